@@ -1,0 +1,53 @@
+// The one frozen configuration object, produced by config/parse.ts from flags and PORTICO_* env.
+
+export interface NamespacedName {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export interface Config {
+  // Sources (DESIGN §3)
+  readonly kubeconfig: string | null;
+  readonly context: string | null;
+  readonly manifests: string | null;
+  readonly watchNamespace: string | null;
+  // Listeners
+  readonly httpPort: number;
+  readonly httpsPort: number;
+  readonly adminPort: number;
+  readonly bind: string;
+  // Classes
+  readonly ingressClass: string;
+  readonly controllerName: string;
+  readonly watchIngressWithoutClass: boolean;
+  // Defaults
+  readonly defaultSslCertificate: NamespacedName | null;
+  readonly defaultBackendService: (NamespacedName & { readonly port: number | string }) | null;
+  // Status
+  readonly publishService: NamespacedName | null;
+  readonly publishStatusAddress: string | null;
+  readonly electionId: string;
+  /** Namespace for the Lease: --election-namespace, else POD_NAMESPACE, else the service-account namespace file, else "default". */
+  readonly electionNamespace: string | null;
+  // Logging
+  readonly logLevel: "debug" | "info" | "warn" | "error";
+  readonly logFormat: "json" | "text";
+  readonly accessLog: "stdout" | "off";
+  // Data plane (issue 3)
+  /** Bytes; null = unlimited. */
+  readonly maxBodySize: number | null;
+  /** CIDRs whose X-Forwarded-For is appended to rather than replaced. */
+  readonly trustedProxies: readonly string[];
+  readonly connectTimeoutMs: number;
+  readonly responseTimeoutMs: number;
+  readonly streamIdleTimeoutMs: number;
+  readonly shutdownDelayMs: number;
+  readonly shutdownGracePeriodMs: number;
+  // TLS (issue 5)
+  readonly hsts: boolean;
+  readonly hstsMaxAge: number;
+  readonly tlsMinVersion: "1.2" | "1.3";
+  readonly tlsCiphers: string;
+  // Performance (issue 8)
+  readonly workers: number;
+}

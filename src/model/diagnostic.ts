@@ -1,0 +1,31 @@
+// A diagnostic is how the control plane reports a problem with one object: it is logged
+// with these fixed keys, counted by reason in metrics, and (with a cluster) becomes an
+// Event on the object. The object is skipped; everything else keeps compiling.
+export interface Diagnostic {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** A stable CamelCase code, used as the metrics label (bounded set). */
+  readonly reason: DiagnosticReason;
+  /** One human sentence; may quote object fields, never request input. */
+  readonly message: string;
+  readonly severity?: "warning" | "error";
+}
+
+export type DiagnosticReason =
+  | "InvalidObject"
+  | "InvalidPath"
+  | "InvalidHost"
+  | "InvalidBackend"
+  | "InvalidAnnotation"
+  | "DuplicatePath"
+  | "PathConflict"
+  | "ServiceNotFound"
+  | "ServicePortNotFound"
+  | "NoEndpoints"
+  | "UnsupportedBackend"
+  | "SecretNotFound"
+  | "InvalidCertificate"
+  | "CertificateExpired"
+  | "IngressClassNotFound"
+  | "DefaultBackendConflict";

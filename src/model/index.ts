@@ -1,0 +1,3 @@
+export * from "./schemas.ts";
+export * from "./kinds.ts";
+export * from "./diagnostic.ts";

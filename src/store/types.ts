@@ -1,0 +1,32 @@
+import type { Kind, KindObjects } from "../model/kinds.ts";
+import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
+
+/** One change from a source (a watch stream or the --manifests files), already validated. */
+export type StoreEvent<K extends Kind = Kind> =
+  | { readonly type: "ADDED" | "MODIFIED"; readonly kind: K; readonly object: KindObjects[K] }
+  | { readonly type: "DELETED"; readonly kind: K; readonly object: KindObjects[K] };
+
+/** A read-only view of everything the compiler needs, keyed by `namespace/name`. */
+export interface Snapshot {
+  readonly ingresses: ReadonlyMap<string, Ingress>;
+  readonly ingressClasses: ReadonlyMap<string, IngressClass>;
+  readonly services: ReadonlyMap<string, Service>;
+  /** EndpointSlices grouped by `namespace/<kubernetes.io/service-name label>`. */
+  readonly endpointSlices: ReadonlyMap<string, readonly EndpointSlice[]>;
+  readonly secrets: ReadonlyMap<string, Secret>;
+}
+
+/**
+ * Where objects come from. A source emits validated events and says when each kind's first
+ * full list has been applied (readiness). `replace` is a full relist of one kind.
+ */
+export interface SourceSink {
+  apply(event: StoreEvent): void;
+  replace<K extends Kind>(kind: K, objects: readonly KindObjects[K][]): void;
+  synced(kind: Kind): void;
+}
+
+export interface Source {
+  start(sink: SourceSink): Promise<void>;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,111 @@
+// The route table: built once by compile/, frozen, swapped by one assignment in the holder.
+// The data plane reads it once per request and never mutates it.
+
+/** One pod (or ExternalName) address a backend can send to. */
+export interface Upstream {
+  /** IP literal (IPv6 without brackets) or DNS name for ExternalName services. */
+  readonly address: string;
+  readonly port: number;
+  /** Precomputed `host:port` authority (`[v6]:port`), used in the forwarding URL. */
+  readonly authority: string;
+  readonly ready: boolean;
+  readonly serving: boolean;
+  readonly terminating: boolean;
+  /** Pod name from targetRef, for /debug/routes. */
+  readonly target?: string | undefined;
+}
+
+export type BackendStatus =
+  | "ok"
+  | "ServiceNotFound"
+  | "ServicePortNotFound"
+  | "NoEndpoints"
+  | "Unsupported";
+
+export interface Backend {
+  /** `namespace/service:port` (port as written: number or name); the key for pools and metrics. */
+  readonly id: string;
+  readonly namespace: string;
+  readonly service: string;
+  readonly port: string;
+  /** "ok" when `endpoints` is non-empty; otherwise why it answers 503. */
+  readonly status: BackendStatus;
+  /** Endpoints to send to: the ready ones, or serving+terminating ones when none is ready. */
+  readonly endpoints: readonly Upstream[];
+  /** Every endpoint seen, with conditions, for /debug/routes and explain. */
+  readonly allEndpoints: readonly Upstream[];
+  readonly scheme: "http" | "https";
+  /** TLS server name for HTTPS upstreams: `service.namespace.svc` or the ExternalName. */
+  readonly serverName: string;
+  readonly externalName: boolean;
+}
+
+/** Per-route behaviour parsed from annotations (null = use the flag's value). */
+export interface RouteOptions {
+  readonly sslRedirect: boolean;
+  readonly forceSslRedirect: boolean;
+  readonly hsts: boolean;
+  readonly maxBodySize: number | null;
+  readonly connectTimeoutMs: number | null;
+  readonly responseTimeoutMs: number | null;
+  readonly streamIdleTimeoutMs: number | null;
+}
+
+export type PathType = "Exact" | "Prefix";
+
+export interface Route {
+  readonly ingress: { readonly namespace: string; readonly name: string };
+  /** Host as written in the rule (lowercased), `*.foo.com`, or null for hostless rules and defaults. */
+  readonly host: string | null;
+  /** The rule path as written ("/" for defaults). */
+  readonly path: string;
+  /** Effective type: ImplementationSpecific is served as Prefix (DESIGN §4). */
+  readonly pathType: PathType;
+  readonly declaredPathType: "Exact" | "Prefix" | "ImplementationSpecific";
+  readonly source: "rule" | "defaultBackend" | "globalDefault";
+  /** Indexes into spec.rules[] and rules[].http.paths[] (-1 for defaults), for explain. */
+  readonly ruleIndex: number;
+  readonly pathIndex: number;
+  readonly backend: Backend;
+  readonly options: RouteOptions;
+  /** True when this route's host is listed in spec.tls of a served Ingress (redirect HTTP → HTTPS). */
+  readonly tls: boolean;
+}
+
+/** A path-segment trie node. Prefix routes sit on the node of their last segment. */
+export interface TrieNode {
+  readonly children: ReadonlyMap<string, TrieNode>;
+  /** Exact route for the path ending at this node (trailing slash insensitive variant handled in lookup). */
+  readonly exact: Route | null;
+  /** Exact route for the path ending at this node with a trailing "/" (distinct from `exact`). */
+  readonly exactSlash: Route | null;
+  /** Prefix routes ending at this node, best first (longest written path, then oldest). */
+  readonly prefix: Route | null;
+}
+
+export interface HostRoutes {
+  /** `foo.com`, `*.foo.com`, or `*` for hostless rules. */
+  readonly host: string;
+  readonly root: TrieNode;
+  /** All routes of this host in precedence order, for /debug/routes and the reference matcher. */
+  readonly routes: readonly Route[];
+}
+
+export interface RouteTable {
+  readonly exact: ReadonlyMap<string, HostRoutes>;
+  /** Keyed by the suffix after the wildcard label, e.g. `foo.com` for `*.foo.com`. */
+  readonly wildcard: ReadonlyMap<string, HostRoutes>;
+  /** Rules with no host. */
+  readonly any: HostRoutes | null;
+  /** Winning spec.defaultBackend, else --default-backend-service, else null (404). */
+  readonly defaultRoute: Route | null;
+  /** Number of routes, for logs. */
+  readonly routeCount: number;
+}
+
+export interface Match {
+  readonly route: Route;
+  /** Which host entry matched: the exact host, the wildcard (`*.foo.com`), `*`, or the default. */
+  readonly hostKey: string;
+  readonly via: "exact-host" | "wildcard-host" | "any-host" | "default";
+}
