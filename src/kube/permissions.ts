@@ -1,0 +1,28 @@
+// Every Kubernetes API call Portico makes, declared once. kube/ code asks this table for the
+// calls it performs (see `assertDeclared`), and test/packaging/rbac.test.ts checks that
+// k8s/*.yaml grants exactly these: no call without a grant, no grant without a call.
+export interface ApiPermission {
+  readonly group: string; // "" for the core group
+  readonly resource: string; // plural, with "/status" for the subresource
+  readonly verbs: readonly string[];
+  /** "cluster": ClusterRole; "namespace": Role in the controller's own namespace. */
+  readonly scope: "cluster" | "namespace";
+  readonly why: string;
+}
+
+export const API_PERMISSIONS: readonly ApiPermission[] = [
+  { group: "networking.k8s.io", resource: "ingresses", verbs: ["get", "list", "watch"], scope: "cluster", why: "routes" },
+  { group: "networking.k8s.io", resource: "ingressclasses", verbs: ["get", "list", "watch"], scope: "cluster", why: "class selection" },
+  { group: "", resource: "services", verbs: ["get", "list", "watch"], scope: "cluster", why: "backend ports, ExternalName, publish-service" },
+  { group: "discovery.k8s.io", resource: "endpointslices", verbs: ["get", "list", "watch"], scope: "cluster", why: "pod endpoints" },
+  { group: "", resource: "secrets", verbs: ["get", "list", "watch"], scope: "cluster", why: "TLS certificates (fieldSelector type=kubernetes.io/tls)" },
+  { group: "networking.k8s.io", resource: "ingresses/status", verbs: ["update", "patch"], scope: "cluster", why: "status.loadBalancer" },
+  { group: "events.k8s.io", resource: "events", verbs: ["create", "patch"], scope: "cluster", why: "diagnostics as Events on Ingresses" },
+  { group: "coordination.k8s.io", resource: "leases", verbs: ["get", "create", "update"], scope: "namespace", why: "leader election" },
+];
+
+/** Throws at start-up (not per call) when code uses an undeclared call: keeps RBAC honest. */
+export function assertDeclared(group: string, resource: string, verb: string): void {
+  const ok = API_PERMISSIONS.some((p) => p.group === group && p.resource === resource && p.verbs.includes(verb));
+  if (!ok) throw new Error(`API call ${verb} ${group || "core"}/${resource} is not declared in src/kube/permissions.ts`);
+}
