@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Makes a fresh machine (Node.js + npm only) ready to run Portico from sources:
+# installs the pinned Bun from npm when missing or different, then the locked packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUN_VERSION=1.4.5
+if ! command -v bun >/dev/null 2>&1 || [ "$(bun --version 2>/dev/null)" != "$BUN_VERSION" ]; then
+  echo "bootstrap: installing bun@$BUN_VERSION from npm" >&2
+  npm install -g "bun@$BUN_VERSION" >/dev/null 2>&1 || npm install -g "bun@$BUN_VERSION" >&2
+fi
+bun install --frozen-lockfile >&2
