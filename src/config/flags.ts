@@ -1,0 +1,78 @@
+// The one table of flags: names, env twins, help text, defaults and value schemas all come
+// from here, so parsing, `--help` and the environment cannot drift apart (DESIGN §3).
+import { availableParallelism } from "node:os";
+import type { Config } from "./types.ts";
+import * as val from "./values.ts";
+
+export interface FlagSpec<T> {
+  /** Flag name without the leading `--`. */
+  readonly name: string;
+  /** Value placeholder in help; null for a boolean switch (bare `--flag` means true). */
+  readonly metavar: string | null;
+  readonly help: string;
+  /** The default as shown in help. */
+  readonly defaultText: string;
+  readonly schema: val.ValueSchema<T>;
+  readonly fallback: () => T;
+}
+
+/** Mozilla "intermediate" TLS 1.2 suites: ECDHE key exchange with AES-GCM or ChaCha20-Poly1305 only. */
+export const DEFAULT_TLS_CIPHERS = [
+  "ECDHE-ECDSA-AES128-GCM-SHA256",
+  "ECDHE-RSA-AES128-GCM-SHA256",
+  "ECDHE-ECDSA-AES256-GCM-SHA384",
+  "ECDHE-RSA-AES256-GCM-SHA384",
+  "ECDHE-ECDSA-CHACHA20-POLY1305",
+  "ECDHE-RSA-CHACHA20-POLY1305",
+].join(":");
+
+const none = () => null;
+
+// Keyed by Config field: the compiler rejects a Config field without a flag, or a schema whose
+// output does not match the field's type. Insertion order is the order in `--help`.
+export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
+  kubeconfig: { name: "kubeconfig", metavar: "PATH", help: "kubeconfig file of the cluster to watch", defaultText: "$KUBECONFIG, then in-cluster, then ~/.kube/config", schema: val.nonEmpty, fallback: none },
+  context: { name: "context", metavar: "NAME", help: "kubeconfig context to use", defaultText: "the current context", schema: val.nonEmpty, fallback: none },
+  manifests: { name: "manifests", metavar: "PATH", help: "serve from a YAML file or a folder of them instead of a cluster (watched for changes)", defaultText: "none", schema: val.nonEmpty, fallback: none },
+  watchNamespace: { name: "watch-namespace", metavar: "NS", help: "restrict watches to one namespace", defaultText: "all namespaces", schema: val.dnsLabel, fallback: none },
+  httpPort: { name: "http-port", metavar: "N", help: "plain HTTP listener port", defaultText: "8080", schema: val.port, fallback: () => 8080 },
+  httpsPort: { name: "https-port", metavar: "N", help: "TLS listener port", defaultText: "8443", schema: val.port, fallback: () => 8443 },
+  adminPort: { name: "admin-port", metavar: "N", help: "port for /healthz, /readyz, /metrics and /debug/routes", defaultText: "10254", schema: val.port, fallback: () => 10254 },
+  bind: { name: "bind", metavar: "ADDR", help: "listen address for all listeners", defaultText: "0.0.0.0", schema: val.hostOrIp, fallback: () => "0.0.0.0" },
+  ingressClass: { name: "ingress-class", metavar: "NAME", help: "IngressClass name this controller serves", defaultText: "portico", schema: val.dnsSubdomain, fallback: () => "portico" },
+  controllerName: { name: "controller-name", metavar: "S", help: "spec.controller value of our IngressClasses", defaultText: "portico.dev/ingress-controller", schema: val.controllerName, fallback: () => "portico.dev/ingress-controller" },
+  watchIngressWithoutClass: { name: "watch-ingress-without-class", metavar: null, help: "also serve Ingresses that name no class", defaultText: "false", schema: val.bool, fallback: () => false },
+  defaultSslCertificate: { name: "default-ssl-certificate", metavar: "NS/NAME", help: "kubernetes.io/tls Secret served for unmatched SNI", defaultText: "a generated self-signed certificate", schema: val.nsName, fallback: none },
+  defaultBackendService: { name: "default-backend-service", metavar: "NS/NAME:PORT", help: "Service (port number or name) that takes requests no rule matches, instead of 404", defaultText: "none", schema: val.nsNamePort, fallback: none },
+  publishService: { name: "publish-service", metavar: "NS/NAME", help: "Service whose load-balancer address is written to Ingress status", defaultText: "none", schema: val.nsName, fallback: none },
+  publishStatusAddress: { name: "publish-status-address", metavar: "A[,A]", help: "addresses written to Ingress status (wins over --publish-service)", defaultText: "none", schema: val.addressList, fallback: none },
+  electionId: { name: "election-id", metavar: "NAME", help: "Lease name for leader election (the leader writes status)", defaultText: "portico-leader", schema: val.dnsSubdomain, fallback: () => "portico-leader" },
+  electionNamespace: { name: "election-namespace", metavar: "NS", help: "namespace of the Lease", defaultText: "$POD_NAMESPACE, then the service-account namespace, then default", schema: val.dnsLabel, fallback: none },
+  logLevel: { name: "log-level", metavar: "LEVEL", help: "debug, info, warn or error", defaultText: "info", schema: val.oneOf(["debug", "info", "warn", "error"]), fallback: () => "info" },
+  logFormat: { name: "log-format", metavar: "FORMAT", help: "json or text", defaultText: "json", schema: val.oneOf(["json", "text"]), fallback: () => "json" },
+  accessLog: { name: "access-log", metavar: "DEST", help: "stdout or off", defaultText: "stdout", schema: val.oneOf(["stdout", "off"]), fallback: () => "stdout" },
+  maxBodySize: { name: "max-body-size", metavar: "SIZE", help: "largest request body (bytes, or 512k, 10m, 1g; 0 = unlimited); larger gets 413", defaultText: "unlimited", schema: val.bodySize, fallback: none },
+  trustedProxies: { name: "trusted-proxies", metavar: "CIDR[,CIDR]", help: "peers whose X-Forwarded-For is appended to rather than replaced", defaultText: "none", schema: val.cidrList, fallback: () => Object.freeze([]) },
+  connectTimeoutMs: { name: "connect-timeout", metavar: "DURATION", help: "upstream connect deadline (500ms, 5s, 2m, 1h; a plain number is seconds)", defaultText: "5s", schema: val.duration(1), fallback: () => 5_000 },
+  responseTimeoutMs: { name: "response-timeout", metavar: "DURATION", help: "deadline for upstream response headers; past it the client gets 504", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
+  streamIdleTimeoutMs: { name: "stream-idle-timeout", metavar: "DURATION", help: "close a body stream or WebSocket idle this long", defaultText: "5m", schema: val.duration(1), fallback: () => 300_000 },
+  shutdownDelayMs: { name: "shutdown-delay", metavar: "DURATION", help: "on SIGTERM, keep serving this long before draining (lets endpoints update)", defaultText: "5s", schema: val.duration(0), fallback: () => 5_000 },
+  shutdownGracePeriodMs: { name: "shutdown-grace-period", metavar: "DURATION", help: "longest wait for in-flight requests while draining", defaultText: "30s", schema: val.duration(0), fallback: () => 30_000 },
+  hsts: { name: "hsts", metavar: null, help: "send Strict-Transport-Security on HTTPS responses (--hsts=false to turn off)", defaultText: "true", schema: val.bool, fallback: () => true },
+  hstsMaxAge: { name: "hsts-max-age", metavar: "SECONDS", help: "max-age of Strict-Transport-Security", defaultText: "31536000", schema: val.integer(0, 2 ** 31 - 1), fallback: () => 31_536_000 },
+  tlsMinVersion: { name: "tls-min-version", metavar: "V", help: "lowest TLS version accepted: 1.2 or 1.3", defaultText: "1.2", schema: val.oneOf(["1.2", "1.3"]), fallback: () => "1.2" },
+  tlsCiphers: { name: "tls-ciphers", metavar: "LIST", help: "TLS 1.2 cipher suites, OpenSSL names separated by colons", defaultText: "ECDHE with AES-GCM or CHACHA20-POLY1305", schema: val.cipherList, fallback: () => DEFAULT_TLS_CIPHERS },
+  workers: { name: "workers", metavar: "N", help: "data-plane worker processes", defaultText: "the number of CPUs available", schema: val.integer(1, 256), fallback: () => availableParallelism() },
+};
+
+/** Flags only the `explain` subcommand takes. */
+export const EXPLAIN_FLAGS = {
+  host: { name: "host", metavar: "HOST", help: "Host header of the request to explain", defaultText: "required" },
+  path: { name: "path", metavar: "PATH", help: "request path", defaultText: "/" },
+  scheme: { name: "scheme", metavar: "SCHEME", help: "http or https", defaultText: "http" },
+} as const;
+
+/** `PORTICO_<FLAG_IN_UPPER_SNAKE>`. */
+export function envName(flag: string): string {
+  return `PORTICO_${flag.toUpperCase().replace(/-/g, "_")}`;
+}

@@ -1,0 +1,34 @@
+// `portico --help`, generated from the flag table so every flag, its default and env twin appear.
+import { EXPLAIN_FLAGS, FLAGS, envName } from "./flags.ts";
+
+function entry(name: string, metavar: string | null, help: string, defaultText: string, env: string | null): string {
+  const head = `  --${name}${metavar ? ` ${metavar}` : ""}`;
+  const tail = `default: ${defaultText}${env ? `; env ${env}` : ""}`;
+  return `${head}\n      ${help} (${tail})`;
+}
+
+export function helpText(): string {
+  const lines = [
+    "Usage:",
+    "  portico [flags]",
+    "  portico explain --manifests PATH --host HOST [--path PATH] [--scheme http|https] [flags]",
+    "",
+    "Portico is a Kubernetes ingress controller: it watches Ingress, IngressClass, Service,",
+    "EndpointSlice and Secret objects (or YAML files with --manifests) and serves HTTP and HTTPS.",
+    "",
+    "Flags take `--flag value` or `--flag=value`; switches take `--flag` or `--flag=false`.",
+    "Each flag also reads PORTICO_<FLAG_IN_UPPER_SNAKE> from the environment; the flag wins.",
+    "",
+    "Flags:",
+  ];
+  for (const spec of Object.values(FLAGS)) {
+    lines.push(entry(spec.name, spec.metavar, spec.help, spec.defaultText, envName(spec.name)));
+  }
+  lines.push("  --help, -h\n      print this text and exit", "  --version\n      print the version and exit");
+  lines.push("", "explain: print how a request would be routed, from --manifests, then exit.");
+  for (const spec of Object.values(EXPLAIN_FLAGS)) {
+    lines.push(entry(spec.name, spec.metavar, spec.help, spec.defaultText, null));
+  }
+  lines.push("", "Exit status: 0 on success, 2 on a bad flag or value.");
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,226 @@
+import { describe, expect, test } from "bun:test";
+import { availableParallelism } from "node:os";
+import { DEFAULT_TLS_CIPHERS, FLAGS, envName } from "./flags.ts";
+import { parseArgs, type ParseOutcome } from "./parse.ts";
+import type { Config } from "./types.ts";
+
+function run(argv: string[], env: Record<string, string | undefined> = {}): Config {
+  const o = parseArgs(argv, env);
+  if (o.type !== "run") throw new Error(`expected run, got ${JSON.stringify(o)}`);
+  return o.config;
+}
+
+function err(argv: string[], env: Record<string, string | undefined> = {}): string {
+  const o: ParseOutcome = parseArgs(argv, env);
+  if (o.type !== "error") throw new Error(`expected error, got ${o.type}`);
+  expect(o.message).not.toContain("\n");
+  return o.message;
+}
+
+describe("defaults", () => {
+  test("no flags gives the documented defaults, frozen", () => {
+    const c = run([]);
+    expect(c).toEqual({
+      kubeconfig: null,
+      context: null,
+      manifests: null,
+      watchNamespace: null,
+      httpPort: 8080,
+      httpsPort: 8443,
+      adminPort: 10254,
+      bind: "0.0.0.0",
+      ingressClass: "portico",
+      controllerName: "portico.dev/ingress-controller",
+      watchIngressWithoutClass: false,
+      defaultSslCertificate: null,
+      defaultBackendService: null,
+      publishService: null,
+      publishStatusAddress: null,
+      electionId: "portico-leader",
+      electionNamespace: null,
+      logLevel: "info",
+      logFormat: "json",
+      accessLog: "stdout",
+      maxBodySize: null,
+      trustedProxies: [],
+      connectTimeoutMs: 5000,
+      responseTimeoutMs: 60000,
+      streamIdleTimeoutMs: 300000,
+      shutdownDelayMs: 5000,
+      shutdownGracePeriodMs: 30000,
+      hsts: true,
+      hstsMaxAge: 31536000,
+      tlsMinVersion: "1.2",
+      tlsCiphers: DEFAULT_TLS_CIPHERS,
+      workers: availableParallelism(),
+    });
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.trustedProxies)).toBe(true);
+    expect(DEFAULT_TLS_CIPHERS.split(":").every((s) => s.startsWith("ECDHE-") && /GCM|CHACHA20/.test(s))).toBe(true);
+  });
+});
+
+describe("values", () => {
+  test("every form: --flag value, --flag=value, bare switch, --switch=false", () => {
+    const c = run([
+      "--http-port", "81", "--https-port=444", "--watch-ingress-without-class", "--hsts=false",
+      "--kubeconfig", "/k", "--context", "ctx", "--manifests", "./m", "--watch-namespace", "team-a",
+      "--bind", "::1", "--ingress-class", "edge", "--controller-name", "example.com/edge",
+      "--default-ssl-certificate", "infra/wildcard", "--default-backend-service", "infra/fallback:http",
+      "--publish-service", "infra/lb", "--publish-status-address", "10.0.0.1, lb.example.com",
+      "--election-id", "edge-leader", "--election-namespace", "infra", "--log-level", "debug", "--log-format", "text",
+      "--access-log", "off", "--max-body-size", "10m", "--trusted-proxies", "10.0.0.0/8,FD00::/8,192.168.1.1",
+      "--connect-timeout", "500ms", "--response-timeout", "2m", "--stream-idle-timeout", "1h", "--shutdown-delay", "0",
+      "--shutdown-grace-period", "45", "--hsts-max-age", "60", "--tls-min-version", "1.3",
+      "--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256", "--workers", "3", "--admin-port", "9000",
+    ]);
+    expect(c).toMatchObject({
+      httpPort: 81, httpsPort: 444, adminPort: 9000, watchIngressWithoutClass: true, hsts: false,
+      kubeconfig: "/k", context: "ctx", manifests: "./m", watchNamespace: "team-a", bind: "::1",
+      ingressClass: "edge", controllerName: "example.com/edge",
+      defaultSslCertificate: { namespace: "infra", name: "wildcard" },
+      defaultBackendService: { namespace: "infra", name: "fallback", port: "http" },
+      publishService: { namespace: "infra", name: "lb" }, publishStatusAddress: "10.0.0.1,lb.example.com",
+      electionId: "edge-leader", electionNamespace: "infra", logLevel: "debug", logFormat: "text", accessLog: "off",
+      maxBodySize: 10 * 1024 * 1024, trustedProxies: ["10.0.0.0/8", "fd00::/8", "192.168.1.1/32"],
+      connectTimeoutMs: 500, responseTimeoutMs: 120_000, streamIdleTimeoutMs: 3_600_000, shutdownDelayMs: 0,
+      shutdownGracePeriodMs: 45_000, hstsMaxAge: 60, tlsMinVersion: "1.3", tlsCiphers: "ECDHE-RSA-AES128-GCM-SHA256", workers: 3,
+    });
+  });
+
+  test("a numeric backend port is a number; max-body-size 0 is unlimited", () => {
+    const c = run(["--default-backend-service=ns/svc:8080", "--max-body-size", "0"]);
+    expect(c.defaultBackendService).toEqual({ namespace: "ns", name: "svc", port: 8080 });
+    expect(c.maxBodySize).toBeNull();
+  });
+
+  test("the last of a repeated flag wins", () => {
+    expect(run(["--http-port", "81", "--http-port", "82"]).httpPort).toBe(82);
+  });
+});
+
+describe("environment twins", () => {
+  test("every flag reads PORTICO_<FLAG>", () => {
+    expect(envName("watch-ingress-without-class")).toBe("PORTICO_WATCH_INGRESS_WITHOUT_CLASS");
+    const c = run([], {
+      PORTICO_HTTP_PORT: "1234",
+      PORTICO_WATCH_INGRESS_WITHOUT_CLASS: "true",
+      PORTICO_HSTS: "false",
+      PORTICO_CONNECT_TIMEOUT: "2s",
+      PORTICO_TRUSTED_PROXIES: "10.1.0.0/16",
+      PORTICO_MANIFESTS: "/etc/portico",
+    });
+    expect(c).toMatchObject({ httpPort: 1234, watchIngressWithoutClass: true, hsts: false, connectTimeoutMs: 2000, trustedProxies: ["10.1.0.0/16"], manifests: "/etc/portico" });
+  });
+
+  test("a flag wins over its variable; an empty variable is unset", () => {
+    const c = run(["--http-port", "81"], { PORTICO_HTTP_PORT: "1234", PORTICO_LOG_LEVEL: "" });
+    expect(c.httpPort).toBe(81);
+    expect(c.logLevel).toBe("info");
+  });
+
+  test("a bad variable names the variable and its flag", () => {
+    expect(err([], { PORTICO_HTTPS_PORT: "abc" })).toBe('PORTICO_HTTPS_PORT (--https-port): expected an integer 1-65535, got "abc"');
+    // ...but a valid flag overrides a bad variable: the variable is never read.
+    expect(run(["--https-port", "9443"], { PORTICO_HTTPS_PORT: "abc" }).httpsPort).toBe(9443);
+  });
+});
+
+describe("errors name the flag", () => {
+  const cases: [string[], string][] = [
+    [["--http-port", "x"], '--http-port: expected an integer 1-65535, got "x"'],
+    [["--http-port", "0"], "--http-port: expected an integer 1-65535"],
+    [["--https-port=70000"], "--https-port: expected an integer 1-65535"],
+    [["--admin-port", "-1"], '--admin-port: expected an integer 1-65535, got "-1"'],
+    [["--bind", "not an ip"], "--bind: expected an IP address or host name"],
+    [["--ingress-class", "Bad_Class"], "--ingress-class: expected a lowercase RFC 1123 name"],
+    [["--controller-name", "no-slash"], "--controller-name: expected a domain-prefixed path"],
+    [["--watch-ingress-without-class=maybe"], "--watch-ingress-without-class: expected true or false"],
+    [["--watch-namespace", "a.b"], "--watch-namespace: expected a lowercase RFC 1123 label"],
+    [["--default-ssl-certificate", "justname"], "--default-ssl-certificate: expected NAMESPACE/NAME"],
+    [["--default-backend-service", "ns/svc"], "--default-backend-service: expected NAMESPACE/NAME:PORT"],
+    [["--default-backend-service", "ns/svc:0"], "--default-backend-service: expected NAMESPACE/NAME:PORT"],
+    [["--publish-service", "a/b/c"], "--publish-service: expected NAMESPACE/NAME"],
+    [["--publish-status-address", "1.2.3.4,,"], "--publish-status-address: expected IP addresses or host names"],
+    [["--election-id", "UPPER"], "--election-id: expected a lowercase RFC 1123 name"],
+    [["--election-namespace", "x_y"], "--election-namespace: expected a lowercase RFC 1123 label"],
+    [["--log-level", "trace"], '--log-level: expected debug, info, warn or error, got "trace"'],
+    [["--log-format", "xml"], '--log-format: expected json or text, got "xml"'],
+    [["--access-log", "stderr"], '--access-log: expected stdout or off, got "stderr"'],
+    [["--max-body-size", "10t"], "--max-body-size: expected a size"],
+    [["--trusted-proxies", "10.0.0.0/33"], "--trusted-proxies: expected IPv4/IPv6 CIDRs"],
+    [["--trusted-proxies", "example.com"], "--trusted-proxies: expected IPv4/IPv6 CIDRs"],
+    [["--connect-timeout", "0"], "--connect-timeout: expected a duration"],
+    [["--response-timeout", "5d"], "--response-timeout: expected a duration"],
+    [["--stream-idle-timeout", "-1s"], "--stream-idle-timeout: expected a duration"],
+    [["--shutdown-delay", "soon"], "--shutdown-delay: expected a duration"],
+    [["--shutdown-grace-period", "1000h"], "--shutdown-grace-period: expected a duration"],
+    [["--hsts=sometimes"], "--hsts: expected true or false"],
+    [["--hsts-max-age", "1.5"], "--hsts-max-age: expected an integer"],
+    [["--tls-min-version", "1.1"], '--tls-min-version: expected 1.2 or 1.3, got "1.1"'],
+    [["--tls-ciphers", "ALL:!aNULL"], "--tls-ciphers: expected OpenSSL cipher names"],
+    [["--workers", "0"], "--workers: expected an integer 1-256"],
+    [["--kubeconfig="], "--kubeconfig: expected a non-empty value"],
+    [["--context", "--bind", "1.2.3.4"], "--context: missing value"],
+    [["--manifests"], "--manifests: missing value"],
+    [["--admin-port", "8080"], "--admin-port: port 8080 is already used by --http-port"],
+  ];
+  test.each(cases)("%p → %p", (argv, expected) => {
+    expect(err(argv)).toStartWith(expected);
+  });
+
+  test("every flag that takes a value has a bad-value case above", () => {
+    const covered = new Set(cases.map(([argv]) => argv[0]!.split("=")[0]));
+    for (const spec of Object.values(FLAGS)) expect(covered.has(`--${spec.name}`)).toBe(true);
+  });
+
+  test("unknown flags and stray arguments", () => {
+    expect(err(["--nope"])).toBe("unknown flag --nope (see --help)");
+    expect(err(["--nope=1"])).toBe("unknown flag --nope (see --help)");
+    expect(err(["-x"])).toBe('unknown flag "-x" (see --help)');
+    expect(err(["serve"])).toBe('unexpected argument "serve" (see --help)');
+    expect(err(["--host", "a"])).toBe("unknown flag --host (see --help)"); // explain-only
+  });
+
+  test("a rejected value with a newline stays on one line", () => {
+    expect(err(["--bind", "a\nb"])).toBe('--bind: expected an IP address or host name, got "a\\nb"');
+  });
+});
+
+describe("help and version", () => {
+  test("--help and -h list every flag with its default and env twin", () => {
+    for (const argv of [["--help"], ["-h"], ["--http-port", "x", "--help"]]) {
+      const o = parseArgs(argv, {});
+      if (o.type !== "help") throw new Error(`expected help for ${argv.join(" ")}`);
+      for (const spec of Object.values(FLAGS)) {
+        expect(o.text).toContain(`--${spec.name}`);
+        expect(o.text).toContain(envName(spec.name));
+        expect(o.text).toContain(`default: ${spec.defaultText}`);
+      }
+      for (const name of ["--host", "--path", "--scheme", "--version"]) expect(o.text).toContain(name);
+    }
+  });
+
+  test("--version", () => {
+    expect(parseArgs(["--version"], {})).toEqual({ type: "version" });
+  });
+});
+
+describe("explain", () => {
+  test("parses host, path, scheme and the shared flags", () => {
+    const o = parseArgs(["explain", "--manifests", "m.yaml", "--host", "a.test", "--path", "/x", "--scheme", "https", "--ingress-class", "edge"], {});
+    expect(o).toMatchObject({ type: "explain", host: "a.test", path: "/x", scheme: "https", config: { manifests: "m.yaml", ingressClass: "edge" } });
+  });
+
+  test("path defaults to /, scheme to http; manifests may come from the environment", () => {
+    const o = parseArgs(["explain", "--host=a.test"], { PORTICO_MANIFESTS: "/m" });
+    expect(o).toMatchObject({ type: "explain", host: "a.test", path: "/", scheme: "http" });
+  });
+
+  test("errors", () => {
+    expect(err(["explain", "--host", "a"])).toBe("explain: --manifests is required");
+    expect(err(["explain", "--manifests", "m"])).toBe("explain: --host is required");
+    expect(err(["explain", "--manifests", "m", "--host", "a", "--path", "x"])).toStartWith("--path: expected a path starting with /");
+    expect(err(["explain", "--manifests", "m", "--host", "a", "--scheme", "ftp"])).toStartWith("--scheme: expected http or https");
+  });
+});

@@ -1,0 +1,121 @@
+// Command line + PORTICO_* environment → one frozen Config (or help/version/explain/error).
+// A flag wins over its environment twin; a bad value is one line naming the flag (main exits 2).
+import * as v from "valibot";
+import { EXPLAIN_FLAGS, FLAGS, envName, type FlagSpec } from "./flags.ts";
+import { helpText } from "./help.ts";
+import type { Config } from "./types.ts";
+
+export type ParseOutcome =
+  | { readonly type: "run"; readonly config: Config }
+  | { readonly type: "help"; readonly text: string }
+  | { readonly type: "version" }
+  | { readonly type: "explain"; readonly config: Config; readonly host: string; readonly path: string; readonly scheme: "http" | "https" }
+  | { readonly type: "error"; readonly message: string };
+
+type Key = keyof Config;
+type ExplainKey = keyof typeof EXPLAIN_FLAGS;
+
+interface RawValue {
+  readonly text: string;
+  /** How the user gave it, for messages: `--http-port` or `PORTICO_HTTP_PORT (--http-port)`. */
+  readonly source: string;
+}
+
+const BY_NAME = new Map<string, Key>((Object.keys(FLAGS) as Key[]).map((k) => [FLAGS[k].name, k]));
+const EXPLAIN_BY_NAME = new Map<string, ExplainKey>((Object.keys(EXPLAIN_FLAGS) as ExplainKey[]).map((k) => [EXPLAIN_FLAGS[k].name, k]));
+
+/** Rejected text, quoted and escaped so the message stays on one line, and short. */
+function quote(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+}
+
+const error = (message: string): ParseOutcome => ({ type: "error", message });
+
+/** `argv` is the arguments after the program name (process.argv.slice(2)). */
+export function parseArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParseOutcome {
+  // Help and version win over everything else, even a bad flag next to them.
+  if (argv.includes("--help") || argv.includes("-h")) return { type: "help", text: helpText() };
+  if (argv.includes("--version")) return { type: "version" };
+
+  const explain = argv[0] === "explain";
+  const tokens = explain ? argv.slice(1) : argv;
+  const given = new Map<Key, RawValue>();
+  const explainGiven = new Map<ExplainKey, string>();
+
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (!token.startsWith("--") || token === "--") {
+      return error(token.startsWith("-") && token !== "-" ? `unknown flag ${quote(token)} (see --help)` : `unexpected argument ${quote(token)} (see --help)`);
+    }
+    const eq = token.indexOf("=");
+    const name = token.slice(2, eq < 0 ? undefined : eq);
+    const key = BY_NAME.get(name);
+    const explainKey = explain ? EXPLAIN_BY_NAME.get(name) : undefined;
+    if (key === undefined && explainKey === undefined) return error(`unknown flag --${quote(name).slice(1, -1)} (see --help)`);
+
+    let text: string;
+    if (eq >= 0) {
+      text = token.slice(eq + 1);
+    } else if (key !== undefined && FLAGS[key].metavar === null) {
+      text = "true"; // a bare switch
+    } else {
+      const next = tokens[i + 1];
+      if (next === undefined || next.startsWith("--")) return error(`--${name}: missing value`);
+      text = next;
+      i++;
+    }
+    if (key !== undefined) given.set(key, { text, source: `--${name}` });
+    else explainGiven.set(explainKey!, text);
+  }
+
+  const config: Record<string, unknown> = {};
+  for (const key of Object.keys(FLAGS) as Key[]) {
+    const spec = FLAGS[key] as FlagSpec<unknown>;
+    let raw = given.get(key);
+    if (raw === undefined) {
+      const fromEnv = env[envName(spec.name)];
+      // An empty variable counts as unset (a common way to "unset" in manifests and shells).
+      if (fromEnv !== undefined && fromEnv !== "") raw = { text: fromEnv, source: `${envName(spec.name)} (--${spec.name})` };
+    }
+    if (raw === undefined) {
+      config[key] = spec.fallback();
+      continue;
+    }
+    const r = v.safeParse(spec.schema, raw.text);
+    if (!r.success) return error(`${raw.source}: ${r.issues[0]?.message ?? "invalid value"}, got ${quote(raw.text)}`);
+    config[key] = r.output;
+  }
+  const frozen = Object.freeze(config) as unknown as Config;
+
+  const clash = portClash(frozen);
+  if (clash) return error(clash);
+
+  if (!explain) return { type: "run", config: frozen };
+  return explainOutcome(frozen, explainGiven);
+}
+
+function portClash(c: Config): string | null {
+  const ports: [string, number][] = [
+    ["--http-port", c.httpPort],
+    ["--https-port", c.httpsPort],
+    ["--admin-port", c.adminPort],
+  ];
+  for (let i = 0; i < ports.length; i++) {
+    for (let j = 0; j < i; j++) {
+      if (ports[i]![1] === ports[j]![1]) return `${ports[i]![0]}: port ${ports[i]![1]} is already used by ${ports[j]![0]}`;
+    }
+  }
+  return null;
+}
+
+function explainOutcome(config: Config, given: ReadonlyMap<ExplainKey, string>): ParseOutcome {
+  if (config.manifests === null) return error("explain: --manifests is required");
+  const host = given.get("host");
+  if (host === undefined || host.trim() === "") return error("explain: --host is required");
+  if (/[\s/]/.test(host)) return error(`--host: expected a host name, got ${quote(host)}`);
+  const path = given.get("path") ?? "/";
+  if (!path.startsWith("/")) return error(`--path: expected a path starting with /, got ${quote(path)}`);
+  const scheme = given.get("scheme") ?? "http";
+  if (scheme !== "http" && scheme !== "https") return error(`--scheme: expected http or https, got ${quote(scheme)}`);
+  return { type: "explain", config, host, path, scheme };
+}

@@ -1,0 +1,150 @@
+// Valibot schemas that turn one flag/env string into a typed Config value. Each schema's
+// issue message is "expected ..."; parse.ts prefixes the flag name and the rejected text.
+import { isIP } from "node:net";
+import * as v from "valibot";
+import { MAX_DURATION_MS, parseDuration, parseSize } from "./units.ts";
+import type { NamespacedName } from "./types.ts";
+
+export type ValueSchema<T> = v.GenericSchema<string, T>;
+
+/** A schema from a converter that returns undefined for text it rejects. */
+export function convert<T>(expected: string, fn: (s: string) => T | undefined): ValueSchema<T> {
+  return v.pipe(
+    v.string(),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      const out = fn(dataset.value);
+      if (out === undefined) {
+        addIssue({ message: `expected ${expected}` });
+        return NEVER;
+      }
+      return out;
+    }),
+  );
+}
+
+export function integer(min: number, max: number): ValueSchema<number> {
+  return convert(`an integer ${min}-${max}`, (s) => {
+    if (!/^\d+$/.test(s)) return undefined;
+    const n = Number(s);
+    return n >= min && n <= max ? n : undefined;
+  });
+}
+
+export const port = integer(1, 65535);
+
+const TRUE = new Set(["true", "1", "yes", "on"]);
+const FALSE = new Set(["false", "0", "no", "off"]);
+export const bool = convert("true or false", (s) => {
+  const l = s.toLowerCase();
+  return TRUE.has(l) ? true : FALSE.has(l) ? false : undefined;
+});
+
+export function oneOf<const T extends string>(choices: readonly T[]): ValueSchema<T> {
+  return convert(choices.join(", ").replace(/, ([^,]*)$/, " or $1"), (s) =>
+    (choices as readonly string[]).includes(s) ? (s as T) : undefined,
+  );
+}
+
+export function duration(minMs: number): ValueSchema<number> {
+  return convert(`a duration like 500ms, 5s, 2m or 1h${minMs > 0 ? " (above zero)" : ""}`, (s) => {
+    const ms = parseDuration(s);
+    return ms !== null && ms >= minMs && ms <= MAX_DURATION_MS ? ms : undefined;
+  });
+}
+
+/** Bytes; 0 means unlimited (null). */
+export const bodySize = convert("a size like 1048576, 512k, 10m or 1g (0: unlimited)", (s) => {
+  const n = parseSize(s);
+  return n === null ? undefined : n === 0 ? null : n;
+});
+
+export const nonEmpty = convert("a non-empty value", (s) => (s.trim() === "" ? undefined : s.trim()));
+
+// RFC 1123 label / DNS subdomain, as Kubernetes validates namespaces and object names.
+const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export function isDnsLabel(s: string): boolean {
+  return s.length <= 63 && LABEL.test(s);
+}
+export function isDnsSubdomain(s: string): boolean {
+  return s.length > 0 && s.length <= 253 && s.split(".").every(isDnsLabel);
+}
+
+export const dnsLabel = convert("a lowercase RFC 1123 label", (s) => (isDnsLabel(s) ? s : undefined));
+export const dnsSubdomain = convert("a lowercase RFC 1123 name", (s) => (isDnsSubdomain(s) ? s : undefined));
+
+function splitNsName(s: string): NamespacedName | undefined {
+  const parts = s.split("/");
+  if (parts.length !== 2) return undefined;
+  const [namespace, name] = parts as [string, string];
+  return isDnsLabel(namespace) && isDnsSubdomain(name) ? { namespace, name } : undefined;
+}
+
+export const nsName = convert("NAMESPACE/NAME", (s) => {
+  const r = splitNsName(s);
+  return r && Object.freeze(r);
+});
+
+/** `NS/NAME:PORT` where PORT is a number or a port name (an IANA service name, RFC 6335 §5.1). */
+export const nsNamePort = convert("NAMESPACE/NAME:PORT (a port number or name)", (s) => {
+  const colon = s.lastIndexOf(":");
+  if (colon < 0) return undefined;
+  const base = splitNsName(s.slice(0, colon));
+  const p = s.slice(colon + 1);
+  if (!base) return undefined;
+  if (/^\d+$/.test(p)) {
+    const n = Number(p);
+    return n >= 1 && n <= 65535 ? Object.freeze({ ...base, port: n }) : undefined;
+  }
+  return p.length <= 15 && isDnsLabel(p) && /[a-z]/.test(p) ? Object.freeze({ ...base, port: p }) : undefined;
+});
+
+/** An IP literal or a DNS name (listen address). */
+export const hostOrIp = convert("an IP address or host name", (s) => (isIP(s) !== 0 || isHostName(s) ? s : undefined));
+
+function isHostName(s: string): boolean {
+  return s.length <= 253 && s.split(".").every((l) => /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$/.test(l) && l.length <= 63);
+}
+
+/** One or more comma-separated IPs or host names, kept as written (ingress-nginx accepts a list). */
+export const addressList = convert("IP addresses or host names separated by commas", (s) => {
+  const items = s.split(",").map((x) => x.trim());
+  return items.every((x) => isIP(x) !== 0 || isHostName(x)) ? items.join(",") : undefined;
+});
+
+/** A CIDR (a bare IP means a single address: /32 or /128). IPv6 is lowercased. */
+export function parseCidr(text: string): string | undefined {
+  const s = text.trim().toLowerCase();
+  const slash = s.indexOf("/");
+  const addr = slash < 0 ? s : s.slice(0, slash);
+  const family = isIP(addr);
+  if (family === 0) return undefined;
+  const max = family === 4 ? 32 : 128;
+  if (slash < 0) return `${addr}/${max}`;
+  const prefix = s.slice(slash + 1);
+  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max) return undefined;
+  return `${addr}/${Number(prefix)}`;
+}
+
+export const cidrList = convert("IPv4/IPv6 CIDRs separated by commas (e.g. 10.0.0.0/8,fd00::/8)", (s) => {
+  const items = s.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  const out: string[] = [];
+  for (const item of items) {
+    const c = parseCidr(item);
+    if (c === undefined) return undefined;
+    out.push(c);
+  }
+  return Object.freeze(out);
+});
+
+/** OpenSSL cipher names separated by colons (names only: no `!`, `+` or `@` directives). */
+export const cipherList = convert("OpenSSL cipher names separated by colons", (s) => {
+  const items = s.split(":");
+  return items.every((x) => /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(x)) ? s : undefined;
+});
+
+/** IngressClass spec.controller: a domain-prefixed path (networking/v1 validation). */
+export const controllerName = convert("a domain-prefixed path like example.com/ingress-controller", (s) => {
+  const slash = s.indexOf("/");
+  if (slash <= 0 || s.length > 250) return undefined;
+  return isDnsSubdomain(s.slice(0, slash)) && /^[A-Za-z0-9._~/-]+$/.test(s.slice(slash + 1)) ? s : undefined;
+});
