@@ -1,0 +1,120 @@
+// `bun run build`: compiles src/main.ts into one executable, dist/portico (DESIGN §5).
+//
+//   bun scripts/build.ts [--target bun-linux-x64|bun-linux-arm64] [--outfile PATH]
+//
+// The bun CLI is spawned with an argv array (never a shell string), and the only values that
+// reach it are the package.json version and a commit id that must look like hex: both are
+// validated and passed through JSON.stringify, since `--define` takes a JS expression.
+import { statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import pkg from "../package.json" with { type: "json" };
+
+export const ROOT = resolve(import.meta.dir, "..");
+export const ENTRY = "src/main.ts";
+/** Build output, relative to the repository root. The Dockerfile copies this path (a test checks it). */
+export const OUTFILE = "dist/portico";
+export const TARGETS = ["bun-linux-x64", "bun-linux-arm64"] as const;
+export type Target = (typeof TARGETS)[number];
+
+export interface BuildOptions {
+  readonly version: string;
+  readonly commit: string;
+  readonly outfile: string;
+  readonly target: Target | null;
+  /** Entry point relative to the repository root; tests compile a small probe instead of main.ts. */
+  readonly entry?: string;
+}
+
+const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
+const COMMIT_ID = /^[0-9a-f]{4,40}$/;
+
+/** The argv for `bun build`, without the bun executable itself. */
+export function buildArgs(o: BuildOptions): string[] {
+  if (!SEMVER.test(o.version)) throw new Error(`package.json version is not semver: ${JSON.stringify(o.version)}`);
+  const commit = COMMIT_ID.test(o.commit) ? o.commit : "unknown";
+  const args = [
+    "build",
+    "--compile",
+    "--minify",
+    // A stray .env or bunfig.toml in the directory the binary is started from must never change
+    // its behaviour (both default to on for compiled executables in bun 1.4).
+    "--no-compile-autoload-dotenv",
+    "--no-compile-autoload-bunfig",
+    `--define=PORTICO_VERSION=${JSON.stringify(o.version)}`,
+    `--define=PORTICO_COMMIT=${JSON.stringify(commit)}`,
+  ];
+  if (o.target !== null) args.push(`--target=${o.target}`);
+  args.push(`--outfile=${o.outfile}`, o.entry ?? ENTRY);
+  return args;
+}
+
+/**
+ * Short HEAD commit. PORTICO_BUILD_COMMIT wins when set (the Dockerfile passes it as a build
+ * argument: .git is not in the build context); "unknown" outside a git checkout.
+ */
+export function gitCommit(cwd: string, env: Record<string, string | undefined> = process.env): string {
+  const given = env.PORTICO_BUILD_COMMIT;
+  if (given !== undefined && given !== "") return COMMIT_ID.test(given) ? given : "unknown";
+  try {
+    const r = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd, stdout: "pipe", stderr: "ignore" });
+    const out = r.stdout.toString().trim();
+    return r.exitCode === 0 && COMMIT_ID.test(out) ? out : "unknown";
+  } catch {
+    return "unknown"; // git not installed (the oven/bun image has none)
+  }
+}
+
+function parseCli(argv: readonly string[]): { target: Target | null; outfile: string } {
+  let target: Target | null = null;
+  let outfile = OUTFILE;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] ?? "";
+    const [name, inline] = a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined || v === "") throw new Error(`${name} needs a value`);
+      return v;
+    };
+    if (name === "--target") {
+      const v = value();
+      if (!(TARGETS as readonly string[]).includes(v)) throw new Error(`--target must be one of ${TARGETS.join(", ")}`);
+      target = v as Target;
+    } else if (name === "--outfile") {
+      outfile = value();
+    } else {
+      throw new Error(`unknown argument ${JSON.stringify(a)} (usage: bun scripts/build.ts [--target T] [--outfile PATH])`);
+    }
+  }
+  return { target, outfile };
+}
+
+async function main(): Promise<number> {
+  let cli: ReturnType<typeof parseCli>;
+  try {
+    cli = parseCli(Bun.argv.slice(2));
+  } catch (e) {
+    console.error(`build: ${(e as Error).message}`);
+    return 2;
+  }
+  const opts: BuildOptions = { version: pkg.version, commit: gitCommit(ROOT), ...cli };
+  const args = buildArgs(opts);
+  console.log(`build: bun ${args.join(" ")}`);
+  const started = performance.now();
+  // process.execPath is the bun running this script: the same version builds the binary.
+  const proc = Bun.spawn([process.execPath, ...args], { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
+  const code = await proc.exited;
+  if (code !== 0) {
+    console.error(`build: bun build exited with ${code}`);
+    return code || 1;
+  }
+  const out = join(ROOT, opts.outfile);
+  const size = statSync(out).size;
+  const ms = Math.round(performance.now() - started);
+  console.log(
+    `build: ${opts.outfile} ${(size / 1048576).toFixed(1)} MiB ` +
+      `(${size} bytes), version ${opts.version}, commit ${opts.commit}, target ${opts.target ?? "host"}, ${ms} ms`,
+  );
+  return 0;
+}
+
+if (import.meta.main) process.exit(await main());
