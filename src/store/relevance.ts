@@ -1,0 +1,83 @@
+// What part of each object routing depends on. Two versions of an object with equal
+// relevant parts compile to the same table, so the store does not wake the compiler for
+// them (DESIGN §6.4: filter early). Status, resourceVersion and managedFields are noise.
+import type { Kind, KindObjects } from "../model/kinds.ts";
+import type { Secret } from "../model/schemas.ts";
+
+/** Annotations that tools rewrite on every apply and that no routing decision reads. */
+const NOISE_ANNOTATIONS: ReadonlySet<string> = new Set(["kubectl.kubernetes.io/last-applied-configuration"]);
+
+type Annotations = Readonly<Record<string, string>> | null | undefined;
+
+function relevantAnnotations(a: Annotations): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!a) return out;
+  for (const [k, v] of Object.entries(a)) if (!NOISE_ANNOTATIONS.has(k)) out[k] = v;
+  return out;
+}
+
+export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+/** The parts of an object of `kind` the compiler reads. */
+export function relevantPart<K extends Kind>(kind: K, object: KindObjects[K]): unknown {
+  switch (kind) {
+    case "Ingress": {
+      const o = object as KindObjects["Ingress"];
+      const m = o.metadata;
+      // The class annotation lives among the annotations; creationTimestamp orders conflicts (§4).
+      return [o.spec, relevantAnnotations(m.annotations), m.creationTimestamp ?? null, m.deletionTimestamp ?? null, m.uid ?? null];
+    }
+    case "IngressClass": {
+      const o = object as KindObjects["IngressClass"];
+      return [o.spec, relevantAnnotations(o.metadata.annotations)];
+    }
+    case "Service": {
+      const o = object as KindObjects["Service"];
+      // status.loadBalancer feeds --publish-service addresses.
+      return [o.spec, relevantAnnotations(o.metadata.annotations), o.status ?? null];
+    }
+    case "EndpointSlice": {
+      const o = object as KindObjects["EndpointSlice"];
+      return [o.addressType, o.endpoints ?? [], o.ports ?? [], o.metadata.labels?.[SERVICE_NAME_LABEL] ?? null];
+    }
+    case "Secret": {
+      const o = object as KindObjects["Secret"];
+      return [o.type ?? null, o.data ?? null, o.stringData ?? null, o.metadata.uid ?? null];
+    }
+  }
+  return object;
+}
+
+export function relevantEqual<K extends Kind>(kind: K, a: KindObjects[K], b: KindObjects[K]): boolean {
+  return deepEqual(relevantPart(kind, a), relevantPart(kind, b));
+}
+
+/**
+ * Only TLS Secrets matter to routing (and only they are kept, so the cache does not hold every
+ * Secret of the cluster). Untyped Secrets carrying tls.crt come from --manifests files.
+ */
+export function isTlsSecret(s: Secret): boolean {
+  if (s.type === "kubernetes.io/tls") return true;
+  if (s.type !== undefined && s.type !== null && s.type !== "") return false;
+  return s.data?.["tls.crt"] !== undefined || s.stringData?.["tls.crt"] !== undefined;
+}
+
+/** Structural equality of JSON-like values (key order does not matter; undefined keys = absent). */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    if (a.length !== bb.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], bb[i])) return false;
+    return true;
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
+  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
+  if (ak.length !== bk.length) return false;
+  for (const k of ak) if (!deepEqual(ao[k], bo[k])) return false;
+  return true;
+}

@@ -1,0 +1,203 @@
+import { describe, expect, test } from "bun:test";
+import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
+import { Store } from "./store.ts";
+
+function ingress(name: string, extra: Partial<Ingress> & { rv?: string; annotations?: Record<string, string> } = {}): Ingress {
+  const { rv, annotations, ...rest } = extra;
+  return {
+    metadata: { name, namespace: "default", resourceVersion: rv ?? "1", creationTimestamp: "2026-01-01T00:00:00Z", annotations },
+    spec: { rules: [{ host: "a.test", http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }] },
+    ...rest,
+  } as Ingress;
+}
+
+function slice(name: string, service: string | null, ips: string[], ns = "default"): EndpointSlice {
+  return {
+    metadata: { name, namespace: ns, labels: service ? { "kubernetes.io/service-name": service } : {} },
+    addressType: "IPv4",
+    endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
+    ports: [{ name: "http", port: 8080 }],
+  } as EndpointSlice;
+}
+
+function secret(name: string, type: string | undefined, data: Record<string, string>, rv = "1"): Secret {
+  return { metadata: { name, namespace: "default", resourceVersion: rv }, type, data } as Secret;
+}
+
+const service = (name: string, port = 80, rv = "1"): Service =>
+  ({ metadata: { name, namespace: "default", resourceVersion: rv }, spec: { type: "ClusterIP", ports: [{ name: "http", port }] } }) as Service;
+
+describe("Ingress relevance", () => {
+  test("add, then status/resourceVersion/managedFields-only change is not relevant", () => {
+    const s = new Store();
+    expect(s.apply({ type: "ADDED", kind: "Ingress", object: ingress("a") })).toBe(true);
+    const noisy = { ...ingress("a", { rv: "2", status: { loadBalancer: { ingress: [{ ip: "1.2.3.4" }] } } }) };
+    (noisy.metadata as Record<string, unknown>).managedFields = [{ manager: "kubectl" }];
+    expect(s.apply({ type: "MODIFIED", kind: "Ingress", object: noisy })).toBe(false);
+    // The newest version is still kept (status writers read it).
+    expect(s.get("Ingress", "default/a")?.metadata.resourceVersion).toBe("2");
+    expect(s.apply({ type: "MODIFIED", kind: "Ingress", object: ingress("a", { rv: "3", annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{}" } }) })).toBe(false);
+  });
+
+  test("spec, class annotation and creationTimestamp changes are relevant", () => {
+    const s = new Store();
+    s.apply({ type: "ADDED", kind: "Ingress", object: ingress("a") });
+    const changedSpec = ingress("a", { rv: "2" });
+    (changedSpec.spec as { ingressClassName?: string }).ingressClassName = "portico";
+    expect(s.apply({ type: "MODIFIED", kind: "Ingress", object: changedSpec })).toBe(true);
+    expect(s.apply({ type: "MODIFIED", kind: "Ingress", object: ingress("a", { annotations: { "kubernetes.io/ingress.class": "portico" } }) })).toBe(true);
+    const older = ingress("a", { annotations: { "kubernetes.io/ingress.class": "portico" } });
+    (older.metadata as { creationTimestamp: string }).creationTimestamp = "2020-01-01T00:00:00Z";
+    expect(s.apply({ type: "MODIFIED", kind: "Ingress", object: older })).toBe(true);
+  });
+
+  test("delete is relevant once; deleting an unknown object is not", () => {
+    const s = new Store();
+    s.apply({ type: "ADDED", kind: "Ingress", object: ingress("a") });
+    expect(s.apply({ type: "DELETED", kind: "Ingress", object: ingress("a") })).toBe(true);
+    expect(s.apply({ type: "DELETED", kind: "Ingress", object: ingress("a") })).toBe(false);
+    expect(s.snapshot().ingresses.size).toBe(0);
+  });
+
+  test("a duplicate ADDED with equal content is not relevant", () => {
+    const s = new Store();
+    s.apply({ type: "ADDED", kind: "Ingress", object: ingress("a") });
+    expect(s.apply({ type: "ADDED", kind: "Ingress", object: ingress("a", { rv: "9" }) })).toBe(false);
+  });
+});
+
+describe("other kinds", () => {
+  test("Service: ports and type matter, resourceVersion does not", () => {
+    const s = new Store();
+    expect(s.apply({ type: "ADDED", kind: "Service", object: service("web") })).toBe(true);
+    expect(s.apply({ type: "MODIFIED", kind: "Service", object: service("web", 80, "2") })).toBe(false);
+    expect(s.apply({ type: "MODIFIED", kind: "Service", object: service("web", 81, "3") })).toBe(true);
+  });
+
+  test("IngressClass: default-class annotation matters; cluster-scoped key is the name", () => {
+    const s = new Store();
+    const ic = (ann?: Record<string, string>): IngressClass =>
+      ({ metadata: { name: "portico", annotations: ann }, spec: { controller: "portico.dev/ingress-controller" } }) as IngressClass;
+    s.apply({ type: "ADDED", kind: "IngressClass", object: ic() });
+    expect(s.apply({ type: "MODIFIED", kind: "IngressClass", object: ic({ "ingressclass.kubernetes.io/is-default-class": "true" }) })).toBe(true);
+    expect(s.snapshot().ingressClasses.has("portico")).toBe(true);
+  });
+
+  test("Secrets: only TLS ones are kept; data changes matter; a type change away from TLS deletes", () => {
+    const s = new Store();
+    expect(s.apply({ type: "ADDED", kind: "Secret", object: secret("db", "Opaque", { password: "eA==" }) })).toBe(false);
+    expect(s.apply({ type: "ADDED", kind: "Secret", object: secret("plain", undefined, { "tls.crt": "x", "tls.key": "y" }) })).toBe(true);
+    expect(s.apply({ type: "ADDED", kind: "Secret", object: secret("tls", "kubernetes.io/tls", { "tls.crt": "x" }) })).toBe(true);
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("tls", "kubernetes.io/tls", { "tls.crt": "x" }, "2") })).toBe(false);
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("tls", "kubernetes.io/tls", { "tls.crt": "z" }, "3") })).toBe(true);
+    expect([...s.snapshot().secrets.keys()].sort()).toEqual(["default/plain", "default/tls"]);
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("tls", "Opaque", { "tls.crt": "z" }, "4") })).toBe(true);
+    expect([...s.snapshot().secrets.keys()]).toEqual(["default/plain"]);
+  });
+});
+
+describe("EndpointSlice index", () => {
+  test("grouped by namespace/service label, sorted by slice name; unlabelled slices ignored", () => {
+    const s = new Store();
+    s.apply({ type: "ADDED", kind: "EndpointSlice", object: slice("web-b", "web", ["10.0.0.2"]) });
+    s.apply({ type: "ADDED", kind: "EndpointSlice", object: slice("web-a", "web", ["10.0.0.1"]) });
+    s.apply({ type: "ADDED", kind: "EndpointSlice", object: slice("other-ns", "web", ["10.0.0.9"], "prod") });
+    s.apply({ type: "ADDED", kind: "EndpointSlice", object: slice("orphan", null, ["10.0.0.3"]) });
+    const snap = s.snapshot();
+    expect(snap.endpointSlices.get("default/web")?.map((x) => x.metadata.name)).toEqual(["web-a", "web-b"]);
+    expect(snap.endpointSlices.get("prod/web")?.length).toBe(1);
+    expect(snap.endpointSlices.size).toBe(2);
+  });
+
+  test("endpoint changes are relevant; a relabelled slice moves; deleting the last slice drops the group", () => {
+    const s = new Store();
+    s.apply({ type: "ADDED", kind: "EndpointSlice", object: slice("x", "web", ["10.0.0.1"]) });
+    expect(s.apply({ type: "MODIFIED", kind: "EndpointSlice", object: slice("x", "web", ["10.0.0.1"]) })).toBe(false);
+    expect(s.apply({ type: "MODIFIED", kind: "EndpointSlice", object: slice("x", "web", ["10.0.0.2"]) })).toBe(true);
+    expect(s.snapshot().endpointSlices.get("default/web")?.[0]?.endpoints?.[0]?.addresses).toEqual(["10.0.0.2"]);
+    expect(s.apply({ type: "MODIFIED", kind: "EndpointSlice", object: slice("x", "api", ["10.0.0.2"]) })).toBe(true);
+    expect([...s.snapshot().endpointSlices.keys()]).toEqual(["default/api"]);
+    expect(s.apply({ type: "DELETED", kind: "EndpointSlice", object: slice("x", "api", []) })).toBe(true);
+    expect(s.snapshot().endpointSlices.size).toBe(0);
+  });
+});
+
+describe("replace (relist)", () => {
+  test("objects deleted in between disappear; identical relist is not relevant", () => {
+    const s = new Store();
+    s.replace("Ingress", [ingress("a"), ingress("b")]);
+    expect(s.replace("Ingress", [ingress("a", { rv: "5" }), ingress("b", { rv: "6" })])).toBe(false);
+    expect(s.replace("Ingress", [ingress("a")])).toBe(true);
+    expect([...s.snapshot().ingresses.keys()]).toEqual(["default/a"]);
+    expect(s.replace("Ingress", [ingress("c")])).toBe(true); // same size, different key
+  });
+
+  test("relisting slices rebuilds the index; secrets are filtered", () => {
+    const s = new Store();
+    s.apply({ type: "ADDED", kind: "EndpointSlice", object: slice("old", "gone", ["10.0.0.1"]) });
+    s.replace("EndpointSlice", [slice("n1", "web", ["10.0.0.5"]), slice("n0", "web", ["10.0.0.4"])]);
+    const snap = s.snapshot();
+    expect([...snap.endpointSlices.keys()]).toEqual(["default/web"]);
+    expect(snap.endpointSlices.get("default/web")?.map((x) => x.metadata.name)).toEqual(["n0", "n1"]);
+    expect(s.replace("Secret", [secret("db", "Opaque", {}), secret("t", "kubernetes.io/tls", { "tls.crt": "x" })])).toBe(true);
+    expect([...s.snapshot().secrets.keys()]).toEqual(["default/t"]);
+  });
+});
+
+describe("sync state and listener", () => {
+  test("allSynced needs every listed kind", () => {
+    const s = new Store();
+    expect(s.allSynced(["Ingress", "Service"])).toBe(false);
+    s.synced("Ingress");
+    expect(s.allSynced(["Ingress", "Service"])).toBe(false);
+    s.synced("Service");
+    expect(s.allSynced(["Ingress", "Service"])).toBe(true);
+    expect(s.allSynced()).toBe(false);
+  });
+
+  test("onChange fires for relevant changes only; revision counts them", () => {
+    const seen: string[] = [];
+    const s = new Store({ onChange: (k) => seen.push(k) });
+    s.apply({ type: "ADDED", kind: "Service", object: service("web") });
+    s.apply({ type: "MODIFIED", kind: "Service", object: service("web", 80, "2") });
+    s.replace("Ingress", [ingress("a")]);
+    expect(seen).toEqual(["Service", "Ingress"]);
+    expect(s.revision).toBe(2);
+  });
+});
+
+describe("snapshots", () => {
+  test("a snapshot does not change after later applies", () => {
+    const s = new Store();
+    s.apply({ type: "ADDED", kind: "Ingress", object: ingress("a") });
+    s.apply({ type: "ADDED", kind: "EndpointSlice", object: slice("x", "web", ["10.0.0.1"]) });
+    const before = s.snapshot();
+    s.apply({ type: "ADDED", kind: "Ingress", object: ingress("b") });
+    s.apply({ type: "DELETED", kind: "Ingress", object: ingress("a") });
+    s.apply({ type: "ADDED", kind: "EndpointSlice", object: slice("y", "web", ["10.0.0.2"]) });
+    s.replace("Service", [service("web")]);
+    expect([...before.ingresses.keys()]).toEqual(["default/a"]);
+    expect(before.endpointSlices.get("default/web")?.length).toBe(1);
+    expect(before.services.size).toBe(0);
+    const after = s.snapshot();
+    expect([...after.ingresses.keys()]).toEqual(["default/b"]);
+    expect(after.endpointSlices.get("default/web")?.length).toBe(2);
+  });
+
+  test("10k Ingresses: snapshot is O(1) and a snapshot+apply cycle stays fast", () => {
+    const s = new Store();
+    s.replace("Ingress", Array.from({ length: 10_000 }, (_, i) => ingress(`ing-${i}`)));
+    const t0 = performance.now();
+    for (let i = 0; i < 1000; i++) s.snapshot();
+    const snapMs = performance.now() - t0;
+    const t1 = performance.now();
+    for (let i = 0; i < 20; i++) {
+      s.snapshot();
+      s.apply({ type: "MODIFIED", kind: "Ingress", object: ingress(`ing-${i}`, { annotations: { n: String(i) } }) });
+    }
+    const cycleMs = (performance.now() - t1) / 20;
+    // Generous bounds (shared 2-core machine): a snapshot must not copy, a write copies at most once.
+    expect(snapMs).toBeLessThan(200);
+    expect(cycleMs).toBeLessThan(50);
+  });
+});

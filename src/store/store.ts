@@ -1,0 +1,163 @@
+// The object cache every source feeds (DESIGN §1). Pure: no clock, no timers, no I/O.
+// apply/replace say whether routing-relevant state changed; main then triggers the coalescer.
+import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
+import type { EndpointSlice, Secret } from "../model/schemas.ts";
+import { CowMap } from "./cow-map.ts";
+import { SERVICE_NAME_LABEL, isTlsSecret, relevantEqual } from "./relevance.ts";
+import type { Snapshot, SourceSink, StoreEvent } from "./types.ts";
+
+export interface StoreOptions {
+  /** Called after an apply/replace that changed routing-relevant state. */
+  onChange?: (kind: Kind) => void;
+}
+
+/** `namespace/<kubernetes.io/service-name>` of a slice, or null when it has no such label. */
+export function sliceServiceKey(slice: EndpointSlice): string | null {
+  const svc = slice.metadata.labels?.[SERVICE_NAME_LABEL];
+  if (!svc) return null;
+  return objectKey({ name: svc, namespace: slice.metadata.namespace });
+}
+
+const byName = (a: EndpointSlice, b: EndpointSlice): number =>
+  a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0;
+
+export class Store implements SourceSink {
+  private readonly objects: { [K in Kind]: CowMap<KindObjects[K]> } = {
+    Ingress: new CowMap(),
+    IngressClass: new CowMap(),
+    Service: new CowMap(),
+    EndpointSlice: new CowMap(),
+    Secret: new CowMap(),
+  };
+  /** Slices grouped by service; each group array is replaced, never mutated (views stay valid). */
+  private readonly slicesByService = new CowMap<readonly EndpointSlice[]>();
+  private readonly syncedKinds = new Set<Kind>();
+  private changes = 0;
+
+  constructor(private readonly options: StoreOptions = {}) {}
+
+  /** Counts relevant changes; equal revisions mean an equal snapshot for routing. */
+  get revision(): number {
+    return this.changes;
+  }
+
+  apply(event: StoreEvent): boolean {
+    const changed = event.type === "DELETED" ? this.remove(event.kind, event.object) : this.upsert(event.kind, event.object);
+    if (changed) this.changed(event.kind);
+    return changed;
+  }
+
+  /** A full relist of one kind: objects absent from `objects` are gone. */
+  replace<K extends Kind>(kind: K, objects: readonly KindObjects[K][]): boolean {
+    const map = this.objects[kind] as CowMap<KindObjects[K]>;
+    const next = new Map<string, KindObjects[K]>();
+    for (const o of objects) {
+      if (kind === "Secret" && !isTlsSecret(o as Secret)) continue;
+      next.set(objectKey(o.metadata), o);
+    }
+    let changed = next.size !== map.size;
+    if (!changed) {
+      for (const [key, o] of next) {
+        const old = map.get(key);
+        if (old === undefined || !relevantEqual(kind, old, o)) {
+          changed = true;
+          break;
+        }
+      }
+    }
+    map.reset(next);
+    if (kind === "EndpointSlice") this.reindexSlices(next as Map<string, EndpointSlice>);
+    if (changed) this.changed(kind);
+    return changed;
+  }
+
+  synced(kind: Kind): void {
+    this.syncedKinds.add(kind);
+  }
+
+  isSynced(kind: Kind): boolean {
+    return this.syncedKinds.has(kind);
+  }
+
+  allSynced(kinds: readonly Kind[] = KINDS): boolean {
+    return kinds.every((k) => this.syncedKinds.has(k));
+  }
+
+  get<K extends Kind>(kind: K, key: string): KindObjects[K] | undefined {
+    return (this.objects[kind] as CowMap<KindObjects[K]>).get(key);
+  }
+
+  count(kind: Kind): number {
+    return this.objects[kind].size;
+  }
+
+  /** O(1): later applies copy a map before writing, so this view never changes. */
+  snapshot(): Snapshot {
+    return Object.freeze({
+      ingresses: this.objects.Ingress.share(),
+      ingressClasses: this.objects.IngressClass.share(),
+      services: this.objects.Service.share(),
+      endpointSlices: this.slicesByService.share(),
+      secrets: this.objects.Secret.share(),
+    });
+  }
+
+  private changed(kind: Kind): void {
+    this.changes++;
+    this.options.onChange?.(kind);
+  }
+
+  private upsert<K extends Kind>(kind: K, object: KindObjects[K]): boolean {
+    if (kind === "Secret" && !isTlsSecret(object as Secret)) {
+      // A Secret that stopped being TLS counts as deleted.
+      return this.remove(kind, object);
+    }
+    const map = this.objects[kind] as CowMap<KindObjects[K]>;
+    const key = objectKey(object.metadata);
+    const old = map.get(key);
+    // Always keep the newest version (status writers read it), even when routing ignores the change.
+    map.set(key, object);
+    if (kind === "EndpointSlice") this.indexSlice(old as EndpointSlice | undefined, object as EndpointSlice);
+    return old === undefined || !relevantEqual(kind, old, object);
+  }
+
+  private remove(kind: Kind, object: KubeObject): boolean {
+    const map = this.objects[kind];
+    const key = objectKey(object.metadata);
+    const old = map.get(key);
+    if (old === undefined) return false;
+    map.delete(key);
+    if (kind === "EndpointSlice") this.indexSlice(old as EndpointSlice, undefined);
+    return true;
+  }
+
+  private indexSlice(old: EndpointSlice | undefined, next: EndpointSlice | undefined): void {
+    const oldSvc = old ? sliceServiceKey(old) : null;
+    const nextSvc = next ? sliceServiceKey(next) : null;
+    const name = (old ?? next)!.metadata.name;
+    if (oldSvc !== null) {
+      const rest = (this.slicesByService.get(oldSvc) ?? []).filter((s) => s.metadata.name !== name);
+      if (rest.length === 0) this.slicesByService.delete(oldSvc);
+      else this.slicesByService.set(oldSvc, rest);
+    }
+    if (next !== undefined && nextSvc !== null) {
+      const group = (this.slicesByService.get(nextSvc) ?? []).filter((s) => s.metadata.name !== name);
+      group.push(next);
+      group.sort(byName);
+      this.slicesByService.set(nextSvc, group);
+    }
+  }
+
+  private reindexSlices(slices: ReadonlyMap<string, EndpointSlice>): void {
+    const groups = new Map<string, EndpointSlice[]>();
+    for (const s of slices.values()) {
+      const svc = sliceServiceKey(s);
+      if (svc === null) continue;
+      let g = groups.get(svc);
+      if (!g) groups.set(svc, (g = []));
+      g.push(s);
+    }
+    for (const g of groups.values()) g.sort(byName);
+    this.slicesByService.reset(groups);
+  }
+}
