@@ -1,0 +1,111 @@
+// The admin HTTP app (DESIGN §3, issue 6 point 1): health, readiness, metrics and debug
+// endpoints on their own port, separate from traffic. Everything it shows comes from
+// injected functions, so main.ts wires the live table, the compiler's explain and the
+// registry (or the sum of the workers' registries) without this folder importing them.
+
+import { Hono } from "hono";
+import * as v from "valibot";
+import type { Readiness } from "./readiness.ts";
+
+/** The subset of the project logger the app uses (src/log/logger.ts satisfies it). */
+export interface AdminLogger {
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface ExplainQuery {
+  readonly host: string;
+  readonly path: string;
+  readonly scheme: "http" | "https";
+}
+
+export interface AdminDeps {
+  /** Current readiness; see createReadiness(). */
+  ready(): Readiness;
+  /** Prometheus text format 0.0.4 (registry.expose(), or the sum of worker snapshots). */
+  metrics(): string | Promise<string>;
+  /** The live table as JSON (serializeTable), or null before the first table. */
+  routes(): unknown;
+  /** Why a request would go where it goes (compile/explain.ts), as JSON. */
+  explain(q: ExplainQuery): unknown;
+  logger?: AdminLogger;
+}
+
+// A request Host: a bracketed IPv6 literal or a name, with an optional port (RFC 9110 §7.2).
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,252}))(?::[0-9]{1,5})?$/;
+// An origin-form path (RFC 9112 §3.2.1): starts with "/", no control characters.
+const PATH = /^\/[^\u0000-\u001f\u007f]*$/;
+
+const ExplainSchema = v.object({
+  host: v.pipe(v.string(), v.minLength(1), v.maxLength(261), v.regex(HOST)),
+  path: v.optional(v.pipe(v.string(), v.maxLength(8192), v.regex(PATH)), "/"),
+  scheme: v.optional(v.picklist(["http", "https"]), "http"),
+});
+
+const FIELDS = new Set(["host", "path", "scheme"]);
+
+export function createAdminApp(deps: AdminDeps): Hono {
+  const app = new Hono();
+  const log = (msg: string, err: unknown) => deps.logger?.error(msg, { err: err instanceof Error ? err.message : String(err) });
+
+  app.use("*", async (c, next) => {
+    await next();
+    // Admin answers describe live state; no cache may serve an old one.
+    c.header("Cache-Control", "no-store");
+  });
+
+  app.get("/healthz", (c) => c.text("ok"));
+
+  app.get("/readyz", (c) => {
+    const r = deps.ready();
+    // The reason is ours (kinds, "draining"), never request input.
+    return r.ready ? c.text("ok") : c.text(`not ready: ${r.reason}`, 503);
+  });
+
+  app.get("/metrics", async (c) => {
+    try {
+      const body = await deps.metrics();
+      return c.body(body, 200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" });
+    } catch (err) {
+      log("metrics failed", err);
+      return c.text("metrics unavailable", 500);
+    }
+  });
+
+  app.get("/debug/routes", async (c) => {
+    try {
+      const table = await deps.routes();
+      if (table == null) return c.json({ error: "no route table yet" }, 503);
+      return c.json(table as object);
+    } catch (err) {
+      log("debug/routes failed", err);
+      return c.json({ error: "internal error" }, 500);
+    }
+  });
+
+  app.get("/debug/explain", async (c) => {
+    const all = c.req.queries();
+    // A repeated parameter is ambiguous: refuse it rather than pick one silently.
+    const repeated = Object.entries(all).filter(([k, vals]) => FIELDS.has(k) && vals.length > 1).map(([k]) => k);
+    if (repeated.length > 0) return c.json({ error: "invalid query", fields: repeated.sort() }, 400);
+    const parsed = v.safeParse(ExplainSchema, c.req.query());
+    if (!parsed.success) {
+      // Name the fields, never echo their values.
+      const fields = [...new Set(parsed.issues.map((i) => String(i.path?.[0]?.key ?? "query")))].sort();
+      return c.json({ error: "invalid query", fields }, 400);
+    }
+    try {
+      const result = await deps.explain(parsed.output);
+      return c.json((result ?? null) as object);
+    } catch (err) {
+      log("debug/explain failed", err);
+      return c.json({ error: "internal error" }, 500);
+    }
+  });
+
+  app.notFound((c) => c.text("not found", 404));
+  app.onError((err, c) => {
+    log("admin request failed", err);
+    return c.text("internal error", 500);
+  });
+  return app;
+}

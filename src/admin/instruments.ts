@@ -1,0 +1,191 @@
+// Every Portico metric (issue 6 point 2), defined in one place, and the functions that feed
+// them. Labels only ever carry bounded values: ingress/service names from the route table,
+// a fixed set of methods, status classes, and reasons/kinds filtered to short identifiers.
+// Raw paths, hosts from requests and client addresses never become labels.
+
+import type { Counter, Gauge, Histogram, Registry } from "./metrics.ts";
+
+/** The fields of the proxy's AccessRecord that metrics read (structurally compatible). */
+export interface RequestObservation {
+  readonly method: string;
+  readonly status: number;
+  readonly bytesIn: number;
+  readonly bytesOut: number;
+  readonly durationMs: number;
+  readonly upstreamMs?: number | null | undefined;
+  /** `namespace/name` of the matched Ingress, or null (no route, global default). */
+  readonly ingress?: string | null | undefined;
+  /** Backend id `namespace/service:port`, or null. */
+  readonly service?: string | null | undefined;
+}
+
+export interface CertificateExpiry {
+  readonly host: string;
+  /** Certificate notAfter: a Date or epoch milliseconds. */
+  readonly notAfter: Date | number;
+}
+
+// Latency buckets in seconds: sub-millisecond proxy hops up to the 60 s response timeout.
+export const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
+// Compiles take milliseconds for small clusters and seconds for tens of thousands of objects.
+export const COMPILE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+
+// RFC 9110 §9 methods (+ PATCH, RFC 5789); anything else, including lower case (methods are
+// case-sensitive, RFC 9110 §9.1), is counted as OTHER so a client cannot mint label values.
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]);
+const WATCH_TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
+const IDENT = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
+/** Max distinct kinds / reasons kept per metric; they come from code, not from users. */
+const SMALL_SET = 64;
+/** TLS hosts exposed with an expiry: bounded so a cluster with many hosts cannot flood scrapes. */
+export const MAX_TLS_HOSTS = 5_000;
+
+export function normalizeMethod(method: string): string {
+  return METHODS.has(method) ? method : "OTHER";
+}
+
+export function statusClass(status: number): string {
+  return Number.isInteger(status) && status >= 100 && status <= 599 ? `${Math.floor(status / 100)}xx` : "other";
+}
+
+/** A kind, reason or type from our own code: kept when it looks like an identifier, else "other". */
+export function ident(s: string): string {
+  return IDENT.test(s) ? s : "other";
+}
+
+function splitIngress(ref: string | null | undefined): [namespace: string, name: string] {
+  if (!ref) return ["", ""];
+  const i = ref.indexOf("/");
+  return i < 0 ? ["", ref] : [ref.slice(0, i), ref.slice(i + 1)];
+}
+
+function createMetrics(r: Registry) {
+  const ing = ["ingress", "namespace"];
+  return {
+    requests: r.counter({ name: "portico_requests_total", help: "Requests answered, by Ingress, backend service, method and status class.", labelNames: ["ingress", "namespace", "service", "method", "status_class"] }),
+    requestDuration: r.histogram({ name: "portico_request_duration_seconds", help: "Time from request received to response complete, by Ingress.", labelNames: ing, buckets: REQUEST_BUCKETS }),
+    upstreamDuration: r.histogram({ name: "portico_upstream_duration_seconds", help: "Time from sending upstream to upstream response headers, by Ingress.", labelNames: ing, buckets: REQUEST_BUCKETS }),
+    requestBytes: r.counter({ name: "portico_request_bytes_total", help: "Request body bytes received from clients, by Ingress.", labelNames: ing }),
+    responseBytes: r.counter({ name: "portico_response_bytes_total", help: "Response body bytes sent to clients, by Ingress.", labelNames: ing }),
+    activeConnections: r.gauge({ name: "portico_active_connections", help: "Client connections (requests in flight) currently open on the traffic listeners." }),
+    websocketSessions: r.gauge({ name: "portico_websocket_sessions", help: "WebSocket sessions currently proxied." }),
+    upstreamErrors: r.counter({ name: "portico_upstream_errors_total", help: "Failed upstream attempts, by reason.", labelNames: ["reason"], maxSeries: SMALL_SET }),
+    upstreamRetries: r.counter({ name: "portico_upstream_retries_total", help: "Upstream attempts retried on another endpoint, by reason.", labelNames: ["reason"], maxSeries: SMALL_SET }),
+    compileDuration: r.histogram({ name: "portico_config_compile_duration_seconds", help: "Time to compile a snapshot into a route table.", buckets: COMPILE_BUCKETS }),
+    tableGeneration: r.gauge({ name: "portico_config_table_generation", help: "Generation of the live route table (increments on each applied change).", merge: "max" }),
+    lastApply: r.gauge({ name: "portico_config_last_apply_timestamp_seconds", help: "Unix time of the last successful route table apply.", merge: "max" }),
+    objects: r.gauge({ name: "portico_objects", help: "Objects in the store, by kind.", labelNames: ["kind"], maxSeries: SMALL_SET, merge: "max" }),
+    diagnostics: r.gauge({ name: "portico_diagnostics", help: "Diagnostics of the last compile, by reason.", labelNames: ["reason"], maxSeries: SMALL_SET, merge: "max" }),
+    watchEvents: r.counter({ name: "portico_watch_events_total", help: "Watch events received, by kind and event type.", labelNames: ["kind", "type"], maxSeries: SMALL_SET * 8 }),
+    watchRestarts: r.counter({ name: "portico_watch_restarts_total", help: "Watch streams restarted, by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
+    watchRelists: r.counter({ name: "portico_watch_relists_total", help: "Full relists (initial, or after 410 Gone), by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
+    watchErrors: r.counter({ name: "portico_watch_errors_total", help: "Watch or list errors, by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
+    watchMalformed: r.counter({ name: "portico_watch_malformed_total", help: "Objects or lines from a watch that failed validation, by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
+    tlsExpiry: r.gauge({ name: "portico_tls_certificate_expiry_timestamp_seconds", help: "Unix time at which the certificate served for a TLS host expires.", labelNames: ["host"], maxSeries: MAX_TLS_HOSTS, merge: "min" }),
+    tlsRotations: r.counter({ name: "portico_tls_rotations_total", help: "TLS listener rotations (certificate set changed)." }),
+    leader: r.gauge({ name: "portico_leader", help: "1 when this replica holds the status-writer lease, else 0.", merge: "max" }),
+    buildInfo: r.gauge({ name: "portico_build_info", help: "Always 1; the version label says which build runs.", labelNames: ["version"], maxSeries: 4, merge: "max" }),
+    accessLogDropped: r.counter({ name: "portico_access_log_dropped_total", help: "Access log lines dropped because the sink was slow or closed." }),
+  } satisfies Record<string, Counter | Gauge | Histogram>;
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+export interface Instruments {
+  readonly registry: Registry;
+  readonly metrics: Metrics;
+  /** Per request, from the proxy's access record. */
+  observeRequest(rec: RequestObservation): void;
+  connectionOpened(): void;
+  connectionClosed(): void;
+  websocketOpened(): void;
+  websocketClosed(): void;
+  upstreamError(reason: string): void;
+  upstreamRetry(reason: string): void;
+  /** After each compile; `applied` when the table was swapped in. */
+  observeCompile(durationMs: number): void;
+  observeApply(generation: number, atMs: number): void;
+  setObjects(counts: Readonly<Record<string, number>>): void;
+  setDiagnostics(diagnostics: Iterable<{ readonly reason: string }>): void;
+  /** Shaped like the kube watch hooks, so they plug in directly. */
+  readonly watch: {
+    onEvent(kind: string, type: string): void;
+    onRestart(kind: string): void;
+    onRelist(kind: string): void;
+    onError(kind: string): void;
+    onMalformed(kind: string): void;
+  };
+  setCertificates(certs: Iterable<CertificateExpiry>): void;
+  tlsRotated(): void;
+  setLeader(leader: boolean): void;
+  /** Report a growing drop count (e.g. the access log's `dropped`) into the counter at scrape time. */
+  trackAccessLogDrops(read: () => number): void;
+}
+
+export function createInstruments(registry: Registry, opts: { readonly version: string }): Instruments {
+  const m = createMetrics(registry);
+  m.buildInfo.set([opts.version], 1);
+  m.leader.set([], 0);
+  m.activeConnections.set([], 0);
+  m.websocketSessions.set([], 0);
+
+  return {
+    registry,
+    metrics: m,
+    observeRequest(rec) {
+      const [namespace, name] = splitIngress(rec.ingress);
+      m.requests.inc([name, namespace, rec.service ?? "", normalizeMethod(rec.method), statusClass(rec.status)]);
+      const ing = [name, namespace];
+      if (Number.isFinite(rec.durationMs)) m.requestDuration.observe(ing, rec.durationMs / 1000);
+      if (rec.upstreamMs != null && Number.isFinite(rec.upstreamMs)) m.upstreamDuration.observe(ing, rec.upstreamMs / 1000);
+      if (rec.bytesIn > 0) m.requestBytes.inc(ing, rec.bytesIn);
+      if (rec.bytesOut > 0) m.responseBytes.inc(ing, rec.bytesOut);
+    },
+    connectionOpened: () => m.activeConnections.inc(),
+    connectionClosed: () => m.activeConnections.dec(),
+    websocketOpened: () => m.websocketSessions.inc(),
+    websocketClosed: () => m.websocketSessions.dec(),
+    upstreamError: (reason) => m.upstreamErrors.inc([ident(reason)]),
+    upstreamRetry: (reason) => m.upstreamRetries.inc([ident(reason)]),
+    observeCompile: (ms) => m.compileDuration.observe([], ms / 1000),
+    observeApply(generation, atMs) {
+      m.tableGeneration.set([], generation);
+      m.lastApply.set([], atMs / 1000);
+    },
+    setObjects(counts) {
+      m.objects.reset();
+      for (const [kind, n] of Object.entries(counts)) m.objects.set([ident(kind)], n);
+    },
+    setDiagnostics(diagnostics) {
+      // A gauge of the current count: reasons that went away drop back out of the exposition.
+      const by = new Map<string, number>();
+      for (const d of diagnostics) by.set(ident(d.reason), (by.get(ident(d.reason)) ?? 0) + 1);
+      m.diagnostics.reset();
+      for (const [reason, n] of by) m.diagnostics.set([reason], n);
+    },
+    watch: {
+      onEvent: (kind, type) => m.watchEvents.inc([ident(kind), WATCH_TYPES.has(type) ? type : "OTHER"]),
+      onRestart: (kind) => m.watchRestarts.inc([ident(kind)]),
+      onRelist: (kind) => m.watchRelists.inc([ident(kind)]),
+      onError: (kind) => m.watchErrors.inc([ident(kind)]),
+      onMalformed: (kind) => m.watchMalformed.inc([ident(kind)]),
+    },
+    setCertificates(certs) {
+      m.tlsExpiry.reset();
+      for (const c of certs) {
+        const ms = typeof c.notAfter === "number" ? c.notAfter : c.notAfter.getTime();
+        if (Number.isFinite(ms)) m.tlsExpiry.set([c.host.toLowerCase()], Math.floor(ms / 1000));
+      }
+    },
+    tlsRotated: () => m.tlsRotations.inc(),
+    setLeader: (leader) => m.leader.set([], leader ? 1 : 0),
+    trackAccessLogDrops(read) {
+      let seen = 0;
+      registry.onCollect(() => {
+        const now = read();
+        if (now > seen) m.accessLogDropped.inc([], now - seen);
+        seen = Math.max(seen, now);
+      });
+    },
+  };
+}

@@ -1,0 +1,231 @@
+// Access log (issue 6 point 3): one line per request, JSON or logfmt-style text, written off
+// the request path. record() only appends to a bounded queue; a setImmediate pump formats
+// and writes batches. A slow sink (write returns false or a pending promise) pauses the pump
+// until it drains; meanwhile the queue fills and further lines are dropped and counted.
+// A closed or throwing sink loses lines, never throws into record().
+
+/** The proxy's AccessRecord, as far as the log reads it (structurally compatible). */
+export interface AccessEntry {
+  /** Epoch milliseconds, a Date, or an ISO string. */
+  readonly time: number | Date | string;
+  readonly requestId: string;
+  readonly client: string;
+  readonly method: string;
+  readonly host: string;
+  readonly path: string;
+  readonly status: number;
+  readonly bytesIn: number;
+  readonly bytesOut: number;
+  readonly durationMs: number;
+  readonly upstream?: string | null | undefined;
+  readonly upstreamStatus?: number | null | undefined;
+  readonly upstreamMs?: number | null | undefined;
+  readonly ingress?: string | null | undefined;
+  readonly service?: string | null | undefined;
+  readonly websocket?: boolean | undefined;
+  readonly error?: string | null | undefined;
+  readonly scheme?: string | undefined;
+}
+
+/** A Node-style writable (process.stdout): write() returning false means wait for 'drain'. */
+export interface WritableLike {
+  write(chunk: string): boolean;
+  once(event: "drain", cb: () => void): unknown;
+  on?(event: "error" | "close", cb: (...args: unknown[]) => void): unknown;
+}
+
+export interface AccessLogOptions {
+  readonly format: "json" | "text";
+  readonly enabled: boolean;
+  /** Lines waiting to be written before new ones are dropped. Default 10,000. */
+  readonly maxQueue?: number;
+  /** A plain sink: false = backpressure (retried after a pause), a promise = wait for it. */
+  readonly write?: (chunk: string) => void | boolean | PromiseLike<unknown>;
+  /** A stream sink (default: process.stdout); wins over `write` when both are given. */
+  readonly stream?: WritableLike;
+}
+
+export interface AccessLog {
+  /** Never blocks, never throws. The caller must not mutate `r` afterwards (formatted later). */
+  record(r: AccessEntry): void;
+  /** Resolves when the queue is written, or after `timeoutMs` (default 2 s) if the sink is stuck. */
+  flush(timeoutMs?: number): Promise<void>;
+  readonly dropped: number;
+}
+
+const BATCH_LINES = 256;
+const BATCHES_PER_TURN = 8;
+/** How long a plain `write` returning false pauses the pump (it has no 'drain' event). */
+const PLAIN_BACKOFF_MS = 20;
+
+// Besides the C0 controls JSON.stringify escapes, escape DEL, C1 controls, line/paragraph
+// separators and bidi overrides so a logged path cannot rewrite a terminal or a viewer's line.
+const UNSAFE = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const escapeUnsafe = (s: string) => s.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
+function isoTime(t: number | Date | string): string {
+  if (typeof t === "string") return t;
+  const d = typeof t === "number" ? new Date(t) : t;
+  return Number.isNaN(d.getTime()) ? "" : d.toISOString();
+}
+
+const ms = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? null : Math.round(n * 1000) / 1000);
+
+/** The fields of one line, in their fixed order (documented in docs/operations.md). */
+export function accessFields(r: AccessEntry): Record<string, string | number | boolean | null> {
+  return {
+    time: isoTime(r.time),
+    request_id: r.requestId,
+    client: r.client,
+    method: r.method,
+    scheme: r.scheme ?? null,
+    host: r.host,
+    path: r.path,
+    status: r.status,
+    bytes_in: r.bytesIn,
+    bytes_out: r.bytesOut,
+    duration_ms: ms(r.durationMs),
+    upstream: r.upstream ?? null,
+    upstream_status: r.upstreamStatus ?? null,
+    upstream_ms: ms(r.upstreamMs),
+    ingress: r.ingress ?? null,
+    service: r.service ?? null,
+    websocket: r.websocket ?? false,
+    error: r.error ?? null,
+  };
+}
+
+export function formatJson(r: AccessEntry): string {
+  return escapeUnsafe(JSON.stringify(accessFields(r)));
+}
+
+// logfmt-style: key=value, values quoted (JSON string rules) when empty, "-", or holding
+// anything beyond printable ASCII without spaces, quotes, = or backslash. null prints as -.
+const BARE = /^[\x21\x23-\x3c\x3e-\x5b\x5d-\x7e]+$/;
+function textValue(v: string | number | boolean | null): string {
+  if (v === null) return "-";
+  if (typeof v !== "string") return String(v);
+  return BARE.test(v) && v !== "-" ? v : escapeUnsafe(JSON.stringify(v));
+}
+
+export function formatText(r: AccessEntry): string {
+  return Object.entries(accessFields(r))
+    .map(([k, v]) => `${k}=${textValue(v)}`)
+    .join(" ");
+}
+
+function defaultStream(): WritableLike {
+  return process.stdout as unknown as WritableLike;
+}
+
+export function createAccessLog(opts: AccessLogOptions): AccessLog {
+  const maxQueue = Math.max(1, opts.maxQueue ?? 10_000);
+  const format = opts.format === "text" ? formatText : formatJson;
+  const stream = opts.stream ?? (opts.write ? undefined : defaultStream());
+  const write = stream ? (c: string) => stream.write(c) : (opts.write as NonNullable<AccessLogOptions["write"]>);
+
+  let queue: AccessEntry[] = [];
+  let head = 0;
+  let dropped = 0;
+  let scheduled = false;
+  let waiting = false;
+  let closed = false;
+  const idle: Array<() => void> = [];
+
+  const size = () => queue.length - head;
+  const settle = () => {
+    if ((size() === 0 && !waiting) || closed) for (const fn of idle.splice(0)) fn();
+  };
+  const schedule = () => {
+    if (scheduled || waiting || closed) return;
+    scheduled = true;
+    setImmediate(pump);
+  };
+  const resume = () => {
+    waiting = false;
+    if (size() > 0) schedule();
+    settle();
+  };
+  const close = () => {
+    closed = true;
+    dropped += size();
+    queue = [];
+    head = 0;
+    settle();
+  };
+  // A stream that errors or closes (EPIPE on stdout) takes no more lines.
+  stream?.on?.("error", close);
+  stream?.on?.("close", close);
+
+  function take(): AccessEntry[] {
+    const batch = queue.slice(head, head + BATCH_LINES);
+    head += batch.length;
+    if (head === queue.length) {
+      queue = [];
+      head = 0;
+    }
+    return batch;
+  }
+
+  function pump(): void {
+    scheduled = false;
+    for (let turn = 0; turn < BATCHES_PER_TURN && size() > 0 && !waiting && !closed; turn++) {
+      const batch = take();
+      let chunk = "";
+      for (const r of batch) {
+        try {
+          chunk += `${format(r)}\n`;
+        } catch {
+          dropped++; // e.g. a field that JSON cannot encode: lose the line, not the batch
+        }
+      }
+      try {
+        const res = write(chunk);
+        if (res === false) {
+          waiting = true;
+          if (stream) stream.once("drain", resume);
+          else setTimeout(resume, PLAIN_BACKOFF_MS);
+        } else if (res && typeof (res as PromiseLike<unknown>).then === "function") {
+          waiting = true;
+          (res as PromiseLike<unknown>).then(resume, () => {
+            dropped += batch.length;
+            resume();
+          });
+        }
+      } catch {
+        dropped += batch.length;
+      }
+    }
+    if (size() > 0) schedule();
+    settle();
+  }
+
+  return {
+    record(r) {
+      if (!opts.enabled) return;
+      if (closed || size() >= maxQueue) {
+        dropped++;
+        return;
+      }
+      queue.push(r);
+      schedule();
+    },
+    flush(timeoutMs = 2000) {
+      if ((size() === 0 && !waiting) || closed || !opts.enabled) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          const i = idle.indexOf(done);
+          if (i >= 0) idle.splice(i, 1);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        idle.push(done);
+        schedule();
+      });
+    },
+    get dropped() {
+      return dropped;
+    },
+  };
+}
