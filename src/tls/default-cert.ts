@@ -1,0 +1,79 @@
+// The default certificate (DESIGN §3 --default-ssl-certificate): served for unmatched SNI,
+// no SNI, and hosts whose own certificate is missing or broken. It comes from the Secret the
+// flag names (the compiler hands it over as the binding with host ""), else from a
+// self-signed ECDSA certificate minted in memory once at start-up.
+import { createHash } from "node:crypto";
+import type { CertificateBinding } from "../compile/types.ts";
+import type { Diagnostic } from "../model/diagnostic.ts";
+import type { PemChecker } from "./pem.ts";
+import { createCertificate } from "./x509.ts";
+
+export interface DefaultCertificate {
+  readonly cert: string;
+  readonly key: string;
+  /** `namespace/name` of the Secret, or null for the generated certificate. */
+  readonly secret: string | null;
+  /** Identity for fingerprints: the Secret version (else a digest of its PEM), or "generated:<serial>". */
+  readonly version: string;
+  /** notAfter in milliseconds since the epoch. */
+  readonly notAfter: number;
+}
+
+export const DEFAULT_CERT_CN = "Portico Default Certificate";
+/** RFC 6761 §6.4: .invalid never resolves, so this name can never be a real host's. */
+export const DEFAULT_CERT_SAN = "portico.invalid";
+
+interface InfoLog {
+  info(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** Mint the in-memory fallback once at start-up (~1 ms for P-256) and say so once. */
+export function generateDefaultCertificate(log?: InfoLog, now = Date.now()): DefaultCertificate {
+  const notBefore = new Date(now - 3_600_000);
+  // Ten years: the process restarts long before; clients reject it anyway (self-signed).
+  const notAfter = new Date(now + 10 * 365 * 86_400_000);
+  const minted = createCertificate({ subjectCN: DEFAULT_CERT_CN, sans: [DEFAULT_CERT_SAN], notBefore, notAfter, keyAlgorithm: "ecdsa" });
+  log?.info("generated a self-signed default certificate in memory", { cn: DEFAULT_CERT_CN, notAfter: notAfter.toISOString() });
+  return { cert: minted.certPem, key: minted.keyPem, secret: null, version: `generated:${notAfter.getTime()}`, notAfter: notAfter.getTime() };
+}
+
+/**
+ * The certificate to serve by default: the valid host "" binding (the
+ * --default-ssl-certificate Secret) if there is one, else `generated`. A broken Secret is a
+ * diagnostic on that Secret and the generated certificate is used instead.
+ */
+export function pickDefaultCertificate(
+  bindings: readonly CertificateBinding[],
+  generated: DefaultCertificate,
+  checker: PemChecker,
+  now: number,
+): { readonly certificate: DefaultCertificate; readonly diagnostics: readonly Diagnostic[] } {
+  const binding = bindings.find((b) => b.host === "" && b.secret !== null);
+  if (!binding || binding.secret === null) return { certificate: generated, diagnostics: [] };
+  const [namespace = "", name = ""] = binding.secret.split("/");
+  const where = { kind: "Secret", namespace, name } as const;
+  if (binding.cert === null && binding.key === null) {
+    return {
+      certificate: generated,
+      diagnostics: [{ ...where, reason: "SecretNotFound", severity: "error", message: "the --default-ssl-certificate Secret was not found; serving the generated self-signed certificate" }],
+    };
+  }
+  const result = checker.check(binding, now);
+  if (!result.ok) {
+    return {
+      certificate: generated,
+      diagnostics: [{ ...where, reason: "InvalidCertificate", severity: "error", message: `the --default-ssl-certificate Secret is unusable (${result.reason}); serving the generated self-signed certificate` }],
+    };
+  }
+  const certificate: DefaultCertificate = {
+    cert: binding.cert ?? "",
+    key: binding.key ?? "",
+    secret: binding.secret,
+    version: binding.version ?? createHash("sha256").update(binding.cert ?? "").update(binding.key ?? "").digest("base64"),
+    notAfter: result.notAfter,
+  };
+  const diagnostics: Diagnostic[] = result.expired
+    ? [{ ...where, reason: "CertificateExpired", severity: "warning", message: `the --default-ssl-certificate expired at ${new Date(result.notAfter).toISOString()}; still serving it` }]
+    : [];
+  return { certificate, diagnostics };
+}

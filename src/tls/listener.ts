@@ -1,0 +1,246 @@
+// The HTTPS listener and its certificate rotation (issue 5 §3).
+//
+// Bun caveat (DESIGN §5): server.reload() ignores `tls`. A new certificate set therefore
+// means a NEW Bun.serve on the same port with `reusePort`; the old server then marks every
+// response `Connection: close` for `drainMs`, so keep-alive clients move to the new server
+// one request at a time, and only then is it stopped with stop(false). Measured on Bun 1.4.5:
+// stop(false) also closes idle keep-alive connections at once, which is why the drain comes
+// first. Rotations are coalesced (holdoff, latest entries win), skipped when the fingerprint
+// is unchanged, and serialised behind the running drain, so at most 2 servers are ever alive.
+import type { Server, WebSocketHandler } from "bun";
+import type { TlsEntry } from "./sni.ts";
+
+type MaybePromise<T> = T | Promise<T>;
+
+// biome-ignore lint: the WebSocket data type belongs to the handler's owner (proxy/).
+type AnyServer = Server<any>;
+
+export interface ServeHandler {
+  fetch(req: Request, server: AnyServer): MaybePromise<Response | undefined | void>;
+  websocket?: WebSocketHandler<any>;
+  error?(err: Error): MaybePromise<Response>;
+}
+
+interface Log {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface RotationInfo {
+  readonly rotations: number;
+  /** Entries built into a new listening server, milliseconds (Bun.serve blocks the loop). */
+  readonly serveMs: number;
+  readonly entries: number;
+  readonly fingerprint: string;
+}
+
+export interface TlsListenerOptions {
+  readonly hostname: string;
+  /** 0 lets the OS choose on the first start; rotations reuse the bound port. */
+  readonly port: number;
+  /** Called once per server, so each server gets its own handler instance. */
+  readonly handler: () => ServeHandler;
+  readonly log: Log;
+  /** How long an outgoing server answers with Connection: close before stop(false). */
+  readonly drainMs?: number;
+  /** Coalescing window after an update before a rotation starts. */
+  readonly holdoffMs?: number;
+  readonly hooks?: { onRotation?(info: RotationInfo): void; onRotationError?(err: unknown): void };
+}
+
+export interface TlsListener {
+  /** Serve these entries. The first call starts listening synchronously and throws on failure. */
+  update(entries: readonly TlsEntry[], fingerprint: string): void;
+  /** Resolves when no rotation is pending or draining (tests, start-up). */
+  settled(): Promise<void>;
+  /** Graceful: mark Connection: close, wait drainMs, stop(false). closeActive: drop everything now. */
+  stop(closeActive?: boolean): Promise<void>;
+  readonly server: AnyServer | null;
+  readonly port: number;
+  readonly rotations: number;
+  /** Servers currently alive (serving or draining): never more than 2. */
+  readonly alive: number;
+  readonly fingerprint: string | null;
+}
+
+interface Live {
+  readonly server: AnyServer;
+  draining: boolean;
+}
+
+export function createTlsListener(opts: TlsListenerOptions): TlsListener {
+  const drainMs = opts.drainMs ?? 1000;
+  const holdoffMs = opts.holdoffMs ?? 75;
+  const { log } = opts;
+  let current: Live | null = null;
+  let currentFp: string | null = null;
+  let pending: { entries: readonly TlsEntry[]; fingerprint: string } | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let draining: Promise<void> | null = null;
+  let drainingCount = 0;
+  let rotations = 0;
+  let port = opts.port;
+  let stopped = false;
+  let retiring: Live | null = null;
+  let cutDrain: (() => void) | null = null;
+  const idle: Array<() => void> = [];
+
+  function start(entries: readonly TlsEntry[]): Live {
+    const handler = opts.handler();
+    const live = { draining: false } as { server: AnyServer; draining: boolean };
+    const fetch = (req: Request, server: AnyServer): MaybePromise<Response | undefined | void> => {
+      const res = handler.fetch(req, server);
+      if (!live.draining) return res;
+      return res instanceof Promise ? res.then(markClose) : markClose(res);
+    };
+    const options = {
+      hostname: opts.hostname,
+      port,
+      reusePort: true,
+      tls: entries as TlsEntry[],
+      fetch,
+      ...(handler.websocket ? { websocket: handler.websocket } : {}),
+      ...(handler.error ? { error: handler.error } : {}),
+    };
+    live.server = Bun.serve(options as unknown as Parameters<typeof Bun.serve>[0]) as AnyServer;
+    port = live.server.port ?? port;
+    return live;
+  }
+
+  function retire(old: Live): void {
+    old.draining = true;
+    drainingCount++;
+    retiring = old;
+    const done = (async () => {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, drainMs);
+        cutDrain = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      await old.server.stop(false);
+    })()
+      .catch((err: unknown) => log.warn("stopping a drained TLS listener failed", { err: String(err) }))
+      .finally(() => {
+        drainingCount--;
+        draining = null;
+        retiring = null;
+        cutDrain = null;
+        schedule(0);
+        wake();
+      });
+    draining = done;
+  }
+
+  function rotate(): void {
+    timer = null;
+    if (stopped || !pending) return wake();
+    if (draining) return; // retire() reschedules when the drain ends: never 3 servers alive
+    const { entries, fingerprint } = pending;
+    pending = null;
+    if (fingerprint === currentFp) return wake();
+    const t0 = performance.now();
+    let next: Live;
+    try {
+      next = start(entries);
+    } catch (err) {
+      // Keep serving the old certificates; a later update may fix it.
+      log.error("TLS rotation failed; keeping the previous certificates", { err: String(err) });
+      opts.hooks?.onRotationError?.(err);
+      return wake();
+    }
+    const serveMs = performance.now() - t0;
+    const old = current;
+    current = next;
+    currentFp = fingerprint;
+    rotations++;
+    if (old) retire(old);
+    if (drainingCount + 1 > 2) log.error("more than two TLS listeners alive", { alive: drainingCount + 1 });
+    log.info("TLS certificates rotated", { entries: entries.length, serveMs: Math.round(serveMs), rotations });
+    opts.hooks?.onRotation?.({ rotations, serveMs, entries: entries.length, fingerprint });
+    wake();
+  }
+
+  function schedule(delay: number): void {
+    if (timer || stopped || !pending) return;
+    timer = setTimeout(rotate, delay);
+  }
+
+  function wake(): void {
+    if (pending || draining || timer) return;
+    for (const resolve of idle.splice(0)) resolve();
+  }
+
+  return {
+    update(entries, fingerprint) {
+      if (stopped) return;
+      if (!current) {
+        current = start(entries); // throws: a bad certificate set or cipher list fails start-up loudly
+        currentFp = fingerprint;
+        log.info("TLS listener started", { port, entries: entries.length });
+        return;
+      }
+      if (fingerprint === currentFp && !pending) return;
+      pending = { entries, fingerprint }; // the latest update wins
+      schedule(holdoffMs);
+    },
+    settled() {
+      if (!pending && !draining && !timer) return Promise.resolve();
+      return new Promise((resolve) => idle.push(resolve));
+    },
+    async stop(closeActive = false) {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      pending = null;
+      const live = current;
+      current = null;
+      if (live) {
+        live.draining = true;
+        if (!closeActive) await Bun.sleep(drainMs);
+        await live.server.stop(closeActive);
+      }
+      if (closeActive && retiring) {
+        await retiring.server.stop(true);
+        cutDrain?.();
+      }
+      if (draining) await draining;
+      wake();
+    },
+    get server() {
+      return current?.server ?? null;
+    },
+    get port() {
+      return port;
+    },
+    get rotations() {
+      return rotations;
+    },
+    get alive() {
+      return drainingCount + (current ? 1 : 0);
+    },
+    get fingerprint() {
+      return currentFp;
+    },
+  };
+}
+
+/**
+ * Ask the client to close after this response (RFC 9112 §9.6). Upgrades are left alone:
+ * a 101 answer switches protocols, and a handler that upgraded returns no Response at all.
+ */
+function markClose(res: Response | undefined | void): Response | undefined | void {
+  if (!res || res.status === 101) return res;
+  try {
+    res.headers.set("Connection", "close");
+    return res;
+  } catch {
+    // Immutable headers (Response.redirect, some fetch results): copy once.
+    const headers = new Headers(res.headers);
+    headers.set("Connection", "close");
+    return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+  }
+}

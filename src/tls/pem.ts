@@ -1,0 +1,117 @@
+// Checks the PEM of a kubernetes.io/tls Secret (issue 5 §1): every certificate in tls.crt
+// parses, tls.key parses and matches the leaf (the first certificate), and we read the leaf's
+// SANs and notAfter. Results are cached by Secret uid + resourceVersion: a Secret that did not
+// change is never parsed twice.
+import { createHash, createPrivateKey, X509Certificate } from "node:crypto";
+import { LRUCache } from "lru-cache";
+
+export type PemCheck =
+  | {
+      readonly ok: true;
+      /** DNS names from the leaf's subjectAltName, lowercased (CN when there are none). */
+      readonly sans: readonly string[];
+      /** Leaf notAfter, milliseconds since the epoch. */
+      readonly notAfter: number;
+      readonly expired: boolean;
+      /** Certificates in tls.crt (leaf + intermediates). */
+      readonly chainLength: number;
+    }
+  | { readonly ok: false; readonly reason: string };
+
+type Parsed = Exclude<PemCheck, { ok: true }> | { ok: true; sans: readonly string[]; notAfter: number; chainLength: number };
+
+const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/** Parse and match without a cache. `now` is milliseconds since the epoch. */
+export function checkPem(cert: string | null, key: string | null, now: number): PemCheck {
+  return withExpiry(parsePem(cert, key), now);
+}
+
+function withExpiry(p: Parsed, now: number): PemCheck {
+  return p.ok ? { ...p, expired: p.notAfter <= now } : p;
+}
+
+function parsePem(cert: string | null, key: string | null): Parsed {
+  if (cert === null || cert.trim() === "") return { ok: false, reason: "tls.crt is missing or empty" };
+  if (key === null || key.trim() === "") return { ok: false, reason: "tls.key is missing or empty" };
+  const blocks = cert.match(CERT_BLOCK) ?? [];
+  if (blocks.length === 0) return { ok: false, reason: "tls.crt holds no PEM CERTIFICATE block" };
+  const chain: X509Certificate[] = [];
+  for (const [i, block] of blocks.entries()) {
+    try {
+      chain.push(new X509Certificate(block));
+    } catch {
+      return { ok: false, reason: `certificate ${i + 1} in tls.crt does not parse` };
+    }
+  }
+  let privateKey;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch {
+    // Encrypted keys land here too: Secrets carry no passphrase.
+    return { ok: false, reason: "tls.key does not parse as an unencrypted PEM private key" };
+  }
+  const leaf = chain[0]!;
+  const type = privateKey.asymmetricKeyType;
+  if (type !== "rsa" && type !== "ec") return { ok: false, reason: `tls.key type ${type ?? "unknown"} is not RSA or ECDSA` };
+  if (!leaf.checkPrivateKey(privateKey)) return { ok: false, reason: "tls.key does not match the first certificate in tls.crt" };
+  const notAfter = Date.parse(leaf.validTo);
+  if (!Number.isFinite(notAfter)) return { ok: false, reason: "certificate notAfter does not parse" };
+  return { ok: true, sans: dnsNames(leaf), notAfter, chainLength: chain.length };
+}
+
+/** DNS entries of subjectAltName; the CN only when there is no SAN (RFC 6125 §6.4.4). */
+function dnsNames(leaf: X509Certificate): string[] {
+  const san = leaf.subjectAltName;
+  if (san) {
+    return san
+      .split(", ")
+      .filter((e) => e.startsWith("DNS:"))
+      .map((e) => e.slice(4).toLowerCase());
+  }
+  const cn = /(?:^|\n)CN=([^\n]*)/.exec(leaf.subject)?.[1];
+  return cn ? [cn.toLowerCase()] : [];
+}
+
+/** Does a certificate name (maybe `*.x`) cover a served host (maybe `*.x`)? RFC 6125 §6.4.3, one label. */
+export function covers(sans: readonly string[], host: string): boolean {
+  for (const name of sans) {
+    if (name === host) return true;
+    if (name.startsWith("*.") && !host.startsWith("*.")) {
+      const dot = host.indexOf(".");
+      if (dot > 0 && host.slice(dot) === name.slice(1)) return true;
+    }
+  }
+  return false;
+}
+
+export interface PemChecker {
+  check(input: { cert: string | null; key: string | null; version: string | null }, now: number): PemCheck;
+  readonly size: number;
+}
+
+/**
+ * A bounded cache in front of checkPem, keyed by the Secret version (uid/resourceVersion:
+ * the API server changes resourceVersion on every write, so a version names one content).
+ * A binding without a version is keyed by a digest of its PEM text instead.
+ */
+export function createPemChecker(max = 10_000): PemChecker {
+  const cache = new LRUCache<string, Parsed>({ max });
+  return {
+    check(input, now) {
+      const cacheKey =
+        input.version !== null
+          ? `v:${input.version}`
+          : `d:${createHash("sha256").update(input.cert ?? "\u0000").update("\u0001").update(input.key ?? "\u0000").digest("base64")}`;
+      let parsed = cache.get(cacheKey);
+      if (parsed === undefined) {
+        parsed = parsePem(input.cert, input.key);
+        cache.set(cacheKey, parsed);
+      }
+      return withExpiry(parsed, now);
+    },
+    get size() {
+      return cache.size;
+    },
+  };
+}

@@ -1,0 +1,146 @@
+// From the compiler's certificate bindings to the `tls` array of Bun.serve (issue 5 §2).
+//
+// Bun caveat (DESIGN §5): Bun.serve picks the entry whose `serverName` equals the SNI
+// (case-insensitive, a `*.foo.com` entry matches one label) and falls back to the FIRST entry;
+// it never reads names from the certificates. So: entry 0 is the default certificate with no
+// serverName, then one entry per served host, exact names and wildcards alike.
+import { createHash } from "node:crypto";
+import type { CertificateBinding } from "../compile/types.ts";
+import type { Diagnostic } from "../model/diagnostic.ts";
+import { pickDefaultCertificate, type DefaultCertificate } from "./default-cert.ts";
+import { covers, type PemChecker } from "./pem.ts";
+
+export interface TlsSettings {
+  readonly minVersion: "1.2" | "1.3";
+  /** OpenSSL names separated by colons: TLS 1.2 suites only (see tlsSettingsOptions). */
+  readonly ciphers: string;
+}
+
+/** One element of Bun.serve's `tls` array (the subset of Bun.TLSOptions we set). */
+export interface TlsEntry {
+  readonly serverName?: string;
+  readonly cert: string;
+  readonly key: string;
+  readonly ciphers: string;
+  readonly secureOptions: number;
+}
+
+export interface TlsEntries {
+  readonly entries: readonly TlsEntry[];
+  /** Stable digest of everything in `entries`: equal fingerprints need no rotation. */
+  readonly fingerprint: string;
+  readonly diagnostics: readonly Diagnostic[];
+  /** notAfter in seconds per served host; "" is the default certificate. For metrics. */
+  readonly expiry: ReadonlyMap<string, number>;
+  readonly defaultCertificate: DefaultCertificate;
+}
+
+// OpenSSL/BoringSSL SSL_OP_* bits (ssl.h). Bun.TLSOptions has no minVersion, but it passes
+// `secureOptions` to SSL_CTX_set_options, which BoringSSL honours for protocol versions
+// (measured: with NO_TLSv1_2 set, a TLS 1.2 client gets alert 70 protocol_version).
+const SSL_OP_NO_TLSv1 = 0x04000000;
+const SSL_OP_NO_TLSv1_2 = 0x08000000;
+const SSL_OP_NO_TLSv1_1 = 0x10000000;
+
+/**
+ * What Bun can apply: the minimum version (through secureOptions) and the TLS 1.2 cipher list.
+ * TLS 1.3 suites are fixed by BoringSSL (all three AEADs) and cannot be narrowed; `ciphers`
+ * does not affect them. A cipher string BoringSSL cannot parse makes Bun.serve throw
+ * (NO_CIPHER_MATCH), which the listener surfaces as a start-up failure.
+ */
+export function tlsSettingsOptions(s: TlsSettings): { ciphers: string; secureOptions: number } {
+  const below12 = SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1; // Bun already refuses these; say it anyway
+  return { ciphers: s.ciphers, secureOptions: s.minVersion === "1.3" ? below12 | SSL_OP_NO_TLSv1_2 : below12 };
+}
+
+interface Served {
+  readonly host: string;
+  readonly cert: string;
+  readonly key: string;
+  readonly version: string;
+}
+
+export function buildTlsEntries(
+  bindings: readonly CertificateBinding[],
+  generated: DefaultCertificate,
+  settings: TlsSettings,
+  ctx: { readonly checker: PemChecker; readonly now?: number },
+): TlsEntries {
+  const now = ctx.now ?? Date.now();
+  const picked = pickDefaultCertificate(bindings, generated, ctx.checker, now);
+  const def = picked.certificate;
+  const diagnostics: Diagnostic[] = [...picked.diagnostics];
+  const seenDiag = new Set<string>();
+  const report = (b: CertificateBinding, reason: Diagnostic["reason"], severity: "warning" | "error", message: string): void => {
+    // One diagnostic per Ingress, Secret and reason, however many hosts share them.
+    const id = `${b.ingress}|${b.secret ?? ""}|${reason}`;
+    if (seenDiag.has(id)) return;
+    seenDiag.add(id);
+    const [namespace = "", name = ""] = b.ingress.split("/");
+    // On the Ingress, so the Event lands where its author looks (issue 5 §1).
+    diagnostics.push({ kind: "Ingress", namespace, name, reason, severity, message });
+  };
+
+  const served = new Map<string, Served>();
+  const onDefault = new Set<string>();
+  const expiry = new Map<string, number>([["", Math.floor(def.notAfter / 1000)]]);
+  for (const b of bindings) {
+    const host = b.host.toLowerCase();
+    if (host === "" || served.has(host)) continue;
+    if (b.secret === null) {
+      onDefault.add(host); // spec.tls entry without secretName (DESIGN §4)
+      continue;
+    }
+    if (b.cert === null && b.key === null) {
+      report(b, "SecretNotFound", "error", `TLS Secret ${b.secret} not found; serving the default certificate for its hosts`);
+      onDefault.add(host);
+      continue;
+    }
+    const result = ctx.checker.check(b, now);
+    if (!result.ok) {
+      report(b, "InvalidCertificate", "error", `TLS Secret ${b.secret} is unusable (${result.reason}); serving the default certificate for its hosts`);
+      onDefault.add(host);
+      continue;
+    }
+    if (result.expired) {
+      // Served anyway, as other controllers do: clients decide; we log and export the expiry.
+      report(b, "CertificateExpired", "warning", `TLS Secret ${b.secret} expired at ${new Date(result.notAfter).toISOString()}; still serving it`);
+    }
+    if (!covers(result.sans, host)) {
+      const id = `${b.ingress}|${b.secret}|host:${host}`;
+      if (!seenDiag.has(id)) {
+        seenDiag.add(id);
+        const [namespace = "", name = ""] = b.ingress.split("/");
+        diagnostics.push({ kind: "Ingress", namespace, name, reason: "InvalidCertificate", severity: "warning", message: `TLS Secret ${b.secret} has no name matching host ${host}; serving it anyway` });
+      }
+    }
+    onDefault.delete(host);
+    served.set(host, { host, cert: b.cert ?? "", key: b.key ?? "", version: b.version ?? digest(b.cert, b.key) });
+    expiry.set(host, Math.floor(result.notAfter / 1000));
+  }
+
+  // A host on the default certificate needs its own entry only when a served wildcard
+  // would otherwise catch its SNI (Bun matches `*.foo.com` before falling back to entry 0).
+  for (const host of onDefault) {
+    if (served.has(host)) continue;
+    const dot = host.indexOf(".");
+    if (dot > 0 && !host.startsWith("*.") && served.has(`*${host.slice(dot)}`)) {
+      served.set(host, { host, cert: def.cert, key: def.key, version: def.version });
+    }
+  }
+
+  const opts = tlsSettingsOptions(settings);
+  const hosts = [...served.keys()].sort();
+  const hash = createHash("sha256").update(`${settings.minVersion}\n${settings.ciphers}\n${def.version}\n`);
+  const entries: TlsEntry[] = [{ cert: def.cert, key: def.key, ...opts }];
+  for (const host of hosts) {
+    const s = served.get(host)!;
+    hash.update(`${host}\u0000${s.version}\n`);
+    entries.push({ serverName: host, cert: s.cert, key: s.key, ...opts });
+  }
+  return { entries, fingerprint: hash.digest("base64url"), diagnostics, expiry, defaultCertificate: def };
+}
+
+function digest(cert: string | null, key: string | null): string {
+  return createHash("sha256").update(cert ?? "").update("\u0000").update(key ?? "").digest("base64");
+}
