@@ -1,0 +1,98 @@
+import { describe, expect, test } from "bun:test";
+import { X509Certificate } from "node:crypto";
+import type { CertificateBinding } from "../compile/types.ts";
+import { generateDefaultCertificate, DEFAULT_CERT_CN } from "./default-cert.ts";
+import { createPemChecker } from "./pem.ts";
+import { buildTlsEntries, tlsSettingsOptions } from "./sni.ts";
+import { createCertificate } from "./x509.ts";
+
+const NOW = Date.UTC(2026, 5, 1);
+const valid = { notBefore: new Date(NOW - 86_400_000), notAfter: new Date(NOW + 86_400_000) };
+const settings = { minVersion: "1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256" } as const;
+const generated = generateDefaultCertificate(undefined, NOW);
+
+function bind(host: string, secret: string | null, pem: { certPem: string; keyPem: string } | null, version: string | null = secret && `${secret}/1`, ingress = "default/web"): CertificateBinding {
+  return { host, secret, cert: pem?.certPem ?? null, key: pem?.keyPem ?? null, version, ingress };
+}
+
+describe("buildTlsEntries", () => {
+  const a = createCertificate({ subjectCN: "a", sans: ["a.test"], ...valid });
+  const wild = createCertificate({ subjectCN: "w", sans: ["*.w.test"], ...valid });
+
+  test("default first without serverName, then one entry per served host, sorted", () => {
+    const r = buildTlsEntries([bind("*.w.test", "ns/w", wild), bind("a.test", "ns/a", a)], generated, settings, { checker: createPemChecker(), now: NOW });
+    expect(r.entries.map((e) => e.serverName)).toEqual([undefined, "*.w.test", "a.test"]);
+    expect(r.entries[0]!.cert).toBe(generated.cert);
+    expect(r.entries[2]!.cert).toBe(a.certPem);
+    expect(r.diagnostics).toEqual([]);
+    expect(r.expiry.get("a.test")).toBe(valid.notAfter.getTime() / 1000);
+    expect(r.entries.every((e) => e.ciphers === settings.ciphers && e.secureOptions === tlsSettingsOptions(settings).secureOptions)).toBe(true);
+  });
+
+  test("fingerprint: independent of binding order, changes with a Secret version or settings", () => {
+    const checker = createPemChecker();
+    const fp = (bs: CertificateBinding[], s: typeof settings | { minVersion: "1.3"; ciphers: string } = settings): string =>
+      buildTlsEntries(bs, generated, s, { checker, now: NOW }).fingerprint;
+    const one = fp([bind("a.test", "ns/a", a), bind("*.w.test", "ns/w", wild)]);
+    expect(fp([bind("*.w.test", "ns/w", wild), bind("a.test", "ns/a", a)])).toBe(one);
+    expect(fp([bind("*.w.test", "ns/w", wild), bind("a.test", "ns/a", a, "ns/a/2")])).not.toBe(one);
+    expect(fp([bind("*.w.test", "ns/w", wild), bind("a.test", "ns/a", a)], { minVersion: "1.3", ciphers: settings.ciphers })).not.toBe(one);
+  });
+
+  test("broken, missing and null-secret hosts use the default; an entry only where a wildcard would catch them", () => {
+    const b = createCertificate({ subjectCN: "b", ...valid });
+    const r = buildTlsEntries(
+      [
+        bind("*.w.test", "ns/w", wild),
+        bind("x.w.test", "ns/bad", { certPem: a.certPem, keyPem: b.keyPem }, "v", "default/bad"),
+        bind("y.w.test", null, null),
+        bind("plain.test", "ns/gone", null, null, "default/gone"),
+        bind("a.test", "ns/a", a),
+      ],
+      generated,
+      settings,
+      { checker: createPemChecker(), now: NOW },
+    );
+    const byName = new Map(r.entries.map((e) => [e.serverName, e.cert]));
+    expect(byName.get("x.w.test")).toBe(generated.cert);
+    expect(byName.get("y.w.test")).toBe(generated.cert);
+    expect(byName.has("plain.test")).toBe(false); // falls to entry 0 anyway
+    expect(byName.get("a.test")).toBe(a.certPem);
+    expect(r.diagnostics.map((d) => [d.kind, d.name, d.reason])).toEqual([
+      ["Ingress", "bad", "InvalidCertificate"],
+      ["Ingress", "gone", "SecretNotFound"],
+    ]);
+    expect(r.diagnostics[0]!.message).toContain("ns/bad");
+  });
+
+  test("expired: served, warned once per Secret, expiry exported", () => {
+    const old = createCertificate({ subjectCN: "o", sans: ["o.test", "p.test"], notBefore: new Date(NOW - 9e9), notAfter: new Date(NOW - 1000) });
+    const r = buildTlsEntries([bind("o.test", "ns/o", old), bind("p.test", "ns/o", old)], generated, settings, { checker: createPemChecker(), now: NOW });
+    expect(r.entries.map((e) => e.serverName)).toEqual([undefined, "o.test", "p.test"]);
+    expect(r.diagnostics.map((d) => [d.reason, d.severity])).toEqual([["CertificateExpired", "warning"]]);
+    expect(r.expiry.get("o.test")).toBe(Math.floor((NOW - 1000) / 1000));
+  });
+
+  test("a certificate that does not name the host is served with a warning", () => {
+    const r = buildTlsEntries([bind("other.test", "ns/a", a)], generated, settings, { checker: createPemChecker(), now: NOW });
+    expect(r.entries[1]?.cert).toBe(a.certPem);
+    expect(r.diagnostics.map((d) => [d.reason, d.severity])).toEqual([["InvalidCertificate", "warning"]]);
+  });
+
+  test("default certificate: the host \"\" Secret when valid, else the generated one with a diagnostic on the Secret", () => {
+    const d = createCertificate({ subjectCN: "corp default", ...valid });
+    const ok = buildTlsEntries([bind("", "ns/default-cert", d)], generated, settings, { checker: createPemChecker(), now: NOW });
+    expect(ok.entries[0]!.cert).toBe(d.certPem);
+    expect(ok.entries.length).toBe(1);
+    const broken = buildTlsEntries([bind("", "ns/default-cert", { certPem: d.certPem, keyPem: a.keyPem })], generated, settings, { checker: createPemChecker(), now: NOW });
+    expect(broken.entries[0]!.cert).toBe(generated.cert);
+    expect(broken.diagnostics.map((x) => [x.kind, x.namespace, x.name, x.reason])).toEqual([["Secret", "ns", "default-cert", "InvalidCertificate"]]);
+    expect(generated.cert).toContain("BEGIN CERTIFICATE");
+    expect(new X509Certificate(generated.cert).subject).toBe(`CN=${DEFAULT_CERT_CN}`);
+  });
+
+  test("TLS settings: minimum 1.3 adds SSL_OP_NO_TLSv1_2", () => {
+    expect(tlsSettingsOptions({ minVersion: "1.3", ciphers: "x" }).secureOptions & 0x08000000).toBe(0x08000000);
+    expect(tlsSettingsOptions({ minVersion: "1.2", ciphers: "x" }).secureOptions & 0x08000000).toBe(0);
+  });
+});
