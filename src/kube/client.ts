@@ -1,0 +1,120 @@
+// The Kubernetes API client: kubeconfig resolution and credentials from kubeconfig.ts /
+// auth.ts, HTTP with Bun's fetch. DESIGN §5: under Bun, @kubernetes/client-node drops its TLS
+// options (Bun replaces undici), so the CA, client certificate and skip-verify go to
+// `fetch(url, { tls })` here, and plain http:// servers (kubectl proxy) are used as is.
+import type { Config } from "../config/types.ts";
+import { createAuthProvider, DEFAULT_AUTH_TIMINGS, type AuthProvider, type AuthTimings } from "./auth.ts";
+import { resolveKubeConfig, type ResolveEnv, type ResolvedKubeConfig } from "./kubeconfig.ts";
+import type { KubeLogger } from "./logger.ts";
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Default application/json when body is set; PATCH callers pass application/merge-patch+json. */
+  contentType?: string;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export interface KubeClient {
+  readonly server: string;
+  readonly namespace: string | null;
+  readonly authKind: string;
+  /** One request with fresh credentials. Never throws for HTTP statuses; network errors reject. */
+  request(method: string, path: string, opts?: RequestOptions): Promise<Response>;
+  /** A GET whose body is read as a stream (watch); same as request("GET", ...). */
+  stream(path: string, opts?: RequestOptions): Promise<Response>;
+}
+
+/** An API answer that is not 2xx, with the Status message when the body had one. */
+export class KubeApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly method: string,
+    readonly path: string,
+    readonly server: string,
+    readonly reason: string,
+    detail: string,
+  ) {
+    super(`kubernetes API ${server} answered ${status}${reason ? ` ${reason}` : ""} to ${method} ${path}${detail ? `: ${detail}` : ""}`);
+  }
+}
+
+/** Read an error body (a Status object per the API conventions) into a KubeApiError. */
+export async function apiError(res: Response, method: string, path: string, server: string): Promise<KubeApiError> {
+  let reason = "";
+  let message = "";
+  try {
+    const s = (await res.json()) as { reason?: unknown; message?: unknown };
+    if (typeof s.reason === "string") reason = s.reason;
+    if (typeof s.message === "string") message = s.message.slice(0, 300);
+  } catch {
+    // not a Status body
+  }
+  return new KubeApiError(res.status, method, path, server, reason, message);
+}
+
+export interface ClientOptions {
+  env?: ResolveEnv;
+  serviceAccountDir?: string;
+  authTimings?: AuthTimings;
+}
+
+export function createKubeClient(config: Pick<Config, "kubeconfig" | "context">, log: KubeLogger, opts: ClientOptions = {}): KubeClient {
+  const rc = resolveKubeConfig(config, opts.env ?? process.env, opts.serviceAccountDir);
+  return createKubeClientFrom(rc, log, opts.authTimings ?? DEFAULT_AUTH_TIMINGS);
+}
+
+export function createKubeClientFrom(rc: ResolvedKubeConfig, log: KubeLogger, timings: AuthTimings = DEFAULT_AUTH_TIMINGS): KubeClient {
+  const auth: AuthProvider = createAuthProvider(rc, timings);
+  const server = rc.server;
+  const secure = server.startsWith("https:");
+  if (!secure && !server.startsWith("http:")) throw new Error(`cluster server ${server} is not an http(s) URL`);
+  log.info("kubernetes API client", { server, context: rc.contextName, source: rc.source, auth: auth.kind });
+
+  async function once(method: string, path: string, o: RequestOptions): Promise<Response> {
+    const creds = await auth.get();
+    const headers: Record<string, string> = { Accept: "application/json", "User-Agent": "portico", ...creds.headers, ...o.headers };
+    let body: string | undefined;
+    if (o.body !== undefined) {
+      body = typeof o.body === "string" ? o.body : JSON.stringify(o.body);
+      headers["Content-Type"] = o.contentType ?? "application/json";
+    }
+    const tls = secure
+      ? {
+          ...(rc.ca ? { ca: rc.ca } : {}),
+          ...(creds.cert && creds.key ? { cert: creds.cert, key: creds.key } : {}),
+          ...(rc.tlsServerName ? { serverName: rc.tlsServerName } : {}),
+          rejectUnauthorized: !rc.insecureSkipTLSVerify,
+        }
+      : undefined;
+    return fetch(server + path, { method, headers, body, signal: o.signal ?? null, redirect: "manual", ...(tls ? { tls } : {}) });
+  }
+
+  async function request(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
+    let res = await once(method, path, o);
+    if (res.status === 401 && (auth.kind === "exec" || auth.kind === "token-file")) {
+      // A rotated credential: fetch a fresh one and retry once (client-go does the same for exec).
+      await res.body?.cancel();
+      auth.invalidate();
+      res = await once(method, path, o);
+    }
+    if (res.status === 401 || res.status === 403) {
+      log.error(`kubernetes API ${server} refused ${method} ${path}: ${res.status} ${res.status === 401 ? "Unauthorized (check the credentials of the kubeconfig context)" : "Forbidden (check RBAC: k8s/rbac.yaml)"}`, {
+        server,
+        path,
+        status: res.status,
+        context: rc.contextName,
+        auth: auth.kind,
+      });
+    }
+    return res;
+  }
+
+  return {
+    server,
+    namespace: rc.namespace,
+    authKind: auth.kind,
+    request,
+    stream: (path, o) => request("GET", path, o),
+  };
+}

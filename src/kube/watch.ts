@@ -1,0 +1,274 @@
+// One list+watch loop per kind, the way client-go's reflector runs them, without client-go:
+// paginated list → sink.replace + sink.synced; watch from the list's resourceVersion with
+// bookmarks and a random 5-10 min timeoutSeconds; a clean end resumes from the last version
+// without listing; 410 Gone (HTTP status or ERROR event) relists; other errors back off
+// (0.8 s doubling to 30 s, jittered, reset after 2 min healthy). One bad line or object is
+// logged, counted and skipped; the stream goes on.
+import type { Config } from "../config/types.ts";
+import type { Diagnostic } from "../model/diagnostic.ts";
+import { KINDS, KIND_API, parseObject, type Kind, type KubeObject } from "../model/kinds.ts";
+import type { Source, SourceSink, StoreEvent } from "../store/types.ts";
+import { apiError, type KubeClient } from "./client.ts";
+import type { KubeLogger } from "./logger.ts";
+import { readNdjson, DEFAULT_MAX_LINE_BYTES } from "./ndjson.ts";
+import { assertDeclared } from "./permissions.ts";
+import { backoffDelay, sleep } from "./backoff.ts";
+
+export interface SourceHooks {
+  onEvent?(kind: Kind, type: string): void;
+  /** A watch ended cleanly and was resumed from its resourceVersion. */
+  onRestart?(kind: Kind): void;
+  onRelist?(kind: Kind): void;
+  onError?(kind: Kind, reason: string): void;
+  onMalformed?(kind: Kind): void;
+  onInvalid?(kind: Kind): void;
+}
+
+export interface WatchTimings {
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+  /** A watch healthy this long resets the back-off. */
+  backoffResetMs: number;
+  /** timeoutSeconds of each watch; kube recommends spreading them (client-go: 5-10 min). */
+  watchTimeoutSeconds(): number;
+  /** Extra time past timeoutSeconds before we abort a silent stream ourselves. */
+  watchGraceMs: number;
+  /** Deadline for a list page or for a watch's response headers. */
+  requestTimeoutMs: number;
+  /** A clean end sooner than this with no event counts as an error (no hot loop). */
+  minWatchMs: number;
+  pageSize: number;
+  maxLineBytes: number;
+  random(): number;
+  now(): number;
+}
+
+export const DEFAULT_WATCH_TIMINGS: WatchTimings = {
+  backoffInitialMs: 800,
+  backoffMaxMs: 30_000,
+  backoffResetMs: 120_000,
+  watchTimeoutSeconds: () => 300 + Math.floor(Math.random() * 301),
+  watchGraceMs: 30_000,
+  requestTimeoutMs: 60_000,
+  minWatchMs: 1000,
+  pageSize: 500,
+  maxLineBytes: DEFAULT_MAX_LINE_BYTES,
+  random: Math.random,
+  now: () => Date.now(),
+};
+
+export interface KubeSourceOptions {
+  client: KubeClient;
+  config: Pick<Config, "watchNamespace">;
+  log: KubeLogger;
+  hooks?: SourceHooks;
+  timings?: Partial<WatchTimings>;
+  /** Objects that fail validation (also logged and skipped). */
+  onDiagnostic?(d: Diagnostic): void;
+  kinds?: readonly Kind[];
+}
+
+export interface KindState {
+  synced: boolean;
+  resourceVersion: string | null;
+  lists: number;
+  watches: number;
+  errors: number;
+  malformed: number;
+  invalid: number;
+}
+
+export interface KubeSource extends Source {
+  state(kind: Kind): Readonly<KindState>;
+}
+
+/** `/api/v1[/namespaces/NS]/services` and the like. */
+export function collectionPath(kind: Kind, namespace: string | null): string {
+  const a = KIND_API[kind];
+  const base = a.group ? `/apis/${a.group}/${a.version}` : `/api/${a.version}`;
+  return `${base}${a.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ""}/${a.resource}`;
+}
+
+// Only kubernetes.io/tls Secrets are listed: the others are none of our business.
+const FIELD_SELECTORS: Partial<Record<Kind, string>> = { Secret: "type=kubernetes.io/tls" };
+
+class Gone extends Error {}
+
+export function createKubeSource(o: KubeSourceOptions): KubeSource {
+  const t: WatchTimings = { ...DEFAULT_WATCH_TIMINGS, ...o.timings };
+  const kinds = o.kinds ?? KINDS;
+  const { client, log } = o;
+  const hooks = o.hooks ?? {};
+  for (const k of kinds) for (const verb of ["list", "watch"]) assertDeclared(KIND_API[k].group, KIND_API[k].resource, verb);
+  const states = new Map<Kind, KindState>(kinds.map((k) => [k, { synced: false, resourceVersion: null, lists: 0, watches: 0, errors: 0, malformed: 0, invalid: 0 }]));
+  const stop = new AbortController();
+  let loops: Promise<void>[] = [];
+
+  const query = (kind: Kind, extra: Record<string, string>): string => {
+    const q = new URLSearchParams(extra);
+    const fs = FIELD_SELECTORS[kind];
+    if (fs) q.set("fieldSelector", fs);
+    return `${collectionPath(kind, o.config.watchNamespace)}?${q}`;
+  };
+
+  function invalid(kind: Kind, st: KindState, d: Diagnostic): void {
+    st.invalid++;
+    hooks.onInvalid?.(kind);
+    o.onDiagnostic?.(d);
+    log.warn("invalid object skipped", { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });
+  }
+
+  async function list(kind: Kind, st: KindState, sink: SourceSink): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      const raw: unknown[] = [];
+      let cont = "";
+      let rv = "";
+      let expired = false;
+      do {
+        const path = query(kind, { limit: String(t.pageSize), ...(cont ? { continue: cont } : {}) });
+        const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(t.requestTimeoutMs)]);
+        const res = await client.request("GET", path, { signal });
+        // An expired continue token (410) means: start the list again (API concepts, "Retrieving large results").
+        if (res.status === 410 && cont && attempt < 3) {
+          await res.body?.cancel();
+          expired = true;
+          break;
+        }
+        if (!res.ok) throw await apiError(res, "GET", path, client.server);
+        const body = (await res.json()) as { metadata?: { resourceVersion?: unknown; continue?: unknown }; items?: unknown };
+        if (!Array.isArray(body.items) || typeof body.metadata?.resourceVersion !== "string") throw new Error(`list ${path}: not a list`);
+        if (!cont) rv = body.metadata.resourceVersion;
+        raw.push(...body.items);
+        cont = typeof body.metadata.continue === "string" ? body.metadata.continue : "";
+      } while (cont);
+      if (expired) continue;
+      const objects: KubeObject[] = [];
+      for (const item of raw) {
+        const p = parseObject(kind, item);
+        if (p.ok) objects.push(p.object);
+        else invalid(kind, st, p.diagnostic);
+      }
+      st.lists++;
+      sink.replace(kind, objects as never);
+      return rv;
+    }
+  }
+
+  /** Returns the number of events applied; throws Gone on 410. */
+  async function watchOnce(kind: Kind, st: KindState, sink: SourceSink, connected: () => void): Promise<number> {
+    const timeoutS = t.watchTimeoutSeconds();
+    const path = query(kind, { watch: "1", resourceVersion: st.resourceVersion ?? "", allowWatchBookmarks: "true", timeoutSeconds: String(timeoutS) });
+    const ac = new AbortController();
+    const signal = AbortSignal.any([stop.signal, ac.signal]);
+    const headerTimer = setTimeout(() => ac.abort(new Error("watch response headers timed out")), t.requestTimeoutMs);
+    const deadline = setTimeout(() => ac.abort(new Error("watch outlived timeoutSeconds")), timeoutS * 1000 + t.watchGraceMs);
+    let n = 0;
+    try {
+      const res = await client.stream(path, { signal });
+      clearTimeout(headerTimer);
+      if (res.status === 410) {
+        await res.body?.cancel();
+        throw new Gone();
+      }
+      if (!res.ok || !res.body) throw await apiError(res, "GET", path, client.server);
+      st.watches++;
+      connected();
+      for await (const item of readNdjson(res.body, t.maxLineBytes)) {
+        const ev = "line" in item ? parseLine(item.line) : null;
+        if (!ev) {
+          st.malformed++;
+          hooks.onMalformed?.(kind);
+          log.warn("malformed watch line skipped", { kind, err: "tooLong" in item ? `line of ${item.tooLong} bytes over the limit` : "not a watch event" });
+          continue;
+        }
+        const rv = (ev.object as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
+        if (ev.type === "BOOKMARK") {
+          if (typeof rv === "string" && rv) st.resourceVersion = rv;
+          continue;
+        }
+        if (ev.type === "ERROR") {
+          const s = ev.object as { code?: unknown; message?: unknown };
+          if (s.code === 410) throw new Gone();
+          throw new Error(`watch ERROR event: ${String(s.code)} ${String(s.message ?? "")}`.slice(0, 300));
+        }
+        const p = parseObject(kind, ev.object);
+        if (p.ok) {
+          sink.apply({ type: ev.type, kind, object: p.object } as StoreEvent);
+          hooks.onEvent?.(kind, ev.type);
+          n++;
+        } else invalid(kind, st, p.diagnostic);
+        if (typeof rv === "string" && rv) st.resourceVersion = rv;
+      }
+      return n;
+    } finally {
+      clearTimeout(headerTimer);
+      clearTimeout(deadline);
+      ac.abort();
+    }
+  }
+
+  async function loop(kind: Kind, sink: SourceSink): Promise<void> {
+    const st = states.get(kind)!;
+    let attempt = 0;
+    let healthySince: number | null = null;
+    while (!stop.signal.aborted) {
+      try {
+        if (st.resourceVersion === null) {
+          st.resourceVersion = await list(kind, st, sink);
+          if (!st.synced) {
+            st.synced = true;
+            sink.synced(kind);
+            log.info("initial list applied", { kind, resourceVersion: st.resourceVersion });
+          }
+        }
+        const started = t.now();
+        const n = await watchOnce(kind, st, sink, () => (healthySince ??= t.now()));
+        if (stop.signal.aborted) break;
+        if (n === 0 && t.now() - started < t.minWatchMs) throw new Error("watch ended at once with no event");
+        hooks.onRestart?.(kind);
+      } catch (e) {
+        if (stop.signal.aborted) break;
+        if (e instanceof Gone) {
+          log.info("resourceVersion too old (410 Gone): relisting", { kind, resourceVersion: st.resourceVersion });
+          st.resourceVersion = null;
+          hooks.onRelist?.(kind);
+          continue;
+        }
+        st.errors++;
+        const reason = e instanceof Error ? e.message : String(e);
+        hooks.onError?.(kind, reason);
+        if (healthySince !== null && t.now() - healthySince >= t.backoffResetMs) attempt = 0;
+        healthySince = null;
+        const delay = backoffDelay(attempt++, t);
+        log.warn("list/watch failed, retrying", { kind, err: reason, retryInMs: Math.round(delay) });
+        await sleep(delay, stop.signal);
+      }
+    }
+  }
+
+  return {
+    async start(sink) {
+      log.info("watching kinds", { kinds, namespace: o.config.watchNamespace ?? "(all)", server: client.server });
+      loops = kinds.map((k) => loop(k, sink));
+    },
+    async stop() {
+      stop.abort();
+      await Promise.allSettled(loops);
+    },
+    state: (kind) => states.get(kind) ?? { synced: false, resourceVersion: null, lists: 0, watches: 0, errors: 0, malformed: 0, invalid: 0 },
+  };
+}
+
+type WatchEvent = { type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR"; object: object };
+const TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
+
+function parseLine(line: string): WatchEvent | null {
+  try {
+    const e = JSON.parse(line) as { type?: unknown; object?: unknown };
+    if (typeof e?.type === "string" && TYPES.has(e.type) && e.object && typeof e.object === "object") return e as WatchEvent;
+  } catch {
+    // fall through
+  }
+  return null;
+}
+

@@ -1,0 +1,166 @@
+// List+watch against the fake API server over real sockets.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
+import { captureLogger, FAST_WATCH, OBJECTS, RecordingSink, waitFor } from "../fake-apiserver/fixtures.ts";
+import { createKubeClient, type KubeClient } from "../../src/kube/client.ts";
+import { createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
+import { KINDS, type Kind } from "../../src/model/kinds.ts";
+import type { Diagnostic } from "../../src/model/diagnostic.ts";
+
+let api: FakeApiServer;
+let client: KubeClient;
+const log = captureLogger();
+let source: KubeSource | null = null;
+
+beforeAll(async () => {
+  api = await startFakeApiServer({ token: "secret-token", bookmarkIntervalMs: 100 });
+  const dir = `${process.env.TMPDIR ?? "/tmp"}/portico-watch-${process.pid}`;
+  await Bun.write(`${dir}/config`, kubeconfig(api.url, "secret-token"));
+  client = createKubeClient({ kubeconfig: `${dir}/config`, context: null }, log);
+});
+afterAll(() => api.stop());
+afterEach(async () => {
+  await source?.stop();
+  source = null;
+  api.faults.down = false;
+  api.faults.goneMode = "status";
+});
+
+function kubeconfig(server: string, token: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters: [{ name: fake, cluster: { server: "${server}" } }]
+users: [{ name: u, user: { token: "${token}" } }]
+contexts: [{ name: c, context: { cluster: fake, user: u } }]
+current-context: c
+`;
+}
+
+function start(opts: { pageSize?: number; kinds?: readonly Kind[]; diags?: Diagnostic[]; hooks?: Record<string, (k: Kind, ...a: string[]) => void> } = {}) {
+  const sink = new RecordingSink();
+  source = createKubeSource({
+    client,
+    config: { watchNamespace: null },
+    log,
+    kinds: opts.kinds ?? KINDS,
+    timings: { ...FAST_WATCH, pageSize: opts.pageSize ?? 500 },
+    onDiagnostic: (d) => opts.diags?.push(d),
+    hooks: opts.hooks ?? {},
+  });
+  void source.start(sink);
+  return { sink, source };
+}
+
+describe("list + watch", () => {
+  test("first list is paginated, then create/update/delete of each kind reaches the sink", async () => {
+    for (let i = 0; i < 7; i++) api.create("Service", OBJECTS.Service("pages", `s${i}`));
+    const listCalls = () => api.requests.filter((r) => !r.watch && r.path === "/api/v1/services").length;
+    const before = listCalls();
+    const { sink } = start({ pageSize: 3 });
+    await waitFor(() => sink.syncedKinds.length === KINDS.length, "all kinds synced");
+    expect(listCalls() - before).toBe(3); // 7 objects, pages of 3
+    expect(sink.replaces.find((r) => r.kind === "Service")!.names.filter((n) => /^s\d$/.test(n))).toHaveLength(7);
+    for (const kind of KINDS) {
+      api.create(kind, OBJECTS[kind]("apps", `k-${kind.toLowerCase()}`));
+      await waitFor(() => sink.has(kind, kind === "IngressClass" ? "" : "apps", `k-${kind.toLowerCase()}`), `${kind} added`, 2000);
+      const obj = api.get(kind, "apps", `k-${kind.toLowerCase()}`)!;
+      obj.metadata.labels = { touched: "yes" };
+      api.update(kind, obj);
+      await waitFor(() => sink.get(kind, kind === "IngressClass" ? "" : "apps", `k-${kind.toLowerCase()}`)?.metadata.labels?.touched === "yes", `${kind} modified`, 2000);
+      api.delete(kind, "apps", `k-${kind.toLowerCase()}`);
+      await waitFor(() => !sink.has(kind, kind === "IngressClass" ? "" : "apps", `k-${kind.toLowerCase()}`), `${kind} deleted`, 2000);
+    }
+  });
+
+  test("Secrets are listed and watched with fieldSelector type=kubernetes.io/tls", async () => {
+    const { sink } = start({ kinds: ["Secret"] });
+    api.create("Secret", { metadata: { name: "opaque", namespace: "s" }, type: "Opaque", data: {} });
+    api.create("Secret", OBJECTS.Secret("s", "tls"));
+    await waitFor(() => sink.has("Secret", "s", "tls"), "tls secret");
+    expect(sink.has("Secret", "s", "opaque")).toBe(false);
+    const q = api.requests.filter((r) => r.path === "/api/v1/secrets").map((r) => new URLSearchParams(r.query).get("fieldSelector"));
+    expect(q.length).toBeGreaterThan(0);
+    expect(q.every((f) => f === "type=kubernetes.io/tls")).toBe(true);
+  });
+
+  test("a watch dropped mid-stream resumes from its resourceVersion: no relist, no lost or duplicated event", async () => {
+    const { sink, source } = start({ kinds: ["Ingress"] });
+    await waitFor(() => sink.syncedKinds.includes("Ingress"), "synced");
+    for (let round = 0; round < 5; round++) {
+      api.create("Ingress", OBJECTS.Ingress("drop", `a${round}`));
+      api.dropWatches(); // the TCP connection dies
+      api.create("Ingress", OBJECTS.Ingress("drop", `b${round}`)); // happens while disconnected
+    }
+    await waitFor(() => sink.has("Ingress", "drop", "b4"), "last object", 4000);
+    const added = sink.events.filter((e) => e.type === "ADDED" && e.object.metadata.namespace === "drop").map((e) => e.object.metadata.name);
+    expect(added.sort()).toEqual(["a0", "a1", "a2", "a3", "a4", "b0", "b1", "b2", "b3", "b4"]);
+    expect(source.state("Ingress").lists).toBe(1);
+    expect(source.state("Ingress").errors).toBeGreaterThanOrEqual(1);
+  });
+
+  test("a clean end of stream (timeoutSeconds) resumes without listing", async () => {
+    let restarts = 0;
+    const { sink, source } = start({ kinds: ["IngressClass"], hooks: { onRestart: () => void restarts++ } });
+    await waitFor(() => sink.syncedKinds.includes("IngressClass"), "synced");
+    for (let i = 0; i < 3; i++) {
+      api.endWatches();
+      api.create("IngressClass", OBJECTS.IngressClass("", `clean${i}`));
+    }
+    await waitFor(() => sink.has("IngressClass", "", "clean2"), "after clean ends");
+    expect(restarts).toBeGreaterThanOrEqual(1);
+    expect(source.state("IngressClass").lists).toBe(1);
+    expect(source.state("IngressClass").errors).toBe(0);
+  });
+
+  for (const mode of ["status", "event"] as const) {
+    test(`410 Gone (${mode}) relists and notices an object deleted while disconnected`, async () => {
+      api.create("Service", OBJECTS.Service("gone", "stays"));
+      api.create("Service", OBJECTS.Service("gone", "vanishes"));
+      let relists = 0;
+      const { sink, source } = start({ kinds: ["Service"], hooks: { onRelist: () => void relists++ } });
+      await waitFor(() => sink.has("Service", "gone", "vanishes"), "listed");
+      api.faults.goneMode = mode;
+      api.faults.down = "503";
+      api.dropWatches();
+      await waitFor(() => api.requests.at(-1)?.status === 503, "a failing retry");
+      api.delete("Service", "gone", "vanishes");
+      api.create("Service", OBJECTS.Service("gone", "newcomer"));
+      api.compact(); // the client's resourceVersion is now too old
+      api.faults.down = false;
+      await waitFor(() => !sink.has("Service", "gone", "vanishes") && sink.has("Service", "gone", "newcomer"), "relist converged", 4000);
+      expect(relists).toBe(1);
+      expect(source.state("Service").lists).toBe(2);
+      expect(sink.has("Service", "gone", "stays")).toBe(true);
+      api.delete("Service", "gone", "stays");
+      api.delete("Service", "gone", "newcomer");
+    });
+  }
+
+  test("bookmarks advance the resourceVersion", async () => {
+    const { sink, source } = start({ kinds: ["Ingress"] });
+    await waitFor(() => sink.syncedKinds.includes("Ingress"), "synced");
+    const rv0 = Number(source.state("Ingress").resourceVersion);
+    api.create("Service", OBJECTS.Service("bm", "other")); // bumps the global version only
+    await waitFor(() => Number(source.state("Ingress").resourceVersion) > rv0, "bookmark", 2000);
+    api.delete("Service", "bm", "other");
+  });
+
+  test("garbage lines and invalid objects are logged, counted and skipped; the rest is applied", async () => {
+    const diags: Diagnostic[] = [];
+    let malformed = 0;
+    const { sink, source } = start({ kinds: ["Ingress"], diags, hooks: { onMalformed: () => void malformed++ } });
+    await waitFor(() => sink.syncedKinds.includes("Ingress"), "synced");
+    api.injectLine("this is not json", "Ingress");
+    api.injectLine('{"type":"ADDED"}', "Ingress");
+    api.injectLine(JSON.stringify({ type: "ADDED", object: { metadata: { name: "bad", namespace: "g", resourceVersion: "1" }, spec: { rules: [{ http: { paths: [{ path: "/", pathType: "Weird", backend: {} }] } }] } } }), "Ingress");
+    api.create("Ingress", OBJECTS.Ingress("g", "good"));
+    await waitFor(() => sink.has("Ingress", "g", "good"), "good object applied");
+    expect(sink.has("Ingress", "g", "bad")).toBe(false);
+    expect(malformed).toBe(2);
+    expect(source.state("Ingress").invalid).toBe(1);
+    expect(source.state("Ingress").errors).toBe(0);
+    expect(diags.map((d) => [d.name, d.reason])).toEqual([["bad", "InvalidObject"]]);
+    expect(log.text()).toContain("malformed watch line skipped");
+    expect(log.text()).toContain('"name":"bad"');
+  });
+});
