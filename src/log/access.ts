@@ -100,8 +100,8 @@ export function formatJson(r: AccessEntry): string {
 }
 
 // logfmt-style: key=value, values quoted (JSON string rules) when empty, "-", or holding
-// anything beyond printable ASCII without spaces, quotes, = or backslash. null prints as -.
-const BARE = /^[\x21\x23-\x3c\x3e-\x5b\x5d-\x7e]+$/;
+// anything beyond printable ASCII without spaces, quotes or backslash (a logfmt key ends at its first =, so = may stay bare). null prints as -.
+const BARE = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 function textValue(v: string | number | boolean | null): string {
   if (v === null) return "-";
   if (typeof v !== "string") return String(v);
