@@ -1,0 +1,56 @@
+// Graceful shutdown (issue 3 point 8): report draining at once (readiness 503), keep serving for
+// --shutdown-delay so load balancers notice, stop accepting, let in-flight requests finish for
+// up to --shutdown-grace-period, then close whatever is left.
+import type { Server } from "bun";
+import type { Config } from "../config/types.ts";
+import type { ProxyHandler } from "./handler.ts";
+import type { Logger } from "./types.ts";
+
+export interface Drain {
+  /** True from the moment begin() is called; /readyz reads it. */
+  readonly draining: boolean;
+  /** Idempotent; resolves when every listener is closed. */
+  begin(): Promise<void>;
+}
+
+export interface DrainOptions {
+  readonly config: Pick<Config, "shutdownDelayMs" | "shutdownGracePeriodMs">;
+  /** The listeners to stop, read when stopping (TLS listeners may have been rotated). */
+  readonly servers: () => ReadonlyArray<Pick<Server<unknown>, "stop">>;
+  readonly handlers: readonly ProxyHandler[];
+  readonly log: Logger;
+}
+
+export function createDrain(o: DrainOptions): Drain {
+  let draining = false;
+  let running: Promise<void> | null = null;
+
+  async function run(): Promise<void> {
+    draining = true;
+    // Responses now carry Connection: close, so keep-alive clients move elsewhere.
+    for (const h of o.handlers) h.inflight.draining = true;
+    o.log.info("drain: not ready, still serving", { delayMs: o.config.shutdownDelayMs });
+    await Bun.sleep(o.config.shutdownDelayMs);
+    for (const s of o.servers()) await s.stop(false);
+    // RFC 6455 §7.4.1 1001: the endpoint is going away; clients reconnect to another replica.
+    for (const h of o.handlers) h.closeWebSockets(1001, "shutting down");
+    const inflight = () => o.handlers.reduce((n, h) => n + h.inflight.count, 0);
+    o.log.info("drain: stopped accepting", { inflight: inflight() });
+    const deadline = performance.now() + o.config.shutdownGracePeriodMs;
+    for (const h of o.handlers) await h.inflight.idle(Math.max(0, deadline - performance.now()));
+    const left = inflight();
+    if (left > 0) o.log.warn("drain: grace period over, closing in-flight requests", { inflight: left });
+    for (const s of o.servers()) await s.stop(true);
+    o.log.info("drain: done", {});
+  }
+
+  return {
+    get draining() {
+      return draining;
+    },
+    begin() {
+      running ??= run();
+      return running;
+    },
+  };
+}

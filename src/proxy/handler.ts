@@ -1,0 +1,205 @@
+// The request handler shared by the HTTP and HTTPS listeners: validate → route → redirect →
+// limits → forward (or WebSocket relay) → stream back, with one access record per request.
+import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
+import type { Match } from "../table/types.ts";
+import { createBalancer, type Balancer } from "./balancer.ts";
+import { meterRequestBody, meterResponseBody } from "./body.ts";
+import { trustMatcher } from "./cidr.ts";
+import { errorResponse, ProxyError, statusOf } from "./errors.ts";
+import { createAttemptControl, forward } from "./forward.ts";
+import { clientIpOf, downstreamHeaders, requestIdOf, upstreamHeaders, type ForwardContext } from "./headers.ts";
+import { createInflight, type Inflight } from "./inflight.ts";
+import { hstsValue, httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
+import type { AccessRecord, ProxyDeps } from "./types.ts";
+import { validateRequest } from "./validate.ts";
+import { connectUpstreamWs, isWebSocketUpgrade, upgradeClient, websocketHandler, type WsData } from "./websocket.ts";
+
+export interface ProxyHandler {
+  fetch(req: Request, server: Server<WsData>): Promise<Response | undefined>;
+  readonly websocket: WebSocketHandler<WsData>;
+  error(e: Error): Response;
+  readonly inflight: Inflight;
+  /** Close every relayed WebSocket (drain: 1001 Going Away, RFC 6455 §7.4.1). */
+  closeWebSockets(code: number, reason: string): void;
+  readonly balancer: Balancer;
+}
+
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
+
+/** Bun's per-request idle timer must never fire before our own deadlines (DESIGN §5). */
+function bunTimeoutSeconds(ms: number): number {
+  const s = Math.ceil(ms / 1000) + 5;
+  return s > 255 ? 0 : s;
+}
+
+function peerOf(req: Request, server: Server<WsData>): string {
+  const a = server.requestIP(req)?.address ?? "";
+  // An IPv4 client on a dual-stack socket shows up as ::ffff:a.b.c.d.
+  return a.startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
+}
+
+export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): ProxyHandler {
+  const { config, hooks, log, scheme } = deps;
+  const balancer = deps.balancer ?? createBalancer();
+  const isTrusted = trustMatcher(config.trustedProxies);
+  const inflight = createInflight();
+  const sockets = new Set<ServerWebSocket<WsData>>();
+
+  const emit = (r: AccessRecord) => {
+    try {
+      hooks?.onRequestDone?.(r);
+    } catch {}
+  };
+
+  async function handle(req: Request, server: Server<WsData>): Promise<Response | undefined> {
+    const started = Date.now();
+    const t0 = performance.now();
+    const peer = peerOf(req, server);
+    const requestId = requestIdOf(req.headers);
+    const rec: AccessRecord = {
+      time: started, requestId, client: peer, method: req.method, host: "", path: "", status: 0,
+      bytesIn: 0, bytesOut: 0, durationMs: 0, upstream: null, upstreamStatus: null, upstreamMs: null,
+      ingress: null, service: null, websocket: false, error: null, scheme,
+    };
+    inflight.enter();
+    let done = false;
+    const finish = (status: number, error: string | null) => {
+      if (done) return;
+      done = true;
+      inflight.leave();
+      rec.status = status;
+      rec.error = error;
+      rec.durationMs = performance.now() - t0;
+      emit(rec);
+    };
+    const common: Record<string, string> = { "x-request-id": requestId };
+    if (inflight.draining) common.connection = "close";
+    const fail = (e: ProxyError): Response => {
+      finish(statusOf(e.code), e.code);
+      if (e.code === "Internal") log.error("proxy internal error", { err: e.detail, requestId });
+      return errorResponse(e.code, common);
+    };
+
+    try {
+      const v = validateRequest(req);
+      if (v instanceof ProxyError) return fail(v);
+      rec.host = v.hostname;
+      rec.path = v.target.path;
+      const pathAndQuery = v.target.path + v.target.query;
+
+      const match: Match | null = deps.lookup(deps.table(), v.hostname, v.target.path);
+      if (match === null) return fail(new ProxyError("NoRoute"));
+      const route = match.route;
+      const backend = route.backend;
+      rec.ingress = `${route.ingress.namespace}/${route.ingress.name}`;
+      rec.service = backend.id;
+
+      if (wantsHttpsRedirect(scheme, route)) {
+        finish(308, null);
+        return httpsRedirect(config, v.hostname, pathAndQuery, common);
+      }
+      const hsts = scheme === "https" ? hstsValue(config, route) : null;
+      if (hsts !== null) common["strict-transport-security"] = hsts;
+      if (backend.status !== "ok" || backend.endpoints.length === 0) return fail(new ProxyError("NoEndpoints", backend.status));
+
+      const opts = route.options;
+      const responseTimeoutMs = opts.responseTimeoutMs ?? config.responseTimeoutMs;
+      const idleMs = opts.streamIdleTimeoutMs ?? config.streamIdleTimeoutMs;
+      server.timeout(req, bunTimeoutSeconds(Math.max(responseTimeoutMs, idleMs)));
+
+      // Body limit (--max-body-size / portico.dev/max-body-size): a declared length over the
+      // limit is refused before any upstream is contacted.
+      const limit = opts.maxBodySize ?? config.maxBodySize;
+      const cl = req.headers.get("content-length");
+      if (limit !== null && cl !== null && Number(cl) > limit) return fail(new ProxyError("BodyTooLarge"));
+
+      const ctx: ForwardContext = { peer, trusted: isTrusted(peer), scheme, host: v.host, port: v.port, requestId };
+      const clientIp = clientIpOf(peer, req.headers.get("x-forwarded-for"), ctx.trusted, isTrusted);
+
+      if (isWebSocketUpgrade(req)) {
+        rec.websocket = true;
+        const proto = req.headers.get("sec-websocket-protocol");
+        const { ws, upstream } = await connectUpstreamWs({
+          backend, balancer, pathAndQuery,
+          headers: upstreamHeaders(req.headers, ctx, clientIp, true),
+          protocols: proto === null ? [] : proto.split(",").map((s) => s.trim()).filter((s) => s !== ""),
+          timeoutMs: responseTimeoutMs,
+        });
+        rec.upstream = upstream.authority;
+        rec.upstreamStatus = 101;
+        rec.upstreamMs = performance.now() - t0;
+        const ok = upgradeClient(req, server, ws, common, (bytesIn, bytesOut) => {
+          rec.bytesIn = bytesIn;
+          rec.bytesOut = bytesOut;
+          finish(101, null);
+        });
+        if (!ok) return fail(new ProxyError("BadRequest", "upgrade refused"));
+        return undefined;
+      }
+
+      const hasBody = req.body !== null && cl !== "0";
+      const control = createAttemptControl();
+      const metered = hasBody
+        ? meterRequestBody(req.body as ReadableStream<Uint8Array>, {
+            limit,
+            onProgress: () => control.touch(),
+            onTooLarge: () => control.abort(new ProxyError("BodyTooLarge", "streamed")),
+          })
+        : null;
+      let result;
+      try {
+        result = await forward(
+          {
+            method: req.method, pathAndQuery, headers: upstreamHeaders(req.headers, ctx, clientIp),
+            body: metered?.stream ?? null, retryable: IDEMPOTENT.has(req.method) && !hasBody,
+            backend, clientSignal: req.signal, responseTimeoutMs, balancer, hooks,
+          },
+          control,
+        );
+      } finally {
+        rec.bytesIn = metered?.bytes() ?? 0;
+      }
+      const up = result.response;
+      rec.upstream = result.upstream.authority;
+      rec.upstreamStatus = up.status;
+      rec.upstreamMs = result.upstreamMs;
+      const headers = downstreamHeaders(up.headers, requestId, hsts);
+      if (inflight.draining) headers.set("connection", "close");
+      if (up.body === null) {
+        finish(up.status, null);
+        return new Response(null, { status: up.status, statusText: up.statusText, headers });
+      }
+      const body = meterResponseBody(up.body, idleMs, (how, bytes) => {
+        rec.bytesOut = bytes;
+        const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
+        finish(up.status, err);
+      });
+      return new Response(body, { status: up.status, statusText: up.statusText, headers });
+    } catch (e) {
+      if (req.signal.aborted) {
+        finish(499, "ClientClosed");
+        return new Response(null, { status: 499 });
+      }
+      if (e instanceof ProxyError) return fail(e);
+      return fail(new ProxyError("Internal", String((e as Error)?.stack ?? e)));
+    }
+  }
+
+  return {
+    fetch: handle,
+    websocket: websocketHandler(sockets, (d) => {
+      try {
+        hooks?.onWebsocket?.(d);
+      } catch {}
+    }),
+    error(e) {
+      log.error("proxy handler crashed", { err: String(e?.stack ?? e) });
+      return errorResponse("Internal");
+    },
+    inflight,
+    closeWebSockets(code, reason) {
+      for (const ws of sockets) ws.close(code, reason);
+    },
+    balancer,
+  };
+}

@@ -1,0 +1,107 @@
+// Header rewriting between client and upstream (issue 3 point 4).
+
+// RFC 9110 §7.6.1: Connection, and the fields it lists, are hop-by-hop; Proxy-Connection,
+// Keep-Alive, TE, Transfer-Encoding and Upgrade are named there as ones a proxy must not
+// forward. Trailer (RFC 9110 §6.6.2) describes this hop's framing. Proxy-Authorization and
+// Proxy-Authenticate (RFC 9110 §11.7) are addressed to the proxy, not the origin.
+// Bun strips none of them in either direction (DESIGN §5).
+const HOP_BY_HOP = new Set([
+  "connection",
+  "proxy-connection",
+  "keep-alive",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "proxy-authorization",
+  "proxy-authenticate",
+]);
+
+// Set by us from what we saw; a client-supplied value is a spoof unless it came through a
+// trusted proxy (then X-Forwarded-For is appended to and the others are kept).
+const FORWARDED = new Set(["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-port", "x-real-ip", "forwarded"]);
+
+const SANE_ID = /^[A-Za-z0-9._-]{1,200}$/;
+
+/** Names listed in Connection (RFC 9110 §7.6.1), lowercased, or null when none. */
+function connectionListed(h: Headers): Set<string> | null {
+  const c = h.get("connection");
+  if (c === null) return null;
+  const out = new Set<string>();
+  for (const part of c.split(",")) {
+    const n = part.trim().toLowerCase();
+    if (n !== "") out.add(n);
+  }
+  return out;
+}
+
+/** Keep a sane client X-Request-ID (≤ 200 of [A-Za-z0-9._-]); otherwise a fresh UUID. */
+export function requestIdOf(h: Headers): string {
+  const id = h.get("x-request-id");
+  return id !== null && SANE_ID.test(id) ? id : crypto.randomUUID();
+}
+
+export interface ForwardContext {
+  /** Address of the TCP peer. */
+  readonly peer: string;
+  readonly trusted: boolean;
+  readonly scheme: "http" | "https";
+  /** Host header as received. */
+  readonly host: string;
+  readonly port: string | null;
+  readonly requestId: string;
+}
+
+/**
+ * The client address: the peer, or, when the peer is a trusted proxy, the right-most
+ * X-Forwarded-For entry that is not itself trusted (the left of it can be spoofed).
+ */
+export function clientIpOf(peer: string, xff: string | null, trusted: boolean, isTrusted: (ip: string) => boolean): string {
+  if (!trusted || xff === null) return peer;
+  const hops = xff.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const ip = hops[i] as string;
+    if (!isTrusted(ip)) return ip;
+  }
+  return hops[0] ?? peer;
+}
+
+/** Headers for the upstream request. `websocket` also drops the client's Sec-WebSocket-* handshake fields. */
+export function upstreamHeaders(incoming: Headers, ctx: ForwardContext, clientIp: string, websocket = false): Headers {
+  const listed = connectionListed(incoming);
+  const out = new Headers();
+  for (const [k, v] of incoming) {
+    if (HOP_BY_HOP.has(k) || listed?.has(k)) continue;
+    if (FORWARDED.has(k) && !ctx.trusted) continue;
+    if (k === "x-request-id" || k === "expect") continue;
+    if (websocket && k.startsWith("sec-websocket-")) continue;
+    out.append(k, v);
+  }
+  // Host is forwarded as received (RFC 9110 §7.2: the origin needs the client's authority).
+  if (ctx.host !== "") out.set("host", ctx.host);
+  const prior = ctx.trusted ? incoming.get("x-forwarded-for") : null;
+  out.set("x-forwarded-for", prior !== null && prior !== "" ? `${prior}, ${ctx.peer}` : ctx.peer);
+  if (!ctx.trusted || !out.has("x-forwarded-proto")) out.set("x-forwarded-proto", ctx.scheme);
+  if (!ctx.trusted || !out.has("x-forwarded-host")) {
+    if (ctx.host !== "") out.set("x-forwarded-host", ctx.host);
+  }
+  if (!ctx.trusted || !out.has("x-forwarded-port")) {
+    out.set("x-forwarded-port", ctx.port ?? (ctx.scheme === "https" ? "443" : "80"));
+  }
+  out.set("x-real-ip", clientIp);
+  out.set("x-request-id", ctx.requestId);
+  return out;
+}
+
+/** Headers for the client response: hop-by-hop removed, Set-Cookie lines kept separate. */
+export function downstreamHeaders(upstream: Headers, requestId: string, hsts: string | null): Headers {
+  const listed = connectionListed(upstream);
+  const out = new Headers();
+  for (const [k, v] of upstream) {
+    if (HOP_BY_HOP.has(k) || listed?.has(k)) continue;
+    out.append(k, v);
+  }
+  out.set("x-request-id", requestId);
+  if (hsts !== null) out.set("strict-transport-security", hsts);
+  return out;
+}

@@ -1,0 +1,44 @@
+// The plain-HTTP listener (issue 3 point 1). The TLS helper reuses serveOptions() for HTTPS.
+import type { Server } from "bun";
+import type { ProxyHandler } from "./handler.ts";
+import type { WsData } from "./websocket.ts";
+
+/**
+ * Bun's own cap on request bodies. DESIGN §5: the default 128 MiB also applies to streamed
+ * bodies, so it is set explicitly and high: the real limit is ours (--max-body-size and the
+ * per-Ingress annotation, which may be larger than the flag), enforced per route with 413.
+ */
+export const BUN_MAX_BODY = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Keep-alive idle timeout in seconds. 75 s (nginx's keepalive_timeout) outlives the 60 s idle
+ * timeout of common cloud load balancers, so we never close a connection they are about to
+ * reuse. Requests in progress get their own value from server.timeout() in the handler.
+ */
+export const IDLE_TIMEOUT_S = 75;
+
+export function serveOptions(handler: ProxyHandler) {
+  return {
+    maxRequestBodySize: BUN_MAX_BODY,
+    idleTimeout: IDLE_TIMEOUT_S,
+    fetch: handler.fetch,
+    websocket: handler.websocket,
+    error: handler.error,
+  };
+}
+
+export interface HttpListenerOptions {
+  readonly hostname: string;
+  readonly port: number;
+  readonly handler: ProxyHandler;
+  readonly reusePort?: boolean;
+}
+
+export function startHttpListener(o: HttpListenerOptions): Server<WsData> {
+  return Bun.serve<WsData>({
+    ...serveOptions(o.handler),
+    hostname: o.hostname,
+    port: o.port,
+    reusePort: o.reusePort ?? false,
+  });
+}

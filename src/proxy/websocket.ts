@@ -1,0 +1,182 @@
+// WebSocket proxying (issue 3 point 7): connect upstream first, then upgrade the client with the
+// subprotocol the backend chose (DESIGN §5), relay frames and close codes both ways. Nothing is
+// ever dropped silently: past the buffer bound both sides are closed with 1011.
+import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
+import type { Backend, Upstream } from "../table/types.ts";
+import type { Balancer } from "./balancer.ts";
+import { ProxyError } from "./errors.ts";
+
+/** Per-direction bound on data queued but not yet written. */
+export const WS_BUFFER_LIMIT = 16 * 1024 * 1024;
+
+type Frame = string | ArrayBuffer | Uint8Array;
+
+export interface WsData {
+  readonly upstream: WebSocket;
+  /** Upstream frames that arrived before the client side opened. */
+  pending: Frame[] | null;
+  client: ServerWebSocket<WsData> | null;
+  closed: boolean;
+  readonly onClose: (bytesIn: number, bytesOut: number) => void;
+  bytesIn: number;
+  bytesOut: number;
+}
+
+export function isWebSocketUpgrade(req: Request): boolean {
+  const up = req.headers.get("upgrade");
+  return req.method === "GET" && up !== null && up.toLowerCase() === "websocket";
+}
+
+// RFC 6455 §7.4.1: 1005, 1006 and 1015 must never be sent in a Close frame.
+function sendableCode(code: number | undefined): number | undefined {
+  if (code === undefined) return undefined;
+  if ((code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999)) return code;
+  return undefined;
+}
+
+function size(f: Frame): number {
+  return typeof f === "string" ? Buffer.byteLength(f) : f.byteLength;
+}
+
+function closeBoth(d: WsData, code: number, reason: string): void {
+  if (d.closed) return;
+  d.closed = true;
+  try {
+    d.upstream.close(code, reason);
+  } catch {}
+  try {
+    d.client?.close(code, reason);
+  } catch {}
+}
+
+/** Send to the client; a frame Bun would drop (send() === 0) closes the pair instead. */
+function toClient(d: WsData, f: Frame): void {
+  const ws = d.client;
+  if (ws === null) {
+    d.pending?.push(f);
+    if ((d.pending?.reduce((n, x) => n + size(x), 0) ?? 0) > WS_BUFFER_LIMIT) closeBoth(d, 1011, "backpressure");
+    return;
+  }
+  d.bytesOut += size(f);
+  if (ws.send(f) === 0) closeBoth(d, 1011, "backpressure");
+}
+
+export interface WsConnectInput {
+  readonly backend: Backend;
+  readonly balancer: Balancer;
+  readonly pathAndQuery: string;
+  readonly headers: Headers;
+  readonly protocols: string[];
+  readonly timeoutMs: number;
+}
+
+function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<WebSocket> {
+  const scheme = b.scheme === "https" ? "wss" : "ws";
+  const headers: Record<string, string> = {};
+  for (const [k, v] of input.headers) headers[k] = v;
+  const ws = new WebSocket(`${scheme}://${u.authority}${input.pathAndQuery}`, {
+    headers,
+    ...(input.protocols.length > 0 ? { protocols: input.protocols } : {}),
+    // Same policy as forward.ts: pod certificates are not verifiable for an IP.
+    ...(b.scheme === "https" ? { tls: { serverName: b.serverName, rejectUnauthorized: false } } : {}),
+  } as Bun.WebSocketOptions);
+  ws.binaryType = "arraybuffer";
+  return new Promise<WebSocket>((resolve, reject) => {
+    const t = setTimeout(() => {
+      ws.close();
+      reject(new ProxyError("UpstreamTimeout", "websocket handshake"));
+    }, input.timeoutMs);
+    ws.onopen = () => {
+      clearTimeout(t);
+      resolve(ws);
+    };
+    ws.onerror = () => {
+      clearTimeout(t);
+      reject(new ProxyError("UpstreamConnect", "websocket handshake failed"));
+    };
+  });
+}
+
+/** Open the upstream socket, trying a second endpoint once if the first fails. */
+export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: WebSocket; upstream: Upstream }> {
+  const tried = new Set<string>();
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const u = input.balancer.pick(input.backend, tried);
+    if (u === null) break;
+    tried.add(u.authority);
+    try {
+      const ws = await connectOnce(input.backend, u, input);
+      input.balancer.succeeded(u);
+      return { ws, upstream: u };
+    } catch (e) {
+      if (e instanceof ProxyError && e.code === "UpstreamTimeout") throw e;
+      input.balancer.failed(u);
+    }
+  }
+  throw new ProxyError(tried.size === 0 ? "NoEndpoints" : "UpstreamConnect", "websocket");
+}
+
+/** Wire the upstream socket's events to the relay and upgrade the client. False when Bun refused the upgrade. */
+export function upgradeClient(
+  req: Request,
+  server: Server<WsData>,
+  upstream: WebSocket,
+  extraHeaders: Record<string, string>,
+  onClose: WsData["onClose"],
+): boolean {
+  const d: WsData = { upstream, pending: [], client: null, closed: false, onClose, bytesIn: 0, bytesOut: 0 };
+  upstream.onmessage = (ev) => toClient(d, ev.data as Frame);
+  upstream.onclose = (ev) => {
+    if (d.closed) return;
+    d.closed = true;
+    const code = sendableCode(ev.code);
+    // An abnormal upstream end (1006) is passed on as an abrupt end, not a clean close.
+    if (ev.code === 1006) d.client?.terminate();
+    else d.client?.close(code, code === undefined ? undefined : ev.reason);
+  };
+  upstream.onerror = () => closeBoth(d, 1011, "upstream error");
+  const headers: Record<string, string> = { ...extraHeaders };
+  // DESIGN §5: answer with the subprotocol the backend chose, or none.
+  if (upstream.protocol !== "") headers["sec-websocket-protocol"] = upstream.protocol;
+  const ok = server.upgrade(req, { data: d, headers });
+  if (!ok) closeBoth(d, 1011, "upgrade failed");
+  return ok;
+}
+
+export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (delta: 1 | -1) => void): WebSocketHandler<WsData> {
+  return {
+    // Bun drops a send() past the limit unless told to close (DESIGN §5): close instead.
+    backpressureLimit: WS_BUFFER_LIMIT,
+    closeOnBackpressureLimit: true,
+    open(ws) {
+      const d = ws.data;
+      d.client = ws;
+      open.add(ws);
+      onCount(1);
+      const pending = d.pending ?? [];
+      d.pending = null;
+      for (const f of pending) toClient(d, f);
+      if (d.closed || d.upstream.readyState >= 2) ws.close(1011, "upstream closed");
+    },
+    message(ws, msg) {
+      const d = ws.data;
+      if (d.closed) return;
+      d.bytesIn += size(msg);
+      d.upstream.send(msg);
+      if (d.upstream.bufferedAmount > WS_BUFFER_LIMIT) closeBoth(d, 1011, "backpressure");
+    },
+    close(ws, code, reason) {
+      const d = ws.data;
+      open.delete(ws);
+      onCount(-1);
+      if (!d.closed) {
+        d.closed = true;
+        const c = sendableCode(code);
+        try {
+          d.upstream.close(c, c === undefined ? undefined : reason);
+        } catch {}
+      }
+      d.onClose(d.bytesIn, d.bytesOut);
+    },
+  };
+}

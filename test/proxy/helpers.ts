@@ -1,0 +1,131 @@
+// Test helpers for the data-plane suites: hand-built route tables, a Config with test
+// defaults, a proxy on 127.0.0.1:0, and raw-socket requests.
+import net from "node:net";
+import type { Server } from "bun";
+import type { Config } from "../../src/config/types.ts";
+import { createProxyHandler, type ProxyHandler } from "../../src/proxy/handler.ts";
+import { startHttpListener } from "../../src/proxy/listener.ts";
+import type { AccessRecord, Logger, ProxyHooks } from "../../src/proxy/types.ts";
+import type { WsData } from "../../src/proxy/websocket.ts";
+import { buildTable } from "../../src/table/build.ts";
+import { lookup } from "../../src/table/lookup.ts";
+import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
+
+export const quietLog: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+export function testConfig(over: Partial<Config> = {}): Config {
+  return {
+    kubeconfig: null, context: null, manifests: null, watchNamespace: null,
+    httpPort: 0, httpsPort: 8443, adminPort: 0, bind: "127.0.0.1",
+    ingressClass: "portico", controllerName: "portico.dev/ingress-controller", watchIngressWithoutClass: false,
+    defaultSslCertificate: null, defaultBackendService: null, publishService: null, publishStatusAddress: null,
+    electionId: "portico-leader", electionNamespace: null,
+    logLevel: "info", logFormat: "json", accessLog: "off",
+    maxBodySize: null, trustedProxies: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
+    streamIdleTimeoutMs: 300_000, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
+    hsts: true, hstsMaxAge: 31536000, tlsMinVersion: "1.2", tlsCiphers: "", workers: 1,
+    ...over,
+  };
+}
+
+export function endpoint(port: number, address = "127.0.0.1"): Upstream {
+  return { address, port, authority: `${address}:${port}`, ready: true, serving: true, terminating: false };
+}
+
+export function makeBackend(ports: number[], over: Partial<Backend> = {}): Backend {
+  const eps = ports.map((p) => endpoint(p));
+  return {
+    id: `default/svc-${ports.join("-") || "none"}:80`, namespace: "default", service: "svc", port: "80",
+    status: eps.length > 0 ? "ok" : "NoEndpoints", endpoints: eps, allEndpoints: eps,
+    scheme: "http", serverName: "svc.default.svc", externalName: false, ...over,
+  };
+}
+
+export const defaultOptions: RouteOptions = {
+  sslRedirect: true, forceSslRedirect: false, hsts: true, maxBodySize: null,
+  connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null,
+};
+
+export interface RouteSpec {
+  host?: string | null;
+  path?: string;
+  pathType?: "Exact" | "Prefix";
+  backend: Backend;
+  options?: Partial<RouteOptions>;
+  tls?: boolean;
+  name?: string;
+}
+
+export function makeRoute(s: RouteSpec): Route {
+  const path = s.path ?? "/";
+  const pathType = s.pathType ?? "Prefix";
+  return {
+    ingress: { namespace: "default", name: s.name ?? "ing" }, host: s.host ?? null, path, pathType,
+    declaredPathType: pathType, source: "rule", ruleIndex: 0, pathIndex: 0, backend: s.backend,
+    options: { ...defaultOptions, ...s.options }, tls: s.tls ?? false,
+  };
+}
+
+export function makeTable(routes: RouteSpec[], defaultRoute: RouteSpec | null = null): RouteTable {
+  const d = defaultRoute === null ? null : { ...makeRoute(defaultRoute), source: "defaultBackend" as const };
+  return buildTable(routes.map(makeRoute), d);
+}
+
+export interface TestProxy {
+  readonly port: number;
+  readonly url: string;
+  readonly server: Server<WsData>;
+  readonly handler: ProxyHandler;
+  readonly records: AccessRecord[];
+  setTable(t: RouteTable): void;
+  stop(): Promise<void>;
+}
+
+export function startProxy(table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http"): TestProxy {
+  let current = table;
+  const records: AccessRecord[] = [];
+  const handler = createProxyHandler({
+    config: testConfig(config), table: () => current, lookup, log: quietLog, scheme,
+    hooks: { ...hooks, onRequestDone: (r) => { records.push(r); hooks.onRequestDone?.(r); } },
+  });
+  const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+  return {
+    port: server.port as number, url: `http://127.0.0.1:${server.port}`, server, handler, records,
+    setTable(t) { current = t; },
+    async stop() { await server.stop(true); },
+  };
+}
+
+/** Send raw bytes, return everything received until the peer closes or `ms` passes. */
+export function rawRequest(port: number, bytes: string | Uint8Array, ms = 2_000): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const sock = net.connect(port, "127.0.0.1", () => sock.write(bytes));
+    const done = () => { clearTimeout(t); resolve(Buffer.concat(chunks).toString("latin1")); };
+    const t = setTimeout(() => { sock.destroy(); done(); }, ms);
+    sock.on("data", (d: Buffer) => chunks.push(d));
+    sock.on("close", done);
+    sock.on("error", () => {});
+  });
+}
+
+export function statusLine(raw: string): number {
+  const m = /^HTTP\/1\.[01] (\d{3})/.exec(raw);
+  return m ? Number(m[1]) : 0;
+}
+
+/** A backend that answers with JSON describing what it received, counting hits. */
+export function echoBackend(name = "echo") {
+  const seen: Array<{ method: string; url: string; headers: Record<string, string> }> = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1", port: 0,
+    async fetch(req) {
+      const headers: Record<string, string> = {};
+      req.headers.forEach((v, k) => { headers[k] = v; });
+      const body = req.body ? await req.text() : "";
+      seen.push({ method: req.method, url: req.url, headers });
+      return Response.json({ name, method: req.method, url: req.url, path: new URL(req.url).pathname + new URL(req.url).search, headers, body });
+    },
+  });
+  return { server, port: server.port as number, seen, stop: () => server.stop(true) };
+}
