@@ -3,7 +3,8 @@
 // a fixed set of methods, status classes, and reasons/kinds filtered to short identifiers.
 // Raw paths, hosts from requests and client addresses never become labels.
 
-import type { Counter, Gauge, Histogram, Registry } from "./metrics.ts";
+import type { Counter, Gauge, Histogram } from "./metrics.ts";
+import type { Registry } from "./registry.ts";
 
 /** The fields of the proxy's AccessRecord that metrics read (structurally compatible). */
 export interface RequestObservation {
@@ -80,7 +81,8 @@ function createMetrics(r: Registry) {
     watchRestarts: r.counter({ name: "portico_watch_restarts_total", help: "Watch streams restarted, by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
     watchRelists: r.counter({ name: "portico_watch_relists_total", help: "Full relists (initial, or after 410 Gone), by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
     watchErrors: r.counter({ name: "portico_watch_errors_total", help: "Watch or list errors, by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
-    watchMalformed: r.counter({ name: "portico_watch_malformed_total", help: "Objects or lines from a watch that failed validation, by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
+    watchMalformed: r.counter({ name: "portico_watch_malformed_total", help: "Watch lines that could not be decoded (bad JSON, wrong shape), by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
+    watchInvalid: r.counter({ name: "portico_watch_invalid_total", help: "Objects that failed schema validation and were skipped, by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
     tlsExpiry: r.gauge({ name: "portico_tls_certificate_expiry_timestamp_seconds", help: "Unix time at which the certificate served for a TLS host expires.", labelNames: ["host"], maxSeries: MAX_TLS_HOSTS, merge: "min" }),
     tlsRotations: r.counter({ name: "portico_tls_rotations_total", help: "TLS listener rotations (certificate set changed)." }),
     leader: r.gauge({ name: "portico_leader", help: "1 when this replica holds the status-writer lease, else 0.", merge: "max" }),
@@ -90,6 +92,13 @@ function createMetrics(r: Registry) {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+export interface ProxyHooksLike<R> {
+  onRequestDone(r: R): void;
+  onUpstreamRetry(backendId: string, reason: string): void;
+  onUpstreamError(backendId: string, reason: string): void;
+  onWebsocket(delta: 1 | -1): void;
+}
 
 export interface Instruments {
   readonly registry: Registry;
@@ -114,7 +123,13 @@ export interface Instruments {
     onRelist(kind: string): void;
     onError(kind: string): void;
     onMalformed(kind: string): void;
+    onInvalid(kind: string): void;
   };
+  /**
+   * Shaped like the proxy's ProxyHooks: every finished request is observed (then handed to
+   * `onRecord`, e.g. the access log), retries/errors counted by reason, websockets tracked.
+   */
+  proxyHooks<R extends RequestObservation>(onRecord?: (r: R) => void): ProxyHooksLike<R>;
   setCertificates(certs: Iterable<CertificateExpiry>): void;
   tlsRotated(): void;
   setLeader(leader: boolean): void;
@@ -129,7 +144,7 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
   m.activeConnections.set([], 0);
   m.websocketSessions.set([], 0);
 
-  return {
+  const inst: Instruments = {
     registry,
     metrics: m,
     observeRequest(rec) {
@@ -169,6 +184,19 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
       onRelist: (kind) => m.watchRelists.inc([ident(kind)]),
       onError: (kind) => m.watchErrors.inc([ident(kind)]),
       onMalformed: (kind) => m.watchMalformed.inc([ident(kind)]),
+      onInvalid: (kind) => m.watchInvalid.inc([ident(kind)]),
+    },
+    proxyHooks<R extends RequestObservation>(onRecord?: (r: R) => void): ProxyHooksLike<R> {
+      return {
+        onRequestDone: (r) => {
+          inst.observeRequest(r);
+          onRecord?.(r);
+        },
+        // Labelled by reason only: backend ids are already on portico_requests_total.
+        onUpstreamRetry: (_backend, reason) => inst.upstreamRetry(reason),
+        onUpstreamError: (_backend, reason) => inst.upstreamError(reason),
+        onWebsocket: (delta) => (delta > 0 ? inst.websocketOpened() : inst.websocketClosed()),
+      };
     },
     setCertificates(certs) {
       m.tlsExpiry.reset();
@@ -188,4 +216,5 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
       });
     },
   };
+  return inst;
 }

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createAdminApp, type AdminDeps, type ExplainQuery } from "../../src/admin/app.ts";
 import { createReadiness } from "../../src/admin/readiness.ts";
-import { Registry } from "../../src/admin/metrics.ts";
+import { Registry } from "../../src/admin/registry.ts";
 import { createInstruments } from "../../src/admin/instruments.ts";
 import { parseExposition, sampleValue } from "./expo-parser.ts";
 

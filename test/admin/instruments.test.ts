@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { Registry, OVERFLOW_METRIC } from "../../src/admin/metrics.ts";
+import { Registry, OVERFLOW_METRIC } from "../../src/admin/registry.ts";
 import { createInstruments, MAX_TLS_HOSTS, REQUEST_BUCKETS, type RequestObservation } from "../../src/admin/instruments.ts";
 import { parseExposition, sampleValue, type Family } from "./expo-parser.ts";
 
@@ -187,6 +187,7 @@ describe("control plane, watch, TLS and process metrics", () => {
       portico_watch_relists_total: "counter",
       portico_watch_errors_total: "counter",
       portico_watch_malformed_total: "counter",
+      portico_watch_invalid_total: "counter",
       portico_tls_certificate_expiry_timestamp_seconds: "gauge",
       portico_tls_rotations_total: "counter",
       portico_leader: "gauge",

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { Registry, OVERFLOW_METRIC } from "../../src/admin/metrics.ts";
+import { Registry, OVERFLOW_METRIC } from "../../src/admin/registry.ts";
 import { formatExposition, parseSnapshot, sumSnapshots } from "../../src/admin/exposition.ts";
 import { parseExposition, sampleValue } from "./expo-parser.ts";
 
