@@ -1,0 +1,241 @@
+// The --manifests source: YAML files (one file, or every *.yaml/*.yml in a folder) feed the
+// store exactly like a watch would, so the whole pipeline runs without a cluster (DESIGN §1).
+import { watch, type FSWatcher } from "node:fs";
+import { readFile, readdir, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
+import type { Diagnostic } from "../model/diagnostic.ts";
+import type { Logger } from "../log/logger.ts";
+import type { Source, SourceSink } from "../store/types.ts";
+import { parseManifestText, type LoadedObject } from "./documents.ts";
+
+export interface ManifestSourceOptions {
+  path: string;
+  log: Logger;
+  /** Quiet time after the last file event before re-reading (editors write in several steps). */
+  debounceMs?: number;
+  /** How often to check that the watched file/folder is still the one being watched. */
+  recheckMs?: number;
+  onDiagnostic?(d: Diagnostic): void;
+}
+
+interface FileState {
+  /** The text last parsed successfully (an unchanged file is not parsed again). */
+  readonly text: string;
+  readonly objects: readonly LoadedObject[];
+}
+
+const YAML_FILE = /\.ya?ml$/i;
+const mapKey = (kind: Kind, o: KubeObject): string => `${kind}\u0000${objectKey(o.metadata)}`;
+
+export class ManifestSource implements Source {
+  private readonly log: Logger;
+  private readonly debounceMs: number;
+  private readonly recheckMs: number;
+  private sink: SourceSink | null = null;
+  private isDir = false;
+  private files = new Map<string, FileState>();
+  /** What the sink has now, keyed by kind + namespace/name. */
+  private current = new Map<string, LoadedObject>();
+  private watcher: FSWatcher | null = null;
+  private watchedIno: number | null = null;
+  private debounce: ReturnType<typeof setTimeout> | null = null;
+  private recheck: ReturnType<typeof setInterval> | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly opts: ManifestSourceOptions) {
+    this.log = opts.log.child({ source: "manifests" });
+    this.debounceMs = opts.debounceMs ?? 100;
+    this.recheckMs = opts.recheckMs ?? 2000;
+  }
+
+  async start(sink: SourceSink): Promise<void> {
+    this.sink = sink;
+    // A missing path at start is a configuration error, not a transient state: fail loudly.
+    this.isDir = (await stat(this.opts.path)).isDirectory();
+    await this.readAll(false);
+    const byKind = new Map<Kind, KubeObject[]>(KINDS.map((k) => [k, []]));
+    for (const { kind, object } of this.current.values()) byKind.get(kind)!.push(object);
+    for (const kind of KINDS) sink.replace(kind, byKind.get(kind)! as KindObjects[typeof kind][]);
+    for (const kind of KINDS) sink.synced(kind);
+    this.log.info("manifests loaded", { path: this.opts.path, objects: this.current.size, files: this.files.size });
+    this.ensureWatcher();
+    this.recheck = setInterval(() => this.checkWatchTarget(), this.recheckMs);
+    (this.recheck as { unref?: () => void }).unref?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.debounce) clearTimeout(this.debounce);
+    if (this.recheck) clearInterval(this.recheck);
+    this.debounce = this.recheck = null;
+    this.closeWatcher();
+    await this.running;
+  }
+
+  /** The file watched: the folder itself, or the parent of a single file (editors replace files by rename). */
+  private get watchTarget(): string {
+    return this.isDir ? this.opts.path : dirname(this.opts.path);
+  }
+
+  private ensureWatcher(): void {
+    if (this.stopped || this.watcher) return;
+    try {
+      const w = watch(this.watchTarget, (_event, filename) => {
+        if (!this.isDir && filename && !this.relevantToFile(String(filename))) return;
+        this.schedule();
+      });
+      w.on("error", (err) => {
+        this.log.warn("manifests watcher failed; retrying", { path: this.watchTarget, err });
+        this.closeWatcher();
+      });
+      this.watcher = w;
+      stat(this.watchTarget).then(
+        (s) => (this.watchedIno = s.ino),
+        () => (this.watchedIno = null),
+      );
+    } catch (err) {
+      this.log.warn("cannot watch manifests yet; retrying", { path: this.watchTarget, err });
+    }
+  }
+
+  /** In single-file mode the parent folder is watched: react to our file and to ConfigMap `..data` swaps. */
+  private relevantToFile(filename: string): boolean {
+    return filename === basename(this.opts.path) || filename.startsWith("..");
+  }
+
+  private closeWatcher(): void {
+    this.watcher?.close();
+    this.watcher = null;
+    this.watchedIno = null;
+  }
+
+  /** Re-establish the watcher when the watched folder was removed or replaced (rename, remount). */
+  private checkWatchTarget(): void {
+    if (this.stopped) return;
+    stat(this.watchTarget).then(
+      (s) => {
+        if (this.watcher && this.watchedIno !== null && s.ino === this.watchedIno) return;
+        this.closeWatcher();
+        this.ensureWatcher();
+        this.schedule();
+      },
+      () => this.closeWatcher(), // missing for now: keep serving, look again next time
+    );
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    if (this.debounce) clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => {
+      this.debounce = null;
+      this.reload();
+    }, this.debounceMs);
+  }
+
+  /** Reloads never overlap: an event during one asks for one more pass. */
+  private reload(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.readAll(true);
+        } while (this.again && !this.stopped);
+      } catch (err) {
+        this.log.error("manifests reload failed", { path: this.opts.path, err });
+      } finally {
+        this.running = null;
+      }
+    })();
+  }
+
+  private async listFiles(): Promise<string[] | null> {
+    try {
+      const s = await stat(this.opts.path);
+      this.isDir = s.isDirectory();
+      if (!this.isDir) return [this.opts.path];
+      const names = await readdir(this.opts.path);
+      // Dotfiles are editor swap/lock files and ConfigMap `..data` internals.
+      return names.filter((n) => YAML_FILE.test(n) && !n.startsWith(".")).sort().map((n) => join(this.opts.path, n));
+    } catch {
+      return null;
+    }
+  }
+
+  /** Re-read every file, then emit the difference when `emit` (start() hands over with replace instead). */
+  private async readAll(emit: boolean): Promise<void> {
+    const list = await this.listFiles();
+    if (list === null) {
+      this.log.warn("manifests path is missing; keeping the objects loaded before", { path: this.opts.path });
+      return;
+    }
+    const next = new Map<string, FileState>();
+    for (const file of list) {
+      const state = await this.readFileState(file);
+      if (state) next.set(file, state);
+    }
+    if (this.stopped) return;
+    this.files = next;
+    this.publish(emit);
+  }
+
+  /** The new state of one file; its previous state when it cannot be parsed; null when it is gone. */
+  private async readFileState(file: string): Promise<FileState | null> {
+    const previous = this.files.get(file);
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+      this.log.warn("cannot read manifest file; keeping its objects", { path: file, err });
+      return previous ?? null;
+    }
+    if (previous && previous.text === text) return previous;
+    const parsed = parseManifestText(text, file);
+    if (!parsed.ok) {
+      // A half-saved file must not take its routes down: the last good objects keep serving.
+      this.log.warn("manifest file does not parse; keeping its previous objects", { path: file, line: parsed.line, err: parsed.message });
+      this.opts.onDiagnostic?.({ kind: "ManifestFile", namespace: "", name: file, reason: "InvalidObject", message: `line ${parsed.line ?? "?"}: ${parsed.message}` });
+      return previous ?? null;
+    }
+    for (const kind of new Set(parsed.ignoredKinds)) this.log.debug("ignoring a kind Portico does not watch", { path: file, kind });
+    for (const d of parsed.diagnostics) {
+      this.log.warn("invalid object in manifest file; skipped", { path: file, kind: d.kind, namespace: d.namespace, name: d.name, err: d.message });
+      this.opts.onDiagnostic?.(d);
+    }
+    return { text, objects: parsed.objects };
+  }
+
+  private publish(emit: boolean): void {
+    const merged = new Map<string, LoadedObject>();
+    for (const [file, state] of this.files) {
+      for (const o of state.objects) {
+        const key = mapKey(o.kind, o.object);
+        if (merged.has(key)) {
+          this.log.warn("duplicate object in manifests; the first one (by file name) wins", { path: file, kind: o.kind, namespace: o.object.metadata.namespace, name: o.object.metadata.name });
+          continue;
+        }
+        merged.set(key, o);
+      }
+    }
+    const previous = this.current;
+    this.current = merged;
+    const sink = this.sink;
+    if (!emit || !sink) return;
+    // Unchanged objects (equal content hash) produce no event.
+    for (const [key, old] of previous) {
+      if (!merged.has(key)) sink.apply({ type: "DELETED", kind: old.kind, object: old.object });
+    }
+    for (const [key, o] of merged) {
+      const old = previous.get(key);
+      if (!old) sink.apply({ type: "ADDED", kind: o.kind, object: o.object });
+      else if (old.hash !== o.hash) sink.apply({ type: "MODIFIED", kind: o.kind, object: o.object });
+    }
+  }
+}

@@ -1,0 +1,313 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { mkdir, mkdtemp, rename, rm, unlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ManifestSource } from "../../src/files/manifests.ts";
+import { createLogger } from "../../src/log/logger.ts";
+import type { Kind, KubeObject } from "../../src/model/kinds.ts";
+import type { Diagnostic } from "../../src/model/diagnostic.ts";
+import type { SourceSink, StoreEvent } from "../../src/store/types.ts";
+
+class RecordingSink implements SourceSink {
+  events: StoreEvent[] = [];
+  replaced = new Map<Kind, readonly KubeObject[]>();
+  syncedKinds: Kind[] = [];
+  apply(event: StoreEvent): void {
+    this.events.push(event);
+  }
+  replace(kind: Kind, objects: readonly KubeObject[]): void {
+    this.replaced.set(kind, objects);
+  }
+  synced(kind: Kind): void {
+    this.syncedKinds.push(kind);
+  }
+  summary(): string[] {
+    return this.events.map((e) => `${e.type} ${e.kind} ${e.object.metadata.namespace ?? ""}/${e.object.metadata.name}`);
+  }
+}
+
+const ingress = (name: string, svc = "web", ns?: string) => `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: ${name}${ns ? `\n  namespace: ${ns}` : ""}
+spec:
+  rules:
+    - host: ${name}.test
+      http:
+        paths:
+          - path: /
+            pathType: Prefix
+            backend: { service: { name: ${svc}, port: { number: 80 } } }
+`;
+const service = (name: string, port = 80) => `
+apiVersion: v1
+kind: Service
+metadata: { name: ${name} }
+spec: { ports: [{ name: http, port: ${port} }] }
+`;
+
+async function until(cond: () => boolean, what: string, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(10);
+  }
+}
+
+/** Give a debounced reload time to happen (used to show that nothing happened). */
+const settle = () => Bun.sleep(150);
+
+let dir: string;
+let source: ManifestSource | null;
+let logs: Record<string, unknown>[];
+let diagnostics: Diagnostic[];
+
+function makeSource(path: string): ManifestSource {
+  source = new ManifestSource({
+    path,
+    debounceMs: 20,
+    recheckMs: 100,
+    log: createLogger({ level: "debug", format: "json", write: (l) => logs.push(JSON.parse(l)) }),
+    onDiagnostic: (d) => diagnostics.push(d),
+  });
+  return source;
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "portico-manifests-"));
+  logs = [];
+  diagnostics = [];
+  source = null;
+});
+
+afterEach(async () => {
+  await source?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("initial load", () => {
+  test("replaces every kind, marks each synced, synthesises metadata", async () => {
+    await writeFile(join(dir, "a.yaml"), `${ingress("shop")}---\n${service("web")}---\n`);
+    await writeFile(
+      join(dir, "b.yml"),
+      `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: { name: portico, namespace: ignored }
+spec: { controller: portico.dev/ingress-controller }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: web-1, labels: { kubernetes.io/service-name: web } }
+addressType: IPv4
+endpoints: [{ addresses: [10.0.0.1] }]
+ports: [{ name: http, port: 8080 }]
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: cert, creationTimestamp: "2025-05-05T00:00:00Z" }
+stringData: { tls.crt: x, tls.key: y }
+`,
+    );
+    await writeFile(join(dir, "notes.txt"), "kind: Service\nnot yaml: [");
+    const sink = new RecordingSink();
+    await makeSource(dir).start(sink);
+    expect([...sink.replaced.keys()].sort()).toEqual(["EndpointSlice", "Ingress", "IngressClass", "Secret", "Service"]);
+    expect(sink.syncedKinds.sort()).toEqual(["EndpointSlice", "Ingress", "IngressClass", "Secret", "Service"]);
+    expect(sink.events).toEqual([]);
+    const ing = sink.replaced.get("Ingress")![0]!;
+    expect(ing.metadata.namespace).toBe("default");
+    expect(ing.metadata.creationTimestamp).toBe("1970-01-01T00:00:00Z");
+    expect(ing.metadata.uid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(ing.metadata.resourceVersion).toMatch(/^[0-9a-f]{16}$/);
+    expect(sink.replaced.get("IngressClass")![0]!.metadata.namespace).toBeUndefined();
+    expect(sink.replaced.get("Secret")![0]!.metadata.creationTimestamp).toBe("2025-05-05T00:00:00Z");
+    expect(sink.replaced.get("EndpointSlice")).toHaveLength(1);
+    expect(diagnostics).toEqual([]);
+  });
+
+  test("List kind is expanded; unknown kinds are ignored with a debug line", async () => {
+    await writeFile(
+      join(dir, "list.yaml"),
+      `apiVersion: v1
+kind: List
+items:
+  - { apiVersion: v1, kind: Service, metadata: { name: a }, spec: { ports: [{ port: 80 }] } }
+  - { apiVersion: v1, kind: Service, metadata: { name: b, namespace: prod }, spec: { ports: [{ port: 81 }] } }
+  - { apiVersion: v1, kind: ConfigMap, metadata: { name: c }, data: { x: y } }
+`,
+    );
+    const sink = new RecordingSink();
+    await makeSource(dir).start(sink);
+    expect(sink.replaced.get("Service")!.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(["default/a", "prod/b"]);
+    expect(diagnostics).toEqual([]);
+    expect(logs.some((l) => l.level === "debug" && l.kind === "ConfigMap")).toBe(true);
+  });
+
+  test("an invalid object becomes a diagnostic and a warn line; the rest loads", async () => {
+    await writeFile(
+      join(dir, "bad.yaml"),
+      `${ingress("good")}---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: broken, namespace: team }
+spec:
+  rules: [{ http: { paths: [{ path: /, pathType: Sometimes, backend: { service: { name: x } } }] } }]
+---
+apiVersion: extensions/v1beta1
+kind: Ingress
+metadata: { name: ancient }
+spec: {}
+`,
+    );
+    const sink = new RecordingSink();
+    await makeSource(dir).start(sink);
+    expect(sink.replaced.get("Ingress")!.map((i) => i.metadata.name)).toEqual(["good"]);
+    expect(diagnostics.map((d) => [d.kind, d.namespace, d.name, d.reason])).toEqual([
+      ["Ingress", "team", "broken", "InvalidObject"],
+      ["Ingress", "default", "ancient", "InvalidObject"],
+    ]);
+    expect(diagnostics[0]!.message).toContain("pathType");
+    expect(diagnostics[1]!.message).toContain("networking.k8s.io/v1");
+    const warn = logs.find((l) => l.level === "warn" && l.name === "broken");
+    expect(warn).toMatchObject({ kind: "Ingress", namespace: "team", path: join(dir, "bad.yaml") });
+  });
+
+  test("a missing path fails start", async () => {
+    await expect(makeSource(join(dir, "nope")).start(new RecordingSink())).rejects.toThrow();
+  });
+});
+
+describe("watching a folder", () => {
+  test("edit → MODIFIED only for what changed; delete a doc → DELETED; new file → ADDED", async () => {
+    const file = join(dir, "app.yaml");
+    await writeFile(file, `${ingress("shop")}---\n${service("web")}`);
+    const sink = new RecordingSink();
+    await makeSource(dir).start(sink);
+
+    await writeFile(file, `${ingress("shop")}---\n${service("web", 8080)}`);
+    await until(() => sink.events.length >= 1, "MODIFIED");
+    await settle();
+    expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
+    const svc = sink.events[0]!.object as { spec?: { ports?: { port: number }[] | null } };
+    expect(svc.spec?.ports?.[0]?.port).toBe(8080);
+
+    sink.events = [];
+    await writeFile(file, ingress("shop"));
+    await until(() => sink.events.length >= 1, "DELETED");
+    await settle();
+    expect(sink.summary()).toEqual(["DELETED Service default/web"]);
+
+    sink.events = [];
+    await writeFile(join(dir, "more.yml"), service("api"));
+    await until(() => sink.events.length >= 1, "ADDED");
+    expect(sink.summary()).toEqual(["ADDED Service default/api"]);
+
+    sink.events = [];
+    await unlink(join(dir, "more.yml"));
+    await until(() => sink.events.length >= 1, "DELETED after unlink");
+    expect(sink.summary()).toEqual(["DELETED Service default/api"]);
+  });
+
+  test("broken YAML: line reported, old objects keep serving, other files unaffected", async () => {
+    const a = join(dir, "a.yaml");
+    await writeFile(a, ingress("shop"));
+    await writeFile(join(dir, "b.yaml"), service("web"));
+    const sink = new RecordingSink();
+    await makeSource(dir).start(sink);
+
+    await writeFile(a, "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n spec: [\n");
+    await writeFile(join(dir, "b.yaml"), service("web", 9090));
+    await until(() => logs.some((l) => l.level === "warn" && l.line !== undefined), "parse warning");
+    await until(() => sink.events.length >= 1, "b.yaml change");
+    await settle();
+    expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
+    const warn = logs.find((l) => l.level === "warn" && l.line !== undefined)!;
+    expect(warn.path).toBe(a);
+    expect(warn.line).toBe(5);
+    expect(diagnostics.some((d) => d.name === a && d.message.startsWith("line 5:"))).toBe(true);
+
+    // Fixing the file resumes normal diffs against the objects it served before it broke.
+    sink.events = [];
+    await writeFile(a, ingress("shop", "api"));
+    await until(() => sink.events.length >= 1, "MODIFIED after fix");
+    expect(sink.summary()).toEqual(["MODIFIED Ingress default/shop"]);
+  });
+
+  test("atomic replace by rename is picked up", async () => {
+    const file = join(dir, "app.yaml");
+    await writeFile(file, service("web"));
+    const sink = new RecordingSink();
+    await makeSource(dir).start(sink);
+    const tmp = join(dir, ".app.yaml.tmp");
+    await writeFile(tmp, service("web", 7070));
+    await rename(tmp, file);
+    await until(() => sink.events.length >= 1, "MODIFIED after rename");
+    expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
+  });
+
+  test("the folder removed and recreated: objects kept while missing, watching resumes", async () => {
+    const folder = join(dir, "m");
+    await mkdir(folder);
+    await writeFile(join(folder, "app.yaml"), service("web"));
+    const sink = new RecordingSink();
+    await makeSource(folder).start(sink);
+    await rm(folder, { recursive: true });
+    await settle();
+    expect(sink.events).toEqual([]);
+    expect(logs.some((l) => l.level === "warn" && String(l.msg).includes("missing"))).toBe(true);
+    // Recreated in one step (as a ConfigMap volume swaps), so no reload sees it empty.
+    await mkdir(`${folder}.new`);
+    await writeFile(join(`${folder}.new`, "app.yaml"), service("web", 81));
+    await rename(`${folder}.new`, folder);
+    await until(() => sink.events.length >= 1, "MODIFIED after the folder came back");
+    expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
+    // The new folder is watched, not only polled once.
+    sink.events = [];
+    await writeFile(join(folder, "app.yaml"), service("web", 82));
+    await until(() => sink.events.length >= 1, "MODIFIED in the new folder");
+    expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
+  });
+
+  test("stop() ends watching", async () => {
+    const file = join(dir, "app.yaml");
+    await writeFile(file, service("web"));
+    const sink = new RecordingSink();
+    const s = makeSource(dir);
+    await s.start(sink);
+    await s.stop();
+    await writeFile(file, service("web", 81));
+    await settle();
+    expect(sink.events).toEqual([]);
+  });
+});
+
+describe("watching a single file", () => {
+  test("edits, editor-style rename, and a brief absence", async () => {
+    const file = join(dir, "routes.yaml");
+    await writeFile(file, service("web"));
+    await writeFile(join(dir, "other.yaml"), service("not-watched"));
+    const sink = new RecordingSink();
+    await makeSource(file).start(sink);
+    expect(sink.replaced.get("Service")!.map((s) => s.metadata.name)).toEqual(["web"]);
+
+    await writeFile(file, service("web", 81));
+    await until(() => sink.events.length >= 1, "MODIFIED");
+    expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
+
+    sink.events = [];
+    await writeFile(join(dir, "routes.yaml.new"), service("web", 82));
+    await rename(join(dir, "routes.yaml.new"), file);
+    await until(() => sink.events.length >= 1, "MODIFIED after rename");
+    expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
+
+    // The file disappears for a while: its objects keep serving until it comes back.
+    sink.events = [];
+    await unlink(file);
+    await settle();
+    expect(sink.events).toEqual([]);
+    await writeFile(file, `${service("web", 82)}---\n${service("api")}`);
+    await until(() => sink.events.length >= 1, "ADDED after return");
+    expect(sink.summary()).toEqual(["ADDED Service default/api"]);
+  });
+});
