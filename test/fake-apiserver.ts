@@ -63,6 +63,8 @@ export interface FakeApiServer {
   readonly port: number;
   readonly faults: Faults;
   readonly requests: RequestRecord[];
+  /** Change the accepted bearer token (credential rotation tests). */
+  setToken(token: string): void;
   create(kind: string, obj: Record<string, unknown>): Obj;
   /** Replace (resourceVersion in obj is checked only when set). */
   update(kind: string, obj: Record<string, unknown>): Obj;
@@ -84,17 +86,18 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
   const store = new ObjectStore(opts.historyLimit ?? 1000);
   const faults: Faults = { down: false, hang: false, latencyMs: 0, goneMode: "status", forbidden: null };
   const requests: RequestRecord[] = [];
-  const h = createHandler(store, faults, requests, {
+  const hopts = {
     token: opts.token,
     clientCertAuth: !!opts.tls?.clientCa,
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
-  });
+  };
+  const h = createHandler(store, faults, requests, hopts);
   const server = opts.tls
     ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ...(opts.tls.clientCa ? { ca: opts.tls.clientCa, requestCert: true, rejectUnauthorized: false } : {}) }, h.handle)
     : http.createServer(h.handle);
   const sockets = new Set<Socket>();
+  // With faults.down = "reset" each request is logged, then its connection destroyed (handler).
   server.on(opts.tls ? "secureConnection" : "connection", (s: Socket) => {
-    if (faults.down === "reset") return void s.destroy();
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
@@ -108,6 +111,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     port,
     faults,
     requests,
+    setToken: (t) => void (hopts.token = t),
     create: (kind, obj) => store.create(resourceByKind(kind), structuredClone(obj) as Obj),
     update: (kind, obj) => store.update(resourceByKind(kind), structuredClone(obj) as Obj),
     delete: (kind, ns, name) => store.delete(resourceByKind(kind), key(kind, ns, name)),

@@ -43,16 +43,25 @@ interface RawUserInfo {
   dir: string;
 }
 
-function rawUsers(file: string): Map<string, RawUserInfo> {
+/**
+ * Parse one file. `token-file` is taken out before client-node sees it: client-node reads it
+ * once, relative to the working directory, while kubectl resolves it against the file's
+ * directory and we re-read it periodically (auth.ts).
+ */
+function loadOne(file: string): { kc: KubeConfig; users: Map<string, RawUserInfo> } {
   const out = new Map<string, RawUserInfo>();
   const doc = loadYaml(readFileSync(file, "utf8")) as { users?: { name?: unknown; user?: Record<string, unknown> }[] } | null;
   const dir = dirname(file);
   for (const u of doc?.users ?? []) {
     if (typeof u?.name !== "string" || out.has(u.name)) continue;
     const tf = u.user?.["token-file"];
+    if (u.user) delete u.user["token-file"];
     out.set(u.name, { tokenFile: typeof tf === "string" ? (isAbsolute(tf) ? tf : join(dir, tf)) : null, dir });
   }
-  return out;
+  const kc = new KubeConfig();
+  kc.loadFromString(JSON.stringify(doc ?? {})); // JSON is YAML
+  kc.makePathsAbsolute(dir); // certificate-authority, client-certificate, client-key: relative to the file
+  return { kc, users: out };
 }
 
 function loadFiles(files: readonly string[]): { kc: KubeConfig; users: Map<string, RawUserInfo> } {
@@ -64,13 +73,12 @@ function loadFiles(files: readonly string[]): { kc: KubeConfig; users: Map<strin
   let current = "";
   for (const f of files) {
     if (!existsSync(f)) continue; // kubectl ignores missing entries of $KUBECONFIG
-    const one = new KubeConfig();
-    one.loadFromFile(f); // also makes cert/key/CA paths absolute against the file's directory
+    const { kc: one, users: raw } = loadOne(f);
     current ||= one.currentContext ?? "";
     for (const c of one.clusters) if (!clusters.some((x) => x.name === c.name)) clusters.push(c);
     for (const u of one.users) if (!us.some((x) => x.name === u.name)) us.push(u);
     for (const c of one.contexts) if (!contexts.some((x) => x.name === c.name)) contexts.push(c);
-    for (const [name, info] of rawUsers(f)) if (!users.has(name)) users.set(name, info);
+    for (const [name, info] of raw) if (!users.has(name)) users.set(name, info);
   }
   kc.loadFromOptions({ clusters, users: us, contexts, currentContext: current });
   return { kc, users };

@@ -1,0 +1,78 @@
+// API server down for a while: the source keeps its state, retries follow the back-off,
+// and it converges after recovery. The 20 s outage of the issue is run at 1/10 scale
+// (back-off 80 ms doubling to 3 s, outage 2 s): calls per kind are the same numbers.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
+import { captureLogger, OBJECTS, RecordingSink, waitFor } from "../fake-apiserver/fixtures.ts";
+import { createKubeClientFrom } from "../../src/kube/client.ts";
+import { resolveKubeConfig } from "../../src/kube/kubeconfig.ts";
+import { collectionPath, createKubeSource } from "../../src/kube/watch.ts";
+import { backoffDelay } from "../../src/kube/backoff.ts";
+import { KINDS } from "../../src/model/kinds.ts";
+
+const SCALE = 10;
+const OUTAGE_MS = 20_000 / SCALE;
+const INITIAL = 800 / SCALE;
+const MAX = 30_000 / SCALE;
+
+let api: FakeApiServer;
+beforeAll(async () => {
+  api = await startFakeApiServer({});
+});
+afterAll(() => api.stop());
+
+/** Retries one loop makes in `window` ms after its watch dropped, when every jitter draw is `r`. */
+function callsIn(window: number, r: number): number {
+  let t = 0;
+  let n = 0;
+  for (let a = 0; ; a++) {
+    t += backoffDelay(a, { backoffInitialMs: INITIAL, backoffMaxMs: MAX, random: () => r });
+    if (t > window) return n;
+    n++;
+  }
+}
+
+test("20 s outage (1/10 scale): state kept, calls follow the back-off, recovery converges", async () => {
+  const dir = `/tmp/portico-outage-${process.pid}`;
+  await Bun.write(`${dir}/config`, `clusters: [{ name: f, cluster: { server: "${api.url}" } }]\nusers: [{ name: u, user: {} }]\ncontexts: [{ name: c, context: { cluster: f, user: u } }]\ncurrent-context: c\n`);
+  const client = createKubeClientFrom(resolveKubeConfig({ kubeconfig: `${dir}/config`, context: null }), captureLogger());
+  for (const kind of KINDS) api.create(kind, OBJECTS[kind]("o", `before-${kind.toLowerCase()}`));
+  const sink = new RecordingSink();
+  const source = createKubeSource({
+    client,
+    config: { watchNamespace: null },
+    log: captureLogger(),
+    timings: { backoffInitialMs: INITIAL, backoffMaxMs: MAX, backoffResetMs: 120_000 / SCALE, watchTimeoutSeconds: () => 60, requestTimeoutMs: 1000, minWatchMs: 0 },
+  });
+  await source.start(sink);
+  try {
+    await waitFor(() => sink.syncedKinds.length === KINDS.length, "synced");
+    const eventsBefore = sink.events.length;
+    const t0 = Date.now();
+    const firstOutageCall = api.requests.length;
+    api.faults.down = "reset";
+    api.dropWatches();
+    await Bun.sleep(OUTAGE_MS);
+    const during = api.requests.slice(firstOutageCall);
+    api.faults.down = false;
+    const elapsed = Date.now() - t0;
+    // The state survived: no deletion or relist reached the sink during the outage.
+    expect(sink.events.length).toBe(eventsBefore);
+    for (const kind of KINDS) expect(sink.has(kind, kind === "IngressClass" ? "" : "o", `before-${kind.toLowerCase()}`)).toBe(true);
+    const lo = callsIn(OUTAGE_MS, 0.999) - 1; // -1: a loaded machine may fire a timer late
+    const hi = callsIn(elapsed, 0);
+    const perKind = KINDS.map((k) => during.filter((r) => r.path === collectionPath(k, null)).length);
+    process.stdout.write(`outage ${OUTAGE_MS} ms (x${SCALE} = 20 s): API calls per kind ${JSON.stringify(perKind)}, total ${during.length}, expected per kind ${lo + 1}..${hi} (jitter extremes)\n`);
+    for (const n of perKind) {
+      expect(n).toBeGreaterThanOrEqual(lo);
+      expect(n).toBeLessThanOrEqual(hi);
+    }
+    expect(during.length).toBe(perKind.reduce((a, b) => a + b, 0));
+    // Recovery: changes made after the outage arrive, from the kept resourceVersion (no relist).
+    for (const kind of KINDS) api.create(kind, OBJECTS[kind]("o", `after-${kind.toLowerCase()}`));
+    await waitFor(() => KINDS.every((k) => sink.has(k, k === "IngressClass" ? "" : "o", `after-${k.toLowerCase()}`)), "recovered", MAX + 2000);
+    for (const kind of KINDS) expect(source.state(kind).lists).toBe(1);
+  } finally {
+    await source.stop();
+  }
+});
