@@ -1,0 +1,50 @@
+// What the data-plane benchmark measures: scenarios and CPU layouts.
+
+export type SystemName = "portico" | "nginx" | "direct";
+export const SYSTEMS: readonly SystemName[] = ["portico", "nginx", "direct"];
+
+export interface Scenario {
+  readonly name: string;
+  readonly title: string;
+  readonly connections: number;
+  readonly path: string;
+  readonly tls: boolean;
+  readonly backend: "keepalive" | "close" | "many";
+  /** Body size the probe expects before the system is loaded. */
+  readonly bytes: number;
+  readonly systems: readonly SystemName[];
+}
+
+const MIB = 1024 * 1024;
+
+export const SCENARIOS: readonly Scenario[] = [
+  { name: "small", title: "13-byte body, keep-alive, wrk -c64", connections: 64, path: "/", tls: false, backend: "keepalive", bytes: 13, systems: SYSTEMS },
+  { name: "1mib", title: "1 MiB body, keep-alive, wrk -c8", connections: 8, path: "/1m", tls: false, backend: "keepalive", bytes: MIB, systems: SYSTEMS },
+  { name: "close", title: "backend sends Connection: close on every response, wrk -c64", connections: 64, path: "/", tls: false, backend: "close", bytes: 13, systems: SYSTEMS },
+  { name: "tls", title: "TLS termination (RSA-2048, TLS 1.3, keep-alive), 13-byte body, wrk -c64", connections: 64, path: "/", tls: true, backend: "keepalive", bytes: 13, systems: ["portico", "nginx"] },
+  { name: "ep200", title: "200 endpoints (127.0.0.10-209) behind one Service, 13-byte body, wrk -c64", connections: 64, path: "/", tls: false, backend: "many", bytes: 13, systems: SYSTEMS },
+];
+
+export interface Layout {
+  readonly name: string;
+  /** CPUs for the proxy under test (null: no pinning). */
+  readonly proxyCpus: string | null;
+  /** CPUs shared by wrk and the backend. */
+  readonly clientCpus: string | null;
+  readonly description: string;
+}
+
+export const LAYOUTS: readonly Layout[] = [
+  {
+    name: "pinned",
+    proxyCpus: "0",
+    clientCpus: "1",
+    description: "pinned: the proxy under test alone on CPU 0 (`taskset -c 0`); wrk and the backend share CPU 1. For `direct`, wrk and the backend share CPU 1 and CPU 0 is idle.",
+  },
+  {
+    name: "unpinned",
+    proxyCpus: null,
+    clientCpus: null,
+    description: "unpinned: no affinity; wrk, backend and proxy share both CPUs as the scheduler decides.",
+  },
+];

@@ -1,0 +1,139 @@
+// Starting the processes under test: the nginx backend, the nginx proxy, and Portico.
+import type { Subprocess } from "bun";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { endpointSlice, ingress, ingressClass, service, tlsSecret, toYaml } from "./cluster.ts";
+import type { CertFiles } from "./certs.ts";
+import { freePorts, waitFor } from "./net.ts";
+import { backendConf, proxyConf, type BackendPorts } from "./nginx.ts";
+import { logTail, start, stop } from "./procs.ts";
+import type { Tools } from "./install.ts";
+
+export const HOST = "bench.local";
+export const SMALL_BODY = "hello world!\n";
+export const MIB = 1024 * 1024;
+
+export interface Running {
+  readonly proc: Subprocess;
+  readonly http: number;
+  readonly https: number;
+  stop(): Promise<void>;
+}
+
+async function startNginx(tools: Tools, dir: string, name: string, conf: string, cpus: string | null): Promise<Subprocess> {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}.conf`);
+  writeFileSync(file, conf);
+  const log = join(dir, `${name}-stderr.log`);
+  const p = start([tools.nginx, "-p", dir, "-c", file, "-e", join(dir, `${name}-error.log`)], { cpus, log }, tools.taskset);
+  return p;
+}
+
+export interface Backend {
+  readonly proc: Subprocess;
+  readonly ports: BackendPorts;
+  stop(): Promise<void>;
+}
+
+/** First loopback octet of the 200-endpoint listeners: 127.0.0.10 … 127.0.0.209. */
+const MANY_FIRST = 10;
+
+export async function startBackend(tools: Tools, dir: string, cpus: string | null, manyCount: number): Promise<Backend> {
+  const root = join(dir, "www");
+  mkdirSync(root, { recursive: true });
+  writeFileSync(join(root, "1m"), new Uint8Array(MIB).fill(0x61));
+  const [keepalive, close, many] = freePorts(3) as [number, number, number];
+  const ports: BackendPorts = { keepalive, close, many, manyFirstOctet: MANY_FIRST, manyCount };
+  const proc = await startNginx(tools, dir, "backend", backendConf(dir, root, ports, 1), cpus);
+  const alive = () => proc.exitCode === null;
+  try {
+    await waitFor(`http://127.0.0.1:${keepalive}/`, { timeoutMs: 5000, alive });
+    await waitFor(`http://127.0.0.1:${close}/`, { timeoutMs: 5000, alive });
+    if (manyCount > 0) await waitFor(`http://127.0.0.${MANY_FIRST + manyCount - 1}:${many}/`, { timeoutMs: 5000, alive });
+  } catch (e) {
+    throw new Error(`backend nginx did not start: ${String(e)}\n${await logTail(join(dir, "backend-error.log"))}`);
+  }
+  return { proc, ports, stop: () => stop(proc) };
+}
+
+/** Which backend listener(s) a scenario sends to, as [last octet, port] pairs on 127.0.0.x. */
+export function upstreamsFor(b: BackendPorts, kind: "keepalive" | "close" | "many"): [number, number][] {
+  if (kind === "keepalive") return [[1, b.keepalive]];
+  if (kind === "close") return [[1, b.close]];
+  return Array.from({ length: b.manyCount }, (_, i) => [b.manyFirstOctet + i, b.many] as [number, number]);
+}
+
+export async function startNginxProxy(
+  tools: Tools,
+  dir: string,
+  cpus: string | null,
+  upstreams: readonly (readonly [number, number])[],
+  cert: CertFiles,
+): Promise<Running> {
+  const [http, https] = freePorts(2) as [number, number];
+  const conf = proxyConf(dir, { httpPort: http, httpsPort: https, upstreams, certFile: cert.certFile, keyFile: cert.keyFile, workers: 1 });
+  const proc = await startNginx(tools, dir, "proxy", conf, cpus);
+  try {
+    await waitFor(`http://127.0.0.1:${http}/`, { timeoutMs: 5000, host: HOST, alive: () => proc.exitCode === null });
+  } catch (e) {
+    throw new Error(`nginx proxy did not start: ${String(e)}\n${await logTail(join(dir, "proxy-error.log"))}`);
+  }
+  return { proc, http, https, stop: () => stop(proc) };
+}
+
+export interface PorticoOptions {
+  readonly root: string;
+  /** Temp dir for the log file. */
+  readonly dir: string;
+  readonly cpus: string | null;
+  readonly workers: number | null;
+  readonly tls: boolean;
+  readonly extraArgs?: readonly string[];
+}
+
+/** Writes the manifests for one scenario: IngressClass, Service, EndpointSlice, Ingress (+ Secret). */
+export function writeManifests(dir: string, upstreams: readonly (readonly [number, number])[], cert: CertFiles | null): string {
+  const ports = new Set(upstreams.map(([, p]) => p));
+  if (ports.size !== 1) throw new Error("one EndpointSlice needs one target port");
+  const port = [...ports][0] as number;
+  const objs = [
+    ingressClass(),
+    service("bench", "backend", port),
+    endpointSlice("bench", "backend", upstreams.map(([o]) => `127.0.0.${o}`), port),
+    ingress("bench", "bench", HOST, [{ path: "/", pathType: "Prefix", service: "backend" }], cert ? "bench-tls" : null),
+    ...(cert ? [tlsSecret("bench", "bench-tls", cert.cert, cert.key)] : []),
+  ];
+  const file = join(dir, "manifests.yaml");
+  writeFileSync(file, toYaml(objs));
+  return file;
+}
+
+export function porticoAvailable(root: string): boolean {
+  return Bun.spawnSync(["test", "-s", join(root, "src", "main.ts")]).exitCode === 0;
+}
+
+export async function startPortico(tools: Tools, manifests: string, o: PorticoOptions): Promise<Running> {
+  const [http, https, admin] = freePorts(3) as [number, number, number];
+  const args = [
+    process.execPath, join(o.root, "src", "main.ts"),
+    "--manifests", manifests,
+    "--bind", "127.0.0.1",
+    "--http-port", String(http),
+    "--https-port", String(https),
+    "--admin-port", String(admin),
+    "--access-log", "off",
+    "--log-level", "warn",
+    ...(o.workers === null ? [] : ["--workers", String(o.workers)]),
+    ...(o.tls ? ["--default-ssl-certificate", "bench/bench-tls"] : []),
+    ...(o.extraArgs ?? []),
+  ];
+  const log = join(o.dir, "portico.log");
+  const proc = start(args, { cpus: o.cpus, cwd: o.root, out: join(o.dir, "portico.out"), log }, tools.taskset);
+  try {
+    await waitFor(`http://127.0.0.1:${admin}/readyz`, { timeoutMs: 15_000, alive: () => proc.exitCode === null });
+  } catch (e) {
+    await stop(proc);
+    throw new Error(`portico did not become ready: ${String(e)}\n${await logTail(log)}\n${await logTail(join(o.dir, "portico.out"))}`);
+  }
+  return { proc, http, https, stop: () => stop(proc) };
+}
