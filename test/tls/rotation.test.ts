@@ -24,7 +24,7 @@ function handler(): ServeHandler {
     async fetch(req, server) {
       const url = new URL(req.url);
       if (url.pathname === "/slow") await Bun.sleep(400);
-      if (url.pathname === "/ws" && server.upgrade(req, { data: null })) return undefined;
+      if (url.pathname === "/ws" && server.upgrade(req)) return undefined;
       return new Response(tag);
     },
     websocket: { message(ws, m) { ws.send(m); } },
