@@ -52,11 +52,12 @@ export function escapeHelp(s: string): string {
   return s.toWellFormed().replace(/[\\\n]/g, (c) => (c === "\n" ? "\\n" : "\\\\"));
 }
 
-function labelText(names: readonly string[], values: readonly string[], extra?: string): string {
-  const parts = names.map((n, i) => `${n}="${escapeLabelValue(values[i] ?? "")}"`);
-  if (extra !== undefined) parts.push(extra);
-  return parts.length === 0 ? "" : `{${parts.join(",")}}`;
+/** `a="x",b="y"` without braces (empty for no labels). */
+function labelPairs(names: readonly string[], values: readonly string[]): string {
+  return names.map((n, i) => `${n}="${escapeLabelValue(values[i] ?? "")}"`).join(",");
 }
+
+const braces = (pairs: string) => (pairs === "" ? "" : `{${pairs}}`);
 
 function compareLabels(a: { labels: readonly string[] }, b: { labels: readonly string[] }): number {
   const n = Math.min(a.labels.length, b.labels.length);
@@ -75,20 +76,23 @@ export function formatExposition(snap: RegistrySnapshot): string {
   for (const f of families) {
     out.push(`# HELP ${f.name} ${escapeHelp(f.help)}`, `# TYPE ${f.name} ${f.type}`);
     if (f.type === "histogram") {
+      const les = f.buckets.map((le) => `le="${formatValue(le)}"`);
       for (const s of [...f.series].sort(compareLabels)) {
+        const pairs = labelPairs(f.labelNames, s.labels);
+        const pre = `${f.name}_bucket{${pairs === "" ? "" : `${pairs},`}`;
         let cumulative = 0;
-        f.buckets.forEach((le, i) => {
+        les.forEach((le, i) => {
           cumulative += s.counts[i] ?? 0;
-          out.push(`${f.name}_bucket${labelText(f.labelNames, s.labels, `le="${formatValue(le)}"`)} ${formatValue(cumulative)}`);
+          out.push(`${pre}${le}} ${formatValue(cumulative)}`);
         });
         // The +Inf bucket always equals _count (text format: histograms).
-        out.push(`${f.name}_bucket${labelText(f.labelNames, s.labels, 'le="+Inf"')} ${formatValue(s.count)}`);
-        out.push(`${f.name}_sum${labelText(f.labelNames, s.labels)} ${formatValue(s.sum)}`);
-        out.push(`${f.name}_count${labelText(f.labelNames, s.labels)} ${formatValue(s.count)}`);
+        out.push(`${pre}le="+Inf"} ${formatValue(s.count)}`);
+        out.push(`${f.name}_sum${braces(pairs)} ${formatValue(s.sum)}`);
+        out.push(`${f.name}_count${braces(pairs)} ${formatValue(s.count)}`);
       }
     } else {
       for (const s of [...f.series].sort(compareLabels)) {
-        out.push(`${f.name}${labelText(f.labelNames, s.labels)} ${formatValue(s.value)}`);
+        out.push(`${f.name}${braces(labelPairs(f.labelNames, s.labels))} ${formatValue(s.value)}`);
       }
     }
   }

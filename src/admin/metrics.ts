@@ -36,10 +36,15 @@ export type OnOverflow = (metric: string) => void;
 
 function seriesKey(values: readonly string[]): string {
   if (values.length === 1) return values[0] as string;
-  // NUL cannot appear in our label values in practice; fall back to JSON when it does so two
-  // distinct label sets can never share a key.
-  const joined = values.join("\u0000");
-  return joined.split("\u0000").length === values.length ? joined : JSON.stringify(values);
+  // Join with NUL (hot path: no allocation beyond the key). A value holding NUL could make two
+  // label sets share a key, so such sets use their JSON form, which never contains a raw NUL.
+  let key = "";
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as string;
+    if (v.includes("\u0000")) return JSON.stringify(values);
+    key = i === 0 ? v : `${key}\u0000${v}`;
+  }
+  return key;
 }
 
 abstract class Metric<S extends { readonly labels: readonly string[] }> {

@@ -81,6 +81,16 @@ describe("registry exposition", () => {
     expect(sampleValue(fams, OVERFLOW_METRIC, { metric: "t_capped_total" })).toBe(7);
   });
 
+  test("label sets that differ only around a NUL stay distinct series", () => {
+    const r = new Registry();
+    const c = r.counter({ name: "t_nul_total", help: "", labelNames: ["a", "b"] });
+    c.inc(["x\u0000y", "z"]);
+    c.inc(["x", "y\u0000z"]);
+    c.inc(["x", "y"]);
+    expect(r.toJSON().families.find((f) => f.name === "t_nul_total")?.series.length).toBe(3);
+    expect(c.get(["x", "y\u0000z"])).toBe(1);
+  });
+
   test("the default bound is 10,000 label sets", () => {
     const r = new Registry();
     const c = r.counter({ name: "t_big_total", help: "", labelNames: ["k"] });
