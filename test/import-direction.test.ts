@@ -1,0 +1,290 @@
+// The one-way data flow (DESIGN §1, §6.1, §6.10) as a test: the pure core (compile/, table/,
+// store/, model/) never reaches the I/O side, never reads a clock or arms a timer, and Bun.*
+// stays in the few folders that own a Bun caveat. A violation names file, line and rule.
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, posix, relative, resolve } from "node:path";
+
+const SRC = resolve(import.meta.dir, "../src");
+
+/** Folders whose code must stay pure: no I/O, no timers, no clock, no Bun. */
+const PURE_DIRS = ["compile/", "table/", "store/", "model/"] as const;
+
+/** What the pure core must not import (paths relative to src/; a trailing / means the folder). */
+const FORBIDDEN_FOR_PURE = [
+  "proxy/", "tls/", "kube/", "admin/", "files/", "log/", "workers/", "workers.ts", "main.ts",
+  // Of config/, only types.ts and units.ts are pure; the rest reads the process environment.
+  "config/parse.ts", "config/flags.ts", "config/values.ts", "config/help.ts",
+] as const;
+
+/** Modules with I/O or timers, with or without the `node:` prefix. */
+const IO_MODULES = [
+  "fs", "fs/promises", "net", "tls", "http", "https", "http2", "dgram", "dns", "child_process",
+  "worker_threads", "timers", "timers/promises", "os", "process", "cluster", "readline",
+] as const;
+
+/** Global references the pure core must not make (matched on code with comments and strings removed). */
+const FORBIDDEN_GLOBALS_FOR_PURE: readonly { name: string; re: RegExp }[] = [
+  { name: "Bun.", re: /(?<![\w$.])Bun\s*\./ },
+  { name: "setTimeout", re: /(?<![\w$.])setTimeout\b/ },
+  { name: "setInterval", re: /(?<![\w$.])setInterval\b/ },
+  { name: "setImmediate", re: /(?<![\w$.])setImmediate\b/ },
+  { name: "Date.now", re: /(?<![\w$.])Date\s*\.\s*now\b/ },
+  { name: "new Date(", re: /\bnew\s+Date\s*\(/ },
+  { name: "performance.now", re: /(?<![\w$.])performance\s*\.\s*now\b/ },
+  { name: "fetch(", re: /(?<![\w$.])fetch\s*\(/ },
+  { name: "globalThis", re: /(?<![\w$.])globalThis\b/ },
+  { name: "process.", re: /(?<![\w$.])process\s*\./ },
+];
+
+/** The only places allowed to call Bun.* (each Bun caveat gets its comment at the point of use). */
+const BUN_ALLOWED = ["proxy/", "tls/", "kube/", "main.ts", "workers/", "workers.ts"] as const;
+
+/** The only folder allowed to write to the console (everything else logs through it). */
+const CONSOLE_ALLOWED = ["log/"] as const;
+
+export interface Violation {
+  file: string;
+  line: number;
+  rule: string;
+}
+
+const under = (file: string, prefixes: readonly string[]) => prefixes.some((p) => (p.endsWith("/") ? file.startsWith(p) : file === p));
+
+/**
+ * Blank out comments (always) and string/regex contents (when `blankStrings`), keeping offsets
+ * and newlines so line numbers stay right. Template `${...}` code is kept as code.
+ */
+export function stripSource(src: string, blankStrings: boolean): string {
+  let out = "";
+  let i = 0;
+  const braces: number[] = []; // depth stack for template `${` nesting
+  let depth = 0;
+  let prev = ""; // last significant code char, to tell a regex from a division
+  const keep = (s: string) => (out += s);
+  const blank = (s: string) => (out += s.replace(/[^\n]/g, " "));
+  const readString = (q: string) => {
+    let j = i + 1;
+    while (j < src.length && src[j] !== q && src[j] !== "\n") j += src[j] === "\\" ? 2 : 1;
+    const body = src.slice(i + 1, j);
+    keep(q);
+    blankStrings ? blank(body) : keep(body);
+    if (j < src.length) keep(src[j]!);
+    i = j + 1;
+    prev = q;
+  };
+  const readTemplate = () => {
+    // i points just after the opening backtick or the closing } of a ${...}
+    let j = i;
+    while (j < src.length && src[j] !== "`" && !(src[j] === "$" && src[j + 1] === "{")) j += src[j] === "\\" ? 2 : 1;
+    blankStrings ? blank(src.slice(i, j)) : keep(src.slice(i, j));
+    if (src[j] === "`") {
+      keep("`");
+      i = j + 1;
+      prev = "`";
+    } else if (j < src.length) {
+      keep("${");
+      braces.push(depth);
+      depth++;
+      i = j + 2;
+      prev = "{";
+    } else i = j;
+  };
+  while (i < src.length) {
+    const c = src[i]!;
+    const n = src[i + 1];
+    if (c === "/" && n === "/") {
+      const end = src.indexOf("\n", i);
+      blank(src.slice(i, end < 0 ? src.length : end));
+      i = end < 0 ? src.length : end;
+    } else if (c === "/" && n === "*") {
+      const end = src.indexOf("*/", i + 2);
+      const stop = end < 0 ? src.length : end + 2;
+      blank(src.slice(i, stop));
+      i = stop;
+    } else if (c === '"' || c === "'") {
+      readString(c);
+    } else if (c === "`") {
+      keep("`");
+      i++;
+      readTemplate();
+    } else if (c === "/" && (prev === "" || "(,=:[!&|?{};+-*%<>~^".includes(prev))) {
+      // A regex literal: skip to its closing slash (outside a character class).
+      let j = i + 1;
+      let inClass = false;
+      while (j < src.length && src[j] !== "\n" && (inClass || src[j] !== "/")) {
+        if (src[j] === "\\") j++;
+        else if (src[j] === "[") inClass = true;
+        else if (src[j] === "]") inClass = false;
+        j++;
+      }
+      keep("/");
+      blankStrings ? blank(src.slice(i + 1, j)) : keep(src.slice(i + 1, j));
+      i = j;
+      prev = "/";
+      if (src[i] === "/") {
+        keep("/");
+        i++;
+        prev = "x"; // flags follow; a regex value ends like an identifier
+      }
+    } else {
+      if (c === "{") depth++;
+      if (c === "}") {
+        depth--;
+        if (braces.length > 0 && braces[braces.length - 1] === depth) {
+          braces.pop();
+          keep("}");
+          i++;
+          readTemplate();
+          continue;
+        }
+      }
+      keep(c);
+      if (!/\s/.test(c)) prev = /[\w$]/.test(c) ? "x" : c;
+      i++;
+    }
+  }
+  return out;
+}
+
+const lineAt = (text: string, index: number) => text.slice(0, index).split("\n").length;
+
+/** Module specifiers of static imports/exports, side-effect imports, dynamic import() and require(). */
+export function importsOf(code: string): { spec: string; line: number }[] {
+  const out: { spec: string; line: number }[] = [];
+  const patterns = [
+    /\b(?:import|export)\s+(?:type\s+)?(?:[^;"'`]*?\bfrom\s*)?["']([^"'\n]+)["']/g,
+    /\bimport\s*\(\s*["']([^"'\n]+)["']/g,
+    /\brequire\s*\(\s*["']([^"'\n]+)["']/g,
+  ];
+  for (const re of patterns) for (const m of code.matchAll(re)) out.push({ spec: m[1]!, line: lineAt(code, m.index) });
+  return out;
+}
+
+/** True when the identifier at `end` is a declaration (`name:`, `name?:`, `name(...): T`, `name(...) {`), not a use. */
+function isDeclaration(code: string, end: number): boolean {
+  let j = end;
+  while (/\s/.test(code[j] ?? "")) j++;
+  if (code[j] === ":" || code[j] === "?") return true;
+  if (code[j] !== "(") return false;
+  let d = 0;
+  for (; j < code.length; j++) {
+    if (code[j] === "(") d++;
+    else if (code[j] === ")" && --d === 0) break;
+  }
+  j++;
+  while (/\s/.test(code[j] ?? "")) j++;
+  return code[j] === ":" || code[j] === "{";
+}
+
+/** Check one file's text; `file` is its path relative to src/ with forward slashes. */
+export function scan(file: string, src: string): Violation[] {
+  const out: Violation[] = [];
+  const withStrings = stripSource(src, false);
+  const code = stripSource(src, true);
+  const pure = under(file, PURE_DIRS);
+
+  for (const { spec, line } of importsOf(withStrings)) {
+    const bare = spec.replace(/^node:/, "");
+    if (pure && (IO_MODULES as readonly string[]).includes(bare)) out.push({ file, line, rule: `pure module imports ${spec}` });
+    if (pure && spec.startsWith(".")) {
+      const target = posix.normalize(posix.join(posix.dirname(file), spec));
+      if (under(target, FORBIDDEN_FOR_PURE)) out.push({ file, line, rule: `pure module imports ${target}` });
+    }
+  }
+
+  const checks: { name: string; re: RegExp }[] = [];
+  if (pure) checks.push(...FORBIDDEN_GLOBALS_FOR_PURE);
+  else if (!under(file, BUN_ALLOWED)) checks.push({ name: "Bun.", re: /(?<![\w$.])Bun\s*\./ });
+  if (!under(file, CONSOLE_ALLOWED)) checks.push({ name: "console.", re: /(?<![\w$.])console\s*\./ });
+  for (const { name, re } of checks) {
+    const global = new RegExp(re.source, "g");
+    for (const m of code.matchAll(global)) {
+      if (/^\w+$/.test(m[0]) && isDeclaration(code, m.index + m[0].length)) continue;
+      out.push({ file, line: lineAt(code, m.index), rule: `${pure ? "pure module" : "module"} references ${name}` });
+    }
+  }
+  return out;
+}
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...sourceFiles(p));
+    else if (e.name.endsWith(".ts") && !e.name.endsWith(".test.ts")) out.push(p);
+  }
+  return out;
+}
+
+describe("import direction", () => {
+  test("src/ follows the one-way rules", () => {
+    const files = sourceFiles(SRC);
+    expect(files.length).toBeGreaterThan(5);
+    const violations = files.flatMap((p) => scan(relative(SRC, p).split("\\").join("/"), readFileSync(p, "utf8")));
+    expect(violations.map((v) => `src/${v.file}:${v.line}: ${v.rule}`)).toEqual([]);
+  });
+});
+
+describe("the scanner itself", () => {
+  const rules = (file: string, src: string) => scan(file, src).map((v) => `${v.line}: ${v.rule}`);
+
+  test("catches planted violations in a pure module", () => {
+    const src = [
+      'import { thing } from "../proxy/forward.ts";',
+      'import type { Logger } from "../log/logger.ts";',
+      'import { readFileSync } from "node:fs";',
+      'export { parseArgs } from "../config/parse.ts";',
+      "const t = setTimeout(() => {}, 5);",
+      "const now = Date.now() + performance.now();",
+      "const d = new Date();",
+      'const r = await fetch("http://x");',
+      "Bun.serve({});",
+      'console.log("hi");',
+      'const m = await import("../kube/watch.ts");',
+    ].join("\n");
+    expect(rules("compile/bad.ts", src)).toEqual([
+      "1: pure module imports proxy/forward.ts",
+      "2: pure module imports log/logger.ts",
+      "3: pure module imports node:fs",
+      "4: pure module imports config/parse.ts",
+      "11: pure module imports kube/watch.ts",
+      "9: pure module references Bun.",
+      "5: pure module references setTimeout",
+      "6: pure module references Date.now",
+      "7: pure module references new Date(",
+      "6: pure module references performance.now",
+      "8: pure module references fetch(",
+      "10: pure module references console.",
+    ]);
+  });
+
+  test("Bun.* and console outside their folders are caught; allowed places pass", () => {
+    expect(rules("admin/app.ts", "const f = Bun.file('x');\nconsole.error(1);")).toEqual([
+      "1: module references Bun.",
+      "2: module references console.",
+    ]);
+    expect(rules("proxy/listener.ts", "Bun.serve({});")).toEqual([]);
+    expect(rules("main.ts", "Bun.serve({});")).toEqual([]);
+    expect(rules("log/logger.ts", "console.log(1);")).toEqual([]);
+  });
+
+  test("comments, strings, members and declarations are not references", () => {
+    const src = [
+      "// setTimeout(() => {}); Date.now(); Bun.serve()",
+      "/* new Date() */",
+      'const s = "console.log(Date.now())";',
+      "const t = `fetch(${name}) at Bun.x`;",
+      "const re = /setTimeout\\(/g;",
+      "interface Clock { now(): number; setTimeout(fn: () => void, ms: number): unknown }",
+      "clock.setTimeout(fn, 5); this.fetch(x); obj.Date.now;",
+      'import type { Config } from "../config/types.ts";',
+      'import { parseDuration } from "../config/units.ts";',
+    ].join("\n");
+    expect(rules("store/ok.ts", src)).toEqual([]);
+  });
+
+  test("code inside a template substitution is still scanned", () => {
+    expect(rules("table/t.ts", "const s = `a ${Date.now()} b`;")).toEqual(["1: pure module references Date.now"]);
+  });
+});
