@@ -72,21 +72,27 @@ export interface Route {
   readonly tls: boolean;
 }
 
-/** A path-segment trie node. Prefix routes sit on the node of their last segment. */
+/**
+ * A path-segment trie node (one per `/`-separated element of a Prefix rule path).
+ * Internals are private to src/table/: the rest of the code calls `lookup` only.
+ * Nodes hold precomputed `Match` objects so a lookup allocates nothing but segment strings.
+ */
 export interface TrieNode {
   readonly children: ReadonlyMap<string, TrieNode>;
-  /** Exact route for the path ending at this node (trailing slash insensitive variant handled in lookup). */
-  readonly exact: Route | null;
-  /** Exact route for the path ending at this node with a trailing "/" (distinct from `exact`). */
-  readonly exactSlash: Route | null;
-  /** Prefix routes ending at this node, best first (longest written path, then oldest). */
-  readonly prefix: Route | null;
+  /** Best Prefix route whose segments end at this node (longest written path, then rank). */
+  readonly prefix: Match | null;
+  /** `prefix.route.path.length` (or -1): precedence counts written characters (DESIGN §4). */
+  readonly prefixLen: number;
+  /** Position of `prefix` in HostRoutes.routes: the final tie-break, lower wins. */
+  readonly prefixRank: number;
 }
 
 export interface HostRoutes {
   /** `foo.com`, `*.foo.com`, or `*` for hostless rules. */
   readonly host: string;
   readonly root: TrieNode;
+  /** Exact routes keyed by their whole path (case and trailing slash significant). */
+  readonly exactPaths: ReadonlyMap<string, Match>;
   /** All routes of this host in precedence order, for /debug/routes and the reference matcher. */
   readonly routes: readonly Route[];
 }
@@ -99,6 +105,8 @@ export interface RouteTable {
   readonly any: HostRoutes | null;
   /** Winning spec.defaultBackend, else --default-backend-service, else null (404). */
   readonly defaultRoute: Route | null;
+  /** `defaultRoute` wrapped once as a Match (via "default"), so lookup allocates nothing. */
+  readonly defaultMatch: Match | null;
   /** Number of routes, for logs. */
   readonly routeCount: number;
 }

@@ -1,0 +1,78 @@
+// Which Ingresses are ours (DESIGN §4, Kubernetes "Ingress class" docs and KEP-1453).
+import type { Ingress, IngressClass } from "../model/schemas.ts";
+import type { CompileConfig } from "./config.ts";
+
+export const LEGACY_CLASS_ANNOTATION = "kubernetes.io/ingress.class";
+export const DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-class";
+
+export interface ClassDecision {
+  readonly served: boolean;
+  /** Which branch of class selection decided, for explain. */
+  readonly rule: "ingressClassName" | "annotation" | "default-class" | "watch-without-class" | "no-class";
+  readonly reason: string;
+}
+
+/** Precomputed per compile: the IngressClasses that name our controller. */
+export interface ClassContext {
+  readonly all: ReadonlyMap<string, IngressClass>;
+  readonly ours: ReadonlySet<string>;
+  readonly defaultClass: string | null;
+}
+
+export function classContext(classes: ReadonlyMap<string, IngressClass>, config: CompileConfig): ClassContext {
+  const all = new Map<string, IngressClass>();
+  const ours = new Set<string>();
+  let defaultClass: string | null = null;
+  for (const ic of [...classes.values()].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))) {
+    all.set(ic.metadata.name, ic);
+    if (ic.spec.controller !== config.controllerName) continue;
+    ours.add(ic.metadata.name);
+    if (defaultClass === null && ic.metadata.annotations?.[DEFAULT_CLASS_ANNOTATION] === "true") {
+      defaultClass = ic.metadata.name;
+    }
+  }
+  return { all, ours, defaultClass };
+}
+
+export function classify(ing: Ingress, ctx: ClassContext, config: CompileConfig): ClassDecision {
+  const field = ing.spec.ingressClassName;
+  if (field) {
+    const ic = ctx.all.get(field);
+    if (ic) {
+      return ctx.ours.has(field)
+        ? { served: true, rule: "ingressClassName", reason: `IngressClass ${field} has controller ${config.controllerName}` }
+        : {
+            served: false,
+            rule: "ingressClassName",
+            reason: `IngressClass ${field} has controller ${ic.spec.controller ?? "(none)"}, not ${config.controllerName}`,
+          };
+    }
+    // No IngressClass object: accept our own class name so a fresh install works before
+    // the IngressClass is applied.
+    return field === config.ingressClass
+      ? { served: true, rule: "ingressClassName", reason: `no IngressClass ${field} exists and it is --ingress-class` }
+      : { served: false, rule: "ingressClassName", reason: `no IngressClass ${field} exists and it is not --ingress-class ${config.ingressClass}` };
+  }
+  // The deprecated annotation is honoured only when the field is absent.
+  const legacy = ing.metadata.annotations?.[LEGACY_CLASS_ANNOTATION];
+  if (legacy) {
+    if (legacy === config.ingressClass) {
+      return { served: true, rule: "annotation", reason: `${LEGACY_CLASS_ANNOTATION}=${legacy} is --ingress-class` };
+    }
+    if (ctx.ours.has(legacy)) {
+      return { served: true, rule: "annotation", reason: `${LEGACY_CLASS_ANNOTATION}=${legacy} names one of our IngressClasses` };
+    }
+    return { served: false, rule: "annotation", reason: `${LEGACY_CLASS_ANNOTATION}=${legacy} is not ours` };
+  }
+  if (ctx.defaultClass !== null) {
+    return { served: true, rule: "default-class", reason: `no class; our IngressClass ${ctx.defaultClass} is the default class` };
+  }
+  if (config.watchIngressWithoutClass) {
+    return { served: true, rule: "watch-without-class", reason: "no class; --watch-ingress-without-class is set" };
+  }
+  return {
+    served: false,
+    rule: "no-class",
+    reason: "no class, none of our IngressClasses is the default and --watch-ingress-without-class is off",
+  };
+}

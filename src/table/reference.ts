@@ -1,0 +1,65 @@
+// A deliberately naive matcher: a linear scan over every route of the table, written
+// straight from the rules in DESIGN §4 without the trie or the host maps. Tests run the
+// same behaviour suite and a property test against both this and `lookup`.
+import { isSegmentPrefix, pathSegments } from "./segments.ts";
+import type { Match, Route, RouteTable } from "./types.ts";
+
+function allRoutes(table: RouteTable): Route[] {
+  const out: Route[] = [];
+  for (const h of table.exact.values()) out.push(...h.routes);
+  for (const h of table.wildcard.values()) out.push(...h.routes);
+  if (table.any) out.push(...table.any.routes);
+  return out;
+}
+
+function hostMatches(ruleHost: string, host: string): boolean {
+  if (!ruleHost.startsWith("*.")) return false;
+  const labels = host.split(".");
+  // `*.foo.com` matches exactly one extra, non-empty label.
+  return labels.length >= 2 && labels[0] !== "" && labels.slice(1).join(".") === ruleHost.slice(2);
+}
+
+function pathMatches(route: Route, path: string): boolean {
+  if (route.pathType === "Exact") return route.path === path;
+  return isSegmentPrefix(pathSegments(route.path), pathSegments(path));
+}
+
+/** Same contract as `lookup`, computed the slow, obvious way. */
+export function referenceLookup(table: RouteTable, host: string, path: string): Match | null {
+  const routes = allRoutes(table);
+  // Host tiers: exact beats wildcard beats hostless; the first tier with any route is chosen.
+  let tier = routes.filter((r) => r.host === host);
+  let via: Match["via"] = "exact-host";
+  if (tier.length === 0) {
+    tier = routes.filter((r) => r.host !== null && hostMatches(r.host, host));
+    via = "wildcard-host";
+  }
+  if (tier.length === 0) {
+    tier = routes.filter((r) => r.host === null);
+    via = "any-host";
+  }
+  let best: Route | null = null;
+  let bestIndex = -1;
+  tier.forEach((r, index) => {
+    if (!pathMatches(r, path)) return;
+    if (best === null) {
+      best = r;
+      bestIndex = index;
+      return;
+    }
+    const b: Route = best;
+    const longer = r.path.length > b.path.length;
+    const sameLen = r.path.length === b.path.length;
+    const exactOverPrefix = sameLen && r.pathType === "Exact" && b.pathType === "Prefix";
+    const sameKind = sameLen && r.pathType === b.pathType;
+    if (longer || exactOverPrefix || (sameKind && index < bestIndex)) {
+      best = r;
+      bestIndex = index;
+    }
+  });
+  if (best !== null) {
+    const route: Route = best;
+    return { route, hostKey: route.host ?? "*", via };
+  }
+  return table.defaultRoute ? { route: table.defaultRoute, hostKey: "", via: "default" } : null;
+}

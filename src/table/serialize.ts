@@ -1,0 +1,116 @@
+// A deterministic, JSON-able view of a RouteTable: golden files and /debug/routes.
+// Backends are listed once (by id) and routes point at them by id.
+import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
+
+export interface SerializedRoute {
+  readonly path: string;
+  readonly pathType: string;
+  readonly declaredPathType: string;
+  readonly source: Route["source"];
+  readonly ingress: string;
+  /** `rules[i].paths[j]`, or "" for default routes. */
+  readonly rule: string;
+  readonly backend: string;
+  readonly tls: boolean;
+  /** Only the options that differ from the defaults (absent = all defaults). */
+  readonly options?: Record<string, boolean | number | string>;
+}
+
+export interface SerializedTable {
+  readonly generation?: number;
+  readonly routeCount: number;
+  readonly hosts: readonly { readonly host: string; readonly routes: readonly SerializedRoute[] }[];
+  readonly defaultRoute: SerializedRoute | null;
+  readonly backends: readonly Record<string, unknown>[];
+}
+
+const DEFAULTS: Readonly<Record<string, boolean | number | null>> = {
+  sslRedirect: true,
+  forceSslRedirect: false,
+  hsts: true,
+  maxBodySize: null,
+  connectTimeoutMs: null,
+  responseTimeoutMs: null,
+  streamIdleTimeoutMs: null,
+};
+
+function options(o: RouteOptions): SerializedRoute["options"] {
+  const out: Record<string, boolean | number | string> = {};
+  let any = false;
+  for (const [k, v] of Object.entries(o) as [string, boolean | number | null][]) {
+    if (v === DEFAULTS[k] || v === null) continue;
+    // Infinity (explicitly unlimited) is not JSON: spell it.
+    out[k] = v === Number.POSITIVE_INFINITY ? "unlimited" : v;
+    any = true;
+  }
+  return any ? out : undefined;
+}
+
+function route(r: Route): SerializedRoute {
+  return {
+    path: r.path,
+    pathType: r.pathType,
+    declaredPathType: r.declaredPathType,
+    source: r.source,
+    ingress: r.ingress.namespace || r.ingress.name ? `${r.ingress.namespace}/${r.ingress.name}` : "",
+    rule: r.ruleIndex < 0 ? "" : `rules[${r.ruleIndex}].paths[${r.pathIndex}]`,
+    backend: r.backend.id,
+    tls: r.tls,
+    ...(options(r.options) ? { options: options(r.options) } : {}),
+  };
+}
+
+function upstream(u: Upstream): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    authority: u.authority,
+    ready: u.ready,
+    serving: u.serving,
+    terminating: u.terminating,
+  };
+  if (u.target) out.target = u.target;
+  return out;
+}
+
+function backend(b: Backend): Record<string, unknown> {
+  return {
+    id: b.id,
+    namespace: b.namespace,
+    service: b.service,
+    port: b.port,
+    status: b.status,
+    scheme: b.scheme,
+    serverName: b.serverName,
+    externalName: b.externalName,
+    endpoints: b.endpoints.map((u) => u.authority),
+    allEndpoints: b.allEndpoints.map(upstream),
+  };
+}
+
+function hostEntries(t: RouteTable): HostRoutes[] {
+  const byName = (a: HostRoutes, b: HostRoutes) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0);
+  const out = [...t.exact.values()].sort(byName);
+  out.push(...[...t.wildcard.values()].sort(byName));
+  if (t.any) out.push(t.any);
+  return out;
+}
+
+/** The table as plain data, stable across runs for the same input. */
+export function serializeTable(table: RouteTable, generation?: number): SerializedTable {
+  const backends = new Map<string, Backend>();
+  const hosts = hostEntries(table).map((h) => ({
+    host: h.host,
+    routes: h.routes.map((r) => {
+      backends.set(r.backend.id, r.backend);
+      return route(r);
+    }),
+  }));
+  if (table.defaultRoute) backends.set(table.defaultRoute.backend.id, table.defaultRoute.backend);
+  const ids = [...backends.keys()].sort();
+  return {
+    ...(generation === undefined ? {} : { generation }),
+    routeCount: table.routeCount,
+    hosts,
+    defaultRoute: table.defaultRoute ? route(table.defaultRoute) : null,
+    backends: ids.map((id) => backend(backends.get(id) as Backend)),
+  };
+}

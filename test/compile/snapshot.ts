@@ -1,0 +1,73 @@
+// Test helper: multi-document YAML → Snapshot, the way a source + store would build one.
+// Objects that fail validation become InvalidObject diagnostics (kept for golden files).
+import { loadAll } from "js-yaml";
+import { isKind, objectKey, parseObject, type Kind, type KindObjects } from "../../src/model/kinds.ts";
+import type { Diagnostic } from "../../src/model/diagnostic.ts";
+import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../../src/model/schemas.ts";
+import type { Snapshot } from "../../src/store/types.ts";
+
+export interface FixtureRequest {
+  readonly host: string;
+  readonly path: string;
+  /** `"<Type> <path>"`, optionally followed by ` <namespace/name>`; or "404"; or "default". */
+  readonly expect: string;
+}
+
+export interface Fixture {
+  readonly snapshot: Snapshot;
+  readonly parseDiagnostics: Diagnostic[];
+  readonly requests: FixtureRequest[];
+  readonly config: Record<string, unknown>;
+}
+
+/** Build a Snapshot from already-parsed objects. */
+export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[Kind] }[]): Snapshot {
+  const ingresses = new Map<string, Ingress>();
+  const ingressClasses = new Map<string, IngressClass>();
+  const services = new Map<string, Service>();
+  const endpointSlices = new Map<string, EndpointSlice[]>();
+  const secrets = new Map<string, Secret>();
+  const key = (o: { metadata: { name: string; namespace?: string } }) =>
+    objectKey({ name: o.metadata.name, namespace: o.metadata.namespace ?? "default" });
+  for (const { kind, object } of objects) {
+    switch (kind) {
+      case "Ingress": ingresses.set(key(object as Ingress), object as Ingress); break;
+      case "IngressClass": ingressClasses.set(object.metadata.name, object as IngressClass); break;
+      case "Service": services.set(key(object as Service), object as Service); break;
+      case "Secret": secrets.set(key(object as Secret), object as Secret); break;
+      case "EndpointSlice": {
+        const s = object as EndpointSlice;
+        const svc = s.metadata.labels?.["kubernetes.io/service-name"];
+        if (!svc) break;
+        const k = `${s.metadata.namespace ?? "default"}/${svc}`;
+        endpointSlices.set(k, [...(endpointSlices.get(k) ?? []), s]);
+        break;
+      }
+    }
+  }
+  return { ingresses, ingressClasses, services, endpointSlices, secrets };
+}
+
+export function loadFixture(text: string): Fixture {
+  const parseDiagnostics: Diagnostic[] = [];
+  const objects: { kind: Kind; object: KindObjects[Kind] }[] = [];
+  const requests: FixtureRequest[] = [];
+  let config: Record<string, unknown> = {};
+  for (const doc of loadAll(text)) {
+    if (doc === null || typeof doc !== "object") continue;
+    const kind = (doc as { kind?: unknown }).kind;
+    if (kind === "TestRequests") {
+      requests.push(...((doc as { requests?: FixtureRequest[] }).requests ?? []));
+      continue;
+    }
+    if (kind === "TestConfig") {
+      config = (doc as { config?: Record<string, unknown> }).config ?? {};
+      continue;
+    }
+    if (!isKind(kind)) throw new Error(`fixture document of unknown kind ${String(kind)}`);
+    const r = parseObject(kind, doc);
+    if (r.ok) objects.push({ kind, object: r.object });
+    else parseDiagnostics.push(r.diagnostic);
+  }
+  return { snapshot: snapshotOf(objects), parseDiagnostics, requests, config };
+}
