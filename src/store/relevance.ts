@@ -75,9 +75,13 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   }
   const ao = a as Record<string, unknown>;
   const bo = b as Record<string, unknown>;
-  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  if (ak.length !== bk.length) return false;
-  for (const k of ak) if (!deepEqual(ao[k], bo[k])) return false;
-  return true;
+  // Count defined keys instead of allocating filtered key arrays (this runs per object on relists).
+  let defined = 0;
+  for (const k in ao) {
+    if (ao[k] === undefined) continue;
+    defined++;
+    if (!deepEqual(ao[k], bo[k])) return false;
+  }
+  for (const k in bo) if (bo[k] !== undefined) defined--;
+  return defined === 0;
 }

@@ -201,3 +201,15 @@ describe("snapshots", () => {
     expect(cycleMs).toBeLessThan(50);
   });
 });
+
+describe("deepEqual", () => {
+  test("key order and undefined keys do not matter; values and array order do", async () => {
+    const { deepEqual } = await import("./relevance.ts");
+    expect(deepEqual({ a: 1, b: [1, { c: "x" }] }, { b: [1, { c: "x" }], a: 1 })).toBe(true);
+    expect(deepEqual({ a: 1, u: undefined }, { a: 1 })).toBe(true);
+    expect(deepEqual({ a: 1 }, { a: 1, b: null })).toBe(false);
+    expect(deepEqual([1, 2], [2, 1])).toBe(false);
+    expect(deepEqual({ a: [] }, { a: {} })).toBe(false);
+    expect(deepEqual(null, {})).toBe(false);
+  });
+});

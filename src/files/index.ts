@@ -1,0 +1,2 @@
+export * from "./manifests.ts";
+export { EPOCH, parseManifestText, type FileParse, type LoadedObject } from "./documents.ts";
