@@ -1,1 +1,2 @@
 export * from "./logger.ts";
+export * from "./access.ts";
