@@ -54,7 +54,11 @@ export class ManifestSource implements Source {
   async start(sink: SourceSink): Promise<void> {
     this.sink = sink;
     // A missing path at start is a configuration error, not a transient state: fail loudly.
-    this.isDir = (await stat(this.opts.path)).isDirectory();
+    try {
+      this.isDir = (await stat(this.opts.path)).isDirectory();
+    } catch (err) {
+      throw new Error(`--manifests ${this.opts.path}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or folder" : String(err)}`);
+    }
     await this.readAll(false);
     const byKind = new Map<Kind, KubeObject[]>(KINDS.map((k) => [k, []]));
     for (const { kind, object } of this.current.values()) byKind.get(kind)!.push(object);

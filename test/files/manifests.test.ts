@@ -174,7 +174,7 @@ spec: {}
   });
 
   test("a missing path fails start", async () => {
-    await expect(makeSource(join(dir, "nope")).start(new RecordingSink())).rejects.toThrow();
+    await expect(makeSource(join(dir, "nope")).start(new RecordingSink())).rejects.toThrow("no such file or folder");
   });
 });
 
