@@ -182,6 +182,10 @@ describe("errors name the flag", () => {
     expect(err(["--host", "a"])).toBe("unknown flag --host (see --help)"); // explain-only
   });
 
+  test("a switch given a separate value says to use =", () => {
+    expect(err(["--hsts", "false"])).toBe('--hsts: a switch takes its value after "=" (--hsts=false)');
+  });
+
   test("a rejected value with a newline stays on one line", () => {
     expect(err(["--bind", "a\nb"])).toBe('--bind: expected an IP address or host name, got "a\\nb"');
   });

@@ -42,8 +42,14 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   const given = new Map<Key, RawValue>();
   const explainGiven = new Map<ExplainKey, string>();
 
+  let bareSwitch: string | null = null;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
+    const afterSwitch = bareSwitch;
+    bareSwitch = null;
+    if (afterSwitch !== null && /^(true|false|yes|no|on|off|0|1)$/i.test(token)) {
+      return error(`--${afterSwitch}: a switch takes its value after "=" (--${afterSwitch}=${token.toLowerCase()})`);
+    }
     if (!token.startsWith("--") || token === "--") {
       return error(token.startsWith("-") && token !== "-" ? `unknown flag ${quote(token)} (see --help)` : `unexpected argument ${quote(token)} (see --help)`);
     }
@@ -58,6 +64,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       text = token.slice(eq + 1);
     } else if (key !== undefined && FLAGS[key].metavar === null) {
       text = "true"; // a bare switch
+      bareSwitch = name;
     } else {
       const next = tokens[i + 1];
       if (next === undefined || next.startsWith("--")) return error(`--${name}: missing value`);

@@ -210,7 +210,7 @@ export class ManifestSource implements Source {
     }
     for (const kind of new Set(parsed.ignoredKinds)) this.log.debug("ignoring a kind Portico does not watch", { path: file, kind });
     for (const d of parsed.diagnostics) {
-      this.log.warn("invalid object in manifest file; skipped", { path: file, kind: d.kind, namespace: d.namespace, name: d.name, err: d.message });
+      this.log.warn("invalid object in manifest file; skipped", { path: file, kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });
       this.opts.onDiagnostic?.(d);
     }
     return { text, objects: parsed.objects };
