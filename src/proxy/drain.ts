@@ -6,6 +6,8 @@ import type { Config } from "../config/types.ts";
 import type { ProxyHandler } from "./handler.ts";
 import type { Logger } from "./types.ts";
 
+const POLL_MS = 25;
+
 export interface Drain {
   /** True from the moment begin() is called; /readyz reads it. */
   readonly draining: boolean;
@@ -16,7 +18,7 @@ export interface Drain {
 export interface DrainOptions {
   readonly config: Pick<Config, "shutdownDelayMs" | "shutdownGracePeriodMs">;
   /** The listeners to stop, read when stopping (TLS listeners may have been rotated). */
-  readonly servers: () => ReadonlyArray<Pick<Server<unknown>, "stop">>;
+  readonly servers: () => ReadonlyArray<Pick<Server<unknown>, "stop" | "pendingRequests">>;
   readonly handlers: readonly ProxyHandler[];
   readonly log: Logger;
 }
@@ -34,10 +36,15 @@ export function createDrain(o: DrainOptions): Drain {
     for (const s of o.servers()) await s.stop(false);
     // RFC 6455 §7.4.1 1001: the endpoint is going away; clients reconnect to another replica.
     for (const h of o.handlers) h.closeWebSockets(1001, "shutting down");
-    const inflight = () => o.handlers.reduce((n, h) => n + h.inflight.count, 0);
+    // A request is in flight while the handler works on it (handler count) and until Bun has
+    // written its whole response (pendingRequests: covers bodies piped natively, see handler.ts).
+    const inflight = () =>
+      o.handlers.reduce((n, h) => n + h.inflight.count, 0) + o.servers().reduce((n, s) => n + s.pendingRequests, 0);
     o.log.info("drain: stopped accepting", { inflight: inflight() });
     const deadline = performance.now() + o.config.shutdownGracePeriodMs;
-    for (const h of o.handlers) await h.inflight.idle(Math.max(0, deadline - performance.now()));
+    while (inflight() > 0 && performance.now() < deadline) {
+      await Bun.sleep(Math.min(POLL_MS, Math.max(1, deadline - performance.now())));
+    }
     const left = inflight();
     if (left > 0) o.log.warn("drain: grace period over, closing in-flight requests", { inflight: left });
     for (const s of o.servers()) await s.stop(true);
