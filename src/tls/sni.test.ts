@@ -3,7 +3,8 @@ import { X509Certificate } from "node:crypto";
 import type { CertificateBinding } from "../compile/types.ts";
 import { generateDefaultCertificate, DEFAULT_CERT_CN } from "./default-cert.ts";
 import { createPemChecker } from "./pem.ts";
-import { buildTlsEntries, tlsSettingsOptions } from "./sni.ts";
+import { buildTlsEntries, tlsSettingsOptions, validateTlsSettings } from "./sni.ts";
+import { DEFAULT_TLS_CIPHERS } from "../config/flags.ts";
 import { createCertificate } from "./x509.ts";
 
 const NOW = Date.UTC(2026, 5, 1);
@@ -92,7 +93,15 @@ describe("buildTlsEntries", () => {
   });
 
   test("TLS settings: minimum 1.3 adds SSL_OP_NO_TLSv1_2", () => {
-    expect(tlsSettingsOptions({ minVersion: "1.3", ciphers: "x" }).secureOptions & 0x08000000).toBe(0x08000000);
-    expect(tlsSettingsOptions({ minVersion: "1.2", ciphers: "x" }).secureOptions & 0x08000000).toBe(0);
+    expect(tlsSettingsOptions({ minVersion: "1.3", ciphers: DEFAULT_TLS_CIPHERS }).secureOptions & 0x08000000).toBe(0x08000000);
+    expect(tlsSettingsOptions({ minVersion: "1.2", ciphers: DEFAULT_TLS_CIPHERS }).secureOptions & 0x08000000).toBe(0);
+  });
+
+  test("settings Bun would ignore are refused, not pretended", () => {
+    expect(validateTlsSettings({ minVersion: "1.2", ciphers: DEFAULT_TLS_CIPHERS })).toBeNull();
+    expect(validateTlsSettings({ minVersion: "1.2", ciphers: "ecdhe-rsa-aes128-gcm-sha256" })).toBeNull();
+    expect(validateTlsSettings({ minVersion: "1.2", ciphers: "ECDHE-RSA-AES128-GCM-SHA256:BOGUS" })).toContain("unknown TLS cipher suite BOGUS");
+    expect(validateTlsSettings({ minVersion: "1.3", ciphers: "TLS_AES_128_GCM_SHA256" })).toContain("cannot be configured");
+    expect(() => buildTlsEntries([], generated, { minVersion: "1.2", ciphers: "BOGUS" }, { checker: createPemChecker() })).toThrow("unknown TLS cipher suite");
   });
 });

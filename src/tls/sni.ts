@@ -5,6 +5,7 @@
 // it never reads names from the certificates. So: entry 0 is the default certificate with no
 // serverName, then one entry per served host, exact names and wildcards alike.
 import { createHash } from "node:crypto";
+import { getCiphers } from "node:tls";
 import type { CertificateBinding } from "../compile/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { pickDefaultCertificate, type DefaultCertificate } from "./default-cert.ts";
@@ -43,12 +44,28 @@ const SSL_OP_NO_TLSv1_2 = 0x08000000;
 const SSL_OP_NO_TLSv1_1 = 0x10000000;
 
 /**
+ * Why Bun cannot apply these settings, or null. BoringSSL skips cipher names it does not know
+ * (measured: "ECDHE-ECDSA-AES128-GCM-SHA256:BOGUS" is accepted) and TLS 1.3 suites cannot be
+ * chosen at all, so both are refused here instead of being silently ignored.
+ */
+export function validateTlsSettings(s: TlsSettings): string | null {
+  const known = new Set(getCiphers()); // Bun returns BoringSSL's names, lowercased
+  for (const name of s.ciphers.split(":")) {
+    const lower = name.toLowerCase();
+    if (lower.startsWith("tls_")) return `TLS 1.3 suite ${name} cannot be configured: BoringSSL always enables its three TLS 1.3 AEAD suites`;
+    if (!known.has(lower)) return `unknown TLS cipher suite ${name}`;
+  }
+  return null;
+}
+
+/**
  * What Bun can apply: the minimum version (through secureOptions) and the TLS 1.2 cipher list.
- * TLS 1.3 suites are fixed by BoringSSL (all three AEADs) and cannot be narrowed; `ciphers`
- * does not affect them. A cipher string BoringSSL cannot parse makes Bun.serve throw
- * (NO_CIPHER_MATCH), which the listener surfaces as a start-up failure.
+ * TLS 1.3 suites are fixed by BoringSSL (all three AEADs); `ciphers` does not affect them.
+ * Throws on settings Bun would ignore (validateTlsSettings): fail loudly, never pretend.
  */
 export function tlsSettingsOptions(s: TlsSettings): { ciphers: string; secureOptions: number } {
+  const problem = validateTlsSettings(s);
+  if (problem) throw new Error(problem);
   const below12 = SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1; // Bun already refuses these; say it anyway
   return { ciphers: s.ciphers, secureOptions: s.minVersion === "1.3" ? below12 | SSL_OP_NO_TLSv1_2 : below12 };
 }
@@ -66,6 +83,7 @@ export function buildTlsEntries(
   settings: TlsSettings,
   ctx: { readonly checker: PemChecker; readonly now?: number },
 ): TlsEntries {
+  const opts = tlsSettingsOptions(settings); // throws on settings Bun would ignore
   const now = ctx.now ?? Date.now();
   const picked = pickDefaultCertificate(bindings, generated, ctx.checker, now);
   const def = picked.certificate;
@@ -129,7 +147,6 @@ export function buildTlsEntries(
     }
   }
 
-  const opts = tlsSettingsOptions(settings);
   const hosts = [...served.keys()].sort();
   const hash = createHash("sha256").update(`${settings.minVersion}\n${settings.ciphers}\n${def.version}\n`);
   const entries: TlsEntry[] = [{ cert: def.cert, key: def.key, ...opts }];
