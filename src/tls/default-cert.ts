@@ -52,12 +52,6 @@ export function pickDefaultCertificate(
   if (!binding || binding.secret === null) return { certificate: generated, diagnostics: [] };
   const [namespace = "", name = ""] = binding.secret.split("/");
   const where = { kind: "Secret", namespace, name } as const;
-  if (binding.cert === null && binding.key === null) {
-    return {
-      certificate: generated,
-      diagnostics: [{ ...where, reason: "SecretNotFound", severity: "error", message: "the --default-ssl-certificate Secret was not found; serving the generated self-signed certificate" }],
-    };
-  }
   const result = checker.check(binding, now);
   if (!result.ok) {
     return {

@@ -15,10 +15,16 @@ type MaybePromise<T> = T | Promise<T>;
 // biome-ignore lint: the WebSocket data type belongs to the handler's owner (proxy/).
 type AnyServer = Server<any>;
 
+/**
+ * What Bun.serve needs from the data plane. proxy/'s `serveOptions(handler)` fits as is: its
+ * other options (maxRequestBodySize, idleTimeout) are passed through to every server.
+ */
 export interface ServeHandler {
   fetch(req: Request, server: AnyServer): MaybePromise<Response | undefined | void>;
-  websocket?: WebSocketHandler<any>;
+  readonly websocket?: WebSocketHandler<any>;
   error?(err: Error): MaybePromise<Response>;
+  readonly maxRequestBodySize?: number;
+  readonly idleTimeout?: number;
 }
 
 interface Log {
@@ -40,7 +46,7 @@ export interface TlsListenerOptions {
   readonly hostname: string;
   /** 0 lets the OS choose on the first start; rotations reuse the bound port. */
   readonly port: number;
-  /** Called once per server, so each server gets its own handler instance. */
+  /** Called once per new server; it may return the same handler every time (proxy/ drain counts one). */
   readonly handler: () => ServeHandler;
   readonly log: Log;
   /** How long an outgoing server answers with Connection: close before stop(false). */
@@ -55,9 +61,13 @@ export interface TlsListener {
   update(entries: readonly TlsEntry[], fingerprint: string): void;
   /** Resolves when no rotation is pending or draining (tests, start-up). */
   settled(): Promise<void>;
+  /** No more rotations (shutdown begins; proxy/'s drain then stops `servers`). Idempotent. */
+  freeze(): void;
   /** Graceful: mark Connection: close, wait drainMs, stop(false). closeActive: drop everything now. */
   stop(closeActive?: boolean): Promise<void>;
   readonly server: AnyServer | null;
+  /** Every server still alive: the current one and one draining, for a shutdown drain. */
+  readonly servers: readonly AnyServer[];
   readonly port: number;
   readonly rotations: number;
   /** Servers currently alive (serving or draining): never more than 2. */
@@ -95,14 +105,16 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
       if (!live.draining) return res;
       return res instanceof Promise ? res.then(markClose) : markClose(res);
     };
+    const { fetch: _inner, websocket, error, ...passThrough } = handler;
     const options = {
+      ...passThrough,
       hostname: opts.hostname,
       port,
       reusePort: true,
       tls: entries as TlsEntry[],
       fetch,
-      ...(handler.websocket ? { websocket: handler.websocket } : {}),
-      ...(handler.error ? { error: handler.error } : {}),
+      ...(websocket ? { websocket } : {}),
+      ...(error ? { error } : {}),
     };
     live.server = Bun.serve(options as unknown as Parameters<typeof Bun.serve>[0]) as AnyServer;
     port = live.server.port ?? port;
@@ -187,6 +199,13 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
       pending = { entries, fingerprint }; // the latest update wins
       schedule(holdoffMs);
     },
+    freeze() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      pending = null;
+      wake();
+    },
     settled() {
       if (!pending && !draining && !timer) return Promise.resolve();
       return new Promise((resolve) => idle.push(resolve));
@@ -212,6 +231,9 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
     },
     get server() {
       return current?.server ?? null;
+    },
+    get servers() {
+      return [current?.server, retiring?.server].filter((x): x is AnyServer => x !== undefined);
     },
     get port() {
       return port;

@@ -109,8 +109,8 @@ export function buildTlsEntries(
       onDefault.add(host); // spec.tls entry without secretName (DESIGN §4)
       continue;
     }
-    if (b.cert === null && b.key === null) {
-      report(b, "SecretNotFound", "error", `TLS Secret ${b.secret} not found; serving the default certificate for its hosts`);
+    if (b.cert === null || b.key === null) {
+      // Secret missing or without tls.crt/tls.key: compile/tls.ts already reported it.
       onDefault.add(host);
       continue;
     }
