@@ -1,0 +1,175 @@
+// Diagnostics about Ingresses become events.k8s.io/v1 Events on the Ingress, so
+// `kubectl describe ingress` says what is wrong. The compiler reports the same diagnostic
+// on every compile, so: the first sighting creates an Event; while it persists, at most one
+// PATCH per seriesInterval bumps `series.count` (the events.k8s.io series mechanism, as
+// client-go's EventSeries does); a diagnostic unseen for forgetAfter starts afresh. Writes
+// are rate-limited (token bucket, maxPerMinute) and made only by the leader.
+import type { Config } from "../config/types.ts";
+import type { Diagnostic } from "../model/diagnostic.ts";
+import { apiError, type KubeClient } from "./client.ts";
+import type { KubeLogger } from "./logger.ts";
+import { assertDeclared } from "./permissions.ts";
+
+export interface EventTimings {
+  seriesIntervalMs: number;
+  forgetAfterMs: number;
+  maxPerMinute: number;
+  now(): number;
+}
+
+export const DEFAULT_EVENT_TIMINGS: EventTimings = { seriesIntervalMs: 5 * 60_000, forgetAfterMs: 30 * 60_000, maxPerMinute: 30, now: () => Date.now() };
+
+export interface EventRecorderOptions {
+  client: KubeClient;
+  config: Pick<Config, "controllerName">;
+  log: KubeLogger;
+  isLeader(): boolean;
+  /** reportingInstance: the pod name / elector identity. */
+  instance: string;
+  /** uid of the Ingress, when the store knows it (makes `regarding` exact). */
+  uidOf?(namespace: string, name: string): string | undefined;
+  timings?: Partial<EventTimings>;
+  maxTracked?: number;
+}
+
+export interface EventStats {
+  created: number;
+  patched: number;
+  deduplicated: number;
+  rateLimited: number;
+  failed: number;
+}
+
+export interface EventRecorder {
+  /** The diagnostics of one compile (all of them; non-Ingress ones are ignored). */
+  report(diagnostics: readonly Diagnostic[]): void;
+  /** Wait for the writes queued so far. */
+  flush(): Promise<void>;
+  readonly stats: Readonly<EventStats>;
+}
+
+interface Tracked {
+  name: string;
+  namespace: string;
+  count: number;
+  lastSentAt: number;
+  lastSeenAt: number;
+}
+
+const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+// events.k8s.io/v1 validation: note at most 1 kB; reason at most 128 characters.
+const NOTE_MAX = 1024;
+
+export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
+  const t: EventTimings = { ...DEFAULT_EVENT_TIMINGS, ...o.timings };
+  assertDeclared("events.k8s.io", "events", "create");
+  assertDeclared("events.k8s.io", "events", "patch");
+  const { client, log } = o;
+  const tracked = new Map<string, Tracked>();
+  const stats: EventStats = { created: 0, patched: 0, deduplicated: 0, rateLimited: 0, failed: 0 };
+  let tokens = t.maxPerMinute;
+  let refilledAt = t.now();
+  let chain: Promise<void> = Promise.resolve();
+  let limitedLogged = false;
+
+  const take = (): boolean => {
+    const now = t.now();
+    tokens = Math.min(t.maxPerMinute, tokens + ((now - refilledAt) * t.maxPerMinute) / 60_000);
+    refilledAt = now;
+    if (tokens < 1) return false;
+    tokens -= 1;
+    return true;
+  };
+
+  const base = (namespace: string) => `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`;
+
+  async function create(d: Diagnostic, tr: Tracked, now: number): Promise<void> {
+    const uid = o.uidOf?.(d.namespace, d.name);
+    const body = {
+      apiVersion: "events.k8s.io/v1",
+      kind: "Event",
+      metadata: { name: tr.name, namespace: d.namespace },
+      eventTime: microTime(now),
+      reportingController: o.config.controllerName,
+      reportingInstance: o.instance,
+      action: "Compile",
+      reason: d.reason,
+      note: d.message.slice(0, NOTE_MAX),
+      type: "Warning",
+      regarding: { apiVersion: "networking.k8s.io/v1", kind: "Ingress", namespace: d.namespace, name: d.name, ...(uid ? { uid } : {}) },
+    };
+    const res = await client.request("POST", base(d.namespace), { body, signal: AbortSignal.timeout(10_000) });
+    if (!res.ok) throw await apiError(res, "POST", base(d.namespace), client.server);
+    await res.body?.cancel();
+    stats.created++;
+  }
+
+  async function bump(d: Diagnostic, tr: Tracked, now: number): Promise<void> {
+    const path = `${base(tr.namespace)}/${encodeURIComponent(tr.name)}`;
+    const body = { series: { count: tr.count, lastObservedTime: microTime(now) } };
+    const res = await client.request("PATCH", path, { body, contentType: "application/merge-patch+json", signal: AbortSignal.timeout(10_000) });
+    if (res.status === 404) {
+      // The API server expired the Event (default TTL 1 h): start a new one.
+      await res.body?.cancel();
+      tr.name = eventName(d.name, now);
+      tr.count = 1;
+      return create(d, tr, now);
+    }
+    if (!res.ok) throw await apiError(res, "PATCH", path, client.server);
+    await res.body?.cancel();
+    stats.patched++;
+  }
+
+  // Like client-go: <object name>.<hex nanosecond-ish timestamp>, unique per Event.
+  let seq = 0;
+  const eventName = (obj: string, now: number) => `${obj}.${(now * 1000 + (seq++ % 1000)).toString(16)}`;
+
+  function enqueue(job: () => Promise<void>, d: Diagnostic): void {
+    chain = chain.then(job).catch((e) => {
+      stats.failed++;
+      log.warn("could not write Event", { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: e instanceof Error ? e.message : String(e) });
+    });
+  }
+
+  return {
+    stats,
+    flush: () => chain,
+    report(diagnostics) {
+      if (!o.isLeader()) return;
+      const now = t.now();
+      for (const d of diagnostics) {
+        if (d.kind !== "Ingress" || !d.namespace || !d.name) continue;
+        const key = `${d.namespace}/${d.name}\u0000${d.reason}\u0000${d.message}`;
+        let tr = tracked.get(key);
+        if (tr && now - tr.lastSeenAt > t.forgetAfterMs) {
+          tracked.delete(key);
+          tr = undefined;
+        }
+        if (tr && now - tr.lastSentAt < t.seriesIntervalMs) {
+          tr.lastSeenAt = now;
+          stats.deduplicated++;
+          continue;
+        }
+        if (!take()) {
+          stats.rateLimited++;
+          if (!limitedLogged) log.warn("Event rate limit reached: some diagnostics are only logged", { maxPerMinute: t.maxPerMinute });
+          limitedLogged = true;
+          continue;
+        }
+        limitedLogged = false;
+        if (!tr) {
+          const fresh: Tracked = { name: eventName(d.name, now), namespace: d.namespace, count: 1, lastSentAt: now, lastSeenAt: now };
+          tracked.set(key, fresh);
+          while (tracked.size > (o.maxTracked ?? 10_000)) tracked.delete(tracked.keys().next().value!);
+          enqueue(() => create(d, fresh, now), d);
+        } else {
+          const cur = tr;
+          cur.count++;
+          cur.lastSentAt = now;
+          cur.lastSeenAt = now;
+          enqueue(() => bump(d, cur, now), d);
+        }
+      }
+    },
+  };
+}

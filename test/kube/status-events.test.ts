@@ -1,0 +1,160 @@
+// Status writer, Event recorder, and the two working with leader election, against the fake.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
+import { captureLogger, ingress, waitFor } from "../fake-apiserver/fixtures.ts";
+import { createKubeClientFrom, type KubeClient } from "../../src/kube/client.ts";
+import { resolveKubeConfig } from "../../src/kube/kubeconfig.ts";
+import { createStatusWriter, parseStatusAddresses } from "../../src/kube/status.ts";
+import { createEventRecorder } from "../../src/kube/events.ts";
+import { createLeaderElector } from "../../src/kube/leader.ts";
+import { parseObject } from "../../src/model/kinds.ts";
+import type { Ingress } from "../../src/model/schemas.ts";
+import type { Diagnostic } from "../../src/model/diagnostic.ts";
+
+let api: FakeApiServer;
+let kubeconfig: string;
+const newClient = (): KubeClient => createKubeClientFrom(resolveKubeConfig({ kubeconfig, context: null }), captureLogger());
+
+beforeAll(async () => {
+  api = await startFakeApiServer({ token: "t" });
+  kubeconfig = `/tmp/portico-status-${process.pid}/config`;
+  await Bun.write(kubeconfig, `clusters: [{ name: f, cluster: { server: "${api.url}" } }]\nusers: [{ name: u, user: { token: t } }]\ncontexts: [{ name: c, context: { cluster: f, user: u } }]\ncurrent-context: c\n`);
+});
+afterAll(() => api.stop());
+
+/** The Ingresses of a namespace as the store would hold them. */
+function ingresses(ns: string): Ingress[] {
+  return api.list("Ingress").filter((o) => o.metadata.namespace === ns).map((o) => {
+    const p = parseObject("Ingress", o);
+    if (!p.ok) throw new Error(p.diagnostic.message);
+    return p.object;
+  });
+}
+const lb = (ns: string, name: string) => (api.get("Ingress", ns, name)?.status as { loadBalancer?: { ingress?: unknown } } | undefined)?.loadBalancer?.ingress;
+const patches = (from: number) => api.requests.slice(from).filter((r) => r.method === "PATCH" && r.path.endsWith("/status")).length;
+
+describe("status writer", () => {
+  test("publish-status-address: writes served Ingresses, only when different; clears ours from unserved ones", async () => {
+    api.create("Ingress", ingress("st", "served"));
+    api.create("Ingress", { ...ingress("st", "unserved"), status: { loadBalancer: { ingress: [{ ip: "10.0.0.5" }, { ip: "192.0.2.9" }] } } });
+    let leader = false;
+    const w = createStatusWriter({ client: newClient(), config: { publishService: null, publishStatusAddress: "10.0.0.5, lb.example.test" }, log: captureLogger(), isLeader: () => leader });
+    const served = [{ namespace: "st", name: "served" }];
+    let from = api.requests.length;
+    expect(await w.sync(served, ingresses("st"))).toEqual({ updated: 0, cleared: 0, unchanged: 0, failed: 0 });
+    expect(api.requests.length).toBe(from); // not the leader: no call at all
+    leader = true;
+    expect(await w.sync(served, ingresses("st"))).toEqual({ updated: 1, cleared: 1, unchanged: 0, failed: 0 });
+    expect(lb("st", "served")).toEqual([{ ip: "10.0.0.5" }, { hostname: "lb.example.test" }]);
+    expect(lb("st", "unserved")).toEqual([{ ip: "192.0.2.9" }]); // someone else's address stays
+    from = api.requests.length;
+    expect(await w.sync(served, ingresses("st"))).toEqual({ updated: 0, cleared: 0, unchanged: 1, failed: 0 });
+    expect(patches(from)).toBe(0);
+    // No longer served: our address goes; the status subresource kept the spec untouched.
+    const gen = api.get("Ingress", "st", "served")!.metadata.generation;
+    expect(await w.sync([], ingresses("st"))).toMatchObject({ cleared: 1 });
+    expect(lb("st", "served")).toBeUndefined();
+    expect(api.get("Ingress", "st", "served")!.metadata.generation).toBe(gen);
+  });
+
+  test("publish-service: LoadBalancer ingress, else external IPs, else ClusterIP", async () => {
+    api.create("Ingress", ingress("ps", "one"));
+    api.create("Service", { metadata: { name: "portico", namespace: "sys" }, spec: { type: "LoadBalancer", clusterIP: "10.96.0.10", ports: [{ port: 80 }] }, status: { loadBalancer: { ingress: [{ ip: "203.0.113.7" }] } } });
+    const w = createStatusWriter({ client: newClient(), config: { publishService: { namespace: "sys", name: "portico" }, publishStatusAddress: null }, log: captureLogger(), isLeader: () => true });
+    await w.sync([{ namespace: "ps", name: "one" }], ingresses("ps"));
+    expect(lb("ps", "one")).toEqual([{ ip: "203.0.113.7" }]);
+    const svc = api.get("Service", "sys", "portico")!;
+    api.update("Service", { ...svc, status: {} }); // main-resource PUT keeps status (subresource semantics)
+    expect(await w.addresses()).toEqual([{ ip: "203.0.113.7" }]);
+    api.delete("Service", "sys", "portico");
+    api.create("Service", { metadata: { name: "portico", namespace: "sys" }, spec: { clusterIP: "10.96.0.10", ports: [{ port: 80 }] } });
+    await w.sync([{ namespace: "ps", name: "one" }], ingresses("ps"));
+    expect(lb("ps", "one")).toEqual([{ ip: "10.96.0.10" }]);
+    expect(parseStatusAddresses("2001:db8::1,x.test")).toEqual([{ ip: "2001:db8::1" }, { hostname: "x.test" }]);
+  });
+});
+
+describe("events", () => {
+  const diag = (name: string, message = "service web not found"): Diagnostic => ({ kind: "Ingress", namespace: "ev", name, reason: "ServiceNotFound", message });
+
+  test("one Event per problem, series count bumped while it persists, non-Ingress ignored, leader only", async () => {
+    let now = 1_000_000_000_000;
+    let leader = false;
+    const rec = createEventRecorder({ client: newClient(), config: { controllerName: "portico.dev/ingress-controller" }, log: captureLogger(), isLeader: () => leader, instance: "pod-a", timings: { now: () => now, seriesIntervalMs: 60_000 } });
+    rec.report([diag("web")]);
+    await rec.flush();
+    expect(api.list("Event")).toHaveLength(0);
+    leader = true;
+    for (let i = 0; i < 3; i++) rec.report([diag("web"), { ...diag("svc"), kind: "Service" }]);
+    await rec.flush();
+    const evs = api.list("Event");
+    expect(evs).toHaveLength(1);
+    expect(evs[0]).toMatchObject({ type: "Warning", reason: "ServiceNotFound", note: "service web not found", reportingController: "portico.dev/ingress-controller", reportingInstance: "pod-a", action: "Compile", regarding: { kind: "Ingress", namespace: "ev", name: "web" } });
+    expect(rec.stats).toMatchObject({ created: 1, deduplicated: 2 });
+    now += 61_000;
+    rec.report([diag("web"), diag("web", "another problem")]);
+    await rec.flush();
+    const after = api.list("Event");
+    expect(after).toHaveLength(2);
+    expect(after.find((e) => e.note === "service web not found")).toMatchObject({ series: { count: 2 } });
+    // The API server expired the Event: the next bump creates a new one.
+    api.delete("Event", "ev", evs[0]!.metadata.name);
+    now += 61_000;
+    rec.report([diag("web")]);
+    await rec.flush();
+    expect(api.list("Event").filter((e) => e.note === "service web not found")).toHaveLength(1);
+    expect(rec.stats.failed).toBe(0);
+  });
+
+  test("rate limited per minute", async () => {
+    let now = 2_000_000_000_000;
+    const rec = createEventRecorder({ client: newClient(), config: { controllerName: "p" }, log: captureLogger(), isLeader: () => true, instance: "x", timings: { now: () => now, maxPerMinute: 5 } });
+    const before = api.list("Event").length;
+    rec.report(Array.from({ length: 12 }, (_, i) => diag(`rl${i}`)));
+    await rec.flush();
+    expect(api.list("Event").length - before).toBe(5);
+    expect(rec.stats.rateLimited).toBe(7);
+    now += 60_000; // the bucket refills
+    rec.report(Array.from({ length: 12 }, (_, i) => diag(`rl${i}`)));
+    await rec.flush();
+    expect(api.list("Event").length - before).toBe(10);
+  });
+});
+
+test("two replicas: only the Lease holder writes status; after it dies the other takes over", async () => {
+  api.create("Ingress", ingress("ha", "app"));
+  const served = [{ namespace: "ha", name: "app" }];
+  const replica = (id: string, address: string) => {
+    const client = newClient();
+    const elector = createLeaderElector({
+      client,
+      config: { electionId: "ha-lease", electionNamespace: "ha" },
+      log: captureLogger(),
+      identity: id,
+      timings: { leaseDurationMs: 1000, renewIntervalMs: 200, renewDeadlineMs: 700, retryIntervalMs: 100 },
+      onLeader: (is) => void (is && writer.sync(served, ingresses("ha"))), // re-sync on election
+    });
+    const writer = createStatusWriter({ client, config: { publishService: null, publishStatusAddress: address }, log: captureLogger(), isLeader: elector.isLeader });
+    // Every replica compiles and calls sync on its own schedule, leader or not.
+    const timer = setInterval(() => void writer.sync(served, ingresses("ha")), 50);
+    return { elector, stop: async (release: boolean) => (clearInterval(timer), await elector.stop(release)) };
+  };
+  const a = replica("a", "10.0.0.1");
+  const b = replica("b", "10.0.0.2");
+  try {
+    a.elector.start();
+    await waitFor(() => a.elector.isLeader(), "a leads");
+    b.elector.start();
+    await Bun.sleep(600);
+    expect(lb("ha", "app")).toEqual([{ ip: "10.0.0.1" }]); // b never wrote
+    expect(b.elector.isLeader()).toBe(false);
+    const t0 = Date.now();
+    await a.stop(false); // killed: no release
+    await waitFor(() => JSON.stringify(lb("ha", "app")) === JSON.stringify([{ ip: "10.0.0.2" }]), "b's address", 4000);
+    process.stdout.write(`status handover after the leader died: ${Date.now() - t0} ms (lease 1000 ms)\n`);
+    expect(Date.now() - t0).toBeLessThan(2000);
+  } finally {
+    await a.stop(false);
+    await b.stop(true);
+  }
+});
