@@ -48,6 +48,11 @@ export function meterRequestBody(src: ReadableStream<Uint8Array>, o: RequestBody
   return { stream, bytes: () => n };
 }
 
+// Bun prints any Error a response stream fails with to stderr, stack and all, on every
+// truncated transfer. Failing it with `undefined` aborts the connection the same way (no
+// last-chunk; measured on 1.4.5) without the noise; the reason goes to our access record.
+const SILENT = undefined;
+
 export type BodyEnd = "done" | "cancel" | "idle" | "error";
 
 /**
@@ -74,7 +79,7 @@ export function meterResponseBody(
     const err = new Error("upstream stream idle");
     reader.cancel(err).catch(() => {});
     try {
-      ctrlRef?.error(err);
+      ctrlRef?.error(SILENT);
     } catch {}
     end("idle");
   });
@@ -91,7 +96,7 @@ export function meterResponseBody(
         } catch (e) {
           // Upstream reset mid-body: erroring the stream makes Bun abort the client connection
           // rather than finish the message, so a truncated body is never mistaken for a whole one.
-          if (!ended) ctrl.error(e);
+          if (!ended) ctrl.error(SILENT);
           end("error");
           return;
         }

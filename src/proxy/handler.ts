@@ -8,6 +8,7 @@ import { trustMatcher } from "./cidr.ts";
 import { errorResponse, ProxyError, statusOf } from "./errors.ts";
 import { createAttemptControl, forward } from "./forward.ts";
 import { clientIpOf, downstreamHeaders, requestIdOf, upstreamHeaders, type ForwardContext } from "./headers.ts";
+import { createWatchdog } from "./watchdog.ts";
 import { createInflight, type Inflight } from "./inflight.ts";
 import { hstsValue, httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
 import type { AccessRecord, ProxyDeps } from "./types.ts";
@@ -23,6 +24,9 @@ export interface ProxyHandler {
   closeWebSockets(code: number, reason: string): void;
   readonly balancer: Balancer;
 }
+
+/** Responses declaring at most this many bytes are buffered to keep Content-Length. */
+export const SMALL_BODY = 64 * 1024;
 
 const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
 
@@ -162,17 +166,29 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
       rec.upstreamMs = result.upstreamMs;
       const headers = downstreamHeaders(up.headers, requestId, hsts);
       if (inflight.draining) headers.set("connection", "close");
-      const declared = up.headers.get("content-length");
-      if (up.body === null || declared !== null) {
-        // Bun keeps Content-Length framing only when the fetch body is handed over untouched
-        // (any JS stream in between turns it into chunked; measured on 1.4.5), and that native
-        // pipe is also the fast path. The price: the record is emitted at response headers
-        // with the declared length, and --stream-idle-timeout is not enforced on such bodies.
-        // A stall still ends when the client or the upstream gives up, and a truncated body is
-        // detectable by its length.
-        rec.bytesOut = up.body === null ? 0 : Number(declared);
+      if (up.body === null) {
         finish(up.status, null);
-        return new Response(up.body, { status: up.status, statusText: up.statusText, headers });
+        return new Response(null, { status: up.status, statusText: up.statusText, headers });
+      }
+      const declared = up.headers.get("content-length");
+      if (declared !== null && Number(declared) <= SMALL_BODY) {
+        // Bun answers a streamed body with chunked framing whatever the Content-Length header
+        // says (measured on 1.4.5, with or without a JS stream in between); only a buffered
+        // body keeps its length. Small declared bodies are therefore read whole (under the
+        // idle watchdog) so most API responses keep their Content-Length.
+        const dog = createWatchdog(idleMs, () => control.abort(new ProxyError("UpstreamTimeout", "body idle")));
+        let buf: ArrayBuffer;
+        try {
+          buf = await up.arrayBuffer();
+        } catch (e) {
+          if (e instanceof ProxyError || req.signal.aborted) throw e;
+          throw new ProxyError("UpstreamReset", `body: ${String((e as Error)?.message ?? e)}`);
+        } finally {
+          dog.stop();
+        }
+        rec.bytesOut = buf.byteLength;
+        finish(up.status, null);
+        return new Response(buf, { status: up.status, statusText: up.statusText, headers });
       }
       const body = meterResponseBody(up.body, idleMs, (how, bytes) => {
         rec.bytesOut = bytes;
