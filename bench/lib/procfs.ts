@@ -87,10 +87,11 @@ export function rssMiB(root: number): number {
 export function machineTicks(): { busy: number; total: number } {
   const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
   const f = line.trim().split(/\s+/).slice(1).map(Number);
-  // user nice system idle iowait irq softirq steal (guest time is already in user).
+  // user nice system idle iowait irq softirq steal (guest time is already in user). Busy counts
+  // process time only (user+nice+system): irq/softirq time, which includes the loopback
+  // traffic of the benchmark itself, is charged to no process and would read as foreign load.
   const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
-  const idle = (f[3] ?? 0) + (f[4] ?? 0);
-  return { busy: total - idle, total };
+  return { busy: (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0), total };
 }
 
 /** CPU % (100 = one core) used by the whole machine between two machineTicks() samples. */

@@ -23,6 +23,8 @@ export interface WrkRun {
   readonly cpus: string | null;
   readonly wrk: string;
   readonly taskset: string;
+  /** Lua script (written by the benchmark itself), e.g. a pacing delay(). */
+  readonly script?: string;
 }
 
 const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -72,6 +74,7 @@ export async function runWrk(r: WrkRun): Promise<WrkResult> {
     "5s",
     "--latency",
     ...(r.host ? ["-H", `Host: ${r.host}`] : []),
+    ...(r.script ? ["-s", r.script] : []),
     r.url,
   ];
   const p = start(args, { cpus: r.cpus, stdout: "pipe" }, r.taskset);

@@ -1,0 +1,130 @@
+// Control-plane benchmark: generated clusters of 1k and 10k Ingresses (+ Services,
+// EndpointSlices, 500 TLS Secrets). `bun bench/control-plane.ts --help`.
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { parseArgs } from "node:util";
+import { createCertificate } from "../src/tls/x509.ts";
+import { generate } from "./lib/cp-gen.ts";
+import { runOffline, type OfflineResult } from "./lib/cp-offline.ts";
+import { runLive, type LiveResult } from "./lib/cp-live.ts";
+import { ensureTools, versions } from "./lib/install.ts";
+import { installCleanup, stopAll } from "./lib/procs.ts";
+import { porticoAvailable, startBackend } from "./lib/systems.ts";
+
+const HELP = `bun bench/control-plane.ts [options]
+  --sizes LIST     Ingress counts (default 1000,10000)
+  --tls N          TLS Secrets (default 500)
+  --edits N        change-to-served edits per size (default 200)
+  --no-live        only the in-process figures (compile, lookup, memory)
+  --out FILE       report path (default bench/results/control-plane.md)`;
+
+const { values: flags } = parseArgs({
+  options: {
+    sizes: { type: "string", default: "1000,10000" },
+    tls: { type: "string", default: "500" },
+    edits: { type: "string", default: "200" },
+    "no-live": { type: "boolean", default: false },
+    out: { type: "string" },
+    help: { type: "boolean", default: false },
+  },
+});
+if (flags.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+const sizes = (flags.sizes ?? "").split(",").map(Number);
+const tlsCount = Number(flags.tls);
+const edits = Number(flags.edits);
+if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 100_000) || !Number.isInteger(tlsCount) || !Number.isInteger(edits) || edits < 0 || edits > 10_000) {
+  console.error("--sizes, --tls and --edits take integers (sizes 1..100000)");
+  process.exit(2);
+}
+const ROOT = join(import.meta.dir, "..");
+const out = flags.out ?? join(import.meta.dir, "results", "control-plane.md");
+const log = (msg: string) => process.stderr.write(`[cp ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+const ms = (n: number) => (Number.isFinite(n) ? `${n.toFixed(n < 10 ? 1 : 0)} ms` : "–");
+
+async function main(): Promise<void> {
+  installCleanup();
+  const tools = await ensureTools(log);
+  const v = versions(tools);
+  const started = new Date();
+  const load = loadavg().map((x) => x.toFixed(2)).join(" ");
+  // One certificate for all Secrets: every host is app-<i>.bench.test.
+  const cert = createCertificate({ subjectCN: "*.bench.test", sans: ["*.bench.test"] });
+  const dir = mkdtempSync(join(tmpdir(), "portico-cp-"));
+  chmodSync(dir, 0o755);
+  const offline: [number, OfflineResult][] = [];
+  const live: [number, LiveResult | string][] = [];
+  try {
+    const backend = await startBackend(tools, join(dir, "backend"), null, 3);
+    const addresses = [0, 1, 2].map((k) => `127.0.0.${backend.ports.manyFirstOctet + k}`);
+    for (const n of sizes) {
+      const cluster = generate({ ingresses: n, tlsCount: Math.min(tlsCount, n), addresses, port: backend.ports.many, cert: { cert: cert.certPem, key: cert.keyPem } });
+      log(`${n} Ingresses: ${cluster.objects.length} objects; compiling in-process`);
+      const r = runOffline(cluster, 5);
+      offline.push([n, r]);
+      log(`  compile ${r.compileMedianMs.toFixed(1)} ms (cold ${r.compileColdMs.toFixed(1)}), lookup ${r.lookupMixNs.toFixed(0)} ns`);
+      if (flags["no-live"]) continue;
+      if (!porticoAvailable(ROOT)) {
+        live.push([n, "src/main.ts not present"]);
+        continue;
+      }
+      try {
+        const res = await runLive(cluster, Math.min(tlsCount, n), {
+          root: ROOT, dir: join(dir, `live-${n}`), tools, edits, loadConnections: 8, loadDelayMs: 4, log,
+        });
+        live.push([n, res]);
+        log(`  ready ${res.readyMs.toFixed(0)} ms, rss ${res.rssMiB.toFixed(0)} MiB, change-to-served p50 ${res.p50Ms.toFixed(1)} p99 ${res.p99Ms.toFixed(1)} ms`);
+      } catch (e) {
+        live.push([n, (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "failed"]);
+        log(`  live run failed: ${String(e)}`);
+      }
+    }
+    await backend.stop();
+  } finally {
+    await stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const lines = [
+    "# Portico control-plane benchmark",
+    "",
+    `- date: ${started.toISOString()}; command: \`bun bench/control-plane.ts ${process.argv.slice(2).join(" ")}\``.trimEnd(),
+    `- machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average at start: ${load} (shared machine: other work adds noise)`,
+    `- versions: bun ${v.bun}, ${v.wrk}`,
+    `- cluster: N Ingresses in 50 namespaces, each host \`app-<i>.bench.test\` with 3 paths (2 Prefix, 1 Exact), its own Service and EndpointSlice (3 ready endpoints); the first ${tlsCount} Ingresses have spec.tls with their own TLS Secret (one shared ECDSA certificate for \`*.bench.test\`)`,
+    "- compile: `compile(snapshot)` in-process after validating and storing every object; cold = first call, then the median of 5; heap = growth of the JS heap (objects + one compiled result)",
+    "- lookup: `lookup(table, host, path)` over 200,000 pre-generated requests (80% hits, 10% unknown host, 10% unrouted path), best of 5 passes; hits-only measured separately",
+    "",
+    "| Ingresses | objects | routes | load+validate | compile (cold) | compile (median) | lookup, mix | lookup, hits | heap growth |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...offline.map(([n, r]) =>
+      `| ${n} | ${r.objects} | ${r.routes} | ${ms(r.loadMs)} | ${ms(r.compileColdMs)} | ${ms(r.compileMedianMs)} | ${r.lookupMixNs.toFixed(0)} ns | ${r.lookupHitNs.toFixed(0)} ns | ${r.heapMiB.toFixed(1)} MiB |`),
+    "",
+    "Live: `bun src/main.ts --kubeconfig <generated> --workers 1` against test/fake-apiserver.ts (in the benchmark process, plain HTTP, bearer token). Start-to-ready = process spawn → first 200 on /readyz (polled every 5 ms). RSS = VmRSS 1 s after ready. " +
+      `Change-to-served: ${edits} sequential edits, each replaces one random Ingress with a new Exact path \`/edit-<k>\` on the fake, then polls that path through the proxy (1 ms apart) until it answers 200; meanwhile wrk sends to another route with 8 connections paced by a 4 ms Lua delay().`,
+    "",
+    "| Ingresses | start to ready | RSS after ready | peak RSS | edits (failed) | change-to-served p50 | p99 | max | background load |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...live.map(([n, r]) =>
+      typeof r === "string"
+        ? `| ${n} | not run: ${r} |||||||`
+        : `| ${n} | ${ms(r.readyMs)} | ${r.rssMiB.toFixed(0)} MiB | ${r.peakRssMiB.toFixed(0)} MiB | ${r.edits} (${r.editFailures}) | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.maxMs)} | ${r.loadRps.toFixed(0)} req/s, ${r.loadErrors} errors |`),
+    "",
+  ];
+  const md = lines.join("\n");
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, md);
+  console.log(md);
+}
+
+try {
+  await main();
+} catch (e) {
+  console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+  await stopAll();
+  process.exit(1);
+}

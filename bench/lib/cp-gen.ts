@@ -1,0 +1,95 @@
+// A generated cluster for the control-plane benchmark: N Ingresses, each with its own Service
+// and EndpointSlice, the first `tlsCount` with a TLS Secret. Hosts are `app-<i>.bench.test`,
+// so one wildcard certificate (`*.bench.test`) serves every Secret.
+import { endpointSlice, ingress, ingressClass, service, tlsSecret, type IngressPath, type Obj } from "./cluster.ts";
+
+export interface Cluster {
+  readonly objects: readonly { kind: string; object: Obj }[];
+  readonly hosts: readonly string[];
+  /** Paths every Ingress routes (Prefix unless noted), for the lookup mix. */
+  readonly paths: readonly string[];
+}
+
+export const NAMESPACES = 50;
+
+export function nsOf(i: number): string {
+  return `team-${i % NAMESPACES}`;
+}
+
+export function hostOf(i: number): string {
+  return `app-${i}.bench.test`;
+}
+
+/** Paths of Ingress i; `edit` adds one more Exact path (the change-to-served probe). */
+export function pathsOf(i: number, edit: string | null): IngressPath[] {
+  const svc = `svc-${i}`;
+  const p: IngressPath[] = [
+    { path: "/api", pathType: "Prefix", service: svc },
+    { path: "/static/assets", pathType: "Prefix", service: svc },
+    { path: "/healthz", pathType: "Exact", service: svc },
+  ];
+  if (edit) p.push({ path: edit, pathType: "Exact", service: svc });
+  return p;
+}
+
+export function ingressOf(i: number, tls: boolean, edit: string | null, rv = "1"): Obj {
+  return ingress(nsOf(i), `ing-${i}`, hostOf(i), pathsOf(i, edit), tls ? `tls-${i}` : null, rv);
+}
+
+export interface GenOptions {
+  readonly ingresses: number;
+  readonly tlsCount: number;
+  /** Endpoint addresses and port every Service resolves to (loopback listeners). */
+  readonly addresses: readonly string[];
+  readonly port: number;
+  readonly cert: { readonly cert: string; readonly key: string };
+}
+
+export function generate(o: GenOptions): Cluster {
+  const objects: { kind: string; object: Obj }[] = [{ kind: "IngressClass", object: ingressClass() }];
+  const hosts: string[] = [];
+  for (let i = 0; i < o.ingresses; i++) {
+    const ns = nsOf(i);
+    const tls = i < o.tlsCount;
+    objects.push({ kind: "Service", object: service(ns, `svc-${i}`, o.port) });
+    objects.push({ kind: "EndpointSlice", object: endpointSlice(ns, `svc-${i}`, o.addresses, o.port) });
+    if (tls) objects.push({ kind: "Secret", object: tlsSecret(ns, `tls-${i}`, o.cert.cert, o.cert.key) });
+    objects.push({ kind: "Ingress", object: ingressOf(i, tls, null) });
+    hosts.push(hostOf(i));
+  }
+  return { objects, hosts, paths: ["/api", "/api/v1/users/42", "/static/assets/app.js", "/healthz"] };
+}
+
+/** A deterministic PRNG (mulberry32) so runs are comparable. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Request mix for lookup: 80% hits (known host, routed path), 20% misses (unknown host or path). */
+export function requestMix(c: Cluster, n: number, seed = 1): { hosts: string[]; paths: string[] } {
+  const r = rng(seed);
+  const hosts: string[] = [];
+  const paths: string[] = [];
+  const miss = ["/", "/nothing/here", "/apix", "/static/other.css"];
+  for (let k = 0; k < n; k++) {
+    const x = r();
+    if (x < 0.8) {
+      hosts.push(c.hosts[Math.floor(r() * c.hosts.length)] as string);
+      paths.push(c.paths[Math.floor(r() * c.paths.length)] as string);
+    } else if (x < 0.9) {
+      hosts.push(`nope-${k}.bench.test`);
+      paths.push("/api");
+    } else {
+      hosts.push(c.hosts[Math.floor(r() * c.hosts.length)] as string);
+      paths.push(miss[Math.floor(r() * miss.length)] as string);
+    }
+  }
+  return { hosts, paths };
+}

@@ -1,0 +1,162 @@
+// Live control-plane figures against the fake API server: start-to-ready, RSS, and
+// change-to-served latency (edit one Ingress → first request answered by the new route)
+// while wrk loads the proxy at a modest, bounded rate.
+import type { Subprocess } from "bun";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startFakeApiServer, type FakeApiServer } from "../../test/fake-apiserver.ts";
+import { hostOf, ingressOf, rng, type Cluster } from "./cp-gen.ts";
+import type { Tools } from "./install.ts";
+import { freePorts } from "./net.ts";
+import { rssMiB, peakRssMiB } from "./procfs.ts";
+import { logTail, start, stop } from "./procs.ts";
+import { median } from "./report.ts";
+import { runWrk } from "./wrk.ts";
+
+export interface LiveResult {
+  readonly readyMs: number;
+  readonly rssMiB: number;
+  readonly peakRssMiB: number;
+  readonly edits: number;
+  readonly editFailures: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  readonly loadRps: number;
+  readonly loadErrors: number;
+}
+
+const TOKEN = "bench-token";
+
+function quantile(xs: readonly number[], q: number): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] as number;
+}
+
+function writeKubeconfig(dir: string, server: string): string {
+  // client-node refuses http:// unless skip-TLS-verify is set (DESIGN §5); the fake speaks http.
+  const kc = {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "fake", cluster: { server, "insecure-skip-tls-verify": true } }],
+    users: [{ name: "bench", user: { token: TOKEN } }],
+    contexts: [{ name: "fake", context: { cluster: "fake", user: "bench", namespace: "default" } }],
+    "current-context": "fake",
+  };
+  const file = join(dir, "kubeconfig");
+  writeFileSync(file, JSON.stringify(kc));
+  return file;
+}
+
+async function get(url: string, host: string): Promise<number> {
+  try {
+    const r = await fetch(url, { headers: { host }, signal: AbortSignal.timeout(2000) });
+    await r.arrayBuffer();
+    return r.status;
+  } catch {
+    return 0;
+  }
+}
+
+export interface LiveOptions {
+  readonly root: string;
+  readonly dir: string;
+  readonly tools: Tools;
+  readonly edits: number;
+  /** wrk connections for background load; each waits `loadDelayMs` between requests. */
+  readonly loadConnections: number;
+  readonly loadDelayMs: number;
+  readonly log: (m: string) => void;
+}
+
+export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Promise<LiveResult> {
+  mkdirSync(o.dir, { recursive: true });
+  const api: FakeApiServer = await startFakeApiServer({ token: TOKEN, bookmarkIntervalMs: 10_000 });
+  let proc: Subprocess | null = null;
+  try {
+    for (const { kind, object } of c.objects) api.create(kind, object);
+    const kubeconfig = writeKubeconfig(o.dir, api.url);
+    const [http, https, admin] = freePorts(3) as [number, number, number];
+    const log = join(o.dir, "portico.log");
+    const t0 = performance.now();
+    proc = start(
+      [
+        process.execPath, join(o.root, "src", "main.ts"),
+        "--kubeconfig", kubeconfig,
+        "--bind", "127.0.0.1",
+        "--http-port", String(http), "--https-port", String(https), "--admin-port", String(admin),
+        "--access-log", "off", "--log-level", "warn", "--workers", "1",
+      ],
+      { cpus: null, cwd: o.root, log, out: join(o.dir, "portico.out") },
+      o.tools.taskset,
+    );
+    const p = proc;
+    let readyMs = Number.NaN;
+    for (;;) {
+      if (p.exitCode !== null) throw new Error(`portico exited ${p.exitCode}: ${await logTail(log)} ${await logTail(join(o.dir, "portico.out"))}`);
+      if (performance.now() - t0 > 60_000) throw new Error("portico not ready after 60 s");
+      if ((await get(`http://127.0.0.1:${admin}/readyz`, "admin")) === 200) {
+        readyMs = performance.now() - t0;
+        break;
+      }
+      await Bun.sleep(5);
+    }
+    o.log(`ready in ${readyMs.toFixed(0)} ms`);
+    const base = `http://127.0.0.1:${http}`;
+    const first = await get(`${base}/api`, hostOf(0));
+    if (first !== 200) throw new Error(`routed request after ready answered ${first}, expected 200`);
+    await Bun.sleep(1000);
+    const rss = rssMiB(p.pid);
+
+    // Background load: wrk with a Lua delay() so each connection sends at a bounded pace.
+    const script = join(o.dir, "pace.lua");
+    writeFileSync(script, `function delay()\n  return ${Math.max(0, Math.floor(o.loadDelayMs))}\nend\n`);
+    const loadHost = hostOf(Math.min(1, c.hosts.length - 1));
+    const loadSeconds = Math.min(120, 10 + Math.ceil(o.edits * 0.3));
+    const load = runWrk({
+      url: `${base}/api/load`, connections: o.loadConnections, threads: 1, seconds: loadSeconds, host: loadHost,
+      cpus: null, wrk: o.tools.wrk, taskset: o.tools.taskset, script,
+    });
+    await Bun.sleep(500);
+
+    const r = rng(7);
+    const lat: number[] = [];
+    let failures = 0;
+    const deadline = performance.now() + (loadSeconds - 2) * 1000;
+    for (let k = 1; k <= o.edits && performance.now() < deadline; k++) {
+      const i = Math.floor(r() * c.hosts.length);
+      const path = `/edit-${k}`;
+      const t = performance.now();
+      const next = ingressOf(i, i < tlsCount, path) as { metadata: Record<string, unknown> };
+      delete next.metadata.resourceVersion; // an unconditional replace, like `kubectl replace --force`-less edits
+      api.update("Ingress", next);
+      let ok = false;
+      while (performance.now() - t < 5000) {
+        if ((await get(`${base}${path}`, hostOf(i))) === 200) {
+          ok = true;
+          break;
+        }
+        await Bun.sleep(1);
+      }
+      if (ok) lat.push(performance.now() - t);
+      else failures++;
+    }
+    const loadResult = await load;
+    return {
+      readyMs,
+      rssMiB: rss,
+      peakRssMiB: peakRssMiB(p.pid),
+      edits: lat.length + failures,
+      editFailures: failures,
+      p50Ms: median(lat),
+      p99Ms: quantile(lat, 0.99),
+      maxMs: lat.length ? Math.max(...lat) : Number.NaN,
+      loadRps: loadResult.rps,
+      loadErrors: loadResult.errors,
+    };
+  } finally {
+    if (proc) await stop(proc);
+    await api.stop();
+  }
+}
