@@ -1,0 +1,77 @@
+// The JSON-able answer of explain(): why a request goes where it goes (/debug/explain,
+// `portico explain`).
+
+export interface ExplainRequest {
+  /** Host header or SNI name; lowercased and port-stripped here. */
+  readonly host: string;
+  /** Decoded path; a query string, if any, is dropped (it never takes part in routing). */
+  readonly path: string;
+  readonly scheme: "http" | "https";
+}
+
+export interface ExplainMatch {
+  readonly ingress: string | null;
+  readonly source: "rule" | "defaultBackend" | "globalDefault";
+  readonly ruleIndex: number;
+  readonly pathIndex: number;
+  readonly host: string | null;
+  readonly hostEntry: string;
+  readonly via: "exact-host" | "wildcard-host" | "any-host" | "default";
+  readonly path: string;
+  readonly pathType: "Exact" | "Prefix";
+  readonly declaredPathType: string;
+  readonly backend: {
+    readonly id: string;
+    readonly status: string;
+    readonly scheme: "http" | "https";
+    readonly endpoints: readonly string[];
+  };
+  /** What the proxy answers: 200-ish when the backend is ok, else 503. */
+  readonly answers: "proxied" | "503";
+  readonly tls: boolean;
+}
+
+export type CandidateVerdict =
+  | "matched"
+  | "not-our-class"
+  | "invalid"
+  | "host-mismatch"
+  | "host-tier-lost"
+  | "path-mismatch"
+  | "outranked"
+  | "conflict-loser"
+  | "duplicate";
+
+export interface ExplainCandidate {
+  readonly ingress: string;
+  /** -1 for spec.defaultBackend. */
+  readonly ruleIndex: number;
+  readonly pathIndex: number;
+  readonly host: string | null;
+  readonly path: string;
+  readonly pathType: string;
+  readonly verdict: CandidateVerdict;
+  readonly reason: string;
+}
+
+export interface ExplainCertificate {
+  /** Binding host that SNI selects: exact, then `*.suffix`, then "" (default). */
+  readonly via: "exact" | "wildcard" | "default" | "generated-default";
+  readonly host: string;
+  readonly secret: string | null;
+  readonly ingress: string;
+  readonly hasPem: boolean;
+}
+
+export interface ExplainResult {
+  readonly request: ExplainRequest;
+  /** "route": a rule matched; "default": the default route; "404": nothing. */
+  readonly outcome: "route" | "default" | "404";
+  readonly match: ExplainMatch | null;
+  /** Host entry chosen before any path is looked at (null: none; the default route applies). */
+  readonly hostEntry: string | null;
+  /** Every rule path whose host or path is relevant to this request, and why it won or lost. */
+  readonly candidates: readonly ExplainCandidate[];
+  /** For https: the certificate the SNI name selects. */
+  readonly certificate: ExplainCertificate | null;
+}
