@@ -1,5 +1,6 @@
 // The JSON-able answer of explain(): why a request goes where it goes (/debug/explain,
 // `portico explain`).
+import type { Diagnostic } from "../model/diagnostic.ts";
 
 export interface ExplainRequest {
   /** Host header or SNI name; lowercased and port-stripped here. */
@@ -74,4 +75,6 @@ export interface ExplainResult {
   readonly candidates: readonly ExplainCandidate[];
   /** For https: the certificate the SNI name selects. */
   readonly certificate: ExplainCertificate | null;
+  /** Diagnostics of the Ingresses named in `match` and `candidates`. */
+  readonly diagnostics: readonly Diagnostic[];
 }

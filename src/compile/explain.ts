@@ -162,6 +162,9 @@ export function explain(snapshot: Snapshot, config: CompileConfig, request: Expl
     else if (o.kind === "invalid") candidates.push({ ...base, verdict: "invalid", reason: `${o.reason}: ${o.message}` });
   }
 
+  const involved = new Set(candidates.map((c) => c.ingress));
+  if (match?.route.ingress.name) involved.add(`${match.route.ingress.namespace}/${match.route.ingress.name}`);
+  const diagnostics = result.diagnostics.filter((d) => d.kind === "Ingress" && involved.has(`${d.namespace}/${d.name}`));
   return {
     request: req,
     outcome: match === null ? "404" : match.via === "default" ? "default" : "route",
@@ -169,5 +172,6 @@ export function explain(snapshot: Snapshot, config: CompileConfig, request: Expl
     hostEntry: chosen,
     candidates,
     certificate: req.scheme === "https" ? selectCertificate(result.certificates, req.host) : null,
+    diagnostics,
   };
 }

@@ -46,6 +46,7 @@ describe("explain", () => {
     const loser = r.candidates.find((c) => c.ingress === "default/newer" && c.path === "/app");
     expect(loser?.verdict).toBe("conflict-loser");
     expect(loser?.reason).toContain("team-b/older (created 2024-01-01T00:00:00Z)");
+    expect(r.diagnostics.map((d) => `${d.name} ${d.reason}`)).toContain("newer PathConflict");
   });
 
   test("not our class: says which branch of class selection", () => {
