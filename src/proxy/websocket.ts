@@ -136,8 +136,9 @@ export function upgradeClient(
   };
   upstream.onerror = () => closeBoth(d, 1011, "upstream error");
   const headers: Record<string, string> = { ...extraHeaders };
-  // DESIGN §5: answer with the subprotocol the backend chose, or none.
-  if (upstream.protocol !== "") headers["sec-websocket-protocol"] = upstream.protocol;
+  // DESIGN §5: answer with the subprotocol the backend chose, or none. Bun echoes the first
+  // offered protocol when the header is absent, and leaves it out when it is "" (measured).
+  headers["sec-websocket-protocol"] = upstream.protocol;
   const ok = server.upgrade(req, { data: d, headers });
   if (!ok) closeBoth(d, 1011, "upgrade failed");
   return ok;
