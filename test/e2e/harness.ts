@@ -1,0 +1,153 @@
+// Runs the real Portico process (sources, or the compiled binary with PORTICO_BIN) on free
+// loopback ports, plus small backends, for end-to-end suites. Every process is killed in stop().
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+const ROOT = join(import.meta.dir, "..", "..");
+
+/** A port the OS just handed out (closed again; a tiny race we accept in tests). */
+export function freePort(): number {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+export interface Portico {
+  readonly http: string;
+  readonly https: string;
+  readonly admin: string;
+  readonly ports: { http: number; https: number; admin: number };
+  readonly proc: Subprocess<"ignore", "pipe", "pipe">;
+  /** Every stdout/stderr line so far. */
+  readonly lines: string[];
+  /** Resolves with the first log line matching `re`. */
+  waitForLine(re: RegExp, timeoutMs?: number): Promise<string>;
+  stop(signal?: NodeJS.Signals): Promise<number>;
+}
+
+export async function startPortico(args: string[], opts: { env?: Record<string, string>; ready?: boolean } = {}): Promise<Portico> {
+  const ports = { http: freePort(), https: freePort(), admin: freePort() };
+  const cmd = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, join(ROOT, "src", "main.ts")];
+  const proc = Bun.spawn(
+    [
+      ...cmd,
+      "--bind", "127.0.0.1",
+      "--http-port", String(ports.http),
+      "--https-port", String(ports.https),
+      "--admin-port", String(ports.admin),
+      "--shutdown-delay", "0s",
+      "--workers", "1",
+      ...args,
+    ],
+    { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, ...opts.env }, cwd: ROOT },
+  );
+  const lines: string[] = [];
+  const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    const dec = new TextDecoder();
+    let buf = "";
+    for await (const chunk of stream) {
+      buf += dec.decode(chunk, { stream: true });
+      let i: number;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        lines.push(line);
+        if (process.env.PORTICO_E2E_VERBOSE) process.stderr.write(`  | ${line}\n`);
+        for (const w of [...waiters]) if (w.re.test(line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
+      }
+    }
+  };
+  void pump(proc.stdout);
+  void pump(proc.stderr);
+  const p: Portico = {
+    http: `http://127.0.0.1:${ports.http}`,
+    https: `https://127.0.0.1:${ports.https}`,
+    admin: `http://127.0.0.1:${ports.admin}`,
+    ports,
+    proc,
+    lines,
+    waitForLine(re, timeoutMs = 10_000) {
+      const hit = lines.find((l) => re.test(l));
+      if (hit) return Promise.resolve(hit);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no log line matching ${re} within ${timeoutMs} ms:\n${lines.slice(-20).join("\n")}`)), timeoutMs);
+        waiters.push({ re, resolve: (l) => { clearTimeout(t); resolve(l); } });
+      });
+    },
+    async stop(signal = "SIGTERM") {
+      if (proc.exitCode === null && !proc.killed) proc.kill(signal);
+      const timer = setTimeout(() => proc.kill("SIGKILL"), 15_000);
+      const code = await proc.exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+  if (opts.ready !== false) {
+    try {
+      await waitReady(p);
+    } catch (err) {
+      await p.stop("SIGKILL");
+      throw err;
+    }
+  }
+  return p;
+}
+
+export async function waitReady(p: Portico, timeoutMs = 15_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    if (p.proc.exitCode !== null) throw new Error(`portico exited with ${p.proc.exitCode}:\n${p.lines.join("\n")}`);
+    const ok = await fetch(`${p.admin}/readyz`).then((r) => r.status === 200, () => false);
+    if (ok) return;
+    await Bun.sleep(25);
+  }
+  throw new Error(`portico not ready within ${timeoutMs} ms:\n${p.lines.slice(-30).join("\n")}`);
+}
+
+/** Poll until `check` returns true (or throw after timeoutMs). Returns the elapsed ms. */
+export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 5000, stepMs = 10): Promise<number> {
+  const t0 = performance.now();
+  while (performance.now() - t0 < timeoutMs) {
+    if (await check()) return performance.now() - t0;
+    await Bun.sleep(stepMs);
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms`);
+}
+
+export interface Backend {
+  readonly name: string;
+  readonly port: number;
+  readonly hits: number;
+  stop(): void;
+}
+
+/** A backend that answers `name path` and counts requests; `/slow?ms=N` waits N ms first. */
+export function startBackend(name: string): Backend {
+  let hits = 0;
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      hits++;
+      const url = new URL(req.url);
+      if (url.pathname.startsWith("/slow")) await Bun.sleep(Number(url.searchParams.get("ms") ?? "1000"));
+      return new Response(`${name} ${url.pathname}`, { headers: { "x-backend": name } });
+    },
+  });
+  return {
+    name,
+    port: server.port as number,
+    get hits() {
+      return hits;
+    },
+    stop: () => void server.stop(true),
+  };
+}
+
+/** GET through the proxy with a Host header; returns status and body text. */
+export async function get(base: string, host: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: string; headers: Headers }> {
+  const res = await fetch(`${base}${path}`, { ...init, headers: { host, ...(init.headers as Record<string, string> | undefined) }, redirect: "manual" });
+  return { status: res.status, body: await res.text(), headers: res.headers };
+}
