@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { makeCert, type CertFiles } from "./lib/certs.ts";
 import { ensureTools, versions, type Tools } from "./lib/install.ts";
 import { probe } from "./lib/net.ts";
-import { cpuPercent, cpuTicks, machinePercent, machineTicks, peakRssMiB } from "./lib/procfs.ts";
+import { cpuPercent, cpuTicks, machinePercent, machineTicks, peakRssMiB, waitQuiet } from "./lib/procfs.ts";
 import { installCleanup, stopAll } from "./lib/procs.ts";
 import { renderReport, summarize, type Cell } from "./lib/report.ts";
 import { LAYOUTS, SCENARIOS, SYSTEMS, type Layout, type Scenario, type SystemName } from "./lib/scenarios.ts";
@@ -25,6 +25,8 @@ const HELP = `bun bench/run.ts [options]
   --warmup S         seconds of warm-up before each run (default 1)
   --reps N           interleaved repetitions (default 3)
   --workers N        Portico --workers (default 1: same as nginx's one worker)
+  --portico-main F   entry point to run as "portico" (default src/main.ts; e.g. bench/lib/fetch-proxy.ts)
+  --quiet-wait S     before each run, wait up to S s for other work on the machine to settle (default 5)
   --quick            1 repetition of 3 s (smoke run)
   --out FILE         report path (default bench/results/latest.md)`;
 
@@ -37,6 +39,8 @@ const { values: flags } = parseArgs({
     warmup: { type: "string" },
     reps: { type: "string" },
     workers: { type: "string" },
+    "portico-main": { type: "string" },
+    "quiet-wait": { type: "string" },
     quick: { type: "boolean", default: false },
     out: { type: "string" },
     help: { type: "boolean", default: false },
@@ -76,10 +80,12 @@ const duration = intFlag(flags.duration, quick ? 3 : 5, 1, 60, "duration");
 const warmup = intFlag(flags.warmup, 1, 0, 10, "warmup");
 const reps = intFlag(flags.reps, quick ? 1 : 3, 1, 20, "reps");
 const workers = intFlag(flags.workers, 1, 1, 64, "workers");
+const quietWait = intFlag(flags["quiet-wait"], 5, 0, 60, "quiet-wait");
 const scenarios = listFlag(flags.scenarios, SCENARIOS, "scenarios");
 const systems = listFlag(flags.systems, SYSTEMS.map((name) => ({ name })), "systems").map((s) => s.name);
 let layouts = listFlag(flags.layouts, LAYOUTS, "layouts");
 const ROOT = join(import.meta.dir, "..");
+const porticoMain = flags["portico-main"] ?? "src/main.ts";
 const out = flags.out ?? join(import.meta.dir, "results", "latest.md");
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
@@ -152,11 +158,11 @@ async function runScenario(sc: Scenario, layout: Layout, tools: Tools, backend: 
           url = `${scheme}://127.0.0.1:${sc.tls ? n.https : n.http}${sc.path}`;
           pid = n.proc.pid;
         } else {
-          if (!porticoAvailable(ROOT)) throw new Error("src/main.ts not present yet");
+          if (!porticoAvailable(ROOT, porticoMain)) throw new Error(`${porticoMain} not present yet`);
           const manifests = writeManifests(sdir, ups, sc.tls ? cert : null);
           const pdir = join(sdir, "portico");
           mkdirSync(pdir, { recursive: true });
-          const p = await startPortico(tools, manifests, { root: ROOT, dir: pdir, cpus: layout.proxyCpus, workers, tls: sc.tls });
+          const p = await startPortico(tools, manifests, { root: ROOT, main: porticoMain, dir: pdir, cpus: layout.proxyCpus, workers, tls: sc.tls });
           running.push(p);
           url = `${scheme}://127.0.0.1:${sc.tls ? p.https : p.http}${sc.path}`;
           pid = p.proc.pid;
@@ -173,6 +179,7 @@ async function runScenario(sc: Scenario, layout: Layout, tools: Tools, backend: 
       for (const t of targets) {
         const cell = cells.get(t.system) as Cell;
         try {
+          if (quietWait > 0) await waitQuiet(quietWait * 1000);
           await measure(cell, t, sc, layout, tools, backend, false);
           await measure(cell, t, sc, layout, tools, backend, true);
         } catch (e) {
@@ -232,8 +239,9 @@ async function main(): Promise<void> {
     `machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average at start: ${load} (other work on this machine adds noise)`,
     `versions: bun ${v.bun}, ${v.nginx}, ${v.wrk}, ${v.openssl}`,
     ...layouts.map((l) => l.description),
+    `before each measured run the harness waits up to ${quietWait} s for the machine to be idle (other CPU < 25%); "other CPU" is what the rest of the machine used during the run`,
     `wrk: 1 thread, ${reps} interleaved repetition(s) (portico, nginx, direct, portico, …) of ${duration} s, each after a ${warmup} s warm-up; figures are medians; min–max is req/s over the repetitions`,
-    `Portico: \`bun src/main.ts --manifests … --workers ${workers} --access-log off --log-level warn\`; nginx: 1 worker, configured as ingress-nginx renders an Ingress (bench/lib/nginx.ts), access_log off`,
+    `Portico: \`bun ${porticoMain} --manifests … --workers ${workers} --access-log off --log-level warn\`; nginx: 1 worker, configured as ingress-nginx renders an Ingress (bench/lib/nginx.ts), access_log off`,
     "backend: nginx, 1 worker, answering from memory (`return 200`, 13 bytes) or a 1 MiB file with sendfile; same CPU as wrk when pinned",
     "proxy CPU: utime+stime of the proxy's process tree over the run (100% = one core; for `direct`, the backend's); peak RSS: VmHWM summed over the tree at the end of the scenario",
     ...scenarios.map((s) => `scenario ${s.name}: ${s.title}`),

@@ -98,3 +98,19 @@ export function machineTicks(): { busy: number; total: number } {
 export function machinePercent(a: { busy: number }, b: { busy: number }, seconds: number): number {
   return ((b.busy - a.busy) / CLK_TCK / seconds) * 100;
 }
+
+/**
+ * Waits (bounded) until the machine is nearly idle: between benchmark runs our own processes
+ * sleep, so busy time here is other work. Returns the last measured busy % (100 = one core).
+ */
+export async function waitQuiet(maxMs: number, thresholdPct = 25, windowMs = 300): Promise<number> {
+  const deadline = performance.now() + maxMs;
+  let pct = 0;
+  do {
+    const a = machineTicks();
+    await Bun.sleep(windowMs);
+    pct = machinePercent(a, machineTicks(), windowMs / 1000);
+    if (pct < thresholdPct) return pct;
+  } while (performance.now() < deadline);
+  return pct;
+}

@@ -83,6 +83,8 @@ export async function startNginxProxy(
 
 export interface PorticoOptions {
   readonly root: string;
+  /** Entry point relative to root (src/main.ts). */
+  readonly main: string;
   /** Temp dir for the log file. */
   readonly dir: string;
   readonly cpus: string | null;
@@ -108,14 +110,14 @@ export function writeManifests(dir: string, upstreams: readonly (readonly [numbe
   return file;
 }
 
-export function porticoAvailable(root: string): boolean {
-  return Bun.spawnSync(["test", "-s", join(root, "src", "main.ts")]).exitCode === 0;
+export function porticoAvailable(root: string, main = "src/main.ts"): boolean {
+  return Bun.spawnSync(["test", "-s", join(root, main)]).exitCode === 0;
 }
 
 export async function startPortico(tools: Tools, manifests: string, o: PorticoOptions): Promise<Running> {
   const [http, https, admin] = freePorts(3) as [number, number, number];
   const args = [
-    process.execPath, join(o.root, "src", "main.ts"),
+    process.execPath, join(o.root, o.main),
     "--manifests", manifests,
     "--bind", "127.0.0.1",
     "--http-port", String(http),
