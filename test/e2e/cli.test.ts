@@ -1,0 +1,103 @@
+// The command line as a user meets it: help, version, bad flags, explain, SIGTERM drain.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startBackend, startPortico, type Backend } from "./harness.ts";
+import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const cmd = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, join(ROOT, "src", "main.ts")];
+
+function runCli(args: string[]): { code: number; stdout: string; stderr: string } {
+  const r = Bun.spawnSync([...cmd, ...args], { stdin: "ignore", env: { ...process.env, PORTICO_HTTP_PORT: "" } });
+  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+
+let dir: string;
+let backend: Backend;
+beforeAll(() => {
+  backend = startBackend("slow");
+  dir = mkdtempSync(join(tmpdir(), "portico-cli-"));
+  writeFileSync(
+    join(dir, "app.yaml"),
+    yamlDocs([
+      ingressClass(),
+      service("app", "slow"),
+      slice("app", "slow", [backend.port]),
+      ingress("app", "slow", [{ host: "app.test", paths: [{ path: "/", service: "slow" }, { path: "/v1", type: "Exact", service: "slow" }] }]),
+      ingress("other", "foreign", [{ host: "app.test", paths: [{ path: "/x", service: "slow" }] }], { className: "nginx" }),
+    ]),
+  );
+});
+afterAll(() => {
+  backend.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("flags", () => {
+  test("--help lists every flag of DESIGN §3 and exits 0", () => {
+    const r = runCli(["--help"]);
+    expect(r.code).toBe(0);
+    for (const f of ["--kubeconfig", "--context", "--manifests", "--http-port", "--https-port", "--admin-port", "--bind", "--ingress-class", "--controller-name", "--watch-namespace", "--watch-ingress-without-class", "--default-ssl-certificate", "--default-backend-service", "--publish-service", "--publish-status-address", "--log-level", "--log-format"]) {
+      expect(r.stdout).toContain(f);
+    }
+  });
+  test("--version prints the version", () => {
+    const r = runCli(["--version"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^portico \d+\.\d+\.\d+ \(commit \S+/);
+  });
+  test("a bad value exits 2 with one line naming the flag", () => {
+    const r = runCli(["--http-port", "http"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain("--http-port");
+  });
+  test("an unknown flag exits 2", () => {
+    const r = runCli(["--no-such-flag"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--no-such-flag");
+  });
+  test("a bad PORTICO_* environment value exits 2 naming it", () => {
+    const r = Bun.spawnSync([...cmd], { env: { ...process.env, PORTICO_LOG_LEVEL: "loud" } });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.toString()).toMatch(/log-level|LOG_LEVEL/);
+  });
+});
+
+describe("portico explain", () => {
+  test("names the matching Ingress and rule, and the candidates that lost", () => {
+    const r = runCli(["explain", "--manifests", dir, "--host", "app.test", "--path", "/v1/"]);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { outcome: string; match: { ingress: string; path: string; pathType: string }; candidates: { ingress: string; verdict: string }[] };
+    expect(out.outcome).toBe("route");
+    expect(out.match).toMatchObject({ ingress: "app/slow", path: "/", pathType: "Prefix" });
+    const verdicts = Object.fromEntries(out.candidates.map((c) => [`${c.ingress}`, c.verdict]));
+    expect(verdicts["other/foreign"]).toBe("not-our-class");
+    expect(out.candidates.some((c) => c.ingress === "app/slow" && c.verdict === "path-mismatch")).toBe(true);
+  });
+});
+
+describe("SIGTERM drain", () => {
+  test("readiness drops at once, an in-flight request completes, then the process exits 0 and refuses connections", async () => {
+    const p = await startPortico(["--manifests", dir, "--shutdown-delay", "300ms", "--shutdown-grace-period", "5s"]);
+    try {
+      const inflight = fetch(`${p.http}/slow?ms=1200`, { headers: { host: "app.test" } });
+      await Bun.sleep(100);
+      p.proc.kill("SIGTERM");
+      await Bun.sleep(100);
+      expect((await fetch(`${p.admin}/readyz`)).status).toBe(503);
+      // Still serving during --shutdown-delay so load balancers can notice.
+      expect((await fetch(`${p.http}/`, { headers: { host: "app.test" } })).status).toBe(200);
+      const res = await inflight;
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe("slow /slow");
+      expect(await p.proc.exited).toBe(0);
+      const refused = await fetch(`${p.http}/`, { headers: { host: "app.test" } }).then(() => false, () => true);
+      expect(refused).toBe(true);
+    } finally {
+      await p.stop("SIGKILL");
+    }
+  });
+});
