@@ -28,6 +28,8 @@
 //   is accepted as one user), or anonymous when neither is configured; plain HTTP too.
 //
 // Not implemented (a controller must not depend on these being absent):
+// - resourceVersion on a list ("0", exact, unset alike) always serves the latest state, which
+//   satisfies "NotOlderThan" and "Any" but not resourceVersionMatch=Exact;
 // - a list continuation is not a snapshot: later pages show the current state (kube-apiserver
 //   serves the snapshot at the list's version); the version reported stays the first page's;
 // - resourceVersionMatch, watch resourceVersion newer than the server (kube waits/504s; here
@@ -84,7 +86,7 @@ export interface FakeApiServer {
 
 export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promise<FakeApiServer> {
   const store = new ObjectStore(opts.historyLimit ?? 1000);
-  const faults: Faults = { down: false, hang: false, latencyMs: 0, goneMode: "status", forbidden: null };
+  const faults: Faults = { down: false, hang: false, latencyMs: 0, goneMode: "status", forbidden: null, failNext: 0, failStatus: 500, failMatch: null };
   const requests: RequestRecord[] = [];
   const hopts = {
     token: opts.token,

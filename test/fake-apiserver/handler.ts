@@ -15,6 +15,10 @@ export interface Faults {
   goneMode: "status" | "event";
   /** Requests whose `METHOD path` matches answer 403 Forbidden. */
   forbidden: RegExp | null;
+  /** The next N requests (matching failMatch on `METHOD path?query`, when set) answer failStatus. */
+  failNext: number;
+  failStatus: number;
+  failMatch: RegExp | null;
 }
 
 export interface RequestRecord {
@@ -175,6 +179,10 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
     if (faults.latencyMs > 0) await Bun.sleep(faults.latencyMs);
     if (faults.hang) return void hung.add(res);
     if (faults.down === "503") return fail(res, rec, 503, "the fake apiserver is down");
+    if (faults.failNext > 0 && (!faults.failMatch || faults.failMatch.test(`${rec.method} ${rec.path}${rec.query}`))) {
+      faults.failNext--;
+      return fail(res, rec, faults.failStatus, "injected failure");
+    }
     const bearer = req.headers.authorization?.match(/^Bearer (.+)$/)?.[1];
     const certOk = opts.clientCertAuth && (req.socket as TLSSocket).authorized === true;
     const tokenOk = opts.token !== undefined && bearer === opts.token;

@@ -114,6 +114,20 @@ describe("kubeconfig auth", () => {
     plain.setToken("good-token");
   });
 
+  test("auth-provider oidc: the id-token goes through client-node's authenticator", async () => {
+    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
+    const jwt = `${part({ alg: "none" })}.${part({ exp: Math.floor(Date.now() / 1000) + 3600, sub: "me" })}.sig`;
+    plain.setToken(jwt);
+    try {
+      const path = kubeconfig("oidc", `    server: ${plain.url}`, `    auth-provider:\n      name: oidc\n      config:\n        client-id: portico\n        id-token: ${jwt}\n        idp-issuer-url: https://issuer.invalid`);
+      const c = createKubeClient({ kubeconfig: path, context: null }, captureLogger());
+      expect(c.authKind).toBe("auth-provider:oidc");
+      expect((await c.request("GET", "/api/v1/services")).status).toBe(200);
+    } finally {
+      plain.setToken("good-token");
+    }
+  });
+
   test("plain http without credentials (kubectl proxy)", async () => {
     expect(await listStatus(kubeconfig("proxy", `    server: ${open.url}/`, `    {}`))).toBe(200);
   });

@@ -158,3 +158,34 @@ test("two replicas: only the Lease holder writes status; after it dies the other
     await b.stop(true);
   }
 });
+
+test("startKubeCluster: the elected replica writes status and Events from applied compile results", async () => {
+  const { parseArgs } = await import("../../src/config/parse.ts");
+  const outcome = parseArgs(["--kubeconfig", kubeconfig, "--publish-status-address", "198.51.100.1", "--election-id", "cluster-lease"], {});
+  if (outcome.type !== "run") throw new Error(`config: ${JSON.stringify(outcome)}`);
+  const { startKubeCluster } = await import("../../src/kube/cluster.ts");
+  api.create("Ingress", ingress("cl", "shop"));
+  const leaderChanges: boolean[] = [];
+  const cluster = startKubeCluster({
+    config: { ...outcome.config, electionNamespace: "cl" },
+    log: captureLogger(),
+    onLeader: (is) => void leaderChanges.push(is),
+    leaderTimings: { leaseDurationMs: 1000, renewIntervalMs: 200, renewDeadlineMs: 700, retryIntervalMs: 100 },
+  });
+  try {
+    const ings = new Map(ingresses("cl").map((i) => [`cl/${i.metadata.name}`, i]));
+    // Applied before the election is won: written as soon as we lead.
+    cluster.applied({ statuses: [{ namespace: "cl", name: "shop" }], diagnostics: [{ kind: "Ingress", namespace: "cl", name: "shop", reason: "ServiceNotFound", message: "service web not found" }] }, ings, new Map());
+    await waitFor(() => JSON.stringify(lb("cl", "shop")) === JSON.stringify([{ ip: "198.51.100.1" }]), "status written");
+    await cluster.events.flush();
+    await waitFor(() => api.list("Event").some((e) => (e.regarding as { name?: string }).name === "shop"), "event written");
+    const ev = api.list("Event").find((e) => (e.regarding as { name?: string }).name === "shop")!;
+    expect((ev.regarding as { uid?: string }).uid).toBe(api.get("Ingress", "cl", "shop")!.metadata.uid as string);
+    expect(leaderChanges).toEqual([true]);
+  } finally {
+    await cluster.source.stop();
+    await cluster.stop();
+  }
+  expect(leaderChanges).toEqual([true, false]);
+  expect((api.get("Lease", "cl", "cluster-lease")!.spec as { holderIdentity: string }).holderIdentity).toBe(""); // released
+});

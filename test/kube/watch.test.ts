@@ -72,6 +72,27 @@ describe("list + watch", () => {
     }
   });
 
+  test("500s and 403s on the list are retried with back-off until it succeeds", async () => {
+    let errors = 0;
+    api.faults.failNext = 3;
+    api.faults.failMatch = /^GET \/apis\/networking\.k8s\.io\/v1\/ingressclasses\?/;
+    const { sink, source } = start({ kinds: ["IngressClass"], hooks: { onError: () => void errors++ } });
+    await waitFor(() => sink.syncedKinds.includes("IngressClass"), "synced after failures");
+    expect(errors).toBe(3);
+    expect(source.state("IngressClass").lists).toBe(1);
+    api.faults.failMatch = null;
+    await source.stop();
+    api.faults.forbidden = /ingressclasses/;
+    const before = log.lines.length;
+    const second = start({ kinds: ["IngressClass"] });
+    await waitFor(() => second.source.state("IngressClass").errors >= 2, "forbidden retried");
+    api.faults.forbidden = null;
+    await waitFor(() => second.sink.syncedKinds.includes("IngressClass"), "synced after 403s");
+    const line = log.lines.slice(before).find((l) => l.level === "error")!;
+    expect(line.msg).toContain("403");
+    expect(line.msg).toContain("/apis/networking.k8s.io/v1/ingressclasses");
+  });
+
   test("Secrets are listed and watched with fieldSelector type=kubernetes.io/tls", async () => {
     const { sink } = start({ kinds: ["Secret"] });
     api.create("Secret", { metadata: { name: "opaque", namespace: "s" }, type: "Opaque", data: {} });

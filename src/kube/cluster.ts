@@ -1,0 +1,110 @@
+// Everything a cluster needs, wired once: client → list+watch source, Lease election, and
+// the leader-only writers (Ingress status, Events). main/runtime starts the source with the
+// store's sink and calls `applied` after each compile result goes live.
+import type { CompileResult } from "../compile/types.ts";
+import type { Config } from "../config/types.ts";
+import type { Diagnostic } from "../model/diagnostic.ts";
+import type { Ingress, Service } from "../model/schemas.ts";
+import { createKubeClient, type ClientOptions, type KubeClient } from "./client.ts";
+import { createEventRecorder, type EventRecorder, type EventTimings } from "./events.ts";
+import { createLeaderElector, type LeaderElector, type LeaderTimings } from "./leader.ts";
+import type { KubeLogger } from "./logger.ts";
+import { createStatusWriter, type StatusWriter } from "./status.ts";
+import { createKubeSource, type KubeSource, type SourceHooks, type WatchTimings } from "./watch.ts";
+
+export interface KubeClusterOptions {
+  config: Config;
+  log: KubeLogger;
+  /** Metrics: watch events, restarts, relists, errors, malformed lines. */
+  hooks?: SourceHooks;
+  /** Invalid objects from the watch (also logged). */
+  onDiagnostic?(d: Diagnostic): void;
+  onLeader?(isLeader: boolean): void;
+  client?: KubeClient;
+  clientOptions?: ClientOptions;
+  watchTimings?: Partial<WatchTimings>;
+  leaderTimings?: Partial<LeaderTimings>;
+  eventTimings?: Partial<EventTimings>;
+  identity?: string;
+}
+
+export interface KubeCluster {
+  readonly client: KubeClient;
+  readonly source: KubeSource;
+  readonly elector: LeaderElector;
+  readonly status: StatusWriter;
+  readonly events: EventRecorder;
+  /**
+   * After a compile result went live: write Ingress statuses and report diagnostics as Events
+   * (both no-ops unless leader). `ingresses`/`services` are the snapshot's maps.
+   */
+  applied(result: Pick<CompileResult, "statuses" | "diagnostics">, ingresses: ReadonlyMap<string, Ingress>, services: ReadonlyMap<string, Service>, extraDiagnostics?: readonly Diagnostic[]): void;
+  /** Stop campaigning and release the Lease (call after source.stop()). */
+  stop(): Promise<void>;
+}
+
+/** Creates the parts and starts the election; the caller starts `source` with its sink. */
+export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
+  const { config, log } = o;
+  const client = o.client ?? createKubeClient(config, log, o.clientOptions);
+  const source = createKubeSource({
+    client,
+    config,
+    log,
+    ...(o.hooks ? { hooks: o.hooks } : {}),
+    ...(o.onDiagnostic ? { onDiagnostic: o.onDiagnostic } : {}),
+    ...(o.watchTimings ? { timings: o.watchTimings } : {}),
+  });
+  let last: { result: Pick<CompileResult, "statuses" | "diagnostics">; ingresses: ReadonlyMap<string, Ingress>; services: ReadonlyMap<string, Service>; extra: readonly Diagnostic[] } | null = null;
+
+  const write = () => {
+    if (!last || !elector.isLeader()) return;
+    void status.sync(last.result.statuses, last.ingresses.values());
+    events.report([...last.result.diagnostics, ...last.extra]);
+  };
+  const elector = createLeaderElector({
+    client,
+    config,
+    log,
+    ...(o.identity ? { identity: o.identity } : {}),
+    ...(o.leaderTimings ? { timings: o.leaderTimings } : {}),
+    onLeader: (is) => {
+      o.onLeader?.(is);
+      if (is) write(); // a new leader brings statuses up to date at once
+    },
+  });
+  const key = (ns: string, name: string) => `${ns}/${name}`;
+  const status = createStatusWriter({
+    client,
+    config,
+    log,
+    isLeader: elector.isLeader,
+    lookupService: (ns, name) => last?.services.get(key(ns, name)),
+  });
+  const events = createEventRecorder({
+    client,
+    config,
+    log,
+    isLeader: elector.isLeader,
+    instance: elector.identity,
+    uidOf: (ns, name) => last?.ingresses.get(key(ns, name))?.metadata.uid,
+    ...(o.eventTimings ? { timings: o.eventTimings } : {}),
+  });
+  elector.start();
+
+  return {
+    client,
+    source,
+    elector,
+    status,
+    events,
+    applied(result, ingresses, services, extra = []) {
+      last = { result, ingresses, services, extra };
+      write();
+    },
+    async stop() {
+      await events.flush();
+      await elector.stop(true);
+    },
+  };
+}
