@@ -34,7 +34,9 @@ export class BackendResolver {
   service(ns: string, name: string, port: number | string, scheme: "http" | "https"): BackendResult {
     // The scheme is part of the id only when it is not the default, to keep ids readable.
     const id = `${ns}/${name}:${port}${scheme === "https" ? "#https" : ""}`;
-    return this.#cached(id, () => this.#resolveService(id, ns, name, port, scheme));
+    let hit = this.#cache.get(id);
+    if (!hit) this.#cache.set(id, (hit = this.#resolveService(id, ns, name, port, scheme)));
+    return { ok: true, backend: hit.backend, detail: hit.detail };
   }
 
   #cached(id: string, make: () => { backend: Backend; detail: string }): BackendResult {

@@ -19,7 +19,7 @@ export function authority(address: string, port: number): string {
 export function upstreamsFromSlices(slices: readonly EndpointSlice[], servicePortName: string | null | undefined): Upstream[] {
   const wanted = portName(servicePortName);
   const byAuthority = new Map<string, Upstream>();
-  const ordered = [...slices].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  const ordered = slices.length < 2 ? slices : [...slices].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
   for (const slice of ordered) {
     const sp = (slice.ports ?? []).find((p) => portName(p.name) === wanted);
     if (!sp || typeof sp.port !== "number") continue;

@@ -46,8 +46,10 @@ export function routesOf(
     for (let pi = 0; pi < paths.length; pi++) {
       const p = paths[pi];
       if (!p) continue;
-      const base = { ingress: ing, ruleIndex: ri, pathIndex: pi, rawHost: rule.host ?? null, host: h.ok ? h.host : null };
-      const record = (t: Omit<PathTrace, keyof typeof base>) => ctx.trace?.paths.push({ ...base, ...t });
+      const trace = ctx.trace;
+      // Only explain() passes a trace; compile() allocates nothing here.
+      const record = (t: Pick<PathTrace, "path" | "pathType" | "outcome">) =>
+        trace?.paths.push({ ingress: ing, ruleIndex: ri, pathIndex: pi, rawHost: rule.host ?? null, host: h.ok ? h.host : null, ...t });
       if (!h.ok) {
         record({ path: p.path ?? "", pathType: null, outcome: { kind: "invalid", reason: "InvalidHost", message: h.message } });
         continue;
@@ -65,8 +67,8 @@ export function routesOf(
         continue;
       }
       const c = ctx.claims.claim(h.host, vp.path, vp.type, { ingress: ing, ruleIndex: ri, pathIndex: pi });
-      const where = `${h.host ?? "(any host)"} ${vp.type} ${vp.path}`;
       if (!c.won) {
+        const where = `${h.host ?? "(any host)"} ${vp.type} ${vp.path}`;
         if (c.sameIngress) {
           const message = `spec.rules[${ri}].http.paths[${pi}]: ${where} is already declared at spec.rules[${c.winner.ruleIndex}].http.paths[${c.winner.pathIndex}]; the first one is used`;
           ctx.diags.add("Ingress", ns, name, "DuplicatePath", message, "warning");
@@ -95,7 +97,7 @@ export function routesOf(
         tls: ctx.tlsCovered(h.host),
       };
       out.push(route);
-      record({ path: vp.path, pathType: vp.type, outcome: { kind: "route", route } });
+      if (trace) record({ path: vp.path, pathType: vp.type, outcome: { kind: "route", route } });
     }
   }
 }
