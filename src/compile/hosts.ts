@@ -18,6 +18,8 @@ export function normaliseHost(raw: string | null | undefined): HostResult {
   if (raw === null || raw === undefined || raw === "") return { ok: true, host: null };
   const host = raw.toLowerCase();
   const rest = host.startsWith("*.") ? host.slice(2) : host;
+  // networking/v1 IngressRule.host: "IP in the Spec of the parent Ingress ... not allowed".
+  if (/^[0-9.]+$/.test(rest)) return { ok: false, message: `host ${JSON.stringify(raw)} is an IP address; use a rule without host` };
   if (isDnsName(rest)) return { ok: true, host };
   return {
     ok: false,
