@@ -33,7 +33,9 @@ export function createDrain(o: DrainOptions): Drain {
     for (const h of o.handlers) h.inflight.draining = true;
     o.log.info("drain: not ready, still serving", { delayMs: o.config.shutdownDelayMs });
     await Bun.sleep(o.config.shutdownDelayMs);
-    for (const s of o.servers()) await s.stop(false);
+    // stop(false) closes the listening socket at once but its promise waits for every open
+    // request; not awaited, since the grace period below is what bounds that wait.
+    for (const s of o.servers()) void s.stop(false);
     // RFC 6455 §7.4.1 1001: the endpoint is going away; clients reconnect to another replica.
     for (const h of o.handlers) h.closeWebSockets(1001, "shutting down");
     // A request is in flight while the handler works on it (handler count) and until Bun has
@@ -47,6 +49,9 @@ export function createDrain(o: DrainOptions): Drain {
     }
     const left = inflight();
     if (left > 0) o.log.warn("drain: grace period over, closing in-flight requests", { inflight: left });
+    // Abort the upstream side first: Bun's stop(true) resolves only once every handler has
+    // returned, and a handler waiting on a slow upstream would otherwise hold it.
+    for (const h of o.handlers) h.abortInflight();
     for (const s of o.servers()) await s.stop(true);
     o.log.info("drain: done", {});
   }

@@ -17,6 +17,8 @@ export interface ForwardInput {
   readonly retryable: boolean;
   readonly backend: Backend;
   readonly clientSignal: AbortSignal;
+  /** Aborted when shutdown gives up on in-flight requests. */
+  readonly stopSignal: AbortSignal;
   readonly responseTimeoutMs: number;
   readonly balancer: Balancer;
   readonly hooks?: ProxyHooks | undefined;
@@ -99,7 +101,7 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
         redirect: "manual",
         duplex: "half",
         // DESIGN §5: req.signal is what aborts the upstream when the client leaves early.
-        signal: AbortSignal.any([input.clientSignal, ac.signal]),
+        signal: AbortSignal.any([input.clientSignal, input.stopSignal, ac.signal]),
         // Pods rarely carry certificates that chain to anything we could verify for an IP,
         // so HTTPS upstreams (backend-protocol HTTPS) are encrypted but not authenticated,
         // like ingress-nginx's default (proxy_ssl_verify off). serverName is set explicitly:
@@ -111,7 +113,7 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
       return { response, upstream: u, upstreamMs: performance.now() - t0 };
     } catch (e) {
       dog.stop();
-      if (input.clientSignal.aborted) throw e;
+      if (input.clientSignal.aborted || input.stopSignal.aborted) throw e;
       if (e instanceof ProxyError) {
         if (e.code === "UpstreamTimeout") safe(() => input.hooks?.onUpstreamError?.(input.backend.id, "timeout"));
         throw e;

@@ -22,6 +22,8 @@ export interface ProxyHandler {
   readonly inflight: Inflight;
   /** Close every relayed WebSocket (drain: 1001 Going Away, RFC 6455 §7.4.1). */
   closeWebSockets(code: number, reason: string): void;
+  /** Abort every upstream request still running (end of the shutdown grace period). */
+  abortInflight(): void;
   readonly balancer: Balancer;
 }
 
@@ -42,6 +44,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
   const isTrusted = trustMatcher(config.trustedProxies);
   const inflight = createInflight();
   const sockets = new Set<ServerWebSocket<WsData>>();
+  const hardStop = new AbortController();
 
   const emit = (r: AccessRecord) => {
     try {
@@ -153,7 +156,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
           {
             method: req.method, pathAndQuery, headers: upstreamHeaders(req.headers, ctx, clientIp),
             body: metered?.stream ?? null, retryable: IDEMPOTENT.has(req.method) && !hasBody,
-            backend, clientSignal: req.signal, responseTimeoutMs, balancer, hooks,
+            backend, clientSignal: req.signal, stopSignal: hardStop.signal, responseTimeoutMs, balancer, hooks,
           },
           control,
         );
@@ -197,8 +200,8 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
       });
       return new Response(body, { status: up.status, statusText: up.statusText, headers });
     } catch (e) {
-      if (req.signal.aborted) {
-        finish(499, "ClientClosed");
+      if (req.signal.aborted || hardStop.signal.aborted) {
+        finish(499, req.signal.aborted ? "ClientClosed" : "Shutdown");
         return new Response(null, { status: 499 });
       }
       if (e instanceof ProxyError) return fail(e);
@@ -220,6 +223,9 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
     inflight,
     closeWebSockets(code, reason) {
       for (const ws of sockets) ws.close(code, reason);
+    },
+    abortInflight() {
+      hardStop.abort(new Error("shutdown"));
     },
     balancer,
   };
