@@ -87,7 +87,7 @@ export function createKubeClientFrom(rc: ResolvedKubeConfig, log: KubeLogger, ti
           rejectUnauthorized: !rc.insecureSkipTLSVerify,
         }
       : undefined;
-    return fetch(server + path, { method, headers, body, signal: o.signal ?? null, redirect: "manual", ...(tls ? { tls } : {}) });
+    return fetch(server + path, { method, headers, body, signal: o.signal ?? null, redirect: "manual", ...(tls ? { tls } : {}), ...(rc.proxyUrl ? { proxy: rc.proxyUrl } : {}) });
   }
 
   async function request(method: string, path: string, o: RequestOptions = {}): Promise<Response> {

@@ -21,6 +21,8 @@ export interface ResolvedKubeConfig {
   readonly ca: string | null;
   readonly insecureSkipTLSVerify: boolean;
   readonly tlsServerName: string | null;
+  /** cluster.proxy-url (http/https proxies; Bun's fetch has no SOCKS). */
+  readonly proxyUrl: string | null;
   readonly user: User;
   /** `token-file` of the user (re-read periodically), absolute. */
   readonly tokenFile: string | null;
@@ -138,6 +140,7 @@ export function resolveKubeConfig(input: ResolveInput, env: ResolveEnv = process
     ca: fileText(cluster.caFile, cluster.caData),
     insecureSkipTLSVerify: cluster.skipTLSVerify === true,
     tlsServerName: cluster.tlsServerName ?? null,
+    proxyUrl: cluster.proxyUrl ?? null,
     user,
     tokenFile: raw?.tokenFile ?? null,
     userDir: raw?.dir ?? process.cwd(),

@@ -4,9 +4,11 @@
 // without listing; 410 Gone (HTTP status or ERROR event) relists; other errors back off
 // (0.8 s doubling to 30 s, jittered, reset after 2 min healthy). One bad line or object is
 // logged, counted and skipped; the stream goes on.
+import * as v from "valibot";
 import type { Config } from "../config/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { KINDS, KIND_API, parseObject, type Kind, type KubeObject } from "../model/kinds.ts";
+import { ObjectMetaSchema } from "../model/schemas.ts";
 import type { Source, SourceSink, StoreEvent } from "../store/types.ts";
 import { apiError, type KubeClient } from "./client.ts";
 import type { KubeLogger } from "./logger.ts";
@@ -194,6 +196,13 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
         const p = parseObject(kind, ev.object);
         if (p.ok) {
           sink.apply({ type: ev.type, kind, object: p.object } as StoreEvent);
+          hooks.onEvent?.(kind, ev.type);
+          n++;
+        } else if (ev.type === "DELETED" && v.is(ObjectMetaSchema, (ev.object as { metadata?: unknown }).metadata)) {
+          // The last valid version may still be held (an update to an invalid one is skipped):
+          // a deletion only needs the key.
+          const metadata = (ev.object as { metadata: KubeObject["metadata"] }).metadata;
+          sink.apply({ type: "DELETED", kind, object: { metadata } as KubeObject } as StoreEvent);
           hooks.onEvent?.(kind, ev.type);
           n++;
         } else invalid(kind, st, p.diagnostic);

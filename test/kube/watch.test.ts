@@ -183,5 +183,13 @@ describe("list + watch", () => {
     expect(diags.map((d) => [d.name, d.reason])).toEqual([["bad", "InvalidObject"]]);
     expect(log.text()).toContain("malformed watch line skipped");
     expect(log.text()).toContain('"name":"bad"');
+    // An update that turns a served object invalid keeps the last valid version; its deletion
+    // (still invalid) removes it.
+    const cur = api.get("Ingress", "g", "good")!;
+    api.update("Ingress", { ...cur, spec: { rules: [{ http: { paths: [{ path: "/", pathType: "Weird", backend: {} }] } }] } });
+    await waitFor(() => source.state("Ingress").invalid === 2, "invalid update skipped");
+    expect(sink.has("Ingress", "g", "good")).toBe(true);
+    api.delete("Ingress", "g", "good");
+    await waitFor(() => !sink.has("Ingress", "g", "good"), "invalid deletion applied");
   });
 });
