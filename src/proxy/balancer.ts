@@ -7,6 +7,8 @@ import type { Backend, Upstream } from "../table/types.ts";
 const BASE_BACKOFF_MS = 2_000;
 const MAX_BACKOFF_MS = 10_000;
 const MAX_TRACKED = 10_000;
+/** An endpoint that answered this recently is assumed reachable (Bun keeps idle connections). */
+export const WARM_MS = 30_000;
 
 interface Health {
   until: number;
@@ -22,6 +24,10 @@ export interface Balancer {
   succeeded(u: Upstream): void;
   /** Whether the endpoint is in back-off now (for tests and /debug). */
   isBackedOff(authority: string): boolean;
+  /** Whether the endpoint answered within the last WARM_MS (else connect is probed first). */
+  isWarm(u: Upstream): boolean;
+  /** Forget that the endpoint was warm (it timed out): the next request probes it. */
+  cooled(u: Upstream): void;
 }
 
 export function createBalancer(now: () => number = () => performance.now()): Balancer {
@@ -29,6 +35,7 @@ export function createBalancer(now: () => number = () => performance.now()): Bal
   // at a random offset so many processes / table swaps do not all hit endpoint 0 first.
   const cursor = new WeakMap<Backend, { i: number }>();
   const health = new Map<string, Health>();
+  const lastOk = new Map<string, number>();
 
   function backedOff(authority: string, t: number): boolean {
     const h = health.get(authority);
@@ -63,6 +70,7 @@ export function createBalancer(now: () => number = () => performance.now()): Bal
     },
     failed(u) {
       const t = now();
+      lastOk.delete(u.authority);
       const prev = health.get(u.authority);
       const backoff = prev === undefined ? BASE_BACKOFF_MS : Math.min(prev.backoff * 2, MAX_BACKOFF_MS);
       if (health.size >= MAX_TRACKED) {
@@ -72,6 +80,18 @@ export function createBalancer(now: () => number = () => performance.now()): Bal
     },
     succeeded(u) {
       if (health.size > 0) health.delete(u.authority);
+      const t = now();
+      if (lastOk.size >= MAX_TRACKED && !lastOk.has(u.authority)) {
+        for (const [k, v] of lastOk) if (t - v > WARM_MS) lastOk.delete(k);
+      }
+      lastOk.set(u.authority, t);
+    },
+    isWarm(u) {
+      const t = lastOk.get(u.authority);
+      return t !== undefined && now() - t < WARM_MS;
+    },
+    cooled(u) {
+      lastOk.delete(u.authority);
     },
     isBackedOff(authority) {
       return backedOff(authority, now());

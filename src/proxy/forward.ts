@@ -5,6 +5,7 @@ import type { Backend, Upstream } from "../table/types.ts";
 import type { Balancer } from "./balancer.ts";
 import { ProxyError } from "./errors.ts";
 import type { ProxyHooks } from "./types.ts";
+import { probeConnect } from "./probe.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
 
 export interface ForwardInput {
@@ -20,6 +21,7 @@ export interface ForwardInput {
   /** Aborted when shutdown gives up on in-flight requests. */
   readonly stopSignal: AbortSignal;
   readonly responseTimeoutMs: number;
+  readonly connectTimeoutMs: number;
   readonly balancer: Balancer;
   readonly hooks?: ProxyHooks | undefined;
 }
@@ -81,10 +83,27 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
   const tried = new Set<string>();
   const maxAttempts = input.retryable ? 2 : 1;
   const t0 = performance.now();
+  let probeFailures = 0;
   for (let attempt = 1; ; attempt++) {
     const u = input.balancer.pick(input.backend, tried);
     if (u === null) throw new ProxyError(tried.size === 0 ? "NoEndpoints" : "UpstreamConnect", "no endpoint left");
     tried.add(u.authority);
+    if (!input.balancer.isWarm(u)) {
+      try {
+        await probeConnect(u, input.connectTimeoutMs);
+      } catch (e) {
+        input.balancer.failed(u);
+        if (input.clientSignal.aborted || input.stopSignal.aborted) throw e;
+        // Nothing was sent: any method may move on, once (a second endpoint), like a retry.
+        if (++probeFailures < 2 && tried.size < input.backend.endpoints.length) {
+          attempt--;
+          safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, "connect"));
+          continue;
+        }
+        safe(() => input.hooks?.onUpstreamError?.(input.backend.id, "connect"));
+        throw e;
+      }
+    }
     const ac = new AbortController();
     // Response-header deadline (--response-timeout / annotation): measured from the last
     // activity, so a long upload keeps it alive while bytes move (body meter calls touch()).
@@ -115,14 +134,17 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
       dog.stop();
       if (input.clientSignal.aborted || input.stopSignal.aborted) throw e;
       if (e instanceof ProxyError) {
-        if (e.code === "UpstreamTimeout") safe(() => input.hooks?.onUpstreamError?.(input.backend.id, "timeout"));
+        if (e.code === "UpstreamTimeout") {
+          input.balancer.cooled(u);
+          safe(() => input.hooks?.onUpstreamError?.(input.backend.id, "timeout"));
+        }
         throw e;
       }
       const code = codeOf(e);
       const connect = CONNECT_CODES.has(code);
       if (connect) input.balancer.failed(u);
       const reason = connect ? "connect" : RESET_CODES.has(code) ? "reset" : "error";
-      if (attempt < maxAttempts && (connect || reason === "reset")) {
+      if (attempt < maxAttempts && tried.size < input.backend.endpoints.length && (connect || reason === "reset")) {
         safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, reason));
         continue;
       }

@@ -156,7 +156,8 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
           {
             method: req.method, pathAndQuery, headers: upstreamHeaders(req.headers, ctx, clientIp),
             body: metered?.stream ?? null, retryable: IDEMPOTENT.has(req.method) && !hasBody,
-            backend, clientSignal: req.signal, stopSignal: hardStop.signal, responseTimeoutMs, balancer, hooks,
+            backend, clientSignal: req.signal, stopSignal: hardStop.signal, responseTimeoutMs,
+            connectTimeoutMs: opts.connectTimeoutMs ?? config.connectTimeoutMs, balancer, hooks,
           },
           control,
         );
