@@ -45,6 +45,8 @@ interface ExecConfig {
   args?: string[];
   env?: { name: string; value: string }[] | null;
   apiVersion?: string;
+  installHint?: string;
+  provideClusterInfo?: boolean;
 }
 
 const pemOf = (path: string | undefined, data: string | undefined): string | null =>
@@ -66,9 +68,20 @@ export function createAuthProvider(rc: ResolvedKubeConfig, t: AuthTimings = DEFA
       const cmd = exec.command.includes("/") && !isAbsolute(exec.command) ? join(rc.userDir, exec.command) : exec.command;
       const env: Record<string, string | undefined> = { ...process.env };
       for (const e of exec.env ?? []) env[e.name] = e.value;
-      env.KUBERNETES_EXEC_INFO = JSON.stringify({ apiVersion: exec.apiVersion ?? "client.authentication.k8s.io/v1", kind: "ExecCredential", spec: { interactive: false } });
-      const proc = Bun.spawn([cmd, ...(exec.args ?? [])], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: t.execTimeoutMs });
-      const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      // client.authentication.k8s.io ExecCredential spec: never interactive (we are a daemon);
+      // cluster details only when the kubeconfig asks for them (provideClusterInfo).
+      const cluster = exec.provideClusterInfo
+        ? { server: rc.server, "insecure-skip-tls-verify": rc.insecureSkipTLSVerify, ...(rc.ca ? { "certificate-authority-data": Buffer.from(rc.ca).toString("base64") } : {}) }
+        : undefined;
+      env.KUBERNETES_EXEC_INFO = JSON.stringify({ apiVersion: exec.apiVersion ?? "client.authentication.k8s.io/v1", kind: "ExecCredential", spec: { interactive: false, ...(cluster ? { cluster } : {}) } });
+      let done: Promise<[string, string, number]>;
+      try {
+        const proc = Bun.spawn([cmd, ...(exec.args ?? [])], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: t.execTimeoutMs });
+        done = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      } catch (e) {
+        throw new Error(`exec credential plugin ${exec.command} could not start (${e instanceof Error ? e.message : String(e)})${exec.installHint ? `: ${exec.installHint.trim().split("\n")[0]}` : ""}`);
+      }
+      const [out, err, code] = await done;
       if (code !== 0) throw new Error(`exec credential plugin ${exec.command} exited with ${code}: ${err.trim().split("\n")[0] ?? ""}`);
       let parsed: v.InferOutput<typeof ExecCredentialSchema>;
       try {

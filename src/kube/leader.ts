@@ -147,8 +147,9 @@ export function createLeaderElector(o: LeaderElectorOptions): LeaderElector {
 
   async function run(): Promise<void> {
     while (!stopper.signal.aborted) {
+      let renewed = false;
       try {
-        if (await tryAcquireOrRenew()) {
+        if ((renewed = await tryAcquireOrRenew())) {
           lastRenew = t.now();
           setLeader(true);
         } else if (leader) setLeader(false);
@@ -157,7 +158,8 @@ export function createLeaderElector(o: LeaderElectorOptions): LeaderElector {
         log.warn("leader election round failed", { lease: `${namespace}/${name}`, err: e instanceof Error ? e.message : String(e) });
       }
       if (leader && t.now() - lastRenew > t.renewDeadlineMs) setLeader(false);
-      await sleep(leader ? t.renewIntervalMs : t.retryIntervalMs, stopper.signal);
+      // A leader whose renewal failed retries at the shorter retry interval, as client-go does.
+      await sleep(leader && renewed ? t.renewIntervalMs : t.retryIntervalMs, stopper.signal);
     }
   }
 

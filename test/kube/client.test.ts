@@ -101,6 +101,12 @@ describe("kubeconfig auth", () => {
     plain.setToken("good-token");
   });
 
+  test("a missing exec plugin fails the request with its installHint", async () => {
+    const path = kubeconfig("exec-missing", `    server: ${plain.url}`, `    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: portico-no-such-plugin\n      installHint: "install it with: brew install no-such-plugin"`);
+    const c = createKubeClient({ kubeconfig: path, context: null }, captureLogger());
+    await expect(c.request("GET", "/api/v1/services")).rejects.toThrow(/portico-no-such-plugin could not start.*brew install no-such-plugin/);
+  });
+
   test("token-file is re-read after its refresh interval", async () => {
     writeFileSync(`${dir}/tok`, "good-token\n");
     const path = kubeconfig("tokfile", `    server: ${plain.url}`, `    token-file: tok`);
