@@ -60,6 +60,7 @@ test("echo with subprotocol, text and binary frames, backend close code", async 
   const ws = await open(["chat.v1", "chat.v2"]);
   expect(ws.protocol).toBe("chat.v2");
   expect(upgradeHeaders["x-forwarded-for"]).toBe("127.0.0.1");
+  expect(upgradeHeaders["host"]).toBe(`127.0.0.1:${proxy.port}`);
   expect(upgradeHeaders["sec-websocket-protocol"]).toBe("chat.v1, chat.v2");
   let m = next(ws);
   ws.send("hello");
