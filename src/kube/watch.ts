@@ -12,52 +12,12 @@ import { ObjectMetaSchema } from "../model/schemas.ts";
 import type { Source, SourceSink, StoreEvent } from "../store/types.ts";
 import { apiError, type KubeClient } from "./client.ts";
 import type { KubeLogger } from "./logger.ts";
-import { readNdjson, DEFAULT_MAX_LINE_BYTES } from "./ndjson.ts";
+import { readNdjson } from "./ndjson.ts";
+import { collectionPath, DEFAULT_WATCH_TIMINGS, FIELD_SELECTORS, parseWatchLine, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
+
+export { collectionPath, DEFAULT_WATCH_TIMINGS, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
 import { assertDeclared } from "./permissions.ts";
 import { backoffDelay, sleep } from "./backoff.ts";
-
-export interface SourceHooks {
-  onEvent?(kind: Kind, type: string): void;
-  /** A watch ended cleanly and was resumed from its resourceVersion. */
-  onRestart?(kind: Kind): void;
-  onRelist?(kind: Kind): void;
-  onError?(kind: Kind, reason: string): void;
-  onMalformed?(kind: Kind): void;
-  onInvalid?(kind: Kind): void;
-}
-
-export interface WatchTimings {
-  backoffInitialMs: number;
-  backoffMaxMs: number;
-  /** A watch healthy this long resets the back-off. */
-  backoffResetMs: number;
-  /** timeoutSeconds of each watch; kube recommends spreading them (client-go: 5-10 min). */
-  watchTimeoutSeconds(): number;
-  /** Extra time past timeoutSeconds before we abort a silent stream ourselves. */
-  watchGraceMs: number;
-  /** Deadline for a list page or for a watch's response headers. */
-  requestTimeoutMs: number;
-  /** A clean end sooner than this with no event counts as an error (no hot loop). */
-  minWatchMs: number;
-  pageSize: number;
-  maxLineBytes: number;
-  random(): number;
-  now(): number;
-}
-
-export const DEFAULT_WATCH_TIMINGS: WatchTimings = {
-  backoffInitialMs: 800,
-  backoffMaxMs: 30_000,
-  backoffResetMs: 120_000,
-  watchTimeoutSeconds: () => 300 + Math.floor(Math.random() * 301),
-  watchGraceMs: 30_000,
-  requestTimeoutMs: 60_000,
-  minWatchMs: 1000,
-  pageSize: 500,
-  maxLineBytes: DEFAULT_MAX_LINE_BYTES,
-  random: Math.random,
-  now: () => Date.now(),
-};
 
 export interface KubeSourceOptions {
   client: KubeClient;
@@ -83,16 +43,6 @@ export interface KindState {
 export interface KubeSource extends Source {
   state(kind: Kind): Readonly<KindState>;
 }
-
-/** `/api/v1[/namespaces/NS]/services` and the like. */
-export function collectionPath(kind: Kind, namespace: string | null): string {
-  const a = KIND_API[kind];
-  const base = a.group ? `/apis/${a.group}/${a.version}` : `/api/${a.version}`;
-  return `${base}${a.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ""}/${a.resource}`;
-}
-
-// Only kubernetes.io/tls Secrets are listed: the others are none of our business.
-const FIELD_SELECTORS: Partial<Record<Kind, string>> = { Secret: "type=kubernetes.io/tls" };
 
 class Gone extends Error {}
 
@@ -176,7 +126,7 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
       st.watches++;
       connected();
       for await (const item of readNdjson(res.body, t.maxLineBytes)) {
-        const ev = "line" in item ? parseLine(item.line) : null;
+        const ev = "line" in item ? parseWatchLine(item.line) : null;
         if (!ev) {
           st.malformed++;
           hooks.onMalformed?.(kind);
@@ -267,17 +217,3 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
     state: (kind) => states.get(kind) ?? { synced: false, resourceVersion: null, lists: 0, watches: 0, errors: 0, malformed: 0, invalid: 0 },
   };
 }
-
-type WatchEvent = { type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR"; object: object };
-const TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
-
-function parseLine(line: string): WatchEvent | null {
-  try {
-    const e = JSON.parse(line) as { type?: unknown; object?: unknown };
-    if (typeof e?.type === "string" && TYPES.has(e.type) && e.object && typeof e.object === "object") return e as WatchEvent;
-  } catch {
-    // fall through
-  }
-  return null;
-}
-

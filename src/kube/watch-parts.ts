@@ -1,0 +1,71 @@
+// Shared pieces of the list+watch loop: metrics hooks, injectable timings, API paths, and
+// the parsing of one watch line.
+import { KIND_API, type Kind } from "../model/kinds.ts";
+import { DEFAULT_MAX_LINE_BYTES } from "./ndjson.ts";
+
+export interface SourceHooks {
+  onEvent?(kind: Kind, type: string): void;
+  /** A watch ended cleanly and was resumed from its resourceVersion. */
+  onRestart?(kind: Kind): void;
+  onRelist?(kind: Kind): void;
+  onError?(kind: Kind, reason: string): void;
+  onMalformed?(kind: Kind): void;
+  onInvalid?(kind: Kind): void;
+}
+
+export interface WatchTimings {
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+  /** A watch healthy this long resets the back-off. */
+  backoffResetMs: number;
+  /** timeoutSeconds of each watch; kube recommends spreading them (client-go: 5-10 min). */
+  watchTimeoutSeconds(): number;
+  /** Extra time past timeoutSeconds before we abort a silent stream ourselves. */
+  watchGraceMs: number;
+  /** Deadline for a list page or for a watch's response headers. */
+  requestTimeoutMs: number;
+  /** A clean end sooner than this with no event counts as an error (no hot loop). */
+  minWatchMs: number;
+  pageSize: number;
+  maxLineBytes: number;
+  random(): number;
+  now(): number;
+}
+
+export const DEFAULT_WATCH_TIMINGS: WatchTimings = {
+  backoffInitialMs: 800,
+  backoffMaxMs: 30_000,
+  backoffResetMs: 120_000,
+  watchTimeoutSeconds: () => 300 + Math.floor(Math.random() * 301),
+  watchGraceMs: 30_000,
+  requestTimeoutMs: 60_000,
+  minWatchMs: 1000,
+  pageSize: 500,
+  maxLineBytes: DEFAULT_MAX_LINE_BYTES,
+  random: Math.random,
+  now: () => Date.now(),
+};
+
+/** `/api/v1[/namespaces/NS]/services` and the like. */
+export function collectionPath(kind: Kind, namespace: string | null): string {
+  const a = KIND_API[kind];
+  const base = a.group ? `/apis/${a.group}/${a.version}` : `/api/${a.version}`;
+  return `${base}${a.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ""}/${a.resource}`;
+}
+
+// Only kubernetes.io/tls Secrets are listed: the others are none of our business.
+export const FIELD_SELECTORS: Partial<Record<Kind, string>> = { Secret: "type=kubernetes.io/tls" };
+
+export type WatchEvent = { type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR"; object: object };
+const TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
+
+export function parseWatchLine(line: string): WatchEvent | null {
+  try {
+    const e = JSON.parse(line) as { type?: unknown; object?: unknown };
+    if (typeof e?.type === "string" && TYPES.has(e.type) && e.object && typeof e.object === "object") return e as WatchEvent;
+  } catch {
+    // fall through
+  }
+  return null;
+}
+
