@@ -48,8 +48,7 @@ export async function startCluster(o: {
     config,
     log: kubeLog,
     onLeader: (leader) => {
-      inst.setLeader(leader);
-      log.info(leader ? "became leader" : "lost leadership", { identity: elector.identity });
+      inst.setLeader(leader); // leader.ts logs the transition itself
       if (leader) {
         syncStatus();
         if (last) events.report(last.diagnostics);

@@ -115,5 +115,5 @@ describe("against the fake API server", () => {
     api.faults.down = false;
     api.create("Ingress", ingress("team", "after", [{ host: "after.test", paths: [{ path: "/", service: "a" }] }]));
     await eventually(async () => (await get(portico.http, "after.test", "/")).status === 200, 40_000, 100);
-  });
+  }, 60_000);
 });
