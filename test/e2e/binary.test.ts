@@ -1,0 +1,88 @@
+// The compiled executable (not the sources) routes: built with `bun run build` (CI builds it
+// before the tests; built here when missing), run against --manifests and the fake API server.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
+import { eventually, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const BIN = join(ROOT, "dist", "portico");
+let dir: string;
+let backend: Backend;
+let api: FakeApiServer;
+
+/** startPortico with the binary instead of the sources (the harness reads PORTICO_BIN). */
+async function startBinary(args: string[]): Promise<Portico> {
+  const before = process.env.PORTICO_BIN;
+  process.env.PORTICO_BIN = BIN;
+  try {
+    return await startPortico(args);
+  } finally {
+    if (before === undefined) delete process.env.PORTICO_BIN;
+    else process.env.PORTICO_BIN = before;
+  }
+}
+
+beforeAll(async () => {
+  if (!existsSync(BIN)) {
+    const r = Bun.spawnSync([process.execPath, join(ROOT, "scripts", "build.ts")], { cwd: ROOT, stdout: "ignore", stderr: "pipe" });
+    if (r.exitCode !== 0) throw new Error(`build failed: ${r.stderr.toString()}`);
+  }
+  backend = startBackend("bin");
+  dir = mkdtempSync(join(tmpdir(), "portico-bin-"));
+  const objs = [ingressClass(), service("app", "bin"), slice("app", "bin", [backend.port]), ingress("app", "bin", [{ host: "bin.test", paths: [{ path: "/", service: "bin" }] }])];
+  writeFileSync(join(dir, "app.yaml"), yamlDocs(objs));
+  api = await startFakeApiServer({ token: "bin-token" });
+  for (const o of objs) api.create(o.kind as string, o);
+  writeFileSync(
+    join(dir, "kubeconfig"),
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "fake", cluster: { server: api.url } }],
+      users: [{ name: "u", user: { token: "bin-token" } }],
+      contexts: [{ name: "fake", context: { cluster: "fake", user: "u" } }],
+      "current-context": "fake",
+    }),
+  );
+}, 120_000);
+
+afterAll(async () => {
+  backend?.stop();
+  await api?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("compiled binary", () => {
+  test("--version names a real build", () => {
+    const r = Bun.spawnSync([BIN, "--version"]);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.toString()).toMatch(/^portico \d+\.\d+\.\d+ \(commit (?!dev)\S+/);
+  });
+
+  test("routes with --manifests", async () => {
+    const p = await startBinary(["--manifests", join(dir, "app.yaml")]);
+    try {
+      const r = await get(p.http, "bin.test", "/hello");
+      expect(r.status).toBe(200);
+      expect(r.body).toBe("bin /hello");
+      expect((await get(p.http, "other.test", "/")).status).toBe(404);
+    } finally {
+      expect(await p.stop()).toBe(0);
+    }
+  });
+
+  test("routes against the fake API server", async () => {
+    const p = await startBinary(["--kubeconfig", join(dir, "kubeconfig"), "--election-namespace", "default"]);
+    try {
+      expect((await get(p.http, "bin.test", "/x")).body).toBe("bin /x");
+      api.create("Ingress", ingress("app", "second", [{ host: "second.test", paths: [{ path: "/", service: "bin" }] }]));
+      await eventually(async () => (await get(p.http, "second.test", "/")).status === 200, 5000);
+    } finally {
+      expect(await p.stop()).toBe(0);
+    }
+  });
+});
