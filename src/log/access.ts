@@ -71,7 +71,7 @@ function isoTime(t: number | Date | string): string {
 
 const ms = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? null : Math.round(n * 1000) / 1000);
 
-/** The fields of one line, in their fixed order (documented in docs/operations.md). */
+/** The fields of one line, in their fixed order (documented in README.md, "Access log"). */
 export function accessFields(r: AccessEntry): Record<string, string | number | boolean | null> {
   return {
     time: isoTime(r.time),

@@ -1,4 +1,4 @@
-// docs/install.md stays true to the code: every annotation the compiler understands is listed,
+// README.md stays true to the code: every annotation the compiler understands is listed,
 // and every Portico flag the page shows exists in the flag table.
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -7,7 +7,7 @@ import { ANNOTATIONS } from "../../src/compile/annotations.ts";
 import { FLAGS } from "../../src/config/flags.ts";
 import { ROOT } from "./k8s.ts";
 
-const doc = readFileSync(join(ROOT, "docs/install.md"), "utf8");
+const doc = readFileSync(join(ROOT, "README.md"), "utf8");
 const known = new Set(Object.values(FLAGS).map((f) => f.name));
 const flagsIn = (s: string): string[] => [...s.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1]!);
 
@@ -18,7 +18,7 @@ function section(title: string): string {
   return doc.slice(start, end < 0 ? undefined : end);
 }
 
-describe("docs/install.md", () => {
+describe("README.md", () => {
   test("lists every annotation Portico understands, with its ingress-nginx aliases", () => {
     const table = section("Annotations understood");
     for (const a of ANNOTATIONS) {
