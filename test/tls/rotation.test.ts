@@ -32,7 +32,7 @@ function handler(): ServeHandler {
 }
 
 beforeAll(() => {
-  listener = createTlsListener({ hostname: "127.0.0.1", port: 0, handler, log: quietLog, drainMs: 150, holdoffMs: 20 });
+  listener = createTlsListener({ hostname: "127.0.0.1", port: 0, handler, log: quietLog, drainMs: 300, holdoffMs: 20 }); // 300 ms: a client starved of CPU under a full suite must still get its Connection: close answer
   const built = buildTlsEntries([], generated, settings, { checker });
   listener.update(built.entries, built.fingerprint);
 });
@@ -129,7 +129,7 @@ test("Secret added, updated 12 times, deleted: new certificate within bounds, ke
   expect(raw.connects).toBeGreaterThanOrEqual(rotations);
   expect(stats.servers.size).toBeGreaterThanOrEqual(rotations);
   expect(stats.maxAlive).toBeLessThanOrEqual(2);
-  expect(Math.max(...latencies)).toBeLessThan(3000); // generous: holdoff 20 ms + drain 150 ms + build
+  expect(Math.max(...latencies)).toBeLessThan(3000); // generous: holdoff 20 ms + drain 300 ms + build
   expect(listener.alive).toBe(1);
 }, 30_000);
 
