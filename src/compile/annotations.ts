@@ -68,6 +68,8 @@ export interface ParsedAnnotations {
   readonly scheme: "http" | "https";
   /** One sentence per rejected value: becomes an InvalidAnnotation diagnostic. */
   readonly problems: readonly string[];
+  /** Names of portico.dev/ or nginx.ingress.kubernetes.io/ annotations we do not implement. */
+  readonly unsupported: readonly string[];
 }
 
 type Annotations = Readonly<Record<string, string>> | null | undefined;
@@ -100,7 +102,10 @@ const DEFAULTS: ParsedAnnotations = Object.freeze({
   }),
   scheme: "http",
   problems: Object.freeze([]),
+  unsupported: Object.freeze([]),
 });
+
+const KNOWN = new Set<string>(ANNOTATIONS.flatMap((a) => [a.name, ...a.aliases]));
 
 const hasOurs = (ann: Readonly<Record<string, string>>): boolean =>
   Object.keys(ann).some((k) => k.startsWith("portico.dev/") || k.startsWith(NGINX));
@@ -119,7 +124,12 @@ export function parseAnnotations(ann: Annotations): ParsedAnnotations {
     streamIdleTimeoutMs: read<number | null>(ann, 6, Duration, null, problems),
   });
   const scheme = read(ann, 7, Protocol, "http" as const, problems);
-  return Object.freeze({ options, scheme, problems: Object.freeze(problems) });
+  // An ingress-nginx annotation we ignore (rewrite-target, use-regex, auth-url, snippets...)
+  // changes where or how traffic goes there: say so instead of ignoring it silently.
+  const unsupported = Object.keys(ann)
+    .filter((k) => (k.startsWith("portico.dev/") || k.startsWith(NGINX)) && !KNOWN.has(k))
+    .sort();
+  return Object.freeze({ options, scheme, problems: Object.freeze(problems), unsupported: Object.freeze(unsupported) });
 }
 
 export const DEFAULT_ROUTE_OPTIONS: RouteOptions = DEFAULTS.options;

@@ -57,6 +57,9 @@ export function compileTraced(snapshot: Snapshot, config: CompileConfig, trace: 
     const ann = parseAnnotations(ing.metadata.annotations);
     annotations.set(ing, ann);
     for (const problem of ann.problems) diags.add("Ingress", namespaceOf(ing), ing.metadata.name, "InvalidAnnotation", problem, "warning");
+    for (const name of ann.unsupported) {
+      diags.add("Ingress", namespaceOf(ing), ing.metadata.name, "UnsupportedAnnotation", `annotation ${name} is not supported by Portico and is ignored`, "warning");
+    }
     routesOf(ing, ann.options, ann.scheme, ctx, routes);
   }
   const table = buildTable(routes, defaultRoute(served, annotations, config, ctx));

@@ -18,6 +18,7 @@ export type DiagnosticReason =
   | "InvalidHost"
   | "InvalidBackend"
   | "InvalidAnnotation"
+  | "UnsupportedAnnotation"
   | "DuplicatePath"
   | "PathConflict"
   | "ServiceNotFound"
