@@ -10,6 +10,7 @@ import { createAttemptControl, forward } from "./forward.ts";
 import { clientIpOf, downstreamHeaders, requestIdOf, upstreamHeaders, type ForwardContext } from "./headers.ts";
 import { createWatchdog } from "./watchdog.ts";
 import { createInflight, type Inflight } from "./inflight.ts";
+import { IDLE_TIMEOUT_S } from "./listener.ts";
 import { hstsValue, httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
 import type { AccessRecord, ProxyDeps } from "./types.ts";
 import { validateRequest } from "./validate.ts";
@@ -106,16 +107,22 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
       const opts = route.options;
       const responseTimeoutMs = opts.responseTimeoutMs ?? config.responseTimeoutMs;
       const idleMs = opts.streamIdleTimeoutMs ?? config.streamIdleTimeoutMs;
-      // Bun's per-request timer is not pushed back by body bytes (measured: a 2 s timer kills an
-      // upload sending every 300 ms at ~4 s; uSockets ticks every 4 s). So it is switched off
-      // for proxied requests and our own watchdogs answer 504 / close idle streams instead.
-      server.timeout(req, 0);
-
       // Body limit (--max-body-size / portico.dev/max-body-size): a declared length over the
       // limit is refused before any upstream is contacted.
       const limit = opts.maxBodySize ?? config.maxBodySize;
       const cl = req.headers.get("content-length");
+      // RFC 9112 §6.3: a request has a body only when Content-Length or Transfer-Encoding says
+      // so (touching req.body would also make Bun build a stream for every GET).
+      const hasBody = (cl !== null && cl !== "0") || req.headers.has("transfer-encoding");
       if (limit !== null && cl !== null && Number(cl) > limit) return fail(new ProxyError("BodyTooLarge"));
+
+      // Bun's per-request timer (the listener's idleTimeout, or server.timeout()) runs from the
+      // start of the request and is not pushed back by body bytes (measured: a 2 s timer kills
+      // an upload sending every 300 ms at ~4 s; uSockets ticks every 4 s). Our own watchdogs
+      // answer 504 and close idle streams, so Bun's timer is switched off wherever a request
+      // may outlive it: uploads, response deadlines near IDLE_TIMEOUT_S, streamed responses
+      // (below). The call is not free (~15% of a small proxied request), hence not always.
+      if (hasBody || responseTimeoutMs > (IDLE_TIMEOUT_S - 10) * 1000) server.timeout(req, 0);
 
       const ctx: ForwardContext = { peer, trusted: isTrusted(peer), scheme, host: v.host, port: v.port, requestId };
       const clientIp = clientIpOf(peer, req.headers.get("x-forwarded-for"), ctx.trusted, isTrusted);
@@ -141,7 +148,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
         return undefined;
       }
 
-      const hasBody = req.body !== null && cl !== "0";
+
       const control = createAttemptControl();
       const metered = hasBody
         ? meterRequestBody(req.body as ReadableStream<Uint8Array>, {
@@ -194,6 +201,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
         finish(up.status, null);
         return new Response(buf, { status: up.status, statusText: up.statusText, headers });
       }
+      server.timeout(req, 0);
       const body = meterResponseBody(up.body, idleMs, (how, bytes) => {
         rec.bytesOut = bytes;
         const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
