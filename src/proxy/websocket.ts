@@ -15,6 +15,7 @@ export interface WsData {
   readonly upstream: WebSocket;
   /** Upstream frames that arrived before the client side opened. */
   pending: Frame[] | null;
+  pendingBytes: number;
   client: ServerWebSocket<WsData> | null;
   closed: boolean;
   readonly onClose: (bytesIn: number, bytesOut: number) => void;
@@ -54,7 +55,8 @@ function toClient(d: WsData, f: Frame): void {
   const ws = d.client;
   if (ws === null) {
     d.pending?.push(f);
-    if ((d.pending?.reduce((n, x) => n + size(x), 0) ?? 0) > WS_BUFFER_LIMIT) closeBoth(d, 1011, "backpressure");
+    d.pendingBytes += size(f);
+    if (d.pendingBytes > WS_BUFFER_LIMIT) closeBoth(d, 1011, "backpressure");
     return;
   }
   d.bytesOut += size(f);
@@ -124,7 +126,7 @@ export function upgradeClient(
   extraHeaders: Record<string, string>,
   onClose: WsData["onClose"],
 ): boolean {
-  const d: WsData = { upstream, pending: [], client: null, closed: false, onClose, bytesIn: 0, bytesOut: 0 };
+  const d: WsData = { upstream, pending: [], pendingBytes: 0, client: null, closed: false, onClose, bytesIn: 0, bytesOut: 0 };
   upstream.onmessage = (ev) => toClient(d, ev.data as Frame);
   upstream.onclose = (ev) => {
     if (d.closed) return;
