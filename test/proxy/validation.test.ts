@@ -82,3 +82,9 @@ test("a good request on the same listener still works", async () => {
   const raw = await rawRequest(proxy.port, req("GET /ok HTTP/1.1"));
   expect(statusLine(raw)).toBe(200);
 });
+
+test("HTTP/1.0 without Host is routed by the empty host (hostless rules, defaults)", async () => {
+  const raw = await rawRequest(proxy.port, "GET /old HTTP/1.0\r\n\r\n");
+  expect(statusLine(raw)).toBe(200);
+  expect(be.seen.at(-1)!.url).toEndWith("/old");
+});
