@@ -105,7 +105,7 @@ async function main(): Promise<void> {
       `| ${n} | ${r.objects} | ${r.routes} | ${ms(r.loadMs)} | ${ms(r.compileColdMs)} | ${ms(r.compileMedianMs)} | ${r.lookupMixNs.toFixed(0)} ns | ${r.lookupHitNs.toFixed(0)} ns | ${r.heapMiB.toFixed(1)} MiB |`),
     "",
     "Live: `bun src/main.ts --kubeconfig <generated> --workers 1` against test/fake-apiserver.ts (in the benchmark process, plain HTTP, bearer token). Start-to-ready = process spawn → first 200 on /readyz (polled every 5 ms). RSS = VmRSS 1 s after ready. " +
-      `Change-to-served: ${edits} sequential edits, each replaces one random Ingress with a new Exact path \`/edit-<k>\` on the fake, then polls that path through the proxy (1 ms apart) until it answers 200; meanwhile wrk sends to another route with 8 connections paced by a 4 ms Lua delay().`,
+      `Change-to-served: ${edits} sequential edits, each replaces one random Ingress (among those without TLS: plain HTTP to a TLS host is a 308) with a new Exact path \`/edit-<k>\` on the fake, then polls that path through the proxy (1 ms apart) until it answers 200; meanwhile wrk sends to another route with 8 connections paced by a 4 ms Lua delay() (edits stop early if that load ends first; see the edits column).`,
     "",
     "| Ingresses | start to ready | RSS after ready | peak RSS | edits (failed) | change-to-served p50 | p99 | max | background load |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",

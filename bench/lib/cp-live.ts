@@ -51,7 +51,7 @@ function writeKubeconfig(dir: string, server: string): string {
 
 async function get(url: string, host: string): Promise<number> {
   try {
-    const r = await fetch(url, { headers: { host }, signal: AbortSignal.timeout(2000) });
+    const r = await fetch(url, { headers: { host }, redirect: "manual", signal: AbortSignal.timeout(2000) });
     await r.arrayBuffer();
     return r.status;
   } catch {
@@ -72,6 +72,10 @@ export interface LiveOptions {
 
 export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Promise<LiveResult> {
   mkdirSync(o.dir, { recursive: true });
+  // Plain HTTP to a host listed in spec.tls is redirected (308): probe and edit the others.
+  const plainCount = c.hosts.length - tlsCount;
+  if (plainCount < 2) throw new Error("need at least 2 Ingresses without TLS");
+  const plain = (k: number) => tlsCount + (k % plainCount);
   const api: FakeApiServer = await startFakeApiServer({ token: TOKEN, bookmarkIntervalMs: 10_000 });
   let proc: Subprocess | null = null;
   try {
@@ -104,16 +108,23 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
     }
     o.log(`ready in ${readyMs.toFixed(0)} ms`);
     const base = `http://127.0.0.1:${http}`;
-    const first = await get(`${base}/api`, hostOf(0));
-    if (first !== 200) throw new Error(`routed request after ready answered ${first}, expected 200`);
+    let first = 0;
+    // Readiness may precede the listener by a moment in some builds: allow 2 s before failing.
+    for (let k = 0; k < 200 && first !== 200; k++) {
+      first = await get(`${base}/api`, hostOf(plain(0)));
+      if (first !== 200) await Bun.sleep(10);
+    }
+    if (first !== 200) {
+      throw new Error(`routed request after ready answered ${first}, expected 200\n${await logTail(log)}\n${await logTail(join(o.dir, "portico.out"))}`);
+    }
     await Bun.sleep(1000);
     const rss = rssMiB(p.pid);
 
     // Background load: wrk with a Lua delay() so each connection sends at a bounded pace.
     const script = join(o.dir, "pace.lua");
     writeFileSync(script, `function delay()\n  return ${Math.max(0, Math.floor(o.loadDelayMs))}\nend\n`);
-    const loadHost = hostOf(Math.min(1, c.hosts.length - 1));
-    const loadSeconds = Math.min(120, 10 + Math.ceil(o.edits * 0.3));
+    const loadHost = hostOf(plain(1));
+    const loadSeconds = Math.min(150, 10 + Math.ceil(o.edits * 0.6));
     const load = runWrk({
       url: `${base}/api/load`, connections: o.loadConnections, threads: 1, seconds: loadSeconds, host: loadHost,
       cpus: null, wrk: o.tools.wrk, taskset: o.tools.taskset, script,
@@ -125,7 +136,7 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
     let failures = 0;
     const deadline = performance.now() + (loadSeconds - 2) * 1000;
     for (let k = 1; k <= o.edits && performance.now() < deadline; k++) {
-      const i = Math.floor(r() * c.hosts.length);
+      const i = plain(Math.floor(r() * plainCount));
       const path = `/edit-${k}`;
       const t = performance.now();
       const next = ingressOf(i, i < tlsCount, path) as { metadata: Record<string, unknown> };
