@@ -1,41 +1,44 @@
-// `portico` serving: the composition root proper. Config → source → controller → listeners
-// (HTTP, HTTPS, admin), signals and drain. Kubernetes-only parts live in runtime/cluster.ts.
+// `portico` serving: the composition root proper. Config → source → controller → data plane
+// (listeners in this process, or worker processes), admin port, signals and drain.
+// Kubernetes-only parts live in runtime/cluster.ts; the data planes in local.ts and workers/.
 import { createAdminApp } from "../admin/app.ts";
 import { createInstruments } from "../admin/instruments.ts";
 import { createReadiness } from "../admin/readiness.ts";
 import { Registry } from "../admin/registry.ts";
 import type { Config } from "../config/types.ts";
 import { ManifestSource } from "../files/manifests.ts";
-import { createAccessLog } from "../log/access.ts";
 import type { Logger } from "../log/logger.ts";
 import { KINDS } from "../model/kinds.ts";
-import { createBalancer, createDrain, createProxyHandler, serveOptions, startHttpListener } from "../proxy/index.ts";
-import type { AccessRecord } from "../proxy/types.ts";
 import type { Source } from "../store/types.ts";
-import { lookup } from "../table/lookup.ts";
 import { serializeTable } from "../table/serialize.ts";
 import { VERSION } from "../version.ts";
+import { createWorkerPlane } from "../workers/plane.ts";
+import { workerIdFromEnv } from "../workers/protocol.ts";
+import { runWorker } from "../workers/worker.ts";
 import { createController } from "./controller.ts";
 import { explainLive } from "./explain.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
-import { createHttpsSide } from "./tls.ts";
+import { createLocalPlane } from "./local.ts";
+import type { DataPlane } from "./plane.ts";
 
 export async function run(config: Config, log: Logger): Promise<void> {
+  // A worker process (started by a primary with --workers N ≥ 2) serves traffic only.
+  const workerId = workerIdFromEnv(process.env);
+  if (workerId !== null) return runWorker(config, workerId);
+
   log.info("starting", { version: VERSION, config: redact(config) });
   const registry = new Registry();
   const inst = createInstruments(registry, { version: VERSION });
   const readiness = createReadiness(KINDS);
-  const access = createAccessLog({ format: config.logFormat, enabled: config.accessLog === "stdout" });
-  inst.trackAccessLogDrops(() => access.dropped);
 
   let cluster: Cluster | null = null;
-  let https: ReturnType<typeof createHttpsSide> | null = null;
+  let plane: DataPlane | null = null;
   const controller = createController({
     config,
     log,
     onSynced: (kind) => readiness.synced(kind),
     onApplied: (applied) => {
-      const tlsDiagnostics = https?.apply(applied.result) ?? [];
+      const tlsDiagnostics = plane?.apply(applied.result, applied.generation) ?? [];
       inst.observeCompile(applied.compileMs);
       inst.observeApply(applied.generation, Date.now());
       inst.setObjects({
@@ -47,7 +50,7 @@ export async function run(config: Config, log: Logger): Promise<void> {
       });
       const all = [...controller.diagnostics(), ...tlsDiagnostics];
       inst.setDiagnostics(all);
-      if (https) inst.setCertificates([...https.expiry].map(([host, s]) => ({ host: host || "default", notAfter: s * 1000 })));
+      if (plane) inst.setCertificates([...plane.expiry].map(([host, s]) => ({ host: host || "default", notAfter: s * 1000 })));
       cluster?.applied(applied, all);
       if (readiness.check().ready === false && applied.generation === 1) {
         readiness.tableLive();
@@ -61,37 +64,27 @@ export async function run(config: Config, log: Logger): Promise<void> {
     },
   });
 
-  // Data plane: one balancer shared by both schemes, so passive health is learned once.
-  const balancer = createBalancer();
-  const hooks = inst.proxyHooks<AccessRecord>((r) => access.record(r));
-  const common = { config, table: () => controller.holder.current, lookup, hooks, log, balancer } as const;
-  const httpHandler = createProxyHandler({ ...common, scheme: "http" });
-  const httpsHandler = createProxyHandler({ ...common, scheme: "https" });
-  const http = startHttpListener({ hostname: config.bind, port: config.httpPort, handler: httpHandler });
-  https = createHttpsSide({ config, log, handler: () => serveOptions(httpsHandler), onRotation: () => inst.tlsRotated() });
-  // Serve the default certificate from the start; real ones arrive with the first table.
-  https.apply({ table: controller.holder.current, certificates: [], statuses: [], diagnostics: [] });
-
-  const drain = createDrain({
-    config,
-    // Every TLS server alive (a rotation may be draining one) is stopped with the rest.
-    servers: () => [http, ...(https?.listener.servers ?? [])],
-    handlers: [httpHandler, httpsHandler],
-    log,
-  });
+  const failed = (message: string) => {
+    log.error("start-up failed", { err: message });
+    process.exit(1);
+  };
+  plane = config.workers >= 2
+    ? createWorkerPlane({ config, log, inst, onFatal: failed })
+    : createLocalPlane({ config, log, inst, holder: controller.holder });
+  const dataPlane = plane;
 
   const admin = Bun.serve({
     hostname: config.bind,
     port: config.adminPort,
     fetch: createAdminApp({
-      ready: () => (drain.draining ? { ready: false, reason: "draining" } : readiness.check()),
-      metrics: () => registry.expose(),
+      ready: () => dataPlane.ready() ?? readiness.check(),
+      metrics: () => dataPlane.metrics(),
       routes: () => (controller.last ? serializeTable(controller.holder.current, controller.holder.generation) : null),
       explain: (q) => explainLive(controller, config, q),
       logger: log,
     }).fetch,
   });
-  log.info("listening", { http: http.port, https: https.listener.port, admin: admin.port, bind: config.bind });
+  log.info("listening", { ...dataPlane.listening, admin: admin.port, bind: config.bind });
 
   const source: Source = config.manifests
     ? new ManifestSource({ path: config.manifests, log, onDiagnostic: (d) => controller.sourceDiagnostic(d) })
@@ -103,14 +96,11 @@ export async function run(config: Config, log: Logger): Promise<void> {
     stopping = true;
     log.info("shutting down", { signal });
     readiness.draining();
-    https?.listener.freeze(); // no rotation may start a new server while we drain
-    await drain.begin();
-    await https?.listener.stop(true);
+    await dataPlane.shutdown();
     await source.stop().catch(() => undefined);
     await cluster?.stop();
     controller.dispose();
     await admin.stop(true);
-    await access.flush(1000);
     log.info("stopped", {});
     process.exit(0);
   };

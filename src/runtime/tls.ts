@@ -1,11 +1,13 @@
 // HTTPS side of the composition: compile result → PEM checks → SNI entries → listener.
+// With --workers N ≥ 2 the primary only builds the entries (createTlsBuilder) and sends them
+// to the workers, which each run their own listener; one process prints the TLS diagnostics.
 import type { CompileResult } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { createPemChecker } from "../tls/pem.ts";
 import { generateDefaultCertificate } from "../tls/default-cert.ts";
-import { buildTlsEntries, validateTlsSettings } from "../tls/sni.ts";
+import { buildTlsEntries, validateTlsSettings, type TlsEntries } from "../tls/sni.ts";
 import { createTlsListener, type ServeHandler, type TlsListener, type RotationInfo } from "../tls/listener.ts";
 
 export interface HttpsSide {
@@ -16,6 +18,33 @@ export interface HttpsSide {
   readonly expiry: ReadonlyMap<string, number>;
 }
 
+export interface TlsBuilder {
+  /** Entries for the bindings (the default certificate alone for none). */
+  build(certificates: CompileResult["certificates"]): TlsEntries;
+}
+
+/** PEM checks, the default certificate (minted once here) and Bun's TLS settings. Throws on bad settings. */
+export function createTlsBuilder(config: Config, log: Logger): TlsBuilder {
+  const checker = createPemChecker();
+  const settings = { minVersion: config.tlsMinVersion, ciphers: config.tlsCiphers } as const;
+  // Bun silently skips cipher names it does not know: refuse them at start-up instead.
+  const bad = validateTlsSettings(settings);
+  if (bad) throw new Error(`--tls-ciphers/--tls-min-version: ${bad}`);
+  const generated = generateDefaultCertificate(log);
+  return { build: (certificates) => buildTlsEntries(certificates, generated, settings, { checker }) };
+}
+
+/** Log lines for rotations, shared by the single process and the workers. */
+export function rotationHooks(log: Logger, onRotation?: (info: RotationInfo) => void) {
+  return {
+    onRotation: (info: RotationInfo) => {
+      log.info("tls certificates rotated", { rotations: info.rotations, entries: info.entries, serveMs: Math.round(info.serveMs) });
+      onRotation?.(info);
+    },
+    onRotationError: (err: unknown) => log.error("tls rotation failed; the previous certificates keep serving", { err: String(err) }),
+  };
+}
+
 export function createHttpsSide(o: {
   config: Config;
   log: Logger;
@@ -23,25 +52,14 @@ export function createHttpsSide(o: {
   onRotation?: (info: RotationInfo) => void;
 }): HttpsSide {
   const { config, log } = o;
-  const checker = createPemChecker();
-  const settings = { minVersion: config.tlsMinVersion, ciphers: config.tlsCiphers } as const;
-  // Bun silently skips cipher names it does not know: refuse them at start-up instead.
-  const bad = validateTlsSettings(settings);
-  if (bad) throw new Error(`--tls-ciphers/--tls-min-version: ${bad}`);
-  const generated = generateDefaultCertificate(log);
+  const builder = createTlsBuilder(config, log);
   let expiry: ReadonlyMap<string, number> = new Map();
   const listener = createTlsListener({
     hostname: config.bind,
     port: config.httpsPort,
     handler: o.handler,
     log: log.child({ listener: "https" }),
-    hooks: {
-      onRotation: (info) => {
-        log.info("tls certificates rotated", { rotations: info.rotations, entries: info.entries, serveMs: Math.round(info.serveMs) });
-        o.onRotation?.(info);
-      },
-      onRotationError: (err) => log.error("tls rotation failed; the previous certificates keep serving", { err: String(err) }),
-    },
+    hooks: rotationHooks(log, o.onRotation),
   });
   return {
     listener,
@@ -49,7 +67,7 @@ export function createHttpsSide(o: {
       return expiry;
     },
     apply(result: CompileResult): readonly Diagnostic[] {
-      const built = buildTlsEntries(result.certificates, generated, settings, { checker });
+      const built = builder.build(result.certificates);
       expiry = built.expiry;
       listener.update(built.entries, built.fingerprint);
       return built.diagnostics;

@@ -17,6 +17,8 @@ const RETRY_MS = 5;
 export interface LineWriter {
   /** Queue text made of whole lines (each ending in "\n"); resolves once it is written or dropped. */
   write(text: string): Promise<void>;
+  /** Resolves when everything queued so far is written. */
+  flush(): Promise<void>;
   /** Bytes queued and not yet written. */
   readonly pending: number;
   /** Bytes dropped because the queue was over its bound or the descriptor failed. */
@@ -51,11 +53,13 @@ export function createLineWriter(fd = 1, opts: { maxPendingBytes?: number } = {}
   let pending = 0;
   let dropped = 0;
   let busy = false;
+  const idle: Array<() => void> = [];
 
   function next(): void {
     const item = queue[0];
     if (!item) {
       busy = false;
+      for (const fn of idle.splice(0)) fn();
       return;
     }
     busy = true;
@@ -96,6 +100,9 @@ export function createLineWriter(fd = 1, opts: { maxPendingBytes?: number } = {}
         if (pieces.length === 0) resolve();
         if (!busy) next();
       });
+    },
+    flush() {
+      return busy ? new Promise<void>((resolve) => idle.push(resolve)) : Promise.resolve();
     },
     get pending() {
       return pending;

@@ -1,0 +1,205 @@
+// The primary's side of --workers N ≥ 2 (issue 8 point 3): N worker processes, each the same
+// executable re-spawned with an IPC channel (DESIGN §5). The pool keeps the latest TLS entries
+// and table and hands them to every worker that says hello (first start or restart), restarts
+// a worker that dies with a back-off (100 ms doubling to 5 s), gathers metrics snapshots, and
+// drains them all on shutdown.
+import type { Subprocess } from "bun";
+import { parseSnapshot, type RegistrySnapshot } from "../admin/exposition.ts";
+import type { Logger } from "../log/logger.ts";
+import type { TlsEntry } from "../tls/sni.ts";
+import { parseToPrimary, WORKER_ID_ENV, type ToPrimary, type ToWorker } from "./protocol.ts";
+
+export const BACKOFF_INITIAL_MS = 100;
+export const BACKOFF_MAX_MS = 5_000;
+/** A worker that lived this long before dying restarts after the initial delay again. */
+const STABLE_MS = 10_000;
+
+export interface WorkerPoolOptions {
+  readonly count: number;
+  /** The command that runs this program (see argv.ts). */
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly log: Logger;
+  /** A worker could not serve (e.g. the port is taken) before every worker was ever ready. */
+  onFatal(message: string): void;
+}
+
+export interface WorkerPool {
+  setTls(entries: readonly TlsEntry[], fingerprint: string): void;
+  /** `json` is JSON.stringify(encodeTable(table)): stringified once, sent to every worker. */
+  setTable(generation: number, json: string): void;
+  /** True once every worker has had a table live (a worker restarting later does not undo it). */
+  readonly allReady: boolean;
+  /** How many workers have acknowledged `generation` (or a later one). */
+  appliedCount(generation: number): number;
+  /** Snapshots of the workers that answer within `timeoutMs`. */
+  metrics(timeoutMs?: number): Promise<RegistrySnapshot[]>;
+  /** Tell every worker to drain and wait for them to exit; kill what is left at `timeoutMs`. */
+  drain(timeoutMs: number): Promise<void>;
+  /** Live worker pids, for logs and tests. */
+  pids(): number[];
+}
+
+interface Slot {
+  readonly id: number;
+  proc: Subprocess | null;
+  startedAt: number;
+  delayMs: number;
+  /** The worker said hello: its message handler is installed. */
+  open: boolean;
+  /** Highest table generation it reported live (0 = none yet). */
+  generation: number;
+  everReady: boolean;
+  restartTimer: ReturnType<typeof setTimeout> | null;
+}
+
+export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
+  const { log } = o;
+  let tls: ToWorker | null = null;
+  let table: ToWorker | null = null;
+  let draining = false;
+  let nextRequest = 1;
+  const waiting = new Map<number, Map<number, (s: RegistrySnapshot | null) => void>>();
+  const slots: Slot[] = Array.from({ length: o.count }, (_, id) => ({
+    id,
+    proc: null,
+    startedAt: 0,
+    delayMs: BACKOFF_INITIAL_MS,
+    open: false,
+    generation: 0,
+    everReady: false,
+    restartTimer: null,
+  }));
+
+  function sendTo(slot: Slot, m: ToWorker): void {
+    if (!slot.open || !slot.proc) return;
+    try {
+      slot.proc.send(m);
+    } catch (err) {
+      log.warn("cannot send to worker", { worker: slot.id, err });
+    }
+  }
+
+  function onMessage(slot: Slot, raw: unknown): void {
+    const m: ToPrimary | null = parseToPrimary(raw);
+    if (!m) return void log.warn("ignored a malformed message from a worker", { worker: slot.id });
+    switch (m.type) {
+      case "hello":
+        slot.open = true;
+        if (tls) sendTo(slot, tls);
+        if (table) sendTo(slot, table);
+        if (draining) sendTo(slot, { type: "drain" });
+        return;
+      case "ready":
+      case "applied":
+        slot.generation = Math.max(slot.generation, m.generation);
+        if (m.type === "ready" && !slot.everReady) {
+          slot.everReady = true;
+          if (slots.every((s) => s.everReady)) log.info("every worker is serving", { workers: slots.length, pids: pool.pids() });
+        }
+        return;
+      case "metrics":
+        waiting.get(m.id)?.get(slot.id)?.(parseSnapshot(m.snapshot));
+        return;
+      case "fatal":
+        log.error("worker cannot serve", { worker: slot.id, err: m.message });
+        if (!slots.every((s) => s.everReady)) o.onFatal(m.message);
+        return;
+    }
+  }
+
+  function spawn(slot: Slot): void {
+    slot.restartTimer = null;
+    slot.open = false;
+    slot.generation = 0;
+    slot.startedAt = performance.now();
+    const proc: Subprocess = Bun.spawn([...o.argv], {
+      env: { ...o.env, [WORKER_ID_ENV]: String(slot.id) },
+      stdin: "ignore",
+      stdout: "inherit",
+      stderr: "inherit",
+      ipc: (message) => onMessage(slot, message),
+      onExit: (p, code, signal): void => onExit(slot, p, code, signal),
+    });
+    slot.proc = proc;
+    log.info("worker started", { worker: slot.id, pid: proc.pid });
+  }
+
+  function onExit(slot: Slot, proc: Subprocess, code: number | null, signal: number | NodeJS.Signals | null): void {
+    if (slot.proc !== proc) return;
+    slot.proc = null;
+    slot.open = false;
+    for (const m of waiting.values()) m.get(slot.id)?.(null);
+    if (draining) return;
+    const lived = performance.now() - slot.startedAt;
+    if (lived >= STABLE_MS) slot.delayMs = BACKOFF_INITIAL_MS;
+    const delay = slot.delayMs;
+    slot.delayMs = Math.min(BACKOFF_MAX_MS, slot.delayMs * 2);
+    log.warn("worker exited; restarting", { worker: slot.id, pid: proc.pid, code, signal, livedMs: Math.round(lived), restartInMs: delay });
+    slot.restartTimer = setTimeout(() => spawn(slot), delay);
+  }
+
+  const pool: WorkerPool = {
+    setTls(entries, fingerprint) {
+      tls = { type: "tls", entries, fingerprint };
+      for (const s of slots) sendTo(s, tls);
+    },
+    setTable(generation, json) {
+      table = { type: "table", generation, json };
+      for (const s of slots) sendTo(s, table);
+    },
+    get allReady() {
+      return slots.every((s) => s.everReady);
+    },
+    appliedCount(generation) {
+      return slots.filter((s) => s.proc && s.generation >= generation).length;
+    },
+    async metrics(timeoutMs = 1000) {
+      const id = nextRequest++;
+      const replies = new Map<number, (s: RegistrySnapshot | null) => void>();
+      waiting.set(id, replies);
+      const asked = slots.filter((s) => s.open && s.proc);
+      const answers = asked.map(
+        (s) =>
+          new Promise<RegistrySnapshot | null>((resolve) => {
+            const timer = setTimeout(() => resolve(null), timeoutMs);
+            replies.set(s.id, (snap) => {
+              clearTimeout(timer);
+              resolve(snap);
+            });
+            sendTo(s, { type: "metrics", id });
+          }),
+      );
+      try {
+        return (await Promise.all(answers)).filter((s): s is RegistrySnapshot => s !== null);
+      } finally {
+        waiting.delete(id);
+      }
+    },
+    async drain(timeoutMs) {
+      draining = true;
+      for (const s of slots) {
+        if (s.restartTimer) clearTimeout(s.restartTimer);
+        s.restartTimer = null;
+        sendTo(s, { type: "drain" });
+      }
+      const live = slots.map((s) => s.proc).filter((p): p is Subprocess => p !== null);
+      const killer = setTimeout(() => {
+        for (const p of live) {
+          if (p.exitCode === null && p.signalCode === null) {
+            log.warn("worker did not exit in time; killing it", { pid: p.pid });
+            p.kill("SIGKILL");
+          }
+        }
+      }, timeoutMs);
+      await Promise.all(live.map((p) => p.exited));
+      clearTimeout(killer);
+    },
+    pids() {
+      return slots.flatMap((s) => (s.proc ? [s.proc.pid] : []));
+    },
+  };
+
+  for (const s of slots) spawn(s);
+  return pool;
+}

@@ -1,0 +1,68 @@
+// The primary ⇄ worker messages (issue 8 point 3), carried by Bun's IPC channel (JSON).
+// Both ends are the same executable, but a message still crosses a process boundary, so each
+// side checks the shape of what it receives (DESIGN §6.9) and ignores what does not fit.
+//
+// primary → worker: "tls" (the SNI entries to serve, built once by the primary), "table"
+//   (a new route table as a JSON string of WireTable: stringified once, sent to every worker),
+//   "metrics" (a scrape request), "drain" (shut down gracefully, then exit).
+// worker → primary: "hello" (its message handler is installed: send it the state), "ready" (first table live, listeners up), "applied" (a table generation
+//   is live), "metrics" (registry snapshot for a request id), "fatal" (cannot serve: exits 1).
+import * as v from "valibot";
+import type { TlsEntry } from "../tls/sni.ts";
+
+/** Environment variable that makes the executable run as worker N (set only by the primary). */
+export const WORKER_ID_ENV = "PORTICO_WORKER_ID";
+
+export type ToWorker =
+  | { readonly type: "tls"; readonly entries: readonly TlsEntry[]; readonly fingerprint: string }
+  | { readonly type: "table"; readonly generation: number; readonly json: string }
+  | { readonly type: "metrics"; readonly id: number }
+  | { readonly type: "drain" };
+
+export type ToPrimary =
+  | { readonly type: "hello" }
+  | { readonly type: "ready"; readonly generation: number }
+  | { readonly type: "applied"; readonly generation: number }
+  | { readonly type: "metrics"; readonly id: number; readonly snapshot: unknown }
+  | { readonly type: "fatal"; readonly message: string };
+
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+const ToWorkerSchema = v.variant("type", [
+  v.object({
+    type: v.literal("tls"),
+    entries: v.array(
+      v.object({ serverName: v.optional(v.string()), cert: v.string(), key: v.string(), ciphers: v.string(), secureOptions: v.number() }),
+    ),
+    fingerprint: v.string(),
+  }),
+  v.object({ type: v.literal("table"), generation: count, json: v.string() }),
+  v.object({ type: v.literal("metrics"), id: count }),
+  v.object({ type: v.literal("drain") }),
+]);
+
+const ToPrimarySchema = v.variant("type", [
+  v.object({ type: v.literal("hello") }),
+  v.object({ type: v.literal("ready"), generation: count }),
+  v.object({ type: v.literal("applied"), generation: count }),
+  // The snapshot itself is checked by admin/exposition.ts parseSnapshot().
+  v.object({ type: v.literal("metrics"), id: count, snapshot: v.unknown() }),
+  v.object({ type: v.literal("fatal"), message: v.pipe(v.string(), v.maxLength(2000)) }),
+]);
+
+export function parseToWorker(m: unknown): ToWorker | null {
+  const r = v.safeParse(ToWorkerSchema, m);
+  return r.success ? (r.output as ToWorker) : null;
+}
+
+export function parseToPrimary(m: unknown): ToPrimary | null {
+  const r = v.safeParse(ToPrimarySchema, m);
+  return r.success ? (r.output as ToPrimary) : null;
+}
+
+/** The worker id from the environment, or null in the primary / a single process. */
+export function workerIdFromEnv(env: Readonly<Record<string, string | undefined>>): number | null {
+  const raw = env[WORKER_ID_ENV];
+  if (raw === undefined || !/^\d{1,3}$/.test(raw)) return null;
+  return Number(raw);
+}

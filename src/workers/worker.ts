@@ -1,0 +1,161 @@
+// A data-plane worker process (issue 8 point 3): the same executable, started by the primary
+// with PORTICO_WORKER_ID and an IPC channel. It parses the same flags, holds no source and
+// compiles nothing: it receives the route table and the TLS entries from the primary, serves
+// HTTP and HTTPS on the shared ports (SO_REUSEPORT: the kernel spreads new connections over
+// the workers), and answers metrics requests with its registry snapshot.
+//
+// It starts listening only once it has its first table, so a (re)starting worker never
+// answers 404 for routes the others serve. When the primary says "drain", or the IPC channel
+// closes (the primary died: no orphans), or a signal arrives (Ctrl-C reaches the whole
+// process group), it drains like a single process does and exits 0.
+import { createInstruments } from "../admin/instruments.ts";
+import { Registry } from "../admin/registry.ts";
+import type { Config } from "../config/types.ts";
+import { createAccessLog } from "../log/access.ts";
+import { createLogger, type Logger } from "../log/logger.ts";
+import { createBalancer, createDrain, createProxyHandler, serveOptions, startHttpListener, type Drain } from "../proxy/index.ts";
+import type { AccessRecord } from "../proxy/types.ts";
+import { rotationHooks } from "../runtime/tls.ts";
+import { TableHolder } from "../table/holder.ts";
+import { lookup } from "../table/lookup.ts";
+import { decodeTable, type WireTable } from "../table/wire.ts";
+import { createTlsListener, type TlsListener } from "../tls/listener.ts";
+import type { TlsEntry } from "../tls/sni.ts";
+import { VERSION } from "../version.ts";
+import { createLineWriter } from "./line-writer.ts";
+import { parseToWorker, type ToPrimary, type ToWorker } from "./protocol.ts";
+
+type Server = ReturnType<typeof startHttpListener>;
+
+export async function runWorker(config: Config, id: number): Promise<void> {
+  const send = process.send?.bind(process);
+  // Every line this process writes goes through one line-atomic writer (see line-writer.ts).
+  const out = createLineWriter(1);
+  const log: Logger = createLogger({
+    level: config.logLevel,
+    format: config.logFormat,
+    write: (line) => void out.write(`${line}\n`),
+  }).child({ worker: id });
+  if (!send) {
+    log.error("a worker needs the IPC channel of its primary; start portico without PORTICO_WORKER_ID");
+    process.exit(2);
+  }
+  const tell = (m: ToPrimary) => {
+    try {
+      send(m);
+    } catch {
+      // The channel is gone: the disconnect handler below drains and exits.
+    }
+  };
+
+  const registry = new Registry();
+  const inst = createInstruments(registry, { version: VERSION });
+  // Requests served by this worker: lets an operator (and the tests) see the spread across
+  // workers. One series per worker, so bounded by --workers.
+  const served = registry.counter({ name: "portico_worker_requests_total", help: "Requests answered, by worker process.", labelNames: ["worker"], maxSeries: 256 });
+  let requests = 0;
+  let reported = 0;
+  registry.onCollect(() => {
+    served.inc([String(id)], requests - reported);
+    reported = requests;
+  });
+  const access = createAccessLog({ format: config.logFormat, enabled: config.accessLog === "stdout", write: (chunk) => out.write(chunk) });
+  inst.trackAccessLogDrops(() => access.dropped);
+
+  const holder = new TableHolder();
+  const balancer = createBalancer();
+  const hooks = inst.proxyHooks<AccessRecord>((r) => {
+    requests++;
+    access.record(r);
+  });
+  const common = { config, table: () => holder.current, lookup, hooks, log, balancer } as const;
+  const httpHandler = createProxyHandler({ ...common, scheme: "http" });
+  const httpsHandler = createProxyHandler({ ...common, scheme: "https" });
+
+  let tls: { entries: readonly TlsEntry[]; fingerprint: string } | null = null;
+  let http: Server | null = null;
+  let https: TlsListener | null = null;
+  let drain: Drain | null = null;
+  let stopping = false;
+
+  function listen(): void {
+    if (http || !tls || holder.generation === 0) return;
+    try {
+      http = startHttpListener({ hostname: config.bind, port: config.httpPort, handler: httpHandler, reusePort: true });
+      https = createTlsListener({
+        hostname: config.bind,
+        port: config.httpsPort,
+        handler: () => serveOptions(httpsHandler),
+        log: log.child({ listener: "https" }),
+        hooks: rotationHooks(log, () => inst.tlsRotated()),
+      });
+      https.update(tls.entries, tls.fingerprint);
+    } catch (err) {
+      log.error("worker cannot listen", { err });
+      tell({ type: "fatal", message: String(err instanceof Error ? err.message : err).slice(0, 500) });
+      process.exit(1);
+    }
+    const httpServer = http;
+    const tlsListener = https;
+    drain = createDrain({ config, servers: () => [httpServer, ...(tlsListener?.servers ?? [])], handlers: [httpHandler, httpsHandler], log });
+    log.info("listening", { http: http.port, https: https?.port, bind: config.bind, pid: process.pid });
+    tell({ type: "ready", generation: holder.generation });
+  }
+
+  function onMessage(m: ToWorker): void {
+    switch (m.type) {
+      case "tls":
+        tls = { entries: m.entries, fingerprint: m.fingerprint };
+        if (https && !stopping) https.update(m.entries, m.fingerprint);
+        listen();
+        return;
+      case "table": {
+        if (m.generation <= holder.generation) return; // an older table: never go back
+        const t0 = performance.now();
+        let table;
+        try {
+          table = decodeTable(JSON.parse(m.json) as WireTable);
+        } catch (err) {
+          log.error("route table from the primary is unreadable; keeping the current one", { err, generation: m.generation });
+          return;
+        }
+        // The holder counts its own swaps; keep it equal to the primary's generation.
+        while (holder.generation < m.generation - 1) holder.swap(holder.current);
+        holder.swap(table);
+        log.debug("route table applied", { generation: m.generation, routes: table.routeCount, decodeMs: Math.round(performance.now() - t0) });
+        if (http) tell({ type: "applied", generation: m.generation });
+        else listen();
+        return;
+      }
+      case "metrics":
+        tell({ type: "metrics", id: m.id, snapshot: registry.toJSON() });
+        return;
+      case "drain":
+        void shutdown("primary");
+        return;
+    }
+  }
+
+  async function shutdown(reason: string): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    log.info("worker shutting down", { reason });
+    https?.freeze();
+    if (drain) await drain.begin();
+    await https?.stop(true);
+    await access.flush(1000);
+    await Promise.race([out.flush(), Bun.sleep(1000)]);
+    process.exit(0);
+  }
+
+  process.on("message", (raw: unknown) => {
+    const m = parseToWorker(raw);
+    if (m) onMessage(m);
+    else log.warn("ignored a malformed message from the primary");
+  });
+  // The primary is gone (exited, killed): serve no longer than a drain, leave no orphan.
+  process.on("disconnect", () => void shutdown("primary gone"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  tell({ type: "hello" });
+}

@@ -1,0 +1,190 @@
+// --workers 2 through the real process (issue 8 point 3): both workers serve, a table change
+// reaches every worker, a killed worker is restarted while traffic keeps flowing, /metrics
+// sums the workers, SIGTERM drains them all, and a dead primary leaves no worker behind.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eventually, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
+import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
+
+let dir: string;
+let web: Backend;
+let api: Backend;
+const started: Portico[] = [];
+
+function writeManifests(withApi: boolean): void {
+  writeFileSync(
+    join(dir, "all.yaml"),
+    yamlDocs([
+      ingressClass(),
+      service("shop", "web"),
+      slice("shop", "web", [web.port]),
+      service("shop", "api"),
+      slice("shop", "api", [api.port]),
+      ingress("shop", "main", [{ host: "shop.test", paths: [{ path: "/", service: "web" }] }]),
+      ...(withApi ? [ingress("shop", "api", [{ host: "api.test", paths: [{ path: "/", service: "api" }] }])] : []),
+    ]),
+  );
+}
+
+async function portico(extra: string[] = []): Promise<Portico> {
+  const p = await startPortico(["--manifests", dir, "--workers", "2", "--access-log", "off", ...extra]);
+  started.push(p);
+  return p;
+}
+
+/** One GET on a fresh TCP connection, so SO_REUSEPORT picks a worker for each. */
+async function freshGet(p: Portico, host: string, path = "/"): Promise<{ status: number; body: string }> {
+  try {
+    const res = await fetch(`${p.http}${path}`, { headers: { host, connection: "close" }, keepalive: false });
+    return { status: res.status, body: await res.text() };
+  } catch {
+    return { status: 0, body: "" };
+  }
+}
+
+/** `name{labels} value` samples of one metric family, summed per label text. */
+function samples(text: string, name: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    const m = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (m && m[1] === name) out.set(m[2] ?? "", (out.get(m[2] ?? "") ?? 0) + Number(m[3]));
+  }
+  return out;
+}
+
+const metrics = async (p: Portico) => (await fetch(`${p.admin}/metrics`)).text();
+const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+
+/** worker id → pid, from the primary's "worker started" lines (the latest per worker). */
+function workerPids(p: Portico): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const l of p.lines) {
+    if (!l.includes("worker started")) continue;
+    const rec = JSON.parse(l) as { worker: number; pid: number };
+    out.set(rec.worker, rec.pid);
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+beforeAll(() => {
+  web = startBackend("web");
+  api = startBackend("api");
+  dir = mkdtempSync(join(tmpdir(), "portico-workers-"));
+  writeManifests(false);
+});
+
+afterAll(async () => {
+  for (const p of started) {
+    const pids = [...workerPids(p).values()];
+    await p.stop("SIGKILL");
+    for (const pid of pids) if (alive(pid)) process.kill(pid, "SIGKILL");
+  }
+  web.stop();
+  api.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("--workers 2", () => {
+  let p: Portico;
+  beforeAll(async () => {
+    p = await portico();
+  });
+
+  test("both workers serve, and /metrics sums them", async () => {
+    const pids = workerPids(p);
+    expect(pids.size).toBe(2);
+    const results = await Promise.all(Array.from({ length: 40 }, () => freshGet(p, "shop.test", "/hello")));
+    expect(results.every((r) => r.status === 200 && r.body === "web /hello")).toBe(true);
+    const text = await metrics(p);
+    const perWorker = samples(text, "portico_worker_requests_total");
+    expect([...perWorker.keys()].sort()).toEqual(['{worker="0"}', '{worker="1"}']);
+    for (const n of perWorker.values()) expect(n).toBeGreaterThan(0);
+    expect(sum(perWorker)).toBe(40);
+    // The per-Ingress counter is the sum of both workers' registries (the primary serves nothing).
+    expect(sum(samples(text, "portico_requests_total"))).toBe(40);
+    // Families only the primary sets appear once, not doubled.
+    expect(samples(text, "portico_build_info").size).toBe(1);
+    expect(sum(samples(text, "portico_build_info"))).toBe(1);
+    expect(sum(samples(text, "portico_leader"))).toBe(0);
+  });
+
+  test("a table change reaches every worker within a bounded time", async () => {
+    expect((await freshGet(p, "api.test")).status).toBe(404);
+    writeManifests(true);
+    // 30 fresh connections in a row, spread over both workers, must all see the new route.
+    const ms = await eventually(async () => {
+      const r = await Promise.all(Array.from({ length: 30 }, () => freshGet(p, "api.test", "/v")));
+      return r.every((x) => x.status === 200 && x.body === "api /v");
+    }, 8000, 50);
+    console.error(`  table change served by every worker after ${Math.round(ms)} ms`);
+  });
+
+  test("a worker killed with SIGKILL is restarted and traffic keeps flowing", async () => {
+    const before = workerPids(p);
+    const victim = before.get(0)!;
+    let ok = 0;
+    let failed = 0;
+    let stop = false;
+    const loop = (async () => {
+      while (!stop) {
+        const r = await freshGet(p, "shop.test", "/loop");
+        if (r.status === 200) ok++;
+        else failed++;
+      }
+    })();
+    await Bun.sleep(300);
+    process.kill(victim, "SIGKILL");
+    await p.waitForLine(/"msg":"worker exited; restarting".*"worker":0|"worker":0.*"msg":"worker exited; restarting"/, 5000);
+    await eventually(() => (workerPids(p).get(0) ?? victim) !== victim, 5000, 20);
+    await Bun.sleep(700);
+    stop = true;
+    await loop;
+    console.error(`  SIGKILL of one worker: ${failed} failed of ${ok + failed} requests (no retries)`);
+    expect(ok).toBeGreaterThan(20);
+    expect(failed).toBeLessThanOrEqual(5);
+    expect((await fetch(`${p.admin}/readyz`)).status).toBe(200);
+    // The new worker 0 serves (its fresh registry counts from zero), with the latest table.
+    await eventually(async () => {
+      await Promise.all(Array.from({ length: 10 }, () => freshGet(p, "api.test")));
+      return (samples(await metrics(p), "portico_worker_requests_total").get('{worker="0"}') ?? 0) > 0;
+    }, 5000, 50);
+    expect(alive(victim)).toBe(false);
+  });
+
+  test("SIGTERM: readiness drops, in-flight requests finish, every worker and the primary exit 0", async () => {
+    const q = await portico(["--shutdown-delay", "300ms", "--shutdown-grace-period", "5s"]);
+    const pids = [...workerPids(q).values()];
+    expect(pids).toHaveLength(2);
+    const inflight = fetch(`${q.http}/slow?ms=1000`, { headers: { host: "shop.test" } });
+    await Bun.sleep(100);
+    q.proc.kill("SIGTERM");
+    await Bun.sleep(100);
+    expect((await fetch(`${q.admin}/readyz`)).status).toBe(503);
+    const res = await inflight;
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("web /slow");
+    expect(await q.proc.exited).toBe(0);
+    await eventually(() => pids.every((pid) => !alive(pid)), 3000, 20);
+    expect(await freshGet(q, "shop.test")).toEqual({ status: 0, body: "" });
+  });
+
+  test("a primary killed with SIGKILL leaves no worker behind", async () => {
+    const q = await portico();
+    const pids = [...workerPids(q).values()];
+    expect(pids).toHaveLength(2);
+    q.proc.kill("SIGKILL");
+    await q.proc.exited;
+    await eventually(() => pids.every((pid) => !alive(pid)), 5000, 20);
+  });
+});
