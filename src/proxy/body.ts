@@ -102,8 +102,10 @@ export function meterResponseBody(
         }
         if (ended) return;
         if (r.done) {
-          ctrl.close();
+          // onEnd runs before close: the handler re-arms Bun's connection timer, which only
+          // works while the response is still open.
           end("done");
+          ctrl.close();
           return;
         }
         n += r.value.byteLength;

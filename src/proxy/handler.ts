@@ -76,7 +76,19 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
     };
     const common: Record<string, string> = { "x-request-id": requestId };
     if (inflight.draining) common.connection = "close";
+    // Once switched off it stays off for the connection's later keep-alive idling too
+    // (measured), so it is set back to IDLE_TIMEOUT_S just before the response ends; Bun
+    // ignores the call once the response is complete, hence "before".
+    let timerOff = false;
+    const timerOffNow = () => {
+      timerOff = true;
+      server.timeout(req, 0);
+    };
+    const timerBack = () => {
+      if (timerOff) server.timeout(req, IDLE_TIMEOUT_S);
+    };
     const fail = (e: ProxyError): Response => {
+      timerBack();
       finish(statusOf(e.code), e.code);
       if (e.code === "Internal") log.error("proxy internal error", { err: e.detail, requestId });
       return errorResponse(e.code, common);
@@ -122,7 +134,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
       // answer 504 and close idle streams, so Bun's timer is switched off wherever a request
       // may outlive it: uploads, response deadlines near IDLE_TIMEOUT_S, streamed responses
       // (below). The call is not free (~15% of a small proxied request), hence not always.
-      if (hasBody || responseTimeoutMs > (IDLE_TIMEOUT_S - 10) * 1000) server.timeout(req, 0);
+      if (hasBody || responseTimeoutMs > (IDLE_TIMEOUT_S - 10) * 1000) timerOffNow();
 
       const ctx: ForwardContext = { peer, trusted: isTrusted(peer), scheme, host: v.host, port: v.port, requestId };
       const clientIp = clientIpOf(peer, req.headers.get("x-forwarded-for"), ctx.trusted, isTrusted);
@@ -147,7 +159,6 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
         if (!ok) return fail(new ProxyError("BadRequest", "upgrade refused"));
         return undefined;
       }
-
 
       const control = createAttemptControl();
       const metered = hasBody
@@ -178,6 +189,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
       const headers = downstreamHeaders(up.headers, requestId, hsts);
       if (inflight.draining) headers.set("connection", "close");
       if (up.body === null) {
+        timerBack();
         finish(up.status, null);
         return new Response(null, { status: up.status, statusText: up.statusText, headers });
       }
@@ -188,6 +200,8 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
         // body keeps its length. Small declared bodies are therefore read whole (under the
         // idle watchdog) so most API responses keep their Content-Length.
         const dog = createWatchdog(idleMs, () => control.abort(new ProxyError("UpstreamTimeout", "body idle")));
+        // A body that trickles for long must not meet Bun's request timer (see above).
+        const long = setTimeout(timerOffNow, 20_000);
         let buf: ArrayBuffer;
         try {
           buf = await up.arrayBuffer();
@@ -196,14 +210,17 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
           throw new ProxyError("UpstreamReset", `body: ${String((e as Error)?.message ?? e)}`);
         } finally {
           dog.stop();
+          clearTimeout(long);
         }
         rec.bytesOut = buf.byteLength;
+        timerBack();
         finish(up.status, null);
         return new Response(buf, { status: up.status, statusText: up.statusText, headers });
       }
-      server.timeout(req, 0);
+      timerOffNow();
       const body = meterResponseBody(up.body, idleMs, (how, bytes) => {
         rec.bytesOut = bytes;
+        if (how === "done") timerBack();
         const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
         finish(up.status, err);
       });
