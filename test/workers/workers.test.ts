@@ -3,6 +3,7 @@
 // sums the workers, SIGTERM drains them all, and a dead primary leaves no worker behind.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eventually, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
@@ -119,6 +120,26 @@ describe("--workers 2", () => {
     expect(sum(samples(text, "portico_leader"))).toBe(0);
   });
 
+  test("HTTPS is served by every worker with one and the same default certificate", async () => {
+    const fingerprint = () =>
+      new Promise<string>((resolve, reject) => {
+        const sock = connect({ host: "127.0.0.1", port: p.ports.https, servername: "shop.test", rejectUnauthorized: false }, () => {
+          resolve(sock.getPeerCertificate().fingerprint256);
+          sock.destroy();
+        });
+        sock.on("error", reject);
+      });
+    const prints = new Set(await Promise.all(Array.from({ length: 12 }, fingerprint)));
+    expect(prints.size).toBe(1);
+    const before = sum(samples(await metrics(p), "portico_worker_requests_total"));
+    for (let i = 0; i < 6; i++) {
+      const res = await fetch(`${p.https}/tls`, { headers: { host: "shop.test", connection: "close" }, keepalive: false, tls: { rejectUnauthorized: false } });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe("web /tls");
+    }
+    expect(sum(samples(await metrics(p), "portico_worker_requests_total"))).toBe(before + 6);
+  });
+
   test("a table change reaches every worker within a bounded time", async () => {
     expect((await freshGet(p, "api.test")).status).toBe(404);
     writeManifests(true);
@@ -177,6 +198,19 @@ describe("--workers 2", () => {
     expect(await q.proc.exited).toBe(0);
     await eventually(() => pids.every((pid) => !alive(pid)), 3000, 20);
     expect(await freshGet(q, "shop.test")).toEqual({ status: 0, body: "" });
+  });
+
+  test("a traffic port held by another process: start-up fails with exit 1", async () => {
+    const blocker = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    try {
+      const q = await startPortico(["--manifests", dir, "--workers", "2", "--http-port", String(blocker.port)], { ready: false });
+      started.push(q);
+      expect(await q.proc.exited).toBe(1);
+      expect(q.lines.some((l) => l.includes("start-up failed"))).toBe(true);
+      await eventually(() => [...workerPids(q).values()].every((pid) => !alive(pid)), 3000, 20);
+    } finally {
+      blocker.stop(true);
+    }
   });
 
   test("a primary killed with SIGKILL leaves no worker behind", async () => {

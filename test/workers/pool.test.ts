@@ -1,0 +1,113 @@
+// The primary's worker pool against tiny stand-in workers (bun -e scripts): restart back-off,
+// the state a (re)started worker receives, fatal start-up, metrics timeouts, drain with a kill.
+import { afterEach, describe, expect, test } from "bun:test";
+import { createWorkerPool, type WorkerPool } from "../../src/workers/pool.ts";
+import { workerArgv } from "../../src/workers/argv.ts";
+
+interface Rec {
+  level: string;
+  msg: string;
+  f: Record<string, unknown>;
+}
+
+function recorder() {
+  const recs: Rec[] = [];
+  const mk = (level: string) => (msg: string, f: Record<string, unknown> = {}) => void recs.push({ level, msg, f });
+  const log = { debug: mk("debug"), info: mk("info"), warn: mk("warn"), error: mk("error"), child: () => log };
+  return { recs, log };
+}
+
+const script = (code: string) => [process.execPath, "-e", code];
+
+let pools: WorkerPool[] = [];
+afterEach(async () => {
+  for (const p of pools) await p.drain(500);
+  pools = [];
+});
+
+async function until(check: () => boolean, ms = 5000): Promise<void> {
+  const t0 = performance.now();
+  while (!check()) {
+    if (performance.now() - t0 > ms) throw new Error("condition not met");
+    await Bun.sleep(10);
+  }
+}
+
+describe("worker pool", () => {
+  test("a worker that keeps dying is restarted with a doubling back-off", async () => {
+    const { recs, log } = recorder();
+    pools.push(createWorkerPool({ count: 1, argv: script("process.exit(3)"), env: process.env, log, onFatal: () => {} }));
+    await until(() => recs.filter((r) => r.msg === "worker exited; restarting").length >= 4);
+    const delays = recs.filter((r) => r.msg === "worker exited; restarting").map((r) => r.f.restartInMs);
+    expect(delays.slice(0, 4)).toEqual([100, 200, 400, 800]);
+    expect(recs.find((r) => r.msg === "worker exited; restarting")?.f.code).toBe(3);
+  });
+
+  test("hello gets the latest TLS entries then table; ready/applied are counted; metrics time out", async () => {
+    const { recs, log } = recorder();
+    // Echo what arrives; ready on the first table; never answer metrics.
+    const code = `
+      process.on("message", (m) => {
+        if (m.type === "table") process.send({ type: m.generation === 1 ? "ready" : "applied", generation: m.generation });
+        process.send({ type: "fatal", message: "seen " + m.type + (m.generation ?? "") });
+      });
+      process.send({ type: "hello" });`;
+    const fatal: string[] = [];
+    const pool = createWorkerPool({ count: 2, argv: script(code), env: process.env, log, onFatal: (m) => fatal.push(m) });
+    pools.push(pool);
+    pool.setTls([], "fp1");
+    pool.setTable(1, "{}");
+    await until(() => pool.allReady);
+    expect(pool.appliedCount(1)).toBe(2);
+    pool.setTable(2, "{}");
+    await until(() => pool.appliedCount(2) === 2);
+    const seen = recs.filter((r) => r.msg === "worker cannot serve").map((r) => `${r.f.worker} ${r.f.err}`);
+    // Each worker got the state in order on hello (tls before table), then the update.
+    for (const w of [0, 1]) expect(seen.filter((s) => s.startsWith(`${w} `))).toEqual([`${w} seen tls`, `${w} seen table1`, `${w} seen table2`]);
+    // "fatal" before every worker was ready reaches onFatal; after that it is only logged.
+    expect(fatal).toContain("seen tls");
+    expect(fatal.filter((m) => m.includes("table2"))).toEqual([]);
+    expect(await pool.metrics(100)).toEqual([]);
+  });
+
+  test("fatal before every worker is ready reaches onFatal", async () => {
+    const { log } = recorder();
+    let fatal = "";
+    pools.push(
+      createWorkerPool({
+        count: 1,
+        argv: script(`process.send({ type: "fatal", message: "port taken" }); setTimeout(() => process.exit(1), 50);`),
+        env: process.env,
+        log,
+        onFatal: (m) => (fatal = m),
+      }),
+    );
+    await until(() => fatal !== "");
+    expect(fatal).toBe("port taken");
+  });
+
+  test("drain kills a worker that ignores it after the timeout", async () => {
+    const { recs, log } = recorder();
+    const pool = createWorkerPool({ count: 1, argv: script(`process.on("message", () => {}); process.send({ type: "hello" }); setInterval(() => {}, 1000);`), env: process.env, log, onFatal: () => {} });
+    await until(() => pool.pids().length === 1);
+    await Bun.sleep(200);
+    const t0 = performance.now();
+    await pool.drain(300);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
+    expect(recs.some((r) => r.msg === "worker did not exit in time; killing it")).toBe(true);
+    expect(recs.some((r) => r.msg === "worker exited; restarting")).toBe(false);
+  });
+});
+
+describe("workerArgv", () => {
+  test("from sources: bun, its own flags, the script, then the arguments", () => {
+    expect(workerArgv({ execPath: "/usr/bin/bun", execArgv: ["--smol"], argv: ["/usr/bin/bun", "/app/src/main.ts", "--workers", "2"], main: "/app/src/main.ts" })).toEqual([
+      "/usr/bin/bun", "--smol", "/app/src/main.ts", "--workers", "2",
+    ]);
+  });
+  test("compiled: the binary and the arguments, without the embedded script path", () => {
+    expect(workerArgv({ execPath: "/usr/local/bin/portico", execArgv: [], argv: ["bun", "/$bunfs/root/portico", "--workers", "2"], main: "/$bunfs/root/portico" })).toEqual([
+      "/usr/local/bin/portico", "--workers", "2",
+    ]);
+  });
+});
