@@ -3,15 +3,15 @@
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import type { Match } from "../table/types.ts";
 import { createBalancer, type Balancer } from "./balancer.ts";
-import { meterRequestBody, meterResponseBody } from "./body.ts";
+import { meterRequestBody } from "./body.ts";
 import { trustMatcher } from "./cidr.ts";
 import { errorResponse, ProxyError, statusOf } from "./errors.ts";
 import { createAttemptControl, forward } from "./forward.ts";
 import { clientIpOf, downstreamHeaders, requestIdOf, upstreamHeaders, type ForwardContext } from "./headers.ts";
-import { createWatchdog } from "./watchdog.ts";
 import { createInflight, type Inflight } from "./inflight.ts";
 import { IDLE_TIMEOUT_S } from "./listener.ts";
 import { hstsValue, httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
+import { relayResponse } from "./respond.ts";
 import type { AccessRecord, ProxyDeps } from "./types.ts";
 import { validateRequest } from "./validate.ts";
 import { connectUpstreamWs, isWebSocketUpgrade, upgradeClient, websocketHandler, type WsData } from "./websocket.ts";
@@ -27,9 +27,6 @@ export interface ProxyHandler {
   abortInflight(): void;
   readonly balancer: Balancer;
 }
-
-/** Responses declaring at most this many bytes are buffered to keep Content-Length. */
-export const SMALL_BODY = 64 * 1024;
 
 const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
 
@@ -186,45 +183,10 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
       rec.upstream = result.upstream.authority;
       rec.upstreamStatus = up.status;
       rec.upstreamMs = result.upstreamMs;
-      const headers = downstreamHeaders(up.headers, requestId, hsts);
-      if (inflight.draining) headers.set("connection", "close");
-      if (up.body === null) {
-        timerBack();
-        finish(up.status, null);
-        return new Response(null, { status: up.status, statusText: up.statusText, headers });
-      }
-      const declared = up.headers.get("content-length");
-      if (declared !== null && Number(declared) <= SMALL_BODY) {
-        // Bun answers a streamed body with chunked framing whatever the Content-Length header
-        // says (measured on 1.4.5, with or without a JS stream in between); only a buffered
-        // body keeps its length. Small declared bodies are therefore read whole (under the
-        // idle watchdog) so most API responses keep their Content-Length.
-        const dog = createWatchdog(idleMs, () => control.abort(new ProxyError("UpstreamTimeout", "body idle")));
-        // A body that trickles for long must not meet Bun's request timer (see above).
-        const long = setTimeout(timerOffNow, 20_000);
-        let buf: ArrayBuffer;
-        try {
-          buf = await up.arrayBuffer();
-        } catch (e) {
-          if (e instanceof ProxyError || req.signal.aborted) throw e;
-          throw new ProxyError("UpstreamReset", `body: ${String((e as Error)?.message ?? e)}`);
-        } finally {
-          dog.stop();
-          clearTimeout(long);
-        }
-        rec.bytesOut = buf.byteLength;
-        timerBack();
-        finish(up.status, null);
-        return new Response(buf, { status: up.status, statusText: up.statusText, headers });
-      }
-      timerOffNow();
-      const body = meterResponseBody(up.body, idleMs, (how, bytes) => {
-        rec.bytesOut = bytes;
-        if (how === "done") timerBack();
-        const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
-        finish(up.status, err);
+      return await relayResponse({
+        up, req, headers: downstreamHeaders(up.headers, requestId, hsts), draining: inflight.draining,
+        idleMs, control, rec, finish, timerOffNow, timerBack,
       });
-      return new Response(body, { status: up.status, statusText: up.statusText, headers });
     } catch (e) {
       if (req.signal.aborted || hardStop.signal.aborted) {
         finish(499, req.signal.aborted ? "ClientClosed" : "Shutdown");

@@ -1,6 +1,7 @@
 export { createProxyHandler, type ProxyHandler } from "./handler.ts";
-export { startHttpListener, serveOptions, type HttpListenerOptions } from "./listener.ts";
+export { startHttpListener, serveOptions, IDLE_TIMEOUT_S, BUN_MAX_BODY, type HttpListenerOptions } from "./listener.ts";
 export { createDrain, type Drain, type DrainOptions } from "./drain.ts";
 export { createBalancer, type Balancer } from "./balancer.ts";
-export { ProxyError, type ProxyErrorCode } from "./errors.ts";
+export { ProxyError, errorResponse, statusOf, type ProxyErrorCode } from "./errors.ts";
 export type { AccessRecord, ProxyHooks, ProxyDeps, Logger, LookupFn } from "./types.ts";
+export type { WsData } from "./websocket.ts";

@@ -1,0 +1,67 @@
+// Relaying the upstream response to the client: small declared bodies buffered (to keep
+// Content-Length), others streamed under the idle watchdog; the access record finished once.
+import { meterResponseBody } from "./body.ts";
+import { ProxyError } from "./errors.ts";
+import type { AttemptControl } from "./forward.ts";
+import type { AccessRecord } from "./types.ts";
+import { createWatchdog } from "./watchdog.ts";
+
+/** Responses declaring at most this many bytes are buffered to keep Content-Length. */
+export const SMALL_BODY = 64 * 1024;
+
+export interface RelayInput {
+  readonly up: Response;
+  readonly req: Request;
+  /** Response headers already filtered (downstreamHeaders). */
+  readonly headers: Headers;
+  readonly draining: boolean;
+  readonly idleMs: number;
+  readonly control: AttemptControl;
+  readonly rec: AccessRecord;
+  readonly finish: (status: number, error: string | null) => void;
+  /** Switch Bun's request timer off / back on (handler.ts explains why). */
+  readonly timerOffNow: () => void;
+  readonly timerBack: () => void;
+}
+
+export async function relayResponse(p: RelayInput): Promise<Response> {
+  const { up, req, headers, idleMs, control, rec, finish, timerOffNow, timerBack } = p;
+  if (p.draining) headers.set("connection", "close");
+  if (up.body === null) {
+    timerBack();
+    finish(up.status, null);
+    return new Response(null, { status: up.status, statusText: up.statusText, headers });
+  }
+  const declared = up.headers.get("content-length");
+  if (declared !== null && Number(declared) <= SMALL_BODY) {
+    // Bun answers a streamed body with chunked framing whatever the Content-Length header
+    // says (measured on 1.4.5, with or without a JS stream in between); only a buffered
+    // body keeps its length. Small declared bodies are therefore read whole (under the
+    // idle watchdog) so most API responses keep their Content-Length.
+    const dog = createWatchdog(idleMs, () => control.abort(new ProxyError("UpstreamTimeout", "body idle")));
+    // A body that trickles for long must not meet Bun's request timer (handler.ts).
+    const long = setTimeout(timerOffNow, 20_000);
+    let buf: ArrayBuffer;
+    try {
+      buf = await up.arrayBuffer();
+    } catch (e) {
+      if (e instanceof ProxyError || req.signal.aborted) throw e;
+      throw new ProxyError("UpstreamReset", `body: ${String((e as Error)?.message ?? e)}`);
+    } finally {
+      dog.stop();
+      clearTimeout(long);
+    }
+    rec.bytesOut = buf.byteLength;
+    timerBack();
+    finish(up.status, null);
+    return new Response(buf, { status: up.status, statusText: up.statusText, headers });
+  }
+  timerOffNow();
+  const body = meterResponseBody(up.body, idleMs, (how, bytes) => {
+    rec.bytesOut = bytes;
+    if (how === "done") timerBack();
+    const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
+    finish(up.status, err);
+  });
+  return new Response(body, { status: up.status, statusText: up.statusText, headers });
+}
