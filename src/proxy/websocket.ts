@@ -18,6 +18,8 @@ export interface WsData {
   pendingBytes: number;
   client: ServerWebSocket<WsData> | null;
   closed: boolean;
+  /** Close frame the upstream sent before the client side opened, to pass on at open. */
+  upstreamClose: { code: number | undefined; reason: string } | null;
   readonly onClose: (bytesIn: number, bytesOut: number) => void;
   bytesIn: number;
   bytesOut: number;
@@ -126,15 +128,19 @@ export function upgradeClient(
   extraHeaders: Record<string, string>,
   onClose: WsData["onClose"],
 ): boolean {
-  const d: WsData = { upstream, pending: [], pendingBytes: 0, client: null, closed: false, onClose, bytesIn: 0, bytesOut: 0 };
+  const d: WsData = { upstream, pending: [], pendingBytes: 0, client: null, closed: false, upstreamClose: null, onClose, bytesIn: 0, bytesOut: 0 };
   upstream.onmessage = (ev) => toClient(d, ev.data as Frame);
   upstream.onclose = (ev) => {
     if (d.closed) return;
     d.closed = true;
     const code = sendableCode(ev.code);
+    if (d.client === null) {
+      d.upstreamClose = { code: ev.code === 1006 ? 1011 : code, reason: code === undefined ? "" : ev.reason };
+      return;
+    }
     // An abnormal upstream end (1006) is passed on as an abrupt end, not a clean close.
-    if (ev.code === 1006) d.client?.terminate();
-    else d.client?.close(code, code === undefined ? undefined : ev.reason);
+    if (ev.code === 1006) d.client.terminate();
+    else d.client.close(code, code === undefined ? undefined : ev.reason);
   };
   upstream.onerror = () => closeBoth(d, 1011, "upstream error");
   const headers: Record<string, string> = { ...extraHeaders };
@@ -159,7 +165,8 @@ export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (d
       const pending = d.pending ?? [];
       d.pending = null;
       for (const f of pending) toClient(d, f);
-      if (d.closed || d.upstream.readyState >= 2) ws.close(1011, "upstream closed");
+      if (d.upstreamClose !== null) ws.close(d.upstreamClose.code, d.upstreamClose.reason);
+      else if (d.closed || d.upstream.readyState >= 2) ws.close(1011, "upstream closed");
     },
     message(ws, msg) {
       const d = ws.data;

@@ -5,17 +5,24 @@ import { makeBackend, makeTable, rawRequest, startProxy, statusLine, type TestPr
 
 let backendClose: { code: number; reason: string } | null = null;
 let upgradeHeaders: Record<string, string> = {};
-const backend = Bun.serve<{ proto: string }>({
+const backend = Bun.serve<{ proto: string; path: string }>({
   hostname: "127.0.0.1", port: 0,
   fetch(req, server) {
     upgradeHeaders = {};
     req.headers.forEach((v, k) => { upgradeHeaders[k] = v; });
     const offered = (req.headers.get("sec-websocket-protocol") ?? "").split(",").map((s) => s.trim());
     const proto = offered.includes("chat.v2") ? "chat.v2" : "";
-    const ok = server.upgrade(req, { data: { proto }, headers: { "sec-websocket-protocol": proto } });
+    const ok = server.upgrade(req, { data: { proto, path: new URL(req.url).pathname }, headers: { "sec-websocket-protocol": proto } });
     return ok ? undefined : new Response("no", { status: 400 });
   },
   websocket: {
+    open(ws) {
+      // Greets and closes at once: frames and the close code arrive before the client side opens.
+      if (ws.data.path === "/early") {
+        ws.send("welcome");
+        ws.close(4002, "early");
+      }
+    },
     message(ws, msg) {
       if (msg === "close-me") return ws.close(4321, "bye");
       ws.send(typeof msg === "string" ? `echo:${msg}` : msg);
@@ -41,8 +48,8 @@ afterAll(async () => {
   await backend.stop(true);
 });
 
-function open(protocols: string[]): Promise<WebSocket> {
-  const ws = new WebSocket(`ws://127.0.0.1:${proxy.port}/chat?room=1`, protocols);
+function open(protocols: string[], path = "/chat?room=1"): Promise<WebSocket> {
+  const ws = new WebSocket(`ws://127.0.0.1:${proxy.port}${path}`, protocols);
   ws.binaryType = "arraybuffer";
   return new Promise((resolve, reject) => {
     ws.onopen = () => resolve(ws);
@@ -95,4 +102,13 @@ test("upstream down → 502 before the upgrade", async () => {
     500,
   );
   expect(statusLine(raw)).toBe(502);
+});
+
+test("frames and close sent by the backend before the client side opened are not lost", async () => {
+  const ws = new WebSocket(`ws://127.0.0.1:${proxy.port}/early`);
+  const got: string[] = [];
+  ws.onmessage = (e) => got.push(String(e.data));
+  const c = await closed(ws);
+  expect(got).toEqual(["welcome"]);
+  expect(c).toEqual({ code: 4002, reason: "early" });
 });
