@@ -7,11 +7,12 @@ import { createReadiness } from "../admin/readiness.ts";
 import { Registry } from "../admin/registry.ts";
 import type { Config } from "../config/types.ts";
 import { ManifestSource } from "../files/manifests.ts";
-import type { Logger } from "../log/logger.ts";
+import { createLogger, type Logger } from "../log/logger.ts";
 import { KINDS } from "../model/kinds.ts";
 import type { Source } from "../store/types.ts";
 import { serializeTable } from "../table/serialize.ts";
 import { VERSION } from "../version.ts";
+import { createLineWriter } from "../workers/line-writer.ts";
 import { createWorkerPlane } from "../workers/plane.ts";
 import { workerIdFromEnv } from "../workers/protocol.ts";
 import { runWorker } from "../workers/worker.ts";
@@ -21,10 +22,18 @@ import { startCluster, type Cluster } from "./cluster.ts";
 import { createLocalPlane } from "./local.ts";
 import type { DataPlane } from "./plane.ts";
 
-export async function run(config: Config, log: Logger): Promise<void> {
+export async function run(config: Config, mainLog: Logger): Promise<void> {
   // A worker process (started by a primary with --workers N ≥ 2) serves traffic only.
   const workerId = workerIdFromEnv(process.env);
   if (workerId !== null) return runWorker(config, workerId);
+  // With workers sharing our stdout, our lines too must be written whole (line-writer.ts).
+  const out = config.workers >= 2 ? createLineWriter(1) : null;
+  const log = out ? createLogger({ level: config.logLevel, format: config.logFormat, write: (line) => void out.write(`${line}\n`) }) : mainLog;
+  /** Exit once our queued log lines are out (bounded: a stuck stdout must not hold the exit). */
+  const exit = async (code: number) => {
+    if (out) await Promise.race([out.flush(), Bun.sleep(1000)]);
+    process.exit(code);
+  };
 
   log.info("starting", { version: VERSION, config: redact(config) });
   const registry = new Registry();
@@ -66,7 +75,7 @@ export async function run(config: Config, log: Logger): Promise<void> {
 
   const failed = (message: string) => {
     log.error("start-up failed", { err: message });
-    process.exit(1);
+    void exit(1);
   };
   plane = config.workers >= 2
     ? createWorkerPlane({ config, log, inst, onFatal: failed })
@@ -102,7 +111,7 @@ export async function run(config: Config, log: Logger): Promise<void> {
     controller.dispose();
     await admin.stop(true);
     log.info("stopped", {});
-    process.exit(0);
+    await exit(0);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));

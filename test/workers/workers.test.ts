@@ -7,12 +7,15 @@ import { connect } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eventually, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
-import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
+import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "../e2e/objects.ts";
+import { createCertificate } from "../../src/tls/x509.ts";
 
 let dir: string;
 let web: Backend;
 let api: Backend;
 const started: Portico[] = [];
+
+let cert: { certPem: string; keyPem: string } | null = null;
 
 function writeManifests(withApi: boolean): void {
   writeFileSync(
@@ -23,7 +26,8 @@ function writeManifests(withApi: boolean): void {
       slice("shop", "web", [web.port]),
       service("shop", "api"),
       slice("shop", "api", [api.port]),
-      ingress("shop", "main", [{ host: "shop.test", paths: [{ path: "/", service: "web" }] }]),
+      ...(cert ? [tlsSecret("shop", "shop-tls", cert.certPem, cert.keyPem)] : []),
+      ingress("shop", "main", [{ host: "shop.test", paths: [{ path: "/", service: "web" }] }], cert ? { tls: [{ hosts: ["shop.test"], secretName: "shop-tls" }] } : {}),
       ...(withApi ? [ingress("shop", "api", [{ host: "api.test", paths: [{ path: "/", service: "api" }] }])] : []),
     ]),
   );
@@ -120,15 +124,17 @@ describe("--workers 2", () => {
     expect(sum(samples(text, "portico_leader"))).toBe(0);
   });
 
-  test("HTTPS is served by every worker with one and the same default certificate", async () => {
-    const fingerprint = () =>
-      new Promise<string>((resolve, reject) => {
-        const sock = connect({ host: "127.0.0.1", port: p.ports.https, servername: "shop.test", rejectUnauthorized: false }, () => {
-          resolve(sock.getPeerCertificate().fingerprint256);
-          sock.destroy();
-        });
-        sock.on("error", reject);
+  /** SHA-256 of the certificate served for SNI shop.test on a fresh TLS connection. */
+  const fingerprint = () =>
+    new Promise<string>((resolve, reject) => {
+      const sock = connect({ host: "127.0.0.1", port: p.ports.https, servername: "shop.test", rejectUnauthorized: false }, () => {
+        resolve(sock.getPeerCertificate().fingerprint256);
+        sock.destroy();
       });
+      sock.on("error", reject);
+    });
+
+  test("HTTPS is served by every worker with one and the same default certificate", async () => {
     const prints = new Set(await Promise.all(Array.from({ length: 12 }, fingerprint)));
     expect(prints.size).toBe(1);
     const before = sum(samples(await metrics(p), "portico_worker_requests_total"));
@@ -151,6 +157,18 @@ describe("--workers 2", () => {
     console.error(`  table change served by every worker after ${Math.round(ms)} ms`);
   });
 
+  test("a new certificate rotates the TLS listener of every worker", async () => {
+    const defaultPrint = await fingerprint();
+    const now = Date.now();
+    cert = createCertificate({ subjectCN: "shop.test", sans: ["shop.test"], notBefore: new Date(now - 60_000), notAfter: new Date(now + 86_400_000) });
+    writeManifests(true);
+    const ms = await eventually(async () => {
+      const prints = new Set(await Promise.all(Array.from({ length: 12 }, fingerprint)));
+      return prints.size === 1 && !prints.has(defaultPrint);
+    }, 8000, 50);
+    console.error(`  certificate served by every worker after ${Math.round(ms)} ms`);
+  });
+
   test("a worker killed with SIGKILL is restarted and traffic keeps flowing", async () => {
     const before = workerPids(p);
     const victim = before.get(0)!;
@@ -159,7 +177,8 @@ describe("--workers 2", () => {
     let stop = false;
     const loop = (async () => {
       while (!stop) {
-        const r = await freshGet(p, "shop.test", "/loop");
+        // api.test: shop.test has TLS by now, so plain HTTP to it is a 308 redirect.
+        const r = await freshGet(p, "api.test", "/loop");
         if (r.status === 200) ok++;
         else failed++;
       }
@@ -187,14 +206,14 @@ describe("--workers 2", () => {
     const q = await portico(["--shutdown-delay", "300ms", "--shutdown-grace-period", "5s"]);
     const pids = [...workerPids(q).values()];
     expect(pids).toHaveLength(2);
-    const inflight = fetch(`${q.http}/slow?ms=1000`, { headers: { host: "shop.test" } });
+    const inflight = fetch(`${q.http}/slow?ms=1000`, { headers: { host: "api.test" } });
     await Bun.sleep(100);
     q.proc.kill("SIGTERM");
     await Bun.sleep(100);
     expect((await fetch(`${q.admin}/readyz`)).status).toBe(503);
     const res = await inflight;
     expect(res.status).toBe(200);
-    expect(await res.text()).toBe("web /slow");
+    expect(await res.text()).toBe("api /slow");
     expect(await q.proc.exited).toBe(0);
     await eventually(() => pids.every((pid) => !alive(pid)), 3000, 20);
     expect(await freshGet(q, "shop.test")).toEqual({ status: 0, body: "" });
