@@ -91,3 +91,19 @@ test("HSTS on https responses only", async () => {
   }
   expect((await get("optout.test", "/")).headers.get("strict-transport-security")).toBeNull();
 });
+
+test("access record: route, backend, bytes, upstream; HEAD keeps Content-Length", async () => {
+  const r = await fetch(proxy.url + "/app/rec?x=1", { method: "POST", body: "12345", headers: { host: "a.test", "x-request-id": "rec-1" } });
+  const text = await r.text();
+  expect(r.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
+  const rec = proxy.records.find((x) => x.requestId === "rec-1")!;
+  expect(rec).toMatchObject({
+    method: "POST", host: "a.test", path: "/app/rec", status: 200, bytesIn: 5, bytesOut: Buffer.byteLength(text),
+    upstream: `127.0.0.1:${a!.port}`, upstreamStatus: 200, ingress: "default/ing", service: `default/svc-${a!.port}:80`,
+    websocket: false, error: null, scheme: "http", client: "127.0.0.1",
+  });
+  expect(rec.durationMs).toBeGreaterThan(0);
+  const head = await fetch(proxy.url + "/app/rec", { method: "HEAD", headers: { host: "a.test" } });
+  expect(head.status).toBe(200);
+  expect(Number(head.headers.get("content-length"))).toBeGreaterThan(0);
+});
