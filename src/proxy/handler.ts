@@ -30,6 +30,13 @@ export interface ProxyHandler {
 
 const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
 
+/** The first hop's X-Forwarded-Proto ("https, http" lists the client's first). */
+function clientScheme(xfp: string | null): "http" | "https" | null {
+  if (xfp === null) return null;
+  const first = xfp.split(",")[0]?.trim().toLowerCase();
+  return first === "https" || first === "http" ? first : null;
+}
+
 function peerOf(req: Request, server: Server<WsData>): string {
   const a = server.requestIP(req)?.address ?? "";
   // An IPv4 client on a dual-stack socket shows up as ::ffff:a.b.c.d.
@@ -105,11 +112,15 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
       rec.ingress = `${route.ingress.namespace}/${route.ingress.name}`;
       rec.service = backend.id;
 
-      if (wantsHttpsRedirect(scheme, route)) {
+      // Behind a trusted TLS-terminating proxy the client's scheme is the one it reports
+      // (X-Forwarded-Proto), or every request would be redirected to itself forever.
+      const trusted = isTrusted(peer);
+      const seen = trusted ? clientScheme(req.headers.get("x-forwarded-proto")) ?? scheme : scheme;
+      if (wantsHttpsRedirect(seen, route)) {
         finish(308, null);
         return httpsRedirect(config, v.hostname, pathAndQuery, common);
       }
-      const hsts = scheme === "https" ? hstsValue(config, route) : null;
+      const hsts = seen === "https" ? hstsValue(config, route) : null;
       if (hsts !== null) common["strict-transport-security"] = hsts;
       if (backend.status !== "ok" || backend.endpoints.length === 0) return fail(new ProxyError("NoEndpoints", backend.status));
 
@@ -133,7 +144,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
       // (below). The call is not free (~15% of a small proxied request), hence not always.
       if (hasBody || responseTimeoutMs > (IDLE_TIMEOUT_S - 10) * 1000) timerOffNow();
 
-      const ctx: ForwardContext = { peer, trusted: isTrusted(peer), scheme, host: v.host, port: v.port, requestId };
+      const ctx: ForwardContext = { peer, trusted, scheme, host: v.host, port: v.port, requestId };
       const clientIp = clientIpOf(peer, req.headers.get("x-forwarded-for"), ctx.trusted, isTrusted);
 
       if (isWebSocketUpgrade(req)) {

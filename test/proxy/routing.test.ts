@@ -107,3 +107,20 @@ test("access record: route, backend, bytes, upstream; HEAD keeps Content-Length"
   expect(head.status).toBe(200);
   expect(Number(head.headers.get("content-length"))).toBeGreaterThan(0);
 });
+
+test("behind a trusted TLS-terminating proxy, X-Forwarded-Proto: https means no redirect and HSTS", async () => {
+  const t = makeTable([{ host: "secure.test", path: "/", backend: makeBackend([a!.port]), tls: true }]);
+  const p = startProxy(t, { trustedProxies: ["127.0.0.1/32"] });
+  try {
+    const r = await fetch(p.url + "/", { headers: { host: "secure.test", "x-forwarded-proto": "https" }, redirect: "manual" });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("strict-transport-security")).toBe("max-age=31536000");
+    const plain = await fetch(p.url + "/", { headers: { host: "secure.test" }, redirect: "manual" });
+    expect(plain.status).toBe(308);
+  } finally {
+    await p.stop();
+  }
+  // The same header from an untrusted client changes nothing.
+  const spoofed = await fetch(proxy.url + "/", { headers: { host: "secure.test", "x-forwarded-proto": "https" }, redirect: "manual" });
+  expect(spoofed.status).toBe(308);
+});
