@@ -79,7 +79,7 @@ export async function runWorker(config: Config, id: number): Promise<void> {
   let stopping = false;
 
   function listen(): void {
-    if (http || !tls || holder.generation === 0) return;
+    if (http || stopping || !tls || holder.generation === 0) return;
     try {
       http = startHttpListener({ hostname: config.bind, port: config.httpPort, handler: httpHandler, reusePort: true });
       https = createTlsListener({
@@ -91,9 +91,11 @@ export async function runWorker(config: Config, id: number): Promise<void> {
       });
       https.update(tls.entries, tls.fingerprint);
     } catch (err) {
+      stopping = true;
       log.error("worker cannot listen", { err });
       tell({ type: "fatal", message: String(err instanceof Error ? err.message : err).slice(0, 500) });
-      process.exit(1);
+      void Promise.race([out.flush(), Bun.sleep(1000)]).then(() => process.exit(1));
+      return;
     }
     const httpServer = http;
     const tlsListener = https;
