@@ -21,6 +21,8 @@ export function createLocalPlane(o: { config: Config; log: Logger; inst: Instrum
   const common = { config, table: () => holder.current, lookup, hooks, log, balancer } as const;
   const httpHandler = createProxyHandler({ ...common, scheme: "http" });
   const httpsHandler = createProxyHandler({ ...common, scheme: "https" });
+  // Bun exposes no connection count: the gauge reports requests in flight, read at scrape time.
+  inst.registry.onCollect(() => inst.metrics.activeConnections.set([], httpHandler.inflight.count + httpsHandler.inflight.count));
   const http = startHttpListener({ hostname: config.bind, port: config.httpPort, handler: httpHandler });
   const https = createHttpsSide({ config, log, handler: () => serveOptions(httpsHandler), onRotation: () => inst.tlsRotated() });
   // Serve the default certificate from the start; real ones arrive with the first table.

@@ -71,6 +71,8 @@ export async function runWorker(config: Config, id: number): Promise<void> {
   const common = { config, table: () => holder.current, lookup, hooks, log, balancer } as const;
   const httpHandler = createProxyHandler({ ...common, scheme: "http" });
   const httpsHandler = createProxyHandler({ ...common, scheme: "https" });
+  // Bun exposes no connection count: the gauge reports requests in flight, read at scrape time.
+  registry.onCollect(() => inst.metrics.activeConnections.set([], httpHandler.inflight.count + httpsHandler.inflight.count));
 
   let tls: { entries: readonly TlsEntry[]; fingerprint: string } | null = null;
   let http: Server | null = null;

@@ -96,4 +96,14 @@ describe("routing through --manifests", () => {
     const metrics = await (await fetch(`${portico.admin}/metrics`)).text();
     expect(metrics).toMatch(/portico_requests_total\{[^}]*ingress="main"[^}]*\} [1-9]/);
   });
+
+  test("portico_active_connections counts a request in flight", async () => {
+    const slow = fetch(`${portico.http}/slow?ms=600`, { headers: { host: "shop.test" } });
+    await Bun.sleep(200);
+    const during = await (await fetch(`${portico.admin}/metrics`)).text();
+    expect(during).toMatch(/^portico_active_connections 1$/m);
+    expect((await slow).status).toBe(200);
+    const after = await (await fetch(`${portico.admin}/metrics`)).text();
+    expect(after).toMatch(/^portico_active_connections 0$/m);
+  });
 });
