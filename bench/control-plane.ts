@@ -7,7 +7,9 @@ import { parseArgs } from "node:util";
 import { createCertificate } from "../src/tls/x509.ts";
 import { generate } from "./lib/cp-gen.ts";
 import { runOffline, type OfflineResult } from "./lib/cp-offline.ts";
-import { runLive, type LiveResult } from "./lib/cp-live.ts";
+import { runLive, runManifestsStart, type LiveResult } from "./lib/cp-live.ts";
+import { toYaml } from "./lib/cluster.ts";
+import { waitQuiet } from "./lib/procfs.ts";
 import { ensureTools, versions } from "./lib/install.ts";
 import { installCleanup, stopAll } from "./lib/procs.ts";
 import { porticoAvailable, startBackend } from "./lib/systems.ts";
@@ -58,12 +60,14 @@ async function main(): Promise<void> {
   chmodSync(dir, 0o755);
   const offline: [number, OfflineResult][] = [];
   const live: [number, LiveResult | string][] = [];
+  const files: [number, Awaited<ReturnType<typeof runManifestsStart>> | string][] = [];
   try {
     const backend = await startBackend(tools, join(dir, "backend"), null, 3);
     const addresses = [0, 1, 2].map((k) => `127.0.0.${backend.ports.manyFirstOctet + k}`);
     for (const n of sizes) {
       const cluster = generate({ ingresses: n, tlsCount: Math.min(tlsCount, n), addresses, port: backend.ports.many, cert: { cert: cert.certPem, key: cert.keyPem } });
       log(`${n} Ingresses: ${cluster.objects.length} objects; compiling in-process`);
+      await waitQuiet(10_000);
       const r = runOffline(cluster, 5);
       offline.push([n, r]);
       log(`  compile ${r.compileMedianMs.toFixed(1)} ms (cold ${r.compileColdMs.toFixed(1)}), lookup ${r.lookupMixNs.toFixed(0)} ns`);
@@ -73,6 +77,17 @@ async function main(): Promise<void> {
         continue;
       }
       try {
+        const file = join(dir, `cluster-${n}.yaml`);
+        writeFileSync(file, toYaml(cluster.objects.map((x) => x.object)));
+        await waitQuiet(10_000);
+        const f = await runManifestsStart(file, { root: ROOT, dir: join(dir, `files-${n}`), tools, edits, loadConnections: 8, loadDelayMs: 4, log });
+        files.push([n, f]);
+        log(`  from --manifests: ready ${f.readyMs.toFixed(0)} ms, rss ${f.rssMiB.toFixed(0)} MiB, peak ${f.peakRssMiB.toFixed(0)} MiB`);
+      } catch (e) {
+        files.push([n, (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "failed"]);
+      }
+      try {
+        await waitQuiet(10_000);
         const res = await runLive(cluster, Math.min(tlsCount, n), {
           root: ROOT, dir: join(dir, `live-${n}`), tools, edits, loadConnections: 8, loadDelayMs: 4, log,
         });
@@ -107,12 +122,21 @@ async function main(): Promise<void> {
     "Live: `bun src/main.ts --kubeconfig <generated> --workers 1` against test/fake-apiserver.ts (in the benchmark process, plain HTTP, bearer token). Start-to-ready = process spawn → first 200 on /readyz (polled every 5 ms). RSS = VmRSS 1 s after ready. " +
       `Change-to-served: ${edits} sequential edits, each replaces one random Ingress (among those without TLS: plain HTTP to a TLS host is a 308) with a new Exact path \`/edit-<k>\` on the fake, then polls that path through the proxy (1 ms apart) until it answers 200; meanwhile wrk sends to another route with 8 connections paced by a 4 ms Lua delay() (edits stop early if that load ends first; see the edits column).`,
     "",
-    "| Ingresses | start to ready | RSS after ready | peak RSS | edits (failed) | change-to-served p50 | p99 | max | background load |",
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| Ingresses | start to ready | Portico CPU to ready | API requests to ready | RSS after ready | peak RSS | edits (failed) | change-to-served p50 | p99 | max | background load |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...live.map(([n, r]) =>
       typeof r === "string"
-        ? `| ${n} | not run: ${r} |||||||`
-        : `| ${n} | ${ms(r.readyMs)} | ${r.rssMiB.toFixed(0)} MiB | ${r.peakRssMiB.toFixed(0)} MiB | ${r.edits} (${r.editFailures}) | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.maxMs)} | ${r.loadRps.toFixed(0)} req/s, ${r.loadErrors} errors |`),
+        ? `| ${n} | not run: ${r} |||||||||`
+        : `| ${n} | ${ms(r.readyMs)} | ${r.readyCpuS.toFixed(2)} s | ${r.readyRequests} | ${r.rssMiB.toFixed(0)} MiB | ${r.peakRssMiB.toFixed(0)} MiB | ${r.edits} (${r.editFailures}) | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.maxMs)} | ${r.loadRps.toFixed(0)} req/s, ${r.loadErrors} errors |`),
+    "",
+    "The same cluster from one `--manifests` file (no API server: Portico's own start cost):",
+    "",
+    "| Ingresses | start to ready | Portico CPU to ready | RSS after ready | peak RSS |",
+    "|---:|---:|---:|---:|---:|",
+    ...files.map(([n, r]) =>
+      typeof r === "string"
+        ? `| ${n} | not run: ${r} ||||`
+        : `| ${n} | ${ms(r.readyMs)} | ${r.cpuS.toFixed(2)} s | ${r.rssMiB.toFixed(0)} MiB | ${r.peakRssMiB.toFixed(0)} MiB |`),
     "",
   ];
   const md = lines.join("\n");

@@ -8,13 +8,17 @@ import { startFakeApiServer, type FakeApiServer } from "../../test/fake-apiserve
 import { hostOf, ingressOf, rng, type Cluster } from "./cp-gen.ts";
 import type { Tools } from "./install.ts";
 import { freePorts } from "./net.ts";
-import { rssMiB, peakRssMiB } from "./procfs.ts";
+import { cpuTicks, peakRssMiB, rssMiB } from "./procfs.ts";
 import { logTail, start, stop } from "./procs.ts";
 import { median } from "./report.ts";
 import { runWrk } from "./wrk.ts";
 
 export interface LiveResult {
   readonly readyMs: number;
+  /** CPU seconds Portico used from spawn to ready (what the start costs Portico itself). */
+  readonly readyCpuS: number;
+  /** Requests Portico made to the fake API server before ready (lists, pages, lease). */
+  readonly readyRequests: number;
   readonly rssMiB: number;
   readonly peakRssMiB: number;
   readonly edits: number;
@@ -106,7 +110,10 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
       }
       await Bun.sleep(5);
     }
-    o.log(`ready in ${readyMs.toFixed(0)} ms`);
+    let readyTicks = 0;
+    for (const t of cpuTicks(p.pid).values()) readyTicks += t;
+    const readyRequests = api.requests.length;
+    o.log(`ready in ${readyMs.toFixed(0)} ms (${(readyTicks / 100).toFixed(2)} s CPU, ${readyRequests} API requests)`);
     const base = `http://127.0.0.1:${http}`;
     let first = 0;
     // Readiness may precede the listener by a moment in some builds: allow 2 s before failing.
@@ -156,6 +163,8 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
     const loadResult = await load;
     return {
       readyMs,
+      readyCpuS: readyTicks / 100,
+      readyRequests,
       rssMiB: rss,
       peakRssMiB: peakRssMiB(p.pid),
       edits: lat.length + failures,
@@ -169,5 +178,37 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
   } finally {
     if (proc) await stop(proc);
     await api.stop();
+  }
+}
+
+/** Start-to-ready from a --manifests file holding the same cluster (no API server involved). */
+export async function runManifestsStart(manifests: string, o: LiveOptions): Promise<{ readyMs: number; cpuS: number; rssMiB: number; peakRssMiB: number }> {
+  mkdirSync(o.dir, { recursive: true });
+  const [http, https, admin] = freePorts(3) as [number, number, number];
+  const log = join(o.dir, "portico-files.log");
+  const t0 = performance.now();
+  const p = start(
+    [
+      process.execPath, join(o.root, "src", "main.ts"), "--manifests", manifests, "--bind", "127.0.0.1",
+      "--http-port", String(http), "--https-port", String(https), "--admin-port", String(admin),
+      "--access-log", "off", "--log-level", "warn", "--workers", "1",
+    ],
+    { cpus: null, cwd: o.root, log, out: join(o.dir, "portico-files.out") },
+    o.tools.taskset,
+  );
+  try {
+    for (;;) {
+      if (p.exitCode !== null) throw new Error(`portico exited ${p.exitCode}: ${await logTail(log)}`);
+      if (performance.now() - t0 > 60_000) throw new Error("portico not ready after 60 s");
+      if ((await get(`http://127.0.0.1:${admin}/readyz`, "admin")) === 200) break;
+      await Bun.sleep(5);
+    }
+    const readyMs = performance.now() - t0;
+    let ticks = 0;
+    for (const t of cpuTicks(p.pid).values()) ticks += t;
+    await Bun.sleep(1000);
+    return { readyMs, cpuS: ticks / 100, rssMiB: rssMiB(p.pid), peakRssMiB: peakRssMiB(p.pid) };
+  } finally {
+    await stop(p);
   }
 }
