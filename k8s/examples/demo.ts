@@ -50,6 +50,9 @@ const portico = Bun.spawn(
     "127.0.0.1",
     "--log-format",
     "text",
+    // A demo stops at once on Ctrl-C; in a cluster the 5 s default lets endpoints update first.
+    "--shutdown-delay",
+    "0s",
     ...process.argv.slice(2),
   ],
   { stdout: "inherit", stderr: "inherit", stdin: "ignore" },
