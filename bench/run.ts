@@ -4,18 +4,13 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir, loadavg, cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { makeCert, type CertFiles } from "./lib/certs.ts";
-import { ensureTools, versions, type Tools } from "./lib/install.ts";
-import { probe } from "./lib/net.ts";
-import { cpuPercent, cpuTicks, machinePercent, machineTicks, peakRssMiB, waitQuiet } from "./lib/procfs.ts";
+import { makeCert } from "./lib/certs.ts";
+import { ensureTools, versions } from "./lib/install.ts";
 import { installCleanup, stopAll } from "./lib/procs.ts";
 import { renderReport, summarize, type Cell } from "./lib/report.ts";
-import { LAYOUTS, SCENARIOS, SYSTEMS, type Layout, type Scenario, type SystemName } from "./lib/scenarios.ts";
-import {
-  HOST, porticoAvailable, startBackend, startNginxProxy, startPortico, upstreamsFor, writeManifests,
-  type Backend, type Running,
-} from "./lib/systems.ts";
-import { runWrk } from "./lib/wrk.ts";
+import { runScenario } from "./lib/scenario-run.ts";
+import { LAYOUTS, SCENARIOS, SYSTEMS } from "./lib/scenarios.ts";
+import { startBackend } from "./lib/systems.ts";
 
 const HELP = `bun bench/run.ts [options]
   --scenarios LIST   ${SCENARIOS.map((s) => s.name).join(",")} (default: all)
@@ -94,107 +89,6 @@ if (cpus().length < 2 && layouts.some((l) => l.proxyCpus !== null)) {
   layouts = layouts.filter((l) => l.proxyCpus === null);
 }
 
-interface Target {
-  readonly system: SystemName;
-  readonly url: string;
-  readonly pid: number;
-}
-
-async function measure(
-  cell: Cell, t: Target, sc: Scenario, layout: Layout, tools: Tools, backend: Backend, record: boolean,
-): Promise<void> {
-  const seconds = record ? duration : warmup;
-  if (seconds === 0) return;
-  const before = cpuTicks(t.pid);
-  const bBefore = cpuTicks(backend.proc.pid);
-  const mBefore = machineTicks();
-  const t0 = performance.now();
-  const r = await runWrk({
-    url: t.url, connections: sc.connections, threads: 1, seconds, host: HOST,
-    cpus: layout.clientCpus, wrk: tools.wrk, taskset: tools.taskset,
-  });
-  const elapsed = (performance.now() - t0) / 1000;
-  if (!record) return;
-  const own = t.system === "direct" ? 0 : cpuPercent(before, cpuTicks(t.pid), elapsed);
-  const bCpu = cpuPercent(bBefore, cpuTicks(backend.proc.pid), elapsed);
-  const wrkCpu = (r.cpuSeconds / elapsed) * 100;
-  // Whatever else ran on the machine meanwhile (other jobs): noise to read the figures against.
-  const other = Math.max(0, machinePercent(mBefore, machineTicks(), elapsed) - own - bCpu - wrkCpu);
-  cell.samples.push({
-    rps: r.rps, p50: r.p50, p99: r.p99, cpu: t.system === "direct" ? bCpu : own, backendCpu: bCpu,
-    wrkCpu, otherCpu: other, errors: r.errors,
-  });
-  log(
-    `  ${sc.name}/${layout.name}/${t.system}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(3)} ms p99 ${r.p99.toFixed(3)} ms ` +
-      `cpu ${own.toFixed(0)}% backend ${bCpu.toFixed(0)}% wrk ${wrkCpu.toFixed(0)}% other ${other.toFixed(0)}% errors ${r.errors}`,
-  );
-}
-
-async function runScenario(sc: Scenario, layout: Layout, tools: Tools, backend: Backend, cert: CertFiles, dir: string): Promise<Cell[]> {
-  const wanted = sc.systems.filter((s) => systems.includes(s));
-  const cells = new Map<SystemName, Cell>(
-    wanted.map((system) => [system, { scenario: sc.name, layout: layout.name, system, samples: [], peakRss: 0, failure: null }]),
-  );
-  const ups = upstreamsFor(backend.ports, sc.backend);
-  const running: Running[] = [];
-  const targets: Target[] = [];
-  const scheme = sc.tls ? "https" : "http";
-  const sdir = join(dir, `${sc.name}-${layout.name}`);
-  mkdirSync(sdir, { recursive: true });
-  try {
-    for (const system of wanted) {
-      const cell = cells.get(system) as Cell;
-      try {
-        let url: string;
-        let pid: number;
-        if (system === "direct") {
-          // The 200 listeners answer exactly like the keep-alive one; wrk only targets 127.0.0.1.
-          const port = sc.backend === "close" ? backend.ports.close : backend.ports.keepalive;
-          url = `http://127.0.0.1:${port}${sc.path}`;
-          pid = backend.proc.pid;
-        } else if (system === "nginx") {
-          const n = await startNginxProxy(tools, join(sdir, "nginx"), layout.proxyCpus, ups, cert);
-          running.push(n);
-          url = `${scheme}://127.0.0.1:${sc.tls ? n.https : n.http}${sc.path}`;
-          pid = n.proc.pid;
-        } else {
-          if (!porticoAvailable(ROOT, porticoMain)) throw new Error(`${porticoMain} not present yet`);
-          const manifests = writeManifests(sdir, ups, sc.tls ? cert : null);
-          const pdir = join(sdir, "portico");
-          mkdirSync(pdir, { recursive: true });
-          const p = await startPortico(tools, manifests, { root: ROOT, main: porticoMain, dir: pdir, cpus: layout.proxyCpus, workers, tls: sc.tls });
-          running.push(p);
-          url = `${scheme}://127.0.0.1:${sc.tls ? p.https : p.http}${sc.path}`;
-          pid = p.proc.pid;
-        }
-        const pr = await probe(url, HOST);
-        if (pr.status !== 200 || pr.bytes !== sc.bytes) throw new Error(`probe ${url} answered ${pr.status} with ${pr.bytes} bytes, expected 200 with ${sc.bytes}`);
-        targets.push({ system, url, pid });
-      } catch (e) {
-        cell.failure = (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "failed";
-        log(`${sc.name}/${layout.name}/${system}: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    }
-    for (let rep = 0; rep < reps; rep++) {
-      for (const t of targets) {
-        const cell = cells.get(t.system) as Cell;
-        try {
-          if (quietWait > 0) await waitQuiet(quietWait * 1000);
-          await measure(cell, t, sc, layout, tools, backend, false);
-          await measure(cell, t, sc, layout, tools, backend, true);
-        } catch (e) {
-          cell.failure = (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "failed";
-          log(`${sc.name}/${layout.name}/${t.system} rep ${rep + 1}: ${String(e)}`);
-        }
-      }
-    }
-    for (const t of targets) (cells.get(t.system) as Cell).peakRss = peakRssMiB(t.pid);
-  } finally {
-    for (const r of running) await r.stop();
-  }
-  return [...cells.values()];
-}
-
 function runOrder(): string {
   return `bun bench/run.ts ${process.argv.slice(2).join(" ")}`.trim();
 }
@@ -215,6 +109,7 @@ async function main(): Promise<void> {
   try {
     const cert = await makeCert(tools.openssl, dir);
     const manyCount = scenarios.some((s) => s.backend === "many") ? 200 : 0;
+    const base = { cert, dir, root: ROOT, porticoMain, workers, duration, warmup, reps, quietWait, systems, log, tools };
     for (const layout of layouts) {
       log(`layout ${layout.name}`);
       const bdir = join(dir, `backend-${layout.name}`);
@@ -223,7 +118,7 @@ async function main(): Promise<void> {
       try {
         for (const sc of scenarios) {
           log(`scenario ${sc.name} (${layout.name})`);
-          cells.push(...(await runScenario(sc, layout, tools, backend, cert, dir)));
+          cells.push(...(await runScenario(sc, layout, { ...base, backend })));
         }
       } finally {
         await backend.stop();

@@ -19,6 +19,8 @@ export interface LiveResult {
   readonly readyCpuS: number;
   /** Requests Portico made to the fake API server before ready (lists, pages, lease). */
   readonly readyRequests: number;
+  /** Time for the benchmark itself to page through every list once (limit=500): the fake's floor. */
+  readonly listFloorMs: number;
   readonly rssMiB: number;
   readonly peakRssMiB: number;
   readonly edits: number;
@@ -63,6 +65,32 @@ async function get(url: string, host: string): Promise<number> {
   }
 }
 
+const LISTS = [
+  "/apis/networking.k8s.io/v1/ingressclasses",
+  "/apis/networking.k8s.io/v1/ingresses",
+  "/api/v1/services",
+  "/apis/discovery.k8s.io/v1/endpointslices",
+  "/api/v1/secrets?fieldSelector=type%3Dkubernetes.io%2Ftls",
+];
+
+/** Pages through every list once, sequentially, as a client with limit=500 would. */
+async function listEverything(server: string): Promise<number> {
+  const t0 = performance.now();
+  for (const path of LISTS) {
+    let cont = "";
+    for (let page = 0; page < 1000; page++) {
+      const u = new URL(server + path);
+      u.searchParams.set("limit", "500");
+      if (cont) u.searchParams.set("continue", cont);
+      const r = await fetch(u, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const body = (await r.json()) as { metadata?: { continue?: string } };
+      cont = body.metadata?.continue ?? "";
+      if (!cont) break;
+    }
+  }
+  return performance.now() - t0;
+}
+
 export interface LiveOptions {
   readonly root: string;
   readonly dir: string;
@@ -85,6 +113,7 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
   try {
     for (const { kind, object } of c.objects) api.create(kind, object);
     const kubeconfig = writeKubeconfig(o.dir, api.url);
+    const listFloorMs = await listEverything(api.url);
     const [http, https, admin] = freePorts(3) as [number, number, number];
     const log = join(o.dir, "portico.log");
     const t0 = performance.now();
@@ -132,9 +161,10 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
     writeFileSync(script, `function delay()\n  return ${Math.max(0, Math.floor(o.loadDelayMs))}\nend\n`);
     const loadHost = hostOf(plain(1));
     const loadSeconds = Math.min(150, 10 + Math.ceil(o.edits * 0.6));
+    const endLoad = new AbortController();
     const load = runWrk({
       url: `${base}/api/load`, connections: o.loadConnections, threads: 1, seconds: loadSeconds, host: loadHost,
-      cpus: null, wrk: o.tools.wrk, taskset: o.tools.taskset, script,
+      cpus: null, wrk: o.tools.wrk, taskset: o.tools.taskset, script, signal: endLoad.signal,
     });
     await Bun.sleep(500);
 
@@ -160,11 +190,13 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
       if (ok) lat.push(performance.now() - t);
       else failures++;
     }
+    endLoad.abort();
     const loadResult = await load;
     return {
       readyMs,
       readyCpuS: readyTicks / 100,
       readyRequests,
+      listFloorMs,
       rssMiB: rss,
       peakRssMiB: peakRssMiB(p.pid),
       edits: lat.length + failures,

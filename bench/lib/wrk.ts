@@ -25,6 +25,8 @@ export interface WrkRun {
   readonly taskset: string;
   /** Lua script (written by the benchmark itself), e.g. a pacing delay(). */
   readonly script?: string;
+  /** Ends the run early: wrk stops on SIGINT and still prints its summary. */
+  readonly signal?: AbortSignal;
 }
 
 const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -79,6 +81,7 @@ export async function runWrk(r: WrkRun): Promise<WrkResult> {
   ];
   const p = start(args, { cpus: r.cpus, stdout: "pipe" }, r.taskset);
   const timer = setTimeout(() => p.kill("SIGKILL"), (r.seconds + 10) * 1000);
+  r.signal?.addEventListener("abort", () => p.kill("SIGINT"), { once: true });
   const out = await new Response(p.stdout as ReadableStream).text();
   const code = await p.exited;
   clearTimeout(timer);
