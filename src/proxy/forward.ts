@@ -20,6 +20,13 @@ export interface ForwardInput {
   readonly clientSignal: AbortSignal;
   /** Aborted when shutdown gives up on in-flight requests. */
   readonly stopSignal: AbortSignal;
+  /**
+   * The request's one abort switch, handed to fetch: the caller aborts it when the client
+   * leaves or shutdown gives up; the deadline and the body limit abort it through `control`.
+   * (One controller per request instead of AbortSignal.any([client, stop, attempt]), which
+   * measured ~2.8 µs, ~4% of a small proxied request: issue 8 point 4.)
+   */
+  readonly signal: AbortSignal;
   readonly responseTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly balancer: Balancer;
@@ -62,19 +69,17 @@ function safe(f: (() => void) | undefined): void {
   } catch {}
 }
 
-export function createAttemptControl(): AttemptControl & { bind(dog: Watchdog, ac: AbortController): void } {
+export function createAttemptControl(ac: AbortController): AttemptControl & { bind(dog: Watchdog): void } {
   let dog: Watchdog | null = null;
-  let ac: AbortController | null = null;
   return {
-    bind(d, a) {
+    bind(d) {
       dog = d;
-      ac = a;
     },
     touch() {
       dog?.touch();
     },
     abort(err) {
-      ac?.abort(err);
+      ac.abort(err);
     },
   };
 }
@@ -104,29 +109,30 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
         throw e;
       }
     }
-    const ac = new AbortController();
     // Response-header deadline (--response-timeout / annotation): measured from the last
     // activity, so a long upload keeps it alive while bytes move (body meter calls touch()).
-    const dog = createWatchdog(input.responseTimeoutMs, () => ac.abort(new ProxyError("UpstreamTimeout", "no response headers")));
-    control.bind(dog, ac);
+    const dog = createWatchdog(input.responseTimeoutMs, () => control.abort(new ProxyError("UpstreamTimeout", "no response headers")));
+    control.bind(dog);
+    const init: RequestInit & { decompress: boolean; tls?: unknown } = {
+      method: input.method,
+      headers: input.headers,
+      body: input.body,
+      // DESIGN §5: without decompress:false Bun inflates the body but keeps Content-Encoding;
+      // redirects belong to the client; duplex "half" streams the request body.
+      decompress: false,
+      redirect: "manual",
+      duplex: "half",
+      // DESIGN §5: the client's signal must reach fetch, or a client that leaves early does
+      // not abort the upstream; the caller wires req.signal into this one.
+      signal: input.signal,
+    } as RequestInit & { decompress: boolean };
+    // Pods rarely carry certificates that chain to anything we could verify for an IP, so
+    // HTTPS upstreams (backend-protocol HTTPS) are encrypted but not authenticated, like
+    // ingress-nginx's default (proxy_ssl_verify off). serverName is set explicitly: Bun sends
+    // no SNI for an IP literal otherwise.
+    if (input.backend.scheme === "https") init.tls = { serverName: input.backend.serverName, rejectUnauthorized: false };
     try {
-      const response = await fetch(urlOf(input.backend, u, input.pathAndQuery), {
-        method: input.method,
-        headers: input.headers,
-        body: input.body,
-        // DESIGN §5: without decompress:false Bun inflates the body but keeps Content-Encoding;
-        // redirects belong to the client; duplex "half" streams the request body.
-        decompress: false,
-        redirect: "manual",
-        duplex: "half",
-        // DESIGN §5: req.signal is what aborts the upstream when the client leaves early.
-        signal: AbortSignal.any([input.clientSignal, input.stopSignal, ac.signal]),
-        // Pods rarely carry certificates that chain to anything we could verify for an IP,
-        // so HTTPS upstreams (backend-protocol HTTPS) are encrypted but not authenticated,
-        // like ingress-nginx's default (proxy_ssl_verify off). serverName is set explicitly:
-        // Bun sends no SNI for an IP literal otherwise.
-        ...(input.backend.scheme === "https" ? { tls: { serverName: input.backend.serverName, rejectUnauthorized: false } } : {}),
-      } as RequestInit);
+      const response = await fetch(urlOf(input.backend, u, input.pathAndQuery), init);
       dog.stop();
       input.balancer.succeeded(u);
       return { response, upstream: u, upstreamMs: performance.now() - t0 };

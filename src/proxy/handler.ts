@@ -50,6 +50,8 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
   const inflight = createInflight();
   const sockets = new Set<ServerWebSocket<WsData>>();
   const hardStop = new AbortController();
+  // The abort switch of every proxied request still running, for abortInflight().
+  const live = new Set<AbortController>();
 
   const emit = (r: AccessRecord) => {
     try {
@@ -69,10 +71,12 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
     };
     inflight.enter();
     let done = false;
+    let ac: AbortController | null = null;
     const finish = (status: number, error: string | null) => {
       if (done) return;
       done = true;
       inflight.leave();
+      if (ac !== null) live.delete(ac);
       rec.status = status;
       rec.error = error;
       rec.durationMs = performance.now() - t0;
@@ -168,7 +172,16 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
         return undefined;
       }
 
-      const control = createAttemptControl();
+      // One abort switch per request (forward.ts says why not AbortSignal.any). DESIGN §5: the
+      // client's signal must reach the upstream fetch, or a client that leaves early does not
+      // abort it; the listener goes with the request (Bun does not fire it after a response).
+      const abort = (ac = new AbortController());
+      live.add(abort);
+      if (hardStop.signal.aborted) abort.abort(hardStop.signal.reason);
+      const clientSignal = req.signal;
+      if (clientSignal.aborted) abort.abort(clientSignal.reason);
+      else clientSignal.addEventListener("abort", () => abort.abort(clientSignal.reason), { once: true });
+      const control = createAttemptControl(abort);
       const metered = hasBody
         ? meterRequestBody(req.body as ReadableStream<Uint8Array>, {
             limit,
@@ -180,9 +193,9 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
       try {
         result = await forward(
           {
-            method: req.method, pathAndQuery, headers: upstreamHeaders(req.headers, ctx, clientIp),
+            method: req.method, pathAndQuery, headers: upstreamHeaders(req.headers, ctx, clientIp, false, v.filtered),
             body: metered?.stream ?? null, retryable: IDEMPOTENT.has(req.method) && !hasBody,
-            backend, clientSignal: req.signal, stopSignal: hardStop.signal, responseTimeoutMs,
+            backend, clientSignal, stopSignal: hardStop.signal, signal: abort.signal, responseTimeoutMs,
             connectTimeoutMs: opts.connectTimeoutMs ?? config.connectTimeoutMs, balancer, hooks,
           },
           control,
@@ -224,7 +237,10 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
       for (const ws of sockets) ws.close(code, reason);
     },
     abortInflight() {
-      hardStop.abort(new Error("shutdown"));
+      const reason = new Error("shutdown");
+      hardStop.abort(reason);
+      for (const a of live) a.abort(reason);
+      live.clear();
     },
     balancer,
   };

@@ -39,8 +39,9 @@ export async function relayResponse(p: RelayInput): Promise<Response> {
     // body keeps its length. Small declared bodies are therefore read whole (under the
     // idle watchdog) so most API responses keep their Content-Length.
     const dog = createWatchdog(idleMs, () => control.abort(new ProxyError("UpstreamTimeout", "body idle")));
-    // A body that trickles for long must not meet Bun's request timer (handler.ts).
-    const long = setTimeout(timerOffNow, 20_000);
+    // A body that trickles for long must not meet Bun's request timer (handler.ts). A watchdog
+    // nobody touches is a plain deadline on the shared ticker (no setTimeout per request).
+    const long = createWatchdog(20_000, timerOffNow);
     let buf: ArrayBuffer;
     try {
       buf = await up.arrayBuffer();
@@ -49,7 +50,7 @@ export async function relayResponse(p: RelayInput): Promise<Response> {
       throw new ProxyError("UpstreamReset", `body: ${String((e as Error)?.message ?? e)}`);
     } finally {
       dog.stop();
-      clearTimeout(long);
+      long.stop();
     }
     rec.bytesOut = buf.byteLength;
     timerBack();

@@ -2,6 +2,7 @@
 // and nothing reaches a backend. Bun's parser already rejects several of these (measured, see
 // DESIGN §5); each rule is still checked here so the policy is ours, not a parser detail.
 import { ProxyError } from "./errors.ts";
+import { isFilteredRequestHeader } from "./headers.ts";
 import { normalizeTarget, type NormalizedTarget } from "./normalize.ts";
 
 export interface ValidRequest {
@@ -12,6 +13,8 @@ export interface ValidRequest {
   /** Port from the Host header, or null. */
   readonly port: string | null;
   readonly target: NormalizedTarget;
+  /** Names of the fields upstreamHeaders() may drop (collected in the same pass as the syntax check). */
+  readonly filtered: readonly string[];
 }
 
 // RFC 3986 §3.2.2 reg-name restricted to DNS-style names (letters, digits, "-", "_", dots),
@@ -64,8 +67,10 @@ export function validateRequest(req: Request): ValidRequest | ProxyError {
   if (req.method === "CONNECT") return new ProxyError("BadRequest", "CONNECT");
 
   // RFC 9110 §5.1/§5.5 field syntax (defence in depth: Bun already answers 400 to most).
+  const filtered: string[] = [];
   for (const [k, v] of req.headers) {
     if (!TOKEN.test(k) || CTL.test(v)) return new ProxyError("BadRequest", "header syntax");
+    if (isFilteredRequestHeader(k)) filtered.push(k);
   }
 
   // RFC 9112 §6.1: we only accept a lone `chunked` as Transfer-Encoding (any other coding
@@ -107,5 +112,5 @@ export function validateRequest(req: Request): ValidRequest | ProxyError {
 
   const normalized = normalizeTarget(target);
   if (normalized === null) return new ProxyError("BadRequest", "path");
-  return { host: host ?? "", hostname, port, target: normalized };
+  return { host: host ?? "", hostname, port, target: normalized, filtered };
 }
