@@ -127,7 +127,7 @@ async function main(): Promise<void> {
     ...live.map(([n, r]) =>
       typeof r === "string"
         ? `| ${n} | not run: ${r} ||||||||||`
-        : `| ${n} | ${ms(r.readyMs)} | ${ms(r.listFloorMs)} | ${r.readyCpuS.toFixed(2)} s | ${r.readyRequests} | ${r.rssMiB.toFixed(0)} MiB | ${r.peakRssMiB.toFixed(0)} MiB | ${r.edits} (${r.editFailures}) | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.maxMs)} | ${r.loadRps.toFixed(0)} req/s, ${r.loadErrors} errors |`),
+        : `| ${n} | ${ms(r.readyMs)} | ${ms(r.listFloorMs)} | ${r.readyCpuS.toFixed(2)} s | ${r.readyRequests} | ${r.rssMiB.toFixed(0)} MiB | ${r.peakRssMiB.toFixed(0)} MiB | ${r.edits} (${r.editFailures}) | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.maxMs)} | ${r.loadRps.toFixed(0)} req/s, p99 ${ms(r.loadP99Ms)}, ${r.loadErrors} errors |`),
     "",
     "The same cluster from one `--manifests` file (no API server: Portico's own start cost):",
     "",

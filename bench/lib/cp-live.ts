@@ -29,6 +29,7 @@ export interface LiveResult {
   readonly p99Ms: number;
   readonly maxMs: number;
   readonly loadRps: number;
+  readonly loadP99Ms: number;
   readonly loadErrors: number;
 }
 
@@ -205,6 +206,7 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
       p99Ms: quantile(lat, 0.99),
       maxMs: lat.length ? Math.max(...lat) : Number.NaN,
       loadRps: loadResult.rps,
+      loadP99Ms: loadResult.p99,
       loadErrors: loadResult.errors,
     };
   } finally {

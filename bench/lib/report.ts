@@ -22,6 +22,8 @@ export interface Cell {
   /** VmHWM summed over the process tree, MiB. */
   peakRss: number;
   failure: string | null;
+  /** Runs thrown away because other work on the machine was busy during them (each repeated once). */
+  discarded: number;
 }
 
 export function median(xs: readonly number[]): number {
@@ -107,7 +109,7 @@ export function renderTable(cells: readonly Cell[]): string {
         self && c.system === "nginx" ? "1.00×" : fmtRatio(s.rps, ns?.rps),
         self && c.system === "nginx" ? "1.00×" : fmtRatio(s.p99, ns?.p99),
         c.system === "direct" ? "1.00×" : fmtRatio(s.rps, ds?.rps),
-        String(s.errors),
+        c.discarded > 0 ? `${s.errors} (${c.discarded} noisy run(s) repeated)` : String(s.errors),
         "",
       ].join(" | ").trim(),
     );

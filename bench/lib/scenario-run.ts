@@ -34,10 +34,16 @@ interface Target {
   readonly pid: number;
 }
 
-async function measure(cell: Cell, t: Target, sc: Scenario, layout: Layout, ctx: RunContext, record: boolean): Promise<void> {
+/** A run during which other work used more than this (% of one core) is repeated once. */
+const NOISY_OTHER_CPU = 50;
+
+/** One wrk run; returns whether it was recorded (false for warm-ups and discarded noisy runs). */
+async function measure(
+  cell: Cell, t: Target, sc: Scenario, layout: Layout, ctx: RunContext, record: boolean, mayDiscard: boolean,
+): Promise<boolean> {
   const { tools, backend, log } = ctx;
   const seconds = record ? ctx.duration : ctx.warmup;
-  if (seconds === 0) return;
+  if (seconds === 0) return false;
   const before = cpuTicks(t.pid);
   const bBefore = cpuTicks(backend.proc.pid);
   const mBefore = machineTicks();
@@ -47,12 +53,17 @@ async function measure(cell: Cell, t: Target, sc: Scenario, layout: Layout, ctx:
     cpus: layout.clientCpus, wrk: tools.wrk, taskset: tools.taskset,
   });
   const elapsed = (performance.now() - t0) / 1000;
-  if (!record) return;
+  if (!record) return false;
   const own = t.system === "direct" ? 0 : cpuPercent(before, cpuTicks(t.pid), elapsed);
   const bCpu = cpuPercent(bBefore, cpuTicks(backend.proc.pid), elapsed);
   const wrkCpu = (r.cpuSeconds / elapsed) * 100;
   // Whatever else ran on the machine meanwhile (other jobs): noise to read the figures against.
   const other = Math.max(0, machinePercent(mBefore, machineTicks(), elapsed) - own - bCpu - wrkCpu);
+  if (mayDiscard && other > NOISY_OTHER_CPU) {
+    log(`  ${sc.name}/${layout.name}/${t.system}: other work used ${other.toFixed(0)}% CPU during the run: discarded, repeating once`);
+    cell.discarded++;
+    return false;
+  }
   cell.samples.push({
     rps: r.rps, p50: r.p50, p99: r.p99, cpu: t.system === "direct" ? bCpu : own, backendCpu: bCpu,
     wrkCpu, otherCpu: other, errors: r.errors,
@@ -61,13 +72,14 @@ async function measure(cell: Cell, t: Target, sc: Scenario, layout: Layout, ctx:
     `  ${sc.name}/${layout.name}/${t.system}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(3)} ms p99 ${r.p99.toFixed(3)} ms ` +
       `cpu ${own.toFixed(0)}% backend ${bCpu.toFixed(0)}% wrk ${wrkCpu.toFixed(0)}% other ${other.toFixed(0)}% errors ${r.errors}`,
   );
+  return true;
 }
 
 export async function runScenario(sc: Scenario, layout: Layout, ctx: RunContext): Promise<Cell[]> {
   const { tools, backend, cert, dir, root: ROOT, porticoMain, workers, reps, quietWait, systems, log } = ctx;
   const wanted = sc.systems.filter((s) => systems.includes(s));
   const cells = new Map<SystemName, Cell>(
-    wanted.map((system) => [system, { scenario: sc.name, layout: layout.name, system, samples: [], peakRss: 0, failure: null }]),
+    wanted.map((system) => [system, { scenario: sc.name, layout: layout.name, system, samples: [], peakRss: 0, failure: null, discarded: 0 }]),
   );
   const ups = upstreamsFor(backend.ports, sc.backend);
   const running: Running[] = [];
@@ -114,8 +126,11 @@ export async function runScenario(sc: Scenario, layout: Layout, ctx: RunContext)
         const cell = cells.get(t.system) as Cell;
         try {
           if (quietWait > 0) await waitQuiet(quietWait * 1000);
-          await measure(cell, t, sc, layout, ctx, false);
-          await measure(cell, t, sc, layout, ctx, true);
+          await measure(cell, t, sc, layout, ctx, false, false);
+          if (!(await measure(cell, t, sc, layout, ctx, true, true))) {
+            if (ctx.quietWait > 0) await waitQuiet(ctx.quietWait * 1000);
+            await measure(cell, t, sc, layout, ctx, true, false);
+          }
         } catch (e) {
           cell.failure = (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "failed";
           log(`${sc.name}/${layout.name}/${t.system} rep ${rep + 1}: ${String(e)}`);
