@@ -3,6 +3,7 @@
 // InvalidAnnotation diagnostic and the default is used. ingress-nginx spellings are
 // accepted when the portico.dev one is absent, to ease migration.
 import * as v from "valibot";
+import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { RouteOptions } from "../table/types.ts";
 
 const UNITS: Readonly<Record<string, number>> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
@@ -91,15 +92,7 @@ function read<T>(ann: Annotations, index: number, schema: v.GenericSchema<string
 }
 
 const DEFAULTS: ParsedAnnotations = Object.freeze({
-  options: Object.freeze({
-    sslRedirect: true,
-    forceSslRedirect: false,
-    hsts: true,
-    maxBodySize: null,
-    connectTimeoutMs: null,
-    responseTimeoutMs: null,
-    streamIdleTimeoutMs: null,
-  }),
+  options: DEFAULT_ROUTE_OPTIONS,
   scheme: "http",
   problems: Object.freeze([]),
   unsupported: Object.freeze([]),
@@ -132,4 +125,4 @@ export function parseAnnotations(ann: Annotations): ParsedAnnotations {
   return Object.freeze({ options, scheme, problems: Object.freeze(problems), unsupported: Object.freeze(unsupported) });
 }
 
-export const DEFAULT_ROUTE_OPTIONS: RouteOptions = DEFAULTS.options;
+export { DEFAULT_ROUTE_OPTIONS };

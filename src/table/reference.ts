@@ -2,15 +2,9 @@
 // straight from the rules in DESIGN §4 without the trie or the host maps. Tests run the
 // same behaviour suite and a property test against both this and `lookup`.
 import { isSegmentPrefix, pathSegments } from "./segments.ts";
+import { allRoutes } from "./routes.ts";
 import type { Match, Route, RouteTable } from "./types.ts";
 
-function allRoutes(table: RouteTable): Route[] {
-  const out: Route[] = [];
-  for (const h of table.exact.values()) out.push(...h.routes);
-  for (const h of table.wildcard.values()) out.push(...h.routes);
-  if (table.any) out.push(...table.any.routes);
-  return out;
-}
 
 function hostMatches(ruleHost: string, host: string): boolean {
   if (!ruleHost.startsWith("*.")) return false;

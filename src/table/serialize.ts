@@ -1,5 +1,6 @@
 // A deterministic, JSON-able view of a RouteTable: golden files and /debug/routes.
 // Backends are listed once (by id) and routes point at them by id.
+import { DEFAULT_ROUTE_OPTIONS } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
 
 export interface SerializedRoute {
@@ -24,15 +25,7 @@ export interface SerializedTable {
   readonly backends: readonly Record<string, unknown>[];
 }
 
-const DEFAULTS: Readonly<Record<string, boolean | number | null>> = {
-  sslRedirect: true,
-  forceSslRedirect: false,
-  hsts: true,
-  maxBodySize: null,
-  connectTimeoutMs: null,
-  responseTimeoutMs: null,
-  streamIdleTimeoutMs: null,
-};
+const DEFAULTS: Readonly<Record<string, boolean | number | null>> = DEFAULT_ROUTE_OPTIONS as unknown as Readonly<Record<string, boolean | number | null>>;
 
 function options(o: RouteOptions): SerializedRoute["options"] {
   const out: Record<string, boolean | number | string> = {};

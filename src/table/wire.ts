@@ -8,6 +8,7 @@
 // size) are spelled as strings. The tries are not shipped: decodeTable() rebuilds them
 // with buildTable(), the same code that built the original.
 import { buildTable } from "./build.ts";
+import { allRoutes } from "./routes.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
 
 export const WIRE_VERSION = 1;
@@ -52,14 +53,6 @@ function mapOptions<A, B>(o: Record<string, A>, f: (v: A) => B): Record<string, 
   return out;
 }
 
-/** Every route of the table: host entries (exact, wildcard, hostless) in their map order. */
-function allRoutes(table: RouteTable): Route[] {
-  const out: Route[] = [];
-  for (const h of table.exact.values()) out.push(...h.routes);
-  for (const h of table.wildcard.values()) out.push(...h.routes);
-  if (table.any) out.push(...table.any.routes);
-  return out;
-}
 
 export function encodeTable(table: RouteTable): WireTable {
   const index = new Map<Backend, number>();

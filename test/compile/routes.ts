@@ -1,4 +1,5 @@
 // Test helper: hand-made routes for table tests (no compile step).
+import { DEFAULT_ROUTE_OPTIONS } from "../../src/table/routes.ts";
 import type { Backend, Route } from "../../src/table/types.ts";
 
 const backend: Backend = {
@@ -25,15 +26,7 @@ export function mkRoute(host: string | null, path: string, pathType: "Exact" | "
     ruleIndex: 0,
     pathIndex: index,
     backend,
-    options: {
-      sslRedirect: true,
-      forceSslRedirect: false,
-      hsts: true,
-      maxBodySize: null,
-      connectTimeoutMs: null,
-      responseTimeoutMs: null,
-      streamIdleTimeoutMs: null,
-    },
+    options: DEFAULT_ROUTE_OPTIONS,
     tls: false,
   };
 }

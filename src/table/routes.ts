@@ -1,0 +1,22 @@
+// Shared helpers over a built table and its routes.
+import type { Route, RouteOptions, RouteTable } from "./types.ts";
+
+/** Route behaviour with no annotation: every limit and timeout comes from the flags (null). */
+export const DEFAULT_ROUTE_OPTIONS: RouteOptions = Object.freeze({
+  sslRedirect: true,
+  forceSslRedirect: false,
+  hsts: true,
+  maxBodySize: null,
+  connectTimeoutMs: null,
+  responseTimeoutMs: null,
+  streamIdleTimeoutMs: null,
+});
+
+/** Every route of the table: host entries (exact, wildcard, hostless) in their map order. */
+export function allRoutes(table: RouteTable): Route[] {
+  const out: Route[] = [];
+  for (const h of table.exact.values()) out.push(...h.routes);
+  for (const h of table.wildcard.values()) out.push(...h.routes);
+  if (table.any) out.push(...table.any.routes);
+  return out;
+}
