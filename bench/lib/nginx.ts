@@ -44,6 +44,8 @@ export interface BackendPorts {
   readonly many: number;
   readonly manyFirstOctet: number;
   readonly manyCount: number;
+  /** stub_status (accepted connections: how many connections the proxies opened). */
+  readonly status: number;
 }
 
 /**
@@ -74,6 +76,10 @@ ${locations}  }
   server {
 ${many.join("\n")}
 ${locations}  }
+  server {
+    listen 127.0.0.1:${int(p.status, 1, 65535)};
+    location = /status { stub_status; }
+  }
 }
 `;
 }

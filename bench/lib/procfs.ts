@@ -114,3 +114,4 @@ export async function waitQuiet(maxMs: number, thresholdPct = 25, windowMs = 300
   } while (performance.now() < deadline);
   return pct;
 }
+

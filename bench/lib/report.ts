@@ -12,6 +12,8 @@ export interface Sample {
   /** CPU % used by everything else on the machine during the run (noise). */
   readonly otherCpu: number;
   readonly errors: number;
+  /** Connections the backend accepted per request during the run (nginx stub_status). */
+  readonly newConnsPerRequest: number;
 }
 
 export interface Cell {
@@ -44,6 +46,7 @@ export interface Summary {
   readonly wrkCpu: number;
   readonly otherCpu: number;
   readonly errors: number;
+  readonly newConnsPerRequest: number;
 }
 
 export function summarize(c: Cell): Summary | null {
@@ -60,6 +63,7 @@ export function summarize(c: Cell): Summary | null {
     backendCpu: pick((s) => s.backendCpu),
     wrkCpu: pick((s) => s.wrkCpu),
     otherCpu: pick((s) => s.otherCpu),
+    newConnsPerRequest: pick((s) => s.newConnsPerRequest),
     errors: c.samples.reduce((a, s) => a + s.errors, 0),
   };
 }
@@ -75,15 +79,15 @@ export interface ReportHeader {
 
 export function renderTable(cells: readonly Cell[]): string {
   const rows: string[] = [
-    "| scenario | layout | system | req/s (median) | min–max | p50 | p99 | proxy CPU | backend CPU | wrk CPU | other CPU | peak RSS | req/s ×nginx | p99 ×nginx | req/s ×direct | errors |",
-    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| scenario | layout | system | req/s (median) | min–max | p50 | p99 | proxy CPU | backend CPU | wrk CPU | other CPU | peak RSS | new backend conns/req | req/s ×nginx | p99 ×nginx | req/s ×direct | errors |",
+    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   ];
   const find = (c: Cell, system: string) =>
     cells.find((x) => x.scenario === c.scenario && x.layout === c.layout && x.system === system);
   for (const c of cells) {
     const s = summarize(c);
     if (!s) {
-      rows.push(`| ${c.scenario} | ${c.layout} | ${c.system} | not run: ${c.failure ?? "no samples"} |||||||||||||`);
+      rows.push(`| ${c.scenario} | ${c.layout} | ${c.system} | not run: ${c.failure ?? "no samples"} ||||||||||||||`);
       continue;
     }
     const nginx = find(c, "nginx");
@@ -106,6 +110,7 @@ export function renderTable(cells: readonly Cell[]): string {
         `${s.wrkCpu.toFixed(0)}%`,
         `${s.otherCpu.toFixed(0)}%`,
         `${c.peakRss.toFixed(0)} MiB`,
+        Number.isFinite(s.newConnsPerRequest) ? s.newConnsPerRequest.toFixed(2) : "–",
         self && c.system === "nginx" ? "1.00×" : fmtRatio(s.rps, ns?.rps),
         self && c.system === "nginx" ? "1.00×" : fmtRatio(s.p99, ns?.p99),
         c.system === "direct" ? "1.00×" : fmtRatio(s.rps, ds?.rps),

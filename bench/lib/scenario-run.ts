@@ -8,7 +8,7 @@ import { cpuPercent, cpuTicks, machinePercent, machineTicks, peakRssMiB, waitQui
 import type { Cell } from "./report.ts";
 import type { Layout, Scenario, SystemName } from "./scenarios.ts";
 import {
-  HOST, porticoAvailable, startNginxProxy, startPortico, upstreamsFor, writeManifests, type Backend, type Running,
+  HOST, backendAccepts, porticoAvailable, startNginxProxy, startPortico, upstreamsFor, writeManifests, type Backend, type Running,
 } from "./systems.ts";
 import { runWrk } from "./wrk.ts";
 
@@ -46,6 +46,7 @@ async function measure(
   if (seconds === 0) return false;
   const before = cpuTicks(t.pid);
   const bBefore = cpuTicks(backend.proc.pid);
+  const acceptsBefore = record ? await backendAccepts(backend) : 0;
   const mBefore = machineTicks();
   const t0 = performance.now();
   const r = await runWrk({
@@ -54,6 +55,8 @@ async function measure(
   });
   const elapsed = (performance.now() - t0) / 1000;
   if (!record) return false;
+  // Each stub_status query is one accepted connection of its own: subtract the second query.
+  const newConnsPerRequest = r.requests > 0 ? ((await backendAccepts(backend)) - acceptsBefore - 1) / r.requests : Number.NaN;
   const own = t.system === "direct" ? 0 : cpuPercent(before, cpuTicks(t.pid), elapsed);
   const bCpu = cpuPercent(bBefore, cpuTicks(backend.proc.pid), elapsed);
   const wrkCpu = (r.cpuSeconds / elapsed) * 100;
@@ -66,11 +69,11 @@ async function measure(
   }
   cell.samples.push({
     rps: r.rps, p50: r.p50, p99: r.p99, cpu: t.system === "direct" ? bCpu : own, backendCpu: bCpu,
-    wrkCpu, otherCpu: other, errors: r.errors,
+    wrkCpu, otherCpu: other, errors: r.errors, newConnsPerRequest,
   });
   log(
     `  ${sc.name}/${layout.name}/${t.system}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(3)} ms p99 ${r.p99.toFixed(3)} ms ` +
-      `cpu ${own.toFixed(0)}% backend ${bCpu.toFixed(0)}% wrk ${wrkCpu.toFixed(0)}% other ${other.toFixed(0)}% errors ${r.errors}`,
+      `cpu ${own.toFixed(0)}% backend ${bCpu.toFixed(0)}% wrk ${wrkCpu.toFixed(0)}% other ${other.toFixed(0)}% new upstream conns/req ${newConnsPerRequest.toFixed(3)} errors ${r.errors}`,
   );
   return true;
 }

@@ -42,8 +42,8 @@ export async function startBackend(tools: Tools, dir: string, cpus: string | nul
   const root = join(dir, "www");
   mkdirSync(root, { recursive: true });
   writeFileSync(join(root, "1m"), new Uint8Array(MIB).fill(0x61));
-  const [keepalive, close, many] = freePorts(3) as [number, number, number];
-  const ports: BackendPorts = { keepalive, close, many, manyFirstOctet: MANY_FIRST, manyCount };
+  const [keepalive, close, many, status] = freePorts(4) as [number, number, number, number];
+  const ports: BackendPorts = { keepalive, close, many, manyFirstOctet: MANY_FIRST, manyCount, status };
   const proc = await startNginx(tools, dir, "backend", backendConf(dir, root, ports, 1), cpus);
   const alive = () => proc.exitCode === null;
   try {
@@ -54,6 +54,18 @@ export async function startBackend(tools: Tools, dir: string, cpus: string | nul
     throw new Error(`backend nginx did not start: ${String(e)}\n${await logTail(join(dir, "backend-error.log"))}`);
   }
   return { proc, ports, stop: () => stop(proc) };
+}
+
+/** Connections the backend has accepted so far (nginx stub_status), minus this query's own. */
+export async function backendAccepts(b: Backend): Promise<number> {
+  try {
+    const r = await fetch(`http://127.0.0.1:${b.ports.status}/status`, { signal: AbortSignal.timeout(2000), keepalive: false });
+    // "Active connections: N \nserver accepts handled requests\n A H R \n..."
+    const m = /^\s*(\d+)\s+\d+\s+\d+\s*$/m.exec(await r.text());
+    return m ? Number(m[1]) : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Which backend listener(s) a scenario sends to, as [last octet, port] pairs on 127.0.0.x. */
