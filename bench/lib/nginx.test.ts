@@ -1,0 +1,45 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { backendConf, proxyConf } from "./nginx.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "bench-nginx-test-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const nginx = Bun.which("nginx", { PATH: `${process.env.PATH ?? ""}:/usr/sbin` });
+
+const ports = { keepalive: 18001, close: 18002, many: 18003, manyFirstOctet: 10, manyCount: 3, status: 18004 };
+
+test("proxy config carries the ingress-nginx directives the comparison depends on", () => {
+  const conf = proxyConf(dir, {
+    httpPort: 18080, httpsPort: 18443, upstreams: [[1, 18001], [10, 18003]], certFile: join(dir, "c.crt"), keyFile: join(dir, "c.key"), workers: 1,
+  });
+  for (const d of ["keepalive 320;", "keepalive_requests 10000;", "proxy_http_version 1.1;", "access_log off;", "worker_processes 1;", "proxy_buffering off;"]) {
+    expect(conf).toContain(d);
+  }
+  expect(conf).toContain("server 127.0.0.10:18003");
+  expect(conf).toContain("proxy_set_header Connection $connection_upgrade;");
+});
+
+test("only integers are substituted: anything else is refused", () => {
+  expect(() => backendConf(dir, dir, { ...ports, keepalive: 1.5 }, 1)).toThrow();
+  expect(() => backendConf(dir, dir, { ...ports, manyFirstOctet: 300 }, 1)).toThrow();
+  expect(() => backendConf("/tmp/x;evil", dir, ports, 1)).toThrow();
+});
+
+test.skipIf(!nginx)("nginx -t accepts both generated configs", () => {
+  const cert = join(dir, "c.crt");
+  const key = join(dir, "c.key");
+  const r = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=t", "-keyout", key, "-out", cert], { stderr: "pipe" });
+  expect(r.exitCode).toBe(0);
+  const files = {
+    backend: backendConf(dir, dir, ports, 1),
+    proxy: proxyConf(dir, { httpPort: 18080, httpsPort: 18443, upstreams: [[1, 18001]], certFile: cert, keyFile: key, workers: 1 }),
+  };
+  for (const [name, text] of Object.entries(files)) {
+    const f = join(dir, `${name}.conf`);
+    writeFileSync(f, text);
+    const t = Bun.spawnSync([nginx as string, "-t", "-p", dir, "-c", f, "-e", join(dir, "err.log")], { stderr: "pipe" });
+    expect({ name, code: t.exitCode, err: t.exitCode === 0 ? "" : t.stderr.toString() }).toEqual({ name, code: 0, err: "" });
+  }
+});
