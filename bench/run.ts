@@ -134,7 +134,7 @@ async function main(): Promise<void> {
     `machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average at start: ${load} (other work on this machine adds noise)`,
     `versions: bun ${v.bun}, ${v.nginx}, ${v.wrk}, ${v.openssl}`,
     ...layouts.map((l) => l.description),
-    `before each measured run the harness waits up to ${quietWait} s for the machine to be idle (other CPU < 25%); a run during which other work used > 50% of a core is discarded and repeated once; "other CPU" is what the rest of the machine used during the run`,
+    `before each measured run the harness waits up to ${quietWait} s for the machine to be idle (other CPU < 25%); a run during which other work used > 30% of a core is discarded and repeated once; "other CPU" is what the rest of the machine used during the run`,
     `wrk: 1 thread, ${reps} interleaved repetition(s) (portico, nginx, direct, portico, …) of ${duration} s, each after a ${warmup} s warm-up; figures are medians; min–max is req/s over the repetitions`,
     `Portico: \`bun ${porticoMain} --manifests … --workers ${workers} --access-log off --log-level warn\`; nginx: 1 worker, configured as ingress-nginx renders an Ingress (bench/lib/nginx.ts), access_log off`,
     "backend: nginx, 1 worker, answering from memory (`return 200`, 13 bytes) or a 1 MiB file with sendfile; same CPU as wrk when pinned",

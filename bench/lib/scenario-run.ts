@@ -35,7 +35,7 @@ interface Target {
 }
 
 /** A run during which other work used more than this (% of one core) is repeated once. */
-const NOISY_OTHER_CPU = 50;
+const NOISY_OTHER_CPU = 30;
 
 /** One wrk run; returns whether it was recorded (false for warm-ups and discarded noisy runs). */
 async function measure(
