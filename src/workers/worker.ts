@@ -63,7 +63,8 @@ export async function runWorker(config: Config, id: number): Promise<void> {
   inst.trackAccessLogDrops(() => access.dropped);
 
   const holder = new TableHolder();
-  const balancer = createBalancer();
+  // Spread the workers' subset windows (proxy/subset.ts) evenly over a large backend's endpoints.
+  const balancer = createBalancer(undefined, { seed: id / Math.max(1, config.workers) });
   const hooks = inst.proxyHooks<AccessRecord>((r) => {
     requests++;
     access.record(r);
