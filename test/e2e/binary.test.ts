@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { eventually, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
-import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
+import { ingress, ingressClass, kubeconfig, service, slice, yamlDocs } from "./objects.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BIN = join(ROOT, "dist", "portico");
@@ -37,17 +37,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, "app.yaml"), yamlDocs(objs));
   api = await startFakeApiServer({ token: "bin-token" });
   for (const o of objs) api.create(o.kind as string, o);
-  writeFileSync(
-    join(dir, "kubeconfig"),
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "fake", cluster: { server: api.url } }],
-      users: [{ name: "u", user: { token: "bin-token" } }],
-      contexts: [{ name: "fake", context: { cluster: "fake", user: "u" } }],
-      "current-context": "fake",
-    }),
-  );
+  writeFileSync(join(dir, "kubeconfig"), kubeconfig(api.url, "bin-token"));
 }, 120_000);
 
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { eventually, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
-import { ingress, ingressClass, service, slice } from "./objects.ts";
+import { ingress, ingressClass, kubeconfig, service, slice } from "./objects.ts";
 
 let api: FakeApiServer;
 let portico: Portico;
@@ -17,18 +17,8 @@ const backends: Backend[] = [];
 beforeAll(async () => {
   api = await startFakeApiServer({ token: "e2e-token", bookmarkIntervalMs: 500 });
   dir = mkdtempSync(join(tmpdir(), "portico-cluster-"));
-  const kubeconfig = join(dir, "kubeconfig");
-  writeFileSync(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "fake", cluster: { server: api.url } }],
-      users: [{ name: "u", user: { token: "e2e-token" } }],
-      contexts: [{ name: "fake", context: { cluster: "fake", user: "u" } }],
-      "current-context": "fake",
-    }),
-  );
+  const kubeconfigPath = join(dir, "kubeconfig");
+  writeFileSync(kubeconfigPath, kubeconfig(api.url, "e2e-token"));
   const a = startBackend("a");
   const b = startBackend("b");
   backends.push(a, b);
@@ -38,7 +28,7 @@ beforeAll(async () => {
   api.create("Service", service("team", "b"));
   api.create("EndpointSlice", slice("team", "b", [b.port]));
   api.create("Ingress", ingress("team", "web", [{ host: "web.test", paths: [{ path: "/", service: "a" }] }]));
-  portico = await startPortico(["--kubeconfig", kubeconfig, "--publish-status-address", "192.0.2.10", "--election-namespace", "default", "--log-level", "info", "--access-log", "off"], {
+  portico = await startPortico(["--kubeconfig", kubeconfigPath, "--publish-status-address", "192.0.2.10", "--election-namespace", "default", "--log-level", "info", "--access-log", "off"], {
     env: { POD_NAME: "portico-e2e-0" },
   });
 });

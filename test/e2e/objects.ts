@@ -63,3 +63,14 @@ export const tlsSecret = (ns: string, name: string, certPem: string, keyPem: str
 });
 
 export const yamlDocs = (objs: Obj[]): string => objs.map((o) => JSON.stringify(o)).join("\n---\n");
+
+/** A kubeconfig (JSON is YAML) for a server reached with a bearer token. */
+export const kubeconfig = (server: string, token: string): string =>
+  JSON.stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "fake", cluster: { server } }],
+    users: [{ name: "u", user: { token } }],
+    contexts: [{ name: "fake", context: { cluster: "fake", user: "u" } }],
+    "current-context": "fake",
+  });
