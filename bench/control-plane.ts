@@ -11,7 +11,7 @@ import { runLive, runManifestsStart, type LiveResult } from "./lib/cp-live.ts";
 import { toYaml } from "./lib/cluster.ts";
 import { waitQuiet } from "./lib/procfs.ts";
 import { ensureTools, versions } from "./lib/install.ts";
-import { installCleanup, stopAll } from "./lib/procs.ts";
+import { addCleanup, installCleanup, stopAll } from "./lib/procs.ts";
 import { porticoAvailable, startBackend } from "./lib/systems.ts";
 
 const HELP = `bun bench/control-plane.ts [options]
@@ -58,6 +58,7 @@ async function main(): Promise<void> {
   const cert = createCertificate({ subjectCN: "*.bench.test", sans: ["*.bench.test"] });
   const dir = mkdtempSync(join(tmpdir(), "portico-cp-"));
   chmodSync(dir, 0o755);
+  addCleanup(() => rmSync(dir, { recursive: true, force: true }));
   const offline: [number, OfflineResult][] = [];
   const live: [number, LiveResult | string][] = [];
   const files: [number, Awaited<ReturnType<typeof runManifestsStart>> | string][] = [];

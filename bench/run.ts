@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { makeCert } from "./lib/certs.ts";
 import { ensureTools, versions } from "./lib/install.ts";
-import { installCleanup, stopAll } from "./lib/procs.ts";
+import { addCleanup, installCleanup, stopAll } from "./lib/procs.ts";
 import { renderReport, summarize, type Cell } from "./lib/report.ts";
 import { runScenario } from "./lib/scenario-run.ts";
 import { LAYOUTS, SCENARIOS, SYSTEMS } from "./lib/scenarios.ts";
@@ -100,6 +100,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "portico-bench-"));
   // nginx workers run as an unprivileged user when started by root: they must read the 1 MiB file.
   chmodSync(dir, 0o755);
+  addCleanup(() => rmSync(dir, { recursive: true, force: true }));
   const started = new Date();
   const load = loadavg().map((x) => x.toFixed(2)).join(" ");
   const perRun = warmup + duration + 0.5;

@@ -59,6 +59,23 @@ function killAllNow(): void {
   live.clear();
 }
 
+const cleanups: (() => void)[] = [];
+
+/** Synchronous cleanup (e.g. removing a temp dir) to run on exit and on signals. */
+export function addCleanup(fn: () => void): void {
+  cleanups.push(fn);
+}
+
+function runCleanups(): void {
+  for (const fn of cleanups.splice(0)) {
+    try {
+      fn();
+    } catch {
+      // best effort on the way out
+    }
+  }
+}
+
 let installed = false;
 /** Stop every started process on SIGINT/SIGTERM, uncaught errors and exit. */
 export function installCleanup(): void {
@@ -66,14 +83,21 @@ export function installCleanup(): void {
   installed = true;
   const onSignal = (sig: string) => {
     process.stderr.write(`\n${sig}: stopping benchmark processes\n`);
-    void stopAll().finally(() => process.exit(130));
+    void stopAll().finally(() => {
+      runCleanups();
+      process.exit(130);
+    });
   };
   process.on("SIGINT", () => onSignal("SIGINT"));
   process.on("SIGTERM", () => onSignal("SIGTERM"));
-  process.on("exit", killAllNow);
+  process.on("exit", () => {
+    killAllNow();
+    runCleanups();
+  });
   process.on("uncaughtException", (e) => {
     process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     killAllNow();
+    runCleanups();
     process.exit(1);
   });
 }
