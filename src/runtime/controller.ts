@@ -13,6 +13,7 @@ import { Coalescer } from "../store/coalescer.ts";
 import { Store } from "../store/store.ts";
 import type { Snapshot, SourceSink, StoreEvent } from "../store/types.ts";
 import { TableHolder } from "../table/holder.ts";
+import { hostCount } from "../table/routes.ts";
 
 export interface Applied {
   readonly result: CompileResult;
@@ -96,7 +97,7 @@ export function createController(o: ControllerOptions): Controller {
       generation,
       ingresses: snapshot.ingresses.size,
       served: result.statuses.length,
-      hosts: result.table.exact.size + result.table.wildcard.size + (result.table.any ? 1 : 0),
+      hosts: hostCount(result.table),
       routes: result.table.routeCount,
       certificates: result.certificates.length,
       diagnostics: result.diagnostics.length,

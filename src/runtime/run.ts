@@ -10,6 +10,7 @@ import { ManifestSource } from "../files/manifests.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { KINDS } from "../model/kinds.ts";
 import type { Source } from "../store/types.ts";
+import { hostCount } from "../table/routes.ts";
 import { serializeTable } from "../table/serialize.ts";
 import { VERSION } from "../version.ts";
 import { createLineWriter } from "../workers/line-writer.ts";
@@ -35,7 +36,9 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
     process.exit(code);
   };
 
-  log.info("starting", { version: VERSION, config: redact(config) });
+  // The effective configuration: Config holds paths and names, never credentials (those stay
+  // in the kubeconfig), so it is logged whole.
+  log.info("starting", { version: VERSION, config });
   const registry = new Registry();
   const inst = createInstruments(registry, { version: VERSION });
   const readiness = createReadiness(KINDS);
@@ -61,11 +64,12 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
       inst.setDiagnostics(all);
       if (plane) inst.setCertificates([...plane.expiry].map(([host, s]) => ({ host: host || "default", notAfter: s * 1000 })));
       cluster?.applied(applied, all);
-      if (readiness.check().ready === false && applied.generation === 1) {
+      // Generation 1 is the first table: it can go live only once.
+      if (applied.generation === 1) {
         readiness.tableLive();
         const t = applied.result.table;
         log.info("ready", {
-          hosts: t.exact.size + t.wildcard.size + (t.any ? 1 : 0),
+          hosts: hostCount(t),
           routes: t.routeCount,
           certificates: applied.result.certificates.length,
         });
@@ -117,9 +121,4 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
   process.on("SIGINT", () => void shutdown("SIGINT"));
 
   await source.start(controller.sink);
-}
-
-/** The start-up line lists the effective configuration; nothing secret is in Config today. */
-function redact(config: Config): Record<string, unknown> {
-  return { ...config };
 }

@@ -1,5 +1,5 @@
 export * from "./types.ts";
-export { allRoutes, DEFAULT_ROUTE_OPTIONS } from "./routes.ts";
+export { allRoutes, DEFAULT_ROUTE_OPTIONS, hostCount } from "./routes.ts";
 export { buildTable, comparePrecedence } from "./build.ts";
 export { lookup, matchPath, selectHost } from "./lookup.ts";
 export { referenceLookup } from "./reference.ts";

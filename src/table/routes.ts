@@ -12,6 +12,11 @@ export const DEFAULT_ROUTE_OPTIONS: RouteOptions = Object.freeze({
   streamIdleTimeoutMs: null,
 });
 
+/** Host entries of the table (exact, wildcard, and the hostless one), for log lines. */
+export function hostCount(table: RouteTable): number {
+  return table.exact.size + table.wildcard.size + (table.any ? 1 : 0);
+}
+
 /** Every route of the table: host entries (exact, wildcard, hostless) in their map order. */
 export function allRoutes(table: RouteTable): Route[] {
   const out: Route[] = [];
