@@ -11,7 +11,7 @@ import { runLive, runManifestsStart, type LiveResult } from "./lib/cp-live.ts";
 import { toYaml } from "./lib/cluster.ts";
 import { waitQuiet } from "./lib/procfs.ts";
 import { ensureTools, versions } from "./lib/install.ts";
-import { addCleanup, installCleanup, stopAll } from "./lib/procs.ts";
+import { addCleanup, installCleanup, runMain, stopAll } from "./lib/procs.ts";
 import { porticoAvailable, startBackend } from "./lib/systems.ts";
 
 const HELP = `bun bench/control-plane.ts [options]
@@ -146,10 +146,4 @@ async function main(): Promise<void> {
   console.log(md);
 }
 
-try {
-  await main();
-} catch (e) {
-  console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
-  await stopAll();
-  process.exit(1);
-}
+await runMain(main);

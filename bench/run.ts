@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { makeCert } from "./lib/certs.ts";
 import { ensureTools, versions } from "./lib/install.ts";
-import { addCleanup, installCleanup, stopAll } from "./lib/procs.ts";
+import { addCleanup, installCleanup, runMain, stopAll } from "./lib/procs.ts";
 import { renderReport, summarize, type Cell } from "./lib/report.ts";
 import { runScenario } from "./lib/scenario-run.ts";
 import { LAYOUTS, SCENARIOS, SYSTEMS } from "./lib/scenarios.ts";
@@ -162,10 +162,4 @@ function idleConnNotes(cells: readonly Cell[]): string[] {
   return notes;
 }
 
-try {
-  await main();
-} catch (e) {
-  console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
-  await stopAll();
-  process.exit(1);
-}
+await runMain(main);

@@ -43,6 +43,17 @@ export async function stop(p: Subprocess, graceMs = 2000): Promise<void> {
   live.delete(p);
 }
 
+/** Entry point of a benchmark: on failure, print it, stop what was started, exit 1. */
+export async function runMain(main: () => Promise<void>): Promise<void> {
+  try {
+    await main();
+  } catch (e) {
+    console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    await stopAll();
+    process.exit(1);
+  }
+}
+
 export async function stopAll(): Promise<void> {
   await Promise.all([...live].map((p) => stop(p)));
 }

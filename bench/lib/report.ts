@@ -35,18 +35,10 @@ export function median(xs: readonly number[]): number {
   return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }
 
-export interface Summary {
-  readonly rps: number;
+/** Medians of the samples' fields (errors summed), plus the req/s range. */
+export interface Summary extends Sample {
   readonly rpsMin: number;
   readonly rpsMax: number;
-  readonly p50: number;
-  readonly p99: number;
-  readonly cpu: number;
-  readonly backendCpu: number;
-  readonly wrkCpu: number;
-  readonly otherCpu: number;
-  readonly errors: number;
-  readonly newConnsPerRequest: number;
 }
 
 export function summarize(c: Cell): Summary | null {
