@@ -2,7 +2,7 @@
 // and HTTPS with client-certificate verification, which Bun.serve cannot report).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TLSSocket } from "node:tls";
-import { keyOf, makeSelector, mergePatch, ObjectStore, resourceByPath, StoreError, type Change, type Obj, type ResourceInfo, type Selector } from "./store.ts";
+import { makeSelector, mergePatch, ObjectStore, resourceByPath, StoreError, type Change, type Obj, type ResourceInfo, type Selector } from "./store.ts";
 
 export interface Faults {
   /** "reset": connections are destroyed on arrival; "503": every request answers 503. */
@@ -97,7 +97,7 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
     const replay: { type: string; object: Obj }[] = [];
     if (rvParam === "" || rvParam === "0") {
       // Unset: "Get State and Start at Most Recent"; "0": "Start at Any" (we serve the latest).
-      for (const o of store.list(r)) if ((ns === null || o.metadata.namespace === ns) && sel.matches(o)) replay.push({ type: "ADDED", object: o });
+      for (const o of store.entries(r)) if ((ns === null || o.metadata.namespace === ns) && sel.matches(o)) replay.push({ type: "ADDED", object: o });
     } else {
       const from = Number(rvParam);
       if (!Number.isInteger(from) || from < 0) return fail(res, rec, 400, `invalid resourceVersion ${JSON.stringify(rvParam)}`);
@@ -156,17 +156,14 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
       if (listRv < store.compactedRv) return fail(res, rec, 410, "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.", "Expired");
     }
     const limit = Number(q.get("limit") ?? "0");
-    let items = store.list(r).filter((o) => (ns === null || o.metadata.namespace === ns) && sel.matches(o));
-    if (after !== null) items = items.filter((o) => keyOf(o) > after!);
-    let next: string | undefined;
-    if (limit > 0 && items.length > limit) {
-      items = items.slice(0, limit);
-      next = Buffer.from(JSON.stringify({ rv: listRv, after: keyOf(items[items.length - 1]!) })).toString("base64url");
-    }
-    // List items carry no kind/apiVersion, as from kube-apiserver.
-    for (const o of items) delete (o as Record<string, unknown>).kind, delete (o as Record<string, unknown>).apiVersion;
+    const page = store.page(r, (o) => (ns === null || o.metadata.namespace === ns) && sel.matches(o), after, limit > 0 ? limit : 0);
+    const next = page.last === null ? undefined : Buffer.from(JSON.stringify({ rv: listRv, after: page.last })).toString("base64url");
     const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
-    json(res, rec, 200, { kind: `${r.kind}List`, apiVersion, metadata: { resourceVersion: String(listRv), ...(next ? { continue: next } : {}) }, items });
+    // The items are kept serialised by the store: the body is assembled, not re-serialised.
+    const head = JSON.stringify({ kind: `${r.kind}List`, apiVersion, metadata: { resourceVersion: String(listRv), ...(next ? { continue: next } : {}) } });
+    rec.status = 200;
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(`${head.slice(0, -1)},"items":[${page.items.join(",")}]}`);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -67,20 +67,81 @@ export class ObjectStore {
   compactedRv = 1;
   readonly history: Change[] = [];
   private readonly data = new Map<string, Map<string, Obj>>();
+  /** Keys of each bucket in list order, rebuilt after a create or delete (updates keep keys). */
+  private readonly sorted = new Map<string, string[]>();
+  /**
+   * A stored object is never changed in place (every write stores a new object), so its list
+   * serialisation (without kind/apiVersion) is computed once and kept until it is replaced.
+   */
+  private readonly listJson = new WeakMap<Obj, string>();
   private uidCounter = 0;
   readonly listeners = new Set<(c: Change) => void>();
 
   constructor(private readonly historyLimit = 1000) {}
 
+  private id(res: ResourceInfo): string {
+    return `${res.group}/${res.resource}`;
+  }
+
   private bucket(res: ResourceInfo): Map<string, Obj> {
-    const id = `${res.group}/${res.resource}`;
+    const id = this.id(res);
     let m = this.data.get(id);
     if (!m) this.data.set(id, (m = new Map()));
     return m;
   }
 
+  private keys(res: ResourceInfo): string[] {
+    const id = this.id(res);
+    let k = this.sorted.get(id);
+    if (!k) this.sorted.set(id, (k = [...this.bucket(res).keys()].sort()));
+    return k;
+  }
+
   list(res: ResourceInfo): Obj[] {
-    return [...this.bucket(res).values()].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1)).map(clone);
+    const b = this.bucket(res);
+    return this.keys(res).map((k) => clone(b.get(k)!));
+  }
+
+  /**
+   * One list page without copying: the JSON of up to `limit` (0 = all) objects that match,
+   * in key order, after the key `after`; `last` is the last key served when more matching
+   * objects follow (the continue point), else null.
+   */
+  page(res: ResourceInfo, match: (o: Obj) => boolean, after: string | null, limit: number): { items: string[]; last: string | null } {
+    const keys = this.keys(res);
+    const b = this.bucket(res);
+    let i = 0;
+    if (after !== null) {
+      // First key > after (binary search: pages cost O(page + log n), not O(n)).
+      let hi = keys.length;
+      while (i < hi) {
+        const mid = (i + hi) >>> 1;
+        if (keys[mid]! <= after) i = mid + 1;
+        else hi = mid;
+      }
+    }
+    const items: string[] = [];
+    let last: string | null = null;
+    for (; i < keys.length; i++) {
+      const o = b.get(keys[i]!)!;
+      if (!match(o)) continue;
+      if (limit > 0 && items.length === limit) return { items, last };
+      let j = this.listJson.get(o);
+      if (j === undefined) {
+        // List items carry no kind/apiVersion, as from kube-apiserver.
+        j = JSON.stringify({ ...o, kind: undefined, apiVersion: undefined });
+        this.listJson.set(o, j);
+      }
+      items.push(j);
+      last = keys[i]!;
+    }
+    return { items, last: null };
+  }
+
+  /** The stored objects in key order, read-only (watch replay serialises them as they are). */
+  *entries(res: ResourceInfo): Generator<Obj> {
+    const b = this.bucket(res);
+    for (const k of this.keys(res)) yield b.get(k)!;
   }
 
   get(res: ResourceInfo, key: string): Obj | undefined {
@@ -117,6 +178,7 @@ export class ObjectStore {
     m.generation = 1;
     m.resourceVersion = String(++this.rv);
     b.set(keyOf(o), o);
+    this.sorted.delete(this.id(res));
     this.record("ADDED", res, o, null);
     return clone(o);
   }
@@ -158,6 +220,7 @@ export class ObjectStore {
     const cur = b.get(key);
     if (!cur) throw new StoreError(404, "NotFound", `${res.resource} "${key}" not found`);
     b.delete(key);
+    this.sorted.delete(this.id(res));
     // The DELETED event carries the final state with a new resourceVersion, as etcd3 does.
     const gone = { ...cur, metadata: { ...cur.metadata, resourceVersion: String(++this.rv) } };
     this.record("DELETED", res, gone, null);
