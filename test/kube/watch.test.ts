@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { captureLogger, FAST_WATCH, OBJECTS, RecordingSink, waitFor } from "../fake-apiserver/fixtures.ts";
 import { createKubeClient, type KubeClient } from "../../src/kube/client.ts";
-import { createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
+import { collectionPath, createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
 import { KINDS, type Kind } from "../../src/model/kinds.ts";
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
 
@@ -70,6 +70,28 @@ describe("list + watch", () => {
       api.delete(kind, "apps", `k-${kind.toLowerCase()}`);
       await waitFor(() => !sink.has(kind, kind === "IngressClass" ? "" : "apps", `k-${kind.toLowerCase()}`), `${kind} deleted`, 2000);
     }
+  });
+
+  test("start-up lists each kind exactly once: one first page, its continue pages, then one watch", async () => {
+    // Objects in a namespace of their own so earlier tests' objects do not change the counts.
+    const n = 8;
+    for (const kind of KINDS) for (let i = 0; i < n; i++) api.create(kind, OBJECTS[kind]("once", `once-${kind.toLowerCase()}-${i}`));
+    const from = api.requests.length;
+    const { sink, source } = start({ pageSize: 3 });
+    await waitFor(() => sink.syncedKinds.length === KINDS.length, "all kinds synced");
+    await waitFor(() => KINDS.every((k) => source.state(k).watches === 1), "one watch per kind");
+    const reqs = api.requests.slice(from);
+    for (const kind of KINDS) {
+      const path = collectionPath(kind, null);
+      const lists = reqs.filter((r) => r.path === path && !r.watch);
+      const total = api.list(kind).filter((o) => kind !== "Secret" || o.type === "kubernetes.io/tls").length;
+      const firstPages = lists.filter((r) => !new URLSearchParams(r.query).has("continue"));
+      expect({ kind, firstPages: firstPages.length, pages: lists.length }).toEqual({ kind, firstPages: 1, pages: Math.ceil(total / 3) });
+      expect(reqs.filter((r) => r.path === path && r.watch).length).toBe(1);
+      expect(source.state(kind).lists).toBe(1);
+      expect(sink.replaces.filter((r) => r.kind === kind)).toHaveLength(1);
+    }
+    expect(reqs.every((r) => r.method === "GET")).toBe(true);
   });
 
   test("500s and 403s on the list are retried with back-off until it succeeds", async () => {
