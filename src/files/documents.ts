@@ -1,7 +1,7 @@
 // One YAML file's text → validated objects of the five kinds, as a watch would deliver them.
 // No I/O here: manifests.ts reads files and diffs; this turns text into objects + problems.
 import { createHash } from "node:crypto";
-import { YAMLException, loadAll } from "js-yaml";
+import { YAMLException, load, loadAll } from "js-yaml";
 import { KIND_API, isKind, objectKey, parseObject, type Kind, type KubeObject } from "../model/kinds.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 
@@ -60,37 +60,105 @@ function normalise(kind: Kind, doc: Record<string, unknown>, hash: string): Reco
   return { ...doc, metadata: meta };
 }
 
-export function parseManifestText(text: string, file: string): FileParse {
-  let docs: unknown[];
-  try {
-    docs = loadAll(text, { filename: file });
-  } catch (e) {
-    if (e instanceof YAMLException) {
-      // js-yaml marks are 0-based; people count lines from 1.
-      return { ok: false, line: e.mark ? e.mark.line + 1 : null, message: e.reason || e.message };
+/** A document's text: from its `---` marker (or the start of the stream) to the next marker. */
+export interface DocumentText {
+  readonly text: string;
+  /** Offset of `text` in the stream (for line numbers in errors). */
+  readonly offset: number;
+}
+
+const DIRECTIVE_OR_END = /^(?:%|\.\.\.(?:[ \t\r]|$))/m;
+
+/**
+ * Splits a YAML stream at its document markers (`---` at the start of a line, followed by a
+ * space, a tab or the end of the line), so each document is parsed, validated and dropped on
+ * its own instead of the whole stream being held as parsed trees at once. YAML forbids such a
+ * line inside a document's content (c-forbidden, YAML 1.2 §9.1.4), so the split is exact.
+ * Streams with directives (`%YAML`, `%TAG`) or `...` end markers return null: js-yaml reads
+ * those whole.
+ */
+export function splitDocuments(text: string): DocumentText[] | null {
+  if (DIRECTIVE_OR_END.test(text)) return null;
+  const docs: DocumentText[] = [];
+  let start = 0;
+  for (let at = text.startsWith("---") ? 0 : text.indexOf("\n---"); at >= 0; at = text.indexOf("\n---", at + 1)) {
+    const marker = text.charCodeAt(at) === 10 ? at + 1 : at;
+    const next = text.charCodeAt(marker + 3);
+    if (!(Number.isNaN(next) || next === 32 || next === 9 || next === 10 || next === 13)) continue; // `----`, `---x`: content
+    if (marker > start) docs.push({ text: text.slice(start, marker), offset: start });
+    start = marker;
+  }
+  if (start < text.length) docs.push({ text: text.slice(start), offset: start });
+  return docs;
+}
+
+const WHITESPACE_ONLY = /^\s*$/;
+
+/**
+ * One document → its value (null for an empty one). A document that is a JSON object (what
+ * `kubectl get -o json` and generators write) is read by JSON.parse, many times faster than
+ * js-yaml and the same value (YAML 1.2 is a superset of JSON); anything else, or JSON that
+ * does not parse, goes to js-yaml, which also reports the errors.
+ */
+function parseDocument(doc: DocumentText, file: string): unknown {
+  const body = doc.text.startsWith("---") ? doc.text.slice(3) : doc.text;
+  if (WHITESPACE_ONLY.test(body)) return null;
+  const first = body.trimStart();
+  if (first.startsWith("{")) {
+    try {
+      return JSON.parse(first);
+    } catch {
+      // YAML flow mapping, comments, or a real error: js-yaml decides
     }
-    return { ok: false, line: null, message: e instanceof Error ? e.message : String(e) };
   }
+  return load(doc.text, { filename: file });
+}
 
-  const flat: unknown[] = [];
-  for (const doc of docs) {
-    // `kind: List` (what `kubectl get -o yaml` prints) carries its objects in items.
-    if (isRecord(doc) && doc.kind === "List" && Array.isArray(doc.items)) flat.push(...doc.items);
-    else flat.push(doc);
+/** 1-based line of a js-yaml error in `doc`, counted from the start of the stream. */
+function lineOf(text: string, doc: DocumentText | null, e: YAMLException): number | null {
+  if (!e.mark) return null;
+  if (!doc) return e.mark.line + 1; // js-yaml marks are 0-based; people count lines from 1
+  let lines = 0;
+  for (let i = text.indexOf("\n"); i >= 0 && i < doc.offset; i = text.indexOf("\n", i + 1)) lines++;
+  return lines + e.mark.line + 1;
+}
+
+/** Calls `each` with every document of the stream, in order; returns the parse error, if any, and its document. */
+function forEachDocument(text: string, file: string, each: (doc: unknown) => void): { failed: DocumentText | null; error: unknown } {
+  const docs = splitDocuments(text);
+  if (docs === null) {
+    try {
+      for (const doc of loadAll(text, { filename: file })) each(doc);
+    } catch (e) {
+      return { failed: null, error: e };
+    }
+    return { failed: null, error: undefined };
   }
+  for (const d of docs) {
+    let value: unknown;
+    try {
+      value = parseDocument(d, file);
+    } catch (e) {
+      return { failed: d, error: e };
+    }
+    each(value);
+  }
+  return { failed: null, error: undefined };
+}
 
+export function parseManifestText(text: string, file: string): FileParse {
   const objects: LoadedObject[] = [];
   const diagnostics: Diagnostic[] = [];
   const ignoredKinds: string[] = [];
-  for (const doc of flat) {
-    if (doc === null || doc === undefined) continue; // empty document (`---` at the end)
+  const one = (doc: unknown): void => {
+    if (doc === null || doc === undefined) return; // empty document (`---` at the end)
     if (!isRecord(doc)) {
       diagnostics.push({ kind: "", namespace: "", name: "", reason: "InvalidObject", message: `${file}: a document is not a mapping` });
-      continue;
+      return;
     }
     if (!isKind(doc.kind)) {
       ignoredKinds.push(typeof doc.kind === "string" ? doc.kind : "(no kind)");
-      continue;
+      return;
     }
     const kind = doc.kind;
     const meta = isRecord(doc.metadata) ? doc.metadata : {};
@@ -101,15 +169,31 @@ export function parseManifestText(text: string, file: string): FileParse {
     };
     if (typeof doc.apiVersion === "string" && doc.apiVersion !== expectedApiVersion(kind)) {
       diagnostics.push({ ...where, reason: "InvalidObject", message: `apiVersion ${doc.apiVersion} is not served; use ${expectedApiVersion(kind)}` });
-      continue;
+      return;
     }
-    const hash = hashOf(JSON.stringify(doc));
+    let hash: string;
+    try {
+      hash = hashOf(JSON.stringify(doc));
+    } catch {
+      // YAML aliases can build a cycle (`a: &x {b: *x}`), which no Kubernetes object has.
+      diagnostics.push({ ...where, reason: "InvalidObject", message: "the document refers to itself through a YAML alias" });
+      return;
+    }
     const parsed = parseObject(kind, normalise(kind, doc, hash));
     if (!parsed.ok) {
       diagnostics.push({ ...parsed.diagnostic, namespace: parsed.diagnostic.namespace || where.namespace });
-      continue;
+      return;
     }
     objects.push({ kind, object: parsed.object, hash });
+  };
+  const { failed, error } = forEachDocument(text, file, (doc) => {
+    // `kind: List` (what `kubectl get -o yaml` prints) carries its objects in items.
+    if (isRecord(doc) && doc.kind === "List" && Array.isArray(doc.items)) for (const item of doc.items) one(item);
+    else one(doc);
+  });
+  if (error !== undefined) {
+    if (error instanceof YAMLException) return { ok: false, line: lineOf(text, failed, error), message: error.reason || error.message };
+    return { ok: false, line: null, message: error instanceof Error ? error.message : String(error) };
   }
   return { ok: true, objects, diagnostics, ignoredKinds };
 }

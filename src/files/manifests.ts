@@ -1,5 +1,6 @@
 // The --manifests source: YAML files (one file, or every *.yaml/*.yml in a folder) feed the
 // store exactly like a watch would, so the whole pipeline runs without a cluster (DESIGN §1).
+import { createHash } from "node:crypto";
 import { watch, type FSWatcher } from "node:fs";
 import { readFile, readdir, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -20,8 +21,8 @@ export interface ManifestSourceOptions {
 }
 
 interface FileState {
-  /** The text last parsed successfully (an unchanged file is not parsed again). */
-  readonly text: string;
+  /** Digest of the text last parsed successfully (an unchanged file is not parsed again; the text itself is not kept). */
+  readonly digest: string;
   readonly objects: readonly LoadedObject[];
 }
 
@@ -200,7 +201,8 @@ export class ManifestSource implements Source {
       this.log.warn("cannot read manifest file; keeping its objects", { path: file, err });
       return previous ?? null;
     }
-    if (previous && previous.text === text) return previous;
+    const digest = createHash("sha256").update(text).digest("base64");
+    if (previous && previous.digest === digest) return previous;
     const parsed = parseManifestText(text, file);
     if (!parsed.ok) {
       // A half-saved file must not take its routes down: the last good objects keep serving.
@@ -213,7 +215,7 @@ export class ManifestSource implements Source {
       this.log.warn("invalid object in manifest file; skipped", { path: file, kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });
       this.opts.onDiagnostic?.(d);
     }
-    return { text, objects: parsed.objects };
+    return { digest, objects: parsed.objects };
   }
 
   private publish(emit: boolean): void {
