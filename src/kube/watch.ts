@@ -72,7 +72,10 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
 
   async function list(kind: Kind, st: KindState, sink: SourceSink): Promise<string> {
     for (let attempt = 0; ; attempt++) {
-      const raw: unknown[] = [];
+      // Each page is validated as it arrives: only the validated objects are kept, never the
+      // raw pages of the whole list at once (memory at start-up, DESIGN §1 / issue 8).
+      const objects: KubeObject[] = [];
+      const invalidItems: Diagnostic[] = [];
       let cont = "";
       let rv = "";
       let expired = false;
@@ -90,16 +93,16 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
         const body = (await res.json()) as { metadata?: { resourceVersion?: unknown; continue?: unknown }; items?: unknown };
         if (!Array.isArray(body.items) || typeof body.metadata?.resourceVersion !== "string") throw new Error(`list ${path}: not a list`);
         if (!cont) rv = body.metadata.resourceVersion;
-        raw.push(...body.items);
+        for (const item of body.items) {
+          const p = parseObject(kind, item);
+          if (p.ok) objects.push(p.object);
+          else invalidItems.push(p.diagnostic);
+        }
         cont = typeof body.metadata.continue === "string" ? body.metadata.continue : "";
       } while (cont);
       if (expired) continue;
-      const objects: KubeObject[] = [];
-      for (const item of raw) {
-        const p = parseObject(kind, item);
-        if (p.ok) objects.push(p.object);
-        else invalid(kind, st, p.diagnostic);
-      }
+      // Reported once the list is complete, so an expired and restarted list does not report twice.
+      for (const d of invalidItems) invalid(kind, st, d);
       st.lists++;
       sink.replace(kind, objects as never);
       return rv;
