@@ -1,7 +1,7 @@
 // Credentials for each request: static token, token file (re-read every minute, as client-go
 // does for rotating projected tokens), client certificate, exec plugin (ExecCredential,
 // refreshed before status.expirationTimestamp), basic auth, and auth-provider (OIDC & co.,
-// delegated to @kubernetes/client-node, which refreshes expired id-tokens).
+// delegated to @kubernetes/client-node, loaded on first use, which refreshes expired id-tokens).
 import * as v from "valibot";
 import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
@@ -127,12 +127,29 @@ export function createAuthProvider(rc: ResolvedKubeConfig, t: AuthTimings = DEFA
   }
 
   if (u.authProvider) {
-    // OIDC, GCP, Azure: client-node keeps and refreshes the token inside rc.kc.
+    // OIDC, GCP, Azure: client-node keeps and refreshes the token inside its KubeConfig. It is
+    // loaded here, on first use, so the other credential kinds never pay for it (kubeconfig.ts).
+    let kc: Promise<{ applyAuthorizationHeader(opts: { headers: Record<string, string> }): Promise<void> }> | null = null;
+    const load = async () => {
+      const { KubeConfig } = await import("@kubernetes/client-node");
+      const k = new KubeConfig();
+      k.loadFromOptions({
+        clusters: [{ ...rc.cluster, name: "portico" }],
+        users: [u as never],
+        contexts: [{ name: "portico", cluster: "portico", user: u.name }],
+        currentContext: "portico",
+      });
+      return k as unknown as { applyAuthorizationHeader(opts: { headers: Record<string, string> }): Promise<void> };
+    };
     return {
       kind: `auth-provider:${String(u.authProvider.name)}`,
       async get() {
         const opts: { headers: Record<string, string> } = { headers: {} };
-        await rc.kc["applyAuthorizationHeader"](opts as never);
+        kc ??= load().catch((e: unknown) => {
+          kc = null; // try again on the next request
+          throw e;
+        });
+        await (await kc).applyAuthorizationHeader(opts);
         return { headers: { ...base(), ...opts.headers }, cert: staticCert, key: staticKey };
       },
       invalidate() {},

@@ -1,13 +1,47 @@
 // Find the cluster and credentials the way kubectl does: --kubeconfig, else $KUBECONFIG
 // (several files joined by ':'; for duplicate names the first file wins, as
 // clientcmd's merge rules say), else the in-cluster service account, else ~/.kube/config.
-// @kubernetes/client-node parses the files (and owns auth-provider refresh); we read the few
-// fields it does not keep (token-file, the exec command's directory) and never use its HTTP.
-import { KubeConfig, type Cluster, type Context, type User } from "@kubernetes/client-node";
+// The files are read here with the same field mapping and checks as @kubernetes/client-node's
+// KubeConfig (config_types.js: newClusters/newUsers/newContexts), without importing it:
+// loading client-node costs about 0.2 s and 50 MiB at start-up (issue 8). auth.ts loads it
+// only for `auth-provider` users (OIDC & co.), whose token refresh it owns.
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { load as loadYaml } from "js-yaml";
+
+/** A kubeconfig cluster entry, as client-node's `Cluster` names the fields. */
+export interface Cluster {
+  readonly name: string;
+  readonly server: string;
+  readonly caData?: string | undefined;
+  readonly caFile?: string | undefined;
+  readonly skipTLSVerify: boolean;
+  readonly tlsServerName?: string | undefined;
+  readonly proxyUrl?: string | undefined;
+}
+
+/** A kubeconfig user entry, as client-node's `User` names the fields (auth.ts hands it to client-node for auth-provider). */
+export interface User {
+  readonly name: string;
+  readonly certData?: string | undefined;
+  readonly certFile?: string | undefined;
+  readonly exec?: unknown;
+  readonly keyData?: string | undefined;
+  readonly keyFile?: string | undefined;
+  readonly authProvider?: { name?: unknown; config?: Record<string, unknown> & { exec?: unknown } } | undefined;
+  readonly token?: string | undefined;
+  readonly username?: string | undefined;
+  readonly password?: string | undefined;
+  readonly impersonateUser?: string | undefined;
+}
+
+export interface Context {
+  readonly name: string;
+  readonly cluster: string;
+  readonly user: string;
+  readonly namespace?: string | undefined;
+}
 
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -28,8 +62,8 @@ export interface ResolvedKubeConfig {
   readonly tokenFile: string | null;
   /** Directory of the file that declared the user: relative exec commands resolve against it. */
   readonly userDir: string;
-  /** The client-node object, for auth-provider (OIDC, ...) header refresh. */
-  readonly kc: KubeConfig;
+  /** The server entry as read, for client-node's auth-provider support (auth.ts). */
+  readonly cluster: Cluster;
 }
 
 export interface ResolveInput {
@@ -45,45 +79,87 @@ interface RawUserInfo {
   dir: string;
 }
 
-/**
- * Parse one file. `token-file` is taken out before client-node sees it: client-node reads it
- * once, relative to the working directory, while kubectl resolves it against the file's
- * directory and we re-read it periodically (auth.ts).
- */
-function loadOne(file: string): { kc: KubeConfig; users: Map<string, RawUserInfo> } {
-  const out = new Map<string, RawUserInfo>();
-  const doc = loadYaml(readFileSync(file, "utf8")) as { users?: { name?: unknown; user?: Record<string, unknown> }[] } | null;
-  const dir = dirname(file);
-  for (const u of doc?.users ?? []) {
-    if (typeof u?.name !== "string" || out.has(u.name)) continue;
-    const tf = u.user?.["token-file"];
-    if (u.user) delete u.user["token-file"];
-    out.set(u.name, { tokenFile: typeof tf === "string" ? (isAbsolute(tf) ? tf : join(dir, tf)) : null, dir });
-  }
-  const kc = new KubeConfig();
-  kc.loadFromString(JSON.stringify(doc ?? {})); // JSON is YAML
-  kc.makePathsAbsolute(dir); // certificate-authority, client-certificate, client-key: relative to the file
-  return { kc, users: out };
+interface Loaded {
+  clusters: Cluster[];
+  users: User[];
+  contexts: Context[];
+  current: string;
 }
 
-function loadFiles(files: readonly string[]): { kc: KubeConfig; users: Map<string, RawUserInfo> } {
-  const kc = new KubeConfig();
+type Raw = Record<string, unknown>;
+const rec = (x: unknown): Raw | null => (typeof x === "object" && x !== null && !Array.isArray(x) ? (x as Raw) : null);
+const optString = (x: unknown): string | undefined => (typeof x === "string" ? x : undefined);
+const entries = (x: unknown): Raw[] => (Array.isArray(x) ? x.map((e) => rec(e) ?? {}) : []);
+/** Relative certificate, key and CA paths resolve against the file's directory (kubectl rule). */
+const absolute = (dir: string, file: string | undefined): string | undefined => (file && !isAbsolute(file) ? join(dir, file) : file);
+
+/**
+ * Parse one file, with client-node's mapping and its error messages for missing names.
+ * `token-file` is resolved against the file's directory and re-read periodically (auth.ts),
+ * as kubectl does, instead of being read once relative to the working directory.
+ */
+function loadOne(file: string): { loaded: Loaded; users: Map<string, RawUserInfo> } {
+  const doc = rec(loadYaml(readFileSync(file, "utf8"))) ?? {};
+  const dir = dirname(file);
+  const raw = new Map<string, RawUserInfo>();
+  const clusters = entries(doc.clusters).map((e, i): Cluster => {
+    const c = rec(e.cluster);
+    if (!e.name) throw new Error(`clusters[${i}].name is missing`);
+    if (!c) throw new Error(`clusters[${i}].cluster is missing`);
+    if (!c.server) throw new Error(`clusters[${i}].cluster.server is missing`);
+    return {
+      name: String(e.name),
+      server: String(c.server).replace(/\/$/, ""),
+      caData: optString(c["certificate-authority-data"]),
+      caFile: absolute(dir, optString(c["certificate-authority"])),
+      skipTLSVerify: c["insecure-skip-tls-verify"] === true,
+      tlsServerName: optString(c["tls-server-name"]),
+      proxyUrl: optString(c["proxy-url"]),
+    };
+  });
+  const users = entries(doc.users).map((e, i): User => {
+    if (!e.name) throw new Error(`users[${i}].name is missing`);
+    const name = String(e.name);
+    const u = rec(e.user) ?? {};
+    const tf = u["token-file"];
+    if (!raw.has(name)) raw.set(name, { tokenFile: typeof tf === "string" ? (isAbsolute(tf) ? tf : join(dir, tf)) : null, dir });
+    return {
+      name,
+      authProvider: (rec(u["auth-provider"]) ?? undefined) as User["authProvider"],
+      certData: optString(u["client-certificate-data"]),
+      certFile: absolute(dir, optString(u["client-certificate"])),
+      exec: rec(u.exec) ?? undefined,
+      keyData: optString(u["client-key-data"]),
+      keyFile: absolute(dir, optString(u["client-key"])),
+      token: optString(u.token) || undefined,
+      password: optString(u.password),
+      username: optString(u.username),
+      impersonateUser: optString(u.as),
+    };
+  });
+  const contexts = entries(doc.contexts).map((e, i): Context => {
+    const c = rec(e.context);
+    if (!e.name) throw new Error(`contexts[${i}].name is missing`);
+    if (!c) throw new Error(`contexts[${i}].context is missing`);
+    if (!c.cluster) throw new Error(`contexts[${i}].context.cluster is missing`);
+    return { name: String(e.name), cluster: String(c.cluster), user: optString(c.user) || "", namespace: optString(c.namespace) || undefined };
+  });
+  return { loaded: { clusters, users, contexts, current: optString(doc["current-context"]) ?? "" }, users: raw };
+}
+
+function loadFiles(files: readonly string[]): { loaded: Loaded; users: Map<string, RawUserInfo> } {
   const users = new Map<string, RawUserInfo>();
-  const clusters: Cluster[] = [];
-  const us: User[] = [];
-  const contexts: Context[] = [];
-  let current = "";
+  const all: Loaded = { clusters: [], users: [], contexts: [], current: "" };
   for (const f of files) {
     if (!existsSync(f)) continue; // kubectl ignores missing entries of $KUBECONFIG
-    const { kc: one, users: raw } = loadOne(f);
-    current ||= one.currentContext ?? "";
-    for (const c of one.clusters) if (!clusters.some((x) => x.name === c.name)) clusters.push(c);
-    for (const u of one.users) if (!us.some((x) => x.name === u.name)) us.push(u);
-    for (const c of one.contexts) if (!contexts.some((x) => x.name === c.name)) contexts.push(c);
+    const { loaded: one, users: raw } = loadOne(f);
+    all.current ||= one.current;
+    for (const c of one.clusters) if (!all.clusters.some((x) => x.name === c.name)) all.clusters.push(c);
+    for (const u of one.users) if (!all.users.some((x) => x.name === u.name)) all.users.push(u);
+    for (const c of one.contexts) if (!all.contexts.some((x) => x.name === c.name)) all.contexts.push(c);
     for (const [name, info] of raw) if (!users.has(name)) users.set(name, info);
   }
-  kc.loadFromOptions({ clusters, users: us, contexts, currentContext: current });
-  return { kc, users };
+  return { loaded: all, users };
 }
 
 const fileText = (path: string | undefined, b64: string | undefined): string | null =>
@@ -91,46 +167,43 @@ const fileText = (path: string | undefined, b64: string | undefined): string | n
 
 /** Throws an Error with a one-line reason when no usable configuration is found. */
 export function resolveKubeConfig(input: ResolveInput, env: ResolveEnv = process.env, saDir = SERVICE_ACCOUNT_DIR): ResolvedKubeConfig {
-  let kc: KubeConfig;
+  let loaded: Loaded;
   let users = new Map<string, RawUserInfo>();
   let source: string;
   const home = env.HOME || homedir();
   if (input.kubeconfig) {
     if (!existsSync(input.kubeconfig)) throw new Error(`kubeconfig ${input.kubeconfig} does not exist`);
-    ({ kc, users } = loadFiles([input.kubeconfig]));
+    ({ loaded, users } = loadFiles([input.kubeconfig]));
     source = input.kubeconfig;
   } else if (env.KUBECONFIG) {
     const files = env.KUBECONFIG.split(":").filter(Boolean);
-    ({ kc, users } = loadFiles(files));
+    ({ loaded, users } = loadFiles(files));
     source = files.join(":");
   } else if (env.KUBERNETES_SERVICE_HOST && existsSync(join(saDir, "token"))) {
-    kc = new KubeConfig();
     const host = env.KUBERNETES_SERVICE_HOST.includes(":") ? `[${env.KUBERNETES_SERVICE_HOST}]` : env.KUBERNETES_SERVICE_HOST;
     const nsFile = join(saDir, "namespace");
-    kc.loadFromOptions({
+    loaded = {
       clusters: [{ name: "in-cluster", server: `https://${host}:${env.KUBERNETES_SERVICE_PORT ?? "443"}`, caFile: join(saDir, "ca.crt"), skipTLSVerify: false }],
       users: [{ name: "in-cluster" }],
       contexts: [{ name: "in-cluster", cluster: "in-cluster", user: "in-cluster", ...(existsSync(nsFile) ? { namespace: readFileSync(nsFile, "utf8").trim() } : {}) }],
-      currentContext: "in-cluster",
-    });
+      current: "in-cluster",
+    };
     // The projected service-account token rotates: re-read it like a token-file.
     users.set("in-cluster", { tokenFile: join(saDir, "token"), dir: saDir });
     source = "in-cluster";
   } else {
     const f = join(home, ".kube", "config");
     if (!existsSync(f)) throw new Error("no kubeconfig: pass --kubeconfig, set $KUBECONFIG, run in a pod, or create ~/.kube/config");
-    ({ kc, users } = loadFiles([f]));
+    ({ loaded, users } = loadFiles([f]));
     source = f;
   }
-  if (input.context) {
-    if (!kc.getContextObject(input.context)) throw new Error(`context ${JSON.stringify(input.context)} not found in ${source}`);
-    kc.setCurrentContext(input.context);
-  }
-  const ctx = kc.getContextObject(kc.getCurrentContext());
+  const context = (name: string) => loaded.contexts.find((c) => c.name === name);
+  if (input.context && !context(input.context)) throw new Error(`context ${JSON.stringify(input.context)} not found in ${source}`);
+  const ctx = context(input.context || loaded.current);
   if (!ctx) throw new Error(`kubeconfig ${source} has no current context (pass --context)`);
-  const cluster = kc.getCluster(ctx.cluster);
+  const cluster = loaded.clusters.find((c) => c.name === ctx.cluster);
   if (!cluster?.server) throw new Error(`context ${ctx.name} names cluster ${JSON.stringify(ctx.cluster)}, which has no server`);
-  const user = kc.getUser(ctx.user) ?? { name: ctx.user };
+  const user = loaded.users.find((u) => u.name === ctx.user) ?? { name: ctx.user };
   const raw = users.get(user.name);
   return {
     source,
@@ -144,6 +217,6 @@ export function resolveKubeConfig(input: ResolveInput, env: ResolveEnv = process
     user,
     tokenFile: raw?.tokenFile ?? null,
     userDir: raw?.dir ?? process.cwd(),
-    kc,
+    cluster,
   };
 }
