@@ -1,6 +1,8 @@
 // IngressBackend → Backend. One Backend object per id within a compile, shared by every
 // route that names the same namespace/service:port (and scheme), so the proxy can keep
-// per-backend state (pools, round robin) keyed by object or id.
+// per-backend state (pools, round robin) keyed by object or id. The incremental compiler
+// (incremental.ts) keeps the same object across compiles while its Service and
+// EndpointSlices are the same objects.
 import type { IngressBackend } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
 import type { Backend, BackendStatus, Upstream } from "../table/types.ts";
@@ -8,95 +10,134 @@ import { authority, upstreamsFromSlices, usableEndpoints } from "./endpoints.ts"
 
 export type BackendResult = { readonly ok: true; readonly backend: Backend; readonly detail: string } | { readonly ok: false; readonly message: string };
 
+/** What an IngressBackend names, before looking at any Service: depends on the spec alone. */
+export type BackendRef =
+  | {
+      readonly kind: "service";
+      readonly id: string;
+      readonly namespace: string;
+      readonly name: string;
+      /** `namespace/name`: the Service's and its EndpointSlice group's snapshot key. */
+      readonly key: string;
+      readonly port: number | string;
+      readonly scheme: "http" | "https";
+    }
+  | { readonly kind: "resource"; readonly id: string; readonly namespace: string; readonly ref: string };
+
+export type BackendRefResult = { readonly ok: true; readonly ref: BackendRef } | { readonly ok: false; readonly message: string };
+
+export interface ResolvedBackend {
+  readonly backend: Backend;
+  /** Why it cannot take traffic ("" when status is ok). */
+  readonly detail: string;
+}
+
+/** `ns/name:port` (also used for --default-backend-service). */
+export function serviceRef(ns: string, name: string, port: number | string, scheme: "http" | "https"): BackendRef {
+  // The scheme is part of the id only when it is not the default, to keep ids readable.
+  const id = `${ns}/${name}:${port}${scheme === "https" ? "#https" : ""}`;
+  return { kind: "service", id, namespace: ns, name, key: `${ns}/${name}`, port, scheme };
+}
+
+/** Check one IngressBackend written in namespace `ns` (nothing here depends on other objects). */
+export function backendRef(ns: string, spec: IngressBackend, scheme: "http" | "https"): BackendRefResult {
+  if (spec.service && spec.resource) return { ok: false, message: "backend sets both service and resource" };
+  if (spec.resource) {
+    const r = spec.resource;
+    const ref = `${r.apiGroup ? `${r.apiGroup}/` : ""}${r.kind}/${r.name}`;
+    return { ok: true, ref: { kind: "resource", id: `${ns}/resource:${ref}`, namespace: ns, ref } };
+  }
+  if (!spec.service) return { ok: false, message: "backend has neither service nor resource" };
+  const { name } = spec.service;
+  const port = spec.service.port;
+  const portLabel = port?.number !== undefined ? String(port.number) : port?.name;
+  if (!portLabel) return { ok: false, message: `backend service ${name} has no port number or name` };
+  return { ok: true, ref: serviceRef(ns, name, port?.number ?? portLabel, scheme) };
+}
+
+function make(
+  ns: string,
+  service: string,
+  port: string,
+  status: BackendStatus,
+  all: readonly Upstream[],
+  scheme: "http" | "https",
+  serverName: string,
+  externalName: boolean,
+  detail: string,
+  id: string,
+  endpoints: readonly Upstream[] = status === "ok" ? all : [],
+): ResolvedBackend {
+  const backend: Backend = Object.freeze({
+    id,
+    namespace: ns,
+    service,
+    port,
+    status,
+    endpoints,
+    allEndpoints: all,
+    scheme,
+    serverName,
+    externalName,
+  });
+  return { backend, detail };
+}
+
+/**
+ * The Backend a ref resolves to. Reads `snapshot.services.get(ref.key)` and
+ * `snapshot.endpointSlices.get(ref.key)` and nothing else (the incremental compiler relies on it).
+ */
+export function resolveRef(snapshot: Snapshot, r: BackendRef): ResolvedBackend {
+  if (r.kind === "resource") {
+    // Never connected to: the scheme is meaningless, so it is not part of the id either.
+    return make(r.namespace, `resource:${r.ref}`, "", "Unsupported", [], "http", "", false, `resource backend ${r.ref} is not supported`, r.id);
+  }
+  const { id, namespace: ns, name, port, scheme } = r;
+  const svc = snapshot.services.get(r.key);
+  const serverName = `${name}.${ns}.svc`;
+  const mk = (status: BackendStatus, ups: Upstream[], sn: string, ext: boolean, detail: string) =>
+    make(ns, name, String(port), status, ups, scheme, sn, ext, detail, id);
+  if (!svc) return mk("ServiceNotFound", [], serverName, false, `Service ${ns}/${name} not found`);
+  const sp = (svc.spec.ports ?? []).find((p) => (typeof port === "number" ? p.port === port : p.name === port));
+  if (svc.spec.type === "ExternalName") {
+    const host = svc.spec.externalName?.toLowerCase();
+    if (!host) return mk("NoEndpoints", [], serverName, true, `ExternalName Service ${ns}/${name} has no externalName`);
+    const number = sp?.port ?? (typeof port === "number" ? port : null);
+    if (number === null) return mk("ServicePortNotFound", [], host, true, `Service ${ns}/${name} has no port named ${port}`);
+    const up: Upstream = { address: host, port: number, authority: authority(host, number), ready: true, serving: true, terminating: false };
+    return mk("ok", [up], host, true, "");
+  }
+  if (!sp) {
+    const what = typeof port === "number" ? `port ${port}` : `port named ${port}`;
+    return mk("ServicePortNotFound", [], serverName, false, `Service ${ns}/${name} has no ${what}`);
+  }
+  const all = upstreamsFromSlices(snapshot.endpointSlices.get(r.key) ?? [], sp.name);
+  const usable = usableEndpoints(all);
+  if (usable.length === 0) {
+    return make(ns, name, String(port), "NoEndpoints", all, scheme, serverName, false, `Service ${ns}/${name} port ${port} has no ready endpoints`, id, usable);
+  }
+  return make(ns, name, String(port), "ok", all, scheme, serverName, false, "", id, usable);
+}
+
+/** Per-compile resolution with one Backend object per id (the straightforward compile's). */
 export class BackendResolver {
-  readonly #cache = new Map<string, { backend: Backend; detail: string }>();
+  readonly #cache = new Map<string, ResolvedBackend>();
   constructor(private readonly snapshot: Snapshot) {}
 
   /** Resolve one IngressBackend written in namespace `ns`. */
   resolve(ns: string, spec: IngressBackend, scheme: "http" | "https"): BackendResult {
-    if (spec.service && spec.resource) return { ok: false, message: "backend sets both service and resource" };
-    if (spec.resource) {
-      const r = spec.resource;
-      const ref = `${r.apiGroup ? `${r.apiGroup}/` : ""}${r.kind}/${r.name}`;
-      return this.#cached(`${ns}/resource:${ref}`, () =>
-        this.#make(ns, `resource:${ref}`, "", "Unsupported", [], scheme, "", false, `resource backend ${ref} is not supported`),
-      );
-    }
-    if (!spec.service) return { ok: false, message: "backend has neither service nor resource" };
-    const { name } = spec.service;
-    const port = spec.service.port;
-    const portLabel = port?.number !== undefined ? String(port.number) : port?.name;
-    if (!portLabel) return { ok: false, message: `backend service ${name} has no port number or name` };
-    return this.service(ns, name, port?.number ?? portLabel, scheme);
+    const r = backendRef(ns, spec, scheme);
+    return r.ok ? this.#resolved(r.ref) : r;
   }
 
   /** Resolve `ns/name:port` (also used for --default-backend-service). */
   service(ns: string, name: string, port: number | string, scheme: "http" | "https"): BackendResult {
-    // The scheme is part of the id only when it is not the default, to keep ids readable.
-    const id = `${ns}/${name}:${port}${scheme === "https" ? "#https" : ""}`;
-    let hit = this.#cache.get(id);
-    if (!hit) this.#cache.set(id, (hit = this.#resolveService(id, ns, name, port, scheme)));
+    return this.#resolved(serviceRef(ns, name, port, scheme));
+  }
+
+  #resolved(ref: BackendRef): BackendResult {
+    let hit = this.#cache.get(ref.id);
+    if (!hit) this.#cache.set(ref.id, (hit = resolveRef(this.snapshot, ref)));
     return { ok: true, backend: hit.backend, detail: hit.detail };
-  }
-
-  #cached(id: string, make: () => { backend: Backend; detail: string }): BackendResult {
-    let hit = this.#cache.get(id);
-    if (!hit) this.#cache.set(id, (hit = make()));
-    return { ok: true, backend: hit.backend, detail: hit.detail };
-  }
-
-  #resolveService(id: string, ns: string, name: string, port: number | string, scheme: "http" | "https") {
-    const svc = this.snapshot.services.get(`${ns}/${name}`);
-    const serverName = `${name}.${ns}.svc`;
-    const make = (status: BackendStatus, ups: Upstream[], sn: string, ext: boolean, detail: string) =>
-      this.#make(ns, name, String(port), status, ups, scheme, sn, ext, detail, id);
-    if (!svc) return make("ServiceNotFound", [], serverName, false, `Service ${ns}/${name} not found`);
-    const sp = (svc.spec.ports ?? []).find((p) => (typeof port === "number" ? p.port === port : p.name === port));
-    if (svc.spec.type === "ExternalName") {
-      const host = svc.spec.externalName?.toLowerCase();
-      if (!host) return make("NoEndpoints", [], serverName, true, `ExternalName Service ${ns}/${name} has no externalName`);
-      const number = sp?.port ?? (typeof port === "number" ? port : null);
-      if (number === null) return make("ServicePortNotFound", [], host, true, `Service ${ns}/${name} has no port named ${port}`);
-      const up: Upstream = { address: host, port: number, authority: authority(host, number), ready: true, serving: true, terminating: false };
-      return make("ok", [up], host, true, "");
-    }
-    if (!sp) {
-      const what = typeof port === "number" ? `port ${port}` : `port named ${port}`;
-      return make("ServicePortNotFound", [], serverName, false, `Service ${ns}/${name} has no ${what}`);
-    }
-    const all = upstreamsFromSlices(this.snapshot.endpointSlices.get(`${ns}/${name}`) ?? [], sp.name);
-    const usable = usableEndpoints(all);
-    if (usable.length === 0) {
-      return this.#make(ns, name, String(port), "NoEndpoints", all, scheme, serverName, false, `Service ${ns}/${name} port ${port} has no ready endpoints`, id, usable);
-    }
-    return this.#make(ns, name, String(port), "ok", all, scheme, serverName, false, "", id, usable);
-  }
-
-  #make(
-    ns: string,
-    service: string,
-    port: string,
-    status: BackendStatus,
-    all: readonly Upstream[],
-    scheme: "http" | "https",
-    serverName: string,
-    externalName: boolean,
-    detail: string,
-    id = `${ns}/${service}`,
-    endpoints: readonly Upstream[] = status === "ok" ? all : [],
-  ): { backend: Backend; detail: string } {
-    const backend: Backend = Object.freeze({
-      id,
-      namespace: ns,
-      service,
-      port,
-      status,
-      endpoints,
-      allEndpoints: all,
-      scheme,
-      serverName,
-      externalName,
-    });
-    return { backend, detail };
   }
 }

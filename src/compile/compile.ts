@@ -1,6 +1,10 @@
 // The pure compiler (DESIGN §1, §6.2): Snapshot + config → route table, certificate
 // bindings, statuses and diagnostics. No I/O, no clock, no logging; inputs are sorted so the
 // output never depends on Map order.
+// Two implementations of one function: compileTraced below is the straightforward one (every
+// step redone on every call; explain records its trace); incremental.ts's Compiler keeps
+// caches between calls and is what the controller runs. compile() is a Compiler with empty
+// caches. Tests hold the two to the same output (test/compile/incremental.test.ts).
 import type { Ingress } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
 import { buildTable } from "../table/build.ts";
@@ -9,28 +13,18 @@ import { parseAnnotations, type ParsedAnnotations } from "./annotations.ts";
 import { BackendResolver } from "./backends.ts";
 import { classContext, classify } from "./class.ts";
 import type { CompileConfig } from "./config.ts";
+import { Compiler } from "./incremental.ts";
 import { ClaimRegistry } from "./conflicts.ts";
 import { defaultRoute } from "./defaults.ts";
 import { DiagnosticList } from "./diagnostics.ts";
 import { ingressKey, namespaceOf, sortByPriority } from "./order.ts";
 import { routesOf, type RouteContext } from "./routes.ts";
-import { collectTls } from "./tls.ts";
+import { collectTls, tlsCoverage } from "./tls.ts";
 import type { CompileTrace } from "./trace.ts";
 import type { CompileResult, IngressRef } from "./types.ts";
 
 export type { CompileConfig } from "./config.ts";
-
-/** Route.tls: is the rule host listed in some served spec.tls, exactly or by `*.suffix`? */
-function coverage(tlsHosts: ReadonlySet<string>): (host: string | null) => boolean {
-  return (host) => {
-    if (host === null || tlsHosts.size === 0) return false;
-    if (tlsHosts.has(host)) return true;
-    // `*.foo.com` covers exactly one extra label; a wildcard rule host needs the same wildcard.
-    if (host.startsWith("*.")) return false;
-    const dot = host.indexOf(".");
-    return dot > 0 && tlsHosts.has(`*.${host.slice(dot + 1)}`);
-  };
-}
+export { Compiler } from "./incremental.ts";
 
 /** Compile, optionally recording what happened to every rule path (for explain). */
 export function compileTraced(snapshot: Snapshot, config: CompileConfig, trace: CompileTrace | null): CompileResult {
@@ -48,7 +42,7 @@ export function compileTraced(snapshot: Snapshot, config: CompileConfig, trace: 
     resolver: new BackendResolver(snapshot),
     claims: new ClaimRegistry(),
     diags,
-    tlsCovered: coverage(tls.hosts),
+    tlsCovered: tlsCoverage(tls.hosts),
     trace,
   };
   const annotations = new Map<Ingress, ParsedAnnotations>();
@@ -76,6 +70,7 @@ export function compileTraced(snapshot: Snapshot, config: CompileConfig, trace: 
   });
 }
 
+/** A full compile (incremental.ts with nothing cached). */
 export function compile(snapshot: Snapshot, config: CompileConfig): CompileResult {
-  return compileTraced(snapshot, config, null);
+  return new Compiler(config).compile(snapshot);
 }

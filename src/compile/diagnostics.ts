@@ -17,6 +17,12 @@ export class DiagnosticList {
     if (!this.#items.has(key)) this.#items.set(key, { kind, namespace, name, reason, message, severity });
   }
 
+  /** Add an already built diagnostic (same dedupe as add; its severity defaults to "error"). */
+  addDiagnostic(d: Diagnostic): void {
+    const key = `${d.kind}\u0000${d.namespace}\u0000${d.name}\u0000${d.reason}\u0000${d.message}`;
+    if (!this.#items.has(key)) this.#items.set(key, d.severity === undefined ? { ...d, severity: "error" } : d);
+  }
+
   /** Sorted by kind, namespace, name, reason, message: output never depends on input order. */
   sorted(): readonly Diagnostic[] {
     const keys = [...this.#items.keys()].sort();

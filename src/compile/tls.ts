@@ -8,7 +8,7 @@ import type { DiagnosticList } from "./diagnostics.ts";
 import { normaliseHost } from "./hosts.ts";
 import { ingressKey, namespaceOf } from "./order.ts";
 
-function decode(secret: Secret, key: string): string | null {
+export function decode(secret: Secret, key: string): string | null {
   const plain = secret.stringData?.[key];
   if (plain !== undefined) return plain;
   const b64 = secret.data?.[key];
@@ -78,4 +78,16 @@ export function collectTls(served: readonly Ingress[], snapshot: Snapshot, confi
   }
   bindings.sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
   return { bindings: Object.freeze(bindings), hosts };
+}
+
+/** Route.tls: is the rule host listed in some served spec.tls, exactly or by `*.suffix`? */
+export function tlsCoverage(tlsHosts: ReadonlySet<string>): (host: string | null) => boolean {
+  return (host) => {
+    if (host === null || tlsHosts.size === 0) return false;
+    if (tlsHosts.has(host)) return true;
+    // `*.foo.com` covers exactly one extra label; a wildcard rule host needs the same wildcard.
+    if (host.startsWith("*.")) return false;
+    const dot = host.indexOf(".");
+    return dot > 0 && tlsHosts.has(`*.${host.slice(dot + 1)}`);
+  };
 }

@@ -4,9 +4,12 @@
 // Exact before Prefix at equal length, then priority.
 // Immutability: every type is readonly and the table object is frozen; the many small
 // objects (host entries, routes, trie nodes, matches, upstreams) are not, because
-// Object.freeze on 100k fresh objects costs ~15% of a 10k-Ingress compile.
+// Object.freeze on 100k fresh objects costs ~15% of a 10k-Ingress compile. Trie nodes are
+// built once and handed out as they are (readonly types), not copied.
+// The incremental compiler builds host entries one by one (buildHost) and reuses the
+// unchanged ones in the next table (assembleTable).
 import { pathSegments } from "./segments.ts";
-import type { HostRoutes, Match, Route, RouteTable, TrieNode } from "./types.ts";
+import type { HostRoutes, Match, Route, RouteTable } from "./types.ts";
 
 interface MutableNode {
   children: Map<string, MutableNode>;
@@ -29,13 +32,13 @@ export function hostKeyOf(route: Route): string {
   return route.host ?? "*";
 }
 
-function freezeNode(n: MutableNode): TrieNode {
-  const children = new Map<string, TrieNode>();
-  for (const [k, c] of n.children) children.set(k, freezeNode(c));
-  return { children, prefix: n.prefix, prefixLen: n.prefixLen, prefixRank: n.prefixRank };
+/** How a host key is reached: `*` is hostless, `*.x` a wildcard, anything else an exact host. */
+export function viaOf(hostKey: string): Match["via"] {
+  return hostKey === "*" ? "any-host" : hostKey.startsWith("*.") ? "wildcard-host" : "exact-host";
 }
 
-function buildHost(host: string, routes: readonly Route[], via: Match["via"]): HostRoutes {
+/** One host entry from its routes in priority order. */
+export function buildHost(host: string, routes: readonly Route[], via: Match["via"]): HostRoutes {
   // Array.prototype.sort is stable, so equal precedence keeps priority order.
   const sorted = routes.length > 1 ? [...routes].sort(comparePrecedence) : routes;
   const root = newNode();
@@ -59,7 +62,8 @@ function buildHost(host: string, routes: readonly Route[], via: Match["via"]): H
       node.prefixRank = rank;
     }
   });
-  return { host, root: freezeNode(root), exactPaths, routes: sorted };
+  const entry: HostRoutes = { host, root, exactPaths, routes: sorted };
+  return entry;
 }
 
 /** Group routes by host and build the exact map, the wildcard map and the hostless entry. */
@@ -71,17 +75,67 @@ export function buildTable(routes: readonly Route[], defaultRoute: Route | null)
     if (list) list.push(r);
     else byHost.set(k, [r]);
   }
+  const keys = [...byHost.keys()].sort();
+  return assembleTable(
+    keys.map((k) => buildHost(k, byHost.get(k) ?? [], viaOf(k))),
+    defaultRoute,
+    routes.length,
+  );
+}
+
+/**
+ * The table from built host entries, given in sorted host-key order (the map order every
+ * table has, so encodings and the reference matcher see the same order).
+ */
+export function assembleTable(entries: readonly HostRoutes[], defaultRoute: Route | null, routeCount: number): RouteTable {
   const exact = new Map<string, HostRoutes>();
   const wildcard = new Map<string, HostRoutes>();
   let any: HostRoutes | null = null;
-  for (const k of [...byHost.keys()].sort()) {
-    const list = byHost.get(k) ?? [];
-    if (k === "*") any = buildHost(k, list, "any-host");
-    else if (k.startsWith("*.")) wildcard.set(k.slice(2), buildHost(k, list, "wildcard-host"));
-    else exact.set(k, buildHost(k, list, "exact-host"));
+  for (const e of entries) {
+    const k = e.host;
+    if (k === "*") any = e;
+    else if (k.startsWith("*.")) wildcard.set(k.slice(2), e);
+    else exact.set(k, e);
   }
   const defaultMatch: Match | null = defaultRoute
     ? Object.freeze({ route: defaultRoute, hostKey: "", via: "default" as const })
     : null;
-  return Object.freeze({ exact, wildcard, any, defaultRoute, defaultMatch, routeCount: routes.length });
+  return Object.freeze({ exact, wildcard, any, defaultRoute, defaultMatch, routeCount });
+}
+
+/**
+ * The next table from the previous one: host entries replaced or removed (null) by key. The
+ * maps are copied (the previous table stays as it was for requests still reading it); keys
+ * keep their order, so a change must not add a key (use assembleTable then).
+ */
+export function patchTable(
+  prev: RouteTable,
+  changes: readonly (readonly [string, HostRoutes | null])[],
+  defaultRoute: Route | null,
+  routeCount: number,
+): RouteTable {
+  let exact: Map<string, HostRoutes> | null = null;
+  let wildcard: Map<string, HostRoutes> | null = null;
+  let any = prev.any;
+  for (const [k, e] of changes) {
+    if (k === "*") {
+      any = e;
+      continue;
+    }
+    const wild = k.startsWith("*.");
+    const map = wild ? (wildcard ??= new Map(prev.wildcard)) : (exact ??= new Map(prev.exact));
+    const key = wild ? k.slice(2) : k;
+    if (e === null) map.delete(key);
+    else {
+      if (!map.has(key)) throw new Error(`patchTable: host ${k} is new; build the table with assembleTable`);
+      map.set(key, e);
+    }
+  }
+  const defaultMatch: Match | null =
+    defaultRoute === prev.defaultRoute
+      ? prev.defaultMatch
+      : defaultRoute
+        ? Object.freeze({ route: defaultRoute, hostKey: "", via: "default" as const })
+        : null;
+  return Object.freeze({ exact: exact ?? prev.exact, wildcard: wildcard ?? prev.wildcard, any, defaultRoute, defaultMatch, routeCount });
 }

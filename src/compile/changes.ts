@@ -1,0 +1,74 @@
+// Small helpers for the incremental compiler: what changed between two snapshot maps, and
+// sorted arrays kept sorted by binary search.
+
+/**
+ * Calls `out(key)` once for every key added, removed or bound to another value (by identity)
+ * between `prev` and `next`. Snapshot maps are copies of each other that keep insertion
+ * order (store/cow-map.ts), so both are walked side by side without hashing while their keys
+ * line up; from the first difference on, the rest is checked by lookup. Correct for any two
+ * maps, fast for the usual ones.
+ */
+export function changedKeys<V>(prev: ReadonlyMap<string, V> | null, next: ReadonlyMap<string, V>, out: (key: string) => void): void {
+  if (prev === next) return;
+  if (prev === null) {
+    for (const k of next.keys()) out(k);
+    return;
+  }
+  const a = prev.entries();
+  const b = next.entries();
+  for (;;) {
+    const x = a.next();
+    const y = b.next();
+    if (x.done || y.done) {
+      // One side ended: what is left of the other is all added or all removed.
+      for (let r: IteratorResult<[string, V]> = y; !r.done; r = b.next()) if (!prev.has(r.value[0])) out(r.value[0]);
+      for (let r: IteratorResult<[string, V]> = x; !r.done; r = a.next()) if (!next.has(r.value[0])) out(r.value[0]);
+      return;
+    }
+    const [ka, va] = x.value;
+    const [kb, vb] = y.value;
+    if (ka === kb) {
+      if (va !== vb) out(ka);
+      continue;
+    }
+    // Out of step: compare the rest by key. Keys before this point were equal on both sides.
+    for (let r: IteratorResult<[string, V]> = y; !r.done; r = b.next()) {
+      const k = r.value[0];
+      if (!prev.has(k) || prev.get(k) !== r.value[1]) out(k);
+    }
+    for (let r: IteratorResult<[string, V]> = x; !r.done; r = a.next()) if (!next.has(r.value[0])) out(r.value[0]);
+    return;
+  }
+}
+
+/** Index of the first element not less than `x` (insertion point) in a sorted array. */
+export function lowerBound<T>(xs: readonly T[], x: T, cmp: (a: T, b: T) => number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cmp(xs[mid] as T, x) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Insert `x` into sorted `xs` in place (after equal elements' insertion point). */
+export function insertSorted<T>(xs: T[], x: T, cmp: (a: T, b: T) => number): number {
+  const i = lowerBound(xs, x, cmp);
+  xs.splice(i, 0, x);
+  return i;
+}
+
+/** Remove the element `x` (same identity, or equal by `cmp` and ===) from sorted `xs` in place. */
+export function removeSorted<T>(xs: T[], x: T, cmp: (a: T, b: T) => number): boolean {
+  for (let i = lowerBound(xs, x, cmp); i < xs.length && cmp(xs[i] as T, x) === 0; i++) {
+    if (xs[i] === x) {
+      xs.splice(i, 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+export const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
