@@ -3,7 +3,7 @@
 // result fans out to whoever listens (TLS listener, status writer, metrics, events).
 // The first table is published only when every kind has had its first full list, so a
 // half-loaded cluster never serves 503s for Services that simply were not read yet.
-import { compile } from "../compile/compile.ts";
+import { Compiler } from "../compile/incremental.ts";
 import type { CompileResult } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
@@ -60,6 +60,9 @@ export function createController(o: ControllerOptions): Controller {
   const fromSources = new Map<string, Diagnostic>();
 
   const holder = new TableHolder();
+  // One incremental compiler for the life of the controller: it reuses the work of unchanged
+  // Ingresses, backends and hosts (compile/incremental.ts).
+  const compiler = new Compiler(config);
   const coalescer = new Coalescer({
     holdoffMs: o.holdoffMs ?? 50,
     maxDelayMs: o.maxDelayMs ?? 500,
@@ -69,6 +72,8 @@ export function createController(o: ControllerOptions): Controller {
       clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
     },
     run,
+    // An isolated change compiles on the next tick; bursts still coalesce (store/coalescer.ts).
+    leading: true,
   });
   const store = new Store({ onChange: () => coalescer.trigger() });
 
@@ -82,7 +87,7 @@ export function createController(o: ControllerOptions): Controller {
     const t0 = performance.now();
     let result: CompileResult;
     try {
-      result = compile(snapshot, config);
+      result = compiler.compile(snapshot);
     } catch (err) {
       // compile() is written not to throw; if it ever does, the last good table keeps serving.
       log.error("compile failed; keeping the last good route table", { err });

@@ -141,3 +141,97 @@ describe("Coalescer", () => {
     expect(b.runs).toEqual([200]);
   });
 });
+
+describe("Coalescer with leading", () => {
+  function lead(holdoffMs = 100, maxDelayMs = 1000) {
+    const clock = new FakeClock();
+    const runs: number[] = [];
+    const c = new Coalescer({ holdoffMs, maxDelayMs, clock, leading: true, run: () => runs.push(clock.t) });
+    return { clock, runs, c };
+  }
+
+  test("an isolated trigger runs on the next tick; triggers of the same tick join it", () => {
+    const { clock, runs, c } = lead();
+    clock.advance(5000);
+    c.trigger();
+    c.trigger();
+    c.trigger();
+    expect(runs).toEqual([]); // never inside trigger() itself
+    clock.advance(0);
+    expect(runs).toEqual([5000]);
+    expect(c.pending).toBe(false);
+  });
+
+  test("a trigger soon after a run waits the holdoff; after a quiet holdoff it runs at once again", () => {
+    const { clock, runs, c } = lead();
+    c.trigger();
+    clock.advance(30);
+    c.trigger(); // 30 ms after the run: a burst, due at 130
+    clock.advance(99);
+    expect(runs).toEqual([0]);
+    clock.advance(1);
+    expect(runs).toEqual([0, 130]);
+    clock.advance(100); // t = 230, 100 ms after the last run: quiet again
+    c.trigger();
+    clock.advance(0);
+    expect(runs).toEqual([0, 130, 230]);
+  });
+
+  test("a steady stream still gives one run per burst, cut at maxDelay", () => {
+    const { clock, runs, c } = lead(100, 1000);
+    for (let i = 0; i < 60; i++) {
+      c.trigger();
+      clock.advance(50);
+    }
+    clock.advance(1000);
+    // t=0 leading; then bursts from 50 (cut at 1050), from 1050 (the trigger right after that
+    // run; cut at 2050) and from 2050 (cut at 3050). Never two runs within the holdoff.
+    expect(runs).toEqual([0, 1050, 2050, 3050]);
+  });
+
+  test("a trigger from inside run() does not run again at once", () => {
+    const clock = new FakeClock();
+    const runs: number[] = [];
+    const c: Coalescer = new Coalescer({
+      holdoffMs: 10,
+      maxDelayMs: 100,
+      clock,
+      leading: true,
+      run: () => {
+        runs.push(clock.t);
+        if (runs.length === 1) c.trigger();
+      },
+    });
+    c.trigger();
+    clock.advance(100);
+    expect(runs).toEqual([0, 10]);
+  });
+
+  test("random triggers: runs at least holdoff apart, every trigger served within maxDelay, a quiet trigger at once", () => {
+    let seed = 12345;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let round = 0; round < 50; round++) {
+      const holdoff = 20 + Math.floor(rand() * 80);
+      const maxDelay = holdoff + Math.floor(rand() * 400);
+      const { clock, runs, c } = lead(holdoff, maxDelay);
+      const triggers: number[] = [];
+      const quiet: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        clock.advance(Math.floor(rand() ** 3 * 3 * holdoff));
+        const last = runs[runs.length - 1];
+        if (!c.pending && (last === undefined || clock.t - last >= holdoff)) quiet.push(clock.t);
+        triggers.push(clock.t);
+        c.trigger();
+      }
+      clock.advance(maxDelay + 1);
+      for (let i = 1; i < runs.length; i++) expect((runs[i] as number) - (runs[i - 1] as number)).toBeGreaterThanOrEqual(holdoff);
+      for (const t of triggers) {
+        const served = runs.find((r) => r >= t);
+        expect(served).toBeDefined();
+        expect((served as number) - t).toBeLessThanOrEqual(maxDelay);
+      }
+      for (const t of quiet) expect(runs).toContain(t);
+      expect(runs.length).toBeLessThan(triggers.length + 1);
+    }
+  });
+});

@@ -1,7 +1,11 @@
 // One compile per burst of changes (DESIGN §6.4): run after `holdoffMs` without a trigger,
 // but never later than `maxDelayMs` after the burst's first trigger, so a steady stream of
-// EndpointSlice updates cannot postpone routing forever. The clock is injected: store/ never
-// touches timers itself (the import-direction test enforces it).
+// EndpointSlice updates cannot postpone routing forever. With `leading`, a trigger that finds
+// the coalescer quiet (no run pending, none ended within `holdoffMs`) runs on the next tick
+// instead: an isolated change does not wait, and triggers in the same tick (a chunk of watch
+// events) join that run. Runs stay at least `holdoffMs` apart either way (measured from the
+// end of the previous run). The clock is injected: store/ never touches timers itself (the
+// import-direction test enforces it).
 
 export interface CoalescerClock {
   now(): number;
@@ -14,6 +18,8 @@ export interface CoalescerOptions {
   maxDelayMs: number;
   clock: CoalescerClock;
   run: () => void;
+  /** Run at once (next tick) when quiet; default false (trailing edge only). */
+  leading?: boolean;
 }
 
 export class Coalescer {
@@ -22,6 +28,11 @@ export class Coalescer {
   private dueAt = 0;
   private timer: unknown = null;
   private disposed = false;
+  /** The pending run is a leading one: it is due now and later triggers do not move it. */
+  private leadingPending = false;
+  /** When the last run ended (null: never ran). */
+  private lastRunEnd: number | null = null;
+  private running = false;
 
   constructor(private readonly opts: CoalescerOptions) {
     if (!(opts.holdoffMs >= 0) || !(opts.maxDelayMs >= 0)) throw new RangeError("holdoffMs and maxDelayMs must be >= 0");
@@ -35,7 +46,16 @@ export class Coalescer {
   trigger(): void {
     if (this.disposed) return;
     const now = this.opts.clock.now();
-    if (this.burstStart === null) this.burstStart = now;
+    if (this.burstStart === null) {
+      this.burstStart = now;
+      const quiet = !this.running && (this.lastRunEnd === null || now - this.lastRunEnd >= this.opts.holdoffMs);
+      if (this.opts.leading && quiet) {
+        this.leadingPending = true;
+        this.dueAt = now;
+        this.arm(0);
+        return;
+      }
+    } else if (this.leadingPending) return;
     this.dueAt = Math.min(now + this.opts.holdoffMs, this.burstStart + this.opts.maxDelayMs);
     // One armed timer per burst: a trigger only moves dueAt, and an early wake-up re-arms
     // (cheaper than clear+set on each of thousands of events in a relist).
@@ -52,6 +72,7 @@ export class Coalescer {
     this.disposed = true;
     this.disarm();
     this.burstStart = null;
+    this.leadingPending = false;
   }
 
   private arm(ms: number): void {
@@ -74,8 +95,15 @@ export class Coalescer {
   private fire(): void {
     this.disarm();
     this.burstStart = null;
+    this.leadingPending = false;
     // State is reset before running: a trigger from inside run() starts the next burst,
     // and a throwing run() cannot wedge the coalescer.
-    this.opts.run();
+    this.running = true;
+    try {
+      this.opts.run();
+    } finally {
+      this.running = false;
+      this.lastRunEnd = this.opts.clock.now();
+    }
   }
 }
