@@ -19,7 +19,10 @@ const HELP = `bun bench/control-plane.ts [options]
   --tls N          TLS Secrets (default 500)
   --edits N        change-to-served edits per size (default 200)
   --no-live        only the in-process figures (compile, lookup, memory)
-  --out FILE       report path (default bench/results/control-plane.md)`;
+  --no-files       skip the start from a --manifests file
+  --workers N      Portico's --workers in the live runs (default 1)
+  --profile DIR    write a CPU profile (markdown) of the live Portico process into DIR
+  --out FILE       report path (default bench/results/control-plane.md; use another for partial runs)`;
 
 const { values: flags } = parseArgs({
   options: {
@@ -27,6 +30,9 @@ const { values: flags } = parseArgs({
     tls: { type: "string", default: "500" },
     edits: { type: "string", default: "200" },
     "no-live": { type: "boolean", default: false },
+    "no-files": { type: "boolean", default: false },
+    workers: { type: "string", default: "1" },
+    profile: { type: "string" },
     out: { type: "string" },
     help: { type: "boolean", default: false },
   },
@@ -38,8 +44,12 @@ if (flags.help) {
 const sizes = (flags.sizes ?? "").split(",").map(Number);
 const tlsCount = Number(flags.tls);
 const edits = Number(flags.edits);
-if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 100_000) || !Number.isInteger(tlsCount) || !Number.isInteger(edits) || edits < 0 || edits > 10_000) {
-  console.error("--sizes, --tls and --edits take integers (sizes 1..100000)");
+const workers = Number(flags.workers);
+if (
+  sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 100_000) || !Number.isInteger(tlsCount) || !Number.isInteger(edits) || edits < 0 || edits > 10_000 ||
+  !Number.isInteger(workers) || workers < 1 || workers > 64
+) {
+  console.error("--sizes, --tls, --edits and --workers take integers (sizes 1..100000, workers 1..64)");
   process.exit(2);
 }
 const ROOT = join(import.meta.dir, "..");
@@ -77,7 +87,7 @@ async function main(): Promise<void> {
         live.push([n, "src/main.ts not present"]);
         continue;
       }
-      try {
+      if (!flags["no-files"]) try {
         const file = join(dir, `cluster-${n}.yaml`);
         writeFileSync(file, toYaml(cluster.objects.map((x) => x.object)));
         await waitQuiet(10_000);
@@ -90,7 +100,8 @@ async function main(): Promise<void> {
       try {
         await waitQuiet(10_000);
         const res = await runLive(cluster, Math.min(tlsCount, n), {
-          root: ROOT, dir: join(dir, `live-${n}`), tools, edits, loadConnections: 8, loadDelayMs: 4, log,
+          root: ROOT, dir: join(dir, `live-${n}`), tools, edits, loadConnections: 8, loadDelayMs: 4, log, workers,
+          ...(flags.profile ? { profileDir: join(flags.profile, `live-${n}`) } : {}),
         });
         live.push([n, res]);
         log(`  ready ${res.readyMs.toFixed(0)} ms, rss ${res.rssMiB.toFixed(0)} MiB, change-to-served p50 ${res.p50Ms.toFixed(1)} p99 ${res.p99Ms.toFixed(1)} ms`);
@@ -120,7 +131,7 @@ async function main(): Promise<void> {
     ...offline.map(([n, r]) =>
       `| ${n} | ${r.objects} | ${r.routes} | ${ms(r.loadMs)} | ${ms(r.compileColdMs)} | ${ms(r.compileMedianMs)} | ${r.lookupMixNs.toFixed(0)} ns | ${r.lookupHitNs.toFixed(0)} ns | ${r.heapMiB.toFixed(1)} MiB |`),
     "",
-    "Live: `bun src/main.ts --kubeconfig <generated> --workers 1` against test/fake-apiserver.ts (in the benchmark process, plain HTTP, bearer token). Start-to-ready = process spawn → first 200 on /readyz (polled every 5 ms). Fake API list floor = the benchmark itself paging once through every list (limit=500) before Portico starts: the fake serves from the benchmark's own thread, so start-to-ready cannot be shorter than roughly this. RSS = VmRSS 1 s after ready. " +
+    `Live: \`bun src/main.ts --kubeconfig <generated> --workers ${workers}\` against test/fake-apiserver.ts (in the benchmark process, plain HTTP, bearer token). Start-to-ready = process spawn → first 200 on /readyz (polled every 5 ms). Fake API list floor = the benchmark itself paging once through every list (limit=500) before Portico starts: the fake serves from the benchmark's own thread, so start-to-ready cannot be shorter than roughly this. RSS = VmRSS 1 s after ready. ` +
       `Change-to-served: ${edits} sequential edits, each replaces one random Ingress (among those without TLS: plain HTTP to a TLS host is a 308) with a new Exact path \`/edit-<k>\` on the fake, then polls that path through the proxy (1 ms apart) until it answers 200; meanwhile wrk sends to another route with 8 connections paced by a 4 ms Lua delay() (edits stop early if that load ends first; see the edits column).`,
     "",
     "| Ingresses | start to ready | fake API list floor | Portico CPU to ready | API requests to ready | RSS after ready | peak RSS | edits (failed) | change-to-served p50 | p99 | max | background load |",

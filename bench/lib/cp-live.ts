@@ -101,6 +101,18 @@ export interface LiveOptions {
   readonly loadConnections: number;
   readonly loadDelayMs: number;
   readonly log: (m: string) => void;
+  /** Portico's --workers (default 1: the proxy and the compiler share one event loop). */
+  readonly workers?: number;
+  /** Write a CPU profile of the Portico process (markdown, Bun's --cpu-prof-md) into this directory. */
+  readonly profileDir?: string;
+}
+
+/** `bun [profile flags] src/main.ts` and the flags every run shares. */
+function porticoCommand(o: LiveOptions): string[] {
+  const bunFlags = o.profileDir ? ["--cpu-prof-md", `--cpu-prof-dir=${o.profileDir}`] : [];
+  // A profile is written at exit: drain at once so stop() does not have to SIGKILL.
+  const drain = o.profileDir ? ["--shutdown-delay", "0s", "--shutdown-grace-period", "1s"] : [];
+  return [process.execPath, ...bunFlags, join(o.root, "src", "main.ts"), ...drain, "--workers", String(o.workers ?? 1)];
 }
 
 export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Promise<LiveResult> {
@@ -120,11 +132,11 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
     const t0 = performance.now();
     proc = start(
       [
-        process.execPath, join(o.root, "src", "main.ts"),
+        ...porticoCommand(o),
         "--kubeconfig", kubeconfig,
         "--bind", "127.0.0.1",
         "--http-port", String(http), "--https-port", String(https), "--admin-port", String(admin),
-        "--access-log", "off", "--log-level", "warn", "--workers", "1",
+        "--access-log", "off", "--log-level", "warn",
       ],
       { cpus: null, cwd: o.root, log, out: join(o.dir, "portico.out") },
       o.tools.taskset,
@@ -223,9 +235,9 @@ export async function runManifestsStart(manifests: string, o: LiveOptions): Prom
   const t0 = performance.now();
   const p = start(
     [
-      process.execPath, join(o.root, "src", "main.ts"), "--manifests", manifests, "--bind", "127.0.0.1",
+      ...porticoCommand({ ...o, profileDir: undefined }), "--manifests", manifests, "--bind", "127.0.0.1",
       "--http-port", String(http), "--https-port", String(https), "--admin-port", String(admin),
-      "--access-log", "off", "--log-level", "warn", "--workers", "1",
+      "--access-log", "off", "--log-level", "warn",
     ],
     { cpus: null, cwd: o.root, log, out: join(o.dir, "portico-files.out") },
     o.tools.taskset,
