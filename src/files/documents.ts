@@ -123,41 +123,64 @@ function lineOf(text: string, doc: DocumentText | null, e: YAMLException): numbe
   return lines + e.mark.line + 1;
 }
 
-/** Calls `each` with every document of the stream, in order; returns the parse error, if any, and its document. */
-function forEachDocument(text: string, file: string, each: (doc: unknown) => void): { failed: DocumentText | null; error: unknown } {
+/** A document that does not parse, and which one (null: the stream was read whole). */
+class DocumentError {
+  constructor(
+    readonly doc: DocumentText | null,
+    readonly cause: unknown,
+  ) {}
+}
+
+/** Every document's value, in order; throws DocumentError at the first that does not parse. */
+function* documents(text: string, file: string): Generator<unknown> {
   const docs = splitDocuments(text);
   if (docs === null) {
+    let all: unknown[];
     try {
-      for (const doc of loadAll(text, { filename: file })) each(doc);
+      all = loadAll(text, { filename: file });
     } catch (e) {
-      return { failed: null, error: e };
+      throw new DocumentError(null, e);
     }
-    return { failed: null, error: undefined };
+    yield* all;
+    return;
   }
   for (const d of docs) {
     let value: unknown;
     try {
       value = parseDocument(d, file);
     } catch (e) {
-      return { failed: d, error: e };
+      throw new DocumentError(d, e);
     }
-    each(value);
+    yield value;
   }
-  return { failed: null, error: undefined };
 }
 
-export function parseManifestText(text: string, file: string): FileParse {
-  const objects: LoadedObject[] = [];
-  const diagnostics: Diagnostic[] = [];
-  const ignoredKinds: string[] = [];
-  const one = (doc: unknown): void => {
+/** Turns document values into validated objects, diagnostics and ignored kinds. */
+class Collector {
+  private readonly objects: LoadedObject[] = [];
+  private readonly diagnostics: Diagnostic[] = [];
+  private readonly ignoredKinds: string[] = [];
+
+  constructor(private readonly file: string) {}
+
+  add(doc: unknown): void {
+    // `kind: List` (what `kubectl get -o yaml` prints) carries its objects in items.
+    if (isRecord(doc) && doc.kind === "List" && Array.isArray(doc.items)) for (const item of doc.items) this.one(item);
+    else this.one(doc);
+  }
+
+  done(): FileParse {
+    return { ok: true, objects: this.objects, diagnostics: this.diagnostics, ignoredKinds: this.ignoredKinds };
+  }
+
+  private one(doc: unknown): void {
     if (doc === null || doc === undefined) return; // empty document (`---` at the end)
     if (!isRecord(doc)) {
-      diagnostics.push({ kind: "", namespace: "", name: "", reason: "InvalidObject", message: `${file}: a document is not a mapping` });
+      this.diagnostics.push({ kind: "", namespace: "", name: "", reason: "InvalidObject", message: `${this.file}: a document is not a mapping` });
       return;
     }
     if (!isKind(doc.kind)) {
-      ignoredKinds.push(typeof doc.kind === "string" ? doc.kind : "(no kind)");
+      this.ignoredKinds.push(typeof doc.kind === "string" ? doc.kind : "(no kind)");
       return;
     }
     const kind = doc.kind;
@@ -168,7 +191,7 @@ export function parseManifestText(text: string, file: string): FileParse {
       name: typeof meta.name === "string" ? meta.name : "",
     };
     if (typeof doc.apiVersion === "string" && doc.apiVersion !== expectedApiVersion(kind)) {
-      diagnostics.push({ ...where, reason: "InvalidObject", message: `apiVersion ${doc.apiVersion} is not served; use ${expectedApiVersion(kind)}` });
+      this.diagnostics.push({ ...where, reason: "InvalidObject", message: `apiVersion ${doc.apiVersion} is not served; use ${expectedApiVersion(kind)}` });
       return;
     }
     let hash: string;
@@ -176,24 +199,55 @@ export function parseManifestText(text: string, file: string): FileParse {
       hash = hashOf(JSON.stringify(doc));
     } catch {
       // YAML aliases can build a cycle (`a: &x {b: *x}`), which no Kubernetes object has.
-      diagnostics.push({ ...where, reason: "InvalidObject", message: "the document refers to itself through a YAML alias" });
+      this.diagnostics.push({ ...where, reason: "InvalidObject", message: "the document refers to itself through a YAML alias" });
       return;
     }
     const parsed = parseObject(kind, normalise(kind, doc, hash));
     if (!parsed.ok) {
-      diagnostics.push({ ...parsed.diagnostic, namespace: parsed.diagnostic.namespace || where.namespace });
+      this.diagnostics.push({ ...parsed.diagnostic, namespace: parsed.diagnostic.namespace || where.namespace });
       return;
     }
-    objects.push({ kind, object: parsed.object, hash });
-  };
-  const { failed, error } = forEachDocument(text, file, (doc) => {
-    // `kind: List` (what `kubectl get -o yaml` prints) carries its objects in items.
-    if (isRecord(doc) && doc.kind === "List" && Array.isArray(doc.items)) for (const item of doc.items) one(item);
-    else one(doc);
-  });
-  if (error !== undefined) {
-    if (error instanceof YAMLException) return { ok: false, line: lineOf(text, failed, error), message: error.reason || error.message };
-    return { ok: false, line: null, message: error instanceof Error ? error.message : String(error) };
+    this.objects.push({ kind, object: parsed.object, hash });
   }
-  return { ok: true, objects, diagnostics, ignoredKinds };
+}
+
+function failure(text: string, e: unknown): FileParse {
+  const error = e instanceof DocumentError ? e.cause : e;
+  if (error instanceof YAMLException) return { ok: false, line: lineOf(text, e instanceof DocumentError ? e.doc : null, error), message: error.reason || error.message };
+  return { ok: false, line: null, message: error instanceof Error ? error.message : String(error) };
+}
+
+export function parseManifestText(text: string, file: string): FileParse {
+  const c = new Collector(file);
+  try {
+    for (const doc of documents(text, file)) c.add(doc);
+  } catch (e) {
+    return failure(text, e);
+  }
+  return c.done();
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * parseManifestText, giving the event loop a turn every `sliceMs` of work: the admin port keeps
+ * answering while a large file loads, and the process does not stall for tens of milliseconds
+ * after one long synchronous load (measured with 10k Ingresses: 50-110 ms before the first
+ * /readyz answer after ready; about 2 ms with slices).
+ */
+export async function parseManifestTextSliced(text: string, file: string, sliceMs = 10): Promise<FileParse> {
+  const c = new Collector(file);
+  let since = performance.now();
+  try {
+    for (const doc of documents(text, file)) {
+      c.add(doc);
+      if (performance.now() - since >= sliceMs) {
+        await nextTurn();
+        since = performance.now();
+      }
+    }
+  } catch (e) {
+    return failure(text, e);
+  }
+  return c.done();
 }

@@ -8,7 +8,7 @@ import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Source, SourceSink } from "../store/types.ts";
-import { parseManifestText, type LoadedObject } from "./documents.ts";
+import { parseManifestTextSliced, type LoadedObject } from "./documents.ts";
 
 export interface ManifestSourceOptions {
   path: string;
@@ -203,7 +203,7 @@ export class ManifestSource implements Source {
     }
     const digest = createHash("sha256").update(text).digest("base64");
     if (previous && previous.digest === digest) return previous;
-    const parsed = parseManifestText(text, file);
+    const parsed = await parseManifestTextSliced(text, file);
     if (!parsed.ok) {
       // A half-saved file must not take its routes down: the last good objects keep serving.
       this.log.warn("manifest file does not parse; keeping its previous objects", { path: file, line: parsed.line, err: parsed.message });

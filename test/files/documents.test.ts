@@ -2,7 +2,7 @@
 // fast path agreeing with js-yaml, and errors with the line counted from the file's start.
 import { describe, expect, test } from "bun:test";
 import { loadAll } from "js-yaml";
-import { parseManifestText, splitDocuments } from "../../src/files/documents.ts";
+import { parseManifestText, parseManifestTextSliced, splitDocuments } from "../../src/files/documents.ts";
 
 const svc = (name: string) => ({ apiVersion: "v1", kind: "Service", metadata: { name, namespace: "d", labels: { app: name } }, spec: { ports: [{ name: "http", port: 80 }] } });
 
@@ -75,5 +75,24 @@ describe("parseManifestText", () => {
     if (!r.ok) throw new Error(r.message);
     expect(r.objects.map((o) => o.object.metadata.name)).toEqual(["fine"]);
     expect(r.diagnostics.map((d) => [d.name, d.reason])).toEqual([["loop", "InvalidObject"]]);
+  });
+
+  test("the sliced parse gives the same result and lets the event loop run between documents", async () => {
+    const text = Array.from({ length: 50 }, (_, i) => `---\n${JSON.stringify(svc(`s${i}`))}\n`).join("") + "---\napiVersion: v1\nkind: Service\nmetadata: { name: yaml, namespace: d }\n";
+    let turns = 0;
+    let done = false;
+    const spin = () => {
+      if (done) return;
+      turns++;
+      setImmediate(spin);
+    };
+    setImmediate(spin);
+    const sliced = await parseManifestTextSliced(text, "many.yaml", 0);
+    done = true;
+    expect(sliced).toEqual(parseManifestText(text, "many.yaml"));
+    expect(sliced.ok && sliced.objects.length).toBe(51);
+    expect(turns).toBeGreaterThanOrEqual(25); // one turn per document with a 0 ms slice
+    const broken = "---\na: 1\n---\nb: [\n";
+    expect(await parseManifestTextSliced(broken, "b.yaml", 0)).toEqual(parseManifestText(broken, "b.yaml"));
   });
 });
