@@ -114,8 +114,9 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     faults,
     requests,
     setToken: (t) => void (hopts.token = t),
-    create: (kind, obj) => store.create(resourceByKind(kind), structuredClone(obj) as Obj),
-    update: (kind, obj) => store.update(resourceByKind(kind), structuredClone(obj) as Obj),
+    // The store copies what it is given and what it returns.
+    create: (kind, obj) => store.create(resourceByKind(kind), obj as Obj),
+    update: (kind, obj) => store.update(resourceByKind(kind), obj as Obj),
     delete: (kind, ns, name) => store.delete(resourceByKind(kind), key(kind, ns, name)),
     get: (kind, ns, name) => store.get(resourceByKind(kind), key(kind, ns, name)),
     list: (kind) => store.list(resourceByKind(kind)),

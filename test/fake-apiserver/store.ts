@@ -150,7 +150,8 @@ export class ObjectStore {
   }
 
   private record(type: Change["type"], res: ResourceInfo, object: Obj, previous: Obj | null): void {
-    const c: Change = { rv: this.rv, type, res, object: clone(object), previous };
+    // Stored objects are never changed in place, so history shares them (no copy per change).
+    const c: Change = { rv: this.rv, type, res, object, previous };
     this.history.push(c);
     while (this.history.length > this.historyLimit) this.compactedRv = this.history.shift()!.rv;
     for (const l of this.listeners) l(c);
@@ -211,7 +212,7 @@ export class ObjectStore {
     }
     next.metadata.resourceVersion = String(++this.rv);
     b.set(key, next);
-    this.record("MODIFIED", res, next, clone(cur));
+    this.record("MODIFIED", res, next, cur);
     return clone(next);
   }
 
