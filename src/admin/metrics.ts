@@ -54,6 +54,7 @@ abstract class Metric<S extends { readonly labels: readonly string[] }> {
   protected readonly series = new Map<string, S>();
   private readonly maxSeries: number;
   private readonly onOverflow: OnOverflow;
+  private epochN = 0;
 
   constructor(opts: MetricOptions, onOverflow: OnOverflow, reserved: readonly string[] = []) {
     if (!METRIC_NAME.test(opts.name)) throw new Error(`invalid metric name ${opts.name}`);
@@ -93,21 +94,39 @@ abstract class Metric<S extends { readonly labels: readonly string[] }> {
     return s;
   }
 
+  /**
+   * Bumped whenever a series is forgotten: a series kept by a caller (seriesFor) is stale once
+   * this changes.
+   */
+  get epoch(): number {
+    return this.epochN;
+  }
+
+  /**
+   * The series for these label values, for a hot path that caches it (and checks `epoch`
+   * before reusing it); undefined when the bound refuses a new one.
+   */
+  seriesFor(values: readonly string[]): S | undefined {
+    return this.slot(values);
+  }
+
   /** Forget one label set (a host whose certificate went away). */
   remove(values: readonly string[]): void {
     this.series.delete(seriesKey(values));
+    this.epochN++;
   }
 
   /** Forget every label set (a gauge recomputed from scratch, e.g. diagnostics by reason). */
   reset(): void {
     this.series.clear();
+    this.epochN++;
     if (this.labelNames.length === 0) this.slot([]);
   }
 
   abstract snapshot(): FamilySnapshot;
 }
 
-interface ScalarState {
+export interface ScalarState {
   readonly labels: readonly string[];
   value: number;
 }
@@ -122,6 +141,11 @@ export class Counter extends Metric<ScalarState> {
     if (!(n >= 0) || !Number.isFinite(n)) return;
     const s = this.slot(values);
     if (s) s.value += n;
+  }
+
+  /** inc() on a series from seriesFor(). */
+  incSeries(s: ScalarState, n = 1): void {
+    if (n >= 0 && Number.isFinite(n)) s.value += n;
   }
 
   get(values: readonly string[] = []): number {
@@ -170,7 +194,7 @@ export class Gauge extends Metric<ScalarState> {
   }
 }
 
-interface HistogramState {
+export interface HistogramState {
   readonly labels: readonly string[];
   /** Per-bucket (not cumulative) counts; the last slot is the +Inf bucket. */
   readonly counts: number[];
@@ -200,7 +224,12 @@ export class Histogram extends Metric<HistogramState> {
   observe(values: readonly string[], v: number): void {
     if (Number.isNaN(v)) return;
     const s = this.slot(values);
-    if (!s) return;
+    if (s) this.observeSeries(s, v);
+  }
+
+  /** observe() on a series from seriesFor(). */
+  observeSeries(s: HistogramState, v: number): void {
+    if (Number.isNaN(v)) return;
     const b = this.buckets;
     let i = 0;
     while (i < b.length && v > (b[i] as number)) i++;

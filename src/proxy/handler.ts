@@ -14,6 +14,7 @@ import { hstsValue, httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
 import { relayResponse } from "./respond.ts";
 import type { AccessRecord, ProxyDeps } from "./types.ts";
 import { validateRequest } from "./validate.ts";
+import { guardRequest, sweep, type Watchdog } from "./watchdog.ts";
 import { connectUpstreamWs, isWebSocketUpgrade, upgradeClient, websocketHandler, type WsData } from "./websocket.ts";
 
 export interface ProxyHandler {
@@ -50,8 +51,6 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
   const inflight = createInflight();
   const sockets = new Set<ServerWebSocket<WsData>>();
   const hardStop = new AbortController();
-  // The abort switch of every proxied request still running, for abortInflight().
-  const live = new Set<AbortController>();
 
   const emit = (r: AccessRecord) => {
     try {
@@ -71,12 +70,12 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
     };
     inflight.enter();
     let done = false;
-    let ac: AbortController | null = null;
+    let guard: Watchdog | null = null;
     const finish = (status: number, error: string | null) => {
       if (done) return;
       done = true;
       inflight.leave();
-      if (ac !== null) live.delete(ac);
+      guard?.stop();
       rec.status = status;
       rec.error = error;
       rec.durationMs = performance.now() - t0;
@@ -174,13 +173,13 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
 
       // One abort switch per request (forward.ts says why not AbortSignal.any). DESIGN §5: the
       // client's signal must reach the upstream fetch, or a client that leaves early does not
-      // abort it; the listener goes with the request (Bun does not fire it after a response).
-      const abort = (ac = new AbortController());
-      live.add(abort);
-      if (hardStop.signal.aborted) abort.abort(hardStop.signal.reason);
+      // abort it; the guard goes with the request (finish() stops it).
+      const abort = new AbortController();
       const clientSignal = req.signal;
-      if (clientSignal.aborted) abort.abort(clientSignal.reason);
-      else clientSignal.addEventListener("abort", () => abort.abort(clientSignal.reason), { once: true });
+      if (hardStop.signal.aborted) abort.abort(hardStop.signal.reason);
+      else if (clientSignal.aborted) abort.abort(clientSignal.reason);
+      // Polled by the shared watchdog sweep (watchdog.ts says why not an abort listener).
+      else guard = guardRequest(clientSignal, hardStop.signal, abort);
       const control = createAttemptControl(abort);
       const metered = hasBody
         ? meterRequestBody(req.body as ReadableStream<Uint8Array>, {
@@ -239,8 +238,8 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
     abortInflight() {
       const reason = new Error("shutdown");
       hardStop.abort(reason);
-      for (const a of live) a.abort(reason);
-      live.clear();
+      // Every running request's guard sees hardStop now rather than at the next tick.
+      sweep();
     },
     balancer,
   };
