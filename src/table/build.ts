@@ -106,13 +106,15 @@ export function assembleTable(entries: readonly HostRoutes[], defaultRoute: Rout
 /**
  * The next table from the previous one: host entries replaced or removed (null) by key. The
  * maps are copied (the previous table stays as it was for requests still reading it); keys
- * keep their order, so a change must not add a key (use assembleTable then).
+ * keep their order, so a change must not add a key (use assembleTable then) unless
+ * `appendNew` says map order does not matter to the caller (lookups never depend on it).
  */
 export function patchTable(
   prev: RouteTable,
   changes: readonly (readonly [string, HostRoutes | null])[],
   defaultRoute: Route | null,
   routeCount: number,
+  appendNew = false,
 ): RouteTable {
   let exact: Map<string, HostRoutes> | null = null;
   let wildcard: Map<string, HostRoutes> | null = null;
@@ -127,7 +129,7 @@ export function patchTable(
     const key = wild ? k.slice(2) : k;
     if (e === null) map.delete(key);
     else {
-      if (!map.has(key)) throw new Error(`patchTable: host ${k} is new; build the table with assembleTable`);
+      if (!appendNew && !map.has(key)) throw new Error(`patchTable: host ${k} is new; build the table with assembleTable`);
       map.set(key, e);
     }
   }

@@ -1,15 +1,23 @@
 // The route table as JSON-safe plain data, for handing a compiled table from the primary
 // process to its data-plane workers (issue 8 point 3). Pure: no I/O, no clock.
 //
+// Two forms: the whole table (a worker's first table, after a restart or a resync), and a
+// delta from the previous table (every other change): the host entries whose HostRoutes
+// object changed, the default route if it changed, and the backends those refer to that the
+// worker does not hold yet. Both ends keep a BackendRegistry (id → Backend) updated the same
+// way: a full table resets it to that table's backends, a delta adds the backends it carries.
+// A delta names a backend by id when the registry already holds that very object, so the
+// worker keeps its own Backend object (and the proxy's state keyed on it) for it.
+//
 // Shape: every Backend is listed once in `backends` and routes refer to it by index; each
 // backend's `endpoints` are indexes into its own `allEndpoints` (compile/backends.ts builds
 // them as a subset of the same objects). Bun's IPC serialises with JSON, which turns
 // Infinity into null, so non-finite numbers in RouteOptions (an explicitly unlimited body
 // size) are spelled as strings. The tries are not shipped: decodeTable() rebuilds them
 // with buildTable(), the same code that built the original.
-import { buildTable } from "./build.ts";
+import { buildHost, buildTable, patchTable, viaOf } from "./build.ts";
 import { allRoutes } from "./routes.ts";
-import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
+import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
 
 export const WIRE_VERSION = 1;
 
@@ -25,9 +33,23 @@ export interface WireBackend extends Omit<Backend, "endpoints" | "allEndpoints">
 }
 
 export interface WireRoute extends Omit<Route, "backend" | "options"> {
-  /** Index into WireTable.backends. */
-  readonly backend: number;
+  /** Index into the message's `backends`; in a delta, or a string: the id of a registry backend. */
+  readonly backend: number | string;
   readonly options: WireOptions;
+}
+
+/** id → Backend held by the receiving end (see the top of this file). */
+export type BackendRegistry = Map<string, Backend>;
+
+export interface WireDelta {
+  readonly v: typeof WIRE_VERSION;
+  /** Backends the routes below refer to by index (the ones the registry does not hold). */
+  readonly backends: readonly WireBackend[];
+  /** Host entries by key (`foo.com`, `*.foo.com`, `*`): routes in precedence order, or null = removed. */
+  readonly hosts: readonly { readonly host: string; readonly routes: readonly WireRoute[] | null }[];
+  /** Absent: the default route did not change. */
+  readonly defaultRoute?: WireRoute | null;
+  readonly routeCount: number;
 }
 
 export interface WireTable {
@@ -53,18 +75,36 @@ function mapOptions<A, B>(o: Record<string, A>, f: (v: A) => B): Record<string, 
   return out;
 }
 
+function encodeBackend(b: Backend): WireBackend {
+  const { endpoints, allEndpoints, ...rest } = b;
+  const at = new Map(allEndpoints.map((u, j) => [u, j] as const));
+  return { ...rest, allEndpoints, endpoints: endpoints.map((u) => at.get(u) ?? u) };
+}
 
-export function encodeTable(table: RouteTable): WireTable {
+function decodeBackend(b: WireBackend): Backend {
+  const { endpoints, allEndpoints, ...rest } = b;
+  const resolved = endpoints.map((e) => {
+    if (typeof e !== "number") return e;
+    const u = allEndpoints[e];
+    if (u === undefined) throw new Error(`backend ${b.id}: endpoint index ${e} out of range`);
+    return u;
+  });
+  return Object.freeze({ ...rest, allEndpoints, endpoints: resolved });
+}
+
+/** Routes → wire routes, listing each backend once; `known(b)` may name it by id instead. */
+function routeEncoder(known: (b: Backend) => boolean) {
   const index = new Map<Backend, number>();
   const backends: WireBackend[] = [];
-  const backendRef = (b: Backend): number => {
+  const sent: Backend[] = [];
+  const backendRef = (b: Backend): number | string => {
+    if (known(b)) return b.id;
     let i = index.get(b);
     if (i === undefined) {
       i = backends.length;
       index.set(b, i);
-      const { endpoints, allEndpoints, ...rest } = b;
-      const at = new Map(allEndpoints.map((u, j) => [u, j] as const));
-      backends.push({ ...rest, allEndpoints, endpoints: endpoints.map((u) => at.get(u) ?? u) });
+      backends.push(encodeBackend(b));
+      sent.push(b);
     }
     return i;
   };
@@ -75,38 +115,103 @@ export function encodeTable(table: RouteTable): WireTable {
     );
     return { ...rest, backend: backendRef(backend), options: wireOptions as WireOptions };
   };
-  return {
-    v: WIRE_VERSION,
-    routes: allRoutes(table).map(route),
-    defaultRoute: table.defaultRoute ? route(table.defaultRoute) : null,
-    backends,
-  };
+  return { route, backends, sent };
 }
 
-/**
- * Rebuild a RouteTable that answers every lookup as the encoded one did. Re-sorting a host's
- * routes that are already in precedence order is a no-op (the sort is stable), so ties keep
- * their priority order. Throws on a backend index out of range (a corrupt message).
- */
-export function decodeTable(wire: WireTable): RouteTable {
-  if (wire.v !== WIRE_VERSION) throw new Error(`route table wire version ${String(wire.v)} is not ${WIRE_VERSION}`);
-  const backends: Backend[] = wire.backends.map((b) => {
-    const { endpoints, allEndpoints, ...rest } = b;
-    const resolved = endpoints.map((e) => {
-      if (typeof e !== "number") return e;
-      const u = allEndpoints[e];
-      if (u === undefined) throw new Error(`backend ${b.id}: endpoint index ${e} out of range`);
-      return u;
-    });
-    return Object.freeze({ ...rest, allEndpoints, endpoints: resolved });
-  });
-  const route = (r: WireRoute): Route => {
-    const backend = backends[r.backend];
-    if (backend === undefined) throw new Error(`route ${r.path}: backend index ${r.backend} out of range`);
+function routeDecoder(backends: readonly Backend[], registry: ReadonlyMap<string, Backend> | null) {
+  return (r: WireRoute): Route => {
+    const backend = typeof r.backend === "number" ? backends[r.backend] : registry?.get(r.backend);
+    if (backend === undefined) throw new Error(`route ${r.path}: backend ${JSON.stringify(r.backend)} is not known`);
     const options = mapOptions(r.options as unknown as Record<string, boolean | WireNumber | null>, (v) =>
       typeof v === "boolean" || v === null ? v : decodeNumber(v),
     );
     return { ...r, backend, options: options as unknown as RouteOptions };
   };
-  return buildTable(wire.routes.map(route), wire.defaultRoute ? route(wire.defaultRoute) : null);
+}
+
+/** The whole table. With a registry, it is reset to this table's backends (the receiver's will be). */
+export function encodeTable(table: RouteTable, registry?: BackendRegistry): WireTable {
+  const enc = routeEncoder(() => false);
+  const wire: WireTable = {
+    v: WIRE_VERSION,
+    routes: allRoutes(table).map(enc.route),
+    defaultRoute: table.defaultRoute ? enc.route(table.defaultRoute) : null,
+    backends: enc.backends,
+  };
+  if (registry) {
+    registry.clear();
+    for (const b of enc.sent) registry.set(b.id, b);
+  }
+  return wire;
+}
+
+/**
+ * Rebuild a RouteTable that answers every lookup as the encoded one did. Re-sorting a host's
+ * routes that are already in precedence order is a no-op (the sort is stable), so ties keep
+ * their priority order. Throws on a backend index out of range (a corrupt message). With a
+ * registry, it is reset to this table's backends once the table is decoded.
+ */
+export function decodeTable(wire: WireTable, registry?: BackendRegistry): RouteTable {
+  if (wire.v !== WIRE_VERSION) throw new Error(`route table wire version ${String(wire.v)} is not ${WIRE_VERSION}`);
+  const backends = wire.backends.map(decodeBackend);
+  const route = routeDecoder(backends, null);
+  const table = buildTable(wire.routes.map(route), wire.defaultRoute ? route(wire.defaultRoute) : null);
+  if (registry) {
+    registry.clear();
+    for (const b of backends) registry.set(b.id, b);
+  }
+  return table;
+}
+
+/** Host entries of `next` whose object differs from `prev`'s (or that `prev` lacks), and the removed keys. */
+function changedHosts(prev: RouteTable, next: RouteTable): [string, HostRoutes | null][] {
+  const out: [string, HostRoutes | null][] = [];
+  const diff = (a: ReadonlyMap<string, HostRoutes>, b: ReadonlyMap<string, HostRoutes>, key: (k: string) => string) => {
+    if (a === b) return;
+    for (const [k, e] of b) if (a.get(k) !== e) out.push([key(k), e]);
+    for (const k of a.keys()) if (!b.has(k)) out.push([key(k), null]);
+  };
+  diff(prev.exact, next.exact, (k) => k);
+  diff(prev.wildcard, next.wildcard, (k) => `*.${k}`);
+  if (prev.any !== next.any) out.push(["*", next.any]);
+  return out;
+}
+
+/** How many host entries differ between two tables (to choose between a delta and a full table). */
+export function countChangedHosts(prev: RouteTable, next: RouteTable): number {
+  return changedHosts(prev, next).length;
+}
+
+/**
+ * What turns `prev` into `next` for a receiver whose registry mirrors `registry` (which is
+ * updated with the backends this delta carries).
+ */
+export function encodeDelta(prev: RouteTable, next: RouteTable, registry: BackendRegistry): WireDelta {
+  const enc = routeEncoder((b) => registry.get(b.id) === b);
+  const hosts = changedHosts(prev, next).map(([host, e]) => ({ host, routes: e ? e.routes.map(enc.route) : null }));
+  const delta: WireDelta = {
+    v: WIRE_VERSION,
+    hosts,
+    ...(next.defaultRoute === prev.defaultRoute ? {} : { defaultRoute: next.defaultRoute ? enc.route(next.defaultRoute) : null }),
+    routeCount: next.routeCount,
+    backends: enc.backends,
+  };
+  for (const b of enc.sent) registry.set(b.id, b);
+  return delta;
+}
+
+/**
+ * The receiver's side of encodeDelta: `current` patched (new maps; `current` stays as it was).
+ * Throws on a corrupt delta or an unknown backend id, leaving the registry as it was.
+ */
+export function applyDelta(current: RouteTable, delta: WireDelta, registry: BackendRegistry): RouteTable {
+  if (delta.v !== WIRE_VERSION) throw new Error(`route table wire version ${String(delta.v)} is not ${WIRE_VERSION}`);
+  const backends = delta.backends.map(decodeBackend);
+  const route = routeDecoder(backends, registry);
+  const changes = delta.hosts.map(({ host, routes }) => [host, routes ? buildHost(host, routes.map(route), viaOf(host)) : null] as const);
+  const defaultRoute = delta.defaultRoute === undefined ? current.defaultRoute : delta.defaultRoute ? route(delta.defaultRoute) : null;
+  // Map order is irrelevant to lookups: new hosts are appended.
+  const table = patchTable(current, changes, defaultRoute, delta.routeCount, true);
+  for (const b of backends) registry.set(b.id, b);
+  return table;
 }

@@ -1,5 +1,7 @@
 // --workers N ≥ 2, the primary's view of the data plane: it listens on no traffic port.
-// Each new table is encoded once (table/wire.ts) and sent to every worker; TLS entries are
+// Each new table goes out as a delta from the previous one (table/wire.ts: the changed host
+// entries and the backends they need), encoded once and sent to every worker; the whole table
+// is encoded only when a worker needs it (hello, resync) or most hosts changed. TLS entries are
 // built here once (PEM checks, default certificate, diagnostics) and sent as they are, so
 // every worker serves the same certificates, including the same generated default one.
 import { formatExposition, sumSnapshots } from "../admin/exposition.ts";
@@ -8,7 +10,9 @@ import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { DataPlane } from "../runtime/plane.ts";
 import { createTlsBuilder } from "../runtime/tls.ts";
-import { encodeTable } from "../table/wire.ts";
+import { hostCount } from "../table/routes.ts";
+import type { RouteTable } from "../table/types.ts";
+import { countChangedHosts, encodeDelta, encodeTable, type BackendRegistry } from "../table/wire.ts";
 import { currentProcess, workerArgv } from "./argv.ts";
 import { createWorkerPool, type WorkerPool } from "./pool.ts";
 
@@ -25,7 +29,20 @@ export function createWorkerPlane(o: {
   const builder = createTlsBuilder(config, log);
   let expiry: ReadonlyMap<string, number> = new Map();
   const argv = workerArgv(currentProcess());
-  const pool = createWorkerPool({ count: config.workers, argv, env: process.env, log, onFatal: o.onFatal });
+  // The latest table, and the backends every worker holds (wire.ts): deltas name those by id.
+  let current: { table: RouteTable; generation: number } | null = null;
+  const registry: BackendRegistry = new Map();
+  let full: { generation: number; json: string } | null = null;
+  const fullTable = () => {
+    if (current === null) return null;
+    if (full?.generation !== current.generation) {
+      const t0 = performance.now();
+      full = { generation: current.generation, json: JSON.stringify(encodeTable(current.table, registry)) };
+      log.debug("whole route table encoded for the workers", { generation: full.generation, bytes: full.json.length, ms: Math.round(performance.now() - t0) });
+    }
+    return full;
+  };
+  const pool = createWorkerPool({ count: config.workers, argv, env: process.env, log, onFatal: o.onFatal, fullTable });
   const initial = builder.build([]);
   expiry = initial.expiry;
   pool.setTls(initial.entries, initial.fingerprint);
@@ -42,7 +59,17 @@ export function createWorkerPlane(o: {
         fingerprint = built.fingerprint;
         pool.setTls(built.entries, built.fingerprint);
       }
-      pool.setTable(generation, JSON.stringify(encodeTable(result.table)));
+      const prev = current;
+      current = { table: result.table, generation };
+      let delta: { base: number; json: string } | null = null;
+      // A delta when it is small and the registry has not grown far past the table (ids of
+      // deleted Services pile up until a whole table resets it).
+      if (prev !== null && registry.size <= result.table.routeCount + 1024) {
+        if (countChangedHosts(prev.table, result.table) <= Math.max(64, hostCount(result.table) / 4)) {
+          delta = { base: prev.generation, json: JSON.stringify(encodeDelta(prev.table, result.table, registry)) };
+        }
+      }
+      pool.publish(generation, delta);
       return built.diagnostics;
     },
     get expiry() {

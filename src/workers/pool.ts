@@ -1,8 +1,9 @@
 // The primary's side of --workers N ≥ 2 (issue 8 point 3): N worker processes, each the same
 // executable re-spawned with an IPC channel (DESIGN §5). The pool keeps the latest TLS entries
-// and table and hands them to every worker that says hello (first start or restart), restarts
-// a worker that dies with a back-off (100 ms doubling to 5 s), gathers metrics snapshots, and
-// drains them all on shutdown.
+// and hands them, with the whole latest table, to every worker that says hello (first start or
+// restart) or asks for a resync; every other table change goes out as a delta to the workers
+// that have its base generation. It restarts a worker that dies with a back-off (100 ms
+// doubling to 5 s), gathers metrics snapshots, and drains them all on shutdown.
 import type { Subprocess } from "bun";
 import { parseSnapshot, type RegistrySnapshot } from "../admin/exposition.ts";
 import type { Logger } from "../log/logger.ts";
@@ -14,8 +15,13 @@ export const BACKOFF_MAX_MS = 5_000;
 /** A worker that lived this long before dying restarts after the initial delay again. */
 const STABLE_MS = 10_000;
 
+/** The whole latest table, encoded on demand (at most once per generation by the caller). */
+export type FullTable = () => { readonly generation: number; readonly json: string } | null;
+
 export interface WorkerPoolOptions {
   readonly count: number;
+  /** The whole latest table, for a worker that has none or lost track (null: no table yet). */
+  readonly fullTable: FullTable;
   /** The command that runs this program (see argv.ts). */
   readonly argv: readonly string[];
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -26,8 +32,11 @@ export interface WorkerPoolOptions {
 
 export interface WorkerPool {
   setTls(entries: readonly TlsEntry[], fingerprint: string): void;
-  /** `json` is JSON.stringify(encodeTable(table)): stringified once, sent to every worker. */
-  setTable(generation: number, json: string): void;
+  /**
+   * A new table generation is current. `delta` (JSON of a WireDelta from generation `base`) goes
+   * to every worker that was last sent `base`; any other open worker gets fullTable().
+   */
+  publish(generation: number, delta: { readonly base: number; readonly json: string } | null): void;
   /** True once every worker has had a table live (a worker restarting later does not undo it). */
   readonly allReady: boolean;
   /** How many workers have acknowledged `generation` (or a later one). */
@@ -49,6 +58,8 @@ interface Slot {
   open: boolean;
   /** Highest table generation it reported live (0 = none yet). */
   generation: number;
+  /** Generation of the last table or delta sent to it (0 = none since it started). */
+  sent: number;
   everReady: boolean;
   restartTimer: ReturnType<typeof setTimeout> | null;
 }
@@ -56,7 +67,6 @@ interface Slot {
 export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
   const { log } = o;
   let tls: ToWorker | null = null;
-  let table: ToWorker | null = null;
   let draining = false;
   let nextRequest = 1;
   const waiting = new Map<number, Map<number, (s: RegistrySnapshot | null) => void>>();
@@ -67,9 +77,18 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     delayMs: BACKOFF_INITIAL_MS,
     open: false,
     generation: 0,
+    sent: 0,
     everReady: false,
     restartTimer: null,
   }));
+
+  /** Send the whole latest table (a first table, or after a delta could not apply). */
+  function sendFull(slot: Slot): void {
+    const full = o.fullTable();
+    if (full === null || !slot.open) return;
+    sendTo(slot, { type: "table", generation: full.generation, json: full.json });
+    slot.sent = full.generation;
+  }
 
   function sendTo(slot: Slot, m: ToWorker): void {
     if (!slot.open || !slot.proc) return;
@@ -86,9 +105,14 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     switch (m.type) {
       case "hello":
         slot.open = true;
+        slot.sent = 0;
         if (tls) sendTo(slot, tls);
-        if (table) sendTo(slot, table);
+        sendFull(slot);
         if (draining) sendTo(slot, { type: "drain" });
+        return;
+      case "resync":
+        log.warn("a worker could not apply a table change; sending the whole table", { worker: slot.id });
+        sendFull(slot);
         return;
       case "ready":
       case "applied":
@@ -112,6 +136,7 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     slot.restartTimer = null;
     slot.open = false;
     slot.generation = 0;
+    slot.sent = 0;
     slot.startedAt = performance.now();
     const proc: Subprocess = Bun.spawn([...o.argv], {
       env: { ...o.env, [WORKER_ID_ENV]: String(slot.id) },
@@ -144,9 +169,14 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
       tls = { type: "tls", entries, fingerprint };
       for (const s of slots) sendTo(s, tls);
     },
-    setTable(generation, json) {
-      table = { type: "table", generation, json };
-      for (const s of slots) sendTo(s, table);
+    publish(generation, delta) {
+      for (const s of slots) {
+        if (!s.open || !s.proc) continue;
+        if (delta !== null && s.sent === delta.base) {
+          sendTo(s, { type: "delta", generation, base: delta.base, json: delta.json });
+          s.sent = generation;
+        } else sendFull(s);
+      }
     },
     get allReady() {
       return slots.every((s) => s.everReady);

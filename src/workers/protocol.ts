@@ -3,10 +3,14 @@
 // side checks the shape of what it receives (DESIGN §6.9) and ignores what does not fit.
 //
 // primary → worker: "tls" (the SNI entries to serve, built once by the primary), "table"
-//   (a new route table as a JSON string of WireTable: stringified once, sent to every worker),
-//   "metrics" (a scrape request), "drain" (shut down gracefully, then exit).
-// worker → primary: "hello" (its message handler is installed: send it the state), "ready" (first table live, listeners up), "applied" (a table generation
-//   is live), "metrics" (registry snapshot for a request id), "fatal" (cannot serve: exits 1).
+//   (the whole route table as a JSON string of WireTable: on hello and on resync), "delta"
+//   (the change from generation `base` as a JSON string of WireDelta: stringified once, sent to
+//   every worker that has `base`), "metrics" (a scrape request), "drain" (shut down gracefully,
+//   then exit).
+// worker → primary: "hello" (its message handler is installed: send it the state), "ready"
+//   (first table live, listeners up), "applied" (a table generation is live), "resync" (a delta
+//   did not apply: send the whole table), "metrics" (registry snapshot for a request id),
+//   "fatal" (cannot serve: exits 1).
 import * as v from "valibot";
 import type { TlsEntry } from "../tls/sni.ts";
 
@@ -16,6 +20,7 @@ export const WORKER_ID_ENV = "PORTICO_WORKER_ID";
 export type ToWorker =
   | { readonly type: "tls"; readonly entries: readonly TlsEntry[]; readonly fingerprint: string }
   | { readonly type: "table"; readonly generation: number; readonly json: string }
+  | { readonly type: "delta"; readonly generation: number; readonly base: number; readonly json: string }
   | { readonly type: "metrics"; readonly id: number }
   | { readonly type: "drain" };
 
@@ -23,6 +28,7 @@ export type ToPrimary =
   | { readonly type: "hello" }
   | { readonly type: "ready"; readonly generation: number }
   | { readonly type: "applied"; readonly generation: number }
+  | { readonly type: "resync" }
   | { readonly type: "metrics"; readonly id: number; readonly snapshot: unknown }
   | { readonly type: "fatal"; readonly message: string };
 
@@ -37,6 +43,7 @@ const ToWorkerSchema = v.variant("type", [
     fingerprint: v.string(),
   }),
   v.object({ type: v.literal("table"), generation: count, json: v.string() }),
+  v.object({ type: v.literal("delta"), generation: count, base: count, json: v.string() }),
   v.object({ type: v.literal("metrics"), id: count }),
   v.object({ type: v.literal("drain") }),
 ]);
@@ -45,6 +52,7 @@ const ToPrimarySchema = v.variant("type", [
   v.object({ type: v.literal("hello") }),
   v.object({ type: v.literal("ready"), generation: count }),
   v.object({ type: v.literal("applied"), generation: count }),
+  v.object({ type: v.literal("resync") }),
   // The snapshot itself is checked by admin/exposition.ts parseSnapshot().
   v.object({ type: v.literal("metrics"), id: count, snapshot: v.unknown() }),
   v.object({ type: v.literal("fatal"), message: v.pipe(v.string(), v.maxLength(2000)) }),

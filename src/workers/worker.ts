@@ -18,7 +18,8 @@ import type { AccessRecord } from "../proxy/types.ts";
 import { rotationHooks } from "../runtime/tls.ts";
 import { TableHolder } from "../table/holder.ts";
 import { lookup } from "../table/lookup.ts";
-import { decodeTable, type WireTable } from "../table/wire.ts";
+import type { RouteTable } from "../table/types.ts";
+import { applyDelta, decodeTable, type BackendRegistry, type WireDelta, type WireTable } from "../table/wire.ts";
 import { createTlsListener, type TlsListener } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { VERSION } from "../version.ts";
@@ -63,6 +64,8 @@ export async function runWorker(config: Config, id: number): Promise<void> {
   inst.trackAccessLogDrops(() => access.dropped);
 
   const holder = new TableHolder();
+  // The backends of our table by id, kept as the primary's mirror of it is (table/wire.ts).
+  const backends: BackendRegistry = new Map();
   // Spread the workers' subset windows (proxy/subset.ts) evenly over a large backend's endpoints.
   const balancer = createBalancer(undefined, { seed: id / Math.max(1, config.workers) });
   const hooks = inst.proxyHooks<AccessRecord>((r) => {
@@ -114,20 +117,30 @@ export async function runWorker(config: Config, id: number): Promise<void> {
         if (https && !stopping) https.update(m.entries, m.fingerprint);
         listen();
         return;
-      case "table": {
+      case "table":
+      case "delta": {
         if (m.generation <= holder.generation) return; // an older table: never go back
+        if (m.type === "delta" && m.base !== holder.generation) {
+          // Not the table this delta was made from (we missed one, or could not read it).
+          log.warn("route table change does not follow our table; asking for the whole table", { generation: m.generation, base: m.base, have: holder.generation });
+          tell({ type: "resync" });
+          return;
+        }
         const t0 = performance.now();
-        let table;
+        let table: RouteTable;
         try {
-          table = decodeTable(JSON.parse(m.json) as WireTable);
+          table = m.type === "table"
+            ? decodeTable(JSON.parse(m.json) as WireTable, backends)
+            : applyDelta(holder.current, JSON.parse(m.json) as WireDelta, backends);
         } catch (err) {
-          log.error("route table from the primary is unreadable; keeping the current one", { err, generation: m.generation });
+          log.error("route table from the primary is unreadable; keeping the current one", { err, generation: m.generation, kind: m.type });
+          if (m.type === "delta") tell({ type: "resync" });
           return;
         }
         // The holder counts its own swaps; keep it equal to the primary's generation.
         while (holder.generation < m.generation - 1) holder.swap(holder.current);
         holder.swap(table);
-        log.debug("route table applied", { generation: m.generation, routes: table.routeCount, decodeMs: Math.round(performance.now() - t0) });
+        log.debug("route table applied", { generation: m.generation, kind: m.type, routes: table.routeCount, decodeMs: Math.round(performance.now() - t0) });
         if (http) tell({ type: "applied", generation: m.generation });
         else listen();
         return;

@@ -36,34 +36,51 @@ async function until(check: () => boolean, ms = 5000): Promise<void> {
 describe("worker pool", () => {
   test("a worker that keeps dying is restarted with a doubling back-off", async () => {
     const { recs, log } = recorder();
-    pools.push(createWorkerPool({ count: 1, argv: script("process.exit(3)"), env: process.env, log, onFatal: () => {} }));
+    pools.push(createWorkerPool({ count: 1, argv: script("process.exit(3)"), env: process.env, log, onFatal: () => {}, fullTable: () => null }));
     await until(() => recs.filter((r) => r.msg === "worker exited; restarting").length >= 4);
     const delays = recs.filter((r) => r.msg === "worker exited; restarting").map((r) => r.f.restartInMs);
     expect(delays.slice(0, 4)).toEqual([100, 200, 400, 800]);
     expect(recs.find((r) => r.msg === "worker exited; restarting")?.f.code).toBe(3);
   });
 
-  test("hello gets the latest TLS entries then table; ready/applied are counted; metrics time out", async () => {
+  test("hello gets the latest TLS entries then the whole table; changes go as deltas; resync gets the whole table; ready/applied are counted; metrics time out", async () => {
     const { recs, log } = recorder();
-    // Echo what arrives; ready on the first table; never answer metrics.
+    // Echo what arrives; ready on the first table; ask for a resync once, on delta 3; never answer metrics.
     const code = `
+      let asked = false;
       process.on("message", (m) => {
-        if (m.type === "table") process.send({ type: m.generation === 1 ? "ready" : "applied", generation: m.generation });
-        process.send({ type: "fatal", message: "seen " + m.type + (m.generation ?? "") });
+        if (m.type === "table" || m.type === "delta") process.send({ type: m.generation === 1 ? "ready" : "applied", generation: m.generation });
+        process.send({ type: "fatal", message: "seen " + m.type + (m.generation ?? "") + (m.base !== undefined ? "<" + m.base : "") });
+        if (m.type === "delta" && m.generation === 3 && !asked) { asked = true; process.send({ type: "resync" }); }
       });
       process.send({ type: "hello" });`;
     const fatal: string[] = [];
-    const pool = createWorkerPool({ count: 2, argv: script(code), env: process.env, log, onFatal: (m) => fatal.push(m) });
+    let generation = 0;
+    let encoded = 0;
+    const fullTable = () => (generation === 0 ? null : (encoded++, { generation, json: "{}" }));
+    const pool = createWorkerPool({ count: 2, argv: script(code), env: process.env, log, onFatal: (m) => fatal.push(m), fullTable });
     pools.push(pool);
     pool.setTls([], "fp1");
-    pool.setTable(1, "{}");
+    generation = 1;
+    pool.publish(1, null);
     await until(() => pool.allReady);
     expect(pool.appliedCount(1)).toBe(2);
-    pool.setTable(2, "{}");
+    generation = 2;
+    pool.publish(2, { base: 1, json: "{}" });
     await until(() => pool.appliedCount(2) === 2);
+    generation = 3;
+    pool.publish(3, { base: 2, json: "{}" });
+    // A delta from a base a worker was not sent is not sent to it: it gets the whole table.
+    generation = 4;
+    pool.publish(4, { base: 1, json: "{}" });
+    await until(() => recs.filter((r) => r.msg === "worker cannot serve" && String(r.f.err).startsWith("seen table4")).length >= 2 + 2);
     const seen = recs.filter((r) => r.msg === "worker cannot serve").map((r) => `${r.f.worker} ${r.f.err}`);
-    // Each worker got the state in order on hello (tls before table), then the update.
-    for (const w of [0, 1]) expect(seen.filter((s) => s.startsWith(`${w} `))).toEqual([`${w} seen tls`, `${w} seen table1`, `${w} seen table2`]);
+    // Each worker got the state in order on hello (tls before table), then the deltas, then the
+    // whole table 4 twice: once for its resync (asked after delta 3), once for the base mismatch.
+    for (const w of [0, 1]) {
+      expect(seen.filter((s) => s.startsWith(`${w} `))).toEqual([`${w} seen tls`, `${w} seen table1`, `${w} seen delta2<1`, `${w} seen delta3<2`, `${w} seen table4`, `${w} seen table4`]);
+    }
+    expect(recs.filter((r) => r.msg === "a worker could not apply a table change; sending the whole table")).toHaveLength(2);
     // "fatal" before every worker was ready reaches onFatal; after that it is only logged.
     expect(fatal).toContain("seen tls");
     expect(fatal.filter((m) => m.includes("table2"))).toEqual([]);
@@ -80,6 +97,7 @@ describe("worker pool", () => {
         env: process.env,
         log,
         onFatal: (m) => (fatal = m),
+        fullTable: () => null,
       }),
     );
     await until(() => fatal !== "");
@@ -88,7 +106,7 @@ describe("worker pool", () => {
 
   test("drain kills a worker that ignores it after the timeout", async () => {
     const { recs, log } = recorder();
-    const pool = createWorkerPool({ count: 1, argv: script(`process.on("message", () => {}); process.send({ type: "hello" }); setInterval(() => {}, 1000);`), env: process.env, log, onFatal: () => {} });
+    const pool = createWorkerPool({ count: 1, argv: script(`process.on("message", () => {}); process.send({ type: "hello" }); setInterval(() => {}, 1000);`), env: process.env, log, onFatal: () => {}, fullTable: () => null });
     await until(() => pool.pids().length === 1);
     await Bun.sleep(200);
     const t0 = performance.now();

@@ -202,6 +202,21 @@ describe("--workers 2", () => {
     expect(alive(victim)).toBe(false);
   });
 
+  test("after a worker restart, later changes (deltas for the old worker, built on the new one's whole table) reach both", async () => {
+    const both = async (status: number) => {
+      const r = await Promise.all(Array.from({ length: 30 }, () => freshGet(p, "api.test", "/v")));
+      return r.every((x) => x.status === status);
+    };
+    writeManifests(false);
+    await eventually(() => both(404), 8000, 50);
+    writeManifests(true);
+    await eventually(() => both(200), 8000, 50);
+    // Both workers answered: each served some of the fresh connections since the restart.
+    const perWorker = samples(await metrics(p), "portico_worker_requests_total");
+    expect([...perWorker.values()].every((n) => n > 0)).toBe(true);
+    expect(p.lines.some((l) => l.includes("asking for the whole table"))).toBe(false);
+  });
+
   test("SIGTERM: readiness drops, in-flight requests finish, every worker and the primary exit 0", async () => {
     const q = await portico(["--shutdown-delay", "300ms", "--shutdown-grace-period", "5s"]);
     const pids = [...workerPids(q).values()];
