@@ -59,6 +59,10 @@ function codeOf(e: unknown): string {
   return typeof c === "string" ? c : "";
 }
 
+function triedCount(first: string | null, tried: ReadonlySet<string> | null): number {
+  return first === null ? 0 : tried === null ? 1 : tried.size;
+}
+
 function urlOf(b: Backend, u: Upstream, pathAndQuery: string): string {
   return `${b.scheme}://${u.authority}${pathAndQuery}`;
 }
@@ -69,30 +73,38 @@ function safe(f: (() => void) | undefined): void {
   } catch {}
 }
 
+// A class rather than an object of closures: one small allocation per request.
+class Control implements AttemptControl {
+  private dog: Watchdog | null = null;
+  constructor(private readonly ac: AbortController) {}
+  bind(d: Watchdog): void {
+    this.dog = d;
+  }
+  touch(): void {
+    this.dog?.touch();
+  }
+  abort(err: ProxyError): void {
+    this.ac.abort(err);
+  }
+}
+
 export function createAttemptControl(ac: AbortController): AttemptControl & { bind(dog: Watchdog): void } {
-  let dog: Watchdog | null = null;
-  return {
-    bind(d) {
-      dog = d;
-    },
-    touch() {
-      dog?.touch();
-    },
-    abort(err) {
-      ac.abort(err);
-    },
-  };
+  return new Control(ac);
 }
 
 export async function forward(input: ForwardInput, control: ReturnType<typeof createAttemptControl>): Promise<ForwardResult> {
-  const tried = new Set<string>();
+  // Endpoints tried so far; the set exists only once a second pick needs it (most requests
+  // make one attempt, and a Set per request showed in the profile).
+  let first: string | null = null;
+  let tried: Set<string> | null = null;
   const maxAttempts = input.retryable ? 2 : 1;
   const t0 = performance.now();
   let probeFailures = 0;
   for (let attempt = 1; ; attempt++) {
-    const u = input.balancer.pick(input.backend, tried);
-    if (u === null) throw new ProxyError(tried.size === 0 ? "NoEndpoints" : "UpstreamConnect", "no endpoint left");
-    tried.add(u.authority);
+    const u = input.balancer.pick(input.backend, first === null ? undefined : (tried ??= new Set([first])));
+    if (u === null) throw new ProxyError(first === null ? "NoEndpoints" : "UpstreamConnect", "no endpoint left");
+    if (first === null) first = u.authority;
+    else tried?.add(u.authority);
     if (!input.balancer.isWarm(u)) {
       try {
         await probeConnect(u, input.connectTimeoutMs);
@@ -100,7 +112,7 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
         input.balancer.failed(u);
         if (input.clientSignal.aborted || input.stopSignal.aborted) throw e;
         // Nothing was sent: any method may move on, once (a second endpoint), like a retry.
-        if (++probeFailures < 2 && tried.size < input.backend.endpoints.length) {
+        if (++probeFailures < 2 && triedCount(first, tried) < input.backend.endpoints.length) {
           attempt--;
           safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, "connect"));
           continue;
@@ -150,7 +162,7 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
       const connect = CONNECT_CODES.has(code);
       if (connect) input.balancer.failed(u);
       const reason = connect ? "connect" : RESET_CODES.has(code) ? "reset" : "error";
-      if (attempt < maxAttempts && tried.size < input.backend.endpoints.length && (connect || reason === "reset")) {
+      if (attempt < maxAttempts && triedCount(first, tried) < input.backend.endpoints.length && (connect || reason === "reset")) {
         safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, reason));
         continue;
       }
