@@ -104,7 +104,7 @@ export function validateRequest(req: Request): ValidRequest | ProxyError {
   // route by Host, so the two must agree or the request is refused. (Bun 1.4.5 rebuilds
   // req.url from Host and drops the absolute-form authority, so today this cannot differ;
   // the check keeps the rule if that changes.)
-  if (authority !== null && host !== null) {
+  if (authority !== null && host !== null && authority !== host) {
     const a = withoutDefaultPort(authority.toLowerCase());
     const h = withoutDefaultPort(host.toLowerCase());
     if (a !== h && a !== h.replace(/\.(:|$)/, "$1")) return new ProxyError("BadRequest", "authority");
