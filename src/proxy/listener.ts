@@ -19,6 +19,9 @@ export const IDLE_TIMEOUT_S = 75;
 
 export function serveOptions(handler: ProxyHandler) {
   return {
+    // Bun's default follows NODE_ENV (development unless "production"): never the dev error
+    // pages on a traffic port, whatever the environment says.
+    development: false,
     maxRequestBodySize: BUN_MAX_BODY,
     idleTimeout: IDLE_TIMEOUT_S,
     fetch: handler.fetch,
