@@ -87,6 +87,7 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
   const dataPlane = plane;
 
   const admin = Bun.serve({
+    development: false,
     hostname: config.bind,
     port: config.adminPort,
     fetch: createAdminApp({
