@@ -1,0 +1,64 @@
+// Resolved backends kept across compiles (incremental.ts). backends.ts resolveRef reads only
+// `services.get(key)` and `endpointSlices.get(key)`, so a cached Backend stays right while
+// those are the same objects; the Backend object itself is then kept, and with it the
+// proxy's per-backend state keyed on it.
+import type { EndpointSlice, Service } from "../model/schemas.ts";
+import type { Snapshot } from "../store/types.ts";
+import { resolveRef, type BackendRef, type ResolvedBackend } from "./backends.ts";
+
+interface Entry {
+  readonly service: Service | undefined;
+  readonly slices: readonly EndpointSlice[] | undefined;
+  readonly resolved: ResolvedBackend;
+  /** The compile that last validated it. */
+  used: number;
+}
+
+export class BackendCache {
+  readonly #entries = new Map<string, Entry>();
+  #run = 0;
+  #snapshot: Snapshot | null = null;
+  #live = 0;
+
+  /** Start a compile: resolutions are validated once per compile against this snapshot. */
+  begin(snapshot: Snapshot): void {
+    this.#run++;
+    this.#snapshot = snapshot;
+  }
+
+  end(): void {
+    this.#snapshot = null;
+  }
+
+  resolve(ref: BackendRef): ResolvedBackend {
+    const snapshot = this.#snapshot;
+    if (snapshot === null) throw new Error("BackendCache.resolve outside a compile");
+    const hit = this.#entries.get(ref.id);
+    if (hit !== undefined && hit.used === this.#run) return hit.resolved;
+    const service = ref.kind === "service" ? snapshot.services.get(ref.key) : undefined;
+    const slices = ref.kind === "service" ? snapshot.endpointSlices.get(ref.key) : undefined;
+    if (hit !== undefined && hit.service === service && hit.slices === slices) {
+      hit.used = this.#run;
+      return hit.resolved;
+    }
+    const resolved = resolveRef(snapshot, ref);
+    this.#entries.set(ref.id, { service, slices, resolved, used: this.#run });
+    return resolved;
+  }
+
+  /**
+   * Drop entries no one uses once there are clearly too many: `inUse` is an upper bound of
+   * the ids in use (every path plan), `live()` lists them when a sweep is due.
+   */
+  sweep(inUse: number, live: () => Iterable<string>): void {
+    if (this.#entries.size <= Math.max(inUse, 2 * this.#live) + 1024) return;
+    const keep = new Set(live());
+    for (const id of this.#entries.keys()) if (!keep.has(id)) this.#entries.delete(id);
+    this.#live = keep.size;
+  }
+
+  clear(): void {
+    this.#entries.clear();
+    this.#live = 0;
+  }
+}

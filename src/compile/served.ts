@@ -1,0 +1,135 @@
+// The served Ingresses of the incremental compiler, kept in the orders the compile needs:
+// per host key and for spec.tls / spec.defaultBackend in priority order (order.ts), and by
+// `namespace/name` for statuses. Updated one changed Ingress at a time, or rebuilt with one
+// sort when many changed (bulk). Host keys whose contributors change are added to `dirty`.
+import type { Diagnostic } from "../model/diagnostic.ts";
+import type { Ingress } from "../model/schemas.ts";
+import { compareStrings, insertSorted, lowerBound, removeSorted } from "./changes.ts";
+import { classify, type ClassContext } from "./class.ts";
+import type { CompileConfig } from "./config.ts";
+import { comparePlans, planIngress, type IngressPlan } from "./plan.ts";
+import type { IngressRef } from "./types.ts";
+
+export class ServedPlans {
+  /** Every Ingress of the last snapshot, planned, by snapshot key. */
+  #plans = new Map<string, IngressPlan>();
+  /** The served ones, by snapshot key. */
+  #served = new Map<string, IngressPlan>();
+  /** Served plans per host key, in priority order. */
+  readonly contributors = new Map<string, IngressPlan[]>();
+  /** Served plans with spec.tls / spec.defaultBackend, in priority order. */
+  tlsPlans: IngressPlan[] = [];
+  defaultPlans: IngressPlan[] = [];
+  /** Served plans with diagnostics of their own, by snapshot key. */
+  readonly diagnostics = new Map<string, readonly Diagnostic[]>();
+  /** Served `namespace/name` keys sorted, and the statuses list (same order; replaced, never mutated). */
+  #statusKeys: readonly string[] = [];
+  statuses: readonly IngressRef[] = Object.freeze([]);
+  /** Bumped when `diagnostics` changes; set when `tlsPlans` changed (the caller resets it). */
+  diagVersion = 0;
+  tlsChanged = false;
+
+  constructor(private readonly config: CompileConfig) {}
+
+  /** Bulk: plan and classify every Ingress, then rebuild every list with one sort. */
+  rebuild(ingresses: ReadonlyMap<string, Ingress>, ctx: ClassContext, dirty: Set<string>): void {
+    const plans = new Map<string, IngressPlan>();
+    const served: [string, IngressPlan][] = [];
+    for (const [key, ing] of ingresses) {
+      const old = this.#plans.get(key);
+      const plan = old !== undefined && old.ingress === ing ? old : planIngress(ing);
+      plans.set(key, plan);
+      if (classify(ing, ctx, this.config).served) served.push([key, plan]);
+    }
+    served.sort((a, b) => comparePlans(a[1], b[1]));
+    for (const hostKey of this.contributors.keys()) dirty.add(hostKey);
+    this.#plans = plans;
+    this.#served = new Map(served);
+    this.contributors.clear();
+    this.tlsPlans = [];
+    this.defaultPlans = [];
+    this.diagnostics.clear();
+    for (const [key, p] of served) {
+      for (const hostKey of p.hosts.keys()) {
+        const list = this.contributors.get(hostKey);
+        if (list) list.push(p);
+        else this.contributors.set(hostKey, [p]);
+        dirty.add(hostKey);
+      }
+      if (p.tls.length > 0) this.tlsPlans.push(p);
+      if (p.defaultBackend !== null) this.defaultPlans.push(p);
+      if (p.diagnostics.length > 0) this.diagnostics.set(key, p.diagnostics);
+    }
+    this.diagVersion++;
+    this.tlsChanged = true;
+    // Statuses are sorted by `namespace/name` (plan.key; a snapshot key omits an empty namespace).
+    const byName = served.map(([, p]) => p).sort((a, b) => compareStrings(a.key, b.key));
+    const keys = byName.map((p) => p.key);
+    if (keys.length !== this.#statusKeys.length || keys.some((k, i) => k !== this.#statusKeys[i])) {
+      this.#statusKeys = keys;
+      this.statuses = Object.freeze(byName.map((p) => ({ namespace: p.namespace, name: p.name })));
+    }
+  }
+
+  /** One changed snapshot key (added, replaced or deleted). */
+  update(key: string, ingresses: ReadonlyMap<string, Ingress>, ctx: ClassContext, dirty: Set<string>): void {
+    const ing = ingresses.get(key);
+    const old = this.#plans.get(key);
+    let plan: IngressPlan | undefined;
+    if (ing !== undefined) {
+      plan = old !== undefined && old.ingress === ing ? old : planIngress(ing);
+      this.#plans.set(key, plan);
+    } else this.#plans.delete(key);
+    const was = this.#served.get(key);
+    const now = plan !== undefined && classify(plan.ingress, ctx, this.config).served ? plan : undefined;
+    if (was === now) return;
+    if (was !== undefined) {
+      this.#served.delete(key);
+      for (const hostKey of was.hosts.keys()) {
+        const list = this.contributors.get(hostKey) as IngressPlan[];
+        removeSorted(list, was, comparePlans);
+        if (list.length === 0) this.contributors.delete(hostKey);
+        dirty.add(hostKey);
+      }
+      if (was.tls.length > 0 && removeSorted(this.tlsPlans, was, comparePlans)) this.tlsChanged = true;
+      if (was.defaultBackend !== null) removeSorted(this.defaultPlans, was, comparePlans);
+      if (this.diagnostics.delete(key)) this.diagVersion++;
+    }
+    if (now !== undefined) {
+      this.#served.set(key, now);
+      for (const hostKey of now.hosts.keys()) {
+        const list = this.contributors.get(hostKey);
+        if (list) insertSorted(list, now, comparePlans);
+        else this.contributors.set(hostKey, [now]);
+        dirty.add(hostKey);
+      }
+      if (now.tls.length > 0) {
+        insertSorted(this.tlsPlans, now, comparePlans);
+        this.tlsChanged = true;
+      }
+      if (now.defaultBackend !== null) insertSorted(this.defaultPlans, now, comparePlans);
+      if (now.diagnostics.length > 0) {
+        this.diagnostics.set(key, now.diagnostics);
+        this.diagVersion++;
+      }
+    }
+    if (was === undefined && now !== undefined) this.#statusChanged(now.key, now);
+    else if (was !== undefined && now === undefined) this.#statusChanged(was.key, undefined);
+  }
+
+  /** A key joined or left the served set: new statuses (the last list belongs to a result). */
+  #statusChanged(key: string, now: IngressPlan | undefined): void {
+    const keys = [...this.#statusKeys];
+    const statuses = [...this.statuses];
+    const i = lowerBound(keys, key, compareStrings);
+    if (now !== undefined) {
+      keys.splice(i, 0, key);
+      statuses.splice(i, 0, { namespace: now.namespace, name: now.name });
+    } else {
+      keys.splice(i, 1);
+      statuses.splice(i, 1);
+    }
+    this.#statusKeys = keys;
+    this.statuses = Object.freeze(statuses);
+  }
+}
