@@ -21,6 +21,7 @@ const HELP = `bun bench/control-plane.ts [options]
   --no-live        only the in-process figures (compile, lookup, memory)
   --no-files       skip the start from a --manifests file
   --workers N      Portico's --workers in the live runs (default 1)
+  --edit-gap MS    pause between one edit being served and the next (default 0: back to back)
   --profile DIR    write a CPU profile (markdown) of the live Portico process into DIR
   --out FILE       report path (default bench/results/control-plane.md; use another for partial runs)`;
 
@@ -32,6 +33,7 @@ const { values: flags } = parseArgs({
     "no-live": { type: "boolean", default: false },
     "no-files": { type: "boolean", default: false },
     workers: { type: "string", default: "1" },
+    "edit-gap": { type: "string", default: "0" },
     profile: { type: "string" },
     out: { type: "string" },
     help: { type: "boolean", default: false },
@@ -45,11 +47,12 @@ const sizes = (flags.sizes ?? "").split(",").map(Number);
 const tlsCount = Number(flags.tls);
 const edits = Number(flags.edits);
 const workers = Number(flags.workers);
+const editGapMs = Number(flags["edit-gap"]);
 if (
   sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 100_000) || !Number.isInteger(tlsCount) || !Number.isInteger(edits) || edits < 0 || edits > 10_000 ||
-  !Number.isInteger(workers) || workers < 1 || workers > 64
+  !Number.isInteger(workers) || workers < 1 || workers > 64 || !Number.isInteger(editGapMs) || editGapMs < 0 || editGapMs > 5000
 ) {
-  console.error("--sizes, --tls, --edits and --workers take integers (sizes 1..100000, workers 1..64)");
+  console.error("--sizes, --tls, --edits, --workers and --edit-gap take integers (sizes 1..100000, workers 1..64, gap 0..5000 ms)");
   process.exit(2);
 }
 const ROOT = join(import.meta.dir, "..");
@@ -79,9 +82,9 @@ async function main(): Promise<void> {
       const cluster = generate({ ingresses: n, tlsCount: Math.min(tlsCount, n), addresses, port: backend.ports.many, cert: { cert: cert.certPem, key: cert.keyPem } });
       log(`${n} Ingresses: ${cluster.objects.length} objects; compiling in-process`);
       await waitQuiet(10_000);
-      const r = runOffline(cluster, 5);
+      const r = runOffline(cluster, 5, Math.min(tlsCount, n));
       offline.push([n, r]);
-      log(`  compile ${r.compileMedianMs.toFixed(1)} ms (cold ${r.compileColdMs.toFixed(1)}), lookup ${r.lookupMixNs.toFixed(0)} ns`);
+      log(`  compile ${r.compileMedianMs.toFixed(1)} ms (cold ${r.compileColdMs.toFixed(1)}, after one edit ${r.editMedianMs.toFixed(1)}), lookup ${r.lookupMixNs.toFixed(0)} ns`);
       if (flags["no-live"]) continue;
       if (!porticoAvailable(ROOT)) {
         live.push([n, "src/main.ts not present"]);
@@ -100,7 +103,7 @@ async function main(): Promise<void> {
       try {
         await waitQuiet(10_000);
         const res = await runLive(cluster, Math.min(tlsCount, n), {
-          root: ROOT, dir: join(dir, `live-${n}`), tools, edits, loadConnections: 8, loadDelayMs: 4, log, workers,
+          root: ROOT, dir: join(dir, `live-${n}`), tools, edits, loadConnections: 8, loadDelayMs: 4, log, workers, editGapMs,
           ...(flags.profile ? { profileDir: join(flags.profile, `live-${n}`) } : {}),
         });
         live.push([n, res]);
@@ -123,16 +126,22 @@ async function main(): Promise<void> {
     `- machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average at start: ${load} (shared machine: other work adds noise)`,
     `- versions: bun ${v.bun}, ${v.wrk}`,
     `- cluster: N Ingresses in 50 namespaces, each host \`app-<i>.bench.test\` with 3 paths (2 Prefix, 1 Exact), its own Service and EndpointSlice (3 ready endpoints); the first ${tlsCount} Ingresses have spec.tls with their own TLS Secret (one shared ECDSA certificate for \`*.bench.test\`)`,
-    "- compile: `compile(snapshot)` in-process after validating and storing every object; cold = first call, then the median of 5; heap = growth of the JS heap (objects + one compiled result)",
+    "- compile: `compile(snapshot)` (a full compile: a fresh Compiler) in-process after validating and storing every object; cold = first call, then the median of 5; after one edit = one long-lived Compiler, one plain Ingress replaced (a new Exact path) then compiled, median (max) of 30 edits; heap = growth of the JS heap (objects + one compiled result)",
+    "- workers IPC: the whole table as sent on a worker's hello (`JSON.stringify(encodeTable)`; `JSON.parse` + `decodeTable` in the worker) and one edit's delta (`encodeDelta`; `applyDelta`), medians over the same 30 edits",
     "- lookup: `lookup(table, host, path)` over 200,000 pre-generated requests (80% hits, 10% unknown host, 10% unrouted path), best of 5 passes; hits-only measured separately",
     "",
-    "| Ingresses | objects | routes | load+validate | compile (cold) | compile (median) | lookup, mix | lookup, hits | heap growth |",
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| Ingresses | objects | routes | load+validate | compile (cold) | compile (median) | after one edit | lookup, mix | lookup, hits | heap growth |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...offline.map(([n, r]) =>
-      `| ${n} | ${r.objects} | ${r.routes} | ${ms(r.loadMs)} | ${ms(r.compileColdMs)} | ${ms(r.compileMedianMs)} | ${r.lookupMixNs.toFixed(0)} ns | ${r.lookupHitNs.toFixed(0)} ns | ${r.heapMiB.toFixed(1)} MiB |`),
+      `| ${n} | ${r.objects} | ${r.routes} | ${ms(r.loadMs)} | ${ms(r.compileColdMs)} | ${ms(r.compileMedianMs)} | ${ms(r.editMedianMs)} (${ms(r.editMaxMs)}) | ${r.lookupMixNs.toFixed(0)} ns | ${r.lookupHitNs.toFixed(0)} ns | ${r.heapMiB.toFixed(1)} MiB |`),
+    "",
+    "| Ingresses | whole table: bytes | encode | decode (per worker) | one edit's delta: bytes | encode | apply (per worker) |",
+    "|---:|---:|---:|---:|---:|---:|---:|",
+    ...offline.map(([n, r]) =>
+      `| ${n} | ${(r.wireFullBytes / 1e6).toFixed(1)} MB | ${ms(r.wireFullEncodeMs)} | ${ms(r.wireFullDecodeMs)} | ${(r.wireDeltaBytes / 1e3).toFixed(1)} kB | ${ms(r.wireDeltaEncodeMs)} | ${ms(r.wireDeltaDecodeMs)} |`),
     "",
     `Live: \`bun src/main.ts --kubeconfig <generated> --workers ${workers}\` against test/fake-apiserver.ts (in the benchmark process, plain HTTP, bearer token). Start-to-ready = process spawn → first 200 on /readyz (polled every 5 ms). Fake API list floor = the benchmark itself paging once through every list (limit=500) before Portico starts: the fake serves from the benchmark's own thread, so start-to-ready cannot be shorter than roughly this. RSS = VmRSS 1 s after ready. ` +
-      `Change-to-served: ${edits} sequential edits, each replaces one random Ingress (among those without TLS: plain HTTP to a TLS host is a 308) with a new Exact path \`/edit-<k>\` on the fake, then polls that path through the proxy (1 ms apart) until it answers 200; meanwhile wrk sends to another route with 8 connections paced by a 4 ms Lua delay() (edits stop early if that load ends first; see the edits column).`,
+      `Change-to-served: ${edits} sequential edits${editGapMs ? ` ${editGapMs} ms apart` : " back to back"}, each replaces one random Ingress (among those without TLS: plain HTTP to a TLS host is a 308) with a new Exact path \`/edit-<k>\` on the fake, then polls that path through the proxy (1 ms apart) until it answers 200; meanwhile wrk sends to another route with 8 connections paced by a 4 ms Lua delay() (edits stop early if that load ends first; see the edits column).`,
     "",
     "| Ingresses | start to ready | fake API list floor | Portico CPU to ready | API requests to ready | RSS after ready | peak RSS | edits (failed) | change-to-served p50 | p99 | max | background load |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",

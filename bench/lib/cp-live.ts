@@ -103,6 +103,8 @@ export interface LiveOptions {
   readonly log: (m: string) => void;
   /** Portico's --workers (default 1: the proxy and the compiler share one event loop). */
   readonly workers?: number;
+  /** Pause between one edit being served and the next edit (0: back to back). */
+  readonly editGapMs?: number;
   /** Write a CPU profile of the Portico process (markdown, Bun's --cpu-prof-md) into this directory. */
   readonly profileDir?: string;
 }
@@ -173,7 +175,7 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
     const script = join(o.dir, "pace.lua");
     writeFileSync(script, `function delay()\n  return ${Math.max(0, Math.floor(o.loadDelayMs))}\nend\n`);
     const loadHost = hostOf(plain(1));
-    const loadSeconds = Math.min(150, 10 + Math.ceil(o.edits * 0.6));
+    const loadSeconds = Math.min(150, 10 + Math.ceil(o.edits * (0.6 + (o.editGapMs ?? 0) / 1000)));
     const endLoad = new AbortController();
     const load = runWrk({
       url: `${base}/api/load`, connections: o.loadConnections, threads: 1, seconds: loadSeconds, host: loadHost,
@@ -202,6 +204,7 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
       }
       if (ok) lat.push(performance.now() - t);
       else failures++;
+      if (o.editGapMs) await Bun.sleep(o.editGapMs);
     }
     endLoad.abort();
     const loadResult = await load;

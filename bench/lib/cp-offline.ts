@@ -1,11 +1,15 @@
-// In-process control-plane figures: validate + store + compile time, lookup ns/request, memory.
+// In-process control-plane figures: validate + store + compile time (full, and incremental
+// after one Ingress edit), the table's IPC cost for --workers (whole table and one edit's
+// delta), lookup ns/request, memory.
 import { compile } from "../../src/compile/compile.ts";
+import { Compiler } from "../../src/compile/incremental.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../../src/compile/config.ts";
 import { isKind, parseObject } from "../../src/model/kinds.ts";
 import { Store } from "../../src/store/store.ts";
 import { lookup } from "../../src/table/lookup.ts";
+import { applyDelta, decodeTable, encodeDelta, encodeTable, type BackendRegistry, type WireDelta, type WireTable } from "../../src/table/wire.ts";
 import type { CompileResult } from "../../src/compile/types.ts";
-import { requestMix, type Cluster } from "./cp-gen.ts";
+import { ingressOf, requestMix, type Cluster } from "./cp-gen.ts";
 import { median } from "./report.ts";
 
 export interface OfflineResult {
@@ -14,6 +18,17 @@ export interface OfflineResult {
   readonly compileColdMs: number;
   readonly compileMedianMs: number;
   readonly compileRuns: number;
+  /** One long-lived Compiler: one Ingress replaced, then compile (median and max of the edits). */
+  readonly editMedianMs: number;
+  readonly editMaxMs: number;
+  /** --workers: the whole table (JSON.stringify(encodeTable), JSON.parse + decodeTable) and its size. */
+  readonly wireFullEncodeMs: number;
+  readonly wireFullDecodeMs: number;
+  readonly wireFullBytes: number;
+  /** The same for one edit's delta (medians over the edits). */
+  readonly wireDeltaEncodeMs: number;
+  readonly wireDeltaDecodeMs: number;
+  readonly wireDeltaBytes: number;
   readonly routes: number;
   readonly certificates: number;
   readonly diagnostics: number;
@@ -46,7 +61,53 @@ function timeLookups(r: CompileResult, hosts: readonly string[], paths: readonly
   return { ns: best, hits };
 }
 
-export function runOffline(c: Cluster, compileRuns: number): OfflineResult {
+/** Incremental compiles and worker deltas after `edits` single-Ingress edits (plain Ingresses from `first`). */
+function runEdits(store: Store, edits: number, first: number, count: number) {
+  const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
+  let prev = compiler.compile(store.snapshot()).table;
+  const primary: BackendRegistry = new Map();
+  let t = performance.now();
+  const fullJson = JSON.stringify(encodeTable(prev, primary));
+  const wireFullEncodeMs = performance.now() - t;
+  const worker: BackendRegistry = new Map();
+  t = performance.now();
+  let held = decodeTable(JSON.parse(fullJson) as WireTable, worker);
+  const wireFullDecodeMs = performance.now() - t;
+  const compileMs: number[] = [];
+  const enc: number[] = [];
+  const dec: number[] = [];
+  const bytes: number[] = [];
+  for (let k = 1; k <= edits; k++) {
+    const i = first + ((k * 7919) % count);
+    const parsed = parseObject("Ingress", ingressOf(i, false, `/edit-${k}`, String(k + 1)));
+    if (!parsed.ok) throw new Error(parsed.diagnostic.message);
+    store.apply({ type: "MODIFIED", kind: "Ingress", object: parsed.object });
+    t = performance.now();
+    const next = compiler.compile(store.snapshot()).table;
+    compileMs.push(performance.now() - t);
+    t = performance.now();
+    const json = JSON.stringify(encodeDelta(prev, next, primary));
+    enc.push(performance.now() - t);
+    bytes.push(json.length);
+    t = performance.now();
+    held = applyDelta(held, JSON.parse(json) as WireDelta, worker);
+    dec.push(performance.now() - t);
+    prev = next;
+  }
+  if (held.routeCount !== prev.routeCount) throw new Error("the delta-fed table lost routes");
+  return {
+    editMedianMs: median(compileMs),
+    editMaxMs: Math.max(...compileMs),
+    wireFullEncodeMs,
+    wireFullDecodeMs,
+    wireFullBytes: fullJson.length,
+    wireDeltaEncodeMs: median(enc),
+    wireDeltaDecodeMs: median(dec),
+    wireDeltaBytes: median(bytes),
+  };
+}
+
+export function runOffline(c: Cluster, compileRuns: number, tlsCount = 0, edits = 30): OfflineResult {
   const heap0 = heapUsed();
   const t0 = performance.now();
   const store = new Store();
@@ -68,6 +129,7 @@ export function runOffline(c: Cluster, compileRuns: number): OfflineResult {
     times.push(performance.now() - s);
   }
   const heapMiB = (heapUsed() - heap0) / 1024 / 1024;
+  const incremental = runEdits(store, edits, Math.min(tlsCount, c.hosts.length - 1), Math.max(1, c.hosts.length - tlsCount));
 
   const mix = requestMix(c, 200_000);
   const mixT = timeLookups(result, mix.hosts, mix.paths, 5);
@@ -86,6 +148,7 @@ export function runOffline(c: Cluster, compileRuns: number): OfflineResult {
     compileColdMs,
     compileMedianMs: median(times),
     compileRuns,
+    ...incremental,
     routes: result.table.routeCount,
     certificates: result.certificates.length,
     diagnostics: result.diagnostics.length,
