@@ -25,8 +25,9 @@ export function createLocalPlane(o: { config: Config; log: Logger; inst: Instrum
   inst.registry.onCollect(() => inst.metrics.activeConnections.set([], httpHandler.inflight.count + httpsHandler.inflight.count));
   const http = startHttpListener({ hostname: config.bind, port: config.httpPort, handler: httpHandler });
   const https = createHttpsSide({ config, log, handler: () => serveOptions(httpsHandler), onRotation: () => inst.tlsRotated() });
-  // Serve the default certificate from the start; real ones arrive with the first table.
-  https.apply({ table: holder.current, certificates: [], statuses: [], diagnostics: [] });
+  // The port is bound from the start (a conflict fails start-up) with the default certificate
+  // as a stand-in; the first table's certificates replace it at once, before /readyz says ready.
+  https.apply({ table: holder.current, certificates: [], statuses: [], diagnostics: [] }, true);
 
   const drain = createDrain({
     config,
@@ -41,7 +42,12 @@ export function createLocalPlane(o: { config: Config; log: Logger; inst: Instrum
     get expiry() {
       return https.expiry;
     },
-    ready: () => (drain.draining ? { ready: false, reason: "draining" } : null),
+    ready: () =>
+      drain.draining
+        ? { ready: false, reason: "draining" }
+        : https.listener.provisional && holder.generation > 0
+          ? { ready: false, reason: "TLS listener not serving the first table's certificates yet" }
+          : null,
     metrics: () => inst.registry.expose(),
     listening: { http: http.port, https: https.listener.port },
     async shutdown() {

@@ -12,8 +12,11 @@ import { createTlsListener, type ServeHandler, type TlsListener, type RotationIn
 
 export interface HttpsSide {
   readonly listener: TlsListener;
-  /** Apply a compile result; returns the TLS diagnostics (broken or missing certificates). */
-  apply(result: CompileResult): readonly Diagnostic[];
+  /**
+   * Apply a compile result; returns the TLS diagnostics (broken or missing certificates).
+   * `provisional`: the stand-in served before the first table (TlsListener.update).
+   */
+  apply(result: CompileResult, provisional?: boolean): readonly Diagnostic[];
   /** notAfter (s) per served host, "" = default certificate. */
   readonly expiry: ReadonlyMap<string, number>;
 }
@@ -66,10 +69,10 @@ export function createHttpsSide(o: {
     get expiry() {
       return expiry;
     },
-    apply(result: CompileResult): readonly Diagnostic[] {
+    apply(result: CompileResult, provisional = false): readonly Diagnostic[] {
       const built = builder.build(result.certificates);
       expiry = built.expiry;
-      listener.update(built.entries, built.fingerprint);
+      listener.update(built.entries, built.fingerprint, provisional);
       return built.diagnostics;
     },
   };

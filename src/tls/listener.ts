@@ -57,8 +57,16 @@ export interface TlsListenerOptions {
 }
 
 export interface TlsListener {
-  /** Serve these entries. The first call starts listening synchronously and throws on failure. */
-  update(entries: readonly TlsEntry[], fingerprint: string): void;
+  /**
+   * Serve these entries. The first call starts listening synchronously and throws on failure.
+   * `provisional` (first call only): a stand-in set served before the first route table, which
+   * no client is meant to reach yet (not ready); the next update replaces it at once, without
+   * the holdoff and without draining it (a drained server keeps accepting, so for drainMs some
+   * new connections would still get the stand-in certificate).
+   */
+  update(entries: readonly TlsEntry[], fingerprint: string, provisional?: boolean): void;
+  /** True until the set of a first non-provisional update is being served. */
+  readonly provisional: boolean;
   /** Resolves when no rotation is pending or draining (tests, start-up). */
   settled(): Promise<void>;
   /** No more rotations (shutdown begins; proxy/'s drain then stops `servers`). Idempotent. */
@@ -94,6 +102,7 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
   let port = opts.port;
   let stopped = false;
   let retiring: Live | null = null;
+  let provisional = false;
   let cutDrain: (() => void) | null = null;
   const idle: Array<() => void> = [];
 
@@ -121,13 +130,13 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
     return live;
   }
 
-  function retire(old: Live): void {
+  function retire(old: Live, wait = drainMs): void {
     old.draining = true;
     drainingCount++;
     retiring = old;
     const done = (async () => {
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, drainMs);
+        const t = setTimeout(resolve, wait);
         cutDrain = () => {
           clearTimeout(t);
           resolve();
@@ -161,15 +170,18 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
     } catch (err) {
       // Keep serving the old certificates; a later update may fix it.
       log.error("TLS rotation failed; keeping the previous certificates", { err: String(err) });
+      provisional = false; // never held unready for good by a set Bun refuses
       opts.hooks?.onRotationError?.(err);
       return wake();
     }
     const serveMs = performance.now() - t0;
     const old = current;
+    const replacesStandIn = provisional;
     current = next;
     currentFp = fingerprint;
+    provisional = false;
     rotations++;
-    if (old) retire(old);
+    if (old) retire(old, replacesStandIn ? 0 : drainMs);
     if (drainingCount + 1 > 2) log.error("more than two TLS listeners alive", { alive: drainingCount + 1 });
     log.info("TLS certificates rotated", { entries: entries.length, serveMs: Math.round(serveMs), rotations });
     opts.hooks?.onRotation?.({ rotations, serveMs, entries: entries.length, fingerprint });
@@ -187,17 +199,24 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
   }
 
   return {
-    update(entries, fingerprint) {
+    update(entries, fingerprint, standIn = false) {
       if (stopped) return;
       if (!current) {
         current = start(entries); // throws: a bad certificate set or cipher list fails start-up loudly
         currentFp = fingerprint;
+        provisional = standIn;
         log.info("TLS listener started", { port, entries: entries.length });
         return;
       }
-      if (fingerprint === currentFp && !pending) return;
+      if (fingerprint === currentFp && !pending) {
+        provisional = false; // the stand-in already is the set wanted
+        return;
+      }
       pending = { entries, fingerprint }; // the latest update wins
-      schedule(holdoffMs);
+      schedule(provisional ? 0 : holdoffMs);
+    },
+    get provisional() {
+      return provisional;
     },
     freeze() {
       stopped = true;

@@ -1,0 +1,73 @@
+// The stand-in certificate set served before the first route table (--workers 1 binds the HTTPS
+// port at start-up with the default certificate only). The first real set must replace it at
+// once: no holdoff, and no drain, because a draining server still accepts new connections and
+// would hand some of them the stand-in certificate after /readyz already said ready.
+import { afterAll, expect, test } from "bun:test";
+import { DEFAULT_CERT_CN, generateDefaultCertificate } from "../../src/tls/default-cert.ts";
+import { createTlsListener, type ServeHandler, type TlsListener } from "../../src/tls/listener.ts";
+import { createPemChecker } from "../../src/tls/pem.ts";
+import { buildTlsEntries } from "../../src/tls/sni.ts";
+import { createCertificate, generateKeyPair } from "../../src/tls/x509.ts";
+import { binding, peerCertificate, quietLog } from "./helpers.ts";
+
+const HOST = "first.test";
+const settings = { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256" } as const;
+const generated = generateDefaultCertificate();
+const checker = createPemChecker();
+const handler = (): ServeHandler => ({ fetch: () => new Response("ok") });
+const listeners: TlsListener[] = [];
+afterAll(async () => {
+  for (const l of listeners) await l.stop(true);
+});
+
+// Holdoff and drain far longer than the bound below: only the stand-in rule can meet it.
+function make(): TlsListener {
+  const l = createTlsListener({ hostname: "127.0.0.1", port: 0, handler, log: quietLog, drainMs: 8_000, holdoffMs: 8_000 });
+  listeners.push(l);
+  const standIn = buildTlsEntries([], generated, settings, { checker });
+  l.update(standIn.entries, standIn.fingerprint, true);
+  return l;
+}
+
+function settledWithin(l: TlsListener, ms: number): Promise<boolean> {
+  return Promise.race([l.settled().then(() => true), Bun.sleep(ms).then(() => false)]);
+}
+
+test("the first real certificate set replaces the stand-in at once, and no new connection sees the stand-in after", async () => {
+  const l = make();
+  expect(l.provisional).toBe(true);
+  expect((await peerCertificate(l.port, HOST)).cn).toBe(DEFAULT_CERT_CN);
+
+  const pem = createCertificate({ subjectCN: "first-real", sans: [HOST], keyPair: generateKeyPair("ecdsa") });
+  const built = buildTlsEntries([binding(HOST, "ns/first", pem, "uid/1")], generated, settings, { checker });
+  l.update(built.entries, built.fingerprint);
+  expect(l.provisional).toBe(true); // until the new server listens
+
+  expect(await settledWithin(l, 3_000)).toBe(true); // not the 8 s holdoff, nor the 8 s drain
+  expect(l.provisional).toBe(false);
+  expect(l.rotations).toBe(1);
+  expect(l.alive).toBe(1); // the stand-in server is gone, not draining
+  // Every new connection now gets the real certificate (a draining stand-in would take some).
+  for (let i = 0; i < 20; i++) expect((await peerCertificate(l.port, HOST)).cn).toBe("first-real");
+});
+
+test("a first table without certificates keeps the stand-in (the same set) and ends the provisional state", async () => {
+  const l = make();
+  const same = buildTlsEntries([], generated, settings, { checker });
+  l.update(same.entries, same.fingerprint);
+  expect(l.provisional).toBe(false);
+  expect(l.rotations).toBe(0);
+  expect((await peerCertificate(l.port, HOST)).cn).toBe(DEFAULT_CERT_CN);
+});
+
+test("after the first rotation, later updates wait for the holdoff again", async () => {
+  const l = make();
+  const key = generateKeyPair("ecdsa");
+  const first = buildTlsEntries([binding(HOST, "ns/a", createCertificate({ subjectCN: "a", sans: [HOST], keyPair: key }), "uid/a")], generated, settings, { checker });
+  l.update(first.entries, first.fingerprint);
+  expect(await settledWithin(l, 3_000)).toBe(true);
+  const second = buildTlsEntries([binding(HOST, "ns/a", createCertificate({ subjectCN: "b", sans: [HOST], keyPair: key }), "uid/b")], generated, settings, { checker });
+  l.update(second.entries, second.fingerprint);
+  expect(await settledWithin(l, 500)).toBe(false); // held by the 8 s holdoff
+  expect((await peerCertificate(l.port, HOST)).cn).toBe("a");
+});
