@@ -3,22 +3,25 @@
 // table orders each host's routes by precedence (DESIGN §4): longest written path first,
 // Exact before Prefix at equal length, then priority.
 // Immutability: every type is readonly and the table object is frozen; the many small
-// objects (host entries, routes, trie nodes, matches, upstreams) are not, because
-// Object.freeze on 100k fresh objects costs ~15% of a 10k-Ingress compile. Trie nodes are
+// objects (host entries, routes, path slots, matches, upstreams) are not, because
+// Object.freeze on 100k fresh objects costs ~15% of a 10k-Ingress compile. Path slots are
 // built once and handed out as they are (readonly types), not copied.
 // The incremental compiler builds host entries one by one (buildHost) and reuses the
 // unchanged ones in the next table (assembleTable).
 import { pathSegments } from "./segments.ts";
 import type { HostRoutes, Match, Route, RouteTable } from "./types.ts";
 
-interface MutableNode {
-  children: Map<string, MutableNode>;
+interface MutableSlot {
+  exact: Match | null;
   prefix: Match | null;
   prefixLen: number;
   prefixRank: number;
 }
 
-const newNode = (): MutableNode => ({ children: new Map(), prefix: null, prefixLen: -1, prefixRank: -1 });
+/** The Prefix key of a rule path: its path elements joined by "/" (PathSlot). */
+export function prefixKey(path: string): string {
+  return pathSegments(path).join("/");
+}
 
 /** Precedence between two routes of one host: negative when `a` wins. Stable on priority. */
 export function comparePrecedence(a: Route, b: Route): number {
@@ -41,28 +44,30 @@ export function viaOf(hostKey: string): Match["via"] {
 export function buildHost(host: string, routes: readonly Route[], via: Match["via"]): HostRoutes {
   // Array.prototype.sort is stable, so equal precedence keeps priority order.
   const sorted = routes.length > 1 ? [...routes].sort(comparePrecedence) : routes;
-  const root = newNode();
-  const exactPaths = new Map<string, Match>();
+  const paths: Record<string, MutableSlot> = Object.create(null);
+  const slot = (key: string): MutableSlot => {
+    let sl = paths[key];
+    if (sl === undefined) paths[key] = sl = { exact: null, prefix: null, prefixLen: -1, prefixRank: -1 };
+    return sl;
+  };
+  let hasExact = false;
   sorted.forEach((route, rank) => {
     const match: Match = { route, hostKey: host, via };
     if (route.pathType === "Exact") {
-      if (!exactPaths.has(route.path)) exactPaths.set(route.path, match);
+      hasExact = true;
+      const sl = slot(route.path);
+      if (sl.exact === null) sl.exact = match;
       return;
     }
-    let node = root;
-    for (const seg of pathSegments(route.path)) {
-      let child = node.children.get(seg);
-      if (!child) node.children.set(seg, (child = newNode()));
-      node = child;
-    }
-    // Sorted input: the first Prefix route reaching a node is its best one.
-    if (node.prefix === null) {
-      node.prefix = match;
-      node.prefixLen = route.path.length;
-      node.prefixRank = rank;
+    // Sorted input: the first Prefix route reaching a key is its best one.
+    const sl = slot(prefixKey(route.path));
+    if (sl.prefix === null) {
+      sl.prefix = match;
+      sl.prefixLen = route.path.length;
+      sl.prefixRank = rank;
     }
   });
-  const entry: HostRoutes = { host, root, exactPaths, routes: sorted };
+  const entry: HostRoutes = { host, paths, hasExact, routes: sorted };
   return entry;
 }
 

@@ -1,7 +1,7 @@
 // The data-plane lookup: host entry first, then the path inside that entry only
 // (DESIGN §4, no fallthrough across host tiers), then the default route, else null (404).
 // Host is lowercased and port-stripped, path decoded and query-free: the proxy did that.
-// Allocation-light: Match objects are prebuilt; only segment substrings are created.
+// Allocation-light: Match objects are prebuilt; only candidate substrings are created.
 import type { HostRoutes, Match, RouteTable } from "./types.ts";
 
 /** Pick the host entry: exact host, then `*.suffix` (exactly one extra label), then hostless. */
@@ -19,36 +19,40 @@ export function selectHost(table: RouteTable, host: string): HostRoutes | null {
   return table.any;
 }
 
-/** Best route of one host entry for `path`, or null. */
+/**
+ * Best route of one host entry for `path`, or null. Prefix candidates are the request's
+ * leading path elements, longest first, each a slice of `path` (types.ts PathSlot); every
+ * candidate is checked and the same precedence as the rules decides (longest written rule
+ * path, then rank), so the result does not depend on the order of the probes.
+ */
 export function matchPath(entry: HostRoutes, path: string): Match | null {
-  let node = entry.root;
-  let best = node.prefix;
-  let bestLen = node.prefixLen;
-  let bestRank = node.prefixRank;
+  const paths = entry.paths;
+  let best: Match | null = null;
+  let bestLen = -1;
+  let bestRank = -1;
   let end = path.length;
   if (end > 1 && path.charCodeAt(end - 1) === 47) end--;
-  let pos = path.charCodeAt(0) === 47 ? 1 : 0;
-  if (end > pos) {
-    for (;;) {
-      let j = path.indexOf("/", pos);
-      if (j < 0 || j > end) j = end;
-      const child = node.children.get(path.slice(pos, j));
-      if (child === undefined) break;
-      node = child;
-      const len = node.prefixLen;
-      if (len > bestLen || (len === bestLen && len >= 0 && node.prefixRank < bestRank)) {
-        best = node.prefix;
+  const start = path.charCodeAt(0) === 47 ? 1 : 0;
+  // Candidates: path[start, cut) for cut = end, then each "/" from the right; "" (the "/" rule) last.
+  let cut = end > start ? end : start;
+  for (;;) {
+    const slot = paths[cut === start ? "" : path.slice(start, cut)];
+    if (slot !== undefined && slot.prefix !== null) {
+      const len = slot.prefixLen;
+      if (len > bestLen || (len === bestLen && slot.prefixRank < bestRank)) {
+        best = slot.prefix;
         bestLen = len;
-        bestRank = node.prefixRank;
+        bestRank = slot.prefixRank;
       }
-      if (j >= end) break;
-      pos = j + 1;
     }
+    if (cut === start) break;
+    const j = path.lastIndexOf("/", cut - 1);
+    cut = j >= start ? j : start;
   }
-  if (entry.exactPaths.size > 0) {
-    const exact = entry.exactPaths.get(path);
+  if (entry.hasExact) {
+    const exact = paths[path]?.exact;
     // At equal written length Exact beats Prefix (DESIGN §4).
-    if (exact !== undefined && path.length >= bestLen) return exact;
+    if (exact != null && path.length >= bestLen) return exact;
   }
   return best;
 }

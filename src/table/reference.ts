@@ -1,5 +1,5 @@
 // A deliberately naive matcher: a linear scan over every route of the table, written
-// straight from the rules in DESIGN §4 without the trie or the host maps. Tests run the
+// straight from the rules in DESIGN §4 without the path maps or the host maps. Tests run the
 // same behaviour suite and a property test against both this and `lookup`.
 import { isSegmentPrefix, pathSegments } from "./segments.ts";
 import { allRoutes } from "./routes.ts";

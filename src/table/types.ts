@@ -73,13 +73,16 @@ export interface Route {
 }
 
 /**
- * A path-segment trie node (one per `/`-separated element of a Prefix rule path).
- * Internals are private to src/table/: the rest of the code calls `lookup` only.
- * Nodes hold precomputed `Match` objects so a lookup allocates nothing but segment strings.
+ * What one path key of a host entry leads to (internals of src/table/: the rest of the code
+ * calls `lookup` only). Two key spaces share one map: an Exact route's key is its path as
+ * written (it starts with "/"); a Prefix key is the rule's path elements joined by "/" with no
+ * leading "/" ("" for "/"), so a request path yields its candidates by slicing alone. The rare
+ * key found in both spaces (a Prefix rule starting with "//") holds both kinds in one slot.
+ * Matches are prebuilt, so a lookup allocates nothing but candidate substrings.
  */
-export interface TrieNode {
-  readonly children: ReadonlyMap<string, TrieNode>;
-  /** Best Prefix route whose segments end at this node (longest written path, then rank). */
+export interface PathSlot {
+  readonly exact: Match | null;
+  /** Best Prefix route with exactly these path elements (longest written path, then rank). */
   readonly prefix: Match | null;
   /** `prefix.route.path.length` (or -1): precedence counts written characters (DESIGN §4). */
   readonly prefixLen: number;
@@ -90,9 +93,13 @@ export interface TrieNode {
 export interface HostRoutes {
   /** `foo.com`, `*.foo.com`, or `*` for hostless rules. */
   readonly host: string;
-  readonly root: TrieNode;
-  /** Exact routes keyed by their whole path (case and trailing slash significant). */
-  readonly exactPaths: ReadonlyMap<string, Match>;
+  /**
+   * Exact and Prefix routes by path key (PathSlot). One flat map per host instead of a trie of
+   * maps: a lookup at 10k hosts was bound by dependent cache misses, one map per path element.
+   */
+  readonly paths: { readonly [key: string]: PathSlot | undefined };
+  /** Whether any route is Exact (the exact probe is skipped otherwise). */
+  readonly hasExact: boolean;
   /** All routes of this host in precedence order, for /debug/routes and the reference matcher. */
   readonly routes: readonly Route[];
 }

@@ -1,4 +1,4 @@
-// One behaviour suite, run against the trie lookup and the naive reference matcher
+// One behaviour suite, run against the table lookup and the naive reference matcher
 // (DESIGN §6.6), plus a seeded property test that both agree on random rule sets.
 import { describe, expect, test } from "bun:test";
 import { buildTable } from "../../src/table/build.ts";
@@ -9,7 +9,7 @@ import { mkRoute } from "./routes.ts";
 
 type Lookup = (t: RouteTable, host: string, path: string) => Match | null;
 const impls: [string, Lookup][] = [
-  ["trie lookup", lookup],
+  ["table lookup", lookup],
   ["referenceLookup", referenceLookup],
 ];
 
@@ -39,6 +39,17 @@ describe.each(impls)("%s", (_name, find) => {
     expect(at(r, "a.test", "/foo/barbaz")).toBe("404");
     expect(at(r, "a.test", "/foo")).toBe("404");
     expect(at([P("a.test", "/foo/")], "a.test", "/foo")).toBe("a.test Prefix /foo/");
+  });
+
+  test("path keys that name object properties or array indexes are plain paths", () => {
+    const odd = ["/__proto__", "/constructor", "/toString", "/hasOwnProperty", "/0", "/4294967295", "/__proto__/x"];
+    const r = [...odd.map((p) => E("a.test", p)), P("a.test", "/__proto__"), P("a.test", "/1"), P("a.test", "/valueOf")];
+    for (const p of odd) expect(at(r, "a.test", p)).toBe(`a.test Exact ${p}`);
+    expect(at(r, "a.test", "/__proto__/y")).toBe("a.test Prefix /__proto__");
+    expect(at(r, "a.test", "/1/2")).toBe("a.test Prefix /1");
+    expect(at(r, "a.test", "/valueOf")).toBe("a.test Prefix /valueOf");
+    for (const p of ["/prototype", "/toString/x", "/2", "/__defineGetter__", "/"]) expect(at(r, "a.test", p)).toBe("404");
+    expect(at([P("a.test", "/")], "a.test", "/__proto__")).toBe("a.test Prefix /");
   });
 
   test("Prefix / matches everything, including the empty-element path //", () => {
@@ -103,7 +114,7 @@ function rng(seed: number): () => number {
   };
 }
 
-describe("property: trie lookup agrees with referenceLookup", () => {
+describe("property: table lookup agrees with referenceLookup", () => {
   const HOSTS = ["a.x.test", "b.x.test", "x.test", "*.x.test", "*.y.x.test", "c.y.x.test", null];
   const REQ_HOSTS = ["a.x.test", "b.x.test", "x.test", "c.y.x.test", "d.y.x.test", "q.test", "a.b.x.test"];
   const SEGS = ["a", "b", "ab", "", "a.b"];
@@ -143,7 +154,7 @@ describe("property: trie lookup agrees with referenceLookup", () => {
         const a = lookup(table, host, path);
         const b = referenceLookup(table, host, path);
         if (a?.route !== b?.route || a?.via !== b?.via) {
-          throw new Error(`seed ${seed} round ${round}: ${host}${path} trie=${show(a)} reference=${show(b)} routes=${JSON.stringify(routes.map((r) => [r.host, r.pathType, r.path]))}`);
+          throw new Error(`seed ${seed} round ${round}: ${host}${path} lookup=${show(a)} reference=${show(b)} routes=${JSON.stringify(routes.map((r) => [r.host, r.pathType, r.path]))}`);
         }
         compared++;
         if (a !== null) matched++;
