@@ -92,7 +92,10 @@ export function splitDocuments(text: string): DocumentText[] | null {
   return docs;
 }
 
-const WHITESPACE_ONLY = /^\s*$/;
+// Blank and comment lines only (a licence header before the first `---`, or every object of a
+// file commented out): an empty document, as js-yaml's loadAll reads it. js-yaml's load()
+// throws on such a document instead.
+const NOTHING_BUT_COMMENTS = /^\uFEFF?(?:[ \t]*(?:#[^\r\n]*)?(?:\r?\n|\r))*[ \t]*(?:#[^\r\n]*)?$/;
 
 /**
  * One document → its value (null for an empty one). A document that is a JSON object (what
@@ -102,7 +105,7 @@ const WHITESPACE_ONLY = /^\s*$/;
  */
 function parseDocument(doc: DocumentText, file: string): unknown {
   const body = doc.text.startsWith("---") ? doc.text.slice(3) : doc.text;
-  if (WHITESPACE_ONLY.test(body)) return null;
+  if (NOTHING_BUT_COMMENTS.test(body)) return null;
   const first = body.trimStart();
   if (first.startsWith("{")) {
     try {

@@ -47,6 +47,24 @@ describe("parseManifestText", () => {
     expect(r.objects).toEqual(viaYaml.objects);
   });
 
+  test("documents of comments and blank lines only are empty, as js-yaml's loadAll reads them", () => {
+    const svc = "apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: default}\nspec: {ports: [{port: 80}]}\n";
+    const cases: [string, number][] = [
+      ["# Copyright 2026\n# SPDX-License-Identifier: Apache-2.0\n---\n" + svc, 1], // licence header before the first marker
+      ["# every object commented out\n# kind: Ingress\n", 0],
+      ["\uFEFF# with a byte order mark\n---\n" + svc, 1],
+      ["---\n# only a comment\n---\n" + svc, 1],
+      ["\r\n# CRLF\r\n---\r\n" + svc.replaceAll("\n", "\r\n"), 1],
+      ["#c\n  # indented\n\n---\n" + svc + "---\n  \n# trailing\n", 1],
+    ];
+    for (const [text, n] of cases) {
+      expect(loadAll(text).filter((d) => d != null).length).toBe(n); // what js-yaml says of the whole stream
+      const r = parseManifestText(text, "f.yaml");
+      expect(r.ok).toBe(true);
+      if (r.ok) expect(r.objects.length).toBe(n);
+    }
+  });
+
   test("an error in a later document names the line in the file", () => {
     const text = `${JSON.stringify(svc("a"))}\n---\n${JSON.stringify(svc("b"))}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: x\n spec: [\n`;
     const r = parseManifestText(text, "broken.yaml");
