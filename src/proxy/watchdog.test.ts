@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { createWatchdog, TICK_MS } from "./watchdog.ts";
+import { createWatchdog, sweep, TICK_MS } from "./watchdog.ts";
 
 test("fires once after its time, not before; touch postpones; stop cancels", async () => {
   const fired: string[] = [];
@@ -36,4 +36,21 @@ test("many watchdogs: stopping some in any order leaves the others intact", asyn
   createWatchdog(Infinity, () => n++);
   await Bun.sleep(TICK_MS * 2);
   expect(n).toBe(0);
+});
+
+test("a watchdog stopped by another's callback in the same sweep does not fire, and the rest still do", () => {
+  const fired: string[] = [];
+  // Created in this order, the list is c → b → a (newest first).
+  const a = createWatchdog(1, () => fired.push("a"));
+  let b: { stop(): void } | null = null;
+  b = createWatchdog(1, () => fired.push("b"));
+  createWatchdog(1, () => {
+    fired.push("c");
+    b?.stop(); // c's callback stops b, which is due in the same sweep
+  });
+  const until = performance.now() + 5;
+  while (performance.now() < until) {} // all three are due now
+  sweep();
+  expect(fired).toEqual(["c", "a"]);
+  a.stop();
 });

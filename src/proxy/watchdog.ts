@@ -89,16 +89,17 @@ function link(d: Dog): Dog {
 /** Check every node now (the ticker does this each TICK_MS). */
 export function sweep(): void {
   const t = performance.now();
-  let d: Dog | null = head;
-  while (d !== null) {
-    const next: Dog | null = d.next;
-    if (d.due(t)) {
-      unlink(d);
-      try {
-        d.fire();
-      } catch {}
-    }
-    d = next;
+  // Due nodes are found first and fired after: a callback may stop other nodes (finish() stops
+  // the request's guard), which must then neither fire nor cut the walk short.
+  let due: Dog[] | null = null;
+  for (let d: Dog | null = head; d !== null; d = d.next) if (d.due(t)) (due ??= []).push(d);
+  if (due === null) return;
+  for (const d of due) {
+    if (!d.linked) continue; // stopped by an earlier callback of this sweep
+    unlink(d);
+    try {
+      d.fire();
+    } catch {}
   }
 }
 
