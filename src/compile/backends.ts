@@ -52,6 +52,11 @@ export function backendRef(ns: string, spec: IngressBackend, scheme: "http" | "h
   const port = spec.service.port;
   const portLabel = port?.number !== undefined ? String(port.number) : port?.name;
   if (!portLabel) return { ok: false, message: `backend service ${name} has no port number or name` };
+  // The API server requires a port name to hold a letter (IANA_SVC_NAME); an all-digit name
+  // (possible in --manifests) would also share its id, and so its resolution, with the number.
+  if (port?.number === undefined && !/[a-z]/i.test(portLabel)) {
+    return { ok: false, message: `backend service ${name} port name "${portLabel}" must contain a letter (use port.number for a number)` };
+  }
   return { ok: true, ref: serviceRef(ns, name, port?.number ?? portLabel, scheme) };
 }
 
