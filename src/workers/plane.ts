@@ -32,14 +32,13 @@ export function createWorkerPlane(o: {
   // The latest table, and the backends every worker holds (wire.ts): deltas name those by id.
   let current: { table: RouteTable; generation: number } | null = null;
   const registry: BackendRegistry = new Map();
-  let full: { generation: number; json: string } | null = null;
+  // Encodes on each call; the pool keeps the result only while a worker still needs it.
+  // Encoding the same generation again resets the registry to the same backends.
   const fullTable = () => {
     if (current === null) return null;
-    if (full?.generation !== current.generation) {
-      const t0 = performance.now();
-      full = { generation: current.generation, json: JSON.stringify(encodeTable(current.table, registry)) };
-      log.debug("whole route table encoded for the workers", { generation: full.generation, bytes: full.json.length, ms: Math.round(performance.now() - t0) });
-    }
+    const t0 = performance.now();
+    const full = { generation: current.generation, json: JSON.stringify(encodeTable(current.table, registry)) };
+    log.debug("whole route table encoded for the workers", { generation: full.generation, bytes: full.json.length, ms: Math.round(performance.now() - t0) });
     return full;
   };
   const pool = createWorkerPool({ count: config.workers, argv, env: process.env, log, onFatal: o.onFatal, fullTable });

@@ -15,7 +15,10 @@ export const BACKOFF_MAX_MS = 5_000;
 /** A worker that lived this long before dying restarts after the initial delay again. */
 const STABLE_MS = 10_000;
 
-/** The whole latest table, encoded on demand (at most once per generation by the caller). */
+/**
+ * The whole latest table, encoded on each call (null: no table yet). The pool keeps the result
+ * only until every worker has been sent that generation (see wholeTable() below).
+ */
 export type FullTable = () => { readonly generation: number; readonly json: string } | null;
 
 export interface WorkerPoolOptions {
@@ -82,12 +85,32 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     restartTimer: null,
   }));
 
+  // The whole latest table as encoded for the workers (18 MB at 10k Ingresses), shared by the
+  // workers that need it at about the same time (every worker's first hello, a large change).
+  // It is dropped once every worker has been sent its generation, and when a newer generation
+  // is published: a later restart or resync encodes it again (~100 ms at 10k) rather than
+  // every primary holding a copy of what its workers already have.
+  let whole: { readonly generation: number; readonly json: string } | null = null;
+  let latest = 0;
+
+  function wholeTable(): { readonly generation: number; readonly json: string } | null {
+    if (whole === null || whole.generation !== latest) whole = o.fullTable();
+    return whole;
+  }
+
+  /** Let go of the encoded whole table once no worker is still to be sent it. */
+  function releaseWhole(): void {
+    if (whole !== null && slots.every((s) => s.sent === whole?.generation)) whole = null;
+  }
+
   /** Send the whole latest table (a first table, or after a delta could not apply). */
   function sendFull(slot: Slot): void {
-    const full = o.fullTable();
-    if (full === null || !slot.open) return;
+    if (!slot.open) return;
+    const full = wholeTable();
+    if (full === null) return;
     sendTo(slot, { type: "table", generation: full.generation, json: full.json });
     slot.sent = full.generation;
+    releaseWhole();
   }
 
   function sendTo(slot: Slot, m: ToWorker): void {
@@ -170,6 +193,8 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
       for (const s of slots) sendTo(s, tls);
     },
     publish(generation, delta) {
+      latest = generation;
+      if (whole !== null && whole.generation !== generation) whole = null;
       for (const s of slots) {
         if (!s.open || !s.proc) continue;
         if (delta !== null && s.sent === delta.base) {

@@ -81,6 +81,10 @@ describe("worker pool", () => {
       expect(seen.filter((s) => s.startsWith(`${w} `))).toEqual([`${w} seen tls`, `${w} seen table1`, `${w} seen delta2<1`, `${w} seen delta3<2`, `${w} seen table4`, `${w} seen table4`]);
     }
     expect(recs.filter((r) => r.msg === "a worker could not apply a table change; sending the whole table")).toHaveLength(2);
+    // The whole table is encoded once for the workers that need it together (table 1 on both
+    // hellos, table 4 for the base mismatch) and not kept once both have it: each resync
+    // encodes table 4 again.
+    expect(encoded).toBe(1 + 1 + 2);
     // "fatal" before every worker was ready reaches onFatal; after that it is only logged.
     expect(fatal).toContain("seen tls");
     expect(fatal.filter((m) => m.includes("table2"))).toEqual([]);
