@@ -74,22 +74,27 @@ const LISTS = [
   "/api/v1/secrets?fieldSelector=type%3Dkubernetes.io%2Ftls",
 ];
 
-/** Pages through every list once, sequentially, as a client with limit=500 would. */
-async function listEverything(server: string): Promise<number> {
+/**
+ * Pages through every list once, sequentially, as a client with limit=500 would: the fake API
+ * server's own floor under Portico's start-to-ready (also used by startup-probe.ts).
+ */
+export async function listEverything(server: string, token = TOKEN): Promise<{ ms: number; items: number }> {
   const t0 = performance.now();
+  let items = 0;
   for (const path of LISTS) {
     let cont = "";
     for (let page = 0; page < 1000; page++) {
       const u = new URL(server + path);
       u.searchParams.set("limit", "500");
       if (cont) u.searchParams.set("continue", cont);
-      const r = await fetch(u, { headers: { authorization: `Bearer ${TOKEN}` } });
-      const body = (await r.json()) as { metadata?: { continue?: string } };
+      const r = await fetch(u, { headers: { authorization: `Bearer ${token}` } });
+      const body = (await r.json()) as { metadata?: { continue?: string }; items?: unknown[] };
+      items += body.items?.length ?? 0;
       cont = body.metadata?.continue ?? "";
       if (!cont) break;
     }
   }
-  return performance.now() - t0;
+  return { ms: performance.now() - t0, items };
 }
 
 export interface LiveOptions {
@@ -128,7 +133,7 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
   try {
     for (const { kind, object } of c.objects) api.create(kind, object);
     const kubeconfig = writeKubeconfig(o.dir, api.url);
-    const listFloorMs = await listEverything(api.url);
+    const listFloorMs = (await listEverything(api.url)).ms;
     // Only Portico's own requests count below (the floor run above made its own).
     const floorRequests = api.requests.length;
     const [http, https, admin] = freePorts(3) as [number, number, number];

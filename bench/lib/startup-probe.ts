@@ -14,6 +14,7 @@ import { createCertificate } from "../../src/tls/x509.ts";
 import { startFakeApiServer } from "../../test/fake-apiserver.ts";
 import { toYaml } from "./cluster.ts";
 import { generate } from "./cp-gen.ts";
+import { listEverything } from "./cp-live.ts";
 import { freePorts } from "./net.ts";
 import { cpuTicks, peakRssMiB, rssMiB } from "./procfs.ts";
 import { addCleanup, installCleanup, logTail, runMain, start, stop } from "./procs.ts";
@@ -36,34 +37,6 @@ const RUNS = Math.max(1, Math.min(10, Number(f.runs)));
 const modes = (f.mode ?? "").split(",");
 const ROOT = join(import.meta.dir, "..", "..");
 const TOKEN = "probe-token";
-
-const LISTS = [
-  "/apis/networking.k8s.io/v1/ingressclasses",
-  "/apis/networking.k8s.io/v1/ingresses",
-  "/api/v1/services",
-  "/apis/discovery.k8s.io/v1/endpointslices",
-  "/api/v1/secrets?fieldSelector=type%3Dkubernetes.io%2Ftls",
-];
-
-/** Same as cp-live's floor: page once through every list with limit=500, sequentially. */
-async function listFloor(server: string): Promise<{ ms: number; items: number }> {
-  const t0 = performance.now();
-  let items = 0;
-  for (const path of LISTS) {
-    let cont = "";
-    for (let page = 0; page < 1000; page++) {
-      const u = new URL(server + path);
-      u.searchParams.set("limit", "500");
-      if (cont) u.searchParams.set("continue", cont);
-      const r = await fetch(u, { headers: { authorization: `Bearer ${TOKEN}` } });
-      const body = (await r.json()) as { metadata?: { continue?: string }; items?: unknown[] };
-      items += body.items?.length ?? 0;
-      cont = body.metadata?.continue ?? "";
-      if (!cont) break;
-    }
-  }
-  return { ms: performance.now() - t0, items };
-}
 
 async function status(url: string): Promise<number> {
   try {
@@ -157,8 +130,8 @@ async function main(): Promise<void> {
         const c0 = performance.now();
         for (const { kind, object } of cluster.objects) api.create(kind, object);
         const createMs = performance.now() - c0;
-        const floor = await listFloor(api.url);
-        const floor2 = await listFloor(api.url);
+        const floor = await listEverything(api.url, TOKEN);
+        const floor2 = await listEverything(api.url, TOKEN);
         if (r === 0) console.log(`fake: create ${createMs.toFixed(0)} ms; list floor ${floor.ms.toFixed(0)} ms, again ${floor2.ms.toFixed(0)} ms (${floor.items} items)`);
         api.requests.length = 0;
         const kc = join(dir, "kubeconfig");

@@ -214,19 +214,21 @@ describe("Coalescer with leading", () => {
       const holdoff = 20 + Math.floor(rand() * 80);
       const maxDelay = holdoff + Math.floor(rand() * 400);
       const { clock, runs, c } = lead(holdoff, maxDelay);
-      const triggers: number[] = [];
+      // Each trigger with the number of runs before it: the run that serves it is the next one
+      // (a run at the same fake time but before the trigger does not count).
+      const triggers: { t: number; before: number }[] = [];
       const quiet: number[] = [];
       for (let i = 0; i < 200; i++) {
         clock.advance(Math.floor(rand() ** 3 * 3 * holdoff));
         const last = runs[runs.length - 1];
         if (!c.pending && (last === undefined || clock.t - last >= holdoff)) quiet.push(clock.t);
-        triggers.push(clock.t);
+        triggers.push({ t: clock.t, before: runs.length });
         c.trigger();
       }
       clock.advance(maxDelay + 1);
       for (let i = 1; i < runs.length; i++) expect((runs[i] as number) - (runs[i - 1] as number)).toBeGreaterThanOrEqual(holdoff);
-      for (const t of triggers) {
-        const served = runs.find((r) => r >= t);
+      for (const { t, before } of triggers) {
+        const served = runs[before];
         expect(served).toBeDefined();
         expect((served as number) - t).toBeLessThanOrEqual(maxDelay);
       }
