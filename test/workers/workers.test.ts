@@ -203,6 +203,8 @@ describe("--workers 2", () => {
   });
 
   test("after a worker restart, later changes (deltas for the old worker, built on the new one's whole table) reach both", async () => {
+    // Follows the SIGKILL test above in this describe (same process): it must have restarted a worker.
+    expect(p.lines.some((l) => l.includes("worker exited; restarting"))).toBe(true);
     const both = async (status: number) => {
       const r = await Promise.all(Array.from({ length: 30 }, () => freshGet(p, "api.test", "/v")));
       return r.every((x) => x.status === status);
