@@ -162,7 +162,10 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
     if (draining) return; // retire() reschedules when the drain ends: never 3 servers alive
     const { entries, fingerprint } = pending;
     pending = null;
-    if (fingerprint === currentFp) return wake();
+    if (fingerprint === currentFp) {
+      provisional = false; // the set wanted is the one already served
+      return wake();
+    }
     const t0 = performance.now();
     let next: Live;
     try {

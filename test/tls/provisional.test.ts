@@ -60,6 +60,19 @@ test("a first table without certificates keeps the stand-in (the same set) and e
   expect((await peerCertificate(l.port, HOST)).cn).toBe(DEFAULT_CERT_CN);
 });
 
+test("a real set that is replaced by the stand-in's own set before it rotates ends the provisional state", async () => {
+  const l = make();
+  const pem = createCertificate({ subjectCN: "brief", sans: [HOST], keyPair: generateKeyPair("ecdsa") });
+  const brief = buildTlsEntries([binding(HOST, "ns/brief", pem, "uid/b")], generated, settings, { checker });
+  l.update(brief.entries, brief.fingerprint); // a rotation is now pending
+  const back = buildTlsEntries([], generated, settings, { checker });
+  l.update(back.entries, back.fingerprint); // the latest wins: the stand-in's own set
+  expect(await settledWithin(l, 3_000)).toBe(true);
+  expect(l.rotations).toBe(0);
+  expect(l.provisional).toBe(false); // or /readyz would wait for a rotation that never comes
+  expect((await peerCertificate(l.port, HOST)).cn).toBe(DEFAULT_CERT_CN);
+});
+
 test("after the first rotation, later updates wait for the holdoff again", async () => {
   const l = make();
   const key = generateKeyPair("ecdsa");
