@@ -19,7 +19,7 @@ interface MutableSlot {
 }
 
 /** The Prefix key of a rule path: its path elements joined by "/" (PathSlot). */
-export function prefixKey(path: string): string {
+function prefixKey(path: string): string {
   return pathSegments(path).join("/");
 }
 

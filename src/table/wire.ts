@@ -13,7 +13,7 @@
 // backend's `endpoints` are indexes into its own `allEndpoints` (compile/backends.ts builds
 // them as a subset of the same objects). Bun's IPC serialises with JSON, which turns
 // Infinity into null, so non-finite numbers in RouteOptions (an explicitly unlimited body
-// size) are spelled as strings. The tries are not shipped: decodeTable() rebuilds them
+// size) are spelled as strings. The path maps are not shipped: decodeTable() rebuilds them
 // with buildTable(), the same code that built the original.
 import { buildHost, buildTable, patchTable, viaOf } from "./build.ts";
 import { allRoutes } from "./routes.ts";
