@@ -1,10 +1,10 @@
 // Resolved backends kept across compiles (incremental.ts). backends.ts resolveRef reads only
-// `services.get(key)` and `endpointSlices.get(key)`, so a cached Backend stays right while
+// `services.get(key)`, `endpointSlices.get(key)` and a policy fixed at construction, so a cached Backend stays right while
 // those are the same objects; the Backend object itself is then kept, and with it the
 // proxy's per-backend state keyed on it.
 import type { EndpointSlice, Service } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
-import { resolveRef, type BackendRef, type ResolvedBackend } from "./backends.ts";
+import { resolveRef, type BackendPolicy, type BackendRef, type ResolvedBackend } from "./backends.ts";
 
 interface Entry {
   readonly service: Service | undefined;
@@ -19,6 +19,7 @@ export class BackendCache {
   #run = 0;
   #snapshot: Snapshot | null = null;
   #live = 0;
+  constructor(private readonly policy: BackendPolicy) {}
 
   /** Start a compile: resolutions are validated once per compile against this snapshot. */
   begin(snapshot: Snapshot): void {
@@ -41,7 +42,7 @@ export class BackendCache {
       hit.used = this.#run;
       return hit.resolved;
     }
-    const resolved = resolveRef(snapshot, ref);
+    const resolved = resolveRef(snapshot, ref, this.policy);
     this.#entries.set(ref.id, { service, slices, resolved, used: this.#run });
     return resolved;
   }

@@ -6,6 +6,7 @@
 import type { IngressBackend } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
 import type { Backend, BackendStatus, Upstream } from "../table/types.ts";
+import type { CompileConfig } from "./config.ts";
 import { authority, upstreamsFromSlices, usableEndpoints } from "./endpoints.ts";
 
 export type BackendResult = { readonly ok: true; readonly backend: Backend; readonly detail: string } | { readonly ok: false; readonly message: string };
@@ -23,6 +24,9 @@ export type BackendRef =
       readonly scheme: "http" | "https";
     }
   | { readonly kind: "resource"; readonly id: string; readonly namespace: string; readonly ref: string };
+
+/** The flags backend resolution reads; fixed for the life of a compiler. */
+export type BackendPolicy = Pick<CompileConfig, "allowExternalNameServices">;
 
 export type BackendRefResult = { readonly ok: true; readonly ref: BackendRef } | { readonly ok: false; readonly message: string };
 
@@ -89,10 +93,11 @@ function make(
 }
 
 /**
- * The Backend a ref resolves to. Reads `snapshot.services.get(ref.key)` and
- * `snapshot.endpointSlices.get(ref.key)` and nothing else (the incremental compiler relies on it).
+ * The Backend a ref resolves to. Reads `snapshot.services.get(ref.key)`,
+ * `snapshot.endpointSlices.get(ref.key)` and the policy, and nothing else (the incremental
+ * compiler relies on it; the policy never changes under one compiler).
  */
-export function resolveRef(snapshot: Snapshot, r: BackendRef): ResolvedBackend {
+export function resolveRef(snapshot: Snapshot, r: BackendRef, policy: BackendPolicy): ResolvedBackend {
   if (r.kind === "resource") {
     // Never connected to: the scheme is meaningless, so it is not part of the id either.
     return make(r.namespace, `resource:${r.ref}`, "", "Unsupported", [], "http", "", false, `resource backend ${r.ref} is not supported`, r.id);
@@ -106,6 +111,13 @@ export function resolveRef(snapshot: Snapshot, r: BackendRef): ResolvedBackend {
   const sp = (svc.spec.ports ?? []).find((p) => (typeof port === "number" ? p.port === port : p.name === port));
   if (svc.spec.type === "ExternalName") {
     const host = svc.spec.externalName?.toLowerCase();
+    // Opt-in, as in Contour: the name is whatever the Service's author writes, so it can point
+    // at addresses no Ingress author should reach (this pod's loopback and admin port, the
+    // node's metadata service). The route stays and answers 503, like a Service with no endpoints.
+    if (!policy.allowExternalNameServices) {
+      const detail = `ExternalName Service ${ns}/${name} is not proxied: --allow-external-name-services is off`;
+      return mk("ExternalNameNotAllowed", [], host ?? serverName, true, detail);
+    }
     if (!host) return mk("NoEndpoints", [], serverName, true, `ExternalName Service ${ns}/${name} has no externalName`);
     const number = sp?.port ?? (typeof port === "number" ? port : null);
     if (number === null) return mk("ServicePortNotFound", [], host, true, `Service ${ns}/${name} has no port named ${port}`);
@@ -127,7 +139,10 @@ export function resolveRef(snapshot: Snapshot, r: BackendRef): ResolvedBackend {
 /** Per-compile resolution with one Backend object per id (the straightforward compile's). */
 export class BackendResolver {
   readonly #cache = new Map<string, ResolvedBackend>();
-  constructor(private readonly snapshot: Snapshot) {}
+  constructor(
+    private readonly snapshot: Snapshot,
+    private readonly policy: BackendPolicy,
+  ) {}
 
   /** Resolve one IngressBackend written in namespace `ns`. */
   resolve(ns: string, spec: IngressBackend, scheme: "http" | "https"): BackendResult {
@@ -142,7 +157,7 @@ export class BackendResolver {
 
   #resolved(ref: BackendRef): BackendResult {
     let hit = this.#cache.get(ref.id);
-    if (!hit) this.#cache.set(ref.id, (hit = resolveRef(this.snapshot, ref)));
+    if (!hit) this.#cache.set(ref.id, (hit = resolveRef(this.snapshot, ref, this.policy)));
     return { ok: true, backend: hit.backend, detail: hit.detail };
   }
 }

@@ -39,7 +39,7 @@ export function compileTraced(snapshot: Snapshot, config: CompileConfig, trace: 
 
   const tls = collectTls(served, snapshot, config, diags);
   const ctx: RouteContext = {
-    resolver: new BackendResolver(snapshot),
+    resolver: new BackendResolver(snapshot, config),
     claims: new ClaimRegistry(),
     diags,
     tlsCovered: tlsCoverage(tls.hosts),

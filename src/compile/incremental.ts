@@ -62,7 +62,7 @@ export class Compiler {
   #last: Inputs = { ingresses: null, classes: null, services: null, slices: null, secrets: null };
   #ctx: ClassContext | null = null;
   #served: ServedPlans;
-  readonly #backends = new BackendCache();
+  readonly #backends: BackendCache;
   readonly #resolve = (ref: BackendRef) => this.#backends.resolve(ref);
   readonly #secretData: SecretData = new WeakMap();
 
@@ -87,6 +87,7 @@ export class Compiler {
     this.#config = config;
     this.#bulkAbove = options.bulkAbove;
     this.#served = new ServedPlans(config);
+    this.#backends = new BackendCache(config);
   }
 
   compile(snapshot: Snapshot): CompileResult {

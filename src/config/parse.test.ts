@@ -48,6 +48,7 @@ describe("defaults", () => {
       streamIdleTimeoutMs: 300000,
       shutdownDelayMs: 5000,
       shutdownGracePeriodMs: 30000,
+      allowExternalNameServices: false,
       hsts: true,
       hstsMaxAge: 31536000,
       tlsMinVersion: "1.2",
@@ -73,6 +74,7 @@ describe("values", () => {
       "--connect-timeout", "500ms", "--response-timeout", "2m", "--stream-idle-timeout", "1h", "--shutdown-delay", "0",
       "--shutdown-grace-period", "45", "--hsts-max-age", "60", "--tls-min-version", "1.3",
       "--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256", "--workers", "3", "--admin-port", "9000",
+      "--allow-external-name-services",
     ]);
     expect(c).toMatchObject({
       httpPort: 81, httpsPort: 444, adminPort: 9000, watchIngressWithoutClass: true, hsts: false,
@@ -85,6 +87,7 @@ describe("values", () => {
       maxBodySize: 10 * 1024 * 1024, trustedProxies: ["10.0.0.0/8", "fd00::/8", "192.168.1.1/32"],
       connectTimeoutMs: 500, responseTimeoutMs: 120_000, streamIdleTimeoutMs: 3_600_000, shutdownDelayMs: 0,
       shutdownGracePeriodMs: 45_000, hstsMaxAge: 60, tlsMinVersion: "1.3", tlsCiphers: "ECDHE-RSA-AES128-GCM-SHA256", workers: 3,
+      allowExternalNameServices: true,
     });
   });
 

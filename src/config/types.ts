@@ -23,6 +23,8 @@ export interface Config {
   // Defaults
   readonly defaultSslCertificate: NamespacedName | null;
   readonly defaultBackendService: (NamespacedName & { readonly port: number | string }) | null;
+  /** Proxy to ExternalName Services at all (off: they answer 503 with a diagnostic). */
+  readonly allowExternalNameServices: boolean;
   // Status
   readonly publishService: NamespacedName | null;
   readonly publishStatusAddress: string | null;

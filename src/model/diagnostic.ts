@@ -24,6 +24,7 @@ export type DiagnosticReason =
   | "ServiceNotFound"
   | "ServicePortNotFound"
   | "NoEndpoints"
+  | "ExternalNameNotAllowed"
   | "UnsupportedBackend"
   | "SecretNotFound"
   | "InvalidCertificate"

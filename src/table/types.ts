@@ -20,6 +20,7 @@ export type BackendStatus =
   | "ServiceNotFound"
   | "ServicePortNotFound"
   | "NoEndpoints"
+  | "ExternalNameNotAllowed"
   | "Unsupported";
 
 export interface Backend {

@@ -159,6 +159,7 @@ const CONFIGS: readonly CompileConfig[] = [
   {
     ...DEFAULT_COMPILE_CONFIG,
     watchIngressWithoutClass: true,
+    allowExternalNameServices: true,
     defaultBackendService: { namespace: "a", name: "s2", port: 80 },
     defaultSslCertificate: { namespace: "b", name: "t1" },
   },

@@ -18,7 +18,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     kubeconfig: null, context: null, manifests: null, watchNamespace: null,
     httpPort: 0, httpsPort: 8443, adminPort: 0, bind: "127.0.0.1",
     ingressClass: "portico", controllerName: "portico.dev/ingress-controller", watchIngressWithoutClass: false,
-    defaultSslCertificate: null, defaultBackendService: null, publishService: null, publishStatusAddress: null,
+    defaultSslCertificate: null, defaultBackendService: null, allowExternalNameServices: false, publishService: null, publishStatusAddress: null,
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off",
     maxBodySize: null, trustedProxies: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
