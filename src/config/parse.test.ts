@@ -141,6 +141,7 @@ describe("errors name the flag", () => {
     [["--watch-ingress-without-class=maybe"], "--watch-ingress-without-class: expected true or false"],
     [["--watch-namespace", "a.b"], "--watch-namespace: expected a lowercase RFC 1123 label"],
     [["--default-ssl-certificate", "justname"], "--default-ssl-certificate: expected NAMESPACE/NAME"],
+    [["--allow-external-name-services=yes please"], "--allow-external-name-services: expected true or false"],
     [["--default-backend-service", "ns/svc"], "--default-backend-service: expected NAMESPACE/NAME:PORT"],
     [["--default-backend-service", "ns/svc:0"], "--default-backend-service: expected NAMESPACE/NAME:PORT"],
     [["--publish-service", "a/b/c"], "--publish-service: expected NAMESPACE/NAME"],

@@ -7,6 +7,7 @@ export type ProxyErrorCode =
   | "NoEndpoints"
   | "UpstreamConnect"
   | "UpstreamReset"
+  | "UpstreamAddressForbidden"
   | "UpstreamTimeout"
   | "BodyTooLarge"
   | "Internal";
@@ -18,6 +19,9 @@ const STATUS: Record<ProxyErrorCode, number> = {
   Internal: 500,
   UpstreamConnect: 502,
   UpstreamReset: 502,
+  // An ExternalName that resolves only to addresses Portico never connects to (external.ts):
+  // the upstream's answer is unusable, as with a failed connect.
+  UpstreamAddressForbidden: 502,
   NoEndpoints: 503,
   UpstreamTimeout: 504,
 };
@@ -29,6 +33,7 @@ const BODY: Record<ProxyErrorCode, string> = {
   Internal: "internal error\n",
   UpstreamConnect: "bad gateway\n",
   UpstreamReset: "bad gateway\n",
+  UpstreamAddressForbidden: "bad gateway\n",
   NoEndpoints: "service unavailable\n",
   UpstreamTimeout: "gateway timeout\n",
 };

@@ -4,6 +4,7 @@
 import type { Backend, Upstream } from "../table/types.ts";
 import type { Balancer } from "./balancer.ts";
 import { ProxyError } from "./errors.ts";
+import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import type { ProxyHooks } from "./types.ts";
 import { probeConnect } from "./probe.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
@@ -31,10 +32,13 @@ export interface ForwardInput {
   readonly connectTimeoutMs: number;
   readonly balancer: Balancer;
   readonly hooks?: ProxyHooks | undefined;
+  /** Resolves and checks ExternalName upstreams; default: the process-wide one. */
+  readonly external?: ExternalResolver | undefined;
 }
 
 export interface ForwardResult {
   readonly response: Response;
+  /** The upstream connected to (for an ExternalName, the checked IP rather than the name). */
   readonly upstream: Upstream;
   readonly upstreamMs: number;
 }
@@ -92,6 +96,19 @@ export function createAttemptControl(ac: AbortController): AttemptControl & { bi
   return new Control(ac);
 }
 
+/** ExternalName: the checked address to connect to in place of the name (external.ts). */
+async function externalTarget(input: ForwardInput, ext: ExternalResolver, u: Upstream): Promise<Upstream> {
+  try {
+    const to = await ext.target(u, input.connectTimeoutMs);
+    if (!input.headers.has("host")) input.headers.set("host", hostForName(u, input.backend.scheme));
+    return to;
+  } catch (e) {
+    const forbidden = e instanceof ProxyError && e.code === "UpstreamAddressForbidden";
+    safe(() => input.hooks?.onUpstreamError?.(input.backend.id, forbidden ? "forbidden" : "dns"));
+    throw e;
+  }
+}
+
 export async function forward(input: ForwardInput, control: ReturnType<typeof createAttemptControl>): Promise<ForwardResult> {
   // Endpoints tried so far; the set exists only once a second pick needs it (most requests
   // make one attempt, and a Set per request showed in the profile).
@@ -105,11 +122,16 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
     if (u === null) throw new ProxyError(first === null ? "NoEndpoints" : "UpstreamConnect", "no endpoint left");
     if (first === null) first = u.authority;
     else tried?.add(u.authority);
+    // An ExternalName is never handed to the probe or fetch as a name: they would resolve it
+    // again, possibly to an address never checked (external.ts).
+    const ext = input.backend.externalName ? (input.external ?? sharedExternalResolver()) : null;
+    const to = ext === null ? u : await externalTarget(input, ext, u);
     if (!input.balancer.isWarm(u)) {
       try {
-        await probeConnect(u, input.connectTimeoutMs);
+        await probeConnect(to, input.connectTimeoutMs);
       } catch (e) {
         input.balancer.failed(u);
+        ext?.forget(u.address);
         if (input.clientSignal.aborted || input.stopSignal.aborted) throw e;
         // Nothing was sent: any method may move on, once (a second endpoint), like a retry.
         if (++probeFailures < 2 && triedCount(first, tried) < input.backend.endpoints.length) {
@@ -144,10 +166,10 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
     // no SNI for an IP literal otherwise.
     if (input.backend.scheme === "https") init.tls = { serverName: input.backend.serverName, rejectUnauthorized: false };
     try {
-      const response = await fetch(urlOf(input.backend, u, input.pathAndQuery), init);
+      const response = await fetch(urlOf(input.backend, to, input.pathAndQuery), init);
       dog.stop();
       input.balancer.succeeded(u);
-      return { response, upstream: u, upstreamMs: performance.now() - t0 };
+      return { response, upstream: to, upstreamMs: performance.now() - t0 };
     } catch (e) {
       dog.stop();
       if (input.clientSignal.aborted || input.stopSignal.aborted) throw e;
@@ -160,7 +182,10 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
       }
       const code = codeOf(e);
       const connect = CONNECT_CODES.has(code);
-      if (connect) input.balancer.failed(u);
+      if (connect) {
+        input.balancer.failed(u);
+        ext?.forget(u.address);
+      }
       const reason = connect ? "connect" : RESET_CODES.has(code) ? "reset" : "error";
       if (attempt < maxAttempts && triedCount(first, tried) < input.backend.endpoints.length && (connect || reason === "reset")) {
         safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, reason));

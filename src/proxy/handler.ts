@@ -6,6 +6,7 @@ import { createBalancer, type Balancer } from "./balancer.ts";
 import { meterRequestBody } from "./body.ts";
 import { trustMatcher } from "./cidr.ts";
 import { errorResponse, ProxyError, statusOf } from "./errors.ts";
+import type { ExternalResolver } from "./external.ts";
 import { createAttemptControl, forward } from "./forward.ts";
 import { clientIpOf, downstreamHeaders, requestIdOf, upstreamHeaders, type ForwardContext } from "./headers.ts";
 import { createInflight, type Inflight } from "./inflight.ts";
@@ -44,7 +45,7 @@ function peerOf(req: Request, server: Server<WsData>): string {
   return a.startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
 }
 
-export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): ProxyHandler {
+export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; external?: ExternalResolver }): ProxyHandler {
   const { config, hooks, log, scheme } = deps;
   const balancer = deps.balancer ?? createBalancer();
   const isTrusted = trustMatcher(config.trustedProxies);
@@ -157,7 +158,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
           backend, balancer, pathAndQuery,
           headers: upstreamHeaders(req.headers, ctx, clientIp, true),
           protocols: proto === null ? [] : proto.split(",").map((s) => s.trim()).filter((s) => s !== ""),
-          timeoutMs: responseTimeoutMs,
+          timeoutMs: responseTimeoutMs, external: deps.external,
         });
         rec.upstream = upstream.authority;
         rec.upstreamStatus = 101;
@@ -195,7 +196,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer }): P
             method: req.method, pathAndQuery, headers: upstreamHeaders(req.headers, ctx, clientIp, false, v.filtered),
             body: metered?.stream ?? null, retryable: IDEMPOTENT.has(req.method) && !hasBody,
             backend, clientSignal, stopSignal: hardStop.signal, signal: abort.signal, responseTimeoutMs,
-            connectTimeoutMs: opts.connectTimeoutMs ?? config.connectTimeoutMs, balancer, hooks,
+            connectTimeoutMs: opts.connectTimeoutMs ?? config.connectTimeoutMs, balancer, hooks, external: deps.external,
           },
           control,
         );

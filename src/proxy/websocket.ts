@@ -5,6 +5,7 @@ import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import type { Backend, Upstream } from "../table/types.ts";
 import type { Balancer } from "./balancer.ts";
 import { ProxyError } from "./errors.ts";
+import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 
 /** Per-direction bound on data queued but not yet written. */
 export const WS_BUFFER_LIMIT = 16 * 1024 * 1024;
@@ -72,6 +73,8 @@ export interface WsConnectInput {
   readonly headers: Headers;
   readonly protocols: string[];
   readonly timeoutMs: number;
+  /** Resolves and checks ExternalName upstreams; default: the process-wide one. */
+  readonly external?: ExternalResolver | undefined;
 }
 
 function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<WebSocket> {
@@ -108,13 +111,18 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: We
     const u = input.balancer.pick(input.backend, tried);
     if (u === null) break;
     tried.add(u.authority);
+    // As in forward.ts: the WebSocket client gets the checked address, never the name.
+    const ext = input.backend.externalName ? (input.external ?? sharedExternalResolver()) : null;
+    const to = ext === null ? u : await ext.target(u, input.timeoutMs);
+    if (ext !== null && !input.headers.has("host")) input.headers.set("host", hostForName(u, input.backend.scheme));
     try {
-      const ws = await connectOnce(input.backend, u, input);
+      const ws = await connectOnce(input.backend, to, input);
       input.balancer.succeeded(u);
-      return { ws, upstream: u };
+      return { ws, upstream: to };
     } catch (e) {
       if (e instanceof ProxyError && e.code === "UpstreamTimeout") throw e;
       input.balancer.failed(u);
+      ext?.forget(u.address);
     }
   }
   throw new ProxyError(tried.size === 0 ? "NoEndpoints" : "UpstreamConnect", "websocket");

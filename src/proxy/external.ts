@@ -1,0 +1,222 @@
+// ExternalName upstreams. An ExternalName Service (Kubernetes ServiceSpec.externalName) names a
+// DNS name chosen by whoever may create Services, so it can point at this pod's own loopback
+// and admin port, or at the node's metadata service. With --allow-external-name-services the
+// data plane resolves the name itself, drops every address it must never connect to, and hands
+// the connect probe, fetch and the WebSocket client the checked address, never the name: a
+// second resolution inside fetch could answer differently from the one checked (DNS rebinding:
+// a zero TTL flips the answer between check and connect), and two parsers can read one numeric
+// name differently (measured on Bun 1.4.5: its c-ares lookup reads "0177.0.0.1" as 177.0.0.1,
+// getaddrinfo as 127.0.0.1). The Service's name still goes out as TLS SNI (Backend.serverName)
+// and, when the client sent no Host, as Host.
+//
+// Refused, whatever the name: loopback (127.0.0.0/8, ::1), link-local (169.254.0.0/16, where
+// cloud metadata services answer, and fe80::/10), unspecified / "this network" (0.0.0.0/8, ::;
+// Linux connects 0.0.0.0 to the local host), the same in IPv4-mapped (::ffff:0:0/96),
+// IPv4-compatible (::/96) and NAT64 (64:ff9b::/96) form, and every address of this pod's own
+// interfaces (its pod IP reaches the admin port as well as loopback does). Private ranges
+// (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) are allowed: an ExternalName that names
+// another in-cluster or VPC service is the ordinary use.
+import { lookup as dnsLookup } from "node:dns";
+import { networkInterfaces } from "node:os";
+import type { Upstream } from "../table/types.ts";
+import { parseIp } from "./cidr.ts";
+import { ProxyError } from "./errors.ts";
+
+/** Every address a name resolves to, in the resolver's order. Rejects when it resolves to none. */
+export type LookupAll = (name: string) => Promise<readonly string[]>;
+
+/** Why an address is refused, or null when it may be connected to. */
+export type AddressCheck = (address: string) => string | null;
+
+export interface ExternalOptions {
+  /** Default: getaddrinfo through node:dns (hosts file, resolv.conf search list, ndots). */
+  readonly lookup?: LookupAll;
+  /** Replaces the address check. Tests only: the default check is the policy. */
+  readonly check?: AddressCheck;
+  readonly now?: () => number;
+}
+
+export interface ExternalResolver {
+  /**
+   * The upstream to connect to for an ExternalName upstream `u` (whose address is a name or an
+   * IP literal): same port, address replaced by a checked IP. Throws ProxyError
+   * "UpstreamAddressForbidden" when every address is refused, "UpstreamConnect" when the name
+   * does not resolve within `timeoutMs`.
+   */
+  target(u: Upstream, timeoutMs: number): Promise<Upstream>;
+  /** Drop the cached answer for a name (a connection to its address failed). */
+  forget(name: string): void;
+}
+
+/**
+ * How long an answer is reused: getaddrinfo gives no TTL, and Bun's own fetch keeps a name for
+ * 30 s (its DNS cache), which is what ExternalName upstreams had when fetch resolved them.
+ */
+const ANSWER_MS = 30_000;
+const MAX_NAMES = 1_024;
+/** Interfaces rarely change in a pod's life; reading them costs ~45 µs, so not per request. */
+const OWN_MS = 5_000;
+
+const systemLookup: LookupAll = (name) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(name, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs.map((a) => a.address))));
+  });
+
+const bytesKey = (b: Uint8Array) => b.join(".");
+
+/** The IPv4 address embedded in an IPv6 one that may reach it: IPv4-compatible or NAT64. */
+function embeddedV4(b: Uint8Array): Uint8Array | null {
+  // RFC 4291 §2.5.5.1 (::a.b.c.d, deprecated but still parsed) and RFC 6052 §2.1 (64:ff9b::/96).
+  const compat = b.subarray(0, 12).every((x) => x === 0);
+  const nat64 = b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.subarray(4, 12).every((x) => x === 0);
+  return compat || nat64 ? b.slice(12) : null;
+}
+
+function v4Reason(b: Uint8Array): string | null {
+  if (b[0] === 127) return "loopback"; // RFC 1122 §3.2.1.3
+  if (b[0] === 0) return "unspecified"; // RFC 1122 §3.2.1.3: "this host on this network"
+  if (b[0] === 169 && b[1] === 254) return "link-local"; // RFC 3927
+  return null;
+}
+
+/** The refusal rule for one address, given this pod's own addresses (as bytesKey of parseIp). */
+export function forbiddenReason(address: string, own: ReadonlySet<string>): string | null {
+  const b = parseIp(address); // IPv4-mapped (RFC 4291 §2.5.5.2) comes back as 4 bytes
+  if (b === null) return "not an IP address"; // a zone id ("fe80::1%eth0") or anything odd: refuse
+  const why = b.length === 4 ? v4Reason(b) : v6Reason(b);
+  if (why !== null) return why;
+  const v4 = b.length === 16 ? embeddedV4(b) : null;
+  return own.has(bytesKey(b)) || (v4 !== null && own.has(bytesKey(v4))) ? "this pod's own address" : null;
+}
+
+function v6Reason(b: Uint8Array): string | null {
+  if (b.every((x) => x === 0)) return "unspecified"; // RFC 4291 §2.5.2
+  if (b.subarray(0, 15).every((x) => x === 0) && b[15] === 1) return "loopback"; // RFC 4291 §2.5.3
+  if (b[0] === 0xfe && (b[1]! & 0xc0) === 0x80) return "link-local"; // fe80::/10, RFC 4291 §2.5.6
+  const v4 = embeddedV4(b);
+  return v4 === null ? null : v4Reason(v4);
+}
+
+/** Addresses of this pod's interfaces, as bytesKey of parseIp. */
+export function ownAddresses(): Set<string> {
+  const out = new Set<string>();
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) {
+      const b = parseIp(a.address);
+      if (b !== null) out.add(bytesKey(b));
+    }
+  }
+  return out;
+}
+
+/** `[v6]:port` or `v4:port`. */
+function authorityOf(address: string, port: number): string {
+  return address.includes(":") ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+/** The name as written, without the brackets an IPv6 literal may carry in --manifests. */
+function bare(name: string): string {
+  return name.startsWith("[") && name.endsWith("]") ? name.slice(1, -1) : name;
+}
+
+interface Answer {
+  readonly addresses: readonly string[];
+  readonly until: number;
+}
+
+export function createExternalResolver(opts: ExternalOptions = {}): ExternalResolver {
+  const lookup = opts.lookup ?? systemLookup;
+  const now = opts.now ?? (() => performance.now());
+  const answers = new Map<string, Answer>();
+  const pending = new Map<string, Promise<readonly string[]>>();
+  let own: Set<string> | null = null;
+  let ownUntil = 0;
+
+  const defaultCheck: AddressCheck = (address) => {
+    const t = now();
+    if (own === null || t >= ownUntil) {
+      own = ownAddresses();
+      ownUntil = t + OWN_MS;
+    }
+    return forbiddenReason(address, own);
+  };
+  const check = opts.check ?? defaultCheck;
+
+  /** One lookup per name at a time; answers kept ANSWER_MS. */
+  function resolve(name: string): Promise<readonly string[]> {
+    // An IP literal is its own answer (getaddrinfo would parse it too, but not in brackets).
+    const literal = bare(name);
+    if (parseIp(literal) !== null) return Promise.resolve([literal]);
+    const hit = answers.get(name);
+    if (hit !== undefined && hit.until > now()) return Promise.resolve(hit.addresses);
+    let p = pending.get(name);
+    if (p === undefined) {
+      p = lookup(name).then(
+        (addresses) => {
+          pending.delete(name);
+          if (answers.size >= MAX_NAMES) {
+            const t = now();
+            for (const [k, a] of answers) if (a.until <= t) answers.delete(k);
+            if (answers.size >= MAX_NAMES) answers.clear();
+          }
+          answers.set(name, { addresses, until: now() + ANSWER_MS });
+          return addresses;
+        },
+        (err: unknown) => {
+          pending.delete(name);
+          throw err;
+        },
+      );
+      pending.set(name, p);
+    }
+    return p;
+  }
+
+  return {
+    async target(u, timeoutMs) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let addresses: readonly string[];
+      try {
+        addresses = await Promise.race([
+          resolve(u.address),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new ProxyError("UpstreamConnect", `dns: ${u.address}: timeout`)), timeoutMs);
+          }),
+        ]);
+      } catch (e) {
+        if (e instanceof ProxyError) throw e;
+        const code = (e as { code?: unknown } | null)?.code;
+        throw new ProxyError("UpstreamConnect", `dns: ${u.address}: ${typeof code === "string" ? code : String(e)}`);
+      } finally {
+        clearTimeout(timer);
+      }
+      // The first permitted address in the resolver's order (getaddrinfo sorts by RFC 6724).
+      const refused: string[] = [];
+      for (const a of addresses) {
+        const why = check(a);
+        if (why === null) return { ...u, address: a, authority: authorityOf(a, u.port) };
+        refused.push(`${a} (${why})`);
+      }
+      throw new ProxyError("UpstreamAddressForbidden", `${u.address} resolves only to refused addresses: ${refused.join(", ") || "none"}`);
+    },
+    forget(name) {
+      answers.delete(name);
+    },
+  };
+}
+
+/**
+ * Host for a request the client sent without one (HTTP/1.0): the Service's name, as fetch
+ * would have written it from a URL naming it, not the IP connected to.
+ */
+export function hostForName(u: Upstream, scheme: "http" | "https"): string {
+  const name = u.address.includes(":") && !u.address.startsWith("[") ? `[${u.address}]` : u.address;
+  return u.port === (scheme === "https" ? 443 : 80) ? name : `${name}:${u.port}`;
+}
+
+let shared: ExternalResolver | null = null;
+
+/** The process-wide resolver (one answer cache for every listener). */
+export function sharedExternalResolver(): ExternalResolver {
+  return (shared ??= createExternalResolver());
+}
