@@ -8,7 +8,7 @@ import { dirname, join, posix, relative, resolve } from "node:path";
 const SRC = resolve(import.meta.dir, "../src");
 
 /** Folders whose code must stay pure: no I/O, no timers, no clock, no Bun. */
-const PURE_DIRS = ["compile/", "table/", "store/", "model/"] as const;
+const PURE_DIRS = ["compile/", "table/", "store/", "model/", "annotations/"] as const;
 
 /** What the pure core must not import (paths relative to src/; a trailing / means the folder). */
 const FORBIDDEN_FOR_PURE = [

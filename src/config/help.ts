@@ -1,4 +1,6 @@
-// `portico --help`, generated from the flag table so every flag, its default and env twin appear.
+// `portico --help`, generated from the flag table so every flag, its default and env twin appear,
+// and from the annotation registry (src/annotations/registry.ts) for the annotations.
+import { helpLines as annotationHelpLines } from "../annotations/docs.ts";
 import { EXPLAIN_FLAGS, FLAGS, envName } from "./flags.ts";
 
 function entry(name: string, metavar: string | null, help: string, defaultText: string, env: string | null): string {
@@ -29,6 +31,7 @@ export function helpText(): string {
   for (const spec of Object.values(EXPLAIN_FLAGS)) {
     lines.push(entry(spec.name, spec.metavar, spec.help, spec.defaultText, null));
   }
+  lines.push("", ...annotationHelpLines());
   lines.push("", "Exit status: 0 on success, 2 on a bad flag or value.");
   return `${lines.join("\n")}\n`;
 }

@@ -10,6 +10,7 @@ export const DEFAULT_ROUTE_OPTIONS: RouteOptions = Object.freeze({
   connectTimeoutMs: null,
   responseTimeoutMs: null,
   streamIdleTimeoutMs: null,
+  stages: null,
 });
 
 /** Host entries of the table (exact, wildcard, and the hostless one), for log lines. */

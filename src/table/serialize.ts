@@ -1,5 +1,6 @@
 // A deterministic, JSON-able view of a RouteTable: golden files and /debug/routes.
 // Backends are listed once (by id) and routes point at them by id.
+import type { StagePolicy } from "./policy.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
 
@@ -13,8 +14,8 @@ export interface SerializedRoute {
   readonly rule: string;
   readonly backend: string;
   readonly tls: boolean;
-  /** Only the options that differ from the defaults (absent = all defaults). */
-  readonly options?: Record<string, boolean | number | string>;
+  /** Only the options that differ from the defaults (absent = all defaults); `stages` when there are any. */
+  readonly options?: Record<string, boolean | number | string | readonly StagePolicy[]>;
 }
 
 export interface SerializedTable {
@@ -25,12 +26,12 @@ export interface SerializedTable {
   readonly backends: readonly Record<string, unknown>[];
 }
 
-const DEFAULTS: Readonly<Record<string, boolean | number | null>> = DEFAULT_ROUTE_OPTIONS as unknown as Readonly<Record<string, boolean | number | null>>;
+const DEFAULTS: Readonly<Record<string, unknown>> = { ...DEFAULT_ROUTE_OPTIONS };
 
 function options(o: RouteOptions): SerializedRoute["options"] {
-  const out: Record<string, boolean | number | string> = {};
+  const out: Record<string, boolean | number | string | readonly StagePolicy[]> = {};
   let any = false;
-  for (const [k, v] of Object.entries(o) as [string, boolean | number | null][]) {
+  for (const [k, v] of Object.entries(o) as [string, boolean | number | readonly StagePolicy[] | null][]) {
     if (v === DEFAULTS[k] || v === null) continue;
     // Infinity (explicitly unlimited) is not JSON: spell it.
     out[k] = v === Number.POSITIVE_INFINITY ? "unlimited" : v;

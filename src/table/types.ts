@@ -1,5 +1,6 @@
 // The route table: built once by compile/, frozen, swapped by one assignment in the holder.
 // The data plane reads it once per request and never mutates it.
+import type { StagePolicy } from "./policy.ts";
 
 /** One pod (or ExternalName) address a backend can send to. */
 export interface Upstream {
@@ -50,6 +51,11 @@ export interface RouteOptions {
   readonly connectTimeoutMs: number | null;
   readonly responseTimeoutMs: number | null;
   readonly streamIdleTimeoutMs: number | null;
+  /**
+   * Request-side policies in stage order (table/policy.ts), frozen; null when the route has
+   * none, so the handler pays one null check (docs/design.md, "Annotations and policies").
+   */
+  readonly stages: readonly StagePolicy[] | null;
 }
 
 export type PathType = "Exact" | "Prefix";

@@ -13,9 +13,11 @@
 // backend's `endpoints` are indexes into its own `allEndpoints` (compile/backends.ts builds
 // them as a subset of the same objects). Bun's IPC serialises with JSON, which turns
 // Infinity into null, so non-finite numbers in RouteOptions (an explicitly unlimited body
-// size) are spelled as strings. The path maps are not shipped: decodeTable() rebuilds them
-// with buildTable(), the same code that built the original.
+// size) are spelled as strings. A route's stage policies are JSON already (table/policy.ts)
+// and go as they are; the receiver freezes them again. The path maps are not shipped:
+// decodeTable() rebuilds them with buildTable(), the same code that built the original.
 import { buildHost, buildTable, patchTable, viaOf } from "./build.ts";
+import { deepFreeze, type StagePolicy } from "./policy.ts";
 import { allRoutes } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
 
@@ -24,7 +26,11 @@ export const WIRE_VERSION = 1;
 /** A number that JSON can carry: finite numbers as is, the rest spelled out. */
 export type WireNumber = number | "Infinity" | "-Infinity" | "NaN";
 
-export type WireOptions = { readonly [K in keyof RouteOptions]: RouteOptions[K] extends boolean ? boolean : WireNumber | null };
+type NumberOptions = Omit<RouteOptions, "stages">;
+
+export type WireOptions = { readonly [K in keyof NumberOptions]: NumberOptions[K] extends boolean ? boolean : WireNumber | null } & {
+  readonly stages: readonly StagePolicy[] | null;
+};
 
 export interface WireBackend extends Omit<Backend, "endpoints" | "allEndpoints"> {
   readonly allEndpoints: readonly Upstream[];
@@ -69,10 +75,19 @@ function decodeNumber(n: WireNumber): number {
   return typeof n === "number" ? n : n === "Infinity" ? Infinity : n === "-Infinity" ? -Infinity : Number.NaN;
 }
 
-function mapOptions<A, B>(o: Record<string, A>, f: (v: A) => B): Record<string, B> {
-  const out: Record<string, B> = {};
-  for (const k of Object.keys(o)) out[k] = f(o[k] as A);
-  return out;
+function encodeOptions(o: RouteOptions): WireOptions {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k] = typeof v === "number" ? encodeNumber(v) : v;
+  return out as WireOptions;
+}
+
+function decodeOptions(o: WireOptions): RouteOptions {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) {
+    if (k === "stages") out[k] = v === null ? null : deepFreeze(v as StagePolicy[]);
+    else out[k] = typeof v === "boolean" || v === null ? v : decodeNumber(v as WireNumber);
+  }
+  return out as unknown as RouteOptions;
 }
 
 function encodeBackend(b: Backend): WireBackend {
@@ -110,10 +125,7 @@ function routeEncoder(known: (b: Backend) => boolean) {
   };
   const route = (r: Route): WireRoute => {
     const { backend, options, ...rest } = r;
-    const wireOptions = mapOptions(options as unknown as Record<string, boolean | number | null>, (v) =>
-      typeof v === "number" ? encodeNumber(v) : v,
-    );
-    return { ...rest, backend: backendRef(backend), options: wireOptions as WireOptions };
+    return { ...rest, backend: backendRef(backend), options: encodeOptions(options) };
   };
   return { route, backends, sent };
 }
@@ -122,10 +134,7 @@ function routeDecoder(backends: readonly Backend[], registry: ReadonlyMap<string
   return (r: WireRoute): Route => {
     const backend = typeof r.backend === "number" ? backends[r.backend] : registry?.get(r.backend);
     if (backend === undefined) throw new Error(`route ${r.path}: backend ${JSON.stringify(r.backend)} is not known`);
-    const options = mapOptions(r.options as unknown as Record<string, boolean | WireNumber | null>, (v) =>
-      typeof v === "boolean" || v === null ? v : decodeNumber(v),
-    );
-    return { ...r, backend, options: options as unknown as RouteOptions };
+    return { ...r, backend, options: decodeOptions(r.options) };
   };
 }
 

@@ -14,7 +14,8 @@ import { applyDelta, decodeTable, encodeDelta, encodeTable, type BackendRegistry
 import { Compiler } from "../../src/compile/incremental.ts";
 import { parseObject } from "../../src/model/kinds.ts";
 import { Store } from "../../src/store/store.ts";
-import { allRoutes } from "../../src/table/routes.ts";
+import { orderStages } from "../../src/table/policy.ts";
+import { allRoutes, DEFAULT_ROUTE_OPTIONS } from "../../src/table/routes.ts";
 import type { Backend } from "../../src/table/types.ts";
 import { rng } from "../../bench/lib/cp-gen.ts";
 import { mkRoute } from "../compile/routes.ts";
@@ -79,6 +80,32 @@ describe("wire table", () => {
     const wire = encodeTable(t);
     expect(wire.backends).toHaveLength(1); // one Backend object, listed once
     expect(lookup(d, "a.test", "/x")?.route.backend).toBe(lookup(d, "b.test", "/")?.route.backend);
+  });
+
+  test("route policies cross JSON unchanged, in order, frozen again on the worker's side", () => {
+    const stages = orderStages([
+      { stage: "rewrite", kind: "rewrite-target", params: { target: "/$1", groups: [1, 2], keep: { query: true, slash: null } } },
+      { stage: "access", kind: "source-range", params: { allow: ["10.0.0.0/8", "::1/128"], deny: [] } },
+    ]);
+    const withPolicies = { ...mkRoute("p.test", "/", "Prefix"), options: { ...DEFAULT_ROUTE_OPTIONS, stages } };
+    const plain = mkRoute("q.test", "/", "Prefix");
+    const t = buildTable([withPolicies, plain], null);
+    const d = roundTrip(t);
+    const got = lookup(d, "p.test", "/a")!.route.options.stages!;
+    expect(got).toEqual(stages!);
+    expect(got.map((p) => p.stage)).toEqual(["access", "rewrite"]);
+    const frozen = (x: unknown): boolean => x === null || typeof x !== "object" || (Object.isFrozen(x) && Object.values(x).every(frozen));
+    expect(frozen(got)).toBe(true);
+    expect(lookup(d, "q.test", "/")!.route.options.stages).toBeNull();
+    expect(serializeTable(d)).toEqual(serializeTable(t));
+    expect(serializeTable(t).hosts.find((h) => h.host === "p.test")!.routes[0]!.options).toEqual({ stages: stages! });
+    // The same through a delta, as a change reaches a running worker.
+    const worker = new Receiver(encodeTable(buildTable([plain], null)));
+    const registry: BackendRegistry = new Map();
+    const prev = buildTable([plain], null);
+    encodeTable(prev, registry);
+    worker.apply(encodeDelta(prev, t, registry));
+    expect(lookup(worker.table, "p.test", "/a")!.route.options.stages).toEqual(stages!);
   });
 
   test("endpoints stay a subset of allEndpoints by identity; a bad index throws", () => {

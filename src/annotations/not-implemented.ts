@@ -1,0 +1,171 @@
+// ingress-nginx annotations Portico does not implement (yet), by the family that will hold
+// each. Every one of them is an UnsupportedAnnotation diagnostic when an Ingress sets it.
+// Implementing one means moving its entry into its family's module (docs/design.md,
+// "Annotations and policies"). Names as in ingress-nginx's annotation parsers at v1.15.1.
+import type { AnnotationSpec, FamilyName } from "./spec.ts";
+import { NGINX_PREFIX } from "./spec.ts";
+
+const BY_DESIGN = "By design: it is nginx configuration text (the root of CVE-2021-25742 and CVE-2025-1974).";
+
+function nyi(family: FamilyName, names: string | readonly string[], description: string, note?: string): AnnotationSpec {
+  const list = typeof names === "string" ? [names] : names;
+  return {
+    portico: null,
+    nginx: list.map((n) => `${NGINX_PREFIX}${n}`),
+    family,
+    default: null,
+    description,
+    compat: note === undefined ? { kind: "not-implemented" } : { kind: "not-implemented", note },
+  };
+}
+
+export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
+  // Paths matched as regular expressions, rewrites.
+  nyi("regex-rewrite", "use-regex", "match this host's paths as case-insensitive regular expressions"),
+  nyi("regex-rewrite", "rewrite-target", "rewrite the path sent upstream, with `$1`… from the path regex"),
+  nyi("regex-rewrite", "x-forwarded-prefix", "send X-Forwarded-Prefix on rewritten requests"),
+  // Redirects answered by the proxy.
+  nyi("redirects", "permanent-redirect", "answer every request with a redirect to this URL"),
+  nyi("redirects", "permanent-redirect-code", "status of `permanent-redirect` (default 301)"),
+  nyi("redirects", "temporal-redirect", "as `permanent-redirect`, temporary; wins over it"),
+  nyi("redirects", "temporal-redirect-code", "status of `temporal-redirect` (default 302)"),
+  nyi("redirects", "app-root", "redirect `/` to this path"),
+  nyi("redirects", "from-to-www-redirect", "redirect between `www.` and the bare name"),
+  nyi("redirects", "relative-redirects", "relative Location headers in nginx's own redirects"),
+  nyi("tls-redirect", "preserve-trailing-slash", "keep a trailing `/` in the HTTPS redirect"),
+  nyi("redirects", "use-port-in-redirects", "put the port in nginx's own redirects"),
+  // Host names and the upstream's identity.
+  nyi("hosts", "server-alias", "more host names served like the Ingress's host"),
+  nyi("hosts", "upstream-vhost", "the Host header sent upstream"),
+  nyi("hosts", "service-upstream", "send to the Service's ClusterIP instead of the pods"),
+  // Canary Ingresses.
+  nyi("canary", "canary", "mark the Ingress as a canary of another one for the same host and path"),
+  nyi("canary", "canary-by-header", "header that sends a request to the canary (`always`) or not (`never`)"),
+  nyi("canary", "canary-by-header-value", "header value that sends a request to the canary"),
+  nyi("canary", "canary-by-header-pattern", "header value regex that sends a request to the canary"),
+  nyi("canary", "canary-by-cookie", "cookie that sends a request to the canary (`always`) or not (`never`)"),
+  nyi("canary", "canary-weight", "share of requests sent to the canary"),
+  nyi("canary", "canary-weight-total", "what `canary-weight` is out of (default 100)"),
+  // Session affinity.
+  nyi("affinity", "affinity", "`cookie`: keep a client on one pod"),
+  nyi("affinity", "affinity-mode", "`balanced` or `persistent`"),
+  nyi("affinity", "affinity-canary-behavior", "`sticky` or `legacy`: whether affinity keeps a client on the canary"),
+  nyi("affinity", "session-cookie-name", "name of the affinity cookie (default `INGRESSCOOKIE`)"),
+  nyi("affinity", "session-cookie-path", "Path of the affinity cookie"),
+  nyi("affinity", "session-cookie-domain", "Domain of the affinity cookie"),
+  nyi("affinity", "session-cookie-max-age", "Max-Age of the affinity cookie"),
+  nyi("affinity", "session-cookie-expires", "Expires of the affinity cookie"),
+  nyi("affinity", "session-cookie-samesite", "SameSite of the affinity cookie"),
+  nyi("affinity", "session-cookie-conditional-samesite-none", "leave out `SameSite=None` for clients known to mishandle it"),
+  nyi("affinity", "session-cookie-secure", "Secure flag of the affinity cookie"),
+  nyi("affinity", "session-cookie-change-on-failure", "pick a new pod when the sticky one fails"),
+  // Load balancing.
+  nyi("balancing", "load-balance", "`round_robin` or `ewma`"),
+  nyi("balancing", "upstream-hash-by", "consistent hashing on a request value"),
+  nyi("balancing", "upstream-hash-by-subset", "hash to a subset of pods, then pick within it"),
+  nyi("balancing", "upstream-hash-by-subset-size", "size of those subsets"),
+  // Retries and the send timeout.
+  nyi("timeouts", "proxy-send-timeout", "idle time allowed while sending the request upstream"),
+  nyi("retries", "proxy-next-upstream", "which failures are retried on another pod"),
+  nyi("retries", "proxy-next-upstream-timeout", "time limit for all attempts"),
+  nyi("retries", "proxy-next-upstream-tries", "number of attempts"),
+  // Error pages and the default backend.
+  nyi("error-pages", "custom-http-errors", "statuses answered by the default backend instead"),
+  nyi("error-pages", "default-backend", "Service that answers those statuses and when there is no endpoint"),
+  nyi("error-pages", "disable-proxy-intercept-errors", "pass upstream errors through despite `custom-http-errors`"),
+  // Rate and connection limits.
+  nyi("limits", "limit-rps", "requests per second per client address"),
+  nyi("limits", "limit-rpm", "requests per minute per client address"),
+  nyi("limits", "limit-connections", "concurrent connections per client address"),
+  nyi("limits", "limit-burst-multiplier", "burst allowed above the rate (default 5)"),
+  nyi("limits", ["limit-allowlist", "limit-whitelist"], "client ranges exempt from the limits"),
+  nyi("limits", "limit-rate", "response bandwidth per connection"),
+  nyi("limits", "limit-rate-after", "bytes sent before `limit-rate` applies"),
+  // Body buffering.
+  nyi("buffering", "client-body-buffer-size", "request body held in memory before going to disk"),
+  nyi("buffering", "proxy-request-buffering", "buffer the whole request body before sending it upstream"),
+  nyi("buffering", "proxy-buffering", "buffer the response"),
+  nyi("buffering", "proxy-buffer-size", "buffer for the response headers"),
+  nyi("buffering", "proxy-buffers-number", "number of response buffers"),
+  nyi("buffering", "proxy-busy-buffers-size", "response buffers busy sending to the client"),
+  nyi("buffering", "proxy-max-temp-file-size", "response spilled to disk"),
+  // Source ranges.
+  nyi("access", ["allowlist-source-range", "whitelist-source-range"], "client ranges allowed (CIDRs); others get 403"),
+  nyi("access", "denylist-source-range", "client ranges refused with 403"),
+  nyi("access", "satisfy", "`any`: source ranges or authentication suffice"),
+  // Basic authentication.
+  nyi("basic-auth", "auth-type", "`basic` (or `digest`)"),
+  nyi("basic-auth", "auth-secret", "Secret holding the users"),
+  nyi("basic-auth", "auth-secret-type", "`auth-file` (htpasswd) or `auth-map`"),
+  nyi("basic-auth", "auth-realm", "realm of the challenge"),
+  // External authentication.
+  nyi("external-auth", "auth-url", "ask this URL whether the request may pass"),
+  nyi("external-auth", "auth-method", "method of the auth request"),
+  nyi("external-auth", "auth-signin", "where a 401 from the auth service redirects"),
+  nyi("external-auth", "auth-signin-redirect-param", "query parameter carrying the original URL (default `rd`)"),
+  nyi("external-auth", "auth-response-headers", "auth response headers copied to the upstream request"),
+  nyi("external-auth", "auth-request-redirect", "X-Auth-Request-Redirect sent to the auth service"),
+  nyi("external-auth", "auth-always-set-cookie", "pass the auth service's Set-Cookie on every status"),
+  nyi("external-auth", "auth-cache-key", "cache auth answers under this key"),
+  nyi("external-auth", "auth-cache-duration", "how long auth answers are cached"),
+  nyi("external-auth", "auth-proxy-set-headers", "ConfigMap of headers added to the auth request"),
+  nyi("external-auth", "auth-keepalive", "keep-alive connections to the auth service"),
+  nyi("external-auth", "auth-keepalive-requests", "requests per auth keep-alive connection"),
+  nyi("external-auth", "auth-keepalive-timeout", "idle time of an auth keep-alive connection"),
+  nyi("external-auth", "auth-keepalive-share-vars", "share variables between the auth and main requests"),
+  nyi("external-auth", "enable-global-auth", "apply the global auth URL to this Ingress (default true)"),
+  // CORS.
+  nyi("cors", "enable-cors", "answer CORS preflights and add CORS headers"),
+  nyi("cors", "cors-allow-origin", "origins allowed"),
+  nyi("cors", "cors-allow-methods", "methods allowed"),
+  nyi("cors", "cors-allow-headers", "request headers allowed"),
+  nyi("cors", "cors-expose-headers", "response headers exposed"),
+  nyi("cors", "cors-allow-credentials", "allow credentials (default true)"),
+  nyi("cors", "cors-max-age", "preflight cache time"),
+  // Client certificates.
+  nyi("client-certs", "auth-tls-secret", "CA that client certificates must chain to"),
+  nyi("client-certs", "auth-tls-verify-client", "`on`, `off`, `optional` or `optional_no_ca`"),
+  nyi("client-certs", "auth-tls-verify-depth", "longest chain accepted"),
+  nyi("client-certs", "auth-tls-error-page", "redirect here when the certificate fails"),
+  nyi("client-certs", "auth-tls-pass-certificate-to-upstream", "send the client certificate upstream"),
+  nyi("client-certs", "auth-tls-match-cn", "subject the client certificate must match"),
+  // TLS to the pods.
+  nyi("upstream-tls", "proxy-ssl-secret", "client certificate and CA for HTTPS to the pods"),
+  nyi("upstream-tls", "proxy-ssl-verify", "verify the pods' certificates"),
+  nyi("upstream-tls", "proxy-ssl-verify-depth", "longest chain accepted from the pods"),
+  nyi("upstream-tls", "proxy-ssl-name", "name checked in the pods' certificates"),
+  nyi("upstream-tls", "proxy-ssl-server-name", "send SNI to the pods"),
+  nyi("upstream-tls", "proxy-ssl-protocols", "TLS versions to the pods"),
+  nyi("upstream-tls", "proxy-ssl-ciphers", "ciphers to the pods"),
+  // Headers and response rewriting.
+  nyi("headers", "custom-headers", "ConfigMap of headers added to responses"),
+  nyi("headers", "connection-proxy-header", "Connection header sent upstream"),
+  nyi("headers", "proxy-http-version", "HTTP version to the pods"),
+  nyi("headers", "proxy-cookie-domain", "rewrite the Domain of upstream cookies"),
+  nyi("headers", "proxy-cookie-path", "rewrite the Path of upstream cookies"),
+  nyi("headers", "proxy-redirect-from", "rewrite upstream Location headers: from"),
+  nyi("headers", "proxy-redirect-to", "rewrite upstream Location headers: to"),
+  // nginx configuration text: never.
+  nyi("snippets", "configuration-snippet", "nginx configuration for the location", BY_DESIGN),
+  nyi("snippets", "server-snippet", "nginx configuration for the server", BY_DESIGN),
+  nyi("snippets", "stream-snippet", "nginx stream configuration", BY_DESIGN),
+  nyi("snippets", "auth-snippet", "nginx configuration for the auth location", BY_DESIGN),
+  nyi("snippets", "modsecurity-snippet", "ModSecurity rules", BY_DESIGN),
+  // nginx features with no Portico counterpart planned.
+  nyi("other", "ssl-passthrough", "pass TLS through to the pods undecrypted"),
+  nyi("other", "ssl-ciphers", "ciphers for this host"),
+  nyi("other", "ssl-prefer-server-ciphers", "server cipher preference for this host"),
+  nyi("other", "enable-rewrite-log", "log nginx's rewrite decisions"),
+  nyi("other", "enable-access-log", "access log for this Ingress", "Portico's access log is global (`--access-log`)."),
+  nyi("other", "enable-modsecurity", "ModSecurity web application firewall"),
+  nyi("other", "enable-owasp-core-rules", "OWASP core rules for ModSecurity"),
+  nyi("other", "modsecurity-transaction-id", "ModSecurity transaction id"),
+  nyi("other", "enable-opentelemetry", "OpenTelemetry tracing"),
+  nyi("other", "opentelemetry-operation-name", "OpenTelemetry span name"),
+  nyi("other", "opentelemetry-trust-incoming-span", "continue incoming traces"),
+  nyi("other", "mirror-target", "copy requests to this URL"),
+  nyi("other", "mirror-host", "Host of the mirrored requests"),
+  nyi("other", "mirror-request-body", "mirror request bodies too"),
+  nyi("other", "fastcgi-index", "FastCGI index"),
+  nyi("other", "fastcgi-params-configmap", "FastCGI parameters"),
+];

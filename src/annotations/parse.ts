@@ -1,0 +1,118 @@
+// One Ingress's annotations → its route options, backend scheme, per-family policies and
+// problems. The only entry point the compiler calls (through compile/annotations.ts). Pure.
+import * as v from "valibot";
+import { orderStages, type StagePolicy } from "../table/policy.ts";
+import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
+import type { RouteOptions } from "../table/types.ts";
+import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
+import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Family, type ReadResult, type Reader } from "./spec.ts";
+
+type Families = typeof FAMILIES;
+type PolicyOf<F> = F extends Family<infer P> ? P : never;
+
+/** One typed, frozen policy per implemented family (the family's `none` when it is not used). */
+export type AnnotationPolicies = { readonly [K in keyof Families]: PolicyOf<Families[K]> };
+
+export interface ParsedAnnotations {
+  readonly options: RouteOptions;
+  readonly scheme: "http" | "https";
+  /** Per family, for the compiler; `options` and `scheme` are what the table carries of them. */
+  readonly policies: AnnotationPolicies;
+  /** One sentence per rejected value: becomes an InvalidAnnotation diagnostic. */
+  readonly problems: readonly string[];
+  /** Names of portico.dev/ or nginx.ingress.kubernetes.io/ annotations we do not implement. */
+  readonly unsupported: readonly string[];
+}
+
+type Annotations = Readonly<Record<string, string>> | null | undefined;
+
+const ours = (k: string): boolean => k.startsWith(PORTICO_PREFIX) || k.startsWith(NGINX_PREFIX);
+
+const UNSET: ReadResult<never> = Object.freeze({ state: "unset" });
+const INVALID: ReadResult<never> = Object.freeze({ state: "invalid" });
+
+/** The Reader every family parses through; `problems` collects the InvalidAnnotation sentences. */
+export function createReader(ann: Readonly<Record<string, string>>, problems: string[]): Reader {
+  const read = <T>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>, consequence: string): ReadResult<T> => {
+    // The first name with a non-empty value wins: portico.dev over ingress-nginx's name, and
+    // ingress-nginx's aliases only when the names before them are empty or absent, as its
+    // parser reads them. An empty value with nothing after it is invalid, not absent.
+    let name: string | null = null;
+    let raw: string | undefined;
+    for (const n of namesOf(spec)) {
+      const val = ann[n];
+      if (val === undefined) continue;
+      if (raw === undefined || val !== "") {
+        name = n;
+        raw = val;
+      }
+      if (val !== "") break;
+    }
+    if (raw === undefined || name === null) return UNSET;
+    const fail = (why: string): ReadResult<T> => {
+      problems.push(`annotation ${name}=${JSON.stringify(raw)}: ${why}; ${consequence}`);
+      return INVALID;
+    };
+    // ingress-nginx refuses CR and LF in every annotation value, whatever its type.
+    if (raw.includes("\n") || raw.includes("\r")) return fail("a value may not contain a line break");
+    const r = v.safeParse(schema, raw);
+    if (!r.success) return fail(r.issues[0]?.message ?? "invalid");
+    return { state: "ok", value: r.output };
+  };
+  return {
+    read,
+    value(spec, schema) {
+      const r = read(spec, schema, "using the default");
+      return r.state === "ok" ? r.value : undefined;
+    },
+    problem(message) {
+      problems.push(message);
+    },
+  };
+}
+
+function policiesOf(r: Reader | null): AnnotationPolicies {
+  const out: Record<string, unknown> = {};
+  for (const [key, family] of Object.entries(FAMILIES) as [keyof Families, Family<unknown>][]) {
+    out[key] = r === null ? family.none : family.parse(r);
+  }
+  return Object.freeze(out) as AnnotationPolicies;
+}
+
+/**
+ * What the table carries of the policies. Request-side stage policies are collected here as
+ * families that produce them are added (none does yet, so `stages` is null).
+ */
+function routeOptions(p: AnnotationPolicies): RouteOptions {
+  const stages: StagePolicy[] = [];
+  const none = FAMILIES.tlsRedirect.none === p.tlsRedirect && FAMILIES.body.none === p.body && FAMILIES.timeouts.none === p.timeouts;
+  if (none && stages.length === 0) return DEFAULT_ROUTE_OPTIONS;
+  return Object.freeze({ ...p.tlsRedirect, ...p.body, ...p.timeouts, stages: orderStages(stages) });
+}
+
+const NONE: ParsedAnnotations = Object.freeze({
+  options: DEFAULT_ROUTE_OPTIONS,
+  scheme: "http",
+  policies: policiesOf(null),
+  problems: Object.freeze([]),
+  unsupported: Object.freeze([]),
+});
+
+export function parseAnnotations(ann: Annotations): ParsedAnnotations {
+  // Most Ingresses carry none of ours: they share one frozen result.
+  if (!ann || !Object.keys(ann).some(ours)) return NONE;
+  const problems: string[] = [];
+  const policies = policiesOf(createReader(ann, problems));
+  // An annotation we do not implement (rewrite-target, auth-url, snippets...) changes where or
+  // how traffic goes under ingress-nginx: say so instead of ignoring it silently.
+  const unsupported = Object.keys(ann)
+    .filter((k) => ours(k) && !IMPLEMENTED_NAMES.has(k))
+    .sort();
+  return Object.freeze({
+    options: routeOptions(policies),
+    scheme: policies.backendProtocol.scheme,
+    policies,
+    problems: Object.freeze(problems),
+    unsupported: Object.freeze(unsupported),
+  });
+}

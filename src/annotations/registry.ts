@@ -1,0 +1,29 @@
+// The one list of annotations: the implemented families and the ingress-nginx annotations not
+// implemented yet. parse.ts reads Ingresses with it; docs.ts generates the README table and
+// the annotation part of `portico --help` from it.
+import { BACKEND_PROTOCOL } from "./backend-protocol.ts";
+import { BODY } from "./body.ts";
+import { NOT_IMPLEMENTED } from "./not-implemented.ts";
+import { namesOf, type AnnotationSpec } from "./spec.ts";
+import { TIMEOUTS } from "./timeouts.ts";
+import { TLS_REDIRECT } from "./tls-redirect.ts";
+
+/**
+ * The implemented families, by the key their policy has in ParsedAnnotations.policies.
+ * Adding a family: one line here (docs/design.md, "Annotations and policies").
+ */
+export const FAMILIES = {
+  tlsRedirect: TLS_REDIRECT,
+  body: BODY,
+  timeouts: TIMEOUTS,
+  backendProtocol: BACKEND_PROTOCOL,
+} as const;
+
+/** Annotations Portico implements, family by family. */
+export const IMPLEMENTED: readonly AnnotationSpec[] = Object.values(FAMILIES).flatMap((f) => f.annotations);
+
+/** Every annotation: implemented first, then the ingress-nginx ones not implemented. */
+export const ANNOTATIONS: readonly AnnotationSpec[] = [...IMPLEMENTED, ...NOT_IMPLEMENTED];
+
+/** Every name (portico.dev and ingress-nginx, aliases included) Portico reads. */
+export const IMPLEMENTED_NAMES: ReadonlySet<string> = new Set(IMPLEMENTED.flatMap(namesOf));

@@ -1,0 +1,102 @@
+// What an annotation family is made of: the annotations it reads (with their documentation)
+// and a parser from those values to one typed, frozen policy. docs/design.md, "Annotations
+// and policies", says how the pieces fit and how to add one.
+import type * as v from "valibot";
+
+export const PORTICO_PREFIX = "portico.dev/";
+/** ingress-nginx's default `--annotations-prefix`; Portico does not make it configurable. */
+export const NGINX_PREFIX = "nginx.ingress.kubernetes.io/";
+
+/**
+ * The families: one module each under src/annotations/ once implemented. The names of
+ * families not written yet are listed so the registry can say where each missing
+ * ingress-nginx annotation will live.
+ */
+export type FamilyName =
+  | "tls-redirect"
+  | "body"
+  | "timeouts"
+  | "backend-protocol"
+  | "regex-rewrite"
+  | "redirects"
+  | "hosts"
+  | "canary"
+  | "affinity"
+  | "balancing"
+  | "retries"
+  | "error-pages"
+  | "limits"
+  | "buffering"
+  | "access"
+  | "basic-auth"
+  | "external-auth"
+  | "cors"
+  | "client-certs"
+  | "upstream-tls"
+  | "headers"
+  | "snippets"
+  | "other";
+
+/** How an annotation compares with ingress-nginx's, as the README table states it. */
+export type Compat =
+  /** Same accepted values, default and observable behaviour. */
+  | { readonly kind: "same" }
+  /** Implemented, with a difference stated exactly (one sentence or two). */
+  | { readonly kind: "differs"; readonly difference: string }
+  /** ingress-nginx has it, Portico does not (yet): the annotation is an UnsupportedAnnotation. */
+  | { readonly kind: "not-implemented"; readonly note?: string }
+  /** Portico's own annotation, with no ingress-nginx counterpart. */
+  | { readonly kind: "portico-only" };
+
+export interface AnnotationSpec {
+  /** `portico.dev/…`, or null when Portico reads only the ingress-nginx name (or none yet). */
+  readonly portico: string | null;
+  /**
+   * ingress-nginx names: its canonical name first, then its own aliases (`whitelist-source-range`
+   * for `allowlist-source-range`). Empty for a Portico-only annotation.
+   */
+  readonly nginx: readonly string[];
+  readonly family: FamilyName;
+  /** The value used when the annotation is absent: a literal, or the flag that supplies it. Null when not implemented. */
+  readonly default: string | null;
+  /** One line: the values accepted and what they do. */
+  readonly description: string;
+  readonly compat: Compat;
+}
+
+/** The name users see first: the portico.dev one when there is one. */
+export const displayName = (a: AnnotationSpec): string => a.portico ?? (a.nginx[0] as string);
+
+/** Every name the annotation is read under, in the order they are tried. */
+export const namesOf = (a: AnnotationSpec): readonly string[] => (a.portico ? [a.portico, ...a.nginx] : a.nginx);
+
+/** The outcome of reading one annotation. */
+export type ReadResult<T> =
+  | { readonly state: "unset" }
+  /** Reported already (an InvalidAnnotation diagnostic naming the annotation and the value). */
+  | { readonly state: "invalid" }
+  | { readonly state: "ok"; readonly value: T };
+
+/** What a family's parser reads annotations through (parse.ts implements it once for all). */
+export interface Reader {
+  /**
+   * Read `spec` under its first name that has a non-empty value (portico.dev, then
+   * ingress-nginx's canonical name, then its aliases). A value that fails `schema`, is empty,
+   * or holds a line break is reported as "annotation NAME="VALUE": <why>; <consequence>".
+   */
+  read<T>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>, consequence: string): ReadResult<T>;
+  /** `read` for the common case: an invalid value is reported and the default is used (undefined). */
+  value<T>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>): T | undefined;
+  /** Report a problem that is not about one value (two annotations that contradict each other). */
+  problem(message: string): void;
+}
+
+export interface Family<P> {
+  readonly name: FamilyName;
+  /** The annotations this family reads; the registry lists them. */
+  readonly annotations: readonly AnnotationSpec[];
+  /** The policy when none of its annotations is set (shared, frozen). */
+  readonly none: P;
+  /** Parse the family's annotations into a frozen policy (`none` when nothing is set). */
+  parse(r: Reader): P;
+}

@@ -1,0 +1,69 @@
+// Value schemas shared by the annotation families. Each turns a string into a number, a
+// boolean or a member of a fixed list and is never spliced into any text. ingress-nginx's own
+// rules (its annotations parser): booleans are Go's strconv.ParseBool, integers strconv.Atoi,
+// an empty value is invalid rather than absent, and a value holding CR or LF is refused
+// (parse.ts checks the last two for every annotation before any schema runs).
+import * as v from "valibot";
+import { MAX_DURATION_MS } from "../config/units.ts";
+
+const TRUE = ["1", "t", "T", "TRUE", "true", "True"] as const;
+const FALSE = ["0", "f", "F", "FALSE", "false", "False"] as const;
+const TRUE_SET: ReadonlySet<string> = new Set(TRUE);
+
+/** Exactly the spellings Go's strconv.ParseBool accepts (no trimming, no other case mixes). */
+export const Bool = v.pipe(
+  v.string(),
+  v.picklist([...TRUE, ...FALSE], "expected true or false"),
+  v.transform((s) => TRUE_SET.has(s)),
+);
+
+const SIZE_UNITS: Readonly<Record<string, number>> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+
+/**
+ * `1048576`, `512k`, `10m`, `1g` (nginx's size syntax, binary multiples, any case); 0 means
+ * unlimited and becomes Infinity (null already means "use the flag").
+ */
+export const Size = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^\d{1,15}[kmg]?$/i, "expected a byte size such as 1048576, 512k, 10m or 1g"),
+  v.transform((s) => {
+    const m = /^(\d+)([kmg]?)$/i.exec(s) as RegExpExecArray;
+    const n = Number(m[1]) * (SIZE_UNITS[(m[2] ?? "").toLowerCase()] ?? 1);
+    return n === 0 ? Number.POSITIVE_INFINITY : n;
+  }),
+  v.check((n) => n === Number.POSITIVE_INFINITY || Number.isSafeInteger(n), "size too large"),
+);
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { "": 1000, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * `500ms`, `5s`, `2m`, `1h`; a plain number is seconds (ingress-nginx's proxy-*-timeout are
+ * whole seconds). Greater than zero and at most 2^31-1 ms: Bun fires a longer setTimeout
+ * after 1 ms (measured on 1.4.5), the bound the flags use too (config/units.ts).
+ */
+export const Duration = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^\d{1,9}(ms|s|m|h)?$/, "expected a duration such as 500ms, 5s, 2m or a number of seconds"),
+  v.transform((s) => {
+    const m = /^(\d+)(ms|s|m|h)?$/.exec(s) as RegExpExecArray;
+    return Number(m[1]) * (DURATION_UNITS[m[2] ?? ""] ?? 1000);
+  }),
+  v.minValue(1, "a timeout must be greater than zero"),
+  v.maxValue(MAX_DURATION_MS, `a timeout must be at most ${MAX_DURATION_MS} ms (about 24.8 days)`),
+);
+
+/**
+ * One of `options`, compared case-insensitively after trimming (ingress-nginx's
+ * ValidateOptions with caseSensitive=false, trimSpace=true); gives the option as listed.
+ */
+export function oneOf<const T extends string>(options: readonly T[], message: string): v.GenericSchema<string, T> {
+  const byLower = new Map(options.map((o) => [o.toLowerCase(), o] as const));
+  return v.pipe(
+    v.string(),
+    v.trim(),
+    v.check((s) => byLower.has(s.toLowerCase()), message),
+    v.transform((s) => byLower.get(s.toLowerCase()) as T),
+  );
+}

@@ -1,0 +1,55 @@
+// Request-side policies a route carries (docs/design.md, "Annotations and policies"). The
+// compiler produces them from annotations (src/annotations/); the proxy runs them
+// (src/proxy/policies.ts). They are plain data because the table crosses IPC to the workers
+// as JSON (table/wire.ts): no functions, no Infinity or NaN, no undefined.
+
+/**
+ * The stages, in the one order they run for every request. Access control comes first, so a
+ * client that may not reach a route learns nothing from its other policies.
+ */
+export const POLICY_STAGES = [
+  "access",
+  "authentication",
+  "cors",
+  "redirects",
+  "rewrite",
+  "backend",
+  "forwarding",
+  "errorPages",
+] as const;
+
+export type PolicyStage = (typeof POLICY_STAGES)[number];
+
+/** A value that survives JSON unchanged (finite numbers only). */
+export type PolicyValue = string | number | boolean | null | readonly PolicyValue[] | { readonly [key: string]: PolicyValue };
+
+/** One policy of one route: the stage it runs in, the implementation (`kind`), its parameters. */
+export interface StagePolicy {
+  readonly stage: PolicyStage;
+  /** Names the proxy-side implementation, e.g. "source-range"; one stage may host several kinds. */
+  readonly kind: string;
+  /** Validated by the annotation family that produced the policy; frozen. */
+  readonly params: { readonly [key: string]: PolicyValue };
+}
+
+/** Position of a stage in POLICY_STAGES. */
+export const stageIndex = (s: PolicyStage): number => POLICY_STAGES.indexOf(s);
+
+/** `policies` sorted by stage (stable within a stage) and frozen, or null when there are none. */
+export function orderStages(policies: readonly StagePolicy[]): readonly StagePolicy[] | null {
+  if (policies.length === 0) return null;
+  const sorted = policies
+    .map((p, i) => [p, i] as const)
+    .sort((a, b) => stageIndex(a[0].stage) - stageIndex(b[0].stage) || a[1] - b[1])
+    .map(([p]) => p);
+  return Object.freeze(sorted);
+}
+
+/** Freeze a JSON value and everything in it (a decoded policy must be as immutable as a compiled one). */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object") {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
