@@ -11,6 +11,7 @@ import { createAttemptControl, forward } from "./forward.ts";
 import { clientIpOf, downstreamHeaders, requestIdOf, upstreamHeaders, type ForwardContext } from "./headers.ts";
 import { createInflight, type Inflight } from "./inflight.ts";
 import { IDLE_TIMEOUT_S } from "./listener.ts";
+import { createPolicyRunner, type PolicyFlow } from "./policies.ts";
 import { hstsValue, httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
 import { relayResponse } from "./respond.ts";
 import type { AccessRecord, ProxyDeps } from "./types.ts";
@@ -52,6 +53,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
   const inflight = createInflight();
   const sockets = new Set<ServerWebSocket<WsData>>();
   const hardStop = new AbortController();
+  const runPolicies = createPolicyRunner(deps.policyKinds);
 
   const emit = (r: AccessRecord) => {
     try {
@@ -107,12 +109,12 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       if (v instanceof ProxyError) return fail(v);
       rec.host = v.hostname;
       rec.path = v.target.path;
-      const pathAndQuery = v.target.path + v.target.query;
+      let pathAndQuery = v.target.path + v.target.query;
 
       const match: Match | null = deps.lookup(deps.table(), v.hostname, v.target.path);
       if (match === null) return fail(new ProxyError("NoRoute"));
       const route = match.route;
-      const backend = route.backend;
+      let backend = route.backend;
       rec.ingress = `${route.ingress.namespace}/${route.ingress.name}`;
       rec.service = backend.id;
 
@@ -126,6 +128,24 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       }
       const hsts = seen === "https" ? hstsValue(config, route) : null;
       if (hsts !== null) common["strict-transport-security"] = hsts;
+      // Per-route policies, in their fixed stage order (docs/design.md, "Annotations and
+      // policies"). A route without any pays this null check.
+      const stages = route.options.stages;
+      if (stages !== null) {
+        const flow: PolicyFlow = {
+          req, route, hostname: v.hostname, path: v.target.path, query: v.target.query, scheme: seen,
+          clientIp: clientIpOf(peer, req.headers.get("x-forwarded-for"), trusted, isTrusted),
+          responseHeaders: common, pathAndQuery, backend,
+        };
+        const answer = await runPolicies(stages, flow);
+        if (answer !== null) {
+          finish(answer.status, null);
+          return answer;
+        }
+        pathAndQuery = flow.pathAndQuery;
+        backend = flow.backend;
+        rec.service = backend.id;
+      }
       if (backend.status !== "ok" || backend.endpoints.length === 0) return fail(new ProxyError("NoEndpoints", backend.status));
 
       const opts = route.options;

@@ -1,6 +1,7 @@
 // Public shapes of the data plane: what main.ts, admin/ and log/ consume.
 import type { Config } from "../config/types.ts";
 import type { Match, RouteTable } from "../table/types.ts";
+import type { PolicyKinds } from "./policies.ts";
 
 /** Minimal logger shape; src/log/ createLogger() satisfies it. */
 export interface Logger {
@@ -56,4 +57,6 @@ export interface ProxyDeps {
   readonly hooks?: ProxyHooks | undefined;
   readonly log: Logger;
   readonly scheme: "http" | "https";
+  /** Implementations of the route policies (proxy/policies.ts); the built-in ones when absent. */
+  readonly policyKinds?: PolicyKinds | undefined;
 }

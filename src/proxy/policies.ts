@@ -1,0 +1,87 @@
+// Runs a route's request-side policies (RouteOptions.stages) in the one stage order of
+// table/policy.ts. docs/design.md, "Annotations and policies": the handler calls the runner
+// only when a route has policies, so a route without any pays one null check.
+import { stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
+import type { Backend, Route } from "../table/types.ts";
+import { ProxyError } from "./errors.ts";
+
+/** What a policy sees of the request, and the two things a stage may change. */
+export interface PolicyFlow {
+  readonly req: Request;
+  readonly route: Route;
+  /** The validated routing host name and normalised path the route was looked up with. */
+  readonly hostname: string;
+  readonly path: string;
+  /** "" or "?…", as received. */
+  readonly query: string;
+  /** The client's scheme (X-Forwarded-Proto only from a trusted proxy). */
+  readonly scheme: "http" | "https";
+  /** The client's address: the peer, or what a trusted proxy reported (--trusted-proxies). */
+  readonly clientIp: string;
+  /** Headers every answer of this request carries (X-Request-ID...): spread them into a Response a stage returns. */
+  readonly responseHeaders: Readonly<Record<string, string>>;
+  /** Path and query sent upstream: the rewrite stage may change it. */
+  pathAndQuery: string;
+  /** Where the request goes: the backend stage may change it. */
+  backend: Backend;
+}
+
+/** A Response ends the request with it (403, 401, a redirect, a preflight's 204); null goes on. */
+export type PolicyStep = (flow: PolicyFlow) => Response | null | Promise<Response | null>;
+
+/** An implementation of one kind of policy: the stage it belongs to and how its parameters become a step. */
+export interface PolicyKind {
+  readonly stage: PolicyStage;
+  /** Called once per policy object (the steps are cached with it); may throw on bad parameters. */
+  build(params: StagePolicy["params"]): PolicyStep;
+}
+
+export type PolicyKinds = ReadonlyMap<string, PolicyKind>;
+
+/** The kinds Portico implements, by StagePolicy.kind. None yet: annotation families add theirs. */
+export const POLICY_KINDS: PolicyKinds = new Map();
+
+export type PolicyRunner = (stages: readonly StagePolicy[], flow: PolicyFlow) => Promise<Response | null>;
+
+/**
+ * A policy that cannot run (unknown kind, a kind filed under another stage, parameters its
+ * build refuses) answers 500 to every request of the route: access control fails closed.
+ */
+function refuse(why: string): PolicyStep {
+  return () => {
+    throw new ProxyError("Internal", why);
+  };
+}
+
+function stepsOf(stages: readonly StagePolicy[], kinds: PolicyKinds): readonly PolicyStep[] {
+  // Sorted here too, so the order holds whoever built the table.
+  const ordered = [...stages].sort((a, b) => stageIndex(a.stage) - stageIndex(b.stage));
+  return ordered.map((p) => {
+    const kind = kinds.get(p.kind);
+    if (kind === undefined) return refuse(`no implementation for policy kind ${JSON.stringify(p.kind)}`);
+    if (kind.stage !== p.stage) return refuse(`policy kind ${p.kind} belongs to stage ${kind.stage}, not ${p.stage}`);
+    try {
+      return kind.build(p.params);
+    } catch (e) {
+      return refuse(`policy ${p.kind}: ${String(e)}`);
+    }
+  });
+}
+
+export function createPolicyRunner(kinds: PolicyKinds = POLICY_KINDS): PolicyRunner {
+  // Keyed by the route's frozen stages array: built once per table generation, not per request.
+  const cache = new WeakMap<readonly StagePolicy[], readonly PolicyStep[]>();
+  return async (stages, flow) => {
+    let steps = cache.get(stages);
+    if (steps === undefined) {
+      steps = stepsOf(stages, kinds);
+      cache.set(stages, steps);
+    }
+    for (const step of steps) {
+      const out = step(flow);
+      const answer = out instanceof Promise ? await out : out;
+      if (answer !== null) return answer;
+    }
+    return null;
+  };
+}

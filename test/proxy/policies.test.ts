@@ -1,0 +1,151 @@
+// Route policies run in the one stage order (docs/design.md, "Annotations and policies"),
+// through a real proxy to raw-socket backends that log the request line they receive.
+import { afterEach, describe, expect, test } from "bun:test";
+import { createProxyHandler } from "../../src/proxy/handler.ts";
+import { startHttpListener } from "../../src/proxy/listener.ts";
+import type { PolicyKind, PolicyKinds } from "../../src/proxy/policies.ts";
+import { POLICY_STAGES, type PolicyStage, type StagePolicy } from "../../src/table/policy.ts";
+import { lookup } from "../../src/table/lookup.ts";
+import type { Backend, RouteTable } from "../../src/table/types.ts";
+import type { AccessRecord } from "../../src/proxy/types.ts";
+import { makeBackend, makeTable, quietLog, testConfig } from "./helpers.ts";
+
+const cleanup: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+/** A backend that logs the request line of each request and answers 200 with its name. */
+function rawBackend(name: string) {
+  const lines: string[] = [];
+  const server = Bun.listen<{ buf: string }>({
+    hostname: "127.0.0.1", port: 0,
+    socket: {
+      open(s) { s.data = { buf: "" }; },
+      data(s, chunk) {
+        s.data.buf += chunk.toString("latin1");
+        let end: number;
+        while ((end = s.data.buf.indexOf("\r\n\r\n")) >= 0) {
+          lines.push(s.data.buf.slice(0, s.data.buf.indexOf("\r\n")));
+          s.data.buf = s.data.buf.slice(end + 4);
+          s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${name.length}\r\n\r\n${name}`);
+        }
+      },
+    },
+  });
+  cleanup.push(() => server.stop(true));
+  return { port: server.port, lines };
+}
+
+function start(table: RouteTable, policyKinds: PolicyKinds) {
+  const records: AccessRecord[] = [];
+  const handler = createProxyHandler({
+    config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http", policyKinds,
+    hooks: { onRequestDone: (r) => records.push(r) },
+  });
+  const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+  cleanup.push(() => server.stop(true));
+  return { url: `http://127.0.0.1:${server.port}`, records };
+}
+
+const policy = (stage: PolicyStage, kind: string, params: StagePolicy["params"] = {}): StagePolicy => ({ stage, kind, params });
+
+/** One probe kind per stage: records that it ran; a few act on their parameters. */
+function probeKinds(ran: string[], other: Backend): Map<string, PolicyKind> {
+  const kinds = new Map<string, PolicyKind>();
+  for (const stage of POLICY_STAGES) {
+    kinds.set(`probe-${stage}`, {
+      stage,
+      build: (params) => (flow) => {
+        ran.push(stage);
+        if (typeof params.deny === "string" && flow.clientIp === params.deny) {
+          return new Response("denied\n", { status: 403, headers: { ...flow.responseHeaders } });
+        }
+        if (typeof params.redirect === "string") return new Response(null, { status: 302, headers: { location: params.redirect } });
+        if (typeof params.rewrite === "string") flow.pathAndQuery = params.rewrite;
+        if (params.switchBackend === true) flow.backend = other;
+        // An asynchronous step (external authentication will be one) is awaited in its turn.
+        return stage === "authentication" ? Promise.resolve(null) : null;
+      },
+    });
+  }
+  return kinds;
+}
+
+describe("route policies", () => {
+  test("every stage runs, in the fixed order, whatever order the route lists them in", async () => {
+    const a = rawBackend("a");
+    const b = rawBackend("b");
+    const ran: string[] = [];
+    const other = makeBackend([b.port], { id: "default/other:80" });
+    const stages = [...POLICY_STAGES].reverse().map((s) =>
+      policy(s, `probe-${s}`, s === "rewrite" ? { rewrite: "/rewritten?x=1" } : s === "backend" ? { switchBackend: true } : {}),
+    );
+    const table = makeTable([{ host: "p.test", backend: makeBackend([a.port]), options: { stages } }]);
+    const p = start(table, probeKinds(ran, other));
+    const r = await fetch(`${p.url}/original?q=1`, { headers: { host: "p.test" } });
+    expect(r.status).toBe(200);
+    expect(await r.text()).toBe("b");
+    expect(ran).toEqual([...POLICY_STAGES]);
+    expect(b.lines).toEqual(["GET /rewritten?x=1 HTTP/1.1"]);
+    expect(a.lines).toEqual([]);
+    expect(p.records[0]?.service).toBe("default/other:80");
+    expect(p.records[0]?.path).toBe("/original");
+  });
+
+  test("a stage's answer ends the request there: later stages and the backend never see it", async () => {
+    const a = rawBackend("a");
+    const ran: string[] = [];
+    const table = makeTable([
+      { host: "deny.test", backend: makeBackend([a.port]), options: { stages: POLICY_STAGES.map((s) => policy(s, `probe-${s}`, s === "access" ? { deny: "127.0.0.1" } : {})) } },
+      { host: "redir.test", backend: makeBackend([a.port]), options: { stages: POLICY_STAGES.map((s) => policy(s, `probe-${s}`, s === "redirects" ? { redirect: "https://elsewhere.test/" } : {})) } },
+    ]);
+    const p = start(table, probeKinds(ran, makeBackend([a.port])));
+    const denied = await fetch(`${p.url}/`, { headers: { host: "deny.test" } });
+    expect(denied.status).toBe(403);
+    expect(denied.headers.get("x-request-id")).toBe(p.records[0]!.requestId); // the stage spread responseHeaders
+    expect(ran).toEqual(["access"]);
+    ran.length = 0;
+    const moved = await fetch(`${p.url}/`, { headers: { host: "redir.test" }, redirect: "manual" });
+    expect(moved.status).toBe(302);
+    expect(moved.headers.get("location")).toBe("https://elsewhere.test/");
+    expect(ran).toEqual(["access", "authentication", "cors", "redirects"]);
+    expect(a.lines).toEqual([]);
+    expect(p.records.map((r) => r.status)).toEqual([403, 302]);
+  });
+
+  test("a policy that cannot run fails closed with 500, before any backend is contacted", async () => {
+    const a = rawBackend("a");
+    const kinds = new Map<string, PolicyKind>([
+      ["misfiled", { stage: "cors", build: () => () => null }],
+      ["bad-params", { stage: "access", build: () => { throw new Error("no ranges"); } }],
+    ]);
+    const table = makeTable([
+      { host: "unknown.test", backend: makeBackend([a.port]), options: { stages: [policy("access", "no-such-kind")] } },
+      { host: "misfiled.test", backend: makeBackend([a.port]), options: { stages: [policy("access", "misfiled")] } },
+      { host: "params.test", backend: makeBackend([a.port]), options: { stages: [policy("access", "bad-params")] } },
+    ]);
+    const p = start(table, kinds);
+    for (const host of ["unknown.test", "misfiled.test", "params.test"]) {
+      const r = await fetch(`${p.url}/`, { headers: { host } });
+      expect({ host, status: r.status }).toEqual({ host, status: 500 });
+    }
+    expect(a.lines).toEqual([]);
+  });
+
+  test("routes without policies are served without building any", async () => {
+    const a = rawBackend("a");
+    let built = 0;
+    const kinds = new Map<string, PolicyKind>([["count", { stage: "access", build: () => (built++, () => null) }]]);
+    const table = makeTable([
+      { host: "plain.test", backend: makeBackend([a.port]) },
+      { host: "with.test", backend: makeBackend([a.port]), options: { stages: [policy("access", "count")] } },
+    ]);
+    const p = start(table, kinds);
+    expect((await fetch(`${p.url}/x`, { headers: { host: "plain.test" } })).status).toBe(200);
+    expect(built).toBe(0);
+    for (let i = 0; i < 3; i++) expect((await fetch(`${p.url}/y`, { headers: { host: "with.test" } })).status).toBe(200);
+    expect(built).toBe(1); // once per route's stages, not per request
+    expect(a.lines).toEqual(["GET /x HTTP/1.1", "GET /y HTTP/1.1", "GET /y HTTP/1.1", "GET /y HTTP/1.1"]);
+  });
+});
