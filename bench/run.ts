@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { makeCert } from "./lib/certs.ts";
 import { ensureTools, versions } from "./lib/install.ts";
 import { addCleanup, installCleanup, runMain, stopAll } from "./lib/procs.ts";
-import { renderReport, summarize, type Cell } from "./lib/report.ts";
+import { baselineNotes, renderReport, summarize, type Cell } from "./lib/report.ts";
 import { runScenario } from "./lib/scenario-run.ts";
 import { LAYOUTS, SCENARIOS, SYSTEMS } from "./lib/scenarios.ts";
 import { startBackend } from "./lib/systems.ts";
@@ -15,12 +15,14 @@ import { startBackend } from "./lib/systems.ts";
 const HELP = `bun bench/run.ts [options]
   --scenarios LIST   ${SCENARIOS.map((s) => s.name).join(",")} (default: all)
   --layouts LIST     pinned,unpinned (default: both)
-  --systems LIST     portico,nginx,direct (default: all)
+  --systems LIST     portico,baseline,nginx,direct (default: all; baseline only with --baseline-main)
   --duration S       seconds per measured run (default 5)
   --warmup S         seconds of warm-up before each run (default 1)
   --reps N           interleaved repetitions (default 3)
   --workers N        Portico --workers (default 1: same as nginx's one worker)
   --portico-main F   entry point to run as "portico" (default src/main.ts; e.g. bench/lib/fetch-proxy.ts)
+  --baseline-main F  entry point to run as "baseline", interleaved with "portico" (another worktree's
+                     src/main.ts: before/after in one run)
   --quiet-wait S     before each run, wait up to S s for other work on the machine to settle (default 5)
   --quick            1 repetition of 3 s (smoke run)
   --out FILE         report path (default bench/results/latest.md)`;
@@ -35,6 +37,7 @@ const { values: flags } = parseArgs({
     reps: { type: "string" },
     workers: { type: "string" },
     "portico-main": { type: "string" },
+    "baseline-main": { type: "string" },
     "quiet-wait": { type: "string" },
     quick: { type: "boolean", default: false },
     out: { type: "string" },
@@ -77,7 +80,14 @@ const reps = intFlag(flags.reps, quick ? 1 : 3, 1, 20, "reps");
 const workers = intFlag(flags.workers, 1, 1, 64, "workers");
 const quietWait = intFlag(flags["quiet-wait"], 5, 0, 60, "quiet-wait");
 const scenarios = listFlag(flags.scenarios, SCENARIOS, "scenarios");
-const systems = listFlag(flags.systems, SYSTEMS.map((name) => ({ name })), "systems").map((s) => s.name);
+const baselineMain = flags["baseline-main"] ?? null;
+const systems = listFlag(flags.systems, SYSTEMS.map((name) => ({ name })), "systems")
+  .map((s) => s.name)
+  .filter((s) => s !== "baseline" || baselineMain !== null || flags.systems !== undefined);
+if (systems.includes("baseline") && baselineMain === null) {
+  console.error("--systems baseline needs --baseline-main");
+  process.exit(2);
+}
 let layouts = listFlag(flags.layouts, LAYOUTS, "layouts");
 const ROOT = join(import.meta.dir, "..");
 const porticoMain = flags["portico-main"] ?? "src/main.ts";
@@ -110,7 +120,7 @@ async function main(): Promise<void> {
   try {
     const cert = await makeCert(tools.openssl, dir);
     const manyCount = scenarios.some((s) => s.backend === "many") ? 200 : 0;
-    const base = { cert, dir, root: ROOT, porticoMain, workers, duration, warmup, reps, quietWait, systems, log, tools };
+    const base = { cert, dir, root: ROOT, porticoMain, baselineMain, workers, duration, warmup, reps, quietWait, systems, log, tools };
     for (const layout of layouts) {
       log(`layout ${layout.name}`);
       const bdir = join(dir, `backend-${layout.name}`);
@@ -129,7 +139,7 @@ async function main(): Promise<void> {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });
   }
-  const notes = idleConnNotes(cells);
+  const notes = [...baselineNotes(cells), ...idleConnNotes(cells)];
   const header = [
     `date: ${started.toISOString()} (${((Date.now() - started.getTime()) / 60000).toFixed(1)} min); command: \`${runOrder()}\``,
     `machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average at start: ${load} (other work on this machine adds noise)`,
@@ -138,6 +148,7 @@ async function main(): Promise<void> {
     `before each measured run the harness waits up to ${quietWait} s for the machine to be idle (other CPU < 25%); a run during which other work used > 30% of a core is discarded and repeated once; "other CPU" is what the rest of the machine used during the run`,
     `wrk: 1 thread, ${reps} interleaved repetition(s) (portico, nginx, direct, portico, …) of ${duration} s, each after a ${warmup} s warm-up; figures are medians; min–max is req/s over the repetitions`,
     `Portico: \`bun ${porticoMain} --manifests … --workers ${workers} --access-log off --log-level warn\`; nginx: 1 worker, configured as ingress-nginx renders an Ingress (bench/lib/nginx.ts), access_log off`,
+    ...(baselineMain === null ? [] : [`baseline: the same command with \`${baselineMain}\`, interleaved with portico`]),
     "backend: nginx, 1 worker, answering from memory (`return 200`, 13 bytes) or a 1 MiB file with sendfile; same CPU as wrk when pinned",
     "proxy CPU: utime+stime of the proxy's process tree over the run (100% = one core; for `direct`, the backend's); peak RSS: VmHWM summed over the tree at the end of the scenario",
     ...scenarios.map((s) => `scenario ${s.name}: ${s.title}`),

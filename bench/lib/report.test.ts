@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { median, renderTable, summarize, type Cell, type Sample } from "./report.ts";
+import { baselineNotes, median, renderTable, summarize, type Cell, type Sample } from "./report.ts";
 
 const sample = (rps: number, p99 = 2): Sample => ({
   rps, p50: 1, p99, cpu: 90, backendCpu: 40, wrkCpu: 40, otherCpu: 0, errors: 0, newConnsPerRequest: 0,
@@ -31,4 +31,9 @@ test("ratios are computed against nginx and direct of the same scenario and layo
 test("a system that did not run says why", () => {
   const c: Cell = { ...cell("portico", []), failure: "src/main.ts not present yet" };
   expect(renderTable([c])).toContain("not run: src/main.ts not present yet");
+});
+
+test("portico is set against the baseline of the same scenario and layout", () => {
+  const notes = baselineNotes([cell("portico", [97_000]), cell("baseline", [100_000]), { ...cell("portico", [5]), layout: "unpinned" }]);
+  expect(notes).toEqual(["portico vs baseline, small (pinned): req/s 97000 vs 100000 = 0.970×, p99 1.00×, proxy CPU 90% vs 90%"]);
 });

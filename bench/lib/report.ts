@@ -114,6 +114,23 @@ export function renderTable(cells: readonly Cell[]): string {
   return rows.join("\n");
 }
 
+/** `portico` against `baseline` per scenario and layout, when both ran: the before/after figure. */
+export function baselineNotes(cells: readonly Cell[]): string[] {
+  const notes: string[] = [];
+  for (const c of cells) {
+    if (c.system !== "portico") continue;
+    const base = cells.find((x) => x.scenario === c.scenario && x.layout === c.layout && x.system === "baseline");
+    const a = summarize(c);
+    const b = base ? summarize(base) : null;
+    if (!a || !b) continue;
+    notes.push(
+      `portico vs baseline, ${c.scenario} (${c.layout}): req/s ${a.rps.toFixed(0)} vs ${b.rps.toFixed(0)} = ${(a.rps / b.rps).toFixed(3)}×, ` +
+        `p99 ${(a.p99 / b.p99).toFixed(2)}×, proxy CPU ${a.cpu.toFixed(0)}% vs ${b.cpu.toFixed(0)}%`,
+    );
+  }
+  return notes;
+}
+
 export function renderReport(h: ReportHeader, cells: readonly Cell[], notes: readonly string[]): string {
   return [`# ${h.title}`, "", ...h.lines.map((l) => `- ${l}`), "", renderTable(cells), "", ...notes.map((n) => `- ${n}`), ""].join("\n");
 }

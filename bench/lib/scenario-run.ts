@@ -19,6 +19,8 @@ export interface RunContext {
   readonly dir: string;
   readonly root: string;
   readonly porticoMain: string;
+  /** Entry point of the `baseline` system, or null when it is not run. */
+  readonly baselineMain: string | null;
   readonly workers: number;
   readonly duration: number;
   readonly warmup: number;
@@ -79,7 +81,7 @@ async function measure(
 }
 
 export async function runScenario(sc: Scenario, layout: Layout, ctx: RunContext): Promise<Cell[]> {
-  const { tools, backend, cert, dir, root: ROOT, porticoMain, workers, reps, quietWait, systems, log } = ctx;
+  const { tools, backend, cert, dir, root: ROOT, porticoMain, baselineMain, workers, reps, quietWait, systems, log } = ctx;
   const wanted = sc.systems.filter((s) => systems.includes(s));
   const cells = new Map<SystemName, Cell>(
     wanted.map((system) => [system, { scenario: sc.name, layout: layout.name, system, samples: [], peakRss: 0, failure: null, discarded: 0 }]),
@@ -107,11 +109,13 @@ export async function runScenario(sc: Scenario, layout: Layout, ctx: RunContext)
           url = `${scheme}://127.0.0.1:${sc.tls ? n.https : n.http}${sc.path}`;
           pid = n.proc.pid;
         } else {
-          if (!porticoAvailable(ROOT, porticoMain)) throw new Error(`${porticoMain} not present yet`);
+          const main = system === "baseline" ? baselineMain : porticoMain;
+          if (main === null) throw new Error("--baseline-main not given");
+          if (!porticoAvailable(ROOT, main)) throw new Error(`${main} not present yet`);
           const manifests = writeManifests(sdir, ups, sc.tls ? cert : null);
-          const pdir = join(sdir, "portico");
+          const pdir = join(sdir, system);
           mkdirSync(pdir, { recursive: true });
-          const p = await startPortico(tools, manifests, { root: ROOT, main: porticoMain, dir: pdir, cpus: layout.proxyCpus, workers, tls: sc.tls });
+          const p = await startPortico(tools, manifests, { root: ROOT, main, dir: pdir, cpus: layout.proxyCpus, workers, tls: sc.tls });
           running.push(p);
           url = `${scheme}://127.0.0.1:${sc.tls ? p.https : p.http}${sc.path}`;
           pid = p.proc.pid;

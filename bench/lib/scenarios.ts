@@ -1,7 +1,8 @@
 // What the data-plane benchmark measures: scenarios and CPU layouts.
 
-export type SystemName = "portico" | "nginx" | "direct";
-export const SYSTEMS: readonly SystemName[] = ["portico", "nginx", "direct"];
+/** `baseline` is Portico from another tree (`--baseline-main`), run beside `portico` for before/after ratios. */
+export type SystemName = "portico" | "baseline" | "nginx" | "direct";
+export const SYSTEMS: readonly SystemName[] = ["portico", "baseline", "nginx", "direct"];
 
 export interface Scenario {
   readonly name: string;
@@ -21,7 +22,7 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: "small", title: "13-byte body, keep-alive, wrk -c64", connections: 64, path: "/", tls: false, backend: "keepalive", bytes: 13, systems: SYSTEMS },
   { name: "1mib", title: "1 MiB body, keep-alive, wrk -c8", connections: 8, path: "/1m", tls: false, backend: "keepalive", bytes: MIB, systems: SYSTEMS },
   { name: "close", title: "backend sends Connection: close on every response, wrk -c64", connections: 64, path: "/", tls: false, backend: "close", bytes: 13, systems: SYSTEMS },
-  { name: "tls", title: "TLS termination (RSA-2048, TLS 1.3, keep-alive), 13-byte body, wrk -c64", connections: 64, path: "/", tls: true, backend: "keepalive", bytes: 13, systems: ["portico", "nginx"] },
+  { name: "tls", title: "TLS termination (RSA-2048, TLS 1.3, keep-alive), 13-byte body, wrk -c64", connections: 64, path: "/", tls: true, backend: "keepalive", bytes: 13, systems: ["portico", "baseline", "nginx"] },
   { name: "ep200", title: "200 endpoints (127.0.0.10-209) behind one Service, 13-byte body, wrk -c64", connections: 64, path: "/", tls: false, backend: "many", bytes: 13, systems: SYSTEMS },
 ];
 

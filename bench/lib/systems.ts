@@ -1,7 +1,7 @@
 // Starting the processes under test: the nginx backend, the nginx proxy, and Portico.
 import type { Subprocess } from "bun";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { endpointSlice, ingress, ingressClass, service, tlsSecret, toYaml } from "./cluster.ts";
 import type { CertFiles } from "./certs.ts";
 import { freePorts, waitFor } from "./net.ts";
@@ -95,7 +95,7 @@ export async function startNginxProxy(
 
 export interface PorticoOptions {
   readonly root: string;
-  /** Entry point relative to root (src/main.ts). */
+  /** Entry point, relative to root (src/main.ts) or absolute (another worktree's src/main.ts). */
   readonly main: string;
   /** Temp dir for the log file. */
   readonly dir: string;
@@ -123,13 +123,13 @@ export function writeManifests(dir: string, upstreams: readonly (readonly [numbe
 }
 
 export function porticoAvailable(root: string, main = "src/main.ts"): boolean {
-  return Bun.spawnSync(["test", "-s", join(root, main)]).exitCode === 0;
+  return Bun.spawnSync(["test", "-s", resolve(root, main)]).exitCode === 0;
 }
 
 export async function startPortico(tools: Tools, manifests: string, o: PorticoOptions): Promise<Running> {
   const [http, https, admin] = freePorts(3) as [number, number, number];
   const args = [
-    process.execPath, join(o.root, o.main),
+    process.execPath, resolve(o.root, o.main),
     "--manifests", manifests,
     "--bind", "127.0.0.1",
     "--http-port", String(http),
