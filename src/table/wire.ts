@@ -1,5 +1,5 @@
 // The route table as JSON-safe plain data, for handing a compiled table from the primary
-// process to its data-plane workers (issue 8 point 3). Pure: no I/O, no clock.
+// process to its data-plane workers (docs/design.md, "Workers"). Pure: no I/O, no clock.
 //
 // Two forms: the whole table (a worker's first table, after a restart or a resync), and a
 // delta from the previous table (every other change): the host entries whose HostRoutes
