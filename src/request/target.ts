@@ -45,7 +45,13 @@ const pct = (b: number): string => `%${HEX[b >> 4]}${HEX[b & 15]}`;
 // plus "^", which Bun's parser encodes too (measured): Bun has already encoded them in
 // `req.url` whenever the request had a Host, and `fetch` would encode them on the way out.
 // Encoding them here keeps one form for every request and for explain's input.
-const ENCODED_IN_PATH = new Set([0x22, 0x3c, 0x3e, 0x5e, 0x60, 0x7b, 0x7d]);
+const ENCODED_IN_PATH = [0x22, 0x3c, 0x3e, 0x5e, 0x60, 0x7b, 0x7d];
+
+// ASCII characters a path keeps as they are: printable, minus "%" (an escape to read), "#",
+// ";", "\" (see canonicalPath) and ENCODED_IN_PATH. One table lookup per character.
+const PLAIN_IN_PATH = new Uint8Array(128);
+for (let c = 0x21; c < 0x7f; c++) PLAIN_IN_PATH[c] = 1;
+for (const c of [0x25, 0x23, 0x3b, 0x5c, ...ENCODED_IN_PATH]) PLAIN_IN_PATH[c] = 0;
 
 /**
  * Length of the well-formed UTF-8 sequence of escapes starting at `i` (lead byte `b0`), in
@@ -88,7 +94,7 @@ function encodeNonAscii(s: string): string | null {
 }
 
 /**
- * One path segment rule per character; null means 400. Raw characters first:
+ * The path with every character in its routed form; null means 400. Raw characters first:
  * - controls, space, DEL, "#": RFC 9112 §3.2 / RFC 3986 §3.3 allow none in a request path;
  * - ";": Tomcat, Spring and Jetty cut `;params` out of a segment before matching, so
  *   `/admin;x=1/secret` would be routed as written and served as `/admin/secret`. Routing on
@@ -102,13 +108,15 @@ function encodeNonAscii(s: string): string | null {
  * ones; bytes above 0x7F must be well-formed UTF-8 (utf8Length). Escapes are decoded once,
  * so `%252e` stays `%252e` and is never read as `.`.
  */
-function canonicalPath(p: string): string | null {
+function canonicalPath(p: string): string | null | undefined {
   let out = "";
   let last = 0;
   for (let i = 0; i < p.length; i++) {
     const c = p.charCodeAt(i);
-    if (c > 0x20 && c < 0x7f && c !== 0x25 && c !== 0x23 && c !== 0x3b && c !== 0x5c && !ENCODED_IN_PATH.has(c)) continue;
-    if (c <= 0x20 || c >= 0x7f || c === 0x23 || c === 0x3b) return null;
+    if (PLAIN_IN_PATH[c] === 1) continue;
+    // undefined: raw non-ASCII, to be encoded first (rare, so not looked for up front).
+    if (c > 0x7f) return undefined;
+    if (c <= 0x20 || c === 0x7f || c === 0x23 || c === 0x3b) return null;
     let rep: string;
     let used = 1;
     if (c === 0x5c) rep = "/";
@@ -165,24 +173,23 @@ function removeDotSegments(path: string): string {
  */
 export function normalisePath(raw: string): string | null {
   if (raw.charCodeAt(0) !== 0x2f) return null;
-  let p: string | null = raw;
-  for (let i = 0; i < raw.length; i++) {
-    if (raw.charCodeAt(i) > 0x7f) {
-      p = encodeNonAscii(raw);
-      break;
-    }
+  let canonical = canonicalPath(raw);
+  if (canonical === undefined) {
+    const encoded = encodeNonAscii(raw);
+    canonical = encoded === null ? null : canonicalPath(encoded);
   }
-  if (p === null) return null;
-  const canonical = canonicalPath(p);
-  if (canonical === null) return null;
+  if (canonical == null) return null;
   const resolved = removeDotSegments(canonical);
   return resolved.includes("//") ? resolved.replace(/\/{2,}/g, "/") : resolved;
 }
 
-// Characters the WHATWG parser percent-encodes in the query of an http(s) URL (the special-
-// query percent-encode set): Bun has encoded them in `req.url` already when there was a Host,
-// and `fetch` would encode them; encoding here makes the forwarded query the one computed.
-const ENCODED_IN_QUERY = new Set([0x22, 0x27, 0x3c, 0x3e]);
+// The query keeps printable ASCII except "#" (refused) and the characters the WHATWG parser
+// percent-encodes in the query of an http(s) URL (the special-query percent-encode set:
+// `"` `'` `<` `>`): Bun has encoded them in `req.url` already when there was a Host, and
+// `fetch` would encode them; encoding here makes the forwarded query the one computed.
+const PLAIN_IN_QUERY = new Uint8Array(128);
+for (let c = 0x21; c < 0x7f; c++) PLAIN_IN_QUERY[c] = 1;
+for (const c of [0x23, 0x22, 0x27, 0x3c, 0x3e]) PLAIN_IN_QUERY[c] = 0;
 
 /** The query as forwarded, or null for 400. It is never routed, so escapes are not read. */
 function normaliseQuery(query: string): string | null {
@@ -190,7 +197,7 @@ function normaliseQuery(query: string): string | null {
   let last = 0;
   for (let i = 1; i < query.length; i++) {
     const c = query.charCodeAt(i);
-    if (c > 0x20 && c < 0x7f && c !== 0x23 && !ENCODED_IN_QUERY.has(c)) continue;
+    if (PLAIN_IN_QUERY[c] === 1) continue;
     // RFC 9112 §3.2: no controls, space or DEL in a request-target; "#" starts a fragment,
     // which a request never carries (RFC 9110 §7.1) and which `fetch` would drop.
     if (c <= 0x20 || c === 0x7f || c === 0x23) return null;
