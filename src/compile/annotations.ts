@@ -3,6 +3,7 @@
 // InvalidAnnotation diagnostic and the default is used. ingress-nginx spellings are
 // accepted when the portico.dev one is absent, to ease migration.
 import * as v from "valibot";
+import { MAX_DURATION_MS } from "../config/units.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { RouteOptions } from "../table/types.ts";
 
@@ -40,6 +41,8 @@ const Duration = v.pipe(
     return Number(m[1]) * (DURATION_UNITS[m[2] ?? ""] ?? 1000);
   }),
   v.minValue(1, "a timeout must be greater than zero"),
+  // A timer set past 2^31-1 ms fires at once (Bun, like Node, clamps it to 1 ms): refuse it.
+  v.maxValue(MAX_DURATION_MS, "a timeout must be at most 596h (2^31-1 ms, the longest timer)"),
 );
 
 const Protocol = v.pipe(
