@@ -5,7 +5,7 @@ import type { Diagnostic } from "../model/diagnostic.ts";
 export interface ExplainRequest {
   /** Host header or SNI name; lowercased and port-stripped here. */
   readonly host: string;
-  /** Decoded path; a query string, if any, is dropped (it never takes part in routing). */
+  /** Request target as sent, escapes included; normalised as the proxy does it, query dropped. */
   readonly path: string;
   readonly scheme: "http" | "https";
 }

@@ -2,6 +2,9 @@
 // and why every other relevant rule path lost (class, host, tier, path, precedence,
 // conflict, invalid). Pure like compile(); another module serves it over HTTP and the CLI.
 import type { Ingress } from "../model/schemas.ts";
+import { normaliseRequestHost } from "../request/host.ts";
+import { RejectedRequest } from "../request/rejected.ts";
+import { normaliseTarget } from "../request/target.ts";
 import type { Snapshot } from "../store/types.ts";
 import { lookup, selectHost } from "../table/lookup.ts";
 import { isSegmentPrefix, pathSegments } from "../table/segments.ts";
@@ -17,15 +20,21 @@ import type { CertificateBinding } from "./types.ts";
 
 export type * from "./explain-types.ts";
 
-/** Lowercase and strip a port (`host:8080`, `[::1]:8443`), drop any query string. */
+/**
+ * The request as the proxy routes it, through the proxy's own normaliser (src/request/), so
+ * explain and the proxy agree on every input. `path` is the request target as sent, escapes
+ * included; a query string is dropped (it never takes part in routing). Throws
+ * RejectedRequest for a request the proxy answers with 400.
+ */
 export function normaliseRequest(req: ExplainRequest): ExplainRequest {
-  let host = req.host.trim().toLowerCase();
-  if (host.startsWith("[")) host = host.slice(0, host.indexOf("]") + 1) || host;
-  else if (host.indexOf(":") === host.lastIndexOf(":")) host = host.replace(/:\d*$/, "");
-  if (host.endsWith(".")) host = host.slice(0, -1);
-  const q = req.path.search(/[?#]/);
-  const path = q >= 0 ? req.path.slice(0, q) : req.path;
-  return { host, path: path === "" ? "/" : path, scheme: req.scheme };
+  // RFC 9110 §5.5: a field value's surrounding whitespace is not part of it (the proxy's
+  // parser strips it from Host).
+  const host = normaliseRequestHost(req.host.trim());
+  if (host === null) throw new RejectedRequest("host");
+  // RFC 9110 §4.2.3: an empty path is "/" for http and https URIs.
+  const target = normaliseTarget(req.path === "" ? "/" : req.path);
+  if (target === null) throw new RejectedRequest("path");
+  return { host: host.hostname, path: target.path, scheme: req.scheme };
 }
 
 function hostRelation(ruleHost: string | null, host: string): "exact-host" | "wildcard-host" | "any-host" | null {

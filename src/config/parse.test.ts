@@ -159,6 +159,8 @@ describe("errors name the flag", () => {
     [["--stream-idle-timeout", "-1s"], "--stream-idle-timeout: expected a duration"],
     [["--shutdown-delay", "soon"], "--shutdown-delay: expected a duration"],
     [["--shutdown-grace-period", "1000h"], "--shutdown-grace-period: expected a duration"],
+    // Past 2^31-1 ms a timer fires at once: the message names the limit.
+    [["--stream-idle-timeout", "597h"], "--stream-idle-timeout: expected a duration like 500ms, 5s, 2m or 1h (above zero, at most 596h)"],
     [["--hsts=sometimes"], "--hsts: expected true or false"],
     [["--hsts-max-age", "1.5"], "--hsts-max-age: expected an integer"],
     [["--tls-min-version", "1.1"], '--tls-min-version: expected 1.2 or 1.3, got "1.1"'],

@@ -45,8 +45,10 @@ export function oneOf<const T extends string>(choices: readonly T[]): ValueSchem
   );
 }
 
+// MAX_DURATION_MS: a timer set further fires at once (Bun clamps setTimeout), so the message
+// names the limit.
 export function duration(minMs: number): ValueSchema<number> {
-  return convert(`a duration like 500ms, 5s, 2m or 1h${minMs > 0 ? " (above zero)" : ""}`, (s) => {
+  return convert(`a duration like 500ms, 5s, 2m or 1h (${minMs > 0 ? "above zero, " : ""}at most 596h)`, (s) => {
     const ms = parseDuration(s);
     return ms !== null && ms >= minMs && ms <= MAX_DURATION_MS ? ms : undefined;
   });

@@ -123,8 +123,10 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       const trusted = isTrusted(peer);
       const seen = trusted ? clientScheme(req.headers.get("x-forwarded-proto")) ?? scheme : scheme;
       if (wantsHttpsRedirect(seen, route)) {
+        const redirect = httpsRedirect(config, v.hostname, pathAndQuery, common);
+        if (redirect === null) return fail(new ProxyError("BadRequest", "no host to redirect to"));
         finish(308, null);
-        return httpsRedirect(config, v.hostname, pathAndQuery, common);
+        return redirect;
       }
       const hsts = seen === "https" ? hstsValue(config, route) : null;
       if (hsts !== null) common["strict-transport-security"] = hsts;
@@ -183,10 +185,10 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
         rec.upstream = upstream.authority;
         rec.upstreamStatus = 101;
         rec.upstreamMs = performance.now() - t0;
-        const ok = upgradeClient(req, server, ws, common, (bytesIn, bytesOut) => {
+        const ok = upgradeClient(req, server, ws, common, idleMs, (bytesIn, bytesOut, error) => {
           rec.bytesIn = bytesIn;
           rec.bytesOut = bytesOut;
-          finish(101, null);
+          finish(101, error);
         });
         if (!ok) return fail(new ProxyError("BadRequest", "upgrade refused"));
         return undefined;

@@ -6,6 +6,7 @@ import type { Backend, Upstream } from "../table/types.ts";
 import type { Balancer } from "./balancer.ts";
 import { ProxyError } from "./errors.ts";
 import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
+import { createWatchdog, type Watchdog } from "./watchdog.ts";
 
 /** Per-direction bound on data queued but not yet written. */
 export const WS_BUFFER_LIMIT = 16 * 1024 * 1024;
@@ -21,9 +22,13 @@ export interface WsData {
   closed: boolean;
   /** Close frame the upstream sent before the client side opened, to pass on at open. */
   upstreamClose: { code: number | undefined; reason: string } | null;
-  readonly onClose: (bytesIn: number, bytesOut: number) => void;
+  /** Called once when the relay ends; `error` is "StreamIdle" when the idle timer ended it. */
+  readonly onClose: (bytesIn: number, bytesOut: number, error: string | null) => void;
   bytesIn: number;
   bytesOut: number;
+  /** --stream-idle-timeout (or the route's annotation): touched by every data frame either way. */
+  idle: Watchdog | null;
+  error: string | null;
 }
 
 export function isWebSocketUpgrade(req: Request): boolean {
@@ -43,6 +48,7 @@ function size(f: Frame): number {
 }
 
 function closeBoth(d: WsData, code: number, reason: string): void {
+  d.idle?.stop();
   if (d.closed) return;
   d.closed = true;
   try {
@@ -55,6 +61,7 @@ function closeBoth(d: WsData, code: number, reason: string): void {
 
 /** Send to the client; a frame Bun would drop (send() === 0) closes the pair instead. */
 function toClient(d: WsData, f: Frame): void {
+  d.idle?.touch();
   const ws = d.client;
   if (ws === null) {
     d.pending?.push(f);
@@ -128,15 +135,29 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: We
   throw new ProxyError(tried.size === 0 ? "NoEndpoints" : "UpstreamConnect", "websocket");
 }
 
-/** Wire the upstream socket's events to the relay and upgrade the client. False when Bun refused the upgrade. */
+/**
+ * Wire the upstream socket's events to the relay and upgrade the client. False when Bun refused
+ * the upgrade. A relay with no data frame in either direction for `idleMs` is closed on both
+ * sides with 1001 Going Away (RFC 6455 §7.4.1), as an HTTP stream idle that long is cut:
+ * --stream-idle-timeout covers both (README "Flags").
+ */
 export function upgradeClient(
   req: Request,
   server: Server<WsData>,
   upstream: WebSocket,
   extraHeaders: Record<string, string>,
+  idleMs: number,
   onClose: WsData["onClose"],
 ): boolean {
-  const d: WsData = { upstream, pending: [], pendingBytes: 0, client: null, closed: false, upstreamClose: null, onClose, bytesIn: 0, bytesOut: 0 };
+  const d: WsData = {
+    upstream, pending: [], pendingBytes: 0, client: null, closed: false, upstreamClose: null, onClose, bytesIn: 0, bytesOut: 0,
+    idle: null, error: null,
+  };
+  d.idle = createWatchdog(idleMs, () => {
+    if (d.closed) return;
+    d.error = "StreamIdle";
+    closeBoth(d, 1001, "idle timeout");
+  });
   upstream.onmessage = (ev) => toClient(d, ev.data as Frame);
   upstream.onclose = (ev) => {
     if (d.closed) return;
@@ -179,12 +200,14 @@ export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (d
     message(ws, msg) {
       const d = ws.data;
       if (d.closed) return;
+      d.idle?.touch();
       d.bytesIn += size(msg);
       d.upstream.send(msg);
       if (d.upstream.bufferedAmount > WS_BUFFER_LIMIT) closeBoth(d, 1011, "backpressure");
     },
     close(ws, code, reason) {
       const d = ws.data;
+      d.idle?.stop();
       open.delete(ws);
       onCount(-1);
       if (!d.closed) {
@@ -194,7 +217,7 @@ export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (d
           d.upstream.close(c, c === undefined ? undefined : reason);
         } catch {}
       }
-      d.onClose(d.bytesIn, d.bytesOut);
+      d.onClose(d.bytesIn, d.bytesOut, d.error);
     },
   };
 }

@@ -77,6 +77,15 @@ describe("portico explain", () => {
     expect(verdicts["other/foreign"]).toBe("not-our-class");
     expect(out.candidates.some((c) => c.ingress === "app/slow" && c.verdict === "path-mismatch")).toBe(true);
   });
+
+  test("reads the path as the proxy does: merged slashes route, a path parameter is the proxy's 400", () => {
+    const merged = JSON.parse(runCli(["explain", "--manifests", dir, "--host", "app.test", "--path", "//v1"]).stdout) as { outcome: string; request: { path: string }; match: { pathType: string } };
+    expect(merged.request.path).toBe("/v1");
+    expect(merged.match.pathType).toBe("Exact");
+    const r = runCli(["explain", "--manifests", dir, "--host", "app.test", "--path", "/v1;x=1"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ outcome: "400", reason: "the proxy answers 400 to this request: invalid path", invalidObjects: [] });
+  });
 });
 
 describe("SIGTERM drain", () => {
