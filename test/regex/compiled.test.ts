@@ -1,7 +1,7 @@
 // The regex engine inside a compiled executable, built with the release flags
 // (scripts/build.ts) and run from an empty directory: re2js is plain JavaScript, so it is
 // bundled into the binary. (The WASM candidate, @adguard/re2-wasm, read its .wasm from the
-// build machine's node_modules path at run time and failed exactly here: docs/regex-notes.md.)
+// build machine's node_modules path at run time and failed exactly here: docs/design.md "Regular expressions".)
 import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
