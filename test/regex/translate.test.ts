@@ -79,7 +79,7 @@ describe("what users write runs with nginx's meaning", () => {
     expect(groups("/(?:foo|bar)", "/x/bar")).toBeNull();
   });
 
-  test("the translated source is what the table in docs/design.md "Regular expressions" shows", () => {
+  test("the translated source is what the table in docs/design.md (Regular expressions) shows", () => {
     const src = (p: string) => {
       const t = translatePcre(p);
       if (!t.ok) throw new Error(t.reason);
