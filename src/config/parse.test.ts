@@ -97,6 +97,10 @@ describe("values", () => {
     expect(c.maxBodySize).toBeNull();
   });
 
+  test("an IPv4-mapped IPv6 CIDR is kept as written (the matcher applies it to IPv4 peers)", () => {
+    expect(run(["--trusted-proxies", "::ffff:10.0.0.0/104"]).trustedProxies).toEqual(["::ffff:10.0.0.0/104"]);
+  });
+
   test("the last of a repeated flag wins", () => {
     expect(run(["--http-port", "81", "--http-port", "82"]).httpPort).toBe(82);
   });
@@ -154,6 +158,7 @@ describe("errors name the flag", () => {
     [["--max-body-size", "10t"], "--max-body-size: expected a size"],
     [["--trusted-proxies", "10.0.0.0/33"], "--trusted-proxies: expected IPv4/IPv6 CIDRs"],
     [["--trusted-proxies", "example.com"], "--trusted-proxies: expected IPv4/IPv6 CIDRs"],
+    [["--trusted-proxies", "10.0.0.0/8,fe80::1%eth0/64"], '--trusted-proxies: expected IPv4/IPv6 CIDRs separated by commas (e.g. 10.0.0.0/8,fd00::/8); "fe80::1%eth0/64" has a zone index'],
     [["--connect-timeout", "0"], "--connect-timeout: expected a duration"],
     [["--response-timeout", "5d"], "--response-timeout: expected a duration"],
     [["--stream-idle-timeout", "-1s"], "--stream-idle-timeout: expected a duration"],

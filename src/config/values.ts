@@ -2,6 +2,7 @@
 // issue message is "expected ..."; parse.ts prefixes the flag name and the rejected text.
 import { isIP } from "node:net";
 import * as v from "valibot";
+import { parseCidrList } from "./cidr.ts";
 import { MAX_DURATION_MS, parseDuration, parseSize } from "./units.ts";
 import type { NamespacedName } from "./types.ts";
 
@@ -113,30 +114,18 @@ export const addressList = convert("IP addresses or host names separated by comm
   return items.every((x) => isIP(x) !== 0 || isHostName(x)) ? items.join(",") : undefined;
 });
 
-/** A CIDR (a bare IP means a single address: /32 or /128). IPv6 is lowercased. */
-export function parseCidr(text: string): string | undefined {
-  const s = text.trim().toLowerCase();
-  const slash = s.indexOf("/");
-  const addr = slash < 0 ? s : s.slice(0, slash);
-  const family = isIP(addr);
-  if (family === 0) return undefined;
-  const max = family === 4 ? 32 : 128;
-  if (slash < 0) return `${addr}/${max}`;
-  const prefix = s.slice(slash + 1);
-  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max) return undefined;
-  return `${addr}/${Number(prefix)}`;
+/** IPv4/IPv6 CIDRs separated by commas, read by the same parser that matches them (cidr.ts). */
+export function cidrList(example: string): ValueSchema<readonly string[]> {
+  return v.pipe(
+    v.string(),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      const r = parseCidrList(dataset.value);
+      if (r.ok) return r.list;
+      addIssue({ message: `expected IPv4/IPv6 CIDRs separated by commas (e.g. ${example}); ${r.error}` });
+      return NEVER;
+    }),
+  );
 }
-
-export const cidrList = convert("IPv4/IPv6 CIDRs separated by commas (e.g. 10.0.0.0/8,fd00::/8)", (s) => {
-  const items = s.split(",").map((x) => x.trim()).filter((x) => x !== "");
-  const out: string[] = [];
-  for (const item of items) {
-    const c = parseCidr(item);
-    if (c === undefined) return undefined;
-    out.push(c);
-  }
-  return Object.freeze(out);
-});
 
 /** OpenSSL cipher names separated by colons (names only: no `!`, `+` or `@` directives). */
 export const cipherList = convert("OpenSSL cipher names separated by colons", (s) => {

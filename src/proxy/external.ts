@@ -17,9 +17,10 @@
 // (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) are allowed: an ExternalName that names
 // another in-cluster or VPC service is the ordinary use.
 import { lookup as dnsLookup } from "node:dns";
+import { isIP } from "node:net";
 import { networkInterfaces } from "node:os";
+import { cidrMatcher, parseCidrList } from "../config/cidr.ts";
 import type { Upstream } from "../table/types.ts";
-import { parseIp } from "./cidr.ts";
 import { ProxyError } from "./errors.ts";
 
 /** Every address a name resolves to, in the resolver's order. Rejects when it resolves to none. */
@@ -62,49 +63,50 @@ const systemLookup: LookupAll = (name) =>
     dnsLookup(name, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs.map((a) => a.address))));
   });
 
-const bytesKey = (b: Uint8Array) => b.join(".");
-
-/** The IPv4 address embedded in an IPv6 one that may reach it: IPv4-compatible or NAT64. */
-function embeddedV4(b: Uint8Array): Uint8Array | null {
-  // RFC 4291 §2.5.5.1 (::a.b.c.d, deprecated but still parsed) and RFC 6052 §2.1 (64:ff9b::/96).
-  const compat = b.subarray(0, 12).every((x) => x === 0);
-  const nat64 = b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.subarray(4, 12).every((x) => x === 0);
-  return compat || nat64 ? b.slice(12) : null;
+/**
+ * An IPv4 range in every spelling that reaches it: as written (BlockList also matches it
+ * against the IPv4-mapped ::ffff:a.b.c.d, RFC 4291 §2.5.5.2), IPv4-compatible (::a.b.c.d,
+ * RFC 4291 §2.5.5.1, deprecated but still parsed) and NAT64 (64:ff9b::a.b.c.d, RFC 6052 §2.1).
+ */
+function v4Everywhere(cidr: string): string[] {
+  const [address, prefix] = cidr.split("/") as [string, string];
+  const v6 = 96 + Number(prefix);
+  return [cidr, `::${address}/${v6}`, `64:ff9b::${address}/${v6}`];
 }
 
-function v4Reason(b: Uint8Array): string | null {
-  if (b[0] === 127) return "loopback"; // RFC 1122 §3.2.1.3
-  if (b[0] === 0) return "unspecified"; // RFC 1122 §3.2.1.3: "this host on this network"
-  if (b[0] === 169 && b[1] === 254) return "link-local"; // RFC 3927
-  return null;
-}
+// In this order: "::1" is loopback before the IPv4-compatible 0.0.0.0/8 (::/104) holds it.
+const REFUSED: readonly (readonly [reason: string, matches: (ip: string) => boolean])[] = [
+  ["loopback", cidrMatcher([...v4Everywhere("127.0.0.0/8"), "::1/128"])], // RFC 1122 §3.2.1.3, RFC 4291 §2.5.3
+  ["unspecified", cidrMatcher([...v4Everywhere("0.0.0.0/8"), "::/128"])], // "this host on this network", RFC 4291 §2.5.2
+  ["link-local", cidrMatcher([...v4Everywhere("169.254.0.0/16"), "fe80::/10"])], // RFC 3927, RFC 4291 §2.5.6
+];
 
-/** The refusal rule for one address, given this pod's own addresses (as bytesKey of parseIp). */
+/** The refusal rule for one address, given this pod's own addresses (IP literals). */
 export function forbiddenReason(address: string, own: ReadonlySet<string>): string | null {
-  const b = parseIp(address); // IPv4-mapped (RFC 4291 §2.5.5.2) comes back as 4 bytes
-  if (b === null) return "not an IP address"; // a zone id ("fe80::1%eth0") or anything odd: refuse
-  const why = b.length === 4 ? v4Reason(b) : v6Reason(b);
-  if (why !== null) return why;
-  const v4 = b.length === 16 ? embeddedV4(b) : null;
-  return own.has(bytesKey(b)) || (v4 !== null && own.has(bytesKey(v4))) ? "this pod's own address" : null;
+  // A zone id ("fe80::1%eth0") or anything odd: refuse rather than guess.
+  if (address.includes("%") || isIP(address) === 0) return "not an IP address";
+  for (const [why, matches] of REFUSED) if (matches(address)) return why;
+  return ownMatcher(own)(address) ? "this pod's own address" : null;
 }
 
-function v6Reason(b: Uint8Array): string | null {
-  if (b.every((x) => x === 0)) return "unspecified"; // RFC 4291 §2.5.2
-  if (b.subarray(0, 15).every((x) => x === 0) && b[15] === 1) return "loopback"; // RFC 4291 §2.5.3
-  if (b[0] === 0xfe && (b[1]! & 0xc0) === 0x80) return "link-local"; // fe80::/10, RFC 4291 §2.5.6
-  const v4 = embeddedV4(b);
-  return v4 === null ? null : v4Reason(v4);
+const ownMatchers = new WeakMap<ReadonlySet<string>, (ip: string) => boolean>();
+
+/** This pod's addresses in every spelling; built once per set (ownAddresses is re-read every OWN_MS). */
+function ownMatcher(own: ReadonlySet<string>): (ip: string) => boolean {
+  let m = ownMatchers.get(own);
+  if (m === undefined) {
+    const list = parseCidrList([...own].flatMap((a) => (isIP(a) === 4 ? v4Everywhere(`${a}/32`) : isIP(a) === 6 && !a.includes("%") ? [a] : [])));
+    m = list.ok ? cidrMatcher(list.list) : () => true; // an own address we cannot read: refuse all
+    ownMatchers.set(own, m);
+  }
+  return m;
 }
 
-/** Addresses of this pod's interfaces, as bytesKey of parseIp. */
+/** Addresses of this pod's interfaces, as IP literals. */
 export function ownAddresses(): Set<string> {
   const out = new Set<string>();
   for (const list of Object.values(networkInterfaces())) {
-    for (const a of list ?? []) {
-      const b = parseIp(a.address);
-      if (b !== null) out.add(bytesKey(b));
-    }
+    for (const a of list ?? []) if (isIP(a.address) !== 0) out.add(a.address);
   }
   return out;
 }
@@ -146,7 +148,7 @@ export function createExternalResolver(opts: ExternalOptions = {}): ExternalReso
   function resolve(name: string): Promise<readonly string[]> {
     // An IP literal is its own answer (getaddrinfo would parse it too, but not in brackets).
     const literal = bare(name);
-    if (parseIp(literal) !== null) return Promise.resolve([literal]);
+    if (isIP(literal) !== 0) return Promise.resolve([literal]);
     const hit = answers.get(name);
     if (hit !== undefined && hit.until > now()) return Promise.resolve(hit.addresses);
     let p = pending.get(name);

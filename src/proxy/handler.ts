@@ -4,7 +4,7 @@ import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import type { Match } from "../table/types.ts";
 import { createBalancer, type Balancer } from "./balancer.ts";
 import { meterRequestBody } from "./body.ts";
-import { trustMatcher } from "./cidr.ts";
+import { cidrMatcher } from "../config/cidr.ts";
 import { errorResponse, ProxyError, statusOf } from "./errors.ts";
 import type { ExternalResolver } from "./external.ts";
 import { createAttemptControl, forward } from "./forward.ts";
@@ -49,7 +49,7 @@ function peerOf(req: Request, server: Server<WsData>): string {
 export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; external?: ExternalResolver }): ProxyHandler {
   const { config, hooks, log, scheme } = deps;
   const balancer = deps.balancer ?? createBalancer();
-  const isTrusted = trustMatcher(config.trustedProxies);
+  const isTrusted = cidrMatcher(config.trustedProxies);
   const inflight = createInflight();
   const sockets = new Set<ServerWebSocket<WsData>>();
   const hardStop = new AbortController();
