@@ -5,12 +5,8 @@
 
 import { Hono } from "hono";
 import * as v from "valibot";
+import type { Logger } from "../log/logger.ts";
 import type { Readiness } from "./readiness.ts";
-
-/** The subset of the project logger the app uses (src/log/logger.ts satisfies it). */
-export interface AdminLogger {
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
 
 export interface ExplainQuery {
   readonly host: string;
@@ -27,7 +23,7 @@ export interface AdminDeps {
   routes(): unknown;
   /** Why a request would go where it goes (compile/explain.ts), as JSON. */
   explain(q: ExplainQuery): unknown;
-  logger?: AdminLogger;
+  logger?: Logger;
 }
 
 // A request Host: a bracketed IPv6 literal or a name, with an optional port (RFC 9110 §7.2).

@@ -1,24 +1,13 @@
-// Every Portico metric (issue 6 point 2), defined in one place, and the functions that feed
-// them. Labels only ever carry bounded values: ingress/service names from the route table,
+// Every Portico metric (README.md, "Metrics"), defined in one place, and the functions that
+// feed them. Labels only ever carry bounded values: ingress/service names from the route table,
 // a fixed set of methods, status classes, and reasons/kinds filtered to short identifiers.
 // Raw paths, hosts from requests and client addresses never become labels.
 
+import type { SourceHooks } from "../kube/watch-parts.ts";
+import type { AccessRecord } from "../log/access.ts";
+import type { ProxyHooks } from "../proxy/types.ts";
 import type { Counter, Gauge, Histogram, HistogramState, ScalarState } from "./metrics.ts";
 import type { Registry } from "./registry.ts";
-
-/** The fields of the proxy's AccessRecord that metrics read (structurally compatible). */
-export interface RequestObservation {
-  readonly method: string;
-  readonly status: number;
-  readonly bytesIn: number;
-  readonly bytesOut: number;
-  readonly durationMs: number;
-  readonly upstreamMs?: number | null | undefined;
-  /** `namespace/name` of the matched Ingress, or null (no route, global default). */
-  readonly ingress?: string | null | undefined;
-  /** Backend id `namespace/service:port`, or null. */
-  readonly service?: string | null | undefined;
-}
 
 export interface CertificateExpiry {
   readonly host: string;
@@ -95,18 +84,11 @@ function createMetrics(r: Registry) {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-export interface ProxyHooksLike<R> {
-  onRequestDone(r: R): void;
-  onUpstreamRetry(backendId: string, reason: string): void;
-  onUpstreamError(backendId: string, reason: string): void;
-  onWebsocket(delta: 1 | -1): void;
-}
-
 export interface Instruments {
   readonly registry: Registry;
   readonly metrics: Metrics;
   /** Per request, from the proxy's access record. */
-  observeRequest(rec: RequestObservation): void;
+  observeRequest(rec: AccessRecord): void;
   connectionOpened(): void;
   connectionClosed(): void;
   websocketOpened(): void;
@@ -118,20 +100,13 @@ export interface Instruments {
   observeApply(generation: number, atMs: number): void;
   setObjects(counts: Readonly<Record<string, number>>): void;
   setDiagnostics(diagnostics: Iterable<{ readonly reason: string }>): void;
-  /** Shaped like the kube watch hooks, so they plug in directly. */
-  readonly watch: {
-    onEvent(kind: string, type: string): void;
-    onRestart(kind: string): void;
-    onRelist(kind: string): void;
-    onError(kind: string): void;
-    onMalformed(kind: string): void;
-    onInvalid(kind: string): void;
-  };
+  /** The kube list+watch loop's hooks. */
+  readonly watch: Required<SourceHooks>;
   /**
-   * Shaped like the proxy's ProxyHooks: every finished request is observed (then handed to
-   * `onRecord`, e.g. the access log), retries/errors counted by reason, websockets tracked.
+   * The proxy's hooks: every finished request is observed (then handed to `onRecord`, e.g. the
+   * access log), retries/errors counted by reason, websockets tracked.
    */
-  proxyHooks<R extends RequestObservation>(onRecord?: (r: R) => void): ProxyHooksLike<R>;
+  proxyHooks(onRecord?: (r: AccessRecord) => void): Required<ProxyHooks>;
   setCertificates(certs: Iterable<CertificateExpiry>): void;
   tlsRotated(): void;
   setLeader(leader: boolean): void;
@@ -147,7 +122,7 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
   m.websocketSessions.set([], 0);
 
   // The series one request updates, cached by the request's label values: building five label
-  // keys and looking each up per request was ~5% of a small proxied request (issue 8 point 4).
+  // keys and looking each up per request was ~5% of a small proxied request (measured with bench/).
   // Ingress and Service ids are Kubernetes names (never NUL), method and class are normalised,
   // so the joined key is unambiguous. A forgotten series (epoch) or a full cache starts afresh.
   interface RequestSeries {
@@ -161,7 +136,7 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
   }
   const cache = new Map<string, RequestSeries>();
   const epoch = () => m.requests.epoch + m.requestDuration.epoch + m.upstreamDuration.epoch + m.requestBytes.epoch + m.responseBytes.epoch;
-  function requestSeries(rec: RequestObservation): RequestSeries | null {
+  function requestSeries(rec: AccessRecord): RequestSeries | null {
     const method = normalizeMethod(rec.method);
     const cls = statusClass(rec.status);
     const key = `${rec.ingress ?? ""}\u0000${rec.service ?? ""}\u0000${method}\u0000${cls}`;
@@ -241,7 +216,7 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
       onMalformed: (kind) => m.watchMalformed.inc([ident(kind)]),
       onInvalid: (kind) => m.watchInvalid.inc([ident(kind)]),
     },
-    proxyHooks<R extends RequestObservation>(onRecord?: (r: R) => void): ProxyHooksLike<R> {
+    proxyHooks(onRecord) {
       return {
         onRequestDone: (r) => {
           inst.observeRequest(r);

@@ -5,7 +5,7 @@
 import type { Config } from "../config/types.ts";
 import { createAuthProvider, DEFAULT_AUTH_TIMINGS, type AuthProvider, type AuthTimings } from "./auth.ts";
 import { resolveKubeConfig, type ResolveEnv, type ResolvedKubeConfig } from "./kubeconfig.ts";
-import type { KubeLogger } from "./logger.ts";
+import type { Logger } from "../log/logger.ts";
 
 export interface RequestOptions {
   body?: unknown;
@@ -59,12 +59,12 @@ export interface ClientOptions {
   authTimings?: AuthTimings;
 }
 
-export function createKubeClient(config: Pick<Config, "kubeconfig" | "context">, log: KubeLogger, opts: ClientOptions = {}): KubeClient {
+export function createKubeClient(config: Pick<Config, "kubeconfig" | "context">, log: Logger, opts: ClientOptions = {}): KubeClient {
   const rc = resolveKubeConfig(config, opts.env ?? process.env, opts.serviceAccountDir);
   return createKubeClientFrom(rc, log, opts.authTimings ?? DEFAULT_AUTH_TIMINGS);
 }
 
-export function createKubeClientFrom(rc: ResolvedKubeConfig, log: KubeLogger, timings: AuthTimings = DEFAULT_AUTH_TIMINGS): KubeClient {
+export function createKubeClientFrom(rc: ResolvedKubeConfig, log: Logger, timings: AuthTimings = DEFAULT_AUTH_TIMINGS): KubeClient {
   const auth: AuthProvider = createAuthProvider(rc, timings);
   const server = rc.server;
   const secure = server.startsWith("https:");

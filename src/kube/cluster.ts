@@ -8,13 +8,13 @@ import type { Ingress, Service } from "../model/schemas.ts";
 import { createKubeClient, type ClientOptions, type KubeClient } from "./client.ts";
 import { createEventRecorder, type EventRecorder, type EventTimings } from "./events.ts";
 import { createLeaderElector, type LeaderElector, type LeaderTimings } from "./leader.ts";
-import type { KubeLogger } from "./logger.ts";
+import type { Logger } from "../log/logger.ts";
 import { createStatusWriter, type StatusWriter } from "./status.ts";
 import { createKubeSource, type KubeSource, type SourceHooks, type WatchTimings } from "./watch.ts";
 
 export interface KubeClusterOptions {
   config: Config;
-  log: KubeLogger;
+  log: Logger;
   /** Metrics: watch events, restarts, relists, errors, malformed lines. */
   hooks?: SourceHooks;
   /** Invalid objects from the watch (also logged). */

@@ -7,7 +7,7 @@
 import type { Config } from "../config/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { apiError, type KubeClient } from "./client.ts";
-import type { KubeLogger } from "./logger.ts";
+import type { Logger } from "../log/logger.ts";
 import { assertDeclared } from "./permissions.ts";
 
 export interface EventTimings {
@@ -22,7 +22,7 @@ export const DEFAULT_EVENT_TIMINGS: EventTimings = { seriesIntervalMs: 5 * 60_00
 export interface EventRecorderOptions {
   client: KubeClient;
   config: Pick<Config, "controllerName">;
-  log: KubeLogger;
+  log: Logger;
   isLeader(): boolean;
   /** reportingInstance: the pod name / elector identity. */
   instance: string;

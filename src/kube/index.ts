@@ -6,4 +6,3 @@ export { createLeaderElector, electionNamespace, type LeaderElector, type Leader
 export { createStatusWriter, parseStatusAddresses, serviceAddresses, type StatusWriter } from "./status.ts";
 export { createEventRecorder, type EventRecorder } from "./events.ts";
 export { startKubeCluster, type KubeCluster, type KubeClusterOptions } from "./cluster.ts";
-export type { KubeLogger } from "./logger.ts";

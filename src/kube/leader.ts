@@ -10,7 +10,7 @@ import { hostname } from "node:os";
 import type { Config } from "../config/types.ts";
 import { apiError, type KubeClient } from "./client.ts";
 import { SERVICE_ACCOUNT_DIR } from "./kubeconfig.ts";
-import type { KubeLogger } from "./logger.ts";
+import type { Logger } from "../log/logger.ts";
 import { assertDeclared } from "./permissions.ts";
 import { sleep } from "./backoff.ts";
 
@@ -34,7 +34,7 @@ export const DEFAULT_LEADER_TIMINGS: LeaderTimings = {
 export interface LeaderElectorOptions {
   client: KubeClient;
   config: Pick<Config, "electionId" | "electionNamespace">;
-  log: KubeLogger;
+  log: Logger;
   onLeader(isLeader: boolean): void;
   identity?: string;
   timings?: Partial<LeaderTimings>;

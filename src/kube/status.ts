@@ -10,7 +10,7 @@ import type { IngressRef } from "../compile/types.ts";
 import { parseObject } from "../model/kinds.ts";
 import type { Ingress, Service } from "../model/schemas.ts";
 import { apiError, type KubeClient } from "./client.ts";
-import type { KubeLogger } from "./logger.ts";
+import type { Logger } from "../log/logger.ts";
 import { assertDeclared } from "./permissions.ts";
 
 export interface LoadBalancerIngress {
@@ -28,7 +28,7 @@ export interface StatusSyncResult {
 export interface StatusWriterOptions {
   client: KubeClient;
   config: Pick<Config, "publishService" | "publishStatusAddress">;
-  log: KubeLogger;
+  log: Logger;
   isLeader(): boolean;
   /** The published Service from the store when it is watched; otherwise it is fetched (GET). */
   lookupService?(namespace: string, name: string): Service | undefined;

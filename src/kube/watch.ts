@@ -11,7 +11,7 @@ import { KINDS, KIND_API, parseObject, type Kind, type KubeObject } from "../mod
 import { ObjectMetaSchema } from "../model/schemas.ts";
 import type { Source, SourceSink, StoreEvent } from "../store/types.ts";
 import { apiError, type KubeClient } from "./client.ts";
-import type { KubeLogger } from "./logger.ts";
+import type { Logger } from "../log/logger.ts";
 import { readNdjson } from "./ndjson.ts";
 import { collectionPath, DEFAULT_WATCH_TIMINGS, FIELD_SELECTORS, parseWatchLine, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
 
@@ -22,7 +22,7 @@ import { backoffDelay, sleep } from "./backoff.ts";
 export interface KubeSourceOptions {
   client: KubeClient;
   config: Pick<Config, "watchNamespace">;
-  log: KubeLogger;
+  log: Logger;
   hooks?: SourceHooks;
   timings?: Partial<WatchTimings>;
   /** Objects that fail validation (also logged and skipped). */

@@ -1,30 +1,39 @@
-// Access log (issue 6 point 3): one line per request, JSON or logfmt-style text, written off
+// Access log (README.md, "Access log"): one line per request, JSON or logfmt-style text, written off
 // the request path. record() only appends to a bounded queue; a setImmediate pump formats
 // and writes batches. A slow sink (write returns false or a pending promise) pauses the pump
 // until it drains; meanwhile the queue fills and further lines are dropped and counted.
 // A closed or throwing sink loses lines, never throws into record().
 
-/** The proxy's AccessRecord, as far as the log reads it (structurally compatible). */
-export interface AccessEntry {
-  /** Epoch milliseconds, a Date, or an ISO string. */
-  readonly time: number | Date | string;
-  readonly requestId: string;
-  readonly client: string;
-  readonly method: string;
-  readonly host: string;
-  readonly path: string;
-  readonly status: number;
-  readonly bytesIn: number;
-  readonly bytesOut: number;
-  readonly durationMs: number;
-  readonly upstream?: string | null | undefined;
-  readonly upstreamStatus?: number | null | undefined;
-  readonly upstreamMs?: number | null | undefined;
-  readonly ingress?: string | null | undefined;
-  readonly service?: string | null | undefined;
-  readonly websocket?: boolean | undefined;
-  readonly error?: string | null | undefined;
-  readonly scheme?: string | undefined;
+/**
+ * One line of the access log, filled by the proxy once per request and handed over when its
+ * response is finished (the fields in README.md, "Access log"; metrics read the same record).
+ * Mutable while the proxy fills it; the log formats it later, so nobody writes it after.
+ */
+export interface AccessRecord {
+  /** Request start, ms since epoch. */
+  time: number;
+  requestId: string;
+  client: string;
+  method: string;
+  host: string;
+  path: string;
+  status: number;
+  bytesIn: number;
+  bytesOut: number;
+  durationMs: number;
+  /** `ip:port` of the endpoint that answered (the last attempt), or null. */
+  upstream: string | null;
+  upstreamStatus: number | null;
+  /** Time from the first upstream attempt to response headers. */
+  upstreamMs: number | null;
+  /** `namespace/name` of the Ingress that routed the request. */
+  ingress: string | null;
+  /** Backend id `namespace/service:port`. */
+  service: string | null;
+  websocket: boolean;
+  /** ProxyErrorCode, "ClientClosed", "UpstreamAborted", "StreamIdle" or null. */
+  error: string | null;
+  scheme: "http" | "https";
 }
 
 /** A Node-style writable (process.stdout): write() returning false means wait for 'drain'. */
@@ -47,7 +56,7 @@ export interface AccessLogOptions {
 
 export interface AccessLog {
   /** Never blocks, never throws. The caller must not mutate `r` afterwards (formatted later). */
-  record(r: AccessEntry): void;
+  record(r: AccessRecord): void;
   /** Resolves when the queue is written, or after `timeoutMs` (default 2 s) if the sink is stuck. */
   flush(timeoutMs?: number): Promise<void>;
   readonly dropped: number;
@@ -63,39 +72,38 @@ const PLAIN_BACKOFF_MS = 20;
 const UNSAFE = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 const escapeUnsafe = (s: string) => s.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
-function isoTime(t: number | Date | string): string {
-  if (typeof t === "string") return t;
-  const d = typeof t === "number" ? new Date(t) : t;
+function isoTime(ms: number): string {
+  const d = new Date(ms);
   return Number.isNaN(d.getTime()) ? "" : d.toISOString();
 }
 
 const ms = (n: number | null | undefined) => (n == null || !Number.isFinite(n) ? null : Math.round(n * 1000) / 1000);
 
 /** The fields of one line, in their fixed order (documented in README.md, "Access log"). */
-export function accessFields(r: AccessEntry): Record<string, string | number | boolean | null> {
+export function accessFields(r: AccessRecord): Record<string, string | number | boolean | null> {
   return {
     time: isoTime(r.time),
     request_id: r.requestId,
     client: r.client,
     method: r.method,
-    scheme: r.scheme ?? null,
+    scheme: r.scheme,
     host: r.host,
     path: r.path,
     status: r.status,
     bytes_in: r.bytesIn,
     bytes_out: r.bytesOut,
     duration_ms: ms(r.durationMs),
-    upstream: r.upstream ?? null,
-    upstream_status: r.upstreamStatus ?? null,
+    upstream: r.upstream,
+    upstream_status: r.upstreamStatus,
     upstream_ms: ms(r.upstreamMs),
-    ingress: r.ingress ?? null,
-    service: r.service ?? null,
-    websocket: r.websocket ?? false,
-    error: r.error ?? null,
+    ingress: r.ingress,
+    service: r.service,
+    websocket: r.websocket,
+    error: r.error,
   };
 }
 
-export function formatJson(r: AccessEntry): string {
+export function formatJson(r: AccessRecord): string {
   return escapeUnsafe(JSON.stringify(accessFields(r)));
 }
 
@@ -108,7 +116,7 @@ function textValue(v: string | number | boolean | null): string {
   return BARE.test(v) && v !== "-" ? v : escapeUnsafe(JSON.stringify(v));
 }
 
-export function formatText(r: AccessEntry): string {
+export function formatText(r: AccessRecord): string {
   return Object.entries(accessFields(r))
     .map(([k, v]) => `${k}=${textValue(v)}`)
     .join(" ");
@@ -124,7 +132,7 @@ export function createAccessLog(opts: AccessLogOptions): AccessLog {
   const stream = opts.stream ?? (opts.write ? undefined : defaultStream());
   const write = stream ? (c: string) => stream.write(c) : (opts.write as NonNullable<AccessLogOptions["write"]>);
 
-  let queue: AccessEntry[] = [];
+  let queue: AccessRecord[] = [];
   let head = 0;
   let dropped = 0;
   let scheduled = false;
@@ -157,7 +165,7 @@ export function createAccessLog(opts: AccessLogOptions): AccessLog {
   stream?.on?.("error", close);
   stream?.on?.("close", close);
 
-  function take(): AccessEntry[] {
+  function take(): AccessRecord[] {
     const batch = queue.slice(head, head + BATCH_LINES);
     head += batch.length;
     if (head === queue.length) {

@@ -1,4 +1,4 @@
-// Structured logging (DESIGN §6.8): one line per record, fixed leading keys, then fields.
+// Structured logging (README.md, "Logs"): one line per record, fixed leading keys, then fields.
 // This folder is the only place in src/ that writes to stdout/stderr.
 
 export type LogLevel = "debug" | "info" | "warn" | "error";

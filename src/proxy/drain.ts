@@ -4,7 +4,7 @@
 import type { Server } from "bun";
 import type { Config } from "../config/types.ts";
 import type { ProxyHandler } from "./handler.ts";
-import type { Logger } from "./types.ts";
+import type { Logger } from "../log/logger.ts";
 
 const POLL_MS = 25;
 

@@ -3,5 +3,5 @@ export { startHttpListener, serveOptions, IDLE_TIMEOUT_S, BUN_MAX_BODY, type Htt
 export { createDrain, type Drain, type DrainOptions } from "./drain.ts";
 export { createBalancer, type Balancer } from "./balancer.ts";
 export { ProxyError, errorResponse, statusOf, type ProxyErrorCode } from "./errors.ts";
-export type { AccessRecord, ProxyHooks, ProxyDeps, Logger, LookupFn } from "./types.ts";
+export type { AccessRecord, ProxyHooks, ProxyDeps, LookupFn } from "./types.ts";
 export type { WsData } from "./websocket.ts";

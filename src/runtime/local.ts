@@ -4,7 +4,6 @@ import type { Config } from "../config/types.ts";
 import { createAccessLog } from "../log/access.ts";
 import type { Logger } from "../log/logger.ts";
 import { createBalancer, createDrain, createProxyHandler, serveOptions, startHttpListener } from "../proxy/index.ts";
-import type { AccessRecord } from "../proxy/types.ts";
 import type { TableHolder } from "../table/holder.ts";
 import { lookup } from "../table/lookup.ts";
 import type { DataPlane } from "./plane.ts";
@@ -17,7 +16,7 @@ export function createLocalPlane(o: { config: Config; log: Logger; inst: Instrum
 
   // One balancer shared by both schemes, so passive health is learned once.
   const balancer = createBalancer();
-  const hooks = inst.proxyHooks<AccessRecord>((r) => access.record(r));
+  const hooks = inst.proxyHooks((r) => access.record(r));
   const common = { config, table: () => holder.current, lookup, hooks, log, balancer } as const;
   const httpHandler = createProxyHandler({ ...common, scheme: "http" });
   const httpsHandler = createProxyHandler({ ...common, scheme: "https" });

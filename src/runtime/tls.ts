@@ -37,15 +37,9 @@ export function createTlsBuilder(config: Config, log: Logger): TlsBuilder {
   return { build: (certificates) => buildTlsEntries(certificates, generated, settings, { checker }) };
 }
 
-/** Log lines for rotations, shared by the single process and the workers. */
-export function rotationHooks(log: Logger, onRotation?: (info: RotationInfo) => void) {
-  return {
-    onRotation: (info: RotationInfo) => {
-      log.info("tls certificates rotated", { rotations: info.rotations, entries: info.entries, serveMs: Math.round(info.serveMs) });
-      onRotation?.(info);
-    },
-    onRotationError: (err: unknown) => log.error("tls rotation failed; the previous certificates keep serving", { err: String(err) }),
-  };
+/** The listener logs each rotation and each failed one itself; the hooks only count them. */
+export function rotationHooks(onRotation?: (info: RotationInfo) => void) {
+  return { onRotation: (info: RotationInfo) => onRotation?.(info) };
 }
 
 export function createHttpsSide(o: {
@@ -62,7 +56,7 @@ export function createHttpsSide(o: {
     port: config.httpsPort,
     handler: o.handler,
     log: log.child({ listener: "https" }),
-    hooks: rotationHooks(log, o.onRotation),
+    hooks: rotationHooks(o.onRotation),
   });
   return {
     listener,

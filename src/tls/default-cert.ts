@@ -4,6 +4,7 @@
 // self-signed ECDSA certificate minted in memory once at start-up.
 import { createHash } from "node:crypto";
 import type { CertificateBinding } from "../compile/types.ts";
+import type { Logger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { PemChecker } from "./pem.ts";
 import { createCertificate } from "./x509.ts";
@@ -23,12 +24,8 @@ export const DEFAULT_CERT_CN = "Portico Default Certificate";
 /** RFC 6761 §6.4: .invalid never resolves, so this name can never be a real host's. */
 export const DEFAULT_CERT_SAN = "portico.invalid";
 
-interface InfoLog {
-  info(msg: string, fields?: Record<string, unknown>): void;
-}
-
 /** Mint the in-memory fallback once at start-up (~1 ms for P-256) and say so once. */
-export function generateDefaultCertificate(log?: InfoLog, now = Date.now()): DefaultCertificate {
+export function generateDefaultCertificate(log?: Logger, now = Date.now()): DefaultCertificate {
   const notBefore = new Date(now - 3_600_000);
   // Ten years: the process restarts long before; clients reject it anyway (self-signed).
   const notAfter = new Date(now + 10 * 365 * 86_400_000);

@@ -8,6 +8,7 @@
 // first. Rotations are coalesced (holdoff, latest entries win), skipped when the fingerprint
 // is unchanged, and serialised behind the running drain, so at most 2 servers are ever alive.
 import type { Server, WebSocketHandler } from "bun";
+import type { Logger } from "../log/logger.ts";
 import type { TlsEntry } from "./sni.ts";
 
 type MaybePromise<T> = T | Promise<T>;
@@ -27,13 +28,6 @@ export interface ServeHandler {
   readonly idleTimeout?: number;
 }
 
-interface Log {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
-
 export interface RotationInfo {
   readonly rotations: number;
   /** Entries built into a new listening server, milliseconds (Bun.serve blocks the loop). */
@@ -48,7 +42,7 @@ export interface TlsListenerOptions {
   readonly port: number;
   /** Called once per new server; it may return the same handler every time (proxy/ drain counts one). */
   readonly handler: () => ServeHandler;
-  readonly log: Log;
+  readonly log: Logger;
   /** How long an outgoing server answers with Connection: close before stop(false). */
   readonly drainMs?: number;
   /** Coalescing window after an update before a rotation starts. */

@@ -14,7 +14,6 @@ import type { Config } from "../config/types.ts";
 import { createAccessLog } from "../log/access.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { createBalancer, createDrain, createProxyHandler, serveOptions, startHttpListener, type Drain } from "../proxy/index.ts";
-import type { AccessRecord } from "../proxy/types.ts";
 import { rotationHooks } from "../runtime/tls.ts";
 import { TableHolder } from "../table/holder.ts";
 import { lookup } from "../table/lookup.ts";
@@ -68,7 +67,7 @@ export async function runWorker(config: Config, id: number): Promise<void> {
   const backends: BackendRegistry = new Map();
   // Spread the workers' subset windows (proxy/subset.ts) evenly over a large backend's endpoints.
   const balancer = createBalancer(undefined, { seed: id / Math.max(1, config.workers) });
-  const hooks = inst.proxyHooks<AccessRecord>((r) => {
+  const hooks = inst.proxyHooks((r) => {
     requests++;
     access.record(r);
   });
@@ -93,7 +92,7 @@ export async function runWorker(config: Config, id: number): Promise<void> {
         port: config.httpsPort,
         handler: () => serveOptions(httpsHandler),
         log: log.child({ listener: "https" }),
-        hooks: rotationHooks(log, () => inst.tlsRotated()),
+        hooks: rotationHooks(() => inst.tlsRotated()),
       });
       https.update(tls.entries, tls.fingerprint);
     } catch (err) {

@@ -1,20 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { Writable } from "node:stream";
-import { createAccessLog, type AccessEntry } from "../../src/log/access.ts";
-
-// Stand-in for the proxy's AccessRecord (src/proxy/types.ts).
-function rec(p: Partial<AccessEntry> = {}): AccessEntry {
-  return {
-    time: Date.UTC(2026, 10, 21, 18, 0, 0, 123), requestId: "req-1", client: "203.0.113.9", method: "GET", scheme: "http",
-    host: "web.example.com", path: "/app?q=1", status: 200, bytesIn: 0, bytesOut: 512, durationMs: 12.34567,
-    upstream: "10.0.0.7:8080", upstreamStatus: 200, upstreamMs: 10.5, ingress: "shop/web", service: "shop/web:80",
-    websocket: false, error: null, ...p,
-  };
-}
+import { createAccessLog, type AccessRecord } from "../../src/log/access.ts";
+import { accessRecord as rec } from "./records.ts";
 
 const FIELDS = ["time", "request_id", "client", "method", "scheme", "host", "path", "status", "bytes_in", "bytes_out", "duration_ms", "upstream", "upstream_status", "upstream_ms", "ingress", "service", "websocket", "error"];
 
-async function capture(entries: AccessEntry[], format: "json" | "text" = "json") {
+async function capture(entries: AccessRecord[], format: "json" | "text" = "json") {
   const chunks: string[] = [];
   const log = createAccessLog({ format, enabled: true, write: (c) => void chunks.push(c) });
   for (const e of entries) log.record(e);

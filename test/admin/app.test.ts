@@ -3,7 +3,9 @@ import { createAdminApp, type AdminDeps, type ExplainQuery } from "../../src/adm
 import { createReadiness } from "../../src/admin/readiness.ts";
 import { Registry } from "../../src/admin/registry.ts";
 import { createInstruments } from "../../src/admin/instruments.ts";
+import { silentLogger } from "../../src/log/logger.ts";
 import { parseExposition, sampleValue } from "./expo-parser.ts";
+import { accessRecord } from "./records.ts";
 
 function setup(over: Partial<AdminDeps> = {}) {
   const readiness = createReadiness(["Ingress", "Service"]);
@@ -20,7 +22,7 @@ function setup(over: Partial<AdminDeps> = {}) {
       explained.push(q);
       return { query: q, match: null };
     },
-    logger: { error: (msg) => void errors.push(msg) },
+    logger: { ...silentLogger, error: (msg) => void errors.push(msg) },
     ...over,
   };
   const app = createAdminApp(deps);
@@ -61,7 +63,7 @@ describe("admin endpoints", () => {
 
   test("/metrics serves a strict text format 0.0.4 exposition", async () => {
     const { app, inst } = setup();
-    inst.observeRequest({ method: "GET", status: 200, bytesIn: 0, bytesOut: 10, durationMs: 3, ingress: "ns/web", service: "ns/web:80" });
+    inst.observeRequest(accessRecord({ method: "GET", status: 200, bytesIn: 0, bytesOut: 10, durationMs: 3, ingress: "ns/web", service: "ns/web:80" }));
     const res = await app.request("/metrics");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");

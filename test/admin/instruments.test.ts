@@ -1,31 +1,18 @@
 import { describe, expect, test } from "bun:test";
 import { Registry, OVERFLOW_METRIC } from "../../src/admin/registry.ts";
-import { createInstruments, MAX_TLS_HOSTS, REQUEST_BUCKETS, type RequestObservation } from "../../src/admin/instruments.ts";
+import { createInstruments, MAX_TLS_HOSTS, REQUEST_BUCKETS } from "../../src/admin/instruments.ts";
+import type { AccessRecord } from "../../src/log/access.ts";
 import { parseExposition, sampleValue, type Family } from "./expo-parser.ts";
+import { accessRecord } from "./records.ts";
 
-// A stand-in for the proxy's AccessRecord (src/proxy/types.ts), with every field it carries.
-interface AccessRecordStub extends RequestObservation {
-  time: number;
-  requestId: string;
-  client: string;
-  host: string;
-  path: string;
-  upstream: string | null;
-  upstreamStatus: number | null;
-  websocket: boolean;
-  error: string | null;
-  scheme: "http" | "https";
+function rec(p: Partial<AccessRecord>): AccessRecord {
+  return accessRecord({
+    time: 0, requestId: "r", path: "/secret/path?token=1", bytesOut: 0, durationMs: 1, upstream: "10.0.0.1:8080",
+    upstreamMs: 1, ingress: "ns/web", service: "ns/web:80", ...p,
+  });
 }
 
-function rec(p: Partial<AccessRecordStub>): AccessRecordStub {
-  return {
-    time: 0, requestId: "r", client: "203.0.113.9", method: "GET", host: "web.example.com", path: "/secret/path?token=1",
-    status: 200, bytesIn: 0, bytesOut: 0, durationMs: 1, upstream: "10.0.0.1:8080", upstreamStatus: 200, upstreamMs: 1,
-    ingress: "ns/web", service: "ns/web:80", websocket: false, error: null, scheme: "http", ...p,
-  };
-}
-
-const MIX: AccessRecordStub[] = [
+const MIX: AccessRecord[] = [
   rec({ status: 200, durationMs: 3, upstreamMs: 2, bytesOut: 100 }),
   rec({ status: 200, durationMs: 30, upstreamMs: 25, bytesOut: 200 }),
   rec({ method: "POST", status: 502, durationMs: 1200, upstreamMs: null, upstreamStatus: null, bytesIn: 50, error: "UpstreamConnect" }),
@@ -85,6 +72,28 @@ describe("request metrics after a known mix", () => {
   });
 });
 
+describe("the proxy's hooks", () => {
+  test("a finished request is counted, then handed on; retries and errors by reason; WebSocket sessions", () => {
+    const registry = new Registry();
+    const inst = createInstruments(registry, { version: "t" });
+    const handed: AccessRecord[] = [];
+    const hooks = inst.proxyHooks((r) => void handed.push(r));
+    const r = rec({ status: 503, ingress: "ns/i", service: "ns/s:80", error: "NoEndpoints" });
+    hooks.onRequestDone(r);
+    hooks.onUpstreamRetry("ns/s:80", "connect");
+    hooks.onUpstreamError("ns/s:80", "timeout");
+    hooks.onWebsocket(1);
+    hooks.onWebsocket(1);
+    hooks.onWebsocket(-1);
+    expect(handed).toEqual([r]);
+    const fams = parseExposition(registry.expose());
+    expect(sampleValue(fams, "portico_requests_total", { ingress: "i", namespace: "ns", service: "ns/s:80", method: "GET", status_class: "5xx" })).toBe(1);
+    expect(sampleValue(fams, "portico_upstream_retries_total", { reason: "connect" })).toBe(1);
+    expect(sampleValue(fams, "portico_upstream_errors_total", { reason: "timeout" })).toBe(1);
+    expect(sampleValue(fams, "portico_websocket_sessions")).toBe(1);
+  });
+});
+
 describe("control plane, watch, TLS and process metrics", () => {
   test("each instrument lands in its series", () => {
     const registry = new Registry();
@@ -107,7 +116,7 @@ describe("control plane, watch, TLS and process metrics", () => {
     inst.watch.onEvent("Ingress", "WEIRD");
     inst.watch.onRestart("Service");
     inst.watch.onRelist("Secret");
-    inst.watch.onError("EndpointSlice");
+    inst.watch.onError("EndpointSlice", "HTTP 500");
     inst.watch.onMalformed("Ingress");
     inst.setCertificates([{ host: "Foo.com", notAfter: new Date("2030-01-01T00:00:00Z") }, { host: "*.bar.com", notAfter: 1_900_000_000_999 }]);
     inst.tlsRotated();

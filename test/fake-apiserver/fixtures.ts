@@ -2,7 +2,7 @@
 // a capturing logger and a bounded wait.
 import type { Kind, KindObjects } from "../../src/model/kinds.ts";
 import type { SourceSink, StoreEvent } from "../../src/store/types.ts";
-import type { KubeLogger } from "../../src/kube/logger.ts";
+import type { Logger } from "../../src/log/logger.ts";
 
 export function ingress(ns: string, name: string, host = `${name}.example.test`): Record<string, unknown> {
   return {
@@ -68,15 +68,16 @@ export interface CapturedLine {
   fields?: Record<string, unknown> | undefined;
 }
 
-export function captureLogger(): KubeLogger & { lines: CapturedLine[]; text(): string } {
+export function captureLogger(): Logger & { lines: CapturedLine[]; text(): string } {
   const lines: CapturedLine[] = [];
-  const at = (level: string) => (msg: string, fields?: Record<string, unknown>) => void lines.push({ level, msg, fields });
+  const make = (base: Record<string, unknown> | undefined): Logger => {
+    const at = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
+      void lines.push({ level, msg, fields: base || fields ? { ...base, ...fields } : undefined });
+    return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), child: (f) => make({ ...base, ...f }) };
+  };
   return {
+    ...make(undefined),
     lines,
-    debug: at("debug"),
-    info: at("info"),
-    warn: at("warn"),
-    error: at("error"),
     text: () => lines.map((l) => `${l.level} ${l.msg} ${JSON.stringify(l.fields ?? {})}`).join("\n"),
   };
 }

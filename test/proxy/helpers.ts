@@ -5,13 +5,14 @@ import type { Server } from "bun";
 import type { Config } from "../../src/config/types.ts";
 import { createProxyHandler, type ProxyHandler } from "../../src/proxy/handler.ts";
 import { startHttpListener } from "../../src/proxy/listener.ts";
-import type { AccessRecord, Logger, ProxyHooks } from "../../src/proxy/types.ts";
+import { silentLogger, type Logger } from "../../src/log/logger.ts";
+import type { AccessRecord, ProxyHooks } from "../../src/proxy/types.ts";
 import type { WsData } from "../../src/proxy/websocket.ts";
 import { buildTable } from "../../src/table/build.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
 
-export const quietLog: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const quietLog: Logger = silentLogger;
 
 export function testConfig(over: Partial<Config> = {}): Config {
   return {

@@ -1,9 +1,10 @@
 // Shared pieces of the TLS suites: bindings, a marker handler, and a raw handshake probe.
 import { connect, type PeerCertificate } from "node:tls";
 import type { CertificateBinding } from "../../src/compile/types.ts";
+import { silentLogger } from "../../src/log/logger.ts";
 import type { ServeHandler } from "../../src/tls/listener.ts";
 
-export const quietLog = { debug() {}, info() {}, warn() {}, error() {} };
+export const quietLog = silentLogger;
 
 export function binding(host: string, secret: string | null, pem: { certPem: string; keyPem: string } | null, version: string | null = secret && `${secret}@1`): CertificateBinding {
   return { host, secret, cert: pem?.certPem ?? null, key: pem?.keyPem ?? null, version, ingress: "default/web" };
