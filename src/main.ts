@@ -1,11 +1,15 @@
 #!/usr/bin/env bun
-// Entry point: parse flags, then serve, explain, or print help/version.
-// Exit codes: 0 normal, 1 start-up failure, 2 bad flag or value (DESIGN §3).
+// Entry point: parse flags, then serve (as the controller, or as one of its worker processes),
+// explain, or print help/version. The only importer of runtime/ (the composition root).
+// Exit codes: 0 normal, 1 start-up failure (a port in use among them), 2 bad flag or value
+// (README.md, "Flags").
 import { parseArgs } from "./config/parse.ts";
 import { createLogger } from "./log/logger.ts";
 import { explainCli } from "./runtime/explain.ts";
 import { run } from "./runtime/run.ts";
 import { versionLine } from "./version.ts";
+import { workerIdFromEnv } from "./workers/protocol.ts";
+import { runWorker } from "./workers/worker.ts";
 
 async function main(): Promise<number | null> {
   const outcome = parseArgs(process.argv.slice(2), process.env);
@@ -22,6 +26,12 @@ async function main(): Promise<number | null> {
     case "explain":
       return explainCli(outcome.config, { host: outcome.host, path: outcome.path, scheme: outcome.scheme });
     case "run": {
+      // A worker process (started by a primary with --workers N ≥ 2) serves traffic only.
+      const workerId = workerIdFromEnv(process.env);
+      if (workerId !== null) {
+        await runWorker(outcome.config, workerId);
+        return null;
+      }
       const log = createLogger({ level: outcome.config.logLevel, format: outcome.config.logFormat });
       try {
         await run(outcome.config, log);

@@ -1,6 +1,7 @@
-// The one-way data flow (DESIGN §1, §6.1, §6.10) as a test: the pure core (compile/, table/,
-// store/, model/) never reaches the I/O side, never reads a clock or arms a timer, and Bun.*
-// stays in the few folders that own a Bun caveat. A violation names file, line and rule.
+// The one-way data flow (docs/design.md, "Layout") as a test: the pure core (compile/, table/,
+// store/, model/) never reaches the I/O side, never reads a clock or arms a timer, Bun.* stays
+// in the few folders that own a Bun caveat, and the composition is layered: main.ts → runtime/
+// → workers/ → serving/, never back. A violation names file, line and rule.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, posix, relative, resolve } from "node:path";
@@ -15,7 +16,7 @@ const PURE_DIRS = ["compile/", "table/", "store/", "model/", "annotations/", "re
 
 /** What the pure core must not import (paths relative to src/; a trailing / means the folder). */
 const FORBIDDEN_FOR_PURE = [
-  "proxy/", "tls/", "kube/", "admin/", "files/", "log/", "workers/", "workers.ts", "main.ts",
+  "proxy/", "tls/", "kube/", "admin/", "files/", "log/", "workers/", "serving/", "runtime/", "main.ts",
   // Of config/, types.ts, units.ts and cidr.ts are pure (cidr.ts holds node:net's BlockList, a
   // data structure: no I/O); the rest reads the process environment.
   "config/parse.ts", "config/flags.ts", "config/values.ts", "config/help.ts",
@@ -42,8 +43,20 @@ const FORBIDDEN_GLOBALS_FOR_PURE: readonly { name: string; re: RegExp }[] = [
 ];
 
 /** The only places allowed to call Bun.* (each Bun caveat gets its comment at the point of use). */
-// runtime/ is the composition root split into files (main.ts stays a thin CLI dispatcher).
-const BUN_ALLOWED = ["proxy/", "tls/", "kube/", "main.ts", "runtime/", "workers/", "workers.ts"] as const;
+// runtime/ is the composition root split into files (main.ts stays a thin CLI dispatcher);
+// serving/ binds the traffic ports (a probe bind, serving/ports.ts).
+const BUN_ALLOWED = ["proxy/", "tls/", "kube/", "main.ts", "runtime/", "workers/", "serving/"] as const;
+
+/**
+ * Who may import the composition folders. Only main.ts starts the controller (runtime/) or a
+ * worker (workers/worker.ts); runtime/ picks a data plane (runtime/local.ts or workers/plane.ts);
+ * both serve with serving/, which imports neither of them back.
+ */
+const IMPORTERS: Readonly<Record<string, readonly string[]>> = {
+  "runtime/": ["main.ts", "runtime/"],
+  "workers/": ["main.ts", "runtime/", "workers/"],
+  "serving/": ["main.ts", "runtime/", "workers/", "serving/"],
+};
 
 /** The only folder allowed to write to the console (everything else logs through it). */
 const CONSOLE_ALLOWED = ["log/"] as const;
@@ -192,9 +205,11 @@ export function scan(file: string, src: string): Violation[] {
   for (const { spec, line } of importsOf(withStrings)) {
     const bare = spec.replace(/^node:/, "");
     if (pure && (IO_MODULES as readonly string[]).includes(bare)) out.push({ file, line, rule: `pure module imports ${spec}` });
-    if (pure && spec.startsWith(".")) {
-      const target = posix.normalize(posix.join(posix.dirname(file), spec));
-      if (under(target, FORBIDDEN_FOR_PURE)) out.push({ file, line, rule: `pure module imports ${target}` });
+    if (!spec.startsWith(".")) continue;
+    const target = posix.normalize(posix.join(posix.dirname(file), spec));
+    if (pure && under(target, FORBIDDEN_FOR_PURE)) out.push({ file, line, rule: `pure module imports ${target}` });
+    for (const [folder, importers] of Object.entries(IMPORTERS)) {
+      if (target.startsWith(folder) && !under(file, importers)) out.push({ file, line, rule: `imports ${target} (only ${importers.join(", ")} may)` });
     }
   }
 
@@ -288,6 +303,22 @@ describe("the scanner itself", () => {
       'import { parseCidrList } from "../config/cidr.ts";',
     ].join("\n");
     expect(rules("store/ok.ts", src)).toEqual([]);
+  });
+
+  test("the composition layers: only main.ts imports runtime/; serving/ imports neither runtime/ nor workers/", () => {
+    expect(rules("workers/plane.ts", 'import type { DataPlane } from "../runtime/plane.ts";')).toEqual([
+      "1: imports runtime/plane.ts (only main.ts, runtime/ may)",
+    ]);
+    expect(rules("serving/serve.ts", 'import { createWorkerPool } from "../workers/pool.ts";\nimport { run } from "../runtime/run.ts";')).toEqual([
+      "1: imports workers/pool.ts (only main.ts, runtime/, workers/ may)",
+      "2: imports runtime/run.ts (only main.ts, runtime/ may)",
+    ]);
+    expect(rules("admin/app.ts", 'import { serveTraffic } from "../serving/serve.ts";')).toEqual([
+      "1: imports serving/serve.ts (only main.ts, runtime/, workers/, serving/ may)",
+    ]);
+    expect(rules("main.ts", 'import { run } from "./runtime/run.ts";\nimport { runWorker } from "./workers/worker.ts";')).toEqual([]);
+    expect(rules("runtime/local.ts", 'import { serveTraffic } from "../serving/serve.ts";')).toEqual([]);
+    expect(rules("workers/worker.ts", 'import { serveTraffic } from "../serving/serve.ts";')).toEqual([]);
   });
 
   test("code inside a template substitution is still scanned", () => {

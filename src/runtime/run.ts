@@ -1,6 +1,8 @@
-// `portico` serving: the composition root proper. Config → source → controller → data plane
-// (listeners in this process, or worker processes), admin port, signals and drain.
-// Kubernetes-only parts live in runtime/cluster.ts; the data planes in local.ts and workers/.
+// `portico` serving: the composition root proper. Config → admin port → data plane (listeners
+// in this process, or worker processes) → source → controller, signals and drain.
+// Kubernetes-only parts live in runtime/cluster.ts; the data planes in local.ts and
+// workers/plane.ts, both serving with serving/serve.ts. A worker process never comes here
+// (main.ts sends it to workers/worker.ts).
 import { createAdminApp } from "../admin/app.ts";
 import { createInstruments } from "../admin/instruments.ts";
 import { createReadiness } from "../admin/readiness.ts";
@@ -12,21 +14,17 @@ import { KINDS } from "../model/kinds.ts";
 import type { Source } from "../store/types.ts";
 import { hostCount } from "../table/routes.ts";
 import { serializeTable } from "../table/serialize.ts";
+import type { DataPlane } from "../serving/plane.ts";
+import { bindOrExplain } from "../serving/ports.ts";
 import { VERSION } from "../version.ts";
 import { createLineWriter } from "../workers/line-writer.ts";
 import { createWorkerPlane } from "../workers/plane.ts";
-import { workerIdFromEnv } from "../workers/protocol.ts";
-import { runWorker } from "../workers/worker.ts";
 import { createController } from "./controller.ts";
 import { explainLive } from "./explain.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
 import { createLocalPlane } from "./local.ts";
-import type { DataPlane } from "./plane.ts";
 
 export async function run(config: Config, mainLog: Logger): Promise<void> {
-  // A worker process (started by a primary with --workers N ≥ 2) serves traffic only.
-  const workerId = workerIdFromEnv(process.env);
-  if (workerId !== null) return runWorker(config, workerId);
   // With workers sharing our stdout, our lines too must be written whole (line-writer.ts).
   const out = config.workers >= 2 ? createLineWriter(1) : null;
   const log = out ? createLogger({ level: config.logLevel, format: config.logFormat, write: (line) => void out.write(`${line}\n`) }) : mainLog;
@@ -77,27 +75,34 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
     },
   });
 
+  // The admin port first, bound without SO_REUSEPORT: a port held by anything fails start-up
+  // here, before a worker is spawned or a traffic port is taken (serving/ports.ts). Bun 1.4.5
+  // sets SO_REUSEPORT for `development: false` unless `reusePort: false` is said (measured).
+  const app = createAdminApp({
+    ready: () => plane?.ready() ?? readiness.check(),
+    metrics: () => (plane ? plane.metrics() : inst.registry.expose()),
+    routes: () => (controller.last ? serializeTable(controller.holder.current, controller.holder.generation) : null),
+    explain: (q) => explainLive(controller, config, q),
+    logger: log,
+  });
+  const admin = bindOrExplain("--admin-port", config.bind, config.adminPort, () =>
+    Bun.serve({ development: false, reusePort: false, hostname: config.bind, port: config.adminPort, fetch: app.fetch }),
+  );
+
   const failed = (message: string) => {
     log.error("start-up failed", { err: message });
     void exit(1);
   };
-  plane = config.workers >= 2
-    ? createWorkerPlane({ config, log, inst, onFatal: failed })
-    : createLocalPlane({ config, log, inst, holder: controller.holder });
-  const dataPlane = plane;
-
-  const admin = Bun.serve({
-    development: false,
-    hostname: config.bind,
-    port: config.adminPort,
-    fetch: createAdminApp({
-      ready: () => dataPlane.ready() ?? readiness.check(),
-      metrics: () => dataPlane.metrics(),
-      routes: () => (controller.last ? serializeTable(controller.holder.current, controller.holder.generation) : null),
-      explain: (q) => explainLive(controller, config, q),
-      logger: log,
-    }).fetch,
-  });
+  let dataPlane: DataPlane;
+  try {
+    dataPlane = config.workers >= 2
+      ? createWorkerPlane({ config, log, inst, onFatal: failed })
+      : createLocalPlane({ config, log, inst, holder: controller.holder });
+  } catch (err) {
+    void admin.stop(true);
+    throw err;
+  }
+  plane = dataPlane;
   log.info("listening", { ...dataPlane.listening, admin: admin.port, bind: config.bind });
 
   const source: Source = config.manifests

@@ -1,4 +1,5 @@
-// --workers N ≥ 2, the primary's view of the data plane: it listens on no traffic port.
+// --workers N ≥ 2, the primary's view of the data plane: it listens on no traffic port; the
+// workers serve with serving/serve.ts.
 // Each new table goes out as a delta from the previous one (table/wire.ts: the changed host
 // entries and the backends they need), encoded once and sent to every worker; the whole table
 // is encoded only when a worker needs it (hello, resync) or most hosts changed. TLS entries are
@@ -8,8 +9,9 @@ import { formatExposition, sumSnapshots } from "../admin/exposition.ts";
 import type { Instruments } from "../admin/instruments.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
-import type { DataPlane } from "../runtime/plane.ts";
-import { createTlsBuilder } from "../runtime/tls.ts";
+import type { DataPlane } from "../serving/plane.ts";
+import { claimPort } from "../serving/ports.ts";
+import { createTlsBuilder } from "../serving/tls.ts";
 import { hostCount } from "../table/routes.ts";
 import type { RouteTable } from "../table/types.ts";
 import { countChangedHosts, encodeDelta, encodeTable, type BackendRegistry } from "../table/wire.ts";
@@ -27,6 +29,10 @@ export function createWorkerPlane(o: {
 }): DataPlane & { readonly pool: WorkerPool } {
   const { config, log, inst } = o;
   const builder = createTlsBuilder(config, log);
+  // Fail fast, before a worker is spawned, when a stranger holds a traffic port. The worker
+  // that binds first probes again right before it binds (serving/ports.ts).
+  claimPort("--http-port", config.bind, config.httpPort);
+  claimPort("--https-port", config.bind, config.httpsPort);
   let expiry: ReadonlyMap<string, number> = new Map();
   const argv = workerArgv(currentProcess());
   // The latest table, and the backends every worker holds (wire.ts): deltas name those by id.

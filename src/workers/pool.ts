@@ -1,9 +1,10 @@
-// The primary's side of --workers N ≥ 2 (issue 8 point 3): N worker processes, each the same
-// executable re-spawned with an IPC channel (DESIGN §5). The pool keeps the latest TLS entries
+// The primary's side of --workers N ≥ 2 (docs/design.md, "Workers"): N worker processes, each
+// the same executable re-spawned with an IPC channel. The pool keeps the latest TLS entries
 // and hands them, with the whole latest table, to every worker that says hello (first start or
 // restart) or asks for a resync; every other table change goes out as a delta to the workers
-// that have its base generation. It restarts a worker that dies with a back-off (100 ms
-// doubling to 5 s), gathers metrics snapshots, and drains them all on shutdown.
+// that have its base generation. It lets one worker at a time bind the traffic ports first
+// (probing them for a stranger) and the others join once it listens; it restarts a worker that
+// dies with a back-off (100 ms doubling to 5 s), gathers metrics snapshots, and drains them all.
 import type { Subprocess } from "bun";
 import { parseSnapshot, type RegistrySnapshot } from "../admin/exposition.ts";
 import type { Logger } from "../log/logger.ts";
@@ -63,6 +64,8 @@ interface Slot {
   generation: number;
   /** Generation of the last table or delta sent to it (0 = none since it started). */
   sent: number;
+  /** It was told it may listen (since it started). */
+  permitted: boolean;
   everReady: boolean;
   restartTimer: ReturnType<typeof setTimeout> | null;
 }
@@ -81,9 +84,12 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     open: false,
     generation: 0,
     sent: 0,
+    permitted: false,
     everReady: false,
     restartTimer: null,
   }));
+  /** The worker allowed to bind first (it probes the ports) that does not listen yet. */
+  let first: Slot | null = null;
 
   // The whole latest table as encoded for the workers (18 MB at 10k Ingresses), shared by the
   // workers that need it at about the same time (every worker's first hello, a large change).
@@ -122,6 +128,24 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     }
   }
 
+  /**
+   * Tell workers they may listen. While no worker listens, one at a time binds first, probing
+   * the ports: a stranger holding them fails that worker, not a sibling probing after it
+   * (which would find the first worker and fail for nothing). Once one listens, the others
+   * join its ports without probing. serving/ports.ts says why strangers are kept out.
+   */
+  function permit(): void {
+    if (draining) return;
+    const listening = slots.some((s) => s.proc !== null && s.generation > 0);
+    for (const s of slots) {
+      if (!s.open || s.permitted) continue;
+      if (!listening && first !== null) return;
+      s.permitted = true;
+      if (!listening) first = s;
+      sendTo(s, { type: "listen", first: !listening });
+    }
+  }
+
   function onMessage(slot: Slot, raw: unknown): void {
     const m: ToPrimary | null = parseToPrimary(raw);
     if (!m) return void log.warn("ignored a malformed message from a worker", { worker: slot.id });
@@ -132,6 +156,7 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
         if (tls) sendTo(slot, tls);
         sendFull(slot);
         if (draining) sendTo(slot, { type: "drain" });
+        permit();
         return;
       case "resync":
         log.warn("a worker could not apply a table change; sending the whole table", { worker: slot.id });
@@ -140,10 +165,12 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
       case "ready":
       case "applied":
         slot.generation = Math.max(slot.generation, m.generation);
+        if (first === slot) first = null;
         if (m.type === "ready" && !slot.everReady) {
           slot.everReady = true;
           if (slots.every((s) => s.everReady)) log.info("every worker is serving", { workers: slots.length, pids: pool.pids() });
         }
+        permit();
         return;
       case "metrics":
         waiting.get(m.id)?.get(slot.id)?.(parseSnapshot(m.snapshot));
@@ -160,6 +187,7 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     slot.open = false;
     slot.generation = 0;
     slot.sent = 0;
+    slot.permitted = false;
     slot.startedAt = performance.now();
     const proc: Subprocess = Bun.spawn([...o.argv], {
       env: { ...o.env, [WORKER_ID_ENV]: String(slot.id) },
@@ -177,8 +205,11 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     if (slot.proc !== proc) return;
     slot.proc = null;
     slot.open = false;
+    slot.generation = 0;
+    if (first === slot) first = null;
     for (const m of waiting.values()) m.get(slot.id)?.(null);
     if (draining) return;
+    permit(); // another worker may have to bind first now
     const lived = performance.now() - slot.startedAt;
     if (lived >= STABLE_MS) slot.delayMs = BACKOFF_INITIAL_MS;
     const delay = slot.delayMs;

@@ -1,12 +1,13 @@
-// The primary ⇄ worker messages (issue 8 point 3), carried by Bun's IPC channel (JSON).
-// Both ends are the same executable, but a message still crosses a process boundary, so each
-// side checks the shape of what it receives (DESIGN §6.9) and ignores what does not fit.
+// The primary ⇄ worker messages, carried by Bun's IPC channel (JSON). Both ends are the same
+// executable, but a message still crosses a process boundary, so each side checks the shape
+// of what it receives with valibot, as every input at an edge is, and ignores what does not fit.
 //
 // primary → worker: "tls" (the SNI entries to serve, built once by the primary), "table"
 //   (the whole route table as a JSON string of WireTable: on hello and on resync), "delta"
 //   (the change from generation `base` as a JSON string of WireDelta: stringified once, sent to
-//   every worker that has `base`), "metrics" (a scrape request), "drain" (shut down gracefully,
-//   then exit).
+//   every worker that has `base`), "listen" (bind the traffic ports once you have a table and
+//   certificates; `first`: no sibling listens yet, so probe the ports for a stranger first),
+//   "metrics" (a scrape request), "drain" (shut down gracefully, then exit).
 // worker → primary: "hello" (its message handler is installed: send it the state), "ready"
 //   (first table live, listeners up), "applied" (a table generation is live), "resync" (a delta
 //   did not apply: send the whole table), "metrics" (registry snapshot for a request id),
@@ -21,6 +22,7 @@ export type ToWorker =
   | { readonly type: "tls"; readonly entries: readonly TlsEntry[]; readonly fingerprint: string }
   | { readonly type: "table"; readonly generation: number; readonly json: string }
   | { readonly type: "delta"; readonly generation: number; readonly base: number; readonly json: string }
+  | { readonly type: "listen"; readonly first: boolean }
   | { readonly type: "metrics"; readonly id: number }
   | { readonly type: "drain" };
 
@@ -44,6 +46,7 @@ const ToWorkerSchema = v.variant("type", [
   }),
   v.object({ type: v.literal("table"), generation: count, json: v.string() }),
   v.object({ type: v.literal("delta"), generation: count, base: count, json: v.string() }),
+  v.object({ type: v.literal("listen"), first: v.boolean() }),
   v.object({ type: v.literal("metrics"), id: count }),
   v.object({ type: v.literal("drain") }),
 ]);

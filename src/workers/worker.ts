@@ -1,37 +1,32 @@
-// A data-plane worker process (issue 8 point 3): the same executable, started by the primary
-// with PORTICO_WORKER_ID and an IPC channel. It parses the same flags, holds no source and
-// compiles nothing: it receives the route table and the TLS entries from the primary, serves
-// HTTP and HTTPS on the shared ports (SO_REUSEPORT: the kernel spreads new connections over
-// the workers), and answers metrics requests with its registry snapshot.
+// A data-plane worker process (docs/design.md, "Workers"): the same executable, started by the
+// primary with PORTICO_WORKER_ID and an IPC channel. It parses the same flags, holds no source
+// and compiles nothing: it receives the route table and the TLS entries from the primary,
+// serves HTTP and HTTPS on the shared ports with serveTraffic (SO_REUSEPORT: the kernel spreads
+// new connections over the workers), and answers metrics requests with its registry snapshot.
 //
-// It starts listening only once it has its first table, so a (re)starting worker never
-// answers 404 for routes the others serve. When the primary says "drain", or the IPC channel
+// It starts listening only once it has its first table and the primary's leave (one worker at
+// a time binds first, serving/ports.ts), so a (re)starting worker never answers 404 for routes
+// the others serve. When the primary says "drain", or the IPC channel
 // closes (the primary died: no orphans), or a signal arrives (Ctrl-C reaches the whole
 // process group), it drains like a single process does and exits 0.
 import { createInstruments } from "../admin/instruments.ts";
 import { Registry } from "../admin/registry.ts";
 import type { Config } from "../config/types.ts";
-import { createAccessLog } from "../log/access.ts";
-import { createLogger, type Logger } from "../log/logger.ts";
-import { createBalancer, createDrain, createProxyHandler, serveOptions, startHttpListener, type Drain } from "../proxy/index.ts";
-import { rotationHooks } from "../runtime/tls.ts";
+import { createLogger } from "../log/logger.ts";
+import { serveTraffic, type PortSharing, type Serving } from "../serving/serve.ts";
 import { TableHolder } from "../table/holder.ts";
-import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
 import { applyDelta, decodeTable, type BackendRegistry, type WireDelta, type WireTable } from "../table/wire.ts";
-import { createTlsListener, type TlsListener } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { VERSION } from "../version.ts";
 import { createLineWriter } from "./line-writer.ts";
 import { parseToWorker, type ToPrimary, type ToWorker } from "./protocol.ts";
 
-type Server = ReturnType<typeof startHttpListener>;
-
 export async function runWorker(config: Config, id: number): Promise<void> {
   const send = process.send?.bind(process);
   // Every line this process writes goes through one line-atomic writer (see line-writer.ts).
   const out = createLineWriter(1);
-  const log: Logger = createLogger({
+  const log = createLogger({
     level: config.logLevel,
     format: config.logFormat,
     write: (line) => void out.write(`${line}\n`),
@@ -59,42 +54,32 @@ export async function runWorker(config: Config, id: number): Promise<void> {
     served.inc([String(id)], requests - reported);
     reported = requests;
   });
-  const access = createAccessLog({ format: config.logFormat, enabled: config.accessLog === "stdout", write: (chunk) => out.write(chunk) });
-  inst.trackAccessLogDrops(() => access.dropped);
 
   const holder = new TableHolder();
   // The backends of our table by id, kept as the primary's mirror of it is (table/wire.ts).
   const backends: BackendRegistry = new Map();
-  // Spread the workers' subset windows (proxy/subset.ts) evenly over a large backend's endpoints.
-  const balancer = createBalancer(undefined, { seed: id / Math.max(1, config.workers) });
-  const hooks = inst.proxyHooks((r) => {
-    requests++;
-    access.record(r);
-  });
-  const common = { config, table: () => holder.current, lookup, hooks, log, balancer } as const;
-  const httpHandler = createProxyHandler({ ...common, scheme: "http" });
-  const httpsHandler = createProxyHandler({ ...common, scheme: "https" });
-  // Bun exposes no connection count: the gauge reports requests in flight, read at scrape time.
-  registry.onCollect(() => inst.metrics.activeConnections.set([], httpHandler.inflight.count + httpsHandler.inflight.count));
-
   let tls: { entries: readonly TlsEntry[]; fingerprint: string } | null = null;
-  let http: Server | null = null;
-  let https: TlsListener | null = null;
-  let drain: Drain | null = null;
+  let ports: PortSharing | null = null;
+  let serving: Serving | null = null;
   let stopping = false;
+  let collected = false;
 
+  /** Listen once we have a table, certificates and the primary's word (pool.ts, permit). */
   function listen(): void {
-    if (http || stopping || !tls || holder.generation === 0) return;
+    if (serving || stopping || !tls || !ports || holder.generation === 0) return;
     try {
-      http = startHttpListener({ hostname: config.bind, port: config.httpPort, handler: httpHandler, reusePort: true });
-      https = createTlsListener({
-        hostname: config.bind,
-        port: config.httpsPort,
-        handler: () => serveOptions(httpsHandler),
-        log: log.child({ listener: "https" }),
-        hooks: rotationHooks(() => inst.tlsRotated()),
+      serving = serveTraffic({
+        config,
+        log,
+        inst,
+        table: () => holder.current,
+        tls,
+        ports,
+        // Spread the workers' subset windows (proxy/subset.ts) evenly over a large backend's endpoints.
+        balancerSeed: id / Math.max(1, config.workers),
+        accessWrite: (chunk) => out.write(chunk),
+        onRequest: () => void requests++,
       });
-      https.update(tls.entries, tls.fingerprint);
     } catch (err) {
       stopping = true;
       log.error("worker cannot listen", { err });
@@ -102,10 +87,7 @@ export async function runWorker(config: Config, id: number): Promise<void> {
       void Promise.race([out.flush(), Bun.sleep(1000)]).then(() => process.exit(1));
       return;
     }
-    const httpServer = http;
-    const tlsListener = https;
-    drain = createDrain({ config, servers: () => [httpServer, ...(tlsListener?.servers ?? [])], handlers: [httpHandler, httpsHandler], log });
-    log.info("listening", { http: http.port, https: https?.port, bind: config.bind, pid: process.pid });
+    log.info("listening", { ...serving.ports, bind: config.bind, pid: process.pid });
     tell({ type: "ready", generation: holder.generation });
   }
 
@@ -113,7 +95,11 @@ export async function runWorker(config: Config, id: number): Promise<void> {
     switch (m.type) {
       case "tls":
         tls = { entries: m.entries, fingerprint: m.fingerprint };
-        if (https && !stopping) https.update(m.entries, m.fingerprint);
+        if (serving && !stopping) serving.setTls(m.entries, m.fingerprint);
+        listen();
+        return;
+      case "listen":
+        ports = m.first ? "first" : "join";
         listen();
         return;
       case "table":
@@ -140,14 +126,15 @@ export async function runWorker(config: Config, id: number): Promise<void> {
         while (holder.generation < m.generation - 1) holder.swap(holder.current);
         holder.swap(table);
         log.debug("route table applied", { generation: m.generation, kind: m.type, routes: table.routeCount, decodeMs: Math.round(performance.now() - t0) });
-        if (http) tell({ type: "applied", generation: m.generation });
-        else {
-          listen();
+        if (serving) tell({ type: "applied", generation: m.generation });
+        else listen();
+        if (!collected && !stopping) {
           // The first table's message and its decoding leave ~20 MB of garbage at 10k Ingresses
           // (the 18 MB JSON string, the parsed wire objects) that an idle worker would keep
           // resident for a long time. Collect it once, after this handler has returned (the
           // message is still referenced here) and after "ready" went out: ~25 ms, once.
-          if (!stopping) setTimeout(() => Bun.gc(true), 0);
+          collected = true;
+          setTimeout(() => Bun.gc(true), 0);
         }
         return;
       }
@@ -164,10 +151,7 @@ export async function runWorker(config: Config, id: number): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info("worker shutting down", { reason });
-    https?.freeze();
-    if (drain) await drain.begin();
-    await https?.stop(true);
-    await access.flush(1000);
+    await serving?.shutdown();
     await Promise.race([out.flush(), Bun.sleep(1000)]);
     process.exit(0);
   }

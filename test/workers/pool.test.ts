@@ -1,6 +1,9 @@
 // The primary's worker pool against tiny stand-in workers (bun -e scripts): restart back-off,
 // the state a (re)started worker receives, fatal start-up, metrics timeouts, drain with a kill.
 import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createWorkerPool, type WorkerPool } from "../../src/workers/pool.ts";
 import { workerArgv } from "../../src/workers/argv.ts";
 
@@ -75,10 +78,11 @@ describe("worker pool", () => {
     pool.publish(4, { base: 1, json: "{}" });
     await until(() => recs.filter((r) => r.msg === "worker cannot serve" && String(r.f.err).startsWith("seen table4")).length >= 2 + 2);
     const seen = recs.filter((r) => r.msg === "worker cannot serve").map((r) => `${r.f.worker} ${r.f.err}`);
-    // Each worker got the state in order on hello (tls before table), then the deltas, then the
-    // whole table 4 twice: once for its resync (asked after delta 3), once for the base mismatch.
+    // Each worker got the state in order on hello (tls before table, then its leave to listen),
+    // then the deltas, then the whole table 4 twice: once for its resync (asked after delta 3),
+    // once for the base mismatch.
     for (const w of [0, 1]) {
-      expect(seen.filter((s) => s.startsWith(`${w} `))).toEqual([`${w} seen tls`, `${w} seen table1`, `${w} seen delta2<1`, `${w} seen delta3<2`, `${w} seen table4`, `${w} seen table4`]);
+      expect(seen.filter((s) => s.startsWith(`${w} `))).toEqual([`${w} seen tls`, `${w} seen table1`, `${w} seen listen`, `${w} seen delta2<1`, `${w} seen delta3<2`, `${w} seen table4`, `${w} seen table4`]);
     }
     expect(recs.filter((r) => r.msg === "a worker could not apply a table change; sending the whole table")).toHaveLength(2);
     // The whole table is encoded once for the workers that need it together (table 1 on both
@@ -89,6 +93,36 @@ describe("worker pool", () => {
     expect(fatal).toContain("seen tls");
     expect(fatal.filter((m) => m.includes("table2"))).toEqual([]);
     expect(await pool.metrics(100)).toEqual([]);
+  });
+
+  test("one worker at a time binds first (probing the ports); the others join once it listens; a first that dies hands the role on", async () => {
+    const { recs, log } = recorder();
+    const dir = mkdtempSync(join(tmpdir(), "portico-pool-"));
+    const marker = join(dir, "first-died");
+    // Worker 1 says hello 50 ms after worker 0. The first worker told to bind first dies before
+    // listening (once: the marker file); any later one listens at once.
+    const code = `
+      const fs = require("node:fs");
+      const id = process.env.PORTICO_WORKER_ID;
+      process.on("message", (m) => {
+        if (m.type !== "listen") return;
+        process.send({ type: "fatal", message: "listen " + m.first });
+        if (m.first && !fs.existsSync(${JSON.stringify(marker)})) {
+          fs.writeFileSync(${JSON.stringify(marker)}, "");
+          setTimeout(() => process.exit(1), 100);
+        } else process.send({ type: "ready", generation: 1 });
+      });
+      setTimeout(() => process.send({ type: "hello" }), id === "0" ? 0 : 50);
+      setInterval(() => {}, 1000);`;
+    const pool = createWorkerPool({ count: 2, argv: script(code), env: process.env, log, onFatal: () => {}, fullTable: () => null });
+    pools.push(pool);
+    await until(() => recs.filter((r) => r.msg === "worker cannot serve").length >= 3);
+    const events = recs
+      .filter((r) => r.msg === "worker cannot serve" || r.msg === "worker exited; restarting")
+      .map((r) => (r.msg === "worker exited; restarting" ? `${r.f.worker} exited` : `${r.f.worker} ${r.f.err}`));
+    expect(events.slice(0, 4)).toEqual(["0 listen true", "0 exited", "1 listen true", "0 listen false"]);
+    await until(() => pool.allReady);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   test("fatal before every worker is ready reaches onFatal", async () => {

@@ -1,5 +1,6 @@
-// The data plane as the composition root sees it: in this process (--workers 1, local.ts) or
-// in worker processes fed by the primary (--workers N ≥ 2, workers/plane.ts).
+// The data plane as the composition root sees it: in this process (--workers 1,
+// runtime/local.ts) or in worker processes fed by the primary (--workers N ≥ 2,
+// workers/plane.ts). Both serve with serve.ts's serveTraffic, in this process or in each worker.
 import type { Readiness } from "../admin/readiness.ts";
 import type { CompileResult } from "../compile/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";

@@ -1,0 +1,121 @@
+// Serving traffic in this process: the one assembly of the data plane, used by the single
+// process (--workers 1, runtime/local.ts) and by every worker process (workers/worker.ts).
+// Access log → metrics hooks → one balancer → an HTTP and an HTTPS request handler → the two
+// listeners → drain; and one shutdown order: no new TLS rotation, drain (delay, stop
+// accepting, grace period), close the TLS servers, flush the access log.
+import type { Instruments } from "../admin/instruments.ts";
+import type { Config } from "../config/types.ts";
+import { createAccessLog, type AccessLogOptions, type AccessRecord } from "../log/access.ts";
+import type { Logger } from "../log/logger.ts";
+import { createBalancer, createDrain, createProxyHandler, serveOptions, startHttpListener } from "../proxy/index.ts";
+import { lookup } from "../table/lookup.ts";
+import type { RouteTable } from "../table/types.ts";
+import { createTlsListener } from "../tls/listener.ts";
+import type { TlsEntry } from "../tls/sni.ts";
+import { bindOrExplain, claimPort } from "./ports.ts";
+
+/**
+ * Who else listens on the traffic ports (ports.ts):
+ * - "alone": nobody (--workers 1). HTTP is bound without SO_REUSEPORT; HTTPS is probed first.
+ * - "first": sibling workers will join; both ports are probed first.
+ * - "join": a sibling worker already listens; no probe (it would find the sibling).
+ */
+export type PortSharing = "alone" | "first" | "join";
+
+export interface ServeTrafficOptions {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly inst: Instruments;
+  /** The live route table, read once per request. */
+  readonly table: () => RouteTable;
+  /**
+   * The first certificate set; the HTTPS port is bound with it at once. `provisional`: a
+   * stand-in served until the first table's set (tls/listener.ts, TlsListener.update).
+   */
+  readonly tls: { readonly entries: readonly TlsEntry[]; readonly fingerprint: string; readonly provisional?: boolean };
+  readonly ports: PortSharing;
+  /** Where this process's endpoint windows start (proxy/subset.ts); random when absent. */
+  readonly balancerSeed?: number;
+  /** The access log's sink (default: process.stdout). */
+  readonly accessWrite?: AccessLogOptions["write"];
+  /** Every finished request, after the metrics and the access log have it. */
+  readonly onRequest?: (r: AccessRecord) => void;
+}
+
+export interface Serving {
+  /** Serve this certificate set (a rotation: tls/listener.ts). */
+  setTls(entries: readonly TlsEntry[], fingerprint: string): void;
+  readonly ports: { readonly http: number; readonly https: number };
+  /** The stand-in set is still served. */
+  readonly tlsProvisional: boolean;
+  /** Shutdown has begun (/readyz answers 503). */
+  readonly draining: boolean;
+  /** Drain and close every listener, then flush the access log. Idempotent. */
+  shutdown(): Promise<void>;
+}
+
+/** Binds both traffic ports before it returns; throws PortInUseError when one is held. */
+export function serveTraffic(o: ServeTrafficOptions): Serving {
+  const { config, log, inst } = o;
+  const access = createAccessLog({ format: config.logFormat, enabled: config.accessLog === "stdout", ...(o.accessWrite ? { write: o.accessWrite } : {}) });
+  inst.trackAccessLogDrops(() => access.dropped);
+
+  // One balancer for both schemes, so passive health is learned once.
+  const balancer = createBalancer(undefined, o.balancerSeed === undefined ? {} : { seed: o.balancerSeed });
+  const onRequest = o.onRequest;
+  const hooks = inst.proxyHooks(onRequest ? (r) => (access.record(r), onRequest(r)) : (r) => access.record(r));
+  const common = { config, table: o.table, lookup, hooks, log, balancer } as const;
+  const httpHandler = createProxyHandler({ ...common, scheme: "http" });
+  const httpsHandler = createProxyHandler({ ...common, scheme: "https" });
+  // Bun exposes no connection count: the gauge reports requests in flight, read at scrape time.
+  inst.registry.onCollect(() => inst.metrics.activeConnections.set([], httpHandler.inflight.count + httpsHandler.inflight.count));
+
+  // Probes and binds run in this one synchronous turn (ports.ts).
+  const { bind: hostname, httpPort, httpsPort } = config;
+  const shared = o.ports !== "alone";
+  if (o.ports === "first") claimPort("--http-port", hostname, httpPort);
+  if (o.ports !== "join") claimPort("--https-port", hostname, httpsPort);
+  const http = bindOrExplain("--http-port", hostname, httpPort, () => startHttpListener({ hostname, port: httpPort, handler: httpHandler, reusePort: shared }));
+  const https = createTlsListener({
+    hostname,
+    port: httpsPort,
+    handler: () => serveOptions(httpsHandler),
+    log: log.child({ listener: "https" }),
+    // The listener logs each rotation itself; here it is counted.
+    hooks: { onRotation: () => inst.tlsRotated() },
+  });
+  try {
+    bindOrExplain("--https-port", hostname, httpsPort, () => https.update(o.tls.entries, o.tls.fingerprint, o.tls.provisional ?? false));
+  } catch (err) {
+    void http.stop(true);
+    throw err;
+  }
+
+  const drain = createDrain({
+    config,
+    // Every TLS server alive (a rotation may be draining one) is stopped with the rest.
+    servers: () => [http, ...https.servers],
+    handlers: [httpHandler, httpsHandler],
+    log,
+  });
+  let stopped: Promise<void> | null = null;
+  return {
+    setTls: (entries, fingerprint) => https.update(entries, fingerprint),
+    ports: { http: http.port ?? httpPort, https: https.port },
+    get tlsProvisional() {
+      return https.provisional;
+    },
+    get draining() {
+      return drain.draining;
+    },
+    shutdown() {
+      stopped ??= (async () => {
+        https.freeze(); // no rotation may start a new server while we drain
+        await drain.begin();
+        await https.stop(true);
+        await access.flush(1000);
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,26 @@
+// What the HTTPS listeners serve: a compile result's certificate bindings → PEM checks → SNI
+// entries (with the default certificate, minted once here). Built once per process that
+// compiles: the single process, or the primary, which sends the entries to its workers so
+// every worker serves the same certificates and the TLS diagnostics are computed once.
+import type { CompileResult } from "../compile/types.ts";
+import type { Config } from "../config/types.ts";
+import type { Logger } from "../log/logger.ts";
+import { generateDefaultCertificate } from "../tls/default-cert.ts";
+import { createPemChecker } from "../tls/pem.ts";
+import { buildTlsEntries, validateTlsSettings, type TlsEntries } from "../tls/sni.ts";
+
+export interface TlsBuilder {
+  /** Entries for the bindings (the default certificate alone for none). */
+  build(certificates: CompileResult["certificates"]): TlsEntries;
+}
+
+/** Throws on TLS settings Bun would not apply as written. */
+export function createTlsBuilder(config: Config, log: Logger): TlsBuilder {
+  const checker = createPemChecker();
+  const settings = { minVersion: config.tlsMinVersion, ciphers: config.tlsCiphers } as const;
+  // Bun silently skips cipher names it does not know: refuse them at start-up instead.
+  const bad = validateTlsSettings(settings);
+  if (bad) throw new Error(`--tls-ciphers/--tls-min-version: ${bad}`);
+  const generated = generateDefaultCertificate(log);
+  return { build: (certificates) => buildTlsEntries(certificates, generated, settings, { checker }) };
+}
