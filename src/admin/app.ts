@@ -1,7 +1,8 @@
-// The admin HTTP app (DESIGN §3, issue 6 point 1): health, readiness, metrics and debug
+// The admin HTTP app (README.md, "Admin endpoints"): health, readiness, metrics and debug
 // endpoints on their own port, separate from traffic. Everything it shows comes from
-// injected functions, so main.ts wires the live table, the compiler's explain and the
+// injected functions, so runtime/run.ts wires the live table, the compiler's explain and the
 // registry (or the sum of the workers' registries) without this folder importing them.
+// guardAdmin keeps /debug/* to the peers --debug-allow names.
 
 import { Hono } from "hono";
 import * as v from "valibot";
@@ -38,6 +39,37 @@ const ExplainSchema = v.object({
 });
 
 const FIELDS = new Set(["host", "path", "scheme"]);
+
+/** What every peer that reaches the admin port may ask for: the kubelet's probes, Prometheus. */
+const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
+
+const FORBIDDEN = "forbidden: this peer may not read the debug endpoints (see --debug-allow)";
+
+/**
+ * The admin port's fetch: /healthz, /readyz and /metrics for every peer, anything else (the
+ * /debug/* endpoints: every tenant's routes and pod addresses) only for a peer `debugAllowed`
+ * accepts. Decided on the exact path before any routing, by what is allowed rather than what
+ * is not, so no other spelling of a debug path (percent-encoded, doubled slashes, case) can
+ * reach a debug endpoint from elsewhere: every other path is refused to such a peer.
+ */
+export function guardAdmin(
+  fetch: (req: Request) => Response | Promise<Response>,
+  debugAllowed: (peer: string) => boolean,
+): (req: Request, server: { requestIP(req: Request): { readonly address: string } | null }) => Response | Promise<Response> {
+  return (req, server) => {
+    if (PUBLIC_PATHS.has(pathOf(req.url)) || debugAllowed(server.requestIP(req)?.address ?? "")) return fetch(req);
+    return new Response(FORBIDDEN, { status: 403, headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" } });
+  };
+}
+
+/** The path of an absolute request URL as Bun hands it over ("" when unreadable: not public). */
+function pathOf(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return "";
+  }
+}
 
 export function createAdminApp(deps: AdminDeps): Hono {
   const app = new Hono();

@@ -37,8 +37,11 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   watchNamespace: { name: "watch-namespace", metavar: "NS", help: "restrict watches to one namespace", defaultText: "all namespaces", schema: val.dnsLabel, fallback: none },
   httpPort: { name: "http-port", metavar: "N", help: "plain HTTP listener port", defaultText: "8080", schema: val.port, fallback: () => 8080 },
   httpsPort: { name: "https-port", metavar: "N", help: "TLS listener port", defaultText: "8443", schema: val.port, fallback: () => 8443 },
-  adminPort: { name: "admin-port", metavar: "N", help: "port for /healthz, /readyz, /metrics and /debug/routes", defaultText: "10254", schema: val.port, fallback: () => 10254 },
+  adminPort: { name: "admin-port", metavar: "N", help: "port for /healthz, /readyz, /metrics and /debug/* (see --debug-allow)", defaultText: "10254", schema: val.port, fallback: () => 10254 },
   bind: { name: "bind", metavar: "ADDR", help: "listen address for all listeners", defaultText: "0.0.0.0", schema: val.hostOrIp, fallback: () => "0.0.0.0" },
+  // The debug endpoints show every tenant's routes and pod addresses: loopback only unless
+  // opened (kubectl port-forward arrives on the pod's loopback).
+  debugAllow: { name: "debug-allow", metavar: "CIDR[,CIDR]", help: "peers that may read /debug/* on the admin port (/healthz, /readyz and /metrics answer every peer)", defaultText: "127.0.0.0/8,::1 (loopback)", schema: val.cidrList("127.0.0.0/8,::1"), fallback: () => Object.freeze(["127.0.0.0/8", "::1/128"]) },
   ingressClass: { name: "ingress-class", metavar: "NAME", help: "IngressClass name this controller serves", defaultText: "portico", schema: val.dnsSubdomain, fallback: () => "portico" },
   controllerName: { name: "controller-name", metavar: "S", help: "spec.controller value of our IngressClasses", defaultText: "portico.dev/ingress-controller", schema: val.controllerName, fallback: () => "portico.dev/ingress-controller" },
   watchIngressWithoutClass: { name: "watch-ingress-without-class", metavar: null, help: "also serve Ingresses that name no class", defaultText: "false", schema: val.bool, fallback: () => false },

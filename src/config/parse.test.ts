@@ -29,6 +29,7 @@ describe("defaults", () => {
       httpsPort: 8443,
       adminPort: 10254,
       bind: "0.0.0.0",
+      debugAllow: ["127.0.0.0/8", "::1/128"],
       ingressClass: "portico",
       controllerName: "portico.dev/ingress-controller",
       watchIngressWithoutClass: false,
@@ -101,6 +102,11 @@ describe("values", () => {
     expect(run(["--trusted-proxies", "::ffff:10.0.0.0/104"]).trustedProxies).toEqual(["::ffff:10.0.0.0/104"]);
   });
 
+  test("--debug-allow: a list, or empty (--debug-allow=) for nobody", () => {
+    expect(run(["--debug-allow", "10.0.0.0/8, ::1"]).debugAllow).toEqual(["10.0.0.0/8", "::1/128"]);
+    expect(run(["--debug-allow="]).debugAllow).toEqual([]);
+  });
+
   test("the last of a repeated flag wins", () => {
     expect(run(["--http-port", "81", "--http-port", "82"]).httpPort).toBe(82);
   });
@@ -140,6 +146,7 @@ describe("errors name the flag", () => {
     [["--https-port=70000"], "--https-port: expected an integer 1-65535"],
     [["--admin-port", "-1"], '--admin-port: expected an integer 1-65535, got "-1"'],
     [["--bind", "not an ip"], "--bind: expected an IP address or host name"],
+    [["--debug-allow", "127.0.0.1/8,localhost"], '--debug-allow: expected IPv4/IPv6 CIDRs separated by commas (e.g. 127.0.0.0/8,::1); "localhost" is not'],
     [["--ingress-class", "Bad_Class"], "--ingress-class: expected a lowercase RFC 1123 name"],
     [["--controller-name", "no-slash"], "--controller-name: expected a domain-prefixed path"],
     [["--watch-ingress-without-class=maybe"], "--watch-ingress-without-class: expected true or false"],

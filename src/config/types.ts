@@ -16,6 +16,8 @@ export interface Config {
   readonly httpsPort: number;
   readonly adminPort: number;
   readonly bind: string;
+  /** Peers (CIDRs) that may read /debug/* on the admin port; every peer gets health and metrics. */
+  readonly debugAllow: readonly string[];
   // Classes
   readonly ingressClass: string;
   readonly controllerName: string;

@@ -3,10 +3,11 @@
 // Kubernetes-only parts live in runtime/cluster.ts; the data planes in local.ts and
 // workers/plane.ts, both serving with serving/serve.ts. A worker process never comes here
 // (main.ts sends it to workers/worker.ts).
-import { createAdminApp } from "../admin/app.ts";
+import { createAdminApp, guardAdmin } from "../admin/app.ts";
 import { createInstruments } from "../admin/instruments.ts";
 import { createReadiness } from "../admin/readiness.ts";
 import { Registry } from "../admin/registry.ts";
+import { cidrMatcher } from "../config/cidr.ts";
 import type { Config } from "../config/types.ts";
 import { ManifestSource } from "../files/manifests.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
@@ -86,7 +87,7 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
     logger: log,
   });
   const admin = bindOrExplain("--admin-port", config.bind, config.adminPort, () =>
-    Bun.serve({ development: false, reusePort: false, hostname: config.bind, port: config.adminPort, fetch: app.fetch }),
+    Bun.serve({ development: false, reusePort: false, hostname: config.bind, port: config.adminPort, fetch: guardAdmin(app.fetch, cidrMatcher(config.debugAllow)) }),
   );
 
   const failed = (message: string) => {
