@@ -1,8 +1,8 @@
 // Collects diagnostics during one compile and returns them in a stable order.
-import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
+import { diagnosticKey, type Diagnostic, type DiagnosticReason } from "../model/diagnostic.ts";
 
 export class DiagnosticList {
-  /** Keyed by kind, namespace, name, reason, message: dedupes and gives the sort order. */
+  /** Keyed by diagnosticKey: dedupes and gives the sort order. */
   readonly #items = new Map<string, Diagnostic>();
 
   add(
@@ -13,13 +13,14 @@ export class DiagnosticList {
     message: string,
     severity: "warning" | "error" = "error",
   ): void {
-    const key = `${kind}\u0000${namespace}\u0000${name}\u0000${reason}\u0000${message}`;
-    if (!this.#items.has(key)) this.#items.set(key, { kind, namespace, name, reason, message, severity });
+    const d: Diagnostic = { kind, namespace, name, reason, message, severity };
+    const key = diagnosticKey(d);
+    if (!this.#items.has(key)) this.#items.set(key, d);
   }
 
   /** Add an already built diagnostic (same dedupe as add; its severity defaults to "error"). */
   addDiagnostic(d: Diagnostic): void {
-    const key = `${d.kind}\u0000${d.namespace}\u0000${d.name}\u0000${d.reason}\u0000${d.message}`;
+    const key = diagnosticKey(d);
     if (!this.#items.has(key)) this.#items.set(key, d.severity === undefined ? { ...d, severity: "error" } : d);
   }
 

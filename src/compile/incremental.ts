@@ -19,7 +19,7 @@
 // the served lists are rebuilt with one sort instead (bulk); host entries are still reused
 // where their inputs are the same objects. explain's trace is not supported here: explain
 // runs the straightforward compile.
-import type { Diagnostic } from "../model/diagnostic.ts";
+import { diagnosticKey, type Diagnostic } from "../model/diagnostic.ts";
 import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
 import { assembleTable, patchTable } from "../table/build.ts";
@@ -44,7 +44,6 @@ export interface CompilerOptions {
   readonly bulkAbove?: number;
 }
 
-const diagKey = (d: Diagnostic) => `${d.kind}\u0000${d.namespace}\u0000${d.name}\u0000${d.reason}\u0000${d.message}`;
 const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
 interface Inputs {
@@ -239,7 +238,7 @@ export class Compiler {
 
   /** Every source's diagnostics, deduplicated and sorted; the last list while none changed. */
   #diagnostics(extra: readonly Diagnostic[]): readonly Diagnostic[] {
-    const version = `${this.#diagVersion}/${this.#served.diagVersion}\u0001${extra.map(diagKey).join("\u0001")}`;
+    const version = `${this.#diagVersion}/${this.#served.diagVersion}\u0001${extra.map(diagnosticKey).join("\u0001")}`;
     if (this.#diagCache !== null && this.#diagCache.version === version) return this.#diagCache.list;
     const list = new DiagnosticList();
     for (const ds of this.#served.diagnostics.values()) for (const d of ds) list.addDiagnostic(d);

@@ -5,7 +5,7 @@
 // client-go's EventSeries does); a diagnostic unseen for forgetAfter starts afresh. Writes
 // are rate-limited (token bucket, maxPerMinute) and made only by the leader.
 import type { Config } from "../config/types.ts";
-import type { Diagnostic } from "../model/diagnostic.ts";
+import { diagnosticKey, type Diagnostic } from "../model/diagnostic.ts";
 import { apiError, type KubeClient } from "./client.ts";
 import type { Logger } from "../log/logger.ts";
 import { assertDeclared } from "./permissions.ts";
@@ -139,7 +139,7 @@ export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
       const now = t.now();
       for (const d of diagnostics) {
         if (d.kind !== "Ingress" || !d.namespace || !d.name) continue;
-        const key = `${d.namespace}/${d.name}\u0000${d.reason}\u0000${d.message}`;
+        const key = diagnosticKey(d);
         let tr = tracked.get(key);
         if (tr && now - tr.lastSeenAt > t.forgetAfterMs) {
           tracked.delete(key);

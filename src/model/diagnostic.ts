@@ -12,6 +12,15 @@ export interface Diagnostic {
   readonly severity?: "warning" | "error";
 }
 
+/**
+ * The identity of a diagnostic: two with the same kind, object, reason and message are one
+ * problem (the compile deduplicates on it, the controller logs a problem once while it
+ * persists, Events deduplicate on it). Also the sort order of a compile's diagnostics.
+ */
+export function diagnosticKey(d: Diagnostic): string {
+  return `${d.kind}\u0000${d.namespace}\u0000${d.name}\u0000${d.reason}\u0000${d.message}`;
+}
+
 export type DiagnosticReason =
   | "InvalidObject"
   | "InvalidPath"

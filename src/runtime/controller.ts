@@ -8,7 +8,7 @@ import type { CompileResult } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import { KINDS, type Kind, type KindObjects } from "../model/kinds.ts";
-import type { Diagnostic } from "../model/diagnostic.ts";
+import { diagnosticKey, type Diagnostic } from "../model/diagnostic.ts";
 import { Coalescer } from "../store/coalescer.ts";
 import { Store } from "../store/store.ts";
 import type { Snapshot, SourceSink, StoreEvent } from "../store/types.ts";
@@ -48,8 +48,6 @@ export interface Controller {
   diagnostics(): Diagnostic[];
   dispose(): void;
 }
-
-const diagKey = (d: Diagnostic) => `${d.kind}\u0000${d.namespace}\u0000${d.name}\u0000${d.reason}\u0000${d.message}`;
 
 export function createController(o: ControllerOptions): Controller {
   const { config, log } = o;
@@ -117,7 +115,7 @@ export function createController(o: ControllerOptions): Controller {
   function logNewDiagnostics(diags: readonly Diagnostic[]): void {
     const now = new Set<string>();
     for (const d of diags) {
-      const k = diagKey(d);
+      const k = diagnosticKey(d);
       now.add(k);
       if (logged.has(k)) continue;
       const fields = { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message };
