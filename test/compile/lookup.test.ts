@@ -1,9 +1,10 @@
-// One behaviour suite, run against the table lookup and the naive reference matcher
-// (DESIGN §6.6), plus a seeded property test that both agree on random rule sets.
+// One behaviour suite, run against the table lookup and the naive reference matcher, plus a
+// seeded property test that both agree on random rule sets.
 import { describe, expect, test } from "bun:test";
 import { buildTable } from "../../src/table/build.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { referenceLookup } from "../../src/table/reference.ts";
+import { isPathPrefix, isSegmentPrefix, pathSegments } from "../../src/table/segments.ts";
 import type { Match, Route, RouteTable } from "../../src/table/types.ts";
 import { mkRoute } from "./routes.ts";
 
@@ -164,4 +165,18 @@ describe("property: table lookup agrees with referenceLookup", () => {
     // The generator must actually exercise matches, not only 404s.
     expect(matched).toBeGreaterThan(20_000);
   });
+});
+
+test("isPathPrefix is isSegmentPrefix over pathSegments, on every pair of tricky paths", () => {
+  // Empty elements, trailing slashes, no leading slash, and prefixes that end inside an element.
+  const paths = ["", "/", "//", "///", "/a", "/a/", "/a//", "/a//b", "/a/b", "/a/b/", "/ab", "/a/bc", "a", "a/b", "/a/b/c", "/b", "//a", "/%2F"];
+  let matched = 0;
+  for (const rule of paths) {
+    for (const path of paths) {
+      const want = isSegmentPrefix(pathSegments(rule), pathSegments(path));
+      expect({ rule, path, got: isPathPrefix(rule, path) }).toEqual({ rule, path, got: want });
+      if (want) matched++;
+    }
+  }
+  expect(matched).toBeGreaterThan(50);
 });
