@@ -1,8 +1,7 @@
 // In-process control-plane figures: validate + store + compile time (full, and incremental
 // after one Ingress edit), the table's IPC cost for --workers (whole table and one edit's
 // delta), lookup ns/request, memory.
-import { compile } from "../../src/compile/compile.ts";
-import { Compiler } from "../../src/compile/incremental.ts";
+import { Compiler, compile } from "../../src/compile/compile.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../../src/compile/config.ts";
 import { isKind, parseObject } from "../../src/model/kinds.ts";
 import { Store } from "../../src/store/store.ts";

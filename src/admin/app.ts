@@ -6,6 +6,7 @@
 
 import { Hono } from "hono";
 import * as v from "valibot";
+import { EXPLAIN_LIMITS } from "../compile/explain-types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Readiness } from "./readiness.ts";
 
@@ -32,9 +33,10 @@ const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,252}))(?::[
 // An origin-form path (RFC 9112 §3.2.1): starts with "/", no control characters.
 const PATH = /^\/[^\u0000-\u001f\u007f]*$/;
 
+// The lengths explain accepts (longer ones would cost more than an admin call may).
 const ExplainSchema = v.object({
-  host: v.pipe(v.string(), v.minLength(1), v.maxLength(261), v.regex(HOST)),
-  path: v.optional(v.pipe(v.string(), v.maxLength(8192), v.regex(PATH)), "/"),
+  host: v.pipe(v.string(), v.minLength(1), v.maxLength(EXPLAIN_LIMITS.host), v.regex(HOST)),
+  path: v.optional(v.pipe(v.string(), v.maxLength(EXPLAIN_LIMITS.path), v.regex(PATH)), "/"),
   scheme: v.optional(v.picklist(["http", "https"]), "http"),
 });
 

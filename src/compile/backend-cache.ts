@@ -1,7 +1,7 @@
-// Resolved backends kept across compiles (incremental.ts). backends.ts resolveRef reads only
-// `services.get(key)`, `endpointSlices.get(key)` and a policy fixed at construction, so a cached Backend stays right while
-// those are the same objects; the Backend object itself is then kept, and with it the
-// proxy's per-backend state keyed on it.
+// Resolved backends kept across compiles (compile.ts). backends.ts resolveRef reads only
+// `services.get(key)`, `endpointSlices.get(key)` and a policy fixed at construction, so a
+// cached Backend stays right while those are the same objects; the Backend object itself is
+// then kept, and with it the proxy's per-backend state keyed on it.
 import type { EndpointSlice, Service } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
 import { resolveRef, type BackendPolicy, type BackendRef, type ResolvedBackend } from "./backends.ts";

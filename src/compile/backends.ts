@@ -1,15 +1,14 @@
 // IngressBackend → Backend. One Backend object per id within a compile, shared by every
 // route that names the same namespace/service:port (and scheme), so the proxy can keep
-// per-backend state (pools, round robin) keyed by object or id. The incremental compiler
-// (incremental.ts) keeps the same object across compiles while its Service and
-// EndpointSlices are the same objects.
+// per-backend state (pools, round robin) keyed by object or id. The compiler keeps the same
+// object across compiles while its Service and EndpointSlices are the same objects
+// (backend-cache.ts).
+import type { DiagnosticReason } from "../model/diagnostic.ts";
 import type { IngressBackend } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
 import type { Backend, BackendStatus, Upstream } from "../table/types.ts";
 import type { CompileConfig } from "./config.ts";
 import { authority, upstreamsFromSlices, usableEndpoints } from "./endpoints.ts";
-
-export type BackendResult = { readonly ok: true; readonly backend: Backend; readonly detail: string } | { readonly ok: false; readonly message: string };
 
 /** What an IngressBackend names, before looking at any Service: depends on the spec alone. */
 export type BackendRef =
@@ -35,6 +34,10 @@ export interface ResolvedBackend {
   /** Why it cannot take traffic ("" when status is ok). */
   readonly detail: string;
 }
+
+/** The diagnostic reason of a Backend that cannot take traffic (its status is not "ok"). */
+export const backendReason = (r: ResolvedBackend): DiagnosticReason =>
+  r.backend.status === "Unsupported" ? "UnsupportedBackend" : (r.backend.status as Exclude<BackendStatus, "ok" | "Unsupported">);
 
 /** `ns/name:port` (also used for --default-backend-service). */
 export function serviceRef(ns: string, name: string, port: number | string, scheme: "http" | "https"): BackendRef {
@@ -94,8 +97,8 @@ function make(
 
 /**
  * The Backend a ref resolves to. Reads `snapshot.services.get(ref.key)`,
- * `snapshot.endpointSlices.get(ref.key)` and the policy, and nothing else (the incremental
- * compiler relies on it; the policy never changes under one compiler).
+ * `snapshot.endpointSlices.get(ref.key)` and the policy, and nothing else (the compiler's
+ * backend cache relies on it; the policy never changes under one compiler).
  */
 export function resolveRef(snapshot: Snapshot, r: BackendRef, policy: BackendPolicy): ResolvedBackend {
   if (r.kind === "resource") {
@@ -134,30 +137,4 @@ export function resolveRef(snapshot: Snapshot, r: BackendRef, policy: BackendPol
     return make(ns, name, String(port), "NoEndpoints", all, scheme, serverName, false, `Service ${ns}/${name} port ${port} has no ready endpoints`, id, usable);
   }
   return make(ns, name, String(port), "ok", all, scheme, serverName, false, "", id, usable);
-}
-
-/** Per-compile resolution with one Backend object per id (the straightforward compile's). */
-export class BackendResolver {
-  readonly #cache = new Map<string, ResolvedBackend>();
-  constructor(
-    private readonly snapshot: Snapshot,
-    private readonly policy: BackendPolicy,
-  ) {}
-
-  /** Resolve one IngressBackend written in namespace `ns`. */
-  resolve(ns: string, spec: IngressBackend, scheme: "http" | "https"): BackendResult {
-    const r = backendRef(ns, spec, scheme);
-    return r.ok ? this.#resolved(r.ref) : r;
-  }
-
-  /** Resolve `ns/name:port` (also used for --default-backend-service). */
-  service(ns: string, name: string, port: number | string, scheme: "http" | "https"): BackendResult {
-    return this.#resolved(serviceRef(ns, name, port, scheme));
-  }
-
-  #resolved(ref: BackendRef): BackendResult {
-    let hit = this.#cache.get(ref.id);
-    if (!hit) this.#cache.set(ref.id, (hit = resolveRef(this.snapshot, ref, this.policy)));
-    return { ok: true, backend: hit.backend, detail: hit.detail };
-  }
 }

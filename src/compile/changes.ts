@@ -1,4 +1,4 @@
-// Small helpers for the incremental compiler: what changed between two snapshot maps, and
+// Small helpers for the compiler (compile.ts): what changed between two snapshot maps, and
 // sorted arrays kept sorted by binary search.
 
 /**

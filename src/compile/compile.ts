@@ -1,76 +1,320 @@
-// The pure compiler (DESIGN §1, §6.2): Snapshot + config → route table, certificate
-// bindings, statuses and diagnostics. No I/O, no clock, no logging; inputs are sorted so the
-// output never depends on Map order.
-// Two implementations of one function: compileTraced below is the straightforward one (every
-// step redone on every call; explain records its trace); incremental.ts's Compiler keeps
-// caches between calls and is what the controller runs. compile() is a Compiler with empty
-// caches. Tests hold the two to the same output (test/compile/incremental.test.ts).
-import type { Ingress } from "../model/schemas.ts";
+// The compiler (docs/design.md "Control loop"): Snapshot + config → route table,
+// certificate bindings, statuses and diagnostics. Pure: no I/O, no clock, no logging; the
+// output never depends on Map order. There is one implementation of the Ingress rules, and it
+// is incremental: each call computes what changed since the previous one. `compile()` is a
+// Compiler with empty caches (the golden tests), the controller keeps one for its life, and
+// explain reads the one that compiled the table it explains (inspect()).
+//
+// Correctness rests on one fact: objects in a Snapshot are immutable and replaced on change
+// (store/), so object identity says "unchanged", and two snapshots' maps can be compared key
+// by key (changes.ts). Work per compile is proportional to what changed, plus a few passes
+// over the snapshot's maps to find it.
+//
+// The rules, and what is kept between compiles:
+// - class.ts decides which Ingresses are ours; plan.ts checks one Ingress alone (annotations,
+//   hosts, paths, backend refs, spec.tls hosts). One plan per Ingress object, kept in the
+//   orders the compile needs (served.ts);
+// - backends.ts resolves a backend; the Backend is kept per id while its Service and
+//   EndpointSlices are the same objects (backend-cache.ts);
+// - host-entry.ts decides the claims of one host key; its HostRoutes and diagnostics are kept
+//   and rebuilt only when its contributors change, a Service or EndpointSlice group it uses
+//   changes, or its TLS coverage flips;
+// - tls.ts binds certificates (recomputed when a TLS plan or a Secret changes); defaults.ts
+//   picks the default route; the last table is patched (new maps with the changed entries)
+//   and the sorted diagnostics are kept while none changed.
+// When many Ingresses change at once (the first compile, an IngressClass change, a relist),
+// the served lists are rebuilt with one sort instead (bulk); host entries are still reused
+// where their inputs are the same objects.
+import { diagnosticKey, type Diagnostic } from "../model/diagnostic.ts";
+import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
-import { buildTable } from "../table/build.ts";
-import type { Route } from "../table/types.ts";
-import { parseAnnotations, type ParsedAnnotations } from "./annotations.ts";
-import { BackendResolver } from "./backends.ts";
-import { classContext, classify } from "./class.ts";
+import { assembleTable, patchTable } from "../table/build.ts";
+import type { HostRoutes, RouteTable } from "../table/types.ts";
+import { BackendCache } from "./backend-cache.ts";
+import type { BackendRef } from "./backends.ts";
+import { changedKeys, compareStrings, insertSorted } from "./changes.ts";
+import { classContext, classify, type ClassContext, type ClassDecision } from "./class.ts";
 import type { CompileConfig } from "./config.ts";
-import { Compiler } from "./incremental.ts";
-import { ClaimRegistry } from "./conflicts.ts";
-import { defaultRoute } from "./defaults.ts";
+import { defaultEntry, type DefaultEntry } from "./defaults.ts";
 import { DiagnosticList } from "./diagnostics.ts";
-import { ingressKey, namespaceOf, sortByPriority } from "./order.ts";
-import { routesOf, type RouteContext } from "./routes.ts";
-import { collectTls, tlsCoverage } from "./tls.ts";
-import type { CompileTrace } from "./trace.ts";
-import type { CompileResult, IngressRef } from "./types.ts";
+import { buildHostEntry, claimHost, sameHostInputs, type HostEntry } from "./host-entry.ts";
+import type { IngressPlan } from "./plan.ts";
+import { ServedPlans } from "./served.ts";
+import { tlsBindings, tlsCoverage, type SecretData, type TlsState } from "./tls.ts";
+import { newTrace, type CompileTrace } from "./trace.ts";
+import type { CompileResult } from "./types.ts";
 
 export type { CompileConfig } from "./config.ts";
-export { Compiler } from "./incremental.ts";
 
-/** Compile, optionally recording what happened to every rule path (for explain). */
-export function compileTraced(snapshot: Snapshot, config: CompileConfig, trace: CompileTrace | null): CompileResult {
-  const diags = new DiagnosticList();
-  const ctx0 = classContext(snapshot.ingressClasses, config);
-  const served: Ingress[] = [];
-  for (const ing of sortByPriority(snapshot.ingresses.values())) {
-    const decision = classify(ing, ctx0, config);
-    trace?.classes.push({ ingress: ing, decision });
-    if (decision.served) served.push(ing);
-  }
-
-  const tls = collectTls(served, snapshot, config, diags);
-  const ctx: RouteContext = {
-    resolver: new BackendResolver(snapshot, config),
-    claims: new ClaimRegistry(),
-    diags,
-    tlsCovered: tlsCoverage(tls.hosts),
-    trace,
-  };
-  const annotations = new Map<Ingress, ParsedAnnotations>();
-  const routes: Route[] = [];
-  for (const ing of served) {
-    const ann = parseAnnotations(ing.metadata.annotations);
-    annotations.set(ing, ann);
-    for (const problem of ann.problems) diags.add("Ingress", namespaceOf(ing), ing.metadata.name, "InvalidAnnotation", problem, "warning");
-    for (const name of ann.unsupported) {
-      diags.add("Ingress", namespaceOf(ing), ing.metadata.name, "UnsupportedAnnotation", `annotation ${name} is not supported by Portico and is ignored`, "warning");
-    }
-    routesOf(ing, ann.options, ann.scheme, ctx, routes);
-  }
-  const table = buildTable(routes, defaultRoute(served, annotations, config, ctx));
-
-  const statuses: IngressRef[] = served
-    .map((ing) => ({ key: ingressKey(ing), ref: { namespace: namespaceOf(ing), name: ing.metadata.name } }))
-    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-    .map((r) => r.ref);
-  return Object.freeze({
-    table,
-    certificates: tls.bindings,
-    statuses: Object.freeze(statuses),
-    diagnostics: diags.sorted(),
-  });
-}
-
-/** A full compile (incremental.ts with nothing cached). */
+/** A full compile: a Compiler with nothing cached. */
 export function compile(snapshot: Snapshot, config: CompileConfig): CompileResult {
   return new Compiler(config).compile(snapshot);
+}
+
+/** What explain reads of the compile of one snapshot (explain.ts). Valid until the next compile. */
+export interface Inspection {
+  readonly result: CompileResult;
+  /** The plans of the served Ingresses, and of the others, each in priority order. */
+  readonly served: readonly IngressPlan[];
+  readonly ignored: readonly IngressPlan[];
+  /** Why an Ingress is, or is not, ours. */
+  classify(plan: IngressPlan): ClassDecision;
+  /** The claim outcomes of the path plans of the hosts asked for, and of every spec.defaultBackend. */
+  readonly trace: CompileTrace;
+}
+
+export interface CompilerOptions {
+  /**
+   * When more Ingresses than this changed, the served lists are rebuilt with one sort instead
+   * of one update per change. Default: an eighth of them, at least 32. Tests force each way.
+   */
+  readonly bulkAbove?: number;
+}
+
+const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((x) => b.has(x));
+
+interface Inputs {
+  ingresses: ReadonlyMap<string, Ingress> | null;
+  classes: ReadonlyMap<string, IngressClass> | null;
+  services: ReadonlyMap<string, Service> | null;
+  slices: ReadonlyMap<string, readonly EndpointSlice[]> | null;
+  secrets: ReadonlyMap<string, Secret> | null;
+}
+
+export class Compiler {
+  readonly #config: CompileConfig;
+  readonly #bulkAbove: number | undefined;
+  /** The previous snapshot's maps (what the next one is compared with). */
+  #last: Inputs = { ingresses: null, classes: null, services: null, slices: null, secrets: null };
+  #ctx: ClassContext | null = null;
+  #served: ServedPlans;
+  readonly #backends: BackendCache;
+  readonly #resolve = (ref: BackendRef) => this.#backends.resolve(ref);
+  readonly #secretData: SecretData = new WeakMap();
+
+  readonly #hosts = new Map<string, HostEntry>();
+  /** Host keys whose entry carries diagnostics, and those diagnostics. */
+  readonly #hostDiagnostics = new Map<string, readonly Diagnostic[]>();
+  /** Host keys of #hosts, sorted (the order of the table's maps). */
+  #hostKeys: string[] = [];
+  /** Service key → host keys whose routes resolve a backend of that Service. */
+  readonly #hostsByService = new Map<string, Set<string>>();
+  #routeCount = 0;
+  /** Path plans over every host entry (an upper bound of the Backends in use). */
+  #pathCount = 0;
+  #table: RouteTable | null = null;
+  #tls: TlsState | null = null;
+  #default: DefaultEntry | null = null;
+  #result: CompileResult | null = null;
+  /** Bumped when host diagnostics or the TLS diagnostics change. */
+  #diagVersion = 0;
+  #diagCache: { version: string; list: readonly Diagnostic[] } | null = null;
+
+  constructor(config: CompileConfig, options: CompilerOptions = {}) {
+    this.#config = config;
+    this.#bulkAbove = options.bulkAbove;
+    this.#served = new ServedPlans(config);
+    this.#backends = new BackendCache(config);
+  }
+
+  compile(snapshot: Snapshot): CompileResult {
+    this.#backends.begin(snapshot);
+    try {
+      return this.#compile(snapshot);
+    } catch (err) {
+      // Half-updated state would make every later compile wrong: start over next time.
+      this.#reset();
+      throw err;
+    } finally {
+      this.#backends.end();
+    }
+  }
+
+  #reset(): void {
+    this.#last = { ingresses: null, classes: null, services: null, slices: null, secrets: null };
+    this.#ctx = null;
+    this.#served = new ServedPlans(this.#config);
+    this.#backends.clear();
+    this.#hosts.clear();
+    this.#hostDiagnostics.clear();
+    this.#hostKeys = [];
+    this.#hostsByService.clear();
+    this.#routeCount = this.#pathCount = 0;
+    this.#table = this.#tls = this.#default = this.#diagCache = this.#result = null;
+  }
+
+  #compile(snapshot: Snapshot): CompileResult {
+    const last = this.#last;
+    const served = this.#served;
+    /** Host keys whose entry must be checked (rebuilt unless its inputs are the same). */
+    const dirty = new Set<string>();
+
+    // Ingresses: the changed ones, or all (bulk) after an IngressClass change or many changes.
+    let reclassify = false;
+    if (snapshot.ingressClasses !== last.classes || this.#ctx === null) {
+      this.#ctx = classContext(snapshot.ingressClasses, this.#config);
+      reclassify = true;
+    }
+    const changed: string[] = [];
+    if (!reclassify) changedKeys(last.ingresses, snapshot.ingresses, (k) => changed.push(k));
+    const bulkAbove = this.#bulkAbove ?? Math.max(32, snapshot.ingresses.size / 8);
+    if (reclassify || this.#table === null || changed.length > bulkAbove) served.rebuild(snapshot.ingresses, this.#ctx, dirty);
+    else for (const key of changed) served.update(key, snapshot.ingresses, this.#ctx, dirty);
+
+    // Services and EndpointSlices: the hosts that resolve a backend through a changed one.
+    const serviceChanged = (key: string) => {
+      for (const hostKey of this.#hostsByService.get(key) ?? []) dirty.add(hostKey);
+    };
+    changedKeys(last.services, snapshot.services, serviceChanged);
+    changedKeys(last.slices, snapshot.endpointSlices, serviceChanged);
+
+    // spec.tls: bindings, and every host whose TLS coverage flips.
+    if (served.tlsChanged || this.#tls === null || snapshot.secrets !== last.secrets) {
+      served.tlsChanged = false;
+      const before = this.#tls;
+      this.#tls = tlsBindings(served.tlsPlans, snapshot.secrets, this.#secretData, this.#config);
+      this.#diagVersion++;
+      if (before !== null && !sameSet(before.hosts, this.#tls.hosts)) {
+        const covered = tlsCoverage(this.#tls.hosts);
+        for (const [hostKey, e] of this.#hosts) if (e.tls !== covered(hostKey === "*" ? null : hostKey)) dirty.add(hostKey);
+      }
+    }
+    const tls = this.#tls;
+    this.#last = { ingresses: snapshot.ingresses, classes: snapshot.ingressClasses, services: snapshot.services, slices: snapshot.endpointSlices, secrets: snapshot.secrets };
+
+    // Rebuild what is dirty.
+    const covered = tlsCoverage(tls.hosts);
+    const changes: [string, HostRoutes | null][] = [];
+    const added: string[] = [];
+    let removed = 0;
+    for (const hostKey of dirty) {
+      const prev = this.#hosts.get(hostKey);
+      const plans = served.contributors.get(hostKey);
+      let next: HostEntry | undefined;
+      if (plans !== undefined) {
+        const isTls = covered(hostKey === "*" ? null : hostKey);
+        const same = prev !== undefined && sameHostInputs(prev, hostKey, plans, isTls, this.#resolve);
+        next = same ? prev : buildHostEntry(hostKey, plans, isTls, this.#resolve);
+      }
+      if (next === prev) continue;
+      this.#setHost(hostKey, prev, next);
+      if (prev === undefined) added.push(hostKey);
+      else if (next === undefined) removed++;
+      changes.push([hostKey, next?.entry ?? null]);
+    }
+    this.#sortHostKeys(added, removed);
+
+    const extra: Diagnostic[] = [];
+    this.#default = defaultEntry(served.defaultPlans, this.#config, this.#resolve, this.#default, extra);
+    const defaultRoute = this.#default?.route ?? null;
+    const prevTable = this.#table;
+    let table: RouteTable;
+    if (prevTable !== null && changes.length === 0 && defaultRoute === prevTable.defaultRoute) table = prevTable;
+    else if (prevTable !== null && added.length === 0) table = patchTable(prevTable, changes, defaultRoute, this.#routeCount);
+    else table = assembleTable(this.#hostKeys.map((k) => (this.#hosts.get(k) as HostEntry).entry), defaultRoute, this.#routeCount);
+    this.#table = table;
+
+    this.#backends.sweep(this.#pathCount, () => this.#liveBackendIds());
+    this.#result = Object.freeze({ table, certificates: tls.bindings, statuses: served.statuses, diagnostics: this.#diagnostics(extra) });
+    return this.#result;
+  }
+
+  /**
+   * Explain's view of `snapshot`, compiled first unless it is the one this Compiler compiled
+   * last (the controller passes the snapshot of the live table, so nothing is compiled). The
+   * claim rule runs again, with a trace, for `hostKeys` only, and the default-backend rule
+   * over the served spec.defaultBackends: the plans and Backends are this compile's.
+   */
+  inspect(snapshot: Snapshot, hostKeys: Iterable<string>): Inspection {
+    const last = this.#last;
+    const same =
+      snapshot.ingresses === last.ingresses &&
+      snapshot.ingressClasses === last.classes &&
+      snapshot.services === last.services &&
+      snapshot.endpointSlices === last.slices &&
+      snapshot.secrets === last.secrets;
+    const result = same && this.#result !== null ? this.#result : this.compile(snapshot);
+    const served = this.#served;
+    const ctx = this.#ctx as ClassContext;
+    const config = this.#config;
+    const covered = tlsCoverage((this.#tls as TlsState).hosts);
+    const trace = newTrace();
+    this.#backends.begin(snapshot);
+    try {
+      for (const hostKey of new Set(hostKeys)) {
+        const plans = served.contributors.get(hostKey);
+        if (plans !== undefined) claimHost(hostKey, plans, covered(hostKey === "*" ? null : hostKey), this.#resolve, trace);
+      }
+      defaultEntry(served.defaultPlans, config, this.#resolve, this.#default, [], trace);
+    } finally {
+      this.#backends.end();
+    }
+    return {
+      result,
+      served: served.inOrder,
+      ignored: served.ignoredInOrder,
+      classify: (plan) => classify(plan.ingress, ctx, config),
+      trace,
+    };
+  }
+
+  /** Keep #hostKeys equal to #hosts' keys, sorted: a few binary insertions, or one sort. */
+  #sortHostKeys(added: readonly string[], removed: number): void {
+    if (added.length === 0 && removed === 0) return;
+    if (added.length + removed > 64) {
+      this.#hostKeys = [...this.#hosts.keys()].sort();
+      return;
+    }
+    if (removed > 0) this.#hostKeys = this.#hostKeys.filter((k) => this.#hosts.has(k));
+    for (const k of added) insertSorted(this.#hostKeys, k, compareStrings);
+  }
+
+  /** Install (or remove, with next undefined) a host entry and keep the indexes in step. */
+  #setHost(hostKey: string, prev: HostEntry | undefined, next: HostEntry | undefined): void {
+    if (prev !== undefined) {
+      this.#routeCount -= prev.entry.routes.length;
+      this.#pathCount -= prev.backends.length;
+      for (const s of prev.services) {
+        const set = this.#hostsByService.get(s);
+        set?.delete(hostKey);
+        if (set?.size === 0) this.#hostsByService.delete(s);
+      }
+      if (this.#hostDiagnostics.delete(hostKey)) this.#diagVersion++;
+    }
+    if (next === undefined) {
+      this.#hosts.delete(hostKey);
+      return;
+    }
+    this.#routeCount += next.entry.routes.length;
+    this.#pathCount += next.backends.length;
+    for (const s of next.services) {
+      let set = this.#hostsByService.get(s);
+      if (!set) this.#hostsByService.set(s, (set = new Set()));
+      set.add(hostKey);
+    }
+    if (next.diagnostics.length > 0) {
+      this.#hostDiagnostics.set(hostKey, next.diagnostics);
+      this.#diagVersion++;
+    }
+    this.#hosts.set(hostKey, next);
+  }
+
+  *#liveBackendIds(): Iterable<string> {
+    for (const e of this.#hosts.values()) for (const b of e.backends) yield b.backend.id;
+    if (this.#default) yield this.#default.backend.backend.id;
+  }
+
+  /** Every source's diagnostics, deduplicated and sorted; the last list while none changed. */
+  #diagnostics(extra: readonly Diagnostic[]): readonly Diagnostic[] {
+    const version = `${this.#diagVersion}/${this.#served.diagVersion}\u0001${extra.map(diagnosticKey).join("\u0001")}`;
+    if (this.#diagCache !== null && this.#diagCache.version === version) return this.#diagCache.list;
+    const list = new DiagnosticList();
+    for (const ds of this.#served.diagnostics.values()) for (const d of ds) list.add(d);
+    for (const d of (this.#tls as TlsState).diagnostics) list.add(d);
+    for (const ds of this.#hostDiagnostics.values()) for (const d of ds) list.add(d);
+    for (const d of extra) list.add(d);
+    const sorted = list.sorted();
+    this.#diagCache = { version, list: sorted };
+    return sorted;
+  }
 }

@@ -1,75 +1,84 @@
-// The default route (DESIGN §4 Defaults): the winning spec.defaultBackend among served
-// Ingresses (oldest first), else --default-backend-service, else none (404).
-import type { Ingress } from "../model/schemas.ts";
+// The default route: the winning spec.defaultBackend among served Ingresses (oldest first,
+// as for rule paths), else --default-backend-service, else none (404).
+import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Route } from "../table/types.ts";
-import type { ParsedAnnotations } from "./annotations.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "./annotations.ts";
+import { backendReason, serviceRef, type ResolvedBackend } from "./backends.ts";
 import type { CompileConfig } from "./config.ts";
-import { describeAge, ingressKey, namespaceOf } from "./order.ts";
-import { reportBackend, type RouteContext } from "./routes.ts";
+import type { Resolve } from "./host-entry.ts";
+import { describeAge } from "./order.ts";
+import type { IngressPlan } from "./plan.ts";
+import type { CompileTrace } from "./trace.ts";
 
-export function defaultRoute(
-  served: readonly Ingress[],
-  annotations: ReadonlyMap<Ingress, ParsedAnnotations>,
+export interface DefaultEntry {
+  readonly plan: IngressPlan | null;
+  readonly backend: ResolvedBackend;
+  readonly route: Route;
+}
+
+/**
+ * The winning spec.defaultBackend among `defaultPlans` (the served plans that have one, in
+ * priority order), else --default-backend-service, else null. The route object of `prev` is
+ * kept while its Ingress and Backend are the same. Diagnostics go to `out`; with a trace, the
+ * outcome of every spec.defaultBackend is recorded.
+ */
+export function defaultEntry(
+  defaultPlans: readonly IngressPlan[],
   config: CompileConfig,
-  ctx: RouteContext,
-): Route | null {
-  let winner: { ing: Ingress; route: Route } | null = null;
-  for (const ing of served) {
-    const spec = ing.spec.defaultBackend;
-    if (!spec) continue;
-    const ns = namespaceOf(ing);
-    const name = ing.metadata.name;
-    if (winner) {
-      const message = `spec.defaultBackend of ${describeAge(ing)} loses to ${describeAge(winner.ing)}`;
-      ctx.diags.add("Ingress", ns, name, "DefaultBackendConflict", message, "warning");
-      ctx.trace?.defaults.push({ ingress: ing, outcome: { kind: "conflict", winner: ingressKey(winner.ing), message } });
-      continue;
-    }
-    const ann = annotations.get(ing);
-    const br = ctx.resolver.resolve(ns, spec, ann?.scheme ?? "http");
-    if (!br.ok) {
-      ctx.diags.add("Ingress", ns, name, "InvalidBackend", `spec.defaultBackend: ${br.message}; ignored`);
-      ctx.trace?.defaults.push({ ingress: ing, outcome: { kind: "invalid", reason: "InvalidBackend", message: br.message } });
-      continue;
-    }
-    reportBackend(ctx, ing, br);
+  resolve: Resolve,
+  prev: DefaultEntry | null,
+  out: Diagnostic[],
+  trace?: CompileTrace,
+): DefaultEntry | null {
+  const entry = (plan: IngressPlan | null, backend: ResolvedBackend): DefaultEntry => {
+    if (prev !== null && prev.plan === plan && prev.backend === backend) return prev;
     const route: Route = Object.freeze({
-      ingress: Object.freeze({ namespace: ns, name }),
+      ingress: plan ? plan.ref : Object.freeze({ namespace: "", name: "" }),
       host: null,
       path: "/",
       pathType: "Prefix" as const,
       declaredPathType: "Prefix" as const,
-      source: "defaultBackend" as const,
+      source: plan ? ("defaultBackend" as const) : ("globalDefault" as const),
       ruleIndex: -1,
       pathIndex: -1,
-      backend: br.backend,
-      options: ann?.options ?? DEFAULT_ROUTE_OPTIONS,
+      backend: backend.backend,
+      options: plan ? plan.annotations.options : DEFAULT_ROUTE_OPTIONS,
       tls: false,
     });
-    winner = { ing, route };
-    ctx.trace?.defaults.push({ ingress: ing, outcome: { kind: "route", route } });
+    return { plan, backend, route };
+  };
+  let winner: DefaultEntry | null = null;
+  for (const plan of defaultPlans) {
+    const spec = plan.defaultBackend;
+    if (spec === null) continue;
+    const { namespace, name } = plan;
+    if (winner) {
+      const first = (winner.plan as IngressPlan).ingress;
+      const message = `spec.defaultBackend of ${describeAge(plan.ingress)} loses to ${describeAge(first)}`;
+      out.push({ kind: "Ingress", namespace, name, reason: "DefaultBackendConflict", message, severity: "warning" });
+      trace?.defaults.push({ plan, outcome: { kind: "conflict", winner: (winner.plan as IngressPlan).key, message } });
+      continue;
+    }
+    if (!spec.ok) {
+      out.push({ kind: "Ingress", namespace, name, reason: "InvalidBackend", message: `spec.defaultBackend: ${spec.message}; ignored`, severity: "error" });
+      trace?.defaults.push({ plan, outcome: { kind: "invalid", reason: "InvalidBackend", message: spec.message } });
+      continue;
+    }
+    const rb = resolve(spec.ref);
+    if (rb.backend.status !== "ok") out.push({ kind: "Ingress", namespace, name, reason: backendReason(rb), message: rb.detail, severity: "warning" });
+    winner = entry(plan, rb);
+    trace?.defaults.push({ plan, outcome: { kind: "route", route: winner.route } });
   }
-  if (winner) return winner.route;
-  const g = config.defaultBackendService;
-  if (!g) return null;
-  const br = ctx.resolver.service(g.namespace, g.name, g.port, "http");
-  if (!br.ok) return null;
-  if (br.backend.status !== "ok") {
-    const reason = br.backend.status === "Unsupported" ? "UnsupportedBackend" : br.backend.status;
-    ctx.diags.add("Service", g.namespace, g.name, reason, `--default-backend-service: ${br.detail}`, "warning");
+  if (winner === null) {
+    const g = config.defaultBackendService;
+    if (g) {
+      const rb = resolve(serviceRef(g.namespace, g.name, g.port, "http"));
+      if (rb.backend.status !== "ok") {
+        const message = `--default-backend-service: ${rb.detail}`;
+        out.push({ kind: "Service", namespace: g.namespace, name: g.name, reason: backendReason(rb), message, severity: "warning" });
+      }
+      winner = entry(null, rb);
+    }
   }
-  return Object.freeze({
-    ingress: Object.freeze({ namespace: "", name: "" }),
-    host: null,
-    path: "/",
-    pathType: "Prefix" as const,
-    declaredPathType: "Prefix" as const,
-    source: "globalDefault" as const,
-    ruleIndex: -1,
-    pathIndex: -1,
-    backend: br.backend,
-    options: DEFAULT_ROUTE_OPTIONS,
-    tls: false,
-  });
+  return winner;
 }

@@ -1,25 +1,12 @@
-// Collects diagnostics during one compile and returns them in a stable order.
-import { diagnosticKey, type Diagnostic, type DiagnosticReason } from "../model/diagnostic.ts";
+// Gathers the diagnostics of one compile and returns them in a stable order.
+import { diagnosticKey, type Diagnostic } from "../model/diagnostic.ts";
 
 export class DiagnosticList {
   /** Keyed by diagnosticKey: dedupes and gives the sort order. */
   readonly #items = new Map<string, Diagnostic>();
 
-  add(
-    kind: string,
-    namespace: string,
-    name: string,
-    reason: DiagnosticReason,
-    message: string,
-    severity: "warning" | "error" = "error",
-  ): void {
-    const d: Diagnostic = { kind, namespace, name, reason, message, severity };
-    const key = diagnosticKey(d);
-    if (!this.#items.has(key)) this.#items.set(key, d);
-  }
-
-  /** Add an already built diagnostic (same dedupe as add; its severity defaults to "error"). */
-  addDiagnostic(d: Diagnostic): void {
+  /** Add one (a duplicate is dropped; a missing severity means "error"). */
+  add(d: Diagnostic): void {
     const key = diagnosticKey(d);
     if (!this.#items.has(key)) this.#items.set(key, d.severity === undefined ? { ...d, severity: "error" } : d);
   }

@@ -2,6 +2,16 @@
 // `portico explain`).
 import type { Diagnostic } from "../model/diagnostic.ts";
 
+/** Bounds on explain's input and output, so that one call stays cheap at any cluster size. */
+export const EXPLAIN_LIMITS = Object.freeze({
+  /** A DNS name (253) or a bracketed IPv6 literal, with ":port". */
+  host: 261,
+  /** ingress-nginx's default large_client_header_buffers (4 8k) bound a request line to 8 KB. */
+  path: 8192,
+  /** Candidates listed per verdict; the rest are counted in `omittedCandidates`. */
+  candidatesPerVerdict: 50,
+});
+
 export interface ExplainRequest {
   /** Host header or SNI name; lowercased and port-stripped here. */
   readonly host: string;
@@ -73,6 +83,8 @@ export interface ExplainResult {
   readonly hostEntry: string | null;
   /** Every rule path whose host or path is relevant to this request, and why it won or lost. */
   readonly candidates: readonly ExplainCandidate[];
+  /** Candidates past EXPLAIN_LIMITS.candidatesPerVerdict, counted per verdict (empty when none). */
+  readonly omittedCandidates: Readonly<Partial<Record<CandidateVerdict, number>>>;
   /** For https: the certificate the SNI name selects. */
   readonly certificate: ExplainCertificate | null;
   /** Diagnostics of the Ingresses named in `match` and `candidates`. */

@@ -1,21 +1,31 @@
-// explain(): compile the snapshot with a trace and say, for one request, which route wins
-// and why every other relevant rule path lost (class, host, tier, path, precedence,
-// conflict, invalid). Pure like compile(); another module serves it over HTTP and the CLI.
-import type { Ingress } from "../model/schemas.ts";
+// explain(): say, for one request, which route wins and why every other relevant rule path
+// lost (class, host, tier, path, precedence, conflict, invalid). It reads the compile of the
+// snapshot (Compiler.inspect): the plans of every Ingress, the live table, and the claim rule
+// run again with a trace for the two or three host keys a request can reach, so a call costs
+// one pass over the plans, not a compile. Pure like compile(); another module serves it over
+// HTTP and the CLI.
+import type { Diagnostic } from "../model/diagnostic.ts";
 import { normaliseRequestHost } from "../request/host.ts";
 import { RejectedRequest } from "../request/rejected.ts";
 import { normaliseTarget } from "../request/target.ts";
 import type { Snapshot } from "../store/types.ts";
 import { lookup, selectHost } from "../table/lookup.ts";
-import { isSegmentPrefix, pathSegments } from "../table/segments.ts";
+import { isPathPrefix } from "../table/segments.ts";
 import type { Match, Route } from "../table/types.ts";
-import { compileTraced } from "./compile.ts";
+import { Compiler } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
-import type { ExplainCandidate, ExplainCertificate, ExplainMatch, ExplainRequest, ExplainResult } from "./explain-types.ts";
-import { normaliseHost, tlsCovers } from "./hosts.ts";
-import { ingressKey } from "./order.ts";
-import { validatePath } from "./paths.ts";
-import { newTrace, type PathTrace } from "./trace.ts";
+import {
+  EXPLAIN_LIMITS,
+  type CandidateVerdict,
+  type ExplainCandidate,
+  type ExplainCertificate,
+  type ExplainMatch,
+  type ExplainRequest,
+  type ExplainResult,
+} from "./explain-types.ts";
+import { tlsCovers } from "./hosts.ts";
+import type { IngressPlan, RulePath } from "./plan.ts";
+import type { CompileTrace } from "./trace.ts";
 import type { CertificateBinding } from "./types.ts";
 
 export type * from "./explain-types.ts";
@@ -37,14 +47,41 @@ export function normaliseRequest(req: ExplainRequest): ExplainRequest {
   return { host: host.hostname, path: target.path, scheme: req.scheme };
 }
 
-function hostRelation(ruleHost: string | null, host: string): "exact-host" | "wildcard-host" | "any-host" | null {
+/**
+ * The host keys a request for `host` can reach: the host itself, the wildcard one label up
+ * (`*.foo.com` covers exactly one extra label, as hosts.ts tlsCovers), and hostless rules.
+ */
+interface RequestHost {
+  readonly host: string;
+  readonly wildcard: string | null;
+}
+
+function requestHost(host: string): RequestHost {
+  const dot = host.indexOf(".");
+  return { host, wildcard: !host.startsWith("*.") && dot > 0 ? `*.${host.slice(dot + 1)}` : null };
+}
+
+function hostRelation(ruleHost: string | null, req: RequestHost): "exact-host" | "wildcard-host" | "any-host" | null {
   if (ruleHost === null) return "any-host";
-  if (ruleHost === host) return "exact-host";
-  return tlsCovers(ruleHost, host) && ruleHost !== host ? "wildcard-host" : null;
+  if (ruleHost === req.host) return "exact-host";
+  return ruleHost === req.wildcard ? "wildcard-host" : null;
 }
 
 function pathMatches(type: "Exact" | "Prefix", rulePath: string, path: string): boolean {
-  return type === "Exact" ? rulePath === path : isSegmentPrefix(pathSegments(rulePath), pathSegments(path));
+  return type === "Exact" ? rulePath === path : isPathPrefix(rulePath, path);
+}
+
+/** Two routes from one rule path (explain traces a host again, so its route objects are new). */
+function sameRoute(a: Route, b: Route): boolean {
+  return (
+    a === b ||
+    (a.source === b.source &&
+      a.ingress.namespace === b.ingress.namespace &&
+      a.ingress.name === b.ingress.name &&
+      a.ruleIndex === b.ruleIndex &&
+      a.pathIndex === b.pathIndex &&
+      a.host === b.host)
+  );
 }
 
 function outrankReason(winner: Route, loser: { path: string; pathType: "Exact" | "Prefix" }): string {
@@ -92,94 +129,222 @@ function selectCertificate(certs: readonly CertificateBinding[], host: string): 
   return { via: "generated-default", host: "", secret: null, ingress: "", hasPem: false };
 }
 
-/** Rule paths of an Ingress we do not serve, for "not our class" candidates. */
-function notOursCandidates(ing: Ingress, reason: string, host: string, path: string, out: ExplainCandidate[]): void {
-  (ing.spec.rules ?? []).forEach((rule, ri) => {
-    const h = normaliseHost(rule.host);
-    (rule.http?.paths ?? []).forEach((p, pi) => {
-      const vp = validatePath(p.path, p.pathType);
-      const hostHit = h.ok && hostRelation(h.host, host) !== null;
-      const pathHit = vp.ok && pathMatches(vp.type, vp.path, path);
-      if (!hostHit && !pathHit) return;
-      out.push({
-        ingress: ingressKey(ing),
-        ruleIndex: ri,
-        pathIndex: pi,
-        host: h.ok ? h.host : (rule.host ?? null),
-        path: vp.ok ? vp.path : (p.path ?? ""),
-        pathType: p.pathType,
-        verdict: "not-our-class",
-        reason,
-      });
-    });
-  });
-}
-
-function ruleCandidate(t: PathTrace, req: ExplainRequest, match: Match | null, chosen: string | null): ExplainCandidate | null {
-  const type = t.pathType;
-  const rel = hostRelation(t.host, req.host);
-  const pathHit = type !== null && pathMatches(type, t.path, req.path);
-  const base = {
-    ingress: ingressKey(t.ingress),
-    ruleIndex: t.ruleIndex,
-    pathIndex: t.pathIndex,
-    host: t.outcome.kind === "invalid" && t.outcome.reason === "InvalidHost" ? t.rawHost : t.host,
-    path: t.path,
-    pathType: type ?? t.ingress.spec.rules?.[t.ruleIndex]?.http?.paths[t.pathIndex]?.pathType ?? "",
+/**
+ * The candidates, at most EXPLAIN_LIMITS.candidatesPerVerdict of each verdict (in the order
+ * found); the others are only counted. Thousands of Ingresses can share a path such as "/",
+ * and each is a host-mismatch candidate: listing them all made answers of megabytes.
+ */
+class Candidates {
+  readonly list: ExplainCandidate[] = [];
+  /** Per verdict: how many were found (plain counters: this runs once per rule path). */
+  readonly #found: Record<CandidateVerdict, number> = {
+    matched: 0,
+    "not-our-class": 0,
+    invalid: 0,
+    "host-mismatch": 0,
+    "host-tier-lost": 0,
+    "path-mismatch": 0,
+    outranked: 0,
+    "conflict-loser": 0,
+    duplicate: 0,
   };
-  const o = t.outcome;
-  if (o.kind === "invalid") return rel !== null || pathHit ? { ...base, verdict: "invalid", reason: `${o.reason}: ${o.message}` } : null;
-  if (rel === null) return pathHit ? { ...base, verdict: "host-mismatch", reason: `host ${t.host} does not match ${req.host}` } : null;
-  if (o.kind === "duplicate") return { ...base, verdict: "duplicate", reason: o.message };
-  if (o.kind === "conflict") return { ...base, verdict: "conflict-loser", reason: o.message };
-  const hostKey = t.host ?? "*";
-  if (chosen !== hostKey) {
-    return { ...base, verdict: "host-tier-lost", reason: `host entry ${chosen} was chosen first (exact host > wildcard > no host); there is no fallthrough` };
+
+  /** Is there room for one more candidate with this verdict? Counts it either way. */
+  room(verdict: CandidateVerdict): boolean {
+    return ++this.#found[verdict] <= EXPLAIN_LIMITS.candidatesPerVerdict;
   }
-  if (!pathHit) {
-    const how = type === "Exact" ? "Exact needs the whole path, case and trailing slash included" : "Prefix matches whole path elements";
-    return { ...base, verdict: "path-mismatch", reason: `${type} ${t.path} does not match ${req.path} (${how})` };
+
+  /** Candidates found but not listed, per verdict (only the verdicts that have some). */
+  omitted(): Partial<Record<CandidateVerdict, number>> {
+    const out: Partial<Record<CandidateVerdict, number>> = {};
+    for (const [verdict, n] of Object.entries(this.#found) as [CandidateVerdict, number][]) {
+      if (n > EXPLAIN_LIMITS.candidatesPerVerdict) out[verdict] = n - EXPLAIN_LIMITS.candidatesPerVerdict;
+    }
+    return out;
   }
-  if (match?.route === o.route) return { ...base, verdict: "matched", reason: `host via ${match.via}, ${type} ${t.path} is the best path` };
-  const winner = match?.route;
-  return { ...base, verdict: "outranked", reason: winner ? outrankReason(winner, o.route) : "another route won" };
+
+  /** List one candidate (after room() said there is room). */
+  push(plan: IngressPlan, rp: RulePath | null, shown: Shown, verdict: CandidateVerdict, reason: string): void {
+    const ruleIndex = rp?.ruleIndex ?? -1;
+    const pathIndex = rp?.pathIndex ?? -1;
+    this.list.push({ ingress: plan.key, ruleIndex, pathIndex, host: shown.host, path: shown.path, pathType: shown.pathType, verdict, reason });
+  }
 }
 
-export function explain(snapshot: Snapshot, config: CompileConfig, request: ExplainRequest): ExplainResult {
+/** How a candidate's rule path is shown. */
+interface Shown {
+  readonly host: string | null;
+  readonly path: string;
+  readonly pathType: string;
+}
+
+/** A rule path of an Ingress we do not serve: listed when its host or its path is relevant. */
+function notOursCandidate(plan: IngressPlan, rp: RulePath, reason: () => string, req: RequestHost, path: string, out: Candidates): void {
+  let host: string | null;
+  let rulePath: string;
+  let type: "Exact" | "Prefix" | null;
+  let hostHit: boolean;
+  if (rp.valid) {
+    host = rp.host;
+    rulePath = rp.path;
+    type = rp.pathType;
+    hostHit = hostRelation(rp.host, req) !== null;
+  } else {
+    const hostOk = rp.reason !== "InvalidHost";
+    host = hostOk ? rp.host : rp.rawHost;
+    rulePath = rp.checked?.path ?? rp.rawPath;
+    type = rp.checked?.type ?? null;
+    hostHit = hostOk && hostRelation(rp.host, req) !== null;
+  }
+  if (!hostHit && !(type !== null && pathMatches(type, rulePath, path))) return;
+  if (out.room("not-our-class")) out.push(plan, rp, { host, path: rulePath, pathType: rp.declaredPathType }, "not-our-class", reason());
+}
+
+/** A rule path of a served Ingress: why it won or lost for this request (nothing when irrelevant). */
+function ruleCandidate(
+  plan: IngressPlan,
+  rp: RulePath,
+  trace: CompileTrace,
+  req: RequestHost,
+  path: string,
+  match: Match | null,
+  chosen: string | null,
+  out: Candidates,
+): void {
+  if (!rp.valid) {
+    // Shown as far as it was checked: the path is known valid only when the backend failed.
+    const checked = rp.reason === "InvalidBackend" ? rp.checked : null;
+    const rulePath = checked?.path ?? rp.rawPath;
+    const relevant = hostRelation(rp.host, req) !== null || (checked !== null && pathMatches(checked.type, rulePath, path));
+    if (!relevant || !out.room("invalid")) return;
+    const shown = { host: rp.reason === "InvalidHost" ? rp.rawHost : rp.host, path: rulePath, pathType: checked?.type ?? rp.declaredPathType };
+    out.push(plan, rp, shown, "invalid", `${rp.reason}: ${rp.message}`);
+    return;
+  }
+  const type = rp.pathType;
+  const rel = hostRelation(rp.host, req);
+  const pathHit = pathMatches(type, rp.path, path);
+  if (rel === null) {
+    // The common case at scale (every Ingress with a "/" path): count it, build nothing more.
+    if (pathHit && out.room("host-mismatch")) out.push(plan, rp, rp, "host-mismatch", `host ${rp.host} does not match ${req.host}`);
+    return;
+  }
+  // Its host key is one that inspect() traced (hostRelation accepts no other).
+  const o = trace.paths.get(rp);
+  if (o === undefined) throw new Error(`explain: host ${rp.host ?? "*"} was not traced`);
+  let verdict: CandidateVerdict;
+  let reason: string;
+  if (o.kind === "duplicate") [verdict, reason] = ["duplicate", o.message];
+  else if (o.kind === "conflict") [verdict, reason] = ["conflict-loser", o.message];
+  else if (chosen !== (rp.host ?? "*")) {
+    [verdict, reason] = ["host-tier-lost", `host entry ${chosen} was chosen first (exact host > wildcard > no host); there is no fallthrough`];
+  } else if (!pathHit) {
+    const how = type === "Exact" ? "Exact needs the whole path, case and trailing slash included" : "Prefix matches whole path elements";
+    [verdict, reason] = ["path-mismatch", `${type} ${rp.path} does not match ${path} (${how})`];
+  } else if (match !== null && sameRoute(match.route, o.route)) {
+    [verdict, reason] = ["matched", `host via ${match.via}, ${type} ${rp.path} is the best path`];
+  } else {
+    [verdict, reason] = ["outranked", match !== null ? outrankReason(match.route, o.route) : "another route won"];
+  }
+  if (out.room(verdict)) out.push(plan, rp, rp, verdict, reason);
+}
+
+/**
+ * Rule paths (or diagnostics) looked at between two pauses of explainSteps: about a
+ * millisecond of work before the JIT has warmed up to it.
+ */
+const STEP = 2000;
+
+/**
+ * Explain one request against `snapshot`. `compiler` (one made with `config`) is the
+ * controller's, which has compiled that snapshot already; without it, a new one compiles it.
+ * Throws a RangeError for a host or path beyond EXPLAIN_LIMITS.
+ */
+export function explain(snapshot: Snapshot, config: CompileConfig, request: ExplainRequest, compiler: Compiler = new Compiler(config)): ExplainResult {
+  const steps = explainSteps(snapshot, config, request, compiler);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * explain() in steps: it pauses (yields) after every STEP rule paths, so that a caller on an
+ * event loop can let other work run between steps; at 10,000 Ingresses the whole walk takes
+ * several milliseconds before the JIT warms up. Everything it reads is fixed when it starts
+ * (plans and tables are immutable; the plan lists are copied), so a compile that runs during
+ * a pause does not change the answer.
+ */
+export function* explainSteps(
+  snapshot: Snapshot,
+  config: CompileConfig,
+  request: ExplainRequest,
+  compiler: Compiler = new Compiler(config),
+): Generator<void, ExplainResult, void> {
+  if (request.host.length > EXPLAIN_LIMITS.host) throw new RangeError(`explain: host longer than ${EXPLAIN_LIMITS.host} characters`);
+  if (request.path.length > EXPLAIN_LIMITS.path) throw new RangeError(`explain: path longer than ${EXPLAIN_LIMITS.path} characters`);
   const req = normaliseRequest(request);
-  const trace = newTrace();
-  const result = compileTraced(snapshot, config, trace);
+  const host = requestHost(req.host);
+  const view = compiler.inspect(snapshot, host.wildcard === null ? [req.host, "*"] : [req.host, host.wildcard, "*"]);
+  const { result, trace } = view;
+  // Later compiles update the compiler's lists in place.
+  const ignored = view.ignored.slice();
+  const served = view.served.slice();
   const match = lookup(result.table, req.host, req.path);
   const entry = selectHost(result.table, req.host);
   const chosen = entry?.host ?? null;
 
-  const candidates: ExplainCandidate[] = [];
-  for (const { ingress, decision } of trace.classes) {
-    if (!decision.served) notOursCandidates(ingress, `not our class (${decision.rule}): ${decision.reason}`, req.host, req.path, candidates);
+  const out = new Candidates();
+  let budget = STEP;
+  for (const plan of ignored) {
+    const reason = () => {
+      const decision = view.classify(plan);
+      return `not our class (${decision.rule}): ${decision.reason}`;
+    };
+    for (const rp of plan.rulePaths) notOursCandidate(plan, rp, reason, host, req.path, out);
+    if ((budget -= plan.rulePaths.length) <= 0) {
+      yield;
+      budget = STEP;
+    }
   }
-  for (const t of trace.paths) {
-    const c = ruleCandidate(t, req, match, chosen);
-    if (c) candidates.push(c);
+  for (const plan of served) {
+    for (const rp of plan.rulePaths) ruleCandidate(plan, rp, trace, host, req.path, match, chosen, out);
+    if ((budget -= plan.rulePaths.length) <= 0) {
+      yield;
+      budget = STEP;
+    }
   }
-  for (const d of trace.defaults) {
-    const base = { ingress: ingressKey(d.ingress), ruleIndex: -1, pathIndex: -1, host: null, path: "/", pathType: "defaultBackend" };
-    const o = d.outcome;
+  const asDefault: Shown = { host: null, path: "/", pathType: "defaultBackend" };
+  for (const { plan, outcome: o } of trace.defaults) {
+    let verdict: CandidateVerdict;
+    let reason: string;
     if (o.kind === "route") {
-      const used = match?.route === o.route;
-      candidates.push({ ...base, verdict: used ? "matched" : "outranked", reason: used ? "no rule matched; the winning spec.defaultBackend answers" : "spec.defaultBackend is used only when no rule matches" });
-    } else if (o.kind === "conflict") candidates.push({ ...base, verdict: "conflict-loser", reason: o.message });
-    else if (o.kind === "invalid") candidates.push({ ...base, verdict: "invalid", reason: `${o.reason}: ${o.message}` });
+      const used = match !== null && sameRoute(match.route, o.route);
+      verdict = used ? "matched" : "outranked";
+      reason = used ? "no rule matched; the winning spec.defaultBackend answers" : "spec.defaultBackend is used only when no rule matches";
+    } else if (o.kind === "conflict") [verdict, reason] = ["conflict-loser", o.message];
+    else [verdict, reason] = ["invalid", `${o.reason}: ${o.message}`];
+    if (out.room(verdict)) out.push(plan, null, asDefault, verdict, reason);
   }
 
+  const candidates = out.list;
   const involved = new Set(candidates.map((c) => c.ingress));
   if (match?.route.ingress.name) involved.add(`${match.route.ingress.namespace}/${match.route.ingress.name}`);
-  const diagnostics = result.diagnostics.filter((d) => d.kind === "Ingress" && involved.has(`${d.namespace}/${d.name}`));
+  const diagnostics: Diagnostic[] = [];
+  for (const d of result.diagnostics) {
+    if (d.kind === "Ingress" && involved.has(`${d.namespace}/${d.name}`)) diagnostics.push(d);
+    if (--budget <= 0) {
+      yield;
+      budget = STEP;
+    }
+  }
   return {
     request: req,
     outcome: match === null ? "404" : match.via === "default" ? "default" : "route",
     match: match ? describeMatch(match) : null,
     hostEntry: chosen,
     candidates,
+    omittedCandidates: out.omitted(),
     certificate: req.scheme === "https" ? selectCertificate(result.certificates, req.host) : null,
     diagnostics,
   };

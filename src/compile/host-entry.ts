@@ -1,13 +1,16 @@
-// One host key's share of a compile (incremental.ts): routes.ts's claim loop restricted to
-// the plans that route this host, in priority order. Claims never cross hosts, so a host
+// The claim rule, per host key: a (type, path) of a host belongs to the first claimant in
+// priority order (order.ts: oldest creationTimestamp, then `namespace/name`, as ingress-nginx
+// lets the oldest Ingress win); a later claimant gets a PathConflict diagnostic naming the
+// winner, a repeat within one Ingress a DuplicatePath. Claims never cross hosts, so a host
 // entry depends only on its contributing plans, their backends and the host's TLS coverage,
-// and can be reused while those are the same objects.
-import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
+// and the compiler reuses it while those are the same objects.
+import type { Diagnostic } from "../model/diagnostic.ts";
 import { buildHost, viaOf } from "../table/build.ts";
-import type { BackendStatus, HostRoutes, Route } from "../table/types.ts";
-import type { BackendRef, ResolvedBackend } from "./backends.ts";
+import type { HostRoutes, Route } from "../table/types.ts";
+import { backendReason, type BackendRef, type ResolvedBackend } from "./backends.ts";
 import { describeAge } from "./order.ts";
 import type { IngressPlan, PathPlan } from "./plan.ts";
+import type { CompileTrace } from "./trace.ts";
 
 export interface HostEntry {
   readonly plans: readonly IngressPlan[];
@@ -22,10 +25,6 @@ export interface HostEntry {
 
 export type Resolve = (ref: BackendRef) => ResolvedBackend;
 
-/** routes.ts reportBackend's reason (only asked for a backend whose status is not "ok"). */
-export const backendReason = (r: ResolvedBackend): DiagnosticReason =>
-  r.backend.status === "Unsupported" ? "UnsupportedBackend" : (r.backend.status as Exclude<BackendStatus, "ok" | "Unsupported">);
-
 /** Would building this host again give `prev`? (Same plans in order, TLS coverage, Backends.) */
 export function sameHostInputs(prev: HostEntry, hostKey: string, plans: readonly IngressPlan[], isTls: boolean, resolve: Resolve): boolean {
   if (prev.tls !== isTls || prev.plans.length !== plans.length) return false;
@@ -39,8 +38,18 @@ export function sameHostInputs(prev: HostEntry, hostKey: string, plans: readonly
   return true;
 }
 
-/** routes.ts's claim loop for one host: the first claimant in priority order wins. */
-export function buildHostEntry(hostKey: string, plans: readonly IngressPlan[], isTls: boolean, resolve: Resolve): HostEntry {
+interface Claimed {
+  readonly routes: Route[];
+  readonly diagnostics: Diagnostic[];
+  readonly backends: ResolvedBackend[];
+  readonly services: string[];
+}
+
+/**
+ * The routes of one host key from its contributing plans (in priority order). With a trace,
+ * the outcome of every path plan is recorded too (explain runs this for the hosts it asks about).
+ */
+export function claimHost(hostKey: string, plans: readonly IngressPlan[], isTls: boolean, resolve: Resolve, trace?: CompileTrace): Claimed {
   const routes: Route[] = [];
   const diagnostics: Diagnostic[] = [];
   const backends: ResolvedBackend[] = [];
@@ -73,10 +82,12 @@ export function buildHostEntry(hostKey: string, plans: readonly IngressPlan[], i
           const at = `spec.rules[${winner.ruleIndex}].http.paths[${winner.pathIndex}]`;
           const message = `spec.rules[${pp.ruleIndex}].http.paths[${pp.pathIndex}]: ${where} is already declared at ${at}; the first one is used`;
           diagnostics.push({ kind: "Ingress", namespace, name, reason: "DuplicatePath", message, severity: "warning" });
+          trace?.paths.set(pp, { kind: "duplicate", message });
         } else {
           const tie = owner.createdMs === plan.createdMs ? " (same age: alphabetical order decides)" : "";
           const message = `${where} is also declared by ${describeAge(owner.ingress)}, which wins over ${describeAge(plan.ingress)}${tie}`;
           diagnostics.push({ kind: "Ingress", namespace, name, reason: "PathConflict", message, severity: "warning" });
+          trace?.paths.set(pp, { kind: "conflict", winner: owner.key, message });
         }
         continue;
       }
@@ -84,10 +95,11 @@ export function buildHostEntry(hostKey: string, plans: readonly IngressPlan[], i
       claimed.push(pp);
       owners.push(plan);
       if (index === null && claimed.length > 8) index = new Map(claimed.map((c, i) => [c.claimKey, i]));
+      // A route whose backend cannot take traffic stays (it answers 503) and is reported.
       if (rb.backend.status !== "ok") {
         diagnostics.push({ kind: "Ingress", namespace, name, reason: backendReason(rb), message: rb.detail, severity: "warning" });
       }
-      routes.push({
+      const route: Route = {
         ingress: plan.ref,
         host: pp.host,
         path: pp.path,
@@ -99,9 +111,17 @@ export function buildHostEntry(hostKey: string, plans: readonly IngressPlan[], i
         backend: rb.backend,
         options: plan.annotations.options,
         tls: isTls,
-      });
+      };
+      routes.push(route);
+      trace?.paths.set(pp, { kind: "route", route });
     }
   }
+  return { routes, diagnostics, backends, services };
+}
+
+/** One host key's entry of the table, with what the compiler needs to know when to rebuild it. */
+export function buildHostEntry(hostKey: string, plans: readonly IngressPlan[], isTls: boolean, resolve: Resolve): HostEntry {
+  const { routes, diagnostics, backends, services } = claimHost(hostKey, plans, isTls, resolve);
   // A copy of the plans: the contributor lists are updated in place by later compiles.
   return { plans: plans.slice(), tls: isTls, backends, services, entry: buildHost(hostKey, routes, viaOf(hostKey)), diagnostics };
 }

@@ -1,4 +1,4 @@
-export { compile, compileTraced, Compiler, type CompileConfig } from "./compile.ts";
+export { compile, Compiler, type CompileConfig } from "./compile.ts";
 export { DEFAULT_COMPILE_CONFIG } from "./config.ts";
 export { explain, normaliseRequest } from "./explain.ts";
 export type * from "./explain-types.ts";

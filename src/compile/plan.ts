@@ -1,20 +1,21 @@
-// Per-Ingress work that depends on the Ingress object alone: annotations, host and path
-// validation, what each backend names, the spec.tls hosts, and the diagnostics those give.
-// Objects in the store are immutable and replaced on change, so the incremental compiler
-// keeps one plan per Ingress object (WeakMap) and recomputes only edited Ingresses.
-// Everything that depends on other objects (Services, Secrets, other Ingresses) is left to
-// the compile. The checks and messages are the ones routes.ts and tls.ts give.
+// The rules that read one Ingress alone: annotations, rule host and path validation, what
+// each backend names, the spec.tls hosts, and the diagnostics those give. Everything that
+// depends on other objects (class, Services, Secrets, other Ingresses) is decided later, per
+// host (host-entry.ts), for TLS (tls.ts) and for the default route (defaults.ts). Objects in
+// the store are immutable and replaced on change, so the compiler keeps one plan per Ingress
+// object and plans only edited Ingresses again.
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
-import type { Ingress, IngressBackend } from "../model/schemas.ts";
+import type { HTTPIngressPath, Ingress, IngressBackend } from "../model/schemas.ts";
 import type { PathType } from "../table/types.ts";
 import { parseAnnotations, type ParsedAnnotations } from "./annotations.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
-import { normaliseHost } from "./hosts.ts";
+import { normaliseHost, type HostResult } from "./hosts.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
-import { validatePath } from "./paths.ts";
+import { validatePath, type PathResult } from "./paths.ts";
 
 /** One valid rule path (host, path and backend spec all passed their checks). */
 export interface PathPlan {
+  readonly valid: true;
   readonly ruleIndex: number;
   readonly pathIndex: number;
   /** Lowercased host, or null for a hostless rule. */
@@ -22,10 +23,28 @@ export interface PathPlan {
   readonly path: string;
   readonly pathType: PathType;
   readonly declaredPathType: "Exact" | "Prefix" | "ImplementationSpecific";
-  /** Key of the (type, path) claim within its host (conflicts.ts's spelling). */
+  /** Key of the (type, path) claim within its host: one owner per key (host-entry.ts). */
   readonly claimKey: string;
   readonly backend: BackendRef;
 }
+
+/** A rule path skipped for its host, path or backend (explain lists it with the reason). */
+export interface InvalidPath {
+  readonly valid: false;
+  readonly ruleIndex: number;
+  readonly pathIndex: number;
+  readonly reason: "InvalidHost" | "InvalidPath" | "InvalidBackend";
+  readonly message: string;
+  /** spec.rules[].host as written, and lowercased when it is valid (else null). */
+  readonly rawHost: string | null;
+  readonly host: string | null;
+  readonly declaredPathType: "Exact" | "Prefix" | "ImplementationSpecific";
+  /** The path as written, and its checked form when the path alone is valid. */
+  readonly rawPath: string;
+  readonly checked: { readonly path: string; readonly type: PathType } | null;
+}
+
+export type RulePath = PathPlan | InvalidPath;
 
 export interface TlsPlan {
   /** spec.tls[].secretName, or null when empty (the default certificate). */
@@ -48,6 +67,8 @@ export interface IngressPlan {
   readonly diagnostics: readonly Diagnostic[];
   /** Valid rule paths grouped by host key (`*` for hostless), in rule and path order. */
   readonly hosts: ReadonlyMap<string, readonly PathPlan[]>;
+  /** Every rule path, valid or not, in rule and path order (for explain). */
+  readonly rulePaths: readonly RulePath[];
   readonly tls: readonly TlsPlan[];
   readonly defaultBackend: BackendRefResult | null;
 }
@@ -83,33 +104,39 @@ export function planIngress(ing: Ingress): IngressPlan {
     return ref;
   };
   const byHost = new Map<string, PathPlan[]>();
+  const rulePaths: RulePath[] = [];
   const rules = ing.spec.rules ?? [];
   for (let ri = 0; ri < rules.length; ri++) {
     const rule = rules[ri];
     if (!rule) continue;
+    const rawHost = rule.host ?? null;
     const h = normaliseHost(rule.host);
-    if (!h.ok) {
-      diag("InvalidHost", `spec.rules[${ri}]: ${h.message}; rule skipped`);
-      continue;
-    }
+    if (!h.ok) diag("InvalidHost", `spec.rules[${ri}]: ${h.message}; rule skipped`);
     const paths = rule.http?.paths ?? [];
     for (let pi = 0; pi < paths.length; pi++) {
       const p = paths[pi];
       if (!p) continue;
       const vp = validatePath(p.path, p.pathType);
+      if (!h.ok) {
+        rulePaths.push(invalidPath(ri, pi, "InvalidHost", h.message, rawHost, h, p, vp));
+        continue;
+      }
       if (!vp.ok) {
         diag("InvalidPath", `spec.rules[${ri}].http.paths[${pi}]: ${vp.message}; path skipped`);
+        rulePaths.push(invalidPath(ri, pi, "InvalidPath", vp.message, rawHost, h, p, vp));
         continue;
       }
       const br = refOf(p.backend);
       if (!br.ok) {
         diag("InvalidBackend", `spec.rules[${ri}].http.paths[${pi}]: ${br.message}; path skipped`);
+        rulePaths.push(invalidPath(ri, pi, "InvalidBackend", br.message, rawHost, h, p, vp));
         continue;
       }
       const hostKey = h.host ?? "*";
       let list = byHost.get(hostKey);
       if (!list) byHost.set(hostKey, (list = []));
-      list.push({
+      const pp: PathPlan = {
+        valid: true,
         ruleIndex: ri,
         pathIndex: pi,
         host: h.host,
@@ -118,7 +145,9 @@ export function planIngress(ing: Ingress): IngressPlan {
         declaredPathType: p.pathType,
         claimKey: vp.type === "Exact" ? `E${vp.path}` : `P${vp.path}`,
         backend: br.ref,
-      });
+      };
+      list.push(pp);
+      rulePaths.push(pp);
     }
   }
 
@@ -133,8 +162,33 @@ export function planIngress(ing: Ingress): IngressPlan {
     annotations: ann,
     diagnostics,
     hosts: byHost,
+    rulePaths,
     tls,
     defaultBackend: spec ? refOf(spec) : null,
+  };
+}
+
+function invalidPath(
+  ruleIndex: number,
+  pathIndex: number,
+  reason: InvalidPath["reason"],
+  message: string,
+  rawHost: string | null,
+  h: HostResult,
+  p: HTTPIngressPath,
+  vp: PathResult,
+): InvalidPath {
+  return {
+    valid: false,
+    ruleIndex,
+    pathIndex,
+    reason,
+    message,
+    rawHost,
+    host: h.ok ? h.host : null,
+    declaredPathType: p.pathType,
+    rawPath: p.path ?? "",
+    checked: vp.ok ? { path: vp.path, type: vp.type } : null,
   };
 }
 
@@ -145,7 +199,7 @@ function sameBackend(a: IngressBackend, b: IngressBackend): boolean {
   return a.service.name === b.service.name && a.service.port?.number === b.service.port?.number && a.service.port?.name === b.service.port?.name;
 }
 
-/** Priority order (order.ts comparePriority): oldest first, then `namespace/name`. */
+/** Priority order, for every conflict rule: oldest first, then `namespace/name`. */
 export function comparePlans(a: IngressPlan, b: IngressPlan): number {
   if (a.createdMs !== b.createdMs) return a.createdMs < b.createdMs ? -1 : 1;
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;

@@ -1,7 +1,8 @@
-// The served Ingresses of the incremental compiler, kept in the orders the compile needs:
-// per host key and for spec.tls / spec.defaultBackend in priority order (order.ts), and by
-// `namespace/name` for statuses. Updated one changed Ingress at a time, or rebuilt with one
-// sort when many changed (bulk). Host keys whose contributors change are added to `dirty`.
+// Every Ingress of the compiler, planned, and the served ones kept in the orders the compile
+// needs: per host key and for spec.tls / spec.defaultBackend in priority order (plan.ts
+// comparePlans), and by `namespace/name` for statuses; the served and the ignored plans in
+// priority order for explain. Updated one changed Ingress at a time, or rebuilt with one sort
+// when many changed (bulk). Host keys whose contributors change are added to `dirty`.
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Ingress } from "../model/schemas.ts";
 import { compareStrings, insertSorted, lowerBound, removeSorted } from "./changes.ts";
@@ -15,6 +16,9 @@ export class ServedPlans {
   #plans = new Map<string, IngressPlan>();
   /** The served ones, by snapshot key. */
   #served = new Map<string, IngressPlan>();
+  /** The served plans and the others, each in priority order (explain lists them in that order). */
+  #inOrder: IngressPlan[] = [];
+  #ignoredInOrder: IngressPlan[] = [];
   /** Served plans per host key, in priority order. */
   readonly contributors = new Map<string, IngressPlan[]>();
   /** Served plans with spec.tls / spec.defaultBackend, in priority order. */
@@ -31,20 +35,37 @@ export class ServedPlans {
 
   constructor(private readonly config: CompileConfig) {}
 
+  /** The served plans in priority order (updated in place by later compiles). */
+  get inOrder(): readonly IngressPlan[] {
+    return this.#inOrder;
+  }
+
+  /** The plans of the Ingresses that are not ours, in priority order (likewise). */
+  get ignoredInOrder(): readonly IngressPlan[] {
+    return this.#ignoredInOrder;
+  }
+
   /** Bulk: plan and classify every Ingress, then rebuild every list with one sort. */
   rebuild(ingresses: ReadonlyMap<string, Ingress>, ctx: ClassContext, dirty: Set<string>): void {
     const plans = new Map<string, IngressPlan>();
-    const served: [string, IngressPlan][] = [];
+    const all: [string, IngressPlan, boolean][] = [];
     for (const [key, ing] of ingresses) {
       const old = this.#plans.get(key);
       const plan = old !== undefined && old.ingress === ing ? old : planIngress(ing);
       plans.set(key, plan);
-      if (classify(ing, ctx, this.config).served) served.push([key, plan]);
+      all.push([key, plan, classify(ing, ctx, this.config).served]);
     }
-    served.sort((a, b) => comparePlans(a[1], b[1]));
+    all.sort((a, b) => comparePlans(a[1], b[1]));
+    const served: [string, IngressPlan][] = [];
+    this.#ignoredInOrder = [];
+    for (const [key, plan, isServed] of all) {
+      if (isServed) served.push([key, plan]);
+      else this.#ignoredInOrder.push(plan);
+    }
     for (const hostKey of this.contributors.keys()) dirty.add(hostKey);
     this.#plans = plans;
     this.#served = new Map(served);
+    this.#inOrder = served.map((e) => e[1]);
     this.contributors.clear();
     this.tlsPlans = [];
     this.defaultPlans = [];
@@ -82,6 +103,11 @@ export class ServedPlans {
     } else this.#plans.delete(key);
     const was = this.#served.get(key);
     const now = plan !== undefined && classify(plan.ingress, ctx, this.config).served ? plan : undefined;
+    // `was`, when set, is `old`: the served plan of a key is its last plan.
+    if (plan !== old || was !== now) {
+      if (old !== undefined) removeSorted(was !== undefined ? this.#inOrder : this.#ignoredInOrder, old, comparePlans);
+      if (plan !== undefined) insertSorted(now !== undefined ? this.#inOrder : this.#ignoredInOrder, plan, comparePlans);
+    }
     if (was === now) return;
     if (was !== undefined) {
       this.#served.delete(key);

@@ -1,32 +1,27 @@
-// What happened to each rule path and default backend during a compile. Recorded only when
-// explain asks for it (compile passes no trace), so the hot path pays nothing.
-import type { Ingress } from "../model/schemas.ts";
-import type { PathType, Route } from "../table/types.ts";
-import type { ClassDecision } from "./class.ts";
+// What the claim rule (host-entry.ts) and the default-backend rule (defaults.ts) decided, for
+// explain. Those functions take an optional trace; the compile passes none, so it pays
+// nothing. Invalid rule paths need no trace: their plan keeps them (plan.ts RulePath).
+import type { Route } from "../table/types.ts";
+import type { IngressPlan, PathPlan } from "./plan.ts";
 
-export type PathOutcome =
+/** Why a valid rule path has, or has not, a route in its host. */
+export type ClaimOutcome =
   | { readonly kind: "route"; readonly route: Route }
-  | { readonly kind: "invalid"; readonly reason: "InvalidHost" | "InvalidPath" | "InvalidBackend"; readonly message: string }
   | { readonly kind: "duplicate"; readonly message: string }
   | { readonly kind: "conflict"; readonly winner: string; readonly message: string };
 
-export interface PathTrace {
-  readonly ingress: Ingress;
-  readonly ruleIndex: number;
-  readonly pathIndex: number;
-  readonly host: string | null;
-  readonly rawHost: string | null;
-  readonly path: string;
-  readonly pathType: PathType | null;
-  readonly outcome: PathOutcome;
-}
+export type DefaultOutcome =
+  | { readonly kind: "route"; readonly route: Route }
+  | { readonly kind: "invalid"; readonly reason: "InvalidBackend"; readonly message: string }
+  | { readonly kind: "conflict"; readonly winner: string; readonly message: string };
 
 export interface CompileTrace {
-  readonly classes: { readonly ingress: Ingress; readonly decision: ClassDecision }[];
-  readonly paths: PathTrace[];
-  readonly defaults: { readonly ingress: Ingress; readonly outcome: PathOutcome }[];
+  /** The outcome of every path plan of the hosts built with this trace. */
+  readonly paths: Map<PathPlan, ClaimOutcome>;
+  /** Every served spec.defaultBackend, in priority order. */
+  readonly defaults: { readonly plan: IngressPlan; readonly outcome: DefaultOutcome }[];
 }
 
 export function newTrace(): CompileTrace {
-  return { classes: [], paths: [], defaults: [] };
+  return { paths: new Map(), defaults: [] };
 }

@@ -3,7 +3,7 @@
 // result fans out to whoever listens (TLS listener, status writer, metrics, events).
 // The first table is published only when every kind has had its first full list, so a
 // half-loaded cluster never serves 503s for Services that simply were not read yet.
-import { Compiler } from "../compile/incremental.ts";
+import { Compiler } from "../compile/compile.ts";
 import type { CompileResult } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
@@ -40,6 +40,8 @@ export interface Controller {
   readonly sink: SourceSink;
   readonly store: Store;
   readonly holder: TableHolder;
+  /** The compiler of the live table: explain reads its work instead of compiling again. */
+  readonly compiler: Compiler;
   /** The last applied result, or null before the first table. */
   readonly last: Applied | null;
   /** Invalid objects reported by a source (kept until the object is valid or deleted). */
@@ -59,7 +61,7 @@ export function createController(o: ControllerOptions): Controller {
 
   const holder = new TableHolder();
   // One incremental compiler for the life of the controller: it reuses the work of unchanged
-  // Ingresses, backends and hosts (compile/incremental.ts).
+  // Ingresses, backends and hosts (compile/compile.ts), and explain reads it (runtime/explain.ts).
   const compiler = new Compiler(config);
   const coalescer = new Coalescer({
     // 20 ms: a compile after one change costs ~2 ms at 10k Ingresses (incremental), so bursts need
@@ -157,6 +159,7 @@ export function createController(o: ControllerOptions): Controller {
     sink,
     store,
     holder,
+    compiler,
     get last() {
       return last;
     },

@@ -1,6 +1,6 @@
 // Explain a request: on the admin port against the live snapshot (/debug/explain), and as a
 // CLI twin (`portico explain --manifests F --host H --path P`) with no server running.
-import { explain, type ExplainRequest, type ExplainResult } from "../compile/explain.ts";
+import { explain, explainSteps, type ExplainRequest, type ExplainResult } from "../compile/explain.ts";
 import type { Config } from "../config/types.ts";
 import { ManifestSource } from "../files/manifests.ts";
 import { createLogger } from "../log/logger.ts";
@@ -15,20 +15,28 @@ export interface ExplainRefused {
   readonly reason: string;
 }
 
-/** explain(), with a request the proxy would refuse answered as such rather than as an error. */
-function explainOrRefuse(snapshot: Parameters<typeof explain>[0], config: Config, q: ExplainRequest): ExplainResult | ExplainRefused {
-  try {
-    return explain(snapshot, config, q);
-  } catch (err) {
-    // The message names the part (host or path), never the value.
-    if (err instanceof RejectedRequest) return { outcome: "400", reason: err.message };
-    throw err;
-  }
+/** A request the proxy would refuse is answered as such rather than as an error. */
+function refusal(err: unknown): ExplainRefused {
+  // The message names the part (host or path), never the value.
+  if (err instanceof RejectedRequest) return { outcome: "400", reason: err.message };
+  throw err;
 }
 
-export function explainLive(controller: Controller, config: Config, q: ExplainRequest): ExplainResult | ExplainRefused {
+export async function explainLive(controller: Controller, config: Config, q: ExplainRequest): Promise<ExplainResult | ExplainRefused> {
   // The snapshot of the live table, so the answer describes what is being served right now.
-  return explainOrRefuse(controller.last?.snapshot ?? controller.store.snapshot(), config, q);
+  // The controller's compiler compiled it: explain reads that compile rather than redoing it
+  // (before the first table, or after a failed compile reset the compiler, explain compiles).
+  const steps = explainSteps(controller.last?.snapshot ?? controller.store.snapshot(), config, q, controller.compiler);
+  try {
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+      // Between steps, let the event loop serve what is waiting (/healthz, traffic, the watch).
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  } catch (err) {
+    return refusal(err);
+  }
 }
 
 /** Prints the explanation as JSON on stdout; returns the exit code. */
@@ -50,7 +58,17 @@ export async function explainCli(config: Config, q: ExplainRequest): Promise<num
   } finally {
     await source.stop();
   }
-  const result = explainOrRefuse(store.snapshot(), config, q);
+  let result: ExplainResult | ExplainRefused;
+  try {
+    result = explain(store.snapshot(), config, q);
+  } catch (err) {
+    if (err instanceof RangeError) {
+      // A host or path beyond the limits explain accepts (compile/explain-types.ts).
+      log.error("cannot explain", { err });
+      return 2;
+    }
+    result = refusal(err);
+  }
   process.stdout.write(`${JSON.stringify({ ...result, invalidObjects: invalid }, null, 2)}\n`);
   return 0;
 }

@@ -122,6 +122,9 @@ describe("admin endpoints", () => {
     ["bad scheme", "host=a.com&scheme=ftp", ["scheme"]],
     ["repeated host", "host=a.com&host=b.com", ["host"]],
     ["two bad fields", "path=nope&scheme=gopher", ["host", "path", "scheme"]],
+    // Longer than explain accepts (compile/explain-types.ts EXPLAIN_LIMITS).
+    ["host too long", `host=${"a".repeat(262)}`, ["host"]],
+    ["path too long", `host=a.com&path=/${"a".repeat(8192)}`, ["path"]],
   ])("/debug/explain rejects %s with 400 and no echo", async (_why, query, fields) => {
     const { app, explained } = setup();
     const res = await app.request(`/debug/explain?${query}`);

@@ -1,22 +1,31 @@
-// /debug/explain and /debug/routes through the admin app, wired as main.ts wires them: the
-// real compiler's explain() and serializeTable() over a snapshot built from a fixture.
-import { describe, expect, test } from "bun:test";
+// /debug/explain and /debug/routes through the admin app, wired as runtime/run.ts wires them:
+// explain() reading the compile of the live snapshot, and serializeTable(), over a snapshot
+// built from a fixture; then at scale, through a real controller and runtime's explainLive.
+import { afterAll, describe, expect, spyOn, test } from "bun:test";
 import { join } from "node:path";
 import { createAdminApp } from "../../src/admin/app.ts";
 import { createReadiness } from "../../src/admin/readiness.ts";
-import { compile } from "../../src/compile/compile.ts";
+import { Compiler } from "../../src/compile/compile.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../../src/compile/config.ts";
 import { explain, type ExplainResult } from "../../src/compile/explain.ts";
+import { parseArgs } from "../../src/config/parse.ts";
+import { createLogger } from "../../src/log/logger.ts";
+import { KINDS } from "../../src/model/kinds.ts";
+import { createController } from "../../src/runtime/controller.ts";
+import { explainLive } from "../../src/runtime/explain.ts";
+import type { StoreEvent } from "../../src/store/types.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
+import { syntheticSnapshot } from "../compile/scale.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 
 const fx = loadFixture(await Bun.file(join(import.meta.dir, "fixtures", "explain.yaml")).text());
-const result = compile(fx.snapshot, DEFAULT_COMPILE_CONFIG);
+const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
+const result = compiler.compile(fx.snapshot);
 const app = createAdminApp({
   ready: createReadiness([]).check,
   metrics: () => "",
   routes: () => serializeTable(result.table, 3),
-  explain: (q) => explain(fx.snapshot, DEFAULT_COMPILE_CONFIG, q),
+  explain: (q) => explain(fx.snapshot, DEFAULT_COMPILE_CONFIG, q, compiler),
 });
 
 async function ask(query: string): Promise<ExplainResult> {
@@ -79,4 +88,62 @@ test("/debug/routes serves the live table with its generation", async () => {
   const body = (await res.json()) as { generation: number; hosts: { host: string }[] };
   expect(body.generation).toBe(3);
   expect(body.hosts.map((h) => h.host)).toEqual(["a.wild.test", "exact.test", "noep.test", "*.wild.test"]);
+});
+
+describe("/debug/explain at 4,000 Ingresses, through the controller", () => {
+  const outcome = parseArgs(["--manifests", "/dev/null"], {});
+  if (outcome.type !== "run") throw new Error("test config did not parse");
+  const config = outcome.config;
+  const controller = createController({ config, log: createLogger({ level: "error", format: "json", write: () => {} }) });
+  // The objects as a source would deliver them (slices carry their Service's label).
+  const snap = syntheticSnapshot(4000);
+  const events: StoreEvent[] = [
+    ...[...snap.ingressClasses.values()].map((object) => ({ type: "ADDED", kind: "IngressClass", object }) as const),
+    ...[...snap.services.values()].map((object) => ({ type: "ADDED", kind: "Service", object }) as const),
+    ...[...snap.endpointSlices].flatMap(([key, slices]) =>
+      slices.map((s) => {
+        const object = { ...s, metadata: { ...s.metadata, labels: { "kubernetes.io/service-name": key.split("/")[1] as string } } };
+        return { type: "ADDED", kind: "EndpointSlice", object } as const;
+      }),
+    ),
+    ...[...snap.ingresses.values()].map((object) => ({ type: "ADDED", kind: "Ingress", object }) as const),
+  ];
+  for (const e of events) controller.sink.apply(e);
+  for (const kind of KINDS) controller.sink.synced(kind);
+  const live = createAdminApp({
+    ready: createReadiness([]).check,
+    metrics: () => "",
+    routes: () => null,
+    explain: (q) => explainLive(controller, config, q),
+  });
+  const query = "host=app-7.example.com&path=/api/v1/items";
+  afterAll(() => controller.dispose());
+
+  test("answers from the live table's compile: nothing compiled again, the answer of a fresh compile", async () => {
+    const last = controller.last;
+    expect(last?.result.table.routeCount).toBe(8000);
+    const compiles = spyOn(controller.compiler, "compile");
+    const res = await live.request(`/debug/explain?${query}`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as ExplainResult;
+    expect(body.match).toMatchObject({ ingress: "team-7/app-7", path: "/api/v1/items", pathType: "Exact" });
+    const fresh = explain(last!.snapshot, config, { host: "app-7.example.com", path: "/api/v1/items", scheme: "http" });
+    expect(body).toEqual(JSON.parse(JSON.stringify(fresh)));
+    expect(compiles).toHaveBeenCalledTimes(0);
+    compiles.mockRestore();
+  });
+
+  test("/healthz is answered while an explain is under way", async () => {
+    let answered = false;
+    const explained = Promise.resolve(live.request(`/debug/explain?${query}`)).then((r) => {
+      answered = true;
+      return r.status;
+    });
+    // One turn of the event loop: a walk of 8,000 rule paths takes several steps, not one.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(answered).toBe(false);
+    expect((await live.request("/healthz")).status).toBe(200);
+    expect(answered).toBe(false);
+    expect(await explained).toBe(200);
+  });
 });

@@ -1,9 +1,12 @@
 // explain(): the winning route and why each other relevant rule path lost.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Compiler } from "../../src/compile/compile.ts";
 import { DEFAULT_COMPILE_CONFIG, type CompileConfig } from "../../src/compile/config.ts";
-import { explain, normaliseRequest, type ExplainCandidate } from "../../src/compile/explain.ts";
+import { explain, explainSteps, normaliseRequest, type ExplainCandidate, type ExplainRequest } from "../../src/compile/explain.ts";
+import { EXPLAIN_LIMITS } from "../../src/compile/explain-types.ts";
+import { syntheticSnapshot } from "./scale.ts";
 import { loadFixture } from "./snapshot.ts";
 
 function fixture(name: string) {
@@ -91,5 +94,128 @@ describe("explain", () => {
       expect.arrayContaining(["default/first defaultBackend / matched", "default/second defaultBackend / conflict-loser"]),
     );
     expect(JSON.parse(JSON.stringify(r))).toEqual(r);
+  });
+});
+
+/** A Map that counts every read of its contents (a compile walks the snapshot's Ingresses). */
+class CountingMap<K, V> extends Map<K, V> {
+  reads = 0;
+  override get(k: K): V | undefined {
+    this.reads++;
+    return super.get(k);
+  }
+  override has(k: K): boolean {
+    this.reads++;
+    return super.has(k);
+  }
+  override entries(): MapIterator<[K, V]> {
+    this.reads++;
+    return super.entries();
+  }
+  override keys(): MapIterator<K> {
+    this.reads++;
+    return super.keys();
+  }
+  override values(): MapIterator<V> {
+    this.reads++;
+    return super.values();
+  }
+  override forEach(f: (v: V, k: K, m: Map<K, V>) => void): void {
+    this.reads++;
+    super.forEach(f);
+  }
+  override [Symbol.iterator](): MapIterator<[K, V]> {
+    this.reads++;
+    return super[Symbol.iterator]();
+  }
+}
+
+describe("explain reuses the compile of the live table", () => {
+  const requests: ExplainRequest[] = [
+    { host: "c.test", path: "/app/1", scheme: "http" },
+    { host: "c.test", path: "/other", scheme: "https" },
+    { host: "nomatch.test", path: "/", scheme: "http" },
+  ];
+
+  test("with the Compiler that compiled the snapshot: no compile, no read of its Ingresses, the answer of a fresh compile", () => {
+    const { snapshot, config } = fixture("conflicts");
+    const ingresses = new CountingMap(snapshot.ingresses);
+    const counted = { ...snapshot, ingresses };
+    const compiler = new Compiler(config);
+    compiler.compile(counted);
+    const compiles = spyOn(compiler, "compile");
+    ingresses.reads = 0;
+    for (const q of requests) {
+      const got = explain(counted, config, q, compiler);
+      expect(got).toEqual(explain(snapshot, config, q));
+    }
+    expect(explain(counted, config, requests[0]!, compiler).match?.ingress).toBe("team-b/older");
+    expect(compiles).toHaveBeenCalledTimes(0);
+    expect(ingresses.reads).toBe(0);
+
+    // Another snapshot (the older Ingress deleted): compiled once, then explained from it.
+    const without = new Map([...snapshot.ingresses].filter(([, ing]) => ing.metadata.name !== "older"));
+    const next = { ...snapshot, ingresses: without };
+    const after = explain(next, config, requests[0]!, compiler);
+    expect(compiles).toHaveBeenCalledTimes(1);
+    expect(after.match?.ingress).toBe("default/newer");
+    expect(after).toEqual(explain(next, config, requests[0]!));
+    explain(next, config, requests[1]!, compiler);
+    expect(compiles).toHaveBeenCalledTimes(1);
+  });
+
+  test("explainSteps pauses between steps at scale and gives explain's answer", () => {
+    const snapshot = syntheticSnapshot(3000);
+    const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
+    compiler.compile(snapshot);
+    const q: ExplainRequest = { host: "app-7.example.com", path: "/api/v1/items", scheme: "https" };
+    const steps = explainSteps(snapshot, DEFAULT_COMPILE_CONFIG, q, compiler);
+    let pauses = 0;
+    let r = steps.next();
+    for (; !r.done; r = steps.next()) pauses++;
+    // 6,000 rule paths: a pause after every 2,000 at least.
+    expect(pauses).toBeGreaterThanOrEqual(2);
+    expect(r.value).toEqual(explain(snapshot, DEFAULT_COMPILE_CONFIG, q));
+    expect(r.value.match).toMatchObject({ ingress: "team-7/app-7", path: "/api/v1/items", pathType: "Exact" });
+  });
+
+  test("a compile during a pause does not change the answer being built", () => {
+    const snapshot = syntheticSnapshot(3000);
+    const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
+    compiler.compile(snapshot);
+    const q: ExplainRequest = { host: "nomatch.test", path: "/api/v0/items", scheme: "http" };
+    const want = explain(snapshot, DEFAULT_COMPILE_CONFIG, q);
+    const steps = explainSteps(snapshot, DEFAULT_COMPILE_CONFIG, q, compiler);
+    steps.next();
+    // 100 Ingresses deleted, too few for a bulk rebuild: the compiler's lists change in place.
+    const ingresses = new Map([...snapshot.ingresses].filter((_, i) => i % 30 !== 0));
+    compiler.compile({ ...snapshot, ingresses });
+    let r = steps.next();
+    while (!r.done) r = steps.next();
+    expect(r.value).toEqual(want);
+  });
+});
+
+describe("explain's limits", () => {
+  test("at most 50 candidates per verdict are listed; the others are counted", () => {
+    const snapshot = syntheticSnapshot(120);
+    // Every Ingress has a Prefix "/" rule on its own host: 120 host mismatches.
+    const r = explain(snapshot, DEFAULT_COMPILE_CONFIG, { host: "nomatch.test", path: "/", scheme: "http" });
+    const mismatches = r.candidates.filter((c) => c.verdict === "host-mismatch");
+    expect(mismatches).toHaveLength(EXPLAIN_LIMITS.candidatesPerVerdict);
+    expect(r.omittedCandidates).toEqual({ "host-mismatch": 120 - EXPLAIN_LIMITS.candidatesPerVerdict });
+    // The first ones in priority order (oldest first).
+    expect(mismatches[0]?.ingress).toBe("team-0/app-0");
+    const small = fixture("precedence");
+    expect(explain(small.snapshot, small.config, { host: "p.test", path: "/foo/bar", scheme: "http" }).omittedCandidates).toEqual({});
+  });
+
+  test("a host or path longer than the limits is refused", () => {
+    const { snapshot, config } = fixture("precedence");
+    const host = "a".repeat(EXPLAIN_LIMITS.host + 1);
+    expect(() => explain(snapshot, config, { host, path: "/", scheme: "http" })).toThrow(RangeError);
+    const path = `/${"a".repeat(EXPLAIN_LIMITS.path)}`;
+    expect(() => explain(snapshot, config, { host: "p.test", path, scheme: "http" })).toThrow(RangeError);
+    expect(explain(snapshot, config, { host: "p.test", path: path.slice(0, EXPLAIN_LIMITS.path), scheme: "http" }).outcome).toBe("route");
   });
 });

@@ -86,6 +86,14 @@ describe("portico explain", () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ outcome: "400", reason: "the proxy answers 400 to this request: invalid path", invalidObjects: [] });
   });
+
+  test("a path longer than explain accepts exits 2 with one line, no stack", () => {
+    const r = runCli(["explain", "--manifests", dir, "--host", "app.test", "--path", `/${"a".repeat(8192)}`]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("path longer than 8192 characters");
+    expect(r.stderr).not.toContain("    at ");
+  });
 });
 
 describe("SIGTERM drain", () => {

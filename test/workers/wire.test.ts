@@ -4,14 +4,13 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { compile } from "../../src/compile/compile.ts";
+import { Compiler, compile } from "../../src/compile/compile.ts";
 import { DEFAULT_COMPILE_CONFIG, type CompileConfig } from "../../src/compile/config.ts";
 import { buildTable } from "../../src/table/build.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
 import type { Match, RouteTable } from "../../src/table/types.ts";
 import { applyDelta, decodeTable, encodeDelta, encodeTable, type BackendRegistry, type WireDelta, type WireTable } from "../../src/table/wire.ts";
-import { Compiler } from "../../src/compile/incremental.ts";
 import { parseObject } from "../../src/model/kinds.ts";
 import { Store } from "../../src/store/store.ts";
 import { orderStages } from "../../src/table/policy.ts";
