@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { createCertificate } from "../src/tls/x509.ts";
+import { createCertificate } from "../test/tls/pki.ts";
 import { generate } from "./lib/cp-gen.ts";
 import { runOffline, type OfflineResult } from "./lib/cp-offline.ts";
 import { runLive, runManifestsStart, type LiveResult } from "./lib/cp-live.ts";

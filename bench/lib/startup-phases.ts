@@ -19,7 +19,7 @@ import { Store } from "../../src/store/store.ts";
 import { generateDefaultCertificate } from "../../src/tls/default-cert.ts";
 import { createPemChecker } from "../../src/tls/pem.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
-import { createCertificate } from "../../src/tls/x509.ts";
+import { createCertificate } from "../../test/tls/pki.ts";
 import { toYaml } from "./cluster.ts";
 import { generate } from "./cp-gen.ts";
 

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createCertificate } from "../../src/tls/x509.ts";
+import { createCertificate } from "../../test/tls/pki.ts";
 import { startFakeApiServer } from "../../test/fake-apiserver.ts";
 import { toYaml } from "./cluster.ts";
 import { generate } from "./cp-gen.ts";

@@ -7,7 +7,7 @@ import type { CertificateBinding } from "../compile/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { PemChecker } from "./pem.ts";
-import { createCertificate } from "./x509.ts";
+import { createSelfSignedCertificate } from "./x509.ts";
 
 export interface DefaultCertificate {
   readonly cert: string;
@@ -29,7 +29,7 @@ export function generateDefaultCertificate(log?: Logger, now = Date.now()): Defa
   const notBefore = new Date(now - 3_600_000);
   // Ten years: the process restarts long before; clients reject it anyway (self-signed).
   const notAfter = new Date(now + 10 * 365 * 86_400_000);
-  const minted = createCertificate({ subjectCN: DEFAULT_CERT_CN, sans: [DEFAULT_CERT_SAN], notBefore, notAfter, keyAlgorithm: "ecdsa" });
+  const minted = createSelfSignedCertificate({ subjectCN: DEFAULT_CERT_CN, sans: [DEFAULT_CERT_SAN], notBefore, notAfter });
   log?.info("generated a self-signed default certificate in memory", { cn: DEFAULT_CERT_CN, notAfter: notAfter.toISOString() });
   return { cert: minted.certPem, key: minted.keyPem, secret: null, version: `generated:${notAfter.getTime()}`, notAfter: notAfter.getTime() };
 }

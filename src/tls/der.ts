@@ -36,7 +36,6 @@ export function concat(parts: readonly Uint8Array[]): Uint8Array {
 
 export const sequence = (...items: Der[]): Der => tlv(0x30, concat(items));
 export const set = (...items: Der[]): Der => tlv(0x31, concat(items));
-export const nullValue = (): Der => tlv(0x05, new Uint8Array(0));
 export const boolean = (v: boolean): Der => tlv(0x01, new Uint8Array([v ? 0xff : 0x00]));
 export const octetString = (b: Uint8Array): Der => tlv(0x04, b);
 export const utf8String = (s: string): Der => tlv(0x0c, enc.encode(s));

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { X509Certificate } from "node:crypto";
+import { createHash, createPrivateKey, X509Certificate } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as der from "./der.ts";
-import { createCertificate, generateKeyPair } from "./x509.ts";
+import { createSelfSignedCertificate } from "./x509.ts";
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
 const openssl = Bun.which("openssl");
@@ -23,47 +23,44 @@ describe("der", () => {
   });
 });
 
-describe("createCertificate", () => {
-  test("self-signed ECDSA: node parses it, the signature verifies, names and dates are exact", () => {
-    const notBefore = new Date(Date.UTC(2026, 0, 1, 0, 0, 0));
-    const notAfter = new Date(Date.UTC(2060, 5, 30, 12, 0, 0));
-    const m = createCertificate({ subjectCN: "a.test", sans: ["a.test", "*.b.test", "10.1.2.3", "2001:db8::1"], notBefore, notAfter });
-    const x = new X509Certificate(m.certPem);
+describe("createSelfSignedCertificate", () => {
+  const notBefore = new Date(Date.UTC(2026, 0, 1, 0, 0, 0));
+  const notAfter = new Date(Date.UTC(2060, 5, 30, 12, 0, 0));
+  const minted = createSelfSignedCertificate({ subjectCN: "Portico Default Certificate", sans: ["portico.invalid", "*.b.test"], notBefore, notAfter });
+
+  test("node parses it, the signature verifies, names, dates and usages are exact", () => {
+    const x = new X509Certificate(minted.certPem);
     expect(x.verify(x.publicKey)).toBe(true);
-    expect(x.subject).toBe("CN=a.test");
-    expect(x.issuer).toBe("CN=a.test");
-    expect(x.subjectAltName).toBe("DNS:a.test, DNS:*.b.test, IP Address:10.1.2.3, IP Address:2001:DB8:0:0:0:0:0:1");
+    expect(x.subject).toBe("CN=Portico Default Certificate");
+    expect(x.issuer).toBe("CN=Portico Default Certificate");
+    expect(x.subjectAltName).toBe("DNS:portico.invalid, DNS:*.b.test");
     expect(Date.parse(x.validFrom)).toBe(notBefore.getTime());
     expect(Date.parse(x.validTo)).toBe(notAfter.getTime());
     expect(x.ca).toBe(false);
+    expect(x.keyUsage).toEqual(["1.3.6.1.5.5.7.3.1"]); // extendedKeyUsage: serverAuth
     expect(x.publicKey.asymmetricKeyType).toBe("ec");
-    expect(m.keyPem).toContain("BEGIN PRIVATE KEY");
+    expect(x.publicKey.asymmetricKeyDetails?.namedCurve).toBe("prime256v1");
+    expect(x.checkPrivateKey(createPrivateKey(minted.keyPem))).toBe(true);
   });
 
-  test("CA-signed RSA chain with serverAuth+clientAuth: verifies against the CA, not against itself", () => {
-    const ca = createCertificate({ subjectCN: "Portico Test CA", isCA: true, keyAlgorithm: "rsa" });
-    const caX = new X509Certificate(ca.certPem);
-    expect(caX.ca).toBe(true);
-    const leaf = createCertificate({ subjectCN: "client", issuer: { cert: ca.certPem, key: ca.keyPem }, extKeyUsage: ["serverAuth", "clientAuth"], keyPair: generateKeyPair("rsa") });
-    const x = new X509Certificate(leaf.certPem);
-    expect(x.issuer).toBe("CN=Portico Test CA");
-    expect(x.verify(caX.publicKey)).toBe(true);
-    expect(x.verify(x.publicKey)).toBe(false);
-    expect(x.checkIssued(caX)).toBe(true);
-    expect(x.keyUsage).toEqual(["1.3.6.1.5.5.7.3.1", "1.3.6.1.5.5.7.3.2"]);
+  test("a SAN that is not printable ASCII is refused, not encoded", () => {
+    expect(() => createSelfSignedCertificate({ subjectCN: "x", sans: ["bücher.test"], notBefore, notAfter })).toThrow("printable ASCII");
   });
 
-  test.skipIf(!openssl)("openssl accepts the text form and verifies the chain", () => {
+  test.skipIf(!openssl)("openssl reads it: serverAuth purpose, and the key identifier is the SHA-1 of the key's point", () => {
     const dir = mkdtempSync(join(tmpdir(), "portico-x509-"));
     try {
-      const ca = createCertificate({ subjectCN: "Portico Test CA", isCA: true });
-      const leaf = createCertificate({ subjectCN: "srv.test", sans: ["srv.test"], issuer: { cert: ca.certPem, key: ca.keyPem } });
-      writeFileSync(join(dir, "ca.pem"), ca.certPem);
-      writeFileSync(join(dir, "leaf.pem"), leaf.certPem);
-      const text = Bun.spawnSync([openssl!, "x509", "-noout", "-text", "-in", join(dir, "leaf.pem")]);
+      const file = join(dir, "self.pem");
+      writeFileSync(file, minted.certPem);
+      const text = Bun.spawnSync([openssl!, "x509", "-noout", "-text", "-in", file]);
       expect(text.exitCode).toBe(0);
-      expect(text.stdout.toString()).toContain("DNS:srv.test");
-      const verify = Bun.spawnSync([openssl!, "verify", "-purpose", "sslserver", "-CAfile", join(dir, "ca.pem"), join(dir, "leaf.pem")]);
+      const out = text.stdout.toString();
+      // A P-256 SubjectPublicKeyInfo ends with the 65-byte uncompressed point (RFC 5480 §2.2).
+      const spki = new X509Certificate(minted.certPem).publicKey.export({ type: "spki", format: "der" });
+      const expected = createHash("sha1").update(spki.subarray(spki.length - 65)).digest("hex").toUpperCase().match(/../g)!.join(":");
+      expect(out).toMatch(new RegExp(`Subject Key Identifier:\\s*\\n\\s*${expected}\\b`));
+      expect(out).not.toContain("Authority Key Identifier");
+      const verify = Bun.spawnSync([openssl!, "verify", "-purpose", "sslserver", "-partial_chain", "-CAfile", file, file]);
       expect(verify.stdout.toString().trim()).toEndWith(": OK");
     } finally {
       rmSync(dir, { recursive: true, force: true });

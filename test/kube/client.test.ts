@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { captureLogger } from "../fake-apiserver/fixtures.ts";
 import { createKubeClient } from "../../src/kube/client.ts";
-import { createCertificate } from "../../src/tls/x509.ts";
+import { createCertificate } from "../tls/pki.ts";
 
 const dir = `/tmp/portico-client-${process.pid}`;
 mkdirSync(dir, { recursive: true });

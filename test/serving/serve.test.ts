@@ -11,7 +11,7 @@ import { createLogger, silentLogger, type Logger } from "../../src/log/logger.ts
 import { PortInUseError } from "../../src/serving/ports.ts";
 import { serveTraffic, type PortSharing, type Serving } from "../../src/serving/serve.ts";
 import { createTlsBuilder } from "../../src/serving/tls.ts";
-import { createCertificate } from "../../src/tls/x509.ts";
+import { createCertificate } from "../tls/pki.ts";
 import { freePort } from "../e2e/harness.ts";
 import { echoBackend, makeBackend, makeTable, testConfig } from "../proxy/helpers.ts";
 

@@ -6,7 +6,7 @@ import { generateDefaultCertificate } from "../../src/tls/default-cert.ts";
 import { createTlsListener, type ServeHandler } from "../../src/tls/listener.ts";
 import { createPemChecker } from "../../src/tls/pem.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
-import { createCertificate } from "../../src/tls/x509.ts";
+import { createCertificate } from "./pki.ts";
 import { binding, quietLog } from "./helpers.ts";
 
 const settings = { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" } as const;

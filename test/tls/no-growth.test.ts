@@ -6,7 +6,7 @@ import { generateDefaultCertificate } from "../../src/tls/default-cert.ts";
 import { createTlsListener } from "../../src/tls/listener.ts";
 import { createPemChecker } from "../../src/tls/pem.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
-import { createCertificate } from "../../src/tls/x509.ts";
+import { createCertificate } from "./pki.ts";
 import { binding, markerHandler, peerCertificate, quietLog, RawClient } from "./helpers.ts";
 
 const fdCount = (): number => readdirSync("/proc/self/fd").length;

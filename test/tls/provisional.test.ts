@@ -7,7 +7,7 @@ import { DEFAULT_CERT_CN, generateDefaultCertificate } from "../../src/tls/defau
 import { createTlsListener, type ServeHandler, type TlsListener } from "../../src/tls/listener.ts";
 import { createPemChecker } from "../../src/tls/pem.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
-import { createCertificate, generateKeyPair } from "../../src/tls/x509.ts";
+import { createCertificate, generateKeyPair } from "./pki.ts";
 import { binding, peerCertificate, quietLog } from "./helpers.ts";
 
 const HOST = "first.test";

@@ -8,7 +8,7 @@ import { generateDefaultCertificate } from "../../src/tls/default-cert.ts";
 import { createTlsListener, type RotationInfo } from "../../src/tls/listener.ts";
 import { createPemChecker } from "../../src/tls/pem.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
-import { createCertificate } from "../../src/tls/x509.ts";
+import { createCertificate } from "./pki.ts";
 import { markerHandler, peerCertificate, quietLog } from "./helpers.ts";
 
 export interface BenchRow {

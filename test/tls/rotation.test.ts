@@ -6,7 +6,7 @@ import { generateDefaultCertificate, DEFAULT_CERT_CN } from "../../src/tls/defau
 import { createTlsListener, type TlsListener } from "../../src/tls/listener.ts";
 import { createPemChecker } from "../../src/tls/pem.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
-import { createCertificate, generateKeyPair } from "../../src/tls/x509.ts";
+import { createCertificate, generateKeyPair } from "./pki.ts";
 import { binding, peerCertificate, quietLog, RawClient } from "./helpers.ts";
 import type { ServeHandler } from "../../src/tls/listener.ts";
 

@@ -4,7 +4,7 @@ import { generateDefaultCertificate, DEFAULT_CERT_CN } from "../../src/tls/defau
 import { createTlsListener, type TlsListener } from "../../src/tls/listener.ts";
 import { createPemChecker } from "../../src/tls/pem.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
-import { createCertificate } from "../../src/tls/x509.ts";
+import { createCertificate } from "./pki.ts";
 import { binding, markerHandler, peerCertificate, quietLog } from "./helpers.ts";
 
 const settings = { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256" } as const;

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eventually, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "../e2e/objects.ts";
-import { createCertificate } from "../../src/tls/x509.ts";
+import { createCertificate } from "../tls/pki.ts";
 
 let dir: string;
 let web: Backend;

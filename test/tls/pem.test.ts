@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { checkPem, covers, createPemChecker } from "./pem.ts";
-import { createCertificate, generateKeyPair } from "./x509.ts";
+import { checkPem, covers, createPemChecker } from "../../src/tls/pem.ts";
+import { createCertificate, generateKeyPair } from "./pki.ts";
 
 const NOW = Date.UTC(2026, 5, 1);
 const valid = { notBefore: new Date(NOW - 86_400_000), notAfter: new Date(NOW + 86_400_000) };

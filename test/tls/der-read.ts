@@ -1,6 +1,7 @@
-// Just enough DER reading (X.690 §8.1) to lift exact byte ranges out of certificates we are
-// given: the issuer's subject Name (copied verbatim so chain building matches byte-for-byte)
-// and its subjectKeyIdentifier. Everything else is parsed by node:crypto's X509Certificate.
+// Just enough DER reading (X.690 §8.1) for the test PKI (pki.ts) to lift exact byte ranges out
+// of a CA certificate: its subject Name (copied verbatim so chain building matches
+// byte-for-byte) and its subjectKeyIdentifier. Everything else is parsed by node:crypto's
+// X509Certificate.
 
 export interface Node {
   readonly tag: number;

@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
-import type { CertificateBinding } from "../compile/types.ts";
-import { generateDefaultCertificate, DEFAULT_CERT_CN } from "./default-cert.ts";
-import { createPemChecker } from "./pem.ts";
-import { buildTlsEntries, tlsSettingsOptions, validateTlsSettings } from "./sni.ts";
-import { DEFAULT_TLS_CIPHERS } from "../config/flags.ts";
-import { createCertificate } from "./x509.ts";
+import type { CertificateBinding } from "../../src/compile/types.ts";
+import { generateDefaultCertificate, DEFAULT_CERT_CN } from "../../src/tls/default-cert.ts";
+import { createPemChecker } from "../../src/tls/pem.ts";
+import { buildTlsEntries, tlsSettingsOptions, validateTlsSettings } from "../../src/tls/sni.ts";
+import { DEFAULT_TLS_CIPHERS } from "../../src/config/flags.ts";
+import { createCertificate } from "./pki.ts";
 
 const NOW = Date.UTC(2026, 5, 1);
 const valid = { notBefore: new Date(NOW - 86_400_000), notAfter: new Date(NOW + 86_400_000) };
