@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { compile } from "../../src/compile/compile.ts";
 import { DEFAULT_COMPILE_CONFIG, type CompileConfig } from "../../src/compile/config.ts";
 import { lookup } from "../../src/table/lookup.ts";
-import { referenceLookup } from "../../src/table/reference.ts";
+import { referenceLookup } from "../table/reference.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
 import type { Match } from "../../src/table/types.ts";
 import { loadFixture } from "./snapshot.ts";

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { buildTable } from "../../src/table/build.ts";
 import { lookup } from "../../src/table/lookup.ts";
-import { referenceLookup } from "../../src/table/reference.ts";
+import { referenceLookup } from "../table/reference.ts";
 import { isPathPrefix, isSegmentPrefix, pathSegments } from "../../src/table/segments.ts";
 import type { Match, Route, RouteTable } from "../../src/table/types.ts";
 import { mkRoute } from "./routes.ts";

@@ -1,10 +1,11 @@
-// A deliberately naive matcher: a linear scan over every route of the table, written
-// straight from the rules in DESIGN §4 without the path maps or the host maps. Tests run the
-// same behaviour suite and a property test against both this and `lookup`.
-import { isSegmentPrefix, pathSegments } from "./segments.ts";
-import { allRoutes } from "./routes.ts";
-import type { Match, Route, RouteTable } from "./types.ts";
-
+// A deliberately naive matcher for tests: a linear scan over every route of the table, written
+// straight from the Ingress v1 matching rules (an exact host beats a wildcard beats no host;
+// the longest path wins, Exact over Prefix at equal length; Prefix matches whole path elements)
+// without the table's path maps or host maps. The lookup suite and a property test run against
+// both this and `lookup`, and the goldens check every expected request against both.
+import { isSegmentPrefix, pathSegments } from "../../src/table/segments.ts";
+import { allRoutes } from "../../src/table/routes.ts";
+import type { Match, Route, RouteTable } from "../../src/table/types.ts";
 
 function hostMatches(ruleHost: string, host: string): boolean {
   if (!ruleHost.startsWith("*.")) return false;
