@@ -32,14 +32,8 @@ export class Store implements SourceSink {
   /** Slices grouped by service; each group array is replaced, never mutated (views stay valid). */
   private readonly slicesByService = new CowMap<readonly EndpointSlice[]>();
   private readonly syncedKinds = new Set<Kind>();
-  private changes = 0;
 
   constructor(private readonly options: StoreOptions = {}) {}
-
-  /** Counts relevant changes; equal revisions mean an equal snapshot for routing. */
-  get revision(): number {
-    return this.changes;
-  }
 
   apply(event: StoreEvent): boolean {
     const changed = event.type === "DELETED" ? this.remove(event.kind, event.object) : this.upsert(event.kind, event.object);
@@ -103,7 +97,6 @@ export class Store implements SourceSink {
   }
 
   private changed(kind: Kind): void {
-    this.changes++;
     this.options.onChange?.(kind);
   }
 
