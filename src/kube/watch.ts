@@ -15,7 +15,7 @@ import type { Logger } from "../log/logger.ts";
 import { readNdjson } from "./ndjson.ts";
 import { collectionPath, DEFAULT_WATCH_TIMINGS, FIELD_SELECTORS, parseWatchLine, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
 
-export { collectionPath, DEFAULT_WATCH_TIMINGS, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
+export { collectionPath, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
 import { assertDeclared } from "./permissions.ts";
 import { backoffDelay, sleep } from "./backoff.ts";
 

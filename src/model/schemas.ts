@@ -171,15 +171,12 @@ export const SecretSchema = v.looseObject({
   stringData: stringMap,
 });
 
-export type ObjectMeta = v.InferOutput<typeof ObjectMetaSchema>;
 export type IngressBackend = v.InferOutput<typeof IngressBackendSchema>;
 export type HTTPIngressPath = v.InferOutput<typeof HTTPIngressPathSchema>;
 export type IngressRule = v.InferOutput<typeof IngressRuleSchema>;
-export type IngressTLS = v.InferOutput<typeof IngressTLSSchema>;
 export type Ingress = v.InferOutput<typeof IngressSchema>;
 export type IngressClass = v.InferOutput<typeof IngressClassSchema>;
 export type Service = v.InferOutput<typeof ServiceSchema>;
-export type ServicePort = v.InferOutput<typeof ServicePortSchema>;
 export type EndpointSlice = v.InferOutput<typeof EndpointSliceSchema>;
 export type Endpoint = v.InferOutput<typeof EndpointSchema>;
 export type Secret = v.InferOutput<typeof SecretSchema>;

@@ -23,13 +23,13 @@
 // the gap; a backend that needs every pod loaded at once needs more processes, not this.
 import type { Backend, Upstream } from "../table/types.ts";
 
-/** Bun's idle-connection pool per process (DESIGN §5). */
-export const BUN_POOL = 64;
+/** Bun's idle-connection pool per process (measured: docs/design.md, "Bun facts measured here"). */
+const BUN_POOL = 64;
 /**
  * Origins one process aims to use at once: half the pool, so the connections each origin
  * needs (in-flight requests / origins, rounded up) still fit with some room.
  */
-export const ORIGIN_BUDGET = 32;
+export const ORIGIN_BUDGET = BUN_POOL / 2;
 /** Largest window: with 64 requests in flight, 16 origins need exactly 4 connections each. */
 export const MAX_SUBSET = 16;
 /** Smallest window: a retry still has a second endpoint inside it. */

@@ -1,2 +1,0 @@
-export * from "./manifests.ts";
-export { EPOCH, parseManifestText, type FileParse, type LoadedObject } from "./documents.ts";

@@ -1,3 +1,0 @@
-export * from "./schemas.ts";
-export * from "./kinds.ts";
-export * from "./diagnostic.ts";
