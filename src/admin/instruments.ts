@@ -82,20 +82,15 @@ function createMetrics(r: Registry) {
   } satisfies Record<string, Counter | Gauge | Histogram>;
 }
 
-export type Metrics = ReturnType<typeof createMetrics>;
-
 export interface Instruments {
   readonly registry: Registry;
-  readonly metrics: Metrics;
   /** Per request, from the proxy's access record. */
   observeRequest(rec: AccessRecord): void;
-  connectionOpened(): void;
-  connectionClosed(): void;
   websocketOpened(): void;
   websocketClosed(): void;
   upstreamError(reason: string): void;
   upstreamRetry(reason: string): void;
-  /** After each compile; `applied` when the table was swapped in. */
+  /** After each compile. */
   observeCompile(durationMs: number): void;
   observeApply(generation: number, atMs: number): void;
   setObjects(counts: Readonly<Record<string, number>>): void;
@@ -112,14 +107,18 @@ export interface Instruments {
   setLeader(leader: boolean): void;
   /** Report a growing drop count (e.g. the access log's `dropped`) into the counter at scrape time. */
   trackAccessLogDrops(read: () => number): void;
+  /** Read the connections open on the traffic listeners at scrape time (summed over every caller). */
+  trackActiveConnections(read: () => number): void;
 }
 
 export function createInstruments(registry: Registry, opts: { readonly version: string }): Instruments {
   const m = createMetrics(registry);
   m.buildInfo.set([opts.version], 1);
   m.leader.set([], 0);
-  m.activeConnections.set([], 0);
   m.websocketSessions.set([], 0);
+  // Read at scrape time: 0 in a process that serves no traffic (the primary of --workers N).
+  const connectionReaders: (() => number)[] = [];
+  registry.onCollect(() => m.activeConnections.set([], connectionReaders.reduce((n, read) => n + read(), 0)));
 
   // The series one request updates, cached by the request's label values: building five label
   // keys and looking each up per request was ~5% of a small proxied request (measured with bench/).
@@ -156,7 +155,6 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
 
   const inst: Instruments = {
     registry,
-    metrics: m,
     observeRequest(rec) {
       const s = requestSeries(rec);
       if (s === null) {
@@ -186,8 +184,6 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
         if (c) m.responseBytes.incSeries(c, rec.bytesOut);
       }
     },
-    connectionOpened: () => m.activeConnections.inc(),
-    connectionClosed: () => m.activeConnections.dec(),
     websocketOpened: () => m.websocketSessions.inc(),
     websocketClosed: () => m.websocketSessions.dec(),
     upstreamError: (reason) => m.upstreamErrors.inc([ident(reason)]),
@@ -245,6 +241,7 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
         seen = Math.max(seen, now);
       });
     },
+    trackActiveConnections: (read) => void connectionReaders.push(read),
   };
   return inst;
 }

@@ -68,7 +68,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   const httpHandler = createProxyHandler({ ...common, scheme: "http" });
   const httpsHandler = createProxyHandler({ ...common, scheme: "https" });
   // Bun exposes no connection count: the gauge reports requests in flight, read at scrape time.
-  inst.registry.onCollect(() => inst.metrics.activeConnections.set([], httpHandler.inflight.count + httpsHandler.inflight.count));
+  inst.trackActiveConnections(() => httpHandler.inflight.count + httpsHandler.inflight.count);
 
   // Probes and binds run in this one synchronous turn (ports.ts).
   const { bind: hostname, httpPort, httpsPort } = config;

@@ -98,9 +98,10 @@ describe("control plane, watch, TLS and process metrics", () => {
   test("each instrument lands in its series", () => {
     const registry = new Registry();
     const inst = createInstruments(registry, { version: "0.1.0" });
-    inst.connectionOpened();
-    inst.connectionOpened();
-    inst.connectionClosed();
+    // Two listeners' in-flight counts, read at scrape time and summed.
+    let httpsOpen = 2;
+    inst.trackActiveConnections(() => 1);
+    inst.trackActiveConnections(() => httpsOpen);
     inst.websocketOpened();
     inst.upstreamError("connect");
     inst.upstreamError("connect");
@@ -125,7 +126,7 @@ describe("control plane, watch, TLS and process metrics", () => {
     inst.trackAccessLogDrops(() => drops);
     let fams = parseExposition(registry.expose());
     const v = (name: string, labels: Record<string, string> = {}) => sampleValue(fams, name, labels);
-    expect(v("portico_active_connections")).toBe(1);
+    expect(v("portico_active_connections")).toBe(3);
     expect(v("portico_websocket_sessions")).toBe(1);
     expect(v("portico_upstream_errors_total", { reason: "connect" })).toBe(2);
     expect(v("portico_upstream_errors_total", { reason: "other" })).toBe(1);
@@ -155,10 +156,12 @@ describe("control plane, watch, TLS and process metrics", () => {
     inst.setDiagnostics([{ reason: "NoEndpoints" }]);
     inst.setLeader(false);
     drops = 10;
+    httpsOpen = 0;
     fams = parseExposition(registry.expose());
     expect(v("portico_diagnostics", { reason: "PathConflict" })).toBeUndefined();
     expect(v("portico_leader")).toBe(0);
     expect(v("portico_access_log_dropped_total")).toBe(10);
+    expect(v("portico_active_connections")).toBe(1);
   });
 
   test("TLS hosts are bounded and the overflow is counted", () => {
