@@ -1,2 +1,0 @@
-export * from "./logger.ts";
-export * from "./access.ts";
