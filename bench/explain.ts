@@ -7,7 +7,7 @@
 // 10 s. `bun bench/explain.ts [--ingresses N] [--calls N]`
 import { parseArgs } from "node:util";
 import { Compiler } from "../src/compile/compile.ts";
-import { DEFAULT_COMPILE_CONFIG } from "../src/compile/config.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../test/compile/config.ts";
 import { explain, explainSteps, type ExplainRequest, type ExplainResult } from "../src/compile/explain.ts";
 import type { Ingress } from "../src/model/schemas.ts";
 import type { Snapshot } from "../src/store/types.ts";

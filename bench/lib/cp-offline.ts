@@ -2,7 +2,7 @@
 // after one Ingress edit), the table's IPC cost for --workers (whole table and one edit's
 // delta), lookup ns/request, memory.
 import { Compiler, compile } from "../../src/compile/compile.ts";
-import { DEFAULT_COMPILE_CONFIG } from "../../src/compile/config.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../../test/compile/config.ts";
 import { isKind, parseObject } from "../../src/model/kinds.ts";
 import { Store } from "../../src/store/store.ts";
 import { lookup } from "../../src/table/lookup.ts";

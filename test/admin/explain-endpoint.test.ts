@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { createAdminApp } from "../../src/admin/app.ts";
 import { createReadiness } from "../../src/admin/readiness.ts";
 import { Compiler } from "../../src/compile/compile.ts";
-import { DEFAULT_COMPILE_CONFIG } from "../../src/compile/config.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { explain, type ExplainResult } from "../../src/compile/explain.ts";
 import { parseArgs } from "../../src/config/parse.ts";
 import { createLogger } from "../../src/log/logger.ts";

@@ -3,7 +3,7 @@
 // resolution) with the port number of the same digits.
 import { expect, test } from "bun:test";
 import { compile } from "../../src/compile/compile.ts";
-import { DEFAULT_COMPILE_CONFIG } from "../../src/compile/config.ts";
+import { DEFAULT_COMPILE_CONFIG } from "./config.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { loadFixture } from "./snapshot.ts";
 

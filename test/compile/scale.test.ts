@@ -4,7 +4,7 @@
 // the TLS hosts. How fast that is belongs to bench/control-plane.ts (compile time, lookup ns).
 import { expect, test } from "bun:test";
 import { compile } from "../../src/compile/compile.ts";
-import { DEFAULT_COMPILE_CONFIG } from "../../src/compile/config.ts";
+import { DEFAULT_COMPILE_CONFIG } from "./config.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { Match } from "../../src/table/types.ts";
 import { referenceLookup } from "../table/reference.ts";

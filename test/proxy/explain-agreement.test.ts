@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import net from "node:net";
 import { compile } from "../../src/compile/compile.ts";
-import { DEFAULT_COMPILE_CONFIG } from "../../src/compile/config.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { explain } from "../../src/compile/explain.ts";
 import { RejectedRequest } from "../../src/request/rejected.ts";
 import type { Snapshot } from "../../src/store/types.ts";

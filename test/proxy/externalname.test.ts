@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Socket, TCPSocketListener } from "bun";
 import { compile } from "../../src/compile/compile.ts";
-import { DEFAULT_COMPILE_CONFIG } from "../../src/compile/config.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { createExternalResolver, forbiddenReason, ownAddresses, type ExternalResolver } from "../../src/proxy/external.ts";
 import { createProxyHandler } from "../../src/proxy/handler.ts";
 import { startHttpListener } from "../../src/proxy/listener.ts";

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import net from "node:net";
 import { compile } from "../../src/compile/compile.ts";
-import { DEFAULT_COMPILE_CONFIG } from "../../src/compile/config.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
 import { makeBackend, makeTable, startProxy, statusLine, type TestProxy } from "./helpers.ts";

@@ -1,0 +1,17 @@
+// The compile settings of a Portico started with no flags, for tests and bench/. Read from the
+// flag parser itself, so they follow the real defaults (config/flags.ts) instead of restating them.
+import type { CompileConfig } from "../../src/compile/config.ts";
+import { parseArgs } from "../../src/config/parse.ts";
+
+const parsed = parseArgs([], {});
+if (parsed.type !== "run") throw new Error(`no flags should parse as a run, got ${parsed.type}`);
+const c = parsed.config;
+
+export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
+  ingressClass: c.ingressClass,
+  controllerName: c.controllerName,
+  watchIngressWithoutClass: c.watchIngressWithoutClass,
+  defaultBackendService: c.defaultBackendService,
+  defaultSslCertificate: c.defaultSslCertificate,
+  allowExternalNameServices: c.allowExternalNameServices,
+});
