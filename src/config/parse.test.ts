@@ -47,6 +47,10 @@ describe("defaults", () => {
       connectTimeoutMs: 5000,
       responseTimeoutMs: 60000,
       streamIdleTimeoutMs: 300000,
+      clientBodyTimeoutMs: 60000,
+      clientBodyMinRate: 500,
+      maxResponseHeaderSize: 65536,
+      enableUnderscoresInHeaders: false,
       shutdownDelayMs: 5000,
       shutdownGracePeriodMs: 30000,
       allowExternalNameServices: false,
@@ -90,6 +94,12 @@ describe("values", () => {
       shutdownGracePeriodMs: 45_000, hstsMaxAge: 60, tlsMinVersion: "1.3", tlsCiphers: "ECDHE-RSA-AES128-GCM-SHA256", workers: 3,
       allowExternalNameServices: true,
     });
+  });
+
+  test("body timing, response header size and underscores", () => {
+    const c = run(["--client-body-timeout", "20s", "--client-body-min-rate", "1k", "--max-response-header-size", "16k", "--enable-underscores-in-headers"]);
+    expect(c).toMatchObject({ clientBodyTimeoutMs: 20_000, clientBodyMinRate: 1024, maxResponseHeaderSize: 16_384, enableUnderscoresInHeaders: true });
+    expect(run(["--client-body-min-rate", "0"]).clientBodyMinRate).toBeNull();
   });
 
   test("a numeric backend port is a number; max-body-size 0 is unlimited", () => {
@@ -169,6 +179,10 @@ describe("errors name the flag", () => {
     [["--connect-timeout", "0"], "--connect-timeout: expected a duration"],
     [["--response-timeout", "5d"], "--response-timeout: expected a duration"],
     [["--stream-idle-timeout", "-1s"], "--stream-idle-timeout: expected a duration"],
+    [["--client-body-timeout", "0"], "--client-body-timeout: expected a duration"],
+    [["--client-body-min-rate", "fast"], "--client-body-min-rate: expected a rate in bytes per second"],
+    [["--max-response-header-size", "100"], "--max-response-header-size: expected a size from 1k to 16m"],
+    [["--enable-underscores-in-headers=perhaps"], "--enable-underscores-in-headers: expected true or false"],
     [["--shutdown-delay", "soon"], "--shutdown-delay: expected a duration"],
     [["--shutdown-grace-period", "1000h"], "--shutdown-grace-period: expected a duration"],
     // Past 2^31-1 ms a timer fires at once: the message names the limit.

@@ -45,6 +45,14 @@ export interface Config {
   readonly connectTimeoutMs: number;
   readonly responseTimeoutMs: number;
   readonly streamIdleTimeoutMs: number;
+  /** Longest wait for the next bytes of a request body (nginx client_body_timeout). */
+  readonly clientBodyTimeoutMs: number;
+  /** Bytes/s a request body must average once clientBodyTimeoutMs of waiting is used up; null = no minimum. */
+  readonly clientBodyMinRate: number | null;
+  /** Largest upstream response header block in bytes; larger gets 502. */
+  readonly maxResponseHeaderSize: number;
+  /** Forward request header names containing "_" (nginx underscores_in_headers); dropped when false. */
+  readonly enableUnderscoresInHeaders: boolean;
   readonly shutdownDelayMs: number;
   readonly shutdownGracePeriodMs: number;
   // TLS (issue 5)

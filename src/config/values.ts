@@ -61,6 +61,18 @@ export const bodySize = convert("a size like 1048576, 512k, 10m or 1g (0: unlimi
   return n === null ? undefined : n === 0 ? null : n;
 });
 
+/** Bytes per second; 0 means no minimum (null). */
+export const byteRate = convert("a rate in bytes per second like 500, 1k or 64k (0: no minimum)", (s) => {
+  const n = parseSize(s);
+  return n === null ? undefined : n === 0 ? null : n;
+});
+
+/** A header block size: 1 KiB to 16 MiB. */
+export const headerSize = convert("a size from 1k to 16m like 16384, 32k or 1m", (s) => {
+  const n = parseSize(s);
+  return n !== null && n >= 1024 && n <= 16 * 1024 * 1024 ? n : undefined;
+});
+
 export const nonEmpty = convert("a non-empty value", (s) => (s.trim() === "" ? undefined : s.trim()));
 
 // RFC 1123 label / DNS subdomain, as Kubernetes validates namespaces and object names.

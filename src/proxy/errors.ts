@@ -1,20 +1,26 @@
-// Coded data-plane errors, mapped to a status once (DESIGN §3, §6.7). Bodies are fixed short
-// text: they never echo anything from the request.
+// Coded data-plane errors, mapped to a status once. Bodies are fixed short text: they never
+// echo anything from the request. Which answers close the connection: docs/design.md,
+// "Request framing and bodies".
 
 export type ProxyErrorCode =
   | "BadRequest"
+  | "BadFraming"
   | "NoRoute"
   | "NoEndpoints"
   | "UpstreamConnect"
   | "UpstreamReset"
   | "UpstreamAddressForbidden"
+  | "UpstreamInvalid"
   | "UpstreamTimeout"
   | "BodyTooLarge"
+  | "ClientBodyTimeout"
   | "Internal";
 
 const STATUS: Record<ProxyErrorCode, number> = {
   BadRequest: 400,
+  BadFraming: 400,
   NoRoute: 404,
+  ClientBodyTimeout: 408,
   BodyTooLarge: 413,
   Internal: 500,
   UpstreamConnect: 502,
@@ -22,21 +28,31 @@ const STATUS: Record<ProxyErrorCode, number> = {
   // An ExternalName that resolves only to addresses Portico never connects to (external.ts):
   // the upstream's answer is unusable, as with a failed connect.
   UpstreamAddressForbidden: 502,
+  UpstreamInvalid: 502,
   NoEndpoints: 503,
   UpstreamTimeout: 504,
 };
 
 const BODY: Record<ProxyErrorCode, string> = {
   BadRequest: "bad request\n",
+  BadFraming: "bad request\n",
   NoRoute: "no route\n",
+  ClientBodyTimeout: "request body timeout\n",
   BodyTooLarge: "request body too large\n",
   Internal: "internal error\n",
   UpstreamConnect: "bad gateway\n",
   UpstreamReset: "bad gateway\n",
   UpstreamAddressForbidden: "bad gateway\n",
+  UpstreamInvalid: "bad gateway\n",
   NoEndpoints: "service unavailable\n",
   UpstreamTimeout: "gateway timeout\n",
 };
+
+// Answers after which the connection is closed, as nginx does (it turns keep-alive off for
+// 400, 413, 414, 500 and 501, and closes on a client_body_timeout 408): what follows such a
+// request on the connection cannot be trusted to start a new request (a header block we
+// refused, a body we did not read), and Bun would otherwise parse it as one and run it.
+const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "Internal"]);
 
 export class ProxyError extends Error {
   readonly code: ProxyErrorCode;
@@ -54,9 +70,13 @@ export function statusOf(code: ProxyErrorCode): number {
   return STATUS[code];
 }
 
+/** Whether an answer with this code ends the client connection (see CLOSES). */
+export function closesConnection(code: ProxyErrorCode): boolean {
+  return CLOSES.has(code);
+}
+
 export function errorResponse(code: ProxyErrorCode, headers?: Record<string, string>): Response {
-  return new Response(BODY[code], {
-    status: STATUS[code],
-    headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store", ...headers },
-  });
+  const h: Record<string, string> = { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store", ...headers };
+  if (CLOSES.has(code)) h.connection = "close";
+  return new Response(BODY[code], { status: STATUS[code], headers: h });
 }

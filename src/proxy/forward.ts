@@ -1,6 +1,6 @@
-// Forwarding one request upstream with fetch (issue 3 points 4-6): endpoint choice, one retry
-// for idempotent body-less requests on a connect error, a response-header deadline, and
-// errors classified once into ProxyError codes.
+// Forwarding one request upstream with fetch: endpoint choice, one retry for idempotent
+// body-less requests on a connect error, a response-header deadline, a bound on the response
+// header block, and errors classified once into ProxyError codes.
 import type { Backend, Upstream } from "../table/types.ts";
 import type { Balancer } from "./balancer.ts";
 import { ProxyError } from "./errors.ts";
@@ -25,11 +25,13 @@ export interface ForwardInput {
    * The request's one abort switch, handed to fetch: the caller aborts it when the client
    * leaves or shutdown gives up; the deadline and the body limit abort it through `control`.
    * (One controller per request instead of AbortSignal.any([client, stop, attempt]), which
-   * measured ~2.8 µs, ~4% of a small proxied request: issue 8 point 4.)
+   * measured ~2.8 µs, ~4% of a small proxied request.)
    */
   readonly signal: AbortSignal;
   readonly responseTimeoutMs: number;
   readonly connectTimeoutMs: number;
+  /** Largest upstream response header block, in bytes (--max-response-header-size). */
+  readonly maxHeaderBytes: number;
   readonly balancer: Balancer;
   readonly hooks?: ProxyHooks | undefined;
   /** Resolves and checks ExternalName upstreams; default: the process-wide one. */
@@ -57,6 +59,9 @@ const CONNECT_CODES = new Set([
 ]);
 // The connection broke before response headers: the request may or may not have been seen.
 const RESET_CODES = new Set(["ECONNRESET", "ConnectionClosed", "EPIPE", "UNEXPECTED_EOF"]);
+// The upstream answered something that is not an HTTP response (measured codes, Bun 1.4.5):
+// a bad status line or field line, too many fields, a bad or repeated Content-Length.
+const INVALID_CODES = new Set(["Malformed_HTTP_Response", "InvalidHTTPResponse", "InvalidContentLength"]);
 
 function codeOf(e: unknown): string {
   const c = (e as { code?: unknown } | null)?.code;
@@ -65,6 +70,16 @@ function codeOf(e: unknown): string {
 
 function triedCount(first: string | null, tried: ReadonlySet<string> | null): number {
   return first === null ? 0 : tried === null ? 1 : tried.size;
+}
+
+/**
+ * Size of a response header block as it was on the wire (field lines, CRLFs, the blank line;
+ * the status line left out). Bun's fetch takes any size (a 200 kB field measured on 1.4.5).
+ */
+export function headerBlockBytes(h: Headers): number {
+  let n = 2;
+  for (const [k, v] of h) n += k.length + v.length + 4;
+  return n;
 }
 
 function urlOf(b: Backend, u: Upstream, pathAndQuery: string): string {
@@ -151,13 +166,13 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
       method: input.method,
       headers: input.headers,
       body: input.body,
-      // DESIGN §5: without decompress:false Bun inflates the body but keeps Content-Encoding;
+      // Without decompress:false Bun inflates the body but keeps Content-Encoding (measured);
       // redirects belong to the client; duplex "half" streams the request body.
       decompress: false,
       redirect: "manual",
       duplex: "half",
-      // DESIGN §5: the client's signal must reach fetch, or a client that leaves early does
-      // not abort the upstream; the caller wires req.signal into this one.
+      // The client's signal must reach fetch, or a client that leaves early does not abort
+      // the upstream; the caller wires req.signal into this one.
       signal: input.signal,
     } as RequestInit & { decompress: boolean };
     // Pods rarely carry certificates that chain to anything we could verify for an IP, so
@@ -169,6 +184,14 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
       const response = await fetch(urlOf(input.backend, to, input.pathAndQuery), init);
       dog.stop();
       input.balancer.succeeded(u);
+      // nginx answers 502 to a header block larger than its buffer ("upstream sent too big
+      // header"); relaying it would hand the client a response most clients refuse anyway.
+      const size = headerBlockBytes(response.headers);
+      if (size > input.maxHeaderBytes) {
+        response.body?.cancel().catch(() => {});
+        safe(() => input.hooks?.onUpstreamError?.(input.backend.id, "invalid"));
+        throw new ProxyError("UpstreamInvalid", `response header block of ${size} bytes`);
+      }
       return { response, upstream: to, upstreamMs: performance.now() - t0 };
     } catch (e) {
       dog.stop();
@@ -186,13 +209,14 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
         input.balancer.failed(u);
         ext?.forget(u.address);
       }
-      const reason = connect ? "connect" : RESET_CODES.has(code) ? "reset" : "error";
+      const invalid = INVALID_CODES.has(code);
+      const reason = connect ? "connect" : RESET_CODES.has(code) ? "reset" : invalid ? "invalid" : "error";
       if (attempt < maxAttempts && triedCount(first, tried) < input.backend.endpoints.length && (connect || reason === "reset")) {
         safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, reason));
         continue;
       }
       safe(() => input.hooks?.onUpstreamError?.(input.backend.id, reason));
-      throw new ProxyError(connect ? "UpstreamConnect" : "UpstreamReset", `${code} ${String((e as Error)?.message ?? e)}`);
+      throw new ProxyError(connect ? "UpstreamConnect" : invalid ? "UpstreamInvalid" : "UpstreamReset", `${code} ${String((e as Error)?.message ?? e)}`);
     }
   }
 }

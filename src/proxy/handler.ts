@@ -3,7 +3,7 @@
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import type { Match } from "../table/types.ts";
 import { createBalancer, type Balancer } from "./balancer.ts";
-import { meterRequestBody } from "./body.ts";
+import { meterRequestBody, nextTurn } from "./body.ts";
 import { cidrMatcher } from "../config/cidr.ts";
 import { errorResponse, ProxyError, statusOf } from "./errors.ts";
 import type { ExternalResolver } from "./external.ts";
@@ -84,8 +84,16 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       rec.durationMs = performance.now() - t0;
       emit(rec);
     };
+    // RFC 9112 §6.3: a request has a body only when Content-Length or Transfer-Encoding says
+    // so (touching req.body would also make Bun build a stream for every GET).
+    const cl = req.headers.get("content-length");
+    const hasBody = (cl !== null && cl !== "0") || req.headers.has("transfer-encoding");
+    // Headers of every answer Portico gives itself (errors, redirects, policy answers), never
+    // of a relayed one. Such an answer to a request with a body ends the connection, like the
+    // answers that always do (errors.ts): the body may be unread, and what follows it on the
+    // connection is not known to start a new request.
     const common: Record<string, string> = { "x-request-id": requestId };
-    if (inflight.draining) common.connection = "close";
+    if (inflight.draining || hasBody) common.connection = "close";
     // Once switched off it stays off for the connection's later keep-alive idling too
     // (measured), so it is set back to IDLE_TIMEOUT_S just before the response ends; Bun
     // ignores the call once the response is complete, hence "before".
@@ -156,11 +164,15 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       // Body limit (--max-body-size / portico.dev/max-body-size): a declared length over the
       // limit is refused before any upstream is contacted.
       const limit = opts.maxBodySize ?? config.maxBodySize;
-      const cl = req.headers.get("content-length");
-      // RFC 9112 §6.3: a request has a body only when Content-Length or Transfer-Encoding says
-      // so (touching req.body would also make Bun build a stream for every GET).
-      const hasBody = (cl !== null && cl !== "0") || req.headers.has("transfer-encoding");
       if (limit !== null && cl !== null && Number(cl) > limit) return fail(new ProxyError("BodyTooLarge"));
+      // Bun hands a GET, HEAD or TRACE request no body (req.body is null; it skips the bytes)
+      // and its fetch refuses to send one (measured on 1.4.5), so such a body cannot be
+      // forwarded as nginx would. Forwarding the request without it would change its meaning
+      // silently (a search sent as GET with a query body would run unfiltered); RFC 9110
+      // §9.3.1-2 warns that content on GET and HEAD "might lead some implementations to reject
+      // the request", and §9.3.8 forbids it on TRACE. So: 400, and the connection closes.
+      const body = hasBody ? req.body : null;
+      if (hasBody && body === null) return fail(new ProxyError("BadRequest", `${req.method} with a body`));
 
       // Bun's per-request timer (the listener's idleTimeout, or server.timeout()) runs from the
       // start of the request and is not pushed back by body bytes (measured: a 2 s timer kills
@@ -170,8 +182,21 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       // (below). The call is not free (~15% of a small proxied request), hence not always.
       if (hasBody || responseTimeoutMs > (IDLE_TIMEOUT_S - 10) * 1000) timerOffNow();
 
-      const ctx: ForwardContext = { peer, trusted, scheme, host: v.host, port: v.port, requestId };
+      const ctx: ForwardContext = {
+        peer, trusted, scheme, host: v.host, port: v.port, requestId, underscores: config.enableUnderscoresInHeaders,
+      };
       const clientIp = clientIpOf(peer, req.headers.get("x-forwarded-for"), ctx.trusted, isTrusted);
+
+      // Pipelining: Bun runs the handler as soon as a request head is parsed, and when the
+      // same read holds another request it closes the connection and aborts this one, whose
+      // answer is then never written (measured on 1.4.5; docs/design.md, "Request framing and
+      // bodies"). The rest of the read is parsed within the same I/O callback, so one turn
+      // later the signal tells; a request Bun has given up on never reaches an upstream.
+      await nextTurn();
+      if (req.signal.aborted) {
+        finish(499, "ClientClosed");
+        return new Response(null, { status: 499 });
+      }
 
       if (isWebSocketUpgrade(req)) {
         rec.websocket = true;
@@ -204,11 +229,15 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       // Polled by the shared watchdog sweep (watchdog.ts says why not an abort listener).
       else guard = guardRequest(clientSignal, hardStop.signal, abort);
       const control = createAttemptControl(abort);
-      const metered = hasBody
-        ? meterRequestBody(req.body as ReadableStream<Uint8Array>, {
+      const metered = body !== null
+        ? meterRequestBody(body, {
             limit,
+            declared: cl === null ? null : Number(cl),
+            gapMs: config.clientBodyTimeoutMs,
+            minRate: config.clientBodyMinRate,
+            clientGone: () => clientSignal.aborted,
             onProgress: () => control.touch(),
-            onTooLarge: () => control.abort(new ProxyError("BodyTooLarge", "streamed")),
+            onAbort: (err) => control.abort(err),
           })
         : null;
       let result;
@@ -218,7 +247,8 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
             method: req.method, pathAndQuery, headers: upstreamHeaders(req.headers, ctx, clientIp, false, v.filtered),
             body: metered?.stream ?? null, retryable: IDEMPOTENT.has(req.method) && !hasBody,
             backend, clientSignal, stopSignal: hardStop.signal, signal: abort.signal, responseTimeoutMs,
-            connectTimeoutMs: opts.connectTimeoutMs ?? config.connectTimeoutMs, balancer, hooks, external: deps.external,
+            connectTimeoutMs: opts.connectTimeoutMs ?? config.connectTimeoutMs, maxHeaderBytes: config.maxResponseHeaderSize,
+            balancer, hooks, external: deps.external,
           },
           control,
         );
@@ -234,6 +264,8 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
         idleMs, control, rec, finish, timerOffNow, timerBack,
       });
     } catch (e) {
+      // Bun has answered 400 itself and closed (body.ts): recorded as what the client saw.
+      if (e instanceof ProxyError && e.code === "BadFraming") return fail(e);
       if (req.signal.aborted || hardStop.signal.aborted) {
         finish(499, req.signal.aborted ? "ClientClosed" : "Shutdown");
         return new Response(null, { status: 499 });

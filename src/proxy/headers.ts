@@ -1,10 +1,10 @@
-// Header rewriting between client and upstream (issue 3 point 4).
+// Header rewriting between client and upstream.
 
 // RFC 9110 §7.6.1: Connection, and the fields it lists, are hop-by-hop; Proxy-Connection,
 // Keep-Alive, TE, Transfer-Encoding and Upgrade are named there as ones a proxy must not
 // forward. Trailer (RFC 9110 §6.6.2) describes this hop's framing. Proxy-Authorization and
 // Proxy-Authenticate (RFC 9110 §11.7) are addressed to the proxy, not the origin.
-// Bun strips none of them in either direction (DESIGN §5).
+// Bun strips none of them in either direction (measured; docs/design.md, "Bun facts measured here").
 const HOP_BY_HOP = new Set([
   "connection",
   "proxy-connection",
@@ -53,6 +53,8 @@ export interface ForwardContext {
   readonly host: string;
   readonly port: string | null;
   readonly requestId: string;
+  /** Forward field names containing "_" (--enable-underscores-in-headers); dropped otherwise. */
+  readonly underscores: boolean;
 }
 
 /**
@@ -72,16 +74,22 @@ export function clientIpOf(peer: string, xff: string | null, trusted: boolean, i
 /**
  * Whether upstreamHeaders() may drop a request field of this (lowercased) name. The
  * validation pass, which visits every field anyway, collects these so the common request
- * (none of them) is copied natively instead of field by field (issue 8 point 4).
+ * (none of them) is copied natively instead of field by field (a per-field copy showed in
+ * the profile of a small proxied request).
  */
 export function isFilteredRequestHeader(k: string): boolean {
-  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || k === "x-request-id" || k === "expect" || k.startsWith("sec-websocket-");
+  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || k === "x-request-id" || k === "expect" || k.startsWith("sec-websocket-") || k.includes("_");
 }
 
-function dropped(k: string, trusted: boolean, websocket: boolean): boolean {
+function dropped(k: string, ctx: ForwardContext, websocket: boolean): boolean {
   if (HOP_BY_HOP.has(k)) return true;
-  if (FORWARDED.has(k) && !trusted) return true;
+  if (FORWARDED.has(k) && !ctx.trusted) return true;
   if (k === "x-request-id" || k === "expect") return true;
+  // nginx ignores header names with underscores unless underscores_in_headers is on
+  // (ingress-nginx: enable-underscores-in-headers, default false): many backends (CGI-style
+  // environments, Rails, PHP) fold "-" and "_" together, so X_Forwarded_For would reach them
+  // as X-Forwarded-For, the field we set, and spoof it.
+  if (!ctx.underscores && k.includes("_")) return true;
   return websocket && k.startsWith("sec-websocket-");
 }
 
@@ -102,13 +110,13 @@ export function upstreamHeaders(
     const listed = connectionListed(incoming);
     out = new Headers();
     for (const [k, v] of incoming) {
-      if (listed?.has(k) || dropped(k, ctx.trusted, websocket)) continue;
+      if (listed?.has(k) || dropped(k, ctx, websocket)) continue;
       out.append(k, v);
     }
   } else {
     out = new Headers(incoming);
     if (filtered.length > 0) {
-      for (const k of filtered) if (dropped(k, ctx.trusted, websocket)) out.delete(k);
+      for (const k of filtered) if (dropped(k, ctx, websocket)) out.delete(k);
       const listed = connectionListed(incoming);
       // A listed name that is no field name cannot be present; delete() would throw on it.
       if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
@@ -146,7 +154,7 @@ function stripHopByHop(h: Headers): void {
 /**
  * Headers for the client response: hop-by-hop removed, Set-Cookie lines kept separate.
  * Edits the upstream response's Headers in place and returns them: copying them field by field
- * into a new Headers was ~6% of a small proxied request (issue 8 point 4). Bun's fetch
+ * into a new Headers was ~6% of a small proxied request. Bun's fetch
  * Response headers are mutable (measured on 1.4.5); should that change, the copy is the fallback.
  */
 export function downstreamHeaders(upstream: Headers, requestId: string, hsts: string | null): Headers {

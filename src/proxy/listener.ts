@@ -1,11 +1,11 @@
-// The plain-HTTP listener (issue 3 point 1). The TLS helper reuses serveOptions() for HTTPS.
+// The plain-HTTP listener. The TLS helper reuses serveOptions() for HTTPS.
 import type { Server } from "bun";
 import type { ProxyHandler } from "./handler.ts";
 import type { WsData } from "./websocket.ts";
 
 /**
- * Bun's own cap on request bodies. DESIGN §5: the default 128 MiB also applies to streamed
- * bodies, so it is set explicitly and high: the real limit is ours (--max-body-size and the
+ * Bun's own cap on request bodies. The default 128 MiB also applies to streamed bodies
+ * (measured), so it is set explicitly and high: the real limit is ours (--max-body-size and the
  * per-Ingress annotation, which may be larger than the flag), enforced per route with 413.
  */
 export const BUN_MAX_BODY = Number.MAX_SAFE_INTEGER;

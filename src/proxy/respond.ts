@@ -1,6 +1,6 @@
 // Relaying the upstream response to the client: small declared bodies buffered (to keep
 // Content-Length), others streamed under the idle watchdog; the access record finished once.
-import { meterResponseBody } from "./body.ts";
+import { meterResponseBody, nextTurn } from "./body.ts";
 import { ProxyError } from "./errors.ts";
 import type { AttemptControl } from "./forward.ts";
 import type { AccessRecord } from "./types.ts";
@@ -22,6 +22,13 @@ export interface RelayInput {
   /** Switch Bun's request timer off / back on (handler.ts explains why). */
   readonly timerOffNow: () => void;
   readonly timerBack: () => void;
+}
+
+/** An upstream body that failed before any of it was sent: 502 either way, coded for the log. */
+function bodyError(e: unknown): ProxyError {
+  const code = (e as { code?: unknown } | null)?.code;
+  const detail = `body: ${typeof code === "string" ? code : ""} ${String((e as Error)?.message ?? e)}`;
+  return new ProxyError(code === "InvalidHTTPResponse" ? "UpstreamInvalid" : "UpstreamReset", detail);
 }
 
 function noBody(p: RelayInput): Response {
@@ -54,7 +61,7 @@ export async function relayResponse(p: RelayInput): Promise<Response> {
       buf = await up.arrayBuffer();
     } catch (e) {
       if (e instanceof ProxyError || req.signal.aborted) throw e;
-      throw new ProxyError("UpstreamReset", `body: ${String((e as Error)?.message ?? e)}`);
+      throw bodyError(e);
     } finally {
       dog.stop();
       long.stop();
@@ -66,11 +73,29 @@ export async function relayResponse(p: RelayInput): Promise<Response> {
   }
   if (up.body === null) return noBody(p);
   timerOffNow();
-  const body = meterResponseBody(up.body, idleMs, (how, bytes) => {
+  // The status goes out with the first byte we send, so an upstream whose framing is broken
+  // from the start (a bad chunk size, a reset) must be caught before that: it is a 502, as in
+  // nginx ("upstream sent invalid chunked response"), not a 200 cut short. Bun's fetch has
+  // parsed whatever arrived with the headers by the next event-loop turn (measured on 1.4.5),
+  // so one turn is waited for, not the first chunk: a stream that starts later (server-sent
+  // events) is not held back. Breakage after the status has gone out aborts the client
+  // connection instead (body.ts).
+  const reader = (up.body as ReadableStream<Uint8Array>).getReader();
+  const first = reader.read();
+  let firstError: unknown = null;
+  first.catch((e: unknown) => {
+    firstError = e ?? new Error("upstream body failed");
+  });
+  await nextTurn();
+  if (firstError !== null) {
+    if (req.signal.aborted) throw firstError;
+    throw bodyError(firstError);
+  }
+  const body = meterResponseBody(reader, idleMs, (how, bytes) => {
     rec.bytesOut = bytes;
     if (how === "done") timerBack();
     const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
     finish(up.status, err);
-  });
+  }, first);
   return new Response(body, { status: up.status, statusText: up.statusText, headers });
 }
