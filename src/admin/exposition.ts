@@ -1,6 +1,7 @@
 // Registry snapshots as plain data, their text rendering (Prometheus text format 0.0.4), and
-// the sum of snapshots from several worker processes (issue 8 runs one registry per worker;
-// the primary asks each for `toJSON()` and serves `formatExposition(sumSnapshots(...))`).
+// the sum of snapshots from several worker processes (with --workers N ≥ 2 each worker keeps
+// its own registry; the primary asks each for `toJSON()` and serves
+// `formatExposition(sumSnapshots(...))`, docs/design.md "Workers").
 
 import * as v from "valibot";
 

@@ -1,4 +1,4 @@
-// A small Prometheus registry of our own (issue 6 point 2): counters, gauges and histograms
+// A small Prometheus registry of our own: counters, gauges and histograms
 // with label names fixed at creation, a bound on label sets per metric, and a plain-data
 // snapshot (toJSON) so several worker processes can be summed before exposition.
 // Rendering and merging live in exposition.ts, the registry in registry.ts; this file only
@@ -6,7 +6,7 @@
 
 import type { FamilySnapshot, GaugeMerge, HistogramSeries, ScalarSeries } from "./exposition.ts";
 
-/** Default bound on distinct label sets per metric (issue 6: "label cardinality bounded"). */
+/** Default bound on distinct label sets per metric, so label values cannot grow memory without end. */
 export const DEFAULT_MAX_SERIES = 10_000;
 
 // Text format 0.0.4: metric names match [a-zA-Z_:][a-zA-Z0-9_:]*, label names

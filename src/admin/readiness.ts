@@ -1,4 +1,4 @@
-// Readiness (DESIGN §3): ready only after the first full list of every watched kind has been
+// Readiness: ready only after the first full list of every watched kind has been
 // applied and the first route table is live; not ready again once draining starts, so load
 // balancers stop sending before the listeners close.
 

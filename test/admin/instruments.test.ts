@@ -174,7 +174,7 @@ describe("control plane, watch, TLS and process metrics", () => {
     expect(sampleValue(fams, OVERFLOW_METRIC, { metric: "portico_tls_certificate_expiry_timestamp_seconds" })).toBe(10);
   });
 
-  test("every metric of issue 6 exists with its type", () => {
+  test("every metric of the README's Metrics section exists with its type", () => {
     const fams = parseExposition(new Registry().expose() + "");
     expect(fams.size).toBe(2); // the registry's own overflow and collector-error counters
     const all = parseExposition(createInstruments(new Registry(), { version: "v" }).registry.expose());
