@@ -1,5 +1,6 @@
 // The one table of flags: names, env twins, help text, defaults and value schemas all come
-// from here, so parsing, `--help` and the environment cannot drift apart (DESIGN §3).
+// from here, so parsing, `--help`, the environment and the README's flag table
+// (scripts/flags-table.ts) cannot drift apart.
 import { availableParallelism } from "node:os";
 import type { Config } from "./types.ts";
 import * as val from "./values.ts";

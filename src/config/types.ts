@@ -6,7 +6,7 @@ export interface NamespacedName {
 }
 
 export interface Config {
-  // Sources (DESIGN §3)
+  // Sources
   readonly kubeconfig: string | null;
   readonly context: string | null;
   readonly manifests: string | null;
@@ -37,7 +37,7 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly logFormat: "json" | "text";
   readonly accessLog: "stdout" | "off";
-  // Data plane (issue 3)
+  // Data plane
   /** Bytes; null = unlimited. */
   readonly maxBodySize: number | null;
   /** CIDRs whose X-Forwarded-For is appended to rather than replaced. */
@@ -55,11 +55,11 @@ export interface Config {
   readonly enableUnderscoresInHeaders: boolean;
   readonly shutdownDelayMs: number;
   readonly shutdownGracePeriodMs: number;
-  // TLS (issue 5)
+  // TLS
   readonly hsts: boolean;
   readonly hstsMaxAge: number;
   readonly tlsMinVersion: "1.2" | "1.3";
   readonly tlsCiphers: string;
-  // Performance (issue 8)
+  // Performance
   readonly workers: number;
 }
