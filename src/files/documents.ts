@@ -5,7 +5,7 @@ import { YAMLException, load, loadAll } from "js-yaml";
 import { KIND_API, isKind, objectKey, parseObject, type Kind, type KubeObject } from "../model/kinds.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 
-/** Objects without a creationTimestamp sort first and tie, so conflicts fall back to namespace/name (§4). */
+/** Conflicts go to the oldest creationTimestamp, then namespace/name: objects without one sort first and tie, so namespace/name decides among them. */
 export const EPOCH = "1970-01-01T00:00:00Z";
 
 export interface LoadedObject {

@@ -1,5 +1,5 @@
 // The --manifests source: YAML files (one file, or every *.yaml/*.yml in a folder) feed the
-// store exactly like a watch would, so the whole pipeline runs without a cluster (DESIGN §1).
+// store exactly like a watch would, so the whole pipeline runs without a cluster.
 import { createHash } from "node:crypto";
 import { watch, type FSWatcher } from "node:fs";
 import { readFile, readdir, stat } from "node:fs/promises";
