@@ -1,11 +1,11 @@
-// One compile per burst of changes (DESIGN §6.4): run after `holdoffMs` without a trigger,
+// One compile per burst of changes: run after `holdoffMs` without a trigger,
 // but never later than `maxDelayMs` after the burst's first trigger, so a steady stream of
 // EndpointSlice updates cannot postpone routing forever. With `leading`, a trigger that finds
 // the coalescer quiet (no run pending, none ended within `holdoffMs`) runs on the next tick
 // instead: an isolated change does not wait, and triggers in the same tick (a chunk of watch
 // events) join that run. Runs stay at least `holdoffMs` apart either way (measured from the
 // end of the previous run). The clock is injected: store/ never touches timers itself (the
-// import-direction test enforces it).
+// import-direction test enforces it). The holdoff and ceiling chosen: docs/design.md "Control loop".
 
 export interface CoalescerClock {
   now(): number;

@@ -1,6 +1,6 @@
 // What part of each object routing depends on. Two versions of an object with equal
 // relevant parts compile to the same table, so the store does not wake the compiler for
-// them (DESIGN §6.4: filter early). Status, resourceVersion and managedFields are noise.
+// them. Status, resourceVersion and managedFields are noise.
 import type { Kind, KindObjects } from "../model/kinds.ts";
 import type { Secret } from "../model/schemas.ts";
 
@@ -24,7 +24,8 @@ export function relevantPart<K extends Kind>(kind: K, object: KindObjects[K]): u
     case "Ingress": {
       const o = object as KindObjects["Ingress"];
       const m = o.metadata;
-      // The class annotation lives among the annotations; creationTimestamp orders conflicts (§4).
+      // The class annotation lives among the annotations; creationTimestamp orders conflicts
+      // (the oldest wins).
       return [o.spec, relevantAnnotations(m.annotations), m.creationTimestamp ?? null, m.deletionTimestamp ?? null, m.uid ?? null];
     }
     case "IngressClass": {

@@ -1,5 +1,6 @@
-// The object cache every source feeds (DESIGN §1). Pure: no clock, no timers, no I/O.
-// apply/replace say whether routing-relevant state changed; main then triggers the coalescer.
+// The object cache every source feeds. Pure: no clock, no timers, no I/O.
+// apply/replace say whether routing-relevant state changed; runtime/controller.ts then
+// triggers the coalescer.
 import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
 import type { EndpointSlice, Secret } from "../model/schemas.ts";
 import { CowMap } from "./cow-map.ts";
