@@ -1,5 +1,5 @@
 // The Kubernetes API client: kubeconfig resolution and credentials from kubeconfig.ts /
-// auth.ts, HTTP with Bun's fetch. DESIGN §5: under Bun, @kubernetes/client-node drops its TLS
+// auth.ts, HTTP with Bun's fetch. Under Bun, @kubernetes/client-node drops its TLS
 // options (Bun replaces undici), so the CA, client certificate and skip-verify go to
 // `fetch(url, { tls })` here, and plain http:// servers (kubectl proxy) are used as is.
 import type { Config } from "../config/types.ts";

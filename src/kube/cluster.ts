@@ -1,6 +1,6 @@
 // Everything a cluster needs, wired once: client → list+watch source, Lease election, and
-// the leader-only writers (Ingress status, Events). main/runtime starts the source with the
-// store's sink and calls `applied` after each compile result goes live.
+// the leader-only writers (Ingress status, Events). runtime/run.ts starts the source with the
+// store's sink; runtime/cluster.ts calls `applied` after each compile result goes live.
 import type { CompileResult } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";

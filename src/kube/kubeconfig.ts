@@ -3,8 +3,9 @@
 // clientcmd's merge rules say), else the in-cluster service account, else ~/.kube/config.
 // The files are read here with the same field mapping and checks as @kubernetes/client-node's
 // KubeConfig (config_types.js: newClusters/newUsers/newContexts), without importing it:
-// loading client-node costs about 0.2 s and 50 MiB at start-up (issue 8). auth.ts loads it
-// only for `auth-provider` users (OIDC & co.), whose token refresh it owns.
+// loading client-node costs about 0.2 s and 50 MiB at start-up (docs/design.md "Sources at
+// start-up"). auth.ts loads it only for `auth-provider` users (OIDC & co.), whose token
+// refresh it owns.
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";

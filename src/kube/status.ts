@@ -3,7 +3,8 @@
 // --publish-service Service (its LoadBalancer ingress, else its external IPs, else its
 // ClusterIP; an ExternalName gives a hostname). Written only when it differs (merge PATCH on
 // the status subresource), cleared from Ingresses we no longer serve that still carry our
-// address, and only by the leader (the caller passes isLeader; main re-syncs on election).
+// address, and only by the leader (the caller passes isLeader; kube/cluster.ts re-syncs on
+// election).
 import { isIP } from "node:net";
 import type { Config } from "../config/types.ts";
 import type { IngressRef } from "../compile/types.ts";

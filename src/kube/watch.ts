@@ -73,7 +73,8 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
   async function list(kind: Kind, st: KindState, sink: SourceSink): Promise<string> {
     for (let attempt = 0; ; attempt++) {
       // Each page is validated as it arrives: only the validated objects are kept, never the
-      // raw pages of the whole list at once (memory at start-up, DESIGN §1 / issue 8).
+      // raw pages of the whole list at once (memory at start-up: docs/design.md "Sources at
+      // start-up").
       const objects: KubeObject[] = [];
       const invalidItems: Diagnostic[] = [];
       let cont = "";
