@@ -1,6 +1,7 @@
-// The control loop (DESIGN §1): sources feed the store; a relevant change triggers the
-// coalescer; one compile per burst; the new table is swapped in with one assignment; the
-// result fans out to whoever listens (TLS listener, status writer, metrics, events).
+// The control loop (docs/design.md "Control loop"): sources feed the store; a relevant
+// change triggers the coalescer; one compile per burst; the new table is swapped in with one
+// assignment; the result fans out to whoever listens (TLS listener, status writer, metrics,
+// events).
 // The first table is published only when every kind has had its first full list, so a
 // half-loaded cluster never serves 503s for Services that simply were not read yet.
 import { Compiler } from "../compile/compile.ts";
@@ -27,7 +28,7 @@ export interface ControllerOptions {
   readonly log: Logger;
   /** Kinds that must report their first list before the first table goes live. */
   readonly kinds?: readonly Kind[];
-  /** Holdoff and ceiling of the coalescer (DESIGN §6.4). */
+  /** Holdoff and ceiling of the coalescer (store/coalescer.ts). */
   readonly holdoffMs?: number;
   readonly maxDelayMs?: number;
   readonly onSynced?: (kind: Kind, count: number) => void;
