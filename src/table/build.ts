@@ -1,7 +1,7 @@
 // Builds the frozen RouteTable from routes that compile/ already validated and de-conflicted.
 // Input order is priority order (oldest Ingress first, then rule and path index); the
-// table orders each host's routes by precedence (DESIGN §4): longest written path first,
-// Exact before Prefix at equal length, then priority.
+// table orders each host's routes by precedence (Kubernetes Ingress concept page, "Multiple
+// matches"): longest written path first, Exact before Prefix at equal length, then priority.
 // Immutability: every type is readonly and the table object is frozen; the many small
 // objects (host entries, routes, path slots, matches, upstreams) are not, because
 // Object.freeze on 100k fresh objects costs ~15% of a 10k-Ingress compile. Path slots are

@@ -1,4 +1,4 @@
-// Holds the live table. Build once, freeze, swap one reference (DESIGN §6.3): a request
+// Holds the live table. Build once, freeze, swap one reference: a request
 // reads `current` once and keeps that table for its whole life.
 import type { RouteTable } from "./types.ts";
 import { buildTable } from "./build.ts";

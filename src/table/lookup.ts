@@ -1,5 +1,6 @@
 // The data-plane lookup: host entry first, then the path inside that entry only
-// (DESIGN §4, no fallthrough across host tiers), then the default route, else null (404).
+// (no fallthrough across host tiers: docs/design.md "Ingress decisions"), then the default
+// route, else null (404).
 // Host is lowercased and port-stripped, path decoded and query-free: the proxy did that.
 // Allocation-light: Match objects are prebuilt; only candidate substrings are created.
 import type { HostRoutes, Match, RouteTable } from "./types.ts";
@@ -51,7 +52,8 @@ export function matchPath(entry: HostRoutes, path: string): Match | null {
   }
   if (entry.hasExact) {
     const exact = paths[path]?.exact;
-    // At equal written length Exact beats Prefix (DESIGN §4).
+    // At equal written length Exact beats Prefix (Kubernetes Ingress concept page, "Multiple
+    // matches").
     if (exact != null && path.length >= bestLen) return exact;
   }
   return best;

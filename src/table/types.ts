@@ -66,7 +66,7 @@ export interface Route {
   readonly host: string | null;
   /** The rule path as written ("/" for defaults). */
   readonly path: string;
-  /** Effective type: ImplementationSpecific is served as Prefix (DESIGN §4). */
+  /** Effective type: ImplementationSpecific is served as Prefix, as ingress-nginx does outside regex mode. */
   readonly pathType: PathType;
   readonly declaredPathType: "Exact" | "Prefix" | "ImplementationSpecific";
   readonly source: "rule" | "defaultBackend" | "globalDefault";
@@ -91,7 +91,7 @@ export interface PathSlot {
   readonly exact: Match | null;
   /** Best Prefix route with exactly these path elements (longest written path, then rank). */
   readonly prefix: Match | null;
-  /** `prefix.route.path.length` (or -1): precedence counts written characters (DESIGN §4). */
+  /** `prefix.route.path.length` (or -1): precedence counts written characters (`/foo/` beats `/foo`). */
   readonly prefixLen: number;
   /** Position of `prefix` in HostRoutes.routes: the final tie-break, lower wins. */
   readonly prefixRank: number;
