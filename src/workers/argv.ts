@@ -1,4 +1,5 @@
-// The command that starts this same program again as a worker (issue 8 point 3).
+// The command that starts this same program again as a worker (--workers N ≥ 2,
+// docs/design.md "Workers").
 //
 // Measured on Bun 1.4.5 (a probe compiled with `bun build --compile`):
 // - from sources (`bun src/main.ts --x`): execPath is bun, argv = [bun, /abs/src/main.ts, --x],
