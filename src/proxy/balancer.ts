@@ -1,4 +1,4 @@
-// Endpoint choice (issue 3 point 5): round robin per Backend, with passive health. An endpoint
+// Endpoint choice: round robin per Backend, with passive health. An endpoint
 // that refused a connection is skipped for a back-off that grows 2 s → 4 s → 8 s → 10 s (cap)
 // while it keeps failing, and is used again once the back-off has passed (and forgotten on the
 // first success). A backend with more endpoints than this process's share of the origin budget

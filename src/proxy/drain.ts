@@ -1,4 +1,4 @@
-// Graceful shutdown (issue 3 point 8): report draining at once (readiness 503), keep serving for
+// Graceful shutdown: report draining at once (readiness 503), keep serving for
 // --shutdown-delay so load balancers notice, stop accepting, let in-flight requests finish for
 // up to --shutdown-grace-period, then close whatever is left.
 import type { Server } from "bun";

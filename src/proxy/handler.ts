@@ -219,9 +219,9 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
         return undefined;
       }
 
-      // One abort switch per request (forward.ts says why not AbortSignal.any). DESIGN §5: the
-      // client's signal must reach the upstream fetch, or a client that leaves early does not
-      // abort it; the guard goes with the request (finish() stops it).
+      // One abort switch per request (forward.ts says why not AbortSignal.any). The client's
+      // signal must reach the upstream fetch, or a client that leaves before the response
+      // headers does not abort it; the guard goes with the request (finish() stops it).
       const abort = new AbortController();
       const clientSignal = req.signal;
       if (hardStop.signal.aborted) abort.abort(hardStop.signal.reason);

@@ -1,4 +1,4 @@
-// In-flight request accounting for graceful shutdown (issue 3 point 8). A request counts from
+// In-flight request accounting for graceful shutdown. A request counts from
 // the moment the handler sees it until its response body has finished (or failed).
 
 export interface Inflight {

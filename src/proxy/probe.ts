@@ -1,4 +1,4 @@
-// Connect timeout (issue 3 point 5). Bun's fetch has no connect timeout of its own and gives no
+// Connect timeout. Bun's fetch has no connect timeout of its own and gives no
 // signal when its TCP connection is up, so a "cold" endpoint (no answer from it recently, so
 // probably no pooled connection either) is first reached with a bare TCP connect bounded by
 // --connect-timeout. An endpoint that is blackholed (SYN unanswered) then fails in that time

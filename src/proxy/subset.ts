@@ -1,11 +1,12 @@
-// Deterministic subsetting (issue 8 point 4): keep the number of upstream origins one process
+// Deterministic subsetting: keep the number of upstream origins one process
 // talks to under what Bun's fetch can keep pooled.
 //
 // Bun's fetch keeps at most 64 idle upstream connections per process, shared by all origins
-// (DESIGN §5; Bun.FetchSession's keepAlive.maxIdleSockets does not raise it and several
-// sessions do not add up: measured on 1.4.5, 64 idle connections left after a 200-origin
-// run either way). Round robin over 200 pods parks a connection per pod, the pool evicts them
-// before their turn comes back, and every request pays a TCP handshake (throughput halves).
+// (docs/design.md "Bun facts measured here"; Bun.FetchSession's keepAlive.maxIdleSockets
+// does not raise it and several sessions do not add up: measured on 1.4.5, 64 idle
+// connections left after a 200-origin run either way). Round robin over 200 pods parks a
+// connection per pod, the pool evicts them before their turn comes back, and every request
+// pays a TCP handshake (throughput halves).
 // Measured with a bare fetch loop, 64 in flight: the pool holds when the active origins times
 // the connections each needs (about in-flight / origins, rounded up) stays near 64 — 8, 16,
 // 32 or 64 origins run at the 1-origin rate, 48 loses a third, 100 more than half.

@@ -1,7 +1,7 @@
 // Cheap per-request timers. touch() only stores a timestamp, and no watchdog owns a timer: one
 // shared interval per process checks every live watchdog each TICK_MS. A setTimeout/clearTimeout
 // pair per request (the response deadline, the body-idle timer) cost ~4% of a small proxied
-// request in the profile (issue 8 point 4); linking a node into a list costs a fraction of that.
+// request in the profile; linking a node into a list costs a fraction of that.
 // The same sweep also notices a client that left (guardRequest): polling `signal.aborted` there
 // replaced an abort listener per request (addEventListener + its closure, ~2% of a request).
 // Consequence: a watchdog fires, and a departure is noticed, up to TICK_MS late, never early.

@@ -1,5 +1,5 @@
-// WebSocket proxying (issue 3 point 7): connect upstream first, then upgrade the client with the
-// subprotocol the backend chose (DESIGN §5), relay frames and close codes both ways. Nothing is
+// WebSocket proxying: connect upstream first, then upgrade the client with the
+// subprotocol the backend chose, relay frames and close codes both ways. Nothing is
 // ever dropped silently: past the buffer bound both sides are closed with 1011.
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import type { Backend, Upstream } from "../table/types.ts";
@@ -173,7 +173,7 @@ export function upgradeClient(
   };
   upstream.onerror = () => closeBoth(d, 1011, "upstream error");
   const headers: Record<string, string> = { ...extraHeaders };
-  // DESIGN §5: answer with the subprotocol the backend chose, or none. Bun echoes the first
+  // Answer with the subprotocol the backend chose, or none. Bun echoes the first
   // offered protocol when the header is absent, and leaves it out when it is "" (measured).
   headers["sec-websocket-protocol"] = upstream.protocol;
   const ok = server.upgrade(req, { data: d, headers });
@@ -183,7 +183,7 @@ export function upgradeClient(
 
 export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (delta: 1 | -1) => void): WebSocketHandler<WsData> {
   return {
-    // Bun drops a send() past the limit unless told to close (DESIGN §5): close instead.
+    // Bun drops a send() past the limit silently unless told to close: close instead.
     backpressureLimit: WS_BUFFER_LIMIT,
     closeOnBackpressureLimit: true,
     open(ws) {
