@@ -1,4 +1,4 @@
-// The default certificate (DESIGN §3 --default-ssl-certificate): served for unmatched SNI,
+// The default certificate (--default-ssl-certificate): served for unmatched SNI,
 // no SNI, and hosts whose own certificate is missing or broken. It comes from the Secret the
 // flag names (the compiler hands it over as the binding with host ""), else from a
 // self-signed ECDSA certificate minted in memory once at start-up.

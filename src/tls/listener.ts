@@ -1,6 +1,6 @@
-// The HTTPS listener and its certificate rotation (issue 5 §3).
+// The HTTPS listener and its certificate rotation.
 //
-// Bun caveat (DESIGN §5): server.reload() ignores `tls`. A new certificate set therefore
+// Bun caveat (Bun 1.4.5): server.reload() ignores `tls`. A new certificate set therefore
 // means a NEW Bun.serve on the same port with `reusePort`; the old server then marks every
 // response `Connection: close` for `drainMs`, so keep-alive clients move to the new server
 // one request at a time, and only then is it stopped with stop(false). Measured on Bun 1.4.5:

@@ -1,4 +1,4 @@
-// Checks the PEM of a kubernetes.io/tls Secret (issue 5 §1): every certificate in tls.crt
+// Checks the PEM of a kubernetes.io/tls Secret: every certificate in tls.crt
 // parses, tls.key parses and matches the leaf (the first certificate), and we read the leaf's
 // SANs and notAfter. Results are cached by Secret uid + resourceVersion: a Secret that did not
 // change is never parsed twice.

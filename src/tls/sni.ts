@@ -1,6 +1,6 @@
-// From the compiler's certificate bindings to the `tls` array of Bun.serve (issue 5 §2).
+// From the compiler's certificate bindings to the `tls` array of Bun.serve.
 //
-// Bun caveat (DESIGN §5): Bun.serve picks the entry whose `serverName` equals the SNI
+// Bun caveat (Bun 1.4.5): Bun.serve picks the entry whose `serverName` equals the SNI
 // (case-insensitive, a `*.foo.com` entry matches one label) and falls back to the FIRST entry;
 // it never reads names from the certificates. So: entry 0 is the default certificate with no
 // serverName, then one entry per served host, exact names and wildcards alike.
@@ -95,7 +95,7 @@ export function buildTlsEntries(
     if (seenDiag.has(id)) return;
     seenDiag.add(id);
     const [namespace = "", name = ""] = b.ingress.split("/");
-    // On the Ingress, so the Event lands where its author looks (issue 5 §1).
+    // On the Ingress, so the Event lands where its author looks.
     diagnostics.push({ kind: "Ingress", namespace, name, reason, severity, message });
   };
 
@@ -106,7 +106,7 @@ export function buildTlsEntries(
     const host = b.host.toLowerCase();
     if (host === "" || served.has(host)) continue;
     if (b.secret === null) {
-      onDefault.add(host); // spec.tls entry without secretName (DESIGN §4)
+      onDefault.add(host); // spec.tls entry without secretName: the default certificate, as in ingress-nginx
       continue;
     }
     if (b.cert === null || b.key === null) {
