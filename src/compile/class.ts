@@ -1,4 +1,5 @@
-// Which Ingresses are ours (DESIGN §4, Kubernetes "Ingress class" docs and KEP-1453).
+// Which Ingresses are ours (Kubernetes "Ingress class" docs and KEP-1453; what Portico adds:
+// docs/design.md "Ingress decisions").
 import type { Ingress, IngressClass } from "../model/schemas.ts";
 import type { CompileConfig } from "./config.ts";
 

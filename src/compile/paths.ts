@@ -1,7 +1,8 @@
 // Rule path validation. networking/v1: "Paths must begin with a '/'" for Exact and Prefix;
-// we apply the same to ImplementationSpecific (served as Prefix, DESIGN §4). Characters are
-// limited to RFC 3986 §3.3 `pchar` and "/" plus "%" escapes, so "?", "#", spaces and control
-// characters are rejected. %-escapes are decoded, because the proxy matches decoded paths.
+// we apply the same to ImplementationSpecific (served as Prefix, as ingress-nginx does outside
+// regex mode). Characters are limited to RFC 3986 §3.3 `pchar` and "/" plus "%" escapes, so
+// "?", "#", spaces and control characters are rejected. %-escapes are decoded, because the
+// proxy matches decoded paths.
 import type { PathType } from "../table/types.ts";
 
 type Declared = "Exact" | "Prefix" | "ImplementationSpecific";
