@@ -1,4 +1,4 @@
-// Golden tests (DESIGN §6.6): every test/fixtures/<name>.yaml is compiled with the default
+// Golden tests: every test/fixtures/<name>.yaml is compiled with the default
 // config (a `kind: TestConfig` document may override fields) and compared with
 // test/golden/<name>.json. `kind: TestRequests` documents list requests whose expected
 // route is asserted here and recorded in the golden. UPDATE_GOLDEN=1 rewrites goldens.
