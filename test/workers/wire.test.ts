@@ -1,5 +1,5 @@
 // The table crosses the primary → worker IPC as JSON: a decoded table must route every request
-// exactly as the original does, over every golden fixture (DESIGN §6.6) and a set of probes
+// exactly as the original does, over every golden fixture (test/fixtures/) and a set of probes
 // built from the table's own hosts and paths.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";

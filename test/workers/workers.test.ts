@@ -1,4 +1,4 @@
-// --workers 2 through the real process (issue 8 point 3): both workers serve, a table change
+// --workers 2 through the real process: both workers serve, a table change
 // reaches every worker, a killed worker is restarted while traffic keeps flowing, /metrics
 // sums the workers, SIGTERM drains them all, and a dead primary leaves no worker behind.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
