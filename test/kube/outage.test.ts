@@ -1,5 +1,5 @@
 // API server down for a while: the source keeps its state, retries follow the back-off,
-// and it converges after recovery. The 20 s outage of the issue is run at 1/10 scale
+// and it converges after recovery. A 20 s outage is run at 1/10 scale
 // (back-off 80 ms doubling to 3 s, outage 2 s): calls per kind are the same numbers.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
