@@ -1,4 +1,4 @@
-// Connect timeout (issue 3 point 5): an endpoint whose SYNs go unanswered fails within
+// Connect timeout: an endpoint whose SYNs go unanswered fails within
 // --connect-timeout and the request moves to another endpoint, even for POST (nothing was
 // sent). The unanswered endpoint is a listening socket with a full accept queue (backlog 0,
 // never accepting), made with python3; the test is skipped where python3 is missing.

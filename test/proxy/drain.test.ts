@@ -1,4 +1,4 @@
-// Graceful shutdown (issue 3 point 8) through createDrain: draining reported at once, serving
+// Graceful shutdown through createDrain: draining reported at once, serving
 // continues for the delay, then new connections are refused while an in-flight slow request
 // completes; past the grace period what is left is cut.
 import { afterAll, expect, test } from "bun:test";

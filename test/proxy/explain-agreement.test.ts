@@ -124,7 +124,7 @@ for (const [host, target] of cases) {
   });
 }
 
-test("the issue's two disagreements are routes, in both", async () => {
+test("/%7Euser/x and /x/../app, where explain once answered 404, are routes in both", async () => {
   const user = await viaProxy("a.test", "/%7Euser/x");
   expect(user).toEqual({ kind: "route", backend: "web/user:80", path: "/~user/x" });
   const app = await viaProxy("a.test", "/x/../app");

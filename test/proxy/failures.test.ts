@@ -1,4 +1,4 @@
-// Upstream failures (issue 3 points 5-6): refused → 502 fast, hang → 504 at the deadline,
+// Upstream failures: refused → 502 fast, hang → 504 at the deadline,
 // retry on another endpoint, recovery after back-off, no retry for bodies, aborted transfers.
 import { afterAll, expect, test } from "bun:test";
 import { createBalancer } from "../../src/proxy/balancer.ts";

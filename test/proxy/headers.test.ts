@@ -1,4 +1,4 @@
-// Header rules (issue 3 point 4): hop-by-hop stripping both ways, X-Forwarded-* from an
+// Header rules: hop-by-hop stripping both ways, X-Forwarded-* from an
 // untrusted client replaced, appended for a trusted one, X-Request-ID kept or generated and
 // echoed, Set-Cookie lines kept apart, Host preserved.
 import { afterAll, beforeAll, expect, test } from "bun:test";

@@ -1,4 +1,4 @@
-// Body limits (issue 3 points 1 and 6): a declared length over the limit is refused before the
+// Body limits: a declared length over the limit is refused before the
 // upstream is contacted; a streamed body over the limit is cut and answered 413; the per-route
 // annotation overrides the flag.
 import { afterAll, beforeAll, expect, test } from "bun:test";

@@ -1,6 +1,6 @@
 // Large bodies both ways (Content-Length and chunked, sha256 on both sides, proxy RSS growth
 // measured on a proxy in its own process) and SSE latency.
-// Size: 100 MB as issue 3 asks (about 2 s here); PORTICO_BODY_MB=20 for a quicker run.
+// Size: 100 MB (about 2 s here); PORTICO_BODY_MB=20 for a quicker run.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { makeBackend, makeTable, startProxy, type TestProxy } from "./helpers.ts";
 

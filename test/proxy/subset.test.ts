@@ -1,4 +1,4 @@
-// Subsetting through the real proxy (issue 8 point 4): a Service with more endpoints than the
+// Subsetting through the real proxy: a Service with more endpoints than the
 // window is served by a window of them, and dead endpoints inside the window are skipped.
 import { afterAll, expect, test } from "bun:test";
 import { MAX_SUBSET } from "../../src/proxy/subset.ts";

@@ -1,4 +1,4 @@
-// Malformed requests and path rules over raw sockets (issue 3 points 2-3): each gets a 400 with
+// Malformed requests and path rules over raw sockets: each gets a 400 with
 // a fixed body, and the backend sees nothing.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { echoBackend, makeBackend, makeTable, rawRequest, startProxy, statusLine, type TestProxy } from "./helpers.ts";
@@ -61,8 +61,9 @@ test("dot segments and unreserved escapes are normalised, and the routed path is
 });
 
 test("raw backslash never reaches the backend as a backslash", async () => {
-  // Bun's WHATWG parser turns a raw "\" into "/" before the handler runs (DESIGN §5), so the
-  // path we route is the path we forward; our own check refuses any "\" that survives.
+  // Bun's WHATWG parser turns a raw "\" into "/" before the handler runs (docs/design.md "Bun
+  // facts measured here"), so the path we route is the path we forward; our own check refuses
+  // any "\" that survives.
   const raw = await rawRequest(proxy.port, req("GET /a\\..\\admin HTTP/1.1"));
   const status = statusLine(raw);
   expect([200, 400]).toContain(status);

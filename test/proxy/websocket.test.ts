@@ -1,4 +1,4 @@
-// WebSocket relay (issue 3 point 7): subprotocol chosen by the backend, text and binary frames,
+// WebSocket relay: subprotocol chosen by the backend, text and binary frames,
 // close codes both ways, 502 before the upgrade when the upstream is down.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { makeBackend, makeTable, rawRequest, startProxy, statusLine, type TestProxy } from "./helpers.ts";

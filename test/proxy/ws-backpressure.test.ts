@@ -1,4 +1,4 @@
-// WebSocket backpressure (issue 3 point 7): a client that stops reading while the backend keeps
+// WebSocket backpressure: a client that stops reading while the backend keeps
 // sending makes the proxy close the pair once its buffer bound is passed; data is never
 // dropped silently with the connection left open.
 import { afterAll, expect, test } from "bun:test";
