@@ -1,4 +1,4 @@
-// Stale listeners must never accumulate (issue 5 §3): 200 rotations, then the same number of
+// Stale listeners must never accumulate: 200 rotations, then the same number of
 // file descriptors (small slack) and exactly one live server.
 import { expect, test } from "bun:test";
 import { readdirSync } from "node:fs";

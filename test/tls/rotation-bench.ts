@@ -1,4 +1,4 @@
-// Rotation cost with 1, 100 and 5,000 certificates (issue 5 "Done when").
+// Rotation cost with 1, 100 and 5,000 certificates.
 //   bun test/tls/rotation-bench.ts [sizes...]      (or PORTICO_TLS_BENCH=1 bun test test/tls)
 // Measures: PEM checks cold (first sight of every Secret) and warm (LRU hits), the time
 // Bun.serve takes to build the SNI contexts and listen (it blocks the event loop), and the

@@ -1,4 +1,4 @@
-// Certificate rotation under load (issue 5 §3): a Secret is added, updated 10+ times and
+// Certificate rotation under load: a Secret is added, updated 10+ times and
 // deleted while a strict keep-alive client, a Bun fetch client and a new-connection client
 // run. Keep-alive clients must see zero failures; new-connection failures are reported.
 import { afterAll, beforeAll, expect, test } from "bun:test";
