@@ -160,7 +160,10 @@ async function main(): Promise<void> {
   log(`wrote ${out}`);
 }
 
-/** The 64-idle-connection effect (DESIGN §5): 200 endpoints vs 1, per system and layout. */
+/**
+ * The 64-idle-connection effect (docs/design.md "Bun facts measured here"): 200 endpoints vs 1,
+ * per system and layout.
+ */
 function idleConnNotes(cells: readonly Cell[]): string[] {
   const notes: string[] = [];
   for (const c of cells) {

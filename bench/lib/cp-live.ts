@@ -42,7 +42,7 @@ function quantile(xs: readonly number[], q: number): number {
 }
 
 function writeKubeconfig(dir: string, server: string): string {
-  // client-node refuses http:// unless skip-TLS-verify is set (DESIGN §5); the fake speaks http.
+  // client-node refuses http:// unless skip-TLS-verify is set; the fake speaks http.
   const kc = {
     apiVersion: "v1",
     kind: "Config",

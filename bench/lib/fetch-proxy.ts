@@ -1,7 +1,8 @@
 // A minimal `fetch` proxy with Portico's benchmark flags (--manifests, --http-port, --admin-port,
-// --bind): the "30-line fetch proxy" baseline of DESIGN §5, and a stand-in to test the harness
-// (`bun bench/run.ts --portico-main bench/lib/fetch-proxy.ts`). Plain HTTP only; reads the
-// JSON-document manifests bench/lib/cluster.ts writes; round-robin over the EndpointSlice.
+// --bind): a baseline for what Portico adds over a bare `fetch` proxy, and a stand-in to test
+// the harness (`bun bench/run.ts --portico-main bench/lib/fetch-proxy.ts`). Plain HTTP only;
+// reads the JSON-document manifests bench/lib/cluster.ts writes; round-robin over the
+// EndpointSlice.
 import { parseArgs } from "node:util";
 
 const { values: f } = parseArgs({ strict: false, options: { manifests: { type: "string" }, "http-port": { type: "string" }, "admin-port": { type: "string" }, bind: { type: "string" } } });

@@ -1,7 +1,8 @@
-// Start-up probe for issue 8 (start to ready with 10k Ingresses): the same generated cluster as
-// bench/control-plane.ts, but only the start — fake API list floor, start-to-ready, CPU to
-// ready, API requests to ready (and which), RSS 1 s after ready and peak RSS — repeated, with
-// medians. No edits, no load, no backend (readiness does not depend on endpoints answering).
+// Start-up probe (start to ready with 10k Ingresses, docs/design.md "Sources at start-up"):
+// the same generated cluster as bench/control-plane.ts, but only the start — fake API list
+// floor, start-to-ready, CPU to ready, API requests to ready (and which), RSS 1 s after ready
+// and peak RSS — repeated, with medians. No edits, no load, no backend (readiness does not
+// depend on endpoints answering).
 //
 //   bun bench/lib/startup-probe.ts [--n 10000] [--tls 500] [--runs 3] [--mode api,files] [--requests]
 //
