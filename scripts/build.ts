@@ -1,4 +1,4 @@
-// `bun run build`: compiles src/main.ts into one executable, dist/portico (DESIGN §5).
+// `bun run build`: compiles src/main.ts into one executable, dist/portico.
 //
 //   bun scripts/build.ts [--target bun-linux-x64|bun-linux-arm64] [--outfile PATH]
 //
