@@ -5,6 +5,7 @@
 // (README.md, "Flags").
 import { parseArgs } from "./config/parse.ts";
 import { createLogger } from "./log/logger.ts";
+import { startupErrorMessage } from "./runtime/errors.ts";
 import { explainCli } from "./runtime/explain.ts";
 import { run } from "./runtime/run.ts";
 import { versionLine } from "./version.ts";
@@ -23,6 +24,10 @@ async function main(): Promise<number | null> {
     case "error":
       process.stderr.write(`portico: ${outcome.message}\n`);
       return 2;
+    case "routes":
+    case "demo":
+      process.stderr.write(`portico: ${outcome.type}: not implemented yet\n`);
+      return 2;
     case "explain":
       return explainCli(outcome.config, { host: outcome.host, path: outcome.path, scheme: outcome.scheme });
     case "run": {
@@ -36,7 +41,7 @@ async function main(): Promise<number | null> {
       try {
         await run(outcome.config, log);
       } catch (err) {
-        log.error("start-up failed", { err });
+        log.error("start-up failed", { err: startupErrorMessage(err, outcome.config) });
         return 1;
       }
       return null; // serving: the process lives until a signal

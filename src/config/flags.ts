@@ -39,7 +39,7 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   httpPort: { name: "http-port", metavar: "N", help: "plain HTTP listener port", defaultText: "8080", schema: val.port, fallback: () => 8080 },
   httpsPort: { name: "https-port", metavar: "N", help: "TLS listener port", defaultText: "8443", schema: val.port, fallback: () => 8443 },
   adminPort: { name: "admin-port", metavar: "N", help: "port for /healthz, /readyz, /metrics and /debug/* (see --debug-allow)", defaultText: "10254", schema: val.port, fallback: () => 10254 },
-  bind: { name: "bind", metavar: "ADDR", help: "listen address for all listeners", defaultText: "0.0.0.0", schema: val.hostOrIp, fallback: () => "0.0.0.0" },
+  bind: { name: "bind", metavar: "ADDR", help: "listen address for all listeners", defaultText: "0.0.0.0", schema: val.listenAddress, fallback: () => "0.0.0.0" },
   // The debug endpoints show every tenant's routes and pod addresses: loopback only unless
   // opened (kubectl port-forward arrives on the pod's loopback).
   debugAllow: { name: "debug-allow", metavar: "CIDR[,CIDR]", help: "peers that may read /debug/* on the admin port (/healthz, /readyz and /metrics answer every peer)", defaultText: "127.0.0.0/8,::1 (loopback)", schema: val.cidrList("127.0.0.0/8,::1"), fallback: () => Object.freeze(["127.0.0.0/8", "::1/128"]) },

@@ -14,6 +14,8 @@ export function helpText(): string {
     "Usage:",
     "  portico [flags]",
     "  portico explain --manifests PATH --host HOST [--path PATH] [--scheme http|https] [flags]",
+    "  portico routes (--manifests PATH | [--kubeconfig PATH] [--context NAME]) [flags]",
+    "  portico demo [flags]",
     "",
     "Portico is a Kubernetes ingress controller: it watches Ingress, IngressClass, Service,",
     "EndpointSlice and Secret objects (or YAML files with --manifests) and serves HTTP and HTTPS.",
@@ -31,7 +33,15 @@ export function helpText(): string {
   for (const spec of Object.values(EXPLAIN_FLAGS)) {
     lines.push(entry(spec.name, spec.metavar, spec.help, spec.defaultText, null));
   }
+  lines.push(
+    "",
+    "routes: print the route table (host, path, type, backend, endpoints, TLS) that --manifests",
+    "or the cluster compiles to, then exit.",
+    "demo: start four demo backends on 127.0.0.1 and serve the built-in demo manifests from a",
+    "temporary folder (printed at start; edit it while the demo runs). Defaults: --bind 127.0.0.1,",
+    "--log-format text, --shutdown-delay 0s.",
+  );
   lines.push("", ...annotationHelpLines());
-  lines.push("", "Exit status: 0 on success, 2 on a bad flag or value.");
+  lines.push("", "Exit status: 0 on success, 1 when start-up fails, 2 on a bad flag or value.");
   return `${lines.join("\n")}\n`;
 }

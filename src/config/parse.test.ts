@@ -70,7 +70,7 @@ describe("values", () => {
   test("every form: --flag value, --flag=value, bare switch, --switch=false", () => {
     const c = run([
       "--http-port", "81", "--https-port=444", "--watch-ingress-without-class", "--hsts=false",
-      "--kubeconfig", "/k", "--context", "ctx", "--manifests", "./m", "--watch-namespace", "team-a",
+      "--kubeconfig", "/k", "--context", "ctx", "--watch-namespace", "team-a",
       "--bind", "::1", "--ingress-class", "edge", "--controller-name", "example.com/edge",
       "--default-ssl-certificate", "infra/wildcard", "--default-backend-service", "infra/fallback:http",
       "--publish-service", "infra/lb", "--publish-status-address", "10.0.0.1, lb.example.com",
@@ -83,7 +83,7 @@ describe("values", () => {
     ]);
     expect(c).toMatchObject({
       httpPort: 81, httpsPort: 444, adminPort: 9000, watchIngressWithoutClass: true, hsts: false,
-      kubeconfig: "/k", context: "ctx", manifests: "./m", watchNamespace: "team-a", bind: "::1",
+      kubeconfig: "/k", context: "ctx", manifests: null, watchNamespace: "team-a", bind: "::1",
       ingressClass: "edge", controllerName: "example.com/edge",
       defaultSslCertificate: { namespace: "infra", name: "wildcard" },
       defaultBackendService: { namespace: "infra", name: "fallback", port: "http" },
@@ -100,6 +100,10 @@ describe("values", () => {
     const c = run(["--client-body-timeout", "20s", "--client-body-min-rate", "1k", "--max-response-header-size", "16k", "--enable-underscores-in-headers"]);
     expect(c).toMatchObject({ clientBodyTimeoutMs: 20_000, clientBodyMinRate: 1024, maxResponseHeaderSize: 16_384, enableUnderscoresInHeaders: true });
     expect(run(["--client-body-min-rate", "0"]).clientBodyMinRate).toBeNull();
+  });
+
+  test("--manifests (the other source; it excludes --kubeconfig and --context)", () => {
+    expect(run(["--manifests", "./m"]).manifests).toBe("./m");
   });
 
   test("a numeric backend port is a number; max-body-size 0 is unlimited", () => {
@@ -155,7 +159,8 @@ describe("errors name the flag", () => {
     [["--http-port", "0"], "--http-port: expected an integer 1-65535"],
     [["--https-port=70000"], "--https-port: expected an integer 1-65535"],
     [["--admin-port", "-1"], '--admin-port: expected an integer 1-65535, got "-1"'],
-    [["--bind", "not an ip"], "--bind: expected an IP address or host name"],
+    [["--bind", "not an ip"], "--bind: expected an IP address of this host"],
+    [["--bind", "notanip"], '--bind: expected an IP address of this host (0.0.0.0, ::, 127.0.0.1, ...) or localhost, got "notanip"'],
     [["--debug-allow", "127.0.0.1/8,localhost"], '--debug-allow: expected IPv4/IPv6 CIDRs separated by commas (e.g. 127.0.0.0/8,::1); "localhost" is not'],
     [["--ingress-class", "Bad_Class"], "--ingress-class: expected a lowercase RFC 1123 name"],
     [["--controller-name", "no-slash"], "--controller-name: expected a domain-prefixed path"],
@@ -191,6 +196,8 @@ describe("errors name the flag", () => {
     [["--hsts-max-age", "1.5"], "--hsts-max-age: expected an integer"],
     [["--tls-min-version", "1.1"], '--tls-min-version: expected 1.2 or 1.3, got "1.1"'],
     [["--tls-ciphers", "ALL:!aNULL"], "--tls-ciphers: expected OpenSSL cipher names"],
+    [["--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256:BOGUS"], "--tls-ciphers: unknown TLS 1.2 cipher suite BOGUS"],
+    [["--tls-ciphers", "TLS_AES_128_GCM_SHA256"], "--tls-ciphers: TLS 1.3 suite TLS_AES_128_GCM_SHA256 cannot be chosen"],
     [["--workers", "0"], "--workers: expected an integer 1-256"],
     [["--kubeconfig="], "--kubeconfig: expected a non-empty value"],
     [["--context", "--bind", "1.2.3.4"], "--context: missing value"],
@@ -219,7 +226,41 @@ describe("errors name the flag", () => {
   });
 
   test("a rejected value with a newline stays on one line", () => {
-    expect(err(["--bind", "a\nb"])).toBe('--bind: expected an IP address or host name, got "a\\nb"');
+    expect(err(["--bind", "a\nb"])).toBe('--bind: expected an IP address of this host (0.0.0.0, ::, 127.0.0.1, ...) or localhost, got "a\\nb"');
+  });
+});
+
+describe("listen address and sources", () => {
+  test("--bind takes IP literals and localhost; host names are refused before anything listens", () => {
+    for (const ok of ["0.0.0.0", "::", "127.0.0.1", "::1", "localhost", "10.1.2.3"]) expect(run(["--bind", ok]).bind).toBe(ok);
+    for (const bad of ["notanip", "example.com", "1.2.3", "0.0.0.0:80"]) expect(err(["--bind", bad])).toStartWith("--bind: expected an IP address");
+  });
+
+  test("--manifests with --kubeconfig or --context (flag or environment) is refused, naming both", () => {
+    expect(err(["--manifests", "m", "--kubeconfig", "k"])).toBe("--manifests and --kubeconfig name two sources; Portico serves either YAML files or a cluster: drop one");
+    expect(err(["--manifests", "m", "--context", "c"])).toStartWith("--manifests and --context name two sources");
+    expect(err(["--manifests", "m"], { PORTICO_KUBECONFIG: "/k" })).toStartWith("--manifests and PORTICO_KUBECONFIG (--kubeconfig) name two sources");
+    expect(err(["explain", "--manifests", "m", "--host", "a", "--kubeconfig", "k"])).toStartWith("--manifests and --kubeconfig name two sources");
+    // Each alone is fine; $KUBECONFIG (kubectl's variable, not a flag) does not count.
+    expect(run(["--kubeconfig", "k", "--context", "c"]).kubeconfig).toBe("k");
+    expect(run(["--manifests", "m"], { KUBECONFIG: "/k" }).manifests).toBe("m");
+  });
+});
+
+describe("subcommands", () => {
+  test("routes takes the shared flags and a source", () => {
+    expect(parseArgs(["routes", "--manifests", "m.yaml"], {})).toMatchObject({ type: "routes", config: { manifests: "m.yaml" } });
+    expect(parseArgs(["routes", "--kubeconfig", "k", "--watch-namespace", "shop"], {})).toMatchObject({ type: "routes", config: { kubeconfig: "k", watchNamespace: "shop" } });
+    expect(err(["routes", "--host", "a"])).toBe("unknown flag --host (see --help)");
+  });
+
+  test("demo: loopback, text logs and no shutdown delay unless said otherwise; no source of its own", () => {
+    expect(parseArgs(["demo"], {})).toMatchObject({ type: "demo", config: { bind: "127.0.0.1", logFormat: "text", shutdownDelayMs: 0, manifests: null } });
+    expect(parseArgs(["demo", "--log-format", "json", "--http-port", "9080"], { PORTICO_BIND: "0.0.0.0" })).toMatchObject({ type: "demo", config: { bind: "0.0.0.0", logFormat: "json", httpPort: 9080 } });
+    expect(err(["demo", "--manifests", "m"])).toBe("demo: --manifests cannot be used: the demo serves its own manifests and backends");
+    expect(err(["demo"], { PORTICO_KUBECONFIG: "/k" })).toStartWith("demo: PORTICO_KUBECONFIG (--kubeconfig) cannot be used");
+    // Only the first word is a subcommand.
+    expect(err(["--http-port", "81", "demo"])).toBe('unexpected argument "demo" (see --help)');
   });
 });
 

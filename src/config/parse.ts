@@ -1,4 +1,5 @@
-// Command line + PORTICO_* environment → one frozen Config (or help/version/explain/error).
+// Command line + PORTICO_* environment → one frozen Config (or help, version, a subcommand:
+// explain, routes, demo, or an error).
 // A flag wins over its environment twin; a bad value is one line naming the flag (main exits 2).
 import * as v from "valibot";
 import { EXPLAIN_FLAGS, FLAGS, envName, type FlagSpec } from "./flags.ts";
@@ -10,6 +11,10 @@ export type ParseOutcome =
   | { readonly type: "help"; readonly text: string }
   | { readonly type: "version" }
   | { readonly type: "explain"; readonly config: Config; readonly host: string; readonly path: string; readonly scheme: "http" | "https" }
+  /** `portico routes`: print the route table of --manifests or of the cluster, then exit. */
+  | { readonly type: "routes"; readonly config: Config }
+  /** `portico demo`: demo backends plus Portico serving the demo manifests. */
+  | { readonly type: "demo"; readonly config: Config }
   | { readonly type: "error"; readonly message: string };
 
 type Key = keyof Config;
@@ -31,14 +36,25 @@ function quote(text: string): string {
 
 const error = (message: string): ParseOutcome => ({ type: "error", message });
 
+const SUBCOMMANDS = new Set(["explain", "routes", "demo"]);
+type Subcommand = "explain" | "routes" | "demo" | null;
+
+/**
+ * Defaults of `portico demo` where they differ from a server's (flags and PORTICO_* still win):
+ * loopback only, lines for people, and Ctrl-C stops at once (in a cluster the shutdown delay
+ * lets endpoints update first).
+ */
+const DEMO_DEFAULTS: Partial<Record<Key, string>> = { bind: "127.0.0.1", logFormat: "text", shutdownDelayMs: "0s" };
+
 /** `argv` is the arguments after the program name (process.argv.slice(2)). */
 export function parseArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParseOutcome {
   // Help and version win over everything else, even a bad flag next to them.
   if (argv.includes("--help") || argv.includes("-h")) return { type: "help", text: helpText() };
   if (argv.includes("--version")) return { type: "version" };
 
-  const explain = argv[0] === "explain";
-  const tokens = explain ? argv.slice(1) : argv;
+  const sub: Subcommand = SUBCOMMANDS.has(argv[0] ?? "") ? (argv[0] as Subcommand) : null;
+  const explain = sub === "explain";
+  const tokens = sub !== null ? argv.slice(1) : argv;
   const given = new Map<Key, RawValue>();
   const explainGiven = new Map<ExplainKey, string>();
 
@@ -76,6 +92,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   }
 
   const config: Record<string, unknown> = {};
+  const sources = new Map<Key, string>();
   for (const key of Object.keys(FLAGS) as Key[]) {
     const spec = FLAGS[key] as FlagSpec<unknown>;
     let raw = given.get(key);
@@ -84,6 +101,8 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       // An empty variable counts as unset (a common way to "unset" in manifests and shells).
       if (fromEnv !== undefined && fromEnv !== "") raw = { text: fromEnv, source: `${envName(spec.name)} (--${spec.name})` };
     }
+    if (raw !== undefined) sources.set(key, raw.source);
+    if (raw === undefined && sub === "demo" && DEMO_DEFAULTS[key] !== undefined) raw = { text: DEMO_DEFAULTS[key], source: `demo default --${spec.name}` };
     if (raw === undefined) {
       config[key] = spec.fallback();
       continue;
@@ -96,9 +115,28 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
 
   const clash = portClash(frozen);
   if (clash) return error(clash);
+  const mixed = sourceClash(sources, sub);
+  if (mixed) return error(mixed);
 
+  if (sub === "routes" || sub === "demo") return { type: sub, config: frozen };
   if (!explain) return { type: "run", config: frozen };
   return explainOutcome(frozen, explainGiven);
+}
+
+/**
+ * Portico reads one source: YAML files or a cluster. --manifests next to --kubeconfig or
+ * --context (a flag or its PORTICO_* twin) used to serve the files and ignore the cluster
+ * silently; it is refused instead, naming both. `demo` serves its own manifests.
+ */
+function sourceClash(sources: ReadonlyMap<Key, string>, sub: Subcommand): string | null {
+  const cluster = sources.get("kubeconfig") ?? sources.get("context");
+  const manifests = sources.get("manifests");
+  if (sub === "demo") {
+    const own = manifests ?? cluster;
+    return own ? `demo: ${own} cannot be used: the demo serves its own manifests and backends` : null;
+  }
+  if (manifests && cluster) return `${manifests} and ${cluster} name two sources; Portico serves either YAML files or a cluster: drop one`;
+  return null;
 }
 
 function portClash(c: Config): string | null {

@@ -1,6 +1,7 @@
 // Valibot schemas that turn one flag/env string into a typed Config value. Each schema's
 // issue message is "expected ..."; parse.ts prefixes the flag name and the rejected text.
 import { isIP } from "node:net";
+import { getCiphers } from "node:tls";
 import * as v from "valibot";
 import { parseCidrList } from "./cidr.ts";
 import { MAX_DURATION_MS, parseDuration, parseSize } from "./units.ts";
@@ -19,6 +20,24 @@ export function convert<T>(expected: string, fn: (s: string) => T | undefined): 
         return NEVER;
       }
       return out;
+    }),
+  );
+}
+
+/**
+ * A schema from a checker that returns the value, or a whole message ("expected ..." or a
+ * specific reason) for text it rejects: for values whose problem is more than a shape.
+ */
+export function check<T>(fn: (s: string) => { readonly value: T } | { readonly message: string }): ValueSchema<T> {
+  return v.pipe(
+    v.string(),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      const out = fn(dataset.value);
+      if ("message" in out) {
+        addIssue({ message: out.message });
+        return NEVER;
+      }
+      return out.value;
     }),
   );
 }
@@ -113,8 +132,14 @@ export const nsNamePort = convert("NAMESPACE/NAME:PORT (a port number or name)",
   return p.length <= 15 && isDnsLabel(p) && /[a-z]/.test(p) ? Object.freeze({ ...base, port: p }) : undefined;
 });
 
-/** An IP literal or a DNS name (listen address). */
-export const hostOrIp = convert("an IP address or host name", (s) => (isIP(s) !== 0 || isHostName(s) ? s : undefined));
+/**
+ * A listen address: an IP literal, or `localhost`. Any other name would be resolved by Bun at
+ * listen time, and a name that does not resolve fails there with an unrelated errno
+ * ("ENOTCONN ... listen" for `notanip`, measured on 1.4.5), after the start-up has begun.
+ */
+export const listenAddress = convert("an IP address of this host (0.0.0.0, ::, 127.0.0.1, ...) or localhost", (s) =>
+  isIP(s) !== 0 || s === "localhost" ? s : undefined,
+);
 
 function isHostName(s: string): boolean {
   return s.length <= 253 && s.split(".").every((l) => /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$/.test(l) && l.length <= 63);
@@ -139,10 +164,21 @@ export function cidrList(example: string): ValueSchema<readonly string[]> {
   );
 }
 
-/** OpenSSL cipher names separated by colons (names only: no `!`, `+` or `@` directives). */
-export const cipherList = convert("OpenSSL cipher names separated by colons", (s) => {
+/**
+ * OpenSSL cipher names separated by colons (names only: no `!`, `+` or `@` directives), each
+ * one BoringSSL knows. BoringSSL skips names it does not know and TLS 1.3 suites cannot be
+ * chosen at all (tls/sni.ts validateTlsSettings, which refuses both again at start-up), so both
+ * are refused here, where the flag can still be named.
+ */
+export const cipherList = check<string>((s) => {
   const items = s.split(":");
-  return items.every((x) => /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(x)) ? s : undefined;
+  if (!items.every((x) => /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(x))) return { message: "expected OpenSSL cipher names separated by colons" };
+  const known = new Set(getCiphers()); // BoringSSL's names, lowercased
+  for (const name of items) {
+    if (name.toLowerCase().startsWith("tls_")) return { message: `TLS 1.3 suite ${name} cannot be chosen (BoringSSL always enables its three TLS 1.3 suites); list TLS 1.2 suites only` };
+    if (!known.has(name.toLowerCase())) return { message: `unknown TLS 1.2 cipher suite ${name} (OpenSSL names such as ECDHE-RSA-AES128-GCM-SHA256)` };
+  }
+  return { value: s };
 });
 
 /** IngressClass spec.controller: a domain-prefixed path (networking/v1 validation). */

@@ -39,6 +39,44 @@ export class KubeApiError extends Error {
   }
 }
 
+// Bun's fetch errors read like a browser's ("ECONNREFUSED: Unable to connect. Is the computer
+// able to access the url?") and do not name the server: say it in our words, code kept last.
+const NETWORK_CAUSES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: "connection refused (nothing listens there, or the server is down)",
+  ConnectionRefused: "connection refused (nothing listens there, or the server is down)",
+  ENOTFOUND: "its host name does not resolve",
+  EAI_AGAIN: "its host name could not be resolved (DNS unavailable)",
+  ETIMEDOUT: "the connection timed out",
+  ConnectionTimeout: "the connection timed out",
+  EHOSTUNREACH: "no route to the host",
+  ENETUNREACH: "the network is unreachable",
+  ECONNRESET: "the connection was reset",
+  ConnectionClosed: "the connection was closed before an answer",
+  EPROTO: "the TLS handshake failed (is the server URL's scheme right?)",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "its certificate is self-signed and not trusted (certificate-authority in the kubeconfig)",
+  SELF_SIGNED_CERT_IN_CHAIN: "its certificate chain is not trusted (certificate-authority in the kubeconfig)",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "its certificate is not trusted (certificate-authority in the kubeconfig)",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "its certificate is not trusted (certificate-authority in the kubeconfig)",
+  CERT_HAS_EXPIRED: "its certificate has expired",
+  ERR_TLS_CERT_ALTNAME_INVALID: "its certificate does not name the host (tls-server-name in the kubeconfig)",
+};
+
+/** The API server could not be reached at all (no HTTP answer): which server, and why. */
+export class KubeUnreachableError extends Error {
+  readonly code: string;
+  constructor(
+    readonly server: string,
+    cause: unknown,
+  ) {
+    const code = String((cause as { code?: unknown } | null)?.code ?? "");
+    const raw = cause instanceof Error ? cause.message : String(cause);
+    const why = NETWORK_CAUSES[code] ?? raw.split("\n")[0]!.slice(0, 200);
+    super(`cannot reach the Kubernetes API server ${server}: ${why}${code && !why.includes(code) ? ` (${code})` : ""}`);
+    this.name = "KubeUnreachableError";
+    this.code = code;
+  }
+}
+
 /** Read an error body (a Status object per the API conventions) into a KubeApiError. */
 export async function apiError(res: Response, method: string, path: string, server: string): Promise<KubeApiError> {
   let reason = "";
@@ -87,7 +125,13 @@ export function createKubeClientFrom(rc: ResolvedKubeConfig, log: Logger, timing
           rejectUnauthorized: !rc.insecureSkipTLSVerify,
         }
       : undefined;
-    return fetch(server + path, { method, headers, body, signal: o.signal ?? null, redirect: "manual", ...(tls ? { tls } : {}), ...(rc.proxyUrl ? { proxy: rc.proxyUrl } : {}) });
+    try {
+      return await fetch(server + path, { method, headers, body, signal: o.signal ?? null, redirect: "manual", ...(tls ? { tls } : {}), ...(rc.proxyUrl ? { proxy: rc.proxyUrl } : {}) });
+    } catch (err) {
+      // An abort is the caller's own doing (stop, deadline): it stays what it was.
+      if (o.signal?.aborted) throw err;
+      throw new KubeUnreachableError(server, err);
+    }
   }
 
   async function request(method: string, path: string, o: RequestOptions = {}): Promise<Response> {

@@ -100,6 +100,16 @@ const absolute = (dir: string, file: string | undefined): string | undefined => 
  * as kubectl does, instead of being read once relative to the working directory.
  */
 function loadOne(file: string): { loaded: Loaded; users: Map<string, RawUserInfo> } {
+  try {
+    return parseOne(file);
+  } catch (err) {
+    // js-yaml and the field checks below say what is wrong, not where: name the file.
+    const msg = err instanceof Error ? err.message : String(err);
+    throw new Error(`kubeconfig ${file}: ${msg.split("\n")[0]}`);
+  }
+}
+
+function parseOne(file: string): { loaded: Loaded; users: Map<string, RawUserInfo> } {
   const doc = rec(loadYaml(readFileSync(file, "utf8"))) ?? {};
   const dir = dirname(file);
   const raw = new Map<string, RawUserInfo>();
@@ -194,16 +204,21 @@ export function resolveKubeConfig(input: ResolveInput, env: ResolveEnv = process
     source = "in-cluster";
   } else {
     const f = join(home, ".kube", "config");
-    if (!existsSync(f)) throw new Error("no kubeconfig: pass --kubeconfig, set $KUBECONFIG, run in a pod, or create ~/.kube/config");
+    if (!existsSync(f)) throw new Error("no cluster to watch: pass --kubeconfig PATH, set $KUBECONFIG, run in a pod, or create ~/.kube/config; or serve YAML files with no cluster: --manifests PATH");
     ({ loaded, users } = loadFiles([f]));
     source = f;
   }
   const context = (name: string) => loaded.contexts.find((c) => c.name === name);
   if (input.context && !context(input.context)) throw new Error(`context ${JSON.stringify(input.context)} not found in ${source}`);
   const ctx = context(input.context || loaded.current);
-  if (!ctx) throw new Error(`kubeconfig ${source} has no current context (pass --context)`);
+  if (!ctx) {
+    const known = loaded.contexts.map((c) => c.name);
+    const list = known.length === 0 ? "it defines no contexts" : `its contexts: ${known.slice(0, 10).join(", ")}${known.length > 10 ? ", …" : ""}`;
+    if (loaded.current) throw new Error(`kubeconfig ${source}: current-context ${JSON.stringify(loaded.current)} names no context (${list}); pass --context`);
+    throw new Error(`kubeconfig ${source} has no current-context (${list}); pass --context`);
+  }
   const cluster = loaded.clusters.find((c) => c.name === ctx.cluster);
-  if (!cluster?.server) throw new Error(`context ${ctx.name} names cluster ${JSON.stringify(ctx.cluster)}, which has no server`);
+  if (!cluster?.server) throw new Error(`kubeconfig ${source}: context ${ctx.name} names cluster ${JSON.stringify(ctx.cluster)}, which has no server`);
   const user = loaded.users.find((u) => u.name === ctx.user) ?? { name: ctx.user };
   const raw = users.get(user.name);
   return {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startBackend, startPortico, type Backend } from "./harness.ts";
+import { freePort, startBackend, startPortico, type Backend } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -63,6 +63,54 @@ describe("flags", () => {
     const r = Bun.spawnSync([...cmd], { env: { ...process.env, PORTICO_LOG_LEVEL: "loud" } });
     expect(r.exitCode).toBe(2);
     expect(r.stderr.toString()).toMatch(/log-level|LOG_LEVEL/);
+  });
+});
+
+describe("errors that name the cause", () => {
+  test("--bind and --tls-ciphers are checked before anything listens: exit 2, the flag named", () => {
+    for (const [args, expected] of [
+      [["--bind", "notanip"], '--bind: expected an IP address of this host (0.0.0.0, ::, 127.0.0.1, ...) or localhost, got "notanip"'],
+      [["--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256:BOGUS"], "--tls-ciphers: unknown TLS 1.2 cipher suite BOGUS"],
+      [["--manifests", "m.yaml", "--kubeconfig", "k"], "--manifests and --kubeconfig name two sources"],
+    ] as const) {
+      const r = runCli([...args]);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe(""); // no "starting", no "listening"
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toStartWith(`portico: ${expected}`);
+    }
+  });
+
+  test("with no source at all, the error names --manifests too (exit 1)", () => {
+    const home = mkdtempSync(join(tmpdir(), "portico-home-"));
+    try {
+      const env = { PATH: process.env.PATH ?? "", HOME: home };
+      const ok = Bun.spawnSync([...cmd, "--workers", "1", "--bind", "127.0.0.1", "--http-port", String(freePort()), "--https-port", String(freePort()), "--admin-port", String(freePort())], { stdin: "ignore", env, timeout: 20_000 });
+      expect(ok.exitCode).toBe(1);
+      const failed = ok.stdout.toString().split("\n").find((l) => l.includes("start-up failed"));
+      expect(failed).toContain("--kubeconfig PATH");
+      expect(failed).toContain("--manifests PATH");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test("a malformed kubeconfig names its file; a port in use names its flag", () => {
+    const bad = join(dir, "kubeconfig-broken");
+    writeFileSync(bad, "apiVersion: v1\nclusters: [\n  - name: a\n");
+    const ports = ["--bind", "127.0.0.1", "--https-port", String(freePort()), "--admin-port", String(freePort()), "--workers", "1"];
+    const r = Bun.spawnSync([...cmd, "--kubeconfig", bad, "--http-port", String(freePort()), ...ports], { stdin: "ignore", timeout: 20_000 });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout.toString()).toContain(`"err":"kubeconfig ${bad}: `);
+
+    const holder = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    try {
+      const inUse = Bun.spawnSync([...cmd, "--manifests", dir, "--http-port", String(holder.port), ...ports], { stdin: "ignore", timeout: 20_000 });
+      expect(inUse.exitCode).toBe(1);
+      expect(inUse.stdout.toString()).toContain(`cannot listen on 127.0.0.1: --http-port ${holder.port} is already in use by another process`);
+    } finally {
+      holder.stop(true);
+    }
   });
 });
 

@@ -134,6 +134,24 @@ describe("kubeconfig auth", () => {
     }
   });
 
+  test("an unreachable server is named in Portico's words, not Bun's; an abort stays an abort", async () => {
+    const port = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const url = `http://127.0.0.1:${port.port}`;
+    port.stop(true); // nothing listens there now: connection refused
+    const c = createKubeClient({ kubeconfig: kubeconfig("refused", `    server: ${url}`, `    token: t`), context: null }, captureLogger());
+    const err = await c.request("GET", "/api/v1/services").then(() => null, (e: unknown) => e as Error);
+    expect(err?.message).toBe(`cannot reach the Kubernetes API server ${url}: connection refused (nothing listens there, or the server is down) (ECONNREFUSED)`);
+    expect(err?.message).not.toContain("Is the computer able");
+    // The TLS variant: an https:// URL to a server without the CA in the kubeconfig.
+    const noca = createKubeClient({ kubeconfig: kubeconfig("noca2", `    server: ${tls.url}`, `    token: tls-token`), context: null }, captureLogger());
+    const tlsErr = await noca.request("GET", "/api/v1/services").then(() => null, (e: unknown) => e as Error);
+    expect(tlsErr?.message).toStartWith(`cannot reach the Kubernetes API server ${tls.url}: `);
+    const ac = new AbortController();
+    ac.abort(new Error("stopping"));
+    const aborted = await c.request("GET", "/api/v1/services", { signal: ac.signal }).then(() => null, (e: unknown) => e as Error);
+    expect(aborted?.message).not.toContain("cannot reach");
+  });
+
   test("plain http without credentials (kubectl proxy)", async () => {
     expect(await listStatus(kubeconfig("proxy", `    server: ${open.url}/`, `    {}`))).toBe(200);
   });

@@ -103,8 +103,38 @@ describe("resolveKubeConfig", () => {
 
   test("no current context, or one naming a missing cluster, is a one-line error", () => {
     const none = write("none.yaml", "clusters:\n- name: a\n  cluster: { server: http://x }\n");
-    expect(() => resolveKubeConfig({ kubeconfig: none, context: null })).toThrow(/has no current context/);
+    expect(() => resolveKubeConfig({ kubeconfig: none, context: null })).toThrow(`kubeconfig ${none} has no current-context (it defines no contexts); pass --context`);
     const dangling = write("dangling.yaml", "current-context: c\ncontexts:\n- name: c\n  context: { cluster: gone }\n");
-    expect(() => resolveKubeConfig({ kubeconfig: dangling, context: null })).toThrow(/names cluster "gone", which has no server/);
+    expect(() => resolveKubeConfig({ kubeconfig: dangling, context: null })).toThrow(`kubeconfig ${dangling}: context c names cluster "gone", which has no server`);
+  });
+
+  test("a current-context naming a missing context says so, with the contexts there are", () => {
+    const p = write("missing-ctx.yaml", "current-context: prod\nclusters:\n- name: a\n  cluster: { server: http://x }\ncontexts:\n- name: dev\n  context: { cluster: a }\n- name: stage\n  context: { cluster: a }\n");
+    expect(() => resolveKubeConfig({ kubeconfig: p, context: null })).toThrow(`kubeconfig ${p}: current-context "prod" names no context (its contexts: dev, stage); pass --context`);
+    expect(resolveKubeConfig({ kubeconfig: p, context: "stage" }).contextName).toBe("stage");
+  });
+
+  test("a malformed file is named in the error, on one line", () => {
+    for (const [name, text] of [["broken.yaml", "clusters: [\n  - name: a\n"], ["tabs.yaml", "clusters:\n\t- name: a\n"], ["noname.yaml", "clusters:\n- cluster: { server: x }\n"]] as const) {
+      const p = write(name, text);
+      let message = "";
+      try {
+        resolveKubeConfig({ kubeconfig: p, context: null });
+      } catch (e) {
+        message = (e as Error).message;
+      }
+      expect(message).toStartWith(`kubeconfig ${p}: `);
+      expect(message).not.toContain("\n");
+    }
+    // Through $KUBECONFIG too: the file at fault among several is the one named.
+    const good = write("good.yaml", KITCHEN_SINK);
+    const bad = write("bad-among.yaml", "contexts: {{{\n");
+    expect(() => resolveKubeConfig({ kubeconfig: null, context: null }, { KUBECONFIG: `${good}:${bad}` })).toThrow(`kubeconfig ${bad}: `);
+  });
+
+  test("with nothing to find, the error names every way to give a source, --manifests included", () => {
+    expect(() => resolveKubeConfig({ kubeconfig: null, context: null }, { HOME: `${dir}/empty-home` }, `${dir}/no-sa`)).toThrow(
+      /--kubeconfig PATH, set \$KUBECONFIG, run in a pod, or create ~\/\.kube\/config; or serve YAML files with no cluster: --manifests PATH/,
+    );
   });
 });
