@@ -32,14 +32,14 @@ const none = () => null;
 // Keyed by Config field: the compiler rejects a Config field without a flag, or a schema whose
 // output does not match the field's type. Insertion order is the order in `--help`.
 export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
-  kubeconfig: { name: "kubeconfig", metavar: "PATH", help: "kubeconfig file of the cluster to watch", defaultText: "$KUBECONFIG, then in-cluster, then ~/.kube/config", schema: val.nonEmpty, fallback: none },
+  kubeconfig: { name: "kubeconfig", metavar: "PATH", help: "kubeconfig file of the cluster to watch (not with --manifests)", defaultText: "$KUBECONFIG, then in-cluster, then ~/.kube/config", schema: val.nonEmpty, fallback: none },
   context: { name: "context", metavar: "NAME", help: "kubeconfig context to use", defaultText: "the current context", schema: val.nonEmpty, fallback: none },
-  manifests: { name: "manifests", metavar: "PATH", help: "serve from a YAML file or a folder of them instead of a cluster (watched for changes)", defaultText: "none", schema: val.nonEmpty, fallback: none },
+  manifests: { name: "manifests", metavar: "PATH", help: "serve from a YAML file or a folder of them instead of a cluster (watched for changes; not with --kubeconfig or --context)", defaultText: "none", schema: val.nonEmpty, fallback: none },
   watchNamespace: { name: "watch-namespace", metavar: "NS", help: "restrict watches to one namespace", defaultText: "all namespaces", schema: val.dnsLabel, fallback: none },
   httpPort: { name: "http-port", metavar: "N", help: "plain HTTP listener port", defaultText: "8080", schema: val.port, fallback: () => 8080 },
   httpsPort: { name: "https-port", metavar: "N", help: "TLS listener port", defaultText: "8443", schema: val.port, fallback: () => 8443 },
   adminPort: { name: "admin-port", metavar: "N", help: "port for /healthz, /readyz, /metrics and /debug/* (see --debug-allow)", defaultText: "10254", schema: val.port, fallback: () => 10254 },
-  bind: { name: "bind", metavar: "ADDR", help: "listen address for all listeners", defaultText: "0.0.0.0", schema: val.listenAddress, fallback: () => "0.0.0.0" },
+  bind: { name: "bind", metavar: "ADDR", help: "listen address for all listeners: an IP address of this host, or localhost", defaultText: "0.0.0.0", schema: val.listenAddress, fallback: () => "0.0.0.0" },
   // The debug endpoints show every tenant's routes and pod addresses: loopback only unless
   // opened (kubectl port-forward arrives on the pod's loopback).
   debugAllow: { name: "debug-allow", metavar: "CIDR[,CIDR]", help: "peers that may read /debug/* on the admin port (/healthz, /readyz and /metrics answer every peer)", defaultText: "127.0.0.0/8,::1 (loopback)", schema: val.cidrList("127.0.0.0/8,::1"), fallback: () => Object.freeze(["127.0.0.0/8", "::1/128"]) },
