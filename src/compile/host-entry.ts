@@ -8,7 +8,7 @@ import type { Diagnostic } from "../model/diagnostic.ts";
 import { buildHost, viaOf } from "../table/build.ts";
 import type { HostRoutes, Route } from "../table/types.ts";
 import { backendReason, type BackendRef, type ResolvedBackend } from "./backends.ts";
-import { describeAge } from "./order.ts";
+import { describeAge, tieNote } from "./order.ts";
 import type { IngressPlan, PathPlan } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
 
@@ -84,7 +84,7 @@ export function claimHost(hostKey: string, plans: readonly IngressPlan[], isTls:
           diagnostics.push({ kind: "Ingress", namespace, name, reason: "DuplicatePath", message, severity: "warning" });
           trace?.paths.set(pp, { kind: "duplicate", message });
         } else {
-          const tie = owner.createdMs === plan.createdMs ? " (same age: alphabetical order decides)" : "";
+          const tie = tieNote(owner.ingress, plan.ingress);
           const message = `${where} is also declared by ${describeAge(owner.ingress)}, which wins over ${describeAge(plan.ingress)}${tie}`;
           diagnostics.push({ kind: "Ingress", namespace, name, reason: "PathConflict", message, severity: "warning" });
           trace?.paths.set(pp, { kind: "conflict", winner: owner.key, message });
