@@ -21,7 +21,7 @@ export interface AccessRecord {
   bytesIn: number;
   bytesOut: number;
   durationMs: number;
-  /** `ip:port` of the endpoint that answered (the last attempt), or null. */
+  /** `ip:port` of the last endpoint tried (it answered, or its connection failed), or null when none was. */
   upstream: string | null;
   upstreamStatus: number | null;
   /** Time from the first upstream attempt to response headers. */

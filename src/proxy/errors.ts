@@ -70,6 +70,11 @@ export function statusOf(code: ProxyErrorCode): number {
   return STATUS[code];
 }
 
+/** Body bytes of Portico's own answer for `code` (the bodies are ASCII), for the access log. */
+export function errorBodyBytes(code: ProxyErrorCode): number {
+  return BODY[code].length;
+}
+
 /** Whether an answer with this code ends the client connection (see CLOSES). */
 export function closesConnection(code: ProxyErrorCode): boolean {
   return CLOSES.has(code);

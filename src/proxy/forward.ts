@@ -36,6 +36,11 @@ export interface ForwardInput {
   readonly hooks?: ProxyHooks | undefined;
   /** Resolves and checks ExternalName upstreams; default: the process-wide one. */
   readonly external?: ExternalResolver | undefined;
+  /**
+   * Receives each endpoint as it is picked (the access record), so a request whose connection
+   * failed still logs the endpoint it tried, not null.
+   */
+  readonly record?: { upstream: string | null } | undefined;
 }
 
 export interface ForwardResult {
@@ -137,10 +142,12 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
     if (u === null) throw new ProxyError(first === null ? "NoEndpoints" : "UpstreamConnect", "no endpoint left");
     if (first === null) first = u.authority;
     else tried?.add(u.authority);
+    if (input.record) input.record.upstream = u.authority;
     // An ExternalName is never handed to the probe or fetch as a name: they would resolve it
     // again, possibly to an address never checked (external.ts).
     const ext = input.backend.externalName ? (input.external ?? sharedExternalResolver()) : null;
     const to = ext === null ? u : await externalTarget(input, ext, u);
+    if (input.record && to !== u) input.record.upstream = to.authority;
     if (!input.balancer.isWarm(u)) {
       try {
         await probeConnect(to, input.connectTimeoutMs);

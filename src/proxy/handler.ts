@@ -5,7 +5,7 @@ import type { Match } from "../table/types.ts";
 import { createBalancer, type Balancer } from "./balancer.ts";
 import { meterRequestBody, nextTurn } from "./body.ts";
 import { cidrMatcher } from "../config/cidr.ts";
-import { errorResponse, ProxyError, statusOf } from "./errors.ts";
+import { errorBodyBytes, errorResponse, ProxyError, statusOf } from "./errors.ts";
 import type { ExternalResolver } from "./external.ts";
 import { createAttemptControl, forward } from "./forward.ts";
 import { clientIpOf, downstreamHeaders, requestIdOf, upstreamHeaders, type ForwardContext } from "./headers.ts";
@@ -107,6 +107,8 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
     };
     const fail = (e: ProxyError): Response => {
       timerBack();
+      // Our own answer's body is what the client gets (none for HEAD, RFC 9110 §9.3.2).
+      rec.bytesOut = req.method === "HEAD" ? 0 : errorBodyBytes(e.code);
       finish(statusOf(e.code), e.code);
       if (e.code === "Internal") log.error("proxy internal error", { err: e.detail, requestId });
       return errorResponse(e.code, common);
@@ -206,6 +208,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
           headers: upstreamHeaders(req.headers, ctx, clientIp, true),
           protocols: proto === null ? [] : proto.split(",").map((s) => s.trim()).filter((s) => s !== ""),
           timeoutMs: responseTimeoutMs, external: deps.external,
+          record: rec,
         });
         rec.upstream = upstream.authority;
         rec.upstreamStatus = 101;
@@ -248,7 +251,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
             body: metered?.stream ?? null, retryable: IDEMPOTENT.has(req.method) && !hasBody,
             backend, clientSignal, stopSignal: hardStop.signal, signal: abort.signal, responseTimeoutMs,
             connectTimeoutMs: opts.connectTimeoutMs ?? config.connectTimeoutMs, maxHeaderBytes: config.maxResponseHeaderSize,
-            balancer, hooks, external: deps.external,
+            balancer, hooks, external: deps.external, record: rec,
           },
           control,
         );

@@ -82,6 +82,8 @@ export interface WsConnectInput {
   readonly timeoutMs: number;
   /** Resolves and checks ExternalName upstreams; default: the process-wide one. */
   readonly external?: ExternalResolver | undefined;
+  /** Receives each endpoint as it is tried, so a failed connect still logs which one (access log). */
+  readonly record?: { upstream: string | null };
 }
 
 function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<WebSocket> {
@@ -118,10 +120,12 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: We
     const u = input.balancer.pick(input.backend, tried);
     if (u === null) break;
     tried.add(u.authority);
+    if (input.record) input.record.upstream = u.authority;
     // As in forward.ts: the WebSocket client gets the checked address, never the name.
     const ext = input.backend.externalName ? (input.external ?? sharedExternalResolver()) : null;
     const to = ext === null ? u : await ext.target(u, input.timeoutMs);
     if (ext !== null && !input.headers.has("host")) input.headers.set("host", hostForName(u, input.backend.scheme));
+    if (input.record && to !== u) input.record.upstream = to.authority;
     try {
       const ws = await connectOnce(input.backend, to, input);
       input.balancer.succeeded(u);
