@@ -92,9 +92,17 @@ describe("text format", () => {
     expect(lines[0]).toBe('2026-01-02T03:04:05.678Z INFO a\\nb v="x\\ny\\tz\\u0007"');
   });
 
-  test("objects render as JSON", () => {
+  test("objects read as dotted keys, lists of plain values as one comma-separated value", () => {
     const { log, lines } = capture("info", "text");
-    log.info("m", { o: { a: 1 } });
-    expect(lines[0]).toBe('2026-01-02T03:04:05.678Z INFO m o="{\\"a\\":1}"');
+    log.info("starting", { version: "1.0.0", config: { httpPort: 8080, bind: "0.0.0.0", manifests: null, tls: { min: "1.2" }, proxies: ["10.0.0.0/8", "fd00::/8"], none: [], empty: {} } });
+    expect(lines[0]).toBe(
+      "2026-01-02T03:04:05.678Z INFO starting version=1.0.0 config.httpPort=8080 config.bind=0.0.0.0 config.manifests=null config.tls.min=1.2 config.proxies=10.0.0.0/8,fd00::/8 config.none=[] config.empty={}",
+    );
+  });
+
+  test("lists of objects, and values nested too deep, stay JSON (quoted)", () => {
+    const { log, lines } = capture("info", "text");
+    log.info("m", { l: [{ a: 1 }], d: { a: { b: { c: { d: { e: 1 } } } } } });
+    expect(lines[0]).toBe('2026-01-02T03:04:05.678Z INFO m l="[{\\"a\\":1}]" d.a.b.c.d="{\\"e\\":1}"');
   });
 });

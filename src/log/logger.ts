@@ -94,9 +94,34 @@ function formatJson(time: string, level: LogLevel, msg: string, entries: [string
   return `${line}}`;
 }
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
+const isScalar = (v: unknown) => v === null || (typeof v !== "object" && typeof v !== "function");
+
+/**
+ * For people, an object field reads as dotted keys (`config.httpPort=8080`) and a list of
+ * plain values as one comma-separated value: an escaped JSON blob in quotes was unreadable
+ * (the effective configuration at start-up). Deeper or mixed values stay JSON.
+ */
+function textEntries(key: string, value: unknown, depth: number, out: [string, unknown][]): void {
+  if (isPlainObject(value) && depth < 4) {
+    const keys = Object.keys(value);
+    if (keys.length === 0) out.push([key, "{}"]);
+    for (const k of keys) if (value[k] !== undefined) textEntries(`${key}.${k}`, normalise(value[k]), depth + 1, out);
+    return;
+  }
+  if (Array.isArray(value) && value.every(isScalar)) {
+    out.push([key, value.length === 0 ? "[]" : value.map((x) => (x === null ? "null" : String(x))).join(",")]);
+    return;
+  }
+  out.push([key, value]);
+}
+
 function formatText(time: string, level: LogLevel, msg: string, entries: [string, unknown][]): string {
   let line = `${time} ${level.toUpperCase()} ${escapeControl(msg)}`;
-  for (const [k, v] of entries) line += ` ${escapeControl(k).replace(/[\s=]/g, "_")}=${textValue(v)}`;
+  const flat: [string, unknown][] = [];
+  for (const [k, v] of entries) textEntries(k, v, 0, flat);
+  for (const [k, v] of flat) line += ` ${escapeControl(k).replace(/[\s=]/g, "_")}=${textValue(v)}`;
   return line;
 }
 
