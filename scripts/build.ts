@@ -2,6 +2,8 @@
 //
 //   bun scripts/build.ts [--target bun-linux-x64|bun-linux-arm64] [--outfile PATH]
 //
+// Without --outfile: dist/portico, or dist/portico-linux-arm64 (and so on) with --target.
+//
 // The bun CLI is spawned with an argv array (never a shell string), and the only values that
 // reach it are the package.json version and a commit id that must look like hex: both are
 // validated and passed through JSON.stringify, since `--define` takes a JS expression.
@@ -26,7 +28,8 @@ export interface BuildOptions {
 }
 
 const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
-const COMMIT_ID = /^[0-9a-f]{4,40}$/;
+/** A short or full commit id, with "-dirty" when the tree had changes no commit holds. */
+const COMMIT_ID = /^[0-9a-f]{4,40}(?:-dirty)?$/;
 
 /** The argv for `bun build`, without the bun executable itself. */
 export function buildArgs(o: BuildOptions): string[] {
@@ -49,7 +52,9 @@ export function buildArgs(o: BuildOptions): string[] {
 }
 
 /**
- * Short HEAD commit. PORTICO_BUILD_COMMIT wins when set (the Dockerfile passes it as a build
+ * Short HEAD commit, with "-dirty" when `git status --porcelain` lists anything (modified,
+ * staged or untracked files): such a binary is not what the commit holds, and `--version` must
+ * not claim it is. PORTICO_BUILD_COMMIT wins when set (the Dockerfile passes it as a build
  * argument: .git is not in the build context); "unknown" outside a git checkout.
  */
 export function gitCommit(cwd: string, env: Record<string, string | undefined> = process.env): string {
@@ -58,15 +63,27 @@ export function gitCommit(cwd: string, env: Record<string, string | undefined> =
   try {
     const r = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd, stdout: "pipe", stderr: "ignore" });
     const out = r.stdout.toString().trim();
-    return r.exitCode === 0 && COMMIT_ID.test(out) ? out : "unknown";
+    if (r.exitCode !== 0 || !/^[0-9a-f]{4,40}$/.test(out)) return "unknown";
+    const status = Bun.spawnSync(["git", "status", "--porcelain"], { cwd, stdout: "pipe", stderr: "ignore" });
+    if (status.exitCode !== 0) return "unknown";
+    return status.stdout.toString().trim() === "" ? out : `${out}-dirty`;
   } catch {
     return "unknown"; // git not installed (the oven/bun image has none)
   }
 }
 
-function parseCli(argv: readonly string[]): { target: Target | null; outfile: string } {
+/**
+ * Where a build goes when --outfile is not given: dist/portico for this machine, and
+ * dist/portico-<os>-<arch> for a --target, so a cross build never replaces the binary this
+ * machine runs (the README's `./dist/portico` lines would then fail with "Exec format error").
+ */
+export function defaultOutfile(target: Target | null): string {
+  return target === null ? OUTFILE : `${OUTFILE}-${target.replace(/^bun-/, "")}`;
+}
+
+export function parseCli(argv: readonly string[]): { target: Target | null; outfile: string } {
   let target: Target | null = null;
-  let outfile = OUTFILE;
+  let outfile: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? "";
     const [name, inline] = a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
@@ -85,7 +102,7 @@ function parseCli(argv: readonly string[]): { target: Target | null; outfile: st
       throw new Error(`unknown argument ${JSON.stringify(a)} (usage: bun scripts/build.ts [--target T] [--outfile PATH])`);
     }
   }
-  return { target, outfile };
+  return { target, outfile: outfile ?? defaultOutfile(target) };
 }
 
 async function main(): Promise<number> {

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { OUTFILE, ROOT, buildArgs, gitCommit } from "../../scripts/build.ts";
+import { OUTFILE, ROOT, buildArgs, gitCommit, parseCli } from "../../scripts/build.ts";
 import pkg from "../../package.json" with { type: "json" };
 
 const tmp = mkdtempSync(join(tmpdir(), "portico-build-test-"));
@@ -31,6 +31,13 @@ describe("buildArgs", () => {
     expect(buildArgs({ ...base, target: "bun-linux-arm64" })).toContain("--target=bun-linux-arm64");
   });
 
+  test("a --target build goes to its own file, never over dist/portico (this machine's binary)", () => {
+    expect(parseCli([])).toEqual({ target: null, outfile: "dist/portico" });
+    expect(parseCli(["--target", "bun-linux-arm64"])).toEqual({ target: "bun-linux-arm64", outfile: "dist/portico-linux-arm64" });
+    expect(parseCli(["--target=bun-linux-x64"])).toEqual({ target: "bun-linux-x64", outfile: "dist/portico-linux-x64" });
+    expect(parseCli(["--target", "bun-linux-arm64", "--outfile", "out/p"])).toEqual({ target: "bun-linux-arm64", outfile: "out/p" });
+  });
+
   test("a commit that is not hex never reaches --define; a non-semver version is refused", () => {
     const args = buildArgs({ ...base, commit: '";process.exit(1);"' });
     expect(args).toContain('--define=PORTICO_COMMIT="unknown"');
@@ -39,10 +46,39 @@ describe("buildArgs", () => {
 });
 
 describe("gitCommit", () => {
-  test("is HEAD's short id in this checkout", () => {
+  test("is HEAD's short id in this checkout (with -dirty when the tree has changes)", () => {
     const r = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: ROOT, stdout: "pipe", stderr: "ignore" });
     if (r.exitCode !== 0) return; // not a git checkout (e.g. an exported tarball)
-    expect(gitCommit(ROOT, {})).toBe(r.stdout.toString().trim());
+    const dirty = Bun.spawnSync(["git", "status", "--porcelain"], { cwd: ROOT, stdout: "pipe" }).stdout.toString().trim() !== "";
+    expect(gitCommit(ROOT, {})).toBe(`${r.stdout.toString().trim()}${dirty ? "-dirty" : ""}`);
+  });
+
+  test("a tree with changes no commit holds is marked -dirty: modified, staged or new files", () => {
+    const repo = join(tmp, "repo");
+    const git = (...args: string[]) => {
+      const r = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@example.test", "-c", "commit.gpgsign=false", ...args], { cwd: repo, stdout: "pipe", stderr: "pipe" });
+      if (r.exitCode !== 0) throw new Error(r.stderr.toString());
+      return r.stdout.toString().trim();
+    };
+    Bun.spawnSync(["mkdir", "-p", repo]);
+    git("init", "-q");
+    writeFileSync(join(repo, "a.ts"), "export const a = 1;\n");
+    git("add", "a.ts");
+    git("commit", "-qm", "one");
+    const head = git("rev-parse", "--short", "HEAD");
+    expect(gitCommit(repo, {})).toBe(head);
+    writeFileSync(join(repo, "a.ts"), "export const a = 2;\n");
+    expect(gitCommit(repo, {})).toBe(`${head}-dirty`);
+    git("add", "a.ts");
+    expect(gitCommit(repo, {})).toBe(`${head}-dirty`);
+    git("commit", "-qm", "two");
+    expect(gitCommit(repo, {})).toBe(git("rev-parse", "--short", "HEAD"));
+    writeFileSync(join(repo, "new.ts"), "x\n");
+    expect(gitCommit(repo, {})).toEndWith("-dirty");
+    // The marker reaches --define intact; anything else still falls back to unknown.
+    expect(buildArgs({ version: "1.2.3", commit: `${head}-dirty`, outfile: OUTFILE, target: null })).toContain(`--define=PORTICO_COMMIT="${head}-dirty"`);
+    expect(gitCommit(tmp, { PORTICO_BUILD_COMMIT: "abc1234-dirty" })).toBe("abc1234-dirty");
+    expect(gitCommit(tmp, { PORTICO_BUILD_COMMIT: "abc1234-dirty-x" })).toBe("unknown");
   });
 
   test("is unknown outside a git checkout, and PORTICO_BUILD_COMMIT wins only when it is hex", () => {
