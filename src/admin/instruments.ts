@@ -67,7 +67,7 @@ function createMetrics(r: Registry) {
     tableGeneration: r.gauge({ name: "portico_config_table_generation", help: "Generation of the live route table (increments on each applied change).", merge: "max" }),
     lastApply: r.gauge({ name: "portico_config_last_apply_timestamp_seconds", help: "Unix time of the last successful route table apply.", merge: "max" }),
     objects: r.gauge({ name: "portico_objects", help: "Objects in the store, by kind.", labelNames: ["kind"], maxSeries: SMALL_SET, merge: "max" }),
-    diagnostics: r.gauge({ name: "portico_diagnostics", help: "Diagnostics of the last compile, by reason.", labelNames: ["reason"], maxSeries: SMALL_SET, merge: "max" }),
+    diagnostics: r.gauge({ name: "portico_diagnostics", help: "Current diagnostics (invalid files and objects from the sources, and the last compile), by reason.", labelNames: ["reason"], maxSeries: SMALL_SET, merge: "max" }),
     watchEvents: r.counter({ name: "portico_watch_events_total", help: "Watch events received, by kind and event type.", labelNames: ["kind", "type"], maxSeries: SMALL_SET * 8 }),
     watchRestarts: r.counter({ name: "portico_watch_restarts_total", help: "Watch streams restarted, by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
     watchRelists: r.counter({ name: "portico_watch_relists_total", help: "Full relists (initial, or after 410 Gone), by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),

@@ -7,7 +7,7 @@ import { basename, dirname, join } from "node:path";
 import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Logger } from "../log/logger.ts";
-import type { Source, SourceSink } from "../store/types.ts";
+import type { DiagnosticsReport, Source, SourceSink } from "../store/types.ts";
 import { parseManifestTextSliced, type LoadedObject } from "./documents.ts";
 
 export interface ManifestSourceOptions {
@@ -17,14 +17,20 @@ export interface ManifestSourceOptions {
   debounceMs?: number;
   /** How often to check that the watched file/folder is still the one being watched. */
   recheckMs?: number;
-  onDiagnostic?(d: Diagnostic): void;
+  /** The diagnostics of each file (owner `file:PATH`): its parse error, or its invalid objects. */
+  onDiagnostics?: DiagnosticsReport;
 }
 
 interface FileState {
   /** Digest of the text last parsed successfully (an unchanged file is not parsed again; the text itself is not kept). */
   readonly digest: string;
   readonly objects: readonly LoadedObject[];
+  /** Its invalid objects (they stay reported while the file keeps failing to parse). */
+  readonly diagnostics: readonly Diagnostic[];
 }
+
+/** Owner of a file's diagnostics (DiagnosticsReport). */
+export const fileOwner = (file: string): string => `file:${file}`;
 
 const YAML_FILE = /\.ya?ml$/i;
 const mapKey = (kind: Kind, o: KubeObject): string => `${kind}\u0000${objectKey(o.metadata)}`;
@@ -36,6 +42,10 @@ export class ManifestSource implements Source {
   private sink: SourceSink | null = null;
   private isDir = false;
   private files = new Map<string, FileState>();
+  /** Files whose last text did not parse, with that text's digest (the same text is not parsed and logged again). */
+  private broken = new Map<string, string>();
+  /** Files with diagnostics reported and not cleared yet. */
+  private reported = new Set<string>();
   /** What the sink has now, keyed by kind + namespace/name. */
   private current = new Map<string, LoadedObject>();
   private watcher: FSWatcher | null = null;
@@ -186,8 +196,22 @@ export class ManifestSource implements Source {
       if (state) next.set(file, state);
     }
     if (this.stopped) return;
+    // A file that is gone takes its diagnostics, parse error included, with it.
+    const listed = new Set(list);
+    for (const file of [...this.reported]) {
+      if (listed.has(file)) continue;
+      if (this.broken.delete(file)) this.log.info("manifest file that did not parse is gone; its error is cleared", { path: file });
+      this.report(file, []);
+    }
     this.files = next;
     this.publish(emit);
+  }
+
+  private report(file: string, diagnostics: readonly Diagnostic[]): void {
+    if (diagnostics.length === 0 && !this.reported.has(file)) return;
+    if (diagnostics.length === 0) this.reported.delete(file);
+    else this.reported.add(file);
+    this.opts.onDiagnostics?.(fileOwner(file), diagnostics);
   }
 
   /** The new state of one file; its previous state when it cannot be parsed; null when it is gone. */
@@ -202,20 +226,31 @@ export class ManifestSource implements Source {
       return previous ?? null;
     }
     const digest = createHash("sha256").update(text).digest("base64");
-    if (previous && previous.digest === digest) return previous;
+    if (previous && previous.digest === digest) {
+      // Back to the text that last parsed (an edit undone): the parse error goes.
+      if (this.broken.delete(file)) {
+        this.log.info("manifest file parses again", { path: file, objects: previous.objects.length });
+        this.report(file, previous.diagnostics);
+      }
+      return previous;
+    }
+    if (this.broken.get(file) === digest) return previous ?? null; // the same broken text: already said
     const parsed = await parseManifestTextSliced(text, file);
     if (!parsed.ok) {
       // A half-saved file must not take its routes down: the last good objects keep serving.
+      this.broken.set(file, digest);
       this.log.warn("manifest file does not parse; keeping its previous objects", { path: file, line: parsed.line, err: parsed.message });
-      this.opts.onDiagnostic?.({ kind: "ManifestFile", namespace: "", name: file, reason: "InvalidObject", message: `line ${parsed.line ?? "?"}: ${parsed.message}` });
+      const error: Diagnostic = { kind: "ManifestFile", namespace: "", name: file, reason: "InvalidObject", message: `line ${parsed.line ?? "?"}: ${parsed.message}` };
+      this.report(file, [error, ...(previous?.diagnostics ?? [])]);
       return previous ?? null;
     }
+    if (this.broken.delete(file)) this.log.info("manifest file parses again", { path: file, objects: parsed.objects.length });
     for (const kind of new Set(parsed.ignoredKinds)) this.log.debug("ignoring a kind Portico does not watch", { path: file, kind });
     for (const d of parsed.diagnostics) {
       this.log.warn("invalid object in manifest file; skipped", { path: file, kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });
-      this.opts.onDiagnostic?.(d);
     }
-    return { digest, objects: parsed.objects };
+    this.report(file, parsed.diagnostics);
+    return { digest, objects: parsed.objects, diagnostics: parsed.diagnostics };
   }
 
   private publish(emit: boolean): void {

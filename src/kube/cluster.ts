@@ -5,6 +5,7 @@ import type { CompileResult } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Ingress, Service } from "../model/schemas.ts";
+import type { DiagnosticsReport } from "../store/types.ts";
 import { createKubeClient, type ClientOptions, type KubeClient } from "./client.ts";
 import { createEventRecorder, type EventRecorder, type EventTimings } from "./events.ts";
 import { createLeaderElector, type LeaderElector, type LeaderTimings } from "./leader.ts";
@@ -17,8 +18,8 @@ export interface KubeClusterOptions {
   log: Logger;
   /** Metrics: watch events, restarts, relists, errors, malformed lines. */
   hooks?: SourceHooks;
-  /** Invalid objects from the watch (also logged). */
-  onDiagnostic?(d: Diagnostic): void;
+  /** Invalid objects from the list+watch (also logged), per object; cleared when their cause goes. */
+  onDiagnostics?: DiagnosticsReport;
   onLeader?(isLeader: boolean): void;
   client?: KubeClient;
   clientOptions?: ClientOptions;
@@ -52,7 +53,7 @@ export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
     config,
     log,
     ...(o.hooks ? { hooks: o.hooks } : {}),
-    ...(o.onDiagnostic ? { onDiagnostic: o.onDiagnostic } : {}),
+    ...(o.onDiagnostics ? { onDiagnostics: o.onDiagnostics } : {}),
     ...(o.watchTimings ? { timings: o.watchTimings } : {}),
   });
   let last: { result: Pick<CompileResult, "statuses" | "diagnostics">; ingresses: ReadonlyMap<string, Ingress>; services: ReadonlyMap<string, Service>; extra: readonly Diagnostic[] } | null = null;

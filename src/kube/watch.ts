@@ -9,7 +9,7 @@ import type { Config } from "../config/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { KINDS, KIND_API, parseObject, type Kind, type KubeObject } from "../model/kinds.ts";
 import { ObjectMetaSchema } from "../model/schemas.ts";
-import type { Source, SourceSink, StoreEvent } from "../store/types.ts";
+import type { DiagnosticsReport, Source, SourceSink, StoreEvent } from "../store/types.ts";
 import { apiError, type KubeClient } from "./client.ts";
 import type { Logger } from "../log/logger.ts";
 import { readNdjson } from "./ndjson.ts";
@@ -25,8 +25,11 @@ export interface KubeSourceOptions {
   log: Logger;
   hooks?: SourceHooks;
   timings?: Partial<WatchTimings>;
-  /** Objects that fail validation (also logged and skipped). */
-  onDiagnostic?(d: Diagnostic): void;
+  /**
+   * Objects that fail validation (also logged and skipped), one owner per object
+   * (`Kind/namespace/name`); cleared when the object is fixed, deleted, or missing at a relist.
+   */
+  onDiagnostics?: DiagnosticsReport;
   kinds?: readonly Kind[];
 }
 
@@ -55,6 +58,16 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
   const states = new Map<Kind, KindState>(kinds.map((k) => [k, { synced: false, resourceVersion: null, lists: 0, watches: 0, errors: 0, malformed: 0, invalid: 0 }]));
   const stop = new AbortController();
   let loops: Promise<void>[] = [];
+  /** Owners with a diagnostic reported, per kind (to clear them when their cause goes). */
+  const invalidOwners = new Map<Kind, Set<string>>(kinds.map((k) => [k, new Set()]));
+  const ownerOf = (kind: Kind, namespace: string | undefined, name: string) => `${kind}/${namespace ?? ""}/${name}`;
+
+  /** A valid version (or the deletion) of an object clears the diagnostic its invalid version left. */
+  function clearInvalid(kind: Kind, meta: { namespace?: string | undefined; name: string }): void {
+    const owners = invalidOwners.get(kind);
+    const owner = ownerOf(kind, meta.namespace, meta.name);
+    if (owners?.delete(owner)) o.onDiagnostics?.(owner, []);
+  }
 
   const query = (kind: Kind, extra: Record<string, string>): string => {
     const q = new URLSearchParams(extra);
@@ -66,7 +79,9 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
   function invalid(kind: Kind, st: KindState, d: Diagnostic): void {
     st.invalid++;
     hooks.onInvalid?.(kind);
-    o.onDiagnostic?.(d);
+    const owner = ownerOf(kind, d.namespace, d.name);
+    invalidOwners.get(kind)?.add(owner);
+    o.onDiagnostics?.(owner, [d]);
     log.warn("invalid object skipped", { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });
   }
 
@@ -102,6 +117,15 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
         cont = typeof body.metadata.continue === "string" ? body.metadata.continue : "";
       } while (cont);
       if (expired) continue;
+      // A relist is the whole truth: an object invalid before and absent or valid now (deleted,
+      // or fixed while the watch was down) no longer has a diagnostic.
+      const owners = invalidOwners.get(kind)!;
+      const still = new Set(invalidItems.map((d) => ownerOf(kind, d.namespace, d.name)));
+      for (const owner of [...owners]) {
+        if (still.has(owner)) continue;
+        owners.delete(owner);
+        o.onDiagnostics?.(owner, []);
+      }
       // Reported once the list is complete, so an expired and restarted list does not report twice.
       for (const d of invalidItems) invalid(kind, st, d);
       st.lists++;
@@ -149,6 +173,7 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
         }
         const p = parseObject(kind, ev.object);
         if (p.ok) {
+          clearInvalid(kind, p.object.metadata);
           sink.apply({ type: ev.type, kind, object: p.object } as StoreEvent);
           hooks.onEvent?.(kind, ev.type);
           n++;
@@ -156,6 +181,7 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
           // The last valid version may still be held (an update to an invalid one is skipped):
           // a deletion only needs the key.
           const metadata = (ev.object as { metadata: KubeObject["metadata"] }).metadata;
+          clearInvalid(kind, metadata);
           sink.apply({ type: "DELETED", kind, object: { metadata } as KubeObject } as StoreEvent);
           hooks.onEvent?.(kind, ev.type);
           n++;

@@ -22,7 +22,7 @@ export async function startCluster(o: { config: Config; log: Logger; inst: Instr
     config,
     log: log.child({ component: "kube" }),
     hooks: inst.watch,
-    onDiagnostic: (d) => controller.sourceDiagnostic(d),
+    onDiagnostics: (owner, diagnostics) => controller.sourceDiagnostics(owner, diagnostics),
     onLeader: (leader) => inst.setLeader(leader), // leader.ts logs the transition itself
   });
   log.info("kubernetes api", { server: kube.client.server, auth: kube.client.authKind });

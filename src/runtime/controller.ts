@@ -34,6 +34,8 @@ export interface ControllerOptions {
   readonly onSynced?: (kind: Kind, count: number) => void;
   readonly onApplied?: (applied: Applied) => void;
   readonly onCompileError?: (err: unknown) => void;
+  /** The sources' diagnostics changed (outside a compile): metrics must follow at once. */
+  readonly onSourceDiagnostics?: () => void;
 }
 
 export interface Controller {
@@ -45,8 +47,8 @@ export interface Controller {
   readonly compiler: Compiler;
   /** The last applied result, or null before the first table. */
   readonly last: Applied | null;
-  /** Invalid objects reported by a source (kept until the object is valid or deleted). */
-  sourceDiagnostic(d: Diagnostic): void;
+  /** A source's current diagnostics for one owner (DiagnosticsReport): replaces that owner's set. */
+  sourceDiagnostics(owner: string, diagnostics: readonly Diagnostic[]): void;
   /** All current diagnostics: from sources and from the last compile. */
   diagnostics(): Diagnostic[];
   dispose(): void;
@@ -57,8 +59,14 @@ export function createController(o: ControllerOptions): Controller {
   const kinds = o.kinds ?? KINDS;
   const started = performance.now();
   let last: Applied | null = null;
-  let logged = new Set<string>();
-  const fromSources = new Map<string, Diagnostic>();
+  let logged = new Map<string, Diagnostic>();
+  /** By owner (a manifest file, one watched object): each report replaces the owner's set. */
+  const fromSources = new Map<string, readonly Diagnostic[]>();
+  const sourceCount = () => {
+    let n = 0;
+    for (const ds of fromSources.values()) n += ds.length;
+    return n;
+  };
 
   const holder = new TableHolder();
   // One incremental compiler for the life of the controller: it reuses the work of unchanged
@@ -108,33 +116,35 @@ export function createController(o: ControllerOptions): Controller {
       hosts: hostCount(result.table),
       routes: result.table.routeCount,
       certificates: result.certificates.length,
-      diagnostics: result.diagnostics.length,
+      // The same count as the portico_diagnostics metric (sources' and the compile's).
+      diagnostics: result.diagnostics.length + sourceCount(),
       compileMs: Math.round(compileMs * 100) / 100,
     });
     o.onApplied?.(last);
   }
 
-  /** A diagnostic is logged when it appears, not again on every compile while it persists. */
+  /**
+   * A diagnostic is logged when it appears, not again on every compile while it persists, and
+   * once more when it goes, so the log says an alert's cause is gone.
+   */
   function logNewDiagnostics(diags: readonly Diagnostic[]): void {
-    const now = new Set<string>();
+    const now = new Map<string, Diagnostic>();
     for (const d of diags) {
       const k = diagnosticKey(d);
-      now.add(k);
+      now.set(k, d);
       if (logged.has(k)) continue;
       const fields = { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message };
       if (d.severity === "warning") log.warn("object problem", fields);
       else log.error("object skipped", fields);
     }
+    for (const [k, d] of logged) {
+      if (!now.has(k)) log.info("object problem resolved", { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason });
+    }
     logged = now;
   }
 
-  const objKey = (kind: string, meta: { namespace?: string | undefined; name: string }) =>
-    `${kind}\u0000${meta.namespace ?? ""}\u0000${meta.name}`;
-
   const sink: SourceSink = {
     apply(event: StoreEvent): void {
-      // A valid version of an object clears the diagnostic its invalid version left.
-      fromSources.delete(objKey(event.kind, event.object.metadata));
       store.apply(event);
     },
     replace<K extends Kind>(kind: K, objects: readonly KindObjects[K][]): void {
@@ -164,11 +174,17 @@ export function createController(o: ControllerOptions): Controller {
     get last() {
       return last;
     },
-    sourceDiagnostic(d: Diagnostic): void {
-      fromSources.set(objKey(d.kind, d), d);
+    sourceDiagnostics(owner, diagnostics): void {
+      const before = fromSources.get(owner);
+      if (diagnostics.length === 0) fromSources.delete(owner);
+      else fromSources.set(owner, diagnostics);
+      if ((before?.length ?? 0) !== 0 || diagnostics.length !== 0) o.onSourceDiagnostics?.();
     },
     diagnostics(): Diagnostic[] {
-      return [...fromSources.values(), ...(last?.result.diagnostics ?? [])];
+      const out: Diagnostic[] = [];
+      for (const ds of fromSources.values()) out.push(...ds);
+      out.push(...(last?.result.diagnostics ?? []));
+      return out;
     },
     dispose(): void {
       coalescer.dispose();

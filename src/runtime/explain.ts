@@ -48,8 +48,8 @@ export async function explainCli(config: Config, q: ExplainRequest): Promise<num
     return 2;
   }
   const store = new Store();
-  const invalid: Diagnostic[] = [];
-  const source = new ManifestSource({ path: config.manifests, log, onDiagnostic: (d) => invalid.push(d) });
+  const byFile = new Map<string, readonly Diagnostic[]>();
+  const source = new ManifestSource({ path: config.manifests, log, onDiagnostics: (owner, ds) => void byFile.set(owner, ds) });
   try {
     await source.start(store);
   } catch (err) {
@@ -69,6 +69,7 @@ export async function explainCli(config: Config, q: ExplainRequest): Promise<num
     }
     result = refusal(err);
   }
+  const invalid = [...byFile.values()].flat();
   process.stdout.write(`${JSON.stringify({ ...result, invalidObjects: invalid }, null, 2)}\n`);
   return 0;
 }

@@ -9,6 +9,7 @@ import { createReadiness } from "../admin/readiness.ts";
 import { Registry } from "../admin/registry.ts";
 import { cidrMatcher } from "../config/cidr.ts";
 import type { Config } from "../config/types.ts";
+import type { Diagnostic } from "../model/diagnostic.ts";
 import { ManifestSource } from "../files/manifests.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { KINDS } from "../model/kinds.ts";
@@ -44,12 +45,16 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
 
   let cluster: Cluster | null = null;
   let plane: DataPlane | null = null;
+  let tlsDiagnostics: readonly Diagnostic[] = [];
   const controller = createController({
     config,
     log,
     onSynced: (kind) => readiness.synced(kind),
+    // A source's diagnostic that goes (a file fixed or deleted, an object fixed) leaves the
+    // metric at once, even when no compile follows (a broken file that held no objects).
+    onSourceDiagnostics: () => inst.setDiagnostics([...controller.diagnostics(), ...tlsDiagnostics]),
     onApplied: (applied) => {
-      const tlsDiagnostics = plane?.apply(applied.result, applied.generation) ?? [];
+      tlsDiagnostics = plane?.apply(applied.result, applied.generation) ?? [];
       inst.observeCompile(applied.compileMs);
       inst.observeApply(applied.generation, Date.now());
       inst.setObjects({
@@ -107,7 +112,7 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
   log.info("listening", { ...dataPlane.listening, admin: admin.port, bind: config.bind });
 
   const source: Source = config.manifests
-    ? new ManifestSource({ path: config.manifests, log, onDiagnostic: (d) => controller.sourceDiagnostic(d) })
+    ? new ManifestSource({ path: config.manifests, log, onDiagnostics: (owner, ds) => controller.sourceDiagnostics(owner, ds) })
     : (cluster = await startCluster({ config, log, inst, controller })).source;
 
   let stopping = false;

@@ -1,3 +1,4 @@
+import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Kind, KindObjects } from "../model/kinds.ts";
 import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
 
@@ -25,6 +26,13 @@ export interface SourceSink {
   replace<K extends Kind>(kind: K, objects: readonly KindObjects[K][]): void;
   synced(kind: Kind): void;
 }
+
+/**
+ * A source's current diagnostics for one owner: a manifest file, or one object of a watched
+ * kind. Each call replaces that owner's whole set and an empty list clears it, so a diagnostic
+ * goes away with its cause (file fixed or deleted, object fixed, deleted, or gone at a relist).
+ */
+export type DiagnosticsReport = (owner: string, diagnostics: readonly Diagnostic[]) => void;
 
 export interface Source {
   start(sink: SourceSink): Promise<void>;

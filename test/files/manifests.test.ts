@@ -61,7 +61,11 @@ const settle = () => Bun.sleep(150);
 let dir: string;
 let source: ManifestSource | null;
 let logs: Record<string, unknown>[];
+/** Every diagnostic reported, in order. */
 let diagnostics: Diagnostic[];
+/** The sources' current diagnostics by owner (each report replaces its owner's set). */
+let current: Map<string, readonly Diagnostic[]>;
+const currentList = () => [...current.values()].flat();
 
 function makeSource(path: string): ManifestSource {
   source = new ManifestSource({
@@ -69,7 +73,11 @@ function makeSource(path: string): ManifestSource {
     debounceMs: 20,
     recheckMs: 100,
     log: createLogger({ level: "debug", format: "json", write: (l) => logs.push(JSON.parse(l)) }),
-    onDiagnostic: (d) => diagnostics.push(d),
+    onDiagnostics: (owner, ds) => {
+      if (ds.length === 0) current.delete(owner);
+      else current.set(owner, ds);
+      diagnostics.push(...ds);
+    },
   });
   return source;
 }
@@ -78,6 +86,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "portico-manifests-"));
   logs = [];
   diagnostics = [];
+  current = new Map();
   source = null;
 });
 
@@ -232,6 +241,62 @@ describe("watching a folder", () => {
     await writeFile(a, ingress("shop", "api"));
     await until(() => sink.events.length >= 1, "MODIFIED after fix");
     expect(sink.summary()).toEqual(["MODIFIED Ingress default/shop"]);
+  });
+
+  test("a file's diagnostics go with their cause: fixed, broken again, deleted", async () => {
+    const a = join(dir, "a.yaml");
+    await writeFile(a, ingress("shop"));
+    const sink = new RecordingSink();
+    await makeSource(dir).start(sink);
+    expect(currentList()).toEqual([]);
+
+    await writeFile(a, "kind: Service\nmetadata: [\n");
+    await until(() => currentList().length === 1, "parse error reported");
+    expect(currentList()[0]).toMatchObject({ kind: "ManifestFile", name: a, reason: "InvalidObject" });
+
+    // Fixed: the error goes and the log says the file parses again.
+    await writeFile(a, ingress("shop", "api"));
+    await until(() => currentList().length === 0, "parse error cleared");
+    await until(() => logs.some((l) => l.msg === "manifest file parses again" && l.path === a), "parses-again line");
+
+    // Broken again, then deleted: the error goes with the file (no compile needed for that).
+    await writeFile(a, "kind: Service\nmetadata: [\n");
+    await until(() => currentList().length === 1, "parse error reported again");
+    await unlink(a);
+    await until(() => currentList().length === 0, "cleared after delete");
+    expect(logs.some((l) => l.msg === "manifest file that did not parse is gone; its error is cleared" && l.path === a)).toBe(true);
+  });
+
+  test("an invalid object's diagnostic goes when it is fixed or removed from its file; a broken file keeps it", async () => {
+    const a = join(dir, "a.yaml");
+    const broken = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: broken }
+spec: { rules: [{ http: { paths: [{ path: /, pathType: Sometimes, backend: { service: { name: x } } }] } }] }
+`;
+    await writeFile(a, `${ingress("shop")}---\n${broken}`);
+    const sink = new RecordingSink();
+    await makeSource(dir).start(sink);
+    expect(currentList().map((d) => d.name)).toEqual(["broken"]);
+    // While the file does not parse, its invalid object is still what it holds: both are reported.
+    await writeFile(a, "kind: [\n");
+    await until(() => currentList().length === 2, "parse error next to the invalid object");
+    // Fixed without the invalid object: nothing left.
+    await writeFile(a, ingress("shop"));
+    await until(() => currentList().length === 0, "invalid object cleared");
+  });
+
+  test("the same broken text is parsed and logged once", async () => {
+    const a = join(dir, "a.yaml");
+    await writeFile(a, ingress("shop"));
+    const sink = new RecordingSink();
+    await makeSource(dir).start(sink);
+    await writeFile(a, "kind: [\n");
+    await until(() => logs.some((l) => l.msg === "manifest file does not parse; keeping its previous objects"), "parse warning");
+    await writeFile(join(dir, "b.yaml"), service("web")); // another reload; a.yaml unchanged
+    await until(() => sink.events.length >= 1, "b.yaml added");
+    await settle();
+    expect(logs.filter((l) => l.msg === "manifest file does not parse; keeping its previous objects")).toHaveLength(1);
   });
 
   test("atomic replace by rename is picked up", async () => {

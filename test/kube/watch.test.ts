@@ -36,7 +36,7 @@ current-context: c
 `;
 }
 
-function start(opts: { pageSize?: number; kinds?: readonly Kind[]; diags?: Diagnostic[]; hooks?: Record<string, (k: Kind, ...a: string[]) => void> } = {}) {
+function start(opts: { pageSize?: number; kinds?: readonly Kind[]; diags?: Diagnostic[]; current?: Map<string, readonly Diagnostic[]>; hooks?: Record<string, (k: Kind, ...a: string[]) => void> } = {}) {
   const sink = new RecordingSink();
   source = createKubeSource({
     client,
@@ -44,7 +44,11 @@ function start(opts: { pageSize?: number; kinds?: readonly Kind[]; diags?: Diagn
     log,
     kinds: opts.kinds ?? KINDS,
     timings: { ...FAST_WATCH, pageSize: opts.pageSize ?? 500 },
-    onDiagnostic: (d) => opts.diags?.push(d),
+    onDiagnostics: (owner, ds) => {
+      opts.diags?.push(...ds);
+      if (ds.length === 0) opts.current?.delete(owner);
+      else opts.current?.set(owner, ds);
+    },
     hooks: opts.hooks ?? {},
   });
   void source.start(sink);
@@ -153,6 +157,39 @@ describe("list + watch", () => {
     expect(restarts).toBeGreaterThanOrEqual(1);
     expect(source.state("IngressClass").lists).toBe(1);
     expect(source.state("IngressClass").errors).toBe(0);
+  });
+
+  test("an invalid object's diagnostic goes when it is fixed, deleted, or missing at a relist", async () => {
+    const current = new Map<string, readonly Diagnostic[]>();
+    const weird = { rules: [{ http: { paths: [{ path: "/", pathType: "Weird", backend: {} }] } }] };
+    const { sink } = start({ kinds: ["Ingress"], current });
+    await waitFor(() => sink.syncedKinds.includes("Ingress"), "synced");
+    const owners = () => [...current.keys()].sort();
+
+    api.create("Ingress", { ...OBJECTS.Ingress("dx", "fixme"), spec: weird });
+    await waitFor(() => owners().includes("Ingress/dx/fixme"), "invalid reported");
+    api.update("Ingress", OBJECTS.Ingress("dx", "fixme"));
+    await waitFor(() => !current.has("Ingress/dx/fixme") && sink.has("Ingress", "dx", "fixme"), "fixed: cleared");
+
+    const cur = api.get("Ingress", "dx", "fixme")!;
+    api.update("Ingress", { ...cur, spec: weird });
+    await waitFor(() => current.has("Ingress/dx/fixme"), "invalid again");
+    api.delete("Ingress", "dx", "fixme");
+    await waitFor(() => !current.has("Ingress/dx/fixme"), "deleted: cleared");
+
+    // Deleted while the watch is down: only the relist (410 Gone) can tell.
+    api.create("Ingress", { ...OBJECTS.Ingress("dx", "vanishes"), spec: weird });
+    api.create("Ingress", { ...OBJECTS.Ingress("dx", "stays-bad"), spec: weird });
+    await waitFor(() => current.has("Ingress/dx/vanishes") && current.has("Ingress/dx/stays-bad"), "both reported");
+    api.faults.down = "503";
+    api.dropWatches();
+    await waitFor(() => api.requests.at(-1)?.status === 503, "a failing retry");
+    api.delete("Ingress", "dx", "vanishes");
+    api.compact();
+    api.faults.down = false;
+    await waitFor(() => !current.has("Ingress/dx/vanishes"), "gone at the relist: cleared", 4000);
+    expect(owners()).toEqual(["Ingress/dx/stays-bad"]);
+    api.delete("Ingress", "dx", "stays-bad");
   });
 
   for (const mode of ["status", "event"] as const) {
