@@ -8,13 +8,14 @@ import { Compiler } from "../compile/compile.ts";
 import type { CompileResult } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
-import { KINDS, type Kind, type KindObjects } from "../model/kinds.ts";
+import { KINDS, objectKey, type Kind, type KindObjects } from "../model/kinds.ts";
 import { diagnosticKey, type Diagnostic } from "../model/diagnostic.ts";
 import { Coalescer } from "../store/coalescer.ts";
 import { Store } from "../store/store.ts";
 import type { Snapshot, SourceSink, StoreEvent } from "../store/types.ts";
 import { TableHolder } from "../table/holder.ts";
 import { hostCount } from "../table/routes.ts";
+import { ChangeTracker, LIST_LIMIT, NotServedLog, routeChanges } from "./changes.ts";
 
 export interface Applied {
   readonly result: CompileResult;
@@ -72,6 +73,9 @@ export function createController(o: ControllerOptions): Controller {
   // One incremental compiler for the life of the controller: it reuses the work of unchanged
   // Ingresses, backends and hosts (compile/compile.ts), and explain reads it (runtime/explain.ts).
   const compiler = new Compiler(config);
+  // What each table changed, for its log line (not computed for the first table: all of it).
+  const tracker = new ChangeTracker();
+  const notServed = new NotServedLog(config);
   const coalescer = new Coalescer({
     // 20 ms: a compile after one change costs ~2 ms at 10k Ingresses (incremental), so bursts need
     // little amortising; 50 ms was sized for a full compile of 130-300 ms.
@@ -106,9 +110,13 @@ export function createController(o: ControllerOptions): Controller {
       return;
     }
     const compileMs = performance.now() - t0;
+    const prevTable = last === null ? null : holder.current;
     const generation = holder.swap(result.table);
     last = { result, snapshot, generation, compileMs };
     logNewDiagnostics(result.diagnostics);
+    const objects = prevTable === null ? null : tracker.take(store);
+    const routes = prevTable === null ? null : routeChanges(prevTable, result.table);
+    const list = (name: string, items: readonly string[] | undefined) => (items && items.length > 0 ? { [name]: items } : {});
     log.info("configuration applied", {
       generation,
       ingresses: snapshot.ingresses.size,
@@ -119,8 +127,29 @@ export function createController(o: ControllerOptions): Controller {
       // The same count as the portico_diagnostics metric (sources' and the compile's).
       diagnostics: result.diagnostics.length + sourceCount(),
       compileMs: Math.round(compileMs * 100) / 100,
+      ...list("added", objects?.added),
+      ...list("updated", objects?.updated),
+      ...list("removed", objects?.removed),
+      ...list("routesGained", routes?.gained),
+      ...list("routesLost", routes?.lost),
     });
+    logNotServed(snapshot, objects === null || objects.kinds.has("IngressClass") ? null : objects.ingresses);
     o.onApplied?.(last);
+  }
+
+  /** Ingresses that are not ours say why, once (and again only when the reason changes). */
+  function logNotServed(snapshot: Snapshot, only: ReadonlySet<string> | null): void {
+    if (only !== null && only.size === 0) return;
+    const fresh = notServed.check(snapshot, only);
+    let n = 0;
+    for (const [key, why] of fresh) {
+      if (++n > LIST_LIMIT) break;
+      const slash = key.indexOf("/");
+      log.info("Ingress not served", { kind: "Ingress", namespace: key.slice(0, slash), name: key.slice(slash + 1), why });
+    }
+    if (fresh.size > LIST_LIMIT) {
+      log.info("more Ingresses not served", { count: fresh.size - LIST_LIMIT, hint: "portico explain, or /debug/explain on the admin port, says why for one request" });
+    }
   }
 
   /**
@@ -145,10 +174,16 @@ export function createController(o: ControllerOptions): Controller {
 
   const sink: SourceSink = {
     apply(event: StoreEvent): void {
-      store.apply(event);
+      // Before the first table everything is new: only counts are logged then.
+      if (last === null) return void store.apply(event);
+      const key = objectKey(event.object.metadata);
+      const existed = store.get(event.kind, key) !== undefined;
+      if (store.apply(event)) tracker.touch(event.kind, key, existed);
     },
     replace<K extends Kind>(kind: K, objects: readonly KindObjects[K][]): void {
-      store.replace(kind, objects);
+      if (last === null) return void store.replace(kind, objects);
+      const before = store.view(kind);
+      if (store.replace(kind, objects)) tracker.touchReplaced(kind, before, store.view(kind));
     },
     synced(kind: Kind): void {
       const first = !store.isSynced(kind);

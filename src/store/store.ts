@@ -82,6 +82,11 @@ export class Store implements SourceSink {
     return (this.objects[kind] as CowMap<KindObjects[K]>).get(key);
   }
 
+  /** The objects of one kind as they are now (O(1); a later write copies first, so it stays as it was). */
+  view<K extends Kind>(kind: K): ReadonlyMap<string, KindObjects[K]> {
+    return (this.objects[kind] as CowMap<KindObjects[K]>).share();
+  }
+
   count(kind: Kind): number {
     return this.objects[kind].size;
   }

@@ -1,10 +1,10 @@
 // What an operator reads on a running process: access-log lines for Portico's own answers and
 // failed connections, the start-up line in text format, and conflict messages.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { eventually, freePort, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
 
 let dir: string;
@@ -102,6 +102,52 @@ describe("log lines", () => {
       expect(line).not.toContain("config={");
     } finally {
       await t.stop();
+    }
+  });
+});
+
+describe("what each applied configuration changed", () => {
+  test("objects added, updated and removed, routes gained and lost, and why an Ingress is not served (once)", async () => {
+    const m = join(dir, "changes");
+    mkdirSync(m);
+    const base = [ingressClass(), service("app", "ok"), slice("app", "ok", [backend.port])];
+    const web = (path: string) => ingress("app", "web", [{ host: "web.test", paths: [{ path, service: "ok" }] }]);
+    writeFileSync(join(m, "base.yaml"), yamlDocs(base));
+    writeFileSync(join(m, "web.yaml"), yamlDocs([web("/v1")]));
+    const q = await startPortico(["--manifests", m, "--access-log", "off"]);
+    try {
+      const applied = (generation: number) => q.waitForLine(new RegExp(`"msg":"configuration applied","generation":${generation},`));
+      const rec = async (generation: number) => JSON.parse(await applied(generation)) as Record<string, unknown>;
+      // The first table: counts only.
+      expect(await rec(1)).not.toHaveProperty("added");
+
+      writeFileSync(join(m, "web.yaml"), yamlDocs([web("/v2")]));
+      expect(await rec(2)).toMatchObject({ updated: ["Ingress app/web"], routesGained: ["web.test/v2 Prefix → app/ok:80"], routesLost: ["web.test/v1 Prefix → app/ok:80"] });
+
+      // Two Ingresses of other classes: added, and each says once why it is not served.
+      writeFileSync(join(m, "others.yaml"), yamlDocs([
+        ingress("app", "theirs", [{ host: "n.test", paths: [{ path: "/", service: "ok" }] }], { className: "nginx" }),
+        ingress("app", "classless", [{ host: "c.test", paths: [{ path: "/", service: "ok" }] }], { className: null }),
+      ]));
+      const g3 = await rec(3);
+      expect(g3).toMatchObject({ added: ["Ingress app/classless", "Ingress app/theirs"] });
+      expect(g3).not.toHaveProperty("routesGained");
+      const theirs = JSON.parse(await q.waitForLine(/"msg":"Ingress not served".*"name":"theirs"/));
+      expect(theirs.why).toContain("IngressClass nginx");
+      const classless = JSON.parse(await q.waitForLine(/"msg":"Ingress not served".*"name":"classless"/));
+      expect(classless.why).toContain("--watch-ingress-without-class is off");
+
+      // Another change elsewhere: the not-served Ingresses are not repeated.
+      writeFileSync(join(m, "web.yaml"), yamlDocs([web("/v3")]));
+      await rec(4);
+      expect(q.lines.filter((l) => l.includes('"msg":"Ingress not served"'))).toHaveLength(2);
+
+      // Removed objects, and the routes they took.
+      writeFileSync(join(m, "web.yaml"), "# nothing here now\n");
+      expect(await rec(5)).toMatchObject({ removed: ["Ingress app/web"], routesLost: ["web.test/v3 Prefix → app/ok:80"] });
+      await eventually(async () => (await get(q.http, "web.test", "/v3")).status === 404, 5000);
+    } finally {
+      await q.stop();
     }
   });
 });
