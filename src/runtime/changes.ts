@@ -1,6 +1,7 @@
 // What an applied configuration changed, in words an operator can act on: which objects were
 // added, updated or removed since the last table, which routes were gained and lost, and why
 // an Ingress is not served. Counts alone ("routes=12") could not say what an edit did.
+import { changedKeys } from "../compile/changes.ts";
 import { classContext, classify } from "../compile/class.ts";
 import type { CompileConfig } from "../compile/config.ts";
 import type { Kind, KindObjects } from "../model/kinds.ts";
@@ -89,16 +90,13 @@ export function describeRoute(r: Route): string {
 }
 
 function hostEntriesChanged(prev: ReadonlyMap<string, HostRoutes>, next: ReadonlyMap<string, HostRoutes>, gained: Set<string>, lost: Set<string>): void {
-  if (prev === next) return;
-  // Unchanged hosts keep their HostRoutes object (compile/incremental.ts): compare by identity
-  // first, route by route only where a host entry was rebuilt.
-  for (const [host, entry] of next) {
-    const old = prev.get(host);
-    if (old === entry) continue;
-    for (const r of entry.routes) gained.add(describeRoute(r));
-    for (const r of old?.routes ?? []) lost.add(describeRoute(r));
-  }
-  for (const [host, old] of prev) if (!next.has(host)) for (const r of old.routes) lost.add(describeRoute(r));
+  // Unchanged hosts keep their HostRoutes object and the maps keep their order
+  // (compile/incremental.ts): a side-by-side walk (~1 ms at 10k hosts) finds the rebuilt
+  // entries, and only those are compared route by route.
+  changedKeys(prev, next, (host) => {
+    for (const r of next.get(host)?.routes ?? []) gained.add(describeRoute(r));
+    for (const r of prev.get(host)?.routes ?? []) lost.add(describeRoute(r));
+  });
 }
 
 export interface RouteChanges {
