@@ -5,6 +5,9 @@
 // down when it could not renew for renewDeadline; on shutdown it releases the lease
 // (holderIdentity "" and leaseDurationSeconds 1), so a successor takes over at once.
 // All replicas serve traffic; only the leader writes Ingress status and Events.
+// A candidate whose rounds fail (API server down) backs off as the watches do (from the retry
+// interval, doubling to 30 s, jittered) and logs the first failure, a summary at most once per
+// summaryIntervalMs, and the recovery: not a line every retry interval for as long as it lasts.
 import { existsSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Config } from "../config/types.ts";
@@ -12,7 +15,7 @@ import { apiError, type KubeClient } from "./client.ts";
 import { SERVICE_ACCOUNT_DIR } from "./kubeconfig.ts";
 import type { Logger } from "../log/logger.ts";
 import { assertDeclared } from "./permissions.ts";
-import { sleep } from "./backoff.ts";
+import { backoffDelay, sleep } from "./backoff.ts";
 
 export interface LeaderTimings {
   leaseDurationMs: number;
@@ -20,6 +23,11 @@ export interface LeaderTimings {
   /** The leader steps down when its last successful renewal is older than this. */
   renewDeadlineMs: number;
   retryIntervalMs: number;
+  /** Longest wait between failed rounds of a candidate (back-off from retryIntervalMs). */
+  backoffMaxMs: number;
+  /** While rounds keep failing, one summary line at most this often. */
+  summaryIntervalMs: number;
+  random(): number;
   now(): number;
 }
 
@@ -28,6 +36,9 @@ export const DEFAULT_LEADER_TIMINGS: LeaderTimings = {
   renewIntervalMs: 5_000,
   renewDeadlineMs: 10_000,
   retryIntervalMs: 2_000,
+  backoffMaxMs: 30_000,
+  summaryIntervalMs: 60_000,
+  random: Math.random,
   now: () => Date.now(),
 };
 
@@ -145,9 +156,38 @@ export function createLeaderElector(o: LeaderElectorOptions): LeaderElector {
     return true;
   }
 
+  /** Failed rounds in a row, since when, and when the last line about them was logged. */
+  let failing: { count: number; since: number; loggedAt: number; lastErr: string } | null = null;
+  const lease = `${namespace}/${name}`;
+
+  function failed(err: string, retryInMs: number): void {
+    const now = t.now();
+    if (failing === null) {
+      failing = { count: 1, since: now, loggedAt: now, lastErr: err };
+      log.warn("leader election failing; retrying with back-off", { lease, err, retryInMs: Math.round(retryInMs) });
+      return;
+    }
+    failing.count++;
+    const changed = err !== failing.lastErr;
+    failing.lastErr = err;
+    if (!changed && now - failing.loggedAt < t.summaryIntervalMs) {
+      log.debug("leader election round failed", { lease, err, retryInMs: Math.round(retryInMs) });
+      return;
+    }
+    failing.loggedAt = now;
+    log.warn("leader election still failing", { lease, err, failedRounds: failing.count, failingForS: Math.round((now - failing.since) / 1000), retryInMs: Math.round(retryInMs) });
+  }
+
+  function succeeded(): void {
+    if (failing === null) return;
+    log.info("leader election recovered", { lease, failedRounds: failing.count, failedForS: Math.round((t.now() - failing.since) / 1000) });
+    failing = null;
+  }
+
   async function run(): Promise<void> {
     while (!stopper.signal.aborted) {
       let renewed = false;
+      let error: string | null = null;
       try {
         if ((renewed = await tryAcquireOrRenew())) {
           lastRenew = t.now();
@@ -155,11 +195,21 @@ export function createLeaderElector(o: LeaderElectorOptions): LeaderElector {
         } else if (leader) setLeader(false);
       } catch (e) {
         if (stopper.signal.aborted) break;
-        log.warn("leader election round failed", { lease: `${namespace}/${name}`, err: e instanceof Error ? e.message : String(e) });
+        error = e instanceof Error ? e.message : String(e);
       }
       if (leader && t.now() - lastRenew > t.renewDeadlineMs) setLeader(false);
-      // A leader whose renewal failed retries at the shorter retry interval, as client-go does.
-      await sleep(leader && renewed ? t.renewIntervalMs : t.retryIntervalMs, stopper.signal);
+      let delay: number;
+      if (error === null) {
+        succeeded();
+        delay = leader && renewed ? t.renewIntervalMs : t.retryIntervalMs;
+      } else {
+        // A leader whose renewal failed retries at the retry interval, as client-go does, to
+        // renew within renewDeadline; a candidate backs off (nothing is lost by waiting: the
+        // lease cannot be taken while the API server does not answer).
+        delay = leader ? t.retryIntervalMs : backoffDelay(failing?.count ?? 0, { backoffInitialMs: t.retryIntervalMs, backoffMaxMs: t.backoffMaxMs, random: t.random });
+        failed(error, delay);
+      }
+      await sleep(delay, stopper.signal);
     }
   }
 

@@ -114,6 +114,27 @@ describe("errors that name the cause", () => {
   });
 });
 
+describe("an API server that does not answer", () => {
+  test("is named in Portico's words (not Bun's), and leader election says it once, not every round", async () => {
+    const closed = freePort(); // nothing listens there
+    const kc = join(dir, "kubeconfig-refused");
+    writeFileSync(kc, JSON.stringify({ clusters: [{ name: "c", cluster: { server: `http://127.0.0.1:${closed}` } }], users: [{ name: "u", user: { token: "t" } }], contexts: [{ name: "x", context: { cluster: "c", user: "u" } }], "current-context": "x" }));
+    const p = await startPortico(["--kubeconfig", kc, "--election-namespace", "default"], { ready: false });
+    try {
+      const watch = await p.waitForLine(/"msg":"list\/watch failed, retrying"/);
+      expect(JSON.parse(watch).err).toBe(`cannot reach the Kubernetes API server http://127.0.0.1:${closed}: connection refused (nothing listens there, or the server is down) (ECONNREFUSED)`);
+      const leader = await p.waitForLine(/"msg":"leader election failing; retrying with back-off"/);
+      expect(JSON.parse(leader).err).toStartWith(`cannot reach the Kubernetes API server http://127.0.0.1:${closed}: `);
+      await Bun.sleep(2500); // the old loop logged a failure every 2 s
+      expect(p.lines.filter((l) => l.includes("leader election")).length).toBe(1);
+      expect(p.lines.some((l) => l.includes("Is the computer able to access the url"))).toBe(false);
+      expect((await fetch(`${p.admin}/readyz`)).status).toBe(503);
+    } finally {
+      await p.stop();
+    }
+  });
+});
+
 describe("portico explain", () => {
   test("names the matching Ingress and rule, and the candidates that lost", () => {
     const r = runCli(["explain", "--manifests", dir, "--host", "app.test", "--path", "/v1/"]);

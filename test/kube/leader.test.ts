@@ -110,6 +110,71 @@ test("racing candidates get 409 Conflict and re-read rather than both winning", 
   }
 });
 
+test("API server down: a candidate backs off, logs the first failure and a summary (not every round), then the recovery", async () => {
+  const log = captureLogger();
+  const leaders = new Set<string>();
+  const e = createLeaderElector({
+    client: createKubeClientFrom(resolveKubeConfig({ kubeconfig, context: null }), captureLogger()),
+    config: { electionId: "portico-leader-down", electionNamespace: "portico-system" },
+    log,
+    identity: "lonely",
+    // Without back-off a 50 ms retry makes ~30 rounds in 1.5 s; doubling to 400 ms makes ~7.
+    timings: { ...TIMINGS, retryIntervalMs: 50, backoffMaxMs: 400, summaryIntervalMs: 60_000 },
+    onLeader: (is) => (is ? leaders.add("lonely") : leaders.delete("lonely")),
+  });
+  const rounds = () => api.requests.filter((r) => r.path.includes("/leases/portico-leader-down") && r.method === "GET").length;
+  api.faults.down = "503";
+  try {
+    e.start();
+    await Bun.sleep(1500);
+    const failedRounds = rounds();
+    expect(failedRounds).toBeGreaterThanOrEqual(3);
+    expect(failedRounds).toBeLessThanOrEqual(12);
+    const warns = log.lines.filter((l) => l.level === "warn");
+    expect(warns.map((l) => l.msg)).toEqual(["leader election failing; retrying with back-off"]);
+    expect(String(warns[0]!.fields?.err)).toContain("503");
+    expect(log.lines.filter((l) => l.msg === "leader election round failed" && l.level === "debug").length).toBe(failedRounds - 1);
+    // Back up: it recovers, says so once with the count, and becomes leader.
+    api.faults.down = false;
+    await waitFor(() => leaders.has("lonely"), "leader after recovery", 3000);
+    const recovered = log.lines.filter((l) => l.msg === "leader election recovered");
+    expect(recovered).toHaveLength(1);
+    expect(recovered[0]!.fields?.failedRounds).toBeGreaterThanOrEqual(failedRounds);
+  } finally {
+    api.faults.down = false;
+    await e.stop(true);
+  }
+});
+
+test("a failure that lasts logs one summary per interval; a new cause is logged at once", async () => {
+  const log = captureLogger();
+  let now = 0;
+  const e = createLeaderElector({
+    client: createKubeClientFrom(resolveKubeConfig({ kubeconfig, context: null }), captureLogger()),
+    config: { electionId: "portico-leader-summary", electionNamespace: "portico-system" },
+    log,
+    identity: "summary",
+    // The clock moves 40 s per round: with a 60 s summary interval every second round logs.
+    timings: { ...TIMINGS, retryIntervalMs: 10, backoffMaxMs: 20, summaryIntervalMs: 60_000, now: () => (now += 20_000) },
+    onLeader: () => {},
+  });
+  api.faults.down = "503";
+  try {
+    e.start();
+    await waitFor(() => log.lines.filter((l) => l.msg === "leader election still failing").length >= 2, "two summaries", 3000);
+    const summary = log.lines.find((l) => l.msg === "leader election still failing")!;
+    expect(summary.fields).toMatchObject({ lease: "portico-system/portico-leader-summary" });
+    expect(summary.fields?.failedRounds).toBeGreaterThan(1);
+    const before = log.lines.filter((l) => l.level === "warn").length;
+    api.faults.down = "reset"; // another cause: said at once, not at the next summary
+    await waitFor(() => log.lines.filter((l) => l.level === "warn").length > before, "new cause logged", 3000);
+    expect(String(log.lines.filter((l) => l.level === "warn").at(-1)!.fields?.err)).toContain("cannot reach the Kubernetes API server");
+  } finally {
+    api.faults.down = false;
+    await e.stop(true);
+  }
+});
+
 test("election namespace: flag, then POD_NAMESPACE, then the service-account file, then default", () => {
   expect(electionNamespace({ electionNamespace: "flag" }, { POD_NAMESPACE: "pod" })).toBe("flag");
   expect(electionNamespace({ electionNamespace: null }, { POD_NAMESPACE: "pod" })).toBe("pod");
