@@ -142,12 +142,13 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
     if (u === null) throw new ProxyError(first === null ? "NoEndpoints" : "UpstreamConnect", "no endpoint left");
     if (first === null) first = u.authority;
     else tried?.add(u.authority);
-    if (input.record) input.record.upstream = u.authority;
     // An ExternalName is never handed to the probe or fetch as a name: they would resolve it
     // again, possibly to an address never checked (external.ts).
     const ext = input.backend.externalName ? (input.external ?? sharedExternalResolver()) : null;
     const to = ext === null ? u : await externalTarget(input, ext, u);
-    if (input.record && to !== u) input.record.upstream = to.authority;
+    // The address connected to (an ExternalName's checked one); one refused before any
+    // connection (external.ts) was not tried and leaves the record as it was.
+    if (input.record) input.record.upstream = to.authority;
     if (!input.balancer.isWarm(u)) {
       try {
         await probeConnect(to, input.connectTimeoutMs);

@@ -120,12 +120,13 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: We
     const u = input.balancer.pick(input.backend, tried);
     if (u === null) break;
     tried.add(u.authority);
-    if (input.record) input.record.upstream = u.authority;
     // As in forward.ts: the WebSocket client gets the checked address, never the name.
     const ext = input.backend.externalName ? (input.external ?? sharedExternalResolver()) : null;
     const to = ext === null ? u : await ext.target(u, input.timeoutMs);
     if (ext !== null && !input.headers.has("host")) input.headers.set("host", hostForName(u, input.backend.scheme));
-    if (input.record && to !== u) input.record.upstream = to.authority;
+    // The address connected to (an ExternalName's checked one); one refused before any
+    // connection (external.ts) was not tried and leaves the record as it was.
+    if (input.record) input.record.upstream = to.authority;
     try {
       const ws = await connectOnce(input.backend, to, input);
       input.balancer.succeeded(u);
