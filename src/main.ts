@@ -7,6 +7,7 @@ import { parseArgs } from "./config/parse.ts";
 import { createLogger } from "./log/logger.ts";
 import { startupErrorMessage } from "./runtime/errors.ts";
 import { explainCli } from "./runtime/explain.ts";
+import { routesCli } from "./runtime/routes.ts";
 import { run } from "./runtime/run.ts";
 import { versionLine } from "./version.ts";
 import { workerIdFromEnv } from "./workers/protocol.ts";
@@ -25,6 +26,7 @@ async function main(): Promise<number | null> {
       process.stderr.write(`portico: ${outcome.message}\n`);
       return 2;
     case "routes":
+      return routesCli(outcome.config);
     case "demo":
       process.stderr.write(`portico: ${outcome.type}: not implemented yet\n`);
       return 2;

@@ -8,6 +8,8 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { EXPLAIN_LIMITS } from "../compile/explain-types.ts";
 import type { Logger } from "../log/logger.ts";
+import type { SerializedTable } from "../table/serialize.ts";
+import { formatRoutesText } from "../table/text.ts";
 import type { Readiness } from "./readiness.ts";
 
 export interface ExplainQuery {
@@ -21,8 +23,8 @@ export interface AdminDeps {
   ready(): Readiness;
   /** Prometheus text format 0.0.4 (registry.expose(), or the sum of worker snapshots). */
   metrics(): string | Promise<string>;
-  /** The live table as JSON (serializeTable), or null before the first table. */
-  routes(): unknown;
+  /** The live table (serializeTable), or null before the first table. */
+  routes(): SerializedTable | null | Promise<SerializedTable | null>;
   /** Why a request would go where it goes (compile/explain.ts), as JSON. */
   explain(q: ExplainQuery): unknown;
   logger?: Logger;
@@ -72,6 +74,9 @@ function pathOf(url: string): string {
     return "";
   }
 }
+// Set explicitly: Hono 4.13's c.text() sets none and leaves it to the server (Bun adds
+// text/plain on the wire; the app alone, as tests and other runtimes see it, has none).
+const TEXT = { "Content-Type": "text/plain; charset=utf-8" } as const;
 
 export function createAdminApp(deps: AdminDeps): Hono {
   const app = new Hono();
@@ -102,10 +107,16 @@ export function createAdminApp(deps: AdminDeps): Hono {
   });
 
   app.get("/debug/routes", async (c) => {
+    // JSON for programs; an aligned table for people: ?format=text, or an Accept header that
+    // asks for text/plain and not JSON (curl -H 'Accept: text/plain').
+    const format = c.req.query("format");
+    if (format !== undefined && format !== "text" && format !== "json") return c.json({ error: "format must be text or json" }, 400);
+    const accept = c.req.header("accept") ?? "";
+    const text = format === "text" || (format === undefined && accept.includes("text/plain") && !accept.includes("application/json"));
     try {
       const table = await deps.routes();
-      if (table == null) return c.json({ error: "no route table yet" }, 503);
-      return c.json(table as object);
+      if (table == null) return text ? c.body("no route table yet\n", 503, TEXT) : c.json({ error: "no route table yet" }, 503);
+      return text ? c.body(formatRoutesText(table), 200, TEXT) : c.json(table);
     } catch (err) {
       log("debug/routes failed", err);
       return c.json({ error: "internal error" }, 500);

@@ -252,6 +252,9 @@ describe("subcommands", () => {
     expect(parseArgs(["routes", "--manifests", "m.yaml"], {})).toMatchObject({ type: "routes", config: { manifests: "m.yaml" } });
     expect(parseArgs(["routes", "--kubeconfig", "k", "--watch-namespace", "shop"], {})).toMatchObject({ type: "routes", config: { kubeconfig: "k", watchNamespace: "shop" } });
     expect(err(["routes", "--host", "a"])).toBe("unknown flag --host (see --help)");
+    // Its output is for people: problems after the table are text lines unless asked otherwise.
+    expect(parseArgs(["routes", "--manifests", "m"], {})).toMatchObject({ config: { logFormat: "text", bind: "0.0.0.0" } });
+    expect(parseArgs(["routes", "--manifests", "m", "--log-format", "json"], {})).toMatchObject({ config: { logFormat: "json" } });
   });
 
   test("demo: loopback, text logs and no shutdown delay unless said otherwise; no source of its own", () => {

@@ -40,11 +40,15 @@ const SUBCOMMANDS = new Set(["explain", "routes", "demo"]);
 type Subcommand = "explain" | "routes" | "demo" | null;
 
 /**
- * Defaults of `portico demo` where they differ from a server's (flags and PORTICO_* still win):
- * loopback only, lines for people, and Ctrl-C stops at once (in a cluster the shutdown delay
- * lets endpoints update first).
+ * Defaults of the subcommands where they differ from a server's (flags and PORTICO_* still
+ * win). demo: loopback only, lines for people, and Ctrl-C stops at once (in a cluster the
+ * shutdown delay lets endpoints update first). routes: its table is for people, so are the
+ * problems it lists after it.
  */
-const DEMO_DEFAULTS: Partial<Record<Key, string>> = { bind: "127.0.0.1", logFormat: "text", shutdownDelayMs: "0s" };
+const SUB_DEFAULTS: Readonly<Record<string, Partial<Record<Key, string>>>> = {
+  demo: { bind: "127.0.0.1", logFormat: "text", shutdownDelayMs: "0s" },
+  routes: { logFormat: "text" },
+};
 
 /** `argv` is the arguments after the program name (process.argv.slice(2)). */
 export function parseArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParseOutcome {
@@ -102,7 +106,8 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       if (fromEnv !== undefined && fromEnv !== "") raw = { text: fromEnv, source: `${envName(spec.name)} (--${spec.name})` };
     }
     if (raw !== undefined) sources.set(key, raw.source);
-    if (raw === undefined && sub === "demo" && DEMO_DEFAULTS[key] !== undefined) raw = { text: DEMO_DEFAULTS[key], source: `demo default --${spec.name}` };
+    const subDefault = sub === null ? undefined : SUB_DEFAULTS[sub]?.[key];
+    if (raw === undefined && subDefault !== undefined) raw = { text: subDefault, source: `${sub} default --${spec.name}` };
     if (raw === undefined) {
       config[key] = spec.fallback();
       continue;

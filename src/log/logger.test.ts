@@ -100,6 +100,12 @@ describe("text format", () => {
     );
   });
 
+  test("a list of items with spaces is separated by a comma and a space, and quoted", () => {
+    const { log, lines } = capture("info", "text");
+    log.info("m", { added: ["Ingress a/b", "Service a/c"] });
+    expect(lines[0]).toBe('2026-01-02T03:04:05.678Z INFO m added="Ingress a/b, Service a/c"');
+  });
+
   test("lists of objects, and values nested too deep, stay JSON (quoted)", () => {
     const { log, lines } = capture("info", "text");
     log.info("m", { l: [{ a: 1 }], d: { a: { b: { c: { d: { e: 1 } } } } } });

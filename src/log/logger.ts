@@ -111,7 +111,9 @@ function textEntries(key: string, value: unknown, depth: number, out: [string, u
     return;
   }
   if (Array.isArray(value) && value.every(isScalar)) {
-    out.push([key, value.length === 0 ? "[]" : value.map((x) => (x === null ? "null" : String(x))).join(",")]);
+    const items = value.map((x) => (x === null ? "null" : String(x)));
+    // Items with spaces (route descriptions) read better apart; tokens (kinds, CIDRs) stay tight.
+    out.push([key, items.length === 0 ? "[]" : items.join(items.some((x) => /\s/.test(x)) ? ", " : ",")]);
     return;
   }
   out.push([key, value]);

@@ -99,6 +99,25 @@ function hostEntriesChanged(prev: ReadonlyMap<string, HostRoutes>, next: Readonl
   });
 }
 
+function endpointNote(r: Route): string {
+  const b = r.backend;
+  if (b.status !== "ok") return ` (503: ${b.status})`;
+  return ` (${b.endpoints.length} endpoint${b.endpoints.length === 1 ? "" : "s"})`;
+}
+
+/** Every route of a table with its endpoints, for the start-up line: at most `limit` and a count. */
+export function routeSummary(table: RouteTable, limit = LIST_LIMIT): string[] {
+  const out: string[] = [];
+  const add = (h: HostRoutes | null) => {
+    for (const r of h?.routes ?? []) out.push(describeRoute(r) + endpointNote(r));
+  };
+  for (const h of table.exact.values()) add(h);
+  for (const h of table.wildcard.values()) add(h);
+  add(table.any);
+  if (table.defaultRoute) out.push(describeRoute(table.defaultRoute) + endpointNote(table.defaultRoute));
+  return capped(out, limit);
+}
+
 export interface RouteChanges {
   readonly gained: string[];
   readonly lost: string[];

@@ -15,7 +15,7 @@ import { Store } from "../store/store.ts";
 import type { Snapshot, SourceSink, StoreEvent } from "../store/types.ts";
 import { TableHolder } from "../table/holder.ts";
 import { hostCount } from "../table/routes.ts";
-import { ChangeTracker, LIST_LIMIT, NotServedLog, routeChanges } from "./changes.ts";
+import { ChangeTracker, LIST_LIMIT, NotServedLog, routeChanges, routeSummary } from "./changes.ts";
 
 export interface Applied {
   readonly result: CompileResult;
@@ -133,6 +133,14 @@ export function createController(o: ControllerOptions): Controller {
       ...list("routesGained", routes?.gained),
       ...list("routesLost", routes?.lost),
     });
+    if (prevTable === null) {
+      // What is served, in short, where the operator looks first (the full table: portico routes).
+      const summary = routeSummary(result.table);
+      log.info("serving", {
+        table: summary.length > 0 ? summary : ["no routes: every request gets 404"],
+        ...(result.table.routeCount + (result.table.defaultRoute ? 1 : 0) > LIST_LIMIT ? { fullTable: "portico routes, or /debug/routes?format=text on the admin port" } : {}),
+      });
+    }
     logNotServed(snapshot, objects === null || objects.kinds.has("IngressClass") ? null : objects.ingresses);
     o.onApplied?.(last);
   }

@@ -4,6 +4,7 @@ import { createReadiness } from "../../src/admin/readiness.ts";
 import { Registry } from "../../src/admin/registry.ts";
 import { createInstruments } from "../../src/admin/instruments.ts";
 import { silentLogger } from "../../src/log/logger.ts";
+import type { SerializedTable } from "../../src/table/serialize.ts";
 import { parseExposition, sampleValue } from "./expo-parser.ts";
 import { accessRecord } from "./records.ts";
 
@@ -13,7 +14,7 @@ function setup(over: Partial<AdminDeps> = {}) {
   const inst = createInstruments(registry, { version: "1.2.3" });
   const explained: ExplainQuery[] = [];
   const errors: string[] = [];
-  let table: unknown = null;
+  let table: SerializedTable | null = null;
   const deps: AdminDeps = {
     ready: readiness.check,
     metrics: () => registry.expose(),
@@ -26,7 +27,7 @@ function setup(over: Partial<AdminDeps> = {}) {
     ...over,
   };
   const app = createAdminApp(deps);
-  return { app, readiness, inst, explained, errors, setTable: (t: unknown) => void (table = t) };
+  return { app, readiness, inst, explained, errors, setTable: (t: unknown) => void (table = t as SerializedTable) };
 }
 
 describe("admin endpoints", () => {

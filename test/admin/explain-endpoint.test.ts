@@ -82,6 +82,28 @@ describe("/debug/explain with the real compiler", () => {
   });
 });
 
+test("/debug/routes?format=text (or Accept: text/plain) is a table people read: host, path, type, backend, endpoints, TLS", async () => {
+  const expected = [
+    "HOST         PATH  TYPE    BACKEND        ENDPOINTS             TLS  INGRESS",
+    "a.wild.test  /     Prefix  shop/web:80    1 of 1                no   shop/wild",
+    "exact.test   /app  Prefix  shop/web:80    1 of 1                yes  shop/old",
+    "noep.test    /     Prefix  shop/empty:80  0 of 0 (NoEndpoints)  no   shop/noep",
+    "*.wild.test  /     Prefix  shop/web:80    1 of 1                no   shop/wild",
+    "",
+    "4 hosts, 4 routes, 2 backends (1 answering 503); generation 3",
+    "",
+  ].join("\n");
+  for (const res of [await app.request("/debug/routes?format=text"), await app.request("/debug/routes", { headers: { accept: "text/plain" } })]) {
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("text/plain");
+    expect(await res.text()).toBe(expected);
+  }
+  // JSON stays the default (and wins when both are acceptable); another format is refused.
+  expect((await app.request("/debug/routes", { headers: { accept: "text/plain, application/json" } })).headers.get("content-type")).toContain("application/json");
+  expect((await app.request("/debug/routes?format=json")).headers.get("content-type")).toContain("application/json");
+  expect((await app.request("/debug/routes?format=yaml")).status).toBe(400);
+});
+
 test("/debug/routes serves the live table with its generation", async () => {
   const res = await app.request("/debug/routes");
   expect(res.status).toBe(200);

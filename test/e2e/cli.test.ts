@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, startBackend, startPortico, type Backend } from "./harness.ts";
-import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
+import { startFakeApiServer } from "../fake-apiserver.ts";
+import { ingress, ingressClass, kubeconfig, service, slice, yamlDocs } from "./objects.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const cmd = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, join(ROOT, "src", "main.ts")];
@@ -162,6 +163,48 @@ describe("portico explain", () => {
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain("path longer than 8192 characters");
     expect(r.stderr).not.toContain("    at ");
+  });
+});
+
+describe("portico routes", () => {
+  test("--manifests: the table people read, problems after it on stderr", () => {
+    const r = runCli(["routes", "--manifests", dir]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split("\n");
+    expect(lines[0]).toMatch(/^HOST\s+PATH\s+TYPE\s+BACKEND\s+ENDPOINTS\s+TLS\s+INGRESS$/);
+    expect(lines.find((l) => l.includes("/v1"))).toMatch(/^app\.test\s+\/v1\s+Exact\s+app\/slow:80\s+1 of 1\s+no\s+app\/slow$/);
+    expect(lines.find((l) => / \/ /.test(l))).toMatch(/^app\.test\s+\/\s+Prefix\s+app\/slow:80\s+1 of 1\s+no\s+app\/slow$/);
+    expect(r.stdout).toContain("1 host, 2 routes, 1 backend");
+    expect(r.stdout).not.toContain("other/foreign"); // not our class: not in the table
+  });
+
+  test("against a cluster (the fake API server), and a cluster that does not answer", async () => {
+    const api = await startFakeApiServer({ token: "routes-token" });
+    try {
+      api.create("IngressClass", ingressClass());
+      api.create("Service", service("app", "slow"));
+      api.create("EndpointSlice", slice("app", "slow", [backend.port]));
+      api.create("Ingress", ingress("app", "listed", [{ host: "listed.test", paths: [{ path: "/", service: "slow" }, { path: "/gone", service: "missing" }] }]));
+      const kc = join(dir, "kubeconfig-routes");
+      writeFileSync(kc, kubeconfig(api.url, "routes-token"));
+      const r = Bun.spawn([...cmd, "routes", "--kubeconfig", kc], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const [out, errText, code] = await Promise.all([new Response(r.stdout).text(), new Response(r.stderr).text(), r.exited]);
+      expect(code).toBe(0);
+      expect(out).toMatch(/^listed\.test\s+\/\s+Prefix\s+app\/slow:80\s+1 of 1\s+no\s+app\/listed$/m);
+      expect(out).toMatch(/^listed\.test\s+\/gone\s+Prefix\s+app\/missing:80\s+ServiceNotFound\s+no\s+app\/listed$/m);
+      expect(errText).toContain("reason=ServiceNotFound");
+      // One list per kind, then it exits (the watches the source opens are stopped).
+      expect(api.requests.filter((q) => !q.watch && q.method === "GET" && q.path.endsWith("/ingresses")).length).toBe(1);
+    } finally {
+      await api.stop();
+    }
+    const closed = freePort();
+    const kc = join(dir, "kubeconfig-routes-closed");
+    writeFileSync(kc, kubeconfig(`http://127.0.0.1:${closed}`, "t"));
+    const down = runCli(["routes", "--kubeconfig", kc]);
+    expect(down.code).toBe(1);
+    expect(down.stdout).toBe("");
+    expect(down.stderr).toContain(`cannot reach the Kubernetes API server http://127.0.0.1:${closed}: connection refused`);
   });
 });
 

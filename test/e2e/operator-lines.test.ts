@@ -106,6 +106,27 @@ describe("log lines", () => {
   });
 });
 
+describe("a readable route listing", () => {
+  test("/debug/routes?format=text on the admin port, and a short summary at start-up", async () => {
+    const res = await fetch(`${p.admin}/debug/routes?format=text`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("text/plain");
+    const text = await res.text();
+    expect(text.split("\n")[0]).toMatch(/^HOST\s+PATH\s+TYPE\s+BACKEND\s+ENDPOINTS\s+TLS\s+INGRESS$/);
+    expect(text).toMatch(/^app\.test\s+\/none\s+Prefix\s+app\/none:80\s+0 of 0 \(NoEndpoints\)\s+no\s+app\/web$/m);
+    expect(text).toMatch(/^app\.test\s+\/dead\s+Prefix\s+app\/dead:80\s+1 of 1\s+no\s+app\/web$/m);
+    const byAccept = await fetch(`${p.admin}/debug/routes`, { headers: { accept: "text/plain" } });
+    expect(await byAccept.text()).toBe(text);
+    // The JSON form is unchanged for programs.
+    expect(((await (await fetch(`${p.admin}/debug/routes`)).json()) as { routeCount: number }).routeCount).toBe(3);
+
+    const serving = JSON.parse(await p.waitForLine(/"msg":"serving"/)) as { level: string; table: string[] };
+    expect(serving.level).toBe("info");
+    expect(serving.table).toContain("app.test/ Prefix → app/ok:80 (1 endpoint)");
+    expect(serving.table).toContain("app.test/none Prefix → app/none:80 (503: NoEndpoints)");
+  });
+});
+
 describe("what each applied configuration changed", () => {
   test("objects added, updated and removed, routes gained and lost, and why an Ingress is not served (once)", async () => {
     const m = join(dir, "changes");
