@@ -18,6 +18,8 @@ RUN ["bun", "install", "--frozen-lockfile"]
 COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY src ./src
+# The demo's manifests are compiled into the executable (`portico demo`).
+COPY k8s/examples/demo ./k8s/examples/demo
 # .git is not in the build context (.dockerignore): the commit comes in as a build argument.
 # scripts/build.ts validates it (hex only) and falls back to "unknown".
 ARG PORTICO_BUILD_COMMIT=unknown

@@ -1,12 +1,13 @@
 #!/usr/bin/env bun
 // Entry point: parse flags, then serve (as the controller, or as one of its worker processes),
-// explain, or print help/version. The only importer of runtime/ (the composition root).
-// Exit codes: 0 normal, 1 start-up failure (a port in use among them), 2 bad flag or value
-// (README.md, "Flags").
+// run the demo, explain, list routes, or print help/version. The only importer of runtime/
+// (the composition root). Exit codes: 0 normal, 1 start-up failure (a port in use among
+// them), 2 bad flag or value (README.md, "Flags").
 import { parseArgs } from "./config/parse.ts";
 import { createLogger } from "./log/logger.ts";
 import { startupErrorMessage } from "./runtime/errors.ts";
 import { explainCli } from "./runtime/explain.ts";
+import { runDemo } from "./runtime/demo.ts";
 import { routesCli } from "./runtime/routes.ts";
 import { run } from "./runtime/run.ts";
 import { versionLine } from "./version.ts";
@@ -27,11 +28,9 @@ async function main(): Promise<number | null> {
       return 2;
     case "routes":
       return routesCli(outcome.config);
-    case "demo":
-      process.stderr.write(`portico: ${outcome.type}: not implemented yet\n`);
-      return 2;
     case "explain":
       return explainCli(outcome.config, { host: outcome.host, path: outcome.path, scheme: outcome.scheme });
+    case "demo":
     case "run": {
       // A worker process (started by a primary with --workers N ≥ 2) serves traffic only.
       const workerId = workerIdFromEnv(process.env);
@@ -41,7 +40,7 @@ async function main(): Promise<number | null> {
       }
       const log = createLogger({ level: outcome.config.logLevel, format: outcome.config.logFormat });
       try {
-        await run(outcome.config, log);
+        await (outcome.type === "demo" ? runDemo(outcome.config, log) : run(outcome.config, log));
       } catch (err) {
         log.error("start-up failed", { err: startupErrorMessage(err, outcome.config) });
         return 1;

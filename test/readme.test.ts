@@ -23,7 +23,9 @@ describe("README", () => {
       expect(pkg.scripts[script], script).toBeDefined();
     }
     expect(existsSync(join(ROOT, "scripts/bootstrap.sh"))).toBe(true);
-    expect(existsSync(join(ROOT, "k8s/examples/demo.ts"))).toBe(true);
+    // The demo is a subcommand of the executable, so the binary runs it too.
+    expect(pkg.scripts.demo).toBe("bun src/main.ts demo");
+    expect(existsSync(join(ROOT, "k8s/examples/demo/20-ingresses.yaml"))).toBe(true);
   });
 
   test("the flag table lists every flag with its default", () => {

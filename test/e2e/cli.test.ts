@@ -96,13 +96,23 @@ describe("errors that name the cause", () => {
     }
   });
 
-  test("a malformed kubeconfig names its file; a port in use names its flag", () => {
+  test("a malformed kubeconfig names its file; a port in use names its flag", async () => {
     const bad = join(dir, "kubeconfig-broken");
     writeFileSync(bad, "apiVersion: v1\nclusters: [\n  - name: a\n");
     const ports = ["--bind", "127.0.0.1", "--https-port", String(freePort()), "--admin-port", String(freePort()), "--workers", "1"];
     const r = Bun.spawnSync([...cmd, "--kubeconfig", bad, "--http-port", String(freePort()), ...ports], { stdin: "ignore", timeout: 20_000 });
     expect(r.exitCode).toBe(1);
     expect(r.stdout.toString()).toContain(`"err":"kubeconfig ${bad}: `);
+
+    // Another Portico on the same admin port: refused, not shared (Bun's reusePort default).
+    const first = await startPortico(["--manifests", dir]);
+    try {
+      const again = Bun.spawnSync([...cmd, "--manifests", dir, "--bind", "127.0.0.1", "--http-port", String(freePort()), "--https-port", String(freePort()), "--admin-port", String(first.ports.admin), "--workers", "1"], { stdin: "ignore", timeout: 20_000 });
+      expect(again.exitCode).toBe(1);
+      expect(again.stdout.toString()).toContain(`--admin-port ${first.ports.admin} is already in use by another process`);
+    } finally {
+      await first.stop();
+    }
 
     const holder = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     try {

@@ -26,12 +26,13 @@ export interface Portico {
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
-export async function startPortico(args: string[], opts: { env?: Record<string, string>; ready?: boolean } = {}): Promise<Portico> {
+export async function startPortico(args: string[], opts: { env?: Record<string, string>; ready?: boolean; subcommand?: "demo" } = {}): Promise<Portico> {
   const ports = { http: freePort(), https: freePort(), admin: freePort() };
   const cmd = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, join(ROOT, "src", "main.ts")];
   const proc = Bun.spawn(
     [
       ...cmd,
+      ...(opts.subcommand ? [opts.subcommand] : []),
       "--bind", "127.0.0.1",
       "--http-port", String(ports.http),
       "--https-port", String(ports.https),

@@ -145,7 +145,7 @@ describe(".dockerignore", () => {
 
   test("does not exclude anything the Dockerfile copies", () => {
     const copied = only(build, "COPY").flatMap((i) => i.args.split(/\s+/).slice(0, -1).filter((a) => !a.startsWith("--")));
-    expect(copied.sort()).toEqual(["bun.lock", "package.json", "scripts", "src", "tsconfig.json"]);
+    expect(copied.sort()).toEqual(["bun.lock", "k8s/examples/demo", "package.json", "scripts", "src", "tsconfig.json"]);
     for (const c of copied) {
       const excluded = patterns.some((p) => !p.startsWith("!") && new Bun.Glob(p).match(c));
       expect(excluded, c).toBe(false);
