@@ -65,6 +65,26 @@ describe("compiled binary", () => {
     }
   });
 
+  test("runs the whole demo: its backends and manifests are inside the executable", async () => {
+    const before = process.env.PORTICO_BIN;
+    process.env.PORTICO_BIN = BIN;
+    let p: Portico;
+    try {
+      p = await startPortico([], { subcommand: "demo", cwd: dir });
+    } finally {
+      if (before === undefined) delete process.env.PORTICO_BIN;
+      else process.env.PORTICO_BIN = before;
+    }
+    try {
+      // Run from another folder than the repository: nothing is read from k8s/examples.
+      expect(JSON.parse((await get(p.http, "shop.demo.localhost", "/api/orders")).body)).toMatchObject({ backend: "api", path: "/api/orders" });
+      expect(JSON.parse((await get(p.http, "alice.blog.demo.localhost", "/")).body).backend).toBe("blog");
+      expect((await get(p.http, "shop.demo.localhost", "/reports")).status).toBe(503);
+    } finally {
+      expect(await p.stop()).toBe(0);
+    }
+  });
+
   test("routes against the fake API server", async () => {
     const p = await startBinary(["--kubeconfig", join(dir, "kubeconfig"), "--election-namespace", "default"]);
     try {

@@ -26,7 +26,7 @@ export interface Portico {
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
-export async function startPortico(args: string[], opts: { env?: Record<string, string>; ready?: boolean; subcommand?: "demo" } = {}): Promise<Portico> {
+export async function startPortico(args: string[], opts: { env?: Record<string, string>; ready?: boolean; subcommand?: "demo"; cwd?: string } = {}): Promise<Portico> {
   const ports = { http: freePort(), https: freePort(), admin: freePort() };
   const cmd = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, join(ROOT, "src", "main.ts")];
   const proc = Bun.spawn(
@@ -41,7 +41,7 @@ export async function startPortico(args: string[], opts: { env?: Record<string, 
       "--workers", "1",
       ...args,
     ],
-    { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, ...opts.env }, cwd: ROOT },
+    { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, ...opts.env }, cwd: opts.cwd ?? ROOT },
   );
   const lines: string[] = [];
   const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
