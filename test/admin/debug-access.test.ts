@@ -19,7 +19,7 @@ readiness.tableLive();
 const app = createAdminApp({
   ready: readiness.check,
   metrics: () => "portico_up 1\n",
-  routes: () => ({ hosts: ["secret.tenant.test"] }),
+  routes: () => ({ routeCount: 0, hosts: [{ host: "secret.tenant.test", routes: [] }], defaultRoute: null, backends: [] }),
   explain: () => ({ outcome: "route" }),
 });
 const servers: { stop(force: boolean): unknown }[] = [];
@@ -79,7 +79,7 @@ describe("loopback peers (the default)", () => {
     const v4 = adminOn("127.0.0.1", LOOPBACK);
     expect(await statusOf("127.0.0.1", v4, "/debug/routes")).toBe(200);
     const res = await fetch(`http://127.0.0.1:${v4}/debug/routes`);
-    expect(await res.json()).toEqual({ hosts: ["secret.tenant.test"] });
+    expect(((await res.json()) as { hosts: { host: string }[] }).hosts.map((h) => h.host)).toEqual(["secret.tenant.test"]);
     const v6 = adminOn("::1", LOOPBACK);
     expect(await statusOf("::1", v6, "/debug/routes")).toBe(200);
   });

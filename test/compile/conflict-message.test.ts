@@ -3,7 +3,7 @@
 // wrote: the message says there was none and that namespace/name order decided.
 import { expect, test } from "bun:test";
 import { compile } from "../../src/compile/compile.ts";
-import { DEFAULT_COMPILE_CONFIG } from "../../src/compile/config.ts";
+import { DEFAULT_COMPILE_CONFIG } from "./config.ts";
 import { parseManifestText } from "../../src/files/documents.ts";
 import { snapshotOf } from "./snapshot.ts";
 

@@ -1,8 +1,8 @@
 // What an applied configuration changed: objects netted over a burst, routes gained and lost
 // between two real compiled tables, and Ingresses that are not served said once.
 import { describe, expect, test } from "bun:test";
-import { Compiler } from "../../src/compile/incremental.ts";
-import { DEFAULT_COMPILE_CONFIG } from "../../src/compile/config.ts";
+import { Compiler } from "../../src/compile/compile.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { parseObject, type Kind } from "../../src/model/kinds.ts";
 import type { Ingress } from "../../src/model/schemas.ts";
 import { ChangeTracker, LIST_LIMIT, NotServedLog, routeChanges } from "../../src/runtime/changes.ts";
