@@ -88,12 +88,12 @@ export function createAdminApp(deps: AdminDeps): Hono {
     c.header("Cache-Control", "no-store");
   });
 
-  app.get("/healthz", (c) => c.text("ok"));
+  app.get("/healthz", (c) => c.body("ok", 200, TEXT));
 
   app.get("/readyz", (c) => {
     const r = deps.ready();
     // The reason is ours (kinds, "draining"), never request input.
-    return r.ready ? c.text("ok") : c.text(`not ready: ${r.reason}`, 503);
+    return r.ready ? c.body("ok", 200, TEXT) : c.body(`not ready: ${r.reason}`, 503, TEXT);
   });
 
   app.get("/metrics", async (c) => {

@@ -11,8 +11,12 @@ const POLL_MS = 25;
 export interface Drain {
   /** True from the moment begin() is called; /readyz reads it. */
   readonly draining: boolean;
-  /** Idempotent; resolves when every listener is closed. */
-  begin(): Promise<void>;
+  /**
+   * Idempotent; resolves when every listener is closed. `delay: false` skips --shutdown-delay:
+   * the process never reported ready, so no load balancer or Service endpoint sends to it and
+   * there is nothing to wait out.
+   */
+  begin(o?: { readonly delay?: boolean }): Promise<void>;
 }
 
 export interface DrainOptions {
@@ -27,12 +31,16 @@ export function createDrain(o: DrainOptions): Drain {
   let draining = false;
   let running: Promise<void> | null = null;
 
-  async function run(): Promise<void> {
+  async function run(delay: boolean): Promise<void> {
     draining = true;
     // Responses now carry Connection: close, so keep-alive clients move elsewhere.
     for (const h of o.handlers) h.inflight.draining = true;
-    o.log.info("drain: not ready, still serving", { delayMs: o.config.shutdownDelayMs });
-    await Bun.sleep(o.config.shutdownDelayMs);
+    if (delay) {
+      o.log.info("drain: not ready, still serving", { delayMs: o.config.shutdownDelayMs });
+      await Bun.sleep(o.config.shutdownDelayMs);
+    } else {
+      o.log.info("drain: never reported ready, so no shutdown delay", { delayMs: 0 });
+    }
     // stop(false) closes the listening socket at once but its promise waits for every open
     // request; not awaited, since the grace period below is what bounds that wait.
     for (const s of o.servers()) void s.stop(false);
@@ -60,8 +68,8 @@ export function createDrain(o: DrainOptions): Drain {
     get draining() {
       return draining;
     },
-    begin() {
-      running ??= run();
+    begin(b) {
+      running ??= run(b?.delay !== false);
       return running;
     },
   };

@@ -40,6 +40,6 @@ export function createLocalPlane(o: { config: Config; log: Logger; inst: Instrum
           : null,
     metrics: () => inst.registry.expose(),
     listening: serving.ports,
-    shutdown: () => serving.shutdown(),
+    shutdown: (d) => serving.shutdown(d),
   };
 }

@@ -5,7 +5,7 @@
 // (main.ts sends it to workers/worker.ts).
 import { createAdminApp, guardAdmin } from "../admin/app.ts";
 import { createInstruments } from "../admin/instruments.ts";
-import { createReadiness } from "../admin/readiness.ts";
+import { createReadiness, type Readiness } from "../admin/readiness.ts";
 import { Registry } from "../admin/registry.ts";
 import { cidrMatcher } from "../config/cidr.ts";
 import type { Config } from "../config/types.ts";
@@ -69,23 +69,39 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
       if (plane) inst.setCertificates([...plane.expiry].map(([host, s]) => ({ host: host || "default", notAfter: s * 1000 })));
       cluster?.applied(applied, all);
       // Generation 1 is the first table: it can go live only once.
-      if (applied.generation === 1) {
-        readiness.tableLive();
-        const t = applied.result.table;
-        log.info("ready", {
-          hosts: hostCount(t),
-          routes: t.routeCount,
-          certificates: applied.result.certificates.length,
-        });
-      }
+      if (applied.generation === 1) readiness.tableLive();
+      maybeReady();
     },
   });
+
+  /**
+   * /readyz: the first cause that holds it back. Draining, the sources' first lists and the
+   * first table come before the data plane's own (workers not serving yet, the TLS stand-in):
+   * "workers not serving yet" while a kind is not even listed named the wrong cause.
+   */
+  const ready = (): Readiness => {
+    const r = readiness.check();
+    return r.ready ? (plane?.ready() ?? r) : r;
+  };
+  /** Whether /readyz ever said ready: load balancers may have sent to us (shutdown delay). */
+  let everReady = false;
+  /** Logs `ready` once, when /readyz first says so (with workers: after they serve). */
+  function maybeReady(): void {
+    if (everReady || !ready().ready || controller.last === null) return;
+    everReady = true;
+    const t = controller.last.result.table;
+    log.info("ready", { hosts: hostCount(t), routes: t.routeCount, certificates: controller.last.result.certificates.length });
+  }
 
   // The admin port first, bound without SO_REUSEPORT: a port held by anything fails start-up
   // here, before a worker is spawned or a traffic port is taken (serving/ports.ts). Bun 1.4.5
   // sets SO_REUSEPORT for `development: false` unless `reusePort: false` is said (measured).
   const app = createAdminApp({
-    ready: () => plane?.ready() ?? readiness.check(),
+    ready: () => {
+      const r = ready();
+      if (r.ready) maybeReady(); // in case readiness came from nothing that calls it (a late TLS swap)
+      return r;
+    },
     metrics: () => (plane ? plane.metrics() : inst.registry.expose()),
     routes: () => (controller.last ? serializeTable(controller.holder.current, controller.holder.generation) : null),
     explain: (q) => explainLive(controller, config, q),
@@ -102,7 +118,7 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
   let dataPlane: DataPlane;
   try {
     dataPlane = config.workers >= 2
-      ? createWorkerPlane({ config, log, inst, onFatal: failed })
+      ? createWorkerPlane({ config, log, inst, onFatal: failed, onServing: maybeReady })
       : createLocalPlane({ config, log, inst, holder: controller.holder });
   } catch (err) {
     void admin.stop(true);
@@ -121,7 +137,8 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
     stopping = true;
     log.info("shutting down", { signal });
     readiness.draining();
-    await dataPlane.shutdown();
+    // Never ready: nothing routes to this process, so there is no delay to wait out.
+    await dataPlane.shutdown({ delay: everReady });
     await source.stop().catch(() => undefined);
     await cluster?.stop();
     controller.dispose();

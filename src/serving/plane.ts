@@ -14,8 +14,12 @@ export interface DataPlane {
   ready(): Readiness | null;
   /** The Prometheus exposition for /metrics (this process's registry, plus the workers'). */
   metrics(): string | Promise<string>;
-  /** For the start-up log line. */
+  /** For the start-up log line: what listens now (a worker plane's ports listen later). */
   readonly listening: Readonly<Record<string, unknown>>;
-  /** Drain the listeners (shutdown delay, stop accepting, grace period) and close them. */
-  shutdown(): Promise<void>;
+  /**
+   * Drain the listeners (shutdown delay, stop accepting, grace period) and close them.
+   * `delay: false` when the process never reported ready: nothing routes to it, so the
+   * shutdown delay would only hold the exit.
+   */
+  shutdown(o?: { readonly delay?: boolean }): Promise<void>;
 }

@@ -50,8 +50,8 @@ export interface Serving {
   readonly tlsProvisional: boolean;
   /** Shutdown has begun (/readyz answers 503). */
   readonly draining: boolean;
-  /** Drain and close every listener, then flush the access log. Idempotent. */
-  shutdown(): Promise<void>;
+  /** Drain and close every listener, then flush the access log. Idempotent. `delay`: see Drain.begin. */
+  shutdown(o?: { readonly delay?: boolean }): Promise<void>;
 }
 
 /** Binds both traffic ports before it returns; throws PortInUseError when one is held. */
@@ -108,10 +108,10 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
     get draining() {
       return drain.draining;
     },
-    shutdown() {
+    shutdown(d) {
       stopped ??= (async () => {
         https.freeze(); // no rotation may start a new server while we drain
-        await drain.begin();
+        await drain.begin(d);
         await https.stop(true);
         await access.flush(1000);
       })();

@@ -26,6 +26,8 @@ export function createWorkerPlane(o: {
   log: Logger;
   inst: Instruments;
   onFatal(message: string): void;
+  /** Every worker serves: the traffic ports listen, readiness may now hold. */
+  onServing?(): void;
 }): DataPlane & { readonly pool: WorkerPool } {
   const { config, log, inst } = o;
   const builder = createTlsBuilder(config, log);
@@ -47,7 +49,11 @@ export function createWorkerPlane(o: {
     log.debug("whole route table encoded for the workers", { generation: full.generation, bytes: full.json.length, ms: Math.round(performance.now() - t0) });
     return full;
   };
-  const pool = createWorkerPool({ count: config.workers, argv, env: process.env, log, onFatal: o.onFatal, fullTable });
+  const pool = createWorkerPool({
+    count: config.workers, argv, env: process.env, log, onFatal: o.onFatal, fullTable,
+    ports: { http: config.httpPort, https: config.httpsPort, bind: config.bind },
+    ...(o.onServing ? { onAllServing: o.onServing } : {}),
+  });
   const initial = builder.build([]);
   expiry = initial.expiry;
   pool.setTls(initial.entries, initial.fingerprint);
@@ -85,7 +91,9 @@ export function createWorkerPlane(o: {
       const workers = await pool.metrics();
       return formatExposition(sumSnapshots([inst.registry.toJSON(), ...workers]));
     },
-    listening: { workers: config.workers, http: config.httpPort, https: config.httpsPort, argv: argv.slice(0, 2) },
-    shutdown: () => pool.drain(config.shutdownDelayMs + config.shutdownGracePeriodMs + DRAIN_MARGIN_MS),
+    // Nothing listens on the traffic ports yet: the workers bind them once they have a table
+    // ("every worker is serving" names them).
+    listening: { workers: config.workers },
+    shutdown: (d) => pool.drain((d?.delay === false ? 0 : config.shutdownDelayMs) + config.shutdownGracePeriodMs + DRAIN_MARGIN_MS, d),
   };
 }

@@ -32,6 +32,10 @@ export interface WorkerPoolOptions {
   readonly log: Logger;
   /** A worker could not serve (e.g. the port is taken) before every worker was ever ready. */
   onFatal(message: string): void;
+  /** Every worker has served a table (once): the traffic ports listen. */
+  onAllServing?(): void;
+  /** For the line saying so. */
+  readonly ports?: Readonly<Record<string, unknown>>;
 }
 
 export interface WorkerPool {
@@ -47,8 +51,8 @@ export interface WorkerPool {
   appliedCount(generation: number): number;
   /** Snapshots of the workers that answer within `timeoutMs`. */
   metrics(timeoutMs?: number): Promise<RegistrySnapshot[]>;
-  /** Tell every worker to drain and wait for them to exit; kill what is left at `timeoutMs`. */
-  drain(timeoutMs: number): Promise<void>;
+  /** Tell every worker to drain and wait for them to exit; kill what is left at `timeoutMs`. `delay`: see DataPlane.shutdown. */
+  drain(timeoutMs: number, o?: { readonly delay?: boolean }): Promise<void>;
   /** Live worker pids, for logs and tests. */
   pids(): number[];
 }
@@ -74,6 +78,7 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
   const { log } = o;
   let tls: ToWorker | null = null;
   let draining = false;
+  let drainMessage: ToWorker = { type: "drain" };
   let nextRequest = 1;
   const waiting = new Map<number, Map<number, (s: RegistrySnapshot | null) => void>>();
   const slots: Slot[] = Array.from({ length: o.count }, (_, id) => ({
@@ -155,7 +160,7 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
         slot.sent = 0;
         if (tls) sendTo(slot, tls);
         sendFull(slot);
-        if (draining) sendTo(slot, { type: "drain" });
+        if (draining) sendTo(slot, drainMessage);
         permit();
         return;
       case "resync":
@@ -168,7 +173,10 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
         if (first === slot) first = null;
         if (m.type === "ready" && !slot.everReady) {
           slot.everReady = true;
-          if (slots.every((s) => s.everReady)) log.info("every worker is serving", { workers: slots.length, pids: pool.pids() });
+          if (slots.every((s) => s.everReady)) {
+            log.info("every worker is serving", { workers: slots.length, ...o.ports, pids: pool.pids() });
+            o.onAllServing?.();
+          }
         }
         permit();
         return;
@@ -262,12 +270,13 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
         waiting.delete(id);
       }
     },
-    async drain(timeoutMs) {
+    async drain(timeoutMs, d) {
       draining = true;
+      drainMessage = d?.delay === false ? { type: "drain", delay: false } : { type: "drain" };
       for (const s of slots) {
         if (s.restartTimer) clearTimeout(s.restartTimer);
         s.restartTimer = null;
-        sendTo(s, { type: "drain" });
+        sendTo(s, drainMessage);
       }
       const live = slots.map((s) => s.proc).filter((p): p is Subprocess => p !== null);
       const killer = setTimeout(() => {

@@ -24,7 +24,8 @@ export type ToWorker =
   | { readonly type: "delta"; readonly generation: number; readonly base: number; readonly json: string }
   | { readonly type: "listen"; readonly first: boolean }
   | { readonly type: "metrics"; readonly id: number }
-  | { readonly type: "drain" };
+  /** `delay: false`: skip --shutdown-delay (the controller never reported ready). */
+  | { readonly type: "drain"; readonly delay?: boolean };
 
 export type ToPrimary =
   | { readonly type: "hello" }
@@ -48,7 +49,7 @@ const ToWorkerSchema = v.variant("type", [
   v.object({ type: v.literal("delta"), generation: count, base: count, json: v.string() }),
   v.object({ type: v.literal("listen"), first: v.boolean() }),
   v.object({ type: v.literal("metrics"), id: count }),
-  v.object({ type: v.literal("drain") }),
+  v.object({ type: v.literal("drain"), delay: v.optional(v.boolean()) }),
 ]);
 
 const ToPrimarySchema = v.variant("type", [

@@ -142,16 +142,16 @@ export async function runWorker(config: Config, id: number): Promise<void> {
         tell({ type: "metrics", id: m.id, snapshot: registry.toJSON() });
         return;
       case "drain":
-        void shutdown("primary");
+        void shutdown("primary", m.delay !== false);
         return;
     }
   }
 
-  async function shutdown(reason: string): Promise<void> {
+  async function shutdown(reason: string, delay = true): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info("worker shutting down", { reason });
-    await serving?.shutdown();
+    await serving?.shutdown({ delay });
     await Promise.race([out.flush(), Bun.sleep(1000)]);
     process.exit(0);
   }

@@ -34,6 +34,7 @@ describe("admin endpoints", () => {
   test("/healthz is 200 ok while running", async () => {
     const res = await setup().app.request("/healthz");
     expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     expect(await res.text()).toBe("ok");
     expect(res.headers.get("cache-control")).toBe("no-store");
   });
@@ -42,6 +43,7 @@ describe("admin endpoints", () => {
     const { app, readiness } = setup();
     let res = await app.request("/readyz");
     expect(res.status).toBe(503);
+    expect(res.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     expect(await res.text()).toBe("not ready: not synced: Ingress, Service");
     readiness.synced("Ingress");
     res = await app.request("/readyz");
