@@ -114,14 +114,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("external-auth", "auth-keepalive-timeout", "idle time of an auth keep-alive connection"),
   nyi("external-auth", "auth-keepalive-share-vars", "share variables between the auth and main requests"),
   nyi("external-auth", "enable-global-auth", "apply the global auth URL to this Ingress (default true)"),
-  // CORS.
-  nyi("cors", "enable-cors", "answer CORS preflights and add CORS headers"),
-  nyi("cors", "cors-allow-origin", "origins allowed"),
-  nyi("cors", "cors-allow-methods", "methods allowed"),
-  nyi("cors", "cors-allow-headers", "request headers allowed"),
-  nyi("cors", "cors-expose-headers", "response headers exposed"),
-  nyi("cors", "cors-allow-credentials", "allow credentials (default true)"),
-  nyi("cors", "cors-max-age", "preflight cache time"),
   // Client certificates.
   nyi("client-certs", "auth-tls-secret", "CA that client certificates must chain to"),
   nyi("client-certs", "auth-tls-verify-client", "`on`, `off`, `optional` or `optional_no_ca`"),

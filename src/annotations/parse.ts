@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { orderStages, type StagePolicy } from "../table/policy.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { RouteOptions } from "../table/types.ts";
+import { CORS_KIND } from "./cors.ts";
 import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Family, type ReadResult, type Reader } from "./spec.ts";
 
@@ -79,12 +80,17 @@ function policiesOf(r: Reader | null): AnnotationPolicies {
   return Object.freeze(out) as AnnotationPolicies;
 }
 
-/**
- * What the table carries of the policies. Request-side stage policies are collected here as
- * families that produce them are added (none does yet, so `stages` is null).
- */
+/** What the table carries of the policies: route settings, and the request-side stage policies. */
 function routeOptions(p: AnnotationPolicies): RouteOptions {
   const stages: StagePolicy[] = [];
+  if (p.cors.enabled) {
+    const c = p.cors;
+    stages.push({
+      stage: "cors",
+      kind: CORS_KIND,
+      params: { enabled: true, origins: c.origins, methods: c.methods, headers: c.headers, expose: c.expose, credentials: c.credentials, maxAge: c.maxAge },
+    });
+  }
   const none = FAMILIES.tlsRedirect.none === p.tlsRedirect && FAMILIES.body.none === p.body && FAMILIES.timeouts.none === p.timeouts;
   if (none && stages.length === 0) return DEFAULT_ROUTE_OPTIONS;
   return Object.freeze({ ...p.tlsRedirect, ...p.body, ...p.timeouts, stages: orderStages(stages) });

@@ -3,6 +3,7 @@
 // the annotation part of `portico --help` from it.
 import { BACKEND_PROTOCOL } from "./backend-protocol.ts";
 import { BODY } from "./body.ts";
+import { CORS } from "./cors.ts";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
 import { namesOf, type AnnotationSpec } from "./spec.ts";
 import { TIMEOUTS } from "./timeouts.ts";
@@ -17,6 +18,7 @@ export const FAMILIES = {
   body: BODY,
   timeouts: TIMEOUTS,
   backendProtocol: BACKEND_PROTOCOL,
+  cors: CORS,
 } as const;
 
 /** Annotations Portico implements, family by family. */

@@ -143,11 +143,12 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       // Per-route policies, in their fixed stage order (docs/design.md, "Annotations and
       // policies"). A route without any pays this null check.
       const stages = route.options.stages;
+      let added: Readonly<Record<string, string>> | null = null;
       if (stages !== null) {
         const flow: PolicyFlow = {
           req, route, hostname: v.hostname, path: v.target.path, query: v.target.query, scheme: seen,
           clientIp: clientIpOf(peer, req.headers.get("x-forwarded-for"), trusted, isTrusted),
-          responseHeaders: common, pathAndQuery, backend,
+          responseHeaders: common, upstreamResponseHeaders: null, pathAndQuery, backend,
         };
         const answer = await runPolicies(stages, flow);
         if (answer !== null) {
@@ -156,6 +157,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
         }
         pathAndQuery = flow.pathAndQuery;
         backend = flow.backend;
+        added = flow.upstreamResponseHeaders;
         rec.service = backend.id;
       }
       if (backend.status !== "ok" || backend.endpoints.length === 0) return fail(new ProxyError("NoEndpoints", backend.status));
@@ -263,7 +265,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       rec.upstreamStatus = up.status;
       rec.upstreamMs = result.upstreamMs;
       return await relayResponse({
-        up, req, headers: downstreamHeaders(up.headers, requestId, hsts), draining: inflight.draining,
+        up, req, headers: downstreamHeaders(up.headers, requestId, hsts, added), draining: inflight.draining,
         idleMs, control, rec, finish, timerOffNow, timerBack,
       });
     } catch (e) {

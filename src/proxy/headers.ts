@@ -157,7 +157,12 @@ function stripHopByHop(h: Headers): void {
  * into a new Headers was ~6% of a small proxied request. Bun's fetch
  * Response headers are mutable (measured on 1.4.5); should that change, the copy is the fallback.
  */
-export function downstreamHeaders(upstream: Headers, requestId: string, hsts: string | null): Headers {
+export function downstreamHeaders(
+  upstream: Headers,
+  requestId: string,
+  hsts: string | null,
+  added: Readonly<Record<string, string>> | null = null,
+): Headers {
   let out = upstream;
   try {
     stripHopByHop(out);
@@ -167,5 +172,26 @@ export function downstreamHeaders(upstream: Headers, requestId: string, hsts: st
   }
   out.set("x-request-id", requestId);
   if (hsts !== null) out.set("strict-transport-security", hsts);
+  if (added !== null) addHeaders(out, added);
   return out;
+}
+
+/**
+ * A route policy's headers on a proxied response (the CORS stage's): each replaces the
+ * backend's field, as nginx's more_set_headers does, except Vary, whose member is added to the
+ * backend's list unless it is there already or the list is `*` (RFC 9110 §12.5.5).
+ */
+function addHeaders(out: Headers, added: Readonly<Record<string, string>>): void {
+  for (const [k, val] of Object.entries(added)) {
+    if (k !== "vary") {
+      out.set(k, val);
+      continue;
+    }
+    const prior = out.get("vary");
+    if (prior === null || prior.trim() === "") out.set("vary", val);
+    else {
+      const members = prior.split(",").map((m) => m.trim().toLowerCase());
+      if (!members.includes("*") && !members.includes(val.toLowerCase())) out.set("vary", `${prior}, ${val}`);
+    }
+  }
 }

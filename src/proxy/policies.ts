@@ -3,6 +3,8 @@
 // only when a route has policies, so a route without any pays one null check.
 import { stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
 import type { Backend, Route } from "../table/types.ts";
+import { CORS_KIND } from "../annotations/cors.ts";
+import { CORS_POLICY_KIND } from "./cors.ts";
 import { ProxyError } from "./errors.ts";
 
 /** What a policy sees of the request, and the two things a stage may change. */
@@ -18,8 +20,17 @@ export interface PolicyFlow {
   readonly scheme: "http" | "https";
   /** The client's address: the peer, or what a trusted proxy reported (--trusted-proxies). */
   readonly clientIp: string;
-  /** Headers every answer of this request carries (X-Request-ID...): spread them into a Response a stage returns. */
-  readonly responseHeaders: Readonly<Record<string, string>>;
+  /**
+   * Headers every answer Portico gives to this request carries (X-Request-ID...): spread them
+   * into a Response a stage returns. A stage may add to them (CORS headers go on Portico's own
+   * 401, 403 and 503 too).
+   */
+  readonly responseHeaders: Record<string, string>;
+  /**
+   * Headers set on the proxied response, replacing the backend's (a `vary` value is added to
+   * the backend's Vary instead); null for none, so a route without them pays nothing.
+   */
+  upstreamResponseHeaders: Readonly<Record<string, string>> | null;
   /** Path and query sent upstream: the rewrite stage may change it. */
   pathAndQuery: string;
   /** Where the request goes: the backend stage may change it. */
@@ -38,8 +49,8 @@ export interface PolicyKind {
 
 export type PolicyKinds = ReadonlyMap<string, PolicyKind>;
 
-/** The kinds Portico implements, by StagePolicy.kind. None yet: annotation families add theirs. */
-export const POLICY_KINDS: PolicyKinds = new Map();
+/** The kinds Portico implements, by StagePolicy.kind. */
+export const POLICY_KINDS: PolicyKinds = new Map([[CORS_KIND, CORS_POLICY_KIND]]);
 
 export type PolicyRunner = (stages: readonly StagePolicy[], flow: PolicyFlow) => Promise<Response | null>;
 

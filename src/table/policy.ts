@@ -4,13 +4,15 @@
 // as JSON (table/wire.ts): no functions, no Infinity or NaN, no undefined.
 
 /**
- * The stages, in the one order they run for every request. Access control comes first, so a
- * client that may not reach a route learns nothing from its other policies.
+ * The stages, in the one order they run for every request. CORS comes first: ingress-nginx
+ * answers a preflight in the location's rewrite phase, before its access phase (allow lists,
+ * authentication), and a browser's preflight never carries credentials. Access control comes
+ * next, so a client that may not reach a route learns nothing from its other policies.
  */
 export const POLICY_STAGES = [
+  "cors",
   "access",
   "authentication",
-  "cors",
   "redirects",
   "rewrite",
   "backend",
