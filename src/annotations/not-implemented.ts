@@ -38,14 +38,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("hosts", "server-alias", "more host names served like the Ingress's host"),
   nyi("hosts", "upstream-vhost", "the Host header sent upstream"),
   nyi("hosts", "service-upstream", "send to the Service's ClusterIP instead of the pods"),
-  // Canary Ingresses.
-  nyi("canary", "canary", "mark the Ingress as a canary of another one for the same host and path"),
-  nyi("canary", "canary-by-header", "header that sends a request to the canary (`always`) or not (`never`)"),
-  nyi("canary", "canary-by-header-value", "header value that sends a request to the canary"),
-  nyi("canary", "canary-by-header-pattern", "header value regex that sends a request to the canary"),
-  nyi("canary", "canary-by-cookie", "cookie that sends a request to the canary (`always`) or not (`never`)"),
-  nyi("canary", "canary-weight", "share of requests sent to the canary"),
-  nyi("canary", "canary-weight-total", "what `canary-weight` is out of (default 100)"),
   // Session affinity.
   nyi("affinity", "affinity", "`cookie`: keep a client on one pod"),
   nyi("affinity", "affinity-mode", "`balanced` or `persistent`"),

@@ -3,6 +3,7 @@
 // the annotation part of `portico --help` from it.
 import { BACKEND_PROTOCOL } from "./backend-protocol.ts";
 import { BODY } from "./body.ts";
+import { CANARY_FAMILY } from "./canary.ts";
 import { CORS } from "./cors.ts";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
 import { namesOf, type AnnotationSpec } from "./spec.ts";
@@ -19,6 +20,7 @@ export const FAMILIES = {
   timeouts: TIMEOUTS,
   backendProtocol: BACKEND_PROTOCOL,
   cors: CORS,
+  canary: CANARY_FAMILY,
 } as const;
 
 /** Annotations Portico implements, family by family. */

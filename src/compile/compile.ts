@@ -71,6 +71,8 @@ export interface CompilerOptions {
   readonly bulkAbove?: number;
 }
 
+const NO_PLANS: readonly IngressPlan[] = Object.freeze([]);
+
 const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
 interface Inputs {
@@ -95,6 +97,8 @@ export class Compiler {
   readonly #hosts = new Map<string, HostEntry>();
   /** Host keys whose entry carries diagnostics, and those diagnostics. */
   readonly #hostDiagnostics = new Map<string, readonly Diagnostic[]>();
+  /** Host keys with canary Ingresses but no main Ingress (no entry), and their diagnostics. */
+  readonly #orphanDiagnostics = new Map<string, readonly Diagnostic[]>();
   /** Host keys of #hosts, sorted (the order of the table's maps). */
   #hostKeys: string[] = [];
   /** Service key → host keys whose routes resolve a backend of that Service. */
@@ -137,6 +141,7 @@ export class Compiler {
     this.#backends.clear();
     this.#hosts.clear();
     this.#hostDiagnostics.clear();
+    this.#orphanDiagnostics.clear();
     this.#hostKeys = [];
     this.#hostsByService.clear();
     this.#routeCount = this.#pathCount = 0;
@@ -190,12 +195,14 @@ export class Compiler {
     for (const hostKey of dirty) {
       const prev = this.#hosts.get(hostKey);
       const plans = served.contributors.get(hostKey);
+      const canaries = served.canaries.get(hostKey) ?? NO_PLANS;
       let next: HostEntry | undefined;
       if (plans !== undefined) {
         const isTls = covered(hostKey === "*" ? null : hostKey);
-        const same = prev !== undefined && sameHostInputs(prev, hostKey, plans, isTls, this.#resolve);
-        next = same ? prev : buildHostEntry(hostKey, plans, isTls, this.#resolve);
+        const same = prev !== undefined && sameHostInputs(prev, hostKey, plans, canaries, isTls, this.#resolve);
+        next = same ? prev : buildHostEntry(hostKey, plans, canaries, isTls, this.#resolve);
       }
+      this.#setOrphanCanaries(hostKey, plans === undefined ? canaries : NO_PLANS);
       if (next === prev) continue;
       this.#setHost(hostKey, prev, next);
       if (prev === undefined) added.push(hostKey);
@@ -243,7 +250,10 @@ export class Compiler {
     try {
       for (const hostKey of new Set(hostKeys)) {
         const plans = served.contributors.get(hostKey);
-        if (plans !== undefined) claimHost(hostKey, plans, covered(hostKey === "*" ? null : hostKey), this.#resolve, trace);
+        const canaries = served.canaries.get(hostKey) ?? NO_PLANS;
+        if (plans !== undefined || canaries.length > 0) {
+          claimHost(hostKey, plans ?? NO_PLANS, canaries, covered(hostKey === "*" ? null : hostKey), this.#resolve, trace);
+        }
       }
       defaultEntry(served.defaultPlans, config, this.#resolve, this.#default, [], trace);
     } finally {
@@ -267,6 +277,25 @@ export class Compiler {
     }
     if (removed > 0) this.#hostKeys = this.#hostKeys.filter((k) => this.#hosts.has(k));
     for (const k of added) insertSorted(this.#hostKeys, k, compareStrings);
+  }
+
+  /**
+   * Canary Ingresses of a host that has no main Ingress make no host entry (they would hide a
+   * wildcard or hostless entry); their CanaryWithoutMain diagnostics are kept here.
+   */
+  #setOrphanCanaries(hostKey: string, canaries: readonly IngressPlan[]): void {
+    const had = this.#orphanDiagnostics.has(hostKey);
+    if (canaries.length === 0) {
+      if (had) {
+        this.#orphanDiagnostics.delete(hostKey);
+        this.#diagVersion++;
+      }
+      return;
+    }
+    // Nothing is resolved with no claims, and none is cached: a canary edit dirties its hosts.
+    const { diagnostics } = claimHost(hostKey, NO_PLANS, canaries, false, this.#resolve);
+    this.#orphanDiagnostics.set(hostKey, diagnostics);
+    this.#diagVersion++;
   }
 
   /** Install (or remove, with next undefined) a host entry and keep the indexes in step. */
@@ -312,6 +341,7 @@ export class Compiler {
     for (const ds of this.#served.diagnostics.values()) for (const d of ds) list.add(d);
     for (const d of (this.#tls as TlsState).diagnostics) list.add(d);
     for (const ds of this.#hostDiagnostics.values()) for (const d of ds) list.add(d);
+    for (const ds of this.#orphanDiagnostics.values()) for (const d of ds) list.add(d);
     for (const d of extra) list.add(d);
     const sorted = list.sorted();
     this.#diagCache = { version, list: sorted };

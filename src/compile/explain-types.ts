@@ -1,5 +1,6 @@
 // The JSON-able answer of explain(): why a request goes where it goes (/debug/explain,
 // `portico explain`).
+import type { CanaryRules } from "../annotations/canary.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 
 /** Bounds on explain's input and output, so that one call stays cheap at any cluster size. */
@@ -40,6 +41,16 @@ export interface ExplainMatch {
   /** What the proxy answers: 200-ish when the backend is ok, else 503. */
   readonly answers: "proxied" | "503";
   readonly tls: boolean;
+  /** The route's canary, when a canary Ingress is attached to it. */
+  readonly canary?: ExplainCanary;
+}
+
+export interface ExplainCanary {
+  readonly ingress: string;
+  readonly backend: ExplainMatch["backend"];
+  /** null only if the route lost its canary policy (never from the compiler). */
+  readonly rules: CanaryRules | null;
+  readonly order: string;
 }
 
 export type CandidateVerdict =
@@ -51,7 +62,11 @@ export type CandidateVerdict =
   | "path-mismatch"
   | "outranked"
   | "conflict-loser"
-  | "duplicate";
+  | "duplicate"
+  /** A canary Ingress's path attached to the main route. */
+  | "canary"
+  /** A canary Ingress's path that is not used (no main route, another canary first, invalid). */
+  | "canary-unused";
 
 export interface ExplainCandidate {
   readonly ingress: string;

@@ -4,6 +4,7 @@
 // run again with a trace for the two or three host keys a request can reach, so a call costs
 // one pass over the plans, not a compile. Pure like compile(); another module serves it over
 // HTTP and the CLI.
+import { CANARY_KIND, type CanaryRules } from "../annotations/canary.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { normaliseRequestHost } from "../request/host.ts";
 import { RejectedRequest } from "../request/rejected.ts";
@@ -17,6 +18,7 @@ import type { CompileConfig } from "./config.ts";
 import {
   EXPLAIN_LIMITS,
   type CandidateVerdict,
+  type ExplainCanary,
   type ExplainCandidate,
   type ExplainCertificate,
   type ExplainMatch,
@@ -109,6 +111,21 @@ function describeMatch(m: Match): ExplainMatch {
     backend: { id: b.id, status: b.status, scheme: b.scheme, endpoints: b.endpoints.map((u) => u.authority) },
     answers: b.endpoints.length > 0 ? "proxied" : "503",
     tls: r.tls,
+    ...(r.canary === undefined ? {} : { canary: describeCanary(r) }),
+  };
+}
+
+/** The canary of a route: its Ingress, its backend and the rules of its `backend`-stage policy. */
+function describeCanary(r: Route): ExplainCanary {
+  const c = r.canary as NonNullable<Route["canary"]>;
+  const policy = r.options.stages?.find((p) => p.kind === CANARY_KIND);
+  const rules = (policy?.params ?? null) as CanaryRules | null;
+  const b = c.backend;
+  return {
+    ingress: `${c.ingress.namespace}/${c.ingress.name}`,
+    backend: { id: b.id, status: b.status, scheme: b.scheme, endpoints: b.endpoints.map((u) => u.authority) },
+    rules,
+    order: "header, then cookie, then weight (the first rule that decides wins)",
   };
 }
 
@@ -147,6 +164,8 @@ class Candidates {
     outranked: 0,
     "conflict-loser": 0,
     duplicate: 0,
+    canary: 0,
+    "canary-unused": 0,
   };
 
   /** Is there room for one more candidate with this verdict? Counts it either way. */
@@ -241,6 +260,10 @@ function ruleCandidate(
   } else if (!pathHit) {
     const how = type === "Exact" ? "Exact needs the whole path, case and trailing slash included" : "Prefix matches whole path elements";
     [verdict, reason] = ["path-mismatch", `${type} ${rp.path} does not match ${path} (${how})`];
+  } else if (o.kind === "canary-unused") [verdict, reason] = ["canary-unused", o.message];
+  else if (o.kind === "canary") {
+    const main = match !== null && sameRoute(match.route, o.route) ? "the matched route" : "another route";
+    [verdict, reason] = ["canary", `canary of ${o.main}'s ${type} ${rp.path}, ${main}: the backend stage may send the request to it`];
   } else if (match !== null && sameRoute(match.route, o.route)) {
     [verdict, reason] = ["matched", `host via ${match.via}, ${type} ${rp.path} is the best path`];
   } else {

@@ -4,19 +4,31 @@
 // winner, a repeat within one Ingress a DuplicatePath. Claims never cross hosts, so a host
 // entry depends only on its contributing plans, their backends and the host's TLS coverage,
 // and the compiler reuses it while those are the same objects.
+//
+// Canary Ingresses claim nothing: each of their paths is attached to the main route with the
+// same host, path and declared pathType (ingress-nginx's mergeAlternativeBackends matches
+// `loc.Path == path.Path && *loc.PathType == *path.PathType`), first canary in priority order
+// wins (balancer.lua uses `alternative_backends[1]`); a canary with no such main route is not
+// served (mergeAlternativeBackends deletes the alternative upstream).
+import { canaryStagePolicy, type CanaryRules } from "../annotations/canary.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { buildHost, viaOf } from "../table/build.ts";
-import type { HostRoutes, Route } from "../table/types.ts";
-import { backendReason, type BackendRef, type ResolvedBackend } from "./backends.ts";
+import { orderStages } from "../table/policy.ts";
+import type { HostRoutes, Route, RouteOptions } from "../table/types.ts";
+import { backendReason, serviceRef, type BackendRef, type ResolvedBackend } from "./backends.ts";
 import { describeAge, tieNote } from "./order.ts";
 import type { IngressPlan, PathPlan } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
 
 export interface HostEntry {
   readonly plans: readonly IngressPlan[];
+  /** The served canary Ingresses with paths on this host, in priority order. */
+  readonly canaries: readonly IngressPlan[];
   readonly tls: boolean;
-  /** The Backend of every path plan of every contributing plan, in order. */
+  /** The Backend of every path plan of every contributing plan, in order, then of every attached canary. */
   readonly backends: readonly ResolvedBackend[];
+  /** The refs of the attached canaries' Backends (the tail of `backends`), in order. */
+  readonly canaryRefs: readonly BackendRef[];
   /** Snapshot keys (`namespace/name`) of the Services those backends read. */
   readonly services: readonly string[];
   readonly entry: HostRoutes;
@@ -25,16 +37,26 @@ export interface HostEntry {
 
 export type Resolve = (ref: BackendRef) => ResolvedBackend;
 
-/** Would building this host again give `prev`? (Same plans in order, TLS coverage, Backends.) */
-export function sameHostInputs(prev: HostEntry, hostKey: string, plans: readonly IngressPlan[], isTls: boolean, resolve: Resolve): boolean {
-  if (prev.tls !== isTls || prev.plans.length !== plans.length) return false;
-  for (let i = 0; i < plans.length; i++) if (prev.plans[i] !== plans[i]) return false;
+const samePlans = (a: readonly IngressPlan[], b: readonly IngressPlan[]) => a.length === b.length && a.every((p, i) => p === b[i]);
+
+/** Would building this host again give `prev`? (Same plans and canaries in order, TLS coverage, Backends.) */
+export function sameHostInputs(
+  prev: HostEntry,
+  hostKey: string,
+  plans: readonly IngressPlan[],
+  canaries: readonly IngressPlan[],
+  isTls: boolean,
+  resolve: Resolve,
+): boolean {
+  if (prev.tls !== isTls || !samePlans(prev.plans, plans) || !samePlans(prev.canaries, canaries)) return false;
   let k = 0;
   for (const p of plans) {
     for (const pp of p.hosts.get(hostKey) as readonly PathPlan[]) {
       if (resolve(pp.backend) !== prev.backends[k++]) return false;
     }
   }
+  // Same plans give the same claims, so the same canaries attach with the same refs.
+  for (const ref of prev.canaryRefs) if (resolve(ref) !== prev.backends[k++]) return false;
   return true;
 }
 
@@ -42,6 +64,7 @@ interface Claimed {
   readonly routes: Route[];
   readonly diagnostics: Diagnostic[];
   readonly backends: ResolvedBackend[];
+  readonly canaryRefs: BackendRef[];
   readonly services: string[];
 }
 
@@ -49,7 +72,14 @@ interface Claimed {
  * The routes of one host key from its contributing plans (in priority order). With a trace,
  * the outcome of every path plan is recorded too (explain runs this for the hosts it asks about).
  */
-export function claimHost(hostKey: string, plans: readonly IngressPlan[], isTls: boolean, resolve: Resolve, trace?: CompileTrace): Claimed {
+export function claimHost(
+  hostKey: string,
+  plans: readonly IngressPlan[],
+  canaries: readonly IngressPlan[],
+  isTls: boolean,
+  resolve: Resolve,
+  trace?: CompileTrace,
+): Claimed {
   const routes: Route[] = [];
   const diagnostics: Diagnostic[] = [];
   const backends: ResolvedBackend[] = [];
@@ -116,12 +146,76 @@ export function claimHost(hostKey: string, plans: readonly IngressPlan[], isTls:
       trace?.paths.set(pp, { kind: "route", route });
     }
   }
-  return { routes, diagnostics, backends, services };
+  // Canaries, once every claim is settled. claimed[i] is the claim of routes[i].
+  const canaryRefs: BackendRef[] = [];
+  for (const plan of canaries) {
+    const { namespace, name } = plan;
+    const policy = plan.annotations.policies.canary;
+    for (const pp of plan.hosts.get(hostKey) as readonly PathPlan[]) {
+      const where = `${pp.host ?? "(any host)"} ${pp.declaredPathType} ${pp.path}`;
+      const unused = (reason: Diagnostic["reason"], message: string) => {
+        diagnostics.push({ kind: "Ingress", namespace, name, reason, message, severity: "warning" });
+        trace?.paths.set(pp, { kind: "canary-unused", message });
+      };
+      if (policy.kind !== "canary") {
+        // Its InvalidAnnotation diagnostic says why; main is served unchanged.
+        trace?.paths.set(pp, { kind: "canary-unused", message: "its canary annotations are invalid: the canary is not used" });
+        continue;
+      }
+      let w = -1;
+      if (index !== null) w = index.get(pp.claimKey) ?? -1;
+      else w = claimed.findIndex((c) => c.claimKey === pp.claimKey);
+      if (w < 0 || (claimed[w] as PathPlan).declaredPathType !== pp.declaredPathType) {
+        unused("CanaryWithoutMain", `canary for ${where}: no Ingress that is not a canary declares that host, path and pathType; the canary is not served`);
+        continue;
+      }
+      const main = routes[w] as Route;
+      const owner = owners[w] as IngressPlan;
+      if (main.canary !== undefined) {
+        const first = `${main.canary.ingress.namespace}/${main.canary.ingress.name}`;
+        unused("CanaryConflict", `canary for ${where}: ${first} is that route's canary already (one canary per host and path, the first in priority order); this one is not used`);
+        continue;
+      }
+      if (pp.backend.kind !== "service") {
+        unused("InvalidBackend", `canary for ${where}: a canary's backend must be a Service; the canary is not used`);
+        continue;
+      }
+      // Only the backend comes from the canary Ingress (mergeAlternativeBackends merges the
+      // upstream; the location, with its backend-protocol, is main's).
+      const b = pp.backend;
+      const scheme = owner.annotations.scheme;
+      const ref = b.scheme === scheme ? b : serviceRef(b.namespace, b.name, b.port, scheme);
+      const rb = resolve(ref);
+      backends.push(rb);
+      canaryRefs.push(ref);
+      if (!services.includes(b.key)) services.push(b.key);
+      if (rb.backend.status !== "ok") {
+        diagnostics.push({ kind: "Ingress", namespace, name, reason: backendReason(rb), message: rb.detail, severity: "warning" });
+      }
+      const route: Route = { ...main, canary: { ingress: plan.ref, backend: rb.backend }, options: withCanary(main.options, policy.rules) };
+      routes[w] = route;
+      trace?.paths.set(claimed[w] as PathPlan, { kind: "route", route });
+      trace?.paths.set(pp, { kind: "canary", main: owner.key, route });
+    }
+  }
+  return { routes, diagnostics, backends, canaryRefs, services };
+}
+
+/** Main's options with the canary's `backend`-stage policy added (main's own policies stay). */
+function withCanary(options: RouteOptions, rules: CanaryRules): RouteOptions {
+  return Object.freeze({ ...options, stages: orderStages([...(options.stages ?? []), canaryStagePolicy(rules)]) });
 }
 
 /** One host key's entry of the table, with what the compiler needs to know when to rebuild it. */
-export function buildHostEntry(hostKey: string, plans: readonly IngressPlan[], isTls: boolean, resolve: Resolve): HostEntry {
-  const { routes, diagnostics, backends, services } = claimHost(hostKey, plans, isTls, resolve);
-  // A copy of the plans: the contributor lists are updated in place by later compiles.
-  return { plans: plans.slice(), tls: isTls, backends, services, entry: buildHost(hostKey, routes, viaOf(hostKey)), diagnostics };
+export function buildHostEntry(
+  hostKey: string,
+  plans: readonly IngressPlan[],
+  canaries: readonly IngressPlan[],
+  isTls: boolean,
+  resolve: Resolve,
+): HostEntry {
+  const { routes, diagnostics, backends, canaryRefs, services } = claimHost(hostKey, plans, canaries, isTls, resolve);
+  // Copies of the plans: the contributor lists are updated in place by later compiles.
+  const entry = buildHost(hostKey, routes, viaOf(hostKey));
+  return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, services, entry, diagnostics };
 }

@@ -11,6 +11,12 @@ import type { CompileConfig } from "./config.ts";
 import { comparePlans, planIngress, type IngressPlan } from "./plan.ts";
 import type { IngressRef } from "./types.ts";
 
+/**
+ * A canary Ingress (valid or not) takes no part in the claims, spec.tls or the default
+ * backend: ingress-nginx's createServers skips an Ingress whose canary annotation is true.
+ */
+export const isCanary = (p: IngressPlan): boolean => p.annotations.policies.canary.kind !== "none";
+
 export class ServedPlans {
   /** Every Ingress of the last snapshot, planned, by snapshot key. */
   #plans = new Map<string, IngressPlan>();
@@ -19,8 +25,14 @@ export class ServedPlans {
   /** The served plans and the others, each in priority order (explain lists them in that order). */
   #inOrder: IngressPlan[] = [];
   #ignoredInOrder: IngressPlan[] = [];
-  /** Served plans per host key, in priority order. */
+  /** Served plans per host key, in priority order (canary Ingresses excepted). */
   readonly contributors = new Map<string, IngressPlan[]>();
+  /**
+   * Served canary Ingresses per host key, in priority order. They claim nothing and make no
+   * host entry (ingress-nginx's createServers skips them): host-entry.ts attaches each to the
+   * main route with its host, path and pathType.
+   */
+  readonly canaries = new Map<string, IngressPlan[]>();
   /** Served plans with spec.tls / spec.defaultBackend, in priority order. */
   tlsPlans: IngressPlan[] = [];
   defaultPlans: IngressPlan[] = [];
@@ -63,22 +75,26 @@ export class ServedPlans {
       else this.#ignoredInOrder.push(plan);
     }
     for (const hostKey of this.contributors.keys()) dirty.add(hostKey);
+    for (const hostKey of this.canaries.keys()) dirty.add(hostKey);
     this.#plans = plans;
     this.#served = new Map(served);
     this.#inOrder = served.map((e) => e[1]);
     this.contributors.clear();
+    this.canaries.clear();
     this.tlsPlans = [];
     this.defaultPlans = [];
     this.diagnostics.clear();
     for (const [key, p] of served) {
+      const canary = isCanary(p);
+      const byHost = canary ? this.canaries : this.contributors;
       for (const hostKey of p.hosts.keys()) {
-        const list = this.contributors.get(hostKey);
+        const list = byHost.get(hostKey);
         if (list) list.push(p);
-        else this.contributors.set(hostKey, [p]);
+        else byHost.set(hostKey, [p]);
         dirty.add(hostKey);
       }
-      if (p.tls.length > 0) this.tlsPlans.push(p);
-      if (p.defaultBackend !== null) this.defaultPlans.push(p);
+      if (!canary && p.tls.length > 0) this.tlsPlans.push(p);
+      if (!canary && p.defaultBackend !== null) this.defaultPlans.push(p);
       if (p.diagnostics.length > 0) this.diagnostics.set(key, p.diagnostics);
     }
     this.diagVersion++;
@@ -111,29 +127,33 @@ export class ServedPlans {
     if (was === now) return;
     if (was !== undefined) {
       this.#served.delete(key);
+      const canary = isCanary(was);
+      const byHost = canary ? this.canaries : this.contributors;
       for (const hostKey of was.hosts.keys()) {
-        const list = this.contributors.get(hostKey) as IngressPlan[];
+        const list = byHost.get(hostKey) as IngressPlan[];
         removeSorted(list, was, comparePlans);
-        if (list.length === 0) this.contributors.delete(hostKey);
+        if (list.length === 0) byHost.delete(hostKey);
         dirty.add(hostKey);
       }
-      if (was.tls.length > 0 && removeSorted(this.tlsPlans, was, comparePlans)) this.tlsChanged = true;
-      if (was.defaultBackend !== null) removeSorted(this.defaultPlans, was, comparePlans);
+      if (!canary && was.tls.length > 0 && removeSorted(this.tlsPlans, was, comparePlans)) this.tlsChanged = true;
+      if (!canary && was.defaultBackend !== null) removeSorted(this.defaultPlans, was, comparePlans);
       if (this.diagnostics.delete(key)) this.diagVersion++;
     }
     if (now !== undefined) {
       this.#served.set(key, now);
+      const canary = isCanary(now);
+      const byHost = canary ? this.canaries : this.contributors;
       for (const hostKey of now.hosts.keys()) {
-        const list = this.contributors.get(hostKey);
+        const list = byHost.get(hostKey);
         if (list) insertSorted(list, now, comparePlans);
-        else this.contributors.set(hostKey, [now]);
+        else byHost.set(hostKey, [now]);
         dirty.add(hostKey);
       }
-      if (now.tls.length > 0) {
+      if (!canary && now.tls.length > 0) {
         insertSorted(this.tlsPlans, now, comparePlans);
         this.tlsChanged = true;
       }
-      if (now.defaultBackend !== null) insertSorted(this.defaultPlans, now, comparePlans);
+      if (!canary && now.defaultBackend !== null) insertSorted(this.defaultPlans, now, comparePlans);
       if (now.diagnostics.length > 0) {
         this.diagnostics.set(key, now.diagnostics);
         this.diagVersion++;

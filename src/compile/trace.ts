@@ -8,7 +8,11 @@ import type { IngressPlan, PathPlan } from "./plan.ts";
 export type ClaimOutcome =
   | { readonly kind: "route"; readonly route: Route }
   | { readonly kind: "duplicate"; readonly message: string }
-  | { readonly kind: "conflict"; readonly winner: string; readonly message: string };
+  | { readonly kind: "conflict"; readonly winner: string; readonly message: string }
+  /** A canary Ingress's path, attached to main's route (`main` is main's `namespace/name`). */
+  | { readonly kind: "canary"; readonly main: string; readonly route: Route }
+  /** A canary Ingress's path that is not used (no main route, another canary first, invalid). */
+  | { readonly kind: "canary-unused"; readonly message: string };
 
 export type DefaultOutcome =
   | { readonly kind: "route"; readonly route: Route }

@@ -39,4 +39,6 @@ export type DiagnosticReason =
   | "InvalidCertificate"
   | "CertificateExpired"
   | "IngressClassNotFound"
-  | "DefaultBackendConflict";
+  | "DefaultBackendConflict"
+  | "CanaryWithoutMain"
+  | "CanaryConflict";

@@ -5,6 +5,7 @@ import { stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.
 import type { Backend, Route } from "../table/types.ts";
 import { CORS_KIND } from "../annotations/cors.ts";
 import { CORS_POLICY_KIND } from "./cors.ts";
+import { CANARY_KIND, canaryKind } from "./canary.ts";
 import { ProxyError } from "./errors.ts";
 
 /** What a policy sees of the request, and the two things a stage may change. */
@@ -50,7 +51,10 @@ export interface PolicyKind {
 export type PolicyKinds = ReadonlyMap<string, PolicyKind>;
 
 /** The kinds Portico implements, by StagePolicy.kind. */
-export const POLICY_KINDS: PolicyKinds = new Map([[CORS_KIND, CORS_POLICY_KIND]]);
+export const POLICY_KINDS: PolicyKinds = new Map<string, PolicyKind>([
+  [CORS_KIND, CORS_POLICY_KIND],
+  [CANARY_KIND, canaryKind()],
+]);
 
 export type PolicyRunner = (stages: readonly StagePolicy[], flow: PolicyFlow) => Promise<Response | null>;
 

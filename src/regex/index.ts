@@ -11,3 +11,5 @@ export { translatePcre } from "./translate.ts";
 export type { Translation } from "./translate.ts";
 export { compileRegexHost } from "./host.ts";
 export type { CompiledLocation, RefusedLocation, RegexHost } from "./host.ts";
+export { compileHeaderPattern } from "./header-pattern.ts";
+export type { HeaderPattern, HeaderPatternResult } from "./header-pattern.ts";

@@ -14,6 +14,8 @@ export interface SerializedRoute {
   readonly rule: string;
   readonly backend: string;
   readonly tls: boolean;
+  /** The attached canary Ingress and its backend id (its rules are the `canary` stage policy). */
+  readonly canary?: { readonly ingress: string; readonly backend: string };
   /** Only the options that differ from the defaults (absent = all defaults); `stages` when there are any. */
   readonly options?: Record<string, boolean | number | string | readonly StagePolicy[]>;
 }
@@ -50,6 +52,7 @@ function route(r: Route): SerializedRoute {
     rule: r.ruleIndex < 0 ? "" : `rules[${r.ruleIndex}].paths[${r.pathIndex}]`,
     backend: r.backend.id,
     tls: r.tls,
+    ...(r.canary ? { canary: { ingress: `${r.canary.ingress.namespace}/${r.canary.ingress.name}`, backend: r.canary.backend.id } } : {}),
     ...(options(r.options) ? { options: options(r.options) } : {}),
   };
 }
@@ -95,6 +98,7 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
     host: h.host,
     routes: h.routes.map((r) => {
       backends.set(r.backend.id, r.backend);
+      if (r.canary) backends.set(r.canary.backend.id, r.canary.backend);
       return route(r);
     }),
   }));

@@ -77,6 +77,17 @@ export interface Route {
   readonly options: RouteOptions;
   /** True when this route's host is listed in spec.tls of a served Ingress (redirect HTTP → HTTPS). */
   readonly tls: boolean;
+  /**
+   * The canary Ingress attached to this route, if any: its backend, which the route's
+   * `canary` stage policy (in `options.stages`) may choose instead of `backend`
+   * (docs/design.md, "Canary Ingresses"). Absent on routes without one.
+   */
+  readonly canary?: RouteCanary;
+}
+
+export interface RouteCanary {
+  readonly ingress: { readonly namespace: string; readonly name: string };
+  readonly backend: Backend;
 }
 
 /**

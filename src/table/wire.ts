@@ -19,7 +19,7 @@
 import { buildHost, buildTable, patchTable, viaOf } from "./build.ts";
 import { deepFreeze, type StagePolicy } from "./policy.ts";
 import { allRoutes } from "./routes.ts";
-import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
+import type { Backend, HostRoutes, Route, RouteCanary, RouteOptions, RouteTable, Upstream } from "./types.ts";
 
 export const WIRE_VERSION = 1;
 
@@ -38,10 +38,12 @@ export interface WireBackend extends Omit<Backend, "endpoints" | "allEndpoints">
   readonly endpoints: readonly (number | Upstream)[];
 }
 
-export interface WireRoute extends Omit<Route, "backend" | "options"> {
+export interface WireRoute extends Omit<Route, "backend" | "options" | "canary"> {
   /** Index into the message's `backends`; in a delta, or a string: the id of a registry backend. */
   readonly backend: number | string;
   readonly options: WireOptions;
+  /** The canary's backend, referred to as `backend` is. */
+  readonly canary?: { readonly ingress: RouteCanary["ingress"]; readonly backend: number | string };
 }
 
 /** id → Backend held by the receiving end (see the top of this file). */
@@ -124,17 +126,23 @@ function routeEncoder(known: (b: Backend) => boolean) {
     return i;
   };
   const route = (r: Route): WireRoute => {
-    const { backend, options, ...rest } = r;
-    return { ...rest, backend: backendRef(backend), options: encodeOptions(options) };
+    const { backend, options, canary, ...rest } = r;
+    const out: WireRoute = { ...rest, backend: backendRef(backend), options: encodeOptions(options) };
+    return canary === undefined ? out : { ...out, canary: { ingress: canary.ingress, backend: backendRef(canary.backend) } };
   };
   return { route, backends, sent };
 }
 
 function routeDecoder(backends: readonly Backend[], registry: ReadonlyMap<string, Backend> | null) {
+  const find = (r: WireRoute, ref: number | string): Backend => {
+    const backend = typeof ref === "number" ? backends[ref] : registry?.get(ref);
+    if (backend === undefined) throw new Error(`route ${r.path}: backend ${JSON.stringify(ref)} is not known`);
+    return backend;
+  };
   return (r: WireRoute): Route => {
-    const backend = typeof r.backend === "number" ? backends[r.backend] : registry?.get(r.backend);
-    if (backend === undefined) throw new Error(`route ${r.path}: backend ${JSON.stringify(r.backend)} is not known`);
-    return { ...r, backend, options: decodeOptions(r.options) };
+    const { canary, ...rest } = r;
+    const route: Route = { ...rest, backend: find(r, r.backend), options: decodeOptions(r.options) };
+    return canary === undefined ? route : { ...route, canary: { ingress: canary.ingress, backend: find(r, canary.backend) } };
   };
 }
 
