@@ -14,7 +14,8 @@
 // them as a subset of the same objects). Bun's IPC serialises with JSON, which turns
 // Infinity into null, so non-finite numbers in RouteOptions (an explicitly unlimited body
 // size) are spelled as strings. A route's stage policies are JSON already (table/policy.ts)
-// and go as they are; the receiver freezes them again. The path maps are not shipped:
+// and go as they are; the receiver freezes them again. A route's canary backend (Route.canary)
+// is listed and referred to exactly as its backend is. The path maps are not shipped:
 // decodeTable() rebuilds them with buildTable(), the same code that built the original.
 import { buildHost, buildTable, patchTable, viaOf } from "./build.ts";
 import { deepFreeze, type StagePolicy } from "./policy.ts";

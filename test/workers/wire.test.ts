@@ -234,3 +234,30 @@ describe("wire deltas", () => {
     expect([...rx.registry]).toEqual(before);
   });
 });
+
+describe("wire: canary", () => {
+  const fx = loadFixture(readFileSync(join(root, "fixtures", "canary.yaml"), "utf8"));
+  const table = compile(fx.snapshot, DEFAULT_COMPILE_CONFIG).table;
+  const canaryOf = (t: RouteTable) => lookup(t, "shop.test", "/x")?.route.canary;
+
+  test("a route's canary backend survives the full table round trip", () => {
+    const before = canaryOf(table);
+    expect(before?.backend.id).toBe("shop/canary:80");
+    const after = canaryOf(roundTrip(table));
+    expect(after?.ingress).toEqual({ namespace: "shop", name: "canary" });
+    expect({ ...after?.backend }).toEqual({ ...before?.backend });
+    expect(lookup(roundTrip(table), "shop.test", "/x")?.route.options.stages?.[0]?.kind).toBe("canary");
+  });
+
+  test("and a delta: the canary backend is shipped once, then named by id", () => {
+    const empty = buildTable([], null);
+    const sender: BackendRegistry = new Map();
+    const receiver: BackendRegistry = new Map();
+    decodeTable(JSON.parse(JSON.stringify(encodeTable(empty, sender))) as WireTable, receiver);
+    const delta = JSON.parse(JSON.stringify(encodeDelta(empty, table, sender))) as WireDelta;
+    expect(delta.backends.map((b) => b.id).sort()).toEqual(["shop/canary:80", "shop/main:80"]);
+    const got = applyDelta(empty, delta, receiver);
+    expect(canaryOf(got)?.backend.id).toBe("shop/canary:80");
+    expect(receiver.get("shop/canary:80")).toBe(canaryOf(got)?.backend);
+  });
+});

@@ -1,0 +1,78 @@
+// The canary choice at unit level: ingress-nginx's order (balancer.lua
+// route_to_alternative_balancer) and the weight's distribution with a seeded random source.
+import { describe, expect, test } from "bun:test";
+import type { CanaryRules } from "../../src/annotations/canary.ts";
+import { canaryKind, chooseCanary, cookieValue } from "../../src/proxy/canary.ts";
+import { compileHeaderPattern } from "../../src/regex/header-pattern.ts";
+
+/** mulberry32: a small seeded PRNG, so the distribution test gives the same figures every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const rules = (r: Partial<CanaryRules>): CanaryRules => ({ header: null, headerValue: null, headerPattern: null, cookie: null, weight: 0, weightTotal: 100, ...r });
+const never = () => 0.999999; // pick = total: only weight >= total selects the canary
+const share = (r: CanaryRules, n: number, seed: number) => {
+  const random = seeded(seed);
+  let hits = 0;
+  for (let i = 0; i < n; i++) if (chooseCanary(r, null, new Headers(), random)) hits++;
+  return hits / n;
+};
+
+describe("canary weight", () => {
+  test("weight 20 of 100 over 5000 picks with a fixed seed: within 2 points of 20%", () => {
+    const s = share(rules({ weight: 20 }), 5000, 42);
+    expect(Math.abs(s - 0.2)).toBeLessThan(0.02);
+  });
+  test("weight 1 of 1000 (a total above 100 is used) over 20000 picks: within 0.1 point of 0.1%", () => {
+    const s = share(rules({ weight: 1, weightTotal: 1000 }), 20000, 7);
+    expect(Math.abs(s - 0.001)).toBeLessThan(0.001);
+  });
+  test("weight 0 never, weight = total always (the pick is an integer in 1..total)", () => {
+    expect(share(rules({ weight: 0 }), 2000, 1)).toBe(0);
+    expect(share(rules({ weight: 100 }), 2000, 1)).toBe(1);
+    expect(chooseCanary(rules({ weight: 99 }), null, new Headers(), never)).toBe(false);
+    expect(chooseCanary(rules({ weight: 1 }), null, new Headers(), () => 0)).toBe(true);
+  });
+});
+
+describe("canary precedence", () => {
+  const pattern = compileHeaderPattern("^(beta|rc)[0-9]+$");
+  if (!pattern.ok) throw new Error(pattern.reason);
+  const cases: [string, CanaryRules, Record<string, string>, boolean][] = [
+    ["header always beats cookie never", rules({ header: "x-c", cookie: "c" }), { "x-c": "always", cookie: "c=never" }, true],
+    ["header never beats cookie always and weight 100", rules({ header: "x-c", cookie: "c", weight: 100 }), { "x-c": "never", cookie: "c=always" }, false],
+    ["another header value falls to the cookie", rules({ header: "x-c", cookie: "c" }), { "x-c": "yes", cookie: "c=always" }, true],
+    ["a missing header falls to the cookie", rules({ header: "x-c", cookie: "c" }), { cookie: "c=always" }, true],
+    ["cookie never beats weight 100", rules({ cookie: "c", weight: 100 }), { cookie: "c=never" }, false],
+    ["another cookie value falls to the weight", rules({ cookie: "c", weight: 100 }), { cookie: "c=x" }, true],
+    ["the first cookie of that name counts", rules({ cookie: "c" }), { cookie: "c=always; c=never" }, true],
+    ["value: equal → canary", rules({ header: "x-v", headerValue: "v2" }), { "x-v": "v2" }, true],
+    ["value: never is not a keyword then", rules({ header: "x-v", headerValue: "v2", weight: 100 }), { "x-v": "never" }, true],
+  ];
+  for (const [name, r, h, want] of cases) {
+    test(name, () => expect(chooseCanary(r, null, new Headers(h), never)).toBe(want));
+  }
+  test("pattern: unanchored match → canary; no match falls through", () => {
+    const r = rules({ header: "x-v", headerPattern: "^(beta|rc)[0-9]+$", cookie: "c" });
+    expect(chooseCanary(r, pattern.re, new Headers({ "x-v": "rc1" }), never)).toBe(true);
+    expect(chooseCanary(r, pattern.re, new Headers({ "x-v": "RC1" }), never)).toBe(false); // case-sensitive
+    expect(chooseCanary(r, pattern.re, new Headers({ "x-v": "nope", cookie: "c=always" }), never)).toBe(true);
+  });
+  test("cookieValue: nginx's $cookie_<name>, name in any case", () => {
+    expect(cookieValue("A=1; Canary=always", "canary")).toBe("always");
+    expect(cookieValue("x=1", "canary")).toBeNull();
+    expect(cookieValue(null, "canary")).toBeNull();
+  });
+  test("build refuses params that do not hold (a corrupt table fails closed)", () => {
+    expect(() => canaryKind().build({ header: "bad header", headerValue: null, headerPattern: null, cookie: null, weight: 1, weightTotal: 100 })).toThrow();
+    expect(() => canaryKind().build({ header: "x", headerValue: null, headerPattern: "(?=x)", cookie: null, weight: 1, weightTotal: 100 })).toThrow();
+  });
+});
