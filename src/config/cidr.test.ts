@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { cidrMatcher, parseCidrList } from "./cidr.ts";
+import { accessListMatcher, cidrMatcher, isIpv4MappedRange, parseCidrList } from "./cidr.ts";
 
 const list = (text: string) => {
   const r = parseCidrList(text);
@@ -79,5 +79,35 @@ describe("cidrMatcher", () => {
   test("an entry parseCidrList would refuse throws instead of being skipped", () => {
     expect(() => cidrMatcher(["10.0.0.0/8", "fe80::1%eth0/64"])).toThrow(/zone index/);
     expect(() => cidrMatcher(["bogus"])).toThrow(/not an IPv4/);
+  });
+});
+
+describe("accessListMatcher (nginx allow/deny semantics)", () => {
+  test("IPv4 and IPv4-mapped clients meet only IPv4 entries; other IPv6 clients only IPv6 entries", () => {
+    const all6 = accessListMatcher(list("::/0"));
+    expect(all6("2001:db8::1")).toBe(true);
+    expect(all6("10.0.0.1")).toBe(false); // cidrMatcher says true here
+    expect(cidrMatcher(list("::/0"))("10.0.0.1")).toBe(true);
+    expect(all6("::ffff:10.0.0.1")).toBe(false);
+    const all4 = accessListMatcher(list("0.0.0.0/0"));
+    expect(all4("10.0.0.1")).toBe(true);
+    expect(all4("::ffff:10.0.0.1")).toBe(true);
+    expect(all4("::ffff:a00:1")).toBe(true); // the same address in hex
+    expect(all4("::1")).toBe(false);
+    expect(all4("::10.0.0.1")).toBe(false); // IPv4-compatible is IPv6 (RFC 4291 §2.5.5.1)
+    expect(all4("64:ff9b::a00:1")).toBe(false); // NAT64 too
+    const mixed = accessListMatcher(list("10.0.0.0/8,fd00::/8"));
+    expect(mixed("10.1.2.3")).toBe(true);
+    expect(mixed("fd00::1")).toBe(true);
+    expect(mixed("11.1.2.3")).toBe(false);
+    expect(mixed("fe80::1")).toBe(false);
+    expect(mixed("")).toBe(false);
+    expect(mixed("10.1.2.3:80")).toBe(false);
+    expect(accessListMatcher([])("10.0.0.1")).toBe(false);
+  });
+
+  test("isIpv4MappedRange: ranges inside ::ffff:0:0/96, however written", () => {
+    expect(list("::ffff:10.0.0.0/104,0:0:0:0:0:ffff:a00:0/104,::ffff:0:0/96").map(isIpv4MappedRange)).toEqual([true, true, true]);
+    expect(list("::ffff:0:0/95,::/0,10.0.0.0/8,fd00::/8,::1").map(isIpv4MappedRange)).toEqual([false, false, false, false, false]);
   });
 });

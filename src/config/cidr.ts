@@ -75,3 +75,33 @@ export function cidrMatcher(list: readonly string[]): (ip: string) => boolean {
     return family !== 0 && block.check(ip, family === 4 ? "ipv4" : "ipv6");
   };
 }
+
+// ::ffff:0:0/96, the IPv4-mapped IPv6 addresses (RFC 4291 §2.5.5.2).
+const MAPPED = new BlockList();
+MAPPED.addSubnet("::ffff:0:0", 96, "ipv6");
+
+/** Is this canonical CIDR (from parseCidrList) an IPv6 range inside the IPv4-mapped block? */
+export function isIpv4MappedRange(cidr: string): boolean {
+  const slash = cidr.indexOf("/");
+  const addr = cidr.slice(0, slash);
+  return isIP(addr) === 6 && Number(cidr.slice(slash + 1)) >= 96 && MAPPED.check(addr, "ipv6");
+}
+
+/**
+ * "Is this client in the list", as nginx's access module (allow/deny) decides it: an IPv4
+ * client, or an IPv4-mapped IPv6 one (a dual-stack socket's view of an IPv4 client), is checked
+ * against the IPv4 entries only, any other IPv6 client against the IPv6 entries only. So `::/0`
+ * does not cover IPv4 clients, where cidrMatcher (BlockList) would say it does. A client that is
+ * not an IP literal matches nothing. The list must come from parseCidrList.
+ */
+export function accessListMatcher(list: readonly string[]): (ip: string) => boolean {
+  const v4 = cidrMatcher(list.filter((c) => isIP(c.slice(0, c.indexOf("/"))) === 4));
+  const v6 = cidrMatcher(list.filter((c) => isIP(c.slice(0, c.indexOf("/"))) === 6));
+  return (ip) => {
+    const family = isIP(ip);
+    if (family === 4) return v4(ip);
+    if (family !== 6) return false;
+    // An IPv4-only BlockList checks a mapped address as its IPv4 address (cidr.test.ts).
+    return MAPPED.check(ip, "ipv6") ? v4(ip) : v6(ip);
+  };
+}
