@@ -81,15 +81,8 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("buffering", "proxy-buffers-number", "number of response buffers"),
   nyi("buffering", "proxy-busy-buffers-size", "response buffers busy sending to the client"),
   nyi("buffering", "proxy-max-temp-file-size", "response spilled to disk"),
-  // Source ranges.
-  nyi("access", ["allowlist-source-range", "whitelist-source-range"], "client ranges allowed (CIDRs); others get 403"),
-  nyi("access", "denylist-source-range", "client ranges refused with 403"),
-  nyi("access", "satisfy", "`any`: source ranges or authentication suffice"),
-  // Basic authentication.
-  nyi("basic-auth", "auth-type", "`basic` (or `digest`)"),
-  nyi("basic-auth", "auth-secret", "Secret holding the users"),
-  nyi("basic-auth", "auth-secret-type", "`auth-file` (htpasswd) or `auth-map`"),
-  nyi("basic-auth", "auth-realm", "realm of the challenge"),
+  // Source ranges and authentication combined.
+  nyi("access", "satisfy", "`any`: source ranges or authentication suffice", "Until then both must pass, as with `all`, the default."),
   // External authentication.
   nyi("external-auth", "auth-url", "ask this URL whether the request may pass"),
   nyi("external-auth", "auth-method", "method of the auth request"),

@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { orderStages, type StagePolicy } from "../table/policy.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { RouteOptions } from "../table/types.ts";
+import { basicAuthStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
 import { CORS_KIND } from "./cors.ts";
 import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Family, type ReadResult, type Reader } from "./spec.ts";
@@ -80,9 +81,27 @@ function policiesOf(r: Reader | null): AnnotationPolicies {
   return Object.freeze(out) as AnnotationPolicies;
 }
 
+/**
+ * The stage policies the annotations alone give. Source ranges and basic authentication need
+ * more (the flags' lists, the Secret): compile/access.ts completes them; until it does, a
+ * basic-auth policy refuses every request rather than letting one through.
+ */
+function accessStages(p: AnnotationPolicies, stages: StagePolicy[]): void {
+  const a = p.access;
+  if (a.invalid !== null) stages.push(refuseStage(a.invalid));
+  else {
+    const s = sourceRangeStage(a.allow, a.deny);
+    if (s !== null) stages.push(s);
+  }
+  const b = p.basicAuth;
+  if (b.state === "invalid") stages.push(refuseStage(b.reason));
+  else if (b.state === "basic") stages.push(basicAuthStage(b.realm, b.namespace === null ? b.name : `${b.namespace}/${b.name}`, null));
+}
+
 /** What the table carries of the policies: route settings, and the request-side stage policies. */
 function routeOptions(p: AnnotationPolicies): RouteOptions {
   const stages: StagePolicy[] = [];
+  accessStages(p, stages);
   if (p.cors.enabled) {
     const c = p.cors;
     stages.push({

@@ -1,7 +1,9 @@
 // The one list of annotations: the implemented families and the ingress-nginx annotations not
 // implemented yet. parse.ts reads Ingresses with it; docs.ts generates the README table and
 // the annotation part of `portico --help` from it.
+import { ACCESS } from "./access.ts";
 import { BACKEND_PROTOCOL } from "./backend-protocol.ts";
+import { BASIC_AUTH } from "./basic-auth.ts";
 import { BODY } from "./body.ts";
 import { CANARY_FAMILY } from "./canary.ts";
 import { CORS } from "./cors.ts";
@@ -21,6 +23,8 @@ export const FAMILIES = {
   backendProtocol: BACKEND_PROTOCOL,
   cors: CORS,
   canary: CANARY_FAMILY,
+  access: ACCESS,
+  basicAuth: BASIC_AUTH,
 } as const;
 
 /** Annotations Portico implements, family by family. */

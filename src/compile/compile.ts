@@ -12,8 +12,9 @@
 //
 // The rules, and what is kept between compiles:
 // - class.ts decides which Ingresses are ours; plan.ts checks one Ingress alone (annotations,
-//   hosts, paths, backend refs, spec.tls hosts). One plan per Ingress object, kept in the
-//   orders the compile needs (served.ts);
+//   hosts, paths, backend refs, spec.tls hosts; access.ts adds the flags' source ranges and
+//   the basic-auth Secret's users). One plan per Ingress object (and auth Secret object), kept
+//   in the orders the compile needs (served.ts);
 // - backends.ts resolves a backend; the Backend is kept per id while its Service and
 //   EndpointSlices are the same objects (backend-cache.ts);
 // - host-entry.ts decides the claims of one host key; its HostRoutes and diagnostics are kept
@@ -162,9 +163,11 @@ export class Compiler {
     }
     const changed: string[] = [];
     if (!reclassify) changedKeys(last.ingresses, snapshot.ingresses, (k) => changed.push(k));
+    // An Ingress whose basic-auth Secret changed is planned again (access.ts).
+    if (!reclassify && snapshot.secrets !== last.secrets) changed.push(...served.staleAuth(snapshot.ingresses, snapshot.secrets));
     const bulkAbove = this.#bulkAbove ?? Math.max(32, snapshot.ingresses.size / 8);
-    if (reclassify || this.#table === null || changed.length > bulkAbove) served.rebuild(snapshot.ingresses, this.#ctx, dirty);
-    else for (const key of changed) served.update(key, snapshot.ingresses, this.#ctx, dirty);
+    if (reclassify || this.#table === null || changed.length > bulkAbove) served.rebuild(snapshot.ingresses, snapshot.secrets, this.#ctx, dirty);
+    else for (const key of changed) served.update(key, snapshot.ingresses, snapshot.secrets, this.#ctx, dirty);
 
     // Services and EndpointSlices: the hosts that resolve a backend through a changed one.
     const serviceChanged = (key: string) => {

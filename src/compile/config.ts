@@ -4,4 +4,5 @@ import type { Config } from "../config/types.ts";
 export type CompileConfig = Pick<
   Config,
   "ingressClass" | "controllerName" | "watchIngressWithoutClass" | "defaultBackendService" | "defaultSslCertificate" | "allowExternalNameServices"
+  | "allowlistSourceRange" | "denylistSourceRange"
 >;

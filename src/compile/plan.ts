@@ -1,13 +1,17 @@
 // The rules that read one Ingress alone: annotations, rule host and path validation, what
 // each backend names, the spec.tls hosts, and the diagnostics those give. Everything that
 // depends on other objects (class, Services, Secrets, other Ingresses) is decided later, per
-// host (host-entry.ts), for TLS (tls.ts) and for the default route (defaults.ts). Objects in
-// the store are immutable and replaced on change, so the compiler keeps one plan per Ingress
-// object and plans only edited Ingresses again.
+// host (host-entry.ts), for TLS (tls.ts) and for the default route (defaults.ts); the one
+// exception is the basic-auth Secret, read with the annotations (access.ts), which the plan
+// records. Objects in the store are immutable and replaced on change, so the compiler keeps one
+// plan per Ingress object and plans only edited Ingresses again, or one whose basic-auth
+// Secret is another object now (planIsCurrent).
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
-import type { HTTPIngressPath, Ingress, IngressBackend } from "../model/schemas.ts";
+import type { HTTPIngressPath, Ingress, IngressBackend, Secret } from "../model/schemas.ts";
 import type { PathType } from "../table/types.ts";
+import { resolveAccess, type ResolvedAccess } from "./access.ts";
 import { parseAnnotations, type ParsedAnnotations } from "./annotations.ts";
+import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
 import { normaliseHost, type HostResult } from "./hosts.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
@@ -63,6 +67,8 @@ export interface IngressPlan {
   /** Route.ingress, shared by every route of this object. */
   readonly ref: { readonly namespace: string; readonly name: string };
   readonly annotations: ParsedAnnotations;
+  /** The basic-auth Secret the annotations were resolved with (access.ts), or null. */
+  readonly authSecret: ResolvedAccess["secret"];
   /** Problems of this object alone, reported while it is served. */
   readonly diagnostics: readonly Diagnostic[];
   /** Valid rule paths grouped by host key (`*` for hostless), in rule and path order. */
@@ -73,16 +79,27 @@ export interface IngressPlan {
   readonly defaultBackend: BackendRefResult | null;
 }
 
-export function planIngress(ing: Ingress): IngressPlan {
+/**
+ * Can `plan` stand for `ing` in a snapshot holding `secrets`: the same object, and the same
+ * basic-auth Secret object (or still none) as when it was planned (access.ts)?
+ */
+export function planIsCurrent(plan: IngressPlan, ing: Ingress, secrets: ReadonlyMap<string, Secret>): boolean {
+  return plan.ingress === ing && (plan.authSecret === null || secrets.get(plan.authSecret.key) === plan.authSecret.object);
+}
+
+export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, config: CompileConfig): IngressPlan {
   const ns = namespaceOf(ing);
   const name = ing.metadata.name;
   const diagnostics: Diagnostic[] = [];
   const diag = (reason: DiagnosticReason, message: string, severity: "warning" | "error" = "error") =>
     diagnostics.push({ kind: "Ingress", namespace: ns, name, reason, message, severity });
 
-  const ann = parseAnnotations(ing.metadata.annotations);
+  // The flags' source ranges and the basic-auth Secret's users complete the annotations here.
+  const access = resolveAccess(parseAnnotations(ing.metadata.annotations), ing, secrets, config);
+  const ann = access.annotations;
   for (const problem of ann.problems) diag("InvalidAnnotation", problem, "warning");
   for (const a of ann.unsupported) diag("UnsupportedAnnotation", `annotation ${a} is not supported by Portico and is ignored`, "warning");
+  diagnostics.push(...access.diagnostics);
 
   const tls: TlsPlan[] = [];
   for (const entry of ing.spec.tls ?? []) {
@@ -160,6 +177,7 @@ export function planIngress(ing: Ingress): IngressPlan {
     createdMs: createdMs(ing),
     ref: Object.freeze({ namespace: ns, name }),
     annotations: ann,
+    authSecret: access.secret,
     diagnostics,
     hosts: byHost,
     rulePaths,

@@ -4,11 +4,11 @@
 // priority order for explain. Updated one changed Ingress at a time, or rebuilt with one sort
 // when many changed (bulk). Host keys whose contributors change are added to `dirty`.
 import type { Diagnostic } from "../model/diagnostic.ts";
-import type { Ingress } from "../model/schemas.ts";
+import type { Ingress, Secret } from "../model/schemas.ts";
 import { compareStrings, insertSorted, lowerBound, removeSorted } from "./changes.ts";
 import { classify, type ClassContext } from "./class.ts";
 import type { CompileConfig } from "./config.ts";
-import { comparePlans, planIngress, type IngressPlan } from "./plan.ts";
+import { comparePlans, planIngress, planIsCurrent, type IngressPlan } from "./plan.ts";
 import type { IngressRef } from "./types.ts";
 
 /**
@@ -20,6 +20,8 @@ export const isCanary = (p: IngressPlan): boolean => p.annotations.policies.cana
 export class ServedPlans {
   /** Every Ingress of the last snapshot, planned, by snapshot key. */
   #plans = new Map<string, IngressPlan>();
+  /** Snapshot keys of the plans that read a basic-auth Secret (access.ts). */
+  readonly #authKeys = new Set<string>();
   /** The served ones, by snapshot key. */
   #served = new Map<string, IngressPlan>();
   /** The served plans and the others, each in priority order (explain lists them in that order). */
@@ -58,13 +60,15 @@ export class ServedPlans {
   }
 
   /** Bulk: plan and classify every Ingress, then rebuild every list with one sort. */
-  rebuild(ingresses: ReadonlyMap<string, Ingress>, ctx: ClassContext, dirty: Set<string>): void {
+  rebuild(ingresses: ReadonlyMap<string, Ingress>, secrets: ReadonlyMap<string, Secret>, ctx: ClassContext, dirty: Set<string>): void {
     const plans = new Map<string, IngressPlan>();
     const all: [string, IngressPlan, boolean][] = [];
+    this.#authKeys.clear();
     for (const [key, ing] of ingresses) {
       const old = this.#plans.get(key);
-      const plan = old !== undefined && old.ingress === ing ? old : planIngress(ing);
+      const plan = old !== undefined && planIsCurrent(old, ing, secrets) ? old : planIngress(ing, secrets, this.config);
       plans.set(key, plan);
+      if (plan.authSecret !== null) this.#authKeys.add(key);
       all.push([key, plan, classify(ing, ctx, this.config).served]);
     }
     all.sort((a, b) => comparePlans(a[1], b[1]));
@@ -108,15 +112,28 @@ export class ServedPlans {
     }
   }
 
+  /** Keys of the Ingresses whose basic-auth Secret is not the object their plan read (to update). */
+  staleAuth(ingresses: ReadonlyMap<string, Ingress>, secrets: ReadonlyMap<string, Secret>): string[] {
+    const out: string[] = [];
+    for (const key of this.#authKeys) {
+      const plan = this.#plans.get(key);
+      const ing = ingresses.get(key);
+      if (plan === undefined || ing === undefined || !planIsCurrent(plan, ing, secrets)) out.push(key);
+    }
+    return out;
+  }
+
   /** One changed snapshot key (added, replaced or deleted). */
-  update(key: string, ingresses: ReadonlyMap<string, Ingress>, ctx: ClassContext, dirty: Set<string>): void {
+  update(key: string, ingresses: ReadonlyMap<string, Ingress>, secrets: ReadonlyMap<string, Secret>, ctx: ClassContext, dirty: Set<string>): void {
     const ing = ingresses.get(key);
     const old = this.#plans.get(key);
     let plan: IngressPlan | undefined;
     if (ing !== undefined) {
-      plan = old !== undefined && old.ingress === ing ? old : planIngress(ing);
+      plan = old !== undefined && planIsCurrent(old, ing, secrets) ? old : planIngress(ing, secrets, this.config);
       this.#plans.set(key, plan);
     } else this.#plans.delete(key);
+    if (plan?.authSecret) this.#authKeys.add(key);
+    else this.#authKeys.delete(key);
     const was = this.#served.get(key);
     const now = plan !== undefined && classify(plan.ingress, ctx, this.config).served ? plan : undefined;
     // `was`, when set, is `old`: the served plan of a key is its last plan.

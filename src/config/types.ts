@@ -42,6 +42,10 @@ export interface Config {
   readonly maxBodySize: number | null;
   /** CIDRs whose X-Forwarded-For is appended to rather than replaced. */
   readonly trustedProxies: readonly string[];
+  /** CIDRs allowed on every Ingress without its own allowlist-source-range (empty: all). */
+  readonly allowlistSourceRange: readonly string[];
+  /** CIDRs refused on every Ingress without its own denylist-source-range. */
+  readonly denylistSourceRange: readonly string[];
   readonly connectTimeoutMs: number;
   readonly responseTimeoutMs: number;
   readonly streamIdleTimeoutMs: number;

@@ -3,7 +3,7 @@
 import { isIP } from "node:net";
 import { getCiphers } from "node:tls";
 import * as v from "valibot";
-import { parseCidrList } from "./cidr.ts";
+import { isIpv4MappedRange, parseCidrList } from "./cidr.ts";
 import { MAX_DURATION_MS, parseDuration, parseSize } from "./units.ts";
 import type { NamespacedName } from "./types.ts";
 
@@ -160,6 +160,20 @@ export function cidrList(example: string): ValueSchema<readonly string[]> {
       if (r.ok) return r.list;
       addIssue({ message: `expected IPv4/IPv6 CIDRs separated by commas (e.g. ${example}); ${r.error}` });
       return NEVER;
+    }),
+  );
+}
+
+/**
+ * cidrList for client source ranges, which also refuses IPv4-mapped IPv6 ranges: nginx's
+ * allow/deny match them against no client (annotations/access.ts says why).
+ */
+export function sourceRangeList(example: string): ValueSchema<readonly string[]> {
+  return v.pipe(
+    cidrList(example),
+    v.rawCheck(({ dataset, addIssue }) => {
+      const mapped = dataset.typed ? dataset.value.find(isIpv4MappedRange) : undefined;
+      if (mapped !== undefined) addIssue({ message: `${mapped} is an IPv4-mapped IPv6 range, which nginx matches against no client; write it as IPv4` });
     }),
   );
 }

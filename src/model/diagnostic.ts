@@ -41,4 +41,5 @@ export type DiagnosticReason =
   | "IngressClassNotFound"
   | "DefaultBackendConflict"
   | "CanaryWithoutMain"
-  | "CanaryConflict";
+  | "CanaryConflict"
+  | "InvalidAuthSecret";

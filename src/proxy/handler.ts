@@ -144,11 +144,12 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       // policies"). A route without any pays this null check.
       const stages = route.options.stages;
       let added: Readonly<Record<string, string>> | null = null;
+      let removeHeaders: readonly string[] | null = null;
       if (stages !== null) {
         const flow: PolicyFlow = {
           req, route, hostname: v.hostname, path: v.target.path, query: v.target.query, scheme: seen,
           clientIp: clientIpOf(peer, req.headers.get("x-forwarded-for"), trusted, isTrusted),
-          responseHeaders: common, upstreamResponseHeaders: null, pathAndQuery, backend,
+          responseHeaders: common, upstreamResponseHeaders: null, pathAndQuery, backend, removeHeaders: null,
         };
         const answer = await runPolicies(stages, flow);
         if (answer !== null) {
@@ -158,6 +159,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
         pathAndQuery = flow.pathAndQuery;
         backend = flow.backend;
         added = flow.upstreamResponseHeaders;
+        removeHeaders = flow.removeHeaders;
         rec.service = backend.id;
       }
       if (backend.status !== "ok" || backend.endpoints.length === 0) return fail(new ProxyError("NoEndpoints", backend.status));
@@ -187,7 +189,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       if (hasBody || responseTimeoutMs > (IDLE_TIMEOUT_S - 10) * 1000) timerOffNow();
 
       const ctx: ForwardContext = {
-        peer, trusted, scheme, host: v.host, port: v.port, requestId, underscores: config.enableUnderscoresInHeaders,
+        peer, trusted, scheme, host: v.host, port: v.port, requestId, underscores: config.enableUnderscoresInHeaders, remove: removeHeaders,
       };
       const clientIp = clientIpOf(peer, req.headers.get("x-forwarded-for"), ctx.trusted, isTrusted);
 

@@ -55,6 +55,8 @@ export interface ForwardContext {
   readonly requestId: string;
   /** Forward field names containing "_" (--enable-underscores-in-headers); dropped otherwise. */
   readonly underscores: boolean;
+  /** Request fields a policy keeps from the upstream (PolicyFlow.removeHeaders), or null. */
+  readonly remove?: readonly string[] | null;
 }
 
 /**
@@ -135,6 +137,7 @@ export function upstreamHeaders(
   }
   out.set("x-real-ip", clientIp);
   out.set("x-request-id", ctx.requestId);
+  if (ctx.remove) for (const n of ctx.remove) out.delete(n);
   return out;
 }
 

@@ -4,6 +4,8 @@
 import { stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
 import type { Backend, Route } from "../table/types.ts";
 import { CORS_KIND } from "../annotations/cors.ts";
+import { ACCESS_KINDS } from "./access.ts";
+import { BASIC_AUTH } from "./basic-auth.ts";
 import { CORS_POLICY_KIND } from "./cors.ts";
 import { CANARY_KIND, canaryKind } from "./canary.ts";
 import { ProxyError } from "./errors.ts";
@@ -36,6 +38,11 @@ export interface PolicyFlow {
   pathAndQuery: string;
   /** Where the request goes: the backend stage may change it. */
   backend: Backend;
+  /**
+   * Request fields not to send upstream (lowercased), or null: basic authentication adds
+   * `authorization`, as ingress-nginx clears it for the backend.
+   */
+  removeHeaders: string[] | null;
 }
 
 /** A Response ends the request with it (403, 401, a redirect, a preflight's 204); null goes on. */
@@ -52,6 +59,8 @@ export type PolicyKinds = ReadonlyMap<string, PolicyKind>;
 
 /** The kinds Portico implements, by StagePolicy.kind. */
 export const POLICY_KINDS: PolicyKinds = new Map<string, PolicyKind>([
+  ...ACCESS_KINDS,
+  ["basic-auth", BASIC_AUTH],
   [CORS_KIND, CORS_POLICY_KIND],
   [CANARY_KIND, canaryKind()],
 ]);

@@ -55,3 +55,21 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/** Parameters that hold credentials (basic-auth users and hashes): never shown, only counted. */
+const SECRET_PARAMS: ReadonlySet<string> = new Set(["users"]);
+
+/**
+ * `p` as /debug/routes and golden files show it: a credential parameter becomes
+ * `"<redacted: N entries>"` (null stays null), so neither hashes nor user names leave the process
+ * through the admin port or logs.
+ */
+export function redactStage(p: StagePolicy): StagePolicy {
+  if (!Object.keys(p.params).some((k) => SECRET_PARAMS.has(k))) return p;
+  const params: Record<string, PolicyValue> = {};
+  for (const [k, v] of Object.entries(p.params)) {
+    const n = Array.isArray(v) ? v.length : 1;
+    params[k] = SECRET_PARAMS.has(k) && v !== null ? `<redacted: ${n} ${n === 1 ? "entry" : "entries"}>` : v;
+  }
+  return { ...p, params };
+}

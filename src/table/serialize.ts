@@ -1,6 +1,6 @@
 // A deterministic, JSON-able view of a RouteTable: golden files and /debug/routes.
 // Backends are listed once (by id) and routes point at them by id.
-import type { StagePolicy } from "./policy.ts";
+import { redactStage, type StagePolicy } from "./policy.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
 
@@ -35,8 +35,8 @@ function options(o: RouteOptions): SerializedRoute["options"] {
   let any = false;
   for (const [k, v] of Object.entries(o) as [string, boolean | number | readonly StagePolicy[] | null][]) {
     if (v === DEFAULTS[k] || v === null) continue;
-    // Infinity (explicitly unlimited) is not JSON: spell it.
-    out[k] = v === Number.POSITIVE_INFINITY ? "unlimited" : v;
+    // Infinity (explicitly unlimited) is not JSON: spell it. Credentials are never shown.
+    out[k] = v === Number.POSITIVE_INFINITY ? "unlimited" : Array.isArray(v) ? (v as readonly StagePolicy[]).map(redactStage) : (v as boolean | number);
     any = true;
   }
   return any ? out : undefined;

@@ -14,4 +14,6 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   defaultBackendService: c.defaultBackendService,
   defaultSslCertificate: c.defaultSslCertificate,
   allowExternalNameServices: c.allowExternalNameServices,
+  allowlistSourceRange: c.allowlistSourceRange,
+  denylistSourceRange: c.denylistSourceRange,
 });

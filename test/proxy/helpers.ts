@@ -22,7 +22,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     defaultSslCertificate: null, defaultBackendService: null, allowExternalNameServices: false, publishService: null, publishStatusAddress: null,
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off",
-    maxBodySize: null, trustedProxies: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
+    maxBodySize: null, trustedProxies: [], allowlistSourceRange: [], denylistSourceRange: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
     streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientBodyMinRate: 500, maxResponseHeaderSize: 64 * 1024,
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
     hsts: true, hstsMaxAge: 31536000, tlsMinVersion: "1.2", tlsCiphers: "", workers: 1,

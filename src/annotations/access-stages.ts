@@ -1,0 +1,36 @@
+// The stage policies of the access and basic-auth families (table/policy.ts), built in one
+// place for parse.ts, which knows only the annotations, and compile/access.ts, which adds
+// what lies outside them (the --*-source-range flags, the Secret's users). What parse.ts emits
+// fails closed on its own: a basic-auth policy without its users refuses every request.
+import type { StagePolicy } from "../table/policy.ts";
+import { REFUSED_STATUS } from "./access.ts";
+import type { UserEntry } from "./htpasswd.ts";
+
+/** The kinds built here (compile/access.ts replaces them once it has resolved their inputs). */
+export const ACCESS_STAGE_KINDS: ReadonlySet<string> = new Set(["refuse", "source-range", "basic-auth"]);
+
+/** Every request refused with 503 (ingress-nginx's "location denied"); `reason` is for /debug/routes. */
+export function refuseStage(reason: string): StagePolicy {
+  return { stage: "access", kind: "refuse", params: { status: REFUSED_STATUS, reason } };
+}
+
+/** 403 for clients in `deny`, or outside a non-empty `allow`; null when both lists are empty. */
+export function sourceRangeStage(allow: readonly string[] | null, deny: readonly string[] | null): StagePolicy | null {
+  const a = allow !== null && allow.length > 0 ? [...allow] : null;
+  const d = deny !== null && deny.length > 0 ? [...deny] : null;
+  if (a === null && d === null) return null;
+  return { stage: "access", kind: "source-range", params: { allow: a, deny: d } };
+}
+
+/**
+ * Basic authentication against `users` (null: the Secret is not resolved yet, and the proxy
+ * refuses to run the policy). `secret` (`namespace/name`) is for /debug/routes, which shows
+ * the user count instead of the users (table/serialize.ts).
+ */
+export function basicAuthStage(realm: string, secret: string, users: readonly UserEntry[] | null): StagePolicy {
+  return {
+    stage: "authentication",
+    kind: "basic-auth",
+    params: { realm, secret, users: users === null ? null : users.map((u) => [u.user, u.hash]) },
+  };
+}

@@ -1,0 +1,97 @@
+// Source ranges: which client addresses may reach the routes of one Ingress (ingress-nginx's
+// allowlist-source-range / denylist-source-range, its `deny`/`allow` directives). The compiler
+// merges the --allowlist-source-range / --denylist-source-range lists in (compile/access.ts)
+// and the proxy checks the client address (proxy/source-range.ts). Access control fails
+// closed: a list that cannot be read makes the route refuse every request, never serve open.
+import * as v from "valibot";
+import { isIpv4MappedRange, parseCidrList } from "../config/cidr.ts";
+import type { AnnotationSpec, Family } from "./spec.ts";
+import { NGINX_PREFIX } from "./spec.ts";
+
+export interface SourceRangePolicy {
+  /** Canonical CIDRs from the annotation; null when it is not set (the flag's list applies). */
+  readonly allow: readonly string[] | null;
+  readonly deny: readonly string[] | null;
+  /** Why the routes refuse every request (an unreadable list), or null. */
+  readonly invalid: string | null;
+}
+
+/** The answer to every request of a route whose access or authentication annotations cannot be applied. */
+export const REFUSED_STATUS = 503;
+
+const REFUSE = `every path of the Ingress answers ${REFUSED_STATUS} until it is fixed`;
+
+
+/** Comma-separated CIDRs or addresses (a bare address is a /32 or /128), as ingress-nginx reads them. */
+export const CidrList: v.GenericSchema<string, readonly string[]> = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const r = parseCidrList(dataset.value);
+    if (!r.ok) {
+      addIssue({ message: `expected IPv4/IPv6 CIDRs or addresses separated by commas; ${r.error}` });
+      return NEVER;
+    }
+    if (r.list.length === 0) {
+      addIssue({ message: "expected at least one CIDR or address" });
+      return NEVER;
+    }
+    // An IPv4-mapped IPv6 range (::ffff:a.b.c.d/n, n >= 96) matches no client under nginx: an
+    // IPv4 client, or a mapped one, is checked against the IPv4 rules only
+    // (ngx_http_access_module), and an ingress-nginx allow list always has one (`deny all`).
+    // Refused, rather than silently never matching what the user meant.
+    const mapped = r.list.find(isIpv4MappedRange);
+    if (mapped !== undefined) {
+      addIssue({ message: `${mapped} is an IPv4-mapped IPv6 range, which nginx matches against no client; write it as IPv4` });
+      return NEVER;
+    }
+    return r.list;
+  }),
+);
+
+export const ALLOWLIST_SOURCE_RANGE: AnnotationSpec = {
+  portico: "portico.dev/allowlist-source-range",
+  nginx: [`${NGINX_PREFIX}allowlist-source-range`, `${NGINX_PREFIX}whitelist-source-range`],
+  family: "access",
+  default: "--allowlist-source-range",
+  description:
+    "comma-separated CIDRs or addresses; a client outside them gets 403; replaces `--allowlist-source-range` for this Ingress",
+  compat: {
+    kind: "differs",
+    difference:
+      "The client address is the peer, or the `X-Forwarded-For` address only from a peer in `--trusted-proxies` (ingress-nginx: the peer unless `use-forwarded-headers`/`enable-real-ip`); a client address that is not an IP is refused; an IPv4-mapped IPv6 range (`::ffff:10.0.0.0/104`) is refused like a bad CIDR (nginx matches it against no client); the global list is the flag (ingress-nginx: ConfigMap `whitelist-source-range`). Like ingress-nginx, a bad or empty list answers 503 on every path.",
+  },
+};
+
+export const DENYLIST_SOURCE_RANGE: AnnotationSpec = {
+  portico: "portico.dev/denylist-source-range",
+  nginx: [`${NGINX_PREFIX}denylist-source-range`],
+  family: "access",
+  default: "--denylist-source-range",
+  description:
+    "comma-separated CIDRs or addresses refused with 403, checked before the allow list (deny wins); replaces `--denylist-source-range` for this Ingress",
+  compat: {
+    kind: "differs",
+    difference: "Same client address and list rules as `allowlist-source-range`; the global list is the flag (ingress-nginx: ConfigMap `denylist-source-range`).",
+  },
+};
+
+const NONE: SourceRangePolicy = Object.freeze({ allow: null, deny: null, invalid: null });
+
+export const ACCESS: Family<SourceRangePolicy> = {
+  name: "access",
+  annotations: [ALLOWLIST_SOURCE_RANGE, DENYLIST_SOURCE_RANGE],
+  none: NONE,
+  parse(r) {
+    const allow = r.read(ALLOWLIST_SOURCE_RANGE, CidrList, REFUSE);
+    const deny = r.read(DENYLIST_SOURCE_RANGE, CidrList, REFUSE);
+    if (allow.state === "unset" && deny.state === "unset") return NONE;
+    // ingress-nginx denies the location (503) when either list is bad: so does Portico.
+    const invalid =
+      allow.state === "invalid" ? "allowlist-source-range is invalid" : deny.state === "invalid" ? "denylist-source-range is invalid" : null;
+    return Object.freeze({
+      allow: allow.state === "ok" ? allow.value : null,
+      deny: deny.state === "ok" ? deny.value : null,
+      invalid,
+    });
+  },
+};

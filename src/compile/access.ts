@@ -1,0 +1,118 @@
+// The one compile step of the access annotations (docs/design.md, "Annotations and policies"):
+// what they need from outside the Ingress. The --allowlist-source-range /
+// --denylist-source-range lists apply where the Ingress sets no list of that kind (an
+// annotation replaces only the flag of its own kind, as in ingress-nginx), and the basic-auth
+// Secret is read into the users. Whatever cannot be resolved makes the routes refuse every
+// request (503, ingress-nginx's "location denied"), with a diagnostic: never open.
+import { basicAuthStage, ACCESS_STAGE_KINDS, refuseStage, sourceRangeStage } from "../annotations/access-stages.ts";
+import { usersFromFile, usersFromMap, type ReadUsers } from "../annotations/htpasswd.ts";
+import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
+import type { Ingress, Secret } from "../model/schemas.ts";
+import { namespaceOf } from "./order.ts";
+import { orderStages, type StagePolicy } from "../table/policy.ts";
+import type { ParsedAnnotations } from "./annotations.ts";
+import type { CompileConfig } from "./config.ts";
+
+export interface ResolvedAccess {
+  /** `ann` with its access and authentication stages complete. */
+  readonly annotations: ParsedAnnotations;
+  readonly diagnostics: readonly Diagnostic[];
+  /**
+   * The basic-auth Secret this depends on (`namespace/name`) and the object read (undefined:
+   * absent), or null: the compiler resolves again when the snapshot holds another object.
+   */
+  readonly secret: { readonly key: string; readonly object: Secret | undefined } | null;
+}
+
+// Ingresses without basic auth share their result per (annotations, config): most have none.
+const shared = new WeakMap<CompileConfig, WeakMap<ParsedAnnotations, ResolvedAccess>>();
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** A Secret value's bytes as a latin1 string (users and hashes are bytes), or null when `data` is not base64. */
+function valueOf(secret: Secret, key: string): string | null | undefined {
+  const plain = secret.stringData?.[key];
+  // stringData (--manifests files only) is text: the API server would store its UTF-8 bytes.
+  if (plain !== undefined) return Buffer.from(plain, "utf8").toString("latin1");
+  const b64 = secret.data?.[key];
+  if (b64 === undefined) return undefined;
+  return BASE64.test(b64) ? Buffer.from(b64, "base64").toString("latin1") : null;
+}
+
+type Problem = { reason: DiagnosticReason; message: string; severity: "warning" | "error" };
+
+/** The users of `secret` for `type`, or why none can be read. */
+function readSecret(secret: Secret, key: string, type: "auth-file" | "auth-map"): ReadUsers | string {
+  if (type === "auth-file") {
+    const text = valueOf(secret, "auth");
+    if (text === undefined) return `Secret ${key} has no key "auth" (auth-secret-type auth-file)`;
+    if (text === null) return `the "auth" value of Secret ${key} is not valid base64`;
+    return usersFromFile(text);
+  }
+  const names = new Set([...Object.keys(secret.data ?? {}), ...Object.keys(secret.stringData ?? {})]);
+  const entries: [string, string][] = [];
+  for (const name of [...names].sort()) {
+    const value = valueOf(secret, name);
+    if (value === null) return `the value of user ${JSON.stringify(name)} in Secret ${key} is not valid base64`;
+    if (value !== undefined) entries.push([name, value]);
+  }
+  return usersFromMap(entries);
+}
+
+/**
+ * `ann`, parsed from `ing`'s annotations, completed with the flags' source ranges and the
+ * basic-auth users from `secrets`. Called where the compiler parses an Ingress's annotations.
+ */
+export function resolveAccess(ann: ParsedAnnotations, ing: Ingress, secrets: ReadonlyMap<string, Secret>, config: CompileConfig): ResolvedAccess {
+  const auth = ann.policies.basicAuth;
+  const global = config.allowlistSourceRange.length > 0 || config.denylistSourceRange.length > 0;
+  if (auth.state !== "basic" && !global) return { annotations: ann, diagnostics: [], secret: null };
+  let byAnn = shared.get(config);
+  if (auth.state !== "basic") {
+    const hit = byAnn?.get(ann);
+    if (hit !== undefined) return hit;
+  }
+
+  const ns = namespaceOf(ing);
+  const problems: Problem[] = [];
+  const stages: StagePolicy[] = (ann.options.stages ?? []).filter((p) => !ACCESS_STAGE_KINDS.has(p.kind));
+  const access = ann.policies.access;
+  if (access.invalid !== null) stages.push(refuseStage(access.invalid));
+  else {
+    const s = sourceRangeStage(access.allow ?? config.allowlistSourceRange, access.deny ?? config.denylistSourceRange);
+    if (s !== null) stages.push(s);
+  }
+  let secret: ResolvedAccess["secret"] = null;
+  if (auth.state === "invalid") stages.push(refuseStage(auth.reason));
+  else if (auth.state === "basic") {
+    const secretNs = auth.namespace ?? ns;
+    const key = `${secretNs}/${auth.name}`;
+    const refuse = (reason: DiagnosticReason, message: string) => {
+      problems.push({ reason, message: `${message}; every path of the Ingress answers 503 until it is fixed`, severity: "error" });
+      stages.push(refuseStage(message));
+    };
+    if (secretNs !== ns) {
+      // ingress-nginx refuses a Secret from another namespace unless allow-cross-namespace-resources
+      // (off by default since v1.12): one tenant's Ingress must not read another tenant's users.
+      refuse("InvalidAnnotation", `auth-secret ${key} is in another namespace than the Ingress, which is not allowed`);
+    } else {
+      const object = secrets.get(key);
+      secret = { key, object };
+      const read = object === undefined ? `Secret ${key} (auth-secret) not found` : readSecret(object, key, auth.secretType);
+      if (typeof read === "string") refuse(object === undefined ? "SecretNotFound" : "InvalidAuthSecret", read);
+      else {
+        for (const p of read.problems) problems.push({ reason: "InvalidAuthSecret", message: `Secret ${key}: ${p}`, severity: "warning" });
+        if (read.users.length === 0) problems.push({ reason: "InvalidAuthSecret", message: `Secret ${key} has no user who can log in; every request gets 401`, severity: "warning" });
+        stages.push(basicAuthStage(auth.realm, key, read.users));
+      }
+    }
+  }
+  const options = Object.freeze({ ...ann.options, stages: orderStages(stages) });
+  const diagnostics = problems.map((p): Diagnostic => ({ kind: "Ingress", namespace: ns, name: ing.metadata.name, ...p }));
+  const out: ResolvedAccess = { annotations: Object.freeze({ ...ann, options }), diagnostics, secret };
+  if (auth.state !== "basic") {
+    if (byAnn === undefined) shared.set(config, (byAnn = new WeakMap()));
+    byAnn.set(ann, out);
+  }
+  return out;
+}
