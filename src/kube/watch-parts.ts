@@ -1,6 +1,6 @@
 // Shared pieces of the list+watch loop: metrics hooks, injectable timings, API paths, and
 // the parsing of one watch line.
-import { KIND_API, type Kind } from "../model/kinds.ts";
+import { KIND_API, UNWATCHED_SECRET_TYPES, type Kind } from "../model/kinds.ts";
 import { DEFAULT_MAX_LINE_BYTES } from "./ndjson.ts";
 
 export interface SourceHooks {
@@ -53,8 +53,10 @@ export function collectionPath(kind: Kind, namespace: string | null): string {
   return `${base}${a.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ""}/${a.resource}`;
 }
 
-// Only kubernetes.io/tls Secrets are listed: the others are none of our business.
-export const FIELD_SELECTORS: Partial<Record<Kind, string>> = { Secret: "type=kubernetes.io/tls" };
+// Secrets of the types Portico never reads are not listed (model/kinds.ts names them and says
+// why); a field selector can exclude types but not name two, so TLS and basic-auth Secrets come
+// in one list.
+export const FIELD_SELECTORS: Partial<Record<Kind, string>> = { Secret: UNWATCHED_SECRET_TYPES.map((t) => `type!=${t}`).join(",") };
 
 export type WatchEvent = { type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR"; object: object };
 const TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);

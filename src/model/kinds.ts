@@ -35,6 +35,20 @@ export const KIND_API: Readonly<Record<Kind, { group: string; version: string; r
   Secret: { group: "", version: "v1", resource: "secrets", namespaced: true },
 };
 
+/**
+ * Secret types Portico never reads: service-account and bootstrap tokens, registry
+ * credentials and Helm release records (the bulk of a cluster's Secrets, and large). The
+ * rest are watched: kubernetes.io/tls for certificates, any other type for basic-auth users
+ * (ingress-nginx reads an auth-secret of any type; `kubectl create secret generic` makes Opaque).
+ */
+export const UNWATCHED_SECRET_TYPES: readonly string[] = Object.freeze([
+  "kubernetes.io/service-account-token",
+  "bootstrap.kubernetes.io/token",
+  "kubernetes.io/dockercfg",
+  "kubernetes.io/dockerconfigjson",
+  "helm.sh/release.v1",
+]);
+
 const SCHEMAS = {
   Ingress: IngressSchema,
   IngressClass: IngressClassSchema,

@@ -1,7 +1,7 @@
 // What part of each object routing depends on. Two versions of an object with equal
 // relevant parts compile to the same table, so the store does not wake the compiler for
 // them. Status, resourceVersion and managedFields are noise.
-import type { Kind, KindObjects } from "../model/kinds.ts";
+import { UNWATCHED_SECRET_TYPES, type Kind, type KindObjects } from "../model/kinds.ts";
 import type { Secret } from "../model/schemas.ts";
 
 /** Annotations that tools rewrite on every apply and that no routing decision reads. */
@@ -54,13 +54,21 @@ export function relevantEqual<K extends Kind>(kind: K, a: KindObjects[K], b: Kin
 }
 
 /**
- * Only TLS Secrets matter to routing (and only they are kept, so the cache does not hold every
- * Secret of the cluster). Untyped Secrets carrying tls.crt come from --manifests files.
+ * TLS Secrets matter to routing whoever names them. Untyped Secrets carrying tls.crt come from
+ * --manifests files.
  */
 export function isTlsSecret(s: Secret): boolean {
   if (s.type === "kubernetes.io/tls") return true;
   if (s.type !== undefined && s.type !== null && s.type !== "") return false;
   return s.data?.["tls.crt"] !== undefined || s.stringData?.["tls.crt"] !== undefined;
+}
+
+/**
+ * Secrets the store keeps: all but the types Portico never reads (model/kinds.ts), which the
+ * API watch already leaves out and --manifests files may still hold.
+ */
+export function isKeptSecret(s: Secret): boolean {
+  return s.type === undefined || s.type === null || !UNWATCHED_SECRET_TYPES.includes(s.type);
 }
 
 /** Structural equality of JSON-like values (key order does not matter; undefined keys = absent). */

@@ -83,16 +83,48 @@ describe("other kinds", () => {
     expect(s.snapshot().ingressClasses.has("portico")).toBe(true);
   });
 
-  test("Secrets: only TLS ones are kept; data changes matter; a type change away from TLS deletes", () => {
+  test("Secrets: TLS ones matter; others are kept without waking the compiler; a type Portico never reads deletes", () => {
     const s = new Store();
     expect(s.apply({ type: "ADDED", kind: "Secret", object: secret("db", "Opaque", { password: "eA==" }) })).toBe(false);
     expect(s.apply({ type: "ADDED", kind: "Secret", object: secret("plain", undefined, { "tls.crt": "x", "tls.key": "y" }) })).toBe(true);
     expect(s.apply({ type: "ADDED", kind: "Secret", object: secret("tls", "kubernetes.io/tls", { "tls.crt": "x" }) })).toBe(true);
     expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("tls", "kubernetes.io/tls", { "tls.crt": "x" }, "2") })).toBe(false);
     expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("tls", "kubernetes.io/tls", { "tls.crt": "z" }, "3") })).toBe(true);
-    expect([...s.snapshot().secrets.keys()].sort()).toEqual(["default/plain", "default/tls"]);
+    expect(s.apply({ type: "ADDED", kind: "Secret", object: secret("token", "kubernetes.io/service-account-token", { token: "eA==" }) })).toBe(false);
+    expect([...s.snapshot().secrets.keys()].sort()).toEqual(["default/db", "default/plain", "default/tls"]);
+    // TLS → Opaque: still kept (an Ingress may name it in auth-secret), and the change matters.
     expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("tls", "Opaque", { "tls.crt": "z" }, "4") })).toBe(true);
-    expect([...s.snapshot().secrets.keys()]).toEqual(["default/plain"]);
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("tls", "Opaque", { "tls.crt": "w" }, "5") })).toBe(false);
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("db", "helm.sh/release.v1", {}, "2") })).toBe(false);
+    expect([...s.snapshot().secrets.keys()].sort()).toEqual(["default/plain", "default/tls"]);
+  });
+
+  test("a Secret an Ingress names in auth-secret matters while it is named, whichever arrives first", () => {
+    const seen: string[] = [];
+    const s = new Store({ onChange: (k) => seen.push(k) });
+    // The Secret first: kept quietly, then read when the Ingress arrives (an Ingress change).
+    expect(s.apply({ type: "ADDED", kind: "Secret", object: secret("users", "Opaque", { auth: "eA==" }) })).toBe(false);
+    expect(s.apply({ type: "ADDED", kind: "Ingress", object: ingress("a", { annotations: { "nginx.ingress.kubernetes.io/auth-secret": "users" } }) })).toBe(true);
+    expect(s.snapshot().secrets.has("default/users")).toBe(true);
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("users", "Opaque", { auth: "eQ==" }, "2") })).toBe(true);
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("users", "Opaque", { auth: "eQ==" }, "3") })).toBe(false);
+    // Named as namespace/name, by a second Ingress, and under the portico.dev name.
+    s.apply({ type: "ADDED", kind: "Ingress", object: ingress("b", { annotations: { "portico.dev/auth-secret": "default/users" } }) });
+    s.apply({ type: "DELETED", kind: "Ingress", object: ingress("a") });
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("users", "Opaque", { auth: "eg==" }, "4") })).toBe(true);
+    s.apply({ type: "MODIFIED", kind: "Ingress", object: ingress("b", { rv: "2" }) });
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("users", "Opaque", { auth: "eA==" }, "5") })).toBe(false);
+    // Named again, then deleted: the deletion matters (the route must fail closed).
+    s.apply({ type: "MODIFIED", kind: "Ingress", object: ingress("b", { rv: "3", annotations: { "nginx.ingress.kubernetes.io/auth-secret": "users" } }) });
+    expect(s.apply({ type: "DELETED", kind: "Secret", object: secret("users", "Opaque", {}) })).toBe(true);
+    expect(s.snapshot().secrets.has("default/users")).toBe(false);
+    // A relist of Ingresses rebuilds who names what; a relist of Secrets reports named ones only.
+    s.replace("Ingress", [ingress("c", { annotations: { "nginx.ingress.kubernetes.io/auth-secret": "other" } })]);
+    expect(s.replace("Secret", [secret("users", "Opaque", { auth: "eA==" })])).toBe(false);
+    expect(s.replace("Secret", [secret("users", "Opaque", { auth: "eA==" }), secret("other", "Opaque", { auth: "eA==" })])).toBe(true);
+    expect(s.replace("Secret", [secret("other", "Opaque", { auth: "eA==" })])).toBe(false);
+    expect(s.replace("Secret", [])).toBe(true);
+    expect(seen.filter((k) => k === "Secret").length).toBe(5);
   });
 });
 
@@ -139,8 +171,8 @@ describe("replace (relist)", () => {
     const snap = s.snapshot();
     expect([...snap.endpointSlices.keys()]).toEqual(["default/web"]);
     expect(snap.endpointSlices.get("default/web")?.map((x) => x.metadata.name)).toEqual(["n0", "n1"]);
-    expect(s.replace("Secret", [secret("db", "Opaque", {}), secret("t", "kubernetes.io/tls", { "tls.crt": "x" })])).toBe(true);
-    expect([...s.snapshot().secrets.keys()]).toEqual(["default/t"]);
+    expect(s.replace("Secret", [secret("db", "Opaque", {}), secret("t", "kubernetes.io/tls", { "tls.crt": "x" }), secret("k", "kubernetes.io/dockerconfigjson", {})])).toBe(true);
+    expect([...s.snapshot().secrets.keys()].sort()).toEqual(["default/db", "default/t"]);
   });
 });
 

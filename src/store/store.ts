@@ -2,9 +2,10 @@
 // apply/replace say whether routing-relevant state changed; runtime/controller.ts then
 // triggers the coalescer.
 import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
-import type { EndpointSlice, Secret } from "../model/schemas.ts";
+import { authSecretKey } from "../annotations/basic-auth.ts";
+import type { EndpointSlice, Ingress, Secret } from "../model/schemas.ts";
 import { CowMap } from "./cow-map.ts";
-import { SERVICE_NAME_LABEL, isTlsSecret, relevantEqual } from "./relevance.ts";
+import { SERVICE_NAME_LABEL, isKeptSecret, isTlsSecret, relevantEqual } from "./relevance.ts";
 import type { Snapshot, SourceSink, StoreEvent } from "./types.ts";
 
 export interface StoreOptions {
@@ -32,6 +33,13 @@ export class Store implements SourceSink {
   };
   /** Slices grouped by service; each group array is replaced, never mutated (views stay valid). */
   private readonly slicesByService = new CowMap<readonly EndpointSlice[]>();
+  /**
+   * Secret key → how many Ingresses name it in auth-secret, and each Ingress's entry. A Secret
+   * matters to routing when it is TLS or named here; any other Secret is kept (an Ingress may
+   * name it later) without waking the compiler.
+   */
+  private readonly authRefs = new Map<string, number>();
+  private readonly authRefOf = new Map<string, string>();
   private readonly syncedKinds = new Set<Kind>();
 
   constructor(private readonly options: StoreOptions = {}) {}
@@ -47,11 +55,16 @@ export class Store implements SourceSink {
     const map = this.objects[kind] as CowMap<KindObjects[K]>;
     const next = new Map<string, KindObjects[K]>();
     for (const o of objects) {
-      if (kind === "Secret" && !isTlsSecret(o as Secret)) continue;
+      if (kind === "Secret" && !isKeptSecret(o as Secret)) continue;
       next.set(objectKey(o.metadata), o);
     }
-    let changed = next.size !== map.size;
-    if (!changed) {
+    if (kind === "Ingress") {
+      this.authRefs.clear();
+      this.authRefOf.clear();
+      for (const [key, o] of next) this.setAuthRef(key, o as Ingress);
+    }
+    let changed = kind === "Secret" ? this.secretsChanged(map as CowMap<Secret>, next as Map<string, Secret>) : next.size !== map.size;
+    if (!changed && kind !== "Secret") {
       for (const [key, o] of next) {
         const old = map.get(key);
         if (old === undefined || !relevantEqual(kind, old, o)) {
@@ -107,8 +120,8 @@ export class Store implements SourceSink {
   }
 
   private upsert<K extends Kind>(kind: K, object: KindObjects[K]): boolean {
-    if (kind === "Secret" && !isTlsSecret(object as Secret)) {
-      // A Secret that stopped being TLS counts as deleted.
+    if (kind === "Secret" && !isKeptSecret(object as Secret)) {
+      // A Secret whose type Portico never reads counts as deleted.
       return this.remove(kind, object);
     }
     const map = this.objects[kind] as CowMap<KindObjects[K]>;
@@ -117,6 +130,8 @@ export class Store implements SourceSink {
     // Always keep the newest version (status writers read it), even when routing ignores the change.
     map.set(key, object);
     if (kind === "EndpointSlice") this.indexSlice(old as EndpointSlice | undefined, object as EndpointSlice);
+    if (kind === "Ingress") this.setAuthRef(key, object as Ingress);
+    if (kind === "Secret" && !this.secretMatters(key, old as Secret | undefined) && !this.secretMatters(key, object as Secret)) return false;
     return old === undefined || !relevantEqual(kind, old, object);
   }
 
@@ -127,7 +142,41 @@ export class Store implements SourceSink {
     if (old === undefined) return false;
     map.delete(key);
     if (kind === "EndpointSlice") this.indexSlice(old as EndpointSlice, undefined);
+    if (kind === "Ingress") this.setAuthRef(key, undefined);
+    if (kind === "Secret") return this.secretMatters(key, old as Secret);
     return true;
+  }
+
+  /** A TLS Secret, or one an Ingress names in auth-secret (TLS compile and compile/access.ts read them). */
+  private secretMatters(key: string, s: Secret | undefined): boolean {
+    return s !== undefined && (isTlsSecret(s) || this.authRefs.has(key));
+  }
+
+  /** Did a relist of Secrets change one that matters (added, removed or changed)? */
+  private secretsChanged(map: CowMap<Secret>, next: ReadonlyMap<string, Secret>): boolean {
+    for (const [key, o] of next) {
+      const old = map.get(key);
+      if ((this.secretMatters(key, o) || this.secretMatters(key, old)) && (old === undefined || !relevantEqual("Secret", old, o))) return true;
+    }
+    for (const [key, old] of map.entries()) if (!next.has(key) && this.secretMatters(key, old)) return true;
+    return false;
+  }
+
+  /** Record which Secret `ingress` (undefined: deleted) names in auth-secret. */
+  private setAuthRef(key: string, ingress: Ingress | undefined): void {
+    const before = this.authRefOf.get(key);
+    const after = ingress === undefined ? null : authSecretKey(ingress.metadata.annotations, ingress.metadata.namespace ?? "");
+    if (before === (after ?? undefined)) return;
+    if (before !== undefined) {
+      const n = (this.authRefs.get(before) ?? 1) - 1;
+      if (n === 0) this.authRefs.delete(before);
+      else this.authRefs.set(before, n);
+      this.authRefOf.delete(key);
+    }
+    if (after !== null) {
+      this.authRefs.set(after, (this.authRefs.get(after) ?? 0) + 1);
+      this.authRefOf.set(key, after);
+    }
   }
 
   private indexSlice(old: EndpointSlice | undefined, next: EndpointSlice | undefined): void {

@@ -4,7 +4,7 @@ import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { captureLogger, FAST_WATCH, OBJECTS, RecordingSink, waitFor } from "../fake-apiserver/fixtures.ts";
 import { createKubeClient, type KubeClient } from "../../src/kube/client.ts";
 import { collectionPath, createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
-import { KINDS, type Kind } from "../../src/model/kinds.ts";
+import { KINDS, UNWATCHED_SECRET_TYPES, type Kind } from "../../src/model/kinds.ts";
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
 
 let api: FakeApiServer;
@@ -88,7 +88,7 @@ describe("list + watch", () => {
     for (const kind of KINDS) {
       const path = collectionPath(kind, null);
       const lists = reqs.filter((r) => r.path === path && !r.watch);
-      const total = api.list(kind).filter((o) => kind !== "Secret" || o.type === "kubernetes.io/tls").length;
+      const total = api.list(kind).filter((o) => kind !== "Secret" || !UNWATCHED_SECRET_TYPES.includes(o.type as string)).length;
       const firstPages = lists.filter((r) => !new URLSearchParams(r.query).has("continue"));
       expect({ kind, firstPages: firstPages.length, pages: lists.length }).toEqual({ kind, firstPages: 1, pages: Math.ceil(total / 3) });
       expect(reqs.filter((r) => r.path === path && r.watch).length).toBe(1);
@@ -119,15 +119,17 @@ describe("list + watch", () => {
     expect(line.msg).toContain("/apis/networking.k8s.io/v1/ingressclasses");
   });
 
-  test("Secrets are listed and watched with fieldSelector type=kubernetes.io/tls", async () => {
+  test("Secrets of every type but tokens, registry credentials and Helm releases are listed and watched", async () => {
     const { sink } = start({ kinds: ["Secret"] });
     api.create("Secret", { metadata: { name: "opaque", namespace: "s" }, type: "Opaque", data: {} });
+    api.create("Secret", { metadata: { name: "untyped", namespace: "s" }, data: {} });
+    for (const [i, type] of UNWATCHED_SECRET_TYPES.entries()) api.create("Secret", { metadata: { name: `skip-${i}`, namespace: "s" }, type, data: {} });
     api.create("Secret", OBJECTS.Secret("s", "tls"));
-    await waitFor(() => sink.has("Secret", "s", "tls"), "tls secret");
-    expect(sink.has("Secret", "s", "opaque")).toBe(false);
+    await waitFor(() => sink.has("Secret", "s", "tls") && sink.has("Secret", "s", "opaque") && sink.has("Secret", "s", "untyped"), "tls, opaque and untyped secrets");
+    for (let i = 0; i < UNWATCHED_SECRET_TYPES.length; i++) expect(sink.has("Secret", "s", `skip-${i}`)).toBe(false);
     const q = api.requests.filter((r) => r.path === "/api/v1/secrets").map((r) => new URLSearchParams(r.query).get("fieldSelector"));
     expect(q.length).toBeGreaterThan(0);
-    expect(q.every((f) => f === "type=kubernetes.io/tls")).toBe(true);
+    expect(q.every((f) => f === UNWATCHED_SECRET_TYPES.map((t) => `type!=${t}`).join(","))).toBe(true);
   });
 
   test("a watch dropped mid-stream resumes from its resourceVersion: no relist, no lost or duplicated event", async () => {
