@@ -280,9 +280,13 @@ export async function verifyPassword(password: Uint8Array, stored: string, forma
   switch (format) {
     case "bcrypt":
       // bcrypt reads at most 72 bytes (htpasswd and crypt() cut there); Bun pre-hashes a
-      // longer password instead (measured on 1.4.5), so cut it first. Bun compares in constant time.
+      // longer password instead (measured on 1.4.5), so cut it first. Bun answers false for an
+      // empty password without computing; crypt() accepts it. bcrypt cycles the key bytes over
+      // 72, so "" (C's key: one NUL) and one NUL byte expand to the same all-zero key: pass that
+      // (the parser refuses a NUL inside a password, so no other input reaches here as one).
+      // Bun compares in constant time.
       try {
-        return await Bun.password.verify(password.subarray(0, 72), stored, "bcrypt");
+        return await Bun.password.verify(password.length === 0 ? new Uint8Array(1) : password.subarray(0, 72), stored, "bcrypt");
       } catch {
         return false;
       }

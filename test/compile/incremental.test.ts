@@ -25,7 +25,9 @@ type Obj = Record<string, unknown>;
 
 /** Everything a compile result says, as one string (key order as produced). */
 function view(r: CompileResult): string {
-  return JSON.stringify({ table: serializeTable(r.table), certificates: r.certificates, statuses: r.statuses, diagnostics: r.diagnostics });
+  // serializeTable redacts basic-auth users: the stages are compared as they are too.
+  const stages = allRoutes(r.table).map((route) => route.options.stages);
+  return JSON.stringify({ table: serializeTable(r.table), stages, certificates: r.certificates, statuses: r.statuses, diagnostics: r.diagnostics });
 }
 
 /** Within one table, one Backend object per id (the proxy keys per-backend state on it). */
@@ -71,6 +73,13 @@ function generator(seed: number) {
     if (chance(0.2)) a["portico.dev/max-body-size"] = pick(["0", "10m", "huge"]);
     if (chance(0.1)) a["nginx.ingress.kubernetes.io/rewrite-target"] = "/";
     if (chance(0.15)) a["kubernetes.io/ingress.class"] = pick(["portico", "other", "mine"]);
+    if (chance(0.25)) {
+      // Basic authentication against Secrets that come, change and go (compile/access.ts).
+      a["nginx.ingress.kubernetes.io/auth-type"] = pick(["basic", "basic", "digest"]);
+      a["nginx.ingress.kubernetes.io/auth-secret"] = pick(["u1", "u2", "b/u1", "missing"]);
+      if (chance(0.3)) a["nginx.ingress.kubernetes.io/auth-secret-type"] = pick(["auth-file", "auth-map"]);
+    }
+    if (chance(0.1)) a["nginx.ingress.kubernetes.io/denylist-source-range"] = pick(["10.1.0.0/16", "bad"]);
     return a;
   };
   const ingress = (ns: string, name: string): Obj => {
@@ -117,6 +126,11 @@ function generator(seed: number) {
     type: "kubernetes.io/tls",
     data: chance(0.8) ? { "tls.crt": btoa(`cert ${rv}`), "tls.key": btoa("key") } : { "tls.crt": btoa("only cert") },
   });
+  const authSecret = (ns: string, name: string): Obj => ({
+    metadata: meta(ns, name),
+    type: "Opaque",
+    data: chance(0.5) ? { auth: btoa(`alice:{PLAIN}${rv}\nbob:{SHA}x`) } : { alice: btoa(`{PLAIN}${rv}`), carol: btoa("plain") },
+  });
   const ingressClass = (name: string): Obj => ({
     metadata: { name, resourceVersion: String(++rv), ...(chance(0.3) ? { annotations: { "ingressclass.kubernetes.io/is-default-class": "true" } } : {}) },
     spec: { controller: chance(0.7) ? "portico.dev/ingress-controller" : "example.com/other" },
@@ -149,7 +163,8 @@ function generator(seed: number) {
     else if (x < 0.45) [kind, object] = ["Ingress", ingress(ns, `ing-${Math.floor(r() * 8)}`)];
     else if (x < 0.6) [kind, object] = ["Service", service(ns, pick(SVCS))];
     else if (x < 0.78) [kind, object] = ["EndpointSlice", slice(ns, pick(SVCS), Math.floor(r() * 2))];
-    else if (x < 0.88) [kind, object] = ["Secret", secret(ns, pick(["t1", "t2"]))];
+    else if (x < 0.83) [kind, object] = ["Secret", secret(ns, pick(["t1", "t2"]))];
+    else if (x < 0.88) [kind, object] = ["Secret", authSecret(ns, pick(["u1", "u2"]))];
     else [kind, object] = ["IngressClass", ingressClass(pick(["portico", "mine", "other"]))];
     const parsed = parseObject(kind, object);
     if (!parsed.ok) throw new Error(`generator made an invalid ${kind}: ${parsed.diagnostic.message}`);
@@ -171,6 +186,7 @@ const CONFIGS: readonly CompileConfig[] = [
     allowExternalNameServices: true,
     defaultBackendService: { namespace: "a", name: "s2", port: 80 },
     defaultSslCertificate: { namespace: "b", name: "t1" },
+    allowlistSourceRange: ["10.0.0.0/8"],
   },
 ];
 
