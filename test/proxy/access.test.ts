@@ -1,0 +1,321 @@
+// Source ranges and basic authentication with hostile input, through a real proxy (Bun.serve on
+// loopback, a dual-stack one for IPv4-mapped peers) to a raw-socket backend that logs the
+// header bytes it receives. Route options come from the real annotation parser and
+// compile/access.ts, as the compiler builds them.
+import { afterEach, describe, expect, spyOn, test } from "bun:test";
+import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { resolveAccess } from "../../src/compile/access.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
+import type { Config } from "../../src/config/types.ts";
+import type { Ingress, Secret } from "../../src/model/schemas.ts";
+import * as crypt from "../../src/proxy/crypt.ts";
+import { createProxyHandler } from "../../src/proxy/handler.ts";
+import { startHttpListener } from "../../src/proxy/listener.ts";
+import { lookup } from "../../src/table/lookup.ts";
+import type { RouteOptions, RouteTable } from "../../src/table/types.ts";
+import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
+
+const cleanup: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+const N = "nginx.ingress.kubernetes.io/";
+
+/** A backend that keeps each request's header block as received and answers 200 "ok". */
+function rawBackend() {
+  const heads: string[] = [];
+  const server = Bun.listen<{ buf: string }>({
+    hostname: "127.0.0.1", port: 0,
+    socket: {
+      open(s) { s.data = { buf: "" }; },
+      data(s, chunk) {
+        s.data.buf += chunk.toString("latin1");
+        let end: number;
+        while ((end = s.data.buf.indexOf("\r\n\r\n")) >= 0) {
+          heads.push(s.data.buf.slice(0, end));
+          s.data.buf = s.data.buf.slice(end + 4);
+          s.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        }
+      },
+    },
+  });
+  cleanup.push(() => server.stop(true));
+  return { port: server.port, heads };
+}
+
+const ingress = (annotations: Record<string, string>): Ingress =>
+  ({ metadata: { name: "app", namespace: "shop", annotations }, spec: { rules: [] } }) as unknown as Ingress;
+
+/** Route options exactly as the compiler makes them from these annotations and Secrets. */
+function optionsOf(annotations: Record<string, string>, secrets: Secret[] = [], config = DEFAULT_COMPILE_CONFIG): RouteOptions {
+  const map = new Map(secrets.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
+  return resolveAccess(parseAnnotations(annotations), ingress(annotations), map, config).annotations.options;
+}
+
+const usersSecret = (auth: string): Secret =>
+  ({ metadata: { name: "users", namespace: "shop" }, type: "Opaque", data: { auth: Buffer.from(auth, "latin1").toString("base64") } }) as Secret;
+
+function start(options: RouteOptions, config: Partial<Config> = {}, hostname = "127.0.0.1") {
+  const backend = rawBackend();
+  const table: RouteTable = makeTable([{ host: "app.test", backend: makeBackend([backend.port]), options }]);
+  const handler = createProxyHandler({ config: testConfig(config), table: () => table, lookup, log: quietLog, scheme: "http" });
+  const server = startHttpListener({ hostname, port: 0, handler });
+  cleanup.push(() => server.stop(true));
+  const port = server.port as number;
+  const get = async (headers: Record<string, string> = {}, host = "127.0.0.1") => {
+    const res = await fetch(`http://${host}:${port}/x`, { headers: { host: "app.test", ...headers } });
+    return { status: res.status, headers: res.headers, body: await res.text() };
+  };
+  return { port, backend, get };
+}
+
+const basic = (userPass: string | Uint8Array) => `Basic ${Buffer.from(userPass as string, typeof userPass === "string" ? "latin1" : undefined).toString("base64")}`;
+
+describe("source ranges", () => {
+  test("allowed and refused peers; a refused request never reaches the backend", async () => {
+    const open = start(optionsOf({ [`${N}allowlist-source-range`]: "127.0.0.0/8" }));
+    expect((await open.get()).status).toBe(200);
+    const shut = start(optionsOf({ [`${N}allowlist-source-range`]: "10.0.0.0/8,2001:db8::/32" }));
+    const r = await shut.get();
+    expect(r.status).toBe(403);
+    expect(r.body).toBe("forbidden\n");
+    expect(shut.backend.heads).toHaveLength(0);
+  });
+
+  test("a spoofed X-Forwarded-For from a peer that is not a trusted proxy changes nothing", async () => {
+    const allow = start(optionsOf({ [`${N}allowlist-source-range`]: "10.0.0.0/8" }));
+    for (const xff of ["10.1.2.3", "10.1.2.3, 10.0.0.1", "127.0.0.1, 10.1.2.3"]) expect((await allow.get({ "x-forwarded-for": xff })).status).toBe(403);
+    expect(await allow.get({ "x-real-ip": "10.1.2.3", forwarded: "for=10.1.2.3" })).toMatchObject({ status: 403 });
+    const deny = start(optionsOf({ [`${N}denylist-source-range`]: "127.0.0.1" }));
+    expect((await deny.get({ "x-forwarded-for": "10.1.2.3" })).status).toBe(403);
+  });
+
+  test("behind a trusted proxy, the right-most untrusted X-Forwarded-For entry is the client", async () => {
+    const p = start(optionsOf({ [`${N}allowlist-source-range`]: "10.0.0.0/8" }), { trustedProxies: ["127.0.0.1/32"] });
+    const cases: [string | null, number][] = [
+      ["10.1.2.3", 200],
+      ["10.1.2.3, 127.0.0.1", 200], // the trusted hop is skipped
+      ["11.0.0.1", 403],
+      ["10.1.2.3, 11.0.0.1", 403], // the client claims 10.1.2.3; the proxy saw 11.0.0.1
+      ["::ffff:10.1.2.3", 200], // IPv4-mapped: checked as IPv4
+      ["10.1.2.3:5000", 403], // not an IP literal: refused, never guessed
+      ["garbage", 403],
+      ["", 403], // no entry: the peer itself, outside the list
+      [null, 403],
+    ];
+    for (const [xff, status] of cases) expect({ xff, status: (await p.get(xff === null ? {} : { "x-forwarded-for": xff })).status }).toEqual({ xff, status });
+  });
+
+  test("deny wins over allow (ingress-nginx writes deny before allow): its e2e example", async () => {
+    const p = start(optionsOf({ [`${N}allowlist-source-range`]: "18.0.0.0/8", [`${N}denylist-source-range`]: "18.1.0.0/16" }), { trustedProxies: ["127.0.0.1/32"] });
+    expect((await p.get({ "x-forwarded-for": "18.1.0.1" })).status).toBe(403);
+    expect((await p.get({ "x-forwarded-for": "18.2.0.1" })).status).toBe(200);
+    const same = start(optionsOf({ [`${N}allowlist-source-range`]: "127.0.0.0/8", [`${N}denylist-source-range`]: "127.0.0.1" }));
+    expect((await same.get()).status).toBe(403);
+  });
+
+  test("a dual-stack listener: an IPv4 client (::ffff:127.0.0.1) meets IPv4 rules, never IPv6 ones", async () => {
+    const cases: [Record<string, string>, number, number][] = [
+      // [annotations, status from 127.0.0.1, status from ::1]
+      [{ [`${N}allowlist-source-range`]: "127.0.0.1" }, 200, 403],
+      [{ [`${N}allowlist-source-range`]: "::1" }, 403, 200],
+      [{ [`${N}allowlist-source-range`]: "::/0" }, 403, 200], // BlockList alone would let the IPv4 client in
+      [{ [`${N}denylist-source-range`]: "::/0" }, 200, 403],
+      [{ [`${N}denylist-source-range`]: "127.0.0.0/8" }, 403, 200],
+      [{ [`${N}allowlist-source-range`]: "0.0.0.0/0" }, 200, 403],
+    ];
+    for (const [ann, v4, v6] of cases) {
+      const p = start(optionsOf(ann), {}, "::");
+      expect({ ann, v4: (await p.get({}, "127.0.0.1")).status, v6: (await p.get({}, "[::1]")).status }).toEqual({ ann, v4, v6 });
+    }
+  });
+
+  test("a bad CIDR, an empty list or an IPv4-mapped range refuses every request (503), never serves open", async () => {
+    for (const value of ["10.0.0.0/8,not-a-cidr", "", "::ffff:127.0.0.0/104", "127.0.0.1/33"]) {
+      for (const name of ["allowlist-source-range", "denylist-source-range"]) {
+        const p = start(optionsOf({ [`${N}${name}`]: value }));
+        const r = await p.get();
+        expect({ name, value, status: r.status }).toEqual({ name, value, status: 503 });
+        expect(p.backend.heads).toHaveLength(0);
+      }
+    }
+  });
+
+  test("the flags apply to Ingresses without their own list; an annotation replaces its own kind only", async () => {
+    const flags = { ...DEFAULT_COMPILE_CONFIG, allowlistSourceRange: ["10.0.0.0/8"], denylistSourceRange: ["127.0.0.2"] };
+    expect((await start(optionsOf({}, [], flags)).get()).status).toBe(403);
+    expect((await start(optionsOf({ [`${N}allowlist-source-range`]: "127.0.0.0/8" }, [], flags)).get()).status).toBe(200);
+    const denyOverride = { ...flags, allowlistSourceRange: [], denylistSourceRange: ["127.0.0.1"] };
+    expect((await start(optionsOf({}, [], denyOverride)).get()).status).toBe(403);
+    expect((await start(optionsOf({ [`${N}denylist-source-range`]: "10.0.0.0/8" }, [], denyOverride)).get()).status).toBe(200);
+  });
+});
+
+describe("basic authentication", () => {
+  // alice: "s3cret" (`openssl passwd -apr1 -salt 8sFt66rZ s3cret`); bob: "hunter2" ({SHA},
+  // `printf hunter2 | openssl sha1 -binary | base64`); "\xe9" (one latin1 byte) as a user name:
+  // "pw"; long: a 1100-byte password, over MAX_CREDENTIALS_BYTES.
+  const LONG = "y".repeat(1100);
+  const FILE = `alice:$apr1$8sFt66rZ$5f4dG6uJPUDcCdyvCGEji1\nbob:{SHA}87u9ZqY9S/F0eUBXjsPQEDUw4h0=\n\u00e9:{PLAIN}pw\nlong:{PLAIN}${LONG}\n`;
+  const auth = (extra: Record<string, string> = {}) =>
+    optionsOf({ [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users", [`${N}auth-realm`]: "Staff only", ...extra }, [usersSecret(FILE)]);
+
+  test("the fixtures are what the tools write", () => {
+    expect(crypt.md5Crypt(Buffer.from("s3cret"), "$apr1$8sFt66rZ$", "$apr1$")).toBe("$apr1$8sFt66rZ$5f4dG6uJPUDcCdyvCGEji1");
+    expect(crypt.sha1Hash(Buffer.from("hunter2"))).toBe("{SHA}87u9ZqY9S/F0eUBXjsPQEDUw4h0=");
+  });
+
+  test("no credentials: 401 with the realm, and the backend never sees the request", async () => {
+    const p = start(auth());
+    const r = await p.get();
+    expect(r.status).toBe(401);
+    expect(r.headers.get("www-authenticate")).toBe('Basic realm="Staff only"');
+    expect(r.headers.get("x-request-id")).not.toBeNull();
+    expect(r.body).toBe("unauthorized\n");
+    expect(p.backend.heads).toHaveLength(0);
+  });
+
+  test("good credentials pass; the Authorization header is not forwarded, other headers are", async () => {
+    const p = start(auth());
+    expect((await p.get({ authorization: basic("alice:s3cret"), "x-custom": "kept" })).status).toBe(200);
+    expect((await p.get({ authorization: basic("bob:hunter2") })).status).toBe(200);
+    expect(p.backend.heads).toHaveLength(2);
+    for (const head of p.backend.heads) expect(head.toLowerCase()).not.toContain("authorization");
+    expect(p.backend.heads[0]?.toLowerCase()).toContain("x-custom: kept");
+    // Without basic auth on the route, Authorization goes through (it is the backend's).
+    const plain = start(optionsOf({}));
+    expect((await plain.get({ authorization: "Bearer abc" })).status).toBe(200);
+    expect(plain.backend.heads[0]).toContain("Bearer abc");
+  });
+
+  test("hostile and malformed credentials: each a 401, none reaching the backend", async () => {
+    const p = start(auth());
+    const cases: [string, string][] = [
+      ["wrong password", basic("alice:s3crets")],
+      ["another user's password", basic("alice:hunter2")],
+      ["unknown user", basic("mallory:s3cret")],
+      ["user name differing in case", basic("Alice:s3cret")],
+      ["user with a trailing space", basic("alice :s3cret")],
+      ["no colon", basic("alice")],
+      ["empty user", basic(":s3cret")],
+      ["empty password", basic("alice:")],
+      ["empty credentials", "Basic "],
+      ["bad base64", "Basic !!!notbase64!!!"],
+      ["base64 of 4n+1 characters", "Basic YWxpY2U6czNjcmV0Y"],
+      ["base64 with a space inside", `Basic ${basic("alice:s3cret").slice(6, 10)} ${basic("alice:s3cret").slice(10)}`],
+      ["another scheme", `Bearer ${basic("alice:s3cret").slice(6)}`],
+      ["scheme without the space", `Basic${basic("alice:s3cret").slice(6)}`],
+      ["a NUL in the password (nginx would check only 's3cret')", basic("alice:s3cret\u0000junk")],
+      ["the UTF-8 encoding of a latin1 user name", `Basic ${Buffer.from("\u00e9:pw", "utf8").toString("base64")}`],
+      ["a 6 KiB password", basic(`alice:${"x".repeat(6144)}`)],
+      ["right, but over the 1 KiB limit (Portico refuses before hashing)", basic(`long:${LONG}`)],
+    ];
+    for (const [why, header] of cases) {
+      const r = await p.get({ authorization: header });
+      expect({ why, status: r.status }).toEqual({ why, status: 401 });
+      expect(r.headers.get("www-authenticate")).toBe('Basic realm="Staff only"');
+    }
+    expect(p.backend.heads).toHaveLength(0);
+  });
+
+  test("what nginx accepts: any case of `Basic`, extra spaces, no padding, bytes after `=`, 8-bit user names", async () => {
+    const p = start(auth());
+    const b64 = basic("alice:s3cret").slice(6); // "YWxpY2U6czNjcmV0" has no padding to lose
+    const padded = basic("bob:hunter2").slice(6); // "Ym9iOmh1bnRlcjI=" has one "="
+    for (const header of [`basic ${b64}`, `BASIC ${b64}`, `Basic    ${b64}`, `Basic ${padded.replace("=", "")}`, `Basic ${padded}ignored`, `Basic ${Buffer.from("\u00e9:pw", "latin1").toString("base64")}`]) {
+      expect({ header, status: (await p.get({ authorization: header })).status }).toEqual({ header, status: 200 });
+    }
+  });
+
+  test("raw requests: two Authorization fields, a huge header, a non-UTF-8 value; no crash", async () => {
+    const p = start(auth());
+    const req = (fields: string) => rawRequest(p.port, `GET /x HTTP/1.1\r\nHost: app.test\r\n${fields}Connection: close\r\n\r\n`);
+    expect(statusLine(await req(`Authorization: ${basic("alice:s3cret")}\r\nAuthorization: ${basic("bob:hunter2")}\r\n`))).toBe(401);
+    const huge = statusLine(await req(`Authorization: Basic ${"QUFB".repeat(3000)}\r\n`));
+    expect([401, 431]).toContain(huge);
+    expect(statusLine(await req("Authorization: Basic \xff\xfe\xe9\r\n"))).toBe(401);
+    expect(statusLine(await req(`Authorization: ${basic("alice:s3cret")}\r\n`))).toBe(200);
+    expect(p.backend.heads).toHaveLength(1);
+  });
+
+  test("an unknown user costs a verification like a wrong password (against another user's hash)", async () => {
+    const p = start(auth());
+    const spy = spyOn(crypt, "verifyPassword");
+    cleanup.push(() => spy.mockRestore());
+    await p.get({ authorization: basic("mallory:s3cret") });
+    await p.get({ authorization: basic("alice:wrong") });
+    expect(spy).toHaveBeenCalledTimes(2);
+    // Both against alice's apr1 hash: the first user's hash stands in for a missing one.
+    expect(spy.mock.calls.map((c) => [c[1], c[2]])).toEqual([
+      ["$apr1$8sFt66rZ$5f4dG6uJPUDcCdyvCGEji1", "apr1"],
+      ["$apr1$8sFt66rZ$5f4dG6uJPUDcCdyvCGEji1", "apr1"],
+    ]);
+  });
+
+  test("a missing Secret, a key missing, a cross-namespace Secret, digest: 503 for everyone, good credentials too", async () => {
+    const good = { authorization: basic("alice:s3cret") };
+    const cases: RouteOptions[] = [
+      optionsOf({ [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" }, []),
+      optionsOf({ [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" }, [{ ...usersSecret(FILE), data: { other: "eA==" } } as Secret]),
+      optionsOf({ [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "other/users" }, [{ ...usersSecret(FILE), metadata: { name: "users", namespace: "other" } } as Secret]),
+      optionsOf({ [`${N}auth-type`]: "digest", [`${N}auth-secret`]: "users" }, [usersSecret(FILE)]),
+      optionsOf({ [`${N}auth-secret`]: "users" }, [usersSecret(FILE)]),
+    ];
+    for (const options of cases) {
+      const p = start(options);
+      expect((await p.get(good)).status).toBe(503);
+      expect((await p.get()).status).toBe(503);
+      expect(p.backend.heads).toHaveLength(0);
+    }
+  });
+
+  test("basic-auth policy whose users were never resolved: refused (500), not served", async () => {
+    const p = start(parseAnnotations({ [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" }).options);
+    expect((await p.get({ authorization: basic("alice:s3cret") })).status).toBe(500);
+    expect(p.backend.heads).toHaveLength(0);
+  });
+
+  test("source range first: a refused client gets 403 before being asked for credentials", async () => {
+    const p = start(auth({ [`${N}allowlist-source-range`]: "10.0.0.0/8" }));
+    const r = await p.get({ authorization: basic("alice:s3cret") });
+    expect(r.status).toBe(403);
+    expect(r.headers.get("www-authenticate")).toBeNull();
+  });
+
+  test("a Secret with no usable user: every request gets 401", async () => {
+    const p = start(optionsOf({ [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" }, [usersSecret("alice:plaintext\n")]));
+    expect((await p.get({ authorization: basic("alice:plaintext") })).status).toBe(401);
+  });
+});
+
+describe("the WebSocket path", () => {
+  test("Authorization is not forwarded on an upgrade either", async () => {
+    const seen: string[] = [];
+    const upstream = Bun.serve({
+      hostname: "127.0.0.1", port: 0,
+      fetch(req, server) {
+        seen.push(req.headers.get("authorization") ?? "(none)");
+        return server.upgrade(req) ? undefined : new Response("no", { status: 400 });
+      },
+      websocket: { message(ws, m) { ws.send(m); } },
+    });
+    cleanup.push(() => upstream.stop(true));
+    const options = optionsOf({ [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" }, [usersSecret("alice:{PLAIN}pw\n")]);
+    const table = makeTable([{ host: "app.test", backend: makeBackend([upstream.port as number]), options }]);
+    const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http" });
+    const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+    cleanup.push(() => server.stop(true));
+    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/`, { headers: { host: "app.test", authorization: basic("alice:pw") } } as unknown as string[]);
+    const echoed = await new Promise<string>((resolve, reject) => {
+      ws.onopen = () => ws.send("hi");
+      ws.onmessage = (e) => resolve(String(e.data));
+      ws.onerror = () => reject(new Error("websocket failed"));
+    });
+    ws.close();
+    expect(echoed).toBe("hi");
+    expect(seen).toEqual(["(none)"]);
+    const refused = await fetch(`http://127.0.0.1:${server.port}/`, { headers: { host: "app.test", upgrade: "websocket", connection: "upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" } });
+    expect(refused.status).toBe(401);
+  });
+});
