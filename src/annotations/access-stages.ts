@@ -11,7 +11,7 @@ export const ACCESS_STAGE_KINDS: ReadonlySet<string> = new Set(["refuse", "sourc
 
 /** Every request refused with 503 (ingress-nginx's "location denied"); `reason` is for /debug/routes. */
 export function refuseStage(reason: string): StagePolicy {
-  return { stage: "access", kind: "refuse", params: { status: REFUSED_STATUS, reason } };
+  return { stage: "denied", kind: "refuse", params: { status: REFUSED_STATUS, reason } };
 }
 
 /** 403 for clients in `deny`, or outside a non-empty `allow`; null when both lists are empty. */

@@ -41,7 +41,7 @@ describe("source ranges", () => {
   ])("%s refuses every request (503), with a diagnostic naming the annotation", (_why, value) => {
     for (const name of ["allowlist-source-range", "whitelist-source-range", "denylist-source-range"]) {
       const a = parseAnnotations({ [`${N}${name}`]: value });
-      expect(a.options.stages).toEqual([{ stage: "access", kind: "refuse", params: { status: 503, reason: expect.stringContaining("invalid") } }]);
+      expect(a.options.stages).toEqual([{ stage: "denied", kind: "refuse", params: { status: 503, reason: expect.stringContaining("invalid") } }]);
       expect(a.problems).toHaveLength(1);
       expect(a.problems[0]).toContain(`annotation ${N}${name}=`);
       expect(a.problems[0]).toContain("answers 503");

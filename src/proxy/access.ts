@@ -53,7 +53,7 @@ export const SOURCE_RANGE: PolicyKind = {
  * "location denied" answers 503. The reason is for /debug/routes and diagnostics, never the client.
  */
 export const REFUSE: PolicyKind = {
-  stage: "access",
+  stage: "denied",
   build(params) {
     const status = params.status;
     if (typeof status !== "number" || !Number.isInteger(status) || status < 400 || status > 599) throw new TypeError("status is not an error status");

@@ -4,12 +4,15 @@
 // as JSON (table/wire.ts): no functions, no Infinity or NaN, no undefined.
 
 /**
- * The stages, in the one order they run for every request. CORS comes first: ingress-nginx
- * answers a preflight in the location's rewrite phase, before its access phase (allow lists,
- * authentication), and a browser's preflight never carries credentials. Access control comes
- * next, so a client that may not reach a route learns nothing from its other policies.
+ * The stages, in the one order they run for every request. `denied` first: a route whose
+ * access or authentication annotations cannot be applied refuses everything (503), as
+ * ingress-nginx's "location denied" does at the top of the location's rewrite phase. CORS
+ * next: ingress-nginx answers a preflight in the rewrite phase, before its access phase (allow
+ * lists, authentication), and a browser's preflight never carries credentials. Access control
+ * comes next, so a client that may not reach a route learns nothing from its other policies.
  */
 export const POLICY_STAGES = [
+  "denied",
   "cors",
   "access",
   "authentication",

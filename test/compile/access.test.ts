@@ -67,7 +67,7 @@ describe("basic-auth Secret", () => {
   for (const [why, objects, reason, message] of refusals) {
     test(`${why}: every request refused (503), diagnostic ${reason}`, () => {
       const r = compile(snapshotOf(objects), DEFAULT_COMPILE_CONFIG);
-      expect(stagesOf(r, "a.test")).toEqual([{ stage: "access", kind: "refuse", params: { status: 503, reason: expect.stringContaining(message) } }]);
+      expect(stagesOf(r, "a.test")).toEqual([{ stage: "denied", kind: "refuse", params: { status: 503, reason: expect.stringContaining(message) } }]);
       const d = r.diagnostics.find((x) => x.reason === reason);
       expect(d?.message).toContain(message);
       expect(d?.message).toContain("answers 503");

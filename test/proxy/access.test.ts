@@ -142,6 +142,18 @@ describe("source ranges", () => {
     }
   });
 
+  test("a refused route refuses a CORS preflight too: ingress-nginx denies the location before answering one", async () => {
+    const p = start(optionsOf({ [`${N}allowlist-source-range`]: "bogus", [`${N}enable-cors`]: "true" }));
+    const r = await fetch(`http://127.0.0.1:${p.port}/x`, { method: "OPTIONS", headers: { host: "app.test", origin: "https://a.test", "access-control-request-method": "GET" } });
+    expect(r.status).toBe(503);
+    const ok = start(optionsOf({ [`${N}allowlist-source-range`]: "10.0.0.0/8", [`${N}enable-cors`]: "true" }));
+    const pre = await fetch(`http://127.0.0.1:${ok.port}/x`, { method: "OPTIONS", headers: { host: "app.test", origin: "https://a.test", "access-control-request-method": "GET" } });
+    expect(pre.status).toBe(204); // a preflight never carries credentials: answered before access, as in ingress-nginx
+    const refused = await ok.get({ origin: "https://a.test" });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("access-control-allow-origin")).toBe("*"); // on every status, as more_set_headers
+  });
+
   test("the flags apply to Ingresses without their own list; an annotation replaces its own kind only", async () => {
     const flags = { ...DEFAULT_COMPILE_CONFIG, allowlistSourceRange: ["10.0.0.0/8"], denylistSourceRange: ["127.0.0.2"] };
     expect((await start(optionsOf({}, [], flags)).get()).status).toBe(403);
