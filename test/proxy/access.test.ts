@@ -295,6 +295,26 @@ describe("basic authentication", () => {
     expect(r.headers.get("www-authenticate")).toBeNull();
   });
 
+  test("a rule path under /.well-known/acme-challenge skips it, as ingress-nginx's no-auth-locations default does", async () => {
+    const backend = rawBackend();
+    const options = auth();
+    const table = makeTable([
+      { host: "app.test", path: "/.well-known/acme-challenge", backend: makeBackend([backend.port]), options },
+      { host: "app.test", path: "/", backend: makeBackend([backend.port]), options },
+    ]);
+    const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http" });
+    const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+    cleanup.push(() => server.stop(true));
+    const at = (path: string) => fetch(`http://127.0.0.1:${server.port}${path}`, { headers: { host: "app.test", authorization: "Bearer solver" } }).then((r) => r.status);
+    expect(await at("/.well-known/acme-challenge/token")).toBe(200);
+    // A request path that merely looks like one, routed by "/": still asked for credentials.
+    expect(await at("/.well-known/acme-challengeX")).toBe(401);
+    expect(await at("/x/.well-known/acme-challenge/token")).toBe(401);
+    // Not authenticated there, so its Authorization is the backend's, as in ingress-nginx.
+    expect(backend.heads).toHaveLength(1);
+    expect(backend.heads[0]).toContain("Bearer solver");
+  });
+
   test("a Secret with no usable user: every request gets 401", async () => {
     const p = start(optionsOf({ [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" }, [usersSecret("alice:plaintext\n")]));
     expect((await p.get({ authorization: basic("alice:plaintext") })).status).toBe(401);
