@@ -5,6 +5,7 @@
 import type { AnnotationSpec, FamilyName } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 
+const FAIL_CLOSED = "Until implemented, its Ingress's paths answer 503: an access check Portico cannot run is never skipped.";
 const BY_DESIGN = "By design: it is nginx configuration text (the root of CVE-2021-25742 and CVE-2025-1974).";
 
 function nyi(family: FamilyName, names: string | readonly string[], description: string, note?: string): AnnotationSpec {
@@ -84,7 +85,7 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   // Source ranges and authentication combined.
   nyi("access", "satisfy", "`any`: source ranges or authentication suffice", "Until then both must pass, as with `all`, the default."),
   // External authentication.
-  nyi("external-auth", "auth-url", "ask this URL whether the request may pass"),
+  nyi("external-auth", "auth-url", "ask this URL whether the request may pass", FAIL_CLOSED),
   nyi("external-auth", "auth-method", "method of the auth request"),
   nyi("external-auth", "auth-signin", "where a 401 from the auth service redirects"),
   nyi("external-auth", "auth-signin-redirect-param", "query parameter carrying the original URL (default `rd`)"),
@@ -100,7 +101,7 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("external-auth", "auth-keepalive-share-vars", "share variables between the auth and main requests"),
   nyi("external-auth", "enable-global-auth", "apply the global auth URL to this Ingress (default true)"),
   // Client certificates.
-  nyi("client-certs", "auth-tls-secret", "CA that client certificates must chain to"),
+  nyi("client-certs", "auth-tls-secret", "CA that client certificates must chain to", FAIL_CLOSED),
   nyi("client-certs", "auth-tls-verify-client", "`on`, `off`, `optional` or `optional_no_ca`"),
   nyi("client-certs", "auth-tls-verify-depth", "longest chain accepted"),
   nyi("client-certs", "auth-tls-error-page", "redirect here when the certificate fails"),
@@ -146,3 +147,12 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("other", "fastcgi-index", "FastCGI index"),
   nyi("other", "fastcgi-params-configmap", "FastCGI parameters"),
 ];
+
+/**
+ * Not-implemented annotations that guard access: an Ingress that sets one expects requests to
+ * be checked, so serving it without the check would open it. Its routes refuse every request
+ * (503, ingress-nginx's "location denied") until the annotation is implemented or removed.
+ * The others (`auth-signin`, `auth-tls-verify-depth`...) only tune these two.
+ */
+export const GUARDS_ACCESS: ReadonlySet<string> = new Set(["auth-url", "auth-tls-secret"].map((n) => `${NGINX_PREFIX}${n}`));
+

@@ -6,6 +6,7 @@ import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { RouteOptions } from "../table/types.ts";
 import { basicAuthStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
 import { CORS_KIND } from "./cors.ts";
+import { GUARDS_ACCESS } from "./not-implemented.ts";
 import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Family, type ReadResult, type Reader } from "./spec.ts";
 
@@ -99,8 +100,9 @@ function accessStages(p: AnnotationPolicies, stages: StagePolicy[]): void {
 }
 
 /** What the table carries of the policies: route settings, and the request-side stage policies. */
-function routeOptions(p: AnnotationPolicies): RouteOptions {
+function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptions {
   const stages: StagePolicy[] = [];
+  if (refusal !== null) stages.push(refuseStage(refusal));
   accessStages(p, stages);
   if (p.cors.enabled) {
     const c = p.cors;
@@ -133,8 +135,16 @@ export function parseAnnotations(ann: Annotations): ParsedAnnotations {
   const unsupported = Object.keys(ann)
     .filter((k) => ours(k) && !IMPLEMENTED_NAMES.has(k))
     .sort();
+  // Fail closed: an access check Portico cannot run is not skipped (docs/design.md,
+  // "Annotations and policies").
+  const guards = unsupported.filter((k) => GUARDS_ACCESS.has(k));
+  let refusal: string | null = null;
+  if (guards.length > 0) {
+    refusal = `${guards.join(", ")} guards access and is not implemented by Portico`;
+    problems.push(`annotation ${guards.join(", ")}: access control Portico does not implement; every request to this Ingress's paths is refused with 503 rather than served unchecked`);
+  }
   return Object.freeze({
-    options: routeOptions(policies),
+    options: routeOptions(policies, refusal),
     scheme: policies.backendProtocol.scheme,
     policies,
     problems: Object.freeze(problems),

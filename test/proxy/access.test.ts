@@ -351,3 +351,24 @@ describe("the WebSocket path", () => {
     expect(refused.status).toBe(401);
   });
 });
+
+describe("access annotations Portico does not implement", () => {
+  // Access control fails closed: ingress-nginx would check these requests (auth-url asks the
+  // auth service, auth-tls-secret demands a client certificate), so serving them unchecked
+  // would open the route. docs/design.md, "Annotations and policies".
+  test("auth-url or auth-tls-secret: every request refused with 503, the backend never reached", async () => {
+    for (const [name, value] of [["auth-url", "http://auth.shop.svc.cluster.local/check"], ["auth-tls-secret", "shop/ca"]] as const) {
+      const parsed = parseAnnotations({ [`${N}${name}`]: value });
+      expect(parsed.problems).toEqual([expect.stringContaining(`${N}${name}: access control Portico does not implement`)]);
+      const p = start(optionsOf({ [`${N}${name}`]: value }));
+      const r = await p.get({ authorization: basic("alice:secret") });
+      expect({ name, status: r.status }).toEqual({ name, status: 503 });
+      expect(p.backend.heads).toHaveLength(0);
+    }
+  });
+
+  test("their tuning annotations alone change nothing (ingress-nginx reads them only with the guard)", async () => {
+    const p = start(optionsOf({ [`${N}auth-signin`]: "https://login.test/start", [`${N}auth-tls-verify-depth`]: "2" }));
+    expect((await p.get()).status).toBe(200);
+  });
+});
