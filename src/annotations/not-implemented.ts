@@ -58,10 +58,12 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("balancing", "upstream-hash-by-subset", "hash to a subset of pods, then pick within it"),
   nyi("balancing", "upstream-hash-by-subset-size", "size of those subsets"),
   // Retries and the send timeout.
-  nyi("timeouts", "proxy-send-timeout", "idle time allowed while sending the request upstream"),
-  nyi("retries", "proxy-next-upstream", "which failures are retried on another pod"),
-  nyi("retries", "proxy-next-upstream-timeout", "time limit for all attempts"),
-  nyi("retries", "proxy-next-upstream-tries", "number of attempts"),
+  nyi(
+    "timeouts",
+    "proxy-send-timeout",
+    "idle time allowed while sending the request upstream",
+    "Portico's response deadline (`proxy-read-timeout`) restarts on every body chunk the pod takes, so a pod that stops reading the body gets 504 after that deadline; there is no separate send deadline.",
+  ),
   // Error pages and the default backend.
   nyi("error-pages", "custom-http-errors", "statuses answered by the default backend instead"),
   nyi("error-pages", "default-backend", "Service that answers those statuses and when there is no endpoint"),

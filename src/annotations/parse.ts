@@ -112,9 +112,9 @@ function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptio
       params: { enabled: true, origins: c.origins, methods: c.methods, headers: c.headers, expose: c.expose, credentials: c.credentials, maxAge: c.maxAge },
     });
   }
-  const none = FAMILIES.tlsRedirect.none === p.tlsRedirect && FAMILIES.body.none === p.body && FAMILIES.timeouts.none === p.timeouts;
+  const none = FAMILIES.tlsRedirect.none === p.tlsRedirect && FAMILIES.body.none === p.body && FAMILIES.timeouts.none === p.timeouts && p.retries === null;
   if (none && stages.length === 0) return DEFAULT_ROUTE_OPTIONS;
-  return Object.freeze({ ...p.tlsRedirect, ...p.body, ...p.timeouts, stages: orderStages(stages) });
+  return Object.freeze({ ...p.tlsRedirect, ...p.body, ...p.timeouts, retry: p.retries, stages: orderStages(stages) });
 }
 
 const NONE: ParsedAnnotations = Object.freeze({

@@ -8,6 +8,7 @@ import { BODY } from "./body.ts";
 import { CANARY_FAMILY } from "./canary.ts";
 import { CORS } from "./cors.ts";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
+import { RETRIES } from "./retries.ts";
 import { namesOf, type AnnotationSpec } from "./spec.ts";
 import { TIMEOUTS } from "./timeouts.ts";
 import { TLS_REDIRECT } from "./tls-redirect.ts";
@@ -25,6 +26,7 @@ export const FAMILIES = {
   canary: CANARY_FAMILY,
   access: ACCESS,
   basicAuth: BASIC_AUTH,
+  retries: RETRIES,
 } as const;
 
 /** Annotations Portico implements, family by family. */

@@ -1,7 +1,9 @@
-// Forwarding one request upstream with fetch: endpoint choice, one retry for idempotent
-// body-less requests on a connect error, a response-header deadline, a bound on the response
-// header block, and errors classified once into ProxyError codes.
-import type { Backend, Upstream } from "../table/types.ts";
+// Forwarding one request upstream with fetch: endpoint choice, retries on other endpoints as
+// ingress-nginx's proxy-next-upstream decides them (docs/design.md, "Retries"), a
+// response-header deadline, a bound on the response header block, and errors classified once
+// into ProxyError codes.
+import { DEFAULT_RETRY } from "../table/routes.ts";
+import type { Backend, RetryPolicy, Upstream } from "../table/types.ts";
 import type { Balancer } from "./balancer.ts";
 import { ProxyError } from "./errors.ts";
 import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
@@ -15,8 +17,13 @@ export interface ForwardInput {
   readonly pathAndQuery: string;
   readonly headers: Headers;
   readonly body: ReadableStream<Uint8Array> | null;
-  /** Idempotent method without a body: may be retried once on another endpoint. */
-  readonly retryable: boolean;
+  /**
+   * Whether the method may be sent twice without `non_idempotent`: all but POST, LOCK and
+   * PATCH, as nginx decides (ngx_http_upstream_next refuses those once the request was sent).
+   */
+  readonly idempotent: boolean;
+  /** The route's proxy-next-upstream policy; null = DEFAULT_RETRY. */
+  readonly retry: RetryPolicy | null;
   readonly backend: Backend;
   readonly clientSignal: AbortSignal;
   /** Aborted when shutdown gives up on in-flight requests. */
@@ -73,10 +80,6 @@ function codeOf(e: unknown): string {
   return typeof c === "string" ? c : "";
 }
 
-function triedCount(first: string | null, tried: ReadonlySet<string> | null): number {
-  return first === null ? 0 : tried === null ? 1 : tried.size;
-}
-
 /**
  * Size of a response header block as it was on the wire (field lines, CRLFs, the blank line;
  * the status line left out). Bun's fetch takes any size (a 200 kB field measured on 1.4.5).
@@ -100,19 +103,31 @@ function safe(f: (() => void) | undefined): void {
 // A class rather than an object of closures: one small allocation per request.
 class Control implements AttemptControl {
   private dog: Watchdog | null = null;
-  constructor(private readonly ac: AbortController) {}
+  constructor(private ac: AbortController) {}
   bind(d: Watchdog): void {
     this.dog = d;
   }
   touch(): void {
     this.dog?.touch();
   }
-  abort(err: ProxyError): void {
+  /** Aborts the current attempt (the request guard, the body meter and the deadline call it). */
+  abort(err: unknown): void {
     this.ac.abort(err);
+  }
+  /**
+   * A fresh switch for the next attempt after a deadline aborted this one. Everything that
+   * aborts the request goes through abort() above, so it reaches the new switch; no
+   * controller is made for a request that is never retried after a timeout.
+   */
+  renew(): AbortSignal {
+    this.ac = new AbortController();
+    return this.ac.signal;
   }
 }
 
-export function createAttemptControl(ac: AbortController): AttemptControl & { bind(dog: Watchdog): void } {
+export type RequestControl = AttemptControl & { bind(dog: Watchdog): void; renew(): AbortSignal; abort(err: unknown): void };
+
+export function createAttemptControl(ac: AbortController): RequestControl {
   return new Control(ac);
 }
 
@@ -129,14 +144,38 @@ async function externalTarget(input: ForwardInput, ext: ExternalResolver, u: Ups
   }
 }
 
-export async function forward(input: ForwardInput, control: ReturnType<typeof createAttemptControl>): Promise<ForwardResult> {
+/** Which proxy-next-upstream condition a failure falls under, and its name for the metrics. */
+type Failure = "error" | "timeout" | "invalid_header";
+
+function allows(p: RetryPolicy, f: Failure): boolean {
+  return f === "error" ? p.error : f === "timeout" ? p.timeout : p.invalidHeader;
+}
+
+export async function forward(input: ForwardInput, control: RequestControl): Promise<ForwardResult> {
   // Endpoints tried so far; the set exists only once a second pick needs it (most requests
   // make one attempt, and a Set per request showed in the profile).
   let first: string | null = null;
   let tried: Set<string> | null = null;
-  const maxAttempts = input.retryable ? 2 : 1;
+  const policy = input.retry ?? DEFAULT_RETRY;
+  // Attempts in all: proxy-next-upstream-tries (0 = unlimited in nginx), and never the same
+  // endpoint twice in one request, so at most one per endpoint.
+  const endpoints = input.backend.endpoints.length;
+  const maxAttempts = policy.tries === 0 ? endpoints : Math.min(policy.tries, endpoints);
+  // Sent again after it reached a pod: only without a body (the body is streamed, not kept:
+  // nginx too refuses once a request was sent unbuffered, ngx_http_upstream_next's
+  // request_body_no_buffering check), and for POST/LOCK/PATCH only with `non_idempotent`.
+  const resend = input.body === null && (input.idempotent || policy.nonIdempotent);
   const t0 = performance.now();
-  let probeFailures = 0;
+  let signal = input.signal;
+  // Whether another endpoint may be tried after attempt `attempt` failed with `f`: the
+  // condition is listed, tries and proxy-next-upstream-timeout (measured from the first
+  // attempt, as nginx's peer.start_time) leave room, and the client is still there.
+  const again = (attempt: number, f: Failure | null): boolean =>
+    attempt < maxAttempts &&
+    (f === null || allows(policy, f)) &&
+    (policy.timeoutMs === 0 || performance.now() - t0 < policy.timeoutMs) &&
+    !input.clientSignal.aborted &&
+    !input.stopSignal.aborted;
   for (let attempt = 1; ; attempt++) {
     const u = input.balancer.pick(input.backend, first === null ? undefined : (tried ??= new Set([first])));
     if (u === null) throw new ProxyError(first === null ? "NoEndpoints" : "UpstreamConnect", "no endpoint left");
@@ -156,9 +195,10 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
         input.balancer.failed(u);
         ext?.forget(u.address);
         if (input.clientSignal.aborted || input.stopSignal.aborted) throw e;
-        // Nothing was sent: any method may move on, once (a second endpoint), like a retry.
-        if (++probeFailures < 2 && triedCount(first, tried) < input.backend.endpoints.length) {
-          attempt--;
+        // Nothing was sent: any method, with a body or not, may move on (nginx: a failed
+        // connect is `error`, a connect deadline `timeout`).
+        const f: Failure = e instanceof ProxyError && e.detail === "connect timeout" ? "timeout" : "error";
+        if (again(attempt, f)) {
           safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, "connect"));
           continue;
         }
@@ -181,34 +221,29 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
       duplex: "half",
       // The client's signal must reach fetch, or a client that leaves early does not abort
       // the upstream; the caller wires req.signal into this one.
-      signal: input.signal,
+      signal,
     } as RequestInit & { decompress: boolean };
     // Pods rarely carry certificates that chain to anything we could verify for an IP, so
     // HTTPS upstreams (backend-protocol HTTPS) are encrypted but not authenticated, like
     // ingress-nginx's default (proxy_ssl_verify off). serverName is set explicitly: Bun sends
     // no SNI for an IP literal otherwise.
     if (input.backend.scheme === "https") init.tls = { serverName: input.backend.serverName, rejectUnauthorized: false };
+    let response: Response;
     try {
-      const response = await fetch(urlOf(input.backend, to, input.pathAndQuery), init);
-      dog.stop();
-      input.balancer.succeeded(u);
-      // nginx answers 502 to a header block larger than its buffer ("upstream sent too big
-      // header"); relaying it would hand the client a response most clients refuse anyway.
-      const size = headerBlockBytes(response.headers);
-      if (size > input.maxHeaderBytes) {
-        response.body?.cancel().catch(() => {});
-        safe(() => input.hooks?.onUpstreamError?.(input.backend.id, "invalid"));
-        throw new ProxyError("UpstreamInvalid", `response header block of ${size} bytes`);
-      }
-      return { response, upstream: to, upstreamMs: performance.now() - t0 };
+      response = await fetch(urlOf(input.backend, to, input.pathAndQuery), init);
     } catch (e) {
       dog.stop();
       if (input.clientSignal.aborted || input.stopSignal.aborted) throw e;
       if (e instanceof ProxyError) {
-        if (e.code === "UpstreamTimeout") {
-          input.balancer.cooled(u);
-          safe(() => input.hooks?.onUpstreamError?.(input.backend.id, "timeout"));
+        if (e.code !== "UpstreamTimeout") throw e;
+        input.balancer.cooled(u);
+        // The deadline aborted this attempt's switch; the next one needs a fresh one.
+        if (resend && again(attempt, "timeout")) {
+          signal = control.renew();
+          safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, "timeout"));
+          continue;
         }
+        safe(() => input.hooks?.onUpstreamError?.(input.backend.id, "timeout"));
         throw e;
       }
       const code = codeOf(e);
@@ -219,12 +254,39 @@ export async function forward(input: ForwardInput, control: ReturnType<typeof cr
       }
       const invalid = INVALID_CODES.has(code);
       const reason = connect ? "connect" : RESET_CODES.has(code) ? "reset" : invalid ? "invalid" : "error";
-      if (attempt < maxAttempts && triedCount(first, tried) < input.backend.endpoints.length && (connect || reason === "reset")) {
+      // A connect that timed out in the kernel is nginx's `timeout`; any other failure to
+      // connect or to carry the request is `error`; a malformed answer `invalid_header`.
+      const f: Failure = invalid ? "invalid_header" : code === "ETIMEDOUT" || code === "ConnectionTimeout" ? "timeout" : "error";
+      if (resend && again(attempt, f)) {
         safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, reason));
         continue;
       }
       safe(() => input.hooks?.onUpstreamError?.(input.backend.id, reason));
       throw new ProxyError(connect ? "UpstreamConnect" : invalid ? "UpstreamInvalid" : "UpstreamReset", `${code} ${String((e as Error)?.message ?? e)}`);
     }
+    dog.stop();
+    input.balancer.succeeded(u);
+    // nginx answers 502 to a header block larger than its buffer ("upstream sent too big
+    // header", which its proxy_next_upstream counts as `invalid_header`); relaying it would
+    // hand the client a response most clients refuse anyway.
+    const size = headerBlockBytes(response.headers);
+    if (size > input.maxHeaderBytes) {
+      response.body?.cancel().catch(() => {});
+      if (resend && again(attempt, "invalid_header")) {
+        safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, "invalid"));
+        continue;
+      }
+      safe(() => input.hooks?.onUpstreamError?.(input.backend.id, "invalid"));
+      throw new ProxyError("UpstreamInvalid", `response header block of ${size} bytes`);
+    }
+    // http_5xx and friends: the answer is dropped (its body cancelled, so its connection is
+    // not left half-read) and another endpoint asked; the last answer goes to the client as
+    // it is, as nginx does once tries run out.
+    if (policy.statuses.length > 0 && resend && policy.statuses.includes(response.status) && again(attempt, null)) {
+      response.body?.cancel().catch(() => {});
+      safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, `http_${response.status}`));
+      continue;
+    }
+    return { response, upstream: to, upstreamMs: performance.now() - t0 };
   }
 }

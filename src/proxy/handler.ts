@@ -31,7 +31,9 @@ export interface ProxyHandler {
   readonly balancer: Balancer;
 }
 
-const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
+// nginx sends every other method again after a failure (ngx_http_upstream_next); these only
+// with proxy-next-upstream's `non_idempotent`.
+const NON_IDEMPOTENT = new Set(["POST", "LOCK", "PATCH"]);
 
 /** The first hop's X-Forwarded-Proto ("https, http" lists the client's first). */
 function clientScheme(xfp: string | null): "http" | "https" | null {
@@ -231,11 +233,12 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       // headers does not abort it; the guard goes with the request (finish() stops it).
       const abort = new AbortController();
       const clientSignal = req.signal;
+      const control = createAttemptControl(abort);
       if (hardStop.signal.aborted) abort.abort(hardStop.signal.reason);
       else if (clientSignal.aborted) abort.abort(clientSignal.reason);
       // Polled by the shared watchdog sweep (watchdog.ts says why not an abort listener).
-      else guard = guardRequest(clientSignal, hardStop.signal, abort);
-      const control = createAttemptControl(abort);
+      // Through the control: a retry after a deadline replaces the request's switch.
+      else guard = guardRequest(clientSignal, hardStop.signal, control);
       const metered = body !== null
         ? meterRequestBody(body, {
             limit,
@@ -252,7 +255,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
         result = await forward(
           {
             method: req.method, pathAndQuery, headers: upstreamHeaders(req.headers, ctx, clientIp, false, v.filtered),
-            body: metered?.stream ?? null, retryable: IDEMPOTENT.has(req.method) && !hasBody,
+            body: metered?.stream ?? null, idempotent: !NON_IDEMPOTENT.has(req.method), retry: opts.retry,
             backend, clientSignal, stopSignal: hardStop.signal, signal: abort.signal, responseTimeoutMs,
             connectTimeoutMs: opts.connectTimeoutMs ?? config.connectTimeoutMs, maxHeaderBytes: config.maxResponseHeaderSize,
             balancer, hooks, external: deps.external, record: rec,

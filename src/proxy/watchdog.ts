@@ -6,6 +6,11 @@
 // replaced an abort listener per request (addEventListener + its closure, ~2% of a request).
 // Consequence: a watchdog fires, and a departure is noticed, up to TICK_MS late, never early.
 
+/** What a request guard aborts: an AbortController, or the request's control (forward.ts). */
+export interface Abortable {
+  abort(reason?: unknown): void;
+}
+
 export interface Watchdog {
   touch(): void;
   stop(): void;
@@ -29,7 +34,7 @@ class Dog implements Watchdog {
     /** guardRequest: aborted when either signal is. */
     readonly client: AbortSignal | null,
     readonly halt: AbortSignal | null,
-    readonly ac: AbortController | null,
+    readonly ac: Abortable | null,
   ) {
     // A request guard has no deadline: no clock read per request for it.
     this.last = client === null ? performance.now() : 0;
@@ -125,6 +130,6 @@ export function createWatchdog(ms: number, onFire: () => void): Watchdog {
  * request is done. Bun does not fire a request's signal after its response, so a guard that is
  * not stopped costs one check per tick and is never a false abort.
  */
-export function guardRequest(client: AbortSignal, halt: AbortSignal, ac: AbortController): Watchdog {
+export function guardRequest(client: AbortSignal, halt: AbortSignal, ac: Abortable): Watchdog {
   return link(new Dog(Infinity, null, client, halt, ac));
 }

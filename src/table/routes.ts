@@ -1,5 +1,5 @@
 // Shared helpers over a built table and its routes.
-import type { Route, RouteOptions, RouteTable } from "./types.ts";
+import type { RetryPolicy, Route, RouteOptions, RouteTable } from "./types.ts";
 
 /** Route behaviour with no annotation: every limit and timeout comes from the flags (null). */
 export const DEFAULT_ROUTE_OPTIONS: RouteOptions = Object.freeze({
@@ -10,7 +10,23 @@ export const DEFAULT_ROUTE_OPTIONS: RouteOptions = Object.freeze({
   connectTimeoutMs: null,
   responseTimeoutMs: null,
   streamIdleTimeoutMs: null,
+  retry: null,
   stages: null,
+});
+
+/**
+ * What a route without a retry annotation does: ingress-nginx's defaults (proxy-next-upstream
+ * `error timeout`, proxy-next-upstream-tries 3, proxy-next-upstream-timeout 0; its
+ * docs/user-guide/nginx-configuration/configmap.md and controller/config/config.go).
+ */
+export const DEFAULT_RETRY: RetryPolicy = Object.freeze({
+  error: true,
+  timeout: true,
+  invalidHeader: false,
+  statuses: Object.freeze([]) as readonly number[],
+  nonIdempotent: false,
+  tries: 3,
+  timeoutMs: 0,
 });
 
 /** Host entries of the table (exact, wildcard, and the hostless one), for log lines. */

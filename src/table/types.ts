@@ -52,10 +52,34 @@ export interface RouteOptions {
   readonly responseTimeoutMs: number | null;
   readonly streamIdleTimeoutMs: number | null;
   /**
+   * When a failed attempt moves to another endpoint (ingress-nginx's proxy-next-upstream,
+   * -tries, -timeout); null = ingress-nginx's default, `DEFAULT_RETRY` (docs/design.md,
+   * "Retries"). Plain JSON data: it crosses IPC to the workers.
+   */
+  readonly retry: RetryPolicy | null;
+  /**
    * Request-side policies in stage order (table/policy.ts), frozen; null when the route has
    * none, so the handler pays one null check (docs/design.md, "Annotations and policies").
    */
   readonly stages: readonly StagePolicy[] | null;
+}
+
+/** proxy-next-upstream as data (src/annotations/retries.ts parses it). */
+export interface RetryPolicy {
+  /** `error`: the connection failed, broke, or could not carry the request. */
+  readonly error: boolean;
+  /** `timeout`: connecting or waiting for the response headers took too long. */
+  readonly timeout: boolean;
+  /** `invalid_header`: the upstream's answer is not a usable HTTP response head. */
+  readonly invalidHeader: boolean;
+  /** `http_500`...: upstream statuses retried (their body is discarded). */
+  readonly statuses: readonly number[];
+  /** `non_idempotent`: POST, LOCK and PATCH may be sent again too. */
+  readonly nonIdempotent: boolean;
+  /** Attempts in all, the first included; 0 = as many as there are endpoints. */
+  readonly tries: number;
+  /** No new attempt once this many ms have passed since the first; 0 = no limit. */
+  readonly timeoutMs: number;
 }
 
 export type PathType = "Exact" | "Prefix";

@@ -27,10 +27,11 @@ export const WIRE_VERSION = 1;
 /** A number that JSON can carry: finite numbers as is, the rest spelled out. */
 export type WireNumber = number | "Infinity" | "-Infinity" | "NaN";
 
-type NumberOptions = Omit<RouteOptions, "stages">;
+type NumberOptions = Omit<RouteOptions, "stages" | "retry">;
 
 export type WireOptions = { readonly [K in keyof NumberOptions]: NumberOptions[K] extends boolean ? boolean : WireNumber | null } & {
   readonly stages: readonly StagePolicy[] | null;
+  readonly retry: RouteOptions["retry"];
 };
 
 export interface WireBackend extends Omit<Backend, "endpoints" | "allEndpoints"> {
@@ -88,6 +89,7 @@ function decodeOptions(o: WireOptions): RouteOptions {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) {
     if (k === "stages") out[k] = v === null ? null : deepFreeze(v as StagePolicy[]);
+    else if (k === "retry") out[k] = v === null ? null : deepFreeze(v as object);
     else out[k] = typeof v === "boolean" || v === null ? v : decodeNumber(v as WireNumber);
   }
   return out as unknown as RouteOptions;

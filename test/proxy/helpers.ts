@@ -45,7 +45,7 @@ export function makeBackend(ports: number[], over: Partial<Backend> = {}): Backe
 
 export const defaultOptions: RouteOptions = {
   sslRedirect: true, forceSslRedirect: false, hsts: true, maxBodySize: null,
-  connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, stages: null,
+  connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, stages: null,
 };
 
 export interface RouteSpec {

@@ -82,6 +82,17 @@ describe("wire table", () => {
     expect(lookup(d, "a.test", "/x")?.route.backend).toBe(lookup(d, "b.test", "/")?.route.backend);
   });
 
+  test("a route's retry policy crosses JSON unchanged and frozen; a route without one keeps null", () => {
+    const retry = Object.freeze({ error: true, timeout: false, invalidHeader: true, statuses: Object.freeze([502, 503]), nonIdempotent: true, tries: 0, timeoutMs: 1500 });
+    const withRetry = { ...mkRoute("r.test", "/", "Prefix"), options: { ...DEFAULT_ROUTE_OPTIONS, retry } };
+    const plain = mkRoute("q.test", "/", "Prefix");
+    const d = roundTrip(buildTable([withRetry, plain], null));
+    const got = lookup(d, "r.test", "/")!.route.options.retry!;
+    expect(got).toEqual(retry);
+    expect(Object.isFrozen(got) && Object.isFrozen(got.statuses)).toBe(true);
+    expect(lookup(d, "q.test", "/")!.route.options.retry).toBeNull();
+  });
+
   test("route policies cross JSON unchanged, in order, frozen again on the worker's side", () => {
     const stages = orderStages([
       { stage: "rewrite", kind: "rewrite-target", params: { target: "/$1", groups: [1, 2], keep: { query: true, slash: null } } },
