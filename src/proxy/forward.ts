@@ -151,6 +151,23 @@ function allows(p: RetryPolicy, f: Failure): boolean {
   return f === "error" ? p.error : f === "timeout" ? p.timeout : p.invalidHeader;
 }
 
+/**
+ * Whether another endpoint may be tried after attempt `attempt` failed with `f` (null: a
+ * listed status, checked by the caller): the condition is listed, tries and
+ * proxy-next-upstream-timeout (measured from the first attempt, as nginx's peer.start_time)
+ * leave room, and the client is still there. A function, not a closure: no allocation per
+ * request.
+ */
+function again(input: ForwardInput, p: RetryPolicy, maxAttempts: number, t0: number, attempt: number, f: Failure | null): boolean {
+  return (
+    attempt < maxAttempts &&
+    (f === null || allows(p, f)) &&
+    (p.timeoutMs === 0 || performance.now() - t0 < p.timeoutMs) &&
+    !input.clientSignal.aborted &&
+    !input.stopSignal.aborted
+  );
+}
+
 export async function forward(input: ForwardInput, control: RequestControl): Promise<ForwardResult> {
   // Endpoints tried so far; the set exists only once a second pick needs it (most requests
   // make one attempt, and a Set per request showed in the profile).
@@ -167,15 +184,6 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
   const resend = input.body === null && (input.idempotent || policy.nonIdempotent);
   const t0 = performance.now();
   let signal = input.signal;
-  // Whether another endpoint may be tried after attempt `attempt` failed with `f`: the
-  // condition is listed, tries and proxy-next-upstream-timeout (measured from the first
-  // attempt, as nginx's peer.start_time) leave room, and the client is still there.
-  const again = (attempt: number, f: Failure | null): boolean =>
-    attempt < maxAttempts &&
-    (f === null || allows(policy, f)) &&
-    (policy.timeoutMs === 0 || performance.now() - t0 < policy.timeoutMs) &&
-    !input.clientSignal.aborted &&
-    !input.stopSignal.aborted;
   for (let attempt = 1; ; attempt++) {
     const u = input.balancer.pick(input.backend, first === null ? undefined : (tried ??= new Set([first])));
     if (u === null) throw new ProxyError(first === null ? "NoEndpoints" : "UpstreamConnect", "no endpoint left");
@@ -198,7 +206,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
         // Nothing was sent: any method, with a body or not, may move on (nginx: a failed
         // connect is `error`, a connect deadline `timeout`).
         const f: Failure = e instanceof ProxyError && e.detail === "connect timeout" ? "timeout" : "error";
-        if (again(attempt, f)) {
+        if (again(input, policy, maxAttempts, t0, attempt, f)) {
           safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, "connect"));
           continue;
         }
@@ -238,7 +246,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
         if (e.code !== "UpstreamTimeout") throw e;
         input.balancer.cooled(u);
         // The deadline aborted this attempt's switch; the next one needs a fresh one.
-        if (resend && again(attempt, "timeout")) {
+        if (resend && again(input, policy, maxAttempts, t0, attempt, "timeout")) {
           signal = control.renew();
           safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, "timeout"));
           continue;
@@ -257,7 +265,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
       // A connect that timed out in the kernel is nginx's `timeout`; any other failure to
       // connect or to carry the request is `error`; a malformed answer `invalid_header`.
       const f: Failure = invalid ? "invalid_header" : code === "ETIMEDOUT" || code === "ConnectionTimeout" ? "timeout" : "error";
-      if (resend && again(attempt, f)) {
+      if (resend && again(input, policy, maxAttempts, t0, attempt, f)) {
         safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, reason));
         continue;
       }
@@ -272,7 +280,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     const size = headerBlockBytes(response.headers);
     if (size > input.maxHeaderBytes) {
       response.body?.cancel().catch(() => {});
-      if (resend && again(attempt, "invalid_header")) {
+      if (resend && again(input, policy, maxAttempts, t0, attempt, "invalid_header")) {
         safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, "invalid"));
         continue;
       }
@@ -282,7 +290,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     // http_5xx and friends: the answer is dropped (its body cancelled, so its connection is
     // not left half-read) and another endpoint asked; the last answer goes to the client as
     // it is, as nginx does once tries run out.
-    if (policy.statuses.length > 0 && resend && policy.statuses.includes(response.status) && again(attempt, null)) {
+    if (policy.statuses.length > 0 && resend && policy.statuses.includes(response.status) && again(input, policy, maxAttempts, t0, attempt, null)) {
       response.body?.cancel().catch(() => {});
       safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, `http_${response.status}`));
       continue;
