@@ -87,16 +87,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   // Source ranges and authentication combined.
   nyi("access", "satisfy", "`any`: source ranges or authentication suffice", "Until then both must pass, as with `all`, the default."),
   // External authentication.
-  nyi("external-auth", "auth-url", "ask this URL whether the request may pass", FAIL_CLOSED),
-  nyi("external-auth", "auth-method", "method of the auth request"),
-  nyi("external-auth", "auth-signin", "where a 401 from the auth service redirects"),
-  nyi("external-auth", "auth-signin-redirect-param", "query parameter carrying the original URL (default `rd`)"),
-  nyi("external-auth", "auth-response-headers", "auth response headers copied to the upstream request"),
-  nyi("external-auth", "auth-request-redirect", "X-Auth-Request-Redirect sent to the auth service"),
-  nyi("external-auth", "auth-always-set-cookie", "pass the auth service's Set-Cookie on every status"),
-  nyi("external-auth", "auth-cache-key", "cache auth answers under this key"),
-  nyi("external-auth", "auth-cache-duration", "how long auth answers are cached"),
-  nyi("external-auth", "auth-proxy-set-headers", "ConfigMap of headers added to the auth request"),
   nyi("external-auth", "auth-keepalive", "keep-alive connections to the auth service"),
   nyi("external-auth", "auth-keepalive-requests", "requests per auth keep-alive connection"),
   nyi("external-auth", "auth-keepalive-timeout", "idle time of an auth keep-alive connection"),
@@ -154,7 +144,8 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
  * Not-implemented annotations that guard access: an Ingress that sets one expects requests to
  * be checked, so serving it without the check would open it. Its routes refuse every request
  * (503, ingress-nginx's "location denied") until the annotation is implemented or removed.
- * The others (`auth-signin`, `auth-tls-verify-depth`...) only tune these two.
+ * The others (`auth-tls-verify-depth`...) only tune it. (`auth-url` is implemented:
+ * annotations/external-auth.ts.)
  */
-export const GUARDS_ACCESS: ReadonlySet<string> = new Set(["auth-url", "auth-tls-secret"].map((n) => `${NGINX_PREFIX}${n}`));
+export const GUARDS_ACCESS: ReadonlySet<string> = new Set(["auth-tls-secret"].map((n) => `${NGINX_PREFIX}${n}`));
 

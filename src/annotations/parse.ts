@@ -7,6 +7,7 @@ import type { RouteOptions } from "../table/types.ts";
 import { basicAuthStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
 import { CORS_KIND } from "./cors.ts";
 import { GUARDS_ACCESS } from "./not-implemented.ts";
+import { EXTERNAL_AUTH_KIND } from "./external-auth.ts";
 import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Family, type ReadResult, type Reader } from "./spec.ts";
 
@@ -111,6 +112,24 @@ function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptio
       kind: CORS_KIND,
       params: { enabled: true, origins: c.origins, methods: c.methods, headers: c.headers, expose: c.expose, credentials: c.credentials, maxAge: c.maxAge },
     });
+  }
+  if (p.externalAuth.enabled) {
+    const a = p.externalAuth;
+    // A configuration that cannot be applied as written refuses the route in the `denied`
+    // stage, before anything else, as ingress-nginx's "location denied" does; so do the values
+    // where ingress-nginx itself would serve the route without authentication.
+    if (a.denied !== null) stages.push(refuseStage(`external authentication: ${a.denied}`));
+    else {
+      stages.push({
+        stage: "authentication",
+        kind: EXTERNAL_AUTH_KIND,
+        params: {
+          url: a.url, method: a.method, signin: a.signin, redirectParam: a.redirectParam,
+          responseHeaders: a.responseHeaders, requestRedirect: a.requestRedirect, alwaysSetCookie: a.alwaysSetCookie,
+          cacheKey: a.cacheKey, cacheRules: a.cacheRules.map((r) => ({ statuses: r.statuses, ms: r.ms })),
+        },
+      });
+    }
   }
   const none = FAMILIES.tlsRedirect.none === p.tlsRedirect && FAMILIES.body.none === p.body && FAMILIES.timeouts.none === p.timeouts && p.retries === null;
   if (none && stages.length === 0) return DEFAULT_ROUTE_OPTIONS;

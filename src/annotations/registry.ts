@@ -7,6 +7,7 @@ import { BASIC_AUTH } from "./basic-auth.ts";
 import { BODY } from "./body.ts";
 import { CANARY_FAMILY } from "./canary.ts";
 import { CORS } from "./cors.ts";
+import { EXTERNAL_AUTH } from "./external-auth.ts";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
 import { RETRIES } from "./retries.ts";
 import { namesOf, type AnnotationSpec } from "./spec.ts";
@@ -27,6 +28,7 @@ export const FAMILIES = {
   access: ACCESS,
   basicAuth: BASIC_AUTH,
   retries: RETRIES,
+  externalAuth: EXTERNAL_AUTH,
 } as const;
 
 /** Annotations Portico implements, family by family. */

@@ -14,7 +14,9 @@ export type ProxyErrorCode =
   | "UpstreamTimeout"
   | "BodyTooLarge"
   | "ClientBodyTimeout"
-  | "Internal";
+  | "Internal"
+  /** The auth service timed out, failed, or answered other than 2xx, 401 or 403 (nginx auth_request). */
+  | "AuthFailed";
 
 const STATUS: Record<ProxyErrorCode, number> = {
   BadRequest: 400,
@@ -23,6 +25,7 @@ const STATUS: Record<ProxyErrorCode, number> = {
   ClientBodyTimeout: 408,
   BodyTooLarge: 413,
   Internal: 500,
+  AuthFailed: 500,
   UpstreamConnect: 502,
   UpstreamReset: 502,
   // An ExternalName that resolves only to addresses Portico never connects to (external.ts):
@@ -40,6 +43,7 @@ const BODY: Record<ProxyErrorCode, string> = {
   ClientBodyTimeout: "request body timeout\n",
   BodyTooLarge: "request body too large\n",
   Internal: "internal error\n",
+  AuthFailed: "internal error\n",
   UpstreamConnect: "bad gateway\n",
   UpstreamReset: "bad gateway\n",
   UpstreamAddressForbidden: "bad gateway\n",
@@ -52,7 +56,7 @@ const BODY: Record<ProxyErrorCode, string> = {
 // 400, 413, 414, 500 and 501, and closes on a client_body_timeout 408): what follows such a
 // request on the connection cannot be trusted to start a new request (a header block we
 // refused, a body we did not read), and Bun would otherwise parse it as one and run it.
-const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "Internal"]);
+const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "Internal", "AuthFailed"]);
 
 export class ProxyError extends Error {
   readonly code: ProxyErrorCode;

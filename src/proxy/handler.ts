@@ -35,6 +35,15 @@ export interface ProxyHandler {
 // with proxy-next-upstream's `non_idempotent`.
 const NON_IDEMPOTENT = new Set(["POST", "LOCK", "PATCH"]);
 
+/** The statuses nginx's add_header (without `always`) applies to. */
+const ADD_HEADER_STATUSES = new Set([200, 201, 204, 206, 301, 302, 303, 304, 307, 308]);
+
+/** A policy's Set-Cookie lines (PolicyFlow.setCookies) on an answer with this status. */
+function addCookies(h: Headers, status: number, c: PolicyFlow["setCookies"]): void {
+  if (c === null || (!c.always && !ADD_HEADER_STATUSES.has(status))) return;
+  for (const val of c.values) h.append("set-cookie", val);
+}
+
 /** The first hop's X-Forwarded-Proto ("https, http" lists the client's first). */
 function clientScheme(xfp: string | null): "http" | "https" | null {
   if (xfp === null) return null;
@@ -46,6 +55,17 @@ function peerOf(req: Request, server: Server<WsData>): string {
   const a = server.requestIP(req)?.address ?? "";
   // An IPv4 client on a dual-stack socket shows up as ::ffff:a.b.c.d.
   return a.startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
+}
+
+/** The upstream request fields a policy set (PolicyFlow.upstreamRequestHeaders): each replaces Portico's or the client's; null removes. */
+function withPolicyFields(h: Headers, flow: PolicyFlow | null): Headers {
+  const set = flow?.upstreamRequestHeaders;
+  if (set == null) return h;
+  for (const [k, val] of Object.entries(set)) {
+    if (val === null) h.delete(k);
+    else h.set(k, val);
+  }
+  return h;
 }
 
 export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; external?: ExternalResolver }): ProxyHandler {
@@ -99,6 +119,8 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
     // Once switched off it stays off for the connection's later keep-alive idling too
     // (measured), so it is set back to IDLE_TIMEOUT_S just before the response ends; Bun
     // ignores the call once the response is complete, hence "before".
+    // The route's policies, once they ran: their Set-Cookie lines go on every later answer.
+    let flow: PolicyFlow | null = null;
     let timerOff = false;
     const timerOffNow = () => {
       timerOff = true;
@@ -113,7 +135,9 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       rec.bytesOut = req.method === "HEAD" ? 0 : errorBodyBytes(e.code);
       finish(statusOf(e.code), e.code);
       if (e.code === "Internal") log.error("proxy internal error", { err: e.detail, requestId });
-      return errorResponse(e.code, common);
+      const res = errorResponse(e.code, common);
+      if (flow !== null) addCookies(res.headers, res.status, flow.setCookies);
+      return res;
     };
 
     try {
@@ -145,16 +169,23 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       // Per-route policies, in their fixed stage order (docs/design.md, "Annotations and
       // policies"). A route without any pays this null check.
       const stages = route.options.stages;
+      const opts = route.options;
+      const responseTimeoutMs = opts.responseTimeoutMs ?? config.responseTimeoutMs;
+      const connectTimeoutMs = opts.connectTimeoutMs ?? config.connectTimeoutMs;
       let added: Readonly<Record<string, string>> | null = null;
       let removeHeaders: readonly string[] | null = null;
       if (stages !== null) {
-        const flow: PolicyFlow = {
+        flow = {
           req, route, hostname: v.hostname, path: v.target.path, query: v.target.query, scheme: seen,
           clientIp: clientIpOf(peer, req.headers.get("x-forwarded-for"), trusted, isTrusted),
-          responseHeaders: common, upstreamResponseHeaders: null, pathAndQuery, backend, removeHeaders: null,
+          requestId, trusted, underscores: config.enableUnderscoresInHeaders, connectTimeoutMs, responseTimeoutMs,
+          maxResponseHeaderBytes: config.maxResponseHeaderSize,
+          responseHeaders: common, upstreamResponseHeaders: null, upstreamRequestHeaders: null, setCookies: null,
+          pathAndQuery, backend, removeHeaders: null,
         };
         const answer = await runPolicies(stages, flow);
         if (answer !== null) {
+          addCookies(answer.headers, answer.status, flow.setCookies);
           finish(answer.status, null);
           return answer;
         }
@@ -166,8 +197,6 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       }
       if (backend.status !== "ok" || backend.endpoints.length === 0) return fail(new ProxyError("NoEndpoints", backend.status));
 
-      const opts = route.options;
-      const responseTimeoutMs = opts.responseTimeoutMs ?? config.responseTimeoutMs;
       const idleMs = opts.streamIdleTimeoutMs ?? config.streamIdleTimeoutMs;
       // Body limit (--max-body-size / portico.dev/max-body-size): a declared length over the
       // limit is refused before any upstream is contacted.
@@ -211,7 +240,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
         const proto = req.headers.get("sec-websocket-protocol");
         const { ws, upstream } = await connectUpstreamWs({
           backend, balancer, pathAndQuery,
-          headers: upstreamHeaders(req.headers, ctx, clientIp, true),
+          headers: withPolicyFields(upstreamHeaders(req.headers, ctx, clientIp, true), flow),
           protocols: proto === null ? [] : proto.split(",").map((s) => s.trim()).filter((s) => s !== ""),
           timeoutMs: responseTimeoutMs, external: deps.external,
           record: rec,
@@ -254,10 +283,10 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       try {
         result = await forward(
           {
-            method: req.method, pathAndQuery, headers: upstreamHeaders(req.headers, ctx, clientIp, false, v.filtered),
+            method: req.method, pathAndQuery, headers: withPolicyFields(upstreamHeaders(req.headers, ctx, clientIp, false, v.filtered), flow),
             body: metered?.stream ?? null, idempotent: !NON_IDEMPOTENT.has(req.method), retry: opts.retry,
             backend, clientSignal, stopSignal: hardStop.signal, signal: abort.signal, responseTimeoutMs,
-            connectTimeoutMs: opts.connectTimeoutMs ?? config.connectTimeoutMs, maxHeaderBytes: config.maxResponseHeaderSize,
+            connectTimeoutMs, maxHeaderBytes: config.maxResponseHeaderSize,
             balancer, hooks, external: deps.external, record: rec,
           },
           control,
@@ -269,8 +298,10 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       rec.upstream = result.upstream.authority;
       rec.upstreamStatus = up.status;
       rec.upstreamMs = result.upstreamMs;
+      const down = downstreamHeaders(up.headers, requestId, hsts, added);
+      if (flow !== null) addCookies(down, up.status, flow.setCookies);
       return await relayResponse({
-        up, req, headers: downstreamHeaders(up.headers, requestId, hsts, added), draining: inflight.draining,
+        up, req, headers: down, draining: inflight.draining,
         idleMs, control, rec, finish, timerOffNow, timerBack,
       });
     } catch (e) {

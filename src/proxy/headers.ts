@@ -17,6 +17,9 @@ const HOP_BY_HOP = new Set([
   "proxy-authenticate",
 ]);
 
+/** Whether a (lower-cased) field name is hop-by-hop or addressed to the proxy (HOP_BY_HOP). */
+export const isHopByHop = (k: string): boolean => HOP_BY_HOP.has(k);
+
 // Set by us from what we saw; a client-supplied value is a spoof unless it came through a
 // trusted proxy (then X-Forwarded-For is appended to and the others are kept).
 const FORWARDED = new Set(["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-port", "x-real-ip", "forwarded"]);

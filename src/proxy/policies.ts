@@ -8,6 +8,8 @@ import { ACCESS_KINDS } from "./access.ts";
 import { BASIC_AUTH } from "./basic-auth.ts";
 import { CORS_POLICY_KIND } from "./cors.ts";
 import { CANARY_KIND, canaryKind } from "./canary.ts";
+import { EXTERNAL_AUTH_KIND } from "../annotations/external-auth.ts";
+import { createExternalAuthKind } from "./external-auth.ts";
 import { ProxyError } from "./errors.ts";
 
 /** What a policy sees of the request, and the two things a stage may change. */
@@ -34,6 +36,28 @@ export interface PolicyFlow {
    * the backend's Vary instead); null for none, so a route without them pays nothing.
    */
   upstreamResponseHeaders: Readonly<Record<string, string>> | null;
+  /** This request's X-Request-ID. */
+  readonly requestId: string;
+  /** Whether the peer is a trusted proxy (--trusted-proxies). */
+  readonly trusted: boolean;
+  /** Forward header names containing "_" (--enable-underscores-in-headers). */
+  readonly underscores: boolean;
+  /** The route's connect and response-header deadlines, flags applied. */
+  readonly connectTimeoutMs: number;
+  readonly responseTimeoutMs: number;
+  /** --max-response-header-size. */
+  readonly maxResponseHeaderBytes: number;
+  /**
+   * Fields set on the upstream request after Portico's own (a null value removes the field);
+   * null for none. External authentication copies the auth answer's fields here.
+   */
+  upstreamRequestHeaders: Readonly<Record<string, string | null>> | null;
+  /**
+   * Set-Cookie lines added to the client's answer, each its own field, next to the backend's
+   * (nginx's `add_header Set-Cookie`): with `always` on every answer, otherwise only on the
+   * statuses add_header covers (200, 201, 204, 206, 301, 302, 303, 304, 307, 308). Null for none.
+   */
+  setCookies: { readonly values: readonly string[]; readonly always: boolean } | null;
   /** Path and query sent upstream: the rewrite stage may change it. */
   pathAndQuery: string;
   /** Where the request goes: the backend stage may change it. */
@@ -63,6 +87,7 @@ export const POLICY_KINDS: PolicyKinds = new Map<string, PolicyKind>([
   ["basic-auth", BASIC_AUTH],
   [CORS_KIND, CORS_POLICY_KIND],
   [CANARY_KIND, canaryKind()],
+  [EXTERNAL_AUTH_KIND, createExternalAuthKind()],
 ]);
 
 export type PolicyRunner = (stages: readonly StagePolicy[], flow: PolicyFlow) => Promise<Response | null>;

@@ -353,11 +353,12 @@ describe("the WebSocket path", () => {
 });
 
 describe("access annotations Portico does not implement", () => {
-  // Access control fails closed: ingress-nginx would check these requests (auth-url asks the
-  // auth service, auth-tls-secret demands a client certificate), so serving them unchecked
-  // would open the route. docs/design.md, "Annotations and policies".
-  test("auth-url or auth-tls-secret: every request refused with 503, the backend never reached", async () => {
-    for (const [name, value] of [["auth-url", "http://auth.shop.svc.cluster.local/check"], ["auth-tls-secret", "shop/ca"]] as const) {
+  // Access control fails closed: ingress-nginx would check these requests (auth-tls-secret
+  // demands a client certificate), so serving them unchecked would open the route.
+  // docs/design.md, "Annotations and policies". (auth-url is implemented now:
+  // test/proxy/external-auth.test.ts.)
+  test("auth-tls-secret: every request refused with 503, the backend never reached", async () => {
+    for (const [name, value] of [["auth-tls-secret", "shop/ca"]] as const) {
       const parsed = parseAnnotations({ [`${N}${name}`]: value });
       expect(parsed.problems).toEqual([expect.stringContaining(`${N}${name}: access control Portico does not implement`)]);
       const p = start(optionsOf({ [`${N}${name}`]: value }));
@@ -369,6 +370,7 @@ describe("access annotations Portico does not implement", () => {
 
   test("their tuning annotations alone change nothing (ingress-nginx reads them only with the guard)", async () => {
     const p = start(optionsOf({ [`${N}auth-signin`]: "https://login.test/start", [`${N}auth-tls-verify-depth`]: "2" }));
+    // auth-signin without auth-url: ingress-nginx's authreq parser stops at the missing URL.
     expect((await p.get()).status).toBe(200);
   });
 });
