@@ -1,0 +1,93 @@
+// auth-* values as ingress-nginx's authreq parser reads them (internal/ingress/annotations/
+// authreq/main.go and parser/validators.go at dbb11b92), with Portico's fail-closed outcomes;
+// and the stage policy a route carries, through JSON as the workers receive it.
+import { describe, expect, test } from "bun:test";
+import { createPolicyRunner } from "../proxy/policies.ts";
+import { DEFAULT_CACHE_DURATION, EXTERNAL_AUTH_KIND, parseCacheDuration, parseTemplate } from "./external-auth.ts";
+import { parseAnnotations } from "./parse.ts";
+import { NGINX_PREFIX } from "./spec.ts";
+
+const parse = (a: Record<string, string>) => parseAnnotations(Object.fromEntries(Object.entries(a).map(([k, val]) => [NGINX_PREFIX + k, val])));
+
+describe("external-auth annotations", () => {
+  test("auth-url alone: one authentication stage with ingress-nginx's defaults", () => {
+    const a = parse({ "auth-url": "http://auth.ns.svc.cluster.local:8080/check?x=1" });
+    expect(a.problems).toEqual([]);
+    expect(a.unsupported).toEqual([]);
+    expect(a.options.stages).toEqual([
+      {
+        stage: "authentication",
+        kind: EXTERNAL_AUTH_KIND,
+        params: {
+          url: ["http://auth.ns.svc.cluster.local:8080/check?x=1"], method: null, signin: null, redirectParam: "rd",
+          responseHeaders: [], requestRedirect: null, alwaysSetCookie: false, cacheKey: null,
+          cacheRules: [{ statuses: [200, 202, 401], ms: 300_000 }],
+        },
+      },
+    ]);
+    // The table crosses IPC as JSON: the params survive it unchanged.
+    expect(JSON.parse(JSON.stringify(a.options.stages))).toEqual(a.options.stages as never);
+  });
+
+  test("without auth-url nothing is read and no stage exists", () => {
+    const a = parse({ "auth-method": "get", "auth-cache-duration": "soon" });
+    expect(a.options.stages).toBeNull();
+    expect(a.problems).toEqual([]);
+  });
+
+  test("oauth2-proxy's documented values parse, with $host and $escaped_request_uri as variables", () => {
+    const a = parse({ "auth-url": "https://$host/oauth2/auth", "auth-signin": "https://$host/oauth2/start?rd=$escaped_request_uri" });
+    expect(a.problems).toEqual([]);
+    expect(a.policies.externalAuth.url).toEqual(["https://", { v: "host" }, "/oauth2/auth"]);
+    expect(a.policies.externalAuth.signin).toEqual(["https://", { v: "host" }, "/oauth2/start?rd=", { v: "escaped_request_uri" }]);
+  });
+
+  test("values that deny the route: each is a diagnostic and a denied policy, never a route without authentication", () => {
+    for (const [k, val] of [
+      ["auth-url", ""], ["auth-url", "a\nb"], ["auth-url", "auth.svc/check"], ["auth-url", "http://a..b/"], ["auth-url", "gopher://a/"],
+      ["auth-url", "http://a/#x"], ["auth-url", "http://$http_x_target/"], ["auth-url", "http://a/$"],
+      ["auth-method", "FETCH"], ["auth-response-headers", "X-A;"], ["auth-request-redirect", "http://a/%0d"],
+      ["auth-always-set-cookie", "on"], ["auth-cache-duration", "5x"], ["auth-cache-duration", "200"], ["auth-cache-duration", "999 5m"],
+      ["auth-cache-duration", "200 5m, 401"], ["auth-proxy-set-headers", "cm"],
+    ] as const) {
+      const a = parse({ "auth-url": "http://auth.svc/", [k]: val });
+      expect(a.problems.length).toBeGreaterThan(0);
+      expect(a.policies.externalAuth.enabled).toBe(true);
+      expect(a.policies.externalAuth.denied).toContain(`${NGINX_PREFIX}${k}`);
+      // The shared `denied` stage (ingress-nginx's "location denied"), never the auth kind.
+      expect(a.options.stages).toEqual([{ stage: "denied", kind: "refuse", params: { status: 503, reason: `external authentication: ${a.policies.externalAuth.denied!}` } }]);
+    }
+  });
+
+  test("values ingress-nginx ignores are ignored here too (with a diagnostic), which stays closed", () => {
+    const a = parse({ "auth-url": "http://auth.svc/", "auth-signin": "http://a/<x>", "auth-signin-redirect-param": "r d!", "auth-cache-key": "$request_body" });
+    expect(a.policies.externalAuth.denied).toBeNull();
+    expect(a.policies.externalAuth.signin).toBeNull();
+    expect(a.policies.externalAuth.redirectParam).toBe("rd");
+    expect(a.policies.externalAuth.cacheKey).toBeNull();
+    expect(a.problems).toHaveLength(3);
+  });
+
+  test("auth-cache-duration: nginx's proxy_cache_valid forms", () => {
+    expect(parseCacheDuration(DEFAULT_CACHE_DURATION)).toEqual([{ statuses: [200, 202, 401], ms: 300_000 }]);
+    expect(parseCacheDuration("200 202 10m, 401 5m")).toEqual([{ statuses: [200, 202], ms: 600_000 }, { statuses: [401], ms: 300_000 }]);
+    expect(parseCacheDuration("1h")).toEqual([{ statuses: [200, 301, 302], ms: 3_600_000 }]);
+    expect(parseCacheDuration("any 30s")).toEqual([{ statuses: null, ms: 30_000 }]);
+    for (const bad of ["", "200", "200 1h 30m", "200 5", "099 5m", "600 5m", "abc 5m", "5m 200"]) expect(parseCacheDuration(bad)).toBeNull();
+  });
+
+  test("templates: $name and ${name}; a bare $ and unlisted names are refused", () => {
+    const all = () => true;
+    expect(parseTemplate("a$http_x-${cookie_s}b", all)).toEqual({ ok: true, parts: ["a", { v: "http_x" }, "-", { v: "cookie_s" }, "b"] });
+    expect(parseTemplate("a$", all).ok).toBe(false);
+    expect(parseTemplate("a${x", all).ok).toBe(false);
+    expect(parseTemplate("$x", (n) => n === "y").ok).toBe(false);
+  });
+
+  test("a denied policy is a 503 for the runner, not a pass", async () => {
+    const a = parse({ "auth-url": "http://auth.svc/", "auth-cache-duration": "soon" });
+    const run = createPolicyRunner();
+    const answer = await run(a.options.stages!, { responseHeaders: {} } as never);
+    expect(answer?.status).toBe(503);
+  });
+});
