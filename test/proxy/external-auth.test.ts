@@ -60,7 +60,7 @@ interface Setup {
 async function setup(
   annotations: Record<string, string>,
   authReply: (r: RawRequest) => string | null,
-  opts: { backendReply?: string; inject?: boolean; host?: string | null; authPort?: number; authOnHead?: (head: string, sock: import("node:net").Socket) => void } = {},
+  opts: { backendReply?: string; inject?: boolean; host?: string | null; path?: string; authPort?: number; authOnHead?: (head: string, sock: import("node:net").Socket) => void } = {},
 ): Promise<Setup> {
   const auth = await rawBackend(authReply, opts.authOnHead);
   cleanup.push(() => auth.stop());
@@ -77,7 +77,7 @@ async function setup(
     kinds.set(EXTERNAL_AUTH_KIND, createExternalAuthKind({ resolver }));
   }
   const host = opts.host === undefined ? "app.test" : opts.host;
-  const table = makeTable([{ host, backend: makeBackend([be.port]), options: parsed.options }]);
+  const table = makeTable([{ host, path: opts.path ?? "/", backend: makeBackend([be.port]), options: parsed.options }]);
   const records: AccessRecord[] = [];
   const handler = createProxyHandler({
     config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http", policyKinds: kinds,
@@ -352,5 +352,15 @@ describe("external auth: the address policy (no injection)", () => {
     expect((await s.send("GET", "/", { host: "auth.test.svc" })).status).toBe(500);
     expect(s.auth.conns).toHaveLength(0);
     expect(s.be.requests()).toHaveLength(0);
+  });
+});
+
+describe("external auth: no-auth-locations", () => {
+  test("a rule path under /.well-known/acme-challenge is not authenticated (ingress-nginx's no-auth-locations default)", async () => {
+    const s = await setup({ "auth-url": "http://AUTH/" }, () => reply("401 Unauthorized"), { path: "/.well-known/acme-challenge" });
+    expect((await s.send("GET", "/.well-known/acme-challenge/token")).status).toBe(200);
+    expect(s.auth.used()).toHaveLength(0);
+    const t = await setup({ "auth-url": "http://AUTH/" }, () => reply("401 Unauthorized"));
+    expect((await t.send("GET", "/.well-known/acme-challenge/token")).status).toBe(401);
   });
 });
