@@ -2,7 +2,7 @@
 // docs/design.md "Regular expressions".
 export { compilePathRegex, MAX_PATTERN_LENGTH, MAX_PROGRAM_SIZE, PathRegex } from "./path-regex.ts";
 export type { PathMatch, PathRegexResult } from "./path-regex.ts";
-export { compileRewriteTarget, expandRewrite, isValidRewriteTarget } from "./rewrite.ts";
+export { compileRewriteTarget, compileTemplate, expandRewrite, isValidRewriteTarget } from "./rewrite.ts";
 export type { RewriteTarget, RewriteTargetResult } from "./rewrite.ts";
 export { expandLocations, hostUsesRegex, needsRewrite, orderLocations, regexLocations } from "./locations.ts";
 export type { DeclaredPathType, HostPath, RegexLocation } from "./locations.ts";

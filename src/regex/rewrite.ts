@@ -49,6 +49,14 @@ export function compileRewriteTarget(target: string, re: Pick<PathRegex, "groupN
   if (!isValidRewriteTarget(target)) {
     return { ok: false, reason: "may contain only letters, digits and - . _ ~ / : $ (ingress-nginx ignores other values)" };
   }
+  return compileTemplate(target, re);
+}
+
+/**
+ * The `$` expansion of compileRewriteTarget without its character check, for other values
+ * nginx expands with the same captures (x-forwarded-prefix, whose own check allows spaces).
+ */
+export function compileTemplate(target: string, re: Pick<PathRegex, "groupNames">): RewriteTargetResult {
   const named = namedCaptures(re.groupNames);
   const parts: Part[] = [];
   let literal = "";
