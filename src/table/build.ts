@@ -8,6 +8,7 @@
 // built once and handed out as they are (readonly types), not copied.
 // The incremental compiler builds host entries one by one (buildHost) and reuses the
 // unchanged ones in the next table (assembleTable).
+import { buildRegexRoutes, type RegexLocationSpec } from "./regex.ts";
 import { pathSegments } from "./segments.ts";
 import type { HostRoutes, Match, Route, RouteTable } from "./types.ts";
 
@@ -16,11 +17,6 @@ interface MutableSlot {
   prefix: Match | null;
   prefixLen: number;
   prefixRank: number;
-}
-
-/** The Prefix key of a rule path: its path elements joined by "/" (PathSlot). */
-function prefixKey(path: string): string {
-  return pathSegments(path).join("/");
 }
 
 /** Precedence between two routes of one host: negative when `a` wins. Stable on priority. */
@@ -40,8 +36,17 @@ export function viaOf(hostKey: string): Match["via"] {
   return hostKey === "*" ? "any-host" : hostKey.startsWith("*.") ? "wildcard-host" : "exact-host";
 }
 
-/** One host entry from its routes in priority order. */
-export function buildHost(host: string, routes: readonly Route[], via: Match["via"]): HostRoutes {
+const NO_DEPTHS = new Uint8Array(0);
+
+/**
+ * One host entry from its routes in priority order. With `regex` (the host is in regex mode),
+ * the routes stay in the order given, which the specs' route indexes refer to, and the
+ * lookup runs the locations instead of the path map.
+ */
+export function buildHost(host: string, routes: readonly Route[], via: Match["via"], regex: readonly RegexLocationSpec[] | null = null): HostRoutes {
+  if (regex !== null) {
+    return { host, paths: Object.create(null), hasExact: false, prefixDepths: NO_DEPTHS, routes, regex: buildRegexRoutes(regex, routes, host, via) };
+  }
   // Array.prototype.sort is stable, so equal precedence keeps priority order.
   const sorted = routes.length > 1 ? [...routes].sort(comparePrecedence) : routes;
   const paths: Record<string, MutableSlot> = Object.create(null);
@@ -51,6 +56,7 @@ export function buildHost(host: string, routes: readonly Route[], via: Match["vi
     return sl;
   };
   let hasExact = false;
+  const depths: number[] = [];
   sorted.forEach((route, rank) => {
     const match: Match = { route, hostKey: host, via };
     if (route.pathType === "Exact") {
@@ -59,15 +65,20 @@ export function buildHost(host: string, routes: readonly Route[], via: Match["vi
       if (sl.exact === null) sl.exact = match;
       return;
     }
-    // Sorted input: the first Prefix route reaching a key is its best one.
-    const sl = slot(prefixKey(route.path));
+    // Sorted input: the first Prefix route reaching a key is its best one. The key is the
+    // rule's path elements joined by "/" (PathSlot).
+    const elements = pathSegments(route.path);
+    const sl = slot(elements.join("/"));
+    depths[elements.length] = 1;
     if (sl.prefix === null) {
       sl.prefix = match;
       sl.prefixLen = route.path.length;
       sl.prefixRank = rank;
     }
   });
-  const entry: HostRoutes = { host, paths, hasExact, routes: sorted };
+  const prefixDepths = new Uint8Array(depths.length);
+  depths.forEach((d, i) => (prefixDepths[i] = d));
+  const entry: HostRoutes = { host, paths, hasExact, prefixDepths, routes: sorted, regex: null };
   return entry;
 }
 

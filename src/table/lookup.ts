@@ -1,8 +1,9 @@
-// The data-plane lookup: host entry first, then the path inside that entry only
-// (no fallthrough across host tiers: docs/design.md "Ingress decisions"), then the default
-// route, else null (404).
-// Host is lowercased and port-stripped, path decoded and query-free: the proxy did that.
-// Allocation-light: Match objects are prebuilt; only candidate substrings are created.
+// The data-plane lookup: host entry first, then the path inside that entry only (no
+// fallthrough across host tiers: docs/design.md "Ingress decisions"), then the default route,
+// else null (404). Host is lowercased and port-stripped, the path normalised and query-free
+// (src/request/): the proxy did that. Allocation-light: Match objects are prebuilt; only
+// candidate substrings are created (and, on a regex host, a Match carrying captures).
+import { matchRegex } from "./regex.ts";
 import type { HostRoutes, Match, RouteTable } from "./types.ts";
 
 /** Pick the host entry: exact host, then `*.suffix` (exactly one extra label), then hostless. */
@@ -22,33 +23,63 @@ export function selectHost(table: RouteTable, host: string): HostRoutes | null {
 
 /**
  * Best route of one host entry for `path`, or null. Prefix candidates are the request's
- * leading path elements, longest first, each a slice of `path` (types.ts PathSlot); every
+ * leading path elements, longest first, each a slice of `path` (types.ts PathSlot); only
+ * element counts that some Prefix key has are probed (HostRoutes.prefixDepths), so a path of
+ * thousands of elements costs one scan rather than a slice and a hash per element. Every
  * candidate is checked and the same precedence as the rules decides (longest written rule
- * path, then rank), so the result does not depend on the order of the probes.
+ * path, then rank), so the result does not depend on the order of the probes. A host in
+ * regex mode runs its locations instead (table/regex.ts).
  */
 export function matchPath(entry: HostRoutes, path: string): Match | null {
+  if (entry.regex !== null) return matchRegex(entry.regex, path);
   const paths = entry.paths;
+  const depths = entry.prefixDepths;
   let best: Match | null = null;
   let bestLen = -1;
   let bestRank = -1;
   let end = path.length;
   if (end > 1 && path.charCodeAt(end - 1) === 47) end--;
   const start = path.charCodeAt(0) === 47 ? 1 : 0;
-  // Candidates: path[start, cut) for cut = end, then each "/" from the right; "" (the "/" rule) last.
-  let cut = end > start ? end : start;
-  for (;;) {
-    const slot = paths[cut === start ? "" : path.slice(start, cut)];
-    if (slot !== undefined && slot.prefix !== null) {
-      const len = slot.prefixLen;
-      if (len > bestLen || (len === bestLen && slot.prefixRank < bestRank)) {
-        best = slot.prefix;
-        bestLen = len;
-        bestRank = slot.prefixRank;
+  const maxDepth = depths.length - 1;
+  if (maxDepth >= 0) {
+    // The longest candidate: path[start, cut) holding min(maxDepth, all) elements.
+    let cut = start;
+    let depth = 0;
+    if (end > start && maxDepth > 0) {
+      depth = 1;
+      for (let i = start; ; depth++) {
+        const j = path.indexOf("/", i);
+        if (j < 0 || j >= end) {
+          cut = end;
+          break;
+        }
+        if (depth === maxDepth) {
+          cut = j;
+          break;
+        }
+        i = j + 1;
       }
     }
-    if (cut === start) break;
-    const j = path.lastIndexOf("/", cut - 1);
-    cut = j >= start ? j : start;
+    // Then each shorter one, at each "/" from the right; "" (the "/" rule) last. The key ""
+    // only ever has 0 elements (pathSegments drops the one a path like "//" would give).
+    if (cut === start) depth = 0;
+    for (;;) {
+      if (depths[depth] === 1) {
+        const slot = paths[cut === start ? "" : path.slice(start, cut)];
+        if (slot !== undefined && slot.prefix !== null) {
+          const len = slot.prefixLen;
+          if (len > bestLen || (len === bestLen && slot.prefixRank < bestRank)) {
+            best = slot.prefix;
+            bestLen = len;
+            bestRank = slot.prefixRank;
+          }
+        }
+      }
+      if (cut === start) break;
+      const j = path.lastIndexOf("/", cut - 1);
+      cut = j >= start ? j : start;
+      depth = cut === start ? 0 : depth - 1;
+    }
   }
   if (entry.hasExact) {
     const exact = paths[path]?.exact;

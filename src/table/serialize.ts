@@ -1,6 +1,7 @@
 // A deterministic, JSON-able view of a RouteTable: golden files and /debug/routes.
 // Backends are listed once (by id) and routes point at them by id.
 import { redactStage, type StagePolicy } from "./policy.ts";
+import type { RegexLocationSpec } from "./regex.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
 
@@ -20,10 +21,26 @@ export interface SerializedRoute {
   readonly options?: Record<string, boolean | number | string | readonly StagePolicy[]>;
 }
 
+/** A regex-mode host's location, in the order tried (table/regex.ts). */
+export interface SerializedLocation {
+  /** `~* "^<path>"` as ingress-nginx writes it. */
+  readonly location: string;
+  readonly origin: string;
+  /** `namespace/name rules[i].paths[j]` of its route, or "default" for the implicit "/" location. */
+  readonly route: string;
+  /** Its Ingress's rewrite-target applies to the requests it matches. */
+  readonly rewrites: boolean;
+}
+
 export interface SerializedTable {
   readonly generation?: number;
   readonly routeCount: number;
-  readonly hosts: readonly { readonly host: string; readonly routes: readonly SerializedRoute[] }[];
+  readonly hosts: readonly {
+    readonly host: string;
+    readonly routes: readonly SerializedRoute[];
+    /** Present for a host in regex mode. */
+    readonly regex?: readonly SerializedLocation[];
+  }[];
   readonly defaultRoute: SerializedRoute | null;
   readonly backends: readonly Record<string, unknown>[];
 }
@@ -55,6 +72,12 @@ function route(r: Route): SerializedRoute {
     ...(r.canary ? { canary: { ingress: `${r.canary.ingress.namespace}/${r.canary.ingress.name}`, backend: r.canary.backend.id } } : {}),
     ...(options(r.options) ? { options: options(r.options) } : {}),
   };
+}
+
+function location(l: RegexLocationSpec, h: HostRoutes): SerializedLocation {
+  const r = h.routes[l.route];
+  const where = r === undefined ? "default" : `${r.ingress.namespace}/${r.ingress.name} rules[${r.ruleIndex}].paths[${r.pathIndex}]`;
+  return { location: `~* "^${l.path}"`, origin: l.origin, route: where, rewrites: l.captures };
 }
 
 function upstream(u: Upstream): Record<string, unknown> {
@@ -101,6 +124,7 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
       if (r.canary) backends.set(r.canary.backend.id, r.canary.backend);
       return route(r);
     }),
+    ...(h.regex ? { regex: h.regex.specs.map((l) => location(l, h)) } : {}),
   }));
   if (table.defaultRoute) backends.set(table.defaultRoute.backend.id, table.defaultRoute.backend);
   const ids = [...backends.keys()].sort();

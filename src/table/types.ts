@@ -1,6 +1,7 @@
 // The route table: built once by compile/, frozen, swapped by one assignment in the holder.
 // The data plane reads it once per request and never mutates it.
 import type { StagePolicy } from "./policy.ts";
+import type { RegexHit, RegexRoutes } from "./regex.ts";
 
 /** One pod (or ExternalName) address a backend can send to. */
 export interface Upstream {
@@ -142,8 +143,19 @@ export interface HostRoutes {
   readonly paths: { readonly [key: string]: PathSlot | undefined };
   /** Whether any route is Exact (the exact probe is skipped otherwise). */
   readonly hasExact: boolean;
+  /**
+   * `prefixDepths[n]` is 1 when some Prefix key has n path elements ("" has 0); its length is
+   * one more than the deepest. The lookup probes only those element counts, so a request
+   * path of thousands of elements costs a scan, not thousands of slices and hashes.
+   */
+  readonly prefixDepths: Uint8Array;
   /** All routes of this host in precedence order, for /debug/routes and the reference matcher. */
   readonly routes: readonly Route[];
+  /**
+   * Set when the host is in ingress-nginx's regex mode (docs/design.md "Regular expressions"):
+   * its locations replace `paths`, which is then empty.
+   */
+  readonly regex: RegexRoutes | null;
 }
 
 export interface RouteTable {
@@ -165,4 +177,6 @@ export interface Match {
   /** Which host entry matched: the exact host, the wildcard (`*.foo.com`), `*`, or the default. */
   readonly hostKey: string;
   readonly via: "exact-host" | "wildcard-host" | "any-host" | "default";
+  /** Set when a regex-mode host's location matched (table/regex.ts). */
+  readonly regex?: RegexHit;
 }

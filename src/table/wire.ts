@@ -16,13 +16,16 @@
 // size) are spelled as strings. A route's stage policies are JSON already (table/policy.ts)
 // and go as they are; the receiver freezes them again. A route's canary backend (Route.canary)
 // is listed and referred to exactly as its backend is. The path maps are not shipped:
-// decodeTable() rebuilds them with buildTable(), the same code that built the original.
-import { buildHost, buildTable, patchTable, viaOf } from "./build.ts";
+// decodeTable() rebuilds them with buildHost(), the same code that built the original. A host
+// in regex mode ships its locations as data (the patterns as written, table/regex.ts) and the
+// receiver compiles them again: compiled regexes are not data.
+import { assembleTable, buildHost, hostKeyOf, patchTable, viaOf } from "./build.ts";
 import { deepFreeze, type StagePolicy } from "./policy.ts";
+import type { RegexLocationSpec } from "./regex.ts";
 import { allRoutes } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteCanary, RouteOptions, RouteTable, Upstream } from "./types.ts";
 
-export const WIRE_VERSION = 1;
+export const WIRE_VERSION = 2;
 
 /** A number that JSON can carry: finite numbers as is, the rest spelled out. */
 export type WireNumber = number | "Infinity" | "-Infinity" | "NaN";
@@ -55,8 +58,15 @@ export interface WireDelta {
   readonly v: typeof WIRE_VERSION;
   /** Backends the routes below refer to by index (the ones the registry does not hold). */
   readonly backends: readonly WireBackend[];
-  /** Host entries by key (`foo.com`, `*.foo.com`, `*`): routes in precedence order, or null = removed. */
-  readonly hosts: readonly { readonly host: string; readonly routes: readonly WireRoute[] | null }[];
+  /**
+   * Host entries by key (`foo.com`, `*.foo.com`, `*`): routes in the entry's order, or null =
+   * removed; `regex`: the locations of a host in regex mode (indexes into `routes`).
+   */
+  readonly hosts: readonly {
+    readonly host: string;
+    readonly routes: readonly WireRoute[] | null;
+    readonly regex?: readonly RegexLocationSpec[];
+  }[];
   /** Absent: the default route did not change. */
   readonly defaultRoute?: WireRoute | null;
   readonly routeCount: number;
@@ -65,9 +75,11 @@ export interface WireDelta {
 export interface WireTable {
   readonly v: typeof WIRE_VERSION;
   readonly backends: readonly WireBackend[];
-  /** Every host's routes, hosts in table order, each host's routes in precedence order. */
+  /** Every host's routes, hosts in table order, each host's routes in the entry's order. */
   readonly routes: readonly WireRoute[];
   readonly defaultRoute: WireRoute | null;
+  /** The locations of each host in regex mode (indexes into that host's routes above). */
+  readonly regex: readonly { readonly host: string; readonly locations: readonly RegexLocationSpec[] }[];
 }
 
 function encodeNumber(n: number): WireNumber {
@@ -152,11 +164,16 @@ function routeDecoder(backends: readonly Backend[], registry: ReadonlyMap<string
 /** The whole table. With a registry, it is reset to this table's backends (the receiver's will be). */
 export function encodeTable(table: RouteTable, registry?: BackendRegistry): WireTable {
   const enc = routeEncoder(() => false);
+  const regex: { host: string; locations: readonly RegexLocationSpec[] }[] = [];
+  for (const e of [...table.exact.values(), ...table.wildcard.values(), ...(table.any ? [table.any] : [])]) {
+    if (e.regex !== null) regex.push({ host: e.host, locations: e.regex.specs });
+  }
   const wire: WireTable = {
     v: WIRE_VERSION,
     routes: allRoutes(table).map(enc.route),
     defaultRoute: table.defaultRoute ? enc.route(table.defaultRoute) : null,
     backends: enc.backends,
+    regex,
   };
   if (registry) {
     registry.clear();
@@ -168,14 +185,31 @@ export function encodeTable(table: RouteTable, registry?: BackendRegistry): Wire
 /**
  * Rebuild a RouteTable that answers every lookup as the encoded one did. Re-sorting a host's
  * routes that are already in precedence order is a no-op (the sort is stable), so ties keep
- * their priority order. Throws on a backend index out of range (a corrupt message). With a
- * registry, it is reset to this table's backends once the table is decoded.
+ * their priority order; a regex host's routes are kept in the order sent, which its locations
+ * index. Throws on a backend index out of range or a regex location that does not compile (a
+ * corrupt message). With a registry, it is reset to this table's backends once the table is
+ * decoded.
  */
 export function decodeTable(wire: WireTable, registry?: BackendRegistry): RouteTable {
   if (wire.v !== WIRE_VERSION) throw new Error(`route table wire version ${String(wire.v)} is not ${WIRE_VERSION}`);
   const backends = wire.backends.map(decodeBackend);
   const route = routeDecoder(backends, null);
-  const table = buildTable(wire.routes.map(route), wire.defaultRoute ? route(wire.defaultRoute) : null);
+  const byHost = new Map<string, Route[]>();
+  for (const w of wire.routes) {
+    const r = route(w);
+    const k = hostKeyOf(r);
+    const list = byHost.get(k);
+    if (list) list.push(r);
+    else byHost.set(k, [r]);
+  }
+  const regex = new Map(wire.regex.map((h) => [h.host, h.locations] as const));
+  for (const k of regex.keys()) if (!byHost.has(k)) throw new Error(`regex locations for host ${k}, which has no routes`);
+  const keys = [...byHost.keys()].sort();
+  const table = assembleTable(
+    keys.map((k) => buildHost(k, byHost.get(k) as Route[], viaOf(k), regex.get(k) ?? null)),
+    wire.defaultRoute ? route(wire.defaultRoute) : null,
+    wire.routes.length,
+  );
   if (registry) {
     registry.clear();
     for (const b of backends) registry.set(b.id, b);
@@ -208,7 +242,11 @@ export function countChangedHosts(prev: RouteTable, next: RouteTable): number {
  */
 export function encodeDelta(prev: RouteTable, next: RouteTable, registry: BackendRegistry): WireDelta {
   const enc = routeEncoder((b) => registry.get(b.id) === b);
-  const hosts = changedHosts(prev, next).map(([host, e]) => ({ host, routes: e ? e.routes.map(enc.route) : null }));
+  const hosts = changedHosts(prev, next).map(([host, e]) => ({
+    host,
+    routes: e ? e.routes.map(enc.route) : null,
+    ...(e?.regex ? { regex: e.regex.specs } : {}),
+  }));
   const delta: WireDelta = {
     v: WIRE_VERSION,
     hosts,
@@ -228,7 +266,9 @@ export function applyDelta(current: RouteTable, delta: WireDelta, registry: Back
   if (delta.v !== WIRE_VERSION) throw new Error(`route table wire version ${String(delta.v)} is not ${WIRE_VERSION}`);
   const backends = delta.backends.map(decodeBackend);
   const route = routeDecoder(backends, registry);
-  const changes = delta.hosts.map(({ host, routes }) => [host, routes ? buildHost(host, routes.map(route), viaOf(host)) : null] as const);
+  const changes = delta.hosts.map(
+    ({ host, routes, regex }) => [host, routes ? buildHost(host, routes.map(route), viaOf(host), regex ?? null) : null] as const,
+  );
   const defaultRoute = delta.defaultRoute === undefined ? current.defaultRoute : delta.defaultRoute ? route(delta.defaultRoute) : null;
   // Map order is irrelevant to lookups: new hosts are appended.
   const table = patchTable(current, changes, defaultRoute, delta.routeCount, true);

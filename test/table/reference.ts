@@ -1,11 +1,13 @@
 // A deliberately naive matcher for tests: a linear scan over every route of the table, written
 // straight from the Ingress v1 matching rules (an exact host beats a wildcard beats no host;
 // the longest path wins, Exact over Prefix at equal length; Prefix matches whole path elements)
-// without the table's path maps or host maps. The lookup suite and a property test run against
-// both this and `lookup`, and the goldens check every expected request against both.
+// without the table's path maps or host maps; a host in ingress-nginx's regex mode tries its
+// locations one at a time, each compiled afresh. The lookup suite and a property test run
+// against both this and `lookup`, and the goldens check every expected request against both.
+import { compilePathRegex } from "../../src/regex/index.ts";
 import { isSegmentPrefix, pathSegments } from "../../src/table/segments.ts";
 import { allRoutes } from "../../src/table/routes.ts";
-import type { Match, Route, RouteTable } from "../../src/table/types.ts";
+import type { HostRoutes, Match, Route, RouteTable } from "../../src/table/types.ts";
 
 function hostMatches(ruleHost: string, host: string): boolean {
   if (!ruleHost.startsWith("*.")) return false;
@@ -17,6 +19,14 @@ function hostMatches(ruleHost: string, host: string): boolean {
 function pathMatches(route: Route, path: string): boolean {
   if (route.pathType === "Exact") return route.path === path;
   return isSegmentPrefix(pathSegments(route.path), pathSegments(path));
+}
+
+/** The host entry holding `route`. */
+function entryOf(table: RouteTable, route: Route): HostRoutes | undefined {
+  for (const e of [...table.exact.values(), ...table.wildcard.values(), ...(table.any ? [table.any] : [])]) {
+    if (e.routes.includes(route)) return e;
+  }
+  return undefined;
 }
 
 /** Same contract as `lookup`, computed the slow, obvious way. */
@@ -32,6 +42,25 @@ export function referenceLookup(table: RouteTable, host: string, path: string): 
   if (tier.length === 0) {
     tier = routes.filter((r) => r.host === null);
     via = "any-host";
+  }
+  // A host in regex mode: its locations one by one, in order, each compiled afresh (the lookup
+  // runs one set pass over the cached ones), on the fully decoded path.
+  const rx = tier.length > 0 ? entryOf(table, tier[0] as Route)?.regex : null;
+  if (rx) {
+    let uri: string;
+    try {
+      uri = decodeURIComponent(path);
+    } catch {
+      uri = "";
+    }
+    for (const spec of rx.specs) {
+      const re = compilePathRegex(spec.path);
+      if (!re.ok || !re.re.test(uri)) continue;
+      if (spec.route < 0) break;
+      const route = (entryOf(table, tier[0] as Route) as HostRoutes).routes[spec.route] as Route;
+      return { route, hostKey: route.host ?? "*", via };
+    }
+    return table.defaultRoute ? { route: table.defaultRoute, hostKey: "", via: "default" } : null;
   }
   let best: Route | null = null;
   let bestIndex = -1;
