@@ -21,10 +21,6 @@ function nyi(family: FamilyName, names: string | readonly string[], description:
 }
 
 export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
-  // Paths matched as regular expressions, rewrites.
-  nyi("regex-rewrite", "use-regex", "match this host's paths as case-insensitive regular expressions"),
-  nyi("regex-rewrite", "rewrite-target", "rewrite the path sent upstream, with `$1`… from the path regex"),
-  nyi("regex-rewrite", "x-forwarded-prefix", "send X-Forwarded-Prefix on rewritten requests"),
   // Redirects answered by the proxy.
   nyi("redirects", "permanent-redirect", "answer every request with a redirect to this URL"),
   nyi("redirects", "permanent-redirect-code", "status of `permanent-redirect` (default 301)"),

@@ -24,9 +24,9 @@ describe("parseAnnotations", () => {
   });
 
   test("an Ingress with only unsupported annotations shares the default options", () => {
-    const a = nginx("rewrite-target", "/");
+    const a = nginx("configuration-snippet", "return 200;");
     expect(a.options).toBe(DEFAULT_ROUTE_OPTIONS);
-    expect(a.unsupported).toEqual([`${NGINX_PREFIX}rewrite-target`]);
+    expect(a.unsupported).toEqual([`${NGINX_PREFIX}configuration-snippet`]);
   });
 
   test("results are frozen all the way to each family's policy", () => {
@@ -161,13 +161,13 @@ describe("parseAnnotations", () => {
   test("unknown and not implemented names of both prefixes are unsupported, sorted; implemented ones are not", () => {
     const a = parseAnnotations({
       "portico.dev/unknown-thing": "x",
-      "nginx.ingress.kubernetes.io/rewrite-target": "/$2",
+      "nginx.ingress.kubernetes.io/server-snippet": "return 200;",
       "nginx.ingress.kubernetes.io/made-up": "1",
       "nginx.ingress.kubernetes.io/proxy-body-size": "1m",
       "portico.dev/hsts": "true",
       "kubernetes.io/ingress.class": "portico",
     });
-    expect(a.unsupported).toEqual(["nginx.ingress.kubernetes.io/made-up", "nginx.ingress.kubernetes.io/rewrite-target", "portico.dev/unknown-thing"]);
+    expect(a.unsupported).toEqual(["nginx.ingress.kubernetes.io/made-up", "nginx.ingress.kubernetes.io/server-snippet", "portico.dev/unknown-thing"]);
     expect(a.problems).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@ import { basicAuthStage, refuseStage, sourceRangeStage } from "./access-stages.t
 import { CORS_KIND } from "./cors.ts";
 import { GUARDS_ACCESS } from "./not-implemented.ts";
 import { EXTERNAL_AUTH_KIND } from "./external-auth.ts";
+import { rewriteStage } from "./regex-rewrite.ts";
 import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Family, type ReadResult, type Reader } from "./spec.ts";
 
@@ -131,6 +132,8 @@ function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptio
       });
     }
   }
+  const rewrite = rewriteStage(p.regexRewrite);
+  if (rewrite !== null) stages.push(rewrite);
   const none = FAMILIES.tlsRedirect.none === p.tlsRedirect && FAMILIES.body.none === p.body && FAMILIES.timeouts.none === p.timeouts && p.retries === null;
   if (none && stages.length === 0) return DEFAULT_ROUTE_OPTIONS;
   return Object.freeze({ ...p.tlsRedirect, ...p.body, ...p.timeouts, retry: p.retries, stages: orderStages(stages) });
@@ -149,7 +152,7 @@ export function parseAnnotations(ann: Annotations): ParsedAnnotations {
   if (!ann || !Object.keys(ann).some(ours)) return NONE;
   const problems: string[] = [];
   const policies = policiesOf(createReader(ann, problems));
-  // An annotation we do not implement (rewrite-target, auth-url, snippets...) changes where or
+  // An annotation we do not implement (affinity, rate limits, snippets...) changes where or
   // how traffic goes under ingress-nginx: say so instead of ignoring it silently.
   const unsupported = Object.keys(ann)
     .filter((k) => ours(k) && !IMPLEMENTED_NAMES.has(k))

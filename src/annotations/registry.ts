@@ -10,6 +10,7 @@ import { CORS } from "./cors.ts";
 import { EXTERNAL_AUTH } from "./external-auth.ts";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
 import { RETRIES } from "./retries.ts";
+import { REGEX_REWRITE } from "./regex-rewrite.ts";
 import { namesOf, type AnnotationSpec } from "./spec.ts";
 import { TIMEOUTS } from "./timeouts.ts";
 import { TLS_REDIRECT } from "./tls-redirect.ts";
@@ -29,6 +30,7 @@ export const FAMILIES = {
   basicAuth: BASIC_AUTH,
   retries: RETRIES,
   externalAuth: EXTERNAL_AUTH,
+  regexRewrite: REGEX_REWRITE,
 } as const;
 
 /** Annotations Portico implements, family by family. */

@@ -176,7 +176,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       let removeHeaders: readonly string[] | null = null;
       if (stages !== null) {
         flow = {
-          req, route, hostname: v.hostname, path: v.target.path, query: v.target.query, scheme: seen,
+          req, route, match, hostname: v.hostname, path: v.target.path, query: v.target.query, scheme: seen,
           clientIp: clientIpOf(peer, req.headers.get("x-forwarded-for"), trusted, isTrusted),
           requestId, trusted, underscores: config.enableUnderscoresInHeaders, connectTimeoutMs, responseTimeoutMs,
           maxResponseHeaderBytes: config.maxResponseHeaderSize,

@@ -2,7 +2,7 @@
 // table/policy.ts. docs/design.md, "Annotations and policies": the handler calls the runner
 // only when a route has policies, so a route without any pays one null check.
 import { stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
-import type { Backend, Route } from "../table/types.ts";
+import type { Backend, Match, Route } from "../table/types.ts";
 import { CORS_KIND } from "../annotations/cors.ts";
 import { ACCESS_KINDS } from "./access.ts";
 import { BASIC_AUTH } from "./basic-auth.ts";
@@ -11,11 +11,14 @@ import { CANARY_KIND, canaryKind } from "./canary.ts";
 import { EXTERNAL_AUTH_KIND } from "../annotations/external-auth.ts";
 import { createExternalAuthKind } from "./external-auth.ts";
 import { ProxyError } from "./errors.ts";
+import { REWRITE_TARGET } from "./rewrite.ts";
 
 /** What a policy sees of the request, and the two things a stage may change. */
 export interface PolicyFlow {
   readonly req: Request;
   readonly route: Route;
+  /** The lookup's answer (a regex host's carries the location and its captures: table/regex.ts). */
+  readonly match: Match;
   /** The validated routing host name and normalised path the route was looked up with. */
   readonly hostname: string;
   readonly path: string;
@@ -88,6 +91,7 @@ export const POLICY_KINDS: PolicyKinds = new Map<string, PolicyKind>([
   [CORS_KIND, CORS_POLICY_KIND],
   [CANARY_KIND, canaryKind()],
   [EXTERNAL_AUTH_KIND, createExternalAuthKind()],
+  ["rewrite-target", REWRITE_TARGET],
 ]);
 
 export type PolicyRunner = (stages: readonly StagePolicy[], flow: PolicyFlow) => Promise<Response | null>;
