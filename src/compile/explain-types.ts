@@ -38,8 +38,11 @@ export interface ExplainMatch {
     readonly scheme: "http" | "https";
     readonly endpoints: readonly string[];
   };
-  /** What the proxy answers: 200-ish when the backend is ok, else 503. */
-  readonly answers: "proxied" | "503";
+  /**
+   * What the proxy answers: "proxied" when the backend is ok, else 503; a rewrite may answer
+   * first (302 for an absolute rewrite-target, 500 for a rewritten path Portico does not forward).
+   */
+  readonly answers: "proxied" | "503" | "302" | "500";
   readonly tls: boolean;
   /** The route's canary, when a canary Ingress is attached to it. */
   readonly canary?: ExplainCanary;
@@ -51,6 +54,41 @@ export interface ExplainCanary {
   /** null only if the route lost its canary policy (never from the compiler). */
   readonly rules: CanaryRules | null;
   readonly order: string;
+}
+
+/** How a host in ingress-nginx's regex mode matched the request (docs/design.md "Regular expressions"). */
+export interface ExplainRegex {
+  /** The path the locations ran on: the routed path with every escape decoded, as nginx's $uri. */
+  readonly matchedAgainst: string;
+  /** The host's locations, in the order they were tried. */
+  readonly locations: number;
+  /** The first location that matched, or null (the default route answers). */
+  readonly location: {
+    /** The regex after `^`, as written in the Ingress (or as location expansion derived it). */
+    readonly path: string;
+    readonly origin: "as-written" | "slash-added" | "exact-copy" | "implicit-root";
+    /** What runs: RE2 syntax, case-insensitive. */
+    readonly pattern: string;
+    /** Its position in the order tried (0 is first). */
+    readonly index: number;
+  } | null;
+  /** `$0` (the whole match), `$1`… of the path's own regex ("" when a group took no part). */
+  readonly groups: readonly string[];
+  readonly named: Readonly<Record<string, string>>;
+}
+
+/** What the matched route's rewrite-target does to this request. */
+export interface ExplainRewrite {
+  readonly target: string;
+  readonly outcome: "path" | "redirect" | "refused";
+  /** outcome "path": the path the backend receives (the query string is appended as received). */
+  readonly path?: string;
+  /** outcome "redirect": the Location of the 302 (the query string is appended as received). */
+  readonly location?: string;
+  /** outcome "refused": why the proxy answers 500. */
+  readonly reason?: string;
+  /** X-Forwarded-Prefix sent with the rewritten request, or null. */
+  readonly xForwardedPrefix: string | null;
 }
 
 export type CandidateVerdict =
@@ -96,6 +134,10 @@ export interface ExplainResult {
   readonly match: ExplainMatch | null;
   /** Host entry chosen before any path is looked at (null: none; the default route applies). */
   readonly hostEntry: string | null;
+  /** Set when that host entry is in ingress-nginx's regex mode. */
+  readonly regex: ExplainRegex | null;
+  /** Set when the matched route rewrites this request (rewrite-target). */
+  readonly rewrite: ExplainRewrite | null;
   /** Every rule path whose host or path is relevant to this request, and why it won or lost. */
   readonly candidates: readonly ExplainCandidate[];
   /** Candidates past EXPLAIN_LIMITS.candidatesPerVerdict, counted per verdict (empty when none). */

@@ -11,8 +11,10 @@ import { RejectedRequest } from "../request/rejected.ts";
 import { normaliseTarget } from "../request/target.ts";
 import type { Snapshot } from "../store/types.ts";
 import { lookup, selectHost } from "../table/lookup.ts";
+import { decodedPath, type RegexRoutes } from "../table/regex.ts";
+import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { isPathPrefix } from "../table/segments.ts";
-import type { Match, Route } from "../table/types.ts";
+import type { HostRoutes, Match, Route } from "../table/types.ts";
 import { Compiler } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
 import {
@@ -22,8 +24,10 @@ import {
   type ExplainCandidate,
   type ExplainCertificate,
   type ExplainMatch,
+  type ExplainRegex,
   type ExplainRequest,
   type ExplainResult,
+  type ExplainRewrite,
 } from "./explain-types.ts";
 import { tlsCovers } from "./hosts.ts";
 import type { IngressPlan, RulePath } from "./plan.ts";
@@ -94,7 +98,7 @@ function outrankReason(winner: Route, loser: { path: string; pathType: "Exact" |
   return `${winner.pathType} ${winner.path} comes first at equal precedence`;
 }
 
-function describeMatch(m: Match): ExplainMatch {
+function describeMatch(m: Match, rewrite: ExplainRewrite | null): ExplainMatch {
   const r = m.route;
   const b = r.backend;
   return {
@@ -109,7 +113,8 @@ function describeMatch(m: Match): ExplainMatch {
     pathType: r.pathType,
     declaredPathType: r.declaredPathType,
     backend: { id: b.id, status: b.status, scheme: b.scheme, endpoints: b.endpoints.map((u) => u.authority) },
-    answers: b.endpoints.length > 0 ? "proxied" : "503",
+    answers:
+      rewrite?.outcome === "redirect" ? "302" : rewrite?.outcome === "refused" ? "500" : b.endpoints.length > 0 ? "proxied" : "503",
     tls: r.tls,
     ...(r.canary === undefined ? {} : { canary: describeCanary(r) }),
   };
@@ -219,6 +224,78 @@ function notOursCandidate(plan: IngressPlan, rp: RulePath, reason: () => string,
   if (out.room("not-our-class")) out.push(plan, rp, { host, path: rulePath, pathType: rp.declaredPathType }, "not-our-class", reason());
 }
 
+const routeKey = (r: Route) => `${r.ingress.namespace}/${r.ingress.name}#${r.ruleIndex}#${r.pathIndex}`;
+
+/**
+ * A regex-mode host's locations tested against one request: the first that matches (what
+ * the lookup chose, via the same set), and each location on demand for the candidates.
+ */
+class RegexView {
+  readonly uri: string | null;
+  readonly first: number;
+  readonly #tests: (boolean | undefined)[] = [];
+  /** routeKey → indexes of that route's locations. */
+  readonly byRoute = new Map<string, number[]>();
+
+  constructor(
+    readonly entry: HostRoutes,
+    readonly rx: RegexRoutes,
+    path: string,
+  ) {
+    this.uri = decodedPath(path);
+    this.first = this.uri === null ? -1 : rx.set.firstMatch(this.uri);
+    rx.locations.forEach((l, i) => {
+      if (l.spec.route < 0) return;
+      const key = routeKey(entry.routes[l.spec.route] as Route);
+      const list = this.byRoute.get(key);
+      if (list) list.push(i);
+      else this.byRoute.set(key, [i]);
+    });
+  }
+
+  test(i: number): boolean {
+    let t = this.#tests[i];
+    if (t === undefined) t = this.#tests[i] = this.uri !== null && (this.rx.locations[i] as RegexRoutes["locations"][number]).re.test(this.uri);
+    return t;
+  }
+
+  describe(i: number): string {
+    const l = this.rx.locations[i] as RegexRoutes["locations"][number];
+    if (l.spec.route < 0) return `the implicit "/" location (the default route)`;
+    const r = this.entry.routes[l.spec.route] as Route;
+    return `location ~* "^${l.spec.path}" (${r.ingress.namespace}/${r.ingress.name}${l.spec.origin === "as-written" ? "" : `, ${l.spec.origin}`})`;
+  }
+
+  /** What explain reports of the match. */
+  report(): ExplainRegex {
+    const l = this.first < 0 ? null : (this.rx.locations[this.first] as RegexRoutes["locations"][number]);
+    const m = l === null || this.uri === null ? null : l.re.match(this.uri);
+    return {
+      matchedAgainst: this.uri ?? "",
+      locations: this.rx.locations.length,
+      location: l === null ? null : { path: l.spec.path, origin: l.spec.origin, pattern: l.re.locationSource, index: this.first },
+      groups: m?.groups ?? [],
+      named: m?.named ?? {},
+    };
+  }
+}
+
+/** What the matched route's rewrite-target does to this request, as the proxy's rewrite stage does it. */
+function explainRewrite(match: Match | null): ExplainRewrite | null {
+  const hit = match?.regex;
+  if (match === null || hit === undefined || hit.captures === null) return null;
+  const policy = match.route.options.stages?.find((p) => p.kind === "rewrite-target");
+  const target = policy?.params.target;
+  if (typeof target !== "string") return null;
+  const xfp = policy?.params.xForwardedPrefix;
+  // Explain drops the query string; the proxy appends the request's to either outcome.
+  const out = rewriteRequest(target, hit.re, hit.captures, "");
+  if (out.kind === "redirect") return { target, outcome: "redirect", location: out.location, xForwardedPrefix: null };
+  if (out.kind === "refused") return { target, outcome: "refused", reason: out.reason, xForwardedPrefix: null };
+  const prefix = typeof xfp === "string" ? forwardedPrefix(xfp, hit.re, hit.captures) : null;
+  return { target, outcome: "path", path: out.path, xForwardedPrefix: prefix };
+}
+
 /** A rule path of a served Ingress: why it won or lost for this request (nothing when irrelevant). */
 function ruleCandidate(
   plan: IngressPlan,
@@ -228,6 +305,7 @@ function ruleCandidate(
   path: string,
   match: Match | null,
   chosen: string | null,
+  regex: RegexView | null,
   out: Candidates,
 ): void {
   if (!rp.valid) {
@@ -251,25 +329,62 @@ function ruleCandidate(
   // Its host key is one that inspect() traced (hostRelation accepts no other).
   const o = trace.paths.get(rp);
   if (o === undefined) throw new Error(`explain: host ${rp.host ?? "*"} was not traced`);
+  const hostKey = rp.host ?? "*";
+  // On the chosen host in regex mode the path is shown as written: it is the regex.
+  const rx = regex !== null && chosen === hostKey ? regex : null;
+  const shown: Shown = rx === null ? rp : { host: rp.host, path: rp.rawPath, pathType: rp.pathType };
   let verdict: CandidateVerdict;
   let reason: string;
   if (o.kind === "duplicate") [verdict, reason] = ["duplicate", o.message];
   else if (o.kind === "conflict") [verdict, reason] = ["conflict-loser", o.message];
-  else if (chosen !== (rp.host ?? "*")) {
+  else if (o.kind === "invalid") [verdict, reason] = ["invalid", o.message];
+  else if (chosen !== hostKey) {
     [verdict, reason] = ["host-tier-lost", `host entry ${chosen} was chosen first (exact host > wildcard > no host); there is no fallthrough`];
-  } else if (!pathHit) {
-    const how = type === "Exact" ? "Exact needs the whole path, case and trailing slash included" : "Prefix matches whole path elements";
-    [verdict, reason] = ["path-mismatch", `${type} ${rp.path} does not match ${path} (${how})`];
-  } else if (o.kind === "canary-unused") [verdict, reason] = ["canary-unused", o.message];
+  } else if (o.kind === "canary-unused") {
+    // In regex mode an unused canary path has no location to test: it is listed as it is.
+    [verdict, reason] = rx === null && !pathHit ? pathMismatch(type, rp.path, path) : ["canary-unused", o.message];
+  } else if (rx !== null) {
+    // A canary's route is main's route: it applies where main's locations match.
+    [verdict, reason] = regexVerdict(rx, o.route, match, rp.rawPath);
+    if (o.kind === "canary" && verdict !== "path-mismatch") [verdict, reason] = canaryVerdict(o.main, verdict === "matched", type, rp.rawPath);
+  } else if (!pathHit) [verdict, reason] = pathMismatch(type, rp.path, path);
   else if (o.kind === "canary") {
-    const main = match !== null && sameRoute(match.route, o.route) ? "the matched route" : "another route";
-    [verdict, reason] = ["canary", `canary of ${o.main}'s ${type} ${rp.path}, ${main}: the backend stage may send the request to it`];
+    [verdict, reason] = canaryVerdict(o.main, match !== null && sameRoute(match.route, o.route), type, rp.path);
   } else if (match !== null && sameRoute(match.route, o.route)) {
     [verdict, reason] = ["matched", `host via ${match.via}, ${type} ${rp.path} is the best path`];
   } else {
     [verdict, reason] = ["outranked", match !== null ? outrankReason(match.route, o.route) : "another route won"];
   }
-  if (out.room(verdict)) out.push(plan, rp, rp, verdict, reason);
+  if (out.room(verdict)) out.push(plan, rp, shown, verdict, reason);
+}
+
+function pathMismatch(type: Route["pathType"], rulePath: string, path: string): [CandidateVerdict, string] {
+  const how = type === "Exact" ? "Exact needs the whole path, case and trailing slash included" : "Prefix matches whole path elements";
+  return ["path-mismatch", `${type} ${rulePath} does not match ${path} (${how})`];
+}
+
+/** A canary Ingress's path attached to main's route (`main`: main's `namespace/name`). */
+function canaryVerdict(main: string, matched: boolean, type: Route["pathType"], rulePath: string): [CandidateVerdict, string] {
+  const which = matched ? "the matched route" : "another route";
+  return ["canary", `canary of ${main}'s ${type} ${rulePath}, ${which}: the backend stage may send the request to it`];
+}
+
+/** Matched, path-mismatch or outranked, for a route of a host in regex mode. */
+function regexVerdict(rx: RegexView, route: Route, match: Match | null, rawPath: string): [CandidateVerdict, string] {
+  const locs = rx.byRoute.get(routeKey(route)) ?? [];
+  const uri = JSON.stringify(rx.uri ?? "");
+  const hit = locs.find((i) => rx.test(i));
+  if (hit === undefined) {
+    const tried = locs.map((i) => `~* "^${(rx.rx.locations[i] as RegexRoutes["locations"][number]).spec.path}"`).join(", ");
+    return ["path-mismatch", `regex mode: no location of ${JSON.stringify(rawPath)} (${tried}) matches ${uri} (case-insensitive, anchored at the start only)`];
+  }
+  if (match !== null && match.via !== "default" && sameRoute(match.route, route)) {
+    return ["matched", `regex mode: ${rx.describe(rx.first)} is the first of ${rx.rx.locations.length} locations to match ${uri}`];
+  }
+  return [
+    "outranked",
+    `regex mode: ${rx.describe(hit)} matches ${uri}, but ${rx.describe(rx.first)} comes first (ingress-nginx tries the longest location first, equal lengths in reverse byte order, and takes the first match)`,
+  ];
 }
 
 /**
@@ -316,6 +431,8 @@ export function* explainSteps(
   const match = lookup(result.table, req.host, req.path);
   const entry = selectHost(result.table, req.host);
   const chosen = entry?.host ?? null;
+  const regex = entry?.regex ? new RegexView(entry, entry.regex, req.path) : null;
+  const rewrite = explainRewrite(match);
 
   const out = new Candidates();
   let budget = STEP;
@@ -331,7 +448,7 @@ export function* explainSteps(
     }
   }
   for (const plan of served) {
-    for (const rp of plan.rulePaths) ruleCandidate(plan, rp, trace, host, req.path, match, chosen, out);
+    for (const rp of plan.rulePaths) ruleCandidate(plan, rp, trace, host, req.path, match, chosen, regex, out);
     if ((budget -= plan.rulePaths.length) <= 0) {
       yield;
       budget = STEP;
@@ -364,8 +481,10 @@ export function* explainSteps(
   return {
     request: req,
     outcome: match === null ? "404" : match.via === "default" ? "default" : "route",
-    match: match ? describeMatch(match) : null,
+    match: match ? describeMatch(match, rewrite) : null,
     hostEntry: chosen,
+    regex: regex?.report() ?? null,
+    rewrite,
     candidates,
     omittedCandidates: out.omitted(),
     certificate: req.scheme === "https" ? selectCertificate(result.certificates, req.host) : null,

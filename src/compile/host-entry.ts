@@ -12,8 +12,10 @@
 // served (mergeAlternativeBackends deletes the alternative upstream).
 import { canaryStagePolicy, type CanaryRules } from "../annotations/canary.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
+import { compileRewriteTarget, type HostPath, needsRewrite, regexLocations } from "../regex/index.ts";
 import { buildHost, viaOf } from "../table/build.ts";
 import { orderStages } from "../table/policy.ts";
+import { compilePath, type RegexLocationSpec } from "../table/regex.ts";
 import type { HostRoutes, Route, RouteOptions } from "../table/types.ts";
 import { backendReason, serviceRef, type BackendRef, type ResolvedBackend } from "./backends.ts";
 import { describeAge, tieNote } from "./order.ts";
@@ -66,11 +68,48 @@ interface Claimed {
   readonly backends: ResolvedBackend[];
   readonly canaryRefs: BackendRef[];
   readonly services: string[];
+  /** The host's regex locations when it is in regex mode, else null. */
+  readonly regex: RegexLocationSpec[] | null;
+}
+
+const regexPolicy = (plan: IngressPlan) => plan.annotations.policies.regexRewrite;
+
+/**
+ * Why the host is in ingress-nginx's regex mode (template.go enforceRegexModifier: any
+ * location of the host, from any Ingress, with use-regex or a rewrite-target that differs from
+ * its path), or null when it is not. The locations are ingress-nginx's: the first Ingress per
+ * (path as written, type), in priority order, and the implicit "/" location, which carries the
+ * annotations of the host's first Ingress unless an Ingress's Prefix "/" path replaces it
+ * (controller.go createServers/getBackendServers).
+ */
+export function regexModeCause(hostKey: string, plans: readonly IngressPlan[]): { readonly plan: IngressPlan; readonly why: string } | null {
+  const seen = new Set<string>();
+  let root: IngressPlan | null = null;
+  for (const plan of plans) {
+    const p = regexPolicy(plan);
+    for (const pp of plan.hosts.get(hostKey) as readonly PathPlan[]) {
+      if (seen.has(pp.rawClaimKey)) continue;
+      seen.add(pp.rawClaimKey);
+      if (pp.rawClaimKey === "P/") root ??= plan;
+      if (p.useRegex) return { plan, why: "sets use-regex" };
+      if (needsRewrite({ path: pp.rawPath, rewriteTarget: p.rewriteTarget })) {
+        return { plan, why: `sets rewrite-target ${JSON.stringify(p.rewriteTarget)} on path ${JSON.stringify(pp.rawPath)}` };
+      }
+    }
+  }
+  // The implicit "/" location (replaced by a Prefix "/" path, which was checked above).
+  root ??= plans[0] ?? null;
+  if (root !== null && needsRewrite({ path: "/", rewriteTarget: regexPolicy(root).rewriteTarget })) {
+    return { plan: root, why: `sets rewrite-target ${JSON.stringify(regexPolicy(root).rewriteTarget)}, which ingress-nginx also gives the host's implicit "/" location` };
+  }
+  return null;
 }
 
 /**
  * The routes of one host key from its contributing plans (in priority order). With a trace,
- * the outcome of every path plan is recorded too (explain runs this for the hosts it asks about).
+ * the outcome of every path plan is recorded too (explain runs this for the hosts it asks
+ * about). A host in regex mode (regexModeCause) serves every path as written, as a regular
+ * expression; any other host serves the literal form of each path (compile/paths.ts).
  */
 export function claimHost(
   hostKey: string,
@@ -84,21 +123,37 @@ export function claimHost(
   const diagnostics: Diagnostic[] = [];
   const backends: ResolvedBackend[] = [];
   const services: string[] = [];
+  const cause = regexModeCause(hostKey, plans);
+  const regexMode = cause !== null;
+  /** The plan and path plan of each route, for the regex locations. */
+  const sources: [IngressPlan, PathPlan][] = [];
   // Who claimed (type, path) first. Most hosts have a few paths: a list scan until it grows.
   const claimed: PathPlan[] = [];
   const owners: IngressPlan[] = [];
+  const routeAt: number[] = [];
   let index: Map<string, number> | null = null;
+  const keyOf = (pp: PathPlan) => (regexMode ? pp.rawClaimKey : pp.claimKey);
   for (const plan of plans) {
     const { namespace, name } = plan;
     for (const pp of plan.hosts.get(hostKey) as readonly PathPlan[]) {
       const rb = resolve(pp.backend);
       backends.push(rb);
       if (pp.backend.kind === "service" && !services.includes(pp.backend.key)) services.push(pp.backend.key);
+      const at = `spec.rules[${pp.ruleIndex}].http.paths[${pp.pathIndex}]`;
+      if (!regexMode && pp.literalProblem !== null) {
+        // Served as written only in regex mode; never as a literal it is not.
+        const message = `${at}: ${pp.literalProblem}; path skipped`;
+        diagnostics.push({ kind: "Ingress", namespace, name, reason: "InvalidPath", message, severity: "error" });
+        trace?.paths.set(pp, { kind: "invalid", message });
+        continue;
+      }
+      const key = keyOf(pp);
+      const shownPath = regexMode ? pp.rawPath : pp.path;
       let w = -1;
-      if (index !== null) w = index.get(pp.claimKey) ?? -1;
+      if (index !== null) w = index.get(key) ?? -1;
       else {
         for (let i = 0; i < claimed.length; i++) {
-          if ((claimed[i] as PathPlan).claimKey === pp.claimKey) {
+          if (keyOf(claimed[i] as PathPlan) === key) {
             w = i;
             break;
           }
@@ -107,10 +162,10 @@ export function claimHost(
       if (w >= 0) {
         const winner = claimed[w] as PathPlan;
         const owner = owners[w] as IngressPlan;
-        const where = `${pp.host ?? "(any host)"} ${pp.pathType} ${pp.path}`;
+        const where = `${pp.host ?? "(any host)"} ${pp.pathType} ${shownPath}`;
         if (owner === plan) {
-          const at = `spec.rules[${winner.ruleIndex}].http.paths[${winner.pathIndex}]`;
-          const message = `spec.rules[${pp.ruleIndex}].http.paths[${pp.pathIndex}]: ${where} is already declared at ${at}; the first one is used`;
+          const first = `spec.rules[${winner.ruleIndex}].http.paths[${winner.pathIndex}]`;
+          const message = `${at}: ${where} is already declared at ${first}; the first one is used`;
           diagnostics.push({ kind: "Ingress", namespace, name, reason: "DuplicatePath", message, severity: "warning" });
           trace?.paths.set(pp, { kind: "duplicate", message });
         } else {
@@ -121,18 +176,15 @@ export function claimHost(
         }
         continue;
       }
-      if (index !== null) index.set(pp.claimKey, claimed.length);
+      if (index !== null) index.set(key, claimed.length);
       claimed.push(pp);
       owners.push(plan);
-      if (index === null && claimed.length > 8) index = new Map(claimed.map((c, i) => [c.claimKey, i]));
-      // A route whose backend cannot take traffic stays (it answers 503) and is reported.
-      if (rb.backend.status !== "ok") {
-        diagnostics.push({ kind: "Ingress", namespace, name, reason: backendReason(rb), message: rb.detail, severity: "warning" });
-      }
+      routeAt.push(-1);
+      if (index === null && claimed.length > 8) index = new Map(claimed.map((c, i) => [keyOf(c), i]));
       const route: Route = {
         ingress: plan.ref,
         host: pp.host,
-        path: pp.path,
+        path: shownPath,
         pathType: pp.pathType,
         declaredPathType: pp.declaredPathType,
         source: "rule",
@@ -142,19 +194,35 @@ export function claimHost(
         options: plan.annotations.options,
         tls: isTls,
       };
+      if (regexMode) {
+        const refused = regexRefusal(pp, plan);
+        if (refused !== null) {
+          const message = `${at}: ${refused.message}; path not served (host ${hostKey} is in regex mode: ${describeCause(cause, plan)})`;
+          diagnostics.push({ kind: "Ingress", namespace, name, reason: refused.reason, message, severity: "error" });
+          trace?.paths.set(pp, { kind: "invalid", message });
+          continue;
+        }
+      }
+      // A route whose backend cannot take traffic stays (it answers 503) and is reported.
+      if (rb.backend.status !== "ok") {
+        diagnostics.push({ kind: "Ingress", namespace, name, reason: backendReason(rb), message: rb.detail, severity: "warning" });
+      }
+      routeAt[claimed.length - 1] = routes.length;
       routes.push(route);
+      sources.push([plan, pp]);
       trace?.paths.set(pp, { kind: "route", route });
     }
   }
-  // Canaries, once every claim is settled. claimed[i] is the claim of routes[i].
+  // Canaries, once every claim is settled. routeAt[i] is the index in `routes` of claimed[i]'s
+  // route, or -1 when the claim serves nothing (a regex or rewrite refused in regex mode).
   const canaryRefs: BackendRef[] = [];
   for (const plan of canaries) {
     const { namespace, name } = plan;
     const policy = plan.annotations.policies.canary;
     for (const pp of plan.hosts.get(hostKey) as readonly PathPlan[]) {
-      const where = `${pp.host ?? "(any host)"} ${pp.declaredPathType} ${pp.path}`;
-      const unused = (reason: Diagnostic["reason"], message: string) => {
-        diagnostics.push({ kind: "Ingress", namespace, name, reason, message, severity: "warning" });
+      const where = `${pp.host ?? "(any host)"} ${pp.declaredPathType} ${regexMode ? pp.rawPath : pp.path}`;
+      const unused = (reason: Diagnostic["reason"], message: string, severity: Diagnostic["severity"] = "warning") => {
+        diagnostics.push({ kind: "Ingress", namespace, name, reason, message, severity });
         trace?.paths.set(pp, { kind: "canary-unused", message });
       };
       if (policy.kind !== "canary") {
@@ -162,15 +230,30 @@ export function claimHost(
         trace?.paths.set(pp, { kind: "canary-unused", message: "its canary annotations are invalid: the canary is not used" });
         continue;
       }
+      if (!regexMode && pp.literalProblem !== null) {
+        // The same path of a main Ingress is skipped on this host too: say why, not "no main".
+        const at = `spec.rules[${pp.ruleIndex}].http.paths[${pp.pathIndex}]`;
+        unused("InvalidPath", `${at}: ${pp.literalProblem}; the canary is not used for this path`, "error");
+        continue;
+      }
+      // Outside regex mode the literal claim key (a path and its routed form are one route);
+      // in regex mode the path as written, as mergeAlternativeBackends compares `loc.Path`
+      // with the canary's `path.Path` and the locations are the paths as written.
+      const key = keyOf(pp);
       let w = -1;
-      if (index !== null) w = index.get(pp.claimKey) ?? -1;
-      else w = claimed.findIndex((c) => c.claimKey === pp.claimKey);
+      if (index !== null) w = index.get(key) ?? -1;
+      else w = claimed.findIndex((c) => keyOf(c) === key);
       if (w < 0 || (claimed[w] as PathPlan).declaredPathType !== pp.declaredPathType) {
         unused("CanaryWithoutMain", `canary for ${where}: no Ingress that is not a canary declares that host, path and pathType; the canary is not served`);
         continue;
       }
-      const main = routes[w] as Route;
+      const r = routeAt[w] as number;
       const owner = owners[w] as IngressPlan;
+      if (r < 0) {
+        unused("CanaryWithoutMain", `canary for ${where}: ${owner.key} declares it, but that path is not served (its diagnostic says why); the canary is not served`);
+        continue;
+      }
+      const main = routes[r] as Route;
       if (main.canary !== undefined) {
         const first = `${main.canary.ingress.namespace}/${main.canary.ingress.name}`;
         unused("CanaryConflict", `canary for ${where}: ${first} is that route's canary already (one canary per host and path, the first in priority order); this one is not used`);
@@ -181,7 +264,7 @@ export function claimHost(
         continue;
       }
       // Only the backend comes from the canary Ingress (mergeAlternativeBackends merges the
-      // upstream; the location, with its backend-protocol, is main's).
+      // upstream; the location, with its backend-protocol and rewrite-target, is main's).
       const b = pp.backend;
       const scheme = owner.annotations.scheme;
       const ref = b.scheme === scheme ? b : serviceRef(b.namespace, b.name, b.port, scheme);
@@ -193,17 +276,90 @@ export function claimHost(
         diagnostics.push({ kind: "Ingress", namespace, name, reason: backendReason(rb), message: rb.detail, severity: "warning" });
       }
       const route: Route = { ...main, canary: { ingress: plan.ref, backend: rb.backend }, options: withCanary(main.options, policy.rules) };
-      routes[w] = route;
+      // Same index: the regex locations below refer to routes by index.
+      routes[r] = route;
       trace?.paths.set(claimed[w] as PathPlan, { kind: "route", route });
       trace?.paths.set(pp, { kind: "canary", main: owner.key, route });
     }
   }
-  return { routes, diagnostics, backends, canaryRefs, services };
+  if (!regexMode) return { routes, diagnostics, backends, canaryRefs, services, regex: null };
+  const regex = regexSpecs(hostKey, plans, sources, diagnostics);
+  // Ingresses on the host that do not ask for regex mode themselves are matched that way too
+  // (the blog post's second surprise): say so on each of them.
+  for (const plan of plans) {
+    if (plan === cause.plan || triggers(plan, hostKey)) continue;
+    diagnostics.push({
+      kind: "Ingress",
+      namespace: plan.namespace,
+      name: plan.name,
+      reason: "RegexModeHost",
+      message: `host ${hostKey} is in regex mode because ${describeCause(cause, plan)}: this Ingress's paths there are matched as ingress-nginx does it, as case-insensitive regular expressions anchored at the start only, longest first, first match wins`,
+      severity: "warning",
+    });
+  }
+  return { routes, diagnostics, backends, canaryRefs, services, regex };
 }
 
 /** Main's options with the canary's `backend`-stage policy added (main's own policies stay). */
 function withCanary(options: RouteOptions, rules: CanaryRules): RouteOptions {
   return Object.freeze({ ...options, stages: orderStages([...(options.stages ?? []), canaryStagePolicy(rules)]) });
+}
+
+function describeCause(cause: { readonly plan: IngressPlan; readonly why: string }, self: IngressPlan): string {
+  return `${cause.plan === self ? "this Ingress" : `Ingress ${cause.plan.key}`} ${cause.why}`;
+}
+
+/** Whether this plan alone would put the host in regex mode. */
+function triggers(plan: IngressPlan, hostKey: string): boolean {
+  const p = regexPolicy(plan);
+  return p.useRegex || (plan.hosts.get(hostKey) ?? []).some((pp) => needsRewrite({ path: pp.rawPath, rewriteTarget: p.rewriteTarget }));
+}
+
+/** Why a claimed path cannot be served in regex mode: its regex, or its rewrite-target for that regex. */
+function regexRefusal(pp: PathPlan, plan: IngressPlan): { reason: "InvalidPath" | "InvalidAnnotation"; message: string } | null {
+  const r = compilePath(pp.rawPath);
+  if (!r.ok) return { reason: "InvalidPath", message: `path ${JSON.stringify(pp.rawPath)} ${r.reason}` };
+  const target = regexPolicy(plan).rewriteTarget;
+  if (!needsRewrite({ path: pp.rawPath, rewriteTarget: target })) return null;
+  const rw = compileRewriteTarget(target, r.re);
+  if (!rw.ok) return { reason: "InvalidAnnotation", message: `rewrite-target ${JSON.stringify(target)} for path ${JSON.stringify(pp.rawPath)} ${rw.reason}` };
+  return null;
+}
+
+/**
+ * The host's locations in ingress-nginx's order (src/regex/: expandLocations, orderLocations):
+ * the implicit "/" location (the default route) first unless a Prefix "/" route replaces it,
+ * then the routes in claim order. A derived location that does not compile (a slash added
+ * past the length bound) is left out with a diagnostic; its route keeps its other locations.
+ */
+function regexSpecs(hostKey: string, plans: readonly IngressPlan[], sources: readonly [IngressPlan, PathPlan][], diagnostics: Diagnostic[]): RegexLocationSpec[] {
+  const paths: HostPath<number>[] = [];
+  const root = sources.findIndex(([, pp]) => pp.rawClaimKey === "P/");
+  if (root < 0) paths.push({ path: "/", pathType: "Prefix", useRegex: false, rewriteTarget: "", ref: -1 });
+  const add = (i: number) => {
+    const [plan, pp] = sources[i] as [IngressPlan, PathPlan];
+    const p = regexPolicy(plan);
+    paths.push({ path: pp.rawPath, pathType: pp.pathType, useRegex: p.useRegex, rewriteTarget: p.rewriteTarget, ref: i });
+  };
+  if (root >= 0) add(root);
+  for (let i = 0; i < sources.length; i++) if (i !== root) add(i);
+  const specs: RegexLocationSpec[] = [];
+  for (const loc of regexLocations(paths)) {
+    const i = loc.ref;
+    const origin = i < 0 ? "implicit-root" : loc.origin;
+    const source = i < 0 ? undefined : sources[i];
+    const r = compilePath(loc.path);
+    if (!r.ok) {
+      const [plan, pp] = source ?? [plans[0] as IngressPlan, null];
+      const at = pp === null ? "" : `spec.rules[${pp.ruleIndex}].http.paths[${pp.pathIndex}]: `;
+      const message = `${at}location ${JSON.stringify(loc.path)} (${origin} for host ${hostKey}) ${r.reason}; that location is not served`;
+      diagnostics.push({ kind: "Ingress", namespace: plan.namespace, name: plan.name, reason: "InvalidPath", message, severity: "error" });
+      continue;
+    }
+    const captures = source !== undefined && origin === "as-written" && needsRewrite({ path: source[1].rawPath, rewriteTarget: regexPolicy(source[0]).rewriteTarget });
+    specs.push({ path: loc.path, origin, route: i, captures });
+  }
+  return specs;
 }
 
 /** One host key's entry of the table, with what the compiler needs to know when to rebuild it. */
@@ -214,8 +370,8 @@ export function buildHostEntry(
   isTls: boolean,
   resolve: Resolve,
 ): HostEntry {
-  const { routes, diagnostics, backends, canaryRefs, services } = claimHost(hostKey, plans, canaries, isTls, resolve);
+  const { routes, diagnostics, backends, canaryRefs, services, regex } = claimHost(hostKey, plans, canaries, isTls, resolve);
   // Copies of the plans: the contributor lists are updated in place by later compiles.
-  const entry = buildHost(hostKey, routes, viaOf(hostKey));
+  const entry = buildHost(hostKey, routes, viaOf(hostKey), regex);
   return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, services, entry, diagnostics };
 }

@@ -24,11 +24,18 @@ export interface PathPlan {
   readonly pathIndex: number;
   /** Lowercased host, or null for a hostless rule. */
   readonly host: string | null;
+  /** The literal (routed) form of the path, or `rawPath` when it has none (`literalProblem`). */
   readonly path: string;
+  /** The path as written ("" for ImplementationSpecific is "/"): the regex in regex mode. */
+  readonly rawPath: string;
+  /** Why the path cannot be served on a host that is not in regex mode (compile/paths.ts), or null. */
+  readonly literalProblem: string | null;
   readonly pathType: PathType;
   readonly declaredPathType: "Exact" | "Prefix" | "ImplementationSpecific";
-  /** Key of the (type, path) claim within its host: one owner per key (host-entry.ts). */
+  /** Key of the (type, literal path) claim within its host: one owner per key (host-entry.ts). */
   readonly claimKey: string;
+  /** The claim key in regex mode: type and path as written, as ingress-nginx keys its locations. */
+  readonly rawClaimKey: string;
   readonly backend: BackendRef;
 }
 
@@ -143,6 +150,13 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
         rulePaths.push(invalidPath(ri, pi, "InvalidPath", vp.message, rawHost, h, p, vp));
         continue;
       }
+      if (vp.strictPathType) {
+        diag(
+          "StrictPathType",
+          `spec.rules[${ri}].http.paths[${pi}]: ${p.pathType} path ${JSON.stringify(vp.raw)} has characters other than letters, digits, "-", "_", "." and "/": ingress-nginx's admission webhook refuses it (strict-validate-path-type, on by default since v1.12), though ingress-nginx serves it when no webhook runs; a regular expression belongs in an ImplementationSpecific path`,
+          "warning",
+        );
+      }
       const br = refOf(p.backend);
       if (!br.ok) {
         diag("InvalidBackend", `spec.rules[${ri}].http.paths[${pi}]: ${br.message}; path skipped`);
@@ -158,9 +172,14 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
         pathIndex: pi,
         host: h.host,
         path: vp.path,
+        rawPath: vp.raw,
+        literalProblem: vp.literalProblem,
         pathType: vp.type,
         declaredPathType: p.pathType,
-        claimKey: vp.type === "Exact" ? `E${vp.path}` : `P${vp.path}`,
+        // A path with no literal form claims a key no literal path has (it is never served
+        // outside regex mode, host-entry.ts).
+        claimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.literalProblem === null ? "" : "\u0000"}${vp.path}`,
+        rawClaimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.raw}`,
         backend: br.ref,
       };
       list.push(pp);

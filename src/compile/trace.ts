@@ -8,6 +8,8 @@ import type { IngressPlan, PathPlan } from "./plan.ts";
 export type ClaimOutcome =
   | { readonly kind: "route"; readonly route: Route }
   | { readonly kind: "duplicate"; readonly message: string }
+  /** Valid as written, but not servable on this host: no literal form, or a regex or rewrite Portico cannot run. */
+  | { readonly kind: "invalid"; readonly message: string }
   | { readonly kind: "conflict"; readonly winner: string; readonly message: string }
   /** A canary Ingress's path, attached to main's route (`main` is main's `namespace/name`). */
   | { readonly kind: "canary"; readonly main: string; readonly route: Route }

@@ -24,6 +24,8 @@ export function diagnosticKey(d: Diagnostic): string {
 export type DiagnosticReason =
   | "InvalidObject"
   | "InvalidPath"
+  | "StrictPathType"
+  | "RegexModeHost"
   | "InvalidHost"
   | "InvalidBackend"
   | "InvalidAnnotation"
