@@ -198,3 +198,40 @@ describe("the Reader families parse through", () => {
     expect(problems).toHaveLength(2);
   });
 });
+
+describe("regex-rewrite (use-regex, rewrite-target, x-forwarded-prefix)", () => {
+  const rr = (ann: Record<string, string>) => parseAnnotations(ann);
+
+  test("good values: the policy, and a rewrite stage policy carrying the target and the prefix", () => {
+    const a = rr({ [`${NGINX_PREFIX}use-regex`]: "True", [`${NGINX_PREFIX}rewrite-target`]: "/$2", [`${NGINX_PREFIX}x-forwarded-prefix`]: " /api $1 " });
+    expect(a.problems).toEqual([]);
+    expect(a.unsupported).toEqual([]);
+    expect(a.policies.regexRewrite).toEqual({ useRegex: true, rewriteTarget: "/$2", xForwardedPrefix: "/api $1" });
+    expect(a.options.stages).toEqual([{ stage: "rewrite", kind: "rewrite-target", params: { target: "/$2", xForwardedPrefix: "/api $1" } }]);
+    // An absolute target is kept as it is (the proxy answers 302 with it).
+    expect(rr({ "portico.dev/rewrite-target": "https://example.com/$1" }).policies.regexRewrite.rewriteTarget).toBe("https://example.com/$1");
+  });
+
+  test("use-regex alone sets no stage: the compiler reads it", () => {
+    const a = rr({ "portico.dev/use-regex": "1" });
+    expect(a.policies.regexRewrite).toEqual({ useRegex: true, rewriteTarget: "", xForwardedPrefix: null });
+    expect(a.options).toBe(DEFAULT_ROUTE_OPTIONS);
+  });
+
+  test.each([
+    [`${NGINX_PREFIX}use-regex`, "yes", "expected true or false; using the default"],
+    [`${NGINX_PREFIX}use-regex`, "", "expected true or false; using the default"],
+    [`${NGINX_PREFIX}rewrite-target`, "/a?b=1", "may contain only letters, digits and - . _ ~ / : $ (ingress-nginx ignores it, so no rewrite and no regex mode); no rewrite, and the host's regex mode does not count it"],
+    [`${NGINX_PREFIX}rewrite-target`, "/{x}", "may contain only letters, digits and - . _ ~ / : $ (ingress-nginx ignores it, so no rewrite and no regex mode); no rewrite, and the host's regex mode does not count it"],
+    [`${NGINX_PREFIX}rewrite-target`, "", "empty (ingress-nginx ignores it, so no rewrite and no regex mode); no rewrite, and the host's regex mode does not count it"],
+    [`${NGINX_PREFIX}rewrite-target`, "/a\n/b", "a value may not contain a line break; no rewrite, and the host's regex mode does not count it"],
+    [`${NGINX_PREFIX}x-forwarded-prefix`, "", "empty; the header is not sent"],
+    [`${NGINX_PREFIX}x-forwarded-prefix`, "/a;b", "may contain only letters, digits, spaces and - . _ ~ / : $; the header is not sent"],
+    [`${NGINX_PREFIX}x-forwarded-prefix`, "/a\r\nX-Evil: 1", "a value may not contain a line break; the header is not sent"],
+  ])("%s=%j is refused: no rewrite, no regex mode, no header", (name, value, why) => {
+    const a = rr({ [name]: value });
+    expect(a.problems).toEqual([`annotation ${name}=${JSON.stringify(value)}: ${why}`]);
+    expect(a.policies.regexRewrite).toEqual({ useRegex: false, rewriteTarget: "", xForwardedPrefix: null });
+    expect(a.options.stages).toBeNull();
+  });
+});

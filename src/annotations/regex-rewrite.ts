@@ -67,6 +67,7 @@ export const X_FORWARDED_PREFIX: AnnotationSpec = {
 
 const RewriteTarget = v.pipe(
   v.string(),
+  v.check((s) => s !== "", "empty (ingress-nginx ignores it, so no rewrite and no regex mode)"),
   v.check(isValidRewriteTarget, "may contain only letters, digits and - . _ ~ / : $ (ingress-nginx ignores it, so no rewrite and no regex mode)"),
 );
 

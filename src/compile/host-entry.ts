@@ -284,10 +284,10 @@ export function claimHost(
   }
   if (!regexMode) return { routes, diagnostics, backends, canaryRefs, services, regex: null };
   const regex = regexSpecs(hostKey, plans, sources, diagnostics);
-  // Ingresses on the host that do not ask for regex mode themselves are matched that way too
-  // (the blog post's second surprise): say so on each of them.
+  // Ingresses on the host whose own paths do not ask for regex mode are matched that way too
+  // (the blog post's second surprise), or only through the implicit "/" location: say so.
   for (const plan of plans) {
-    if (plan === cause.plan || triggers(plan, hostKey)) continue;
+    if (triggers(plan, hostKey)) continue;
     diagnostics.push({
       kind: "Ingress",
       namespace: plan.namespace,

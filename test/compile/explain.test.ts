@@ -220,3 +220,41 @@ describe("explain's limits", () => {
     expect(explain(snapshot, config, { host: "p.test", path: path.slice(0, EXPLAIN_LIMITS.path), scheme: "http" }).outcome).toBe("route");
   });
 });
+
+describe("explain in ingress-nginx's regex mode (test/fixtures/regex.yaml)", () => {
+  const { snapshot, config } = fixture("regex");
+
+  test("the longest location wins over the plain path it shadows, which is outranked, not mismatched", () => {
+    const r = explain(snapshot, config, { host: "r.test", path: "/foo/bar/1", scheme: "http" });
+    expect(r.match?.ingress).toBe("default/b-regex");
+    expect(r.regex?.location).toEqual({ path: "/foo/bar/(.+)", origin: "as-written", pattern: "^/foo/bar/(.+)", index: 1 });
+    expect(r.regex?.groups).toEqual(["/foo/bar/1", "1"]);
+    // rewrite-target /$1 and x-forwarded-prefix /foo.
+    expect(r.rewrite).toEqual({ target: "/$1", outcome: "path", path: "/1", xForwardedPrefix: "/foo" });
+    const plain = r.candidates.find((c) => c.ingress === "default/a-plain" && c.path === "/foo/bar");
+    expect(plain?.verdict).toBe("outranked");
+    expect(plain?.reason).toContain('location ~* "^/foo/bar/(.+)" (default/b-regex) comes first');
+    expect(brief(r.candidates)).toEqual(
+      expect.arrayContaining([
+        "default/a-plain Exact /Header path-mismatch",
+        "default/b-regex Exact /Header conflict-loser",
+        "default/b-regex Prefix /(a)\\1 invalid",
+        "default/c-variable Prefix /var/(.*) invalid",
+      ]),
+    );
+  });
+
+  test("no location: the default route, and the decoded path the locations ran on", () => {
+    const r = explain(snapshot, config, { host: "r.test", path: "/%7Ea%20b", scheme: "http" });
+    expect(r.outcome).toBe("404");
+    expect(r.regex).toEqual({ matchedAgainst: "/~a b", locations: 9, location: { path: "/", origin: "implicit-root", pattern: "^/", index: 8 }, groups: ["/"], named: {} });
+    expect(r.rewrite).toBeNull();
+  });
+
+  test("a host not in regex mode has no regex section; its rule paths are shown in the routed form", () => {
+    const r = explain(snapshot, config, { host: "l.test", path: "/café", scheme: "http" });
+    expect(r.regex).toBeNull();
+    expect(r.match?.path).toBe("/caf%C3%A9");
+    expect(brief(r.candidates)).toContain("default/d-literal Prefix /a;b invalid");
+  });
+});

@@ -50,7 +50,7 @@ function generator(seed: number) {
   const chance = (p: number) => r() < p;
   const NS = ["a", "b"];
   const HOSTS = ["x.test", "y.test", "*.w.test", "q.w.test", "", "Bad_Host", "10.0.0.1", "*.x.test"];
-  const PATHS = ["/", "/api", "/api/", "/api/v1", "/static", "/a//b", "/%7Euser", "relative", "/bad?q", "/API"];
+  const PATHS = ["/", "/api", "/api/", "/api/v1", "/static", "/a//b", "/%7Euser", "relative", "/bad?q", "/API", "/api/(v[0-9])(/|$)(.*)", "/(a)\\1", "/a;b"];
   const TYPES = ["Prefix", "Exact", "ImplementationSpecific"] as const;
   const SVCS = ["s1", "s2", "s3", "ext"];
   const TIMES = ["2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", undefined];
@@ -71,7 +71,8 @@ function generator(seed: number) {
     if (chance(0.3)) a["portico.dev/backend-protocol"] = pick(["HTTPS", "HTTP", "gopher"]);
     if (chance(0.2)) a["nginx.ingress.kubernetes.io/ssl-redirect"] = pick(["false", "maybe"]);
     if (chance(0.2)) a["portico.dev/max-body-size"] = pick(["0", "10m", "huge"]);
-    if (chance(0.1)) a["nginx.ingress.kubernetes.io/rewrite-target"] = "/";
+    if (chance(0.1)) a["nginx.ingress.kubernetes.io/rewrite-target"] = pick(["/", "/$3", "/$host"]);
+    if (chance(0.1)) a["nginx.ingress.kubernetes.io/use-regex"] = pick(["true", "false"]);
     if (chance(0.15)) a["kubernetes.io/ingress.class"] = pick(["portico", "other", "mine"]);
     if (chance(0.25)) {
       // Basic authentication against Secrets that come, change and go (compile/access.ts).
@@ -144,7 +145,8 @@ function generator(seed: number) {
     const x = r();
     if (x < 0.3 && paths.length > 0) pick(paths).path = pick(PATHS);
     else if (x < 0.45 && paths.length > 0) pick(paths).pathType = pick(TYPES);
-    else if (x < 0.6) o.metadata.annotations = { ...o.metadata.annotations, "portico.dev/ssl-redirect": pick(["true", "false"]), "portico.dev/hsts": pick(["true", "false"]) };
+    else if (x < 0.55) o.metadata.annotations = { ...o.metadata.annotations, "portico.dev/ssl-redirect": pick(["true", "false"]), "portico.dev/hsts": pick(["true", "false"]) };
+    else if (x < 0.6) o.metadata.annotations = { ...o.metadata.annotations, "nginx.ingress.kubernetes.io/use-regex": pick(["true", "false"]) };
     else if (x < 0.7) o.metadata.creationTimestamp = pick(TIMES);
     else if (x < 0.8) o.spec.ingressClassName = pick(["portico", "mine", "other"]);
     else if (x < 0.9 && o.spec.rules?.length) pick(o.spec.rules).host = pick(HOSTS);

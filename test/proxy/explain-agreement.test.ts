@@ -37,6 +37,18 @@ beforeAll(async () => {
       },
       { host: "only.test", paths: [{ path: "/app", type: "Exact", service: "app" }] },
     ]),
+    // ingress-nginx's regex mode: host-wide, across Ingresses, with rewrites (docs/design.md
+    // "Regular expressions").
+    ingress("web", "rx", [{ host: "rx.test", paths: [{ path: "/api/(v[0-9]+)/(.*)", type: "ImplementationSpecific", service: "app" }, { path: "/café", type: "ImplementationSpecific", service: "cafe" }] }], {
+      annotations: { "nginx.ingress.kubernetes.io/use-regex": "true", "nginx.ingress.kubernetes.io/rewrite-target": "/$2" },
+    }),
+    ingress("web", "rx-plain", [{ host: "rx.test", paths: [{ path: "/Admin", type: "Exact", service: "admin" }, { path: "/", type: "Prefix", service: "home" }] }]),
+    ingress("web", "rx-redirect", [{ host: "go.test", paths: [{ path: "/to/(.*)", type: "ImplementationSpecific", service: "app" }] }], {
+      annotations: { "nginx.ingress.kubernetes.io/rewrite-target": "https://example.com/$1" },
+    }),
+    ingress("web", "rx-empty", [{ host: "empty.test", paths: [{ path: "/e(.*)", type: "ImplementationSpecific", service: "app" }] }], {
+      annotations: { "nginx.ingress.kubernetes.io/rewrite-target": "$1" },
+    }),
   ]);
   snapshot = loadFixture(docs).snapshot;
   proxy = startProxy(compile(snapshot, DEFAULT_COMPILE_CONFIG).table);
@@ -56,31 +68,36 @@ function exchange(bytes: string): Promise<string> {
   });
 }
 
-type Verdict = { kind: "400" } | { kind: "404" } | { kind: "route"; backend: string; path: string };
+/** `path`: what the backend receives (the routed path, or the rewritten one). */
+type Verdict = { kind: "400" | "404" | "500" } | { kind: "302"; location: string } | { kind: "route"; backend: string; path: string };
 
 async function viaProxy(host: string, target: string): Promise<Verdict> {
   const hits = be.hits.length;
   const records = proxy.records.length;
   const raw = await exchange(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
   const status = statusLine(raw);
-  if (status === 400 || status === 404) {
+  if (status === 400 || status === 404 || status === 500 || status === 302) {
     expect(be.hits.length, target).toBe(hits);
-    return { kind: status === 400 ? "400" : "404" };
+    if (status !== 302) return { kind: String(status) as "400" | "404" | "500" };
+    return { kind: "302", location: /\r\nlocation: ([^\r]*)/i.exec(raw)![1]! };
   }
   expect(status, target).toBe(200);
   expect(be.hits.length, target).toBe(hits + 1);
   const line = be.hits.at(-1)!.line;
   const rec = proxy.records[records]!;
-  // The forwarded line carries the routed path (paths.test.ts checks this on its own).
-  expect(/^GET ([^?\s]*)/.exec(line)?.[1], target).toBe(rec.path);
-  return { kind: "route", backend: rec.service!, path: rec.path };
+  // The path of the forwarded request line: the routed path unless a rewrite changed it
+  // (paths.test.ts checks the routed one on its own).
+  return { kind: "route", backend: rec.service!, path: /^GET ([^?\s]*)/.exec(line)![1]! };
 }
 
 function viaExplain(host: string, target: string): Verdict {
   try {
     const r = explain(snapshot, DEFAULT_COMPILE_CONFIG, { host, path: target, scheme: "http" });
     if (r.match === null) return { kind: "404" };
-    return { kind: "route", backend: r.match.backend.id, path: r.request.path };
+    if (r.rewrite?.outcome === "refused") return { kind: "500" };
+    // Explain drops the query string; the proxy appends the request's (none here).
+    if (r.rewrite?.outcome === "redirect") return { kind: "302", location: r.rewrite.location! };
+    return { kind: "route", backend: r.match.backend.id, path: r.rewrite?.path ?? r.request.path };
   } catch (err) {
     if (err instanceof RejectedRequest) return { kind: "400" };
     throw err;
@@ -115,6 +132,22 @@ const cases: Array<[string, string]> = [
   ["only.test", "/other"],
   ["nobody.test", "/app"],
   ["a.test", "/a#frag"],
+  ["rx.test", "/api/v2/users/1"],
+  ["rx.test", "/API/V2/x%20y"],
+  ["rx.test", "/api/v2/"],
+  ["rx.test", "/api/vx/users"],
+  ["rx.test", "/caf%C3%A9/menu"],
+  ["rx.test", "/café"],
+  ["rx.test", "/admin"],
+  ["rx.test", "/ADMINISTRATION"],
+  ["rx.test", "//api/v1/../v3/z"],
+  ["rx.test", "/api/v1/a%3Bb"],
+  ["rx.test", "/a%2Fb"],
+  ["go.test", "/to/x/y"],
+  ["go.test", "/nothing"],
+  ["empty.test", "/e"],
+  ["empty.test", "/e/x"],
+  ["empty.test", "/ex"],
 ];
 
 for (const [host, target] of cases) {
@@ -131,4 +164,19 @@ test("/%7Euser/x and /x/../app, where explain once answered 404, are routes in b
   expect(app).toEqual({ kind: "route", backend: "web/app:80", path: "/app" });
   expect(viaExplain("a.test", "/%7Euser/x")).toEqual(user);
   expect(viaExplain("a.test", "/x/../app")).toEqual(app);
+});
+
+test("a regex host: both name the location's backend and the rewritten path", async () => {
+  const want: Array<[string, string, Verdict]> = [
+    ["rx.test", "/API/V2/x%20y", { kind: "route", backend: "web/app:80", path: "/x%20y" }],
+    ["rx.test", "/ADMINISTRATION", { kind: "route", backend: "web/admin:80", path: "/ADMINISTRATION" }],
+    // The Ingress's rewrite-target /$2 applies to its /café path too: no second group, so "/".
+    ["rx.test", "/café", { kind: "route", backend: "web/cafe:80", path: "/" }],
+    ["go.test", "/to/x/y", { kind: "302", location: "https://example.com/x/y" }],
+    ["empty.test", "/e", { kind: "500" }],
+  ];
+  for (const [host, target, verdict] of want) {
+    expect(await viaProxy(host, target)).toEqual(verdict);
+    expect(viaExplain(host, target)).toEqual(verdict);
+  }
 });

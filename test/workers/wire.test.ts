@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { Compiler, compile } from "../../src/compile/compile.ts";
 import type { CompileConfig } from "../../src/compile/config.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
-import { buildTable } from "../../src/table/build.ts";
+import { assembleTable, buildHost, buildTable } from "../../src/table/build.ts";
+import type { RegexLocationSpec } from "../../src/table/regex.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
 import type { Match, RouteTable } from "../../src/table/types.ts";
@@ -27,11 +28,12 @@ const fixtures = readdirSync(join(root, "fixtures")).filter((f) => f.endsWith(".
 /** Through JSON, as Bun's IPC carries it. */
 const roundTrip = (t: RouteTable): RouteTable => decodeTable(JSON.parse(JSON.stringify(encodeTable(t))) as WireTable);
 
-/** Everything a request depends on in a match, as plain data. */
+/** Everything a request depends on in a match, as plain data (a regex host's location and captures too). */
 function matchView(m: Match | null): unknown {
   if (m === null) return null;
   const { backend, ...route } = m.route;
-  return { via: m.via, hostKey: m.hostKey, route, backend: { ...backend } };
+  const regex = m.regex ? { location: m.regex.location, source: m.regex.re.source, captures: m.regex.captures } : null;
+  return { via: m.via, hostKey: m.hostKey, route, backend: { ...backend }, regex };
 }
 
 /** Requests built from the table: each host (and a sibling under a wildcard) × paths and neighbours. */
@@ -247,6 +249,41 @@ describe("wire deltas", () => {
     const before = [...rx.registry];
     expect(() => rx.apply(delta as unknown as WireDelta)).toThrow(/not known/);
     expect([...rx.registry]).toEqual(before);
+  });
+
+  test("a regex-mode host crosses as pattern sources and is compiled again on the worker's side", () => {
+    const routes = [mkRoute("rx.test", "/foo/bar/(.+)", "Prefix", "regex"), mkRoute("rx.test", "/Header", "Exact", "plain")];
+    const specs: RegexLocationSpec[] = [
+      { path: "/foo/bar/(.+)", origin: "as-written", route: 0, captures: true },
+      { path: "/Header", origin: "as-written", route: 1, captures: false },
+      { path: "/", origin: "implicit-root", route: -1, captures: false },
+    ];
+    const t = assembleTable([buildHost("rx.test", routes, "exact-host", specs), buildHost("p.test", [mkRoute("p.test", "/", "Prefix")], "exact-host")], null, 3);
+    const wire = JSON.parse(JSON.stringify(encodeTable(t))) as WireTable;
+    // Data only: the pattern as written and the route it leads to.
+    expect(wire.regex).toEqual([{ host: "rx.test", locations: specs }]);
+    const d = decodeTable(wire);
+    const rx = d.exact.get("rx.test")!.regex!;
+    expect(rx.specs).toEqual(specs);
+    for (const path of ["/foo/bar/x/y", "/FOO/BAR/1", "/headers", "/other", "/foo/bar/"]) {
+      expect({ path, m: matchView(lookup(d, "rx.test", path)) }).toEqual({ path, m: matchView(lookup(t, "rx.test", path)) });
+    }
+    expect(lookup(d, "rx.test", "/foo/bar/x/y")!.regex!.captures!.groups).toEqual(["/foo/bar/x/y", "x/y"]);
+    expect(lookup(d, "rx.test", "/headers")!.regex!.captures).toBeNull();
+    expect(lookup(d, "rx.test", "/other")).toBeNull();
+    expect(serializeTable(d)).toEqual(serializeTable(t));
+    // A delta carries a regex host the same way; a literal host stays literal.
+    const registry: BackendRegistry = new Map();
+    const prev = buildTable([mkRoute("p.test", "/", "Prefix")], null);
+    const worker = new Receiver(encodeTable(prev, registry));
+    worker.apply(encodeDelta(prev, t, registry));
+    expect(matchView(lookup(worker.table, "rx.test", "/foo/bar/x"))).toEqual(matchView(lookup(t, "rx.test", "/foo/bar/x")));
+    expect(worker.table.exact.get("p.test")!.regex).toBeNull();
+    // A location that does not compile, or names no route, is a corrupt message: refused whole.
+    const bad = (locations: unknown[]) => ({ ...wire, regex: [{ host: "rx.test", locations }] }) as WireTable;
+    expect(() => decodeTable(bad([{ path: "/(a)\\1", origin: "as-written", route: 0, captures: false }]))).toThrow(/backreference/);
+    expect(() => decodeTable(bad([{ path: "/x", origin: "as-written", route: 7, captures: false }]))).toThrow(/out of range/);
+    expect(() => decodeTable({ ...wire, regex: [{ host: "nobody.test", locations: specs }] })).toThrow(/no routes/);
   });
 });
 
