@@ -139,7 +139,7 @@ async function main(): Promise<void> {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });
   }
-  const notes = [...baselineNotes(cells), ...idleConnNotes(cells)];
+  const notes = [...baselineNotes(cells), ...idleConnNotes(cells), ...regexNotes(cells)];
   const header = [
     `date: ${started.toISOString()} (${((Date.now() - started.getTime()) / 60000).toFixed(1)} min); command: \`${runOrder()}\``,
     `machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average at start: ${load} (other work on this machine adds noise)`,
@@ -172,6 +172,23 @@ function idleConnNotes(cells: readonly Cell[]): string[] {
     const a = summarize(c);
     const b = one ? summarize(one) : null;
     if (a && b) notes.push(`${c.system} (${c.layout}): 200 endpoints ${a.rps.toFixed(0)} req/s vs 1 endpoint ${b.rps.toFixed(0)} req/s = ${(a.rps / b.rps).toFixed(2)}× (target for Portico ≥ 0.90×)`);
+  }
+  return notes;
+}
+
+/**
+ * The route lookup cost of ingress-nginx's regex mode: 50 regex paths (the request matching the
+ * last one nginx tries) against one Prefix path, per system and layout; the table's ratio to
+ * nginx is the side-by-side figure.
+ */
+function regexNotes(cells: readonly Cell[]): string[] {
+  const notes: string[] = [];
+  for (const c of cells) {
+    if (c.scenario !== "regex50") continue;
+    const one = cells.find((x) => x.scenario === "small" && x.layout === c.layout && x.system === c.system);
+    const a = summarize(c);
+    const b = one ? summarize(one) : null;
+    if (a && b) notes.push(`${c.system} (${c.layout}): 50 regex paths ${a.rps.toFixed(0)} req/s vs one Prefix path ${b.rps.toFixed(0)} req/s = ${(a.rps / b.rps).toFixed(2)}×`);
   }
   return notes;
 }

@@ -48,7 +48,7 @@ export function endpointSlice(ns: string, svc: string, addresses: readonly strin
 
 export interface IngressPath {
   readonly path: string;
-  readonly pathType: "Exact" | "Prefix";
+  readonly pathType: "Exact" | "Prefix" | "ImplementationSpecific";
   readonly service: string;
 }
 
@@ -59,6 +59,7 @@ export function ingress(
   paths: readonly IngressPath[],
   tlsSecret: string | null,
   rv = "1",
+  annotations: Readonly<Record<string, string>> | null = null,
 ): Obj {
   return {
     apiVersion: "networking.k8s.io/v1",
@@ -70,6 +71,7 @@ export function ingress(
       resourceVersion: rv,
       generation: 1,
       creationTimestamp: "2026-01-01T00:00:00Z",
+      ...(annotations ? { annotations } : {}),
     },
     spec: {
       ingressClassName: CLASS,

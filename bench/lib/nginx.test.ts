@@ -2,7 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { backendConf, proxyConf } from "./nginx.ts";
+import { backendConf, proxyConf, regexPath } from "./nginx.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "bench-nginx-test-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -27,6 +27,20 @@ test("only integers are substituted: anything else is refused", () => {
   expect(() => backendConf("/tmp/x;evil", dir, ports, 1)).toThrow();
 });
 
+test("regex paths: ingress-nginx's `location ~*` blocks in its order, each with the proxy directives, then the implicit /", () => {
+  const conf = proxyConf(dir, {
+    httpPort: 18080, httpsPort: 18443, upstreams: [[1, 18001]], certFile: join(dir, "c.crt"), keyFile: join(dir, "c.key"), workers: 1, regexPaths: 50,
+  });
+  const locations = [...conf.matchAll(/location ~\* "\^([^"]*)"/g)].map((m) => m[1]);
+  expect(locations).toHaveLength(51);
+  // Longest first (two-digit numbers), equal lengths in reverse byte order; "/" last.
+  expect(locations.slice(0, 2)).toEqual([regexPath(49), regexPath(48)]);
+  expect(locations.slice(-3)).toEqual([regexPath(1), regexPath(0), "/"]);
+  expect(conf.match(/proxy_pass http:\/\/upstream_balancer;/g)).toHaveLength(50);
+  expect(conf).not.toContain("location / {");
+  expect(() => regexPath(1.5)).toThrow();
+});
+
 test.skipIf(!nginx)("nginx -t accepts both generated configs", () => {
   const cert = join(dir, "c.crt");
   const key = join(dir, "c.key");
@@ -35,6 +49,7 @@ test.skipIf(!nginx)("nginx -t accepts both generated configs", () => {
   const files = {
     backend: backendConf(dir, dir, ports, 1),
     proxy: proxyConf(dir, { httpPort: 18080, httpsPort: 18443, upstreams: [[1, 18001]], certFile: cert, keyFile: key, workers: 1 }),
+    regex: proxyConf(dir, { httpPort: 18080, httpsPort: 18443, upstreams: [[1, 18001]], certFile: cert, keyFile: key, workers: 1, regexPaths: 50 }),
   };
   for (const [name, text] of Object.entries(files)) {
     const f = join(dir, `${name}.conf`);

@@ -1,7 +1,9 @@
 // nginx configurations for the benchmark: the backend, and a proxy configured the way
 // ingress-nginx's nginx.tmpl configures one Ingress (controller v1.x defaults).
-// Only integers are substituted into these templates (ports, loopback octets, worker counts);
-// file paths come from mkdtemp and are checked to be plain.
+// Only integers are substituted into these templates (ports, loopback octets, worker counts,
+// the number in a generated regex path); file paths come from mkdtemp and are checked to be
+// plain.
+import { orderLocations } from "../../src/regex/index.ts";
 
 function int(n: number, min: number, max: number): string {
   if (!Number.isInteger(n) || n < min || n > max) throw new Error(`bad number for nginx config: ${n}`);
@@ -92,6 +94,26 @@ export interface ProxyOptions {
   readonly certFile: string;
   readonly keyFile: string;
   readonly workers: number;
+  /** Regex paths 0..n-1 (regexPath) instead of one `location /`; 0 or absent: none. */
+  readonly regexPaths?: number;
+}
+
+/** The i-th regex path of the regex scenarios (Portico's Ingress and nginx's locations alike). */
+export function regexPath(i: number): string {
+  return `/svc${int(i, 0, 9999)}/v[0-9]+/(items|orders)(/|$)(.*)`;
+}
+
+/**
+ * The locations ingress-nginx renders for one host in regex mode with these paths (template.go
+ * buildLocation, `~* "^<path>"`), in its order (controller.go: longest first, then reverse
+ * byte order; the same src/regex function Portico uses), then the host's implicit "/"
+ * location, which goes to the default backend (a 404 here).
+ */
+function regexLocations(n: number, body: string): string {
+  const count = Number(int(n, 1, 1000));
+  const paths = orderLocations(Array.from({ length: count }, (_, i) => ({ path: regexPath(i) })));
+  const blocks = paths.map((p) => `    location ~* "^${p.path}" {\n${body}    }\n`);
+  return `${blocks.join("")}    location ~* "^/" { return 404; }\n`;
 }
 
 /**
@@ -156,8 +178,13 @@ ${servers}
     listen 127.0.0.1:${int(o.httpsPort, 1, 65535)} default_server reuseport backlog=4096 ssl;
     ssl_certificate ${safePath(o.certFile)};
     ssl_certificate_key ${safePath(o.keyFile)};
-    location / {
-      port_in_redirect off;
+${o.regexPaths ? regexLocations(o.regexPaths, LOCATION_BODY) : `    location / {\n${LOCATION_BODY}    }\n`}  }
+}
+`;
+}
+
+/** The directives ingress-nginx renders in every location of an Ingress (nginx.tmpl). */
+const LOCATION_BODY = `      port_in_redirect off;
       client_max_body_size 1m;
       proxy_set_header Host $http_host;
       proxy_set_header Upgrade $http_upgrade;
@@ -188,8 +215,4 @@ ${servers}
       proxy_next_upstream_tries 3;
       proxy_redirect off;
       proxy_pass http://upstream_balancer;
-    }
-  }
-}
 `;
-}

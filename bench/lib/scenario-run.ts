@@ -104,7 +104,7 @@ export async function runScenario(sc: Scenario, layout: Layout, ctx: RunContext)
           url = `http://127.0.0.1:${port}${sc.path}`;
           pid = backend.proc.pid;
         } else if (system === "nginx") {
-          const n = await startNginxProxy(tools, join(sdir, "nginx"), layout.proxyCpus, ups, cert);
+          const n = await startNginxProxy(tools, join(sdir, "nginx"), layout.proxyCpus, ups, cert, sc.regexPaths ?? 0);
           running.push(n);
           url = `${scheme}://127.0.0.1:${sc.tls ? n.https : n.http}${sc.path}`;
           pid = n.proc.pid;
@@ -112,7 +112,7 @@ export async function runScenario(sc: Scenario, layout: Layout, ctx: RunContext)
           const main = system === "baseline" ? baselineMain : porticoMain;
           if (main === null) throw new Error("--baseline-main not given");
           if (!porticoAvailable(ROOT, main)) throw new Error(`${main} not present yet`);
-          const manifests = writeManifests(sdir, ups, sc.tls ? cert : null);
+          const manifests = writeManifests(sdir, ups, sc.tls ? cert : null, sc.regexPaths ?? 0);
           const pdir = join(sdir, system);
           mkdirSync(pdir, { recursive: true });
           const p = await startPortico(tools, manifests, { root: ROOT, main, dir: pdir, cpus: layout.proxyCpus, workers, tls: sc.tls });

@@ -14,6 +14,11 @@ export interface Scenario {
   /** Body size the probe expects before the system is loaded. */
   readonly bytes: number;
   readonly systems: readonly SystemName[];
+  /**
+   * The host has this many regex paths (ingress-nginx's use-regex, bench/lib/nginx.ts
+   * regexPath) instead of one Prefix `/`; `path` matches the last of them nginx tries.
+   */
+  readonly regexPaths?: number;
 }
 
 const MIB = 1024 * 1024;
@@ -24,6 +29,11 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: "close", title: "backend sends Connection: close on every response, wrk -c64", connections: 64, path: "/", tls: false, backend: "close", bytes: 13, systems: SYSTEMS },
   { name: "tls", title: "TLS termination (RSA-2048, TLS 1.3, keep-alive), 13-byte body, wrk -c64", connections: 64, path: "/", tls: true, backend: "keepalive", bytes: 13, systems: ["portico", "baseline", "nginx"] },
   { name: "ep200", title: "200 endpoints (127.0.0.10-209) behind one Service, 13-byte body, wrk -c64", connections: 64, path: "/", tls: false, backend: "many", bytes: 13, systems: SYSTEMS },
+  {
+    name: "regex50",
+    title: "a host with 50 regex paths (use-regex; nginx: 50 `location ~*` blocks in ingress-nginx's order), the request matching the last one tried, 13-byte body, wrk -c64",
+    connections: 64, path: "/svc0/v1/items/42", tls: false, backend: "keepalive", bytes: 13, systems: ["portico", "baseline", "nginx"], regexPaths: 50,
+  },
 ];
 
 export interface Layout {

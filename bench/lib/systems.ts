@@ -2,10 +2,10 @@
 import type { Subprocess } from "bun";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { endpointSlice, ingress, ingressClass, service, tlsSecret, toYaml } from "./cluster.ts";
+import { endpointSlice, ingress, ingressClass, service, tlsSecret, toYaml, type IngressPath } from "./cluster.ts";
 import type { CertFiles } from "./certs.ts";
 import { freePorts, waitFor } from "./net.ts";
-import { backendConf, proxyConf, type BackendPorts } from "./nginx.ts";
+import { backendConf, proxyConf, regexPath, type BackendPorts } from "./nginx.ts";
 import { logTail, start, stop } from "./procs.ts";
 import type { Tools } from "./install.ts";
 
@@ -81,12 +81,14 @@ export async function startNginxProxy(
   cpus: string | null,
   upstreams: readonly (readonly [number, number])[],
   cert: CertFiles,
+  regexPaths = 0,
 ): Promise<Running> {
   const [http, https] = freePorts(2) as [number, number];
-  const conf = proxyConf(dir, { httpPort: http, httpsPort: https, upstreams, certFile: cert.certFile, keyFile: cert.keyFile, workers: 1 });
+  const conf = proxyConf(dir, { httpPort: http, httpsPort: https, upstreams, certFile: cert.certFile, keyFile: cert.keyFile, workers: 1, regexPaths });
   const proc = await startNginx(tools, dir, "proxy", conf, cpus);
   try {
-    await waitFor(`http://127.0.0.1:${http}/`, { timeoutMs: 5000, host: HOST, alive: () => proc.exitCode === null });
+    // With regex paths "/" is the implicit location's 404 (the scenario's probe checks a path).
+    await waitFor(`http://127.0.0.1:${http}/`, { timeoutMs: 5000, host: HOST, alive: () => proc.exitCode === null, status: regexPaths > 0 ? 404 : 200 });
   } catch (e) {
     throw new Error(`nginx proxy did not start: ${String(e)}\n${await logTail(join(dir, "proxy-error.log"))}`);
   }
@@ -105,16 +107,24 @@ export interface PorticoOptions {
   readonly extraArgs?: readonly string[];
 }
 
-/** Writes the manifests for one scenario: IngressClass, Service, EndpointSlice, Ingress (+ Secret). */
-export function writeManifests(dir: string, upstreams: readonly (readonly [number, number])[], cert: CertFiles | null): string {
+/**
+ * Writes the manifests for one scenario: IngressClass, Service, EndpointSlice, Ingress (+ Secret).
+ * With `regexPaths`, the Ingress has that many regex paths (nginx.ts regexPath) and use-regex.
+ */
+export function writeManifests(dir: string, upstreams: readonly (readonly [number, number])[], cert: CertFiles | null, regexPaths = 0): string {
   const ports = new Set(upstreams.map(([, p]) => p));
   if (ports.size !== 1) throw new Error("one EndpointSlice needs one target port");
   const port = [...ports][0] as number;
+  const paths: IngressPath[] =
+    regexPaths > 0
+      ? Array.from({ length: regexPaths }, (_, i) => ({ path: regexPath(i), pathType: "ImplementationSpecific", service: "backend" }))
+      : [{ path: "/", pathType: "Prefix", service: "backend" }];
+  const annotations = regexPaths > 0 ? { "nginx.ingress.kubernetes.io/use-regex": "true" } : null;
   const objs = [
     ingressClass(),
     service("bench", "backend", port),
     endpointSlice("bench", "backend", upstreams.map(([o]) => `127.0.0.${o}`), port),
-    ingress("bench", "bench", HOST, [{ path: "/", pathType: "Prefix", service: "backend" }], cert ? "bench-tls" : null),
+    ingress("bench", "bench", HOST, paths, cert ? "bench-tls" : null, "1", annotations),
     ...(cert ? [tlsSecret("bench", "bench-tls", cert.cert, cert.key)] : []),
   ];
   const file = join(dir, "manifests.yaml");
