@@ -176,9 +176,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
         literalProblem: vp.literalProblem,
         pathType: vp.type,
         declaredPathType: p.pathType,
-        // A path with no literal form claims a key no literal path has (it is never served
-        // outside regex mode, host-entry.ts).
-        claimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.literalProblem === null ? "" : "\u0000"}${vp.path}`,
+        claimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.path}`,
         rawClaimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.raw}`,
         backend: br.ref,
       };
