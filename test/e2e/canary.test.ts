@@ -7,7 +7,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { compile } from "../../src/compile/compile.ts";
 import type { ExplainResult } from "../../src/compile/explain-types.ts";
+import { lookup } from "../../src/table/lookup.ts";
+import { decodeTable, encodeTable, type WireTable } from "../../src/table/wire.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
+import { loadFixture } from "../compile/snapshot.ts";
 import { eventually, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
 
@@ -19,6 +24,9 @@ let canary: Backend;
 const A = "nginx.ingress.kubernetes.io/";
 const canaryIngress = (name: string, path: string, annotations: Record<string, string>) =>
   ingress("shop", name, [{ host: "shop.test", paths: [{ path, service: "canary" }] }], { annotations: { [`${A}canary`]: "true", ...annotations } });
+
+const regexIngress = (name: string, svc: string, annotations: Record<string, string>) =>
+  ingress("shop", name, [{ host: "regex.shop.test", paths: [{ path: "/api(/|$)(.*)", type: "ImplementationSpecific", service: svc }] }], { annotations });
 
 function writeManifests(withCanaries: boolean): void {
   const objs = [
@@ -36,8 +44,11 @@ function writeManifests(withCanaries: boolean): void {
           canaryIngress("by-weight", "/w", { [`${A}canary-by-header`]: "X-Canary", [`${A}canary-weight`]: "100" }),
           // Invalid weight: the whole canary is off, main answers, a diagnostic says why.
           canaryIngress("invalid", "/i", { [`${A}canary-by-header`]: "X-Canary", [`${A}canary-weight`]: "ten" }),
+          regexIngress("regex-canary", "canary", { [`${A}canary`]: "true", [`${A}canary-by-header`]: "X-Canary" }),
         ]
       : []),
+    // A host in ingress-nginx's regex mode, with main's rewrite-target.
+    regexIngress("regex-main", "main", { [`${A}use-regex`]: "true", [`${A}rewrite-target`]: "/$2" }),
   ];
   writeFileSync(join(dir, "all.yaml"), yamlDocs(objs));
 }
@@ -108,13 +119,80 @@ describe("canary precedence through a real Portico", () => {
     expect(r.candidates.find((c) => c.ingress === "shop/by-pattern")?.verdict).toBe("canary");
   });
 
+  test("a regex-mode host: the canary is picked by header and gets main's rewrite", async () => {
+    // mergeAlternativeBackends attaches the canary to main's location (path as written); the
+    // location's rewrite applies whichever backend the balancer picks.
+    const plain = await get(portico.http, "regex.shop.test", "/API/v1?q=1");
+    expect([plain.status, plain.body]).toEqual([200, "main /v1"]);
+    const picked = await get(portico.http, "regex.shop.test", "/API/v1?q=1", { headers: { "x-canary": "always" } });
+    expect([picked.status, picked.body]).toEqual([200, "canary /v1"]);
+    const never = await get(portico.http, "regex.shop.test", "/api", { headers: { "x-canary": "never" } });
+    expect([never.status, never.body]).toEqual([200, "main /"]);
+    const r = (await (await fetch(`${portico.admin}/debug/explain?host=regex.shop.test&path=/API/v1`)).json()) as ExplainResult;
+    expect(r.match?.ingress).toBe("shop/regex-main");
+    expect(r.match?.canary?.ingress).toBe("shop/regex-canary");
+    const c = r.candidates.find((x) => x.ingress === "shop/regex-canary");
+    expect(c?.verdict).toBe("canary");
+    expect(c?.reason).toContain("the matched route");
+  });
+
   test("deleting the canary Ingresses restores main-only routing live", async () => {
     writeManifests(false);
     await eventually(async () => (await who("/w")) === "main", 5000);
     expect(await who("/", { "x-canary": "always" })).toBe("main");
     expect(await who("/p", { "x-version": "beta3" })).toBe("main");
+    expect((await get(portico.http, "regex.shop.test", "/api/v1", { headers: { "x-canary": "always" } })).body).toBe("main /v1");
     writeManifests(true);
     await eventually(async () => (await who("/w")) === "canary", 5000);
     expect(await who("/", { "x-canary": "always" })).toBe("canary");
+  });
+});
+
+describe("canary on a host in regex mode (compile)", () => {
+  // Main's paths on a regex host: a refused one first (a backreference), so claims and routes
+  // do not line up; then two served ones.
+  const regexMain = ingress(
+    "shop",
+    "main",
+    [{ host: "rx.test", paths: ["/(a+)\\1", "/b", "/café"].map((path) => ({ path, type: "ImplementationSpecific" as const, service: "main" })) }],
+    { annotations: { [`${A}use-regex`]: "true", [`${A}rewrite-target`]: "/new" } },
+  );
+  const regexCanary = ingress(
+    "shop",
+    "canary",
+    [{ host: "rx.test", paths: ["/b", "/(a+)\\1", "/caf%C3%A9"].map((path) => ({ path, type: "ImplementationSpecific" as const, service: "canary" })) }],
+    { annotations: { [`${A}canary`]: "true", [`${A}canary-by-header`]: "X-Canary" } },
+  );
+  const fx = loadFixture(
+    yamlDocs([ingressClass(), service("shop", "main"), slice("shop", "main", [8080]), service("shop", "canary"), slice("shop", "canary", [8081]), regexMain, regexCanary]),
+  );
+  const result = compile(fx.snapshot, DEFAULT_COMPILE_CONFIG);
+
+  test("the main regex route carries the canary, after main's rewrite stage", () => {
+    const m = lookup(result.table, "rx.test", "/B/x");
+    expect(m?.route.path).toBe("/b");
+    expect(m?.route.ingress).toEqual({ namespace: "shop", name: "main" });
+    expect(m?.route.canary?.ingress).toEqual({ namespace: "shop", name: "canary" });
+    expect(m?.route.canary?.backend.id).toBe("shop/canary:80");
+    expect(m?.route.options.stages?.map((p) => p.kind)).toEqual(["rewrite-target", "canary"]);
+    expect(m?.regex?.captures).not.toBeNull();
+  });
+
+  test("in regex mode the path as written must match: /caf%C3%A9 is not main's /café", () => {
+    expect(lookup(result.table, "rx.test", "/café")?.route.canary).toBeUndefined();
+    const unused = result.diagnostics.filter((d) => d.name === "canary" && d.reason === "CanaryWithoutMain").map((d) => d.message);
+    expect(unused).toHaveLength(2);
+    expect(unused.find((m) => m.includes("/caf%C3%A9"))).toContain("no Ingress that is not a canary declares that host, path and pathType");
+    // Main declares the backreference path, but it is not served: neither is its canary.
+    expect(unused.find((m) => m.includes("/(a+)\\1"))).toContain("shop/main declares it, but that path is not served");
+  });
+
+  test("the wire carries the regex locations and the canary backend together", () => {
+    const decoded = decodeTable(JSON.parse(JSON.stringify(encodeTable(result.table))) as WireTable);
+    const m = lookup(decoded, "rx.test", "/B/x");
+    expect(m?.route.path).toBe("/b");
+    expect(m?.route.canary?.backend.id).toBe("shop/canary:80");
+    expect(m?.regex?.captures).not.toBeNull();
+    expect(lookup(decoded, "rx.test", "/café")?.route.canary).toBeUndefined();
   });
 });
