@@ -36,23 +36,7 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("hosts", "upstream-vhost", "the Host header sent upstream"),
   nyi("hosts", "service-upstream", "send to the Service's ClusterIP instead of the pods"),
   // Session affinity.
-  nyi("affinity", "affinity", "`cookie`: keep a client on one pod"),
-  nyi("affinity", "affinity-mode", "`balanced` or `persistent`"),
-  nyi("affinity", "affinity-canary-behavior", "`sticky` or `legacy`: whether affinity keeps a client on the canary"),
-  nyi("affinity", "session-cookie-name", "name of the affinity cookie (default `INGRESSCOOKIE`)"),
-  nyi("affinity", "session-cookie-path", "Path of the affinity cookie"),
-  nyi("affinity", "session-cookie-domain", "Domain of the affinity cookie"),
-  nyi("affinity", "session-cookie-max-age", "Max-Age of the affinity cookie"),
-  nyi("affinity", "session-cookie-expires", "Expires of the affinity cookie"),
-  nyi("affinity", "session-cookie-samesite", "SameSite of the affinity cookie"),
-  nyi("affinity", "session-cookie-conditional-samesite-none", "leave out `SameSite=None` for clients known to mishandle it"),
-  nyi("affinity", "session-cookie-secure", "Secure flag of the affinity cookie"),
-  nyi("affinity", "session-cookie-change-on-failure", "pick a new pod when the sticky one fails"),
-  // Load balancing.
-  nyi("balancing", "load-balance", "`round_robin` or `ewma`"),
-  nyi("balancing", "upstream-hash-by", "consistent hashing on a request value"),
-  nyi("balancing", "upstream-hash-by-subset", "hash to a subset of pods, then pick within it"),
-  nyi("balancing", "upstream-hash-by-subset-size", "size of those subsets"),
+  nyi("affinity", "affinity-canary-behavior", "`sticky` or `legacy`: whether affinity keeps a client on the canary", "Comes with canaries."),
   // Retries and the send timeout.
   nyi(
     "timeouts",
@@ -65,11 +49,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("error-pages", "default-backend", "Service that answers those statuses and when there is no endpoint"),
   nyi("error-pages", "disable-proxy-intercept-errors", "pass upstream errors through despite `custom-http-errors`"),
   // Rate and connection limits.
-  nyi("limits", "limit-rps", "requests per second per client address"),
-  nyi("limits", "limit-rpm", "requests per minute per client address"),
-  nyi("limits", "limit-connections", "concurrent connections per client address"),
-  nyi("limits", "limit-burst-multiplier", "burst allowed above the rate (default 5)"),
-  nyi("limits", ["limit-allowlist", "limit-whitelist"], "client ranges exempt from the limits"),
   nyi("limits", "limit-rate", "response bandwidth per connection"),
   nyi("limits", "limit-rate-after", "bytes sent before `limit-rate` applies"),
   // Body buffering.

@@ -9,6 +9,8 @@ import { CORS_KIND } from "./cors.ts";
 import { GUARDS_ACCESS } from "./not-implemented.ts";
 import { EXTERNAL_AUTH_KIND } from "./external-auth.ts";
 import { rewriteStage } from "./regex-rewrite.ts";
+import { endpointChoiceStages } from "./balancing.ts";
+import { limitStages } from "./limits.ts";
 import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Family, type ReadResult, type Reader } from "./spec.ts";
 
@@ -106,6 +108,7 @@ function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptio
   const stages: StagePolicy[] = [];
   if (refusal !== null) stages.push(refuseStage(refusal));
   accessStages(p, stages);
+  stages.push(...limitStages(p.limits), ...endpointChoiceStages(p.affinity, p.balancing));
   if (p.cors.enabled) {
     const c = p.cors;
     stages.push({

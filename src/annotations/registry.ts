@@ -2,12 +2,15 @@
 // implemented yet. parse.ts reads Ingresses with it; docs.ts generates the README table and
 // the annotation part of `portico --help` from it.
 import { ACCESS } from "./access.ts";
+import { AFFINITY_FAMILY } from "./affinity.ts";
 import { BACKEND_PROTOCOL } from "./backend-protocol.ts";
+import { BALANCING } from "./balancing.ts";
 import { BASIC_AUTH } from "./basic-auth.ts";
 import { BODY } from "./body.ts";
 import { CANARY_FAMILY } from "./canary.ts";
 import { CORS } from "./cors.ts";
 import { EXTERNAL_AUTH } from "./external-auth.ts";
+import { LIMITS } from "./limits.ts";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
 import { RETRIES } from "./retries.ts";
 import { REGEX_REWRITE } from "./regex-rewrite.ts";
@@ -31,6 +34,9 @@ export const FAMILIES = {
   retries: RETRIES,
   externalAuth: EXTERNAL_AUTH,
   regexRewrite: REGEX_REWRITE,
+  limits: LIMITS,
+  affinity: AFFINITY_FAMILY,
+  balancing: BALANCING,
 } as const;
 
 /** Annotations Portico implements, family by family. */

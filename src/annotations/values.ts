@@ -67,3 +67,25 @@ export function oneOf<const T extends string>(options: readonly T[], message: st
     v.transform((s) => byLower.get(s.toLowerCase()) as T),
   );
 }
+
+/**
+ * An integer as Go's strconv.Atoi reads it (optional sign, decimal digits, nothing else: no
+ * spaces, no unit), within ±(2^31-1) so that products with a multiplier stay exact.
+ */
+export const Int = v.pipe(
+  v.string(),
+  v.regex(/^[+-]?\d{1,10}$/, "expected an integer"),
+  v.transform(Number),
+  v.check((n) => Math.abs(n) <= 2 ** 31 - 1, "integer out of range"),
+);
+
+/** Exactly one of `options`, as written (ingress-nginx's ValidateOptions with caseSensitive=true; spaces around are trimmed). */
+export function exactlyOneOf<const T extends string>(options: readonly T[], message: string): v.GenericSchema<string, T> {
+  const set: ReadonlySet<string> = new Set(options);
+  return v.pipe(
+    v.string(),
+    v.trim(),
+    v.check((s) => set.has(s), message),
+    v.transform((s) => s as T),
+  );
+}

@@ -55,6 +55,8 @@ describe("defaults", () => {
       enableUnderscoresInHeaders: false,
       shutdownDelayMs: 5000,
       shutdownGracePeriodMs: 30000,
+      limitReqStatusCode: 503,
+      limitConnStatusCode: 503,
       allowExternalNameServices: false,
       hsts: true,
       hstsMaxAge: 31536000,
@@ -82,6 +84,7 @@ describe("values", () => {
       "--shutdown-grace-period", "45", "--hsts-max-age", "60", "--tls-min-version", "1.3",
       "--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256", "--workers", "3", "--admin-port", "9000",
       "--allow-external-name-services", "--allowlist-source-range", "10.0.0.0/8, 2001:DB8::/32", "--denylist-source-range", "10.9.9.9",
+      "--limit-req-status-code", "429", "--limit-conn-status-code", "503",
     ]);
     expect(c).toMatchObject({
       httpPort: 81, httpsPort: 444, adminPort: 9000, watchIngressWithoutClass: true, hsts: false,
@@ -95,7 +98,7 @@ describe("values", () => {
       allowlistSourceRange: ["10.0.0.0/8", "2001:db8::/32"], denylistSourceRange: ["10.9.9.9/32"],
       connectTimeoutMs: 500, responseTimeoutMs: 120_000, streamIdleTimeoutMs: 3_600_000, shutdownDelayMs: 0,
       shutdownGracePeriodMs: 45_000, hstsMaxAge: 60, tlsMinVersion: "1.3", tlsCiphers: "ECDHE-RSA-AES128-GCM-SHA256", workers: 3,
-      allowExternalNameServices: true,
+      allowExternalNameServices: true, limitReqStatusCode: 429, limitConnStatusCode: 503,
     });
   });
 
@@ -200,6 +203,8 @@ describe("errors name the flag", () => {
     [["--stream-idle-timeout", "597h"], "--stream-idle-timeout: expected a duration like 500ms, 5s, 2m or 1h (above zero, at most 596h)"],
     [["--hsts=sometimes"], "--hsts: expected true or false"],
     [["--hsts-max-age", "1.5"], "--hsts-max-age: expected an integer"],
+    [["--limit-req-status-code", "200"], "--limit-req-status-code: expected an integer 400-599"],
+    [["--limit-conn-status-code", "5O3"], "--limit-conn-status-code: expected an integer 400-599"],
     [["--tls-min-version", "1.1"], '--tls-min-version: expected 1.2 or 1.3, got "1.1"'],
     [["--tls-ciphers", "ALL:!aNULL"], "--tls-ciphers: expected OpenSSL cipher names"],
     [["--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256:BOGUS"], "--tls-ciphers: unknown TLS 1.2 cipher suite BOGUS"],

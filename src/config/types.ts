@@ -59,6 +59,10 @@ export interface Config {
   readonly enableUnderscoresInHeaders: boolean;
   readonly shutdownDelayMs: number;
   readonly shutdownGracePeriodMs: number;
+  /** Status of a request refused by `limit-rps`/`limit-rpm` (ingress-nginx's limit-req-status-code). */
+  readonly limitReqStatusCode: number;
+  /** Status of a request refused by `limit-connections` (ingress-nginx's limit-conn-status-code). */
+  readonly limitConnStatusCode: number;
   // TLS
   readonly hsts: boolean;
   readonly hstsMaxAge: number;

@@ -1,10 +1,30 @@
-// Endpoint choice: round robin per Backend, with passive health. An endpoint
-// that refused a connection is skipped for a back-off that grows 2 s → 4 s → 8 s → 10 s (cap)
-// while it keeps failing, and is used again once the back-off has passed (and forgotten on the
-// first success). A backend with more endpoints than this process's share of the origin budget
-// is balanced over a sliding window of them (subset.ts explains why and what it costs).
+// Endpoint choice: round robin per Backend, with passive health. An endpoint that refused a
+// connection is skipped for a back-off that grows 2 s → 4 s → 8 s → 10 s (cap) while it keeps
+// failing, and is used again once the back-off has passed (and forgotten on the first
+// success). A backend with more endpoints than this process's share of the origin budget is
+// balanced over a sliding window of them (subset.ts explains why and what it costs).
+//
+// A route's `backend` stage may choose otherwise for its requests (an EndpointChoice:
+// `load-balance: ewma`, `upstream-hash-by`, cookie affinity; docs/design.md, "Balancing and
+// affinity"). Round robin, the default, is untouched by them: a route without one pays nothing.
 import type { Backend, Upstream } from "../table/types.ts";
 import { MAX_SUBSET, stableOrder, windowSize, windowStart } from "./subset.ts";
+
+/**
+ * How one request's endpoints are chosen when its route says so (set by a `backend` stage
+ * policy; proxy/policies.ts). forward.ts and websocket.ts call it in place of Balancer.pick.
+ */
+export interface EndpointChoice {
+  /** The endpoint for this attempt, never one in `exclude` unless the policy says so; null when none. */
+  pick(backend: Backend, balancer: Balancer, exclude: ReadonlySet<string> | undefined): Upstream | null;
+  /** The attempt on `u` got response headers (or timed out) `ms` after it was picked, connect included. */
+  answered(u: Upstream, ms: number, balancer: Balancer): void;
+  /** A Set-Cookie value for the client's response once an endpoint is chosen (affinity), or null. */
+  setCookie(): string | null;
+}
+
+/** EWMA decay time (ingress-nginx rootfs/etc/nginx/lua/balancer/ewma.lua DECAY_TIME: 10 s). */
+export const EWMA_DECAY_MS = 10_000;
 
 const BASE_BACKOFF_MS = 2_000;
 const MAX_BACKOFF_MS = 10_000;
@@ -33,6 +53,15 @@ export interface Balancer {
   isWarm(u: Upstream): boolean;
   /** Forget that the endpoint was warm (it timed out): the next request probes it. */
   cooled(u: Upstream): void;
+  /**
+   * `load-balance: ewma`: the lower-scored of two random endpoints not in `exclude` (the
+   * window's, for a subset backend), preferring endpoints not backing off.
+   */
+  pickEwma(backend: Backend, exclude?: ReadonlySet<string>): Upstream | null;
+  /** Feed an EWMA score: the endpoint answered `ms` after it was picked. */
+  observe(u: Upstream, ms: number): void;
+  /** The endpoint's EWMA score now (ms, decayed toward 0 while it is not used), or null if it has none. */
+  ewmaScore(authority: string): number | null;
 }
 
 export interface BalancerOptions {
@@ -41,6 +70,13 @@ export interface BalancerOptions {
    * cover different endpoints at once; worker i of N can pass i / N. Default: random.
    */
   readonly seed?: number;
+  /** Random numbers in [0, 1) for EWMA's two-candidate draw; default Math.random (tests pass a seeded one). */
+  readonly random?: () => number;
+}
+
+interface Ewma {
+  score: number;
+  at: number;
 }
 
 interface Cursor {
@@ -57,7 +93,7 @@ export function createBalancer(now: () => number = () => performance.now(), opts
   const cursor = new WeakMap<Backend, Cursor>();
   const health = new Map<string, Health>();
   const lastOk = new Map<string, number>();
-  const seed = opts.seed ?? Math.random();
+  const windowSeed = opts.seed ?? Math.random();
   // Window size for large backends, recomputed every ACTIVE_MS from the backends picked for
   // in the previous period (their endpoints share one pool).
   let k = MAX_SUBSET;
@@ -74,7 +110,7 @@ export function createBalancer(now: () => number = () => performance.now(), opts
   function pickSubset(c: Cursor, backend: Backend, exclude: ReadonlySet<string> | undefined, t: number): Upstream | null {
     const order = (c.order ??= stableOrder(backend.endpoints));
     const n = order.length;
-    const start = windowStart(n, seed, t);
+    const start = windowStart(n, windowSeed, t);
     let fallback: Upstream | null = null;
     for (let j = 0; j < k; j++) {
       const u = order[(start + ((c.i + j) % k)) % n] as Upstream;
@@ -100,27 +136,77 @@ export function createBalancer(now: () => number = () => performance.now(), opts
     return fallback;
   }
 
+  /** The backend's cursor, with this period's bookkeeping of active backends (window size). */
+  function cursorOf(backend: Backend, n: number, t: number): Cursor {
+    let c = cursor.get(backend);
+    if (c === undefined) {
+      c = { i: Math.floor(Math.random() * n), order: null, seen: -1 };
+      cursor.set(backend, c);
+    }
+    if (t >= periodEnd) {
+      k = active.length === 0 ? MAX_SUBSET : windowSize(active);
+      active = [];
+      period++;
+      periodEnd = t + ACTIVE_MS;
+    }
+    if (c.seen !== period) {
+      c.seen = period;
+      active.push(backend);
+    }
+    return c;
+  }
+
+  // EWMA scores by `ip:port`, shared by every backend naming the endpoint, as ingress-nginx
+  // shares its balancer_ewma dictionary. Bounded like `health`.
+  const ewma = new Map<string, Ewma>();
+  /** Backend objects whose new endpoints got their starting score (once per endpoint set). */
+  const seeded = new WeakSet<Backend>();
+  const random = opts.random ?? Math.random;
+
+  /** The score now: ingress-nginx decays a score toward 0 while the endpoint is not used. */
+  function scoreAt(authority: string, t: number): number {
+    const e = ewma.get(authority);
+    if (e === undefined) return 0;
+    return e.score * Math.exp(-Math.max(0, t - e.at) / EWMA_DECAY_MS);
+  }
+
+  /**
+   * New endpoints start at the mean score of the backend's scored ones (ingress-nginx's
+   * slow start, its ewma.lua calculate_slow_start_ewma), not at 0, which would send
+   * them every request until their first answers arrive.
+   */
+  function seedScores(backend: Backend, t: number): void {
+    seeded.add(backend);
+    let sum = 0;
+    let scored = 0;
+    for (const u of backend.endpoints) {
+      const e = ewma.get(u.authority);
+      if (e !== undefined) {
+        sum += e.score;
+        scored++;
+      }
+    }
+    if (scored === 0 || scored === backend.endpoints.length) return;
+    for (const u of backend.endpoints) if (!ewma.has(u.authority)) ewma.set(u.authority, { score: sum / scored, at: t });
+  }
+
+  /** The window of a subset backend (k endpoints of the stable order from this process's start). */
+  function windowOf(c: Cursor, backend: Backend, t: number): Upstream[] {
+    const order = (c.order ??= stableOrder(backend.endpoints));
+    const n = order.length;
+    const start = windowStart(n, windowSeed, t);
+    const out: Upstream[] = [];
+    for (let j = 0; j < k; j++) out.push(order[(start + j) % n] as Upstream);
+    return out;
+  }
+
   return {
     pick(backend, exclude) {
       const eps = backend.endpoints;
       const n = eps.length;
       if (n === 0) return null;
-      let c = cursor.get(backend);
-      if (c === undefined) {
-        c = { i: Math.floor(Math.random() * n), order: null, seen: -1 };
-        cursor.set(backend, c);
-      }
       const t = now();
-      if (t >= periodEnd) {
-        k = active.length === 0 ? MAX_SUBSET : windowSize(active);
-        active = [];
-        period++;
-        periodEnd = t + ACTIVE_MS;
-      }
-      if (c.seen !== period) {
-        c.seen = period;
-        active.push(backend);
-      }
+      const c = cursorOf(backend, n, t);
       if (n > k) return pickSubset(c, backend, exclude, t);
       let fallback: Upstream | null = null;
       for (let j = 0; j < n; j++) {
@@ -136,6 +222,58 @@ export function createBalancer(now: () => number = () => performance.now(), opts
       // Every candidate is backing off: trying one beats a certain 502.
       if (fallback !== null) c.i = (c.i + 1) % n;
       return fallback;
+    },
+    pickEwma(backend, exclude) {
+      const n = backend.endpoints.length;
+      if (n === 0) return null;
+      const t = now();
+      const c = cursorOf(backend, n, t);
+      if (!seeded.has(backend)) seedScores(backend, t);
+      // Candidates: the window's (all endpoints of a small backend) not tried by this request
+      // and not backing off; past the window when none is left, as round robin goes; then
+      // those backing off (trying one beats a certain 502); once every endpoint has been tried,
+      // all of them again (as ingress-nginx's ewma does).
+      const pool = n > k ? windowOf(c, backend, t) : backend.endpoints;
+      let cands: readonly Upstream[] = pool;
+      if (exclude !== undefined || health.size > 0) {
+        const untried = (u: Upstream) => exclude === undefined || !exclude.has(u.authority);
+        const usable = (u: Upstream) => untried(u) && !backedOff(u.authority, t);
+        let list = pool.filter(usable);
+        if (list.length === 0 && pool !== backend.endpoints) list = backend.endpoints.filter(usable);
+        if (list.length === 0) list = backend.endpoints.filter(untried);
+        cands = list.length === 0 ? pool : list;
+      }
+      const m = cands.length;
+      if (m === 1) return cands[0] as Upstream;
+      // Two distinct random candidates; the lower score wins, the first on a tie
+      // (ingress-nginx's pick_and_score with PICK_SET_SIZE 2).
+      const i = Math.floor(random() * m);
+      let j = Math.floor(random() * (m - 1));
+      if (j >= i) j++;
+      const a = cands[i] as Upstream;
+      const b = cands[j] as Upstream;
+      return scoreAt(b.authority, t) < scoreAt(a.authority, t) ? b : a;
+    },
+    observe(u, ms) {
+      const t = now();
+      if (ewma.size >= MAX_TRACKED && !ewma.has(u.authority)) {
+        // Scores untouched for ten decay times are ~0 already: forgetting them changes nothing.
+        for (const [key, e] of ewma) if (t - e.at > 10 * EWMA_DECAY_MS) ewma.delete(key);
+        if (ewma.size >= MAX_TRACKED) return;
+      }
+      const e = ewma.get(u.authority);
+      if (e === undefined) {
+        ewma.set(u.authority, { score: ms, at: t });
+        return;
+      }
+      // ingress-nginx's decay_ewma: the weight of the old score falls with the time since it
+      // was last touched, so the score is a time-weighted average, not a per-request one.
+      const w = Math.exp(-Math.max(0, t - e.at) / EWMA_DECAY_MS);
+      e.score = e.score * w + ms * (1 - w);
+      e.at = t;
+    },
+    ewmaScore(authority) {
+      return ewma.has(authority) ? scoreAt(authority, now()) : null;
     },
     failed(u) {
       const t = now();

@@ -4,7 +4,7 @@
 // into ProxyError codes.
 import { DEFAULT_RETRY } from "../table/routes.ts";
 import type { Backend, RetryPolicy, Upstream } from "../table/types.ts";
-import type { Balancer } from "./balancer.ts";
+import type { Balancer, EndpointChoice } from "./balancer.ts";
 import { ProxyError } from "./errors.ts";
 import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import type { ProxyHooks } from "./types.ts";
@@ -40,6 +40,8 @@ export interface ForwardInput {
   /** Largest upstream response header block, in bytes (--max-response-header-size). */
   readonly maxHeaderBytes: number;
   readonly balancer: Balancer;
+  /** The route's way of choosing endpoints (backend stage), or null for the balancer's round robin. */
+  readonly choice?: EndpointChoice | null;
   readonly hooks?: ProxyHooks | undefined;
   /** Resolves and checks ExternalName upstreams; default: the process-wide one. */
   readonly external?: ExternalResolver | undefined;
@@ -185,7 +187,10 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
   const t0 = performance.now();
   let signal = input.signal;
   for (let attempt = 1; ; attempt++) {
-    const u = input.balancer.pick(input.backend, first === null ? undefined : (tried ??= new Set([first])));
+    const exclude: ReadonlySet<string> | undefined = first === null ? undefined : (tried ??= new Set([first]));
+    const choice = input.choice ?? null;
+    const u: Upstream | null = choice === null ? input.balancer.pick(input.backend, exclude) : choice.pick(input.backend, input.balancer, exclude);
+    const picked = choice === null ? 0 : performance.now();
     if (u === null) throw new ProxyError(first === null ? "NoEndpoints" : "UpstreamConnect", "no endpoint left");
     if (first === null) first = u.authority;
     else tried?.add(u.authority);
@@ -245,6 +250,8 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
       if (e instanceof ProxyError) {
         if (e.code !== "UpstreamTimeout") throw e;
         input.balancer.cooled(u);
+        // A latency-aware choice learns from the wait too (ingress-nginx's EWMA counts it).
+        choice?.answered(u, performance.now() - picked, input.balancer);
         // The deadline aborted this attempt's switch; the next one needs a fresh one.
         if (resend && again(input, policy, maxAttempts, t0, attempt, "timeout")) {
           signal = control.renew();
@@ -274,6 +281,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     }
     dog.stop();
     input.balancer.succeeded(u);
+    choice?.answered(u, performance.now() - picked, input.balancer);
     // nginx answers 502 to a header block larger than its buffer ("upstream sent too big
     // header", which its proxy_next_upstream counts as `invalid_header`); relaying it would
     // hand the client a response most clients refuse anyway.

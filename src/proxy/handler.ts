@@ -11,7 +11,7 @@ import { createAttemptControl, forward } from "./forward.ts";
 import { clientIpOf, downstreamHeaders, requestIdOf, upstreamHeaders, type ForwardContext } from "./headers.ts";
 import { createInflight, type Inflight } from "./inflight.ts";
 import { IDLE_TIMEOUT_S } from "./listener.ts";
-import { createPolicyRunner, type PolicyFlow } from "./policies.ts";
+import { createPolicyRunner, POLICY_KINDS, type PolicyFlow } from "./policies.ts";
 import { hstsValue, httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
 import { relayResponse } from "./respond.ts";
 import type { AccessRecord, ProxyDeps } from "./types.ts";
@@ -75,7 +75,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
   const inflight = createInflight();
   const sockets = new Set<ServerWebSocket<WsData>>();
   const hardStop = new AbortController();
-  const runPolicies = createPolicyRunner(deps.policyKinds);
+  const runPolicies = createPolicyRunner(deps.policyKinds ?? POLICY_KINDS, { config });
 
   const emit = (r: AccessRecord) => {
     try {
@@ -96,11 +96,15 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
     inflight.enter();
     let done = false;
     let guard: Watchdog | null = null;
+    // The route's policies' view of the request, once they ran: their Set-Cookie lines go on
+    // every later answer, and a stage may hold something until the request ends (flow.release).
+    let flow: PolicyFlow | null = null;
     const finish = (status: number, error: string | null) => {
       if (done) return;
       done = true;
       inflight.leave();
       guard?.stop();
+      if (flow !== null && flow.release !== null) flow.release();
       rec.status = status;
       rec.error = error;
       rec.durationMs = performance.now() - t0;
@@ -119,8 +123,6 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
     // Once switched off it stays off for the connection's later keep-alive idling too
     // (measured), so it is set back to IDLE_TIMEOUT_S just before the response ends; Bun
     // ignores the call once the response is complete, hence "before".
-    // The route's policies, once they ran: their Set-Cookie lines go on every later answer.
-    let flow: PolicyFlow | null = null;
     let timerOff = false;
     const timerOffNow = () => {
       timerOff = true;
@@ -181,7 +183,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
           requestId, trusted, underscores: config.enableUnderscoresInHeaders, connectTimeoutMs, responseTimeoutMs,
           maxResponseHeaderBytes: config.maxResponseHeaderSize,
           responseHeaders: common, upstreamResponseHeaders: null, upstreamRequestHeaders: null, setCookies: null,
-          pathAndQuery, backend, removeHeaders: null,
+          pathAndQuery, backend, removeHeaders: null, choice: null, release: null,
         };
         const answer = await runPolicies(stages, flow);
         if (answer !== null) {
@@ -239,12 +241,14 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
         rec.websocket = true;
         const proto = req.headers.get("sec-websocket-protocol");
         const { ws, upstream } = await connectUpstreamWs({
-          backend, balancer, pathAndQuery,
+          backend, balancer, choice: flow?.choice, pathAndQuery,
           headers: withPolicyFields(upstreamHeaders(req.headers, ctx, clientIp, true), flow),
           protocols: proto === null ? [] : proto.split(",").map((s) => s.trim()).filter((s) => s !== ""),
           timeoutMs: responseTimeoutMs, external: deps.external,
           record: rec,
         });
+        const wsCookie = flow?.choice?.setCookie() ?? null;
+        if (wsCookie !== null) common["set-cookie"] = wsCookie;
         rec.upstream = upstream.authority;
         rec.upstreamStatus = 101;
         rec.upstreamMs = performance.now() - t0;
@@ -287,7 +291,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
             body: metered?.stream ?? null, idempotent: !NON_IDEMPOTENT.has(req.method), retry: opts.retry,
             backend, clientSignal, stopSignal: hardStop.signal, signal: abort.signal, responseTimeoutMs,
             connectTimeoutMs, maxHeaderBytes: config.maxResponseHeaderSize,
-            balancer, hooks, external: deps.external, record: rec,
+            balancer, choice: flow?.choice, hooks, external: deps.external, record: rec,
           },
           control,
         );
@@ -299,7 +303,12 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       rec.upstreamStatus = up.status;
       rec.upstreamMs = result.upstreamMs;
       const down = downstreamHeaders(up.headers, requestId, hsts, added);
-      if (flow !== null) addCookies(down, up.status, flow.setCookies);
+      if (flow !== null) {
+        addCookies(down, up.status, flow.setCookies);
+        // Affinity's cookie, when this request chose a new pod (proxy/affinity.ts).
+        const cookie = flow.choice?.setCookie() ?? null;
+        if (cookie !== null) down.append("set-cookie", cookie);
+      }
       return await relayResponse({
         up, req, headers: down, draining: inflight.draining,
         idleMs, control, rec, finish, timerOffNow, timerBack,

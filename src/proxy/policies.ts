@@ -1,6 +1,7 @@
 // Runs a route's request-side policies (RouteOptions.stages) in the one stage order of
 // table/policy.ts. docs/design.md, "Annotations and policies": the handler calls the runner
 // only when a route has policies, so a route without any pays one null check.
+import type { Config } from "../config/types.ts";
 import { stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
 import type { Backend, Match, Route } from "../table/types.ts";
 import { CORS_KIND } from "../annotations/cors.ts";
@@ -10,10 +11,14 @@ import { CORS_POLICY_KIND } from "./cors.ts";
 import { CANARY_KIND, canaryKind } from "./canary.ts";
 import { EXTERNAL_AUTH_KIND } from "../annotations/external-auth.ts";
 import { createExternalAuthKind } from "./external-auth.ts";
+import { AFFINITY_KIND } from "./affinity.ts";
+import type { EndpointChoice } from "./balancer.ts";
 import { ProxyError } from "./errors.ts";
 import { REWRITE_TARGET } from "./rewrite.ts";
+import { EWMA_KIND, HASH_KIND } from "./hash-by.ts";
+import { LIMITS_KIND } from "./limits.ts";
 
-/** What a policy sees of the request, and the two things a stage may change. */
+/** What a policy sees of the request, and what a stage may change. */
 export interface PolicyFlow {
   readonly req: Request;
   readonly route: Route;
@@ -70,6 +75,22 @@ export interface PolicyFlow {
    * `authorization`, as ingress-nginx clears it for the backend.
    */
   removeHeaders: string[] | null;
+  /**
+   * How the backend's endpoint is chosen: null is the balancer's round robin; the backend
+   * stage sets one for `load-balance: ewma`, `upstream-hash-by` or cookie affinity.
+   */
+  choice: EndpointChoice | null;
+  /**
+   * Called once when the request ends, however it ends (answered by a later stage, proxied,
+   * failed, the client gone): a stage that holds something for the request's lifetime (a
+   * `limit-connections` slot) gives it back here. One per request; a second holder chains.
+   */
+  release: (() => void) | null;
+}
+
+/** What a policy implementation may read besides its parameters: the process's configuration. */
+export interface PolicyContext {
+  readonly config: Config;
 }
 
 /** A Response ends the request with it (403, 401, a redirect, a preflight's 204); null goes on. */
@@ -78,8 +99,11 @@ export type PolicyStep = (flow: PolicyFlow) => Response | null | Promise<Respons
 /** An implementation of one kind of policy: the stage it belongs to and how its parameters become a step. */
 export interface PolicyKind {
   readonly stage: PolicyStage;
-  /** Called once per policy object (the steps are cached with it); may throw on bad parameters. */
-  build(params: StagePolicy["params"]): PolicyStep;
+  /**
+   * Called once per policy object (the steps are cached with it); may throw on bad parameters.
+   * `ctx` is always given by the runner the handler makes; a kind that needs it throws without.
+   */
+  build(params: StagePolicy["params"], ctx?: PolicyContext): PolicyStep;
 }
 
 export type PolicyKinds = ReadonlyMap<string, PolicyKind>;
@@ -92,6 +116,10 @@ export const POLICY_KINDS: PolicyKinds = new Map<string, PolicyKind>([
   [CANARY_KIND, canaryKind()],
   [EXTERNAL_AUTH_KIND, createExternalAuthKind()],
   ["rewrite-target", REWRITE_TARGET],
+  ["limits", LIMITS_KIND],
+  ["affinity", AFFINITY_KIND],
+  ["hash", HASH_KIND],
+  ["ewma", EWMA_KIND],
 ]);
 
 export type PolicyRunner = (stages: readonly StagePolicy[], flow: PolicyFlow) => Promise<Response | null>;
@@ -106,7 +134,7 @@ function refuse(why: string): PolicyStep {
   };
 }
 
-function stepsOf(stages: readonly StagePolicy[], kinds: PolicyKinds): readonly PolicyStep[] {
+function stepsOf(stages: readonly StagePolicy[], kinds: PolicyKinds, ctx: PolicyContext | undefined): readonly PolicyStep[] {
   // Sorted here too, so the order holds whoever built the table.
   const ordered = [...stages].sort((a, b) => stageIndex(a.stage) - stageIndex(b.stage));
   return ordered.map((p) => {
@@ -114,20 +142,20 @@ function stepsOf(stages: readonly StagePolicy[], kinds: PolicyKinds): readonly P
     if (kind === undefined) return refuse(`no implementation for policy kind ${JSON.stringify(p.kind)}`);
     if (kind.stage !== p.stage) return refuse(`policy kind ${p.kind} belongs to stage ${kind.stage}, not ${p.stage}`);
     try {
-      return kind.build(p.params);
+      return kind.build(p.params, ctx);
     } catch (e) {
       return refuse(`policy ${p.kind}: ${String(e)}`);
     }
   });
 }
 
-export function createPolicyRunner(kinds: PolicyKinds = POLICY_KINDS): PolicyRunner {
+export function createPolicyRunner(kinds: PolicyKinds = POLICY_KINDS, ctx?: PolicyContext): PolicyRunner {
   // Keyed by the route's frozen stages array: built once per table generation, not per request.
   const cache = new WeakMap<readonly StagePolicy[], readonly PolicyStep[]>();
   return async (stages, flow) => {
     let steps = cache.get(stages);
     if (steps === undefined) {
-      steps = stepsOf(stages, kinds);
+      steps = stepsOf(stages, kinds, ctx);
       cache.set(stages, steps);
     }
     for (const step of steps) {

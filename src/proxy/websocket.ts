@@ -3,7 +3,7 @@
 // ever dropped silently: past the buffer bound both sides are closed with 1011.
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import type { Backend, Upstream } from "../table/types.ts";
-import type { Balancer } from "./balancer.ts";
+import type { Balancer, EndpointChoice } from "./balancer.ts";
 import { ProxyError } from "./errors.ts";
 import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
@@ -76,6 +76,8 @@ function toClient(d: WsData, f: Frame): void {
 export interface WsConnectInput {
   readonly backend: Backend;
   readonly balancer: Balancer;
+  /** The route's way of choosing endpoints (backend stage), or null for round robin. */
+  readonly choice?: EndpointChoice | null;
   readonly pathAndQuery: string;
   readonly headers: Headers;
   readonly protocols: string[];
@@ -117,7 +119,7 @@ function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<We
 export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: WebSocket; upstream: Upstream }> {
   const tried = new Set<string>();
   for (let attempt = 0; attempt < 2; attempt++) {
-    const u = input.balancer.pick(input.backend, tried);
+    const u = input.choice ? input.choice.pick(input.backend, input.balancer, tried) : input.balancer.pick(input.backend, tried);
     if (u === null) break;
     tried.add(u.authority);
     // As in forward.ts: the WebSocket client gets the checked address, never the name.

@@ -8,12 +8,16 @@
  * access or authentication annotations cannot be applied refuses everything (503), as
  * ingress-nginx's "location denied" does at the top of the location's rewrite phase. CORS
  * next: ingress-nginx answers a preflight in the rewrite phase, before its access phase (allow
- * lists, authentication), and a browser's preflight never carries credentials. Access control
- * comes next, so a client that may not reach a route learns nothing from its other policies.
+ * lists, authentication), and a browser's preflight never carries credentials. Request limits
+ * next, where nginx's pre-access phase runs them (after the rewrite phase, before access), so
+ * a client refused by an allow list or authentication still counts against its limits. Access
+ * control comes next, so a client that may not reach a route learns nothing from its other
+ * policies.
  */
 export const POLICY_STAGES = [
   "denied",
   "cors",
+  "limits",
   "access",
   "authentication",
   "redirects",

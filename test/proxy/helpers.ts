@@ -25,6 +25,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     maxBodySize: null, trustedProxies: [], allowlistSourceRange: [], denylistSourceRange: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
     streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientBodyMinRate: 500, maxResponseHeaderSize: 64 * 1024,
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
+    limitReqStatusCode: 503, limitConnStatusCode: 503,
     hsts: true, hstsMaxAge: 31536000, tlsMinVersion: "1.2", tlsCiphers: "", workers: 1,
     ...over,
   };
