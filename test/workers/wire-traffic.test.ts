@@ -1,0 +1,40 @@
+// The affinity, balancing and limits stage policies cross the primary → worker IPC as JSON
+// unchanged, frozen again, and the worker's proxy builds every one of them (their parameters
+// are checked again there: a policy it could not build would answer 500).
+import { expect, test } from "bun:test";
+import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { POLICY_KINDS } from "../../src/proxy/policies.ts";
+import { buildTable } from "../../src/table/build.ts";
+import { lookup } from "../../src/table/lookup.ts";
+import type { RouteTable } from "../../src/table/types.ts";
+import { decodeTable, encodeTable, type WireTable } from "../../src/table/wire.ts";
+import { mkRoute } from "../compile/routes.ts";
+import { testConfig } from "../proxy/helpers.ts";
+
+const roundTrip = (t: RouteTable): RouteTable => decodeTable(JSON.parse(JSON.stringify(encodeTable(t))) as WireTable);
+
+test("limits, affinity, hash and ewma policies survive the wire and build on the worker's side", () => {
+  const P = "nginx.ingress.kubernetes.io/";
+  const sets: Record<string, string>[] = [
+    { [`${P}limit-rps`]: "5", [`${P}limit-connections`]: "2", [`${P}limit-allowlist`]: "10.0.0.0/8,::1", [`${P}affinity`]: "cookie", [`${P}session-cookie-samesite`]: "Lax", [`${P}session-cookie-max-age`]: "-1" },
+    { [`${P}limit-rpm`]: "x" }, // denied
+    { [`${P}upstream-hash-by`]: "v1-${cookie_user}$http_x_team$remote_addr$request_uri", [`${P}upstream-hash-by-subset`]: "true" },
+    { [`${P}load-balance`]: "ewma" },
+  ];
+  const routes = sets.map((ann, i) => ({ ...mkRoute(`h${i}.test`, "/", "Prefix"), options: parseAnnotations(ann).options }));
+  const t = roundTrip(buildTable(routes, null));
+  const frozen = (x: unknown): boolean => x === null || typeof x !== "object" || (Object.isFrozen(x) && Object.values(x).every(frozen));
+  const kinds: string[] = [];
+  for (let i = 0; i < sets.length; i++) {
+    const stages = lookup(t, `h${i}.test`, "/")!.route.options.stages!;
+    expect(stages).toEqual(routes[i]!.options.stages!);
+    expect(frozen(stages)).toBe(true);
+    for (const p of stages) {
+      const kind = POLICY_KINDS.get(p.kind)!;
+      expect(kind.stage).toBe(p.stage);
+      expect(() => kind.build(p.params, { config: testConfig() })).not.toThrow();
+      kinds.push(p.kind);
+    }
+  }
+  expect(kinds).toEqual(["limits", "affinity", "limits", "hash", "ewma"]);
+});
