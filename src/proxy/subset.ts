@@ -22,6 +22,11 @@
 // every instant. With one process and 200 endpoints, 16 pods take that process's traffic for
 // 16 × STEP_MS each cycle while the others get none from it. More workers and replicas narrow
 // the gap; a backend that needs every pod loaded at once needs more processes, not this.
+//
+// Routes with `upstream-hash-by` or cookie affinity do not use the window: a key must find the
+// same pod in every process and at every moment, so they choose among every ready endpoint
+// (ring.ts), and pay the handshakes this file avoids when a backend has more endpoints than
+// the pool holds. EWMA keeps the window (docs/design.md, "Balancing and affinity").
 import type { Backend, Upstream } from "../table/types.ts";
 
 /** Bun's idle-connection pool per process (measured: docs/design.md, "Bun facts measured here"). */

@@ -31,7 +31,7 @@ function pods(n: number, prefix = "pod") {
     const name = `${prefix}${i}`;
     const s = Bun.serve({
       hostname: "127.0.0.1", port: 0,
-      fetch: (req, server) => (req.headers.get("upgrade") === "websocket" && server.upgrade(req, { data: null }) ? undefined : new Response(name)),
+      fetch: (req, server) => (req.headers.get("upgrade") === "websocket" && server.upgrade(req, { data: undefined }) ? undefined : new Response(name)),
       websocket: { message() {} },
     });
     cleanup.push(() => s.stop(true));
