@@ -67,6 +67,7 @@ export function ingress(
     metadata: {
       name,
       namespace: ns,
+      ...(annotations ? { annotations } : {}),
       uid: `uid-ing-${ns}-${name}`,
       resourceVersion: rv,
       generation: 1,

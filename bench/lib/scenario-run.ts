@@ -52,7 +52,7 @@ async function measure(
   const mBefore = machineTicks();
   const t0 = performance.now();
   const r = await runWrk({
-    url: t.url, connections: sc.connections, threads: 1, seconds, host: HOST,
+    url: t.url, connections: sc.connections, threads: 1, seconds, host: HOST, headers: sc.headers,
     cpus: layout.clientCpus, wrk: tools.wrk, taskset: tools.taskset,
   });
   const elapsed = (performance.now() - t0) / 1000;
@@ -112,7 +112,7 @@ export async function runScenario(sc: Scenario, layout: Layout, ctx: RunContext)
           const main = system === "baseline" ? baselineMain : porticoMain;
           if (main === null) throw new Error("--baseline-main not given");
           if (!porticoAvailable(ROOT, main)) throw new Error(`${main} not present yet`);
-          const manifests = writeManifests(sdir, ups, sc.tls ? cert : null, sc.regexPaths ?? 0);
+          const manifests = writeManifests(sdir, ups, sc.tls ? cert : null, sc.regexPaths ?? 0, sc.annotations);
           const pdir = join(sdir, system);
           mkdirSync(pdir, { recursive: true });
           const p = await startPortico(tools, manifests, { root: ROOT, main, dir: pdir, cpus: layout.proxyCpus, workers, tls: sc.tls });

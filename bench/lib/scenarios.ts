@@ -19,6 +19,10 @@ export interface Scenario {
    * regexPath) instead of one Prefix `/`; `path` matches the last of them nginx tries.
    */
   readonly regexPaths?: number;
+  /** Annotations on Portico's Ingress (nginx is configured as for a plain Ingress). */
+  readonly annotations?: Readonly<Record<string, string>>;
+  /** Extra request headers wrk sends. */
+  readonly headers?: readonly string[];
 }
 
 const MIB = 1024 * 1024;
@@ -28,6 +32,23 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: "1mib", title: "1 MiB body, keep-alive, wrk -c8", connections: 8, path: "/1m", tls: false, backend: "keepalive", bytes: MIB, systems: SYSTEMS },
   { name: "close", title: "backend sends Connection: close on every response, wrk -c64", connections: 64, path: "/", tls: false, backend: "close", bytes: 13, systems: SYSTEMS },
   { name: "tls", title: "TLS termination (RSA-2048, TLS 1.3, keep-alive), 13-byte body, wrk -c64", connections: 64, path: "/", tls: true, backend: "keepalive", bytes: 13, systems: ["portico", "baseline", "nginx"] },
+  // Each feature on, against the plain `small`: nginx runs its plain configuration, `baseline`
+  // (main's Portico, where these annotations may be unsupported) shows the feature's cost.
+  {
+    name: "small-affinity", title: "small, with `affinity: cookie` and a returning client (wrk sends a session cookie)", connections: 64, path: "/", tls: false,
+    backend: "keepalive", bytes: 13, systems: ["portico", "baseline", "nginx"],
+    annotations: { "nginx.ingress.kubernetes.io/affinity": "cookie" }, headers: ["Cookie: INGRESSCOOKIE=0123456789abcdef|5e2b4a1c"],
+  },
+  {
+    name: "small-hash", title: "small, with `upstream-hash-by: $request_uri`", connections: 64, path: "/", tls: false,
+    backend: "keepalive", bytes: 13, systems: ["portico", "baseline", "nginx"],
+    annotations: { "nginx.ingress.kubernetes.io/upstream-hash-by": "$request_uri" },
+  },
+  {
+    name: "small-limit", title: "small, with `limit-rps: 1000000` (counted, never reached)", connections: 64, path: "/", tls: false,
+    backend: "keepalive", bytes: 13, systems: ["portico", "baseline", "nginx"],
+    annotations: { "nginx.ingress.kubernetes.io/limit-rps": "1000000" },
+  },
   { name: "ep200", title: "200 endpoints (127.0.0.10-209) behind one Service, 13-byte body, wrk -c64", connections: 64, path: "/", tls: false, backend: "many", bytes: 13, systems: SYSTEMS },
   {
     name: "regex50",

@@ -109,9 +109,16 @@ export interface PorticoOptions {
 
 /**
  * Writes the manifests for one scenario: IngressClass, Service, EndpointSlice, Ingress (+ Secret).
- * With `regexPaths`, the Ingress has that many regex paths (nginx.ts regexPath) and use-regex.
+ * With `regexPaths`, the Ingress has that many regex paths (nginx.ts regexPath) and use-regex;
+ * `extra` annotations go on the Ingress too (a scenario's feature).
  */
-export function writeManifests(dir: string, upstreams: readonly (readonly [number, number])[], cert: CertFiles | null, regexPaths = 0): string {
+export function writeManifests(
+  dir: string,
+  upstreams: readonly (readonly [number, number])[],
+  cert: CertFiles | null,
+  regexPaths = 0,
+  extra?: Readonly<Record<string, string>>,
+): string {
   const ports = new Set(upstreams.map(([, p]) => p));
   if (ports.size !== 1) throw new Error("one EndpointSlice needs one target port");
   const port = [...ports][0] as number;
@@ -119,7 +126,8 @@ export function writeManifests(dir: string, upstreams: readonly (readonly [numbe
     regexPaths > 0
       ? Array.from({ length: regexPaths }, (_, i) => ({ path: regexPath(i), pathType: "ImplementationSpecific", service: "backend" }))
       : [{ path: "/", pathType: "Prefix", service: "backend" }];
-  const annotations = regexPaths > 0 ? { "nginx.ingress.kubernetes.io/use-regex": "true" } : null;
+  const regex = regexPaths > 0 ? { "nginx.ingress.kubernetes.io/use-regex": "true" } : null;
+  const annotations = regex === null && extra === undefined ? null : { ...regex, ...extra };
   const objs = [
     ingressClass(),
     service("bench", "backend", port),

@@ -20,6 +20,8 @@ export interface WrkRun {
   readonly threads: number;
   readonly seconds: number;
   readonly host: string | null;
+  /** More request headers, `Name: value`. */
+  readonly headers?: readonly string[] | undefined;
   readonly cpus: string | null;
   readonly wrk: string;
   readonly taskset: string;
@@ -76,6 +78,7 @@ export async function runWrk(r: WrkRun): Promise<WrkResult> {
     "5s",
     "--latency",
     ...(r.host ? ["-H", `Host: ${r.host}`] : []),
+    ...(r.headers ?? []).flatMap((h) => ["-H", h]),
     ...(r.script ? ["-s", r.script] : []),
     r.url,
   ];
