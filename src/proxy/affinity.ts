@@ -114,13 +114,22 @@ export function rejectsSameSiteNone(ua: string | null): boolean {
   return ua.includes("Macintosh") && ua.includes("Intel Mac OS X 10_14") && ua.includes("Safari") && !ua.includes("Chrome");
 }
 
+/**
+ * The route's path as the cookie's Path (ingress-nginx's $location_path). A regex path may hold
+ * characters that would end the attribute or the header; then `/` (ingress-nginx asks for
+ * session-cookie-path on regex paths).
+ */
+function cookiePath(routePath: string): string {
+  return /^\/[^;,\s\x00-\x1f\x7f]*$/.test(routePath) ? routePath : "/";
+}
+
 /** The Set-Cookie value, attributes in lua-resty-cookie's order. */
 export function affinityCookie(p: AffinityParams, value: string, o: { path: string; https: boolean; userAgent: string | null; nowSeconds: number }): string {
   let s = `${p.name}=${value}`;
   if (p.expires !== null) s += `; Expires=${cookieTime(o.nowSeconds + p.expires)}`;
   if (p.maxAge !== null) s += `; Max-Age=${p.maxAge}`;
   if (p.domain !== null) s += `; Domain=${p.domain}`;
-  s += `; Path=${p.path ?? o.path}`;
+  s += `; Path=${p.path ?? cookiePath(o.path)}`;
   // session-cookie-secure "false" is left out of ingress-nginx's backend JSON (omitempty), so
   // the scheme decides: HTTPS always gets Secure.
   if (p.secure || o.https) s += "; Secure";

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
-import { affinityKind, backendKey, cookieBackendKey, cookieTime, rejectsSameSiteNone } from "../../src/proxy/affinity.ts";
+import { affinityCookie, affinityKind, type AffinityParams, backendKey, cookieBackendKey, cookieTime, rejectsSameSiteNone } from "../../src/proxy/affinity.ts";
 import { createBalancer } from "../../src/proxy/balancer.ts";
 import { createProxyHandler } from "../../src/proxy/handler.ts";
 import { startHttpListener } from "../../src/proxy/listener.ts";
@@ -92,6 +92,19 @@ describe("the cookie", () => {
     expect(r.setCookie).toMatch(
       /^SERVERID=[0-9a-f]{16}\|[0-9a-f]{32}; Expires=Wed, 23-Sep-26 14:13:20 GMT; Max-Age=259200; Domain=foo\.bar; Path=\/something; Secure; HttpOnly; SameSite=None$/,
     );
+  });
+
+  test("a route path that cannot be a cookie Path (a regex with `;`, a space) gives Path=/; session-cookie-path wins", () => {
+    const params: AffinityParams = {
+      mode: "balanced", name: "A", path: null, domain: null, maxAge: null, expires: null,
+      sameSite: null, conditionalSameSiteNone: false, secure: false, changeOnFailure: false,
+    };
+    const at = (path: string, over: Partial<AffinityParams> = {}) => affinityCookie({ ...params, ...over }, "v", { path, https: false, userAgent: null, nowSeconds: 0 });
+    expect(at("/app")).toBe("A=v; Path=/app; HttpOnly");
+    expect(at("/foo/.*")).toBe("A=v; Path=/foo/.*; HttpOnly");
+    expect(at("/a;b")).toBe("A=v; Path=/; HttpOnly");
+    expect(at("/(x|y) z")).toBe("A=v; Path=/; HttpOnly");
+    expect(at("/a;b", { path: "/foo/bar" })).toBe("A=v; Path=/foo/bar; HttpOnly");
   });
 
   test("nginx's cookie time: two-digit years up to 2037, four after", () => {
