@@ -14,7 +14,10 @@ import { startHttpListener } from "../../src/proxy/listener.ts";
 import { POLICY_KINDS, type PolicyKind } from "../../src/proxy/policies.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { Backend, RouteTable } from "../../src/table/types.ts";
-import { makeBackend, makeTable, rawRequest, statusLine, quietLog, testConfig } from "./helpers.ts";
+import { canaryStagePolicy } from "../../src/annotations/canary.ts";
+import { buildTable } from "../../src/table/build.ts";
+import { orderStages } from "../../src/table/policy.ts";
+import { makeBackend, makeRoute, makeTable, rawRequest, statusLine, quietLog, testConfig } from "./helpers.ts";
 import { seeded } from "./seeded.ts";
 
 const P = "nginx.ingress.kubernetes.io/";
@@ -248,6 +251,22 @@ describe("stickiness across endpoint changes", () => {
     expect(cookieBackendKey(req, "INGRESSCOOKIE")).not.toBe(backendKey(makeBackend([a!.port], { id: "default/web-canary:80", service: "web-canary" })));
     expect(cookieBackendKey(new Request("http://s.test/"), "INGRESSCOOKIE")).toBeNull();
   });
+});
+
+test("with a canary: a client sent to the canary gets a canary pod and a cookie naming the canary's backend", async () => {
+  const [m, c] = [pods(1, "main")[0]!, pods(1, "canary")[0]!];
+  const main = svc([m.port]);
+  const canary = makeBackend([c.port], { id: "default/web-canary:80", service: "web-canary" });
+  const rules = { header: "x-canary", headerValue: null, headerPattern: null, cookie: null, weight: 0, weightTotal: 100 };
+  const stages = orderStages([...stagesOf({ affinity: "cookie" })!, canaryStagePolicy(rules)]);
+  const route = { ...makeRoute({ host: "s.test", backend: main, options: { stages } }), canary: { ingress: { namespace: "default", name: "ing-canary" }, backend: canary } };
+  const p = proxy(buildTable([route], null));
+  const toCanary = await get(`${p.url}/`, { host: "s.test", "x-canary": "always" });
+  expect(toCanary.body).toBe("canary0");
+  expect(pair(toCanary.setCookie!).split("|")[1]).toBe(backendKey(canary));
+  const toMain = await get(`${p.url}/`, { host: "s.test" });
+  expect(toMain.body).toBe("main0");
+  expect(pair(toMain.setCookie!).split("|")[1]).toBe(backendKey(main));
 });
 
 describe("upstream-hash-by through the proxy", () => {
