@@ -6,8 +6,12 @@ import type { StagePolicy } from "../table/policy.ts";
 import { REFUSED_STATUS } from "./access.ts";
 import type { UserEntry } from "./htpasswd.ts";
 
-/** The kinds built here (compile/access.ts replaces them once it has resolved their inputs). */
-export const ACCESS_STAGE_KINDS: ReadonlySet<string> = new Set(["refuse", "source-range", "basic-auth"]);
+/**
+ * The kinds compile/access.ts rebuilds once it has resolved their inputs. Not "refuse": a
+ * refusal parse.ts made (an invalid value, an access check Portico cannot run, an external-auth
+ * configuration it refuses) is kept whatever else is resolved, so it can never be dropped.
+ */
+export const RESOLVED_STAGE_KINDS: ReadonlySet<string> = new Set(["source-range", "basic-auth"]);
 
 /** Every request refused with 503 (ingress-nginx's "location denied"); `reason` is for /debug/routes. */
 export function refuseStage(reason: string): StagePolicy {

@@ -4,7 +4,7 @@
 // annotation replaces only the flag of its own kind, as in ingress-nginx), and the basic-auth
 // Secret is read into the users. Whatever cannot be resolved makes the routes refuse every
 // request (503, ingress-nginx's "location denied"), with a diagnostic: never open.
-import { basicAuthStage, ACCESS_STAGE_KINDS, refuseStage, sourceRangeStage } from "../annotations/access-stages.ts";
+import { basicAuthStage, RESOLVED_STAGE_KINDS, refuseStage, sourceRangeStage } from "../annotations/access-stages.ts";
 import { usersFromFile, usersFromMap, type ReadUsers } from "../annotations/htpasswd.ts";
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import type { Ingress, Secret } from "../model/schemas.ts";
@@ -75,16 +75,16 @@ export function resolveAccess(ann: ParsedAnnotations, ing: Ingress, secrets: Rea
 
   const ns = namespaceOf(ing);
   const problems: Problem[] = [];
-  const stages: StagePolicy[] = (ann.options.stages ?? []).filter((p) => !ACCESS_STAGE_KINDS.has(p.kind));
+  // parse.ts already refused an invalid list or basic-auth configuration (and every other
+  // refusal stays as it made it); only the stages whose inputs lie outside the Ingress are rebuilt.
+  const stages: StagePolicy[] = (ann.options.stages ?? []).filter((p) => !RESOLVED_STAGE_KINDS.has(p.kind));
   const access = ann.policies.access;
-  if (access.invalid !== null) stages.push(refuseStage(access.invalid));
-  else {
+  if (access.invalid === null) {
     const s = sourceRangeStage(access.allow ?? config.allowlistSourceRange, access.deny ?? config.denylistSourceRange);
     if (s !== null) stages.push(s);
   }
   let secret: ResolvedAccess["secret"] = null;
-  if (auth.state === "invalid") stages.push(refuseStage(auth.reason));
-  else if (auth.state === "basic") {
+  if (auth.state === "basic") {
     const secretNs = auth.namespace ?? ns;
     const key = `${secretNs}/${auth.name}`;
     const refuse = (reason: DiagnosticReason, message: string) => {

@@ -374,3 +374,20 @@ describe("access annotations Portico does not implement", () => {
     expect((await p.get()).status).toBe(200);
   });
 });
+
+describe("a refusal survives the compile step that completes access", () => {
+  // compile/access.ts rebuilds the source-range and basic-auth stages from the flags and the
+  // Secret; a refusal parse.ts made for another reason must come through it unchanged.
+  const users = usersSecret("alice:{PLAIN}secret\n");
+  const cases: [string, Record<string, string>][] = [
+    ["an access check Portico cannot run, next to basic auth", { [`${N}auth-tls-secret`]: "shop/ca", [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" }],
+    ["an external-auth configuration Portico refuses, under a global allow list", { [`${N}auth-url`]: "http://auth.shop.svc/check", [`${N}auth-cache-duration`]: "soon" }],
+  ];
+  test.each(cases)("%s: 503, the backend never reached", async (_name, annotations) => {
+    const config = { ...DEFAULT_COMPILE_CONFIG, allowlistSourceRange: ["127.0.0.0/8"] };
+    const p = start(optionsOf(annotations, [users], config));
+    const r = await p.get({ authorization: basic("alice:secret") });
+    expect(r.status).toBe(503);
+    expect(p.backend.heads).toHaveLength(0);
+  });
+});
