@@ -26,7 +26,18 @@ interface RawValue {
   readonly source: string;
 }
 
-const BY_NAME = new Map<string, Key>((Object.keys(FLAGS) as Key[]).map((k) => [FLAGS[k].name, k]));
+const BY_NAME = new Map<string, Key>(
+  (Object.keys(FLAGS) as Key[]).flatMap((k) => [FLAGS[k].name, ...((FLAGS[k] as FlagSpec<unknown>).aliases ?? [])].map((n) => [n, k] as const)),
+);
+
+/**
+ * What --ingress-nginx-compat sets unless the flag (or its PORTICO_* twin) is given:
+ * ingress-nginx's own defaults for its --ingress-class and --controller-class.
+ */
+const NGINX_COMPAT_DEFAULTS: Partial<Record<Key, string>> = {
+  ingressClass: "nginx",
+  controllerName: "k8s.io/ingress-nginx",
+};
 const EXPLAIN_BY_NAME = new Map<string, ExplainKey>((Object.keys(EXPLAIN_FLAGS) as ExplainKey[]).map((k) => [EXPLAIN_FLAGS[k].name, k]));
 
 /** Rejected text, quoted and escaped so the message stays on one line, and short. */
@@ -97,17 +108,24 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
 
   const config: Record<string, unknown> = {};
   const sources = new Map<Key, string>();
+  const rawOf = (key: Key): RawValue | undefined => {
+    const spec = FLAGS[key] as FlagSpec<unknown>;
+    const raw = given.get(key);
+    if (raw !== undefined) return raw;
+    const fromEnv = env[envName(spec.name)];
+    // An empty variable counts as unset (a common way to "unset" in manifests and shells).
+    return fromEnv !== undefined && fromEnv !== "" ? { text: fromEnv, source: `${envName(spec.name)} (--${spec.name})` } : undefined;
+  };
+  const compatRaw = rawOf("ingressNginxCompat");
+  const compat = compatRaw !== undefined && v.safeParse(FLAGS.ingressNginxCompat.schema, compatRaw.text).output === true;
   for (const key of Object.keys(FLAGS) as Key[]) {
     const spec = FLAGS[key] as FlagSpec<unknown>;
-    let raw = given.get(key);
-    if (raw === undefined) {
-      const fromEnv = env[envName(spec.name)];
-      // An empty variable counts as unset (a common way to "unset" in manifests and shells).
-      if (fromEnv !== undefined && fromEnv !== "") raw = { text: fromEnv, source: `${envName(spec.name)} (--${spec.name})` };
-    }
+    let raw = rawOf(key);
     if (raw !== undefined) sources.set(key, raw.source);
     const subDefault = sub === null ? undefined : SUB_DEFAULTS[sub]?.[key];
     if (raw === undefined && subDefault !== undefined) raw = { text: subDefault, source: `${sub} default --${spec.name}` };
+    const compatDefault = compat ? NGINX_COMPAT_DEFAULTS[key] : undefined;
+    if (raw === undefined && compatDefault !== undefined) raw = { text: compatDefault, source: `--ingress-nginx-compat (--${spec.name})` };
     if (raw === undefined) {
       config[key] = spec.fallback();
       continue;

@@ -11,7 +11,7 @@ import { helpText } from "../../src/config/help.ts";
 import { ROOT } from "./k8s.ts";
 
 const doc = readFileSync(join(ROOT, "README.md"), "utf8");
-const known = new Set(Object.values(FLAGS).map((f) => f.name));
+const known = new Set(Object.values(FLAGS).flatMap((f) => [f.name, ...(f.aliases ?? [])]));
 const flagsIn = (s: string): string[] => [...s.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1]!);
 
 function section(title: string): string {
