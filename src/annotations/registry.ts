@@ -8,6 +8,7 @@ import { BODY } from "./body.ts";
 import { CANARY_FAMILY } from "./canary.ts";
 import { CORS } from "./cors.ts";
 import { EXTERNAL_AUTH } from "./external-auth.ts";
+import { HEADERS } from "./headers.ts";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
 import { RETRIES } from "./retries.ts";
 import { REGEX_REWRITE } from "./regex-rewrite.ts";
@@ -31,6 +32,7 @@ export const FAMILIES = {
   retries: RETRIES,
   externalAuth: EXTERNAL_AUTH,
   regexRewrite: REGEX_REWRITE,
+  headers: HEADERS,
 } as const;
 
 /** Annotations Portico implements, family by family. */

@@ -10,8 +10,10 @@ import { CORS_POLICY_KIND } from "./cors.ts";
 import { CANARY_KIND, canaryKind } from "./canary.ts";
 import { EXTERNAL_AUTH_KIND } from "../annotations/external-auth.ts";
 import { createExternalAuthKind } from "./external-auth.ts";
+import { HEADERS_KIND } from "../annotations/headers.ts";
 import { ProxyError } from "./errors.ts";
 import { REWRITE_TARGET } from "./rewrite.ts";
+import { HEADERS_POLICY } from "./header-policy.ts";
 
 /** What a policy sees of the request, and the two things a stage may change. */
 export interface PolicyFlow {
@@ -92,6 +94,7 @@ export const POLICY_KINDS: PolicyKinds = new Map<string, PolicyKind>([
   [CANARY_KIND, canaryKind()],
   [EXTERNAL_AUTH_KIND, createExternalAuthKind()],
   ["rewrite-target", REWRITE_TARGET],
+  [HEADERS_KIND, HEADERS_POLICY],
 ]);
 
 export type PolicyRunner = (stages: readonly StagePolicy[], flow: PolicyFlow) => Promise<Response | null>;
