@@ -91,6 +91,11 @@ export const EXPLAIN_FLAGS = {
   scheme: { name: "scheme", metavar: "SCHEME", help: "http or https", defaultText: "http" },
 } as const;
 
+/** Flags only the `migrate` subcommand takes. */
+export const MIGRATE_FLAGS = {
+  output: { name: "output", metavar: "FORMAT", help: "text (for people) or json (for scripts)", defaultText: "text" },
+} as const;
+
 /** `PORTICO_<FLAG_IN_UPPER_SNAKE>`. */
 export function envName(flag: string): string {
   return `PORTICO_${flag.toUpperCase().replace(/-/g, "_")}`;
