@@ -43,6 +43,35 @@ describe("explain", () => {
     expect(brief(r.candidates)).toContain("default/precedence Prefix / host-mismatch");
   });
 
+  test("names the matched Ingress's ingress-nginx annotations with their registry status", () => {
+    const { snapshot } = fixture("headers");
+    const fx = loadFixture(
+      `kind: Ingress
+apiVersion: networking.k8s.io/v1
+metadata:
+  name: shaped
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/proxy-body-size: 8m
+    nginx.ingress.kubernetes.io/enable-cors: "true"
+    portico.dev/response-headers: "X-A: 1"
+    example.com/not-ours: x
+spec:
+  ingressClassName: portico
+  rules: [{ host: shaped.test, http: { paths: [{ path: /, pathType: Prefix, backend: { service: { name: s, port: { number: 80 } } } }] } }]
+`,
+    );
+    const r = explain(fx.snapshot, DEFAULT_COMPILE_CONFIG, { host: "shaped.test", path: "/x", scheme: "http" });
+    expect(r.annotations.map((a) => [a.name, a.status])).toEqual([
+      ["nginx.ingress.kubernetes.io/enable-cors", "not-served"],
+      ["nginx.ingress.kubernetes.io/proxy-body-size", "differs"],
+      ["portico.dev/response-headers", "portico"],
+    ]);
+    expect(r.annotations[1]!.text).toContain("--max-body-size");
+    // No matched Ingress: nothing to list.
+    expect(explain(snapshot, DEFAULT_COMPILE_CONFIG, { host: "nowhere.test", path: "/", scheme: "http" }).annotations).toEqual([]);
+  });
+
   test("conflicts name the winner with timestamps", () => {
     const { snapshot, config } = fixture("conflicts");
     const r = explain(snapshot, config, { host: "c.test", path: "/app/1", scheme: "http" });
