@@ -46,6 +46,11 @@ describe("header lists", () => {
     if (!r.ok) expect(r.why).toContain(why);
   });
 
+  test("Set-Cookie may be set once on a response (its values cannot be joined, RFC 9110 §5.3)", () => {
+    expect(parseHeaderList("Set-Cookie: a=1\nX-A: 1", "response").ok).toBe(true);
+    expect(parseHeaderList("Set-Cookie: a=1\nset-cookie: b=2", "response")).toEqual({ ok: false, why: "Set-Cookie may appear once" });
+  });
+
   test("the X-Forwarded-* fields may be set on a response, hop-by-hop fields never", () => {
     expect(parseHeaderList("X-Forwarded-For: 1", "response").ok).toBe(true);
     expect(parseHeaderList("Upgrade: h2c", "response").ok).toBe(false);

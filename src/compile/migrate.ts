@@ -324,6 +324,9 @@ const DIAGNOSTIC_EFFECT: Partial<Record<DiagnosticReason, DiagnosticReport["effe
   InvalidCertificate: "omitted",
   CertificateExpired: "omitted",
   DefaultBackendConflict: "same",
+  // ingress-nginx also drops a canary with no main Ingress, and uses the first of two canaries.
+  CanaryWithoutMain: "same",
+  CanaryConflict: "same",
 };
 
 const EXTERNAL_NAME_NOTE = " (ingress-nginx proxies ExternalName Services; Portico answers 503 unless --allow-external-name-services)";

@@ -53,7 +53,7 @@ beforeAll(async () => {
     if (d.kind === "ConfigMap") continue; // not a kind the server serves from (nor the fake API server)
     if (d.kind === "EndpointSlice") {
       // The same slice, pointing at a pod of this test.
-      const svc = (d.metadata as { labels: Record<string, string> }).labels["kubernetes.io/service-name"]!;
+      const svc = (d.metadata as unknown as { labels: Record<string, string> }).labels["kubernetes.io/service-name"]!;
       const p = pod(`${d.metadata.namespace}/${svc}`);
       pods.push(p);
       api.create("EndpointSlice", { ...d, ports: [{ name: "http", port: p.port }], endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }] });
@@ -94,8 +94,10 @@ describe("ingress-nginx's Ingresses served with --ingress-nginx-compat", () => {
     }
   });
 
-  test("the oldest Ingress keeps a path its canary also declares (the canary annotations are not served)", async () => {
-    expect((await json("api.example.com", "/healthz")).body).toMatchObject({ pod: "shop/api" });
+  test("a canary Ingress splits its main Ingress's path (canary-by-header decides here)", async () => {
+    const to = async (value: string) => (await get(portico.http, "api.example.com", "/healthz", { headers: { "x-canary": value } })).body;
+    expect(JSON.parse(await to("always"))).toMatchObject({ pod: "shop/api-v2" });
+    expect(JSON.parse(await to("never"))).toMatchObject({ pod: "shop/api" });
   });
 
   test("a snippet moved to Portico's annotations: the pod gets the request header, the client the response header", async () => {

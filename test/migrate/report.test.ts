@@ -168,7 +168,7 @@ describe("diagnostics and refusals", () => {
     const fx = loadFixture(
       [
         { name: "a", annotations: {} },
-        { name: "b", annotations: { "nginx.ingress.kubernetes.io/enable-cors": "true" } },
+        { name: "b", annotations: { [NOT_IMPLEMENTED.find((a) => a.family !== "snippets")!.nginx[0]!]: "x" } },
         { name: "c", annotations: { "nginx.ingress.kubernetes.io/proxy-body-size": "1m" } },
       ]
         .map((i) => JSON.stringify({ apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: i.name, namespace: "t", annotations: i.annotations }, spec: { ingressClassName: "nginx", rules: [{ host: `${i.name}.test`, http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }] } }))
