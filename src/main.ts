@@ -33,7 +33,7 @@ async function main(): Promise<number | null> {
     case "explain":
       return explainCli(outcome.config, { host: outcome.host, path: outcome.path, scheme: outcome.scheme });
     case "migrate":
-      return migrateCli(outcome.config, outcome.output);
+      return migrateCli(outcome.config, outcome.output, outcome.nginxConfigMap);
     case "demo":
     case "run": {
       // A worker process (started by a primary with --workers N ≥ 2) serves traffic only.

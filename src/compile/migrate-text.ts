@@ -2,6 +2,7 @@
 // MigrationReport itself). Values from the Ingresses are printed quoted and escaped, so a
 // control character in an annotation cannot reach the terminal.
 import type { AnnotationReport, AnnotationStatus, IngressReport, IngressStatus, MigrationReport } from "./migrate.ts";
+import type { ConfigMapKeyStatus, ConfigMapReport } from "./nginx-configmap.ts";
 
 const WIDTH = 100;
 
@@ -80,6 +81,23 @@ function ingressLines(i: IngressReport): string[] {
   return out;
 }
 
+const KEY_TAG: Readonly<Record<ConfigMapKeyStatus, string>> = {
+  flag: "[flag]        ",
+  same: "[same]        ",
+  "not-honoured": "[not honoured]",
+  read: "[read]        ",
+};
+
+function configMapLines(c: ConfigMapReport): string[] {
+  const out = [`ConfigMap ${c.configMap}:`];
+  for (const k of c.keys) {
+    out.push(`  ${KEY_TAG[k.status]} ${safe(k.key)} ${k.value === null ? "(not set: ingress-nginx's default)" : `= ${quoted(k.value)}`}`);
+    out.push(...wrap(k.flags.length > 0 ? `${k.text}: ${k.flags.join(" ")}` : k.text, 6));
+  }
+  if (c.flags.length > 0) out.push("  Run Portico with:", ...c.flags.map((f) => `    ${safe(f)}`));
+  return out;
+}
+
 export function formatMigrationText(r: MigrationReport): string {
   const s = r.summary;
   const out = [
@@ -88,6 +106,7 @@ export function formatMigrationText(r: MigrationReport): string {
     "",
   ];
   for (const i of r.ingresses) out.push(...ingressLines(i), "");
+  if (r.configMap !== null) out.push(...configMapLines(r.configMap), "");
   if (r.ignored.length > 0) {
     out.push("Not taken, by ingress-nginx or by Portico (other classes):");
     for (const g of r.ignored) out.push(...wrap(`${g.ingress}: ${g.reason}`, 2, 4));
@@ -100,5 +119,6 @@ export function formatMigrationText(r: MigrationReport): string {
     `  ${s.notServed} served, but part of what they do is not (annotations, snippets or paths)`,
     `  ${s.refused} not served at all`,
   );
+  if (r.configMap !== null) out.push(`  ${s.configMapNotHonoured} ConfigMap key${s.configMapNotHonoured === 1 ? "" : "s"} (or ingress-nginx defaults) not honoured`);
   return `${out.join("\n")}\n`;
 }

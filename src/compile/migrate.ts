@@ -9,6 +9,7 @@ import { ANNOTATIONS, namesOf, NGINX_PREFIX, PORTICO_PREFIX, scanSnippet, type A
 import { LEGACY_CLASS_ANNOTATION } from "./class.ts";
 import type { Inspection } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
+import { configMapReport, snippetGate, type ConfigMapReport, type NginxConfigMap, type SnippetGate } from "./nginx-configmap.ts";
 import type { IngressPlan } from "./plan.ts";
 
 /** How one annotation fares: as in ingress-nginx, with a stated difference, or not at all. */
@@ -92,6 +93,8 @@ export interface MigrationSummary {
   readonly refused: number;
   /** Ingresses of other classes (taken by neither). */
   readonly ignored: number;
+  /** ConfigMap keys (and differing defaults) Portico does not honour; 0 without a ConfigMap. */
+  readonly configMapNotHonoured: number;
 }
 
 export interface MigrationReport {
@@ -101,6 +104,8 @@ export interface MigrationReport {
   readonly ingresses: readonly IngressReport[];
   /** Ingresses of other classes, taken by neither. */
   readonly ignored: readonly IgnoredIngress[];
+  /** ingress-nginx's ConfigMap, key by key, when one was given (`--nginx-configmap`). */
+  readonly configMap: ConfigMapReport | null;
   readonly summary: MigrationSummary;
 }
 
@@ -187,8 +192,26 @@ function suggestions(actions: readonly SnippetAction[]): Suggestion[] {
   return [...lists, ...out];
 }
 
-function snippetReport(plan: IngressPlan, name: string, value: string): AnnotationReport {
+const GATE_TEXT: Readonly<Record<Exclude<SnippetGate, "executed">, string>> = {
+  dropped: "never executed; ingress-nginx drops it too (annotations-risk-level Critical, allow-snippet-annotations off), so nothing changes",
+  rejected:
+    "never executed; ingress-nginx refuses this whole Ingress (a snippet is a Critical-risk annotation, above its annotations-risk-level), while Portico serves it, without the snippet",
+};
+
+function snippetReport(plan: IngressPlan, name: string, value: string, gate: SnippetGate): AnnotationReport {
   const scan = scanSnippet(value);
+  if (gate !== "executed") {
+    const directives = scan.directives.map((d) => ({ text: d.text, understood: d.actions.length > 0, note: d.note }));
+    const notUnderstood = directives.filter((d) => !d.understood).length;
+    return {
+      name,
+      value,
+      status: gate === "dropped" ? "same" : "differs",
+      family: "snippets",
+      text: GATE_TEXT[gate],
+      snippet: { directives, notUnderstood, error: scan.error, instead: [] },
+    };
+  }
   const todo: SnippetAction[] = [];
   let notUnderstood = 0;
   let differences = false;
@@ -245,8 +268,8 @@ const planCache = new WeakMap<IngressPlan, PlanCompat>();
 
 const ours = (k: string) => k.startsWith(NGINX_PREFIX) || k.startsWith(PORTICO_PREFIX);
 
-function annotationReport(plan: IngressPlan, name: string, value: string): AnnotationReport {
-  if (SNIPPETS.has(name)) return snippetReport(plan, name, value);
+function annotationReport(plan: IngressPlan, name: string, value: string, gate: SnippetGate): AnnotationReport {
+  if (SNIPPETS.has(name)) return snippetReport(plan, name, value, gate);
   const spec = specOf(name);
   if (spec === undefined) return { name, value, status: "unknown", family: null, text: "read by neither ingress-nginx nor Portico: no effect in either" };
   const family = spec.family;
@@ -275,14 +298,18 @@ const ANNOTATION_EFFECT: Readonly<Record<AnnotationStatus, IngressStatus>> = {
   "not-served": "not-served",
 };
 
-function planCompat(plan: IngressPlan): PlanCompat {
-  const hit = planCache.get(plan);
+/**
+ * One Ingress's part of the report. Kept per plan for the usual gate (snippets run by
+ * ingress-nginx, the assumption without a ConfigMap, and the live metric's).
+ */
+function planCompat(plan: IngressPlan, gate: SnippetGate = "executed"): PlanCompat {
+  const hit = gate === "executed" ? planCache.get(plan) : undefined;
   if (hit !== undefined) return hit;
   const ann = plan.ingress.metadata.annotations ?? {};
   const annotations = Object.keys(ann)
     .filter(ours)
     .sort()
-    .map((k) => annotationReport(plan, k, ann[k] as string));
+    .map((k) => annotationReport(plan, k, ann[k] as string, gate));
   let status: IngressStatus = "unchanged";
   for (const a of annotations) status = worst(status, ANNOTATION_EFFECT[a.status]);
   // Value problems a family reported without naming one annotation.
@@ -293,7 +320,7 @@ function planCompat(plan: IngressPlan): PlanCompat {
       : null;
   if (refused !== null) status = "refused";
   const out: PlanCompat = Object.freeze({ annotations: Object.freeze(annotations), status, refused });
-  planCache.set(plan, out);
+  if (gate === "executed") planCache.set(plan, out);
   return out;
 }
 
@@ -352,8 +379,8 @@ function diagnosticsByIngress(diagnostics: readonly Diagnostic[]): Map<string, D
   return out;
 }
 
-function statusOf(plan: IngressPlan, diags: readonly Diagnostic[] | undefined): IngressStatus {
-  let s = planCompat(plan).status;
+function statusOf(plan: IngressPlan, diags: readonly Diagnostic[] | undefined, gate: SnippetGate = "executed"): IngressStatus {
+  let s = planCompat(plan, gate).status;
   for (const d of diags ?? []) {
     const r = diagnosticReport(d);
     if (r !== null) s = worst(s, DIAG_STATUS[r.effect]);
@@ -363,13 +390,13 @@ function statusOf(plan: IngressPlan, diags: readonly Diagnostic[] | undefined): 
 
 // ---------------------------------------------------------------------------------------------
 
-function ingressReport(view: Inspection, plan: IngressPlan, diags: readonly Diagnostic[] | undefined): IngressReport {
-  const pc = planCompat(plan);
+function ingressReport(view: Inspection, plan: IngressPlan, diags: readonly Diagnostic[] | undefined, gate: SnippetGate): IngressReport {
+  const pc = planCompat(plan, gate);
   const legacy = plan.ingress.metadata.annotations?.[LEGACY_CLASS_ANNOTATION];
   const decision = view.classify(plan);
   return {
     ingress: plan.key,
-    status: statusOf(plan, diags),
+    status: statusOf(plan, diags, gate),
     class: `${decision.reason}${legacy !== undefined && decision.rule !== "annotation" ? ` (${LEGACY_CLASS_ANNOTATION} is not read: spec.ingressClassName is set)` : ""}`,
     annotations: pc.annotations,
     diagnostics: (diags ?? []).map(diagnosticReport).filter((r): r is DiagnosticReport => r !== null),
@@ -381,12 +408,16 @@ function ingressReport(view: Inspection, plan: IngressPlan, diags: readonly Diag
  * The report for the compile `view` describes. The compiler must run with ingress-nginx's class
  * rules (config.ingressNginxCompat), so that the Ingresses Portico takes are the ones
  * ingress-nginx takes with the same --ingress-class, --controller-class and
- * --watch-ingress-without-class.
+ * --watch-ingress-without-class. With ingress-nginx's ConfigMap, its keys are reported and its
+ * snippet gates decide what ingress-nginx did with each snippet; without it, snippets are taken
+ * to have run (a cluster that has them usually allows them).
  */
-export function migrationReport(view: Inspection, config: CompileConfig): MigrationReport {
+export function migrationReport(view: Inspection, config: CompileConfig, configMap: NginxConfigMap | null = null): MigrationReport {
   const diags = diagnosticsByIngress(view.result.diagnostics);
+  const gate = snippetGate(configMap);
+  const cm = configMap === null ? null : configMapReport(configMap);
   const ingresses = view.served
-    .map((plan) => ingressReport(view, plan, diags.get(plan.key)))
+    .map((plan) => ingressReport(view, plan, diags.get(plan.key), gate))
     .sort((a, b) => (a.ingress < b.ingress ? -1 : a.ingress > b.ingress ? 1 : 0));
   const count = (s: IngressStatus) => ingresses.filter((i) => i.status === s).length;
   return {
@@ -397,6 +428,7 @@ export function migrationReport(view: Inspection, config: CompileConfig): Migrat
     ignored: view.ignored
       .map((plan) => ({ ingress: plan.key, reason: view.classify(plan).reason }))
       .sort((a, b) => (a.ingress < b.ingress ? -1 : a.ingress > b.ingress ? 1 : 0)),
+    configMap: cm,
     summary: {
       ingresses: ingresses.length,
       unchanged: count("unchanged"),
@@ -404,6 +436,7 @@ export function migrationReport(view: Inspection, config: CompileConfig): Migrat
       notServed: count("not-served"),
       refused: count("refused"),
       ignored: view.ignored.length,
+      configMapNotHonoured: cm?.notHonoured ?? 0,
     },
   };
 }

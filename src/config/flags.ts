@@ -94,6 +94,7 @@ export const EXPLAIN_FLAGS = {
 /** Flags only the `migrate` subcommand takes. */
 export const MIGRATE_FLAGS = {
   output: { name: "output", metavar: "FORMAT", help: "text (for people) or json (for scripts)", defaultText: "text" },
+  nginxConfigmap: { name: "nginx-configmap", metavar: "NS/NAME", help: "ingress-nginx's ConfigMap (in --manifests, or read from the cluster): report each key, and read its snippet settings", defaultText: "none (snippets are taken to have run)" },
 } as const;
 
 /** `PORTICO_<FLAG_IN_UPPER_SNAKE>`. */

@@ -315,6 +315,19 @@ describe("help and version", () => {
   });
 });
 
+describe("migrate", () => {
+  test("always ingress-nginx's class rules; --output and --nginx-configmap", () => {
+    const o = parseArgs(["migrate", "--manifests", "m", "--output", "json", "--nginx-configmap", "ingress-nginx/ingress-nginx-controller"], {});
+    expect(o).toMatchObject({
+      type: "migrate", output: "json", nginxConfigMap: { namespace: "ingress-nginx", name: "ingress-nginx-controller" },
+      config: { ingressNginxCompat: true, ingressClass: "nginx", controllerName: "k8s.io/ingress-nginx" },
+    });
+    expect(parseArgs(["migrate", "--ingress-class", "nginx-public"], {})).toMatchObject({ output: "text", nginxConfigMap: null, config: { ingressClass: "nginx-public" } });
+    expect(parseArgs(["migrate", "--nginx-configmap", "Bad/Name"], {})).toMatchObject({ type: "error" });
+    expect(parseArgs(["--output", "json"], {})).toMatchObject({ type: "error" }); // migrate-only
+  });
+});
+
 describe("explain", () => {
   test("parses host, path, scheme and the shared flags", () => {
     const o = parseArgs(["explain", "--manifests", "m.yaml", "--host", "a.test", "--path", "/x", "--scheme", "https", "--ingress-class", "edge"], {});

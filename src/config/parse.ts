@@ -4,7 +4,7 @@
 import * as v from "valibot";
 import { EXPLAIN_FLAGS, FLAGS, MIGRATE_FLAGS, envName, type FlagSpec } from "./flags.ts";
 import { helpText } from "./help.ts";
-import type { Config } from "./types.ts";
+import type { Config, NamespacedName } from "./types.ts";
 
 export type ParseOutcome =
   | { readonly type: "run"; readonly config: Config }
@@ -16,7 +16,7 @@ export type ParseOutcome =
   /** `portico demo`: demo backends plus Portico serving the demo manifests. */
   | { readonly type: "demo"; readonly config: Config }
   /** `portico migrate`: the migration report for --manifests or the cluster (ingress-nginx's class rules). */
-  | { readonly type: "migrate"; readonly config: Config; readonly output: "text" | "json" }
+  | { readonly type: "migrate"; readonly config: Config; readonly output: "text" | "json"; readonly nginxConfigMap: NamespacedName | null }
   | { readonly type: "error"; readonly message: string };
 
 type Key = keyof Config;
@@ -155,7 +155,10 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   if (migrate) {
     const output = subGiven.get("output") ?? "text";
     if (output !== "text" && output !== "json") return error(`--output: expected text or json, got ${quote(output)}`);
-    return { type: "migrate", config: frozen, output };
+    const cm = subGiven.get("nginxConfigmap");
+    const m = cm === undefined ? null : /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)$/.exec(cm);
+    if (cm !== undefined && m === null) return error(`--nginx-configmap: expected NAMESPACE/NAME, got ${quote(cm)}`);
+    return { type: "migrate", config: frozen, output, nginxConfigMap: m === null ? null : { namespace: m[1]!, name: m[3]! } };
   }
   if (!explain) return { type: "run", config: frozen };
   return explainOutcome(frozen, subGiven);

@@ -208,11 +208,12 @@ describe("portico migrate", () => {
   const fixtures = join(ROOT, "test", "fixtures", "migrate");
 
   test("prints the checked-in report for the fixtures and exits 3 (some Ingresses would change)", () => {
-    const r = runCli(["migrate", "--manifests", join(fixtures, "manifests")]);
+    const cm = ["--nginx-configmap", "ingress-nginx/ingress-nginx-controller"];
+    const r = runCli(["migrate", "--manifests", join(fixtures, "manifests"), ...cm]);
     expect(r.code).toBe(3);
     expect(r.stdout).toBe(readFileSync(join(fixtures, "expected-report.txt"), "utf8"));
     expect(r.stderr).toBe("");
-    const j = runCli(["migrate", "--manifests", join(fixtures, "manifests"), "--output", "json"]);
+    const j = runCli(["migrate", "--manifests", join(fixtures, "manifests"), "--output", "json", ...cm]);
     expect(j.code).toBe(3);
     expect(JSON.parse(j.stdout)).toEqual(JSON.parse(readFileSync(join(fixtures, "expected-report.json"), "utf8")));
   });
@@ -227,11 +228,15 @@ describe("portico migrate", () => {
     rmSync(clean, { recursive: true, force: true });
   });
 
-  test("a missing manifests path exits 1; a bad --output exits 2", () => {
+  test("a missing manifests path or ConfigMap exits 1; a bad --output or --nginx-configmap exits 2", () => {
     expect(runCli(["migrate", "--manifests", join(dir, "nope")]).code).toBe(1);
+    const noCm = runCli(["migrate", "--manifests", dir, "--nginx-configmap", "ingress-nginx/nope"]);
+    expect(noCm.code).toBe(1);
+    expect(noCm.stderr).toContain("ConfigMap ingress-nginx/nope is not in");
     const bad = runCli(["migrate", "--manifests", dir, "--output", "xml"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--output: expected text or json");
+    expect(runCli(["migrate", "--manifests", dir, "--nginx-configmap", "just-a-name"]).stderr).toContain("--nginx-configmap: expected NAMESPACE/NAME");
   });
 });
 

@@ -2,7 +2,8 @@
 // served from the fake API server by the real process with --ingress-nginx-compat, next to an
 // ingress-nginx that owns the status (--update-status=false): the Ingresses ingress-nginx takes
 // are served and no others, status stays ingress-nginx's, the compat metric and explain agree
-// with the checked-in report, and `portico migrate` reads the same report from the cluster.
+// with the checked-in report, and `portico migrate` reads the same report (and ingress-nginx's
+// ConfigMap) from the cluster.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -50,7 +51,6 @@ beforeAll(async () => {
     for (const d of loadAll(readFileSync(join(FIXTURES, "manifests", f), "utf8"))) if (d !== null) docs.push(d as Obj);
   }
   for (const d of docs) {
-    if (d.kind === "ConfigMap") continue; // not a kind the server serves from (nor the fake API server)
     if (d.kind === "EndpointSlice") {
       // The same slice, pointing at a pod of this test.
       const svc = (d.metadata as unknown as { labels: Record<string, string> }).labels["kubernetes.io/service-name"]!;
@@ -138,12 +138,14 @@ describe("ingress-nginx's Ingresses served with --ingress-nginx-compat", () => {
 
   test("portico migrate reads the same report from the cluster", async () => {
     // Not spawnSync: the fake API server answers from this process's event loop.
-    const p = Bun.spawn([...cmd, "migrate", "--kubeconfig", kubeconfigPath, "--output", "json"], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const args = ["migrate", "--kubeconfig", kubeconfigPath, "--output", "json", "--nginx-configmap", "ingress-nginx/ingress-nginx-controller"];
+    const p = Bun.spawn([...cmd, ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     const [code, stdout] = await Promise.all([p.exited, new Response(p.stdout).text()]);
     expect(code).toBe(3);
     const got = JSON.parse(stdout) as MigrationReport;
     expect(got.ingresses).toEqual(expected.ingresses);
     expect(got.ignored).toEqual(expected.ignored);
+    expect(got.configMap).toEqual(expected.configMap);
     expect(got.summary).toEqual(expected.summary);
   });
 });
