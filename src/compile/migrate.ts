@@ -5,7 +5,7 @@
 // added. The live metric portico_ingress_compat counts the same statuses from the same code
 // (compatCounts). Pure, like the compiler; runtime/migrate.ts reads the objects and prints.
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
-import { ANNOTATIONS, namesOf, NGINX_PREFIX, PORTICO_PREFIX, scanSnippet, type AnnotationSpec, type SnippetAction } from "./annotations.ts";
+import { ANNOTATIONS, GUARDS_ACCESS, namesOf, NGINX_PREFIX, PORTICO_PREFIX, scanSnippet, type AnnotationSpec, type SnippetAction } from "./annotations.ts";
 import { LEGACY_CLASS_ANNOTATION } from "./class.ts";
 import type { Inspection } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
@@ -74,7 +74,7 @@ export interface IngressReport {
   readonly class: string;
   readonly annotations: readonly AnnotationReport[];
   readonly diagnostics: readonly DiagnosticReport[];
-  /** Set when Portico serves no route of it. */
+  /** Set when Portico serves none of its paths, or answers 503 on every one (the reason). */
   readonly refused: string | null;
 }
 
@@ -314,11 +314,14 @@ function planCompat(plan: IngressPlan, gate: SnippetGate = "executed"): PlanComp
   for (const a of annotations) status = worst(status, ANNOTATION_EFFECT[a.status]);
   // Value problems a family reported without naming one annotation.
   if (plan.annotations.problems.some((p) => !annotations.some((a) => p.startsWith(`annotation ${a.name}=`)))) status = worst(status, "differs");
-  const refused =
-    plan.rulePaths.length > 0 && plan.defaultBackend === null && plan.rulePaths.every((r) => !r.valid)
-      ? "Portico serves none of its paths (see the diagnostics)"
-      : null;
-  if (refused !== null) status = "refused";
+  // A route may be kept and answer 503 on every request (a `refuse` policy): an access
+  // annotation Portico cannot apply, or cannot apply yet (GUARDS_ACCESS), fails closed.
+  const refusals = (plan.annotations.options.stages ?? []).filter((p) => p.kind === "refuse").map((p) => String(p.params.reason));
+  const noPath = plan.rulePaths.length > 0 && plan.defaultBackend === null && plan.rulePaths.every((r) => !r.valid);
+  const refused = noPath ? "Portico serves none of its paths (see the diagnostics)" : refusals.length > 0 ? `every path answers 503: ${refusals.join("; ")}` : null;
+  // Refused where ingress-nginx serves: no path, or an access check Portico does not implement.
+  // Other refusals are judged by their diagnostics (a missing auth Secret is a 503 there too).
+  if (noPath || Object.keys(ann).some((k) => GUARDS_ACCESS.has(k))) status = "refused";
   const out: PlanCompat = Object.freeze({ annotations: Object.freeze(annotations), status, refused });
   if (gate === "executed") planCache.set(plan, out);
   return out;
@@ -329,8 +332,8 @@ function planCompat(plan: IngressPlan, gate: SnippetGate = "executed"): PlanComp
 
 /**
  * Reasons that mean the same in both (ingress-nginx lets the oldest Ingress win a path, answers
- * 503 without endpoints), and reasons left out (the annotation items cover them, or they say
- * nothing about the move). Any other reason is a change until shown otherwise.
+ * 503 without endpoints), and reasons left out (the annotation items cover them). Any other
+ * reason is a change until shown otherwise.
  */
 const DIAGNOSTIC_EFFECT: Partial<Record<DiagnosticReason, DiagnosticReport["effect"] | "omitted">> = {
   UnsupportedAnnotation: "omitted",
@@ -345,11 +348,10 @@ const DIAGNOSTIC_EFFECT: Partial<Record<DiagnosticReason, DiagnosticReport["effe
   ServicePortNotFound: "same",
   NoEndpoints: "same",
   UnsupportedBackend: "same",
-  // Both serve the default certificate; the input often holds no Secrets (`portico migrate`
-  // does not list them from a cluster), so these would only be noise.
-  SecretNotFound: "omitted",
-  InvalidCertificate: "omitted",
-  CertificateExpired: "omitted",
+  // The default certificate is served in both; a missing auth Secret is a 503 in both.
+  SecretNotFound: "same",
+  InvalidCertificate: "same",
+  CertificateExpired: "same",
   DefaultBackendConflict: "same",
   // ingress-nginx also drops a canary with no main Ingress, and uses the first of two canaries.
   CanaryWithoutMain: "same",

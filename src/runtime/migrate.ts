@@ -1,7 +1,7 @@
 // `portico migrate`: the migration report (compile/migrate.ts) for --manifests or a cluster,
 // printed as text or JSON, with no server running. The cluster is read once (runtime/load.ts),
-// only the kinds the report needs: Secrets are not read (their certificates change nothing the
-// report compares, and a laptop should not download every Secret of a cluster). With
+// every kind Portico reads, Secrets included (the users of basic authentication decide whether
+// a route answers 503), so the report compiles what Portico would serve. With
 // --nginx-configmap, ingress-nginx's ConfigMap is read too: from the --manifests files (the
 // manifest source ignores ConfigMaps) or with one GET.
 import { readdir, readFile, stat } from "node:fs/promises";
@@ -15,13 +15,11 @@ import type { Config, NamespacedName } from "../config/types.ts";
 import { apiError, createKubeClient } from "../kube/client.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
-import type { Kind } from "../model/kinds.ts";
 import { CLUSTER_LIST_TIMEOUT_MS, loadOnce } from "./load.ts";
 
 /** Exit status when at least one Ingress would change behaviour (0: none would). */
 export const EXIT_CHANGES = 3;
 
-const CLUSTER_KINDS: readonly Kind[] = ["IngressClass", "Ingress", "Service", "EndpointSlice"];
 
 const YAML_FILE = /\.ya?ml$/i;
 
@@ -73,7 +71,7 @@ export async function buildMigrationReport(
   quiet: Logger = log,
   nginxConfigMap: NamespacedName | null = null,
 ): Promise<{ report: MigrationReport; invalid: Diagnostic[] }> {
-  const { snapshot, invalid } = await loadOnce(config, { log, quiet, kinds: CLUSTER_KINDS });
+  const { snapshot, invalid } = await loadOnce(config, { log, quiet });
   const cm = nginxConfigMap === null ? null : await readConfigMap(config, log, nginxConfigMap);
   const view = new Compiler(config).inspect(snapshot, []);
   return { report: migrationReport(view, config, cm), invalid };

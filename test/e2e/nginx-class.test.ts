@@ -88,6 +88,10 @@ describe("ingress-nginx's Ingresses served with --ingress-nginx-compat", () => {
     expect((await json("public-api.example.com", "/v1/items")).body).toMatchObject({ pod: "web/web", path: "/v1/items" });
   });
 
+  test("access annotations apply: a source allowlist without this client answers 403 (before basic authentication)", async () => {
+    expect((await get(portico.http, "dashboard.internal.example.com", "/")).status).toBe(403);
+  });
+
   test("and no others: no class (the default IngressClass is not read), an empty class annotation, another class", async () => {
     for (const host of ["unclassed.example.com", "empty-class.example.com", "traefik.example.com"]) {
       expect((await get(portico.http, host, "/")).status, host).toBe(404);

@@ -2,7 +2,7 @@
 // small snapshot compiled by the real compiler.
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { NOT_IMPLEMENTED } from "../../src/annotations/not-implemented.ts";
+import { GUARDS_ACCESS, NOT_IMPLEMENTED } from "../../src/annotations/not-implemented.ts";
 import { IMPLEMENTED } from "../../src/annotations/registry.ts";
 import { Compiler } from "../../src/compile/compile.ts";
 import { compatCounts, migrationReport, type IngressReport, type MigrationReport } from "../../src/compile/migrate.ts";
@@ -68,7 +68,8 @@ describe("statuses follow the registry at run time", () => {
       const item = r.annotations.find((i) => i.name === name)!;
       expect(item.status, name).toBe("not-served");
       expect(item.text, name).toContain(a.description);
-      expect(r.status, name).toBe("not-served");
+      // One that guards access refuses the whole Ingress rather than serve it unchecked.
+      expect(r.status, name).toBe(GUARDS_ACCESS.has(name) ? "refused" : "not-served");
     }
   });
 
@@ -155,6 +156,20 @@ describe("diagnostics and refusals", () => {
     expect(r.status).toBe("refused");
     expect(r.refused).toContain("none of its paths");
     expect(r.diagnostics[0]).toMatchObject({ reason: "InvalidPath", effect: "not-served" });
+  });
+
+  test("an access check Portico does not implement refuses the Ingress (503 on every path)", () => {
+    const guard = [...GUARDS_ACCESS][0]!;
+    const r = one({ [guard]: "ns/ca" });
+    expect(r.status).toBe("refused");
+    expect(r.refused).toStartWith("every path answers 503: ");
+  });
+
+  test("a missing basic-auth Secret answers 503 as ingress-nginx does: listed, not a change", () => {
+    const r = one({ "nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "users" });
+    expect(r.refused).toContain("every path answers 503");
+    expect(r.diagnostics).toEqual([expect.objectContaining({ reason: "SecretNotFound", effect: "same" })]);
+    expect(r.annotations.every((a) => a.status === "same" || a.status === "differs")).toBe(true);
   });
 
   test("an ExternalName Service is a change (ingress-nginx proxies it); a missing Service is not", () => {
