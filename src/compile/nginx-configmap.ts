@@ -1,9 +1,10 @@
 // ingress-nginx's ConfigMap, read for the migration report: each key that changes traffic is
 // honoured by a Portico flag (the report names the flag and its value), is what Portico does
 // anyway, or is not honoured; and a few defaults of ingress-nginx that differ from Portico's
-// are reported even when the key is absent. Behaviour and defaults per NGINX-COMPAT §4.2 and the
-// sections it points to (ingress-nginx's config.go and configmap.md). Pure: the caller reads
-// the object. Portico itself does not read the ConfigMap when serving.
+// are reported even when the key is absent. Behaviour and defaults as ingress-nginx v1.15.1 has
+// them (internal/ingress/controller/config/config.go, the template and
+// docs/user-guide/nginx-configuration/configmap.md; where they disagree, the code). Pure: the
+// caller reads the object. Portico itself does not read the ConfigMap when serving.
 import * as v from "valibot";
 
 export type ConfigMapKeyStatus =
@@ -34,7 +35,12 @@ export interface ConfigMapReport {
   readonly notHonoured: number;
 }
 
-/** What ingress-nginx does with snippet annotations under this ConfigMap (NGINX-COMPAT §4.3). */
+/**
+ * What ingress-nginx does with snippet annotations under this ConfigMap: every snippet is a
+ * Critical-risk annotation (docs/user-guide/nginx-configuration/annotations-risk.md), an
+ * annotation above annotations-risk-level (High by default since v1.12) rejects the Ingress, and
+ * allow-snippet-annotations (false by default since v1.9) decides whether an accepted one runs.
+ */
 export type SnippetGate =
   /** allow-snippet-annotations true and annotations-risk-level Critical: the text runs. */
   | "executed"

@@ -57,7 +57,7 @@ describe("ConfigMap keys", () => {
   });
 });
 
-describe("snippet gates (NGINX-COMPAT §4.3)", () => {
+describe("snippet gates (ingress-nginx's annotation risk levels and allow-snippet-annotations)", () => {
   test("which way ingress-nginx treated snippets", () => {
     expect(snippetGate(null)).toBe("executed");
     expect(snippetGate(cm({}))).toBe("rejected"); // the defaults since v1.12: risk level High
