@@ -356,6 +356,10 @@ const DIAGNOSTIC_EFFECT: Partial<Record<DiagnosticReason, DiagnosticReport["effe
   // ingress-nginx also drops a canary with no main Ingress, and uses the first of two canaries.
   CanaryWithoutMain: "same",
   CanaryConflict: "same",
+  // Warnings about what ingress-nginx does too: a host in regex mode because of another
+  // Ingress, a path its admission webhook would refuse but its controller serves.
+  RegexModeHost: "same",
+  StrictPathType: "same",
 };
 
 const EXTERNAL_NAME_NOTE = " (ingress-nginx proxies ExternalName Services; Portico answers 503 unless --allow-external-name-services)";

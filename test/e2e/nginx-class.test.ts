@@ -115,7 +115,8 @@ describe("ingress-nginx's Ingresses served with --ingress-nginx-compat", () => {
   });
 
   test("status stays ingress-nginx's; the leader still writes Events", async () => {
-    await eventually(() => api.list("Event").some((e) => (e.regarding as { name?: string }).name === "api"), 10_000, 50);
+    // The snippet is an UnsupportedAnnotation: its Event shows the leader acting on the compile.
+    await eventually(() => api.list("Event").some((e) => (e.regarding as { name?: string }).name === "security-headers"), 10_000, 50);
     for (const ing of api.list("Ingress")) {
       expect((ing.status as { loadBalancer: { ingress: unknown[] } }).loadBalancer.ingress, ing.metadata.name).toEqual([{ ip: "203.0.113.80" }]);
     }
