@@ -1,14 +1,16 @@
 #!/usr/bin/env bun
 // Entry point: parse flags, then serve (as the controller, or as one of its worker processes),
-// run the demo, explain, list routes, or print help/version. The only importer of runtime/
-// (the composition root). Exit codes: 0 normal, 1 start-up failure (a port in use among
-// them), 2 bad flag or value (README.md, "Flags").
+// run the demo, explain, list routes, report a migration, or print help/version. The only
+// importer of runtime/ (the composition root). Exit codes: 0 normal, 1 start-up failure (a port
+// in use among them), 2 bad flag or value, 3 from `migrate` when an Ingress would change
+// (README.md, "Flags").
 import { parseArgs } from "./config/parse.ts";
 import { createLogger } from "./log/logger.ts";
 import { startupErrorMessage } from "./runtime/errors.ts";
 import { explainCli } from "./runtime/explain.ts";
 import { runDemo } from "./runtime/demo.ts";
 import { routesCli } from "./runtime/routes.ts";
+import { migrateCli } from "./runtime/migrate.ts";
 import { run } from "./runtime/run.ts";
 import { versionLine } from "./version.ts";
 import { workerIdFromEnv } from "./workers/protocol.ts";
@@ -30,6 +32,8 @@ async function main(): Promise<number | null> {
       return routesCli(outcome.config);
     case "explain":
       return explainCli(outcome.config, { host: outcome.host, path: outcome.path, scheme: outcome.scheme });
+    case "migrate":
+      return migrateCli(outcome.config, outcome.output, outcome.nginxConfigMap);
     case "demo":
     case "run": {
       // A worker process (started by a primary with --workers N ≥ 2) serves traffic only.

@@ -68,6 +68,7 @@ function createMetrics(r: Registry) {
     lastApply: r.gauge({ name: "portico_config_last_apply_timestamp_seconds", help: "Unix time of the last successful route table apply.", merge: "max" }),
     objects: r.gauge({ name: "portico_objects", help: "Objects in the store, by kind.", labelNames: ["kind"], maxSeries: SMALL_SET, merge: "max" }),
     diagnostics: r.gauge({ name: "portico_diagnostics", help: "Current diagnostics (invalid files and objects from the sources, and the last compile), by reason.", labelNames: ["reason"], maxSeries: SMALL_SET, merge: "max" }),
+    ingressCompat: r.gauge({ name: "portico_ingress_compat", help: "Served Ingresses by what moving them from ingress-nginx changes (portico migrate's status).", labelNames: ["status"], maxSeries: SMALL_SET, merge: "max" }),
     watchEvents: r.counter({ name: "portico_watch_events_total", help: "Watch events received, by kind and event type.", labelNames: ["kind", "type"], maxSeries: SMALL_SET * 8 }),
     watchRestarts: r.counter({ name: "portico_watch_restarts_total", help: "Watch streams restarted, by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
     watchRelists: r.counter({ name: "portico_watch_relists_total", help: "Full relists (initial, or after 410 Gone), by kind.", labelNames: ["kind"], maxSeries: SMALL_SET }),
@@ -95,6 +96,8 @@ export interface Instruments {
   observeApply(generation: number, atMs: number): void;
   setObjects(counts: Readonly<Record<string, number>>): void;
   setDiagnostics(diagnostics: Iterable<{ readonly reason: string }>): void;
+  /** Served Ingresses by migration status (compile/migrate.ts compatCounts), after each compile. */
+  setIngressCompat(counts: Readonly<Record<string, number>>): void;
   /** The kube list+watch loop's hooks. */
   readonly watch: Required<SourceHooks>;
   /**
@@ -203,6 +206,10 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
       for (const d of diagnostics) by.set(ident(d.reason), (by.get(ident(d.reason)) ?? 0) + 1);
       m.diagnostics.reset();
       for (const [reason, n] of by) m.diagnostics.set([reason], n);
+    },
+    setIngressCompat(counts) {
+      // Every status is exposed, zeros included, so a dashboard can divide by their sum.
+      for (const [status, n] of Object.entries(counts)) m.ingressCompat.set([ident(status)], n);
     },
     watch: {
       onEvent: (kind, type) => m.watchEvents.inc([ident(kind), WATCH_TYPES.has(type) ? type : "OTHER"]),

@@ -11,6 +11,7 @@ import { EXTERNAL_AUTH_KIND } from "./external-auth.ts";
 import { rewriteStage } from "./regex-rewrite.ts";
 import { endpointChoiceStages } from "./balancing.ts";
 import { limitStages } from "./limits.ts";
+import { headerStages } from "./headers.ts";
 import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Family, type ReadResult, type Reader } from "./spec.ts";
 
@@ -60,8 +61,9 @@ export function createReader(ann: Readonly<Record<string, string>>, problems: st
       problems.push(`annotation ${name}=${JSON.stringify(raw)}: ${why}; ${consequence}`);
       return INVALID;
     };
-    // ingress-nginx refuses CR and LF in every annotation value, whatever its type.
-    if (raw.includes("\n") || raw.includes("\r")) return fail("a value may not contain a line break");
+    // ingress-nginx refuses CR and LF in every annotation value, whatever its type; a list of
+    // Portico's own may put one entry per line (LF only).
+    if (raw.includes("\r") || (raw.includes("\n") && spec.multiline !== true)) return fail("a value may not contain a line break");
     const r = v.safeParse(schema, raw);
     if (!r.success) return fail(r.issues[0]?.message ?? "invalid");
     return { state: "ok", value: r.output };
@@ -105,7 +107,7 @@ function accessStages(p: AnnotationPolicies, stages: StagePolicy[]): void {
 
 /** What the table carries of the policies: route settings, and the request-side stage policies. */
 function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptions {
-  const stages: StagePolicy[] = [];
+  const stages: StagePolicy[] = [...headerStages(p.headers)];
   if (refusal !== null) stages.push(refuseStage(refusal));
   accessStages(p, stages);
   stages.push(...limitStages(p.limits), ...endpointChoiceStages(p.affinity, p.balancing));

@@ -29,6 +29,10 @@ describe("annotation registry", () => {
     }
   });
 
+  test("only Portico's own annotations may span lines (ingress-nginx refuses a line break in its own)", () => {
+    for (const a of ANNOTATIONS) if (a.multiline === true) expect(a.compat.kind).toBe("portico-only");
+  });
+
   test("each not-implemented annotation is an UnsupportedAnnotation, each implemented one is read", () => {
     for (const a of NOT_IMPLEMENTED) {
       expect(a.compat.kind).toBe("not-implemented");

@@ -11,6 +11,7 @@ import { CANARY_FAMILY } from "./canary.ts";
 import { CORS } from "./cors.ts";
 import { EXTERNAL_AUTH } from "./external-auth.ts";
 import { LIMITS } from "./limits.ts";
+import { HEADERS } from "./headers.ts";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
 import { RETRIES } from "./retries.ts";
 import { REGEX_REWRITE } from "./regex-rewrite.ts";
@@ -37,6 +38,7 @@ export const FAMILIES = {
   limits: LIMITS,
   affinity: AFFINITY_FAMILY,
   balancing: BALANCING,
+  headers: HEADERS,
 } as const;
 
 /** Annotations Portico implements, family by family. */

@@ -62,6 +62,11 @@ export interface AnnotationSpec {
   /** One line: the values accepted and what they do. */
   readonly description: string;
   readonly compat: Compat;
+  /**
+   * The value is a list that may span lines (LF; CR never). Only for Portico's own
+   * annotations: ingress-nginx refuses a line break in every value of its own.
+   */
+  readonly multiline?: boolean;
 }
 
 /** The name users see first: the portico.dev one when there is one. */

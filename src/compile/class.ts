@@ -1,5 +1,8 @@
-// Which Ingresses are ours (Kubernetes "Ingress class" docs and KEP-1453; what Portico adds:
-// docs/design.md "Ingress decisions").
+// Which Ingresses are ours (Kubernetes "Ingress class" docs and KEP-1453; docs/design.md,
+// "Ingress decisions"). With --ingress-nginx-compat the rules are ingress-nginx's own
+// (its store's GetIngressClass): the class annotation must equal --ingress-class, and an
+// IngressClass marked default is never read, so Portico takes exactly the Ingresses
+// ingress-nginx takes with the same flags.
 import type { Ingress, IngressClass } from "../model/schemas.ts";
 import type { CompileConfig } from "./config.ts";
 
@@ -54,18 +57,24 @@ export function classify(ing: Ingress, ctx: ClassContext, config: CompileConfig)
       ? { served: true, rule: "ingressClassName", reason: `no IngressClass ${field} exists and it is --ingress-class` }
       : { served: false, rule: "ingressClassName", reason: `no IngressClass ${field} exists and it is not --ingress-class ${config.ingressClass}` };
   }
-  // The deprecated annotation is honoured only when the field is absent.
+  // The deprecated annotation is honoured only when the field is absent. Present, it decides,
+  // even empty: an empty value names no class (ingress-nginx rejects it too, whatever its docs
+  // say), so it never falls through to the default class or --watch-ingress-without-class.
   const legacy = ing.metadata.annotations?.[LEGACY_CLASS_ANNOTATION];
-  if (legacy) {
+  if (legacy !== undefined) {
     if (legacy === config.ingressClass) {
       return { served: true, rule: "annotation", reason: `${LEGACY_CLASS_ANNOTATION}=${legacy} is --ingress-class` };
     }
-    if (ctx.ours.has(legacy)) {
+    if (!config.ingressNginxCompat && ctx.ours.has(legacy)) {
       return { served: true, rule: "annotation", reason: `${LEGACY_CLASS_ANNOTATION}=${legacy} names one of our IngressClasses` };
     }
-    return { served: false, rule: "annotation", reason: `${LEGACY_CLASS_ANNOTATION}=${legacy} is not ours` };
+    if (legacy === "") return { served: false, rule: "annotation", reason: `${LEGACY_CLASS_ANNOTATION} is empty: it names no class` };
+    const only = config.ingressNginxCompat ? ` (--ingress-nginx-compat: only --ingress-class ${config.ingressClass})` : "";
+    return { served: false, rule: "annotation", reason: `${LEGACY_CLASS_ANNOTATION}=${legacy} is not ours${only}` };
   }
-  if (ctx.defaultClass !== null) {
+  // ingress-nginx never reads is-default-class: the API server writes the default class into
+  // Ingresses created after it was marked, and older ones need --watch-ingress-without-class.
+  if (!config.ingressNginxCompat && ctx.defaultClass !== null) {
     return { served: true, rule: "default-class", reason: `no class; our IngressClass ${ctx.defaultClass} is the default class` };
   }
   if (config.watchIngressWithoutClass) {
@@ -74,6 +83,8 @@ export function classify(ing: Ingress, ctx: ClassContext, config: CompileConfig)
   return {
     served: false,
     rule: "no-class",
-    reason: "no class, none of our IngressClasses is the default and --watch-ingress-without-class is off",
+    reason: config.ingressNginxCompat
+      ? "no class and --watch-ingress-without-class is off (--ingress-nginx-compat: a default IngressClass is not read, as in ingress-nginx)"
+      : "no class, none of our IngressClasses is the default and --watch-ingress-without-class is off",
   };
 }

@@ -127,6 +127,16 @@ export interface ExplainCertificate {
   readonly hasPem: boolean;
 }
 
+/** One annotation of the matched route's Ingress and how Portico serves it (the migration report's reading). */
+export interface ExplainAnnotation {
+  readonly name: string;
+  readonly value: string;
+  /** same, differs, not-served (ingress-nginx acted on it, Portico does not), portico, unknown. */
+  readonly status: string;
+  /** The registry's words for it. */
+  readonly text: string;
+}
+
 export interface ExplainResult {
   readonly request: ExplainRequest;
   /** "route": a rule matched; "default": the default route; "404": nothing. */
@@ -146,4 +156,10 @@ export interface ExplainResult {
   readonly certificate: ExplainCertificate | null;
   /** Diagnostics of the Ingresses named in `match` and `candidates`. */
   readonly diagnostics: readonly Diagnostic[];
+  /**
+   * The ingress-nginx (and portico.dev) annotations of the matched route's Ingress, with their
+   * registry status: which of them shaped this request, and which ingress-nginx would have
+   * acted on while Portico does not. Empty without a matched Ingress.
+   */
+  readonly annotations: readonly ExplainAnnotation[];
 }

@@ -30,6 +30,7 @@ import {
   type ExplainRewrite,
 } from "./explain-types.ts";
 import { tlsCovers } from "./hosts.ts";
+import { annotationsOf } from "./migrate.ts";
 import type { IngressPlan, RulePath } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
 import type { CertificateBinding } from "./types.ts";
@@ -478,6 +479,9 @@ export function* explainSteps(
       budget = STEP;
     }
   }
+  const matched = match?.route.ingress.name ? `${match.route.ingress.namespace}/${match.route.ingress.name}` : null;
+  const plan = matched === null ? undefined : served.find((p) => p.key === matched);
+  const annotations = (plan === undefined ? [] : annotationsOf(plan)).map(({ name, value, status, text }) => ({ name, value, status, text }));
   return {
     request: req,
     outcome: match === null ? "404" : match.via === "default" ? "default" : "route",
@@ -489,5 +493,6 @@ export function* explainSteps(
     omittedCandidates: out.omitted(),
     certificate: req.scheme === "https" ? selectCertificate(result.certificates, req.host) : null,
     diagnostics,
+    annotations,
   };
 }

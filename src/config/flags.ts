@@ -15,6 +15,8 @@ export interface FlagSpec<T> {
   readonly defaultText: string;
   readonly schema: val.ValueSchema<T>;
   readonly fallback: () => T;
+  /** Other names the flag is read under (ingress-nginx's, for a drop-in command line). */
+  readonly aliases?: readonly string[];
 }
 
 /** Mozilla "intermediate" TLS 1.2 suites: ECDHE key exchange with AES-GCM or ChaCha20-Poly1305 only. */
@@ -44,13 +46,18 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // opened (kubectl port-forward arrives on the pod's loopback).
   debugAllow: { name: "debug-allow", metavar: "CIDR[,CIDR]", help: "peers that may read /debug/* on the admin port (/healthz, /readyz and /metrics answer every peer)", defaultText: "127.0.0.0/8,::1 (loopback)", schema: val.cidrList("127.0.0.0/8,::1"), fallback: () => Object.freeze(["127.0.0.0/8", "::1/128"]) },
   ingressClass: { name: "ingress-class", metavar: "NAME", help: "IngressClass name this controller serves", defaultText: "portico", schema: val.dnsSubdomain, fallback: () => "portico" },
-  controllerName: { name: "controller-name", metavar: "S", help: "spec.controller value of our IngressClasses", defaultText: "portico.dev/ingress-controller", schema: val.controllerName, fallback: () => "portico.dev/ingress-controller" },
+  controllerName: { name: "controller-name", aliases: ["controller-class"], metavar: "S", help: "spec.controller value of our IngressClasses (also read as --controller-class, ingress-nginx's name)", defaultText: "portico.dev/ingress-controller", schema: val.controllerName, fallback: () => "portico.dev/ingress-controller" },
   watchIngressWithoutClass: { name: "watch-ingress-without-class", metavar: null, help: "also serve Ingresses that name no class", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's defaults (--ingress-class nginx, --controller-class k8s.io/ingress-nginx)
+  // and its class rules: README "Migrating from ingress-nginx", docs/design.md "Ingress decisions".
+  ingressNginxCompat: { name: "ingress-nginx-compat", metavar: null, help: "take the Ingresses ingress-nginx takes: --ingress-class nginx and --controller-name k8s.io/ingress-nginx unless those are given, and its class rules (kubernetes.io/ingress.class must equal --ingress-class; no default IngressClass)", defaultText: "false", schema: val.bool, fallback: () => false },
   defaultSslCertificate: { name: "default-ssl-certificate", metavar: "NS/NAME", help: "kubernetes.io/tls Secret served for unmatched SNI", defaultText: "a generated self-signed certificate", schema: val.nsName, fallback: none },
   defaultBackendService: { name: "default-backend-service", metavar: "NS/NAME:PORT", help: "Service (port number or name) that takes requests no rule matches, instead of 404", defaultText: "none", schema: val.nsNamePort, fallback: none },
   allowExternalNameServices: { name: "allow-external-name-services", metavar: null, help: "proxy to ExternalName Services (off: they answer 503); even on, never to loopback, link-local, unspecified or this pod's own addresses", defaultText: "false", schema: val.bool, fallback: () => false },
   publishService: { name: "publish-service", metavar: "NS/NAME", help: "Service whose load-balancer address is written to Ingress status", defaultText: "none", schema: val.nsName, fallback: none },
   publishStatusAddress: { name: "publish-status-address", metavar: "A[,A]", help: "addresses written to Ingress status (wins over --publish-service)", defaultText: "none", schema: val.addressList, fallback: none },
+  // Off while another controller (ingress-nginx, side by side) owns the status of the same Ingresses.
+  updateStatus: { name: "update-status", metavar: null, help: "write our address to the status of the Ingresses we serve (leader only); --update-status=false leaves status to another controller", defaultText: "true", schema: val.bool, fallback: () => true },
   electionId: { name: "election-id", metavar: "NAME", help: "Lease name for leader election (the leader writes status)", defaultText: "portico-leader", schema: val.dnsSubdomain, fallback: () => "portico-leader" },
   electionNamespace: { name: "election-namespace", metavar: "NS", help: "namespace of the Lease", defaultText: "$POD_NAMESPACE, then the service-account namespace, then default", schema: val.dnsLabel, fallback: none },
   logLevel: { name: "log-level", metavar: "LEVEL", help: "debug, info, warn or error", defaultText: "info", schema: val.oneOf(["debug", "info", "warn", "error"]), fallback: () => "info" },
@@ -84,6 +91,12 @@ export const EXPLAIN_FLAGS = {
   host: { name: "host", metavar: "HOST", help: "Host header of the request to explain", defaultText: "required" },
   path: { name: "path", metavar: "PATH", help: "request path", defaultText: "/" },
   scheme: { name: "scheme", metavar: "SCHEME", help: "http or https", defaultText: "http" },
+} as const;
+
+/** Flags only the `migrate` subcommand takes. */
+export const MIGRATE_FLAGS = {
+  output: { name: "output", metavar: "FORMAT", help: "text (for people) or json (for scripts)", defaultText: "text" },
+  nginxConfigmap: { name: "nginx-configmap", metavar: "NS/NAME", help: "ingress-nginx's ConfigMap (in --manifests, or read from the cluster): report each key, and read its snippet settings", defaultText: "none (snippets are taken to have run)" },
 } as const;
 
 /** `PORTICO_<FLAG_IN_UPPER_SNAKE>`. */

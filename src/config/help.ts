@@ -1,7 +1,7 @@
 // `portico --help`, generated from the flag table so every flag, its default and env twin appear,
 // and from the annotation registry (src/annotations/registry.ts) for the annotations.
 import { helpLines as annotationHelpLines } from "../annotations/docs.ts";
-import { EXPLAIN_FLAGS, FLAGS, envName } from "./flags.ts";
+import { EXPLAIN_FLAGS, FLAGS, MIGRATE_FLAGS, envName } from "./flags.ts";
 
 function entry(name: string, metavar: string | null, help: string, defaultText: string, env: string | null): string {
   const head = `  --${name}${metavar ? ` ${metavar}` : ""}`;
@@ -16,6 +16,7 @@ export function helpText(): string {
     "  portico explain --manifests PATH --host HOST [--path PATH] [--scheme http|https] [flags]",
     "  portico routes (--manifests PATH | [--kubeconfig PATH] [--context NAME]) [flags]",
     "  portico demo [flags]",
+    "  portico migrate [--manifests PATH | --kubeconfig PATH] [--output text|json] [flags]",
     "",
     "Portico is a Kubernetes ingress controller: it watches Ingress, IngressClass, Service,",
     "EndpointSlice and Secret objects (or YAML files with --manifests) and serves HTTP and HTTPS.",
@@ -40,8 +41,16 @@ export function helpText(): string {
     "demo: start four demo backends on 127.0.0.1 and serve the built-in demo manifests from a",
     "temporary folder (printed at start; edit it while the demo runs). Defaults: --bind 127.0.0.1,",
     "--log-format text, --shutdown-delay 0s.",
+    "migrate: for each Ingress ingress-nginx takes (its class rules, as with --ingress-nginx-compat),",
+    "print what changes when Portico serves it: each annotation served the same, with a stated",
+    "difference, or not served; snippets and what replaces them; then a summary. Reads --manifests",
+    "or the cluster (one list of each kind Portico reads), and --nginx-configmap, then exits:",
+    "0 when every Ingress moves unchanged, 3 when one would change, 1 when the objects cannot be read.",
   );
+  for (const spec of Object.values(MIGRATE_FLAGS)) {
+    lines.push(entry(spec.name, spec.metavar, spec.help, spec.defaultText, null));
+  }
   lines.push("", ...annotationHelpLines());
-  lines.push("", "Exit status: 0 on success, 1 when start-up fails, 2 on a bad flag or value.");
+  lines.push("", "Exit status: 0 on success, 1 when start-up fails, 2 on a bad flag or value (migrate: 3 when an Ingress would change).");
   return `${lines.join("\n")}\n`;
 }

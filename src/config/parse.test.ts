@@ -33,10 +33,12 @@ describe("defaults", () => {
       ingressClass: "portico",
       controllerName: "portico.dev/ingress-controller",
       watchIngressWithoutClass: false,
+      ingressNginxCompat: false,
       defaultSslCertificate: null,
       defaultBackendService: null,
       publishService: null,
       publishStatusAddress: null,
+      updateStatus: true,
       electionId: "portico-leader",
       electionNamespace: null,
       logLevel: "info",
@@ -127,6 +129,25 @@ describe("values", () => {
     expect(run(["--debug-allow="]).debugAllow).toEqual([]);
   });
 
+  test("--ingress-nginx-compat sets ingress-nginx's class and controller unless they are given", () => {
+    expect(run(["--ingress-nginx-compat"])).toMatchObject({ ingressNginxCompat: true, ingressClass: "nginx", controllerName: "k8s.io/ingress-nginx" });
+    expect(run([], { PORTICO_INGRESS_NGINX_COMPAT: "true" })).toMatchObject({ ingressClass: "nginx", controllerName: "k8s.io/ingress-nginx" });
+    // An install whose ingress-nginx ran with --ingress-class nginx-public keeps that name.
+    expect(run(["--ingress-nginx-compat", "--ingress-class", "nginx-public"])).toMatchObject({ ingressClass: "nginx-public", controllerName: "k8s.io/ingress-nginx" });
+    expect(run(["--ingress-nginx-compat"], { PORTICO_CONTROLLER_NAME: "example.com/x" }).controllerName).toBe("example.com/x");
+    expect(run(["--ingress-nginx-compat=false"])).toMatchObject({ ingressNginxCompat: false, ingressClass: "portico", controllerName: "portico.dev/ingress-controller" });
+  });
+
+  test("--controller-class is ingress-nginx's name for --controller-name", () => {
+    expect(run(["--controller-class", "k8s.io/ingress-nginx"]).controllerName).toBe("k8s.io/ingress-nginx");
+    expect(err(["--controller-class", "nope"])).toContain("--controller-class");
+  });
+
+  test("--update-status=false turns status writing off", () => {
+    expect(run([]).updateStatus).toBe(true);
+    expect(run(["--update-status=false"]).updateStatus).toBe(false);
+  });
+
   test("the last of a repeated flag wins", () => {
     expect(run(["--http-port", "81", "--http-port", "82"]).httpPort).toBe(82);
   });
@@ -174,6 +195,8 @@ describe("errors name the flag", () => {
     [["--watch-namespace", "a.b"], "--watch-namespace: expected a lowercase RFC 1123 label"],
     [["--default-ssl-certificate", "justname"], "--default-ssl-certificate: expected NAMESPACE/NAME"],
     [["--allow-external-name-services=yes please"], "--allow-external-name-services: expected true or false"],
+    [["--ingress-nginx-compat=nginx"], "--ingress-nginx-compat: expected true or false"],
+    [["--update-status=never"], "--update-status: expected true or false"],
     [["--default-backend-service", "ns/svc"], "--default-backend-service: expected NAMESPACE/NAME:PORT"],
     [["--default-backend-service", "ns/svc:0"], "--default-backend-service: expected NAMESPACE/NAME:PORT"],
     [["--publish-service", "a/b/c"], "--publish-service: expected NAMESPACE/NAME"],
@@ -294,6 +317,19 @@ describe("help and version", () => {
 
   test("--version", () => {
     expect(parseArgs(["--version"], {})).toEqual({ type: "version" });
+  });
+});
+
+describe("migrate", () => {
+  test("always ingress-nginx's class rules; --output and --nginx-configmap", () => {
+    const o = parseArgs(["migrate", "--manifests", "m", "--output", "json", "--nginx-configmap", "ingress-nginx/ingress-nginx-controller"], {});
+    expect(o).toMatchObject({
+      type: "migrate", output: "json", nginxConfigMap: { namespace: "ingress-nginx", name: "ingress-nginx-controller" },
+      config: { ingressNginxCompat: true, ingressClass: "nginx", controllerName: "k8s.io/ingress-nginx" },
+    });
+    expect(parseArgs(["migrate", "--ingress-class", "nginx-public"], {})).toMatchObject({ output: "text", nginxConfigMap: null, config: { ingressClass: "nginx-public" } });
+    expect(parseArgs(["migrate", "--nginx-configmap", "Bad/Name"], {})).toMatchObject({ type: "error" });
+    expect(parseArgs(["--output", "json"], {})).toMatchObject({ type: "error" }); // migrate-only
   });
 });
 

@@ -1,10 +1,10 @@
 // Command line + PORTICO_* environment → one frozen Config (or help, version, a subcommand:
-// explain, routes, demo, or an error).
+// explain, routes, demo, migrate, or an error).
 // A flag wins over its environment twin; a bad value is one line naming the flag (main exits 2).
 import * as v from "valibot";
-import { EXPLAIN_FLAGS, FLAGS, envName, type FlagSpec } from "./flags.ts";
+import { EXPLAIN_FLAGS, FLAGS, MIGRATE_FLAGS, envName, type FlagSpec } from "./flags.ts";
 import { helpText } from "./help.ts";
-import type { Config } from "./types.ts";
+import type { Config, NamespacedName } from "./types.ts";
 
 export type ParseOutcome =
   | { readonly type: "run"; readonly config: Config }
@@ -15,10 +15,13 @@ export type ParseOutcome =
   | { readonly type: "routes"; readonly config: Config }
   /** `portico demo`: demo backends plus Portico serving the demo manifests. */
   | { readonly type: "demo"; readonly config: Config }
+  /** `portico migrate`: the migration report for --manifests or the cluster (ingress-nginx's class rules). */
+  | { readonly type: "migrate"; readonly config: Config; readonly output: "text" | "json"; readonly nginxConfigMap: NamespacedName | null }
   | { readonly type: "error"; readonly message: string };
 
 type Key = keyof Config;
 type ExplainKey = keyof typeof EXPLAIN_FLAGS;
+type MigrateKey = keyof typeof MIGRATE_FLAGS;
 
 interface RawValue {
   readonly text: string;
@@ -26,8 +29,20 @@ interface RawValue {
   readonly source: string;
 }
 
-const BY_NAME = new Map<string, Key>((Object.keys(FLAGS) as Key[]).map((k) => [FLAGS[k].name, k]));
-const EXPLAIN_BY_NAME = new Map<string, ExplainKey>((Object.keys(EXPLAIN_FLAGS) as ExplainKey[]).map((k) => [EXPLAIN_FLAGS[k].name, k]));
+const BY_NAME = new Map<string, Key>(
+  (Object.keys(FLAGS) as Key[]).flatMap((k) => [FLAGS[k].name, ...((FLAGS[k] as FlagSpec<unknown>).aliases ?? [])].map((n) => [n, k] as const)),
+);
+
+/**
+ * What --ingress-nginx-compat sets unless the flag (or its PORTICO_* twin) is given:
+ * ingress-nginx's own defaults for its --ingress-class and --controller-class.
+ */
+const NGINX_COMPAT_DEFAULTS: Partial<Record<Key, string>> = {
+  ingressClass: "nginx",
+  controllerName: "k8s.io/ingress-nginx",
+};
+const EXPLAIN_BY_NAME = new Map<string, string>((Object.keys(EXPLAIN_FLAGS) as ExplainKey[]).map((k) => [EXPLAIN_FLAGS[k].name, k]));
+const MIGRATE_BY_NAME = new Map<string, string>((Object.keys(MIGRATE_FLAGS) as MigrateKey[]).map((k) => [MIGRATE_FLAGS[k].name, k]));
 
 /** Rejected text, quoted and escaped so the message stays on one line, and short. */
 function quote(text: string): string {
@@ -36,18 +51,19 @@ function quote(text: string): string {
 
 const error = (message: string): ParseOutcome => ({ type: "error", message });
 
-const SUBCOMMANDS = new Set(["explain", "routes", "demo"]);
-type Subcommand = "explain" | "routes" | "demo" | null;
+const SUBCOMMANDS = new Set(["explain", "routes", "demo", "migrate"]);
+type Subcommand = "explain" | "routes" | "demo" | "migrate" | null;
 
 /**
  * Defaults of the subcommands where they differ from a server's (flags and PORTICO_* still
  * win). demo: loopback only, lines for people, and Ctrl-C stops at once (in a cluster the
- * shutdown delay lets endpoints update first). routes: its table is for people, so are the
- * problems it lists after it.
+ * shutdown delay lets endpoints update first). routes and migrate: their output is for people,
+ * so are the problems they list after it.
  */
 const SUB_DEFAULTS: Readonly<Record<string, Partial<Record<Key, string>>>> = {
   demo: { bind: "127.0.0.1", logFormat: "text", shutdownDelayMs: "0s" },
   routes: { logFormat: "text" },
+  migrate: { logFormat: "text" },
 };
 
 /** `argv` is the arguments after the program name (process.argv.slice(2)). */
@@ -58,9 +74,12 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
 
   const sub: Subcommand = SUBCOMMANDS.has(argv[0] ?? "") ? (argv[0] as Subcommand) : null;
   const explain = sub === "explain";
+  const migrate = sub === "migrate";
   const tokens = sub !== null ? argv.slice(1) : argv;
   const given = new Map<Key, RawValue>();
-  const explainGiven = new Map<ExplainKey, string>();
+  /** The subcommand's own flags, by key. */
+  const subFlags = explain ? EXPLAIN_BY_NAME : migrate ? MIGRATE_BY_NAME : null;
+  const subGiven = new Map<string, string>();
 
   let bareSwitch: string | null = null;
   for (let i = 0; i < tokens.length; i++) {
@@ -76,8 +95,8 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     const eq = token.indexOf("=");
     const name = token.slice(2, eq < 0 ? undefined : eq);
     const key = BY_NAME.get(name);
-    const explainKey = explain ? EXPLAIN_BY_NAME.get(name) : undefined;
-    if (key === undefined && explainKey === undefined) return error(`unknown flag --${quote(name).slice(1, -1)} (see --help)`);
+    const subKey = subFlags?.get(name);
+    if (key === undefined && subKey === undefined) return error(`unknown flag --${quote(name).slice(1, -1)} (see --help)`);
 
     let text: string;
     if (eq >= 0) {
@@ -92,22 +111,30 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       i++;
     }
     if (key !== undefined) given.set(key, { text, source: `--${name}` });
-    else explainGiven.set(explainKey!, text);
+    else subGiven.set(subKey!, text);
   }
 
   const config: Record<string, unknown> = {};
   const sources = new Map<Key, string>();
+  const rawOf = (key: Key): RawValue | undefined => {
+    const spec = FLAGS[key] as FlagSpec<unknown>;
+    const raw = given.get(key);
+    if (raw !== undefined) return raw;
+    const fromEnv = env[envName(spec.name)];
+    // An empty variable counts as unset (a common way to "unset" in manifests and shells).
+    return fromEnv !== undefined && fromEnv !== "" ? { text: fromEnv, source: `${envName(spec.name)} (--${spec.name})` } : undefined;
+  };
+  const compatRaw = rawOf("ingressNginxCompat");
+  // migrate always reads the Ingresses as ingress-nginx does: that is what it compares with.
+  const compat = migrate || (compatRaw !== undefined && v.safeParse(FLAGS.ingressNginxCompat.schema, compatRaw.text).output === true);
   for (const key of Object.keys(FLAGS) as Key[]) {
     const spec = FLAGS[key] as FlagSpec<unknown>;
-    let raw = given.get(key);
-    if (raw === undefined) {
-      const fromEnv = env[envName(spec.name)];
-      // An empty variable counts as unset (a common way to "unset" in manifests and shells).
-      if (fromEnv !== undefined && fromEnv !== "") raw = { text: fromEnv, source: `${envName(spec.name)} (--${spec.name})` };
-    }
+    let raw = rawOf(key);
     if (raw !== undefined) sources.set(key, raw.source);
     const subDefault = sub === null ? undefined : SUB_DEFAULTS[sub]?.[key];
     if (raw === undefined && subDefault !== undefined) raw = { text: subDefault, source: `${sub} default --${spec.name}` };
+    const compatDefault = compat ? NGINX_COMPAT_DEFAULTS[key] : undefined;
+    if (raw === undefined && compatDefault !== undefined) raw = { text: compatDefault, source: `--ingress-nginx-compat (--${spec.name})` };
     if (raw === undefined) {
       config[key] = spec.fallback();
       continue;
@@ -116,6 +143,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     if (!r.success) return error(`${raw.source}: ${r.issues[0]?.message ?? "invalid value"}, got ${quote(raw.text)}`);
     config[key] = r.output;
   }
+  if (migrate) config.ingressNginxCompat = true;
   const frozen = Object.freeze(config) as unknown as Config;
 
   const clash = portClash(frozen);
@@ -124,8 +152,16 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   if (mixed) return error(mixed);
 
   if (sub === "routes" || sub === "demo") return { type: sub, config: frozen };
+  if (migrate) {
+    const output = subGiven.get("output") ?? "text";
+    if (output !== "text" && output !== "json") return error(`--output: expected text or json, got ${quote(output)}`);
+    const cm = subGiven.get("nginxConfigmap");
+    const m = cm === undefined ? null : /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)$/.exec(cm);
+    if (cm !== undefined && m === null) return error(`--nginx-configmap: expected NAMESPACE/NAME, got ${quote(cm)}`);
+    return { type: "migrate", config: frozen, output, nginxConfigMap: m === null ? null : { namespace: m[1]!, name: m[3]! } };
+  }
   if (!explain) return { type: "run", config: frozen };
-  return explainOutcome(frozen, explainGiven);
+  return explainOutcome(frozen, subGiven);
 }
 
 /**
@@ -158,7 +194,7 @@ function portClash(c: Config): string | null {
   return null;
 }
 
-function explainOutcome(config: Config, given: ReadonlyMap<ExplainKey, string>): ParseOutcome {
+function explainOutcome(config: Config, given: ReadonlyMap<string, string>): ParseOutcome {
   if (config.manifests === null) return error("explain: --manifests is required");
   const host = given.get("host");
   if (host === undefined || host.trim() === "") return error("explain: --host is required");

@@ -22,6 +22,8 @@ export interface Config {
   readonly ingressClass: string;
   readonly controllerName: string;
   readonly watchIngressWithoutClass: boolean;
+  /** Take the Ingresses ingress-nginx takes: its class defaults and rules (compile/class.ts). */
+  readonly ingressNginxCompat: boolean;
   // Defaults
   readonly defaultSslCertificate: NamespacedName | null;
   readonly defaultBackendService: (NamespacedName & { readonly port: number | string }) | null;
@@ -30,6 +32,8 @@ export interface Config {
   // Status
   readonly publishService: NamespacedName | null;
   readonly publishStatusAddress: string | null;
+  /** Write Ingress status at all (false: another controller owns it). */
+  readonly updateStatus: boolean;
   readonly electionId: string;
   /** Namespace for the Lease: --election-namespace, else POD_NAMESPACE, else the service-account namespace file, else "default". */
   readonly electionNamespace: string | null;

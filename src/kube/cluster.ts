@@ -60,7 +60,9 @@ export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
 
   const write = () => {
     if (!last || !elector.isLeader()) return;
-    void status.sync(last.result.statuses, last.ingresses.values());
+    // --update-status=false: another controller serving the same Ingresses (ingress-nginx
+    // side by side) owns their status; two writers would overwrite each other forever.
+    if (config.updateStatus) void status.sync(last.result.statuses, last.ingresses.values());
     events.report([...last.result.diagnostics, ...last.extra]);
   };
   const elector = createLeaderElector({

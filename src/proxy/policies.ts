@@ -17,6 +17,8 @@ import { ProxyError } from "./errors.ts";
 import { REWRITE_TARGET } from "./rewrite.ts";
 import { EWMA_KIND, HASH_KIND } from "./hash-by.ts";
 import { LIMITS_KIND } from "./limits.ts";
+import { HEADERS_KIND } from "../annotations/headers.ts";
+import { HEADERS_POLICY } from "./header-policy.ts";
 
 /** What a policy sees of the request, and what a stage may change. */
 export interface PolicyFlow {
@@ -120,6 +122,7 @@ export const POLICY_KINDS: PolicyKinds = new Map<string, PolicyKind>([
   ["affinity", AFFINITY_KIND],
   ["hash", HASH_KIND],
   ["ewma", EWMA_KIND],
+  [HEADERS_KIND, HEADERS_POLICY],
 ]);
 
 export type PolicyRunner = (stages: readonly StagePolicy[], flow: PolicyFlow) => Promise<Response | null>;

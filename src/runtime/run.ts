@@ -7,6 +7,7 @@ import { createAdminApp, guardAdmin } from "../admin/app.ts";
 import { createInstruments } from "../admin/instruments.ts";
 import { createReadiness, type Readiness } from "../admin/readiness.ts";
 import { Registry } from "../admin/registry.ts";
+import { compatCounts } from "../compile/migrate.ts";
 import { cidrMatcher } from "../config/cidr.ts";
 import type { Config } from "../config/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
@@ -66,6 +67,8 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
       });
       const all = [...controller.diagnostics(), ...tlsDiagnostics];
       inst.setDiagnostics(all);
+      // The migration report's statuses: per-Ingress work is cached on the plans (compile/migrate.ts).
+      inst.setIngressCompat(compatCounts(controller.compiler.inspect(applied.snapshot, [])));
       if (plane) inst.setCertificates([...plane.expiry].map(([host, s]) => ({ host: host || "default", notAfter: s * 1000 })));
       cluster?.applied(applied, all);
       // Generation 1 is the first table: it can go live only once.

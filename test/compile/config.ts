@@ -11,6 +11,7 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   ingressClass: c.ingressClass,
   controllerName: c.controllerName,
   watchIngressWithoutClass: c.watchIngressWithoutClass,
+  ingressNginxCompat: c.ingressNginxCompat,
   defaultBackendService: c.defaultBackendService,
   defaultSslCertificate: c.defaultSslCertificate,
   allowExternalNameServices: c.allowExternalNameServices,

@@ -9,6 +9,7 @@ import { explain, explainSteps, normaliseRequest, type ExplainCandidate, type Ex
 import { EXPLAIN_LIMITS } from "../../src/compile/explain-types.ts";
 import { syntheticSnapshot } from "./scale.ts";
 import { loadFixture } from "./snapshot.ts";
+import { NOT_IMPLEMENTED } from "../../src/annotations/not-implemented.ts";
 
 function fixture(name: string) {
   const fx = loadFixture(readFileSync(join(import.meta.dir, "..", "fixtures", `${name}.yaml`), "utf8"));
@@ -41,6 +42,33 @@ describe("explain", () => {
     expect(is?.reason).toContain("Exact /foo/bar beats Prefix at equal length");
     // is.test rules have another host and a matching path only for "/" prefix: host-mismatch.
     expect(brief(r.candidates)).toContain("default/precedence Prefix / host-mismatch");
+  });
+
+  test("names the matched Ingress's ingress-nginx annotations with their registry status", () => {
+    // One the registry says is not implemented, whichever that is when the test runs.
+    const missing = NOT_IMPLEMENTED.find((a) => a.family !== "snippets")!.nginx[0]!;
+    const fx = loadFixture(
+      `kind: Ingress
+apiVersion: networking.k8s.io/v1
+metadata:
+  name: shaped
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/proxy-body-size: 8m
+    ${missing}: "x"
+    portico.dev/response-headers: "X-A: 1"
+    example.com/not-ours: x
+spec:
+  ingressClassName: portico
+  rules: [{ host: shaped.test, http: { paths: [{ path: /, pathType: Prefix, backend: { service: { name: s, port: { number: 80 } } } }] } }]
+`,
+    );
+    const r = explain(fx.snapshot, DEFAULT_COMPILE_CONFIG, { host: "shaped.test", path: "/x", scheme: "http" });
+    const status = Object.fromEntries(r.annotations.map((a) => [a.name, a.status]));
+    expect(status).toEqual({ [missing]: "not-served", "nginx.ingress.kubernetes.io/proxy-body-size": "differs", "portico.dev/response-headers": "portico" });
+    expect(r.annotations.find((a) => a.name.endsWith("proxy-body-size"))!.text).toContain("--max-body-size");
+    // No matched Ingress: nothing to list.
+    expect(explain(fx.snapshot, DEFAULT_COMPILE_CONFIG, { host: "nowhere.test", path: "/", scheme: "http" }).annotations).toEqual([]);
   });
 
   test("conflicts name the winner with timestamps", () => {

@@ -1,6 +1,6 @@
 // The command line as a user meets it: help, version, bad flags, explain, SIGTERM drain.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, startBackend, startPortico, type Backend } from "./harness.ts";
@@ -201,6 +201,42 @@ describe("portico routes", () => {
     expect(down.code).toBe(1);
     expect(down.stdout).toBe("");
     expect(down.stderr).toContain(`cannot reach the Kubernetes API server http://127.0.0.1:${closed}: connection refused`);
+  });
+});
+
+describe("portico migrate", () => {
+  const fixtures = join(ROOT, "test", "fixtures", "migrate");
+
+  test("prints the checked-in report for the fixtures and exits 3 (some Ingresses would change)", () => {
+    const cm = ["--nginx-configmap", "ingress-nginx/ingress-nginx-controller"];
+    const r = runCli(["migrate", "--manifests", join(fixtures, "manifests"), ...cm]);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe(readFileSync(join(fixtures, "expected-report.txt"), "utf8"));
+    expect(r.stderr).toBe("");
+    const j = runCli(["migrate", "--manifests", join(fixtures, "manifests"), "--output", "json", ...cm]);
+    expect(j.code).toBe(3);
+    expect(JSON.parse(j.stdout)).toEqual(JSON.parse(readFileSync(join(fixtures, "expected-report.json"), "utf8")));
+  });
+
+  test("exits 0 when every Ingress moves unchanged", () => {
+    const clean = mkdtempSync(join(tmpdir(), "portico-migrate-"));
+    writeFileSync(join(clean, "app.yaml"), yamlDocs([service("app", "web"), ingress("app", "web", [{ host: "web.test", paths: [{ path: "/", service: "web" }] }], { className: "nginx" })]));
+    const r = runCli(["migrate", "--manifests", clean]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("app/web: moves unchanged");
+    expect(r.stdout).toContain("Summary: 1 Ingress of class nginx; 0 of other classes ignored");
+    rmSync(clean, { recursive: true, force: true });
+  });
+
+  test("a missing manifests path or ConfigMap exits 1; a bad --output or --nginx-configmap exits 2", () => {
+    expect(runCli(["migrate", "--manifests", join(dir, "nope")]).code).toBe(1);
+    const noCm = runCli(["migrate", "--manifests", dir, "--nginx-configmap", "ingress-nginx/nope"]);
+    expect(noCm.code).toBe(1);
+    expect(noCm.stderr).toContain("ConfigMap ingress-nginx/nope is not in");
+    const bad = runCli(["migrate", "--manifests", dir, "--output", "xml"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--output: expected text or json");
+    expect(runCli(["migrate", "--manifests", dir, "--nginx-configmap", "just-a-name"]).stderr).toContain("--nginx-configmap: expected NAMESPACE/NAME");
   });
 });
 

@@ -22,6 +22,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
   { group: "", version: "v1", resource: "services", kind: "Service", namespaced: true, hasStatus: true },
   { group: "discovery.k8s.io", version: "v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true, hasStatus: false },
   { group: "", version: "v1", resource: "secrets", kind: "Secret", namespaced: true, hasStatus: false },
+  { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true, hasStatus: false },
   { group: "coordination.k8s.io", version: "v1", resource: "leases", kind: "Lease", namespaced: true, hasStatus: false },
   { group: "events.k8s.io", version: "v1", resource: "events", kind: "Event", namespaced: true, hasStatus: false },
 ];

@@ -189,3 +189,31 @@ test("startKubeCluster: the elected replica writes status and Events from applie
   expect(leaderChanges).toEqual([true, false]);
   expect((api.get("Lease", "cl", "cluster-lease")!.spec as { holderIdentity: string }).holderIdentity).toBe(""); // released
 });
+
+test("startKubeCluster with --update-status=false: the leader writes Events, never status", async () => {
+  const { parseArgs } = await import("../../src/config/parse.ts");
+  const outcome = parseArgs(["--kubeconfig", kubeconfig, "--publish-status-address", "198.51.100.2", "--election-id", "quiet-lease", "--update-status=false"], {});
+  if (outcome.type !== "run") throw new Error(`config: ${JSON.stringify(outcome)}`);
+  const { startKubeCluster } = await import("../../src/kube/cluster.ts");
+  // ingress-nginx's address, as it wrote it: it must stay.
+  api.create("Ingress", { ...ingress("quiet", "shop"), status: { loadBalancer: { ingress: [{ ip: "203.0.113.50" }] } } });
+  const from = api.requests.length;
+  const cluster = startKubeCluster({
+    config: { ...outcome.config, electionNamespace: "quiet" },
+    log: captureLogger(),
+    leaderTimings: { leaseDurationMs: 1000, renewIntervalMs: 200, renewDeadlineMs: 700, retryIntervalMs: 100 },
+  });
+  try {
+    const ings = new Map(ingresses("quiet").map((i) => [`quiet/${i.metadata.name}`, i]));
+    cluster.applied({ statuses: [{ namespace: "quiet", name: "shop" }], diagnostics: [{ kind: "Ingress", namespace: "quiet", name: "shop", reason: "ServiceNotFound", message: "service web not found" }] }, ings, new Map());
+    await waitFor(() => cluster.elector.isLeader(), "leader");
+    await cluster.events.flush();
+    // The Event is the proof that the leader acted on the applied result.
+    await waitFor(() => api.list("Event").some((e) => (e.regarding as { name?: string; namespace?: string }).namespace === "quiet"), "event written");
+    expect(patches(from)).toBe(0);
+    expect(lb("quiet", "shop")).toEqual([{ ip: "203.0.113.50" }]);
+  } finally {
+    await cluster.source.stop();
+    await cluster.stop();
+  }
+});

@@ -6,12 +6,17 @@ import { join } from "node:path";
 import { withGeneratedTables } from "../../src/annotations/docs.ts";
 import { IMPLEMENTED } from "../../src/annotations/registry.ts";
 import { namesOf } from "../../src/annotations/spec.ts";
-import { FLAGS } from "../../src/config/flags.ts";
+import { EXPLAIN_FLAGS, FLAGS, MIGRATE_FLAGS } from "../../src/config/flags.ts";
 import { helpText } from "../../src/config/help.ts";
 import { ROOT } from "./k8s.ts";
 
 const doc = readFileSync(join(ROOT, "README.md"), "utf8");
-const known = new Set(Object.values(FLAGS).map((f) => f.name));
+// Every flag name the parser takes: the flag table with its aliases, and the subcommands' own.
+const known = new Set([
+  ...Object.values(FLAGS).flatMap((f) => [f.name, ...(f.aliases ?? [])]),
+  ...Object.values(EXPLAIN_FLAGS).map((f) => f.name),
+  ...Object.values(MIGRATE_FLAGS).map((f) => f.name),
+]);
 const flagsIn = (s: string): string[] => [...s.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1]!);
 
 function section(title: string): string {

@@ -1,0 +1,194 @@
+// ingress-nginx's ConfigMap, read for the migration report: each key that changes traffic is
+// honoured by a Portico flag (the report names the flag and its value), is what Portico does
+// anyway, or is not honoured; and a few defaults of ingress-nginx that differ from Portico's
+// are reported even when the key is absent. Behaviour and defaults as ingress-nginx v1.15.1 has
+// them (internal/ingress/controller/config/config.go, the template and
+// docs/user-guide/nginx-configuration/configmap.md; where they disagree, the code). Pure: the
+// caller reads the object. Portico itself does not read the ConfigMap when serving.
+import * as v from "valibot";
+
+export type ConfigMapKeyStatus =
+  /** Run Portico with `flags` and it does the same. */
+  | "flag"
+  /** Portico does the same with no flag. */
+  | "same"
+  /** No Portico equivalent: traffic changes. */
+  | "not-honoured"
+  /** Read by the report itself (the snippet gates), no effect of its own. */
+  | "read";
+
+export interface ConfigMapKeyReport {
+  readonly key: string;
+  /** As written; null when absent (ingress-nginx's default applies and differs from Portico's). */
+  readonly value: string | null;
+  readonly status: ConfigMapKeyStatus;
+  readonly text: string;
+  readonly flags: readonly string[];
+}
+
+export interface ConfigMapReport {
+  /** `namespace/name`. */
+  readonly configMap: string;
+  readonly keys: readonly ConfigMapKeyReport[];
+  /** Every flag named above, once, in key order: what to run Portico with. */
+  readonly flags: readonly string[];
+  readonly notHonoured: number;
+}
+
+/**
+ * What ingress-nginx does with snippet annotations under this ConfigMap: every snippet is a
+ * Critical-risk annotation (docs/user-guide/nginx-configuration/annotations-risk.md), an
+ * annotation above annotations-risk-level (High by default since v1.12) rejects the Ingress, and
+ * allow-snippet-annotations (false by default since v1.9) decides whether an accepted one runs.
+ */
+export type SnippetGate =
+  /** allow-snippet-annotations true and annotations-risk-level Critical: the text runs. */
+  | "executed"
+  /** Risk level Critical, snippets not allowed: ingress-nginx removes them silently. */
+  | "dropped"
+  /** Risk level below Critical (the default, High): the whole Ingress is rejected. */
+  | "rejected";
+
+const ConfigMapSchema = v.object({
+  metadata: v.object({ name: v.string(), namespace: v.optional(v.string()) }),
+  data: v.optional(v.record(v.string(), v.string())),
+});
+
+export type NginxConfigMap = { readonly name: string; readonly namespace: string; readonly data: Readonly<Record<string, string>> };
+
+/** A raw object as an ingress-nginx ConfigMap, or why it is not one. */
+export function parseNginxConfigMap(raw: unknown): { ok: true; configMap: NginxConfigMap } | { ok: false; why: string } {
+  const r = v.safeParse(ConfigMapSchema, raw);
+  if (!r.success) return { ok: false, why: `not a ConfigMap with string data: ${r.issues[0]?.message ?? "invalid"}` };
+  const m = r.output.metadata;
+  return { ok: true, configMap: { name: m.name, namespace: m.namespace ?? "default", data: r.output.data ?? {} } };
+}
+
+// Go's strconv.ParseBool, as ingress-nginx's ConfigMap decoder reads booleans.
+const TRUE = new Set(["1", "t", "T", "TRUE", "true", "True"]);
+const FALSE = new Set(["0", "f", "F", "FALSE", "false", "False"]);
+const bool = (s: string | undefined, dflt: boolean): boolean | null => (s === undefined ? dflt : TRUE.has(s) ? true : FALSE.has(s) ? false : null);
+const seconds = (s: string): number | null => (/^\d{1,9}$/.test(s.trim()) ? Number(s.trim()) : null);
+const SIZE = /^\d{1,15}[kKmMgG]?$/;
+
+export function snippetGate(cm: NginxConfigMap | null): SnippetGate {
+  if (cm === null) return "executed";
+  const risk = (cm.data["annotations-risk-level"] ?? "High").trim();
+  if (risk !== "Critical") return "rejected";
+  return bool(cm.data["allow-snippet-annotations"], false) === true ? "executed" : "dropped";
+}
+
+type Judge = (value: string, data: Readonly<Record<string, string>>) => Omit<ConfigMapKeyReport, "key" | "value">;
+
+const flag = (text: string, ...flags: string[]) => ({ status: "flag" as const, text, flags });
+const same = (text: string) => ({ status: "same" as const, text, flags: [] });
+const not = (text: string) => ({ status: "not-honoured" as const, text, flags: [] });
+const bad = (what: string) => not(`ingress-nginx would not read this value either (${what}) and would keep its default; check it`);
+
+/** The trusted-proxy flag that matches ingress-nginx's use of X-Forwarded-For (§3.1, §4.2). */
+function trusted(data: Readonly<Record<string, string>>): string {
+  const cidrs = (data["proxy-real-ip-cidr"] ?? "0.0.0.0/0").split(",").map((c) => c.trim()).filter((c) => c !== "");
+  // ingress-nginx's default proxy-real-ip-cidr is 0.0.0.0/0: every peer is believed.
+  const all = cidrs.includes("0.0.0.0/0") ? [...cidrs, "::/0"] : cidrs;
+  return `--trusted-proxies=${all.join(",")}`;
+}
+
+const KEYS: Readonly<Record<string, Judge>> = {
+  "proxy-body-size": (val) =>
+    SIZE.test(val.trim()) ? flag("largest request body (0: unlimited in both)", `--max-body-size=${val.trim().toLowerCase()}`) : bad("a size such as 8m"),
+  "proxy-connect-timeout": (val) => {
+    const s = seconds(val);
+    if (s === null) return bad("whole seconds");
+    return s === 5 ? same("5 s, Portico's --connect-timeout default too") : flag("upstream connect deadline", `--connect-timeout=${s}s`);
+  },
+  "proxy-read-timeout": (val) => {
+    const s = seconds(val);
+    if (s === null) return bad("whole seconds");
+    const note = "bounds the wait for response headers; a streamed body is then cut after --stream-idle-timeout without data (nginx's read timeout is one idle timer for both)";
+    return s === 60 ? same(`60 s, Portico's --response-timeout default too; ${note}`) : flag(note, `--response-timeout=${s}s`);
+  },
+  "proxy-send-timeout": () => not("Portico has no deadline between two writes to the pod"),
+  "client-body-timeout": (val) => {
+    const s = seconds(val);
+    return s === null ? bad("whole seconds") : flag("longest wait for the next bytes of a request body", `--client-body-timeout=${s}s`);
+  },
+  hsts: (val) => {
+    const b = bool(val, true);
+    return b === null ? bad("a boolean") : b ? same("Strict-Transport-Security on HTTPS answers (--hsts, default true)") : flag("no Strict-Transport-Security", "--hsts=false");
+  },
+  "hsts-max-age": (val) => {
+    const s = seconds(val);
+    return s === null ? bad("whole seconds") : s === 31536000 ? same("the default max-age, 31536000") : flag("max-age of Strict-Transport-Security", `--hsts-max-age=${s}`);
+  },
+  "hsts-include-subdomains": (val) =>
+    bool(val, true) === false ? same("Portico sends no includeSubDomains either") : not("Portico's Strict-Transport-Security has no includeSubDomains (ingress-nginx adds it by default)"),
+  "hsts-preload": (val) => (bool(val, false) === true ? not("Portico's Strict-Transport-Security has no preload") : same("no preload, as Portico")),
+  "ssl-protocols": (val) => {
+    const p = val.split(/\s+/).filter((x) => x !== "");
+    if (p.some((x) => x === "TLSv1" || x === "TLSv1.1")) return not("Portico accepts TLS 1.2 and 1.3 only (--tls-min-version)");
+    if (p.length === 1 && p[0] === "TLSv1.3") return flag("TLS 1.3 only", "--tls-min-version=1.3");
+    return same("TLS 1.2 and 1.3, Portico's default");
+  },
+  "ssl-ciphers": (val) => flag("TLS 1.2 cipher suites (OpenSSL names; Portico checks them at start-up)", `--tls-ciphers=${val.trim()}`),
+  "use-forwarded-headers": (val, data) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    return b ? flag("X-Forwarded-For (appended to), -Proto, -Host and -Port are believed from these peers (proxy-real-ip-cidr)", trusted(data)) : same("client headers are not believed, as Portico without --trusted-proxies");
+  },
+  "enable-real-ip": (val, data) =>
+    bool(val, false) === true ? flag("the client address comes from X-Forwarded-For sent by these peers", trusted(data)) : same("off, as Portico without --trusted-proxies"),
+  "proxy-real-ip-cidr": (_val, data) =>
+    bool(data["use-forwarded-headers"], false) === true || bool(data["enable-real-ip"], false) === true
+      ? same("read with use-forwarded-headers or enable-real-ip (their flag names these ranges)")
+      : same("no effect without use-forwarded-headers or enable-real-ip"),
+  "forwarded-for-header": (val) => (val.trim().toLowerCase() === "x-forwarded-for" ? same("X-Forwarded-For, as Portico") : not("Portico reads the client address from X-Forwarded-For only")),
+  "compute-full-forwarded-for": (val, data) =>
+    bool(data["use-forwarded-headers"], false) === true && bool(val, false) === true
+      ? same("Portico appends the peer to X-Forwarded-For from --trusted-proxies peers")
+      : same("Portico replaces X-Forwarded-For from other peers, as ingress-nginx without use-forwarded-headers"),
+  "use-proxy-protocol": (val) =>
+    bool(val, false) === true ? not("Portico does not read the PROXY protocol: a load balancer that sends it breaks every connection; turn it off there first") : same("off, as Portico"),
+  "http-redirect-code": (val) => (val.trim() === "308" ? same("308, Portico's only redirect code") : not("Portico's HTTPS redirect is always 308")),
+  "ssl-redirect": (val) =>
+    bool(val, true) === false ? not("no global switch in Portico: set portico.dev/ssl-redirect: \"false\" on each Ingress that needs it") : same("on for TLS hosts, as Portico"),
+  "force-ssl-redirect": (val) =>
+    bool(val, false) === true ? not("no global switch in Portico: set portico.dev/force-ssl-redirect: \"true\" on each Ingress") : same("off, as Portico"),
+  "whitelist-source-range": () => not("no global source allowlist in Portico: set the per-Ingress annotation instead"),
+  "denylist-source-range": () => not("no global source denylist in Portico: set the per-Ingress annotation instead"),
+  "limit-req-status-code": () => not("no global setting in Portico"),
+  "limit-conn-status-code": () => not("no global setting in Portico"),
+  "custom-http-errors": () => not("Portico does not send upstream errors to the default backend"),
+  "load-balance": (val) => (val.trim() === "round_robin" ? same("round robin, as Portico") : not("Portico's global balancing is round robin")),
+  "upstream-keepalive-connections": (val) =>
+    val.trim() === "0" ? not("Portico keeps connections to the pods alive (ingress-nginx sends Connection: close with 0)") : same("connections to the pods are kept alive"),
+  "upstream-keepalive-timeout": () => not("no setting in Portico: its HTTP client pools connections itself"),
+  "upstream-keepalive-requests": () => not("no setting in Portico: its HTTP client pools connections itself"),
+  "server-tokens": (val) =>
+    bool(val, false) === true ? not("Portico adds no Server header of its own") : not("ingress-nginx removes the Server header; Portico passes on the pod's"),
+  "enable-underscores-in-headers": (val) => (bool(val, false) === true ? flag("forward header names with underscores", "--enable-underscores-in-headers") : same("dropped, as Portico")),
+  "worker-processes": (val) => (/^\d+$/.test(val.trim()) ? flag("data-plane processes", `--workers=${val.trim()}`) : same("auto: Portico also follows the CPUs")),
+  "disable-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
+  "allow-snippet-annotations": () => ({ status: "read", text: "read with annotations-risk-level: it decides whether ingress-nginx ran, dropped or refused snippets (see each snippet above)", flags: [] }),
+  "annotations-risk-level": () => ({ status: "read", text: "read with allow-snippet-annotations (see each snippet above)", flags: [] }),
+};
+
+/** ingress-nginx defaults that differ from Portico's: reported when the key is absent. */
+const ABSENT: Readonly<Record<string, Omit<ConfigMapKeyReport, "key" | "value">>> = {
+  "proxy-body-size": flag("ingress-nginx's default limit is 1m; Portico has none unless told", "--max-body-size=1m"),
+  "hsts-include-subdomains": not("ingress-nginx adds includeSubDomains to Strict-Transport-Security by default; Portico does not"),
+  "server-tokens": not("ingress-nginx removes the Server header by default; Portico passes on the pod's"),
+};
+
+/** Every key of the ConfigMap, and the defaults that differ, as the report states them. */
+export function configMapReport(cm: NginxConfigMap): ConfigMapReport {
+  const keys: ConfigMapKeyReport[] = [];
+  for (const key of Object.keys(cm.data).sort()) {
+    const value = cm.data[key] as string;
+    const judge = KEYS[key];
+    keys.push({ key, value, ...(judge ? judge(value, cm.data) : not("no Portico equivalent")) });
+  }
+  for (const [key, r] of Object.entries(ABSENT)) if (cm.data[key] === undefined) keys.push({ key, value: null, ...r });
+  keys.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const flags = [...new Set(keys.flatMap((k) => k.flags))];
+  return { configMap: `${cm.namespace}/${cm.name}`, keys, flags, notHonoured: keys.filter((k) => k.status === "not-honoured").length };
+}

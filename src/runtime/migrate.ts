@@ -1,0 +1,101 @@
+// `portico migrate`: the migration report (compile/migrate.ts) for --manifests or a cluster,
+// printed as text or JSON, with no server running. The cluster is read once (runtime/load.ts),
+// every kind Portico reads, Secrets included (the users of basic authentication decide whether
+// a route answers 503), so the report compiles what Portico would serve. With
+// --nginx-configmap, ingress-nginx's ConfigMap is read too: from the --manifests files (the
+// manifest source ignores ConfigMaps) or with one GET.
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { loadAll } from "js-yaml";
+import { Compiler } from "../compile/compile.ts";
+import { migrationReport, type MigrationReport } from "../compile/migrate.ts";
+import { formatMigrationText } from "../compile/migrate-text.ts";
+import { parseNginxConfigMap, type NginxConfigMap } from "../compile/nginx-configmap.ts";
+import type { Config, NamespacedName } from "../config/types.ts";
+import { apiError, createKubeClient } from "../kube/client.ts";
+import { createLogger, type Logger } from "../log/logger.ts";
+import type { Diagnostic } from "../model/diagnostic.ts";
+import { CLUSTER_LIST_TIMEOUT_MS, loadOnce } from "./load.ts";
+
+/** Exit status when at least one Ingress would change behaviour (0: none would). */
+export const EXIT_CHANGES = 3;
+
+
+const YAML_FILE = /\.ya?ml$/i;
+
+/** The ConfigMap `ref` from the --manifests files (the source itself ignores ConfigMaps). */
+async function configMapFromFiles(path: string, ref: NamespacedName): Promise<unknown> {
+  const files = (await stat(path)).isDirectory() ? (await readdir(path)).filter((f) => YAML_FILE.test(f)).sort().map((f) => join(path, f)) : [path];
+  for (const file of files) {
+    let docs: unknown[];
+    try {
+      docs = loadAll(await readFile(file, "utf8"));
+    } catch {
+      continue; // the manifest source reports a file that does not parse
+    }
+    for (const d of docs.flatMap((x) => (isList(x) ? x.items : [x]))) {
+      const o = d as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } } | null;
+      if (o?.kind === "ConfigMap" && o.metadata?.name === ref.name && (o.metadata.namespace ?? "default") === ref.namespace) return d;
+    }
+  }
+  throw new Error(`ConfigMap ${ref.namespace}/${ref.name} is not in ${path}`);
+}
+
+const isList = (x: unknown): x is { items: unknown[] } =>
+  typeof x === "object" && x !== null && (x as { kind?: unknown }).kind === "List" && Array.isArray((x as { items?: unknown }).items);
+
+/** The ConfigMap `ref` from the cluster (one GET). */
+async function configMapFromCluster(config: Config, log: Logger, ref: NamespacedName): Promise<unknown> {
+  const client = createKubeClient(config, log);
+  const path = `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/configmaps/${encodeURIComponent(ref.name)}`;
+  const res = await client.request("GET", path, { signal: AbortSignal.timeout(CLUSTER_LIST_TIMEOUT_MS) });
+  if (res.status === 404) {
+    await res.body?.cancel();
+    throw new Error(`ConfigMap ${ref.namespace}/${ref.name} not found`);
+  }
+  if (!res.ok) throw await apiError(res, "GET", path, client.server);
+  return res.json();
+}
+
+async function readConfigMap(config: Config, log: Logger, ref: NamespacedName): Promise<NginxConfigMap> {
+  const raw = config.manifests ? await configMapFromFiles(config.manifests, ref) : await configMapFromCluster(config, log, ref);
+  const p = parseNginxConfigMap(raw);
+  if (!p.ok) throw new Error(`ConfigMap ${ref.namespace}/${ref.name}: ${p.why}`);
+  return p.configMap;
+}
+
+/** The report for what `config` names. Throws when the objects cannot be read. */
+export async function buildMigrationReport(
+  config: Config,
+  log: Logger,
+  quiet: Logger = log,
+  nginxConfigMap: NamespacedName | null = null,
+): Promise<{ report: MigrationReport; invalid: Diagnostic[] }> {
+  const { snapshot, invalid } = await loadOnce(config, { log, quiet });
+  const cm = nginxConfigMap === null ? null : await readConfigMap(config, log, nginxConfigMap);
+  const view = new Compiler(config).inspect(snapshot, []);
+  return { report: migrationReport(view, config, cm), invalid };
+}
+
+/** Prints the report on stdout (problems reading objects on stderr); returns the exit code. */
+export async function migrateCli(config: Config, output: "text" | "json", nginxConfigMap: NamespacedName | null = null): Promise<number> {
+  // Logs go to stderr so stdout is the report alone.
+  const write = (line: string) => void process.stderr.write(`${line}\n`);
+  const log = createLogger({ level: "warn", format: config.logFormat, write });
+  const quiet = createLogger({ level: "error", format: config.logFormat, write });
+  let built: Awaited<ReturnType<typeof buildMigrationReport>>;
+  try {
+    built = await buildMigrationReport(config, log, quiet, nginxConfigMap);
+  } catch (err) {
+    log.error(config.manifests ? "cannot read manifests" : "cannot read the cluster", { err });
+    return 1;
+  }
+  const { report, invalid } = built;
+  if (output === "json") process.stdout.write(`${JSON.stringify({ ...report, invalidObjects: invalid }, null, 2)}\n`);
+  else {
+    process.stdout.write(formatMigrationText(report));
+    for (const d of invalid) log.warn("object not read", { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });
+  }
+  const s = report.summary;
+  return s.unchanged === s.ingresses && s.configMapNotHonoured === 0 ? 0 : EXIT_CHANGES;
+}

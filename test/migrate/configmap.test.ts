@@ -1,0 +1,88 @@
+// ingress-nginx's ConfigMap in the migration report: each key honoured by a flag, done anyway,
+// or not honoured; ingress-nginx defaults that differ; and the snippet gates it sets.
+import { describe, expect, test } from "bun:test";
+import { Compiler } from "../../src/compile/compile.ts";
+import { migrationReport } from "../../src/compile/migrate.ts";
+import { configMapReport, parseNginxConfigMap, snippetGate, type NginxConfigMap } from "../../src/compile/nginx-configmap.ts";
+import { parseArgs } from "../../src/config/parse.ts";
+import { loadFixture } from "../compile/snapshot.ts";
+
+const cm = (data: Record<string, string>): NginxConfigMap => ({ namespace: "ingress-nginx", name: "ingress-nginx-controller", data });
+const key = (data: Record<string, string>, k: string) => configMapReport(cm(data)).keys.find((x) => x.key === k)!;
+
+describe("ConfigMap keys", () => {
+  test.each([
+    [{ "proxy-body-size": "8m" }, "proxy-body-size", "flag", ["--max-body-size=8m"]],
+    [{ "proxy-connect-timeout": "10" }, "proxy-connect-timeout", "flag", ["--connect-timeout=10s"]],
+    [{ "proxy-connect-timeout": "5" }, "proxy-connect-timeout", "same", []],
+    [{ "proxy-read-timeout": "120" }, "proxy-read-timeout", "flag", ["--response-timeout=120s"]],
+    [{ "proxy-send-timeout": "120" }, "proxy-send-timeout", "not-honoured", []],
+    [{ hsts: "false" }, "hsts", "flag", ["--hsts=false"]],
+    [{ "ssl-protocols": "TLSv1.3" }, "ssl-protocols", "flag", ["--tls-min-version=1.3"]],
+    [{ "ssl-protocols": "TLSv1.1 TLSv1.2" }, "ssl-protocols", "not-honoured", []],
+    [{ "use-forwarded-headers": "true" }, "use-forwarded-headers", "flag", ["--trusted-proxies=0.0.0.0/0,::/0"]],
+    [{ "use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.0.0.0/8, 192.168.0.0/16" }, "use-forwarded-headers", "flag", ["--trusted-proxies=10.0.0.0/8,192.168.0.0/16"]],
+    [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "not-honoured", []],
+    [{ "http-redirect-code": "308" }, "http-redirect-code", "same", []],
+    [{ "http-redirect-code": "301" }, "http-redirect-code", "not-honoured", []],
+    [{ "load-balance": "ewma" }, "load-balance", "not-honoured", []],
+    [{ "whitelist-source-range": "10.0.0.0/8" }, "whitelist-source-range", "not-honoured", []],
+    [{ "worker-processes": "4" }, "worker-processes", "flag", ["--workers=4"]],
+    [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
+    [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
+  ] as const)("%p: %s is %s", (data, k, status, flags) => {
+    expect(key(data, k)).toMatchObject({ status, flags });
+  });
+
+  test("ingress-nginx defaults that differ from Portico's are reported when their key is absent", () => {
+    const r = configMapReport(cm({}));
+    expect(r.keys.map((k) => [k.key, k.value, k.status])).toEqual([
+      ["hsts-include-subdomains", null, "not-honoured"],
+      ["proxy-body-size", null, "flag"],
+      ["server-tokens", null, "not-honoured"],
+    ]);
+    expect(r.flags).toEqual(["--max-body-size=1m"]);
+    expect(r.notHonoured).toBe(2);
+  });
+
+  test("the flags to run with are listed once", () => {
+    const r = configMapReport(cm({ "use-forwarded-headers": "true", "enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8" }));
+    expect(r.flags).toEqual(["--trusted-proxies=10.0.0.0/8", "--max-body-size=1m"]); // in key order
+  });
+
+  test("only a ConfigMap with string data is read", () => {
+    expect(parseNginxConfigMap({ metadata: { name: "x" }, data: { a: "1" } })).toEqual({ ok: true, configMap: { name: "x", namespace: "default", data: { a: "1" } } });
+    expect(parseNginxConfigMap({ metadata: { name: "x" }, data: { a: 1 } }).ok).toBe(false);
+    expect(parseNginxConfigMap("x").ok).toBe(false);
+  });
+});
+
+describe("snippet gates (ingress-nginx's annotation risk levels and allow-snippet-annotations)", () => {
+  test("which way ingress-nginx treated snippets", () => {
+    expect(snippetGate(null)).toBe("executed");
+    expect(snippetGate(cm({}))).toBe("rejected"); // the defaults since v1.12: risk level High
+    expect(snippetGate(cm({ "annotations-risk-level": "Critical" }))).toBe("dropped");
+    expect(snippetGate(cm({ "annotations-risk-level": "Critical", "allow-snippet-annotations": "true" }))).toBe("executed");
+    expect(snippetGate(cm({ "allow-snippet-annotations": "true" }))).toBe("rejected");
+  });
+
+  test("a snippet ingress-nginx dropped changes nothing; one whose Ingress it refused is a difference", () => {
+    const parsed = parseArgs(["migrate"], {});
+    if (parsed.type !== "migrate") throw new Error("flags");
+    const fx = loadFixture(
+      JSON.stringify({
+        apiVersion: "networking.k8s.io/v1",
+        kind: "Ingress",
+        metadata: { name: "a", namespace: "t", annotations: { "nginx.ingress.kubernetes.io/configuration-snippet": "rewrite ^ /x break;" } },
+        spec: { ingressClassName: "nginx", rules: [{ host: "a.test", http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }] },
+      }),
+    );
+    const view = new Compiler(parsed.config).inspect(fx.snapshot, []);
+    const one = (c: NginxConfigMap | null) => migrationReport(view, parsed.config, c).ingresses[0]!;
+    expect(one(null)).toMatchObject({ status: "not-served", annotations: [{ status: "not-served" }] });
+    expect(one(cm({ "annotations-risk-level": "Critical" }))).toMatchObject({ status: "unchanged", annotations: [{ status: "same" }] });
+    const refused = one(cm({}));
+    expect(refused).toMatchObject({ status: "differs", annotations: [{ status: "differs" }] });
+    expect(refused.annotations[0]!.text).toContain("ingress-nginx refuses this whole Ingress");
+  });
+});

@@ -1,0 +1,197 @@
+// The migration report: the fixtures' report as checked in, and the rules it follows, each on a
+// small snapshot compiled by the real compiler.
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { GUARDS_ACCESS, NOT_IMPLEMENTED } from "../../src/annotations/not-implemented.ts";
+import { IMPLEMENTED } from "../../src/annotations/registry.ts";
+import { Compiler } from "../../src/compile/compile.ts";
+import { compatCounts, migrationReport, type IngressReport, type MigrationReport } from "../../src/compile/migrate.ts";
+import { parseArgs } from "../../src/config/parse.ts";
+import type { Config } from "../../src/config/types.ts";
+import { loadFixture } from "../compile/snapshot.ts";
+import { silentLogger } from "../../src/log/logger.ts";
+import { loadOnce } from "../../src/runtime/load.ts";
+import { expectedReport, MIGRATE_EXPECTED, MIGRATE_MANIFESTS } from "./expected.ts";
+
+const parsed = parseArgs(["migrate"], {});
+if (parsed.type !== "migrate") throw new Error("migrate flags");
+const config: Config = parsed.config;
+
+/** One Ingress of class nginx per entry, with these annotations and a Service with an endpoint. */
+function reportOf(ingresses: { name: string; annotations?: Record<string, string>; path?: string; tls?: boolean; service?: string }[], extra = ""): MigrationReport {
+  const docs = ingresses.map((i) =>
+    JSON.stringify({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "Ingress",
+      metadata: { name: i.name, namespace: "t", annotations: i.annotations ?? {} },
+      spec: {
+        ingressClassName: "nginx",
+        ...(i.tls ? { tls: [{ hosts: [`${i.name}.test`], secretName: "s" }] } : {}),
+        rules: [{ host: `${i.name}.test`, http: { paths: [{ path: i.path ?? "/", pathType: "Prefix", backend: { service: { name: i.service ?? "web", port: { number: 80 } } } }] } }],
+      },
+    }),
+  );
+  const web = [
+    { apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: "t" }, spec: { ports: [{ port: 80 }] } },
+    { apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", metadata: { name: "web-1", namespace: "t", labels: { "kubernetes.io/service-name": "web" } }, addressType: "IPv4", ports: [{ port: 8080 }], endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: true } }] },
+  ].map((o) => JSON.stringify(o));
+  const fx = loadFixture([...docs, ...web, extra].filter((d) => d !== "").join("\n---\n"));
+  return migrationReport(new Compiler(config).inspect(fx.snapshot, []), config);
+}
+
+const one = (annotations: Record<string, string>, opts: { path?: string; tls?: boolean; service?: string } = {}): IngressReport => reportOf([{ name: "a", annotations, ...opts }]).ingresses[0]!;
+
+describe("the fixtures' report", () => {
+  test("is the checked-in one (regenerate: bun scripts/migrate-report.ts --write, then review the diff)", async () => {
+    const now = await expectedReport();
+    expect(now.text).toBe(readFileSync(MIGRATE_EXPECTED.text, "utf8"));
+    expect(now.json).toBe(readFileSync(MIGRATE_EXPECTED.json, "utf8"));
+  });
+
+  test("the live metric's counts (compatCounts) are the summary's", async () => {
+    const report = JSON.parse(readFileSync(MIGRATE_EXPECTED.json, "utf8")) as MigrationReport;
+    const o = parseArgs(["migrate", "--manifests", MIGRATE_MANIFESTS], {});
+    if (o.type !== "migrate") throw new Error("flags");
+    const { snapshot } = await loadOnce(o.config, { log: silentLogger, quiet: silentLogger });
+    const s = report.summary;
+    expect(compatCounts(new Compiler(o.config).inspect(snapshot, []))).toEqual({ unchanged: s.unchanged, differs: s.differs, "not-served": s.notServed, refused: s.refused });
+    expect(s.unchanged + s.differs + s.notServed + s.refused).toBe(s.ingresses);
+  });
+});
+
+describe("statuses follow the registry at run time", () => {
+  test("every not-implemented ingress-nginx annotation is not served, and says what ingress-nginx did", () => {
+    for (const a of NOT_IMPLEMENTED) {
+      const name = a.nginx[0]!;
+      if (name.endsWith("-snippet")) continue; // snippets have their own reading (below)
+      const r = one({ [name]: "x" });
+      const item = r.annotations.find((i) => i.name === name)!;
+      expect(item.status, name).toBe("not-served");
+      expect(item.text, name).toContain(a.description);
+      // One that guards access refuses the whole Ingress rather than serve it unchecked.
+      expect(r.status, name).toBe(GUARDS_ACCESS.has(name) ? "refused" : "not-served");
+    }
+  });
+
+  test("every implemented ingress-nginx name is served the same or with the registry's difference", () => {
+    for (const a of IMPLEMENTED) {
+      for (const name of a.nginx) {
+        if (a.compat.kind !== "same" && a.compat.kind !== "differs") continue;
+        // A valid value per family is beyond this test: an invalid one must still say "differs".
+        const item = one({ [name]: "1" }).annotations.find((i) => i.name === name)!;
+        if (item.text.startsWith("Portico refuses the value")) expect(item.status).toBe("differs");
+        else if (a.compat.kind === "same") expect(item).toMatchObject({ status: "same", text: "served the same" });
+        else expect(item).toMatchObject({ status: "differs", text: a.compat.difference });
+      }
+    }
+  });
+
+  test("an Ingress with no annotation moves unchanged; Portico's own and unknown names change nothing", () => {
+    expect(one({}).status).toBe("unchanged");
+    const r = one({ "portico.dev/response-headers": "X-A: 1", "nginx.ingress.kubernetes.io/no-such-thing": "1", "example.com/other": "x" });
+    expect(r.status).toBe("unchanged");
+    expect(r.annotations.map((a) => [a.name, a.status])).toEqual([
+      ["nginx.ingress.kubernetes.io/no-such-thing", "unknown"],
+      ["portico.dev/response-headers", "portico"],
+    ]);
+  });
+
+  test("a value Portico refuses is a difference, in the compiler's words", () => {
+    const item = one({ "nginx.ingress.kubernetes.io/proxy-body-size": "lots" }).annotations[0]!;
+    expect(item.status).toBe("differs");
+    expect(item.text).toStartWith("Portico refuses the value: expected a byte size");
+  });
+
+  test("a portico.dev name set next to the ingress-nginx one is the one Portico reads", () => {
+    const r = one({ "nginx.ingress.kubernetes.io/proxy-body-size": "1m", "portico.dev/max-body-size": "2m" });
+    expect(r.annotations.find((a) => a.name.startsWith("nginx"))!.text).toBe('Portico reads portico.dev/max-body-size (set on this Ingress, to "2m") instead');
+  });
+});
+
+describe("snippets", () => {
+  const SNIPPET = "nginx.ingress.kubernetes.io/configuration-snippet";
+
+  test("understood directives name the annotations that replace them; once added, the snippet is no change", () => {
+    const before = one({ [SNIPPET]: 'more_set_headers "X-Frame-Options: DENY";\nproxy_set_header X-Env prod;' });
+    expect(before.status).toBe("not-served");
+    expect(before.annotations[0]!.snippet!.instead).toEqual([
+      { annotation: "portico.dev/request-headers", value: "X-Env: prod", implemented: true },
+      { annotation: "portico.dev/response-headers", value: "X-Frame-Options: DENY", implemented: true },
+    ]);
+    const after = one({
+      [SNIPPET]: 'more_set_headers "X-Frame-Options: DENY";\nproxy_set_header X-Env prod;',
+      "portico.dev/response-headers": "x-frame-options: DENY",
+      "portico.dev/request-headers": "X-Env: prod",
+    });
+    expect(after.annotations[0]).toMatchObject({ status: "same", snippet: { instead: [], notUnderstood: 0 } });
+    expect(after.status).toBe("unchanged");
+  });
+
+  test("a header with another value does not count as replaced", () => {
+    const r = one({ [SNIPPET]: 'more_set_headers "X-Frame-Options: DENY";', "portico.dev/response-headers": "X-Frame-Options: SAMEORIGIN" });
+    expect(r.status).toBe("not-served");
+  });
+
+  test("a directive not understood is counted and the snippet is not served", () => {
+    const item = one({ [SNIPPET]: "rewrite ^ /x break;\nmore_set_headers 'X-A: 1';" }).annotations[0]!;
+    expect(item).toMatchObject({ status: "not-served", snippet: { notUnderstood: 1 } });
+    expect(item.text).toBe("never executed: 1 of 2 directives not understood; what they did is lost");
+  });
+
+  test("the HTTPS redirect idiom is done by Portico's redirect on a TLS host, with its stated difference", () => {
+    const s = "if ($scheme = http) { return 301 https://$host$request_uri; }";
+    expect(one({ [SNIPPET]: s }, { tls: true }).annotations[0]!.status).toBe("differs");
+    const plain = one({ [SNIPPET]: s });
+    expect(plain.annotations[0]!.snippet!.instead).toEqual([{ annotation: "nginx.ingress.kubernetes.io/force-ssl-redirect", value: "true", implemented: true }]);
+  });
+
+  test("malformed snippet text is not served and says why", () => {
+    expect(one({ "nginx.ingress.kubernetes.io/server-snippet": "location / {" }).annotations[0]!.text).toContain("not readable as nginx configuration");
+  });
+});
+
+describe("diagnostics and refusals", () => {
+  test("an Ingress whose every path Portico skips is not served at all", () => {
+    const r = one({}, { path: "api" }); // not starting with "/": InvalidPath
+    expect(r.status).toBe("refused");
+    expect(r.refused).toContain("none of its paths");
+    expect(r.diagnostics[0]).toMatchObject({ reason: "InvalidPath", effect: "not-served" });
+  });
+
+  test("an access check Portico does not implement refuses the Ingress (503 on every path)", () => {
+    const guard = [...GUARDS_ACCESS][0]!;
+    const r = one({ [guard]: "ns/ca" });
+    expect(r.status).toBe("refused");
+    expect(r.refused).toStartWith("every path answers 503: ");
+  });
+
+  test("a missing basic-auth Secret answers 503 as ingress-nginx does: listed, not a change", () => {
+    const r = one({ "nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "users" });
+    expect(r.refused).toContain("every path answers 503");
+    expect(r.diagnostics).toEqual([expect.objectContaining({ reason: "SecretNotFound", effect: "same" })]);
+    expect(r.annotations.every((a) => a.status === "same" || a.status === "differs")).toBe(true);
+  });
+
+  test("an ExternalName Service is a change (ingress-nginx proxies it); a missing Service is not", () => {
+    const ext = JSON.stringify({ apiVersion: "v1", kind: "Service", metadata: { name: "ext", namespace: "t" }, spec: { type: "ExternalName", externalName: "api.example.com", ports: [{ port: 80 }] } });
+    const r = reportOf([{ name: "a", service: "ext" }, { name: "b", service: "missing" }], ext);
+    expect(r.ingresses[0]).toMatchObject({ status: "not-served", diagnostics: [{ reason: "ExternalNameNotAllowed", effect: "not-served" }] });
+    expect(r.ingresses[1]).toMatchObject({ status: "unchanged", diagnostics: [{ reason: "ServiceNotFound", effect: "same" }] });
+  });
+
+  test("compatCounts gives the summary's numbers", () => {
+    const fx = loadFixture(
+      [
+        { name: "a", annotations: {} },
+        { name: "b", annotations: { [NOT_IMPLEMENTED.find((a) => a.family !== "snippets")!.nginx[0]!]: "x" } },
+        { name: "c", annotations: { "nginx.ingress.kubernetes.io/proxy-body-size": "1m" } },
+      ]
+        .map((i) => JSON.stringify({ apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: i.name, namespace: "t", annotations: i.annotations }, spec: { ingressClassName: "nginx", rules: [{ host: `${i.name}.test`, http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }] } }))
+        .join("\n---\n"),
+    );
+    const view = new Compiler(config).inspect(fx.snapshot, []);
+    const s = migrationReport(view, config).summary;
+    expect(compatCounts(view)).toEqual({ unchanged: s.unchanged, differs: s.differs, "not-served": s.notServed, refused: s.refused });
+    expect(compatCounts(view)).toEqual({ unchanged: 1, differs: 1, "not-served": 1, refused: 0 });
+  });
+});

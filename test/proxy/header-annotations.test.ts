@@ -1,0 +1,121 @@
+// portico.dev/request-headers and portico.dev/response-headers through a real proxy: the
+// request bytes a raw-socket backend receives and the response bytes a raw-socket client
+// receives. The route options come from the real annotation parser.
+import { afterEach, describe, expect, test } from "bun:test";
+import net from "node:net";
+import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { HEADERS_KIND } from "../../src/annotations/headers.ts";
+import type { RouteOptions } from "../../src/table/types.ts";
+import { makeBackend, makeTable, rawRequest, startProxy, statusLine } from "./helpers.ts";
+import { rawBackend, wsUpgrade } from "./raw-backend.ts";
+
+const cleanup: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+/** A pod that logs each request head and answers with fields of its own (some to be replaced). */
+async function pod(): Promise<{ port: number; heads: string[] }> {
+  const heads: string[] = [];
+  const server = net.createServer((sock) => {
+    let buf = "";
+    sock.on("error", () => {});
+    sock.on("data", (d: Buffer) => {
+      buf += d.toString("latin1");
+      const end = buf.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      heads.push(buf.slice(0, end));
+      sock.end("HTTP/1.1 200 OK\r\nX-Frame-Options: SAMEORIGIN\r\nX-Pod: p1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanup.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { port: (server.address() as net.AddressInfo).port, heads };
+}
+
+function optionsOf(annotations: Record<string, string>): RouteOptions {
+  const a = parseAnnotations(annotations);
+  expect(a.problems).toEqual([]);
+  return a.options;
+}
+
+function proxyFor(port: number, options: Partial<RouteOptions>, host = "a.test") {
+  const p = startProxy(makeTable([{ host, backend: makeBackend([port]), options }]));
+  cleanup.push(() => p.stop());
+  return p;
+}
+
+/** The values of field `name` in a raw head, in order (names compared case-insensitively). */
+function fields(head: string, name: string): string[] {
+  return head
+    .split("\r\n")
+    .slice(1)
+    .filter((l) => l.slice(0, l.indexOf(":")).toLowerCase() === name.toLowerCase())
+    .map((l) => l.slice(l.indexOf(":") + 1).trim());
+}
+
+const head = (raw: string) => raw.slice(0, raw.indexOf("\r\n\r\n"));
+
+describe("portico.dev/request-headers", () => {
+  test("the pod receives the fields, replacing what the client sent; a repeated name keeps every value", async () => {
+    const p = await pod();
+    const proxy = proxyFor(p.port, optionsOf({ "portico.dev/request-headers": "X-Env: prod\nX-Multi: one\nX-Multi: two" }));
+    const raw = await rawRequest(proxy.port, "GET /x HTTP/1.1\r\nHost: a.test\r\nX-Env: from-client\r\nX-Env: again\r\nX-Keep: yes\r\nConnection: close\r\n\r\n");
+    expect(statusLine(raw)).toBe(200);
+    const got = p.heads[0]!;
+    expect(got.split("\r\n")[0]).toBe("GET /x HTTP/1.1");
+    expect(fields(got, "x-env")).toEqual(["prod"]);
+    // RFC 9110 §5.3: a repeated field is one list; the client sends it as one line.
+    expect(fields(got, "x-multi")).toEqual(["one, two"]);
+    expect(fields(got, "x-keep")).toEqual(["yes"]);
+    // Portico's own fields are still Portico's.
+    expect(fields(got, "x-forwarded-for")).toEqual(["127.0.0.1"]);
+  });
+
+  test("a WebSocket handshake to the pod carries them too", async () => {
+    const b = await rawBackend("ws");
+    cleanup.push(() => b.stop());
+    const proxy = proxyFor(b.port, optionsOf({ "portico.dev/request-headers": "X-Env: prod" }));
+    const raw = await rawRequest(proxy.port, wsUpgrade("/chat"), 500);
+    expect(statusLine(raw)).toBe(101);
+    expect(fields(b.hits[0]!.head, "x-env")).toEqual(["prod"]);
+  });
+});
+
+describe("portico.dev/response-headers", () => {
+  test("the client receives the fields on a relayed response, replacing the pod's", async () => {
+    const p = await pod();
+    const proxy = proxyFor(p.port, optionsOf({ "portico.dev/response-headers": "X-Frame-Options: DENY, Cache-Control: no-store, private" }));
+    const raw = await rawRequest(proxy.port, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
+    expect(statusLine(raw)).toBe(200);
+    const h = head(raw);
+    expect(fields(h, "x-frame-options")).toEqual(["DENY"]);
+    expect(fields(h, "cache-control")).toEqual(["no-store, private"]);
+    expect(fields(h, "x-pod")).toEqual(["p1"]);
+    expect(raw.endsWith("\r\n\r\nok")).toBe(true);
+  });
+
+  test("without the annotation the pod's fields pass unchanged", async () => {
+    const p = await pod();
+    const proxy = proxyFor(p.port, {});
+    const raw = await rawRequest(proxy.port, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
+    expect(fields(head(raw), "x-frame-options")).toEqual(["SAMEORIGIN"]);
+  });
+
+  test("Portico's own answers (503: no endpoint) do not carry them", async () => {
+    const proxy = startProxy(makeTable([{ host: "a.test", backend: makeBackend([]), options: optionsOf({ "portico.dev/response-headers": "X-Frame-Options: DENY" }) }]));
+    cleanup.push(() => proxy.stop());
+    const raw = await rawRequest(proxy.port, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
+    expect(statusLine(raw)).toBe(503);
+    expect(fields(head(raw), "x-frame-options")).toEqual([]);
+  });
+});
+
+test("a refused field that reaches the proxy anyway (a hand-made table) fails closed with 500, and the pod sees nothing", async () => {
+  const p = await pod();
+  const stages = [{ stage: "forwarding" as const, kind: HEADERS_KIND, params: { request: [["Host", "internal.test"]], response: [] } }];
+  const proxy = proxyFor(p.port, { stages });
+  const raw = await rawRequest(proxy.port, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
+  expect(statusLine(raw)).toBe(500);
+  expect(p.heads).toEqual([]);
+});
