@@ -51,10 +51,7 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   // Rate and connection limits.
   nyi("limits", "limit-rate", "response bandwidth per connection"),
   nyi("limits", "limit-rate-after", "bytes sent before `limit-rate` applies"),
-  // Body buffering.
-  nyi("buffering", "client-body-buffer-size", "request body held in memory before going to disk"),
-  nyi("buffering", "proxy-request-buffering", "buffer the whole request body before sending it upstream"),
-  nyi("buffering", "proxy-buffering", "buffer the response"),
+  // Response buffers (proxy-request-buffering, client-body-buffer-size and proxy-buffering: buffering.ts).
   nyi("buffering", "proxy-buffer-size", "buffer for the response headers"),
   nyi("buffering", "proxy-buffers-number", "number of response buffers"),
   nyi("buffering", "proxy-busy-buffers-size", "response buffers busy sending to the client"),

@@ -14,7 +14,7 @@ describe("parseAnnotations", () => {
     expect(a.options).toBe(DEFAULT_ROUTE_OPTIONS);
     expect(a.options).toEqual({
       sslRedirect: true, forceSslRedirect: false, hsts: true, maxBodySize: null,
-      connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, stages: null,
+      connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, requestBufferSize: null, stages: null,
     });
     expect(a.scheme).toBe("http");
     for (const [key, family] of Object.entries(FAMILIES)) expect(a.policies[key as keyof typeof FAMILIES]).toBe(family.none as never);

@@ -139,9 +139,11 @@ function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptio
   }
   const rewrite = rewriteStage(p.regexRewrite);
   if (rewrite !== null) stages.push(rewrite);
-  const none = FAMILIES.tlsRedirect.none === p.tlsRedirect && FAMILIES.body.none === p.body && FAMILIES.timeouts.none === p.timeouts && p.retries === null;
+  const none =
+    FAMILIES.tlsRedirect.none === p.tlsRedirect && FAMILIES.body.none === p.body && FAMILIES.timeouts.none === p.timeouts && p.retries === null &&
+    FAMILIES.buffering.none === p.buffering;
   if (none && stages.length === 0) return DEFAULT_ROUTE_OPTIONS;
-  return Object.freeze({ ...p.tlsRedirect, ...p.body, ...p.timeouts, retry: p.retries, stages: orderStages(stages) });
+  return Object.freeze({ ...p.tlsRedirect, ...p.body, ...p.timeouts, retry: p.retries, requestBufferSize: p.buffering.requestBufferSize, stages: orderStages(stages) });
 }
 
 const NONE: ParsedAnnotations = Object.freeze({

@@ -7,6 +7,7 @@ import { BACKEND_PROTOCOL } from "./backend-protocol.ts";
 import { BALANCING } from "./balancing.ts";
 import { BASIC_AUTH } from "./basic-auth.ts";
 import { BODY } from "./body.ts";
+import { BUFFERING } from "./buffering.ts";
 import { CANARY_FAMILY } from "./canary.ts";
 import { CORS } from "./cors.ts";
 import { EXTERNAL_AUTH } from "./external-auth.ts";
@@ -39,6 +40,7 @@ export const FAMILIES = {
   affinity: AFFINITY_FAMILY,
   balancing: BALANCING,
   headers: HEADERS,
+  buffering: BUFFERING,
 } as const;
 
 /** Annotations Portico implements, family by family. */

@@ -10,7 +10,7 @@ import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 
 const STREAMED =
-  "A request with a body is streamed to the pod, never buffered (ingress-nginx buffers it, `proxy-request-buffering: on`), so it moves to another pod only when nothing of it was sent: a refused or timed-out connect.";
+  "A request whose body was streamed (`proxy-request-buffering: off`, or a body over the buffer bounds) moves to another pod only when nothing of it was sent: a refused or timed-out connect; a buffered body is sent again as nginx does.";
 
 export const NEXT_UPSTREAM: AnnotationSpec = {
   portico: "portico.dev/next-upstream",

@@ -73,6 +73,11 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   streamIdleTimeoutMs: { name: "stream-idle-timeout", metavar: "DURATION", help: "close a body stream or WebSocket idle this long", defaultText: "5m", schema: val.duration(1), fallback: () => 300_000 },
   clientBodyTimeoutMs: { name: "client-body-timeout", metavar: "DURATION", help: "longest wait for the next bytes of a request body; past it the client gets 408", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
   clientBodyMinRate: { name: "client-body-min-rate", metavar: "RATE", help: "bytes per second a request body must average, beyond a first --client-body-timeout of waiting (0 = no minimum); slower gets 408", defaultText: "500 bytes/s", schema: val.byteRate, fallback: () => 500 },
+  // ingress-nginx reads every request body before it contacts a pod (proxy-request-buffering
+  // on, spilling past client-body-buffer-size to a temp file); Portico has no disk it may
+  // write, so it holds bodies in memory up to these bounds and streams the rest.
+  requestBufferSize: { name: "request-buffer-size", metavar: "SIZE", help: "largest request body read whole before a pod is contacted (0 = stream every body); larger bodies stream", defaultText: "1m", schema: val.byteSize, fallback: () => 1024 * 1024 },
+  requestBufferBudget: { name: "request-buffer-budget", metavar: "SIZE", help: "bytes all buffered request bodies of this process may hold at once; a body that does not fit streams (0 = stream every body)", defaultText: "64m", schema: val.byteSize, fallback: () => 64 * 1024 * 1024 },
   maxResponseHeaderSize: { name: "max-response-header-size", metavar: "SIZE", help: "largest upstream response header block (bytes, or 16k, 1m); larger gets 502", defaultText: "64k", schema: val.headerSize, fallback: () => 64 * 1024 },
   enableUnderscoresInHeaders: { name: "enable-underscores-in-headers", metavar: null, help: "forward request headers whose names contain underscores (dropped otherwise, as nginx does)", defaultText: "false", schema: val.bool, fallback: () => false },
   shutdownDelayMs: { name: "shutdown-delay", metavar: "DURATION", help: "on SIGTERM, keep serving this long before draining (lets endpoints update; skipped if never ready)", defaultText: "5s", schema: val.duration(0), fallback: () => 5_000 },

@@ -53,6 +53,8 @@ describe("defaults", () => {
       streamIdleTimeoutMs: 300000,
       clientBodyTimeoutMs: 60000,
       clientBodyMinRate: 500,
+      requestBufferSize: 1048576,
+      requestBufferBudget: 67108864,
       maxResponseHeaderSize: 65536,
       enableUnderscoresInHeaders: false,
       shutdownDelayMs: 5000,
@@ -108,6 +110,8 @@ describe("values", () => {
     const c = run(["--client-body-timeout", "20s", "--client-body-min-rate", "1k", "--max-response-header-size", "16k", "--enable-underscores-in-headers"]);
     expect(c).toMatchObject({ clientBodyTimeoutMs: 20_000, clientBodyMinRate: 1024, maxResponseHeaderSize: 16_384, enableUnderscoresInHeaders: true });
     expect(run(["--client-body-min-rate", "0"]).clientBodyMinRate).toBeNull();
+    // A buffer size of 0 is none (every body streamed), not unlimited.
+    expect(run(["--request-buffer-size", "0", "--request-buffer-budget", "8m"])).toMatchObject({ requestBufferSize: 0, requestBufferBudget: 8 * 1024 * 1024 });
   });
 
   test("--manifests (the other source; it excludes --kubeconfig and --context)", () => {
@@ -218,6 +222,8 @@ describe("errors name the flag", () => {
     [["--stream-idle-timeout", "-1s"], "--stream-idle-timeout: expected a duration"],
     [["--client-body-timeout", "0"], "--client-body-timeout: expected a duration"],
     [["--client-body-min-rate", "fast"], "--client-body-min-rate: expected a rate in bytes per second"],
+    [["--request-buffer-size", "1t"], "--request-buffer-size: expected a size"],
+    [["--request-buffer-budget", "-1"], "--request-buffer-budget: expected a size"],
     [["--max-response-header-size", "100"], "--max-response-header-size: expected a size from 1k to 16m"],
     [["--enable-underscores-in-headers=perhaps"], "--enable-underscores-in-headers: expected true or false"],
     [["--shutdown-delay", "soon"], "--shutdown-delay: expected a duration"],

@@ -57,6 +57,14 @@ export interface Config {
   readonly clientBodyTimeoutMs: number;
   /** Bytes/s a request body must average once clientBodyTimeoutMs of waiting is used up; null = no minimum. */
   readonly clientBodyMinRate: number | null;
+  /**
+   * Largest request body read whole before the upstream is contacted (ingress-nginx's
+   * proxy-request-buffering, on by default there); 0 = every body is streamed. Routes override
+   * it (client-body-buffer-size, proxy-request-buffering). docs/design.md, "Request buffering".
+   */
+  readonly requestBufferSize: number;
+  /** Bytes all buffered request bodies of this process may hold together; a body that does not fit is streamed. */
+  readonly requestBufferBudget: number;
   /** Largest upstream response header block in bytes; larger gets 502. */
   readonly maxResponseHeaderSize: number;
   /** Forward request header names containing "_" (nginx underscores_in_headers); dropped when false. */

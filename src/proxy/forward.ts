@@ -16,7 +16,8 @@ export interface ForwardInput {
   /** Normalised path plus raw query: the routed path is the forwarded path. */
   readonly pathAndQuery: string;
   readonly headers: Headers;
-  readonly body: ReadableStream<Uint8Array> | null;
+  /** A stream is sent once; a buffered body (proxy-request-buffering) can be sent again. */
+  readonly body: ReadableStream<Uint8Array> | Uint8Array | null;
   /**
    * Whether the method may be sent twice without `non_idempotent`: all but POST, LOCK and
    * PATCH, as nginx decides (ngx_http_upstream_next refuses those once the request was sent).
@@ -180,10 +181,12 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
   // endpoint twice in one request, so at most one per endpoint.
   const endpoints = input.backend.endpoints.length;
   const maxAttempts = policy.tries === 0 ? endpoints : Math.min(policy.tries, endpoints);
-  // Sent again after it reached a pod: only without a body (the body is streamed, not kept:
-  // nginx too refuses once a request was sent unbuffered, ngx_http_upstream_next's
-  // request_body_no_buffering check), and for POST/LOCK/PATCH only with `non_idempotent`.
-  const resend = input.body === null && (input.idempotent || policy.nonIdempotent);
+  // Sent again after it reached a pod: only without a body or with a buffered one (a streamed
+  // body is not kept: nginx too refuses once a request was sent unbuffered,
+  // ngx_http_upstream_next's request_body_no_buffering check), and for POST/LOCK/PATCH only
+  // with `non_idempotent`.
+  const replayable = input.body === null || input.body instanceof Uint8Array;
+  const resend = replayable && (input.idempotent || policy.nonIdempotent);
   const t0 = performance.now();
   let signal = input.signal;
   for (let attempt = 1; ; attempt++) {
@@ -272,7 +275,9 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
       // A connect that timed out in the kernel is nginx's `timeout`; any other failure to
       // connect or to carry the request is `error`; a malformed answer `invalid_header`.
       const f: Failure = invalid ? "invalid_header" : code === "ETIMEDOUT" || code === "ConnectionTimeout" ? "timeout" : "error";
-      if (resend && again(input, policy, maxAttempts, t0, attempt, f)) {
+      // A refused connect sent nothing: nginx moves any method on then (ngx_http_upstream_next
+      // checks request_sent before refusing POST, LOCK and PATCH), if the body can be sent again.
+      if ((connect ? replayable : resend) && again(input, policy, maxAttempts, t0, attempt, f)) {
         safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, reason));
         continue;
       }

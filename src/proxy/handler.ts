@@ -4,6 +4,7 @@ import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import type { Match } from "../table/types.ts";
 import { createBalancer, type Balancer } from "./balancer.ts";
 import { meterRequestBody, nextTurn } from "./body.ts";
+import { bufferRequestBody, createBodyBudget, type BodyBudget, type BufferedBody } from "./buffer.ts";
 import { cidrMatcher } from "../config/cidr.ts";
 import { errorBodyBytes, errorResponse, ProxyError, statusOf } from "./errors.ts";
 import type { ExternalResolver } from "./external.ts";
@@ -68,9 +69,13 @@ function withPolicyFields(h: Headers, flow: PolicyFlow | null): Headers {
   return h;
 }
 
-export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; external?: ExternalResolver }): ProxyHandler {
+export function createProxyHandler(
+  deps: ProxyDeps & { balancer?: Balancer; external?: ExternalResolver; bodyBudget?: BodyBudget },
+): ProxyHandler {
   const { config, hooks, log, scheme } = deps;
   const balancer = deps.balancer ?? createBalancer();
+  // One per process when serving passes it (both listeners share it): --request-buffer-budget.
+  const bodyBudget = deps.bodyBudget ?? createBodyBudget(config.requestBufferBudget);
   const isTrusted = cidrMatcher(config.trustedProxies);
   const inflight = createInflight();
   const sockets = new Set<ServerWebSocket<WsData>>();
@@ -283,12 +288,19 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
             onAbort: (err) => control.abort(err),
           })
         : null;
+      // Request buffering (proxy-request-buffering, default on): the body is read whole
+      // before any upstream is contacted, within the route's bound and the process budget
+      // (buffer.ts; docs/design.md, "Request buffering"). A route with `off`, or a request
+      // without a body, skips it.
+      const bufferSize = opts.requestBufferSize ?? config.requestBufferSize;
+      let held: BufferedBody | null = null;
       let result;
       try {
+        if (metered !== null && bufferSize > 0) held = await bufferRequestBody(metered.stream, cl === null ? null : Number(cl), bufferSize, bodyBudget);
         result = await forward(
           {
             method: req.method, pathAndQuery, headers: withPolicyFields(upstreamHeaders(req.headers, ctx, clientIp, false, v.filtered), flow),
-            body: metered?.stream ?? null, idempotent: !NON_IDEMPOTENT.has(req.method), retry: opts.retry,
+            body: held?.body ?? metered?.stream ?? null, idempotent: !NON_IDEMPOTENT.has(req.method), retry: opts.retry,
             backend, clientSignal, stopSignal: hardStop.signal, signal: abort.signal, responseTimeoutMs,
             connectTimeoutMs, maxHeaderBytes: config.maxResponseHeaderSize,
             balancer, choice: flow?.choice, hooks, external: deps.external, record: rec,
@@ -296,6 +308,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
           control,
         );
       } finally {
+        held?.release();
         rec.bytesIn = metered?.bytes() ?? 0;
       }
       const up = result.response;

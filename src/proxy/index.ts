@@ -1,4 +1,5 @@
 // What serving/ assembles the request path from.
+export { createBodyBudget } from "./buffer.ts";
 export { createProxyHandler } from "./handler.ts";
 export { startHttpListener, serveOptions } from "./listener.ts";
 export { createDrain } from "./drain.ts";

@@ -7,7 +7,7 @@ import type { Instruments } from "../admin/instruments.ts";
 import type { Config } from "../config/types.ts";
 import { createAccessLog, type AccessLogOptions, type AccessRecord } from "../log/access.ts";
 import type { Logger } from "../log/logger.ts";
-import { createBalancer, createDrain, createProxyHandler, serveOptions, startHttpListener } from "../proxy/index.ts";
+import { createBalancer, createBodyBudget, createDrain, createProxyHandler, serveOptions, startHttpListener } from "../proxy/index.ts";
 import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
 import { createTlsListener } from "../tls/listener.ts";
@@ -64,7 +64,9 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   const balancer = createBalancer(undefined, o.balancerSeed === undefined ? {} : { seed: o.balancerSeed });
   const onRequest = o.onRequest;
   const hooks = inst.proxyHooks(onRequest ? (r) => (access.record(r), onRequest(r)) : (r) => access.record(r));
-  const common = { config, table: o.table, lookup, hooks, log, balancer } as const;
+  // One request-buffering budget for both schemes: --request-buffer-budget bounds the process.
+  const bodyBudget = createBodyBudget(config.requestBufferBudget);
+  const common = { config, table: o.table, lookup, hooks, log, balancer, bodyBudget } as const;
   const httpHandler = createProxyHandler({ ...common, scheme: "http" });
   const httpsHandler = createProxyHandler({ ...common, scheme: "https" });
   // Bun exposes no connection count: the gauge reports requests in flight, read at scrape time.

@@ -11,6 +11,7 @@ export const DEFAULT_ROUTE_OPTIONS: RouteOptions = Object.freeze({
   responseTimeoutMs: null,
   streamIdleTimeoutMs: null,
   retry: null,
+  requestBufferSize: null,
   stages: null,
 });
 

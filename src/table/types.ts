@@ -59,6 +59,11 @@ export interface RouteOptions {
    */
   readonly retry: RetryPolicy | null;
   /**
+   * Largest request body read whole before the upstream is contacted (client-body-buffer-size;
+   * proxy-request-buffering `off` is 0: streamed); null = --request-buffer-size.
+   */
+  readonly requestBufferSize: number | null;
+  /**
    * Request-side policies in stage order (table/policy.ts), frozen; null when the route has
    * none, so the handler pays one null check (docs/design.md, "Annotations and policies").
    */

@@ -157,7 +157,8 @@ describe("a request whose chunked framing breaks never reaches the backend whole
   ] as const) {
     test(`${name}, after the upstream got the first chunk: 400, and the upstream sees an aborted body`, async () => {
       const b = await rawBackend();
-      const p = startProxy(makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
+      // Streamed (proxy-request-buffering off), so the upstream has the first chunk already.
+      const p = startProxy(makeTable([{ host: null, path: "/", backend: makeBackend([b.port]), options: { requestBufferSize: 0 } }]));
       const c = await rawClient(p.port);
       try {
         c.write(`${head}5\r\nhello\r\n`);

@@ -23,7 +23,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off",
     maxBodySize: null, trustedProxies: [], allowlistSourceRange: [], denylistSourceRange: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
-    streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientBodyMinRate: 500, maxResponseHeaderSize: 64 * 1024,
+    streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientBodyMinRate: 500, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, maxResponseHeaderSize: 64 * 1024,
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
     limitReqStatusCode: 503, limitConnStatusCode: 503,
     hsts: true, hstsMaxAge: 31536000, tlsMinVersion: "1.2", tlsCiphers: "", workers: 1,
@@ -46,7 +46,7 @@ export function makeBackend(ports: number[], over: Partial<Backend> = {}): Backe
 
 export const defaultOptions: RouteOptions = {
   sslRedirect: true, forceSslRedirect: false, hsts: true, maxBodySize: null,
-  connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, stages: null,
+  connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, requestBufferSize: null, stages: null,
 };
 
 export interface RouteSpec {

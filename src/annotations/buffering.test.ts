@@ -1,0 +1,31 @@
+// proxy-request-buffering, client-body-buffer-size and proxy-buffering as the compiler reads
+// them (ingress-nginx's annotations/proxy and annotations/clientbodybuffersize parsers).
+import { expect, test } from "bun:test";
+import { parseAnnotations } from "./parse.ts";
+import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
+
+const N = "nginx.ingress.kubernetes.io/";
+const size = (ann: Record<string, string>) => parseAnnotations(ann).options.requestBufferSize;
+
+test("values: on keeps the flag's size, off streams, a size sets the bound (0 is zero, not unlimited)", () => {
+  expect(size({ [`${N}proxy-request-buffering`]: "on" })).toBeNull();
+  expect(size({ [`${N}proxy-request-buffering`]: "OFF" })).toBe(0);
+  expect(size({ [`${N}client-body-buffer-size`]: "16k" })).toBe(16 * 1024);
+  expect(size({ [`${N}client-body-buffer-size`]: "2m" })).toBe(2 * 1024 * 1024);
+  expect(size({ [`${N}client-body-buffer-size`]: "0" })).toBe(0);
+  expect(size({ "portico.dev/request-buffer-size": "8192", [`${N}client-body-buffer-size`]: "1m" })).toBe(8192);
+  // off wins over a size.
+  expect(size({ [`${N}proxy-request-buffering`]: "off", [`${N}client-body-buffer-size`]: "1m" })).toBe(0);
+});
+
+test("bad values fall back to the default with a diagnostic; proxy-buffering is accepted and changes no option", () => {
+  for (const [k, v] of [["proxy-request-buffering", "maybe"], ["client-body-buffer-size", "10x"], ["client-body-buffer-size", ""], ["proxy-buffering", "yes"], ["proxy-request-buffering", "on\noff"]] as const) {
+    const p = parseAnnotations({ [`${N}${k}`]: v });
+    expect(p.problems).toHaveLength(1);
+    expect(p.options.requestBufferSize).toBeNull();
+  }
+  const p = parseAnnotations({ [`${N}proxy-buffering`]: "on" });
+  expect(p.problems).toEqual([]);
+  expect(p.unsupported).toEqual([]);
+  expect(p.options).toBe(DEFAULT_ROUTE_OPTIONS);
+});
