@@ -44,10 +44,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
     "idle time allowed while sending the request upstream",
     "Portico's response deadline (`proxy-read-timeout`) restarts on every body chunk the pod takes, so a pod that stops reading the body gets 504 after that deadline; there is no separate send deadline.",
   ),
-  // Error pages and the default backend.
-  nyi("error-pages", "custom-http-errors", "statuses answered by the default backend instead"),
-  nyi("error-pages", "default-backend", "Service that answers those statuses and when there is no endpoint"),
-  nyi("error-pages", "disable-proxy-intercept-errors", "pass upstream errors through despite `custom-http-errors`"),
   // Rate and connection limits.
   nyi("limits", "limit-rate", "response bandwidth per connection"),
   nyi("limits", "limit-rate-after", "bytes sent before `limit-rate` applies"),

@@ -13,6 +13,7 @@ import { CORS } from "./cors.ts";
 import { EXTERNAL_AUTH } from "./external-auth.ts";
 import { LIMITS } from "./limits.ts";
 import { HEADERS } from "./headers.ts";
+import { ERROR_PAGES } from "./error-pages.ts";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
 import { RETRIES } from "./retries.ts";
 import { REGEX_REWRITE } from "./regex-rewrite.ts";
@@ -41,6 +42,7 @@ export const FAMILIES = {
   balancing: BALANCING,
   headers: HEADERS,
   buffering: BUFFERING,
+  errorPages: ERROR_PAGES,
 } as const;
 
 /** Annotations Portico implements, family by family. */

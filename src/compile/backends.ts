@@ -39,6 +39,14 @@ export interface ResolvedBackend {
 export const backendReason = (r: ResolvedBackend): DiagnosticReason =>
   r.backend.status === "Unsupported" ? "UnsupportedBackend" : (r.backend.status as Exclude<BackendStatus, "ok" | "Unsupported">);
 
+/**
+ * The port of a ref that means "the Service's first port", as ingress-nginx uses for the
+ * default-backend annotation (controller.go: `location.DefaultBackend.Spec.Ports[0]`). Service
+ * and Ingress port numbers are 1-65535 and port names hold a letter, so 0 names no real port
+ * and an id ending in `:0` is never an Ingress backend's.
+ */
+export const FIRST_PORT = 0;
+
 /** `ns/name:port` (also used for --default-backend-service). */
 export function serviceRef(ns: string, name: string, port: number | string, scheme: "http" | "https"): BackendRef {
   // The scheme is part of the id only when it is not the default, to keep ids readable.
@@ -111,7 +119,8 @@ export function resolveRef(snapshot: Snapshot, r: BackendRef, policy: BackendPol
   const mk = (status: BackendStatus, ups: Upstream[], sn: string, ext: boolean, detail: string) =>
     make(ns, name, String(port), status, ups, scheme, sn, ext, detail, id);
   if (!svc) return mk("ServiceNotFound", [], serverName, false, `Service ${ns}/${name} not found`);
-  const sp = (svc.spec.ports ?? []).find((p) => (typeof port === "number" ? p.port === port : p.name === port));
+  const ports = svc.spec.ports ?? [];
+  const sp = port === FIRST_PORT ? ports[0] : ports.find((p) => (typeof port === "number" ? p.port === port : p.name === port));
   if (svc.spec.type === "ExternalName") {
     const host = svc.spec.externalName?.toLowerCase();
     // Opt-in, as in Contour: the name is whatever the Service's author writes, so it can point
@@ -122,19 +131,20 @@ export function resolveRef(snapshot: Snapshot, r: BackendRef, policy: BackendPol
       return mk("ExternalNameNotAllowed", [], host ?? serverName, true, detail);
     }
     if (!host) return mk("NoEndpoints", [], serverName, true, `ExternalName Service ${ns}/${name} has no externalName`);
-    const number = sp?.port ?? (typeof port === "number" ? port : null);
+    const number = sp?.port ?? (typeof port === "number" && port !== FIRST_PORT ? port : null);
     if (number === null) return mk("ServicePortNotFound", [], host, true, `Service ${ns}/${name} has no port named ${port}`);
     const up: Upstream = { address: host, port: number, authority: authority(host, number), ready: true, serving: true, terminating: false };
     return mk("ok", [up], host, true, "");
   }
   if (!sp) {
-    const what = typeof port === "number" ? `port ${port}` : `port named ${port}`;
+    const what = port === FIRST_PORT ? "port" : typeof port === "number" ? `port ${port}` : `port named ${port}`;
     return mk("ServicePortNotFound", [], serverName, false, `Service ${ns}/${name} has no ${what}`);
   }
   const all = upstreamsFromSlices(snapshot.endpointSlices.get(r.key) ?? [], sp.name);
   const usable = usableEndpoints(all);
+  const shown = port === FIRST_PORT ? String(sp.port) : String(port);
   if (usable.length === 0) {
-    return make(ns, name, String(port), "NoEndpoints", all, scheme, serverName, false, `Service ${ns}/${name} port ${port} has no ready endpoints`, id, usable);
+    return make(ns, name, shown, "NoEndpoints", all, scheme, serverName, false, `Service ${ns}/${name} port ${shown} has no ready endpoints`, id, usable);
   }
-  return make(ns, name, String(port), "ok", all, scheme, serverName, false, "", id, usable);
+  return make(ns, name, shown, "ok", all, scheme, serverName, false, "", id, usable);
 }

@@ -10,6 +10,9 @@
 // `loc.Path == path.Path && *loc.PathType == *path.PathType`), first canary in priority order
 // wins (balancer.lua uses `alternative_backends[1]`); a canary with no such main route is not
 // served (mergeAlternativeBackends deletes the alternative upstream).
+//
+// Error pages are resolved here too, once per contributing plan (error-pages.ts): the Services
+// they name are inputs of the host entry like its backends.
 import { canaryStagePolicy, type CanaryRules } from "../annotations/canary.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { compileRewriteTarget, type HostPath, needsRewrite, regexLocations } from "../regex/index.ts";
@@ -18,6 +21,7 @@ import { orderStages } from "../table/policy.ts";
 import { compilePath, type RegexLocationSpec } from "../table/regex.ts";
 import type { HostRoutes, Route, RouteOptions } from "../table/types.ts";
 import { backendReason, serviceRef, type BackendRef, type ResolvedBackend } from "./backends.ts";
+import { resolveErrorPages, type ResolvedErrorPages } from "./error-pages.ts";
 import { describeAge, tieNote } from "./order.ts";
 import type { IngressPlan, PathPlan } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
@@ -27,10 +31,12 @@ export interface HostEntry {
   /** The served canary Ingresses with paths on this host, in priority order. */
   readonly canaries: readonly IngressPlan[];
   readonly tls: boolean;
-  /** The Backend of every path plan of every contributing plan, in order, then of every attached canary. */
+  /** The Backend of every path plan of every contributing plan, in order, then of every attached canary, then of the error pages' refs. */
   readonly backends: readonly ResolvedBackend[];
-  /** The refs of the attached canaries' Backends (the tail of `backends`), in order. */
+  /** The refs of the attached canaries' Backends (after the path plans' in `backends`), in order. */
   readonly canaryRefs: readonly BackendRef[];
+  /** The refs the error pages resolved (the tail of `backends`), in order. */
+  readonly errorRefs: readonly BackendRef[];
   /** Snapshot keys (`namespace/name`) of the Services those backends read. */
   readonly services: readonly string[];
   readonly entry: HostRoutes;
@@ -59,6 +65,8 @@ export function sameHostInputs(
   }
   // Same plans give the same claims, so the same canaries attach with the same refs.
   for (const ref of prev.canaryRefs) if (resolve(ref) !== prev.backends[k++]) return false;
+  // And the same error-page refs: they follow from the plans alone.
+  for (const ref of prev.errorRefs) if (resolve(ref) !== prev.backends[k++]) return false;
   return true;
 }
 
@@ -67,6 +75,7 @@ interface Claimed {
   readonly diagnostics: Diagnostic[];
   readonly backends: ResolvedBackend[];
   readonly canaryRefs: BackendRef[];
+  readonly errorRefs: BackendRef[];
   readonly services: string[];
   /** The host's regex locations when it is in regex mode, else null. */
   readonly regex: RegexLocationSpec[] | null;
@@ -133,6 +142,23 @@ export function claimHost(
   const routeAt: number[] = [];
   let index: Map<string, number> | null = null;
   const keyOf = (pp: PathPlan) => (regexMode ? pp.rawClaimKey : pp.claimKey);
+  // Error pages, resolved at a plan's first route and shared by its routes.
+  const errorRefs: BackendRef[] = [];
+  const errorBackends: ResolvedBackend[] = [];
+  const pagesOf = new Map<IngressPlan, ResolvedErrorPages>();
+  const errorPagesOf = (plan: IngressPlan): ResolvedErrorPages | null => {
+    if (plan.errorPages === null) return null;
+    let r = pagesOf.get(plan);
+    if (r === undefined) {
+      r = resolveErrorPages(plan.errorPages, plan.ref, resolve);
+      pagesOf.set(plan, r);
+      errorRefs.push(...r.refs);
+      errorBackends.push(...r.resolved);
+      for (const ref of r.refs) if (ref.kind === "service" && !services.includes(ref.key)) services.push(ref.key);
+      diagnostics.push(...r.diagnostics);
+    }
+    return r;
+  };
   for (const plan of plans) {
     const { namespace, name } = plan;
     for (const pp of plan.hosts.get(hostKey) as readonly PathPlan[]) {
@@ -181,7 +207,7 @@ export function claimHost(
       owners.push(plan);
       routeAt.push(-1);
       if (index === null && claimed.length > 8) index = new Map(claimed.map((c, i) => [keyOf(c), i]));
-      const route: Route = {
+      let route: Route = {
         ingress: plan.ref,
         host: pp.host,
         path: shownPath,
@@ -194,6 +220,12 @@ export function claimHost(
         options: plan.annotations.options,
         tls: isTls,
       };
+      const pages = errorPagesOf(plan);
+      if (pages !== null) {
+        if (pages.errorPages !== undefined) route = { ...route, errorPages: pages.errorPages };
+        // ingress-nginx switches only a location whose upstream has no endpoints.
+        if (pages.fallback !== null && rb.backend.status !== "ok") route = { ...route, fallback: pages.fallback };
+      }
       if (regexMode) {
         const refused = regexRefusal(pp, plan);
         if (refused !== null) {
@@ -282,7 +314,8 @@ export function claimHost(
       trace?.paths.set(pp, { kind: "canary", main: owner.key, route });
     }
   }
-  if (!regexMode) return { routes, diagnostics, backends, canaryRefs, services, regex: null };
+  backends.push(...errorBackends);
+  if (!regexMode) return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex: null };
   const regex = regexSpecs(hostKey, plans, sources, diagnostics);
   // Ingresses on the host whose own paths do not ask for regex mode are matched that way too
   // (the blog post's second surprise), or only through the implicit "/" location: say so.
@@ -297,7 +330,7 @@ export function claimHost(
       severity: "warning",
     });
   }
-  return { routes, diagnostics, backends, canaryRefs, services, regex };
+  return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex };
 }
 
 /** Main's options with the canary's `backend`-stage policy added (main's own policies stay). */
@@ -370,8 +403,8 @@ export function buildHostEntry(
   isTls: boolean,
   resolve: Resolve,
 ): HostEntry {
-  const { routes, diagnostics, backends, canaryRefs, services, regex } = claimHost(hostKey, plans, canaries, isTls, resolve);
+  const { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex } = claimHost(hostKey, plans, canaries, isTls, resolve);
   // Copies of the plans: the contributor lists are updated in place by later compiles.
   const entry = buildHost(hostKey, routes, viaOf(hostKey), regex);
-  return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, services, entry, diagnostics };
+  return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, errorRefs, services, entry, diagnostics };
 }

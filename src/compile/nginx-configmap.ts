@@ -157,7 +157,13 @@ const KEYS: Readonly<Record<string, Judge>> = {
   "denylist-source-range": () => not("no global source denylist in Portico: set the per-Ingress annotation instead"),
   "limit-req-status-code": () => not("no global setting in Portico"),
   "limit-conn-status-code": () => not("no global setting in Portico"),
-  "custom-http-errors": () => not("Portico does not send upstream errors to the default backend"),
+  // configmap.go: split on commas, Atoi, then filterErrors keeps 300-599 (others dropped with a warning).
+  "custom-http-errors": (val) => {
+    const codes = [...new Set(val.split(",").map((c) => c.trim()).filter((c) => /^\d{3}$/.test(c) && Number(c) >= 300 && Number(c) <= 599))];
+    return codes.length === 0
+      ? bad("status codes 300-599 separated by commas")
+      : flag("these statuses are answered by --default-backend-service on routes without their own custom-http-errors", `--custom-http-errors=${codes.join(",")}`);
+  },
   "load-balance": (val) => (val.trim() === "round_robin" ? same("round robin, as Portico") : not("Portico's global balancing is round robin")),
   "upstream-keepalive-connections": (val) =>
     val.trim() === "0" ? not("Portico keeps connections to the pods alive (ingress-nginx sends Connection: close with 0)") : same("connections to the pods are kept alive"),

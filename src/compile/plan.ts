@@ -13,6 +13,7 @@ import { resolveAccess, type ResolvedAccess } from "./access.ts";
 import { parseAnnotations, type ParsedAnnotations } from "./annotations.ts";
 import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
+import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
 import { normaliseHost, type HostResult } from "./hosts.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
 import { validatePath, type PathResult } from "./paths.ts";
@@ -84,6 +85,8 @@ export interface IngressPlan {
   readonly rulePaths: readonly RulePath[];
   readonly tls: readonly TlsPlan[];
   readonly defaultBackend: BackendRefResult | null;
+  /** custom-http-errors and default-backend (or the flags'), resolved per host (error-pages.ts); null = none. */
+  readonly errorPages: ErrorPagesPlan | null;
 }
 
 /**
@@ -200,6 +203,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     rulePaths,
     tls,
     defaultBackend: spec ? refOf(spec) : null,
+    errorPages: planErrorPages(ann.policies.errorPages, ns, ann.scheme, config),
   };
 }
 

@@ -36,6 +36,7 @@ describe("defaults", () => {
       ingressNginxCompat: false,
       defaultSslCertificate: null,
       defaultBackendService: null,
+      customHttpErrors: [],
       publishService: null,
       publishStatusAddress: null,
       updateStatus: true,
@@ -89,6 +90,7 @@ describe("values", () => {
       "--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256", "--workers", "3", "--admin-port", "9000",
       "--allow-external-name-services", "--allowlist-source-range", "10.0.0.0/8, 2001:DB8::/32", "--denylist-source-range", "10.9.9.9",
       "--limit-req-status-code", "429", "--limit-conn-status-code", "503",
+      "--custom-http-errors", " 503,404 ,404",
     ]);
     expect(c).toMatchObject({
       httpPort: 81, httpsPort: 444, adminPort: 9000, watchIngressWithoutClass: true, hsts: false,
@@ -102,7 +104,7 @@ describe("values", () => {
       allowlistSourceRange: ["10.0.0.0/8", "2001:db8::/32"], denylistSourceRange: ["10.9.9.9/32"],
       connectTimeoutMs: 500, responseTimeoutMs: 120_000, streamIdleTimeoutMs: 3_600_000, shutdownDelayMs: 0,
       shutdownGracePeriodMs: 45_000, hstsMaxAge: 60, tlsMinVersion: "1.3", tlsCiphers: "ECDHE-RSA-AES128-GCM-SHA256", workers: 3,
-      allowExternalNameServices: true, limitReqStatusCode: 429, limitConnStatusCode: 503,
+      allowExternalNameServices: true, limitReqStatusCode: 429, limitConnStatusCode: 503, customHttpErrors: [404, 503],
     });
   });
 
@@ -203,6 +205,8 @@ describe("errors name the flag", () => {
     [["--update-status=never"], "--update-status: expected true or false"],
     [["--default-backend-service", "ns/svc"], "--default-backend-service: expected NAMESPACE/NAME:PORT"],
     [["--default-backend-service", "ns/svc:0"], "--default-backend-service: expected NAMESPACE/NAME:PORT"],
+    [["--custom-http-errors", "200"], "--custom-http-errors: expected status codes 300-599"],
+    [["--custom-http-errors", "5O3"], "--custom-http-errors: expected status codes 300-599"],
     [["--publish-service", "a/b/c"], "--publish-service: expected NAMESPACE/NAME"],
     [["--publish-status-address", "1.2.3.4,,"], "--publish-status-address: expected IP addresses or host names"],
     [["--election-id", "UPPER"], "--election-id: expected a lowercase RFC 1123 name"],

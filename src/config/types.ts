@@ -27,6 +27,11 @@ export interface Config {
   // Defaults
   readonly defaultSslCertificate: NamespacedName | null;
   readonly defaultBackendService: (NamespacedName & { readonly port: number | string }) | null;
+  /**
+   * Statuses replaced by the default backend's answer on every route without its own
+   * custom-http-errors (ingress-nginx's ConfigMap key custom-http-errors), ascending.
+   */
+  readonly customHttpErrors: readonly number[];
   /** Proxy to ExternalName Services at all (off: they answer 503 with a diagnostic). */
   readonly allowExternalNameServices: boolean;
   // Status

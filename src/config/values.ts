@@ -121,6 +121,22 @@ export const nsName = convert("NAMESPACE/NAME", (s) => {
   return r && Object.freeze(r);
 });
 
+/** Comma-separated HTTP statuses within [min, max], blanks around them allowed; sorted, without repeats. */
+export function statusList(min: number, max: number): ValueSchema<readonly number[]> {
+  return convert(`status codes ${min}-${max} separated by commas, like 404,503`, (s) => {
+    const out = new Set<number>();
+    for (const part of s.split(",")) {
+      const t = part.trim();
+      if (t === "") continue;
+      if (!/^\d{3}$/.test(t)) return undefined;
+      const n = Number(t);
+      if (n < min || n > max) return undefined;
+      out.add(n);
+    }
+    return Object.freeze([...out].sort((a, b) => a - b));
+  });
+}
+
 /** `NS/NAME:PORT` where PORT is a number or a port name (an IANA service name, RFC 6335 §5.1). */
 export const nsNamePort = convert("NAMESPACE/NAME:PORT (a port number or name)", (s) => {
   const colon = s.lastIndexOf(":");

@@ -1,12 +1,13 @@
 // The request handler shared by the HTTP and HTTPS listeners: validate → route → redirect →
 // limits → forward (or WebSocket relay) → stream back, with one access record per request.
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
-import type { Match } from "../table/types.ts";
+import type { Backend, Match } from "../table/types.ts";
 import { createBalancer, type Balancer } from "./balancer.ts";
 import { meterRequestBody, nextTurn } from "./body.ts";
 import { bufferRequestBody, createBodyBudget, type BodyBudget, type BufferedBody } from "./buffer.ts";
 import { cidrMatcher } from "../config/cidr.ts";
-import { errorBodyBytes, errorResponse, ProxyError, statusOf } from "./errors.ts";
+import { errorPath, errorRequestHeaders, fallbackFields, replaces } from "./error-pages.ts";
+import { errorBodyBytes, errorResponse, ProxyError, statusOf, type ProxyErrorCode } from "./errors.ts";
 import type { ExternalResolver } from "./external.ts";
 import { createAttemptControl, forward } from "./forward.ts";
 import { clientIpOf, downstreamHeaders, requestIdOf, upstreamHeaders, type ForwardContext } from "./headers.ts";
@@ -16,7 +17,7 @@ import { createPolicyRunner, POLICY_KINDS, type PolicyFlow } from "./policies.ts
 import { hstsValue, httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
 import { relayResponse } from "./respond.ts";
 import type { AccessRecord, ProxyDeps } from "./types.ts";
-import { validateRequest } from "./validate.ts";
+import { targetOf, validateRequest } from "./validate.ts";
 import { guardRequest, sweep, type Watchdog } from "./watchdog.ts";
 import { connectUpstreamWs, isWebSocketUpgrade, upgradeClient, websocketHandler, type WsData } from "./websocket.ts";
 
@@ -136,7 +137,14 @@ export function createProxyHandler(
     const timerBack = () => {
       if (timerOff) server.timeout(req, IDLE_TIMEOUT_S);
     };
-    const fail = (e: ProxyError): Response => {
+    // The route's error pages once it is known (null: none, or one was asked for already: nginx's
+    // recursive_error_pages is off, so a failing error request gets Portico's own answer).
+    let page: ((status: number, own: ProxyErrorCode | null, up?: Response) => Promise<Response> | null) | null = null;
+    const fail = (e: ProxyError): Response | Promise<Response> => {
+      if (page !== null) {
+        const paged = page(statusOf(e.code), e.code);
+        if (paged !== null) return paged;
+      }
       timerBack();
       // Our own answer's body is what the client gets (none for HEAD, RFC 9110 §9.3.2).
       rec.bytesOut = req.method === "HEAD" ? 0 : errorBodyBytes(e.code);
@@ -202,6 +210,68 @@ export function createProxyHandler(
         removeHeaders = flow.removeHeaders;
         rec.service = backend.id;
       }
+      // The error request: CUSTOM_ERRORS in ingress-nginx's nginx.tmpl, sent to the error backend
+      // with the client's method (error_page to a named location keeps it), no body, the path
+      // `/` and the client's query; its answer is relayed as it is ("NGINX does not change the
+      // response", docs/user-guide/custom-errors.md). No error backend: 404, the answer of
+      // ingress-nginx's built-in default server.
+      const errorPage = async (to: Backend | null, status: number): Promise<Response> => {
+        try {
+          if (to === null) return await fail(new ProxyError("NoRoute", `custom-http-errors ${status}: no default backend`));
+          const ctx: ForwardContext = {
+            peer, trusted, scheme, host: v.host, port: v.port, requestId, underscores: config.enableUnderscoresInHeaders, remove: removeHeaders,
+          };
+          const ip = clientIpOf(peer, req.headers.get("x-forwarded-for"), trusted, isTrusted);
+          const headers = errorRequestHeaders(req.headers, ctx, ip, route, status, targetOf(req.url).target);
+          const ac = new AbortController();
+          const control = createAttemptControl(ac);
+          guard?.stop();
+          guard = guardRequest(req.signal, hardStop.signal, control);
+          const result = await forward(
+            {
+              method: req.method, pathAndQuery: errorPath(v.target.query), headers, body: null, idempotent: !NON_IDEMPOTENT.has(req.method),
+              retry: null, backend: to, clientSignal: req.signal, stopSignal: hardStop.signal, signal: ac.signal,
+              responseTimeoutMs: config.responseTimeoutMs, connectTimeoutMs: config.connectTimeoutMs, maxHeaderBytes: config.maxResponseHeaderSize,
+              balancer, hooks, external: deps.external, record: rec,
+            },
+            control,
+          );
+          const up = result.response;
+          rec.service = to.id;
+          rec.upstream = result.upstream.authority;
+          rec.upstreamStatus = up.status;
+          rec.upstreamMs = result.upstreamMs;
+          const out = downstreamHeaders(up.headers, requestId, hsts, null);
+          // The client's body may be unread (no endpoint, or a pod that answered first).
+          if (hasBody) out.set("connection", "close");
+          return await relayResponse({
+            up, req, headers: out, draining: inflight.draining,
+            idleMs: config.streamIdleTimeoutMs, control, rec, finish, timerOffNow, timerBack,
+          });
+        } catch (e) {
+          if (req.signal.aborted || hardStop.signal.aborted) {
+            finish(499, req.signal.aborted ? "ClientClosed" : "Shutdown");
+            return new Response(null, { status: 499 });
+          }
+          return await fail(e instanceof ProxyError ? e : new ProxyError("Internal", String((e as Error)?.stack ?? e)));
+        }
+      };
+      const pages = route.errorPages;
+      if (pages !== undefined) {
+        page = (status, own, up) => {
+          if (!replaces(pages, status, own)) return null;
+          page = null;
+          up?.body?.cancel().catch(() => {});
+          return errorPage(pages.backend, status);
+        };
+      }
+      // default-backend takes the requests of a Service without endpoints (docs/design.md, "Error pages").
+      let extra: Readonly<Record<string, string>> | null = null;
+      if (route.fallback !== undefined && backend === route.backend && backend.status !== "ok") {
+        backend = route.fallback;
+        rec.service = backend.id;
+        extra = fallbackFields(req.headers, route, requestId);
+      }
       if (backend.status !== "ok" || backend.endpoints.length === 0) return fail(new ProxyError("NoEndpoints", backend.status));
 
       const idleMs = opts.streamIdleTimeoutMs ?? config.streamIdleTimeoutMs;
@@ -227,7 +297,7 @@ export function createProxyHandler(
       if (hasBody || responseTimeoutMs > (IDLE_TIMEOUT_S - 10) * 1000) timerOffNow();
 
       const ctx: ForwardContext = {
-        peer, trusted, scheme, host: v.host, port: v.port, requestId, underscores: config.enableUnderscoresInHeaders, remove: removeHeaders,
+        peer, trusted, scheme, host: v.host, port: v.port, requestId, underscores: config.enableUnderscoresInHeaders, remove: removeHeaders, extra,
       };
       const clientIp = clientIpOf(peer, req.headers.get("x-forwarded-for"), ctx.trusted, isTrusted);
 
@@ -312,6 +382,10 @@ export function createProxyHandler(
         rec.bytesIn = metered?.bytes() ?? 0;
       }
       const up = result.response;
+      if (page !== null) {
+        const paged = page(up.status, null, up);
+        if (paged !== null) return await paged;
+      }
       rec.upstream = result.upstream.authority;
       rec.upstreamStatus = up.status;
       rec.upstreamMs = result.upstreamMs;

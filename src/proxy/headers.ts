@@ -60,6 +60,8 @@ export interface ForwardContext {
   readonly underscores: boolean;
   /** Request fields a policy keeps from the upstream (PolicyFlow.removeHeaders), or null. */
   readonly remove?: readonly string[] | null;
+  /** Fields set last (the no-endpoints fallback's, proxy/error-pages.ts), or null. */
+  readonly extra?: Readonly<Record<string, string>> | null;
 }
 
 /**
@@ -86,7 +88,8 @@ export function isFilteredRequestHeader(k: string): boolean {
   return HOP_BY_HOP.has(k) || FORWARDED.has(k) || k === "x-request-id" || k === "expect" || k.startsWith("sec-websocket-") || k.includes("_");
 }
 
-function dropped(k: string, ctx: ForwardContext, websocket: boolean): boolean {
+/** Whether upstreamHeaders() leaves the client's field `k` (lowercased) out. */
+export function dropped(k: string, ctx: ForwardContext, websocket: boolean): boolean {
   if (HOP_BY_HOP.has(k)) return true;
   if (FORWARDED.has(k) && !ctx.trusted) return true;
   if (k === "x-request-id" || k === "expect") return true;
@@ -141,6 +144,7 @@ export function upstreamHeaders(
   out.set("x-real-ip", clientIp);
   out.set("x-request-id", ctx.requestId);
   if (ctx.remove) for (const n of ctx.remove) out.delete(n);
+  if (ctx.extra) for (const [k, v] of Object.entries(ctx.extra)) out.set(k, v);
   return out;
 }
 

@@ -17,6 +17,10 @@ export interface SerializedRoute {
   readonly tls: boolean;
   /** The attached canary Ingress and its backend id (its rules are the `canary` stage policy). */
   readonly canary?: { readonly ingress: string; readonly backend: string };
+  /** custom-http-errors: the statuses, whether a pod's are replaced, the error backend's id (null: the 404). */
+  readonly errorPages?: { readonly codes: readonly number[]; readonly intercept: boolean; readonly backend: string | null };
+  /** The default-backend Service that takes the requests while `backend` has no endpoints. */
+  readonly fallback?: string;
   /** Only the options that differ from the defaults (absent = all defaults); `stages` when there are any. */
   readonly options?: Record<string, boolean | number | string | readonly StagePolicy[]>;
 }
@@ -70,6 +74,8 @@ function route(r: Route): SerializedRoute {
     backend: r.backend.id,
     tls: r.tls,
     ...(r.canary ? { canary: { ingress: `${r.canary.ingress.namespace}/${r.canary.ingress.name}`, backend: r.canary.backend.id } } : {}),
+    ...(r.errorPages ? { errorPages: { codes: r.errorPages.codes, intercept: r.errorPages.intercept, backend: r.errorPages.backend?.id ?? null } } : {}),
+    ...(r.fallback ? { fallback: r.fallback.id } : {}),
     ...(options(r.options) ? { options: options(r.options) } : {}),
   };
 }
@@ -122,6 +128,8 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
     routes: h.routes.map((r) => {
       backends.set(r.backend.id, r.backend);
       if (r.canary) backends.set(r.canary.backend.id, r.canary.backend);
+      if (r.errorPages?.backend) backends.set(r.errorPages.backend.id, r.errorPages.backend);
+      if (r.fallback) backends.set(r.fallback.id, r.fallback);
       return route(r);
     }),
     ...(h.regex ? { regex: h.regex.specs.map((l) => location(l, h)) } : {}),

@@ -113,6 +113,34 @@ export interface Route {
    * (docs/design.md, "Canary Ingresses"). Absent on routes without one.
    */
   readonly canary?: RouteCanary;
+  /**
+   * custom-http-errors (docs/design.md, "Error pages"): the statuses answered by the error
+   * backend instead. Absent on routes without any, so the handler pays one check.
+   */
+  readonly errorPages?: RouteErrorPages;
+  /**
+   * The default-backend annotation's Service, when the route's own backend has no endpoints
+   * and it has some: requests go there instead of getting 503 (ingress-nginx switches the
+   * location's backend, controller.go createServers). Absent otherwise.
+   */
+  readonly fallback?: Backend;
+}
+
+export interface RouteErrorPages {
+  /** Listed statuses, ascending. */
+  readonly codes: readonly number[];
+  /**
+   * Whether a listed status from the pod is replaced (nginx's proxy_intercept_errors);
+   * Portico's own listed answers (503 no endpoint, 502, 504) are replaced either way, as
+   * nginx's error_page catches the errors it makes itself.
+   */
+  readonly intercept: boolean;
+  /**
+   * Where the error request goes: the default-backend annotation's Service when it has
+   * endpoints, else --default-backend-service when it has some; null = neither, and the
+   * answer is 404 (ingress-nginx's built-in default server).
+   */
+  readonly backend: Backend | null;
 }
 
 export interface RouteCanary {

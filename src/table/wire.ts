@@ -15,7 +15,8 @@
 // Infinity into null, so non-finite numbers in RouteOptions (an explicitly unlimited body
 // size) are spelled as strings. A route's stage policies are JSON already (table/policy.ts)
 // and go as they are; the receiver freezes them again. A route's canary backend (Route.canary)
-// is listed and referred to exactly as its backend is. The path maps are not shipped:
+// is listed and referred to exactly as its backend is, and so are its error pages' backend and
+// its no-endpoints fallback (Route.errorPages, Route.fallback). The path maps are not shipped:
 // decodeTable() rebuilds them with buildHost(), the same code that built the original. A host
 // in regex mode ships its locations as data (the patterns as written, table/regex.ts) and the
 // receiver compiles them again: compiled regexes are not data.
@@ -23,7 +24,7 @@ import { assembleTable, buildHost, hostKeyOf, patchTable, viaOf } from "./build.
 import { deepFreeze, type StagePolicy } from "./policy.ts";
 import type { RegexLocationSpec } from "./regex.ts";
 import { allRoutes } from "./routes.ts";
-import type { Backend, HostRoutes, Route, RouteCanary, RouteOptions, RouteTable, Upstream } from "./types.ts";
+import type { Backend, HostRoutes, Route, RouteCanary, RouteErrorPages, RouteOptions, RouteTable, Upstream } from "./types.ts";
 
 export const WIRE_VERSION = 2;
 
@@ -43,12 +44,16 @@ export interface WireBackend extends Omit<Backend, "endpoints" | "allEndpoints">
   readonly endpoints: readonly (number | Upstream)[];
 }
 
-export interface WireRoute extends Omit<Route, "backend" | "options" | "canary"> {
+export interface WireRoute extends Omit<Route, "backend" | "options" | "canary" | "errorPages" | "fallback"> {
   /** Index into the message's `backends`; in a delta, or a string: the id of a registry backend. */
   readonly backend: number | string;
   readonly options: WireOptions;
   /** The canary's backend, referred to as `backend` is. */
   readonly canary?: { readonly ingress: RouteCanary["ingress"]; readonly backend: number | string };
+  /** The error pages, their backend referred to as `backend` is (null: none, the 404). */
+  readonly errorPages?: Omit<RouteErrorPages, "backend"> & { readonly backend: number | string | null };
+  /** The no-endpoints fallback, referred to as `backend` is. */
+  readonly fallback?: number | string;
 }
 
 /** id → Backend held by the receiving end (see the top of this file). */
@@ -141,9 +146,12 @@ function routeEncoder(known: (b: Backend) => boolean) {
     return i;
   };
   const route = (r: Route): WireRoute => {
-    const { backend, options, canary, ...rest } = r;
-    const out: WireRoute = { ...rest, backend: backendRef(backend), options: encodeOptions(options) };
-    return canary === undefined ? out : { ...out, canary: { ingress: canary.ingress, backend: backendRef(canary.backend) } };
+    const { backend, options, canary, errorPages, fallback, ...rest } = r;
+    let out: WireRoute = { ...rest, backend: backendRef(backend), options: encodeOptions(options) };
+    if (canary !== undefined) out = { ...out, canary: { ingress: canary.ingress, backend: backendRef(canary.backend) } };
+    if (errorPages !== undefined) out = { ...out, errorPages: { ...errorPages, backend: errorPages.backend === null ? null : backendRef(errorPages.backend) } };
+    if (fallback !== undefined) out = { ...out, fallback: backendRef(fallback) };
+    return out;
   };
   return { route, backends, sent };
 }
@@ -155,9 +163,15 @@ function routeDecoder(backends: readonly Backend[], registry: ReadonlyMap<string
     return backend;
   };
   return (r: WireRoute): Route => {
-    const { canary, ...rest } = r;
-    const route: Route = { ...rest, backend: find(r, r.backend), options: decodeOptions(r.options) };
-    return canary === undefined ? route : { ...route, canary: { ingress: canary.ingress, backend: find(r, canary.backend) } };
+    const { canary, errorPages, fallback, ...rest } = r;
+    let route: Route = { ...rest, backend: find(r, r.backend), options: decodeOptions(r.options) };
+    if (canary !== undefined) route = { ...route, canary: { ingress: canary.ingress, backend: find(r, canary.backend) } };
+    if (errorPages !== undefined) {
+      const backend = errorPages.backend === null ? null : find(r, errorPages.backend);
+      route = { ...route, errorPages: Object.freeze({ codes: Object.freeze([...errorPages.codes]), intercept: errorPages.intercept, backend }) };
+    }
+    if (fallback !== undefined) route = { ...route, fallback: find(r, fallback) };
+    return route;
   };
 }
 

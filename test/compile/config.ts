@@ -13,6 +13,7 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   watchIngressWithoutClass: c.watchIngressWithoutClass,
   ingressNginxCompat: c.ingressNginxCompat,
   defaultBackendService: c.defaultBackendService,
+  customHttpErrors: c.customHttpErrors,
   defaultSslCertificate: c.defaultSslCertificate,
   allowExternalNameServices: c.allowExternalNameServices,
   allowlistSourceRange: c.allowlistSourceRange,

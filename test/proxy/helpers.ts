@@ -19,7 +19,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     kubeconfig: null, context: null, manifests: null, watchNamespace: null,
     httpPort: 0, httpsPort: 8443, adminPort: 0, bind: "127.0.0.1", debugAllow: ["127.0.0.0/8", "::1/128"],
     ingressClass: "portico", controllerName: "portico.dev/ingress-controller", watchIngressWithoutClass: false, ingressNginxCompat: false,
-    defaultSslCertificate: null, defaultBackendService: null, allowExternalNameServices: false, publishService: null, publishStatusAddress: null, updateStatus: true,
+    defaultSslCertificate: null, defaultBackendService: null, customHttpErrors: [], allowExternalNameServices: false, publishService: null, publishStatusAddress: null, updateStatus: true,
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off",
     maxBodySize: null, trustedProxies: [], allowlistSourceRange: [], denylistSourceRange: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
