@@ -112,7 +112,7 @@ export async function runScenario(sc: Scenario, layout: Layout, ctx: RunContext)
           const main = system === "baseline" ? baselineMain : porticoMain;
           if (main === null) throw new Error("--baseline-main not given");
           if (!porticoAvailable(ROOT, main)) throw new Error(`${main} not present yet`);
-          const manifests = writeManifests(sdir, ups, sc.tls ? cert : null, sc.regexPaths ?? 0, sc.annotations);
+          const manifests = writeManifests(sdir, ups, sc.tls ? cert : null, sc.regexPaths ?? 0, sc.annotations, sc.canary);
           const pdir = join(sdir, system);
           mkdirSync(pdir, { recursive: true });
           const p = await startPortico(tools, manifests, { root: ROOT, main, dir: pdir, cpus: layout.proxyCpus, workers, tls: sc.tls });

@@ -23,6 +23,11 @@ export interface Scenario {
   readonly annotations?: Readonly<Record<string, string>>;
   /** Extra request headers wrk sends. */
   readonly headers?: readonly string[];
+  /**
+   * A second Ingress for the same host and path with `canary: "true"` and these annotations
+   * (its backend is the same Service, so every answer is the same: the split is what is measured).
+   */
+  readonly canary?: Readonly<Record<string, string>>;
 }
 
 const MIB = 1024 * 1024;
@@ -48,6 +53,11 @@ export const SCENARIOS: readonly Scenario[] = [
     name: "small-limit", title: "small, with `limit-rps: 1000000` (counted, never reached)", connections: 64, path: "/", tls: false,
     backend: "keepalive", bytes: 13, systems: ["portico", "baseline", "nginx"],
     annotations: { "nginx.ingress.kubernetes.io/limit-rps": "1000000" },
+  },
+  {
+    name: "small-canary", title: "small, with a canary Ingress at `canary-weight: 20` (ingress-nginx's weighted split on every request)", connections: 64, path: "/", tls: false,
+    backend: "keepalive", bytes: 13, systems: ["portico", "baseline", "nginx"],
+    canary: { "nginx.ingress.kubernetes.io/canary-weight": "20" },
   },
   { name: "ep200", title: "200 endpoints (127.0.0.10-209) behind one Service, 13-byte body, wrk -c64", connections: 64, path: "/", tls: false, backend: "many", bytes: 13, systems: SYSTEMS },
   {

@@ -110,7 +110,8 @@ export interface PorticoOptions {
 /**
  * Writes the manifests for one scenario: IngressClass, Service, EndpointSlice, Ingress (+ Secret).
  * With `regexPaths`, the Ingress has that many regex paths (nginx.ts regexPath) and use-regex;
- * `extra` annotations go on the Ingress too (a scenario's feature).
+ * `extra` annotations go on the Ingress too (a scenario's feature); `canary` adds a canary
+ * Ingress for the same host and paths with those annotations.
  */
 export function writeManifests(
   dir: string,
@@ -118,6 +119,7 @@ export function writeManifests(
   cert: CertFiles | null,
   regexPaths = 0,
   extra?: Readonly<Record<string, string>>,
+  canary?: Readonly<Record<string, string>>,
 ): string {
   const ports = new Set(upstreams.map(([, p]) => p));
   if (ports.size !== 1) throw new Error("one EndpointSlice needs one target port");
@@ -133,6 +135,7 @@ export function writeManifests(
     service("bench", "backend", port),
     endpointSlice("bench", "backend", upstreams.map(([o]) => `127.0.0.${o}`), port),
     ingress("bench", "bench", HOST, paths, cert ? "bench-tls" : null, "1", annotations),
+    ...(canary ? [ingress("bench", "bench-canary", HOST, paths, null, "1", { "nginx.ingress.kubernetes.io/canary": "true", ...canary })] : []),
     ...(cert ? [tlsSecret("bench", "bench-tls", cert.cert, cert.key)] : []),
   ];
   const file = join(dir, "manifests.yaml");
