@@ -1,6 +1,6 @@
 // The request handler shared by the HTTP and HTTPS listeners: validate → route → redirect →
 // limits → forward (or WebSocket relay) → stream back, with one access record per request.
-import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
+import type { ServerWebSocket, WebSocketHandler } from "bun";
 import type { Match } from "../table/types.ts";
 import { createBalancer, type Balancer } from "./balancer.ts";
 import { meterRequestBody, nextTurn } from "./body.ts";
@@ -14,13 +14,13 @@ import { IDLE_TIMEOUT_S } from "./listener.ts";
 import { createPolicyRunner, POLICY_KINDS, type PolicyFlow } from "./policies.ts";
 import { hstsValue, httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
 import { relayResponse } from "./respond.ts";
-import type { AccessRecord, ProxyDeps } from "./types.ts";
+import type { AccessRecord, ProxyDeps, RequestServer } from "./types.ts";
 import { validateRequest } from "./validate.ts";
 import { guardRequest, sweep, type Watchdog } from "./watchdog.ts";
 import { connectUpstreamWs, isWebSocketUpgrade, upgradeClient, websocketHandler, type WsData } from "./websocket.ts";
 
 export interface ProxyHandler {
-  fetch(req: Request, server: Server<WsData>): Promise<Response | undefined>;
+  fetch(req: Request, server: RequestServer): Promise<Response | undefined>;
   readonly websocket: WebSocketHandler<WsData>;
   error(e: Error): Response;
   readonly inflight: Inflight;
@@ -51,7 +51,7 @@ function clientScheme(xfp: string | null): "http" | "https" | null {
   return first === "https" || first === "http" ? first : null;
 }
 
-function peerOf(req: Request, server: Server<WsData>): string {
+function peerOf(req: Request, server: RequestServer): string {
   const a = server.requestIP(req)?.address ?? "";
   // An IPv4 client on a dual-stack socket shows up as ::ffff:a.b.c.d.
   return a.startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
@@ -83,7 +83,7 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
     } catch {}
   };
 
-  async function handle(req: Request, server: Server<WsData>): Promise<Response | undefined> {
+  async function handle(req: Request, server: RequestServer): Promise<Response | undefined> {
     const started = Date.now();
     const t0 = performance.now();
     const peer = peerOf(req, server);

@@ -1,11 +1,12 @@
 // WebSocket proxying: connect upstream first, then upgrade the client with the
 // subprotocol the backend chose, relay frames and close codes both ways. Nothing is
 // ever dropped silently: past the buffer bound both sides are closed with 1011.
-import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
+import type { ServerWebSocket, WebSocketHandler } from "bun";
 import type { Backend, Upstream } from "../table/types.ts";
 import type { Balancer, EndpointChoice } from "./balancer.ts";
 import { ProxyError } from "./errors.ts";
 import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
+import type { RequestServer } from "./types.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
 
 /** Per-direction bound on data queued but not yet written. */
@@ -150,7 +151,7 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: We
  */
 export function upgradeClient(
   req: Request,
-  server: Server<WsData>,
+  server: RequestServer,
   upstream: WebSocket,
   extraHeaders: Record<string, string>,
   idleMs: number,
