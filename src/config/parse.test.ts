@@ -64,6 +64,7 @@ describe("defaults", () => {
       hstsMaxAge: 31536000,
       tlsMinVersion: "1.2",
       tlsCiphers: DEFAULT_TLS_CIPHERS,
+      http2: true,
       workers: availableParallelism(),
     });
     expect(Object.isFrozen(c)).toBe(true);
@@ -86,7 +87,7 @@ describe("values", () => {
       "--shutdown-grace-period", "45", "--hsts-max-age", "60", "--tls-min-version", "1.3",
       "--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256", "--workers", "3", "--admin-port", "9000",
       "--allow-external-name-services", "--allowlist-source-range", "10.0.0.0/8, 2001:DB8::/32", "--denylist-source-range", "10.9.9.9",
-      "--limit-req-status-code", "429", "--limit-conn-status-code", "503",
+      "--limit-req-status-code", "429", "--limit-conn-status-code", "503", "--http2=false",
     ]);
     expect(c).toMatchObject({
       httpPort: 81, httpsPort: 444, adminPort: 9000, watchIngressWithoutClass: true, hsts: false,
@@ -100,7 +101,7 @@ describe("values", () => {
       allowlistSourceRange: ["10.0.0.0/8", "2001:db8::/32"], denylistSourceRange: ["10.9.9.9/32"],
       connectTimeoutMs: 500, responseTimeoutMs: 120_000, streamIdleTimeoutMs: 3_600_000, shutdownDelayMs: 0,
       shutdownGracePeriodMs: 45_000, hstsMaxAge: 60, tlsMinVersion: "1.3", tlsCiphers: "ECDHE-RSA-AES128-GCM-SHA256", workers: 3,
-      allowExternalNameServices: true, limitReqStatusCode: 429, limitConnStatusCode: 503,
+      allowExternalNameServices: true, limitReqStatusCode: 429, limitConnStatusCode: 503, http2: false,
     });
   });
 
@@ -232,6 +233,7 @@ describe("errors name the flag", () => {
     [["--tls-ciphers", "ALL:!aNULL"], "--tls-ciphers: expected OpenSSL cipher names"],
     [["--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256:BOGUS"], "--tls-ciphers: unknown TLS 1.2 cipher suite BOGUS"],
     [["--tls-ciphers", "TLS_AES_128_GCM_SHA256"], "--tls-ciphers: TLS 1.3 suite TLS_AES_128_GCM_SHA256 cannot be chosen"],
+    [["--http2=h2c"], "--http2: expected true or false"],
     [["--workers", "0"], "--workers: expected an integer 1-256"],
     [["--kubeconfig="], "--kubeconfig: expected a non-empty value"],
     [["--context", "--bind", "1.2.3.4"], "--context: missing value"],
