@@ -2,6 +2,7 @@
 // `portico explain`).
 import type { CanaryRules } from "../annotations/canary.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
+import type { BackendScheme } from "../table/types.ts";
 
 /** Bounds on explain's input and output, so that one call stays cheap at any cluster size. */
 export const EXPLAIN_LIMITS = Object.freeze({
@@ -35,7 +36,7 @@ export interface ExplainMatch {
   readonly backend: {
     readonly id: string;
     readonly status: string;
-    readonly scheme: "http" | "https";
+    readonly scheme: BackendScheme;
     readonly endpoints: readonly string[];
   };
   /**

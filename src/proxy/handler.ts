@@ -8,6 +8,7 @@ import { cidrMatcher } from "../config/cidr.ts";
 import { errorBodyBytes, errorResponse, ProxyError, statusOf } from "./errors.ts";
 import type { ExternalResolver } from "./external.ts";
 import { createAttemptControl, forward } from "./forward.ts";
+import { grpcErrorResponse, grpcStatusOf, isGrpc } from "./grpc-status.ts";
 import { clientIpOf, downstreamHeaders, requestIdOf, upstreamHeaders, type ForwardContext } from "./headers.ts";
 import { createInflight, type Inflight } from "./inflight.ts";
 import { IDLE_TIMEOUT_S } from "./listener.ts";
@@ -92,7 +93,10 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
       time: started, requestId, client: peer, method: req.method, host: "", path: "", status: 0,
       bytesIn: 0, bytesOut: 0, durationMs: 0, upstream: null, upstreamStatus: null, upstreamMs: null,
       ingress: null, service: null, websocket: false, error: null, scheme,
+      protocol: server.transport ?? "h1", grpcStatus: null,
     };
+    // A gRPC client reads failures from grpc-status, not from the HTTP status (grpc-status.ts).
+    const grpc = isGrpc(req.headers);
     inflight.enter();
     let done = false;
     let guard: Watchdog | null = null;
@@ -133,11 +137,13 @@ export function createProxyHandler(deps: ProxyDeps & { balancer?: Balancer; exte
     };
     const fail = (e: ProxyError): Response => {
       timerBack();
-      // Our own answer's body is what the client gets (none for HEAD, RFC 9110 §9.3.2).
-      rec.bytesOut = req.method === "HEAD" ? 0 : errorBodyBytes(e.code);
-      finish(statusOf(e.code), e.code);
+      // Our own answer's body is what the client gets (none for HEAD, RFC 9110 §9.3.2); a
+      // gRPC client gets a Trailers-Only answer, no body.
+      rec.bytesOut = req.method === "HEAD" || grpc ? 0 : errorBodyBytes(e.code);
+      if (grpc) rec.grpcStatus = grpcStatusOf(e.code);
+      finish(grpc ? 200 : statusOf(e.code), e.code);
       if (e.code === "Internal") log.error("proxy internal error", { err: e.detail, requestId });
-      const res = errorResponse(e.code, common);
+      const res = grpc ? grpcErrorResponse(e.code, common) : errorResponse(e.code, common);
       if (flow !== null) addCookies(res.headers, res.status, flow.setCookies);
       return res;
     };

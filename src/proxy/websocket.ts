@@ -90,14 +90,14 @@ export interface WsConnectInput {
 }
 
 function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<WebSocket> {
-  const scheme = b.scheme === "https" ? "wss" : "ws";
+  const scheme = b.scheme === "https" || b.scheme === "grpcs" ? "wss" : "ws";
   const headers: Record<string, string> = {};
   for (const [k, v] of input.headers) headers[k] = v;
   const ws = new WebSocket(`${scheme}://${u.authority}${input.pathAndQuery}`, {
     headers,
     ...(input.protocols.length > 0 ? { protocols: input.protocols } : {}),
     // Same policy as forward.ts: pod certificates are not verifiable for an IP.
-    ...(b.scheme === "https" ? { tls: { serverName: b.serverName, rejectUnauthorized: false } } : {}),
+    ...(scheme === "wss" ? { tls: { serverName: b.serverName, rejectUnauthorized: false } } : {}),
   } as Bun.WebSocketOptions);
   ws.binaryType = "arraybuffer";
   return new Promise<WebSocket>((resolve, reject) => {
