@@ -53,6 +53,8 @@ export interface H2ListenerOptions {
   readonly reusePort?: boolean;
   /** An idle connection (no open stream or request) is closed after this long. */
   readonly idleTimeoutMs?: number;
+  /** True once a shutdown drain began (proxy/drain.ts): HTTP/2 connections then get GOAWAY. */
+  readonly draining?: () => boolean;
   /** Client cancellations per second per connection before GOAWAY (limits.ts). */
   readonly maxResetsPerSecond?: number;
   readonly hooks?: {
@@ -184,9 +186,8 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       ac.abort();
       if (p.budget.spend(performance.now())) abuse(session, p);
     });
-    const body = (declared: number | null) =>
-      stream.endAfterHeaders ? null : bodyStream(stream, { declared, onMalformed: () => stream.close(H2_PROTOCOL_ERROR) });
-    const req = requestFromH2(headers, raw, body, ac.signal);
+    const body = (declared: number | null) => bodyStream(stream, { declared, onMalformed: () => stream.close(H2_PROTOCOL_ERROR) });
+    const req = requestFromH2(headers, raw, stream.endAfterHeaders, body, ac.signal);
     if (typeof req === "string") {
       done = true;
       return refuse(stream, req);
@@ -194,19 +195,20 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     const head = req.method === "HEAD";
     const h = handler;
     void (async () => {
-      let close = false;
       try {
         const res = (await h.fetch(req, p)) ?? errorResponse("BadRequest");
-        close = await sendH2(stream, res, head);
+        await sendH2(stream, res, head);
       } catch (e) {
         log.error("http2: request failed outside the handler", { err: String((e as Error)?.stack ?? e) });
         if (!stream.headersSent && !stream.destroyed) await sendH2(stream, errorResponse("Internal"), head).catch(noop);
       } finally {
         done = true;
       }
-      // Connection: close from the handler (drain) becomes a graceful GOAWAY: streams in
-      // flight finish, new ones go to a new connection (RFC 9113 §6.8).
-      if (close && !session.closed) session.close();
+      // Draining: where HTTP/1.1 answers carry Connection: close, an HTTP/2 connection gets a
+      // graceful GOAWAY (RFC 9113 §6.8): streams in flight finish, new ones go elsewhere. The
+      // handler's other reason for Connection: close, a request body left unread, does not
+      // apply to HTTP/2, whose streams are framed apart; sendH2 drops the field either way.
+      if (opts.draining?.() === true && !session.closed) session.close();
     })();
   }
 

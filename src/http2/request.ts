@@ -92,6 +92,7 @@ export function bodyStream(src: Readable, limits: BodyLimits | null): ReadableSt
   );
 }
 
+const BODILESS = new Set(["GET", "HEAD", "TRACE"]);
 const PSEUDO = 0x3a; // ':'
 
 /**
@@ -102,7 +103,9 @@ const PSEUDO = 0x3a; // ':'
 export function requestFromH2(
   headers: IncomingHttpHeaders,
   raw: readonly string[] | undefined,
-  body: (declared: number | null) => ReadableStream<Uint8Array> | null,
+  /** END_STREAM on the HEADERS: no body follows. */
+  ended: boolean,
+  body: (declared: number | null) => ReadableStream<Uint8Array>,
   signal: AbortSignal,
 ): Request | Refusal {
   const method = headers[":method"];
@@ -130,14 +133,16 @@ export function requestFromH2(
   }
   const cl = h.get("content-length");
   const declared = cl !== null && /^[0-9]{1,16}$/.test(cl) ? Number(cl) : null;
-  const b = body(declared);
+  // As Bun.serve does for HTTP/1.1, a GET, HEAD or TRACE carries no body stream: the handler
+  // sees the framing fields without one and refuses the request (handler.ts says why).
+  const b = ended || BODILESS.has(method) ? null : body(declared);
   // RFC 9113 §8.1.1: a Content-Length that the DATA frames do not match is malformed; with
   // END_STREAM on the HEADERS there are none.
-  if (b === null && declared !== null && declared !== 0) return "framing";
+  if (b === null && ended && declared !== null && declared !== 0) return "framing";
   // The handler reads "is there a body" from the framing fields, as RFC 9112 §6.3 does for
   // HTTP/1.1. An HTTP/2 body of undeclared length is what HTTP/1.1 calls chunked; the field
   // is hop-by-hop and never forwarded.
-  if (b !== null && cl === null) h.set("transfer-encoding", "chunked");
+  if (!ended && cl === null) h.set("transfer-encoding", "chunked");
   return makeRequest(method, `https://${host ?? "invalid.invalid"}${path}`, h, b, signal);
 }
 

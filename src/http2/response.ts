@@ -9,30 +9,17 @@ import { trailersOf, type TrailerBox } from "../proxy/trailers.ts";
 import { H2_INTERNAL_ERROR, H2_NO_ERROR } from "./limits.ts";
 
 // RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2 (node:http2 refuses to
-// send them); TE is allowed in requests only. Connection: close from the handler (a drain, a
-// rotation) means "this connection should end": a GOAWAY on HTTP/2.
+// send them); TE is allowed in requests only. The listener turns a drain into GOAWAY itself.
 const CONNECTION_SPECIFIC = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te"]);
 
-export interface H2Headers {
-  readonly headers: OutgoingHttpHeaders;
-  /** The handler asked to close the connection (Connection: close). */
-  readonly close: boolean;
-}
-
-export function h2Headers(res: Response): H2Headers {
+export function h2Headers(res: Response): OutgoingHttpHeaders {
   const headers: OutgoingHttpHeaders = { ":status": res.status };
-  let close = false;
   res.headers.forEach((v, k) => {
-    if (CONNECTION_SPECIFIC.has(k)) {
-      if (k === "connection" && /(^|,)\s*close\s*(,|$)/i.test(v)) close = true;
-      return;
-    }
-    if (k === "set-cookie") return;
-    headers[k] = v;
+    if (!CONNECTION_SPECIFIC.has(k) && k !== "set-cookie") headers[k] = v;
   });
   const cookies = res.headers.getSetCookie();
   if (cookies.length > 0) headers["set-cookie"] = cookies;
-  return { headers, close };
+  return headers;
 }
 
 /** Resolves once `w` may be written again, or has closed (then the caller stops). */
@@ -69,38 +56,37 @@ async function pump(body: ReadableStream<Uint8Array>, w: Writable): Promise<bool
   }
 }
 
-/** Send `res` on `stream`. `head`: HEAD request (headers only). Returns whether the session should close (GOAWAY). */
-export async function sendH2(stream: ServerHttp2Stream, res: Response, head: boolean): Promise<boolean> {
-  const { headers, close } = h2Headers(res);
+/** Send `res` on `stream`. `head`: HEAD request (headers only). */
+export async function sendH2(stream: ServerHttp2Stream, res: Response, head: boolean): Promise<void> {
+  const headers = h2Headers(res);
   if (stream.destroyed || stream.closed) {
     if (!head) void res.body?.cancel().catch(() => {});
-    return close;
+    return;
   }
   const body = head ? null : res.body;
   const box = trailersOf(res) ?? null;
   if (body === null && box === null) {
     stream.respond(headers, { endStream: true });
-    return close;
+    return;
   }
   stream.respond(headers, { endStream: false, waitForTrailers: box !== null });
   const ok = body === null ? true : await pump(body, stream);
-  if (stream.destroyed || stream.closed) return close;
+  if (stream.destroyed || stream.closed) return;
   if (box !== null) {
     // gRPC: on success the upstream's trailers; on failure the ones the forwarder made up for
     // it (grpc-status UNAVAILABLE...), so the client learns a status instead of a reset.
     const t = await settled(box);
-    if (ok || t !== null) return endWithTrailers(stream, t ?? new Headers(), close);
+    if (ok || t !== null) return endWithTrailers(stream, t ?? new Headers());
   }
   if (ok) stream.end();
   else stream.close(H2_INTERNAL_ERROR);
-  return close;
 }
 
 async function settled(box: TrailerBox): Promise<Headers | null> {
   return box.value !== undefined ? box.value : await box.ready;
 }
 
-function endWithTrailers(stream: ServerHttp2Stream, t: Headers, close: boolean): boolean {
+function endWithTrailers(stream: ServerHttp2Stream, t: Headers): void {
   const out: OutgoingHttpHeaders = {};
   t.forEach((v, k) => {
     if (!CONNECTION_SPECIFIC.has(k) && k.charCodeAt(0) !== 0x3a) out[k] = v;
@@ -113,7 +99,6 @@ function endWithTrailers(stream: ServerHttp2Stream, t: Headers, close: boolean):
     }
   });
   stream.end();
-  return close;
 }
 
 /** Send `res` on node's HTTP/1.1 response object (the listener's http/1.1 side). */

@@ -15,11 +15,13 @@ export function createHttpsListener(o: {
   readonly handler: () => ReturnType<typeof serveOptions>;
   /** Other processes (our workers) bind the port too. */
   readonly shared: boolean;
+  /** A shutdown drain began: HTTP/2 connections get GOAWAY where HTTP/1.1 gets Connection: close. */
+  readonly draining: () => boolean;
   readonly hooks?: { onRotation?(info: RotationInfo): void; onAbuse?(reason: string): void };
 }): HttpsListener {
   const common = { hostname: o.hostname, port: o.port, handler: o.handler, log: o.log, hooks: o.hooks ?? {} };
   // The Bun.serve listener always binds with SO_REUSEPORT: a rotation starts its next server
   // on the same port. The HTTP/2 listener never starts a second server, so it needs the option
   // only when workers share the port (serving/ports.ts).
-  return o.config.http2 ? createH2Listener({ ...common, reusePort: o.shared }) : createTlsListener(common);
+  return o.config.http2 ? createH2Listener({ ...common, reusePort: o.shared, draining: o.draining }) : createTlsListener(common);
 }

@@ -79,6 +79,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   const https = createHttpsListener({
     config,
     shared,
+    draining: () => httpsHandler.inflight.draining,
     hostname,
     port: httpsPort,
     handler: () => serveOptions(httpsHandler),

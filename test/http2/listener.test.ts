@@ -145,6 +145,22 @@ describe("requests", () => {
     c.close();
   });
 
+  test("a GET with a body is refused as on Bun.serve, without ending the connection", async () => {
+    const s = await h2Session(proxy.port);
+    let goaway = false;
+    s.on("goaway", () => (goaway = true));
+    try {
+      expect((await h2Request(s, { ":method": "GET", ":path": "/getbody" }, "q=1")).status).toBe(400);
+      expect(echo.seen.some((x) => x.url.endsWith("/getbody"))).toBe(false);
+      // An HTTP/1.1 connection would close here (the body may be unread); HTTP/2 streams are
+      // framed apart, so the next request goes on the same connection.
+      expect((await h2Request(s, { ":path": "/after" })).status).toBe(200);
+      expect(goaway).toBe(false);
+    } finally {
+      s.close();
+    }
+  });
+
   test("a Content-Length on a HEADERS frame that ends the stream is malformed (RFC 9113 §8.1.1)", async () => {
     // Bun's frame parser resets it before the listener sees it; request.ts checks it as well.
     const c = await rawH2(proxy.port);
@@ -180,32 +196,61 @@ test("hop-by-hop fields from the backend never reach an HTTP/2 client (RFC 9113 
   }
 });
 
-test("drain: Connection: close becomes a GOAWAY; the stream in flight still completes", async () => {
+describe("drain", () => {
   let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  const slow = Bun.serve({ hostname: "127.0.0.1", port: 0, async fetch() { await gate; return new Response("late"); } });
-  const p = startTlsProxy(makeTable([{ host: null, backend: makeBackend([slow.port as number]) }]));
-  const drain = createDrain({ config: { shutdownDelayMs: 0, shutdownGracePeriodMs: 5_000 }, servers: () => p.listener.servers, handlers: [p.handler], log: quietLog });
-  const s = await h2Session(p.port);
-  let goaway = false;
-  s.on("goaway", () => (goaway = true));
-  try {
-    const inflight = h2Request(s, { ":path": "/slow" });
-    await until(() => p.listener.servers[0]!.pendingRequests === 1);
-    const done = drain.begin();
-    expect(await until(() => goaway)).toBe(true);
-    release();
-    const r = await inflight;
-    expect(r.status).toBe(200);
-    expect(String(r.body)).toBe("late");
-    await done;
-    // No longer accepting: a new connection fails.
-    await expect(h2Session(p.port)).rejects.toThrow();
-  } finally {
-    s.close();
-    await p.stop();
-    await slow.stop(true);
-  }
+  let gate: Promise<void>;
+  const slow = Bun.serve({ hostname: "127.0.0.1", port: 0, async fetch(req) { if (new URL(req.url).pathname === "/slow") await gate; return new Response("done"); } });
+  afterAll(() => slow.stop(true));
+
+  test("while draining, where HTTP/1.1 gets Connection: close, HTTP/2 gets GOAWAY; streams in flight complete", async () => {
+    gate = new Promise<void>((r) => (release = r));
+    const p = startTlsProxy(makeTable([{ host: null, backend: makeBackend([slow.port as number]) }]));
+    // A long delay: what is checked is the time before the listener stops accepting.
+    const drain = createDrain({ config: { shutdownDelayMs: 60_000, shutdownGracePeriodMs: 5_000 }, servers: () => p.listener.servers, handlers: [p.handler], log: quietLog });
+    const s = await h2Session(p.port);
+    let goaway = false;
+    s.on("goaway", () => (goaway = true));
+    try {
+      const inflight = h2Request(s, { ":path": "/slow" });
+      await until(() => p.listener.servers[0]!.pendingRequests === 1);
+      void drain.begin();
+      const fast = await h2Request(s, { ":path": "/fast" });
+      expect(fast.status).toBe(200);
+      expect(fast.headers.connection).toBeUndefined();
+      expect(await until(() => goaway)).toBe(true);
+      release();
+      const r = await inflight;
+      expect(r.status).toBe(200);
+      expect(String(r.body)).toBe("done");
+      // Still accepting during the delay, as the HTTP/1.1 listeners are; that session is told too.
+      const again = await h2Session(p.port);
+      let told = false;
+      again.on("goaway", () => (told = true));
+      expect((await h2Request(again, { ":path": "/fast" })).status).toBe(200);
+      expect(await until(() => told)).toBe(true);
+      again.close();
+    } finally {
+      s.close();
+      await p.stop();
+    }
+  });
+
+  test("once stopped, new connections are refused and open sessions get GOAWAY", async () => {
+    gate = Promise.resolve();
+    const p = startTlsProxy(makeTable([{ host: null, backend: makeBackend([slow.port as number]) }]));
+    const drain = createDrain({ config: { shutdownDelayMs: 0, shutdownGracePeriodMs: 5_000 }, servers: () => p.listener.servers, handlers: [p.handler], log: quietLog });
+    const s = await h2Session(p.port);
+    let goaway = false;
+    s.on("goaway", () => (goaway = true));
+    try {
+      await drain.begin();
+      expect(await until(() => goaway)).toBe(true);
+      await expect(h2Session(p.port)).rejects.toThrow();
+    } finally {
+      s.close();
+      await p.stop();
+    }
+  });
 });
 
 test("WebSocket over the listener's HTTP/1.1 side: subprotocol, frames both ways, close code", async () => {

@@ -127,7 +127,7 @@ export type TransportProxy = Omit<TestProxy, "server">;
 export async function startProxyOver(transport: Transport, table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http"): Promise<TransportProxy> {
   if (transport === "h1") return startProxy(table, config, hooks, scheme);
   const { handler, records, setTable } = testHandler(table, config, hooks, scheme);
-  const listener = createH2Listener({ hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), log: quietLog });
+  const listener = createH2Listener({ hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), log: quietLog, draining: () => handler.inflight.draining });
   const built = buildTlsEntries([], generateDefaultCertificate(), { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, { checker: createPemChecker() });
   listener.update(built.entries, built.fingerprint);
   const session = await h2Session(listener.port);
