@@ -316,6 +316,9 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
         enableConnectProtocol: false,
       },
       maxSessionMemory: MAX_SESSION_MEMORY_MB,
+      // HTTP/1.1 keep-alive as Bun.serve's idleTimeout (proxy/listener.ts says why 75 s); node's
+      // default advertises 5 s. trackH1 closes connections idle that long.
+      keepAliveTimeout: idleMs,
     } as http2.SecureServerOptions);
     s.on("error", (e) => log.error("http2 listener error", { err: String(e) }));
     s.on("sessionError", noop);
@@ -329,6 +332,12 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     s.removeAllListeners("stream");
     s.on("stream", onStream);
     s.on("upgrade", onUpgrade);
+    // RFC 9110 §9.3.6: CONNECT asks for a tunnel; a reverse proxy answers 400, as
+    // validateRequest does on Bun.serve (node would otherwise drop the connection unanswered).
+    s.on("connect", (_req: IncomingMessage, socket: Duplex) => {
+      socket.on("error", noop);
+      socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    });
     s.listen({ port, host: opts.hostname, reusePort: opts.reusePort ?? true } as Parameters<typeof s.listen>[0]);
     // Bun binds synchronously: a port that cannot be bound shows as not listening at once, and
     // the 'error' with its errno only follows on a later turn. Address in use is the case a
