@@ -22,6 +22,8 @@ export interface ExplainRequest {
   readonly scheme: "http" | "https";
 }
 
+export type UpstreamProtocol = "h1" | "h1+tls" | "h2c" | "h2+tls";
+
 export interface ExplainMatch {
   readonly ingress: string | null;
   readonly source: "rule" | "defaultBackend" | "globalDefault";
@@ -37,6 +39,8 @@ export interface ExplainMatch {
     readonly id: string;
     readonly status: string;
     readonly scheme: BackendScheme;
+    /** The wire to the pods: HTTP/1.1 (h1), over TLS, or HTTP/2 for gRPC (h2c, h2+tls). */
+    readonly protocol: UpstreamProtocol;
     readonly endpoints: readonly string[];
   };
   /**

@@ -85,7 +85,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
     handler: () => serveOptions(httpsHandler),
     log: log.child({ listener: "https" }),
     // The listener logs each rotation itself; here it is counted.
-    hooks: { onRotation: () => inst.tlsRotated() },
+    hooks: { onRotation: () => inst.tlsRotated(), onAbuse: (reason) => inst.http2Abuse(reason) },
   });
   try {
     bindOrExplain("--https-port", hostname, httpsPort, () => https.update(o.tls.entries, o.tls.fingerprint, o.tls.provisional ?? false));

@@ -42,7 +42,7 @@ export interface TlsProxy {
 /** The proxy handler (scheme https) behind the HTTP/2 listener, or behind Bun.serve for "bun". */
 export function startTlsProxy(
   table: RouteTable,
-  o: { kind?: Listener; hosts?: readonly string[]; config?: Partial<Config>; hooks?: ProxyHooks; maxResetsPerSecond?: number } = {},
+  o: { kind?: Listener; hosts?: readonly string[]; config?: Partial<Config>; hooks?: ProxyHooks; maxResetsPerSecond?: number; onAbuse?: (reason: string) => void } = {},
 ): TlsProxy {
   let current = table;
   const records: AccessRecord[] = [];
@@ -52,7 +52,7 @@ export function startTlsProxy(
   });
   const common = { hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), log: quietLog };
   const listener: HttpsListener = (o.kind ?? "h2") === "h2"
-    ? createH2Listener({ ...common, maxResetsPerSecond: o.maxResetsPerSecond, draining: () => handler.inflight.draining })
+    ? createH2Listener({ ...common, maxResetsPerSecond: o.maxResetsPerSecond, draining: () => handler.inflight.draining, hooks: { onAbuse: (r) => o.onAbuse?.(r) } })
     : createTlsListener(common);
   const built = entriesFor(o.hosts ?? []);
   listener.update(built.entries, built.fingerprint);

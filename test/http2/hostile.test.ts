@@ -19,8 +19,9 @@ const backend = Bun.serve({
   },
 });
 let proxy: TlsProxy;
+const abuse: string[] = [];
 beforeAll(() => {
-  proxy = startTlsProxy(makeTable([{ host: null, backend: makeBackend([backend.port as number]) }]));
+  proxy = startTlsProxy(makeTable([{ host: null, backend: makeBackend([backend.port as number]) }]), { onAbuse: (r) => abuse.push(r) });
 });
 afterAll(async () => {
   release();
@@ -53,6 +54,7 @@ test("rapid reset: a client cancelling streams in a loop gets GOAWAY ENHANCE_YOU
   c.write(Buffer.concat(batch));
   expect(await until(() => c.goaway() !== null)).toBe(true);
   expect(c.goaway()).toBe(0xb); // ENHANCE_YOUR_CALM
+  expect(abuse).toEqual(["rapid-reset"]); // counted: portico_http2_connections_closed_total
   expect(await until(() => c.closed)).toBe(true);
   // Every stream the handler took has ended (aborted with its client).
   expect(await until(() => proxy.handler.inflight.count === 0)).toBe(true);
