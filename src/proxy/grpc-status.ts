@@ -4,8 +4,9 @@
 // Portico's own failures on a gRPC request are a "Trailers-Only" response (the gRPC over
 // HTTP/2 protocol spec): HTTP 200 with content-type application/grpc and grpc-status /
 // grpc-message in the one HEADERS frame, which every gRPC client reads as that status.
-// ingress-nginx answers plain HTTP 502/503/504 instead (NGINX-COMPAT.md §5), which clients
-// turn into UNAVAILABLE or UNKNOWN; here the client learns which failure it was.
+// ingress-nginx adds no grpc-status to its own failures (its grpc_pass answers plain HTTP
+// 502/503/504), which clients turn into UNAVAILABLE or UNKNOWN; here the client learns which
+// failure it was.
 import type { ProxyErrorCode } from "./errors.ts";
 
 export const GRPC = {
