@@ -133,7 +133,7 @@ function describeCanary(r: Route): ExplainCanary {
   const b = c.backend;
   return {
     ingress: `${c.ingress.namespace}/${c.ingress.name}`,
-    backend: { id: b.id, status: b.status, scheme: b.scheme, endpoints: b.endpoints.map((u) => u.authority) },
+    backend: { id: b.id, status: b.status, scheme: b.scheme, protocol: UPSTREAM_PROTOCOL[b.scheme], endpoints: b.endpoints.map((u) => u.authority) },
     rules,
     order: "header, then cookie, then weight (the first rule that decides wins)",
   };
