@@ -63,8 +63,16 @@ export async function sendH2(stream: ServerHttp2Stream, res: Response, head: boo
     if (!head) void res.body?.cancel().catch(() => {});
     return;
   }
-  const body = head ? null : res.body;
   const box = trailersOf(res) ?? null;
+  const small = head || box !== null ? null : await smallBody(res);
+  if (small !== null) {
+    // One write for what relayResponse buffered anyway (a declared length of at most 64 KiB).
+    if (stream.destroyed || stream.closed) return;
+    stream.respond(headers, { endStream: false });
+    stream.end(small);
+    return;
+  }
+  const body = head ? null : res.body;
   if (body === null && box === null) {
     stream.respond(headers, { endStream: true });
     return;
@@ -101,6 +109,20 @@ function endWithTrailers(stream: ServerHttp2Stream, t: Headers): void {
   stream.end();
 }
 
+/** Bodies the proxy already holds whole: relayResponse buffers declared lengths up to this. */
+const SMALL = 64 * 1024;
+
+/** The whole body when it is declared small (and so already in memory), else null. */
+async function smallBody(res: Response): Promise<Uint8Array | null> {
+  const cl = res.headers.get("content-length");
+  if (cl === null || res.body === null || !/^[0-9]{1,5}$/.test(cl) || Number(cl) > SMALL) return null;
+  try {
+    return new Uint8Array(await res.arrayBuffer());
+  } catch {
+    return null;
+  }
+}
+
 /** Send `res` on node's HTTP/1.1 response object (the listener's http/1.1 side). */
 export async function sendH1(out: ServerResponse, res: Response, head: boolean): Promise<void> {
   res.headers.forEach((v, k) => {
@@ -108,7 +130,12 @@ export async function sendH1(out: ServerResponse, res: Response, head: boolean):
   });
   const cookies = res.headers.getSetCookie();
   if (cookies.length > 0) out.setHeader("set-cookie", cookies);
+  const small = head ? null : await smallBody(res);
   out.writeHead(res.status, res.statusText || undefined);
+  if (small !== null) {
+    out.end(small);
+    return;
+  }
   const body = head ? null : res.body;
   if (body === null) {
     out.end();
