@@ -74,6 +74,47 @@ describe("certificates", () => {
     }
   });
 
+  test("ten rotations under load: no request fails, on open sessions or on new ones", async () => {
+    const p = startTlsProxy(makeTable([{ host: null, backend: makeBackend([echo.port]) }]), { hosts: ["load.test"] });
+    const failures: string[] = [];
+    let ok = 0;
+    let running = true;
+    const client = async (fresh: boolean) => {
+      let s = await h2Session(p.port, "load.test");
+      while (running) {
+        try {
+          const r = await h2Request(s, { ":path": "/l", ":authority": "load.test" });
+          if (r.status === 200) ok++;
+          else failures.push(`status ${r.status}`);
+        } catch (e) {
+          failures.push(String(e));
+        }
+        if (fresh) {
+          s.close();
+          s = await h2Session(p.port, "load.test").catch((e) => (failures.push(String(e)), h2Session(p.port, "load.test")));
+        }
+      }
+      s.close();
+    };
+    try {
+      const clients = [client(false), client(false), client(true), client(true)];
+      for (let i = 1; i <= 10; i++) {
+        const pem = createCertificate({ subjectCN: `load v${i}`, sans: ["load.test"] });
+        const built = buildTlsEntries([binding("load.test", "default/load", pem, `default/load@${i}`)], generateDefaultCertificate(), TLS_SETTINGS, { checker: createPemChecker() });
+        p.listener.update(built.entries, built.fingerprint);
+        await until(() => ok >= i * 20);
+      }
+      running = false;
+      await Promise.all(clients);
+      expect(p.listener.rotations).toBe(10);
+      expect(failures).toEqual([]);
+      expect((await peerCertificate(p.port, "load.test", { ALPNProtocols: ["h2"] })).cn).toBe("load v10");
+    } finally {
+      running = false;
+      await p.stop();
+    }
+  });
+
   test("--tls-min-version 1.3 refuses a TLS 1.2 client on the HTTP/2 listener too", async () => {
     const built = buildTlsEntries([], generateDefaultCertificate(), { ...TLS_SETTINGS, minVersion: "1.3" }, { checker: createPemChecker() });
     const p = startTlsProxy(makeTable([]));
