@@ -2,7 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { backendConf, proxyConf, regexPath } from "./nginx.ts";
+import { backendConf, grpcProxyConf, proxyConf, regexPath } from "./nginx.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "bench-nginx-test-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,6 +19,21 @@ test("proxy config carries the ingress-nginx directives the comparison depends o
   }
   expect(conf).toContain("server 127.0.0.10:18003");
   expect(conf).toContain("proxy_set_header Connection $connection_upgrade;");
+});
+
+test("a backend without the many-endpoint listeners has no server block without listen (nginx would take *:80)", () => {
+  const conf = backendConf(dir, dir, { ...ports, manyCount: 0 }, 1);
+  const blocks = conf.split("server {").slice(1);
+  expect(blocks).toHaveLength(3);
+  for (const b of blocks) expect(b).toContain("listen 127.0.0.1:");
+});
+
+test("HTTP/2 variants: http2 on the TLS listener, and gRPC with grpc_pass", () => {
+  const tls = { certFile: join(dir, "c.crt"), keyFile: join(dir, "c.key") };
+  expect(proxyConf(dir, { httpPort: 18080, httpsPort: 18443, upstreams: [[1, 18001]], ...tls, workers: 1, http2: true })).toContain("ssl http2;");
+  const g = grpcProxyConf(dir, { httpsPort: 18443, upstreamPort: 18005, ...tls });
+  expect(g).toContain("grpc_pass grpc://upstream_grpc;");
+  expect(g).toContain("ssl http2;");
 });
 
 test("only integers are substituted: anything else is refused", () => {
@@ -50,6 +65,9 @@ test.skipIf(!nginx)("nginx -t accepts both generated configs", () => {
     backend: backendConf(dir, dir, ports, 1),
     proxy: proxyConf(dir, { httpPort: 18080, httpsPort: 18443, upstreams: [[1, 18001]], certFile: cert, keyFile: key, workers: 1 }),
     regex: proxyConf(dir, { httpPort: 18080, httpsPort: 18443, upstreams: [[1, 18001]], certFile: cert, keyFile: key, workers: 1, regexPaths: 50 }),
+    h2proxy: proxyConf(dir, { httpPort: 18080, httpsPort: 18443, upstreams: [[1, 18001]], certFile: cert, keyFile: key, workers: 1, http2: true }),
+    grpc: grpcProxyConf(dir, { httpsPort: 18443, upstreamPort: 18005, certFile: cert, keyFile: key }),
+    lone: backendConf(dir, dir, { ...ports, manyCount: 0 }, 1),
   };
   for (const [name, text] of Object.entries(files)) {
     const f = join(dir, `${name}.conf`);

@@ -75,10 +75,10 @@ ${locations}  }
     listen 127.0.0.1:${int(p.close, 1, 65535)} backlog=4096;
     keepalive_timeout 0;
 ${locations}  }
-  server {
-${many.join("\n")}
-${locations}  }
-  server {
+${
+    // Without listen lines a server block listens on *:80: leave it out when there are none.
+    many.length === 0 ? "" : `  server {\n${many.join("\n")}\n${locations}  }\n`
+  }  server {
     listen 127.0.0.1:${int(p.status, 1, 65535)};
     location = /status { stub_status; }
   }
@@ -96,6 +96,8 @@ export interface ProxyOptions {
   readonly workers: number;
   /** Regex paths 0..n-1 (regexPath) instead of one `location /`; 0 or absent: none. */
   readonly regexPaths?: number;
+  /** HTTP/2 on the TLS listener (ingress-nginx's use-http2 default: true). */
+  readonly http2?: boolean;
 }
 
 /** The i-th regex path of the regex scenarios (Portico's Ingress and nginx's locations alike). */
@@ -139,7 +141,9 @@ ${temps(dir, "proxy")}  access_log off;
   log_subrequest on;
   reset_timedout_connection on;
   keepalive_timeout 75s;
-  keepalive_requests 1000;
+  # ingress-nginx's keep-alive-requests (1000). With http2 the HTTP/2 benchmark raises it: nginx
+  # then ends each connection with GOAWAY after 1000 streams, and h2load does not reconnect.
+  keepalive_requests ${o.http2 ? 1_000_000 : 1000};
   types_hash_max_size 2048;
   server_names_hash_max_size 1024;
   server_names_hash_bucket_size 64;
@@ -175,7 +179,7 @@ ${servers}
   server {
     server_name bench.local;
     listen 127.0.0.1:${int(o.httpPort, 1, 65535)} default_server reuseport backlog=4096;
-    listen 127.0.0.1:${int(o.httpsPort, 1, 65535)} default_server reuseport backlog=4096 ssl;
+    listen 127.0.0.1:${int(o.httpsPort, 1, 65535)} default_server reuseport backlog=4096 ssl${o.http2 ? " http2" : ""};
     ssl_certificate ${safePath(o.certFile)};
     ssl_certificate_key ${safePath(o.keyFile)};
 ${o.regexPaths ? regexLocations(o.regexPaths, LOCATION_BODY) : `    location / {\n${LOCATION_BODY}    }\n`}  }
@@ -216,3 +220,49 @@ const LOCATION_BODY = `      port_in_redirect off;
       proxy_redirect off;
       proxy_pass http://upstream_balancer;
 `;
+
+/**
+ * nginx proxying gRPC as ingress-nginx renders `backend-protocol: GRPC`: an HTTP/2 TLS
+ * listener and `grpc_pass grpc://` with the same X-Forwarded-* headers (grpc_set_header), and
+ * grpc_*_timeout set from the proxy-*-timeout defaults, as its template does. Without upstream
+ * keepalive: with it, every second call failed (5xx, measured against the grpc-js server
+ * under Bun, one connection, calls in sequence), so each call opens its own connection.
+ */
+export function grpcProxyConf(dir: string, o: { httpsPort: number; upstreamPort: number; certFile: string; keyFile: string }): string {
+  return `${preamble(dir, "grpc-proxy", 1)}worker_rlimit_nofile 65535;
+http {
+${temps(dir, "grpc-proxy")}
+  access_log off;
+  tcp_nodelay on;
+  keepalive_timeout 75s;
+  # Raised from ingress-nginx's 1000, as for proxyConf with http2 (h2load does not reconnect).
+  keepalive_requests 1000000;
+  ssl_protocols TLSv1.2 TLSv1.3;
+  ssl_session_cache shared:SSL:10m;
+  ssl_session_tickets off;
+  upstream upstream_grpc {
+    server 127.0.0.1:${int(o.upstreamPort, 1, 65535)} max_fails=0;
+  }
+  server {
+    server_name grpc.local;
+    listen 127.0.0.1:${int(o.httpsPort, 1, 65535)} default_server reuseport backlog=4096 ssl http2;
+    ssl_certificate ${safePath(o.certFile)};
+    ssl_certificate_key ${safePath(o.keyFile)};
+    location / {
+      grpc_set_header Host $http_host;
+      grpc_set_header X-Request-ID $request_id;
+      grpc_set_header X-Real-IP $remote_addr;
+      grpc_set_header X-Forwarded-For $remote_addr;
+      grpc_set_header X-Forwarded-Host $http_host;
+      grpc_set_header X-Forwarded-Port $server_port;
+      grpc_set_header X-Forwarded-Proto $scheme;
+      grpc_connect_timeout 5s;
+      grpc_send_timeout 60s;
+      grpc_read_timeout 60s;
+      grpc_next_upstream error timeout;
+      grpc_pass grpc://upstream_grpc;
+    }
+  }
+}
+`;
+}

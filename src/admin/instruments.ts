@@ -61,6 +61,9 @@ function createMetrics(r: Registry) {
     responseBytes: r.counter({ name: "portico_response_bytes_total", help: "Response body bytes sent to clients, by Ingress.", labelNames: ing }),
     activeConnections: r.gauge({ name: "portico_active_connections", help: "Client connections (requests in flight) currently open on the traffic listeners." }),
     websocketSessions: r.gauge({ name: "portico_websocket_sessions", help: "WebSocket sessions currently proxied." }),
+    requestsByProtocol: r.counter({ name: "portico_requests_by_protocol_total", help: "Requests answered, by client protocol (h1 or h2).", labelNames: ["protocol"], maxSeries: SMALL_SET }),
+    grpcRequests: r.counter({ name: "portico_grpc_requests_total", help: "gRPC calls answered, by Ingress, backend service and the grpc-status the client got.", labelNames: ["ingress", "namespace", "service", "grpc_status"] }),
+    http2Abuse: r.counter({ name: "portico_http2_connections_closed_total", help: "HTTP/2 client connections closed for abuse (GOAWAY ENHANCE_YOUR_CALM), by reason.", labelNames: ["reason"], maxSeries: SMALL_SET }),
     upstreamErrors: r.counter({ name: "portico_upstream_errors_total", help: "Failed upstream attempts, by reason.", labelNames: ["reason"], maxSeries: SMALL_SET }),
     upstreamRetries: r.counter({ name: "portico_upstream_retries_total", help: "Upstream attempts retried on another endpoint, by reason.", labelNames: ["reason"], maxSeries: SMALL_SET }),
     compileDuration: r.histogram({ name: "portico_config_compile_duration_seconds", help: "Time to compile a snapshot into a route table.", buckets: COMPILE_BUCKETS }),
@@ -89,6 +92,8 @@ export interface Instruments {
   observeRequest(rec: AccessRecord): void;
   websocketOpened(): void;
   websocketClosed(): void;
+  /** An HTTP/2 connection closed for abuse (http2/limits.ts): "rapid-reset". */
+  http2Abuse(reason: string): void;
   upstreamError(reason: string): void;
   upstreamRetry(reason: string): void;
   /** After each compile. */
@@ -159,6 +164,11 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
   const inst: Instruments = {
     registry,
     observeRequest(rec) {
+      m.requestsByProtocol.inc([rec.protocol]);
+      if (rec.grpcStatus !== null) {
+        const [namespace, name] = splitIngress(rec.ingress);
+        m.grpcRequests.inc([name, namespace, rec.service ?? "", String(rec.grpcStatus)]);
+      }
       const s = requestSeries(rec);
       if (s === null) {
         // A bound refused a series: the slow path counts what still fits (and the overflow).
@@ -188,6 +198,7 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
       }
     },
     websocketOpened: () => m.websocketSessions.inc(),
+    http2Abuse: (reason) => m.http2Abuse.inc([ident(reason)]),
     websocketClosed: () => m.websocketSessions.dec(),
     upstreamError: (reason) => m.upstreamErrors.inc([ident(reason)]),
     upstreamRetry: (reason) => m.upstreamRetries.inc([ident(reason)]),

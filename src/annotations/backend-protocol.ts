@@ -1,11 +1,14 @@
 // The protocol spoken to the pods of one Ingress's backends. The compiler uses the scheme to
-// resolve backends (an HTTPS backend has its own id: docs/design.md).
+// resolve backends (an HTTPS or gRPC backend has its own id: docs/design.md). GRPC is HTTP/2
+// with prior knowledge (h2c), GRPCS HTTP/2 over TLS, as ingress-nginx's grpc_pass grpc:// and
+// grpcs:// (proxy/grpc.ts).
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
+import type { BackendScheme } from "../table/types.ts";
 import { oneOf } from "./values.ts";
 
 export interface BackendProtocolPolicy {
-  readonly scheme: "http" | "https";
+  readonly scheme: BackendScheme;
 }
 
 export const BACKEND_PROTOCOL_SPEC: AnnotationSpec = {
@@ -13,24 +16,28 @@ export const BACKEND_PROTOCOL_SPEC: AnnotationSpec = {
   nginx: [`${NGINX_PREFIX}backend-protocol`],
   family: "backend-protocol",
   default: "HTTP",
-  description: "`HTTP` or `HTTPS` (any case) to the pods; HTTPS certificates are not verified",
+  description: "`HTTP`, `HTTPS`, `GRPC` (h2c) or `GRPCS` (any case) to the pods; TLS certificates of pods are not verified",
   compat: {
     kind: "differs",
     difference:
-      "`AUTO_HTTP`, `GRPC`, `GRPCS` and `FCGI`, which ingress-nginx implements, give an InvalidAnnotation diagnostic and HTTP here.",
+      "`AUTO_HTTP` and `FCGI`, which ingress-nginx implements, give an InvalidAnnotation diagnostic and HTTP here. Portico's own gRPC failures are gRPC statuses (UNAVAILABLE, DEADLINE_EXCEEDED), not HTTP 502/503/504.",
   },
 };
 
-const Protocol = oneOf(["HTTP", "HTTPS"], "expected HTTP or HTTPS");
+const Protocol = oneOf(["HTTP", "HTTPS", "GRPC", "GRPCS"], "expected HTTP, HTTPS, GRPC or GRPCS");
 
 const NONE: BackendProtocolPolicy = Object.freeze({ scheme: "http" });
-const HTTPS: BackendProtocolPolicy = Object.freeze({ scheme: "https" });
+const BY_VALUE: Readonly<Record<string, BackendProtocolPolicy>> = {
+  HTTPS: Object.freeze({ scheme: "https" }),
+  GRPC: Object.freeze({ scheme: "grpc" }),
+  GRPCS: Object.freeze({ scheme: "grpcs" }),
+};
 
 export const BACKEND_PROTOCOL: Family<BackendProtocolPolicy> = {
   name: "backend-protocol",
   annotations: [BACKEND_PROTOCOL_SPEC],
   none: NONE,
   parse(r) {
-    return r.value(BACKEND_PROTOCOL_SPEC, Protocol) === "HTTPS" ? HTTPS : NONE;
+    return BY_VALUE[r.value(BACKEND_PROTOCOL_SPEC, Protocol) ?? ""] ?? NONE;
   },
 };

@@ -88,7 +88,7 @@ describe("parseAnnotations", () => {
     ["response-timeout", "abc"],
     ["ssl-redirect", "yes"],
     ["ssl-redirect", ""],
-    ["backend-protocol", "GRPC"],
+    ["backend-protocol", "FCGI"],
     ["backend-protocol", ""],
   ])("bad %s=%p → a problem naming it, and the default", (name, value) => {
     const a = one(name, value);
@@ -132,6 +132,8 @@ describe("parseAnnotations", () => {
     expect(one("backend-protocol", " https ").scheme).toBe("https");
     expect(nginx("backend-protocol", "Https").scheme).toBe("https");
     expect(nginx("backend-protocol", "http").scheme).toBe("http");
+    expect(nginx("backend-protocol", "GRPC").scheme).toBe("grpc");
+    expect(one("backend-protocol", "grpcs").scheme).toBe("grpcs");
   });
 
   test("the portico.dev name wins over the ingress-nginx one when both have a value", () => {

@@ -3,7 +3,7 @@
 import * as v from "valibot";
 import { orderStages, type StagePolicy } from "../table/policy.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
-import type { RouteOptions } from "../table/types.ts";
+import type { BackendScheme, RouteOptions } from "../table/types.ts";
 import { basicAuthStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
 import { CORS_KIND } from "./cors.ts";
 import { GUARDS_ACCESS } from "./not-implemented.ts";
@@ -23,7 +23,7 @@ export type AnnotationPolicies = { readonly [K in keyof Families]: PolicyOf<Fami
 
 export interface ParsedAnnotations {
   readonly options: RouteOptions;
-  readonly scheme: "http" | "https";
+  readonly scheme: BackendScheme;
   /** Per family, for the compiler; `options` and `scheme` are what the table carries of them. */
   readonly policies: AnnotationPolicies;
   /** One sentence per rejected value: becomes an InvalidAnnotation diagnostic. */

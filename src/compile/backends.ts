@@ -6,7 +6,7 @@
 import type { DiagnosticReason } from "../model/diagnostic.ts";
 import type { IngressBackend } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
-import type { Backend, BackendStatus, Upstream } from "../table/types.ts";
+import type { Backend, BackendScheme, BackendStatus, Upstream } from "../table/types.ts";
 import type { CompileConfig } from "./config.ts";
 import { authority, upstreamsFromSlices, usableEndpoints } from "./endpoints.ts";
 
@@ -20,7 +20,7 @@ export type BackendRef =
       /** `namespace/name`: the Service's and its EndpointSlice group's snapshot key. */
       readonly key: string;
       readonly port: number | string;
-      readonly scheme: "http" | "https";
+      readonly scheme: BackendScheme;
     }
   | { readonly kind: "resource"; readonly id: string; readonly namespace: string; readonly ref: string };
 
@@ -48,14 +48,14 @@ export const backendReason = (r: ResolvedBackend): DiagnosticReason =>
 export const FIRST_PORT = 0;
 
 /** `ns/name:port` (also used for --default-backend-service). */
-export function serviceRef(ns: string, name: string, port: number | string, scheme: "http" | "https"): BackendRef {
+export function serviceRef(ns: string, name: string, port: number | string, scheme: BackendScheme): BackendRef {
   // The scheme is part of the id only when it is not the default, to keep ids readable.
-  const id = `${ns}/${name}:${port}${scheme === "https" ? "#https" : ""}`;
+  const id = `${ns}/${name}:${port}${scheme === "http" ? "" : `#${scheme}`}`;
   return { kind: "service", id, namespace: ns, name, key: `${ns}/${name}`, port, scheme };
 }
 
 /** Check one IngressBackend written in namespace `ns` (nothing here depends on other objects). */
-export function backendRef(ns: string, spec: IngressBackend, scheme: "http" | "https"): BackendRefResult {
+export function backendRef(ns: string, spec: IngressBackend, scheme: BackendScheme): BackendRefResult {
   if (spec.service && spec.resource) return { ok: false, message: "backend sets both service and resource" };
   if (spec.resource) {
     const r = spec.resource;
@@ -81,7 +81,7 @@ function make(
   port: string,
   status: BackendStatus,
   all: readonly Upstream[],
-  scheme: "http" | "https",
+  scheme: BackendScheme,
   serverName: string,
   externalName: boolean,
   detail: string,

@@ -13,7 +13,7 @@
 // runs per host entry (host-entry.ts), where Services and EndpointSlices are read.
 import type { ErrorPagesPolicy } from "../annotations/error-pages.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
-import type { Backend, RouteErrorPages } from "../table/types.ts";
+import type { Backend, BackendScheme, RouteErrorPages } from "../table/types.ts";
 import { FIRST_PORT, serviceRef, type BackendRef, type ResolvedBackend } from "./backends.ts";
 import type { CompileConfig } from "./config.ts";
 
@@ -32,7 +32,7 @@ export interface ErrorPagesPlan {
 const byConfig = new WeakMap<CompileConfig, ErrorPagesPlan | null>();
 
 /** The plan of an Ingress's error pages, or null when it has none (no list anywhere, no default-backend). */
-export function planErrorPages(p: ErrorPagesPolicy, ns: string, scheme: "http" | "https", config: CompileConfig): ErrorPagesPlan | null {
+export function planErrorPages(p: ErrorPagesPolicy, ns: string, scheme: BackendScheme, config: CompileConfig): ErrorPagesPlan | null {
   const global = config.customHttpErrors ?? [];
   const none = p.codes === null && p.defaultBackend === null;
   // Ingresses without these annotations share one plan per configuration.

@@ -2,6 +2,7 @@
 // `portico explain`).
 import type { CanaryRules } from "../annotations/canary.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
+import type { BackendScheme } from "../table/types.ts";
 
 /** Bounds on explain's input and output, so that one call stays cheap at any cluster size. */
 export const EXPLAIN_LIMITS = Object.freeze({
@@ -21,6 +22,8 @@ export interface ExplainRequest {
   readonly scheme: "http" | "https";
 }
 
+export type UpstreamProtocol = "h1" | "h1+tls" | "h2c" | "h2+tls";
+
 export interface ExplainMatch {
   readonly ingress: string | null;
   readonly source: "rule" | "defaultBackend" | "globalDefault";
@@ -35,7 +38,9 @@ export interface ExplainMatch {
   readonly backend: {
     readonly id: string;
     readonly status: string;
-    readonly scheme: "http" | "https";
+    readonly scheme: BackendScheme;
+    /** The wire to the pods: HTTP/1.1 (h1), over TLS, or HTTP/2 for gRPC (h2c, h2+tls). */
+    readonly protocol: UpstreamProtocol;
     readonly endpoints: readonly string[];
   };
   /**

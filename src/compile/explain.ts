@@ -14,7 +14,7 @@ import { lookup, selectHost } from "../table/lookup.ts";
 import { decodedPath, type RegexRoutes } from "../table/regex.ts";
 import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { isPathPrefix } from "../table/segments.ts";
-import type { HostRoutes, Match, Route } from "../table/types.ts";
+import type { BackendScheme, HostRoutes, Match, Route } from "../table/types.ts";
 import { Compiler } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
 import {
@@ -28,12 +28,16 @@ import {
   type ExplainRequest,
   type ExplainResult,
   type ExplainRewrite,
+  type UpstreamProtocol,
 } from "./explain-types.ts";
 import { tlsCovers } from "./hosts.ts";
 import { annotationsOf } from "./migrate.ts";
 import type { IngressPlan, RulePath } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
 import type { CertificateBinding } from "./types.ts";
+
+/** What Portico speaks to the pods for each backend-protocol (proxy/forward.ts, proxy/grpc.ts). */
+const UPSTREAM_PROTOCOL: Readonly<Record<BackendScheme, UpstreamProtocol>> = { http: "h1", https: "h1+tls", grpc: "h2c", grpcs: "h2+tls" };
 
 export type * from "./explain-types.ts";
 
@@ -113,7 +117,7 @@ function describeMatch(m: Match, rewrite: ExplainRewrite | null): ExplainMatch {
     path: r.path,
     pathType: r.pathType,
     declaredPathType: r.declaredPathType,
-    backend: { id: b.id, status: b.status, scheme: b.scheme, endpoints: b.endpoints.map((u) => u.authority) },
+    backend: { id: b.id, status: b.status, scheme: b.scheme, protocol: UPSTREAM_PROTOCOL[b.scheme], endpoints: b.endpoints.map((u) => u.authority) },
     answers:
       rewrite?.outcome === "redirect" ? "302" : rewrite?.outcome === "refused" ? "500" : b.endpoints.length > 0 ? "proxied" : "503",
     tls: r.tls,
@@ -129,7 +133,7 @@ function describeCanary(r: Route): ExplainCanary {
   const b = c.backend;
   return {
     ingress: `${c.ingress.namespace}/${c.ingress.name}`,
-    backend: { id: b.id, status: b.status, scheme: b.scheme, endpoints: b.endpoints.map((u) => u.authority) },
+    backend: { id: b.id, status: b.status, scheme: b.scheme, protocol: UPSTREAM_PROTOCOL[b.scheme], endpoints: b.endpoints.map((u) => u.authority) },
     rules,
     order: "header, then cookie, then weight (the first rule that decides wins)",
   };

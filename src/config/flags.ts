@@ -90,6 +90,7 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   hstsMaxAge: { name: "hsts-max-age", metavar: "SECONDS", help: "max-age of Strict-Transport-Security", defaultText: "31536000", schema: val.integer(0, 2 ** 31 - 1), fallback: () => 31_536_000 },
   tlsMinVersion: { name: "tls-min-version", metavar: "V", help: "lowest TLS version accepted: 1.2 or 1.3", defaultText: "1.2", schema: val.oneOf(["1.2", "1.3"]), fallback: () => "1.2" },
   tlsCiphers: { name: "tls-ciphers", metavar: "LIST", help: "TLS 1.2 cipher suites, OpenSSL names separated by colons", defaultText: "ECDHE with AES-GCM or CHACHA20-POLY1305", schema: val.cipherList, fallback: () => DEFAULT_TLS_CIPHERS },
+  http2: { name: "http2", metavar: null, help: "offer HTTP/2 (ALPN h2) beside HTTP/1.1 on the HTTPS port (--http2=false: HTTP/1.1 only)", defaultText: "true", schema: val.bool, fallback: () => true },
   workers: { name: "workers", metavar: "N", help: "data-plane worker processes", defaultText: "the number of CPUs available", schema: val.integer(1, 256), fallback: () => availableParallelism() },
 };
 

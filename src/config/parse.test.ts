@@ -67,6 +67,7 @@ describe("defaults", () => {
       hstsMaxAge: 31536000,
       tlsMinVersion: "1.2",
       tlsCiphers: DEFAULT_TLS_CIPHERS,
+      http2: true,
       workers: availableParallelism(),
     });
     expect(Object.isFrozen(c)).toBe(true);
@@ -89,7 +90,7 @@ describe("values", () => {
       "--shutdown-grace-period", "45", "--hsts-max-age", "60", "--tls-min-version", "1.3",
       "--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256", "--workers", "3", "--admin-port", "9000",
       "--allow-external-name-services", "--allowlist-source-range", "10.0.0.0/8, 2001:DB8::/32", "--denylist-source-range", "10.9.9.9",
-      "--limit-req-status-code", "429", "--limit-conn-status-code", "503",
+      "--limit-req-status-code", "429", "--limit-conn-status-code", "503", "--http2=false",
       "--custom-http-errors", " 503,404 ,404",
     ]);
     expect(c).toMatchObject({
@@ -104,7 +105,7 @@ describe("values", () => {
       allowlistSourceRange: ["10.0.0.0/8", "2001:db8::/32"], denylistSourceRange: ["10.9.9.9/32"],
       connectTimeoutMs: 500, responseTimeoutMs: 120_000, streamIdleTimeoutMs: 3_600_000, shutdownDelayMs: 0,
       shutdownGracePeriodMs: 45_000, hstsMaxAge: 60, tlsMinVersion: "1.3", tlsCiphers: "ECDHE-RSA-AES128-GCM-SHA256", workers: 3,
-      allowExternalNameServices: true, limitReqStatusCode: 429, limitConnStatusCode: 503, customHttpErrors: [404, 503],
+      allowExternalNameServices: true, limitReqStatusCode: 429, limitConnStatusCode: 503, customHttpErrors: [404, 503], http2: false,
     });
   });
 
@@ -242,6 +243,7 @@ describe("errors name the flag", () => {
     [["--tls-ciphers", "ALL:!aNULL"], "--tls-ciphers: expected OpenSSL cipher names"],
     [["--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256:BOGUS"], "--tls-ciphers: unknown TLS 1.2 cipher suite BOGUS"],
     [["--tls-ciphers", "TLS_AES_128_GCM_SHA256"], "--tls-ciphers: TLS 1.3 suite TLS_AES_128_GCM_SHA256 cannot be chosen"],
+    [["--http2=h2c"], "--http2: expected true or false"],
     [["--workers", "0"], "--workers: expected an integer 1-256"],
     [["--kubeconfig="], "--kubeconfig: expected a non-empty value"],
     [["--context", "--bind", "1.2.3.4"], "--context: missing value"],

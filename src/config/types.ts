@@ -85,6 +85,8 @@ export interface Config {
   readonly hstsMaxAge: number;
   readonly tlsMinVersion: "1.2" | "1.3";
   readonly tlsCiphers: string;
+  /** HTTP/2 (ALPN h2) on the HTTPS port; off: the Bun.serve listener, HTTP/1.1 only. */
+  readonly http2: boolean;
   // Performance
   readonly workers: number;
 }

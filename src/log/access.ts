@@ -34,6 +34,10 @@ export interface AccessRecord {
   /** ProxyErrorCode, "ClientClosed", "UpstreamAborted", "StreamIdle" or null. */
   error: string | null;
   scheme: "http" | "https";
+  /** Client protocol: HTTP/1.x or HTTP/2 (the HTTPS listener offers both: docs/design.md). */
+  protocol: "h1" | "h2";
+  /** grpc-status of a gRPC call (relayed, or Portico's own failure), else null. */
+  grpcStatus: number | null;
 }
 
 /** A Node-style writable (process.stdout): write() returning false means wait for 'drain'. */
@@ -87,6 +91,7 @@ export function accessFields(r: AccessRecord): Record<string, string | number | 
     client: r.client,
     method: r.method,
     scheme: r.scheme,
+    protocol: r.protocol,
     host: r.host,
     path: r.path,
     status: r.status,
@@ -99,6 +104,7 @@ export function accessFields(r: AccessRecord): Record<string, string | number | 
     ingress: r.ingress,
     service: r.service,
     websocket: r.websocket,
+    grpc_status: r.grpcStatus,
     error: r.error,
   };
 }

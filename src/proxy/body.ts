@@ -167,7 +167,8 @@ export function meterResponseBody(
   };
   let ctrlRef: ReadableStreamDefaultController<Uint8Array> | null = null;
   const dog = createWatchdog(idleMs, () => {
-    const err = new Error("upstream stream idle");
+    // A ProxyError, so a gRPC upstream (grpc.ts) can tell the client DEADLINE_EXCEEDED.
+    const err = new ProxyError("UpstreamTimeout", "upstream stream idle");
     reader.cancel(err).catch(() => {});
     try {
       ctrlRef?.error(SILENT);

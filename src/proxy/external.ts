@@ -20,8 +20,9 @@ import { lookup as dnsLookup } from "node:dns";
 import { isIP } from "node:net";
 import { networkInterfaces } from "node:os";
 import { cidrMatcher, parseCidrList } from "../config/cidr.ts";
-import type { Upstream } from "../table/types.ts";
+import type { BackendScheme, Upstream } from "../table/types.ts";
 import { ProxyError } from "./errors.ts";
+import type { ProxyHooks } from "./types.ts";
 
 /** Every address a name resolves to, in the resolver's order. Rejects when it resolves to none. */
 export type LookupAll = (name: string) => Promise<readonly string[]>;
@@ -211,9 +212,29 @@ export function createExternalResolver(opts: ExternalOptions = {}): ExternalReso
  * Host for a request the client sent without one (HTTP/1.0): the Service's name, as fetch
  * would have written it from a URL naming it, not the IP connected to.
  */
-export function hostForName(u: Upstream, scheme: "http" | "https"): string {
+export function hostForName(u: Upstream, scheme: BackendScheme): string {
   const name = u.address.includes(":") && !u.address.startsWith("[") ? `[${u.address}]` : u.address;
-  return u.port === (scheme === "https" ? 443 : 80) ? name : `${name}:${u.port}`;
+  const tls = scheme === "https" || scheme === "grpcs";
+  return u.port === (tls ? 443 : 80) ? name : `${name}:${u.port}`;
+}
+
+/** ExternalName: the checked address to connect to in place of the name (see above). */
+export async function externalTarget(
+  input: { readonly headers: Headers; readonly backend: { readonly id: string; readonly scheme: BackendScheme }; readonly connectTimeoutMs: number; readonly hooks?: ProxyHooks | undefined },
+  ext: ExternalResolver,
+  u: Upstream,
+): Promise<Upstream> {
+  try {
+    const to = await ext.target(u, input.connectTimeoutMs);
+    if (!input.headers.has("host")) input.headers.set("host", hostForName(u, input.backend.scheme));
+    return to;
+  } catch (e) {
+    const forbidden = e instanceof ProxyError && e.code === "UpstreamAddressForbidden";
+    try {
+      input.hooks?.onUpstreamError?.(input.backend.id, forbidden ? "forbidden" : "dns");
+    } catch {}
+    throw e;
+  }
 }
 
 let shared: ExternalResolver | null = null;

@@ -6,7 +6,8 @@ import { DEFAULT_RETRY } from "../table/routes.ts";
 import type { Backend, RetryPolicy, Upstream } from "../table/types.ts";
 import type { Balancer, EndpointChoice } from "./balancer.ts";
 import { ProxyError } from "./errors.ts";
-import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
+import { externalTarget, sharedExternalResolver, type ExternalResolver } from "./external.ts";
+import { forwardGrpc } from "./grpc.ts";
 import type { ProxyHooks } from "./types.ts";
 import { probeConnect } from "./probe.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
@@ -134,19 +135,6 @@ export function createAttemptControl(ac: AbortController): RequestControl {
   return new Control(ac);
 }
 
-/** ExternalName: the checked address to connect to in place of the name (external.ts). */
-async function externalTarget(input: ForwardInput, ext: ExternalResolver, u: Upstream): Promise<Upstream> {
-  try {
-    const to = await ext.target(u, input.connectTimeoutMs);
-    if (!input.headers.has("host")) input.headers.set("host", hostForName(u, input.backend.scheme));
-    return to;
-  } catch (e) {
-    const forbidden = e instanceof ProxyError && e.code === "UpstreamAddressForbidden";
-    safe(() => input.hooks?.onUpstreamError?.(input.backend.id, forbidden ? "forbidden" : "dns"));
-    throw e;
-  }
-}
-
 /** Which proxy-next-upstream condition a failure falls under, and its name for the metrics. */
 type Failure = "error" | "timeout" | "invalid_header";
 
@@ -172,6 +160,8 @@ function again(input: ForwardInput, p: RetryPolicy, maxAttempts: number, t0: num
 }
 
 export async function forward(input: ForwardInput, control: RequestControl): Promise<ForwardResult> {
+  // gRPC backends are HTTP/2 upstreams, on pooled node:http2 sessions (grpc.ts).
+  if (input.backend.scheme === "grpc" || input.backend.scheme === "grpcs") return forwardGrpc(input, control);
   // Endpoints tried so far; the set exists only once a second pick needs it (most requests
   // make one attempt, and a Set per request showed in the profile).
   let first: string | null = null;

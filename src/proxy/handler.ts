@@ -1,6 +1,6 @@
 // The request handler shared by the HTTP and HTTPS listeners: validate → route → redirect →
 // limits → forward (or WebSocket relay) → stream back, with one access record per request.
-import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
+import type { ServerWebSocket, WebSocketHandler } from "bun";
 import type { Backend, Match } from "../table/types.ts";
 import { createBalancer, type Balancer } from "./balancer.ts";
 import { meterRequestBody, nextTurn } from "./body.ts";
@@ -10,19 +10,20 @@ import { errorPath, errorRequestHeaders, fallbackFields, replaces } from "./erro
 import { errorBodyBytes, errorResponse, ProxyError, statusOf, type ProxyErrorCode } from "./errors.ts";
 import type { ExternalResolver } from "./external.ts";
 import { createAttemptControl, forward } from "./forward.ts";
+import { grpcErrorResponse, grpcStatusOf, isGrpc } from "./grpc-status.ts";
 import { clientIpOf, downstreamHeaders, requestIdOf, upstreamHeaders, type ForwardContext } from "./headers.ts";
 import { createInflight, type Inflight } from "./inflight.ts";
 import { IDLE_TIMEOUT_S } from "./listener.ts";
 import { createPolicyRunner, POLICY_KINDS, type PolicyFlow } from "./policies.ts";
 import { hstsValue, httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
 import { relayResponse } from "./respond.ts";
-import type { AccessRecord, ProxyDeps } from "./types.ts";
+import type { AccessRecord, ProxyDeps, RequestServer } from "./types.ts";
 import { targetOf, validateRequest } from "./validate.ts";
 import { guardRequest, sweep, type Watchdog } from "./watchdog.ts";
 import { connectUpstreamWs, isWebSocketUpgrade, upgradeClient, websocketHandler, type WsData } from "./websocket.ts";
 
 export interface ProxyHandler {
-  fetch(req: Request, server: Server<WsData>): Promise<Response | undefined>;
+  fetch(req: Request, server: RequestServer): Promise<Response | undefined>;
   readonly websocket: WebSocketHandler<WsData>;
   error(e: Error): Response;
   readonly inflight: Inflight;
@@ -53,7 +54,7 @@ function clientScheme(xfp: string | null): "http" | "https" | null {
   return first === "https" || first === "http" ? first : null;
 }
 
-function peerOf(req: Request, server: Server<WsData>): string {
+function peerOf(req: Request, server: RequestServer): string {
   const a = server.requestIP(req)?.address ?? "";
   // An IPv4 client on a dual-stack socket shows up as ::ffff:a.b.c.d.
   return a.startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
@@ -89,7 +90,7 @@ export function createProxyHandler(
     } catch {}
   };
 
-  async function handle(req: Request, server: Server<WsData>): Promise<Response | undefined> {
+  async function handle(req: Request, server: RequestServer): Promise<Response | undefined> {
     const started = Date.now();
     const t0 = performance.now();
     const peer = peerOf(req, server);
@@ -98,7 +99,10 @@ export function createProxyHandler(
       time: started, requestId, client: peer, method: req.method, host: "", path: "", status: 0,
       bytesIn: 0, bytesOut: 0, durationMs: 0, upstream: null, upstreamStatus: null, upstreamMs: null,
       ingress: null, service: null, websocket: false, error: null, scheme,
+      protocol: server.transport ?? "h1", grpcStatus: null,
     };
+    // A gRPC client reads failures from grpc-status, not from the HTTP status (grpc-status.ts).
+    const grpc = isGrpc(req.headers);
     inflight.enter();
     let done = false;
     let guard: Watchdog | null = null;
@@ -146,11 +150,13 @@ export function createProxyHandler(
         if (paged !== null) return paged;
       }
       timerBack();
-      // Our own answer's body is what the client gets (none for HEAD, RFC 9110 §9.3.2).
-      rec.bytesOut = req.method === "HEAD" ? 0 : errorBodyBytes(e.code);
-      finish(statusOf(e.code), e.code);
+      // Our own answer's body is what the client gets (none for HEAD, RFC 9110 §9.3.2); a
+      // gRPC client gets a Trailers-Only answer, no body.
+      rec.bytesOut = req.method === "HEAD" || grpc ? 0 : errorBodyBytes(e.code);
+      if (grpc) rec.grpcStatus = grpcStatusOf(e.code);
+      finish(grpc ? 200 : statusOf(e.code), e.code);
       if (e.code === "Internal") log.error("proxy internal error", { err: e.detail, requestId });
-      const res = errorResponse(e.code, common);
+      const res = grpc ? grpcErrorResponse(e.code, common) : errorResponse(e.code, common);
       if (flow !== null) addCookies(res.headers, res.status, flow.setCookies);
       return res;
     };
@@ -361,8 +367,10 @@ export function createProxyHandler(
       // Request buffering (proxy-request-buffering, default on): the body is read whole
       // before any upstream is contacted, within the route's bound and the process budget
       // (buffer.ts; docs/design.md, "Request buffering"). A route with `off`, or a request
-      // without a body, skips it.
-      const bufferSize = opts.requestBufferSize ?? config.requestBufferSize;
+      // without a body, skips it, and so does a gRPC call: its messages stream both ways, so a
+      // client-streaming or bidirectional call could never finish its body before an answer.
+      const streamed = backend.scheme === "grpc" || backend.scheme === "grpcs";
+      const bufferSize = streamed ? 0 : opts.requestBufferSize ?? config.requestBufferSize;
       let held: BufferedBody | null = null;
       let result;
       try {

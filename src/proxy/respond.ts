@@ -1,8 +1,10 @@
 // Relaying the upstream response to the client: small declared bodies buffered (to keep
 // Content-Length), others streamed under the idle watchdog; the access record finished once.
-import { meterResponseBody, nextTurn } from "./body.ts";
+import { meterResponseBody, nextTurn, type BodyEnd } from "./body.ts";
 import { ProxyError } from "./errors.ts";
 import type { AttemptControl } from "./forward.ts";
+import { GRPC, isGrpc, relayedGrpcStatus } from "./grpc-status.ts";
+import { carryTrailers, trailersOf } from "./trailers.ts";
 import type { AccessRecord } from "./types.ts";
 import { createWatchdog } from "./watchdog.ts";
 
@@ -31,9 +33,18 @@ function bodyError(e: unknown): ProxyError {
   return new ProxyError(code === "InvalidHTTPResponse" ? "UpstreamInvalid" : "UpstreamReset", detail);
 }
 
+/** grpc-status the client got from a relayed gRPC call, once its body has ended `how`. */
+function relayedStatus(up: Response, how: BodyEnd): number | null {
+  const s = relayedGrpcStatus(up.headers, trailersOf(up)?.value);
+  if (s !== null || !isGrpc(up.headers)) return s;
+  // Cut before the upstream's trailers: what the HTTP/2 listener tells the client instead.
+  return how === "idle" ? GRPC.DEADLINE_EXCEEDED : how === "cancel" ? GRPC.CANCELLED : GRPC.UNAVAILABLE;
+}
+
 function noBody(p: RelayInput): Response {
   const { up, headers } = p;
   p.timerBack();
+  p.rec.grpcStatus = relayedStatus(up, "done");
   p.finish(up.status, null);
   return new Response(null, { status: up.status, statusText: up.statusText, headers });
 }
@@ -67,9 +78,10 @@ export async function relayResponse(p: RelayInput): Promise<Response> {
       long.stop();
     }
     rec.bytesOut = buf.byteLength;
+    rec.grpcStatus = relayedStatus(up, "done");
     timerBack();
     finish(up.status, null);
-    return new Response(buf, { status: up.status, statusText: up.statusText, headers });
+    return carryTrailers(up, new Response(buf, { status: up.status, statusText: up.statusText, headers }));
   }
   if (up.body === null) return noBody(p);
   timerOffNow();
@@ -95,7 +107,9 @@ export async function relayResponse(p: RelayInput): Promise<Response> {
     rec.bytesOut = bytes;
     if (how === "done") timerBack();
     const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
+    rec.grpcStatus = relayedStatus(up, how);
     finish(up.status, err);
   }, first);
-  return new Response(body, { status: up.status, statusText: up.statusText, headers });
+  // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
+  return carryTrailers(up, new Response(body, { status: up.status, statusText: up.statusText, headers }));
 }

@@ -16,6 +16,22 @@ export interface ProxyHooks {
   onWebsocket?(delta: 1 | -1): void;
 }
 
+/**
+ * What the handler needs from the listener that received a request. Bun's `Server` fits as
+ * is; the HTTP/2 listener (src/http2/) gives one per request, so one handler serves both
+ * (docs/design.md, "HTTP/2 and gRPC").
+ */
+export interface RequestServer {
+  requestIP(req: Request): { readonly address: string } | null;
+  /** Per-request inactivity timer in seconds, 0 = off (Bun's idleTimeout; a no-op where there is none). */
+  timeout(req: Request, seconds: number): void;
+  /** Hand the client connection to the WebSocket handler; false when it cannot be upgraded. */
+  // biome-ignore lint: `any` because Bun types `data` by the server's generic parameter.
+  upgrade(req: Request, options: { data?: any; headers?: ConstructorParameters<typeof Headers>[0] }): boolean;
+  /** Wire protocol of this request; Bun's Server has none (HTTP/1.x). */
+  readonly transport?: "h1" | "h2";
+}
+
 export type LookupFn = (table: RouteTable, host: string, path: string) => Match | null;
 
 export interface ProxyDeps {

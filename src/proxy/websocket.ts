@@ -1,11 +1,12 @@
 // WebSocket proxying: connect upstream first, then upgrade the client with the
 // subprotocol the backend chose, relay frames and close codes both ways. Nothing is
 // ever dropped silently: past the buffer bound both sides are closed with 1011.
-import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
+import type { ServerWebSocket, WebSocketHandler } from "bun";
 import type { Backend, Upstream } from "../table/types.ts";
 import type { Balancer, EndpointChoice } from "./balancer.ts";
 import { ProxyError } from "./errors.ts";
 import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
+import type { RequestServer } from "./types.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
 
 /** Per-direction bound on data queued but not yet written. */
@@ -89,14 +90,14 @@ export interface WsConnectInput {
 }
 
 function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<WebSocket> {
-  const scheme = b.scheme === "https" ? "wss" : "ws";
+  const scheme = b.scheme === "https" || b.scheme === "grpcs" ? "wss" : "ws";
   const headers: Record<string, string> = {};
   for (const [k, v] of input.headers) headers[k] = v;
   const ws = new WebSocket(`${scheme}://${u.authority}${input.pathAndQuery}`, {
     headers,
     ...(input.protocols.length > 0 ? { protocols: input.protocols } : {}),
     // Same policy as forward.ts: pod certificates are not verifiable for an IP.
-    ...(b.scheme === "https" ? { tls: { serverName: b.serverName, rejectUnauthorized: false } } : {}),
+    ...(scheme === "wss" ? { tls: { serverName: b.serverName, rejectUnauthorized: false } } : {}),
   } as Bun.WebSocketOptions);
   ws.binaryType = "arraybuffer";
   return new Promise<WebSocket>((resolve, reject) => {
@@ -150,7 +151,7 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: We
  */
 export function upgradeClient(
   req: Request,
-  server: Server<WsData>,
+  server: RequestServer,
   upstream: WebSocket,
   extraHeaders: Record<string, string>,
   idleMs: number,

@@ -10,8 +10,8 @@ import type { Logger } from "../log/logger.ts";
 import { createBalancer, createBodyBudget, createDrain, createProxyHandler, serveOptions, startHttpListener } from "../proxy/index.ts";
 import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
-import { createTlsListener } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
+import { createHttpsListener } from "./https.ts";
 import { bindOrExplain, claimPort } from "./ports.ts";
 
 /**
@@ -78,13 +78,16 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   if (o.ports === "first") claimPort("--http-port", hostname, httpPort);
   if (o.ports !== "join") claimPort("--https-port", hostname, httpsPort);
   const http = bindOrExplain("--http-port", hostname, httpPort, () => startHttpListener({ hostname, port: httpPort, handler: httpHandler, reusePort: shared }));
-  const https = createTlsListener({
+  const https = createHttpsListener({
+    config,
+    shared,
+    draining: () => httpsHandler.inflight.draining,
     hostname,
     port: httpsPort,
     handler: () => serveOptions(httpsHandler),
     log: log.child({ listener: "https" }),
     // The listener logs each rotation itself; here it is counted.
-    hooks: { onRotation: () => inst.tlsRotated() },
+    hooks: { onRotation: () => inst.tlsRotated(), onAbuse: (reason) => inst.http2Abuse(reason) },
   });
   try {
     bindOrExplain("--https-port", hostname, httpsPort, () => https.update(o.tls.entries, o.tls.fingerprint, o.tls.provisional ?? false));

@@ -25,6 +25,12 @@ export type BackendStatus =
   | "ExternalNameNotAllowed"
   | "Unsupported";
 
+/**
+ * How Portico speaks to a backend's pods (backend-protocol): HTTP/1.1 over TCP or TLS, or gRPC,
+ * which is HTTP/2 with prior knowledge (h2c) or over TLS (ALPN h2).
+ */
+export type BackendScheme = "http" | "https" | "grpc" | "grpcs";
+
 export interface Backend {
   /** `namespace/service:port` (port as written: number or name); the key for pools and metrics. */
   readonly id: string;
@@ -37,7 +43,7 @@ export interface Backend {
   readonly endpoints: readonly Upstream[];
   /** Every endpoint seen, with conditions, for /debug/routes and explain. */
   readonly allEndpoints: readonly Upstream[];
-  readonly scheme: "http" | "https";
+  readonly scheme: BackendScheme;
   /** TLS server name for HTTPS upstreams: `service.namespace.svc` or the ExternalName. */
   readonly serverName: string;
   readonly externalName: boolean;

@@ -3,7 +3,7 @@ import { Writable } from "node:stream";
 import { createAccessLog, type AccessRecord } from "../../src/log/access.ts";
 import { accessRecord as rec } from "./records.ts";
 
-const FIELDS = ["time", "request_id", "client", "method", "scheme", "host", "path", "status", "bytes_in", "bytes_out", "duration_ms", "upstream", "upstream_status", "upstream_ms", "ingress", "service", "websocket", "error"];
+const FIELDS = ["time", "request_id", "client", "method", "scheme", "protocol", "host", "path", "status", "bytes_in", "bytes_out", "duration_ms", "upstream", "upstream_status", "upstream_ms", "ingress", "service", "websocket", "grpc_status", "error"];
 
 async function capture(entries: AccessRecord[], format: "json" | "text" = "json") {
   const chunks: string[] = [];
@@ -26,10 +26,10 @@ describe("access log lines", () => {
     const objs = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     for (const o of objs) expect(Object.keys(o)).toEqual(FIELDS);
     expect(objs[0]).toEqual({
-      time: "2026-11-21T18:00:00.123Z", request_id: "req-1", client: "203.0.113.9", method: "GET", scheme: "http",
+      time: "2026-11-21T18:00:00.123Z", request_id: "req-1", client: "203.0.113.9", method: "GET", scheme: "http", protocol: "h1",
       host: "web.example.com", path: "/app?q=1", status: 200, bytes_in: 0, bytes_out: 512, duration_ms: 12.346,
       upstream: "10.0.0.7:8080", upstream_status: 200, upstream_ms: 10.5, ingress: "shop/web", service: "shop/web:80",
-      websocket: false, error: null,
+      websocket: false, grpc_status: null, error: null,
     });
     expect(objs[1]).toMatchObject({ status: 404, upstream: null, upstream_status: null, upstream_ms: null, ingress: null, service: null, error: "NoRoute" });
     expect(objs[2]).toMatchObject({ method: "POST", status: 502, bytes_in: 42, upstream: "10.0.0.7:8080", upstream_status: null, error: "UpstreamConnect" });
@@ -49,7 +49,7 @@ describe("access log lines", () => {
   test("text format: key=value in the same order, unsafe values quoted and escaped", async () => {
     const [ok, evil] = await capture([rec(), rec({ path: "/x y\n\u001b[2J\u202e", error: "NoRoute", ingress: null })], "text");
     expect(ok).toBe(
-      "time=2026-11-21T18:00:00.123Z request_id=req-1 client=203.0.113.9 method=GET scheme=http host=web.example.com path=/app?q=1 status=200 bytes_in=0 bytes_out=512 duration_ms=12.346 upstream=10.0.0.7:8080 upstream_status=200 upstream_ms=10.5 ingress=shop/web service=shop/web:80 websocket=false error=-",
+      "time=2026-11-21T18:00:00.123Z request_id=req-1 client=203.0.113.9 method=GET scheme=http protocol=h1 host=web.example.com path=/app?q=1 status=200 bytes_in=0 bytes_out=512 duration_ms=12.346 upstream=10.0.0.7:8080 upstream_status=200 upstream_ms=10.5 ingress=shop/web service=shop/web:80 websocket=false grpc_status=- error=-",
     );
     expect(evil).toContain('path="/x y\\n\\u001b[2J\\u202e"');
     expect(evil).toContain("ingress=- ");

@@ -41,7 +41,7 @@ describe("/debug/explain with the real compiler", () => {
     const r = await ask("host=exact.test&path=/app/x&scheme=https");
     expect(r.outcome).toBe("route");
     expect(r.match).toMatchObject({ ingress: "shop/old", via: "exact-host", path: "/app", pathType: "Prefix", answers: "proxied" });
-    expect(r.match?.backend).toEqual({ id: "shop/web:80", status: "ok", scheme: "http", endpoints: ["10.0.0.1:8080"] });
+    expect(r.match?.backend).toEqual({ id: "shop/web:80", status: "ok", scheme: "http", protocol: "h1", endpoints: ["10.0.0.1:8080"] });
     expect(verdictOf(r, "shop/old", "exact.test")).toBe("matched");
     const loser = r.candidates.find((c) => c.ingress === "shop/new");
     expect(loser?.verdict).toBe("conflict-loser");

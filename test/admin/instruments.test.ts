@@ -66,7 +66,7 @@ describe("request metrics after a known mix", () => {
   });
 
   test("no raw path, host or client address ever becomes a label", () => {
-    const allowed = new Set(["ingress", "namespace", "service", "method", "status_class", "le", "version", "metric"]);
+    const allowed = new Set(["ingress", "namespace", "service", "method", "status_class", "le", "version", "metric", "protocol"]);
     for (const f of fams.values()) for (const s of f.samples) for (const k of Object.keys(s.labels)) expect(allowed).toContain(k);
     for (const leak of ["/secret", "token", "203.0.113.9", "web.example.com", "10.0.0.1"]) expect(text).not.toContain(leak);
   });
@@ -207,5 +207,33 @@ describe("control plane, watch, TLS and process metrics", () => {
       portico_access_log_dropped_total: "counter",
       portico_metrics_label_overflow_total: "counter",
     });
+  });
+});
+
+describe("protocol and gRPC metrics", () => {
+  const registry = new Registry();
+  const inst = createInstruments(registry, { version: "test" });
+  inst.observeRequest(rec({ status: 200 }));
+  inst.observeRequest(rec({ status: 200, protocol: "h2" }));
+  inst.observeRequest(rec({ status: 200, protocol: "h2", grpcStatus: 0, ingress: "ns/api", service: "ns/api:50051#grpc" }));
+  inst.observeRequest(rec({ status: 200, protocol: "h2", grpcStatus: 14, ingress: "ns/api", service: "ns/api:50051#grpc", error: "NoEndpoints" }));
+  inst.observeRequest(rec({ status: 200, protocol: "h2", grpcStatus: 14, ingress: "ns/api", service: "ns/api:50051#grpc", error: "NoEndpoints" }));
+  inst.http2Abuse("rapid-reset");
+  const fams = parseExposition(registry.expose());
+
+  test("requests by protocol", () => {
+    expect(sampleValue(fams, "portico_requests_by_protocol_total", { protocol: "h1" })).toBe(1);
+    expect(sampleValue(fams, "portico_requests_by_protocol_total", { protocol: "h2" })).toBe(4);
+  });
+
+  test("gRPC calls by the grpc-status the client got; non-gRPC requests are not counted there", () => {
+    const api = { ingress: "api", namespace: "ns", service: "ns/api:50051#grpc" };
+    expect(sampleValue(fams, "portico_grpc_requests_total", { ...api, grpc_status: "0" })).toBe(1);
+    expect(sampleValue(fams, "portico_grpc_requests_total", { ...api, grpc_status: "14" })).toBe(2);
+    expect(fams.get("portico_grpc_requests_total")?.samples).toHaveLength(2);
+  });
+
+  test("HTTP/2 connections closed for abuse, by reason", () => {
+    expect(sampleValue(fams, "portico_http2_connections_closed_total", { reason: "rapid-reset" })).toBe(1);
   });
 });

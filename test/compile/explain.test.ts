@@ -286,3 +286,24 @@ describe("explain in ingress-nginx's regex mode (test/fixtures/regex.yaml)", () 
     expect(brief(r.candidates)).toContain("default/d-literal Prefix /a;b invalid");
   });
 });
+
+test("explain says what Portico speaks to the pods: a GRPC backend is HTTP/2 with prior knowledge", () => {
+  const yaml = (protocol: string) => `
+kind: Service
+apiVersion: v1
+metadata: { name: api, namespace: default }
+spec: { ports: [{ name: grpc, port: 50051 }] }
+---
+kind: Ingress
+apiVersion: networking.k8s.io/v1
+metadata: { name: api, namespace: default, annotations: { nginx.ingress.kubernetes.io/backend-protocol: ${protocol} } }
+spec:
+  ingressClassName: portico
+  rules: [{ host: api.test, http: { paths: [{ path: /, pathType: Prefix, backend: { service: { name: api, port: { number: 50051 } } } }] } }]
+`;
+  for (const [protocol, scheme, wire] of [["GRPC", "grpc", "h2c"], ["GRPCS", "grpcs", "h2+tls"], ["HTTPS", "https", "h1+tls"], ["HTTP", "http", "h1"]] as const) {
+    const fx = loadFixture(yaml(protocol));
+    const r = explain(fx.snapshot, { ...DEFAULT_COMPILE_CONFIG, ...fx.config } as CompileConfig, { host: "api.test", path: "/pkg.Svc/Call", scheme: "https" });
+    expect(r.match?.backend).toMatchObject({ scheme, protocol: wire, id: `default/api:50051${scheme === "http" ? "" : `#${scheme}`}` });
+  }
+});

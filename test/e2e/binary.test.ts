@@ -65,6 +65,19 @@ describe("compiled binary", () => {
     }
   });
 
+  test("speaks HTTP/2 and HTTP/1.1 on its HTTPS port (node:http2, and the built-in ws the listener loads at start, work in the executable)", async () => {
+    const p = await startBinary(["--manifests", join(dir, "app.yaml")]);
+    try {
+      for (const [flag, version] of [["--http2", "2"], ["--http1.1", "1.1"]] as const) {
+        // Not spawnSync: the backend answers from this process's event loop.
+        const c = Bun.spawn(["curl", "-sk", flag, "--max-time", "10", "-w", "\n%{http_version}", "--resolve", `bin.test:${p.ports.https}:127.0.0.1`, `https://bin.test:${p.ports.https}/h2`], { stdout: "pipe" });
+        expect(await new Response(c.stdout).text()).toBe(`bin /h2\n${version}`);
+      }
+    } finally {
+      expect(await p.stop()).toBe(0);
+    }
+  });
+
   test("runs the whole demo: its backends and manifests are inside the executable", async () => {
     const before = process.env.PORTICO_BIN;
     process.env.PORTICO_BIN = BIN;

@@ -8,7 +8,13 @@ import { startHttpListener } from "../../src/proxy/listener.ts";
 import { silentLogger, type Logger } from "../../src/log/logger.ts";
 import type { AccessRecord, ProxyHooks } from "../../src/proxy/types.ts";
 import type { WsData } from "../../src/proxy/websocket.ts";
+import { createH2Listener } from "../../src/http2/listener.ts";
+import { serveOptions } from "../../src/proxy/listener.ts";
 import { buildTable } from "../../src/table/build.ts";
+import { generateDefaultCertificate } from "../../src/tls/default-cert.ts";
+import { createPemChecker } from "../../src/tls/pem.ts";
+import { buildTlsEntries } from "../../src/tls/sni.ts";
+import { h2Fetch, h2Session } from "../http2/client.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
 
@@ -26,7 +32,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientBodyMinRate: 500, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, maxResponseHeaderSize: 64 * 1024,
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
     limitReqStatusCode: 503, limitConnStatusCode: 503,
-    hsts: true, hstsMaxAge: 31536000, tlsMinVersion: "1.2", tlsCiphers: "", workers: 1,
+    hsts: true, hstsMaxAge: 31536000, tlsMinVersion: "1.2", tlsCiphers: "", http2: true, workers: 1,
     ...over,
   };
 }
@@ -74,10 +80,15 @@ export function makeTable(routes: RouteSpec[], defaultRoute: RouteSpec | null = 
   return buildTable(routes.map(makeRoute), d);
 }
 
+/** How a suite's requests reach the handler: Bun.serve over HTTP/1.1, or the HTTP/2 listener over h2. */
+export type Transport = "h1" | "h2";
+
 export interface TestProxy {
   readonly port: number;
   readonly url: string;
   readonly server: Server<WsData>;
+  /** fetch(url + path, init) over this proxy's transport. */
+  request(path: string, init?: { method?: string; headers?: Record<string, string>; body?: string; redirect?: "manual" }): Promise<Response>;
   readonly handler: ProxyHandler;
   readonly records: AccessRecord[];
   setTable(t: RouteTable): void;
@@ -85,17 +96,45 @@ export interface TestProxy {
 }
 
 export function startProxy(table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http"): TestProxy {
+  const { handler, records, setTable } = testHandler(table, config, hooks, scheme);
+  const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+  const url = `http://127.0.0.1:${server.port}`;
+  return {
+    port: server.port as number, url, server, handler, records, setTable,
+    request: (path, init) => fetch(url + path, init),
+    async stop() { await server.stop(true); },
+  };
+}
+
+function testHandler(table: RouteTable, config: Partial<Config>, hooks: ProxyHooks, scheme: "http" | "https") {
   let current = table;
   const records: AccessRecord[] = [];
   const handler = createProxyHandler({
     config: testConfig(config), table: () => current, lookup, log: quietLog, scheme,
     hooks: { ...hooks, onRequestDone: (r) => { records.push(r); hooks.onRequestDone?.(r); } },
   });
-  const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+  return { handler, records, setTable: (t: RouteTable) => { current = t; } };
+}
+
+/** A proxy whose requests go over `transport`, and nothing else the suite does differs. */
+export type TransportProxy = Omit<TestProxy, "server">;
+
+/**
+ * startProxy over a transport: "h1" is startProxy itself; "h2" serves the same handler from
+ * the HTTP/2 listener (TLS, ALPN h2). `scheme` stays the handler's, so one case list (what a
+ * request is routed to, redirected to, answered with) runs over both.
+ */
+export async function startProxyOver(transport: Transport, table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http"): Promise<TransportProxy> {
+  if (transport === "h1") return startProxy(table, config, hooks, scheme);
+  const { handler, records, setTable } = testHandler(table, config, hooks, scheme);
+  const listener = createH2Listener({ hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), log: quietLog, draining: () => handler.inflight.draining });
+  const built = buildTlsEntries([], generateDefaultCertificate(), { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, { checker: createPemChecker() });
+  listener.update(built.entries, built.fingerprint);
+  const session = await h2Session(listener.port);
   return {
-    port: server.port as number, url: `http://127.0.0.1:${server.port}`, server, handler, records,
-    setTable(t) { current = t; },
-    async stop() { await server.stop(true); },
+    port: listener.port, url: `https://127.0.0.1:${listener.port}`, handler, records, setTable,
+    request: (path, init) => h2Fetch(session, path, init),
+    async stop() { session.close(); await listener.stop(true); },
   };
 }
 

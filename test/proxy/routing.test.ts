@@ -1,126 +1,132 @@
 // Routing through the real handler and listener: host, wildcard, Exact/Prefix, hostless,
-// default backend, 404, 503, HTTPS redirect and HSTS.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { echoBackend, makeBackend, makeTable, startProxy, type TestProxy } from "./helpers.ts";
+// default backend, 404, 503, HTTPS redirect and HSTS. Every case runs twice: over HTTP/1.1 to
+// Bun.serve, and over HTTP/2 to the node:http2 listener, which must route identically.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { echoBackend, makeBackend, makeTable, startProxyOver, type Transport, type TransportProxy } from "./helpers.ts";
 
 const backends = ["a", "a-exact", "wild", "any", "def"].map((n) => echoBackend(n));
 const [a, aExact, wild, any, def] = backends;
-let proxy: TestProxy;
-
-beforeAll(() => {
-  const table = makeTable(
-    [
-      { host: "a.test", path: "/app", pathType: "Prefix", backend: makeBackend([a!.port]) },
-      { host: "a.test", path: "/app/exact", pathType: "Exact", backend: makeBackend([aExact!.port]) },
-      { host: "a.test", path: "/down", backend: makeBackend([]) },
-      { host: "a.test", path: "/nosvc", backend: makeBackend([], { status: "ServiceNotFound" }) },
-      { host: "*.w.test", path: "/", backend: makeBackend([wild!.port]) },
-      { host: null, path: "/any", backend: makeBackend([any!.port]) },
-      { host: "secure.test", path: "/", backend: makeBackend([a!.port]), tls: true },
-      { host: "optout.test", path: "/", backend: makeBackend([a!.port]), tls: true, options: { sslRedirect: false } },
-      { host: "force.test", path: "/", backend: makeBackend([a!.port]), options: { forceSslRedirect: true } },
-    ],
-    null,
-  );
-  proxy = startProxy(table);
-});
 afterAll(async () => {
-  await proxy.stop();
   for (const b of backends) await b.stop();
 });
 
-async function get(host: string, path: string) {
-  const r = await fetch(proxy.url + path, { headers: { host }, redirect: "manual" });
-  const text = await r.text();
-  return { status: r.status, text, json: r.headers.get("content-type")?.includes("json") ? JSON.parse(text) : null, headers: r.headers };
-}
+describe.each(["h1", "h2"] as Transport[])("over %s", (transport) => {
+  let proxy: TransportProxy;
 
-test("exact host, Prefix and Exact paths", async () => {
-  expect((await get("a.test", "/app")).json.name).toBe("a");
-  expect((await get("A.TEST:1234", "/app/x/y?q=1")).json).toMatchObject({ name: "a", path: "/app/x/y?q=1" });
-  expect((await get("a.test", "/app/exact")).json.name).toBe("a-exact");
-  expect((await get("a.test", "/app/exact/more")).json.name).toBe("a");
-  expect((await get("a.test", "/appx")).status).toBe(404);
-});
-
-test("wildcard matches one label only; hostless rules catch other hosts", async () => {
-  expect((await get("x.w.test", "/foo")).json.name).toBe("wild");
-  expect((await get("a.b.w.test", "/any")).json.name).toBe("any");
-  expect((await get("w.test", "/nope")).status).toBe(404);
-  expect((await get("other.test", "/any/1")).json.name).toBe("any");
-});
-
-test("404 body is fixed text and 503 for no endpoints or missing service", async () => {
-  const r = await get("nothing.test", "/<script>");
-  expect(r.status).toBe(404);
-  expect(r.text).toBe("no route\n");
-  expect(r.headers.get("x-request-id")).toBeTruthy();
-  expect((await get("a.test", "/down")).status).toBe(503);
-  expect((await get("a.test", "/nosvc")).status).toBe(503);
-});
-
-test("default backend takes unmatched requests", async () => {
-  const t = makeTable([{ host: "a.test", path: "/app", backend: makeBackend([a!.port]) }], { backend: makeBackend([def!.port]) });
-  const p = startProxy(t);
-  try {
-    const r = await fetch(p.url + "/zzz", { headers: { host: "unknown.test" } });
-    expect(((await r.json()) as { name: string }).name).toBe("def");
-  } finally {
-    await p.stop();
-  }
-});
-
-test("HTTP → HTTPS 308 for TLS hosts, opt-out and force", async () => {
-  const r = await get("secure.test", "/p/../x?y=1");
-  expect(r.status).toBe(308);
-  expect(r.headers.get("location")).toBe("https://secure.test:8443/x?y=1");
-  expect((await get("optout.test", "/")).status).toBe(200);
-  expect((await get("force.test", "/a")).headers.get("location")).toBe("https://force.test:8443/a");
-});
-
-test("HSTS on https responses only", async () => {
-  const t = makeTable([{ host: "secure.test", path: "/", backend: makeBackend([a!.port]), tls: true }]);
-  const p = startProxy(t, {}, {}, "https");
-  try {
-    const r = await fetch(p.url + "/", { headers: { host: "secure.test" } });
-    expect(r.status).toBe(200);
-    expect(r.headers.get("strict-transport-security")).toBe("max-age=31536000");
-    expect(((await r.json()) as { headers: Record<string, string> }).headers["x-forwarded-proto"]).toBe("https");
-  } finally {
-    await p.stop();
-  }
-  expect((await get("optout.test", "/")).headers.get("strict-transport-security")).toBeNull();
-});
-
-test("access record: route, backend, bytes, upstream; HEAD keeps Content-Length", async () => {
-  const r = await fetch(proxy.url + "/app/rec?x=1", { method: "POST", body: "12345", headers: { host: "a.test", "x-request-id": "rec-1" } });
-  const text = await r.text();
-  expect(r.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
-  const rec = proxy.records.find((x) => x.requestId === "rec-1")!;
-  expect(rec).toMatchObject({
-    method: "POST", host: "a.test", path: "/app/rec", status: 200, bytesIn: 5, bytesOut: Buffer.byteLength(text),
-    upstream: `127.0.0.1:${a!.port}`, upstreamStatus: 200, ingress: "default/ing", service: `default/svc-${a!.port}:80`,
-    websocket: false, error: null, scheme: "http", client: "127.0.0.1",
+  beforeAll(async () => {
+    const table = makeTable(
+      [
+        { host: "a.test", path: "/app", pathType: "Prefix", backend: makeBackend([a!.port]) },
+        { host: "a.test", path: "/app/exact", pathType: "Exact", backend: makeBackend([aExact!.port]) },
+        { host: "a.test", path: "/down", backend: makeBackend([]) },
+        { host: "a.test", path: "/nosvc", backend: makeBackend([], { status: "ServiceNotFound" }) },
+        { host: "*.w.test", path: "/", backend: makeBackend([wild!.port]) },
+        { host: null, path: "/any", backend: makeBackend([any!.port]) },
+        { host: "secure.test", path: "/", backend: makeBackend([a!.port]), tls: true },
+        { host: "optout.test", path: "/", backend: makeBackend([a!.port]), tls: true, options: { sslRedirect: false } },
+        { host: "force.test", path: "/", backend: makeBackend([a!.port]), options: { forceSslRedirect: true } },
+      ],
+      null,
+    );
+    proxy = await startProxyOver(transport, table);
   });
-  expect(rec.durationMs).toBeGreaterThan(0);
-  const head = await fetch(proxy.url + "/app/rec", { method: "HEAD", headers: { host: "a.test" } });
-  expect(head.status).toBe(200);
-  expect(Number(head.headers.get("content-length"))).toBeGreaterThan(0);
-});
+  afterAll(async () => {
+    await proxy.stop();
+  });
 
-test("behind a trusted TLS-terminating proxy, X-Forwarded-Proto: https means no redirect and HSTS", async () => {
-  const t = makeTable([{ host: "secure.test", path: "/", backend: makeBackend([a!.port]), tls: true }]);
-  const p = startProxy(t, { trustedProxies: ["127.0.0.1/32"] });
-  try {
-    const r = await fetch(p.url + "/", { headers: { host: "secure.test", "x-forwarded-proto": "https" }, redirect: "manual" });
-    expect(r.status).toBe(200);
-    expect(r.headers.get("strict-transport-security")).toBe("max-age=31536000");
-    const plain = await fetch(p.url + "/", { headers: { host: "secure.test" }, redirect: "manual" });
-    expect(plain.status).toBe(308);
-  } finally {
-    await p.stop();
+  async function get(host: string, path: string) {
+    const r = await proxy.request(path, { headers: { host }, redirect: "manual" });
+    const text = await r.text();
+    return { status: r.status, text, json: r.headers.get("content-type")?.includes("json") ? JSON.parse(text) : null, headers: r.headers };
   }
-  // The same header from an untrusted client changes nothing.
-  const spoofed = await fetch(proxy.url + "/", { headers: { host: "secure.test", "x-forwarded-proto": "https" }, redirect: "manual" });
-  expect(spoofed.status).toBe(308);
+
+  test("exact host, Prefix and Exact paths", async () => {
+    expect((await get("a.test", "/app")).json.name).toBe("a");
+    expect((await get("A.TEST:1234", "/app/x/y?q=1")).json).toMatchObject({ name: "a", path: "/app/x/y?q=1" });
+    expect((await get("a.test", "/app/exact")).json.name).toBe("a-exact");
+    expect((await get("a.test", "/app/exact/more")).json.name).toBe("a");
+    expect((await get("a.test", "/appx")).status).toBe(404);
+  });
+
+  test("wildcard matches one label only; hostless rules catch other hosts", async () => {
+    expect((await get("x.w.test", "/foo")).json.name).toBe("wild");
+    expect((await get("a.b.w.test", "/any")).json.name).toBe("any");
+    expect((await get("w.test", "/nope")).status).toBe(404);
+    expect((await get("other.test", "/any/1")).json.name).toBe("any");
+  });
+
+  test("404 body is fixed text and 503 for no endpoints or missing service", async () => {
+    const r = await get("nothing.test", "/<script>");
+    expect(r.status).toBe(404);
+    expect(r.text).toBe("no route\n");
+    expect(r.headers.get("x-request-id")).toBeTruthy();
+    expect((await get("a.test", "/down")).status).toBe(503);
+    expect((await get("a.test", "/nosvc")).status).toBe(503);
+  });
+
+  test("default backend takes unmatched requests", async () => {
+    const t = makeTable([{ host: "a.test", path: "/app", backend: makeBackend([a!.port]) }], { backend: makeBackend([def!.port]) });
+    const p = await startProxyOver(transport, t);
+    try {
+      const r = await p.request("/zzz", { headers: { host: "unknown.test" } });
+      expect(((await r.json()) as { name: string }).name).toBe("def");
+    } finally {
+      await p.stop();
+    }
+  });
+
+  test("HTTP → HTTPS 308 for TLS hosts, opt-out and force", async () => {
+    const r = await get("secure.test", "/p/../x?y=1");
+    expect(r.status).toBe(308);
+    expect(r.headers.get("location")).toBe("https://secure.test:8443/x?y=1");
+    expect((await get("optout.test", "/")).status).toBe(200);
+    expect((await get("force.test", "/a")).headers.get("location")).toBe("https://force.test:8443/a");
+  });
+
+  test("HSTS on https responses only", async () => {
+    const t = makeTable([{ host: "secure.test", path: "/", backend: makeBackend([a!.port]), tls: true }]);
+    const p = await startProxyOver(transport, t, {}, {}, "https");
+    try {
+      const r = await p.request("/", { headers: { host: "secure.test" } });
+      expect(r.status).toBe(200);
+      expect(r.headers.get("strict-transport-security")).toBe("max-age=31536000");
+      expect(((await r.json()) as { headers: Record<string, string> }).headers["x-forwarded-proto"]).toBe("https");
+    } finally {
+      await p.stop();
+    }
+    expect((await get("optout.test", "/")).headers.get("strict-transport-security")).toBeNull();
+  });
+
+  test("access record: route, backend, bytes, upstream; HEAD keeps Content-Length", async () => {
+    const r = await proxy.request("/app/rec?x=1", { method: "POST", body: "12345", headers: { host: "a.test", "x-request-id": "rec-1" } });
+    const text = await r.text();
+    expect(r.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
+    const rec = proxy.records.find((x) => x.requestId === "rec-1")!;
+    expect(rec).toMatchObject({
+      method: "POST", host: "a.test", path: "/app/rec", status: 200, bytesIn: 5, bytesOut: Buffer.byteLength(text),
+      upstream: `127.0.0.1:${a!.port}`, upstreamStatus: 200, ingress: "default/ing", service: `default/svc-${a!.port}:80`,
+      websocket: false, error: null, scheme: "http", client: "127.0.0.1",
+    });
+    expect(rec.durationMs).toBeGreaterThan(0);
+    const head = await proxy.request("/app/rec", { method: "HEAD", headers: { host: "a.test" } });
+    expect(head.status).toBe(200);
+    expect(Number(head.headers.get("content-length"))).toBeGreaterThan(0);
+  });
+
+  test("behind a trusted TLS-terminating proxy, X-Forwarded-Proto: https means no redirect and HSTS", async () => {
+    const t = makeTable([{ host: "secure.test", path: "/", backend: makeBackend([a!.port]), tls: true }]);
+    const p = await startProxyOver(transport, t, { trustedProxies: ["127.0.0.1/32"] });
+    try {
+      const r = await p.request("/", { headers: { host: "secure.test", "x-forwarded-proto": "https" }, redirect: "manual" });
+      expect(r.status).toBe(200);
+      expect(r.headers.get("strict-transport-security")).toBe("max-age=31536000");
+      const plain = await p.request("/", { headers: { host: "secure.test" }, redirect: "manual" });
+      expect(plain.status).toBe(308);
+    } finally {
+      await p.stop();
+    }
+    // The same header from an untrusted client changes nothing.
+    const spoofed = await proxy.request("/", { headers: { host: "secure.test", "x-forwarded-proto": "https" }, redirect: "manual" });
+    expect(spoofed.status).toBe(308);
+  });
 });

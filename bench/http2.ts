@@ -1,0 +1,277 @@
+// HTTP/2 and gRPC benchmark, one run per cell, ratios (`bun bench/http2.ts`). h2load drives every
+// cell, HTTP/2 and HTTP/1.1 alike (`--h1`), so the client is the same tool throughout:
+// - Portico's HTTP/2 listener (--http2=true) with h2 clients and with HTTP/1.1 clients;
+// - Portico's Bun.serve TLS listener (--http2=false) with HTTP/1.1 clients;
+// - nginx with `listen ... ssl http2` (configured like ingress-nginx) with both;
+// - gRPC unary calls to a grpc-js server: through Portico (backend-protocol GRPC), through
+//   nginx grpc_pass, and direct (h2c prior knowledge).
+// Small body (13 bytes) and 1 MiB. The proxy alone on CPU 0; the backends and h2load on CPU 1.
+// Loopback only; every process it starts is stopped (also on Ctrl-C).
+import type { Subprocess } from "bun";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http2 from "node:http2";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { makeCert, type CertFiles } from "./lib/certs.ts";
+import { endpointSlice, ingress, ingressClass, service, tlsSecret, toYaml } from "./lib/cluster.ts";
+import { ensureTools, type Tools } from "./lib/install.ts";
+import { freePorts } from "./lib/net.ts";
+import { grpcProxyConf, proxyConf } from "./lib/nginx.ts";
+import { addCleanup, installCleanup, logTail, runMain, start, stop, stopAll } from "./lib/procs.ts";
+import { cpuPercent, cpuTicks, machinePercent, machineTicks, waitQuiet } from "./lib/procfs.ts";
+import { HOST, startBackend, startPortico, type Running } from "./lib/systems.ts";
+
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: "string", default: "10" },
+    out: { type: "string", default: "bench/results/http2.md" },
+    help: { type: "boolean", default: false },
+  },
+});
+if (flags.help) {
+  console.log("bun bench/http2.ts [--duration S (default 10)] [--out FILE (default bench/results/http2.md)]");
+  process.exit(0);
+}
+const DURATION = Number(flags.duration);
+if (!Number.isInteger(DURATION) || DURATION < 1 || DURATION > 120) throw new Error("--duration: 1..120 seconds");
+const ROOT = resolve(import.meta.dir, "..");
+const GRPC_HOST = "grpc.local";
+const log = (m: string) => console.error(`[http2-bench] ${m}`);
+
+function ensureH2load(): string {
+  const found = Bun.which("h2load");
+  if (found) return found;
+  log("installing nghttp2-client (h2load) with apt-get");
+  const sudo = process.getuid?.() === 0 ? [] : ["sudo"];
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  for (const cmd of [[...sudo, "apt-get", "update"], [...sudo, "apt-get", "install", "-y", "--no-install-recommends", "nghttp2-client"]]) {
+    if (Bun.spawnSync(cmd, { env, stdout: "inherit", stderr: "inherit" }).exitCode !== 0) throw new Error(`${cmd.join(" ")} failed`);
+  }
+  const again = Bun.which("h2load");
+  if (!again) throw new Error("h2load still missing");
+  return again;
+}
+
+interface H2loadResult {
+  readonly rps: number;
+  readonly mbps: number;
+  readonly done: number;
+  readonly failed: number;
+  readonly errored: number;
+  readonly status2xx: number;
+}
+
+/** "finished in 10.00s, 12345.67 req/s, 1.23MB/s" and the requests/status lines. */
+export function parseH2load(out: string): H2loadResult {
+  const fin = /finished in [\d.]+m?s, ([\d.]+) req\/s, ([\d.]+)([KMG]?)B\/s/.exec(out);
+  const req = /requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored/.exec(out);
+  const st = /status codes: (\d+) 2xx/.exec(out);
+  if (!fin || !req) throw new Error(`unreadable h2load output:\n${out}`);
+  const unit = { "": 1 / 1e6, K: 1 / 1e3, M: 1, G: 1e3 }[fin[3] as "" | "K" | "M" | "G"];
+  return { rps: Number(fin[1]), mbps: Number(fin[2]) * unit, done: Number(req[3]), failed: Number(req[5]), errored: Number(req[6]), status2xx: Number(st?.[1] ?? 0) };
+}
+
+interface Cell {
+  readonly scenario: string;
+  readonly system: string;
+  readonly client: "h2" | "h1";
+  readonly r: H2loadResult;
+  readonly proxyCpu: number;
+  readonly otherCpu: number;
+}
+
+async function h2load(bin: string, tools: Tools, args: readonly string[], proxyPid: number | null): Promise<Omit<Cell, "scenario" | "system" | "client">> {
+  const other = await waitQuiet(5_000);
+  if (other > 25) log(`machine not quiet before the run (${other.toFixed(0)}% of a core busy)`);
+  const before = proxyPid === null ? null : cpuTicks(proxyPid);
+  const m0 = machineTicks();
+  const t0 = performance.now();
+  const p = Bun.spawn([tools.taskset, "-c", "1", bin, "-D", String(DURATION), "--warm-up-time=1", ...args], { stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  const secs = (performance.now() - t0) / 1000;
+  const m1 = machineTicks();
+  if (code !== 0) throw new Error(`h2load exited ${code}: ${err}\n${out}`);
+  const proxyCpu = before === null || proxyPid === null ? 0 : cpuPercent(before, cpuTicks(proxyPid), secs);
+  // Everything the machine did besides the proxy: h2load and the backend (CPU 1) and the
+  // other engineers' work on this shared machine. Read the figures against it.
+  const otherCpu = machinePercent(m0, m1, secs) - proxyCpu;
+  return { r: parseH2load(out), proxyCpu, otherCpu };
+}
+
+function manifests(dir: string, port: number, cert: CertFiles, grpc: boolean): string {
+  const host = grpc ? GRPC_HOST : HOST;
+  const ing = ingress("bench", "bench", host, [{ path: "/", pathType: "Prefix", service: "backend" }], "bench-tls");
+  if (grpc) (ing.metadata as Record<string, unknown>).annotations = { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" };
+  const file = join(dir, grpc ? "grpc.yaml" : "http.yaml");
+  writeFileSync(file, toYaml([ingressClass(), service("bench", "backend", port), endpointSlice("bench", "backend", ["127.0.0.1"], port), ing, tlsSecret("bench", "bench-tls", cert.cert, cert.key)]));
+  return file;
+}
+
+async function startNginx(tools: Tools, dir: string, name: string, conf: string): Promise<Subprocess> {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}.conf`);
+  writeFileSync(file, conf);
+  const p = start([tools.nginx, "-p", dir, "-c", file, "-e", join(dir, `${name}-error.log`)], { cpus: "0", log: join(dir, `${name}-stderr.log`) }, tools.taskset);
+  await Bun.sleep(500);
+  if (p.exitCode !== null) throw new Error(`${name} did not start: ${await logTail(join(dir, `${name}-error.log`))}`);
+  return p;
+}
+
+/** The gRPC Echo server of the test suite (grpc-js), in its own process on CPU 1. */
+async function startGrpcBackend(tools: Tools): Promise<{ port: number; proc: Subprocess }> {
+  const proc = Bun.spawn([tools.taskset, "-c", "1", process.execPath, join(ROOT, "test/grpc/server.ts"), "bench"], { stdout: "pipe", stderr: "inherit" });
+  addCleanup(() => proc.kill("SIGKILL"));
+  const first = await proc.stdout.getReader().read();
+  return { port: Number(new TextDecoder().decode(first.value).trim()), proc };
+}
+
+/** One gRPC message (field 1 "hi") with its 5-byte gRPC frame header. */
+function grpcBody(dir: string): string {
+  const msg = Buffer.from([0x0a, 0x02, 0x68, 0x69]);
+  const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, msg.length]), msg]);
+  const file = join(dir, "unary.bin");
+  writeFileSync(file, frame);
+  return file;
+}
+
+/** Check one call end to end before measuring: HTTP 200 and grpc-status 0 in the trailers. */
+async function checkGrpc(url: string, authority: string, body: string): Promise<void> {
+  const s = http2.connect(url, { rejectUnauthorized: false });
+  try {
+    const status = await new Promise<string>((resolve2, reject) => {
+      s.on("error", reject);
+      const req = s.request({ ":method": "POST", ":path": "/portico.test.Echo/Unary", ":authority": authority, "content-type": "application/grpc", te: "trailers" });
+      let g = "";
+      req.on("response", (h) => (g = String(h["grpc-status"] ?? "")));
+      req.on("trailers", (t) => (g = String(t["grpc-status"] ?? g)));
+      req.on("data", () => {});
+      req.on("close", () => resolve2(g));
+      req.on("error", reject);
+      req.end(Buffer.from(readFileSync(body)));
+    });
+    if (status !== "0") throw new Error(`gRPC check on ${url} got grpc-status ${status}`);
+  } finally {
+    s.close();
+  }
+}
+
+async function main(): Promise<void> {
+  installCleanup();
+  const tools = await ensureTools(log);
+  const h2 = ensureH2load();
+  const dir = mkdtempSync(join(tmpdir(), "portico-h2bench-"));
+  // nginx's workers run as another user: they must read the 1 MiB file and the certificates.
+  chmodSync(dir, 0o755);
+  addCleanup(() => rmSync(dir, { recursive: true, force: true }));
+  const backend = await startBackend(tools, join(dir, "backend"), "1", 0);
+  const cert = await makeCert(tools.openssl, dir);
+  const cells: Cell[] = [];
+  const body = grpcBody(dir);
+
+  const httpManifests = manifests(dir, backend.ports.keepalive, cert, false);
+  const systems: Array<{ name: string; start: () => Promise<{ https: number; pid: number; stop: () => Promise<void> }>; clients: ("h2" | "h1")[] }> = [
+    { name: "portico --http2", clients: ["h2", "h1"], start: () => portico(tools, httpManifests, dir, true) },
+    { name: "portico --http2=false", clients: ["h1"], start: () => portico(tools, httpManifests, dir, false) },
+    {
+      name: "nginx http2", clients: ["h2", "h1"],
+      start: async () => {
+        const [http, https] = freePorts(2) as [number, number];
+        const p = await startNginx(tools, join(dir, "nginx"), "proxy", proxyConf(join(dir, "nginx"), { httpPort: http, httpsPort: https, upstreams: [[1, backend.ports.keepalive]], certFile: cert.certFile, keyFile: cert.keyFile, workers: 1, http2: true }));
+        return { https, pid: p.pid, stop: () => stop(p) };
+      },
+    },
+  ];
+  for (const sys of systems) {
+    log(`starting ${sys.name}`);
+    const s = await sys.start();
+    try {
+      for (const [scenario, path, h2c, h1c] of [["small", "/", ["-c", "8", "-m", "8"], ["-c", "64"]], ["1mib", "/1m", ["-c", "4", "-m", "2"], ["-c", "8"]]] as const) {
+        for (const client of sys.clients) {
+          const args = [...(client === "h2" ? h2c : ["--h1", ...h1c]), "-H", `:authority: ${HOST}`, `https://127.0.0.1:${s.https}${path}`];
+          log(`${scenario} ${sys.name} ${client}`);
+          cells.push({ scenario, system: sys.name, client, ...(await h2load(h2, tools, args, s.pid)) });
+        }
+      }
+    } finally {
+      await s.stop();
+    }
+  }
+
+  // gRPC unary: h2 clients, 8 connections × 8 streams.
+  const grpcBackend = await startGrpcBackend(tools);
+  const grpcArgs = (url: string) => ["-c", "8", "-m", "8", "-d", body, "-H", "content-type: application/grpc", "-H", "te: trailers", "-H", `:authority: ${GRPC_HOST}`, `${url}/portico.test.Echo/Unary`];
+  const direct = `http://127.0.0.1:${grpcBackend.port}`;
+  await checkGrpc(direct, GRPC_HOST, body);
+  log("grpc direct");
+  cells.push({ scenario: "grpc-unary", system: "direct (h2c)", client: "h2", ...(await h2load(h2, tools, grpcArgs(direct), null)) });
+  const gp = await portico(tools, manifests(dir, grpcBackend.port, cert, true), dir, true);
+  try {
+    await checkGrpc(`https://127.0.0.1:${gp.https}`, GRPC_HOST, body);
+    log("grpc portico");
+    cells.push({ scenario: "grpc-unary", system: "portico (GRPC)", client: "h2", ...(await h2load(h2, tools, grpcArgs(`https://127.0.0.1:${gp.https}`), gp.pid)) });
+  } finally {
+    await gp.stop();
+  }
+  const [gport] = freePorts(1) as [number];
+  const gn = await startNginx(tools, join(dir, "grpc-nginx"), "grpc-proxy", grpcProxyConf(join(dir, "grpc-nginx"), { httpsPort: gport, upstreamPort: grpcBackend.port, certFile: cert.certFile, keyFile: cert.keyFile }));
+  try {
+    await checkGrpc(`https://127.0.0.1:${gport}`, GRPC_HOST, body);
+    log("grpc nginx");
+    cells.push({ scenario: "grpc-unary", system: "nginx grpc_pass", client: "h2", ...(await h2load(h2, tools, grpcArgs(`https://127.0.0.1:${gport}`), gn.pid)) });
+  } finally {
+    await stop(gn);
+  }
+  grpcBackend.proc.kill();
+  await backend.stop();
+
+  const report = render(cells, Bun.spawnSync([h2, "--version"]).stdout.toString().trim());
+  mkdirSync(dirname(resolve(ROOT, flags.out as string)), { recursive: true });
+  writeFileSync(resolve(ROOT, flags.out as string), report);
+  console.log(report);
+}
+
+async function portico(tools: Tools, file: string, dir: string, http2on: boolean): Promise<{ https: number; pid: number; stop: () => Promise<void> }> {
+  const d = join(dir, `portico-${http2on ? "h2" : "bun"}-${Math.random().toString(36).slice(2, 8)}`);
+  mkdirSync(d, { recursive: true });
+  const r: Running = await startPortico(tools, file, { root: ROOT, main: "src/main.ts", dir: d, cpus: "0", workers: 1, tls: true, extraArgs: [`--http2=${http2on}`] });
+  return { https: r.https, pid: r.proc.pid, stop: () => r.stop() };
+}
+
+function render(cells: readonly Cell[], h2loadVersion: string): string {
+  const find = (scenario: string, system: string, client: string) => cells.find((c) => c.scenario === scenario && c.system === system && c.client === client);
+  const ratio = (a: Cell | undefined, b: Cell | undefined) => (a && b && b.r.rps > 0 ? (a.r.rps / b.r.rps).toFixed(2) : "–");
+  const lines = [
+    "# HTTP/2 and gRPC: one run per cell",
+    "",
+    `Bun ${Bun.version}, ${h2loadVersion}, ${DURATION} s per cell after 1 s of warm-up. Proxy alone on CPU 0; backend and h2load on CPU 1.`,
+    "**The machine was shared with other work during the run**: `other CPU` is what the machine used besides the proxy",
+    "(h2load, the backend, and everyone else), in % of one core; read each row against it. One run, no repetitions: ratios, not absolutes.",
+    "",
+    "| scenario | system | client | req/s | MB/s | failed+errored | proxy CPU % | other CPU % |",
+    "|---|---|---|---:|---:|---:|---:|---:|",
+    ...cells.map((c) => `| ${c.scenario} | ${c.system} | ${c.client} | ${c.r.rps.toFixed(0)} | ${c.r.mbps.toFixed(1)} | ${c.r.failed + c.r.errored} | ${c.proxyCpu.toFixed(0)} | ${c.otherCpu.toFixed(0)} |`),
+    "",
+    "## Ratios (req/s)",
+    "",
+    "| ratio | small | 1 MiB |",
+    "|---|---:|---:|",
+  ];
+  const row = (label: string, a: [string, string], b: [string, string]) =>
+    lines.push(`| ${label} | ${ratio(find("small", ...a), find("small", ...b))} | ${ratio(find("1mib", ...a), find("1mib", ...b))} |`);
+  row("Portico h2 / nginx h2", ["portico --http2", "h2"], ["nginx http2", "h2"]);
+  row("Portico HTTP/1.1 on the HTTP/2 listener / on Bun.serve", ["portico --http2", "h1"], ["portico --http2=false", "h1"]);
+  row("Portico Bun.serve HTTP/1.1 / nginx HTTP/1.1", ["portico --http2=false", "h1"], ["nginx http2", "h1"]);
+  row("Portico h2 / Portico Bun.serve HTTP/1.1", ["portico --http2", "h2"], ["portico --http2=false", "h1"]);
+  const g = (s: string) => find("grpc-unary", s, "h2");
+  lines.push("", `gRPC unary: Portico / direct = ${ratio(g("portico (GRPC)"), g("direct (h2c)"))}, Portico / nginx grpc_pass = ${ratio(g("portico (GRPC)"), g("nginx grpc_pass"))}.`, "");
+  return lines.join("\n");
+}
+
+await runMain(async () => {
+  try {
+    await main();
+  } finally {
+    await stopAll();
+  }
+});

@@ -1,0 +1,448 @@
+// The HTTPS listener with HTTP/2: one node:http2 secure server on the HTTPS port that speaks h2
+// and, for clients that do not offer it, HTTP/1.1 (ALPN h2, http/1.1, RFC 7301). Both hand
+// every request to the SAME proxy handler as Bun.serve does, through the adapters in
+// request.ts and response.ts (docs/design.md, "HTTP/2 and gRPC").
+//
+// It answers to the same interface as the Bun.serve TLS listener (tls/listener.ts), so the
+// runtime picks one or the other with --http2. Certificate rotation is a swap of the SNI table
+// (sni.ts): node:tls asks for a context on every handshake, so unlike Bun.serve no second
+// server and no drain are needed.
+import http2, { type Http2SecureServer, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from "node:http2";
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import type { WebSocketHandler } from "bun";
+import { errorResponse } from "../proxy/errors.ts";
+import type { Logger } from "../log/logger.ts";
+import type { RequestServer } from "../proxy/types.ts";
+import type { RotationInfo, TlsListener } from "../tls/listener.ts";
+import type { TlsEntry } from "../tls/sni.ts";
+import {
+  H2_ENHANCE_YOUR_CALM, H2_PROTOCOL_ERROR, MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE,
+  MAX_SESSION_MEMORY_MB, ResetBudget, STREAM_WINDOW,
+} from "./limits.ts";
+import { bodyStream, requestFromH1, requestFromH2, type Refusal } from "./request.ts";
+import { sendH1, sendH2 } from "./response.ts";
+import { createSniTable, type SniTable } from "./sni.ts";
+import { createWsBridge, type WsBridge } from "./websocket.ts";
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** What the listener needs from the data plane: proxy/'s serveOptions(handler) fits. */
+export interface H2Handler {
+  fetch(req: Request, server: RequestServer): MaybePromise<Response | undefined | void>;
+  // biome-ignore lint: the WebSocket data type belongs to proxy/.
+  readonly websocket?: WebSocketHandler<any>;
+}
+
+/** The part of a listening server the shutdown drain uses (proxy/drain.ts). */
+export interface DrainableServer {
+  stop(closeActive?: boolean): Promise<void>;
+  readonly pendingRequests: number;
+}
+
+/** The Bun.serve TLS listener's interface, minus its Bun Server objects. */
+export type HttpsListener = Omit<TlsListener, "server" | "servers"> & { readonly servers: readonly DrainableServer[] };
+
+export interface H2ListenerOptions {
+  readonly hostname: string;
+  /** 0 lets the OS choose. */
+  readonly port: number;
+  readonly handler: () => H2Handler;
+  readonly log: Logger;
+  /** SO_REUSEPORT, for worker processes sharing the port (default true, as the Bun.serve TLS listener). */
+  readonly reusePort?: boolean;
+  /** An idle connection (no open stream or request) is closed after this long. */
+  readonly idleTimeoutMs?: number;
+  /** True once a shutdown drain began (proxy/drain.ts): HTTP/2 connections then get GOAWAY. */
+  readonly draining?: () => boolean;
+  /** Client cancellations per second per connection before GOAWAY (limits.ts). */
+  readonly maxResetsPerSecond?: number;
+  readonly hooks?: {
+    onRotation?(info: RotationInfo): void;
+    onRotationError?(err: unknown): void;
+    /** A connection closed for abuse ("rapid-reset"). */
+    onAbuse?(reason: string): void;
+  };
+}
+
+const noop = () => {};
+const REFUSED: Record<Refusal, string> = { method: "method", path: "path", authority: "authority", framing: "framing" };
+
+/** Per connection: the RequestServer the handler sees (the peer address, the protocol). */
+class Peer implements RequestServer {
+  streams = 0;
+  abusive = false;
+  readonly budget: ResetBudget;
+  private readonly ip: { address: string };
+  constructor(
+    address: string,
+    readonly transport: "h1" | "h2",
+    resets: number | undefined,
+  ) {
+    this.ip = { address };
+    this.budget = new ResetBudget(resets);
+  }
+  requestIP() {
+    return this.ip;
+  }
+  // node:http2 has no per-request timer like Bun's; our watchdogs own request deadlines.
+  timeout() {}
+  upgrade() {
+    return false;
+  }
+}
+
+/** An HTTP/1.1 WebSocket handshake: upgrade() completes it on the raw socket. */
+class UpgradePeer implements RequestServer {
+  readonly transport = "h1" as const;
+  constructor(
+    private readonly ip: { address: string },
+    private readonly bridge: WsBridge | null,
+    private readonly req: IncomingMessage,
+    private readonly socket: Duplex,
+    private readonly head: Buffer,
+  ) {}
+  requestIP() {
+    return this.ip;
+  }
+  timeout() {}
+  upgrade(_req: Request, o: { data?: unknown; headers?: ConstructorParameters<typeof Headers>[0] }): boolean {
+    if (this.bridge === null) return false;
+    return this.bridge.upgrade(this.req, this.socket, this.head, o.data, new Headers(o.headers));
+  }
+}
+
+export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
+  const { log } = opts;
+  const idleMs = opts.idleTimeoutMs ?? 75_000;
+  const resets = opts.maxResetsPerSecond;
+  let handler: H2Handler | null = null;
+  let bridge: WsBridge | null = null;
+  let sni: SniTable | null = null;
+  let server: Http2SecureServer | null = null;
+  let port = opts.port;
+  let fingerprint: string | null = null;
+  let rotations = 0;
+  let provisional = false;
+  let frozen = false;
+  let stopping = false;
+  let pending = 0;
+  const sessions = new Set<ServerHttp2Session>();
+  const peers = new WeakMap<object, Peer>();
+  const h1Sockets = new Map<Duplex, { busy: number }>();
+
+  function onSession(session: ServerHttp2Session): void {
+    sessions.add(session);
+    // An 'error' without a listener would throw out of the event loop: a client's protocol
+    // error must never take the process down.
+    session.on("error", noop);
+    session.on("frameError", noop);
+    session.once("close", () => sessions.delete(session));
+    const p = new Peer(session.socket?.remoteAddress ?? "", "h2", resets);
+    peers.set(session, p);
+    session.setTimeout(idleMs, () => {
+      if (p.streams === 0) session.close();
+    });
+    if (stopping) session.close();
+  }
+
+  function abuse(session: ServerHttp2Session, p: Peer): void {
+    if (p.abusive) return;
+    p.abusive = true;
+    log.warn("http2: a client cancelled streams faster than allowed; closing its connection", { client: p.requestIP().address });
+    try {
+      opts.hooks?.onAbuse?.("rapid-reset");
+    } catch {}
+    // RFC 9113 §5.4.1: GOAWAY with the error, then close; ENHANCE_YOUR_CALM (§7) says why.
+    try {
+      session.goaway(H2_ENHANCE_YOUR_CALM);
+    } catch {}
+    setImmediate(() => session.destroy());
+  }
+
+  function refuse(stream: ServerHttp2Stream, why: Refusal): void {
+    log.debug("http2: request refused before routing", { why: REFUSED[why] });
+    void sendH2(stream, errorResponse("BadRequest"), false).catch(noop);
+  }
+
+  function onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, raw?: string[]): void {
+    const session = stream.session as ServerHttp2Session | undefined;
+    const p = session === undefined ? undefined : peers.get(session);
+    stream.on("error", noop);
+    if (session === undefined || p === undefined || p.abusive || handler === null) {
+      stream.close(H2_ENHANCE_YOUR_CALM);
+      return;
+    }
+    pending++;
+    p.streams++;
+    const ac = new AbortController();
+    let done = false;
+    stream.once("close", () => {
+      pending--;
+      p.streams--;
+      if (done) return;
+      // The stream ended before our response did: the client cancelled it (RST_STREAM) or
+      // its connection died. Aborting stops the upstream request; counting stops rapid reset.
+      ac.abort();
+      if (p.budget.spend(performance.now())) abuse(session, p);
+    });
+    const body = (declared: number | null) => bodyStream(stream, { declared, onMalformed: () => stream.close(H2_PROTOCOL_ERROR) });
+    const req = requestFromH2(headers, raw, stream.endAfterHeaders, body, ac.signal);
+    if (typeof req === "string") {
+      done = true;
+      return refuse(stream, req);
+    }
+    const head = req.method === "HEAD";
+    const h = handler;
+    void (async () => {
+      try {
+        const res = (await h.fetch(req, p)) ?? errorResponse("BadRequest");
+        await sendH2(stream, res, head);
+      } catch (e) {
+        log.error("http2: request failed outside the handler", { err: String((e as Error)?.stack ?? e) });
+        if (!stream.headersSent && !stream.destroyed) await sendH2(stream, errorResponse("Internal"), head).catch(noop);
+      } finally {
+        done = true;
+      }
+      // Draining: where HTTP/1.1 answers carry Connection: close, an HTTP/2 connection gets a
+      // graceful GOAWAY (RFC 9113 §6.8): streams in flight finish, new ones go elsewhere. The
+      // handler's other reason for Connection: close, a request body left unread, does not
+      // apply to HTTP/2, whose streams are framed apart; sendH2 drops the field either way.
+      if (opts.draining?.() === true && !session.closed) session.close();
+    })();
+  }
+
+  function h1Peer(socket: Duplex): Peer {
+    let p = peers.get(socket);
+    if (p === undefined) {
+      p = new Peer((socket as { remoteAddress?: string }).remoteAddress ?? "", "h1", undefined);
+      peers.set(socket, p);
+    }
+    return p;
+  }
+
+  function trackH1(socket: Duplex): { busy: number } {
+    let s = h1Sockets.get(socket);
+    if (s === undefined) {
+      const state = { busy: 0 };
+      s = state;
+      h1Sockets.set(socket, state);
+      socket.on("error", noop);
+      socket.once("close", () => h1Sockets.delete(socket));
+      // Keep-alive idling, as Bun.serve's idleTimeout: only between requests.
+      (socket as Duplex & { setTimeout(ms: number, f: () => void): void }).setTimeout(idleMs, () => {
+        if (state.busy === 0) socket.destroy();
+      });
+    }
+    return s;
+  }
+
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    if (req.httpVersion === "2.0") return; // HTTP/2 streams are served by onStream
+    const h = handler;
+    const socket = req.socket;
+    const track = trackH1(socket);
+    track.busy++;
+    pending++;
+    const ac = new AbortController();
+    let done = false;
+    res.once("close", () => {
+      track.busy--;
+      pending--;
+      if (!done) ac.abort();
+    });
+    if (stopping) res.setHeader("connection", "close");
+    const r = requestFromH1(req, true, ac.signal);
+    if (h === null || typeof r === "string") {
+      done = true;
+      res.setHeader("connection", "close");
+      void sendH1(res, errorResponse("BadRequest"), false).catch(noop);
+      return;
+    }
+    void (async () => {
+      try {
+        const out = (await h.fetch(r, h1Peer(socket))) ?? errorResponse("BadRequest");
+        await sendH1(res, out, r.method === "HEAD");
+      } catch (e) {
+        log.error("http2 listener: HTTP/1.1 request failed outside the handler", { err: String((e as Error)?.stack ?? e) });
+        if (!res.headersSent) await sendH1(res, errorResponse("Internal"), false).catch(noop);
+        else res.destroy();
+      } finally {
+        done = true;
+      }
+    })();
+  }
+
+  function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on("error", noop);
+    const h = handler;
+    const r = requestFromH1(req, false, new AbortController().signal);
+    if (h === null || typeof r === "string") {
+      socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+      return;
+    }
+    const peer = new UpgradePeer(h1Peer(socket).requestIP(), bridge, req, socket, head);
+    void (async () => {
+      try {
+        const out = await h.fetch(r, peer);
+        if (out) await writeRaw(socket, out);
+      } catch {
+        socket.destroy();
+      }
+    })();
+  }
+
+  function start(entries: readonly TlsEntry[]): void {
+    handler = opts.handler();
+    bridge = handler.websocket ? createWsBridge(handler.websocket as WebSocketHandler<unknown>) : null;
+    sni = createSniTable(entries);
+    const table = () => sni;
+    const s = http2.createSecureServer({
+      ...sni.defaultOptions,
+      allowHTTP1: true,
+      ALPNProtocols: ["h2", "http/1.1"],
+      SNICallback: (name: string, cb: (err: Error | null, ctx?: import("node:tls").SecureContext) => void) => {
+        try {
+          cb(null, table()!.select(name));
+        } catch (e) {
+          cb(e as Error);
+        }
+      },
+      settings: {
+        maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
+        maxHeaderListSize: MAX_HEADER_LIST_SIZE,
+        initialWindowSize: STREAM_WINDOW,
+        enablePush: false,
+        enableConnectProtocol: false,
+      },
+      maxSessionMemory: MAX_SESSION_MEMORY_MB,
+      // HTTP/1.1 keep-alive as Bun.serve's idleTimeout (proxy/listener.ts says why 75 s); node's
+      // default advertises 5 s. trackH1 closes connections idle that long.
+      keepAliveTimeout: idleMs,
+    } as http2.SecureServerOptions);
+    s.on("error", (e) => log.error("http2 listener error", { err: String(e) }));
+    s.on("sessionError", noop);
+    s.on("tlsClientError", noop);
+    s.on("session", onSession);
+    // A 'request' listener makes node:http2 run its compatibility layer on every HTTP/2 stream
+    // too (it binds its own 'stream' listener when one is added: Bun does as node does). We
+    // only want 'request' for HTTP/1.1 connections, so that listener is removed again and
+    // HTTP/2 streams reach onStream alone.
+    s.on("request", onRequest);
+    s.removeAllListeners("stream");
+    s.on("stream", onStream);
+    s.on("upgrade", onUpgrade);
+    // RFC 9110 §9.3.6: CONNECT asks for a tunnel; a reverse proxy answers 400, as
+    // validateRequest does on Bun.serve (node would otherwise drop the connection unanswered).
+    s.on("connect", (_req: IncomingMessage, socket: Duplex) => {
+      socket.on("error", noop);
+      socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    });
+    s.listen({ port, host: opts.hostname, reusePort: opts.reusePort ?? true } as Parameters<typeof s.listen>[0]);
+    // Bun binds synchronously: a port that cannot be bound shows as not listening at once, and
+    // the 'error' with its errno only follows on a later turn. Address in use is the case a
+    // start-up meets (serving/ports.ts explains it), so it is reported as that.
+    if (!s.listening) {
+      s.close();
+      throw Object.assign(new Error(`cannot listen on ${opts.hostname}:${port}`), { code: "EADDRINUSE" });
+    }
+    const addr = s.address();
+    if (addr !== null && typeof addr === "object") port = addr.port;
+    server = s;
+  }
+
+  function rotate(entries: readonly TlsEntry[], fp: string): void {
+    const t0 = performance.now();
+    try {
+      const next = createSniTable(entries, sni ?? undefined);
+      // Clients without SNI get the server's own context: swap it too.
+      server?.setSecureContext(next.defaultOptions);
+      sni = next;
+    } catch (err) {
+      log.error("TLS rotation failed; keeping the previous certificates", { err: String(err) });
+      opts.hooks?.onRotationError?.(err);
+      return;
+    }
+    fingerprint = fp;
+    rotations++;
+    log.info("TLS certificates rotated", { entries: entries.length, rotations });
+    opts.hooks?.onRotation?.({ rotations, serveMs: performance.now() - t0, entries: entries.length, fingerprint: fp });
+  }
+
+  const drainable: DrainableServer = {
+    get pendingRequests() {
+      return pending;
+    },
+    async stop(closeActive = false) {
+      stopping = true;
+      const s = server;
+      if (s === null) return;
+      // Stop accepting; then GOAWAY every session (in-flight streams finish) and close idle
+      // HTTP/1.1 connections; busy ones close after their response (Connection: close).
+      s.close();
+      for (const session of sessions) {
+        if (closeActive) session.destroy();
+        else if (!session.closed) session.close();
+      }
+      for (const [socket, st] of h1Sockets) if (closeActive || st.busy === 0) socket.destroy();
+    },
+  };
+
+  return {
+    update(entries, fp, standIn = false) {
+      if (frozen) return;
+      if (server === null) {
+        start(entries); // throws: a port in use fails start-up loudly
+        fingerprint = fp;
+        provisional = standIn;
+        log.info("TLS listener started (HTTP/2 and HTTP/1.1)", { port, entries: entries.length });
+        return;
+      }
+      provisional = false;
+      if (fp === fingerprint) return;
+      rotate(entries, fp);
+    },
+    get provisional() {
+      return provisional;
+    },
+    settled: () => Promise.resolve(),
+    freeze() {
+      frozen = true;
+    },
+    async stop(closeActive = false) {
+      frozen = true;
+      await drainable.stop(closeActive);
+      if (!closeActive) {
+        const deadline = performance.now() + 1000;
+        while (pending > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+        await drainable.stop(true);
+      }
+    },
+    get servers() {
+      return server === null ? [] : [drainable];
+    },
+    get port() {
+      return port;
+    },
+    get rotations() {
+      return rotations;
+    },
+    get alive() {
+      return server === null || stopping ? 0 : 1;
+    },
+    get fingerprint() {
+      return fingerprint;
+    },
+  };
+}
+
+/** A handler's answer to a WebSocket handshake it refused, as raw HTTP/1.1, then close. */
+async function writeRaw(socket: Duplex, res: Response): Promise<void> {
+  const body = res.body === null ? new Uint8Array(0) : new Uint8Array(await res.arrayBuffer());
+  const lines = [`HTTP/1.1 ${res.status} ${STATUS_CODES[res.status] ?? "Unknown"}`];
+  res.headers.forEach((v, k) => {
+    if (k !== "connection" && k !== "content-length" && k !== "transfer-encoding") lines.push(`${k}: ${v}`);
+  });
+  lines.push("connection: close", `content-length: ${body.byteLength}`);
+  socket.end(Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1"), body]));
+}

@@ -1,0 +1,148 @@
+// The handler's web Response written to an HTTP/2 stream or to node's HTTP/1.1 response, with
+// backpressure, trailers (gRPC status) and the same "a broken body is never mistaken for a
+// whole one" rule as on Bun.serve: a body that fails mid-way resets the stream (or the
+// connection) instead of ending it cleanly.
+import type { ServerResponse } from "node:http";
+import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import type { Writable } from "node:stream";
+import { trailersOf, type TrailerBox } from "../proxy/trailers.ts";
+import { H2_INTERNAL_ERROR, H2_NO_ERROR } from "./limits.ts";
+
+// RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2 (node:http2 refuses to
+// send them); TE is allowed in requests only. The listener turns a drain into GOAWAY itself.
+const CONNECTION_SPECIFIC = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te"]);
+
+export function h2Headers(res: Response): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = { ":status": res.status };
+  res.headers.forEach((v, k) => {
+    if (!CONNECTION_SPECIFIC.has(k) && k !== "set-cookie") headers[k] = v;
+  });
+  const cookies = res.headers.getSetCookie();
+  if (cookies.length > 0) headers["set-cookie"] = cookies;
+  return headers;
+}
+
+/** Resolves once `w` may be written again, or has closed (then the caller stops). */
+function drained(w: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      w.off("drain", done);
+      w.off("close", done);
+      resolve();
+    };
+    w.on("drain", done);
+    w.on("close", done);
+  });
+}
+
+/** Copy `body` into `w`. False when the body failed or the client left before its end. */
+async function pump(body: ReadableStream<Uint8Array>, w: Writable): Promise<boolean> {
+  const reader = body.getReader();
+  // The client left: cancel the body so the handler records ClientClosed and the upstream
+  // read stops, rather than waiting for its next chunk.
+  const onClose = () => void reader.cancel().catch(() => {});
+  w.once("close", onClose);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return !w.destroyed;
+      if (w.destroyed) return false;
+      if (!w.write(value)) await drained(w);
+    }
+  } catch {
+    return false;
+  } finally {
+    w.off("close", onClose);
+  }
+}
+
+/** Send `res` on `stream`. `head`: HEAD request (headers only). */
+export async function sendH2(stream: ServerHttp2Stream, res: Response, head: boolean): Promise<void> {
+  const headers = h2Headers(res);
+  if (stream.destroyed || stream.closed) {
+    if (!head) void res.body?.cancel().catch(() => {});
+    return;
+  }
+  const box = trailersOf(res) ?? null;
+  const small = head || box !== null ? null : await smallBody(res);
+  if (small !== null) {
+    // One write for what relayResponse buffered anyway (a declared length of at most 64 KiB).
+    if (stream.destroyed || stream.closed) return;
+    stream.respond(headers, { endStream: false });
+    stream.end(small);
+    return;
+  }
+  const body = head ? null : res.body;
+  if (body === null && box === null) {
+    stream.respond(headers, { endStream: true });
+    return;
+  }
+  stream.respond(headers, { endStream: false, waitForTrailers: box !== null });
+  const ok = body === null ? true : await pump(body, stream);
+  if (stream.destroyed || stream.closed) return;
+  if (box !== null) {
+    // gRPC: on success the upstream's trailers; on failure the ones the forwarder made up for
+    // it (grpc-status UNAVAILABLE...), so the client learns a status instead of a reset.
+    const t = await settled(box);
+    if (ok || t !== null) return endWithTrailers(stream, t ?? new Headers());
+  }
+  if (ok) stream.end();
+  else stream.close(H2_INTERNAL_ERROR);
+}
+
+async function settled(box: TrailerBox): Promise<Headers | null> {
+  return box.value !== undefined ? box.value : await box.ready;
+}
+
+function endWithTrailers(stream: ServerHttp2Stream, t: Headers): void {
+  const out: OutgoingHttpHeaders = {};
+  t.forEach((v, k) => {
+    if (!CONNECTION_SPECIFIC.has(k) && k.charCodeAt(0) !== 0x3a) out[k] = v;
+  });
+  stream.once("wantTrailers", () => {
+    try {
+      stream.sendTrailers(out);
+    } catch {
+      stream.close(H2_NO_ERROR);
+    }
+  });
+  stream.end();
+}
+
+/** Bodies the proxy already holds whole: relayResponse buffers declared lengths up to this. */
+const SMALL = 64 * 1024;
+
+/** The whole body when it is declared small (and so already in memory), else null. */
+async function smallBody(res: Response): Promise<Uint8Array | null> {
+  const cl = res.headers.get("content-length");
+  if (cl === null || res.body === null || !/^[0-9]{1,5}$/.test(cl) || Number(cl) > SMALL) return null;
+  try {
+    return new Uint8Array(await res.arrayBuffer());
+  } catch {
+    return null;
+  }
+}
+
+/** Send `res` on node's HTTP/1.1 response object (the listener's http/1.1 side). */
+export async function sendH1(out: ServerResponse, res: Response, head: boolean): Promise<void> {
+  res.headers.forEach((v, k) => {
+    if (k !== "set-cookie") out.setHeader(k, v);
+  });
+  const cookies = res.headers.getSetCookie();
+  if (cookies.length > 0) out.setHeader("set-cookie", cookies);
+  const small = head ? null : await smallBody(res);
+  out.writeHead(res.status, res.statusText || undefined);
+  if (small !== null) {
+    out.end(small);
+    return;
+  }
+  const body = head ? null : res.body;
+  if (body === null) {
+    out.end();
+    return;
+  }
+  const ok = await pump(body, out);
+  // As on Bun.serve: a body that failed mid-way ends the connection without the last chunk.
+  if (ok) out.end();
+  else out.destroy();
+}

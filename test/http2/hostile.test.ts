@@ -1,0 +1,107 @@
+// Hostile HTTP/2 frames from a raw client: rapid reset (CVE-2023-44487), header-list and
+// CONTINUATION floods, streams past SETTINGS_MAX_CONCURRENT_STREAMS. Each ends with another
+// client's request succeeding: the process stays responsive. Loopback only, bounded counts.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { MAX_CLIENT_RESETS_PER_SECOND, MAX_CONCURRENT_STREAMS } from "../../src/http2/limits.ts";
+import { makeBackend, makeTable } from "../proxy/helpers.ts";
+import { FRAME, frame, headerBlock, headersFrame, hpack, rawH2, rstFrame, until } from "./frames.ts";
+import { h2Request, h2Session, startTlsProxy, type TlsProxy } from "./helpers.ts";
+
+let hits = 0;
+let release!: () => void;
+let gate = new Promise<void>((r) => (release = r));
+const backend = Bun.serve({
+  hostname: "127.0.0.1", port: 0, idleTimeout: 0,
+  async fetch(req) {
+    hits++;
+    if (new URL(req.url).pathname === "/hold") await gate;
+    return new Response("ok");
+  },
+});
+let proxy: TlsProxy;
+const abuse: string[] = [];
+beforeAll(() => {
+  proxy = startTlsProxy(makeTable([{ host: null, backend: makeBackend([backend.port as number]) }]), { onAbuse: (r) => abuse.push(r) });
+});
+afterAll(async () => {
+  release();
+  await proxy.stop();
+  await backend.stop(true);
+});
+
+const GET = (path: string) => [[":method", "GET"], [":scheme", "https"], [":authority", "a.test"], [":path", path]] as const;
+
+async function stillServes(): Promise<void> {
+  const s = await h2Session(proxy.port);
+  try {
+    const r = await h2Request(s, { ":path": "/after" });
+    expect(r.status).toBe(200);
+    expect(String(r.body)).toBe("ok");
+  } finally {
+    s.close();
+  }
+}
+
+test("rapid reset: a client cancelling streams in a loop gets GOAWAY ENHANCE_YOUR_CALM, few reach the handler", async () => {
+  const c = await rawH2(proxy.port);
+  const before = proxy.records.length;
+  const streams = 5_000;
+  const batch: Buffer[] = [];
+  for (let i = 0; i < streams; i++) {
+    const id = 1 + 2 * i;
+    batch.push(headersFrame(id, GET("/hold")), rstFrame(id));
+  }
+  c.write(Buffer.concat(batch));
+  expect(await until(() => c.goaway() !== null)).toBe(true);
+  expect(c.goaway()).toBe(0xb); // ENHANCE_YOUR_CALM
+  expect(abuse).toEqual(["rapid-reset"]); // counted: portico_http2_connections_closed_total
+  expect(await until(() => c.closed)).toBe(true);
+  // Every stream the handler took has ended (aborted with its client).
+  expect(await until(() => proxy.handler.inflight.count === 0)).toBe(true);
+  // Streams that reached the handler (each is an access record: ClientClosed). Bun's own flood
+  // guard stops a session after ~1,000; ours acts at MAX_CLIENT_RESETS_PER_SECOND.
+  const reached = proxy.records.length - before;
+  expect(reached).toBeGreaterThan(0);
+  expect(reached).toBeLessThanOrEqual(MAX_CLIENT_RESETS_PER_SECOND + MAX_CONCURRENT_STREAMS);
+  await stillServes();
+});
+
+test("a header list past SETTINGS_MAX_HEADER_LIST_SIZE is refused; the connection goes on", async () => {
+  const c = await rawH2(proxy.port);
+  const before = hits;
+  c.write(headerBlock(1, [...GET("/big"), ["x-big", "a".repeat(40 * 1024)]]));
+  expect(await until(() => c.resets().has(1))).toBe(true);
+  expect(hits).toBe(before);
+  c.write(headersFrame(3, GET("/fine")));
+  expect(await until(() => c.frames.some((f) => f.type === FRAME.HEADERS && f.id === 3))).toBe(true);
+  c.close();
+  await stillServes();
+});
+
+test("a CONTINUATION flood ends the connection without reaching the handler", async () => {
+  const c = await rawH2(proxy.port);
+  const before = hits;
+  const frames: Buffer[] = [headersFrame(1, GET("/cont"), { endHeaders: false })];
+  for (let i = 0; i < 5_000; i++) frames.push(frame(FRAME.CONTINUATION, 0, 1, hpack([[`x-c${i}`, "b".repeat(64)]])));
+  c.write(Buffer.concat(frames));
+  expect(await until(() => c.closed)).toBe(true);
+  expect(c.goaway()).not.toBeNull();
+  expect(hits).toBe(before);
+  await stillServes();
+});
+
+test(`streams past ${MAX_CONCURRENT_STREAMS} at once are refused (REFUSED_STREAM); the others complete`, async () => {
+  gate = new Promise<void>((r) => (release = r));
+  const c = await rawH2(proxy.port);
+  const n = MAX_CONCURRENT_STREAMS + 4;
+  const batch: Buffer[] = [];
+  for (let i = 0; i < n; i++) batch.push(headersFrame(1 + 2 * i, GET("/hold")));
+  c.write(Buffer.concat(batch));
+  expect(await until(() => c.resets().size >= 4)).toBe(true);
+  expect([...c.resets().values()].every((code) => code === 7)).toBe(true); // REFUSED_STREAM
+  release();
+  const answered = () => c.frames.filter((f) => f.type === FRAME.HEADERS).length;
+  expect(await until(() => answered() === MAX_CONCURRENT_STREAMS, 10_000)).toBe(true);
+  c.close();
+  await stillServes();
+});
