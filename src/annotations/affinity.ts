@@ -26,6 +26,12 @@ export interface CookieAffinity {
 
 export interface AffinityPolicy {
   readonly cookie: CookieAffinity | null;
+  /**
+   * `affinity-canary-behavior`, read on a canary Ingress only (ingress-nginx's
+   * controller.go mergeAlternativeBackend reads it from the canary's annotations, whatever its
+   * `affinity`): `sticky` gives the canary main's affinity, `legacy` none.
+   */
+  readonly canaryBehavior: "sticky" | "legacy";
 }
 
 const n = (name: string): string => `${NGINX_PREFIX}${name}`;
@@ -133,6 +139,20 @@ export const COOKIE_CHANGE_ON_FAILURE: AnnotationSpec = {
   compat: { kind: "same" },
 };
 
+export const AFFINITY_CANARY_BEHAVIOR: AnnotationSpec = {
+  portico: "portico.dev/affinity-canary-behavior",
+  nginx: [n("affinity-canary-behavior")],
+  family: "affinity",
+  default: "sticky",
+  description:
+    "on a canary Ingress: `sticky` (the canary gets main's cookie affinity, and a client whose cookie names the canary's pods stays on the canary, whatever the header, cookie or weight) or `legacy` (the canary has no affinity: such a client is split again on every request)",
+  compat: {
+    kind: "differs",
+    difference:
+      "With `legacy` the canary's pods are taken round robin (ingress-nginx: by the canary Ingress's own `load-balance` or `upstream-hash-by`). In both modes a cookie naming main's backend keeps the client on main, as ingress-nginx's sticky balancer of main does. An invalid value is an InvalidAnnotation diagnostic and `sticky` (ingress-nginx: `sticky`, with a log line). Set on a main Ingress it does nothing, as in ingress-nginx.",
+  },
+};
+
 const COOKIE_SETTINGS = [
   COOKIE_NAME, COOKIE_PATH, COOKIE_DOMAIN, COOKIE_MAX_AGE, COOKIE_EXPIRES, COOKIE_SAMESITE,
   COOKIE_CONDITIONAL_SAMESITE_NONE, COOKIE_SECURE, COOKIE_CHANGE_ON_FAILURE,
@@ -146,21 +166,26 @@ const CookieDomain = v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9._-]{1,253
 // which its Lua then failed on.
 const Seconds = v.pipe(v.string(), v.trim(), v.regex(/^(0|-?[1-9]\d{0,9})$/, "expected a whole number of seconds"), v.transform(Number));
 
-const NONE: AffinityPolicy = Object.freeze({ cookie: null });
+const NONE: AffinityPolicy = Object.freeze({ cookie: null, canaryBehavior: "sticky" });
+const LEGACY: AffinityPolicy = Object.freeze({ cookie: null, canaryBehavior: "legacy" });
 
 export const AFFINITY_FAMILY: Family<AffinityPolicy> = {
   name: "affinity",
-  annotations: [AFFINITY, AFFINITY_MODE, ...COOKIE_SETTINGS],
+  annotations: [AFFINITY, AFFINITY_MODE, AFFINITY_CANARY_BEHAVIOR, ...COOKIE_SETTINGS],
   none: NONE,
   parse(r) {
+    // ingress-nginx's ValidateOptions(sticky, legacy; case-sensitive, trimmed); anything else
+    // is not "legacy", so sticky.
+    const canaryBehavior = r.value(AFFINITY_CANARY_BEHAVIOR, exactlyOneOf(["sticky", "legacy"], "expected sticky or legacy")) ?? "sticky";
     // ingress-nginx reads the cookie settings only for `affinity: cookie`; without it they do nothing.
     const kind = r.read(AFFINITY, exactlyOneOf(["cookie"], "expected cookie"), "no affinity");
-    if (kind.state !== "ok") return NONE;
+    if (kind.state !== "ok") return canaryBehavior === "legacy" ? LEGACY : NONE;
     // ingress-nginx: an invalid Max-Age or Expires is left out of the cookie.
     const maxAge = r.read(COOKIE_MAX_AGE, Seconds, "Max-Age is left out");
     const expires = r.read(COOKIE_EXPIRES, Seconds, "Expires is left out");
     const sameSite = r.value(COOKIE_SAMESITE, oneOf(["None", "Lax", "Strict"], "expected None, Lax or Strict")) ?? null;
     return Object.freeze({
+      canaryBehavior,
       cookie: Object.freeze({
         mode: r.value(AFFINITY_MODE, exactlyOneOf(["balanced", "persistent"], "expected balanced or persistent")) ?? "balanced",
         name: r.value(COOKIE_NAME, CookieName) ?? "INGRESSCOOKIE",

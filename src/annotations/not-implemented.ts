@@ -35,8 +35,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("hosts", "server-alias", "more host names served like the Ingress's host"),
   nyi("hosts", "upstream-vhost", "the Host header sent upstream"),
   nyi("hosts", "service-upstream", "send to the Service's ClusterIP instead of the pods"),
-  // Session affinity.
-  nyi("affinity", "affinity-canary-behavior", "`sticky` or `legacy`: whether affinity keeps a client on the canary", "Comes with canaries."),
   // Retries and the send timeout.
   nyi(
     "timeouts",

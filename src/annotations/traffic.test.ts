@@ -78,6 +78,24 @@ describe("affinity", () => {
     expect(a.problems[0]).toContain("a value may not contain a line break");
     expect(a.options.stages![0]!.params.name).toBe("INGRESSCOOKIE");
   });
+
+  test("affinity-canary-behavior: sticky by default, legacy as written, read without `affinity` (a canary Ingress sets only it)", () => {
+    expect(nginx({}).policies.affinity.canaryBehavior).toBe("sticky");
+    const legacy = nginx({ canary: "true", "affinity-canary-behavior": " legacy " });
+    expect([legacy.problems, legacy.unsupported, legacy.policies.affinity]).toEqual([[], [], { cookie: null, canaryBehavior: "legacy" }]);
+    expect(nginx({ "affinity-canary-behavior": "sticky" }).policies.affinity.canaryBehavior).toBe("sticky");
+    // It puts nothing on the route by itself: the compiler reads it from a canary Ingress.
+    expect(legacy.options.stages ?? null).toBeNull();
+    expect(nginx({ affinity: "cookie", "affinity-canary-behavior": "legacy" }).policies.affinity.canaryBehavior).toBe("legacy");
+  });
+
+  test("affinity-canary-behavior: another value (the options are case-sensitive) is a diagnostic and sticky", () => {
+    for (const v of ["Legacy", "off"]) {
+      const a = nginx({ "affinity-canary-behavior": v });
+      expect(a.problems).toEqual([`annotation ${NGINX_PREFIX}affinity-canary-behavior=${JSON.stringify(v)}: expected sticky or legacy; using the default`]);
+      expect(a.policies.affinity.canaryBehavior).toBe("sticky");
+    }
+  });
 });
 
 describe("upstream-hash-by", () => {
