@@ -44,7 +44,7 @@ export const CANARY: AnnotationSpec = {
   family: "canary",
   default: "false",
   description:
-    "`true`: this Ingress is the canary of the Ingress with the same host, path and pathType; only its backend is used, and only where such a main route exists",
+    "`true`: this Ingress is the canary of the Ingress with the same host, path and pathType; only its backend (and `affinity-canary-behavior`) is used, and only where such a main route exists; with cookie affinity on main, a client whose cookie names main or the canary stays there",
   compat: {
     kind: "differs",
     difference:
@@ -180,8 +180,20 @@ export const CANARY_FAMILY: Family<CanaryPolicy> = {
   },
 };
 
-/** The `backend`-stage policy of a route with a canary; proxy/canary.ts implements the kind. */
+/**
+ * The affinity check that comes before the rules when main has cookie affinity
+ * (balancer.lua route_to_alternative_balancer: `is_affinitized` of main's balancer, then of the
+ * canary's). `cookie` is main's session-cookie-name; `sticky` is the canary Ingress's
+ * `affinity-canary-behavior` (only with `sticky` does the canary have affinity, so only then
+ * does a cookie naming it keep the client there).
+ */
+export type CanaryAffinity = { readonly cookie: string; readonly sticky: boolean };
+
+/**
+ * The `backend`-stage policy of a route with a canary; proxy/canary.ts implements the kind.
+ * `affinity` is left out of the params when main has none, so such routes read as before.
+ */
 export const CANARY_KIND = "canary";
-export function canaryStagePolicy(rules: CanaryRules): StagePolicy {
-  return { stage: "backend", kind: CANARY_KIND, params: { ...rules } };
+export function canaryStagePolicy(rules: CanaryRules, affinity: CanaryAffinity | null = null): StagePolicy {
+  return { stage: "backend", kind: CANARY_KIND, params: affinity === null ? { ...rules } : { ...rules, affinity: { ...affinity } } };
 }

@@ -1,6 +1,6 @@
 // The JSON-able answer of explain(): why a request goes where it goes (/debug/explain,
 // `portico explain`).
-import type { CanaryRules } from "../annotations/canary.ts";
+import type { CanaryAffinity, CanaryRules } from "../annotations/canary.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { BackendScheme } from "../table/types.ts";
 
@@ -58,6 +58,8 @@ export interface ExplainCanary {
   readonly backend: ExplainMatch["backend"];
   /** null only if the route lost its canary policy (never from the compiler). */
   readonly rules: CanaryRules | null;
+  /** The check before the rules when main has cookie affinity (sticky: a canary cookie counts too), or null. */
+  readonly affinity: CanaryAffinity | null;
   readonly order: string;
 }
 

@@ -4,7 +4,7 @@
 // run again with a trace for the two or three host keys a request can reach, so a call costs
 // one pass over the plans, not a compile. Pure like compile(); another module serves it over
 // HTTP and the CLI.
-import { CANARY_KIND, type CanaryRules } from "../annotations/canary.ts";
+import { CANARY_KIND, type CanaryAffinity, type CanaryRules } from "../annotations/canary.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { normaliseRequestHost } from "../request/host.ts";
 import { RejectedRequest } from "../request/rejected.ts";
@@ -129,13 +129,17 @@ function describeMatch(m: Match, rewrite: ExplainRewrite | null): ExplainMatch {
 function describeCanary(r: Route): ExplainCanary {
   const c = r.canary as NonNullable<Route["canary"]>;
   const policy = r.options.stages?.find((p) => p.kind === CANARY_KIND);
-  const rules = (policy?.params ?? null) as CanaryRules | null;
+  const { affinity = null, ...rest } = (policy?.params ?? {}) as CanaryRules & { affinity?: CanaryAffinity };
+  const rules = policy === undefined ? null : (rest as CanaryRules);
   const b = c.backend;
+  const first =
+    affinity === null ? "" : affinity.sticky ? `the affinity cookie ${affinity.cookie} naming main or the canary, then ` : `the affinity cookie ${affinity.cookie} naming main, then `;
   return {
     ingress: `${c.ingress.namespace}/${c.ingress.name}`,
     backend: { id: b.id, status: b.status, scheme: b.scheme, protocol: UPSTREAM_PROTOCOL[b.scheme], endpoints: b.endpoints.map((u) => u.authority) },
     rules,
-    order: "header, then cookie, then weight (the first rule that decides wins)",
+    affinity,
+    order: `${first}header, then cookie, then weight (the first rule that decides wins)`,
   };
 }
 

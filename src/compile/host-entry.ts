@@ -13,7 +13,7 @@
 //
 // Error pages are resolved here too, once per contributing plan (error-pages.ts): the Services
 // they name are inputs of the host entry like its backends.
-import { canaryStagePolicy, type CanaryRules } from "../annotations/canary.ts";
+import { canaryStagePolicy, type CanaryAffinity, type CanaryRules } from "../annotations/canary.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { compileRewriteTarget, type HostPath, needsRewrite, regexLocations } from "../regex/index.ts";
 import { buildHost, viaOf } from "../table/build.ts";
@@ -307,7 +307,12 @@ export function claimHost(
       if (rb.backend.status !== "ok") {
         diagnostics.push({ kind: "Ingress", namespace, name, reason: backendReason(rb), message: rb.detail, severity: "warning" });
       }
-      const route: Route = { ...main, canary: { ingress: plan.ref, backend: rb.backend }, options: withCanary(main.options, policy.rules) };
+      // Main's cookie affinity, and the canary Ingress's affinity-canary-behavior, decide the
+      // check before the rules (controller.go mergeAlternativeBackend copies main's affinity to
+      // the canary unless the canary says `legacy`).
+      const mainCookie = owner.annotations.policies.affinity.cookie;
+      const affinity = mainCookie === null ? null : { cookie: mainCookie.name, sticky: plan.annotations.policies.affinity.canaryBehavior === "sticky" };
+      const route: Route = { ...main, canary: { ingress: plan.ref, backend: rb.backend }, options: withCanary(main.options, policy.rules, affinity) };
       // Same index: the regex locations below refer to routes by index.
       routes[r] = route;
       trace?.paths.set(claimed[w] as PathPlan, { kind: "route", route });
@@ -333,9 +338,14 @@ export function claimHost(
   return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex };
 }
 
-/** Main's options with the canary's `backend`-stage policy added (main's own policies stay). */
-function withCanary(options: RouteOptions, rules: CanaryRules): RouteOptions {
-  return Object.freeze({ ...options, stages: orderStages([...(options.stages ?? []), canaryStagePolicy(rules)]) });
+/**
+ * Main's options with the canary's `backend`-stage policy added (main's own policies stay).
+ * It goes first in its stage, before main's affinity, hashing or EWMA step: ingress-nginx
+ * chooses the balancer (main's or the canary's) before that balancer picks a pod
+ * (balancer.lua get_balancer, then balance).
+ */
+function withCanary(options: RouteOptions, rules: CanaryRules, affinity: CanaryAffinity | null): RouteOptions {
+  return Object.freeze({ ...options, stages: orderStages([canaryStagePolicy(rules, affinity), ...(options.stages ?? [])]) });
 }
 
 function describeCause(cause: { readonly plan: IngressPlan; readonly why: string }, self: IngressPlan): string {

@@ -3,7 +3,7 @@
 //
 // - The cookie's value is `<key>|<backend key>`. The backend key is md5hex(md5hex(name) ..
 //   name) of the upstream's name `<namespace>-<service>-<port>`; it tells a canary's cookie
-//   from its main's (see "The canary seam" below).
+//   from its main's (see "With a canary" below).
 // - balanced (default): the key is random and its pod is the key's owner on the consistent-hash
 //   ring of every ready endpoint (ring.ts). When endpoints change, only the sessions of a pod
 //   that went (or about 1/n of them, to a pod that came) move; the cookie is not reissued for
@@ -21,11 +21,12 @@
 //   Expires, Max-Age, Domain, Path, Secure, HttpOnly (always), SameSite. Expires is nginx's
 //   cookie time (ngx_http_cookie_time: `Thu, 18-Nov-26 11:27:35 GMT`, two-digit year to 2037).
 //
-// The canary seam: a canary step, running earlier in the same `backend` stage, keeps a client
-// whose cookie names the canary (or main) backend there by comparing `cookieBackendKey` with
-// `backendKey` of each, and sets flow.backend; this step then picks the pod within whatever
-// flow.backend is and writes that backend's key, so a canary copies main's affinity as
-// ingress-nginx's `affinity-canary-behavior: sticky` does.
+// With a canary: the canary step runs first in the same `backend` stage and keeps a client
+// whose cookie names main's backend on main, or the canary's on the canary
+// (proxy/canary.ts); this step then picks the pod within whatever flow.backend is and writes
+// that backend's key, so a canary copies main's affinity as ingress-nginx's
+// `affinity-canary-behavior: sticky` does. With `legacy` the canary step has set a plain
+// round-robin choice for the canary and this step leaves it.
 import { createHash } from "node:crypto";
 import * as v from "valibot";
 import type { Backend, Upstream } from "../table/types.ts";
@@ -53,7 +54,7 @@ export function backendKey(b: Backend): string {
 }
 
 /** The two parts of an affinity cookie in this request (the second "" when absent), or null. */
-export function readAffinityCookie(req: Request, cookieName: string): { readonly key: string; readonly backend: string } | null {
+export function readAffinityCookie(req: { readonly headers: Headers }, cookieName: string): { readonly key: string; readonly backend: string } | null {
   const raw = cookieValue(req.headers.get("cookie"), cookieName);
   if (raw === null || raw === "") return null;
   const bar = raw.indexOf("|");
@@ -61,7 +62,7 @@ export function readAffinityCookie(req: Request, cookieName: string): { readonly
 }
 
 /** The backend key in the request's affinity cookie, for the canary step (the seam above), or null. */
-export function cookieBackendKey(req: Request, cookieName: string): string | null {
+export function cookieBackendKey(req: { readonly headers: Headers }, cookieName: string): string | null {
   return readAffinityCookie(req, cookieName)?.backend ?? null;
 }
 
@@ -225,6 +226,9 @@ export function affinityKind(deps: AffinityDeps): PolicyKind {
     build(params) {
       const p = v.parse(AffinityParams, params);
       return (flow) => {
+        // An earlier step of the stage chose already: the canary step, sending a client to a
+        // canary without affinity (`affinity-canary-behavior: legacy`).
+        if (flow.choice !== null) return null;
         flow.choice = new AffinityChoice(p, flow, readAffinityCookie(flow.req, p.name)?.key ?? null, deps);
         return null;
       };

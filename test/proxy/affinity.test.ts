@@ -258,7 +258,8 @@ test("with a canary: a client sent to the canary gets a canary pod and a cookie 
   const main = svc([m.port]);
   const canary = makeBackend([c.port], { id: "default/web-canary:80", service: "web-canary" });
   const rules = { header: "x-canary", headerValue: null, headerPattern: null, cookie: null, weight: 0, weightTotal: 100 };
-  const stages = orderStages([...stagesOf({ affinity: "cookie" })!, canaryStagePolicy(rules)]);
+  // The compiler's order: the canary step first, then the affinity step picks within its choice.
+  const stages = orderStages([canaryStagePolicy(rules, { cookie: "INGRESSCOOKIE", sticky: true }), ...stagesOf({ affinity: "cookie" })!]);
   const route = { ...makeRoute({ host: "s.test", backend: main, options: { stages } }), canary: { ingress: { namespace: "default", name: "ing-canary" }, backend: canary } };
   const p = proxy(buildTable([route], null));
   const toCanary = await get(`${p.url}/`, { host: "s.test", "x-canary": "always" });
@@ -267,6 +268,25 @@ test("with a canary: a client sent to the canary gets a canary pod and a cookie 
   const toMain = await get(`${p.url}/`, { host: "s.test" });
   expect(toMain.body).toBe("main0");
   expect(pair(toMain.setCookie!).split("|")[1]).toBe(backendKey(main));
+  // Each cookie keeps its side, whatever the header says, and is not reissued.
+  expect(await get(`${p.url}/`, { host: "s.test", cookie: pair(toCanary.setCookie!) })).toMatchObject({ body: "canary0", setCookie: null });
+  expect(await get(`${p.url}/`, { host: "s.test", "x-canary": "always", cookie: pair(toMain.setCookie!) })).toMatchObject({ body: "main0", setCookie: null });
+});
+
+test("with a legacy canary: the canary's answer sets no cookie and a canary cookie does not keep the client there", async () => {
+  const [m, c] = [pods(1, "main")[0]!, pods(1, "canary")[0]!];
+  const main = svc([m.port]);
+  const canary = makeBackend([c.port], { id: "default/web-canary:80", service: "web-canary" });
+  const rules = { header: "x-canary", headerValue: null, headerPattern: null, cookie: null, weight: 0, weightTotal: 100 };
+  const stages = orderStages([canaryStagePolicy(rules, { cookie: "INGRESSCOOKIE", sticky: false }), ...stagesOf({ affinity: "cookie" })!]);
+  const route = { ...makeRoute({ host: "s.test", backend: main, options: { stages } }), canary: { ingress: { namespace: "default", name: "ing-canary" }, backend: canary } };
+  const p = proxy(buildTable([route], null));
+  expect(await get(`${p.url}/`, { host: "s.test", "x-canary": "always" })).toMatchObject({ body: "canary0", setCookie: null });
+  const canaryCookie = `INGRESSCOOKIE=0123456789abcdef|${backendKey(canary)}`;
+  expect((await get(`${p.url}/`, { host: "s.test", cookie: canaryCookie })).body).toBe("main0"); // weight 0 decides
+  const toMain = await get(`${p.url}/`, { host: "s.test" });
+  expect(toMain.body).toBe("main0");
+  expect(await get(`${p.url}/`, { host: "s.test", "x-canary": "always", cookie: pair(toMain.setCookie!) })).toMatchObject({ body: "main0", setCookie: null });
 });
 
 describe("upstream-hash-by through the proxy", () => {

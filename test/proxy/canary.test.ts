@@ -2,7 +2,7 @@
 // route_to_alternative_balancer) and the weight's distribution with a seeded random source.
 import { describe, expect, test } from "bun:test";
 import type { CanaryRules } from "../../src/annotations/canary.ts";
-import { canaryKind, chooseCanary, cookieValue } from "../../src/proxy/canary.ts";
+import { canaryKind, chooseCanary, cookieValue, type AffinityCheck } from "../../src/proxy/canary.ts";
 import { compileHeaderPattern } from "../../src/regex/header-pattern.ts";
 
 /** mulberry32: a small seeded PRNG, so the distribution test gives the same figures every run. */
@@ -74,5 +74,62 @@ describe("canary precedence", () => {
   test("build refuses params that do not hold (a corrupt table fails closed)", () => {
     expect(() => canaryKind().build({ header: "bad header", headerValue: null, headerPattern: null, cookie: null, weight: 1, weightTotal: 100 })).toThrow();
     expect(() => canaryKind().build({ header: "x", headerValue: null, headerPattern: "(?=x)", cookie: null, weight: 1, weightTotal: 100 })).toThrow();
+  });
+});
+
+describe("the affinity check before the rules (main with cookie affinity)", () => {
+  // sticky.lua: the cookie is `<key>|<backend key>`; is_affinitized compares the backend key.
+  const mainKey = "a".repeat(32);
+  const canaryKey = "b".repeat(32);
+  const sticky: AffinityCheck = { cookie: "SID", sticky: true, mainKey, canaryKey };
+  const legacy: AffinityCheck = { ...sticky, sticky: false };
+  const w50 = rules({ header: "x-c", cookie: "c", weight: 50 });
+  /** Share of `n` decisions (seeded) that go to the canary for one request's headers. */
+  const shareWith = (check: AffinityCheck | null, h: Record<string, string>, n: number, seed: number) => {
+    const random = seeded(seed);
+    let hits = 0;
+    for (let i = 0; i < n; i++) if (chooseCanary(w50, null, new Headers(h), random, check)) hits++;
+    return hits / n;
+  };
+
+  test("weight 50, seed 11, 4000 decisions each: a canary cookie always canary, a main cookie always main, none about half", () => {
+    expect(shareWith(sticky, { cookie: `SID=0123456789abcdef|${canaryKey}` }, 4000, 11)).toBe(1);
+    expect(shareWith(sticky, { cookie: `x=1; SID=0123456789abcdef|${mainKey}` }, 4000, 11)).toBe(0);
+    const fresh = shareWith(sticky, {}, 4000, 11);
+    expect(Math.abs(fresh - 0.5)).toBeLessThan(0.03);
+    // A cookie of another backend, without a backend part, or under another name: split as new.
+    for (const cookie of [`SID=0123456789abcdef|${"c".repeat(32)}`, "SID=0123456789abcdef", `sid=0|${canaryKey}`]) {
+      expect(Math.abs(shareWith(sticky, { cookie }, 4000, 11) - 0.5)).toBeLessThan(0.03);
+    }
+  });
+
+  test("legacy, same seed: a canary cookie is split like a new client, a main cookie still keeps main", () => {
+    const s = shareWith(legacy, { cookie: `SID=0123456789abcdef|${canaryKey}` }, 4000, 11);
+    expect(s).toBe(shareWith(sticky, {}, 4000, 11)); // the same draws: the cookie changed nothing
+    expect(Math.abs(s - 0.5)).toBeLessThan(0.03);
+    expect(shareWith(legacy, { cookie: `SID=0|${mainKey}` }, 4000, 11)).toBe(0);
+  });
+
+  test("affinity beats header and cookie rules (checked first in route_to_alternative_balancer)", () => {
+    const cases: [AffinityCheck, Record<string, string>, boolean][] = [
+      [sticky, { "x-c": "never", cookie: `SID=k|${canaryKey}` }, true],
+      [sticky, { "x-c": "always", cookie: `c=always; SID=k|${mainKey}` }, false],
+      [sticky, { cookie: `c=never; SID=k|${canaryKey}` }, true],
+      [legacy, { "x-c": "never", cookie: `SID=k|${canaryKey}` }, false], // legacy: the rules decide
+      [legacy, { "x-c": "always", cookie: `SID=k|${mainKey}` }, false],
+    ];
+    for (const [check, h, want] of cases) expect(chooseCanary(w50, null, new Headers(h), never, check)).toBe(want);
+  });
+
+  test("the affinity cookie name is exact (lua-resty-cookie), unlike canary-by-cookie's $cookie_", () => {
+    expect(chooseCanary(w50, null, new Headers({ cookie: `sid=k|${canaryKey}` }), never, sticky)).toBe(false);
+    expect(chooseCanary(w50, null, new Headers({ cookie: `SID=k|${canaryKey}` }), never, sticky)).toBe(true);
+  });
+
+  test("build checks the affinity params", () => {
+    const base = { header: null, headerValue: null, headerPattern: null, cookie: null, weight: 1, weightTotal: 100 };
+    expect(() => canaryKind().build({ ...base, affinity: { cookie: "SID", sticky: true } })).not.toThrow();
+    expect(() => canaryKind().build({ ...base, affinity: { cookie: "S;D", sticky: true } })).toThrow();
+    expect(() => canaryKind().build({ ...base, affinity: { cookie: "SID", sticky: "yes" } })).toThrow();
   });
 });
