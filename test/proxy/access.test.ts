@@ -5,6 +5,9 @@
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { resolveAccess } from "../../src/compile/access.ts";
+import { compile } from "../../src/compile/compile.ts";
+import { loadFixture } from "../compile/snapshot.ts";
+import { ingress as ingressObject, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { Ingress, Secret } from "../../src/model/schemas.ts";
@@ -13,7 +16,7 @@ import { createProxyHandler } from "../../src/proxy/handler.ts";
 import { startHttpListener } from "../../src/proxy/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { RouteOptions, RouteTable } from "../../src/table/types.ts";
-import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig } from "./helpers.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -389,5 +392,33 @@ describe("a refusal survives the compile step that completes access", () => {
     const r = await p.get({ authorization: basic("alice:secret") });
     expect(r.status).toBe(503);
     expect(p.backend.heads).toHaveLength(0);
+  });
+});
+
+describe("the /.well-known/acme-challenge exemption reads the rule path as written", () => {
+  // ingress-nginx's isLocationInLocationList (template.go) compares the location's path as
+  // written (strings.HasPrefix on loc.Path) with each no-auth-locations entry: a rule written
+  // `//.well-known/acme-challenge` or `/%2Ewell-known/acme-challenge` is not exempt there,
+  // though Portico routes it as `/.well-known/acme-challenge`. Compiled from real objects, so
+  // the Route carries what the compiler decided.
+  test("only a rule whose written path starts with the entry skips authentication", async () => {
+    const backend = rawBackend();
+    const users = { apiVersion: "v1", kind: "Secret", type: "Opaque", metadata: { name: "users", namespace: "shop" }, data: { auth: Buffer.from("alice:{PLAIN}pw\n").toString("base64") } };
+    const annotations = { [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" };
+    const docs = yamlDocs([
+      ingressClass(),
+      service("shop", "web"),
+      slice("shop", "web", [backend.port]),
+      users,
+      ingressObject("shop", "exempt", [{ host: "c.test", paths: [{ path: "/.well-known/acme-challenge", service: "web" }] }], { annotations }),
+      ingressObject("shop", "slashes", [{ host: "a.test", paths: [{ path: "//.well-known/acme-challenge", type: "ImplementationSpecific", service: "web" }] }], { annotations }),
+      ingressObject("shop", "escaped", [{ host: "b.test", paths: [{ path: "/%2Ewell-known/acme-challenge", service: "web" }] }], { annotations }),
+    ]);
+    const result = compile(loadFixture(docs).snapshot, DEFAULT_COMPILE_CONFIG);
+    const proxy = startProxy(result.table);
+    cleanup.push(() => proxy.stop());
+    const at = (host: string) => fetch(`${proxy.url}/.well-known/acme-challenge/token`, { headers: { host } }).then((r) => r.status);
+    expect({ c: await at("c.test"), a: await at("a.test"), b: await at("b.test") }).toEqual({ c: 200, a: 401, b: 401 });
+    expect(backend.heads).toHaveLength(1);
   });
 });
