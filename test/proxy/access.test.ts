@@ -15,6 +15,7 @@ import * as crypt from "../../src/proxy/crypt.ts";
 import { createProxyHandler } from "../../src/proxy/handler.ts";
 import { startHttpListener } from "../../src/proxy/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
+import type { StagePolicy } from "../../src/table/policy.ts";
 import type { RouteOptions, RouteTable } from "../../src/table/types.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig } from "./helpers.ts";
 
@@ -392,6 +393,33 @@ describe("a refusal survives the compile step that completes access", () => {
     const r = await p.get({ authorization: basic("alice:secret") });
     expect(r.status).toBe(503);
     expect(p.backend.heads).toHaveLength(0);
+  });
+});
+
+describe("access policies whose parameters arrive malformed (a worker's table comes as JSON)", () => {
+  // The compiler writes a source-range policy only with at least one non-empty list
+  // (annotations/access-stages.ts sourceRangeStage); anything else is not what it checked, so
+  // the route must refuse (the runner's 500), never let every client through.
+  const cases: [string, StagePolicy["params"]][] = [
+    ["no lists at all", {}],
+    ["both lists null", { allow: null, deny: null }],
+    ["an empty allow list", { allow: [], deny: null }],
+    ["empty lists", { allow: [], deny: [] }],
+    ["an allow list that is a string", { allow: "10.0.0.0/8", deny: null }],
+    ["an allow list holding a bad CIDR", { allow: ["10.0.0.0/33"], deny: null }],
+  ];
+  test.each(cases)("source-range with %s: 500, the backend never reached", async (_why, params) => {
+    const p = start({ stages: [{ stage: "access", kind: "source-range", params }] } as unknown as RouteOptions);
+    expect((await p.get()).status).toBe(500);
+    expect(p.backend.heads).toHaveLength(0);
+  });
+
+  test("a refuse policy without an error status: 500, never served", async () => {
+    for (const params of [{}, { status: 200 }, { status: "503" }]) {
+      const p = start({ stages: [{ stage: "denied", kind: "refuse", params }] } as unknown as RouteOptions);
+      expect({ params, status: (await p.get()).status }).toEqual({ params, status: 500 });
+      expect(p.backend.heads).toHaveLength(0);
+    }
   });
 });
 
