@@ -18,6 +18,7 @@ import { lookup } from "../../src/table/lookup.ts";
 import type { StagePolicy } from "../../src/table/policy.ts";
 import type { RouteOptions, RouteTable } from "../../src/table/types.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig } from "./helpers.ts";
+import { rawBackend as rawWsBackend, wsUpgrade } from "./raw-backend.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -393,6 +394,39 @@ describe("a refusal survives the compile step that completes access", () => {
     const r = await p.get({ authorization: basic("alice:secret") });
     expect(r.status).toBe(503);
     expect(p.backend.heads).toHaveLength(0);
+  });
+});
+
+describe("headers a backend may take as the proxy's word", () => {
+  // ingress-nginx sets ssl-client-verify, -subject-dn, -issuer-dn (and -cert) only on a server
+  // with auth-tls-secret (nginx.tmpl) and passes a client's own copies everywhere else, so a
+  // backend that trusts them can be told `SUCCESS` by anyone who reaches it through another
+  // route. Portico verifies no client certificate on any route (auth-tls-secret refuses the
+  // Ingress), so no route may carry them: dropped from every peer, trusted proxies included.
+  const SPOOF = "ssl-client-verify: SUCCESS\r\nSSL-Client-Subject-DN: CN=admin\r\nssl-client-issuer-dn: CN=Corp CA\r\nssl-client-cert: -----BEGIN%20CERTIFICATE-----\r\n";
+
+  for (const [who, config] of [["a client", {}], ["a trusted proxy", { trustedProxies: ["127.0.0.0/8"] }]] as const) {
+    test(`ssl-client-* from ${who} never reach the backend, over HTTP and WebSocket`, async () => {
+      const be = await rawWsBackend("be");
+      cleanup.push(() => be.stop());
+      const proxy = startProxy(makeTable([{ host: "a.test", backend: makeBackend([be.port]) }]), config);
+      cleanup.push(() => proxy.stop());
+      expect(statusLine(await rawRequest(proxy.port, `GET /x HTTP/1.1\r\nHost: a.test\r\n${SPOOF}Connection: close\r\n\r\n`))).toBe(200);
+      const ws = await rawRequest(proxy.port, wsUpgrade("/ws").replace("\r\n\r\n", `\r\n${SPOOF}\r\n`), 1_000);
+      expect(statusLine(ws)).toBe(101);
+      expect(be.hits.map((h) => h.line)).toEqual(["GET /x HTTP/1.1", "GET /ws HTTP/1.1"]);
+      for (const h of be.hits) expect(h.head.toLowerCase()).not.toContain("ssl-client");
+    });
+  }
+
+  test("X_Forwarded_For (underscores) neither passes nor moves the client address behind a trusted proxy", async () => {
+    const p = start(optionsOf({ [`${N}allowlist-source-range`]: "10.0.0.0/8" }), { trustedProxies: ["127.0.0.1/32"] });
+    const r = await rawRequest(p.port, "GET /x HTTP/1.1\r\nHost: app.test\r\nX_Forwarded_For: 10.1.2.3\r\nX_Real_IP: 10.1.2.3\r\nConnection: close\r\n\r\n");
+    expect(statusLine(r)).toBe(403);
+    expect(p.backend.heads).toHaveLength(0);
+    const open = start(optionsOf({ [`${N}allowlist-source-range`]: "127.0.0.0/8" }));
+    expect(statusLine(await rawRequest(open.port, "GET /x HTTP/1.1\r\nHost: app.test\r\nX_Forwarded_For: 10.1.2.3\r\nConnection: close\r\n\r\n"))).toBe(200);
+    expect(open.backend.heads[0]?.toLowerCase()).not.toContain("x_forwarded_for");
   });
 });
 
