@@ -484,3 +484,48 @@ describe("the /.well-known/acme-challenge exemption reads the rule path as writt
     expect(backend.heads).toHaveLength(1);
   });
 });
+
+describe("every way a compiled route reaches a backend passes its access control", () => {
+  const users = { apiVersion: "v1", kind: "Secret", type: "Opaque", metadata: { name: "users", namespace: "shop" }, data: { auth: Buffer.from("alice:{PLAIN}pw\n").toString("base64") } };
+  const protectedBy = { [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users", [`${N}denylist-source-range`]: "10.0.0.0/8" };
+
+  function serve(objects: object[]) {
+    const result = compile(loadFixture(yamlDocs([ingressClass(), users, ...objects] as Parameters<typeof yamlDocs>[0])).snapshot, DEFAULT_COMPILE_CONFIG);
+    const proxy = startProxy(result.table);
+    cleanup.push(() => proxy.stop());
+    return (host: string, headers: Record<string, string> = {}) => fetch(`${proxy.url}/app`, { headers: { host, ...headers } }).then((r) => r.status);
+  }
+
+  test("a canary (weight 100, by header, by cookie) takes main's authentication; its own annotations open nothing", async () => {
+    const main = rawBackend();
+    const canary = rawBackend();
+    const get = serve([
+      service("shop", "main"), slice("shop", "main", [main.port]), service("shop", "canary"), slice("shop", "canary", [canary.port]),
+      ingressObject("shop", "main", [{ host: "a.test", paths: [{ path: "/", service: "main" }] }], { annotations: protectedBy }),
+      ingressObject("shop", "canary", [{ host: "a.test", paths: [{ path: "/", service: "canary" }] }], {
+        annotations: { [`${N}canary`]: "true", [`${N}canary-weight`]: "100", [`${N}canary-by-header`]: "x-canary", [`${N}canary-by-cookie`]: "x-canary", [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "nobody", [`${N}allowlist-source-range`]: "0.0.0.0/0" },
+      }),
+    ]);
+    const tries: Record<string, string>[] = [{}, { "x-canary": "always" }, { cookie: "x-canary=always" }, { authorization: basic("alice:wrong") }];
+    for (const h of tries) {
+      expect({ h, status: await get("a.test", h) }).toEqual({ h, status: 401 });
+    }
+    expect(canary.heads).toHaveLength(0);
+    expect(await get("a.test", { authorization: basic("alice:pw") })).toBe(200);
+    expect(canary.heads).toHaveLength(1);
+    expect(canary.heads[0]!.toLowerCase()).not.toContain("authorization");
+    expect(main.heads).toHaveLength(0);
+  });
+
+  test("spec.defaultBackend takes its Ingress's access control, for any host and path that reach it", async () => {
+    const be = rawBackend();
+    const get = serve([
+      service("shop", "web"), slice("shop", "web", [be.port]),
+      ingressObject("shop", "catch-all", [], { defaultBackend: "web", annotations: protectedBy }),
+    ]);
+    expect({ any: await get("anything.test"), ip: await get("127.0.0.1") }).toEqual({ any: 401, ip: 401 });
+    expect(be.heads).toHaveLength(0);
+    expect(await get("anything.test", { authorization: basic("alice:pw") })).toBe(200);
+    expect(be.heads).toHaveLength(1);
+  });
+});
