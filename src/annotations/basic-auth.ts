@@ -117,6 +117,25 @@ export const AUTH_REALM: AnnotationSpec = {
   },
 };
 
+/**
+ * Rule paths that skip authentication (basic and external): ingress-nginx's ConfigMap
+ * `no-auth-locations` default, so ACME HTTP-01 challenges added to a protected Ingress still
+ * reach the solver.
+ */
+export const NO_AUTH_LOCATIONS: readonly string[] = ["/.well-known/acme-challenge"];
+
+/**
+ * Whether a rule path, as written in the Ingress, skips authentication. ingress-nginx's
+ * template leaves auth_basic and auth_request out of a location when isLocationInLocationList
+ * (template.go) holds: `strings.HasPrefix(loc.Path, entry)` on the path as written. So the
+ * written path decides, never its routed form: `//.well-known/acme-challenge` or
+ * `/%2Ewell-known/acme-challenge` route like `/.well-known/acme-challenge` here but are
+ * authenticated under ingress-nginx, and must be here too.
+ */
+export function skipsAuthentication(writtenPath: string): boolean {
+  return NO_AUTH_LOCATIONS.some((p) => writtenPath.startsWith(p));
+}
+
 const NONE: BasicAuthPolicy = Object.freeze({ state: "none" });
 
 export const BASIC_AUTH: Family<BasicAuthPolicy> = {

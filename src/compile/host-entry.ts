@@ -13,6 +13,7 @@
 //
 // Error pages are resolved here too, once per contributing plan (error-pages.ts): the Services
 // they name are inputs of the host entry like its backends.
+import { skipsAuthentication } from "../annotations/basic-auth.ts";
 import { canaryStagePolicy, type CanaryAffinity, type CanaryRules } from "../annotations/canary.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { compileRewriteTarget, type HostPath, needsRewrite, regexLocations } from "../regex/index.ts";
@@ -219,6 +220,8 @@ export function claimHost(
         backend: rb.backend,
         options: plan.annotations.options,
         tls: isTls,
+        // Decided on the path as written, as ingress-nginx's template does (basic-auth.ts).
+        ...(skipsAuthentication(pp.rawPath) ? { authExempt: true as const } : {}),
       };
       const pages = errorPagesOf(plan);
       if (pages !== null) {

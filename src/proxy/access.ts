@@ -16,13 +16,16 @@ export function refusal(flow: PolicyFlow, status: number, body: string, extra: R
 
 function cidrs(params: StagePolicy["params"], key: string): readonly string[] | null {
   const v = params[key];
-  if (v === null || v === undefined) return null;
+  if (v === null) return null;
   if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) throw new TypeError(`${key} is not a list of CIDRs`);
   // The compiler checked the list already; a list that no longer parses refuses the route
-  // (the runner answers 500) instead of being applied narrower or wider than written.
+  // (the runner answers 500) instead of being applied narrower or wider than written. An
+  // empty list is never written (sourceRangeStage gives null): taken as "no list", an empty
+  // allow list would let every client in.
   const r = parseCidrList(v as string[]);
   if (!r.ok) throw new TypeError(`${key}: ${r.error}`);
-  return r.list.length === 0 ? null : r.list;
+  if (r.list.length === 0) throw new TypeError(`${key} is an empty list`);
+  return r.list;
 }
 
 /**
@@ -37,6 +40,9 @@ export const SOURCE_RANGE: PolicyKind = {
   build(params) {
     const allow = cidrs(params, "allow");
     const deny = cidrs(params, "deny");
+    // Both keys present (null or a list) and at least one list, as sourceRangeStage writes
+    // them: a policy without a list is not one the compiler made, and would check nothing.
+    if (allow === null && deny === null) throw new TypeError("neither an allow nor a deny list");
     const allowed = allow === null ? null : accessListMatcher(allow);
     const denied = deny === null ? null : accessListMatcher(deny);
     return (flow) => {

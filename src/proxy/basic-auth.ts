@@ -78,14 +78,6 @@ interface StoredUser {
 const REALM = /^[A-Za-z0-9 ._~/:-]*$/;
 
 /**
- * Rule paths that skip authentication: ingress-nginx's ConfigMap `no-auth-locations` default
- * (its template leaves auth_basic out of a location whose path starts with an entry, so ACME
- * HTTP-01 challenges added to a protected Ingress still reach the solver). The route's path as
- * written decides, not the request's, as there.
- */
-export const NO_AUTH_LOCATIONS: readonly string[] = ["/.well-known/acme-challenge"];
-
-/**
  * `{ realm, secret, users: [[user, hash], ...] }` (users and hashes as latin1 strings). Missing
  * or wrong credentials get 401 with `WWW-Authenticate: Basic realm="…"`; on success the
  * request goes on without its Authorization header (ingress-nginx sets it to "" upstream).
@@ -110,7 +102,9 @@ export const BASIC_AUTH: PolicyKind = {
     const challenge = { "www-authenticate": `Basic realm="${realm}"` };
     const unauthorized = (flow: PolicyFlow) => refusal(flow, 401, "unauthorized\n", challenge);
     return async (flow) => {
-      if (NO_AUTH_LOCATIONS.some((p) => flow.route.path.startsWith(p))) return null;
+      // A no-auth-locations rule (the compiler decided it on the path as written:
+      // annotations/basic-auth.ts skipsAuthentication), never the request's path.
+      if (flow.route.authExempt === true) return null;
       const creds = parseBasicAuthorization(flow.req.headers.get("authorization"));
       if (creds === null) return unauthorized(flow);
       const stored = table.get(creds.user);

@@ -28,7 +28,6 @@ import { ProxyError } from "./errors.ts";
 import { sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import { headerBlockBytes } from "./forward.ts";
 import { isHopByHop } from "./headers.ts";
-import { NO_AUTH_LOCATIONS } from "./basic-auth.ts";
 import type { PolicyFlow, PolicyKind, PolicyStep } from "./policies.ts";
 
 const Template = v.array(v.union([v.string(), v.strictObject({ v: v.string() })]));
@@ -307,8 +306,9 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
     }
 
     return async (flow) => {
-      // ingress-nginx's template leaves auth_request out of a no-auth-locations path too.
-      if (NO_AUTH_LOCATIONS.some((l) => flow.route.path.startsWith(l))) return null;
+      // ingress-nginx's template leaves auth_request out of a no-auth-locations path too
+      // (decided on the rule path as written: annotations/basic-auth.ts skipsAuthentication).
+      if (flow.route.authExempt === true) return null;
       const key = p.cacheKey === null ? null : keyOf(flow, id, p.cacheKey);
       let answer = key === null ? undefined : cache.get(key);
       if (answer === undefined) {

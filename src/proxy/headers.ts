@@ -85,7 +85,7 @@ export function clientIpOf(peer: string, xff: string | null, trusted: boolean, i
  * the profile of a small proxied request).
  */
 export function isFilteredRequestHeader(k: string): boolean {
-  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || k === "x-request-id" || k === "expect" || k.startsWith("sec-websocket-") || k.includes("_");
+  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || k === "x-request-id" || k === "expect" || k.startsWith("sec-websocket-") || k.startsWith("ssl-client-") || k.includes("_");
 }
 
 /** Whether upstreamHeaders() leaves the client's field `k` (lowercased) out. */
@@ -93,6 +93,12 @@ export function dropped(k: string, ctx: ForwardContext, websocket: boolean): boo
   if (HOP_BY_HOP.has(k)) return true;
   if (FORWARDED.has(k) && !ctx.trusted) return true;
   if (k === "x-request-id" || k === "expect") return true;
+  // ingress-nginx sets ssl-client-verify, -subject-dn, -issuer-dn and -cert from the verified
+  // client certificate on a server with auth-tls-secret (nginx.tmpl), and passes a client's
+  // own copies on every other server, where a backend that trusts them can be told `SUCCESS`
+  // by anyone. Portico verifies client certificates on no route (auth-tls-secret refuses the
+  // Ingress), so they are never its word: dropped on every route, from every peer.
+  if (k.startsWith("ssl-client-")) return true;
   // nginx ignores header names with underscores unless underscores_in_headers is on
   // (ingress-nginx: enable-underscores-in-headers, default false): many backends (CGI-style
   // environments, Rails, PHP) fold "-" and "_" together, so X_Forwarded_For would reach them

@@ -100,7 +100,7 @@ export interface Route {
   readonly ingress: { readonly namespace: string; readonly name: string };
   /** Host as written in the rule (lowercased), `*.foo.com`, or null for hostless rules and defaults. */
   readonly host: string | null;
-  /** The rule path as written ("/" for defaults). */
+  /** The rule path as written in regex mode, its routed (normalised) form otherwise; "/" for defaults. */
   readonly path: string;
   /** Effective type: ImplementationSpecific is served as Prefix, as ingress-nginx does outside regex mode. */
   readonly pathType: PathType;
@@ -113,6 +113,12 @@ export interface Route {
   readonly options: RouteOptions;
   /** True when this route's host is listed in spec.tls of a served Ingress (redirect HTTP → HTTPS). */
   readonly tls: boolean;
+  /**
+   * The rule path as written starts with a no-auth-locations entry (annotations/basic-auth.ts
+   * `skipsAuthentication`): basic and external authentication do not run for this route. Decided
+   * on the written path, which `path` is not outside regex mode. Absent on every other route.
+   */
+  readonly authExempt?: true;
   /**
    * The canary Ingress attached to this route, if any: its backend, which the route's
    * `canary` stage policy (in `options.stages`) may choose instead of `backend`

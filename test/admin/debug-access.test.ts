@@ -50,6 +50,9 @@ const DEBUG = [
   "/debug/routes", "/debug/explain?host=a.test", "/%64ebug/routes", "/debug%2froutes", "//debug/routes",
   "/DEBUG/routes", "/debug/routes/", "/healthz/../debug/routes", "/./debug/routes", "/metrics/../debug/routes",
   "http://admin/debug/routes", "/nope",
+  // A public path first, then a way back out that a router might resolve and the guard not.
+  "/healthz%23/../debug/routes", "/healthz;/../debug/routes", "/metrics/..%2fdebug/routes", "/metrics\\..\\debug\\routes",
+  "/healthz/%2e%2e/debug/routes", "/debug/routes/..;/../metrics", "/metrics%00",
 ];
 
 describe("a peer --debug-allow does not name", () => {
@@ -62,6 +65,21 @@ describe("a peer --debug-allow does not name", () => {
 
   test.each(DEBUG)("%s is refused with 403", async (target) => {
     expect(await statusOf("127.0.0.1", port, target)).toBe(403);
+  });
+
+  test("a target that resolves to a public path gets that path's answer, never a debug one", async () => {
+    for (const target of ["/debug/routes/../../metrics", "/debug/routes%3f/../../metrics", "/debug/routes%23/../../metrics", "/debug/routes\\..\\..\\metrics"]) {
+      const got = await new Promise<string>((resolve, reject) => {
+        let raw = "";
+        const sock = net.connect(port, "127.0.0.1", () => sock.write(`GET ${target} HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n\r\n`));
+        sock.on("data", (d: Buffer) => (raw += d.toString("latin1")));
+        sock.on("close", () => resolve(raw));
+        sock.on("error", reject);
+      });
+      expect({ target, line: got.slice(0, got.indexOf("\r\n")) }).toEqual({ target, line: "HTTP/1.1 200 OK" });
+      expect(got).toContain("portico_up 1");
+      expect(got).not.toContain("secret.tenant.test");
+    }
   });
 
   test("the refusal says why, and repeats nothing of the request", async () => {

@@ -5,6 +5,9 @@
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { resolveAccess } from "../../src/compile/access.ts";
+import { compile } from "../../src/compile/compile.ts";
+import { loadFixture } from "../compile/snapshot.ts";
+import { ingress as ingressObject, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { Ingress, Secret } from "../../src/model/schemas.ts";
@@ -12,8 +15,10 @@ import * as crypt from "../../src/proxy/crypt.ts";
 import { createProxyHandler } from "../../src/proxy/handler.ts";
 import { startHttpListener } from "../../src/proxy/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
+import type { StagePolicy } from "../../src/table/policy.ts";
 import type { RouteOptions, RouteTable } from "../../src/table/types.ts";
-import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig } from "./helpers.ts";
+import { rawBackend as rawWsBackend, wsUpgrade } from "./raw-backend.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -389,5 +394,138 @@ describe("a refusal survives the compile step that completes access", () => {
     const r = await p.get({ authorization: basic("alice:secret") });
     expect(r.status).toBe(503);
     expect(p.backend.heads).toHaveLength(0);
+  });
+});
+
+describe("headers a backend may take as the proxy's word", () => {
+  // ingress-nginx sets ssl-client-verify, -subject-dn, -issuer-dn (and -cert) only on a server
+  // with auth-tls-secret (nginx.tmpl) and passes a client's own copies everywhere else, so a
+  // backend that trusts them can be told `SUCCESS` by anyone who reaches it through another
+  // route. Portico verifies no client certificate on any route (auth-tls-secret refuses the
+  // Ingress), so no route may carry them: dropped from every peer, trusted proxies included.
+  const SPOOF = "ssl-client-verify: SUCCESS\r\nSSL-Client-Subject-DN: CN=admin\r\nssl-client-issuer-dn: CN=Corp CA\r\nssl-client-cert: -----BEGIN%20CERTIFICATE-----\r\n";
+
+  for (const [who, config] of [["a client", {}], ["a trusted proxy", { trustedProxies: ["127.0.0.0/8"] }]] as const) {
+    test(`ssl-client-* from ${who} never reach the backend, over HTTP and WebSocket`, async () => {
+      const be = await rawWsBackend("be");
+      cleanup.push(() => be.stop());
+      const proxy = startProxy(makeTable([{ host: "a.test", backend: makeBackend([be.port]) }]), config);
+      cleanup.push(() => proxy.stop());
+      expect(statusLine(await rawRequest(proxy.port, `GET /x HTTP/1.1\r\nHost: a.test\r\n${SPOOF}Connection: close\r\n\r\n`))).toBe(200);
+      const ws = await rawRequest(proxy.port, wsUpgrade("/ws").replace("\r\n\r\n", `\r\n${SPOOF}\r\n`), 1_000);
+      expect(statusLine(ws)).toBe(101);
+      expect(be.hits.map((h) => h.line)).toEqual(["GET /x HTTP/1.1", "GET /ws HTTP/1.1"]);
+      for (const h of be.hits) expect(h.head.toLowerCase()).not.toContain("ssl-client");
+    });
+  }
+
+  test("X_Forwarded_For (underscores) neither passes nor moves the client address behind a trusted proxy", async () => {
+    const p = start(optionsOf({ [`${N}allowlist-source-range`]: "10.0.0.0/8" }), { trustedProxies: ["127.0.0.1/32"] });
+    const r = await rawRequest(p.port, "GET /x HTTP/1.1\r\nHost: app.test\r\nX_Forwarded_For: 10.1.2.3\r\nX_Real_IP: 10.1.2.3\r\nConnection: close\r\n\r\n");
+    expect(statusLine(r)).toBe(403);
+    expect(p.backend.heads).toHaveLength(0);
+    const open = start(optionsOf({ [`${N}allowlist-source-range`]: "127.0.0.0/8" }));
+    expect(statusLine(await rawRequest(open.port, "GET /x HTTP/1.1\r\nHost: app.test\r\nX_Forwarded_For: 10.1.2.3\r\nConnection: close\r\n\r\n"))).toBe(200);
+    expect(open.backend.heads[0]?.toLowerCase()).not.toContain("x_forwarded_for");
+  });
+});
+
+describe("access policies whose parameters arrive malformed (a worker's table comes as JSON)", () => {
+  // The compiler writes a source-range policy only with at least one non-empty list
+  // (annotations/access-stages.ts sourceRangeStage); anything else is not what it checked, so
+  // the route must refuse (the runner's 500), never let every client through.
+  const cases: [string, StagePolicy["params"]][] = [
+    ["no lists at all", {}],
+    ["both lists null", { allow: null, deny: null }],
+    ["an empty allow list", { allow: [], deny: null }],
+    ["empty lists", { allow: [], deny: [] }],
+    ["an allow list that is a string", { allow: "10.0.0.0/8", deny: null }],
+    ["an allow list holding a bad CIDR", { allow: ["10.0.0.0/33"], deny: null }],
+  ];
+  test.each(cases)("source-range with %s: 500, the backend never reached", async (_why, params) => {
+    const p = start({ stages: [{ stage: "access", kind: "source-range", params }] } as unknown as RouteOptions);
+    expect((await p.get()).status).toBe(500);
+    expect(p.backend.heads).toHaveLength(0);
+  });
+
+  test("a refuse policy without an error status: 500, never served", async () => {
+    for (const params of [{}, { status: 200 }, { status: "503" }]) {
+      const p = start({ stages: [{ stage: "denied", kind: "refuse", params }] } as unknown as RouteOptions);
+      expect({ params, status: (await p.get()).status }).toEqual({ params, status: 500 });
+      expect(p.backend.heads).toHaveLength(0);
+    }
+  });
+});
+
+describe("the /.well-known/acme-challenge exemption reads the rule path as written", () => {
+  // ingress-nginx's isLocationInLocationList (template.go) compares the location's path as
+  // written (strings.HasPrefix on loc.Path) with each no-auth-locations entry: a rule written
+  // `//.well-known/acme-challenge` or `/%2Ewell-known/acme-challenge` is not exempt there,
+  // though Portico routes it as `/.well-known/acme-challenge`. Compiled from real objects, so
+  // the Route carries what the compiler decided.
+  test("only a rule whose written path starts with the entry skips authentication", async () => {
+    const backend = rawBackend();
+    const users = { apiVersion: "v1", kind: "Secret", type: "Opaque", metadata: { name: "users", namespace: "shop" }, data: { auth: Buffer.from("alice:{PLAIN}pw\n").toString("base64") } };
+    const annotations = { [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" };
+    const docs = yamlDocs([
+      ingressClass(),
+      service("shop", "web"),
+      slice("shop", "web", [backend.port]),
+      users,
+      ingressObject("shop", "exempt", [{ host: "c.test", paths: [{ path: "/.well-known/acme-challenge", service: "web" }] }], { annotations }),
+      ingressObject("shop", "slashes", [{ host: "a.test", paths: [{ path: "//.well-known/acme-challenge", type: "ImplementationSpecific", service: "web" }] }], { annotations }),
+      ingressObject("shop", "escaped", [{ host: "b.test", paths: [{ path: "/%2Ewell-known/acme-challenge", service: "web" }] }], { annotations }),
+    ]);
+    const result = compile(loadFixture(docs).snapshot, DEFAULT_COMPILE_CONFIG);
+    const proxy = startProxy(result.table);
+    cleanup.push(() => proxy.stop());
+    const at = (host: string) => fetch(`${proxy.url}/.well-known/acme-challenge/token`, { headers: { host } }).then((r) => r.status);
+    expect({ c: await at("c.test"), a: await at("a.test"), b: await at("b.test") }).toEqual({ c: 200, a: 401, b: 401 });
+    expect(backend.heads).toHaveLength(1);
+  });
+});
+
+describe("every way a compiled route reaches a backend passes its access control", () => {
+  const users = { apiVersion: "v1", kind: "Secret", type: "Opaque", metadata: { name: "users", namespace: "shop" }, data: { auth: Buffer.from("alice:{PLAIN}pw\n").toString("base64") } };
+  const protectedBy = { [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users", [`${N}denylist-source-range`]: "10.0.0.0/8" };
+
+  function serve(objects: object[]) {
+    const result = compile(loadFixture(yamlDocs([ingressClass(), users, ...objects] as Parameters<typeof yamlDocs>[0])).snapshot, DEFAULT_COMPILE_CONFIG);
+    const proxy = startProxy(result.table);
+    cleanup.push(() => proxy.stop());
+    return (host: string, headers: Record<string, string> = {}) => fetch(`${proxy.url}/app`, { headers: { host, ...headers } }).then((r) => r.status);
+  }
+
+  test("a canary (weight 100, by header, by cookie) takes main's authentication; its own annotations open nothing", async () => {
+    const main = rawBackend();
+    const canary = rawBackend();
+    const get = serve([
+      service("shop", "main"), slice("shop", "main", [main.port]), service("shop", "canary"), slice("shop", "canary", [canary.port]),
+      ingressObject("shop", "main", [{ host: "a.test", paths: [{ path: "/", service: "main" }] }], { annotations: protectedBy }),
+      ingressObject("shop", "canary", [{ host: "a.test", paths: [{ path: "/", service: "canary" }] }], {
+        annotations: { [`${N}canary`]: "true", [`${N}canary-weight`]: "100", [`${N}canary-by-header`]: "x-canary", [`${N}canary-by-cookie`]: "x-canary", [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "nobody", [`${N}allowlist-source-range`]: "0.0.0.0/0" },
+      }),
+    ]);
+    const tries: Record<string, string>[] = [{}, { "x-canary": "always" }, { cookie: "x-canary=always" }, { authorization: basic("alice:wrong") }];
+    for (const h of tries) {
+      expect({ h, status: await get("a.test", h) }).toEqual({ h, status: 401 });
+    }
+    expect(canary.heads).toHaveLength(0);
+    expect(await get("a.test", { authorization: basic("alice:pw") })).toBe(200);
+    expect(canary.heads).toHaveLength(1);
+    expect(canary.heads[0]!.toLowerCase()).not.toContain("authorization");
+    expect(main.heads).toHaveLength(0);
+  });
+
+  test("spec.defaultBackend takes its Ingress's access control, for any host and path that reach it", async () => {
+    const be = rawBackend();
+    const get = serve([
+      service("shop", "web"), slice("shop", "web", [be.port]),
+      ingressObject("shop", "catch-all", [], { defaultBackend: "web", annotations: protectedBy }),
+    ]);
+    expect({ any: await get("anything.test"), ip: await get("127.0.0.1") }).toEqual({ any: 401, ip: 401 });
+    expect(be.heads).toHaveLength(0);
+    expect(await get("anything.test", { authorization: basic("alice:pw") })).toBe(200);
+    expect(be.heads).toHaveLength(1);
   });
 });

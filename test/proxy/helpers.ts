@@ -2,6 +2,7 @@
 // defaults, a proxy on 127.0.0.1:0, and raw-socket requests.
 import net from "node:net";
 import type { Server } from "bun";
+import { skipsAuthentication } from "../../src/annotations/basic-auth.ts";
 import type { Config } from "../../src/config/types.ts";
 import { createProxyHandler, type ProxyHandler } from "../../src/proxy/handler.ts";
 import { startHttpListener } from "../../src/proxy/listener.ts";
@@ -72,6 +73,8 @@ export function makeRoute(s: RouteSpec): Route {
     ingress: { namespace: "default", name: s.name ?? "ing" }, host: s.host ?? null, path, pathType,
     declaredPathType: pathType, source: "rule", ruleIndex: 0, pathIndex: 0, backend: s.backend,
     options: { ...defaultOptions, ...s.options }, tls: s.tls ?? false,
+    // `path` here is written as a rule's would be: exempt as the compiler decides it.
+    ...(skipsAuthentication(path) ? { authExempt: true as const } : {}),
   };
 }
 

@@ -95,6 +95,13 @@ describe("wire table", () => {
     expect(lookup(d, "q.test", "/")!.route.options.retry).toBeNull();
   });
 
+  test("a no-auth-locations route stays exempt on the worker's side, and only that one", () => {
+    const acme = { ...mkRoute("r.test", "/.well-known/acme-challenge", "Prefix"), authExempt: true as const };
+    const d = roundTrip(buildTable([acme, mkRoute("r.test", "/", "Prefix")], null));
+    expect(lookup(d, "r.test", "/.well-known/acme-challenge/t")!.route.authExempt).toBe(true);
+    expect(lookup(d, "r.test", "/x")!.route.authExempt).toBeUndefined();
+  });
+
   test("route policies cross JSON unchanged, in order, frozen again on the worker's side", () => {
     const stages = orderStages([
       { stage: "rewrite", kind: "rewrite-target", params: { target: "/$1", groups: [1, 2], keep: { query: true, slash: null } } },
