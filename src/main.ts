@@ -44,7 +44,7 @@ async function main(): Promise<number | null> {
       }
       const log = createLogger({ level: outcome.config.logLevel, format: outcome.config.logFormat });
       try {
-        await (outcome.type === "demo" ? runDemo(outcome.config, log) : run(outcome.config, log));
+        await (outcome.type === "demo" ? runDemo(outcome.config, log) : run(outcome.config, log, outcome.explicit));
       } catch (err) {
         log.error("start-up failed", { err: startupErrorMessage(err, outcome.config) });
         return 1;

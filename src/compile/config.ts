@@ -1,8 +1,9 @@
 import type { Config } from "../config/types.ts";
 
-/** The part of Config the compiler reads. */
-export type CompileConfig = Pick<
-  Config,
-  "ingressClass" | "controllerName" | "watchIngressWithoutClass" | "ingressNginxCompat" | "defaultBackendService" | "customHttpErrors" | "defaultSslCertificate" | "allowExternalNameServices"
-  | "allowlistSourceRange" | "denylistSourceRange"
->;
+/** The part of Config the compiler reads; a change to one of them is applied by compiling again. */
+export const COMPILE_FIELDS = [
+  "ingressClass", "controllerName", "watchIngressWithoutClass", "ingressNginxCompat", "defaultBackendService", "customHttpErrors", "defaultSslCertificate", "allowExternalNameServices",
+  "allowlistSourceRange", "denylistSourceRange", "sslRedirect", "forceSslRedirect",
+] as const satisfies readonly (keyof Config)[];
+
+export type CompileConfig = Pick<Config, (typeof COMPILE_FIELDS)[number]>;

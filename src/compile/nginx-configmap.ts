@@ -4,7 +4,9 @@
 // are reported even when the key is absent. Behaviour and defaults as ingress-nginx v1.15.1 has
 // them (internal/ingress/controller/config/config.go, the template and
 // docs/user-guide/nginx-configuration/configmap.md; where they disagree, the code). Pure: the
-// caller reads the object. Portico itself does not read the ConfigMap when serving.
+// caller reads the object. This is the one table of key mappings: `portico migrate` prints it,
+// and serving with --nginx-configmap applies the `flags` it names (runtime/nginx-settings.ts,
+// docs/design.md "ingress-nginx's ConfigMap").
 import * as v from "valibot";
 
 export type ConfigMapKeyStatus =
@@ -23,7 +25,10 @@ export interface ConfigMapKeyReport {
   readonly value: string | null;
   readonly status: ConfigMapKeyStatus;
   readonly text: string;
+  /** `--name=value` (or a bare `--name`): serving applies exactly these, validated as the flag is. */
   readonly flags: readonly string[];
+  /** The value is one ingress-nginx itself would not read: serving keeps the key's last good value. */
+  readonly invalid?: true;
 }
 
 export interface ConfigMapReport {
@@ -83,7 +88,7 @@ type Judge = (value: string, data: Readonly<Record<string, string>>) => Omit<Con
 const flag = (text: string, ...flags: string[]) => ({ status: "flag" as const, text, flags });
 const same = (text: string) => ({ status: "same" as const, text, flags: [] });
 const not = (text: string) => ({ status: "not-honoured" as const, text, flags: [] });
-const bad = (what: string) => not(`ingress-nginx would not read this value either (${what}) and would keep its default; check it`);
+const bad = (what: string) => ({ ...not(`ingress-nginx would not read this value either (${what}) and would keep its default; check it`), invalid: true as const });
 
 /** The trusted-proxy flag that matches ingress-nginx's use of X-Forwarded-For (§3.1, §4.2). */
 function trusted(data: Readonly<Record<string, string>>): string {
@@ -91,6 +96,16 @@ function trusted(data: Readonly<Record<string, string>>): string {
   // ingress-nginx's default proxy-real-ip-cidr is 0.0.0.0/0: every peer is believed.
   const all = cidrs.includes("0.0.0.0/0") ? [...cidrs, "::/0"] : cidrs;
   return `--trusted-proxies=${all.join(",")}`;
+}
+
+/** A comma list without spaces, as the flags read it (each range is checked by the flag's own schema). */
+const cidrs = (val: string): string => val.split(",").map((c) => c.trim()).filter((c) => c !== "").join(",");
+
+/** A status key whose value the flag takes as it is (400-599, checked by the flag's schema); 503 is both defaults. */
+function statusFlag(val: string, text: string, name: string): Omit<ConfigMapKeyReport, "key" | "value"> {
+  const s = val.trim();
+  if (!/^\d{3}$/.test(s)) return bad("a status code");
+  return s === "503" ? same("503, Portico's default too") : flag(text, `--${name}=${s}`);
 }
 
 const KEYS: Readonly<Record<string, Judge>> = {
@@ -120,9 +135,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const s = seconds(val);
     return s === null ? bad("whole seconds") : s === 31536000 ? same("the default max-age, 31536000") : flag("max-age of Strict-Transport-Security", `--hsts-max-age=${s}`);
   },
-  "hsts-include-subdomains": (val) =>
-    bool(val, true) === false ? same("Portico sends no includeSubDomains either") : not("Portico's Strict-Transport-Security has no includeSubDomains (ingress-nginx adds it by default)"),
-  "hsts-preload": (val) => (bool(val, false) === true ? not("Portico's Strict-Transport-Security has no preload") : same("no preload, as Portico")),
+  "hsts-include-subdomains": (val) => {
+    const b = bool(val, true);
+    return b === null ? bad("a boolean") : b ? flag("includeSubDomains in Strict-Transport-Security", "--hsts-include-subdomains=true") : same("no includeSubDomains, Portico's default");
+  },
+  "hsts-preload": (val) => {
+    const b = bool(val, false);
+    return b === null ? bad("a boolean") : b ? flag("preload in Strict-Transport-Security", "--hsts-preload=true") : same("no preload, Portico's default");
+  },
   "ssl-protocols": (val) => {
     const p = val.split(/\s+/).filter((x) => x !== "");
     if (p.some((x) => x === "TLSv1" || x === "TLSv1.1")) return not("Portico accepts TLS 1.2 and 1.3 only (--tls-min-version)");
@@ -149,14 +169,25 @@ const KEYS: Readonly<Record<string, Judge>> = {
   "use-proxy-protocol": (val) =>
     bool(val, false) === true ? not("Portico does not read the PROXY protocol: a load balancer that sends it breaks every connection; turn it off there first") : same("off, as Portico"),
   "http-redirect-code": (val) => (val.trim() === "308" ? same("308, Portico's only redirect code") : not("Portico's HTTPS redirect is always 308")),
-  "ssl-redirect": (val) =>
-    bool(val, true) === false ? not("no global switch in Portico: set portico.dev/ssl-redirect: \"false\" on each Ingress that needs it") : same("on for TLS hosts, as Portico"),
-  "force-ssl-redirect": (val) =>
-    bool(val, false) === true ? not("no global switch in Portico: set portico.dev/force-ssl-redirect: \"true\" on each Ingress") : same("off, as Portico"),
-  "whitelist-source-range": () => not("no global source allowlist in Portico: set the per-Ingress annotation instead"),
-  "denylist-source-range": () => not("no global source denylist in Portico: set the per-Ingress annotation instead"),
-  "limit-req-status-code": () => not("no global setting in Portico"),
-  "limit-conn-status-code": () => not("no global setting in Portico"),
+  "ssl-redirect": (val) => {
+    const b = bool(val, true);
+    return b === null ? bad("a boolean") : b ? same("on for TLS hosts, as Portico") : flag("no redirect to HTTPS on Ingresses without their own ssl-redirect", "--ssl-redirect=false");
+  },
+  "force-ssl-redirect": (val) => {
+    const b = bool(val, false);
+    return b === null ? bad("a boolean") : b ? flag("every host redirected to HTTPS on Ingresses without their own force-ssl-redirect", "--force-ssl-redirect=true") : same("off, as Portico");
+  },
+  // ingress-nginx's ConfigMap lists apply to every Ingress without the annotation of the same kind, as these flags do.
+  "whitelist-source-range": (val) => {
+    const list = cidrs(val);
+    return list === "" ? same("empty: every client, as Portico") : flag("clients allowed on Ingresses without their own whitelist-source-range", `--allowlist-source-range=${list}`);
+  },
+  "denylist-source-range": (val) => {
+    const list = cidrs(val);
+    return list === "" ? same("empty: no client refused, as Portico") : flag("clients refused on Ingresses without their own denylist-source-range", `--denylist-source-range=${list}`);
+  },
+  "limit-req-status-code": (val) => statusFlag(val, "status of a request over limit-rps or limit-rpm", "limit-req-status-code"),
+  "limit-conn-status-code": (val) => statusFlag(val, "status of a request over limit-connections", "limit-conn-status-code"),
   // configmap.go: split on commas, Atoi, then filterErrors keeps 300-599 (others dropped with a warning).
   "custom-http-errors": (val) => {
     const codes = [...new Set(val.split(",").map((c) => c.trim()).filter((c) => /^\d{3}$/.test(c) && Number(c) >= 300 && Number(c) <= 599))];
@@ -181,7 +212,7 @@ const KEYS: Readonly<Record<string, Judge>> = {
 /** ingress-nginx defaults that differ from Portico's: reported when the key is absent. */
 const ABSENT: Readonly<Record<string, Omit<ConfigMapKeyReport, "key" | "value">>> = {
   "proxy-body-size": flag("ingress-nginx's default limit is 1m; Portico has none unless told", "--max-body-size=1m"),
-  "hsts-include-subdomains": not("ingress-nginx adds includeSubDomains to Strict-Transport-Security by default; Portico does not"),
+  "hsts-include-subdomains": flag("ingress-nginx adds includeSubDomains to Strict-Transport-Security by default; Portico does not unless told", "--hsts-include-subdomains=true"),
   "server-tokens": not("ingress-nginx removes the Server header by default; Portico passes on the pod's"),
 };
 

@@ -10,7 +10,7 @@ import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import type { HTTPIngressPath, Ingress, IngressBackend, Secret } from "../model/schemas.ts";
 import type { PathType } from "../table/types.ts";
 import { resolveAccess, type ResolvedAccess } from "./access.ts";
-import { parseAnnotations, type ParsedAnnotations } from "./annotations.ts";
+import { Bool, createReader, FORCE_SSL_REDIRECT, parseAnnotations, SSL_REDIRECT, type ParsedAnnotations } from "./annotations.ts";
 import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
 import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
@@ -106,7 +106,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
 
   // The flags' source ranges and the basic-auth Secret's users complete the annotations here.
   const access = resolveAccess(parseAnnotations(ing.metadata.annotations), ing, secrets, config);
-  const ann = access.annotations;
+  const ann = globalRedirect(access.annotations, ing.metadata.annotations, config);
   for (const problem of ann.problems) diag("InvalidAnnotation", problem, "warning");
   for (const a of ann.unsupported) diag("UnsupportedAnnotation", `annotation ${a} is not supported by Portico and is ignored`, "warning");
   diagnostics.push(...access.diagnostics);
@@ -205,6 +205,20 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     defaultBackend: spec ? refOf(spec) : null,
     errorPages: planErrorPages(ann.policies.errorPages, ns, ann.scheme, config),
   };
+}
+
+/**
+ * --ssl-redirect / --force-ssl-redirect (ingress-nginx's ConfigMap keys of the same names) on an
+ * Ingress that does not set the annotation, or sets a value that does not parse: ingress-nginx's
+ * annotation parser falls back to the ConfigMap's value in both cases (annotations/sslredirect).
+ */
+function globalRedirect(ann: ParsedAnnotations, raw: Readonly<Record<string, string>> | null | undefined, config: CompileConfig): ParsedAnnotations {
+  if (config.sslRedirect && !config.forceSslRedirect) return ann;
+  const r = createReader(raw ?? {}, []);
+  const ssl = r.value(SSL_REDIRECT, Bool) ?? config.sslRedirect;
+  const force = r.value(FORCE_SSL_REDIRECT, Bool) ?? config.forceSslRedirect;
+  if (ssl === ann.options.sslRedirect && force === ann.options.forceSslRedirect) return ann;
+  return Object.freeze({ ...ann, options: Object.freeze({ ...ann.options, sslRedirect: ssl, forceSslRedirect: force }) });
 }
 
 function invalidPath(

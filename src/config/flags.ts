@@ -88,10 +88,17 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   limitConnStatusCode: { name: "limit-conn-status-code", metavar: "N", help: "status of a request over an Ingress's limit-connections (400-599)", defaultText: "503", schema: val.integer(400, 599), fallback: () => 503 },
   hsts: { name: "hsts", metavar: null, help: "send Strict-Transport-Security on HTTPS responses (--hsts=false to turn off)", defaultText: "true", schema: val.bool, fallback: () => true },
   hstsMaxAge: { name: "hsts-max-age", metavar: "SECONDS", help: "max-age of Strict-Transport-Security", defaultText: "31536000", schema: val.integer(0, 2 ** 31 - 1), fallback: () => 31_536_000 },
+  hstsIncludeSubdomains: { name: "hsts-include-subdomains", metavar: null, help: "add includeSubDomains to Strict-Transport-Security", defaultText: "false", schema: val.bool, fallback: () => false },
+  hstsPreload: { name: "hsts-preload", metavar: null, help: "add preload to Strict-Transport-Security", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's ConfigMap keys ssl-redirect and force-ssl-redirect: an Ingress's own annotation wins.
+  sslRedirect: { name: "ssl-redirect", metavar: null, help: "redirect HTTP to HTTPS for hosts in spec.tls, on Ingresses without their own ssl-redirect (--ssl-redirect=false to turn off)", defaultText: "true", schema: val.bool, fallback: () => true },
+  forceSslRedirect: { name: "force-ssl-redirect", metavar: null, help: "redirect HTTP to HTTPS for every host, on Ingresses without their own force-ssl-redirect", defaultText: "false", schema: val.bool, fallback: () => false },
   tlsMinVersion: { name: "tls-min-version", metavar: "V", help: "lowest TLS version accepted: 1.2 or 1.3", defaultText: "1.2", schema: val.oneOf(["1.2", "1.3"]), fallback: () => "1.2" },
   tlsCiphers: { name: "tls-ciphers", metavar: "LIST", help: "TLS 1.2 cipher suites, OpenSSL names separated by colons", defaultText: "ECDHE with AES-GCM or CHACHA20-POLY1305", schema: val.cipherList, fallback: () => DEFAULT_TLS_CIPHERS },
   http2: { name: "http2", metavar: null, help: "offer HTTP/2 (ALPN h2) beside HTTP/1.1 on the HTTPS port (--http2=false: HTTP/1.1 only)", defaultText: "true", schema: val.bool, fallback: () => true },
   workers: { name: "workers", metavar: "N", help: "data-plane worker processes", defaultText: "the number of CPUs available", schema: val.integer(1, 256), fallback: () => availableParallelism() },
+  // README "Migrating from ingress-nginx": the keys act as the flags `portico migrate` names; a flag given wins.
+  nginxConfigmap: { name: "nginx-configmap", metavar: "NS/NAME", help: "ingress-nginx's ConfigMap (in --manifests, or in the cluster), watched: each key Portico can honour acts as its flag (a flag given wins), the others are reported; portico migrate reports each key", defaultText: "none", schema: val.nsName, fallback: none },
 };
 
 /** Flags only the `explain` subcommand takes. */
@@ -101,10 +108,9 @@ export const EXPLAIN_FLAGS = {
   scheme: { name: "scheme", metavar: "SCHEME", help: "http or https", defaultText: "http" },
 } as const;
 
-/** Flags only the `migrate` subcommand takes. */
+/** Flags only the `migrate` subcommand takes (it reads --nginx-configmap too, a flag of the server's). */
 export const MIGRATE_FLAGS = {
   output: { name: "output", metavar: "FORMAT", help: "text (for people) or json (for scripts)", defaultText: "text" },
-  nginxConfigmap: { name: "nginx-configmap", metavar: "NS/NAME", help: "ingress-nginx's ConfigMap (in --manifests, or read from the cluster): report each key, and read its snippet settings", defaultText: "none (snippets are taken to have run)" },
 } as const;
 
 /** `PORTICO_<FLAG_IN_UPPER_SNAKE>`. */

@@ -65,6 +65,11 @@ describe("defaults", () => {
       allowExternalNameServices: false,
       hsts: true,
       hstsMaxAge: 31536000,
+      hstsIncludeSubdomains: false,
+      hstsPreload: false,
+      sslRedirect: true,
+      forceSslRedirect: false,
+      nginxConfigmap: null,
       tlsMinVersion: "1.2",
       tlsCiphers: DEFAULT_TLS_CIPHERS,
       http2: true,
@@ -237,6 +242,11 @@ describe("errors name the flag", () => {
     [["--stream-idle-timeout", "597h"], "--stream-idle-timeout: expected a duration like 500ms, 5s, 2m or 1h (above zero, at most 596h)"],
     [["--hsts=sometimes"], "--hsts: expected true or false"],
     [["--hsts-max-age", "1.5"], "--hsts-max-age: expected an integer"],
+    [["--hsts-include-subdomains=often"], "--hsts-include-subdomains: expected true or false"],
+    [["--hsts-preload=1x"], "--hsts-preload: expected true or false"],
+    [["--ssl-redirect=no-way"], "--ssl-redirect: expected true or false"],
+    [["--force-ssl-redirect=yes please"], "--force-ssl-redirect: expected true or false"],
+    [["--nginx-configmap", "Bad/Name"], "--nginx-configmap: expected NAMESPACE/NAME"],
     [["--limit-req-status-code", "200"], "--limit-req-status-code: expected an integer 400-599"],
     [["--limit-conn-status-code", "5O3"], "--limit-conn-status-code: expected an integer 400-599"],
     [["--tls-min-version", "1.1"], '--tls-min-version: expected 1.2 or 1.3, got "1.1"'],
@@ -341,6 +351,13 @@ describe("migrate", () => {
     });
     expect(parseArgs(["migrate", "--ingress-class", "nginx-public"], {})).toMatchObject({ output: "text", nginxConfigMap: null, config: { ingressClass: "nginx-public" } });
     expect(parseArgs(["migrate", "--nginx-configmap", "Bad/Name"], {})).toMatchObject({ type: "error" });
+  });
+
+  test("serving takes --nginx-configmap too, and says which flags were given (they win over its keys)", () => {
+    const o = parseArgs(["--nginx-configmap", "ingress-nginx/ingress-nginx-controller", "--hsts-max-age", "60"], { PORTICO_MAX_BODY_SIZE: "1m", PORTICO_HSTS: "" });
+    expect(o).toMatchObject({ type: "run", config: { nginxConfigmap: { namespace: "ingress-nginx", name: "ingress-nginx-controller" } } });
+    if (o.type !== "run") throw new Error("not run");
+    expect([...o.explicit].sort()).toEqual(["hstsMaxAge", "maxBodySize", "nginxConfigmap"]);
     expect(parseArgs(["--output", "json"], {})).toMatchObject({ type: "error" }); // migrate-only
   });
 });

@@ -7,7 +7,8 @@ import { helpText } from "./help.ts";
 import type { Config, NamespacedName } from "./types.ts";
 
 export type ParseOutcome =
-  | { readonly type: "run"; readonly config: Config }
+  /** `explicit`: the flags given on the command line or as PORTICO_* (they win over --nginx-configmap's keys). */
+  | { readonly type: "run"; readonly config: Config; readonly explicit: ReadonlySet<keyof Config> }
   | { readonly type: "help"; readonly text: string }
   | { readonly type: "version" }
   | { readonly type: "explain"; readonly config: Config; readonly host: string; readonly path: string; readonly scheme: "http" | "https" }
@@ -155,12 +156,9 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   if (migrate) {
     const output = subGiven.get("output") ?? "text";
     if (output !== "text" && output !== "json") return error(`--output: expected text or json, got ${quote(output)}`);
-    const cm = subGiven.get("nginxConfigmap");
-    const m = cm === undefined ? null : /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)$/.exec(cm);
-    if (cm !== undefined && m === null) return error(`--nginx-configmap: expected NAMESPACE/NAME, got ${quote(cm)}`);
-    return { type: "migrate", config: frozen, output, nginxConfigMap: m === null ? null : { namespace: m[1]!, name: m[3]! } };
+    return { type: "migrate", config: frozen, output, nginxConfigMap: frozen.nginxConfigmap };
   }
-  if (!explain) return { type: "run", config: frozen };
+  if (!explain) return { type: "run", config: frozen, explicit: new Set(sources.keys()) };
   return explainOutcome(frozen, subGiven);
 }
 

@@ -83,10 +83,22 @@ export interface Config {
   // TLS
   readonly hsts: boolean;
   readonly hstsMaxAge: number;
+  /** includeSubDomains and preload in Strict-Transport-Security (ingress-nginx's hsts-include-subdomains, hsts-preload). */
+  readonly hstsIncludeSubdomains: boolean;
+  readonly hstsPreload: boolean;
+  /**
+   * The HTTPS redirect on Ingresses that do not set ssl-redirect / force-ssl-redirect themselves
+   * (ingress-nginx's ConfigMap keys of the same names).
+   */
+  readonly sslRedirect: boolean;
+  readonly forceSslRedirect: boolean;
   readonly tlsMinVersion: "1.2" | "1.3";
   readonly tlsCiphers: string;
   /** HTTP/2 (ALPN h2) on the HTTPS port; off: the Bun.serve listener, HTTP/1.1 only. */
   readonly http2: boolean;
   // Performance
   readonly workers: number;
+  // ingress-nginx
+  /** ingress-nginx's ConfigMap, read and watched: its keys act as the flags they map to (runtime/nginx-settings.ts). */
+  readonly nginxConfigmap: NamespacedName | null;
 }

@@ -19,6 +19,8 @@ export interface ManifestSourceOptions {
   recheckMs?: number;
   /** The diagnostics of each file (owner `file:PATH`): its parse error, or its invalid objects. */
   onDiagnostics?: DiagnosticsReport;
+  /** After each re-read of the files (--nginx-configmap reads its ConfigMap from them again). */
+  onReloaded?: () => void;
 }
 
 interface FileState {
@@ -161,6 +163,7 @@ export class ManifestSource implements Source {
         do {
           this.again = false;
           await this.readAll(true);
+          this.opts.onReloaded?.();
         } while (this.again && !this.stopped);
       } catch (err) {
         this.log.error("manifests reload failed", { path: this.opts.path, err });

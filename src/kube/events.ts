@@ -60,6 +60,9 @@ const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.
 // events.k8s.io/v1 validation: note at most 1 kB; reason at most 128 characters.
 const NOTE_MAX = 1024;
 
+/** The kinds Events are written about: Ingresses, and ingress-nginx's ConfigMap (--nginx-configmap). */
+const REGARDING: Readonly<Record<string, string>> = { Ingress: "networking.k8s.io/v1", ConfigMap: "v1" };
+
 export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
   const t: EventTimings = { ...DEFAULT_EVENT_TIMINGS, ...o.timings };
   assertDeclared("events.k8s.io", "events", "create");
@@ -84,7 +87,7 @@ export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
   const base = (namespace: string) => `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`;
 
   async function create(d: Diagnostic, tr: Tracked, now: number): Promise<void> {
-    const uid = o.uidOf?.(d.namespace, d.name);
+    const uid = d.kind === "Ingress" ? o.uidOf?.(d.namespace, d.name) : undefined;
     const body = {
       apiVersion: "events.k8s.io/v1",
       kind: "Event",
@@ -96,7 +99,7 @@ export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
       reason: d.reason,
       note: d.message.slice(0, NOTE_MAX),
       type: "Warning",
-      regarding: { apiVersion: "networking.k8s.io/v1", kind: "Ingress", namespace: d.namespace, name: d.name, ...(uid ? { uid } : {}) },
+      regarding: { apiVersion: REGARDING[d.kind], kind: d.kind, namespace: d.namespace, name: d.name, ...(uid ? { uid } : {}) },
     };
     const res = await client.request("POST", base(d.namespace), { body, signal: AbortSignal.timeout(10_000) });
     if (!res.ok) throw await apiError(res, "POST", base(d.namespace), client.server);
@@ -138,7 +141,7 @@ export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
       if (!o.isLeader()) return;
       const now = t.now();
       for (const d of diagnostics) {
-        if (d.kind !== "Ingress" || !d.namespace || !d.name) continue;
+        if (!Object.hasOwn(REGARDING, d.kind) || !d.namespace || !d.name) continue;
         const key = diagnosticKey(d);
         let tr = tracked.get(key);
         if (tr && now - tr.lastSeenAt > t.forgetAfterMs) {

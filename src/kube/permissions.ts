@@ -16,6 +16,7 @@ export const API_PERMISSIONS: readonly ApiPermission[] = [
   { group: "", resource: "services", verbs: ["get", "list", "watch"], scope: "cluster", why: "backend ports, ExternalName, publish-service" },
   { group: "discovery.k8s.io", resource: "endpointslices", verbs: ["get", "list", "watch"], scope: "cluster", why: "pod endpoints" },
   { group: "", resource: "secrets", verbs: ["get", "list", "watch"], scope: "cluster", why: "TLS certificates and basic-auth users (all types but tokens, registry credentials and Helm releases)" },
+  { group: "", resource: "configmaps", verbs: ["get", "list", "watch"], scope: "cluster", why: "ingress-nginx's ConfigMap (--nginx-configmap), one object by name, in whatever namespace it is" },
   { group: "networking.k8s.io", resource: "ingresses/status", verbs: ["patch"], scope: "cluster", why: "status.loadBalancer" },
   { group: "events.k8s.io", resource: "events", verbs: ["create", "patch"], scope: "cluster", why: "diagnostics as Events on Ingresses" },
   { group: "coordination.k8s.io", resource: "leases", verbs: ["get", "create", "update"], scope: "namespace", why: "leader election" },

@@ -44,4 +44,7 @@ export type DiagnosticReason =
   | "DefaultBackendConflict"
   | "CanaryWithoutMain"
   | "CanaryConflict"
-  | "InvalidAuthSecret";
+  | "InvalidAuthSecret"
+  // ingress-nginx's ConfigMap (--nginx-configmap): a key Portico cannot honour, a value it cannot read.
+  | "UnsupportedConfigKey"
+  | "InvalidConfigKey";

@@ -24,6 +24,8 @@ export function httpsRedirect(config: Config, hostname: string, pathAndQuery: st
   });
 }
 
+/** RFC 6797 §6.1: max-age, then the includeSubDomains and preload directives ingress-nginx adds when asked. */
 export function hstsValue(config: Config, route: Route): string | null {
-  return config.hsts && route.options.hsts ? `max-age=${config.hstsMaxAge}` : null;
+  if (!config.hsts || !route.options.hsts) return null;
+  return `max-age=${config.hstsMaxAge}${config.hstsIncludeSubdomains ? "; includeSubDomains" : ""}${config.hstsPreload ? "; preload" : ""}`;
 }

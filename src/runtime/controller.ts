@@ -5,6 +5,7 @@
 // The first table is published only when every kind has had its first full list, so a
 // half-loaded cluster never serves 503s for Services that simply were not read yet.
 import { Compiler } from "../compile/compile.ts";
+import type { CompileConfig } from "../compile/config.ts";
 import type { CompileResult } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
@@ -46,6 +47,11 @@ export interface Controller {
   readonly holder: TableHolder;
   /** The compiler of the live table: explain reads its work instead of compiling again. */
   readonly compiler: Compiler;
+  /**
+   * New compile settings (ingress-nginx's ConfigMap changed: runtime/nginx-settings.ts): a fresh
+   * compiler, since its caches hold work done under the old ones, and a compile like any change's.
+   */
+  setCompileConfig(config: CompileConfig): void;
   /** The last applied result, or null before the first table. */
   readonly last: Applied | null;
   /** A source's current diagnostics for one owner (DiagnosticsReport): replaces that owner's set. */
@@ -72,7 +78,7 @@ export function createController(o: ControllerOptions): Controller {
   const holder = new TableHolder();
   // One incremental compiler for the life of the controller: it reuses the work of unchanged
   // Ingresses, backends and hosts (compile/compile.ts), and explain reads it (runtime/explain.ts).
-  const compiler = new Compiler(config);
+  let compiler = new Compiler(config);
   // What each table changed, for its log line (not computed for the first table: all of it).
   const tracker = new ChangeTracker();
   const notServed = new NotServedLog(config);
@@ -213,7 +219,13 @@ export function createController(o: ControllerOptions): Controller {
     sink,
     store,
     holder,
-    compiler,
+    get compiler() {
+      return compiler;
+    },
+    setCompileConfig(c): void {
+      compiler = new Compiler(c);
+      coalescer.trigger();
+    },
     get last() {
       return last;
     },

@@ -23,22 +23,34 @@ export const EXIT_CHANGES = 3;
 
 const YAML_FILE = /\.ya?ml$/i;
 
-/** The ConfigMap `ref` from the --manifests files (the source itself ignores ConfigMaps). */
-async function configMapFromFiles(path: string, ref: NamespacedName): Promise<unknown> {
+/**
+ * The ConfigMap `ref` in the --manifests files (the manifest source ignores ConfigMaps), or null;
+ * `unreadable` counts the files that did not parse (the manifest source reports them), in which
+ * the ConfigMap may be. Serving reads it here too (runtime/run.ts).
+ */
+export async function findConfigMapInFiles(path: string, ref: NamespacedName): Promise<{ raw: unknown | null; unreadable: number }> {
   const files = (await stat(path)).isDirectory() ? (await readdir(path)).filter((f) => YAML_FILE.test(f)).sort().map((f) => join(path, f)) : [path];
+  let unreadable = 0;
   for (const file of files) {
     let docs: unknown[];
     try {
       docs = loadAll(await readFile(file, "utf8"));
     } catch {
-      continue; // the manifest source reports a file that does not parse
+      unreadable++;
+      continue;
     }
     for (const d of docs.flatMap((x) => (isList(x) ? x.items : [x]))) {
       const o = d as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } } | null;
-      if (o?.kind === "ConfigMap" && o.metadata?.name === ref.name && (o.metadata.namespace ?? "default") === ref.namespace) return d;
+      if (o?.kind === "ConfigMap" && o.metadata?.name === ref.name && (o.metadata.namespace ?? "default") === ref.namespace) return { raw: d, unreadable };
     }
   }
-  throw new Error(`ConfigMap ${ref.namespace}/${ref.name} is not in ${path}`);
+  return { raw: null, unreadable };
+}
+
+async function configMapFromFiles(path: string, ref: NamespacedName): Promise<unknown> {
+  const { raw } = await findConfigMapInFiles(path, ref);
+  if (raw === null) throw new Error(`ConfigMap ${ref.namespace}/${ref.name} is not in ${path}`);
+  return raw;
 }
 
 const isList = (x: unknown): x is { items: unknown[] } =>

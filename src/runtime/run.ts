@@ -22,12 +22,17 @@ import { bindOrExplain } from "../serving/ports.ts";
 import { VERSION } from "../version.ts";
 import { createLineWriter } from "../workers/line-writer.ts";
 import { createWorkerPlane } from "../workers/plane.ts";
+import { createKubeClient } from "../kube/client.ts";
+import { watchConfigMap, type ConfigMapWatch } from "../kube/configmap.ts";
 import { createController } from "./controller.ts";
+import { findConfigMapInFiles } from "./migrate.ts";
+import { createNginxSettings } from "./nginx-settings.ts";
 import { explainLive } from "./explain.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
 import { createLocalPlane } from "./local.ts";
 
-export async function run(config: Config, mainLog: Logger): Promise<void> {
+export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<keyof Config> = new Set()): Promise<void> {
+  let config = flags;
   // With workers sharing our stdout, our lines too must be written whole (line-writer.ts).
   const out = config.workers >= 2 ? createLineWriter(1) : null;
   const log = out ? createLogger({ level: config.logLevel, format: config.logFormat, write: (line) => void out.write(`${line}\n`) }) : mainLog;
@@ -40,6 +45,38 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
   // The effective configuration: Config holds paths and names, never credentials (those stay
   // in the kubeconfig), so it is logged whole.
   log.info("starting", { version: VERSION, config });
+  // ingress-nginx's ConfigMap, read before anything is built from the settings: its values are
+  // the data plane's for this run, and changes the compiler reads apply live (nginx-settings.ts).
+  let controllerRef: ReturnType<typeof createController> | null = null;
+  let cmDiagnostics: readonly Diagnostic[] = [];
+  const cmOwner = config.nginxConfigmap ? `configmap:${config.nginxConfigmap.namespace}/${config.nginxConfigmap.name}` : "";
+  const settings = config.nginxConfigmap === null ? null : createNginxSettings({
+    base: config,
+    explicit,
+    ref: config.nginxConfigmap,
+    log: log.child({ component: "nginx-configmap" }),
+    onDiagnostics: (ds) => {
+      cmDiagnostics = ds;
+      controllerRef?.sourceDiagnostics(cmOwner, ds);
+    },
+    onCompileConfig: (c) => controllerRef?.setCompileConfig(c),
+  });
+  let cmWatch: ConfigMapWatch | null = null;
+  /** --manifests: the ConfigMap from the files, after each reload; a file that does not parse may hold it, so nothing changes then. */
+  const readCmFiles = async () => {
+    if (settings === null || config.manifests === null || config.nginxConfigmap === null) return;
+    try {
+      const found = await findConfigMapInFiles(config.manifests, config.nginxConfigmap);
+      if (found.raw !== null || found.unreadable === 0) settings.update(found.raw);
+    } catch (err) {
+      log.warn("ConfigMap not read; keeping the last good settings", { err });
+    }
+  };
+  if (settings !== null && config.nginxConfigmap !== null) {
+    if (config.manifests) await readCmFiles();
+    else cmWatch = await watchConfigMap({ client: createKubeClient(config, log), ref: config.nginxConfigmap, log, onObject: (raw) => settings.update(raw) });
+    config = settings.config;
+  }
   const registry = new Registry();
   const inst = createInstruments(registry, { version: VERSION });
   const readiness = createReadiness(KINDS);
@@ -47,7 +84,7 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
   let cluster: Cluster | null = null;
   let plane: DataPlane | null = null;
   let tlsDiagnostics: readonly Diagnostic[] = [];
-  const controller = createController({
+  const controller = (controllerRef = createController({
     config,
     log,
     onSynced: (kind) => readiness.synced(kind),
@@ -75,7 +112,8 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
       if (applied.generation === 1) readiness.tableLive();
       maybeReady();
     },
-  });
+  }));
+  if (cmDiagnostics.length > 0) controller.sourceDiagnostics(cmOwner, cmDiagnostics);
 
   /**
    * /readyz: the first cause that holds it back. Draining, the sources' first lists and the
@@ -107,7 +145,7 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
     },
     metrics: () => (plane ? plane.metrics() : inst.registry.expose()),
     routes: () => (controller.last ? serializeTable(controller.holder.current, controller.holder.generation) : null),
-    explain: (q) => explainLive(controller, config, q),
+    explain: (q) => explainLive(controller, settings?.config ?? config, q),
     logger: log,
   });
   const admin = bindOrExplain("--admin-port", config.bind, config.adminPort, () =>
@@ -121,7 +159,7 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
   let dataPlane: DataPlane;
   try {
     dataPlane = config.workers >= 2
-      ? createWorkerPlane({ config, log, inst, onFatal: failed, onServing: maybeReady })
+      ? createWorkerPlane({ config, log, inst, onFatal: failed, onServing: maybeReady, ...(settings ? { env: settings.workerEnv() } : {}) })
       : createLocalPlane({ config, log, inst, holder: controller.holder });
   } catch (err) {
     void admin.stop(true);
@@ -131,7 +169,7 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
   log.info("listening", { ...dataPlane.listening, admin: admin.port, bind: config.bind });
 
   const source: Source = config.manifests
-    ? new ManifestSource({ path: config.manifests, log, onDiagnostics: (owner, ds) => controller.sourceDiagnostics(owner, ds) })
+    ? new ManifestSource({ path: config.manifests, log, onDiagnostics: (owner, ds) => controller.sourceDiagnostics(owner, ds), ...(settings ? { onReloaded: () => void readCmFiles() } : {}) })
     : (cluster = await startCluster({ config, log, inst, controller })).source;
 
   let stopping = false;
@@ -143,6 +181,7 @@ export async function run(config: Config, mainLog: Logger): Promise<void> {
     // Never ready: nothing routes to this process, so there is no delay to wait out.
     await dataPlane.shutdown({ delay: everReady });
     await source.stop().catch(() => undefined);
+    await cmWatch?.stop();
     await cluster?.stop();
     controller.dispose();
     await admin.stop(true);

@@ -28,6 +28,8 @@ export function createWorkerPlane(o: {
   onFatal(message: string): void;
   /** Every worker serves: the traffic ports listen, readiness may now hold. */
   onServing?(): void;
+  /** Added to the workers' environment: settings that did not come from our own flags (--nginx-configmap). */
+  env?: Readonly<Record<string, string>>;
 }): DataPlane & { readonly pool: WorkerPool } {
   const { config, log, inst } = o;
   const builder = createTlsBuilder(config, log);
@@ -50,7 +52,7 @@ export function createWorkerPlane(o: {
     return full;
   };
   const pool = createWorkerPool({
-    count: config.workers, argv, env: process.env, log, onFatal: o.onFatal, fullTable,
+    count: config.workers, argv, env: o.env ? { ...process.env, ...o.env } : process.env, log, onFatal: o.onFatal, fullTable,
     ports: { http: config.httpPort, https: config.httpsPort, bind: config.bind },
     ...(o.onServing ? { onAllServing: o.onServing } : {}),
   });

@@ -18,4 +18,6 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   allowExternalNameServices: c.allowExternalNameServices,
   allowlistSourceRange: c.allowlistSourceRange,
   denylistSourceRange: c.denylistSourceRange,
+  sslRedirect: c.sslRedirect,
+  forceSslRedirect: c.forceSslRedirect,
 });

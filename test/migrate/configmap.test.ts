@@ -26,7 +26,15 @@ describe("ConfigMap keys", () => {
     [{ "http-redirect-code": "308" }, "http-redirect-code", "same", []],
     [{ "http-redirect-code": "301" }, "http-redirect-code", "not-honoured", []],
     [{ "load-balance": "ewma" }, "load-balance", "not-honoured", []],
-    [{ "whitelist-source-range": "10.0.0.0/8" }, "whitelist-source-range", "not-honoured", []],
+    [{ "whitelist-source-range": "10.0.0.0/8, 192.0.2.1" }, "whitelist-source-range", "flag", ["--allowlist-source-range=10.0.0.0/8,192.0.2.1"]],
+    [{ "denylist-source-range": "192.0.2.0/24" }, "denylist-source-range", "flag", ["--denylist-source-range=192.0.2.0/24"]],
+    [{ "limit-req-status-code": "429" }, "limit-req-status-code", "flag", ["--limit-req-status-code=429"]],
+    [{ "limit-conn-status-code": "503" }, "limit-conn-status-code", "same", []],
+    [{ "ssl-redirect": "false" }, "ssl-redirect", "flag", ["--ssl-redirect=false"]],
+    [{ "ssl-redirect": "true" }, "ssl-redirect", "same", []],
+    [{ "force-ssl-redirect": "true" }, "force-ssl-redirect", "flag", ["--force-ssl-redirect=true"]],
+    [{ "hsts-include-subdomains": "true" }, "hsts-include-subdomains", "flag", ["--hsts-include-subdomains=true"]],
+    [{ "hsts-preload": "true" }, "hsts-preload", "flag", ["--hsts-preload=true"]],
     [{ "worker-processes": "4" }, "worker-processes", "flag", ["--workers=4"]],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
@@ -37,17 +45,42 @@ describe("ConfigMap keys", () => {
   test("ingress-nginx defaults that differ from Portico's are reported when their key is absent", () => {
     const r = configMapReport(cm({}));
     expect(r.keys.map((k) => [k.key, k.value, k.status])).toEqual([
-      ["hsts-include-subdomains", null, "not-honoured"],
+      ["hsts-include-subdomains", null, "flag"],
       ["proxy-body-size", null, "flag"],
       ["server-tokens", null, "not-honoured"],
     ]);
-    expect(r.flags).toEqual(["--max-body-size=1m"]);
-    expect(r.notHonoured).toBe(2);
+    expect(r.flags).toEqual(["--hsts-include-subdomains=true", "--max-body-size=1m"]);
+    expect(r.notHonoured).toBe(1);
   });
 
   test("the flags to run with are listed once", () => {
     const r = configMapReport(cm({ "use-forwarded-headers": "true", "enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8" }));
-    expect(r.flags).toEqual(["--trusted-proxies=10.0.0.0/8", "--max-body-size=1m"]); // in key order
+    expect(r.flags).toEqual(["--trusted-proxies=10.0.0.0/8", "--hsts-include-subdomains=true", "--max-body-size=1m"]); // in key order
+  });
+
+  test("a value ingress-nginx would not read is marked invalid (serving keeps the key's last good value)", () => {
+    for (const [k, val] of [["ssl-redirect", "maybe"], ["proxy-body-size", "8 MB"], ["hsts-max-age", "-1"], ["limit-req-status-code", "4xx"], ["custom-http-errors", "200"]] as const) {
+      expect(key({ [k]: val }, k)).toMatchObject({ status: "not-honoured", invalid: true });
+    }
+    expect(key({ "proxy-send-timeout": "30" }, "proxy-send-timeout").invalid).toBeUndefined();
+  });
+
+  // The one table serves both: every flag it names is one Portico has, and takes the value named
+  // (serving validates it with the flag's own schema, runtime/nginx-settings.ts).
+  test("every flag the table names exists and accepts the value it names", () => {
+    const data: Record<string, string> = {
+      "proxy-body-size": "8m", "proxy-connect-timeout": "10", "proxy-read-timeout": "120", "client-body-timeout": "30", hsts: "false",
+      "hsts-max-age": "100", "hsts-include-subdomains": "true", "hsts-preload": "true", "ssl-protocols": "TLSv1.3",
+      "ssl-ciphers": "ECDHE-RSA-AES128-GCM-SHA256", "use-forwarded-headers": "true", "enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8",
+      "ssl-redirect": "false", "force-ssl-redirect": "true", "whitelist-source-range": "10.0.0.0/8", "denylist-source-range": "192.0.2.0/24",
+      "limit-req-status-code": "429", "limit-conn-status-code": "429", "custom-http-errors": "404,503", "enable-underscores-in-headers": "true",
+      "worker-processes": "4", "disable-access-log": "true",
+    };
+    const flags = configMapReport(cm(data)).flags;
+    expect(flags.length).toBeGreaterThan(20);
+    const args = flags.flatMap((f) => (f.includes("=") ? [f] : [`${f}=true`]));
+    const parsed = parseArgs(args, {});
+    expect(parsed).toMatchObject({ type: "run", config: { allowlistSourceRange: ["10.0.0.0/8"], sslRedirect: false, hstsPreload: true, limitReqStatusCode: 429 } });
   });
 
   test("only a ConfigMap with string data is read", () => {
