@@ -7,6 +7,7 @@ import type { BackendScheme, RouteOptions } from "../table/types.ts";
 import { basicAuthStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
 import { CORS_KIND } from "./cors.ts";
 import { GUARDS_ACCESS } from "./not-implemented.ts";
+import { accessDirectivesIn } from "./snippet-scan.ts";
 import { EXTERNAL_AUTH_KIND } from "./external-auth.ts";
 import { rewriteStage } from "./regex-rewrite.ts";
 import { endpointChoiceStages } from "./balancing.ts";
@@ -33,6 +34,9 @@ export interface ParsedAnnotations {
 }
 
 type Annotations = Readonly<Record<string, string>> | null | undefined;
+
+/** Snippet annotations whose text ran in a location or server block (never here). */
+const SNIPPET_NAMES = ["configuration-snippet", "server-snippet", "auth-snippet"].map((n) => `${NGINX_PREFIX}${n}`);
 
 const ours = (k: string): boolean => k.startsWith(PORTICO_PREFIX) || k.startsWith(NGINX_PREFIX);
 
@@ -171,6 +175,18 @@ export function parseAnnotations(ann: Annotations): ParsedAnnotations {
   if (guards.length > 0) {
     refusal = `${guards.join(", ")} guards access and is not implemented by Portico`;
     problems.push(`annotation ${guards.join(", ")}: access control Portico does not implement; every request to this Ingress's paths is refused with 503 rather than served unchecked`);
+  }
+  // Snippets never run here. One that restricted access under ingress-nginx (deny, auth_basic,
+  // return 403...) must not leave the route open: refused like an access check Portico cannot
+  // run. ingress-nginx's defaults refuse any Ingress with a snippet, so this is no stricter.
+  for (const name of SNIPPET_NAMES) {
+    const text = ann[name];
+    if (text === undefined) continue;
+    const access = accessDirectivesIn(text);
+    if (access !== null && access.length === 0) continue;
+    const what = access === null ? "cannot be read, so an access rule in it cannot be ruled out" : `restricts access (${access.join(", ")})`;
+    refusal ??= `${name} ${what}`;
+    problems.push(`annotation ${name}: the snippet ${what}; snippets never run in Portico, so every request to this Ingress's paths is refused with 503 rather than served unchecked (use allowlist-source-range, denylist-source-range, auth-type or auth-url instead)`);
   }
   return Object.freeze({
     options: routeOptions(policies, refusal),

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { SNIPPET_LIMIT, scanSnippet } from "./snippet-scan.ts";
+import { SNIPPET_LIMIT, accessDirectivesIn, scanSnippet } from "./snippet-scan.ts";
 
 const actions = (text: string) => scanSnippet(text).directives.map((d) => d.actions);
 
@@ -76,5 +76,22 @@ describe("snippet scanner", () => {
     expect(d!.actions).toEqual([{ kind: "response-header", name: "X-Q", value: 'a "quoted" word' }]);
     const [long] = scanSnippet(`set $x ${"a".repeat(500)};`).directives;
     expect(long!.text.length).toBeLessThanOrEqual(120);
+  });
+});
+
+describe("accessDirectivesIn", () => {
+  test("finds nginx's access directives at any depth, and return 401/403", () => {
+    expect(accessDirectivesIn("allow 10.0.0.0/8; deny all;")).toEqual(["allow", "deny"]);
+    expect(accessDirectivesIn("location /admin { auth_basic \"x\"; auth_basic_user_file /f; }")).toEqual(["auth_basic", "auth_basic_user_file"]);
+    expect(accessDirectivesIn('if ($http_x_key != "k") { return 403; }')).toEqual(["return 403"]);
+    expect(accessDirectivesIn("auth_request /check;")).toEqual(["auth_request"]);
+  });
+  test("header values that merely say deny are not directives", () => {
+    expect(accessDirectivesIn('more_set_headers "X-Frame-Options: DENY"; add_header X-Frame-Options DENY; proxy_set_header X-Deny "deny";')).toEqual([]);
+    expect(accessDirectivesIn("return 301 https://example.com/;")).toEqual([]);
+  });
+  test("text it cannot read: null (an access rule cannot be ruled out)", () => {
+    expect(accessDirectivesIn("deny all")).toBeNull();
+    expect(accessDirectivesIn("location / { deny all;")).toBeNull();
   });
 });

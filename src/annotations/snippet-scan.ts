@@ -230,3 +230,37 @@ export function scanSnippet(text: string): SnippetScan {
   if (typeof list === "string") return { directives: [], error: list };
   return { directives: list.map((s) => ({ text: display(s), ...judge(s) })), error: null };
 }
+
+/**
+ * nginx directives that decide who may reach a location. A snippet holding one guarded access
+ * under ingress-nginx (where snippets ran); Portico never runs it, so serving the route without
+ * it would open what the snippet closed.
+ */
+const ACCESS_DIRECTIVES: ReadonlySet<string> = new Set([
+  "allow", "deny", "satisfy", "auth_basic", "auth_basic_user_file", "auth_request", "auth_jwt", "limit_except",
+]);
+
+/**
+ * The access directives a snippet holds, at any depth (inside `if` and `location` blocks too),
+ * or null when the text cannot be read (then none can be ruled out). A directive name is the
+ * first word of a statement, unquoted, as nginx reads it.
+ */
+export function accessDirectivesIn(text: string): string[] | null {
+  if (text.length > SNIPPET_LIMIT) return null;
+  const tokens = tokenize(text);
+  if (typeof tokens === "string") return null;
+  const list = statements(tokens);
+  if (typeof list === "string") return null;
+  const found = new Set<string>();
+  const walk = (ss: readonly Statement[]): void => {
+    for (const s of ss) {
+      const first = s.words[0];
+      if (first !== undefined && !first.quoted && ACCESS_DIRECTIVES.has(first.v)) found.add(first.v);
+      // `return 401` / `return 403` refuses requests too (often inside an `if`).
+      if (first !== undefined && !first.quoted && first.v === "return" && /^40[13]$/.test(s.words[1]?.v ?? "")) found.add(`return ${s.words[1]!.v}`);
+      if (s.block !== null) walk(s.block);
+    }
+  };
+  walk(list);
+  return [...found].sort();
+}

@@ -321,7 +321,10 @@ function planCompat(plan: IngressPlan, gate: SnippetGate = "executed"): PlanComp
   const refused = noPath ? "Portico serves none of its paths (see the diagnostics)" : refusals.length > 0 ? `every path answers 503: ${refusals.join("; ")}` : null;
   // Refused where ingress-nginx serves: no path, or an access check Portico does not implement.
   // Other refusals are judged by their diagnostics (a missing auth Secret is a 503 there too).
-  if (noPath || Object.keys(ann).some((k) => GUARDS_ACCESS.has(k))) status = "refused";
+  // A snippet that restricted access is refused too (annotations/parse.ts): Portico answers 503
+  // where ingress-nginx, running the snippet, let the allowed clients through.
+  const snippetRefusal = refusals.some((r) => /^nginx\.ingress\.kubernetes\.io\/[a-z]+-snippet /.test(r));
+  if (noPath || snippetRefusal || Object.keys(ann).some((k) => GUARDS_ACCESS.has(k))) status = "refused";
   const out: PlanCompat = Object.freeze({ annotations: Object.freeze(annotations), status, refused });
   if (gate === "executed") planCache.set(plan, out);
   return out;

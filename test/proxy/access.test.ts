@@ -529,3 +529,27 @@ describe("every way a compiled route reaches a backend passes its access control
     expect(be.heads).toHaveLength(1);
   });
 });
+
+describe("snippets that restricted access under ingress-nginx", () => {
+  // Snippets never run in Portico. One that held an access rule where snippets ran (nginx's
+  // allow/deny, auth_basic, auth_request, `return 403`) must not leave the route open.
+  const refused: [string, string][] = [
+    ["configuration-snippet", "deny all;"],
+    ["configuration-snippet", "allow 10.0.0.0/8;\ndeny all;"],
+    ["configuration-snippet", 'if ($http_x_token != "s3cret") { return 403; }'],
+    ["server-snippet", "location /admin { auth_basic \"x\"; auth_basic_user_file /etc/htpasswd; }"],
+    ["configuration-snippet", "deny all"], // unreadable (no `;`): an access rule cannot be ruled out
+  ];
+  test.each(refused)("%s %p: 503, the backend never reached", async (name, text) => {
+    const p = start(optionsOf({ [`${N}${name}`]: text }));
+    expect((await p.get()).status).toBe(503);
+    expect(p.backend.heads).toHaveLength(0);
+  });
+
+  test("a snippet without an access rule is not executed and does not refuse the route", async () => {
+    for (const text of ['more_set_headers "X-Frame-Options: DENY";', "add_header X-Frame-Options DENY;", "proxy_set_header X-Deny no;"]) {
+      const p = start(optionsOf({ [`${N}configuration-snippet`]: text }));
+      expect({ text, status: (await p.get()).status }).toEqual({ text, status: 200 });
+    }
+  });
+});
