@@ -142,6 +142,35 @@ export async function startProxyOver(transport: Transport, table: RouteTable, co
   };
 }
 
+/**
+ * The listeners a raw HTTP/1.1 client can reach: Bun.serve on the plain port, and the HTTPS
+ * port's node:http2 listener for clients that offer only http/1.1. Suites about Portico's own
+ * behaviour (framing, bodies, paths) run over both.
+ */
+export const RAW_LISTENERS = ["bun-http", "h2-https-h1"] as const;
+export type RawListener = (typeof RAW_LISTENERS)[number];
+
+export interface RawProxy extends TransportProxy {
+  /** Raw clients must speak TLS (ALPN http/1.1). */
+  readonly tls: boolean;
+}
+
+/** startProxy on `kind`; the handler's scheme stays "http" so both serve the same answers. */
+export function startRawProxy(kind: RawListener, table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}): RawProxy {
+  if (kind === "bun-http") return { ...startProxy(table, config, hooks), tls: false };
+  const { handler, records, setTable } = testHandler(table, config, hooks, "http");
+  const listener = createH2Listener({ hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), log: quietLog, draining: () => handler.inflight.draining, headerTimeoutMs: testConfig(config).clientHeaderTimeoutMs });
+  const built = buildTlsEntries([], generateDefaultCertificate(), { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, { checker: createPemChecker() });
+  listener.update(built.entries, built.fingerprint);
+  const url = `https://127.0.0.1:${listener.port}`;
+  return {
+    port: listener.port, url, handler, records, setTable, tls: true,
+    // HTTP/1.1 over TLS (Bun's fetch offers no h2).
+    request: (path, init) => fetch(url + path, { ...init, tls: { rejectUnauthorized: false } } as RequestInit),
+    stop: () => listener.stop(true),
+  };
+}
+
 /** Send raw bytes, return everything received until the peer closes or `ms` passes. */
 export function rawRequest(port: number, bytes: string | Uint8Array, ms = 2_000): Promise<string> {
   return new Promise((resolve) => {
