@@ -231,6 +231,7 @@ describe("errors name the flag", () => {
     [["--connect-timeout", "0"], "--connect-timeout: expected a duration"],
     [["--response-timeout", "5d"], "--response-timeout: expected a duration"],
     [["--stream-idle-timeout", "-1s"], "--stream-idle-timeout: expected a duration"],
+    [["--client-header-timeout", "0"], "--client-header-timeout: expected a duration"],
     [["--client-body-timeout", "0"], "--client-body-timeout: expected a duration"],
     [["--client-body-min-rate", "fast"], "--client-body-min-rate: expected a rate in bytes per second"],
     [["--request-buffer-size", "1t"], "--request-buffer-size: expected a size"],
