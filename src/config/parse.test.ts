@@ -53,6 +53,7 @@ describe("defaults", () => {
       responseTimeoutMs: 60000,
       streamIdleTimeoutMs: 300000,
       clientBodyTimeoutMs: 60000,
+      clientHeaderTimeoutMs: 60000,
       clientBodyMinRate: 500,
       requestBufferSize: 1048576,
       requestBufferBudget: 67108864,
@@ -115,8 +116,8 @@ describe("values", () => {
   });
 
   test("body timing, response header size and underscores", () => {
-    const c = run(["--client-body-timeout", "20s", "--client-body-min-rate", "1k", "--max-response-header-size", "16k", "--enable-underscores-in-headers"]);
-    expect(c).toMatchObject({ clientBodyTimeoutMs: 20_000, clientBodyMinRate: 1024, maxResponseHeaderSize: 16_384, enableUnderscoresInHeaders: true });
+    const c = run(["--client-header-timeout", "5s", "--client-body-timeout", "20s", "--client-body-min-rate", "1k", "--max-response-header-size", "16k", "--enable-underscores-in-headers"]);
+    expect(c).toMatchObject({ clientHeaderTimeoutMs: 5_000, clientBodyTimeoutMs: 20_000, clientBodyMinRate: 1024, maxResponseHeaderSize: 16_384, enableUnderscoresInHeaders: true });
     expect(run(["--client-body-min-rate", "0"]).clientBodyMinRate).toBeNull();
     // A buffer size of 0 is none (every body streamed), not unlimited.
     expect(run(["--request-buffer-size", "0", "--request-buffer-budget", "8m"])).toMatchObject({ requestBufferSize: 0, requestBufferBudget: 8 * 1024 * 1024 });
@@ -230,6 +231,7 @@ describe("errors name the flag", () => {
     [["--connect-timeout", "0"], "--connect-timeout: expected a duration"],
     [["--response-timeout", "5d"], "--response-timeout: expected a duration"],
     [["--stream-idle-timeout", "-1s"], "--stream-idle-timeout: expected a duration"],
+    [["--client-header-timeout", "0"], "--client-header-timeout: expected a duration"],
     [["--client-body-timeout", "0"], "--client-body-timeout: expected a duration"],
     [["--client-body-min-rate", "fast"], "--client-body-min-rate: expected a rate in bytes per second"],
     [["--request-buffer-size", "1t"], "--request-buffer-size: expected a size"],

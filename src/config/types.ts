@@ -60,6 +60,8 @@ export interface Config {
   readonly streamIdleTimeoutMs: number;
   /** Longest wait for the next bytes of a request body (nginx client_body_timeout). */
   readonly clientBodyTimeoutMs: number;
+  /** Total deadline for a request header block (nginx client_header_timeout); see config/flags.ts. */
+  readonly clientHeaderTimeoutMs: number;
   /** Bytes/s a request body must average once clientBodyTimeoutMs of waiting is used up; null = no minimum. */
   readonly clientBodyMinRate: number | null;
   /**

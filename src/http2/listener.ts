@@ -55,6 +55,12 @@ export interface H2ListenerOptions {
   readonly idleTimeoutMs?: number;
   /** True once a shutdown drain began (proxy/drain.ts): HTTP/2 connections then get GOAWAY. */
   readonly draining?: () => boolean;
+  /**
+   * HTTP/1.1 side: the longest a request's header block may take, counted from the TLS
+   * connection's start or from the first byte of a later keep-alive request (nginx
+   * client_header_timeout). Default 60 s. See HeaderDeadlines.
+   */
+  readonly headerTimeoutMs?: number;
   /** Client cancellations per second per connection before GOAWAY (limits.ts). */
   readonly maxResetsPerSecond?: number;
   readonly hooks?: {
@@ -112,6 +118,59 @@ class UpgradePeer implements RequestServer {
   }
 }
 
+/**
+ * Header deadlines for the HTTP/1.1 side (nginx client_header_timeout: one deadline for the
+ * whole header block, not a gap between reads). Bun's node:http honours neither
+ * `headersTimeout` nor `requestTimeout` on this path, and the socket's idle timer is pushed
+ * back by every byte, so a client trickling one header byte a minute would hold its connection
+ * forever (measured: docs/design.md, "Bun facts measured here"). A connection is "in a head"
+ * from the TLS handshake's end until node emits its request ('request' or 'upgrade': the
+ * head is complete), and again from the first byte read after a response until the next
+ * request. Deadlines are timestamps swept by one ticker, so a busy connection costs no timer
+ * per request.
+ */
+class HeaderDeadlines {
+  private readonly heads = new Map<Duplex, number>();
+  private readonly quiet = new WeakSet<Duplex>();
+  private ticker: ReturnType<typeof setInterval> | null = null;
+  constructor(private readonly ms: number) {}
+
+  /** The head of a request is due from now (if not already counting). */
+  arm(socket: Duplex): void {
+    if (this.quiet.has(socket) || this.heads.has(socket)) return;
+    this.heads.set(socket, performance.now());
+    // A quarter of the deadline, at most a second: a trickler is cut within 1.25× the bound.
+    this.ticker ??= setInterval(() => this.sweep(), Math.min(1000, Math.max(25, this.ms / 4)));
+    this.ticker.unref?.();
+  }
+
+  /** The head arrived (or the connection left HTTP/1.1 for a WebSocket, which has no heads). */
+  done(socket: Duplex, forever = false): void {
+    this.heads.delete(socket);
+    if (forever) this.quiet.add(socket);
+  }
+
+  private sweep(): void {
+    const now = performance.now();
+    for (const [socket, since] of this.heads) {
+      if (now - since < this.ms) continue;
+      this.heads.delete(socket);
+      // nginx closes without an answer on client_header_timeout (408 is only logged).
+      socket.destroy();
+    }
+    if (this.heads.size === 0 && this.ticker !== null) {
+      clearInterval(this.ticker);
+      this.ticker = null;
+    }
+  }
+
+  stop(): void {
+    if (this.ticker !== null) clearInterval(this.ticker);
+    this.ticker = null;
+    this.heads.clear();
+  }
+}
+
 export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
   const { log } = opts;
   const idleMs = opts.idleTimeoutMs ?? 75_000;
@@ -130,6 +189,21 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
   const sessions = new Set<ServerHttp2Session>();
   const peers = new WeakMap<object, Peer>();
   const h1Sockets = new Map<Duplex, { busy: number }>();
+  const heads = new HeaderDeadlines(opts.headerTimeoutMs ?? 60_000);
+
+  function onSecureConnection(socket: import("node:tls").TLSSocket): void {
+    if (socket.alpnProtocol === "h2") return; // HTTP/2 framing: node:http2 reads it natively
+    heads.arm(socket);
+    // Bun's node:http parser reads this socket through 'data' listeners, so a second one sees
+    // the same chunks without taking them (measured). A byte read while no request is in
+    // progress starts the next head. Bytes read during a request are its body or a pipelined
+    // head: the body has --client-body-timeout, and a pipelined head that stops short leaves
+    // the connection silent, so the idle timeout (trackH1) ends it; any byte more arms this.
+    socket.on("data", () => {
+      if ((h1Sockets.get(socket)?.busy ?? 0) === 0) heads.arm(socket);
+    });
+    socket.once("close", () => heads.done(socket));
+  }
 
   function onSession(session: ServerHttp2Session): void {
     sessions.add(session);
@@ -244,6 +318,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     const track = trackH1(socket);
     track.busy++;
     pending++;
+    heads.done(socket);
     const ac = new AbortController();
     let done = false;
     res.once("close", () => {
@@ -275,6 +350,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
 
   function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on("error", noop);
+    heads.done(socket, true);
     const h = handler;
     const r = requestFromH1(req, false, new AbortController().signal);
     if (h === null || typeof r === "string") {
@@ -324,6 +400,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     s.on("sessionError", noop);
     s.on("tlsClientError", noop);
     s.on("session", onSession);
+    s.on("secureConnection", onSecureConnection);
     // A 'request' listener makes node:http2 run its compatibility layer on every HTTP/2 stream
     // too (it binds its own 'stream' listener when one is added: Bun does as node does). We
     // only want 'request' for HTTP/1.1 connections, so that listener is removed again and
@@ -377,6 +454,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       stopping = true;
       const s = server;
       if (s === null) return;
+      if (closeActive) heads.stop();
       // Stop accepting; then GOAWAY every session (in-flight streams finish) and close idle
       // HTTP/1.1 connections; busy ones close after their response (Connection: close).
       s.close();

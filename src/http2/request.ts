@@ -174,6 +174,10 @@ export function requestFromH1(req: IncomingMessage, withBody: boolean, signal: A
   // with Host and refuses a mismatch.
   else if (/^https?:\/\/[\x21-\x7e]+$/i.test(target)) url = target;
   else return "path";
-  const hasBody = withBody && (h.has("content-length") || h.has("transfer-encoding"));
-  return makeRequest(req.method ?? "", url, h, hasBody ? bodyStream(req, null) : null, signal);
+  const method = req.method ?? "";
+  // As on Bun.serve, a GET, HEAD or TRACE carries no body stream, whatever its framing says: the
+  // handler sees the framing fields without one and refuses the request (400, close). Handing
+  // node's body over instead made `fetch` refuse it upstream (a 502).
+  const hasBody = withBody && !BODILESS.has(method) && (h.has("content-length") || h.has("transfer-encoding"));
+  return makeRequest(method, url, h, hasBody ? bodyStream(req, null) : null, signal);
 }

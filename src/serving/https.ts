@@ -23,5 +23,5 @@ export function createHttpsListener(o: {
   // The Bun.serve listener always binds with SO_REUSEPORT: a rotation starts its next server
   // on the same port. The HTTP/2 listener never starts a second server, so it needs the option
   // only when workers share the port (serving/ports.ts).
-  return o.config.http2 ? createH2Listener({ ...common, reusePort: o.shared, draining: o.draining }) : createTlsListener(common);
+  return o.config.http2 ? createH2Listener({ ...common, reusePort: o.shared, draining: o.draining, headerTimeoutMs: o.config.clientHeaderTimeoutMs }) : createTlsListener(common);
 }

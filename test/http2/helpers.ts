@@ -52,7 +52,7 @@ export function startTlsProxy(
   });
   const common = { hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), log: quietLog };
   const listener: HttpsListener = (o.kind ?? "h2") === "h2"
-    ? createH2Listener({ ...common, maxResetsPerSecond: o.maxResetsPerSecond, draining: () => handler.inflight.draining, hooks: { onAbuse: (r) => o.onAbuse?.(r) } })
+    ? createH2Listener({ ...common, headerTimeoutMs: o.config?.clientHeaderTimeoutMs, maxResetsPerSecond: o.maxResetsPerSecond, draining: () => handler.inflight.draining, hooks: { onAbuse: (r) => o.onAbuse?.(r) } })
     : createTlsListener(common);
   const built = entriesFor(o.hosts ?? []);
   listener.update(built.entries, built.fingerprint);

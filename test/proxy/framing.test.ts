@@ -3,25 +3,14 @@
 // a body whose framing breaks never reaches the backend whole, and an invalid upstream
 // response is a 502. Backends log the bytes they receive; assertions are on those bytes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeBackend, makeTable, startProxy, type TestProxy } from "./helpers.ts";
+import { makeBackend, makeTable, RAW_LISTENERS, startRawProxy, type RawListener, type RawProxy } from "./helpers.ts";
 import { rawBackend, rawClient, statuses, until, type RawBackend } from "./raw.ts";
 
 const DEL = "\x7f";
 
-let be: RawBackend;
-let proxy: TestProxy;
-beforeAll(async () => {
-  be = await rawBackend();
-  proxy = startProxy(makeTable([{ host: null, path: "/", backend: makeBackend([be.port]) }]));
-});
-afterAll(async () => {
-  await proxy.stop();
-  await be.stop();
-});
-
 /** Write `bytes` at once on a fresh connection; resolve with what came back once it closes. */
-async function exchange(port: number, bytes: string): Promise<{ data: string; closed: boolean }> {
-  const c = await rawClient(port);
+async function exchange(p: { port: number; tls: boolean }, bytes: string): Promise<{ data: string; closed: boolean }> {
+  const c = await rawClient(p.port, p);
   c.write(bytes);
   const closed = await until(c.closed, 5_000);
   c.destroy();
@@ -30,234 +19,251 @@ async function exchange(port: number, bytes: string): Promise<{ data: string; cl
 
 const smuggled = "GET /__smuggled HTTP/1.1\r\nHost: a.test\r\n\r\n";
 
-describe("a rejected request ends its connection", () => {
-  test("DEL in a header value: one 400, the connection closes, the bytes after it are never run", async () => {
-    // The reported reproduction: Content-Length 4 covers only the chunk-size line, so the
-    // smuggled request follows the body on the same connection.
-    const body = `${smuggled.length.toString(16)}\r\n${smuggled}\r\n0\r\n\r\n`;
-    const bytes = `POST / HTTP/1.1\r\nHost: a.test\r\nX-T: a${DEL}b\r\nContent-Length: 4\r\n\r\n${body}`;
-    const r = await exchange(proxy.port, bytes);
-    expect(r.closed).toBe(true);
-    expect(statuses(r.data)).toEqual([400]);
-    expect(r.data.toLowerCase()).toContain("connection: close");
-    // Let anything Bun might still run reach the backend before looking.
-    await Bun.sleep(100);
-    expect(be.conns.some((c) => c.bytes.includes("__smuggled"))).toBe(false);
+// Each listener an HTTP/1.1 client can reach: Portico's behaviour, not the parser's.
+for (const kind of RAW_LISTENERS) describe(kind, () => {
+  let be: RawBackend;
+  let proxy: RawProxy;
+  beforeAll(async () => {
+    be = await rawBackend();
+    proxy = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([be.port]) }]));
+  });
+  afterAll(async () => {
+    await proxy.stop();
+    await be.stop();
   });
 
-  test("DEL in a header value, plain keep-alive request behind it: never run", async () => {
-    const bytes = `POST / HTTP/1.1\r\nHost: a.test\r\nX-T: a${DEL}b\r\nContent-Length: 4\r\n\r\nabcd${smuggled}`;
-    const r = await exchange(proxy.port, bytes);
-    expect(statuses(r.data)).toEqual([400]);
-    await Bun.sleep(100);
-    expect(be.conns.some((c) => c.bytes.includes("__smuggled"))).toBe(false);
-  });
 
-  test("every answer Portico gives a request with a body closes the connection (404 here)", async () => {
-    const be404 = await rawBackend();
-    const p = startProxy(makeTable([{ host: "only.test", path: "/", backend: makeBackend([be404.port]) }]));
-    try {
-      const r = await exchange(p.port, `POST / HTTP/1.1\r\nHost: other.test\r\nContent-Length: 4\r\n\r\nabcd${smuggled}`);
+  describe("a rejected request ends its connection", () => {
+    test("DEL in a header value: one 400, the connection closes, the bytes after it are never run", async () => {
+      // The reported reproduction: Content-Length 4 covers only the chunk-size line, so the
+      // smuggled request follows the body on the same connection.
+      const body = `${smuggled.length.toString(16)}\r\n${smuggled}\r\n0\r\n\r\n`;
+      const bytes = `POST / HTTP/1.1\r\nHost: a.test\r\nX-T: a${DEL}b\r\nContent-Length: 4\r\n\r\n${body}`;
+      const r = await exchange(proxy, bytes);
       expect(r.closed).toBe(true);
-      expect(statuses(r.data)).toEqual([404]);
+      expect(statuses(r.data)).toEqual([400]);
+      expect(r.data.toLowerCase()).toContain("connection: close");
+      // Let anything Bun might still run reach the backend before looking.
       await Bun.sleep(100);
-      expect(be404.used()).toHaveLength(0);
-    } finally {
-      await p.stop();
-      await be404.stop();
-    }
-  });
-});
+      expect(be.conns.some((c) => c.bytes.includes("__smuggled"))).toBe(false);
+    });
 
-describe("header names with underscores", () => {
-  const bytes =
-    "GET /u HTTP/1.1\r\nHost: a.test\r\nX_Forwarded_For: 6.6.6.6\r\nX_Custom: 1\r\nX-Plain: 2\r\nConnection: close\r\n\r\n";
+    test("DEL in a header value, plain keep-alive request behind it: never run", async () => {
+      const bytes = `POST / HTTP/1.1\r\nHost: a.test\r\nX-T: a${DEL}b\r\nContent-Length: 4\r\n\r\nabcd${smuggled}`;
+      const r = await exchange(proxy, bytes);
+      expect(statuses(r.data)).toEqual([400]);
+      await Bun.sleep(100);
+      expect(be.conns.some((c) => c.bytes.includes("__smuggled"))).toBe(false);
+    });
 
-  test("are dropped by default, as nginx does", async () => {
-    const before = be.requests().length;
-    const r = await exchange(proxy.port, bytes);
-    expect(statuses(r.data)).toEqual([200]);
-    const got = be.requests().slice(before).find((q) => q.head.startsWith("GET /u "));
-    expect(got).toBeDefined();
-    const head = got!.head.toLowerCase();
-    expect(head).not.toContain("x_forwarded_for");
-    expect(head).not.toContain("x_custom");
-    expect(head).not.toContain("6.6.6.6");
-    expect(head).toContain("x-plain: 2");
-    expect(head).toContain("x-forwarded-for: 127.0.0.1");
-  });
-
-  test("are forwarded with --enable-underscores-in-headers", async () => {
-    const b2 = await rawBackend();
-    const p = startProxy(makeTable([{ host: null, path: "/", backend: makeBackend([b2.port]) }]), { enableUnderscoresInHeaders: true });
-    try {
-      const r = await exchange(p.port, bytes);
-      expect(statuses(r.data)).toEqual([200]);
-      const head = b2.requests()[0]!.head.toLowerCase();
-      expect(head).toContain("x_custom: 1");
-      expect(head).toContain("x_forwarded_for: 6.6.6.6");
-      // Our own X-Forwarded-For is still the one set from the peer.
-      expect(head).toContain("x-forwarded-for: 127.0.0.1");
-    } finally {
-      await p.stop();
-      await b2.stop();
-    }
-  });
-});
-
-describe("every request that reaches a backend is answered", () => {
-  // Bun 1.4.5 closes a connection on which a request arrives while the previous response is
-  // pending, and never writes that response. The rule held here: the backend never gets a
-  // request whose answer the client cannot get.
-  for (const [name, first] of [
-    ["two GETs", "GET /p1 HTTP/1.1\r\nHost: a.test\r\n\r\n"],
-    ["a POST with its body", "POST /p1 HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\n\r\nhello"],
-  ] as const) {
-    test(`pipelined ${name}: answered in order, or the backend saw none of it`, async () => {
-      const b = await rawBackend();
-      const p = startProxy(makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
+    test("every answer Portico gives a request with a body closes the connection (404 here)", async () => {
+      const be404 = await rawBackend();
+      const p = startRawProxy(kind, makeTable([{ host: "only.test", path: "/", backend: makeBackend([be404.port]) }]));
       try {
-        const r = await exchange(p.port, `${first}GET /p2 HTTP/1.1\r\nHost: a.test\r\n\r\n`);
+        const r = await exchange(p, `POST / HTTP/1.1\r\nHost: other.test\r\nContent-Length: 4\r\n\r\nabcd${smuggled}`);
         expect(r.closed).toBe(true);
+        expect(statuses(r.data)).toEqual([404]);
         await Bun.sleep(100);
-        const seen = b.used().flatMap((c) => c.bytes.match(/(?:GET|POST) \/p\d/g) ?? []);
-        const answered = statuses(r.data);
-        // Each request the backend saw has its answer at the client (Bun 1.4.5 can answer
-        // none of them, so today that means the backend sees none).
-        expect(answered.length).toBeGreaterThanOrEqual(seen.length);
+        expect(be404.used()).toHaveLength(0);
+      } finally {
+        await p.stop();
+        await be404.stop();
+      }
+    });
+  });
+
+  describe("header names with underscores", () => {
+    const bytes =
+      "GET /u HTTP/1.1\r\nHost: a.test\r\nX_Forwarded_For: 6.6.6.6\r\nX_Custom: 1\r\nX-Plain: 2\r\nConnection: close\r\n\r\n";
+
+    test("are dropped by default, as nginx does", async () => {
+      const before = be.requests().length;
+      const r = await exchange(proxy, bytes);
+      expect(statuses(r.data)).toEqual([200]);
+      const got = be.requests().slice(before).find((q) => q.head.startsWith("GET /u "));
+      expect(got).toBeDefined();
+      const head = got!.head.toLowerCase();
+      expect(head).not.toContain("x_forwarded_for");
+      expect(head).not.toContain("x_custom");
+      expect(head).not.toContain("6.6.6.6");
+      expect(head).toContain("x-plain: 2");
+      expect(head).toContain("x-forwarded-for: 127.0.0.1");
+    });
+
+    test("are forwarded with --enable-underscores-in-headers", async () => {
+      const b2 = await rawBackend();
+      const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b2.port]) }]), { enableUnderscoresInHeaders: true });
+      try {
+        const r = await exchange(p, bytes);
+        expect(statuses(r.data)).toEqual([200]);
+        const head = b2.requests()[0]!.head.toLowerCase();
+        expect(head).toContain("x_custom: 1");
+        expect(head).toContain("x_forwarded_for: 6.6.6.6");
+        // Our own X-Forwarded-For is still the one set from the peer.
+        expect(head).toContain("x-forwarded-for: 127.0.0.1");
+      } finally {
+        await p.stop();
+        await b2.stop();
+      }
+    });
+  });
+
+  describe("every request that reaches a backend is answered", () => {
+    // Bun 1.4.5 closes a connection on which a request arrives while the previous response is
+    // pending, and never writes that response. The rule held here: the backend never gets a
+    // request whose answer the client cannot get.
+    for (const [name, first] of [
+      ["two GETs", "GET /p1 HTTP/1.1\r\nHost: a.test\r\n\r\n"],
+      ["a POST with its body", "POST /p1 HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\n\r\nhello"],
+    ] as const) {
+      test(`pipelined ${name}: answered in order, or the backend saw none of it`, async () => {
+        const b = await rawBackend();
+        const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
+        try {
+          const r = await exchange(p, `${first}GET /p2 HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n`);
+          expect(r.closed).toBe(true);
+          await Bun.sleep(100);
+          const seen = b.used().flatMap((c) => c.bytes.match(/(?:GET|POST) \/p\d/g) ?? []);
+          const answered = statuses(r.data);
+          // Each request the backend saw has its answer at the client (Bun 1.4.5 can answer
+          // none of them, so today that means the backend sees none).
+          expect(answered.length).toBeGreaterThanOrEqual(seen.length);
+          // node's HTTP/1.1 parser (the HTTPS listener) queues the second until the first is answered.
+          if (kind === "h2-https-h1") expect(answered).toEqual([200, 200]);
+        } finally {
+          await p.stop();
+          await b.stop();
+        }
+      });
+    }
+
+    test("one request at a time on a keep-alive connection still works", async () => {
+      const c = await rawClient(proxy.port, proxy);
+      try {
+        c.write("GET /k1 HTTP/1.1\r\nHost: a.test\r\n\r\n");
+        expect(await until(() => statuses(c.data()).length === 1)).toBe(true);
+        c.write("GET /k2 HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
+        expect(await until(c.closed)).toBe(true);
+        expect(statuses(c.data())).toEqual([200, 200]);
+      } finally {
+        c.destroy();
+      }
+    });
+  });
+
+  describe("a request whose chunked framing breaks never reaches the backend whole", () => {
+    const head = "POST /up HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const wholeUp = (b: RawBackend) => b.requests().filter((q) => q.head.startsWith("POST /up "));
+
+    for (const [name, tail] of [
+      ["a malformed trailer", "0\r\nbad trailer\r\n\r\n"],
+      ["junk where the final CRLF belongs", "0\r\nXX\r\n\r\n"],
+      ["a bad chunk size", "zz\r\nworld\r\n0\r\n\r\n"],
+    ] as const) {
+      test(`${name}, after the upstream got the first chunk: 400, and the upstream sees an aborted body`, async () => {
+        const b = await rawBackend();
+        // Streamed (proxy-request-buffering off), so the upstream has the first chunk already.
+        const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]), options: { requestBufferSize: 0 } }]));
+        const c = await rawClient(p.port, p);
+        try {
+          c.write(`${head}5\r\nhello\r\n`);
+          // The request is under way upstream before the framing breaks.
+          expect(await until(() => b.used().some((x) => x.bytes.includes("hello")))).toBe(true);
+          c.write(tail);
+          expect(await until(c.closed)).toBe(true);
+          expect(statuses(c.data())).toEqual([400]);
+          const conn = b.used().find((x) => x.bytes.includes("POST /up "))!;
+          expect(await until(() => conn.closed)).toBe(true);
+          expect(wholeUp(b)).toEqual([]);
+        } finally {
+          c.destroy();
+          await p.stop();
+          await b.stop();
+        }
+      });
+
+      test(`${name}, all in one write: 400, and no whole request upstream`, async () => {
+        const b = await rawBackend();
+        const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
+        try {
+          const r = await exchange(p, `${head}5\r\nhello\r\n${tail}`);
+          expect(statuses(r.data)).toEqual([400]);
+          await until(() => b.used().every((x) => x.closed), 2_000);
+          expect(wholeUp(b)).toEqual([]);
+        } finally {
+          await p.stop();
+          await b.stop();
+        }
+      });
+    }
+
+    test("a well-framed chunked body still goes through whole", async () => {
+      const r = await exchange(proxy, `${head.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")}5\r\nhello\r\n0\r\n\r\n`);
+      expect(statuses(r.data)).toEqual([200]);
+      expect(be.requests().some((q) => q.head.startsWith("POST /up ") && q.body.includes("hello"))).toBe(true);
+    });
+  });
+
+  describe("an invalid upstream response is a 502", () => {
+    const replies: Array<[string, string]> = [
+      ["a header block over --max-response-header-size", `HTTP/1.1 200 OK\r\nX-Big: ${"a".repeat(200_000)}\r\nContent-Length: 2\r\n\r\nok`],
+      ["a bad first chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"],
+      ["a bad chunk size after data, in the same packet", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n"],
+      ["a bad status line", "HTTP/1.1 2x0 OK\r\nContent-Length: 2\r\n\r\nok"],
+      ["two Content-Length values", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nokk"],
+    ];
+    for (const [name, reply] of replies) {
+      test(name, async () => {
+        const b = await rawBackend(() => reply);
+        const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
+        try {
+          const r = await exchange(p, "GET /x HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
+          expect(b.requests()).toHaveLength(1);
+          expect(statuses(r.data)).toEqual([502]);
+          expect(r.data).not.toContain("aaaa");
+          expect(p.records.at(-1)!.error).toBe("UpstreamInvalid");
+        } finally {
+          await p.stop();
+          await b.stop();
+        }
+      });
+    }
+
+    test("a header block under the limit is relayed", async () => {
+      const b = await rawBackend(() => `HTTP/1.1 200 OK\r\nX-Big: ${"a".repeat(30_000)}\r\nContent-Length: 2\r\n\r\nok`);
+      const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
+      try {
+        const r = await exchange(p, "GET /x HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
+        expect(statuses(r.data)).toEqual([200]);
+        expect(r.data).toContain("a".repeat(30_000));
       } finally {
         await p.stop();
         await b.stop();
       }
     });
-  }
 
-  test("one request at a time on a keep-alive connection still works", async () => {
-    const c = await rawClient(proxy.port);
-    try {
-      c.write("GET /k1 HTTP/1.1\r\nHost: a.test\r\n\r\n");
-      expect(await until(() => statuses(c.data()).length === 1)).toBe(true);
-      c.write("GET /k2 HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
-      expect(await until(c.closed)).toBe(true);
-      expect(statuses(c.data())).toEqual([200, 200]);
-    } finally {
-      c.destroy();
-    }
-  });
-});
-
-describe("a request whose chunked framing breaks never reaches the backend whole", () => {
-  const head = "POST /up HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n";
-  const wholeUp = (b: RawBackend) => b.requests().filter((q) => q.head.startsWith("POST /up "));
-
-  for (const [name, tail] of [
-    ["a malformed trailer", "0\r\nbad trailer\r\n\r\n"],
-    ["junk where the final CRLF belongs", "0\r\nXX\r\n\r\n"],
-    ["a bad chunk size", "zz\r\nworld\r\n0\r\n\r\n"],
-  ] as const) {
-    test(`${name}, after the upstream got the first chunk: 400, and the upstream sees an aborted body`, async () => {
-      const b = await rawBackend();
-      // Streamed (proxy-request-buffering off), so the upstream has the first chunk already.
-      const p = startProxy(makeTable([{ host: null, path: "/", backend: makeBackend([b.port]), options: { requestBufferSize: 0 } }]));
-      const c = await rawClient(p.port);
+    test("framing that breaks after the status went out aborts the client transfer (no last chunk)", async () => {
+      // The status cannot be taken back once sent: the client must see a truncated transfer,
+      // never a complete one.
+      let upstream: import("node:net").Socket | null = null;
+      const b = await rawBackend(() => null, (_h, s) => {
+        upstream = s;
+        s.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+      });
+      const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
+      const c = await rawClient(p.port, p);
       try {
-        c.write(`${head}5\r\nhello\r\n`);
-        // The request is under way upstream before the framing breaks.
-        expect(await until(() => b.used().some((x) => x.bytes.includes("hello")))).toBe(true);
-        c.write(tail);
+        c.write("GET /late HTTP/1.1\r\nHost: a.test\r\n\r\n");
+        expect(await until(() => c.data().includes("hello"))).toBe(true);
+        upstream!.write("zz\r\nmore\r\n0\r\n\r\n");
         expect(await until(c.closed)).toBe(true);
-        expect(statuses(c.data())).toEqual([400]);
-        const conn = b.used().find((x) => x.bytes.includes("POST /up "))!;
-        expect(await until(() => conn.closed)).toBe(true);
-        expect(wholeUp(b)).toEqual([]);
+        expect(statuses(c.data())).toEqual([200]);
+        expect(c.data()).not.toContain("\r\n0\r\n\r\n");
       } finally {
         c.destroy();
         await p.stop();
         await b.stop();
       }
     });
-
-    test(`${name}, all in one write: 400, and no whole request upstream`, async () => {
-      const b = await rawBackend();
-      const p = startProxy(makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
-      try {
-        const r = await exchange(p.port, `${head}5\r\nhello\r\n${tail}`);
-        expect(statuses(r.data)).toEqual([400]);
-        await until(() => b.used().every((x) => x.closed), 2_000);
-        expect(wholeUp(b)).toEqual([]);
-      } finally {
-        await p.stop();
-        await b.stop();
-      }
-    });
-  }
-
-  test("a well-framed chunked body still goes through whole", async () => {
-    const r = await exchange(proxy.port, `${head.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")}5\r\nhello\r\n0\r\n\r\n`);
-    expect(statuses(r.data)).toEqual([200]);
-    expect(be.requests().some((q) => q.head.startsWith("POST /up ") && q.body.includes("hello"))).toBe(true);
-  });
-});
-
-describe("an invalid upstream response is a 502", () => {
-  const replies: Array<[string, string]> = [
-    ["a header block over --max-response-header-size", `HTTP/1.1 200 OK\r\nX-Big: ${"a".repeat(200_000)}\r\nContent-Length: 2\r\n\r\nok`],
-    ["a bad first chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"],
-    ["a bad chunk size after data, in the same packet", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n"],
-    ["a bad status line", "HTTP/1.1 2x0 OK\r\nContent-Length: 2\r\n\r\nok"],
-    ["two Content-Length values", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nokk"],
-  ];
-  for (const [name, reply] of replies) {
-    test(name, async () => {
-      const b = await rawBackend(() => reply);
-      const p = startProxy(makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
-      try {
-        const r = await exchange(p.port, "GET /x HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
-        expect(b.requests()).toHaveLength(1);
-        expect(statuses(r.data)).toEqual([502]);
-        expect(r.data).not.toContain("aaaa");
-        expect(p.records.at(-1)!.error).toBe("UpstreamInvalid");
-      } finally {
-        await p.stop();
-        await b.stop();
-      }
-    });
-  }
-
-  test("a header block under the limit is relayed", async () => {
-    const b = await rawBackend(() => `HTTP/1.1 200 OK\r\nX-Big: ${"a".repeat(30_000)}\r\nContent-Length: 2\r\n\r\nok`);
-    const p = startProxy(makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
-    try {
-      const r = await exchange(p.port, "GET /x HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
-      expect(statuses(r.data)).toEqual([200]);
-      expect(r.data).toContain("a".repeat(30_000));
-    } finally {
-      await p.stop();
-      await b.stop();
-    }
-  });
-
-  test("framing that breaks after the status went out aborts the client transfer (no last chunk)", async () => {
-    // The status cannot be taken back once sent: the client must see a truncated transfer,
-    // never a complete one.
-    let upstream: import("node:net").Socket | null = null;
-    const b = await rawBackend(() => null, (_h, s) => {
-      upstream = s;
-      s.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
-    });
-    const p = startProxy(makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
-    const c = await rawClient(p.port);
-    try {
-      c.write("GET /late HTTP/1.1\r\nHost: a.test\r\n\r\n");
-      expect(await until(() => c.data().includes("hello"))).toBe(true);
-      upstream!.write("zz\r\nmore\r\n0\r\n\r\n");
-      expect(await until(c.closed)).toBe(true);
-      expect(statuses(c.data())).toEqual([200]);
-      expect(c.data()).not.toContain("\r\n0\r\n\r\n");
-    } finally {
-      c.destroy();
-      await p.stop();
-      await b.stop();
-    }
   });
 });

@@ -30,7 +30,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off",
     maxBodySize: null, trustedProxies: [], allowlistSourceRange: [], denylistSourceRange: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
-    streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientBodyMinRate: 500, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, maxResponseHeaderSize: 64 * 1024,
+    streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientHeaderTimeoutMs: 60_000, clientBodyMinRate: 500, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, maxResponseHeaderSize: 64 * 1024,
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
     limitReqStatusCode: 503, limitConnStatusCode: 503,
     hsts: true, hstsMaxAge: 31536000, hstsIncludeSubdomains: false, hstsPreload: false, sslRedirect: true, forceSslRedirect: false,
@@ -131,7 +131,7 @@ export type TransportProxy = Omit<TestProxy, "server">;
 export async function startProxyOver(transport: Transport, table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http"): Promise<TransportProxy> {
   if (transport === "h1") return startProxy(table, config, hooks, scheme);
   const { handler, records, setTable } = testHandler(table, config, hooks, scheme);
-  const listener = createH2Listener({ hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), log: quietLog, draining: () => handler.inflight.draining });
+  const listener = createH2Listener({ hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), log: quietLog, draining: () => handler.inflight.draining, headerTimeoutMs: config.clientHeaderTimeoutMs });
   const built = buildTlsEntries([], generateDefaultCertificate(), { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, { checker: createPemChecker() });
   listener.update(built.entries, built.fingerprint);
   const session = await h2Session(listener.port);
@@ -139,6 +139,35 @@ export async function startProxyOver(transport: Transport, table: RouteTable, co
     port: listener.port, url: `https://127.0.0.1:${listener.port}`, handler, records, setTable,
     request: (path, init) => h2Fetch(session, path, init),
     async stop() { session.close(); await listener.stop(true); },
+  };
+}
+
+/**
+ * The listeners a raw HTTP/1.1 client can reach: Bun.serve on the plain port, and the HTTPS
+ * port's node:http2 listener for clients that offer only http/1.1. Suites about Portico's own
+ * behaviour (framing, bodies, paths) run over both.
+ */
+export const RAW_LISTENERS = ["bun-http", "h2-https-h1"] as const;
+export type RawListener = (typeof RAW_LISTENERS)[number];
+
+export interface RawProxy extends TransportProxy {
+  /** Raw clients must speak TLS (ALPN http/1.1). */
+  readonly tls: boolean;
+}
+
+/** startProxy on `kind`; the handler's scheme stays "http" so both serve the same answers. */
+export function startRawProxy(kind: RawListener, table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}): RawProxy {
+  if (kind === "bun-http") return { ...startProxy(table, config, hooks), tls: false };
+  const { handler, records, setTable } = testHandler(table, config, hooks, "http");
+  const listener = createH2Listener({ hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), log: quietLog, draining: () => handler.inflight.draining, headerTimeoutMs: testConfig(config).clientHeaderTimeoutMs });
+  const built = buildTlsEntries([], generateDefaultCertificate(), { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, { checker: createPemChecker() });
+  listener.update(built.entries, built.fingerprint);
+  const url = `https://127.0.0.1:${listener.port}`;
+  return {
+    port: listener.port, url, handler, records, setTable, tls: true,
+    // HTTP/1.1 over TLS (Bun's fetch offers no h2).
+    request: (path, init) => fetch(url + path, { ...init, tls: { rejectUnauthorized: false } } as RequestInit),
+    stop: () => listener.stop(true),
   };
 }
 

@@ -3,153 +3,9 @@
 // received, never on a URL a server parsed for us.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import net from "node:net";
-import { makeBackend, makeTable, startProxy, statusLine, type TestProxy } from "./helpers.ts";
+import tls from "node:tls";
+import { makeBackend, makeTable, RAW_LISTENERS, startRawProxy, statusLine, type RawProxy } from "./helpers.ts";
 import { rawBackend, wsUpgrade, type RawBackend } from "./raw-backend.ts";
-
-let pub: RawBackend;
-let adm: RawBackend;
-let proxy: TestProxy;
-let pubId = "";
-let admId = "";
-
-beforeAll(async () => {
-  pub = await rawBackend("public");
-  adm = await rawBackend("admin");
-  const pubB = makeBackend([pub.port]);
-  const admB = makeBackend([adm.port]);
-  pubId = pubB.id;
-  admId = admB.id;
-  // Rules without a host, so requests with and without Host (HTTP/1.0) use the same ones.
-  proxy = startProxy(makeTable([
-    { host: null, path: "/", backend: pubB },
-    { host: null, path: "/admin", backend: admB },
-  ]));
-});
-afterAll(async () => {
-  await proxy.stop();
-  await pub.stop();
-  await adm.stop();
-});
-
-/** Send bytes (latin1: one char, one byte) and return the response (or what came before the peer closed). */
-function exchange(bytes: string): Promise<string> {
-  return new Promise((resolve) => {
-    let got = "";
-    const sock = net.connect(proxy.port, "127.0.0.1", () => sock.write(Buffer.from(bytes, "latin1")));
-    const done = () => {
-      clearTimeout(t);
-      sock.destroy();
-      resolve(got);
-    };
-    const t = setTimeout(done, 5_000);
-    sock.on("data", (d: Buffer) => {
-      got += d.toString("latin1");
-      // One whole response is the answer: a 101 keeps the socket open, and so does a 400 to
-      // an upgrade request (it asked for no close).
-      const end = got.indexOf("\r\n\r\n");
-      if (end < 0) return;
-      const cl = /\r\ncontent-length: *(\d+)/i.exec(got.slice(0, end));
-      if (got.startsWith("HTTP/1.1 101") || (cl !== null && got.length >= end + 4 + Number(cl[1]))) done();
-    });
-    sock.on("close", done);
-    sock.on("error", () => {});
-  });
-}
-
-const get11 = (target: string) => `GET ${target} HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n`;
-const get10 = (target: string) => `GET ${target} HTTP/1.0\r\n\r\n`;
-
-interface Outcome {
-  status: number;
-  /** Request lines each backend received for this request. */
-  public: string[];
-  admin: string[];
-}
-
-async function send(bytes: string): Promise<Outcome> {
-  const p = pub.hits.length;
-  const a = adm.hits.length;
-  const raw = await exchange(bytes);
-  return { status: statusLine(raw), public: pub.lines().slice(p), admin: adm.lines().slice(a) };
-}
-
-describe("HTTP: routed and forwarded as one path", () => {
-  const toAdmin: Array<[string, string]> = [
-    ["//admin/users", "/admin/users"],
-    ["/\\admin", "/admin"],
-    ["/.//admin", "/admin"],
-    ["/..//admin", "/admin"],
-    ["/%2e//admin", "/admin"],
-    ["///admin//users/", "/admin/users/"],
-    ["/x/..//admin?q=1", "/admin?q=1"],
-  ];
-  for (const [target, forwarded] of toAdmin) {
-    test(`${target} → admin backend, request line ${forwarded}`, async () => {
-      const o = await send(get11(target));
-      expect(o.status).toBe(200);
-      expect(o.public).toEqual([]);
-      expect(o.admin).toEqual([`GET ${forwarded} HTTP/1.1`]);
-      expect(proxy.records.at(-1)!.path).toBe(forwarded.split("?")[0]!);
-    });
-  }
-
-  const refused: Array<[string, string]> = [
-    ["path parameter", "/admin;x=1/secret"],
-    ["path parameter on a dot segment", "/..;/admin"],
-    ["session id in the path", "/app;jsessionid=0123"],
-    ["overlong UTF-8 for '.'", "/%c0%ae%c0%ae/admin"],
-    ["overlong UTF-8, upper case", "/x/%C0%AE%C0%AE/admin"],
-    ["UTF-8 surrogate", "/%ed%a0%80"],
-    ["raw byte that is not UTF-8 (Bun turns it into U+FFFD)", "/caf\xe9"],
-    ["escaped U+FFFD", "/%ef%bf%bd"],
-    ["escaped line feed", "/a%0Ab"],
-    ["escaped DEL", "/a%7f"],
-    ["raw DEL (Bun escapes it as %7F)", "/a\x7fb"],
-  ];
-  for (const [name, target] of refused) {
-    test(`400, no backend reached: ${name}`, async () => {
-      const o = await send(get11(target));
-      expect(o.status).toBe(400);
-      expect(o.public).toEqual([]);
-      expect(o.admin).toEqual([]);
-    });
-  }
-
-  test("non-ASCII: raw UTF-8 and its escapes in either case are one path, upper-case escapes", async () => {
-    for (const target of ["/caf\xc3\xa9", "/caf%c3%a9", "/caf%C3%A9"]) {
-      const o = await send(get11(target));
-      expect(o.status).toBe(200);
-      expect(o.public).toEqual(["GET /caf%C3%A9 HTTP/1.1"]);
-    }
-  });
-
-  test("escapes are decoded once: %252e stays %252e, %3B is data", async () => {
-    let o = await send(get11("/x/%252e%252e/admin"));
-    expect(o.public).toEqual(["GET /x/%252e%252e/admin HTTP/1.1"]);
-    o = await send(get11("/admin%3bx=1/secret"));
-    // One segment "admin%3Bx=1": not the /admin rule's segment, and forwarded as routed.
-    expect(o.public).toEqual(["GET /admin%3Bx=1/secret HTTP/1.1"]);
-    o = await send(get11("/%61dmin/%7Euser"));
-    expect(o.admin).toEqual(["GET /admin/~user HTTP/1.1"]);
-  });
-
-  test("HTTP/1.0 without Host (Bun leaves req.url raw): the same rules, the same bytes", async () => {
-    const cases: Array<[string, "public" | "admin", string]> = [
-      ["/a{b}^", "public", "/a%7Bb%7D%5E"],
-      ["/x/..//admin", "admin", "/admin"],
-      ["/x\\..\\admin", "admin", "/admin"],
-      ["/caf\xc3\xa9", "public", "/caf%C3%A9"],
-      ["/q?a='b'", "public", "/q?a=%27b%27"],
-    ];
-    for (const [target, where, forwarded] of cases) {
-      const o = await send(get10(target));
-      expect(o.status, target).toBe(200);
-      expect(o[where], target).toEqual([`GET ${forwarded} HTTP/1.1`]);
-      expect(proxy.records.at(-1)!.path).toBe(forwarded.split("?")[0]!);
-    }
-    for (const target of ["/caf\xe9", "/a;b", "/a\x7fb"]) expect((await send(get10(target))).status, target).toBe(400);
-  });
-});
 
 // Seeded pseudo-random request targets built from the pieces that parsers disagree on.
 const PIECES = ["", ".", "..", "%2e", "%2E%2e", ".%2e", "admin", "%61dmin", "ADMIN", "~", "%7e", "%25", "%252e", "\\", "x", "%c3%a9", "\xc3\xa9", "{", "|", "%3B", "%20", "'", "users"];
@@ -167,62 +23,225 @@ function targets(n: number, seed: number): string[] {
 
 const routedTo = (path: string) => (/^\/admin(\/|$)/.test(path) ? "admin" : "public");
 
-test("generated targets: the backend's request line is the routed path, and that path routes to it", async () => {
-  let forwarded = 0;
-  for (const target of targets(250, 12345)) {
-    const o = await send(get11(target));
-    if (o.status === 400) {
-      expect(o.public.length + o.admin.length, target).toBe(0);
-      continue;
-    }
-    expect(o.status, target).toBe(200);
-    const rec = proxy.records.at(-1)!;
-    const where = routedTo(rec.path);
-    expect(rec.service, target).toBe(where === "admin" ? admId : pubId);
-    expect(o[where], target).toEqual([`GET ${rec.path} HTTP/1.1`]);
-    expect(o[where === "admin" ? "public" : "admin"], target).toEqual([]);
-    forwarded++;
-  }
-  // Most targets are routable: the property is not met by refusing everything.
-  expect(forwarded).toBeGreaterThan(150);
-});
+// Each listener an HTTP/1.1 client can reach: Portico's behaviour, not the parser's.
+for (const kind of RAW_LISTENERS) describe(kind, () => {
+  const rawUtf8Refused = (target: string) => kind === "h2-https-h1" && /[\x80-\xff]/.test(target);
+  let pub: RawBackend;
+  let adm: RawBackend;
+  let proxy: RawProxy;
+  let pubId = "";
+  let admId = "";
 
-describe("WebSocket: the upgrade carries the routed path", () => {
-  test("//admin/users upgrades on the admin backend with /admin/users", async () => {
+  beforeAll(async () => {
+    pub = await rawBackend("public");
+    adm = await rawBackend("admin");
+    const pubB = makeBackend([pub.port]);
+    const admB = makeBackend([adm.port]);
+    pubId = pubB.id;
+    admId = admB.id;
+    // Rules without a host, so requests with and without Host (HTTP/1.0) use the same ones.
+    proxy = startRawProxy(kind, makeTable([
+      { host: null, path: "/", backend: pubB },
+      { host: null, path: "/admin", backend: admB },
+    ]));
+  });
+  afterAll(async () => {
+    await proxy.stop();
+    await pub.stop();
+    await adm.stop();
+  });
+
+  /** Send bytes (latin1: one char, one byte) and return the response (or what came before the peer closed). */
+  function exchange(bytes: string): Promise<string> {
+    return new Promise((resolve) => {
+      let got = "";
+      const send = () => sock.write(Buffer.from(bytes, "latin1"));
+      const sock = proxy.tls
+        ? tls.connect({ host: "127.0.0.1", port: proxy.port, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"], servername: "a.test" }, send)
+        : net.connect(proxy.port, "127.0.0.1", send);
+      const done = () => {
+        clearTimeout(t);
+        sock.destroy();
+        resolve(got);
+      };
+      const t = setTimeout(done, 5_000);
+      sock.on("data", (d: Buffer) => {
+        got += d.toString("latin1");
+        // One whole response is the answer: a 101 keeps the socket open, and so does a 400 to
+        // an upgrade request (it asked for no close).
+        const end = got.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        const cl = /\r\ncontent-length: *(\d+)/i.exec(got.slice(0, end));
+        if (got.startsWith("HTTP/1.1 101") || (cl !== null && got.length >= end + 4 + Number(cl[1]))) done();
+      });
+      sock.on("close", done);
+      sock.on("error", () => {});
+    });
+  }
+
+  const get11 = (target: string) => `GET ${target} HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n`;
+  const get10 = (target: string) => `GET ${target} HTTP/1.0\r\n\r\n`;
+
+  interface Outcome {
+    status: number;
+    /** Request lines each backend received for this request. */
+    public: string[];
+    admin: string[];
+  }
+
+  async function send(bytes: string): Promise<Outcome> {
     const p = pub.hits.length;
     const a = adm.hits.length;
-    const raw = await exchange(wsUpgrade("//admin/users"));
-    expect(statusLine(raw)).toBe(101);
-    expect(pub.lines().slice(p)).toEqual([]);
-    expect(adm.lines().slice(a)).toEqual(["GET /admin/users HTTP/1.1"]);
-  });
+    const raw = await exchange(bytes);
+    return { status: statusLine(raw), public: pub.lines().slice(p), admin: adm.lines().slice(a) };
+  }
 
-  test("a path the proxy refuses is refused before any upstream handshake", async () => {
-    for (const target of ["/admin;x=1/secret", "/%c0%ae%c0%ae/admin"]) {
-      const o = await send(wsUpgrade(target));
-      expect(o.status, target).toBe(400);
-      expect(o.public.length + o.admin.length).toBe(0);
+  describe("HTTP: routed and forwarded as one path", () => {
+    const toAdmin: Array<[string, string]> = [
+      ["//admin/users", "/admin/users"],
+      ["/\\admin", "/admin"],
+      ["/.//admin", "/admin"],
+      ["/..//admin", "/admin"],
+      ["/%2e//admin", "/admin"],
+      ["///admin//users/", "/admin/users/"],
+      ["/x/..//admin?q=1", "/admin?q=1"],
+    ];
+    for (const [target, forwarded] of toAdmin) {
+      test(`${target} → admin backend, request line ${forwarded}`, async () => {
+        const o = await send(get11(target));
+        expect(o.status).toBe(200);
+        expect(o.public).toEqual([]);
+        expect(o.admin).toEqual([`GET ${forwarded} HTTP/1.1`]);
+        expect(proxy.records.at(-1)!.path).toBe(forwarded.split("?")[0]!);
+      });
     }
+
+    const refused: Array<[string, string]> = [
+      ["path parameter", "/admin;x=1/secret"],
+      ["path parameter on a dot segment", "/..;/admin"],
+      ["session id in the path", "/app;jsessionid=0123"],
+      ["overlong UTF-8 for '.'", "/%c0%ae%c0%ae/admin"],
+      ["overlong UTF-8, upper case", "/x/%C0%AE%C0%AE/admin"],
+      ["UTF-8 surrogate", "/%ed%a0%80"],
+      ["raw byte that is not UTF-8 (Bun turns it into U+FFFD)", "/caf\xe9"],
+      ["escaped U+FFFD", "/%ef%bf%bd"],
+      ["escaped line feed", "/a%0Ab"],
+      ["escaped DEL", "/a%7f"],
+      ["raw DEL (Bun escapes it as %7F)", "/a\x7fb"],
+    ];
+    for (const [name, target] of refused) {
+      test(`400, no backend reached: ${name}`, async () => {
+        const o = await send(get11(target));
+        expect(o.status).toBe(400);
+        expect(o.public).toEqual([]);
+        expect(o.admin).toEqual([]);
+      });
+    }
+
+    test("non-ASCII: raw UTF-8 and its escapes in either case are one path, upper-case escapes", async () => {
+      for (const target of ["/caf\xc3\xa9", "/caf%c3%a9", "/caf%C3%A9"]) {
+        const o = await send(get11(target));
+        // node's parser (the HTTPS listener) refuses raw non-ASCII in a target, as RFC 9112
+        // §3.2 allows it none; Bun.serve reads it as UTF-8. Either way no other path is reached.
+        if (rawUtf8Refused(target)) {
+          expect(o.status).toBe(400);
+          expect(o.public.length + o.admin.length).toBe(0);
+          continue;
+        }
+        expect(o.status).toBe(200);
+        expect(o.public).toEqual(["GET /caf%C3%A9 HTTP/1.1"]);
+      }
+    });
+
+    test("escapes are decoded once: %252e stays %252e, %3B is data", async () => {
+      let o = await send(get11("/x/%252e%252e/admin"));
+      expect(o.public).toEqual(["GET /x/%252e%252e/admin HTTP/1.1"]);
+      o = await send(get11("/admin%3bx=1/secret"));
+      // One segment "admin%3Bx=1": not the /admin rule's segment, and forwarded as routed.
+      expect(o.public).toEqual(["GET /admin%3Bx=1/secret HTTP/1.1"]);
+      o = await send(get11("/%61dmin/%7Euser"));
+      expect(o.admin).toEqual(["GET /admin/~user HTTP/1.1"]);
+    });
+
+    test("HTTP/1.0 without Host (Bun leaves req.url raw): the same rules, the same bytes", async () => {
+      const cases: Array<[string, "public" | "admin", string]> = [
+        ["/a{b}^", "public", "/a%7Bb%7D%5E"],
+        ["/x/..//admin", "admin", "/admin"],
+        ["/x\\..\\admin", "admin", "/admin"],
+        ["/caf\xc3\xa9", "public", "/caf%C3%A9"],
+        ["/q?a='b'", "public", "/q?a=%27b%27"],
+      ];
+      for (const [target, where, forwarded] of cases) {
+        const o = await send(get10(target));
+        if (rawUtf8Refused(target)) {
+          expect(o.status, target).toBe(400);
+          continue;
+        }
+        expect(o.status, target).toBe(200);
+        expect(o[where], target).toEqual([`GET ${forwarded} HTTP/1.1`]);
+        expect(proxy.records.at(-1)!.path).toBe(forwarded.split("?")[0]!);
+      }
+      for (const target of ["/caf\xe9", "/a;b", "/a\x7fb"]) expect((await send(get10(target))).status, target).toBe(400);
+    });
   });
 
-  test("generated targets: the upstream handshake line is the routed path", async () => {
-    let upgraded = 0;
-    for (const target of targets(40, 777)) {
-      const before = proxy.records.length;
-      const o = await send(wsUpgrade(target));
-      if (o.status === 400) continue;
-      expect(o.status, target).toBe(101);
-      // An upgrade's access record is written when the relay ends (the client socket is
-      // closed by now): wait for it, then hold its routed path to the handshake line.
-      for (let i = 0; i < 200 && proxy.records.length === before; i++) await Bun.sleep(10);
+  test("generated targets: the backend's request line is the routed path, and that path routes to it", async () => {
+    let forwarded = 0;
+    for (const target of targets(250, 12345)) {
+      const o = await send(get11(target));
+      if (o.status === 400) {
+        expect(o.public.length + o.admin.length, target).toBe(0);
+        continue;
+      }
+      expect(o.status, target).toBe(200);
       const rec = proxy.records.at(-1)!;
-      expect(rec.websocket, target).toBe(true);
       const where = routedTo(rec.path);
       expect(rec.service, target).toBe(where === "admin" ? admId : pubId);
       expect(o[where], target).toEqual([`GET ${rec.path} HTTP/1.1`]);
       expect(o[where === "admin" ? "public" : "admin"], target).toEqual([]);
-      upgraded++;
+      forwarded++;
     }
-    expect(upgraded).toBeGreaterThan(20);
+    // Most targets are routable: the property is not met by refusing everything.
+    expect(forwarded).toBeGreaterThan(150);
+  });
+
+  describe("WebSocket: the upgrade carries the routed path", () => {
+    test("//admin/users upgrades on the admin backend with /admin/users", async () => {
+      const p = pub.hits.length;
+      const a = adm.hits.length;
+      const raw = await exchange(wsUpgrade("//admin/users"));
+      expect(statusLine(raw)).toBe(101);
+      expect(pub.lines().slice(p)).toEqual([]);
+      expect(adm.lines().slice(a)).toEqual(["GET /admin/users HTTP/1.1"]);
+    });
+
+    test("a path the proxy refuses is refused before any upstream handshake", async () => {
+      for (const target of ["/admin;x=1/secret", "/%c0%ae%c0%ae/admin"]) {
+        const o = await send(wsUpgrade(target));
+        expect(o.status, target).toBe(400);
+        expect(o.public.length + o.admin.length).toBe(0);
+      }
+    });
+
+    test("generated targets: the upstream handshake line is the routed path", async () => {
+      let upgraded = 0;
+      for (const target of targets(40, 777)) {
+        const before = proxy.records.length;
+        const o = await send(wsUpgrade(target));
+        if (o.status === 400) continue;
+        expect(o.status, target).toBe(101);
+        // An upgrade's access record is written when the relay ends (the client socket is
+        // closed by now): wait for it, then hold its routed path to the handshake line.
+        for (let i = 0; i < 200 && proxy.records.length === before; i++) await Bun.sleep(10);
+        const rec = proxy.records.at(-1)!;
+        expect(rec.websocket, target).toBe(true);
+        const where = routedTo(rec.path);
+        expect(rec.service, target).toBe(where === "admin" ? admId : pubId);
+        expect(o[where], target).toEqual([`GET ${rec.path} HTTP/1.1`]);
+        expect(o[where === "admin" ? "public" : "admin"], target).toEqual([]);
+        upgraded++;
+      }
+      expect(upgraded).toBeGreaterThan(20);
+    });
   });
 });

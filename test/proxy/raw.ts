@@ -2,6 +2,7 @@
 // just enough HTTP/1.1 to know when a request is complete, and a client that writes bytes
 // when told and records what comes back. Both on 127.0.0.1 only.
 import net from "node:net";
+import tls from "node:tls";
 
 export interface RawRequest {
   /** Request line and header fields, as received. */
@@ -133,12 +134,15 @@ export interface RawClient {
   destroy(): void;
 }
 
-export function rawClient(port: number): Promise<RawClient> {
+/** `tls`: connect over TLS offering only http/1.1 (the HTTPS listener's HTTP/1.1 side). */
+export function rawClient(port: number, o: { tls?: boolean } = {}): Promise<RawClient> {
   return new Promise((resolve, reject) => {
     let data = "";
     let closed = false;
     let written = 0;
-    const sock = net.connect(port, "127.0.0.1");
+    const sock = o.tls
+      ? tls.connect({ host: "127.0.0.1", port, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"], servername: "a.test" })
+      : net.connect(port, "127.0.0.1");
     sock.on("data", (d: Buffer) => {
       data += d.toString("latin1");
     });
@@ -146,7 +150,7 @@ export function rawClient(port: number): Promise<RawClient> {
       closed = true;
     });
     sock.on("error", () => {});
-    sock.once("connect", () =>
+    sock.once(o.tls ? "secureConnect" : "connect", () =>
       resolve({
         data: () => data,
         closed: () => closed,
