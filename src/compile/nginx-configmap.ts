@@ -127,6 +127,11 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const s = seconds(val);
     return s === null ? bad("whole seconds") : flag("longest wait for the next bytes of a request body", `--client-body-timeout=${s}s`);
   },
+  "client-header-timeout": (val) => {
+    const s = seconds(val);
+    // Enforced on the HTTPS listener's HTTP/1.1 side only (docs/design.md, "HTTP/2 and gRPC").
+    return s === null ? bad("whole seconds") : flag("longest time to receive a request head (HTTP/1.1 over TLS only)", `--client-header-timeout=${s}s`);
+  },
   hsts: (val) => {
     const b = bool(val, true);
     return b === null ? bad("a boolean") : b ? same("Strict-Transport-Security on HTTPS answers (--hsts, default true)") : flag("no Strict-Transport-Security", "--hsts=false");
