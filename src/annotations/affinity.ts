@@ -5,7 +5,7 @@ import * as v from "valibot";
 import type { StagePolicy } from "../table/policy.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
-import { Bool, exactlyOneOf, oneOf } from "./values.ts";
+import { Bool, exactlyOneOf, isTrue, oneOf } from "./values.ts";
 
 export interface CookieAffinity {
   /** `balanced`: a random key, hashed to a pod (some sessions move on scaling); `persistent`: the pod's own key. */
@@ -64,7 +64,11 @@ export const COOKIE_NAME: AnnotationSpec = {
   family: "affinity",
   default: "INGRESSCOOKIE",
   description: "name of the affinity cookie (letters, digits, `.`, `_`, `~`, `-`)",
-  compat: { kind: "differs", difference: "`/` and `:`, which ingress-nginx accepts, are refused: they are not allowed in a cookie name (RFC 6265 §4.1.1)." },
+  compat: {
+    kind: "differs",
+    difference: "`/` and `:`, which ingress-nginx accepts, are refused: they are not allowed in a cookie name (RFC 6265 §4.1.1). Any name Portico accepts is served the same.",
+  },
+  sameWhen: (value) => v.is(CookieName, value),
 };
 
 export const COOKIE_PATH: AnnotationSpec = {
@@ -82,7 +86,11 @@ export const COOKIE_DOMAIN: AnnotationSpec = {
   family: "affinity",
   default: "none",
   description: "`Domain` of the cookie",
-  compat: { kind: "differs", difference: "Only letters, digits, `.`, `_` and `-` (ingress-nginx also takes `/`, `:` and `~`, which no domain holds)." },
+  compat: {
+    kind: "differs",
+    difference: "Only letters, digits, `.`, `_` and `-` (ingress-nginx also takes `/`, `:` and `~`, which no domain holds). Any domain Portico accepts is served the same.",
+  },
+  sameWhen: (value) => v.is(CookieDomain, value),
 };
 
 export const COOKIE_MAX_AGE: AnnotationSpec = {
@@ -109,7 +117,12 @@ export const COOKIE_SAMESITE: AnnotationSpec = {
   family: "affinity",
   default: "none",
   description: "`None`, `Lax` or `Strict` (any case): `SameSite` of the cookie",
-  compat: { kind: "differs", difference: "Written as `None`, `Lax` or `Strict` whatever the case of the annotation (ingress-nginx copies it as written and applies the conditional rule only to `None` spelt so)." },
+  compat: {
+    kind: "differs",
+    difference:
+      "Written as `None`, `Lax` or `Strict` whatever the case of the annotation (ingress-nginx copies it as written and applies the conditional rule only to `None` spelt so). `None`, `Lax` and `Strict` spelt so are served the same.",
+  },
+  sameWhen: (value) => ["None", "Lax", "Strict"].includes(value.trim()),
 };
 
 export const COOKIE_CONDITIONAL_SAMESITE_NONE: AnnotationSpec = {
@@ -149,7 +162,11 @@ export const AFFINITY_CANARY_BEHAVIOR: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "With `legacy` the canary's pods are taken round robin (ingress-nginx: by the canary Ingress's own `load-balance` or `upstream-hash-by`). In both modes a cookie naming main's backend keeps the client on main, as ingress-nginx's sticky balancer of main does. An invalid value is an InvalidAnnotation diagnostic and `sticky` (ingress-nginx: `sticky`, with a log line). Set on a main Ingress it does nothing, as in ingress-nginx.",
+      "With `legacy` the canary's pods are taken round robin (ingress-nginx: by the canary Ingress's own `load-balance` or `upstream-hash-by`). In both modes a cookie naming main's backend keeps the client on main, as ingress-nginx's sticky balancer of main does. An invalid value is an InvalidAnnotation diagnostic and `sticky` (ingress-nginx: `sticky`, with a log line). Set on a main Ingress it does nothing, as in ingress-nginx. So `sticky`, and either value on an Ingress that is not a canary, is served the same.",
+  },
+  sameWhen: (value, all) => {
+    const behavior = value.trim();
+    return behavior === "sticky" || (behavior === "legacy" && !isTrue(all[n("canary")] ?? ""));
   },
 };
 

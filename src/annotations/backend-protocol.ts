@@ -20,8 +20,9 @@ export const BACKEND_PROTOCOL_SPEC: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "`AUTO_HTTP` and `FCGI`, which ingress-nginx implements, give an InvalidAnnotation diagnostic and HTTP here. Portico's own gRPC failures are gRPC statuses (UNAVAILABLE, DEADLINE_EXCEEDED), not HTTP 502/503/504.",
+      "`AUTO_HTTP` and `FCGI`, which ingress-nginx implements, give an InvalidAnnotation diagnostic and HTTP here. Portico's own gRPC failures are gRPC statuses (UNAVAILABLE, DEADLINE_EXCEEDED), not HTTP 502/503/504. `HTTP` and `HTTPS` (any case: ingress-nginx upper-cases the value to choose `proxy_pass`) are served the same.",
   },
+  sameWhen: (value) => ["HTTP", "HTTPS"].includes(value.trim().toUpperCase()),
 };
 
 const Protocol = oneOf(["HTTP", "HTTPS", "GRPC", "GRPCS"], "expected HTTP, HTTPS, GRPC or GRPCS");

@@ -77,8 +77,9 @@ export const AUTH_TYPE: AnnotationSpec = {
   description: "`basic`: ask for a user and password from `auth-secret` (401 until given)",
   compat: {
     kind: "differs",
-    difference: `\`digest\` is not implemented: the Ingress answers ${REFUSED_STATUS} on every path. Any value other than \`basic\` also answers ${REFUSED_STATUS} (ingress-nginx drops the Ingress for a value without \`basic\` or \`digest\` in it, and serves digest for \`basic2\`). \`auth-secret\`, \`auth-secret-type\` or \`auth-realm\` without \`auth-type\` answers ${REFUSED_STATUS} (ingress-nginx ignores them and serves the Ingress without authentication).`,
+    difference: `\`digest\` is not implemented: the Ingress answers ${REFUSED_STATUS} on every path. Any value other than \`basic\` also answers ${REFUSED_STATUS} (ingress-nginx drops the Ingress for a value without \`basic\` or \`digest\` in it, and serves digest for \`basic2\`). \`auth-secret\`, \`auth-secret-type\` or \`auth-realm\` without \`auth-type\` answers ${REFUSED_STATUS} (ingress-nginx ignores them and serves the Ingress without authentication). \`basic\` is served the same.`,
   },
+  sameWhen: (value) => value.trim() === "basic",
 };
 
 export const AUTH_SECRET: AnnotationSpec = {
@@ -89,8 +90,9 @@ export const AUTH_SECRET: AnnotationSpec = {
   description: "`name` or `namespace/name` of the Secret holding the users; watched, so a change applies without a restart",
   compat: {
     kind: "differs",
-    difference: `Like ingress-nginx (without \`allow-cross-namespace-resources\`, its default since v1.12), a Secret in another namespace, a missing Secret or a missing \`auth\` key answers ${REFUSED_STATUS}; cross-namespace Secrets are never allowed. A Secret of type \`kubernetes.io/service-account-token\`, \`kubernetes.io/dockercfg\`, \`kubernetes.io/dockerconfigjson\`, \`bootstrap.kubernetes.io/token\` or \`helm.sh/release.v1\` is not watched and counts as missing.`,
+    difference: `Like ingress-nginx (without \`allow-cross-namespace-resources\`, its default since v1.12), a Secret in another namespace, a missing Secret or a missing \`auth\` key answers ${REFUSED_STATUS}; cross-namespace Secrets are never allowed. A Secret of type \`kubernetes.io/service-account-token\`, \`kubernetes.io/dockercfg\`, \`kubernetes.io/dockerconfigjson\`, \`bootstrap.kubernetes.io/token\` or \`helm.sh/release.v1\` is not watched and counts as missing (the report shows that Ingress refused). A Secret named without a namespace is served the same.`,
   },
+  sameWhen: (value) => !value.includes("/") && v.is(SecretRef, value),
 };
 
 export const AUTH_SECRET_TYPE: AnnotationSpec = {
@@ -101,8 +103,9 @@ export const AUTH_SECRET_TYPE: AnnotationSpec = {
   description: "`auth-file`: htpasswd lines in the key `auth`; `auth-map`: each key a user, its value the hash",
   compat: {
     kind: "differs",
-    difference: `A bad value answers ${REFUSED_STATUS} (ingress-nginx drops the Ingress). An \`auth-map\` value is read up to its first line end (ingress-nginx writes it into an htpasswd file, where further lines become more users).`,
+    difference: `A bad value answers ${REFUSED_STATUS} (ingress-nginx drops the Ingress). An \`auth-map\` value is read up to its first line end (ingress-nginx writes it into an htpasswd file, where further lines become more users). \`auth-file\` is served the same.`,
   },
+  sameWhen: (value) => value.trim() === "auth-file",
 };
 
 export const AUTH_REALM: AnnotationSpec = {
@@ -113,8 +116,9 @@ export const AUTH_REALM: AnnotationSpec = {
   description: 'the realm in `WWW-Authenticate: Basic realm="…"`: letters, digits, spaces and `-._~/:`',
   compat: {
     kind: "differs",
-    difference: `A bad value answers ${REFUSED_STATUS} (ingress-nginx drops the Ingress). The realm \`off\` is a realm like any other (nginx reads \`auth_basic "off"\` as no authentication at all).`,
+    difference: `A bad value answers ${REFUSED_STATUS} (ingress-nginx drops the Ingress). The realm \`off\` is a realm like any other (nginx reads \`auth_basic "off"\` as no authentication at all). Any other non-empty realm Portico accepts is served the same.`,
   },
+  sameWhen: (value) => value.trim() !== "" && value.trim().toLowerCase() !== "off" && v.is(Realm, value),
 };
 
 /**

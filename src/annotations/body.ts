@@ -1,6 +1,7 @@
 // Request body limit for the routes of one Ingress (the proxy reads RouteOptions.maxBodySize).
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
+import * as v from "valibot";
 import { Size } from "./values.ts";
 
 export interface BodyPolicy {
@@ -17,8 +18,9 @@ export const MAX_BODY_SIZE: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "The default comes from `--max-body-size`, unlimited unless set (ingress-nginx: ConfigMap `proxy-body-size`, default 1m).",
+      "The default comes from `--max-body-size`, unlimited unless set (ingress-nginx: ConfigMap `proxy-body-size`, default 1m). A value set on the Ingress (bytes, `k`, `m`, `g`, no spaces) is served the same: nginx's size syntax, `0` unlimited, 413 above it.",
   },
+  sameWhen: (value) => /^\d+[kmg]?$/i.test(value) && v.is(Size, value),
 };
 
 const NONE: BodyPolicy = Object.freeze({ maxBodySize: null });

@@ -23,7 +23,8 @@ export const REQUEST_BUFFERING: AnnotationSpec = {
   default: "on",
   description:
     "`on`: read the whole request body before a pod is contacted (a slow client holds no pod connection; the body can be sent to another pod on a retry; the pod gets Content-Length); `off`: stream it",
-  compat: { kind: "differs", difference: NO_DISK },
+  compat: { kind: "differs", difference: `${NO_DISK} \`off\` is served the same: the body streams to the pod in both.` },
+  sameWhen: (value) => value.trim().toLowerCase() === "off",
 };
 
 export const REQUEST_BUFFER_SIZE: AnnotationSpec = {
@@ -48,8 +49,10 @@ export const RESPONSE_BUFFERING: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "`on` changes nothing: a response declaring up to 64 KiB is read whole before it is relayed (the pod is freed at once, as with nginx's buffers); a larger one streams at the client's pace, so a slow client keeps the pod's connection busy, where nginx would read up to 1 GiB ahead into a temp file.",
+      "`on` changes nothing: a response declaring up to 64 KiB is read whole before it is relayed (the pod is freed at once, as with nginx's buffers); a larger one streams at the client's pace, so a slow client keeps the pod's connection busy, where nginx would read up to 1 GiB ahead into a temp file. `off`, ingress-nginx's default, is served the same.",
   },
+  // nginx reads on/off in any case (ngx_conf_set_flag_slot), as oneOf does here.
+  sameWhen: (value) => value.trim().toLowerCase() === "off",
 };
 
 const OnOff = oneOf(["on", "off"] as const, "expected on or off");

@@ -10,7 +10,7 @@ import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { StagePolicy } from "../table/policy.ts";
 import type { AnnotationSpec, Family, ReadResult } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
-import { Bool } from "./values.ts";
+import { Bool, isFalse } from "./values.ts";
 
 /** What decides, per request, between main and the canary: plain JSON (it is a stage policy's params). */
 // A type, not an interface: it must be assignable to StagePolicy params (an index signature).
@@ -48,8 +48,9 @@ export const CANARY: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "The canary applies to the host and path it repeats (ingress-nginx attaches it to main's Service port, so every location sending to that Service port, on any host, splits too); its `spec.defaultBackend` is not used (ingress-nginx makes it a canary of the catch-all).",
+      "The canary applies to the host and path it repeats (ingress-nginx attaches it to main's Service port, so every location sending to that Service port, on any host, splits too); its `spec.defaultBackend` is not used (ingress-nginx makes it a canary of the catch-all). `false` is served the same: the Ingress is no canary in either.",
   },
+  sameWhen: isFalse,
 };
 
 export const CANARY_BY_HEADER: AnnotationSpec = {
@@ -58,7 +59,8 @@ export const CANARY_BY_HEADER: AnnotationSpec = {
   family: "canary",
   default: "",
   description: "request header (any case): `always` sends to the canary, `never` to main, any other value goes on to the cookie rule",
-  compat: { kind: "differs", difference: `Names are HTTP tokens of \`A-Za-z0-9._~-\`. ${ALL_OR_NOTHING}` },
+  compat: { kind: "differs", difference: `Names are HTTP tokens of \`A-Za-z0-9._~-\`. ${ALL_OR_NOTHING} Such a name is served the same.` },
+  sameWhen: (value) => v.is(Token, value),
 };
 
 export const CANARY_BY_HEADER_VALUE: AnnotationSpec = {

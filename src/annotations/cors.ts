@@ -4,8 +4,8 @@
 // The proxy side is src/proxy/cors.ts; the policy runs in the `cors` stage.
 import * as v from "valibot";
 import type { AnnotationSpec, Family, Reader } from "./spec.ts";
-import { NGINX_PREFIX } from "./spec.ts";
-import { Bool } from "./values.ts";
+import { NGINX_PREFIX, valueIn } from "./spec.ts";
+import { Bool, isFalse, isTrue } from "./values.ts";
 
 /** The stage-policy kind src/proxy/cors.ts implements. */
 export const CORS_KIND = "cors";
@@ -43,8 +43,9 @@ export const ENABLE_CORS: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "Portico answers only a real preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) itself; any other `OPTIONS` goes to the backend, with the CORS headers (ingress-nginx answers every `OPTIONS` from an allowed origin, and in `*` mode every `OPTIONS`, with 204). With an origin list, every answer carries `Vary: Origin` (ingress-nginx adds none).",
+      "Portico answers only a real preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) itself; any other `OPTIONS` goes to the backend, with the CORS headers (ingress-nginx answers every `OPTIONS` from an allowed origin, and in `*` mode every `OPTIONS`, with 204). With an origin list, every answer carries `Vary: Origin` (ingress-nginx adds none). `false` is served the same: no CORS in either.",
   },
+  sameWhen: isFalse,
 };
 
 export const CORS_ALLOW_ORIGIN: AnnotationSpec = {
@@ -57,8 +58,9 @@ export const CORS_ALLOW_ORIGIN: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "An `Origin` must equal an entry (case-insensitive); ingress-nginx's regex is anchored only at the end, so it also takes any `Origin` that ends with an entry (`https://x-null` against `null`). An entry ingress-nginx's validator refuses (`https://a.com/`, `HTTPS://a.com`) is dropped with a diagnostic and the other entries stay (ingress-nginx then allows every origin, `*`).",
+      "An `Origin` must equal an entry (case-insensitive); ingress-nginx's regex is anchored only at the end, so it also takes any `Origin` that ends with an entry (`https://x-null` against `null`). An entry ingress-nginx's validator refuses (`https://a.com/`, `HTTPS://a.com`) is dropped with a diagnostic and the other entries stay (ingress-nginx then allows every origin, `*`). A list with `*` is served the same (every origin), and so is any value while `enable-cors` is not true (neither uses it).",
   },
+  sameWhen: (value, all) => !isTrue(valueIn(ENABLE_CORS, all) ?? "") || value.split(",").some((e) => e.trim() === "*"),
 };
 
 export const CORS_ALLOW_METHODS: AnnotationSpec = {

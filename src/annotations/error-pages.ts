@@ -44,7 +44,8 @@ export const DEFAULT_BACKEND: AnnotationSpec = {
   default: "none",
   description:
     "a Service of the Ingress's namespace (its first port): answers the `custom-http-errors` statuses, and every request while the path's own Service has no endpoint; used only while it has endpoints itself",
-  compat: { kind: "differs", difference: DROPS },
+  compat: { kind: "differs", difference: `${DROPS} A valid Service name is served the same.` },
+  sameWhen: (value) => v.is(ServiceName, value),
 };
 
 export const DISABLE_PROXY_INTERCEPT_ERRORS: AnnotationSpec = {

@@ -99,7 +99,11 @@ export const AUTH_SIGNIN: AnnotationSpec = {
     "a 401 from the auth service becomes a 302 to this URL with `rd=<scheme>://<host><escaped request URI>` added (unless the URL already carries that parameter); variables: `$host`, `$escaped_request_uri`, `$scheme`, `$http_host`, `$request_uri`",
   compat: {
     kind: "differs",
-    difference: "Another variable makes the annotation ignored with a diagnostic (the 401 is relayed); ingress-nginx evaluates any nginx variable.",
+    difference: "Another variable makes the annotation ignored with a diagnostic (the 401 is relayed); ingress-nginx evaluates any nginx variable. A URL with only those variables is served the same.",
+  },
+  sameWhen: (value) => {
+    const r = v.safeParse(SigninUrl, value);
+    return r.success && parseTemplate(r.output, (name) => SIGNIN_VARIABLES.has(name)).ok;
   },
 };
 
@@ -130,8 +134,9 @@ export const AUTH_REQUEST_REDIRECT: AnnotationSpec = {
   description: "value of `X-Auth-Request-Redirect` sent to the auth service",
   compat: {
     kind: "differs",
-    difference: "An invalid value makes every request of the route 503; ingress-nginx drops the whole external-auth configuration and serves the route without authentication.",
+    difference: "An invalid value makes every request of the route 503; ingress-nginx drops the whole external-auth configuration and serves the route without authentication. A valid value is served the same.",
   },
+  sameWhen: (value) => v.is(RequestRedirect, value),
 };
 
 export const AUTH_ALWAYS_SET_COOKIE: AnnotationSpec = {
@@ -172,8 +177,9 @@ export const AUTH_CACHE_DURATION: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "An invalid value makes every request of the route 503; ingress-nginx drops the whole external-auth configuration and serves the route without authentication (or, for a value its validator takes, hands nginx a line it may refuse).",
+      "An invalid value makes every request of the route 503; ingress-nginx drops the whole external-auth configuration and serves the route without authentication (or, for a value its validator takes, hands nginx a line it may refuse). A valid value is served the same.",
   },
+  sameWhen: (value) => v.is(CacheDuration, value),
 };
 
 export const AUTH_PROXY_SET_HEADERS: AnnotationSpec = {
@@ -211,6 +217,15 @@ const BASIC_CHARS_RE = /^[-._~a-zA-Z0-9/:]*$/;
 /** ingress-nginx trims each line of a string annotation (parser.normalizeString); an empty value is invalid. */
 const Trimmed = v.pipe(v.string(), v.trim(), v.minLength(1, "empty value"));
 const noSpaces = (re: RegExp) => (s: string) => re.test(s.replaceAll(" ", ""));
+
+const SigninUrl = v.pipe(Trimmed, v.check(noSpaces(URL_WITH_VARIABLES_RE), "a character ingress-nginx's URL validator refuses"), v.check((s) => !s.includes(" "), "a URL has no spaces"));
+const RequestRedirect = v.pipe(Trimmed, v.check(noSpaces(URL_RE), "a character ingress-nginx's URL validator refuses"), v.check((s) => !s.includes(" "), "no spaces"));
+const CacheDuration = v.pipe(
+  Trimmed,
+  v.regex(EXTENDED_CHARS_RE, "a character ingress-nginx's validator refuses"),
+  v.transform((s) => parseCacheDuration(s)),
+  v.check((x) => x !== null, "expected entries such as `200 202 10m, 401 5m` (statuses or `any`, then one duration in ms, s, m, h, d, w, M or y)"),
+);
 
 /**
  * Split `text` into literal text and variables: `$name` or `${name}`, name `[A-Za-z0-9_]+`
@@ -357,7 +372,7 @@ function parse(r: Reader): ExternalAuthPolicy {
   // An invalid auth-signin is ignored as ingress-nginx ignores it (with a warning): a 401 is
   // then relayed, which is closed, not open.
   let signin: TemplatePart[] | null = null;
-  const signinRead = r.read(AUTH_SIGNIN, v.pipe(Trimmed, v.check(noSpaces(URL_WITH_VARIABLES_RE), "a character ingress-nginx's URL validator refuses"), v.check((s) => !s.includes(" "), "a URL has no spaces")), "ignored: a 401 is relayed");
+  const signinRead = r.read(AUTH_SIGNIN, SigninUrl, "ignored: a 401 is relayed");
   if (signinRead.state === "ok") {
     const t = parseTemplate(signinRead.value, (name) => SIGNIN_VARIABLES.has(name));
     if (t.ok) signin = t.parts;
@@ -378,20 +393,10 @@ function parse(r: Reader): ExternalAuthPolicy {
     }
   }
 
-  const requestRedirect = readOrDeny(r, AUTH_REQUEST_REDIRECT, v.pipe(Trimmed, v.check(noSpaces(URL_RE), "a character ingress-nginx's URL validator refuses"), v.check((s) => !s.includes(" "), "no spaces")), deny) ?? null;
+  const requestRedirect = readOrDeny(r, AUTH_REQUEST_REDIRECT, RequestRedirect, deny) ?? null;
   const alwaysSetCookie = readOrDeny(r, AUTH_ALWAYS_SET_COOKIE, Bool, deny) ?? false;
 
-  const rules = readOrDeny(
-    r,
-    AUTH_CACHE_DURATION,
-    v.pipe(
-      Trimmed,
-      v.regex(EXTENDED_CHARS_RE, "a character ingress-nginx's validator refuses"),
-      v.transform((s) => parseCacheDuration(s)),
-      v.check((x) => x !== null, "expected entries such as `200 202 10m, 401 5m` (statuses or `any`, then one duration in ms, s, m, h, d, w, M or y)"),
-    ),
-    deny,
-  );
+  const rules = readOrDeny(r, AUTH_CACHE_DURATION, CacheDuration, deny);
 
   // An invalid or unsupported key turns caching off (ingress-nginx ignores an invalid key
   // with a warning): every request then asks the auth service, which is closed.

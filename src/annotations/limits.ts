@@ -24,6 +24,9 @@ const n = (name: string): string => `${NGINX_PREFIX}${name}`;
 
 const PER_PROCESS =
   "Counted per Portico process (ingress-nginx: per replica, its nginx workers sharing one zone): with `--workers N` a client may get up to N times the limit from one replica.";
+/** `0` is "no limit" in both: the per-process counting does not arise. */
+const OFF_SAME = "`0` (no limit) is served the same.";
+const isOff = (value: string): boolean => /^0+$/.test(value);
 const REFUSED = "An invalid value makes every route of the Ingress answer 503 (ingress-nginx refuses the Ingress and keeps serving its previous version, if any).";
 
 export const LIMIT_RPS: AnnotationSpec = {
@@ -32,7 +35,8 @@ export const LIMIT_RPS: AnnotationSpec = {
   family: "limits",
   default: "0 (off)",
   description: "requests per second per client address, with a burst of `limit-burst-multiplier` times as many; past it `--limit-req-status-code`",
-  compat: { kind: "differs", difference: `${PER_PROCESS} ${REFUSED}` },
+  compat: { kind: "differs", difference: `${PER_PROCESS} ${REFUSED} ${OFF_SAME}` },
+  sameWhen: isOff,
 };
 
 export const LIMIT_RPM: AnnotationSpec = {
@@ -41,7 +45,8 @@ export const LIMIT_RPM: AnnotationSpec = {
   family: "limits",
   default: "0 (off)",
   description: "requests per minute per client address, with the same burst rule",
-  compat: { kind: "differs", difference: `${PER_PROCESS} ${REFUSED}` },
+  compat: { kind: "differs", difference: `${PER_PROCESS} ${REFUSED} ${OFF_SAME}` },
+  sameWhen: isOff,
 };
 
 export const LIMIT_CONNECTIONS: AnnotationSpec = {
@@ -50,7 +55,8 @@ export const LIMIT_CONNECTIONS: AnnotationSpec = {
   family: "limits",
   default: "0 (off)",
   description: "requests in flight per client address (a WebSocket counts while open); past it `--limit-conn-status-code`",
-  compat: { kind: "differs", difference: `${PER_PROCESS} ${REFUSED}` },
+  compat: { kind: "differs", difference: `${PER_PROCESS} ${REFUSED} ${OFF_SAME}` },
+  sameWhen: isOff,
 };
 
 export const LIMIT_BURST_MULTIPLIER: AnnotationSpec = {
@@ -59,7 +65,11 @@ export const LIMIT_BURST_MULTIPLIER: AnnotationSpec = {
   family: "limits",
   default: "5",
   description: "burst of `limit-rps`/`limit-rpm` as a multiple of the rate (a quiet client gets rate × multiplier + 1 at once)",
-  compat: { kind: "differs", difference: "A negative value is refused and the default used (ingress-nginx writes it into nginx's configuration, which then fails to load)." },
+  compat: {
+    kind: "differs",
+    difference: "A negative value is refused and the default used (ingress-nginx writes it into nginx's configuration, which then fails to load). 0 or more is served the same.",
+  },
+  sameWhen: (value) => /^\d+$/.test(value) && v.is(Multiplier, value),
 };
 
 export const LIMIT_ALLOWLIST: AnnotationSpec = {
@@ -68,7 +78,8 @@ export const LIMIT_ALLOWLIST: AnnotationSpec = {
   family: "limits",
   default: "none",
   description: "comma-separated CIDRs or addresses whose clients are never limited",
-  compat: { kind: "differs", difference: REFUSED },
+  compat: { kind: "differs", difference: `${REFUSED} A valid list is served the same.` },
+  sameWhen: (value) => v.is(CidrList, value),
 };
 
 const Limit = v.pipe(v.string(), v.trim(), Int);

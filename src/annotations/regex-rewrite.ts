@@ -13,7 +13,7 @@ import { isValidRewriteTarget } from "../regex/index.ts";
 import type { StagePolicy } from "../table/policy.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
-import { Bool } from "./values.ts";
+import { Bool, isFalse } from "./values.ts";
 
 export interface RegexRewritePolicy {
   /** Match the paths of every host this Ingress has rules for as ingress-nginx's regexes. */
@@ -34,8 +34,9 @@ export const USE_REGEX: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "Same matching and order, run on RE2 (linear time) instead of PCRE: a path that needs backtracking (backreferences, lookaround, atomic groups, possessive quantifiers) or is over 1024 characters or 1000 instructions is left out with an InvalidPath diagnostic. `.` and case folding work on characters, not bytes. The path matched is the fully decoded one (an encoded `/` is a 400 before any match, where nginx decodes it).",
+      "Same matching and order, run on RE2 (linear time) instead of PCRE: a path that needs backtracking (backreferences, lookaround, atomic groups, possessive quantifiers) or is over 1024 characters or 1000 instructions is left out with an InvalidPath diagnostic. `.` and case folding work on characters, not bytes. The path matched is the fully decoded one (an encoded `/` is a 400 before any match, where nginx decodes it). `false` is served the same: it adds no regex mode in either.",
   },
+  sameWhen: isFalse,
 };
 
 export const REWRITE_TARGET: AnnotationSpec = {
@@ -61,8 +62,9 @@ export const X_FORWARDED_PREFIX: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "Sent only with a rewrite, as ingress-nginx's template does (its documentation presents it as standalone). An invalid value is reported and no header is sent (ingress-nginx refuses the whole Ingress).",
+      "Sent only with a rewrite, as ingress-nginx's template does (its documentation presents it as standalone). An invalid value is reported and no header is sent (ingress-nginx refuses the whole Ingress). A valid value is served the same.",
   },
+  sameWhen: (value) => v.is(XForwardedPrefix, value),
 };
 
 const RewriteTarget = v.pipe(

@@ -21,8 +21,9 @@ export const NEXT_UPSTREAM: AnnotationSpec = {
     "space-separated: `error`, `timeout`, `invalid_header`, `http_500`, `http_502`, `http_503`, `http_504`, `http_403`, `http_404`, `http_429`, `non_idempotent`, or `off`: the failures that move a request to another pod",
   compat: {
     kind: "differs",
-    difference: `${STREAMED} Never the same pod twice in one request. Retried methods: all but POST, LOCK and PATCH (those with \`non_idempotent\`), as nginx.`,
+    difference: `${STREAMED} Never the same pod twice in one request. Retried methods: all but POST, LOCK and PATCH (those with \`non_idempotent\`), as nginx. \`off\` is served the same: no request moves to another pod in either.`,
   },
+  sameWhen: (value) => value.trim() === "off",
 };
 
 export const NEXT_UPSTREAM_TRIES: AnnotationSpec = {
@@ -33,8 +34,9 @@ export const NEXT_UPSTREAM_TRIES: AnnotationSpec = {
   description: "attempts in all, the first included; `0` = one per pod",
   compat: {
     kind: "differs",
-    difference: "Also bounded by the number of ready pods, as no pod is tried twice (nginx's `0` is unlimited).",
+    difference: "Also bounded by the number of ready pods, as no pod is tried twice (nginx's `0` is unlimited). `1` is served the same: one attempt, no retry.",
   },
+  sameWhen: (value) => /^0*1$/.test(value),
 };
 
 export const NEXT_UPSTREAM_TIMEOUT: AnnotationSpec = {
@@ -43,7 +45,8 @@ export const NEXT_UPSTREAM_TIMEOUT: AnnotationSpec = {
   family: "retries",
   default: "0",
   description: "seconds (or `500ms`, `2m`) after the first attempt began when no new attempt starts; `0` = no limit",
-  compat: { kind: "differs", difference: "Also takes `500ms`, `5s`, `2m`, `1h` (ingress-nginx reads whole seconds only)." },
+  compat: { kind: "differs", difference: "Also takes `500ms`, `5s`, `2m`, `1h` (ingress-nginx reads whole seconds only). A whole number of seconds is served the same." },
+  sameWhen: (value) => /^\d+$/.test(value) && v.is(Budget, value),
 };
 
 // ingress-nginx's validUpstreamAnnotation (annotations/proxy/main.go): these tokens, separated

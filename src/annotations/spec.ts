@@ -63,10 +63,45 @@ export interface AnnotationSpec {
   readonly description: string;
   readonly compat: Compat;
   /**
+   * For a "differs" annotation: the values (given the Ingress's other annotations) that behave
+   * exactly as in ingress-nginx, so the migration report and portico_ingress_compat call them
+   * "same". Only values ingress-nginx accepts with the same meaning; a difference that applies
+   * to every value keeps the annotation "differs" (no predicate). The `difference` text says
+   * which values these are, and why.
+   */
+  readonly sameWhen?: (value: string, all: AnnotationValues) => boolean;
+  /**
    * The value is a list that may span lines (LF; CR never). Only for Portico's own
    * annotations: ingress-nginx refuses a line break in every value of its own.
    */
   readonly multiline?: boolean;
+}
+
+/** An Ingress's `metadata.annotations`. */
+export type AnnotationValues = Readonly<Record<string, string>>;
+
+/**
+ * How this value of `spec` compares with ingress-nginx: `sameWhen` narrows a "differs"
+ * annotation to "same" for the values it names; otherwise the registry's static compat.
+ */
+export function compatOf(spec: AnnotationSpec, value: string, all: AnnotationValues): Compat {
+  // A line break is refused in every ingress-nginx value (parse.ts): never "same".
+  if (spec.compat.kind !== "differs" || spec.sameWhen === undefined || /[\r\n]/.test(value)) return spec.compat;
+  return spec.sameWhen(value, all) ? SAME : spec.compat;
+}
+
+const SAME: Compat = Object.freeze({ kind: "same" });
+
+/**
+ * The value `spec` is read under on an Ingress: its first name with a non-empty value, as
+ * parse.ts reads it (undefined when none is set).
+ */
+export function valueIn(spec: AnnotationSpec, all: AnnotationValues): string | undefined {
+  for (const n of namesOf(spec)) {
+    const v = all[n];
+    if (v !== undefined && v !== "") return v;
+  }
+  return undefined;
 }
 
 /** The name users see first: the portico.dev one when there is one. */

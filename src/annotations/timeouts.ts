@@ -1,7 +1,7 @@
 // Upstream timeouts for the routes of one Ingress (the proxy reads them from RouteOptions).
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
-import { Duration } from "./values.ts";
+import { Duration, isWholeSeconds } from "./values.ts";
 
 export interface TimeoutsPolicy {
   /** Milliseconds; null = the flag. */
@@ -19,7 +19,8 @@ export const CONNECT_TIMEOUT: AnnotationSpec = {
   family: "timeouts",
   default: "--connect-timeout",
   description: "`500ms`, `5s`, `2m`, `1h`, or a number of seconds: deadline to connect to a pod",
-  compat: { kind: "differs", difference: UNITS },
+  compat: { kind: "differs", difference: `${UNITS} A whole number of seconds is served the same.` },
+  sameWhen: isWholeSeconds,
 };
 
 export const RESPONSE_TIMEOUT: AnnotationSpec = {

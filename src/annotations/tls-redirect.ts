@@ -3,7 +3,7 @@
 // (docs/design.md, "Annotations and policies", says why).
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
-import { Bool } from "./values.ts";
+import { Bool, isFalse } from "./values.ts";
 
 export interface TlsRedirectPolicy {
   /** Redirect plain HTTP to HTTPS when the route's host is covered by spec.tls. */
@@ -24,8 +24,9 @@ export const SSL_REDIRECT: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "Always 308 (ingress-nginx: `http-redirect-code`, default 308); the path is kept as is (ingress-nginx cuts one trailing `/` unless `preserve-trailing-slash`); the Location carries `:<--https-port>` unless it is 443 (ingress-nginx leaves the port out); a host counts as TLS when a served Ingress lists it, or a `*.` wildcard one label above it, in `spec.tls` (ingress-nginx: when any certificate it holds matches the host).",
+      "Always 308 (ingress-nginx: `http-redirect-code`, default 308); the path is kept as is (ingress-nginx cuts one trailing `/` unless `preserve-trailing-slash`); the Location carries `:<--https-port>` unless it is 443 (ingress-nginx leaves the port out); a host counts as TLS when a served Ingress lists it, or a `*.` wildcard one label above it, in `spec.tls` (ingress-nginx: when any certificate it holds matches the host). `false` (as ParseBool spells it) is served the same: no redirect in either.",
   },
+  sameWhen: isFalse,
 };
 
 export const FORCE_SSL_REDIRECT: AnnotationSpec = {
@@ -34,7 +35,8 @@ export const FORCE_SSL_REDIRECT: AnnotationSpec = {
   family: "tls-redirect",
   default: "false",
   description: `${SAME_BOOL}: redirect even hosts without \`spec.tls\``,
-  compat: { kind: "differs", difference: "Same code, path and port differences as `ssl-redirect`." },
+  compat: { kind: "differs", difference: "Same code, path and port differences as `ssl-redirect`. `false` is served the same: it redirects nothing in either." },
+  sameWhen: isFalse,
 };
 
 export const HSTS: AnnotationSpec = {

@@ -9,6 +9,12 @@ import { MAX_DURATION_MS } from "../config/units.ts";
 const TRUE = ["1", "t", "T", "TRUE", "true", "True"] as const;
 const FALSE = ["0", "f", "F", "FALSE", "false", "False"] as const;
 const TRUE_SET: ReadonlySet<string> = new Set(TRUE);
+const FALSE_SET: ReadonlySet<string> = new Set(FALSE);
+
+/** Go's strconv.ParseBool reads `s` as true (ingress-nginx's GetBoolAnnotation). */
+export const isTrue = (s: string): boolean => TRUE_SET.has(s);
+/** Go's strconv.ParseBool reads `s` as false. */
+export const isFalse = (s: string): boolean => FALSE_SET.has(s);
 
 /** Exactly the spellings Go's strconv.ParseBool accepts (no trimming, no other case mixes). */
 export const Bool = v.pipe(
@@ -53,6 +59,12 @@ export const Duration = v.pipe(
   v.minValue(1, "a timeout must be greater than zero"),
   v.maxValue(MAX_DURATION_MS, `a timeout must be at most ${MAX_DURATION_MS} ms (about 24.8 days)`),
 );
+
+/**
+ * Digits only, as ingress-nginx reads a proxy-*-timeout (strconv.Atoi, whole seconds), and a
+ * Duration Portico accepts: the same number of seconds in both.
+ */
+export const isWholeSeconds = (s: string): boolean => /^\d+$/.test(s) && v.is(Duration, s);
 
 /**
  * One of `options`, compared case-insensitively after trimming (ingress-nginx's

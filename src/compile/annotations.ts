@@ -4,7 +4,7 @@
 export { parseAnnotations, type AnnotationPolicies, type ParsedAnnotations } from "../annotations/parse.ts";
 export { ANNOTATIONS } from "../annotations/registry.ts";
 export { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
-export { namesOf, NGINX_PREFIX, PORTICO_PREFIX, type AnnotationSpec } from "../annotations/spec.ts";
+export { compatOf, namesOf, NGINX_PREFIX, PORTICO_PREFIX, type AnnotationSpec } from "../annotations/spec.ts";
 export { scanSnippet, type SnippetAction } from "../annotations/snippet-scan.ts";
 export { GUARDS_ACCESS } from "../annotations/not-implemented.ts";
 export { createReader } from "../annotations/parse.ts";

@@ -5,7 +5,7 @@
 // added. The live metric portico_ingress_compat counts the same statuses from the same code
 // (compatCounts). Pure, like the compiler; runtime/migrate.ts reads the objects and prints.
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
-import { ANNOTATIONS, GUARDS_ACCESS, namesOf, NGINX_PREFIX, PORTICO_PREFIX, scanSnippet, type AnnotationSpec, type SnippetAction } from "./annotations.ts";
+import { ANNOTATIONS, compatOf, GUARDS_ACCESS, namesOf, NGINX_PREFIX, PORTICO_PREFIX, scanSnippet, type AnnotationSpec, type SnippetAction } from "./annotations.ts";
 import { LEGACY_CLASS_ANNOTATION } from "./class.ts";
 import type { Inspection } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
@@ -276,13 +276,14 @@ function annotationReport(plan: IngressPlan, name: string, value: string, gate: 
   // parse.ts words every value problem "annotation NAME=…".
   const problem = plan.annotations.problems.find((p) => p.startsWith(`annotation ${name}=`));
   if (problem !== undefined) return { name, value, status: "differs", family, text: `Portico refuses the value: ${problem.slice(problem.indexOf(": ") + 2)}` };
-  const c = spec.compat;
+  const ann = plan.ingress.metadata.annotations ?? {};
+  // This value's compat: a family may state that some values behave exactly as in ingress-nginx.
+  const c = compatOf(spec, value, ann);
   if (c.kind === "not-implemented") {
     return { name, value, status: "not-served", family, text: `not served (in ingress-nginx: ${spec.description})${c.note ? `. ${c.note}` : ""}` };
   }
   if (c.kind === "portico-only") return { name, value, status: "portico", family, text: "Portico's own annotation (ingress-nginx ignores it)" };
   // A portico.dev name set next to this one is read first (parse.ts).
-  const ann = plan.ingress.metadata.annotations ?? {};
   if (name !== spec.portico && spec.portico !== null && ann[spec.portico] !== undefined && ann[spec.portico] !== "" && ann[spec.portico] !== value) {
     return { name, value, status: "differs", family, text: `Portico reads ${spec.portico} (set on this Ingress, to ${JSON.stringify(ann[spec.portico])}) instead` };
   }
