@@ -4,6 +4,7 @@
 // fails closed on its own: a basic-auth policy without its users refuses every request.
 import type { StagePolicy } from "../table/policy.ts";
 import { REFUSED_STATUS } from "./access.ts";
+import type { ClientCertPolicy } from "./client-certs.ts";
 import type { UserEntry } from "./htpasswd.ts";
 
 /**
@@ -11,7 +12,7 @@ import type { UserEntry } from "./htpasswd.ts";
  * refusal parse.ts made (an invalid value, an access check Portico cannot run, an external-auth
  * configuration it refuses) is kept whatever else is resolved, so it can never be dropped.
  */
-export const RESOLVED_STAGE_KINDS: ReadonlySet<string> = new Set(["source-range", "basic-auth"]);
+export const RESOLVED_STAGE_KINDS: ReadonlySet<string> = new Set(["source-range", "basic-auth", "client-cert"]);
 
 /** Every request refused with 503 (ingress-nginx's "location denied"); `reason` is for /debug/routes. */
 export function refuseStage(reason: string): StagePolicy {
@@ -36,5 +37,21 @@ export function basicAuthStage(realm: string, secret: string, users: readonly Us
     stage: "authentication",
     kind: "basic-auth",
     params: { realm, secret, users: users === null ? null : users.map((u) => [u.user, u.hash]) },
+  };
+}
+
+/** The CA Secret could not be read: ingress-nginx's server-level `return 403` (its AuthTLSError). */
+export const CA_UNREADABLE_STATUS = 403;
+
+/**
+ * Client certificates checked against `ca` (PEM certificates; null: the Secret is not resolved
+ * yet, and the proxy refuses to run the policy). In the first stage, as nginx checks the
+ * certificate when the request is read, before any phase of its location.
+ */
+export function clientCertStage(p: Extract<ClientCertPolicy, { state: "on" }>, secret: string, ca: readonly string[] | null): StagePolicy {
+  return {
+    stage: "denied",
+    kind: "client-cert",
+    params: { verify: p.verify, depth: p.depth, errorPage: p.errorPage, passCertificate: p.passCertificate, secret, ca: ca === null ? null : [...ca] },
   };
 }

@@ -30,7 +30,7 @@ const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** `name` or `namespace/name` (client-go's SplitMetaNamespaceKey, which ingress-nginx uses). */
-const SecretRef = v.pipe(
+export const SecretRef = v.pipe(
   v.string(),
   v.trim(),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {

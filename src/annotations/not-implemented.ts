@@ -59,12 +59,7 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("external-auth", "auth-keepalive-share-vars", "share variables between the auth and main requests"),
   nyi("external-auth", "enable-global-auth", "apply the global auth URL to this Ingress (default true)"),
   // Client certificates.
-  nyi("client-certs", "auth-tls-secret", "CA that client certificates must chain to", FAIL_CLOSED),
-  nyi("client-certs", "auth-tls-verify-client", "`on`, `off`, `optional` or `optional_no_ca`"),
-  nyi("client-certs", "auth-tls-verify-depth", "longest chain accepted"),
-  nyi("client-certs", "auth-tls-error-page", "redirect here when the certificate fails"),
-  nyi("client-certs", "auth-tls-pass-certificate-to-upstream", "send the client certificate upstream"),
-  nyi("client-certs", "auth-tls-match-cn", "subject the client certificate must match"),
+  nyi("client-certs", "auth-tls-match-cn", "subject the client certificate must match", FAIL_CLOSED),
   // TLS to the pods.
   nyi("upstream-tls", "proxy-ssl-secret", "client certificate and CA for HTTPS to the pods"),
   nyi("upstream-tls", "proxy-ssl-verify", "verify the pods' certificates"),
@@ -110,8 +105,8 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
  * Not-implemented annotations that guard access: an Ingress that sets one expects requests to
  * be checked, so serving it without the check would open it. Its routes refuse every request
  * (503, ingress-nginx's "location denied") until the annotation is implemented or removed.
- * The others (`auth-tls-verify-depth`...) only tune it. (`auth-url` is implemented:
- * annotations/external-auth.ts.)
+ * The others only tune it. (`auth-url` is implemented: annotations/external-auth.ts;
+ * `auth-tls-secret` and its tuning keys: annotations/client-certs.ts.)
  */
-export const GUARDS_ACCESS: ReadonlySet<string> = new Set(["auth-tls-secret"].map((n) => `${NGINX_PREFIX}${n}`));
+export const GUARDS_ACCESS: ReadonlySet<string> = new Set(["auth-tls-match-cn"].map((n) => `${NGINX_PREFIX}${n}`));
 

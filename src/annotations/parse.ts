@@ -4,7 +4,7 @@ import * as v from "valibot";
 import { orderStages, type StagePolicy } from "../table/policy.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { BackendScheme, RouteOptions } from "../table/types.ts";
-import { basicAuthStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
+import { basicAuthStage, clientCertStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
 import { CORS_KIND } from "./cors.ts";
 import { GUARDS_ACCESS } from "./not-implemented.ts";
 import { accessDirectivesIn } from "./snippet-scan.ts";
@@ -107,6 +107,9 @@ function accessStages(p: AnnotationPolicies, stages: StagePolicy[]): void {
   const b = p.basicAuth;
   if (b.state === "invalid") stages.push(refuseStage(b.reason));
   else if (b.state === "basic") stages.push(basicAuthStage(b.realm, b.namespace === null ? b.name : `${b.namespace}/${b.name}`, null));
+  const c = p.clientCerts;
+  if (c.state === "invalid") stages.push(refuseStage(c.reason));
+  else if (c.state === "on") stages.push(clientCertStage(c, c.namespace === null ? c.name : `${c.namespace}/${c.name}`, null));
 }
 
 /** What the table carries of the policies: route settings, and the request-side stage policies. */

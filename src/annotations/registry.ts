@@ -9,6 +9,7 @@ import { BASIC_AUTH } from "./basic-auth.ts";
 import { BODY } from "./body.ts";
 import { BUFFERING } from "./buffering.ts";
 import { CANARY_FAMILY } from "./canary.ts";
+import { CLIENT_CERTS } from "./client-certs.ts";
 import { CORS } from "./cors.ts";
 import { EXTERNAL_AUTH } from "./external-auth.ts";
 import { LIMITS } from "./limits.ts";
@@ -34,6 +35,7 @@ export const FAMILIES = {
   canary: CANARY_FAMILY,
   access: ACCESS,
   basicAuth: BASIC_AUTH,
+  clientCerts: CLIENT_CERTS,
   retries: RETRIES,
   externalAuth: EXTERNAL_AUTH,
   regexRewrite: REGEX_REWRITE,

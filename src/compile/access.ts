@@ -4,7 +4,8 @@
 // annotation replaces only the flag of its own kind, as in ingress-nginx), and the basic-auth
 // Secret is read into the users. Whatever cannot be resolved makes the routes refuse every
 // request (503, ingress-nginx's "location denied"), with a diagnostic: never open.
-import { basicAuthStage, RESOLVED_STAGE_KINDS, refuseStage, sourceRangeStage } from "../annotations/access-stages.ts";
+import { X509Certificate } from "node:crypto";
+import { basicAuthStage, CA_UNREADABLE_STATUS, clientCertStage, RESOLVED_STAGE_KINDS, refuseStage, sourceRangeStage } from "../annotations/access-stages.ts";
 import { usersFromFile, usersFromMap, type ReadUsers } from "../annotations/htpasswd.ts";
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import type { Ingress, Secret } from "../model/schemas.ts";
@@ -21,7 +22,14 @@ export interface ResolvedAccess {
    * The basic-auth Secret this depends on (`namespace/name`) and the object read (undefined:
    * absent), or null: the compiler resolves again when the snapshot holds another object.
    */
-  readonly secret: { readonly key: string; readonly object: Secret | undefined } | null;
+  readonly secret: SecretRead | null;
+  /** The client-certificate CA Secret read, as `secret` is for basic auth. */
+  readonly caSecret: SecretRead | null;
+}
+
+export interface SecretRead {
+  readonly key: string;
+  readonly object: Secret | undefined;
 }
 
 // Ingresses without basic auth share their result per (annotations, config): most have none.
@@ -59,6 +67,30 @@ function readSecret(secret: Secret, key: string, type: "auth-file" | "auth-map")
   return usersFromMap(entries);
 }
 
+const PEM_CERT = /-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----/g;
+
+/**
+ * The CA certificates of `ca.crt` (PEM, each one parsed), or why there are none. A block that
+ * does not parse is a reason to refuse: the CA list would otherwise be narrower than written,
+ * and nginx fails to load such a file as a whole.
+ */
+function readCa(secret: Secret, key: string): string[] | string {
+  const text = valueOf(secret, "ca.crt");
+  if (text === undefined) return `Secret ${key} has no key "ca.crt" (auth-tls-secret)`;
+  if (text === null) return `the "ca.crt" value of Secret ${key} is not valid base64`;
+  const blocks = text.match(PEM_CERT) ?? [];
+  if (blocks.length === 0) return `"ca.crt" of Secret ${key} holds no PEM certificate`;
+  const out: string[] = [];
+  for (const pem of blocks) {
+    try {
+      out.push(new X509Certificate(pem).toString());
+    } catch {
+      return `"ca.crt" of Secret ${key} holds a certificate that does not parse`;
+    }
+  }
+  return out;
+}
+
 /**
  * `ann`, parsed from `ing`'s annotations, completed with the flags' source ranges and the
  * basic-auth users from `secrets`. Called where the compiler parses an Ingress's annotations.
@@ -66,9 +98,11 @@ function readSecret(secret: Secret, key: string, type: "auth-file" | "auth-map")
 export function resolveAccess(ann: ParsedAnnotations, ing: Ingress, secrets: ReadonlyMap<string, Secret>, config: CompileConfig): ResolvedAccess {
   const auth = ann.policies.basicAuth;
   const global = config.allowlistSourceRange.length > 0 || config.denylistSourceRange.length > 0;
-  if (auth.state !== "basic" && !global) return { annotations: ann, diagnostics: [], secret: null };
+  const certs = ann.policies.clientCerts;
+  if (auth.state !== "basic" && certs.state !== "on" && !global) return { annotations: ann, diagnostics: [], secret: null, caSecret: null };
   let byAnn = shared.get(config);
-  if (auth.state !== "basic") {
+  const cacheable = auth.state !== "basic" && certs.state !== "on";
+  if (cacheable) {
     const hit = byAnn?.get(ann);
     if (hit !== undefined) return hit;
   }
@@ -107,10 +141,32 @@ export function resolveAccess(ann: ParsedAnnotations, ing: Ingress, secrets: Rea
       }
     }
   }
+  let caSecret: ResolvedAccess["caSecret"] = null;
+  // An invalid client-certificate configuration was refused by parse.ts; that stage is kept above.
+  if (certs.state === "on") {
+    const secretNs = certs.namespace ?? ns;
+    const key = `${secretNs}/${certs.name}`;
+    if (secretNs !== ns) {
+      // As auth-secret: ingress-nginx refuses another namespace's Secret (location denied)
+      // unless allow-cross-namespace-resources, which Portico does not have.
+      const message = `auth-tls-secret ${key} is in another namespace than the Ingress, which is not allowed`;
+      problems.push({ reason: "InvalidAnnotation", message: `${message}; every path of the Ingress answers 503 until it is fixed`, severity: "error" });
+      stages.push(refuseStage(message));
+    } else {
+      const object = secrets.get(key);
+      caSecret = { key, object };
+      const read = object === undefined ? `Secret ${key} (auth-tls-secret) not found` : readCa(object, key);
+      if (typeof read === "string") {
+        // ingress-nginx: a CA it cannot load sets the server's AuthTLSError, and the host answers 403.
+        problems.push({ reason: object === undefined ? "SecretNotFound" : "InvalidAuthSecret", message: `${read}; every path of the Ingress answers 403 until it is fixed`, severity: "error" });
+        stages.push({ stage: "denied", kind: "refuse", params: { status: CA_UNREADABLE_STATUS, reason: read } });
+      } else stages.push(clientCertStage(certs, key, read));
+    }
+  }
   const options = Object.freeze({ ...ann.options, stages: orderStages(stages) });
   const diagnostics = problems.map((p): Diagnostic => ({ kind: "Ingress", namespace: ns, name: ing.metadata.name, ...p }));
-  const out: ResolvedAccess = { annotations: Object.freeze({ ...ann, options }), diagnostics, secret };
-  if (auth.state !== "basic") {
+  const out: ResolvedAccess = { annotations: Object.freeze({ ...ann, options }), diagnostics, secret, caSecret };
+  if (cacheable) {
     if (byAnn === undefined) shared.set(config, (byAnn = new WeakMap()));
     byAnn.set(ann, out);
   }

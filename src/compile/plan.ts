@@ -77,6 +77,8 @@ export interface IngressPlan {
   readonly annotations: ParsedAnnotations;
   /** The basic-auth Secret the annotations were resolved with (access.ts), or null. */
   readonly authSecret: ResolvedAccess["secret"];
+  /** The client-certificate CA Secret the annotations were resolved with (access.ts), or null. */
+  readonly caSecret: ResolvedAccess["caSecret"];
   /** Problems of this object alone, reported while it is served. */
   readonly diagnostics: readonly Diagnostic[];
   /** Valid rule paths grouped by host key (`*` for hostless), in rule and path order. */
@@ -91,10 +93,14 @@ export interface IngressPlan {
 
 /**
  * Can `plan` stand for `ing` in a snapshot holding `secrets`: the same object, and the same
- * basic-auth Secret object (or still none) as when it was planned (access.ts)?
+ * basic-auth and CA Secret objects (or still none) as when it was planned (access.ts)?
  */
 export function planIsCurrent(plan: IngressPlan, ing: Ingress, secrets: ReadonlyMap<string, Secret>): boolean {
-  return plan.ingress === ing && (plan.authSecret === null || secrets.get(plan.authSecret.key) === plan.authSecret.object);
+  return (
+    plan.ingress === ing &&
+    (plan.authSecret === null || secrets.get(plan.authSecret.key) === plan.authSecret.object) &&
+    (plan.caSecret === null || secrets.get(plan.caSecret.key) === plan.caSecret.object)
+  );
 }
 
 export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, config: CompileConfig): IngressPlan {
@@ -198,6 +204,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     ref: Object.freeze({ namespace: ns, name }),
     annotations: ann,
     authSecret: access.secret,
+    caSecret: access.caSecret,
     diagnostics,
     hosts: byHost,
     rulePaths,

@@ -68,7 +68,7 @@ export class ServedPlans {
       const old = this.#plans.get(key);
       const plan = old !== undefined && planIsCurrent(old, ing, secrets) ? old : planIngress(ing, secrets, this.config);
       plans.set(key, plan);
-      if (plan.authSecret !== null) this.#authKeys.add(key);
+      if (plan.authSecret !== null || plan.caSecret !== null) this.#authKeys.add(key);
       all.push([key, plan, classify(ing, ctx, this.config).served]);
     }
     all.sort((a, b) => comparePlans(a[1], b[1]));
@@ -112,7 +112,7 @@ export class ServedPlans {
     }
   }
 
-  /** Keys of the Ingresses whose basic-auth Secret is not the object their plan read (to update). */
+  /** Keys of the Ingresses whose basic-auth or CA Secret is not the object their plan read (to update). */
   staleAuth(ingresses: ReadonlyMap<string, Ingress>, secrets: ReadonlyMap<string, Secret>): string[] {
     const out: string[] = [];
     for (const key of this.#authKeys) {
@@ -132,7 +132,7 @@ export class ServedPlans {
       plan = old !== undefined && planIsCurrent(old, ing, secrets) ? old : planIngress(ing, secrets, this.config);
       this.#plans.set(key, plan);
     } else this.#plans.delete(key);
-    if (plan?.authSecret) this.#authKeys.add(key);
+    if (plan?.authSecret || plan?.caSecret) this.#authKeys.add(key);
     else this.#authKeys.delete(key);
     const was = this.#served.get(key);
     const now = plan !== undefined && classify(plan.ingress, ctx, this.config).served ? plan : undefined;

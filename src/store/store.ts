@@ -3,6 +3,7 @@
 // triggers the coalescer.
 import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
 import { authSecretKey } from "../annotations/basic-auth.ts";
+import { caSecretKey } from "../annotations/client-certs.ts";
 import type { EndpointSlice, Ingress, Secret } from "../model/schemas.ts";
 import { CowMap } from "./cow-map.ts";
 import { SERVICE_NAME_LABEL, isKeptSecret, isTlsSecret, relevantEqual } from "./relevance.ts";
@@ -39,7 +40,7 @@ export class Store implements SourceSink {
    * name it later) without waking the compiler.
    */
   private readonly authRefs = new Map<string, number>();
-  private readonly authRefOf = new Map<string, string>();
+  private readonly authRefOf = new Map<string, readonly string[]>();
   private readonly syncedKinds = new Set<Kind>();
 
   constructor(private readonly options: StoreOptions = {}) {}
@@ -147,7 +148,7 @@ export class Store implements SourceSink {
     return true;
   }
 
-  /** A TLS Secret, or one an Ingress names in auth-secret (TLS compile and compile/access.ts read them). */
+  /** A TLS Secret, or one an Ingress names in auth-secret or auth-tls-secret (TLS compile and compile/access.ts read them). */
   private secretMatters(key: string, s: Secret | undefined): boolean {
     return s !== undefined && (isTlsSecret(s) || this.authRefs.has(key));
   }
@@ -162,21 +163,23 @@ export class Store implements SourceSink {
     return false;
   }
 
-  /** Record which Secret `ingress` (undefined: deleted) names in auth-secret. */
+  /** Record which Secrets `ingress` (undefined: deleted) names in auth-secret and auth-tls-secret. */
   private setAuthRef(key: string, ingress: Ingress | undefined): void {
-    const before = this.authRefOf.get(key);
-    const after = ingress === undefined ? null : authSecretKey(ingress.metadata.annotations, ingress.metadata.namespace ?? "");
-    if (before === (after ?? undefined)) return;
-    if (before !== undefined) {
-      const n = (this.authRefs.get(before) ?? 1) - 1;
-      if (n === 0) this.authRefs.delete(before);
-      else this.authRefs.set(before, n);
-      this.authRefOf.delete(key);
+    const before = this.authRefOf.get(key) ?? [];
+    const after: string[] = [];
+    if (ingress !== undefined) {
+      const ns = ingress.metadata.namespace ?? "";
+      for (const k of [authSecretKey(ingress.metadata.annotations, ns), caSecretKey(ingress.metadata.annotations, ns)]) if (k !== null && !after.includes(k)) after.push(k);
     }
-    if (after !== null) {
-      this.authRefs.set(after, (this.authRefs.get(after) ?? 0) + 1);
-      this.authRefOf.set(key, after);
+    if (before.length === after.length && before.every((k, i) => after[i] === k)) return;
+    for (const b of before) {
+      const n = (this.authRefs.get(b) ?? 1) - 1;
+      if (n === 0) this.authRefs.delete(b);
+      else this.authRefs.set(b, n);
     }
+    this.authRefOf.delete(key);
+    for (const a of after) this.authRefs.set(a, (this.authRefs.get(a) ?? 0) + 1);
+    if (after.length > 0) this.authRefOf.set(key, after);
   }
 
   private indexSlice(old: EndpointSlice | undefined, next: EndpointSlice | undefined): void {

@@ -1,0 +1,159 @@
+// Client certificates for the routes of one Ingress (ingress-nginx's auth-tls-secret,
+// auth-tls-verify-client, auth-tls-verify-depth, auth-tls-error-page,
+// auth-tls-pass-certificate-to-upstream: internal/ingress/annotations/authtls/main.go, and the
+// SERVER block of rootfs/etc/nginx/template/nginx.tmpl). This family reads the annotations;
+// the compiler reads the CA Secret (compile/access.ts) and the proxy checks each request's
+// certificate against it (proxy/client-cert.ts). docs/design.md, "Client certificates".
+import * as v from "valibot";
+import { REFUSED_STATUS } from "./access.ts";
+import { SecretRef } from "./basic-auth.ts";
+import type { AnnotationSpec, Family } from "./spec.ts";
+import { NGINX_PREFIX } from "./spec.ts";
+import { Bool } from "./values.ts";
+
+export type VerifyClient = "on" | "off" | "optional" | "optional_no_ca";
+
+export type ClientCertPolicy =
+  | { readonly state: "none" }
+  /** The annotations ask for client certificates in a way that cannot be applied: refuse every request. */
+  | { readonly state: "invalid"; readonly reason: string }
+  | {
+      readonly state: "on";
+      /** The CA Secret's namespace as written (null: the Ingress's own) and name. */
+      readonly namespace: string | null;
+      readonly name: string;
+      readonly verify: VerifyClient;
+      readonly depth: number;
+      readonly errorPage: string | null;
+      readonly passCertificate: boolean;
+    };
+
+const REFUSE = `every path of the Ingress answers ${REFUSED_STATUS} until it is fixed`;
+
+/** ingress-nginx's authVerifyClientRegex; anything else is read as `on` there, and here. */
+const Verify = v.pipe(v.string(), v.trim(), v.picklist(["on", "off", "optional", "optional_no_ca"], "expected on, off, optional or optional_no_ca"));
+
+/**
+ * Go's strconv.Atoi as ingress-nginx reads it; 0 means the default (1) there. A negative depth
+ * is not a depth (nginx would refuse its configuration); above 100 is OpenSSL's own default.
+ */
+const Depth = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^[+]?[0-9]{1,9}$/, "expected a whole number"),
+  v.transform(Number),
+  v.maxValue(100, "at most 100"),
+  v.transform((n) => (n === 0 ? 1 : n)),
+);
+
+/**
+ * ingress-nginx's redirectRegex for auth-tls-error-page, without its `@name` form (an nginx
+ * named location, which Portico has no counterpart of): an http(s) URL, a host, or a path.
+ */
+const ErrorPage = v.pipe(
+  v.string(),
+  v.trim(),
+  v.check((s) => !s.startsWith("@"), "an nginx named location (@name) has no meaning in Portico"),
+  v.regex(/^((https?:\/\/)?[A-Za-z0-9\-.]+(:\d+)?)?(\/[A-Za-z0-9\-_.]+)*\/?$/, "expected a URL or a path of letters, digits and -_."),
+);
+
+export const AUTH_TLS_SECRET: AnnotationSpec = {
+  portico: "portico.dev/auth-tls-secret",
+  nginx: [`${NGINX_PREFIX}auth-tls-secret`],
+  family: "client-certs",
+  default: "none",
+  description: "`name` or `namespace/name` of the Secret whose `ca.crt` client certificates must chain to; watched, so a change applies without a restart",
+  compat: {
+    kind: "differs",
+    difference: `As in ingress-nginx, a Secret that cannot be read (missing, no \`ca.crt\`, no certificate in it) makes the routes answer 403, and a Secret in another namespace answers ${REFUSED_STATUS} (cross-namespace Secrets are never allowed). Differences: it applies to the Ingress's own paths, not to every Ingress of the host (nginx sets it on the whole server block); \`ca.crl\` is not read; plain-HTTP requests to these paths count as carrying no certificate (nginx does not check them); clients are asked for a certificate on every HTTPS handshake of the port (the runtime cannot ask per host). Needs the HTTP/2 listener (\`--http2\`, the default): with \`--http2=false\` no certificate can be read and requests count as carrying none.`,
+  },
+};
+
+export const AUTH_TLS_VERIFY_CLIENT: AnnotationSpec = {
+  portico: "portico.dev/auth-tls-verify-client",
+  nginx: [`${NGINX_PREFIX}auth-tls-verify-client`],
+  family: "client-certs",
+  default: "on",
+  description: "`on`: a verified certificate is required (400 otherwise); `optional`: none passes, a bad one is 400; `optional_no_ca`: an untrusted one passes too; `off`: none is checked",
+  compat: { kind: "same" },
+};
+
+export const AUTH_TLS_VERIFY_DEPTH: AnnotationSpec = {
+  portico: "portico.dev/auth-tls-verify-depth",
+  nginx: [`${NGINX_PREFIX}auth-tls-verify-depth`],
+  family: "client-certs",
+  default: "1",
+  description: "CA certificates allowed above the client's (1: issued by a CA in `ca.crt`; 2: through one intermediate)",
+  compat: { kind: "differs", difference: "A negative value or one above 100 is invalid and reads as 1 (nginx refuses the configuration for a negative one)." },
+};
+
+export const AUTH_TLS_ERROR_PAGE: AnnotationSpec = {
+  portico: "portico.dev/auth-tls-error-page",
+  nginx: [`${NGINX_PREFIX}auth-tls-error-page`],
+  family: "client-certs",
+  default: "none",
+  description: "where a client whose certificate is missing or fails is redirected (302) instead of the 400",
+  compat: {
+    kind: "differs",
+    difference: `A path is a 302 to that path too (nginx serves it internally); an \`@name\` location or another bad value answers ${REFUSED_STATUS} (ingress-nginx drops the Ingress).`,
+  },
+};
+
+export const AUTH_TLS_PASS_CERTIFICATE: AnnotationSpec = {
+  portico: "portico.dev/auth-tls-pass-certificate-to-upstream",
+  nginx: [`${NGINX_PREFIX}auth-tls-pass-certificate-to-upstream`],
+  family: "client-certs",
+  default: "false",
+  description: "send the client's certificate to the pods in `ssl-client-cert` (URL-encoded PEM, nginx's `$ssl_client_escaped_cert`)",
+  compat: {
+    kind: "differs",
+    difference: `A bad value answers ${REFUSED_STATUS} (ingress-nginx drops the Ingress). When it is off, an \`ssl-client-cert\` field the client sent is removed (nginx forwards it).`,
+  },
+};
+
+const NONE: ClientCertPolicy = Object.freeze({ state: "none" });
+
+export const CLIENT_CERTS: Family<ClientCertPolicy> = {
+  name: "client-certs",
+  annotations: [AUTH_TLS_SECRET, AUTH_TLS_VERIFY_CLIENT, AUTH_TLS_VERIFY_DEPTH, AUTH_TLS_ERROR_PAGE, AUTH_TLS_PASS_CERTIFICATE],
+  none: NONE,
+  parse(r) {
+    const secret = r.read(AUTH_TLS_SECRET, SecretRef, REFUSE);
+    const verify = r.read(AUTH_TLS_VERIFY_CLIENT, Verify, "using on");
+    const depth = r.read(AUTH_TLS_VERIFY_DEPTH, Depth, "using 1");
+    const errorPage = r.read(AUTH_TLS_ERROR_PAGE, ErrorPage, REFUSE);
+    const pass = r.read(AUTH_TLS_PASS_CERTIFICATE, Bool, REFUSE);
+    if ([secret, verify, depth, errorPage, pass].every((x) => x.state === "unset")) return NONE;
+    const invalid = (reason: string): ClientCertPolicy => Object.freeze({ state: "invalid", reason });
+    if (secret.state === "invalid" || errorPage.state === "invalid" || pass.state === "invalid") return invalid("a client-certificate annotation is invalid");
+    if (secret.state === "unset") {
+      // ingress-nginx ignores the others without a CA and serves the Ingress unchecked; the
+      // author asked for client certificates, so Portico refuses instead.
+      r.problem(`auth-tls-* is set without auth-tls-secret; ${REFUSE}`);
+      return invalid("auth-tls-secret is not set");
+    }
+    return Object.freeze({
+      state: "on",
+      namespace: secret.value.namespace,
+      name: secret.value.name,
+      verify: verify.state === "ok" ? verify.value : "on",
+      depth: depth.state === "ok" ? depth.value : 1,
+      errorPage: errorPage.state === "ok" ? errorPage.value : null,
+      passCertificate: pass.state === "ok" ? pass.value : false,
+    });
+  },
+};
+
+/**
+ * `namespace/name` of the CA Secret an Ingress's auth-tls-secret names (its own namespace when
+ * none is written), or null: the store watches it like a basic-auth Secret.
+ */
+export function caSecretKey(annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null {
+  if (!annotations) return null;
+  for (const n of [AUTH_TLS_SECRET.portico as string, ...AUTH_TLS_SECRET.nginx]) {
+    const value = annotations[n]?.trim();
+    if (value === undefined || value === "") continue;
+    return value.includes("/") ? value : `${namespace}/${value}`;
+  }
+  return null;
+}
