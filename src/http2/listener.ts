@@ -13,7 +13,9 @@ import type { Duplex } from "node:stream";
 import type { WebSocketHandler } from "bun";
 import { errorResponse } from "../proxy/errors.ts";
 import type { Logger } from "../log/logger.ts";
+import type { ConnectionTls } from "../proxy/client-cert.ts";
 import type { RequestServer } from "../proxy/types.ts";
+import { connectionTls } from "./tls-peer.ts";
 import type { RotationInfo, TlsListener } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import {
@@ -84,12 +86,16 @@ class Peer implements RequestServer {
     address: string,
     readonly transport: "h1" | "h2",
     resets: number | undefined,
+    private readonly socket: unknown,
   ) {
     this.ip = { address };
     this.budget = new ResetBudget(resets);
   }
   requestIP() {
     return this.ip;
+  }
+  tlsOf(): ConnectionTls | null {
+    return connectionTls(this.socket);
   }
   // node:http2 has no per-request timer like Bun's; our watchdogs own request deadlines.
   timeout() {}
@@ -110,6 +116,9 @@ class UpgradePeer implements RequestServer {
   ) {}
   requestIP() {
     return this.ip;
+  }
+  tlsOf(): ConnectionTls | null {
+    return connectionTls(this.socket);
   }
   timeout() {}
   upgrade(_req: Request, o: { data?: unknown; headers?: ConstructorParameters<typeof Headers>[0] }): boolean {
@@ -212,7 +221,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     session.on("error", noop);
     session.on("frameError", noop);
     session.once("close", () => sessions.delete(session));
-    const p = new Peer(session.socket?.remoteAddress ?? "", "h2", resets);
+    const p = new Peer(session.socket?.remoteAddress ?? "", "h2", resets, session.socket);
     peers.set(session, p);
     session.setTimeout(idleMs, () => {
       if (p.streams === 0) session.close();
@@ -289,7 +298,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
   function h1Peer(socket: Duplex): Peer {
     let p = peers.get(socket);
     if (p === undefined) {
-      p = new Peer((socket as { remoteAddress?: string }).remoteAddress ?? "", "h1", undefined);
+      p = new Peer((socket as { remoteAddress?: string }).remoteAddress ?? "", "h1", undefined, socket);
       peers.set(socket, p);
     }
     return p;
@@ -377,6 +386,12 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       ...sni.defaultOptions,
       allowHTTP1: true,
       ALPNProtocols: ["h2", "http/1.1"],
+      // Client certificates (auth-tls-*): Bun's node:tls reads requestCert from the server only,
+      // never from the SNI context (measured on 1.4.5), so every handshake asks for one. None is
+      // required here: proxy/client-cert.ts checks the certificate per request, against the
+      // CA of the route the request's Host selects (docs/design.md, "Client certificates").
+      requestCert: true,
+      rejectUnauthorized: false,
       SNICallback: (name: string, cb: (err: Error | null, ctx?: import("node:tls").SecureContext) => void) => {
         try {
           cb(null, table()!.select(name));

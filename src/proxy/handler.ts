@@ -203,6 +203,7 @@ export function createProxyHandler(
           maxResponseHeaderBytes: config.maxResponseHeaderSize,
           responseHeaders: common, upstreamResponseHeaders: null, upstreamRequestHeaders: null, setCookies: null,
           pathAndQuery, backend, removeHeaders: null, choice: null, release: null,
+          tls: () => (scheme === "https" ? server.tlsOf?.(req) ?? null : null),
         };
         const answer = await runPolicies(stages, flow);
         if (answer !== null) {

@@ -13,6 +13,7 @@ import { EXTERNAL_AUTH_KIND } from "../annotations/external-auth.ts";
 import { createExternalAuthKind } from "./external-auth.ts";
 import { AFFINITY_KIND } from "./affinity.ts";
 import type { EndpointChoice } from "./balancer.ts";
+import { CLIENT_CERT, type ConnectionTls } from "./client-cert.ts";
 import { ProxyError } from "./errors.ts";
 import { REWRITE_TARGET } from "./rewrite.ts";
 import { EWMA_KIND, HASH_KIND } from "./hash-by.ts";
@@ -88,6 +89,8 @@ export interface PolicyFlow {
    * `limit-connections` slot) gives it back here. One per request; a second holder chains.
    */
   release: (() => void) | null;
+  /** The request's TLS connection (SNI, the client's certificates), or null: plain HTTP, or a listener that cannot tell. */
+  readonly tls: () => ConnectionTls | null;
 }
 
 /** What a policy implementation may read besides its parameters: the process's configuration. */
@@ -114,6 +117,7 @@ export type PolicyKinds = ReadonlyMap<string, PolicyKind>;
 export const POLICY_KINDS: PolicyKinds = new Map<string, PolicyKind>([
   ...ACCESS_KINDS,
   ["basic-auth", BASIC_AUTH],
+  ["client-cert", CLIENT_CERT],
   [CORS_KIND, CORS_POLICY_KIND],
   [CANARY_KIND, canaryKind()],
   [EXTERNAL_AUTH_KIND, createExternalAuthKind()],

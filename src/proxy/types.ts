@@ -1,4 +1,5 @@
 // Public shapes of the data plane: what serving/ and admin/ plug into it.
+import type { ConnectionTls } from "./client-cert.ts";
 import type { Config } from "../config/types.ts";
 import type { AccessRecord } from "../log/access.ts";
 import type { Logger } from "../log/logger.ts";
@@ -28,6 +29,12 @@ export interface RequestServer {
   /** Hand the client connection to the WebSocket handler; false when it cannot be upgraded. */
   // biome-ignore lint: `any` because Bun types `data` by the server's generic parameter.
   upgrade(req: Request, options: { data?: any; headers?: ConstructorParameters<typeof Headers>[0] }): boolean;
+  /**
+   * The request's TLS connection: SNI and the certificates the client sent. Absent on Bun's
+   * Server, which shows neither (docs/design.md, "Bun facts"): client certificates then count
+   * as not sent.
+   */
+  tlsOf?(req: Request): ConnectionTls | null;
   /** Wire protocol of this request; Bun's Server has none (HTTP/1.x). */
   readonly transport?: "h1" | "h2";
 }

@@ -358,12 +358,12 @@ describe("the WebSocket path", () => {
 });
 
 describe("access annotations Portico does not implement", () => {
-  // Access control fails closed: ingress-nginx would check these requests (auth-tls-secret
-  // demands a client certificate), so serving them unchecked would open the route.
-  // docs/design.md, "Annotations and policies". (auth-url is implemented now:
-  // test/proxy/external-auth.test.ts.)
-  test("auth-tls-secret: every request refused with 503, the backend never reached", async () => {
-    for (const [name, value] of [["auth-tls-secret", "shop/ca"]] as const) {
+  // Access control fails closed: ingress-nginx would check these requests (auth-tls-match-cn
+  // matches the client certificate's subject), so serving them unchecked would open the route.
+  // docs/design.md, "Annotations and policies". (auth-url and auth-tls-secret are implemented:
+  // test/proxy/external-auth.test.ts, test/proxy/client-certs.test.ts.)
+  test("auth-tls-match-cn: every request refused with 503, the backend never reached", async () => {
+    for (const [name, value] of [["auth-tls-match-cn", "CN=alice"]] as const) {
       const parsed = parseAnnotations({ [`${N}${name}`]: value });
       expect(parsed.problems).toEqual([expect.stringContaining(`${N}${name}: access control Portico does not implement`)]);
       const p = start(optionsOf({ [`${N}${name}`]: value }));
@@ -374,8 +374,9 @@ describe("access annotations Portico does not implement", () => {
   });
 
   test("their tuning annotations alone change nothing (ingress-nginx reads them only with the guard)", async () => {
-    const p = start(optionsOf({ [`${N}auth-signin`]: "https://login.test/start", [`${N}auth-tls-verify-depth`]: "2" }));
+    const p = start(optionsOf({ [`${N}auth-signin`]: "https://login.test/start" }));
     // auth-signin without auth-url: ingress-nginx's authreq parser stops at the missing URL.
+    // (auth-tls-* without auth-tls-secret is refused instead: test/proxy/client-certs.test.ts.)
     expect((await p.get()).status).toBe(200);
   });
 });
@@ -385,7 +386,7 @@ describe("a refusal survives the compile step that completes access", () => {
   // Secret; a refusal parse.ts made for another reason must come through it unchanged.
   const users = usersSecret("alice:{PLAIN}secret\n");
   const cases: [string, Record<string, string>][] = [
-    ["an access check Portico cannot run, next to basic auth", { [`${N}auth-tls-secret`]: "shop/ca", [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" }],
+    ["an access check Portico cannot run, next to basic auth", { [`${N}auth-tls-match-cn`]: "CN=alice", [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" }],
     ["an external-auth configuration Portico refuses, under a global allow list", { [`${N}auth-url`]: "http://auth.shop.svc/check", [`${N}auth-cache-duration`]: "soon" }],
   ];
   test.each(cases)("%s: 503, the backend never reached", async (_name, annotations) => {

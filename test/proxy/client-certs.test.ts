@@ -1,0 +1,249 @@
+// Client certificates (auth-tls-*) and SNI versus Host, through real TLS handshakes on the
+// node:http2 listener, with route options built by parseAnnotations + resolveAccess exactly as
+// the compiler builds them, and a raw-socket backend that keeps each header block it received.
+// Expectations: ingress-nginx's nginx.tmpl SERVER block (ssl_verify_client, ssl_verify_depth,
+// error_page 495 496, proxy_set_header ssl-client-*), annotations/authtls/main.go, and nginx's
+// ngx_http_request.c (400 for 495/496, 421 when the SNI names another host).
+import { afterEach, describe, expect, test } from "bun:test";
+import tls from "node:tls";
+import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { resolveAccess } from "../../src/compile/access.ts";
+import type { Ingress, Secret } from "../../src/model/schemas.ts";
+import type { RouteOptions } from "../../src/table/types.ts";
+import { startTlsProxy } from "../http2/helpers.ts";
+import { createCertificate, type MintedCertificate } from "../tls/pki.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
+import { makeBackend, makeTable } from "./helpers.ts";
+
+const cleanup: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+const N = "nginx.ingress.kubernetes.io/";
+const DAY = 86_400_000;
+
+const ca = createCertificate({ subjectCN: "Client CA", isCA: true });
+const otherCa = createCertificate({ subjectCN: "Other CA", isCA: true });
+const inter = createCertificate({ subjectCN: "Intermediate", isCA: true, issuer: { cert: ca.certPem, key: ca.keyPem } });
+const client = (cn: string, issuer: MintedCertificate, o: { notBefore?: Date; notAfter?: Date } = {}) =>
+  createCertificate({ subjectCN: cn, extKeyUsage: ["clientAuth"], issuer: { cert: issuer.certPem, key: issuer.keyPem }, ...o });
+const good = client("alice", ca);
+const foreign = client("mallory", otherCa);
+const expired = client("old", ca, { notBefore: new Date(Date.now() - 10 * DAY), notAfter: new Date(Date.now() - DAY) });
+const deep = client("deep", inter);
+const selfSigned = createCertificate({ subjectCN: "self", extKeyUsage: ["clientAuth"] });
+
+const caSecret = (pem: string, name = "client-ca"): Secret =>
+  ({ metadata: { name, namespace: "shop" }, type: "Opaque", data: { "ca.crt": Buffer.from(pem).toString("base64") } }) as Secret;
+
+function optionsOf(annotations: Record<string, string>, secrets: Secret[] = [caSecret(ca.certPem)]): RouteOptions {
+  const ing = { metadata: { name: "app", namespace: "shop", annotations }, spec: { rules: [] } } as unknown as Ingress;
+  const map = new Map(secrets.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
+  return resolveAccess(parseAnnotations(annotations), ing, map, DEFAULT_COMPILE_CONFIG).annotations.options;
+}
+
+/** A backend that keeps each request's header block as received and answers 200 "ok". */
+function rawBackend() {
+  const heads: string[] = [];
+  const server = Bun.listen<{ buf: string }>({
+    hostname: "127.0.0.1", port: 0,
+    socket: {
+      open(s) { s.data = { buf: "" }; },
+      data(s, chunk) {
+        s.data.buf += chunk.toString("latin1");
+        let end: number;
+        while ((end = s.data.buf.indexOf("\r\n\r\n")) >= 0) {
+          heads.push(s.data.buf.slice(0, end));
+          s.data.buf = s.data.buf.slice(end + 4);
+          s.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        }
+      },
+    },
+  });
+  cleanup.push(() => server.stop(true));
+  return { port: server.port, heads };
+}
+
+/** mtls.test with these annotations, open.test without any, both on one backend. */
+function start(annotations: Record<string, string>, secrets?: Secret[]) {
+  const backend = rawBackend();
+  const b = makeBackend([backend.port]);
+  const table = makeTable([
+    { host: "mtls.test", backend: b, options: optionsOf(annotations, secrets), tls: true },
+    { host: "open.test", backend: b, tls: true },
+  ]);
+  const proxy = startTlsProxy(table, { hosts: ["mtls.test", "open.test"] });
+  cleanup.push(() => proxy.stop());
+  return { port: proxy.port, backend };
+}
+
+/** One HTTP/1.1 request over a raw tls.connect: SNI (or none), Host and client certificate chosen freely. */
+function request(port: number, o: { sni?: string; host: string; cert?: MintedCertificate; chain?: string; headers?: string }): Promise<{ status: number; head: string }> {
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({
+      host: "127.0.0.1", port, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"],
+      ...(o.sni === undefined ? {} : { servername: o.sni }),
+      ...(o.cert === undefined ? {} : { cert: o.cert.certPem + (o.chain ?? ""), key: o.cert.keyPem }),
+    });
+    let data = "";
+    s.on("secureConnect", () => s.write(`GET /p HTTP/1.1\r\nHost: ${o.host}\r\n${o.headers ?? ""}Connection: close\r\n\r\n`));
+    s.on("data", (d) => (data += d.toString("latin1")));
+    s.on("end", () => resolve({ status: Number(data.slice(9, 12)), head: data }));
+    s.on("error", reject);
+  });
+}
+
+const header = (head: string | undefined, name: string): string | null => {
+  for (const line of (head ?? "").split("\r\n")) {
+    const i = line.indexOf(":");
+    if (i > 0 && line.slice(0, i).toLowerCase() === name) return line.slice(i + 1).trim();
+  }
+  return null;
+};
+
+const SECRET = { [`${N}auth-tls-secret`]: "client-ca" };
+
+describe("auth-tls-verify-client on (the default)", () => {
+  test("a certificate from the CA: 200, and the ssl-client-* fields reach the backend", async () => {
+    const { port, backend } = start({ ...SECRET, [`${N}auth-tls-pass-certificate-to-upstream`]: "true" });
+    const r = await request(port, { sni: "mtls.test", host: "mtls.test", cert: good });
+    expect(r.status).toBe(200);
+    const h = backend.heads.at(-1);
+    expect(header(h, "ssl-client-verify")).toBe("SUCCESS");
+    expect(header(h, "ssl-client-subject-dn")).toBe("CN=alice");
+    expect(header(h, "ssl-client-issuer-dn")).toBe("CN=Client CA");
+    // $ssl_client_escaped_cert: the PEM, every byte but unreserved ones as %XX.
+    expect(decodeURIComponent(header(h, "ssl-client-cert") ?? "")).toBe(new (await import("node:crypto")).X509Certificate(good.certPem).toString());
+    expect(header(h, "ssl-client-cert")).toStartWith("-----BEGIN%20CERTIFICATE-----%0A");
+  });
+
+  test("spoofed ssl-client-* fields from the client are replaced or removed", async () => {
+    const { port, backend } = start(SECRET);
+    const spoof = "ssl-client-verify: SUCCESS\r\nssl-client-subject-dn: CN=admin\r\nssl-client-cert: forged\r\n";
+    const r = await request(port, { sni: "mtls.test", host: "mtls.test", cert: good, headers: spoof });
+    expect(r.status).toBe(200);
+    const h = backend.heads.at(-1);
+    expect(header(h, "ssl-client-subject-dn")).toBe("CN=alice");
+    expect(header(h, "ssl-client-cert")).toBeNull(); // pass-certificate is off
+  });
+
+  test("hostile certificates: each 400, nothing reaches the backend", async () => {
+    const { port, backend } = start(SECRET);
+    const cases: [string, Parameters<typeof request>[1], string][] = [
+      ["no certificate", { sni: "mtls.test", host: "mtls.test" }, "No required SSL certificate was sent"],
+      ["another CA", { sni: "mtls.test", host: "mtls.test", cert: foreign }, "The SSL certificate error"],
+      ["expired", { sni: "mtls.test", host: "mtls.test", cert: expired }, "The SSL certificate error"],
+      ["self-signed", { sni: "mtls.test", host: "mtls.test", cert: selfSigned }, "The SSL certificate error"],
+      // depth 1: the leaf's issuer must be in ca.crt; through an intermediate needs 2.
+      ["chain deeper than verify-depth", { sni: "mtls.test", host: "mtls.test", cert: deep, chain: inter.certPem }, "The SSL certificate error"],
+      ["intermediate not sent", { sni: "mtls.test", host: "mtls.test", cert: deep }, "The SSL certificate error"],
+      // A client certificate of the right CA on a connection without SNI counts as none: nginx
+      // negotiated it with the default server, which asks for no certificate.
+      ["no SNI at all", { host: "mtls.test", cert: good }, "No required SSL certificate was sent"],
+    ];
+    for (const [name, o, body] of cases) {
+      const r = await request(port, o);
+      expect({ name, status: r.status }).toEqual({ name, status: 400 });
+      expect(r.head).toContain(body);
+    }
+    expect(backend.heads).toHaveLength(0);
+  });
+
+  test("verify-depth 2 accepts the chain through an intermediate", async () => {
+    const { port, backend } = start({ ...SECRET, [`${N}auth-tls-verify-depth`]: "2" });
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: deep, chain: inter.certPem })).status).toBe(200);
+    expect(header(backend.heads.at(-1), "ssl-client-issuer-dn")).toBe("CN=Intermediate");
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(400);
+  });
+
+  test("auth-tls-error-page: a failure is a 302 there instead of the 400", async () => {
+    const { port } = start({ ...SECRET, [`${N}auth-tls-error-page`]: "https://login.example.com/cert" });
+    const r = await request(port, { sni: "mtls.test", host: "mtls.test", cert: foreign });
+    expect(r.status).toBe(302);
+    expect(header(r.head, "location")).toBe("https://login.example.com/cert");
+  });
+});
+
+describe("SNI versus Host", () => {
+  test("SNI of another host with the Host of the client-certificate host: 421, even with a good certificate", async () => {
+    const { port, backend } = start(SECRET);
+    const r = await request(port, { sni: "open.test", host: "mtls.test", cert: good });
+    expect(r.status).toBe(421);
+    expect(backend.heads).toHaveLength(0);
+  });
+
+  test("SNI of the client-certificate host with the Host of a host without rules: served as ingress-nginx does, no ssl-client-* fields", async () => {
+    // nginx checks the server the Host selects (ngx_http_set_virtual_server); open.test asks
+    // for no certificate, so a request for it loses nothing by arriving on this connection.
+    const { port, backend } = start(SECRET);
+    const r = await request(port, { sni: "mtls.test", host: "open.test", cert: good });
+    expect(r.status).toBe(200);
+    expect(header(backend.heads.at(-1), "ssl-client-verify")).toBeNull();
+  });
+
+  test("SNI and Host differing only in case are no mismatch", async () => {
+    const { port } = start(SECRET);
+    expect((await request(port, { sni: "MTLS.test", host: "mtls.TEST", cert: good })).status).toBe(200);
+  });
+
+  test("HTTP/2 connection reuse: a stream for the client-certificate host on a connection for another name is 421", async () => {
+    const { port } = start(SECRET);
+    const http2 = await import("node:http2");
+    const s = http2.connect(`https://127.0.0.1:${port}`, { servername: "open.test", rejectUnauthorized: false, cert: good.certPem, key: good.keyPem });
+    cleanup.push(() => s.close());
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = s.request({ ":path": "/p", ":authority": "mtls.test" });
+      req.on("response", (h) => resolve(Number(h[":status"])));
+      req.on("error", reject);
+      req.end();
+    });
+    expect(status).toBe(421);
+  });
+});
+
+describe("optional modes", () => {
+  test("optional: no certificate passes as NONE, a foreign one is 400, a good one SUCCESS", async () => {
+    const { port, backend } = start({ ...SECRET, [`${N}auth-tls-verify-client`]: "optional" });
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test" })).status).toBe(200);
+    expect(header(backend.heads.at(-1), "ssl-client-verify")).toBe("NONE");
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(400);
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
+    expect(header(backend.heads.at(-1), "ssl-client-verify")).toBe("SUCCESS");
+  });
+
+  test("optional_no_ca: an untrusted issuer passes as FAILED:reason, an expired certificate does not", async () => {
+    const { port, backend } = start({ ...SECRET, [`${N}auth-tls-verify-client`]: "optional_no_ca" });
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(200);
+    expect(header(backend.heads.at(-1), "ssl-client-verify")).toBe("FAILED:unable to verify the first certificate");
+    expect(header(backend.heads.at(-1), "ssl-client-subject-dn")).toBe("CN=mallory");
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: expired })).status).toBe(400);
+  });
+});
+
+describe("the CA Secret", () => {
+  test("missing, without ca.crt, or not PEM: 403 for every request (ingress-nginx's AuthTLSError)", async () => {
+    for (const secrets of [[], [{ ...caSecret(""), data: { other: "eA==" } } as Secret], [caSecret("not a certificate")]]) {
+      const { port, backend } = start(SECRET, secrets);
+      expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(403);
+      expect(backend.heads).toHaveLength(0);
+    }
+  });
+
+  test("auth-tls-* without auth-tls-secret: 503 (ingress-nginx serves the Ingress unchecked)", async () => {
+    const { port, backend } = start({ [`${N}auth-tls-verify-client`]: "optional" });
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(503);
+    expect(backend.heads).toHaveLength(0);
+  });
+
+  test("another namespace's Secret: 503, as ingress-nginx's location denied", async () => {
+    const { port } = start({ [`${N}auth-tls-secret`]: "other/client-ca" });
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(503);
+  });
+
+  test("a CA Secret that is replaced applies: the old CA's client is refused", async () => {
+    const { port } = start(SECRET, [caSecret(otherCa.certPem)]);
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(400);
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(200);
+  });
+});
