@@ -25,6 +25,23 @@ export interface ResolvedAccess {
   readonly secret: SecretRead | null;
   /** The client-certificate CA Secret read, as `secret` is for basic auth. */
   readonly caSecret: SecretRead | null;
+  /**
+   * The client-certificate policy this Ingress offers its hosts, or null: none (or an invalid
+   * one, which parse.ts refused for this Ingress's own paths only). ingress-nginx sets it on
+   * the whole server block, so the compiler applies the first one of each host to every path
+   * of that host (host-entry.ts, hostCertOf).
+   */
+  readonly hostCert: HostCert | null;
+}
+
+/**
+ * A host-wide client-certificate stage: the `client-cert` policy, or (`error`) the 403 refusal
+ * of a CA Secret that cannot be used (ingress-nginx's server-level AuthTLSError). The stage
+ * object is also in the Ingress's own options, where host-entry.ts finds it by identity.
+ */
+export interface HostCert {
+  readonly stage: StagePolicy;
+  readonly error: boolean;
 }
 
 export interface SecretRead {
@@ -99,7 +116,7 @@ export function resolveAccess(ann: ParsedAnnotations, ing: Ingress, secrets: Rea
   const auth = ann.policies.basicAuth;
   const global = config.allowlistSourceRange.length > 0 || config.denylistSourceRange.length > 0;
   const certs = ann.policies.clientCerts;
-  if (auth.state !== "basic" && certs.state !== "on" && !global) return { annotations: ann, diagnostics: [], secret: null, caSecret: null };
+  if (auth.state !== "basic" && certs.state !== "on" && !global) return { annotations: ann, diagnostics: [], secret: null, caSecret: null, hostCert: null };
   let byAnn = shared.get(config);
   const cacheable = auth.state !== "basic" && certs.state !== "on";
   if (cacheable) {
@@ -142,30 +159,37 @@ export function resolveAccess(ann: ParsedAnnotations, ing: Ingress, secrets: Rea
     }
   }
   let caSecret: ResolvedAccess["caSecret"] = null;
+  let hostCert: HostCert | null = null;
   // An invalid client-certificate configuration was refused by parse.ts; that stage is kept above.
   if (certs.state === "on") {
     const secretNs = certs.namespace ?? ns;
     const key = `${secretNs}/${certs.name}`;
-    if (secretNs !== ns) {
-      // As auth-secret: ingress-nginx refuses another namespace's Secret (location denied)
-      // unless allow-cross-namespace-resources, which Portico does not have.
-      const message = `auth-tls-secret ${key} is in another namespace than the Ingress, which is not allowed`;
-      problems.push({ reason: "InvalidAnnotation", message: `${message}; every path of the Ingress answers 503 until it is fixed`, severity: "error" });
-      stages.push(refuseStage(message));
-    } else {
+    // ingress-nginx: a CA it cannot load (another namespace's Secret, which it refuses unless
+    // allow-cross-namespace-resources, a missing Secret) is a "location denied" that also sets
+    // the server's AuthTLSError, and the whole host answers 403 (annotations.go Extract,
+    // nginx.tmpl `return 403`).
+    const unusable = (reason: DiagnosticReason, message: string) => {
+      problems.push({ reason, message: `${message}; every path of the host answers ${CA_UNREADABLE_STATUS} until it is fixed`, severity: "error" });
+      const stage: StagePolicy = { stage: "denied", kind: "refuse", params: { status: CA_UNREADABLE_STATUS, reason: message } };
+      stages.push(stage);
+      hostCert = { stage, error: true };
+    };
+    if (secretNs !== ns) unusable("InvalidAnnotation", `auth-tls-secret ${key} is in another namespace than the Ingress, which is not allowed`);
+    else {
       const object = secrets.get(key);
       caSecret = { key, object };
       const read = object === undefined ? `Secret ${key} (auth-tls-secret) not found` : readCa(object, key);
-      if (typeof read === "string") {
-        // ingress-nginx: a CA it cannot load sets the server's AuthTLSError, and the host answers 403.
-        problems.push({ reason: object === undefined ? "SecretNotFound" : "InvalidAuthSecret", message: `${read}; every path of the Ingress answers 403 until it is fixed`, severity: "error" });
-        stages.push({ stage: "denied", kind: "refuse", params: { status: CA_UNREADABLE_STATUS, reason: read } });
-      } else stages.push(clientCertStage(certs, key, read));
+      if (typeof read === "string") unusable(object === undefined ? "SecretNotFound" : "InvalidAuthSecret", read);
+      else {
+        const stage = clientCertStage(certs, key, read);
+        stages.push(stage);
+        hostCert = { stage, error: false };
+      }
     }
   }
   const options = Object.freeze({ ...ann.options, stages: orderStages(stages) });
   const diagnostics = problems.map((p): Diagnostic => ({ kind: "Ingress", namespace: ns, name: ing.metadata.name, ...p }));
-  const out: ResolvedAccess = { annotations: Object.freeze({ ...ann, options }), diagnostics, secret, caSecret };
+  const out: ResolvedAccess = { annotations: Object.freeze({ ...ann, options }), diagnostics, secret, caSecret, hostCert };
   if (cacheable) {
     if (byAnn === undefined) shared.set(config, (byAnn = new WeakMap()));
     byAnn.set(ann, out);

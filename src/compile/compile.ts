@@ -215,7 +215,7 @@ export class Compiler {
     this.#sortHostKeys(added, removed);
 
     const extra: Diagnostic[] = [];
-    this.#default = defaultEntry(served.defaultPlans, this.#config, this.#resolve, this.#default, extra);
+    this.#default = defaultEntry(served.defaultPlans, this.#config, this.#resolve, this.#default, extra, this.#hosts.get("*")?.hostCert ?? null);
     const defaultRoute = this.#default?.route ?? null;
     const prevTable = this.#table;
     let table: RouteTable;
@@ -258,7 +258,7 @@ export class Compiler {
           claimHost(hostKey, plans ?? NO_PLANS, canaries, covered(hostKey === "*" ? null : hostKey), this.#resolve, trace);
         }
       }
-      defaultEntry(served.defaultPlans, config, this.#resolve, this.#default, [], trace);
+      defaultEntry(served.defaultPlans, config, this.#resolve, this.#default, [], this.#hosts.get("*")?.hostCert ?? null, trace);
     } finally {
       this.#backends.end();
     }

@@ -1,11 +1,15 @@
 // The default route: the winning spec.defaultBackend among served Ingresses (oldest first,
-// as for rule paths), else --default-backend-service, else none (404).
+// as for rule paths), else --default-backend-service, else none (404). It serves the requests
+// for hosts no rule names, nginx's catch-all server "_", whose client-certificate policy is the
+// one of the hostless rules (controller.go getBackendServers maps host "" to "_"): the route
+// carries that policy when there is one.
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Route } from "../table/types.ts";
+import type { HostCert } from "./access.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "./annotations.ts";
 import { backendReason, serviceRef, type ResolvedBackend } from "./backends.ts";
 import type { CompileConfig } from "./config.ts";
-import type { Resolve } from "./host-entry.ts";
+import { withHostCert, type Resolve } from "./host-entry.ts";
 import { describeAge } from "./order.ts";
 import type { IngressPlan } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
@@ -14,13 +18,18 @@ export interface DefaultEntry {
   readonly plan: IngressPlan | null;
   readonly backend: ResolvedBackend;
   readonly route: Route;
+  /** The hostless rules' client-certificate policy the route carries, or null. */
+  readonly hostCert: HostCert | null;
 }
 
 /**
  * The winning spec.defaultBackend among `defaultPlans` (the served plans that have one, in
  * priority order), else --default-backend-service, else null. The route object of `prev` is
- * kept while its Ingress and Backend are the same. Diagnostics go to `out`; with a trace, the
- * outcome of every spec.defaultBackend is recorded.
+ * kept while its Ingress, Backend and `hostCert` (the hostless host's policy, host-entry.ts
+ * hostCertOf) are the same. Diagnostics go to `out`; with a trace, the outcome of every
+ * spec.defaultBackend is recorded. Without a hostless policy, a spec.defaultBackend keeps its
+ * own Ingress's client-certificate stage (ingress-nginx ignores auth-tls-* on an Ingress without
+ * rules: Portico does not serve what it asked to protect unprotected).
  */
 export function defaultEntry(
   defaultPlans: readonly IngressPlan[],
@@ -28,10 +37,12 @@ export function defaultEntry(
   resolve: Resolve,
   prev: DefaultEntry | null,
   out: Diagnostic[],
+  hostCert: HostCert | null,
   trace?: CompileTrace,
 ): DefaultEntry | null {
   const entry = (plan: IngressPlan | null, backend: ResolvedBackend): DefaultEntry => {
-    if (prev !== null && prev.plan === plan && prev.backend === backend) return prev;
+    if (prev !== null && prev.plan === plan && prev.backend === backend && prev.hostCert === hostCert) return prev;
+    const own = plan ? plan.annotations.options : DEFAULT_ROUTE_OPTIONS;
     const route: Route = Object.freeze({
       ingress: plan ? plan.ref : Object.freeze({ namespace: "", name: "" }),
       host: null,
@@ -42,10 +53,10 @@ export function defaultEntry(
       ruleIndex: -1,
       pathIndex: -1,
       backend: backend.backend,
-      options: plan ? plan.annotations.options : DEFAULT_ROUTE_OPTIONS,
+      options: hostCert === null ? own : withHostCert(own, plan?.hostCert ?? null, hostCert),
       tls: false,
     });
-    return { plan, backend, route };
+    return { plan, backend, route, hostCert };
   };
   let winner: DefaultEntry | null = null;
   for (const plan of defaultPlans) {

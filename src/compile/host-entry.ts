@@ -11,6 +11,12 @@
 // wins (balancer.lua uses `alternative_backends[1]`); a canary with no such main route is not
 // served (mergeAlternativeBackends deletes the alternative upstream).
 //
+// Client certificates are a property of the host, as ingress-nginx sets ssl_verify_client on
+// the whole server block (controller.go getBackendServers: the first Ingress of the host, in
+// priority order, with a usable CA; nginx.tmpl SERVER): hostCertOf picks that policy and every
+// route of the host, from every contributing Ingress, carries it (docs/design.md, "Client
+// certificates").
+//
 // Error pages are resolved here too, once per contributing plan (error-pages.ts): the Services
 // they name are inputs of the host entry like its backends.
 import { skipsAuthentication } from "../annotations/basic-auth.ts";
@@ -23,8 +29,9 @@ import { compilePath, type RegexLocationSpec } from "../table/regex.ts";
 import type { HostRoutes, Route, RouteOptions } from "../table/types.ts";
 import { backendReason, serviceRef, type BackendRef, type ResolvedBackend } from "./backends.ts";
 import { resolveErrorPages, type ResolvedErrorPages } from "./error-pages.ts";
+import type { HostCert } from "./access.ts";
 import { describeAge, tieNote } from "./order.ts";
-import type { IngressPlan, PathPlan } from "./plan.ts";
+import { comparePlans, type IngressPlan, type PathPlan } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
 
 export interface HostEntry {
@@ -42,6 +49,8 @@ export interface HostEntry {
   readonly services: readonly string[];
   readonly entry: HostRoutes;
   readonly diagnostics: readonly Diagnostic[];
+  /** The host's client-certificate policy (hostCertOf), or null: the default route takes the hostless one. */
+  readonly hostCert: HostCert | null;
 }
 
 export type Resolve = (ref: BackendRef) => ResolvedBackend;
@@ -80,6 +89,39 @@ interface Claimed {
   readonly services: string[];
   /** The host's regex locations when it is in regex mode, else null. */
   readonly regex: RegexLocationSpec[] | null;
+  readonly hostCert: HostCert | null;
+}
+
+/**
+ * The client-certificate policy of a host, and the Ingress it comes from: among the plans and
+ * canaries with paths on it (ingress-nginx's loop covers canary Ingresses too), in priority
+ * order, the first whose CA cannot be used, since that error makes nginx's whole server answer
+ * 403 whichever Ingress set a CA (`AuthTLSError` is checked before `CertificateAuth` in
+ * nginx.tmpl); else the first with a usable CA; else null.
+ */
+export function hostCertOf(plans: readonly IngressPlan[], canaries: readonly IngressPlan[]): { readonly plan: IngressPlan; readonly cert: HostCert } | null {
+  let error: IngressPlan | null = null;
+  let ok: IngressPlan | null = null;
+  for (const p of [...plans, ...canaries]) {
+    const c = p.hostCert;
+    if (c === null) continue;
+    if (c.error) {
+      if (error === null || comparePlans(p, error) < 0) error = p;
+    } else if (ok === null || comparePlans(p, ok) < 0) ok = p;
+  }
+  const winner = error ?? ok;
+  return winner === null ? null : { plan: winner, cert: winner.hostCert as HostCert };
+}
+
+/**
+ * `options` with the host's client-certificate stage in place of the Ingress's own (`own`,
+ * the same object in its stages), first among the `denied` stages: nginx answers it at the
+ * server level, before any location's refusal.
+ */
+export function withHostCert(options: RouteOptions, own: HostCert | null, host: HostCert): RouteOptions {
+  if (own === host) return options;
+  const rest = (options.stages ?? []).filter((p) => p !== own?.stage);
+  return Object.freeze({ ...options, stages: orderStages([host.stage, ...rest]) });
 }
 
 const regexPolicy = (plan: IngressPlan) => plan.annotations.policies.regexRewrite;
@@ -135,6 +177,30 @@ export function claimHost(
   const services: string[] = [];
   const cause = regexModeCause(hostKey, plans);
   const regexMode = cause !== null;
+  const certOwner = hostCertOf(plans, canaries);
+  const hostCert = certOwner?.cert ?? null;
+  const optionsByPlan = new Map<IngressPlan, RouteOptions>();
+  const optionsOf = (plan: IngressPlan): RouteOptions => {
+    if (certOwner === null) return plan.annotations.options;
+    let o = optionsByPlan.get(plan);
+    if (o === undefined) {
+      o = withHostCert(plan.annotations.options, plan.hostCert, certOwner.cert);
+      optionsByPlan.set(plan, o);
+      if (plan !== certOwner.plan && (plan.hosts.get(hostKey) ?? []).length > 0) {
+        const what = certOwner.cert.error ? `answer ${String(certOwner.cert.stage.params.status)}: its auth-tls-secret cannot be used` : "require the client certificates its auth-tls-* annotations ask for";
+        const own = plan.hostCert === null ? "" : " (this Ingress's own auth-tls-* is not used on this host)";
+        diagnostics.push({
+          kind: "Ingress",
+          namespace: plan.namespace,
+          name: plan.name,
+          reason: "HostClientCertificates",
+          message: `every path of host ${hostKey} is covered by the client-certificate policy of ${describeAge(certOwner.plan.ingress)}, as ingress-nginx applies it to the whole server: these paths ${what}${own}`,
+          severity: "warning",
+        });
+      }
+    }
+    return o;
+  };
   /** The plan and path plan of each route, for the regex locations. */
   const sources: [IngressPlan, PathPlan][] = [];
   // Who claimed (type, path) first. Most hosts have a few paths: a list scan until it grows.
@@ -218,7 +284,7 @@ export function claimHost(
         ruleIndex: pp.ruleIndex,
         pathIndex: pp.pathIndex,
         backend: rb.backend,
-        options: plan.annotations.options,
+        options: optionsOf(plan),
         tls: isTls,
         // Decided on the path as written, as ingress-nginx's template does (basic-auth.ts).
         ...(skipsAuthentication(pp.rawPath) ? { authExempt: true as const } : {}),
@@ -323,7 +389,7 @@ export function claimHost(
     }
   }
   backends.push(...errorBackends);
-  if (!regexMode) return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex: null };
+  if (!regexMode) return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex: null, hostCert };
   const regex = regexSpecs(hostKey, plans, sources, diagnostics);
   // Ingresses on the host whose own paths do not ask for regex mode are matched that way too
   // (the blog post's second surprise), or only through the implicit "/" location: say so.
@@ -338,7 +404,7 @@ export function claimHost(
       severity: "warning",
     });
   }
-  return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex };
+  return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert };
 }
 
 /**
@@ -416,8 +482,8 @@ export function buildHostEntry(
   isTls: boolean,
   resolve: Resolve,
 ): HostEntry {
-  const { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex } = claimHost(hostKey, plans, canaries, isTls, resolve);
+  const { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert } = claimHost(hostKey, plans, canaries, isTls, resolve);
   // Copies of the plans: the contributor lists are updated in place by later compiles.
   const entry = buildHost(hostKey, routes, viaOf(hostKey), regex);
-  return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, errorRefs, services, entry, diagnostics };
+  return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, errorRefs, services, entry, diagnostics, hostCert };
 }

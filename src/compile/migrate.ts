@@ -363,6 +363,8 @@ const DIAGNOSTIC_EFFECT: Partial<Record<DiagnosticReason, DiagnosticReport["effe
   // Warnings about what ingress-nginx does too: a host in regex mode because of another
   // Ingress, a path its admission webhook would refuse but its controller serves.
   RegexModeHost: "same",
+  // Another Ingress's auth-tls-* covering this one's paths: ingress-nginx sets it per server.
+  HostClientCertificates: "same",
   StrictPathType: "same",
 };
 

@@ -79,6 +79,8 @@ export interface IngressPlan {
   readonly authSecret: ResolvedAccess["secret"];
   /** The client-certificate CA Secret the annotations were resolved with (access.ts), or null. */
   readonly caSecret: ResolvedAccess["caSecret"];
+  /** The client-certificate policy this Ingress offers its hosts (access.ts), or null. */
+  readonly hostCert: ResolvedAccess["hostCert"];
   /** Problems of this object alone, reported while it is served. */
   readonly diagnostics: readonly Diagnostic[];
   /** Valid rule paths grouped by host key (`*` for hostless), in rule and path order. */
@@ -205,6 +207,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     annotations: ann,
     authSecret: access.secret,
     caSecret: access.caSecret,
+    hostCert: access.hostCert,
     diagnostics,
     hosts: byHost,
     rulePaths,

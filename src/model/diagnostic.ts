@@ -26,6 +26,7 @@ export type DiagnosticReason =
   | "InvalidPath"
   | "StrictPathType"
   | "RegexModeHost"
+  | "HostClientCertificates"
   | "InvalidHost"
   | "InvalidBackend"
   | "InvalidAnnotation"

@@ -13,6 +13,8 @@ import type { RouteOptions } from "../../src/table/types.ts";
 import { startTlsProxy } from "../http2/helpers.ts";
 import { createCertificate, type MintedCertificate } from "../tls/pki.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
+import { compile } from "../../src/compile/compile.ts";
+import { loadFixture } from "../compile/snapshot.ts";
 import { makeBackend, makeTable } from "./helpers.ts";
 
 const cleanup: (() => unknown)[] = [];
@@ -236,14 +238,79 @@ describe("the CA Secret", () => {
     expect(backend.heads).toHaveLength(0);
   });
 
-  test("another namespace's Secret: 503, as ingress-nginx's location denied", async () => {
-    const { port } = start({ [`${N}auth-tls-secret`]: "other/client-ca" });
-    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(503);
+  test("another namespace's Secret: 403, as ingress-nginx's AuthTLSError (its location-denied error also sets the server's)", async () => {
+    const { port, backend } = start({ [`${N}auth-tls-secret`]: "other/client-ca" });
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(403);
+    expect(backend.heads).toHaveLength(0);
   });
 
   test("a CA Secret that is replaced applies: the old CA's client is refused", async () => {
     const { port } = start(SECRET, [caSecret(otherCa.certPem)]);
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(400);
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(200);
+  });
+});
+
+describe("the policy covers the whole host, as ingress-nginx's server block", () => {
+  // Two Ingresses on one host, compiled by the compiler: only the older one sets auth-tls-*.
+  // ingress-nginx puts ssl_verify_client on the server, so the younger one's path needs a
+  // certificate too; before, it was served without one.
+  function compiled(backendPort: number) {
+    const ca64 = Buffer.from(ca.certPem).toString("base64");
+    const ing = (name: string, created: string, ann: Record<string, string>, host: string | null, path: string) => `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: ${name}, namespace: shop, creationTimestamp: "${created}", annotations: ${JSON.stringify(ann)}}
+spec:
+  ingressClassName: portico
+  rules: [{${host === null ? "" : `host: ${host}, `}http: {paths: [{path: ${path}, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]`;
+    const fx = loadFixture(
+      [
+        `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{name: http, port: 80}]}`,
+        `apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: web-x, namespace: shop, labels: {kubernetes.io/service-name: web}}
+addressType: IPv4
+ports: [{name: http, port: ${backendPort}}]
+endpoints: [{addresses: ["127.0.0.1"], conditions: {ready: true}}]`,
+        `apiVersion: v1
+kind: Secret
+metadata: {name: client-ca, namespace: shop}
+type: Opaque
+data: {ca.crt: ${ca64}}`,
+        ing("secure", "2026-01-01T00:00:00Z", SECRET, "mtls.test", "/secure"),
+        ing("later", "2026-02-01T00:00:00Z", {}, "mtls.test", "/p"),
+        ing("hostless-secure", "2026-01-01T00:00:00Z", SECRET, null, "/secure"),
+        ing("hostless-later", "2026-02-01T00:00:00Z", {}, null, "/p"),
+      ].join("\n---\n"),
+    );
+    return compile(fx.snapshot, DEFAULT_COMPILE_CONFIG);
+  }
+
+  test("the second Ingress's path: 400 without a certificate, 400 with another CA's, 200 with the CA's", async () => {
+    const backend = rawBackend();
+    const r = compiled(backend.port);
+    expect(r.diagnostics.filter((d) => d.reason === "HostClientCertificates").map((d) => d.name).sort()).toEqual(["hostless-later", "later"]);
+    const proxy = startTlsProxy(r.table, { hosts: ["mtls.test", "open.test"] });
+    cleanup.push(() => proxy.stop());
+    const none = await request(proxy.port, { sni: "mtls.test", host: "mtls.test" });
+    expect(none.status).toBe(400);
+    expect(none.head).toContain("No required SSL certificate was sent");
+    expect((await request(proxy.port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(400);
+    expect(backend.heads).toHaveLength(0);
+    expect((await request(proxy.port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
+    expect(header(backend.heads.at(-1), "ssl-client-verify")).toBe("SUCCESS");
+  });
+
+  test("a hostless rule: the hostless policy covers the other Ingress's hostless path for any Host", async () => {
+    const backend = rawBackend();
+    const proxy = startTlsProxy(compiled(backend.port).table, { hosts: ["mtls.test", "open.test"] });
+    cleanup.push(() => proxy.stop());
+    expect((await request(proxy.port, { sni: "open.test", host: "open.test" })).status).toBe(400);
+    expect(backend.heads).toHaveLength(0);
+    expect((await request(proxy.port, { sni: "open.test", host: "open.test", cert: good })).status).toBe(200);
   });
 });
