@@ -65,7 +65,7 @@ export const AUTH_TLS_SECRET: AnnotationSpec = {
   description: "`name` or `namespace/name` of the Secret whose `ca.crt` client certificates must chain to; watched, so a change applies without a restart",
   compat: {
     kind: "differs",
-    difference: `As in ingress-nginx, it applies to the whole host: the first Ingress of the host (oldest first) with a usable CA covers the paths of every Ingress there, and a Secret that cannot be used (missing, in another namespace, no \`ca.crt\`, no certificate in it) makes the whole host answer 403. Differences: \`ca.crl\` is not read; plain-HTTP requests to these paths count as carrying no certificate (nginx does not check them); clients are asked for a certificate on every HTTPS handshake of the port (the runtime cannot ask per host). Needs the HTTP/2 listener (\`--http2\`, the default): with \`--http2=false\` no certificate can be read and requests count as carrying none.`,
+    difference: `As in ingress-nginx, it applies to the whole host: the first Ingress of the host (oldest first) with a usable CA covers the paths of every Ingress there, and a Secret that cannot be used (missing, in another namespace, no \`ca.crt\`, no certificate in it) makes the whole host answer 403. Differences: \`ca.crl\` is not read; plain-HTTP requests to these paths count as carrying no certificate (nginx does not check them); while any route uses client certificates, clients are asked for one on every HTTPS handshake of the port (the runtime cannot ask per host); with none, no handshake asks. Needs the HTTP/2 listener (\`--http2\`, the default): with \`--http2=false\` no certificate can be read and requests count as carrying none.`,
   },
 };
 

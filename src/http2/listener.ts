@@ -10,6 +10,7 @@
 import http2, { type Http2SecureServer, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from "node:http2";
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import type { SecureContextOptions } from "node:tls";
 import type { WebSocketHandler } from "bun";
 import { errorResponse } from "../proxy/errors.ts";
 import type { Logger } from "../log/logger.ts";
@@ -194,6 +195,8 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
   let provisional = false;
   let frozen = false;
   let stopping = false;
+  /** Whether handshakes ask for a client certificate (requestClientCertificates). */
+  let wantCerts = false;
   let pending = 0;
   const sessions = new Set<ServerHttp2Session>();
   const peers = new WeakMap<object, Peer>();
@@ -387,10 +390,11 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       allowHTTP1: true,
       ALPNProtocols: ["h2", "http/1.1"],
       // Client certificates (auth-tls-*): Bun's node:tls reads requestCert from the server only,
-      // never from the SNI context (measured on 1.4.5), so every handshake asks for one. None is
-      // required here: proxy/client-cert.ts checks the certificate per request, against the
-      // CA of the route the request's Host selects (docs/design.md, "Client certificates").
-      requestCert: true,
+      // never from the SNI context (measured on 1.4.5), so while some route reads certificates
+      // every handshake asks for one, and none otherwise (verifyMode). None is required here:
+      // proxy/client-cert.ts checks the certificate per request, against the CA of the route
+      // the request's Host selects (docs/design.md, "Client certificates").
+      requestCert: wantCerts,
       rejectUnauthorized: false,
       SNICallback: (name: string, cb: (err: Error | null, ctx?: import("node:tls").SecureContext) => void) => {
         try {
@@ -447,8 +451,9 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     const t0 = performance.now();
     try {
       const next = createSniTable(entries, sni ?? undefined);
-      // Clients without SNI get the server's own context: swap it too.
-      server?.setSecureContext(next.defaultOptions);
+      // Clients without SNI get the server's own context: swap it too (with the verify mode,
+      // which the same call applies).
+      if (server !== null) verifyMode(server, wantCerts, next.defaultOptions);
       sni = next;
     } catch (err) {
       log.error("TLS rotation failed; keeping the previous certificates", { err: String(err) });
@@ -459,6 +464,24 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     rotations++;
     log.info("TLS certificates rotated", { entries: entries.length, rotations });
     opts.hooks?.onRotation?.({ rotations, serveMs: performance.now() - t0, entries: entries.length, fingerprint: fp });
+  }
+
+  function requestClientCertificates(on: boolean): void {
+    if (on === wantCerts) return;
+    wantCerts = on;
+    if (server === null || sni === null || stopping) return;
+    try {
+      verifyMode(server, on, sni.defaultOptions);
+    } catch (err) {
+      log.error("cannot change whether the TLS handshake asks for client certificates", { err: String(err), requestCert: on });
+      return;
+    }
+    log.info(on ? "TLS handshakes ask for client certificates (a route reads them)" : "TLS handshakes no longer ask for client certificates", {});
+    if (!on) return;
+    // Connections made before carry no certificate: HTTP/2 ones get GOAWAY (their open streams
+    // finish) and idle HTTP/1.1 ones are closed, so clients reconnect and can send one.
+    for (const session of sessions) if (!session.closed) session.close();
+    for (const [socket, st] of h1Sockets) if (st.busy === 0) socket.destroy();
   }
 
   const drainable: DrainableServer = {
@@ -514,6 +537,10 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     get servers() {
       return server === null ? [] : [drainable];
     },
+    requestClientCertificates,
+    get requestsClientCertificates() {
+      return wantCerts;
+    },
     get port() {
       return port;
     },
@@ -527,6 +554,19 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       return fingerprint;
     },
   };
+}
+
+/**
+ * Set whether new handshakes ask for a client certificate, with `options` as the server's
+ * default context. Bun 1.4.5's node:tls Server applies it only when setSecureContext rebuilds
+ * its native configuration from the `_requestCert` field: neither that field alone nor the
+ * `requestCert` option of setSecureContext alone changes what is asked (measured with
+ * `openssl s_client`, which lists "Requested Signature Algorithms" only after a
+ * CertificateRequest). test/proxy/client-certs.test.ts holds the listener to this.
+ */
+function verifyMode(s: Http2SecureServer, on: boolean, options: SecureContextOptions): void {
+  (s as unknown as { _requestCert: boolean | undefined })._requestCert = on;
+  s.setSecureContext({ ...options, requestCert: on, rejectUnauthorized: false } as SecureContextOptions);
 }
 
 /** A handler's answer to a WebSocket handshake it refused, as raw HTTP/1.1, then close. */

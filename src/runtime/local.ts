@@ -27,6 +27,7 @@ export function createLocalPlane(o: { config: Config; log: Logger; inst: Instrum
       const built = builder.build(result.certificates);
       expiry = built.expiry;
       serving.setTls(built.entries, built.fingerprint);
+      serving.tableChanged();
       return built.diagnostics;
     },
     get expiry() {

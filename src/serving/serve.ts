@@ -8,6 +8,7 @@ import type { Config } from "../config/types.ts";
 import { createAccessLog, type AccessLogOptions, type AccessRecord } from "../log/access.ts";
 import type { Logger } from "../log/logger.ts";
 import { createBalancer, createBodyBudget, createDrain, createProxyHandler, serveOptions, startHttpListener } from "../proxy/index.ts";
+import { needsClientCertificates } from "../table/client-certs.ts";
 import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
@@ -45,6 +46,8 @@ export interface ServeTrafficOptions {
 export interface Serving {
   /** Serve this certificate set (a rotation: tls/listener.ts). */
   setTls(entries: readonly TlsEntry[], fingerprint: string): void;
+  /** A new table is live (after the holder's swap): handshakes ask for client certificates while one of its routes reads them. */
+  tableChanged(): void;
   readonly ports: { readonly http: number; readonly https: number };
   /** The stand-in set is still served. */
   readonly tlsProvisional: boolean;
@@ -89,6 +92,8 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
     // The listener logs each rotation itself; here it is counted.
     hooks: { onRotation: () => inst.tlsRotated(), onAbuse: (reason) => inst.http2Abuse(reason) },
   });
+  // Handshakes ask for a client certificate only while a route reads one (table/client-certs.ts).
+  https.requestClientCertificates(needsClientCertificates(o.table()));
   try {
     bindOrExplain("--https-port", hostname, httpsPort, () => https.update(o.tls.entries, o.tls.fingerprint, o.tls.provisional ?? false));
   } catch (err) {
@@ -106,6 +111,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   let stopped: Promise<void> | null = null;
   return {
     setTls: (entries, fingerprint) => https.update(entries, fingerprint),
+    tableChanged: () => https.requestClientCertificates(needsClientCertificates(o.table())),
     ports: { http: http.port ?? httpPort, https: https.port },
     get tlsProvisional() {
       return https.provisional;

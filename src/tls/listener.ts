@@ -67,6 +67,14 @@ export interface TlsListener {
   freeze(): void;
   /** Graceful: mark Connection: close, wait drainMs, stop(false). closeActive: drop everything now. */
   stop(closeActive?: boolean): Promise<void>;
+  /**
+   * Ask (or stop asking) for a client certificate in new handshakes, while some route reads one
+   * (table/client-certs.ts); before the first update() it sets what the server starts with. The
+   * HTTP/2 listener does it (http2/listener.ts). Here it changes nothing: Bun.serve cannot show a request's certificate, so none is ever asked for and
+   * requests count as carrying none (docs/design.md, "Client certificates").
+   */
+  requestClientCertificates(on: boolean): void;
+  readonly requestsClientCertificates: boolean;
   readonly server: AnyServer | null;
   /** Every server still alive: the current one and one draining, for a shutdown drain. */
   readonly servers: readonly AnyServer[];
@@ -215,6 +223,8 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
     get provisional() {
       return provisional;
     },
+    requestClientCertificates() {},
+    requestsClientCertificates: false,
     freeze() {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -125,6 +125,7 @@ export async function runWorker(config: Config, id: number): Promise<void> {
         // The holder counts its own swaps; keep it equal to the primary's generation.
         while (holder.generation < m.generation - 1) holder.swap(holder.current);
         holder.swap(table);
+        serving?.tableChanged();
         log.debug("route table applied", { generation: m.generation, kind: m.type, routes: table.routeCount, decodeMs: Math.round(performance.now() - t0) });
         if (serving) tell({ type: "applied", generation: m.generation });
         else listen();

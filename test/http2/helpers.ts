@@ -16,6 +16,7 @@ import { buildTlsEntries, type TlsEntries } from "../../src/tls/sni.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { binding } from "../tls/helpers.ts";
 import { quietLog, testConfig } from "../proxy/helpers.ts";
+import { needsClientCertificates } from "../../src/table/client-certs.ts";
 
 export { h2Fetch, h2Session } from "./client.ts";
 
@@ -54,11 +55,13 @@ export function startTlsProxy(
   const listener: HttpsListener = (o.kind ?? "h2") === "h2"
     ? createH2Listener({ ...common, headerTimeoutMs: o.config?.clientHeaderTimeoutMs, maxResetsPerSecond: o.maxResetsPerSecond, draining: () => handler.inflight.draining, hooks: { onAbuse: (r) => o.onAbuse?.(r) } })
     : createTlsListener(common);
+  // As serveTraffic does: handshakes ask for client certificates while a route reads them.
+  listener.requestClientCertificates(needsClientCertificates(table));
   const built = entriesFor(o.hosts ?? []);
   listener.update(built.entries, built.fingerprint);
   return {
     port: listener.port, origin: `https://127.0.0.1:${listener.port}`, listener, handler, records,
-    setTable(t) { current = t; },
+    setTable(t) { current = t; listener.requestClientCertificates(needsClientCertificates(t)); },
     stop: () => listener.stop(true),
   };
 }

@@ -15,7 +15,14 @@ import { createCertificate, type MintedCertificate } from "../tls/pki.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { compile } from "../../src/compile/compile.ts";
 import { loadFixture } from "../compile/snapshot.ts";
-import { makeBackend, makeTable } from "./helpers.ts";
+import { makeBackend, makeTable, testConfig } from "./helpers.ts";
+import { createInstruments } from "../../src/admin/instruments.ts";
+import { Registry } from "../../src/admin/registry.ts";
+import { silentLogger } from "../../src/log/logger.ts";
+import { serveTraffic } from "../../src/serving/serve.ts";
+import { createTlsBuilder } from "../../src/serving/tls.ts";
+import { freePort } from "../e2e/harness.ts";
+import { rawH2, until } from "../http2/frames.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -312,5 +319,84 @@ data: {ca.crt: ${ca64}}`,
     expect((await request(proxy.port, { sni: "open.test", host: "open.test" })).status).toBe(400);
     expect(backend.heads).toHaveLength(0);
     expect((await request(proxy.port, { sni: "open.test", host: "open.test", cert: good })).status).toBe(200);
+  });
+});
+
+describe("the handshake asks for a certificate only while a route reads one", () => {
+  /**
+   * What openssl s_client saw: it prints "Requested Signature Algorithms" only when the server
+   * sent a CertificateRequest (it prints "No client certificate CA names sent" either way).
+   */
+  async function askedForCertificate(port: number, sni: string | null): Promise<boolean> {
+    const p = Bun.spawn(["openssl", "s_client", "-connect", `127.0.0.1:${port}`, ...(sni === null ? ["-noservername"] : ["-servername", sni])], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const out = await new Response(p.stdout).text();
+    await p.exited;
+    if (!out.includes("BEGIN CERTIFICATE") && !out.includes("Server certificate")) throw new Error(`no TLS handshake: ${out.slice(0, 200)}`);
+    return out.includes("Requested Signature Algorithms");
+  }
+
+  test("serveTraffic: none without client-certificate routes (at start-up and after a table swap), asked for while one is live; a rotation keeps it", async () => {
+    const backend = rawBackend();
+    const b = makeBackend([backend.port]);
+    const plain = makeTable([{ host: "open.test", backend: b, tls: true }]);
+    const withCerts = makeTable([
+      { host: "mtls.test", backend: b, options: optionsOf(SECRET), tls: true },
+      { host: "open.test", backend: b, tls: true },
+    ]);
+    // verify-client off reads no certificate: no reason to ask.
+    const off = makeTable([{ host: "mtls.test", backend: b, options: optionsOf({ ...SECRET, [`${N}auth-tls-verify-client`]: "off" }), tls: true }]);
+    let table = plain;
+    const config = testConfig({ httpPort: freePort(), httpsPort: freePort(), tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256", http2: true });
+    const builder = createTlsBuilder(config, silentLogger);
+    const serving = serveTraffic({ config, log: silentLogger, inst: createInstruments(new Registry(), { version: "t" }), table: () => table, tls: builder.build([]), ports: "alone" });
+    cleanup.push(() => serving.shutdown({ delay: false }));
+    const port = serving.ports.https;
+
+    expect(await askedForCertificate(port, "mtls.test")).toBe(false);
+    expect(await askedForCertificate(port, null)).toBe(false);
+    // A client holding a certificate sends none when not asked: the request carries none.
+    expect((await request(port, { sni: "open.test", host: "open.test", cert: good })).status).toBe(200);
+
+    table = withCerts;
+    serving.tableChanged();
+    expect(await askedForCertificate(port, "mtls.test")).toBe(true);
+    expect(await askedForCertificate(port, null)).toBe(true);
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test" })).status).toBe(400);
+
+    // A certificate rotation swaps the server's context: the verify mode stays.
+    serving.setTls(builder.build([]).entries, "rotated");
+    expect(await askedForCertificate(port, "mtls.test")).toBe(true);
+
+    table = off;
+    serving.tableChanged();
+    expect(await askedForCertificate(port, "mtls.test")).toBe(false);
+    table = plain;
+    serving.tableChanged();
+    expect(await askedForCertificate(port, "open.test")).toBe(false);
+  });
+
+  test("serveTraffic started with a client-certificate route asks from the first handshake", async () => {
+    const backend = rawBackend();
+    const table = makeTable([{ host: "mtls.test", backend: makeBackend([backend.port]), options: optionsOf(SECRET), tls: true }]);
+    const config = testConfig({ httpPort: freePort(), httpsPort: freePort(), tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256", http2: true });
+    const serving = serveTraffic({ config, log: silentLogger, inst: createInstruments(new Registry(), { version: "t" }), table: () => table, tls: createTlsBuilder(config, silentLogger).build([]), ports: "alone" });
+    cleanup.push(() => serving.shutdown({ delay: false }));
+    expect(await askedForCertificate(serving.ports.https, "mtls.test")).toBe(true);
+  });
+
+  test("turning it on sends GOAWAY to HTTP/2 connections made before, which carry no certificate", async () => {
+    const backend = rawBackend();
+    const b = makeBackend([backend.port]);
+    const proxy = startTlsProxy(makeTable([{ host: "open.test", backend: b, tls: true }]), { hosts: ["mtls.test", "open.test"] });
+    cleanup.push(() => proxy.stop());
+    const c = await rawH2(proxy.port, "open.test");
+    cleanup.push(() => c.close());
+    expect(await until(() => c.frames.length > 0)).toBe(true); // the server's SETTINGS: the session is up
+    expect(c.goaway()).toBeNull();
+    proxy.setTable(makeTable([{ host: "mtls.test", backend: b, options: optionsOf(SECRET), tls: true }, { host: "open.test", backend: b, tls: true }]));
+    expect(proxy.listener.requestsClientCertificates).toBe(true);
+    expect(await until(() => c.goaway() !== null)).toBe(true);
+    expect(c.goaway()).toBe(0); // NO_ERROR: a graceful close, the client reconnects
   });
 });

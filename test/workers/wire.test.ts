@@ -21,6 +21,10 @@ import type { Backend } from "../../src/table/types.ts";
 import { rng } from "../../bench/lib/cp-gen.ts";
 import { mkRoute } from "../compile/routes.ts";
 import { loadFixture } from "../compile/snapshot.ts";
+import tls from "node:tls";
+import { needsClientCertificates } from "../../src/table/client-certs.ts";
+import { createCertificate } from "../tls/pki.ts";
+import { startTlsProxy } from "../http2/helpers.ts";
 
 const root = join(import.meta.dir, "..");
 const fixtures = readdirSync(join(root, "fixtures")).filter((f) => f.endsWith(".yaml")).sort();
@@ -318,5 +322,84 @@ describe("wire: canary", () => {
     const got = applyDelta(empty, delta, receiver);
     expect(canaryOf(got)?.backend.id).toBe("shop/canary:80");
     expect(receiver.get("shop/canary:80")).toBe(canaryOf(got)?.backend);
+  });
+});
+
+describe("wire: client certificates", () => {
+  // The client-cert stage carries the CA's PEM certificates, the verify mode, depth, error page
+  // and pass flag; a worker that lost any of it would check another policy than compiled (or
+  // none). Compiled from real objects: two Ingresses on one host (the host-wide policy) and a
+  // hostless rule whose policy the default route takes.
+  const ca = createCertificate({ subjectCN: "Wire CA", isCA: true });
+  const client = createCertificate({ subjectCN: "alice", extKeyUsage: ["clientAuth"], issuer: { cert: ca.certPem, key: ca.keyPem } });
+  const N = "nginx.ingress.kubernetes.io/";
+  const ann = JSON.stringify({ [`${N}auth-tls-secret`]: "ca", [`${N}auth-tls-verify-client`]: "optional", [`${N}auth-tls-verify-depth`]: "2", [`${N}auth-tls-error-page`]: "https://login.test/cert", [`${N}auth-tls-pass-certificate-to-upstream`]: "true" });
+  const ing = (name: string, created: string, annotations: string, rule: string, extra = "") => `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: ${name}, namespace: shop, creationTimestamp: "${created}", annotations: ${annotations}}
+spec:
+  ingressClassName: portico${extra}
+  rules: [{${rule}http: {paths: [{path: /${name}, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]`;
+  const fx = loadFixture(
+    [
+      `apiVersion: v1
+kind: Secret
+metadata: {name: ca, namespace: shop}
+type: Opaque
+data: {ca.crt: ${Buffer.from(ca.certPem).toString("base64")}}`,
+      ing("secure", "2026-01-01T00:00:00Z", ann, "host: m.test, "),
+      ing("later", "2026-02-01T00:00:00Z", "{}", "host: m.test, "),
+      ing("anyhost", "2026-01-01T00:00:00Z", ann, ""),
+      ing("fallback", "2026-02-01T00:00:00Z", "{}", "", "\n  defaultBackend: {service: {name: web, port: {number: 80}}}"),
+    ].join("\n---\n"),
+  );
+  const table = compile(fx.snapshot, DEFAULT_COMPILE_CONFIG).table;
+  const certStage = (t: RouteTable, host: string, path: string) => lookup(t, host, path)?.route.options.stages?.find((s) => s.kind === "client-cert");
+  const frozen = (x: unknown): boolean => x === null || typeof x !== "object" || (Object.isFrozen(x) && Object.values(x).every(frozen));
+
+  test("the full table: every field of the stage, on both Ingresses' routes and the default route, frozen again", () => {
+    const before = certStage(table, "m.test", "/later");
+    expect(before?.params).toMatchObject({ secret: "shop/ca", verify: "optional", depth: 2, errorPage: "https://login.test/cert", passCertificate: true, ca: [expect.stringContaining("BEGIN CERTIFICATE")] });
+    const d = roundTrip(table);
+    for (const path of ["/secure", "/later"]) {
+      const got = certStage(d, "m.test", path);
+      expect(got).toEqual(before!);
+      expect(frozen(got)).toBe(true);
+    }
+    expect(certStage(d, "other.test", "/anyhost")).toEqual(certStage(table, "other.test", "/anyhost")!);
+    // The default route (no rule matches /elsewhere): the hostless policy crossed too.
+    expect(lookup(d, "other.test", "/elsewhere")?.route.source).toBe("defaultBackend");
+    expect(certStage(d, "other.test", "/elsewhere")).toEqual(certStage(table, "other.test", "/elsewhere")!);
+    expect(needsClientCertificates(d)).toBe(true);
+  });
+
+  test("and a delta, then enforced by the proxy on the worker's side over real TLS", async () => {
+    const worker = new Receiver(encodeTable(buildTable([], null)));
+    const registry: BackendRegistry = new Map();
+    const prev = buildTable([], null);
+    encodeTable(prev, registry);
+    worker.apply(encodeDelta(prev, table, registry));
+    expect(certStage(worker.table, "m.test", "/later")).toEqual(certStage(table, "m.test", "/later")!);
+    // optional + error page: no certificate passes (the Service has no endpoints: 503), a
+    // certificate of another CA is sent to the error page, one of the CA passes.
+    const proxy = startTlsProxy(worker.table, { hosts: ["m.test"] });
+    try {
+      const get = (cert?: { certPem: string; keyPem: string }) =>
+        new Promise<number>((resolve, reject) => {
+          const s = tls.connect({ host: "127.0.0.1", port: proxy.port, servername: "m.test", rejectUnauthorized: false, ALPNProtocols: ["http/1.1"], ...(cert ? { cert: cert.certPem, key: cert.keyPem } : {}) });
+          let data = "";
+          s.on("secureConnect", () => s.write("GET /later HTTP/1.1\r\nHost: m.test\r\nConnection: close\r\n\r\n"));
+          s.on("data", (c) => (data += c.toString("latin1")));
+          s.on("end", () => resolve(Number(data.slice(9, 12))));
+          s.on("error", reject);
+        });
+      const stranger = createCertificate({ subjectCN: "mallory", extKeyUsage: ["clientAuth"] });
+      expect(await get(stranger)).toBe(302);
+      expect(await get(client)).toBe(503);
+      expect(await get()).toBe(503);
+    } finally {
+      await proxy.stop();
+    }
   });
 });
