@@ -96,8 +96,9 @@ export function dropped(k: string, ctx: ForwardContext, websocket: boolean): boo
   // ingress-nginx sets ssl-client-verify, -subject-dn, -issuer-dn and -cert from the verified
   // client certificate on a server with auth-tls-secret (nginx.tmpl), and passes a client's
   // own copies on every other server, where a backend that trusts them can be told `SUCCESS`
-  // by anyone. Portico verifies client certificates on no route (auth-tls-secret refuses the
-  // Ingress), so they are never its word: dropped on every route, from every peer.
+  // by anyone. A client's copies are never Portico's word: dropped on every route, from every
+  // peer; on a route with client certificates, proxy/client-cert.ts sets them from the
+  // certificate it verified (PolicyFlow.upstreamRequestHeaders, applied after this filter).
   if (k.startsWith("ssl-client-")) return true;
   // nginx ignores header names with underscores unless underscores_in_headers is on
   // (ingress-nginx: enable-underscores-in-headers, default false): many backends (CGI-style

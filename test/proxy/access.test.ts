@@ -402,8 +402,9 @@ describe("headers a backend may take as the proxy's word", () => {
   // ingress-nginx sets ssl-client-verify, -subject-dn, -issuer-dn (and -cert) only on a server
   // with auth-tls-secret (nginx.tmpl) and passes a client's own copies everywhere else, so a
   // backend that trusts them can be told `SUCCESS` by anyone who reaches it through another
-  // route. Portico verifies no client certificate on any route (auth-tls-secret refuses the
-  // Ingress), so no route may carry them: dropped from every peer, trusted proxies included.
+  // route. A client's copies are never Portico's word: dropped from every peer, trusted proxies
+  // included (a route with client certificates sets them from the verified certificate:
+  // test/proxy/client-certs.test.ts).
   const SPOOF = "ssl-client-verify: SUCCESS\r\nSSL-Client-Subject-DN: CN=admin\r\nssl-client-issuer-dn: CN=Corp CA\r\nssl-client-cert: -----BEGIN%20CERTIFICATE-----\r\n";
 
   for (const [who, config] of [["a client", {}], ["a trusted proxy", { trustedProxies: ["127.0.0.0/8"] }]] as const) {
