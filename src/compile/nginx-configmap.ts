@@ -173,7 +173,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
       : same("Portico replaces X-Forwarded-For from other peers, as ingress-nginx without use-forwarded-headers"),
   "use-proxy-protocol": (val) =>
     bool(val, false) === true ? not("Portico does not read the PROXY protocol: a load balancer that sends it breaks every connection; turn it off there first") : same("off, as Portico"),
-  "http-redirect-code": (val) => (val.trim() === "308" ? same("308, Portico's only redirect code") : not("Portico's HTTPS redirect is always 308")),
+  // configmap.go: Atoi, then one of 301, 302, 307, 308 (anything else keeps 308 with a warning).
+  "http-redirect-code": (val) => {
+    const c = val.trim();
+    if (c === "308") return same("308, Portico's default (--http-redirect-code)");
+    return ["301", "302", "307"].includes(c)
+      ? flag("status of the redirects to HTTPS and from the www name", `--http-redirect-code=${c}`)
+      : bad("301, 302, 307 or 308");
+  },
   "ssl-redirect": (val) => {
     const b = bool(val, true);
     return b === null ? bad("a boolean") : b ? same("on for TLS hosts, as Portico") : flag("no redirect to HTTPS on Ingresses without their own ssl-redirect", "--ssl-redirect=false");

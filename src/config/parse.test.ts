@@ -70,6 +70,7 @@ describe("defaults", () => {
       hstsPreload: false,
       sslRedirect: true,
       forceSslRedirect: false,
+      httpRedirectCode: 308,
       nginxConfigmap: null,
       tlsMinVersion: "1.2",
       tlsCiphers: DEFAULT_TLS_CIPHERS,
@@ -98,6 +99,7 @@ describe("values", () => {
       "--allow-external-name-services", "--allowlist-source-range", "10.0.0.0/8, 2001:DB8::/32", "--denylist-source-range", "10.9.9.9",
       "--limit-req-status-code", "429", "--limit-conn-status-code", "503", "--http2=false",
       "--custom-http-errors", " 503,404 ,404",
+      "--http-redirect-code", "301",
     ]);
     expect(c).toMatchObject({
       httpPort: 81, httpsPort: 444, adminPort: 9000, watchIngressWithoutClass: true, hsts: false,
@@ -111,7 +113,7 @@ describe("values", () => {
       allowlistSourceRange: ["10.0.0.0/8", "2001:db8::/32"], denylistSourceRange: ["10.9.9.9/32"],
       connectTimeoutMs: 500, responseTimeoutMs: 120_000, streamIdleTimeoutMs: 3_600_000, shutdownDelayMs: 0,
       shutdownGracePeriodMs: 45_000, hstsMaxAge: 60, tlsMinVersion: "1.3", tlsCiphers: "ECDHE-RSA-AES128-GCM-SHA256", workers: 3,
-      allowExternalNameServices: true, limitReqStatusCode: 429, limitConnStatusCode: 503, customHttpErrors: [404, 503], http2: false,
+      allowExternalNameServices: true, limitReqStatusCode: 429, limitConnStatusCode: 503, customHttpErrors: [404, 503], http2: false, httpRedirectCode: 301,
     });
   });
 
@@ -251,6 +253,7 @@ describe("errors name the flag", () => {
     [["--nginx-configmap", "Bad/Name"], "--nginx-configmap: expected NAMESPACE/NAME"],
     [["--limit-req-status-code", "200"], "--limit-req-status-code: expected an integer 400-599"],
     [["--limit-conn-status-code", "5O3"], "--limit-conn-status-code: expected an integer 400-599"],
+    [["--http-redirect-code", "303"], "--http-redirect-code: expected 301, 302, 307 or 308"],
     [["--tls-min-version", "1.1"], '--tls-min-version: expected 1.2 or 1.3, got "1.1"'],
     [["--tls-ciphers", "ALL:!aNULL"], "--tls-ciphers: expected OpenSSL cipher names"],
     [["--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256:BOGUS"], "--tls-ciphers: unknown TLS 1.2 cipher suite BOGUS"],

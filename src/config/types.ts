@@ -82,7 +82,7 @@ export interface Config {
   readonly limitReqStatusCode: number;
   /** Status of a request refused by `limit-connections` (ingress-nginx's limit-conn-status-code). */
   readonly limitConnStatusCode: number;
-  // TLS
+  // TLS and redirects
   readonly hsts: boolean;
   readonly hstsMaxAge: number;
   /** includeSubDomains and preload in Strict-Transport-Security (ingress-nginx's hsts-include-subdomains, hsts-preload). */
@@ -94,6 +94,8 @@ export interface Config {
    */
   readonly sslRedirect: boolean;
   readonly forceSslRedirect: boolean;
+  /** Status of the redirects to HTTPS and from the www name (ingress-nginx's `http-redirect-code`). */
+  readonly httpRedirectCode: 301 | 302 | 307 | 308;
   readonly tlsMinVersion: "1.2" | "1.3";
   readonly tlsCiphers: string;
   /** HTTP/2 (ALPN h2) on the HTTPS port; off: the Bun.serve listener, HTTP/1.1 only. */

@@ -52,6 +52,12 @@ export function integer(min: number, max: number): ValueSchema<number> {
 
 export const port = integer(1, 65535);
 
+/** The statuses ingress-nginx's ConfigMap `http-redirect-code` accepts (template/configmap.go). */
+export type RedirectCode = 301 | 302 | 307 | 308;
+export const redirectCode = convert("301, 302, 307 or 308", (s): RedirectCode | undefined =>
+  s === "301" || s === "302" || s === "307" || s === "308" ? (Number(s) as RedirectCode) : undefined,
+);
+
 const TRUE = new Set(["true", "1", "yes", "on"]);
 const FALSE = new Set(["false", "0", "no", "off"]);
 export const bool = convert("true or false", (s) => {

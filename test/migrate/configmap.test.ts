@@ -24,7 +24,7 @@ describe("ConfigMap keys", () => {
     [{ "use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.0.0.0/8, 192.168.0.0/16" }, "use-forwarded-headers", "flag", ["--trusted-proxies=10.0.0.0/8,192.168.0.0/16"]],
     [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "not-honoured", []],
     [{ "http-redirect-code": "308" }, "http-redirect-code", "same", []],
-    [{ "http-redirect-code": "301" }, "http-redirect-code", "not-honoured", []],
+    [{ "http-redirect-code": "301" }, "http-redirect-code", "flag", ["--http-redirect-code=301"]],
     [{ "load-balance": "ewma" }, "load-balance", "not-honoured", []],
     [{ "whitelist-source-range": "10.0.0.0/8, 192.0.2.1" }, "whitelist-source-range", "flag", ["--allowlist-source-range=10.0.0.0/8,192.0.2.1"]],
     [{ "denylist-source-range": "192.0.2.0/24" }, "denylist-source-range", "flag", ["--denylist-source-range=192.0.2.0/24"]],
