@@ -21,19 +21,8 @@ function nyi(family: FamilyName, names: string | readonly string[], description:
 }
 
 export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
-  // Redirects answered by the proxy.
-  nyi("redirects", "permanent-redirect", "answer every request with a redirect to this URL"),
-  nyi("redirects", "permanent-redirect-code", "status of `permanent-redirect` (default 301)"),
-  nyi("redirects", "temporal-redirect", "as `permanent-redirect`, temporary; wins over it"),
-  nyi("redirects", "temporal-redirect-code", "status of `temporal-redirect` (default 302)"),
-  nyi("redirects", "app-root", "redirect `/` to this path"),
-  nyi("redirects", "from-to-www-redirect", "redirect between `www.` and the bare name"),
-  nyi("redirects", "relative-redirects", "relative Location headers in nginx's own redirects"),
-  nyi("tls-redirect", "preserve-trailing-slash", "keep a trailing `/` in the HTTPS redirect"),
-  nyi("redirects", "use-port-in-redirects", "put the port in nginx's own redirects"),
   // Host names and the upstream's identity.
   nyi("hosts", "server-alias", "more host names served like the Ingress's host"),
-  nyi("hosts", "upstream-vhost", "the Host header sent upstream"),
   nyi("hosts", "service-upstream", "send to the Service's ClusterIP instead of the pods"),
   // Retries and the send timeout.
   nyi(

@@ -14,7 +14,8 @@ describe("parseAnnotations", () => {
     expect(a.options).toBe(DEFAULT_ROUTE_OPTIONS);
     expect(a.options).toEqual({
       sslRedirect: true, forceSslRedirect: false, hsts: true, maxBodySize: null,
-      connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, requestBufferSize: null, stages: null,
+      connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, requestBufferSize: null,
+      preserveTrailingSlash: false, usePortInRedirects: false, fromToWwwRedirect: false, stages: null,
     });
     expect(a.scheme).toBe("http");
     for (const [key, family] of Object.entries(FAMILIES)) expect(a.policies[key as keyof typeof FAMILIES]).toBe(family.none as never);
@@ -184,7 +185,7 @@ describe("the Reader families parse through", () => {
   test("ingress-nginx's alias is read only when the names before it are empty or absent", () => {
     const problems: string[] = [];
     const r = createReader({ [`${NGINX_PREFIX}whitelist-source-range`]: "true", [`${NGINX_PREFIX}allowlist-source-range`]: "" }, problems);
-    expect(r.read(ALLOW, Bool, "x")).toEqual({ state: "ok", value: true });
+    expect(r.read(ALLOW, Bool, "x")).toEqual({ state: "ok", value: true, name: `${NGINX_PREFIX}whitelist-source-range`, raw: "true" });
     const r2 = createReader({ [`${NGINX_PREFIX}whitelist-source-range`]: "true", [`${NGINX_PREFIX}allowlist-source-range`]: "false" }, problems);
     expect(r2.value(ALLOW, Bool)).toBe(false);
     expect(problems).toEqual([]);
@@ -193,8 +194,14 @@ describe("the Reader families parse through", () => {
   test("read() tells an invalid value from an absent one, with the family's own consequence", () => {
     const problems: string[] = [];
     const r = createReader({ "portico.dev/allow": "nope" }, problems);
-    expect(r.read(ALLOW, Bool, "the route refuses every request")).toEqual({ state: "invalid" });
+    expect(r.read(ALLOW, Bool, "the route refuses every request")).toEqual({ state: "invalid", empty: false });
     expect(problems).toEqual(['annotation portico.dev/allow="nope": expected true or false; the route refuses every request']);
+    // An empty value can have its own consequence (ingress-nginx validates non-empty values only).
+    const both = { empty: "ignored", invalid: "refused" };
+    expect(createReader({ "portico.dev/allow": "" }, problems).read(ALLOW, Bool, both)).toEqual({ state: "invalid", empty: true });
+    expect(createReader({ "portico.dev/allow": "nope" }, problems).read(ALLOW, Bool, both)).toEqual({ state: "invalid", empty: false });
+    expect(problems.slice(1)).toEqual(['annotation portico.dev/allow="": expected true or false; ignored', 'annotation portico.dev/allow="nope": expected true or false; refused']);
+    problems.length = 1;
     expect(createReader({}, problems).read(ALLOW, Bool, "x")).toEqual({ state: "unset" });
     r.problem("two annotations disagree");
     expect(problems).toHaveLength(2);

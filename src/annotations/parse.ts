@@ -1,7 +1,15 @@
 // One Ingress's annotations → its route options, backend scheme, per-family policies and
 // problems. The only entry point the compiler calls (through compile/annotations.ts). Pure.
 import * as v from "valibot";
-import { orderStages, type StagePolicy } from "../table/policy.ts";
+import {
+  APP_ROOT_KIND,
+  AUTO_HTTP_KIND,
+  DENIED_KIND,
+  orderStages,
+  REDIRECT_KIND,
+  UPSTREAM_VHOST_KIND,
+  type StagePolicy,
+} from "../table/policy.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { BackendScheme, RouteOptions } from "../table/types.ts";
 import { basicAuthStage, clientCertStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
@@ -14,7 +22,7 @@ import { endpointChoiceStages } from "./balancing.ts";
 import { limitStages } from "./limits.ts";
 import { headerStages } from "./headers.ts";
 import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
-import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Family, type ReadResult, type Reader } from "./spec.ts";
+import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Consequences, type Family, type ReadResult, type Reader } from "./spec.ts";
 
 type Families = typeof FAMILIES;
 type PolicyOf<F> = F extends Family<infer P> ? P : never;
@@ -41,11 +49,12 @@ const SNIPPET_NAMES = ["configuration-snippet", "server-snippet", "auth-snippet"
 const ours = (k: string): boolean => k.startsWith(PORTICO_PREFIX) || k.startsWith(NGINX_PREFIX);
 
 const UNSET: ReadResult<never> = Object.freeze({ state: "unset" });
-const INVALID: ReadResult<never> = Object.freeze({ state: "invalid" });
+const INVALID: ReadResult<never> = Object.freeze({ state: "invalid", empty: false });
+const INVALID_EMPTY: ReadResult<never> = Object.freeze({ state: "invalid", empty: true });
 
 /** The Reader every family parses through; `problems` collects the InvalidAnnotation sentences. */
 export function createReader(ann: Readonly<Record<string, string>>, problems: string[]): Reader {
-  const read = <T>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>, consequence: string): ReadResult<T> => {
+  const read = <T>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>, consequence: string | Consequences): ReadResult<T> => {
     // The first name with a non-empty value wins: portico.dev over ingress-nginx's name, and
     // ingress-nginx's aliases only when the names before them are empty or absent, as its
     // parser reads them. An empty value with nothing after it is invalid, not absent.
@@ -61,16 +70,18 @@ export function createReader(ann: Readonly<Record<string, string>>, problems: st
       if (val !== "") break;
     }
     if (raw === undefined || name === null) return UNSET;
+    const empty = raw === "";
     const fail = (why: string): ReadResult<T> => {
-      problems.push(`annotation ${name}=${JSON.stringify(raw)}: ${why}; ${consequence}`);
-      return INVALID;
+      const then = typeof consequence === "string" ? consequence : empty ? consequence.empty : consequence.invalid;
+      problems.push(`annotation ${name}=${JSON.stringify(raw)}: ${why}; ${then}`);
+      return empty ? INVALID_EMPTY : INVALID;
     };
     // ingress-nginx refuses CR and LF in every annotation value, whatever its type; a list of
     // Portico's own may put one entry per line (LF only).
     if (raw.includes("\r") || (raw.includes("\n") && spec.multiline !== true)) return fail("a value may not contain a line break");
     const r = v.safeParse(schema, raw);
     if (!r.success) return fail(r.issues[0]?.message ?? "invalid");
-    return { state: "ok", value: r.output };
+    return { state: "ok", value: r.output, name, raw };
   };
   return {
     read,
@@ -112,45 +123,64 @@ function accessStages(p: AnnotationPolicies, stages: StagePolicy[]): void {
   else if (c.state === "on") stages.push(clientCertStage(c, c.namespace === null ? c.name : `${c.namespace}/${c.name}`, null));
 }
 
-/** What the table carries of the policies: route settings, and the request-side stage policies. */
+/**
+ * What the table carries of the policies: route settings, and the request-side stage
+ * policies (table/policy.ts) in stage order. An Ingress ingress-nginx would refuse carries
+ * one policy only, the 503 (docs/design.md, "Annotations and policies").
+ */
 function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptions {
-  const stages: StagePolicy[] = [...headerStages(p.headers)];
-  if (refusal !== null) stages.push(refuseStage(refusal));
-  accessStages(p, stages);
-  stages.push(...limitStages(p.limits), ...endpointChoiceStages(p.affinity, p.balancing));
-  if (p.cors.enabled) {
-    const c = p.cors;
-    stages.push({
-      stage: "cors",
-      kind: CORS_KIND,
-      params: { enabled: true, origins: c.origins, methods: c.methods, headers: c.headers, expose: c.expose, credentials: c.credentials, maxAge: c.maxAge },
-    });
-  }
-  if (p.externalAuth.enabled) {
-    const a = p.externalAuth;
-    // A configuration that cannot be applied as written refuses the route in the `denied`
-    // stage, before anything else, as ingress-nginx's "location denied" does; so do the values
-    // where ingress-nginx itself would serve the route without authentication.
-    if (a.denied !== null) stages.push(refuseStage(`external authentication: ${a.denied}`));
-    else {
+  const stages: StagePolicy[] = [];
+  const denied = p.redirects.denied ?? p.hosts.denied;
+  if (denied !== null) stages.push({ stage: "denied", kind: DENIED_KIND, params: { reason: denied } });
+  else {
+    stages.push(...headerStages(p.headers));
+    if (refusal !== null) stages.push(refuseStage(refusal));
+    accessStages(p, stages);
+    stages.push(...limitStages(p.limits), ...endpointChoiceStages(p.affinity, p.balancing));
+    if (p.externalAuth.enabled) {
+      const a = p.externalAuth;
+      // A configuration that cannot be applied as written refuses the route in the `denied`
+      // stage, before anything else, as ingress-nginx's "location denied" does; so do the values
+      // where ingress-nginx itself would serve the route without authentication.
+      if (a.denied !== null) stages.push(refuseStage(`external authentication: ${a.denied}`));
+      else {
+        stages.push({
+          stage: "authentication",
+          kind: EXTERNAL_AUTH_KIND,
+          params: {
+            url: a.url, method: a.method, signin: a.signin, redirectParam: a.redirectParam,
+            responseHeaders: a.responseHeaders, requestRedirect: a.requestRedirect, alwaysSetCookie: a.alwaysSetCookie,
+            cacheKey: a.cacheKey, cacheRules: a.cacheRules.map((r) => ({ statuses: r.statuses, ms: r.ms })),
+          },
+        });
+      }
+    }
+    const { redirect, appRoot } = p.redirects;
+    if (appRoot !== null) stages.push({ stage: "server", kind: APP_ROOT_KIND, params: { path: appRoot } });
+    if (p.cors.enabled) {
+      const c = p.cors;
       stages.push({
-        stage: "authentication",
-        kind: EXTERNAL_AUTH_KIND,
-        params: {
-          url: a.url, method: a.method, signin: a.signin, redirectParam: a.redirectParam,
-          responseHeaders: a.responseHeaders, requestRedirect: a.requestRedirect, alwaysSetCookie: a.alwaysSetCookie,
-          cacheKey: a.cacheKey, cacheRules: a.cacheRules.map((r) => ({ statuses: r.statuses, ms: r.ms })),
-        },
+        stage: "cors",
+        kind: CORS_KIND,
+        params: { enabled: true, origins: c.origins, methods: c.methods, headers: c.headers, expose: c.expose, credentials: c.credentials, maxAge: c.maxAge },
       });
     }
+    if (redirect !== null) stages.push({ stage: "redirects", kind: REDIRECT_KIND, params: { ...redirect } });
+    const rewrite = rewriteStage(p.regexRewrite);
+    if (rewrite !== null) stages.push(rewrite);
+    if (p.backendProtocol.auto) stages.push({ stage: "backend", kind: AUTO_HTTP_KIND, params: {} });
+    if (p.hosts.upstreamVhost !== null) stages.push({ stage: "forwarding", kind: UPSTREAM_VHOST_KIND, params: { host: p.hosts.upstreamVhost } });
   }
-  const rewrite = rewriteStage(p.regexRewrite);
-  if (rewrite !== null) stages.push(rewrite);
+  const fromToWwwRedirect = denied === null && p.redirects.fromToWww;
+  const { usePortInRedirects } = p.redirects;
   const none =
     FAMILIES.tlsRedirect.none === p.tlsRedirect && FAMILIES.body.none === p.body && FAMILIES.timeouts.none === p.timeouts && p.retries === null &&
     FAMILIES.buffering.none === p.buffering;
-  if (none && stages.length === 0) return DEFAULT_ROUTE_OPTIONS;
-  return Object.freeze({ ...p.tlsRedirect, ...p.body, ...p.timeouts, retry: p.retries, requestBufferSize: p.buffering.requestBufferSize, stages: orderStages(stages) });
+  if (none && stages.length === 0 && !fromToWwwRedirect && !usePortInRedirects) return DEFAULT_ROUTE_OPTIONS;
+  return Object.freeze({
+    ...p.tlsRedirect, ...p.body, ...p.timeouts, retry: p.retries, requestBufferSize: p.buffering.requestBufferSize,
+    usePortInRedirects, fromToWwwRedirect, stages: orderStages(stages),
+  });
 }
 
 const NONE: ParsedAnnotations = Object.freeze({

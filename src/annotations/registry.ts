@@ -15,7 +15,9 @@ import { EXTERNAL_AUTH } from "./external-auth.ts";
 import { LIMITS } from "./limits.ts";
 import { HEADERS } from "./headers.ts";
 import { ERROR_PAGES } from "./error-pages.ts";
+import { HOSTS } from "./hosts.ts";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
+import { REDIRECTS } from "./redirects.ts";
 import { RETRIES } from "./retries.ts";
 import { REGEX_REWRITE } from "./regex-rewrite.ts";
 import { namesOf, type AnnotationSpec } from "./spec.ts";
@@ -28,6 +30,7 @@ import { TLS_REDIRECT } from "./tls-redirect.ts";
  */
 export const FAMILIES = {
   tlsRedirect: TLS_REDIRECT,
+  redirects: REDIRECTS,
   body: BODY,
   timeouts: TIMEOUTS,
   backendProtocol: BACKEND_PROTOCOL,
@@ -45,6 +48,7 @@ export const FAMILIES = {
   headers: HEADERS,
   buffering: BUFFERING,
   errorPages: ERROR_PAGES,
+  hosts: HOSTS,
 } as const;
 
 /** Annotations Portico implements, family by family. */

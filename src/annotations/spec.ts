@@ -113,9 +113,20 @@ export const namesOf = (a: AnnotationSpec): readonly string[] => (a.portico ? [a
 /** The outcome of reading one annotation. */
 export type ReadResult<T> =
   | { readonly state: "unset" }
-  /** Reported already (an InvalidAnnotation diagnostic naming the annotation and the value). */
-  | { readonly state: "invalid" }
-  | { readonly state: "ok"; readonly value: T };
+  /**
+   * Reported already (an InvalidAnnotation diagnostic naming the annotation and the value).
+   * `empty`: the value was "" (ingress-nginx validates only non-empty values, so an empty one
+   * can have another consequence there than a malformed one).
+   */
+  | { readonly state: "invalid"; readonly empty: boolean }
+  /** `name` is the name the value was read under, `raw` the value as written. */
+  | { readonly state: "ok"; readonly value: T; readonly name: string; readonly raw: string };
+
+/** What an invalid value leads to, when an empty value leads somewhere else. */
+export interface Consequences {
+  readonly empty: string;
+  readonly invalid: string;
+}
 
 /** What a family's parser reads annotations through (parse.ts implements it once for all). */
 export interface Reader {
@@ -124,7 +135,7 @@ export interface Reader {
    * ingress-nginx's canonical name, then its aliases). A value that fails `schema`, is empty,
    * or holds a line break is reported as "annotation NAME="VALUE": <why>; <consequence>".
    */
-  read<T>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>, consequence: string): ReadResult<T>;
+  read<T>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>, consequence: string | Consequences): ReadResult<T>;
   /** `read` for the common case: an invalid value is reported and the default is used (undefined). */
   value<T>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>): T | undefined;
   /** Report a problem that is not about one value (two annotations that contradict each other). */

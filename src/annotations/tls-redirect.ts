@@ -1,6 +1,7 @@
 // HTTP → HTTPS redirect and HSTS for the routes of one Ingress. The proxy reads the result
-// from RouteOptions (proxy/redirect.ts); the redirect is decided before the policy stages run
-// (docs/design.md, "Annotations and policies", says why).
+// from RouteOptions (proxy/redirect.ts); the redirect runs between the policy stages, where
+// ingress-nginx's Lua redirects (docs/design.md, "Annotations and policies", says why it is
+// not a stage policy itself).
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, isFalse } from "./values.ts";
@@ -11,6 +12,8 @@ export interface TlsRedirectPolicy {
   /** Redirect plain HTTP to HTTPS even without spec.tls. */
   readonly forceSslRedirect: boolean;
   readonly hsts: boolean;
+  /** Keep the one trailing `/` ingress-nginx cuts from the redirect's path and query. */
+  readonly preserveTrailingSlash: boolean;
 }
 
 const SAME_BOOL = "`true`/`false` as Go's ParseBool reads them (`1`, `t`, `TRUE`, …)";
@@ -20,11 +23,11 @@ export const SSL_REDIRECT: AnnotationSpec = {
   nginx: [`${NGINX_PREFIX}ssl-redirect`],
   family: "tls-redirect",
   default: "true",
-  description: `${SAME_BOOL}: 308 from HTTP to HTTPS for hosts in \`spec.tls\``,
+  description: `${SAME_BOOL}: \`--http-redirect-code\` (308) from HTTP to \`https://<host><path and query>\` for hosts in \`spec.tls\`, one trailing \`/\` cut, no port`,
   compat: {
     kind: "differs",
     difference:
-      "Always 308 (ingress-nginx: `http-redirect-code`, default 308); the path is kept as is (ingress-nginx cuts one trailing `/` unless `preserve-trailing-slash`); the Location carries `:<--https-port>` unless it is 443 (ingress-nginx leaves the port out); a host counts as TLS when a served Ingress lists it, or a `*.` wildcard one label above it, in `spec.tls` (ingress-nginx: when any certificate it holds matches the host). `false` (as ParseBool spells it) is served the same: no redirect in either.",
+      "A host counts as TLS when a served Ingress lists it, or a `*.` wildcard one label above it, in `spec.tls` (ingress-nginx: when any certificate it holds matches the host). The path is the normalised one Portico routes (ingress-nginx: the request URI as received). Behind a trusted proxy the host is the Host header's (ingress-nginx with `use-forwarded-headers`: the first X-Forwarded-Host). `false` (as ParseBool spells it) is served the same: no redirect in either.",
   },
   sameWhen: isFalse,
 };
@@ -35,8 +38,17 @@ export const FORCE_SSL_REDIRECT: AnnotationSpec = {
   family: "tls-redirect",
   default: "false",
   description: `${SAME_BOOL}: redirect even hosts without \`spec.tls\``,
-  compat: { kind: "differs", difference: "Same code, path and port differences as `ssl-redirect`. `false` is served the same: it redirects nothing in either." },
+  compat: { kind: "differs", difference: "The path and host differences of `ssl-redirect`. `false` is served the same: it redirects nothing in either." },
   sameWhen: isFalse,
+};
+
+export const PRESERVE_TRAILING_SLASH: AnnotationSpec = {
+  portico: "portico.dev/preserve-trailing-slash",
+  nginx: [`${NGINX_PREFIX}preserve-trailing-slash`],
+  family: "tls-redirect",
+  default: "false",
+  description: `${SAME_BOOL}: keep the one trailing \`/\` the HTTPS redirect otherwise cuts from the path and query (without it, \`/docs/\` goes to \`https://h/docs\` and \`/\` to \`https://h\`)`,
+  compat: { kind: "same" },
 };
 
 export const HSTS: AnnotationSpec = {
@@ -48,21 +60,23 @@ export const HSTS: AnnotationSpec = {
   compat: { kind: "portico-only" },
 };
 
-const NONE: TlsRedirectPolicy = Object.freeze({ sslRedirect: true, forceSslRedirect: false, hsts: true });
+const NONE: TlsRedirectPolicy = Object.freeze({ sslRedirect: true, forceSslRedirect: false, hsts: true, preserveTrailingSlash: false });
 
 export const TLS_REDIRECT: Family<TlsRedirectPolicy> = {
   name: "tls-redirect",
-  annotations: [SSL_REDIRECT, FORCE_SSL_REDIRECT, HSTS],
+  annotations: [SSL_REDIRECT, FORCE_SSL_REDIRECT, PRESERVE_TRAILING_SLASH, HSTS],
   none: NONE,
   parse(r) {
     const sslRedirect = r.value(SSL_REDIRECT, Bool);
     const forceSslRedirect = r.value(FORCE_SSL_REDIRECT, Bool);
+    const preserveTrailingSlash = r.value(PRESERVE_TRAILING_SLASH, Bool);
     const hsts = r.value(HSTS, Bool);
-    if (sslRedirect === undefined && forceSslRedirect === undefined && hsts === undefined) return NONE;
+    if (sslRedirect === undefined && forceSslRedirect === undefined && preserveTrailingSlash === undefined && hsts === undefined) return NONE;
     return Object.freeze({
       sslRedirect: sslRedirect ?? NONE.sslRedirect,
       forceSslRedirect: forceSslRedirect ?? NONE.forceSslRedirect,
       hsts: hsts ?? NONE.hsts,
+      preserveTrailingSlash: preserveTrailingSlash ?? NONE.preserveTrailingSlash,
     });
   },
 };

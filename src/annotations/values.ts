@@ -101,3 +101,22 @@ export function exactlyOneOf<const T extends string>(options: readonly T[], mess
     v.transform((s) => s as T),
   );
 }
+
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * An integer as Go's strconv.Atoi reads it (ingress-nginx's integer annotations): an optional
+ * sign and decimal digits, nothing else (no spaces, no `_`), within int64. Large values stay
+ * large (a status code outside its range falls back to the default either way).
+ */
+export const GoInt = v.pipe(
+  v.string(),
+  v.regex(/^[+-]?[0-9]+$/, "expected an integer"),
+  // valibot runs a pipe's checks after a failed one too: this one tests the syntax again.
+  v.check((s) => {
+    if (!/^[+-]?[0-9]+$/.test(s)) return true;
+    const n = BigInt(s.replace(/^\+/, ""));
+    return n <= INT64_MAX && n >= -INT64_MAX - 1n;
+  }, "integer out of range"),
+  v.transform((s) => Number(s)),
+);

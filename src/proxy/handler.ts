@@ -179,30 +179,35 @@ export function createProxyHandler(
       // (X-Forwarded-Proto), or every request would be redirected to itself forever.
       const trusted = isTrusted(peer);
       const seen = trusted ? clientScheme(req.headers.get("x-forwarded-proto")) ?? scheme : scheme;
-      if (wantsHttpsRedirect(seen, route)) {
-        const redirect = httpsRedirect(config, v.hostname, pathAndQuery, common);
-        if (redirect === null) return fail(new ProxyError("BadRequest", "no host to redirect to"));
-        finish(308, null);
-        return redirect;
-      }
       const hsts = seen === "https" ? hstsValue(config, route) : null;
       if (hsts !== null) common["strict-transport-security"] = hsts;
-      // Per-route policies, in their fixed stage order (docs/design.md, "Annotations and
-      // policies"). A route without any pays this null check.
+      let upstreamHost: string | null = null;
+      // Per-route policies, in their fixed stage order, with the HTTPS redirect and the
+      // no-endpoints check between them where ingress-nginx makes them (docs/design.md,
+      // "Annotations and policies"). A route without any pays this null check, and gets the
+      // HTTPS redirect here and the endpoints check below.
       const stages = route.options.stages;
       const opts = route.options;
       const responseTimeoutMs = opts.responseTimeoutMs ?? config.responseTimeoutMs;
       const connectTimeoutMs = opts.connectTimeoutMs ?? config.connectTimeoutMs;
       let added: Readonly<Record<string, string>> | null = null;
       let removeHeaders: readonly string[] | null = null;
-      if (stages !== null) {
+      if (stages === null) {
+        if (wantsHttpsRedirect(seen, route)) {
+          const redirect = httpsRedirect(config, v.hostname, pathAndQuery, route, common);
+          if (redirect === null) return fail(new ProxyError("BadRequest", "no host to redirect to"));
+          finish(redirect.status, null);
+          return redirect;
+        }
+      } else {
         flow = {
           req, route, match, hostname: v.hostname, path: v.target.path, query: v.target.query, scheme: seen,
+          connectionScheme: scheme, host: v.host, port: v.port, localPort: server.port ?? (scheme === "https" ? config.httpsPort : config.httpPort), trusted, config,
           clientIp: clientIpOf(peer, req.headers.get("x-forwarded-for"), trusted, isTrusted),
-          requestId, trusted, underscores: config.enableUnderscoresInHeaders, connectTimeoutMs, responseTimeoutMs,
+          requestId, underscores: config.enableUnderscoresInHeaders, connectTimeoutMs, responseTimeoutMs,
           maxResponseHeaderBytes: config.maxResponseHeaderSize,
           responseHeaders: common, upstreamResponseHeaders: null, upstreamRequestHeaders: null, setCookies: null,
-          pathAndQuery, backend, removeHeaders: null, choice: null, release: null,
+          pathAndQuery, backend, removeHeaders: null, choice: null, release: null, upstreamHost,
           tls: () => (scheme === "https" ? server.tlsOf?.(req) ?? null : null),
         };
         const answer = await runPolicies(stages, flow);
@@ -215,6 +220,7 @@ export function createProxyHandler(
         backend = flow.backend;
         added = flow.upstreamResponseHeaders;
         removeHeaders = flow.removeHeaders;
+        upstreamHost = flow.upstreamHost;
         rec.service = backend.id;
       }
       // The error request: CUSTOM_ERRORS in ingress-nginx's nginx.tmpl, sent to the error backend
@@ -305,6 +311,7 @@ export function createProxyHandler(
 
       const ctx: ForwardContext = {
         peer, trusted, scheme, host: v.host, port: v.port, requestId, underscores: config.enableUnderscoresInHeaders, remove: removeHeaders, extra,
+        upstreamHost,
       };
       const clientIp = clientIpOf(peer, req.headers.get("x-forwarded-for"), ctx.trusted, isTrusted);
 

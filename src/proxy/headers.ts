@@ -62,6 +62,8 @@ export interface ForwardContext {
   readonly remove?: readonly string[] | null;
   /** Fields set last (the no-endpoints fallback's, proxy/error-pages.ts), or null. */
   readonly extra?: Readonly<Record<string, string>> | null;
+  /** Host header sent upstream instead of the client's (upstream-vhost); X-Forwarded-Host keeps the client's. */
+  readonly upstreamHost?: string | null;
 }
 
 /**
@@ -137,8 +139,10 @@ export function upstreamHeaders(
       if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
     }
   }
-  // Host is forwarded as received (RFC 9110 §7.2: the origin needs the client's authority).
-  if (ctx.host !== "") out.set("host", ctx.host);
+  // Host is forwarded as received (RFC 9110 §7.2: the origin needs the client's authority),
+  // unless the route names another (upstream-vhost, validated as a Host value when compiled).
+  const host = ctx.upstreamHost ?? ctx.host;
+  if (host !== "") out.set("host", host);
   const prior = ctx.trusted ? incoming.get("x-forwarded-for") : null;
   out.set("x-forwarded-for", prior !== null && prior !== "" ? `${prior}, ${ctx.peer}` : ctx.peer);
   if (!ctx.trusted || !out.has("x-forwarded-proto")) out.set("x-forwarded-proto", ctx.scheme);

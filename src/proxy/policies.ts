@@ -1,25 +1,16 @@
 // Runs a route's request-side policies (RouteOptions.stages) in the one stage order of
-// table/policy.ts. docs/design.md, "Annotations and policies": the handler calls the runner
-// only when a route has policies, so a route without any pays one null check.
+// table/policy.ts, with the proxy's own HTTPS redirect and no-endpoints check at their place
+// between the stages. docs/design.md, "Annotations and policies": the handler calls the
+// runner only when a route has policies, so a route without any pays one null check (and the
+// handler makes those two checks itself).
 import type { Config } from "../config/types.ts";
-import { stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
+import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
 import type { Backend, Match, Route } from "../table/types.ts";
-import { CORS_KIND } from "../annotations/cors.ts";
-import { ACCESS_KINDS } from "./access.ts";
-import { BASIC_AUTH } from "./basic-auth.ts";
-import { CORS_POLICY_KIND } from "./cors.ts";
-import { CANARY_KIND, canaryKind } from "./canary.ts";
-import { EXTERNAL_AUTH_KIND } from "../annotations/external-auth.ts";
-import { createExternalAuthKind } from "./external-auth.ts";
-import { AFFINITY_KIND } from "./affinity.ts";
 import type { EndpointChoice } from "./balancer.ts";
-import { CLIENT_CERT, type ConnectionTls } from "./client-cert.ts";
+import type { ConnectionTls } from "./client-cert.ts";
 import { ProxyError } from "./errors.ts";
-import { REWRITE_TARGET } from "./rewrite.ts";
-import { EWMA_KIND, HASH_KIND } from "./hash-by.ts";
-import { LIMITS_KIND } from "./limits.ts";
-import { HEADERS_KIND } from "../annotations/headers.ts";
-import { HEADERS_POLICY } from "./header-policy.ts";
+import { BUILTIN_KINDS } from "./kinds.ts";
+import { httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
 
 /** What a policy sees of the request, and what a stage may change. */
 export interface PolicyFlow {
@@ -34,6 +25,15 @@ export interface PolicyFlow {
   readonly query: string;
   /** The client's scheme (X-Forwarded-Proto only from a trusted proxy). */
   readonly scheme: "http" | "https";
+  /** The scheme of the connection the request came on (nginx's `$scheme`). */
+  readonly connectionScheme: "http" | "https";
+  /** The Host header as received (nginx's `$http_host`), "" when there is none. */
+  readonly host: string;
+  /** The Host header's port, or null. */
+  readonly port: string | null;
+  /** The port the connection came in on. */
+  readonly localPort: number;
+  readonly config: Config;
   /** The client's address: the peer, or what a trusted proxy reported (--trusted-proxies). */
   readonly clientIp: string;
   /**
@@ -49,7 +49,7 @@ export interface PolicyFlow {
   upstreamResponseHeaders: Readonly<Record<string, string>> | null;
   /** This request's X-Request-ID. */
   readonly requestId: string;
-  /** Whether the peer is a trusted proxy (--trusted-proxies). */
+  /** Whether the peer is a trusted proxy (--trusted-proxies): its X-Forwarded-* count. */
   readonly trusted: boolean;
   /** Forward header names containing "_" (--enable-underscores-in-headers). */
   readonly underscores: boolean;
@@ -78,6 +78,8 @@ export interface PolicyFlow {
    * `authorization`, as ingress-nginx clears it for the backend.
    */
   removeHeaders: string[] | null;
+  /** The Host header sent upstream instead of the client's (forwarding stage), or null. */
+  upstreamHost: string | null;
   /**
    * How the backend's endpoint is chosen: null is the balancer's round robin; the backend
    * stage sets one for `load-balance: ewma`, `upstream-hash-by` or cookie affinity.
@@ -113,21 +115,8 @@ export interface PolicyKind {
 
 export type PolicyKinds = ReadonlyMap<string, PolicyKind>;
 
-/** The kinds Portico implements, by StagePolicy.kind. */
-export const POLICY_KINDS: PolicyKinds = new Map<string, PolicyKind>([
-  ...ACCESS_KINDS,
-  ["basic-auth", BASIC_AUTH],
-  ["client-cert", CLIENT_CERT],
-  [CORS_KIND, CORS_POLICY_KIND],
-  [CANARY_KIND, canaryKind()],
-  [EXTERNAL_AUTH_KIND, createExternalAuthKind()],
-  ["rewrite-target", REWRITE_TARGET],
-  ["limits", LIMITS_KIND],
-  ["affinity", AFFINITY_KIND],
-  ["hash", HASH_KIND],
-  ["ewma", EWMA_KIND],
-  [HEADERS_KIND, HEADERS_POLICY],
-]);
+/** The kinds Portico implements, by StagePolicy.kind (kinds.ts lists them). */
+export const POLICY_KINDS: PolicyKinds = BUILTIN_KINDS;
 
 export type PolicyRunner = (stages: readonly StagePolicy[], flow: PolicyFlow) => Promise<Response | null>;
 
@@ -141,19 +130,44 @@ function refuse(why: string): PolicyStep {
   };
 }
 
+/**
+ * The HTTPS redirect, where ingress-nginx's Lua makes it: after the location's rewrite phase
+ * (so `permanent-redirect` answers plain HTTP without going through HTTPS first), before the
+ * backend choice, limits and access. The same check the handler makes for routes without
+ * policies.
+ */
+const HTTPS_REDIRECT: PolicyStep = (flow) => {
+  if (!wantsHttpsRedirect(flow.scheme, flow.route)) return null;
+  const r = httpsRedirect(flow.config, flow.hostname, flow.path + flow.query, flow.route, flow.responseHeaders);
+  if (r === null) throw new ProxyError("BadRequest", "no host to redirect to");
+  return r;
+};
+
+/** 503 for a backend without endpoints once it is chosen, before limits and access (ingress-nginx's balancer.lua rewrite). */
+const ENDPOINTS_CHECK: PolicyStep = (flow) => {
+  const b = flow.backend;
+  if (b.status !== "ok" || b.endpoints.length === 0) throw new ProxyError("NoEndpoints", b.status);
+  return null;
+};
+
 function stepsOf(stages: readonly StagePolicy[], kinds: PolicyKinds, ctx: PolicyContext | undefined): readonly PolicyStep[] {
-  // Sorted here too, so the order holds whoever built the table.
-  const ordered = [...stages].sort((a, b) => stageIndex(a.stage) - stageIndex(b.stage));
-  return ordered.map((p) => {
-    const kind = kinds.get(p.kind);
-    if (kind === undefined) return refuse(`no implementation for policy kind ${JSON.stringify(p.kind)}`);
-    if (kind.stage !== p.stage) return refuse(`policy kind ${p.kind} belongs to stage ${kind.stage}, not ${p.stage}`);
-    try {
-      return kind.build(p.params, ctx);
-    } catch (e) {
-      return refuse(`policy ${p.kind}: ${String(e)}`);
-    }
-  });
+  // Ordered here too, so the order holds whoever built the table. A policy of an unknown stage
+  // sorts first (index -1) and refuses, so nothing is skipped.
+  const at = stages.map((p, i) => ({ at: stageIndex(p.stage), i, step: stepOf(p, kinds, ctx) }));
+  at.push({ at: stageIndex(HTTPS_REDIRECT_AFTER) + 0.5, i: 0, step: HTTPS_REDIRECT });
+  at.push({ at: stageIndex(ENDPOINTS_CHECK_AFTER) + 0.5, i: 0, step: ENDPOINTS_CHECK });
+  return at.sort((a, b) => a.at - b.at || a.i - b.i).map((s) => s.step);
+}
+
+function stepOf(p: StagePolicy, kinds: PolicyKinds, ctx: PolicyContext | undefined): PolicyStep {
+  const kind = kinds.get(p.kind);
+  if (kind === undefined) return refuse(`no implementation for policy kind ${JSON.stringify(p.kind)}`);
+  if (kind.stage !== p.stage) return refuse(`policy kind ${p.kind} belongs to stage ${kind.stage}, not ${p.stage}`);
+  try {
+    return kind.build(p.params, ctx);
+  } catch (e) {
+    return refuse(`policy ${p.kind}: ${String(e)}`);
+  }
 }
 
 export function createPolicyRunner(kinds: PolicyKinds = POLICY_KINDS, ctx?: PolicyContext): PolicyRunner {

@@ -37,6 +37,8 @@ export interface RequestServer {
   tlsOf?(req: Request): ConnectionTls | null;
   /** Wire protocol of this request; Bun's Server has none (HTTP/1.x). */
   readonly transport?: "h1" | "h2";
+  /** The port it listens on (Bun's Server has it), for nginx's port_in_redirect. */
+  readonly port?: number | undefined;
 }
 
 export type LookupFn = (table: RouteTable, host: string, path: string) => Match | null;

@@ -8,7 +8,8 @@
 // built once and handed out as they are (readonly types), not copied.
 // The incremental compiler builds host entries one by one (buildHost) and reuses the
 // unchanged ones in the next table (assembleTable).
-import { buildRegexRoutes, type RegexLocationSpec } from "./regex.ts";
+import { APP_ROOT_KIND, orderStages, WWW_REDIRECT_KIND, type StagePolicy } from "./policy.ts";
+import { buildRegexRoutes, matchRegex, type RegexLocationSpec } from "./regex.ts";
 import { pathSegments } from "./segments.ts";
 import type { HostRoutes, Match, Route, RouteTable } from "./types.ts";
 
@@ -45,7 +46,12 @@ const NO_DEPTHS = new Uint8Array(0);
  */
 export function buildHost(host: string, routes: readonly Route[], via: Match["via"], regex: readonly RegexLocationSpec[] | null = null): HostRoutes {
   if (regex !== null) {
-    return { host, paths: Object.create(null), hasExact: false, prefixDepths: NO_DEPTHS, routes, regex: buildRegexRoutes(regex, routes, host, via) };
+    const rx = buildRegexRoutes(regex, routes, host, via);
+    // app-root (hostAppRoot) answers `/` before the locations run, as nginx's server-level `if`.
+    const root = hostAppRoot(routes);
+    const appRoot = root === null ? null : { route: withAppRoot(matchRegex(rx, "/")?.route ?? root.route, root.policy), hostKey: host, via };
+    const wwwRedirect = via === "exact-host" ? wwwRedirectOf(host, routes) : null;
+    return { host, paths: Object.create(null), hasExact: false, prefixDepths: NO_DEPTHS, routes, regex: rx, wwwRedirect, appRoot };
   }
   // Array.prototype.sort is stable, so equal precedence keeps priority order.
   const sorted = routes.length > 1 ? [...routes].sort(comparePrecedence) : routes;
@@ -78,8 +84,67 @@ export function buildHost(host: string, routes: readonly Route[], via: Match["vi
   });
   const prefixDepths = new Uint8Array(depths.length);
   depths.forEach((d, i) => (prefixDepths[i] = d));
-  const entry: HostRoutes = { host, paths, hasExact, prefixDepths, routes: sorted, regex: null };
+  const appRoot = hostAppRoot(sorted);
+  if (appRoot !== null) {
+    // ingress-nginx writes app-root as `if ($uri = /) { return 302 ...; }` in the server
+    // block, before any location is chosen: `/` redirects whichever Ingress of the host owns
+    // `/`, or none does. The redirect is put where `/` is looked up, as an Exact `/` route
+    // (Exact wins over Prefix at equal length): the route `/` would have reached, or the
+    // app-root route itself, with the app-root policy first. Only `/` pays for it.
+    const base = paths["/"]?.exact?.route ?? paths[""]?.prefix?.route ?? appRoot.route;
+    slot("/").exact = { route: withAppRoot(base, appRoot.policy), hostKey: host, via };
+    hasExact = true;
+  }
+  const wwwRedirect = via === "exact-host" ? wwwRedirectOf(host, sorted) : null;
+  const entry: HostRoutes = { host, paths, hasExact, prefixDepths, routes: sorted, regex: null, wwwRedirect, appRoot: null };
   return entry;
+}
+
+/**
+ * `base` (the route `/` would reach) answering `/` with the host's app-root first. No HSTS on
+ * it: ingress-nginx adds the header in its locations' header filter, and this answer comes
+ * from the server block.
+ */
+function withAppRoot(base: Route, policy: StagePolicy): Route {
+  const others = base.options.stages?.filter((p) => p.kind !== APP_ROOT_KIND) ?? [];
+  return { ...base, options: { ...base.options, hsts: false, stages: orderStages([policy, ...others]) } };
+}
+
+/**
+ * The app-root that answers `/` on this host: ingress-nginx emits one server-level `if` per
+ * location that has it, in its location order (longest path first, then reverse byte order),
+ * and the first one returns. Null when no route has one.
+ */
+function hostAppRoot(sorted: readonly Route[]): { route: Route; policy: StagePolicy } | null {
+  let best: { route: Route; policy: StagePolicy } | null = null;
+  for (const route of sorted) {
+    const policy = route.options.stages?.find((p) => p.kind === APP_ROOT_KIND);
+    if (policy === undefined) continue;
+    if (best === null || route.path.length > best.route.path.length || (route.path.length === best.route.path.length && route.path > best.route.path)) {
+      best = { route, policy };
+    }
+  }
+  return best;
+}
+
+/** The host's other name: `www.` removed, or added (ingress-nginx's BuildRedirects). */
+export function otherWwwName(host: string): string {
+  return host.startsWith("www.") ? host.slice(4) : `www.${host}`;
+}
+
+/**
+ * ingress-nginx adds a server for the other name of every host with a location that has
+ * from-to-www-redirect; it answers every request with a redirect to this host. Here it is a
+ * route with that one policy, reached by lookup for the other name (lookup.ts).
+ */
+function wwwRedirectOf(host: string, sorted: readonly Route[]): Match | null {
+  const marked = sorted.find((r) => r.options.fromToWwwRedirect);
+  if (marked === undefined) return null;
+  const policy: StagePolicy = { stage: "server", kind: WWW_REDIRECT_KIND, params: { to: host } };
+  // No HSTS: ingress-nginx's redirect server has no location, where its header filter runs.
+  const options = { ...marked.options, hsts: false, stages: orderStages([policy]) };
+  const route: Route = { ...marked, host: otherWwwName(host), path: "/", pathType: "Prefix", options };
+  return { route, hostKey: otherWwwName(host), via: "exact-host" };
 }
 
 /** Group routes by host and build the exact map, the wildcard map and the hostless entry. */
@@ -107,16 +172,20 @@ export function assembleTable(entries: readonly HostRoutes[], defaultRoute: Rout
   const exact = new Map<string, HostRoutes>();
   const wildcard = new Map<string, HostRoutes>();
   let any: HostRoutes | null = null;
+  let wwwRedirects = 0;
   for (const e of entries) {
     const k = e.host;
     if (k === "*") any = e;
     else if (k.startsWith("*.")) wildcard.set(k.slice(2), e);
-    else exact.set(k, e);
+    else {
+      exact.set(k, e);
+      if (e.wwwRedirect !== null) wwwRedirects++;
+    }
   }
   const defaultMatch: Match | null = defaultRoute
     ? Object.freeze({ route: defaultRoute, hostKey: "", via: "default" as const })
     : null;
-  return Object.freeze({ exact, wildcard, any, defaultRoute, defaultMatch, routeCount });
+  return Object.freeze({ exact, wildcard, any, defaultRoute, defaultMatch, routeCount, wwwRedirects });
 }
 
 /**
@@ -135,6 +204,7 @@ export function patchTable(
   let exact: Map<string, HostRoutes> | null = null;
   let wildcard: Map<string, HostRoutes> | null = null;
   let any = prev.any;
+  let wwwRedirects = prev.wwwRedirects;
   for (const [k, e] of changes) {
     if (k === "*") {
       any = e;
@@ -143,6 +213,7 @@ export function patchTable(
     const wild = k.startsWith("*.");
     const map = wild ? (wildcard ??= new Map(prev.wildcard)) : (exact ??= new Map(prev.exact));
     const key = wild ? k.slice(2) : k;
+    if (!wild) wwwRedirects += (e?.wwwRedirect ? 1 : 0) - (map.get(key)?.wwwRedirect ? 1 : 0);
     if (e === null) map.delete(key);
     else {
       if (!appendNew && !map.has(key)) throw new Error(`patchTable: host ${k} is new; build the table with assembleTable`);
@@ -155,5 +226,5 @@ export function patchTable(
       : defaultRoute
         ? Object.freeze({ route: defaultRoute, hostKey: "", via: "default" as const })
         : null;
-  return Object.freeze({ exact: exact ?? prev.exact, wildcard: wildcard ?? prev.wildcard, any, defaultRoute, defaultMatch, routeCount });
+  return Object.freeze({ exact: exact ?? prev.exact, wildcard: wildcard ?? prev.wildcard, any, defaultRoute, defaultMatch, routeCount, wwwRedirects });
 }

@@ -31,7 +31,11 @@ export function selectHost(table: RouteTable, host: string): HostRoutes | null {
  * regex mode runs its locations instead (table/regex.ts).
  */
 export function matchPath(entry: HostRoutes, path: string): Match | null {
-  if (entry.regex !== null) return matchRegex(entry.regex, path);
+  if (entry.regex !== null) {
+    // app-root answers `/` before any location (nginx's server-level `if`; build.ts).
+    if (entry.appRoot !== null && path === "/") return entry.appRoot;
+    return matchRegex(entry.regex, path);
+  }
   const paths = entry.paths;
   const depths = entry.prefixDepths;
   let best: Match | null = null;
@@ -90,8 +94,32 @@ export function matchPath(entry: HostRoutes, path: string): Match | null {
   return best;
 }
 
+/**
+ * The redirect of a host whose other name (`www.` added or removed) is `host`, when `host` is
+ * no host entry of its own (checked before: ingress-nginx skips the redirect server when an
+ * Ingress has that name). An exact name wins over wildcards in nginx, so this is asked before
+ * the wildcard and hostless entries. `www.x` is the other name of both `x` and `www.www.x`:
+ * ingress-nginx writes its redirect servers in host name order and nginx serves a repeated
+ * name from the first, so the smaller name wins.
+ */
+function wwwRedirect(table: RouteTable, host: string): Match | null {
+  const longer = `www.${host}`;
+  const viaLonger = table.exact.get(longer)?.wwwRedirect ?? null;
+  if (!host.startsWith("www.")) return viaLonger;
+  const bare = host.slice(4);
+  // A bare name that starts with `www.` has its `www.` removed, not added: `host` is not its other name.
+  const viaBare = bare.startsWith("www.") ? null : (table.exact.get(bare)?.wwwRedirect ?? null);
+  if (viaBare === null || viaLonger === null) return viaBare ?? viaLonger;
+  return bare < longer ? viaBare : viaLonger;
+}
+
 /** Route for a request, or null (404). */
 export function lookup(table: RouteTable, host: string, path: string): Match | null {
+  // Only hosts that are no exact entry pay for the www probe, and only while a host has one.
+  if (table.wwwRedirects > 0 && !table.exact.has(host)) {
+    const m = wwwRedirect(table, host);
+    if (m !== null) return m;
+  }
   const entry = selectHost(table, host);
   if (entry !== null) {
     const m = matchPath(entry, path);

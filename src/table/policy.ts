@@ -4,30 +4,40 @@
 // as JSON (table/wire.ts): no functions, no Infinity or NaN, no undefined.
 
 /**
- * The stages, in the one order they run for every request. `denied` first: a route whose
- * access or authentication annotations cannot be applied refuses everything (503), as
- * ingress-nginx's "location denied" does at the top of the location's rewrite phase. CORS
- * next: ingress-nginx answers a preflight in the rewrite phase, before its access phase (allow
- * lists, authentication), and a browser's preflight never carries credentials. Request limits
- * next, where nginx's pre-access phase runs them (after the rewrite phase, before access), so
- * a client refused by an allow list or authentication still counts against its limits. Access
- * control comes next, so a client that may not reach a route learns nothing from its other
- * policies.
+ * The stages, in the one order they run for every request: ingress-nginx's phase order, so
+ * an Ingress written for it answers the same way (docs/design.md, "Annotations and policies").
+ * nginx runs a server's rewrite directives before it picks the location ("server": app-root,
+ * the www redirect); then, in the location's rewrite phase, a location denied for a bad
+ * annotation answers 503, a CORS preflight 204, `permanent-`/`temporal-redirect` their
+ * redirect and `rewrite-target` its rewrite; Lua then redirects to HTTPS and picks the
+ * backend (503 without endpoints); the pre-access phase applies the limits, the access
+ * phase the source ranges and authentication; last comes the proxying itself. So a
+ * redirect or a preflight is answered before any access check, as ingress-nginx does.
  */
 export const POLICY_STAGES = [
+  "server",
   "denied",
   "cors",
-  "limits",
-  "access",
-  "authentication",
   "redirects",
   "rewrite",
   "backend",
+  "limits",
+  "access",
+  "authentication",
   "forwarding",
   "errorPages",
 ] as const;
 
 export type PolicyStage = (typeof POLICY_STAGES)[number];
+
+/**
+ * The proxy's own checks between two stages (src/proxy/policies.ts runs them there): the
+ * HTTPS redirect after ingress-nginx's rewrite phase (`lua_ingress.lua` runs after the
+ * location's rewrite directives), and the 503 for a backend without endpoints once the
+ * backend is chosen (`balancer.lua`'s rewrite), both before limits and access.
+ */
+export const HTTPS_REDIRECT_AFTER: PolicyStage = "rewrite";
+export const ENDPOINTS_CHECK_AFTER: PolicyStage = "backend";
 
 /** A value that survives JSON unchanged (finite numbers only). */
 export type PolicyValue = string | number | boolean | null | readonly PolicyValue[] | { readonly [key: string]: PolicyValue };
@@ -80,3 +90,20 @@ export function redactStage(p: StagePolicy): StagePolicy {
   }
   return { ...p, params };
 }
+
+/**
+ * The kinds the annotation families produce and src/proxy/policies.ts implements. The table
+ * builder reads two of them itself, because ingress-nginx applies them to the whole host
+ * rather than to one location (table/build.ts): app-root, and the redirect from the host's
+ * other name.
+ */
+export const APP_ROOT_KIND = "app-root";
+export const WWW_REDIRECT_KIND = "www-redirect";
+/** An Ingress ingress-nginx would refuse: 503 (its "location denied" answer). */
+export const DENIED_KIND = "denied";
+/** permanent-redirect / temporal-redirect. */
+export const REDIRECT_KIND = "redirect";
+/** backend-protocol AUTO_HTTP. */
+export const AUTO_HTTP_KIND = "auto-http";
+/** upstream-vhost. */
+export const UPSTREAM_VHOST_KIND = "upstream-vhost";

@@ -12,6 +12,9 @@ export const DEFAULT_ROUTE_OPTIONS: RouteOptions = Object.freeze({
   streamIdleTimeoutMs: null,
   retry: null,
   requestBufferSize: null,
+  preserveTrailingSlash: false,
+  usePortInRedirects: false,
+  fromToWwwRedirect: false,
   stages: null,
 });
 

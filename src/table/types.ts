@@ -58,6 +58,15 @@ export interface RouteOptions {
   readonly connectTimeoutMs: number | null;
   readonly responseTimeoutMs: number | null;
   readonly streamIdleTimeoutMs: number | null;
+  /** Keep a trailing `/` in the HTTPS redirect (ingress-nginx cuts one unless `preserve-trailing-slash`). */
+  readonly preserveTrailingSlash: boolean;
+  /** Put the port in the redirects Portico makes (`use-port-in-redirects`). */
+  readonly usePortInRedirects: boolean;
+  /**
+   * The host's other name (`www.` added or removed) redirects to it (`from-to-www-redirect`):
+   * table/build.ts turns it into HostRoutes.wwwRedirect.
+   */
+  readonly fromToWwwRedirect: boolean;
   /**
    * When a failed attempt moves to another endpoint (ingress-nginx's proxy-next-upstream,
    * -tries, -timeout); null = ingress-nginx's default, `DEFAULT_RETRY` (docs/design.md,
@@ -201,6 +210,17 @@ export interface HostRoutes {
    * its locations replace `paths`, which is then empty.
    */
   readonly regex: RegexRoutes | null;
+  /**
+   * What a request for this host's other name (`www.` added or removed) gets when a route of
+   * this host has `fromToWwwRedirect` and no host entry has that name: a route whose one
+   * policy is the redirect. Exact hosts only (build.ts).
+   */
+  readonly wwwRedirect: Match | null;
+  /**
+   * app-root on a host in regex mode: what `/` answers (on a path-map host the redirect sits in
+   * `paths` as an Exact `/` route instead). Null otherwise (build.ts).
+   */
+  readonly appRoot: Match | null;
 }
 
 export interface RouteTable {
@@ -215,6 +235,8 @@ export interface RouteTable {
   readonly defaultMatch: Match | null;
   /** Number of routes, for logs. */
   readonly routeCount: number;
+  /** Exact host entries with a wwwRedirect: lookup probes the other name only when some exist. */
+  readonly wwwRedirects: number;
 }
 
 export interface Match {

@@ -54,7 +54,8 @@ export function makeBackend(ports: number[], over: Partial<Backend> = {}): Backe
 
 export const defaultOptions: RouteOptions = {
   sslRedirect: true, forceSslRedirect: false, hsts: true, maxBodySize: null,
-  connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, requestBufferSize: null, stages: null,
+  connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, requestBufferSize: null,
+  preserveTrailingSlash: false, usePortInRedirects: false, fromToWwwRedirect: false, stages: null,
 };
 
 export interface RouteSpec {

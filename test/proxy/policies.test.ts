@@ -109,9 +109,31 @@ describe("route policies", () => {
     const moved = await fetch(`${p.url}/`, { headers: { host: "redir.test" }, redirect: "manual" });
     expect(moved.status).toBe(302);
     expect(moved.headers.get("location")).toBe("https://elsewhere.test/");
-    expect(ran).toEqual(POLICY_STAGES.slice(0, POLICY_STAGES.indexOf("redirects") + 1));
+    // ingress-nginx's order (nginx.tmpl: `return` in the location's rewrite phase, allow lists
+    // and auth in its access phase): a redirect answers before limits, ranges and auth run.
+    expect(ran).toEqual(["server", "denied", "cors", "redirects"]);
     expect(a.lines).toEqual([]);
     expect(p.records.map((r) => r.status)).toEqual([403, 302]);
+  });
+
+  test("the HTTPS redirect runs after the rewrite stage, the no-endpoints 503 after the backend stage, both before limits and access", async () => {
+    const a = rawBackend("a");
+    const ran: string[] = [];
+    const all = POLICY_STAGES.map((s) => policy(s, `probe-${s}`));
+    const table = makeTable([
+      { host: "tls.test", backend: makeBackend([a.port]), tls: true, options: { stages: all } },
+      { host: "down.test", backend: makeBackend([]), options: { stages: all } },
+    ]);
+    const p = start(table, probeKinds(ran, makeBackend([a.port])));
+    const moved = await fetch(`${p.url}/x/?q=1`, { headers: { host: "tls.test" }, redirect: "manual" });
+    expect(moved.status).toBe(308);
+    expect(moved.headers.get("location")).toBe("https://tls.test/x/?q=1");
+    expect(ran).toEqual(["server", "denied", "cors", "redirects", "rewrite"]);
+    ran.length = 0;
+    const down = await fetch(`${p.url}/`, { headers: { host: "down.test" } });
+    expect(down.status).toBe(503);
+    expect(ran).toEqual(["server", "denied", "cors", "redirects", "rewrite", "backend"]);
+    expect(a.lines).toEqual([]);
   });
 
   test("a policy that cannot run fails closed with 500, before any backend is contacted", async () => {

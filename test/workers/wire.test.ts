@@ -119,7 +119,7 @@ describe("wire table", () => {
     const d = roundTrip(t);
     const got = lookup(d, "p.test", "/a")!.route.options.stages!;
     expect(got).toEqual(stages!);
-    expect(got.map((p) => p.stage)).toEqual(["access", "authentication", "rewrite"]);
+    expect(got.map((p) => p.stage)).toEqual(["rewrite", "access", "authentication"]); // POLICY_STAGES order, not the order given
     const frozen = (x: unknown): boolean => x === null || typeof x !== "object" || (Object.isFrozen(x) && Object.values(x).every(frozen));
     expect(frozen(got)).toBe(true);
     expect(lookup(d, "q.test", "/")!.route.options.stages).toBeNull();
@@ -152,6 +152,39 @@ describe("wire table", () => {
 });
 
 /** A worker's end: its table and its registry, fed through JSON as Bun's IPC does. */
+describe("host-wide redirects on the worker's side", () => {
+  // app-root and the www redirect are derived from the routes when a host entry is built
+  // (table/build.ts), so a worker that rebuilds its entries from the wire routes has them too.
+  const appRoot = orderStages([{ stage: "server", kind: "app-root", params: { path: "/app" } }]);
+  const site = { ...mkRoute("site.test", "/api", "Prefix"), options: { ...DEFAULT_ROUTE_OPTIONS, stages: appRoot, fromToWwwRedirect: true } };
+  const root = mkRoute("site.test", "/", "Prefix", "other");
+  const plain = mkRoute("plain.test", "/", "Prefix");
+  const view = (t: RouteTable) => ({
+    root: lookup(t, "site.test", "/")?.route.options.stages,
+    rootIngress: lookup(t, "site.test", "/")?.route.ingress.name,
+    www: lookup(t, "www.site.test", "/x")?.route.options.stages,
+    count: t.wwwRedirects,
+  });
+
+  test("a whole table and a delta carry them; a delta that removes them removes them", () => {
+    const t = buildTable([site, root, plain], null);
+    expect(view(t)).toEqual({
+      root: orderStages([{ stage: "server", kind: "app-root", params: { path: "/app" } }]),
+      rootIngress: "other",
+      www: orderStages([{ stage: "server", kind: "www-redirect", params: { to: "site.test" } }]),
+      count: 1,
+    });
+    expect(view(roundTrip(t))).toEqual(view(t));
+    const prev = buildTable([plain], null);
+    const registry: BackendRegistry = new Map();
+    const worker = new Receiver(encodeTable(prev, registry));
+    worker.apply(encodeDelta(prev, t, registry));
+    expect(view(worker.table)).toEqual(view(t));
+    worker.apply(encodeDelta(t, prev, registry));
+    expect(view(worker.table)).toEqual({ root: undefined, rootIngress: undefined, www: undefined, count: 0 });
+  });
+});
+
 class Receiver {
   readonly registry: BackendRegistry = new Map();
   table: RouteTable;
