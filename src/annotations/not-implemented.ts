@@ -21,9 +21,6 @@ function nyi(family: FamilyName, names: string | readonly string[], description:
 }
 
 export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
-  // Host names and the upstream's identity.
-  nyi("hosts", "server-alias", "more host names served like the Ingress's host"),
-  nyi("hosts", "service-upstream", "send to the Service's ClusterIP instead of the pods"),
   // Retries and the send timeout.
   nyi(
     "timeouts",

@@ -35,6 +35,11 @@ export interface ParsedAnnotations {
   readonly scheme: BackendScheme;
   /** Per family, for the compiler; `options` and `scheme` are what the table carries of them. */
   readonly policies: AnnotationPolicies;
+  /**
+   * Why ingress-nginx would reject this Ingress (a malformed value it validates), or null.
+   * Its paths then answer 503 and its other annotations have no effect (server-alias included).
+   */
+  readonly denied: string | null;
   /** One sentence per rejected value: becomes an InvalidAnnotation diagnostic. */
   readonly problems: readonly string[];
   /** Names of portico.dev/ or nginx.ingress.kubernetes.io/ annotations we do not implement. */
@@ -103,6 +108,8 @@ function policiesOf(r: Reader | null): AnnotationPolicies {
   return Object.freeze(out) as AnnotationPolicies;
 }
 
+const deniedBy = (p: AnnotationPolicies): string | null => p.redirects.denied ?? p.hosts.denied;
+
 /**
  * The stage policies the annotations alone give. Source ranges and basic authentication need
  * more (the flags' lists, the Secret): compile/access.ts completes them; until it does, a
@@ -130,7 +137,7 @@ function accessStages(p: AnnotationPolicies, stages: StagePolicy[]): void {
  */
 function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptions {
   const stages: StagePolicy[] = [];
-  const denied = p.redirects.denied ?? p.hosts.denied;
+  const denied = deniedBy(p);
   if (denied !== null) stages.push({ stage: "denied", kind: DENIED_KIND, params: { reason: denied } });
   else {
     stages.push(...headerStages(p.headers));
@@ -187,6 +194,7 @@ const NONE: ParsedAnnotations = Object.freeze({
   options: DEFAULT_ROUTE_OPTIONS,
   scheme: "http",
   policies: policiesOf(null),
+  denied: null,
   problems: Object.freeze([]),
   unsupported: Object.freeze([]),
 });
@@ -225,6 +233,7 @@ export function parseAnnotations(ann: Annotations): ParsedAnnotations {
     options: routeOptions(policies, refusal),
     scheme: policies.backendProtocol.scheme,
     policies,
+    denied: deniedBy(policies),
     problems: Object.freeze(problems),
     unsupported: Object.freeze(unsupported),
   });

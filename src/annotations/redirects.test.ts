@@ -178,3 +178,42 @@ test("stages come out in POLICY_STAGES order", () => {
   const all = { "app-root": "/a", "permanent-redirect": "https://x.example/", "backend-protocol": "AUTO_HTTP", "upstream-vhost": "v.example" };
   expect(kinds(all)).toEqual(["server/app-root", "redirects/redirect", "backend/auto-http", "forwarding/upstream-vhost"]);
 });
+
+describe("server-alias (alias/main.go, ValidateArrayOfServerName)", () => {
+  const aliases = (value: string) => {
+    const p = parse({ "server-alias": value });
+    return { aliases: p.policies.hosts.aliases, denied: p.denied, problems: p.problems.length };
+  };
+  test.each([
+    // Split on commas, trimmed, empty parts skipped, deduplicated and sorted (lowercased here: hosts are).
+    ["bar.test", { aliases: ["bar.test"], denied: null, problems: 0 }],
+    ["b.test, a.test ,,A.test", { aliases: ["a.test", "b.test"], denied: null, problems: 0 }],
+    // Names Portico cannot serve as nginx would: that alias only is dropped.
+    ["~^www\\d+\\.x\\.test$,ok.test", { aliases: ["ok.test"], denied: null, problems: 1 }],
+    ["*.x.test", { aliases: [], denied: null, problems: 1 }],
+    ["www.x.*", { aliases: [], denied: null, problems: 1 }],
+    [" , ", { aliases: [], denied: null, problems: 1 }],
+    ["", { aliases: [], denied: null, problems: 1 }],
+    // Characters ingress-nginx refuses in a server name: the Ingress is refused.
+    ["bar.test baz.test", { aliases: [], denied: "annotation server-alias is malformed", problems: 1 }],
+    ["bar.test;", { aliases: [], denied: "annotation server-alias is malformed", problems: 1 }],
+  ] as [string, unknown][])("%p", (value, expected) => {
+    expect(aliases(value)).toEqual(expected as never);
+  });
+
+  test("a refused Ingress has no aliases for the compiler either (plan.ts reads `denied`)", () => {
+    const p = parse({ "server-alias": "bar.test", "permanent-redirect": "bad value" });
+    expect(p.denied).not.toBeNull();
+    expect(p.options.stages?.map((s) => s.kind)).toEqual(["denied"]);
+  });
+});
+
+describe("service-upstream (serviceupstream/main.go: an invalid value is false)", () => {
+  test("values", () => {
+    expect(parse({ "service-upstream": "true" }).policies.hosts.serviceUpstream).toBe(true);
+    expect(parse({ "service-upstream": "yes" }).policies.hosts.serviceUpstream).toBe(false);
+    expect(parse({ "service-upstream": "yes" }).problems).toHaveLength(1);
+    // A compile-time choice: no stage policy, no route option.
+    expect(parse({ "service-upstream": "1" }).options.stages).toBeNull();
+  });
+});

@@ -21,6 +21,11 @@ export type BackendRef =
       readonly key: string;
       readonly port: number | string;
       readonly scheme: BackendScheme;
+      /**
+       * service-upstream: the Service's ClusterIP and port as the one upstream instead of its
+       * endpoints (ingress-nginx's getServiceClusterEndpoint).
+       */
+      readonly clusterIp: boolean;
     }
   | { readonly kind: "resource"; readonly id: string; readonly namespace: string; readonly ref: string };
 
@@ -48,14 +53,15 @@ export const backendReason = (r: ResolvedBackend): DiagnosticReason =>
 export const FIRST_PORT = 0;
 
 /** `ns/name:port` (also used for --default-backend-service). */
-export function serviceRef(ns: string, name: string, port: number | string, scheme: BackendScheme): BackendRef {
-  // The scheme is part of the id only when it is not the default, to keep ids readable.
-  const id = `${ns}/${name}:${port}${scheme === "http" ? "" : `#${scheme}`}`;
-  return { kind: "service", id, namespace: ns, name, key: `${ns}/${name}`, port, scheme };
+export function serviceRef(ns: string, name: string, port: number | string, scheme: BackendScheme, clusterIp = false): BackendRef {
+  // The scheme and the ClusterIP mode are part of the id only when they are not the default,
+  // to keep ids readable.
+  const id = `${ns}/${name}:${port}${scheme === "http" ? "" : `#${scheme}`}${clusterIp ? "#cluster-ip" : ""}`;
+  return { kind: "service", id, namespace: ns, name, key: `${ns}/${name}`, port, scheme, clusterIp };
 }
 
 /** Check one IngressBackend written in namespace `ns` (nothing here depends on other objects). */
-export function backendRef(ns: string, spec: IngressBackend, scheme: BackendScheme): BackendRefResult {
+export function backendRef(ns: string, spec: IngressBackend, scheme: BackendScheme, clusterIp = false): BackendRefResult {
   if (spec.service && spec.resource) return { ok: false, message: "backend sets both service and resource" };
   if (spec.resource) {
     const r = spec.resource;
@@ -72,7 +78,7 @@ export function backendRef(ns: string, spec: IngressBackend, scheme: BackendSche
   if (port?.number === undefined && !/[a-z]/i.test(portLabel)) {
     return { ok: false, message: `backend service ${name} port name "${portLabel}" must contain a letter (use port.number for a number)` };
   }
-  return { ok: true, ref: serviceRef(ns, name, port?.number ?? portLabel, scheme) };
+  return { ok: true, ref: serviceRef(ns, name, port?.number ?? portLabel, scheme, clusterIp) };
 }
 
 function make(
@@ -135,6 +141,18 @@ export function resolveRef(snapshot: Snapshot, r: BackendRef, policy: BackendPol
     if (number === null) return mk("ServicePortNotFound", [], host, true, `Service ${ns}/${name} has no port named ${port}`);
     const up: Upstream = { address: host, port: number, authority: authority(host, number), ready: true, serving: true, terminating: false };
     return mk("ok", [up], host, true, "");
+  }
+  if (r.clusterIp) {
+    // ingress-nginx's getServiceClusterEndpoint: the ClusterIP, with the port number as the
+    // Ingress writes it (not checked against the Service) or the number of the named port.
+    // Without a ClusterIP (headless, "None") or such a named port it falls back to the
+    // endpoints, as below.
+    const ip = svc.spec.clusterIP;
+    const number = typeof port === "number" ? port : sp?.port;
+    if (ip && ip !== "None" && number !== undefined) {
+      const up: Upstream = { address: ip, port: number, authority: authority(ip, number), ready: true, serving: true, terminating: false };
+      return mk("ok", [up], serverName, false, "");
+    }
   }
   if (!sp) {
     const what = port === FIRST_PORT ? "port" : typeof port === "number" ? `port ${port}` : `port named ${port}`;

@@ -31,6 +31,7 @@ import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../m
 import type { Snapshot } from "../store/types.ts";
 import { assembleTable, patchTable } from "../table/build.ts";
 import type { HostRoutes, RouteTable } from "../table/types.ts";
+import { decideAliases, NO_ALIASES, sameAliases, type AliasState } from "./aliases.ts";
 import { BackendCache } from "./backend-cache.ts";
 import type { BackendRef } from "./backends.ts";
 import { changedKeys, compareStrings, insertSorted } from "./changes.ts";
@@ -104,6 +105,9 @@ export class Compiler {
   #hostKeys: string[] = [];
   /** Service key → host keys whose routes resolve a backend of that Service. */
   readonly #hostsByService = new Map<string, Set<string>>();
+  /** Host keys whose entry has server-alias names, and what aliases.ts decided for them. */
+  readonly #aliasHosts = new Set<string>();
+  #aliases: AliasState = NO_ALIASES;
   #routeCount = 0;
   /** Path plans over every host entry (an upper bound of the Backends in use). */
   #pathCount = 0;
@@ -145,6 +149,8 @@ export class Compiler {
     this.#orphanDiagnostics.clear();
     this.#hostKeys = [];
     this.#hostsByService.clear();
+    this.#aliasHosts.clear();
+    this.#aliases = NO_ALIASES;
     this.#routeCount = this.#pathCount = 0;
     this.#table = this.#tls = this.#default = this.#diagCache = this.#result = null;
   }
@@ -195,6 +201,7 @@ export class Compiler {
     const changes: [string, HostRoutes | null][] = [];
     const added: string[] = [];
     let removed = 0;
+    let aliasesDirty = false;
     for (const hostKey of dirty) {
       const prev = this.#hosts.get(hostKey);
       const plans = served.contributors.get(hostKey);
@@ -207,12 +214,22 @@ export class Compiler {
       }
       this.#setOrphanCanaries(hostKey, plans === undefined ? canaries : NO_PLANS);
       if (next === prev) continue;
+      if ((prev?.aliases.length ?? 0) > 0 || (next?.aliases.length ?? 0) > 0) aliasesDirty = true;
       this.#setHost(hostKey, prev, next);
       if (prev === undefined) added.push(hostKey);
       else if (next === undefined) removed++;
       changes.push([hostKey, next?.entry ?? null]);
     }
     this.#sortHostKeys(added, removed);
+    // An alias is dropped while it is some host's name: a host that comes or goes can change them.
+    if (aliasesDirty || ((added.length > 0 || removed > 0) && this.#aliasHosts.size > 0)) {
+      const aliases = decideAliases(this.#aliasHosts, this.#hosts);
+      if (!sameAliases(aliases, this.#aliases)) {
+        this.#aliases = aliases;
+        this.#diagVersion++;
+      }
+    }
+    const aliasKeys = this.#aliases.keys;
 
     const extra: Diagnostic[] = [];
     this.#default = defaultEntry(served.defaultPlans, this.#config, this.#resolve, this.#default, extra, this.#hosts.get("*")?.hostCert ?? null);
@@ -220,8 +237,8 @@ export class Compiler {
     const prevTable = this.#table;
     let table: RouteTable;
     if (prevTable !== null && changes.length === 0 && defaultRoute === prevTable.defaultRoute) table = prevTable;
-    else if (prevTable !== null && added.length === 0) table = patchTable(prevTable, changes, defaultRoute, this.#routeCount);
-    else table = assembleTable(this.#hostKeys.map((k) => (this.#hosts.get(k) as HostEntry).entry), defaultRoute, this.#routeCount);
+    else if (prevTable !== null && added.length === 0) table = patchTable(prevTable, changes, defaultRoute, this.#routeCount, false, aliasKeys);
+    else table = assembleTable(this.#hostKeys.map((k) => (this.#hosts.get(k) as HostEntry).entry), defaultRoute, this.#routeCount, aliasKeys);
     this.#table = table;
 
     this.#backends.sweep(this.#pathCount, () => this.#liveBackendIds());
@@ -312,6 +329,7 @@ export class Compiler {
         if (set?.size === 0) this.#hostsByService.delete(s);
       }
       if (this.#hostDiagnostics.delete(hostKey)) this.#diagVersion++;
+      this.#aliasHosts.delete(hostKey);
     }
     if (next === undefined) {
       this.#hosts.delete(hostKey);
@@ -328,6 +346,7 @@ export class Compiler {
       this.#hostDiagnostics.set(hostKey, next.diagnostics);
       this.#diagVersion++;
     }
+    if (next.aliases.length > 0) this.#aliasHosts.add(hostKey);
     this.#hosts.set(hostKey, next);
   }
 
@@ -345,6 +364,7 @@ export class Compiler {
     for (const d of (this.#tls as TlsState).diagnostics) list.add(d);
     for (const ds of this.#hostDiagnostics.values()) for (const d of ds) list.add(d);
     for (const ds of this.#orphanDiagnostics.values()) for (const d of ds) list.add(d);
+    for (const d of this.#aliases.diagnostics) list.add(d);
     for (const d of extra) list.add(d);
     const sorted = list.sorted();
     this.#diagCache = { version, list: sorted };

@@ -51,6 +51,9 @@ export interface HostEntry {
   readonly diagnostics: readonly Diagnostic[];
   /** The host's client-certificate policy (hostCertOf), or null: the default route takes the hostless one. */
   readonly hostCert: HostCert | null;
+  /** server-alias names of the host (aliases.ts), and the Ingress they come from. */
+  readonly aliases: readonly string[];
+  readonly aliasPlan: IngressPlan | null;
 }
 
 export type Resolve = (ref: BackendRef) => ResolvedBackend;
@@ -368,7 +371,8 @@ export function claimHost(
       // upstream; the location, with its backend-protocol and rewrite-target, is main's).
       const b = pp.backend;
       const scheme = owner.annotations.scheme;
-      const ref = b.scheme === scheme ? b : serviceRef(b.namespace, b.name, b.port, scheme);
+      // Its upstream is the canary Ingress's own, service-upstream included (createUpstreams).
+      const ref = b.scheme === scheme ? b : serviceRef(b.namespace, b.name, b.port, scheme, b.clusterIp);
       const rb = resolve(ref);
       backends.push(rb);
       canaryRefs.push(ref);
@@ -474,6 +478,27 @@ function regexSpecs(hostKey: string, plans: readonly IngressPlan[], sources: rea
   return specs;
 }
 
+/**
+ * The aliases of a host: ingress-nginx gives a server the server-alias of the first Ingress
+ * (in priority order) of that host that sets one, and warns about the others
+ * (controller.go createServers, "Aliases already configured for server"). Rules without a
+ * host have none: their catch-all already takes every name no host claims.
+ */
+function hostAliases(hostKey: string, plans: readonly IngressPlan[], diagnostics: Diagnostic[]): { aliases: readonly string[]; aliasPlan: IngressPlan | null } {
+  if (hostKey === "*") return { aliases: [], aliasPlan: null };
+  let first: IngressPlan | null = null;
+  for (const plan of plans) {
+    if (plan.aliases.length === 0) continue;
+    if (first === null) {
+      first = plan;
+      continue;
+    }
+    const message = `server-alias is ignored for host ${hostKey}: Ingress ${describeAge(first.ingress)} sets the aliases of that host, and only the first Ingress of a host that sets them counts`;
+    diagnostics.push({ kind: "Ingress", namespace: plan.namespace, name: plan.name, reason: "AliasConflict", message, severity: "warning" });
+  }
+  return { aliases: first?.aliases ?? [], aliasPlan: first };
+}
+
 /** One host key's entry of the table, with what the compiler needs to know when to rebuild it. */
 export function buildHostEntry(
   hostKey: string,
@@ -483,7 +508,8 @@ export function buildHostEntry(
   resolve: Resolve,
 ): HostEntry {
   const { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert } = claimHost(hostKey, plans, canaries, isTls, resolve);
+  const { aliases, aliasPlan } = hostAliases(hostKey, plans, diagnostics);
   // Copies of the plans: the contributor lists are updated in place by later compiles.
   const entry = buildHost(hostKey, routes, viaOf(hostKey), regex);
-  return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, errorRefs, services, entry, diagnostics, hostCert };
+  return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, errorRefs, services, entry, diagnostics, hostCert, aliases, aliasPlan };
 }

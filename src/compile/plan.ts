@@ -91,6 +91,11 @@ export interface IngressPlan {
   readonly defaultBackend: BackendRefResult | null;
   /** custom-http-errors and default-backend (or the flags'), resolved per host (error-pages.ts); null = none. */
   readonly errorPages: ErrorPagesPlan | null;
+  /**
+   * server-alias names for the hosts of its rules (aliases.ts decides which count); none when
+   * ingress-nginx would reject the Ingress.
+   */
+  readonly aliases: readonly string[];
 }
 
 /**
@@ -134,7 +139,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   const refs: { spec: IngressBackend; ref: BackendRefResult }[] = [];
   const refOf = (spec: IngressBackend): BackendRefResult => {
     for (const r of refs) if (sameBackend(r.spec, spec)) return r.ref;
-    const ref = backendRef(ns, spec, ann.scheme);
+    const ref = backendRef(ns, spec, ann.scheme, ann.policies.hosts.serviceUpstream);
     refs.push({ spec, ref });
     return ref;
   };
@@ -214,6 +219,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     tls,
     defaultBackend: spec ? refOf(spec) : null,
     errorPages: planErrorPages(ann.policies.errorPages, ns, ann.scheme, config),
+    aliases: ann.denied === null ? ann.policies.hosts.aliases : [],
   };
 }
 

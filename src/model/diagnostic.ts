@@ -48,4 +48,6 @@ export type DiagnosticReason =
   | "InvalidAuthSecret"
   // ingress-nginx's ConfigMap (--nginx-configmap): a key Portico cannot honour, a value it cannot read.
   | "UnsupportedConfigKey"
-  | "InvalidConfigKey";
+  | "InvalidConfigKey"
+  /** A server-alias not applied: another Ingress's host, another host's alias, or not the host's first. */
+  | "AliasConflict";

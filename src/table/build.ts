@@ -147,8 +147,25 @@ function wwwRedirectOf(host: string, sorted: readonly Route[]): Match | null {
   return { route, hostKey: otherWwwName(host), via: "exact-host" };
 }
 
+const NO_ALIASES: ReadonlyMap<string, never> = new Map<string, never>();
+
+/** The host entries the aliases name, in these maps (an alias whose host has no entry is left out). */
+function resolveAliases(
+  keys: ReadonlyMap<string, string>,
+  exact: ReadonlyMap<string, HostRoutes>,
+  wildcard: ReadonlyMap<string, HostRoutes>,
+): ReadonlyMap<string, HostRoutes> {
+  if (keys.size === 0) return NO_ALIASES;
+  const out = new Map<string, HostRoutes>();
+  for (const [alias, k] of keys) {
+    const e = k.startsWith("*.") ? wildcard.get(k.slice(2)) : exact.get(k);
+    if (e !== undefined) out.set(alias, e);
+  }
+  return out;
+}
+
 /** Group routes by host and build the exact map, the wildcard map and the hostless entry. */
-export function buildTable(routes: readonly Route[], defaultRoute: Route | null): RouteTable {
+export function buildTable(routes: readonly Route[], defaultRoute: Route | null, aliasKeys: ReadonlyMap<string, string> = NO_ALIASES): RouteTable {
   const byHost = new Map<string, Route[]>();
   for (const r of routes) {
     const k = hostKeyOf(r);
@@ -161,6 +178,7 @@ export function buildTable(routes: readonly Route[], defaultRoute: Route | null)
     keys.map((k) => buildHost(k, byHost.get(k) ?? [], viaOf(k))),
     defaultRoute,
     routes.length,
+    aliasKeys,
   );
 }
 
@@ -168,7 +186,12 @@ export function buildTable(routes: readonly Route[], defaultRoute: Route | null)
  * The table from built host entries, given in sorted host-key order (the map order every
  * table has, so encodings and the reference matcher see the same order).
  */
-export function assembleTable(entries: readonly HostRoutes[], defaultRoute: Route | null, routeCount: number): RouteTable {
+export function assembleTable(
+  entries: readonly HostRoutes[],
+  defaultRoute: Route | null,
+  routeCount: number,
+  aliasKeys: ReadonlyMap<string, string> = NO_ALIASES,
+): RouteTable {
   const exact = new Map<string, HostRoutes>();
   const wildcard = new Map<string, HostRoutes>();
   let any: HostRoutes | null = null;
@@ -185,7 +208,8 @@ export function assembleTable(entries: readonly HostRoutes[], defaultRoute: Rout
   const defaultMatch: Match | null = defaultRoute
     ? Object.freeze({ route: defaultRoute, hostKey: "", via: "default" as const })
     : null;
-  return Object.freeze({ exact, wildcard, any, defaultRoute, defaultMatch, routeCount, wwwRedirects });
+  const aliases = resolveAliases(aliasKeys, exact, wildcard);
+  return Object.freeze({ exact, wildcard, any, defaultRoute, defaultMatch, routeCount, wwwRedirects, aliasKeys, aliases });
 }
 
 /**
@@ -200,6 +224,7 @@ export function patchTable(
   defaultRoute: Route | null,
   routeCount: number,
   appendNew = false,
+  aliasKeys: ReadonlyMap<string, string> = prev.aliasKeys,
 ): RouteTable {
   let exact: Map<string, HostRoutes> | null = null;
   let wildcard: Map<string, HostRoutes> | null = null;
@@ -226,5 +251,9 @@ export function patchTable(
       : defaultRoute
         ? Object.freeze({ route: defaultRoute, hostKey: "", via: "default" as const })
         : null;
-  return Object.freeze({ exact: exact ?? prev.exact, wildcard: wildcard ?? prev.wildcard, any, defaultRoute, defaultMatch, routeCount, wwwRedirects });
+  const nextExact = exact ?? prev.exact;
+  const nextWildcard = wildcard ?? prev.wildcard;
+  // The aliases point at entries: resolved again when either could have moved.
+  const aliases = aliasKeys === prev.aliasKeys && exact === null && wildcard === null ? prev.aliases : resolveAliases(aliasKeys, nextExact, nextWildcard);
+  return Object.freeze({ exact: nextExact, wildcard: nextWildcard, any, defaultRoute, defaultMatch, routeCount, wwwRedirects, aliasKeys, aliases });
 }

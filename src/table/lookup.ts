@@ -6,10 +6,15 @@
 import { matchRegex } from "./regex.ts";
 import type { HostRoutes, Match, RouteTable } from "./types.ts";
 
-/** Pick the host entry: exact host, then `*.suffix` (exactly one extra label), then hostless. */
+/** Pick the host entry: exact host (or alias), then `*.suffix` (exactly one extra label), then hostless. */
 export function selectHost(table: RouteTable, host: string): HostRoutes | null {
   const exact = table.exact.get(host);
   if (exact) return exact;
+  // server-alias names are exact names too (nginx's server_name): before the wildcards.
+  if (table.aliases.size > 0) {
+    const alias = table.aliases.get(host);
+    if (alias) return alias;
+  }
   if (table.wildcard.size > 0) {
     const dot = host.indexOf(".");
     // A wildcard covers one whole, non-empty first label (`*.foo.com` ∌ `.foo.com`).

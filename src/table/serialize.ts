@@ -47,6 +47,8 @@ export interface SerializedTable {
   }[];
   readonly defaultRoute: SerializedRoute | null;
   readonly backends: readonly Record<string, unknown>[];
+  /** server-alias name → host entry, sorted by name; absent when there are none. */
+  readonly aliases?: Readonly<Record<string, string>>;
 }
 
 const DEFAULTS: Readonly<Record<string, unknown>> = { ...DEFAULT_ROUTE_OPTIONS };
@@ -142,5 +144,6 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
     hosts,
     defaultRoute: table.defaultRoute ? route(table.defaultRoute) : null,
     backends: ids.map((id) => backend(backends.get(id) as Backend)),
+    ...(table.aliasKeys.size === 0 ? {} : { aliases: Object.fromEntries([...table.aliasKeys].sort((a, b) => (a[0] < b[0] ? -1 : 1))) }),
   };
 }

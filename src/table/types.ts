@@ -237,6 +237,13 @@ export interface RouteTable {
   readonly routeCount: number;
   /** Exact host entries with a wwwRedirect: lookup probes the other name only when some exist. */
   readonly wwwRedirects: number;
+  /**
+   * server-alias: more names for a host entry, by name → host key (`foo.com`, `*.foo.com`), as
+   * the compiler decided them (compile/aliases.ts); `aliases` resolves them to this table's
+   * entries. Asked after the exact hosts and before the wildcards (nginx's exact names).
+   */
+  readonly aliasKeys: ReadonlyMap<string, string>;
+  readonly aliases: ReadonlyMap<string, HostRoutes>;
 }
 
 export interface Match {

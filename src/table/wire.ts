@@ -75,6 +75,8 @@ export interface WireDelta {
   /** Absent: the default route did not change. */
   readonly defaultRoute?: WireRoute | null;
   readonly routeCount: number;
+  /** server-alias names → host keys: absent when they did not change, else all of them. */
+  readonly aliases?: readonly (readonly [string, string])[];
 }
 
 export interface WireTable {
@@ -85,6 +87,8 @@ export interface WireTable {
   readonly defaultRoute: WireRoute | null;
   /** The locations of each host in regex mode (indexes into that host's routes above). */
   readonly regex: readonly { readonly host: string; readonly locations: readonly RegexLocationSpec[] }[];
+  /** server-alias names → host keys (RouteTable.aliasKeys). */
+  readonly aliases: readonly (readonly [string, string])[];
 }
 
 function encodeNumber(n: number): WireNumber {
@@ -188,6 +192,7 @@ export function encodeTable(table: RouteTable, registry?: BackendRegistry): Wire
     defaultRoute: table.defaultRoute ? enc.route(table.defaultRoute) : null,
     backends: enc.backends,
     regex,
+    aliases: [...table.aliasKeys],
   };
   if (registry) {
     registry.clear();
@@ -223,6 +228,7 @@ export function decodeTable(wire: WireTable, registry?: BackendRegistry): RouteT
     keys.map((k) => buildHost(k, byHost.get(k) as Route[], viaOf(k), regex.get(k) ?? null)),
     wire.defaultRoute ? route(wire.defaultRoute) : null,
     wire.routes.length,
+    new Map(wire.aliases),
   );
   if (registry) {
     registry.clear();
@@ -267,6 +273,7 @@ export function encodeDelta(prev: RouteTable, next: RouteTable, registry: Backen
     ...(next.defaultRoute === prev.defaultRoute ? {} : { defaultRoute: next.defaultRoute ? enc.route(next.defaultRoute) : null }),
     routeCount: next.routeCount,
     backends: enc.backends,
+    ...(next.aliasKeys === prev.aliasKeys ? {} : { aliases: [...next.aliasKeys] }),
   };
   for (const b of enc.sent) registry.set(b.id, b);
   return delta;
@@ -285,7 +292,8 @@ export function applyDelta(current: RouteTable, delta: WireDelta, registry: Back
   );
   const defaultRoute = delta.defaultRoute === undefined ? current.defaultRoute : delta.defaultRoute ? route(delta.defaultRoute) : null;
   // Map order is irrelevant to lookups: new hosts are appended.
-  const table = patchTable(current, changes, defaultRoute, delta.routeCount, true);
+  const aliasKeys = delta.aliases === undefined ? current.aliasKeys : new Map(delta.aliases);
+  const table = patchTable(current, changes, defaultRoute, delta.routeCount, true, aliasKeys);
   for (const b of backends) registry.set(b.id, b);
   return table;
 }

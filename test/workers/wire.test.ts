@@ -183,6 +183,26 @@ describe("host-wide redirects on the worker's side", () => {
     worker.apply(encodeDelta(t, prev, registry));
     expect(view(worker.table)).toEqual({ root: undefined, rootIngress: undefined, www: undefined, count: 0 });
   });
+
+  test("server-alias names cross as name → host key, in a whole table and when a delta changes them", () => {
+    const wild = mkRoute("*.w.test", "/", "Prefix", "wild");
+    const aliased = buildTable([site, wild, plain], null, new Map([["alias.test", "site.test"], ["walias.test", "*.w.test"]]));
+    const served = (t: RouteTable) => ["alias.test", "walias.test"].map((h) => lookup(t, h, "/api/x")?.route.ingress.name ?? null);
+    expect(served(aliased)).toEqual(["ing", "wild"]);
+    expect(served(roundTrip(aliased))).toEqual(["ing", "wild"]);
+    const registry: BackendRegistry = new Map();
+    const before = buildTable([site, wild, plain], null);
+    const worker = new Receiver(encodeTable(before, registry));
+    expect(served(worker.table)).toEqual([null, null]);
+    // A delta with no host change still carries the new aliases.
+    worker.apply(encodeDelta(before, aliased, registry));
+    expect(served(worker.table)).toEqual(["ing", "wild"]);
+    // And a host change re-points them at the new entry.
+    const site2 = { ...site, path: "/api2" };
+    const moved = buildTable([site2, wild, plain], null, aliased.aliasKeys);
+    worker.apply(encodeDelta(aliased, moved, registry));
+    expect(lookup(worker.table, "alias.test", "/api2")?.route.path).toBe("/api2");
+  });
 });
 
 class Receiver {

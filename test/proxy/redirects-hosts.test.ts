@@ -1,5 +1,5 @@
-// The redirect and upstream-identity annotations as ingress-nginx answers them, one table of
-// cases: Ingress objects compiled by the real compiler, served by the real handler on real
+// The redirect, host-name and upstream-identity annotations as ingress-nginx answers them,
+// one table of cases: Ingress objects compiled by the real compiler, served by the real handler on real
 // HTTP and HTTPS listeners, in front of a raw-socket backend that logs the request line and
 // Host it receives (and whether it came over TLS). Each case names the ingress-nginx source
 // its expected status, Location and upstream request come from (paths in the
@@ -119,7 +119,41 @@ const INGRESSES = [
   ing("vhost-var", "vhostvar.test", "/", { "upstream-vhost": "$host" }),
   ing("vhost-bad", "vhostbad.test", "/", { "upstream-vhost": "a b" }),
   ing("auto", "auto.test", "/", { "backend-protocol": "AUTO_HTTP" }),
+  // server-alias
+  ing("alias", "foo.test", "/", { "server-alias": "bar.test, Bar.test ,," }),
+  ing("app-a", "two.test", "/app-a", {}),
+  ing("app-b", "two.test", "/app-b", { "server-alias": "two-alias.test" }),
+  ing("alias-col", "col.test", "/", { "server-alias": "perm.test" }),
+  ing("dup-a", "dup-a.test", "/a", { "server-alias": "shared.test" }),
+  ing("dup-b", "dup-b.test", "/b", { "server-alias": "shared.test" }),
+  ing("first-1", "first.test", "/", { "server-alias": "first-alias-1.test" }),
+  ing("first-2", "first.test", "/2", { "server-alias": "first-alias-2.test" }),
+  ing("wild", "*.wild.test", "/", { "server-alias": "wildalias.test" }),
+  ing("over-wild", "overwild.test", "/only", { "server-alias": "x.wild.test" }),
+  ing("alias-tls", "tlsalias.test", "/", { "server-alias": "tlsalias2.test" }, ["tlsalias.test"]),
+  // service-upstream: Service "su" has the backend behind its ClusterIP (127.0.0.1:<backend
+  // port>) and a dead endpoint (port 1), so only the ClusterIP answers.
+  suIngress("su-num", "su.test", { number: 0 }, { "service-upstream": "true" }),
+  suIngress("su-name", "suname.test", { name: "http" }, { "service-upstream": "true" }),
+  suIngress("su-off", "suoff.test", { number: 0 }, {}),
+  suIngress("su-headless", "suheadless.test", { number: 80 }, { "service-upstream": "true" }, "headless"),
 ];
+
+/** An Ingress to Service `su` (port number 0 = the backend's port) or another Service of ns web. */
+function suIngress(name: string, host: string, port: { number?: number; name?: string }, ann: Ann, svc = "su") {
+  const obj = ing(name, host, "/", ann) as { spec: { rules: { http: { paths: { backend: unknown }[] } }[] } };
+  (obj.spec.rules[0] as { http: { paths: { backend: unknown }[] } }).http.paths[0]!.backend = { service: { name: svc, port } };
+  return obj;
+}
+
+/** The Services and EndpointSlices service-upstream needs, for a backend listening on `port`. */
+function suObjects(port: number) {
+  const svc = (name: string, clusterIP: string, servicePort: number) => ({
+    apiVersion: "v1", kind: "Service", metadata: { name, namespace: "web" },
+    spec: { clusterIP, ports: [{ name: "http", port: servicePort }] },
+  });
+  return [svc("su", "127.0.0.1", port), slice("web", "su", [1]), svc("headless", "None", 80), slice("web", "headless", [port])];
+}
 
 // ---- the listeners ---------------------------------------------------------------------------
 
@@ -152,7 +186,9 @@ const proxies = new Map<ProxyName, Running>();
 
 beforeAll(async () => {
   const port = await backend.listen();
-  const docs = yamlDocs([ingressClass(), service("web", "app"), slice("web", "app", [port]), ...INGRESSES]);
+  // Port number 0 stands for the backend's port (known only now).
+  const ingresses = JSON.parse(JSON.stringify(INGRESSES).replaceAll('"number":0', `"number":${port}`));
+  const docs = yamlDocs([ingressClass(), service("web", "app"), slice("web", "app", [port]), ...suObjects(port), ...ingresses]);
   const table = compile(loadFixture(docs).snapshot, DEFAULT_COMPILE_CONFIG).table;
   const plain = (config: Partial<Config>): Running => {
     const p: TestProxy = startProxy(table, config);
@@ -249,6 +285,24 @@ const CASES: readonly Case[] = [
   { name: "AUTO_HTTP over HTTP: HTTP to the pod", cite: "E/backendprotocol.go `proxy_pass $scheme://upstream_balancer`", host: "auto.test", target: "/p", status: 200, location: null, upstream: { line: "GET /p HTTP/1.1", host: "auto.test", tls: false } },
   { name: "AUTO_HTTP over HTTPS: HTTPS to the pod", cite: "E/backendprotocol.go `proxy_pass $scheme://upstream_balancer`", host: "auto.test", target: "/p", via: "https", status: 200, location: null, upstream: { line: "GET /p HTTP/1.1", host: "auto.test", tls: true } },
   { name: "AUTO_HTTP follows the connection, not a trusted X-Forwarded-Proto", cite: "template.go buildProxyPass (`$scheme` is the connection's)", host: "auto.test", target: "/p", via: "trusted", headers: { "x-forwarded-proto": "https" }, status: 200, location: null, upstream: { line: "GET /p HTTP/1.1", host: "auto.test", tls: false } },
+  // server-alias
+  { name: "server-alias: the host itself", cite: "E/alias.go 'should return status code 200 for host 'foo' and 'bar''", host: "foo.test", target: "/", status: 200, location: null, upstream: { line: "GET / HTTP/1.1", host: "foo.test" } },
+  { name: "server-alias: the alias is served as the host, with its own Host upstream", cite: "E/alias.go (Body contains host=bar)", host: "bar.test", target: "/x", status: 200, location: null, upstream: { line: "GET /x HTTP/1.1", host: "bar.test" } },
+  { name: "no alias, no server: 404", cite: "E/alias.go 'should return status code 200 for host 'foo' and 404 for 'bar''", host: "baz.test", target: "/", status: 404, location: null, upstream: null },
+  { name: "server-alias covers the host's paths from every Ingress", cite: "E/alias.go 'hosts defined in two ingresses, different path with one alias' (GET /app-a on bar)", host: "two-alias.test", target: "/app-a", status: 200, location: null, upstream: { line: "GET /app-a HTTP/1.1", host: "two-alias.test" } },
+  { name: "an alias that is another Ingress's host is ignored: that host answers", cite: "controller.go createServers (`if _, ok := servers[alias]; ok { continue }`)", host: "perm.test", target: "/something", status: 301, location: "http://redirect.example.com", upstream: null },
+  { name: "two hosts with one alias: the first host in name order serves it", cite: "controller.go getBackendServers sorts servers by name; nginx keeps the first of a conflicting server name", host: "shared.test", target: "/a", status: 200, location: null, upstream: { line: "GET /a HTTP/1.1", host: "shared.test" } },
+  { name: "two hosts with one alias: not the second host's paths", cite: "as above (no fallthrough to dup-b.test)", host: "shared.test", target: "/b", status: 404, location: null, upstream: null },
+  { name: "only the first Ingress of a host that sets server-alias counts", cite: "controller.go createServers ('Aliases already configured for server')", host: "first-alias-2.test", target: "/2", status: 404, location: null, upstream: null },
+  { name: "the first Ingress's alias serves the later Ingress's paths", cite: "controller.go createServers (aliases are the server's)", host: "first-alias-1.test", target: "/2", status: 200, location: null, upstream: { line: "GET /2 HTTP/1.1", host: "first-alias-1.test" } },
+  { name: "an alias of a wildcard host", cite: "T `server_name {{ buildServerName $server.Hostname }} {{ range $server.Aliases }}`", host: "wildalias.test", target: "/w", status: 200, location: null, upstream: { line: "GET /w HTTP/1.1", host: "wildalias.test" } },
+  { name: "an alias is an exact name: it wins over a wildcard host", cite: "nginx server_name: exact names before wildcards (overwild.test has /only: no fallthrough)", host: "x.wild.test", target: "/elsewhere", status: 404, location: null, upstream: null },
+  { name: "an alias of a TLS host is redirected to HTTPS with its own name (Portico: the host's spec.tls decides)", cite: "lua_ingress.lua redirect_to_https (README: ingress-nginx asks whether a certificate covers the alias)", host: "tlsalias2.test", target: "/x", status: 308, location: "https://tlsalias2.test/x", upstream: null },
+  // service-upstream
+  { name: "service-upstream: the ClusterIP and the port number the Ingress names", cite: "E/serviceupstream.go 'should use the Service Cluster IP and Port'; controller.go getServiceClusterEndpoint", host: "su.test", target: "/p", status: 200, location: null, upstream: { line: "GET /p HTTP/1.1", host: "su.test" } },
+  { name: "service-upstream: a named port's number from the Service", cite: "controller.go getServiceClusterEndpoint (port by name)", host: "suname.test", target: "/p", status: 200, location: null, upstream: { line: "GET /p HTTP/1.1", host: "suname.test" } },
+  { name: "without service-upstream the endpoints are used (here a dead one: 502)", cite: "controller.go createUpstreams (serviceEndpoints)", host: "suoff.test", target: "/p", status: 502, location: null, upstream: null },
+  { name: "service-upstream on a headless Service falls back to its endpoints", cite: "controller.go getServiceClusterEndpoint ('no ClusterIP found') then serviceEndpoints", host: "suheadless.test", target: "/p", status: 200, location: null, upstream: { line: "GET /p HTTP/1.1", host: "suheadless.test" } },
 ];
 
 function headerOf(raw: string, name: string): string | null {
@@ -296,7 +350,7 @@ describe("HSTS over HTTPS", () => {
   });
 });
 
-describe("the www redirect and app-root follow the table as it changes", () => {
+describe("host-wide redirects and aliases follow the table as it changes", () => {
   const docs = (ann: Ann) =>
     yamlDocs([ingressClass(), service("web", "app"), slice("web", "app", [1]), ing("site", "site.test", "/", ann), ing("other", "other.test", "/", {})]);
 
@@ -309,6 +363,38 @@ describe("the www redirect and app-root follow the table as it changes", () => {
     expect(to("www.zzz.test")).toBe("www.www.zzz.test");
     expect(to("a.test")).toBeNull(); // a host entry of its own
     expect(to("www.www.www.a.test")).toBeNull(); // the other name of www.www.a.test is www.a.test
+  });
+
+  test("server-alias: the host that comes later drops an alias of its name, and gives it back when it goes; diagnostics say why", () => {
+    const objs = (extra: Record<string, unknown>[]) =>
+      loadFixture(
+        yamlDocs([
+          ingressClass(), service("web", "app"), slice("web", "app", [1]),
+          ing("a", "a.test", "/", { "server-alias": "b.test,c.test" }),
+          ing("d", "d.test", "/", { "server-alias": "c.test" }),
+          ing("a2", "a.test", "/two", { "server-alias": "e.test" }),
+          ...extra,
+        ]),
+      ).snapshot;
+    const c = new Compiler(DEFAULT_COMPILE_CONFIG);
+    const aliasDiags = (r: ReturnType<Compiler["compile"]>) => r.diagnostics.filter((d) => d.reason === "AliasConflict").map((d) => `${d.name}: ${d.message}`);
+    let r = c.compile(objs([]));
+    expect(Object.fromEntries(r.table.aliasKeys)).toEqual({ "b.test": "a.test", "c.test": "a.test" });
+    expect(lookup(r.table, "b.test", "/")?.route.ingress.name).toBe("a");
+    expect(aliasDiags(r)).toEqual([
+      "a2: server-alias is ignored for host a.test: Ingress web/a (created unknown) sets the aliases of that host, and only the first Ingress of a host that sets them counts",
+      "d: server-alias c.test of host d.test is ignored: host a.test has that alias too and comes first (host name order)",
+    ]);
+    // An Ingress for b.test arrives: the alias goes (an Ingress host wins), and comes back with it gone.
+    r = c.compile(objs([ing("b", "b.test", "/own", {})]));
+    expect(Object.fromEntries(r.table.aliasKeys)).toEqual({ "c.test": "a.test" });
+    expect(lookup(r.table, "b.test", "/")).toBeNull();
+    expect(aliasDiags(r)).toContain("a: server-alias b.test of host a.test is ignored: b.test is the host of an Ingress rule, which wins");
+    r = c.compile(objs([]));
+    expect(Object.fromEntries(r.table.aliasKeys)).toEqual({ "b.test": "a.test", "c.test": "a.test" });
+    expect(lookup(r.table, "b.test", "/")?.route.ingress.name).toBe("a");
+    // The fresh compile of the same snapshot agrees.
+    expect(Object.fromEntries(compile(objs([]), DEFAULT_COMPILE_CONFIG).table.aliasKeys)).toEqual(Object.fromEntries(r.table.aliasKeys));
   });
 
   test("the incremental compiler's patched tables add and remove them", () => {
