@@ -8,8 +8,11 @@ import type { HostRoutes, Match, RouteTable } from "./types.ts";
 
 /** Pick the host entry: exact host (or alias), then `*.suffix` (exactly one extra label), then hostless. */
 export function selectHost(table: RouteTable, host: string): HostRoutes | null {
-  const exact = table.exact.get(host);
-  if (exact) return exact;
+  return table.exact.get(host) ?? selectOther(table, host);
+}
+
+/** selectHost for a host that has no exact entry. */
+function selectOther(table: RouteTable, host: string): HostRoutes | null {
   // server-alias names are exact names too (nginx's server_name): before the wildcards.
   if (table.aliases.size > 0) {
     const alias = table.aliases.get(host);
@@ -120,12 +123,16 @@ function wwwRedirect(table: RouteTable, host: string): Match | null {
 
 /** Route for a request, or null (404). */
 export function lookup(table: RouteTable, host: string, path: string): Match | null {
-  // Only hosts that are no exact entry pay for the www probe, and only while a host has one.
-  if (table.wwwRedirects > 0 && !table.exact.has(host)) {
-    const m = wwwRedirect(table, host);
-    if (m !== null) return m;
+  let entry = table.exact.get(host) ?? null;
+  if (entry === null) {
+    // Only hosts with no exact entry pay for the www probe and the aliases, and only while
+    // the table has some.
+    if (table.wwwRedirects > 0) {
+      const m = wwwRedirect(table, host);
+      if (m !== null) return m;
+    }
+    entry = selectOther(table, host);
   }
-  const entry = selectHost(table, host);
   if (entry !== null) {
     const m = matchPath(entry, path);
     if (m !== null) return m;
