@@ -382,7 +382,7 @@ describe("host-wide redirects and aliases follow the table as it changes", () =>
     expect(Object.fromEntries(r.table.aliasKeys)).toEqual({ "b.test": "a.test", "c.test": "a.test" });
     expect(lookup(r.table, "b.test", "/")?.route.ingress.name).toBe("a");
     expect(aliasDiags(r)).toEqual([
-      "a2: server-alias is ignored for host a.test: Ingress web/a (created unknown) sets the aliases of that host, and only the first Ingress of a host that sets them counts",
+      "a2: server-alias is ignored for host a.test: Ingress web/a (no creationTimestamp) sets the aliases of that host, and only the first Ingress of a host that sets them counts",
       "d: server-alias c.test of host d.test is ignored: host a.test has that alias too and comes first (host name order)",
     ]);
     // An Ingress for b.test arrives: the alias goes (an Ingress host wins), and comes back with it gone.
