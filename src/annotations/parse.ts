@@ -175,7 +175,10 @@ function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptio
     if (redirect !== null) stages.push({ stage: "redirects", kind: REDIRECT_KIND, params: { ...redirect } });
     const rewrite = rewriteStage(p.regexRewrite);
     if (rewrite !== null) stages.push(rewrite);
-    if (p.backendProtocol.auto) stages.push({ stage: "backend", kind: AUTO_HTTP_KIND, params: {} });
+    // In "forwarding", after the backend stage: the scheme applies to whichever backend the
+    // canary policy chose (ingress-nginx's `proxy_pass $scheme://upstream_balancer` is the
+    // location's, for main's upstream and the canary's alike).
+    if (p.backendProtocol.auto) stages.push({ stage: "forwarding", kind: AUTO_HTTP_KIND, params: {} });
     if (p.hosts.upstreamVhost !== null) stages.push({ stage: "forwarding", kind: UPSTREAM_VHOST_KIND, params: { host: p.hosts.upstreamVhost } });
   }
   const fromToWwwRedirect = denied === null && p.redirects.fromToWww;

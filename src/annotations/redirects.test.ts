@@ -168,7 +168,7 @@ describe("backend-protocol", () => {
   test("AUTO_HTTP resolves HTTP backends and switches per request", () => {
     const p = parse({ "backend-protocol": "auto_http" });
     expect(p.scheme).toBe("http");
-    expect(kinds({ "backend-protocol": "auto_http" })).toEqual(["backend/auto-http"]);
+    expect(kinds({ "backend-protocol": "auto_http" })).toEqual(["forwarding/auto-http"]);
     expect(parse({ "backend-protocol": "HTTPS" }).scheme).toBe("https");
     expect(parse({ "backend-protocol": "GRPC" }).problems).toHaveLength(1);
   });
@@ -176,7 +176,7 @@ describe("backend-protocol", () => {
 
 test("stages come out in POLICY_STAGES order", () => {
   const all = { "app-root": "/a", "permanent-redirect": "https://x.example/", "backend-protocol": "AUTO_HTTP", "upstream-vhost": "v.example" };
-  expect(kinds(all)).toEqual(["server/app-root", "redirects/redirect", "backend/auto-http", "forwarding/upstream-vhost"]);
+  expect(kinds(all)).toEqual(["server/app-root", "redirects/redirect", "forwarding/auto-http", "forwarding/upstream-vhost"]);
 });
 
 describe("server-alias (alias/main.go, ValidateArrayOfServerName)", () => {

@@ -58,7 +58,7 @@ function httpsTwin(b: Backend): Backend {
  * HTTP otherwise; `$scheme` is the connection's even behind a trusted proxy.
  */
 const AUTO_HTTP: PolicyKind = {
-  stage: "backend",
+  stage: "forwarding",
   build() {
     return (flow) => {
       if (flow.connectionScheme === "https") flow.backend = httpsTwin(flow.backend);

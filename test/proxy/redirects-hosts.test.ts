@@ -119,6 +119,8 @@ const INGRESSES = [
   ing("vhost-var", "vhostvar.test", "/", { "upstream-vhost": "$host" }),
   ing("vhost-bad", "vhostbad.test", "/", { "upstream-vhost": "a b" }),
   ing("auto", "auto.test", "/", { "backend-protocol": "AUTO_HTTP" }),
+  ing("auto-main", "autocanary.test", "/", { "backend-protocol": "AUTO_HTTP" }),
+  ing("auto-canary", "autocanary.test", "/", { canary: "true", "canary-weight": "100" }),
   // server-alias
   ing("alias", "foo.test", "/", { "server-alias": "bar.test, Bar.test ,," }),
   ing("app-a", "two.test", "/app-a", {}),
@@ -285,6 +287,7 @@ const CASES: readonly Case[] = [
   { name: "AUTO_HTTP over HTTP: HTTP to the pod", cite: "E/backendprotocol.go `proxy_pass $scheme://upstream_balancer`", host: "auto.test", target: "/p", status: 200, location: null, upstream: { line: "GET /p HTTP/1.1", host: "auto.test", tls: false } },
   { name: "AUTO_HTTP over HTTPS: HTTPS to the pod", cite: "E/backendprotocol.go `proxy_pass $scheme://upstream_balancer`", host: "auto.test", target: "/p", via: "https", status: 200, location: null, upstream: { line: "GET /p HTTP/1.1", host: "auto.test", tls: true } },
   { name: "AUTO_HTTP follows the connection, not a trusted X-Forwarded-Proto", cite: "template.go buildProxyPass (`$scheme` is the connection's)", host: "auto.test", target: "/p", via: "trusted", headers: { "x-forwarded-proto": "https" }, status: 200, location: null, upstream: { line: "GET /p HTTP/1.1", host: "auto.test", tls: false } },
+  { name: "AUTO_HTTP applies to the backend the canary policy chose", cite: "T: proxy_pass $scheme:// is the location's, for main's upstream and the canary's (balancer.lua route_to_alternative_balancer)", host: "autocanary.test", target: "/c", via: "https", status: 200, location: null, upstream: { line: "GET /c HTTP/1.1", host: "autocanary.test", tls: true } },
   // server-alias
   { name: "server-alias: the host itself", cite: "E/alias.go 'should return status code 200 for host 'foo' and 'bar''", host: "foo.test", target: "/", status: 200, location: null, upstream: { line: "GET / HTTP/1.1", host: "foo.test" } },
   { name: "server-alias: the alias is served as the host, with its own Host upstream", cite: "E/alias.go (Body contains host=bar)", host: "bar.test", target: "/x", status: 200, location: null, upstream: { line: "GET /x HTTP/1.1", host: "bar.test" } },
