@@ -107,6 +107,9 @@ const INGRESSES = [
   ing("noroot", "noroot.test", "/api", { "app-root": "/app" }),
   ing("approot-tls", "approottls.test", "/", { "app-root": "/foo" }, ["approottls.test"]),
   ing("approot-var", "approotvar.test", "/", { "app-root": "/$request_uri" }),
+  ingress("web", "approot-rx", [{ host: "approotrx.test", paths: [{ path: "/api/[0-9]+", type: "ImplementationSpecific", service: "app" }] }], {
+    annotations: { [`${NGINX}use-regex`]: "true", [`${NGINX}app-root`]: "/app" },
+  }),
   ing("www", "fromtowww.test", "/", { "from-to-www-redirect": "true" }),
   ing("www-rev", "www.rev.test", "/", { "from-to-www-redirect": "true" }),
   ing("www-skip", "skip.test", "/", { "from-to-www-redirect": "true" }),
@@ -261,6 +264,8 @@ const CASES: readonly Case[] = [
   { name: "app-root redirects / even when no path of the host matches it", cite: "T: server-level `if`, before location matching", host: "noroot.test", target: "/", status: 302, location: "http://noroot.test/app", upstream: null },
   { name: "app-root answers before the HTTPS redirect, with the connection's scheme", cite: "T: server rewrite phase before the location's rewrite_by_lua (lua_ingress.lua)", host: "approottls.test", target: "/", status: 302, location: "http://approottls.test/foo", upstream: null },
   { name: "app-root over HTTPS", cite: "T `$scheme://$http_host`", host: "approottls.test", target: "/", via: "https", status: 302, location: "https://approottls.test/foo", upstream: null },
+  { name: "app-root on a host in regex mode: / redirects before the locations run", cite: "T: the server-level `if ($uri = /)` comes before every location, regex ones included", host: "approotrx.test", target: "/", status: 302, location: "http://approotrx.test/app", upstream: null },
+  { name: "app-root on a host in regex mode: its locations still match", cite: "T `location ~* \"^/api/[0-9]+\"` (case-insensitive, anchored at the start)", host: "approotrx.test", target: "/API/12/x", status: 200, location: null, upstream: { line: "GET /API/12/x HTTP/1.1", host: "approotrx.test" } },
   { name: "app-root with an nginx variable is ignored (Portico interpolates none)", cite: "README annotation table (ingress-nginx would interpolate $request_uri)", host: "approotvar.test", target: "/", status: 200, location: null, upstream: { line: "GET / HTTP/1.1", host: "approotvar.test" } },
   // from-to-www-redirect
   { name: "from-to-www: www. to the bare host, port written", cite: "E/fromtowwwredirect.go 'should redirect from www HTTP to HTTP' (http://fromtowwwredirect.bar.com:80/foo)", host: "www.fromtowww.test", target: "/foo", status: 308, location: "http://fromtowww.test:80/foo", upstream: null },
