@@ -175,14 +175,14 @@ describe("load-balance and precedence", () => {
 describe("limits", () => {
   const params = (extra: Record<string, unknown>) => ({ rps: 0, rpm: 0, connections: 0, burstMultiplier: 5, allow: [], denied: false, ...extra });
 
-  test("limit-rps, -rpm, -connections, -burst-multiplier, -allowlist into one limits stage, first in order", () => {
+  test("limit-rps, -rpm, -connections, -burst-multiplier, -allowlist into one limits stage, after the backend choice (nginx's pre-access phase)", () => {
     const a = nginx({
       "limit-rps": "10", "limit-rpm": "300", "limit-connections": "4", "limit-burst-multiplier": "2",
       "limit-allowlist": "10.0.0.0/8, 192.168.1.1", affinity: "cookie",
     });
     expect(a.problems).toEqual([]);
-    expect(a.options.stages!.map((s) => [s.stage, s.kind])).toEqual([["limits", "limits"], ["backend", "affinity"]]);
-    expect(a.options.stages![0]!.params).toEqual(params({ rps: 10, rpm: 300, connections: 4, burstMultiplier: 2, allow: ["10.0.0.0/8", "192.168.1.1/32"] }));
+    expect(a.options.stages!.map((s) => [s.stage, s.kind])).toEqual([["backend", "affinity"], ["limits", "limits"]]);
+    expect(a.options.stages![1]!.params).toEqual(params({ rps: 10, rpm: 300, connections: 4, burstMultiplier: 2, allow: ["10.0.0.0/8", "192.168.1.1/32"] }));
   });
 
   test("0 and negative limits are off, as ingress-nginx writes a limit only above 0; an allow list alone does nothing", () => {

@@ -36,5 +36,6 @@ test("limits, affinity, hash and ewma policies survive the wire and build on the
       kinds.push(p.kind);
     }
   }
-  expect(kinds).toEqual(["limits", "affinity", "limits", "hash", "ewma"]);
+  // POLICY_STAGES order: the backend stage (affinity) before nginx's pre-access phase (limits).
+  expect(kinds).toEqual(["affinity", "limits", "limits", "hash", "ewma"]);
 });
