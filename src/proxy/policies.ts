@@ -143,11 +143,17 @@ const HTTPS_REDIRECT: PolicyStep = (flow) => {
   return r;
 };
 
-/** 503 for a backend without endpoints once it is chosen, before limits and access (ingress-nginx's balancer.lua rewrite). */
+/**
+ * 503 for a backend without endpoints once it is chosen, before limits and access (ingress-nginx's
+ * balancer.lua rewrite). A route with a default-backend fallback or custom error pages leaves
+ * it to the handler's own check after the stages, which sends to the fallback or answers the
+ * error page (docs/design.md, "Error pages"), as it did before the stages ran it.
+ */
 const ENDPOINTS_CHECK: PolicyStep = (flow) => {
   const b = flow.backend;
-  if (b.status !== "ok" || b.endpoints.length === 0) throw new ProxyError("NoEndpoints", b.status);
-  return null;
+  if (b.status === "ok" && b.endpoints.length > 0) return null;
+  if (flow.route.fallback !== undefined || flow.route.errorPages !== undefined) return null;
+  throw new ProxyError("NoEndpoints", b.status);
 };
 
 function stepsOf(stages: readonly StagePolicy[], kinds: PolicyKinds, ctx: PolicyContext | undefined): readonly PolicyStep[] {

@@ -123,6 +123,10 @@ const INGRESSES = [
   ing("vhost", "upstreamvhost.foo.com", "/", { "upstream-vhost": "upstreamvhost.bar.com" }),
   ing("vhost-var", "vhostvar.test", "/", { "upstream-vhost": "$host" }),
   ing("vhost-bad", "vhostbad.test", "/", { "upstream-vhost": "a b" }),
+  // A Service without endpoints, with default-backend: the fallback answers, not the 503.
+  ingress("web", "vhost-fallback", [{ host: "vhostfb.test", paths: [{ path: "/", service: "empty" }] }], {
+    annotations: { [`${NGINX}upstream-vhost`]: "vh.example", [`${NGINX}default-backend`]: "app" },
+  }),
   ing("auto", "auto.test", "/", { "backend-protocol": "AUTO_HTTP" }),
   ing("auto-main", "autocanary.test", "/", { "backend-protocol": "AUTO_HTTP" }),
   ing("auto-canary", "autocanary.test", "/", { canary: "true", "canary-weight": "100" }),
@@ -195,7 +199,7 @@ beforeAll(async () => {
   const port = await backend.listen();
   // Port number 0 stands for the backend's port (known only now).
   const ingresses = JSON.parse(JSON.stringify(INGRESSES).replaceAll('"number":0', `"number":${port}`));
-  const docs = yamlDocs([ingressClass(), service("web", "app"), slice("web", "app", [port]), ...suObjects(port), ...ingresses]);
+  const docs = yamlDocs([ingressClass(), service("web", "app"), slice("web", "app", [port]), service("web", "empty"), slice("web", "empty", []), ...suObjects(port), ...ingresses]);
   const table = compile(loadFixture(docs).snapshot, DEFAULT_COMPILE_CONFIG).table;
   const plain = (config: Partial<Config>): Running => {
     const p: TestProxy = startProxy(table, config);
@@ -291,6 +295,7 @@ const CASES: readonly Case[] = [
   // upstream-vhost
   { name: "upstream-vhost: the Host sent upstream", cite: "E/upstreamvhost.go `proxy_set_header Host \"upstreamvhost.bar.com\"`", host: "upstreamvhost.foo.com", target: "/a?b=1", status: 200, location: null, upstream: { line: "GET /a?b=1 HTTP/1.1", host: "upstreamvhost.bar.com" } },
   { name: "upstream-vhost with an nginx variable is ignored (Portico interpolates none)", cite: "README annotation table (ingress-nginx would send $host)", host: "vhostvar.test:81", target: "/", status: 200, location: null, upstream: { line: "GET / HTTP/1.1", host: "vhostvar.test:81" } },
+  { name: "a route with stages and a default-backend: no endpoints sends to the fallback, not a 503", cite: "controller.go createServers (a Service without endpoints gets the custom default backend as its upstream); T `proxy_set_header Host` is the location's", host: "vhostfb.test", target: "/f", status: 200, location: null, upstream: { line: "GET /f HTTP/1.1", host: "vh.example" } },
   { name: "upstream-vhost with characters ingress-nginx refuses: 503", cite: "parser/validators.go ValidateServerName (validation error: Ingress dropped)", host: "vhostbad.test", target: "/", status: 503, location: null, upstream: null },
   // backend-protocol AUTO_HTTP
   { name: "AUTO_HTTP over HTTP: HTTP to the pod", cite: "E/backendprotocol.go `proxy_pass $scheme://upstream_balancer`", host: "auto.test", target: "/p", status: 200, location: null, upstream: { line: "GET /p HTTP/1.1", host: "auto.test", tls: false } },
