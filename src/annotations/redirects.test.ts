@@ -170,7 +170,7 @@ describe("backend-protocol", () => {
     expect(p.scheme).toBe("http");
     expect(kinds({ "backend-protocol": "auto_http" })).toEqual(["forwarding/auto-http"]);
     expect(parse({ "backend-protocol": "HTTPS" }).scheme).toBe("https");
-    expect(parse({ "backend-protocol": "GRPC" }).problems).toHaveLength(1);
+    expect(parse({ "backend-protocol": "FCGI" }).problems).toHaveLength(1);
   });
 });
 

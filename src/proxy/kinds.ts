@@ -27,8 +27,7 @@ import { APP_ROOT, REDIRECT, WWW_REDIRECT } from "./redirect.ts";
  * An Ingress ingress-nginx would refuse (a malformed redirect, upstream-vhost or server-alias
  * value): every request of its routes answers 503, as ingress-nginx answers a location denied
  * by an annotation error, rather than being served without the annotation. The reason is in
- * the params for /debug/routes and the diagnostic, never for the client. A kind of its own,
- * not access.ts's `refuse`: compile/access.ts rebuilds those.
+ * the params for /debug/routes and the diagnostic, never for the client.
  */
 const DENIED: PolicyKind = {
   stage: "denied",
