@@ -21,7 +21,7 @@ const SAME: Record<string, readonly Case[]> = {
   "tls-redirect": [[n("ssl-redirect"), "false"], [n("ssl-redirect"), "0"], [n("force-ssl-redirect"), "False"]],
   body: [[n("proxy-body-size"), "8m"], [n("proxy-body-size"), "0"], [n("proxy-body-size"), "1048576"], [n("proxy-body-size"), "1G"]],
   timeouts: [[n("proxy-connect-timeout"), "10"], ["portico.dev/connect-timeout", "5"]],
-  "backend-protocol": [[n("backend-protocol"), "HTTP"], [n("backend-protocol"), "https"]],
+  "backend-protocol": [[n("backend-protocol"), "HTTP"], [n("backend-protocol"), "https"], [n("backend-protocol"), "AUTO_HTTP"]],
   affinity: [
     [n("session-cookie-name"), "route"],
     [n("session-cookie-domain"), "example.com"],
@@ -66,7 +66,7 @@ const DIFFERS: Record<string, readonly Case[]> = {
     // Bounds the response headers only, whatever the value.
     [n("proxy-read-timeout"), "120"],
   ],
-  "backend-protocol": [[n("backend-protocol"), "GRPC"], [n("backend-protocol"), "AUTO_HTTP"], [n("backend-protocol"), "FCGI"]],
+  "backend-protocol": [[n("backend-protocol"), "GRPC"], [n("backend-protocol"), "FCGI"]],
   affinity: [
     // Set per Ingress rather than per Service port: whatever the value.
     [n("affinity"), "cookie"],
