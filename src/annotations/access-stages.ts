@@ -50,7 +50,7 @@ export const CA_UNREADABLE_STATUS = 403;
  */
 export function clientCertStage(p: Extract<ClientCertPolicy, { state: "on" }>, secret: string, ca: readonly string[] | null): StagePolicy {
   return {
-    stage: "denied",
+    stage: "certificate",
     kind: "client-cert",
     params: { verify: p.verify, depth: p.depth, errorPage: p.errorPage, passCertificate: p.passCertificate, secret, ca: ca === null ? null : [...ca] },
   };

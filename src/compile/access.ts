@@ -170,7 +170,7 @@ export function resolveAccess(ann: ParsedAnnotations, ing: Ingress, secrets: Rea
     // nginx.tmpl `return 403`).
     const unusable = (reason: DiagnosticReason, message: string) => {
       problems.push({ reason, message: `${message}; every path of the host answers ${CA_UNREADABLE_STATUS} until it is fixed`, severity: "error" });
-      const stage: StagePolicy = { stage: "denied", kind: "refuse", params: { status: CA_UNREADABLE_STATUS, reason: message } };
+      const stage: StagePolicy = { stage: "certificate", kind: "certificate-refuse", params: { status: CA_UNREADABLE_STATUS, reason: message } };
       stages.push(stage);
       hostCert = { stage, error: true };
     };

@@ -317,7 +317,7 @@ function planCompat(plan: IngressPlan, gate: SnippetGate = "executed"): PlanComp
   if (plan.annotations.problems.some((p) => !annotations.some((a) => p.startsWith(`annotation ${a.name}=`)))) status = worst(status, "differs");
   // A route may be kept and answer 503 on every request (a `refuse` policy): an access
   // annotation Portico cannot apply, or cannot apply yet (GUARDS_ACCESS), fails closed.
-  const refusals = (plan.annotations.options.stages ?? []).filter((p) => p.kind === "refuse").map((p) => String(p.params.reason));
+  const refusals = (plan.annotations.options.stages ?? []).filter((p) => p.kind === "refuse" || p.kind === "certificate-refuse").map((p) => String(p.params.reason));
   const noPath = plan.rulePaths.length > 0 && plan.defaultBackend === null && plan.rulePaths.every((r) => !r.valid);
   const refused = noPath ? "Portico serves none of its paths (see the diagnostics)" : refusals.length > 0 ? `every path answers 503: ${refusals.join("; ")}` : null;
   // Refused where ingress-nginx serves: no path, or an access check Portico does not implement.

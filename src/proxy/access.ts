@@ -67,7 +67,15 @@ export const REFUSE: PolicyKind = {
   },
 };
 
+/**
+ * `{ status: 403, reason }`: the host's auth-tls-secret cannot be used, and ingress-nginx's
+ * server block answers 403 before anything else (nginx.tmpl SERVER `return 403`, ahead of
+ * app-root); REFUSE in the first stage.
+ */
+export const CERTIFICATE_REFUSE: PolicyKind = { stage: "certificate", build: REFUSE.build };
+
 export const ACCESS_KINDS: readonly (readonly [string, PolicyKind])[] = [
   ["source-range", SOURCE_RANGE],
   ["refuse", REFUSE],
+  ["certificate-refuse", CERTIFICATE_REFUSE],
 ];

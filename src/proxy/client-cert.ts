@@ -158,7 +158,7 @@ const HEADERS = ["ssl-client-cert", "ssl-client-verify", "ssl-client-subject-dn"
  * resolved) or anything malformed throws, and the runner answers 500: fails closed.
  */
 export const CLIENT_CERT: PolicyKind = {
-  stage: "denied",
+  stage: "certificate",
   build(params: StagePolicy["params"]) {
     const verify = mode(params.verify);
     const depth = params.depth;

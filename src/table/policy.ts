@@ -6,8 +6,10 @@
 /**
  * The stages, in the one order they run for every request: ingress-nginx's phase order, so
  * an Ingress written for it answers the same way (docs/design.md, "Annotations and policies").
- * nginx runs a server's rewrite directives before it picks the location ("server": app-root,
- * the www redirect); then, in the location's rewrite phase, a location denied for a bad
+ * nginx checks a client certificate when it reads the request, before any phase, and
+ * ingress-nginx's server block answers 403 for a CA it cannot use before its other directives
+ * ("certificate"); nginx then runs the server's rewrite directives before it picks the
+ * location ("server": app-root, the www redirect); then, in the location's rewrite phase, a location denied for a bad
  * annotation answers 503, a CORS preflight 204, `permanent-`/`temporal-redirect` their
  * redirect and `rewrite-target` its rewrite; Lua then redirects to HTTPS and picks the
  * backend (503 without endpoints); the pre-access phase applies the limits, the access
@@ -15,6 +17,7 @@
  * redirect or a preflight is answered before any access check, as ingress-nginx does.
  */
 export const POLICY_STAGES = [
+  "certificate",
   "server",
   "denied",
   "cors",

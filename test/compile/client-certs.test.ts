@@ -39,7 +39,7 @@ const objs = (...xs: (Ingress | Secret)[]) => xs.map((o) => ({ kind: ("spec" in 
 function certStages(r: CompileResult, host: string | null, path: string): StagePolicy[] {
   const route = allRoutes(r.table).find((x) => x.host === host && x.path === path);
   if (route === undefined) throw new Error(`no route ${host} ${path}`);
-  return (route.options.stages ?? []).filter((s) => s.kind === "client-cert" || (s.kind === "refuse" && s.params.status === 403));
+  return (route.options.stages ?? []).filter((s) => s.kind === "client-cert" || s.kind === "certificate-refuse");
 }
 
 const OLD = "2026-01-01T00:00:00Z";
@@ -105,7 +105,7 @@ describe("host-wide client certificates", () => {
     );
     for (const path of ["/good", "/broken", "/plain"]) {
       const s = certStages(r, "app.test", path);
-      expect({ path, s }).toEqual({ path, s: [{ stage: "denied", kind: "refuse", params: { status: 403, reason: expect.stringContaining("shop/missing") } }] });
+      expect({ path, s }).toEqual({ path, s: [{ stage: "certificate", kind: "certificate-refuse", params: { status: 403, reason: expect.stringContaining("shop/missing") } }] });
     }
   });
 
@@ -142,7 +142,7 @@ describe("host-wide client certificates", () => {
     const before = c.compile(snapshotOf(objs(...ings, caSecret("ca-a", caA.certPem))));
     expect(certStages(before, "app.test", "/b")[0]).toMatchObject({ kind: "client-cert", params: { secret: "shop/ca-a", ca: [expect.stringContaining("BEGIN CERTIFICATE")] } });
     const after = c.compile(snapshotOf(objs(...ings)));
-    expect(certStages(after, "app.test", "/b")).toEqual([{ stage: "denied", kind: "refuse", params: { status: 403, reason: expect.stringContaining("not found") } }]);
+    expect(certStages(after, "app.test", "/b")).toEqual([{ stage: "certificate", kind: "certificate-refuse", params: { status: 403, reason: expect.stringContaining("not found") } }]);
   });
 
   test("no auth-tls anywhere: the routes keep their Ingress's own options object (nothing rebuilt)", () => {

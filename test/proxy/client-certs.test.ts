@@ -88,7 +88,7 @@ function start(annotations: Record<string, string>, secrets?: Secret[]) {
 }
 
 /** One HTTP/1.1 request over a raw tls.connect: SNI (or none), Host and client certificate chosen freely. */
-function request(port: number, o: { sni?: string; host: string; cert?: MintedCertificate; chain?: string; headers?: string }): Promise<{ status: number; head: string }> {
+function request(port: number, o: { sni?: string; host: string; cert?: MintedCertificate; chain?: string; headers?: string; path?: string }): Promise<{ status: number; head: string }> {
   return new Promise((resolve, reject) => {
     const s = tls.connect({
       host: "127.0.0.1", port, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"],
@@ -96,7 +96,7 @@ function request(port: number, o: { sni?: string; host: string; cert?: MintedCer
       ...(o.cert === undefined ? {} : { cert: o.cert.certPem + (o.chain ?? ""), key: o.cert.keyPem }),
     });
     let data = "";
-    s.on("secureConnect", () => s.write(`GET /p HTTP/1.1\r\nHost: ${o.host}\r\n${o.headers ?? ""}Connection: close\r\n\r\n`));
+    s.on("secureConnect", () => s.write(`GET ${o.path ?? "/p"} HTTP/1.1\r\nHost: ${o.host}\r\n${o.headers ?? ""}Connection: close\r\n\r\n`));
     s.on("data", (d) => (data += d.toString("latin1")));
     s.on("end", () => resolve({ status: Number(data.slice(9, 12)), head: data }));
     s.on("error", reject);
@@ -398,5 +398,27 @@ describe("the handshake asks for a certificate only while a route reads one", ()
     expect(proxy.listener.requestsClientCertificates).toBe(true);
     expect(await until(() => c.goaway() !== null)).toBe(true);
     expect(c.goaway()).toBe(0); // NO_ERROR: a graceful close, the client reconnects
+  });
+});
+
+describe("before the server block's own answers", () => {
+  test("app-root redirects only a client the certificate check lets through (nginx checks it before any phase)", async () => {
+    // nginx.tmpl SERVER: ssl_verify_client applies when the request is read
+    // (ngx_http_process_request), the `if ($uri = /) { return 302 ... }` of app-root runs in
+    // the server's rewrite phase after it: no certificate, 400, not the redirect.
+    const { port, backend } = start({ ...SECRET, [`${N}app-root`]: "/app" });
+    const none = await request(port, { sni: "mtls.test", host: "mtls.test", path: "/" });
+    expect(none.status).toBe(400);
+    const ok = await request(port, { sni: "mtls.test", host: "mtls.test", cert: good, path: "/" });
+    expect(ok.status).toBe(302);
+    expect(header(ok.head, "location")).toBe("https://mtls.test/app");
+    expect(backend.heads).toEqual([]);
+  });
+
+  test("a CA that cannot be used answers 403 ahead of app-root (nginx.tmpl SERVER: AuthTLSError's `return 403` comes first)", async () => {
+    const { port, backend } = start({ ...SECRET, [`${N}app-root`]: "/app" }, []);
+    const r = await request(port, { sni: "mtls.test", host: "mtls.test", cert: good, path: "/" });
+    expect(r.status).toBe(403);
+    expect(backend.heads).toEqual([]);
   });
 });

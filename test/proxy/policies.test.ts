@@ -73,6 +73,14 @@ function probeKinds(ran: string[], other: Backend): Map<string, PolicyKind> {
 }
 
 describe("route policies", () => {
+  test("the stage order is ingress-nginx's phase order (NGINX-COMPAT §0.4; nginx.tmpl SERVER and location)", () => {
+    // Client certificate (before any phase; the server's AuthTLSError `return 403` ahead of
+    // app-root), the server block (app-root, www redirect), the location's rewrite phase
+    // (denied 503, CORS preflight, redirects, rewrite-target; Lua's HTTPS redirect and
+    // backend), pre-access (limits), access (ranges, then authentication), the proxying.
+    expect([...POLICY_STAGES]).toEqual(["certificate", "server", "denied", "cors", "redirects", "rewrite", "backend", "limits", "access", "authentication", "forwarding", "errorPages"]);
+  });
+
   test("every stage runs, in the fixed order, whatever order the route lists them in", async () => {
     const a = rawBackend("a");
     const b = rawBackend("b");
@@ -111,7 +119,7 @@ describe("route policies", () => {
     expect(moved.headers.get("location")).toBe("https://elsewhere.test/");
     // ingress-nginx's order (nginx.tmpl: `return` in the location's rewrite phase, allow lists
     // and auth in its access phase): a redirect answers before limits, ranges and auth run.
-    expect(ran).toEqual(["server", "denied", "cors", "redirects"]);
+    expect(ran).toEqual(["certificate", "server", "denied", "cors", "redirects"]);
     expect(a.lines).toEqual([]);
     expect(p.records.map((r) => r.status)).toEqual([403, 302]);
   });
@@ -128,11 +136,11 @@ describe("route policies", () => {
     const moved = await fetch(`${p.url}/x/?q=1`, { headers: { host: "tls.test" }, redirect: "manual" });
     expect(moved.status).toBe(308);
     expect(moved.headers.get("location")).toBe("https://tls.test/x/?q=1");
-    expect(ran).toEqual(["server", "denied", "cors", "redirects", "rewrite"]);
+    expect(ran).toEqual(["certificate", "server", "denied", "cors", "redirects", "rewrite"]);
     ran.length = 0;
     const down = await fetch(`${p.url}/`, { headers: { host: "down.test" } });
     expect(down.status).toBe(503);
-    expect(ran).toEqual(["server", "denied", "cors", "redirects", "rewrite", "backend"]);
+    expect(ran).toEqual(["certificate", "server", "denied", "cors", "redirects", "rewrite", "backend"]);
     expect(a.lines).toEqual([]);
   });
 
