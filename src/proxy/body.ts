@@ -29,9 +29,19 @@ export interface MeteredBody {
   bytes(): number;
 }
 
-/** Resolves after the current I/O callback and the ones already queued (one event-loop turn). */
+/**
+ * Resolves after the current I/O callback and the ones already queued (one event-loop turn).
+ * Every caller within one turn shares one promise and one setImmediate: under load many
+ * requests arrive in one poll, and a timer plus a wake-up each cost more than one shared.
+ */
+let turn: Promise<void> | null = null;
 export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+  return (turn ??= new Promise((resolve) =>
+    setImmediate(() => {
+      turn = null;
+      resolve();
+    }),
+  ));
 }
 
 /**
