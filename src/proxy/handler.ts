@@ -223,54 +223,54 @@ export function createProxyHandler(
         upstreamHost = flow.upstreamHost;
         rec.service = backend.id;
       }
-      // The error request: CUSTOM_ERRORS in ingress-nginx's nginx.tmpl, sent to the error backend
-      // with the client's method (error_page to a named location keeps it), no body, the path
-      // `/` and the client's query; its answer is relayed as it is ("NGINX does not change the
-      // response", docs/user-guide/custom-errors.md). No error backend: 404, the answer of
-      // ingress-nginx's built-in default server.
-      const errorPage = async (to: Backend | null, status: number): Promise<Response> => {
-        try {
-          if (to === null) return await fail(new ProxyError("NoRoute", `custom-http-errors ${status}: no default backend`));
-          const ctx: ForwardContext = {
-            peer, trusted, scheme, host: v.host, port: v.port, requestId, underscores: config.enableUnderscoresInHeaders, remove: removeHeaders,
-          };
-          const ip = clientIpOf(peer, req.headers.get("x-forwarded-for"), trusted, isTrusted);
-          const headers = errorRequestHeaders(req.headers, ctx, ip, route, status, targetOf(req.url).target);
-          const ac = new AbortController();
-          const control = createAttemptControl(ac);
-          guard?.stop();
-          guard = guardRequest(req.signal, hardStop.signal, control);
-          const result = await forward(
-            {
-              method: req.method, pathAndQuery: errorPath(v.target.query), headers, body: null, idempotent: !NON_IDEMPOTENT.has(req.method),
-              retry: null, backend: to, clientSignal: req.signal, stopSignal: hardStop.signal, signal: ac.signal,
-              responseTimeoutMs: config.responseTimeoutMs, connectTimeoutMs: config.connectTimeoutMs, maxHeaderBytes: config.maxResponseHeaderSize,
-              balancer, hooks, external: deps.external, record: rec,
-            },
-            control,
-          );
-          const up = result.response;
-          rec.service = to.id;
-          rec.upstream = result.upstream.authority;
-          rec.upstreamStatus = up.status;
-          rec.upstreamMs = result.upstreamMs;
-          const out = downstreamHeaders(up.headers, requestId, hsts, null);
-          // The client's body may be unread (no endpoint, or a pod that answered first).
-          if (hasBody) out.set("connection", "close");
-          return await relayResponse({
-            up, req, headers: out, draining: inflight.draining,
-            idleMs: config.streamIdleTimeoutMs, control, rec, finish, timerOffNow, timerBack,
-          });
-        } catch (e) {
-          if (req.signal.aborted || hardStop.signal.aborted) {
-            finish(499, req.signal.aborted ? "ClientClosed" : "Shutdown");
-            return new Response(null, { status: 499 });
-          }
-          return await fail(e instanceof ProxyError ? e : new ProxyError("Internal", String((e as Error)?.stack ?? e)));
-        }
-      };
       const pages = route.errorPages;
       if (pages !== undefined) {
+        // The error request: CUSTOM_ERRORS in ingress-nginx's nginx.tmpl, sent to the error backend
+        // with the client's method (error_page to a named location keeps it), no body, the path
+        // `/` and the client's query; its answer is relayed as it is ("NGINX does not change the
+        // response", docs/user-guide/custom-errors.md). No error backend: 404, the answer of
+        // ingress-nginx's built-in default server.
+        const errorPage = async (to: Backend | null, status: number): Promise<Response> => {
+          try {
+            if (to === null) return await fail(new ProxyError("NoRoute", `custom-http-errors ${status}: no default backend`));
+            const ctx: ForwardContext = {
+              peer, trusted, scheme, host: v.host, port: v.port, requestId, underscores: config.enableUnderscoresInHeaders, remove: removeHeaders,
+            };
+            const ip = clientIpOf(peer, req.headers.get("x-forwarded-for"), trusted, isTrusted);
+            const headers = errorRequestHeaders(req.headers, ctx, ip, route, status, targetOf(req.url).target);
+            const ac = new AbortController();
+            const control = createAttemptControl(ac);
+            guard?.stop();
+            guard = guardRequest(req.signal, hardStop.signal, control);
+            const result = await forward(
+              {
+                method: req.method, pathAndQuery: errorPath(v.target.query), headers, body: null, idempotent: !NON_IDEMPOTENT.has(req.method),
+                retry: null, backend: to, clientSignal: req.signal, stopSignal: hardStop.signal, signal: ac.signal,
+                responseTimeoutMs: config.responseTimeoutMs, connectTimeoutMs: config.connectTimeoutMs, maxHeaderBytes: config.maxResponseHeaderSize,
+                balancer, hooks, external: deps.external, record: rec,
+              },
+              control,
+            );
+            const up = result.response;
+            rec.service = to.id;
+            rec.upstream = result.upstream.authority;
+            rec.upstreamStatus = up.status;
+            rec.upstreamMs = result.upstreamMs;
+            const out = downstreamHeaders(up.headers, requestId, hsts, null);
+            // The client's body may be unread (no endpoint, or a pod that answered first).
+            if (hasBody) out.set("connection", "close");
+            return await relayResponse({
+              up, req, headers: out, draining: inflight.draining,
+              idleMs: config.streamIdleTimeoutMs, control, rec, finish, timerOffNow, timerBack,
+            });
+          } catch (e) {
+            if (req.signal.aborted || hardStop.signal.aborted) {
+              finish(499, req.signal.aborted ? "ClientClosed" : "Shutdown");
+              return new Response(null, { status: 499 });
+            }
+            return await fail(e instanceof ProxyError ? e : new ProxyError("Internal", String((e as Error)?.stack ?? e)));
+          }
+        };
         page = (status, own, up) => {
           if (!replaces(pages, status, own)) return null;
           page = null;
