@@ -161,10 +161,24 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
     return s;
   }
 
+  // The protocol series, cached like the request series (a label array and a key per request
+  // showed in the small-body profile).
+  const byProtocol = new Map<string, { epoch: number; series: ScalarState }>();
+  const countProtocol = (protocol: string) => {
+    const now = m.requestsByProtocol.epoch;
+    let hit = byProtocol.get(protocol);
+    if (hit === undefined || hit.epoch !== now) {
+      const series = m.requestsByProtocol.seriesFor([protocol]);
+      if (series === undefined) return m.requestsByProtocol.inc([protocol]);
+      byProtocol.set(protocol, (hit = { epoch: now, series }));
+    }
+    m.requestsByProtocol.incSeries(hit.series);
+  };
+
   const inst: Instruments = {
     registry,
     observeRequest(rec) {
-      m.requestsByProtocol.inc([rec.protocol]);
+      countProtocol(rec.protocol);
       if (rec.grpcStatus !== null) {
         const [namespace, name] = splitIngress(rec.ingress);
         m.grpcRequests.inc([name, namespace, rec.service ?? "", String(rec.grpcStatus)]);
