@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
+import { rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { eventually, startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, kubeconfig, service, slice, yamlDocs } from "./objects.ts";
 
@@ -14,27 +15,6 @@ const N = "nginx.ingress.kubernetes.io/";
 // `openssl passwd -apr1 -salt 8sFt66rZ s3cret` and `openssl passwd -apr1 -salt Qm3x9Zp1 n3w-pass`.
 const S3CRET = "$apr1$8sFt66rZ$5f4dG6uJPUDcCdyvCGEji1";
 const NEW_PASS = "$apr1$Qm3x9Zp1$FZytMcYT0bZURKXvPDq1z1";
-
-/** A backend that keeps the header block of each request and answers 200 "ok". */
-function rawBackend() {
-  const heads: string[] = [];
-  const server = Bun.listen<{ buf: string }>({
-    hostname: "127.0.0.1", port: 0,
-    socket: {
-      open(s) { s.data = { buf: "" }; },
-      data(s, chunk) {
-        s.data.buf += chunk.toString("latin1");
-        let end: number;
-        while ((end = s.data.buf.indexOf("\r\n\r\n")) >= 0) {
-          heads.push(s.data.buf.slice(0, end));
-          s.data.buf = s.data.buf.slice(end + 4);
-          s.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-        }
-      },
-    },
-  });
-  return { port: server.port, heads, stop: () => server.stop(true) };
-}
 
 const users = (hash: string) => ({
   apiVersion: "v1", kind: "Secret", type: "Opaque",
@@ -57,7 +37,7 @@ async function status(p: Portico, host: string, headers: Record<string, string> 
 describe("through --manifests", () => {
   let dir: string;
   let portico: Portico;
-  let backend: ReturnType<typeof rawBackend>;
+  let backend: RawBackend;
   const write = (secret: object | null, hash = S3CRET) => {
     const objs = [
       ingressClass(),
@@ -74,7 +54,7 @@ describe("through --manifests", () => {
   };
 
   beforeAll(async () => {
-    backend = rawBackend();
+    backend = await rawBackend();
     dir = mkdtempSync(join(tmpdir(), "portico-access-"));
     write({});
     portico = await startPortico(["--manifests", dir, "--allowlist-source-range", "127.0.0.0/8,::1", "--denylist-source-range", "192.0.2.0/24", "--log-level", "info", "--access-log", "off"]);
@@ -82,7 +62,7 @@ describe("through --manifests", () => {
 
   afterAll(async () => {
     await portico?.stop("SIGKILL");
-    backend?.stop();
+    await backend?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -97,11 +77,11 @@ describe("through --manifests", () => {
     const r = await fetch(`${portico.http}/`, { headers: { host: "private.test" } });
     expect(r.status).toBe(401);
     expect(r.headers.get("www-authenticate")).toBe('Basic realm="Shop staff"');
-    const before = backend.heads.length;
+    const before = backend.heads().length;
     expect(await status(portico, "private.test", basic("alice:s3cret"))).toBe(200);
     expect(await status(portico, "private.test", basic("alice:wrong"))).toBe(401);
-    expect(backend.heads.length).toBe(before + 1);
-    expect(backend.heads.at(-1)?.toLowerCase()).not.toContain("authorization");
+    expect(backend.heads().length).toBe(before + 1);
+    expect(backend.heads().at(-1)?.toLowerCase()).not.toContain("authorization");
   });
 
   test("a password changed in the file applies without a restart; a deleted Secret refuses everyone (503)", async () => {
@@ -135,11 +115,11 @@ describe("through --manifests", () => {
 describe("through the API server's watch", () => {
   let api: FakeApiServer;
   let portico: Portico;
-  let backend: ReturnType<typeof rawBackend>;
+  let backend: RawBackend;
   let dir: string;
 
   beforeAll(async () => {
-    backend = rawBackend();
+    backend = await rawBackend();
     api = await startFakeApiServer({ token: "t", bookmarkIntervalMs: 500 });
     dir = mkdtempSync(join(tmpdir(), "portico-access-api-"));
     writeFileSync(join(dir, "kubeconfig"), kubeconfig(api.url, "t"));
@@ -156,7 +136,7 @@ describe("through the API server's watch", () => {
   afterAll(async () => {
     await portico?.stop("SIGKILL");
     await api?.stop();
-    backend?.stop();
+    await backend?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 

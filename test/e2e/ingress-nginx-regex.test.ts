@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { rawBackend, type RawBackend } from "../proxy/raw-backend.ts";
+import { namedBackend, type RawBackend } from "../proxy/raw.ts";
 import { startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice } from "./objects.ts";
 
@@ -187,7 +187,7 @@ let portico: Portico;
 const backends = new Map<Svc, RawBackend>();
 
 beforeAll(async () => {
-  for (const s of SERVICES) backends.set(s, await rawBackend(s));
+  for (const s of SERVICES) backends.set(s, await namedBackend(s));
   dir = mkdtempSync(join(tmpdir(), "portico-regex-"));
   const objects = [
     ingressClass(),

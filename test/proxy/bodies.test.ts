@@ -4,7 +4,7 @@
 // upstream sees an aborted body. Short timeouts, bounded counts and durations, loopback only.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeBackend, makeTable, RAW_LISTENERS, startRawProxy, type RawListener, type RawProxy } from "./helpers.ts";
-import { rawBackend, rawClient, statuses, until, type RawBackend, type RawClient } from "./raw.ts";
+import { exchangeToClose, rawBackend, rawClient, statuses, until, type RawBackend, type RawClient } from "./raw.ts";
 
 let be: RawBackend;
 beforeAll(async () => {
@@ -16,14 +16,6 @@ afterAll(async () => {
 
 function proxyFor(kind: RawListener, b: RawBackend, over: Parameters<typeof startRawProxy>[2] = {}): RawProxy {
   return startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]), over);
-}
-
-async function exchange(p: { port: number; tls: boolean }, bytes: string): Promise<{ data: string; closed: boolean }> {
-  const c = await rawClient(p.port, p);
-  c.write(bytes);
-  const closed = await until(c.closed, 5_000);
-  c.destroy();
-  return { data: c.data(), closed };
 }
 
 /** A POST whose body never completes, on a fresh raw connection. */
@@ -51,7 +43,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       ] as const) {
         test(`${method} with a ${framing} body: 400 (not 500), the connection closes, nothing upstream`, async () => {
           const before = be.used().length;
-          const r = await exchange(proxy, `${method} /b HTTP/1.1\r\nHost: a.test\r\n${rest}`);
+          const r = await exchangeToClose(proxy, `${method} /b HTTP/1.1\r\nHost: a.test\r\n${rest}`);
           expect(r.closed).toBe(true);
           expect(statuses(r.data)).toEqual([400]);
           expect(r.data.toLowerCase()).toContain("connection: close");
@@ -64,14 +56,14 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
     }
 
     test("GET with Content-Length: 0 is a GET without a body, forwarded", async () => {
-      const r = await exchange(proxy, "GET /zero HTTP/1.1\r\nHost: a.test\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      const r = await exchangeToClose(proxy, "GET /zero HTTP/1.1\r\nHost: a.test\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
       expect(statuses(r.data)).toEqual([200]);
       expect(be.requests().some((q) => q.head.startsWith("GET /zero "))).toBe(true);
     });
 
     test("OPTIONS and DELETE bodies are forwarded whole", async () => {
       for (const m of ["OPTIONS", "DELETE"]) {
-        const r = await exchange(proxy, `${m} /o HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello`);
+        const r = await exchangeToClose(proxy, `${m} /o HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello`);
         expect(statuses(r.data)).toEqual([200]);
         const got = be.requests().filter((q) => q.head.startsWith(`${m} /o `)).at(-1);
         expect(got?.body).toBe("hello");

@@ -12,14 +12,14 @@ import type { Snapshot } from "../../src/store/types.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
 import { startProxy, statusLine, type TestProxy } from "./helpers.ts";
-import { rawBackend, type RawBackend } from "./raw-backend.ts";
+import { namedBackend, type RawBackend } from "./raw.ts";
 
 let be: RawBackend;
 let proxy: TestProxy;
 let snapshot: Snapshot;
 
 beforeAll(async () => {
-  be = await rawBackend("any");
+  be = await namedBackend("any");
   const docs = yamlDocs([
     ingressClass(),
     ...["home", "user", "app", "admin", "cafe", "exact"].flatMap((s) => [service("web", s), slice("web", s, [be.port])]),

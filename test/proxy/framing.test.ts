@@ -4,18 +4,9 @@
 // response is a 502. Backends log the bytes they receive; assertions are on those bytes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeBackend, makeTable, RAW_LISTENERS, startRawProxy, type RawListener, type RawProxy } from "./helpers.ts";
-import { rawBackend, rawClient, statuses, until, type RawBackend } from "./raw.ts";
+import { exchangeToClose, rawBackend, rawClient, statuses, until, type RawBackend } from "./raw.ts";
 
 const DEL = "\x7f";
-
-/** Write `bytes` at once on a fresh connection; resolve with what came back once it closes. */
-async function exchange(p: { port: number; tls: boolean }, bytes: string): Promise<{ data: string; closed: boolean }> {
-  const c = await rawClient(p.port, p);
-  c.write(bytes);
-  const closed = await until(c.closed, 5_000);
-  c.destroy();
-  return { data: c.data(), closed };
-}
 
 const smuggled = "GET /__smuggled HTTP/1.1\r\nHost: a.test\r\n\r\n";
 
@@ -39,7 +30,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       // smuggled request follows the body on the same connection.
       const body = `${smuggled.length.toString(16)}\r\n${smuggled}\r\n0\r\n\r\n`;
       const bytes = `POST / HTTP/1.1\r\nHost: a.test\r\nX-T: a${DEL}b\r\nContent-Length: 4\r\n\r\n${body}`;
-      const r = await exchange(proxy, bytes);
+      const r = await exchangeToClose(proxy, bytes);
       expect(r.closed).toBe(true);
       expect(statuses(r.data)).toEqual([400]);
       expect(r.data.toLowerCase()).toContain("connection: close");
@@ -50,7 +41,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
 
     test("DEL in a header value, plain keep-alive request behind it: never run", async () => {
       const bytes = `POST / HTTP/1.1\r\nHost: a.test\r\nX-T: a${DEL}b\r\nContent-Length: 4\r\n\r\nabcd${smuggled}`;
-      const r = await exchange(proxy, bytes);
+      const r = await exchangeToClose(proxy, bytes);
       expect(statuses(r.data)).toEqual([400]);
       await Bun.sleep(100);
       expect(be.conns.some((c) => c.bytes.includes("__smuggled"))).toBe(false);
@@ -60,7 +51,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       const be404 = await rawBackend();
       const p = startRawProxy(kind, makeTable([{ host: "only.test", path: "/", backend: makeBackend([be404.port]) }]));
       try {
-        const r = await exchange(p, `POST / HTTP/1.1\r\nHost: other.test\r\nContent-Length: 4\r\n\r\nabcd${smuggled}`);
+        const r = await exchangeToClose(p, `POST / HTTP/1.1\r\nHost: other.test\r\nContent-Length: 4\r\n\r\nabcd${smuggled}`);
         expect(r.closed).toBe(true);
         expect(statuses(r.data)).toEqual([404]);
         await Bun.sleep(100);
@@ -78,7 +69,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
 
     test("are dropped by default, as nginx does", async () => {
       const before = be.requests().length;
-      const r = await exchange(proxy, bytes);
+      const r = await exchangeToClose(proxy, bytes);
       expect(statuses(r.data)).toEqual([200]);
       const got = be.requests().slice(before).find((q) => q.head.startsWith("GET /u "));
       expect(got).toBeDefined();
@@ -94,7 +85,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       const b2 = await rawBackend();
       const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b2.port]) }]), { enableUnderscoresInHeaders: true });
       try {
-        const r = await exchange(p, bytes);
+        const r = await exchangeToClose(p, bytes);
         expect(statuses(r.data)).toEqual([200]);
         const head = b2.requests()[0]!.head.toLowerCase();
         expect(head).toContain("x_custom: 1");
@@ -120,7 +111,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
         const b = await rawBackend();
         const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
         try {
-          const r = await exchange(p, `${first}GET /p2 HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n`);
+          const r = await exchangeToClose(p, `${first}GET /p2 HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n`);
           expect(r.closed).toBe(true);
           await Bun.sleep(100);
           const seen = b.used().flatMap((c) => c.bytes.match(/(?:GET|POST) \/p\d/g) ?? []);
@@ -186,7 +177,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
         const b = await rawBackend();
         const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
         try {
-          const r = await exchange(p, `${head}5\r\nhello\r\n${tail}`);
+          const r = await exchangeToClose(p, `${head}5\r\nhello\r\n${tail}`);
           expect(statuses(r.data)).toEqual([400]);
           await until(() => b.used().every((x) => x.closed), 2_000);
           expect(wholeUp(b)).toEqual([]);
@@ -198,7 +189,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
     }
 
     test("a well-framed chunked body still goes through whole", async () => {
-      const r = await exchange(proxy, `${head.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")}5\r\nhello\r\n0\r\n\r\n`);
+      const r = await exchangeToClose(proxy, `${head.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")}5\r\nhello\r\n0\r\n\r\n`);
       expect(statuses(r.data)).toEqual([200]);
       expect(be.requests().some((q) => q.head.startsWith("POST /up ") && q.body.includes("hello"))).toBe(true);
     });
@@ -217,7 +208,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
         const b = await rawBackend(() => reply);
         const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
         try {
-          const r = await exchange(p, "GET /x HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
+          const r = await exchangeToClose(p, "GET /x HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
           expect(b.requests()).toHaveLength(1);
           expect(statuses(r.data)).toEqual([502]);
           expect(r.data).not.toContain("aaaa");
@@ -233,7 +224,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       const b = await rawBackend(() => `HTTP/1.1 200 OK\r\nX-Big: ${"a".repeat(30_000)}\r\nContent-Length: 2\r\n\r\nok`);
       const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
       try {
-        const r = await exchange(p, "GET /x HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
+        const r = await exchangeToClose(p, "GET /x HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
         expect(statuses(r.data)).toEqual([200]);
         expect(r.data).toContain("a".repeat(30_000));
       } finally {

@@ -2,12 +2,11 @@
 // request bytes a raw-socket backend receives and the response bytes a raw-socket client
 // receives. The route options come from the real annotation parser.
 import { afterEach, describe, expect, test } from "bun:test";
-import net from "node:net";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { HEADERS_KIND } from "../../src/annotations/headers.ts";
 import type { RouteOptions } from "../../src/table/types.ts";
 import { makeBackend, makeTable, rawRequest, startProxy, statusLine } from "./helpers.ts";
-import { rawBackend, wsUpgrade } from "./raw-backend.ts";
+import { namedBackend, rawBackend, wsUpgrade, type RawBackend } from "./raw.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -15,22 +14,10 @@ afterEach(async () => {
 });
 
 /** A pod that logs each request head and answers with fields of its own (some to be replaced). */
-async function pod(): Promise<{ port: number; heads: string[] }> {
-  const heads: string[] = [];
-  const server = net.createServer((sock) => {
-    let buf = "";
-    sock.on("error", () => {});
-    sock.on("data", (d: Buffer) => {
-      buf += d.toString("latin1");
-      const end = buf.indexOf("\r\n\r\n");
-      if (end < 0) return;
-      heads.push(buf.slice(0, end));
-      sock.end("HTTP/1.1 200 OK\r\nX-Frame-Options: SAMEORIGIN\r\nX-Pod: p1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  cleanup.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return { port: (server.address() as net.AddressInfo).port, heads };
+async function pod(): Promise<RawBackend> {
+  const b = await rawBackend(() => "HTTP/1.1 200 OK\r\nX-Frame-Options: SAMEORIGIN\r\nX-Pod: p1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+  cleanup.push(() => b.stop());
+  return b;
 }
 
 function optionsOf(annotations: Record<string, string>): RouteOptions {
@@ -62,7 +49,7 @@ describe("portico.dev/request-headers", () => {
     const proxy = proxyFor(p.port, optionsOf({ "portico.dev/request-headers": "X-Env: prod\nX-Multi: one\nX-Multi: two" }));
     const raw = await rawRequest(proxy.port, "GET /x HTTP/1.1\r\nHost: a.test\r\nX-Env: from-client\r\nX-Env: again\r\nX-Keep: yes\r\nConnection: close\r\n\r\n");
     expect(statusLine(raw)).toBe(200);
-    const got = p.heads[0]!;
+    const got = p.heads()[0]!;
     expect(got.split("\r\n")[0]).toBe("GET /x HTTP/1.1");
     expect(fields(got, "x-env")).toEqual(["prod"]);
     // RFC 9110 §5.3: a repeated field is one list; the client sends it as one line.
@@ -73,7 +60,7 @@ describe("portico.dev/request-headers", () => {
   });
 
   test("a WebSocket handshake to the pod carries them too", async () => {
-    const b = await rawBackend("ws");
+    const b = await namedBackend("ws");
     cleanup.push(() => b.stop());
     const proxy = proxyFor(b.port, optionsOf({ "portico.dev/request-headers": "X-Env: prod" }));
     const raw = await rawRequest(proxy.port, wsUpgrade("/chat"), 500);
@@ -117,5 +104,5 @@ test("a refused field that reaches the proxy anyway (a hand-made table) fails cl
   const proxy = proxyFor(p.port, { stages });
   const raw = await rawRequest(proxy.port, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
   expect(statusLine(raw)).toBe(500);
-  expect(p.heads).toEqual([]);
+  expect(p.heads()).toEqual([]);
 });

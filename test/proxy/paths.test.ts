@@ -2,10 +2,8 @@
 // Portico reads request paths"). Every assertion is on the request line a raw-socket backend
 // received, never on a URL a server parsed for us.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import net from "node:net";
-import tls from "node:tls";
 import { makeBackend, makeTable, RAW_LISTENERS, startRawProxy, statusLine, type RawProxy } from "./helpers.ts";
-import { rawBackend, wsUpgrade, type RawBackend } from "./raw-backend.ts";
+import { firstResponse, namedBackend, wsUpgrade, type RawBackend } from "./raw.ts";
 
 // Seeded pseudo-random request targets built from the pieces that parsers disagree on.
 const PIECES = ["", ".", "..", "%2e", "%2E%2e", ".%2e", "admin", "%61dmin", "ADMIN", "~", "%7e", "%25", "%252e", "\\", "x", "%c3%a9", "\xc3\xa9", "{", "|", "%3B", "%20", "'", "users"];
@@ -33,8 +31,8 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
   let admId = "";
 
   beforeAll(async () => {
-    pub = await rawBackend("public");
-    adm = await rawBackend("admin");
+    pub = await namedBackend("public");
+    adm = await namedBackend("admin");
     const pubB = makeBackend([pub.port]);
     const admB = makeBackend([adm.port]);
     pubId = pubB.id;
@@ -51,34 +49,6 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
     await adm.stop();
   });
 
-  /** Send bytes (latin1: one char, one byte) and return the response (or what came before the peer closed). */
-  function exchange(bytes: string): Promise<string> {
-    return new Promise((resolve) => {
-      let got = "";
-      const send = () => sock.write(Buffer.from(bytes, "latin1"));
-      const sock = proxy.tls
-        ? tls.connect({ host: "127.0.0.1", port: proxy.port, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"], servername: "a.test" }, send)
-        : net.connect(proxy.port, "127.0.0.1", send);
-      const done = () => {
-        clearTimeout(t);
-        sock.destroy();
-        resolve(got);
-      };
-      const t = setTimeout(done, 5_000);
-      sock.on("data", (d: Buffer) => {
-        got += d.toString("latin1");
-        // One whole response is the answer: a 101 keeps the socket open, and so does a 400 to
-        // an upgrade request (it asked for no close).
-        const end = got.indexOf("\r\n\r\n");
-        if (end < 0) return;
-        const cl = /\r\ncontent-length: *(\d+)/i.exec(got.slice(0, end));
-        if (got.startsWith("HTTP/1.1 101") || (cl !== null && got.length >= end + 4 + Number(cl[1]))) done();
-      });
-      sock.on("close", done);
-      sock.on("error", () => {});
-    });
-  }
-
   const get11 = (target: string) => `GET ${target} HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n`;
   const get10 = (target: string) => `GET ${target} HTTP/1.0\r\n\r\n`;
 
@@ -92,7 +62,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
   async function send(bytes: string): Promise<Outcome> {
     const p = pub.hits.length;
     const a = adm.hits.length;
-    const raw = await exchange(bytes);
+    const raw = await firstResponse(proxy, bytes);
     return { status: statusLine(raw), public: pub.lines().slice(p), admin: adm.lines().slice(a) };
   }
 
@@ -209,7 +179,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
     test("//admin/users upgrades on the admin backend with /admin/users", async () => {
       const p = pub.hits.length;
       const a = adm.hits.length;
-      const raw = await exchange(wsUpgrade("//admin/users"));
+      const raw = await firstResponse(proxy, wsUpgrade("//admin/users"));
       expect(statusLine(raw)).toBe(101);
       expect(pub.lines().slice(p)).toEqual([]);
       expect(adm.lines().slice(a)).toEqual(["GET /admin/users HTTP/1.1"]);

@@ -9,32 +9,18 @@ import { lookup } from "../../src/table/lookup.ts";
 import type { Backend, RouteTable } from "../../src/table/types.ts";
 import type { AccessRecord } from "../../src/proxy/types.ts";
 import { makeBackend, makeTable, quietLog, testConfig } from "./helpers.ts";
+import { namedBackend } from "./raw.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f();
 });
 
-/** A backend that logs the request line of each request and answers 200 with its name. */
-function rawBackend(name: string) {
-  const lines: string[] = [];
-  const server = Bun.listen<{ buf: string }>({
-    hostname: "127.0.0.1", port: 0,
-    socket: {
-      open(s) { s.data = { buf: "" }; },
-      data(s, chunk) {
-        s.data.buf += chunk.toString("latin1");
-        let end: number;
-        while ((end = s.data.buf.indexOf("\r\n\r\n")) >= 0) {
-          lines.push(s.data.buf.slice(0, s.data.buf.indexOf("\r\n")));
-          s.data.buf = s.data.buf.slice(end + 4);
-          s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${name.length}\r\n\r\n${name}`);
-        }
-      },
-    },
-  });
-  cleanup.push(() => server.stop(true));
-  return { port: server.port, lines };
+/** A raw-socket backend that logs each request line and answers 200 with its name; stopped after the test. */
+async function backend(name: string) {
+  const b = await namedBackend(name);
+  cleanup.push(() => b.stop());
+  return b;
 }
 
 function start(table: RouteTable, policyKinds: PolicyKinds) {
@@ -82,8 +68,8 @@ describe("route policies", () => {
   });
 
   test("every stage runs, in the fixed order, whatever order the route lists them in", async () => {
-    const a = rawBackend("a");
-    const b = rawBackend("b");
+    const a = await backend("a");
+    const b = await backend("b");
     const ran: string[] = [];
     const other = makeBackend([b.port], { id: "default/other:80" });
     const stages = [...POLICY_STAGES].reverse().map((s) =>
@@ -95,14 +81,14 @@ describe("route policies", () => {
     expect(r.status).toBe(200);
     expect(await r.text()).toBe("b");
     expect(ran).toEqual([...POLICY_STAGES]);
-    expect(b.lines).toEqual(["GET /rewritten?x=1 HTTP/1.1"]);
-    expect(a.lines).toEqual([]);
+    expect(b.lines()).toEqual(["GET /rewritten?x=1 HTTP/1.1"]);
+    expect(a.lines()).toEqual([]);
     expect(p.records[0]?.service).toBe("default/other:80");
     expect(p.records[0]?.path).toBe("/original");
   });
 
   test("a stage's answer ends the request there: later stages and the backend never see it", async () => {
-    const a = rawBackend("a");
+    const a = await backend("a");
     const ran: string[] = [];
     const table = makeTable([
       { host: "deny.test", backend: makeBackend([a.port]), options: { stages: POLICY_STAGES.map((s) => policy(s, `probe-${s}`, s === "access" ? { deny: "127.0.0.1" } : {})) } },
@@ -120,12 +106,12 @@ describe("route policies", () => {
     // ingress-nginx's order (nginx.tmpl: `return` in the location's rewrite phase, allow lists
     // and auth in its access phase): a redirect answers before limits, ranges and auth run.
     expect(ran).toEqual(["certificate", "server", "denied", "cors", "redirects"]);
-    expect(a.lines).toEqual([]);
+    expect(a.lines()).toEqual([]);
     expect(p.records.map((r) => r.status)).toEqual([403, 302]);
   });
 
   test("the HTTPS redirect runs after the rewrite stage, the no-endpoints 503 after the backend stage, both before limits and access", async () => {
-    const a = rawBackend("a");
+    const a = await backend("a");
     const ran: string[] = [];
     const all = POLICY_STAGES.map((s) => policy(s, `probe-${s}`));
     const table = makeTable([
@@ -141,11 +127,11 @@ describe("route policies", () => {
     const down = await fetch(`${p.url}/`, { headers: { host: "down.test" } });
     expect(down.status).toBe(503);
     expect(ran).toEqual(["certificate", "server", "denied", "cors", "redirects", "rewrite", "backend"]);
-    expect(a.lines).toEqual([]);
+    expect(a.lines()).toEqual([]);
   });
 
   test("a policy that cannot run fails closed with 500, before any backend is contacted", async () => {
-    const a = rawBackend("a");
+    const a = await backend("a");
     const kinds = new Map<string, PolicyKind>([
       ["misfiled", { stage: "cors", build: () => () => null }],
       ["bad-params", { stage: "access", build: () => { throw new Error("no ranges"); } }],
@@ -160,11 +146,11 @@ describe("route policies", () => {
       const r = await fetch(`${p.url}/`, { headers: { host } });
       expect({ host, status: r.status }).toEqual({ host, status: 500 });
     }
-    expect(a.lines).toEqual([]);
+    expect(a.lines()).toEqual([]);
   });
 
   test("routes without policies are served without building any", async () => {
-    const a = rawBackend("a");
+    const a = await backend("a");
     let built = 0;
     const kinds = new Map<string, PolicyKind>([["count", { stage: "access", build: () => (built++, () => null) }]]);
     const table = makeTable([
@@ -176,6 +162,6 @@ describe("route policies", () => {
     expect(built).toBe(0);
     for (let i = 0; i < 3; i++) expect((await fetch(`${p.url}/y`, { headers: { host: "with.test" } })).status).toBe(200);
     expect(built).toBe(1); // once per route's stages, not per request
-    expect(a.lines).toEqual(["GET /x HTTP/1.1", "GET /y HTTP/1.1", "GET /y HTTP/1.1", "GET /y HTTP/1.1"]);
+    expect(a.lines()).toEqual(["GET /x HTTP/1.1", "GET /y HTTP/1.1", "GET /y HTTP/1.1", "GET /y HTTP/1.1"]);
   });
 });

@@ -23,7 +23,7 @@ import { mkRoute } from "../compile/routes.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
 import { quietLog, rawRequest, startProxy, statusLine, testConfig, type TestProxy } from "./helpers.ts";
-import { rawBackend, wsUpgrade } from "./raw-backend.ts";
+import { namedBackend, wsUpgrade } from "./raw.ts";
 
 const NGINX = "nginx.ingress.kubernetes.io/";
 const cert = generateDefaultCertificate();
@@ -432,7 +432,7 @@ describe("host-wide redirects and aliases follow the table as it changes", () =>
 
 describe("upstream-vhost on a WebSocket upgrade", () => {
   test("the handshake reaches the pod with the vhost as Host, X-Forwarded-Host the client's", async () => {
-    const be = await rawBackend("ws");
+    const be = await namedBackend("ws");
     const docs = yamlDocs([ingressClass(), service("web", "app"), slice("web", "app", [be.port]), ing("vhost", "ws.test", "/", { "upstream-vhost": "internal.example:8080" })]);
     const p = startProxy(compile(loadFixture(docs).snapshot, DEFAULT_COMPILE_CONFIG).table);
     try {

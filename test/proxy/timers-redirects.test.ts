@@ -3,21 +3,20 @@
 // absolute-form target is routed and forwarded by Host. Backends are raw sockets that log
 // the bytes they receive.
 import { afterEach, describe, expect, test } from "bun:test";
-import net from "node:net";
 import { compile } from "../../src/compile/compile.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
 import { makeBackend, makeTable, startProxy, statusLine, type TestProxy } from "./helpers.ts";
-import { rawBackend, wsUpgrade, type RawBackend } from "./raw-backend.ts";
+import { firstResponse, namedBackend, type NamedBackendOptions, wsUpgrade, type RawBackend } from "./raw.ts";
 
 const cleanup: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f();
 });
 
-async function backend(name: string, opts: Parameters<typeof rawBackend>[1] = {}): Promise<RawBackend> {
-  const b = await rawBackend(name, opts);
+async function backend(name: string, opts: NamedBackendOptions = {}): Promise<RawBackend> {
+  const b = await namedBackend(name, opts);
   cleanup.push(() => b.stop());
   return b;
 }
@@ -25,29 +24,6 @@ function proxyOf(...args: Parameters<typeof startProxy>): TestProxy {
   const p = startProxy(...args);
   cleanup.push(() => p.stop());
   return p;
-}
-
-/** Send latin1 bytes; return the first whole response (head and Content-Length body), or what came before close. */
-function exchange(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve) => {
-    let got = "";
-    const sock = net.connect(port, "127.0.0.1", () => sock.write(Buffer.from(bytes, "latin1")));
-    const done = () => {
-      clearTimeout(t);
-      sock.destroy();
-      resolve(got);
-    };
-    const t = setTimeout(done, 5_000);
-    sock.on("data", (d: Buffer) => {
-      got += d.toString("latin1");
-      const end = got.indexOf("\r\n\r\n");
-      if (end < 0) return;
-      const cl = /\r\ncontent-length: *(\d+)/i.exec(got.slice(0, end));
-      if (got.startsWith("HTTP/1.1 101") || (cl !== null && got.length >= end + 4 + Number(cl[1]))) done();
-    });
-    sock.on("close", done);
-    sock.on("error", () => {});
-  });
 }
 
 const headerOf = (raw: string, name: string) => new RegExp(`\\r\\n${name}: *([^\\r]*)`, "i").exec(raw)?.[1] ?? null;
@@ -71,7 +47,7 @@ describe("annotation durations", () => {
     expect(invalid[0]!.message).toContain("portico.dev/response-timeout");
     expect(invalid[0]!.message).toContain("at most 2147483647 ms");
     const proxy = proxyOf(result.table);
-    const raw = await exchange(proxy.port, wsUpgrade("/room"));
+    const raw = await firstResponse(proxy, wsUpgrade("/room"));
     expect(statusLine(raw)).toBe(101);
     expect(be.lines()).toEqual(["GET /room HTTP/1.1"]);
   });
@@ -167,7 +143,7 @@ describe("redirects", () => {
   test("no Host (HTTP/1.0): 400, never a Location with an empty authority", async () => {
     const { be, proxy } = await redirecting();
     for (const target of ["/evil.example/x", "//evil.example/x", "/\\evil.example/x"]) {
-      const raw = await exchange(proxy.port, `GET ${target} HTTP/1.0\r\n\r\n`);
+      const raw = await firstResponse(proxy, `GET ${target} HTTP/1.0\r\n\r\n`);
       expect(statusLine(raw), target).toBe(400);
       expect(headerOf(raw, "location"), target).toBeNull();
     }
@@ -176,7 +152,7 @@ describe("redirects", () => {
 
   test("with a Host: 308 to that host and the routed path", async () => {
     const { be, proxy } = await redirecting();
-    const raw = await exchange(proxy.port, "GET //evil.example/x?q=1 HTTP/1.1\r\nHost: A.test\r\nConnection: close\r\n\r\n");
+    const raw = await firstResponse(proxy, "GET //evil.example/x?q=1 HTTP/1.1\r\nHost: A.test\r\nConnection: close\r\n\r\n");
     expect(statusLine(raw)).toBe(308);
     expect(headerOf(raw, "location")).toBe("https://a.test/evil.example/x?q=1");
     expect(be.hits).toHaveLength(0);
@@ -191,12 +167,12 @@ describe("absolute-form targets", () => {
       { host: "a.test", backend: makeBackend([a.port]) },
       { host: "other.test", backend: makeBackend([other.port]) },
     ]));
-    let raw = await exchange(proxy.port, "GET http://other.test/p?q=1 HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
+    let raw = await firstResponse(proxy, "GET http://other.test/p?q=1 HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
     expect(statusLine(raw)).toBe(200);
     expect(a.lines()).toEqual(["GET /p?q=1 HTTP/1.1"]);
     expect(headerOf(a.hits[0]!.head, "host")).toBe("a.test");
     // Without Host (HTTP/1.0) there is no host to route by: the authority is not one either.
-    raw = await exchange(proxy.port, "GET http://other.test/p HTTP/1.0\r\n\r\n");
+    raw = await firstResponse(proxy, "GET http://other.test/p HTTP/1.0\r\n\r\n");
     expect(statusLine(raw)).toBe(404);
     expect(other.hits).toHaveLength(0);
   });
