@@ -107,6 +107,16 @@ export async function waitReady(p: Portico, timeoutMs = 15_000): Promise<void> {
   throw new Error(`portico not ready within ${timeoutMs} ms:\n${p.lines.slice(-30).join("\n")}`);
 }
 
+/** Whether a process with this id exists (signal 0 checks without sending, POSIX kill(2)). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Poll until `check` returns true (or throw after timeoutMs). Returns the elapsed ms. */
 export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 5000, stepMs = 10): Promise<number> {
   const t0 = performance.now();

@@ -18,7 +18,7 @@ import { encodeDelta, encodeTable, type BackendRegistry } from "../../src/table/
 import { workerArgv } from "../../src/workers/argv.ts";
 import { createWorkerPool, type WorkerPool } from "../../src/workers/pool.ts";
 import { mkRoute } from "../compile/routes.ts";
-import { eventually, freePort, startBackend, type Backend } from "../e2e/harness.ts";
+import { alive, eventually, freePort, startBackend, type Backend } from "../e2e/harness.ts";
 import { binding, peerCertificate } from "../tls/helpers.ts";
 import { createCertificate } from "../tls/pki.ts";
 
@@ -29,15 +29,6 @@ afterEach(async () => {
   for (const p of pools) await p.drain(2000);
   pools = [];
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe("real workers", () => {
   let web: Backend;

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eventually, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
+import { alive, eventually, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "../e2e/objects.ts";
 import { createCertificate } from "../tls/pki.ts";
 
@@ -71,15 +71,6 @@ function workerPids(p: Portico): Map<number, number> {
     out.set(rec.worker, rec.pid);
   }
   return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 beforeAll(() => {
