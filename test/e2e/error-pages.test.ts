@@ -9,9 +9,9 @@
 // annotations/disableproxyintercepterrors.go.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { rawBackend, type RawBackend, type RawRequest } from "../proxy/raw.ts";
 import { freePort, get, startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
 
@@ -27,32 +27,24 @@ interface Head {
  * X-Code field names on `/` (an error page "is expected to return the correct HTTP status
  * code"), 200 elsewhere; the body names what it saw.
  */
-function rawErrorBackend() {
-  const heads: Head[] = [];
-  const server = net.createServer((sock) => {
-    sock.on("error", () => {});
-    let buf = Buffer.alloc(0);
-    sock.on("data", (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      const end = buf.indexOf("\r\n\r\n");
-      if (end < 0) return;
-      const lines = buf.subarray(0, end).toString("latin1").split("\r\n");
-      const headers: Record<string, string> = {};
-      for (const l of lines.slice(1)) {
-        const i = l.indexOf(":");
-        headers[l.slice(0, i).toLowerCase()] = l.slice(i + 1).trim();
-      }
-      const head = { line: lines[0] as string, headers };
-      heads.push(head);
-      const target = head.line.split(" ")[1] ?? "";
-      const status = target.split("?")[0] === "/" && headers["x-code"] ? Number(headers["x-code"]) : 200;
-      const body = `page ${headers["x-code"] ?? "-"} ${head.line}`;
-      sock.end(`HTTP/1.1 ${status} Page\r\nContent-Type: text/plain\r\nX-Error-Page: yes\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
-      buf = Buffer.alloc(0);
-    });
+async function rawErrorBackend(): Promise<RawBackend> {
+  return rawBackend((req) => {
+    const { line, headers } = headOf(req);
+    const target = line.split(" ")[1] ?? "";
+    const status = target.split("?")[0] === "/" && headers["x-code"] ? Number(headers["x-code"]) : 200;
+    const body = `page ${headers["x-code"] ?? "-"} ${line}`;
+    return `HTTP/1.1 ${status} Page\r\nContent-Type: text/plain\r\nX-Error-Page: yes\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
   });
-  server.listen(0, "127.0.0.1");
-  return { heads, port: () => (server.address() as net.AddressInfo).port, stop: () => server.close() };
+}
+
+/** A request's line and its header fields (names lower-cased, values trimmed). */
+function headOf(req: RawRequest): Head {
+  const headers: Record<string, string> = {};
+  for (const l of req.head.split("\r\n").slice(1)) {
+    const i = l.indexOf(":");
+    headers[l.slice(0, i).toLowerCase()] = l.slice(i + 1).trim();
+  }
+  return { line: req.line, headers };
 }
 
 /** The pod: `/status/N` answers N with "app N"; anything else 200 "app <path>". Counts requests. */
@@ -75,19 +67,18 @@ function statusPod() {
 let dir: string;
 let portico: Portico;
 let pod: ReturnType<typeof statusPod>;
-let pages: ReturnType<typeof rawErrorBackend>;
+let pages: RawBackend;
 
 beforeAll(async () => {
   pod = statusPod();
-  pages = rawErrorBackend();
-  await new Promise((r) => setTimeout(r, 10));
+  pages = await rawErrorBackend();
   dir = mkdtempSync(join(tmpdir(), "portico-errpages-"));
   const objs = [
     ingressClass(),
     service("shop", "app"),
     slice("shop", "app", [pod.port]),
     service("shop", "errors"),
-    slice("shop", "errors", [pages.port()]),
+    slice("shop", "errors", [pages.port]),
     service("shop", "down"),
     slice("shop", "down", []),
     // A Service with a ready endpoint nobody listens on: the error backend that fails.
@@ -118,16 +109,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await portico?.stop("SIGKILL");
   pod?.stop();
-  pages?.stop();
+  await pages?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 /** The error backend's next request head, from what one request makes it receive. */
 async function pageRequest(send: () => Promise<unknown>): Promise<Head | undefined> {
-  const before = pages.heads.length;
+  const before = pages.hits.length;
   await send();
-  expect(pages.heads.length).toBe(before + 1);
-  return pages.heads[before];
+  expect(pages.hits.length).toBe(before + 1);
+  const hit = pages.hits[before];
+  return hit === undefined ? undefined : headOf(hit);
 }
 
 describe("custom-http-errors with default-backend", () => {
