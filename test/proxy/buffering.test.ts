@@ -7,9 +7,8 @@
 // the order of events, never on timings.
 import { afterAll, describe, expect, test } from "bun:test";
 import net from "node:net";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
 import type { RouteOptions } from "../../src/table/types.ts";
-import { makeBackend, makeTable, startProxy, type TestProxy } from "./helpers.ts";
+import { makeBackend, makeTable, optionsOf, startProxy, type TestProxy } from "./helpers.ts";
 import { rawClient, statuses, until, type RawClient } from "./raw.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
@@ -81,13 +80,6 @@ function proxyFor(ports: number[], options: Partial<RouteOptions> = {}, over: Pa
   const p = startProxy(makeTable([{ host: null, backend: makeBackend(ports), options }]), over, hooks);
   cleanup.push(() => p.stop());
   return p;
-}
-
-/** Route options from annotations, as the compiler reads them. */
-function optionsOf(ann: Record<string, string>): RouteOptions {
-  const p = parseAnnotations(ann);
-  expect(p.problems).toEqual([]);
-  return p.options;
 }
 
 function send(c: RawClient, events: Event[], what: string, bytes: string): void {

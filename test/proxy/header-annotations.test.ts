@@ -2,10 +2,9 @@
 // request bytes a raw-socket backend receives and the response bytes a raw-socket client
 // receives. The route options come from the real annotation parser.
 import { afterEach, describe, expect, test } from "bun:test";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { HEADERS_KIND } from "../../src/annotations/headers.ts";
 import type { RouteOptions } from "../../src/table/types.ts";
-import { makeBackend, makeTable, rawRequest, startProxy, statusLine } from "./helpers.ts";
+import { makeBackend, makeTable, optionsOf, rawRequest, startProxy, statusLine } from "./helpers.ts";
 import { namedBackend, rawBackend, wsUpgrade, type RawBackend } from "./raw.ts";
 
 const cleanup: (() => unknown)[] = [];
@@ -18,12 +17,6 @@ async function pod(): Promise<RawBackend> {
   const b = await rawBackend(() => "HTTP/1.1 200 OK\r\nX-Frame-Options: SAMEORIGIN\r\nX-Pod: p1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
   cleanup.push(() => b.stop());
   return b;
-}
-
-function optionsOf(annotations: Record<string, string>): RouteOptions {
-  const a = parseAnnotations(annotations);
-  expect(a.problems).toEqual([]);
-  return a.options;
 }
 
 function proxyFor(port: number, options: Partial<RouteOptions>, host = "a.test") {

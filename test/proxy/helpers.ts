@@ -1,8 +1,10 @@
 // Test helpers for the data-plane suites: hand-built route tables, a Config with test
 // defaults, a proxy on 127.0.0.1:0, and raw-socket requests.
+import { expect } from "bun:test";
 import net from "node:net";
 import type { Server } from "bun";
 import { skipsAuthentication } from "../../src/annotations/basic-auth.ts";
+import { parseAnnotations } from "../../src/annotations/parse.ts";
 import type { Config } from "../../src/config/types.ts";
 import { createProxyHandler, type ProxyHandler } from "../../src/proxy/handler.ts";
 import { startHttpListener } from "../../src/proxy/listener.ts";
@@ -50,6 +52,13 @@ export function makeBackend(ports: number[], over: Partial<Backend> = {}): Backe
     status: eps.length > 0 ? "ok" : "NoEndpoints", endpoints: eps, allEndpoints: eps,
     scheme: "http", serverName: "svc.default.svc", externalName: false, ...over,
   };
+}
+
+/** Route options from annotations, as the compiler reads them; every value must be accepted. */
+export function optionsOf(annotations: Record<string, string>): RouteOptions {
+  const a = parseAnnotations(annotations);
+  expect(a.problems).toEqual([]);
+  return a.options;
 }
 
 export const defaultOptions: RouteOptions = {
