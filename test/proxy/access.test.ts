@@ -17,7 +17,7 @@ import { startHttpListener } from "../../src/proxy/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { StagePolicy } from "../../src/table/policy.ts";
 import type { RouteOptions, RouteTable } from "../../src/table/types.ts";
-import { makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig } from "./helpers.ts";
+import { makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig, wsFirstReply } from "./helpers.ts";
 import { namedBackend, rawBackend, wsUpgrade } from "./raw.ts";
 
 const cleanup: (() => unknown)[] = [];
@@ -328,13 +328,7 @@ describe("the WebSocket path", () => {
     const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http" });
     const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
     cleanup.push(() => server.stop(true));
-    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/`, { headers: { host: "app.test", authorization: basic("alice:pw") } } as unknown as string[]);
-    const echoed = await new Promise<string>((resolve, reject) => {
-      ws.onopen = () => ws.send("hi");
-      ws.onmessage = (e) => resolve(String(e.data));
-      ws.onerror = () => reject(new Error("websocket failed"));
-    });
-    ws.close();
+    const echoed = await wsFirstReply(`ws://127.0.0.1:${server.port}/`, { host: "app.test", authorization: basic("alice:pw") });
     expect(echoed).toBe("hi");
     expect(seen).toEqual(["(none)"]);
     const refused = await fetch(`http://127.0.0.1:${server.port}/`, { headers: { host: "app.test", upgrade: "websocket", connection: "upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" } });

@@ -28,7 +28,7 @@ import type { RouteTable } from "../../src/table/types.ts";
 import { generateDefaultCertificate } from "../../src/tls/default-cert.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { eventually, startPortico } from "../e2e/harness.ts";
-import { quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { quietLog, rawRequest, statusLine, testConfig, wsFirstReply } from "./helpers.ts";
 
 /** A raw TCP backend on `host` that records every connection and the bytes it received. */
 function recordingBackend(host = "127.0.0.1", port = 0) {
@@ -313,13 +313,7 @@ describe("a permitted address: the connection goes to the address checked (injec
     });
     const proxy = startProxy(compiled("partner.test", ws.port as number, true).table, injected());
     try {
-      const client = new WebSocket(`ws://127.0.0.1:${proxy.port}/ws`, { headers: { host: "ext.test" } } as Bun.WebSocketOptions);
-      const msg = await new Promise<string>((resolve, reject) => {
-        client.onopen = () => client.send("hi");
-        client.onmessage = (e) => resolve(String(e.data));
-        client.onerror = () => reject(new Error("ws error"));
-      });
-      client.close();
+      const msg = await wsFirstReply(`ws://127.0.0.1:${proxy.port}/ws`, { host: "ext.test" });
       expect(msg).toBe("echo:hi");
       expect(hosts).toEqual(["ext.test"]);
     } finally {

@@ -194,6 +194,20 @@ export function rawRequest(port: number, bytes: string | Uint8Array, ms = 2_000)
   });
 }
 
+/** Open a WebSocket to `url`, send "hi" and resolve with the first message back; the socket is then closed. */
+export async function wsFirstReply(url: string, headers: Record<string, string> = {}): Promise<string> {
+  const ws = new WebSocket(url, { headers } as Bun.WebSocketOptions);
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      ws.onopen = () => ws.send("hi");
+      ws.onmessage = (e) => resolve(String(e.data));
+      ws.onerror = () => reject(new Error("websocket failed"));
+    });
+  } finally {
+    ws.close();
+  }
+}
+
 export function statusLine(raw: string): number {
   const m = /^HTTP\/1\.[01] (\d{3})/.exec(raw);
   return m ? Number(m[1]) : 0;

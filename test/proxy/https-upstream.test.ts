@@ -3,7 +3,7 @@
 // Also WebSocket over TLS to the same backend.
 import { afterAll, expect, test } from "bun:test";
 import { generateDefaultCertificate } from "../../src/tls/default-cert.ts";
-import { makeBackend, makeTable, startProxy } from "./helpers.ts";
+import { makeBackend, makeTable, startProxy, wsFirstReply } from "./helpers.ts";
 
 const cert = generateDefaultCertificate();
 let sawTls = false;
@@ -31,12 +31,6 @@ test("HTTP request forwarded over TLS to a self-signed pod certificate", async (
 });
 
 test("WebSocket relayed over wss to the backend", async () => {
-  const ws = new WebSocket(`ws://127.0.0.1:${proxy.port}/ws`);
-  const msg = await new Promise<string>((resolve, reject) => {
-    ws.onopen = () => ws.send("hi");
-    ws.onmessage = (e) => resolve(String(e.data));
-    ws.onerror = () => reject(new Error("ws error"));
-  });
-  ws.close();
+  const msg = await wsFirstReply(`ws://127.0.0.1:${proxy.port}/ws`);
   expect(msg).toBe("tls-echo:hi");
 });
