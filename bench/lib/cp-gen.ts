@@ -2,6 +2,7 @@
 // and EndpointSlice, the first `tlsCount` with a TLS Secret. Hosts are `app-<i>.bench.test`,
 // so one wildcard certificate (`*.bench.test`) serves every Secret.
 import { endpointSlice, ingress, ingressClass, service, tlsSecret, type IngressPath, type Obj } from "./cluster.ts";
+import { seeded } from "../../test/proxy/seeded.ts";
 
 export interface Cluster {
   readonly objects: readonly { kind: string; object: Obj }[];
@@ -60,17 +61,8 @@ export function generate(o: GenOptions): Cluster {
   return { objects, hosts, paths: ["/api", "/api/v1/users/42", "/static/assets/app.js", "/healthz"] };
 }
 
-/** A deterministic PRNG (mulberry32) so runs are comparable. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A deterministic PRNG (mulberry32, the tests' one) so runs are comparable. */
+export const rng = seeded;
 
 /** Request mix for lookup: 80% hits (known host, routed path), 20% misses (unknown host or path). */
 export function requestMix(c: Cluster, n: number, seed = 1): { hosts: string[]; paths: string[] } {

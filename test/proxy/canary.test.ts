@@ -4,18 +4,7 @@ import { describe, expect, test } from "bun:test";
 import type { CanaryRules } from "../../src/annotations/canary.ts";
 import { canaryKind, chooseCanary, cookieValue, type AffinityCheck } from "../../src/proxy/canary.ts";
 import { compileHeaderPattern } from "../../src/regex/header-pattern.ts";
-
-/** mulberry32: a small seeded PRNG, so the distribution test gives the same figures every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from "./seeded.ts";
 
 const rules = (r: Partial<CanaryRules>): CanaryRules => ({ header: null, headerValue: null, headerPattern: null, cookie: null, weight: 0, weightTotal: 100, ...r });
 const never = () => 0.999999; // pick = total: only weight >= total selects the canary
