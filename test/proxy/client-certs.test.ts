@@ -16,6 +16,7 @@ import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { compile } from "../../src/compile/compile.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { makeBackend, makeTable, testConfig } from "./helpers.ts";
+import { rawBackend } from "./raw.ts";
 import { createInstruments } from "../../src/admin/instruments.ts";
 import { Registry } from "../../src/admin/registry.ts";
 import { silentLogger } from "../../src/log/logger.ts";
@@ -52,31 +53,16 @@ function optionsOf(annotations: Record<string, string>, secrets: Secret[] = [caS
   return resolveAccess(parseAnnotations(annotations), ing, map, DEFAULT_COMPILE_CONFIG).annotations.options;
 }
 
-/** A backend that keeps each request's header block as received and answers 200 "ok". */
-function rawBackend() {
-  const heads: string[] = [];
-  const server = Bun.listen<{ buf: string }>({
-    hostname: "127.0.0.1", port: 0,
-    socket: {
-      open(s) { s.data = { buf: "" }; },
-      data(s, chunk) {
-        s.data.buf += chunk.toString("latin1");
-        let end: number;
-        while ((end = s.data.buf.indexOf("\r\n\r\n")) >= 0) {
-          heads.push(s.data.buf.slice(0, end));
-          s.data.buf = s.data.buf.slice(end + 4);
-          s.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-        }
-      },
-    },
-  });
-  cleanup.push(() => server.stop(true));
-  return { port: server.port, heads };
+/** A raw-socket backend that logs each request as received and answers 200 "ok"; stopped after the test. */
+async function okBackend() {
+  const b = await rawBackend();
+  cleanup.push(() => b.stop());
+  return b;
 }
 
 /** mtls.test with these annotations, open.test without any, both on one backend. */
-function start(annotations: Record<string, string>, secrets?: Secret[]) {
-  const backend = rawBackend();
+async function start(annotations: Record<string, string>, secrets?: Secret[]) {
+  const backend = await okBackend();
   const b = makeBackend([backend.port]);
   const table = makeTable([
     { host: "mtls.test", backend: b, options: optionsOf(annotations, secrets), tls: true },
@@ -115,10 +101,10 @@ const SECRET = { [`${N}auth-tls-secret`]: "client-ca" };
 
 describe("auth-tls-verify-client on (the default)", () => {
   test("a certificate from the CA: 200, and the ssl-client-* fields reach the backend", async () => {
-    const { port, backend } = start({ ...SECRET, [`${N}auth-tls-pass-certificate-to-upstream`]: "true" });
+    const { port, backend } = await start({ ...SECRET, [`${N}auth-tls-pass-certificate-to-upstream`]: "true" });
     const r = await request(port, { sni: "mtls.test", host: "mtls.test", cert: good });
     expect(r.status).toBe(200);
-    const h = backend.heads.at(-1);
+    const h = backend.heads().at(-1);
     expect(header(h, "ssl-client-verify")).toBe("SUCCESS");
     expect(header(h, "ssl-client-subject-dn")).toBe("CN=alice");
     expect(header(h, "ssl-client-issuer-dn")).toBe("CN=Client CA");
@@ -128,17 +114,17 @@ describe("auth-tls-verify-client on (the default)", () => {
   });
 
   test("spoofed ssl-client-* fields from the client are replaced or removed", async () => {
-    const { port, backend } = start(SECRET);
+    const { port, backend } = await start(SECRET);
     const spoof = "ssl-client-verify: SUCCESS\r\nssl-client-subject-dn: CN=admin\r\nssl-client-cert: forged\r\n";
     const r = await request(port, { sni: "mtls.test", host: "mtls.test", cert: good, headers: spoof });
     expect(r.status).toBe(200);
-    const h = backend.heads.at(-1);
+    const h = backend.heads().at(-1);
     expect(header(h, "ssl-client-subject-dn")).toBe("CN=alice");
     expect(header(h, "ssl-client-cert")).toBeNull(); // pass-certificate is off
   });
 
   test("hostile certificates: each 400, nothing reaches the backend", async () => {
-    const { port, backend } = start(SECRET);
+    const { port, backend } = await start(SECRET);
     const cases: [string, Parameters<typeof request>[1], string][] = [
       ["no certificate", { sni: "mtls.test", host: "mtls.test" }, "No required SSL certificate was sent"],
       ["another CA", { sni: "mtls.test", host: "mtls.test", cert: foreign }, "The SSL certificate error"],
@@ -156,18 +142,18 @@ describe("auth-tls-verify-client on (the default)", () => {
       expect({ name, status: r.status }).toEqual({ name, status: 400 });
       expect(r.head).toContain(body);
     }
-    expect(backend.heads).toHaveLength(0);
+    expect(backend.heads()).toHaveLength(0);
   });
 
   test("verify-depth 2 accepts the chain through an intermediate", async () => {
-    const { port, backend } = start({ ...SECRET, [`${N}auth-tls-verify-depth`]: "2" });
+    const { port, backend } = await start({ ...SECRET, [`${N}auth-tls-verify-depth`]: "2" });
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: deep, chain: inter.certPem })).status).toBe(200);
-    expect(header(backend.heads.at(-1), "ssl-client-issuer-dn")).toBe("CN=Intermediate");
+    expect(header(backend.heads().at(-1), "ssl-client-issuer-dn")).toBe("CN=Intermediate");
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(400);
   });
 
   test("auth-tls-error-page: a failure is a 302 there instead of the 400", async () => {
-    const { port } = start({ ...SECRET, [`${N}auth-tls-error-page`]: "https://login.example.com/cert" });
+    const { port } = await start({ ...SECRET, [`${N}auth-tls-error-page`]: "https://login.example.com/cert" });
     const r = await request(port, { sni: "mtls.test", host: "mtls.test", cert: foreign });
     expect(r.status).toBe(302);
     expect(header(r.head, "location")).toBe("https://login.example.com/cert");
@@ -176,28 +162,28 @@ describe("auth-tls-verify-client on (the default)", () => {
 
 describe("SNI versus Host", () => {
   test("SNI of another host with the Host of the client-certificate host: 421, even with a good certificate", async () => {
-    const { port, backend } = start(SECRET);
+    const { port, backend } = await start(SECRET);
     const r = await request(port, { sni: "open.test", host: "mtls.test", cert: good });
     expect(r.status).toBe(421);
-    expect(backend.heads).toHaveLength(0);
+    expect(backend.heads()).toHaveLength(0);
   });
 
   test("SNI of the client-certificate host with the Host of a host without rules: served as ingress-nginx does, no ssl-client-* fields", async () => {
     // nginx checks the server the Host selects (ngx_http_set_virtual_server); open.test asks
     // for no certificate, so a request for it loses nothing by arriving on this connection.
-    const { port, backend } = start(SECRET);
+    const { port, backend } = await start(SECRET);
     const r = await request(port, { sni: "mtls.test", host: "open.test", cert: good });
     expect(r.status).toBe(200);
-    expect(header(backend.heads.at(-1), "ssl-client-verify")).toBeNull();
+    expect(header(backend.heads().at(-1), "ssl-client-verify")).toBeNull();
   });
 
   test("SNI and Host differing only in case are no mismatch", async () => {
-    const { port } = start(SECRET);
+    const { port } = await start(SECRET);
     expect((await request(port, { sni: "MTLS.test", host: "mtls.TEST", cert: good })).status).toBe(200);
   });
 
   test("HTTP/2 connection reuse: a stream for the client-certificate host on a connection for another name is 421", async () => {
-    const { port } = start(SECRET);
+    const { port } = await start(SECRET);
     const http2 = await import("node:http2");
     const s = http2.connect(`https://127.0.0.1:${port}`, { servername: "open.test", rejectUnauthorized: false, cert: good.certPem, key: good.keyPem });
     cleanup.push(() => s.close());
@@ -213,19 +199,19 @@ describe("SNI versus Host", () => {
 
 describe("optional modes", () => {
   test("optional: no certificate passes as NONE, a foreign one is 400, a good one SUCCESS", async () => {
-    const { port, backend } = start({ ...SECRET, [`${N}auth-tls-verify-client`]: "optional" });
+    const { port, backend } = await start({ ...SECRET, [`${N}auth-tls-verify-client`]: "optional" });
     expect((await request(port, { sni: "mtls.test", host: "mtls.test" })).status).toBe(200);
-    expect(header(backend.heads.at(-1), "ssl-client-verify")).toBe("NONE");
+    expect(header(backend.heads().at(-1), "ssl-client-verify")).toBe("NONE");
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(400);
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
-    expect(header(backend.heads.at(-1), "ssl-client-verify")).toBe("SUCCESS");
+    expect(header(backend.heads().at(-1), "ssl-client-verify")).toBe("SUCCESS");
   });
 
   test("optional_no_ca: an untrusted issuer passes as FAILED:reason, an expired certificate does not", async () => {
-    const { port, backend } = start({ ...SECRET, [`${N}auth-tls-verify-client`]: "optional_no_ca" });
+    const { port, backend } = await start({ ...SECRET, [`${N}auth-tls-verify-client`]: "optional_no_ca" });
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(200);
-    expect(header(backend.heads.at(-1), "ssl-client-verify")).toBe("FAILED:unable to verify the first certificate");
-    expect(header(backend.heads.at(-1), "ssl-client-subject-dn")).toBe("CN=mallory");
+    expect(header(backend.heads().at(-1), "ssl-client-verify")).toBe("FAILED:unable to verify the first certificate");
+    expect(header(backend.heads().at(-1), "ssl-client-subject-dn")).toBe("CN=mallory");
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: expired })).status).toBe(400);
   });
 });
@@ -233,26 +219,26 @@ describe("optional modes", () => {
 describe("the CA Secret", () => {
   test("missing, without ca.crt, or not PEM: 403 for every request (ingress-nginx's AuthTLSError)", async () => {
     for (const secrets of [[], [{ ...caSecret(""), data: { other: "eA==" } } as Secret], [caSecret("not a certificate")]]) {
-      const { port, backend } = start(SECRET, secrets);
+      const { port, backend } = await start(SECRET, secrets);
       expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(403);
-      expect(backend.heads).toHaveLength(0);
+      expect(backend.heads()).toHaveLength(0);
     }
   });
 
   test("auth-tls-* without auth-tls-secret: 503 (ingress-nginx serves the Ingress unchecked)", async () => {
-    const { port, backend } = start({ [`${N}auth-tls-verify-client`]: "optional" });
+    const { port, backend } = await start({ [`${N}auth-tls-verify-client`]: "optional" });
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(503);
-    expect(backend.heads).toHaveLength(0);
+    expect(backend.heads()).toHaveLength(0);
   });
 
   test("another namespace's Secret: 403, as ingress-nginx's AuthTLSError (its location-denied error also sets the server's)", async () => {
-    const { port, backend } = start({ [`${N}auth-tls-secret`]: "other/client-ca" });
+    const { port, backend } = await start({ [`${N}auth-tls-secret`]: "other/client-ca" });
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(403);
-    expect(backend.heads).toHaveLength(0);
+    expect(backend.heads()).toHaveLength(0);
   });
 
   test("a CA Secret that is replaced applies: the old CA's client is refused", async () => {
-    const { port } = start(SECRET, [caSecret(otherCa.certPem)]);
+    const { port } = await start(SECRET, [caSecret(otherCa.certPem)]);
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(400);
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(200);
   });
@@ -298,7 +284,7 @@ data: {ca.crt: ${ca64}}`,
   }
 
   test("the second Ingress's path: 400 without a certificate, 400 with another CA's, 200 with the CA's", async () => {
-    const backend = rawBackend();
+    const backend = await okBackend();
     const r = compiled(backend.port);
     expect(r.diagnostics.filter((d) => d.reason === "HostClientCertificates").map((d) => d.name).sort()).toEqual(["hostless-later", "later"]);
     const proxy = startTlsProxy(r.table, { hosts: ["mtls.test", "open.test"] });
@@ -307,17 +293,17 @@ data: {ca.crt: ${ca64}}`,
     expect(none.status).toBe(400);
     expect(none.head).toContain("No required SSL certificate was sent");
     expect((await request(proxy.port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(400);
-    expect(backend.heads).toHaveLength(0);
+    expect(backend.heads()).toHaveLength(0);
     expect((await request(proxy.port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
-    expect(header(backend.heads.at(-1), "ssl-client-verify")).toBe("SUCCESS");
+    expect(header(backend.heads().at(-1), "ssl-client-verify")).toBe("SUCCESS");
   });
 
   test("a hostless rule: the hostless policy covers the other Ingress's hostless path for any Host", async () => {
-    const backend = rawBackend();
+    const backend = await okBackend();
     const proxy = startTlsProxy(compiled(backend.port).table, { hosts: ["mtls.test", "open.test"] });
     cleanup.push(() => proxy.stop());
     expect((await request(proxy.port, { sni: "open.test", host: "open.test" })).status).toBe(400);
-    expect(backend.heads).toHaveLength(0);
+    expect(backend.heads()).toHaveLength(0);
     expect((await request(proxy.port, { sni: "open.test", host: "open.test", cert: good })).status).toBe(200);
   });
 });
@@ -336,7 +322,7 @@ describe("the handshake asks for a certificate only while a route reads one", ()
   }
 
   test("serveTraffic: none without client-certificate routes (at start-up and after a table swap), asked for while one is live; a rotation keeps it", async () => {
-    const backend = rawBackend();
+    const backend = await okBackend();
     const b = makeBackend([backend.port]);
     const plain = makeTable([{ host: "open.test", backend: b, tls: true }]);
     const withCerts = makeTable([
@@ -377,7 +363,7 @@ describe("the handshake asks for a certificate only while a route reads one", ()
   });
 
   test("serveTraffic started with a client-certificate route asks from the first handshake", async () => {
-    const backend = rawBackend();
+    const backend = await okBackend();
     const table = makeTable([{ host: "mtls.test", backend: makeBackend([backend.port]), options: optionsOf(SECRET), tls: true }]);
     const config = testConfig({ httpPort: freePort(), httpsPort: freePort(), tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256", http2: true });
     const serving = serveTraffic({ config, log: silentLogger, inst: createInstruments(new Registry(), { version: "t" }), table: () => table, tls: createTlsBuilder(config, silentLogger).build([]), ports: "alone" });
@@ -386,7 +372,7 @@ describe("the handshake asks for a certificate only while a route reads one", ()
   });
 
   test("turning it on sends GOAWAY to HTTP/2 connections made before, which carry no certificate", async () => {
-    const backend = rawBackend();
+    const backend = await okBackend();
     const b = makeBackend([backend.port]);
     const proxy = startTlsProxy(makeTable([{ host: "open.test", backend: b, tls: true }]), { hosts: ["mtls.test", "open.test"] });
     cleanup.push(() => proxy.stop());
@@ -406,19 +392,19 @@ describe("before the server block's own answers", () => {
     // nginx.tmpl SERVER: ssl_verify_client applies when the request is read
     // (ngx_http_process_request), the `if ($uri = /) { return 302 ... }` of app-root runs in
     // the server's rewrite phase after it: no certificate, 400, not the redirect.
-    const { port, backend } = start({ ...SECRET, [`${N}app-root`]: "/app" });
+    const { port, backend } = await start({ ...SECRET, [`${N}app-root`]: "/app" });
     const none = await request(port, { sni: "mtls.test", host: "mtls.test", path: "/" });
     expect(none.status).toBe(400);
     const ok = await request(port, { sni: "mtls.test", host: "mtls.test", cert: good, path: "/" });
     expect(ok.status).toBe(302);
     expect(header(ok.head, "location")).toBe("https://mtls.test/app");
-    expect(backend.heads).toEqual([]);
+    expect(backend.heads()).toEqual([]);
   });
 
   test("a CA that cannot be used answers 403 ahead of app-root (nginx.tmpl SERVER: AuthTLSError's `return 403` comes first)", async () => {
-    const { port, backend } = start({ ...SECRET, [`${N}app-root`]: "/app" }, []);
+    const { port, backend } = await start({ ...SECRET, [`${N}app-root`]: "/app" }, []);
     const r = await request(port, { sni: "mtls.test", host: "mtls.test", cert: good, path: "/" });
     expect(r.status).toBe(403);
-    expect(backend.heads).toEqual([]);
+    expect(backend.heads()).toEqual([]);
   });
 });
