@@ -101,8 +101,6 @@ export function createProxyHandler(
       ingress: null, service: null, websocket: false, error: null, scheme,
       protocol: server.transport ?? "h1", grpcStatus: null,
     };
-    // A gRPC client reads failures from grpc-status, not from the HTTP status (grpc-status.ts).
-    const grpc = isGrpc(req.headers);
     inflight.enter();
     let done = false;
     let guard: Watchdog | null = null;
@@ -150,6 +148,9 @@ export function createProxyHandler(
         if (paged !== null) return paged;
       }
       timerBack();
+      // A gRPC client reads failures from grpc-status, not from the HTTP status (grpc-status.ts);
+      // asked only here, on the error path, so a request that succeeds never pays for it.
+      const grpc = isGrpc(req.headers);
       // Our own answer's body is what the client gets (none for HEAD, RFC 9110 §9.3.2); a
       // gRPC client gets a Trailers-Only answer, no body.
       rec.bytesOut = req.method === "HEAD" || grpc ? 0 : errorBodyBytes(e.code);
