@@ -179,6 +179,9 @@ export function createProxyHandler(
       // Behind a trusted TLS-terminating proxy the client's scheme is the one it reports
       // (X-Forwarded-Proto), or every request would be redirected to itself forever.
       const trusted = isTrusted(peer);
+      // The client's address (the peer, or X-Forwarded-For from a trusted proxy), once: the
+      // policies, the error request and the forwarded X-Real-IP all use it.
+      const clientIp = clientIpOf(peer, req.headers.get("x-forwarded-for"), trusted, isTrusted);
       const seen = trusted ? clientScheme(req.headers.get("x-forwarded-proto")) ?? scheme : scheme;
       const hsts = seen === "https" ? hstsValue(config, route) : null;
       if (hsts !== null) common["strict-transport-security"] = hsts;
@@ -204,7 +207,7 @@ export function createProxyHandler(
         flow = {
           req, route, match, hostname: v.hostname, path: v.target.path, query: v.target.query, scheme: seen,
           connectionScheme: scheme, host: v.host, port: v.port, localPort: server.port ?? (scheme === "https" ? config.httpsPort : config.httpPort), trusted, config,
-          clientIp: clientIpOf(peer, req.headers.get("x-forwarded-for"), trusted, isTrusted),
+          clientIp,
           requestId, underscores: config.enableUnderscoresInHeaders, connectTimeoutMs, responseTimeoutMs,
           maxResponseHeaderBytes: config.maxResponseHeaderSize,
           responseHeaders: common, upstreamResponseHeaders: null, upstreamRequestHeaders: null, setCookies: null,
@@ -237,8 +240,7 @@ export function createProxyHandler(
             const ctx: ForwardContext = {
               peer, trusted, scheme, host: v.host, port: v.port, requestId, underscores: config.enableUnderscoresInHeaders, remove: removeHeaders,
             };
-            const ip = clientIpOf(peer, req.headers.get("x-forwarded-for"), trusted, isTrusted);
-            const headers = errorRequestHeaders(req.headers, ctx, ip, route, status, targetOf(req.url).target);
+            const headers = errorRequestHeaders(req.headers, ctx, clientIp, route, status, targetOf(req.url).target);
             const ac = new AbortController();
             const control = createAttemptControl(ac);
             guard?.stop();
@@ -314,7 +316,6 @@ export function createProxyHandler(
         peer, trusted, scheme, host: v.host, port: v.port, requestId, underscores: config.enableUnderscoresInHeaders, remove: removeHeaders, extra,
         upstreamHost,
       };
-      const clientIp = clientIpOf(peer, req.headers.get("x-forwarded-for"), ctx.trusted, isTrusted);
 
       // Pipelining: Bun runs the handler as soon as a request head is parsed, and when the
       // same read holds another request it closes the connection and aborts this one, whose
