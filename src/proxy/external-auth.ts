@@ -26,8 +26,7 @@ import type { StagePolicy } from "../table/policy.ts";
 import type { Upstream } from "../table/types.ts";
 import { ProxyError } from "./errors.ts";
 import { sharedExternalResolver, type ExternalResolver } from "./external.ts";
-import { headerBlockBytes } from "./forward.ts";
-import { isHopByHop } from "./headers.ts";
+import { isHopByHop, scanResponseHeaders } from "./headers.ts";
 import type { PolicyFlow, PolicyKind, PolicyStep } from "./policies.ts";
 
 const Template = v.array(v.union([v.string(), v.strictObject({ v: v.string() })]));
@@ -293,7 +292,7 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
       }
       // nginx reads and discards the auth answer's body; Portico never needs it.
       res.body?.cancel().catch(() => {});
-      if (headerBlockBytes(res.headers) > flow.maxResponseHeaderBytes) throw new ProxyError("AuthFailed", "external auth: answer header block too large");
+      if (scanResponseHeaders(res.headers).bytes > flow.maxResponseHeaderBytes) throw new ProxyError("AuthFailed", "external auth: answer header block too large");
       const copy: Record<string, string | null> = {};
       for (const h of p.responseHeaders) copy[h] = res.headers.get(h);
       const answer: AuthAnswer = {

@@ -9,6 +9,7 @@ import { ProxyError } from "./errors.ts";
 import { externalTarget, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import { forwardGrpc } from "./grpc.ts";
 import type { ProxyHooks } from "./types.ts";
+import { scanResponseHeaders } from "./headers.ts";
 import { probeConnect } from "./probe.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
 
@@ -59,6 +60,8 @@ export interface ForwardResult {
   /** The upstream connected to (for an ExternalName, the checked IP rather than the name). */
   readonly upstream: Upstream;
   readonly upstreamMs: number;
+  /** The hop-by-hop fields the response carries (scanResponseHeaders), for downstreamHeaders; undefined: not scanned. */
+  readonly hopByHop?: readonly string[];
 }
 
 /** Live handle on the current attempt, so the body meter can push the deadline or abort it. */
@@ -82,16 +85,6 @@ const INVALID_CODES = new Set(["Malformed_HTTP_Response", "InvalidHTTPResponse",
 function codeOf(e: unknown): string {
   const c = (e as { code?: unknown } | null)?.code;
   return typeof c === "string" ? c : "";
-}
-
-/**
- * Size of a response header block as it was on the wire (field lines, CRLFs, the blank line;
- * the status line left out). Bun's fetch takes any size (a 200 kB field measured on 1.4.5).
- */
-export function headerBlockBytes(h: Headers): number {
-  let n = 2;
-  for (const [k, v] of h) n += k.length + v.length + 4;
-  return n;
 }
 
 function urlOf(b: Backend, u: Upstream, pathAndQuery: string): string {
@@ -280,7 +273,8 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     // nginx answers 502 to a header block larger than its buffer ("upstream sent too big
     // header", which its proxy_next_upstream counts as `invalid_header`); relaying it would
     // hand the client a response most clients refuse anyway.
-    const size = headerBlockBytes(response.headers);
+    const scan = scanResponseHeaders(response.headers);
+    const size = scan.bytes;
     if (size > input.maxHeaderBytes) {
       response.body?.cancel().catch(() => {});
       if (resend && again(input, policy, maxAttempts, t0, attempt, "invalid_header")) {
@@ -298,6 +292,6 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
       safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, `http_${response.status}`));
       continue;
     }
-    return { response, upstream: to, upstreamMs: performance.now() - t0 };
+    return { response, upstream: to, upstreamMs: performance.now() - t0, hopByHop: scan.hopByHop };
   }
 }

@@ -47,6 +47,8 @@ function addCookies(h: Headers, status: number, c: PolicyFlow["setCookies"]): vo
   for (const val of c.values) h.append("set-cookie", val);
 }
 
+const isGrpcBackend = (b: Backend): boolean => b.scheme === "grpc" || b.scheme === "grpcs";
+
 /** The first hop's X-Forwarded-Proto ("https, http" lists the client's first). */
 function clientScheme(xfp: string | null): "http" | "https" | null {
   if (xfp === null) return null;
@@ -259,12 +261,12 @@ export function createProxyHandler(
             rec.upstream = result.upstream.authority;
             rec.upstreamStatus = up.status;
             rec.upstreamMs = result.upstreamMs;
-            const out = downstreamHeaders(up.headers, requestId, hsts, null);
+            const out = downstreamHeaders(up.headers, requestId, hsts, null, result.hopByHop);
             // The client's body may be unread (no endpoint, or a pod that answered first).
             if (hasBody) out.set("connection", "close");
             return await relayResponse({
               up, req, headers: out, draining: inflight.draining,
-              idleMs: config.streamIdleTimeoutMs, control, rec, finish, timerOffNow, timerBack,
+              idleMs: config.streamIdleTimeoutMs, control, rec, finish, timerOffNow, timerBack, grpc: isGrpcBackend(to),
             });
           } catch (e) {
             if (req.signal.aborted || hardStop.signal.aborted) {
@@ -379,7 +381,7 @@ export function createProxyHandler(
       // (buffer.ts; docs/design.md, "Request buffering"). A route with `off`, or a request
       // without a body, skips it, and so does a gRPC call: its messages stream both ways, so a
       // client-streaming or bidirectional call could never finish its body before an answer.
-      const streamed = backend.scheme === "grpc" || backend.scheme === "grpcs";
+      const streamed = isGrpcBackend(backend);
       const bufferSize = streamed ? 0 : opts.requestBufferSize ?? config.requestBufferSize;
       let held: BufferedBody | null = null;
       let result;
@@ -407,7 +409,7 @@ export function createProxyHandler(
       rec.upstream = result.upstream.authority;
       rec.upstreamStatus = up.status;
       rec.upstreamMs = result.upstreamMs;
-      const down = downstreamHeaders(up.headers, requestId, hsts, added);
+      const down = downstreamHeaders(up.headers, requestId, hsts, added, result.hopByHop);
       if (flow !== null) {
         addCookies(down, up.status, flow.setCookies);
         // Affinity's cookie, when this request chose a new pod (proxy/affinity.ts).
@@ -416,7 +418,7 @@ export function createProxyHandler(
       }
       return await relayResponse({
         up, req, headers: down, draining: inflight.draining,
-        idleMs, control, rec, finish, timerOffNow, timerBack,
+        idleMs, control, rec, finish, timerOffNow, timerBack, grpc: streamed,
       });
     } catch (e) {
       // Bun has answered 400 itself and closed (body.ts): recorded as what the client saw.

@@ -24,6 +24,11 @@ export interface RelayInput {
   /** Switch Bun's request timer off / back on (handler.ts explains why). */
   readonly timerOffNow: () => void;
   readonly timerBack: () => void;
+  /**
+   * The upstream is a gRPC backend (backend-protocol GRPC/GRPCS). Only such a response carries
+   * trailers (grpc.ts) or a grpc-status worth recording; the others skip those lookups.
+   */
+  readonly grpc: boolean;
 }
 
 /** An upstream body that failed before any of it was sent: 502 either way, coded for the log. */
@@ -34,7 +39,9 @@ function bodyError(e: unknown): ProxyError {
 }
 
 /** grpc-status the client got from a relayed gRPC call, once its body has ended `how`. */
-function relayedStatus(up: Response, how: BodyEnd): number | null {
+function relayedStatus(p: RelayInput, how: BodyEnd): number | null {
+  if (!p.grpc) return null;
+  const up = p.up;
   const s = relayedGrpcStatus(up.headers, trailersOf(up)?.value);
   if (s !== null || !isGrpc(up.headers)) return s;
   // Cut before the upstream's trailers: what the HTTP/2 listener tells the client instead.
@@ -44,7 +51,7 @@ function relayedStatus(up: Response, how: BodyEnd): number | null {
 function noBody(p: RelayInput): Response {
   const { up, headers } = p;
   p.timerBack();
-  p.rec.grpcStatus = relayedStatus(up, "done");
+  p.rec.grpcStatus = relayedStatus(p, "done");
   p.finish(up.status, null);
   return new Response(null, { status: up.status, statusText: up.statusText, headers });
 }
@@ -78,10 +85,11 @@ export async function relayResponse(p: RelayInput): Promise<Response> {
       long.stop();
     }
     rec.bytesOut = buf.byteLength;
-    rec.grpcStatus = relayedStatus(up, "done");
+    rec.grpcStatus = relayedStatus(p, "done");
     timerBack();
     finish(up.status, null);
-    return carryTrailers(up, new Response(buf, { status: up.status, statusText: up.statusText, headers }));
+    const res = new Response(buf, { status: up.status, statusText: up.statusText, headers });
+    return p.grpc ? carryTrailers(up, res) : res;
   }
   if (up.body === null) return noBody(p);
   timerOffNow();
@@ -107,9 +115,10 @@ export async function relayResponse(p: RelayInput): Promise<Response> {
     rec.bytesOut = bytes;
     if (how === "done") timerBack();
     const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
-    rec.grpcStatus = relayedStatus(up, how);
+    rec.grpcStatus = relayedStatus(p, how);
     finish(up.status, err);
   }, first);
   // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
-  return carryTrailers(up, new Response(body, { status: up.status, statusText: up.statusText, headers }));
+  const res = new Response(body, { status: up.status, statusText: up.statusText, headers });
+  return p.grpc ? carryTrailers(up, res) : res;
 }
