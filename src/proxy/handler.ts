@@ -416,10 +416,12 @@ export function createProxyHandler(
         const cookie = flow.choice?.setCookie() ?? null;
         if (cookie !== null) down.append("set-cookie", cookie);
       }
-      return await relayResponse({
+      const out = relayResponse({
         up, req, headers: down, draining: inflight.draining,
         idleMs, control, rec, finish, timerOffNow, timerBack, grpc: streamed,
       });
+      // Ready at once for most small answers (respond.ts): no extra turn through a promise.
+      return out instanceof Response ? out : await out;
     } catch (e) {
       // Bun has answered 400 itself and closed (body.ts): recorded as what the client saw.
       if (e instanceof ProxyError && e.code === "BadFraming") return fail(e);
