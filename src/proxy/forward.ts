@@ -9,7 +9,7 @@ import { ProxyError } from "./errors.ts";
 import { externalTarget, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import { forwardGrpc } from "./grpc.ts";
 import type { ProxyHooks } from "./types.ts";
-import { scanResponseHeaders } from "./headers.ts";
+import { scanResponseHeaders, type ResponseHeaderScan } from "./headers.ts";
 import { probeConnect } from "./probe.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
 
@@ -60,8 +60,8 @@ export interface ForwardResult {
   /** The upstream connected to (for an ExternalName, the checked IP rather than the name). */
   readonly upstream: Upstream;
   readonly upstreamMs: number;
-  /** The hop-by-hop fields the response carries (scanResponseHeaders), for downstreamHeaders; undefined: not scanned. */
-  readonly hopByHop?: readonly string[];
+  /** The response's fields (scanResponseHeaders), for downstreamHeaders and the relay; undefined: not scanned. */
+  readonly scan?: ResponseHeaderScan;
 }
 
 /** Live handle on the current attempt, so the body meter can push the deadline or abort it. */
@@ -292,6 +292,6 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
       safe(() => input.hooks?.onUpstreamRetry?.(input.backend.id, `http_${response.status}`));
       continue;
     }
-    return { response, upstream: to, upstreamMs: performance.now() - t0, hopByHop: scan.hopByHop };
+    return { response, upstream: to, upstreamMs: performance.now() - t0, scan };
   }
 }

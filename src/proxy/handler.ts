@@ -261,7 +261,7 @@ export function createProxyHandler(
             rec.upstream = result.upstream.authority;
             rec.upstreamStatus = up.status;
             rec.upstreamMs = result.upstreamMs;
-            const out = downstreamHeaders(up.headers, requestId, hsts, null, result.hopByHop);
+            const out = downstreamHeaders(up.headers, requestId, hsts, null, result.scan);
             // The client's body may be unread (no endpoint, or a pod that answered first).
             if (hasBody) out.set("connection", "close");
             return await relayResponse({
@@ -409,7 +409,7 @@ export function createProxyHandler(
       rec.upstream = result.upstream.authority;
       rec.upstreamStatus = up.status;
       rec.upstreamMs = result.upstreamMs;
-      const down = downstreamHeaders(up.headers, requestId, hsts, added, result.hopByHop);
+      const down = downstreamHeaders(up.headers, requestId, hsts, added, result.scan);
       if (flow !== null) {
         addCookies(down, up.status, flow.setCookies);
         // Affinity's cookie, when this request chose a new pod (proxy/affinity.ts).
@@ -418,7 +418,7 @@ export function createProxyHandler(
       }
       const out = relayResponse({
         up, req, headers: down, draining: inflight.draining,
-        idleMs, control, rec, finish, timerOffNow, timerBack, grpc: streamed,
+        idleMs, control, rec, finish, timerOffNow, timerBack, grpc: streamed, scan: result.scan,
       });
       // Ready at once for most small answers (respond.ts): no extra turn through a promise.
       return out instanceof Response ? out : await out;

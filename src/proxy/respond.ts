@@ -2,6 +2,7 @@
 // Content-Length), others streamed under the idle watchdog; the access record finished once.
 import { meterResponseBody, nextTurn, type BodyEnd } from "./body.ts";
 import { ProxyError } from "./errors.ts";
+import type { ResponseHeaderScan } from "./headers.ts";
 import type { AttemptControl } from "./forward.ts";
 import { GRPC, isGrpc, relayedGrpcStatus } from "./grpc-status.ts";
 import { carryTrailers, trailersOf } from "./trailers.ts";
@@ -29,6 +30,13 @@ export interface RelayInput {
    * trailers (grpc.ts) or a grpc-status worth recording; the others skip those lookups.
    */
   readonly grpc: boolean;
+  /** The upstream response's fields as forward.ts scanned them (Content-Length is read there), or undefined. */
+  readonly scan?: ResponseHeaderScan | undefined;
+}
+
+function contentLengthOf(scan: ResponseHeaderScan): string | null {
+  const v = scan.fields["content-length"];
+  return typeof v === "string" ? v : null;
 }
 
 /** An upstream body that failed before any of it was sent: 502 either way, coded for the log. */
@@ -69,7 +77,7 @@ export function relayResponse(p: RelayInput): Response | Promise<Response> {
   // 204, 205 and 304 carry none; Bun's fetch gives those a null body, measured on 1.4.5).
   const s = up.status;
   if (req.method === "HEAD" || s < 200 || s === 204 || s === 205 || s === 304) return noBody(p);
-  const declared = up.headers.get("content-length");
+  const declared = p.scan === undefined ? up.headers.get("content-length") : contentLengthOf(p.scan);
   if (declared !== null && Number(declared) <= SMALL_BODY) {
     // Bun answers a streamed body with chunked framing whatever the Content-Length header
     // says (measured on 1.4.5, with or without a JS stream in between); only a buffered
