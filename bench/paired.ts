@@ -1,0 +1,165 @@
+// Two builds of Portico measured at the same time: `bun bench/paired.ts --baseline-main F`.
+// Loopback only; every process it starts is stopped.
+//
+// Why: the interleaved runs of bench/run.ts compare runs made seconds apart, and on a shared
+// machine the rate moves by more than 3% from one run to the next (one such run of this tree
+// against the previous release gave pair ratios from 0.81 to 1.04). Here both proxies share CPU 0 during the same
+// seconds, each driven by its own wrk on CPU 1 against the same backend. The scheduler gives
+// each about half of CPU 0, so the ratio of their rates is the inverse ratio of their CPU cost
+// per request, under the same conditions, and whatever slows the machine slows both alike.
+// The report includes an A/A check (the build against itself) so the noise floor is stated
+// with the figure.
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { parseArgs } from "node:util";
+import { ensureTools, versions } from "./lib/install.ts";
+import { addCleanup, installCleanup, runMain, stopAll } from "./lib/procs.ts";
+import { HOST, startBackend, startPortico, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
+import { runWrk, type WrkResult } from "./lib/wrk.ts";
+
+const HELP = `bun bench/paired.ts --baseline-main F [options]
+  --baseline-main F  entry point of the build to compare with (another tree's src/main.ts)
+  --portico-main F   entry point of this build (default src/main.ts)
+  --duration S       seconds per measured pair (default 5)
+  --reps N           pairs (default 7)
+  --aa N             A/A pairs (this build against itself) before the comparison (default 3)
+  --out FILE         report path (default bench/results/paired.md)`;
+
+const { values: flags } = parseArgs({
+  options: {
+    "baseline-main": { type: "string" },
+    "portico-main": { type: "string" },
+    duration: { type: "string" },
+    reps: { type: "string" },
+    aa: { type: "string" },
+    out: { type: "string" },
+    help: { type: "boolean", default: false },
+  },
+});
+if (flags.help || flags["baseline-main"] === undefined) {
+  console.log(HELP);
+  process.exit(flags.help ? 0 : 2);
+}
+
+function intFlag(v: string | undefined, def: number, min: number, max: number, name: string): number {
+  if (v === undefined) return def;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    console.error(`--${name} must be an integer in ${min}..${max}`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const duration = intFlag(flags.duration, 5, 1, 60, "duration");
+const reps = intFlag(flags.reps, 7, 1, 30, "reps");
+const aa = intFlag(flags.aa, 3, 0, 30, "aa");
+const baselineMain = flags["baseline-main"];
+const porticoMain = flags["portico-main"] ?? "src/main.ts";
+const ROOT = join(import.meta.dir, "..");
+const out = flags.out ?? join(import.meta.dir, "results", "paired.md");
+const log = (msg: string) => process.stderr.write(`[paired ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+const PROXY_CPU = "0";
+const CLIENT_CPU = "1";
+
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+
+interface Pair {
+  readonly a: WrkResult;
+  readonly b: WrkResult;
+}
+
+async function main(): Promise<void> {
+  if (cpus().length < 2) throw new Error("needs 2 CPUs: both proxies on CPU 0, the clients and the backend on CPU 1");
+  installCleanup();
+  const tools = await ensureTools(log);
+  const v = versions(tools);
+  const dir = mkdtempSync(join(tmpdir(), "portico-paired-"));
+  addCleanup(() => rmSync(dir, { recursive: true, force: true }));
+  const started = new Date();
+  const load = loadavg().map((x) => x.toFixed(2)).join(" ");
+  const procs: Running[] = [];
+  let aaPairs: Pair[] = [];
+  let pairs: Pair[] = [];
+  try {
+    const backend = await startBackend(tools, join(dir, "backend"), CLIENT_CPU, 0);
+    procs.push({ proc: backend.proc, http: 0, https: 0, stop: backend.stop });
+    const manifests = writeManifests(dir, upstreamsFor(backend.ports, "keepalive"), null);
+    const start = (main: string, name: string) => {
+      const d = join(dir, name);
+      mkdirSync(d, { recursive: true });
+      return startPortico(tools, manifests, { root: ROOT, main, dir: d, cpus: PROXY_CPU, workers: 1, tls: false });
+    };
+    const portico = await start(porticoMain, "portico");
+    procs.push(portico);
+    const twin = await start(porticoMain, "twin");
+    procs.push(twin);
+    const baseline = await start(baselineMain, "baseline");
+    procs.push(baseline);
+    // Both wrk runs start together and last as long; a warm-up pair first, then the measured ones.
+    const pair = async (a: Running, b: Running, seconds: number): Promise<Pair> => {
+      const run = (p: Running) =>
+        runWrk({
+          url: `http://127.0.0.1:${p.http}/`, connections: 64, threads: 1, seconds, host: HOST,
+          cpus: CLIENT_CPU, wrk: tools.wrk, taskset: tools.taskset,
+        });
+      const [ra, rb] = await Promise.all([run(a), run(b)]);
+      if (ra.errors > 0 || rb.errors > 0 || ra.non2xx > 0 || rb.non2xx > 0) throw new Error(`errors in a pair: ${JSON.stringify({ ra, rb })}`);
+      return { a: ra, b: rb };
+    };
+    const series = async (a: Running, b: Running, n: number, what: string): Promise<Pair[]> => {
+      const got: Pair[] = [];
+      await pair(a, b, 1);
+      for (let i = 0; i < n; i++) {
+        // Which build wrk starts first alternates, so neither always gets the head start.
+        const p = i % 2 === 0 ? await pair(a, b, duration) : flip(await pair(b, a, duration));
+        log(`${what} ${i + 1}/${n}: ${p.a.rps.toFixed(0)} vs ${p.b.rps.toFixed(0)} req/s = ${(p.a.rps / p.b.rps).toFixed(3)}×`);
+        got.push(p);
+      }
+      return got;
+    };
+    aaPairs = await series(portico, twin, aa, "A/A");
+    pairs = await series(portico, baseline, reps, "portico vs baseline");
+  } finally {
+    for (const p of procs.reverse()) await p.stop();
+    await stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const ratios = (ps: readonly Pair[]) => ps.map((p) => p.a.rps / p.b.rps);
+  const fmt = (xs: readonly number[]) => xs.map((x) => x.toFixed(3)).join(", ");
+  const r = ratios(pairs);
+  const lines = [
+    "# Portico against another build, measured at the same time",
+    "",
+    `- date: ${started.toISOString()} (${((Date.now() - started.getTime()) / 60000).toFixed(1)} min); command: \`bun bench/paired.ts ${process.argv.slice(2).join(" ")}\``,
+    `- machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average at start: ${load}`,
+    `- versions: bun ${v.bun}, ${v.nginx}, ${v.wrk}`,
+    `- how the cores are shared: both proxies on CPU 0 (\`taskset -c 0\`, \`--workers 1\`, access log off), each driven by its own wrk (1 thread, 64 connections) on CPU 1, beside one nginx backend (13-byte body, keep-alive) also on CPU 1; the two wrk runs of a pair start together and last ${duration} s; which one starts first alternates`,
+    `- portico: \`${porticoMain}\`; baseline: \`${baselineMain}\``,
+    "- the ratio is portico's req/s over baseline's in the same seconds: the inverse ratio of their CPU cost per request",
+    "",
+    "| comparison | pairs | ratios | median ratio | median req/s (each, sharing CPU 0) |",
+    "|---|---:|---|---:|---:|",
+    ...(aaPairs.length === 0
+      ? []
+      : [`| A/A: this build against itself | ${aaPairs.length} | ${fmt(ratios(aaPairs))} | ${median(ratios(aaPairs)).toFixed(3)}× | ${median(aaPairs.map((p) => p.a.rps)).toFixed(0)} vs ${median(aaPairs.map((p) => p.b.rps)).toFixed(0)} |`]),
+    `| portico vs baseline | ${pairs.length} | ${fmt(r)} | **${median(r).toFixed(3)}×** | ${median(pairs.map((p) => p.a.rps)).toFixed(0)} vs ${median(pairs.map((p) => p.b.rps)).toFixed(0)} |`,
+    "",
+  ];
+  const md = lines.join("\n");
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, md);
+  console.log(md);
+  log(`wrote ${out}`);
+}
+
+function flip(p: Pair): Pair {
+  return { a: p.b, b: p.a };
+}
+
+await runMain(main);
