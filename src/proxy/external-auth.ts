@@ -26,6 +26,7 @@ import type { StagePolicy } from "../table/policy.ts";
 import type { Upstream } from "../table/types.ts";
 import { ProxyError } from "./errors.ts";
 import { sharedExternalResolver, type ExternalResolver } from "./external.ts";
+import { nextTurn } from "./body.ts";
 import { isHopByHop, scanResponseHeaders } from "./headers.ts";
 import type { PolicyFlow, PolicyKind, PolicyStep } from "./policies.ts";
 
@@ -282,6 +283,11 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
       // proxy_ssl_server_name on; nginx verifies no upstream certificate by default
       // (proxy_ssl_verify off), and the auth location sets none: encrypted, not authenticated.
       if (https) init.tls = { rejectUnauthorized: false, ...(isIP(name) === 0 ? { serverName: name } : {}) };
+      // The pipelining guard (docs/design.md, "Request framing and bodies"): the handler waits
+      // one turn before the backend is contacted, but the policies run before that wait, so the
+      // auth service, an upstream too, gets the same wait here. Only auth-url routes pay for it.
+      await nextTurn();
+      flow.req.signal.throwIfAborted();
       let res: Response;
       try {
         res = await fetch(`${u.protocol}//${to.authority}${u.pathname}${u.search}`, init);
