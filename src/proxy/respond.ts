@@ -34,11 +34,6 @@ export interface RelayInput {
   readonly scan?: ResponseHeaderScan | undefined;
 }
 
-function contentLengthOf(scan: ResponseHeaderScan): string | null {
-  const v = scan.fields["content-length"];
-  return typeof v === "string" ? v : null;
-}
-
 /** An upstream body that failed before any of it was sent: 502 either way, coded for the log. */
 function bodyError(e: unknown): ProxyError {
   const code = (e as { code?: unknown } | null)?.code;
@@ -77,7 +72,7 @@ export function relayResponse(p: RelayInput): Response | Promise<Response> {
   // 204, 205 and 304 carry none; Bun's fetch gives those a null body, measured on 1.4.5).
   const s = up.status;
   if (req.method === "HEAD" || s < 200 || s === 204 || s === 205 || s === 304) return noBody(p);
-  const declared = p.scan === undefined ? up.headers.get("content-length") : contentLengthOf(p.scan);
+  const declared = p.scan === undefined ? up.headers.get("content-length") : p.scan.contentLength;
   if (declared !== null && Number(declared) <= SMALL_BODY) {
     // Bun answers a streamed body with chunked framing whatever the Content-Length header
     // says (measured on 1.4.5, with or without a JS stream in between); only a buffered
