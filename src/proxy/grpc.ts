@@ -21,6 +21,12 @@ import { sharedH2Pool, type H2Pool } from "./h2-pool.ts";
 import { externalTarget, sharedExternalResolver } from "./external.ts";
 import { attachTrailers, createTrailerSink, type TrailerSink } from "./trailers.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
+import type { Backend } from "../table/types.ts";
+
+/** A backend-protocol GRPC or GRPCS backend: an HTTP/2 upstream on a pooled session, forwarded here. */
+export function isGrpcBackend(b: Backend): boolean {
+  return b.scheme === "grpc" || b.scheme === "grpcs";
+}
 
 const H2_CANCEL = 0x8;
 const H2_REFUSED_STREAM = 0x7;

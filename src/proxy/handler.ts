@@ -11,6 +11,7 @@ import { errorBodyBytes, errorResponse, ProxyError, statusOf, type ProxyErrorCod
 import type { ExternalResolver } from "./external.ts";
 import { createAttemptControl, forward } from "./forward.ts";
 import { grpcErrorResponse, grpcStatusOf, isGrpc } from "./grpc-status.ts";
+import { isGrpcBackend } from "./grpc.ts";
 import { clientIpOf, downstreamHeaders, requestIdOf, upstreamHeaders, type ForwardContext } from "./headers.ts";
 import { createInflight, type Inflight } from "./inflight.ts";
 import { IDLE_TIMEOUT_S } from "./listener.ts";
@@ -46,8 +47,6 @@ function addCookies(h: Headers, status: number, c: PolicyFlow["setCookies"]): vo
   if (c === null || (!c.always && !ADD_HEADER_STATUSES.has(status))) return;
   for (const val of c.values) h.append("set-cookie", val);
 }
-
-const isGrpcBackend = (b: Backend): boolean => b.scheme === "grpc" || b.scheme === "grpcs";
 
 /** The first hop's X-Forwarded-Proto ("https, http" lists the client's first). */
 function clientScheme(xfp: string | null): "http" | "https" | null {

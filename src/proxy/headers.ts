@@ -212,19 +212,8 @@ export function scanResponseHeaders(h: Headers): ResponseHeaderScan {
  * without one every name is tried.
  */
 function stripHopByHop(h: Headers, scan?: ResponseHeaderScan): void {
-  if (scan !== undefined) {
-    if (scan.hopByHop.length === 0) return;
-    if (scan.connection !== null) {
-      for (const part of scan.connection.split(",")) {
-        const n = part.trim();
-        // A listed name that is no field name cannot be present; delete() would throw on it.
-        if (TOKEN.test(n)) h.delete(n);
-      }
-    }
-    for (const n of scan.hopByHop) h.delete(n);
-    return;
-  }
-  const c = h.get("connection");
+  if (scan !== undefined && scan.hopByHop.length === 0) return;
+  const c = scan === undefined ? h.get("connection") : scan.connection;
   if (c !== null) {
     for (const part of c.split(",")) {
       const n = part.trim();
@@ -232,7 +221,7 @@ function stripHopByHop(h: Headers, scan?: ResponseHeaderScan): void {
       if (TOKEN.test(n)) h.delete(n);
     }
   }
-  for (const n of HOP_BY_HOP) h.delete(n);
+  for (const n of scan?.hopByHop ?? HOP_BY_HOP) h.delete(n);
 }
 
 /**
