@@ -13,8 +13,10 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
+import { intFlag } from "./lib/flags.ts";
 import { ensureTools, versions } from "./lib/install.ts";
 import { addCleanup, installCleanup, runMain, stopAll } from "./lib/procs.ts";
+import { median } from "./lib/report.ts";
 import { HOST, startBackend, startPortico, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
 import { runWrk, type WrkResult } from "./lib/wrk.ts";
 
@@ -42,16 +44,6 @@ if (flags.help || flags["baseline-main"] === undefined) {
   process.exit(flags.help ? 0 : 2);
 }
 
-function intFlag(v: string | undefined, def: number, min: number, max: number, name: string): number {
-  if (v === undefined) return def;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    console.error(`--${name} must be an integer in ${min}..${max}`);
-    process.exit(2);
-  }
-  return n;
-}
-
 const duration = intFlag(flags.duration, 5, 1, 60, "duration");
 const reps = intFlag(flags.reps, 7, 1, 30, "reps");
 const aa = intFlag(flags.aa, 3, 0, 30, "aa");
@@ -62,12 +54,6 @@ const out = flags.out ?? join(import.meta.dir, "results", "paired.md");
 const log = (msg: string) => process.stderr.write(`[paired ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 const PROXY_CPU = "0";
 const CLIENT_CPU = "1";
-
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
 
 interface Pair {
   readonly a: WrkResult;

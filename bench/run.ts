@@ -5,6 +5,7 @@ import { tmpdir, loadavg, cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { makeCert } from "./lib/certs.ts";
+import { intFlag } from "./lib/flags.ts";
 import { ensureTools, versions } from "./lib/install.ts";
 import { addCleanup, installCleanup, runMain, stopAll } from "./lib/procs.ts";
 import { baselineNotes, renderReport, summarize, type Cell } from "./lib/report.ts";
@@ -47,16 +48,6 @@ const { values: flags } = parseArgs({
 if (flags.help) {
   console.log(HELP);
   process.exit(0);
-}
-
-function intFlag(v: string | undefined, def: number, min: number, max: number, name: string): number {
-  if (v === undefined) return def;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    console.error(`--${name} must be an integer in ${min}..${max}`);
-    process.exit(2);
-  }
-  return n;
 }
 
 function listFlag<T extends { name: string }>(v: string | undefined, all: readonly T[], name: string): T[] {
