@@ -217,3 +217,29 @@ test("stream idle timeout closes a silent chunked stream; a streaming one lives 
   expect((await live.text()).split("\n").filter((l) => l === "more").length).toBe(12);
   expect(p.records.some((r) => r.error === "StreamIdle")).toBe(true);
 });
+
+test("a small declared body that arrives after the headers is read whole; one that stalls past the stream idle timeout is a 504", async () => {
+  // The relay takes a small body that came with the headers at once (respond.ts); one that
+  // is still arriving goes through the watched read instead, and must keep both outcomes.
+  const slow = Bun.listen({
+    hostname: "127.0.0.1", port: 0,
+    socket: {
+      data(s, d) {
+        s.write("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello");
+        if (d.toString().startsWith("GET /late")) setTimeout(() => s.write("world"), 150);
+      },
+      open() {},
+    },
+  });
+  cleanup.push(() => slow.stop(true));
+  const p = startProxy(makeTable([{ host: null, backend: makeBackend([slow.port]), options: { streamIdleTimeoutMs: 500 } }]));
+  cleanup.push(() => p.stop());
+  const late = await rawRequest(p.port, "GET /late HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", 3_000);
+  expect(statusLine(late)).toBe(200);
+  expect(late.toLowerCase()).toContain("content-length: 10\r\n");
+  expect(late.endsWith("\r\n\r\nhelloworld")).toBe(true);
+  const stalled = await rawRequest(p.port, "GET /stall HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", 3_000);
+  expect(statusLine(stalled)).toBe(504);
+  expect(stalled).not.toContain("hello");
+  expect(p.records.some((r) => r.status === 504 && r.error === "UpstreamTimeout")).toBe(true);
+});
