@@ -212,6 +212,11 @@ describe("errors name the flag", () => {
     [["--allow-external-name-services=yes please"], "--allow-external-name-services: expected true or false"],
     [["--ingress-nginx-compat=nginx"], "--ingress-nginx-compat: expected true or false"],
     [["--update-status=never"], "--update-status: expected true or false"],
+    // The message names true and false only, so nothing else is taken for them.
+    [["--update-status=1"], "--update-status: expected true or false"],
+    [["--update-status=yes"], "--update-status: expected true or false"],
+    [["--hsts=off"], "--hsts: expected true or false"],
+    [["--ssl-redirect=0"], "--ssl-redirect: expected true or false"],
     [["--default-backend-service", "ns/svc"], "--default-backend-service: expected NAMESPACE/NAME:PORT"],
     [["--default-backend-service", "ns/svc:0"], "--default-backend-service: expected NAMESPACE/NAME:PORT"],
     [["--custom-http-errors", "200"], "--custom-http-errors: expected status codes 300-599"],

@@ -58,11 +58,11 @@ export const redirectCode = convert("301, 302, 307 or 308", (s): RedirectCode | 
   s === "301" || s === "302" || s === "307" || s === "308" ? (Number(s) as RedirectCode) : undefined,
 );
 
-const TRUE = new Set(["true", "1", "yes", "on"]);
-const FALSE = new Set(["false", "0", "no", "off"]);
+// Only the two words the message names (any case): a flag that also took 1, yes or on would
+// accept spellings its own error text never mentions, and "no" read as false hides typos.
 export const bool = convert("true or false", (s) => {
   const l = s.toLowerCase();
-  return TRUE.has(l) ? true : FALSE.has(l) ? false : undefined;
+  return l === "true" ? true : l === "false" ? false : undefined;
 });
 
 export function oneOf<const T extends string>(choices: readonly T[]): ValueSchema<T> {
