@@ -89,6 +89,35 @@ export async function buildMigrationReport(
   return { report: migrationReport(view, config, cm), invalid };
 }
 
+/**
+ * What the report could not read: files that do not parse and objects that fail validation.
+ * What they hold is missing from the report, so they count in its summary and make the exit
+ * status 1 (README, "Step by step"): a report that silently skips a file would say "moves
+ * unchanged" about a set it never saw.
+ */
+function notReadLines(invalid: readonly Diagnostic[]): string[] {
+  if (invalid.length === 0) return [];
+  const files = invalid.filter((d) => d.kind === "ManifestFile");
+  const objects = invalid.filter((d) => d.kind !== "ManifestFile");
+  const out = [`  NOT READ: ${files.length} file${files.length === 1 ? "" : "s"} that do${files.length === 1 ? "es" : ""} not parse, ${objects.length} invalid object${objects.length === 1 ? "" : "s"}; what they hold is not in this report:`];
+  for (const d of files) out.push(`    ${JSON.stringify(d.name)}: ${d.message}`);
+  for (const d of objects) out.push(`    ${d.kind} ${JSON.stringify(d.namespace === "" ? d.name : `${d.namespace}/${d.name}`)}: ${d.message}`);
+  return out;
+}
+
+/** The report as `--output json` prints it: the summary counts what was not read. */
+export function migrationJson(report: MigrationReport, invalid: readonly Diagnostic[]): string {
+  const unreadableFiles = invalid.filter((d) => d.kind === "ManifestFile").length;
+  const summary = { ...report.summary, unreadableFiles, invalidObjects: invalid.length - unreadableFiles };
+  return `${JSON.stringify({ ...report, summary, invalidObjects: invalid }, null, 2)}\n`;
+}
+
+/** The report as text: what was not read closes the summary. */
+export function migrationText(report: MigrationReport, invalid: readonly Diagnostic[]): string {
+  const lines = notReadLines(invalid);
+  return formatMigrationText(report) + (lines.length > 0 ? `${lines.join("\n")}\n` : "");
+}
+
 /** Prints the report on stdout (problems reading objects on stderr); returns the exit code. */
 export async function migrateCli(config: Config, output: "text" | "json", nginxConfigMap: NamespacedName | null = null): Promise<number> {
   // Logs go to stderr so stdout is the report alone.
@@ -103,11 +132,8 @@ export async function migrateCli(config: Config, output: "text" | "json", nginxC
     return 1;
   }
   const { report, invalid } = built;
-  if (output === "json") process.stdout.write(`${JSON.stringify({ ...report, invalidObjects: invalid }, null, 2)}\n`);
-  else {
-    process.stdout.write(formatMigrationText(report));
-    for (const d of invalid) log.warn("object not read", { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });
-  }
+  process.stdout.write(output === "json" ? migrationJson(report, invalid) : migrationText(report, invalid));
+  if (invalid.length > 0) return 1;
   const s = report.summary;
   return s.unchanged === s.ingresses && s.configMapNotHonoured === 0 ? 0 : EXIT_CHANGES;
 }

@@ -228,6 +228,23 @@ describe("portico migrate", () => {
     rmSync(clean, { recursive: true, force: true });
   });
 
+  test("a file that does not parse counts in the summary and exits 1, in text and JSON", () => {
+    const d = mkdtempSync(join(tmpdir(), "portico-migrate-"));
+    writeFileSync(join(d, "app.yaml"), yamlDocs([service("app", "web"), ingress("app", "web", [{ host: "web.test", paths: [{ path: "/", service: "web" }] }], { className: "nginx" })]));
+    writeFileSync(join(d, "broken.yaml"), "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: lost\n");
+    const r = runCli(["migrate", "--manifests", d]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("app/web: moves unchanged");
+    expect(r.stdout).toContain("  NOT READ: 1 file that does not parse, 0 invalid objects; what they hold is not in this report:");
+    expect(r.stdout).toContain(JSON.stringify(join(d, "broken.yaml")));
+    const j = runCli(["migrate", "--manifests", d, "--output", "json"]);
+    expect(j.code).toBe(1);
+    const out = JSON.parse(j.stdout) as { summary: Record<string, number>; invalidObjects: { kind: string; name: string }[] };
+    expect(out.summary).toMatchObject({ ingresses: 1, unchanged: 1, unreadableFiles: 1, invalidObjects: 0 });
+    expect(out.invalidObjects).toEqual([expect.objectContaining({ kind: "ManifestFile", name: join(d, "broken.yaml") })]);
+    rmSync(d, { recursive: true, force: true });
+  });
+
   test("a missing manifests path or ConfigMap exits 1; a bad --output or --nginx-configmap exits 2", () => {
     expect(runCli(["migrate", "--manifests", join(dir, "nope")]).code).toBe(1);
     const noCm = runCli(["migrate", "--manifests", dir, "--nginx-configmap", "ingress-nginx/nope"]);

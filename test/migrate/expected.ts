@@ -2,10 +2,9 @@
 // and JSON with --output json), built in-process with the command's own code; scripts/migrate-report.ts
 // writes it, test/migrate/report.test.ts compares.
 import { join } from "node:path";
-import { formatMigrationText } from "../../src/compile/migrate-text.ts";
 import { parseArgs } from "../../src/config/parse.ts";
 import { silentLogger } from "../../src/log/logger.ts";
-import { buildMigrationReport } from "../../src/runtime/migrate.ts";
+import { buildMigrationReport, migrationJson, migrationText } from "../../src/runtime/migrate.ts";
 
 export const MIGRATE_FIXTURES = join(import.meta.dir, "..", "fixtures", "migrate");
 export const MIGRATE_MANIFESTS = join(MIGRATE_FIXTURES, "manifests");
@@ -20,5 +19,5 @@ export async function expectedReport(): Promise<{ text: string; json: string }> 
   const o = parseArgs(["migrate", "--manifests", MIGRATE_MANIFESTS, "--nginx-configmap", MIGRATE_CONFIGMAP], {});
   if (o.type !== "migrate") throw new Error(`migrate flags: ${JSON.stringify(o)}`);
   const { report, invalid } = await buildMigrationReport(o.config, silentLogger, silentLogger, o.nginxConfigMap);
-  return { text: formatMigrationText(report), json: `${JSON.stringify({ ...report, invalidObjects: invalid }, null, 2)}\n` };
+  return { text: migrationText(report, invalid), json: migrationJson(report, invalid) };
 }
