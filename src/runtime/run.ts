@@ -31,6 +31,9 @@ import { explainLive } from "./explain.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
 import { createLocalPlane } from "./local.ts";
 
+/** How long a failed start waits for its workers to exit (a stuck one is left to the IPC close). */
+const FAILED_START_STOP_MS = 3000;
+
 export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<keyof Config> = new Set()): Promise<void> {
   let config = flags;
   // With workers sharing our stdout, our lines too must be written whole (line-writer.ts).
@@ -152,9 +155,12 @@ export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<
     Bun.serve({ development: false, reusePort: false, hostname: config.bind, port: config.adminPort, fetch: guardAdmin(app.fetch, cidrMatcher(config.debugAllow)) }),
   );
 
+  // A failed start stops the workers before the primary exits: left to notice the closed IPC
+  // channel, they would outlive the exit status and log "primary gone" after it.
+  const stopPlane = () => (plane === null ? Promise.resolve() : Promise.race([plane.shutdown({ delay: false }), Bun.sleep(FAILED_START_STOP_MS)]));
   const failed = (message: string) => {
     log.error("start-up failed", { err: message });
-    void exit(1);
+    void stopPlane().finally(() => exit(1));
   };
   let dataPlane: DataPlane;
   try {
@@ -191,5 +197,11 @@ export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
 
-  await source.start(controller.sink);
+  try {
+    await source.start(controller.sink);
+  } catch (err) {
+    await stopPlane();
+    await admin.stop(true);
+    throw err;
+  }
 }

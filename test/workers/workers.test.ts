@@ -2,7 +2,7 @@
 // reaches every worker, a killed worker is restarted while traffic keeps flowing, /metrics
 // sums the workers, SIGTERM drains them all, and a dead primary leaves no worker behind.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -63,6 +63,21 @@ const metrics = async (p: Portico) => (await fetch(`${p.admin}/metrics`)).text()
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 
 /** worker id → pid, from the primary's "worker started" lines (the latest per worker). */
+/** The processes whose parent is `pid` now (Linux /proc/PID/stat, field 4). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const e of readdirSync("/proc")) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) out.push(Number(e));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
 function workerPids(p: Portico): Map<number, number> {
   const out = new Map<number, number>();
   for (const l of p.lines) {
@@ -234,10 +249,31 @@ describe("--workers 2", () => {
       started.push(q);
       expect(await q.proc.exited).toBe(1);
       expect(q.lines.some((l) => l.includes("start-up failed"))).toBe(true);
-      await eventually(() => [...workerPids(q).values()].every((pid) => !alive(pid)), 3000, 20);
+      // The workers are gone by the time the primary's exit status is known: none outlives it
+      // to notice the closed channel ("primary gone").
+      expect([...workerPids(q).values()].filter((pid) => alive(pid))).toEqual([]);
+      expect(q.lines.filter((l) => l.includes("primary gone"))).toEqual([]);
     } finally {
       blocker.stop(true);
     }
+  });
+
+  test("a source that fails after the workers started: exit 1, and no worker outlives the primary", async () => {
+    const q = await startPortico(["--manifests", join(dir, "no-such-folder"), "--workers", "2"], { ready: false });
+    started.push(q);
+    // Collect the primary's children from /proc while it runs (they may not live long enough
+    // to log "worker started").
+    const children = new Set<number>();
+    while (q.proc.exitCode === null) {
+      for (const pid of childrenOf(q.proc.pid)) children.add(pid);
+      await Bun.sleep(2);
+    }
+    expect(await q.proc.exited).toBe(1);
+    expect(children.size).toBe(2);
+    await q.waitForLine(/start-up failed.*no such file or folder/);
+    // Gone by the time the primary's exit status is known, not later when they notice the
+    // closed channel ("primary gone").
+    expect([...children].filter((pid) => alive(pid))).toEqual([]);
   });
 
   test("a primary killed with SIGKILL leaves no worker behind", async () => {
