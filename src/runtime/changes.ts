@@ -2,7 +2,7 @@
 // added, updated or removed since the last table, which routes were gained and lost, and why
 // an Ingress is not served. Counts alone ("routes=12") could not say what an edit did.
 import { changedKeys } from "../compile/changes.ts";
-import { classContext, classify } from "../compile/class.ts";
+import { classContext, classify, LEGACY_CLASS_ANNOTATION } from "../compile/class.ts";
 import type { CompileConfig } from "../compile/config.ts";
 import type { Kind, KindObjects } from "../model/kinds.ts";
 import type { Ingress } from "../model/schemas.ts";
@@ -145,6 +145,9 @@ export function routeChanges(prev: RouteTable, next: RouteTable): RouteChanges {
   return { gained: capped([...gained]), lost: capped([...lost]) };
 }
 
+/** The class ingress-nginx takes by default (its --ingress-class). */
+const NGINX_CLASS = "nginx";
+
 /**
  * Ingresses that are not ours, each said once with the reason (other class, no class), and
  * again only when the reason changes. `changed` limits the check to Ingresses touched since
@@ -152,8 +155,22 @@ export function routeChanges(prev: RouteTable, next: RouteTable): RouteChanges {
  */
 export class NotServedLog {
   private readonly reasons = new Map<string, string>();
+  /** Without --ingress-nginx-compat: the first Ingress of ingress-nginx's class not taken (said once). */
+  private nginxClass: string | null | undefined = null;
 
   constructor(private readonly config: CompileConfig) {}
+
+  /**
+   * An Ingress of class `nginx` that is not served, once per process (undefined after): a team
+   * trying Portico on ingress-nginx's Ingresses without --ingress-nginx-compat sees their
+   * Ingresses ignored one by one, and this names the flag that takes them.
+   */
+  takeNginxHint(): string | null {
+    const key = this.nginxClass;
+    if (key === null || key === undefined) return null;
+    this.nginxClass = undefined;
+    return key;
+  }
 
   /** New reasons to report: `namespace/name` → why it is not served. */
   check(snapshot: Snapshot, only: ReadonlySet<string> | null): Map<string, string> {
@@ -168,6 +185,10 @@ export class NotServedLog {
       if (d.served) {
         this.reasons.delete(key);
         return;
+      }
+      if (this.nginxClass === null && !this.config.ingressNginxCompat && this.config.ingressClass !== NGINX_CLASS) {
+        const cls = ing.spec.ingressClassName ?? ing.metadata.annotations?.[LEGACY_CLASS_ANNOTATION];
+        if (cls === NGINX_CLASS) this.nginxClass = key;
       }
       if (this.reasons.get(key) === d.reason) return;
       this.reasons.set(key, d.reason);

@@ -164,6 +164,11 @@ export function createController(o: ControllerOptions): Controller {
     if (fresh.size > LIST_LIMIT) {
       log.info("more Ingresses not served", { count: fresh.size - LIST_LIMIT, hint: "portico explain, or /debug/explain on the admin port, says why for one request" });
     }
+    const nginx = notServed.takeNginxHint();
+    if (nginx !== null) {
+      const slash = nginx.indexOf("/");
+      log.warn("Ingresses of class nginx are not served: run with --ingress-nginx-compat to take the Ingresses ingress-nginx takes (class nginx, its class rules)", { namespace: nginx.slice(0, slash), name: nginx.slice(slash + 1) });
+    }
   }
 
   /**

@@ -157,11 +157,16 @@ describe("what each applied configuration changed", () => {
       expect(theirs.why).toContain("IngressClass nginx");
       const classless = JSON.parse(await q.waitForLine(/"msg":"Ingress not served".*"name":"classless"/));
       expect(classless.why).toContain("--watch-ingress-without-class is off");
+      // ingress-nginx's class without --ingress-nginx-compat: the flag is named, once.
+      const hint = JSON.parse(await q.waitForLine(/"msg":"Ingresses of class nginx are not served/));
+      expect(hint).toMatchObject({ level: "warn", namespace: "app", name: "theirs" });
+      expect(hint.msg).toContain("--ingress-nginx-compat");
 
       // Another change elsewhere: the not-served Ingresses are not repeated.
       writeFileSync(join(m, "web.yaml"), yamlDocs([web("/v3")]));
       await rec(4);
       expect(q.lines.filter((l) => l.includes('"msg":"Ingress not served"'))).toHaveLength(2);
+      expect(q.lines.filter((l) => l.includes('"msg":"Ingresses of class nginx are not served'))).toHaveLength(1);
 
       // Removed objects, and the routes they took.
       writeFileSync(join(m, "web.yaml"), "# nothing here now\n");
