@@ -121,7 +121,10 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   const access = resolveAccess(parseAnnotations(ing.metadata.annotations), ing, secrets, config);
   const ann = globalRedirect(access.annotations, ing.metadata.annotations, config);
   for (const problem of ann.problems) diag("InvalidAnnotation", problem, "warning");
-  for (const a of ann.unsupported) diag("UnsupportedAnnotation", `annotation ${a} is not supported by Portico and is ignored`, "warning");
+  // An unsupported annotation that refused the Ingress (an access check, a snippet) is said
+  // once, by its problem ("refused with 503"), not also as "ignored", which it is not.
+  const refusedBy = new Set(ann.problems.flatMap((p) => (p.startsWith("annotation ") && p.includes("refused with 503") ? p.slice(11, p.indexOf(":")).split(", ") : [])));
+  for (const a of ann.unsupported) if (!refusedBy.has(a)) diag("UnsupportedAnnotation", `annotation ${a} is not supported by Portico and is ignored`, "warning");
   diagnostics.push(...access.diagnostics);
 
   const tls: TlsPlan[] = [];

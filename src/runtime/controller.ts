@@ -182,8 +182,10 @@ export function createController(o: ControllerOptions): Controller {
       now.set(k, d);
       if (logged.has(k)) continue;
       const fields = { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message };
+      // Most errors do not skip the object (a missing Secret makes its paths answer 503): the
+      // line names the problem and `err` says what happens; only an invalid object is skipped.
       if (d.severity === "warning") log.warn("object problem", fields);
-      else log.error("object skipped", fields);
+      else log.error(d.reason === "InvalidObject" ? "object skipped" : "object problem", fields);
     }
     for (const [k, d] of logged) {
       if (!now.has(k)) log.info("object problem resolved", { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason });

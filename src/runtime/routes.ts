@@ -25,7 +25,7 @@ export async function routesCli(config: Config): Promise<number> {
   process.stdout.write(formatRoutesText(serializeTable(result.table)));
   // What did not make it into the table, after it (stderr): the reasons a route is missing.
   for (const d of [...loaded.invalid, ...result.diagnostics]) {
-    log.warn(d.severity === "warning" ? "object problem" : "object skipped", { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });
+    log.warn(d.reason === "InvalidObject" ? "object skipped" : "object problem", { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });
   }
   return 0;
 }
