@@ -9,3 +9,7 @@ if ! command -v bun >/dev/null 2>&1 || [ "$(bun --version 2>/dev/null)" != "$BUN
   npm install -g "bun@$BUN_VERSION" >/dev/null 2>&1 || npm install -g "bun@$BUN_VERSION" >&2
 fi
 bun install --frozen-lockfile >&2
+# Bun runs no package's install scripts unless package.json trusts it. The one it reports as
+# blocked is protobufjs's (pulled in by the gRPC test client, @grpc/proto-loader): it only
+# prints a warning about version ranges, and nothing needs it.
+echo "bootstrap: 'Blocked 1 postinstall' is protobufjs's (a test dependency); it only prints a version warning and is not needed" >&2
