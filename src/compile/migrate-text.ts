@@ -107,6 +107,14 @@ export function formatMigrationText(r: MigrationReport): string {
   ];
   for (const i of r.ingresses) out.push(...ingressLines(i), "");
   if (r.configMap !== null) out.push(...configMapLines(r.configMap), "");
+  if (r.assumedDefaults.length > 0) {
+    out.push("No --nginx-configmap: ingress-nginx's defaults were assumed. Where they differ from Portico's (README, \"ingress-nginx's defaults\", says why):");
+    for (const d of r.assumedDefaults) {
+      const served = d.compat === "ingress-nginx" ? `ingress-nginx's${d.flagName !== null && d.flagValue !== undefined ? ` (--${d.flagName}=${d.flagValue})` : ""}` : "Portico's";
+      out.push(...wrap(`${d.setting}: ingress-nginx ${d.nginx}; Portico ${d.portico}; --ingress-nginx-compat serves ${served}`, 2, 4));
+    }
+    out.push("");
+  }
   if (r.ignored.length > 0) {
     out.push("Not taken, by ingress-nginx or by Portico (other classes):");
     for (const g of r.ignored) out.push(...wrap(`${g.ingress}: ${g.reason}`, 2, 4));

@@ -6,6 +6,7 @@
 // (compatCounts). Pure, like the compiler; runtime/migrate.ts reads the objects and prints.
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import { ANNOTATIONS, compatOf, GUARDS_ACCESS, namesOf, NGINX_PREFIX, PORTICO_PREFIX, scanSnippet, type AnnotationSpec, type SnippetAction } from "./annotations.ts";
+import { NGINX_DEFAULTS, type NginxDefault } from "../config/nginx-defaults.ts";
 import { LEGACY_CLASS_ANNOTATION } from "./class.ts";
 import type { Inspection } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
@@ -106,6 +107,11 @@ export interface MigrationReport {
   readonly ignored: readonly IgnoredIngress[];
   /** ingress-nginx's ConfigMap, key by key, when one was given (`--nginx-configmap`). */
   readonly configMap: ConfigMapReport | null;
+  /**
+   * Without a ConfigMap: ingress-nginx's defaults were assumed, and these are the ones that
+   * differ from Portico's (config/nginx-defaults.ts), with what --ingress-nginx-compat serves.
+   */
+  readonly assumedDefaults: readonly NginxDefault[];
   readonly summary: MigrationSummary;
 }
 
@@ -441,6 +447,7 @@ export function migrationReport(view: Inspection, config: CompileConfig, configM
       .map((plan) => ({ ingress: plan.key, reason: view.classify(plan).reason }))
       .sort((a, b) => (a.ingress < b.ingress ? -1 : a.ingress > b.ingress ? 1 : 0)),
     configMap: cm,
+    assumedDefaults: cm === null ? NGINX_DEFAULTS : [],
     summary: {
       ingresses: ingresses.length,
       unchanged: count("unchanged"),

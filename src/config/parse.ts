@@ -4,6 +4,7 @@
 import * as v from "valibot";
 import { EXPLAIN_FLAGS, FLAGS, MIGRATE_FLAGS, envName, type FlagSpec } from "./flags.ts";
 import { helpText } from "./help.ts";
+import { NGINX_COMPAT_FLAG_DEFAULTS } from "./nginx-defaults.ts";
 import type { Config, NamespacedName } from "./types.ts";
 
 export type ParseOutcome =
@@ -36,11 +37,13 @@ const BY_NAME = new Map<string, Key>(
 
 /**
  * What --ingress-nginx-compat sets unless the flag (or its PORTICO_* twin) is given:
- * ingress-nginx's own defaults for its --ingress-class and --controller-class.
+ * ingress-nginx's own defaults for its --ingress-class and --controller-class, and the
+ * ConfigMap defaults it serves differently from Portico (config/nginx-defaults.ts).
  */
 const NGINX_COMPAT_DEFAULTS: Partial<Record<Key, string>> = {
   ingressClass: "nginx",
   controllerName: "k8s.io/ingress-nginx",
+  ...NGINX_COMPAT_FLAG_DEFAULTS,
 };
 const EXPLAIN_BY_NAME = new Map<string, string>((Object.keys(EXPLAIN_FLAGS) as ExplainKey[]).map((k) => [EXPLAIN_FLAGS[k].name, k]));
 const MIGRATE_BY_NAME = new Map<string, string>((Object.keys(MIGRATE_FLAGS) as MigrateKey[]).map((k) => [MIGRATE_FLAGS[k].name, k]));

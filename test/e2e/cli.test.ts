@@ -225,6 +225,9 @@ describe("portico migrate", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("app/web: moves unchanged");
     expect(r.stdout).toContain("Summary: 1 Ingress of class nginx; 0 of other classes ignored");
+    // No --nginx-configmap: the report names the ingress-nginx defaults it assumed.
+    expect(r.stdout).toContain("No --nginx-configmap: ingress-nginx's defaults were assumed. Where they differ from Portico's");
+    expect(r.stdout).toContain("  proxy-body-size: ingress-nginx 1m; Portico unlimited; --ingress-nginx-compat serves\n    ingress-nginx's (--max-body-size=1m)\n");
     rmSync(clean, { recursive: true, force: true });
   });
 

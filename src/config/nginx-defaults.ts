@@ -1,0 +1,100 @@
+// ingress-nginx's defaults where they differ from Portico's, and which one --ingress-nginx-compat
+// serves. Facts from ingress-nginx v1.15.1: internal/ingress/controller/config/config.go
+// (NewDefault), rootfs/etc/nginx/template/nginx.tmpl, and nginx's own defaults where the template
+// sets nothing. One table: parse.ts applies the "ingress-nginx" rows' values under
+// --ingress-nginx-compat (a flag, its PORTICO_* twin or a --nginx-configmap key still wins),
+// the migration report names them when no ConfigMap is given, and the README's table is
+// checked against it (test/readme.test.ts).
+import type { Config } from "./types.ts";
+
+export interface NginxDefault {
+  /** ingress-nginx's ConfigMap key (or the nginx directive when no key sets it). */
+  readonly setting: string;
+  /** ingress-nginx's value, as its ConfigMap would spell it. */
+  readonly nginx: string;
+  /** The Portico flag for the same thing (Config field and flag name), or null when Portico has none. */
+  readonly flag: keyof Config | null;
+  readonly flagName: string | null;
+  /** Portico's default, as --help says it. */
+  readonly portico: string;
+  /** Which default --ingress-nginx-compat serves. */
+  readonly compat: "ingress-nginx" | "portico";
+  /** With compat "ingress-nginx": the flag's text that does what ingress-nginx does. */
+  readonly flagValue?: string;
+  /** Why, in a sentence: what a request sees. */
+  readonly note: string;
+}
+
+export const NGINX_DEFAULTS: readonly NginxDefault[] = Object.freeze([
+  {
+    setting: "proxy-body-size",
+    nginx: "1m",
+    flag: "maxBodySize",
+    flagName: "max-body-size",
+    portico: "unlimited",
+    compat: "ingress-nginx",
+    flagValue: "1m",
+    note: "a request body over 1 MiB gets 413 (the proxy-body-size annotation raises it per Ingress, as in ingress-nginx)",
+  },
+  {
+    setting: "hsts-include-subdomains",
+    nginx: "true",
+    flag: "hstsIncludeSubdomains",
+    flagName: "hsts-include-subdomains",
+    portico: "false",
+    compat: "ingress-nginx",
+    flagValue: "true",
+    note: "Strict-Transport-Security carries includeSubDomains",
+  },
+  {
+    setting: "client-body-timeout",
+    nginx: "no minimum rate",
+    flag: "clientBodyMinRate",
+    flagName: "client-body-min-rate",
+    portico: "500 bytes/s",
+    compat: "ingress-nginx",
+    flagValue: "0",
+    note: "nginx's client_body_timeout bounds each wait between two reads and nothing else: a slow upload that never pauses that long is not cut",
+  },
+  {
+    setting: "proxy-buffer-size",
+    nginx: "4k",
+    flag: "maxResponseHeaderSize",
+    flagName: "max-response-header-size",
+    portico: "64k",
+    compat: "portico",
+    note: "nginx answers 502 to a response whose status line and headers pass 4k; Portico does not implement the proxy-buffer-size annotation that raises it per Ingress, so a 4k limit would break routes ingress-nginx serves",
+  },
+  {
+    setting: "proxy-read-timeout",
+    nginx: "60s, also between two reads of a response body",
+    flag: "streamIdleTimeoutMs",
+    flagName: "stream-idle-timeout",
+    portico: "5m",
+    compat: "portico",
+    note: "the proxy-read-timeout annotation does not set Portico's idle timeout for bodies, so 60 s would cut streams an Ingress lengthened",
+  },
+  {
+    setting: "server-tokens",
+    nginx: "false (no Server header at all)",
+    flag: null,
+    flagName: null,
+    portico: "the pod's Server header is passed on",
+    compat: "portico",
+    note: "not implemented",
+  },
+  {
+    setting: "ssl-ciphers",
+    nginx: "ECDHE and DHE with AES-GCM or CHACHA20-POLY1305",
+    flag: "tlsCiphers",
+    flagName: "tls-ciphers",
+    portico: "ECDHE with AES-GCM or CHACHA20-POLY1305",
+    compat: "portico",
+    note: "Bun's TLS (BoringSSL) has no finite-field DHE suites; TLS 1.3 and every ECDHE client are served the same",
+  },
+] satisfies NginxDefault[]);
+
+/** Flag values --ingress-nginx-compat applies unless the flag is given. */
+export const NGINX_COMPAT_FLAG_DEFAULTS: Readonly<Partial<Record<keyof Config, string>>> = Object.freeze(
+  Object.fromEntries(NGINX_DEFAULTS.flatMap((d) => (d.compat === "ingress-nginx" && d.flag !== null && d.flagValue !== undefined ? [[d.flag, d.flagValue]] : []))),
+);

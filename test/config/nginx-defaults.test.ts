@@ -1,0 +1,54 @@
+// --ingress-nginx-compat serves ingress-nginx's defaults where config/nginx-defaults.ts says so
+// (ingress-nginx v1.15.1 internal/ingress/controller/config/config.go NewDefault), a flag or its
+// PORTICO_* twin still wins, and the README's table is the table.
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as v from "valibot";
+import { FLAGS } from "../../src/config/flags.ts";
+import { NGINX_DEFAULTS } from "../../src/config/nginx-defaults.ts";
+import { parseArgs } from "../../src/config/parse.ts";
+import type { Config } from "../../src/config/types.ts";
+import { nginxDefaultsTable } from "./nginx-defaults-table.ts";
+
+function configOf(args: string[], env: Record<string, string> = {}): Config {
+  const o = parseArgs(["--manifests", "x.yaml", ...args], env);
+  if (o.type !== "run") throw new Error(JSON.stringify(o));
+  return o.config;
+}
+
+const parsed = (key: keyof Config, text: string): any => v.parse(FLAGS[key].schema as v.GenericSchema<string, unknown>, text);
+
+describe("ingress-nginx's defaults", () => {
+  test("each row names a real flag by its name", () => {
+    for (const d of NGINX_DEFAULTS) {
+      if (d.flag === null) expect(d.flagName, d.setting).toBeNull();
+      else expect(FLAGS[d.flag].name, d.setting).toBe(d.flagName!);
+      if (d.compat === "ingress-nginx") expect(d.flagValue, d.setting).toBeDefined();
+    }
+    expect(NGINX_DEFAULTS.filter((d) => d.compat === "ingress-nginx").map((d) => d.setting)).toEqual(["proxy-body-size", "hsts-include-subdomains", "client-body-timeout"]);
+  });
+
+  for (const d of NGINX_DEFAULTS.filter((x) => x.flag !== null)) {
+    const key = d.flag!;
+    test(`${d.setting}: --${d.flagName} is ${d.compat === "ingress-nginx" ? `${d.flagValue} with --ingress-nginx-compat` : "Portico's in both modes"}; a flag wins`, () => {
+      const plain = configOf([]);
+      expect(plain[key]).toEqual(FLAGS[key].fallback());
+      const compat = configOf(["--ingress-nginx-compat"]);
+      expect(compat[key]).toEqual(d.compat === "ingress-nginx" ? parsed(key, d.flagValue!) : FLAGS[key].fallback());
+      // The PORTICO_* twin turns compat on just the same.
+      expect(configOf([], { PORTICO_INGRESS_NGINX_COMPAT: "true" })[key]).toEqual(compat[key]);
+    });
+  }
+
+  test("a flag given wins over the compat default", () => {
+    expect(configOf(["--ingress-nginx-compat", "--max-body-size", "10m"]).maxBodySize).toBe(10 * 1024 * 1024);
+    expect(configOf(["--ingress-nginx-compat", "--hsts-include-subdomains=false"]).hstsIncludeSubdomains).toBe(false);
+    expect(configOf(["--ingress-nginx-compat"], { PORTICO_MAX_BODY_SIZE: "0" }).maxBodySize).toBe(parsed("maxBodySize", "0"));
+  });
+
+  test("the README's table is the table", () => {
+    const readme = readFileSync(join(import.meta.dir, "..", "..", "README.md"), "utf8");
+    expect(readme).toContain(nginxDefaultsTable());
+  });
+});
