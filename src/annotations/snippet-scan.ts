@@ -1,8 +1,10 @@
-// A read-only reader of ingress-nginx snippet annotations (configuration-snippet and friends)
-// for the migration report: it splits the text into nginx directives and recognises the few
-// common ones that a Portico annotation replaces. Nothing here executes, evaluates or passes on
-// the text: it is tokenised (nginx's configuration syntax: words, quoted strings, `;`, `{ }`,
-// `#` comments) and compared with fixed directive names. A snippet is never served.
+// A read-only reader of ingress-nginx snippet annotations (configuration-snippet and friends):
+// for the migration report it splits the text into nginx directives and recognises the few
+// common ones that a Portico annotation replaces; for serving it tells whether every directive
+// is known to be harmless (restrictingDirectivesIn, at the end), else the route is refused.
+// Nothing here executes, evaluates or passes on the text: it is tokenised (nginx's
+// configuration syntax: words, quoted strings, `;`, `{ }`, `#` comments) and compared with
+// fixed directive names. A snippet is never served.
 import { checkHeader } from "./headers.ts";
 
 /** What a recognised directive does, as a Portico annotation can do it. */
