@@ -17,8 +17,8 @@ const PURE_DIRS = ["compile/", "table/", "store/", "model/", "annotations/", "re
 /** What the pure core must not import (paths relative to src/; a trailing / means the folder). */
 const FORBIDDEN_FOR_PURE = [
   "proxy/", "tls/", "kube/", "admin/", "files/", "log/", "workers/", "serving/", "runtime/", "main.ts",
-  // Of config/, types.ts, units.ts and cidr.ts are pure (cidr.ts holds node:net's BlockList, a
-  // data structure: no I/O); the rest reads the process environment.
+  // Of config/, types.ts, units.ts, cidr.ts and address-policy.ts are pure (cidr.ts holds
+  // node:net's BlockList, a data structure: no I/O); the rest reads the process environment.
   "config/parse.ts", "config/flags.ts", "config/values.ts", "config/help.ts",
 ] as const;
 

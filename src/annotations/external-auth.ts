@@ -13,6 +13,7 @@
 // nginx variables are never evaluated: a value is parsed into literal text and the few
 // variables listed below, and anything else is refused here, at compile time.
 import * as v from "valibot";
+import { fixedHostRefusal } from "../config/address-policy.ts";
 import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool } from "./values.ts";
@@ -77,7 +78,7 @@ export const AUTH_URL: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "Never connects to loopback, link-local, unspecified or this pod's own addresses (the ExternalName address policy); `$host` in the URL is refused on a wildcard or host-less rule (500), where the client would choose the auth server. A URL without scheme or host, a scheme other than http/https, a variable other than `$host` or a character ingress-nginx's validator refuses makes every request of the route 503. The auth request waits at most the route's `proxy-read-timeout`, capped at 60 s (nginx: 60 s connect plus 60 s read). A client's `X-Forwarded-Host`, `X-Forwarded-Port`, `Forwarded`, `X-Original-URI`, `X-Scheme` and `ssl-client-*` are not passed to the auth service unless Portico sets them; `X-Original-URL` carries the normalised path Portico forwards.",
+      "Never connects to loopback, link-local, unspecified, cloud metadata (fd00:ec2::254, 100.100.100.200...) or this pod's own addresses (the ExternalName address policy); an auth-url whose host is such an address or `localhost` makes every request of the route 503, with a diagnostic naming the address and why; `$host` in the URL is refused on a wildcard or host-less rule (500), where the client would choose the auth server. A URL without scheme or host, a scheme other than http/https, a variable other than `$host` or a character ingress-nginx's validator refuses makes every request of the route 503. The auth request waits at most the route's `proxy-read-timeout`, capped at 60 s (nginx: 60 s connect plus 60 s read). A client's `X-Forwarded-Host`, `X-Forwarded-Port`, `Forwarded`, `X-Original-URI`, `X-Scheme` and `ssl-client-*` are not passed to the auth service unless Portico sets them; `X-Original-URL` carries the normalised path Portico forwards.",
   },
 };
 
@@ -286,6 +287,23 @@ function urlProblem(parts: readonly TemplatePart[]): string | null {
   return null;
 }
 
+/**
+ * The auth service's host when the URL names it without variables (a variable there is only
+ * known per request), as the data plane will read it (WHATWG URL: IPv4 spellings such as
+ * 127.1 normalised), or null.
+ */
+function literalHost(parts: readonly TemplatePart[]): string | null {
+  const host = (fill: string): string | null => {
+    try {
+      return new URL(parts.map((p) => (typeof p === "string" ? p : fill)).join("")).hostname;
+    } catch {
+      return null;
+    }
+  };
+  const a = host("a.example");
+  return a !== null && a === host("b.example") ? a : null;
+}
+
 /** One entry of auth-cache-duration, as nginx's proxy_cache_valid takes it; null when invalid. */
 function cacheRule(entry: string): CacheRule | null {
   const words = entry.split(" ").filter((w) => w !== "");
@@ -361,8 +379,15 @@ function parse(r: Reader): ExternalAuthPolicy {
   if (urlText !== undefined) {
     const t = parseTemplate(urlText, (name) => URL_VARIABLES.has(name));
     const why = t.ok ? urlProblem(t.parts) : t.why;
+    const host = t.ok && why === null ? literalHost(t.parts) : null;
+    // The address policy (config/address-policy.ts) would refuse it on every request after
+    // the lookup; known now, it is said now, naming the address and why.
+    const refused = host === null ? null : fixedHostRefusal(host);
     if (!t.ok || why !== null) {
       r.problem(`annotation ${AUTH_URL.nginx[0]}=${JSON.stringify(urlText)}: ${why}; ${DENY}`);
+      deny.push(AUTH_URL.nginx[0] as string);
+    } else if (refused !== null) {
+      r.problem(`annotation ${AUTH_URL.nginx[0]}=${JSON.stringify(urlText)}: the auth service's address ${host} is refused (${refused}): Portico never connects to it; ${DENY}`);
       deny.push(AUTH_URL.nginx[0] as string);
     } else url = t.parts;
   }

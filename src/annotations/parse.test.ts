@@ -25,7 +25,7 @@ describe("parseAnnotations", () => {
   });
 
   test("an Ingress with only unsupported annotations shares the default options", () => {
-    const a = nginx("configuration-snippet", "return 200;");
+    const a = nginx("configuration-snippet", "proxy_buffering off;");
     expect(a.options).toBe(DEFAULT_ROUTE_OPTIONS);
     expect(a.unsupported).toEqual([`${NGINX_PREFIX}configuration-snippet`]);
   });
@@ -164,7 +164,7 @@ describe("parseAnnotations", () => {
   test("unknown and not implemented names of both prefixes are unsupported, sorted; implemented ones are not", () => {
     const a = parseAnnotations({
       "portico.dev/unknown-thing": "x",
-      "nginx.ingress.kubernetes.io/server-snippet": "return 200;",
+      "nginx.ingress.kubernetes.io/server-snippet": "gzip on;",
       "nginx.ingress.kubernetes.io/made-up": "1",
       "nginx.ingress.kubernetes.io/proxy-body-size": "1m",
       "portico.dev/hsts": "true",

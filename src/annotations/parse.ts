@@ -15,7 +15,7 @@ import type { BackendScheme, RouteOptions } from "../table/types.ts";
 import { basicAuthStage, clientCertStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
 import { CORS_KIND } from "./cors.ts";
 import { GUARDS_ACCESS } from "./not-implemented.ts";
-import { accessDirectivesIn } from "./snippet-scan.ts";
+import { restrictingDirectivesIn } from "./snippet-scan.ts";
 import { EXTERNAL_AUTH_KIND } from "./external-auth.ts";
 import { rewriteStage } from "./regex-rewrite.ts";
 import { endpointChoiceStages } from "./balancing.ts";
@@ -202,6 +202,12 @@ const NONE: ParsedAnnotations = Object.freeze({
   unsupported: Object.freeze([]),
 });
 
+/** Directive names from a snippet, for a message: each shortened and quoted when odd, at most six. */
+function shownNames(names: readonly string[]): string {
+  const shown = names.slice(0, 6).map((n) => (/^[a-z0-9_]{1,40}$/.test(n) ? n : JSON.stringify(n.length > 40 ? `${n.slice(0, 39)}…` : n)));
+  return names.length > 6 ? `${shown.join(", ")} and ${names.length - 6} more` : shown.join(", ");
+}
+
 export function parseAnnotations(ann: Annotations): ParsedAnnotations {
   // Most Ingresses carry none of ours: they share one frozen result.
   if (!ann || !Object.keys(ann).some(ours)) return NONE;
@@ -220,17 +226,20 @@ export function parseAnnotations(ann: Annotations): ParsedAnnotations {
     refusal = `${guards.join(", ")} guards access and is not implemented by Portico`;
     problems.push(`annotation ${guards.join(", ")}: access control Portico does not implement; every request to this Ingress's paths is refused with 503 rather than served unchecked`);
   }
-  // Snippets never run here. One that restricted access under ingress-nginx (deny, auth_basic,
-  // return 403...) must not leave the route open: refused like an access check Portico cannot
-  // run. ingress-nginx's defaults refuse any Ingress with a snippet, so this is no stricter.
+  // Snippets never run here. Unless every directive in one is known to be harmless (headers,
+  // buffering, timeouts: annotations/snippet-scan.ts), it may have kept requests from the
+  // backend under ingress-nginx (deny, an `if` that returns 444, `internal`, a Lua access
+  // handler...), so the route is refused like an access check Portico cannot run rather than
+  // served open. ingress-nginx's defaults refuse any Ingress with a snippet, so this is no
+  // stricter than a default ingress-nginx.
   for (const name of SNIPPET_NAMES) {
     const text = ann[name];
     if (text === undefined) continue;
-    const access = accessDirectivesIn(text);
-    if (access !== null && access.length === 0) continue;
-    const what = access === null ? "cannot be read, so an access rule in it cannot be ruled out" : `restricts access (${access.join(", ")})`;
+    const found = restrictingDirectivesIn(text);
+    if (found !== null && found.length === 0) continue;
+    const what = found === null ? "cannot be read, so a directive that refuses requests cannot be ruled out" : `may refuse requests (${shownNames(found)})`;
     refusal ??= `${name} ${what}`;
-    problems.push(`annotation ${name}: the snippet ${what}; snippets never run in Portico, so every request to this Ingress's paths is refused with 503 rather than served unchecked (use allowlist-source-range, denylist-source-range, auth-type or auth-url instead)`);
+    problems.push(`annotation ${name}: the snippet ${what}; snippets never run in Portico, so every request to this Ingress's paths is refused with 503 rather than served unchecked (remove the snippet, using Portico's annotations for what it did: the migration report names them)`);
   }
   return Object.freeze({
     options: routeOptions(policies, refusal),

@@ -1,8 +1,10 @@
-// A read-only reader of ingress-nginx snippet annotations (configuration-snippet and friends)
-// for the migration report: it splits the text into nginx directives and recognises the few
-// common ones that a Portico annotation replaces. Nothing here executes, evaluates or passes on
-// the text: it is tokenised (nginx's configuration syntax: words, quoted strings, `;`, `{ }`,
-// `#` comments) and compared with fixed directive names. A snippet is never served.
+// A read-only reader of ingress-nginx snippet annotations (configuration-snippet and friends):
+// for the migration report it splits the text into nginx directives and recognises the few
+// common ones that a Portico annotation replaces; for serving it tells whether every directive
+// is known to be harmless (restrictingDirectivesIn, at the end), else the route is refused.
+// Nothing here executes, evaluates or passes on the text: it is tokenised (nginx's
+// configuration syntax: words, quoted strings, `;`, `{ }`, `#` comments) and compared with
+// fixed directive names. A snippet is never served.
 import { checkHeader } from "./headers.ts";
 
 /** What a recognised directive does, as a Portico annotation can do it. */
@@ -36,21 +38,56 @@ const TEXT_SHOWN = 120;
 
 interface Token {
   readonly t: "word" | ";" | "{" | "}";
-  /** The word's value (quotes removed, escapes resolved). */
+  /** The word's value (quotes removed, escapes resolved as nginx resolves them). */
   readonly v: string;
   /** How it was written, for display. */
   readonly raw: string;
   readonly quoted: boolean;
 }
 
-/** nginx's lexical rules (ngx_conf_read_token), enough to find directive boundaries. */
+const isSpace = (c: string): boolean => c === " " || c === "\t" || c === "\n" || c === "\r";
+
+/**
+ * nginx's escapes in a word (ngx_conf_read_token): `\"`, `\'`, `\\`, `\t`, `\r`, `\n` become
+ * the character; any other backslash is kept with what follows it.
+ */
+function unescape(s: string): string {
+  if (!s.includes("\\")) return s;
+  let out = "";
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i] as string;
+    if (c !== "\\" || i + 1 >= s.length) {
+      out += c;
+      continue;
+    }
+    const e = s[i + 1] as string;
+    if (e === '"' || e === "'" || e === "\\") out += e;
+    else if (e === "t") out += "\t";
+    else if (e === "r") out += "\r";
+    else if (e === "n") out += "\n";
+    else out += `\\${e}`;
+    i++;
+  }
+  return out;
+}
+
+/**
+ * nginx's lexical rules (ngx_conf_read_token in src/core/ngx_conf_file.c), one pass over the
+ * text, so linear in its length whatever it holds:
+ * - between words: blanks separate, `;` ends a directive, `{` opens its block, `}` closes one,
+ *   `#` starts a comment to the end of the line;
+ * - a word starting with `"` or `'` runs to the same quote not escaped by `\`, and must be
+ *   followed by a blank, `;`, `{` or the `)` of an `if` condition (which starts a new word);
+ * - any other word runs to a blank, `;` or `{`: `}`, `#` and quotes inside it are its own
+ *   characters, `\` escapes the next one, and `{` right after `$` belongs to it (`${name}`).
+ */
 function tokenize(text: string): Token[] | string {
   const out: Token[] = [];
   let i = 0;
   const n = text.length;
   while (i < n) {
     const c = text[i] as string;
-    if (c === " " || c === "\t" || c === "\n" || c === "\r") {
+    if (isSpace(c)) {
       i++;
       continue;
     }
@@ -64,29 +101,32 @@ function tokenize(text: string): Token[] | string {
       continue;
     }
     if (c === '"' || c === "'") {
-      let v = "";
       let j = i + 1;
-      for (;;) {
-        if (j >= n) return "a quoted string is not closed";
-        const d = text[j] as string;
-        if (d === c) break;
-        if (d === "\\" && j + 1 < n) {
-          const e = text[j + 1] as string;
-          v += e === c || e === "\\" ? e : `\\${e}`;
-          j += 2;
-          continue;
-        }
-        v += d;
-        j++;
-      }
-      out.push({ t: "word", v, raw: text.slice(i, j + 1), quoted: true });
+      while (j < n && text[j] !== c) j += text[j] === "\\" ? 2 : 1;
+      if (j >= n) return "a quoted string is not closed";
+      const after = text[j + 1];
+      if (after !== undefined && !isSpace(after) && after !== ";" && after !== "{" && after !== ")") return `unexpected ${JSON.stringify(after)} after a quoted string`;
+      out.push({ t: "word", v: unescape(text.slice(i + 1, j)), raw: text.slice(i, j + 1), quoted: true });
       i = j + 1;
       continue;
     }
     let j = i;
-    while (j < n && !" \t\n\r;{}".includes(text[j] as string)) j++;
+    while (j < n) {
+      const d = text[j] as string;
+      if (d === "\\") {
+        j += 2;
+        continue;
+      }
+      if (d === "$" && text[j + 1] === "{") {
+        j += 2;
+        continue;
+      }
+      if (isSpace(d) || d === ";" || d === "{") break;
+      j++;
+    }
+    if (j > n) j = n;
     const w = text.slice(i, j);
-    out.push({ t: "word", v: w, raw: w, quoted: false });
+    out.push({ t: "word", v: unescape(w), raw: w, quoted: false });
     i = j;
   }
   return out;
@@ -231,36 +271,76 @@ export function scanSnippet(text: string): SnippetScan {
   return { directives: list.map((s) => ({ text: display(s), ...judge(s) })), error: null };
 }
 
-/**
- * nginx directives that decide who may reach a location. A snippet holding one guarded access
- * under ingress-nginx (where snippets ran); Portico never runs it, so serving the route without
- * it would open what the snippet closed.
- */
-const ACCESS_DIRECTIVES: ReadonlySet<string> = new Set([
-  "allow", "deny", "satisfy", "auth_basic", "auth_basic_user_file", "auth_request", "auth_jwt", "limit_except",
-]);
+// ---------------------------------------------------------------------------------------------
+// Which snippets may be left out while the route is served. Under ingress-nginx a snippet ran
+// inside the location or server block; Portico never runs one, so serving the route without it
+// is only safe when nothing in it could have kept a request from the backend. That is decided
+// by an allowlist, never by a list of known access rules: `if ($http_x_api_key != ...) { return
+// 444; }`, `location ~ ^/actuator { return 404; }`, `internal;`, `access_by_lua_file`,
+// `ssl_verify_client on;` and the like all refuse requests without being "access directives",
+// and a module's directive Portico has never heard of may do the same. Access control fails
+// closed (docs/design.md, "Annotations and policies").
 
 /**
- * The access directives a snippet holds, at any depth (inside `if` and `location` blocks too),
- * or null when the text cannot be read (then none can be ruled out). A directive name is the
- * first word of a statement, unquoted, as nginx reads it.
+ * Directives whose only effect is on headers, buffering, timeouts, compression, caching
+ * metadata or logging: none decides whether a request reaches the backend. Names as nginx
+ * (http core, proxy, gzip, headers, log modules) and headers-more document them.
  */
-export function accessDirectivesIn(text: string): string[] | null {
+const HARMLESS: ReadonlySet<string> = new Set([
+  // Response headers (adding, replacing or hiding a field the client sees).
+  "add_header", "add_trailer", "more_set_headers", "more_clear_headers", "proxy_hide_header", "proxy_pass_header",
+  "expires", "etag", "charset", "default_type", "server_tokens", "proxy_cookie_domain", "proxy_cookie_path",
+  "proxy_cookie_flags", "proxy_redirect",
+  // Request headers with a value (the clearing forms are judged below).
+  "proxy_set_header", "more_set_input_headers",
+  // Buffering and body size.
+  "proxy_buffering", "proxy_buffer_size", "proxy_buffers", "proxy_busy_buffers_size", "proxy_request_buffering",
+  "proxy_max_temp_file_size", "proxy_temp_file_write_size", "client_body_buffer_size", "client_max_body_size",
+  "chunked_transfer_encoding", "proxy_http_version",
+  // Timeouts.
+  "proxy_connect_timeout", "proxy_read_timeout", "proxy_send_timeout", "client_body_timeout", "send_timeout",
+  "keepalive_timeout", "proxy_next_upstream", "proxy_next_upstream_tries", "proxy_next_upstream_timeout",
+  // Compression.
+  "gzip", "gzip_types", "gzip_min_length", "gzip_proxied", "gzip_comp_level", "gzip_vary", "gzip_disable",
+  "gzip_http_version", "gzip_buffers",
+  // Logging.
+  "access_log", "log_not_found", "log_subrequest",
+]);
+
+/** Why a harmless-looking directive is not, in the forms that remove what a client sent. */
+function clears(name: string, args: readonly Token[]): string | null {
+  // nginx: a proxy_set_header whose value is empty is not passed (the client's copy is
+  // dropped); headers-more: `Name:` with no value clears the field. Removing a client's field
+  // before the backend sees it (X-Remote-User, X-Forwarded-User...) is what stops a spoof, so
+  // leaving it out could let a client claim an identity the backend trusts.
+  if (name === "proxy_set_header" && (args.length < 2 || args[1]!.v === "")) return "proxy_set_header with an empty value removes a field the client sent";
+  if (name === "more_set_input_headers") {
+    for (const a of args) {
+      if (a.v.startsWith("-")) continue;
+      const field = splitField(a.v);
+      if (field === null || field[1] === "") return "more_set_input_headers without a value removes a field the client sent";
+    }
+  }
+  return null;
+}
+
+/**
+ * The directives of a snippet that are not known to be harmless, by name, in order of first
+ * appearance (a block counts by its own name: `if`, `location`...), or null when the text
+ * cannot be read (then nothing in it can be ruled out). An empty list: the route may be served
+ * without the snippet. Never throws; linear in the text's length.
+ */
+export function restrictingDirectivesIn(text: string): string[] | null {
   if (text.length > SNIPPET_LIMIT) return null;
   const tokens = tokenize(text);
   if (typeof tokens === "string") return null;
   const list = statements(tokens);
   if (typeof list === "string") return null;
   const found = new Set<string>();
-  const walk = (ss: readonly Statement[]): void => {
-    for (const s of ss) {
-      const first = s.words[0];
-      if (first !== undefined && !first.quoted && ACCESS_DIRECTIVES.has(first.v)) found.add(first.v);
-      // `return 401` / `return 403` refuses requests too (often inside an `if`).
-      if (first !== undefined && !first.quoted && first.v === "return" && /^40[13]$/.test(s.words[1]?.v ?? "")) found.add(`return ${s.words[1]!.v}`);
-      if (s.block !== null) walk(s.block);
-    }
-  };
-  walk(list);
-  return [...found].sort();
+  for (const s of list) {
+    // nginx looks directives up by the word's value, quoted or not (`"deny" all;` denies).
+    const name = s.words[0]!.v;
+    if (s.block !== null || !HARMLESS.has(name) || clears(name, s.words.slice(1)) !== null) found.add(name);
+  }
+  return [...found];
 }

@@ -236,6 +236,9 @@ function snippetReport(plan: IngressPlan, name: string, value: string, gate: Sni
   });
   const instead = suggestions(todo);
   const total = scan.directives.length;
+  // parse.ts refuses the Ingress's paths while a snippet holds anything not known to be
+  // harmless; the equivalents above still say what to use instead of it.
+  const refusal = plan.annotations.problems.find((p) => p.startsWith(`annotation ${name}: the snippet `));
   let status: AnnotationStatus;
   let text: string;
   if (scan.error !== null) {
@@ -250,6 +253,11 @@ function snippetReport(plan: IngressPlan, name: string, value: string, gate: Sni
   } else {
     status = differences ? "differs" : "same";
     text = `never executed; the Ingress's Portico annotations do what ${total === 1 ? "its directive does" : `its ${total} directives do`}${differences ? ", with the differences noted" : ""}`;
+  }
+  if (refusal !== undefined) {
+    status = "not-served";
+    const why = refusal.slice(`annotation ${name}: the snippet `.length, refusal.indexOf("; "));
+    text += `; and while the snippet is set every path of the Ingress answers 503, because it ${why}: remove it once the annotations that replace it are set`;
   }
   return {
     name,

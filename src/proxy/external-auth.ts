@@ -17,7 +17,8 @@
 //
 // The auth service is reached like an ExternalName upstream (external.ts): its name is
 // resolved here and only a checked address is connected to, never loopback, link-local,
-// unspecified or this pod's own addresses, whatever the annotation says.
+// unspecified, a cloud metadata service or this pod's own addresses, whatever the annotation
+// says.
 import { LRUCache } from "lru-cache";
 import { isIP } from "node:net";
 import * as v from "valibot";
@@ -25,7 +26,7 @@ import type { TemplatePart } from "../annotations/external-auth.ts";
 import type { StagePolicy } from "../table/policy.ts";
 import type { Upstream } from "../table/types.ts";
 import { ProxyError } from "./errors.ts";
-import { sharedExternalResolver, type ExternalResolver } from "./external.ts";
+import { AddressForbiddenError, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import { nextTurn } from "./body.ts";
 import { isHopByHop, scanResponseHeaders } from "./headers.ts";
 import type { PolicyFlow, PolicyKind, PolicyStep } from "./policies.ts";
@@ -240,6 +241,24 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
     sizeCalculation: (a, k) => k.length + Object.entries(a.copy).reduce((n, [h, val]) => n + h.length + (val?.length ?? 0), 64) + (a.wwwAuthenticate?.length ?? 0),
   });
   let policies = 0;
+  // An auth-url whose name resolves only to refused addresses fails every request (500
+  // AuthFailed, as nginx's auth_request answers when the auth service cannot be reached); the
+  // operator is told once per route and address, with the reason, not once per request. A
+  // literal address or `localhost` is refused when the Ingress is compiled instead
+  // (annotations/external-auth.ts). Bounded: when full it starts afresh (a line may repeat).
+  const told = new Set<string>();
+  const tellRefused = (flow: PolicyFlow, name: string, e: AddressForbiddenError): void => {
+    const r = flow.route;
+    for (const { address, reason } of e.refused) {
+      const key = `${r.ingress.namespace}/${r.ingress.name}\0${r.host ?? ""}\0${r.pathType}\0${r.path}\0${address}`;
+      if (told.has(key)) continue;
+      if (told.size >= 4_096) told.clear();
+      told.add(key);
+      flow.log.warn("external auth: the auth service's address is refused; Portico never connects to it", {
+        ingress: `${r.ingress.namespace}/${r.ingress.name}`, host: r.host, path: r.path, authHost: name, address, reason,
+      });
+    }
+  };
 
   function build(raw: StagePolicy["params"]): PolicyStep {
     // Parameters that do not parse make the runner refuse the route (500): never a pass.
@@ -270,6 +289,7 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
       try {
         to = await resolver().target(target, flow.connectTimeoutMs);
       } catch (e) {
+        if (e instanceof AddressForbiddenError) tellRefused(flow, name, e);
         throw new ProxyError("AuthFailed", `external auth: ${e instanceof ProxyError ? `${e.code} ${e.detail}` : String(e)}`);
       }
       const init: RequestInit & { decompress: boolean; tls?: unknown } = {

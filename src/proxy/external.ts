@@ -10,15 +10,18 @@
 // and, when the client sent no Host, as Host.
 //
 // Refused, whatever the name: loopback (127.0.0.0/8, ::1), link-local (169.254.0.0/16, where
-// cloud metadata services answer, and fe80::/10), unspecified / "this network" (0.0.0.0/8, ::;
-// Linux connects 0.0.0.0 to the local host), the same in IPv4-mapped (::ffff:0:0/96),
+// most cloud metadata services answer, and fe80::/10), unspecified / "this network" (0.0.0.0/8,
+// ::; Linux connects 0.0.0.0 to the local host), the metadata and credential services outside
+// link-local (fd00:ec2::254, 100.100.100.200...: the list and its sources are in
+// config/address-policy.ts), the IPv4 ones also in IPv4-mapped (::ffff:0:0/96),
 // IPv4-compatible (::/96) and NAT64 (64:ff9b::/96) form, and every address of this pod's own
 // interfaces (its pod IP reaches the admin port as well as loopback does). Private ranges
-// (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) are allowed: an ExternalName that names
-// another in-cluster or VPC service is the ordinary use.
+// (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) are otherwise allowed: an ExternalName
+// that names another in-cluster or VPC service is the ordinary use.
 import { lookup as dnsLookup } from "node:dns";
 import { isIP } from "node:net";
 import { networkInterfaces } from "node:os";
+import { fixedAddressRefusal, v4Everywhere } from "../config/address-policy.ts";
 import { cidrMatcher, parseCidrList } from "../config/cidr.ts";
 import type { BackendScheme, Upstream } from "../table/types.ts";
 import { ProxyError } from "./errors.ts";
@@ -26,6 +29,15 @@ import type { ProxyHooks } from "./types.ts";
 
 /** Every address a name resolves to, in the resolver's order. Rejects when it resolves to none. */
 export type LookupAll = (name: string) => Promise<readonly string[]>;
+
+/** "UpstreamAddressForbidden", with each address the name resolved to and why it was refused. */
+export class AddressForbiddenError extends ProxyError {
+  readonly refused: readonly { readonly address: string; readonly reason: string }[];
+  constructor(name: string, refused: readonly { readonly address: string; readonly reason: string }[]) {
+    super("UpstreamAddressForbidden", `${name} resolves only to refused addresses: ${refused.map((r) => `${r.address} (${r.reason})`).join(", ") || "none"}`);
+    this.refused = refused;
+  }
+}
 
 /** Why an address is refused, or null when it may be connected to. */
 export type AddressCheck = (address: string) => string | null;
@@ -64,29 +76,10 @@ const systemLookup: LookupAll = (name) =>
     dnsLookup(name, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs.map((a) => a.address))));
   });
 
-/**
- * An IPv4 range in every spelling that reaches it: as written (BlockList also matches it
- * against the IPv4-mapped ::ffff:a.b.c.d, RFC 4291 §2.5.5.2), IPv4-compatible (::a.b.c.d,
- * RFC 4291 §2.5.5.1, deprecated but still parsed) and NAT64 (64:ff9b::a.b.c.d, RFC 6052 §2.1).
- */
-function v4Everywhere(cidr: string): string[] {
-  const [address, prefix] = cidr.split("/") as [string, string];
-  const v6 = 96 + Number(prefix);
-  return [cidr, `::${address}/${v6}`, `64:ff9b::${address}/${v6}`];
-}
-
-// In this order: "::1" is loopback before the IPv4-compatible 0.0.0.0/8 (::/104) holds it.
-const REFUSED: readonly (readonly [reason: string, matches: (ip: string) => boolean])[] = [
-  ["loopback", cidrMatcher([...v4Everywhere("127.0.0.0/8"), "::1/128"])], // RFC 1122 §3.2.1.3, RFC 4291 §2.5.3
-  ["unspecified", cidrMatcher([...v4Everywhere("0.0.0.0/8"), "::/128"])], // "this host on this network", RFC 4291 §2.5.2
-  ["link-local", cidrMatcher([...v4Everywhere("169.254.0.0/16"), "fe80::/10"])], // RFC 3927, RFC 4291 §2.5.6
-];
-
 /** The refusal rule for one address, given this pod's own addresses (IP literals). */
 export function forbiddenReason(address: string, own: ReadonlySet<string>): string | null {
-  // A zone id ("fe80::1%eth0") or anything odd: refuse rather than guess.
-  if (address.includes("%") || isIP(address) === 0) return "not an IP address";
-  for (const [why, matches] of REFUSED) if (matches(address)) return why;
+  const fixed = fixedAddressRefusal(address);
+  if (fixed !== null) return fixed;
   return ownMatcher(own)(address) ? "this pod's own address" : null;
 }
 
@@ -194,13 +187,13 @@ export function createExternalResolver(opts: ExternalOptions = {}): ExternalReso
         clearTimeout(timer);
       }
       // The first permitted address in the resolver's order (getaddrinfo sorts by RFC 6724).
-      const refused: string[] = [];
+      const refused: { address: string; reason: string }[] = [];
       for (const a of addresses) {
         const why = check(a);
         if (why === null) return { ...u, address: a, authority: authorityOf(a, u.port) };
-        refused.push(`${a} (${why})`);
+        refused.push({ address: a, reason: why });
       }
-      throw new ProxyError("UpstreamAddressForbidden", `${u.address} resolves only to refused addresses: ${refused.join(", ") || "none"}`);
+      throw new AddressForbiddenError(u.address, refused);
     },
     forget(name) {
       answers.delete(name);

@@ -214,6 +214,7 @@ export function createProxyHandler(
           responseHeaders: common, upstreamResponseHeaders: null, upstreamRequestHeaders: null, setCookies: null,
           pathAndQuery, backend, removeHeaders: null, choice: null, release: null, upstreamHost,
           tls: () => (scheme === "https" ? server.tlsOf?.(req) ?? null : null),
+          log,
         };
         const answer = await runPolicies(stages, flow);
         if (answer !== null) {

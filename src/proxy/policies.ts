@@ -4,6 +4,7 @@
 // runner only when a route has policies, so a route without any pays one null check (and the
 // handler makes those two checks itself).
 import type { Config } from "../config/types.ts";
+import type { Logger } from "../log/logger.ts";
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
 import type { Backend, Match, Route } from "../table/types.ts";
 import type { EndpointChoice } from "./balancer.ts";
@@ -93,6 +94,8 @@ export interface PolicyFlow {
   release: (() => void) | null;
   /** The request's TLS connection (SNI, the client's certificates), or null: plain HTTP, or a listener that cannot tell. */
   readonly tls: () => ConnectionTls | null;
+  /** The process log, for what a policy must tell the operator (not per request: see each kind). */
+  readonly log: Logger;
 }
 
 /** What a policy implementation may read besides its parameters: the process's configuration. */

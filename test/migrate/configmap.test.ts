@@ -106,7 +106,7 @@ describe("snippet gates (ingress-nginx's annotation risk levels and allow-snippe
       JSON.stringify({
         apiVersion: "networking.k8s.io/v1",
         kind: "Ingress",
-        metadata: { name: "a", namespace: "t", annotations: { "nginx.ingress.kubernetes.io/configuration-snippet": "rewrite ^ /x break;" } },
+        metadata: { name: "a", namespace: "t", annotations: { "nginx.ingress.kubernetes.io/configuration-snippet": "proxy_set_header X-Real-Host $host;" } },
         spec: { ingressClassName: "nginx", rules: [{ host: "a.test", http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }] },
       }),
     );

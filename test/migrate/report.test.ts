@@ -140,12 +140,18 @@ describe("snippets", () => {
   test("a directive not understood is counted and the snippet is not served", () => {
     const item = one({ [SNIPPET]: "rewrite ^ /x break;\nmore_set_headers 'X-A: 1';" }).annotations[0]!;
     expect(item).toMatchObject({ status: "not-served", snippet: { notUnderstood: 1 } });
-    expect(item.text).toBe("never executed: 1 of 2 directives not understood; what they did is lost");
+    expect(item.text).toBe(
+      "never executed: 1 of 2 directives not understood; what they did is lost; and while the snippet is set every path of the Ingress answers 503, because it may refuse requests (rewrite): remove it once the annotations that replace it are set",
+    );
   });
 
-  test("the HTTPS redirect idiom is done by Portico's redirect on a TLS host, with its stated difference", () => {
+  test("the HTTPS redirect idiom names Portico's redirect; the route is refused until the snippet is removed", () => {
     const s = "if ($scheme = http) { return 301 https://$host$request_uri; }";
-    expect(one({ [SNIPPET]: s }, { tls: true }).annotations[0]!.status).toBe("differs");
+    const tls = one({ [SNIPPET]: s }, { tls: true });
+    // An `if` block is never known to be harmless (annotations/snippet-scan.ts).
+    expect(tls.status).toBe("refused");
+    expect(tls.annotations[0]!).toMatchObject({ status: "not-served", snippet: { instead: [] } });
+    expect(tls.annotations[0]!.text).toContain("the Ingress's Portico annotations do what its directive does, with the differences noted; and while the snippet is set every path of the Ingress answers 503, because it may refuse requests (if)");
     const plain = one({ [SNIPPET]: s });
     expect(plain.annotations[0]!.snippet!.instead).toEqual([{ annotation: "nginx.ingress.kubernetes.io/force-ssl-redirect", value: "true", implemented: true }]);
   });

@@ -520,6 +520,17 @@ describe("snippets that restricted access under ingress-nginx", () => {
     ["configuration-snippet", 'if ($http_x_token != "s3cret") { return 403; }'],
     ["server-snippet", "location /admin { auth_basic \"x\"; auth_basic_user_file /etc/htpasswd; }"],
     ["configuration-snippet", "deny all"], // unreadable (no `;`): an access rule cannot be ruled out
+    // Not access directives, but each kept requests from the backend where snippets ran: only
+    // a snippet whose every directive is known to be harmless leaves the route served.
+    ["configuration-snippet", 'if ($http_x_api_key != "s3cr3t") { return 444; }'],
+    ["server-snippet", 'location ~* "^/actuator" { return 404; }'],
+    ["configuration-snippet", "location /x { internal; }"],
+    ["configuration-snippet", "access_by_lua_file /etc/nginx/lua/gate.lua;"],
+    ["server-snippet", "ssl_verify_client on;"],
+    ["configuration-snippet", 'if ($cookie_session = "") { return 302 https://login.example.com/?next=$request_uri; }'],
+    ["configuration-snippet", "return 410;"],
+    ["configuration-snippet", "more_set_headers 'X-A: 1';\nsome_module_we_never_heard_of on;"],
+    ["configuration-snippet", 'proxy_set_header X-Remote-User "";'],
   ];
   test.each(refused)("%s %p: 503, the backend never reached", async (name, text) => {
     const p = await start(optionsOf({ [`${N}${name}`]: text }));
@@ -528,7 +539,13 @@ describe("snippets that restricted access under ingress-nginx", () => {
   });
 
   test("a snippet without an access rule is not executed and does not refuse the route", async () => {
-    for (const text of ['more_set_headers "X-Frame-Options: DENY";', "add_header X-Frame-Options DENY;", "proxy_set_header X-Deny no;"]) {
+    for (const text of [
+      'more_set_headers "X-Frame-Options: DENY";',
+      "add_header X-Frame-Options DENY;",
+      "proxy_set_header X-Deny no;",
+      "proxy_buffering off;\nproxy_read_timeout 120s; # return 403;\nclient_max_body_size 8m;\ngzip on;",
+      'more_clear_headers Server; proxy_hide_header X-Powered-By; add_header X-Note "if ($x) { return 403; }";',
+    ]) {
       const p = await start(optionsOf({ [`${N}configuration-snippet`]: text }));
       expect({ text, status: (await p.get()).status }).toEqual({ text, status: 200 });
     }

@@ -17,12 +17,17 @@ import { EXTERNAL_AUTH_KIND } from "../../src/annotations/external-auth.ts";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
 import { createExternalAuthKind } from "../../src/proxy/external-auth.ts";
-import { createExternalResolver } from "../../src/proxy/external.ts";
+import { compile } from "../../src/compile/compile.ts";
+import { METADATA_REASON } from "../../src/config/address-policy.ts";
+import type { Logger } from "../../src/log/logger.ts";
+import { createExternalResolver, forbiddenReason, ownAddresses, type ExternalResolver } from "../../src/proxy/external.ts";
 import { createProxyHandler } from "../../src/proxy/handler.ts";
 import { startHttpListener } from "../../src/proxy/listener.ts";
 import { POLICY_KINDS, type PolicyKind } from "../../src/proxy/policies.ts";
 import type { AccessRecord } from "../../src/proxy/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
+import { loadFixture } from "../compile/snapshot.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { rawBackend, type RawBackend, type RawRequest } from "./raw.ts";
 
@@ -62,7 +67,11 @@ interface Setup {
 async function setup(
   annotations: Record<string, string>,
   authReply: (r: RawRequest) => string | null,
-  opts: { backendReply?: string; inject?: boolean; host?: string | null; path?: string; authPort?: number; authOnHead?: (head: string, sock: import("node:net").Socket) => void } = {},
+  opts: {
+    backendReply?: string; inject?: boolean; host?: string | null; path?: string; authPort?: number; authOnHead?: (head: string, sock: import("node:net").Socket) => void;
+    /** Replaces the injected resolver (the auth host is then auth.test.svc whatever `inject` says). */
+    resolver?: ExternalResolver; log?: Logger;
+  } = {},
 ): Promise<Setup> {
   const auth = await rawBackend(authReply, opts.authOnHead);
   cleanup.push(() => auth.stop());
@@ -71,7 +80,8 @@ async function setup(
   const authHost = opts.inject === false ? `127.0.0.1:${opts.authPort ?? auth.port}` : `auth.test.svc:${opts.authPort ?? auth.port}`;
   const parsed = parseAnnotations(Object.fromEntries(Object.entries(annotations).map(([k, val]) => [NGINX_PREFIX + k, val.replaceAll("AUTH", authHost).replaceAll("PORT", String(opts.authPort ?? auth.port))])));
   const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-  if (opts.inject !== false) {
+  if (opts.resolver !== undefined) kinds.set(EXTERNAL_AUTH_KIND, createExternalAuthKind({ resolver: opts.resolver }));
+  else if (opts.inject !== false) {
     const resolver = createExternalResolver({
       lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
       check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
@@ -82,7 +92,7 @@ async function setup(
   const table = makeTable([{ host, path: opts.path ?? "/", backend: makeBackend([be.port]), options: parsed.options }]);
   const records: AccessRecord[] = [];
   const handler = createProxyHandler({
-    config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http", policyKinds: kinds,
+    config: testConfig(), table: () => table, lookup, log: opts.log ?? quietLog, scheme: "http", policyKinds: kinds,
     hooks: { onRequestDone: (r) => records.push(r) },
   });
   const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
@@ -353,14 +363,96 @@ describe("external auth: refused configurations (fail closed, 503, nothing conta
   }
 });
 
+/** Every metadata address outside link-local, and the IPv4 ones in their IPv6 spellings. */
+const METADATA_FORMS = [
+  "fd00:ec2::254", "fd00:ec2::23", "fd20:ce::254", "fd00:42::42",
+  "100.100.100.200", "::ffff:100.100.100.200", "::ffff:6464:64c8", "::100.100.100.200", "64:ff9b::6464:64c8",
+  "192.0.0.192", "::ffff:192.0.0.192", "64:ff9b::c000:c0",
+  "168.63.129.16", "::ffff:a83f:8110", "64:ff9b::a83f:8110",
+] as const;
+
 describe("external auth: the address policy (no injection)", () => {
-  test("an auth-url on loopback is never connected to: 500", async () => {
-    for (const url of ["http://AUTH/", "http://localhost:PORT/"]) {
+  test("an auth-url on a literal loopback address or localhost: a diagnostic naming it and why, 503, never connected to", async () => {
+    for (const [url, address] of [
+      ["http://AUTH/", "127.0.0.1"],
+      ["http://localhost:PORT/", "localhost"],
+      ["http://127.1:PORT/", "127.0.0.1"], // WHATWG URL reads 127.1 as 127.0.0.1, as the data plane would
+      ["http://app.localhost:PORT/", "app.localhost"], // RFC 6761 §6.3
+    ] as const) {
       const s = await setup({ "auth-url": url }, OK, { inject: false });
-      expect((await s.send("GET", "/")).status).toBe(500);
+      expect(s.problems).toEqual([expect.stringContaining(`the auth service's address ${address} is refused (loopback): Portico never connects to it; every request of the route answers 503`)]);
+      expect((await s.send("GET", "/")).status).toBe(503);
       expect(s.auth.conns).toHaveLength(0);
       expect(s.be.requests()).toHaveLength(0);
     }
+  });
+
+  test("cloud metadata addresses and names in auth-url are refused when the Ingress is read", async () => {
+    for (const [url, address] of [
+      // (An IPv6 literal never gets this far: ingress-nginx's URL validator refuses `[`, so
+      // such an auth-url is already a 503; IPv6 forms are reached through DNS, below.)
+      ["http://100.100.100.200/latest/meta-data/", "100.100.100.200"], // Alibaba Cloud
+      ["http://1684301000/", "100.100.100.200"], // the same as one number, as WHATWG URL reads it
+      ["http://192.0.0.192/", "192.0.0.192"], // Oracle Cloud
+      ["http://168.63.129.16/", "168.63.129.16"], // Azure WireServer
+      ["http://metadata.google.internal/computeMetadata/v1/", "metadata.google.internal"],
+      ["http://metadata.tencentyun.com/", "metadata.tencentyun.com"],
+    ] as const) {
+      const s = await setup({ "auth-url": url }, OK, { inject: false });
+      expect({ url, problems: s.problems }).toEqual({ url, problems: [expect.stringContaining(`the auth service's address ${address} is refused (${METADATA_REASON})`)] });
+      expect((await s.send("GET", "/")).status).toBe(503);
+      expect(s.be.requests()).toHaveLength(0);
+    }
+    // Link-local ones (169.254.169.254: AWS, Azure, GCP...) are refused as link-local.
+    const ll = await setup({ "auth-url": "http://169.254.169.254/" }, OK, { inject: false });
+    expect(ll.problems).toEqual([expect.stringContaining("169.254.169.254 is refused (link-local)")]);
+  });
+
+  test("the refused auth-url is an InvalidAnnotation diagnostic on the Ingress (what becomes its Event)", () => {
+    const fx = loadFixture(`
+kind: Service
+apiVersion: v1
+metadata: { name: web, namespace: shop }
+spec: { ports: [{ name: http, port: 80 }] }
+---
+kind: Ingress
+apiVersion: networking.k8s.io/v1
+metadata: { name: app, namespace: shop, annotations: { nginx.ingress.kubernetes.io/auth-url: "http://100.100.100.200/latest/meta-data/" } }
+spec:
+  ingressClassName: portico
+  rules: [{ host: app.test, http: { paths: [{ path: /, pathType: Prefix, backend: { service: { name: web, port: { name: http } } } }] } }]
+`);
+    const d = compile(fx.snapshot, DEFAULT_COMPILE_CONFIG).diagnostics.filter((x) => x.reason === "InvalidAnnotation");
+    expect(d).toEqual([
+      expect.objectContaining({
+        kind: "Ingress", namespace: "shop", name: "app",
+        message: expect.stringContaining(`the auth service's address 100.100.100.200 is refused (${METADATA_REASON})`),
+      }),
+    ]);
+  });
+
+  test("a name that resolves only to refused addresses: 500, never connected to, logged once per route and address", async () => {
+    const warned: { msg: string; fields: Record<string, unknown> }[] = [];
+    const log: Logger = { ...quietLog, warn: (msg: string, fields?: Record<string, unknown>) => void warned.push({ msg, fields: fields ?? {} }) } as Logger;
+    const seen: [string, string | null][] = [];
+    const resolver = createExternalResolver({
+      lookup: async (name) => (name === "auth.test.svc" ? [...METADATA_FORMS] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
+      // The real policy decides; a permitted address is still not connected to (loopback-only test).
+      check: (a) => {
+        const why = forbiddenReason(a, ownAddresses());
+        seen.push([a, why]);
+        return why ?? "test: only loopback is connected to";
+      },
+    });
+    const s = await setup({ "auth-url": "http://AUTH/check" }, OK, { resolver, log });
+    expect(s.problems).toEqual([]); // a name: only the lookup can tell
+    for (let i = 0; i < 3; i++) expect((await s.send("GET", "/")).status).toBe(500);
+    expect(s.records.map((r) => r.error)).toEqual(["AuthFailed", "AuthFailed", "AuthFailed"]);
+    expect(seen.slice(0, METADATA_FORMS.length)).toEqual(METADATA_FORMS.map((a) => [a, METADATA_REASON]));
+    expect(warned.map((w) => [w.fields.ingress, w.fields.address, w.fields.reason])).toEqual(METADATA_FORMS.map((a) => ["default/ing", a, METADATA_REASON]));
+    expect(warned[0]!.msg).toContain("refused");
+    expect(s.auth.conns).toHaveLength(0);
+    expect(s.be.requests()).toHaveLength(0);
   });
 
   test("$host in auth-url on a host-less rule: 500, the client may not choose the auth server", async () => {

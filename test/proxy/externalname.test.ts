@@ -19,6 +19,7 @@ import { join } from "node:path";
 import type { Socket, TCPSocketListener } from "bun";
 import { compile } from "../../src/compile/compile.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
+import { METADATA_REASON } from "../../src/config/address-policy.ts";
 import { createExternalResolver, forbiddenReason, ownAddresses, type ExternalResolver } from "../../src/proxy/external.ts";
 import { createProxyHandler } from "../../src/proxy/handler.ts";
 import { startHttpListener } from "../../src/proxy/listener.ts";
@@ -166,6 +167,34 @@ describe("--allow-external-name-services on: forbidden addresses are never conne
     });
   }
 
+  // Metadata addresses cannot be listened on here, so the real policy decides and anything it
+  // would permit is still refused by the test (no traffic leaves loopback); the policy's own
+  // reason is what is asserted, with the 502 and the access record.
+  for (const address of [
+    "fd00:ec2::254", "fd00:ec2::23", "fd20:ce::254", "fd00:42::42", "100.100.100.200", "::ffff:100.100.100.200",
+    "::100.100.100.200", "64:ff9b::6464:64c8", "192.0.0.192", "168.63.129.16", "64:ff9b::a83f:8110",
+  ]) {
+    test(`ExternalName ${address} (a cloud metadata service) → 502 UpstreamAddressForbidden`, async () => {
+      const seen: [string, string | null][] = [];
+      const resolver = createExternalResolver({
+        check: (a) => {
+          const why = forbiddenReason(a, ownAddresses());
+          seen.push([a, why]);
+          return why ?? "test: only loopback is connected to";
+        },
+      });
+      proxy = startProxy(compiled(address, 80, true).table, resolver);
+      try {
+        const raw = await get(proxy.port);
+        expect(statusLine(raw)).toBe(502);
+        expect(proxy.records.map((r) => [r.status, r.error, r.upstream])).toEqual([[502, "UpstreamAddressForbidden", null]]);
+        expect(seen).toEqual([[address, METADATA_REASON]]);
+      } finally {
+        await proxy.stop();
+      }
+    });
+  }
+
   test("HTTPS backend-protocol: refused before any TLS handshake", async () => {
     const result = compiled("localhost", backend.port, true, ", annotations: { portico.dev/backend-protocol: HTTPS }");
     proxy = startProxy(result.table);
@@ -200,6 +229,13 @@ describe("the address policy", () => {
     ["::ffff:127.0.0.1", "loopback"], ["::ffff:7f00:1", "loopback"], ["::ffff:0.0.0.0", "unspecified"],
     ["::ffff:169.254.169.254", "link-local"], ["::127.0.0.1", "loopback"], ["64:ff9b::7f00:1", "loopback"],
     ["64:ff9b::a9fe:a9fe", "link-local"],
+    // cloud metadata and credential services outside link-local (config/address-policy.ts)
+    ...([
+      "fd00:ec2::254", "fd00:ec2::23", "fd20:ce::254", "fd00:42::42",
+      "100.100.100.200", "::ffff:100.100.100.200", "::ffff:6464:64c8", "::100.100.100.200", "64:ff9b::6464:64c8",
+      "192.0.0.192", "::ffff:192.0.0.192", "::192.0.0.192", "64:ff9b::c000:c0",
+      "168.63.129.16", "::ffff:168.63.129.16", "::168.63.129.16", "64:ff9b::a83f:8110",
+    ].map((a) => [a, METADATA_REASON]) as [string, string][]),
     // this pod's own addresses, in any form
     ["10.1.2.3", "this pod's own address"], ["::ffff:10.1.2.3", "this pod's own address"], ["fd00::2", "this pod's own address"],
     // not an address at all (a zone id): refused rather than guessed at
@@ -208,6 +244,8 @@ describe("the address policy", () => {
   const allowed = [
     "10.0.0.1", "172.16.0.1", "192.168.1.1", "100.64.0.1", "fd00::1", "8.8.8.8", "2001:db8::1",
     "169.253.255.255", "169.255.0.1", "128.0.0.1", "1.0.0.0", "::ffff:10.0.0.1", "fec0::1", "fe00::1",
+    // next to the metadata addresses, still ordinary
+    "100.100.100.199", "100.100.100.201", "192.0.0.193", "168.63.129.17", "fd00:ec2::1", "fd00:ec2::255", "fd20:ce::253",
   ];
   for (const [a, why] of refused) test(`${a}: refused (${why})`, () => expect(forbiddenReason(a, own)).toBe(why));
   test("private, VPC and public addresses are allowed", () => {
