@@ -13,6 +13,12 @@ import pkg from "../package.json" with { type: "json" };
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const ENTRY = "src/main.ts";
+/**
+ * Worker threads' entry points, compiled into the executable next to main.ts: Bun bundles a
+ * `new Worker(...)` module only when it is listed as an entry point. Each keeps its path under
+ * src/ (the entry points' common folder), which is where src/proxy/hash-pool.ts looks for it.
+ */
+export const WORKER_ENTRIES = ["src/proxy/crypt-worker.ts"] as const;
 /** Build output, relative to the repository root. The Dockerfile copies this path (a test checks it). */
 export const OUTFILE = "dist/portico";
 export const TARGETS = ["bun-linux-x64", "bun-linux-arm64"] as const;
@@ -47,7 +53,8 @@ export function buildArgs(o: BuildOptions): string[] {
     `--define=PORTICO_COMMIT=${JSON.stringify(commit)}`,
   ];
   if (o.target !== null) args.push(`--target=${o.target}`);
-  args.push(`--outfile=${o.outfile}`, o.entry ?? ENTRY);
+  // A probe entry (tests) compiles alone: the worker paths hold only for src/main.ts.
+  args.push(`--outfile=${o.outfile}`, ...(o.entry === undefined ? [ENTRY, ...WORKER_ENTRIES] : [o.entry]));
   return args;
 }
 

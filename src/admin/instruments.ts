@@ -82,6 +82,10 @@ function createMetrics(r: Registry) {
     tlsRotations: r.counter({ name: "portico_tls_rotations_total", help: "TLS listener rotations (certificate set changed)." }),
     leader: r.gauge({ name: "portico_leader", help: "1 when this replica holds the status-writer lease, else 0.", merge: "max" }),
     buildInfo: r.gauge({ name: "portico_build_info", help: "Always 1; the version label says which build runs.", labelNames: ["version"], maxSeries: 4, merge: "max" }),
+    passwordChecksActive: r.gauge({ name: "portico_basic_auth_checks_active", help: "Basic-auth password checks with rounds (bcrypt, crypt) running now." }),
+    passwordChecksPeak: r.gauge({ name: "portico_basic_auth_checks_peak_per_route", help: "The most password checks with rounds one route has run at once since start.", merge: "max" }),
+    passwordChecksBusy: r.counter({ name: "portico_basic_auth_busy_total", help: "Requests answered 503 because their route's password checks and waiting places were all taken." }),
+    passwordChecksRemembered: r.counter({ name: "portico_basic_auth_remembered_total", help: "Basic-auth logins let through from the cache of successful ones, without hashing." }),
     accessLogDropped: r.counter({ name: "portico_access_log_dropped_total", help: "Access log lines dropped because the sink was slow or closed." }),
   } satisfies Record<string, Counter | Gauge | Histogram>;
 }
@@ -117,6 +121,15 @@ export interface Instruments {
   trackAccessLogDrops(read: () => number): void;
   /** Read the connections open on the traffic listeners at scrape time (summed over every caller). */
   trackActiveConnections(read: () => number): void;
+  /** Read the basic-auth password checks (proxy/basic-auth.ts PASSWORD_CHECKS) at scrape time. */
+  trackPasswordChecks(read: () => PasswordCheckCounts): void;
+}
+
+export interface PasswordCheckCounts {
+  readonly active: number;
+  readonly peakPerRoute: number;
+  readonly busy: number;
+  readonly remembered: number;
 }
 
 export function createInstruments(registry: Registry, opts: { readonly version: string }): Instruments {
@@ -174,6 +187,9 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
     }
     m.requestsByProtocol.incSeries(hit.series);
   };
+
+  let passwordReader: (() => PasswordCheckCounts) | null = null;
+  let passwordSeen = { busy: 0, remembered: 0 };
 
   const inst: Instruments = {
     registry,
@@ -274,6 +290,23 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
       });
     },
     trackActiveConnections: (read) => void connectionReaders.push(read),
+    trackPasswordChecks(read) {
+      // The counts are the process's (one set of routes): a second reader replaces the first.
+      if (passwordReader === null) {
+        m.passwordChecksActive.set([], 0);
+        m.passwordChecksPeak.set([], 0);
+        registry.onCollect(() => {
+          const now = passwordReader?.();
+          if (now === undefined) return;
+          m.passwordChecksActive.set([], now.active);
+          m.passwordChecksPeak.set([], now.peakPerRoute);
+          if (now.busy > passwordSeen.busy) m.passwordChecksBusy.inc([], now.busy - passwordSeen.busy);
+          if (now.remembered > passwordSeen.remembered) m.passwordChecksRemembered.inc([], now.remembered - passwordSeen.remembered);
+          passwordSeen = { busy: Math.max(passwordSeen.busy, now.busy), remembered: Math.max(passwordSeen.remembered, now.remembered) };
+        });
+      }
+      passwordReader = read;
+    },
   };
   return inst;
 }

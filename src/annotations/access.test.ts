@@ -141,8 +141,12 @@ describe("user files", () => {
       for (const p of r.problems) expect(p).not.toContain(hash.slice(4));
     }
     expect(r.problems.find((p) => p.includes('"plain"'))).toContain("{PLAIN}");
-    expect(checkHash("$2y$14$SdCcB4.W04SgvFo3Lpx9k.4wZA22Br4rguNXdjKRzGANllzeN6gjW").format).toBe("bcrypt");
+    // The caps (annotations/htpasswd.ts): bcrypt cost 12 and 50,000 SHA-crypt rounds are the
+    // most accepted; one more is a user who cannot log in.
+    expect(checkHash("$2y$12$SdCcB4.W04SgvFo3Lpx9k.4wZA22Br4rguNXdjKRzGANllzeN6gjW").format).toBe("bcrypt");
+    expect(checkHash("$2y$13$SdCcB4.W04SgvFo3Lpx9k.4wZA22Br4rguNXdjKRzGANllzeN6gjW")).toEqual({ format: null, problem: "its bcrypt cost 13 is above 12, the most Portico computes per request" });
     expect(checkHash("$5$rounds=50000$salt$x").format).toBe("sha256-crypt");
+    expect(checkHash("$6$rounds=50001$salt$x")).toEqual({ format: null, problem: "its 50001 SHA-crypt rounds are above 50000, the most Portico computes per request" });
   });
 
   test("auth-map: each key a user; a value is read up to its line end, and further lines make no users", () => {

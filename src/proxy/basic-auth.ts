@@ -1,10 +1,11 @@
 // The authentication stage's basic-auth policy: nginx's auth_basic, as ingress-nginx
 // configures it for `auth-type: basic` (annotations/basic-auth.ts). The compiler has resolved
 // the Secret into the users (compile/access.ts); this checks the client's credentials.
+import { createHmac, randomBytes } from "node:crypto";
 import { checkHash, type HashFormat } from "../annotations/htpasswd.ts";
 import type { PolicyFlow, PolicyKind } from "./policies.ts";
 import { refusal } from "./access.ts";
-import { verifyPassword } from "./crypt.ts";
+import { isCostly, verifyPassword } from "./crypt.ts";
 
 /**
  * Credentials (user, `:`, password) longer than this are refused without hashing: MD5-crypt
@@ -78,11 +79,110 @@ interface StoredUser {
 const REALM = /^[A-Za-z0-9 ._~/:-]*$/;
 
 /**
+ * Costly checks (bcrypt, the crypt() formats) one route runs at once. Four cover a browser's
+ * first burst of parallel requests with the same credentials; more would let one route's
+ * flood of wrong passwords fill the hashing threads every route shares.
+ */
+export const CHECKS_PER_ROUTE = 4;
+/**
+ * Requests of one route waiting for a check slot; past them the answer is 503 with
+ * Retry-After. A wait keeps a legitimate burst from failing; the bound keeps a flood from
+ * holding unbounded requests (each waiting request holds its connection and memory).
+ */
+export const WAITING_PER_ROUTE = 16;
+/** Successful logins remembered per route (LoginCache below). */
+export const REMEMBERED_PER_ROUTE = 256;
+
+/**
+ * What the password checks do, for /metrics (admin/instruments.ts reads it at scrape time):
+ * summed over every route of this process.
+ */
+export const PASSWORD_CHECKS = {
+  /** Costly checks running now. */
+  active: 0,
+  /** The most costly checks one route has run at once: never above CHECKS_PER_ROUTE. */
+  peakPerRoute: 0,
+  /** Requests answered 503 because their route's checks and waiting places were all taken. */
+  busy: 0,
+  /** Logins answered from the cache of successful ones, without hashing. */
+  remembered: 0,
+};
+
+/** At most `limit` holders at once, then at most `waiting` in line, then no. */
+class CheckSlots {
+  private active = 0;
+  private readonly line: (() => void)[] = [];
+  constructor(
+    private readonly limit: number,
+    private readonly waiting: number,
+  ) {}
+
+  /** true once a slot is held (release it), false when the line is full. */
+  async acquire(): Promise<boolean> {
+    if (this.active < this.limit) {
+      this.active++;
+      PASSWORD_CHECKS.active++;
+      if (this.active > PASSWORD_CHECKS.peakPerRoute) PASSWORD_CHECKS.peakPerRoute = this.active;
+      return true;
+    }
+    if (this.line.length >= this.waiting) return false;
+    // The releasing holder hands its slot over: `active` does not change.
+    await new Promise<void>((resolve) => this.line.push(resolve));
+    return true;
+  }
+
+  release(): void {
+    const next = this.line.shift();
+    if (next !== undefined) return next();
+    this.active--;
+    PASSWORD_CHECKS.active--;
+  }
+}
+
+/**
+ * The process's key for remembering logins: random per process, never written anywhere, so
+ * what the cache holds (an HMAC of user and password) cannot be tested against a password
+ * list without this process's memory, where the passwords themselves pass anyway.
+ */
+const LOGIN_KEY = randomBytes(32);
+
+/**
+ * Successful logins of one route, most recent last, at most REMEMBERED_PER_ROUTE: a request
+ * with the same user and password is let through without hashing again (nginx hashes every
+ * request; with bcrypt at cost 12 that is a quarter of a second of a thread per request of a
+ * logged-in browser). Only successes are held, so a wrong password always costs a full check,
+ * and the cache belongs to one policy object: the users it was built with (a changed Secret
+ * builds a new one, and a new, empty cache).
+ */
+class LoginCache {
+  private readonly keys = new Set<string>();
+
+  static keyOf(user: string, password: Uint8Array): string {
+    return createHmac("sha256", LOGIN_KEY).update(user, "latin1").update(new Uint8Array([0])).update(password).digest("base64");
+  }
+
+  has(key: string): boolean {
+    if (!this.keys.has(key)) return false;
+    this.keys.delete(key);
+    this.keys.add(key);
+    return true;
+  }
+
+  add(key: string): void {
+    this.keys.delete(key);
+    this.keys.add(key);
+    if (this.keys.size > REMEMBERED_PER_ROUTE) this.keys.delete(this.keys.values().next().value as string);
+  }
+}
+
+/**
  * `{ realm, secret, users: [[user, hash], ...] }` (users and hashes as latin1 strings). Missing
  * or wrong credentials get 401 with `WWW-Authenticate: Basic realm="…"`; on success the
  * request goes on without its Authorization header (ingress-nginx sets it to "" upstream).
  * A user who is not listed costs one verification against another user's hash, so the time
- * of a 401 does not tell which users exist.
+ * of a 401 does not tell which users exist. A costly check waits for one of the route's
+ * CHECKS_PER_ROUTE slots; when those and the WAITING_PER_ROUTE places are taken, or no hashing
+ * thread can run it, the answer is 503 (never the backend: access control fails closed).
  */
 export const BASIC_AUTH: PolicyKind = {
   stage: "authentication",
@@ -101,6 +201,9 @@ export const BASIC_AUTH: PolicyKind = {
     const dummy: StoredUser | null = table.values().next().value ?? null;
     const challenge = { "www-authenticate": `Basic realm="${realm}"` };
     const unauthorized = (flow: PolicyFlow) => refusal(flow, 401, "unauthorized\n", challenge);
+    const busy = (flow: PolicyFlow) => refusal(flow, 503, "password checks busy, retry later\n", { "retry-after": "1" });
+    const slots = new CheckSlots(CHECKS_PER_ROUTE, WAITING_PER_ROUTE);
+    const remembered = new LoginCache();
     return async (flow) => {
       // A no-auth-locations rule (the compiler decided it on the path as written:
       // annotations/basic-auth.ts skipsAuthentication), never the request's path.
@@ -110,8 +213,30 @@ export const BASIC_AUTH: PolicyKind = {
       const stored = table.get(creds.user);
       const against = stored ?? dummy;
       // With no users at all there is nothing to time against: every answer is a 401.
-      const ok = against !== null && (await verifyPassword(creds.password, against.hash, against.format));
+      if (against === null) return unauthorized(flow);
+      // Computed for an unknown user too, so its 401 costs what a known user's does.
+      const key = LoginCache.keyOf(creds.user, creds.password);
+      if (stored !== undefined && remembered.has(key)) {
+        PASSWORD_CHECKS.remembered++;
+        (flow.removeHeaders ??= []).push("authorization");
+        return null;
+      }
+      const costly = isCostly(against.format);
+      if (costly && !(await slots.acquire())) {
+        PASSWORD_CHECKS.busy++;
+        return busy(flow);
+      }
+      let ok: boolean;
+      try {
+        ok = await verifyPassword(creds.password, against.hash, against.format);
+      } catch {
+        // No hashing thread could run it: refused, and said to be the server's fault.
+        return busy(flow);
+      } finally {
+        if (costly) slots.release();
+      }
       if (stored === undefined || !ok) return unauthorized(flow);
+      remembered.add(key);
       (flow.removeHeaders ??= []).push("authorization");
       return null;
     };

@@ -3,11 +3,13 @@
 // ngx_crypt() (for `$apr1$`, `{PLAIN}`, `{SSHA}`, `{SHA}`) or musl's crypt() (for `$1$`, `$5$`,
 // `$6$`, DES) returns for (password, stored hash), so a password matches exactly when nginx
 // would say it does: the whole recomputed string must equal the stored one. bcrypt is
-// Bun.password.verify. Written from the published algorithms: Poul-Henning Kamp's MD5-crypt,
-// Ulrich Drepper's "Unix crypt using SHA-256 and SHA-512", FIPS 46-3 DES with the crypt(3)
-// salt and key conventions.
+// Bun.password.verify; the other formats with rounds run on proxy/hash-pool.ts's threads.
+// Written from the published algorithms: Poul-Henning Kamp's MD5-crypt, Ulrich Drepper's
+// "Unix crypt using SHA-256 and SHA-512", FIPS 46-3 DES with the crypt(3) salt and key
+// conventions.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { HashFormat } from "../annotations/htpasswd.ts";
+import { hashOffLoop } from "./hash-pool.ts";
 
 const ITOA64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -272,24 +274,24 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return timingSafeEqual(digest("sha256", latin1(a)), digest("sha256", latin1(b)));
 }
 
+/** The formats computed on a hashing thread (proxy/hash-pool.ts): rounds that would hold the event loop. */
+export type OffloadedFormat = "apr1" | "md5-crypt" | "sha256-crypt" | "sha512-crypt" | "des";
+export const OFFLOADED_FORMATS: ReadonlySet<string> = new Set<OffloadedFormat>(["apr1", "md5-crypt", "sha256-crypt", "sha512-crypt", "des"]);
+
 /**
- * Does `password` match `stored` (a hash of `format`, checked by annotations/htpasswd.ts)?
- * The recomputed hash is compared with the stored one in constant time.
+ * Whether the check costs rounds (milliseconds to a quarter of a second: docs/design.md,
+ * "Access control: source ranges and basic authentication"), not one digest: bcrypt and the
+ * offloaded formats. proxy/basic-auth.ts bounds how many of these run at once per route.
  */
-export async function verifyPassword(password: Uint8Array, stored: string, format: HashFormat): Promise<boolean> {
+export const isCostly = (format: HashFormat): boolean => format === "bcrypt" || OFFLOADED_FORMATS.has(format);
+
+/**
+ * Does `password` match `stored`, computed here and now (every format but bcrypt)? The
+ * recomputed hash is compared with the stored one in constant time. The hashing threads run
+ * this; the proxy calls verifyPassword.
+ */
+export function computedMatches(password: Uint8Array, stored: string, format: Exclude<HashFormat, "bcrypt">): boolean {
   switch (format) {
-    case "bcrypt":
-      // bcrypt reads at most 72 bytes (htpasswd and crypt() cut there); Bun pre-hashes a
-      // longer password instead (measured on 1.4.5), so cut it first. Bun answers false for an
-      // empty password without computing; crypt() accepts it. bcrypt cycles the key bytes over
-      // 72, so "" (C's key: one NUL) and one NUL byte expand to the same all-zero key: pass that
-      // (the parser refuses a NUL inside a password, so no other input reaches here as one).
-      // Bun compares in constant time.
-      try {
-        return await Bun.password.verify(password.length === 0 ? new Uint8Array(1) : password.subarray(0, 72), stored, "bcrypt");
-      } catch {
-        return false;
-      }
     case "apr1":
       return constantTimeEqual(md5Crypt(password, stored, "$apr1$"), stored);
     case "md5-crypt":
@@ -308,4 +310,28 @@ export async function verifyPassword(password: Uint8Array, stored: string, forma
     case "des":
       return constantTimeEqual(desCrypt(password, stored), stored);
   }
+}
+
+/**
+ * Does `password` match `stored` (a hash of `format`, checked by annotations/htpasswd.ts)?
+ * Never on the event loop for a format with rounds: bcrypt on Bun's hashing threads, the
+ * crypt() formats on Portico's (proxy/hash-pool.ts); the one-digest formats here. Rejects when
+ * no hashing thread can run the check (the caller refuses the request).
+ */
+export async function verifyPassword(password: Uint8Array, stored: string, format: HashFormat): Promise<boolean> {
+  if (format === "bcrypt") {
+    // bcrypt reads at most 72 bytes (htpasswd and crypt() cut there); Bun pre-hashes a
+    // longer password instead (measured on 1.4.5), so cut it first. Bun answers false for an
+    // empty password without computing; crypt() accepts it. bcrypt cycles the key bytes over
+    // 72, so "" (C's key: one NUL) and one NUL byte expand to the same all-zero key: pass that
+    // (the parser refuses a NUL inside a password, so no other input reaches here as one).
+    // Bun compares in constant time.
+    try {
+      return await Bun.password.verify(password.length === 0 ? new Uint8Array(1) : password.subarray(0, 72), stored, "bcrypt");
+    } catch {
+      return false;
+    }
+  }
+  if (OFFLOADED_FORMATS.has(format)) return await hashOffLoop(format as OffloadedFormat, password, stored);
+  return computedMatches(password, stored, format);
 }

@@ -4,3 +4,4 @@ export { createProxyHandler } from "./handler.ts";
 export { startHttpListener, serveOptions } from "./listener.ts";
 export { createDrain } from "./drain.ts";
 export { createBalancer } from "./balancer.ts";
+export { PASSWORD_CHECKS } from "./basic-auth.ts";

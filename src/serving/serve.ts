@@ -7,7 +7,7 @@ import type { Instruments } from "../admin/instruments.ts";
 import type { Config } from "../config/types.ts";
 import { createAccessLog, type AccessLogOptions, type AccessRecord } from "../log/access.ts";
 import type { Logger } from "../log/logger.ts";
-import { createBalancer, createBodyBudget, createDrain, createProxyHandler, serveOptions, startHttpListener } from "../proxy/index.ts";
+import { createBalancer, createBodyBudget, createDrain, createProxyHandler, PASSWORD_CHECKS, serveOptions, startHttpListener } from "../proxy/index.ts";
 import { needsClientCertificates } from "../table/client-certs.ts";
 import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
@@ -74,6 +74,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   const httpsHandler = createProxyHandler({ ...common, scheme: "https" });
   // Bun exposes no connection count: the gauge reports requests in flight, read at scrape time.
   inst.trackActiveConnections(() => httpHandler.inflight.count + httpsHandler.inflight.count);
+  inst.trackPasswordChecks(() => PASSWORD_CHECKS);
 
   // Probes and binds run in this one synchronous turn (ports.ts).
   const { bind: hostname, httpPort, httpsPort } = config;

@@ -12,6 +12,9 @@ const ROOT = join(import.meta.dir, "..", "..");
 const BIN = join(ROOT, "dist", "portico");
 let dir: string;
 let backend: Backend;
+// alice: "s3cret" (`openssl passwd -apr1 -salt 8sFt66rZ s3cret`); bob: "correct horse"
+// (`htpasswd -bn5 u 'correct horse'`): both computed on the hashing threads (proxy/hash-pool.ts).
+const USERS = "alice:$apr1$8sFt66rZ$5f4dG6uJPUDcCdyvCGEji1\nbob:$6$tT3LD4NgSxw2EavM$yo41WdndX2ZnoBHoQ5dmJcrWVrNMymg5o.2OGbU0H1JSYRJ6IgWR2qbvYNcQC5iNTzYnLVno9OZzno8Zvsn/5.\n";
 let api: FakeApiServer;
 
 /** startPortico with the binary instead of the sources (the harness reads PORTICO_BIN). */
@@ -33,7 +36,16 @@ beforeAll(async () => {
   }
   backend = startBackend("bin");
   dir = mkdtempSync(join(tmpdir(), "portico-bin-"));
-  const objs = [ingressClass(), service("app", "bin"), slice("app", "bin", [backend.port]), ingress("app", "bin", [{ host: "bin.test", paths: [{ path: "/", service: "bin" }] }])];
+  const objs = [
+    ingressClass(),
+    service("app", "bin"),
+    slice("app", "bin", [backend.port]),
+    ingress("app", "bin", [{ host: "bin.test", paths: [{ path: "/", service: "bin" }] }]),
+    ingress("app", "vault", [{ host: "vault.test", paths: [{ path: "/", service: "bin" }] }], {
+      annotations: { "nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "users" },
+    }),
+    { apiVersion: "v1", kind: "Secret", type: "Opaque", metadata: { name: "users", namespace: "app" }, data: { auth: Buffer.from(USERS).toString("base64") } },
+  ];
   writeFileSync(join(dir, "app.yaml"), yamlDocs(objs));
   api = await startFakeApiServer({ token: "bin-token" });
   for (const o of objs) api.create(o.kind as string, o);
@@ -93,6 +105,31 @@ describe("compiled binary", () => {
       expect(JSON.parse((await get(p.http, "shop.demo.localhost", "/api/orders")).body)).toMatchObject({ backend: "api", path: "/api/orders" });
       expect(JSON.parse((await get(p.http, "alice.blog.demo.localhost", "/")).body).backend).toBe("blog");
       expect((await get(p.http, "shop.demo.localhost", "/reports")).status).toBe(503);
+    } finally {
+      expect(await p.stop()).toBe(0);
+    }
+  });
+
+  test("checks passwords on its hashing threads: the worker is inside the executable, never read from disk", async () => {
+    // Started from another folder than the repository, where no src/proxy/crypt-worker.ts exists.
+    const before = process.env.PORTICO_BIN;
+    process.env.PORTICO_BIN = BIN;
+    let p: Portico;
+    try {
+      p = await startPortico(["--manifests", join(dir, "app.yaml")], { cwd: dir });
+    } finally {
+      if (before === undefined) delete process.env.PORTICO_BIN;
+      else process.env.PORTICO_BIN = before;
+    }
+    const auth = (up: string) => ({ headers: { authorization: `Basic ${Buffer.from(up).toString("base64")}` } });
+    try {
+      // A thread that could not load would make these 503 (fail closed), never 200 or 401.
+      expect((await get(p.http, "vault.test", "/a", auth("alice:s3cret"))).body).toBe("bin /a");
+      expect((await get(p.http, "vault.test", "/b", auth("bob:correct horse"))).body).toBe("bin /b");
+      expect((await get(p.http, "vault.test", "/", auth("alice:wrong"))).status).toBe(401);
+      expect((await get(p.http, "vault.test", "/", auth("bob:wrong"))).status).toBe(401);
+      const metrics = await (await fetch(`${p.admin}/metrics`)).text();
+      expect(metrics).toMatch(/^portico_basic_auth_checks_peak_per_route [1-4]$/m);
     } finally {
       expect(await p.stop()).toBe(0);
     }

@@ -13,7 +13,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 describe("buildArgs", () => {
   const base = { version: "1.2.3", commit: "abc1234", outfile: OUTFILE, target: null };
 
-  test("compiles main.ts minified, without .env / bunfig.toml autoload, with version and commit defined", () => {
+  test("compiles main.ts (and the hashing worker) minified, without .env / bunfig.toml autoload, with version and commit defined", () => {
     expect(buildArgs(base)).toEqual([
       "build",
       "--compile",
@@ -24,6 +24,7 @@ describe("buildArgs", () => {
       '--define=PORTICO_COMMIT="abc1234"',
       "--outfile=dist/portico",
       "src/main.ts",
+      "src/proxy/crypt-worker.ts",
     ]);
   });
 

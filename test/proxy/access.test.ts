@@ -11,6 +11,7 @@ import { ingress as ingressObject, ingressClass, service, slice, yamlDocs } from
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { Ingress, Secret } from "../../src/model/schemas.ts";
+import { CHECKS_PER_ROUTE, PASSWORD_CHECKS, WAITING_PER_ROUTE } from "../../src/proxy/basic-auth.ts";
 import * as crypt from "../../src/proxy/crypt.ts";
 import { createProxyHandler } from "../../src/proxy/handler.ts";
 import { startHttpListener } from "../../src/proxy/listener.ts";
@@ -19,6 +20,7 @@ import type { StagePolicy } from "../../src/table/policy.ts";
 import type { RouteOptions, RouteTable } from "../../src/table/types.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig, wsFirstReply } from "./helpers.ts";
 import { namedBackend, rawBackend, wsUpgrade } from "./raw.ts";
+import { eventually } from "../e2e/harness.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -239,6 +241,61 @@ describe("basic authentication", () => {
     expect(statusLine(await req("Authorization: Basic \xff\xfe\xe9\r\n"))).toBe(401);
     expect(statusLine(await req(`Authorization: ${basic("alice:s3cret")}\r\n`))).toBe(200);
     expect(p.backend.heads()).toHaveLength(1);
+  });
+
+  test("a route runs at most 4 costly checks with 16 waiting; the rest get 503 with Retry-After, never the backend", async () => {
+    const p = await start(auth());
+    const held: ((ok: boolean) => void)[] = [];
+    let holding = true;
+    const spy = spyOn(crypt, "verifyPassword").mockImplementation(() => (holding ? new Promise<boolean>((r) => held.push(r)) : Promise.resolve(false)));
+    cleanup.push(() => spy.mockRestore());
+    const peakBefore = PASSWORD_CHECKS.peakPerRoute;
+    const busyBefore = PASSWORD_CHECKS.busy;
+    // 30 wrong passwords for alice ($apr1$, checked on the hashing threads) at once.
+    const answers: { status: number; retryAfter: string | null; body: string }[] = [];
+    const all = Array.from({ length: 30 }, async (_, i) => {
+      const r = await p.get({ authorization: basic(`alice:guess${i}`) });
+      answers.push({ status: r.status, retryAfter: r.headers.get("retry-after"), body: r.body });
+    });
+    try {
+      // Held checks never answer: once 10 have, 4 hold the slots and 16 wait.
+      await eventually(() => answers.length === 30 - CHECKS_PER_ROUTE - WAITING_PER_ROUTE);
+      expect(held).toHaveLength(CHECKS_PER_ROUTE);
+      expect(answers.every((a) => a.status === 503 && a.retryAfter === "1" && a.body === "password checks busy, retry later\n")).toBe(true);
+      expect(PASSWORD_CHECKS.busy - busyBefore).toBe(10);
+      expect(Math.max(PASSWORD_CHECKS.peakPerRoute, peakBefore)).toBe(CHECKS_PER_ROUTE);
+    } finally {
+      holding = false;
+      for (const release of held) release(false);
+      await Promise.allSettled(all);
+    }
+    expect(answers.filter((a) => a.status === 401)).toHaveLength(CHECKS_PER_ROUTE + WAITING_PER_ROUTE);
+    expect(spy).toHaveBeenCalledTimes(CHECKS_PER_ROUTE + WAITING_PER_ROUTE);
+    expect(p.backend.heads()).toHaveLength(0);
+    // The slots are all given back: the right password gets in.
+    spy.mockRestore();
+    expect((await p.get({ authorization: basic("alice:s3cret") })).status).toBe(200);
+  });
+
+  test("a check no hashing thread can run is a 503 (fail closed), never the backend", async () => {
+    const p = await start(auth());
+    const spy = spyOn(crypt, "verifyPassword").mockRejectedValue(new Error("hashing thread failed"));
+    cleanup.push(() => spy.mockRestore());
+    const r = await p.get({ authorization: basic("alice:s3cret") });
+    expect(r.status).toBe(503);
+    expect(p.backend.heads()).toHaveLength(0);
+  });
+
+  test("a successful login is remembered: the same credentials again pass without a check; a wrong password is checked each time", async () => {
+    const p = await start(auth());
+    const spy = spyOn(crypt, "verifyPassword");
+    cleanup.push(() => spy.mockRestore());
+    for (let i = 0; i < 3; i++) expect((await p.get({ authorization: basic("alice:s3cret") })).status).toBe(200);
+    expect(spy).toHaveBeenCalledTimes(1);
+    for (let i = 0; i < 3; i++) expect((await p.get({ authorization: basic("alice:s3crets") })).status).toBe(401);
+    expect(spy).toHaveBeenCalledTimes(4);
+    expect(p.backend.heads()).toHaveLength(3);
+    for (const head of p.backend.heads()) expect(head.toLowerCase()).not.toContain("authorization");
   });
 
   test("an unknown user costs a verification like a wrong password (against another user's hash)", async () => {
