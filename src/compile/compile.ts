@@ -210,7 +210,7 @@ export class Compiler {
       if (plans !== undefined) {
         const isTls = covered(hostKey === "*" ? null : hostKey);
         const same = prev !== undefined && sameHostInputs(prev, hostKey, plans, canaries, isTls, this.#resolve);
-        next = same ? prev : buildHostEntry(hostKey, plans, canaries, isTls, this.#resolve);
+        next = same ? prev : buildHostEntry(hostKey, plans, canaries, isTls, this.#resolve, this.#config.hostPolicyScope);
       }
       this.#setOrphanCanaries(hostKey, plans === undefined ? canaries : NO_PLANS);
       if (next === prev) continue;
@@ -272,7 +272,7 @@ export class Compiler {
         const plans = served.contributors.get(hostKey);
         const canaries = served.canaries.get(hostKey) ?? NO_PLANS;
         if (plans !== undefined || canaries.length > 0) {
-          claimHost(hostKey, plans ?? NO_PLANS, canaries, covered(hostKey === "*" ? null : hostKey), this.#resolve, trace);
+          claimHost(hostKey, plans ?? NO_PLANS, canaries, covered(hostKey === "*" ? null : hostKey), this.#resolve, config.hostPolicyScope, trace);
         }
       }
       defaultEntry(served.defaultPlans, config, this.#resolve, this.#default, [], this.#hosts.get("*")?.hostCert ?? null, trace);
@@ -313,7 +313,7 @@ export class Compiler {
       return;
     }
     // Nothing is resolved with no claims, and none is cached: a canary edit dirties its hosts.
-    const { diagnostics } = claimHost(hostKey, NO_PLANS, canaries, false, this.#resolve);
+    const { diagnostics } = claimHost(hostKey, NO_PLANS, canaries, false, this.#resolve, this.#config.hostPolicyScope);
     this.#orphanDiagnostics.set(hostKey, diagnostics);
     this.#diagVersion++;
   }
