@@ -52,7 +52,7 @@ const ignored = (r: CompileResult) => r.diagnostics.filter((d) => d.reason === "
 // Secret does not exist.
 const owner = ingress("shop", "storefront", OLD, {}, "app.test", "/");
 const intruder = ingress("tenant-b", "grab", NEW, { [`${N}auth-tls-secret`]: "missing" }, "app.test", "/b");
-const REFUSED = [{ stage: "certificate", kind: "certificate-refuse", params: { status: 403, reason: expect.stringContaining("tenant-b/missing") } }];
+const REFUSED: StagePolicy[] = [{ stage: "certificate", kind: "certificate-refuse", params: { status: 403, reason: expect.stringContaining("tenant-b/missing") } }];
 
 describe("--host-policy-scope", () => {
   test("all (the default, ingress-nginx's merge): another namespace's unusable auth-tls-secret makes the owner's paths 403", () => {
