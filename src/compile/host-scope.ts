@@ -97,7 +97,11 @@ export function withoutHostPolicies(options: RouteOptions, own: HostCert | null)
 /** The HostPolicyIgnored diagnostic of `plan` on `hostKey`, or null when it sets no host-wide annotation. */
 export function ignoredHostPolicies(plan: IngressPlan, hostKey: string, owner: IngressPlan, canary: boolean): Diagnostic | null {
   const names = hostWideAnnotations(plan, canary);
-  if (names.length === 0) return null;
+  return names.length === 0 ? null : ignoredDiagnostic(plan, names, hostKey, owner);
+}
+
+/** The HostPolicyIgnored diagnostic of `plan`: `names` (what it wrote) are not applied to `hostKey`, owned by `owner`'s namespace. */
+export function ignoredDiagnostic(plan: IngressPlan, names: readonly string[], hostKey: string, owner: IngressPlan): Diagnostic {
   const host = hostKey === "*" ? "the rules without a host" : `host ${hostKey}`;
   const message =
     `${names.join(", ")} ${names.length === 1 ? "is" : "are"} ignored on ${host}: with --host-policy-scope=namespace only Ingresses in namespace ` +

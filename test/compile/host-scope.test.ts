@@ -25,11 +25,12 @@ const SCOPED: CompileConfig = Object.freeze({ ...DEFAULT_COMPILE_CONFIG, hostPol
 const OLD = "2026-01-01T00:00:00Z";
 const NEW = "2026-02-01T00:00:00Z";
 
-function ingress(namespace: string, name: string, created: string, annotations: Record<string, string>, host: string, path: string): Ingress {
+function ingress(namespace: string, name: string, created: string, annotations: Record<string, string>, host: string, path: string, tlsHosts?: string[]): Ingress {
   return {
     metadata: { name, namespace, annotations, creationTimestamp: created },
     spec: {
       ingressClassName: "portico",
+      ...(tlsHosts === undefined ? {} : { tls: [{ hosts: tlsHosts, secretName: "other-cert" }] }),
       rules: [{ host, http: { paths: [{ path, pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }],
     },
   } as Ingress;
@@ -140,6 +141,33 @@ describe("--host-policy-scope", () => {
     const r = compile(objs(owner, canary), SCOPED);
     expect(certStages(r, "app.test", "/")).toEqual([]);
     expect(ignored(r)).toEqual([{ namespace: "tenant-b", name: "canary", message: expect.stringContaining("nginx.ingress.kubernetes.io/auth-tls-secret is ignored on host app.test:") }]);
+  });
+
+  test("namespace: another namespace's spec.tls neither binds a certificate for the host nor turns on its HTTPS redirect, by name or by wildcard", () => {
+    const tlsIntruder = ingress("tenant-b", "grab", NEW, {}, "app.test", "/b", ["app.test", "*.example.test"]);
+    const wild = ingress("shop", "wild", OLD, {}, "shop.example.test", "/");
+    const routeTls = (r: CompileResult, host: string, path: string) => allRoutes(r.table).find((x) => x.host === host && x.path === path)?.tls;
+
+    // ingress-nginx: any Ingress's spec.tls gives the server its certificate, and ssl-redirect follows.
+    const merged = compile(objs(owner, wild, tlsIntruder), DEFAULT_COMPILE_CONFIG);
+    expect([routeTls(merged, "app.test", "/"), routeTls(merged, "shop.example.test", "/")]).toEqual([true, true]);
+    expect(merged.certificates.map((b) => b.host)).toEqual(["*.example.test", "app.test"]);
+
+    const scoped = compile(objs(owner, wild, tlsIntruder), SCOPED);
+    expect([routeTls(scoped, "app.test", "/"), routeTls(scoped, "app.test", "/b"), routeTls(scoped, "shop.example.test", "/")]).toEqual([false, false, false]);
+    // The wildcard names no host of another namespace's rules: its certificate is still served for SNI.
+    expect(scoped.certificates.map((b) => b.host)).toEqual(["*.example.test"]);
+    expect(ignored(scoped)).toEqual([
+      { namespace: "tenant-b", name: "grab", message: expect.stringContaining("spec.tls is ignored on host app.test: with --host-policy-scope=namespace only Ingresses in namespace shop") },
+    ]);
+
+    // Ownership moves with the Ingresses in a long-lived Compiler, and coverage with it.
+    const c = new Compiler(SCOPED);
+    expect(routeTls(c.compile(objs(owner, tlsIntruder)), "app.test", "/b")).toBe(false);
+    const alone = c.compile(objs(tlsIntruder));
+    expect(routeTls(alone, "app.test", "/b")).toBe(true);
+    expect(alone.certificates.map((b) => b.host)).toEqual(["*.example.test", "app.test"]);
+    expect(routeTls(c.compile(objs(owner, tlsIntruder)), "app.test", "/")).toBe(false);
   });
 
   test("namespace: in a long-lived Compiler, ownership follows the oldest Ingress as Ingresses come and go", () => {
