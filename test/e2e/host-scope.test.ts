@@ -3,7 +3,8 @@
 // the server-level annotations of every Ingress of a host into one server block
 // (controller.go getBackendServers sets the server's CertificateAuth / AuthTLSError from any
 // Ingress of the host; nginx.tmpl answers AuthTLSError with `return 403` before any location),
-// so every path of the host answers 403: Portico's default. With --host-policy-scope=namespace
+// so every path of the host answers 403: Portico's default. Likewise another namespace's
+// spec.tls for a host turns on its HTTPS redirect. With --host-policy-scope=namespace
 // only the namespace of the host's oldest Ingress sets those policies (docs/design.md,
 // "Host-wide policies"), and the owner's paths stay served.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -28,9 +29,13 @@ function write(withIntruder: boolean): void {
     slice("shop", "web", [backend.port]),
     service("tenant-b", "web"),
     slice("tenant-b", "web", [backend.port]),
-    created(ingress("shop", "storefront", [{ host: "app.test", paths: [{ path: "/", service: "web" }] }]), "2026-01-01T00:00:00Z"),
+    created(ingress("shop", "storefront", [{ host: "app.test", paths: [{ path: "/", service: "web" }] }, { host: "plain.test", paths: [{ path: "/", service: "web" }] }]), "2026-01-01T00:00:00Z"),
     ...(withIntruder
-      ? [created(ingress("tenant-b", "grab", [{ host: "app.test", paths: [{ path: "/b", service: "web" }] }], { annotations: { [`${N}auth-tls-secret`]: "missing" } }), "2026-02-01T00:00:00Z")]
+      ? [
+          created(ingress("tenant-b", "grab", [{ host: "app.test", paths: [{ path: "/b", service: "web" }] }], { annotations: { [`${N}auth-tls-secret`]: "missing" } }), "2026-02-01T00:00:00Z"),
+          // spec.tls for the owner's plain-HTTP host: ingress-nginx gives the server a certificate and ssl-redirect (on by default) follows.
+          created(ingress("tenant-b", "tls-grab", [{ host: "plain.test", paths: [{ path: "/t", service: "web" }] }], { tls: [{ hosts: ["plain.test"], secretName: "missing" }] }), "2026-02-01T00:00:00Z"),
+        ]
       : []),
   ];
   writeFileSync(join(dir, "all.yaml"), yamlDocs(objs as Record<string, unknown>[]));
@@ -63,6 +68,8 @@ describe("another namespace's Ingress with a missing auth-tls-secret on the host
     write(true);
     await eventually(async () => (await get(portico!.http, "app.test", "/")).status === 403, 10_000, 20);
     expect((await get(portico.http, "app.test", "/b")).status).toBe(403);
+    const redirected = await get(portico.http, "plain.test", "/");
+    expect([redirected.status, redirected.headers.get("location")]).toEqual([308, "https://plain.test"]); // lua_ingress.lua cuts one trailing "/"
     expect(portico.lines.some((l) => l.includes('"reason":"HostPolicyIgnored"'))).toBe(false);
     await portico.stop("SIGKILL");
     portico = undefined;
@@ -70,7 +77,8 @@ describe("another namespace's Ingress with a missing auth-tls-secret on the host
 
   test("--host-policy-scope=namespace: the owner's path stays 200 from the backend, and the diagnostic names the Ingress and the annotation", async () => {
     write(false);
-    portico = await startPortico(["--manifests", dir, "--access-log", "off", "--host-policy-scope", "namespace"]);
+    // Workers, as the shipped Deployment runs: they serve the table the primary compiled.
+    portico = await startPortico(["--manifests", dir, "--access-log", "off", "--host-policy-scope", "namespace", "--workers", "2"]);
     expect((await get(portico.http, "app.test", "/")).status).toBe(200);
     const before = backend.requests().length;
     write(true);
@@ -88,9 +96,13 @@ describe("another namespace's Ingress with a missing auth-tls-secret on the host
     const owner = await get(portico.http, "app.test", "/");
     expect(owner.status).toBe(200);
     expect(owner.body).toBe("ok");
+    const plain = await get(portico.http, "plain.test", "/");
+    expect([plain.status, plain.body]).toEqual([200, "ok"]);
+    const tlsLine = await portico.waitForLine(/"name":"tls-grab".*"reason":"HostPolicyIgnored"/);
+    expect(JSON.parse(tlsLine).err).toStartWith("spec.tls is ignored on host plain.test: with --host-policy-scope=namespace only Ingresses in namespace shop");
     // Both answers came from the backend (the raw backend's 200), not from Portico.
     const lines = backend.lines().slice(before);
     expect(lines).toContain("GET /b HTTP/1.1");
-    expect(lines).toContain("GET / HTTP/1.1");
+    expect(lines.filter((l) => l === "GET / HTTP/1.1")).toHaveLength(2);
   });
 });
