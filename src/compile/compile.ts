@@ -42,7 +42,8 @@ import { DiagnosticList } from "./diagnostics.ts";
 import { buildHostEntry, claimHost, sameHostInputs, type HostEntry } from "./host-entry.ts";
 import type { IngressPlan } from "./plan.ts";
 import { ServedPlans } from "./served.ts";
-import { tlsBindings, tlsCoverage, type SecretData, type TlsState } from "./tls.ts";
+import { hostOwner } from "./host-scope.ts";
+import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
 import type { CompileResult } from "./types.ts";
 
@@ -95,6 +96,8 @@ export class Compiler {
   readonly #backends: BackendCache;
   readonly #resolve = (ref: BackendRef) => this.#backends.resolve(ref);
   readonly #secretData: SecretData = new WeakMap();
+  /** The owner of a host key's host-wide policies with --host-policy-scope=namespace (spec.tls included), else null. */
+  readonly #ownerOf: HostOwnerOf | null;
 
   readonly #hosts = new Map<string, HostEntry>();
   /** Host keys whose entry carries diagnostics, and those diagnostics. */
@@ -122,6 +125,7 @@ export class Compiler {
   constructor(config: CompileConfig, options: CompilerOptions = {}) {
     this.#config = config;
     this.#bulkAbove = options.bulkAbove;
+    this.#ownerOf = config.hostPolicyScope === "namespace" ? (hostKey) => hostOwner(this.#served.contributors.get(hostKey) ?? NO_PLANS, "namespace") : null;
     this.#served = new ServedPlans(config);
     this.#backends = new BackendCache(config);
   }
@@ -174,6 +178,9 @@ export class Compiler {
     const bulkAbove = this.#bulkAbove ?? Math.max(32, snapshot.ingresses.size / 8);
     if (reclassify || this.#table === null || changed.length > bulkAbove) served.rebuild(snapshot.ingresses, snapshot.secrets, this.#ctx, dirty);
     else for (const key of changed) served.update(key, snapshot.ingresses, snapshot.secrets, this.#ctx, dirty);
+    // With --host-policy-scope=namespace a host's TLS coverage depends on who owns it, which
+    // can change with any Ingress of the host (host-scope.ts).
+    const ownersMayChange = this.#ownerOf !== null && dirty.size > 0;
 
     // Services and EndpointSlices: the hosts that resolve a backend through a changed one.
     const serviceChanged = (key: string) => {
@@ -183,13 +190,13 @@ export class Compiler {
     changedKeys(last.slices, snapshot.endpointSlices, serviceChanged);
 
     // spec.tls: bindings, and every host whose TLS coverage flips.
-    if (served.tlsChanged || this.#tls === null || snapshot.secrets !== last.secrets) {
+    if (served.tlsChanged || this.#tls === null || snapshot.secrets !== last.secrets || ownersMayChange) {
       served.tlsChanged = false;
       const before = this.#tls;
-      this.#tls = tlsBindings(served.tlsPlans, snapshot.secrets, this.#secretData, this.#config);
+      this.#tls = tlsBindings(served.tlsPlans, snapshot.secrets, this.#secretData, this.#config, this.#ownerOf);
       this.#diagVersion++;
-      if (before !== null && !sameSet(before.hosts, this.#tls.hosts)) {
-        const covered = tlsCoverage(this.#tls.hosts);
+      if (before !== null && (this.#ownerOf !== null || !sameSet(before.hosts, this.#tls.hosts))) {
+        const covered = tlsCoverage(this.#tls, this.#ownerOf);
         for (const [hostKey, e] of this.#hosts) if (e.tls !== covered(hostKey === "*" ? null : hostKey)) dirty.add(hostKey);
       }
     }
@@ -197,7 +204,7 @@ export class Compiler {
     this.#last = { ingresses: snapshot.ingresses, classes: snapshot.ingressClasses, services: snapshot.services, slices: snapshot.endpointSlices, secrets: snapshot.secrets };
 
     // Rebuild what is dirty.
-    const covered = tlsCoverage(tls.hosts);
+    const covered = tlsCoverage(tls, this.#ownerOf);
     const changes: [string, HostRoutes | null][] = [];
     const added: string[] = [];
     let removed = 0;
@@ -210,7 +217,7 @@ export class Compiler {
       if (plans !== undefined) {
         const isTls = covered(hostKey === "*" ? null : hostKey);
         const same = prev !== undefined && sameHostInputs(prev, hostKey, plans, canaries, isTls, this.#resolve);
-        next = same ? prev : buildHostEntry(hostKey, plans, canaries, isTls, this.#resolve);
+        next = same ? prev : buildHostEntry(hostKey, plans, canaries, isTls, this.#resolve, this.#config.hostPolicyScope);
       }
       this.#setOrphanCanaries(hostKey, plans === undefined ? canaries : NO_PLANS);
       if (next === prev) continue;
@@ -264,7 +271,7 @@ export class Compiler {
     const served = this.#served;
     const ctx = this.#ctx as ClassContext;
     const config = this.#config;
-    const covered = tlsCoverage((this.#tls as TlsState).hosts);
+    const covered = tlsCoverage(this.#tls as TlsState, this.#ownerOf);
     const trace = newTrace();
     this.#backends.begin(snapshot);
     try {
@@ -272,7 +279,7 @@ export class Compiler {
         const plans = served.contributors.get(hostKey);
         const canaries = served.canaries.get(hostKey) ?? NO_PLANS;
         if (plans !== undefined || canaries.length > 0) {
-          claimHost(hostKey, plans ?? NO_PLANS, canaries, covered(hostKey === "*" ? null : hostKey), this.#resolve, trace);
+          claimHost(hostKey, plans ?? NO_PLANS, canaries, covered(hostKey === "*" ? null : hostKey), this.#resolve, config.hostPolicyScope, trace);
         }
       }
       defaultEntry(served.defaultPlans, config, this.#resolve, this.#default, [], this.#hosts.get("*")?.hostCert ?? null, trace);
@@ -313,7 +320,7 @@ export class Compiler {
       return;
     }
     // Nothing is resolved with no claims, and none is cached: a canary edit dirties its hosts.
-    const { diagnostics } = claimHost(hostKey, NO_PLANS, canaries, false, this.#resolve);
+    const { diagnostics } = claimHost(hostKey, NO_PLANS, canaries, false, this.#resolve, this.#config.hostPolicyScope);
     this.#orphanDiagnostics.set(hostKey, diagnostics);
     this.#diagVersion++;
   }

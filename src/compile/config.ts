@@ -3,7 +3,7 @@ import type { Config } from "../config/types.ts";
 /** The part of Config the compiler reads; a change to one of them is applied by compiling again. */
 export const COMPILE_FIELDS = [
   "ingressClass", "controllerName", "watchIngressWithoutClass", "ingressNginxCompat", "defaultBackendService", "customHttpErrors", "defaultSslCertificate", "allowExternalNameServices",
-  "allowlistSourceRange", "denylistSourceRange", "sslRedirect", "forceSslRedirect",
+  "allowlistSourceRange", "denylistSourceRange", "sslRedirect", "forceSslRedirect", "hostPolicyScope",
 ] as const satisfies readonly (keyof Config)[];
 
 export type CompileConfig = Pick<Config, (typeof COMPILE_FIELDS)[number]>;

@@ -15,7 +15,8 @@
 // the whole server block (controller.go getBackendServers: the first Ingress of the host, in
 // priority order, with a usable CA; nginx.tmpl SERVER): hostCertOf picks that policy and every
 // route of the host, from every contributing Ingress, carries it (docs/design.md, "Client
-// certificates").
+// certificates"). With --host-policy-scope=namespace, only the Ingresses in the namespace of
+// the host's first Ingress set it, and the other host-wide policies (host-scope.ts).
 //
 // Error pages are resolved here too, once per contributing plan (error-pages.ts): the Services
 // they name are inputs of the host entry like its backends.
@@ -30,6 +31,7 @@ import type { HostRoutes, Route, RouteOptions } from "../table/types.ts";
 import { backendReason, serviceRef, type BackendRef, type ResolvedBackend } from "./backends.ts";
 import { resolveErrorPages, type ResolvedErrorPages } from "./error-pages.ts";
 import type { HostCert } from "./access.ts";
+import { hostOwner, ignoredHostPolicies, inHostScope, scopedPlans, withoutHostPolicies, type HostPolicyScope } from "./host-scope.ts";
 import { describeAge, tieNote } from "./order.ts";
 import { comparePlans, type IngressPlan, type PathPlan } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
@@ -165,6 +167,7 @@ export function regexModeCause(hostKey: string, plans: readonly IngressPlan[]): 
  * the outcome of every path plan is recorded too (explain runs this for the hosts it asks
  * about). A host in regex mode (regexModeCause) serves every path as written, as a regular
  * expression; any other host serves the literal form of each path (compile/paths.ts).
+ * `scope` says which Ingresses may set the host-wide policies (host-scope.ts).
  */
 export function claimHost(
   hostKey: string,
@@ -172,6 +175,7 @@ export function claimHost(
   canaries: readonly IngressPlan[],
   isTls: boolean,
   resolve: Resolve,
+  scope: HostPolicyScope,
   trace?: CompileTrace,
 ): Claimed {
   const routes: Route[] = [];
@@ -180,16 +184,25 @@ export function claimHost(
   const services: string[] = [];
   const cause = regexModeCause(hostKey, plans);
   const regexMode = cause !== null;
-  const certOwner = hostCertOf(plans, canaries);
+  const owner = hostOwner(plans, scope);
+  const certOwner = hostCertOf(scopedPlans(plans, owner), scopedPlans(canaries, owner));
   const hostCert = certOwner?.cert ?? null;
+  if (owner !== null) {
+    for (const plan of [...plans, ...canaries]) {
+      const d = inHostScope(plan, owner) ? null : ignoredHostPolicies(plan, hostKey, owner, canaries.includes(plan));
+      if (d !== null) diagnostics.push(d);
+    }
+  }
   const optionsByPlan = new Map<IngressPlan, RouteOptions>();
   const optionsOf = (plan: IngressPlan): RouteOptions => {
-    if (certOwner === null) return plan.annotations.options;
+    const outside = !inHostScope(plan, owner);
+    if (certOwner === null && !outside) return plan.annotations.options;
     let o = optionsByPlan.get(plan);
     if (o === undefined) {
-      o = withHostCert(plan.annotations.options, plan.hostCert, certOwner.cert);
+      const base = outside ? withoutHostPolicies(plan.annotations.options, plan.hostCert) : plan.annotations.options;
+      o = certOwner === null ? base : withHostCert(base, outside ? null : plan.hostCert, certOwner.cert);
       optionsByPlan.set(plan, o);
-      if (plan !== certOwner.plan && (plan.hosts.get(hostKey) ?? []).length > 0) {
+      if (certOwner !== null && plan !== certOwner.plan && (plan.hosts.get(hostKey) ?? []).length > 0) {
         const what = certOwner.cert.error ? `answer ${String(certOwner.cert.stage.params.status)}: its auth-tls-secret cannot be used` : "require the client certificates its auth-tls-* annotations ask for";
         const own = plan.hostCert === null ? "" : " (this Ingress's own auth-tls-* is not used on this host)";
         diagnostics.push({
@@ -506,9 +519,10 @@ export function buildHostEntry(
   canaries: readonly IngressPlan[],
   isTls: boolean,
   resolve: Resolve,
+  scope: HostPolicyScope,
 ): HostEntry {
-  const { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert } = claimHost(hostKey, plans, canaries, isTls, resolve);
-  const { aliases, aliasPlan } = hostAliases(hostKey, plans, diagnostics);
+  const { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert } = claimHost(hostKey, plans, canaries, isTls, resolve, scope);
+  const { aliases, aliasPlan } = hostAliases(hostKey, scopedPlans(plans, hostOwner(plans, scope)), diagnostics);
   // Copies of the plans: the contributor lists are updated in place by later compiles.
   const entry = buildHost(hostKey, routes, viaOf(hostKey), regex);
   return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, errorRefs, services, entry, diagnostics, hostCert, aliases, aliasPlan };

@@ -3,6 +3,7 @@
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Secret } from "../model/schemas.ts";
 import type { CompileConfig } from "./config.ts";
+import { ignoredDiagnostic } from "./host-scope.ts";
 import type { IngressPlan } from "./plan.ts";
 import type { CertificateBinding } from "./types.ts";
 
@@ -10,8 +11,17 @@ export interface TlsState {
   readonly bindings: readonly CertificateBinding[];
   /** Every TLS host of every served Ingress (even ones whose binding lost): for Route.tls. */
   readonly hosts: ReadonlySet<string>;
+  /**
+   * With --host-policy-scope=namespace, the namespaces whose Ingresses list each TLS host of
+   * `hosts` (tlsCoverage reads it: a host is covered only by its own namespace's spec.tls);
+   * null otherwise.
+   */
+  readonly namespaces: ReadonlyMap<string, ReadonlySet<string>> | null;
   readonly diagnostics: readonly Diagnostic[];
 }
+
+/** The Ingress owning a host key's host-wide policies (host-scope.ts hostOwner), or null: no owner, or not scoped. */
+export type HostOwnerOf = (hostKey: string) => IngressPlan | null;
 
 /** Secret data decoded once per Secret object. */
 export type SecretData = WeakMap<Secret, { cert: string | null; key: string | null }>;
@@ -38,17 +48,34 @@ function binding(secrets: ReadonlyMap<string, Secret>, data: SecretData, host: s
   });
 }
 
-/** `tlsPlans`: the served plans with spec.tls, in priority order; for a host bound twice the oldest Ingress wins. */
-export function tlsBindings(tlsPlans: readonly IngressPlan[], secrets: ReadonlyMap<string, Secret>, data: SecretData, config: CompileConfig): TlsState {
+/**
+ * `tlsPlans`: the served plans with spec.tls, in priority order; for a host bound twice the
+ * oldest Ingress wins. With `ownerOf` (--host-policy-scope=namespace), a TLS host that is the
+ * host of rules owned by another namespace is ignored for that Ingress (no certificate, no
+ * HTTPS redirect): which certificate a host serves and whether its plain-HTTP requests are
+ * redirected are host-wide, as ingress-nginx keeps one certificate per server.
+ */
+export function tlsBindings(tlsPlans: readonly IngressPlan[], secrets: ReadonlyMap<string, Secret>, data: SecretData, config: CompileConfig, ownerOf: HostOwnerOf | null = null): TlsState {
   const diagnostics: Diagnostic[] = [];
   const byHost = new Map<string, CertificateBinding>();
   const hosts = new Set<string>();
+  const namespaces = ownerOf === null ? null : new Map<string, Set<string>>();
   for (const plan of tlsPlans) {
     const { namespace: ns, name, key } = plan;
     for (const entry of plan.tls) {
       const secretName = entry.secretName;
       let missingReported = false;
       for (const host of entry.hosts) {
+        if (ownerOf !== null && namespaces !== null) {
+          const owner = ownerOf(host);
+          if (owner !== null && owner.namespace !== ns) {
+            diagnostics.push(ignoredDiagnostic(plan, ["spec.tls"], host, owner));
+            continue;
+          }
+          let set = namespaces.get(host);
+          if (set === undefined) namespaces.set(host, (set = new Set()));
+          set.add(ns);
+        }
         hosts.add(host);
         if (byHost.has(host)) continue;
         let b: CertificateBinding;
@@ -81,17 +108,26 @@ export function tlsBindings(tlsPlans: readonly IngressPlan[], secrets: ReadonlyM
     }
   }
   bindings.sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
-  return { bindings: Object.freeze(bindings), hosts, diagnostics };
+  return { bindings: Object.freeze(bindings), hosts, namespaces, diagnostics };
 }
 
-/** Route.tls: is the rule host listed in some served spec.tls, exactly or by `*.suffix`? */
-export function tlsCoverage(tlsHosts: ReadonlySet<string>): (host: string | null) => boolean {
+/**
+ * Route.tls: is the rule host listed in some served spec.tls, exactly or by `*.suffix`? With
+ * --host-policy-scope=namespace (`tls.namespaces` and `ownerOf`), only by the spec.tls of an
+ * Ingress in the namespace that owns the host, so another namespace's wildcard does not
+ * switch on its HTTPS redirect either.
+ */
+export function tlsCoverage(tls: TlsState, ownerOf: HostOwnerOf | null = null): (host: string | null) => boolean {
+  const tlsHosts = tls.hosts;
+  const byNs = tls.namespaces;
   return (host) => {
     if (host === null || tlsHosts.size === 0) return false;
-    if (tlsHosts.has(host)) return true;
+    const ns = byNs === null || ownerOf === null ? null : (ownerOf(host)?.namespace ?? null);
+    const listed = (h: string) => (ns === null ? tlsHosts.has(h) : (byNs?.get(h)?.has(ns) ?? false));
+    if (listed(host)) return true;
     // `*.foo.com` covers exactly one extra label; a wildcard rule host needs the same wildcard.
     if (host.startsWith("*.")) return false;
     const dot = host.indexOf(".");
-    return dot > 0 && tlsHosts.has(`*.${host.slice(dot + 1)}`);
+    return dot > 0 && listed(`*.${host.slice(dot + 1)}`);
   };
 }

@@ -97,6 +97,10 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx's ConfigMap keys ssl-redirect and force-ssl-redirect: an Ingress's own annotation wins.
   sslRedirect: { name: "ssl-redirect", metavar: null, help: "redirect HTTP to HTTPS for hosts in spec.tls, on Ingresses without their own ssl-redirect (--ssl-redirect=false to turn off)", defaultText: "true", schema: val.bool, fallback: () => true },
   forceSslRedirect: { name: "force-ssl-redirect", metavar: null, help: "redirect HTTP to HTTPS for every host, on Ingresses without their own force-ssl-redirect", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx merges every Ingress's server-level annotations into the host's one server
+  // block, whatever its namespace; `namespace` stops a tenant from setting them on another
+  // tenant's host (docs/design.md, "Host-wide policies").
+  hostPolicyScope: { name: "host-policy-scope", metavar: "SCOPE", help: "which Ingresses of a host may set its host-wide policies (auth-tls-*, app-root, from-to-www-redirect, server-alias): all (as ingress-nginx) or namespace (only those in the namespace of the host's oldest Ingress; the others' are ignored there with a HostPolicyIgnored diagnostic)", defaultText: "all", schema: val.oneOf(["all", "namespace"]), fallback: () => "all" },
   httpRedirectCode: { name: "http-redirect-code", metavar: "CODE", help: "status of the redirects to HTTPS and between www. and the bare name: 301, 302, 307 or 308", defaultText: "308", schema: val.redirectCode, fallback: () => 308 },
   tlsMinVersion: { name: "tls-min-version", metavar: "V", help: "lowest TLS version accepted: 1.2 or 1.3", defaultText: "1.2", schema: val.oneOf(["1.2", "1.3"]), fallback: () => "1.2" },
   tlsCiphers: { name: "tls-ciphers", metavar: "LIST", help: "TLS 1.2 cipher suites, OpenSSL names separated by colons", defaultText: "ECDHE with AES-GCM or CHACHA20-POLY1305", schema: val.cipherList, fallback: () => DEFAULT_TLS_CIPHERS },

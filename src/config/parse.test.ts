@@ -70,6 +70,7 @@ describe("defaults", () => {
       hstsPreload: false,
       sslRedirect: true,
       forceSslRedirect: false,
+      hostPolicyScope: "all",
       httpRedirectCode: 308,
       nginxConfigmap: null,
       tlsMinVersion: "1.2",
@@ -94,7 +95,7 @@ describe("values", () => {
       "--election-id", "edge-leader", "--election-namespace", "infra", "--log-level", "debug", "--log-format", "text",
       "--access-log", "off", "--max-body-size", "10m", "--trusted-proxies", "10.0.0.0/8,FD00::/8,192.168.1.1",
       "--connect-timeout", "500ms", "--response-timeout", "2m", "--stream-idle-timeout", "1h", "--shutdown-delay", "0",
-      "--shutdown-grace-period", "45", "--hsts-max-age", "60", "--tls-min-version", "1.3",
+      "--shutdown-grace-period", "45", "--hsts-max-age", "60", "--tls-min-version", "1.3", "--host-policy-scope", "namespace",
       "--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256", "--workers", "3", "--admin-port", "9000",
       "--allow-external-name-services", "--allowlist-source-range", "10.0.0.0/8, 2001:DB8::/32", "--denylist-source-range", "10.9.9.9",
       "--limit-req-status-code", "429", "--limit-conn-status-code", "503", "--http2=false",
@@ -113,7 +114,7 @@ describe("values", () => {
       allowlistSourceRange: ["10.0.0.0/8", "2001:db8::/32"], denylistSourceRange: ["10.9.9.9/32"],
       connectTimeoutMs: 500, responseTimeoutMs: 120_000, streamIdleTimeoutMs: 3_600_000, shutdownDelayMs: 0,
       shutdownGracePeriodMs: 45_000, hstsMaxAge: 60, tlsMinVersion: "1.3", tlsCiphers: "ECDHE-RSA-AES128-GCM-SHA256", workers: 3,
-      allowExternalNameServices: true, limitReqStatusCode: 429, limitConnStatusCode: 503, customHttpErrors: [404, 503], http2: false, httpRedirectCode: 301,
+      allowExternalNameServices: true, limitReqStatusCode: 429, limitConnStatusCode: 503, customHttpErrors: [404, 503], http2: false, httpRedirectCode: 301, hostPolicyScope: "namespace",
     });
   });
 
@@ -255,6 +256,7 @@ describe("errors name the flag", () => {
     [["--hsts-preload=1x"], "--hsts-preload: expected true or false"],
     [["--ssl-redirect=no-way"], "--ssl-redirect: expected true or false"],
     [["--force-ssl-redirect=yes please"], "--force-ssl-redirect: expected true or false"],
+    [["--host-policy-scope", "tenant"], '--host-policy-scope: expected all or namespace, got "tenant"'],
     [["--nginx-configmap", "Bad/Name"], "--nginx-configmap: expected NAMESPACE/NAME"],
     [["--limit-req-status-code", "200"], "--limit-req-status-code: expected an integer 400-599"],
     [["--limit-conn-status-code", "5O3"], "--limit-conn-status-code: expected an integer 400-599"],

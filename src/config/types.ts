@@ -94,6 +94,13 @@ export interface Config {
    */
   readonly sslRedirect: boolean;
   readonly forceSslRedirect: boolean;
+  /**
+   * Which Ingresses of a host may set its host-wide policies (client certificates, app-root,
+   * from-to-www-redirect, server-alias): `all`, as ingress-nginx merges them into one server
+   * block, or `namespace`, only those in the namespace of the host's oldest Ingress
+   * (compile/host-scope.ts).
+   */
+  readonly hostPolicyScope: "all" | "namespace";
   /** Status of the redirects to HTTPS and from the www name (ingress-nginx's `http-redirect-code`). */
   readonly httpRedirectCode: 301 | 302 | 307 | 308;
   readonly tlsMinVersion: "1.2" | "1.3";

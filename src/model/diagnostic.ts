@@ -27,6 +27,8 @@ export type DiagnosticReason =
   | "StrictPathType"
   | "RegexModeHost"
   | "HostClientCertificates"
+  /** --host-policy-scope=namespace: an Ingress outside the host's namespace set a host-wide annotation, not applied there. */
+  | "HostPolicyIgnored"
   | "InvalidHost"
   | "InvalidBackend"
   | "InvalidAnnotation"

@@ -20,4 +20,5 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   denylistSourceRange: c.denylistSourceRange,
   sslRedirect: c.sslRedirect,
   forceSslRedirect: c.forceSslRedirect,
+  hostPolicyScope: c.hostPolicyScope,
 });

@@ -81,6 +81,8 @@ function generator(seed: number) {
       if (chance(0.3)) a["nginx.ingress.kubernetes.io/auth-secret-type"] = pick(["auth-file", "auth-map"]);
     }
     if (chance(0.1)) a["nginx.ingress.kubernetes.io/denylist-source-range"] = pick(["10.1.0.0/16", "bad"]);
+    // Host-wide policies, which --host-policy-scope=namespace keeps to the host's owner namespace.
+    if (chance(0.1)) a[`nginx.ingress.kubernetes.io/${pick(["app-root", "from-to-www-redirect", "server-alias", "auth-tls-secret"])}`] = pick(["/home", "true", "alias.test", "missing"]);
     return a;
   };
   const ingress = (ns: string, name: string): Obj => {
@@ -189,6 +191,8 @@ const CONFIGS: readonly CompileConfig[] = [
     defaultBackendService: { namespace: "a", name: "s2", port: 80 },
     defaultSslCertificate: { namespace: "b", name: "t1" },
     allowlistSourceRange: ["10.0.0.0/8"],
+    // Host ownership (host-scope.ts) follows every Ingress edit, spec.tls coverage with it.
+    hostPolicyScope: "namespace",
   },
 ];
 

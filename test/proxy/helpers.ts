@@ -35,7 +35,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientHeaderTimeoutMs: 60_000, clientBodyMinRate: 500, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, maxResponseHeaderSize: 64 * 1024,
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
     limitReqStatusCode: 503, limitConnStatusCode: 503,
-    hsts: true, hstsMaxAge: 31536000, hstsIncludeSubdomains: false, hstsPreload: false, sslRedirect: true, forceSslRedirect: false, httpRedirectCode: 308,
+    hsts: true, hstsMaxAge: 31536000, hstsIncludeSubdomains: false, hstsPreload: false, sslRedirect: true, forceSslRedirect: false, hostPolicyScope: "all", httpRedirectCode: 308,
     tlsMinVersion: "1.2", tlsCiphers: "", http2: true, workers: 1, nginxConfigmap: null,
     ...over,
   };
