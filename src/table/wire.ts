@@ -20,13 +20,20 @@
 // decodeTable() rebuilds them with buildHost(), the same code that built the original. A host
 // in regex mode ships its locations as data (the patterns as written, table/regex.ts) and the
 // receiver compiles them again: compiled regexes are not data.
-import { assembleTable, buildHost, hostKeyOf, patchTable, viaOf } from "./build.ts";
+//
+// Both forms list host entries one by one, each with its own routes, including an entry with
+// no routes at all: a host whose every path was refused is still a host (ingress-nginx keeps a
+// server block for it, so its requests never reach another host's rules: docs/design.md,
+// "Workers"), and a receiver that rebuilt hosts from the routes alone would lose it. A receiver
+// may build the entries one at a time (TableProblem): an entry it cannot build is reported,
+// naming the host and its Ingresses, and replaced by the one it had (else by an empty one,
+// which answers as a host with no paths does), so one bad entry never costs the others.
+import { assembleTable, buildHost, patchTable, viaOf } from "./build.ts";
 import { deepFreeze, type StagePolicy } from "./policy.ts";
 import type { RegexLocationSpec } from "./regex.ts";
-import { allRoutes } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteCanary, RouteErrorPages, RouteOptions, RouteTable, Upstream } from "./types.ts";
 
-export const WIRE_VERSION = 2;
+export const WIRE_VERSION = 3;
 
 /** A number that JSON can carry: finite numbers as is, the rest spelled out. */
 export type WireNumber = number | "Infinity" | "-Infinity" | "NaN";
@@ -59,19 +66,23 @@ export interface WireRoute extends Omit<Route, "backend" | "options" | "canary" 
 /** id → Backend held by the receiving end (see the top of this file). */
 export type BackendRegistry = Map<string, Backend>;
 
+/**
+ * One host entry by key (`foo.com`, `*.foo.com`, `*`): its routes in the entry's order (none
+ * for a host whose paths were all refused); `regex`: the locations of a host in regex mode
+ * (indexes into `routes`).
+ */
+export interface WireHost {
+  readonly host: string;
+  readonly routes: readonly WireRoute[];
+  readonly regex?: readonly RegexLocationSpec[];
+}
+
 export interface WireDelta {
   readonly v: typeof WIRE_VERSION;
   /** Backends the routes below refer to by index (the ones the registry does not hold). */
   readonly backends: readonly WireBackend[];
-  /**
-   * Host entries by key (`foo.com`, `*.foo.com`, `*`): routes in the entry's order, or null =
-   * removed; `regex`: the locations of a host in regex mode (indexes into `routes`).
-   */
-  readonly hosts: readonly {
-    readonly host: string;
-    readonly routes: readonly WireRoute[] | null;
-    readonly regex?: readonly RegexLocationSpec[];
-  }[];
+  /** Changed host entries (WireHost); routes null = removed. */
+  readonly hosts: readonly (Omit<WireHost, "routes"> & { readonly routes: readonly WireRoute[] | null })[];
   /** Absent: the default route did not change. */
   readonly defaultRoute?: WireRoute | null;
   readonly routeCount: number;
@@ -82,11 +93,9 @@ export interface WireDelta {
 export interface WireTable {
   readonly v: typeof WIRE_VERSION;
   readonly backends: readonly WireBackend[];
-  /** Every host's routes, hosts in table order, each host's routes in the entry's order. */
-  readonly routes: readonly WireRoute[];
+  /** Every host entry of the table, in table order, those with no routes included. */
+  readonly hosts: readonly WireHost[];
   readonly defaultRoute: WireRoute | null;
-  /** The locations of each host in regex mode (indexes into that host's routes above). */
-  readonly regex: readonly { readonly host: string; readonly locations: readonly RegexLocationSpec[] }[];
   /** server-alias names → host keys (RouteTable.aliasKeys). */
   readonly aliases: readonly (readonly [string, string])[];
 }
@@ -182,16 +191,12 @@ function routeDecoder(backends: readonly Backend[], registry: ReadonlyMap<string
 /** The whole table. With a registry, it is reset to this table's backends (the receiver's will be). */
 export function encodeTable(table: RouteTable, registry?: BackendRegistry): WireTable {
   const enc = routeEncoder(() => false);
-  const regex: { host: string; locations: readonly RegexLocationSpec[] }[] = [];
-  for (const e of [...table.exact.values(), ...table.wildcard.values(), ...(table.any ? [table.any] : [])]) {
-    if (e.regex !== null) regex.push({ host: e.host, locations: e.regex.specs });
-  }
+  const hosts = hostEntries(table).map((e) => wireHost(e, enc.route));
   const wire: WireTable = {
     v: WIRE_VERSION,
-    routes: allRoutes(table).map(enc.route),
+    hosts,
     defaultRoute: table.defaultRoute ? enc.route(table.defaultRoute) : null,
     backends: enc.backends,
-    regex,
     aliases: [...table.aliasKeys],
   };
   if (registry) {
@@ -201,33 +206,81 @@ export function encodeTable(table: RouteTable, registry?: BackendRegistry): Wire
   return wire;
 }
 
+/** Every host entry: exact, wildcard, hostless, each map in its order. */
+function hostEntries(table: RouteTable): HostRoutes[] {
+  return [...table.exact.values(), ...table.wildcard.values(), ...(table.any ? [table.any] : [])];
+}
+
+function wireHost(e: HostRoutes, route: (r: Route) => WireRoute): WireHost {
+  return { host: e.host, routes: e.routes.map(route), ...(e.regex ? { regex: e.regex.specs } : {}) };
+}
+
+/** A host entry a receiver could not build (decodeTable, applyDelta with `onProblem`). */
+export interface TableProblem {
+  /** Host key (`*` for the rules without a host). */
+  readonly host: string;
+  /** The Ingresses (`namespace/name`) whose routes the entry holds. */
+  readonly ingresses: readonly string[];
+  readonly error: string;
+  /** What serves the host instead: the entry the receiver had, or an empty one (no paths). */
+  readonly kept: "previous" | "empty";
+}
+
+export interface DecodeOptions {
+  /**
+   * Build the host entries one at a time and report those that cannot be built, instead of
+   * refusing the whole table. Without it, any such entry throws.
+   */
+  readonly onProblem?: (p: TableProblem) => void;
+  /** The receiver's current table: a host entry that cannot be built keeps its entry here. */
+  readonly previous?: RouteTable | null;
+}
+
+/** The entry of `key` in `table`, if any. */
+function entryOf(table: RouteTable, key: string): HostRoutes | null {
+  if (key === "*") return table.any;
+  return (key.startsWith("*.") ? table.wildcard.get(key.slice(2)) : table.exact.get(key)) ?? null;
+}
+
+/** Build one wire host entry; on failure, report it (or throw without a reporter) and fall back. */
+function hostBuilder(route: (r: WireRoute) => Route, o: DecodeOptions) {
+  return (h: WireHost): HostRoutes => {
+    try {
+      return buildHost(h.host, h.routes.map(route), viaOf(h.host), h.regex ?? null);
+    } catch (err) {
+      if (o.onProblem === undefined) throw err;
+      const prev = o.previous ? entryOf(o.previous, h.host) : null;
+      const ingresses = [...new Set(h.routes.map((r) => `${r.ingress.namespace}/${r.ingress.name}`))].sort();
+      o.onProblem({ host: h.host, ingresses, error: err instanceof Error ? err.message : String(err), kept: prev ? "previous" : "empty" });
+      return prev ?? buildHost(h.host, [], viaOf(h.host), null);
+    }
+  };
+}
+
 /**
  * Rebuild a RouteTable that answers every lookup as the encoded one did. Re-sorting a host's
  * routes that are already in precedence order is a no-op (the sort is stable), so ties keep
  * their priority order; a regex host's routes are kept in the order sent, which its locations
- * index. Throws on a backend index out of range or a regex location that does not compile (a
- * corrupt message). With a registry, it is reset to this table's backends once the table is
- * decoded.
+ * index. Throws on a corrupt message (wrong version, a backend or endpoint index out of range);
+ * a host entry that cannot be built (a regex location that does not compile, a route index out
+ * of range) throws too, unless `o.onProblem` takes it (DecodeOptions). With a registry, it is
+ * reset to this table's backends once the table is decoded.
  */
-export function decodeTable(wire: WireTable, registry?: BackendRegistry): RouteTable {
+export function decodeTable(wire: WireTable, registry?: BackendRegistry, o: DecodeOptions = {}): RouteTable {
   if (wire.v !== WIRE_VERSION) throw new Error(`route table wire version ${String(wire.v)} is not ${WIRE_VERSION}`);
   const backends = wire.backends.map(decodeBackend);
   const route = routeDecoder(backends, null);
-  const byHost = new Map<string, Route[]>();
-  for (const w of wire.routes) {
-    const r = route(w);
-    const k = hostKeyOf(r);
-    const list = byHost.get(k);
-    if (list) list.push(r);
-    else byHost.set(k, [r]);
+  const build = hostBuilder(route, o);
+  const byKey = new Map<string, WireHost>();
+  for (const h of wire.hosts) {
+    if (byKey.has(h.host)) throw new Error(`host ${h.host} is listed twice`);
+    byKey.set(h.host, h);
   }
-  const regex = new Map(wire.regex.map((h) => [h.host, h.locations] as const));
-  for (const k of regex.keys()) if (!byHost.has(k)) throw new Error(`regex locations for host ${k}, which has no routes`);
-  const keys = [...byHost.keys()].sort();
+  const entries = [...byKey.keys()].sort().map((k) => build(byKey.get(k) as WireHost));
   const table = assembleTable(
-    keys.map((k) => buildHost(k, byHost.get(k) as Route[], viaOf(k), regex.get(k) ?? null)),
+    entries,
     wire.defaultRoute ? route(wire.defaultRoute) : null,
-    wire.routes.length,
+    entries.reduce((n, e) => n + e.routes.length, 0),
     new Map(wire.aliases),
   );
   if (registry) {
@@ -262,11 +315,7 @@ export function countChangedHosts(prev: RouteTable, next: RouteTable): number {
  */
 export function encodeDelta(prev: RouteTable, next: RouteTable, registry: BackendRegistry): WireDelta {
   const enc = routeEncoder((b) => registry.get(b.id) === b);
-  const hosts = changedHosts(prev, next).map(([host, e]) => ({
-    host,
-    routes: e ? e.routes.map(enc.route) : null,
-    ...(e?.regex ? { regex: e.regex.specs } : {}),
-  }));
+  const hosts = changedHosts(prev, next).map(([host, e]) => (e ? wireHost(e, enc.route) : { host, routes: null }));
   const delta: WireDelta = {
     v: WIRE_VERSION,
     hosts,
@@ -281,19 +330,27 @@ export function encodeDelta(prev: RouteTable, next: RouteTable, registry: Backen
 
 /**
  * The receiver's side of encodeDelta: `current` patched (new maps; `current` stays as it was).
- * Throws on a corrupt delta or an unknown backend id, leaving the registry as it was.
+ * Throws on a corrupt delta or an unknown backend id, leaving the registry as it was; a host
+ * entry that cannot be built throws too, unless `onProblem` takes it (it keeps its entry in
+ * `current`, DecodeOptions).
  */
-export function applyDelta(current: RouteTable, delta: WireDelta, registry: BackendRegistry): RouteTable {
+export function applyDelta(current: RouteTable, delta: WireDelta, registry: BackendRegistry, onProblem?: DecodeOptions["onProblem"]): RouteTable {
   if (delta.v !== WIRE_VERSION) throw new Error(`route table wire version ${String(delta.v)} is not ${WIRE_VERSION}`);
   const backends = delta.backends.map(decodeBackend);
   const route = routeDecoder(backends, registry);
-  const changes = delta.hosts.map(
-    ({ host, routes, regex }) => [host, routes ? buildHost(host, routes.map(route), viaOf(host), regex ?? null) : null] as const,
-  );
+  const build = hostBuilder(route, onProblem ? { onProblem, previous: current } : {});
+  let routeCount = delta.routeCount;
+  const changes = delta.hosts.map((h) => {
+    if (h.routes === null) return [h.host, null] as const;
+    const e = build(h as WireHost);
+    // A kept or empty entry in place of the one sent: count the routes actually served.
+    routeCount += e.routes.length - h.routes.length;
+    return [h.host, e] as const;
+  });
   const defaultRoute = delta.defaultRoute === undefined ? current.defaultRoute : delta.defaultRoute ? route(delta.defaultRoute) : null;
   // Map order is irrelevant to lookups: new hosts are appended.
   const aliasKeys = delta.aliases === undefined ? current.aliasKeys : new Map(delta.aliases);
-  const table = patchTable(current, changes, defaultRoute, delta.routeCount, true, aliasKeys);
+  const table = patchTable(current, changes, defaultRoute, routeCount, true, aliasKeys);
   for (const b of backends) registry.set(b.id, b);
   return table;
 }

@@ -12,7 +12,7 @@ import type { RegexLocationSpec } from "../../src/table/regex.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
 import type { Match, RouteTable } from "../../src/table/types.ts";
-import { applyDelta, decodeTable, encodeDelta, encodeTable, type BackendRegistry, type WireDelta, type WireTable } from "../../src/table/wire.ts";
+import { applyDelta, decodeTable, encodeDelta, encodeTable, type BackendRegistry, type TableProblem, type WireDelta, type WireTable } from "../../src/table/wire.ts";
 import { parseObject } from "../../src/model/kinds.ts";
 import { Store } from "../../src/store/store.ts";
 import { orderStages, redactStage } from "../../src/table/policy.ts";
@@ -325,7 +325,8 @@ describe("wire deltas", () => {
     const t = assembleTable([buildHost("rx.test", routes, "exact-host", specs), buildHost("p.test", [mkRoute("p.test", "/", "Prefix")], "exact-host")], null, 3);
     const wire = JSON.parse(JSON.stringify(encodeTable(t))) as WireTable;
     // Data only: the pattern as written and the route it leads to.
-    expect(wire.regex).toEqual([{ host: "rx.test", locations: specs }]);
+    expect(wire.hosts.find((h) => h.host === "rx.test")!.regex).toEqual(specs);
+    expect(wire.hosts.find((h) => h.host === "p.test")!.regex).toBeUndefined();
     const d = decodeTable(wire);
     const rx = d.exact.get("rx.test")!.regex!;
     expect(rx.specs).toEqual(specs);
@@ -343,11 +344,11 @@ describe("wire deltas", () => {
     worker.apply(encodeDelta(prev, t, registry));
     expect(matchView(lookup(worker.table, "rx.test", "/foo/bar/x"))).toEqual(matchView(lookup(t, "rx.test", "/foo/bar/x")));
     expect(worker.table.exact.get("p.test")!.regex).toBeNull();
-    // A location that does not compile, or names no route, is a corrupt message: refused whole.
-    const bad = (locations: unknown[]) => ({ ...wire, regex: [{ host: "rx.test", locations }] }) as WireTable;
+    // A location that does not compile, or names no route, is an entry that cannot be built:
+    // refused (the whole table without a reporter; see "a host entry a worker cannot build").
+    const bad = (regex: unknown[]) => ({ ...wire, hosts: wire.hosts.map((h) => (h.host === "rx.test" ? { ...h, regex } : h)) }) as WireTable;
     expect(() => decodeTable(bad([{ path: "/(a)\\1", origin: "as-written", route: 0, captures: false }]))).toThrow(/backreference/);
     expect(() => decodeTable(bad([{ path: "/x", origin: "as-written", route: 7, captures: false }]))).toThrow(/out of range/);
-    expect(() => decodeTable({ ...wire, regex: [{ host: "nobody.test", locations: specs }] })).toThrow(/no routes/);
   });
 });
 
@@ -454,5 +455,56 @@ data: {ca.crt: ${Buffer.from(ca.certPem).toString("base64")}}`,
     } finally {
       await proxy.stop();
     }
+  });
+});
+
+describe("a host entry a worker cannot build", () => {
+  // Built by the same code on both ends, so only a corrupt message (or a bug) gets here: the
+  // entry costs its own host alone, the line names it, and it never falls to another host's rules.
+  const specs: RegexLocationSpec[] = [{ path: "/r/(.+)", origin: "as-written", route: 0, captures: false }];
+  const good = () => assembleTable([
+    buildHost("rx.test", [mkRoute("rx.test", "/r/(.+)", "Prefix", "regex")], "exact-host", specs),
+    buildHost("p.test", [mkRoute("p.test", "/", "Prefix")], "exact-host"),
+    buildHost("*", [mkRoute(null, "/", "Prefix", "catch-all")], "any-host"),
+  ], null, 3);
+  const broken = (t: RouteTable) => {
+    const wire = JSON.parse(JSON.stringify(encodeTable(t))) as WireTable;
+    return { ...wire, hosts: wire.hosts.map((h) => (h.host === "rx.test" ? { ...h, regex: [{ ...specs[0]!, path: "/(?=x)" }] } : h)) } as WireTable;
+  };
+
+  test("in a whole table: reported with its Ingresses, answered as a host with no paths, the others decoded", () => {
+    const problems: TableProblem[] = [];
+    const d = decodeTable(broken(good()), new Map(), { onProblem: (p) => void problems.push(p) });
+    expect(problems).toEqual([{ host: "rx.test", ingresses: ["default/regex"], error: expect.stringContaining("/(?=x)"), kept: "empty" }]);
+    expect(lookup(d, "rx.test", "/r/x")).toBeNull();
+    expect(lookup(d, "p.test", "/x")?.route.host).toBe("p.test");
+    expect(lookup(d, "other.test", "/x")?.hostKey).toBe("*");
+    // A worker that had a table keeps that host's entry from it.
+    const previous = good();
+    const again = decodeTable(broken(good()), new Map(), { onProblem: (p) => void problems.push(p), previous });
+    expect(problems[1]?.kept).toBe("previous");
+    expect(again.exact.get("rx.test")).toBe(previous.exact.get("rx.test"));
+    expect(lookup(again, "rx.test", "/r/x")?.route.ingress.name).toBe("regex");
+  });
+
+  test("in a delta: the host keeps its current entry, the rest of the delta applies", () => {
+    const registry: BackendRegistry = new Map();
+    const t1 = good();
+    const rx = new Receiver(encodeTable(t1, registry));
+    const t2 = assembleTable([
+      buildHost("rx.test", [mkRoute("rx.test", "/r/(.+)", "Prefix", "regex2")], "exact-host", specs),
+      buildHost("p.test", [mkRoute("p.test", "/new", "Prefix")], "exact-host"),
+      t1.any!,
+    ], null, 3);
+    const delta = JSON.parse(JSON.stringify(encodeDelta(t1, t2, registry))) as WireDelta;
+    const bad = { ...delta, hosts: delta.hosts.map((h) => (h.host === "rx.test" ? { ...h, regex: [{ ...specs[0]!, route: 9 }] } : h)) };
+    const problems: TableProblem[] = [];
+    const next = applyDelta(rx.table, bad, rx.registry, (p) => void problems.push(p));
+    expect(problems.map((p) => [p.host, p.ingresses, p.kept])).toEqual([["rx.test", ["default/regex2"], "previous"]]);
+    expect(next.exact.get("rx.test")).toBe(rx.table.exact.get("rx.test"));
+    expect(lookup(next, "p.test", "/new")?.route.path).toBe("/new");
+    expect(next.routeCount).toBe(3);
+    // Without a reporter the delta is refused whole, as before.
+    expect(() => applyDelta(rx.table, bad, rx.registry)).toThrow(/out of range/);
   });
 });
