@@ -88,7 +88,13 @@ export function createWorkerPlane(o: {
     get expiry() {
       return expiry;
     },
-    ready: () => (pool.allReady ? null : { ready: false, reason: "workers not serving yet" }),
+    // Every worker, now: one that died, restarts, or could not read the latest whole table
+    // holds readiness back until it serves the current table (docs/design.md, "Workers").
+    ready: () => {
+      const behind = pool.notServing();
+      if (behind.length === 0) return null;
+      return { ready: false, reason: pool.allReady ? `workers not serving the current route table: ${behind.join(", ")}` : "workers not serving yet" };
+    },
     async metrics() {
       const workers = await pool.metrics();
       return formatExposition(sumSnapshots([inst.registry.toJSON(), ...workers]));

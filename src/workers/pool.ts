@@ -47,6 +47,13 @@ export interface WorkerPool {
   publish(generation: number, delta: { readonly base: number; readonly json: string } | null): void;
   /** True once every worker has had a table live (a worker restarting later does not undo it). */
   readonly allReady: boolean;
+  /**
+   * The workers that do not serve the latest table now (ids): not running, not listening since
+   * they (re)started, or behind it with no table of theirs on the way (a whole table they could
+   * not read). A worker sent the latest table or delta counts as serving it until it says
+   * otherwise (it serves the one before meanwhile, as a single process does while it swaps).
+   */
+  notServing(): number[];
   /** How many workers have acknowledged `generation` (or a later one). */
   appliedCount(generation: number): number;
   /** Snapshots of the workers that answer within `timeoutMs`. */
@@ -70,6 +77,10 @@ interface Slot {
   sent: number;
   /** It was told it may listen (since it started). */
   permitted: boolean;
+  /** It listens on the traffic ports (since it started). */
+  listening: boolean;
+  /** Generation of a whole table it could not read (0: none since it last applied one). */
+  rejected: number;
   everReady: boolean;
   restartTimer: ReturnType<typeof setTimeout> | null;
 }
@@ -90,6 +101,8 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     generation: 0,
     sent: 0,
     permitted: false,
+    listening: false,
+    rejected: 0,
     everReady: false,
     restartTimer: null,
   }));
@@ -167,9 +180,16 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
         log.warn("a worker could not apply a table change; sending the whole table", { worker: slot.id });
         sendFull(slot);
         return;
+      case "rejected":
+        // Its own line names the host or the reason; readiness counts it out (notServing).
+        log.error("a worker could not read the whole route table; it keeps serving the one it had, or none", { worker: slot.id, generation: m.generation });
+        slot.rejected = Math.max(slot.rejected, m.generation);
+        return;
       case "ready":
       case "applied":
         slot.generation = Math.max(slot.generation, m.generation);
+        if (m.type === "ready") slot.listening = true;
+        if (slot.rejected <= slot.generation) slot.rejected = 0;
         if (first === slot) first = null;
         if (m.type === "ready" && !slot.everReady) {
           slot.everReady = true;
@@ -196,6 +216,8 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     slot.generation = 0;
     slot.sent = 0;
     slot.permitted = false;
+    slot.listening = false;
+    slot.rejected = 0;
     slot.startedAt = performance.now();
     const proc: Subprocess = Bun.spawn([...o.argv], {
       env: { ...o.env, [WORKER_ID_ENV]: String(slot.id) },
@@ -214,6 +236,7 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     slot.proc = null;
     slot.open = false;
     slot.generation = 0;
+    slot.listening = false;
     if (first === slot) first = null;
     for (const m of waiting.values()) m.get(slot.id)?.(null);
     if (draining) return;
@@ -244,6 +267,10 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     },
     get allReady() {
       return slots.every((s) => s.everReady);
+    },
+    notServing() {
+      const current = (s: Slot) => s.generation >= latest || (s.sent >= latest && s.rejected < s.sent);
+      return slots.filter((s) => s.proc === null || !s.listening || !current(s)).map((s) => s.id);
     },
     appliedCount(generation) {
       return slots.filter((s) => s.proc && s.generation >= generation).length;

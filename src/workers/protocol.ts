@@ -10,7 +10,9 @@
 //   "metrics" (a scrape request), "drain" (shut down gracefully, then exit).
 // worker → primary: "hello" (its message handler is installed: send it the state), "ready"
 //   (first table live, listeners up), "applied" (a table generation is live), "resync" (a delta
-//   did not apply: send the whole table), "metrics" (registry snapshot for a request id),
+//   did not apply: send the whole table), "rejected" (a whole table could not be read: this
+//   worker still serves the table it had, or none; readiness says so until it applies a later
+//   one), "metrics" (registry snapshot for a request id),
 //   "fatal" (cannot serve: exits 1).
 import * as v from "valibot";
 import type { TlsEntry } from "../tls/sni.ts";
@@ -32,6 +34,7 @@ export type ToPrimary =
   | { readonly type: "ready"; readonly generation: number }
   | { readonly type: "applied"; readonly generation: number }
   | { readonly type: "resync" }
+  | { readonly type: "rejected"; readonly generation: number }
   | { readonly type: "metrics"; readonly id: number; readonly snapshot: unknown }
   | { readonly type: "fatal"; readonly message: string };
 
@@ -57,6 +60,7 @@ const ToPrimarySchema = v.variant("type", [
   v.object({ type: v.literal("ready"), generation: count }),
   v.object({ type: v.literal("applied"), generation: count }),
   v.object({ type: v.literal("resync") }),
+  v.object({ type: v.literal("rejected"), generation: count }),
   // The snapshot itself is checked by admin/exposition.ts parseSnapshot().
   v.object({ type: v.literal("metrics"), id: count, snapshot: v.unknown() }),
   v.object({ type: v.literal("fatal"), message: v.pipe(v.string(), v.maxLength(2000)) }),

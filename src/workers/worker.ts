@@ -16,7 +16,7 @@ import { createLogger } from "../log/logger.ts";
 import { serveTraffic, type PortSharing, type Serving } from "../serving/serve.ts";
 import { TableHolder } from "../table/holder.ts";
 import type { RouteTable } from "../table/types.ts";
-import { applyDelta, decodeTable, type BackendRegistry, type WireDelta, type WireTable } from "../table/wire.ts";
+import { applyDelta, decodeTable, type BackendRegistry, type TableProblem, type WireDelta, type WireTable } from "../table/wire.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { VERSION } from "../version.ts";
 import { createLineWriter } from "./line-writer.ts";
@@ -113,13 +113,26 @@ export async function runWorker(config: Config, id: number): Promise<void> {
         }
         const t0 = performance.now();
         let table: RouteTable;
+        // A host entry that cannot be built costs that host alone (table/wire.ts): it keeps the
+        // entry we had, else answers as a host with no paths, and the line names it.
+        const onProblem = (p: TableProblem) =>
+          log.error("a host of the route table from the primary cannot be served; it keeps its previous routes, or none", {
+            host: p.host,
+            ingresses: p.ingresses,
+            err: p.error,
+            kept: p.kept,
+            generation: m.generation,
+          });
+        const previous = holder.generation === 0 ? null : holder.current;
         try {
           table = m.type === "table"
-            ? decodeTable(JSON.parse(m.json) as WireTable, backends)
-            : applyDelta(holder.current, JSON.parse(m.json) as WireDelta, backends);
+            ? decodeTable(JSON.parse(m.json) as WireTable, backends, { onProblem, previous })
+            : applyDelta(holder.current, JSON.parse(m.json) as WireDelta, backends, onProblem);
         } catch (err) {
           log.error("route table from the primary is unreadable; keeping the current one", { err, generation: m.generation, kind: m.type });
-          if (m.type === "delta") tell({ type: "resync" });
+          // A delta: the whole table may still apply. A whole table: the primary's readiness
+          // must not count this worker as serving it.
+          tell(m.type === "delta" ? { type: "resync" } : { type: "rejected", generation: m.generation });
           return;
         }
         // The holder counts its own swaps; keep it equal to the primary's generation.

@@ -199,7 +199,8 @@ describe("--workers 2", () => {
     console.error(`  SIGKILL of one worker: ${failed} failed of ${ok + failed} requests (no retries)`);
     expect(ok).toBeGreaterThan(20);
     expect(failed).toBeLessThanOrEqual(5);
-    expect((await fetch(`${p.admin}/readyz`)).status).toBe(200);
+    // Ready again once the restarted worker serves (it is not while it starts: plane.ts).
+    await eventually(async () => (await fetch(`${p.admin}/readyz`)).status === 200, 10_000, 20);
     // The new worker 0 serves (its fresh registry counts from zero), with the latest table.
     await eventually(async () => {
       await Promise.all(Array.from({ length: 10 }, () => freshGet(p, "api.test")));
