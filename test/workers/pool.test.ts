@@ -243,6 +243,38 @@ describe("stand-in workers", () => {
     expect(lines(told)).toEqual(["0 first", "1 first", "0 join"]);
   }, 20_000);
 
+  test("notServing: a worker counts only while it listens and has not refused the latest whole table; a dead one does not count", async () => {
+    // Stand-ins that listen when told, take every whole table except generation 2, which they
+    // report they could not read (worker.ts does so for a table it cannot decode).
+    const code = `
+      process.on("message", (m) => {
+        if (m.type === "listen") process.send({ type: "ready", generation: 1 });
+        if (m.type === "table" && m.generation > 1) process.send(m.generation === 2 ? { type: "rejected", generation: 2 } : { type: "applied", generation: m.generation });
+      });
+      process.send({ type: "hello" });
+      setInterval(() => {}, 1000);`;
+    let generation = 1;
+    const pool = createWorkerPool({ count: 2, argv: script(code), env: process.env, log: silentLogger, onFatal: () => {}, fullTable: () => ({ generation, json: "{}" }) });
+    pools.push(pool);
+    pool.publish(1, null);
+    expect(pool.notServing()).toEqual([0, 1]);
+    await eventually(() => pool.notServing().length === 0, 10_000, 20);
+    generation = 2;
+    pool.publish(2, null);
+    await eventually(() => pool.notServing().length === 2, 10_000, 20);
+    expect(pool.notServing()).toEqual([0, 1]);
+    expect(pool.allReady).toBe(true);
+    generation = 3;
+    pool.publish(3, null);
+    await eventually(() => pool.notServing().length === 0, 10_000, 20);
+    // A worker that dies is out until its successor listens again.
+    const [victim] = pool.pids();
+    process.kill(victim as number, "SIGKILL");
+    await eventually(() => pool.notServing().length === 1, 10_000, 5);
+    expect(pool.notServing()).toEqual([0]);
+    await eventually(() => pool.notServing().length === 0 && !pool.pids().includes(victim as number), 10_000, 20);
+  }, 30_000);
+
   test("a worker that cannot serve stops the start-up while not every worker is ready, and not after", async () => {
     // Worker `failing` reports it cannot serve at once, and exits. The others become ready
     // when told to listen, and report a failure when asked for metrics.
