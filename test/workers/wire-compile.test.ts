@@ -32,8 +32,9 @@ const PATHS = ["/", "/a", "/a/b", "/api", "/api/", "/api/v1", "/api/v2/x", "/API
 const viaJson = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 
 describe("compiled tables through the wire answer as the primary's", () => {
-  // Seeds whose runs reach regex hosts left with no route (the case a worker could not decode).
-  for (const seed of [6, 9, 14]) {
+  // Seeds whose runs reach regex hosts left with no route (the case a worker could not decode);
+  // a change to the generator may need others (the last assertions say when).
+  for (const seed of [3, 16, 19]) {
     test(`seed ${seed}: 250 bursts of hostile edits, whole table and deltas`, () => {
       const next = generator(seed, { hostile: true });
       const store = new Store();
