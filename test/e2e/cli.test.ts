@@ -167,9 +167,9 @@ describe("portico routes", () => {
     const r = runCli(["routes", "--manifests", dir]);
     expect(r.code).toBe(0);
     const lines = r.stdout.split("\n");
-    expect(lines[0]).toMatch(/^HOST\s+PATH\s+TYPE\s+BACKEND\s+ENDPOINTS\s+TLS\s+INGRESS$/);
-    expect(lines.find((l) => l.includes("/v1"))).toMatch(/^app\.test\s+\/v1\s+Exact\s+app\/slow:80\s+1 of 1\s+no\s+app\/slow$/);
-    expect(lines.find((l) => / \/ /.test(l))).toMatch(/^app\.test\s+\/\s+Prefix\s+app\/slow:80\s+1 of 1\s+no\s+app\/slow$/);
+    expect(lines[0]).toMatch(/^HOST\s+PATH\s+TYPE\s+BACKEND\s+ENDPOINTS\s+TLS\s+INGRESS\s+ANSWERS$/);
+    expect(lines.find((l) => l.includes("/v1"))).toMatch(/^app\.test\s+\/v1\s+Exact\s+app\/slow:80\s+1 of 1\s+no\s+app\/slow\s+proxied$/);
+    expect(lines.find((l) => / \/ /.test(l))).toMatch(/^app\.test\s+\/\s+Prefix\s+app\/slow:80\s+1 of 1\s+no\s+app\/slow\s+proxied$/);
     expect(r.stdout).toContain("1 host, 2 routes, 1 backend");
     expect(r.stdout).not.toContain("other/foreign"); // not our class: not in the table
   });
@@ -186,8 +186,8 @@ describe("portico routes", () => {
       const r = Bun.spawn([...cmd, "routes", "--kubeconfig", kc], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
       const [out, errText, code] = await Promise.all([new Response(r.stdout).text(), new Response(r.stderr).text(), r.exited]);
       expect(code).toBe(0);
-      expect(out).toMatch(/^listed\.test\s+\/\s+Prefix\s+app\/slow:80\s+1 of 1\s+no\s+app\/listed$/m);
-      expect(out).toMatch(/^listed\.test\s+\/gone\s+Prefix\s+app\/missing:80\s+ServiceNotFound\s+no\s+app\/listed$/m);
+      expect(out).toMatch(/^listed\.test\s+\/\s+Prefix\s+app\/slow:80\s+1 of 1\s+no\s+app\/listed\s+proxied$/m);
+      expect(out).toMatch(/^listed\.test\s+\/gone\s+Prefix\s+app\/missing:80\s+ServiceNotFound\s+no\s+app\/listed\s+503 no endpoints \(ServiceNotFound\)$/m);
       expect(errText).toContain("reason=ServiceNotFound");
       // One list per kind, then it exits (the watches the source opens are stopped).
       expect(api.requests.filter((q) => !q.watch && q.method === "GET" && q.path.endsWith("/ingresses")).length).toBe(1);
