@@ -2,7 +2,8 @@
 // compile tests use (test/fixtures/*.yaml) and the ingress-nginx migration set
 // (test/fixtures/migrate/manifests, served with --ingress-nginx-compat), each served host and
 // path of the compiled table is explained and then sent for real, with no credentials and no
-// special headers, from 127.0.0.1, to a real listener running the proxy's handler. Status,
+// special headers, from 127.0.0.1, over HTTP and as the HTTPS port's handler sees it, to a real
+// listener running the proxy's handler. Status,
 // Location, the basic-auth challenge and the backend that got the request must be what
 // explain's `response` says (compile/answer.ts; docs/design.md "Explain").
 //
@@ -54,32 +55,37 @@ const NO_DNS: ExternalResolver = {
 };
 
 let be: RawBackend;
-let port = 0;
 let table: RouteTable | null = null;
 const records: AccessRecord[] = [];
-let server: ReturnType<typeof startHttpListener>;
+/**
+ * One listener per scheme the handler serves: "https" is the handler of the TLS port (the
+ * client's scheme is https, no HTTPS redirect) behind a plain socket, so the raw client stays
+ * simple; it offers no client certificate, as a client without one.
+ */
+const servers = new Map<"http" | "https", ReturnType<typeof startHttpListener>>();
 let redirectCode: 301 | 302 | 307 | 308 = 308;
 
 beforeAll(async () => {
   be = await namedBackend("pod");
   const kinds = new Map(BUILTIN_KINDS);
   kinds.set("external-auth", createExternalAuthKind({ resolver: NO_DNS }));
-  const handler = createProxyHandler({
-    config: testConfig(),
-    table: () => table as RouteTable,
-    lookup,
-    log: silentLogger,
-    scheme: "http",
-    external: NO_DNS,
-    policyKinds: kinds,
-    hooks: { onRequestDone: (r) => void records.push(r) },
-  });
-  server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
-  port = server.port as number;
+  for (const scheme of ["http", "https"] as const) {
+    const handler = createProxyHandler({
+      config: testConfig(),
+      table: () => table as RouteTable,
+      lookup,
+      log: silentLogger,
+      scheme,
+      external: NO_DNS,
+      policyKinds: kinds,
+      hooks: { onRequestDone: (r) => void records.push(r) },
+    });
+    servers.set(scheme, startHttpListener({ hostname: "127.0.0.1", port: 0, handler }));
+  }
   redirectCode = testConfig().httpRedirectCode;
 });
 afterAll(async () => {
-  await server.stop(true);
+  for (const s of servers.values()) await s.stop(true);
   await be.stop();
 });
 
@@ -148,7 +154,8 @@ interface Real {
   readonly record: AccessRecord | undefined;
 }
 
-async function send(host: string, path: string): Promise<Real> {
+async function send(scheme: "http" | "https", host: string, path: string): Promise<Real> {
+  const port = servers.get(scheme)?.port as number;
   const before = records.length;
   const raw = await new Promise<string>((resolve) => {
     const chunks: Buffer[] = [];
@@ -230,16 +237,18 @@ async function checkSource(src: Source): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   const config = { ...src.config, httpRedirectCode: redirectCode, httpsPort: testConfig().httpsPort };
   for (const { host, path } of requestsOf(result.table, src.extra)) {
-    let v: Verdict;
-    try {
-      v = predict(explain(snapshot, config, { host, path, scheme: "http", client: "127.0.0.1" }));
-    } catch (err) {
-      if (!(err instanceof RejectedRequest)) throw err;
-      v = { kind: "400" };
+    for (const scheme of ["http", "https"] as const) {
+      let v: Verdict;
+      try {
+        v = predict(explain(snapshot, config, { host, path, scheme, client: "127.0.0.1" }));
+      } catch (err) {
+        if (!(err instanceof RejectedRequest)) throw err;
+        v = { kind: "400" };
+      }
+      const what = `${src.name}: GET ${scheme}://${host}${path} (explain: ${JSON.stringify(v)})`;
+      const label = agree(v, await send(scheme, host, path), externalNames, httpBackends, what);
+      counts[label] = (counts[label] ?? 0) + 1;
     }
-    const what = `${src.name}: GET ${path} Host ${host} (explain: ${JSON.stringify(v)})`;
-    const label = agree(v, await send(host, path), externalNames, httpBackends, what);
-    counts[label] = (counts[label] ?? 0) + 1;
   }
   return counts;
 }
@@ -260,7 +269,7 @@ describe("explain's response is the proxy's answer", () => {
   });
   test("every kind of answer was compared, not only proxied requests", () => {
     // answers.yaml holds one route per kind of answer (its header says which).
-    for (const k of ["proxied", "301", "302", "308", "401", "403", "404", "503", "depends"]) expect(totals[k] ?? 0, k).toBeGreaterThan(0);
+    for (const k of ["proxied", "301", "302", "308", "400", "401", "403", "404", "503", "depends"]) expect(totals[k] ?? 0, k).toBeGreaterThan(0);
   });
 });
 
@@ -290,5 +299,9 @@ test("a refused route, a missing auth Secret and a redirect are not 'proxied' (a
   expect(ask("fallback.test").response).toMatchObject({ kind: "proxied", backends: ["ans/next:0"] });
   expect(ask("release.test").response).toMatchObject({ kind: "proxied", backends: ["ans/next:80"] });
   expect(ask("nobody.test").response).toMatchObject({ kind: "refused", status: 404 });
+  // No client certificate (the explained request has none): 400, or the error page's 302.
+  expect(ask("mtls.test").response).toMatchObject({ kind: "refused", status: 400, by: "client-cert" });
+  expect(ask("mtls-page.test").response).toMatchObject({ kind: "redirect", status: 302, location: "https://help.example.com/certificates" });
+  expect(ask("mtls-no-ca.test").response).toMatchObject({ kind: "refused", status: 403, by: "certificate-refuse" });
   expect(ask("snippet.test").match?.answers).toBe("503");
 });
