@@ -69,7 +69,17 @@ describe("/debug/explain with the real compiler", () => {
     const r = await ask("host=noep.test&path=/");
     expect(r.match).toMatchObject({ ingress: "shop/noep", answers: "503" });
     expect(r.match?.backend.status).toBe("NoEndpoints");
+    expect(r.response).toMatchObject({ kind: "refused", status: 503, by: "endpoints" });
     expect(r.diagnostics.some((d) => d.name === "noep" && d.reason === "NoEndpoints")).toBe(true);
+  });
+
+  test("client: an IP address passed to the source-range checks; anything else is an invalid query", async () => {
+    const r = await ask("host=exact.test&path=/app&scheme=https&client=10.0.0.1");
+    expect(r.request.client).toBe("10.0.0.1");
+    expect(r.response).toMatchObject({ kind: "proxied", backends: ["shop/web:80"] });
+    const bad = await app.request("/debug/explain?host=exact.test&client=not-an-ip");
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: "invalid query", fields: ["client"] });
   });
 
   test("wildcard vs exact: the exact host wins over *.wild.test; another label takes the wildcard", async () => {

@@ -144,6 +144,18 @@ describe("portico explain", () => {
     expect(out.candidates.some((c) => c.ingress === "app/slow" && c.verdict === "path-mismatch")).toBe(true);
   });
 
+  test("says what the proxy answers (response), with the client address given by --client", () => {
+    const r = runCli(["explain", "--manifests", dir, "--host", "app.test", "--path", "/v1", "--client", "10.1.2.3"]);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { request: { client?: string }; response: { kind: string; backends: string[] }; match: { answers: string } };
+    expect(out.request.client).toBe("10.1.2.3");
+    expect(out.response).toMatchObject({ kind: "proxied", backends: ["app/slow:80"] });
+    expect(out.match.answers).toBe("proxied");
+    const bad = runCli(["explain", "--manifests", dir, "--host", "app.test", "--client", "10.1.2"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--client: expected an IP address");
+  });
+
   test("reads the path as the proxy does: merged slashes route, a path parameter is the proxy's 400", () => {
     const merged = JSON.parse(runCli(["explain", "--manifests", dir, "--host", "app.test", "--path", "//v1"]).stdout) as { outcome: string; request: { path: string }; match: { pathType: string } };
     expect(merged.request.path).toBe("/v1");
