@@ -31,7 +31,7 @@ async function main(): Promise<number | null> {
     case "routes":
       return routesCli(outcome.config);
     case "explain":
-      return explainCli(outcome.config, { host: outcome.host, path: outcome.path, scheme: outcome.scheme });
+      return explainCli(outcome.config, { host: outcome.host, path: outcome.path, scheme: outcome.scheme, ...(outcome.client === undefined ? {} : { client: outcome.client }) });
     case "migrate":
       return migrateCli(outcome.config, outcome.output, outcome.nginxConfigMap);
     case "demo":

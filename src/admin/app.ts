@@ -5,6 +5,7 @@
 // guardAdmin keeps /debug/* to the peers --debug-allow names.
 
 import { Hono } from "hono";
+import { isIP } from "node:net";
 import * as v from "valibot";
 import { EXPLAIN_LIMITS } from "../compile/explain-types.ts";
 import type { Logger } from "../log/logger.ts";
@@ -16,6 +17,7 @@ export interface ExplainQuery {
   readonly host: string;
   readonly path: string;
   readonly scheme: "http" | "https";
+  readonly client?: string;
 }
 
 export interface AdminDeps {
@@ -40,9 +42,11 @@ const ExplainSchema = v.object({
   host: v.pipe(v.string(), v.minLength(1), v.maxLength(EXPLAIN_LIMITS.host), v.regex(HOST)),
   path: v.optional(v.pipe(v.string(), v.maxLength(EXPLAIN_LIMITS.path), v.regex(PATH)), "/"),
   scheme: v.optional(v.picklist(["http", "https"]), "http"),
+  // The client address the source-range checks see (an IP literal); absent: one in no list.
+  client: v.optional(v.pipe(v.string(), v.maxLength(45), v.check((s) => isIP(s) !== 0))),
 });
 
-const FIELDS = new Set(["host", "path", "scheme"]);
+const FIELDS = new Set(["host", "path", "scheme", "client"]);
 
 /** What every peer that reaches the admin port may ask for: the kubelet's probes, Prometheus. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);

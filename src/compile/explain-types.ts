@@ -2,6 +2,7 @@
 // `portico explain`).
 import type { CanaryAffinity, CanaryRules } from "../annotations/canary.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
+import type { PredictedAnswer } from "./answer.ts";
 import type { BackendScheme } from "../table/types.ts";
 
 /** Bounds on explain's input and output, so that one call stays cheap at any cluster size. */
@@ -20,7 +21,23 @@ export interface ExplainRequest {
   /** Request target as sent, escapes included; normalised as the proxy does it, query dropped. */
   readonly path: string;
   readonly scheme: "http" | "https";
+  /**
+   * The client's address, for the source-range checks; absent: an address in no list (so an
+   * allow list answers 403). Explain assumes no credentials, no Origin, no cookies and no
+   * canary header, on the scheme's default port.
+   */
+  readonly client?: string;
 }
+
+/**
+ * What the proxy answers to the explained request (compile/answer.ts): the route's stage
+ * policies walked in the proxy's order. `kind` proxied (a pod answers: `backends`), redirect
+ * (`status`, `location`), challenge (401, `realm`), refused (`status` and `cause`: 503 for a
+ * refused Ingress or a backend without endpoints, 403 for a source range, 400/403 for client
+ * certificates, 404 for no route...), or depends (the auth service decides; with auth-signin,
+ * `location` is where its 401 redirects).
+ */
+export type ExplainResponse = PredictedAnswer;
 
 export type UpstreamProtocol = "h1" | "h1+tls" | "h2c" | "h2+tls";
 
@@ -44,10 +61,11 @@ export interface ExplainMatch {
     readonly endpoints: readonly string[];
   };
   /**
-   * What the proxy answers: "proxied" when the backend is ok, else 503; a rewrite may answer
-   * first (302 for an absolute rewrite-target, 500 for a rewritten path Portico does not forward).
+   * What the proxy answers, in one word: "proxied" when a pod answers, "depends" when the auth
+   * service decides, else Portico's status ("503", "302", "401", "403"...). The same as the
+   * result's `response` (kind and status), which says why.
    */
-  readonly answers: "proxied" | "503" | "302" | "500";
+  readonly answers: "proxied" | "depends" | `${number}`;
   readonly tls: boolean;
   /** The route's canary, when a canary Ingress is attached to it. */
   readonly canary?: ExplainCanary;
@@ -148,6 +166,8 @@ export interface ExplainResult {
   readonly request: ExplainRequest;
   /** "route": a rule matched; "default": the default route; "404": nothing. */
   readonly outcome: "route" | "default" | "404";
+  /** What the proxy answers to this request, and why. */
+  readonly response: ExplainResponse;
   readonly match: ExplainMatch | null;
   /** Host entry chosen before any path is looked at (null: none; the default route applies). */
   readonly hostEntry: string | null;

@@ -15,6 +15,7 @@ import { decodedPath, type RegexRoutes } from "../table/regex.ts";
 import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { isPathPrefix } from "../table/segments.ts";
 import type { BackendScheme, HostRoutes, Match, Route } from "../table/types.ts";
+import { predictAnswer, type AnswerConfig } from "./answer.ts";
 import { Compiler } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
 import {
@@ -26,6 +27,7 @@ import {
   type ExplainMatch,
   type ExplainRegex,
   type ExplainRequest,
+  type ExplainResponse,
   type ExplainResult,
   type ExplainRewrite,
   type UpstreamProtocol,
@@ -55,8 +57,12 @@ export function normaliseRequest(req: ExplainRequest): ExplainRequest {
   // RFC 9110 §4.2.3: an empty path is "/" for http and https URIs.
   const target = normaliseTarget(req.path === "" ? "/" : req.path);
   if (target === null) throw new RejectedRequest("path");
-  return { host: host.hostname, path: target.path, scheme: req.scheme };
+  const out = { host: host.hostname, path: target.path, scheme: req.scheme };
+  return req.client === undefined ? out : { ...out, client: req.client };
 }
+
+/** The compile configuration, with the flags the proxy's own redirects read (defaults when absent). */
+export type ExplainConfig = CompileConfig & AnswerConfig;
 
 /**
  * The host keys a request for `host` can reach: the host itself, the wildcard one label up
@@ -103,7 +109,13 @@ function outrankReason(winner: Route, loser: { path: string; pathType: "Exact" |
   return `${winner.pathType} ${winner.path} comes first at equal precedence`;
 }
 
-function describeMatch(m: Match, rewrite: ExplainRewrite | null): ExplainMatch {
+/** `answers`, the one-word form of the response. */
+function answersOf(r: ExplainResponse): ExplainMatch["answers"] {
+  if (r.kind === "proxied" || r.kind === "depends") return r.kind;
+  return `${r.status ?? 500}`;
+}
+
+function describeMatch(m: Match, response: ExplainResponse): ExplainMatch {
   const r = m.route;
   const b = r.backend;
   return {
@@ -118,8 +130,7 @@ function describeMatch(m: Match, rewrite: ExplainRewrite | null): ExplainMatch {
     pathType: r.pathType,
     declaredPathType: r.declaredPathType,
     backend: { id: b.id, status: b.status, scheme: b.scheme, protocol: UPSTREAM_PROTOCOL[b.scheme], endpoints: b.endpoints.map((u) => u.authority) },
-    answers:
-      rewrite?.outcome === "redirect" ? "302" : rewrite?.outcome === "refused" ? "500" : b.endpoints.length > 0 ? "proxied" : "503",
+    answers: answersOf(response),
     tls: r.tls,
     ...(r.canary === undefined ? {} : { canary: describeCanary(r) }),
   };
@@ -407,7 +418,7 @@ const STEP = 2000;
  * controller's, which has compiled that snapshot already; without it, a new one compiles it.
  * Throws a RangeError for a host or path beyond EXPLAIN_LIMITS.
  */
-export function explain(snapshot: Snapshot, config: CompileConfig, request: ExplainRequest, compiler: Compiler = new Compiler(config)): ExplainResult {
+export function explain(snapshot: Snapshot, config: ExplainConfig, request: ExplainRequest, compiler: Compiler = new Compiler(config)): ExplainResult {
   const steps = explainSteps(snapshot, config, request, compiler);
   for (;;) {
     const r = steps.next();
@@ -424,7 +435,7 @@ export function explain(snapshot: Snapshot, config: CompileConfig, request: Expl
  */
 export function* explainSteps(
   snapshot: Snapshot,
-  config: CompileConfig,
+  config: ExplainConfig,
   request: ExplainRequest,
   compiler: Compiler = new Compiler(config),
 ): Generator<void, ExplainResult, void> {
@@ -442,6 +453,10 @@ export function* explainSteps(
   const chosen = entry?.host ?? null;
   const regex = entry?.regex ? new RegexView(entry, entry.regex, req.path) : null;
   const rewrite = explainRewrite(match);
+  const response: ExplainResponse =
+    match === null
+      ? { kind: "refused", status: 404, cause: "no rule matches and there is no default backend", by: "no-route", notes: [] }
+      : predictAnswer(match, { host: req.host, path: req.path, scheme: req.scheme, client: req.client ?? null }, config);
 
   const out = new Candidates();
   let budget = STEP;
@@ -493,7 +508,8 @@ export function* explainSteps(
   return {
     request: req,
     outcome: match === null ? "404" : match.via === "default" ? "default" : "route",
-    match: match ? describeMatch(match, rewrite) : null,
+    response,
+    match: match ? describeMatch(match, response) : null,
     hostEntry: chosen,
     regex: regex?.report() ?? null,
     rewrite,

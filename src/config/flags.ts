@@ -115,6 +115,7 @@ export const EXPLAIN_FLAGS = {
   host: { name: "host", metavar: "HOST", help: "Host header of the request to explain", defaultText: "required" },
   path: { name: "path", metavar: "PATH", help: "request path", defaultText: "/" },
   scheme: { name: "scheme", metavar: "SCHEME", help: "http or https", defaultText: "http" },
+  client: { name: "client", metavar: "IP", help: "the client address the source-range checks see", defaultText: "an address in no list" },
 } as const;
 
 /** Flags only the `migrate` subcommand takes (it reads --nginx-configmap too, a flag of the server's). */

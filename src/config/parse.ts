@@ -1,6 +1,7 @@
 // Command line + PORTICO_* environment → one frozen Config (or help, version, a subcommand:
 // explain, routes, demo, migrate, or an error).
 // A flag wins over its environment twin; a bad value is one line naming the flag (main exits 2).
+import { isIP } from "node:net";
 import * as v from "valibot";
 import { EXPLAIN_FLAGS, FLAGS, MIGRATE_FLAGS, envName, type FlagSpec } from "./flags.ts";
 import { helpText } from "./help.ts";
@@ -12,7 +13,7 @@ export type ParseOutcome =
   | { readonly type: "run"; readonly config: Config; readonly explicit: ReadonlySet<keyof Config> }
   | { readonly type: "help"; readonly text: string }
   | { readonly type: "version" }
-  | { readonly type: "explain"; readonly config: Config; readonly host: string; readonly path: string; readonly scheme: "http" | "https" }
+  | { readonly type: "explain"; readonly config: Config; readonly host: string; readonly path: string; readonly scheme: "http" | "https"; readonly client?: string }
   /** `portico routes`: print the route table of --manifests or of the cluster, then exit. */
   | { readonly type: "routes"; readonly config: Config }
   /** `portico demo`: demo backends plus Portico serving the demo manifests. */
@@ -204,5 +205,8 @@ function explainOutcome(config: Config, given: ReadonlyMap<string, string>): Par
   if (!path.startsWith("/")) return error(`--path: expected a path starting with /, got ${quote(path)}`);
   const scheme = given.get("scheme") ?? "http";
   if (scheme !== "http" && scheme !== "https") return error(`--scheme: expected http or https, got ${quote(scheme)}`);
-  return { type: "explain", config, host, path, scheme };
+  const client = given.get("client");
+  if (client === undefined) return { type: "explain", config, host, path, scheme };
+  if (isIP(client) === 0) return error(`--client: expected an IP address, got ${quote(client)}`);
+  return { type: "explain", config, host, path, scheme, client };
 }

@@ -15,6 +15,8 @@ export interface SerializedRoute {
   readonly rule: string;
   readonly backend: string;
   readonly tls: boolean;
+  /** A no-auth-locations path: basic and external authentication do not run on it. */
+  readonly authExempt?: true;
   /** The attached canary Ingress and its backend id (its rules are the `canary` stage policy). */
   readonly canary?: { readonly ingress: string; readonly backend: string };
   /** custom-http-errors: the statuses, whether a pod's are replaced, the error backend's id (null: the 404). */
@@ -75,6 +77,7 @@ function route(r: Route): SerializedRoute {
     rule: r.ruleIndex < 0 ? "" : `rules[${r.ruleIndex}].paths[${r.pathIndex}]`,
     backend: r.backend.id,
     tls: r.tls,
+    ...(r.authExempt === true ? { authExempt: true as const } : {}),
     ...(r.canary ? { canary: { ingress: `${r.canary.ingress.namespace}/${r.canary.ingress.name}`, backend: r.canary.backend.id } } : {}),
     ...(r.errorPages ? { errorPages: { codes: r.errorPages.codes, intercept: r.errorPages.intercept, backend: r.errorPages.backend?.id ?? null } } : {}),
     ...(r.fallback ? { fallback: r.fallback.id } : {}),

@@ -1,9 +1,14 @@
 // The route table for people: one row per route (host, path, type, backend, endpoints, TLS,
-// Ingress), columns aligned. /debug/routes?format=text and `portico routes` print it; the JSON
-// form (serialize.ts) stays the one for programs.
-import type { SerializedRoute, SerializedTable } from "./serialize.ts";
+// Ingress, and what its requests get), one more per canary, columns aligned.
+// /debug/routes?format=text and `portico routes` print it; the JSON form (serialize.ts) stays
+// the one for programs. The ANSWERS column reads the route's stage policies in the proxy's
+// order (table/policy.ts), as explain's `response` does for one request (compile/answer.ts):
+// a route whose every request is refused, redirected or has no pod to go to says so and why,
+// rather than showing only its backend's healthy endpoints.
+import type { PolicyValue, StagePolicy } from "./policy.ts";
+import type { SerializedLocation, SerializedRoute, SerializedTable } from "./serialize.ts";
 
-const HEADER = ["HOST", "PATH", "TYPE", "BACKEND", "ENDPOINTS", "TLS", "INGRESS"] as const;
+const HEADER = ["HOST", "PATH", "TYPE", "BACKEND", "ENDPOINTS", "TLS", "INGRESS", "ANSWERS"] as const;
 
 // Hosts and paths were validated by the compiler; escaping control characters anyway keeps a
 // row on one line whatever a table holds.
@@ -25,16 +30,127 @@ function endpointsCell(b: BackendView | undefined): string {
   return b.status === "ok" ? used : `${used} (${b.status})`;
 }
 
-function row(host: string, r: SerializedRoute, backends: ReadonlyMap<string, BackendView>): string[] {
+const serves = (b: BackendView | undefined): boolean => b !== undefined && b.status === "ok" && b.endpoints.length > 0;
+const text = (v: PolicyValue | undefined): string => (typeof v === "string" ? v : "");
+const ranges = (v: PolicyValue | undefined): string => (Array.isArray(v) ? v.join(", ") : "");
+
+/** What a route's requests get, and whether none of them reaches a pod (`blocked`). */
+export interface RouteAnswers {
+  readonly text: string;
+  readonly blocked: boolean;
+}
+
+/**
+ * The route's answers in the proxy's order: conditions that apply to some requests (HTTP,
+ * "/" only, a client outside a range, no credentials), then what every other request gets:
+ * "proxied", or the status that ends it (a refused Ingress, a redirect, no endpoints).
+ */
+export function routeAnswers(r: SerializedRoute, backends: ReadonlyMap<string, BackendView>, rewrites = false): RouteAnswers {
+  const o = r.options ?? {};
+  const stages = (Array.isArray(o.stages) ? o.stages : []) as readonly StagePolicy[];
+  const parts: string[] = [];
+  const end = (last: string): RouteAnswers => ({ text: [...parts, last].join("; "), blocked: true });
+  const by = (stage: string) => stages.filter((p) => p.stage === stage);
+  for (const p of by("certificate")) {
+    if (p.kind === "certificate-refuse") return end(`${String(p.params.status)} refused: ${text(p.params.reason)}`);
+    if (p.kind === "client-cert" && p.params.verify === "on") parts.push(text(p.params.errorPage) !== "" ? `302 to ${text(p.params.errorPage)} without a client certificate` : "400 without a client certificate");
+  }
+  for (const p of by("server")) if (p.kind === "app-root") parts.push(`"/" gets 302 to ${text(p.params.path)}`);
+  if (o.fromToWwwRedirect === true) parts.push("the other www name redirects here");
+  for (const p of by("denied")) return end(`${p.kind === "refuse" ? String(p.params.status) : "503"} refused: ${text(p.params.reason) || "the Ingress is refused"}`);
+  for (const p of by("redirects")) {
+    if (p.kind === "redirect") return end(`${String(p.params.code)} to ${text(p.params.url)}`);
+  }
+  // rewrite-target applies on a regex host's locations that capture (serialize.ts `rewrites`).
+  for (const p of rewrites ? by("rewrite") : []) {
+    const target = text(p.params.target);
+    if (/^https?:\/\//i.test(target)) return end(`302 to ${target} (rewrite-target)`);
+    parts.push(`rewrite-target ${target}`);
+  }
+  // The HTTPS redirect: sslRedirect is on unless the options say otherwise (absent = default).
+  if ((r.tls && o.sslRedirect !== false) || o.forceSslRedirect === true) parts.push("HTTP: redirect to HTTPS");
+  // The backend: the canary's when its weight takes every request, the fallback's when main has none.
+  const canary = stages.find((p) => p.kind === "canary");
+  const weight = typeof canary?.params.weight === "number" ? canary.params.weight : 0;
+  const total = typeof canary?.params.weightTotal === "number" ? canary.params.weightTotal : 100;
+  const target = r.canary !== undefined && weight >= total ? r.canary.backend : r.backend;
+  const b = backends.get(target);
+  if (!serves(b)) {
+    const why = `${b?.status === "ok" ? "NoEndpoints" : b?.status ?? "unknown backend"}`;
+    if (r.fallback !== undefined && target === r.backend) parts.push(`no endpoints (${why}): default-backend ${r.fallback} takes the requests`);
+    else if (r.errorPages !== undefined && r.errorPages.codes.includes(503)) return end(`503 no endpoints (${why}): ${r.errorPages.backend === null ? "custom-http-errors answers 404" : `error page from ${r.errorPages.backend}`}`);
+    else return end(`503 no endpoints (${why})`);
+  }
+  for (const p of by("limits")) if (p.params.denied === true) return end("503 refused: an invalid limit annotation");
+  for (const p of by("access")) {
+    if (p.kind !== "source-range") continue;
+    if (Array.isArray(p.params.allow)) parts.push(`403 unless the client is in ${ranges(p.params.allow)}`);
+    if (Array.isArray(p.params.deny)) parts.push(`403 for clients in ${ranges(p.params.deny)}`);
+  }
+  for (const p of by("authentication")) {
+    if (p.kind === "basic-auth") {
+      if (p.params.users === null) return end("500 refused: the basic-auth users are not resolved");
+      if (r.authExempt !== true) parts.push(`401 without credentials (basic, realm "${text(p.params.realm)}")`);
+    } else if (p.kind === "external-auth" && r.authExempt !== true) {
+      parts.push(`the auth service decides${Array.isArray(p.params.signin) ? " (its 401 becomes 302 to auth-signin)" : ""}`);
+    }
+  }
+  if (r.canary !== undefined && weight >= total) parts.push(`proxied to the canary ${r.canary.backend} (weight ${weight} of ${total})`);
+  else if (r.canary !== undefined && weight > 0) parts.push(`proxied (${weight} of ${total} to the canary)`);
+  else parts.push("proxied");
+  return { text: parts.join("; "), blocked: false };
+}
+
+/** A canary's rules in a few words: what sends a request to it. */
+function canaryRules(r: SerializedRoute): string {
+  const stages = (Array.isArray(r.options?.stages) ? r.options.stages : []) as readonly StagePolicy[];
+  const p = stages.find((s) => s.kind === "canary");
+  if (p === undefined) return "canary (no rules)";
+  const out: string[] = [];
+  if (typeof p.params.header === "string") {
+    const v = typeof p.params.headerValue === "string" ? `=${p.params.headerValue}` : typeof p.params.headerPattern === "string" ? ` ~ ${p.params.headerPattern}` : "";
+    out.push(`header ${p.params.header}${v}`);
+  }
+  if (typeof p.params.cookie === "string") out.push(`cookie ${p.params.cookie}`);
+  out.push(`weight ${String(p.params.weight)} of ${String(p.params.weightTotal)}`);
+  return `canary: ${out.join(", ")}`;
+}
+
+/** A regex host's locations of one route, in the order tried (null: the host is not in regex mode). */
+type Locations = readonly SerializedLocation[] | null;
+
+const pathCell = (r: SerializedRoute, locs: Locations): string =>
+  locs === null ? clean(r.path) : locs.length > 0 ? [...new Set(locs.map((l) => clean(l.location)))].join(", ") : `~* "^${clean(r.path)}"`;
+
+function row(host: string, r: SerializedRoute, backends: ReadonlyMap<string, BackendView>, locs: Locations): string[] {
   const isDefault = r.source !== "rule";
+  const declared = r.pathType === r.declaredPathType ? r.pathType : `${r.pathType} (${r.declaredPathType})`;
   return [
     clean(host),
-    isDefault ? "(default)" : clean(r.path),
-    isDefault ? "-" : r.pathType === r.declaredPathType ? r.pathType : `${r.pathType} (${r.declaredPathType})`,
+    // A regex host's paths are nginx locations, tried as case-insensitive regexes (table/regex.ts).
+    isDefault ? "(default)" : pathCell(r, locs),
+    isDefault ? "-" : locs !== null ? `regex (${r.declaredPathType})` : declared,
     clean(r.backend),
     endpointsCell(backends.get(r.backend)),
     r.tls ? "yes" : "no",
     r.ingress === "" ? "--default-backend-service" : clean(r.ingress),
+    clean(routeAnswers(r, backends, locs?.some((l) => l.rewrites) ?? false).text),
+  ];
+}
+
+/** The row of a route's canary, under it. */
+function canaryRow(host: string, r: SerializedRoute, backends: ReadonlyMap<string, BackendView>, locs: Locations): string[] | null {
+  if (r.canary === undefined) return null;
+  const b = backends.get(r.canary.backend);
+  return [
+    clean(host),
+    pathCell(r, locs),
+    "canary",
+    clean(r.canary.backend),
+    endpointsCell(b),
+    r.tls ? "yes" : "no",
+    clean(r.canary.ingress),
+    clean(`${canaryRules(r)}${serves(b) ? "" : "; 503 when chosen (no endpoints)"}`),
   ];
 }
 
@@ -43,13 +159,23 @@ export function formatRoutesText(t: SerializedTable): string {
   const backends = new Map<string, BackendView>();
   for (const b of t.backends) backends.set(String(b.id), b as unknown as BackendView);
   const rows: string[][] = [];
-  for (const h of t.hosts) for (const r of h.routes) rows.push(row(h.host, r, backends));
-  if (t.defaultRoute) rows.push(row("(any other)", t.defaultRoute, backends));
+  let blocked = 0;
+  const add = (host: string, r: SerializedRoute, locs: Locations) => {
+    rows.push(row(host, r, backends, locs));
+    const c = canaryRow(host, r, backends, locs);
+    if (c !== null) rows.push(c);
+    if (routeAnswers(r, backends, locs?.some((l) => l.rewrites) ?? false).blocked) blocked++;
+  };
+  for (const h of t.hosts) {
+    for (const r of h.routes) add(h.host, r, h.regex === undefined ? null : h.regex.filter((l) => l.route === `${r.ingress} ${r.rule}`));
+  }
+  if (t.defaultRoute) add("(any other)", t.defaultRoute, null);
   const widths = HEADER.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
   const out = [line(HEADER), ...rows.map(line)];
-  const down = [...backends.values()].filter((b) => b.status !== "ok").length;
-  const summary = `${t.hosts.length} host${t.hosts.length === 1 ? "" : "s"}, ${t.routeCount} route${t.routeCount === 1 ? "" : "s"}${t.defaultRoute ? " and a default route" : ""}, ${backends.size} backend${backends.size === 1 ? "" : "s"}${down > 0 ? ` (${down} answering 503)` : ""}${t.generation !== undefined ? `; generation ${t.generation}` : ""}`;
+  const down = [...backends.values()].filter((b) => !serves(b)).length;
+  const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? "" : "s"}`;
+  const summary = `${plural(t.hosts.length, "host")}, ${plural(t.routeCount, "route")}${t.defaultRoute ? " and a default route" : ""}, ${plural(backends.size, "backend")}${down > 0 ? ` (${down} without endpoints)` : ""}${blocked > 0 ? `; ${plural(blocked, "route")} answering every request itself (see ANSWERS)` : ""}${t.generation !== undefined ? `; generation ${t.generation}` : ""}`;
   if (rows.length === 0) return `no routes${t.generation !== undefined ? ` (generation ${t.generation})` : ""}: requests get 404\n`;
   return `${out.join("\n")}\n\n${summary}\n`;
 }

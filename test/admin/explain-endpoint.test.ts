@@ -69,7 +69,17 @@ describe("/debug/explain with the real compiler", () => {
     const r = await ask("host=noep.test&path=/");
     expect(r.match).toMatchObject({ ingress: "shop/noep", answers: "503" });
     expect(r.match?.backend.status).toBe("NoEndpoints");
+    expect(r.response).toMatchObject({ kind: "refused", status: 503, by: "endpoints" });
     expect(r.diagnostics.some((d) => d.name === "noep" && d.reason === "NoEndpoints")).toBe(true);
+  });
+
+  test("client: an IP address passed to the source-range checks; anything else is an invalid query", async () => {
+    const r = await ask("host=exact.test&path=/app&scheme=https&client=10.0.0.1");
+    expect(r.request.client).toBe("10.0.0.1");
+    expect(r.response).toMatchObject({ kind: "proxied", backends: ["shop/web:80"] });
+    const bad = await app.request("/debug/explain?host=exact.test&client=not-an-ip");
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: "invalid query", fields: ["client"] });
   });
 
   test("wildcard vs exact: the exact host wins over *.wild.test; another label takes the wildcard", async () => {
@@ -82,15 +92,15 @@ describe("/debug/explain with the real compiler", () => {
   });
 });
 
-test("/debug/routes?format=text (or Accept: text/plain) is a table people read: host, path, type, backend, endpoints, TLS", async () => {
+test("/debug/routes?format=text (or Accept: text/plain) is a table people read: host, path, type, backend, endpoints, TLS, Ingress, what requests get", async () => {
   const expected = [
-    "HOST         PATH  TYPE    BACKEND        ENDPOINTS             TLS  INGRESS",
-    "a.wild.test  /     Prefix  shop/web:80    1 of 1                no   shop/wild",
-    "exact.test   /app  Prefix  shop/web:80    1 of 1                yes  shop/old",
-    "noep.test    /     Prefix  shop/empty:80  0 of 0 (NoEndpoints)  no   shop/noep",
-    "*.wild.test  /     Prefix  shop/web:80    1 of 1                no   shop/wild",
+    "HOST         PATH  TYPE    BACKEND        ENDPOINTS             TLS  INGRESS    ANSWERS",
+    "a.wild.test  /     Prefix  shop/web:80    1 of 1                no   shop/wild  proxied",
+    "exact.test   /app  Prefix  shop/web:80    1 of 1                yes  shop/old   HTTP: redirect to HTTPS; proxied",
+    "noep.test    /     Prefix  shop/empty:80  0 of 0 (NoEndpoints)  no   shop/noep  503 no endpoints (NoEndpoints)",
+    "*.wild.test  /     Prefix  shop/web:80    1 of 1                no   shop/wild  proxied",
     "",
-    "4 hosts, 4 routes, 2 backends (1 answering 503); generation 3",
+    "4 hosts, 4 routes, 2 backends (1 without endpoints); 1 route answering every request itself (see ANSWERS); generation 3",
     "",
   ].join("\n");
   for (const res of [await app.request("/debug/routes?format=text"), await app.request("/debug/routes", { headers: { accept: "text/plain" } })]) {

@@ -144,6 +144,18 @@ describe("portico explain", () => {
     expect(out.candidates.some((c) => c.ingress === "app/slow" && c.verdict === "path-mismatch")).toBe(true);
   });
 
+  test("says what the proxy answers (response), with the client address given by --client", () => {
+    const r = runCli(["explain", "--manifests", dir, "--host", "app.test", "--path", "/v1", "--client", "10.1.2.3"]);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { request: { client?: string }; response: { kind: string; backends: string[] }; match: { answers: string } };
+    expect(out.request.client).toBe("10.1.2.3");
+    expect(out.response).toMatchObject({ kind: "proxied", backends: ["app/slow:80"] });
+    expect(out.match.answers).toBe("proxied");
+    const bad = runCli(["explain", "--manifests", dir, "--host", "app.test", "--client", "10.1.2"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--client: expected an IP address");
+  });
+
   test("reads the path as the proxy does: merged slashes route, a path parameter is the proxy's 400", () => {
     const merged = JSON.parse(runCli(["explain", "--manifests", dir, "--host", "app.test", "--path", "//v1"]).stdout) as { outcome: string; request: { path: string }; match: { pathType: string } };
     expect(merged.request.path).toBe("/v1");
@@ -167,9 +179,9 @@ describe("portico routes", () => {
     const r = runCli(["routes", "--manifests", dir]);
     expect(r.code).toBe(0);
     const lines = r.stdout.split("\n");
-    expect(lines[0]).toMatch(/^HOST\s+PATH\s+TYPE\s+BACKEND\s+ENDPOINTS\s+TLS\s+INGRESS$/);
-    expect(lines.find((l) => l.includes("/v1"))).toMatch(/^app\.test\s+\/v1\s+Exact\s+app\/slow:80\s+1 of 1\s+no\s+app\/slow$/);
-    expect(lines.find((l) => / \/ /.test(l))).toMatch(/^app\.test\s+\/\s+Prefix\s+app\/slow:80\s+1 of 1\s+no\s+app\/slow$/);
+    expect(lines[0]).toMatch(/^HOST\s+PATH\s+TYPE\s+BACKEND\s+ENDPOINTS\s+TLS\s+INGRESS\s+ANSWERS$/);
+    expect(lines.find((l) => l.includes("/v1"))).toMatch(/^app\.test\s+\/v1\s+Exact\s+app\/slow:80\s+1 of 1\s+no\s+app\/slow\s+proxied$/);
+    expect(lines.find((l) => / \/ /.test(l))).toMatch(/^app\.test\s+\/\s+Prefix\s+app\/slow:80\s+1 of 1\s+no\s+app\/slow\s+proxied$/);
     expect(r.stdout).toContain("1 host, 2 routes, 1 backend");
     expect(r.stdout).not.toContain("other/foreign"); // not our class: not in the table
   });
@@ -186,8 +198,8 @@ describe("portico routes", () => {
       const r = Bun.spawn([...cmd, "routes", "--kubeconfig", kc], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
       const [out, errText, code] = await Promise.all([new Response(r.stdout).text(), new Response(r.stderr).text(), r.exited]);
       expect(code).toBe(0);
-      expect(out).toMatch(/^listed\.test\s+\/\s+Prefix\s+app\/slow:80\s+1 of 1\s+no\s+app\/listed$/m);
-      expect(out).toMatch(/^listed\.test\s+\/gone\s+Prefix\s+app\/missing:80\s+ServiceNotFound\s+no\s+app\/listed$/m);
+      expect(out).toMatch(/^listed\.test\s+\/\s+Prefix\s+app\/slow:80\s+1 of 1\s+no\s+app\/listed\s+proxied$/m);
+      expect(out).toMatch(/^listed\.test\s+\/gone\s+Prefix\s+app\/missing:80\s+ServiceNotFound\s+no\s+app\/listed\s+503 no endpoints \(ServiceNotFound\)$/m);
       expect(errText).toContain("reason=ServiceNotFound");
       // One list per kind, then it exits (the watches the source opens are stopped).
       expect(api.requests.filter((q) => !q.watch && q.method === "GET" && q.path.endsWith("/ingresses")).length).toBe(1);

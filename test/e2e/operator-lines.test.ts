@@ -112,9 +112,9 @@ describe("a readable route listing", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("text/plain");
     const text = await res.text();
-    expect(text.split("\n")[0]).toMatch(/^HOST\s+PATH\s+TYPE\s+BACKEND\s+ENDPOINTS\s+TLS\s+INGRESS$/);
-    expect(text).toMatch(/^app\.test\s+\/none\s+Prefix\s+app\/none:80\s+0 of 0 \(NoEndpoints\)\s+no\s+app\/web$/m);
-    expect(text).toMatch(/^app\.test\s+\/dead\s+Prefix\s+app\/dead:80\s+1 of 1\s+no\s+app\/web$/m);
+    expect(text.split("\n")[0]).toMatch(/^HOST\s+PATH\s+TYPE\s+BACKEND\s+ENDPOINTS\s+TLS\s+INGRESS\s+ANSWERS$/);
+    expect(text).toMatch(/^app\.test\s+\/none\s+Prefix\s+app\/none:80\s+0 of 0 \(NoEndpoints\)\s+no\s+app\/web\s+503 no endpoints \(NoEndpoints\)$/m);
+    expect(text).toMatch(/^app\.test\s+\/dead\s+Prefix\s+app\/dead:80\s+1 of 1\s+no\s+app\/web\s+proxied$/m);
     const byAccept = await fetch(`${p.admin}/debug/routes`, { headers: { accept: "text/plain" } });
     expect(await byAccept.text()).toBe(text);
     // The JSON form is unchanged for programs.

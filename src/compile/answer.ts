@@ -1,0 +1,324 @@
+// What the proxy answers to one request on the route a lookup chose, predicted without sending
+// it: the route's stage policies walked in the order src/proxy/policies.ts runs them, with the
+// HTTPS redirect and the no-endpoints check at their places between the stages, then the
+// handler's own default-backend fallback and error pages (src/proxy/handler.ts). Each kind's
+// answer is the one its implementation gives (src/proxy/kinds.ts lists them) to a request with
+// no credentials, no Origin, no cookies or special headers, on the scheme's default port, from
+// a client address explain is told (or, when none is given, an address in no list).
+// docs/design.md, "Annotations and policies" and "Explain".
+import type { CanaryRules } from "../annotations/canary.ts";
+import type { TemplatePart } from "../annotations/external-auth.ts";
+import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
+import type { Config } from "../config/types.ts";
+import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
+import { rewriteRequest } from "../table/rewrite.ts";
+import type { Backend, Match, Route } from "../table/types.ts";
+
+/**
+ * The kinds the proxy implements and the stage each belongs to (src/proxy/kinds.ts; a test
+ * holds the two lists equal). A policy of another kind, or filed under another stage, makes
+ * the proxy's runner answer 500 for every request of the route.
+ */
+export const KIND_STAGES: Readonly<Record<string, PolicyStage>> = Object.freeze({
+  "source-range": "access",
+  refuse: "denied",
+  "certificate-refuse": "certificate",
+  "basic-auth": "authentication",
+  "client-cert": "certificate",
+  cors: "cors",
+  canary: "backend",
+  "external-auth": "authentication",
+  "rewrite-target": "rewrite",
+  limits: "limits",
+  affinity: "backend",
+  hash: "backend",
+  ewma: "backend",
+  headers: "forwarding",
+  "app-root": "server",
+  "www-redirect": "server",
+  denied: "denied",
+  redirect: "redirects",
+  "auto-http": "forwarding",
+  "upstream-vhost": "forwarding",
+});
+
+export type AnswerKind = "proxied" | "redirect" | "challenge" | "refused" | "depends";
+
+/** What the proxy answers (explain's `response`). */
+export interface PredictedAnswer {
+  /**
+   * proxied: a pod answers; redirect: Portico answers a 3xx (Location when the code carries
+   * one); challenge: 401 asking for credentials; refused: Portico answers an error status;
+   * depends: another service decides (external authentication).
+   */
+  readonly kind: AnswerKind;
+  /** The status Portico answers with; null when a pod or the auth service decides it. */
+  readonly status: number | null;
+  readonly location?: string;
+  /** Why, in words: the check or policy that answers, and what it read. */
+  readonly cause: string;
+  /** Which step answered: a policy kind, "https-redirect", "endpoints", "no-route", or "proxy". */
+  readonly by: string;
+  /** proxied (or depends, once the auth service lets it through): the backend ids the request may go to (two for a weighted canary). */
+  readonly backends?: readonly string[];
+  /** challenge: the realm of `WWW-Authenticate: Basic realm="…"`. */
+  readonly realm?: string;
+  /** A source-range allow list: only clients in these ranges get past it. */
+  readonly allowedClients?: readonly string[];
+  /** Checks passed on the way that another request could fail (another client, a credential, a preflight). */
+  readonly notes: readonly string[];
+}
+
+export interface AnswerRequest {
+  /** Normalised (compile/explain.ts normaliseRequest). */
+  readonly host: string;
+  readonly path: string;
+  readonly scheme: "http" | "https";
+  /** The client's address, or null: one in no list. */
+  readonly client: string | null;
+}
+
+/** The flags the proxy's answers read (config/types.ts); defaults as the flags' own. */
+export type AnswerConfig = Partial<Pick<Config, "httpRedirectCode" | "httpsPort">>;
+
+/** The codes nginx's `return code URL` answers with a Location (proxy/redirect.ts). */
+const LOCATION_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+/** One trailing "/" cut, as ingress-nginx's Lua redirects do (proxy/redirect.ts cutSlash). */
+const cutSlash = (s: string): string => (s.endsWith("/") ? s.slice(0, -1) : s);
+
+const defaultPort = (scheme: "http" | "https"): string => (scheme === "https" ? "443" : "80");
+
+function templateText(parts: readonly TemplatePart[]): string {
+  return parts.map((p) => (typeof p === "string" ? p : `$${p.v}`)).join("");
+}
+
+/** The signin URL as proxy/external-auth.ts signinTemplate completes it, variables shown as `$name`. */
+function signinText(parts: readonly TemplatePart[], param: string): string {
+  const text = templateText(parts);
+  const q = text.indexOf("?");
+  const pairs = q < 0 ? [] : text.slice(q + 1).split("&").filter((s) => s !== "");
+  const first = pairs.find((kv) => (kv.includes("=") ? kv.slice(0, kv.indexOf("=")) : kv) === param);
+  if (first !== undefined && first.includes("=") && first.slice(first.indexOf("=") + 1) !== "") return text;
+  return `${text}${pairs.length === 0 ? "?" : "&"}${param}=$scheme://$http_host$escaped_request_uri`;
+}
+
+interface BackendFacts {
+  readonly id: string;
+  readonly status: string;
+  readonly endpoints: number;
+}
+
+const facts = (b: Backend): BackendFacts => ({ id: b.id, status: b.status, endpoints: b.endpoints.length });
+const serves = (b: BackendFacts): boolean => b.status === "ok" && b.endpoints > 0;
+
+type Step = { readonly at: number; readonly i: number; readonly policy: StagePolicy | null; readonly own: "https-redirect" | "endpoints" | null };
+
+/** The route's steps in the runner's order (proxy/policies.ts stepsOf). */
+function stepsOf(stages: readonly StagePolicy[] | null): Step[] {
+  const at: Step[] = (stages ?? []).map((p, i) => ({ at: stageIndex(p.stage), i, policy: p, own: null }));
+  at.push({ at: stageIndex(HTTPS_REDIRECT_AFTER) + 0.5, i: 0, policy: null, own: "https-redirect" });
+  at.push({ at: stageIndex(ENDPOINTS_CHECK_AFTER) + 0.5, i: 0, policy: null, own: "endpoints" });
+  return at.sort((a, b) => a.at - b.at || a.i - b.i);
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+const list = (v: unknown): string[] | null => (Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : null);
+
+/**
+ * The answer the proxy gives `req` on `match` (a lookup's answer for it). Pure: reads the
+ * route, its backends and their endpoint counts as the table holds them.
+ */
+export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerConfig = {}): PredictedAnswer {
+  const route: Route = match.route;
+  const redirectCode = config.httpRedirectCode ?? 308;
+  const notes: string[] = [];
+  const done = (a: Omit<PredictedAnswer, "notes">): PredictedAnswer => ({ ...a, notes });
+  // Portico's own error answers that go through the handler's fail(): the route's error pages
+  // may replace the ones nginx's error_page catches (proxy/error-pages.ts OWN: the 503 of no
+  // endpoints; 500s are left as they are).
+  const own500 = (by: string, cause: string): PredictedAnswer => done({ kind: "refused", status: 500, cause, by });
+  let chosen: BackendFacts[] = [facts(route.backend)];
+  for (const s of stepsOf(route.options.stages)) {
+    if (s.own === "https-redirect") {
+      const o = route.options;
+      if (req.scheme === "http" && ((route.tls && o.sslRedirect) || o.forceSslRedirect)) {
+        const uri = o.preserveTrailingSlash ? req.path : cutSlash(req.path);
+        const port = o.usePortInRedirects ? `:${config.httpsPort ?? 443}` : "";
+        const why = o.forceSslRedirect ? "force-ssl-redirect" : "the host is in spec.tls and ssl-redirect is on";
+        return done({ kind: "redirect", status: redirectCode, location: `https://${req.host}${port}${uri}`, cause: `HTTP to HTTPS (${why})`, by: "https-redirect" });
+      }
+      continue;
+    }
+    if (s.own === "endpoints") {
+      // A route with a fallback or error pages leaves the check to the handler (below).
+      if (route.fallback !== undefined || route.errorPages !== undefined) continue;
+      const dead = chosen.filter((b) => !serves(b));
+      if (dead.length === chosen.length) return done({ kind: "refused", status: 503, cause: noEndpoints(dead), by: "endpoints" });
+      if (dead.length > 0) {
+        return done({ kind: "depends", status: null, cause: `the canary weight picks the backend: ${dead.map((b) => b.id).join(", ")} has no endpoints (503), ${chosen.filter(serves).map((b) => b.id).join(", ")} is proxied`, by: "endpoints", backends: chosen.filter(serves).map((b) => b.id) });
+      }
+      continue;
+    }
+    const p = s.policy as StagePolicy;
+    const stage = KIND_STAGES[p.kind];
+    if (stage === undefined) return own500(p.kind, `policy kind ${JSON.stringify(p.kind)} has no implementation: every request is refused`);
+    if (stage !== p.stage) return own500(p.kind, `policy kind ${p.kind} filed under stage ${p.stage}: every request is refused`);
+    const reason = str(p.params.reason);
+    switch (p.kind) {
+      case "certificate-refuse":
+      case "refuse": {
+        const status = typeof p.params.status === "number" ? p.params.status : 503;
+        return done({ kind: "refused", status, cause: reason ?? "refused", by: p.kind });
+      }
+      case "denied":
+        return done({ kind: "refused", status: 503, cause: reason ?? "the Ingress is refused", by: p.kind });
+      case "client-cert": {
+        const ca = list(p.params.ca);
+        if (ca === null || ca.length === 0) return own500(p.kind, "the client CA is not resolved: every request is refused");
+        if (p.params.verify !== "on") {
+          notes.push(`client certificate ${String(p.params.verify)}: checked when one is sent`);
+          continue;
+        }
+        // A request without a client certificate (plain HTTP never carries one): proxy/client-cert.ts.
+        const page = str(p.params.errorPage);
+        if (page !== null && page !== "") return done({ kind: "redirect", status: 302, location: page, cause: "no client certificate sent (auth-tls-verify-client on): auth-tls-error-page", by: p.kind });
+        return done({ kind: "refused", status: 400, cause: "no client certificate sent (auth-tls-verify-client on)", by: p.kind });
+      }
+      case "app-root": {
+        const path = str(p.params.path) ?? "";
+        if (req.path !== "/") {
+          notes.push(`app-root: "/" is redirected to ${path}`);
+          continue;
+        }
+        return done({ kind: "redirect", status: 302, location: `${req.scheme}://${req.host}${path}`, cause: "app-root", by: p.kind });
+      }
+      case "www-redirect": {
+        // The port is the one the client addressed (proxy/redirect.ts addressedPort): the scheme's default here.
+        const to = str(p.params.to) ?? "";
+        return done({ kind: "redirect", status: redirectCode, location: `${req.scheme}://${to}:${defaultPort(req.scheme)}${cutSlash(req.path)}`, cause: `from-to-www-redirect: ${req.host} is the other name of ${to}`, by: p.kind });
+      }
+      case "cors":
+        notes.push("CORS: a preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin gets 204");
+        continue;
+      case "redirect": {
+        const url = str(p.params.url) ?? "";
+        const code = typeof p.params.code === "number" ? p.params.code : 0;
+        const which = code === 301 ? "permanent-redirect" : "temporal-redirect";
+        if (!LOCATION_CODES.has(code)) return done({ kind: "redirect", status: code, cause: `${which} with code ${code}: the URL is the body, no Location`, by: p.kind });
+        const absolute = url.startsWith("/") && p.params.relative !== true;
+        // nginx makes a "/" URL absolute with the connection's scheme and the request's host (no port on the default ports).
+        return done({ kind: "redirect", status: code, location: absolute ? `${req.scheme}://${req.host}${url}` : url, cause: which, by: p.kind });
+      }
+      case "rewrite-target": {
+        const hit = match.regex;
+        const target = str(p.params.target);
+        if (hit === undefined || hit.captures === null || target === null) continue;
+        const out = rewriteRequest(target, hit.re, hit.captures, "");
+        if (out.kind === "redirect") return done({ kind: "redirect", status: 302, location: out.location, cause: `rewrite-target ${target} is an absolute URL`, by: p.kind });
+        if (out.kind === "refused") return own500(p.kind, `rewrite-target ${target}: ${out.reason}`);
+        notes.push(`rewrite-target: the backend receives ${out.path}`);
+        continue;
+      }
+      case "canary": {
+        const c = route.canary;
+        if (c === undefined) return own500(p.kind, "a canary policy on a route without a canary");
+        const rules = p.params as unknown as CanaryRules;
+        // No header, no cookie: the weight decides (proxy/canary.ts chooseCanary).
+        const via: string[] = [];
+        if (rules.header !== null) via.push(`header ${rules.header}`);
+        if (rules.cookie !== null) via.push(`cookie ${rules.cookie}`);
+        const by = via.length > 0 ? `; ${via.join(" or ")} can choose it` : "";
+        if (rules.weight <= 0) {
+          if (via.length > 0) notes.push(`canary ${c.ingress.namespace}/${c.ingress.name} (${c.backend.id})${by.replace(/^; /, ": ")}`);
+        } else if (rules.weight >= rules.weightTotal) chosen = [facts(c.backend)];
+        else {
+          chosen = [facts(route.backend), facts(c.backend)];
+          notes.push(`canary: ${rules.weight} of ${rules.weightTotal} requests go to ${c.backend.id}${by}`);
+        }
+        continue;
+      }
+      case "limits":
+        if (p.params.denied === true) return done({ kind: "refused", status: 503, cause: "an invalid limit annotation: every request is refused", by: p.kind });
+        notes.push("rate or connection limits: a client over them is refused");
+        continue;
+      case "source-range": {
+        const allow = list(p.params.allow);
+        const deny = list(p.params.deny);
+        const inList = (l: string[] | null): boolean => {
+          if (l === null || req.client === null) return false;
+          const parsed = parseCidrList(l);
+          return parsed.ok && accessListMatcher(parsed.list)(req.client);
+        };
+        if (deny !== null) {
+          if (inList(deny)) return done({ kind: "refused", status: 403, cause: `source range: the client ${req.client} is in the deny list ${deny.join(", ")}`, by: p.kind });
+          notes.push(`source range: 403 for clients in ${deny.join(", ")}`);
+        }
+        if (allow !== null && !inList(allow)) {
+          const who = req.client === null ? "an unknown client" : `the client ${req.client}`;
+          return done({ kind: "refused", status: 403, cause: `source range: 403 unless the client address is in ${allow.join(", ")} (${who})`, by: p.kind, allowedClients: allow });
+        }
+        continue;
+      }
+      case "basic-auth": {
+        if (route.authExempt === true) {
+          notes.push("no-auth-locations: basic authentication does not run on this path");
+          continue;
+        }
+        const realm = str(p.params.realm) ?? "";
+        if (!Array.isArray(p.params.users)) return own500(p.kind, `basic auth: the users are not resolved: every request is refused`);
+        return done({ kind: "challenge", status: 401, cause: `basic authentication (Secret ${str(p.params.secret) ?? "?"}): 401 without valid credentials`, by: p.kind, realm });
+      }
+      case "external-auth": {
+        if (route.authExempt === true) {
+          notes.push("no-auth-locations: external authentication does not run on this path");
+          continue;
+        }
+        const url = Array.isArray(p.params.url) ? (p.params.url as unknown as TemplatePart[]) : [];
+        // $host in the auth URL on a rule that does not pin the host: proxy/external-auth.ts refuses (500).
+        if (url.some((x) => typeof x !== "string" && x.v === "host") && (route.host === null || route.host.startsWith("*"))) {
+          return own500(p.kind, "auth-url uses $host on a wildcard or host-less rule: every request is refused");
+        }
+        const signin = Array.isArray(p.params.signin) ? signinText(p.params.signin as unknown as TemplatePart[], str(p.params.redirectParam) ?? "rd") : null;
+        const then = signin === null ? "401 is passed on (with its WWW-Authenticate)" : `401 becomes 302 to ${signin}`;
+        return done({
+          kind: "depends",
+          status: null,
+          ...(signin === null ? {} : { location: signin }),
+          cause: `the auth service decides (auth-url ${templateText(url)}): 2xx lets the request through, ${then}, 403 is passed on, anything else (or no answer) is 500`,
+          by: p.kind,
+          backends: after(route, chosen).backends,
+        });
+      }
+      default:
+        // Backend choice (affinity, hash, ewma) and forwarding (headers, auto-http, upstream-vhost): they never answer.
+        continue;
+    }
+  }
+  const a = after(route, chosen);
+  return done({ kind: a.kind, status: a.status, cause: a.cause, by: a.by, ...(a.backends.length > 0 ? { backends: a.backends } : {}) });
+}
+
+function noEndpoints(dead: readonly BackendFacts[]): string {
+  return `no endpoints: ${dead.map((b) => `${b.id} ${b.status === "ok" ? "NoEndpoints" : b.status}`).join(", ")}`;
+}
+
+/** After the stages: the default-backend fallback, the no-endpoints 503 and the error pages that replace it (proxy/handler.ts). */
+function after(route: Route, chosen: readonly BackendFacts[]): { kind: AnswerKind; status: number | null; cause: string; by: string; backends: string[] } {
+  const out = chosen.map((b) => {
+    if (route.fallback !== undefined && b.id === route.backend.id && b.status !== "ok") return { b: facts(route.fallback), via: `default-backend ${route.fallback.id} (${b.id} has none)` };
+    return { b, via: null as string | null };
+  });
+  const live = out.filter((x) => serves(x.b));
+  if (live.length > 0) {
+    const via = live.map((x) => x.via).filter((v) => v !== null);
+    return { kind: "proxied", status: null, cause: via.length > 0 ? `proxied to ${via.join(", ")}` : "proxied", by: "proxy", backends: live.map((x) => x.b.id) };
+  }
+  const pages = route.errorPages;
+  const cause = noEndpoints(out.map((x) => x.b));
+  if (pages !== undefined && pages.codes.includes(503)) {
+    if (pages.backend === null) return { kind: "refused", status: 404, cause: `${cause}; custom-http-errors 503 with no error backend: 404`, by: "endpoints", backends: [] };
+    return { kind: "proxied", status: null, cause: `${cause}; custom-http-errors: the error backend answers the 503`, by: "endpoints", backends: [pages.backend.id] };
+  }
+  return { kind: "refused", status: 503, cause, by: "endpoints", backends: [] };
+}

@@ -1,0 +1,307 @@
+// Explain says what the proxy answers, and the proxy answers it: for every fixture the golden
+// compile tests use (test/fixtures/*.yaml) and the ingress-nginx migration set
+// (test/fixtures/migrate/manifests, served with --ingress-nginx-compat), each served host and
+// path of the compiled table is explained and then sent for real, with no credentials and no
+// special headers, from 127.0.0.1, over HTTP and as the HTTPS port's handler sees it, to a real
+// listener running the proxy's handler. Status,
+// Location, the basic-auth challenge and the backend that got the request must be what
+// explain's `response` says (compile/answer.ts; docs/design.md "Explain").
+//
+// The fixtures' pod addresses are moved to one raw-socket backend on loopback, so a proxied
+// request really reaches a pod; names (ExternalName Services, the auth-url host) are never
+// resolved: the resolvers given to the handler refuse at once, so an ExternalName route is
+// left out and an auth service never answers (the proxy's 500, one of the outcomes explain
+// lists for "depends").
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import net from "node:net";
+import { join } from "node:path";
+import { compile } from "../../src/compile/compile.ts";
+import type { CompileConfig } from "../../src/compile/config.ts";
+import { explain, type ExplainResult } from "../../src/compile/explain.ts";
+import { KIND_STAGES } from "../../src/compile/answer.ts";
+import { parseArgs } from "../../src/config/parse.ts";
+import { silentLogger } from "../../src/log/logger.ts";
+import type { EndpointSlice } from "../../src/model/schemas.ts";
+import { ProxyError } from "../../src/proxy/errors.ts";
+import { createExternalAuthKind } from "../../src/proxy/external-auth.ts";
+import type { ExternalResolver } from "../../src/proxy/external.ts";
+import { createProxyHandler } from "../../src/proxy/handler.ts";
+import { BUILTIN_KINDS } from "../../src/proxy/kinds.ts";
+import { startHttpListener } from "../../src/proxy/listener.ts";
+import type { AccessRecord } from "../../src/proxy/types.ts";
+import { RejectedRequest } from "../../src/request/rejected.ts";
+import { loadOnce } from "../../src/runtime/load.ts";
+import type { Snapshot } from "../../src/store/types.ts";
+import { otherWwwName } from "../../src/table/build.ts";
+import { lookup } from "../../src/table/lookup.ts";
+import type { RouteTable } from "../../src/table/types.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
+import { loadFixture } from "../compile/snapshot.ts";
+import { testConfig } from "./helpers.ts";
+import { namedBackend, type RawBackend } from "./raw.ts";
+
+const FIXTURES = join(import.meta.dir, "..", "fixtures");
+const MIGRATE_MANIFESTS = join(FIXTURES, "migrate", "manifests");
+/** Requests per source at most (the largest fixture has far fewer), so the suite stays bounded. */
+const MAX_REQUESTS = 200;
+
+/** A resolver that never resolves: no name leaves the machine, and the proxy fails at once. */
+const NO_DNS: ExternalResolver = {
+  target: async () => {
+    throw new ProxyError("UpstreamConnect", "names are not resolved in this test");
+  },
+  forget() {},
+};
+
+let be: RawBackend;
+let table: RouteTable | null = null;
+const records: AccessRecord[] = [];
+/**
+ * One listener per scheme the handler serves: "https" is the handler of the TLS port (the
+ * client's scheme is https, no HTTPS redirect) behind a plain socket, so the raw client stays
+ * simple; it offers no client certificate, as a client without one.
+ */
+const servers = new Map<"http" | "https", ReturnType<typeof startHttpListener>>();
+let redirectCode: 301 | 302 | 307 | 308 = 308;
+
+beforeAll(async () => {
+  be = await namedBackend("pod");
+  const kinds = new Map(BUILTIN_KINDS);
+  kinds.set("external-auth", createExternalAuthKind({ resolver: NO_DNS }));
+  for (const scheme of ["http", "https"] as const) {
+    const handler = createProxyHandler({
+      config: testConfig(),
+      table: () => table as RouteTable,
+      lookup,
+      log: silentLogger,
+      scheme,
+      external: NO_DNS,
+      policyKinds: kinds,
+      hooks: { onRequestDone: (r) => void records.push(r) },
+    });
+    servers.set(scheme, startHttpListener({ hostname: "127.0.0.1", port: 0, handler }));
+  }
+  redirectCode = testConfig().httpRedirectCode;
+});
+afterAll(async () => {
+  for (const s of servers.values()) await s.stop(true);
+  await be.stop();
+});
+
+/** The snapshot with every endpoint moved to the raw backend (conditions kept). */
+function onLoopback(s: Snapshot): Snapshot {
+  const endpointSlices = new Map<string, EndpointSlice[]>();
+  for (const [k, slices] of s.endpointSlices) {
+    endpointSlices.set(
+      k,
+      slices.map((sl) => {
+        const c = structuredClone(sl) as { addressType?: string; endpoints?: { addresses: string[] }[]; ports?: { port?: number }[] };
+        c.addressType = "IPv4";
+        for (const e of c.endpoints ?? []) e.addresses = ["127.0.0.1"];
+        for (const p of c.ports ?? []) p.port = be.port;
+        return c as unknown as EndpointSlice;
+      }),
+    );
+  }
+  return { ...s, endpointSlices };
+}
+
+interface Source {
+  readonly name: string;
+  readonly snapshot: Snapshot;
+  readonly config: CompileConfig;
+  readonly extra: readonly { host: string; path: string }[];
+}
+
+function fixtureSources(): Source[] {
+  return readdirSync(FIXTURES)
+    .filter((f) => f.endsWith(".yaml"))
+    .sort()
+    .map((f) => {
+      const fx = loadFixture(readFileSync(join(FIXTURES, f), "utf8"));
+      return { name: f, snapshot: fx.snapshot, config: { ...DEFAULT_COMPILE_CONFIG, ...fx.config } as CompileConfig, extra: fx.requests };
+    });
+}
+
+/** The requests to send: every host entry's route paths (and "/"), the www other names, a host nobody serves, and the fixture's own. */
+function requestsOf(t: RouteTable, extra: Source["extra"]): { host: string; path: string }[] {
+  const out = new Map<string, { host: string; path: string }>();
+  const add = (host: string, path: string) => out.set(`${host} ${path}`, { host, path });
+  const entries = [...t.exact.values()].map((e) => ({ e, host: e.host }));
+  for (const e of t.wildcard.values()) entries.push({ e, host: `x.${e.host.slice(2)}` });
+  if (t.any !== null) entries.push({ e: t.any, host: "hostless.example" });
+  for (const { e, host } of entries) {
+    add(host, "/");
+    for (const r of e.routes) {
+      // A regex host's paths are regexes: the plain ones are sent as they are, the others
+      // through the fixture's own requests.
+      if (e.regex !== null && !/^[A-Za-z0-9/_.-]*$/.test(r.path)) continue;
+      add(host, r.path);
+      if (r.pathType === "Prefix") add(host, `${r.path.endsWith("/") ? r.path : `${r.path}/`}x/`);
+    }
+    if (e.wwwRedirect !== null) add(otherWwwName(e.host), "/a/");
+  }
+  add("nobody-serves.example", "/");
+  for (const r of extra) add(r.host, r.path);
+  return [...out.values()].slice(0, MAX_REQUESTS);
+}
+
+interface Real {
+  readonly status: number;
+  readonly location: string | null;
+  readonly challenge: string | null;
+  readonly record: AccessRecord | undefined;
+}
+
+async function send(scheme: "http" | "https", host: string, path: string): Promise<Real> {
+  const port = servers.get(scheme)?.port as number;
+  const before = records.length;
+  const raw = await new Promise<string>((resolve) => {
+    const chunks: Buffer[] = [];
+    const sock = net.connect(port, "127.0.0.1", () => sock.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+    sock.on("data", (d: Buffer) => chunks.push(d));
+    sock.on("close", () => resolve(Buffer.concat(chunks).toString("latin1")));
+    sock.on("error", () => {});
+  });
+  const head = raw.slice(0, raw.indexOf("\r\n\r\n"));
+  return {
+    status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0),
+    location: /\r\nlocation: ([^\r]*)/i.exec(head)?.[1] ?? null,
+    challenge: /\r\nwww-authenticate: ([^\r]*)/i.exec(head)?.[1] ?? null,
+    record: records[before],
+  };
+}
+
+/** What explain predicts, in the terms a real answer can be compared with. */
+type Verdict =
+  | { kind: "400" }
+  | { kind: "proxied"; backends: readonly string[] }
+  | { kind: "answer"; status: number; location: string | null; challenge: string | null }
+  | { kind: "depends"; signin: string | null };
+
+function predict(r: ExplainResult): Verdict {
+  const a = r.response;
+  // `answers` is the one-word form of the same response.
+  if (r.match !== null) expect(r.match.answers as string).toBe(a.kind === "proxied" || a.kind === "depends" ? a.kind : String(a.status));
+  if (a.kind === "proxied") return { kind: "proxied", backends: a.backends ?? [] };
+  if (a.kind === "depends") return { kind: "depends", signin: a.location ?? null };
+  return { kind: "answer", status: a.status as number, location: a.location ?? null, challenge: a.kind === "challenge" ? `Basic realm="${a.realm}"` : null };
+}
+
+/** Compare; returns a label of what was compared, for the per-kind counts. */
+function agree(v: Verdict, real: Real, externalNames: ReadonlySet<string>, httpBackends: ReadonlySet<string>, what: string): string {
+  switch (v.kind) {
+    case "400":
+      expect(real.status, what).toBe(400);
+      return "400";
+    case "answer":
+      expect({ status: real.status, location: real.location, challenge: real.challenge }, what).toEqual({ status: v.status, location: v.location, challenge: v.challenge });
+      return String(v.status);
+    case "depends":
+      // The auth service is never reached here: the proxy's 500 ("anything else, or no answer").
+      expect(real.status, what).toBe(500);
+      return "depends";
+    case "proxied": {
+      const service = real.record?.service ?? null;
+      expect(v.backends, what).toContain(service as string);
+      if (externalNames.has(service as string)) return "skipped (ExternalName)";
+      // An HTTP backend's pod answers 200; a TLS or gRPC one cannot talk to the raw backend (502).
+      if (httpBackends.has(service as string)) expect(real.status, what).toBe(200);
+      else expect([200, 502], what).toContain(real.status);
+      return "proxied";
+    }
+  }
+}
+
+async function checkSource(src: Source): Promise<Record<string, number>> {
+  const snapshot = onLoopback(src.snapshot);
+  const result = compile(snapshot, src.config);
+  table = result.table;
+  const externalNames = new Set<string>();
+  const httpBackends = new Set<string>();
+  const note = (b: { id: string; externalName: boolean; scheme: string }) => {
+    if (b.externalName) externalNames.add(b.id);
+    if (b.scheme === "http") httpBackends.add(b.id);
+  };
+  const all = [...result.table.exact.values(), ...result.table.wildcard.values(), ...(result.table.any ? [result.table.any] : [])];
+  for (const e of all) {
+    for (const r of e.routes) {
+      note(r.backend);
+      if (r.canary) note(r.canary.backend);
+      if (r.fallback) note(r.fallback);
+      if (r.errorPages?.backend) note(r.errorPages.backend);
+    }
+  }
+  if (result.table.defaultRoute) note(result.table.defaultRoute.backend);
+  const counts: Record<string, number> = {};
+  const config = { ...src.config, httpRedirectCode: redirectCode, httpsPort: testConfig().httpsPort };
+  for (const { host, path } of requestsOf(result.table, src.extra)) {
+    for (const scheme of ["http", "https"] as const) {
+      let v: Verdict;
+      try {
+        v = predict(explain(snapshot, config, { host, path, scheme, client: "127.0.0.1" }));
+      } catch (err) {
+        if (!(err instanceof RejectedRequest)) throw err;
+        v = { kind: "400" };
+      }
+      const what = `${src.name}: GET ${scheme}://${host}${path} (explain: ${JSON.stringify(v)})`;
+      const label = agree(v, await send(scheme, host, path), externalNames, httpBackends, what);
+      counts[label] = (counts[label] ?? 0) + 1;
+    }
+  }
+  return counts;
+}
+
+describe("explain's response is the proxy's answer", () => {
+  const totals: Record<string, number> = {};
+  const add = (c: Record<string, number>) => {
+    for (const [k, n] of Object.entries(c)) totals[k] = (totals[k] ?? 0) + n;
+  };
+  for (const src of fixtureSources()) {
+    test(src.name, async () => add(await checkSource(src)));
+  }
+  test("the ingress-nginx migration set (--ingress-nginx-compat)", async () => {
+    const o = parseArgs(["routes", "--manifests", MIGRATE_MANIFESTS, "--ingress-nginx-compat"], {});
+    if (o.type !== "routes") throw new Error(`routes flags: ${JSON.stringify(o)}`);
+    const { snapshot } = await loadOnce(o.config, { log: silentLogger, quiet: silentLogger });
+    add(await checkSource({ name: "migrate/manifests", snapshot, config: o.config, extra: [] }));
+  });
+  test("every kind of answer was compared, not only proxied requests", () => {
+    // answers.yaml holds one route per kind of answer (its header says which).
+    for (const k of ["proxied", "301", "302", "308", "400", "401", "403", "404", "503", "depends"]) expect(totals[k] ?? 0, k).toBeGreaterThan(0);
+  });
+});
+
+test("explain knows every policy kind the proxy implements, in the same stage", () => {
+  const proxy = Object.fromEntries([...BUILTIN_KINDS].map(([k, kind]) => [k, kind.stage]));
+  expect(KIND_STAGES).toEqual(proxy);
+});
+
+test("a refused route, a missing auth Secret and a redirect are not 'proxied' (answers.yaml)", () => {
+  const fx = loadFixture(readFileSync(join(FIXTURES, "answers.yaml"), "utf8"));
+  const config = { ...DEFAULT_COMPILE_CONFIG, ...fx.config } as CompileConfig;
+  const ask = (host: string, path = "/") => explain(fx.snapshot, config, { host, path, scheme: "http" });
+  expect(ask("snippet.test").response).toMatchObject({ kind: "refused", status: 503, by: "refuse" });
+  expect(ask("snippet.test").response.cause).toContain("server-snippet");
+  expect(ask("nosecret.test").response).toMatchObject({ kind: "refused", status: 503, cause: "Secret ans/missing (auth-secret) not found" });
+  expect(ask("basic.test").response).toMatchObject({ kind: "challenge", status: 401, realm: "Staff only" });
+  expect(ask("moved.test", "/old").response).toMatchObject({ kind: "redirect", status: 301, location: "https://new.example.com/home" });
+  expect(ask("away.test").response).toMatchObject({ kind: "redirect", status: 302, location: "https://status.example.com/maintenance" });
+  expect(ask("approot.test").response).toMatchObject({ kind: "redirect", status: 302, location: "http://approot.test/app" });
+  expect(ask("brand.test", "/a/").response).toMatchObject({ kind: "redirect", status: 308, location: "http://www.brand.test:80/a" });
+  expect(ask("secure.test", "/a/").response).toMatchObject({ kind: "redirect", status: 308, location: "https://secure.test/a" });
+  // An unknown client is in no allow list.
+  expect(ask("office.test").response).toMatchObject({ kind: "refused", status: 403, allowedClients: ["10.0.0.0/8", "192.168.0.0/16"] });
+  expect(ask("sso.test", "/me").response).toMatchObject({ kind: "depends", status: null, location: "https://login.example.com/start?rd=$scheme://$http_host$escaped_request_uri" });
+  expect(ask("dead.test").response).toMatchObject({ kind: "refused", status: 503, by: "endpoints" });
+  // The default-backend annotation's Service takes the requests (its id names no port: compile/backends.ts).
+  expect(ask("fallback.test").response).toMatchObject({ kind: "proxied", backends: ["ans/next:0"] });
+  expect(ask("release.test").response).toMatchObject({ kind: "proxied", backends: ["ans/next:80"] });
+  expect(ask("nobody.test").response).toMatchObject({ kind: "refused", status: 404 });
+  // No client certificate (the explained request has none): 400, or the error page's 302.
+  expect(ask("mtls.test").response).toMatchObject({ kind: "refused", status: 400, by: "client-cert" });
+  expect(ask("mtls-page.test").response).toMatchObject({ kind: "redirect", status: 302, location: "https://help.example.com/certificates" });
+  expect(ask("mtls-no-ca.test").response).toMatchObject({ kind: "refused", status: 403, by: "certificate-refuse" });
+  expect(ask("snippet.test").match?.answers).toBe("503");
+});
