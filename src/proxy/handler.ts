@@ -263,7 +263,7 @@ export function createProxyHandler(
             rec.upstream = result.upstream.authority;
             rec.upstreamStatus = up.status;
             rec.upstreamMs = result.upstreamMs;
-            const out = downstreamHeaders(up.headers, requestId, hsts, null, result.scan);
+            const out = downstreamHeaders(up.headers, requestId, hsts, null, result.scan, compat);
             // The client's body may be unread (no endpoint, or a pod that answered first).
             if (hasBody) out.set("connection", "close");
             return await relayResponse({
@@ -411,7 +411,7 @@ export function createProxyHandler(
       rec.upstream = result.upstream.authority;
       rec.upstreamStatus = up.status;
       rec.upstreamMs = result.upstreamMs;
-      const down = downstreamHeaders(up.headers, requestId, hsts, added, result.scan);
+      const down = downstreamHeaders(up.headers, requestId, hsts, added, result.scan, compat);
       if (flow !== null) {
         addCookies(down, up.status, flow.setCookies);
         // Affinity's cookie, when this request chose a new pod (proxy/affinity.ts).

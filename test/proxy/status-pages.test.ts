@@ -76,6 +76,23 @@ test("padding follows ngx_http_process_user_agent: MSIE and Chrome, not Gecko, O
   expect(nginxPage(404, null)).toBe("<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n");
 });
 
+test("--ingress-nginx-compat: the pod's Server field does not reach the client (nginx.tmpl more_clear_headers Server; proxy_hide_header default)", async () => {
+  const be = await rawBackend(() => "HTTP/1.1 200 OK\r\nServer: gunicorn/21\r\nContent-Length: 2\r\n\r\nok");
+  const table = makeTable([{ host: "ok.test", backend: makeBackend([be.port]) }]);
+  const compat = startProxy(table, { ingressNginxCompat: true });
+  const plain = startProxy(table);
+  try {
+    const a = await compat.request("/", { headers: { host: "ok.test" } });
+    expect([a.status, a.headers.get("server"), await a.text()]).toEqual([200, null, "ok"]);
+    const b = await plain.request("/", { headers: { host: "ok.test" } });
+    expect([b.status, b.headers.get("server"), await b.text()]).toEqual([200, "gunicorn/21", "ok"]);
+  } finally {
+    await compat.stop();
+    await plain.stop();
+    be.stop();
+  }
+});
+
 describe("Portico's own answers", () => {
   const N = "nginx.ingress.kubernetes.io/";
   let be: Awaited<ReturnType<typeof rawBackend>>;
