@@ -38,6 +38,8 @@ interface Watcher {
   send(c: Change): void;
   end(): void;
   drop(): void;
+  /** Forget the watch but keep its connection open: nothing more is written, not even its end. */
+  silence(): void;
 }
 
 export interface HandlerOptions {
@@ -130,6 +132,7 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
       send: (c) => { const e = translate(w, c); if (e) write(e); },
       end: () => { if (open) { cleanup(); res.end(); } },
       drop: () => { if (open) { cleanup(); res.socket?.destroy(); } },
+      silence: () => cleanup(),
     };
     for (const e of replay) write(e);
     watchers.add(w);
@@ -248,6 +251,14 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
     watchers,
     /** Close every open watch abruptly (the TCP connection dies mid-stream). */
     dropWatches: () => [...watchers].forEach((w) => w.drop()),
+    /**
+     * Open watches (of one kind, or all) go silent: no event, no bookmark, no end at
+     * timeoutSeconds, the connection held open, as when the server loses a watcher or a proxy
+     * keeps a dead connection's client side open. Only the client can end them.
+     */
+    silenceWatches: (kind?: string) => {
+      for (const w of [...watchers]) if (!kind || w.res.kind === kind) w.silence();
+    },
     /** End every open watch cleanly, as timeoutSeconds would. */
     endWatches: () => [...watchers].forEach((w) => w.end()),
     /** Write a raw line into the open watches (of one kind, or all). */

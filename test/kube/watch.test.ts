@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { captureLogger, FAST_WATCH, OBJECTS, RecordingSink, waitFor } from "../fake-apiserver/fixtures.ts";
 import { createKubeClient, type KubeClient } from "../../src/kube/client.ts";
-import { collectionPath, createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
+import { collectionPath, createKubeSource, type KubeSource, type WatchTimings } from "../../src/kube/watch.ts";
 import { KINDS, UNWATCHED_SECRET_TYPES, type Kind } from "../../src/model/kinds.ts";
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
 
@@ -36,14 +36,14 @@ current-context: c
 `;
 }
 
-function start(opts: { pageSize?: number; kinds?: readonly Kind[]; diags?: Diagnostic[]; current?: Map<string, readonly Diagnostic[]>; hooks?: Record<string, (k: Kind, ...a: string[]) => void> } = {}) {
+function start(opts: { pageSize?: number; kinds?: readonly Kind[]; diags?: Diagnostic[]; current?: Map<string, readonly Diagnostic[]>; hooks?: Record<string, (k: Kind, ...a: string[]) => void>; timings?: Partial<WatchTimings> } = {}) {
   const sink = new RecordingSink();
   source = createKubeSource({
     client,
     config: { watchNamespace: null },
     log,
     kinds: opts.kinds ?? KINDS,
-    timings: { ...FAST_WATCH, pageSize: opts.pageSize ?? 500 },
+    timings: { ...FAST_WATCH, pageSize: opts.pageSize ?? 500, ...opts.timings },
     onDiagnostics: (owner, ds) => {
       opts.diags?.push(...ds);
       if (ds.length === 0) opts.current?.delete(owner);
@@ -231,7 +231,8 @@ describe("list + watch", () => {
     const diags: Diagnostic[] = [];
     let malformed = 0;
     const { sink, source } = start({ kinds: ["Ingress"], diags, hooks: { onMalformed: () => void malformed++ } });
-    await waitFor(() => sink.syncedKinds.includes("Ingress"), "synced");
+    // The lines go to open watches only: the watch starts after the list that syncs the kind.
+    await waitFor(() => sink.syncedKinds.includes("Ingress") && api.openWatches("Ingress") === 1, "synced and watching");
     api.injectLine("this is not json", "Ingress");
     api.injectLine('{"type":"ADDED"}', "Ingress");
     api.injectLine(JSON.stringify({ type: "ADDED", object: { metadata: { name: "bad", namespace: "g", resourceVersion: "1" }, spec: { rules: [{ http: { paths: [{ path: "/", pathType: "Weird", backend: {} }] } }] } } }), "Ingress");
@@ -252,5 +253,42 @@ describe("list + watch", () => {
     expect(sink.has("Ingress", "g", "good")).toBe(true);
     api.delete("Ingress", "g", "good");
     await waitFor(() => !sink.has("Ingress", "g", "good"), "invalid deletion applied");
+  });
+  // The stall timeout is 20 bookmark intervals of this server (100 ms), and the watches'
+  // own timeoutSeconds is 5 min: only the stall watchdog can end a silent watch within the wait.
+  const STALL = { stallTimeoutMs: 2000, watchTimeoutSeconds: () => 300 } as const;
+
+  test("a watch that goes silent (no event, no bookmark) is restarted from its resourceVersion and logged; quiet watches that get bookmarks are left alone", async () => {
+    const { sink, source } = start({ kinds: ["Ingress", "Service"], timings: STALL });
+    await waitFor(() => sink.syncedKinds.length === 2 && api.openWatches("Ingress") === 1 && api.openWatches("Service") === 1, "both kinds watching");
+    const before = log.lines.length;
+    api.silenceWatches("Ingress");
+    api.create("Ingress", OBJECTS.Ingress("stall", "during"));
+    await waitFor(() => sink.has("Ingress", "stall", "during"), "the Ingress created while the watch was silent", 15_000);
+    api.create("Ingress", OBJECTS.Ingress("stall", "after"));
+    await waitFor(() => sink.has("Ingress", "stall", "after"), "an Ingress created after the restart");
+    const stalls = log.lines.slice(before).filter((l) => l.msg.startsWith("watch stalled"));
+    expect(stalls.map((l) => l.fields?.kind)).toEqual(["Ingress"]);
+    expect(source.state("Ingress").lists).toBe(1); // resumed from its resourceVersion, not relisted
+    expect(source.state("Ingress").watches).toBe(2);
+    expect(source.state("Service").watches).toBe(1); // bookmarks kept the idle Service watch
+    api.delete("Ingress", "stall", "during");
+    api.delete("Ingress", "stall", "after");
+  });
+
+  test("a silent watch whose resourceVersion is gone by the restart relists (410)", async () => {
+    api.create("Ingress", OBJECTS.Ingress("stall410", "vanishes"));
+    let relists = 0;
+    const { sink, source } = start({ kinds: ["Ingress"], timings: STALL, hooks: { onRelist: () => void relists++ } });
+    await waitFor(() => sink.has("Ingress", "stall410", "vanishes") && api.openWatches("Ingress") === 1, "listed and watching");
+    api.silenceWatches("Ingress");
+    api.delete("Ingress", "stall410", "vanishes");
+    api.create("Ingress", OBJECTS.Ingress("stall410", "newcomer"));
+    api.compact();
+    await waitFor(() => !sink.has("Ingress", "stall410", "vanishes") && sink.has("Ingress", "stall410", "newcomer"), "relisted after the stall", 15_000);
+    expect(relists).toBe(1);
+    expect(source.state("Ingress").lists).toBe(2);
+    expect(log.lines.some((l) => l.msg.startsWith("watch stalled") && l.fields?.kind === "Ingress")).toBe(true);
+    api.delete("Ingress", "stall410", "newcomer");
   });
 });
