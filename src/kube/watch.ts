@@ -168,12 +168,14 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
     };
     try {
       const res = await client.stream(path, { signal });
-      clearTimeout(headerTimer);
+      // The header deadline also bounds reading an error's Status body: an answer that stops
+      // half-way would otherwise hold this kind until the watch deadline, minutes away.
       if (res.status === 410) {
         await res.body?.cancel();
         throw new Gone();
       }
       if (!res.ok || !res.body) throw await apiError(res, "GET", path, client.server);
+      clearTimeout(headerTimer);
       st.watches++;
       connected();
       lastEvent = t.now();

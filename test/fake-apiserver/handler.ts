@@ -19,6 +19,8 @@ export interface Faults {
   failNext: number;
   failStatus: number;
   failMatch: RegExp | null;
+  /** Injected failures send their status and half of the Status body, then nothing more. */
+  failBodyStalls: boolean;
 }
 
 export interface RequestRecord {
@@ -181,6 +183,12 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
     if (faults.down === "503") return fail(res, rec, 503, "the fake apiserver is down");
     if (faults.failNext > 0 && (!faults.failMatch || faults.failMatch.test(`${rec.method} ${rec.path}${rec.query}`))) {
       faults.failNext--;
+      if (faults.failBodyStalls) {
+        rec.status = faults.failStatus;
+        res.writeHead(faults.failStatus, { "Content-Type": "application/json", "Transfer-Encoding": "chunked" });
+        res.write(JSON.stringify(status(faults.failStatus, REASONS[faults.failStatus] ?? "Unknown", "injected failure")).slice(0, 20));
+        return void hung.add(res);
+      }
       return fail(res, rec, faults.failStatus, "injected failure");
     }
     const bearer = req.headers.authorization?.match(/^Bearer (.+)$/)?.[1];

@@ -24,6 +24,9 @@ afterEach(async () => {
   source = null;
   api.faults.down = false;
   api.faults.goneMode = "status";
+  api.faults.failBodyStalls = false;
+  api.faults.failMatch = null;
+  api.faults.failNext = 0;
 });
 
 function kubeconfig(server: string, token: string): string {
@@ -290,5 +293,21 @@ describe("list + watch", () => {
     expect(source.state("Ingress").lists).toBe(2);
     expect(log.lines.some((l) => l.msg.startsWith("watch stalled") && l.fields?.kind === "Ingress")).toBe(true);
     api.delete("Ingress", "stall410", "newcomer");
+  });
+  test("a watch answered with an error whose Status body stops half-way is given up at the request deadline, logged and retried", async () => {
+    const { sink, source } = start({ kinds: ["Ingress"], timings: { watchTimeoutSeconds: () => 300, requestTimeoutMs: 1000 } });
+    await waitFor(() => sink.syncedKinds.includes("Ingress") && api.openWatches("Ingress") === 1, "synced and watching");
+    const before = log.lines.length;
+    api.faults.failMatch = /^GET \/apis\/networking\.k8s\.io\/v1\/ingresses\?.*watch=1/;
+    api.faults.failBodyStalls = true;
+    api.faults.failNext = 1;
+    api.dropWatches();
+    api.create("Ingress", OBJECTS.Ingress("halfbody", "after"));
+    await waitFor(() => sink.has("Ingress", "halfbody", "after"), "the Ingress, once the stuck error answer was given up", 15_000);
+    expect(api.faults.failNext).toBe(0);
+    expect(source.state("Ingress").lists).toBe(1);
+    const failed = log.lines.slice(before).filter((l) => l.msg === "list/watch failed, retrying" && l.fields?.kind === "Ingress");
+    expect(failed.some((l) => String(l.fields?.err).includes("answered 500 to GET /apis/networking.k8s.io/v1/ingresses?watch=1"))).toBe(true);
+    api.delete("Ingress", "halfbody", "after");
   });
 });
