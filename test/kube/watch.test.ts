@@ -4,6 +4,8 @@ import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { captureLogger, FAST_WATCH, OBJECTS, RecordingSink, waitFor } from "../fake-apiserver/fixtures.ts";
 import { createKubeClient, type KubeClient } from "../../src/kube/client.ts";
 import { collectionPath, createKubeSource, type KubeSource, type WatchTimings } from "../../src/kube/watch.ts";
+import { stallTimeoutFromEnv } from "../../src/kube/cluster.ts";
+import { DEFAULT_WATCH_TIMINGS } from "../../src/kube/watch-parts.ts";
 import { KINDS, UNWATCHED_SECRET_TYPES, type Kind } from "../../src/model/kinds.ts";
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
 
@@ -309,5 +311,19 @@ describe("list + watch", () => {
     const failed = log.lines.slice(before).filter((l) => l.msg === "list/watch failed, retrying" && l.fields?.kind === "Ingress");
     expect(failed.some((l) => String(l.fields?.err).includes("answered 500 to GET /apis/networking.k8s.io/v1/ingresses?watch=1"))).toBe(true);
     api.delete("Ingress", "halfbody", "after");
+  });
+});
+
+describe("stall timeout", () => {
+  test("defaults to three of kube-apiserver's one-minute bookmark intervals; PORTICO_WATCH_STALL_TIMEOUT changes it, unreadable values are logged and ignored", () => {
+    expect(DEFAULT_WATCH_TIMINGS.stallTimeoutMs).toBe(180_000);
+    const before = log.lines.length;
+    expect(stallTimeoutFromEnv({}, log)).toBeNull();
+    expect(stallTimeoutFromEnv({ PORTICO_WATCH_STALL_TIMEOUT: "2s" }, log)).toBe(2000);
+    expect(stallTimeoutFromEnv({ PORTICO_WATCH_STALL_TIMEOUT: "90" }, log)).toBe(90_000);
+    expect(stallTimeoutFromEnv({ PORTICO_WATCH_STALL_TIMEOUT: "soon" }, log)).toBeNull();
+    expect(stallTimeoutFromEnv({ PORTICO_WATCH_STALL_TIMEOUT: "10ms" }, log)).toBeNull();
+    const warned = log.lines.slice(before).filter((l) => l.level === "warn").map((l) => l.fields?.value);
+    expect(warned).toEqual(["soon", "10ms"]);
   });
 });
