@@ -216,6 +216,8 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
         } else invalid(kind, st, p.diagnostic);
         if (typeof rv === "string" && rv) st.resourceVersion = rv;
       }
+      // An abort may also surface as the end of the stream: still a stall, not a clean end.
+      if (stalled) throw stalled;
       return n;
     } catch (e) {
       // The read fails with whatever the runtime makes of the abort; the watchdog's verdict wins.
