@@ -5,7 +5,7 @@
 // added. The live metric portico_ingress_compat counts the same statuses from the same code
 // (compatCounts). Pure, like the compiler; runtime/migrate.ts reads the objects and prints.
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
-import { ANNOTATIONS, compatOf, GUARDS_ACCESS, namesOf, NGINX_PREFIX, PORTICO_PREFIX, scanSnippet, type AnnotationSpec, type SnippetAction } from "./annotations.ts";
+import { ANNOTATIONS, compatOf, GUARDS_ACCESS, namesOf, NGINX_PREFIX, PORTICO_PREFIX, refusedByIngressNginxToo, scanSnippet, type AnnotationSpec, type SnippetAction } from "./annotations.ts";
 import { NGINX_DEFAULTS, type NginxDefault } from "../config/nginx-defaults.ts";
 import { LEGACY_CLASS_ANNOTATION } from "./class.ts";
 import type { Inspection } from "./compile.ts";
@@ -23,8 +23,15 @@ export type AnnotationStatus =
   /** Under either prefix but read by neither: no effect in either. */
   | "unknown";
 
-/** Worst first: how an Ingress fares as a whole. */
-export const INGRESS_STATUSES = ["refused", "not-served", "differs", "unchanged"] as const;
+/**
+ * Worst first: how an Ingress fares as a whole. The same names in the JSON report, the text
+ * report's headlines and summary, and the portico_ingress_compat metric's `status` label:
+ * - refused: every path answers 503 or is left out (whether or not ingress-nginx does too);
+ * - partly-served: served, but an annotation, snippet or path of it is not;
+ * - differs: served, with stated differences;
+ * - unchanged: served as ingress-nginx serves it.
+ */
+export const INGRESS_STATUSES = ["refused", "partly-served", "differs", "unchanged"] as const;
 export type IngressStatus = (typeof INGRESS_STATUSES)[number];
 
 export interface Suggestion {
@@ -90,7 +97,7 @@ export interface MigrationSummary {
   readonly ingresses: number;
   readonly unchanged: number;
   readonly differs: number;
-  readonly notServed: number;
+  readonly partlyServed: number;
   readonly refused: number;
   /** Ingresses of other classes (taken by neither). */
   readonly ignored: number;
@@ -310,7 +317,7 @@ const ANNOTATION_EFFECT: Readonly<Record<AnnotationStatus, IngressStatus>> = {
   portico: "unchanged",
   unknown: "unchanged",
   differs: "differs",
-  "not-served": "not-served",
+  "not-served": "partly-served",
 };
 
 /**
@@ -331,15 +338,24 @@ function planCompat(plan: IngressPlan, gate: SnippetGate = "executed"): PlanComp
   if (plan.annotations.problems.some((p) => !annotations.some((a) => p.startsWith(`annotation ${a.name}=`)))) status = worst(status, "differs");
   // A route may be kept and answer 503 on every request (a `refuse` policy): an access
   // annotation Portico cannot apply, or cannot apply yet (GUARDS_ACCESS), fails closed.
-  const refusals = (plan.annotations.options.stages ?? []).filter((p) => p.kind === "refuse" || p.kind === "certificate-refuse").map((p) => String(p.params.reason));
+  const refusing = (plan.annotations.options.stages ?? []).filter((p) => p.kind === "refuse" || p.kind === "certificate-refuse");
+  const refusals = refusing.map((p) => String(p.params.reason));
   const noPath = plan.rulePaths.length > 0 && plan.defaultBackend === null && plan.rulePaths.every((r) => !r.valid);
-  const refused = noPath ? "Portico serves none of its paths (see the diagnostics)" : refusals.length > 0 ? `every path answers 503: ${refusals.join("; ")}` : null;
-  // Refused where ingress-nginx serves: no path, or an access check Portico does not implement.
-  // Other refusals are judged by their diagnostics (a missing auth Secret is a 503 there too).
-  // A snippet that restricted access is refused too (annotations/parse.ts): Portico answers 503
-  // where ingress-nginx, running the snippet, let the allowed clients through.
-  const snippetRefusal = refusals.some((r) => /^nginx\.ingress\.kubernetes\.io\/[a-z]+-snippet /.test(r));
-  if (noPath || snippetRefusal || Object.keys(ann).some((k) => GUARDS_ACCESS.has(k))) status = "refused";
+  // The answer every path gives: a CA Secret that cannot be read is a 403 (compile/access.ts).
+  const codes = [...new Set(refusing.map((p) => Number(p.params.status)))].sort().join(" or ");
+  // The refusals ingress-nginx makes the same way (an unreadable source-range list, a Secret it
+  // cannot or may not read, a CA it cannot load); the others are stated by their annotation.
+  const sameThere = refusing.length > 0 && refusing.every((p) => p.kind === "certificate-refuse" || refusedByIngressNginxToo(p));
+  const refused = noPath
+    ? "Portico serves none of its paths (see the diagnostics)"
+    : refusals.length > 0
+      ? `every path answers ${codes}${sameThere ? ` (ingress-nginx answers ${codes} too)` : ""}: ${refusals.join("; ")}`
+      : null;
+  // A report that says an Ingress moves unchanged, or with differences, must never sit above
+  // "every path answers 503": whenever no request reaches its backends the Ingress is refused,
+  // and the text says whether ingress-nginx refuses it too. An access annotation Portico does
+  // not implement (GUARDS_ACCESS) always refuses (its annotation item says so).
+  if (refused !== null || Object.keys(ann).some((k) => GUARDS_ACCESS.has(k))) status = "refused";
   const out: PlanCompat = Object.freeze({ annotations: Object.freeze(annotations), status, refused });
   if (gate === "executed") planCache.set(plan, out);
   return out;
@@ -390,7 +406,7 @@ function diagnosticReport(d: Diagnostic): DiagnosticReport | null {
   return { reason: d.reason, message: d.reason === "ExternalNameNotAllowed" ? `${d.message}${EXTERNAL_NAME_NOTE}` : d.message, effect: e };
 }
 
-const DIAG_STATUS: Readonly<Record<DiagnosticReport["effect"], IngressStatus>> = { same: "unchanged", differs: "differs", "not-served": "not-served" };
+const DIAG_STATUS: Readonly<Record<DiagnosticReport["effect"], IngressStatus>> = { same: "unchanged", differs: "differs", "not-served": "partly-served" };
 
 /** Diagnostics by `namespace/name`, of Ingresses only. */
 function diagnosticsByIngress(diagnostics: readonly Diagnostic[]): Map<string, Diagnostic[]> {
@@ -460,7 +476,7 @@ export function migrationReport(view: Inspection, config: CompileConfig, configM
       ingresses: ingresses.length,
       unchanged: count("unchanged"),
       differs: count("differs"),
-      notServed: count("not-served"),
+      partlyServed: count("partly-served"),
       refused: count("refused"),
       ignored: view.ignored.length,
       configMapNotHonoured: cm?.notHonoured ?? 0,
@@ -470,7 +486,7 @@ export function migrationReport(view: Inspection, config: CompileConfig, configM
 
 /** Served Ingresses by report status (portico_ingress_compat): the per-Ingress work is cached on the plan. */
 export function compatCounts(view: Pick<Inspection, "served" | "result">): Record<IngressStatus, number> {
-  const out: Record<IngressStatus, number> = { refused: 0, "not-served": 0, differs: 0, unchanged: 0 };
+  const out: Record<IngressStatus, number> = { refused: 0, "partly-served": 0, differs: 0, unchanged: 0 };
   // Only the few Ingresses with diagnostics need a lookup.
   const diags = diagnosticsByIngress(view.result.diagnostics);
   for (const plan of view.served) out[statusOf(plan, diags.get(plan.key))]++;

@@ -55,8 +55,8 @@ describe("the fixtures' report", () => {
     if (o.type !== "migrate") throw new Error("flags");
     const { snapshot } = await loadOnce(o.config, { log: silentLogger, quiet: silentLogger });
     const s = report.summary;
-    expect(compatCounts(new Compiler(o.config).inspect(snapshot, []))).toEqual({ unchanged: s.unchanged, differs: s.differs, "not-served": s.notServed, refused: s.refused });
-    expect(s.unchanged + s.differs + s.notServed + s.refused).toBe(s.ingresses);
+    expect(compatCounts(new Compiler(o.config).inspect(snapshot, []))).toEqual({ unchanged: s.unchanged, differs: s.differs, "partly-served": s.partlyServed, refused: s.refused });
+    expect(s.unchanged + s.differs + s.partlyServed + s.refused).toBe(s.ingresses);
   });
 });
 
@@ -70,7 +70,7 @@ describe("statuses follow the registry at run time", () => {
       expect(item.status, name).toBe("not-served");
       expect(item.text, name).toContain(a.description);
       // One that guards access refuses the whole Ingress rather than serve it unchecked.
-      expect(r.status, name).toBe(GUARDS_ACCESS.has(name) ? "refused" : "not-served");
+      expect(r.status, name).toBe(GUARDS_ACCESS.has(name) ? "refused" : "partly-served");
     }
   });
 
@@ -118,7 +118,7 @@ describe("snippets", () => {
 
   test("understood directives name the annotations that replace them; once added, the snippet is no change", () => {
     const before = one({ [SNIPPET]: 'more_set_headers "X-Frame-Options: DENY";\nproxy_set_header X-Env prod;' });
-    expect(before.status).toBe("not-served");
+    expect(before.status).toBe("partly-served");
     expect(before.annotations[0]!.snippet!.instead).toEqual([
       { annotation: "portico.dev/request-headers", value: "X-Env: prod", implemented: true },
       { annotation: "portico.dev/response-headers", value: "X-Frame-Options: DENY", implemented: true },
@@ -134,7 +134,7 @@ describe("snippets", () => {
 
   test("a header with another value does not count as replaced", () => {
     const r = one({ [SNIPPET]: 'more_set_headers "X-Frame-Options: DENY";', "portico.dev/response-headers": "X-Frame-Options: SAMEORIGIN" });
-    expect(r.status).toBe("not-served");
+    expect(r.status).toBe("partly-served");
   });
 
   test("a directive not understood is counted and the snippet is not served", () => {
@@ -169,6 +169,15 @@ describe("diagnostics and refusals", () => {
     expect(r.diagnostics[0]).toMatchObject({ reason: "InvalidPath", effect: "not-served" });
   });
 
+  test("an unreadable source-range list is refused in both; a snippet's refusal is Portico's own", () => {
+    const bad = one({ "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/33" });
+    expect(bad.status).toBe("refused");
+    expect(bad.refused).toBe("every path answers 503 (ingress-nginx answers 503 too): allowlist-source-range is invalid");
+    const snippet = one({ "nginx.ingress.kubernetes.io/server-snippet": "location /x { deny all; }\nif ($http_user_agent ~* bot) { return 403; }" });
+    expect(snippet.status).toBe("refused");
+    expect(snippet.refused).toStartWith("every path answers 503: ");
+  });
+
   test("an access check Portico does not implement refuses the Ingress (503 on every path)", () => {
     const guard = [...GUARDS_ACCESS][0]!;
     const r = one({ [guard]: "ns/ca" });
@@ -176,9 +185,11 @@ describe("diagnostics and refusals", () => {
     expect(r.refused).toStartWith("every path answers 503: ");
   });
 
-  test("a missing basic-auth Secret answers 503 as ingress-nginx does: listed, not a change", () => {
+  test("a missing basic-auth Secret answers 503 as ingress-nginx does: refused, and said to be the same there", () => {
     const r = one({ "nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "users" });
-    expect(r.refused).toContain("every path answers 503");
+    // Never "unchanged" above "every path answers 503".
+    expect(r.status).toBe("refused");
+    expect(r.refused).toBe("every path answers 503 (ingress-nginx answers 503 too): Secret t/users (auth-secret) not found");
     expect(r.diagnostics).toEqual([expect.objectContaining({ reason: "SecretNotFound", effect: "same" })]);
     expect(r.annotations.every((a) => a.status === "same" || a.status === "differs")).toBe(true);
   });
@@ -186,7 +197,7 @@ describe("diagnostics and refusals", () => {
   test("an ExternalName Service is a change (ingress-nginx proxies it); a missing Service is not", () => {
     const ext = JSON.stringify({ apiVersion: "v1", kind: "Service", metadata: { name: "ext", namespace: "t" }, spec: { type: "ExternalName", externalName: "api.example.com", ports: [{ port: 80 }] } });
     const r = reportOf([{ name: "a", service: "ext" }, { name: "b", service: "missing" }], ext);
-    expect(r.ingresses[0]).toMatchObject({ status: "not-served", diagnostics: [{ reason: "ExternalNameNotAllowed", effect: "not-served" }] });
+    expect(r.ingresses[0]).toMatchObject({ status: "partly-served", diagnostics: [{ reason: "ExternalNameNotAllowed", effect: "not-served" }] });
     expect(r.ingresses[1]).toMatchObject({ status: "unchanged", diagnostics: [{ reason: "ServiceNotFound", effect: "same" }] });
   });
 
@@ -205,7 +216,7 @@ describe("diagnostics and refusals", () => {
     );
     const view = new Compiler(config).inspect(fx.snapshot, []);
     const s = migrationReport(view, config).summary;
-    expect(compatCounts(view)).toEqual({ unchanged: s.unchanged, differs: s.differs, "not-served": s.notServed, refused: s.refused });
-    expect(compatCounts(view)).toEqual({ unchanged: 2, differs: 1, "not-served": 1, refused: 0 });
+    expect(compatCounts(view)).toEqual({ unchanged: s.unchanged, differs: s.differs, "partly-served": s.partlyServed, refused: s.refused });
+    expect(compatCounts(view)).toEqual({ unchanged: 2, differs: 1, "partly-served": 1, refused: 0 });
   });
 });
