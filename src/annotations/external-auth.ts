@@ -192,7 +192,7 @@ export const AUTH_PROXY_SET_HEADERS: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "Portico does not read ConfigMaps yet: a route with this annotation answers 503 to every request, as ingress-nginx's does when the ConfigMap is missing.",
+      "Portico reads ingress-nginx's own ConfigMap (`--nginx-configmap`), but not the ConfigMap this annotation names (the headers to add to the auth request): a route with this annotation answers 503 to every request, as ingress-nginx's does when that ConfigMap is missing, rather than ask the auth service without those headers.",
   },
 };
 
@@ -433,12 +433,14 @@ function parse(r: Reader): ExternalAuthPolicy {
     else r.problem(`annotation ${AUTH_CACHE_KEY.nginx[0]}=${JSON.stringify(keyRead.value)}: ${t.why}; caching is off`);
   }
 
-  // Portico does not read ConfigMaps yet; ingress-nginx denies the location when the
-  // ConfigMap cannot be found, and so does Portico whatever the value.
+  // Portico reads no ConfigMap but ingress-nginx's own (--nginx-configmap), so not the one this
+  // annotation names; ingress-nginx denies the location when that ConfigMap cannot be found,
+  // and so does Portico whatever the value: the auth service never sees a request without the
+  // headers it may rely on.
   const psh = r.read(AUTH_PROXY_SET_HEADERS, v.pipe(Trimmed, v.check(noSpaces(BASIC_CHARS_RE), "expected a ConfigMap name")), DENY);
   if (psh.state === "invalid") deny.push(AUTH_PROXY_SET_HEADERS.nginx[0] as string);
   else if (psh.state === "ok") {
-    r.problem(`annotation ${AUTH_PROXY_SET_HEADERS.nginx[0]}=${JSON.stringify(psh.value)}: Portico does not read ConfigMaps yet; ${DENY}`);
+    r.problem(`annotation ${AUTH_PROXY_SET_HEADERS.nginx[0]}=${JSON.stringify(psh.value)}: Portico does not read the ConfigMap this annotation names (only ingress-nginx's own, with --nginx-configmap); ${DENY}`);
     deny.push(AUTH_PROXY_SET_HEADERS.nginx[0] as string);
   }
 
