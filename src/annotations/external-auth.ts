@@ -80,6 +80,10 @@ export const AUTH_URL: AnnotationSpec = {
     difference:
       "Never connects to loopback, link-local, unspecified, cloud metadata (fd00:ec2::254, 100.100.100.200...) or this pod's own addresses (the ExternalName address policy); an auth-url whose host is such an address or `localhost` makes every request of the route 503, with a diagnostic naming the address and why; `$host` in the URL is refused on a wildcard or host-less rule (500), where the client would choose the auth server. A URL without scheme or host, a scheme other than http/https, a variable other than `$host` or a character ingress-nginx's validator refuses makes every request of the route 503. The auth request waits at most the route's `proxy-read-timeout`, capped at 60 s (nginx: 60 s connect plus 60 s read). A client's `X-Forwarded-Host`, `X-Forwarded-Port`, `Forwarded`, `X-Original-URI`, `X-Scheme` and `ssl-client-*` are not passed to the auth service unless Portico sets them; `X-Original-URL` carries the normalised path Portico forwards.",
   },
+  // For a URL Portico accepted: its host is no refused address (else the value is reported),
+  // and `$host` matters only when the URL uses it.
+  differenceFor: (value) =>
+    `${value.includes("$host") ? "`$host` in the URL is refused on a wildcard or host-less rule (500), where the client would choose the auth server. " : ""}The auth service's address is checked on each lookup: never loopback, link-local, cloud metadata or this pod's own. The auth request waits at most the route's \`proxy-read-timeout\`, capped at 60 s (nginx: 60 s connect plus 60 s read). A client's \`X-Forwarded-Host\`, \`X-Forwarded-Port\`, \`Forwarded\`, \`X-Original-URI\`, \`X-Scheme\` and \`ssl-client-*\` are not passed to the auth service unless Portico sets them; \`X-Original-URL\` carries the normalised path Portico forwards.`,
 };
 
 export const AUTH_METHOD: AnnotationSpec = {

@@ -71,6 +71,13 @@ export interface AnnotationSpec {
    */
   readonly sameWhen?: (value: string, all: AnnotationValues) => boolean;
   /**
+   * For a "differs" annotation: the difference as it applies to this value (a value Portico
+   * accepted), leaving out what the value makes irrelevant (the sentence on `false` when it is
+   * `true`, the rules for `*` and `null` when the list names exact origins), so a team reads
+   * what changes for its own Ingress. The README table keeps the full `difference`.
+   */
+  readonly differenceFor?: (value: string, all: AnnotationValues) => string;
+  /**
    * The value is a list that may span lines (LF; CR never). Only for Portico's own
    * annotations: ingress-nginx refuses a line break in every value of its own.
    */
@@ -86,8 +93,9 @@ export type AnnotationValues = Readonly<Record<string, string>>;
  */
 export function compatOf(spec: AnnotationSpec, value: string, all: AnnotationValues): Compat {
   // A line break is refused in every ingress-nginx value (parse.ts): never "same".
-  if (spec.compat.kind !== "differs" || spec.sameWhen === undefined || /[\r\n]/.test(value)) return spec.compat;
-  return spec.sameWhen(value, all) ? SAME : spec.compat;
+  if (spec.compat.kind !== "differs" || /[\r\n]/.test(value)) return spec.compat;
+  if (spec.sameWhen?.(value, all) === true) return SAME;
+  return spec.differenceFor === undefined ? spec.compat : { kind: "differs", difference: spec.differenceFor(value, all) };
 }
 
 const SAME: Compat = Object.freeze({ kind: "same" });

@@ -154,7 +154,8 @@ const TEMPORAL_REDIRECT = `${NGINX_PREFIX}temporal-redirect`;
 const FORCE_SSL_REDIRECT = `${NGINX_PREFIX}force-ssl-redirect`;
 
 function httpsRedirectDifference(): string {
-  const c = specOf(`${NGINX_PREFIX}ssl-redirect`)?.compat;
+  const spec = specOf(`${NGINX_PREFIX}ssl-redirect`);
+  const c = spec === undefined ? undefined : compatOf(spec, "true", {});
   return c?.kind === "differs" ? c.difference : c?.kind === "same" ? "the same as ingress-nginx's" : "not implemented";
 }
 

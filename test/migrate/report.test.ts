@@ -85,7 +85,7 @@ describe("statuses follow the registry at run time", () => {
           // The compat of this value: a family may call some values of a differing annotation the same.
           const c = compatOf(a, "1", { [name]: "1" });
           if (c.kind === "same") expect(item).toMatchObject({ status: "same", text: "served the same" });
-          else expect(item).toMatchObject({ status: "differs", text: a.compat.kind === "differs" ? a.compat.difference : "" });
+          else expect(item).toMatchObject({ status: "differs", text: c.kind === "differs" ? c.difference : "" });
         }
       }
     }
@@ -105,6 +105,26 @@ describe("statuses follow the registry at run time", () => {
     const item = one({ "nginx.ingress.kubernetes.io/proxy-body-size": "lots" }).annotations[0]!;
     expect(item.status).toBe("differs");
     expect(item.text).toStartWith("Portico refuses the value: expected a byte size");
+  });
+
+  test("a difference is stated for the value this Ingress uses", () => {
+    // Two exact origins: nothing about `*`, `null` or entries ingress-nginx's validator refuses.
+    const cors = one({ "nginx.ingress.kubernetes.io/enable-cors": "true", "nginx.ingress.kubernetes.io/cors-allow-origin": "https://app.example.com, https://admin.example.com" });
+    const origin = cors.annotations.find((a) => a.name.endsWith("cors-allow-origin"))!;
+    expect(origin.text).toBe(
+      "An `Origin` must equal `https://app.example.com` or `https://admin.example.com`, in any case; ingress-nginx's regex is anchored only at the end, so it also takes an `Origin` that merely ends with one.",
+    );
+    expect(cors.annotations.find((a) => a.name.endsWith("enable-cors"))!.text).not.toContain("`false`");
+    // `true`: the sentence on `false` does not concern it; whole seconds: the units do not either.
+    const r = one({ "nginx.ingress.kubernetes.io/use-regex": "true", "nginx.ingress.kubernetes.io/proxy-read-timeout": "120" }, { path: "/api/(.*)" });
+    expect(r.annotations.find((a) => a.name.endsWith("use-regex"))!.text).not.toContain("`false` is served the same");
+    expect(r.annotations.find((a) => a.name.endsWith("proxy-read-timeout"))!.text).not.toContain("500ms");
+    expect(one({ "nginx.ingress.kubernetes.io/proxy-read-timeout": "1500ms" }).annotations[0]!.text).toContain("500ms");
+    // A valid list: the rules for a bad list and for the global one are left out.
+    const allow = one({ "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8" }).annotations[0]!;
+    expect(allow).toMatchObject({ status: "differs" });
+    expect(allow.text).not.toContain("bad or empty list");
+    expect(allow.text).not.toContain("::ffff:");
   });
 
   test("a portico.dev name set next to the ingress-nginx one is the one Portico reads", () => {
