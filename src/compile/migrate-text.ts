@@ -1,6 +1,7 @@
 // The migration report as text for people (`portico migrate`; `--output json` prints the
 // MigrationReport itself). Values from the Ingresses are printed quoted and escaped, so a
 // control character in an annotation cannot reach the terminal.
+import { dump } from "js-yaml";
 import type { AnnotationReport, AnnotationStatus, IngressReport, IngressStatus, MigrationReport } from "./migrate.ts";
 import type { ConfigMapKeyStatus, ConfigMapReport } from "./nginx-configmap.ts";
 
@@ -66,6 +67,14 @@ function annotationLines(a: AnnotationReport): string[] {
           out.push(`        ${g.annotation}: |${later}`);
           for (const l of g.value.split("\n")) out.push(`          ${safe(l)}`);
         } else out.push(`        ${g.annotation}: ${quoted(g.value)}${later}`);
+      }
+    }
+    if (s.companions.length > 0) {
+      out.push("      and apply (then remove the snippet):");
+      for (const c of s.companions) {
+        out.push(`        # ${safe(c.name)}: for ${safe(c.directive)}`, "        ---");
+        // js-yaml quotes what YAML would read otherwise; controls are escaped by safe().
+        for (const l of dump(c.manifest, { lineWidth: -1, noRefs: true }).trimEnd().split("\n")) out.push(`        ${safe(l)}`);
       }
     }
   }

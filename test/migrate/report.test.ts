@@ -158,10 +158,10 @@ describe("snippets", () => {
   });
 
   test("a directive not understood is counted and the snippet is not served", () => {
-    const item = one({ [SNIPPET]: "rewrite ^ /x break;\nmore_set_headers 'X-A: 1';" }).annotations[0]!;
+    const item = one({ [SNIPPET]: "rewrite ^/x(?=y) /x break;\nmore_set_headers 'X-A: 1';" }).annotations[0]!;
     expect(item).toMatchObject({ status: "not-served", snippet: { notUnderstood: 1 } });
     expect(item.text).toBe(
-      "never executed: 1 of 2 directives not understood; what they did is lost; and while the snippet is set every path of the Ingress answers 503, because it may refuse requests (rewrite): remove it once the annotations that replace it are set",
+      "never executed: 1 of 2 directives not understood; what they did is lost; and while the snippet is set every path of the Ingress answers 503, because it may refuse requests (rewrite): remove it once what replaces it is in place",
     );
   });
 
@@ -174,6 +174,42 @@ describe("snippets", () => {
     expect(tls.annotations[0]!.text).toContain("the Ingress's Portico annotations do what its directive does, with the differences noted; and while the snippet is set every path of the Ingress answers 503, because it may refuse requests (if)");
     const plain = one({ [SNIPPET]: s });
     expect(plain.annotations[0]!.snippet!.instead).toEqual([{ annotation: "nginx.ingress.kubernetes.io/force-ssl-redirect", value: "true", implemented: true }]);
+  });
+
+  test("a companion Ingress is written only where it takes exactly the snippet's requests", () => {
+    const SERVER = "nginx.ingress.kubernetes.io/server-snippet";
+    const deny = "location ~* ^/internal/ { deny all; }";
+    const companions = (r: IngressReport) => r.annotations.flatMap((a) => a.snippet?.companions ?? []);
+    expect(companions(one({ [SERVER]: deny })).map((c) => c.name)).toEqual(["a-server-snippet-1"]);
+    // Another Ingress of the host has a longer path under the denied one: in regex mode it
+    // would be matched first (nginx tried the snippet's regex location first), so no companion.
+    const longer = JSON.stringify({
+      apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "z", namespace: "t" },
+      spec: { ingressClassName: "nginx", rules: [{ host: "a.test", http: { paths: [{ path: "/internal/api", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }] },
+    });
+    const shadowed = reportOf([{ name: "a", annotations: { [SERVER]: deny } }], longer).ingresses.find((i) => i.ingress === "t/a")!;
+    expect(companions(shadowed)).toEqual([]);
+    expect(shadowed.annotations[0]!.snippet!.directives[0]).toMatchObject({ understood: false, note: "no companion Ingress can do it: t/z has the longer path /internal/api on the same host, which would be matched before the denied one" });
+    // A configuration-snippet ran only inside the Ingress's own paths.
+    const outside = one({ [SNIPPET]: "rewrite ^/old/(.*)$ /new/$1 break;" }, { path: "/app" });
+    expect(outside.annotations[0]!.snippet!.directives[0]!.note).toBe("no companion Ingress can do it: no path of the Ingress takes /old/, so the directive never ran there");
+  });
+
+  test("a rewritten request keeps the Ingress's checks: the companion carries its annotations, never its snippets", () => {
+    const r = one({
+      [SNIPPET]: "rewrite ^/old/(.*)$ /new/$1 break;",
+      "nginx.ingress.kubernetes.io/auth-type": "basic",
+      "nginx.ingress.kubernetes.io/auth-secret": "users",
+      "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8",
+    });
+    const [c] = r.annotations.find((a) => a.name === SNIPPET)!.snippet!.companions;
+    expect((c!.manifest as { metadata: { annotations: Record<string, string> } }).metadata.annotations).toEqual({
+      "nginx.ingress.kubernetes.io/auth-type": "basic",
+      "nginx.ingress.kubernetes.io/auth-secret": "users",
+      "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8",
+      "nginx.ingress.kubernetes.io/use-regex": "true",
+      "nginx.ingress.kubernetes.io/rewrite-target": "/new/$1",
+    });
   });
 
   test("malformed snippet text is not served and says why", () => {
