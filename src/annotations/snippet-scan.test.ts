@@ -50,7 +50,10 @@ describe("snippet scanner", () => {
     ["rewrite ^/old(.*)$ /new$1$2 break;", "a capture its regex does not have"],
     ["rewrite ^/old(.*)$ /$host$1 break;", "nginx variables"],
     ["rewrite ^/old/(.*)$ https://x.test/$1 permanent;", "not one literal path"],
-    ["if ($http_user_agent ~* bot) { return 403; }", "a `if` block"],
+    ["if ($http_user_agent ~* bot) { return 444; }", "444, nginx's silent close"],
+    ["if ($http_user_agent ~* bot) { rewrite ^ /x break; }", "not one `return <400-599>;`"],
+    ["if ($http_user_agent ~* (a)\\1) { return 403; }", "backreference"],
+    ["if ($request_method = POST) { return 405; }", "a `if` block"],
     ["location /x { deny all; }", "a `location` block"],
     ["proxy_set_header Host internal.test;", "Host may not be set"],
     ["proxy_set_header X-Forwarded-Proto https;", "set by Portico"],
@@ -92,6 +95,20 @@ describe("snippet scanner", () => {
       expect(d!.actions, text).toEqual([]);
       expect(d!.note, text).toContain(why);
     }
+  });
+
+  test("a header `if` that returns a status is a deny-request-headers rule", () => {
+    expect(actions('if ($http_user_agent ~* "(bot|crawler)") { return 403; }')).toEqual([
+      [{ kind: "header-deny", name: "User-Agent", op: "~*", pattern: "(bot|crawler)", status: 403, scope: "ingress" }],
+    ]);
+    expect(actions("if ($http_user_agent ~* (bot|spider)) { return 403; }")[0]).toMatchObject([{ pattern: "(bot|spider)" }]);
+    // `=` and `!=` compare the whole value: an anchored, quoted regex.
+    expect(actions('if ($http_x_api_key != "s3cr.t") { return 401; }')).toEqual([
+      [{ kind: "header-deny", name: "X-Api-Key", op: "!~", pattern: "^s3cr\\.t$", status: 401, scope: "ingress" }],
+    ]);
+    const [server] = scanSnippet("if ($http_referer ~ evil) { return 403; }", "server").directives;
+    expect(server!.actions).toEqual([{ kind: "header-deny", name: "Referer", op: "~", pattern: "evil", status: 403, scope: "server" }]);
+    expect(server!.note).toContain("every request of the host");
   });
 
   test("malformed text is an error, never a guess", () => {

@@ -5,7 +5,8 @@
 // Nothing here executes, evaluates or passes on the text: it is tokenised (nginx's
 // configuration syntax: words, quoted strings, `;`, `{ }`, `#` comments) and compared with
 // fixed directive names. A snippet is never served.
-import { checkHeader } from "./headers.ts";
+import { compileHeaderPattern } from "../regex/header-pattern.ts";
+import { checkHeader, isDenyStatus } from "./headers.ts";
 
 /** What a recognised directive does, as a Portico annotation can do it. */
 export type SnippetAction =
@@ -19,7 +20,12 @@ export type SnippetAction =
    * What only another Ingress on the same hosts can do: a `location` of a server-snippet, or a
    * `rewrite`, whose requests get their own answer (compile/migrate.ts writes that Ingress).
    */
-  | { readonly kind: "companion"; readonly match: CompanionMatch; readonly effect: CompanionEffect };
+  | { readonly kind: "companion"; readonly match: CompanionMatch; readonly effect: CompanionEffect }
+  /**
+   * `if ($http_<name> <op> <value>) { return <status>; }`: portico.dev/deny-request-headers.
+   * `scope` as CompanionMatch's: a server-snippet's `if` ran for every request of the host.
+   */
+  | { readonly kind: "header-deny"; readonly name: string; readonly op: "~" | "~*" | "!~" | "!~*"; readonly pattern: string; readonly status: number; readonly scope: "server" | "ingress" };
 
 /** The path of a companion Ingress, as ingress-nginx turns it into the same nginx location. */
 export interface CompanionMatch {
@@ -391,6 +397,46 @@ function companionNote(m: CompanionMatch, e: CompanionEffect, rewrite = false): 
   return notes.length === 0 ? null : notes.join("; ");
 }
 
+/** PCRE's metacharacters, escaped to match `=`/`!=`'s literal value as a regex. */
+const quoteRegex = (s: string) => s.replace(/[\\^$.|?*+()[\]{}]/g, (c) => `\\${c}`);
+
+/**
+ * `if ($http_<name> op value) { return <400-599>; }`, nginx's header check: `~`/`~*` (and
+ * `!~`/`!~*`) a PCRE regex, `=`/`!=` a string compared whole (ngx_http_rewrite_module "if").
+ * `$http_<name>` is the request header `<name>` with `_` for `-` (ngx_http_variables.c).
+ */
+function judgeHeaderIf(args: readonly Token[], body: readonly Statement[], context: SnippetContext): Judged | null {
+  const words = args.map((w) => w.v);
+  if (words.length === 0 || !words[0]!.startsWith("(")) return null;
+  words[0] = words[0]!.slice(1);
+  const last = words.length - 1;
+  if (words[last] === ")") words.pop();
+  else if (words[last]!.endsWith(")") && !args[last]!.quoted) words[last] = words[last]!.slice(0, -1);
+  else return null;
+  if (words.length !== 3) return null;
+  const [variable, op, value] = words as [string, string, string];
+  const v = /^\$http_([a-z0-9_]+)$/i.exec(variable);
+  if (v === null) return null;
+  if (body.length !== 1 || body[0]!.block !== null || body[0]!.words[0]!.v !== "return" || body[0]!.words.length !== 2) {
+    return notUnderstood("an `if` on a request header whose block is not one `return <400-599>;`");
+  }
+  const status = Number(body[0]!.words[1]!.v);
+  if (!isDenyStatus(status)) return notUnderstood("an `if` on a request header whose `return` is not a status from 400 to 599 (444, nginx's silent close, has no equivalent)");
+  const name = v[1]!.split("_").map((p) => (p === "" ? p : p[0]!.toUpperCase() + p.slice(1))).join("-");
+  let rule: { op: "~" | "~*" | "!~" | "!~*"; pattern: string };
+  if (op === "=" || op === "!=") rule = { op: op === "=" ? "~" : "!~", pattern: `^${quoteRegex(value)}$` };
+  else if (op === "~" || op === "~*" || op === "!~" || op === "!~*") rule = { op, pattern: value };
+  else return notUnderstood(`an \`if\` with the operator ${op}`);
+  if (VARIABLE.test(value) && op !== "~" && op !== "~*" && op !== "!~" && op !== "!~*") return notUnderstood(`the value uses nginx variables (${value})`);
+  const c = compileHeaderPattern(rule.op.endsWith("*") ? `(?i)${rule.pattern}` : rule.pattern);
+  if (!c.ok) return notUnderstood(`the regex ${c.reason}`);
+  const note =
+    context === "server"
+      ? "nginx ran it for every request of the host, before any location; the annotation applies to this Ingress's paths"
+      : null;
+  return { actions: [{ kind: "header-deny", name, ...rule, status, scope: context === "server" ? "server" : "ingress" }], note };
+}
+
 /** One top-level statement: what it does, if a Portico annotation does the same. */
 function judge(s: Statement, context: SnippetContext): Judged {
   const name = s.words[0]!.v;
@@ -405,6 +451,10 @@ function judge(s: Statement, context: SnippetContext): Judged {
         const r = judgeReturn(inner.words.slice(1));
         if (r.actions[0]?.kind === "https-redirect") return r;
       }
+    }
+    if (name === "if") {
+      const h = judgeHeaderIf(args, s.block, context);
+      if (h !== null) return h;
     }
     return notUnderstood(`a \`${name}\` block`);
   }

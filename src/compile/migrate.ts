@@ -159,6 +159,7 @@ const implemented = (name: string): boolean => {
 const SNIPPETS = new Set(["configuration-snippet", "server-snippet", "auth-snippet", "stream-snippet", "modsecurity-snippet"].map((n) => `${NGINX_PREFIX}${n}`));
 
 const REQUEST_HEADERS = `${PORTICO_PREFIX}request-headers`;
+const DENY_REQUEST_HEADERS = `${PORTICO_PREFIX}deny-request-headers`;
 const RESPONSE_HEADERS = `${PORTICO_PREFIX}response-headers`;
 const PERMANENT_REDIRECT = `${NGINX_PREFIX}permanent-redirect`;
 const TEMPORAL_REDIRECT = `${NGINX_PREFIX}temporal-redirect`;
@@ -190,6 +191,8 @@ function alreadyDone(plan: IngressPlan, a: SnippetAction): boolean {
       return p.tlsRedirect.forceSslRedirect || (p.tlsRedirect.sslRedirect && plan.tls.some((t) => t.hosts.length > 0));
     case "companion":
       return false; // judged with the other Ingresses (companionFor)
+    case "header-deny":
+      return p.headers.deny.some((d) => d.status === a.status && d.name.toLowerCase() === a.name.toLowerCase() && d.op === a.op && d.pattern === a.pattern);
   }
 }
 
@@ -291,6 +294,18 @@ function companionFor(plan: IngressPlan, a: Extract<SnippetAction, { kind: "comp
   return { directive, name, manifest };
 }
 
+/** Why a header `if` of a snippet cannot be this Ingress's deny-request-headers (null: it can). */
+function headerDenyProblem(plan: IngressPlan, a: Extract<SnippetAction, { kind: "header-deny" }>, others: readonly IngressPlan[]): string | null {
+  if (a.scope === "server") {
+    // A server-snippet's `if` ran for every request of the host; the annotation covers this
+    // Ingress's paths only, so another Ingress of the host would no longer be checked.
+    const mine = new Set(plan.rulePaths.filter((r) => r.valid).map((r) => r.host));
+    const other = others.find((o) => o !== plan && o.rulePaths.some((r) => r.valid && mine.has(r.host)));
+    if (other !== undefined) return `${other.key} serves the same host, and the server-snippet checked its requests too`;
+  }
+  return null;
+}
+
 /** Is `c` applied already: a served Ingress of that name with the same annotations and paths? */
 function companionApplied(c: CompanionIngress, others: readonly IngressPlan[]): boolean {
   const meta = c.manifest.metadata as { name: string; namespace: string; annotations: Record<string, string> };
@@ -304,6 +319,7 @@ function companionApplied(c: CompanionIngress, others: readonly IngressPlan[]): 
 function suggestions(actions: readonly SnippetAction[]): Suggestion[] {
   const req: string[] = [];
   const res: string[] = [];
+  const deny: string[] = [];
   const out: Suggestion[] = [];
   const add = (annotation: string, value: string) => {
     if (!out.some((s) => s.annotation === annotation)) out.push({ annotation, value, implemented: implemented(annotation) });
@@ -313,6 +329,9 @@ function suggestions(actions: readonly SnippetAction[]): Suggestion[] {
     else if (a.kind === "response-header") res.push(`${a.name}: ${a.value}`);
     else if (a.kind === "https-redirect") add(FORCE_SSL_REDIRECT, "true");
     else if (a.kind === "companion") continue;
+    else if (a.kind === "header-deny") {
+      deny.push(`${a.status === 403 ? "" : `${a.status} `}${a.name} ${a.op} ${a.pattern}`);
+    }
     else if (a.code === 301 || a.code === 308) {
       add(PERMANENT_REDIRECT, a.url);
       if (a.code !== 301) add(`${PERMANENT_REDIRECT}-code`, String(a.code));
@@ -324,6 +343,7 @@ function suggestions(actions: readonly SnippetAction[]): Suggestion[] {
   const lists: Suggestion[] = [];
   if (req.length > 0) lists.push({ annotation: REQUEST_HEADERS, value: req.join("\n"), implemented: implemented(REQUEST_HEADERS) });
   if (res.length > 0) lists.push({ annotation: RESPONSE_HEADERS, value: res.join("\n"), implemented: implemented(RESPONSE_HEADERS) });
+  if (deny.length > 0) lists.push({ annotation: DENY_REQUEST_HEADERS, value: deny.join("\n"), implemented: implemented(DENY_REQUEST_HEADERS) });
   return [...lists, ...out];
 }
 
@@ -368,6 +388,14 @@ function snippetReport(plan: IngressPlan, name: string, value: string, gate: Sni
     let note = d.note;
     let understood = d.actions.length > 0;
     for (const a of d.actions) {
+      if (a.kind === "header-deny") {
+        const why = headerDenyProblem(plan, a, others);
+        if (why !== null) {
+          understood = false;
+          note = `no annotation can do it: ${why}`;
+        }
+        continue;
+      }
       if (a.kind !== "companion") continue;
       const c = companionFor(plan, a, `${plan.name}-${short}-${i + 1}`.slice(0, 253), d.text, others, regexHost);
       if (typeof c === "string") {

@@ -34,6 +34,9 @@ const CONFIGURATION_SNIPPET = [
   "rewrite ^/legacy/(.*)$ /v2/$1 break;",
   'more_set_headers "X-Frame-Options: DENY";',
   "proxy_set_header X-Tenant acme;",
+  // The rewrite phase's `if`: `~*` is a case-insensitive PCRE match of the header's value
+  // ($http_user_agent: empty when absent), `return 403` answers at once (ngx_http_rewrite_module).
+  'if ($http_user_agent ~* "(bot|crawler)") { return 403; }',
 ];
 
 const original = (annotations: Record<string, string>) =>
@@ -89,7 +92,13 @@ describe("the report", () => {
     expect(companions.map((c) => c.name)).toEqual(["blog-configuration-snippet-1", "blog-server-snippet-1", "blog-server-snippet-2", "blog-server-snippet-3"]);
     expect(companions.map((c) => (c.manifest as { metadata: { annotations: unknown } }).metadata.annotations)).toEqual([
       // The rewritten request reaches the pod through it: it carries the header annotations too.
-      { [`${N}use-regex`]: "true", [`${N}rewrite-target`]: "/v2/$1", "portico.dev/request-headers": "X-Tenant: acme", "portico.dev/response-headers": "X-Frame-Options: DENY" },
+      {
+        [`${N}use-regex`]: "true",
+        [`${N}rewrite-target`]: "/v2/$1",
+        "portico.dev/request-headers": "X-Tenant: acme",
+        "portico.dev/response-headers": "X-Frame-Options: DENY",
+        "portico.dev/deny-request-headers": "User-Agent ~* (bot|crawler)",
+      },
       { [`${N}use-regex`]: "true", [`${N}denylist-source-range`]: "0.0.0.0/0,::/0" },
       // The host is in regex mode (the other companions): an exact path is written `<path>$`.
       { [`${N}use-regex`]: "true", [`${N}permanent-redirect`]: "https://new.example.com/page" },
@@ -136,5 +145,15 @@ describe("the applied equivalents answer as nginx answered the snippets", () => 
     expect(other.headers.get("x-frame-options")).toBe("DENY");
     expect(backend.hits.at(-1)!.line).toBe("GET /posts/1 HTTP/1.1");
     expect(backend.hits.at(-1)!.head).toMatch(/\r\nx-tenant: acme\r\n/i);
+  });
+
+  test("if ($http_user_agent ~* \"(bot|crawler)\") { return 403; }: on every path, the rewritten ones too", async () => {
+    const n = backend.hits.length;
+    for (const [path, ua] of [["/posts/1", "Googlebot/2.1"], ["/posts/1", "SOME-CRAWLER"], ["/legacy/x", "bingbot"]] as const) {
+      expect((await get(portico.http, "blog.test", path, { headers: { "user-agent": ua } })).status, `${path} ${ua}`).toBe(403);
+    }
+    expect(backend.hits.length).toBe(n);
+    expect((await get(portico.http, "blog.test", "/posts/1", { headers: { "user-agent": "Mozilla/5.0" } })).status).toBe(200);
+    expect(backend.hits.at(-1)!.head).toMatch(/\r\nuser-agent: Mozilla\/5\.0\r\n/i);
   });
 });

@@ -212,6 +212,20 @@ describe("snippets", () => {
     });
   });
 
+  test("a header `if` becomes deny-request-headers; a server-snippet's only where no other Ingress shares the host", () => {
+    const ua = 'if ($http_user_agent ~* "bot") { return 403; }';
+    expect(one({ [SNIPPET]: ua }).annotations[0]!.snippet!.instead).toEqual([{ annotation: "portico.dev/deny-request-headers", value: "User-Agent ~* bot", implemented: true }]);
+    // Done once the Ingress carries the rule.
+    expect(one({ [SNIPPET]: ua, "portico.dev/deny-request-headers": "User-Agent ~* bot" }).annotations[0]!.snippet!.instead).toEqual([]);
+    const SERVER = "nginx.ingress.kubernetes.io/server-snippet";
+    const neighbour = JSON.stringify({
+      apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "z", namespace: "t" },
+      spec: { ingressClassName: "nginx", rules: [{ host: "a.test", http: { paths: [{ path: "/z", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }] },
+    });
+    const shared = reportOf([{ name: "a", annotations: { [SERVER]: ua } }], neighbour).ingresses.find((i) => i.ingress === "t/a")!;
+    expect(shared.annotations[0]!.snippet!.directives[0]).toMatchObject({ understood: false, note: "no annotation can do it: t/z serves the same host, and the server-snippet checked its requests too" });
+  });
+
   test("malformed snippet text is not served and says why", () => {
     expect(one({ "nginx.ingress.kubernetes.io/server-snippet": "location / {" }).annotations[0]!.text).toContain("not readable as nginx configuration");
   });
