@@ -480,7 +480,7 @@ function judge(s: Statement, context: SnippetContext): Judged {
       if (args.length !== 2 && !always) return notUnderstood("add_header takes a name, a value and optionally `always`");
       // nginx adds the field only to 200, 201, 204, 206, 301, 302, 303, 304, 307 and 308
       // answers unless `always` is given; it adds rather than replaces.
-      const note = always ? "nginx adds the field next to the pod's; Portico replaces the pod's" : "nginx adds it to 2xx and 3xx answers only (no `always`), next to the pod's field; Portico sets it on every relayed answer, replacing the pod's";
+      const note = always ? "nginx adds the field next to the pod's, and to its own answers (`always`); Portico replaces the pod's, and its own answers (redirects, errors) do not carry it" : "nginx adds it to 2xx and 3xx answers only (no `always`), next to the pod's field; Portico sets it on every relayed answer, replacing the pod's";
       return header("response-header", args[0]!.v, args[1]!.v, note);
     }
     case "proxy_set_header":
