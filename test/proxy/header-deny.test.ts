@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { HEADER_DENY } from "../../src/proxy/header-deny.ts";
 import type { PolicyFlow } from "../../src/proxy/policies.ts";
 
-const flow = (headers: [string, string][]): PolicyFlow => ({ req: new Request("http://a.test/", { headers }), responseHeaders: { "x-request-id": "r1" } }) as unknown as PolicyFlow;
+const flow = (headers: [string, string][]): PolicyFlow => ({ req: new Request("http://a.test/", { headers }), responseHeaders: { "x-request-id": "r1" }, config: { ingressNginxCompat: false } }) as unknown as PolicyFlow;
 
 async function answer(rules: unknown[], headers: [string, string][]): Promise<number | null> {
   const r = await HEADER_DENY.build({ rules: rules as never })(flow(headers));
