@@ -21,6 +21,9 @@ import type { TlsEntry } from "../tls/sni.ts";
 import { VERSION } from "../version.ts";
 import { createLineWriter } from "./line-writer.ts";
 import { parseToWorker, type ToPrimary, type ToWorker } from "./protocol.ts";
+import { mapSharedMemory } from "./shared-memory.ts";
+import { useProcessLimiter } from "../proxy/limits.ts";
+import { createSharedLimiter } from "../proxy/shared-limits.ts";
 
 export async function runWorker(config: Config, id: number): Promise<void> {
   const send = process.send?.bind(process);
@@ -42,6 +45,16 @@ export async function runWorker(config: Config, id: number): Promise<void> {
       // The channel is gone: the disconnect handler below drains and exits.
     }
   };
+
+  // Count limits in the pod's shared table, before any route is built (a route keeps the
+  // limiter it was built with). Without it this worker counts alone, and says so.
+  try {
+    const mem = mapSharedMemory(process.env);
+    if (mem === null) log.warn("no shared memory from the primary: this worker counts limits on its own");
+    else useProcessLimiter(createSharedLimiter(mem, { worker: id }));
+  } catch (err) {
+    log.error("cannot use the shared memory from the primary: this worker counts limits on its own", { err });
+  }
 
   const registry = new Registry();
   const inst = createInstruments(registry, { version: VERSION });
