@@ -68,6 +68,11 @@ export function formatSharedLimits(mem: Uint8Array, workers: number): void {
   Atomics.store(i32, 0, MAGIC);
 }
 
+/** The number of workers a formatted table was made for. */
+export function workersOf(mem: Uint8Array): number {
+  return viewsOf(mem).workers;
+}
+
 interface Views {
   readonly i32: Int32Array;
   readonly f64: Float64Array;
@@ -82,7 +87,7 @@ function viewsOf(mem: Uint8Array): Views {
   const head = new Int32Array(mem.buffer, mem.byteOffset, HEADER / 4);
   if (Atomics.load(head, 0) !== MAGIC) throw new Error("shared memory does not hold a limits table");
   const workers = head[1]!;
-  if (!(workers >= 1 && workers <= 256) || mem.byteLength < sharedLimitsBytes(workers)) throw new Error("the limits table in shared memory has a bad size");
+  if (!(workers >= 1 && workers <= 256) || mem.byteLength < HEADER + BUCKETS * bucketBytes(workers)) throw new Error("the limits table in shared memory has a bad size");
   const n = sharedLimitsBytes(workers);
   return {
     i32: new Int32Array(mem.buffer, mem.byteOffset, n / 4),
@@ -104,8 +109,8 @@ const isAlive = (pid: number): boolean => {
   }
 };
 
-/** Take a bucket's lock (its Int32 index) for `pid`. */
-function lock(i32: Int32Array, at: number, pid: number): void {
+/** Take a bucket's lock (its Int32 index) for `pid` (shared-ewma.ts's buckets use it too). */
+export function lock(i32: Int32Array, at: number, pid: number): void {
   for (;;) {
     for (let n = 0; n < SPINS; n++) {
       if (Atomics.load(i32, at) === 0 && Atomics.compareExchange(i32, at, 0, pid) === 0) return;

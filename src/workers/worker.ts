@@ -22,8 +22,9 @@ import { VERSION } from "../version.ts";
 import { createLineWriter } from "./line-writer.ts";
 import { parseToWorker, type ToPrimary, type ToWorker } from "./protocol.ts";
 import { mapSharedMemory } from "./shared-memory.ts";
+import { useEwmaScores } from "../proxy/balancer.ts";
 import { useProcessLimiter } from "../proxy/limits.ts";
-import { createSharedLimiter } from "../proxy/shared-limits.ts";
+import { openSharedState } from "../proxy/shared-state.ts";
 
 export async function runWorker(config: Config, id: number): Promise<void> {
   const send = process.send?.bind(process);
@@ -46,14 +47,19 @@ export async function runWorker(config: Config, id: number): Promise<void> {
     }
   };
 
-  // Count limits in the pod's shared table, before any route is built (a route keeps the
-  // limiter it was built with). Without it this worker counts alone, and says so.
+  // Count limits and EWMA scores in the pod's shared tables, before any route is built or the
+  // balancer made (a route keeps the limiter it was built with). Without them this worker
+  // counts alone, and says so.
   try {
     const mem = mapSharedMemory(process.env);
-    if (mem === null) log.warn("no shared memory from the primary: this worker counts limits on its own");
-    else useProcessLimiter(createSharedLimiter(mem, { worker: id }));
+    if (mem === null) log.warn("no shared memory from the primary: this worker counts limits and EWMA scores on its own");
+    else {
+      const shared = openSharedState(mem, id);
+      useProcessLimiter(shared.limiter);
+      useEwmaScores(shared.ewma);
+    }
   } catch (err) {
-    log.error("cannot use the shared memory from the primary: this worker counts limits on its own", { err });
+    log.error("cannot use the shared memory from the primary: this worker counts limits and EWMA scores on its own", { err });
   }
 
   const registry = new Registry();

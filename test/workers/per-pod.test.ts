@@ -1,5 +1,6 @@
-// limit-rpm and limit-connections through the real process with --workers 2: a client gets
-// the single-process number, however the kernel spreads its connections over the workers.
+// What ingress-nginx counts per replica, through the real process with --workers 2: limit-rpm
+// and limit-connections give a client the single-process number, however the kernel spreads
+// its connections over the workers; `load-balance: ewma` scores are learnt once for the pod.
 // ingress-nginx renders them as `limit_req zone=<ingress>_rpm burst=<rpm × multiplier> nodelay;`
 // and `limit_conn <ingress>_conn <n>;` over zones declared with `limit_req_zone` /
 // `limit_conn_zone` (rootfs/etc/nginx/template/nginx.tmpl, buildRateLimit and
@@ -14,6 +15,11 @@ import { join } from "node:path";
 import { alive, eventually, startPortico, waitReady, type Portico } from "../e2e/harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
 
+// ingress-nginx's ewma balancer keeps its scores in `lua_shared_dict balancer_ewma` (nginx.tmpl),
+// one dictionary for all nginx workers (rootfs/etc/nginx/lua/balancer/ewma.lua reads and writes
+// ngx.shared.balancer_ewma): an endpoint without a score is scored 0 and so is tried first;
+// once one worker has its (slow) answer, no worker tries it again while the score is higher.
+
 const P = "nginx.ingress.kubernetes.io/";
 let dir: string;
 let p: Portico;
@@ -21,6 +27,10 @@ let p: Portico;
 let arrived = 0;
 let gate: { promise: Promise<void>; open: () => void };
 let server: ReturnType<typeof Bun.serve>;
+/** Two pods of one Service on the same port: a fast one on 127.0.0.1, a slow one on 127.0.0.2. */
+let fastPod: ReturnType<typeof Bun.serve>;
+let slowPod: ReturnType<typeof Bun.serve>;
+let slowHits = 0;
 
 function newGate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
@@ -67,6 +77,20 @@ beforeAll(async () => {
       return new Response("ok");
     },
   });
+  fastPod = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("fast") });
+  slowPod = Bun.serve({
+    hostname: "127.0.0.2",
+    port: fastPod.port as number,
+    async fetch() {
+      slowHits++;
+      await Bun.sleep(1000); // the pod's latency, far above the fast pod's
+      return new Response("slow");
+    },
+  });
+  const twoPods = {
+    ...slice("shop", "pods", [fastPod.port as number]),
+    endpoints: ["127.0.0.1", "127.0.0.2"].map((a) => ({ addresses: [a], conditions: { ready: true } })),
+  };
   dir = mkdtempSync(join(tmpdir(), "portico-worker-limits-"));
   writeFileSync(
     join(dir, "all.yaml"),
@@ -77,6 +101,9 @@ beforeAll(async () => {
       // 1 r/m with the default multiplier 5: 6 at once, then one per 62.5 s.
       ingress("shop", "rated", [{ host: "rated.test", paths: [{ path: "/", service: "web" }] }], { annotations: { [`${P}limit-rpm`]: "1" } }),
       ingress("shop", "conns", [{ host: "conns.test", paths: [{ path: "/", service: "web" }] }], { annotations: { [`${P}limit-connections`]: "2" } }),
+      service("shop", "pods"),
+      twoPods,
+      ingress("shop", "scored", [{ host: "ewma.test", paths: [{ path: "/", service: "pods" }] }], { annotations: { [`${P}load-balance`]: "ewma" } }),
     ]),
   );
   p = await startPortico(["--manifests", dir, "--workers", "2", "--access-log", "off"]);
@@ -88,10 +115,28 @@ afterAll(async () => {
   await p.stop("SIGKILL");
   for (const pid of pids) if (alive(pid)) process.kill(pid, "SIGKILL");
   await server.stop(true);
+  await fastPod.stop(true);
+  await slowPod.stop(true);
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("--workers 2 counts limits per pod", () => {
+describe("--workers 2 counts per pod", () => {
+  test("load-balance ewma: the slow pod is tried once for the pod, not once per worker", async () => {
+    const before = await answeredPerWorker();
+    const bodies: string[] = [];
+    // One request at a time, each on a new connection, until each worker has answered 3
+    // (a worker with scores of its own tries the unscored slow pod within its first 2).
+    for (let i = 0; i < 60; i++) {
+      bodies.push((await fresh("ewma.test")).body);
+      const per = await answeredPerWorker();
+      if (per.every((n, w) => n - before[w]! >= 3)) break;
+    }
+    const per = await answeredPerWorker();
+    expect(per.every((n, w) => n - before[w]! >= 3)).toBe(true);
+    expect(bodies.filter((b) => b !== "fast" && b !== "slow")).toEqual([]);
+    expect(slowHits).toBe(1);
+  });
+
   test("limit-rpm 1: 6 requests pass in all, with both workers answering more than 6 each", async () => {
     const statuses: number[] = [];
     // Until each worker has answered 7 or more (so counting apart would admit 12), at most 400.
