@@ -53,14 +53,14 @@ export function createWorkerPlane(o: {
     log.debug("whole route table encoded for the workers", { generation: full.generation, bytes: full.json.length, ms: Math.round(performance.now() - t0) });
     return full;
   };
-  // The limits' counters and the EWMA scores, shared by the workers so they hold per pod
+  // The limits' counters, the EWMA scores and the auth answer cache, shared by the workers so they hold per pod
   // (proxy/shared-state.ts). Without it each worker counts alone: said loudly, not fatal.
   const shared = createSharedMemory(sharedStateBytes(config.workers));
   if (shared instanceof Error) {
-    log.error("no shared memory for the workers: limit-rps, limit-rpm and limit-connections count per worker, so a client may get up to --workers times its limits, and each worker scores load-balance: ewma alone", { err: shared });
+    log.error("no shared memory for the workers: limit-rps, limit-rpm and limit-connections count per worker, so a client may get up to --workers times its limits, each worker scores load-balance: ewma and caches auth answers alone", { err: shared });
   } else {
     formatSharedState(shared.mem, config.workers);
-    log.debug("shared memory for the limits and EWMA scores", { dir: shared.dir, bytes: shared.mem.byteLength });
+    log.debug("shared memory for the limits, EWMA scores and auth cache", { dir: shared.dir, bytes: shared.mem.byteLength });
   }
   const pool = createWorkerPool({
     count: config.workers, argv, env: o.env ? { ...process.env, ...o.env } : process.env, log, onFatal: o.onFatal, fullTable,

@@ -23,6 +23,7 @@ import { createLineWriter } from "./line-writer.ts";
 import { parseToWorker, type ToPrimary, type ToWorker } from "./protocol.ts";
 import { mapSharedMemory } from "./shared-memory.ts";
 import { useEwmaScores } from "../proxy/balancer.ts";
+import { createAuthCache, layeredAuthCache, useAuthCache } from "../proxy/external-auth.ts";
 import { useProcessLimiter } from "../proxy/limits.ts";
 import { openSharedState } from "../proxy/shared-state.ts";
 
@@ -47,19 +48,21 @@ export async function runWorker(config: Config, id: number): Promise<void> {
     }
   };
 
-  // Count limits and EWMA scores in the pod's shared tables, before any route is built or the
-  // balancer made (a route keeps the limiter it was built with). Without them this worker
-  // counts alone, and says so.
+  // Count limits, EWMA scores and cached auth answers in the pod's shared tables, before any
+  // route is built or the balancer made (a route keeps what it was built with). Without them
+  // this worker keeps its own, and says so.
   try {
     const mem = mapSharedMemory(process.env);
-    if (mem === null) log.warn("no shared memory from the primary: this worker counts limits and EWMA scores on its own");
+    if (mem === null) log.warn("no shared memory from the primary: this worker keeps limits, EWMA scores and auth answers on its own");
     else {
       const shared = openSharedState(mem, id);
       useProcessLimiter(shared.limiter);
-      useEwmaScores(shared.ewma);
+      useEwmaScores(() => shared.ewma);
+      // An answer too large for a shared slot is kept by this worker alone, as before.
+      useAuthCache(() => layeredAuthCache(shared.authCache, createAuthCache()));
     }
   } catch (err) {
-    log.error("cannot use the shared memory from the primary: this worker counts limits and EWMA scores on its own", { err });
+    log.error("cannot use the shared memory from the primary: this worker keeps limits, EWMA scores and auth answers on its own", { err });
   }
 
   const registry = new Registry();
