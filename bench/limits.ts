@@ -1,12 +1,17 @@
-// CPU cost of one limits check, in-process (--workers 1) against the table in shared memory
-// that --workers N ≥ 2 counts in (src/proxy/shared-limits.ts): `bun bench/limits.ts`.
-// admit() and acquire()+release per call, one process; then two processes hammering the same
-// client key at once (the worst case for the bucket lock) and different keys. CPU only, a few
-// seconds; no network. Flags: --calls N (default 1,000,000 per measurement).
+// CPU cost of what --workers N ≥ 2 keeps in shared memory (src/proxy/shared-state.ts) against
+// the single process's in-memory versions: `bun bench/limits.ts`. A limits check (admit(),
+// acquire()+release), an EWMA pick and answer, an auth cache hit, in one process; then two
+// processes hammering the same client key at once (the worst case for the bucket lock) and
+// different keys. CPU only, a few seconds; no network. Flags: --calls N (default 1,000,000).
 import { closeSync } from "node:fs";
 import { join } from "node:path";
+import { createBalancer, type EwmaScores } from "../src/proxy/balancer.ts";
+import { createAuthCache, type AuthCacheStore } from "../src/proxy/external-auth.ts";
 import { createLimiter, rateOf, type Limiter } from "../src/proxy/limits.ts";
+import { createSharedAuthCache, formatSharedAuthCache, SHARED_AUTH_CACHE_BYTES } from "../src/proxy/shared-auth-cache.ts";
+import { createSharedEwma, formatSharedEwma, SHARED_EWMA_BYTES } from "../src/proxy/shared-ewma.ts";
 import { createSharedLimiter, formatSharedLimits, sharedLimitsBytes } from "../src/proxy/shared-limits.ts";
+import type { Backend, Upstream } from "../src/table/types.ts";
 import { createSharedMemory } from "../src/workers/shared-memory.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -36,6 +41,36 @@ const shared = createSharedMemory(sharedLimitsBytes(2));
 if (shared instanceof Error) throw shared;
 formatSharedLimits(shared.mem, 2);
 measure("shared memory (`--workers N`)", createSharedLimiter(shared.mem, { worker: 0 }));
+
+// load-balance: ewma over 3 endpoints: one pickEwma and one observe per request.
+const eps: Upstream[] = [1, 2, 3].map((i) => ({ address: `10.4.0.${i}`, port: 8080, authority: `10.4.0.${i}:8080`, ready: true, serving: true, terminating: false }));
+const be: Backend = { id: "shop/web:80", namespace: "shop", service: "web", port: "80", status: "ok", endpoints: eps, allEndpoints: eps, scheme: "http", serverName: "web.shop.svc", externalName: false };
+function measureEwma(name: string, ewma: EwmaScores | undefined): void {
+  const bal = createBalancer(undefined, ewma === undefined ? {} : { ewma });
+  for (let i = 0; i < 50_000; i++) bal.observe(bal.pickEwma(be)!, 3);
+  const t0 = performance.now();
+  for (let i = 0; i < CALLS; i++) bal.observe(bal.pickEwma(be)!, 3);
+  console.log(`| ${name} | ${(((performance.now() - t0) * 1e6) / CALLS).toFixed(0)} |`);
+}
+console.log("\n| EWMA scores (one process) | pickEwma()+observe() ns/request |\n|---|---:|");
+measureEwma("in-process Map (`--workers 1`)", undefined);
+const ewmaMem = new Uint8Array(SHARED_EWMA_BYTES);
+formatSharedEwma(ewmaMem);
+measureEwma("shared memory (`--workers N`)", createSharedEwma(ewmaMem));
+
+// auth-cache-key hits: a bearer token of 40 bytes in the key, one copied header.
+function measureAuth(name: string, c: AuthCacheStore): void {
+  const authKeys = keys.map((k) => `7f3a\0app.test\0shop/web\0Prefix\0/\0${k.length + 7}:Bearer ${k}`);
+  for (const k of authKeys) c.set(k, { status: 200, copy: { "x-user": k.slice(-12) }, wwwAuthenticate: null, setCookies: [] }, 3_600_000);
+  const t0 = performance.now();
+  for (let i = 0; i < CALLS; i++) c.get(authKeys[i % 1000]!);
+  console.log(`| ${name} | ${(((performance.now() - t0) * 1e6) / CALLS).toFixed(0)} |`);
+}
+console.log("\n| auth cache (one process) | hit ns/request |\n|---|---:|");
+measureAuth("in-process LRU (`--workers 1`)", createAuthCache());
+const authMem = new Uint8Array(SHARED_AUTH_CACHE_BYTES);
+formatSharedAuthCache(authMem);
+measureAuth("shared memory (`--workers N`)", createSharedAuthCache(authMem));
 
 // Two processes at once over one table: the same key (every call takes the same bucket lock)
 // and each its own 1,000 keys.
