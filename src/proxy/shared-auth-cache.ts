@@ -13,7 +13,7 @@
 // whose payload does not fit a slot (a key with a long token) is kept by the worker alone
 // (external-auth.ts's own LRU), as before. 8,192 entries; 16 MB, pages touched as used.
 import type { AuthAnswer, AuthCacheStore } from "./external-auth.ts";
-import { lock } from "./shared-limits.ts";
+import { lock, markUsed, USED } from "./shared-limits.ts";
 
 const BUCKETS = 2048;
 const SLOTS = 4;
@@ -66,6 +66,7 @@ export function createSharedAuthCache(mem: Uint8Array, opts: SharedAuthCacheOpti
   const pid = opts.pid ?? process.pid;
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
+  const mark = { used: false };
 
   let h1 = 0;
   let h2 = 0;
@@ -83,6 +84,7 @@ export function createSharedAuthCache(mem: Uint8Array, opts: SharedAuthCacheOpti
       const base = bucketOf(key);
       const t = now();
       let copy: Uint8Array | null = null;
+      markUsed(i32, mark);
       lock(i32, base / 4, pid);
       try {
         for (let k = 0; k < SLOTS; k++) {
@@ -116,6 +118,7 @@ export function createSharedAuthCache(mem: Uint8Array, opts: SharedAuthCacheOpti
       if (payload.length > MAX_PAYLOAD) return false;
       const base = bucketOf(key);
       const t = now();
+      markUsed(i32, mark);
       lock(i32, base / 4, pid);
       try {
         let s = -1;
@@ -157,5 +160,6 @@ export function createSharedAuthCache(mem: Uint8Array, opts: SharedAuthCacheOpti
 /** A gone worker's lock on a bucket of the cache. */
 export function releaseAuthCacheLocks(mem: Uint8Array, pid: number): void {
   const i32 = new Int32Array(mem.buffer, mem.byteOffset, SHARED_AUTH_CACHE_BYTES / 4);
+  if (Atomics.load(i32, USED) === 0) return;
   for (let b = 0; b < BUCKETS; b++) Atomics.compareExchange(i32, (HEADER + b * BUCKET) / 4, pid, 0);
 }

@@ -15,7 +15,7 @@
 // table stores origin + t (origin: performance.timeOrigin) so every worker reads the same
 // instant (wall clock at its start, then monotonic; shared-limits.ts, "Clock").
 import { decayedEwma, EWMA_DECAY_MS, type EwmaScores } from "./balancer.ts";
-import { lock } from "./shared-limits.ts";
+import { lock, markUsed, USED } from "./shared-limits.ts";
 
 const BUCKETS = 1024;
 const SLOTS = 16;
@@ -52,6 +52,7 @@ export function createSharedEwma(mem: Uint8Array, opts: SharedEwmaOptions = {}):
   const seed = (BigInt(i32[3]! >>> 0) << 32n) | BigInt(i32[2]! >>> 0);
   const origin = opts.origin ?? performance.timeOrigin;
   const pid = opts.pid ?? process.pid;
+  const mark = { used: false };
 
   let h1 = 0;
   let h2 = 0;
@@ -94,6 +95,7 @@ export function createSharedEwma(mem: Uint8Array, opts: SharedEwmaOptions = {}):
   /** Run `f` on the key's slot (-1: none) under its bucket's lock. */
   function locked<T>(key: string, f: (s: number, base: number) => T): T {
     const base = bucketOf(key);
+    markUsed(i32, mark);
     lock(i32, base / 4, pid);
     try {
       return f(find(base), base);
@@ -128,5 +130,6 @@ export function createSharedEwma(mem: Uint8Array, opts: SharedEwmaOptions = {}):
 /** A gone worker's lock on a bucket of the scores (shared-limits.ts's releaseWorker does the same for the limits). */
 export function releaseEwmaLocks(mem: Uint8Array, pid: number): void {
   const i32 = new Int32Array(mem.buffer, mem.byteOffset, SHARED_EWMA_BYTES / 4);
+  if (Atomics.load(i32, USED) === 0) return;
   for (let b = 0; b < BUCKETS; b++) Atomics.compareExchange(i32, (HEADER + b * BUCKET) / 4, pid, 0);
 }

@@ -109,6 +109,20 @@ const isAlive = (pid: number): boolean => {
   }
 };
 
+/**
+ * The header's Int32 set once any process has used the table (each table's header has it).
+ * Until then a gone worker left nothing to release there, and the primary does not scan it:
+ * reading a page of the file allocates it, and a pod that never uses a table keeps it empty.
+ */
+export const USED = 4;
+
+/** Mark the table used, once per process (`state.used` is that process's memory of it). */
+export function markUsed(i32: Int32Array, state: { used: boolean }): void {
+  if (state.used) return;
+  state.used = true;
+  Atomics.store(i32, USED, 1);
+}
+
 /** Take a bucket's lock (its Int32 index) for `pid` (shared-ewma.ts's buckets use it too). */
 export function lock(i32: Int32Array, at: number, pid: number): void {
   for (;;) {
@@ -139,6 +153,7 @@ export function createSharedLimiter(mem: Uint8Array, opts: SharedLimiterOptions)
   const origin = performance.timeOrigin;
   const now = opts.now ?? (() => origin + performance.now());
   const seed = (BigInt(i32[3]! >>> 0) << 32n) | BigInt(i32[2]! >>> 0);
+  const mark = { used: false };
 
   // Byte offsets → view indexes: a bucket's lock is at i32[base / 4]; a slot at `s` has its
   // hash at i32[s/4], i32[s/4 + 1], seen/e0/t0/e1/t1 at f64[s/8 + 1 … 5], counts at u16[s/2 + 24 + w].
@@ -205,6 +220,7 @@ export function createSharedLimiter(mem: Uint8Array, opts: SharedLimiterOptions)
       const t = Math.floor(now());
       const base = hashOf(key);
       const at = base / 4;
+      markUsed(i32, mark);
       lock(i32, at, pid);
       try {
         const found = slotFor(base, t);
@@ -241,6 +257,7 @@ export function createSharedLimiter(mem: Uint8Array, opts: SharedLimiterOptions)
       const mine = { h1, h2 };
       let s = -1;
       let col = -1;
+      markUsed(i32, mark);
       lock(i32, at, pid);
       try {
         const found = slotFor(base, t);
@@ -288,7 +305,7 @@ export function createSharedLimiter(mem: Uint8Array, opts: SharedLimiterOptions)
  */
 export function releaseWorker(mem: Uint8Array, worker: number, pid: number): void {
   const { i32, u16, workers, slotBytes: sb, bucketBytes: bb } = viewsOf(mem);
-  if (worker < 0 || worker >= workers) return;
+  if (worker < 0 || worker >= workers || Atomics.load(i32, USED) === 0) return;
   for (let b = 0; b < BUCKETS; b++) {
     const base = HEADER + b * bb;
     Atomics.compareExchange(i32, base / 4, pid, 0);
