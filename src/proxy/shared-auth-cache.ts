@@ -11,7 +11,7 @@
 // never only its hash: a cached answer lets a request through, so two keys must never share
 // one. A full bucket replaces its least recently read entry (an expired one first). An answer
 // whose payload does not fit a slot (a key with a long token) is kept by the worker alone
-// (external-auth.ts's own LRU), as before. 8,192 entries; 16 MB, pages touched as used.
+// (external-auth.ts's own LRU), as before. 8,192 entries; 16.8 MB, pages touched as used.
 import type { AuthAnswer, AuthCacheStore } from "./external-auth.ts";
 import { lock, markUsed, USED } from "./shared-limits.ts";
 

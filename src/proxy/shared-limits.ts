@@ -29,7 +29,7 @@
 // about 2% of buckets (8 slots, 4 keys on average) overflow and forget their oldest. If every
 // slot of the bucket holds connections the request is refused (the key cannot be counted; nginx
 // also refuses a request when its zone has no room). Memory: 8 + SLOTS × (48 + 2 × workers,
-// rounded to 8) bytes per bucket: 7.3 MB with 2 workers, pages touched only as keys are used.
+// rounded to 8) bytes per bucket: 7.5 MB with 2 workers, pages touched only as keys are used.
 //
 // Clock: a slot's times must mean the same in every process. performance.now() starts at each
 // process's start, so times are performance.timeOrigin + performance.now() (the wall clock when
