@@ -42,7 +42,7 @@ export const LOAD_BALANCE: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "`ewma` scores time to response headers (ingress-nginx: to the last byte, buffered), per Portico process (ingress-nginx: shared by nginx workers) and over the window of a backend with more endpoints than subsetting allows (docs/design.md, \"Balancing and affinity\"). `chash`, `chashsubset`, `sticky_*` (use `upstream-hash-by`, `affinity`) and any other value give an InvalidAnnotation diagnostic and round robin (ingress-nginx refuses the Ingress for an unknown value). Set per Ingress, not per Service port.",
+      "`ewma` scores time to response headers (ingress-nginx: to the last byte, buffered), and over the window of a backend with more endpoints than subsetting allows (docs/design.md, \"Balancing and affinity\"). `chash`, `chashsubset`, `sticky_*` (use `upstream-hash-by`, `affinity`) and any other value give an InvalidAnnotation diagnostic and round robin (ingress-nginx refuses the Ingress for an unknown value). Set per Ingress, not per Service port.",
   },
 };
 

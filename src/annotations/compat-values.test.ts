@@ -49,7 +49,12 @@ const SAME: Record<string, readonly Case[]> = {
     [n("auth-request-redirect"), "https://app.example/", { [n("auth-url")]: "https://auth.example/check" }],
     [n("auth-cache-duration"), "200 202 10m, 401 5m", { [n("auth-url")]: "https://auth.example/check" }],
   ],
-  limits: [[n("limit-rps"), "0"], [n("limit-rpm"), "0"], [n("limit-connections"), "0"], [n("limit-burst-multiplier"), "3"], [n("limit-allowlist"), "10.0.0.0/8"]],
+  // Counted per replica in both (nginx's workers share a zone; Portico's workers, one table).
+  limits: [
+    [n("limit-rps"), "0"], [n("limit-rpm"), "0"], [n("limit-connections"), "0"],
+    [n("limit-rps"), "5"], [n("limit-rpm"), "300"], [n("limit-connections"), "10"],
+    [n("limit-burst-multiplier"), "3"], [n("limit-allowlist"), "10.0.0.0/8"],
+  ],
   "regex-rewrite": [[n("use-regex"), "false"], [n("x-forwarded-prefix"), "/app", { [n("rewrite-target")]: "/$1" }]],
   retries: [[n("proxy-next-upstream"), "off"], [n("proxy-next-upstream-tries"), "1"], [n("proxy-next-upstream-timeout"), "0"], [n("proxy-next-upstream-timeout"), "30"]],
 };
@@ -94,8 +99,8 @@ const DIFFERS: Record<string, readonly Case[]> = {
     [n("auth-cache-duration"), "10 parsecs"],
     [n("auth-always-set-cookie"), "false"],
   ],
-  // Counted per process with --workers: every limit that limits.
-  limits: [[n("limit-rps"), "5"], [n("limit-rpm"), "300"], [n("limit-connections"), "10"], [n("limit-burst-multiplier"), "-1"], [n("limit-allowlist"), "10.0.0.0/33"]],
+  // Refused (ingress-nginx refuses the Ingress; Portico answers 503 on its routes).
+  limits: [[n("limit-rps"), "5r/s"], [n("limit-rpm"), "x"], [n("limit-connections"), "1.5"], [n("limit-burst-multiplier"), "-1"], [n("limit-allowlist"), "10.0.0.0/33"]],
   "regex-rewrite": [[n("use-regex"), "true"], [n("rewrite-target"), "/$2"], [n("x-forwarded-prefix"), "/a;b"]],
   retries: [[n("proxy-next-upstream"), "error timeout"], [n("proxy-next-upstream-tries"), "3"], [n("proxy-next-upstream-timeout"), "500ms"]],
 };

@@ -22,11 +22,12 @@ export interface LimitsPolicy {
 
 const n = (name: string): string => `${NGINX_PREFIX}${name}`;
 
-const PER_PROCESS =
-  "Counted per Portico process (ingress-nginx: per replica, its nginx workers sharing one zone): with `--workers N` a client may get up to N times the limit from one replica.";
-/** `0` is "no limit" in both: the per-process counting does not arise. */
-const OFF_SAME = "`0` (no limit) is served the same.";
-const isOff = (value: string): boolean => /^0+$/.test(value);
+/**
+ * Counted per replica in both: ingress-nginx's nginx workers share each zone in shared memory,
+ * Portico's workers one table in shared memory (proxy/shared-limits.ts).
+ */
+const VALID_SAME = "A valid value is served the same: counted per replica, as ingress-nginx counts (its nginx workers share one zone; Portico's workers share one table in shared memory).";
+const isValid = (value: string): boolean => /^\d+$/.test(value) && v.is(Limit, value);
 const REFUSED = "An invalid value makes every route of the Ingress answer 503 (ingress-nginx refuses the Ingress and keeps serving its previous version, if any).";
 
 export const LIMIT_RPS: AnnotationSpec = {
@@ -35,8 +36,8 @@ export const LIMIT_RPS: AnnotationSpec = {
   family: "limits",
   default: "0 (off)",
   description: "requests per second per client address, with a burst of `limit-burst-multiplier` times as many; past it `--limit-req-status-code`",
-  compat: { kind: "differs", difference: `${PER_PROCESS} ${REFUSED} ${OFF_SAME}` },
-  sameWhen: isOff,
+  compat: { kind: "differs", difference: `${REFUSED} ${VALID_SAME}` },
+  sameWhen: isValid,
 };
 
 export const LIMIT_RPM: AnnotationSpec = {
@@ -45,8 +46,8 @@ export const LIMIT_RPM: AnnotationSpec = {
   family: "limits",
   default: "0 (off)",
   description: "requests per minute per client address, with the same burst rule",
-  compat: { kind: "differs", difference: `${PER_PROCESS} ${REFUSED} ${OFF_SAME}` },
-  sameWhen: isOff,
+  compat: { kind: "differs", difference: `${REFUSED} ${VALID_SAME}` },
+  sameWhen: isValid,
 };
 
 export const LIMIT_CONNECTIONS: AnnotationSpec = {
@@ -55,8 +56,8 @@ export const LIMIT_CONNECTIONS: AnnotationSpec = {
   family: "limits",
   default: "0 (off)",
   description: "requests in flight per client address (a WebSocket counts while open); past it `--limit-conn-status-code`",
-  compat: { kind: "differs", difference: `${PER_PROCESS} ${REFUSED} ${OFF_SAME}` },
-  sameWhen: isOff,
+  compat: { kind: "differs", difference: `${REFUSED} ${VALID_SAME}` },
+  sameWhen: isValid,
 };
 
 export const LIMIT_BURST_MULTIPLIER: AnnotationSpec = {

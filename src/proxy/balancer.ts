@@ -72,11 +72,77 @@ export interface BalancerOptions {
   readonly seed?: number;
   /** Random numbers in [0, 1) for EWMA's two-candidate draw; default Math.random (tests pass a seeded one). */
   readonly random?: () => number;
+  /** Where EWMA scores live; default the process's (see useEwmaScores), else a Map of its own. */
+  readonly ewma?: EwmaScores;
+}
+
+/**
+ * EWMA scores by endpoint (`ip:port`), with ingress-nginx's arithmetic (ewma.lua). Times are
+ * the balancer's clock. A single process keeps them in a Map (below); the workers of a pod
+ * share one table in memory (shared-ewma.ts), as ingress-nginx's nginx workers share the
+ * balancer_ewma dictionary, so a slow pod learnt by one worker is avoided by all.
+ */
+export interface EwmaScores {
+  /** The score at `t`, decayed toward 0 since it was last moved; 0 when it has none. */
+  decayed(authority: string, t: number): number;
+  /** The score as last moved (not decayed), or NaN when it has none (slow start's mean). */
+  raw(authority: string): number;
+  /** Give the endpoint `score` at `t` unless it has one (slow start). */
+  seed(authority: string, score: number, t: number): void;
+  /** The endpoint answered in `ms`: ingress-nginx's decay_ewma. */
+  observe(authority: string, ms: number, t: number): void;
 }
 
 interface Ewma {
   score: number;
   at: number;
+}
+
+/** ingress-nginx's decay_ewma: the old score's weight falls with the time since it was moved. */
+export function decayedEwma(score: number, at: number, ms: number, t: number): number {
+  const w = Math.exp(-Math.max(0, t - at) / EWMA_DECAY_MS);
+  return score * w + ms * (1 - w);
+}
+
+/** One process's scores: a Map bounded by MAX_TRACKED endpoints. */
+export function createEwmaScores(): EwmaScores {
+  const ewma = new Map<string, Ewma>();
+  return {
+    decayed(authority, t) {
+      const e = ewma.get(authority);
+      if (e === undefined) return 0;
+      return e.score * Math.exp(-Math.max(0, t - e.at) / EWMA_DECAY_MS);
+    },
+    raw(authority) {
+      return ewma.get(authority)?.score ?? NaN;
+    },
+    seed(authority, score, t) {
+      if (!ewma.has(authority)) ewma.set(authority, { score, at: t });
+    },
+    observe(authority, ms, t) {
+      if (ewma.size >= MAX_TRACKED && !ewma.has(authority)) {
+        // Scores untouched for ten decay times are ~0 already: forgetting them changes nothing.
+        for (const [key, e] of ewma) if (t - e.at > 10 * EWMA_DECAY_MS) ewma.delete(key);
+        if (ewma.size >= MAX_TRACKED) return;
+      }
+      const e = ewma.get(authority);
+      if (e === undefined) {
+        ewma.set(authority, { score: ms, at: t });
+        return;
+      }
+      // ingress-nginx's decay_ewma: the weight of the old score falls with the time since it
+      // was last touched, so the score is a time-weighted average, not a per-request one.
+      e.score = decayedEwma(e.score, e.at, ms, t);
+      e.at = t;
+    },
+  };
+}
+
+/** A worker's scores live in the pod's shared table (workers/worker.ts sets this before serving). */
+let processEwma: (() => EwmaScores) | null = null;
+
+export function useEwmaScores(make: () => EwmaScores): void {
+  processEwma = make;
 }
 
 interface Cursor {
@@ -158,36 +224,45 @@ export function createBalancer(now: () => number = () => performance.now(), opts
 
   // EWMA scores by `ip:port`, shared by every backend naming the endpoint, as ingress-nginx
   // shares its balancer_ewma dictionary. Bounded like `health`.
-  const ewma = new Map<string, Ewma>();
+  const ewma = opts.ewma ?? processEwma?.() ?? createEwmaScores();
   /** Backend objects whose new endpoints got their starting score (once per endpoint set). */
   const seeded = new WeakSet<Backend>();
+  /** The endpoints each backend (by id) had when this process last balanced it with ewma. */
+  const lastEndpoints = new Map<string, ReadonlySet<string>>();
   const random = opts.random ?? Math.random;
 
   /** The score now: ingress-nginx decays a score toward 0 while the endpoint is not used. */
-  function scoreAt(authority: string, t: number): number {
-    const e = ewma.get(authority);
-    if (e === undefined) return 0;
-    return e.score * Math.exp(-Math.max(0, t - e.at) / EWMA_DECAY_MS);
-  }
+  const scoreAt = (authority: string, t: number): number => ewma.decayed(authority, t);
 
   /**
-   * New endpoints start at the mean score of the backend's scored ones (ingress-nginx's
-   * slow start, its ewma.lua calculate_slow_start_ewma), not at 0, which would send
-   * them every request until their first answers arrive.
+   * Endpoints added to a backend start at the mean score of its scored ones (ingress-nginx's
+   * slow start: ewma.lua's sync gives calculate_slow_start_ewma to the endpoints the diff
+   * against the balancer's previous peers added), not at 0, which would send them every
+   * request until their first answers arrive. A backend this process balances for the first
+   * time gets none (ewma.lua's new() sets its peers without it): with scores shared by the
+   * workers, another worker's scores would otherwise make every endpoint it has not tried yet
+   * look new.
    */
   function seedScores(backend: Backend, t: number): void {
     seeded.add(backend);
+    const now = new Set(backend.endpoints.map((u) => u.authority));
+    const before = lastEndpoints.get(backend.id);
+    if (lastEndpoints.size >= MAX_TRACKED && before === undefined) lastEndpoints.clear();
+    lastEndpoints.set(backend.id, now);
+    if (before === undefined) return;
+    const added = backend.endpoints.filter((u) => !before.has(u.authority));
+    if (added.length === 0) return;
     let sum = 0;
     let scored = 0;
     for (const u of backend.endpoints) {
-      const e = ewma.get(u.authority);
-      if (e !== undefined) {
-        sum += e.score;
+      const score = ewma.raw(u.authority);
+      if (!Number.isNaN(score)) {
+        sum += score;
         scored++;
       }
     }
-    if (scored === 0 || scored === backend.endpoints.length) return;
-    for (const u of backend.endpoints) if (!ewma.has(u.authority)) ewma.set(u.authority, { score: sum / scored, at: t });
+    if (scored === 0) return;
+    for (const u of added) ewma.seed(u.authority, sum / scored, t);
   }
 
   /** The window of a subset backend (k endpoints of the stable order from this process's start). */
@@ -255,25 +330,10 @@ export function createBalancer(now: () => number = () => performance.now(), opts
       return scoreAt(b.authority, t) < scoreAt(a.authority, t) ? b : a;
     },
     observe(u, ms) {
-      const t = now();
-      if (ewma.size >= MAX_TRACKED && !ewma.has(u.authority)) {
-        // Scores untouched for ten decay times are ~0 already: forgetting them changes nothing.
-        for (const [key, e] of ewma) if (t - e.at > 10 * EWMA_DECAY_MS) ewma.delete(key);
-        if (ewma.size >= MAX_TRACKED) return;
-      }
-      const e = ewma.get(u.authority);
-      if (e === undefined) {
-        ewma.set(u.authority, { score: ms, at: t });
-        return;
-      }
-      // ingress-nginx's decay_ewma: the weight of the old score falls with the time since it
-      // was last touched, so the score is a time-weighted average, not a per-request one.
-      const w = Math.exp(-Math.max(0, t - e.at) / EWMA_DECAY_MS);
-      e.score = e.score * w + ms * (1 - w);
-      e.at = t;
+      ewma.observe(u.authority, ms, now());
     },
     ewmaScore(authority) {
-      return ewma.has(authority) ? scoreAt(authority, now()) : null;
+      return Number.isNaN(ewma.raw(authority)) ? null : scoreAt(authority, now());
     },
     failed(u) {
       const t = now();

@@ -55,7 +55,7 @@ type Live = v.InferOutput<typeof Params>;
 export const AUTH_TIMEOUT_CAP_MS = 60_000;
 
 /** What Portico keeps of one auth answer (and caches). */
-interface AuthAnswer {
+export interface AuthAnswer {
   readonly status: number;
   /** auth-response-headers, lower-cased, with the auth answer's value or null (absent). */
   readonly copy: Readonly<Record<string, string | null>>;
@@ -215,12 +215,56 @@ function ttlFor(rules: Live["cacheRules"], status: number): number {
   return 0;
 }
 
+/** Where cached auth answers live: this process's LRU, or the workers' shared table. */
+export interface AuthCacheStore {
+  /** The answer kept for `key`, unexpired, or undefined. */
+  get(key: string): AuthAnswer | undefined;
+  /** Keep the answer for `ttlMs`; false when this store cannot hold it (too large). */
+  set(key: string, answer: AuthAnswer, ttlMs: number): boolean;
+}
+
 export interface ExternalAuthOptions {
   /** Resolves and checks the auth service's address; default: the process-wide one (external.ts). */
   readonly resolver?: ExternalResolver;
-  /** Bounds of the auth answer cache, shared by every route. */
+  /** Bounds of the process's auth answer cache, shared by every route. */
   readonly cacheEntries?: number;
   readonly cacheBytes?: number;
+  /** Where answers are cached; default the process's (see useAuthCache), else its own LRU. */
+  readonly cache?: AuthCacheStore;
+}
+
+/** One process's cache. ingress-nginx: keys_zone=auth_cache:10m max_size=128m. Here: entries and bytes bounded. */
+export function createAuthCache(o: { readonly entries?: number; readonly bytes?: number } = {}): AuthCacheStore {
+  const cache = new LRUCache<string, AuthAnswer>({
+    max: o.entries ?? 10_000,
+    maxSize: o.bytes ?? 32 * 1024 * 1024,
+    sizeCalculation: (a, k) => k.length + Object.entries(a.copy).reduce((n, [h, val]) => n + h.length + (val?.length ?? 0), 64) + (a.wwwAuthenticate?.length ?? 0),
+  });
+  return {
+    get: (key) => cache.get(key),
+    set(key, answer, ttlMs) {
+      cache.set(key, answer, { ttl: ttlMs });
+      return true;
+    },
+  };
+}
+
+/**
+ * A worker caches in the pod's shared table (workers/worker.ts sets this before any route is
+ * built), falling back to a cache of its own for an answer too large for a shared slot.
+ */
+let processAuthCache: (() => AuthCacheStore) | null = null;
+
+export function useAuthCache(make: () => AuthCacheStore): void {
+  processAuthCache = make;
+}
+
+/** The shared store first; what it cannot hold, in `local`. */
+export function layeredAuthCache(shared: AuthCacheStore, local: AuthCacheStore): AuthCacheStore {
+  return {
+    get: (key) => shared.get(key) ?? local.get(key),
+    set: (key, answer, ttlMs) => shared.set(key, answer, ttlMs) || local.set(key, answer, ttlMs),
+  };
 }
 
 /** An unambiguous rendering of the key's parts: each is length-prefixed. */
@@ -235,13 +279,10 @@ function keyOf(flow: PolicyFlow, id: string, parts: readonly TemplatePart[]): st
 
 export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKind {
   const resolver = () => opts.resolver ?? sharedExternalResolver();
-  // ingress-nginx: keys_zone=auth_cache:10m max_size=128m. Here: entries and bytes bounded.
-  const cache = new LRUCache<string, AuthAnswer>({
-    max: opts.cacheEntries ?? 10_000,
-    maxSize: opts.cacheBytes ?? 32 * 1024 * 1024,
-    sizeCalculation: (a, k) => k.length + Object.entries(a.copy).reduce((n, [h, val]) => n + h.length + (val?.length ?? 0), 64) + (a.wwwAuthenticate?.length ?? 0),
-  });
-  let policies = 0;
+  // Made when the first auth-url route is built (a worker has set its shared one by then).
+  let cache: AuthCacheStore | null = null;
+  const cacheOf = (): AuthCacheStore =>
+    (cache ??= opts.cache ?? processAuthCache?.() ?? createAuthCache({ ...(opts.cacheEntries === undefined ? {} : { entries: opts.cacheEntries }), ...(opts.cacheBytes === undefined ? {} : { bytes: opts.cacheBytes }) }));
   // An auth-url whose name resolves only to refused addresses fails every request (500
   // AuthFailed, as nginx's auth_request answers when the auth service cannot be reached); the
   // operator is told once per route and address, with the reason, not once per request. A
@@ -264,7 +305,10 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
   function build(raw: StagePolicy["params"]): PolicyStep {
     // Parameters that do not parse make the runner refuse the route (500): never a pass.
     const p = v.parse(Params, raw);
-    const id = String(++policies);
+    // The policy's part of every cache key: its parameters' digest, the same in every worker
+    // (which build their routes apart) and for the same policy after a table change.
+    const id = new Bun.CryptoHasher("sha256").update(JSON.stringify(p)).digest("hex").slice(0, 32);
+    const cache = cacheOf();
     const usesHost = p.url.some((x) => typeof x !== "string" && x.v === "host");
     const signin = p.signin === null ? null : signinTemplate(p.signin, p.redirectParam);
 
@@ -340,7 +384,7 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
       if (answer === undefined) {
         const asked = await ask(flow);
         answer = asked.answer;
-        if (key !== null && asked.ttl > 0) cache.set(key, answer, { ttl: asked.ttl });
+        if (key !== null && asked.ttl > 0) cache.set(key, answer, asked.ttl);
       }
       if (answer.setCookies.length > 0) flow.setCookies = { values: answer.setCookies, always: p.alwaysSetCookie };
       const s = answer.status;

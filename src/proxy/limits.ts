@@ -16,8 +16,9 @@
 // - nginx runs limit_req's handler before limit_conn's (pre-access handlers run in reverse
 //   order of registration, and limit_conn registers first; not pinned to a test): a request
 //   refused for its rate takes no connection slot.
-// - Counters are per Portico process, as ingress-nginx's are per replica (with --workers N,
-//   each worker counts its own share of a client's requests; docs/design.md, "Limits").
+// - Counters are per pod, as ingress-nginx's are per replica: a single process counts here,
+//   in its own memory; with --workers N every worker counts in one table in shared memory
+//   (shared-limits.ts), as nginx's workers share each zone (docs/design.md, "Limits").
 //
 // Memory: the rate state is an LRU of at most MAX_CLIENTS keys (zone × address), about
 // 180 bytes each with a long Ingress name and an IPv6 client (measured with Bun 1.4.5:
@@ -146,12 +147,16 @@ function refuse(flow: PolicyFlow, status: number): Response {
   return refusal(flow, status, "too many requests\n");
 }
 
-/** The `limits` policy kind over one limiter (the process's, or a test's with its own clock). */
-export function limitsKind(limiter: Limiter): PolicyKind {
+/**
+ * The `limits` policy kind over one limiter (a test's with its own clock), or over whatever
+ * limiter the process has when a route is built (the process's: see useProcessLimiter).
+ */
+export function limitsKind(limiterOf: Limiter | (() => Limiter)): PolicyKind {
   return {
     stage: "limits",
     build(params, ctx) {
       const p = v.parse(LimitsParams, params);
+      const limiter = typeof limiterOf === "function" ? limiterOf() : limiterOf;
       if (p.denied) {
         // ingress-nginx refuses an Ingress with an invalid limit; serving it without the
         // limit would fail open, so its routes answer 503 as a denied location does.
@@ -181,5 +186,18 @@ export function limitsKind(limiter: Limiter): PolicyKind {
   };
 }
 
-/** The process's limiter: both listeners' handlers (HTTP and HTTPS) count in it. */
-export const LIMITS_KIND: PolicyKind = limitsKind(createLimiter());
+/**
+ * The process's limiter: both listeners' handlers (HTTP and HTTPS) count in it. In a single
+ * process it is an in-memory one, created on first use (nothing when no route has limits).
+ */
+let processLimiter: Limiter | null = null;
+
+/**
+ * A worker counts in the pod's shared table instead (workers/worker.ts calls this before it
+ * builds any route: a route holds the limiter it was built with).
+ */
+export function useProcessLimiter(limiter: Limiter): void {
+  processLimiter = limiter;
+}
+
+export const LIMITS_KIND: PolicyKind = limitsKind(() => (processLimiter ??= createLimiter()));

@@ -15,8 +15,10 @@ import { createTlsBuilder } from "../serving/tls.ts";
 import { hostCount } from "../table/routes.ts";
 import type { RouteTable } from "../table/types.ts";
 import { countChangedHosts, encodeDelta, encodeTable, type BackendRegistry } from "../table/wire.ts";
+import { formatSharedState, releaseSharedState, sharedStateBytes } from "../proxy/shared-state.ts";
 import { currentProcess, workerArgv } from "./argv.ts";
 import { createWorkerPool, type WorkerPool } from "./pool.ts";
+import { createSharedMemory } from "./shared-memory.ts";
 
 /** Margin on top of shutdown delay + grace before the primary kills a worker that is stuck. */
 const DRAIN_MARGIN_MS = 5_000;
@@ -51,10 +53,20 @@ export function createWorkerPlane(o: {
     log.debug("whole route table encoded for the workers", { generation: full.generation, bytes: full.json.length, ms: Math.round(performance.now() - t0) });
     return full;
   };
+  // The limits' counters, the EWMA scores and the auth answer cache, shared by the workers so they hold per pod
+  // (proxy/shared-state.ts). Without it each worker counts alone: said loudly, not fatal.
+  const shared = createSharedMemory(sharedStateBytes(config.workers));
+  if (shared instanceof Error) {
+    log.error("no shared memory for the workers: limit-rps, limit-rpm and limit-connections count per worker, so a client may get up to --workers times its limits, each worker scores load-balance: ewma and caches auth answers alone", { err: shared });
+  } else {
+    formatSharedState(shared.mem, config.workers);
+    log.debug("shared memory for the limits, EWMA scores and auth cache", { dir: shared.dir, bytes: shared.mem.byteLength });
+  }
   const pool = createWorkerPool({
     count: config.workers, argv, env: o.env ? { ...process.env, ...o.env } : process.env, log, onFatal: o.onFatal, fullTable,
     ports: { http: config.httpPort, https: config.httpsPort, bind: config.bind },
     ...(o.onServing ? { onAllServing: o.onServing } : {}),
+    ...(shared instanceof Error ? {} : { shared: { fd: shared.fd, workerGone: (id: number, pid: number) => releaseSharedState(shared.mem, id, pid) } }),
   });
   const initial = builder.build([]);
   expiry = initial.expiry;

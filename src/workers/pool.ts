@@ -10,6 +10,7 @@ import { parseSnapshot, type RegistrySnapshot } from "../admin/exposition.ts";
 import type { Logger } from "../log/logger.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { parseToPrimary, WORKER_ID_ENV, type ToPrimary, type ToWorker } from "./protocol.ts";
+import { SHARED_FD, SHARED_FD_ENV } from "./shared-memory.ts";
 
 export const BACKOFF_INITIAL_MS = 100;
 export const BACKOFF_MAX_MS = 5_000;
@@ -36,6 +37,11 @@ export interface WorkerPoolOptions {
   onAllServing?(): void;
   /** For the line saying so. */
   readonly ports?: Readonly<Record<string, unknown>>;
+  /**
+   * Memory shared with every worker (shared-memory.ts): its descriptor, passed to each worker
+   * as SHARED_FD, and what to do when a worker is gone, before its successor starts.
+   */
+  readonly shared?: { readonly fd: number; workerGone(id: number, pid: number): void };
 }
 
 export interface WorkerPool {
@@ -219,11 +225,11 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     slot.listening = false;
     slot.rejected = 0;
     slot.startedAt = performance.now();
+    const shared = o.shared;
     const proc: Subprocess = Bun.spawn([...o.argv], {
-      env: { ...o.env, [WORKER_ID_ENV]: String(slot.id) },
-      stdin: "ignore",
-      stdout: "inherit",
-      stderr: "inherit",
+      env: { ...o.env, [WORKER_ID_ENV]: String(slot.id), ...(shared ? { [SHARED_FD_ENV]: String(SHARED_FD) } : {}) },
+      // The shared memory's descriptor lands at SHARED_FD, right after stdin, stdout, stderr.
+      stdio: shared ? ["ignore", "inherit", "inherit", shared.fd] : ["ignore", "inherit", "inherit"],
       ipc: (message) => onMessage(slot, message),
       onExit: (p, code, signal): void => onExit(slot, p, code, signal),
     });
@@ -233,6 +239,15 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
 
   function onExit(slot: Slot, proc: Subprocess, code: number | null, signal: number | NodeJS.Signals | null): void {
     if (slot.proc !== proc) return;
+    // Its share of the shared state (connections it counted, a lock it held) goes first, even
+    // when draining: the others still serve.
+    if (o.shared) {
+      try {
+        o.shared.workerGone(slot.id, proc.pid);
+      } catch (err) {
+        log.error("cannot release a gone worker's shared state", { worker: slot.id, err });
+      }
+    }
     slot.proc = null;
     slot.open = false;
     slot.generation = 0;

@@ -21,6 +21,11 @@ import type { TlsEntry } from "../tls/sni.ts";
 import { VERSION } from "../version.ts";
 import { createLineWriter } from "./line-writer.ts";
 import { parseToWorker, type ToPrimary, type ToWorker } from "./protocol.ts";
+import { mapSharedMemory } from "./shared-memory.ts";
+import { useEwmaScores } from "../proxy/balancer.ts";
+import { createAuthCache, layeredAuthCache, useAuthCache } from "../proxy/external-auth.ts";
+import { useProcessLimiter } from "../proxy/limits.ts";
+import { openSharedState } from "../proxy/shared-state.ts";
 
 export async function runWorker(config: Config, id: number): Promise<void> {
   const send = process.send?.bind(process);
@@ -42,6 +47,23 @@ export async function runWorker(config: Config, id: number): Promise<void> {
       // The channel is gone: the disconnect handler below drains and exits.
     }
   };
+
+  // Count limits, EWMA scores and cached auth answers in the pod's shared tables, before any
+  // route is built or the balancer made (a route keeps what it was built with). Without them
+  // this worker keeps its own, and says so.
+  try {
+    const mem = mapSharedMemory(process.env);
+    if (mem === null) log.warn("no shared memory from the primary: this worker keeps limits, EWMA scores and auth answers on its own");
+    else {
+      const shared = openSharedState(mem, id);
+      useProcessLimiter(shared.limiter);
+      useEwmaScores(() => shared.ewma);
+      // An answer too large for a shared slot is kept by this worker alone, as before.
+      useAuthCache(() => layeredAuthCache(shared.authCache, createAuthCache()));
+    }
+  } catch (err) {
+    log.error("cannot use the shared memory from the primary: this worker keeps limits, EWMA scores and auth answers on its own", { err });
+  }
 
   const registry = new Registry();
   const inst = createInstruments(registry, { version: VERSION });
