@@ -12,6 +12,7 @@ import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
 import type { Config } from "../config/types.ts";
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
 import { rewriteRequest } from "../table/rewrite.ts";
+import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
 import type { Backend, Match, Route } from "../table/types.ts";
 
 /**
@@ -139,6 +140,11 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
   // endpoints; 500s are left as they are).
   const own500 = (by: string, cause: string): PredictedAnswer => done({ kind: "refused", status: 500, cause, by });
   let chosen: BackendFacts[] = [facts(route.backend)];
+  if (route.source === "implicitRoot") {
+    notes.push(
+      `no path of host ${match.hostKey} matched: its implicit "/" location runs the policies of ${route.ingress.namespace}/${route.ingress.name} (the host's first Ingress), then the default backend`,
+    );
+  }
   for (const s of stepsOf(route.options.stages)) {
     if (s.own === "https-redirect") {
       const o = route.options;
@@ -315,6 +321,10 @@ function after(route: Route, chosen: readonly BackendFacts[]): { kind: AnswerKin
     return { kind: "proxied", status: null, cause: via.length > 0 ? `proxied to ${via.join(", ")}` : "proxied", by: "proxy", backends: live.map((x) => x.b.id) };
   }
   const pages = route.errorPages;
+  // The implicit "/" location without a default backend (table/routes.ts NOT_FOUND_PAGES).
+  if (route.source === "implicitRoot" && route.backend.id === DEFAULT_BACKEND_SLOT.id) {
+    return { kind: "refused", status: 404, cause: "no rule matches and there is no default backend", by: "no-route", backends: [] };
+  }
   const cause = noEndpoints(out.map((x) => x.b));
   if (pages !== undefined && pages.codes.includes(503)) {
     if (pages.backend === null) return { kind: "refused", status: 404, cause: `${cause}; custom-http-errors 503 with no error backend: 404`, by: "endpoints", backends: [] };

@@ -27,6 +27,7 @@ import { compileRewriteTarget, type HostPath, needsRewrite, regexLocations } fro
 import { buildHost, viaOf } from "../table/build.ts";
 import { orderStages } from "../table/policy.ts";
 import { compilePath, type RegexLocationSpec } from "../table/regex.ts";
+import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
 import type { HostRoutes, Route, RouteOptions } from "../table/types.ts";
 import { backendReason, serviceRef, type BackendRef, type ResolvedBackend } from "./backends.ts";
 import { resolveErrorPages, type ResolvedErrorPages } from "./error-pages.ts";
@@ -95,6 +96,8 @@ interface Claimed {
   /** The host's regex locations when it is in regex mode, else null. */
   readonly regex: RegexLocationSpec[] | null;
   readonly hostCert: HostCert | null;
+  /** The implicit `/` location (implicitRoot), or null. */
+  readonly root: Route | null;
 }
 
 /**
@@ -405,9 +408,14 @@ export function claimHost(
       trace?.paths.set(pp, { kind: "canary", main: owner.key, route });
     }
   }
+  const regex = regexMode ? regexSpecs(hostKey, plans, sources, diagnostics) : null;
+  // Reached when no route takes the path: outside regex mode a Prefix "/" route takes every
+  // path; in regex mode, when the locations hold the implicit one (regexSpecs).
+  const reachable = regex === null ? !routes.some((r) => r.pathType === "Prefix" && r.path === "/") : regex.some((l) => l.route < 0);
+  const root = reachable ? implicitRoot(hostKey, plans, isTls, optionsOf, errorPagesOf) : null;
+  // After the root: it may resolve the first Ingress's error pages.
   backends.push(...errorBackends);
-  if (!regexMode) return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex: null, hostCert };
-  const regex = regexSpecs(hostKey, plans, sources, diagnostics);
+  if (regex === null) return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex: null, hostCert, root };
   // Ingresses on the host whose own paths do not ask for regex mode are matched that way too
   // (the blog post's second surprise), or only through the implicit "/" location: say so.
   for (const plan of plans) {
@@ -417,11 +425,53 @@ export function claimHost(
       namespace: plan.namespace,
       name: plan.name,
       reason: "RegexModeHost",
-      message: `host ${hostKey} is in regex mode because ${describeCause(cause, plan)}: this Ingress's paths there are matched as ingress-nginx does it, as case-insensitive regular expressions anchored at the start only, longest first, first match wins`,
+      message: `host ${hostKey} is in regex mode because ${describeCause(cause as NonNullable<typeof cause>, plan)}: this Ingress's paths there are matched as ingress-nginx does it, as case-insensitive regular expressions anchored at the start only, longest first, first match wins`,
       severity: "warning",
     });
   }
-  return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert };
+  return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert, root };
+}
+
+/**
+ * The host's implicit `/` location (docs/design.md "The implicit root location"). ingress-nginx
+ * gives every host a location `/` before any path is added (controller.go createServers:
+ * `IsDefBackend: true`, `Backend:` the default upstream), with locationApplyAnnotations of the
+ * host's first Ingress in priority order (store.go ListIngresses sorts them; canary Ingresses
+ * are skipped); only a Prefix `/` path replaces it (getBackendServers). So a path no route of
+ * the host matches runs that Ingress's policies (authentication, redirects, source ranges,
+ * limits, the HTTPS redirect of a TLS host) and then goes to the default backend. Built only
+ * when it would answer differently from the default route: the first Ingress has policies,
+ * or the HTTPS redirect applies. Rules without a host have none: they are nginx's catch-all
+ * server, whose `/` is the default backend's own (createServers skips `_`, set up before).
+ * Before error pages and fallback are collected: `errorPagesOf` adds the first Ingress's.
+ */
+function implicitRoot(
+  hostKey: string,
+  plans: readonly IngressPlan[],
+  isTls: boolean,
+  optionsOf: (plan: IngressPlan) => RouteOptions,
+  errorPagesOf: (plan: IngressPlan) => ResolvedErrorPages | null,
+): Route | null {
+  const first = plans[0];
+  if (hostKey === "*" || first === undefined) return null;
+  const options = optionsOf(first);
+  if (options.stages === null && !options.forceSslRedirect && !(isTls && options.sslRedirect)) return null;
+  let route: Route = {
+    ingress: first.ref,
+    host: hostKey,
+    path: "/",
+    pathType: "Prefix",
+    declaredPathType: "Prefix",
+    source: "implicitRoot",
+    ruleIndex: -1,
+    pathIndex: -1,
+    backend: DEFAULT_BACKEND_SLOT,
+    options,
+    tls: isTls,
+  };
+  const pages = errorPagesOf(first);
+  if (pages !== null && pages.errorPages !== undefined) route = { ...route, errorPages: pages.errorPages };
+  return route;
 }
 
 /**
@@ -521,9 +571,9 @@ export function buildHostEntry(
   resolve: Resolve,
   scope: HostPolicyScope,
 ): HostEntry {
-  const { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert } = claimHost(hostKey, plans, canaries, isTls, resolve, scope);
+  const { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert, root } = claimHost(hostKey, plans, canaries, isTls, resolve, scope);
   const { aliases, aliasPlan } = hostAliases(hostKey, scopedPlans(plans, hostOwner(plans, scope)), diagnostics);
   // Copies of the plans: the contributor lists are updated in place by later compiles.
-  const entry = buildHost(hostKey, routes, viaOf(hostKey), regex);
+  const entry = buildHost(hostKey, routes, viaOf(hostKey), regex, root);
   return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, errorRefs, services, entry, diagnostics, hostCert, aliases, aliasPlan };
 }
