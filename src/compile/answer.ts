@@ -7,6 +7,7 @@
 // a client address explain is told (or, when none is given, an address in no list).
 // docs/design.md, "Annotations and policies" and "Explain".
 import type { CanaryRules } from "../annotations/canary.ts";
+import { appRootParts, expandAppRoot } from "../annotations/redirects.ts";
 import type { TemplatePart } from "../annotations/external-auth.ts";
 import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
 import type { Config } from "../config/types.ts";
@@ -197,7 +198,11 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           notes.push(`app-root: "/" is redirected to ${path}`);
           continue;
         }
-        return done({ kind: "redirect", status: 302, location: `${req.scheme}://${req.host}${path}`, cause: "app-root", by: p.kind });
+        // Explain's request has no query string: `$is_args$args` expand to nothing (proxy/redirect.ts APP_ROOT).
+        const parts = appRootParts(path);
+        if (parts === null) return own500(p.kind, `app-root ${JSON.stringify(path)} cannot be expanded: every request is refused`);
+        const to = expandAppRoot(parts, { path: req.path, query: "", scheme: req.scheme, httpHost: req.host, host: req.host });
+        return done({ kind: "redirect", status: 302, location: `${req.scheme}://${req.host}${to}`, cause: "app-root", by: p.kind });
       }
       case "www-redirect": {
         // The port is the one the client addressed (proxy/redirect.ts addressedPort): the scheme's default here.
