@@ -98,7 +98,7 @@ export const RELATIVE_REDIRECTS: AnnotationSpec = {
   description: "`true`: a redirect URL starting with `/` is sent as written instead of being made absolute",
   compat: {
     kind: "differs",
-    difference: `Portico has no global setting for it (ingress-nginx: ConfigMap \`relative-redirects\`, default false as here). ${DENIED_NOTE}`,
+    difference: DENIED_NOTE,
   },
 };
 
@@ -136,7 +136,7 @@ export const USE_PORT_IN_REDIRECTS: AnnotationSpec = {
   default: "false",
   description:
     "`true`: the HTTPS redirect's Location carries `:<--https-port>` (even 443), and a relative redirect URL made absolute carries the port the request came in on unless it is 80 (HTTP) or 443 (HTTPS)",
-  compat: { kind: "differs", difference: "Portico has no global setting for it (ingress-nginx: ConfigMap `use-port-in-redirects`, default false as here)." },
+  compat: { kind: "same" },
 };
 
 /**

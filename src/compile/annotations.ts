@@ -8,5 +8,6 @@ export { compatOf, namesOf, NGINX_PREFIX, PORTICO_PREFIX, type AnnotationSpec } 
 export { scanSnippet, type SnippetAction } from "../annotations/snippet-scan.ts";
 export { GUARDS_ACCESS } from "../annotations/not-implemented.ts";
 export { createReader } from "../annotations/parse.ts";
-export { SSL_REDIRECT, FORCE_SSL_REDIRECT } from "../annotations/tls-redirect.ts";
+export { SSL_REDIRECT, FORCE_SSL_REDIRECT, PRESERVE_TRAILING_SLASH } from "../annotations/tls-redirect.ts";
+export { USE_PORT_IN_REDIRECTS } from "../annotations/redirects.ts";
 export { Bool } from "../annotations/values.ts";

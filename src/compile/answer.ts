@@ -149,12 +149,13 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
   for (const s of stepsOf(route.options.stages)) {
     if (s.own === "https-redirect") {
       const o = route.options;
-      if (req.scheme === "http" && ((route.tls && o.sslRedirect) || o.forceSslRedirect)) {
+      if (req.scheme === "http" && route.tlsRedirectExempt !== true && ((route.tls && o.sslRedirect) || o.forceSslRedirect)) {
         const uri = o.preserveTrailingSlash ? req.path : cutSlash(req.path);
         const port = o.usePortInRedirects ? `:${config.httpsPort ?? 443}` : "";
         const why = o.forceSslRedirect ? "force-ssl-redirect" : "the host is in spec.tls and ssl-redirect is on";
         return done({ kind: "redirect", status: redirectCode, location: `https://${req.host}${port}${uri}`, cause: `HTTP to HTTPS (${why})`, by: "https-redirect" });
       }
+      if (req.scheme === "http" && route.tlsRedirectExempt === true) notes.push("no-tls-redirect-locations: this path is never redirected to HTTPS");
       continue;
     }
     if (s.own === "endpoints") {

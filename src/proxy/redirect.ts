@@ -10,7 +10,8 @@ import type { PolicyFlow, PolicyKind } from "./policies.ts";
 
 /** True when a plain-HTTP request to this route must be redirected to HTTPS. */
 export function wantsHttpsRedirect(scheme: "http" | "https", route: Route): boolean {
-  return scheme === "http" && ((route.tls && route.options.sslRedirect) || route.options.forceSslRedirect);
+  // lua_ingress.lua redirect_to_https: force_no_ssl_redirect (no-tls-redirect-locations) first.
+  return scheme === "http" && route.tlsRedirectExempt !== true && ((route.tls && route.options.sslRedirect) || route.options.forceSslRedirect);
 }
 
 /** `s` without one trailing "/" (ingress-nginx's Lua cuts it from the request URI string, query included). */

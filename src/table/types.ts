@@ -133,6 +133,11 @@ export interface Route {
    */
   readonly authExempt?: true;
   /**
+   * The rule path as written starts with a --no-tls-redirect-locations entry (ingress-nginx's
+   * `force_no_ssl_redirect`): no HTTPS redirect, not even a forced one. Absent otherwise.
+   */
+  readonly tlsRedirectExempt?: true;
+  /**
    * The canary Ingress attached to this route, if any: its backend, which the route's
    * `canary` stage policy (in `options.stages`) may choose instead of `backend`
    * (docs/design.md, "Canary Ingresses"). Absent on routes without one.
