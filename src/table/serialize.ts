@@ -51,6 +51,8 @@ export interface SerializedTable {
      * before the default backend. Its backend is shown as "(default backend)".
      */
     readonly implicitRoot?: SerializedRoute;
+    /** Set when the implicit location rewrites (a regex host's rewrite-target: table/build.ts). */
+    readonly implicitRootRewrites?: true;
   }[];
   readonly defaultRoute: SerializedRoute | null;
   readonly backends: readonly Record<string, unknown>[];
@@ -143,7 +145,7 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
       return route(r);
     }),
     ...(h.regex ? { regex: h.regex.specs.map((l) => location(l, h)) } : {}),
-    ...(h.root ? { implicitRoot: route(h.root.route) } : {}),
+    ...(h.root ? { implicitRoot: route(h.root.route), ...(h.root.regex ? { implicitRootRewrites: true as const } : {}) } : {}),
   }));
   if (table.defaultRoute) backends.set(table.defaultRoute.backend.id, table.defaultRoute.backend);
   const ids = [...backends.keys()].sort();
