@@ -27,7 +27,7 @@ import { compileRewriteTarget, type HostPath, needsRewrite, regexLocations } fro
 import { buildHost, viaOf } from "../table/build.ts";
 import { orderStages } from "../table/policy.ts";
 import { compilePath, type RegexLocationSpec } from "../table/regex.ts";
-import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
+import { DEFAULT_BACKEND_SLOT, DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { HostRoutes, Route, RouteOptions } from "../table/types.ts";
 import { backendReason, serviceRef, type BackendRef, type ResolvedBackend } from "./backends.ts";
 import { resolveErrorPages, type ResolvedErrorPages } from "./error-pages.ts";
@@ -440,9 +440,9 @@ export function claimHost(
  * host's first Ingress in priority order (store.go ListIngresses sorts them; canary Ingresses
  * are skipped); only a Prefix `/` path replaces it (getBackendServers). So a path no route of
  * the host matches runs that Ingress's policies (authentication, redirects, source ranges,
- * limits, the HTTPS redirect of a TLS host) and then goes to the default backend. Built only
- * when it would answer differently from the default route: the first Ingress has policies,
- * or the HTTPS redirect applies. Rules without a host have none: they are nginx's catch-all
+ * limits, the HTTPS redirect of a TLS host, body size and timeouts) and then goes to the
+ * default backend. Built only when it would answer differently from the default route: the
+ * first Ingress's options are not the defaults, or the HTTPS redirect applies. Rules without a host have none: they are nginx's catch-all
  * server, whose `/` is the default backend's own (createServers skips `_`, set up before).
  * Before error pages and fallback are collected: `errorPagesOf` adds the first Ingress's.
  */
@@ -456,7 +456,10 @@ function implicitRoot(
   const first = plans[0];
   if (hostKey === "*" || first === undefined) return null;
   const options = optionsOf(first);
-  if (options.stages === null && !options.forceSslRedirect && !(isTls && options.sslRedirect)) return null;
+  // Its body size, timeouts and retries count too (locationApplyAnnotations copies Proxy): a
+  // POST over the first Ingress's proxy-body-size gets 413 on any path of the host.
+  const plain = options.stages === null && (Object.keys(DEFAULT_ROUTE_OPTIONS) as (keyof RouteOptions)[]).every((k) => options[k] === DEFAULT_ROUTE_OPTIONS[k]);
+  if (plain && !(isTls && options.sslRedirect)) return null;
   let route: Route = {
     ingress: first.ref,
     host: hostKey,

@@ -7,7 +7,8 @@
 //        locationApplyAnnotations(loc, anns) of the first Ingress (in ListIngresses order) that
 //        names the host; canary Ingresses are skipped;
 //   LAA  controller.go locationApplyAnnotations: the annotations that location carries
-//        (BasicDigestAuth, ExternalAuth, Redirect, Rewrite, Allowlist, Denylist, ...);
+//        (BasicDigestAuth, ExternalAuth, Redirect, Rewrite, Allowlist, Denylist, Proxy (its
+//        body size: nginx client_max_body_size, 413 above it), ...);
 //   GBS  controller.go getBackendServers: only a Prefix "/" path replaces that location;
 //   SORT internal/ingress/controller/store/store.go sortIngressSlice: oldest creationTimestamp first;
 //   TPL  rootfs/etc/nginx/template/nginx.tmpl: the location's `return <code> <url>` for
@@ -63,6 +64,10 @@ const INGRESSES = [
     annotations: { [`${N}permanent-redirect`]: "https://older.example.com/" },
   }), "2024-01-01T00:00:00Z"),
   at(ingress("web", "y-newer", [{ host: "order2.root.test", paths: [{ path: "/new", service: "newer" }] }]), "2024-02-01T00:00:00Z"),
+  // proxy-body-size only (no policy that answers by itself): the implicit location's limit.
+  ingress("web", "small", [{ host: "small.root.test", paths: [{ path: "/upload", service: "app" }] }], {
+    annotations: { [`${N}proxy-body-size`]: "1k" },
+  }),
   // A source-range allow list that the test client (127.0.0.1) is not in.
   ingress("web", "office", [{ host: "office.root.test", paths: [{ path: "/intranet", service: "app" }] }], {
     annotations: { [`${N}whitelist-source-range`]: "10.0.0.0/8" },
@@ -168,4 +173,21 @@ describe("ingress-nginx's implicit / location, request by request", () => {
       });
     });
   }
+});
+
+describe("the implicit location carries the first Ingress's body size", () => {
+  const post = async (path: string, bytes: number) => {
+    const res = await fetch(`${portico.http}${path}`, { method: "POST", headers: { host: "small.root.test" }, body: "x".repeat(bytes) });
+    await res.text();
+    return res.status;
+  };
+  test("a POST over proxy-body-size to a path no Ingress has: 413 [CS; LAA Proxy]", async () => {
+    const before = (backends.get("fallback") as RawBackend).hits.length;
+    expect(await post("/elsewhere", 2048)).toBe(413);
+    expect((backends.get("fallback") as RawBackend).hits.length).toBe(before);
+  });
+  test("... under it: the default backend", async () => {
+    expect(await post("/elsewhere", 512)).toBe(200);
+    expect((backends.get("fallback") as RawBackend).hits.at(-1)?.line).toBe("POST /elsewhere HTTP/1.1");
+  });
 });
