@@ -48,6 +48,8 @@ export interface HostEntry {
   readonly canaryRefs: readonly BackendRef[];
   /** The refs the error pages resolved (the tail of `backends`), in order. */
   readonly errorRefs: readonly BackendRef[];
+  /** The implicit root's own backend (its first Ingress's spec.defaultBackend), after the error pages' in `backends`; null when none. */
+  readonly rootRef: BackendRef | null;
   /** Snapshot keys (`namespace/name`) of the Services those backends read. */
   readonly services: readonly string[];
   readonly entry: HostRoutes;
@@ -83,6 +85,7 @@ export function sameHostInputs(
   for (const ref of prev.canaryRefs) if (resolve(ref) !== prev.backends[k++]) return false;
   // And the same error-page refs: they follow from the plans alone.
   for (const ref of prev.errorRefs) if (resolve(ref) !== prev.backends[k++]) return false;
+  if (prev.rootRef !== null && resolve(prev.rootRef) !== prev.backends[k++]) return false;
   return true;
 }
 
@@ -92,6 +95,7 @@ interface Claimed {
   readonly backends: ResolvedBackend[];
   readonly canaryRefs: BackendRef[];
   readonly errorRefs: BackendRef[];
+  readonly rootRef: BackendRef | null;
   readonly services: string[];
   /** The host's regex locations when it is in regex mode, else null. */
   readonly regex: RegexLocationSpec[] | null;
@@ -413,10 +417,16 @@ export function claimHost(
   // Reached when no route takes the path: outside regex mode a Prefix "/" route takes every
   // path; in regex mode, when the locations hold the implicit one (regexSpecs).
   const reachable = regex === null ? !routes.some((r) => r.pathType === "Prefix" && r.path === "/") : regex.some((l) => l.route < 0);
-  const root = reachable ? implicitRoot(hostKey, plans, isTls, optionsOf, errorPagesOf) : null;
+  const implicit = reachable ? implicitRoot(hostKey, plans, isTls, optionsOf, errorPagesOf, resolve) : null;
+  const root = implicit?.route ?? null;
+  const rootRef = implicit?.ref ?? null;
   // After the root: it may resolve the first Ingress's error pages.
   backends.push(...errorBackends);
-  if (regex === null) return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex: null, hostCert, root };
+  if (implicit !== null && implicit.ref !== null && implicit.resolved !== null) {
+    backends.push(implicit.resolved);
+    if (implicit.ref.kind === "service" && !services.includes(implicit.ref.key)) services.push(implicit.ref.key);
+  }
+  if (regex === null) return { routes, diagnostics, backends, canaryRefs, errorRefs, rootRef, services, regex: null, hostCert, root };
   // Ingresses on the host whose own paths do not ask for regex mode are matched that way too
   // (the blog post's second surprise), or only through the implicit "/" location: say so.
   for (const plan of plans) {
@@ -430,7 +440,7 @@ export function claimHost(
       severity: "warning",
     });
   }
-  return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert, root };
+  return { routes, diagnostics, backends, canaryRefs, errorRefs, rootRef, services, regex, hostCert, root };
 }
 
 /**
@@ -452,14 +462,18 @@ function implicitRoot(
   isTls: boolean,
   optionsOf: (plan: IngressPlan) => RouteOptions,
   errorPagesOf: (plan: IngressPlan) => ResolvedErrorPages | null,
-): Route | null {
+  resolve: Resolve,
+): { route: Route; ref: BackendRef | null; resolved: ResolvedBackend | null } | null {
   const first = plans[0];
   if (hostKey === "*" || first === undefined) return null;
+  // createServers: `un` is the Ingress's own spec.defaultBackend (a Service) when it has one.
+  const own = first.defaultBackend?.ok === true && first.defaultBackend.ref.kind === "service" ? first.defaultBackend.ref : null;
   const options = optionsOf(first);
   // Its body size, timeouts and retries count too (locationApplyAnnotations copies Proxy): a
   // POST over the first Ingress's proxy-body-size gets 413 on any path of the host.
   const plain = options.stages === null && (Object.keys(DEFAULT_ROUTE_OPTIONS) as (keyof RouteOptions)[]).every((k) => options[k] === DEFAULT_ROUTE_OPTIONS[k]);
-  if (plain && !(isTls && options.sslRedirect)) return null;
+  if (plain && !(isTls && options.sslRedirect) && own === null) return null;
+  const resolved = own === null ? null : resolve(own);
   let route: Route = {
     ingress: first.ref,
     host: hostKey,
@@ -469,13 +483,13 @@ function implicitRoot(
     source: "implicitRoot",
     ruleIndex: -1,
     pathIndex: -1,
-    backend: DEFAULT_BACKEND_SLOT,
+    backend: resolved?.backend ?? DEFAULT_BACKEND_SLOT,
     options,
     tls: isTls,
   };
   const pages = errorPagesOf(first);
   if (pages !== null && pages.errorPages !== undefined) route = { ...route, errorPages: pages.errorPages };
-  return route;
+  return { route, ref: own, resolved };
 }
 
 /**
@@ -575,9 +589,9 @@ export function buildHostEntry(
   resolve: Resolve,
   scope: HostPolicyScope,
 ): HostEntry {
-  const { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert, root } = claimHost(hostKey, plans, canaries, isTls, resolve, scope);
+  const { routes, diagnostics, backends, canaryRefs, errorRefs, rootRef, services, regex, hostCert, root } = claimHost(hostKey, plans, canaries, isTls, resolve, scope);
   const { aliases, aliasPlan } = hostAliases(hostKey, scopedPlans(plans, hostOwner(plans, scope)), diagnostics);
   // Copies of the plans: the contributor lists are updated in place by later compiles.
   const entry = buildHost(hostKey, routes, viaOf(hostKey), regex, root);
-  return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, errorRefs, services, entry, diagnostics, hostCert, aliases, aliasPlan };
+  return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, errorRefs, rootRef, services, entry, diagnostics, hostCert, aliases, aliasPlan };
 }

@@ -78,11 +78,14 @@ const composed = new WeakMap<Match, { readonly def: Route | null; readonly match
 
 /**
  * The implicit `/` location of a host with the table's default backend in it: the default
- * route's backend, or, with no default route, the 404 (DEFAULT_BACKEND_SLOT, NOT_FOUND_PAGES).
+ * route's backend, or, with no default route, the 404 (DEFAULT_BACKEND_SLOT, NOT_FOUND_PAGES);
+ * a root with a backend of its own (its first Ingress's spec.defaultBackend) as it is.
  * ingress-nginx's location `/` proxies to the default upstream whatever the host's first
  * Ingress's policies (controller.go createServers: `Backend: un`, `IsDefBackend: true`).
  */
 export function implicitRootMatch(root: Match, def: Route | null): Match {
+  // Its first Ingress's own spec.defaultBackend (compile/host-entry.ts implicitRoot).
+  if (root.route.backend.id !== DEFAULT_BACKEND_SLOT.id) return root;
   const c = composed.get(root);
   if (c !== undefined && c.def === def) return c.match;
   const r = root.route;

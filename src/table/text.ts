@@ -7,6 +7,7 @@
 // rather than showing only its backend's healthy endpoints.
 import type { PolicyValue, StagePolicy } from "./policy.ts";
 import type { SerializedLocation, SerializedRoute, SerializedTable } from "./serialize.ts";
+import { DEFAULT_BACKEND_SLOT } from "./routes.ts";
 
 const HEADER = ["HOST", "PATH", "TYPE", "BACKEND", "ENDPOINTS", "TLS", "INGRESS", "ANSWERS"] as const;
 
@@ -173,8 +174,9 @@ export function formatRoutesText(t: SerializedTable): string {
     for (const r of h.routes) add(h.host, r, h.regex === undefined ? null : h.regex.filter((l) => l.route === `${r.ingress} ${r.rule}`));
     // The paths no route of the host takes: its implicit "/" location, sent to the default backend (HostRoutes.root).
     if (h.implicitRoot) {
-      const root = t.defaultRoute ? { ...h.implicitRoot, backend: t.defaultRoute.backend } : h.implicitRoot;
-      rows.push(row(h.host, root, backends, null, t.defaultRoute === null, h.implicitRootRewrites === true));
+      const slot = h.implicitRoot.backend === DEFAULT_BACKEND_SLOT.id;
+      const root = slot && t.defaultRoute ? { ...h.implicitRoot, backend: t.defaultRoute.backend } : h.implicitRoot;
+      rows.push(row(h.host, root, backends, null, slot && t.defaultRoute === null, h.implicitRootRewrites === true));
     }
   }
   if (t.defaultRoute) add("(any other)", t.defaultRoute, null);

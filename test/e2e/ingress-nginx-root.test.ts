@@ -68,6 +68,11 @@ const INGRESSES = [
   ingress("web", "small", [{ host: "small.root.test", paths: [{ path: "/upload", service: "app" }] }], {
     annotations: { [`${N}proxy-body-size`]: "1k" },
   }),
+  // The catch-all: an Ingress with only a spec.defaultBackend (the oldest: it wins over
+  // --default-backend-service, as ingress-nginx's catch-all server takes it).
+  at(ingress("web", "catch-all", [], { defaultBackend: "fallback" }), "2020-01-01T00:00:00Z"),
+  // An Ingress with rules and a spec.defaultBackend: its hosts' implicit location goes there (CS `un`).
+  at(ingress("web", "own-default", [{ host: "owndefault.root.test", paths: [{ path: "/x", service: "app" }] }], { defaultBackend: "newer" }), "2024-03-01T00:00:00Z"),
   // A source-range allow list that the test client (127.0.0.1) is not in.
   ingress("web", "office", [{ host: "office.root.test", paths: [{ path: "/intranet", service: "app" }] }], {
     annotations: { [`${N}whitelist-source-range`]: "10.0.0.0/8" },
@@ -107,6 +112,8 @@ const CASES: Case[] = [
   { name: "... and the newer Ingress's path is its own", source: "GBS", host: "order2.root.test", target: "/new", expect: proxied("newer", "GET /new HTTP/1.1") },
   { name: "a source-range allow list refuses the implicit location: 403", source: "CS; LAA Allowlist", host: "office.root.test", target: "/", expect: { status: 403 } },
   { name: "a host nobody names: the default backend", source: "CS (the catch-all server `_`)", host: "nobody.root.test", target: "/x", expect: proxied("fallback", "GET /x HTTP/1.1") },
+  { name: "the first Ingress's own spec.defaultBackend takes its host's other paths", source: "CS (`un`: the Ingress's spec.defaultBackend, \"for all its rules\")", host: "owndefault.root.test", target: "/elsewhere", expect: proxied("newer", "GET /elsewhere HTTP/1.1") },
+  { name: "... and its own path is its own", source: "GBS", host: "owndefault.root.test", target: "/x", expect: proxied("app", "GET /x HTTP/1.1") },
 ];
 
 let dir = "";
