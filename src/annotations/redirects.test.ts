@@ -115,7 +115,10 @@ describe("app-root (rewrite.go: an unusable value is ignored)", () => {
     ["/a/b:c~d", ["server/app-root"], 0],
     ["foo", [], 1],
     ["http://x.example/app", [], 1],
-    ["/$request_uri", [], 1],
+    ["/$request_uri", ["server/app-root"], 0],
+    ["/login$is_args$args", ["server/app-root"], 0],
+    ["/login/$cookie_x", [], 1],
+    ["/login$", [], 1],
     ["/a b", [], 1],
     ["", [], 1],
   ] as [string, string[], number][])("%p", (value, expected, problems) => {

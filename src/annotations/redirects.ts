@@ -8,6 +8,7 @@ import * as v from "valibot";
 import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, GoInt } from "./values.ts";
+import { parseTemplate, type TemplatePart } from "./external-auth.ts";
 
 export interface RedirectPolicy {
   readonly url: string;
@@ -107,7 +108,7 @@ export const RELATIVE_REDIRECTS: AnnotationSpec = {
   description: "`true`: a redirect URL starting with `/` is sent as written instead of being made absolute",
   compat: {
     kind: "differs",
-    difference: `Portico has no global setting for it (ingress-nginx: ConfigMap \`relative-redirects\`, default false as here). ${DENIED_NOTE}`,
+    difference: DENIED_NOTE,
   },
   differenceFor: forValid(`Portico has no global setting for it (ingress-nginx: ConfigMap \`relative-redirects\`, default false as here). ${DENIED_NOTE}`),
 };
@@ -132,11 +133,11 @@ export const APP_ROOT: AnnotationSpec = {
   family: "redirects",
   default: "none",
   description:
-    "path (`/` then `A-Za-z0-9-._~/:`): a request for exactly `/` on the Ingress's hosts, whichever Ingress serves `/`, gets 302 to `<scheme>://<Host header><path>`, query dropped, before the HTTPS redirect",
+    "path (`/` then `A-Za-z0-9-._~/:`, and nginx variables: `$args`, `$query_string`, `$is_args`, `$request_uri`, `$uri`, `$document_uri`, `$scheme`, `$host`, `$http_host`): a request for exactly `/` on the Ingress's hosts, whichever Ingress serves `/`, gets 302 to `<scheme>://<Host header><path>` with the variables expanded (`/login$is_args$args` keeps the query; without variables the query is dropped), before the HTTPS redirect",
   compat: {
     kind: "differs",
     difference:
-      "A value with `$` (an nginx variable, which ingress-nginx interpolates) is an InvalidAnnotation and ignored. The scheme is the connection's, even behind a trusted proxy, as ingress-nginx's `$scheme`. A request without Host (HTTP/1.0) gets 400 (ingress-nginx: `http:///path`).",
+      "Another nginx variable is an InvalidAnnotation and the app-root is ignored (nginx refuses an unknown variable at `nginx -t`; the ones it knows, such as `$cookie_x`, are not supported). `$request_uri` is the normalised path and the query as received. The scheme is the connection's, even behind a trusted proxy, as ingress-nginx's `$scheme`. A request without Host (HTTP/1.0) gets 400 (ingress-nginx: `http:///path`).",
   },
 };
 
@@ -147,15 +148,83 @@ export const USE_PORT_IN_REDIRECTS: AnnotationSpec = {
   default: "false",
   description:
     "`true`: the HTTPS redirect's Location carries `:<--https-port>` (even 443), and a relative redirect URL made absolute carries the port the request came in on unless it is 80 (HTTP) or 443 (HTTPS)",
-  compat: { kind: "differs", difference: "Portico has no global setting for it (ingress-nginx: ConfigMap `use-port-in-redirects`, default false as here)." },
+  compat: { kind: "same" },
 };
 
+/**
+ * The nginx variables an app-root may use. nginx.tmpl writes it into the server block as
+ * `return 302 $scheme://$http_host<app-root>;`, so nginx interpolates the variables in it per
+ * request: `/login$is_args$args` keeps the query string (ingress-nginx's validator,
+ * parser.RegexPathWithCapture, lets `$` through). These are the ones that mean something for a
+ * request to `/`; any other is refused (nginx itself refuses an unknown one at `nginx -t`,
+ * and ingress-nginx then keeps its previous configuration for every Ingress).
+ */
+export const APP_ROOT_VARIABLES: ReadonlySet<string> = new Set(["args", "query_string", "is_args", "request_uri", "uri", "document_uri", "scheme", "host", "http_host"]);
+
+/** An app-root value as literal text and variables, or null when a `$` is not one of APP_ROOT_VARIABLES. */
+export function appRootParts(text: string): TemplatePart[] | null {
+  const r = parseTemplate(text, (name) => APP_ROOT_VARIABLES.has(name));
+  return r.ok ? r.parts : null;
+}
+
+/** What the app-root variables read of one request. */
+export interface AppRootRequest {
+  /** The normalised path (`/`). */
+  readonly path: string;
+  /** "" or "?…", as received. */
+  readonly query: string;
+  /** The connection's scheme (nginx's `$scheme`). */
+  readonly scheme: string;
+  /** The Host header as received (`$http_host`) and the routing host name (`$host`). */
+  readonly httpHost: string;
+  readonly host: string;
+}
+
+/** The app-root with its variables expanded as nginx expands them for this request. */
+export function expandAppRoot(parts: readonly TemplatePart[], req: AppRootRequest): string {
+  let out = "";
+  for (const p of parts) {
+    if (typeof p === "string") {
+      out += p;
+      continue;
+    }
+    switch (p.v) {
+      case "args":
+      case "query_string":
+        out += req.query.slice(1);
+        break;
+      case "is_args":
+        // ngx_http_variable_is_args: "?" when the request has arguments (r->args.len > 0).
+        out += req.query.length > 1 ? "?" : "";
+        break;
+      case "request_uri":
+        out += req.path + req.query;
+        break;
+      case "uri":
+      case "document_uri":
+        out += req.path;
+        break;
+      case "scheme":
+        out += req.scheme;
+        break;
+      case "http_host":
+        out += req.httpHost;
+        break;
+      case "host":
+        out += req.host;
+        break;
+    }
+  }
+  return out;
+}
+
 // ingress-nginx reads app-root with RegexPathWithCapture, then url.ParseRequestURI, and
-// ignores anything absolute (with a scheme): what is left is a path starting with `/`.
+// ignores anything absolute (with a scheme): what is left is a path starting with `/`, which
+// may hold nginx variables (APP_ROOT_VARIABLES).
 const AppRoot = v.pipe(
   v.string(),
-  v.check((s) => !s.includes("$"), "nginx variables (`$`) are not interpolated by Portico"),
-  v.regex(/^\/[A-Za-z0-9\-._~/:]*$/, "expected a path starting with / (A-Z a-z 0-9 - . _ ~ / :)"),
+  v.regex(/^\/[A-Za-z0-9\-._~/:$]*$/, "expected a path starting with / (A-Z a-z 0-9 - . _ ~ / : and nginx variables with $)"),
+  v.check((s) => appRootParts(s) !== null, `a \`$\` must start one of the nginx variables ${[...APP_ROOT_VARIABLES].map((n) => `$${n}`).join(", ")}`),
 );
 
 /**

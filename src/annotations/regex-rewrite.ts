@@ -51,7 +51,7 @@ export const REWRITE_TARGET: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "The rewritten path is normalised like a request path (dot segments resolved, `//` merged) and characters a path may not carry are escaped (`;` as `%3B`, which nginx sends raw); a result that is empty or does not start with `/` answers 500 (nginx: 500 when empty, otherwise sends it). Variables other than the captures (`$host`…) leave the path out with a diagnostic (nginx expands them). The implicit `/` location does not rewrite (ingress-nginx gives it the host's first Ingress's target).",
+      "The rewritten path is normalised like a request path (dot segments resolved, `//` merged) and characters a path may not carry are escaped (`;` as `%3B`, which nginx sends raw); a result that is empty or does not start with `/` answers 500 (nginx: 500 when empty, otherwise sends it). Variables other than the captures (`$host`…) leave the path out with a diagnostic (nginx expands them). The host's implicit `/` location takes the oldest Ingress's target, as in ingress-nginx, when the target names no capture group (`/` has none; nginx expands them to nothing).",
   },
   // Without variables other than the captures, the sentence on them does not apply.
   differenceFor: (value) => {

@@ -9,5 +9,6 @@ export { scanSnippet, type CompanionEffect, type CompanionMatch, type SnippetAct
 export { GUARDS_ACCESS } from "../annotations/not-implemented.ts";
 export { refusedByIngressNginxToo } from "../annotations/access-stages.ts";
 export { createReader } from "../annotations/parse.ts";
-export { SSL_REDIRECT, FORCE_SSL_REDIRECT } from "../annotations/tls-redirect.ts";
+export { SSL_REDIRECT, FORCE_SSL_REDIRECT, PRESERVE_TRAILING_SLASH } from "../annotations/tls-redirect.ts";
+export { USE_PORT_IN_REDIRECTS } from "../annotations/redirects.ts";
 export { Bool } from "../annotations/values.ts";

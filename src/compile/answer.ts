@@ -7,12 +7,14 @@
 // a client address explain is told (or, when none is given, an address in no list).
 // docs/design.md, "Annotations and policies" and "Explain".
 import type { CanaryRules } from "../annotations/canary.ts";
+import { appRootParts, expandAppRoot } from "../annotations/redirects.ts";
 import type { TemplatePart } from "../annotations/external-auth.ts";
 import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { Config } from "../config/types.ts";
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
 import { rewriteRequest } from "../table/rewrite.ts";
+import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
 import type { Backend, Match, Route } from "../table/types.ts";
 
 /**
@@ -141,15 +143,21 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
   // endpoints; 500s are left as they are).
   const own500 = (by: string, cause: string): PredictedAnswer => done({ kind: "refused", status: 500, cause, by });
   let chosen: BackendFacts[] = [facts(route.backend)];
+  if (route.source === "implicitRoot") {
+    notes.push(
+      `no path of host ${match.hostKey} matched: its implicit "/" location runs the policies of ${route.ingress.namespace}/${route.ingress.name} (the host's first Ingress), then the default backend`,
+    );
+  }
   for (const s of stepsOf(route.options.stages)) {
     if (s.own === "https-redirect") {
       const o = route.options;
-      if (req.scheme === "http" && ((route.tls && o.sslRedirect) || o.forceSslRedirect)) {
+      if (req.scheme === "http" && route.tlsRedirectExempt !== true && ((route.tls && o.sslRedirect) || o.forceSslRedirect)) {
         const uri = o.preserveTrailingSlash ? req.path : cutSlash(req.path);
         const port = o.usePortInRedirects ? `:${config.httpsPort ?? 443}` : "";
         const why = o.forceSslRedirect ? "force-ssl-redirect" : "the host is in spec.tls and ssl-redirect is on";
         return done({ kind: "redirect", status: redirectCode, location: `https://${req.host}${port}${uri}`, cause: `HTTP to HTTPS (${why})`, by: "https-redirect" });
       }
+      if (req.scheme === "http" && route.tlsRedirectExempt === true) notes.push("no-tls-redirect-locations: this path is never redirected to HTTPS");
       continue;
     }
     if (s.own === "endpoints") {
@@ -205,7 +213,11 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           notes.push(`app-root: "/" is redirected to ${path}`);
           continue;
         }
-        return done({ kind: "redirect", status: 302, location: `${req.scheme}://${req.host}${path}`, cause: "app-root", by: p.kind });
+        // Explain's request has no query string: `$is_args$args` expand to nothing (proxy/redirect.ts APP_ROOT).
+        const parts = appRootParts(path);
+        if (parts === null) return own500(p.kind, `app-root ${JSON.stringify(path)} cannot be expanded: every request is refused`);
+        const to = expandAppRoot(parts, { path: req.path, query: "", scheme: req.scheme, httpHost: req.host, host: req.host });
+        return done({ kind: "redirect", status: 302, location: `${req.scheme}://${req.host}${to}`, cause: "app-root", by: p.kind });
       }
       case "www-redirect": {
         // The port is the one the client addressed (proxy/redirect.ts addressedPort): the scheme's default here.
@@ -329,6 +341,10 @@ function after(route: Route, chosen: readonly BackendFacts[]): { kind: AnswerKin
     return { kind: "proxied", status: null, cause: via.length > 0 ? `proxied to ${via.join(", ")}` : "proxied", by: "proxy", backends: live.map((x) => x.b.id) };
   }
   const pages = route.errorPages;
+  // The implicit "/" location without a default backend (table/routes.ts NOT_FOUND_PAGES).
+  if (route.source === "implicitRoot" && route.backend.id === DEFAULT_BACKEND_SLOT.id) {
+    return { kind: "refused", status: 404, cause: "no rule matches and there is no default backend", by: "no-route", backends: [] };
+  }
   const cause = noEndpoints(out.map((x) => x.b));
   if (pages !== undefined && pages.codes.includes(503)) {
     if (pages.backend === null) return { kind: "refused", status: 404, cause: `${cause}; custom-http-errors 503 with no error backend: 404`, by: "endpoints", backends: [] };

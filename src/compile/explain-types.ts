@@ -43,7 +43,7 @@ export type UpstreamProtocol = "h1" | "h1+tls" | "h2c" | "h2+tls";
 
 export interface ExplainMatch {
   readonly ingress: string | null;
-  readonly source: "rule" | "defaultBackend" | "globalDefault";
+  readonly source: "rule" | "defaultBackend" | "globalDefault" | "implicitRoot";
   readonly ruleIndex: number;
   readonly pathIndex: number;
   readonly host: string | null;
@@ -164,8 +164,12 @@ export interface ExplainAnnotation {
 
 export interface ExplainResult {
   readonly request: ExplainRequest;
-  /** "route": a rule matched; "default": the default route; "404": nothing. */
-  readonly outcome: "route" | "default" | "404";
+  /**
+   * "route": a rule matched; "implicit-root": no rule of the host matched, and the host's
+   * implicit `/` location applies its first Ingress's policies before the default backend
+   * (docs/design.md "The implicit root location"); "default": the default route; "404": nothing.
+   */
+  readonly outcome: "route" | "implicit-root" | "default" | "404";
   /** What the proxy answers to this request, and why. */
   readonly response: ExplainResponse;
   readonly match: ExplainMatch | null;

@@ -281,7 +281,7 @@ class RegexView {
 
   describe(i: number): string {
     const l = this.rx.locations[i] as RegexRoutes["locations"][number];
-    if (l.spec.route < 0) return `the implicit "/" location (the default route)`;
+    if (l.spec.route < 0) return `the implicit "/" location (the first Ingress's policies, then the default backend)`;
     const r = this.entry.routes[l.spec.route] as Route;
     return `location ~* "^${l.spec.path}" (${r.ingress.namespace}/${r.ingress.name}${l.spec.origin === "as-written" ? "" : `, ${l.spec.origin}`})`;
   }
@@ -483,9 +483,14 @@ export function* explainSteps(
     let verdict: CandidateVerdict;
     let reason: string;
     if (o.kind === "route") {
-      const used = match !== null && sameRoute(match.route, o.route);
+      const viaRoot = match !== null && match.route.source === "implicitRoot" && match.route.backend.id === o.route.backend.id;
+      const used = match !== null && (viaRoot || sameRoute(match.route, o.route));
       verdict = used ? "matched" : "outranked";
-      reason = used ? "no rule matched; the winning spec.defaultBackend answers" : "spec.defaultBackend is used only when no rule matches";
+      reason = viaRoot
+        ? "no rule matched; the host's implicit \"/\" location sends the request to the winning spec.defaultBackend"
+        : used
+          ? "no rule matched; the winning spec.defaultBackend answers"
+          : "spec.defaultBackend is used only when no rule matches";
     } else if (o.kind === "conflict") [verdict, reason] = ["conflict-loser", o.message];
     else [verdict, reason] = ["invalid", `${o.reason}: ${o.message}`];
     if (out.room(verdict)) out.push(plan, null, asDefault, verdict, reason);
@@ -507,7 +512,7 @@ export function* explainSteps(
   const annotations = (plan === undefined ? [] : annotationsOf(plan)).map(({ name, value, status, text }) => ({ name, value, status, text }));
   return {
     request: req,
-    outcome: match === null ? "404" : match.via === "default" ? "default" : "route",
+    outcome: match === null ? "404" : match.via === "default" ? "default" : match.route.source === "implicitRoot" ? "implicit-root" : "route",
     response,
     match: match ? describeMatch(match, response) : null,
     hostEntry: chosen,

@@ -27,6 +27,7 @@ import { compileRewriteTarget, type HostPath, needsRewrite, regexLocations } fro
 import { buildHost, viaOf } from "../table/build.ts";
 import { orderStages } from "../table/policy.ts";
 import { compilePath, type RegexLocationSpec } from "../table/regex.ts";
+import { DEFAULT_BACKEND_SLOT, DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { HostRoutes, Route, RouteOptions } from "../table/types.ts";
 import { backendReason, serviceRef, type BackendRef, type ResolvedBackend } from "./backends.ts";
 import { resolveErrorPages, type ResolvedErrorPages } from "./error-pages.ts";
@@ -47,6 +48,8 @@ export interface HostEntry {
   readonly canaryRefs: readonly BackendRef[];
   /** The refs the error pages resolved (the tail of `backends`), in order. */
   readonly errorRefs: readonly BackendRef[];
+  /** The implicit root's own backend (its first Ingress's spec.defaultBackend), after the error pages' in `backends`; null when none. */
+  readonly rootRef: BackendRef | null;
   /** Snapshot keys (`namespace/name`) of the Services those backends read. */
   readonly services: readonly string[];
   readonly entry: HostRoutes;
@@ -82,6 +85,7 @@ export function sameHostInputs(
   for (const ref of prev.canaryRefs) if (resolve(ref) !== prev.backends[k++]) return false;
   // And the same error-page refs: they follow from the plans alone.
   for (const ref of prev.errorRefs) if (resolve(ref) !== prev.backends[k++]) return false;
+  if (prev.rootRef !== null && resolve(prev.rootRef) !== prev.backends[k++]) return false;
   return true;
 }
 
@@ -91,10 +95,13 @@ interface Claimed {
   readonly backends: ResolvedBackend[];
   readonly canaryRefs: BackendRef[];
   readonly errorRefs: BackendRef[];
+  readonly rootRef: BackendRef | null;
   readonly services: string[];
   /** The host's regex locations when it is in regex mode, else null. */
   readonly regex: RegexLocationSpec[] | null;
   readonly hostCert: HostCert | null;
+  /** The implicit `/` location (implicitRoot), or null. */
+  readonly root: Route | null;
 }
 
 /**
@@ -304,6 +311,7 @@ export function claimHost(
         tls: isTls,
         // Decided on the path as written, as ingress-nginx's template does (basic-auth.ts).
         ...(skipsAuthentication(pp.rawPath) ? { authExempt: true as const } : {}),
+        ...(pp.tlsRedirectExempt ? { tlsRedirectExempt: true as const } : {}),
       };
       const pages = errorPagesOf(plan);
       if (pages !== null) {
@@ -405,9 +413,20 @@ export function claimHost(
       trace?.paths.set(pp, { kind: "canary", main: owner.key, route });
     }
   }
+  const regex = regexMode ? regexSpecs(hostKey, plans, sources, diagnostics) : null;
+  // Reached when no route takes the path: outside regex mode a Prefix "/" route takes every
+  // path; in regex mode, when the locations hold the implicit one (regexSpecs).
+  const reachable = regex === null ? !routes.some((r) => r.pathType === "Prefix" && r.path === "/") : regex.some((l) => l.route < 0);
+  const implicit = reachable ? implicitRoot(hostKey, plans, isTls, optionsOf, errorPagesOf, resolve) : null;
+  const root = implicit?.route ?? null;
+  const rootRef = implicit?.ref ?? null;
+  // After the root: it may resolve the first Ingress's error pages.
   backends.push(...errorBackends);
-  if (!regexMode) return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex: null, hostCert };
-  const regex = regexSpecs(hostKey, plans, sources, diagnostics);
+  if (implicit !== null && implicit.ref !== null && implicit.resolved !== null) {
+    backends.push(implicit.resolved);
+    if (implicit.ref.kind === "service" && !services.includes(implicit.ref.key)) services.push(implicit.ref.key);
+  }
+  if (regex === null) return { routes, diagnostics, backends, canaryRefs, errorRefs, rootRef, services, regex: null, hostCert, root };
   // Ingresses on the host whose own paths do not ask for regex mode are matched that way too
   // (the blog post's second surprise), or only through the implicit "/" location: say so.
   for (const plan of plans) {
@@ -417,11 +436,60 @@ export function claimHost(
       namespace: plan.namespace,
       name: plan.name,
       reason: "RegexModeHost",
-      message: `host ${hostKey} is in regex mode because ${describeCause(cause, plan)}: this Ingress's paths there are matched as ingress-nginx does it, as case-insensitive regular expressions anchored at the start only, longest first, first match wins`,
+      message: `host ${hostKey} is in regex mode because ${describeCause(cause as NonNullable<typeof cause>, plan)}: this Ingress's paths there are matched as ingress-nginx does it, as case-insensitive regular expressions anchored at the start only, longest first, first match wins`,
       severity: "warning",
     });
   }
-  return { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert };
+  return { routes, diagnostics, backends, canaryRefs, errorRefs, rootRef, services, regex, hostCert, root };
+}
+
+/**
+ * The host's implicit `/` location (docs/design.md "The implicit root location"). ingress-nginx
+ * gives every host a location `/` before any path is added (controller.go createServers:
+ * `IsDefBackend: true`, `Backend:` the default upstream), with locationApplyAnnotations of the
+ * host's first Ingress in priority order (store.go ListIngresses sorts them; canary Ingresses
+ * are skipped); only a Prefix `/` path replaces it (getBackendServers). So a path no route of
+ * the host matches runs that Ingress's policies (authentication, redirects, source ranges,
+ * limits, the HTTPS redirect of a TLS host, body size and timeouts) and then goes to the
+ * default backend. Built only when it would answer differently from the default route: the
+ * first Ingress's options are not the defaults, or the HTTPS redirect applies. Rules without a host have none: they are nginx's catch-all
+ * server, whose `/` is the default backend's own (createServers skips `_`, set up before).
+ * Before error pages and fallback are collected: `errorPagesOf` adds the first Ingress's.
+ */
+function implicitRoot(
+  hostKey: string,
+  plans: readonly IngressPlan[],
+  isTls: boolean,
+  optionsOf: (plan: IngressPlan) => RouteOptions,
+  errorPagesOf: (plan: IngressPlan) => ResolvedErrorPages | null,
+  resolve: Resolve,
+): { route: Route; ref: BackendRef | null; resolved: ResolvedBackend | null } | null {
+  const first = plans[0];
+  if (hostKey === "*" || first === undefined) return null;
+  // createServers: `un` is the Ingress's own spec.defaultBackend (a Service) when it has one.
+  const own = first.defaultBackend?.ok === true && first.defaultBackend.ref.kind === "service" ? first.defaultBackend.ref : null;
+  const options = optionsOf(first);
+  // Its body size, timeouts and retries count too (locationApplyAnnotations copies Proxy): a
+  // POST over the first Ingress's proxy-body-size gets 413 on any path of the host.
+  const plain = options.stages === null && (Object.keys(DEFAULT_ROUTE_OPTIONS) as (keyof RouteOptions)[]).every((k) => options[k] === DEFAULT_ROUTE_OPTIONS[k]);
+  if (plain && !(isTls && options.sslRedirect) && own === null) return null;
+  const resolved = own === null ? null : resolve(own);
+  let route: Route = {
+    ingress: first.ref,
+    host: hostKey,
+    path: "/",
+    pathType: "Prefix",
+    declaredPathType: "Prefix",
+    source: "implicitRoot",
+    ruleIndex: -1,
+    pathIndex: -1,
+    backend: resolved?.backend ?? DEFAULT_BACKEND_SLOT,
+    options,
+    tls: isTls,
+  };
+  const pages = errorPagesOf(first);
+  if (pages !== null && pages.errorPages !== undefined) route = { ...route, errorPages: pages.errorPages };
+  return { route, ref: own, resolved };
 }
 
 /**
@@ -521,9 +589,9 @@ export function buildHostEntry(
   resolve: Resolve,
   scope: HostPolicyScope,
 ): HostEntry {
-  const { routes, diagnostics, backends, canaryRefs, errorRefs, services, regex, hostCert } = claimHost(hostKey, plans, canaries, isTls, resolve, scope);
+  const { routes, diagnostics, backends, canaryRefs, errorRefs, rootRef, services, regex, hostCert, root } = claimHost(hostKey, plans, canaries, isTls, resolve, scope);
   const { aliases, aliasPlan } = hostAliases(hostKey, scopedPlans(plans, hostOwner(plans, scope)), diagnostics);
   // Copies of the plans: the contributor lists are updated in place by later compiles.
-  const entry = buildHost(hostKey, routes, viaOf(hostKey), regex);
-  return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, errorRefs, services, entry, diagnostics, hostCert, aliases, aliasPlan };
+  const entry = buildHost(hostKey, routes, viaOf(hostKey), regex, root);
+  return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, errorRefs, rootRef, services, entry, diagnostics, hostCert, aliases, aliasPlan };
 }

@@ -189,6 +189,24 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const b = bool(val, false);
     return b === null ? bad("a boolean") : b ? flag("every host redirected to HTTPS on Ingresses without their own force-ssl-redirect", "--force-ssl-redirect=true") : same("off, as Portico");
   },
+  "use-port-in-redirects": (val) => {
+    const b = bool(val, false);
+    return b === null ? bad("a boolean") : b ? flag("the port in the redirects Portico makes, on Ingresses without their own use-port-in-redirects", "--use-port-in-redirects=true") : same("no port in redirects, as Portico");
+  },
+  "preserve-trailing-slash": (val) => {
+    const b = bool(val, false);
+    return b === null ? bad("a boolean") : b ? flag("the HTTPS redirect keeps a trailing /, on Ingresses without their own preserve-trailing-slash", "--preserve-trailing-slash=true") : same("the HTTPS redirect cuts one trailing /, as Portico");
+  },
+  "relative-redirects": (val) => {
+    const b = bool(val, false);
+    return b === null ? bad("a boolean") : b ? flag("permanent-redirect and temporal-redirect URLs starting with / are sent as written (absolute_redirect off)", "--relative-redirects=true") : same("such URLs are made absolute, as Portico");
+  },
+  // config.go: a string, split on commas by template.go isLocationInLocationList.
+  "no-tls-redirect-locations": (val) => {
+    const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "");
+    if (list.length === 1 && list[0] === "/.well-known/acme-challenge") return same("/.well-known/acme-challenge, Portico's default (--no-tls-redirect-locations)");
+    return flag("rule paths starting with these are never redirected to HTTPS", `--no-tls-redirect-locations=${list.join(",")}`);
+  },
   // ingress-nginx's ConfigMap lists apply to every Ingress without the annotation of the same kind, as these flags do.
   "whitelist-source-range": (val) => {
     const list = cidrs(val);

@@ -10,7 +10,8 @@ import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import type { HTTPIngressPath, Ingress, IngressBackend, Secret } from "../model/schemas.ts";
 import type { PathType } from "../table/types.ts";
 import { resolveAccess, type ResolvedAccess } from "./access.ts";
-import { Bool, createReader, FORCE_SSL_REDIRECT, parseAnnotations, SSL_REDIRECT, type ParsedAnnotations } from "./annotations.ts";
+import { Bool, createReader, FORCE_SSL_REDIRECT, parseAnnotations, PRESERVE_TRAILING_SLASH, SSL_REDIRECT, USE_PORT_IN_REDIRECTS, type ParsedAnnotations } from "./annotations.ts";
+import { orderStages, REDIRECT_KIND } from "../table/policy.ts";
 import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
 import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
@@ -38,6 +39,8 @@ export interface PathPlan {
   /** The claim key in regex mode: type and path as written, as ingress-nginx keys its locations. */
   readonly rawClaimKey: string;
   readonly backend: BackendRef;
+  /** The path as written starts with a --no-tls-redirect-locations entry: never redirected to HTTPS. */
+  readonly tlsRedirectExempt?: true;
 }
 
 /** A rule path skipped for its host, path or backend (explain lists it with the reason). */
@@ -198,6 +201,8 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
         claimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.path}`,
         rawClaimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.raw}`,
         backend: br.ref,
+        // template.go isLocationInLocationList: strings.HasPrefix on the location's path as written.
+        ...(config.noTlsRedirectLocations.some((l) => vp.raw.startsWith(l)) ? { tlsRedirectExempt: true as const } : {}),
       };
       list.push(pp);
       rulePaths.push(pp);
@@ -227,17 +232,34 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
 }
 
 /**
- * --ssl-redirect / --force-ssl-redirect (ingress-nginx's ConfigMap keys of the same names) on an
- * Ingress that does not set the annotation, or sets a value that does not parse: ingress-nginx's
- * annotation parser falls back to the ConfigMap's value in both cases (annotations/sslredirect).
+ * The redirect settings of ingress-nginx's ConfigMap on an Ingress's own annotations:
+ * --ssl-redirect, --force-ssl-redirect, --use-port-in-redirects and --preserve-trailing-slash
+ * apply to an Ingress that does not set the annotation, or sets a value that does not parse,
+ * as ingress-nginx's annotation parsers fall back to the ConfigMap's value in both cases
+ * (annotations/sslredirect, portinredirect/main.go, rewrite/main.go). --relative-redirects is
+ * nginx's `absolute_redirect off` for the whole http block: the Ingress's relative-redirects
+ * can only add it (the template writes `absolute_redirect off` for `true`, nothing for `false`).
  */
 function globalRedirect(ann: ParsedAnnotations, raw: Readonly<Record<string, string>> | null | undefined, config: CompileConfig): ParsedAnnotations {
-  if (config.sslRedirect && !config.forceSslRedirect) return ann;
+  if (config.sslRedirect && !config.forceSslRedirect && !config.usePortInRedirects && !config.preserveTrailingSlash && !config.relativeRedirects) return ann;
   const r = createReader(raw ?? {}, []);
-  const ssl = r.value(SSL_REDIRECT, Bool) ?? config.sslRedirect;
-  const force = r.value(FORCE_SSL_REDIRECT, Bool) ?? config.forceSslRedirect;
-  if (ssl === ann.options.sslRedirect && force === ann.options.forceSslRedirect) return ann;
-  return Object.freeze({ ...ann, options: Object.freeze({ ...ann.options, sslRedirect: ssl, forceSslRedirect: force }) });
+  const o = ann.options;
+  const sslRedirect = r.value(SSL_REDIRECT, Bool) ?? config.sslRedirect;
+  const forceSslRedirect = r.value(FORCE_SSL_REDIRECT, Bool) ?? config.forceSslRedirect;
+  const usePortInRedirects = r.value(USE_PORT_IN_REDIRECTS, Bool) ?? config.usePortInRedirects;
+  const preserveTrailingSlash = r.value(PRESERVE_TRAILING_SLASH, Bool) ?? config.preserveTrailingSlash;
+  let stages = o.stages;
+  if (config.relativeRedirects && stages !== null) {
+    const i = stages.findIndex((p) => p.kind === REDIRECT_KIND && p.params.relative !== true);
+    if (i >= 0) stages = orderStages(stages.map((p, j) => (j === i ? { ...p, params: { ...p.params, relative: true } } : p)));
+  }
+  if (
+    sslRedirect === o.sslRedirect && forceSslRedirect === o.forceSslRedirect && usePortInRedirects === o.usePortInRedirects &&
+    preserveTrailingSlash === o.preserveTrailingSlash && stages === o.stages
+  ) {
+    return ann;
+  }
+  return Object.freeze({ ...ann, options: Object.freeze({ ...o, sslRedirect, forceSslRedirect, usePortInRedirects, preserveTrailingSlash, stages }) });
 }
 
 function invalidPath(

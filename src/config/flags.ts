@@ -97,6 +97,11 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx's ConfigMap keys ssl-redirect and force-ssl-redirect: an Ingress's own annotation wins.
   sslRedirect: { name: "ssl-redirect", metavar: null, help: "redirect HTTP to HTTPS for hosts in spec.tls, on Ingresses without their own ssl-redirect (--ssl-redirect=false to turn off)", defaultText: "true", schema: val.bool, fallback: () => true },
   forceSslRedirect: { name: "force-ssl-redirect", metavar: null, help: "redirect HTTP to HTTPS for every host, on Ingresses without their own force-ssl-redirect", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's ConfigMap keys of the same names: an Ingress's own annotation wins (relative-redirects: either turns it on).
+  usePortInRedirects: { name: "use-port-in-redirects", metavar: null, help: "put the port in the redirects Portico makes, on Ingresses without their own use-port-in-redirects", defaultText: "false", schema: val.bool, fallback: () => false },
+  preserveTrailingSlash: { name: "preserve-trailing-slash", metavar: null, help: "keep the trailing / in the HTTPS redirect, on Ingresses without their own preserve-trailing-slash", defaultText: "false", schema: val.bool, fallback: () => false },
+  relativeRedirects: { name: "relative-redirects", metavar: null, help: "send permanent-redirect and temporal-redirect URLs that start with / as written (nginx absolute_redirect off), on every Ingress", defaultText: "false", schema: val.bool, fallback: () => false },
+  noTlsRedirectLocations: { name: "no-tls-redirect-locations", metavar: "PATH[,PATH]", help: "rule paths (as written) starting with one of these are never redirected to HTTPS", defaultText: "/.well-known/acme-challenge", schema: val.locationList, fallback: () => Object.freeze(["/.well-known/acme-challenge"]) },
   // ingress-nginx merges every Ingress's server-level annotations into the host's one server
   // block, whatever its namespace; `namespace` stops a tenant from setting them on another
   // tenant's host (docs/design.md, "Host-wide policies").

@@ -95,6 +95,25 @@ export interface Config {
   readonly sslRedirect: boolean;
   readonly forceSslRedirect: boolean;
   /**
+   * ingress-nginx's ConfigMap keys use-port-in-redirects and preserve-trailing-slash: the
+   * value of the annotation of the same name on Ingresses that do not set it (or set a value
+   * that does not parse), as ingress-nginx's annotation parsers fall back to the ConfigMap.
+   */
+  readonly usePortInRedirects: boolean;
+  readonly preserveTrailingSlash: boolean;
+  /**
+   * ingress-nginx's ConfigMap key relative-redirects (nginx `absolute_redirect off` in the
+   * http block): every redirect URL starting with `/` is sent as written, whatever the
+   * Ingress's own relative-redirects says (that annotation can only turn it on).
+   */
+  readonly relativeRedirects: boolean;
+  /**
+   * ingress-nginx's ConfigMap key no-tls-redirect-locations: a path whose rule path, as
+   * written, starts with one of these is never redirected to HTTPS (template.go
+   * isLocationInLocationList, lua_ingress.lua force_no_ssl_redirect).
+   */
+  readonly noTlsRedirectLocations: readonly string[];
+  /**
    * Which Ingresses of a host may set its host-wide policies (client certificates, app-root,
    * from-to-www-redirect, server-alias): `all`, as ingress-nginx merges them into one server
    * block, or `namespace`, only those in the namespace of the host's oldest Ingress

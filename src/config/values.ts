@@ -226,3 +226,13 @@ export const controllerName = convert("a domain-prefixed path like example.com/i
   if (slash <= 0 || s.length > 250) return undefined;
   return isDnsSubdomain(s.slice(0, slash)) && /^[A-Za-z0-9._~/-]+$/.test(s.slice(slash + 1)) ? s : undefined;
 });
+
+/**
+ * Path prefixes separated by commas, as ingress-nginx reads no-tls-redirect-locations
+ * (template.go isLocationInLocationList: split on ",", trimmed, empty entries skipped); "" is
+ * none. Each is printable ASCII without spaces: it is compared with rule paths as written.
+ */
+export const locationList = convert("path prefixes separated by commas, such as /.well-known/acme-challenge", (s): readonly string[] | undefined => {
+  const list = s.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  return list.every((x) => /^[\x21-\x7e]+$/.test(x)) ? Object.freeze(list) : undefined;
+});

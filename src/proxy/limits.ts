@@ -166,17 +166,17 @@ export function limitsKind(limiterOf: Limiter | (() => Limiter)): PolicyKind {
       const rps = rateOf(p.rps, 1, p.burstMultiplier);
       const rpm = rateOf(p.rpm, 60, p.burstMultiplier);
       if (ctx === undefined) throw new Error("the limits policy needs the configuration (its status codes)");
-      const reqStatus = ctx.config.limitReqStatusCode;
-      const connStatus = ctx.config.limitConnStatusCode;
+      // Read per refusal: the status codes change live with the ConfigMap (config/live.ts).
+      const { config } = ctx;
       const conns = p.connections;
       return (flow) => {
         const ip = flow.clientIp;
         if (exempt(ip)) return null;
         const key = `${zoneOf(flow.route)} ${ip}`;
-        if ((rps !== null || rpm !== null) && !limiter.admit(key, rps, rpm)) return refuse(flow, reqStatus);
+        if ((rps !== null || rpm !== null) && !limiter.admit(key, rps, rpm)) return refuse(flow, config.limitReqStatusCode);
         if (conns > 0) {
           const release = limiter.acquire(key, conns);
-          if (release === null) return refuse(flow, connStatus);
+          if (release === null) return refuse(flow, config.limitConnStatusCode);
           const before = flow.release;
           flow.release = before === null ? release : () => (before(), release());
         }

@@ -2,6 +2,7 @@
 // and the redirect annotations' stage policies (src/annotations/redirects.ts). Each builds its
 // Location as ingress-nginx does; the sources are cited where they are.
 import type { Config } from "../config/types.ts";
+import { appRootParts, expandAppRoot } from "../annotations/redirects.ts";
 import { normaliseRequestHost } from "../request/host.ts";
 import type { Route } from "../table/types.ts";
 import { ProxyError } from "./errors.ts";
@@ -9,7 +10,8 @@ import type { PolicyFlow, PolicyKind } from "./policies.ts";
 
 /** True when a plain-HTTP request to this route must be redirected to HTTPS. */
 export function wantsHttpsRedirect(scheme: "http" | "https", route: Route): boolean {
-  return scheme === "http" && ((route.tls && route.options.sslRedirect) || route.options.forceSslRedirect);
+  // lua_ingress.lua redirect_to_https: force_no_ssl_redirect (no-tls-redirect-locations) first.
+  return scheme === "http" && route.tlsRedirectExempt !== true && ((route.tls && route.options.sslRedirect) || route.options.forceSslRedirect);
 }
 
 /** `s` without one trailing "/" (ingress-nginx's Lua cuts it from the request URI string, query included). */
@@ -52,25 +54,29 @@ export function hstsValue(config: Config, route: Route): string | null {
   return `max-age=${config.hstsMaxAge}${config.hstsIncludeSubdomains ? "; includeSubDomains" : ""}${config.hstsPreload ? "; preload" : ""}`;
 }
 
-const APP_ROOT_PATH = /^\/[A-Za-z0-9\-._~/:]*$/;
+const APP_ROOT_PATH = /^\/[A-Za-z0-9\-._~/:$]*$/;
 const REDIRECT_URL = /^[A-Za-z0-9\-._~/:,?&=]*$/;
 /** The codes nginx's `return code URL` answers with a Location; any other sends the URL as the body. */
 const LOCATION_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 /**
  * app-root: exactly `/` gets 302 to `$scheme://$http_host<path>` (nginx.tmpl writes this in
- * the server block): the connection's scheme, the Host header as received, the query dropped.
+ * the server block): the connection's scheme, the Host header as received, and the nginx
+ * variables in the path expanded (annotations/redirects.ts expandAppRoot: `$is_args$args`
+ * keeps the query, which is otherwise dropped).
  * A request without Host would get `http:///path`; it gets 400 instead (httpsRedirect says why).
  */
 export const APP_ROOT: PolicyKind = {
   stage: "server",
   build(params) {
     const path = params.path;
-    if (typeof path !== "string" || !APP_ROOT_PATH.test(path)) throw new Error("app-root: a path is expected");
+    const parts = typeof path === "string" && APP_ROOT_PATH.test(path) ? appRootParts(path) : null;
+    if (parts === null) throw new Error("app-root: a path is expected");
     return (flow) => {
       if (flow.path !== "/") return null;
       if (flow.host === "") throw new ProxyError("BadRequest", "no host to redirect to");
-      return redirectTo(302, `${flow.connectionScheme}://${flow.host}${path}`, flow.responseHeaders);
+      const to = expandAppRoot(parts, { path: flow.path, query: flow.query, scheme: flow.connectionScheme, httpHost: flow.host, host: flow.hostname });
+      return redirectTo(302, `${flow.connectionScheme}://${flow.host}${to}`, flow.responseHeaders);
     };
   },
 };

@@ -3,12 +3,16 @@
 // flag, its value validated by the flag's own schema; a flag given on the command line or as
 // PORTICO_* wins. Keys Portico cannot honour are diagnostics on the ConfigMap
 // (UnsupportedConfigKey); a value that cannot be read is InvalidConfigKey and the key keeps its
-// last good value. Settings the compiler reads apply at once (a compile, as any change); the
-// data plane's are read at start, and a later change to them is logged as needing a restart.
+// last good value. Settings the compiler reads apply at once (a compile, as any change); so do
+// the data plane's that its handlers read per request (config/live.ts LIVE_FIELDS: body size,
+// timeouts, HSTS, status codes), in this process and in the workers; the others (listeners,
+// TLS, trusted proxies, process counts) are read at start, and a later change to them is
+// logged as needing a restart.
 import * as v from "valibot";
 import { COMPILE_FIELDS, type CompileConfig } from "../compile/config.ts";
 import { configMapReport, parseNginxConfigMap } from "../compile/nginx-configmap.ts";
 import { envName, FLAGS, type FlagSpec } from "../config/flags.ts";
+import { isLiveField } from "../config/live.ts";
 import type { Config, NamespacedName } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
@@ -44,6 +48,8 @@ export function createNginxSettings(o: {
   log: Logger;
   onDiagnostics: (diagnostics: readonly Diagnostic[]) => void;
   onCompileConfig: (config: CompileConfig) => void;
+  /** A field of config/live.ts LIVE_FIELDS changed: the data plane takes the new values. */
+  onLiveConfig?: (config: Config) => void;
 }): NginxSettings {
   const { base, explicit, ref, log } = o;
   const where = { kind: "ConfigMap", namespace: ref.namespace, name: ref.name };
@@ -141,7 +147,12 @@ export function createNginxSettings(o: {
       return;
     }
     if (changed.some((key) => COMPILE.has(key))) o.onCompileConfig(config);
-    const restart = (Object.keys(FLAGS) as Key[]).filter((key) => !COMPILE.has(key) && !same(started![key], config[key]));
+    if (o.onLiveConfig !== undefined && changed.some((key) => isLiveField(key))) {
+      log.info("ConfigMap settings of the data plane applied", { ...where, flags: changed.filter((key) => isLiveField(key)).map((key) => `--${FLAGS[key].name}`) });
+      o.onLiveConfig(config);
+    }
+    const live = (key: Key) => o.onLiveConfig !== undefined && isLiveField(key);
+    const restart = (Object.keys(FLAGS) as Key[]).filter((key) => !COMPILE.has(key) && !live(key) && !same(started![key], config[key]));
     const restartText = restart.join(",");
     if (restart.length > 0 && restartText !== restartLogged) {
       log.warn("ConfigMap settings of the data plane change at the next restart", { ...where, flags: restart.map((key) => `--${FLAGS[key].name}`) });

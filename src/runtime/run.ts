@@ -27,6 +27,8 @@ import { watchConfigMap, type ConfigMapWatch } from "../kube/configmap.ts";
 import { createController } from "./controller.ts";
 import { findConfigMapInFiles } from "./migrate.ts";
 import { createNginxSettings } from "./nginx-settings.ts";
+import { createLiveConfig, type LiveConfig } from "../config/live.ts";
+import type { WorkerPool } from "../workers/pool.ts";
 import { explainLive } from "./explain.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
 import { createLocalPlane } from "./local.ts";
@@ -63,7 +65,15 @@ export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<
       controllerRef?.sourceDiagnostics(cmOwner, ds);
     },
     onCompileConfig: (c) => controllerRef?.setCompileConfig(c),
+    // The data plane's per-request settings, in this process and in every worker (config/live.ts).
+    onLiveConfig: (c) => {
+      if (live === null) return;
+      live.set(c);
+      workerPool?.setSettings(live.values());
+    },
   });
+  let live: LiveConfig | null = null;
+  let workerPool: WorkerPool | null = null;
   let cmWatch: ConfigMapWatch | null = null;
   /** --manifests: the ConfigMap from the files, after each reload; a file that does not parse may hold it, so nothing changes then. */
   const readCmFiles = async () => {
@@ -80,6 +90,7 @@ export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<
     else cmWatch = await watchConfigMap({ client: createKubeClient(config, log), ref: config.nginxConfigmap, log, onObject: (raw) => settings.update(raw) });
     config = settings.config;
   }
+  live = createLiveConfig(config);
   const registry = new Registry();
   const inst = createInstruments(registry, { version: VERSION });
   const readiness = createReadiness(KINDS);
@@ -164,9 +175,11 @@ export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<
   };
   let dataPlane: DataPlane;
   try {
-    dataPlane = config.workers >= 2
-      ? createWorkerPlane({ config, log, inst, onFatal: failed, onServing: maybeReady, ...(settings ? { env: settings.workerEnv() } : {}) })
-      : createLocalPlane({ config, log, inst, holder: controller.holder });
+    if (config.workers >= 2) {
+      const wp = createWorkerPlane({ config: live.config, log, inst, onFatal: failed, onServing: maybeReady, ...(settings ? { env: settings.workerEnv() } : {}) });
+      workerPool = wp.pool;
+      dataPlane = wp;
+    } else dataPlane = createLocalPlane({ config: live.config, log, inst, holder: controller.holder });
   } catch (err) {
     void admin.stop(true);
     throw err;

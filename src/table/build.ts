@@ -9,7 +9,8 @@
 // The incremental compiler builds host entries one by one (buildHost) and reuses the
 // unchanged ones in the next table (assembleTable).
 import { APP_ROOT_KIND, orderStages, WWW_REDIRECT_KIND, type StagePolicy } from "./policy.ts";
-import { buildRegexRoutes, matchRegex, type RegexLocationSpec } from "./regex.ts";
+import { compileRewriteTarget, needsRewrite } from "../regex/index.ts";
+import { buildRegexRoutes, compilePath, matchRegex, type RegexLocationSpec } from "./regex.ts";
 import { pathSegments } from "./segments.ts";
 import type { HostRoutes, Match, Route, RouteTable } from "./types.ts";
 
@@ -44,14 +45,21 @@ const NO_DEPTHS = new Uint8Array(0);
  * the routes stay in the order given, which the specs' route indexes refer to, and the
  * lookup runs the locations instead of the path map.
  */
-export function buildHost(host: string, routes: readonly Route[], via: Match["via"], regex: readonly RegexLocationSpec[] | null = null): HostRoutes {
+export function buildHost(
+  host: string,
+  routes: readonly Route[],
+  via: Match["via"],
+  regex: readonly RegexLocationSpec[] | null = null,
+  implicitRoot: Route | null = null,
+): HostRoutes {
+  const root = rootOf(implicitRoot, host, via, regex !== null);
   if (regex !== null) {
     const rx = buildRegexRoutes(regex, routes, host, via);
     // app-root (hostAppRoot) answers `/` before the locations run, as nginx's server-level `if`.
-    const root = hostAppRoot(routes);
-    const appRoot = root === null ? null : { route: withAppRoot(matchRegex(rx, "/")?.route ?? root.route, root.policy), hostKey: host, via };
+    const app = hostAppRoot(routes);
+    const appRoot = app === null ? null : { route: withAppRoot(matchRegex(rx, "/")?.route ?? app.route, app.policy), hostKey: host, via };
     const wwwRedirect = via === "exact-host" ? wwwRedirectOf(host, routes) : null;
-    return { host, paths: Object.create(null), hasExact: false, prefixDepths: NO_DEPTHS, routes, regex: rx, wwwRedirect, appRoot };
+    return { host, paths: Object.create(null), hasExact: false, prefixDepths: NO_DEPTHS, routes, regex: rx, wwwRedirect, appRoot, root };
   }
   // Array.prototype.sort is stable, so equal precedence keeps priority order.
   const sorted = routes.length > 1 ? [...routes].sort(comparePrecedence) : routes;
@@ -96,8 +104,26 @@ export function buildHost(host: string, routes: readonly Route[], via: Match["vi
     hasExact = true;
   }
   const wwwRedirect = via === "exact-host" ? wwwRedirectOf(host, sorted) : null;
-  const entry: HostRoutes = { host, paths, hasExact, prefixDepths, routes: sorted, regex: null, wwwRedirect, appRoot: null };
+  const entry: HostRoutes = { host, paths, hasExact, prefixDepths, routes: sorted, regex: null, wwwRedirect, appRoot: null, root };
   return entry;
+}
+
+/**
+ * The implicit `/` location's Match. On a regex host it rewrites as ingress-nginx's location
+ * `/` does with the first Ingress's rewrite-target (template.go buildProxyPass writes
+ * `rewrite "(?i)/" <target> break;` for it): the captures of `/` are always the same (`$0` is
+ * the first "/", no groups), so they are taken once here. A target that does not compile
+ * against `/` (a group `/` lacks) leaves the location without a rewrite.
+ */
+function rootOf(route: Route | null, host: string, via: Match["via"], regexMode: boolean): Match | null {
+  if (route === null) return null;
+  const plain: Match = { route, hostKey: host, via };
+  if (!regexMode) return plain;
+  const target = route.options.stages?.find((p) => p.kind === "rewrite-target")?.params.target;
+  if (typeof target !== "string" || !needsRewrite({ path: "/", rewriteTarget: target })) return plain;
+  const r = compilePath("/");
+  if (!r.ok || !compileRewriteTarget(target, r.re).ok) return plain;
+  return { route, hostKey: host, via, regex: { location: "/", re: r.re, captures: r.re.match("/") } };
 }
 
 /**

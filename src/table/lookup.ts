@@ -4,6 +4,7 @@
 // (src/request/): the proxy did that. Allocation-light: Match objects are prebuilt; only
 // candidate substrings are created (and, on a regex host, a Match carrying captures).
 import { matchRegex } from "./regex.ts";
+import { implicitRootMatch } from "./routes.ts";
 import type { HostRoutes, Match, RouteTable } from "./types.ts";
 
 /** Pick the host entry: exact host (or alias), then `*.suffix` (exactly one extra label), then hostless. */
@@ -136,6 +137,8 @@ export function lookup(table: RouteTable, host: string, path: string): Match | n
   if (entry !== null) {
     const m = matchPath(entry, path);
     if (m !== null) return m;
+    // ingress-nginx's `/` location of the host: its first Ingress's policies, then the default backend.
+    if (entry.root !== null) return implicitRootMatch(entry.root, table.defaultRoute);
   }
   return table.defaultMatch;
 }

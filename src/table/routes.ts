@@ -1,5 +1,5 @@
 // Shared helpers over a built table and its routes.
-import type { RetryPolicy, Route, RouteOptions, RouteTable } from "./types.ts";
+import type { Backend, Match, RetryPolicy, Route, RouteErrorPages, RouteOptions, RouteTable } from "./types.ts";
 
 /** Route behaviour with no annotation: every limit and timeout comes from the flags (null). */
 export const DEFAULT_ROUTE_OPTIONS: RouteOptions = Object.freeze({
@@ -45,4 +45,52 @@ export function allRoutes(table: RouteTable): Route[] {
   for (const h of table.wildcard.values()) out.push(...h.routes);
   if (table.any) out.push(...table.any.routes);
   return out;
+}
+
+/**
+ * The backend of a host's implicit `/` location (HostRoutes.root) as the compiler builds it:
+ * a placeholder, since the default backend is the table's, not the host's. When the table has
+ * no default route it stays: it has no endpoints, and NOT_FOUND_PAGES turns the 503 that gives
+ * into the 404 of ingress-nginx's built-in default backend, after the location's policies ran.
+ */
+export const DEFAULT_BACKEND_SLOT: Backend = Object.freeze({
+  id: "(default backend)",
+  namespace: "",
+  service: "",
+  port: "",
+  status: "NoEndpoints" as const,
+  endpoints: Object.freeze([]) as readonly never[],
+  allEndpoints: Object.freeze([]) as readonly never[],
+  scheme: "http" as const,
+  serverName: "",
+  externalName: false,
+});
+
+/**
+ * Error pages that answer the no-endpoints 503 with the 404 of a missing error backend
+ * (proxy/handler.ts: custom-http-errors with no error backend answer 404, the built-in default
+ * server's answer): what the implicit `/` location answers when there is no default backend.
+ */
+export const NOT_FOUND_PAGES: RouteErrorPages = Object.freeze({ codes: Object.freeze([503]), intercept: false, backend: null });
+
+// One composed Match per implicit root and default route: lookups allocate nothing after the first.
+const composed = new WeakMap<Match, { readonly def: Route | null; readonly match: Match }>();
+
+/**
+ * The implicit `/` location of a host with the table's default backend in it: the default
+ * route's backend, or, with no default route, the 404 (DEFAULT_BACKEND_SLOT, NOT_FOUND_PAGES);
+ * a root with a backend of its own (its first Ingress's spec.defaultBackend) as it is.
+ * ingress-nginx's location `/` proxies to the default upstream whatever the host's first
+ * Ingress's policies (controller.go createServers: `Backend: un`, `IsDefBackend: true`).
+ */
+export function implicitRootMatch(root: Match, def: Route | null): Match {
+  // Its first Ingress's own spec.defaultBackend (compile/host-entry.ts implicitRoot).
+  if (root.route.backend.id !== DEFAULT_BACKEND_SLOT.id) return root;
+  const c = composed.get(root);
+  if (c !== undefined && c.def === def) return c.match;
+  const r = root.route;
+  const route: Route = Object.freeze(def !== null ? { ...r, backend: def.backend } : { ...r, backend: DEFAULT_BACKEND_SLOT, errorPages: NOT_FOUND_PAGES });
+  const match: Match = root.regex === undefined ? { route, hostKey: root.hostKey, via: root.via } : { route, hostKey: root.hostKey, via: root.via, regex: root.regex };
+  composed.set(root, { def, match });
+  return match;
 }

@@ -46,6 +46,13 @@ export interface SerializedTable {
     readonly routes: readonly SerializedRoute[];
     /** Present for a host in regex mode. */
     readonly regex?: readonly SerializedLocation[];
+    /**
+     * The implicit "/" location (HostRoutes.root): the policies a path no route matches gets
+     * before the default backend. Its backend is shown as "(default backend)".
+     */
+    readonly implicitRoot?: SerializedRoute;
+    /** Set when the implicit location rewrites (a regex host's rewrite-target: table/build.ts). */
+    readonly implicitRootRewrites?: true;
   }[];
   readonly defaultRoute: SerializedRoute | null;
   readonly backends: readonly Record<string, unknown>[];
@@ -138,6 +145,7 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
       return route(r);
     }),
     ...(h.regex ? { regex: h.regex.specs.map((l) => location(l, h)) } : {}),
+    ...(h.root ? { implicitRoot: route(h.root.route), ...(h.root.regex ? { implicitRootRewrites: true as const } : {}) } : {}),
   }));
   if (table.defaultRoute) backends.set(table.defaultRoute.backend.id, table.defaultRoute.backend);
   const ids = [...backends.keys()].sort();

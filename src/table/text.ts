@@ -7,6 +7,7 @@
 // rather than showing only its backend's healthy endpoints.
 import type { PolicyValue, StagePolicy } from "./policy.ts";
 import type { SerializedLocation, SerializedRoute, SerializedTable } from "./serialize.ts";
+import { DEFAULT_BACKEND_SLOT } from "./routes.ts";
 
 const HEADER = ["HOST", "PATH", "TYPE", "BACKEND", "ENDPOINTS", "TLS", "INGRESS", "ANSWERS"] as const;
 
@@ -45,7 +46,7 @@ export interface RouteAnswers {
  * "/" only, a client outside a range, no credentials), then what every other request gets:
  * "proxied", or the status that ends it (a refused Ingress, a redirect, no endpoints).
  */
-export function routeAnswers(r: SerializedRoute, backends: ReadonlyMap<string, BackendView>, rewrites = false): RouteAnswers {
+export function routeAnswers(r: SerializedRoute, backends: ReadonlyMap<string, BackendView>, rewrites = false, noDefaultBackend = false): RouteAnswers {
   const o = r.options ?? {};
   const stages = (Array.isArray(o.stages) ? o.stages : []) as readonly StagePolicy[];
   const parts: string[] = [];
@@ -75,7 +76,8 @@ export function routeAnswers(r: SerializedRoute, backends: ReadonlyMap<string, B
   const total = typeof canary?.params.weightTotal === "number" ? canary.params.weightTotal : 100;
   const target = r.canary !== undefined && weight >= total ? r.canary.backend : r.backend;
   const b = backends.get(target);
-  if (!serves(b)) {
+  // A host's implicit "/" location with no default backend: its policies, then 404 (below).
+  if (!noDefaultBackend && !serves(b)) {
     const why = `${b?.status === "ok" ? "NoEndpoints" : b?.status ?? "unknown backend"}`;
     if (r.fallback !== undefined && target === r.backend) parts.push(`no endpoints (${why}): default-backend ${r.fallback} takes the requests`);
     else if (r.errorPages !== undefined && r.errorPages.codes.includes(503)) return end(`503 no endpoints (${why}): ${r.errorPages.backend === null ? "custom-http-errors answers 404" : `error page from ${r.errorPages.backend}`}`);
@@ -95,6 +97,7 @@ export function routeAnswers(r: SerializedRoute, backends: ReadonlyMap<string, B
       parts.push(`the auth service decides${Array.isArray(p.params.signin) ? " (its 401 becomes 302 to auth-signin)" : ""}`);
     }
   }
+  if (noDefaultBackend) return end("404 (no default backend)");
   if (r.canary !== undefined && weight >= total) parts.push(`proxied to the canary ${r.canary.backend} (weight ${weight} of ${total})`);
   else if (r.canary !== undefined && weight > 0) parts.push(`proxied (${weight} of ${total} to the canary)`);
   else parts.push("proxied");
@@ -122,19 +125,20 @@ type Locations = readonly SerializedLocation[] | null;
 const pathCell = (r: SerializedRoute, locs: Locations): string =>
   locs === null ? clean(r.path) : locs.length > 0 ? [...new Set(locs.map((l) => clean(l.location)))].join(", ") : `~* "^${clean(r.path)}"`;
 
-function row(host: string, r: SerializedRoute, backends: ReadonlyMap<string, BackendView>, locs: Locations): string[] {
+function row(host: string, r: SerializedRoute, backends: ReadonlyMap<string, BackendView>, locs: Locations, noDefaultBackend = false, rootRewrites = false): string[] {
   const isDefault = r.source !== "rule";
+  const isRoot = r.source === "implicitRoot";
   const declared = r.pathType === r.declaredPathType ? r.pathType : `${r.pathType} (${r.declaredPathType})`;
   return [
     clean(host),
     // A regex host's paths are nginx locations, tried as case-insensitive regexes (table/regex.ts).
-    isDefault ? "(default)" : pathCell(r, locs),
+    isRoot ? "(other paths)" : isDefault ? "(default)" : pathCell(r, locs),
     isDefault ? "-" : locs !== null ? `regex (${r.declaredPathType})` : declared,
     clean(r.backend),
-    endpointsCell(backends.get(r.backend)),
+    noDefaultBackend ? "-" : endpointsCell(backends.get(r.backend)),
     r.tls ? "yes" : "no",
     r.ingress === "" ? "--default-backend-service" : clean(r.ingress),
-    clean(routeAnswers(r, backends, locs?.some((l) => l.rewrites) ?? false).text),
+    clean(routeAnswers(r, backends, rootRewrites || (locs?.some((l) => l.rewrites) ?? false), noDefaultBackend).text),
   ];
 }
 
@@ -168,6 +172,12 @@ export function formatRoutesText(t: SerializedTable): string {
   };
   for (const h of t.hosts) {
     for (const r of h.routes) add(h.host, r, h.regex === undefined ? null : h.regex.filter((l) => l.route === `${r.ingress} ${r.rule}`));
+    // The paths no route of the host takes: its implicit "/" location, sent to the default backend (HostRoutes.root).
+    if (h.implicitRoot) {
+      const slot = h.implicitRoot.backend === DEFAULT_BACKEND_SLOT.id;
+      const root = slot && t.defaultRoute ? { ...h.implicitRoot, backend: t.defaultRoute.backend } : h.implicitRoot;
+      rows.push(row(h.host, root, backends, null, slot && t.defaultRoute === null, h.implicitRootRewrites === true));
+    }
   }
   if (t.defaultRoute) add("(any other)", t.defaultRoute, null);
   const widths = HEADER.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

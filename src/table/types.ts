@@ -114,7 +114,11 @@ export interface Route {
   /** Effective type: ImplementationSpecific is served as Prefix, as ingress-nginx does outside regex mode. */
   readonly pathType: PathType;
   readonly declaredPathType: "Exact" | "Prefix" | "ImplementationSpecific";
-  readonly source: "rule" | "defaultBackend" | "globalDefault";
+  /**
+   * "implicitRoot": the `/` location ingress-nginx gives every host (HostRoutes.root), sent to
+   * the default backend with the host's first Ingress's policies.
+   */
+  readonly source: "rule" | "defaultBackend" | "globalDefault" | "implicitRoot";
   /** Indexes into spec.rules[] and rules[].http.paths[] (-1 for defaults), for explain. */
   readonly ruleIndex: number;
   readonly pathIndex: number;
@@ -128,6 +132,11 @@ export interface Route {
    * on the written path, which `path` is not outside regex mode. Absent on every other route.
    */
   readonly authExempt?: true;
+  /**
+   * The rule path as written starts with a --no-tls-redirect-locations entry (ingress-nginx's
+   * `force_no_ssl_redirect`): no HTTPS redirect, not even a forced one. Absent otherwise.
+   */
+  readonly tlsRedirectExempt?: true;
   /**
    * The canary Ingress attached to this route, if any: its backend, which the route's
    * `canary` stage policy (in `options.stages`) may choose instead of `backend`
@@ -221,6 +230,15 @@ export interface HostRoutes {
    * `paths` as an Exact `/` route instead). Null otherwise (build.ts).
    */
   readonly appRoot: Match | null;
+  /**
+   * The implicit `/` location (docs/design.md "The implicit root location"): what a path no
+   * route of this host matches gets, instead of the bare default route, when the host's first
+   * Ingress has policies that apply there. Its route's backend is a placeholder
+   * (`DEFAULT_BACKEND_SLOT`): lookup puts the table's default route's backend in its place.
+   * On a regex host it carries the rewrite hit of the location `/` when the first Ingress's
+   * rewrite-target rewrites it. Null when there is none.
+   */
+  readonly root: Match | null;
 }
 
 export interface RouteTable {

@@ -75,6 +75,8 @@ export interface WireHost {
   readonly host: string;
   readonly routes: readonly WireRoute[];
   readonly regex?: readonly RegexLocationSpec[];
+  /** The host's implicit `/` location (HostRoutes.root), when it has one. */
+  readonly root?: WireRoute;
 }
 
 export interface WireDelta {
@@ -212,7 +214,7 @@ function hostEntries(table: RouteTable): HostRoutes[] {
 }
 
 function wireHost(e: HostRoutes, route: (r: Route) => WireRoute): WireHost {
-  return { host: e.host, routes: e.routes.map(route), ...(e.regex ? { regex: e.regex.specs } : {}) };
+  return { host: e.host, routes: e.routes.map(route), ...(e.regex ? { regex: e.regex.specs } : {}), ...(e.root ? { root: route(e.root.route) } : {}) };
 }
 
 /** A host entry a receiver could not build (decodeTable, applyDelta with `onProblem`). */
@@ -246,7 +248,7 @@ function entryOf(table: RouteTable, key: string): HostRoutes | null {
 function hostBuilder(route: (r: WireRoute) => Route, o: DecodeOptions) {
   return (h: WireHost): HostRoutes => {
     try {
-      return buildHost(h.host, h.routes.map(route), viaOf(h.host), h.regex ?? null);
+      return buildHost(h.host, h.routes.map(route), viaOf(h.host), h.regex ?? null, h.root === undefined ? null : route(h.root));
     } catch (err) {
       if (o.onProblem === undefined) throw err;
       const prev = o.previous ? entryOf(o.previous, h.host) : null;

@@ -46,6 +46,8 @@ export interface WorkerPoolOptions {
 
 export interface WorkerPool {
   setTls(entries: readonly TlsEntry[], fingerprint: string): void;
+  /** New per-request settings (config/live.ts): sent to every worker now, and to each that starts later. */
+  setSettings(values: Readonly<Record<string, unknown>>): void;
   /**
    * A new table generation is current. `delta` (JSON of a WireDelta from generation `base`) goes
    * to every worker that was last sent `base`; any other open worker gets fullTable().
@@ -94,6 +96,7 @@ interface Slot {
 export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
   const { log } = o;
   let tls: ToWorker | null = null;
+  let settings: ToWorker | null = null;
   let draining = false;
   let drainMessage: ToWorker = { type: "drain" };
   let nextRequest = 1;
@@ -178,6 +181,8 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
         slot.open = true;
         slot.sent = 0;
         if (tls) sendTo(slot, tls);
+        // Before its first table: a worker started with the start-up values never serves a request with them after a change.
+        if (settings) sendTo(slot, settings);
         sendFull(slot);
         if (draining) sendTo(slot, drainMessage);
         permit();
@@ -268,6 +273,10 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     setTls(entries, fingerprint) {
       tls = { type: "tls", entries, fingerprint };
       for (const s of slots) sendTo(s, tls);
+    },
+    setSettings(values) {
+      settings = { type: "settings", values };
+      for (const s of slots) sendTo(s, settings);
     },
     publish(generation, delta) {
       latest = generation;

@@ -26,6 +26,8 @@ export type ToWorker =
   | { readonly type: "delta"; readonly generation: number; readonly base: number; readonly json: string }
   | { readonly type: "listen"; readonly first: boolean }
   | { readonly type: "metrics"; readonly id: number }
+  /** The data plane's per-request settings (config/live.ts LIVE_FIELDS), checked by the worker. */
+  | { readonly type: "settings"; readonly values: Readonly<Record<string, unknown>> }
   /** `delay: false`: skip --shutdown-delay (the controller never reported ready). */
   | { readonly type: "drain"; readonly delay?: boolean };
 
@@ -52,6 +54,7 @@ const ToWorkerSchema = v.variant("type", [
   v.object({ type: v.literal("delta"), generation: count, base: count, json: v.string() }),
   v.object({ type: v.literal("listen"), first: v.boolean() }),
   v.object({ type: v.literal("metrics"), id: count }),
+  v.object({ type: v.literal("settings"), values: v.record(v.string(), v.unknown()) }),
   v.object({ type: v.literal("drain"), delay: v.optional(v.boolean()) }),
 ]);
 

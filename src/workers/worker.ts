@@ -11,6 +11,7 @@
 // process group), it drains like a single process does and exits 0.
 import { createInstruments } from "../admin/instruments.ts";
 import { Registry } from "../admin/registry.ts";
+import { createLiveConfig, parseLiveValues } from "../config/live.ts";
 import type { Config } from "../config/types.ts";
 import { createLogger } from "../log/logger.ts";
 import { serveTraffic, type PortSharing, type Serving } from "../serving/serve.ts";
@@ -77,6 +78,8 @@ export async function runWorker(config: Config, id: number): Promise<void> {
     reported = requests;
   });
 
+  // Our per-request settings: the start-up values until the primary sends others (config/live.ts).
+  const live = createLiveConfig(config);
   const holder = new TableHolder();
   // The backends of our table by id, kept as the primary's mirror of it is (table/wire.ts).
   const backends: BackendRegistry = new Map();
@@ -91,7 +94,7 @@ export async function runWorker(config: Config, id: number): Promise<void> {
     if (serving || stopping || !tls || !ports || holder.generation === 0) return;
     try {
       serving = serveTraffic({
-        config,
+        config: live.config,
         log,
         inst,
         table: () => holder.current,
@@ -115,6 +118,13 @@ export async function runWorker(config: Config, id: number): Promise<void> {
 
   function onMessage(m: ToWorker): void {
     switch (m.type) {
+      case "settings": {
+        const values = parseLiveValues(m.values);
+        if (values === null) return void log.error("settings from the primary are unreadable; keeping the current ones");
+        const changed = live.set(values);
+        if (changed.length > 0) log.info("settings from the primary applied", { fields: changed });
+        return;
+      }
       case "tls":
         tls = { entries: m.entries, fingerprint: m.fingerprint };
         if (serving && !stopping) serving.setTls(m.entries, m.fingerprint);

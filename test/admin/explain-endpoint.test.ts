@@ -94,11 +94,13 @@ describe("/debug/explain with the real compiler", () => {
 
 test("/debug/routes?format=text (or Accept: text/plain) is a table people read: host, path, type, backend, endpoints, TLS, Ingress, what requests get", async () => {
   const expected = [
-    "HOST         PATH  TYPE    BACKEND        ENDPOINTS             TLS  INGRESS    ANSWERS",
-    "a.wild.test  /     Prefix  shop/web:80    1 of 1                no   shop/wild  proxied",
-    "exact.test   /app  Prefix  shop/web:80    1 of 1                yes  shop/old   HTTP: redirect to HTTPS; proxied",
-    "noep.test    /     Prefix  shop/empty:80  0 of 0 (NoEndpoints)  no   shop/noep  503 no endpoints (NoEndpoints)",
-    "*.wild.test  /     Prefix  shop/web:80    1 of 1                no   shop/wild  proxied",
+    "HOST         PATH           TYPE    BACKEND            ENDPOINTS             TLS  INGRESS    ANSWERS",
+    "a.wild.test  /              Prefix  shop/web:80        1 of 1                no   shop/wild  proxied",
+    "exact.test   /app           Prefix  shop/web:80        1 of 1                yes  shop/old   HTTP: redirect to HTTPS; proxied",
+    // ingress-nginx's implicit "/" location of a TLS host (controller.go createServers): the HTTPS redirect, then the default backend.
+    "exact.test   (other paths)  -       (default backend)  -                     yes  shop/old   HTTP: redirect to HTTPS; 404 (no default backend)",
+    "noep.test    /              Prefix  shop/empty:80      0 of 0 (NoEndpoints)  no   shop/noep  503 no endpoints (NoEndpoints)",
+    "*.wild.test  /              Prefix  shop/web:80        1 of 1                no   shop/wild  proxied",
     "",
     "4 hosts, 4 routes, 2 backends (1 without endpoints); 1 route answering every request itself (see ANSWERS); generation 3",
     "",

@@ -21,4 +21,8 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   sslRedirect: c.sslRedirect,
   forceSslRedirect: c.forceSslRedirect,
   hostPolicyScope: c.hostPolicyScope,
+  usePortInRedirects: c.usePortInRedirects,
+  preserveTrailingSlash: c.preserveTrailingSlash,
+  relativeRedirects: c.relativeRedirects,
+  noTlsRedirectLocations: c.noTlsRedirectLocations,
 });

@@ -123,8 +123,11 @@ spec:
 
   test("default backend: used when nothing matches, losers reported", () => {
     const { snapshot, config } = fixture("default-backend");
+    // d.test is first's host: its implicit "/" location sends to first's own spec.defaultBackend
+    // (ingress-nginx controller.go createServers, `un`); a host nobody names gets the default route.
+    expect(explain(snapshot, config, { host: "nowhere.test", path: "/", scheme: "http" }).outcome).toBe("default");
     const r = explain(snapshot, config, { host: "d.test", path: "/other", scheme: "http" });
-    expect(r.outcome).toBe("default");
+    expect(r.outcome).toBe("implicit-root");
     expect(r.match?.ingress).toBe("default/first");
     expect(brief(r.candidates)).toEqual(
       expect.arrayContaining(["default/first defaultBackend / matched", "default/second defaultBackend / conflict-loser"]),

@@ -22,6 +22,7 @@ export function describeMatch(m: Match | null): string {
   if (m === null) return "404";
   const who = m.route.ingress.name ? `${m.route.ingress.namespace}/${m.route.ingress.name}` : "--default-backend-service";
   if (m.via === "default") return `default ${who}`;
+  if (m.route.source === "implicitRoot") return `implicit-root ${m.hostKey} ${who} -> ${m.route.backend.id}`;
   return `${m.route.pathType} ${m.route.path} ${who}`;
 }
 

@@ -87,18 +87,19 @@ describe("from the cluster", () => {
   });
 
   test("a change applies without a restart: ssl-redirect back on, whitelist-source-range refuses the client", async () => {
-    api.update("ConfigMap", configMap({ "ssl-redirect": "true", "whitelist-source-range": "10.0.0.0/8", "proxy-body-size": "1k" }));
+    api.update("ConfigMap", configMap({ "ssl-redirect": "true", "whitelist-source-range": "10.0.0.0/8", "client-header-timeout": "30" }));
     await eventually(async () => (await get(portico.http, "secure.test", "/")).status === 308, 5000, 20);
     await eventually(async () => (await get(portico.http, "open.test", "/")).status === 403, 5000, 20);
     // The unsupported key is gone from the ConfigMap, so is its diagnostic.
     await eventually(async () => (await metric(portico, "UnsupportedConfigKey")) === 0, 5000, 50);
-    // proxy-body-size is the data plane's: said to need a restart, not applied half-way.
+    // client-header-timeout is the HTTPS listener's, set when it starts: said to need a restart,
+    // not applied half-way (the per-request settings apply live: nginx-configmap-live.test.ts).
     const line = await portico.waitForLine(/data plane change at the next restart/);
-    expect(line).toContain("--max-body-size");
+    expect(line).toContain("--client-header-timeout");
   });
 
   test("a bad value keeps the key's last good value, with an InvalidConfigKey diagnostic", async () => {
-    api.update("ConfigMap", configMap({ "ssl-redirect": "maybe", "whitelist-source-range": "10.0.0.0/33", "proxy-body-size": "1k" }));
+    api.update("ConfigMap", configMap({ "ssl-redirect": "maybe", "whitelist-source-range": "10.0.0.0/33", "client-header-timeout": "30" }));
     const line = await portico.waitForLine(/ConfigMap key not applied.*whitelist-source-range=/);
     expect(line).toContain("InvalidConfigKey");
     expect(line).toContain("its last good value is kept");

@@ -106,7 +106,8 @@ const INGRESSES = [
   ing("wide-b", "wide.test", "/", {}),
   ing("noroot", "noroot.test", "/api", { "app-root": "/app" }),
   ing("approot-tls", "approottls.test", "/", { "app-root": "/foo" }, ["approottls.test"]),
-  ing("approot-var", "approotvar.test", "/", { "app-root": "/$request_uri" }),
+  ing("approot-var", "approotvar.test", "/", { "app-root": "/login$is_args$args" }),
+  ing("approot-cookie", "approotcookie.test", "/", { "app-root": "/login/$cookie_x" }),
   ingress("web", "approot-rx", [{ host: "approotrx.test", paths: [{ path: "/api/[0-9]+", type: "ImplementationSpecific", service: "app" }] }], {
     annotations: { [`${NGINX}use-regex`]: "true", [`${NGINX}app-root`]: "/app" },
   }),
@@ -270,7 +271,10 @@ const CASES: readonly Case[] = [
   { name: "app-root over HTTPS", cite: "T `$scheme://$http_host`", host: "approottls.test", target: "/", via: "https", status: 302, location: "https://approottls.test/foo", upstream: null },
   { name: "app-root on a host in regex mode: / redirects before the locations run", cite: "T: the server-level `if ($uri = /)` comes before every location, regex ones included", host: "approotrx.test", target: "/", status: 302, location: "http://approotrx.test/app", upstream: null },
   { name: "app-root on a host in regex mode: its locations still match", cite: "T `location ~* \"^/api/[0-9]+\"` (case-insensitive, anchored at the start)", host: "approotrx.test", target: "/API/12/x", status: 200, location: null, upstream: { line: "GET /API/12/x HTTP/1.1", host: "approotrx.test" } },
-  { name: "app-root with an nginx variable is ignored (Portico interpolates none)", cite: "README annotation table (ingress-nginx would interpolate $request_uri)", host: "approotvar.test", target: "/", status: 200, location: null, upstream: { line: "GET / HTTP/1.1", host: "approotvar.test" } },
+  { name: "app-root /login$is_args$args keeps the query", cite: "T `return 302 $scheme://$http_host{{ $location.Rewrite.AppRoot }}` (nginx interpolates $is_args, $args); annotations/rewrite/main.go (RegexPathWithCapture lets `$` through)", host: "approotvar.test", target: "/?a=b&c", status: 302, location: "http://approotvar.test/login?a=b&c", upstream: null },
+  { name: "... and without a query adds no `?`", cite: "nginx ngx_http_variable_is_args (\"?\" only when r->args.len > 0)", host: "approotvar.test", target: "/", status: 302, location: "http://approotvar.test/login", upstream: null },
+  { name: "... an empty query is no query", cite: "nginx ngx_http_variable_is_args", host: "approotvar.test", target: "/?", status: 302, location: "http://approotvar.test/login", upstream: null },
+  { name: "app-root with a variable Portico does not expand is ignored", cite: "README annotation table (Portico: InvalidAnnotation)", host: "approotcookie.test", target: "/", status: 200, location: null, upstream: { line: "GET / HTTP/1.1", host: "approotcookie.test" } },
   // from-to-www-redirect
   { name: "from-to-www: www. to the bare host, port written", cite: "E/fromtowwwredirect.go 'should redirect from www HTTP to HTTP' (http://fromtowwwredirect.bar.com:80/foo)", host: "www.fromtowww.test", target: "/foo", status: 308, location: "http://fromtowww.test:80/foo", upstream: null },
   { name: "from-to-www: one trailing / cut, query kept", cite: "rootfs/etc/nginx/lua/nginx/ngx_srv_redirect.lua", host: "www.fromtowww.test", target: "/foo/?a=1", status: 308, location: "http://fromtowww.test:80/foo/?a=1", upstream: null },

@@ -6,7 +6,7 @@
 // against both this and `lookup`, and the goldens check every expected request against both.
 import { compilePathRegex } from "../../src/regex/index.ts";
 import { isSegmentPrefix, pathSegments } from "../../src/table/segments.ts";
-import { allRoutes } from "../../src/table/routes.ts";
+import { allRoutes, implicitRootMatch } from "../../src/table/routes.ts";
 import type { HostRoutes, Match, Route, RouteTable } from "../../src/table/types.ts";
 
 function hostMatches(ruleHost: string, host: string): boolean {
@@ -60,7 +60,7 @@ export function referenceLookup(table: RouteTable, host: string, path: string): 
       const route = (entryOf(table, tier[0] as Route) as HostRoutes).routes[spec.route] as Route;
       return { route, hostKey: route.host ?? "*", via };
     }
-    return table.defaultRoute ? { route: table.defaultRoute, hostKey: "", via: "default" } : null;
+    return implicitRoot(table, tier);
   }
   let best: Route | null = null;
   let bestIndex = -1;
@@ -85,5 +85,12 @@ export function referenceLookup(table: RouteTable, host: string, path: string): 
     const route: Route = best;
     return { route, hostKey: route.host ?? "*", via };
   }
+  return implicitRoot(table, tier);
+}
+
+/** No route of the tier matched: its host's implicit "/" location, else the default route. */
+function implicitRoot(table: RouteTable, tier: readonly Route[]): Match | null {
+  const root = tier.length > 0 ? entryOf(table, tier[0] as Route)?.root : null;
+  if (root) return implicitRootMatch(root, table.defaultRoute);
   return table.defaultRoute ? { route: table.defaultRoute, hostKey: "", via: "default" } : null;
 }

@@ -56,3 +56,16 @@ test("a regex host's paths are the locations nginx tries, not prefixes", () => {
   expect(text).toMatch(/^r\.test +~\* "\^\/foo\/bar\/\(\.\+\)" +regex \(ImplementationSpecific\) +default\/svc:80 +1 of 1 +no +default\/b-regex +rewrite-target \/\$1; proxied$/m);
   expect(text).toMatch(/^r\.test +~\* "\^\/v\[12\]\/items\/", ~\* "\^\/v\[12\]\/items" +regex \(Prefix\) /m);
 });
+
+test("a host's implicit / location has its row: the first Ingress's policies, then the default backend or 404", () => {
+  const rows = routesText("implicit-root.yaml").split("\n").filter((l) => l.includes("(other paths)"));
+  const answers = Object.fromEntries(rows.map((l) => [l.split(/\s+/)[0], l.slice(l.lastIndexOf("  ") + 2)]));
+  expect(answers).toEqual({
+    "away.root.test": "302 to https://elsewhere.example/landing (rewrite-target)",
+    "basic.root.test": '401 without credentials (basic, realm "Staff only"); 404 (no default backend)',
+    "exact.root.test": "301 to https://exact.example.com/",
+    "moved.root.test": "301 to https://new.example.com/home",
+    "office.root.test": "403 unless the client is in 10.0.0.0/8; 404 (no default backend)",
+    "secure.root.test": "HTTP: redirect to HTTPS; 404 (no default backend)",
+  });
+});

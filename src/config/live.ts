@@ -1,0 +1,81 @@
+// The data plane's settings that change while it serves (docs/design.md "ingress-nginx's
+// ConfigMap": live or at restart). ingress-nginx reloads nginx when its ConfigMap changes, so
+// a new proxy-body-size or hsts-max-age applies to the next request; here the handlers read
+// these fields from their Config on every request, and that Config is a LiveConfig: a frozen
+// object whose live fields are getters over values `set` replaces in one step. Every other
+// field keeps its start value (the listeners' and TLS settings, the trusted proxies, whose
+// matcher is built once, the process counts). Workers get the values over IPC
+// (workers/protocol.ts "settings") and check them with the schemas here before using them.
+import * as v from "valibot";
+import type { Config } from "./types.ts";
+
+const MAX_MS = 596 * 3600 * 1000;
+const ms = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_MS));
+const bool = v.boolean();
+const status = v.pipe(v.number(), v.integer(), v.minValue(400), v.maxValue(599));
+
+/** The fields the handlers read per request, with the shape a value must have. */
+export const LIVE_FIELDS = {
+  maxBodySize: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER))),
+  connectTimeoutMs: ms,
+  responseTimeoutMs: ms,
+  streamIdleTimeoutMs: ms,
+  clientBodyTimeoutMs: ms,
+  hsts: bool,
+  hstsMaxAge: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(2 ** 31 - 1)),
+  hstsIncludeSubdomains: bool,
+  hstsPreload: bool,
+  limitReqStatusCode: status,
+  limitConnStatusCode: status,
+  enableUnderscoresInHeaders: bool,
+  httpRedirectCode: v.picklist([301, 302, 307, 308]),
+} as const satisfies Partial<Record<keyof Config, v.GenericSchema>>;
+
+export type LiveField = keyof typeof LIVE_FIELDS;
+export type LiveValues = Pick<Config, LiveField>;
+
+export const isLiveField = (key: string): key is LiveField => Object.hasOwn(LIVE_FIELDS, key);
+
+export interface LiveConfig {
+  /** The Config to hand the handlers: its live fields read the latest values. */
+  readonly config: Config;
+  /** Replace the live values (the other fields of `next` are ignored); returns the fields that changed. */
+  set(next: LiveValues): LiveField[];
+  /** The live values now, as plain data (for the workers). */
+  values(): LiveValues;
+}
+
+export function createLiveConfig(initial: Config): LiveConfig {
+  const keys = Object.keys(LIVE_FIELDS) as LiveField[];
+  let current: Record<LiveField, unknown> = Object.fromEntries(keys.map((k) => [k, initial[k]])) as Record<LiveField, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, value] of Object.entries(initial)) {
+    if (isLiveField(k)) Object.defineProperty(out, k, { get: () => current[k], enumerable: true });
+    else Object.defineProperty(out, k, { value, enumerable: true });
+  }
+  const config = Object.freeze(out) as unknown as Config;
+  return {
+    config,
+    set(next) {
+      const changed = keys.filter((k) => JSON.stringify(current[k]) !== JSON.stringify(next[k]));
+      // One new object: a request reading several fields sees them from one version or the next.
+      if (changed.length > 0) current = Object.fromEntries(keys.map((k) => [k, next[k]])) as Record<LiveField, unknown>;
+      return changed;
+    },
+    values() {
+      return { ...current } as LiveValues;
+    },
+  };
+}
+
+/** Values received over IPC, each checked against its field's shape; null when any is missing or wrong. */
+export function parseLiveValues(raw: unknown): LiveValues | null {
+  if (raw === null || typeof raw !== "object") return null;
+  const out: Record<string, unknown> = {};
+  for (const [k, schema] of Object.entries(LIVE_FIELDS)) {
+    const r = v.safeParse(schema as v.GenericSchema, (raw as Record<string, unknown>)[k]);
+    if (!r.success) return null;
+    out[k] = r.output;
+  }
+  return out as LiveValues;
+}
