@@ -86,7 +86,7 @@ export interface FakeApiServer {
 
 export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promise<FakeApiServer> {
   const store = new ObjectStore(opts.historyLimit ?? 1000);
-  const faults: Faults = { down: false, hang: false, latencyMs: 0, goneMode: "status", forbidden: null, failNext: 0, failStatus: 500, failMatch: null };
+  const faults: Faults = { down: false, hang: false, latencyMs: 0, goneMode: "status", forbidden: null, failNext: 0, failStatus: 500, failMatch: null, absentGroups: new Set() };
   const requests: RequestRecord[] = [];
   const hopts = {
     token: opts.token,
