@@ -1,0 +1,282 @@
+// Gateway API compile: the GATEWAY-HTTP core conformance tests' objects and expectations
+// (kubernetes-sigs/gateway-api v1.6, conformance/tests/*.go and *.yaml), asked of the compiled
+// table directly. Named after the upstream tests.
+import { describe, expect, test } from "bun:test";
+import { APP, GATEWAYS, INFRA, WEB, World } from "./base.ts";
+import { effectiveHostnames, hostnameMatches, intersectHostname, requestHostname } from "../../src/compile/gateway/hostnames.ts";
+import { prefixMatches } from "../../src/compile/gateway/table.ts";
+import { selectorMatches } from "../../src/compile/gateway/labels.ts";
+
+const route = (name: string, body: string, ns = INFRA) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: ${ns}, generation: 1 }
+spec:
+${body}`;
+
+const V1 = `${INFRA}/infra-backend-v1`;
+const V2 = `${INFRA}/infra-backend-v2`;
+const V3 = `${INFRA}/infra-backend-v3`;
+
+describe("hostname rules", () => {
+  test("a wildcard matches one or more labels, never the bare suffix", () => {
+    expect(hostnameMatches("*.example.io", "a.example.io")).toBe(true);
+    expect(hostnameMatches("*.example.io", "a.b.example.io")).toBe(true);
+    expect(hostnameMatches("*.example.io", "example.io")).toBe(false);
+    expect(hostnameMatches("*.example.io", "aexample.io")).toBe(false);
+  });
+  test("intersections", () => {
+    expect(intersectHostname("very.specific.com", "*.specific.com")).toBe("very.specific.com");
+    expect(intersectHostname("*.wildcard.io", "foo.bar.wildcard.io")).toBe("foo.bar.wildcard.io");
+    expect(intersectHostname("*.wildcard.io", "wildcard.io")).toBeNull();
+    expect(intersectHostname("*.example.com", "*.a.example.com")).toBe("*.a.example.com");
+    expect(intersectHostname("*.a.example.com", "*.example.com")).toBe("*.a.example.com");
+    expect(effectiveHostnames(null, [])).toEqual(["*"]);
+    expect(effectiveHostnames("x.com", [])).toEqual(["x.com"]);
+    expect(effectiveHostnames("*.wildcard.io", ["non.matching.com", "wildcard.io", "foo.wildcard.io"])).toEqual(["foo.wildcard.io"]);
+  });
+  test("the port in Host is ignored; names compare lowercased", () => {
+    expect(requestHostname("Very.Specific.com:1234")).toBe("very.specific.com");
+    expect(requestHostname("[::1]:80")).toBe("[::1]");
+    expect(requestHostname("example.com.")).toBe("example.com");
+  });
+  test("PathPrefix matches per path element, a trailing / ignored", () => {
+    expect(prefixMatches("/v2", "/v2")).toBe(true);
+    expect(prefixMatches("/v2", "/v2/")).toBe(true);
+    expect(prefixMatches("/v2", "/v2/example")).toBe(true);
+    expect(prefixMatches("/v2", "/v2example")).toBe(false);
+    expect(prefixMatches("", "/anything")).toBe(true);
+  });
+  test("label selectors: matchLabels and matchExpressions, unknown operators fail closed", () => {
+    expect(selectorMatches({ matchLabels: { a: "1" } }, { a: "1", b: "2" })).toBe(true);
+    expect(selectorMatches({ matchExpressions: [{ key: "a", operator: "In", values: ["1", "3"] }] }, { a: "1" })).toBe(true);
+    expect(selectorMatches({ matchExpressions: [{ key: "a", operator: "NotIn", values: ["1"] }] }, { a: "1" })).toBe(false);
+    expect(selectorMatches({ matchExpressions: [{ key: "a", operator: "DoesNotExist" }] }, {})).toBe(true);
+    expect(selectorMatches({ matchExpressions: [{ key: "a", operator: "Gt", values: ["0"] }] }, { a: "1" })).toBe(false);
+  });
+});
+
+describe("GATEWAY-HTTP core (compile)", () => {
+  test("HTTPRouteSimpleSameNamespace", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("gateway-conformance-infra-test", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
+    expect(w.answer({ path: "/" })).toBe(V1);
+    expect(w.routeConditions(INFRA, "gateway-conformance-infra-test")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.listener(`${INFRA}/same-namespace`, "http").attachedRoutes).toBe(1);
+  });
+
+  test("HTTPRouteMatching", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("matching", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: / } }, { headers: [{ name: version, value: one }] }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /v2 } }, { headers: [{ name: version, value: two }] }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]`));
+    expect(w.answer({ path: "/" })).toBe(V1);
+    expect(w.answer({ path: "/example" })).toBe(V1);
+    expect(w.answer({ path: "/", headers: { Version: "one" } })).toBe(V1);
+    expect(w.answer({ path: "/v2" })).toBe(V2);
+    expect(w.answer({ path: "/v2/example" })).toBe(V2);
+    expect(w.answer({ path: "/", headers: { Version: "two" } })).toBe(V2);
+    expect(w.answer({ path: "/v2/" })).toBe(V2);
+    expect(w.answer({ path: "/v2example" })).toBe(V1);
+    expect(w.answer({ path: "/foo/v2/example" })).toBe(V1);
+  });
+
+  test("HTTPRouteHeaderMatching", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("header-matching", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - { matches: [{ headers: [{ name: version, value: one }] }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }
+    - { matches: [{ headers: [{ name: version, value: two }] }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }
+    - { matches: [{ headers: [{ name: version, value: two }, { name: color, value: orange }] }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }
+    - { matches: [{ headers: [{ name: color, value: blue }] }, { headers: [{ name: color, value: green }] }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }
+    - { matches: [{ headers: [{ name: color, value: red }] }, { headers: [{ name: color, value: yellow }] }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }`));
+    expect(w.answer({ path: "/", headers: { Version: "one" } })).toBe(V1);
+    expect(w.answer({ path: "/", headers: { Version: "two" } })).toBe(V2);
+    expect(w.answer({ path: "/", headers: { Version: "two", Color: "orange" } })).toBe(V1);
+    expect(w.answer({ path: "/", headers: { Version: "two", Color: "blue" } })).toBe(V2);
+    expect(w.answer({ path: "/", headers: { Color: "orange" } })).toBe("404");
+    expect(w.answer({ path: "/", headers: { "Some-Other-Header": "one" } })).toBe("404");
+    expect(w.answer({ path: "/", headers: { Color: "blue" } })).toBe(V1);
+    expect(w.answer({ path: "/", headers: { Color: "green" } })).toBe(V1);
+    expect(w.answer({ path: "/", headers: { Color: "red" } })).toBe(V2);
+    expect(w.answer({ path: "/", headers: { Color: "yellow" } })).toBe(V2);
+    expect(w.answer({ path: "/", headers: { Color: "purple" } })).toBe("404");
+  });
+
+  test("HTTPRouteHostnameIntersection", () => {
+    const gw = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: httproute-hostname-intersection, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+    - { name: listener-1, port: 80, protocol: HTTP, hostname: very.specific.com, allowedRoutes: { namespaces: { from: Same } } }
+    - { name: listener-2, port: 80, protocol: HTTP, hostname: "*.wildcard.io", allowedRoutes: { namespaces: { from: Same } } }
+    - { name: listener-3, port: 80, protocol: HTTP, hostname: "*.anotherwildcard.io", allowedRoutes: { namespaces: { from: Same } } }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: httproute-hostname-intersection-all, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: listener-1, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }]`;
+    const parent = `  parentRefs: [{ name: httproute-hostname-intersection, namespace: ${INFRA} }]`;
+    const w = World.of(
+      gw,
+      route("specific-host-matches-listener-specific-host", `${parent}
+  hostnames: [non.matching.com, "*.nonmatchingwildcard.io", very.specific.com]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /s1 } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      route("specific-host-matches-listener-wildcard-host", `${parent}
+  hostnames: [non.matching.com, wildcard.io, foo.wildcard.io, bar.wildcard.io, foo.bar.wildcard.io]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /s2 } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+      route("wildcard-host-matches-listener-specific-host", `${parent}
+  hostnames: [non.matching.com, "*.specific.com"]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /s3 } }], backendRefs: [{ name: infra-backend-v3, port: 8080 }] }]`),
+      route("wildcard-host-matches-listener-wildcard-host", `${parent}
+  hostnames: ["*.anotherwildcard.io"]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /s4 } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      route("no-intersecting-hosts", `${parent}
+  hostnames: [specific.but.wrong.com, wildcard.io]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /s5 } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+      route("httproute-hostname-intersection-all", `  parentRefs: [{ name: httproute-hostname-intersection-all, namespace: ${INFRA} }]
+  hostnames: [first.com, sub.first.com, second.com, sub.second.com]
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+    );
+    const cases: [string, string, string][] = [
+      ["very.specific.com", "/s1", V1],
+      ["very.specific.com:1234", "/s1", V1],
+      ["non.matching.com", "/s1", "404"],
+      ["foo.nonmatchingwildcard.io", "/s1", "404"],
+      ["foo.wildcard.io", "/s1", "404"],
+      ["very.specific.com", "/non-matching-prefix", "404"],
+      ["foo.wildcard.io", "/s2", V2],
+      ["bar.wildcard.io", "/s2", V2],
+      ["foo.bar.wildcard.io", "/s2", V2],
+      ["non.matching.com", "/s2", "404"],
+      ["wildcard.io", "/s2", "404"],
+      ["very.specific.com", "/s2", "404"],
+      ["foo.wildcard.io", "/non-matching-prefix", "404"],
+      ["very.specific.com", "/s3", V3],
+      ["non.matching.com", "/s3", "404"],
+      ["foo.specific.com", "/s3", "404"],
+      ["foo.wildcard.io", "/s3", "404"],
+      ["foo.anotherwildcard.io", "/s4", V1],
+      ["bar.anotherwildcard.io", "/s4", V1],
+      ["foo.bar.anotherwildcard.io", "/s4", V1],
+      ["anotherwildcard.io", "/s4", "404"],
+      ["foo.wildcard.io", "/s4", "404"],
+      ["very.specific.com", "/s4", "404"],
+      ["foo.anotherwildcard.io", "/non-matching-prefix", "404"],
+      ["specific.but.wrong.com", "/s5", "404"],
+      ["wildcard.io", "/s5", "404"],
+      ["first.com", "/", V2],
+      ["sub.first.com", "/", V2],
+      ["second.com", "/", V2],
+      ["sub.second.com", "/", V2],
+    ];
+    expect(cases.map(([host, path]) => `${host}${path} ${w.answer({ host, path })}`)).toEqual(cases.map(([host, path, want]) => `${host}${path} ${want}`));
+    expect(w.routeConditions(INFRA, "no-intersecting-hosts")).toEqual(["Accepted=False/NoMatchingListenerHostname ResolvedRefs=True/ResolvedRefs"]);
+    const gwKey = `${INFRA}/httproute-hostname-intersection`;
+    expect([1, 2, 3].map((i) => w.listener(gwKey, `listener-${i}`).attachedRoutes)).toEqual([2, 1, 1]);
+  });
+
+  test("HTTPRouteCrossNamespace", () => {
+    const w = World.of(GATEWAYS["backend-namespaces"], route("cross-namespace", `  parentRefs: [{ name: backend-namespaces, namespace: ${INFRA} }]
+  rules: [{ backendRefs: [{ name: web-backend, port: 8080 }] }]`, WEB));
+    expect(w.answer({ path: "/" })).toBe(`${WEB}/web-backend`);
+    expect(w.routeConditions(WEB, "cross-namespace")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+  });
+
+  test("HTTPRouteReferenceGrant", () => {
+    const grant = `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: reference-grant, namespace: ${APP} }
+spec:
+  from: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA} }]
+  to: [{ group: "", kind: Service, name: app-backend-v1 }]`;
+    const r = route("reference-grant", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: app-backend-v1, namespace: ${APP}, port: 8080 }] }]`);
+    const granted = World.of(GATEWAYS["same-namespace"], grant, r);
+    expect(granted.answer({ path: "/" })).toBe(`${APP}/app-backend-v1`);
+    expect(granted.routeConditions(INFRA, "reference-grant")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+    const refused = World.of(GATEWAYS["same-namespace"], r);
+    expect(refused.answer({ path: "/" })).toBe("500");
+    expect(refused.routeConditions(INFRA, "reference-grant")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted"]);
+  });
+
+  test("HTTPRouteInvalidCrossNamespaceBackendRef", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("invalid-cross-namespace-backend-ref", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: web-backend, namespace: ${WEB}, port: 8080 }] }]`));
+    expect(w.routeConditions(INFRA, "invalid-cross-namespace-backend-ref")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted"]);
+    expect(w.answer({ path: "/" })).toBe("500");
+    expect(w.listener(`${INFRA}/same-namespace`, "http").attachedRoutes).toBe(1);
+  });
+
+  test("HTTPRouteInvalidNonExistentBackendRef", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("invalid-nonexistent-backend-ref", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: nonexistent, port: 8080 }] }]`));
+    expect(w.routeConditions(INFRA, "invalid-nonexistent-backend-ref")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/BackendNotFound"]);
+    expect(w.answer({ path: "/" })).toBe("500");
+  });
+
+  test("HTTPRouteInvalidBackendRefUnknownKind", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("invalid-backend-ref-unknown-kind", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ group: unknownkind.example.com, kind: NonExistent, name: infra-backend-v1, port: 8080 }] }]`));
+    expect(w.routeConditions(INFRA, "invalid-backend-ref-unknown-kind")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/InvalidKind"]);
+    expect(w.answer({ path: "/" })).toBe("500");
+  });
+
+  test("HTTPRouteInvalidParentRefNotMatchingSectionName", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("httproute-listener-not-matching-section-name", `  parentRefs: [{ name: same-namespace, sectionName: unknown }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
+    expect(w.routeConditions(INFRA, "httproute-listener-not-matching-section-name")).toEqual(["Accepted=False/NoMatchingParent ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.answer({ path: "/" })).toBe("404");
+  });
+
+  test("HTTPRouteInvalidParentRefNotMatchingListenerPort", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("httproute-listener-not-matching-route-port", `  parentRefs: [{ name: same-namespace, port: 81 }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
+    expect(w.routeConditions(INFRA, "httproute-listener-not-matching-route-port")).toEqual(["Accepted=False/NoMatchingParent ResolvedRefs=True/ResolvedRefs"]);
+  });
+
+  test("HTTPRouteInvalidCrossNamespaceParentRef", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("invalid-cross-namespace-parent-ref", `  parentRefs: [{ name: same-namespace, namespace: ${INFRA} }]
+  rules: [{ backendRefs: [{ name: web-backend, port: 8080 }] }]`, WEB));
+    expect(w.routeConditions(WEB, "invalid-cross-namespace-parent-ref")).toEqual(["Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.answer({ path: "/" })).toBe("404");
+    expect(w.listener(`${INFRA}/same-namespace`, "http").attachedRoutes).toBe(0);
+  });
+
+  test("HTTPRouteWeight (weights kept per backend)", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("weighted-backends", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - backendRefs:
+        - { name: infra-backend-v1, port: 8080, weight: 70 }
+        - { name: infra-backend-v2, port: 8080, weight: 30 }
+        - { name: infra-backend-v3, port: 8080, weight: 0 }`));
+    const e = w.match({ path: "/" })!;
+    expect(e.rule.backends.map((b) => `${b.backend?.service}:${b.weight}`)).toEqual(["infra-backend-v1:70", "infra-backend-v2:30", "infra-backend-v3:0"]);
+    expect(e.rule.totalWeight).toBe(100);
+  });
+
+  test("precedence across routes: the oldest route wins a tie, then namespace/name", () => {
+    const mk = (name: string, ts: string, svc: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: ${INFRA}, creationTimestamp: "${ts}" }
+spec:
+  parentRefs: [{ name: same-namespace }]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /same } }], backendRefs: [{ name: ${svc}, port: 8080 }] }]`;
+    expect(World.of(GATEWAYS["same-namespace"], mk("a", "2024-01-02T00:00:00Z", "infra-backend-v1"), mk("b", "2024-01-01T00:00:00Z", "infra-backend-v2")).answer({ path: "/same" })).toBe(V2);
+    expect(World.of(GATEWAYS["same-namespace"], mk("a", "2024-01-01T00:00:00Z", "infra-backend-v1"), mk("b", "2024-01-01T00:00:00Z", "infra-backend-v2")).answer({ path: "/same" })).toBe(V1);
+  });
+
+  test("no Gateway API object: no table (the request path pays one null check)", () => {
+    const w = new World(new World(World.of().snap).snap);
+    expect(World.of().result.table).toBeNull();
+    expect(w.result.routes).toEqual([]);
+  });
+});
