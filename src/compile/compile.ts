@@ -45,6 +45,7 @@ import { ServedPlans } from "./served.ts";
 import { hostOwner } from "./host-scope.ts";
 import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
+import { compileGateways, type GatewayCompileResult } from "./gateway/table.ts";
 import type { CompileResult } from "./types.ts";
 
 export type { CompileConfig } from "./config.ts";
@@ -121,6 +122,10 @@ export class Compiler {
   /** Bumped when host diagnostics or the TLS diagnostics change. */
   #diagVersion = 0;
   #diagCache: { version: string; list: readonly Diagnostic[] } | null = null;
+  /** The last Gateway API compile, the snapshot maps it read, and the result it was added to. */
+  #gw: GatewayCompileResult | null = null;
+  #gwInputs: readonly unknown[] = [];
+  #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
 
   constructor(config: CompileConfig, options: CompilerOptions = {}) {
     this.#config = config;
@@ -133,7 +138,7 @@ export class Compiler {
   compile(snapshot: Snapshot): CompileResult {
     this.#backends.begin(snapshot);
     try {
-      return this.#compile(snapshot);
+      return this.#withGateway(snapshot, this.#compile(snapshot));
     } catch (err) {
       // Half-updated state would make every later compile wrong: start over next time.
       this.#reset();
@@ -143,7 +148,32 @@ export class Compiler {
     }
   }
 
+  /**
+   * The Gateway API part (compile/gateway/): compiled again when one of its inputs changed,
+   * whole (it is not incremental yet), and added to the Ingress result. Without a GatewayClass
+   * nothing is done and the result is the Ingress one as it is.
+   */
+  #withGateway(snapshot: Snapshot, base: CompileResult): CompileResult {
+    if ((snapshot.gatewayClasses?.size ?? 0) === 0 && this.#gw === null) return base;
+    const inputs = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.referenceGrants, snapshot.namespaces, snapshot.services, snapshot.endpointSlices, snapshot.secrets];
+    let gw = this.#gw;
+    if (gw === null || inputs.some((m, i) => m !== this.#gwInputs[i])) {
+      gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve);
+      this.#gw = gw;
+      this.#gwInputs = inputs;
+    }
+    const cached = this.#gwResult;
+    if (cached !== null && cached.base === base && cached.gw === gw) return cached.result;
+    const table = gw.table === null ? base.table : Object.freeze({ ...base.table, gateway: gw.table });
+    const result: CompileResult = Object.freeze({ ...base, table, gateway: gw });
+    this.#gwResult = { base, gw, result };
+    return result;
+  }
+
   #reset(): void {
+    this.#gw = null;
+    this.#gwInputs = [];
+    this.#gwResult = null;
     this.#last = { ingresses: null, classes: null, services: null, slices: null, secrets: null };
     this.#ctx = null;
     this.#served = new ServedPlans(this.#config);

@@ -4,6 +4,7 @@ import type { Config } from "../config/types.ts";
 export const COMPILE_FIELDS = [
   "ingressClass", "controllerName", "watchIngressWithoutClass", "ingressNginxCompat", "defaultBackendService", "customHttpErrors", "defaultSslCertificate", "allowExternalNameServices",
   "allowlistSourceRange", "denylistSourceRange", "sslRedirect", "forceSslRedirect", "hostPolicyScope",
+  "gatewayControllerName",
 ] as const satisfies readonly (keyof Config)[];
 
 export type CompileConfig = Pick<Config, (typeof COMPILE_FIELDS)[number]>;

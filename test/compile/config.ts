@@ -21,4 +21,5 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   sslRedirect: c.sslRedirect,
   forceSslRedirect: c.forceSslRedirect,
   hostPolicyScope: c.hostPolicyScope,
+  gatewayControllerName: c.gatewayControllerName,
 });

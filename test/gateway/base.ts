@@ -4,9 +4,9 @@
 import { load, loadAll } from "js-yaml";
 import { isKind, parseObject, type Kind, type KindObjects } from "../../src/model/kinds.ts";
 import { snapshotOf } from "../compile/snapshot.ts";
-import { compileGateways, matchGateway, type GatewayCompileResult, type GatewayEntry } from "../../src/compile/gateway/table.ts";
+import { compileGateways, GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, type GatewayCompileResult } from "../../src/compile/gateway/table.ts";
 import { resolveRef } from "../../src/compile/backends.ts";
-import { requestHostname } from "../../src/compile/gateway/hostnames.ts";
+import { findGatewayEntry, requestHostname, type GatewayEntry } from "../../src/table/gateway.ts";
 import type { Snapshot } from "../../src/store/types.ts";
 
 export const INFRA = "gateway-conformance-infra";
@@ -104,7 +104,7 @@ export class World {
     if (this.result.table === null) return null;
     const [path, query = ""] = req.path.split("?", 2) as [string, string?];
     const headers = new Headers(req.headers ?? {});
-    return matchGateway(this.result.table, req.https ? "https" : "http", {
+    return findGatewayEntry(this.result.table, req.https === true, {
       host: requestHostname(req.host ?? "example.com"),
       method: req.method ?? "GET",
       path,
@@ -116,10 +116,11 @@ export class World {
   answer(req: Parameters<World["match"]>[0]): string {
     const e = this.match(req);
     if (e === null) return "404";
-    if (e.rule.redirect) return "redirect";
-    const b = e.rule.backends[0];
-    if (b === undefined || b.backend === null || e.rule.invalid !== null) return "500";
-    return `${b.backend.namespace}/${b.backend.service}`;
+    const route = e.choices[0]!.match.route;
+    const kinds = (route.options.stages ?? []).map((s) => s.kind);
+    if (kinds.includes(GATEWAY_ERROR_KIND)) return "500";
+    if (kinds.includes(GATEWAY_REDIRECT_KIND)) return "redirect";
+    return `${route.backend.namespace}/${route.backend.service}`;
   }
   route(ns: string, name: string) {
     const r = this.result.routes.find((x) => x.key === `${ns}/${name}`);

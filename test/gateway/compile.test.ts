@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { APP, GATEWAYS, INFRA, WEB, World } from "./base.ts";
 import { effectiveHostnames, hostnameMatches, intersectHostname, requestHostname } from "../../src/compile/gateway/hostnames.ts";
-import { prefixMatches } from "../../src/compile/gateway/table.ts";
+import { prefixMatches } from "../../src/table/gateway.ts";
 import { selectorMatches } from "../../src/compile/gateway/labels.ts";
 
 const route = (name: string, body: string, ns = INFRA) => `
@@ -258,8 +258,9 @@ spec:
         - { name: infra-backend-v2, port: 8080, weight: 30 }
         - { name: infra-backend-v3, port: 8080, weight: 0 }`));
     const e = w.match({ path: "/" })!;
-    expect(e.rule.backends.map((b) => `${b.backend?.service}:${b.weight}`)).toEqual(["infra-backend-v1:70", "infra-backend-v2:30", "infra-backend-v3:0"]);
-    expect(e.rule.totalWeight).toBe(100);
+    // A weight of 0 takes no requests (HTTPBackendRef.weight).
+    expect(e.choices.map((c) => `${c.match.route.backend.service}:${c.weight}`)).toEqual(["infra-backend-v1:70", "infra-backend-v2:30"]);
+    expect(e.totalWeight).toBe(100);
   });
 
   test("precedence across routes: the oldest route wins a tie, then namespace/name", () => {

@@ -6,28 +6,8 @@
 // - the port in the Host header is ignored.
 // Hostnames are compared lowercased (DNS names are case-insensitive, RFC 4343).
 
-/** `host` lowercased without a port; IPv6 literals keep their brackets. */
-export function requestHostname(hostHeader: string): string {
-  let h = hostHeader;
-  if (h.startsWith("[")) {
-    const end = h.indexOf("]");
-    h = end === -1 ? h : h.slice(0, end + 1);
-  } else {
-    const colon = h.lastIndexOf(":");
-    if (colon !== -1) h = h.slice(0, colon);
-  }
-  if (h.endsWith(".")) h = h.slice(0, -1); // the absolute form names the same host (RFC 1034 §3.1)
-  return h.toLowerCase();
-}
-
-export const isWildcard = (h: string): boolean => h.startsWith("*.");
-
-/** Does hostname pattern `pattern` (exact or `*.suffix`) match the concrete name `host`? */
-export function hostnameMatches(pattern: string, host: string): boolean {
-  if (!isWildcard(pattern)) return pattern === host;
-  const suffix = pattern.slice(1); // ".example.com"
-  return host.length > suffix.length && host.endsWith(suffix);
-}
+export { bestHostname, hostnameMatches, hostnameSpecificity, isWildcardHost as isWildcard, requestHostname } from "../../table/gateway.ts";
+import { hostnameMatches, isWildcardHost as isWildcard } from "../../table/gateway.ts";
 
 /**
  * The names a route hostname serves through a listener hostname, or null when they do not
@@ -63,27 +43,3 @@ export function effectiveHostnames(listener: string | null | undefined, routeHos
   return out;
 }
 
-/**
- * How specific a hostname pattern is, for "the most specific listener wins" and for the
- * route hostname precedence (HTTPRouteSpec.hostnames: the most characters in a matching
- * non-wildcard hostname, then in a matching hostname). Higher wins; `*` (any) is lowest.
- */
-export function hostnameSpecificity(pattern: string | null): number {
-  if (pattern === null || pattern === "*") return 0;
-  return isWildcard(pattern) ? pattern.length : 1_000 + pattern.length;
-}
-
-/** Among patterns, the most specific one matching `host`, or undefined. `*`/null match any host. */
-export function bestHostname<T extends string | null>(patterns: Iterable<T>, host: string): T | undefined {
-  let best: T | undefined;
-  let bestScore = -1;
-  for (const p of patterns) {
-    if (p !== null && p !== "*" && !hostnameMatches(p, host)) continue;
-    const s = hostnameSpecificity(p);
-    if (s > bestScore) {
-      best = p;
-      bestScore = s;
-    }
-  }
-  return best;
-}

@@ -9,24 +9,12 @@ import { GATEWAY_GROUP } from "../../model/kinds.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { Backend } from "../../table/types.ts";
 import { serviceRef, type BackendRef, type ResolvedBackend } from "../backends.ts";
+import type { GatewayMatch, HeaderMatch } from "../../table/gateway.ts";
 import { cond, referenceAllowed, type Condition } from "./attach.ts";
 
-export interface HeaderMatch {
-  /** Lowercased (header names are case-insensitive, RFC 9110 §5.1). */
-  readonly name: string;
-  readonly value: string;
-}
-
-export interface CompiledMatch {
-  readonly pathType: "Exact" | "PathPrefix";
-  /** Exact: as written. PathPrefix: without a trailing `/` ("" for `/`). */
-  readonly path: string;
-  /** The written path's length: PathPrefix precedence counts its characters. */
-  readonly pathLength: number;
-  readonly method: string | null;
-  readonly headers: readonly HeaderMatch[];
-  /** Names are case-sensitive (HTTPQueryParamMatch). */
-  readonly query: readonly HeaderMatch[];
+export interface CompiledMatch extends GatewayMatch {
+  /** The path as written ("/" when none): explain and the synthetic route show it. */
+  readonly written: string;
 }
 
 export interface HeaderModifier {
@@ -127,7 +115,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
       matches.push({
         pathType: type,
         path: type === "Exact" ? value : value.replace(/\/+$/, ""),
-        pathLength: value.length,
+        written: value,
         method: m.method ?? null,
         headers: headerList(m.headers),
         query,

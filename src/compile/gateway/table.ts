@@ -1,45 +1,24 @@
-// The Gateway API part of the route table, and how a request finds its rule.
-//
-// A request on Portico's HTTP port is matched against the HTTP listeners of every Gateway of
-// ours, one on the HTTPS port against the HTTPS listeners (docs/design.md "Gateway API").
-// Lookup, in the spec's order:
-// 1. the most specific listener hostname matching the request's host (exact, then the longest
-//    wildcard, then listeners without a hostname); listeners of several Gateways with the same
-//    hostname are merged;
-// 2. within the routes attached there, the most specific route hostname (HTTPRouteSpec.hostnames:
-//    non-wildcard first, then the longest);
-// 3. the first match in precedence order (HTTPRouteRule.matches): Exact path, then the longest
-//    PathPrefix, then a method, then more header matches, then more query matches, then the
-//    oldest route, then namespace/name, then rule and match order.
-// Nothing matched → null: the caller falls back to the Ingress table (the host is not claimed).
+// Gateway API objects → the table's Gateway part (table/gateway.ts) and the status of each
+// object (docs/design.md "Gateway API"). Each rule becomes prebuilt Matches whose routes carry
+// the rule's filters as stage policies (table/policy.ts), so the proxy serves them through the
+// same handler and policy runner as an Ingress's routes:
+// - RequestHeaderModifier → a "gateway-request-headers" policy (forwarding stage);
+// - RequestRedirect → a "gateway-redirect" policy (redirects stage) answering 301/302;
+// - a rule that cannot be served (an invalid backendRef's share, all weights 0, no backend, an
+//   unsupported filter) → a "gateway-error" policy answering 500 (HTTPBackendRef).
+// Pure; the output does not depend on Map order.
 import type { HTTPRoute } from "../../model/gateway.ts";
-import type { Backend } from "../../table/types.ts";
 import type { Snapshot } from "../../store/types.ts";
+import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/gateway.ts";
+import { GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, GATEWAY_REQUEST_HEADERS_KIND, isWildcardHost } from "../../table/gateway.ts";
+import { orderStages, type StagePolicy } from "../../table/policy.ts";
+import { DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
+import type { Backend, Match, Route } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
-import { attachRoute, cond, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type PortClass, type RouteParentState } from "./attach.ts";
-import { bestHostname, hostnameMatches, isWildcard } from "./hostnames.ts";
+import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type RouteParentState } from "./attach.ts";
 import { compileRoute, type CompiledMatch, type CompiledRule } from "./rules.ts";
 
-export interface GatewayEntry {
-  readonly match: CompiledMatch;
-  readonly rule: CompiledRule;
-  /** The listener's declared port: redirects use it (RequestRedirect.port). */
-  readonly listenerPort: number;
-  readonly listenerProtocol: "HTTP" | "HTTPS";
-}
-
-interface HostIndex {
-  readonly exact: Map<string, GatewayEntry[]>;
-  /** Wildcard patterns, most specific first. */
-  readonly wildcards: [string, GatewayEntry[]][];
-  any: GatewayEntry[] | null;
-}
-
-export interface GatewayTable {
-  /** By listener hostname ("*" for none), per Portico port. */
-  readonly http: ReadonlyMap<string, HostIndex>;
-  readonly https: ReadonlyMap<string, HostIndex>;
-}
+export { GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, GATEWAY_REQUEST_HEADERS_KIND } from "../../table/gateway.ts";
 
 export interface RouteStatus {
   readonly key: string;
@@ -51,13 +30,32 @@ export interface GatewayCompileResult {
   readonly classes: ReadonlyMap<string, ClassState>;
   readonly gateways: ReadonlyMap<string, GatewayState>;
   readonly routes: readonly RouteStatus[];
-  /** Null when no route is attached anywhere: the request path then pays one null check. */
-  readonly table: GatewayTable | null;
+  /** Null when no rule is attached anywhere: the request path then pays one property check. */
+  readonly table: GatewayRoutes | null;
 }
+
+/** The Backend of routes that never reach one (redirects, 500s): it is never sent to. */
+export const NO_BACKEND: Backend = Object.freeze({
+  id: "gateway-api/none",
+  namespace: "",
+  service: "",
+  port: "",
+  status: "Unsupported" as const,
+  endpoints: Object.freeze([]),
+  allEndpoints: Object.freeze([]),
+  scheme: "http" as const,
+  serverName: "",
+  externalName: false,
+});
 
 const routeTime = (r: HTTPRoute) => r.metadata.creationTimestamp ?? "";
 
-/** Compile every Gateway API object of ours. Pure; deterministic whatever the Map order. */
+interface Listener {
+  readonly port: number;
+  readonly https: boolean;
+}
+
+/** Compile every Gateway API object of ours. */
 export function compileGateways(snapshot: Snapshot, controllerName: string, resolve: (ref: BackendRef) => ResolvedBackend): GatewayCompileResult {
   const classes = ourClasses(snapshot, controllerName);
   const gateways = classes.size === 0 ? new Map<string, GatewayState>() : ourGateways(snapshot, classes);
@@ -70,168 +68,141 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
     return ka < kb ? -1 : ka > kb ? 1 : 0;
   });
   const statuses: RouteStatus[] = [];
-  const entries = { http: new Map<string, Map<string, GatewayEntry[]>>(), https: new Map<string, Map<string, GatewayEntry[]>>() };
+  type Pending = { entry: GatewayEntry; rank: number; rule: CompiledRule; match: CompiledMatch };
+  const lists = { http: new Map<string, Map<string, Pending[]>>(), https: new Map<string, Map<string, Pending[]>>() };
   let attached = 0;
-  for (const [key, route] of routes) {
+  routes.forEach(([key, route], rank) => {
     const parents = attachRoute(snapshot, gateways, route);
-    if (parents.length === 0) continue;
+    if (parents.length === 0) return;
     const compiled = compileRoute(snapshot, route, resolve);
     const out: RouteStatus["parents"][number][] = [];
+    // One entry per (rule match, listener port and protocol, hostname): redirects use the listener's port.
+    const built = new Map<string, GatewayEntry>();
     for (const p of parents) {
       const accepted = p.accepted.status === "True" && compiled.unsupported !== null ? compiled.unsupported : p.accepted;
       out.push({ state: p, conditions: [accepted, compiled.resolvedRefs] });
-      // A route with an unsupported value is not accepted; its supported rules still serve
-      // (the spec lets an implementation keep the valid parts), so a typo does not drop them.
       for (const a of p.attachments) {
         const cls = a.listener.portClass;
         if (cls === null) continue;
-        const byListener = entries[cls];
         const lkey = a.listener.hostname ?? "*";
-        let hosts = byListener.get(lkey);
-        if (!hosts) byListener.set(lkey, (hosts = new Map()));
+        let hosts = lists[cls].get(lkey);
+        if (!hosts) lists[cls].set(lkey, (hosts = new Map()));
+        const listener: Listener = { port: a.listener.port, https: cls === "https" };
         for (const h of a.hostnames) {
           let list = hosts.get(h);
           if (!list) hosts.set(h, (list = []));
           for (const rule of compiled.rules) {
-            for (const match of rule.matches) {
-              list.push({ match, rule, listenerPort: a.listener.port, listenerProtocol: cls === "https" ? "HTTPS" : "HTTP" });
+            rule.matches.forEach((match, mi) => {
+              const id = `${rule.ruleIndex}/${mi}/${listener.port}/${listener.https}/${h}`;
+              let entry = built.get(id);
+              if (entry === undefined) built.set(id, (entry = buildEntry(rule, match, mi, listener, h)));
+              if (!list!.some((x) => x.entry === entry)) list!.push({ entry, rank, rule, match });
               attached++;
-            }
+            });
           }
         }
       }
     }
     statuses.push({ key, generation: route.metadata.generation ?? null, parents: out });
-  }
-  const order = precedence(routeOrder(routes));
-  const build = (m: Map<string, Map<string, GatewayEntry[]>>) => {
-    const out = new Map<string, HostIndex>();
-    for (const [lkey, hosts] of m) {
-      const idx: HostIndex = { exact: new Map(), wildcards: [], any: null };
-      for (const [h, list] of hosts) {
-        const sorted = dedupe(list).sort(order);
-        if (h === "*") idx.any = sorted;
-        else if (isWildcard(h)) idx.wildcards.push([h, sorted]);
-        else idx.exact.set(h, sorted);
+  });
+  const build = (m: Map<string, Map<string, Pending[]>>): Map<string, GatewayHosts> => {
+    const out = new Map<string, GatewayHosts>();
+    for (const lkey of [...m.keys()].sort()) {
+      const hosts = m.get(lkey)!;
+      const exact = new Map<string, readonly GatewayEntry[]>();
+      const wildcards: [string, readonly GatewayEntry[]][] = [];
+      let any: readonly GatewayEntry[] | null = null;
+      for (const h of [...hosts.keys()].sort()) {
+        const sorted = Object.freeze(hosts.get(h)!.sort(precedence).map((p) => p.entry));
+        if (h === "*") any = sorted;
+        else if (isWildcardHost(h)) wildcards.push([h, sorted]);
+        else exact.set(h, sorted);
       }
-      idx.wildcards.sort(([a], [b]) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
-      out.set(lkey, idx);
+      wildcards.sort(([a], [b]) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
+      out.set(lkey, Object.freeze({ exact, wildcards: Object.freeze(wildcards), any }));
     }
     return out;
   };
-  const table = attached === 0 ? null : { http: build(entries.http), https: build(entries.https) };
+  const table = attached === 0 ? null : Object.freeze({ http: build(lists.http), https: build(lists.https) });
   return { classes, gateways, routes: statuses, table };
 }
 
-/** The same rule attached through two listeners with one hostname is kept once. */
-function dedupe(list: GatewayEntry[]): GatewayEntry[] {
-  const seen = new Set<CompiledMatch>();
-  return list.filter((e) => (seen.has(e.match) ? false : (seen.add(e.match), true)));
+/** HTTPRouteRule.matches precedence; ties: route order (age, then name), then rule and match order. */
+function precedence(a: { rank: number; rule: CompiledRule; match: CompiledMatch }, b: { rank: number; rule: CompiledRule; match: CompiledMatch }): number {
+  const ma = a.match;
+  const mb = b.match;
+  if (ma.pathType !== mb.pathType) return ma.pathType === "Exact" ? -1 : 1;
+  if (ma.pathType === "PathPrefix" && ma.path.length !== mb.path.length) return mb.path.length - ma.path.length;
+  if ((ma.method === null) !== (mb.method === null)) return ma.method === null ? 1 : -1;
+  if (ma.headers.length !== mb.headers.length) return mb.headers.length - ma.headers.length;
+  if (ma.query.length !== mb.query.length) return mb.query.length - ma.query.length;
+  if (a.rank !== b.rank) return a.rank - b.rank;
+  if (a.rule.ruleIndex !== b.rule.ruleIndex) return a.rule.ruleIndex - b.rule.ruleIndex;
+  return a.rule.matches.indexOf(ma) - b.rule.matches.indexOf(mb);
 }
 
-function routeOrder(routes: readonly [string, HTTPRoute][]): Map<string, number> {
-  const m = new Map<string, number>();
-  routes.forEach(([key], i) => m.set(key, i));
-  return m;
-}
-
-/** HTTPRouteRule.matches precedence; ties fall to route order (age, then name), rule and match order. */
-function precedence(order: ReadonlyMap<string, number>) {
-  return (a: GatewayEntry, b: GatewayEntry): number => {
-    const ma = a.match;
-    const mb = b.match;
-    if (ma.pathType !== mb.pathType) return ma.pathType === "Exact" ? -1 : 1;
-    if (ma.pathType === "PathPrefix" && ma.path.length !== mb.path.length) return mb.path.length - ma.path.length;
-    if ((ma.method === null) !== (mb.method === null)) return ma.method === null ? 1 : -1;
-    if (ma.headers.length !== mb.headers.length) return mb.headers.length - ma.headers.length;
-    if (ma.query.length !== mb.query.length) return mb.query.length - ma.query.length;
-    const ra = order.get(`${a.rule.route.namespace}/${a.rule.route.name}`) ?? 0;
-    const rb = order.get(`${b.rule.route.namespace}/${b.rule.route.name}`) ?? 0;
-    if (ra !== rb) return ra - rb;
-    if (a.rule.ruleIndex !== b.rule.ruleIndex) return a.rule.ruleIndex - b.rule.ruleIndex;
-    return a.rule.matches.indexOf(ma) - b.rule.matches.indexOf(mb);
+function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number, listener: Listener, host: string): GatewayEntry {
+  const make = (backend: Backend, policies: StagePolicy[]): Match => {
+    const route: Route = Object.freeze({
+      ingress: rule.route,
+      host: host === "*" ? null : host,
+      path: match.written,
+      pathType: match.pathType === "Exact" ? ("Exact" as const) : ("Prefix" as const),
+      declaredPathType: match.pathType === "Exact" ? ("Exact" as const) : ("Prefix" as const),
+      source: "rule" as const,
+      ruleIndex: rule.ruleIndex,
+      pathIndex: matchIndex,
+      backend,
+      // Gateway API asks for no HTTPS redirect and no HSTS: a listener serves what it declares.
+      options: Object.freeze({ ...DEFAULT_ROUTE_OPTIONS, sslRedirect: false, hsts: false, stages: orderStages(policies) }),
+      tls: false,
+    });
+    return Object.freeze({ route, hostKey: host, via: host === "*" ? ("any-host" as const) : isWildcardHost(host) ? ("wildcard-host" as const) : ("exact-host" as const) });
   };
-}
-
-/** What a request carries that matching reads. */
-export interface GatewayRequest {
-  /** Lowercased, without port (hostnames.ts requestHostname). */
-  readonly host: string;
-  readonly method: string;
-  /** The path without the query. */
-  readonly path: string;
-  /** The raw query string without `?`. */
-  readonly query: string;
-  header(name: string): string | null;
-}
-
-/** Does a request path fall under a PathPrefix (per path element; a trailing `/` ignored)? */
-export function prefixMatches(prefix: string, path: string): boolean {
-  if (prefix === "") return true;
-  if (!path.startsWith(prefix)) return false;
-  return path.length === prefix.length || path.charCodeAt(prefix.length) === 47; // "/"
-}
-
-function queryValue(query: string, name: string): string | null {
-  if (query === "") return null;
-  // The first value of the name (HTTPQueryParamMatch leaves repeated names implementation-specific).
-  for (const part of query.split("&")) {
-    const eq = part.indexOf("=");
-    const k = eq === -1 ? part : part.slice(0, eq);
-    let dk: string;
-    try {
-      dk = decodeURIComponent(k.replace(/\+/g, " "));
-    } catch {
-      dk = k;
-    }
-    if (dk !== name) continue;
-    const v = eq === -1 ? "" : part.slice(eq + 1);
-    try {
-      return decodeURIComponent(v.replace(/\+/g, " "));
-    } catch {
-      return v;
-    }
+  const error = (reason: string): GatewayEntry => ({
+    match,
+    choices: [{ match: make(NO_BACKEND, [{ stage: "denied", kind: GATEWAY_ERROR_KIND, params: { reason } }]), weight: 1 }],
+    totalWeight: 1,
+  });
+  if (rule.invalid !== null) return error(rule.invalid);
+  const policies: StagePolicy[] = [];
+  if (rule.requestHeaders) {
+    const h = rule.requestHeaders;
+    policies.push({
+      stage: "forwarding",
+      kind: GATEWAY_REQUEST_HEADERS_KIND,
+      params: { set: h.set.map((x) => [x.name, x.value]), add: h.add.map((x) => [x.name, x.value]), remove: [...h.remove] },
+    });
   }
-  return null;
-}
-
-export function matchesRequest(m: CompiledMatch, req: GatewayRequest): boolean {
-  if (m.pathType === "Exact" ? req.path !== m.path : !prefixMatches(m.path, req.path)) return false;
-  if (m.method !== null && m.method !== req.method) return false;
-  for (const h of m.headers) if (req.header(h.name) !== h.value) return false;
-  for (const q of m.query) if (queryValue(req.query, q.name) !== q.value) return false;
-  return true;
-}
-
-/** The rule a request gets on Portico's `port` listener, or null (not claimed by Gateway API). */
-export function matchGateway(table: GatewayTable, port: PortClass, req: GatewayRequest): GatewayEntry | null {
-  const listeners = port === "https" ? table.https : table.http;
-  if (listeners.size === 0) return null;
-  const lkey = bestHostname(listeners.keys(), req.host);
-  if (lkey === undefined) return null;
-  const idx = listeners.get(lkey)!;
-  // Route hostname precedence (HTTPRouteSpec.hostnames) first, then match precedence: the
-  // exact hostname's rules, then each matching wildcard's (longest first), then the routes
-  // without a hostname; the first list holding a matching rule wins.
-  const exact = idx.exact.get(req.host);
-  if (exact !== undefined) for (const e of exact) if (matchesRequest(e.match, req)) return e;
-  for (const [p, l] of idx.wildcards) {
-    if (!hostnameMatches(p, req.host)) continue;
-    for (const e of l) if (matchesRequest(e.match, req)) return e;
+  if (rule.redirect) {
+    const r = rule.redirect;
+    policies.push({
+      stage: "redirects",
+      kind: GATEWAY_REDIRECT_KIND,
+      params: {
+        scheme: r.scheme,
+        hostname: r.hostname,
+        port: r.port,
+        statusCode: r.statusCode,
+        listenerPort: listener.port,
+        listenerScheme: listener.https ? "https" : "http",
+        pathType: r.path?.type ?? null,
+        pathValue: r.path?.value ?? null,
+        // ReplacePrefixMatch replaces the matched prefix (HTTPPathModifier).
+        matchedPrefix: match.pathType === "PathPrefix" ? match.path : null,
+      },
+    });
+    return { match, choices: [{ match: make(NO_BACKEND, policies), weight: 1 }], totalWeight: 1 };
   }
-  if (idx.any !== null) for (const e of idx.any) if (matchesRequest(e.match, req)) return e;
-  return null;
-}
-
-/** Which backend a request goes to: weighted random; null = an invalid ref's share (500). */
-export function pickBackend(rule: CompiledRule, random: () => number = Math.random): { backend: Backend | null } | null {
-  if (rule.backends.length === 0 || rule.totalWeight === 0) return null;
-  let x = random() * rule.totalWeight;
+  if (rule.backends.length === 0) return error("the rule has no backendRefs");
+  if (rule.totalWeight === 0) return error("every backendRef has weight 0");
+  const choices: WeightedMatch[] = [];
   for (const b of rule.backends) {
-    if (x < b.weight) return { backend: b.backend };
-    x -= b.weight;
+    if (b.weight === 0) continue;
+    choices.push({
+      match: b.backend === null ? make(NO_BACKEND, [{ stage: "denied", kind: GATEWAY_ERROR_KIND, params: { reason: "invalid backendRef" } }]) : make(b.backend, policies),
+      weight: b.weight,
+    });
   }
-  return { backend: rule.backends[rule.backends.length - 1]!.backend };
+  return { match, choices, totalWeight: rule.totalWeight };
 }
-
-export { cond };
