@@ -131,6 +131,33 @@ describe("GATEWAY-HTTP core through a real Portico", () => {
   rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
     const a = await served("/", (a) => a.status === 200);
     expect(a.backend).toBe(`${INFRA}/infra-backend-v1`);
+    // Status, as GatewayAndHTTPRoutesMustBeAccepted and HTTPRouteMustHaveCondition read it.
+    type Cond = { type: string; status: string; reason: string; observedGeneration: number; message: string; lastTransitionTime: string };
+    const conds = (o: unknown) => ((o as { conditions?: Cond[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}@${c.observedGeneration}`);
+    await eventually(() => {
+      const r = api.get("HTTPRoute", INFRA, "gateway-conformance-infra-test");
+      const parents = (r?.status as { parents?: unknown[] } | undefined)?.parents ?? [];
+      return parents.length === 1;
+    }, 10_000, 20);
+    const r = api.get("HTTPRoute", INFRA, "gateway-conformance-infra-test")!;
+    const parents = (r.status as { parents: { parentRef: unknown; controllerName: string; conditions: Cond[] }[] }).parents;
+    expect(parents[0]!.controllerName).toBe("portico.dev/gateway-controller");
+    expect(parents[0]!.parentRef).toEqual({ group: "gateway.networking.k8s.io", kind: "Gateway", name: "same-namespace", namespace: INFRA });
+    expect(conds(parents[0])).toEqual([`Accepted=True/Accepted@${r.metadata.generation}`, `ResolvedRefs=True/ResolvedRefs@${r.metadata.generation}`]);
+    expect(parents[0]!.conditions.every((c) => c.message !== "" && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(c.lastTransitionTime))).toBe(true);
+    await eventually(() => {
+      const g = api.get("Gateway", INFRA, "same-namespace")?.status as { listeners?: { attachedRoutes: number }[] } | undefined;
+      return g?.listeners?.[0]?.attachedRoutes === 1;
+    }, 10_000, 20);
+    const gw = api.get("Gateway", INFRA, "same-namespace")!;
+    const gs = gw.status as { addresses: unknown[]; listeners: { name: string; supportedKinds: unknown[]; conditions: Cond[] }[] };
+    expect(gs.addresses).toEqual([{ type: "IPAddress", value: "192.0.2.10" }]);
+    expect(conds(gs)).toEqual([`Accepted=True/Accepted@${gw.metadata.generation}`, `Programmed=True/Programmed@${gw.metadata.generation}`]);
+    expect(gs.listeners.map((l) => l.name)).toEqual(["http"]);
+    expect(gs.listeners[0]!.supportedKinds).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }]);
+    expect(conds(gs.listeners[0])).toEqual(["Accepted=True/Accepted@1", "ResolvedRefs=True/ResolvedRefs@1", "Programmed=True/Programmed@1", "Conflicted=False/NoConflicts@1"]);
+    const gc = api.get("GatewayClass", null, "portico")!;
+    expect(conds(gc.status)).toEqual([`Accepted=True/Accepted@${gc.metadata.generation}`]);
     cleanup();
     await served("/", (a) => a.status === 404);
   });
