@@ -165,7 +165,11 @@ export class Compiler {
     const cached = this.#gwResult;
     if (cached !== null && cached.base === base && cached.gw === gw) return cached.result;
     const table = gw.table === null ? base.table : Object.freeze({ ...base.table, gateway: gw.table });
-    const result: CompileResult = Object.freeze({ ...base, table, gateway: gw });
+    // A host bound by a Gateway listener serves the listener's certificate, as its requests
+    // are asked of the Gateway rules first (docs/design.md "Gateway API").
+    const gwHosts = new Set(gw.certificates.map((c) => c.host));
+    const certificates = gwHosts.size === 0 ? base.certificates : Object.freeze([...base.certificates.filter((c) => !gwHosts.has(c.host)), ...gw.certificates]);
+    const result: CompileResult = Object.freeze({ ...base, table, certificates, gateway: gw });
     this.#gwResult = { base, gw, result };
     return result;
   }

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { load } from "js-yaml";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { eventually, startPortico, type Portico } from "../e2e/harness.ts";
-import { ingress, ingressClass, kubeconfig } from "../e2e/objects.ts";
+import { ingress, ingressClass, kubeconfig, tlsSecret } from "../e2e/objects.ts";
+import { createCertificate } from "../tls/pki.ts";
 
 const INFRA = "gateway-conformance-infra";
 const APP = "gateway-conformance-app-backend";
@@ -311,5 +312,49 @@ spec:
     expect((await ask("/other", { host: "shared.example.com" })).backend).toBe(`${WEB}/web-backend`);
     cleanup();
     await served("/api/x", (a) => a.backend === `${WEB}/web-backend`, { host: "shared.example.com" });
+  });
+
+  test("an HTTPS listener serves its certificateRef by SNI and its routes on Portico's HTTPS port", async () => {
+    const ca = createCertificate({ subjectCN: "gateway test CA", isCA: true });
+    const leaf = createCertificate({ subjectCN: "secure.example.com", sans: ["secure.example.com"], issuer: { cert: ca.certPem, key: ca.keyPem } });
+    api.create("Secret", tlsSecret(INFRA, "secure-cert", leaf.certPem, leaf.keyPem));
+    apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: https-gateway, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+    - name: https
+      port: 443
+      protocol: HTTPS
+      hostname: secure.example.com
+      tls: { certificateRefs: [{ name: secure-cert }] }
+---
+${route("https-route", `  parentRefs: [{ name: https-gateway, sectionName: https }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /moved } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { path: { type: ReplaceFullPath, replaceFullPath: /new } } }]
+    - backendRefs: [{ name: infra-backend-v3, port: 8080 }]`).trim()}`);
+    const tls = { ca: ca.certPem, serverName: "secure.example.com" };
+    let body: { backend?: string } = {};
+    await eventually(async () => {
+      try {
+        const res = await fetch(`https://127.0.0.1:${portico.ports.https}/x`, { headers: { host: "secure.example.com" }, tls } as RequestInit);
+        body = (await res.json()) as { backend?: string };
+        return body.backend === `${INFRA}/infra-backend-v3`;
+      } catch {
+        return false; // the certificate is not served yet: the handshake fails verification
+      }
+    }, 10_000, 50);
+    expect(body.backend).toBe(`${INFRA}/infra-backend-v3`);
+    const moved = await fetch(`https://127.0.0.1:${portico.ports.https}/moved?q=1`, { headers: { host: "secure.example.com" }, tls, redirect: "manual" } as RequestInit);
+    expect(moved.status).toBe(302);
+    // The listener's declared port 443 is left out (not Portico's own HTTPS port).
+    expect(moved.headers.get("location")).toBe("https://secure.example.com/new?q=1");
+    // Not served on the HTTP port: the route is attached to the HTTPS listener only.
+    expect((await ask("/x", { host: "secure.example.com" })).status).toBe(404);
+    cleanup();
+    api.delete("Secret", INFRA, "secure-cert");
   });
 });

@@ -15,6 +15,8 @@ import { orderStages, type StagePolicy } from "../../table/policy.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
 import type { Backend, Match, Route } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
+import type { CertificateBinding } from "../types.ts";
+import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type RouteParentState } from "./attach.ts";
 import { compileRoute, type CompiledMatch, type CompiledRule } from "./rules.ts";
 
@@ -32,6 +34,8 @@ export interface GatewayCompileResult {
   readonly routes: readonly RouteStatus[];
   /** Null when no rule is attached anywhere: the request path then pays one property check. */
   readonly table: GatewayRoutes | null;
+  /** Certificates of the HTTPS listeners with a hostname (SNI), first certificateRef of each. */
+  readonly certificates: readonly CertificateBinding[];
 }
 
 /** The Backend of routes that never reach one (redirects, 500s): it is never sent to. */
@@ -59,7 +63,7 @@ interface Listener {
 export function compileGateways(snapshot: Snapshot, controllerName: string, resolve: (ref: BackendRef) => ResolvedBackend): GatewayCompileResult {
   const classes = ourClasses(snapshot, controllerName);
   const gateways = classes.size === 0 ? new Map<string, GatewayState>() : ourGateways(snapshot, classes);
-  if (gateways.size === 0) return { classes, gateways, routes: [], table: null };
+  if (gateways.size === 0) return { classes, gateways, routes: [], table: null, certificates: [] };
   // Oldest first, then namespace/name: the route order of the precedence rules.
   const routes = [...snapshot.httpRoutes.entries()].sort(([ka, a], [kb, b]) => {
     const ta = routeTime(a);
@@ -124,7 +128,41 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
     return out;
   };
   const table = attached === 0 ? null : Object.freeze({ http: build(lists.http), https: build(lists.https) });
-  return { classes, gateways, routes: statuses, table };
+  return { classes, gateways, routes: statuses, table, certificates: listenerCertificates(snapshot, gateways) };
+}
+
+function decode(secret: Secret, key: string): string | null {
+  const plain = secret.stringData?.[key];
+  if (plain !== undefined && plain !== null) return plain;
+  const b64 = secret.data?.[key];
+  return b64 === undefined || b64 === null ? null : Buffer.from(b64, "base64").toString("utf8");
+}
+
+/**
+ * One binding per HTTPS listener hostname, served by SNI like an Ingress's spec.tls host; the
+ * first Gateway (by namespace/name) and listener to name a host wins. A listener without a
+ * hostname has no SNI name to bind: its requests get the default certificate
+ * (--default-ssl-certificate), docs/design.md "Gateway API".
+ */
+function listenerCertificates(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>): CertificateBinding[] {
+  const byHost = new Map<string, CertificateBinding>();
+  for (const gw of gateways.values()) {
+    for (const l of gw.listeners) {
+      if (l.portClass !== "https" || l.hostname === null || byHost.has(l.hostname)) continue;
+      const key = l.certificates[0];
+      const secret = key === undefined ? undefined : snapshot.secrets.get(key);
+      if (key === undefined || secret === undefined) continue;
+      byHost.set(l.hostname, Object.freeze({
+        host: l.hostname,
+        secret: key,
+        cert: decode(secret, "tls.crt"),
+        key: decode(secret, "tls.key"),
+        version: `${secret.metadata.uid ?? ""}/${secret.metadata.resourceVersion ?? ""}`,
+        ingress: `${gw.key} (Gateway listener ${l.name})`,
+      }));
+    }
+  }
+  return [...byHost.values()];
 }
 
 /** HTTPRouteRule.matches precedence; ties: route order (age, then name), then rule and match order. */
