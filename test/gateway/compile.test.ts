@@ -280,4 +280,214 @@ spec:
     expect(World.of().result.table).toBeNull();
     expect(w.result.routes).toEqual([]);
   });
+
+  test("HTTPRouteExactPathMatching", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("exact-path-matching", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - { matches: [{ path: { type: Exact, value: /one } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }
+    - { matches: [{ path: { type: Exact, value: /two } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }`));
+    expect(["/one", "/two", "/", "/one/example", "/two/"].map((path) => w.answer({ path }))).toEqual([V1, V2, "404", "404", "404"]);
+  });
+
+  test("HTTPRoutePathMatchOrder", () => {
+    const r = (type: string, value: string, svc: string) => `    - { matches: [{ path: { type: ${type}, value: ${value} } }], backendRefs: [{ name: ${svc}, port: 8080 }] }`;
+    const w = World.of(GATEWAYS["same-namespace"], route("path-matching-order", `  parentRefs: [{ name: same-namespace }]
+  rules:
+${[r("Exact", "/match", "infra-backend-v1"), r("Exact", "/match/exact", "infra-backend-v2"), r("Exact", "/match/exact/one", "infra-backend-v3"), r("PathPrefix", "/match/", "infra-backend-v3"), r("PathPrefix", "/match/prefix/", "infra-backend-v1"), r("PathPrefix", "/match/prefix/one", "infra-backend-v2")].join("\n")}`));
+    const cases: [string, string][] = [["/match/exact/one", V3], ["/match/exact", V2], ["/match", V1], ["/match/prefix/one/any", V2], ["/match/prefix/any", V1], ["/match/any", V3]];
+    expect(cases.map(([path]) => `${path} ${w.answer({ path })}`)).toEqual(cases.map(([path, want]) => `${path} ${want}`));
+  });
+
+  test("HTTPRouteMatchingAcrossRoutes", () => {
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      route("matching-part1", `  parentRefs: [{ name: same-namespace }]
+  hostnames: [example.com, example.net]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: / } }, { headers: [{ name: version, value: one }] }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`),
+      route("matching-part2", `  parentRefs: [{ name: same-namespace }]
+  hostnames: [example.com]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /v2 } }, { headers: [{ name: version, value: two }] }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]`),
+    );
+    const cases: [string, string, Record<string, string>, string][] = [
+      ["example.com", "/", {}, V1],
+      ["example.com", "/example", {}, V1],
+      ["example.net", "/example", {}, V1],
+      ["example.com", "/example", { Version: "one" }, V1],
+      ["example.com", "/v2", {}, V2],
+      ["example.net", "/v2", {}, V1],
+      ["example.com", "/v2/example", {}, V2],
+      ["example.com", "/", { Version: "two" }, V2],
+    ];
+    expect(cases.map(([host, path, headers]) => `${host}${path} ${w.answer({ host, path, headers })}`)).toEqual(cases.map(([host, path, , want]) => `${host}${path} ${want}`));
+  });
+
+  test("HTTPRouteListenerHostnameMatching", () => {
+    const l = (n: number, host: string) => `    - { name: listener-${n}, port: 80, protocol: HTTP, hostname: "${host}", allowedRoutes: { namespaces: { from: Same } } }`;
+    const gw = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: httproute-listener-hostname-matching, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+${[l(1, "bar.com"), l(2, "foo.bar.com"), l(3, "*.bar.com"), l(4, "*.foo.com")].join("\n")}`;
+    const p = (section: string) => `{ name: httproute-listener-hostname-matching, namespace: ${INFRA}, sectionName: ${section} }`;
+    const w = World.of(
+      gw,
+      route("backend-v1", `  parentRefs: [${p("listener-1")}]\n  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      route("backend-v2", `  parentRefs: [${p("listener-2")}]\n  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+      route("backend-v3", `  parentRefs: [${p("listener-3")}, ${p("listener-4")}]\n  rules: [{ backendRefs: [{ name: infra-backend-v3, port: 8080 }] }]`),
+    );
+    const cases: [string, string][] = [
+      ["bar.com", V1],
+      ["foo.bar.com", V2],
+      ["baz.bar.com", V3],
+      ["boo.bar.com", V3],
+      ["multiple.prefixes.bar.com", V3],
+      ["multiple.prefixes.foo.com", V3],
+      ["foo.com", "404"],
+      ["no.matching.host", "404"],
+    ];
+    expect(cases.map(([host]) => `${host} ${w.answer({ host, path: "/" })}`)).toEqual(cases.map(([host, want]) => `${host} ${want}`));
+  });
+
+  test("HTTPRouteNoBackendRefs", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("omitted-backendrefs", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: Exact, value: /omitted-no-forward } }]
+    - matches: [{ path: { type: Exact, value: /empty-no-forward } }]
+      backendRefs: []
+    - matches: [{ path: { type: PathPrefix, value: / } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`));
+    expect(["/forward", "/omitted-no-forward", "/empty-no-forward"].map((path) => w.answer({ path }))).toEqual([V1, "500", "500"]);
+    expect(w.routeConditions(INFRA, "omitted-backendrefs")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+  });
+
+  test("HTTPRouteInvalidReferenceGrant", () => {
+    const g = (name: string, ns: string, from: string, to: string) => `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: ${name}, namespace: ${ns} }
+spec: { from: [${from}], to: [${to}] }`;
+    const okFrom = `{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA} }`;
+    const okTo = `{ group: "", kind: Service, name: web-backend }`;
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      g("reference-grant-wrong-namespace", INFRA, okFrom, okTo),
+      g("reference-grant-wrong-from-group", WEB, `{ group: not-the-group-youre-looking-for, kind: HTTPRoute, namespace: ${INFRA} }`, okTo),
+      g("reference-grant-wrong-from-kind", WEB, `{ group: gateway.networking.k8s.io, kind: Gateway, namespace: ${INFRA} }`, okTo),
+      g("reference-grant-wrong-from-namespace", WEB, `{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: not-the-namespace-youre-looking-for }`, okTo),
+      g("reference-grant-wrong-to-group", WEB, okFrom, `{ group: not-the-group-youre-looking-for, kind: Service, name: web-backend }`),
+      g("reference-grant-wrong-to-kind", WEB, okFrom, `{ group: "", kind: Secret, name: web-backend }`),
+      g("reference-grant-wrong-to-name", WEB, okFrom, `{ group: "", kind: Service, name: not-the-service-youre-looking-for }`),
+      route("reference-grant", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: web-backend, namespace: ${WEB}, port: 8080 }] }]`),
+    );
+    expect(w.routeConditions(INFRA, "reference-grant")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted"]);
+    expect(w.answer({ path: "/" })).toBe("500");
+  });
+
+  test("HTTPRoutePartiallyInvalidViaInvalidReferenceGrant", () => {
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: reference-grant-wrong-to-name, namespace: ${APP} }
+spec:
+  from: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA} }]
+  to: [{ group: "", kind: Service, name: not-app-backend-v1 }]`,
+      route("invalid-reference-grant", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /v2 } }]
+      backendRefs: [{ name: app-backend-v1, namespace: ${APP}, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: / } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`),
+    );
+    expect(w.routeConditions(INFRA, "invalid-reference-grant")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted"]);
+    expect(w.answer({ path: "/v2" })).toBe("500");
+    expect(w.answer({ path: "/" })).toBe(V1);
+  });
+
+  test("GatewayInvalidRouteKind", () => {
+    const gw = (name: string, kinds: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http, port: 80, protocol: HTTP, allowedRoutes: { kinds: [${kinds}] } }]`;
+    const w = World.of(gw("gateway-only-invalid-route-kind", "{ kind: InvalidRoute }"), gw("gateway-supported-and-invalid-route-kind", "{ kind: InvalidRoute }, { kind: HTTPRoute }"));
+    const only = w.listener(`${INFRA}/gateway-only-invalid-route-kind`, "http");
+    expect(only.supportedKinds).toEqual([]);
+    expect(only.conditions.find((c) => c.type === "ResolvedRefs")).toMatchObject({ status: "False", reason: "InvalidRouteKinds" });
+    const both = w.listener(`${INFRA}/gateway-supported-and-invalid-route-kind`, "http");
+    expect(both.supportedKinds).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }]);
+    expect(both.conditions.find((c) => c.type === "ResolvedRefs")).toMatchObject({ status: "False", reason: "InvalidRouteKinds" });
+    expect(both.attachedRoutes).toBe(0);
+  });
+
+  test("GatewayListenerUnsupportedProtocol", () => {
+    const gw = (name: string, listeners: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec: { gatewayClassName: portico, listeners: [${listeners}] }`;
+    const w = World.of(
+      gw("gateway-only-unsupported-protocols", "{ name: invalid, port: 80, protocol: Invalid }"),
+      gw("gateway-supported-and-unsupported-protocols", "{ name: http, port: 80, protocol: HTTP }, { name: invalid, port: 81, protocol: Invalid }"),
+    );
+    const only = w.result.gateways.get(`${INFRA}/gateway-only-unsupported-protocols`)!;
+    expect(only.conditions[0]).toMatchObject({ type: "Accepted", status: "False", reason: "ListenersNotValid" });
+    const l = w.listener(`${INFRA}/gateway-only-unsupported-protocols`, "invalid");
+    expect(l.supportedKinds).toEqual([]);
+    expect(l.conditions.find((c) => c.type === "Accepted")).toMatchObject({ status: "False", reason: "UnsupportedProtocol" });
+    const mixed = w.result.gateways.get(`${INFRA}/gateway-supported-and-unsupported-protocols`)!;
+    expect(mixed.conditions[0]).toMatchObject({ type: "Accepted", status: "True", reason: "ListenersNotValid" });
+    expect(w.listener(`${INFRA}/gateway-supported-and-unsupported-protocols`, "http").conditions.find((c) => c.type === "Accepted")).toMatchObject({ status: "True" });
+  });
+
+  test("GatewayInvalidTLSConfiguration and GatewaySecretMissingReferenceGrant", () => {
+    const gw = (name: string, ref: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: All } }, tls: { certificateRefs: [${ref}] } }]`;
+    const w = World.of(
+      gw("gateway-certificate-nonexistent-secret", "{ name: nonexistent-certificate }"),
+      gw("gateway-certificate-unsupported-group", "{ group: wrong.group.company.io, kind: Secret, name: tls-validity-checks-certificate }"),
+      gw("gateway-certificate-unsupported-kind", "{ group: '', kind: WrongKind, name: tls-validity-checks-certificate }"),
+      gw("gateway-certificate-malformed-secret", "{ name: malformed-certificate }"),
+      gw("gateway-secret-missing-reference-grant", `{ name: certificate, namespace: ${WEB} }`),
+      `apiVersion: v1
+kind: Secret
+metadata: { name: malformed-certificate, namespace: ${INFRA} }
+type: kubernetes.io/tls
+data: { tls.crt: SGVsbG8gd29ybGQK, tls.key: SGVsbG8gd29ybGQK }`,
+    );
+    const refs = (name: string) => w.listener(`${INFRA}/${name}`, "https").conditions.find((c) => c.type === "ResolvedRefs");
+    for (const name of ["gateway-certificate-nonexistent-secret", "gateway-certificate-unsupported-group", "gateway-certificate-unsupported-kind", "gateway-certificate-malformed-secret"]) {
+      expect({ name, ...refs(name) }).toMatchObject({ name, status: "False", reason: "InvalidCertificateRef" });
+      expect(w.listener(`${INFRA}/${name}`, "https").supportedKinds).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }]);
+    }
+    expect(refs("gateway-secret-missing-reference-grant")).toMatchObject({ status: "False", reason: "RefNotPermitted" });
+  });
+
+  test("GatewayInvalidParametersRef", () => {
+    const w = World.of(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gateway-invalid-parameters-ref, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http, port: 80, protocol: HTTP }]
+  infrastructure: { parametersRef: { group: invalid.io, kind: InvalidParameters, name: invalid } }`);
+    expect(w.result.gateways.get(`${INFRA}/gateway-invalid-parameters-ref`)!.conditions[0]).toMatchObject({ type: "Accepted", status: "False", reason: "InvalidParameters" });
+  });
 });

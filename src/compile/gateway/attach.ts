@@ -119,10 +119,24 @@ export function referenceAllowed(
   return false;
 }
 
+function decoded(s: Secret, key: string): string {
+  const plain = s.stringData?.[key];
+  if (typeof plain === "string") return plain;
+  const b64 = s.data?.[key];
+  return typeof b64 === "string" ? Buffer.from(b64, "base64").toString("utf8") : "";
+}
+
+/**
+ * A Secret that can serve TLS: tls.crt holds a PEM certificate and tls.key a PEM private key
+ * (GatewayInvalidTLSConfiguration: a Secret whose data is not PEM is an InvalidCertificateRef).
+ * Only the PEM framing is checked here (the compiler is pure); the TLS layer parses the
+ * certificate itself and reports one it cannot use.
+ */
 function isTlsSecret(s: Secret | undefined): boolean {
   if (s === undefined) return false;
-  const d = { ...(s.data ?? {}), ...(s.stringData ?? {}) };
-  return typeof d["tls.crt"] === "string" && d["tls.crt"] !== "" && typeof d["tls.key"] === "string" && d["tls.key"] !== "";
+  const crt = decoded(s, "tls.crt");
+  const key = decoded(s, "tls.key");
+  return /-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/.test(crt) && /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+-----END [A-Z ]*PRIVATE KEY-----/.test(key);
 }
 
 /** Gateways of our classes, with their listeners validated (ListenerConditionType reasons). */
@@ -136,16 +150,26 @@ export function ourGateways(snapshot: Snapshot, classes: ReadonlyMap<string, Cla
     const listeners = gw.spec.listeners.map((l) => listenerState(snapshot, gw, key, l));
     markConflicts(listeners);
     const classOk = cls.conditions[0]?.status === "True";
-    const anyProgrammed = listeners.some((l) => l.conditions.some((c) => c.type === "Programmed" && c.status === "True"));
+    const accepted = listeners.filter((l) => l.conditions.some((c) => c.type === "Accepted" && c.status === "True"));
+    const anyProgrammed = listeners.some((l) => l.portClass !== null);
+    const params = (gw.spec as { infrastructure?: { parametersRef?: unknown } | null }).infrastructure?.parametersRef;
     const conditions: Condition[] = [];
+    // GatewayConditionAccepted: False with ListenersNotValid when no listener is accepted; True
+    // with ListenersNotValid when only some are (GatewayListenerUnsupportedProtocol).
     if (!classOk) conditions.push(cond("Accepted", "False", "InvalidParameters", `GatewayClass ${cls.name} is not accepted`));
+    else if (params !== undefined && params !== null) conditions.push(cond("Accepted", "False", "InvalidParameters", "Portico takes no infrastructure.parametersRef"));
     else if ((gw.spec.addresses?.length ?? 0) > 0) conditions.push(cond("Accepted", "False", "UnsupportedAddress", "Portico serves on its own Service's address; spec.addresses cannot be honoured"));
+    else if (accepted.length === 0) conditions.push(cond("Accepted", "False", "ListenersNotValid", "no listener is valid"));
+    else if (accepted.length < listeners.length) conditions.push(cond("Accepted", "True", "ListenersNotValid", "some listeners are not valid"));
     else conditions.push(cond("Accepted", "True", "Accepted", "handled by Portico"));
+    const gwAccepted = conditions[0]!.status === "True";
     conditions.push(
-      classOk && anyProgrammed
+      gwAccepted && anyProgrammed
         ? cond("Programmed", "True", "Programmed", "served on Portico's HTTP/HTTPS listeners")
         : cond("Programmed", "False", "Invalid", "no listener can be served"),
     );
+    // A Gateway that is not accepted serves nothing.
+    if (!gwAccepted) for (let i = 0; i < listeners.length; i++) listeners[i] = { ...listeners[i]!, portClass: null };
     out.set(key, { key, gateway: gw, conditions, listeners });
   }
   return out;
