@@ -139,6 +139,16 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
       const next: Status = { parents: [...others, ...ours] };
       if (!deepEqual(curParents, next.parents)) work.push({ kind: "HTTPRoute", resource: "httproutes", ns: routeNs, name: obj.metadata.name, status: next });
     }
+    // Routes that no longer name a Gateway of ours keep no entry of ours (the parentRef was
+    // removed, or the Gateway is gone or another controller's).
+    const handled = new Set(result.routes.map((r) => r.key));
+    for (const [key, obj] of snapshot.httpRoutes) {
+      if (handled.has(key)) continue;
+      const parents = (obj.status as { parents?: unknown } | undefined)?.parents;
+      if (!Array.isArray(parents) || !parents.some((p) => (p as { controllerName?: unknown } | null)?.controllerName === o.config.gatewayControllerName)) continue;
+      const others = parents.filter((p) => (p as { controllerName?: unknown } | null)?.controllerName !== o.config.gatewayControllerName);
+      work.push({ kind: "HTTPRoute", resource: "httproutes", ns: obj.metadata.namespace ?? "default", name: obj.metadata.name, status: { parents: others } });
+    }
     let n = 0;
     for (const w of work) {
       if (!o.isLeader()) break;

@@ -357,4 +357,53 @@ ${route("https-route", `  parentRefs: [{ name: https-gateway, sectionName: https
     cleanup();
     api.delete("Secret", INFRA, "secure-cert");
   });
+
+  test("HTTPRouteObservedGenerationBump (and our parent entry goes when the parentRef does)", async () => {
+    apply(route("observed-generation-bump", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
+    type Parent = { controllerName: string; conditions: { type: string; status: string; observedGeneration: number }[] };
+    const parentsOf = () => ((api.get("HTTPRoute", INFRA, "observed-generation-bump")?.status as { parents?: Parent[] } | undefined)?.parents ?? []);
+    const latest = () => {
+      const gen = api.get("HTTPRoute", INFRA, "observed-generation-bump")!.metadata.generation as number;
+      const ps = parentsOf();
+      return ps.length === 1 && ps[0]!.conditions.every((c) => c.observedGeneration === gen && c.status === "True");
+    };
+    await eventually(latest, 10_000, 20);
+    const before = api.get("HTTPRoute", INFRA, "observed-generation-bump")!;
+    const spec = structuredClone(before.spec) as { rules: { backendRefs: { name: string }[] }[] };
+    spec.rules[0]!.backendRefs[0]!.name = "infra-backend-v2";
+    api.update("HTTPRoute", { ...before, spec });
+    const after = api.get("HTTPRoute", INFRA, "observed-generation-bump")!;
+    expect(after.metadata.generation).toBe((before.metadata.generation as number) + 1);
+    await eventually(latest, 10_000, 20);
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v2`);
+    // Another controller's entry is kept; ours goes once the route no longer names our Gateway.
+    const cur = api.get("HTTPRoute", INFRA, "observed-generation-bump")!;
+    api.update("HTTPRoute", { ...cur, spec: { ...(cur.spec as object), parentRefs: [{ name: "someone-elses" }] } });
+    await eventually(() => parentsOf().length === 0, 10_000, 20);
+    cleanup();
+  });
+
+  test("HTTPRouteWeight: requests split 70/30, none to the weight-0 backend", async () => {
+    apply(route("weighted-backends", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - backendRefs:
+        - { name: infra-backend-v1, port: 8080, weight: 70 }
+        - { name: infra-backend-v2, port: 8080, weight: 30 }
+        - { name: infra-backend-v3, port: 8080, weight: 0 }`));
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v2`);
+    const counts = new Map<string, number>();
+    const n = 400;
+    for (let i = 0; i < n; i++) {
+      const b = (await ask("/")).backend ?? "none";
+      counts.set(b, (counts.get(b) ?? 0) + 1);
+    }
+    const share = (v: string) => (counts.get(`${INFRA}/infra-backend-${v}`) ?? 0) / n;
+    // Binomial spread at n=400, p=0.7: sd 0.023; the bounds are over 4 sd away.
+    expect(share("v1")).toBeGreaterThan(0.6);
+    expect(share("v1")).toBeLessThan(0.8);
+    expect(share("v1") + share("v2")).toBe(1);
+    expect(share("v3")).toBe(0);
+    cleanup();
+  });
 });
