@@ -6,6 +6,7 @@ import { APP, GATEWAYS, INFRA, WEB, World } from "./base.ts";
 import { effectiveHostnames, hostnameMatches, intersectHostname, requestHostname } from "../../src/compile/gateway/hostnames.ts";
 import { prefixMatches } from "../../src/table/gateway.ts";
 import { selectorMatches } from "../../src/compile/gateway/labels.ts";
+import { createCertificate } from "../tls/pki.ts";
 
 const route = (name: string, body: string, ns = INFRA) => `
 apiVersion: gateway.networking.k8s.io/v1
@@ -489,5 +490,78 @@ spec:
   listeners: [{ name: http, port: 80, protocol: HTTP }]
   infrastructure: { parametersRef: { group: invalid.io, kind: InvalidParameters, name: invalid } }`);
     expect(w.result.gateways.get(`${INFRA}/gateway-invalid-parameters-ref`)!.conditions[0]).toMatchObject({ type: "Accepted", status: "False", reason: "InvalidParameters" });
+  });
+
+  test("GatewayWithAttachedRoutes", () => {
+    const sel = `allowedRoutes: { kinds: [{ kind: HTTPRoute }], namespaces: { from: Selector, selector: { matchLabels: { kubernetes.io/metadata.name: ${INFRA} } } } }`;
+    const gw = (name: string, listener: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec: { gatewayClassName: portico, listeners: [${listener}] }`;
+    const r = (name: string, parent: string, extra = "") => route(name, `  parentRefs: [{ kind: Gateway, name: ${parent}, namespace: ${INFRA} }]${extra}
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`);
+    const w = World.of(
+      gw("gateway-with-one-attached-route", `{ name: http, port: 80, protocol: HTTP, ${sel} }`),
+      r("http-route-1", "gateway-with-one-attached-route"),
+      gw("gateway-with-two-attached-routes", `{ name: http, port: 80, protocol: HTTP, hostname: foo.example.com, ${sel} }`),
+      r("http-route-2", "gateway-with-two-attached-routes"),
+      r("http-route-3", "gateway-with-two-attached-routes"),
+      r("http-route-not-accepted", "gateway-with-two-attached-routes", "\n  hostnames: [not-accepted.test.com]"),
+      gw("unresolved-gateway-with-one-attached-unresolved-route", `{ name: tls, port: 443, protocol: HTTPS, ${sel}, tls: { certificateRefs: [{ group: "", kind: Secret, name: does-not-exist }], mode: Terminate } }`),
+      route("http-route-4", `  parentRefs: [{ kind: Gateway, name: unresolved-gateway-with-one-attached-unresolved-route, namespace: ${INFRA}, sectionName: tls }]
+  rules: [{ backendRefs: [{ name: does-not-exist, port: 8080 }] }]`),
+    );
+    const status = (gwName: string, l: string) => {
+      const x = w.listener(`${INFRA}/${gwName}`, l);
+      return `${x.attachedRoutes} ${x.conditions.filter((c) => c.type === "Accepted" || c.type === "ResolvedRefs").map((c) => `${c.type}=${c.status}`).join(" ")}`;
+    };
+    expect(status("gateway-with-one-attached-route", "http")).toBe("1 Accepted=True ResolvedRefs=True");
+    expect(status("gateway-with-two-attached-routes", "http")).toBe("2 Accepted=True ResolvedRefs=True");
+    expect(w.routeConditions(INFRA, "http-route-not-accepted")).toEqual(["Accepted=False/NoMatchingListenerHostname ResolvedRefs=True/ResolvedRefs"]);
+    // Attached even though the listener's certificate and the route's backend do not resolve.
+    expect(status("unresolved-gateway-with-one-attached-unresolved-route", "tls")).toBe("1 Accepted=True ResolvedRefs=False");
+    expect(w.routeConditions(INFRA, "http-route-4")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/BackendNotFound"]);
+  });
+
+  test("GatewaySecretReferenceGrantSpecific, GatewaySecretReferenceGrantAllInNamespace and GatewaySecretInvalidReferenceGrant", () => {
+    const cert = createCertificate({ subjectCN: "cert.example.com", sans: ["cert.example.com"] });
+    const secret = `apiVersion: v1
+kind: Secret
+metadata: { name: certificate, namespace: ${WEB} }
+type: kubernetes.io/tls
+data: { tls.crt: ${Buffer.from(cert.certPem).toString("base64")}, tls.key: ${Buffer.from(cert.keyPem).toString("base64")} }`;
+    const gw = (name: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: All } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: certificate, namespace: ${WEB} }] } }]`;
+    const grant = (name: string, ns: string, from: string, to: string) => `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: ${name}, namespace: ${ns} }
+spec: { from: [${from}], to: [${to}] }`;
+    const okFrom = `{ group: gateway.networking.k8s.io, kind: Gateway, namespace: ${INFRA} }`;
+    const refs = (w: World, name: string) => w.listener(`${INFRA}/${name}`, "https").conditions.find((c) => c.type === "ResolvedRefs");
+    const specific = World.of(secret, gw("gateway-secret-reference-grant-specific"), grant("reference-grant-specific", WEB, okFrom, `{ group: "", kind: Secret, name: certificate }`));
+    expect(refs(specific, "gateway-secret-reference-grant-specific")).toMatchObject({ status: "True", reason: "ResolvedRefs" });
+    const all = World.of(secret, gw("gateway-secret-reference-grant-all-in-namespace"), grant("reference-grant-all-in-namespace", WEB, okFrom, `{ group: "", kind: Secret }`));
+    expect(refs(all, "gateway-secret-reference-grant-all-in-namespace")).toMatchObject({ status: "True", reason: "ResolvedRefs" });
+    const invalid = World.of(
+      secret,
+      gw("gateway-secret-invalid-reference-grant"),
+      grant("reference-grant-wrong-namespace", APP, okFrom, `{ group: "", kind: Secret, name: certificate }`),
+      grant("reference-grant-wrong-from-group", WEB, `{ group: not-the-group-youre-looking-for, kind: Gateway, namespace: ${INFRA} }`, `{ group: "", kind: Secret, name: certificate }`),
+      grant("reference-grant-wrong-from-kind", WEB, `{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA} }`, `{ group: "", kind: Secret, name: certificate }`),
+      grant("reference-grant-wrong-from-namespace", WEB, `{ group: gateway.networking.k8s.io, kind: Gateway, namespace: not-the-namespace-youre-looking-for }`, `{ group: "", kind: Secret, name: certificate }`),
+      grant("reference-grant-wrong-to-group", WEB, okFrom, `{ group: not-the-group-youre-looking-for, kind: Secret, name: certificate }`),
+      grant("reference-grant-wrong-to-kind", WEB, okFrom, `{ group: "", kind: Service, name: certificate }`),
+      grant("reference-grant-wrong-to-name", WEB, okFrom, `{ group: "", kind: Secret, name: not-the-certificate-youre-looking-for }`),
+    );
+    expect(refs(invalid, "gateway-secret-invalid-reference-grant")).toMatchObject({ status: "False", reason: "RefNotPermitted" });
+    // The HTTPS listener with a permitted certificate binds it (no hostname: nothing to bind by SNI).
+    expect(specific.result.certificates).toEqual([]);
   });
 });

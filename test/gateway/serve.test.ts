@@ -406,4 +406,116 @@ ${route("https-route", `  parentRefs: [{ name: https-gateway, sectionName: https
     expect(share("v3")).toBe(0);
     cleanup();
   });
+
+  type Cond = { type: string; status: string; observedGeneration: number };
+  /** Every condition of the object (and of its listeners) carries its current generation. */
+  const latest = (kind: string, ns: string | null, name: string): boolean => {
+    const o = api.get(kind, ns, name);
+    if (!o) return false;
+    const gen = o.metadata.generation as number;
+    const st = o.status as { conditions?: Cond[]; listeners?: { conditions?: Cond[] }[] } | undefined;
+    const all = [...(st?.conditions ?? []), ...(st?.listeners ?? []).flatMap((l) => l.conditions ?? [])];
+    return all.length > 0 && all.every((c) => c.observedGeneration === gen);
+  };
+
+  test("GatewayClassObservedGenerationBump", async () => {
+    await eventually(() => latest("GatewayClass", null, "portico"), 10_000, 20);
+    const gc = api.get("GatewayClass", null, "portico")!;
+    api.update("GatewayClass", { ...gc, spec: { ...(gc.spec as object), description: "a new description" } });
+    expect(api.get("GatewayClass", null, "portico")!.metadata.generation).toBe((gc.metadata.generation as number) + 1);
+    await eventually(() => latest("GatewayClass", null, "portico"), 10_000, 20);
+  });
+
+  test("GatewayObservedGenerationBump and GatewayModifyListeners", async () => {
+    apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gateway-add-listener, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http-8080, port: 8080, protocol: HTTP, hostname: first.test.com, allowedRoutes: { namespaces: { from: All } } }]
+---
+${route("http-route-add", `  parentRefs: [{ name: gateway-add-listener }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}`);
+    await eventually(() => latest("Gateway", INFRA, "gateway-add-listener"), 10_000, 20);
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v1`, { host: "first.test.com" });
+    const gw = api.get("Gateway", INFRA, "gateway-add-listener")!;
+    const spec = structuredClone(gw.spec) as { listeners: Record<string, unknown>[] };
+    spec.listeners.push({ name: "http", port: 80, protocol: "HTTP", hostname: "data.test.com", allowedRoutes: { namespaces: { from: "All" } } });
+    api.update("Gateway", { ...gw, spec });
+    await eventually(() => latest("Gateway", INFRA, "gateway-add-listener"), 10_000, 20);
+    const listeners = () => ((api.get("Gateway", INFRA, "gateway-add-listener")!.status as { listeners: { name: string; attachedRoutes: number }[] }).listeners ?? []).map((l) => `${l.name}:${l.attachedRoutes}`);
+    await eventually(() => listeners().join(" ") === "http-8080:1 http:1", 10_000, 20);
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v1`, { host: "data.test.com" });
+    // Removing the listener stops its traffic.
+    const gw2 = api.get("Gateway", INFRA, "gateway-add-listener")!;
+    api.update("Gateway", { ...gw2, spec: { ...(gw2.spec as object), listeners: (gw2.spec as { listeners: { name: string }[] }).listeners.filter((l) => l.name !== "http") } });
+    await eventually(() => listeners().join(" ") === "http-8080:1", 10_000, 20);
+    await served("/", (a) => a.status === 404, { host: "data.test.com" });
+    cleanup();
+  });
+
+  test("HTTPRouteHTTPSListener", async () => {
+    // conformance/base: same-namespace-with-https-listener and tls-validity-checks-certificate.
+    const cert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "second-example.org", "*.wildcard.org"] });
+    api.create("Secret", tlsSecret(INFRA, "tls-validity-checks-certificate", cert.certPem, cert.keyPem));
+    const l = (name: string, host: string | null) =>
+      `    - { name: ${name}, port: 443, protocol: HTTPS, ${host ? `hostname: "${host}", ` : ""}allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate }] } }`;
+    apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: same-namespace-with-https-listener, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+${[l("https", null), l("https-with-hostname", "second-example.org"), l("https-with-wildcard-hostname", "*.wildcard.org"), l("https-with-hostname-matching-wildcard", "fourth-example.wildcard.org")].join("\n")}
+---
+${route("httproute-https-test", `  parentRefs: [{ name: same-namespace-with-https-listener }]
+  hostnames: [example.org]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}
+---
+${route("httproute-https-test-no-hostname", `  parentRefs: [{ name: same-namespace-with-https-listener, sectionName: https-with-hostname }]
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`).trim()}`);
+    const tlsGet = async (host: string) => {
+      try {
+        const res = await fetch(`https://127.0.0.1:${portico.ports.https}/`, { headers: { host }, tls: { ca: cert.certPem, serverName: host } } as RequestInit);
+        return `${res.status} ${((await res.json()) as { backend?: string }).backend}`;
+      } catch (e) {
+        return String(e);
+      }
+    };
+    for (const [host, backend] of [["example.org", "infra-backend-v1"], ["second-example.org", "infra-backend-v2"]] as const) {
+      let got = "";
+      await eventually(async () => (got = await tlsGet(host)) === `200 ${INFRA}/${backend}`, 10_000, 50).catch(() => undefined);
+      expect(`${host} ${got}`).toBe(`${host} 200 ${INFRA}/${backend}`);
+    }
+    cleanup();
+    api.delete("Secret", INFRA, "tls-validity-checks-certificate");
+  });
+
+  test("HTTPRouteServiceTypes", async () => {
+    const port = echoes.get(`${INFRA}/infra-backend-v1`)!.port;
+    const svc = (name: string, headless: boolean) => {
+      api.create("Service", { metadata: { name, namespace: INFRA }, spec: { ...(headless ? { clusterIP: "None" } : {}), ports: [{ name: "first-port", port: 8080, targetPort: 3000 }] } });
+      created.push({ kind: "Service", ns: INFRA, name });
+      // Dual-stack as upstream: an IPv4 slice with the pod, and an IPv6 slice (empty here: loopback tests).
+      for (const [suffix, addressType, endpoints] of [["ip4", "IPv4", [{ addresses: ["127.0.0.1"], conditions: { ready: true } }]], ["ip6", "IPv6", []]] as const) {
+        api.create("EndpointSlice", { metadata: { name: `${name}-${suffix}`, namespace: INFRA, labels: { "kubernetes.io/service-name": name } }, addressType, ports: [{ name: "first-port", port }], endpoints });
+        created.push({ kind: "EndpointSlice", ns: INFRA, name: `${name}-${suffix}` });
+      }
+    };
+    svc("manual-endpointslices", false);
+    svc("headless", true);
+    svc("headless-manual-endpointslices", true);
+    apply(route("service-types", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - { matches: [{ path: { type: Exact, value: /manual-endpointslices } }], backendRefs: [{ name: manual-endpointslices, port: 8080 }] }
+    - { matches: [{ path: { type: Exact, value: /headless } }], backendRefs: [{ name: headless, port: 8080 }] }
+    - { matches: [{ path: { type: Exact, value: /headless-manual-endpointslices } }], backendRefs: [{ name: headless-manual-endpointslices, port: 8080 }] }`));
+    for (const path of ["/manual-endpointslices", "/headless", "/headless-manual-endpointslices"]) {
+      const a = await served(path, (a) => a.status === 200);
+      expect(`${path} ${a.backend} ${a.path}`).toBe(`${path} ${INFRA}/infra-backend-v1 ${path}`);
+    }
+    cleanup();
+  });
 });

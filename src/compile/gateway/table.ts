@@ -75,6 +75,8 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
   type Pending = { entry: GatewayEntry; rank: number; rule: CompiledRule; match: CompiledMatch };
   const lists = { http: new Map<string, Map<string, Pending[]>>(), https: new Map<string, Map<string, Pending[]>>() };
   let attached = 0;
+  /** Route hostnames served through HTTPS listeners without a hostname, and the listener's certificate. */
+  const routeHosts: [string, string][] = [];
   routes.forEach(([key, route], rank) => {
     const parents = attachRoute(snapshot, gateways, route);
     if (parents.length === 0) return;
@@ -92,6 +94,9 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
         let hosts = lists[cls].get(lkey);
         if (!hosts) lists[cls].set(lkey, (hosts = new Map()));
         const listener: Listener = { port: a.listener.port, https: cls === "https" };
+        if (cls === "https" && a.listener.hostname === null && a.listener.certificates[0] !== undefined) {
+          for (const h of a.hostnames) if (h !== "*") routeHosts.push([h, a.listener.certificates[0]]);
+        }
         for (const h of a.hostnames) {
           let list = hosts.get(h);
           if (!list) hosts.set(h, (list = []));
@@ -128,7 +133,7 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
     return out;
   };
   const table = attached === 0 ? null : Object.freeze({ http: build(lists.http), https: build(lists.https) });
-  return { classes, gateways, routes: statuses, table, certificates: listenerCertificates(snapshot, gateways) };
+  return { classes, gateways, routes: statuses, table, certificates: listenerCertificates(snapshot, gateways, routeHosts) };
 }
 
 function decode(secret: Secret, key: string): string | null {
@@ -141,10 +146,11 @@ function decode(secret: Secret, key: string): string | null {
 /**
  * One binding per HTTPS listener hostname, served by SNI like an Ingress's spec.tls host; the
  * first Gateway (by namespace/name) and listener to name a host wins. A listener without a
- * hostname has no SNI name to bind: its requests get the default certificate
+ * hostname binds its certificate to the hostnames of the routes attached to it (`routeHosts`,
+ * after the listener hostnames); with none, its requests get the default certificate
  * (--default-ssl-certificate), docs/design.md "Gateway API".
  */
-function listenerCertificates(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>): CertificateBinding[] {
+function listenerCertificates(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>, routeHosts: readonly (readonly [string, string])[]): CertificateBinding[] {
   const byHost = new Map<string, CertificateBinding>();
   for (const gw of gateways.values()) {
     for (const l of gw.listeners) {
@@ -161,6 +167,18 @@ function listenerCertificates(snapshot: Snapshot, gateways: ReadonlyMap<string, 
         ingress: `${gw.key} (Gateway listener ${l.name})`,
       }));
     }
+  }
+  for (const [host, key] of routeHosts) {
+    const secret = snapshot.secrets.get(key);
+    if (byHost.has(host) || secret === undefined) continue;
+    byHost.set(host, Object.freeze({
+      host,
+      secret: key,
+      cert: decode(secret, "tls.crt"),
+      key: decode(secret, "tls.key"),
+      version: `${secret.metadata.uid ?? ""}/${secret.metadata.resourceVersion ?? ""}`,
+      ingress: "Gateway API route hostname",
+    }));
   }
   return [...byHost.values()];
 }
