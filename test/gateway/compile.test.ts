@@ -7,6 +7,9 @@ import { effectiveHostnames, hostnameMatches, intersectHostname, requestHostname
 import { prefixMatches } from "../../src/table/gateway.ts";
 import { selectorMatches } from "../../src/compile/gateway/labels.ts";
 import { createCertificate } from "../tls/pki.ts";
+import { compile } from "../../src/compile/compile.ts";
+import { serializeTable } from "../../src/table/serialize.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 
 const route = (name: string, body: string, ns = INFRA) => `
 apiVersion: gateway.networking.k8s.io/v1
@@ -563,5 +566,24 @@ spec: { from: [${from}], to: [${to}] }`;
     expect(refs(invalid, "gateway-secret-invalid-reference-grant")).toMatchObject({ status: "False", reason: "RefNotPermitted" });
     // The HTTPS listener with a permitted certificate binds it (no hostname: nothing to bind by SNI).
     expect(specific.result.certificates).toEqual([]);
+  });
+
+  test("the compiler adds the Gateway part to the table, and /debug/routes shows it in lookup order", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("shown", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /a } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080, weight: 3 }, { name: infra-backend-v2, port: 8080 }]
+    - matches: [{ path: { type: Exact, value: /a/b } }]
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]`));
+    const r = compile(w.snap, DEFAULT_COMPILE_CONFIG);
+    expect(r.gateway?.routes.map((x) => x.key)).toEqual([`${INFRA}/shown`]);
+    const view = serializeTable(r.table).gateway!;
+    expect(view.map((l) => `${l.port} ${l.listenerHostname}`)).toEqual(["http *"]);
+    const entries = view[0]!.hosts[0]!.entries.map((e) => `${e.match.pathType} ${e.match.path} ${e.weights.map((x) => `${x.route.backend}x${x.weight}`).join(",")}`);
+    expect(entries).toEqual([`Exact /a/b ${INFRA}/infra-backend-v3:8080x1`, `PathPrefix /a ${INFRA}/infra-backend-v1:8080x3,${INFRA}/infra-backend-v2:8080x1`]);
+    // Without a GatewayClass of ours the result is the Ingress one, untouched.
+    const none = compile(World.of().snap, { ...DEFAULT_COMPILE_CONFIG, gatewayControllerName: "example.com/other" });
+    expect(none.table.gateway ?? null).toBeNull();
+    expect(serializeTable(none.table).gateway).toBeUndefined();
   });
 });
