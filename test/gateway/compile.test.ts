@@ -586,4 +586,23 @@ spec: { from: [${from}], to: [${to}] }`;
     expect(none.table.gateway ?? null).toBeNull();
     expect(serializeTable(none.table).gateway).toBeUndefined();
   });
+
+  test("bad input from --manifests (no CRD validation): the bad rule answers 500 or matches nothing, the others serve", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("bad", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /hdr } }]
+      filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { set: [{ name: "bad name", value: x }], add: [{ name: ok, value: "a\\r\\nInjected: 1" }] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /redir } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { hostname: "evil.com\\r\\nx: y" } }]
+    - matches: [{ path: { type: PathPrefix, value: "/sp ace" } }, { headers: [{ name: "no good", value: v }] }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /ok } }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]`));
+    expect(w.answer({ path: "/hdr" })).toBe("500");
+    expect(w.answer({ path: "/redir" })).toBe("500");
+    expect(w.answer({ path: "/sp ace" })).toBe("404");
+    expect(w.answer({ path: "/ok" })).toBe(V2);
+    expect(w.routeConditions(INFRA, "bad")[0]).toStartWith("Accepted=False/UnsupportedValue");
+  });
 });

@@ -63,6 +63,20 @@ export interface CompiledRoute {
 
 const ns = (o: { metadata: { namespace?: string | undefined } }) => o.metadata.namespace ?? "default";
 
+// The CRD validates these for objects from the API server; --manifests objects have not been
+// through it, and a value the proxy cannot put in a header must never reach it.
+/** RFC 9110 §5.1 field name (token). */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** RFC 9110 §5.5 field value: visible characters, spaces and tabs, no CR, LF or NUL. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** A DNS name (RFC 1123) as Gateway API's PreciseHostname. */
+const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** Path characters HTTPPathMatch and HTTPPathModifier allow (RFC 3986 pchar and "/"). */
+const PATH = /^\/(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$/;
+
+const validHeaders = (xs: readonly { name: string; value: string }[] | null | undefined): boolean =>
+  (xs ?? []).every((h) => TOKEN.test(h.name) && FIELD_VALUE.test(h.value));
+
 const headerList = (xs: readonly { name: string; value: string }[] | null | undefined): HeaderMatch[] => {
   // HTTPHeaderFilter: the first entry of a name wins over later ones.
   const out: HeaderMatch[] = [];
@@ -101,8 +115,12 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
         unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path type ${type} is not supported`);
         continue;
       }
-      if (!value.startsWith("/")) {
-        unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path ${JSON.stringify(value)} does not start with /`);
+      if (!PATH.test(value) || value.includes("//")) {
+        unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path ${JSON.stringify(value)} is not an absolute path`);
+        continue;
+      }
+      if (!(m.headers ?? []).every((h) => TOKEN.test(h.name))) {
+        unsupported ??= cond("Accepted", "False", "UnsupportedValue", "a header match names an invalid field name");
         continue;
       }
       const badHeader = (m.headers ?? []).find((h) => (h.type ?? "Exact") !== "Exact") ?? (m.queryParams ?? []).find((h) => (h.type ?? "Exact") !== "Exact");
@@ -125,20 +143,27 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     let responseHeaders: HeaderModifier | null = null;
     let redirect: Redirect | null = null;
     for (const f of rule.filters ?? []) {
-      if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) requestHeaders = modifier(f.requestHeaderModifier);
-      else if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) responseHeaders = modifier(f.responseHeaderModifier);
+      if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
+        const m = f.requestHeaderModifier;
+        if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) invalid = "RequestHeaderModifier names an invalid header field or value";
+        else requestHeaders = modifier(m);
+      } else if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) {
+        // Extended support, not served yet (README "Gateway API").
+        invalid = "filter ResponseHeaderModifier is not supported yet";
+        responseHeaders = modifier(f.responseHeaderModifier);
+      }
       else if (f.type === "RequestRedirect" && f.requestRedirect) {
         const r = f.requestRedirect;
         const scheme = r.scheme === "http" || r.scheme === "https" ? r.scheme : null;
         const code = r.statusCode ?? 302;
-        if ((r.scheme != null && scheme === null) || (code !== 301 && code !== 302)) {
+        if ((r.scheme != null && scheme === null) || (code !== 301 && code !== 302) || (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase()))) {
           invalid = `RequestRedirect scheme ${r.scheme ?? ""} / statusCode ${code} is not supported`;
           continue;
         }
         let path: Redirect["path"] = null;
         if (r.path) {
           const v = r.path.type === "ReplaceFullPath" ? r.path.replaceFullPath : r.path.type === "ReplacePrefixMatch" ? r.path.replacePrefixMatch : undefined;
-          if (typeof v !== "string" || (r.path.type !== "ReplaceFullPath" && r.path.type !== "ReplacePrefixMatch")) {
+          if (typeof v !== "string" || !PATH.test(v) || (r.path.type !== "ReplaceFullPath" && r.path.type !== "ReplacePrefixMatch")) {
             invalid = `RequestRedirect path type ${r.path.type} is not supported`;
             continue;
           }
