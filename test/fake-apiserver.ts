@@ -13,7 +13,8 @@
 //   bounded history; an older one is 410 Gone, either as the HTTP status of the watch or
 //   as `200` + `{"type":"ERROR","object":Status{code:410}}` (faults.goneMode);
 //   `allowWatchBookmarks=true` sends BOOKMARK events (only metadata.resourceVersion);
-//   `timeoutSeconds` ends the stream cleanly; objects that stop/start matching a selector
+//   `timeoutSeconds` ends the stream cleanly (unless the watch was silenced, a fault that
+//   holds it open with nothing on it); objects that stop/start matching a selector
 //   become DELETED/ADDED, as the watch cache does;
 // - fieldSelector on metadata.name, metadata.namespace and (Secrets) type; labelSelector
 //   with =, ==, !=, key, !key;
@@ -78,6 +79,8 @@ export interface FakeApiServer {
   /** Forget history: any older resourceVersion now gets 410 Gone. */
   compact(): void;
   dropWatches(): void;
+  /** Open watches (of one kind, or all) stay connected but send nothing more, ever. */
+  silenceWatches(kind?: string): void;
   endWatches(): void;
   injectLine(line: string, kind?: string): void;
   openWatches(kind?: string): number;
@@ -86,7 +89,7 @@ export interface FakeApiServer {
 
 export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promise<FakeApiServer> {
   const store = new ObjectStore(opts.historyLimit ?? 1000);
-  const faults: Faults = { down: false, hang: false, latencyMs: 0, goneMode: "status", forbidden: null, failNext: 0, failStatus: 500, failMatch: null, absentGroups: new Set() };
+  const faults: Faults = { down: false, hang: false, latencyMs: 0, goneMode: "status", forbidden: null, failNext: 0, failStatus: 500, failMatch: null, failBodyStalls: false, absentGroups: new Set() };
   const requests: RequestRecord[] = [];
   const hopts = {
     token: opts.token,
@@ -125,6 +128,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     },
     compact: () => store.compact(),
     dropWatches: h.dropWatches,
+    silenceWatches: h.silenceWatches,
     endWatches: h.endWatches,
     injectLine: h.injectLine,
     openWatches: (kind) => [...h.watchers].filter((w) => !kind || w.res.kind === kind).length,

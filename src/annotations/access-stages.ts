@@ -14,10 +14,22 @@ import type { UserEntry } from "./htpasswd.ts";
  */
 export const RESOLVED_STAGE_KINDS: ReadonlySet<string> = new Set(["source-range", "basic-auth", "client-cert"]);
 
+/**
+ * Refusals ingress-nginx makes the same way (its own "location denied" for the same cause), so
+ * the migration report can say the 503 is no change. Kept beside the policies rather than in
+ * their params, which /debug/routes shows.
+ */
+const SAME_IN_INGRESS_NGINX = new WeakSet<StagePolicy>();
+
 /** Every request refused with 503 (ingress-nginx's "location denied"); `reason` is for /debug/routes. */
-export function refuseStage(reason: string): StagePolicy {
-  return { stage: "denied", kind: "refuse", params: { status: REFUSED_STATUS, reason } };
+export function refuseStage(reason: string, sameInIngressNginx = false): StagePolicy {
+  const stage: StagePolicy = { stage: "denied", kind: "refuse", params: { status: REFUSED_STATUS, reason } };
+  if (sameInIngressNginx) SAME_IN_INGRESS_NGINX.add(stage);
+  return stage;
 }
+
+/** Was this refusal made where ingress-nginx refuses too (refuseStage's second argument)? */
+export const refusedByIngressNginxToo = (stage: StagePolicy): boolean => SAME_IN_INGRESS_NGINX.has(stage);
 
 /** 403 for clients in `deny`, or outside a non-empty `allow`; null when both lists are empty. */
 export function sourceRangeStage(allow: readonly string[] | null, deny: readonly string[] | null): StagePolicy | null {

@@ -21,6 +21,13 @@ export const REFUSED_STATUS = 503;
 
 const REFUSE = `every path of the Ingress answers ${REFUSED_STATUS} until it is fixed`;
 
+/**
+ * The difference left for a list Portico read: the client address. The Ingress's own list
+ * replaces the global one in both, and a bad list is reported as such, so neither is said.
+ */
+const CLIENT_ADDRESS =
+  "The client address is the peer, or the `X-Forwarded-For` address only from a peer in `--trusted-proxies` (ingress-nginx: the peer unless `use-forwarded-headers`/`enable-real-ip`); a client address that is not an IP is refused.";
+
 
 /** Comma-separated CIDRs or addresses (a bare address is a /32 or /128), as ingress-nginx reads them. */
 export const CidrList: v.GenericSchema<string, readonly string[]> = v.pipe(
@@ -60,6 +67,7 @@ export const ALLOWLIST_SOURCE_RANGE: AnnotationSpec = {
     difference:
       "The client address is the peer, or the `X-Forwarded-For` address only from a peer in `--trusted-proxies` (ingress-nginx: the peer unless `use-forwarded-headers`/`enable-real-ip`); a client address that is not an IP is refused; an IPv4-mapped IPv6 range (`::ffff:10.0.0.0/104`) is refused like a bad CIDR (nginx matches it against no client); the global list is the flag (ingress-nginx: ConfigMap `whitelist-source-range`). Like ingress-nginx, a bad or empty list answers 503 on every path.",
   },
+  differenceFor: () => CLIENT_ADDRESS,
 };
 
 export const DENYLIST_SOURCE_RANGE: AnnotationSpec = {
@@ -73,6 +81,7 @@ export const DENYLIST_SOURCE_RANGE: AnnotationSpec = {
     kind: "differs",
     difference: "Same client address and list rules as `allowlist-source-range`; the global list is the flag (ingress-nginx: ConfigMap `denylist-source-range`).",
   },
+  differenceFor: () => CLIENT_ADDRESS,
 };
 
 const NONE: SourceRangePolicy = Object.freeze({ allow: null, deny: null, invalid: null });

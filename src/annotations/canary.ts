@@ -51,6 +51,8 @@ export const CANARY: AnnotationSpec = {
       "The canary applies to the host and path it repeats (ingress-nginx attaches it to main's Service port, so every location sending to that Service port, on any host, splits too); its `spec.defaultBackend` is not used (ingress-nginx makes it a canary of the catch-all). `false` is served the same: the Ingress is no canary in either.",
   },
   sameWhen: isFalse,
+  differenceFor: () =>
+    "The canary applies to the host and path it repeats (ingress-nginx attaches it to main's Service port, so every location sending to that Service port, on any host, splits too); its `spec.defaultBackend` is not used (ingress-nginx makes it a canary of the catch-all).",
 };
 
 export const CANARY_BY_HEADER: AnnotationSpec = {

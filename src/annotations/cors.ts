@@ -46,6 +46,10 @@ export const ENABLE_CORS: AnnotationSpec = {
       "Portico answers only a real preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) itself; any other `OPTIONS` goes to the backend, with the CORS headers (ingress-nginx answers every `OPTIONS` from an allowed origin, and in `*` mode every `OPTIONS`, with 204). With an origin list, every answer carries `Vary: Origin` (ingress-nginx adds none). `false` is served the same: no CORS in either.",
   },
   sameWhen: isFalse,
+  differenceFor: (_value, all) => {
+    const star = (valueIn(CORS_ALLOW_ORIGIN, all) ?? "*").split(",").some((e) => e.trim() === "*");
+    return `Portico answers only a real preflight (\`OPTIONS\` with \`Origin\` and \`Access-Control-Request-Method\`) itself; any other \`OPTIONS\` goes to the backend, with the CORS headers (ingress-nginx answers every \`OPTIONS\`${star ? "" : " from an allowed origin"} with 204).${star ? "" : " Every answer carries `Vary: Origin` (ingress-nginx adds none)."}`;
+  },
 };
 
 export const CORS_ALLOW_ORIGIN: AnnotationSpec = {
@@ -61,6 +65,14 @@ export const CORS_ALLOW_ORIGIN: AnnotationSpec = {
       "An `Origin` must equal an entry (case-insensitive); ingress-nginx's regex is anchored only at the end, so it also takes any `Origin` that ends with an entry (`https://x-null` against `null`). An entry ingress-nginx's validator refuses (`https://a.com/`, `HTTPS://a.com`) is dropped with a diagnostic and the other entries stay (ingress-nginx then allows every origin, `*`). A list with `*` is served the same (every origin), and so is any value while `enable-cors` is not true (neither uses it).",
   },
   sameWhen: (value, all) => !isTrue(valueIn(ENABLE_CORS, all) ?? "") || value.split(",").some((e) => e.trim() === "*"),
+  // With no `*` (sameWhen): only the matching rule is left to say, for these entries.
+  differenceFor: (value) => {
+    const entries = value.split(",").map((e) => e.trim()).filter((e) => e !== "");
+    const shown = entries.length <= 3 ? entries.map((e) => `\`${e}\``).join(entries.length === 2 ? " or " : ", ") : `one of the ${entries.length} entries`;
+    const wildcard = entries.some((e) => e.includes("://*.")) ? " (`*.` standing for one label)" : "";
+    const nullEntry = entries.some((e) => e.toLowerCase() === "null") ? ", such as `https://x-null` for `null`" : "";
+    return `An \`Origin\` must equal ${shown}${wildcard}, in any case; ingress-nginx's regex is anchored only at the end, so it also takes an \`Origin\` that merely ends with ${entries.length === 1 ? "it" : "one"}${nullEntry}.`;
+  },
 };
 
 export const CORS_ALLOW_METHODS: AnnotationSpec = {

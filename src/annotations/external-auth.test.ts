@@ -87,7 +87,7 @@ describe("external-auth annotations", () => {
   test("a denied policy is a 503 for the runner, not a pass", async () => {
     const a = parse({ "auth-url": "http://auth.svc/", "auth-cache-duration": "soon" });
     const run = createPolicyRunner();
-    const answer = await run(a.options.stages!, { responseHeaders: {} } as never);
+    const answer = await run(a.options.stages!, { responseHeaders: {}, config: { ingressNginxCompat: false }, req: new Request("http://a.test/") } as never);
     expect(answer?.status).toBe(503);
   });
 });

@@ -80,6 +80,10 @@ export const AUTH_URL: AnnotationSpec = {
     difference:
       "Never connects to loopback, link-local, unspecified, cloud metadata (fd00:ec2::254, 100.100.100.200...) or this pod's own addresses (the ExternalName address policy); an auth-url whose host is such an address or `localhost` makes every request of the route 503, with a diagnostic naming the address and why; `$host` in the URL is refused on a wildcard or host-less rule (500), where the client would choose the auth server. A URL without scheme or host, a scheme other than http/https, a variable other than `$host` or a character ingress-nginx's validator refuses makes every request of the route 503. The auth request waits at most the route's `proxy-read-timeout`, capped at 60 s (nginx: 60 s connect plus 60 s read). A client's `X-Forwarded-Host`, `X-Forwarded-Port`, `Forwarded`, `X-Original-URI`, `X-Scheme` and `ssl-client-*` are not passed to the auth service unless Portico sets them; `X-Original-URL` carries the normalised path Portico forwards.",
   },
+  // For a URL Portico accepted: its host is no refused address (else the value is reported),
+  // and `$host` matters only when the URL uses it.
+  differenceFor: (value) =>
+    `${value.includes("$host") ? "`$host` in the URL is refused on a wildcard or host-less rule (500), where the client would choose the auth server. " : ""}The auth service's address is checked on each lookup: never loopback, link-local, cloud metadata or this pod's own. The auth request waits at most the route's \`proxy-read-timeout\`, capped at 60 s (nginx: 60 s connect plus 60 s read). A client's \`X-Forwarded-Host\`, \`X-Forwarded-Port\`, \`Forwarded\`, \`X-Original-URI\`, \`X-Scheme\` and \`ssl-client-*\` are not passed to the auth service unless Portico sets them; \`X-Original-URL\` carries the normalised path Portico forwards.`,
 };
 
 export const AUTH_METHOD: AnnotationSpec = {
@@ -192,7 +196,7 @@ export const AUTH_PROXY_SET_HEADERS: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "Portico does not read ConfigMaps yet: a route with this annotation answers 503 to every request, as ingress-nginx's does when the ConfigMap is missing.",
+      "Portico reads ingress-nginx's own ConfigMap (`--nginx-configmap`), but not the ConfigMap this annotation names (the headers to add to the auth request): a route with this annotation answers 503 to every request, as ingress-nginx's does when that ConfigMap is missing, rather than ask the auth service without those headers.",
   },
 };
 
@@ -433,12 +437,14 @@ function parse(r: Reader): ExternalAuthPolicy {
     else r.problem(`annotation ${AUTH_CACHE_KEY.nginx[0]}=${JSON.stringify(keyRead.value)}: ${t.why}; caching is off`);
   }
 
-  // Portico does not read ConfigMaps yet; ingress-nginx denies the location when the
-  // ConfigMap cannot be found, and so does Portico whatever the value.
+  // Portico reads no ConfigMap but ingress-nginx's own (--nginx-configmap), so not the one this
+  // annotation names; ingress-nginx denies the location when that ConfigMap cannot be found,
+  // and so does Portico whatever the value: the auth service never sees a request without the
+  // headers it may rely on.
   const psh = r.read(AUTH_PROXY_SET_HEADERS, v.pipe(Trimmed, v.check(noSpaces(BASIC_CHARS_RE), "expected a ConfigMap name")), DENY);
   if (psh.state === "invalid") deny.push(AUTH_PROXY_SET_HEADERS.nginx[0] as string);
   else if (psh.state === "ok") {
-    r.problem(`annotation ${AUTH_PROXY_SET_HEADERS.nginx[0]}=${JSON.stringify(psh.value)}: Portico does not read ConfigMaps yet; ${DENY}`);
+    r.problem(`annotation ${AUTH_PROXY_SET_HEADERS.nginx[0]}=${JSON.stringify(psh.value)}: Portico does not read the ConfigMap this annotation names (only ingress-nginx's own, with --nginx-configmap); ${DENY}`);
     deny.push(AUTH_PROXY_SET_HEADERS.nginx[0] as string);
   }
 

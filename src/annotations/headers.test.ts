@@ -68,7 +68,7 @@ describe("portico.dev/request-headers and response-headers", () => {
   test("become one forwarding-stage policy, frozen, JSON-safe", () => {
     const a = parseAnnotations({ [REQ]: "X-Env: prod\nX-Env: canary", [RES]: "X-Frame-Options: DENY" });
     expect(a.problems).toEqual([]);
-    expect(a.policies.headers).toEqual({ request: [["X-Env", "prod"], ["X-Env", "canary"]], response: [["X-Frame-Options", "DENY"]] });
+    expect(a.policies.headers).toMatchObject({ request: [["X-Env", "prod"], ["X-Env", "canary"]], response: [["X-Frame-Options", "DENY"]], deny: [] });
     expect(a.options.stages).toEqual([
       { stage: "forwarding", kind: HEADERS_KIND, params: { request: [["X-Env", "prod"], ["X-Env", "canary"]], response: [["X-Frame-Options", "DENY"]] } },
     ]);
@@ -85,8 +85,26 @@ describe("portico.dev/request-headers and response-headers", () => {
   test("an invalid list is one InvalidAnnotation and no header of it is set; the other list stands", () => {
     const a = parseAnnotations({ [REQ]: "X-Ok: 1\nHost: other.test", [RES]: "X-Frame-Options: DENY" });
     expect(a.problems).toEqual([`annotation ${REQ}="X-Ok: 1\\nHost: other.test": Host may not be set: Host is the client's (RFC 9110 §7.2); no header of this annotation is set`]);
-    expect(a.policies.headers).toEqual({ request: [], response: [["X-Frame-Options", "DENY"]] });
+    expect(a.policies.headers).toMatchObject({ request: [], response: [["X-Frame-Options", "DENY"]] });
     const none = parseAnnotations({ [REQ]: "Host: x" });
     expect(none.options.stages).toBeNull();
+  });
+});
+
+describe("portico.dev/deny-request-headers", () => {
+  const DENY = "portico.dev/deny-request-headers";
+  test("rules become one denied-stage policy, before every access check", () => {
+    const a = parseAnnotations({ [DENY]: "User-Agent ~* (bot|crawler)\n401 X-Api-Key !~ ^s3cret$" });
+    expect(a.problems).toEqual([]);
+    expect(a.options.stages).toEqual([
+      { stage: "denied", kind: "header-deny", params: { rules: [[403, "User-Agent", "~*", "(bot|crawler)"], [401, "X-Api-Key", "!~", "^s3cret$"]] } },
+    ]);
+  });
+
+  test("a list that cannot be applied refuses every request (503), never serves unchecked", () => {
+    for (const bad of ["User-Agent bot", "User-Agent =~ bot", "User Agent ~ bot", "User-Agent ~ (a)\\1", "User-Agent ~ (?=x)", "444 User-Agent ~ bot", "302 User-Agent ~ bot", ""]) {
+      const a = parseAnnotations({ [DENY]: bad, "portico.dev/response-headers": "X-A: 1" });
+      expect(a.options.stages?.[0], bad).toMatchObject({ stage: "denied", kind: "refuse", params: { status: 503, reason: "deny-request-headers is invalid" } });
+    }
   });
 });

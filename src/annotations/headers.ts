@@ -4,7 +4,9 @@
 // value) without any configuration text: a value is checked here and set as one field, never
 // expanded (no `$variables`) and never spliced into anything.
 import * as v from "valibot";
+import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { StagePolicy } from "../table/policy.ts";
+import { refuseStage } from "./access-stages.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { PORTICO_PREFIX } from "./spec.ts";
 
@@ -16,10 +18,32 @@ export interface HeadersPolicy {
   readonly request: readonly HeaderEntry[];
   /** Set on relayed responses, likewise. */
   readonly response: readonly HeaderEntry[];
+  /** Requests refused by a request header (portico.dev/deny-request-headers). Empty: none. */
+  readonly deny: readonly HeaderDenyRule[];
+  /** Why the deny list cannot be applied (then every request is refused), or null. */
+  readonly denyInvalid: string | null;
+}
+
+/**
+ * One line of portico.dev/deny-request-headers: nginx's `if ($http_<name> <op> "<regex>") {
+ * return <status>; }` with `op` one of `~` (matches), `~*` (matches, any case), `!~`, `!~*`
+ * (does not match).
+ */
+export interface HeaderDenyRule {
+  readonly status: number;
+  readonly name: string;
+  readonly op: "~" | "~*" | "!~" | "!~*";
+  readonly pattern: string;
 }
 
 /** The stage policy kind the proxy implements (proxy/header-policy.ts). */
 export const HEADERS_KIND = "headers";
+/** The stage policy kind of the deny list (proxy/header-deny.ts). */
+export const HEADER_DENY_KIND = "header-deny";
+export const HEADER_DENY_DEFAULT_STATUS = 403;
+/** 444 is nginx's "close without an answer", which has no HTTP equivalent. */
+export const isDenyStatus = (n: number): boolean => Number.isInteger(n) && n >= 400 && n <= 599 && n !== 444;
+const DENY_RULES_MAX = 32;
 
 // Bounds: an annotation is at most 256 KiB of metadata in total (Kubernetes), but a header
 // list this long is a mistake; nginx's default large_client_header_buffers is 8 KiB a line.
@@ -134,28 +158,97 @@ export const RESPONSE_HEADERS: AnnotationSpec = {
   multiline: true,
 };
 
-const NONE: HeadersPolicy = Object.freeze({ request: Object.freeze([]), response: Object.freeze([]) });
+const OPS = ["!~*", "!~", "~*", "~"] as const;
+
+/**
+ * `[status] Name op regex` lines (blank lines skipped; the status 403 unless given), the regex
+ * being the rest of the line: each must compile on the linear-time engine
+ * (regex/header-pattern.ts), as canary-by-header-pattern does.
+ */
+export function parseDenyRules(text: string): { ok: true; rules: HeaderDenyRule[] } | { ok: false; why: string } {
+  if (text.length > HEADER_LIMITS.text) return { ok: false, why: `the list is longer than ${HEADER_LIMITS.text} characters` };
+  if (text.includes("\r") || text.includes("\0")) return { ok: false, why: "the list may not contain CR or NUL" };
+  const rules: HeaderDenyRule[] = [];
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line === "") continue;
+    const m = /^(?:(\d{3})[ \t]+)?(\S+)[ \t]+(\S+)[ \t]+(.+)$/.exec(line);
+    if (m === null) return { ok: false, why: `${JSON.stringify(line.slice(0, 60))} is not "[status] Name op regex"` };
+    const [, code, name, op, pattern] = m as unknown as [string, string | undefined, string, string, string];
+    const status = code === undefined ? HEADER_DENY_DEFAULT_STATUS : Number(code);
+    if (!isDenyStatus(status)) return { ok: false, why: `${code} is not a status from 400 to 599 (444 excepted)` };
+    if (!TOKEN.test(name)) return { ok: false, why: `${JSON.stringify(name)} is not a header name (RFC 9110 token)` };
+    const o = OPS.find((x) => x === op);
+    if (o === undefined) return { ok: false, why: `${JSON.stringify(op)} is not one of ~ ~* !~ !~*` };
+    const c = compileHeaderPattern(o.endsWith("*") ? `(?i)${pattern}` : pattern);
+    if (!c.ok) return { ok: false, why: `the pattern ${JSON.stringify(pattern)} ${c.reason}` };
+    if (rules.length === DENY_RULES_MAX) return { ok: false, why: `at most ${DENY_RULES_MAX} rules` };
+    rules.push(Object.freeze({ status, name, op: o, pattern }));
+  }
+  if (rules.length === 0) return { ok: false, why: "no `[status] Name op regex` rule" };
+  return { ok: true, rules };
+}
+
+const DenyRules: v.GenericSchema<string, readonly HeaderDenyRule[]> = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const r = parseDenyRules(dataset.value);
+    if (!r.ok) {
+      addIssue({ message: r.why });
+      return NEVER;
+    }
+    return Object.freeze(r.rules);
+  }),
+);
+
+export const DENY_REQUEST_HEADERS: AnnotationSpec = {
+  portico: `${PORTICO_PREFIX}deny-request-headers`,
+  nginx: [],
+  family: "headers",
+  default: "none",
+  description:
+    "rules, one per line, `[status] Name op regex` with `op` `~` (matches), `~*` (matches, any case), `!~` or `!~*` (does not match), as nginx's `if ($http_name op \"regex\") { return status; }`: a request whose header (its value, or empty when absent) meets a rule gets its status (403 unless given; 400-599), the first rule met deciding, before the source ranges and authentication; the regex is unanchored and runs on the linear-time engine (RE2 syntax, PCRE spellings translated); an invalid list answers 503 on every path",
+  compat: { kind: "portico-only" },
+  multiline: true,
+};
+
+const NONE: HeadersPolicy = Object.freeze({ request: Object.freeze([]), response: Object.freeze([]), deny: Object.freeze([]), denyInvalid: null });
 
 const CONSEQUENCE = "no header of this annotation is set";
+// Access control fails closed: a deny list that cannot be read refuses every request.
+const DENY_CONSEQUENCE = "every path of the Ingress answers 503 until it is fixed";
 
 export const HEADERS: Family<HeadersPolicy> = {
   name: "headers",
-  annotations: [REQUEST_HEADERS, RESPONSE_HEADERS],
+  annotations: [REQUEST_HEADERS, RESPONSE_HEADERS, DENY_REQUEST_HEADERS],
   none: NONE,
   parse(r) {
     const req = r.read(REQUEST_HEADERS, listSchema("request"), CONSEQUENCE);
     const res = r.read(RESPONSE_HEADERS, listSchema("response"), CONSEQUENCE);
+    const deny = r.read(DENY_REQUEST_HEADERS, DenyRules, DENY_CONSEQUENCE);
     const request = req.state === "ok" ? req.value : NONE.request;
     const response = res.state === "ok" ? res.value : NONE.response;
-    if (request.length === 0 && response.length === 0) return NONE;
-    return Object.freeze({ request, response });
+    const rules = deny.state === "ok" ? deny.value : NONE.deny;
+    const denyInvalid = deny.state === "invalid" ? "deny-request-headers is invalid" : null;
+    if (request.length === 0 && response.length === 0 && rules.length === 0 && denyInvalid === null) return NONE;
+    return Object.freeze({ request, response, deny: rules, denyInvalid });
   },
 };
 
-/** The forwarding-stage policy that carries the headers to the proxy (none when there are none). */
+/**
+ * The policies that carry the headers to the proxy (none when there are none): the deny list
+ * in the `denied` stage (nginx's `if … return` runs in the rewrite phase, before access and
+ * authentication), the fields to set in `forwarding`.
+ */
 export function headerStages(p: HeadersPolicy): StagePolicy[] {
-  if (p.request.length === 0 && p.response.length === 0) return [];
+  const out: StagePolicy[] = [];
+  if (p.denyInvalid !== null) out.push(refuseStage(p.denyInvalid));
+  else if (p.deny.length > 0) {
+    out.push({ stage: "denied", kind: HEADER_DENY_KIND, params: { rules: p.deny.map((d) => [d.status, d.name, d.op, d.pattern]) } });
+  }
+  if (p.request.length === 0 && p.response.length === 0) return out;
   const list = (entries: readonly HeaderEntry[]) => entries.map(([n, val]) => [n, val]);
-  return [{ stage: "forwarding", kind: HEADERS_KIND, params: { request: list(p.request), response: list(p.response) } }];
+  out.push({ stage: "forwarding", kind: HEADERS_KIND, params: { request: list(p.request), response: list(p.response) } });
+  return out;
 }
 

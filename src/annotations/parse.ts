@@ -117,7 +117,8 @@ const deniedBy = (p: AnnotationPolicies): string | null => p.redirects.denied ??
  */
 function accessStages(p: AnnotationPolicies, stages: StagePolicy[]): void {
   const a = p.access;
-  if (a.invalid !== null) stages.push(refuseStage(a.invalid));
+  // ingress-nginx denies the location (503) for an unreadable list too (annotations/access.ts).
+  if (a.invalid !== null) stages.push(refuseStage(a.invalid, true));
   else {
     const s = sourceRangeStage(a.allow, a.deny);
     if (s !== null) stages.push(s);

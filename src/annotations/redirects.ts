@@ -38,6 +38,12 @@ const GROUP: { readonly empty: string; readonly invalid: string } = { empty: GRO
 
 const DENIED_NOTE =
   "A malformed value makes every path of the Ingress answer 503 (ingress-nginx rejects the whole Ingress: its admission webhook refuses it, or it is not served); an empty one turns the redirect annotations off, as in ingress-nginx.";
+/**
+ * The difference for a value Portico accepted (the migration report's): what a malformed or
+ * empty value does does not concern it; "" when nothing else differs (then it is the same).
+ */
+const forValid = (difference: string) => (): string => difference.replace(DENIED_NOTE, "").trim();
+
 const BODY_NOTE = "The redirect has an empty body (nginx sends a short HTML page).";
 const NO_HOST_NOTE = "A request without Host (HTTP/1.0) gets 400 where a relative URL needs the host (nginx writes its own address).";
 
@@ -58,6 +64,7 @@ export const PERMANENT_REDIRECT: AnnotationSpec = {
   description:
     "URL (`A-Za-z0-9-._~/:,?&=`): every request of the Ingress is answered with a redirect there (the query is not added); a URL starting with `/` is made absolute with the connection's scheme and the request's host",
   compat: { kind: "differs", difference: `${BODY_NOTE} ${NO_HOST_NOTE} ${DENIED_NOTE}` },
+  differenceFor: forValid(`${BODY_NOTE} ${NO_HOST_NOTE} ${DENIED_NOTE}`),
 };
 
 export const PERMANENT_REDIRECT_CODE: AnnotationSpec = {
@@ -68,6 +75,7 @@ export const PERMANENT_REDIRECT_CODE: AnnotationSpec = {
   description:
     "status of `permanent-redirect`; outside 300-308 it is 301; 300, 304, 305 and 306 send the URL as the body, without Location (nginx's `return`)",
   compat: { kind: "differs", difference: `Read even without \`permanent-redirect\`, as ingress-nginx does. ${DENIED_NOTE}` },
+  differenceFor: forValid(`Read even without \`permanent-redirect\`, as ingress-nginx does. ${DENIED_NOTE}`),
 };
 
 export const TEMPORAL_REDIRECT: AnnotationSpec = {
@@ -78,6 +86,7 @@ export const TEMPORAL_REDIRECT: AnnotationSpec = {
   description:
     "as `permanent-redirect`, but its scheme must start with `http` (otherwise the redirect annotations are ignored); wins over `permanent-redirect`, which is then not read",
   compat: { kind: "differs", difference: `${BODY_NOTE} ${DENIED_NOTE}` },
+  differenceFor: forValid(`${BODY_NOTE} ${DENIED_NOTE}`),
 };
 
 export const TEMPORAL_REDIRECT_CODE: AnnotationSpec = {
@@ -87,6 +96,7 @@ export const TEMPORAL_REDIRECT_CODE: AnnotationSpec = {
   default: "302",
   description: "status of `temporal-redirect`; outside 300-307 it is 302 (so 308 gives 302)",
   compat: { kind: "differs", difference: DENIED_NOTE },
+  differenceFor: forValid(DENIED_NOTE),
 };
 
 export const RELATIVE_REDIRECTS: AnnotationSpec = {
@@ -99,6 +109,7 @@ export const RELATIVE_REDIRECTS: AnnotationSpec = {
     kind: "differs",
     difference: `Portico has no global setting for it (ingress-nginx: ConfigMap \`relative-redirects\`, default false as here). ${DENIED_NOTE}`,
   },
+  differenceFor: forValid(`Portico has no global setting for it (ingress-nginx: ConfigMap \`relative-redirects\`, default false as here). ${DENIED_NOTE}`),
 };
 
 export const FROM_TO_WWW_REDIRECT: AnnotationSpec = {
@@ -112,6 +123,7 @@ export const FROM_TO_WWW_REDIRECT: AnnotationSpec = {
     kind: "differs",
     difference: `The port in the Location is the one the client addressed (a trusted proxy's X-Forwarded-Port, else the Host header's, else 80/443), where ingress-nginx writes the port nginx listens on: the same in ingress-nginx's usual deployment, and right behind a Service that maps 80/443 to 8080/8443. HTTPS for the other name needs it in \`spec.tls\` (ingress-nginx: a certificate of the host that covers it). ${DENIED_NOTE}`,
   },
+  differenceFor: forValid(`The port in the Location is the one the client addressed (a trusted proxy's X-Forwarded-Port, else the Host header's, else 80/443), where ingress-nginx writes the port nginx listens on: the same in ingress-nginx's usual deployment, and right behind a Service that maps 80/443 to 8080/8443. HTTPS for the other name needs it in \`spec.tls\` (ingress-nginx: a certificate of the host that covers it). ${DENIED_NOTE}`),
 };
 
 export const APP_ROOT: AnnotationSpec = {

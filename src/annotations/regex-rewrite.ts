@@ -37,6 +37,8 @@ export const USE_REGEX: AnnotationSpec = {
       "Same matching and order, run on RE2 (linear time) instead of PCRE: a path that needs backtracking (backreferences, lookaround, atomic groups, possessive quantifiers) or is over 1024 characters or 1000 instructions is left out with an InvalidPath diagnostic. `.` and case folding work on characters, not bytes. The path matched is the fully decoded one (an encoded `/` is a 400 before any match, where nginx decodes it). `false` is served the same: it adds no regex mode in either.",
   },
   sameWhen: isFalse,
+  differenceFor: () =>
+    "Same matching and order, run on RE2 (linear time) instead of PCRE: a path that needs backtracking (backreferences, lookaround, atomic groups, possessive quantifiers) or is over 1024 characters or 1000 instructions is left out with an InvalidPath diagnostic. `.` and case folding work on characters, not bytes. The path matched is the fully decoded one (an encoded `/` is a 400 before any match, where nginx decodes it).",
 };
 
 export const REWRITE_TARGET: AnnotationSpec = {
@@ -50,6 +52,11 @@ export const REWRITE_TARGET: AnnotationSpec = {
     kind: "differs",
     difference:
       "The rewritten path is normalised like a request path (dot segments resolved, `//` merged) and characters a path may not carry are escaped (`;` as `%3B`, which nginx sends raw); a result that is empty or does not start with `/` answers 500 (nginx: 500 when empty, otherwise sends it). Variables other than the captures (`$host`…) leave the path out with a diagnostic (nginx expands them). The implicit `/` location does not rewrite (ingress-nginx gives it the host's first Ingress's target).",
+  },
+  // Without variables other than the captures, the sentence on them does not apply.
+  differenceFor: (value) => {
+    const others = /\$(?![1-9])/.test(value);
+    return `The rewritten path is normalised like a request path (dot segments resolved, \`//\` merged) and characters a path may not carry are escaped (\`;\` as \`%3B\`, which nginx sends raw); a result that is empty or does not start with \`/\` answers 500 (nginx: 500 when empty, otherwise sends it).${others ? " Variables other than the captures (`$host`…) leave the path out with a diagnostic (nginx expands them)." : ""} The implicit \`/\` location does not rewrite (ingress-nginx gives it the host's first Ingress's target).`;
   },
 };
 

@@ -43,8 +43,17 @@ describe("snippet scanner", () => {
     ['more_set_headers "Server:";', "clears the field"],
     ["return 403;", "only `return <301"],
     ["return 301 https://$host/new$request_uri;", "nginx variables"],
-    ["rewrite ^/old(.*)$ /new$1 break;", "no Portico equivalent for `rewrite`"],
-    ["if ($http_user_agent ~* bot) { return 403; }", "a `if` block"],
+    ["rewrite ^/old(.*)$ /new$1 last;", "picks a location again"],
+    ["rewrite ^/old(.*)$ /new$1;", "picks a location again"],
+    ["rewrite ^/old/(\\d+)$ /new/$1 break;", "beyond literal paths"],
+    ["rewrite /old /new break;", "not anchored"],
+    ["rewrite ^/old(.*)$ /new$1$2 break;", "a capture its regex does not have"],
+    ["rewrite ^/old(.*)$ /$host$1 break;", "nginx variables"],
+    ["rewrite ^/old/(.*)$ https://x.test/$1 permanent;", "not one literal path"],
+    ["if ($http_user_agent ~* bot) { return 444; }", "444, nginx's silent close"],
+    ["if ($http_user_agent ~* bot) { rewrite ^ /x break; }", "not one `return <400-599>;`"],
+    ["if ($http_user_agent ~* (a)\\1) { return 403; }", "backreference"],
+    ["if ($request_method = POST) { return 405; }", "a `if` block"],
     ["location /x { deny all; }", "a `location` block"],
     ["proxy_set_header Host internal.test;", "Host may not be set"],
     ["proxy_set_header X-Forwarded-Proto https;", "set by Portico"],
@@ -53,6 +62,53 @@ describe("snippet scanner", () => {
     const [d] = scanSnippet(text).directives;
     expect(d!.actions).toEqual([]);
     expect(d!.note).toContain(why);
+  });
+
+  test("server-snippet locations and rewrites become companion Ingress paths", () => {
+    const server = (t: string) => scanSnippet(t, "server").directives.map((d) => d.actions);
+    const deny = { kind: "deny" } as const;
+    expect(server("location ~* ^/internal/ { deny all; }")).toEqual([
+      [{ kind: "companion", match: { path: "/internal/", pathType: "ImplementationSpecific", regex: true, literal: "/internal/", scope: "server" }, effect: deny }],
+    ]);
+    expect(server("location ~ ^/(admin|actuator)/.* { return 403; }")).toEqual([
+      [{ kind: "companion", match: { path: "/(admin|actuator)/.*", pathType: "ImplementationSpecific", regex: true, literal: "/", scope: "server" }, effect: deny }],
+    ]);
+    // A string prefix ending in `/` is Kubernetes' Prefix; any other is the regex `^<path>`.
+    expect(server("location /private/ { deny all; }")[0]![0]).toMatchObject({ match: { path: "/private/", pathType: "Prefix", regex: false } });
+    expect(server("location ^~ /backup.zip { deny all; }")[0]![0]).toMatchObject({ match: { path: "/backup\\.zip", regex: true } });
+    expect(server("location = /old { return 301 https://new.test/x; }")[0]![0]).toMatchObject({
+      match: { path: "/old", pathType: "Exact" },
+      effect: { kind: "redirect", code: 301, url: "https://new.test/x" },
+    });
+    expect(server("rewrite ^/feed$ /rss.xml permanent;")[0]![0]).toMatchObject({ match: { path: "/feed", pathType: "Exact", scope: "server" }, effect: { kind: "redirect", code: 301, url: "/rss.xml" } });
+    expect(actions("rewrite ^/old/(.*)$ /new/$1 break;")[0]![0]).toMatchObject({ match: { path: "/old/(.*)$", regex: true, literal: "/old/", scope: "ingress" }, effect: { kind: "rewrite", target: "/new/$1" } });
+    for (const [text, why] of [
+      ["location ~ ^/x { return 404; }", "a `location` block other than"],
+      ["location ~ ^/x { deny all; proxy_pass http://a; }", "a `location` block other than"],
+      ["location ~ /x { deny all; }", "not anchored"],
+      ["location ~ ^/x(?=y) { deny all; }", "beyond literal paths"],
+      ["location @named { deny all; }", "characters a path may not carry"],
+      ["location = /a$b { deny all; }", "characters a path may not carry"],
+      ["rewrite ^/old(.*)$ /new$1 break;", "picks a location again"],
+    ] as const) {
+      const [d] = scanSnippet(text, "server").directives;
+      expect(d!.actions, text).toEqual([]);
+      expect(d!.note, text).toContain(why);
+    }
+  });
+
+  test("a header `if` that returns a status is a deny-request-headers rule", () => {
+    expect(actions('if ($http_user_agent ~* "(bot|crawler)") { return 403; }')).toEqual([
+      [{ kind: "header-deny", name: "User-Agent", op: "~*", pattern: "(bot|crawler)", status: 403, scope: "ingress" }],
+    ]);
+    expect(actions("if ($http_user_agent ~* (bot|spider)) { return 403; }")[0]).toMatchObject([{ pattern: "(bot|spider)" }]);
+    // `=` and `!=` compare the whole value: an anchored, quoted regex.
+    expect(actions('if ($http_x_api_key != "s3cr.t") { return 401; }')).toEqual([
+      [{ kind: "header-deny", name: "X-Api-Key", op: "!~", pattern: "^s3cr\\.t$", status: 401, scope: "ingress" }],
+    ]);
+    const [server] = scanSnippet("if ($http_referer ~ evil) { return 403; }", "server").directives;
+    expect(server!.actions).toEqual([{ kind: "header-deny", name: "Referer", op: "~", pattern: "evil", status: 403, scope: "server" }]);
+    expect(server!.note).toContain("every request of the host");
   });
 
   test("malformed text is an error, never a guess", () => {

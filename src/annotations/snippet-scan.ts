@@ -5,7 +5,8 @@
 // Nothing here executes, evaluates or passes on the text: it is tokenised (nginx's
 // configuration syntax: words, quoted strings, `;`, `{ }`, `#` comments) and compared with
 // fixed directive names. A snippet is never served.
-import { checkHeader } from "./headers.ts";
+import { compileHeaderPattern } from "../regex/header-pattern.ts";
+import { checkHeader, isDenyStatus } from "./headers.ts";
 
 /** What a recognised directive does, as a Portico annotation can do it. */
 export type SnippetAction =
@@ -14,7 +15,41 @@ export type SnippetAction =
   /** `return <code> <url>` with a literal URL. */
   | { readonly kind: "redirect"; readonly code: number; readonly url: string }
   /** `return 30x https://$host$request_uri`: the HTTPS redirect. */
-  | { readonly kind: "https-redirect"; readonly code: number };
+  | { readonly kind: "https-redirect"; readonly code: number }
+  /**
+   * What only another Ingress on the same hosts can do: a `location` of a server-snippet, or a
+   * `rewrite`, whose requests get their own answer (compile/migrate.ts writes that Ingress).
+   */
+  | { readonly kind: "companion"; readonly match: CompanionMatch; readonly effect: CompanionEffect }
+  /**
+   * `if ($http_<name> <op> <value>) { return <status>; }`: portico.dev/deny-request-headers.
+   * `scope` as CompanionMatch's: a server-snippet's `if` ran for every request of the host.
+   */
+  | { readonly kind: "header-deny"; readonly name: string; readonly op: "~" | "~*" | "!~" | "!~*"; readonly pattern: string; readonly status: number; readonly scope: "server" | "ingress" };
+
+/** The path of a companion Ingress, as ingress-nginx turns it into the same nginx location. */
+export interface CompanionMatch {
+  readonly path: string;
+  readonly pathType: "Exact" | "Prefix" | "ImplementationSpecific";
+  /** With use-regex: ingress-nginx's `location ~* "^<path>"`, case-insensitive, anchored at the start. */
+  readonly regex: boolean;
+  /** The path's characters up to its first regex operator (what a longer path could shadow). */
+  readonly literal: string;
+  /**
+   * "server": the requests of the host, whatever location they would reach (a location or a
+   * rewrite of a server-snippet); "ingress": only those reaching this Ingress's own paths
+   * (a configuration-snippet runs inside them).
+   */
+  readonly scope: "server" | "ingress";
+}
+
+export type CompanionEffect =
+  /** `deny all;` / `return 403;`: 403 for every client (denylist-source-range 0.0.0.0/0,::/0). */
+  | { readonly kind: "deny" }
+  /** A literal redirect (permanent-redirect or temporal-redirect, with its code). */
+  | { readonly kind: "redirect"; readonly code: number; readonly url: string }
+  /** `rewrite … break`: the path sent to the pod (rewrite-target, `$1`… the captures). */
+  | { readonly kind: "rewrite"; readonly target: string };
 
 export interface SnippetDirective {
   /** The directive as read, tokens joined by one space (quotes kept), shortened for display. */
@@ -24,6 +59,9 @@ export interface SnippetDirective {
   /** A difference from nginx that remains (recognised), or why it is not understood. */
   readonly note: string | null;
 }
+
+/** Where the snippet runs: server-snippet in the server block, the others in each location. */
+export type SnippetContext = "server" | "location";
 
 export interface SnippetScan {
   /** Top-level directives, in order (a block such as `if (...) { ... }` is one). */
@@ -210,11 +248,201 @@ function judgeReturn(args: readonly Token[]): Judged {
   return { actions: [{ kind: "redirect", code, url }], note: null };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Paths and rewrites a companion Ingress can carry. Only a small regular language is taken:
+// `^/`, then path characters (a lone `.` included: any character in the regex, itself in a
+// literal path), `\.`, groups of literal alternatives (`(a|b)`) and the wildcards `.*`, `.+`,
+// `(.*)`, `(.+)`, `([^/]+)`, `([^/]*)`, then an optional `$`. Anything
+// else stays not understood, so a regex Portico's RE2 would refuse (and so leave the path out,
+// serving the request unchecked) is never written into an Ingress.
+
+const LITERAL = /[A-Za-z0-9/_~.-]/;
+const WILDCARDS = ["(.*)", "(.+)", "([^/]+)", "([^/]*)", ".*", ".+"] as const;
+
+/** `re` (after `^`) in the language above: the literal part up to the first operator, or null. */
+function simpleRegex(re: string): { literal: string; captures: number; plain: string | null } | null {
+  if (!re.startsWith("/") || re.length > 256) return null;
+  let i = 0;
+  let literal = "";
+  let operator = false;
+  let captures = 0;
+  let plain = "";
+  while (i < re.length) {
+    const c = re[i] as string;
+    if (c === "$" && i === re.length - 1) break;
+    const w = WILDCARDS.find((x) => re.startsWith(x, i));
+    if (w !== undefined) {
+      operator = true;
+      if (w.startsWith("(")) captures++;
+      i += w.length;
+      continue;
+    }
+    if (LITERAL.test(c)) {
+      if (!operator) literal += c;
+      plain += c;
+      i++;
+      continue;
+    }
+    if (c === "\\" && re[i + 1] === ".") {
+      if (!operator) literal += ".";
+      plain += ".";
+      i += 2;
+      continue;
+    }
+    const alt = /^\((?:[A-Za-z0-9_~.-]+\|)+[A-Za-z0-9_~.-]+\)/.exec(re.slice(i));
+    if (alt !== null && !alt[0].includes(".")) {
+      operator = true;
+      captures++;
+      i += alt[0].length;
+      continue;
+    }
+    return null;
+  }
+  return { literal, captures, plain: operator ? null : plain };
+}
+
+/** `location [= | ~ | ~* | ^~] path` as a companion Ingress's path, or why not. */
+function locationMatch(args: readonly Token[]): CompanionMatch | string {
+  const [a, b] = args;
+  if (a === undefined || args.length > 2) return "a `location` with an unexpected form";
+  const mod = args.length === 2 ? a.v : "";
+  const path = args.length === 2 ? b!.v : a.v;
+  if (mod === "=") {
+    const r = simpleRegex(path);
+    if (r === null || r.plain !== path) return "an exact `location` with characters a path may not carry";
+    return { path, pathType: "Exact", regex: false, literal: path, scope: "server" };
+  }
+  if (mod === "" || mod === "^~") {
+    // nginx's prefix location is a string prefix: `/x/` equals Kubernetes' Prefix `/x/`; any
+    // other is written as the regex `^/x` (case-insensitive, so it takes more, never less).
+    const r = simpleRegex(path);
+    if (r === null || r.plain !== path) return "a prefix `location` with characters a path may not carry";
+    if (path.endsWith("/")) return { path, pathType: "Prefix", regex: false, literal: path, scope: "server" };
+    return { path: path.replaceAll(".", "\\."), pathType: "ImplementationSpecific", regex: true, literal: path, scope: "server" };
+  }
+  if (mod === "~" || mod === "~*") {
+    if (!path.startsWith("^")) return "a regex `location` not anchored with `^/`";
+    const r = simpleRegex(path.slice(1));
+    if (r === null) return "a regex `location` beyond literal paths, `(a|b)` and `.*`";
+    return { path: path.slice(1), pathType: "ImplementationSpecific", regex: true, literal: r.literal, scope: "server" };
+  }
+  return `a \`location\` with modifier ${mod}`;
+}
+
+/** What a location block of a server-snippet does, when a companion Ingress can do it. */
+function judgeLocation(s: Statement): Judged {
+  const match = locationMatch(s.words.slice(1));
+  if (typeof match === "string") return notUnderstood(match);
+  const body = s.block ?? [];
+  if (body.length !== 1 || body[0]!.block !== null) return notUnderstood("a `location` block other than one `deny all;`, `return 403;` or literal `return 30x <url>;`");
+  const inner = body[0]!;
+  const verb = inner.words[0]!.v;
+  const rest = inner.words.slice(1).map((w) => w.v);
+  let effect: CompanionEffect | null = null;
+  if ((verb === "deny" && rest.length === 1 && rest[0] === "all") || (verb === "return" && rest.length === 1 && rest[0] === "403")) effect = { kind: "deny" };
+  else if (verb === "return") {
+    const r = judgeReturn(inner.words.slice(1));
+    const a = r.actions[0];
+    if (a?.kind === "redirect" && REDIRECT_URL.test(a.url)) effect = { kind: "redirect", code: a.code, url: a.url };
+  }
+  if (effect === null) return notUnderstood("a `location` block other than one `deny all;`, `return 403;` or literal `return 30x <url>;`");
+  return { actions: [{ kind: "companion", match, effect }], note: companionNote(match, effect) };
+}
+
+/** ingress-nginx's URL characters for permanent-redirect / temporal-redirect (annotations/redirects.ts). */
+const REDIRECT_URL = /^[A-Za-z0-9\-._~/:,?&=]+$/;
+/** ingress-nginx's rewrite-target characters, captures `$1`…`$9` only (annotations/regex-rewrite.ts). */
+const REWRITE_TARGET_RE = /^\/(?:[A-Za-z0-9\-._~/:]|\$[1-9])*$/;
+
+/**
+ * `rewrite <regex> <replacement> <flag>`. `permanent`/`redirect` with a literal regex
+ * (`^/old$`) is an Exact path that redirects; `break` inside a location (configuration-snippet)
+ * is a regex path with rewrite-target. Others (`last`, no flag, a rewrite in the server block
+ * that is not a redirect) pick another location with the new URI: not understood.
+ */
+function judgeRewrite(args: readonly Token[], context: SnippetContext): Judged {
+  if (args.length !== 3) return notUnderstood("`rewrite` without a flag (`break`, `permanent`, `redirect`) picks a location again");
+  const [re, to, flag] = args.map((w) => w.v) as [string, string, string];
+  if (!re.startsWith("^")) return notUnderstood("a `rewrite` regex not anchored with `^/`");
+  const r = simpleRegex(re.slice(1));
+  if (r === null) return notUnderstood("a `rewrite` regex beyond literal paths, `(a|b)` and `.*`");
+  const scope = context === "server" ? "server" : "ingress";
+  if (flag === "permanent" || flag === "redirect") {
+    if (r.plain === null || !re.endsWith("$")) return notUnderstood("a redirecting `rewrite` whose regex is not one literal path (`^/old$`)");
+    if (!REDIRECT_URL.test(to)) return notUnderstood("a redirecting `rewrite` to a URL with nginx variables or characters ingress-nginx's redirect refuses");
+    const match: CompanionMatch = { path: r.plain, pathType: "Exact", regex: false, literal: r.plain, scope };
+    const effect: CompanionEffect = { kind: "redirect", code: flag === "permanent" ? 301 : 302, url: to };
+    return { actions: [{ kind: "companion", match, effect }], note: companionNote(match, effect, true) };
+  }
+  if (flag === "break" && context === "location") {
+    if (!REWRITE_TARGET_RE.test(to)) return notUnderstood("a `rewrite` target with nginx variables or characters rewrite-target refuses");
+    const highest = Math.max(0, ...[...to.matchAll(/\$([1-9])/g)].map((m) => Number(m[1])));
+    if (highest > r.captures) return notUnderstood("a `rewrite` target naming a capture its regex does not have");
+    const match: CompanionMatch = { path: re.slice(1), pathType: "ImplementationSpecific", regex: true, literal: r.literal, scope };
+    const effect: CompanionEffect = { kind: "rewrite", target: to };
+    return { actions: [{ kind: "companion", match, effect }], note: companionNote(match, effect) };
+  }
+  return notUnderstood(`\`rewrite … ${flag}\` ${context === "server" ? "in the server block " : ""}picks a location again with the new URI`);
+}
+
+/** The differences a companion Ingress leaves (nginx behaviour cited in docs/design.md). */
+function companionNote(m: CompanionMatch, e: CompanionEffect, rewrite = false): string | null {
+  const notes: string[] = [];
+  // ingress-nginx: one use-regex Ingress makes every location of its hosts `~* "^<path>"`
+  // (docs/design.md, "Regular expressions"); Portico does the same.
+  if (m.regex) notes.push("its use-regex puts every path of the host in regex mode (case-insensitive, anchored at the start only), in Portico as in ingress-nginx: check the host's other paths");
+  // nginx's rewrite appends the request's arguments unless the replacement ends with `?`
+  // (ngx_http_rewrite_module); permanent-redirect never carries the query.
+  if (rewrite && e.kind === "redirect" && !e.url.endsWith("?")) notes.push("the query is not carried over (nginx's `rewrite` appended it)");
+  return notes.length === 0 ? null : notes.join("; ");
+}
+
+/** PCRE's metacharacters, escaped to match `=`/`!=`'s literal value as a regex. */
+const quoteRegex = (s: string) => s.replace(/[\\^$.|?*+()[\]{}]/g, (c) => `\\${c}`);
+
+/**
+ * `if ($http_<name> op value) { return <400-599>; }`, nginx's header check: `~`/`~*` (and
+ * `!~`/`!~*`) a PCRE regex, `=`/`!=` a string compared whole (ngx_http_rewrite_module "if").
+ * `$http_<name>` is the request header `<name>` with `_` for `-` (ngx_http_variables.c).
+ */
+function judgeHeaderIf(args: readonly Token[], body: readonly Statement[], context: SnippetContext): Judged | null {
+  const words = args.map((w) => w.v);
+  if (words.length === 0 || !words[0]!.startsWith("(")) return null;
+  words[0] = words[0]!.slice(1);
+  const last = words.length - 1;
+  if (words[last] === ")") words.pop();
+  else if (words[last]!.endsWith(")") && !args[last]!.quoted) words[last] = words[last]!.slice(0, -1);
+  else return null;
+  if (words.length !== 3) return null;
+  const [variable, op, value] = words as [string, string, string];
+  const v = /^\$http_([a-z0-9_]+)$/i.exec(variable);
+  if (v === null) return null;
+  if (body.length !== 1 || body[0]!.block !== null || body[0]!.words[0]!.v !== "return" || body[0]!.words.length !== 2) {
+    return notUnderstood("an `if` on a request header whose block is not one `return <400-599>;`");
+  }
+  const status = Number(body[0]!.words[1]!.v);
+  if (!isDenyStatus(status)) return notUnderstood("an `if` on a request header whose `return` is not a status from 400 to 599 (444, nginx's silent close, has no equivalent)");
+  const name = v[1]!.split("_").map((p) => (p === "" ? p : p[0]!.toUpperCase() + p.slice(1))).join("-");
+  let rule: { op: "~" | "~*" | "!~" | "!~*"; pattern: string };
+  if (op === "=" || op === "!=") rule = { op: op === "=" ? "~" : "!~", pattern: `^${quoteRegex(value)}$` };
+  else if (op === "~" || op === "~*" || op === "!~" || op === "!~*") rule = { op, pattern: value };
+  else return notUnderstood(`an \`if\` with the operator ${op}`);
+  if (VARIABLE.test(value) && op !== "~" && op !== "~*" && op !== "!~" && op !== "!~*") return notUnderstood(`the value uses nginx variables (${value})`);
+  const c = compileHeaderPattern(rule.op.endsWith("*") ? `(?i)${rule.pattern}` : rule.pattern);
+  if (!c.ok) return notUnderstood(`the regex ${c.reason}`);
+  const note =
+    context === "server"
+      ? "nginx ran it for every request of the host, before any location; the annotation applies to this Ingress's paths"
+      : null;
+  return { actions: [{ kind: "header-deny", name, ...rule, status, scope: context === "server" ? "server" : "ingress" }], note };
+}
+
 /** One top-level statement: what it does, if a Portico annotation does the same. */
-function judge(s: Statement): Judged {
+function judge(s: Statement, context: SnippetContext): Judged {
   const name = s.words[0]!.v;
   const args = s.words.slice(1);
   if (s.block !== null) {
+    if (name === "location") return context === "server" ? judgeLocation(s) : notUnderstood("a `location` block inside a location");
     // `if ($scheme = http) { return 30x https://$host$request_uri; }`: the HTTPS redirect.
     const cond = args.map((w) => w.v).join(" ");
     if (name === "if" && /^\(\s*\$(scheme|http_x_forwarded_proto)\s*=\s*http\s*\)$/.test(cond) && s.block.length === 1) {
@@ -223,6 +451,10 @@ function judge(s: Statement): Judged {
         const r = judgeReturn(inner.words.slice(1));
         if (r.actions[0]?.kind === "https-redirect") return r;
       }
+    }
+    if (name === "if") {
+      const h = judgeHeaderIf(args, s.block, context);
+      if (h !== null) return h;
     }
     return notUnderstood(`a \`${name}\` block`);
   }
@@ -248,7 +480,7 @@ function judge(s: Statement): Judged {
       if (args.length !== 2 && !always) return notUnderstood("add_header takes a name, a value and optionally `always`");
       // nginx adds the field only to 200, 201, 204, 206, 301, 302, 303, 304, 307 and 308
       // answers unless `always` is given; it adds rather than replaces.
-      const note = always ? "nginx adds the field next to the pod's; Portico replaces the pod's" : "nginx adds it to 2xx and 3xx answers only (no `always`), next to the pod's field; Portico sets it on every relayed answer, replacing the pod's";
+      const note = always ? "nginx adds the field next to the pod's, and to its own answers (`always`); Portico replaces the pod's, and its own answers (redirects, errors) do not carry it" : "nginx adds it to 2xx and 3xx answers only (no `always`), next to the pod's field; Portico sets it on every relayed answer, replacing the pod's";
       return header("response-header", args[0]!.v, args[1]!.v, note);
     }
     case "proxy_set_header":
@@ -256,19 +488,21 @@ function judge(s: Statement): Judged {
       return header("request-header", args[0]!.v, args[1]!.v);
     case "return":
       return judgeReturn(args);
+    case "rewrite":
+      return judgeRewrite(args, context);
     default:
       return notUnderstood(`no Portico equivalent for \`${name}\``);
   }
 }
 
 /** Read a snippet's text. Never throws; malformed text is reported, not guessed at. */
-export function scanSnippet(text: string): SnippetScan {
+export function scanSnippet(text: string, context: SnippetContext = "location"): SnippetScan {
   if (text.length > SNIPPET_LIMIT) return { directives: [], error: `longer than ${SNIPPET_LIMIT} characters: not read` };
   const tokens = tokenize(text);
   if (typeof tokens === "string") return { directives: [], error: tokens };
   const list = statements(tokens);
   if (typeof list === "string") return { directives: [], error: list };
-  return { directives: list.map((s) => ({ text: display(s), ...judge(s) })), error: null };
+  return { directives: list.map((s) => ({ text: display(s), ...judge(s, context) })), error: null };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -71,6 +71,15 @@ export interface AnnotationSpec {
    */
   readonly sameWhen?: (value: string, all: AnnotationValues) => boolean;
   /**
+   * For a "differs" annotation: the difference as it applies to this value (a value Portico
+   * accepted), leaving out what the value makes irrelevant (the sentence on `false` when it is
+   * `true`, the rules for `*` and `null` when the list names exact origins), so a team reads
+   * what changes for its own Ingress. The README table keeps the full `difference`. ""
+   * means nothing differs for this value. Without it, a spec with `sameWhen` drops the
+   * sentences on the values served the same (this value is not one of them).
+   */
+  readonly differenceFor?: (value: string, all: AnnotationValues) => string;
+  /**
    * The value is a list that may span lines (LF; CR never). Only for Portico's own
    * annotations: ingress-nginx refuses a line break in every value of its own.
    */
@@ -86,8 +95,18 @@ export type AnnotationValues = Readonly<Record<string, string>>;
  */
 export function compatOf(spec: AnnotationSpec, value: string, all: AnnotationValues): Compat {
   // A line break is refused in every ingress-nginx value (parse.ts): never "same".
-  if (spec.compat.kind !== "differs" || spec.sameWhen === undefined || /[\r\n]/.test(value)) return spec.compat;
-  return spec.sameWhen(value, all) ? SAME : spec.compat;
+  if (spec.compat.kind !== "differs" || /[\r\n]/.test(value)) return spec.compat;
+  if (spec.sameWhen?.(value, all) === true) return SAME;
+  if (spec.differenceFor !== undefined) {
+    const difference = spec.differenceFor(value, all);
+    return difference === "" ? SAME : { kind: "differs", difference };
+  }
+  // The sentences naming the values served the same speak of other values than this one.
+  if (spec.sameWhen !== undefined) {
+    const kept = spec.compat.difference.split(/(?<=\.) +(?=[`A-Z0-9])/).filter((s) => !s.includes("served the same"));
+    if (kept.length > 0) return { kind: "differs", difference: kept.join(" ") };
+  }
+  return spec.compat;
 }
 
 const SAME: Compat = Object.freeze({ kind: "same" });

@@ -33,6 +33,9 @@ export const RESPONSE_TIMEOUT: AnnotationSpec = {
     kind: "differs",
     difference: `Bounds the wait for the response headers only; a streamed body is cut after \`stream-idle-timeout\` without data, which this annotation does not set (nginx's read timeout is one idle timer for both). ${UNITS}`,
   },
+  // A whole number of seconds reads the same in both: the units do not concern it.
+  differenceFor: (value) =>
+    `Bounds the wait for the response headers only; a streamed body is cut after \`stream-idle-timeout\` without data, which this annotation does not set (nginx's read timeout is one idle timer for both).${isWholeSeconds(value) ? "" : ` ${UNITS}`}`,
 };
 
 export const STREAM_IDLE_TIMEOUT: AnnotationSpec = {

@@ -30,6 +30,8 @@ export const SSL_REDIRECT: AnnotationSpec = {
       "A host counts as TLS when a served Ingress lists it, or a `*.` wildcard one label above it, in `spec.tls` (ingress-nginx: when any certificate it holds matches the host). The path is the normalised one Portico routes (ingress-nginx: the request URI as received). Behind a trusted proxy the host is the Host header's (ingress-nginx with `use-forwarded-headers`: the first X-Forwarded-Host). `false` (as ParseBool spells it) is served the same: no redirect in either.",
   },
   sameWhen: isFalse,
+  differenceFor: () =>
+    "A host counts as TLS when a served Ingress lists it, or a `*.` wildcard one label above it, in `spec.tls` (ingress-nginx: when any certificate it holds matches the host). The path is the normalised one Portico routes (ingress-nginx: the request URI as received). Behind a trusted proxy the host is the Host header's (ingress-nginx with `use-forwarded-headers`: the first X-Forwarded-Host).",
 };
 
 export const FORCE_SSL_REDIRECT: AnnotationSpec = {

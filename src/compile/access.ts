@@ -140,7 +140,8 @@ export function resolveAccess(ann: ParsedAnnotations, ing: Ingress, secrets: Rea
     const key = `${secretNs}/${auth.name}`;
     const refuse = (reason: DiagnosticReason, message: string) => {
       problems.push({ reason, message: `${message}; every path of the Ingress answers 503 until it is fixed`, severity: "error" });
-      stages.push(refuseStage(message));
+      // ingress-nginx denies the location for a Secret it cannot read or may not read too.
+      stages.push(refuseStage(message, true));
     };
     if (secretNs !== ns) {
       // ingress-nginx refuses a Secret from another namespace unless allow-cross-namespace-resources

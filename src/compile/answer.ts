@@ -9,6 +9,7 @@
 import type { CanaryRules } from "../annotations/canary.ts";
 import type { TemplatePart } from "../annotations/external-auth.ts";
 import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
+import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { Config } from "../config/types.ts";
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
 import { rewriteRequest } from "../table/rewrite.ts";
@@ -34,6 +35,7 @@ export const KIND_STAGES: Readonly<Record<string, PolicyStage>> = Object.freeze(
   hash: "backend",
   ewma: "backend",
   headers: "forwarding",
+  "header-deny": "denied",
   "app-root": "server",
   "www-redirect": "server",
   denied: "denied",
@@ -179,6 +181,18 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
         return done({ kind: "refused", status: 503, cause: reason ?? "the Ingress is refused", by: p.kind });
       case "gateway-error":
         return done({ kind: "refused", status: 500, cause: reason ?? "the HTTPRoute rule cannot be served", by: p.kind });
+      case "header-deny": {
+        // The request explained carries none of the headers: each rule is tested against ""
+        // (nginx's empty $http_<name>), as proxy/header-deny.ts tests an absent header.
+        const rules = Array.isArray(p.params.rules) ? (p.params.rules as unknown as [number, string, string, string][]) : [];
+        for (const [status, name, op, pattern] of rules) {
+          const c = compileHeaderPattern(op.endsWith("*") ? `(?i)${pattern}` : pattern);
+          if (!c.ok) return own500(p.kind, `deny-request-headers: the pattern ${c.reason}: every request is refused`);
+          if (c.re.test("") !== op.startsWith("!")) return done({ kind: "refused", status, cause: `deny-request-headers: without ${name}, the rule ${name} ${op} ${pattern} refuses the request`, by: p.kind });
+        }
+        notes.push(`deny-request-headers: refused when the request's ${[...new Set(rules.map((r) => r[1]))].join(", ")} meets a rule`);
+        continue;
+      }
       case "client-cert": {
         const ca = list(p.params.ca);
         if (ca === null || ca.length === 0) return own500(p.kind, "the client CA is not resolved: every request is refused");

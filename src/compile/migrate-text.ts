@@ -1,16 +1,19 @@
 // The migration report as text for people (`portico migrate`; `--output json` prints the
 // MigrationReport itself). Values from the Ingresses are printed quoted and escaped, so a
 // control character in an annotation cannot reach the terminal.
+import { dump } from "js-yaml";
 import type { AnnotationReport, AnnotationStatus, IngressReport, IngressStatus, MigrationReport } from "./migrate.ts";
 import type { ConfigMapKeyStatus, ConfigMapReport } from "./nginx-configmap.ts";
 
 const WIDTH = 100;
 
+// The headline starts with the status as the JSON report and the portico_ingress_compat
+// metric name it, so a text report and a JSON one read side by side.
 const HEADLINE: Readonly<Record<IngressStatus, string>> = {
-  unchanged: "moves unchanged",
-  differs: "served, with stated differences",
-  "not-served": "served, but part of what it does is not",
-  refused: "NOT SERVED",
+  unchanged: "unchanged (served as ingress-nginx serves it)",
+  differs: "differs (served, with the differences stated below)",
+  "partly-served": "partly-served (served, but part of what it does is not)",
+  refused: "refused (no request reaches its backends)",
 };
 
 const TAG: Readonly<Record<AnnotationStatus, string>> = {
@@ -64,6 +67,14 @@ function annotationLines(a: AnnotationReport): string[] {
           out.push(`        ${g.annotation}: |${later}`);
           for (const l of g.value.split("\n")) out.push(`          ${safe(l)}`);
         } else out.push(`        ${g.annotation}: ${quoted(g.value)}${later}`);
+      }
+    }
+    if (s.companions.length > 0) {
+      out.push("      and apply (then remove the snippet):");
+      for (const c of s.companions) {
+        out.push(`        # ${safe(c.name)}: for ${safe(c.directive)}`, "        ---");
+        // js-yaml quotes what YAML would read otherwise; controls are escaped by safe().
+        for (const l of dump(c.manifest, { lineWidth: -1, noRefs: true }).trimEnd().split("\n")) out.push(`        ${safe(l)}`);
       }
     }
   }
@@ -122,10 +133,10 @@ export function formatMigrationText(r: MigrationReport): string {
   }
   out.push(
     `Summary: ${s.ingresses} Ingress${s.ingresses === 1 ? "" : "es"} of class ${r.ingressClass}; ${s.ignored} of other classes ignored`,
-    `  ${s.unchanged} move${s.unchanged === 1 ? "s" : ""} unchanged`,
-    `  ${s.differs} served with stated differences`,
-    `  ${s.notServed} served, but part of what they do is not (annotations, snippets or paths)`,
-    `  ${s.refused} not served at all`,
+    `  ${s.unchanged} unchanged (served as ingress-nginx serves ${s.unchanged === 1 ? "it" : "them"})`,
+    `  ${s.differs} differs (served, with stated differences)`,
+    `  ${s.partlyServed} partly-served (served, but an annotation, snippet or path is not)`,
+    `  ${s.refused} refused (no request reaches ${s.refused === 1 ? "its" : "their"} backends)`,
   );
   if (r.configMap !== null) out.push(`  ${s.configMapNotHonoured} ConfigMap key${s.configMapNotHonoured === 1 ? "" : "s"} (or ingress-nginx defaults) not honoured`);
   return `${out.join("\n")}\n`;

@@ -5,7 +5,7 @@
 // added. The live metric portico_ingress_compat counts the same statuses from the same code
 // (compatCounts). Pure, like the compiler; runtime/migrate.ts reads the objects and prints.
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
-import { ANNOTATIONS, compatOf, GUARDS_ACCESS, namesOf, NGINX_PREFIX, PORTICO_PREFIX, scanSnippet, type AnnotationSpec, type SnippetAction } from "./annotations.ts";
+import { ANNOTATIONS, compatOf, GUARDS_ACCESS, namesOf, NGINX_PREFIX, PORTICO_PREFIX, refusedByIngressNginxToo, scanSnippet, type AnnotationSpec, type CompanionEffect, type CompanionMatch, type SnippetAction } from "./annotations.ts";
 import { NGINX_DEFAULTS, type NginxDefault } from "../config/nginx-defaults.ts";
 import { LEGACY_CLASS_ANNOTATION } from "./class.ts";
 import type { Inspection } from "./compile.ts";
@@ -23,8 +23,15 @@ export type AnnotationStatus =
   /** Under either prefix but read by neither: no effect in either. */
   | "unknown";
 
-/** Worst first: how an Ingress fares as a whole. */
-export const INGRESS_STATUSES = ["refused", "not-served", "differs", "unchanged"] as const;
+/**
+ * Worst first: how an Ingress fares as a whole. The same names in the JSON report, the text
+ * report's headlines and summary, and the portico_ingress_compat metric's `status` label:
+ * - refused: every path answers 503 or is left out (whether or not ingress-nginx does too);
+ * - partly-served: served, but an annotation, snippet or path of it is not;
+ * - differs: served, with stated differences;
+ * - unchanged: served as ingress-nginx serves it.
+ */
+export const INGRESS_STATUSES = ["refused", "partly-served", "differs", "unchanged"] as const;
 export type IngressStatus = (typeof INGRESS_STATUSES)[number];
 
 export interface Suggestion {
@@ -41,6 +48,15 @@ export interface SnippetDirectiveReport {
   readonly note: string | null;
 }
 
+/** An Ingress to apply next to this one: it does what one snippet directive did (a `location`, a `rewrite`). */
+export interface CompanionIngress {
+  /** The directive it replaces, as the report shows it. */
+  readonly directive: string;
+  readonly name: string;
+  /** networking.k8s.io/v1 Ingress, ready to apply (the text report prints it as YAML). */
+  readonly manifest: Readonly<Record<string, unknown>>;
+}
+
 export interface SnippetReport {
   readonly directives: readonly SnippetDirectiveReport[];
   readonly notUnderstood: number;
@@ -48,6 +64,8 @@ export interface SnippetReport {
   readonly error: string | null;
   /** The annotations that do what the understood directives did (not yet on the Ingress). */
   readonly instead: readonly Suggestion[];
+  /** The Ingresses that do what its `location` and `rewrite` directives did (not yet applied). */
+  readonly companions: readonly CompanionIngress[];
 }
 
 export interface AnnotationReport {
@@ -90,7 +108,7 @@ export interface MigrationSummary {
   readonly ingresses: number;
   readonly unchanged: number;
   readonly differs: number;
-  readonly notServed: number;
+  readonly partlyServed: number;
   readonly refused: number;
   /** Ingresses of other classes (taken by neither). */
   readonly ignored: number;
@@ -141,13 +159,15 @@ const implemented = (name: string): boolean => {
 const SNIPPETS = new Set(["configuration-snippet", "server-snippet", "auth-snippet", "stream-snippet", "modsecurity-snippet"].map((n) => `${NGINX_PREFIX}${n}`));
 
 const REQUEST_HEADERS = `${PORTICO_PREFIX}request-headers`;
+const DENY_REQUEST_HEADERS = `${PORTICO_PREFIX}deny-request-headers`;
 const RESPONSE_HEADERS = `${PORTICO_PREFIX}response-headers`;
 const PERMANENT_REDIRECT = `${NGINX_PREFIX}permanent-redirect`;
 const TEMPORAL_REDIRECT = `${NGINX_PREFIX}temporal-redirect`;
 const FORCE_SSL_REDIRECT = `${NGINX_PREFIX}force-ssl-redirect`;
 
 function httpsRedirectDifference(): string {
-  const c = specOf(`${NGINX_PREFIX}ssl-redirect`)?.compat;
+  const spec = specOf(`${NGINX_PREFIX}ssl-redirect`);
+  const c = spec === undefined ? undefined : compatOf(spec, "true", {});
   return c?.kind === "differs" ? c.difference : c?.kind === "same" ? "the same as ingress-nginx's" : "not implemented";
 }
 
@@ -169,13 +189,137 @@ function alreadyDone(plan: IngressPlan, a: SnippetAction): boolean {
     }
     case "https-redirect":
       return p.tlsRedirect.forceSslRedirect || (p.tlsRedirect.sslRedirect && plan.tls.some((t) => t.hosts.length > 0));
+    case "companion":
+      return false; // judged with the other Ingresses (companionFor)
+    case "header-deny":
+      return p.headers.deny.some((d) => d.status === a.status && d.name.toLowerCase() === a.name.toLowerCase() && d.op === a.op && d.pattern === a.pattern);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Companion Ingresses: a `location` of a server-snippet, or a `rewrite`, becomes another Ingress
+// on the same hosts whose one path answers as the directive did, with the annotations both
+// controllers read (so applying it before the switch changes nothing under ingress-nginx).
+
+const DENY_ALL = "0.0.0.0/0,::/0";
+const USE_REGEX = `${NGINX_PREFIX}use-regex`;
+const REWRITE_TARGET = `${NGINX_PREFIX}rewrite-target`;
+const DENYLIST = `${NGINX_PREFIX}denylist-source-range`;
+
+function effectAnnotations(e: CompanionEffect, m: CompanionMatch): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (m.regex) out[USE_REGEX] = "true";
+  if (e.kind === "deny") out[DENYLIST] = DENY_ALL;
+  else if (e.kind === "rewrite") out[REWRITE_TARGET] = e.target;
+  else if (e.code === 301 || e.code === 308) {
+    out[PERMANENT_REDIRECT] = e.url;
+    if (e.code !== 301) out[`${PERMANENT_REDIRECT}-code`] = String(e.code);
+  } else {
+    out[TEMPORAL_REDIRECT] = e.url;
+    if (e.code !== 302) out[`${TEMPORAL_REDIRECT}-code`] = String(e.code);
+  }
+  return out;
+}
+
+const lower = (s: string) => s.toLowerCase();
+const literalOf = (path: string) => /^[^.*+?()[\]{}|\\$^]*/.exec(path)?.[0] ?? "";
+const backendKey = (b: unknown) => JSON.stringify(b);
+
+/**
+ * The Ingress that does what `a` did for `plan`, or why none can. `others`: every Ingress
+ * served, to see what could take the companion's requests before it.
+ */
+function companionFor(plan: IngressPlan, a: Extract<SnippetAction, { kind: "companion" }>, name: string, directive: string, others: readonly IngressPlan[], regexHost: boolean): CompanionIngress | string {
+  const ing = plan.ingress;
+  const rules = ing.spec?.rules ?? [];
+  const paths = plan.rulePaths.filter((r) => r.valid);
+  if (paths.length === 0) return "the Ingress has no path to take a backend from";
+  const hosts = [...new Set(paths.map((p) => p.host))];
+  let m = a.match;
+  // In regex mode an Exact path is `~* "^<path>"` too (docs/design.md, "Regular expressions"),
+  // which would take `/old/x` and `/older`: written as the regex `<path>$` there.
+  if (m.pathType === "Exact" && regexHost) m = { ...m, path: `${m.path.replaceAll(".", "\\.")}$`, pathType: "ImplementationSpecific", regex: true };
+  const own = ing.metadata.annotations ?? {};
+  if (a.match.scope === "ingress") {
+    if (plan.annotations.policies.regexRewrite.rewriteTarget !== "") return "the Ingress has its own rewrite-target";
+    // A configuration-snippet ran only inside this Ingress's locations: the companion may take
+    // only requests one of them took, and must send them to the same backend.
+    if (new Set(paths.map((p) => backendKey(p.backend))).size !== 1) return "the Ingress's paths have different backends: which one the rewritten request goes to depends on the path";
+    if (plan.annotations.policies.regexRewrite.useRegex) return "the Ingress's own paths are regular expressions";
+    const covered = paths.some((p) => p.declaredPathType !== "Exact" && (p.path === "/" || m.literal === p.path || m.literal.startsWith(p.path.endsWith("/") ? p.path : `${p.path}/`)));
+    if (!covered) return `no path of the Ingress takes ${m.literal}, so the directive never ran there`;
+  }
+  if (m.regex && a.effect.kind === "deny") {
+    // nginx tried the snippet's regex location before the Ingresses' prefix locations; in
+    // regex mode the longest path is tried first, so a longer path under the denied one would
+    // now be reached first: refused rather than left open.
+    const L = lower(m.literal);
+    for (const o of others) {
+      for (const r of o.rulePaths) {
+        if (!r.valid || !hosts.includes(r.host) || r.path.length <= m.path.length) continue;
+        const own = lower(literalOf(r.path));
+        if (lower(r.path).startsWith(L) || L.startsWith(own)) return `${o.key} has the longer path ${r.path} on the same host, which would be matched before the denied one`;
+      }
+    }
+  }
+  // Per host, as written: the host and the backend of its first valid path (never reached by
+  // a deny or a redirect; the rewritten request's, checked above, for a rewrite).
+  const byHost = new Map<string | null, { host: string | undefined; backend: unknown }>();
+  for (const p of paths) {
+    if (byHost.has(p.host)) continue;
+    const rule = rules[p.ruleIndex];
+    byHost.set(p.host, { host: rule?.host ?? undefined, backend: rule?.http?.paths?.[p.pathIndex]?.backend });
+  }
+  const cls = ing.spec?.ingressClassName;
+  const legacy = own[LEGACY_CLASS_ANNOTATION];
+  // A rewritten request still reaches the pods: it keeps every check and setting of the
+  // Ingress it came through (authentication, source ranges, timeouts...), never the snippets.
+  // A deny or a redirect answers itself, as the snippet's own location did (no annotation of
+  // the Ingress applied there).
+  const kept: Record<string, string> = {};
+  if (a.effect.kind === "rewrite") for (const [k, v] of Object.entries(own)) if (ours(k) && !SNIPPETS.has(k) && !k.startsWith(`${NGINX_PREFIX}canary`)) kept[k] = v;
+  const manifest = {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    metadata: {
+      name,
+      namespace: plan.namespace,
+      annotations: { ...(cls == null && legacy !== undefined ? { [LEGACY_CLASS_ANNOTATION]: legacy } : {}), ...kept, ...effectAnnotations(a.effect, m) },
+    },
+    spec: {
+      ...(cls !== undefined && cls !== null ? { ingressClassName: cls } : {}),
+      rules: [...byHost.values()].map((h) => ({ ...(h.host === undefined ? {} : { host: h.host }), http: { paths: [{ path: m.path, pathType: m.pathType, backend: h.backend }] } })),
+    },
+  };
+  return { directive, name, manifest };
+}
+
+/** Why a header `if` of a snippet cannot be this Ingress's deny-request-headers (null: it can). */
+function headerDenyProblem(plan: IngressPlan, a: Extract<SnippetAction, { kind: "header-deny" }>, others: readonly IngressPlan[]): string | null {
+  if (a.scope === "server") {
+    // A server-snippet's `if` ran for every request of the host; the annotation covers this
+    // Ingress's paths only, so another Ingress of the host would no longer be checked.
+    const mine = new Set(plan.rulePaths.filter((r) => r.valid).map((r) => r.host));
+    const other = others.find((o) => o !== plan && o.rulePaths.some((r) => r.valid && mine.has(r.host)));
+    if (other !== undefined) return `${other.key} serves the same host, and the server-snippet checked its requests too`;
+  }
+  return null;
+}
+
+/** Is `c` applied already: a served Ingress of that name with the same annotations and paths? */
+function companionApplied(c: CompanionIngress, others: readonly IngressPlan[]): boolean {
+  const meta = c.manifest.metadata as { name: string; namespace: string; annotations: Record<string, string> };
+  const o = others.find((p) => p.namespace === meta.namespace && p.name === meta.name);
+  if (o === undefined) return false;
+  const ann = o.ingress.metadata.annotations ?? {};
+  return Object.entries(meta.annotations).every(([k, v]) => ann[k] === v) && backendKey(o.ingress.spec?.rules) === backendKey((c.manifest.spec as { rules: unknown }).rules);
 }
 
 /** The annotations that do what the not-yet-replaced actions do, merged per annotation. */
 function suggestions(actions: readonly SnippetAction[]): Suggestion[] {
   const req: string[] = [];
   const res: string[] = [];
+  const deny: string[] = [];
   const out: Suggestion[] = [];
   const add = (annotation: string, value: string) => {
     if (!out.some((s) => s.annotation === annotation)) out.push({ annotation, value, implemented: implemented(annotation) });
@@ -184,6 +328,10 @@ function suggestions(actions: readonly SnippetAction[]): Suggestion[] {
     if (a.kind === "request-header") req.push(`${a.name}: ${a.value}`);
     else if (a.kind === "response-header") res.push(`${a.name}: ${a.value}`);
     else if (a.kind === "https-redirect") add(FORCE_SSL_REDIRECT, "true");
+    else if (a.kind === "companion") continue;
+    else if (a.kind === "header-deny") {
+      deny.push(`${a.status === 403 ? "" : `${a.status} `}${a.name} ${a.op} ${a.pattern}`);
+    }
     else if (a.code === 301 || a.code === 308) {
       add(PERMANENT_REDIRECT, a.url);
       if (a.code !== 301) add(`${PERMANENT_REDIRECT}-code`, String(a.code));
@@ -195,6 +343,7 @@ function suggestions(actions: readonly SnippetAction[]): Suggestion[] {
   const lists: Suggestion[] = [];
   if (req.length > 0) lists.push({ annotation: REQUEST_HEADERS, value: req.join("\n"), implemented: implemented(REQUEST_HEADERS) });
   if (res.length > 0) lists.push({ annotation: RESPONSE_HEADERS, value: res.join("\n"), implemented: implemented(RESPONSE_HEADERS) });
+  if (deny.length > 0) lists.push({ annotation: DENY_REQUEST_HEADERS, value: deny.join("\n"), implemented: implemented(DENY_REQUEST_HEADERS) });
   return [...lists, ...out];
 }
 
@@ -204,8 +353,12 @@ const GATE_TEXT: Readonly<Record<Exclude<SnippetGate, "executed">, string>> = {
     "never executed; ingress-nginx refuses this whole Ingress (a snippet is a Critical-risk annotation, above its annotations-risk-level), while Portico serves it, without the snippet",
 };
 
-function snippetReport(plan: IngressPlan, name: string, value: string, gate: SnippetGate): AnnotationReport {
-  const scan = scanSnippet(value);
+const contextOf = (name: string) => (name === `${NGINX_PREFIX}server-snippet` ? "server" : "location");
+
+function snippetReport(plan: IngressPlan, name: string, value: string, gate: SnippetGate, others: readonly IngressPlan[]): AnnotationReport {
+  // A server-snippet runs in the server block (its `location` blocks are the host's); the
+  // others inside each of the Ingress's locations.
+  const scan = scanSnippet(value, contextOf(name));
   if (gate !== "executed") {
     const directives = scan.directives.map((d) => ({ text: d.text, understood: d.actions.length > 0, note: d.note }));
     const notUnderstood = directives.filter((d) => !d.understood).length;
@@ -215,15 +368,42 @@ function snippetReport(plan: IngressPlan, name: string, value: string, gate: Sni
       status: gate === "dropped" ? "same" : "differs",
       family: "snippets",
       text: GATE_TEXT[gate],
-      snippet: { directives, notUnderstood, error: scan.error, instead: [] },
+      snippet: { directives, notUnderstood, error: scan.error, instead: [], companions: [] },
     };
   }
   const todo: SnippetAction[] = [];
+  const companions: CompanionIngress[] = [];
   let notUnderstood = 0;
   let differences = false;
-  const directives = scan.directives.map((d): SnippetDirectiveReport => {
+  // The host is in regex mode once any of these companions, or any Ingress of its hosts, uses
+  // a regex (use-regex, or a rewrite-target: docs/design.md, "Regular expressions").
+  const hostsOf = (p: IngressPlan) => new Set(p.rulePaths.filter((r) => r.valid).map((r) => r.host));
+  const mine = hostsOf(plan);
+  const own = plan.ingress.metadata.annotations ?? {};
+  const regexHost =
+    Object.keys(own).some((k) => SNIPPETS.has(k) && scanSnippet(own[k] as string, contextOf(k)).directives.some((d) => d.actions.some((a) => a.kind === "companion" && a.match.regex))) ||
+    others.some((o) => [...hostsOf(o)].some((h) => mine.has(h)) && (o.annotations.policies.regexRewrite.useRegex || o.annotations.policies.regexRewrite.rewriteTarget !== ""));
+  const short = name.slice(name.indexOf("/") + 1);
+  const directives = scan.directives.map((d, i): SnippetDirectiveReport => {
     let note = d.note;
-    if (d.actions.length === 0) notUnderstood++;
+    let understood = d.actions.length > 0;
+    for (const a of d.actions) {
+      if (a.kind === "header-deny") {
+        const why = headerDenyProblem(plan, a, others);
+        if (why !== null) {
+          understood = false;
+          note = `no annotation can do it: ${why}`;
+        }
+        continue;
+      }
+      if (a.kind !== "companion") continue;
+      const c = companionFor(plan, a, `${plan.name}-${short}-${i + 1}`.slice(0, 253), d.text, others, regexHost);
+      if (typeof c === "string") {
+        understood = false;
+        note = `no companion Ingress can do it: ${c}`;
+      } else if (!companionApplied(c, others)) companions.push(c);
+    }
+    if (!understood) notUnderstood++;
     else {
       for (const a of d.actions) {
         // Portico's HTTPS redirect has its own rules: the registry states them.
@@ -232,9 +412,18 @@ function snippetReport(plan: IngressPlan, name: string, value: string, gate: Sni
       }
       if (note !== null) differences = true;
     }
-    return { text: d.text, understood: d.actions.length > 0, note };
+    return { text: d.text, understood, note };
   });
   const instead = suggestions(todo);
+  // A rewritten request is proxied from the companion Ingress: the annotations that replace
+  // the snippet's other directives (headers...) must be on it too, as the snippet ran there.
+  for (const [i, c] of companions.entries()) {
+    const meta = c.manifest.metadata as { annotations: Record<string, string> };
+    if (meta.annotations[REWRITE_TARGET] === undefined || instead.length === 0) continue;
+    const annotations = { ...meta.annotations };
+    for (const s of instead) if (s.implemented) annotations[s.annotation] = s.value;
+    companions[i] = { ...c, manifest: { ...c.manifest, metadata: { ...meta, annotations } } };
+  }
   const total = scan.directives.length;
   // parse.ts refuses the Ingress's paths while a snippet holds anything not known to be
   // harmless; the equivalents above still say what to use instead of it.
@@ -247,9 +436,10 @@ function snippetReport(plan: IngressPlan, name: string, value: string, gate: Sni
   } else if (notUnderstood > 0) {
     status = "not-served";
     text = `never executed: ${notUnderstood} of ${total} directive${total === 1 ? "" : "s"} not understood; what they did is lost`;
-  } else if (instead.length > 0) {
+  } else if (instead.length > 0 || companions.length > 0) {
     status = "not-served";
-    text = `never executed: until the annotations below are added, what ${total === 1 ? "it does" : "its directives do"} is lost`;
+    const what = instead.length === 0 ? "Ingresses below are applied" : companions.length === 0 ? "annotations below are added" : "annotations below are added and the Ingresses below applied";
+    text = `never executed: until the ${what}, what ${total === 1 ? "it does" : "its directives do"} is lost`;
   } else {
     status = differences ? "differs" : "same";
     text = `never executed; the Ingress's Portico annotations do what ${total === 1 ? "its directive does" : `its ${total} directives do`}${differences ? ", with the differences noted" : ""}`;
@@ -257,7 +447,7 @@ function snippetReport(plan: IngressPlan, name: string, value: string, gate: Sni
   if (refusal !== undefined) {
     status = "not-served";
     const why = refusal.slice(`annotation ${name}: the snippet `.length, refusal.indexOf("; "));
-    text += `; and while the snippet is set every path of the Ingress answers 503, because it ${why}: remove it once the annotations that replace it are set`;
+    text += `; and while the snippet is set every path of the Ingress answers 503, because it ${why}: remove it once what replaces it is in place`;
   }
   return {
     name,
@@ -265,7 +455,7 @@ function snippetReport(plan: IngressPlan, name: string, value: string, gate: Sni
     status,
     family: "snippets",
     text,
-    snippet: { directives, notUnderstood, error: scan.error, instead },
+    snippet: { directives, notUnderstood, error: scan.error, instead, companions },
   };
 }
 
@@ -282,8 +472,8 @@ const planCache = new WeakMap<IngressPlan, PlanCompat>();
 
 const ours = (k: string) => k.startsWith(NGINX_PREFIX) || k.startsWith(PORTICO_PREFIX);
 
-function annotationReport(plan: IngressPlan, name: string, value: string, gate: SnippetGate): AnnotationReport {
-  if (SNIPPETS.has(name)) return snippetReport(plan, name, value, gate);
+function annotationReport(plan: IngressPlan, name: string, value: string, gate: SnippetGate, others: readonly IngressPlan[]): AnnotationReport {
+  if (SNIPPETS.has(name)) return snippetReport(plan, name, value, gate, others);
   const spec = specOf(name);
   if (spec === undefined) return { name, value, status: "unknown", family: null, text: "read by neither ingress-nginx nor Portico: no effect in either" };
   const family = spec.family;
@@ -310,38 +500,50 @@ const ANNOTATION_EFFECT: Readonly<Record<AnnotationStatus, IngressStatus>> = {
   portico: "unchanged",
   unknown: "unchanged",
   differs: "differs",
-  "not-served": "not-served",
+  "not-served": "partly-served",
 };
 
 /**
  * One Ingress's part of the report. Kept per plan for the usual gate (snippets run by
  * ingress-nginx, the assumption without a ConfigMap, and the live metric's).
  */
-function planCompat(plan: IngressPlan, gate: SnippetGate = "executed"): PlanCompat {
-  const hit = gate === "executed" ? planCache.get(plan) : undefined;
+function planCompat(plan: IngressPlan, gate: SnippetGate = "executed", others: readonly IngressPlan[] | null = null): PlanCompat {
+  // `others` (every Ingress served) decides only what the snippets' companion Ingresses look
+  // like, never the status (a snippet with a `location` or `rewrite` refuses the Ingress).
+  const cached = gate === "executed" && others === null;
+  const hit = cached ? planCache.get(plan) : undefined;
   if (hit !== undefined) return hit;
   const ann = plan.ingress.metadata.annotations ?? {};
   const annotations = Object.keys(ann)
     .filter(ours)
     .sort()
-    .map((k) => annotationReport(plan, k, ann[k] as string, gate));
+    .map((k) => annotationReport(plan, k, ann[k] as string, gate, others ?? [plan]));
   let status: IngressStatus = "unchanged";
   for (const a of annotations) status = worst(status, ANNOTATION_EFFECT[a.status]);
   // Value problems a family reported without naming one annotation.
   if (plan.annotations.problems.some((p) => !annotations.some((a) => p.startsWith(`annotation ${a.name}=`)))) status = worst(status, "differs");
   // A route may be kept and answer 503 on every request (a `refuse` policy): an access
   // annotation Portico cannot apply, or cannot apply yet (GUARDS_ACCESS), fails closed.
-  const refusals = (plan.annotations.options.stages ?? []).filter((p) => p.kind === "refuse" || p.kind === "certificate-refuse").map((p) => String(p.params.reason));
+  const refusing = (plan.annotations.options.stages ?? []).filter((p) => p.kind === "refuse" || p.kind === "certificate-refuse");
+  const refusals = refusing.map((p) => String(p.params.reason));
   const noPath = plan.rulePaths.length > 0 && plan.defaultBackend === null && plan.rulePaths.every((r) => !r.valid);
-  const refused = noPath ? "Portico serves none of its paths (see the diagnostics)" : refusals.length > 0 ? `every path answers 503: ${refusals.join("; ")}` : null;
-  // Refused where ingress-nginx serves: no path, or an access check Portico does not implement.
-  // Other refusals are judged by their diagnostics (a missing auth Secret is a 503 there too).
-  // A snippet that restricted access is refused too (annotations/parse.ts): Portico answers 503
-  // where ingress-nginx, running the snippet, let the allowed clients through.
-  const snippetRefusal = refusals.some((r) => /^nginx\.ingress\.kubernetes\.io\/[a-z]+-snippet /.test(r));
-  if (noPath || snippetRefusal || Object.keys(ann).some((k) => GUARDS_ACCESS.has(k))) status = "refused";
+  // The answer every path gives: a CA Secret that cannot be read is a 403 (compile/access.ts).
+  const codes = [...new Set(refusing.map((p) => Number(p.params.status)))].sort().join(" or ");
+  // The refusals ingress-nginx makes the same way (an unreadable source-range list, a Secret it
+  // cannot or may not read, a CA it cannot load); the others are stated by their annotation.
+  const sameThere = refusing.length > 0 && refusing.every((p) => p.kind === "certificate-refuse" || refusedByIngressNginxToo(p));
+  const refused = noPath
+    ? "Portico serves none of its paths (see the diagnostics)"
+    : refusals.length > 0
+      ? `every path answers ${codes}${sameThere ? ` (ingress-nginx answers ${codes} too)` : ""}: ${refusals.join("; ")}`
+      : null;
+  // A report that says an Ingress moves unchanged, or with differences, must never sit above
+  // "every path answers 503": whenever no request reaches its backends the Ingress is refused,
+  // and the text says whether ingress-nginx refuses it too. An access annotation Portico does
+  // not implement (GUARDS_ACCESS) always refuses (its annotation item says so).
+  if (refused !== null || Object.keys(ann).some((k) => GUARDS_ACCESS.has(k))) status = "refused";
   const out: PlanCompat = Object.freeze({ annotations: Object.freeze(annotations), status, refused });
-  if (gate === "executed") planCache.set(plan, out);
+  if (cached) planCache.set(plan, out);
   return out;
 }
 
@@ -390,7 +592,7 @@ function diagnosticReport(d: Diagnostic): DiagnosticReport | null {
   return { reason: d.reason, message: d.reason === "ExternalNameNotAllowed" ? `${d.message}${EXTERNAL_NAME_NOTE}` : d.message, effect: e };
 }
 
-const DIAG_STATUS: Readonly<Record<DiagnosticReport["effect"], IngressStatus>> = { same: "unchanged", differs: "differs", "not-served": "not-served" };
+const DIAG_STATUS: Readonly<Record<DiagnosticReport["effect"], IngressStatus>> = { same: "unchanged", differs: "differs", "not-served": "partly-served" };
 
 /** Diagnostics by `namespace/name`, of Ingresses only. */
 function diagnosticsByIngress(diagnostics: readonly Diagnostic[]): Map<string, Diagnostic[]> {
@@ -417,7 +619,7 @@ function statusOf(plan: IngressPlan, diags: readonly Diagnostic[] | undefined, g
 // ---------------------------------------------------------------------------------------------
 
 function ingressReport(view: Inspection, plan: IngressPlan, diags: readonly Diagnostic[] | undefined, gate: SnippetGate): IngressReport {
-  const pc = planCompat(plan, gate);
+  const pc = planCompat(plan, gate, view.served);
   const legacy = plan.ingress.metadata.annotations?.[LEGACY_CLASS_ANNOTATION];
   const decision = view.classify(plan);
   return {
@@ -460,7 +662,7 @@ export function migrationReport(view: Inspection, config: CompileConfig, configM
       ingresses: ingresses.length,
       unchanged: count("unchanged"),
       differs: count("differs"),
-      notServed: count("not-served"),
+      partlyServed: count("partly-served"),
       refused: count("refused"),
       ignored: view.ignored.length,
       configMapNotHonoured: cm?.notHonoured ?? 0,
@@ -470,7 +672,7 @@ export function migrationReport(view: Inspection, config: CompileConfig, configM
 
 /** Served Ingresses by report status (portico_ingress_compat): the per-Ingress work is cached on the plan. */
 export function compatCounts(view: Pick<Inspection, "served" | "result">): Record<IngressStatus, number> {
-  const out: Record<IngressStatus, number> = { refused: 0, "not-served": 0, differs: 0, unchanged: 0 };
+  const out: Record<IngressStatus, number> = { refused: 0, "partly-served": 0, differs: 0, unchanged: 0 };
   // Only the few Ingresses with diagnostics need a lookup.
   const diags = diagnosticsByIngress(view.result.diagnostics);
   for (const plan of view.served) out[statusOf(plan, diags.get(plan.key))]++;

@@ -45,7 +45,7 @@ export function helpText(): string {
     "print what changes when Portico serves it: each annotation served the same, with a stated",
     "difference, or not served; snippets and what replaces them; then a summary. Reads --manifests",
     "or the cluster (one list of each kind Portico reads), and --nginx-configmap, then exits:",
-    "0 when every Ingress moves unchanged, 3 when one would change, 1 when the objects cannot be read.",
+    "0 when every Ingress is unchanged, 3 when one would change, 1 when the objects cannot be read.",
   );
   for (const spec of Object.values(MIGRATE_FLAGS)) {
     lines.push(entry(spec.name, spec.metavar, spec.help, spec.defaultText, null));

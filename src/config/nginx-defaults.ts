@@ -80,8 +80,8 @@ export const NGINX_DEFAULTS: readonly NginxDefault[] = Object.freeze([
     flag: null,
     flagName: null,
     portico: "the pod's Server header is passed on",
-    compat: "portico",
-    note: "not implemented",
+    compat: "ingress-nginx",
+    note: "the pod's Server field is dropped (nginx's proxy module hides it, and allow-backend-server-header is false by default) and Portico adds none, as ingress-nginx clears nginx's own",
   },
   {
     setting: "ssl-ciphers",

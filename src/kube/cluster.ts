@@ -3,6 +3,7 @@
 // store's sink; runtime/cluster.ts calls `applied` after each compile result goes live.
 import type { CompileResult } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
+import { parseDuration } from "../config/units.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Ingress, Service } from "../model/schemas.ts";
 import type { DiagnosticsReport } from "../store/types.ts";
@@ -30,7 +31,27 @@ export interface KubeClusterOptions {
   leaderTimings?: Partial<LeaderTimings>;
   eventTimings?: Partial<EventTimings>;
   identity?: string;
+  /** Where PORTICO_WATCH_STALL_TIMEOUT is read (default process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
+
+/**
+ * PORTICO_WATCH_STALL_TIMEOUT: how long a connected watch may receive nothing before it is
+ * restarted (docs/design.md "API server failures"). Not a flag: the 3-minute default follows
+ * the API server's bookmark interval and only tests need another value. Unreadable values are
+ * logged and ignored.
+ */
+export function stallTimeoutFromEnv(env: Readonly<Record<string, string | undefined>>, log: Logger): number | null {
+  const text = env[STALL_ENV];
+  if (text === undefined || text === "") return null;
+  const ms = parseDuration(text);
+  if (ms === null || ms < 100) {
+    log.warn(`${STALL_ENV} ignored: expected a duration of at least 100ms like 30s or 3m`, { value: text.slice(0, 40) });
+    return null;
+  }
+  return ms;
+}
+const STALL_ENV = "PORTICO_WATCH_STALL_TIMEOUT";
 
 export interface KubeCluster {
   readonly client: KubeClient;
@@ -57,13 +78,15 @@ export interface KubeCluster {
 export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
   const { config, log } = o;
   const client = o.client ?? createKubeClient(config, log, o.clientOptions);
+  const stallTimeoutMs = stallTimeoutFromEnv(o.env ?? process.env, log);
+  const watchTimings = stallTimeoutMs === null ? o.watchTimings : { stallTimeoutMs, ...o.watchTimings };
   const source = createKubeSource({
     client,
     config,
     log,
     ...(o.hooks ? { hooks: o.hooks } : {}),
     ...(o.onDiagnostics ? { onDiagnostics: o.onDiagnostics } : {}),
-    ...(o.watchTimings ? { timings: o.watchTimings } : {}),
+    ...(watchTimings ? { timings: watchTimings } : {}),
   });
   let last: {
     result: Pick<CompileResult, "statuses" | "diagnostics">;

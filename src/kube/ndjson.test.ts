@@ -32,3 +32,25 @@ test("an overlong line is reported and skipped; the next line is read", async ()
   const items = await all(streamOf(["x".repeat(30), "y".repeat(30), "\n", '{"ok":1}\n', "z".repeat(50), "\n"]), 40);
   expect(items).toEqual([{ tooLong: 60 }, { line: '{"ok":1}' }, { tooLong: 50 }]);
 });
+
+test("a consumer that stops mid-stream cancels the body (the connection closes), one that reads to the end does not", async () => {
+  const enc = new TextEncoder();
+  let cancelled = 0;
+  let n = 0;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(c) {
+      c.enqueue(enc.encode(`{"n":${n++}}\n`));
+    },
+    cancel() {
+      cancelled++;
+    },
+  });
+  for await (const item of readNdjson(endless)) {
+    expect(item).toEqual({ line: '{"n":0}' });
+    break; // as a 410 ERROR event ends the watch
+  }
+  expect(cancelled).toBe(1);
+  const s = streamOf(['{"a":1}\n']);
+  expect(await all(s)).toEqual([{ line: '{"a":1}' }]);
+  expect(s.locked).toBe(false);
+});

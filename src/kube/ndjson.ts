@@ -1,7 +1,8 @@
 // Newline-delimited JSON reader for watch streams. A chunk may hold part of an event, or
 // several events; lines are split on "\n" (a trailing "\r" is dropped). A line longer than
 // maxLineBytes is discarded up to its newline and reported, so one huge or endless line
-// cannot grow memory without bound.
+// cannot grow memory without bound. A consumer that stops early (410 or ERROR mid-stream)
+// cancels the body, which closes the connection, rather than leaving it to the fetch abort.
 export type NdjsonItem = { readonly line: string } | { readonly tooLong: number };
 
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -14,9 +15,11 @@ export async function* readNdjson(
   let buf = "";
   let skipping = 0; // > 0 while discarding the rest of an overlong line
   const reader = body.getReader();
+  let ended = false;
   try {
     for (;;) {
       const { done, value } = await reader.read();
+      ended = done;
       // `stream: true` keeps a multi-byte character split across chunks intact.
       buf += done ? decoder.decode() : decoder.decode(value, { stream: true });
       let nl: number;
@@ -41,6 +44,10 @@ export async function* readNdjson(
     if (skipping > 0) yield { tooLong: skipping };
     else if (buf.trim() !== "") yield { line: buf };
   } finally {
-    reader.releaseLock();
+    // Whatever was not read to its end is cancelled here, not left to the caller's abort:
+    // Bun 1.3 kept an aborted streaming body's bytes off-heap where a cancelled one was freed
+    // (oven-sh/bun#32659). A failed read's stream is already errored; its cancel rejects.
+    if (ended) reader.releaseLock();
+    else reader.cancel().catch(() => {});
   }
 }

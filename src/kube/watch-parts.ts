@@ -22,6 +22,11 @@ export interface WatchTimings {
   watchTimeoutSeconds(): number;
   /** Extra time past timeoutSeconds before we abort a silent stream ourselves. */
   watchGraceMs: number;
+  /**
+   * A connected watch with no event and no bookmark for this long is stalled: aborted and
+   * resumed from its resourceVersion (docs/design.md "API server failures").
+   */
+  stallTimeoutMs: number;
   /** Deadline for a list page or for a watch's response headers. */
   requestTimeoutMs: number;
   /** A clean end sooner than this with no event counts as an error (no hot loop). */
@@ -43,6 +48,11 @@ export const DEFAULT_WATCH_TIMINGS: WatchTimings = {
   backoffResetMs: 120_000,
   watchTimeoutSeconds: () => 300 + Math.floor(Math.random() * 301),
   watchGraceMs: 30_000,
+  // kube-apiserver's watch cache sends a bookmark to every watch that asked for them about once a
+  // minute, and one 2 s before the watch's deadline (apiserver/pkg/storage/cacher/cacher.go:
+  // defaultBookmarkFrequency = time.Minute; cache_watcher.go nextBookmarkTime). Three intervals
+  // tolerate two lost bookmarks and a busy server before a silent stream counts as stalled.
+  stallTimeoutMs: 180_000,
   requestTimeoutMs: 60_000,
   minWatchMs: 1000,
   pageSize: 500,

@@ -3,7 +3,9 @@
 // bookmarks and a random 5-10 min timeoutSeconds; a clean end resumes from the last version
 // without listing; 410 Gone (HTTP status or ERROR event) relists; other errors back off
 // (0.8 s doubling to 30 s, jittered, reset after 2 min healthy). One bad line or object is
-// logged, counted and skipped; the stream goes on.
+// logged, counted and skipped; the stream goes on. A connected watch that receives no event
+// and no bookmark for longer than the API server's bookmark interval allows is stalled: it is
+// aborted, logged and resumed at once (docs/design.md "API server failures").
 import * as v from "valibot";
 import type { Config } from "../config/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
@@ -50,6 +52,13 @@ export interface KubeSource extends Source {
 }
 
 class Gone extends Error {}
+
+/** The stream stayed open with no event and no bookmark for stallTimeoutMs. */
+class Stalled extends Error {
+  constructor(readonly silentMs: number) {
+    super(`no event or bookmark for ${Math.round(silentMs)} ms`);
+  }
+}
 
 export function createKubeSource(o: KubeSourceOptions): KubeSource {
   const t: WatchTimings = { ...DEFAULT_WATCH_TIMINGS, ...o.timings };
@@ -149,9 +158,24 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
     const headerTimer = setTimeout(() => ac.abort(new Error("watch response headers timed out")), t.requestTimeoutMs);
     const deadline = setTimeout(() => ac.abort(new Error("watch outlived timeoutSeconds")), timeoutS * 1000 + t.watchGraceMs);
     let n = 0;
+    // Stall watchdog: the stream's own end (timeoutSeconds) and the deadline above are minutes
+    // away; a stream that stays open while nothing arrives (a watcher the server lost, a
+    // half-open connection behind a proxy) would hide every change until then. Each event or
+    // bookmark moves lastEvent; the timer re-arms for the time left rather than per event.
+    let lastEvent = t.now();
+    let stalled: Stalled | null = null;
+    let stallTimer: ReturnType<typeof setTimeout> | undefined;
+    const checkStall = () => {
+      const silent = t.now() - lastEvent;
+      if (silent >= t.stallTimeoutMs) {
+        stalled = new Stalled(silent);
+        ac.abort(stalled);
+      } else stallTimer = setTimeout(checkStall, t.stallTimeoutMs - silent);
+    };
     try {
       const res = await client.stream(path, { signal });
-      clearTimeout(headerTimer);
+      // The header deadline also bounds reading an error's Status body: an answer that stops
+      // half-way would otherwise hold this kind until the watch deadline, minutes away.
       if (res.status === 410) {
         await res.body?.cancel();
         throw new Gone();
@@ -161,8 +185,11 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
         throw new NotInstalled();
       }
       if (!res.ok || !res.body) throw await apiError(res, "GET", path, client.server);
+      clearTimeout(headerTimer);
       st.watches++;
       connected();
+      lastEvent = t.now();
+      stallTimer = setTimeout(checkStall, t.stallTimeoutMs);
       for await (const item of readNdjson(res.body, t.maxLineBytes)) {
         const ev = "line" in item ? parseWatchLine(item.line) : null;
         if (!ev) {
@@ -171,6 +198,7 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
           log.warn("malformed watch line skipped", { kind, err: "tooLong" in item ? `line of ${item.tooLong} bytes over the limit` : "not a watch event" });
           continue;
         }
+        lastEvent = t.now();
         const rv = (ev.object as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
         if (ev.type === "BOOKMARK") {
           if (typeof rv === "string" && rv) st.resourceVersion = rv;
@@ -198,10 +226,17 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
         } else invalid(kind, st, p.diagnostic);
         if (typeof rv === "string" && rv) st.resourceVersion = rv;
       }
+      // An abort may also surface as the end of the stream: still a stall, not a clean end.
+      if (stalled) throw stalled;
       return n;
+    } catch (e) {
+      // The read fails with whatever the runtime makes of the abort; the watchdog's verdict wins.
+      if (stalled) throw stalled;
+      throw e;
     } finally {
       clearTimeout(headerTimer);
       clearTimeout(deadline);
+      clearTimeout(stallTimer);
       ac.abort();
     }
   }
@@ -246,6 +281,14 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
             sink.synced(kind);
           }
           await sleep(t.absentRecheckMs, stop.signal);
+          continue;
+        }
+        if (e instanceof Stalled) {
+          // Resumed at once from the last resourceVersion (a 410 then relists): the silence
+          // already waited minutes, and the stall timeout bounds how often this can happen.
+          st.errors++;
+          hooks.onError?.(kind, "watch stalled");
+          log.warn("watch stalled: no event or bookmark, restarting it", { kind, resourceVersion: st.resourceVersion, silentMs: Math.round(e.silentMs), stallTimeoutMs: t.stallTimeoutMs });
           continue;
         }
         st.errors++;

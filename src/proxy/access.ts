@@ -5,12 +5,17 @@ import { isIP } from "node:net";
 import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
 import type { StagePolicy } from "../table/policy.ts";
 import type { PolicyFlow, PolicyKind } from "./policies.ts";
+import { ownBody } from "./status-page.ts";
 
-/** A short fixed body (never anything from the request) with the headers every answer carries. */
-export function refusal(flow: PolicyFlow, status: number, body: string, extra: Record<string, string> = {}): Response {
-  return new Response(body, {
+/**
+ * A short fixed body (never anything from the request; nginx's page for the status under
+ * --ingress-nginx-compat) with the headers every answer carries.
+ */
+export function refusal(flow: PolicyFlow, status: number, body: string, extra: Record<string, string> = {}, certificate: string | null = null): Response {
+  const own = ownBody(status, body, flow.config.ingressNginxCompat, flow.req, certificate);
+  return new Response(own.body, {
     status,
-    headers: { ...flow.responseHeaders, "content-type": "text/plain; charset=utf-8", "cache-control": "no-store", ...extra },
+    headers: { ...flow.responseHeaders, "content-type": own.type, "cache-control": "no-store", ...extra },
   });
 }
 

@@ -172,7 +172,7 @@ export const CLIENT_CERT: PolicyKind = {
     const fail = (flow: PolicyFlow, message: string): Response =>
       errorPage !== null
         ? new Response(null, { status: 302, headers: { ...flow.responseHeaders, location: errorPage, "cache-control": "no-store" } })
-        : refusal(flow, 400, `${message}\n`);
+        : refusal(flow, 400, `${message}\n`, {}, message);
 
     return (flow) => {
       const tls = flow.tls();

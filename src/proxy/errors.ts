@@ -1,6 +1,7 @@
-// Coded data-plane errors, mapped to a status once. Bodies are fixed short text: they never
-// echo anything from the request. Which answers close the connection: docs/design.md,
-// "Request framing and bodies".
+// Coded data-plane errors, mapped to a status once. Bodies are fixed short text (or nginx's page
+// under --ingress-nginx-compat, status-page.ts): they never echo anything from the request.
+// Which answers close the connection: docs/design.md, "Request framing and bodies".
+import { ownBody } from "./status-page.ts";
 
 export type ProxyErrorCode =
   | "BadRequest"
@@ -74,9 +75,12 @@ export function statusOf(code: ProxyErrorCode): number {
   return STATUS[code];
 }
 
-/** Body bytes of Portico's own answer for `code` (the bodies are ASCII), for the access log. */
-export function errorBodyBytes(code: ProxyErrorCode): number {
-  return BODY[code].length;
+/**
+ * Body bytes of Portico's own answer for `code` (the bodies are ASCII), for the access log;
+ * `compat`: --ingress-nginx-compat, whose answers are nginx's pages (status-page.ts).
+ */
+export function errorBodyBytes(code: ProxyErrorCode, compat = false, req: Request | null = null): number {
+  return ownBody(STATUS[code], BODY[code], compat, req).body.length;
 }
 
 /** Whether an answer with this code ends the client connection (see CLOSES). */
@@ -84,8 +88,9 @@ export function closesConnection(code: ProxyErrorCode): boolean {
   return CLOSES.has(code);
 }
 
-export function errorResponse(code: ProxyErrorCode, headers?: Record<string, string>): Response {
-  const h: Record<string, string> = { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store", ...headers };
+export function errorResponse(code: ProxyErrorCode, headers?: Record<string, string>, compat = false, req: Request | null = null): Response {
+  const own = ownBody(STATUS[code], BODY[code], compat, req);
+  const h: Record<string, string> = { "content-type": own.type, "cache-control": "no-store", ...headers };
   if (CLOSES.has(code)) h.connection = "close";
-  return new Response(BODY[code], { status: STATUS[code], headers: h });
+  return new Response(own.body, { status: STATUS[code], headers: h });
 }

@@ -30,6 +30,7 @@ import { AddressForbiddenError, sharedExternalResolver, type ExternalResolver } 
 import { nextTurn } from "./body.ts";
 import { isHopByHop, scanResponseHeaders } from "./headers.ts";
 import type { PolicyFlow, PolicyKind, PolicyStep } from "./policies.ts";
+import { ownBody } from "./status-page.ts";
 
 const Template = v.array(v.union([v.string(), v.strictObject({ v: v.string() })]));
 
@@ -352,11 +353,15 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
         return new Response(null, { status: 302, headers: { ...flow.responseHeaders, location: render(signin, flow), "content-length": "0" } });
       }
       if (s === 401) {
-        const h: Record<string, string> = { ...flow.responseHeaders, "content-type": "text/plain; charset=utf-8" };
+        const own = ownBody(401, "unauthorized\n", flow.config.ingressNginxCompat, flow.req);
+        const h: Record<string, string> = { ...flow.responseHeaders, "content-type": own.type };
         if (answer.wwwAuthenticate !== null) h["www-authenticate"] = answer.wwwAuthenticate;
-        return new Response("unauthorized\n", { status: 401, headers: h });
+        return new Response(own.body, { status: 401, headers: h });
       }
-      if (s === 403) return new Response("forbidden\n", { status: 403, headers: { ...flow.responseHeaders, "content-type": "text/plain; charset=utf-8" } });
+      if (s === 403) {
+        const own = ownBody(403, "forbidden\n", flow.config.ingressNginxCompat, flow.req);
+        return new Response(own.body, { status: 403, headers: { ...flow.responseHeaders, "content-type": own.type } });
+      }
       throw new ProxyError("AuthFailed", `external auth: the auth service answered ${s}`);
     };
   }

@@ -81,6 +81,8 @@ export function createProxyHandler(
   // One per process when serving passes it (both listeners share it): --request-buffer-budget.
   const bodyBudget = deps.bodyBudget ?? createBodyBudget(config.requestBufferBudget);
   const isTrusted = cidrMatcher(config.trustedProxies);
+  // Portico's own answers carry nginx's pages under --ingress-nginx-compat (status-page.ts).
+  const compat = config.ingressNginxCompat;
   const inflight = createInflight();
   const sockets = new Set<ServerWebSocket<WsData>>();
   const hardStop = new AbortController();
@@ -155,11 +157,11 @@ export function createProxyHandler(
       const grpc = isGrpc(req.headers);
       // Our own answer's body is what the client gets (none for HEAD, RFC 9110 §9.3.2); a
       // gRPC client gets a Trailers-Only answer, no body.
-      rec.bytesOut = req.method === "HEAD" || grpc ? 0 : errorBodyBytes(e.code);
+      rec.bytesOut = req.method === "HEAD" || grpc ? 0 : errorBodyBytes(e.code, compat, req);
       if (grpc) rec.grpcStatus = grpcStatusOf(e.code);
       finish(grpc ? 200 : statusOf(e.code), e.code);
       if (e.code === "Internal") log.error("proxy internal error", { err: e.detail, requestId });
-      const res = grpc ? grpcErrorResponse(e.code, common) : errorResponse(e.code, common);
+      const res = grpc ? grpcErrorResponse(e.code, common) : errorResponse(e.code, common, compat, req);
       if (flow !== null) addCookies(res.headers, res.status, flow.setCookies);
       return res;
     };
@@ -268,7 +270,7 @@ export function createProxyHandler(
             rec.upstream = result.upstream.authority;
             rec.upstreamStatus = up.status;
             rec.upstreamMs = result.upstreamMs;
-            const out = downstreamHeaders(up.headers, requestId, hsts, null, result.scan);
+            const out = downstreamHeaders(up.headers, requestId, hsts, null, result.scan, compat);
             // The client's body may be unread (no endpoint, or a pod that answered first).
             if (hasBody) out.set("connection", "close");
             return await relayResponse({
@@ -416,7 +418,7 @@ export function createProxyHandler(
       rec.upstream = result.upstream.authority;
       rec.upstreamStatus = up.status;
       rec.upstreamMs = result.upstreamMs;
-      const down = downstreamHeaders(up.headers, requestId, hsts, added, result.scan);
+      const down = downstreamHeaders(up.headers, requestId, hsts, added, result.scan, compat);
       if (flow !== null) {
         addCookies(down, up.status, flow.setCookies);
         // Affinity's cookie, when this request chose a new pod (proxy/affinity.ts).

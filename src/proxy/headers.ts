@@ -237,6 +237,7 @@ export function downstreamHeaders(
   hsts: string | null,
   added: Readonly<Record<string, string>> | null = null,
   scan?: ResponseHeaderScan,
+  dropServer = false,
 ): Headers {
   let out = upstream;
   try {
@@ -245,6 +246,10 @@ export function downstreamHeaders(
     out = new Headers(upstream);
     stripHopByHop(out, scan);
   }
+  // --ingress-nginx-compat: nginx's proxy module hides the pod's Server field and ingress-nginx
+  // clears nginx's own (nginx.tmpl: `more_clear_headers Server` while server-tokens is false, and
+  // `proxy_pass_header Server` only with allow-backend-server-header), so none reaches the client.
+  if (dropServer) out.delete("server");
   out.set("x-request-id", requestId);
   if (hsts !== null) out.set("strict-transport-security", hsts);
   if (added !== null) addHeaders(out, added);

@@ -18,7 +18,8 @@ import { REWRITE_TARGET } from "./rewrite.ts";
 import { AFFINITY_KIND } from "./affinity.ts";
 import { EWMA_KIND, HASH_KIND } from "./hash-by.ts";
 import { LIMITS_KIND } from "./limits.ts";
-import { HEADERS_KIND } from "../annotations/headers.ts";
+import { HEADER_DENY_KIND, HEADERS_KIND } from "../annotations/headers.ts";
+import { HEADER_DENY } from "./header-deny.ts";
 import { HEADERS_POLICY } from "./header-policy.ts";
 import type { PolicyKind, PolicyKinds } from "./policies.ts";
 import { APP_ROOT, REDIRECT, WWW_REDIRECT } from "./redirect.ts";
@@ -96,6 +97,7 @@ export const BUILTIN_KINDS: PolicyKinds = new Map<string, PolicyKind>([
   ["hash", HASH_KIND],
   ["ewma", EWMA_KIND],
   [HEADERS_KIND, HEADERS_POLICY],
+  [HEADER_DENY_KIND, HEADER_DENY],
   [APP_ROOT_KIND, APP_ROOT],
   [WWW_REDIRECT_KIND, WWW_REDIRECT],
   [DENIED_KIND, DENIED],

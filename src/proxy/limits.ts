@@ -30,6 +30,7 @@ import { LRUCache } from "lru-cache";
 import * as v from "valibot";
 import { cidrMatcher } from "../config/cidr.ts";
 import type { Route } from "../table/types.ts";
+import { refusal } from "./access.ts";
 import type { PolicyFlow, PolicyKind } from "./policies.ts";
 
 /** Keys (Ingress zone × client address) whose rate state is kept. */
@@ -142,10 +143,7 @@ export type LimitsParams = v.InferOutput<typeof LimitsParams>;
 const zoneOf = (r: Route): string => `${r.ingress.namespace}/${r.ingress.name}`;
 
 function refuse(flow: PolicyFlow, status: number): Response {
-  return new Response("too many requests\n", {
-    status,
-    headers: { ...flow.responseHeaders, "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
-  });
+  return refusal(flow, status, "too many requests\n");
 }
 
 /** The `limits` policy kind over one limiter (the process's, or a test's with its own clock). */
@@ -157,10 +155,7 @@ export function limitsKind(limiter: Limiter): PolicyKind {
       if (p.denied) {
         // ingress-nginx refuses an Ingress with an invalid limit; serving it without the
         // limit would fail open, so its routes answer 503 as a denied location does.
-        return (flow) => new Response("service unavailable\n", {
-          status: 503,
-          headers: { ...flow.responseHeaders, "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
-        });
+        return (flow) => refusal(flow, 503, "service unavailable\n");
       }
       const exempt = cidrMatcher(p.allow);
       const rps = rateOf(p.rps, 1, p.burstMultiplier);

@@ -24,7 +24,7 @@ export const REWRITE_TARGET: PolicyKind = {
         return new Response(null, { status: 302, headers: { location: out.location, "content-length": "0", ...flow.responseHeaders } });
       }
       // Fail closed: a path Portico will not forward is never sent as something else.
-      if (out.kind === "refused") return errorResponse("Internal", flow.responseHeaders);
+      if (out.kind === "refused") return errorResponse("Internal", flow.responseHeaders, flow.config.ingressNginxCompat, flow.req);
       flow.pathAndQuery = out.path + flow.query;
       // template.go buildProxyPass emits X-Forwarded-Prefix inside the rewrite branch only.
       if (xForwardedPrefix !== null) {

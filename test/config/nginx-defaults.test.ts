@@ -24,9 +24,9 @@ describe("ingress-nginx's defaults", () => {
     for (const d of NGINX_DEFAULTS) {
       if (d.flag === null) expect(d.flagName, d.setting).toBeNull();
       else expect(FLAGS[d.flag].name, d.setting).toBe(d.flagName!);
-      if (d.compat === "ingress-nginx") expect(d.flagValue, d.setting).toBeDefined();
+      if (d.compat === "ingress-nginx" && d.flag !== null) expect(d.flagValue, d.setting).toBeDefined();
     }
-    expect(NGINX_DEFAULTS.filter((d) => d.compat === "ingress-nginx").map((d) => d.setting)).toEqual(["proxy-body-size", "hsts-include-subdomains", "client-body-timeout"]);
+    expect(NGINX_DEFAULTS.filter((d) => d.compat === "ingress-nginx").map((d) => d.setting)).toEqual(["proxy-body-size", "hsts-include-subdomains", "client-body-timeout", "server-tokens"]);
   });
 
   for (const d of NGINX_DEFAULTS.filter((x) => x.flag !== null)) {

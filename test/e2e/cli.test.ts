@@ -235,7 +235,7 @@ describe("portico migrate", () => {
     writeFileSync(join(clean, "app.yaml"), yamlDocs([service("app", "web"), ingress("app", "web", [{ host: "web.test", paths: [{ path: "/", service: "web" }] }], { className: "nginx" })]));
     const r = runCli(["migrate", "--manifests", clean]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("app/web: moves unchanged");
+    expect(r.stdout).toContain("app/web: unchanged (served as ingress-nginx serves it)");
     expect(r.stdout).toContain("Summary: 1 Ingress of class nginx; 0 of other classes ignored");
     // No --nginx-configmap: the report names the ingress-nginx defaults it assumed.
     expect(r.stdout).toContain("No --nginx-configmap: ingress-nginx's defaults were assumed. Where they differ from Portico's");
@@ -249,7 +249,7 @@ describe("portico migrate", () => {
     writeFileSync(join(d, "broken.yaml"), "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: lost\n");
     const r = runCli(["migrate", "--manifests", d]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain("app/web: moves unchanged");
+    expect(r.stdout).toContain("app/web: unchanged (served as ingress-nginx serves it)");
     expect(r.stdout).toContain("  NOT READ: 1 file that does not parse, 0 invalid objects; what they hold is not in this report:");
     expect(r.stdout).toContain(JSON.stringify(join(d, "broken.yaml")));
     const j = runCli(["migrate", "--manifests", d, "--output", "json"]);

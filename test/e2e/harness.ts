@@ -157,6 +157,16 @@ export function startBackend(name: string): Backend {
   };
 }
 
+/** One GET on a fresh TCP connection, so SO_REUSEPORT picks a worker for each (status 0: no answer). */
+export async function freshGet(p: Portico, host: string, path = "/"): Promise<{ status: number; body: string }> {
+  try {
+    const res = await fetch(`${p.http}${path}`, { headers: { host, connection: "close" }, keepalive: false });
+    return { status: res.status, body: await res.text() };
+  } catch {
+    return { status: 0, body: "" };
+  }
+}
+
 /** GET through the proxy with a Host header; returns status and body text. */
 export async function get(base: string, host: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: string; headers: Headers }> {
   const res = await fetch(`${base}${path}`, { ...init, headers: { host, ...(init.headers as Record<string, string> | undefined) }, redirect: "manual" });

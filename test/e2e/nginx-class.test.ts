@@ -127,10 +127,10 @@ describe("ingress-nginx's Ingresses served with --ingress-nginx-compat", () => {
     const metrics = await (await fetch(`${portico.admin}/metrics`)).text();
     const value = (status: string) => Number(new RegExp(`^portico_ingress_compat\\{status="${status}"\\} (\\d+)$`, "m").exec(metrics)?.[1]);
     const s = expected.summary;
-    expect({ unchanged: value("unchanged"), differs: value("differs"), notServed: value("not-served"), refused: value("refused") }).toEqual({
+    expect({ unchanged: value("unchanged"), differs: value("differs"), partlyServed: value("partly-served"), refused: value("refused") }).toEqual({
       unchanged: s.unchanged,
       differs: s.differs,
-      notServed: s.notServed,
+      partlyServed: s.partlyServed,
       refused: s.refused,
     });
   });

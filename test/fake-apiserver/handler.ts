@@ -21,6 +21,8 @@ export interface Faults {
   failMatch: RegExp | null;
   /** API groups whose CRDs are not installed: every path under them answers 404. */
   absentGroups: Set<string>;
+  /** Injected failures send their status and half of the Status body, then nothing more. */
+  failBodyStalls: boolean;
 }
 
 export interface RequestRecord {
@@ -40,6 +42,8 @@ interface Watcher {
   send(c: Change): void;
   end(): void;
   drop(): void;
+  /** Forget the watch but keep its connection open: nothing more is written, not even its end. */
+  silence(): void;
 }
 
 export interface HandlerOptions {
@@ -132,6 +136,7 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
       send: (c) => { const e = translate(w, c); if (e) write(e); },
       end: () => { if (open) { cleanup(); res.end(); } },
       drop: () => { if (open) { cleanup(); res.socket?.destroy(); } },
+      silence: () => cleanup(),
     };
     for (const e of replay) write(e);
     watchers.add(w);
@@ -180,6 +185,12 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
     if (faults.down === "503") return fail(res, rec, 503, "the fake apiserver is down");
     if (faults.failNext > 0 && (!faults.failMatch || faults.failMatch.test(`${rec.method} ${rec.path}${rec.query}`))) {
       faults.failNext--;
+      if (faults.failBodyStalls) {
+        rec.status = faults.failStatus;
+        res.writeHead(faults.failStatus, { "Content-Type": "application/json", "Transfer-Encoding": "chunked" });
+        res.write(JSON.stringify(status(faults.failStatus, REASONS[faults.failStatus] ?? "Unknown", "injected failure")).slice(0, 20));
+        return void hung.add(res);
+      }
       return fail(res, rec, faults.failStatus, "injected failure");
     }
     const bearer = req.headers.authorization?.match(/^Bearer (.+)$/)?.[1];
@@ -250,6 +261,14 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
     watchers,
     /** Close every open watch abruptly (the TCP connection dies mid-stream). */
     dropWatches: () => [...watchers].forEach((w) => w.drop()),
+    /**
+     * Open watches (of one kind, or all) go silent: no event, no bookmark, no end at
+     * timeoutSeconds, the connection held open, as when the server loses a watcher or a proxy
+     * keeps a dead connection's client side open. Only the client can end them.
+     */
+    silenceWatches: (kind?: string) => {
+      for (const w of [...watchers]) if (!kind || w.res.kind === kind) w.silence();
+    },
     /** End every open watch cleanly, as timeoutSeconds would. */
     endWatches: () => [...watchers].forEach((w) => w.end()),
     /** Write a raw line into the open watches (of one kind, or all). */

@@ -3,7 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { captureLogger, FAST_WATCH, OBJECTS, RecordingSink, waitFor } from "../fake-apiserver/fixtures.ts";
 import { createKubeClient, type KubeClient } from "../../src/kube/client.ts";
-import { collectionPath, createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
+import { collectionPath, createKubeSource, type KubeSource, type WatchTimings } from "../../src/kube/watch.ts";
+import { stallTimeoutFromEnv } from "../../src/kube/cluster.ts";
+import { DEFAULT_WATCH_TIMINGS } from "../../src/kube/watch-parts.ts";
 import { KINDS, KIND_API, UNWATCHED_SECRET_TYPES, type Kind } from "../../src/model/kinds.ts";
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
 
@@ -24,6 +26,9 @@ afterEach(async () => {
   source = null;
   api.faults.down = false;
   api.faults.goneMode = "status";
+  api.faults.failBodyStalls = false;
+  api.faults.failMatch = null;
+  api.faults.failNext = 0;
 });
 
 function kubeconfig(server: string, token: string): string {
@@ -36,14 +41,14 @@ current-context: c
 `;
 }
 
-function start(opts: { pageSize?: number; kinds?: readonly Kind[]; diags?: Diagnostic[]; current?: Map<string, readonly Diagnostic[]>; hooks?: Record<string, (k: Kind, ...a: string[]) => void> } = {}) {
+function start(opts: { pageSize?: number; kinds?: readonly Kind[]; diags?: Diagnostic[]; current?: Map<string, readonly Diagnostic[]>; hooks?: Record<string, (k: Kind, ...a: string[]) => void>; timings?: Partial<WatchTimings> } = {}) {
   const sink = new RecordingSink();
   source = createKubeSource({
     client,
     config: { watchNamespace: null },
     log,
     kinds: opts.kinds ?? KINDS,
-    timings: { ...FAST_WATCH, pageSize: opts.pageSize ?? 500 },
+    timings: { ...FAST_WATCH, pageSize: opts.pageSize ?? 500, ...opts.timings },
     onDiagnostics: (owner, ds) => {
       opts.diags?.push(...ds);
       if (ds.length === 0) opts.current?.delete(owner);
@@ -231,7 +236,8 @@ describe("list + watch", () => {
     const diags: Diagnostic[] = [];
     let malformed = 0;
     const { sink, source } = start({ kinds: ["Ingress"], diags, hooks: { onMalformed: () => void malformed++ } });
-    await waitFor(() => sink.syncedKinds.includes("Ingress"), "synced");
+    // The lines go to open watches only: the watch starts after the list that syncs the kind.
+    await waitFor(() => sink.syncedKinds.includes("Ingress") && api.openWatches("Ingress") === 1, "synced and watching");
     api.injectLine("this is not json", "Ingress");
     api.injectLine('{"type":"ADDED"}', "Ingress");
     api.injectLine(JSON.stringify({ type: "ADDED", object: { metadata: { name: "bad", namespace: "g", resourceVersion: "1" }, spec: { rules: [{ http: { paths: [{ path: "/", pathType: "Weird", backend: {} }] } }] } } }), "Ingress");
@@ -252,5 +258,72 @@ describe("list + watch", () => {
     expect(sink.has("Ingress", "g", "good")).toBe(true);
     api.delete("Ingress", "g", "good");
     await waitFor(() => !sink.has("Ingress", "g", "good"), "invalid deletion applied");
+  });
+  // The stall timeout is 20 bookmark intervals of this server (100 ms), and the watches'
+  // own timeoutSeconds is 5 min: only the stall watchdog can end a silent watch within the wait.
+  const STALL = { stallTimeoutMs: 2000, watchTimeoutSeconds: () => 300 } as const;
+
+  test("a watch that goes silent (no event, no bookmark) is restarted from its resourceVersion and logged; quiet watches that get bookmarks are left alone", async () => {
+    const { sink, source } = start({ kinds: ["Ingress", "Service"], timings: STALL });
+    await waitFor(() => sink.syncedKinds.length === 2 && api.openWatches("Ingress") === 1 && api.openWatches("Service") === 1, "both kinds watching");
+    const before = log.lines.length;
+    api.silenceWatches("Ingress");
+    api.create("Ingress", OBJECTS.Ingress("stall", "during"));
+    await waitFor(() => sink.has("Ingress", "stall", "during"), "the Ingress created while the watch was silent", 15_000);
+    api.create("Ingress", OBJECTS.Ingress("stall", "after"));
+    await waitFor(() => sink.has("Ingress", "stall", "after"), "an Ingress created after the restart");
+    const stalls = log.lines.slice(before).filter((l) => l.msg.startsWith("watch stalled"));
+    expect(stalls.map((l) => l.fields?.kind)).toEqual(["Ingress"]);
+    expect(source.state("Ingress").lists).toBe(1); // resumed from its resourceVersion, not relisted
+    expect(source.state("Ingress").watches).toBe(2);
+    expect(source.state("Service").watches).toBe(1); // bookmarks kept the idle Service watch
+    api.delete("Ingress", "stall", "during");
+    api.delete("Ingress", "stall", "after");
+  });
+
+  test("a silent watch whose resourceVersion is gone by the restart relists (410)", async () => {
+    api.create("Ingress", OBJECTS.Ingress("stall410", "vanishes"));
+    let relists = 0;
+    const { sink, source } = start({ kinds: ["Ingress"], timings: STALL, hooks: { onRelist: () => void relists++ } });
+    await waitFor(() => sink.has("Ingress", "stall410", "vanishes") && api.openWatches("Ingress") === 1, "listed and watching");
+    api.silenceWatches("Ingress");
+    api.delete("Ingress", "stall410", "vanishes");
+    api.create("Ingress", OBJECTS.Ingress("stall410", "newcomer"));
+    api.compact();
+    await waitFor(() => !sink.has("Ingress", "stall410", "vanishes") && sink.has("Ingress", "stall410", "newcomer"), "relisted after the stall", 15_000);
+    expect(relists).toBe(1);
+    expect(source.state("Ingress").lists).toBe(2);
+    expect(log.lines.some((l) => l.msg.startsWith("watch stalled") && l.fields?.kind === "Ingress")).toBe(true);
+    api.delete("Ingress", "stall410", "newcomer");
+  });
+  test("a watch answered with an error whose Status body stops half-way is given up at the request deadline, logged and retried", async () => {
+    const { sink, source } = start({ kinds: ["Ingress"], timings: { watchTimeoutSeconds: () => 300, requestTimeoutMs: 1000 } });
+    await waitFor(() => sink.syncedKinds.includes("Ingress") && api.openWatches("Ingress") === 1, "synced and watching");
+    const before = log.lines.length;
+    api.faults.failMatch = /^GET \/apis\/networking\.k8s\.io\/v1\/ingresses\?.*watch=1/;
+    api.faults.failBodyStalls = true;
+    api.faults.failNext = 1;
+    api.dropWatches();
+    api.create("Ingress", OBJECTS.Ingress("halfbody", "after"));
+    await waitFor(() => sink.has("Ingress", "halfbody", "after"), "the Ingress, once the stuck error answer was given up", 15_000);
+    expect(api.faults.failNext).toBe(0);
+    expect(source.state("Ingress").lists).toBe(1);
+    const failed = log.lines.slice(before).filter((l) => l.msg === "list/watch failed, retrying" && l.fields?.kind === "Ingress");
+    expect(failed.some((l) => String(l.fields?.err).includes("answered 500 to GET /apis/networking.k8s.io/v1/ingresses?watch=1"))).toBe(true);
+    api.delete("Ingress", "halfbody", "after");
+  });
+});
+
+describe("stall timeout", () => {
+  test("defaults to three of kube-apiserver's one-minute bookmark intervals; PORTICO_WATCH_STALL_TIMEOUT changes it, unreadable values are logged and ignored", () => {
+    expect(DEFAULT_WATCH_TIMINGS.stallTimeoutMs).toBe(180_000);
+    const before = log.lines.length;
+    expect(stallTimeoutFromEnv({}, log)).toBeNull();
+    expect(stallTimeoutFromEnv({ PORTICO_WATCH_STALL_TIMEOUT: "2s" }, log)).toBe(2000);
+    expect(stallTimeoutFromEnv({ PORTICO_WATCH_STALL_TIMEOUT: "90" }, log)).toBe(90_000);
+    expect(stallTimeoutFromEnv({ PORTICO_WATCH_STALL_TIMEOUT: "soon" }, log)).toBeNull();
+    expect(stallTimeoutFromEnv({ PORTICO_WATCH_STALL_TIMEOUT: "10ms" }, log)).toBeNull();
+    const warned = log.lines.slice(before).filter((l) => l.level === "warn").map((l) => l.fields?.value);
+    expect(warned).toEqual(["soon", "10ms"]);
   });
 });

@@ -112,7 +112,7 @@ describe("snippet gates (ingress-nginx's annotation risk levels and allow-snippe
     );
     const view = new Compiler(parsed.config).inspect(fx.snapshot, []);
     const one = (c: NginxConfigMap | null) => migrationReport(view, parsed.config, c).ingresses[0]!;
-    expect(one(null)).toMatchObject({ status: "not-served", annotations: [{ status: "not-served" }] });
+    expect(one(null)).toMatchObject({ status: "partly-served", annotations: [{ status: "not-served" }] });
     expect(one(cm({ "annotations-risk-level": "Critical" }))).toMatchObject({ status: "unchanged", annotations: [{ status: "same" }] });
     const refused = one(cm({}));
     expect(refused).toMatchObject({ status: "differs", annotations: [{ status: "differs" }] });

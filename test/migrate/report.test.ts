@@ -55,8 +55,8 @@ describe("the fixtures' report", () => {
     if (o.type !== "migrate") throw new Error("flags");
     const { snapshot } = await loadOnce(o.config, { log: silentLogger, quiet: silentLogger });
     const s = report.summary;
-    expect(compatCounts(new Compiler(o.config).inspect(snapshot, []))).toEqual({ unchanged: s.unchanged, differs: s.differs, "not-served": s.notServed, refused: s.refused });
-    expect(s.unchanged + s.differs + s.notServed + s.refused).toBe(s.ingresses);
+    expect(compatCounts(new Compiler(o.config).inspect(snapshot, []))).toEqual({ unchanged: s.unchanged, differs: s.differs, "partly-served": s.partlyServed, refused: s.refused });
+    expect(s.unchanged + s.differs + s.partlyServed + s.refused).toBe(s.ingresses);
   });
 });
 
@@ -70,7 +70,7 @@ describe("statuses follow the registry at run time", () => {
       expect(item.status, name).toBe("not-served");
       expect(item.text, name).toContain(a.description);
       // One that guards access refuses the whole Ingress rather than serve it unchecked.
-      expect(r.status, name).toBe(GUARDS_ACCESS.has(name) ? "refused" : "not-served");
+      expect(r.status, name).toBe(GUARDS_ACCESS.has(name) ? "refused" : "partly-served");
     }
   });
 
@@ -85,7 +85,7 @@ describe("statuses follow the registry at run time", () => {
           // The compat of this value: a family may call some values of a differing annotation the same.
           const c = compatOf(a, "1", { [name]: "1" });
           if (c.kind === "same") expect(item).toMatchObject({ status: "same", text: "served the same" });
-          else expect(item).toMatchObject({ status: "differs", text: a.compat.kind === "differs" ? a.compat.difference : "" });
+          else expect(item).toMatchObject({ status: "differs", text: c.kind === "differs" ? c.difference : "" });
         }
       }
     }
@@ -107,6 +107,34 @@ describe("statuses follow the registry at run time", () => {
     expect(item.text).toStartWith("Portico refuses the value: expected a byte size");
   });
 
+  test("a difference is stated for the value this Ingress uses", () => {
+    // Two exact origins: nothing about `*`, `null` or entries ingress-nginx's validator refuses.
+    const cors = one({ "nginx.ingress.kubernetes.io/enable-cors": "true", "nginx.ingress.kubernetes.io/cors-allow-origin": "https://app.example.com, https://admin.example.com" });
+    const origin = cors.annotations.find((a) => a.name.endsWith("cors-allow-origin"))!;
+    expect(origin.text).toBe(
+      "An `Origin` must equal `https://app.example.com` or `https://admin.example.com`, in any case; ingress-nginx's regex is anchored only at the end, so it also takes an `Origin` that merely ends with one.",
+    );
+    expect(cors.annotations.find((a) => a.name.endsWith("enable-cors"))!.text).not.toContain("`false`");
+    // `true`: the sentence on `false` does not concern it; whole seconds: the units do not either.
+    const r = one({ "nginx.ingress.kubernetes.io/use-regex": "true", "nginx.ingress.kubernetes.io/proxy-read-timeout": "120" }, { path: "/api/(.*)" });
+    expect(r.annotations.find((a) => a.name.endsWith("use-regex"))!.text).not.toContain("`false` is served the same");
+    expect(r.annotations.find((a) => a.name.endsWith("proxy-read-timeout"))!.text).not.toContain("500ms");
+    expect(one({ "nginx.ingress.kubernetes.io/proxy-read-timeout": "1500ms" }).annotations[0]!.text).toContain("500ms");
+    // A valid list: the rules for a bad list and for the global one are left out.
+    const allow = one({ "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8" }).annotations[0]!;
+    expect(allow).toMatchObject({ status: "differs" });
+    expect(allow.text).not.toContain("bad or empty list");
+    expect(allow.text).not.toContain("::ffff:");
+    // An accepted redirect: what a malformed one does is left out; a code with nothing else to say is the same.
+    const redirect = one({ "nginx.ingress.kubernetes.io/temporal-redirect": "https://x.test/", "nginx.ingress.kubernetes.io/temporal-redirect-code": "307" });
+    expect(redirect.annotations.find((a) => a.name.endsWith("temporal-redirect"))!.text).toBe("The redirect has an empty body (nginx sends a short HTML page).");
+    expect(redirect.annotations.find((a) => a.name.endsWith("-code"))!).toMatchObject({ status: "same", text: "served the same" });
+    // A value that is not among those served the same: the sentence naming them is left out.
+    const retries = one({ "nginx.ingress.kubernetes.io/proxy-next-upstream": "error timeout http_502" }).annotations[0]!;
+    expect(retries.status).toBe("differs");
+    expect(retries.text).not.toContain("served the same");
+  });
+
   test("a portico.dev name set next to the ingress-nginx one is the one Portico reads", () => {
     const r = one({ "nginx.ingress.kubernetes.io/proxy-body-size": "1m", "portico.dev/max-body-size": "2m" });
     expect(r.annotations.find((a) => a.name.startsWith("nginx"))!.text).toBe('Portico reads portico.dev/max-body-size (set on this Ingress, to "2m") instead');
@@ -118,7 +146,7 @@ describe("snippets", () => {
 
   test("understood directives name the annotations that replace them; once added, the snippet is no change", () => {
     const before = one({ [SNIPPET]: 'more_set_headers "X-Frame-Options: DENY";\nproxy_set_header X-Env prod;' });
-    expect(before.status).toBe("not-served");
+    expect(before.status).toBe("partly-served");
     expect(before.annotations[0]!.snippet!.instead).toEqual([
       { annotation: "portico.dev/request-headers", value: "X-Env: prod", implemented: true },
       { annotation: "portico.dev/response-headers", value: "X-Frame-Options: DENY", implemented: true },
@@ -134,14 +162,14 @@ describe("snippets", () => {
 
   test("a header with another value does not count as replaced", () => {
     const r = one({ [SNIPPET]: 'more_set_headers "X-Frame-Options: DENY";', "portico.dev/response-headers": "X-Frame-Options: SAMEORIGIN" });
-    expect(r.status).toBe("not-served");
+    expect(r.status).toBe("partly-served");
   });
 
   test("a directive not understood is counted and the snippet is not served", () => {
-    const item = one({ [SNIPPET]: "rewrite ^ /x break;\nmore_set_headers 'X-A: 1';" }).annotations[0]!;
+    const item = one({ [SNIPPET]: "rewrite ^/x(?=y) /x break;\nmore_set_headers 'X-A: 1';" }).annotations[0]!;
     expect(item).toMatchObject({ status: "not-served", snippet: { notUnderstood: 1 } });
     expect(item.text).toBe(
-      "never executed: 1 of 2 directives not understood; what they did is lost; and while the snippet is set every path of the Ingress answers 503, because it may refuse requests (rewrite): remove it once the annotations that replace it are set",
+      "never executed: 1 of 2 directives not understood; what they did is lost; and while the snippet is set every path of the Ingress answers 503, because it may refuse requests (rewrite): remove it once what replaces it is in place",
     );
   });
 
@@ -154,6 +182,56 @@ describe("snippets", () => {
     expect(tls.annotations[0]!.text).toContain("the Ingress's Portico annotations do what its directive does, with the differences noted; and while the snippet is set every path of the Ingress answers 503, because it may refuse requests (if)");
     const plain = one({ [SNIPPET]: s });
     expect(plain.annotations[0]!.snippet!.instead).toEqual([{ annotation: "nginx.ingress.kubernetes.io/force-ssl-redirect", value: "true", implemented: true }]);
+  });
+
+  test("a companion Ingress is written only where it takes exactly the snippet's requests", () => {
+    const SERVER = "nginx.ingress.kubernetes.io/server-snippet";
+    const deny = "location ~* ^/internal/ { deny all; }";
+    const companions = (r: IngressReport) => r.annotations.flatMap((a) => a.snippet?.companions ?? []);
+    expect(companions(one({ [SERVER]: deny })).map((c) => c.name)).toEqual(["a-server-snippet-1"]);
+    // Another Ingress of the host has a longer path under the denied one: in regex mode it
+    // would be matched first (nginx tried the snippet's regex location first), so no companion.
+    const longer = JSON.stringify({
+      apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "z", namespace: "t" },
+      spec: { ingressClassName: "nginx", rules: [{ host: "a.test", http: { paths: [{ path: "/internal/api", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }] },
+    });
+    const shadowed = reportOf([{ name: "a", annotations: { [SERVER]: deny } }], longer).ingresses.find((i) => i.ingress === "t/a")!;
+    expect(companions(shadowed)).toEqual([]);
+    expect(shadowed.annotations[0]!.snippet!.directives[0]).toMatchObject({ understood: false, note: "no companion Ingress can do it: t/z has the longer path /internal/api on the same host, which would be matched before the denied one" });
+    // A configuration-snippet ran only inside the Ingress's own paths.
+    const outside = one({ [SNIPPET]: "rewrite ^/old/(.*)$ /new/$1 break;" }, { path: "/app" });
+    expect(outside.annotations[0]!.snippet!.directives[0]!.note).toBe("no companion Ingress can do it: no path of the Ingress takes /old/, so the directive never ran there");
+  });
+
+  test("a rewritten request keeps the Ingress's checks: the companion carries its annotations, never its snippets", () => {
+    const r = one({
+      [SNIPPET]: "rewrite ^/old/(.*)$ /new/$1 break;",
+      "nginx.ingress.kubernetes.io/auth-type": "basic",
+      "nginx.ingress.kubernetes.io/auth-secret": "users",
+      "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8",
+    });
+    const [c] = r.annotations.find((a) => a.name === SNIPPET)!.snippet!.companions;
+    expect((c!.manifest as { metadata: { annotations: Record<string, string> } }).metadata.annotations).toEqual({
+      "nginx.ingress.kubernetes.io/auth-type": "basic",
+      "nginx.ingress.kubernetes.io/auth-secret": "users",
+      "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8",
+      "nginx.ingress.kubernetes.io/use-regex": "true",
+      "nginx.ingress.kubernetes.io/rewrite-target": "/new/$1",
+    });
+  });
+
+  test("a header `if` becomes deny-request-headers; a server-snippet's only where no other Ingress shares the host", () => {
+    const ua = 'if ($http_user_agent ~* "bot") { return 403; }';
+    expect(one({ [SNIPPET]: ua }).annotations[0]!.snippet!.instead).toEqual([{ annotation: "portico.dev/deny-request-headers", value: "User-Agent ~* bot", implemented: true }]);
+    // Done once the Ingress carries the rule.
+    expect(one({ [SNIPPET]: ua, "portico.dev/deny-request-headers": "User-Agent ~* bot" }).annotations[0]!.snippet!.instead).toEqual([]);
+    const SERVER = "nginx.ingress.kubernetes.io/server-snippet";
+    const neighbour = JSON.stringify({
+      apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "z", namespace: "t" },
+      spec: { ingressClassName: "nginx", rules: [{ host: "a.test", http: { paths: [{ path: "/z", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }] },
+    });
+    const shared = reportOf([{ name: "a", annotations: { [SERVER]: ua } }], neighbour).ingresses.find((i) => i.ingress === "t/a")!;
+    expect(shared.annotations[0]!.snippet!.directives[0]).toMatchObject({ understood: false, note: "no annotation can do it: t/z serves the same host, and the server-snippet checked its requests too" });
   });
 
   test("malformed snippet text is not served and says why", () => {
@@ -169,6 +247,15 @@ describe("diagnostics and refusals", () => {
     expect(r.diagnostics[0]).toMatchObject({ reason: "InvalidPath", effect: "not-served" });
   });
 
+  test("an unreadable source-range list is refused in both; a snippet's refusal is Portico's own", () => {
+    const bad = one({ "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/33" });
+    expect(bad.status).toBe("refused");
+    expect(bad.refused).toBe("every path answers 503 (ingress-nginx answers 503 too): allowlist-source-range is invalid");
+    const snippet = one({ "nginx.ingress.kubernetes.io/server-snippet": "location /x { deny all; }\nif ($http_user_agent ~* bot) { return 403; }" });
+    expect(snippet.status).toBe("refused");
+    expect(snippet.refused).toStartWith("every path answers 503: ");
+  });
+
   test("an access check Portico does not implement refuses the Ingress (503 on every path)", () => {
     const guard = [...GUARDS_ACCESS][0]!;
     const r = one({ [guard]: "ns/ca" });
@@ -176,9 +263,11 @@ describe("diagnostics and refusals", () => {
     expect(r.refused).toStartWith("every path answers 503: ");
   });
 
-  test("a missing basic-auth Secret answers 503 as ingress-nginx does: listed, not a change", () => {
+  test("a missing basic-auth Secret answers 503 as ingress-nginx does: refused, and said to be the same there", () => {
     const r = one({ "nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "users" });
-    expect(r.refused).toContain("every path answers 503");
+    // Never "unchanged" above "every path answers 503".
+    expect(r.status).toBe("refused");
+    expect(r.refused).toBe("every path answers 503 (ingress-nginx answers 503 too): Secret t/users (auth-secret) not found");
     expect(r.diagnostics).toEqual([expect.objectContaining({ reason: "SecretNotFound", effect: "same" })]);
     expect(r.annotations.every((a) => a.status === "same" || a.status === "differs")).toBe(true);
   });
@@ -186,7 +275,7 @@ describe("diagnostics and refusals", () => {
   test("an ExternalName Service is a change (ingress-nginx proxies it); a missing Service is not", () => {
     const ext = JSON.stringify({ apiVersion: "v1", kind: "Service", metadata: { name: "ext", namespace: "t" }, spec: { type: "ExternalName", externalName: "api.example.com", ports: [{ port: 80 }] } });
     const r = reportOf([{ name: "a", service: "ext" }, { name: "b", service: "missing" }], ext);
-    expect(r.ingresses[0]).toMatchObject({ status: "not-served", diagnostics: [{ reason: "ExternalNameNotAllowed", effect: "not-served" }] });
+    expect(r.ingresses[0]).toMatchObject({ status: "partly-served", diagnostics: [{ reason: "ExternalNameNotAllowed", effect: "not-served" }] });
     expect(r.ingresses[1]).toMatchObject({ status: "unchanged", diagnostics: [{ reason: "ServiceNotFound", effect: "same" }] });
   });
 
@@ -205,7 +294,7 @@ describe("diagnostics and refusals", () => {
     );
     const view = new Compiler(config).inspect(fx.snapshot, []);
     const s = migrationReport(view, config).summary;
-    expect(compatCounts(view)).toEqual({ unchanged: s.unchanged, differs: s.differs, "not-served": s.notServed, refused: s.refused });
-    expect(compatCounts(view)).toEqual({ unchanged: 2, differs: 1, "not-served": 1, refused: 0 });
+    expect(compatCounts(view)).toEqual({ unchanged: s.unchanged, differs: s.differs, "partly-served": s.partlyServed, refused: s.refused });
+    expect(compatCounts(view)).toEqual({ unchanged: 2, differs: 1, "partly-served": 1, refused: 0 });
   });
 });

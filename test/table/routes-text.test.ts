@@ -35,7 +35,7 @@ test("each route says what its requests get, and why one gets no pod", () => {
       "release.test     /     Prefix  ans/web:80    1 of 1                no   ans/release         proxied to the canary ans/next:80 (weight 100 of 100)",
       "release.test     /     canary  ans/next:80   1 of 1                no   ans/release-canary  canary: weight 100 of 100",
       "secure.test      /     Prefix  ans/web:80    1 of 1                yes  ans/secure          HTTP: redirect to HTTPS; proxied",
-      "snippet.test     /     Prefix  ans/web:80    1 of 1                no   ans/snippet         503 refused: nginx.ingress.kubernetes.io/server-snippet restricts access (deny)",
+      "snippet.test     /     Prefix  ans/web:80    1 of 1                no   ans/snippet         503 refused: nginx.ingress.kubernetes.io/server-snippet may refuse requests (location)",
       "sso.test         /     Prefix  ans/web:80    1 of 1                no   ans/sso             the auth service decides (its 401 becomes 302 to auth-signin); proxied",
       "www.brand.test   /     Prefix  ans/web:80    1 of 1                no   ans/www             the other www name redirects here; proxied",
       "",

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { alive, eventually, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
+import { alive, eventually, freshGet, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
@@ -55,16 +55,6 @@ async function portico(refused: boolean): Promise<Portico> {
   const p = await startPortico(["--manifests", dir, "--workers", "2", "--access-log", "off"], { ready: false });
   started.push(p);
   return p;
-}
-
-/** One GET on a fresh TCP connection, so SO_REUSEPORT picks a worker for each (0: no answer). */
-async function freshGet(p: Portico, host: string, path = "/"): Promise<{ status: number; body: string }> {
-  try {
-    const res = await fetch(`${p.http}${path}`, { headers: { host, connection: "close" }, keepalive: false });
-    return { status: res.status, body: await res.text() };
-  } catch {
-    return { status: 0, body: "" };
-  }
 }
 
 /** Every one of `n` fresh connections answers shop.test from web and each refused host with 404. */

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { connect } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { alive, eventually, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
+import { alive, eventually, freshGet, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "../e2e/objects.ts";
 import { createCertificate } from "../tls/pki.ts";
 
@@ -39,16 +39,6 @@ async function portico(extra: string[] = []): Promise<Portico> {
   return p;
 }
 
-/** One GET on a fresh TCP connection, so SO_REUSEPORT picks a worker for each. */
-async function freshGet(p: Portico, host: string, path = "/"): Promise<{ status: number; body: string }> {
-  try {
-    const res = await fetch(`${p.http}${path}`, { headers: { host, connection: "close" }, keepalive: false });
-    return { status: res.status, body: await res.text() };
-  } catch {
-    return { status: 0, body: "" };
-  }
-}
-
 /** `name{labels} value` samples of one metric family, summed per label text. */
 function samples(text: string, name: string): Map<string, number> {
   const out = new Map<string, number>();
@@ -62,7 +52,6 @@ function samples(text: string, name: string): Map<string, number> {
 const metrics = async (p: Portico) => (await fetch(`${p.admin}/metrics`)).text();
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 
-/** worker id → pid, from the primary's "worker started" lines (the latest per worker). */
 /** The processes whose parent is `pid` now (Linux /proc/PID/stat, field 4). */
 function childrenOf(pid: number): number[] {
   const out: number[] = [];
@@ -78,6 +67,7 @@ function childrenOf(pid: number): number[] {
   return out;
 }
 
+/** worker id → pid, from the primary's "worker started" lines (the latest per worker). */
 function workerPids(p: Portico): Map<number, number> {
   const out = new Map<number, number>();
   for (const l of p.lines) {
