@@ -124,7 +124,8 @@ export class Compiler {
   #diagCache: { version: string; list: readonly Diagnostic[] } | null = null;
   /** The last Gateway API compile, the snapshot maps it read, and the result it was added to. */
   #gw: GatewayCompileResult | null = null;
-  #gwInputs: readonly unknown[] = [];
+  #gwOwn: readonly unknown[] = [];
+  #gwShared: readonly unknown[] = [];
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
 
   constructor(config: CompileConfig, options: CompilerOptions = {}) {
@@ -149,19 +150,32 @@ export class Compiler {
   }
 
   /**
-   * The Gateway API part (compile/gateway/): compiled again when one of its inputs changed,
-   * whole (it is not incremental yet), and added to the Ingress result. Without a GatewayClass
-   * nothing is done and the result is the Ingress one as it is.
+   * The Gateway API part (compile/gateway/), added to the Ingress result. Compiled again, whole
+   * (it is not incremental yet), when a Gateway API object or a Namespace changed, or a
+   * Service, EndpointSlice group or Secret it names did; Ingress-only changes reuse it. Without
+   * a GatewayClass nothing is done and the result is the Ingress one as it is.
    */
   #withGateway(snapshot: Snapshot, base: CompileResult): CompileResult {
     if ((snapshot.gatewayClasses?.size ?? 0) === 0 && this.#gw === null) return base;
-    const inputs = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.referenceGrants, snapshot.namespaces, snapshot.services, snapshot.endpointSlices, snapshot.secrets];
+    const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.referenceGrants, snapshot.namespaces];
+    const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
     let gw = this.#gw;
-    if (gw === null || inputs.some((m, i) => m !== this.#gwInputs[i])) {
+    let dirty = gw === null || own.some((m, i) => m !== this.#gwOwn[i]);
+    if (!dirty && gw !== null) {
+      const deps = [gw.deps.services, gw.deps.services, gw.deps.secrets];
+      shared.forEach((m, i) => {
+        const prev = this.#gwShared[i] as ReadonlyMap<string, unknown> | undefined;
+        if (dirty || prev === m) return;
+        if (prev === undefined) dirty = true;
+        else changedKeys(prev, m as ReadonlyMap<string, unknown>, (k) => void (dirty ||= deps[i]!.has(k)));
+      });
+    }
+    if (dirty || gw === null) {
       gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve);
       this.#gw = gw;
-      this.#gwInputs = inputs;
     }
+    this.#gwOwn = own;
+    this.#gwShared = shared;
     const cached = this.#gwResult;
     if (cached !== null && cached.base === base && cached.gw === gw) return cached.result;
     const table = gw.table === null ? base.table : Object.freeze({ ...base.table, gateway: gw.table });
@@ -176,7 +190,8 @@ export class Compiler {
 
   #reset(): void {
     this.#gw = null;
-    this.#gwInputs = [];
+    this.#gwOwn = [];
+    this.#gwShared = [];
     this.#gwResult = null;
     this.#last = { ingresses: null, classes: null, services: null, slices: null, secrets: null };
     this.#ctx = null;

@@ -7,7 +7,8 @@ import { effectiveHostnames, hostnameMatches, intersectHostname, requestHostname
 import { prefixMatches } from "../../src/table/gateway.ts";
 import { selectorMatches } from "../../src/compile/gateway/labels.ts";
 import { createCertificate } from "../tls/pki.ts";
-import { compile } from "../../src/compile/compile.ts";
+import { compile, Compiler } from "../../src/compile/compile.ts";
+import { parseObject } from "../../src/model/kinds.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 
@@ -604,5 +605,27 @@ spec: { from: [${from}], to: [${to}] }`;
     expect(w.answer({ path: "/sp ace" })).toBe("404");
     expect(w.answer({ path: "/ok" })).toBe(V2);
     expect(w.routeConditions(INFRA, "bad")[0]).toStartWith("Accepted=False/UnsupportedValue");
+  });
+
+  test("the Gateway part is reused while only objects it does not name change, and compiled again when one it names does", () => {
+    const a = World.of(GATEWAYS["same-namespace"], route("r", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }, { name: not-yet, port: 8080 }] }]`)).snap;
+    const svc = (name: string) => {
+      const r = parseObject("Service", { metadata: { name, namespace: INFRA }, spec: { ports: [{ name: "http", port: 8080 }] } });
+      if (!r.ok) throw new Error(r.diagnostic.message);
+      return r.object;
+    };
+    const c = new Compiler(DEFAULT_COMPILE_CONFIG);
+    const r1 = c.compile(a);
+    const unrelated = { ...a, services: new Map([...a.services, [`${INFRA}/unrelated`, svc("unrelated")]]) };
+    const r2 = c.compile(unrelated);
+    expect(r2.gateway).toBe(r1.gateway!);
+    expect(r2.table.gateway).toBe(r1.table.gateway!);
+    // The route names not-yet: its creation is a change the Gateway part must see (500 → served).
+    expect(r1.gateway!.routes[0]!.parents[0]!.conditions[1]).toMatchObject({ reason: "BackendNotFound" });
+    const named = { ...unrelated, services: new Map([...unrelated.services, [`${INFRA}/not-yet`, svc("not-yet")]]) };
+    const r3 = c.compile(named);
+    expect(r3.gateway).not.toBe(r1.gateway!);
+    expect(r3.gateway!.routes[0]!.parents[0]!.conditions[1]).toMatchObject({ status: "True", reason: "ResolvedRefs" });
   });
 });

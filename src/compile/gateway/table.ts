@@ -36,6 +36,28 @@ export interface GatewayCompileResult {
   readonly table: GatewayRoutes | null;
   /** Certificates of the HTTPS listeners with a hostname (SNI), first certificateRef of each. */
   readonly certificates: readonly CertificateBinding[];
+  /**
+   * The Service keys (`namespace/name`, also the EndpointSlice group keys) the HTTPRoutes name
+   * and the Secret keys our listeners name, found or not: a change elsewhere in those maps
+   * leaves this result as it is (compile.ts).
+   */
+  readonly deps: { readonly services: ReadonlySet<string>; readonly secrets: ReadonlySet<string> };
+}
+
+const NO_DEPS = Object.freeze({ services: new Set<string>(), secrets: new Set<string>() });
+
+function dependencies(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>): GatewayCompileResult["deps"] {
+  const services = new Set<string>();
+  const secrets = new Set<string>();
+  for (const [key, r] of snapshot.httpRoutes) {
+    const routeNs = key.slice(0, key.indexOf("/"));
+    for (const rule of r.spec.rules ?? []) for (const b of rule.backendRefs ?? []) services.add(`${b.namespace ?? routeNs}/${b.name}`);
+  }
+  for (const gw of gateways.values()) {
+    const gwNs = gw.key.slice(0, gw.key.indexOf("/"));
+    for (const l of gw.gateway.spec.listeners) for (const c of l.tls?.certificateRefs ?? []) secrets.add(`${c.namespace ?? gwNs}/${c.name}`);
+  }
+  return { services, secrets };
 }
 
 /** The Backend of routes that never reach one (redirects, 500s): it is never sent to. */
@@ -63,7 +85,7 @@ interface Listener {
 export function compileGateways(snapshot: Snapshot, controllerName: string, resolve: (ref: BackendRef) => ResolvedBackend): GatewayCompileResult {
   const classes = ourClasses(snapshot, controllerName);
   const gateways = classes.size === 0 ? new Map<string, GatewayState>() : ourGateways(snapshot, classes);
-  if (gateways.size === 0) return { classes, gateways, routes: [], table: null, certificates: [] };
+  if (gateways.size === 0) return { classes, gateways, routes: [], table: null, certificates: [], deps: NO_DEPS };
   // Oldest first, then namespace/name: the route order of the precedence rules.
   const routes = [...snapshot.httpRoutes.entries()].sort(([ka, a], [kb, b]) => {
     const ta = routeTime(a);
@@ -133,7 +155,7 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
     return out;
   };
   const table = attached === 0 ? null : Object.freeze({ http: build(lists.http), https: build(lists.https) });
-  return { classes, gateways, routes: statuses, table, certificates: listenerCertificates(snapshot, gateways, routeHosts) };
+  return { classes, gateways, routes: statuses, table, certificates: listenerCertificates(snapshot, gateways, routeHosts), deps: dependencies(snapshot, gateways) };
 }
 
 function decode(secret: Secret, key: string): string | null {
