@@ -183,7 +183,11 @@ export class Compiler {
     // are asked of the Gateway rules first (docs/design.md "Gateway API").
     const gwHosts = new Set(gw.certificates.map((c) => c.host));
     const certificates = gwHosts.size === 0 ? base.certificates : Object.freeze([...base.certificates.filter((c) => !gwHosts.has(c.host)), ...gw.certificates]);
-    const result: CompileResult = Object.freeze({ ...base, table, certificates, gateway: gw });
+    const diagnostics =
+      gw.diagnostics.length === 0
+        ? base.diagnostics
+        : Object.freeze([...base.diagnostics, ...gw.diagnostics].sort((x, y) => compareStrings(diagnosticKey(x), diagnosticKey(y))));
+    const result: CompileResult = Object.freeze({ ...base, table, certificates, diagnostics, gateway: gw });
     this.#gwResult = { base, gw, result };
     return result;
   }

@@ -628,4 +628,24 @@ spec: { from: [${from}], to: [${to}] }`;
     expect(r3.gateway).not.toBe(r1.gateway!);
     expect(r3.gateway!.routes[0]!.parents[0]!.conditions[1]).toMatchObject({ status: "True", reason: "ResolvedRefs" });
   });
+
+  test("route and listener problems are diagnostics too (logged and counted like an Ingress's)", () => {
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      route("missing", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: nonexistent, port: 8080 }] }]`),
+      route("wrong-section", `  parentRefs: [{ name: same-namespace, sectionName: nope }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: udp, namespace: ${INFRA} }
+spec: { gatewayClassName: portico, listeners: [{ name: u, port: 53, protocol: UDP }] }`,
+    );
+    const r = compile(w.snap, DEFAULT_COMPILE_CONFIG);
+    expect(r.diagnostics.filter((d) => d.kind !== "Ingress").map((d) => `${d.kind} ${d.namespace}/${d.name} ${d.reason}`)).toEqual([
+      `Gateway ${INFRA}/udp ListenerNotProgrammed`,
+      `HTTPRoute ${INFRA}/missing RouteRefsNotResolved`,
+      `HTTPRoute ${INFRA}/wrong-section RouteNotAccepted`,
+    ]);
+  });
 });

@@ -16,6 +16,7 @@ import { DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
 import type { Backend, Match, Route } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
 import type { CertificateBinding } from "../types.ts";
+import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type RouteParentState } from "./attach.ts";
 import { compileRoute, type CompiledMatch, type CompiledRule } from "./rules.ts";
@@ -42,6 +43,30 @@ export interface GatewayCompileResult {
    * leaves this result as it is (compile.ts).
    */
   readonly deps: { readonly services: ReadonlySet<string>; readonly secrets: ReadonlySet<string> };
+  /** The problems status reports, as diagnostics (logged and counted like an Ingress's). */
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+function gatewayDiagnostics(gateways: ReadonlyMap<string, GatewayState>, routes: readonly RouteStatus[]): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const split = (key: string) => ({ namespace: key.slice(0, key.indexOf("/")), name: key.slice(key.indexOf("/") + 1) });
+  for (const gw of gateways.values()) {
+    for (const l of gw.listeners) {
+      // Conflicted is the one condition whose "True" is the problem.
+      const bad = l.conditions.find((c) => (c.type === "Conflicted" ? c.status === "True" : c.status === "False" && c.type !== "Programmed"));
+      if (bad) out.push({ kind: "Gateway", ...split(gw.key), reason: "ListenerNotProgrammed", message: `listener ${l.name}: ${bad.reason}: ${bad.message}`, severity: "error" });
+    }
+  }
+  for (const r of routes) {
+    for (const p of r.parents) {
+      const gwName = `${p.state.parentRef.namespace ?? split(r.key).namespace}/${p.state.parentRef.name}`;
+      for (const c of p.conditions) {
+        if (c.status !== "False") continue;
+        out.push({ kind: "HTTPRoute", ...split(r.key), reason: c.type === "Accepted" ? "RouteNotAccepted" : "RouteRefsNotResolved", message: `parent Gateway ${gwName}: ${c.reason}: ${c.message}`, severity: c.type === "Accepted" ? "error" : "warning" });
+      }
+    }
+  }
+  return out;
 }
 
 const NO_DEPS = Object.freeze({ services: new Set<string>(), secrets: new Set<string>() });
@@ -85,7 +110,7 @@ interface Listener {
 export function compileGateways(snapshot: Snapshot, controllerName: string, resolve: (ref: BackendRef) => ResolvedBackend): GatewayCompileResult {
   const classes = ourClasses(snapshot, controllerName);
   const gateways = classes.size === 0 ? new Map<string, GatewayState>() : ourGateways(snapshot, classes);
-  if (gateways.size === 0) return { classes, gateways, routes: [], table: null, certificates: [], deps: NO_DEPS };
+  if (gateways.size === 0) return { classes, gateways, routes: [], table: null, certificates: [], deps: NO_DEPS, diagnostics: [] };
   // Oldest first, then namespace/name: the route order of the precedence rules.
   const routes = [...snapshot.httpRoutes.entries()].sort(([ka, a], [kb, b]) => {
     const ta = routeTime(a);
@@ -155,7 +180,7 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
     return out;
   };
   const table = attached === 0 ? null : Object.freeze({ http: build(lists.http), https: build(lists.https) });
-  return { classes, gateways, routes: statuses, table, certificates: listenerCertificates(snapshot, gateways, routeHosts), deps: dependencies(snapshot, gateways) };
+  return { classes, gateways, routes: statuses, table, certificates: listenerCertificates(snapshot, gateways, routeHosts), deps: dependencies(snapshot, gateways), diagnostics: gatewayDiagnostics(gateways, statuses) };
 }
 
 function decode(secret: Secret, key: string): string | null {
