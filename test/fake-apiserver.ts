@@ -89,7 +89,7 @@ export interface FakeApiServer {
 
 export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promise<FakeApiServer> {
   const store = new ObjectStore(opts.historyLimit ?? 1000);
-  const faults: Faults = { down: false, hang: false, latencyMs: 0, goneMode: "status", forbidden: null, failNext: 0, failStatus: 500, failMatch: null, failBodyStalls: false };
+  const faults: Faults = { down: false, hang: false, latencyMs: 0, goneMode: "status", forbidden: null, failNext: 0, failStatus: 500, failMatch: null, failBodyStalls: false, absentGroups: new Set() };
   const requests: RequestRecord[] = [];
   const hopts = {
     token: opts.token,

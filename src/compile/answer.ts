@@ -44,6 +44,10 @@ export const KIND_STAGES: Readonly<Record<string, PolicyStage>> = Object.freeze(
   redirect: "redirects",
   "auto-http": "forwarding",
   "upstream-vhost": "forwarding",
+  // Gateway API rules (compile/gateway/table.ts, proxy/gateway.ts).
+  "gateway-request-headers": "forwarding",
+  "gateway-redirect": "redirects",
+  "gateway-error": "denied",
 });
 
 export type AnswerKind = "proxied" | "redirect" | "challenge" | "refused" | "depends";
@@ -183,6 +187,8 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
       }
       case "denied":
         return done({ kind: "refused", status: 503, cause: reason ?? "the Ingress is refused", by: p.kind });
+      case "gateway-error":
+        return done({ kind: "refused", status: 500, cause: reason ?? "the HTTPRoute rule cannot be served", by: p.kind });
       case "header-deny": {
         // The request explained carries none of the headers: each rule is tested against ""
         // (nginx's empty $http_<name>), as proxy/header-deny.ts tests an absent header.

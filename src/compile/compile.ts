@@ -45,6 +45,7 @@ import { ServedPlans } from "./served.ts";
 import { hostOwner } from "./host-scope.ts";
 import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
+import { compileGateways, type GatewayCompileResult } from "./gateway/table.ts";
 import type { CompileResult } from "./types.ts";
 
 export type { CompileConfig } from "./config.ts";
@@ -121,6 +122,11 @@ export class Compiler {
   /** Bumped when host diagnostics or the TLS diagnostics change. */
   #diagVersion = 0;
   #diagCache: { version: string; list: readonly Diagnostic[] } | null = null;
+  /** The last Gateway API compile, the snapshot maps it read, and the result it was added to. */
+  #gw: GatewayCompileResult | null = null;
+  #gwOwn: readonly unknown[] = [];
+  #gwShared: readonly unknown[] = [];
+  #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
 
   constructor(config: CompileConfig, options: CompilerOptions = {}) {
     this.#config = config;
@@ -133,7 +139,7 @@ export class Compiler {
   compile(snapshot: Snapshot): CompileResult {
     this.#backends.begin(snapshot);
     try {
-      return this.#compile(snapshot);
+      return this.#withGateway(snapshot, this.#compile(snapshot));
     } catch (err) {
       // Half-updated state would make every later compile wrong: start over next time.
       this.#reset();
@@ -143,7 +149,54 @@ export class Compiler {
     }
   }
 
+  /**
+   * The Gateway API part (compile/gateway/), added to the Ingress result. Compiled again, whole
+   * (it is not incremental yet), when a Gateway API object or a Namespace changed, or a
+   * Service, EndpointSlice group or Secret it names did; Ingress-only changes reuse it. Without
+   * a GatewayClass nothing is done and the result is the Ingress one as it is.
+   */
+  #withGateway(snapshot: Snapshot, base: CompileResult): CompileResult {
+    if ((snapshot.gatewayClasses?.size ?? 0) === 0 && this.#gw === null) return base;
+    const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.referenceGrants, snapshot.namespaces];
+    const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
+    let gw = this.#gw;
+    let dirty = gw === null || own.some((m, i) => m !== this.#gwOwn[i]);
+    if (!dirty && gw !== null) {
+      const deps = [gw.deps.services, gw.deps.services, gw.deps.secrets];
+      shared.forEach((m, i) => {
+        const prev = this.#gwShared[i] as ReadonlyMap<string, unknown> | undefined;
+        if (dirty || prev === m) return;
+        if (prev === undefined) dirty = true;
+        else changedKeys(prev, m as ReadonlyMap<string, unknown>, (k) => void (dirty ||= deps[i]!.has(k)));
+      });
+    }
+    if (dirty || gw === null) {
+      gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve);
+      this.#gw = gw;
+    }
+    this.#gwOwn = own;
+    this.#gwShared = shared;
+    const cached = this.#gwResult;
+    if (cached !== null && cached.base === base && cached.gw === gw) return cached.result;
+    const table = gw.table === null ? base.table : Object.freeze({ ...base.table, gateway: gw.table });
+    // A host bound by a Gateway listener serves the listener's certificate, as its requests
+    // are asked of the Gateway rules first (docs/design.md "Gateway API").
+    const gwHosts = new Set(gw.certificates.map((c) => c.host));
+    const certificates = gwHosts.size === 0 ? base.certificates : Object.freeze([...base.certificates.filter((c) => !gwHosts.has(c.host)), ...gw.certificates]);
+    const diagnostics =
+      gw.diagnostics.length === 0
+        ? base.diagnostics
+        : Object.freeze([...base.diagnostics, ...gw.diagnostics].sort((x, y) => compareStrings(diagnosticKey(x), diagnosticKey(y))));
+    const result: CompileResult = Object.freeze({ ...base, table, certificates, diagnostics, gateway: gw });
+    this.#gwResult = { base, gw, result };
+    return result;
+  }
+
   #reset(): void {
+    this.#gw = null;
+    this.#gwOwn = [];
+    this.#gwShared = [];
+    this.#gwResult = null;
     this.#last = { ingresses: null, classes: null, services: null, slices: null, secrets: null };
     this.#ctx = null;
     this.#served = new ServedPlans(this.#config);

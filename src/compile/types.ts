@@ -1,5 +1,6 @@
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { RouteTable } from "../table/types.ts";
+import type { GatewayCompileResult } from "./gateway/table.ts";
 
 /** A TLS host and the Secret whose certificate serves it (null: the default certificate). */
 export interface CertificateBinding {
@@ -27,4 +28,6 @@ export interface CompileResult {
   /** Ingresses this controller serves (their status gets our address). */
   readonly statuses: readonly IngressRef[];
   readonly diagnostics: readonly Diagnostic[];
+  /** Gateway API objects of ours and their status; absent when there are none (docs/design.md "Gateway API"). */
+  readonly gateway?: GatewayCompileResult;
 }

@@ -21,6 +21,8 @@ export interface Config {
   // Classes
   readonly ingressClass: string;
   readonly controllerName: string;
+  /** GatewayClass spec.controllerName that selects Portico (Gateway API). */
+  readonly gatewayControllerName: string;
   readonly watchIngressWithoutClass: boolean;
   /** Take the Ingresses ingress-nginx takes: its class defaults and rules (compile/class.ts). */
   readonly ingressNginxCompat: boolean;

@@ -44,6 +44,12 @@ function expectedApiVersion(kind: Kind): string {
   return api.group ? `${api.group}/${api.version}` : api.version;
 }
 
+/** The apiVersions a document of `kind` may be written in (ReferenceGrant: v1beta1 and v1). */
+function servedApiVersions(kind: Kind): string[] {
+  const api = KIND_API[kind];
+  return [api.version, ...(api.alsoServed ?? [])].map((v) => (api.group ? `${api.group}/${v}` : v));
+}
+
 /** Fill in what the API server would have: namespace, uid, resourceVersion, creationTimestamp. */
 function normalise(kind: Kind, doc: Record<string, unknown>, hash: string): Record<string, unknown> {
   const meta = isRecord(doc.metadata) ? { ...doc.metadata } : {};
@@ -57,6 +63,8 @@ function normalise(kind: Kind, doc: Record<string, unknown>, hash: string): Reco
   meta.uid ??= syntheticUid(kind, objectKey({ name, namespace }));
   meta.resourceVersion ??= hash;
   meta.creationTimestamp ??= EPOCH;
+  // The API server starts generation at 1; Gateway API status reports it as observedGeneration.
+  meta.generation ??= 1;
   return { ...doc, metadata: meta };
 }
 
@@ -193,7 +201,7 @@ class Collector {
       namespace: KIND_API[kind].namespaced ? (typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : "default") : "",
       name: typeof meta.name === "string" ? meta.name : "",
     };
-    if (typeof doc.apiVersion === "string" && doc.apiVersion !== expectedApiVersion(kind)) {
+    if (typeof doc.apiVersion === "string" && !servedApiVersions(kind).includes(doc.apiVersion)) {
       this.diagnostics.push({ ...where, reason: "InvalidObject", message: `apiVersion ${doc.apiVersion} is not served; use ${expectedApiVersion(kind)}` });
       return;
     }

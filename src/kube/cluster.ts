@@ -12,6 +12,9 @@ import { createEventRecorder, type EventRecorder, type EventTimings } from "./ev
 import { createLeaderElector, type LeaderElector, type LeaderTimings } from "./leader.ts";
 import type { Logger } from "../log/logger.ts";
 import { createStatusWriter, type StatusWriter } from "./status.ts";
+import { createGatewayStatusWriter } from "./gateway-status.ts";
+import type { GatewayCompileResult } from "../compile/gateway/table.ts";
+import type { Snapshot } from "../store/types.ts";
 import { createKubeSource, type KubeSource, type SourceHooks, type WatchTimings } from "./watch.ts";
 
 export interface KubeClusterOptions {
@@ -60,7 +63,13 @@ export interface KubeCluster {
    * After a compile result went live: write Ingress statuses and report diagnostics as Events
    * (both no-ops unless leader). `ingresses`/`services` are the snapshot's maps.
    */
-  applied(result: Pick<CompileResult, "statuses" | "diagnostics">, ingresses: ReadonlyMap<string, Ingress>, services: ReadonlyMap<string, Service>, extraDiagnostics?: readonly Diagnostic[]): void;
+  applied(
+    result: Pick<CompileResult, "statuses" | "diagnostics">,
+    ingresses: ReadonlyMap<string, Ingress>,
+    services: ReadonlyMap<string, Service>,
+    extraDiagnostics?: readonly Diagnostic[],
+    gateway?: { readonly result: GatewayCompileResult; readonly snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes"> },
+  ): void;
   /** Stop campaigning and release the Lease (call after source.stop()). */
   stop(): Promise<void>;
 }
@@ -79,13 +88,22 @@ export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
     ...(o.onDiagnostics ? { onDiagnostics: o.onDiagnostics } : {}),
     ...(watchTimings ? { timings: watchTimings } : {}),
   });
-  let last: { result: Pick<CompileResult, "statuses" | "diagnostics">; ingresses: ReadonlyMap<string, Ingress>; services: ReadonlyMap<string, Service>; extra: readonly Diagnostic[] } | null = null;
+  let last: {
+    result: Pick<CompileResult, "statuses" | "diagnostics">;
+    ingresses: ReadonlyMap<string, Ingress>;
+    services: ReadonlyMap<string, Service>;
+    extra: readonly Diagnostic[];
+    gateway: { readonly result: GatewayCompileResult; readonly snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes"> } | undefined;
+  } | null = null;
 
   const write = () => {
     if (!last || !elector.isLeader()) return;
     // --update-status=false: another controller serving the same Ingresses (ingress-nginx
     // side by side) owns their status; two writers would overwrite each other forever.
     if (config.updateStatus) void status.sync(last.result.statuses, last.ingresses.values());
+    // Gateway API status is the controller's own record of acceptance (not an address another
+    // controller might also write), so it is written whatever --update-status says.
+    if (last.gateway) void gatewayStatus.sync(last.gateway.result, last.gateway.snapshot);
     events.report([...last.result.diagnostics, ...last.extra]);
   };
   const elector = createLeaderElector({
@@ -107,6 +125,7 @@ export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
     isLeader: elector.isLeader,
     lookupService: (ns, name) => last?.services.get(key(ns, name)),
   });
+  const gatewayStatus = createGatewayStatusWriter({ client, config, log, isLeader: elector.isLeader, addresses: () => status.addresses() });
   const events = createEventRecorder({
     client,
     config,
@@ -124,8 +143,8 @@ export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
     elector,
     status,
     events,
-    applied(result, ingresses, services, extra = []) {
-      last = { result, ingresses, services, extra };
+    applied(result, ingresses, services, extra = [], gateway) {
+      last = { result, ingresses, services, extra, gateway };
       write();
     },
     async stop() {

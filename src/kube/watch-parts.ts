@@ -35,6 +35,11 @@ export interface WatchTimings {
   maxLineBytes: number;
   random(): number;
   now(): number;
+  /**
+   * How often a kind whose CRD is not installed (its list answered 404) is listed again, so
+   * Gateway API objects are picked up once the user installs the CRDs.
+   */
+  absentRecheckMs: number;
 }
 
 export const DEFAULT_WATCH_TIMINGS: WatchTimings = {
@@ -54,7 +59,14 @@ export const DEFAULT_WATCH_TIMINGS: WatchTimings = {
   maxLineBytes: DEFAULT_MAX_LINE_BYTES,
   random: Math.random,
   now: () => Date.now(),
+  absentRecheckMs: 30_000,
 };
+
+/**
+ * A list or watch of an optional kind (model/kinds.ts) answered 404: its CRD is not installed
+ * (or was removed). The kind then counts as synced and empty until a later list succeeds.
+ */
+export class NotInstalled extends Error {}
 
 /** `/api/v1[/namespaces/NS]/services` and the like. */
 export function collectionPath(kind: Kind, namespace: string | null): string {

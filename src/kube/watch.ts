@@ -9,13 +9,13 @@
 import * as v from "valibot";
 import type { Config } from "../config/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
-import { KINDS, KIND_API, parseObject, type Kind, type KubeObject } from "../model/kinds.ts";
+import { KINDS, KIND_API, isOptionalKind, parseObject, type Kind, type KubeObject } from "../model/kinds.ts";
 import { ObjectMetaSchema } from "../model/schemas.ts";
 import type { DiagnosticsReport, Source, SourceSink, StoreEvent } from "../store/types.ts";
 import { apiError, type KubeClient } from "./client.ts";
 import type { Logger } from "../log/logger.ts";
 import { readNdjson } from "./ndjson.ts";
-import { collectionPath, DEFAULT_WATCH_TIMINGS, FIELD_SELECTORS, parseWatchLine, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
+import { collectionPath, DEFAULT_WATCH_TIMINGS, FIELD_SELECTORS, NotInstalled, parseWatchLine, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
 
 export { collectionPath, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
 import { assertDeclared } from "./permissions.ts";
@@ -43,6 +43,8 @@ export interface KindState {
   errors: number;
   malformed: number;
   invalid: number;
+  /** False while an optional kind's CRD is absent; null until its first list answers. */
+  installed?: boolean | null;
 }
 
 export interface KubeSource extends Source {
@@ -114,6 +116,10 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
           expired = true;
           break;
         }
+        if (res.status === 404 && isOptionalKind(kind)) {
+          await res.body?.cancel();
+          throw new NotInstalled();
+        }
         if (!res.ok) throw await apiError(res, "GET", path, client.server);
         const body = (await res.json()) as { metadata?: { resourceVersion?: unknown; continue?: unknown }; items?: unknown };
         if (!Array.isArray(body.items) || typeof body.metadata?.resourceVersion !== "string") throw new Error(`list ${path}: not a list`);
@@ -173,6 +179,10 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
       if (res.status === 410) {
         await res.body?.cancel();
         throw new Gone();
+      }
+      if (res.status === 404 && isOptionalKind(kind)) {
+        await res.body?.cancel();
+        throw new NotInstalled();
       }
       if (!res.ok || !res.body) throw await apiError(res, "GET", path, client.server);
       clearTimeout(headerTimer);
@@ -239,6 +249,8 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
       try {
         if (st.resourceVersion === null) {
           st.resourceVersion = await list(kind, st, sink);
+          if (st.installed === false) log.info("kind installed (CRD found)", { kind });
+          st.installed = true;
           if (!st.synced) {
             st.synced = true;
             sink.synced(kind);
@@ -256,6 +268,19 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
           log.info("resourceVersion too old (410 Gone): relisting", { kind, resourceVersion: st.resourceVersion });
           st.resourceVersion = null;
           hooks.onRelist?.(kind);
+          continue;
+        }
+        if (e instanceof NotInstalled) {
+          // The CRD is absent: no objects of this kind, which does not hold back readiness.
+          if (st.installed !== false) log.info("kind not installed (no CRD); checking again later", { kind, recheckMs: t.absentRecheckMs });
+          st.installed = false;
+          st.resourceVersion = null;
+          sink.replace(kind, []);
+          if (!st.synced) {
+            st.synced = true;
+            sink.synced(kind);
+          }
+          await sleep(t.absentRecheckMs, stop.signal);
           continue;
         }
         if (e instanceof Stalled) {

@@ -52,4 +52,9 @@ export type DiagnosticReason =
   | "UnsupportedConfigKey"
   | "InvalidConfigKey"
   /** A server-alias not applied: another Ingress's host, another host's alias, or not the host's first. */
-  | "AliasConflict";
+  | "AliasConflict"
+  // Gateway API (also in their status): a route parent not accepted, a route reference not
+  // resolved, a listener that cannot be served.
+  | "RouteNotAccepted"
+  | "RouteRefsNotResolved"
+  | "ListenerNotProgrammed";

@@ -1,5 +1,17 @@
-// The five kinds Portico watches, their API paths, and validation of one raw object.
+// The kinds Portico watches, their API paths, and validation of one raw object.
 import * as v from "valibot";
+import {
+  GatewayClassSchema,
+  GatewaySchema,
+  HTTPRouteSchema,
+  NamespaceSchema,
+  ReferenceGrantSchema,
+  type Gateway,
+  type GatewayClass,
+  type HTTPRoute,
+  type Namespace,
+  type ReferenceGrant,
+} from "./gateway.ts";
 import {
   EndpointSliceSchema,
   IngressClassSchema,
@@ -14,8 +26,21 @@ import {
 } from "./schemas.ts";
 import type { Diagnostic } from "./diagnostic.ts";
 
-export const KINDS = ["IngressClass", "Ingress", "Service", "EndpointSlice", "Secret"] as const;
+export const KINDS = [
+  "IngressClass",
+  "Ingress",
+  "Service",
+  "EndpointSlice",
+  "Secret",
+  "Namespace",
+  "GatewayClass",
+  "Gateway",
+  "HTTPRoute",
+  "ReferenceGrant",
+] as const;
 export type Kind = (typeof KINDS)[number];
+
+export const GATEWAY_GROUP = "gateway.networking.k8s.io";
 
 export interface KindObjects {
   Ingress: Ingress;
@@ -23,16 +48,46 @@ export interface KindObjects {
   Service: Service;
   EndpointSlice: EndpointSlice;
   Secret: Secret;
+  Namespace: Namespace;
+  GatewayClass: GatewayClass;
+  Gateway: Gateway;
+  HTTPRoute: HTTPRoute;
+  ReferenceGrant: ReferenceGrant;
 }
 export type KubeObject = KindObjects[Kind];
 
+/** The Gateway API kinds: their CRDs may be absent. */
+export const isOptionalKind = (kind: Kind): boolean => KIND_API[kind].optional === true;
+
+export interface KindApi {
+  group: string;
+  version: string;
+  resource: string;
+  namespaced: boolean;
+  /**
+   * Served only once the user installs its CRD: a list answering 404 means "not installed",
+   * which counts as an empty, synced kind until the CRD appears (docs/design.md "Gateway API").
+   */
+  optional?: true;
+  /** Other versions a --manifests document may be written in (the same schema). */
+  alsoServed?: readonly string[];
+}
+
 /** API group/version and plural resource of each kind, as kube-apiserver serves them. */
-export const KIND_API: Readonly<Record<Kind, { group: string; version: string; resource: string; namespaced: boolean }>> = {
+export const KIND_API: Readonly<Record<Kind, KindApi>> = {
   Ingress: { group: "networking.k8s.io", version: "v1", resource: "ingresses", namespaced: true },
   IngressClass: { group: "networking.k8s.io", version: "v1", resource: "ingressclasses", namespaced: false },
   Service: { group: "", version: "v1", resource: "services", namespaced: true },
   EndpointSlice: { group: "discovery.k8s.io", version: "v1", resource: "endpointslices", namespaced: true },
   Secret: { group: "", version: "v1", resource: "secrets", namespaced: true },
+  // allowedRoutes.namespaces.selector selects Namespaces by label (Gateway API, RouteNamespaces).
+  Namespace: { group: "", version: "v1", resource: "namespaces", namespaced: false },
+  GatewayClass: { group: GATEWAY_GROUP, version: "v1", resource: "gatewayclasses", namespaced: false, optional: true },
+  Gateway: { group: GATEWAY_GROUP, version: "v1", resource: "gateways", namespaced: true, optional: true },
+  HTTPRoute: { group: GATEWAY_GROUP, version: "v1", resource: "httproutes", namespaced: true, optional: true },
+  // v1beta1 is served by every standard-channel release (and is still the storage version in
+  // v1.6); v1 is served only from v1.5 on, so watching v1beta1 works with older CRDs too.
+  ReferenceGrant: { group: GATEWAY_GROUP, version: "v1beta1", resource: "referencegrants", namespaced: true, optional: true, alsoServed: ["v1"] },
 };
 
 /**
@@ -55,6 +110,11 @@ const SCHEMAS = {
   Service: ServiceSchema,
   EndpointSlice: EndpointSliceSchema,
   Secret: SecretSchema,
+  Namespace: NamespaceSchema,
+  GatewayClass: GatewayClassSchema,
+  Gateway: GatewaySchema,
+  HTTPRoute: HTTPRouteSchema,
+  ReferenceGrant: ReferenceGrantSchema,
 } as const;
 
 export function isKind(s: unknown): s is Kind {

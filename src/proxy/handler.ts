@@ -3,6 +3,7 @@
 import type { ServerWebSocket, WebSocketHandler } from "bun";
 import type { Backend, Match } from "../table/types.ts";
 import { createBalancer, type Balancer } from "./balancer.ts";
+import { gatewayLookup } from "./gateway.ts";
 import { meterRequestBody, nextTurn } from "./body.ts";
 import { bufferRequestBody, createBodyBudget, type BodyBudget, type BufferedBody } from "./buffer.ts";
 import { cidrMatcher } from "../config/cidr.ts";
@@ -172,7 +173,13 @@ export function createProxyHandler(
       rec.path = v.target.path;
       let pathAndQuery = v.target.path + v.target.query;
 
-      const match: Match | null = deps.lookup(deps.table(), v.hostname, v.target.path);
+      const table = deps.table();
+      // Gateway API rules first where a Gateway serves the host; the Ingress table decides the
+      // rest (docs/design.md "Gateway API"). Absent for Ingress-only tables: one check.
+      const gw = table.gateway;
+      const match: Match | null =
+        (gw != null ? gatewayLookup(gw, scheme === "https", v.hostname, req.method, v.target.path, v.target.query, req.headers) : null) ??
+        deps.lookup(table, v.hostname, v.target.path);
       if (match === null) return fail(new ProxyError("NoRoute"));
       const route = match.route;
       let backend = route.backend;

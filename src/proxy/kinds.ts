@@ -23,6 +23,7 @@ import { HEADER_DENY } from "./header-deny.ts";
 import { HEADERS_POLICY } from "./header-policy.ts";
 import type { PolicyKind, PolicyKinds } from "./policies.ts";
 import { APP_ROOT, REDIRECT, WWW_REDIRECT } from "./redirect.ts";
+import { GATEWAY_KINDS } from "./gateway.ts";
 
 /**
  * An Ingress ingress-nginx would refuse (a malformed redirect, upstream-vhost or server-alias
@@ -103,4 +104,5 @@ export const BUILTIN_KINDS: PolicyKinds = new Map<string, PolicyKind>([
   [REDIRECT_KIND, REDIRECT],
   [AUTO_HTTP_KIND, AUTO_HTTP],
   [UPSTREAM_VHOST_KIND, UPSTREAM_VHOST],
+  ...GATEWAY_KINDS,
 ]);

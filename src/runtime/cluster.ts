@@ -30,7 +30,8 @@ export async function startCluster(o: { config: Config; log: Logger; inst: Instr
     source: kube.source,
     applied(applied, diagnostics) {
       // `diagnostics` already holds the compile's own; pass them once, as the extra list.
-      kube.applied({ statuses: applied.result.statuses, diagnostics: [] }, applied.snapshot.ingresses, applied.snapshot.services, diagnostics);
+      const gw = applied.result.gateway;
+      kube.applied({ statuses: applied.result.statuses, diagnostics: [] }, applied.snapshot.ingresses, applied.snapshot.services, diagnostics, gw ? { result: gw, snapshot: applied.snapshot } : undefined);
     },
     stop: () => kube.stop(),
   };

@@ -45,6 +45,18 @@ export function relevantPart<K extends Kind>(kind: K, object: KindObjects[K]): u
       const o = object as KindObjects["Secret"];
       return [o.type ?? null, o.data ?? null, o.stringData ?? null, o.metadata.uid ?? null];
     }
+    case "Namespace":
+      // allowedRoutes.namespaces.selector reads labels only.
+      return object.metadata.labels ?? null;
+    case "GatewayClass":
+    case "Gateway":
+    case "HTTPRoute":
+    case "ReferenceGrant": {
+      // generation feeds observedGeneration in status; creationTimestamp orders route precedence
+      // (Gateway API: the oldest route wins a tie).
+      const m = object.metadata;
+      return [(object as { spec?: unknown }).spec ?? null, m.generation ?? null, m.creationTimestamp ?? null, m.uid ?? null, m.deletionTimestamp ?? null];
+    }
   }
   return object;
 }

@@ -31,6 +31,11 @@ export class Store implements SourceSink {
     Service: new CowMap(),
     EndpointSlice: new CowMap(),
     Secret: new CowMap(),
+    Namespace: new CowMap(),
+    GatewayClass: new CowMap(),
+    Gateway: new CowMap(),
+    HTTPRoute: new CowMap(),
+    ReferenceGrant: new CowMap(),
   };
   /** Slices grouped by service; each group array is replaced, never mutated (views stay valid). */
   private readonly slicesByService = new CowMap<readonly EndpointSlice[]>();
@@ -113,6 +118,11 @@ export class Store implements SourceSink {
       services: this.objects.Service.share(),
       endpointSlices: this.slicesByService.share(),
       secrets: this.objects.Secret.share(),
+      namespaces: this.objects.Namespace.share(),
+      gatewayClasses: this.objects.GatewayClass.share(),
+      gateways: this.objects.Gateway.share(),
+      httpRoutes: this.objects.HTTPRoute.share(),
+      referenceGrants: this.objects.ReferenceGrant.share(),
     });
   }
 

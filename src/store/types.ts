@@ -1,6 +1,7 @@
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Kind, KindObjects } from "../model/kinds.ts";
 import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
+import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "../model/gateway.ts";
 
 /** One change from a source (a watch stream or the --manifests files), already validated. */
 export type StoreEvent<K extends Kind = Kind> =
@@ -15,6 +16,12 @@ export interface Snapshot {
   /** EndpointSlices grouped by `namespace/<kubernetes.io/service-name label>`. */
   readonly endpointSlices: ReadonlyMap<string, readonly EndpointSlice[]>;
   readonly secrets: ReadonlyMap<string, Secret>;
+  /** Gateway API (empty when its CRDs are absent) and the Namespaces its selectors read. */
+  readonly namespaces: ReadonlyMap<string, Namespace>;
+  readonly gatewayClasses: ReadonlyMap<string, GatewayClass>;
+  readonly gateways: ReadonlyMap<string, Gateway>;
+  readonly httpRoutes: ReadonlyMap<string, HTTPRoute>;
+  readonly referenceGrants: ReadonlyMap<string, ReferenceGrant>;
 }
 
 /**

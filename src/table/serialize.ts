@@ -4,6 +4,7 @@ import { redactStage, type StagePolicy } from "./policy.ts";
 import type { RegexLocationSpec } from "./regex.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
+import type { GatewayEntry, GatewayHosts, GatewayMatch } from "./gateway.ts";
 
 export interface SerializedRoute {
   readonly path: string;
@@ -58,6 +59,21 @@ export interface SerializedTable {
   readonly backends: readonly Record<string, unknown>[];
   /** server-alias name → host entry, sorted by name; absent when there are none. */
   readonly aliases?: Readonly<Record<string, string>>;
+  /** Gateway API rules (RouteTable.gateway) in lookup order; absent when there are none. */
+  readonly gateway?: readonly SerializedGatewayListener[];
+}
+
+/** One listener hostname of Portico's HTTP or HTTPS port, its route hostnames and their entries. */
+export interface SerializedGatewayListener {
+  readonly port: "http" | "https";
+  readonly listenerHostname: string;
+  readonly hosts: readonly {
+    readonly hostname: string;
+    readonly entries: readonly {
+      readonly match: GatewayMatch;
+      readonly weights: readonly { readonly weight: number; readonly route: SerializedRoute }[];
+    }[];
+  }[];
 }
 
 const DEFAULTS: Readonly<Record<string, unknown>> = { ...DEFAULT_ROUTE_OPTIONS };
@@ -148,6 +164,30 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
     ...(h.root ? { implicitRoot: route(h.root.route), ...(h.root.regex ? { implicitRootRewrites: true as const } : {}) } : {}),
   }));
   if (table.defaultRoute) backends.set(table.defaultRoute.backend.id, table.defaultRoute.backend);
+  const gateway: SerializedGatewayListener[] = [];
+  if (table.gateway) {
+    const entries = (es: readonly GatewayEntry[]) =>
+      es.map((e) => ({
+        match: e.match,
+        weights: e.choices.map((c) => {
+          backends.set(c.match.route.backend.id, c.match.route.backend);
+          return { weight: c.weight, route: route(c.match.route) };
+        }),
+      }));
+    const listeners = (port: "http" | "https", m: ReadonlyMap<string, GatewayHosts>) => {
+      for (const key of [...m.keys()].sort()) {
+        const h = m.get(key)!;
+        const hosts = [
+          ...[...h.exact.keys()].sort().map((k) => ({ hostname: k, entries: entries(h.exact.get(k)!) })),
+          ...h.wildcards.map(([k, es]) => ({ hostname: k, entries: entries(es) })),
+          ...(h.any ? [{ hostname: "*", entries: entries(h.any) }] : []),
+        ];
+        gateway.push({ port, listenerHostname: key, hosts });
+      }
+    };
+    listeners("http", table.gateway.http);
+    listeners("https", table.gateway.https);
+  }
   const ids = [...backends.keys()].sort();
   return {
     ...(generation === undefined ? {} : { generation }),
@@ -156,5 +196,6 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
     defaultRoute: table.defaultRoute ? route(table.defaultRoute) : null,
     backends: ids.map((id) => backend(backends.get(id) as Backend)),
     ...(table.aliasKeys.size === 0 ? {} : { aliases: Object.fromEntries([...table.aliasKeys].sort((a, b) => (a[0] < b[0] ? -1 : 1))) }),
+    ...(gateway.length === 0 ? {} : { gateway }),
   };
 }

@@ -2,6 +2,7 @@
 // The data plane reads it once per request and never mutates it.
 import type { StagePolicy } from "./policy.ts";
 import type { RegexHit, RegexRoutes } from "./regex.ts";
+import type { GatewayRoutes } from "./gateway.ts";
 
 /** One pod (or ExternalName) address a backend can send to. */
 export interface Upstream {
@@ -262,6 +263,11 @@ export interface RouteTable {
    */
   readonly aliasKeys: ReadonlyMap<string, string>;
   readonly aliases: ReadonlyMap<string, HostRoutes>;
+  /**
+   * Gateway API rules (table/gateway.ts), asked before the entries above; absent or null when
+   * no HTTPRoute is attached, so Ingress-only tables cost one property check per request.
+   */
+  readonly gateway?: GatewayRoutes | null;
 }
 
 export interface Match {

@@ -31,7 +31,8 @@
 import { assembleTable, buildHost, patchTable, viaOf } from "./build.ts";
 import { deepFreeze, type StagePolicy } from "./policy.ts";
 import type { RegexLocationSpec } from "./regex.ts";
-import type { Backend, HostRoutes, Route, RouteCanary, RouteErrorPages, RouteOptions, RouteTable, Upstream } from "./types.ts";
+import type { Backend, HostRoutes, Match, Route, RouteCanary, RouteErrorPages, RouteOptions, RouteTable, Upstream } from "./types.ts";
+import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes } from "./gateway.ts";
 
 export const WIRE_VERSION = 3;
 
@@ -90,10 +91,33 @@ export interface WireDelta {
   readonly routeCount: number;
   /** server-alias names → host keys: absent when they did not change, else all of them. */
   readonly aliases?: readonly (readonly [string, string])[];
+  /** Absent: the Gateway API part did not change; null: there is none now. */
+  readonly gateway?: WireGateway | null;
+}
+
+/** The Gateway API part (RouteTable.gateway): its matches as data, its routes as wire routes. */
+export interface WireGateway {
+  readonly http: readonly WireGatewayHosts[];
+  readonly https: readonly WireGatewayHosts[];
+}
+
+interface WireGatewayEntry {
+  readonly match: GatewayMatch;
+  readonly choices: readonly { readonly route: WireRoute; readonly weight: number; readonly hostKey: string; readonly via: Match["via"] }[];
+  readonly totalWeight: number;
+}
+
+interface WireGatewayHosts {
+  readonly key: string;
+  readonly exact: readonly (readonly [string, readonly WireGatewayEntry[]])[];
+  readonly wildcards: readonly (readonly [string, readonly WireGatewayEntry[]])[];
+  readonly any: readonly WireGatewayEntry[] | null;
 }
 
 export interface WireTable {
   readonly v: typeof WIRE_VERSION;
+  /** Absent: none (RouteTable.gateway). */
+  readonly gateway?: WireGateway;
   readonly backends: readonly WireBackend[];
   /** Every host entry of the table, in table order, those with no routes included. */
   readonly hosts: readonly WireHost[];
@@ -190,6 +214,43 @@ function routeDecoder(backends: readonly Backend[], registry: ReadonlyMap<string
   };
 }
 
+function encodeGateway(g: GatewayRoutes, route: (r: Route) => WireRoute): WireGateway {
+  const entry = (e: GatewayEntry): WireGatewayEntry => ({
+    match: e.match,
+    choices: e.choices.map((c) => ({ route: route(c.match.route), weight: c.weight, hostKey: c.match.hostKey, via: c.match.via })),
+    totalWeight: e.totalWeight,
+  });
+  const hosts = (m: ReadonlyMap<string, GatewayHosts>): WireGatewayHosts[] =>
+    [...m].map(([key, h]) => ({
+      key,
+      exact: [...h.exact].map(([k, l]) => [k, l.map(entry)] as const),
+      wildcards: h.wildcards.map(([k, l]) => [k, l.map(entry)] as const),
+      any: h.any === null ? null : h.any.map(entry),
+    }));
+  return { http: hosts(g.http), https: hosts(g.https) };
+}
+
+function decodeGateway(w: WireGateway, route: (r: WireRoute) => Route): GatewayRoutes {
+  const entry = (e: WireGatewayEntry): GatewayEntry =>
+    Object.freeze({
+      match: deepFreeze(e.match),
+      choices: Object.freeze(e.choices.map((c) => Object.freeze({ match: Object.freeze({ route: route(c.route), hostKey: c.hostKey, via: c.via }), weight: c.weight }))),
+      totalWeight: e.totalWeight,
+    });
+  const hosts = (l: readonly WireGatewayHosts[]): Map<string, GatewayHosts> =>
+    new Map(
+      l.map((h) => [
+        h.key,
+        Object.freeze({
+          exact: new Map(h.exact.map(([k, es]) => [k, Object.freeze(es.map(entry))] as const)),
+          wildcards: Object.freeze(h.wildcards.map(([k, es]) => Object.freeze([k, Object.freeze(es.map(entry))] as const))),
+          any: h.any === null ? null : Object.freeze(h.any.map(entry)),
+        }),
+      ]),
+    );
+  return Object.freeze({ http: hosts(w.http), https: hosts(w.https) });
+}
+
 /** The whole table. With a registry, it is reset to this table's backends (the receiver's will be). */
 export function encodeTable(table: RouteTable, registry?: BackendRegistry): WireTable {
   const enc = routeEncoder(() => false);
@@ -200,6 +261,7 @@ export function encodeTable(table: RouteTable, registry?: BackendRegistry): Wire
     defaultRoute: table.defaultRoute ? enc.route(table.defaultRoute) : null,
     backends: enc.backends,
     aliases: [...table.aliasKeys],
+    ...(table.gateway ? { gateway: encodeGateway(table.gateway, enc.route) } : {}),
   };
   if (registry) {
     registry.clear();
@@ -279,12 +341,13 @@ export function decodeTable(wire: WireTable, registry?: BackendRegistry, o: Deco
     byKey.set(h.host, h);
   }
   const entries = [...byKey.keys()].sort().map((k) => build(byKey.get(k) as WireHost));
-  const table = assembleTable(
+  const assembled = assembleTable(
     entries,
     wire.defaultRoute ? route(wire.defaultRoute) : null,
     entries.reduce((n, e) => n + e.routes.length, 0),
     new Map(wire.aliases),
   );
+  const table = wire.gateway ? Object.freeze({ ...assembled, gateway: decodeGateway(wire.gateway, route) }) : assembled;
   if (registry) {
     registry.clear();
     for (const b of backends) registry.set(b.id, b);
@@ -325,6 +388,7 @@ export function encodeDelta(prev: RouteTable, next: RouteTable, registry: Backen
     routeCount: next.routeCount,
     backends: enc.backends,
     ...(next.aliasKeys === prev.aliasKeys ? {} : { aliases: [...next.aliasKeys] }),
+    ...((next.gateway ?? null) === (prev.gateway ?? null) ? {} : { gateway: next.gateway ? encodeGateway(next.gateway, enc.route) : null }),
   };
   for (const b of enc.sent) registry.set(b.id, b);
   return delta;
@@ -352,7 +416,9 @@ export function applyDelta(current: RouteTable, delta: WireDelta, registry: Back
   const defaultRoute = delta.defaultRoute === undefined ? current.defaultRoute : delta.defaultRoute ? route(delta.defaultRoute) : null;
   // Map order is irrelevant to lookups: new hosts are appended.
   const aliasKeys = delta.aliases === undefined ? current.aliasKeys : new Map(delta.aliases);
-  const table = patchTable(current, changes, defaultRoute, routeCount, true, aliasKeys);
+  const patched = patchTable(current, changes, defaultRoute, routeCount, true, aliasKeys);
+  const gateway = delta.gateway === undefined ? (current.gateway ?? null) : delta.gateway === null ? null : decodeGateway(delta.gateway, route);
+  const table = gateway === null ? patched : Object.freeze({ ...patched, gateway });
   for (const b of backends) registry.set(b.id, b);
   return table;
 }

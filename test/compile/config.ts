@@ -25,4 +25,5 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   preserveTrailingSlash: c.preserveTrailingSlash,
   relativeRedirects: c.relativeRedirects,
   noTlsRedirectLocations: c.noTlsRedirectLocations,
+  gatewayControllerName: c.gatewayControllerName,
 });

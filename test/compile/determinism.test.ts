@@ -34,6 +34,11 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith(".yaml"))) {
       services: reversed(s.services),
       endpointSlices: new Map([...s.endpointSlices].reverse().map(([k, v]) => [k, [...v].reverse()])),
       secrets: reversed(s.secrets),
+      namespaces: reversed(s.namespaces),
+      gatewayClasses: reversed(s.gatewayClasses),
+      gateways: reversed(s.gateways),
+      httpRoutes: reversed(s.httpRoutes),
+      referenceGrants: reversed(s.referenceGrants),
     };
     const view = (snap: Snapshot) => {
       const r = compile(snap, config);

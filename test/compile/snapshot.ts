@@ -5,6 +5,7 @@ import { isKind, objectKey, parseObject, type Kind, type KindObjects } from "../
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
 import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../../src/model/schemas.ts";
 import type { Snapshot } from "../../src/store/types.ts";
+import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "../../src/model/gateway.ts";
 
 export interface FixtureRequest {
   readonly host: string;
@@ -27,6 +28,11 @@ export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[K
   const services = new Map<string, Service>();
   const endpointSlices = new Map<string, EndpointSlice[]>();
   const secrets = new Map<string, Secret>();
+  const namespaces = new Map<string, Namespace>();
+  const gatewayClasses = new Map<string, GatewayClass>();
+  const gateways = new Map<string, Gateway>();
+  const httpRoutes = new Map<string, HTTPRoute>();
+  const referenceGrants = new Map<string, ReferenceGrant>();
   const key = (o: { metadata: { name: string; namespace?: string } }) =>
     objectKey({ name: o.metadata.name, namespace: o.metadata.namespace ?? "default" });
   for (const { kind, object } of objects) {
@@ -35,6 +41,11 @@ export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[K
       case "IngressClass": ingressClasses.set(object.metadata.name, object as IngressClass); break;
       case "Service": services.set(key(object as Service), object as Service); break;
       case "Secret": secrets.set(key(object as Secret), object as Secret); break;
+      case "Namespace": namespaces.set(object.metadata.name, object as Namespace); break;
+      case "GatewayClass": gatewayClasses.set(object.metadata.name, object as GatewayClass); break;
+      case "Gateway": gateways.set(key(object), object as Gateway); break;
+      case "HTTPRoute": httpRoutes.set(key(object), object as HTTPRoute); break;
+      case "ReferenceGrant": referenceGrants.set(key(object), object as ReferenceGrant); break;
       case "EndpointSlice": {
         const s = object as EndpointSlice;
         const svc = s.metadata.labels?.["kubernetes.io/service-name"];
@@ -45,7 +56,7 @@ export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[K
       }
     }
   }
-  return { ingresses, ingressClasses, services, endpointSlices, secrets };
+  return { ingresses, ingressClasses, services, endpointSlices, secrets, namespaces, gatewayClasses, gateways, httpRoutes, referenceGrants };
 }
 
 export function loadFixture(text: string): Fixture {

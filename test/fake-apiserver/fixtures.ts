@@ -25,6 +25,17 @@ export const OBJECTS: Record<Kind, (ns: string, name: string) => Record<string, 
     ports: [{ name: "http", port: 8080 }],
   }),
   Secret: (ns, name) => ({ metadata: { name, namespace: ns }, type: "kubernetes.io/tls", data: { "tls.crt": "", "tls.key": "" } }),
+  Namespace: (_ns, name) => ({ metadata: { name, labels: { "kubernetes.io/metadata.name": name } } }),
+  GatewayClass: (_ns, name) => ({ metadata: { name }, spec: { controllerName: "portico.dev/gateway-controller" } }),
+  Gateway: (ns, name) => ({ metadata: { name, namespace: ns }, spec: { gatewayClassName: "portico", listeners: [{ name: "http", port: 80, protocol: "HTTP" }] } }),
+  HTTPRoute: (ns, name) => ({
+    metadata: { name, namespace: ns },
+    spec: { parentRefs: [{ name: "gw" }], hostnames: [`${name}.example.test`], rules: [{ backendRefs: [{ name: "web", port: 80 }] }] },
+  }),
+  ReferenceGrant: (ns, name) => ({
+    metadata: { name, namespace: ns },
+    spec: { from: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", namespace: "default" }], to: [{ group: "", kind: "Service" }] },
+  }),
 };
 
 /** Records every call; keeps a map per kind like a store would. */

@@ -19,6 +19,8 @@ export interface Faults {
   failNext: number;
   failStatus: number;
   failMatch: RegExp | null;
+  /** API groups whose CRDs are not installed: every path under them answers 404. */
+  absentGroups: Set<string>;
   /** Injected failures send their status and half of the Status body, then nothing more. */
   failBodyStalls: boolean;
 }
@@ -198,7 +200,7 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
     if (faults.forbidden?.test(`${rec.method} ${rec.path}`)) return fail(res, rec, 403, `forbidden: cannot ${rec.method} ${rec.path}`);
     if (url.pathname === "/version") return json(res, rec, 200, { major: "1", minor: "34", gitVersion: "v1.34.0-fake" });
     const p = parsePath(url.pathname);
-    if (!p) return fail(res, rec, 404, "the server could not find the requested resource");
+    if (!p || faults.absentGroups.has(p.res.group)) return fail(res, rec, 404, "the server could not find the requested resource");
     const { res: r, ns, name, sub } = p;
     if (sub !== null && sub !== "status") return fail(res, rec, 404, `no subresource ${sub}`);
     const key = r.namespaced ? `${ns ?? ""}/${name ?? ""}` : (name ?? "");

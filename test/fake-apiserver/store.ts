@@ -25,6 +25,12 @@ export const RESOURCES: readonly ResourceInfo[] = [
   { group: "", version: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true, hasStatus: false },
   { group: "coordination.k8s.io", version: "v1", resource: "leases", kind: "Lease", namespaced: true, hasStatus: false },
   { group: "events.k8s.io", version: "v1", resource: "events", kind: "Event", namespaced: true, hasStatus: false },
+  { group: "", version: "v1", resource: "namespaces", kind: "Namespace", namespaced: false, hasStatus: false },
+  // Gateway API CRDs (standard channel); faults.absentGroups can uninstall them.
+  { group: "gateway.networking.k8s.io", version: "v1", resource: "gatewayclasses", kind: "GatewayClass", namespaced: false, hasStatus: true },
+  { group: "gateway.networking.k8s.io", version: "v1", resource: "gateways", kind: "Gateway", namespaced: true, hasStatus: true },
+  { group: "gateway.networking.k8s.io", version: "v1", resource: "httproutes", kind: "HTTPRoute", namespaced: true, hasStatus: true },
+  { group: "gateway.networking.k8s.io", version: "v1beta1", resource: "referencegrants", kind: "ReferenceGrant", namespaced: true, hasStatus: false },
 ];
 
 export function resourceByKind(kind: string): ResourceInfo {

@@ -8,7 +8,7 @@ import { createKubeClientFrom } from "../../src/kube/client.ts";
 import { resolveKubeConfig } from "../../src/kube/kubeconfig.ts";
 import { collectionPath, createKubeSource } from "../../src/kube/watch.ts";
 import { backoffDelay } from "../../src/kube/backoff.ts";
-import { KINDS } from "../../src/model/kinds.ts";
+import { KINDS, KIND_API } from "../../src/model/kinds.ts";
 
 const SCALE = 10;
 const OUTAGE_MS = 20_000 / SCALE;
@@ -62,7 +62,7 @@ test("20 s outage (1/10 scale): state kept, calls follow the back-off, recovery 
     const elapsed = Date.now() - t0;
     // The state survived: no deletion or relist reached the sink during the outage.
     expect(sink.events.length).toBe(eventsBefore);
-    for (const kind of KINDS) expect(sink.has(kind, kind === "IngressClass" ? "" : "o", `before-${kind.toLowerCase()}`)).toBe(true);
+    for (const kind of KINDS) expect(sink.has(kind, KIND_API[kind].namespaced ? "o" : "", `before-${kind.toLowerCase()}`)).toBe(true);
     const lo = callsIn(OUTAGE_MS, 0.999) - 1; // -1: a loaded machine may fire a timer late
     const hi = callsIn(elapsed, 0);
     const perKind = KINDS.map((k) => during.filter((r) => r.path === collectionPath(k, null)).length);
@@ -78,7 +78,7 @@ test("20 s outage (1/10 scale): state kept, calls follow the back-off, recovery 
     expect(during.length).toBe(perKind.reduce((a, b) => a + b, 0));
     // Recovery: changes made after the outage arrive, from the kept resourceVersion (no relist).
     for (const kind of KINDS) api.create(kind, OBJECTS[kind]("o", `after-${kind.toLowerCase()}`));
-    await waitFor(() => KINDS.every((k) => sink.has(k, k === "IngressClass" ? "" : "o", `after-${k.toLowerCase()}`)), "recovered", MAX + 2000);
+    await waitFor(() => KINDS.every((k) => sink.has(k, KIND_API[k].namespaced ? "o" : "", `after-${k.toLowerCase()}`)), "recovered", MAX + 2000);
     for (const kind of KINDS) expect(source.state(kind).lists).toBe(1);
   } finally {
     await source.stop();

@@ -6,7 +6,7 @@ import { createKubeClient, type KubeClient } from "../../src/kube/client.ts";
 import { collectionPath, createKubeSource, type KubeSource, type WatchTimings } from "../../src/kube/watch.ts";
 import { stallTimeoutFromEnv } from "../../src/kube/cluster.ts";
 import { DEFAULT_WATCH_TIMINGS } from "../../src/kube/watch-parts.ts";
-import { KINDS, UNWATCHED_SECRET_TYPES, type Kind } from "../../src/model/kinds.ts";
+import { KINDS, KIND_API, UNWATCHED_SECRET_TYPES, type Kind } from "../../src/model/kinds.ts";
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
 
 let api: FakeApiServer;
@@ -71,13 +71,13 @@ describe("list + watch", () => {
     expect(sink.replaces.find((r) => r.kind === "Service")!.names.filter((n) => /^s\d$/.test(n))).toHaveLength(7);
     for (const kind of KINDS) {
       api.create(kind, OBJECTS[kind]("apps", `k-${kind.toLowerCase()}`));
-      await waitFor(() => sink.has(kind, kind === "IngressClass" ? "" : "apps", `k-${kind.toLowerCase()}`), `${kind} added`, 2000);
+      await waitFor(() => sink.has(kind, KIND_API[kind].namespaced ? "apps" : "", `k-${kind.toLowerCase()}`), `${kind} added`, 2000);
       const obj = api.get(kind, "apps", `k-${kind.toLowerCase()}`)!;
       obj.metadata.labels = { touched: "yes" };
       api.update(kind, obj);
-      await waitFor(() => sink.get(kind, kind === "IngressClass" ? "" : "apps", `k-${kind.toLowerCase()}`)?.metadata.labels?.touched === "yes", `${kind} modified`, 2000);
+      await waitFor(() => sink.get(kind, KIND_API[kind].namespaced ? "apps" : "", `k-${kind.toLowerCase()}`)?.metadata.labels?.touched === "yes", `${kind} modified`, 2000);
       api.delete(kind, "apps", `k-${kind.toLowerCase()}`);
-      await waitFor(() => !sink.has(kind, kind === "IngressClass" ? "" : "apps", `k-${kind.toLowerCase()}`), `${kind} deleted`, 2000);
+      await waitFor(() => !sink.has(kind, KIND_API[kind].namespaced ? "apps" : "", `k-${kind.toLowerCase()}`), `${kind} deleted`, 2000);
     }
   });
 

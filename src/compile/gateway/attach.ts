@@ -1,0 +1,354 @@
+// Which Gateway API objects are ours and how they fit together (apis/v1 gateway_types.go,
+// gatewayclass_types.go, httproute_types.go, shared_types.go; GEP-709 for ReferenceGrant):
+// GatewayClasses naming --gateway-controller-name, their Gateways and listeners, and for each
+// HTTPRoute parentRef the listeners it attaches to, with the conditions and reasons status
+// reports. Pure: snapshot in, data out; the same input always gives the same output.
+import type { Gateway, GatewayClass, HTTPRoute, Listener, ParentReference, ReferenceGrant } from "../../model/gateway.ts";
+import { GATEWAY_GROUP } from "../../model/kinds.ts";
+import type { Secret } from "../../model/schemas.ts";
+import type { Snapshot } from "../../store/types.ts";
+import { effectiveHostnames } from "./hostnames.ts";
+import { selectorMatches } from "./labels.ts";
+
+export type ConditionStatus = "True" | "False" | "Unknown";
+
+export interface Condition {
+  readonly type: string;
+  readonly status: ConditionStatus;
+  readonly reason: string;
+  readonly message: string;
+}
+
+export const cond = (type: string, status: ConditionStatus, reason: string, message: string): Condition => ({ type, status, reason, message });
+
+/** Which of Portico's listeners serves a Gateway listener: HTTP → the HTTP port, HTTPS → the HTTPS port. */
+export type PortClass = "http" | "https";
+
+export interface RouteGroupKind {
+  readonly group: string;
+  readonly kind: string;
+}
+
+export interface ListenerState {
+  readonly gateway: string;
+  readonly name: string;
+  readonly port: number;
+  readonly protocol: string;
+  /** Lowercased, or null for "any host". */
+  readonly hostname: string | null;
+  /** Null when the listener cannot be served (its conditions say why). */
+  readonly portClass: PortClass | null;
+  readonly supportedKinds: readonly RouteGroupKind[];
+  /** `namespace/name` of each certificate Secret (HTTPS), resolved and permitted. */
+  readonly certificates: readonly string[];
+  readonly conditions: readonly Condition[];
+  /** Routes accepted on this listener (including those with unresolved backends). */
+  attachedRoutes: number;
+  readonly spec: Listener;
+}
+
+export interface GatewayState {
+  readonly key: string;
+  readonly gateway: Gateway;
+  readonly conditions: readonly Condition[];
+  readonly listeners: readonly ListenerState[];
+}
+
+export interface ClassState {
+  readonly name: string;
+  readonly generation: number | null;
+  readonly conditions: readonly Condition[];
+}
+
+/** One listener a route is attached to, and the hostnames it serves there. */
+export interface Attachment {
+  readonly listener: ListenerState;
+  /** Route hostnames intersected with the listener's; `*` = any host. */
+  readonly hostnames: readonly string[];
+}
+
+export interface RouteParentState {
+  readonly parentRef: ParentReference;
+  readonly attachments: readonly Attachment[];
+  /** Accepted, then ResolvedRefs (filled in by the rule compile). */
+  readonly accepted: Condition;
+}
+
+const HTTP_ROUTE: RouteGroupKind = Object.freeze({ group: GATEWAY_GROUP, kind: "HTTPRoute" });
+
+const ns = (o: { metadata: { namespace?: string | undefined } }) => o.metadata.namespace ?? "default";
+
+/** GatewayClasses naming our controller, each Accepted (Portico takes no parametersRef). */
+export function ourClasses(snapshot: Snapshot, controllerName: string): Map<string, ClassState> {
+  const out = new Map<string, ClassState>();
+  for (const c of [...snapshot.gatewayClasses.values()].sort(byName)) {
+    if (c.spec.controllerName !== controllerName) continue;
+    out.set(c.metadata.name, classState(c));
+  }
+  return out;
+}
+
+function classState(c: GatewayClass): ClassState {
+  const params = (c.spec as { parametersRef?: unknown }).parametersRef;
+  const conditions =
+    params !== undefined && params !== null
+      ? [cond("Accepted", "False", "InvalidParameters", "Portico takes no parametersRef")]
+      : [cond("Accepted", "True", "Accepted", "handled by Portico")];
+  return { name: c.metadata.name, generation: c.metadata.generation ?? null, conditions };
+}
+
+const byName = (a: { metadata: { name: string } }, b: { metadata: { name: string } }) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0);
+
+/**
+ * Does a ReferenceGrant in `toNamespace` let an object of `fromKind` in `fromNamespace` refer
+ * to `toKind` named `toName` there (GEP-709: `from` and `to` must both list it; `to.name`
+ * empty means every object of that kind)?
+ */
+export function referenceAllowed(
+  grants: ReadonlyMap<string, ReferenceGrant>,
+  from: { group: string; kind: string; namespace: string },
+  to: { group: string; kind: string; namespace: string; name: string },
+): boolean {
+  if (from.namespace === to.namespace) return true;
+  for (const g of grants.values()) {
+    if (ns(g) !== to.namespace) continue;
+    const fromOk = g.spec.from.some((f) => f.group === from.group && f.kind === from.kind && f.namespace === from.namespace);
+    if (!fromOk) continue;
+    if (g.spec.to.some((t) => t.group === to.group && t.kind === to.kind && (t.name === undefined || t.name === null || t.name === "" || t.name === to.name))) return true;
+  }
+  return false;
+}
+
+function decoded(s: Secret, key: string): string {
+  const plain = s.stringData?.[key];
+  if (typeof plain === "string") return plain;
+  const b64 = s.data?.[key];
+  return typeof b64 === "string" ? Buffer.from(b64, "base64").toString("utf8") : "";
+}
+
+/**
+ * A Secret that can serve TLS: tls.crt holds a PEM certificate and tls.key a PEM private key
+ * (GatewayInvalidTLSConfiguration: a Secret whose data is not PEM is an InvalidCertificateRef).
+ * Only the PEM framing is checked here (the compiler is pure); the TLS layer parses the
+ * certificate itself and reports one it cannot use.
+ */
+function isTlsSecret(s: Secret | undefined): boolean {
+  if (s === undefined) return false;
+  const crt = decoded(s, "tls.crt");
+  const key = decoded(s, "tls.key");
+  return /-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----/.test(crt) && /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+-----END [A-Z ]*PRIVATE KEY-----/.test(key);
+}
+
+/** Gateways of our classes, with their listeners validated (ListenerConditionType reasons). */
+export function ourGateways(snapshot: Snapshot, classes: ReadonlyMap<string, ClassState>): Map<string, GatewayState> {
+  const out = new Map<string, GatewayState>();
+  const keys = [...snapshot.gateways.keys()].sort();
+  for (const key of keys) {
+    const gw = snapshot.gateways.get(key)!;
+    const cls = classes.get(gw.spec.gatewayClassName);
+    if (cls === undefined) continue;
+    const listeners = gw.spec.listeners.map((l) => listenerState(snapshot, gw, key, l));
+    markConflicts(listeners);
+    const classOk = cls.conditions[0]?.status === "True";
+    const accepted = listeners.filter((l) => l.conditions.some((c) => c.type === "Accepted" && c.status === "True"));
+    const anyProgrammed = listeners.some((l) => l.portClass !== null);
+    const params = (gw.spec as { infrastructure?: { parametersRef?: unknown } | null }).infrastructure?.parametersRef;
+    const conditions: Condition[] = [];
+    // GatewayConditionAccepted: False with ListenersNotValid when no listener is accepted; True
+    // with ListenersNotValid when only some are (GatewayListenerUnsupportedProtocol).
+    if (!classOk) conditions.push(cond("Accepted", "False", "InvalidParameters", `GatewayClass ${cls.name} is not accepted`));
+    else if (params !== undefined && params !== null) conditions.push(cond("Accepted", "False", "InvalidParameters", "Portico takes no infrastructure.parametersRef"));
+    else if ((gw.spec.addresses?.length ?? 0) > 0) conditions.push(cond("Accepted", "False", "UnsupportedAddress", "Portico serves on its own Service's address; spec.addresses cannot be honoured"));
+    else if (accepted.length === 0) conditions.push(cond("Accepted", "False", "ListenersNotValid", "no listener is valid"));
+    else if (accepted.length < listeners.length) conditions.push(cond("Accepted", "True", "ListenersNotValid", "some listeners are not valid"));
+    else conditions.push(cond("Accepted", "True", "Accepted", "handled by Portico"));
+    const gwAccepted = conditions[0]!.status === "True";
+    conditions.push(
+      gwAccepted && anyProgrammed
+        ? cond("Programmed", "True", "Programmed", "served on Portico's HTTP/HTTPS listeners")
+        : cond("Programmed", "False", "Invalid", "no listener can be served"),
+    );
+    // A Gateway that is not accepted serves nothing.
+    if (!gwAccepted) for (let i = 0; i < listeners.length; i++) listeners[i] = { ...listeners[i]!, portClass: null };
+    out.set(key, { key, gateway: gw, conditions, listeners });
+  }
+  return out;
+}
+
+function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener): ListenerState {
+  const conditions: Condition[] = [];
+  let portClass: PortClass | null = null;
+  const certificates: string[] = [];
+  let refsOk = true;
+  let refsReason = "ResolvedRefs";
+  let refsMessage = "all references resolved";
+  let acceptedReason = "Accepted";
+  let acceptedMessage = "served";
+  if (l.protocol === "HTTP") portClass = "http";
+  else if (l.protocol === "HTTPS") {
+    const mode = l.tls?.mode ?? "Terminate";
+    if (mode !== "Terminate") {
+      acceptedReason = "UnsupportedProtocol";
+      acceptedMessage = `tls.mode ${mode} is not served on an HTTPS listener`;
+    } else {
+      portClass = "https";
+      const refs = l.tls?.certificateRefs ?? [];
+      if (refs.length === 0) {
+        refsOk = false;
+        refsReason = "InvalidCertificateRef";
+        refsMessage = "an HTTPS listener needs a certificateRef";
+      }
+      for (const ref of refs) {
+        const group = ref.group ?? "";
+        const kind = ref.kind ?? "Secret";
+        const refNs = ref.namespace ?? ns(gw);
+        if (group !== "" || kind !== "Secret") {
+          refsOk = false;
+          refsReason = "InvalidCertificateRef";
+          refsMessage = `certificateRef ${group}/${kind} ${ref.name}: only core Secrets are supported`;
+          continue;
+        }
+        if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: "Gateway", namespace: ns(gw) }, { group: "", kind: "Secret", namespace: refNs, name: ref.name })) {
+          refsOk = false;
+          refsReason = "RefNotPermitted";
+          refsMessage = `Secret ${refNs}/${ref.name} is in another namespace and no ReferenceGrant permits it`;
+          continue;
+        }
+        const secretKey = `${refNs}/${ref.name}`;
+        if (!isTlsSecret(snapshot.secrets.get(secretKey))) {
+          refsOk = false;
+          refsReason = "InvalidCertificateRef";
+          refsMessage = `Secret ${secretKey} is missing or has no tls.crt and tls.key`;
+          continue;
+        }
+        certificates.push(secretKey);
+      }
+    }
+  } else {
+    acceptedReason = "UnsupportedProtocol";
+    acceptedMessage = `protocol ${l.protocol} is not served (HTTP and HTTPS are)`;
+  }
+  // allowedRoutes.kinds: HTTPRoute is the one route kind served; others are invalid.
+  const asked = l.allowedRoutes?.kinds;
+  let supportedKinds: RouteGroupKind[] = [];
+  if (asked === undefined || asked === null) supportedKinds = acceptedReason === "Accepted" ? [HTTP_ROUTE] : [];
+  else {
+    for (const k of asked) {
+      const group = k.group ?? GATEWAY_GROUP;
+      if (group === GATEWAY_GROUP && k.kind === "HTTPRoute") {
+        if (!supportedKinds.some((s) => s.kind === "HTTPRoute")) supportedKinds.push(HTTP_ROUTE);
+      } else {
+        refsOk = false;
+        refsReason = "InvalidRouteKinds";
+        refsMessage = `route kind ${group}/${k.kind} is not supported`;
+      }
+    }
+  }
+  const accepted = acceptedReason === "Accepted";
+  conditions.push(cond("Accepted", accepted ? "True" : "False", acceptedReason, acceptedMessage));
+  conditions.push(cond("ResolvedRefs", refsOk ? "True" : "False", refsReason, refsMessage));
+  const programmed = accepted && refsOk;
+  conditions.push(programmed ? cond("Programmed", "True", "Programmed", "served") : cond("Programmed", "False", "Invalid", accepted ? refsMessage : acceptedMessage));
+  conditions.push(cond("Conflicted", "False", "NoConflicts", "no conflict"));
+  return {
+    gateway: key,
+    name: l.name,
+    port: l.port,
+    protocol: l.protocol,
+    hostname: l.hostname ? l.hostname.toLowerCase() : null,
+    portClass: programmed ? portClass : null,
+    supportedKinds,
+    certificates,
+    conditions,
+    attachedRoutes: 0,
+    spec: l,
+  };
+}
+
+/**
+ * Listeners of one Gateway that share a port: different protocols conflict (ProtocolConflict),
+ * and so do equal hostnames with the same protocol (HostnameConflict). A conflicted listener
+ * is not served (ListenerReasonProtocolConflict, ListenerReasonHostnameConflict).
+ */
+function markConflicts(listeners: ListenerState[]): void {
+  for (let i = 0; i < listeners.length; i++) {
+    const a = listeners[i]!;
+    let reason: string | null = null;
+    for (let j = 0; j < listeners.length; j++) {
+      if (i === j) continue;
+      const b = listeners[j]!;
+      if (a.port !== b.port) continue;
+      if (a.protocol !== b.protocol) reason = "ProtocolConflict";
+      else if (a.hostname === b.hostname && reason === null) reason = "HostnameConflict";
+    }
+    if (reason === null) continue;
+    const message = reason === "ProtocolConflict" ? `another listener on port ${a.port} has another protocol` : `another listener on port ${a.port} has the same hostname`;
+    listeners[i] = {
+      ...a,
+      portClass: null,
+      conditions: a.conditions.map((c) =>
+        c.type === "Conflicted" ? cond("Conflicted", "True", reason!, message) : c.type === "Programmed" ? cond("Programmed", "False", "Invalid", message) : c,
+      ),
+    };
+  }
+}
+
+/** Does a listener admit routes from `routeNamespace` (AllowedRoutes.namespaces; default Same)? */
+function namespaceAllowed(snapshot: Snapshot, gw: Gateway, l: Listener, routeNamespace: string): boolean {
+  const from = l.allowedRoutes?.namespaces?.from ?? "Same";
+  if (from === "All") return true;
+  if (from === "Same") return routeNamespace === ns(gw);
+  if (from === "Selector") {
+    const sel = l.allowedRoutes?.namespaces?.selector;
+    if (!sel) return false; // fail closed: Selector without a selector admits nothing
+    const nsObj = snapshot.namespaces.get(routeNamespace);
+    const labels = { ...(nsObj?.metadata.labels ?? {}), "kubernetes.io/metadata.name": routeNamespace };
+    return nsObj !== undefined && selectorMatches(sel, labels);
+  }
+  return false;
+}
+
+/**
+ * The parentRefs of one HTTPRoute that name our Gateways, each with its attachments and its
+ * Accepted condition (RouteConditionReason: NoMatchingParent, NotAllowedByListeners,
+ * NoMatchingListenerHostname). Increments attachedRoutes on each listener attached to.
+ * parentRefs naming other kinds or Gateways that are not ours get no entry (another
+ * controller's to report).
+ */
+export function attachRoute(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>, route: HTTPRoute): RouteParentState[] {
+  const out: RouteParentState[] = [];
+  const routeNs = ns(route);
+  const hostnames = route.spec.hostnames ?? [];
+  for (const ref of route.spec.parentRefs ?? []) {
+    if ((ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? "Gateway") !== "Gateway") continue;
+    const gw = gateways.get(`${ref.namespace ?? routeNs}/${ref.name}`);
+    if (gw === undefined) continue;
+    if (out.some((p) => sameParent(p.parentRef, ref, routeNs))) continue;
+    const named = gw.listeners.filter((l) => (ref.sectionName == null || l.name === ref.sectionName) && (ref.port == null || l.port === ref.port));
+    if (named.length === 0) {
+      out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NoMatchingParent", "no listener matches the parentRef's sectionName and port") });
+      continue;
+    }
+    const allowed = named.filter((l) => l.supportedKinds.some((k) => k.kind === "HTTPRoute") && namespaceAllowed(snapshot, gw.gateway, l.spec, routeNs));
+    if (allowed.length === 0) {
+      out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NotAllowedByListeners", "the listeners' allowedRoutes do not admit this route") });
+      continue;
+    }
+    const attachments: Attachment[] = [];
+    for (const l of allowed) {
+      const hs = effectiveHostnames(l.hostname, hostnames);
+      if (hs.length > 0) attachments.push({ listener: l, hostnames: hs });
+    }
+    if (attachments.length === 0) {
+      out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NoMatchingListenerHostname", "no route hostname intersects a listener hostname") });
+      continue;
+    }
+    for (const a of attachments) a.listener.attachedRoutes++;
+    out.push({ parentRef: ref, attachments, accepted: cond("Accepted", "True", "Accepted", "attached") });
+  }
+  return out;
+}
+
+function sameParent(a: ParentReference, b: ParentReference, routeNs: string): boolean {
+  return a.name === b.name && (a.namespace ?? routeNs) === (b.namespace ?? routeNs) && (a.sectionName ?? null) === (b.sectionName ?? null) && (a.port ?? null) === (b.port ?? null);
+}

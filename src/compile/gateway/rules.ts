@@ -1,0 +1,214 @@
+// One HTTPRoute's rules, compiled once whatever it attaches to (apis/v1 httproute_types.go):
+// matches with the spec's defaults, filters in order, weighted backendRefs. A backendRef that
+// cannot be used (another kind, a Service that does not exist, another namespace without a
+// ReferenceGrant) keeps its weight and answers 500 for its share of the rule's requests
+// (HTTPBackendRef: "requests that would have been sent to an invalid backend MUST receive a
+// 500"), so exactly the affected rules fail and the valid rules keep serving.
+import type { HTTPRoute, HTTPRouteFilter } from "../../model/gateway.ts";
+import { GATEWAY_GROUP } from "../../model/kinds.ts";
+import type { Snapshot } from "../../store/types.ts";
+import type { Backend } from "../../table/types.ts";
+import { serviceRef, type BackendRef, type ResolvedBackend } from "../backends.ts";
+import type { GatewayMatch, HeaderMatch } from "../../table/gateway.ts";
+import { cond, referenceAllowed, type Condition } from "./attach.ts";
+
+export interface CompiledMatch extends GatewayMatch {
+  /** The path as written ("/" when none): explain and the synthetic route show it. */
+  readonly written: string;
+}
+
+export interface HeaderModifier {
+  readonly set: readonly HeaderMatch[];
+  readonly add: readonly HeaderMatch[];
+  /** Lowercased names. */
+  readonly remove: readonly string[];
+}
+
+export interface Redirect {
+  readonly scheme: "http" | "https" | null;
+  readonly hostname: string | null;
+  readonly port: number | null;
+  readonly statusCode: 301 | 302;
+  /** ReplaceFullPath, or ReplacePrefixMatch of the matched prefix; null keeps the path. */
+  readonly path: { readonly type: "ReplaceFullPath" | "ReplacePrefixMatch"; readonly value: string } | null;
+}
+
+export interface WeightedBackend {
+  /** Null: an invalid backendRef (its share of requests answers 500). */
+  readonly backend: Backend | null;
+  readonly weight: number;
+}
+
+export interface CompiledRule {
+  readonly route: { readonly namespace: string; readonly name: string };
+  readonly ruleIndex: number;
+  readonly matches: readonly CompiledMatch[];
+  readonly requestHeaders: HeaderModifier | null;
+  readonly responseHeaders: HeaderModifier | null;
+  readonly redirect: Redirect | null;
+  readonly backends: readonly WeightedBackend[];
+  /** Sum of the weights; 0 with backends = every request answers 500 (all weights 0 too). */
+  readonly totalWeight: number;
+  /** Why the whole rule answers 500 (an unsupported filter), or null. */
+  readonly invalid: string | null;
+}
+
+export interface CompiledRoute {
+  readonly rules: readonly CompiledRule[];
+  /** ResolvedRefs for every parent (RouteConditionReason). */
+  readonly resolvedRefs: Condition;
+  /** Set when a value is not supported: Accepted becomes False with this condition. */
+  readonly unsupported: Condition | null;
+}
+
+const ns = (o: { metadata: { namespace?: string | undefined } }) => o.metadata.namespace ?? "default";
+
+// The CRD validates these for objects from the API server; --manifests objects have not been
+// through it, and a value the proxy cannot put in a header must never reach it.
+/** RFC 9110 §5.1 field name (token). */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** RFC 9110 §5.5 field value: visible characters, spaces and tabs, no CR, LF or NUL. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** A DNS name (RFC 1123) as Gateway API's PreciseHostname. */
+const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** Path characters HTTPPathMatch and HTTPPathModifier allow (RFC 3986 pchar and "/"). */
+const PATH = /^\/(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$/;
+
+const validHeaders = (xs: readonly { name: string; value: string }[] | null | undefined): boolean =>
+  (xs ?? []).every((h) => TOKEN.test(h.name) && FIELD_VALUE.test(h.value));
+
+const headerList = (xs: readonly { name: string; value: string }[] | null | undefined): HeaderMatch[] => {
+  // HTTPHeaderFilter: the first entry of a name wins over later ones.
+  const out: HeaderMatch[] = [];
+  for (const x of xs ?? []) {
+    const name = x.name.toLowerCase();
+    if (!out.some((h) => h.name === name)) out.push({ name, value: x.value });
+  }
+  return out;
+};
+
+function modifier(f: HTTPRouteFilter["requestHeaderModifier"]): HeaderModifier | null {
+  if (!f) return null;
+  return { set: headerList(f.set), add: headerList(f.add), remove: (f.remove ?? []).map((r) => r.toLowerCase()) };
+}
+
+export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend): CompiledRoute {
+  const routeNs = ns(route);
+  const self = { namespace: routeNs, name: route.metadata.name };
+  let refs: Condition = cond("ResolvedRefs", "True", "ResolvedRefs", "all references resolved");
+  let unsupported: Condition | null = null;
+  const refFail = (reason: string, message: string) => {
+    if (refs.status === "True") refs = cond("ResolvedRefs", "False", reason, message);
+  };
+  const rules: CompiledRule[] = [];
+  const specRules = route.spec.rules ?? [];
+  // HTTPRouteSpec.rules defaults to one rule matching every request (with no backend: 500).
+  const ruleList = specRules.length > 0 ? specRules : [{ matches: null, filters: null, backendRefs: null }];
+  ruleList.forEach((rule, ruleIndex) => {
+    let invalid: string | null = null;
+    const matches: CompiledMatch[] = [];
+    const written = rule.matches && rule.matches.length > 0 ? rule.matches : [{ path: null, headers: null, queryParams: null, method: null }];
+    for (const m of written) {
+      const type = m.path?.type ?? "PathPrefix";
+      const value = m.path?.value ?? "/";
+      if (type !== "Exact" && type !== "PathPrefix") {
+        unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path type ${type} is not supported`);
+        continue;
+      }
+      if (!PATH.test(value) || value.includes("//")) {
+        unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path ${JSON.stringify(value)} is not an absolute path`);
+        continue;
+      }
+      if (!(m.headers ?? []).every((h) => TOKEN.test(h.name))) {
+        unsupported ??= cond("Accepted", "False", "UnsupportedValue", "a header match names an invalid field name");
+        continue;
+      }
+      const badHeader = (m.headers ?? []).find((h) => (h.type ?? "Exact") !== "Exact") ?? (m.queryParams ?? []).find((h) => (h.type ?? "Exact") !== "Exact");
+      if (badHeader) {
+        unsupported ??= cond("Accepted", "False", "UnsupportedValue", `match type ${badHeader.type} is not supported`);
+        continue;
+      }
+      const query: HeaderMatch[] = [];
+      for (const q of m.queryParams ?? []) if (!query.some((x) => x.name === q.name)) query.push({ name: q.name, value: q.value });
+      matches.push({
+        pathType: type,
+        path: type === "Exact" ? value : value.replace(/\/+$/, ""),
+        written: value,
+        method: m.method ?? null,
+        headers: headerList(m.headers),
+        query,
+      });
+    }
+    let requestHeaders: HeaderModifier | null = null;
+    let responseHeaders: HeaderModifier | null = null;
+    let redirect: Redirect | null = null;
+    for (const f of rule.filters ?? []) {
+      if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
+        const m = f.requestHeaderModifier;
+        if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) invalid = "RequestHeaderModifier names an invalid header field or value";
+        else requestHeaders = modifier(m);
+      } else if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) {
+        // Extended support, not served yet (README "Gateway API").
+        invalid = "filter ResponseHeaderModifier is not supported yet";
+        responseHeaders = modifier(f.responseHeaderModifier);
+      }
+      else if (f.type === "RequestRedirect" && f.requestRedirect) {
+        const r = f.requestRedirect;
+        const scheme = r.scheme === "http" || r.scheme === "https" ? r.scheme : null;
+        const code = r.statusCode ?? 302;
+        if ((r.scheme != null && scheme === null) || (code !== 301 && code !== 302) || (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase()))) {
+          invalid = `RequestRedirect scheme ${r.scheme ?? ""} / statusCode ${code} is not supported`;
+          continue;
+        }
+        let path: Redirect["path"] = null;
+        if (r.path) {
+          const v = r.path.type === "ReplaceFullPath" ? r.path.replaceFullPath : r.path.type === "ReplacePrefixMatch" ? r.path.replacePrefixMatch : undefined;
+          if (typeof v !== "string" || !PATH.test(v) || (r.path.type !== "ReplaceFullPath" && r.path.type !== "ReplacePrefixMatch")) {
+            invalid = `RequestRedirect path type ${r.path.type} is not supported`;
+            continue;
+          }
+          path = { type: r.path.type, value: v };
+        }
+        redirect = { scheme, hostname: r.hostname ? r.hostname.toLowerCase() : null, port: r.port ?? null, statusCode: code, path };
+      } else invalid = `filter ${f.type} is not supported`;
+    }
+    if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
+    const backends: WeightedBackend[] = [];
+    for (const b of rule.backendRefs ?? []) {
+      const weight = b.weight ?? 1;
+      const group = b.group ?? "";
+      const kind = b.kind ?? "Service";
+      const bNs = b.namespace ?? routeNs;
+      if (group !== "" || kind !== "Service") {
+        refFail("InvalidKind", `backendRef ${group}/${kind} ${b.name}: only Services are supported`);
+        backends.push({ backend: null, weight });
+        continue;
+      }
+      if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: "HTTPRoute", namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
+        refFail("RefNotPermitted", `Service ${bNs}/${b.name} is in another namespace and no ReferenceGrant permits it`);
+        backends.push({ backend: null, weight });
+        continue;
+      }
+      if (b.port == null) {
+        refFail("UnsupportedValue", `backendRef Service ${bNs}/${b.name} has no port`);
+        backends.push({ backend: null, weight });
+        continue;
+      }
+      if (!snapshot.services.has(`${bNs}/${b.name}`)) {
+        refFail("BackendNotFound", `Service ${bNs}/${b.name} not found`);
+        backends.push({ backend: null, weight });
+        continue;
+      }
+      const r = resolve(serviceRef(bNs, b.name, b.port, "http"));
+      if (r.backend.status === "ServicePortNotFound") {
+        refFail("BackendNotFound", `Service ${bNs}/${b.name} has no port ${b.port}`);
+        backends.push({ backend: null, weight });
+        continue;
+      }
+      backends.push({ backend: r.backend, weight });
+    }
+    const totalWeight = backends.reduce((n, b) => n + b.weight, 0);
+    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, backends, totalWeight, invalid });
+  });
+  return { rules, resolvedRefs: refs, unsupported };
+}

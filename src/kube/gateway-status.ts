@@ -1,0 +1,172 @@
+// Gateway API status, written by the leader (docs/design.md "Gateway API"): GatewayClass
+// Accepted; Gateway Accepted and Programmed, one entry per listener (supportedKinds,
+// attachedRoutes, Accepted/Programmed/ResolvedRefs/Conflicted) and the published addresses;
+// each HTTPRoute's parents we handle (Accepted, ResolvedRefs), other controllers' entries kept.
+// Every condition carries observedGeneration, a message and lastTransitionTime, which moves only
+// when the condition's status changes (metav1.Condition). Written only when it differs, by merge
+// PATCH on the status subresource (RFC 7386: lists are replaced whole), like kube/status.ts.
+import type { Condition } from "../compile/gateway/attach.ts";
+import type { GatewayCompileResult } from "../compile/gateway/table.ts";
+import type { Config } from "../config/types.ts";
+import type { Logger } from "../log/logger.ts";
+import type { ParentReference } from "../model/gateway.ts";
+import { GATEWAY_GROUP } from "../model/kinds.ts";
+import { deepEqual } from "../store/relevance.ts";
+import type { Snapshot } from "../store/types.ts";
+import { apiError, type KubeClient } from "./client.ts";
+import { assertDeclared } from "./permissions.ts";
+import type { LoadBalancerIngress } from "./status.ts";
+
+export interface GatewayStatusOptions {
+  client: KubeClient;
+  config: Pick<Config, "gatewayControllerName">;
+  log: Logger;
+  isLeader(): boolean;
+  /** The addresses Portico publishes (--publish-status-address, --publish-service). */
+  addresses(): Promise<LoadBalancerIngress[]>;
+  /** RFC 3339 time for lastTransitionTime (tests inject one). */
+  now?(): string;
+}
+
+export interface GatewayStatusWriter {
+  /** Serialised; never throws. Resolves with the number of objects patched. */
+  sync(result: GatewayCompileResult, snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes">): Promise<number>;
+}
+
+interface KubeCondition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+  observedGeneration: number;
+  lastTransitionTime: string;
+}
+
+type Status = Record<string, unknown>;
+
+const rfc3339 = () => new Date().toISOString().replace(/\.\d+Z$/, "Z");
+
+function currentConditions(status: unknown): KubeCondition[] {
+  const c = (status as { conditions?: unknown } | undefined)?.conditions;
+  return Array.isArray(c) ? (c as KubeCondition[]) : [];
+}
+
+/** Desired conditions, each keeping its lastTransitionTime while its status is unchanged. */
+function conditions(want: readonly Condition[], current: readonly KubeCondition[], generation: number, now: string): KubeCondition[] {
+  return want.map((c) => {
+    const old = current.find((x) => x?.type === c.type);
+    const time = old !== undefined && old.status === c.status && typeof old.lastTransitionTime === "string" ? old.lastTransitionTime : now;
+    return { type: c.type, status: c.status, reason: c.reason, message: c.message || c.reason, observedGeneration: generation, lastTransitionTime: time };
+  });
+}
+
+const addressOf = (a: LoadBalancerIngress) => (a.ip ? { type: "IPAddress", value: a.ip } : { type: "Hostname", value: a.hostname ?? "" });
+
+/** The parentRef as status reports it: group and kind spelled out, as the API server defaults them. */
+function statusParentRef(ref: ParentReference, routeNs: string): Record<string, unknown> {
+  const out: Record<string, unknown> = { group: ref.group ?? GATEWAY_GROUP, kind: ref.kind ?? "Gateway", name: ref.name, namespace: ref.namespace ?? routeNs };
+  if (ref.sectionName != null) out.sectionName = ref.sectionName;
+  if (ref.port != null) out.port = ref.port;
+  return out;
+}
+
+export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatusWriter {
+  const { client, log } = o;
+  for (const r of ["gatewayclasses/status", "gateways/status", "httproutes/status"]) assertDeclared(GATEWAY_GROUP, r, "patch");
+  const now = o.now ?? rfc3339;
+  let chain: Promise<unknown> = Promise.resolve();
+
+  async function patch(resource: string, ns: string | null, name: string, status: Status): Promise<boolean> {
+    const path = `/apis/${GATEWAY_GROUP}/v1${ns ? `/namespaces/${encodeURIComponent(ns)}` : ""}/${resource}/${encodeURIComponent(name)}/status`;
+    const res = await client.request("PATCH", path, { body: { status }, contentType: "application/merge-patch+json", signal: AbortSignal.timeout(10_000) });
+    if (res.ok || res.status === 404) {
+      await res.body?.cancel();
+      return res.ok;
+    }
+    throw await apiError(res, "PATCH", path, client.server);
+  }
+
+  async function run(result: GatewayCompileResult, snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes">): Promise<number> {
+    if (!o.isLeader()) return 0;
+    const t = now();
+    let addresses: LoadBalancerIngress[] = [];
+    try {
+      addresses = await o.addresses();
+    } catch (e) {
+      log.warn("cannot resolve the address to publish on Gateways", { err: e instanceof Error ? e.message : String(e) });
+    }
+    const work: { kind: string; resource: string; ns: string | null; name: string; status: Status }[] = [];
+    for (const cls of result.classes.values()) {
+      const obj = snapshot.gatewayClasses.get(cls.name);
+      if (!obj) continue;
+      const gen = obj.metadata.generation ?? 1;
+      const cur = (obj.status ?? {}) as Status;
+      const next: Status = { conditions: conditions(cls.conditions, currentConditions(cur), gen, t) };
+      if (!deepEqual(cur.conditions, next.conditions)) work.push({ kind: "GatewayClass", resource: "gatewayclasses", ns: null, name: cls.name, status: next });
+    }
+    for (const gw of result.gateways.values()) {
+      const obj = snapshot.gateways.get(gw.key);
+      if (!obj) continue;
+      const gen = obj.metadata.generation ?? 1;
+      const cur = (obj.status ?? {}) as Status;
+      const curListeners = Array.isArray(cur.listeners) ? (cur.listeners as { name?: unknown; conditions?: unknown }[]) : [];
+      const next: Status = {
+        addresses: addresses.map(addressOf),
+        conditions: conditions(gw.conditions, currentConditions(cur), gen, t),
+        listeners: gw.listeners.map((l) => ({
+          name: l.name,
+          supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),
+          attachedRoutes: l.attachedRoutes,
+          conditions: conditions(l.conditions, currentConditions(curListeners.find((x) => x?.name === l.name)), gen, t),
+        })),
+      };
+      if (!deepEqual({ addresses: cur.addresses ?? [], conditions: cur.conditions, listeners: cur.listeners }, next)) {
+        work.push({ kind: "Gateway", resource: "gateways", ns: obj.metadata.namespace ?? "default", name: obj.metadata.name, status: next });
+      }
+    }
+    for (const r of result.routes) {
+      const obj = snapshot.httpRoutes.get(r.key);
+      if (!obj) continue;
+      const routeNs = obj.metadata.namespace ?? "default";
+      const gen = obj.metadata.generation ?? 1;
+      const curParents = Array.isArray((obj.status as { parents?: unknown } | undefined)?.parents) ? ((obj.status as { parents: Record<string, unknown>[] }).parents) : [];
+      const others = curParents.filter((p) => p?.controllerName !== o.config.gatewayControllerName);
+      const ours = r.parents.map((p) => {
+        const parentRef = statusParentRef(p.state.parentRef, routeNs);
+        const old = curParents.find((c) => c?.controllerName === o.config.gatewayControllerName && deepEqual(c.parentRef, parentRef));
+        return { parentRef, controllerName: o.config.gatewayControllerName, conditions: conditions(p.conditions, currentConditions(old), gen, t) };
+      });
+      const next: Status = { parents: [...others, ...ours] };
+      if (!deepEqual(curParents, next.parents)) work.push({ kind: "HTTPRoute", resource: "httproutes", ns: routeNs, name: obj.metadata.name, status: next });
+    }
+    // Routes that no longer name a Gateway of ours keep no entry of ours (the parentRef was
+    // removed, or the Gateway is gone or another controller's).
+    const handled = new Set(result.routes.map((r) => r.key));
+    for (const [key, obj] of snapshot.httpRoutes) {
+      if (handled.has(key)) continue;
+      const parents = (obj.status as { parents?: unknown } | undefined)?.parents;
+      if (!Array.isArray(parents) || !parents.some((p) => (p as { controllerName?: unknown } | null)?.controllerName === o.config.gatewayControllerName)) continue;
+      const others = parents.filter((p) => (p as { controllerName?: unknown } | null)?.controllerName !== o.config.gatewayControllerName);
+      work.push({ kind: "HTTPRoute", resource: "httproutes", ns: obj.metadata.namespace ?? "default", name: obj.metadata.name, status: { parents: others } });
+    }
+    let n = 0;
+    for (const w of work) {
+      if (!o.isLeader()) break;
+      try {
+        if (await patch(w.resource, w.ns, w.name, w.status)) n++;
+      } catch (e) {
+        log.warn("gateway api status update failed", { kind: w.kind, namespace: w.ns ?? "", name: w.name, err: e instanceof Error ? e.message : String(e) });
+      }
+    }
+    if (n > 0) log.info("gateway api status synced", { updated: n });
+    return n;
+  }
+
+  return {
+    sync(result, snapshot) {
+      const next = chain.then(() => run(result, snapshot));
+      chain = next.catch(() => undefined);
+      return next;
+    },
+  };
+}

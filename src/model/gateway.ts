@@ -1,0 +1,208 @@
+// Gateway API objects (gateway.networking.k8s.io, standard channel, v1.6) and the Namespaces
+// that `allowedRoutes.namespaces.selector` selects. Only the fields Portico reads are
+// declared; like schemas.ts, unknown keys are kept out of the types but not rejected. The
+// API server has already applied the CRD's OpenAPI validation and defaults to watched
+// objects; objects from --manifests have not been through it, so the schemas here stay
+// permissive (every defaulted field optional) and the compiler applies the spec's defaults
+// itself (docs/design.md "Gateway API").
+import * as v from "valibot";
+import { ObjectMetaSchema } from "./schemas.ts";
+
+const optStr = v.optional(v.nullable(v.string()));
+const port = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
+const optPort = v.optional(v.nullable(port));
+const list = <T extends v.GenericSchema>(item: T) => v.optional(v.nullable(v.array(item)));
+
+/** metav1.LabelSelector (matchLabels and matchExpressions). */
+export const LabelSelectorSchema = v.looseObject({
+  matchLabels: v.optional(v.nullable(v.record(v.string(), v.string()))),
+  matchExpressions: list(
+    v.looseObject({
+      key: v.string(),
+      operator: v.string(),
+      values: list(v.string()),
+    }),
+  ),
+});
+
+/** A reference to a Secret (or another kind) from a listener's tls.certificateRefs. */
+const SecretObjectReferenceSchema = v.looseObject({
+  group: optStr,
+  kind: optStr,
+  name: v.string(),
+  namespace: optStr,
+});
+
+export const GatewayClassSchema = v.looseObject({
+  apiVersion: v.optional(v.string()),
+  kind: v.optional(v.literal("GatewayClass")),
+  metadata: ObjectMetaSchema,
+  spec: v.looseObject({
+    controllerName: v.string(),
+    description: optStr,
+  }),
+  status: v.optional(v.unknown()),
+});
+
+export const ListenerSchema = v.looseObject({
+  name: v.string(),
+  hostname: optStr,
+  port,
+  protocol: v.string(),
+  tls: v.optional(
+    v.nullable(
+      v.looseObject({
+        mode: optStr,
+        certificateRefs: list(SecretObjectReferenceSchema),
+      }),
+    ),
+  ),
+  allowedRoutes: v.optional(
+    v.nullable(
+      v.looseObject({
+        namespaces: v.optional(
+          v.nullable(
+            v.looseObject({
+              from: optStr,
+              selector: v.optional(v.nullable(LabelSelectorSchema)),
+            }),
+          ),
+        ),
+        kinds: list(v.looseObject({ group: optStr, kind: v.string() })),
+      }),
+    ),
+  ),
+});
+
+export const GatewaySchema = v.looseObject({
+  apiVersion: v.optional(v.string()),
+  kind: v.optional(v.literal("Gateway")),
+  metadata: ObjectMetaSchema,
+  spec: v.looseObject({
+    gatewayClassName: v.string(),
+    listeners: v.array(ListenerSchema),
+    addresses: list(v.looseObject({ type: optStr, value: v.string() })),
+  }),
+  status: v.optional(v.unknown()),
+});
+
+export const ParentReferenceSchema = v.looseObject({
+  group: optStr,
+  kind: optStr,
+  namespace: optStr,
+  name: v.string(),
+  sectionName: optStr,
+  port: optPort,
+});
+
+const HTTPHeaderSchema = v.looseObject({ name: v.string(), value: v.string() });
+
+const HTTPHeaderFilterSchema = v.looseObject({
+  set: list(HTTPHeaderSchema),
+  add: list(HTTPHeaderSchema),
+  remove: list(v.string()),
+});
+
+const HTTPPathModifierSchema = v.looseObject({
+  type: v.string(),
+  replaceFullPath: optStr,
+  replacePrefixMatch: optStr,
+});
+
+export const HTTPRouteFilterSchema = v.looseObject({
+  type: v.string(),
+  requestHeaderModifier: v.optional(v.nullable(HTTPHeaderFilterSchema)),
+  responseHeaderModifier: v.optional(v.nullable(HTTPHeaderFilterSchema)),
+  requestRedirect: v.optional(
+    v.nullable(
+      v.looseObject({
+        scheme: optStr,
+        hostname: optStr,
+        path: v.optional(v.nullable(HTTPPathModifierSchema)),
+        port: optPort,
+        statusCode: v.optional(v.nullable(v.number())),
+      }),
+    ),
+  ),
+  urlRewrite: v.optional(
+    v.nullable(
+      v.looseObject({
+        hostname: optStr,
+        path: v.optional(v.nullable(HTTPPathModifierSchema)),
+      }),
+    ),
+  ),
+  extensionRef: v.optional(v.nullable(v.looseObject({ group: v.string(), kind: v.string(), name: v.string() }))),
+});
+
+const BackendRefFields = {
+  group: optStr,
+  kind: optStr,
+  name: v.string(),
+  namespace: optStr,
+  port: optPort,
+};
+
+export const HTTPBackendRefSchema = v.looseObject({
+  ...BackendRefFields,
+  // Gateway API: weight defaults to 1; 0 means "no traffic" (HTTPBackendRef, BackendRef.Weight).
+  weight: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1_000_000)))),
+  filters: list(HTTPRouteFilterSchema),
+});
+
+const HTTPRouteMatchSchema = v.looseObject({
+  path: v.optional(v.nullable(v.looseObject({ type: optStr, value: optStr }))),
+  headers: list(v.looseObject({ type: optStr, name: v.string(), value: v.string() })),
+  queryParams: list(v.looseObject({ type: optStr, name: v.string(), value: v.string() })),
+  method: optStr,
+});
+
+export const HTTPRouteRuleSchema = v.looseObject({
+  name: optStr,
+  matches: list(HTTPRouteMatchSchema),
+  filters: list(HTTPRouteFilterSchema),
+  backendRefs: list(HTTPBackendRefSchema),
+});
+
+export const HTTPRouteSchema = v.looseObject({
+  apiVersion: v.optional(v.string()),
+  kind: v.optional(v.literal("HTTPRoute")),
+  metadata: ObjectMetaSchema,
+  spec: v.optional(
+    v.looseObject({
+      parentRefs: list(ParentReferenceSchema),
+      hostnames: list(v.string()),
+      rules: list(HTTPRouteRuleSchema),
+    }),
+    {},
+  ),
+  status: v.optional(v.unknown()),
+});
+
+export const ReferenceGrantSchema = v.looseObject({
+  apiVersion: v.optional(v.string()),
+  kind: v.optional(v.literal("ReferenceGrant")),
+  metadata: ObjectMetaSchema,
+  spec: v.looseObject({
+    from: v.array(v.looseObject({ group: v.string(), kind: v.string(), namespace: v.string() })),
+    to: v.array(v.looseObject({ group: v.string(), kind: v.string(), name: optStr })),
+  }),
+});
+
+export const NamespaceSchema = v.looseObject({
+  apiVersion: v.optional(v.string()),
+  kind: v.optional(v.literal("Namespace")),
+  metadata: ObjectMetaSchema,
+});
+
+export type LabelSelector = v.InferOutput<typeof LabelSelectorSchema>;
+export type GatewayClass = v.InferOutput<typeof GatewayClassSchema>;
+export type Gateway = v.InferOutput<typeof GatewaySchema>;
+export type Listener = v.InferOutput<typeof ListenerSchema>;
+export type ParentReference = v.InferOutput<typeof ParentReferenceSchema>;
+export type HTTPRoute = v.InferOutput<typeof HTTPRouteSchema>;
+export type HTTPRouteRule = v.InferOutput<typeof HTTPRouteRuleSchema>;
+export type HTTPRouteFilter = v.InferOutput<typeof HTTPRouteFilterSchema>;
+export type HTTPBackendRef = v.InferOutput<typeof HTTPBackendRefSchema>;
+export type ReferenceGrant = v.InferOutput<typeof ReferenceGrantSchema>;
+export type Namespace = v.InferOutput<typeof NamespaceSchema>;

@@ -1,0 +1,182 @@
+// The Gateway API part of the route table (docs/design.md "Gateway API"), and how a request
+// finds its rule. compile/gateway/ builds it; the proxy asks it before the Ingress table, and
+// only when it exists (RouteTable.gateway), so a table without Gateway API objects costs one
+// property check per request.
+//
+// Lookup, in the spec's order (apis/v1 httproute_types.go, HTTPRouteSpec.hostnames and
+// HTTPRouteRule.matches):
+// 1. the most specific listener hostname matching the request's host (exact, then the longest
+//    wildcard, then listeners without a hostname); listeners of several Gateways with the same
+//    hostname are merged;
+// 2. within the routes attached there, the route hostnames in precedence order (exact, then
+//    the longest wildcard, then routes without hostnames), each list in match precedence:
+//    Exact path, then the longest PathPrefix, then a method, then more header matches, then
+//    more query matches, then the oldest route, then namespace/name, then rule and match
+//    order. The first matching entry wins.
+// Nothing matched → null: the request goes on to the Ingress table.
+import type { Match } from "./types.ts";
+
+/** The stage policy kinds an HTTPRoute rule compiles to (proxy/gateway.ts implements them). */
+export const GATEWAY_REQUEST_HEADERS_KIND = "gateway-request-headers";
+export const GATEWAY_REDIRECT_KIND = "gateway-redirect";
+export const GATEWAY_ERROR_KIND = "gateway-error";
+
+export interface HeaderMatch {
+  /** Lowercased for headers (RFC 9110 §5.1); as written for query parameters (case-sensitive). */
+  readonly name: string;
+  readonly value: string;
+}
+
+export interface GatewayMatch {
+  readonly pathType: "Exact" | "PathPrefix";
+  /** Exact: as written. PathPrefix: without a trailing `/` ("" for `/`). */
+  readonly path: string;
+  readonly method: string | null;
+  readonly headers: readonly HeaderMatch[];
+  readonly query: readonly HeaderMatch[];
+}
+
+/** One way a request can go: a prebuilt Match (its route carries the rule's policies). */
+export interface WeightedMatch {
+  readonly match: Match;
+  readonly weight: number;
+}
+
+export interface GatewayEntry {
+  readonly match: GatewayMatch;
+  /** Where matching requests go, by weight (one entry with weight 1 for redirects and errors). */
+  readonly choices: readonly WeightedMatch[];
+  readonly totalWeight: number;
+}
+
+export interface GatewayHosts {
+  /** Entries by route hostname; each list in precedence order. */
+  readonly exact: ReadonlyMap<string, readonly GatewayEntry[]>;
+  /** Wildcard route hostnames (`*.foo.com`), most specific first. */
+  readonly wildcards: readonly (readonly [string, readonly GatewayEntry[]])[];
+  readonly any: readonly GatewayEntry[] | null;
+}
+
+export interface GatewayRoutes {
+  /** By listener hostname (`*` for none), for Portico's HTTP and HTTPS listeners. */
+  readonly http: ReadonlyMap<string, GatewayHosts>;
+  readonly https: ReadonlyMap<string, GatewayHosts>;
+}
+
+/** What matching reads of a request. */
+export interface GatewayRequest {
+  /** Lowercased, without the port (the port in Host is ignored: HTTPRouteSpec.hostnames). */
+  readonly host: string;
+  readonly method: string;
+  /** The path without the query. */
+  readonly path: string;
+  /** The query without `?` ("" for none). */
+  readonly query: string;
+  header(name: string): string | null;
+}
+
+export const isWildcardHost = (h: string): boolean => h.startsWith("*.");
+
+/** A `*.` label matches one or more labels, never the bare suffix (unlike an Ingress wildcard). */
+export function hostnameMatches(pattern: string, host: string): boolean {
+  if (!isWildcardHost(pattern)) return pattern === host;
+  const suffix = pattern.slice(1);
+  return host.length > suffix.length && host.endsWith(suffix);
+}
+
+/** Higher is more specific: exact names over wildcards, longer over shorter; `*` lowest. */
+export function hostnameSpecificity(pattern: string | null): number {
+  if (pattern === null || pattern === "*") return 0;
+  return isWildcardHost(pattern) ? pattern.length : 1_000 + pattern.length;
+}
+
+/** Among patterns, the most specific one matching `host`; `*` matches any host. */
+export function bestHostname(patterns: Iterable<string>, host: string): string | undefined {
+  let best: string | undefined;
+  let bestScore = -1;
+  for (const p of patterns) {
+    if (p !== "*" && !hostnameMatches(p, host)) continue;
+    const s = hostnameSpecificity(p);
+    if (s > bestScore) {
+      best = p;
+      bestScore = s;
+    }
+  }
+  return best;
+}
+
+/** PathPrefix: element by element, a trailing `/` ignored (`/abc` matches `/abc/def`, not `/abcd`). */
+export function prefixMatches(prefix: string, path: string): boolean {
+  if (prefix === "") return true;
+  if (!path.startsWith(prefix)) return false;
+  return path.length === prefix.length || path.charCodeAt(prefix.length) === 47; // "/"
+}
+
+function decode(s: string): string {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, " "));
+  } catch {
+    return s;
+  }
+}
+
+/** The first value of a query parameter (repeated names are implementation-specific: HTTPQueryParamMatch). */
+export function queryValue(query: string, name: string): string | null {
+  if (query === "") return null;
+  for (const part of query.split("&")) {
+    const eq = part.indexOf("=");
+    if (decode(eq === -1 ? part : part.slice(0, eq)) !== name) continue;
+    return eq === -1 ? "" : decode(part.slice(eq + 1));
+  }
+  return null;
+}
+
+export function matchesRequest(m: GatewayMatch, req: GatewayRequest): boolean {
+  if (m.pathType === "Exact" ? req.path !== m.path : !prefixMatches(m.path, req.path)) return false;
+  if (m.method !== null && m.method !== req.method) return false;
+  for (const h of m.headers) if (req.header(h.name) !== h.value) return false;
+  for (const q of m.query) if (queryValue(req.query, q.name) !== q.value) return false;
+  return true;
+}
+
+/** The entry a request gets on Portico's HTTP or HTTPS listener, or null. */
+export function findGatewayEntry(routes: GatewayRoutes, https: boolean, req: GatewayRequest): GatewayEntry | null {
+  const listeners = https ? routes.https : routes.http;
+  if (listeners.size === 0) return null;
+  const lkey = bestHostname(listeners.keys(), req.host);
+  if (lkey === undefined) return null;
+  const idx = listeners.get(lkey)!;
+  const exact = idx.exact.get(req.host);
+  if (exact !== undefined) for (const e of exact) if (matchesRequest(e.match, req)) return e;
+  for (const [p, l] of idx.wildcards) {
+    if (!hostnameMatches(p, req.host)) continue;
+    for (const e of l) if (matchesRequest(e.match, req)) return e;
+  }
+  if (idx.any !== null) for (const e of idx.any) if (matchesRequest(e.match, req)) return e;
+  return null;
+}
+
+/** One of an entry's choices by weight; `random` in [0, 1). Null when every weight is 0. */
+export function chooseWeighted(entry: GatewayEntry, random: number): Match | null {
+  if (entry.totalWeight === 0) return null;
+  let x = random * entry.totalWeight;
+  for (const c of entry.choices) {
+    if (x < c.weight) return c.match;
+    x -= c.weight;
+  }
+  return entry.choices[entry.choices.length - 1]!.match;
+}
+
+/** Host header → the name matching uses: lowercased, without the port or a final dot. */
+export function requestHostname(hostHeader: string): string {
+  let h = hostHeader;
+  if (h.startsWith("[")) {
+    const end = h.indexOf("]");
+    h = end === -1 ? h : h.slice(0, end + 1);
+  } else {
+    const colon = h.lastIndexOf(":");
+    if (colon !== -1) h = h.slice(0, colon);
+  }
+  if (h.endsWith(".")) h = h.slice(0, -1); // the absolute form names the same host (RFC 1034 §3.1)
+  return h.toLowerCase();
+}

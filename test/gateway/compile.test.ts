@@ -1,0 +1,651 @@
+// Gateway API compile: the GATEWAY-HTTP core conformance tests' objects and expectations
+// (kubernetes-sigs/gateway-api v1.6, conformance/tests/*.go and *.yaml), asked of the compiled
+// table directly. Named after the upstream tests.
+import { describe, expect, test } from "bun:test";
+import { APP, GATEWAYS, INFRA, WEB, World } from "./base.ts";
+import { effectiveHostnames, hostnameMatches, intersectHostname, requestHostname } from "../../src/compile/gateway/hostnames.ts";
+import { prefixMatches } from "../../src/table/gateway.ts";
+import { selectorMatches } from "../../src/compile/gateway/labels.ts";
+import { createCertificate } from "../tls/pki.ts";
+import { compile, Compiler } from "../../src/compile/compile.ts";
+import { parseObject } from "../../src/model/kinds.ts";
+import { serializeTable } from "../../src/table/serialize.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
+
+const route = (name: string, body: string, ns = INFRA) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: ${ns}, generation: 1 }
+spec:
+${body}`;
+
+const V1 = `${INFRA}/infra-backend-v1`;
+const V2 = `${INFRA}/infra-backend-v2`;
+const V3 = `${INFRA}/infra-backend-v3`;
+
+describe("hostname rules", () => {
+  test("a wildcard matches one or more labels, never the bare suffix", () => {
+    expect(hostnameMatches("*.example.io", "a.example.io")).toBe(true);
+    expect(hostnameMatches("*.example.io", "a.b.example.io")).toBe(true);
+    expect(hostnameMatches("*.example.io", "example.io")).toBe(false);
+    expect(hostnameMatches("*.example.io", "aexample.io")).toBe(false);
+  });
+  test("intersections", () => {
+    expect(intersectHostname("very.specific.com", "*.specific.com")).toBe("very.specific.com");
+    expect(intersectHostname("*.wildcard.io", "foo.bar.wildcard.io")).toBe("foo.bar.wildcard.io");
+    expect(intersectHostname("*.wildcard.io", "wildcard.io")).toBeNull();
+    expect(intersectHostname("*.example.com", "*.a.example.com")).toBe("*.a.example.com");
+    expect(intersectHostname("*.a.example.com", "*.example.com")).toBe("*.a.example.com");
+    expect(effectiveHostnames(null, [])).toEqual(["*"]);
+    expect(effectiveHostnames("x.com", [])).toEqual(["x.com"]);
+    expect(effectiveHostnames("*.wildcard.io", ["non.matching.com", "wildcard.io", "foo.wildcard.io"])).toEqual(["foo.wildcard.io"]);
+  });
+  test("the port in Host is ignored; names compare lowercased", () => {
+    expect(requestHostname("Very.Specific.com:1234")).toBe("very.specific.com");
+    expect(requestHostname("[::1]:80")).toBe("[::1]");
+    expect(requestHostname("example.com.")).toBe("example.com");
+  });
+  test("PathPrefix matches per path element, a trailing / ignored", () => {
+    expect(prefixMatches("/v2", "/v2")).toBe(true);
+    expect(prefixMatches("/v2", "/v2/")).toBe(true);
+    expect(prefixMatches("/v2", "/v2/example")).toBe(true);
+    expect(prefixMatches("/v2", "/v2example")).toBe(false);
+    expect(prefixMatches("", "/anything")).toBe(true);
+  });
+  test("label selectors: matchLabels and matchExpressions, unknown operators fail closed", () => {
+    expect(selectorMatches({ matchLabels: { a: "1" } }, { a: "1", b: "2" })).toBe(true);
+    expect(selectorMatches({ matchExpressions: [{ key: "a", operator: "In", values: ["1", "3"] }] }, { a: "1" })).toBe(true);
+    expect(selectorMatches({ matchExpressions: [{ key: "a", operator: "NotIn", values: ["1"] }] }, { a: "1" })).toBe(false);
+    expect(selectorMatches({ matchExpressions: [{ key: "a", operator: "DoesNotExist" }] }, {})).toBe(true);
+    expect(selectorMatches({ matchExpressions: [{ key: "a", operator: "Gt", values: ["0"] }] }, { a: "1" })).toBe(false);
+  });
+});
+
+describe("GATEWAY-HTTP core (compile)", () => {
+  test("HTTPRouteSimpleSameNamespace", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("gateway-conformance-infra-test", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
+    expect(w.answer({ path: "/" })).toBe(V1);
+    expect(w.routeConditions(INFRA, "gateway-conformance-infra-test")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.listener(`${INFRA}/same-namespace`, "http").attachedRoutes).toBe(1);
+  });
+
+  test("HTTPRouteMatching", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("matching", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: / } }, { headers: [{ name: version, value: one }] }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /v2 } }, { headers: [{ name: version, value: two }] }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]`));
+    expect(w.answer({ path: "/" })).toBe(V1);
+    expect(w.answer({ path: "/example" })).toBe(V1);
+    expect(w.answer({ path: "/", headers: { Version: "one" } })).toBe(V1);
+    expect(w.answer({ path: "/v2" })).toBe(V2);
+    expect(w.answer({ path: "/v2/example" })).toBe(V2);
+    expect(w.answer({ path: "/", headers: { Version: "two" } })).toBe(V2);
+    expect(w.answer({ path: "/v2/" })).toBe(V2);
+    expect(w.answer({ path: "/v2example" })).toBe(V1);
+    expect(w.answer({ path: "/foo/v2/example" })).toBe(V1);
+  });
+
+  test("HTTPRouteHeaderMatching", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("header-matching", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - { matches: [{ headers: [{ name: version, value: one }] }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }
+    - { matches: [{ headers: [{ name: version, value: two }] }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }
+    - { matches: [{ headers: [{ name: version, value: two }, { name: color, value: orange }] }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }
+    - { matches: [{ headers: [{ name: color, value: blue }] }, { headers: [{ name: color, value: green }] }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }
+    - { matches: [{ headers: [{ name: color, value: red }] }, { headers: [{ name: color, value: yellow }] }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }`));
+    expect(w.answer({ path: "/", headers: { Version: "one" } })).toBe(V1);
+    expect(w.answer({ path: "/", headers: { Version: "two" } })).toBe(V2);
+    expect(w.answer({ path: "/", headers: { Version: "two", Color: "orange" } })).toBe(V1);
+    expect(w.answer({ path: "/", headers: { Version: "two", Color: "blue" } })).toBe(V2);
+    expect(w.answer({ path: "/", headers: { Color: "orange" } })).toBe("404");
+    expect(w.answer({ path: "/", headers: { "Some-Other-Header": "one" } })).toBe("404");
+    expect(w.answer({ path: "/", headers: { Color: "blue" } })).toBe(V1);
+    expect(w.answer({ path: "/", headers: { Color: "green" } })).toBe(V1);
+    expect(w.answer({ path: "/", headers: { Color: "red" } })).toBe(V2);
+    expect(w.answer({ path: "/", headers: { Color: "yellow" } })).toBe(V2);
+    expect(w.answer({ path: "/", headers: { Color: "purple" } })).toBe("404");
+  });
+
+  test("HTTPRouteHostnameIntersection", () => {
+    const gw = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: httproute-hostname-intersection, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+    - { name: listener-1, port: 80, protocol: HTTP, hostname: very.specific.com, allowedRoutes: { namespaces: { from: Same } } }
+    - { name: listener-2, port: 80, protocol: HTTP, hostname: "*.wildcard.io", allowedRoutes: { namespaces: { from: Same } } }
+    - { name: listener-3, port: 80, protocol: HTTP, hostname: "*.anotherwildcard.io", allowedRoutes: { namespaces: { from: Same } } }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: httproute-hostname-intersection-all, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: listener-1, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }]`;
+    const parent = `  parentRefs: [{ name: httproute-hostname-intersection, namespace: ${INFRA} }]`;
+    const w = World.of(
+      gw,
+      route("specific-host-matches-listener-specific-host", `${parent}
+  hostnames: [non.matching.com, "*.nonmatchingwildcard.io", very.specific.com]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /s1 } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      route("specific-host-matches-listener-wildcard-host", `${parent}
+  hostnames: [non.matching.com, wildcard.io, foo.wildcard.io, bar.wildcard.io, foo.bar.wildcard.io]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /s2 } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+      route("wildcard-host-matches-listener-specific-host", `${parent}
+  hostnames: [non.matching.com, "*.specific.com"]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /s3 } }], backendRefs: [{ name: infra-backend-v3, port: 8080 }] }]`),
+      route("wildcard-host-matches-listener-wildcard-host", `${parent}
+  hostnames: ["*.anotherwildcard.io"]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /s4 } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      route("no-intersecting-hosts", `${parent}
+  hostnames: [specific.but.wrong.com, wildcard.io]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /s5 } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+      route("httproute-hostname-intersection-all", `  parentRefs: [{ name: httproute-hostname-intersection-all, namespace: ${INFRA} }]
+  hostnames: [first.com, sub.first.com, second.com, sub.second.com]
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+    );
+    const cases: [string, string, string][] = [
+      ["very.specific.com", "/s1", V1],
+      ["very.specific.com:1234", "/s1", V1],
+      ["non.matching.com", "/s1", "404"],
+      ["foo.nonmatchingwildcard.io", "/s1", "404"],
+      ["foo.wildcard.io", "/s1", "404"],
+      ["very.specific.com", "/non-matching-prefix", "404"],
+      ["foo.wildcard.io", "/s2", V2],
+      ["bar.wildcard.io", "/s2", V2],
+      ["foo.bar.wildcard.io", "/s2", V2],
+      ["non.matching.com", "/s2", "404"],
+      ["wildcard.io", "/s2", "404"],
+      ["very.specific.com", "/s2", "404"],
+      ["foo.wildcard.io", "/non-matching-prefix", "404"],
+      ["very.specific.com", "/s3", V3],
+      ["non.matching.com", "/s3", "404"],
+      ["foo.specific.com", "/s3", "404"],
+      ["foo.wildcard.io", "/s3", "404"],
+      ["foo.anotherwildcard.io", "/s4", V1],
+      ["bar.anotherwildcard.io", "/s4", V1],
+      ["foo.bar.anotherwildcard.io", "/s4", V1],
+      ["anotherwildcard.io", "/s4", "404"],
+      ["foo.wildcard.io", "/s4", "404"],
+      ["very.specific.com", "/s4", "404"],
+      ["foo.anotherwildcard.io", "/non-matching-prefix", "404"],
+      ["specific.but.wrong.com", "/s5", "404"],
+      ["wildcard.io", "/s5", "404"],
+      ["first.com", "/", V2],
+      ["sub.first.com", "/", V2],
+      ["second.com", "/", V2],
+      ["sub.second.com", "/", V2],
+    ];
+    expect(cases.map(([host, path]) => `${host}${path} ${w.answer({ host, path })}`)).toEqual(cases.map(([host, path, want]) => `${host}${path} ${want}`));
+    expect(w.routeConditions(INFRA, "no-intersecting-hosts")).toEqual(["Accepted=False/NoMatchingListenerHostname ResolvedRefs=True/ResolvedRefs"]);
+    const gwKey = `${INFRA}/httproute-hostname-intersection`;
+    expect([1, 2, 3].map((i) => w.listener(gwKey, `listener-${i}`).attachedRoutes)).toEqual([2, 1, 1]);
+  });
+
+  test("HTTPRouteCrossNamespace", () => {
+    const w = World.of(GATEWAYS["backend-namespaces"], route("cross-namespace", `  parentRefs: [{ name: backend-namespaces, namespace: ${INFRA} }]
+  rules: [{ backendRefs: [{ name: web-backend, port: 8080 }] }]`, WEB));
+    expect(w.answer({ path: "/" })).toBe(`${WEB}/web-backend`);
+    expect(w.routeConditions(WEB, "cross-namespace")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+  });
+
+  test("HTTPRouteReferenceGrant", () => {
+    const grant = `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: reference-grant, namespace: ${APP} }
+spec:
+  from: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA} }]
+  to: [{ group: "", kind: Service, name: app-backend-v1 }]`;
+    const r = route("reference-grant", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: app-backend-v1, namespace: ${APP}, port: 8080 }] }]`);
+    const granted = World.of(GATEWAYS["same-namespace"], grant, r);
+    expect(granted.answer({ path: "/" })).toBe(`${APP}/app-backend-v1`);
+    expect(granted.routeConditions(INFRA, "reference-grant")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+    const refused = World.of(GATEWAYS["same-namespace"], r);
+    expect(refused.answer({ path: "/" })).toBe("500");
+    expect(refused.routeConditions(INFRA, "reference-grant")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted"]);
+  });
+
+  test("HTTPRouteInvalidCrossNamespaceBackendRef", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("invalid-cross-namespace-backend-ref", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: web-backend, namespace: ${WEB}, port: 8080 }] }]`));
+    expect(w.routeConditions(INFRA, "invalid-cross-namespace-backend-ref")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted"]);
+    expect(w.answer({ path: "/" })).toBe("500");
+    expect(w.listener(`${INFRA}/same-namespace`, "http").attachedRoutes).toBe(1);
+  });
+
+  test("HTTPRouteInvalidNonExistentBackendRef", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("invalid-nonexistent-backend-ref", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: nonexistent, port: 8080 }] }]`));
+    expect(w.routeConditions(INFRA, "invalid-nonexistent-backend-ref")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/BackendNotFound"]);
+    expect(w.answer({ path: "/" })).toBe("500");
+  });
+
+  test("HTTPRouteInvalidBackendRefUnknownKind", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("invalid-backend-ref-unknown-kind", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ group: unknownkind.example.com, kind: NonExistent, name: infra-backend-v1, port: 8080 }] }]`));
+    expect(w.routeConditions(INFRA, "invalid-backend-ref-unknown-kind")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/InvalidKind"]);
+    expect(w.answer({ path: "/" })).toBe("500");
+  });
+
+  test("HTTPRouteInvalidParentRefNotMatchingSectionName", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("httproute-listener-not-matching-section-name", `  parentRefs: [{ name: same-namespace, sectionName: unknown }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
+    expect(w.routeConditions(INFRA, "httproute-listener-not-matching-section-name")).toEqual(["Accepted=False/NoMatchingParent ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.answer({ path: "/" })).toBe("404");
+  });
+
+  test("HTTPRouteInvalidParentRefNotMatchingListenerPort", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("httproute-listener-not-matching-route-port", `  parentRefs: [{ name: same-namespace, port: 81 }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
+    expect(w.routeConditions(INFRA, "httproute-listener-not-matching-route-port")).toEqual(["Accepted=False/NoMatchingParent ResolvedRefs=True/ResolvedRefs"]);
+  });
+
+  test("HTTPRouteInvalidCrossNamespaceParentRef", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("invalid-cross-namespace-parent-ref", `  parentRefs: [{ name: same-namespace, namespace: ${INFRA} }]
+  rules: [{ backendRefs: [{ name: web-backend, port: 8080 }] }]`, WEB));
+    expect(w.routeConditions(WEB, "invalid-cross-namespace-parent-ref")).toEqual(["Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.answer({ path: "/" })).toBe("404");
+    expect(w.listener(`${INFRA}/same-namespace`, "http").attachedRoutes).toBe(0);
+  });
+
+  test("HTTPRouteWeight (weights kept per backend)", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("weighted-backends", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - backendRefs:
+        - { name: infra-backend-v1, port: 8080, weight: 70 }
+        - { name: infra-backend-v2, port: 8080, weight: 30 }
+        - { name: infra-backend-v3, port: 8080, weight: 0 }`));
+    const e = w.match({ path: "/" })!;
+    // A weight of 0 takes no requests (HTTPBackendRef.weight).
+    expect(e.choices.map((c) => `${c.match.route.backend.service}:${c.weight}`)).toEqual(["infra-backend-v1:70", "infra-backend-v2:30"]);
+    expect(e.totalWeight).toBe(100);
+  });
+
+  test("precedence across routes: the oldest route wins a tie, then namespace/name", () => {
+    const mk = (name: string, ts: string, svc: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: ${INFRA}, creationTimestamp: "${ts}" }
+spec:
+  parentRefs: [{ name: same-namespace }]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /same } }], backendRefs: [{ name: ${svc}, port: 8080 }] }]`;
+    expect(World.of(GATEWAYS["same-namespace"], mk("a", "2024-01-02T00:00:00Z", "infra-backend-v1"), mk("b", "2024-01-01T00:00:00Z", "infra-backend-v2")).answer({ path: "/same" })).toBe(V2);
+    expect(World.of(GATEWAYS["same-namespace"], mk("a", "2024-01-01T00:00:00Z", "infra-backend-v1"), mk("b", "2024-01-01T00:00:00Z", "infra-backend-v2")).answer({ path: "/same" })).toBe(V1);
+  });
+
+  test("no Gateway API object: no table (the request path pays one null check)", () => {
+    const w = new World(new World(World.of().snap).snap);
+    expect(World.of().result.table).toBeNull();
+    expect(w.result.routes).toEqual([]);
+  });
+
+  test("HTTPRouteExactPathMatching", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("exact-path-matching", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - { matches: [{ path: { type: Exact, value: /one } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }
+    - { matches: [{ path: { type: Exact, value: /two } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }`));
+    expect(["/one", "/two", "/", "/one/example", "/two/"].map((path) => w.answer({ path }))).toEqual([V1, V2, "404", "404", "404"]);
+  });
+
+  test("HTTPRoutePathMatchOrder", () => {
+    const r = (type: string, value: string, svc: string) => `    - { matches: [{ path: { type: ${type}, value: ${value} } }], backendRefs: [{ name: ${svc}, port: 8080 }] }`;
+    const w = World.of(GATEWAYS["same-namespace"], route("path-matching-order", `  parentRefs: [{ name: same-namespace }]
+  rules:
+${[r("Exact", "/match", "infra-backend-v1"), r("Exact", "/match/exact", "infra-backend-v2"), r("Exact", "/match/exact/one", "infra-backend-v3"), r("PathPrefix", "/match/", "infra-backend-v3"), r("PathPrefix", "/match/prefix/", "infra-backend-v1"), r("PathPrefix", "/match/prefix/one", "infra-backend-v2")].join("\n")}`));
+    const cases: [string, string][] = [["/match/exact/one", V3], ["/match/exact", V2], ["/match", V1], ["/match/prefix/one/any", V2], ["/match/prefix/any", V1], ["/match/any", V3]];
+    expect(cases.map(([path]) => `${path} ${w.answer({ path })}`)).toEqual(cases.map(([path, want]) => `${path} ${want}`));
+  });
+
+  test("HTTPRouteMatchingAcrossRoutes", () => {
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      route("matching-part1", `  parentRefs: [{ name: same-namespace }]
+  hostnames: [example.com, example.net]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: / } }, { headers: [{ name: version, value: one }] }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`),
+      route("matching-part2", `  parentRefs: [{ name: same-namespace }]
+  hostnames: [example.com]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /v2 } }, { headers: [{ name: version, value: two }] }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]`),
+    );
+    const cases: [string, string, Record<string, string>, string][] = [
+      ["example.com", "/", {}, V1],
+      ["example.com", "/example", {}, V1],
+      ["example.net", "/example", {}, V1],
+      ["example.com", "/example", { Version: "one" }, V1],
+      ["example.com", "/v2", {}, V2],
+      ["example.net", "/v2", {}, V1],
+      ["example.com", "/v2/example", {}, V2],
+      ["example.com", "/", { Version: "two" }, V2],
+    ];
+    expect(cases.map(([host, path, headers]) => `${host}${path} ${w.answer({ host, path, headers })}`)).toEqual(cases.map(([host, path, , want]) => `${host}${path} ${want}`));
+  });
+
+  test("HTTPRouteListenerHostnameMatching", () => {
+    const l = (n: number, host: string) => `    - { name: listener-${n}, port: 80, protocol: HTTP, hostname: "${host}", allowedRoutes: { namespaces: { from: Same } } }`;
+    const gw = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: httproute-listener-hostname-matching, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+${[l(1, "bar.com"), l(2, "foo.bar.com"), l(3, "*.bar.com"), l(4, "*.foo.com")].join("\n")}`;
+    const p = (section: string) => `{ name: httproute-listener-hostname-matching, namespace: ${INFRA}, sectionName: ${section} }`;
+    const w = World.of(
+      gw,
+      route("backend-v1", `  parentRefs: [${p("listener-1")}]\n  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      route("backend-v2", `  parentRefs: [${p("listener-2")}]\n  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+      route("backend-v3", `  parentRefs: [${p("listener-3")}, ${p("listener-4")}]\n  rules: [{ backendRefs: [{ name: infra-backend-v3, port: 8080 }] }]`),
+    );
+    const cases: [string, string][] = [
+      ["bar.com", V1],
+      ["foo.bar.com", V2],
+      ["baz.bar.com", V3],
+      ["boo.bar.com", V3],
+      ["multiple.prefixes.bar.com", V3],
+      ["multiple.prefixes.foo.com", V3],
+      ["foo.com", "404"],
+      ["no.matching.host", "404"],
+    ];
+    expect(cases.map(([host]) => `${host} ${w.answer({ host, path: "/" })}`)).toEqual(cases.map(([host, want]) => `${host} ${want}`));
+  });
+
+  test("HTTPRouteNoBackendRefs", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("omitted-backendrefs", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: Exact, value: /omitted-no-forward } }]
+    - matches: [{ path: { type: Exact, value: /empty-no-forward } }]
+      backendRefs: []
+    - matches: [{ path: { type: PathPrefix, value: / } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`));
+    expect(["/forward", "/omitted-no-forward", "/empty-no-forward"].map((path) => w.answer({ path }))).toEqual([V1, "500", "500"]);
+    expect(w.routeConditions(INFRA, "omitted-backendrefs")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+  });
+
+  test("HTTPRouteInvalidReferenceGrant", () => {
+    const g = (name: string, ns: string, from: string, to: string) => `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: ${name}, namespace: ${ns} }
+spec: { from: [${from}], to: [${to}] }`;
+    const okFrom = `{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA} }`;
+    const okTo = `{ group: "", kind: Service, name: web-backend }`;
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      g("reference-grant-wrong-namespace", INFRA, okFrom, okTo),
+      g("reference-grant-wrong-from-group", WEB, `{ group: not-the-group-youre-looking-for, kind: HTTPRoute, namespace: ${INFRA} }`, okTo),
+      g("reference-grant-wrong-from-kind", WEB, `{ group: gateway.networking.k8s.io, kind: Gateway, namespace: ${INFRA} }`, okTo),
+      g("reference-grant-wrong-from-namespace", WEB, `{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: not-the-namespace-youre-looking-for }`, okTo),
+      g("reference-grant-wrong-to-group", WEB, okFrom, `{ group: not-the-group-youre-looking-for, kind: Service, name: web-backend }`),
+      g("reference-grant-wrong-to-kind", WEB, okFrom, `{ group: "", kind: Secret, name: web-backend }`),
+      g("reference-grant-wrong-to-name", WEB, okFrom, `{ group: "", kind: Service, name: not-the-service-youre-looking-for }`),
+      route("reference-grant", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: web-backend, namespace: ${WEB}, port: 8080 }] }]`),
+    );
+    expect(w.routeConditions(INFRA, "reference-grant")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted"]);
+    expect(w.answer({ path: "/" })).toBe("500");
+  });
+
+  test("HTTPRoutePartiallyInvalidViaInvalidReferenceGrant", () => {
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: reference-grant-wrong-to-name, namespace: ${APP} }
+spec:
+  from: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA} }]
+  to: [{ group: "", kind: Service, name: not-app-backend-v1 }]`,
+      route("invalid-reference-grant", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /v2 } }]
+      backendRefs: [{ name: app-backend-v1, namespace: ${APP}, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: / } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`),
+    );
+    expect(w.routeConditions(INFRA, "invalid-reference-grant")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted"]);
+    expect(w.answer({ path: "/v2" })).toBe("500");
+    expect(w.answer({ path: "/" })).toBe(V1);
+  });
+
+  test("GatewayInvalidRouteKind", () => {
+    const gw = (name: string, kinds: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http, port: 80, protocol: HTTP, allowedRoutes: { kinds: [${kinds}] } }]`;
+    const w = World.of(gw("gateway-only-invalid-route-kind", "{ kind: InvalidRoute }"), gw("gateway-supported-and-invalid-route-kind", "{ kind: InvalidRoute }, { kind: HTTPRoute }"));
+    const only = w.listener(`${INFRA}/gateway-only-invalid-route-kind`, "http");
+    expect(only.supportedKinds).toEqual([]);
+    expect(only.conditions.find((c) => c.type === "ResolvedRefs")).toMatchObject({ status: "False", reason: "InvalidRouteKinds" });
+    const both = w.listener(`${INFRA}/gateway-supported-and-invalid-route-kind`, "http");
+    expect(both.supportedKinds).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }]);
+    expect(both.conditions.find((c) => c.type === "ResolvedRefs")).toMatchObject({ status: "False", reason: "InvalidRouteKinds" });
+    expect(both.attachedRoutes).toBe(0);
+  });
+
+  test("GatewayListenerUnsupportedProtocol", () => {
+    const gw = (name: string, listeners: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec: { gatewayClassName: portico, listeners: [${listeners}] }`;
+    const w = World.of(
+      gw("gateway-only-unsupported-protocols", "{ name: invalid, port: 80, protocol: Invalid }"),
+      gw("gateway-supported-and-unsupported-protocols", "{ name: http, port: 80, protocol: HTTP }, { name: invalid, port: 81, protocol: Invalid }"),
+    );
+    const only = w.result.gateways.get(`${INFRA}/gateway-only-unsupported-protocols`)!;
+    expect(only.conditions[0]).toMatchObject({ type: "Accepted", status: "False", reason: "ListenersNotValid" });
+    const l = w.listener(`${INFRA}/gateway-only-unsupported-protocols`, "invalid");
+    expect(l.supportedKinds).toEqual([]);
+    expect(l.conditions.find((c) => c.type === "Accepted")).toMatchObject({ status: "False", reason: "UnsupportedProtocol" });
+    const mixed = w.result.gateways.get(`${INFRA}/gateway-supported-and-unsupported-protocols`)!;
+    expect(mixed.conditions[0]).toMatchObject({ type: "Accepted", status: "True", reason: "ListenersNotValid" });
+    expect(w.listener(`${INFRA}/gateway-supported-and-unsupported-protocols`, "http").conditions.find((c) => c.type === "Accepted")).toMatchObject({ status: "True" });
+  });
+
+  test("GatewayInvalidTLSConfiguration and GatewaySecretMissingReferenceGrant", () => {
+    const gw = (name: string, ref: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: All } }, tls: { certificateRefs: [${ref}] } }]`;
+    const w = World.of(
+      gw("gateway-certificate-nonexistent-secret", "{ name: nonexistent-certificate }"),
+      gw("gateway-certificate-unsupported-group", "{ group: wrong.group.company.io, kind: Secret, name: tls-validity-checks-certificate }"),
+      gw("gateway-certificate-unsupported-kind", "{ group: '', kind: WrongKind, name: tls-validity-checks-certificate }"),
+      gw("gateway-certificate-malformed-secret", "{ name: malformed-certificate }"),
+      gw("gateway-secret-missing-reference-grant", `{ name: certificate, namespace: ${WEB} }`),
+      `apiVersion: v1
+kind: Secret
+metadata: { name: malformed-certificate, namespace: ${INFRA} }
+type: kubernetes.io/tls
+data: { tls.crt: SGVsbG8gd29ybGQK, tls.key: SGVsbG8gd29ybGQK }`,
+    );
+    const refs = (name: string) => w.listener(`${INFRA}/${name}`, "https").conditions.find((c) => c.type === "ResolvedRefs");
+    for (const name of ["gateway-certificate-nonexistent-secret", "gateway-certificate-unsupported-group", "gateway-certificate-unsupported-kind", "gateway-certificate-malformed-secret"]) {
+      expect({ name, ...refs(name) }).toMatchObject({ name, status: "False", reason: "InvalidCertificateRef" });
+      expect(w.listener(`${INFRA}/${name}`, "https").supportedKinds).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }]);
+    }
+    expect(refs("gateway-secret-missing-reference-grant")).toMatchObject({ status: "False", reason: "RefNotPermitted" });
+  });
+
+  test("GatewayInvalidParametersRef", () => {
+    const w = World.of(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gateway-invalid-parameters-ref, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http, port: 80, protocol: HTTP }]
+  infrastructure: { parametersRef: { group: invalid.io, kind: InvalidParameters, name: invalid } }`);
+    expect(w.result.gateways.get(`${INFRA}/gateway-invalid-parameters-ref`)!.conditions[0]).toMatchObject({ type: "Accepted", status: "False", reason: "InvalidParameters" });
+  });
+
+  test("GatewayWithAttachedRoutes", () => {
+    const sel = `allowedRoutes: { kinds: [{ kind: HTTPRoute }], namespaces: { from: Selector, selector: { matchLabels: { kubernetes.io/metadata.name: ${INFRA} } } } }`;
+    const gw = (name: string, listener: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec: { gatewayClassName: portico, listeners: [${listener}] }`;
+    const r = (name: string, parent: string, extra = "") => route(name, `  parentRefs: [{ kind: Gateway, name: ${parent}, namespace: ${INFRA} }]${extra}
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`);
+    const w = World.of(
+      gw("gateway-with-one-attached-route", `{ name: http, port: 80, protocol: HTTP, ${sel} }`),
+      r("http-route-1", "gateway-with-one-attached-route"),
+      gw("gateway-with-two-attached-routes", `{ name: http, port: 80, protocol: HTTP, hostname: foo.example.com, ${sel} }`),
+      r("http-route-2", "gateway-with-two-attached-routes"),
+      r("http-route-3", "gateway-with-two-attached-routes"),
+      r("http-route-not-accepted", "gateway-with-two-attached-routes", "\n  hostnames: [not-accepted.test.com]"),
+      gw("unresolved-gateway-with-one-attached-unresolved-route", `{ name: tls, port: 443, protocol: HTTPS, ${sel}, tls: { certificateRefs: [{ group: "", kind: Secret, name: does-not-exist }], mode: Terminate } }`),
+      route("http-route-4", `  parentRefs: [{ kind: Gateway, name: unresolved-gateway-with-one-attached-unresolved-route, namespace: ${INFRA}, sectionName: tls }]
+  rules: [{ backendRefs: [{ name: does-not-exist, port: 8080 }] }]`),
+    );
+    const status = (gwName: string, l: string) => {
+      const x = w.listener(`${INFRA}/${gwName}`, l);
+      return `${x.attachedRoutes} ${x.conditions.filter((c) => c.type === "Accepted" || c.type === "ResolvedRefs").map((c) => `${c.type}=${c.status}`).join(" ")}`;
+    };
+    expect(status("gateway-with-one-attached-route", "http")).toBe("1 Accepted=True ResolvedRefs=True");
+    expect(status("gateway-with-two-attached-routes", "http")).toBe("2 Accepted=True ResolvedRefs=True");
+    expect(w.routeConditions(INFRA, "http-route-not-accepted")).toEqual(["Accepted=False/NoMatchingListenerHostname ResolvedRefs=True/ResolvedRefs"]);
+    // Attached even though the listener's certificate and the route's backend do not resolve.
+    expect(status("unresolved-gateway-with-one-attached-unresolved-route", "tls")).toBe("1 Accepted=True ResolvedRefs=False");
+    expect(w.routeConditions(INFRA, "http-route-4")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/BackendNotFound"]);
+  });
+
+  test("GatewaySecretReferenceGrantSpecific, GatewaySecretReferenceGrantAllInNamespace and GatewaySecretInvalidReferenceGrant", () => {
+    const cert = createCertificate({ subjectCN: "cert.example.com", sans: ["cert.example.com"] });
+    const secret = `apiVersion: v1
+kind: Secret
+metadata: { name: certificate, namespace: ${WEB} }
+type: kubernetes.io/tls
+data: { tls.crt: ${Buffer.from(cert.certPem).toString("base64")}, tls.key: ${Buffer.from(cert.keyPem).toString("base64")} }`;
+    const gw = (name: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: All } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: certificate, namespace: ${WEB} }] } }]`;
+    const grant = (name: string, ns: string, from: string, to: string) => `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: ${name}, namespace: ${ns} }
+spec: { from: [${from}], to: [${to}] }`;
+    const okFrom = `{ group: gateway.networking.k8s.io, kind: Gateway, namespace: ${INFRA} }`;
+    const refs = (w: World, name: string) => w.listener(`${INFRA}/${name}`, "https").conditions.find((c) => c.type === "ResolvedRefs");
+    const specific = World.of(secret, gw("gateway-secret-reference-grant-specific"), grant("reference-grant-specific", WEB, okFrom, `{ group: "", kind: Secret, name: certificate }`));
+    expect(refs(specific, "gateway-secret-reference-grant-specific")).toMatchObject({ status: "True", reason: "ResolvedRefs" });
+    const all = World.of(secret, gw("gateway-secret-reference-grant-all-in-namespace"), grant("reference-grant-all-in-namespace", WEB, okFrom, `{ group: "", kind: Secret }`));
+    expect(refs(all, "gateway-secret-reference-grant-all-in-namespace")).toMatchObject({ status: "True", reason: "ResolvedRefs" });
+    const invalid = World.of(
+      secret,
+      gw("gateway-secret-invalid-reference-grant"),
+      grant("reference-grant-wrong-namespace", APP, okFrom, `{ group: "", kind: Secret, name: certificate }`),
+      grant("reference-grant-wrong-from-group", WEB, `{ group: not-the-group-youre-looking-for, kind: Gateway, namespace: ${INFRA} }`, `{ group: "", kind: Secret, name: certificate }`),
+      grant("reference-grant-wrong-from-kind", WEB, `{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA} }`, `{ group: "", kind: Secret, name: certificate }`),
+      grant("reference-grant-wrong-from-namespace", WEB, `{ group: gateway.networking.k8s.io, kind: Gateway, namespace: not-the-namespace-youre-looking-for }`, `{ group: "", kind: Secret, name: certificate }`),
+      grant("reference-grant-wrong-to-group", WEB, okFrom, `{ group: not-the-group-youre-looking-for, kind: Secret, name: certificate }`),
+      grant("reference-grant-wrong-to-kind", WEB, okFrom, `{ group: "", kind: Service, name: certificate }`),
+      grant("reference-grant-wrong-to-name", WEB, okFrom, `{ group: "", kind: Secret, name: not-the-certificate-youre-looking-for }`),
+    );
+    expect(refs(invalid, "gateway-secret-invalid-reference-grant")).toMatchObject({ status: "False", reason: "RefNotPermitted" });
+    // The HTTPS listener with a permitted certificate binds it (no hostname: nothing to bind by SNI).
+    expect(specific.result.certificates).toEqual([]);
+  });
+
+  test("the compiler adds the Gateway part to the table, and /debug/routes shows it in lookup order", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("shown", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /a } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080, weight: 3 }, { name: infra-backend-v2, port: 8080 }]
+    - matches: [{ path: { type: Exact, value: /a/b } }]
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]`));
+    const r = compile(w.snap, DEFAULT_COMPILE_CONFIG);
+    expect(r.gateway?.routes.map((x) => x.key)).toEqual([`${INFRA}/shown`]);
+    const view = serializeTable(r.table).gateway!;
+    expect(view.map((l) => `${l.port} ${l.listenerHostname}`)).toEqual(["http *"]);
+    const entries = view[0]!.hosts[0]!.entries.map((e) => `${e.match.pathType} ${e.match.path} ${e.weights.map((x) => `${x.route.backend}x${x.weight}`).join(",")}`);
+    expect(entries).toEqual([`Exact /a/b ${INFRA}/infra-backend-v3:8080x1`, `PathPrefix /a ${INFRA}/infra-backend-v1:8080x3,${INFRA}/infra-backend-v2:8080x1`]);
+    // Without a GatewayClass of ours the result is the Ingress one, untouched.
+    const none = compile(World.of().snap, { ...DEFAULT_COMPILE_CONFIG, gatewayControllerName: "example.com/other" });
+    expect(none.table.gateway ?? null).toBeNull();
+    expect(serializeTable(none.table).gateway).toBeUndefined();
+  });
+
+  test("bad input from --manifests (no CRD validation): the bad rule answers 500 or matches nothing, the others serve", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("bad", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /hdr } }]
+      filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { set: [{ name: "bad name", value: x }], add: [{ name: ok, value: "a\\r\\nInjected: 1" }] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /redir } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { hostname: "evil.com\\r\\nx: y" } }]
+    - matches: [{ path: { type: PathPrefix, value: "/sp ace" } }, { headers: [{ name: "no good", value: v }] }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /ok } }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]`));
+    expect(w.answer({ path: "/hdr" })).toBe("500");
+    expect(w.answer({ path: "/redir" })).toBe("500");
+    expect(w.answer({ path: "/sp ace" })).toBe("404");
+    expect(w.answer({ path: "/ok" })).toBe(V2);
+    expect(w.routeConditions(INFRA, "bad")[0]).toStartWith("Accepted=False/UnsupportedValue");
+  });
+
+  test("the Gateway part is reused while only objects it does not name change, and compiled again when one it names does", () => {
+    const a = World.of(GATEWAYS["same-namespace"], route("r", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }, { name: not-yet, port: 8080 }] }]`)).snap;
+    const svc = (name: string) => {
+      const r = parseObject("Service", { metadata: { name, namespace: INFRA }, spec: { ports: [{ name: "http", port: 8080 }] } });
+      if (!r.ok) throw new Error(r.diagnostic.message);
+      return r.object;
+    };
+    const c = new Compiler(DEFAULT_COMPILE_CONFIG);
+    const r1 = c.compile(a);
+    const unrelated = { ...a, services: new Map([...a.services, [`${INFRA}/unrelated`, svc("unrelated")]]) };
+    const r2 = c.compile(unrelated);
+    expect(r2.gateway).toBe(r1.gateway!);
+    expect(r2.table.gateway).toBe(r1.table.gateway!);
+    // The route names not-yet: its creation is a change the Gateway part must see (500 → served).
+    expect(r1.gateway!.routes[0]!.parents[0]!.conditions[1]).toMatchObject({ reason: "BackendNotFound" });
+    const named = { ...unrelated, services: new Map([...unrelated.services, [`${INFRA}/not-yet`, svc("not-yet")]]) };
+    const r3 = c.compile(named);
+    expect(r3.gateway).not.toBe(r1.gateway!);
+    expect(r3.gateway!.routes[0]!.parents[0]!.conditions[1]).toMatchObject({ status: "True", reason: "ResolvedRefs" });
+  });
+
+  test("route and listener problems are diagnostics too (logged and counted like an Ingress's)", () => {
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      route("missing", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: nonexistent, port: 8080 }] }]`),
+      route("wrong-section", `  parentRefs: [{ name: same-namespace, sectionName: nope }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: udp, namespace: ${INFRA} }
+spec: { gatewayClassName: portico, listeners: [{ name: u, port: 53, protocol: UDP }] }`,
+    );
+    const r = compile(w.snap, DEFAULT_COMPILE_CONFIG);
+    expect(r.diagnostics.filter((d) => d.kind !== "Ingress").map((d) => `${d.kind} ${d.namespace}/${d.name} ${d.reason}`)).toEqual([
+      `Gateway ${INFRA}/udp ListenerNotProgrammed`,
+      `HTTPRoute ${INFRA}/missing RouteRefsNotResolved`,
+      `HTTPRoute ${INFRA}/wrong-section RouteNotAccepted`,
+    ]);
+  });
+});

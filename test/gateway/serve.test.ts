@@ -1,0 +1,521 @@
+// GATEWAY-HTTP core conformance tests (kubernetes-sigs/gateway-api v1.6, conformance/tests),
+// transcribed: their objects created in the fake API server, requests through a real Portico
+// process (one worker: the table crosses the worker wire), expectations as upstream. Each test
+// is named after the upstream test. Backends are echo servers that report what they received.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { load } from "js-yaml";
+import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
+import { eventually, startPortico, type Portico } from "../e2e/harness.ts";
+import { ingress, ingressClass, kubeconfig, tlsSecret } from "../e2e/objects.ts";
+import { createCertificate } from "../tls/pki.ts";
+
+const INFRA = "gateway-conformance-infra";
+const APP = "gateway-conformance-app-backend";
+const WEB = "gateway-conformance-web-backend";
+
+interface Echo {
+  readonly name: string;
+  readonly port: number;
+  stop(): void;
+}
+
+/** Answers JSON: which backend, the path and query, and the request headers. */
+function echo(name: string): Echo {
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const u = new URL(req.url);
+      return Response.json({ backend: name, path: u.pathname + u.search, headers: Object.fromEntries(req.headers) });
+    },
+  });
+  return { name, port: server.port as number, stop: () => void server.stop(true) };
+}
+
+let api: FakeApiServer;
+let portico: Portico;
+let dir: string;
+const echoes = new Map<string, Echo>();
+
+type Obj = Record<string, unknown> & { metadata: Record<string, unknown> & { name: string; namespace?: string } };
+const created: { kind: string; ns: string | null; name: string }[] = [];
+
+function apply(yaml: string): void {
+  for (const doc of yaml.split(/^---$/m)) {
+    const o = load(doc) as Obj | null;
+    if (!o) continue;
+    api.create(o.kind as string, o);
+    created.push({ kind: o.kind as string, ns: o.metadata.namespace ?? null, name: o.metadata.name });
+  }
+}
+
+function cleanup(): void {
+  for (const c of created.splice(0).reverse()) api.delete(c.kind, c.ns, c.name);
+}
+
+function backendService(ns: string, name: string): void {
+  const e = echo(`${ns}/${name}`);
+  echoes.set(`${ns}/${name}`, e);
+  api.create("Service", { metadata: { name, namespace: ns }, spec: { ports: [{ name: "first-port", port: 8080 }] } });
+  api.create("EndpointSlice", {
+    metadata: { name: `${name}-x`, namespace: ns, labels: { "kubernetes.io/service-name": name } },
+    addressType: "IPv4",
+    ports: [{ name: "first-port", port: e.port }],
+    endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
+  });
+}
+
+beforeAll(async () => {
+  api = await startFakeApiServer({ token: "gw-token", bookmarkIntervalMs: 500 });
+  dir = mkdtempSync(join(tmpdir(), "portico-gateway-"));
+  writeFileSync(join(dir, "kubeconfig"), kubeconfig(api.url, "gw-token"));
+  api.create("Namespace", { metadata: { name: INFRA, labels: { "gateway-conformance": "infra" } } });
+  api.create("Namespace", { metadata: { name: APP, labels: { "gateway-conformance": "backend" } } });
+  api.create("Namespace", { metadata: { name: WEB, labels: { "gateway-conformance": "backend" } } });
+  api.create("GatewayClass", { metadata: { name: "portico" }, spec: { controllerName: "portico.dev/gateway-controller" } });
+  api.create("Gateway", { metadata: { name: "same-namespace", namespace: INFRA }, spec: { gatewayClassName: "portico", listeners: [{ name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "Same" } } }] } });
+  for (const v of ["v1", "v2", "v3"]) backendService(INFRA, `infra-backend-${v}`);
+  backendService(APP, "app-backend-v1");
+  backendService(WEB, "web-backend");
+  portico = await startPortico(["--kubeconfig", join(dir, "kubeconfig"), "--publish-status-address", "192.0.2.10", "--election-namespace", "default", "--access-log", "off"], {
+    env: { POD_NAME: "portico-gw-0" },
+  });
+});
+
+afterAll(async () => {
+  await portico?.stop("SIGKILL");
+  await api?.stop();
+  for (const e of echoes.values()) e.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Answer {
+  status: number;
+  backend: string | null;
+  path: string | null;
+  headers: Record<string, string>;
+  location: string | null;
+}
+
+async function ask(path: string, init: { host?: string; headers?: Record<string, string>; method?: string } = {}): Promise<Answer> {
+  const res = await fetch(`${portico.http}${path}`, { method: init.method ?? "GET", headers: { host: init.host ?? "example.com", ...init.headers }, redirect: "manual" });
+  const text = await res.text();
+  let body: { backend?: string; path?: string; headers?: Record<string, string> } = {};
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Portico's own answer (404, 500, a redirect)
+  }
+  return { status: res.status, backend: body.backend ?? null, path: body.path ?? null, headers: body.headers ?? {}, location: res.headers.get("location") };
+}
+
+/** Wait until `path` is served as expected (the change went live), then return the answer. */
+async function served(path: string, want: (a: Answer) => boolean, init: Parameters<typeof ask>[1] = {}): Promise<Answer> {
+  let last: Answer | null = null;
+  await eventually(async () => want((last = await ask(path, init))), 10_000, 20);
+  return last!;
+}
+
+const route = (name: string, spec: string, ns = INFRA) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: ${ns} }
+spec:
+${spec}`;
+
+describe("GATEWAY-HTTP core through a real Portico", () => {
+  test("HTTPRouteSimpleSameNamespace", async () => {
+    apply(route("gateway-conformance-infra-test", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
+    const a = await served("/", (a) => a.status === 200);
+    expect(a.backend).toBe(`${INFRA}/infra-backend-v1`);
+    // Status, as GatewayAndHTTPRoutesMustBeAccepted and HTTPRouteMustHaveCondition read it.
+    type Cond = { type: string; status: string; reason: string; observedGeneration: number; message: string; lastTransitionTime: string };
+    const conds = (o: unknown) => ((o as { conditions?: Cond[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}@${c.observedGeneration}`);
+    await eventually(() => {
+      const r = api.get("HTTPRoute", INFRA, "gateway-conformance-infra-test");
+      const parents = (r?.status as { parents?: unknown[] } | undefined)?.parents ?? [];
+      return parents.length === 1;
+    }, 10_000, 20);
+    const r = api.get("HTTPRoute", INFRA, "gateway-conformance-infra-test")!;
+    const parents = (r.status as { parents: { parentRef: unknown; controllerName: string; conditions: Cond[] }[] }).parents;
+    expect(parents[0]!.controllerName).toBe("portico.dev/gateway-controller");
+    expect(parents[0]!.parentRef).toEqual({ group: "gateway.networking.k8s.io", kind: "Gateway", name: "same-namespace", namespace: INFRA });
+    expect(conds(parents[0])).toEqual([`Accepted=True/Accepted@${r.metadata.generation}`, `ResolvedRefs=True/ResolvedRefs@${r.metadata.generation}`]);
+    expect(parents[0]!.conditions.every((c) => c.message !== "" && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(c.lastTransitionTime))).toBe(true);
+    await eventually(() => {
+      const g = api.get("Gateway", INFRA, "same-namespace")?.status as { listeners?: { attachedRoutes: number }[] } | undefined;
+      return g?.listeners?.[0]?.attachedRoutes === 1;
+    }, 10_000, 20);
+    const gw = api.get("Gateway", INFRA, "same-namespace")!;
+    const gs = gw.status as { addresses: unknown[]; listeners: { name: string; supportedKinds: unknown[]; conditions: Cond[] }[] };
+    expect(gs.addresses).toEqual([{ type: "IPAddress", value: "192.0.2.10" }]);
+    expect(conds(gs)).toEqual([`Accepted=True/Accepted@${gw.metadata.generation}`, `Programmed=True/Programmed@${gw.metadata.generation}`]);
+    expect(gs.listeners.map((l) => l.name)).toEqual(["http"]);
+    expect(gs.listeners[0]!.supportedKinds).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }]);
+    expect(conds(gs.listeners[0])).toEqual(["Accepted=True/Accepted@1", "ResolvedRefs=True/ResolvedRefs@1", "Programmed=True/Programmed@1", "Conflicted=False/NoConflicts@1"]);
+    const gc = api.get("GatewayClass", null, "portico")!;
+    expect(conds(gc.status)).toEqual([`Accepted=True/Accepted@${gc.metadata.generation}`]);
+    cleanup();
+    await served("/", (a) => a.status === 404);
+  });
+
+  test("HTTPRouteMatching", async () => {
+    apply(route("matching", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: / } }, { headers: [{ name: version, value: one }] }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /v2 } }, { headers: [{ name: version, value: two }] }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]`));
+    await served("/v2", (a) => a.backend === `${INFRA}/infra-backend-v2`);
+    const cases: [string, Record<string, string>, string][] = [
+      ["/", {}, "v1"],
+      ["/example", {}, "v1"],
+      ["/", { Version: "one" }, "v1"],
+      ["/v2", {}, "v2"],
+      ["/v2/example", {}, "v2"],
+      ["/", { Version: "two" }, "v2"],
+      ["/v2/", {}, "v2"],
+      ["/v2example", {}, "v1"],
+      ["/foo/v2/example", {}, "v1"],
+    ];
+    const got: string[] = [];
+    for (const [path, headers] of cases) got.push(`${path} ${JSON.stringify(headers)} ${(await ask(path, { headers })).backend}`);
+    expect(got).toEqual(cases.map(([path, headers, v]) => `${path} ${JSON.stringify(headers)} ${INFRA}/infra-backend-${v}`));
+    cleanup();
+  });
+
+  test("HTTPRouteRequestHeaderModifier", async () => {
+    apply(route("request-header-modifier", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /set } }]
+      filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { set: [{ name: X-Header-Set, value: set-overwrites-values }] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /add } }]
+      filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { add: [{ name: X-Header-Add, value: add-appends-values }] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /remove } }]
+      filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { remove: [X-Header-Remove] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /multiple } }]
+      filters:
+        - type: RequestHeaderModifier
+          requestHeaderModifier:
+            set: [{ name: X-Header-Set-1, value: header-set-1 }, { name: X-Header-Set-2, value: header-set-2 }]
+            add: [{ name: X-Header-Add-1, value: header-add-1 }, { name: X-Header-Add-2, value: header-add-2 }, { name: X-Header-Add-3, value: header-add-3 }]
+            remove: [X-Header-Remove-1, X-Header-Remove-2]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /case-insensitivity } }]
+      filters:
+        - type: RequestHeaderModifier
+          requestHeaderModifier:
+            set: [{ name: X-Header-Set, value: header-set }]
+            add: [{ name: X-Header-Add, value: header-add }, { name: x-lowercase-add, value: lowercase-add }, { name: x-Mixedcase-ADD-1, value: mixedcase-add-1 }, { name: X-mixeDcase-add-2, value: mixedcase-add-2 }, { name: X-UPPERCASE-ADD, value: uppercase-add }]
+            remove: [X-Header-Remove]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`));
+    const set = await served("/set", (a) => a.headers["x-header-set"] !== undefined, { headers: { "Some-Other-Header": "val" } });
+    expect(set.headers["x-header-set"]).toBe("set-overwrites-values");
+    expect(set.headers["some-other-header"]).toBe("val");
+    const set2 = await ask("/set", { headers: { "Some-Other-Header": "val", "X-Header-Set": "some-other-value" } });
+    expect(set2.headers["x-header-set"]).toBe("set-overwrites-values");
+    const add = await ask("/add", { headers: { "Some-Other-Header": "val" } });
+    expect(add.headers["x-header-add"]).toBe("add-appends-values");
+    const add2 = await ask("/add", { headers: { "Some-Other-Header": "val", "X-Header-Add": "some-other-value" } });
+    expect(add2.headers["x-header-add"]).toBe("some-other-value,add-appends-values");
+    const rm = await ask("/remove", { headers: { "X-Header-Remove": "val" } });
+    expect(rm.headers["x-header-remove"]).toBeUndefined();
+    const multi = await ask("/multiple", { headers: { "X-Header-Set-2": "set-val", "X-Header-Add-2": "add-val", "X-Header-Remove-1": "val1", "X-Header-Remove-2": "val2", "Another-Header": "another-header-val" } });
+    expect(multi.headers).toMatchObject({
+      "x-header-set-1": "header-set-1",
+      "x-header-set-2": "header-set-2",
+      "x-header-add-1": "header-add-1",
+      "x-header-add-2": "add-val,header-add-2",
+      "x-header-add-3": "header-add-3",
+      "another-header": "another-header-val",
+    });
+    expect(multi.headers["x-header-remove-1"]).toBeUndefined();
+    expect(multi.headers["x-header-remove-2"]).toBeUndefined();
+    const ci = await ask("/case-insensitivity", { headers: { "x-header-set": "original-val-set", "x-header-add": "original-val-add", "x-header-remove": "original-val-remove", "Another-Header": "another-header-val" } });
+    expect(ci.headers).toMatchObject({
+      "x-header-set": "header-set",
+      "x-header-add": "original-val-add,header-add",
+      "x-lowercase-add": "lowercase-add",
+      "x-mixedcase-add-1": "mixedcase-add-1",
+      "x-mixedcase-add-2": "mixedcase-add-2",
+      "x-uppercase-add": "uppercase-add",
+      "another-header": "another-header-val",
+    });
+    expect(ci.headers["x-header-remove"]).toBeUndefined();
+    cleanup();
+  });
+
+  test("HTTPRouteRedirectHostAndStatus", async () => {
+    apply(route("redirect-host-and-status", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /hostname-redirect } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { hostname: example.org } }]
+    - matches: [{ path: { type: PathPrefix, value: /host-and-status } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { hostname: example.org, statusCode: 301 } }]`));
+    const a = await served("/hostname-redirect", (a) => a.status === 302);
+    // The listener's declared port is 80: left out, whatever port Portico listens on.
+    expect(a.location).toBe("http://example.org/hostname-redirect");
+    const b = await ask("/host-and-status");
+    expect(b.status).toBe(301);
+    expect(b.location).toBe("http://example.org/host-and-status");
+    cleanup();
+  });
+
+  test("HTTPRouteReferenceGrant and HTTPRouteInvalidCrossNamespaceBackendRef", async () => {
+    apply(route("reference-grant", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: app-backend-v1, namespace: ${APP}, port: 8080 }] }]`));
+    await served("/", (a) => a.status === 500);
+    apply(`
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: reference-grant, namespace: ${APP} }
+spec:
+  from: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${INFRA} }]
+  to: [{ group: "", kind: Service, name: app-backend-v1 }]`);
+    const a = await served("/", (a) => a.status === 200);
+    expect(a.backend).toBe(`${APP}/app-backend-v1`);
+    cleanup();
+  });
+
+  test("HTTPRouteInvalidNonExistentBackendRef: only the affected rule answers 500", async () => {
+    apply(route("invalid-nonexistent-backend-ref", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /bad } }]
+      backendRefs: [{ name: nonexistent, port: 8080 }]
+    - backendRefs: [{ name: infra-backend-v1, port: 8080 }]`));
+    await served("/bad", (a) => a.status === 500);
+    expect((await ask("/good")).backend).toBe(`${INFRA}/infra-backend-v1`);
+    cleanup();
+  });
+
+  test("an HTTPRoute and an Ingress on one host: the Gateway rules first, the Ingress takes the rest", async () => {
+    api.create("IngressClass", ingressClass());
+    api.create("Service", { metadata: { name: "web-backend", namespace: INFRA }, spec: { ports: [{ name: "http", port: 80 }] } });
+    api.create("EndpointSlice", {
+      metadata: { name: "web-backend-x", namespace: INFRA, labels: { "kubernetes.io/service-name": "web-backend" } },
+      addressType: "IPv4",
+      ports: [{ name: "http", port: echoes.get(`${WEB}/web-backend`)!.port }],
+      endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
+    });
+    api.create("Ingress", ingress(INFRA, "legacy", [{ host: "shared.example.com", paths: [{ path: "/", service: "web-backend" }] }]));
+    apply(route("new", `  parentRefs: [{ name: same-namespace }]
+  hostnames: [shared.example.com]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /api } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`));
+    await served("/api/x", (a) => a.backend === `${INFRA}/infra-backend-v2`, { host: "shared.example.com" });
+    expect((await ask("/other", { host: "shared.example.com" })).backend).toBe(`${WEB}/web-backend`);
+    cleanup();
+    await served("/api/x", (a) => a.backend === `${WEB}/web-backend`, { host: "shared.example.com" });
+  });
+
+  test("an HTTPS listener serves its certificateRef by SNI and its routes on Portico's HTTPS port", async () => {
+    const ca = createCertificate({ subjectCN: "gateway test CA", isCA: true });
+    const leaf = createCertificate({ subjectCN: "secure.example.com", sans: ["secure.example.com"], issuer: { cert: ca.certPem, key: ca.keyPem } });
+    api.create("Secret", tlsSecret(INFRA, "secure-cert", leaf.certPem, leaf.keyPem));
+    apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: https-gateway, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+    - name: https
+      port: 443
+      protocol: HTTPS
+      hostname: secure.example.com
+      tls: { certificateRefs: [{ name: secure-cert }] }
+---
+${route("https-route", `  parentRefs: [{ name: https-gateway, sectionName: https }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /moved } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { path: { type: ReplaceFullPath, replaceFullPath: /new } } }]
+    - backendRefs: [{ name: infra-backend-v3, port: 8080 }]`).trim()}`);
+    const tls = { ca: ca.certPem, serverName: "secure.example.com" };
+    let body: { backend?: string } = {};
+    await eventually(async () => {
+      try {
+        const res = await fetch(`https://127.0.0.1:${portico.ports.https}/x`, { headers: { host: "secure.example.com" }, tls } as RequestInit);
+        body = (await res.json()) as { backend?: string };
+        return body.backend === `${INFRA}/infra-backend-v3`;
+      } catch {
+        return false; // the certificate is not served yet: the handshake fails verification
+      }
+    }, 10_000, 50);
+    expect(body.backend).toBe(`${INFRA}/infra-backend-v3`);
+    const moved = await fetch(`https://127.0.0.1:${portico.ports.https}/moved?q=1`, { headers: { host: "secure.example.com" }, tls, redirect: "manual" } as RequestInit);
+    expect(moved.status).toBe(302);
+    // The listener's declared port 443 is left out (not Portico's own HTTPS port).
+    expect(moved.headers.get("location")).toBe("https://secure.example.com/new?q=1");
+    // Not served on the HTTP port: the route is attached to the HTTPS listener only.
+    expect((await ask("/x", { host: "secure.example.com" })).status).toBe(404);
+    cleanup();
+    api.delete("Secret", INFRA, "secure-cert");
+  });
+
+  test("HTTPRouteObservedGenerationBump (and our parent entry goes when the parentRef does)", async () => {
+    apply(route("observed-generation-bump", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
+    type Parent = { controllerName: string; conditions: { type: string; status: string; observedGeneration: number }[] };
+    const parentsOf = () => ((api.get("HTTPRoute", INFRA, "observed-generation-bump")?.status as { parents?: Parent[] } | undefined)?.parents ?? []);
+    const latest = () => {
+      const gen = api.get("HTTPRoute", INFRA, "observed-generation-bump")!.metadata.generation as number;
+      const ps = parentsOf();
+      return ps.length === 1 && ps[0]!.conditions.every((c) => c.observedGeneration === gen && c.status === "True");
+    };
+    await eventually(latest, 10_000, 20);
+    const before = api.get("HTTPRoute", INFRA, "observed-generation-bump")!;
+    const spec = structuredClone(before.spec) as { rules: { backendRefs: { name: string }[] }[] };
+    spec.rules[0]!.backendRefs[0]!.name = "infra-backend-v2";
+    api.update("HTTPRoute", { ...before, spec });
+    const after = api.get("HTTPRoute", INFRA, "observed-generation-bump")!;
+    expect(after.metadata.generation).toBe((before.metadata.generation as number) + 1);
+    await eventually(latest, 10_000, 20);
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v2`);
+    // Another controller's entry is kept; ours goes once the route no longer names our Gateway.
+    const cur = api.get("HTTPRoute", INFRA, "observed-generation-bump")!;
+    api.update("HTTPRoute", { ...cur, spec: { ...(cur.spec as object), parentRefs: [{ name: "someone-elses" }] } });
+    await eventually(() => parentsOf().length === 0, 10_000, 20);
+    cleanup();
+  });
+
+  test("HTTPRouteWeight: requests split 70/30, none to the weight-0 backend", async () => {
+    apply(route("weighted-backends", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - backendRefs:
+        - { name: infra-backend-v1, port: 8080, weight: 70 }
+        - { name: infra-backend-v2, port: 8080, weight: 30 }
+        - { name: infra-backend-v3, port: 8080, weight: 0 }`));
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v2`);
+    const counts = new Map<string, number>();
+    const n = 400;
+    for (let i = 0; i < n; i++) {
+      const b = (await ask("/")).backend ?? "none";
+      counts.set(b, (counts.get(b) ?? 0) + 1);
+    }
+    const share = (v: string) => (counts.get(`${INFRA}/infra-backend-${v}`) ?? 0) / n;
+    // Binomial spread at n=400, p=0.7: sd 0.023; the bounds are over 4 sd away.
+    expect(share("v1")).toBeGreaterThan(0.6);
+    expect(share("v1")).toBeLessThan(0.8);
+    expect(share("v1") + share("v2")).toBe(1);
+    expect(share("v3")).toBe(0);
+    cleanup();
+  });
+
+  type Cond = { type: string; status: string; observedGeneration: number };
+  /** Every condition of the object (and of its listeners) carries its current generation. */
+  const latest = (kind: string, ns: string | null, name: string): boolean => {
+    const o = api.get(kind, ns, name);
+    if (!o) return false;
+    const gen = o.metadata.generation as number;
+    const st = o.status as { conditions?: Cond[]; listeners?: { conditions?: Cond[] }[] } | undefined;
+    const all = [...(st?.conditions ?? []), ...(st?.listeners ?? []).flatMap((l) => l.conditions ?? [])];
+    return all.length > 0 && all.every((c) => c.observedGeneration === gen);
+  };
+
+  test("GatewayClassObservedGenerationBump", async () => {
+    await eventually(() => latest("GatewayClass", null, "portico"), 10_000, 20);
+    const gc = api.get("GatewayClass", null, "portico")!;
+    api.update("GatewayClass", { ...gc, spec: { ...(gc.spec as object), description: "a new description" } });
+    expect(api.get("GatewayClass", null, "portico")!.metadata.generation).toBe((gc.metadata.generation as number) + 1);
+    await eventually(() => latest("GatewayClass", null, "portico"), 10_000, 20);
+  });
+
+  test("GatewayObservedGenerationBump and GatewayModifyListeners", async () => {
+    apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gateway-add-listener, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http-8080, port: 8080, protocol: HTTP, hostname: first.test.com, allowedRoutes: { namespaces: { from: All } } }]
+---
+${route("http-route-add", `  parentRefs: [{ name: gateway-add-listener }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}`);
+    await eventually(() => latest("Gateway", INFRA, "gateway-add-listener"), 10_000, 20);
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v1`, { host: "first.test.com" });
+    const gw = api.get("Gateway", INFRA, "gateway-add-listener")!;
+    const spec = structuredClone(gw.spec) as { listeners: Record<string, unknown>[] };
+    spec.listeners.push({ name: "http", port: 80, protocol: "HTTP", hostname: "data.test.com", allowedRoutes: { namespaces: { from: "All" } } });
+    api.update("Gateway", { ...gw, spec });
+    await eventually(() => latest("Gateway", INFRA, "gateway-add-listener"), 10_000, 20);
+    const listeners = () => ((api.get("Gateway", INFRA, "gateway-add-listener")!.status as { listeners: { name: string; attachedRoutes: number }[] }).listeners ?? []).map((l) => `${l.name}:${l.attachedRoutes}`);
+    await eventually(() => listeners().join(" ") === "http-8080:1 http:1", 10_000, 20);
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v1`, { host: "data.test.com" });
+    // Removing the listener stops its traffic.
+    const gw2 = api.get("Gateway", INFRA, "gateway-add-listener")!;
+    api.update("Gateway", { ...gw2, spec: { ...(gw2.spec as object), listeners: (gw2.spec as { listeners: { name: string }[] }).listeners.filter((l) => l.name !== "http") } });
+    await eventually(() => listeners().join(" ") === "http-8080:1", 10_000, 20);
+    await served("/", (a) => a.status === 404, { host: "data.test.com" });
+    cleanup();
+  });
+
+  test("HTTPRouteHTTPSListener", async () => {
+    // conformance/base: same-namespace-with-https-listener and tls-validity-checks-certificate.
+    const cert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "second-example.org", "*.wildcard.org"] });
+    api.create("Secret", tlsSecret(INFRA, "tls-validity-checks-certificate", cert.certPem, cert.keyPem));
+    const l = (name: string, host: string | null) =>
+      `    - { name: ${name}, port: 443, protocol: HTTPS, ${host ? `hostname: "${host}", ` : ""}allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate }] } }`;
+    apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: same-namespace-with-https-listener, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+${[l("https", null), l("https-with-hostname", "second-example.org"), l("https-with-wildcard-hostname", "*.wildcard.org"), l("https-with-hostname-matching-wildcard", "fourth-example.wildcard.org")].join("\n")}
+---
+${route("httproute-https-test", `  parentRefs: [{ name: same-namespace-with-https-listener }]
+  hostnames: [example.org]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}
+---
+${route("httproute-https-test-no-hostname", `  parentRefs: [{ name: same-namespace-with-https-listener, sectionName: https-with-hostname }]
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`).trim()}`);
+    const tlsGet = async (host: string) => {
+      try {
+        const res = await fetch(`https://127.0.0.1:${portico.ports.https}/`, { headers: { host }, tls: { ca: cert.certPem, serverName: host } } as RequestInit);
+        return `${res.status} ${((await res.json()) as { backend?: string }).backend}`;
+      } catch (e) {
+        return String(e);
+      }
+    };
+    for (const [host, backend] of [["example.org", "infra-backend-v1"], ["second-example.org", "infra-backend-v2"]] as const) {
+      let got = "";
+      await eventually(async () => (got = await tlsGet(host)) === `200 ${INFRA}/${backend}`, 10_000, 50).catch(() => undefined);
+      expect(`${host} ${got}`).toBe(`${host} 200 ${INFRA}/${backend}`);
+    }
+    cleanup();
+    api.delete("Secret", INFRA, "tls-validity-checks-certificate");
+  });
+
+  test("HTTPRouteServiceTypes", async () => {
+    const port = echoes.get(`${INFRA}/infra-backend-v1`)!.port;
+    const svc = (name: string, headless: boolean) => {
+      api.create("Service", { metadata: { name, namespace: INFRA }, spec: { ...(headless ? { clusterIP: "None" } : {}), ports: [{ name: "first-port", port: 8080, targetPort: 3000 }] } });
+      created.push({ kind: "Service", ns: INFRA, name });
+      // Dual-stack as upstream: an IPv4 slice with the pod, and an IPv6 slice (empty here: loopback tests).
+      for (const [suffix, addressType, endpoints] of [["ip4", "IPv4", [{ addresses: ["127.0.0.1"], conditions: { ready: true } }]], ["ip6", "IPv6", []]] as const) {
+        api.create("EndpointSlice", { metadata: { name: `${name}-${suffix}`, namespace: INFRA, labels: { "kubernetes.io/service-name": name } }, addressType, ports: [{ name: "first-port", port }], endpoints });
+        created.push({ kind: "EndpointSlice", ns: INFRA, name: `${name}-${suffix}` });
+      }
+    };
+    svc("manual-endpointslices", false);
+    svc("headless", true);
+    svc("headless-manual-endpointslices", true);
+    apply(route("service-types", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - { matches: [{ path: { type: Exact, value: /manual-endpointslices } }], backendRefs: [{ name: manual-endpointslices, port: 8080 }] }
+    - { matches: [{ path: { type: Exact, value: /headless } }], backendRefs: [{ name: headless, port: 8080 }] }
+    - { matches: [{ path: { type: Exact, value: /headless-manual-endpointslices } }], backendRefs: [{ name: headless-manual-endpointslices, port: 8080 }] }`));
+    for (const path of ["/manual-endpointslices", "/headless", "/headless-manual-endpointslices"]) {
+      const a = await served(path, (a) => a.status === 200);
+      expect(`${path} ${a.backend} ${a.path}`).toBe(`${path} ${INFRA}/infra-backend-v1 ${path}`);
+    }
+    cleanup();
+  });
+});
