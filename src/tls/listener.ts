@@ -48,6 +48,13 @@ export interface TlsListenerOptions {
   /** Coalescing window after an update before a rotation starts. */
   readonly holdoffMs?: number;
   readonly hooks?: { onRotation?(info: RotationInfo): void; onRotationError?(err: unknown): void };
+  /**
+   * Bun.serve's own HTTP/2 (`http2`: ALPN h2 beside http/1.1) and HTTP/3 (`http3`: QUIC on the
+   * same port number; Bun.serve then adds `Alt-Svc: h3=":port"; ma=86400` to every answer over
+   * TCP itself, RFC 9114 §3.1.1), both experimental in Bun 1.4.5 (docs/design.md, "HTTP/2 and gRPC").
+   */
+  readonly http2?: boolean;
+  readonly http3?: boolean;
 }
 
 export interface TlsListener {
@@ -123,6 +130,8 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
       port,
       reusePort: true,
       tls: entries as TlsEntry[],
+      ...(opts.http2 ? { http2: true } : {}),
+      ...(opts.http3 ? { http3: true } : {}),
       fetch,
       ...(websocket ? { websocket } : {}),
       ...(error ? { error } : {}),
@@ -281,14 +290,18 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
  * a 101 answer switches protocols, and a handler that upgraded returns no Response at all.
  */
 function markClose(res: Response | undefined | void): Response | undefined | void {
+  return setField(res, "Connection", "close");
+}
+
+function setField(res: Response | undefined | void, name: string, value: string): Response | undefined | void {
   if (!res || res.status === 101) return res;
   try {
-    res.headers.set("Connection", "close");
+    res.headers.set(name, value);
     return res;
   } catch {
     // Immutable headers (Response.redirect, some fetch results): copy once.
     const headers = new Headers(res.headers);
-    headers.set("Connection", "close");
+    headers.set(name, value);
     return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
   }
 }

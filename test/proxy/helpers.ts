@@ -36,7 +36,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
     limitReqStatusCode: 503, limitConnStatusCode: 503,
     hsts: true, hstsMaxAge: 31536000, hstsIncludeSubdomains: false, hstsPreload: false, sslRedirect: true, forceSslRedirect: false, hostPolicyScope: "all", httpRedirectCode: 308,
-    tlsMinVersion: "1.2", tlsCiphers: "", http2: true, workers: 1, nginxConfigmap: null,
+    tlsMinVersion: "1.2", tlsCiphers: "", http2: true, http3: false, workers: 1, nginxConfigmap: null,
     ...over,
   };
 }
