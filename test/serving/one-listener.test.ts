@@ -11,6 +11,7 @@ import { lookup } from "../../src/table/lookup.ts";
 import { FRAME, headersFrame, rawH2, rstFrame, until } from "../http2/frames.ts";
 import { entriesFor, h2Request, h2Session, startTlsProxy } from "../http2/helpers.ts";
 import { makeBackend, makeTable, quietLog, testConfig } from "../proxy/helpers.ts";
+import { exchangeToClose, rawBackend, statuses } from "../proxy/raw.ts";
 import { echoPackage, startEchoServer, unary, type EchoServer } from "../grpc/server.ts";
 
 let release!: () => void;
@@ -204,5 +205,32 @@ test("--http3: QUIC on the HTTPS port number (Bun's fetch as the QUIC client), A
   } finally {
     await on.stop(true);
     await off.stop(true);
+  }
+});
+
+test("a request with a non-WebSocket Upgrade is an ordinary request on Bun.serve: over HTTPS, and h2c's Upgrade on the plain port", async () => {
+  const b = await rawBackend();
+  const table = makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]);
+  const p = startTlsProxy(table, { kind: "serving" });
+  const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http" });
+  const plain = startHttpListener({ hostname: "127.0.0.1", port: 0, handler, http2: true });
+  try {
+    expect(p.serving?.kind).toBe("bun");
+    // RFC 9110 §7.8: a server may ignore Upgrade; the proxy drops it (hop-by-hop) and forwards
+    // the request with its body. RFC 9113 §3.1 removed the h2c upgrade: it is ignored too.
+    for (const [target, upgrade] of [[{ port: p.port, tls: true }, "foo/1"], [{ port: plain.port as number }, "h2c"]] as const) {
+      const before = b.requests().length;
+      const extra = upgrade === "h2c" ? "HTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\nConnection: Upgrade, HTTP2-Settings, close\r\n" : "Connection: Upgrade, close\r\n";
+      const r = await exchangeToClose(target, `POST /u HTTP/1.1\r\nHost: a.test\r\nUpgrade: ${upgrade}\r\n${extra}Content-Length: 5\r\n\r\nhello`);
+      expect(statuses(r.data)).toEqual([200]);
+      const seen = b.requests().slice(before);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]!.body).toBe("hello");
+      expect(seen[0]!.head.toLowerCase()).not.toContain("upgrade");
+    }
+  } finally {
+    await p.stop();
+    await plain.stop(true);
+    await b.stop();
   }
 });
