@@ -7,6 +7,7 @@ import * as grpc from "@grpc/grpc-js";
 import { createProxyHandler } from "../../src/proxy/handler.ts";
 import { serveOptions, startHttpListener } from "../../src/proxy/listener.ts";
 import { createHttpsListener } from "../../src/serving/https.ts";
+import { stopGracefully } from "../../src/tls/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { FRAME, headersFrame, rawH2, rstFrame, until } from "../http2/frames.ts";
 import { entriesFor, h2Request, h2Session, startTlsProxy } from "../http2/helpers.ts";
@@ -232,5 +233,24 @@ test("a request with a non-WebSocket Upgrade is an ordinary request on Bun.serve
     await p.stop();
     await plain.stop(true);
     await b.stop();
+  }
+});
+
+test("a graceful stop of Bun.serve ends an HTTP/2 connection accepted just before it (GOAWAY), without waiting for its idle timeout", async () => {
+  const entries = entriesFor([]);
+  const s = Bun.serve({ hostname: "127.0.0.1", port: 0, http2: true, idleTimeout: 75, tls: entries.entries as Bun.TLSOptions[], fetch: () => new Response("x") });
+  const c = await h2Session(s.port as number);
+  let goaway = false;
+  c.on("goaway", () => (goaway = true));
+  let stopped = false;
+  // Right after the handshake: Bun has not handed the connection to its HTTP/2 side yet, and a
+  // plain stop(false) neither sends it GOAWAY nor resolves before the 75 s idle timeout.
+  const stopping = stopGracefully(s, 30_000).then(() => (stopped = true));
+  try {
+    expect(await until(() => goaway && stopped, 10_000)).toBe(true);
+  } finally {
+    c.close();
+    await s.stop(true);
+    await stopping;
   }
 });
