@@ -9,7 +9,7 @@ import { serveOptions, startHttpListener } from "../../src/proxy/listener.ts";
 import { createHttpsListener } from "../../src/serving/https.ts";
 import { stopGracefully } from "../../src/tls/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
-import { FRAME, headersFrame, rawH2, rstFrame, until } from "../http2/frames.ts";
+import { FRAME, frame, headersFrame, hpack, rawH2, rstFrame, until } from "../http2/frames.ts";
 import { entriesFor, h2Request, h2Session, startTlsProxy } from "../http2/helpers.ts";
 import { makeBackend, makeTable, quietLog, testConfig } from "../proxy/helpers.ts";
 import { exchangeToClose, rawBackend, statuses } from "../proxy/raw.ts";
@@ -252,5 +252,37 @@ test("a graceful stop of Bun.serve ends an HTTP/2 connection accepted just befor
     c.close();
     await s.stop(true);
     await stopping;
+  }
+});
+
+test("Bun.serve's HTTP/2: a CONTINUATION flood ends the connection before the handler; streams past 256 are refused, the rest complete", async () => {
+  gate = new Promise<void>((r) => (release = r));
+  const p = startTlsProxy(makeTable([web()]), { kind: "serving" });
+  const GET = (path: string) => [[":method", "GET"], [":scheme", "https"], [":authority", "a.test"], [":path", path]] as const;
+  try {
+    expect(p.serving?.kind).toBe("bun");
+    const flood = await rawH2(p.port);
+    const frames: Buffer[] = [headersFrame(1, GET("/cont"), { endHeaders: false })];
+    for (let i = 0; i < 5_000; i++) frames.push(frame(FRAME.CONTINUATION, 0, 1, hpack([[`x-c${i}`, "b".repeat(64)]])));
+    flood.write(Buffer.concat(frames));
+    expect(await until(() => flood.closed)).toBe(true);
+    expect(flood.goaway()).not.toBeNull();
+    expect(p.records).toHaveLength(0);
+
+    const c = await rawH2(p.port);
+    // Bun 1.4.5 advertises SETTINGS_MAX_CONCURRENT_STREAMS 128 but refuses only past 256.
+    const n = 256 + 4;
+    const batch: Buffer[] = [];
+    for (let i = 0; i < n; i++) batch.push(headersFrame(1 + 2 * i, GET("/hold")));
+    c.write(Buffer.concat(batch));
+    expect(await until(() => c.resets().size >= 4)).toBe(true);
+    expect([...c.resets().values()].every((code) => code === 7)).toBe(true); // REFUSED_STREAM
+    release();
+    const answered = () => c.frames.filter((f) => f.type === FRAME.HEADERS).length;
+    expect(await until(() => answered() === 256, 10_000)).toBe(true);
+    c.close();
+  } finally {
+    release();
+    await p.stop();
   }
 });
