@@ -266,6 +266,7 @@ describe("errors name the flag", () => {
     [["--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256:BOGUS"], "--tls-ciphers: unknown TLS 1.2 cipher suite BOGUS"],
     [["--tls-ciphers", "TLS_AES_128_GCM_SHA256"], "--tls-ciphers: TLS 1.3 suite TLS_AES_128_GCM_SHA256 cannot be chosen"],
     [["--http2=h2c"], "--http2: expected true or false"],
+    [["--http3=quic"], "--http3: expected true or false"],
     [["--workers", "0"], "--workers: expected an integer 1-256"],
     [["--kubeconfig="], "--kubeconfig: expected a non-empty value"],
     [["--context", "--bind", "1.2.3.4"], "--context: missing value"],
