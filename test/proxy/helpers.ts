@@ -113,7 +113,8 @@ export interface TestProxy {
 
 export function startProxy(table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http"): TestProxy {
   const { handler, records, setTable } = testHandler(table, config, hooks, scheme);
-  const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+  // As serveTraffic binds the plain port: h2c by prior knowledge beside HTTP/1.1.
+  const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler, http2: true });
   const url = `http://127.0.0.1:${server.port}`;
   return {
     port: server.port as number, url, server, handler, records, setTable,
