@@ -27,8 +27,3 @@ export function needsNodeListener(table: RouteTable): boolean {
   }
   return v;
 }
-
-/** True when some route forwards to a gRPC backend. */
-export function hasGrpcRoute(table: RouteTable): boolean {
-  return (table.defaultRoute !== null && answersGrpc(table.defaultRoute)) || allRoutes(table).some(answersGrpc);
-}

@@ -57,7 +57,9 @@ export function startTlsProxy(
     hooks: { ...o.hooks, onRequestDone: (r) => { records.push(r); o.hooks?.onRequestDone?.(r); } },
   });
   const common = { hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), log: quietLog };
-  const kind = o.kind ?? (process.env.H7_KIND as Listener | undefined) ?? "h2";
+  // PORTICO_TEST_LISTENER runs a suite written for one listener on another (docs/design.md,
+  // "HTTP/2 and gRPC": how Bun.serve's HTTP/2 was measured against the node:http2 suites).
+  const kind = o.kind ?? (process.env.PORTICO_TEST_LISTENER as Listener | undefined) ?? "h2";
   const serving = kind === "serving"
     ? createHttpsListener({ config: { http2: true, http3: false, clientHeaderTimeoutMs: testConfig(o.config).clientHeaderTimeoutMs }, log: quietLog, hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), draining: () => handler.inflight.draining, hooks: { onAbuse: (r) => o.onAbuse?.(r) }, drainMs: 200 })
     : null;
