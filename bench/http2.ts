@@ -1,10 +1,15 @@
 // HTTP/2 and gRPC benchmark, one run per cell, ratios (`bun bench/http2.ts`). h2load drives every
 // cell, HTTP/2 and HTTP/1.1 alike (`--h1`), so the client is the same tool throughout:
-// - Portico's HTTP/2 listener (--http2=true) with h2 clients and with HTTP/1.1 clients;
-// - Portico's Bun.serve TLS listener (--http2=false) with HTTP/1.1 clients;
-// - nginx with `listen ... ssl http2` (configured like ingress-nginx) with both;
-// - gRPC unary calls to a grpc-js server: through Portico (backend-protocol GRPC), through
-//   nginx grpc_pass, and direct (h2c prior knowledge).
+// - Portico (Bun.serve's own HTTP/2 on the HTTPS port, h2c on the plain port) with h2, HTTP/1.1
+//   and h2c clients;
+// - Portico --http2=false (the same Bun.serve listener, HTTP/1.1 only) with HTTP/1.1 clients;
+// - a bare Bun.serve({ tls, http2: true }) `fetch` proxy (bench/lib/bare-h2-proxy.ts: the
+//   runtime's ceiling for this design) with all three;
+// - nginx with `listen ... ssl http2` (configured like ingress-nginx) with h2 and HTTP/1.1
+//   (nginx 1.22 cannot serve h2c beside HTTP/1.1 on one port);
+// - gRPC unary calls to a grpc-js server: through Portico (backend-protocol GRPC: the HTTPS port
+//   then runs on node:http2, docs/design.md "HTTP/2 and gRPC"), through nginx grpc_pass, and
+//   direct (h2c prior knowledge). The bare proxy cannot carry gRPC (Bun.serve sends no trailers).
 // Small body (13 bytes) and 1 MiB. The proxy alone on CPU 0; the backends and h2load on CPU 1.
 // Loopback only; every process it starts is stopped (also on Ctrl-C).
 import type { Subprocess } from "bun";
@@ -19,21 +24,24 @@ import { ensureTools, type Tools } from "./lib/install.ts";
 import { freePorts } from "./lib/net.ts";
 import { grpcProxyConf, proxyConf } from "./lib/nginx.ts";
 import { addCleanup, installCleanup, logTail, runMain, start, stop, stopAll } from "./lib/procs.ts";
-import { cpuPercent, cpuTicks, machinePercent, machineTicks, waitQuiet } from "./lib/procfs.ts";
+import { cpuPercent, cpuTicks, machinePercent, machineTicks, peakRssMiB, waitQuiet } from "./lib/procfs.ts";
 import { HOST, startBackend, startPortico, type Running } from "./lib/systems.ts";
 
 const { values: flags } = parseArgs({
   options: {
     duration: { type: "string", default: "10" },
     out: { type: "string", default: "bench/results/http2.md" },
+    only: { type: "string" },
     help: { type: "boolean", default: false },
   },
 });
 if (flags.help) {
-  console.log("bun bench/http2.ts [--duration S (default 10)] [--out FILE (default bench/results/http2.md)]");
+  console.log("bun bench/http2.ts [--duration S (default 10)] [--out FILE (default bench/results/http2.md)] [--only SYSTEM,…,grpc (a smoke run)]");
   process.exit(0);
 }
 const DURATION = Number(flags.duration);
+/** Systems (by name) and "grpc" to run; all when absent. */
+const only = flags.only === undefined ? null : new Set(String(flags.only).split(",").map((x) => x.trim()));
 if (!Number.isInteger(DURATION) || DURATION < 1 || DURATION > 120) throw new Error("--duration: 1..120 seconds");
 const ROOT = resolve(import.meta.dir, "..");
 const GRPC_HOST = "grpc.local";
@@ -75,10 +83,12 @@ export function parseH2load(out: string): H2loadResult {
 interface Cell {
   readonly scenario: string;
   readonly system: string;
-  readonly client: "h2" | "h1";
+  readonly client: "h2" | "h1" | "h2c";
   readonly r: H2loadResult;
   readonly proxyCpu: number;
   readonly otherCpu: number;
+  /** Peak RSS of the proxy's process tree after the cell (VmHWM summed), MiB; 0 for none. */
+  readonly peakRss: number;
 }
 
 async function h2load(bin: string, tools: Tools, args: readonly string[], proxyPid: number | null): Promise<Omit<Cell, "scenario" | "system" | "client">> {
@@ -96,13 +106,14 @@ async function h2load(bin: string, tools: Tools, args: readonly string[], proxyP
   // Everything the machine did besides the proxy: h2load and the backend (CPU 1) and the
   // other engineers' work on this shared machine. Read the figures against it.
   const otherCpu = machinePercent(m0, m1, secs) - proxyCpu;
-  return { r: parseH2load(out), proxyCpu, otherCpu };
+  return { r: parseH2load(out), proxyCpu, otherCpu, peakRss: proxyPid === null ? 0 : peakRssMiB(proxyPid) };
 }
 
 function manifests(dir: string, port: number, cert: CertFiles, grpc: boolean): string {
   const host = grpc ? GRPC_HOST : HOST;
   const ing = ingress("bench", "bench", host, [{ path: "/", pathType: "Prefix", service: "backend" }], "bench-tls");
-  if (grpc) (ing.metadata as Record<string, unknown>).annotations = { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" };
+  // The h2c cells use the plain port: no redirect to HTTPS there (ingress-nginx's ssl-redirect).
+  (ing.metadata as Record<string, unknown>).annotations = grpc ? { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" } : { "nginx.ingress.kubernetes.io/ssl-redirect": "false" };
   const file = join(dir, grpc ? "grpc.yaml" : "http.yaml");
   writeFileSync(file, toYaml([ingressClass(), service("bench", "backend", port), endpointSlice("bench", "backend", ["127.0.0.1"], port), ing, tlsSecret("bench", "bench-tls", cert.cert, cert.key)]));
   return file;
@@ -170,25 +181,34 @@ async function main(): Promise<void> {
   const body = grpcBody(dir);
 
   const httpManifests = manifests(dir, backend.ports.keepalive, cert, false);
-  const systems: Array<{ name: string; start: () => Promise<{ https: number; pid: number; stop: () => Promise<void> }>; clients: ("h2" | "h1")[] }> = [
-    { name: "portico --http2", clients: ["h2", "h1"], start: () => portico(tools, httpManifests, dir, true) },
+  type Client = "h2" | "h1" | "h2c";
+  const systems: Array<{ name: string; start: () => Promise<{ https: number; http: number; pid: number; stop: () => Promise<void> }>; clients: Client[] }> = [
+    { name: "portico", clients: ["h2", "h1", "h2c"], start: () => portico(tools, httpManifests, dir, true) },
     { name: "portico --http2=false", clients: ["h1"], start: () => portico(tools, httpManifests, dir, false) },
+    { name: "bare Bun.serve h2 proxy", clients: ["h2", "h1", "h2c"], start: () => bare(tools, dir, cert, backend.ports.keepalive) },
     {
       name: "nginx http2", clients: ["h2", "h1"],
       start: async () => {
         const [http, https] = freePorts(2) as [number, number];
         const p = await startNginx(tools, join(dir, "nginx"), "proxy", proxyConf(join(dir, "nginx"), { httpPort: http, httpsPort: https, upstreams: [[1, backend.ports.keepalive]], certFile: cert.certFile, keyFile: cert.keyFile, workers: 1, http2: true }));
-        return { https, pid: p.pid, stop: () => stop(p) };
+        return { https, http, pid: p.pid, stop: () => stop(p) };
       },
     },
   ];
+  // h2 and h2c: 16 connections × 10 streams for small bodies (the issue's h2load -c16 -m10).
+  const shapes = { small: { h2: ["-c", "16", "-m", "10"], h1: ["-c", "64"] }, "1mib": { h2: ["-c", "4", "-m", "2"], h1: ["-c", "8"] } } as const;
   for (const sys of systems) {
+    if (only !== null && !only.has(sys.name)) continue;
     log(`starting ${sys.name}`);
     const s = await sys.start();
     try {
-      for (const [scenario, path, h2c, h1c] of [["small", "/", ["-c", "8", "-m", "8"], ["-c", "64"]], ["1mib", "/1m", ["-c", "4", "-m", "2"], ["-c", "8"]]] as const) {
+      for (const [scenario, path] of [["small", "/"], ["1mib", "/1m"]] as const) {
         for (const client of sys.clients) {
-          const args = [...(client === "h2" ? h2c : ["--h1", ...h1c]), "-H", `:authority: ${HOST}`, `https://127.0.0.1:${s.https}${path}`];
+          // h2c is measured for small bodies only (the in-cluster gRPC and API case).
+          if (client === "h2c" && scenario !== "small") continue;
+          const shape = shapes[scenario];
+          const url = client === "h2c" ? `http://127.0.0.1:${s.http}${path}` : `https://127.0.0.1:${s.https}${path}`;
+          const args = [...(client === "h1" ? ["--h1", ...shape.h1] : shape.h2), "-H", `:authority: ${HOST}`, url];
           log(`${scenario} ${sys.name} ${client}`);
           cells.push({ scenario, system: sys.name, client, ...(await h2load(h2, tools, args, s.pid)) });
         }
@@ -199,6 +219,7 @@ async function main(): Promise<void> {
   }
 
   // gRPC unary: h2 clients, 8 connections × 8 streams.
+  if (only !== null && !only.has("grpc")) return finish(cells, h2, backend);
   const grpcBackend = await startGrpcBackend(tools);
   const grpcArgs = (url: string) => ["-c", "8", "-m", "8", "-d", body, "-H", "content-type: application/grpc", "-H", "te: trailers", "-H", `:authority: ${GRPC_HOST}`, `${url}/portico.test.Echo/Unary`];
   const direct = `http://127.0.0.1:${grpcBackend.port}`;
@@ -223,19 +244,35 @@ async function main(): Promise<void> {
     await stop(gn);
   }
   grpcBackend.proc.kill();
-  await backend.stop();
+  await finish(cells, h2, backend);
+}
 
+async function finish(cells: readonly Cell[], h2: string, backend: { stop(): Promise<void> }): Promise<void> {
+  await backend.stop();
   const report = render(cells, Bun.spawnSync([h2, "--version"]).stdout.toString().trim());
   mkdirSync(dirname(resolve(ROOT, flags.out as string)), { recursive: true });
   writeFileSync(resolve(ROOT, flags.out as string), report);
   console.log(report);
 }
 
-async function portico(tools: Tools, file: string, dir: string, http2on: boolean): Promise<{ https: number; pid: number; stop: () => Promise<void> }> {
+async function portico(tools: Tools, file: string, dir: string, http2on: boolean): Promise<{ https: number; http: number; pid: number; stop: () => Promise<void> }> {
   const d = join(dir, `portico-${http2on ? "h2" : "bun"}-${Math.random().toString(36).slice(2, 8)}`);
   mkdirSync(d, { recursive: true });
   const r: Running = await startPortico(tools, file, { root: ROOT, main: "src/main.ts", dir: d, cpus: "0", workers: 1, tls: true, extraArgs: [`--http2=${http2on}`] });
-  return { https: r.https, pid: r.proc.pid, stop: () => r.stop() };
+  return { https: r.https, http: r.http, pid: r.proc.pid, stop: () => r.stop() };
+}
+
+/** bench/lib/bare-h2-proxy.ts on CPU 0, forwarding to the backend's keep-alive listener. */
+async function bare(tools: Tools, dir: string, cert: CertFiles, upstreamPort: number): Promise<{ https: number; http: number; pid: number; stop: () => Promise<void> }> {
+  const [http, https] = freePorts(2) as [number, number];
+  const proc = start([process.execPath, join(ROOT, "bench/lib/bare-h2-proxy.ts"), "--https-port", String(https), "--http-port", String(http), "--cert", cert.certFile, "--key", cert.keyFile, "--upstream", `http://127.0.0.1:${upstreamPort}`], { cpus: "0", log: join(dir, "bare-proxy.log") }, tools.taskset);
+  for (let i = 0; i < 100; i++) {
+    const ok = await fetch(`http://127.0.0.1:${http}/`, { headers: { host: HOST } }).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (proc.exitCode !== null) throw new Error(`the bare proxy exited: ${await logTail(join(dir, "bare-proxy.log"))}`);
+    await Bun.sleep(100);
+  }
+  return { https, http, pid: proc.pid, stop: () => stop(proc) };
 }
 
 function render(cells: readonly Cell[], h2loadVersion: string): string {
@@ -248,9 +285,9 @@ function render(cells: readonly Cell[], h2loadVersion: string): string {
     "**The machine was shared with other work during the run**: `other CPU` is what the machine used besides the proxy",
     "(h2load, the backend, and everyone else), in % of one core; read each row against it. One run, no repetitions: ratios, not absolutes.",
     "",
-    "| scenario | system | client | req/s | MB/s | failed+errored | proxy CPU % | other CPU % |",
-    "|---|---|---|---:|---:|---:|---:|---:|",
-    ...cells.map((c) => `| ${c.scenario} | ${c.system} | ${c.client} | ${c.r.rps.toFixed(0)} | ${c.r.mbps.toFixed(1)} | ${c.r.failed + c.r.errored} | ${c.proxyCpu.toFixed(0)} | ${c.otherCpu.toFixed(0)} |`),
+    "| scenario | system | client | req/s | MB/s | failed+errored | non-2xx | proxy CPU % | other CPU % | proxy peak RSS MiB |",
+    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ...cells.map((c) => `| ${c.scenario} | ${c.system} | ${c.client} | ${c.r.rps.toFixed(0)} | ${c.r.mbps.toFixed(1)} | ${c.r.failed + c.r.errored} | ${Math.max(0, c.r.done - c.r.status2xx)} | ${c.proxyCpu.toFixed(0)} | ${c.otherCpu.toFixed(0)} | ${c.peakRss ? c.peakRss.toFixed(0) : "–"} |`),
     "",
     "## Ratios (req/s)",
     "",
@@ -259,12 +296,15 @@ function render(cells: readonly Cell[], h2loadVersion: string): string {
   ];
   const row = (label: string, a: [string, string], b: [string, string]) =>
     lines.push(`| ${label} | ${ratio(find("small", ...a), find("small", ...b))} | ${ratio(find("1mib", ...a), find("1mib", ...b))} |`);
-  row("Portico h2 / nginx h2", ["portico --http2", "h2"], ["nginx http2", "h2"]);
-  row("Portico HTTP/1.1 on the HTTP/2 listener / on Bun.serve", ["portico --http2", "h1"], ["portico --http2=false", "h1"]);
-  row("Portico Bun.serve HTTP/1.1 / nginx HTTP/1.1", ["portico --http2=false", "h1"], ["nginx http2", "h1"]);
-  row("Portico h2 / Portico Bun.serve HTTP/1.1", ["portico --http2", "h2"], ["portico --http2=false", "h1"]);
+  row("Portico HTTPS HTTP/1.1 / bare proxy (goal ≥ 0.85)", ["portico", "h1"], ["bare Bun.serve h2 proxy", "h1"]);
+  row("Portico h2 / bare proxy h2 (goal ≥ 0.85)", ["portico", "h2"], ["bare Bun.serve h2 proxy", "h2"]);
+  row("Portico h2c / bare proxy h2c", ["portico", "h2c"], ["bare Bun.serve h2 proxy", "h2c"]);
+  row("Portico h2 / nginx h2", ["portico", "h2"], ["nginx http2", "h2"]);
+  row("Portico HTTPS HTTP/1.1 / nginx HTTP/1.1", ["portico", "h1"], ["nginx http2", "h1"]);
+  row("Portico HTTP/1.1: --http2 / --http2=false", ["portico", "h1"], ["portico --http2=false", "h1"]);
+  row("bare proxy h2 / its own HTTP/1.1", ["bare Bun.serve h2 proxy", "h2"], ["bare Bun.serve h2 proxy", "h1"]);
   const g = (s: string) => find("grpc-unary", s, "h2");
-  lines.push("", `gRPC unary: Portico / direct = ${ratio(g("portico (GRPC)"), g("direct (h2c)"))}, Portico / nginx grpc_pass = ${ratio(g("portico (GRPC)"), g("nginx grpc_pass"))}.`, "");
+  lines.push("", `gRPC unary: Portico / direct = ${ratio(g("portico (GRPC)"), g("direct (h2c)"))}, Portico / nginx grpc_pass = ${ratio(g("portico (GRPC)"), g("nginx grpc_pass"))} (goal ≥ 1.69). The bare proxy cannot relay gRPC: Bun.serve sends no trailers.`, "");
   return lines.join("\n");
 }
 

@@ -77,7 +77,7 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // nginx's client_header_timeout (ingress-nginx ConfigMap client-header-timeout, 60): a total
   // deadline for a request's header block, so a client trickling header bytes cannot hold a
   // connection. Enforced on the HTTP/2 listener's HTTP/1.1 side (docs/design.md, "Request framing and bodies").
-  clientHeaderTimeoutMs: { name: "client-header-timeout", metavar: "DURATION", help: "longest time a request's header block may take to arrive on the HTTPS port's HTTP/1.1 side; slower clients are disconnected", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
+  clientHeaderTimeoutMs: { name: "client-header-timeout", metavar: "DURATION", help: "longest time a request's header block may take to arrive on the HTTPS port's HTTP/1.1 side; slower clients are disconnected (enforced only while a gRPC or client-certificate route puts that port on node:http2)", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
   clientBodyTimeoutMs: { name: "client-body-timeout", metavar: "DURATION", help: "longest wait for the next bytes of a request body; past it the client gets 408", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
   clientBodyMinRate: { name: "client-body-min-rate", metavar: "RATE", help: "bytes per second a request body must average, beyond a first --client-body-timeout of waiting (0 = no minimum); slower gets 408", defaultText: "500 bytes/s", schema: val.byteRate, fallback: () => 500 },
   // ingress-nginx reads every request body before it contacts a pod (proxy-request-buffering
@@ -110,7 +110,8 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   httpRedirectCode: { name: "http-redirect-code", metavar: "CODE", help: "status of the redirects to HTTPS and between www. and the bare name: 301, 302, 307 or 308", defaultText: "308", schema: val.redirectCode, fallback: () => 308 },
   tlsMinVersion: { name: "tls-min-version", metavar: "V", help: "lowest TLS version accepted: 1.2 or 1.3", defaultText: "1.2", schema: val.oneOf(["1.2", "1.3"]), fallback: () => "1.2" },
   tlsCiphers: { name: "tls-ciphers", metavar: "LIST", help: "TLS 1.2 cipher suites, OpenSSL names separated by colons", defaultText: "ECDHE with AES-GCM or CHACHA20-POLY1305", schema: val.cipherList, fallback: () => DEFAULT_TLS_CIPHERS },
-  http2: { name: "http2", metavar: null, help: "offer HTTP/2 (ALPN h2) beside HTTP/1.1 on the HTTPS port (--http2=false: HTTP/1.1 only)", defaultText: "true", schema: val.bool, fallback: () => true },
+  http2: { name: "http2", metavar: null, help: "offer HTTP/2 beside HTTP/1.1: ALPN h2 on the HTTPS port, prior-knowledge h2c on the HTTP port (--http2=false: HTTP/1.1 only)", defaultText: "true", schema: val.bool, fallback: () => true },
+  http3: { name: "http3", metavar: null, help: "also serve HTTP/3 (QUIC, UDP) on the HTTPS port number and advertise it with Alt-Svc (experimental in Bun)", defaultText: "false", schema: val.bool, fallback: () => false },
   workers: { name: "workers", metavar: "N", help: "data-plane worker processes", defaultText: "the number of CPUs available", schema: val.integer(1, 256), fallback: () => availableParallelism() },
   // README "Migrating from ingress-nginx": the keys act as the flags `portico migrate` names; a flag given wins.
   nginxConfigmap: { name: "nginx-configmap", metavar: "NS/NAME", help: "ingress-nginx's ConfigMap (in --manifests, or in the cluster), watched: each key Portico can honour acts as its flag (a flag given wins), the others are reported; portico migrate reports each key", defaultText: "none", schema: val.nsName, fallback: none },

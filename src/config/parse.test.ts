@@ -80,7 +80,7 @@ describe("defaults", () => {
       nginxConfigmap: null,
       tlsMinVersion: "1.2",
       tlsCiphers: DEFAULT_TLS_CIPHERS,
-      http2: true,
+      http2: true, http3: false,
       workers: availableParallelism(),
     });
     expect(Object.isFrozen(c)).toBe(true);
@@ -276,6 +276,7 @@ describe("errors name the flag", () => {
     [["--preserve-trailing-slash=yes"], "--preserve-trailing-slash: expected true or false"],
     [["--relative-redirects=yes"], "--relative-redirects: expected true or false"],
     [["--no-tls-redirect-locations", "/a b"], "--no-tls-redirect-locations: expected path prefixes separated by commas"],
+    [["--http3=quic"], "--http3: expected true or false"],
     [["--workers", "0"], "--workers: expected an integer 1-256"],
     [["--kubeconfig="], "--kubeconfig: expected a non-empty value"],
     [["--context", "--bind", "1.2.3.4"], "--context: missing value"],

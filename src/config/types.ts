@@ -126,8 +126,10 @@ export interface Config {
   readonly httpRedirectCode: 301 | 302 | 307 | 308;
   readonly tlsMinVersion: "1.2" | "1.3";
   readonly tlsCiphers: string;
-  /** HTTP/2 (ALPN h2) on the HTTPS port; off: the Bun.serve listener, HTTP/1.1 only. */
+  /** HTTP/2 on both ports (ALPN h2 on HTTPS, prior-knowledge h2c on HTTP); off: HTTP/1.1 only. */
   readonly http2: boolean;
+  /** HTTP/3 (QUIC) on the HTTPS port number, advertised with Alt-Svc; off by default (experimental in Bun). */
+  readonly http3: boolean;
   // Performance
   readonly workers: number;
   // ingress-nginx

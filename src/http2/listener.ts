@@ -41,6 +41,8 @@ export interface H2Handler {
 export interface DrainableServer {
   stop(closeActive?: boolean): Promise<void>;
   readonly pendingRequests: number;
+  /** Bun's Server has it (proxy/drain.ts calls it while draining); the node:http2 listener needs none. */
+  closeIdleConnections?(): number;
 }
 
 /** The Bun.serve TLS listener's interface, minus its Bun Server objects. */

@@ -22,7 +22,7 @@ export interface Drain {
 export interface DrainOptions {
   readonly config: Pick<Config, "shutdownDelayMs" | "shutdownGracePeriodMs">;
   /** The listeners to stop, read when stopping (TLS listeners may have been rotated). */
-  readonly servers: () => ReadonlyArray<Pick<Server<unknown>, "stop" | "pendingRequests">>;
+  readonly servers: () => ReadonlyArray<Pick<Server<unknown>, "stop" | "pendingRequests"> & { closeIdleConnections?(): number }>;
   readonly handlers: readonly ProxyHandler[];
   readonly log: Logger;
 }
@@ -54,6 +54,10 @@ export function createDrain(o: DrainOptions): Drain {
     const deadline = performance.now() + o.config.shutdownGracePeriodMs;
     while (inflight() > 0 && performance.now() < deadline) {
       await Bun.sleep(Math.min(POLL_MS, Math.max(1, deadline - performance.now())));
+      // Bun 1.4.5 (http2: true): a connection accepted just before stop(false), not yet handed
+      // to the HTTP/2 side, got no GOAWAY and is still served; closing idle connections again
+      // sends it one (tls/listener.ts, stopGracefully).
+      for (const s of o.servers()) s.closeIdleConnections?.();
     }
     const left = inflight();
     if (left > 0) o.log.warn("drain: grace period over, closing in-flight requests", { inflight: left });

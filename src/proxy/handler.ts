@@ -122,10 +122,13 @@ export function createProxyHandler(
       rec.durationMs = performance.now() - t0;
       emit(rec);
     };
-    // RFC 9112 §6.3: a request has a body only when Content-Length or Transfer-Encoding says
-    // so (touching req.body would also make Bun build a stream for every GET).
+    // RFC 9112 §6.3: an HTTP/1.1 request has a body only when Content-Length or
+    // Transfer-Encoding says so (touching req.body would also make Bun build a stream for every
+    // GET). An HTTP/2 or HTTP/3 request may carry DATA without either (RFC 9113 §8.1.1), and
+    // Bun.serve adds neither, so a request of a method that can have content and declares no
+    // length asks Bun whether a body stream exists: on HTTP/1.1 Bun answers null (measured).
     const cl = req.headers.get("content-length");
-    const hasBody = (cl !== null && cl !== "0") || req.headers.has("transfer-encoding");
+    const hasBody = (cl !== null && cl !== "0") || req.headers.has("transfer-encoding") || (cl === null && mayCarryContent(req.method) && req.body !== null);
     // Headers of every answer Portico gives itself (errors, redirects, policy answers), never
     // of a relayed one. Such an answer to a request with a body ends the connection, like the
     // answers that always do (errors.ts): the body may be unread, and what follows it on the
@@ -237,6 +240,21 @@ export function createProxyHandler(
         removeHeaders = flow.removeHeaders;
         upstreamHost = flow.upstreamHost;
         rec.service = backend.id;
+      }
+      // Bun.serve cannot send response trailers, and every gRPC answer but a Trailers-Only one
+      // ends with them (gRPC's PROTOCOL-HTTP2.md); Bun's Server is the one RequestServer without
+      // a `transport`. On the HTTPS port a gRPC route moves the port to node:http2
+      // (serving/https.ts), so this meets only calls that reached the outgoing Bun.serve server
+      // during that hand-over's drain: UNAVAILABLE, which a retry on a new connection gets past.
+      // The plain port has no such listener (node:http2's cleartext server cannot serve HTTP/1.1
+      // beside h2c), so a gRPC call there is UNIMPLEMENTED with the reason. Either way the call
+      // never reaches the backend and never ends without a status (docs/design.md, "HTTP/2 and gRPC").
+      if (server.transport === undefined && isGrpcBackend(backend)) {
+        const status = scheme === "http" ? GRPC_UNIMPLEMENTED : GRPC_UNAVAILABLE;
+        rec.grpcStatus = status;
+        finish(200, "GrpcNeedsTrailers");
+        const message = scheme === "http" ? "gRPC is served over TLS only: cleartext HTTP/2 here cannot send trailers" : "listener changing over, retry";
+        return new Response(null, { status: 200, headers: { ...common, "content-type": "application/grpc", "grpc-status": String(status), "grpc-message": message } });
       }
       const pages = route.errorPages;
       if (pages !== undefined) {
@@ -466,4 +484,13 @@ export function createProxyHandler(
     },
     balancer,
   };
+}
+
+/** gRPC statuses 12 and 14 (gRPC's statuscodes.md). */
+const GRPC_UNIMPLEMENTED = 12;
+const GRPC_UNAVAILABLE = 14;
+
+/** Bun.serve gives these no body stream (docs/design.md, "Bun facts measured here"). */
+function mayCarryContent(method: string): boolean {
+  return method !== "GET" && method !== "HEAD" && method !== "TRACE";
 }

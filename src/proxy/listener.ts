@@ -35,6 +35,11 @@ export interface HttpListenerOptions {
   readonly port: number;
   readonly handler: ProxyHandler;
   readonly reusePort?: boolean;
+  /**
+   * h2c with prior knowledge (RFC 9113 §3.3) beside HTTP/1.1: Bun.serve gives a connection that
+   * opens with the HTTP/2 preface to its own HTTP/2 server (docs/design.md, "HTTP/2 and gRPC").
+   */
+  readonly http2?: boolean;
 }
 
 export function startHttpListener(o: HttpListenerOptions): Server<WsData> {
@@ -43,5 +48,6 @@ export function startHttpListener(o: HttpListenerOptions): Server<WsData> {
     hostname: o.hostname,
     port: o.port,
     reusePort: o.reusePort ?? false,
+    ...(o.http2 ? { http2: true } : {}),
   });
 }

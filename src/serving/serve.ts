@@ -9,6 +9,7 @@ import { createAccessLog, type AccessLogOptions, type AccessRecord } from "../lo
 import type { Logger } from "../log/logger.ts";
 import { createBalancer, createBodyBudget, createDrain, createProxyHandler, PASSWORD_CHECKS, serveOptions, startHttpListener } from "../proxy/index.ts";
 import { needsClientCertificates } from "../table/client-certs.ts";
+import { needsNodeListener } from "../table/listener-needs.ts";
 import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
@@ -53,6 +54,8 @@ export interface Serving {
   readonly tlsProvisional: boolean;
   /** Shutdown has begun (/readyz answers 503). */
   readonly draining: boolean;
+  /** Resolves when no certificate rotation or HTTPS listener hand-over is under way (https.ts). */
+  settled(): Promise<void>;
   /** Drain and close every listener, then flush the access log. Idempotent. `delay`: see Drain.begin. */
   shutdown(o?: { readonly delay?: boolean }): Promise<void>;
 }
@@ -81,10 +84,9 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   const shared = o.ports !== "alone";
   if (o.ports === "first") claimPort("--http-port", hostname, httpPort);
   if (o.ports !== "join") claimPort("--https-port", hostname, httpsPort);
-  const http = bindOrExplain("--http-port", hostname, httpPort, () => startHttpListener({ hostname, port: httpPort, handler: httpHandler, reusePort: shared }));
+  const http = bindOrExplain("--http-port", hostname, httpPort, () => startHttpListener({ hostname, port: httpPort, handler: httpHandler, reusePort: shared, http2: config.http2 }));
   const https = createHttpsListener({
     config,
-    shared,
     draining: () => httpsHandler.inflight.draining,
     hostname,
     port: httpsPort,
@@ -93,8 +95,13 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
     // The listener logs each rotation itself; here it is counted.
     hooks: { onRotation: () => inst.tlsRotated(), onAbuse: (reason) => inst.http2Abuse(reason) },
   });
-  // Handshakes ask for a client certificate only while a route reads one (table/client-certs.ts).
-  https.requestClientCertificates(needsClientCertificates(o.table()));
+  // Handshakes ask for a client certificate only while a route reads one (table/client-certs.ts);
+  // the port is on node:http2 only while a route needs what Bun.serve lacks (https.ts).
+  const fit = (t: RouteTable): void => {
+    https.useNodeListener(needsNodeListener(t));
+    https.requestClientCertificates(needsClientCertificates(t));
+  };
+  fit(o.table());
   try {
     bindOrExplain("--https-port", hostname, httpsPort, () => https.update(o.tls.entries, o.tls.fingerprint, o.tls.provisional ?? false));
   } catch (err) {
@@ -112,7 +119,8 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   let stopped: Promise<void> | null = null;
   return {
     setTls: (entries, fingerprint) => https.update(entries, fingerprint),
-    tableChanged: () => https.requestClientCertificates(needsClientCertificates(o.table())),
+    tableChanged: () => fit(o.table()),
+    settled: () => https.settled(),
     ports: { http: http.port ?? httpPort, https: https.port },
     get tlsProvisional() {
       return https.provisional;

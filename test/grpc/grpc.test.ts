@@ -31,7 +31,8 @@ beforeAll(async () => {
   plain = await startEchoServer(undefined, "plain");
   const pem = createCertificate({ subjectCN: "echo.default.svc", sans: ["echo.default.svc"] });
   secure = await startEchoServer(grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(pem.keyPem), cert_chain: Buffer.from(pem.certPem) }]), "secure");
-  proxy = startTlsProxy(makeTable(routes()), { hosts: ["grpc.test"] });
+  // The HTTPS port as serveTraffic runs it: a gRPC route puts it on node:http2 (serving/https.ts).
+  proxy = startTlsProxy(makeTable(routes()), { hosts: ["grpc.test"], kind: "serving" });
 });
 afterAll(async () => {
   await proxy.stop();
@@ -261,7 +262,7 @@ test("an endpoint change during a long stream: the stream finishes where it bega
 });
 
 test("a stream longer than every timeout is not cut while messages flow; an idle one is (DEADLINE_EXCEEDED)", async () => {
-  const p = startTlsProxy(makeTable(routes()), { config: { streamIdleTimeoutMs: 400, responseTimeoutMs: 400 } });
+  const p = startTlsProxy(makeTable(routes()), { kind: "serving", config: { streamIdleTimeoutMs: 400, responseTimeoutMs: 400 } });
   try {
     const c = echoClient(p.port, "grpc.test");
     // 15 messages 100 ms apart: 1.5 s in all, past both 400 ms timeouts, never 400 ms idle.

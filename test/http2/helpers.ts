@@ -17,6 +17,8 @@ import { createCertificate } from "../tls/pki.ts";
 import { binding } from "../tls/helpers.ts";
 import { quietLog, testConfig } from "../proxy/helpers.ts";
 import { needsClientCertificates } from "../../src/table/client-certs.ts";
+import { needsNodeListener } from "../../src/table/listener-needs.ts";
+import { createHttpsListener, type SwitchingHttpsListener } from "../../src/serving/https.ts";
 
 export { h2Fetch, h2Session } from "./client.ts";
 
@@ -28,12 +30,15 @@ export function entriesFor(hosts: readonly string[]): TlsEntries {
   return buildTlsEntries(bindings, generateDefaultCertificate(), TLS_SETTINGS, { checker: createPemChecker() });
 }
 
-export type Listener = "h2" | "bun";
+/** "h2": the node:http2 listener; "bun": Bun.serve HTTP/1.1; "bunh2": Bun.serve with http2; "serving": the HTTPS port as serveTraffic runs it (serving/https.ts). */
+export type Listener = "h2" | "bun" | "bunh2" | "serving";
 
 export interface TlsProxy {
   readonly port: number;
   readonly origin: string;
   readonly listener: HttpsListener;
+  /** Set for kind "serving". */
+  readonly serving: SwitchingHttpsListener | null;
   readonly handler: ProxyHandler;
   readonly records: AccessRecord[];
   setTable(t: RouteTable): void;
@@ -52,16 +57,23 @@ export function startTlsProxy(
     hooks: { ...o.hooks, onRequestDone: (r) => { records.push(r); o.hooks?.onRequestDone?.(r); } },
   });
   const common = { hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), log: quietLog };
-  const listener: HttpsListener = (o.kind ?? "h2") === "h2"
+  // PORTICO_TEST_LISTENER runs a suite written for one listener on another (docs/design.md,
+  // "HTTP/2 and gRPC": how Bun.serve's HTTP/2 was measured against the node:http2 suites).
+  const kind = o.kind ?? (process.env.PORTICO_TEST_LISTENER as Listener | undefined) ?? "h2";
+  const serving = kind === "serving"
+    ? createHttpsListener({ config: { http2: true, http3: false, clientHeaderTimeoutMs: testConfig(o.config).clientHeaderTimeoutMs }, log: quietLog, hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), draining: () => handler.inflight.draining, hooks: { onAbuse: (r) => o.onAbuse?.(r) }, drainMs: 200 })
+    : null;
+  serving?.useNodeListener(needsNodeListener(table));
+  const listener: HttpsListener = serving !== null ? serving : kind === "h2"
     ? createH2Listener({ ...common, headerTimeoutMs: o.config?.clientHeaderTimeoutMs, maxResetsPerSecond: o.maxResetsPerSecond, draining: () => handler.inflight.draining, hooks: { onAbuse: (r) => o.onAbuse?.(r) } })
-    : createTlsListener(common);
+    : createTlsListener({ ...common, http2: kind === "bunh2" });
   // As serveTraffic does: handshakes ask for client certificates while a route reads them.
   listener.requestClientCertificates(needsClientCertificates(table));
   const built = entriesFor(o.hosts ?? []);
   listener.update(built.entries, built.fingerprint);
   return {
-    port: listener.port, origin: `https://127.0.0.1:${listener.port}`, listener, handler, records,
-    setTable(t) { current = t; listener.requestClientCertificates(needsClientCertificates(t)); },
+    port: listener.port, origin: `https://127.0.0.1:${listener.port}`, listener, serving, handler, records,
+    setTable(t) { current = t; serving?.useNodeListener(needsNodeListener(t)); listener.requestClientCertificates(needsClientCertificates(t)); },
     stop: () => listener.stop(true),
   };
 }

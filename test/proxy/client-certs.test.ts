@@ -345,6 +345,9 @@ describe("the handshake asks for a certificate only while a route reads one", ()
 
     table = withCerts;
     serving.tableChanged();
+    // A route reading certificates moves the port to node:http2 (serving/https.ts); until the
+    // outgoing Bun.serve server has drained, SO_REUSEPORT may give it a new connection.
+    await serving.settled();
     expect(await askedForCertificate(port, "mtls.test")).toBe(true);
     expect(await askedForCertificate(port, null)).toBe(true);
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
@@ -352,13 +355,16 @@ describe("the handshake asks for a certificate only while a route reads one", ()
 
     // A certificate rotation swaps the server's context: the verify mode stays.
     serving.setTls(builder.build([]).entries, "rotated");
+    await serving.settled();
     expect(await askedForCertificate(port, "mtls.test")).toBe(true);
 
     table = off;
     serving.tableChanged();
+    await serving.settled();
     expect(await askedForCertificate(port, "mtls.test")).toBe(false);
     table = plain;
     serving.tableChanged();
+    await serving.settled();
     expect(await askedForCertificate(port, "open.test")).toBe(false);
   });
 

@@ -1,0 +1,29 @@
+// Whether a table holds a route that the Bun.serve HTTPS listener cannot serve correctly, so the
+// HTTPS port is handed to the node:http2 listener while it does (docs/design.md, "HTTP/2 and
+// gRPC"). Bun.serve (1.4.5) cannot send response trailers, which every gRPC answer but a
+// Trailers-Only one ends with (gRPC's PROTOCOL-HTTP2.md), and shows a request neither the
+// client's certificate nor the connection's SNI, which client-certificate routes and their 421
+// read (proxy/client-cert.ts).
+import { needsClientCertificates } from "./client-certs.ts";
+import { allRoutes } from "./routes.ts";
+import type { Backend, Route, RouteTable } from "./types.ts";
+
+const known = new WeakMap<RouteTable, boolean>();
+
+function grpc(b: Backend): boolean {
+  return b.scheme === "grpc" || b.scheme === "grpcs";
+}
+
+function answersGrpc(route: Route): boolean {
+  return grpc(route.backend) || (route.canary !== undefined && grpc(route.canary.backend));
+}
+
+/** True when some route needs response trailers or the connection's TLS details. Cached per table object. */
+export function needsNodeListener(table: RouteTable): boolean {
+  let v = known.get(table);
+  if (v === undefined) {
+    v = needsClientCertificates(table) || (table.defaultRoute !== null && answersGrpc(table.defaultRoute)) || allRoutes(table).some(answersGrpc);
+    known.set(table, v);
+  }
+  return v;
+}
