@@ -164,6 +164,16 @@ describe("restrictingDirectivesIn: harmless only when every directive is known t
     ["more_clear_input_headers X-Remote-User;", ["more_clear_input_headers"]],
     ["more_set_input_headers 'X-Remote-User:';", ["more_set_input_headers"]],
     ["add_header X-A 1; return 403;", ["return"]],
+    // A value from nginx variables replaces the client's copy with what nginx established (a
+    // login, a verified certificate, the peer address) and removes it when they are empty.
+    ["proxy_set_header X-Remote-User $remote_user;", ["proxy_set_header"]],
+    ["proxy_set_header X-Client-Verified $ssl_client_verify;", ["proxy_set_header"]],
+    ['proxy_set_header X-Client-DN "${ssl_client_s_dn}";', ["proxy_set_header"]],
+    ["proxy_set_header X-Client-IP $remote_addr;", ["proxy_set_header"]],
+    ["proxy_set_header X-User $http_x_auth_user;", ["proxy_set_header"]],
+    ["proxy_set_header X-Remote-User;", ["proxy_set_header"]],
+    ['more_set_input_headers "X-Remote-User: $remote_user";', ["more_set_input_headers"]],
+    ['more_set_input_headers -r "X-Env: prod" "X-Remote-User: $remote_user";', ["more_set_input_headers"]],
   ])("%p restricts (%p)", (text, names) => {
     expect(restrictingDirectivesIn(text)).toEqual(names);
   });
@@ -175,6 +185,11 @@ describe("restrictingDirectivesIn: harmless only when every directive is known t
       add_header Referrer-Policy "no-referrer" always;
       proxy_set_header X-Tenant acme;
       proxy_set_header X-Real-IP $remote_addr;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header Connection "";
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header X-Original-Host $host;
+      proxy_set_header X-Original-URL "$scheme://\${best_http_host}$request_uri";
       more_set_input_headers "X-Env: prod";
       proxy_hide_header X-Debug;
       proxy_buffering off; proxy_buffer_size 16k; client_max_body_size 10m;

@@ -541,18 +541,62 @@ const HARMLESS: ReadonlySet<string> = new Set([
   "access_log", "log_not_found", "log_subrequest",
 ]);
 
-/** Why a harmless-looking directive is not, in the forms that remove what a client sent. */
-function clears(name: string, args: readonly Token[]): string | null {
+/**
+ * Request fields Portico writes itself on every proxied request (proxy/headers.ts
+ * forwardHeaders) or never passes on as the client sent them (hop-by-hop, RFC 9110 §7.6.1):
+ * whatever a snippet set them to, the client's own copy does not reach the backend here either.
+ */
+const WRITTEN_BY_PORTICO: ReadonlySet<string> = new Set([
+  "host", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-port", "x-real-ip", "x-request-id",
+  "connection", "upgrade", "keep-alive", "te", "transfer-encoding", "proxy-connection",
+]);
+
+/**
+ * nginx variables that are never empty and say only what the request line and Host already
+ * said (ngx_http_variables.c; `best_http_host` and `pass_access_scheme` are ingress-nginx's
+ * maps of the same, nginx.tmpl): a field set from them tells the backend nothing a client could
+ * not have sent itself.
+ */
+const REQUEST_LINE_VARIABLES: ReadonlySet<string> = new Set([
+  "host", "scheme", "request_uri", "uri", "document_uri", "request_method", "server_name", "server_port", "server_protocol",
+  "best_http_host", "pass_access_scheme", "pass_server_port", "pass_port",
+]);
+
+/** The names of the nginx variables in a value (`$name`, `${name}`). */
+const variablesIn = (value: string): string[] => [...value.matchAll(/\$\{?([A-Za-z0-9_]+)/g)].map((m) => m[1] as string);
+
+/** Why setting request field `field` to `value` keeps something from the backend, or null. */
+function replacesClientField(directive: string, field: string, value: string): string | null {
+  // What Portico writes itself, the client never sets (`Connection ""`, `X-Real-IP $remote_addr`).
   // nginx: a proxy_set_header whose value is empty is not passed (the client's copy is
   // dropped); headers-more: `Name:` with no value clears the field. Removing a client's field
   // before the backend sees it (X-Remote-User, X-Forwarded-User...) is what stops a spoof, so
   // leaving it out could let a client claim an identity the backend trusts.
-  if (name === "proxy_set_header" && (args.length < 2 || args[1]!.v === "")) return "proxy_set_header with an empty value removes a field the client sent";
+  if (WRITTEN_BY_PORTICO.has(field.toLowerCase())) return null;
+  if (value === "") return `${directive} with an empty value removes a field the client sent`;
+  // A value from variables is the same protection in another form: it is empty whenever the
+  // variables are (`$remote_user` without a login, `$http_x` without that field, `$ssl_client_*`
+  // without a certificate: the field is then not passed), and it hands the backend what nginx
+  // established about the client (its login, its certificate, its address) in place of the
+  // client's own claim. Without the snippet the client's copy arrives instead.
+  const trusted = variablesIn(value).filter((v) => !REQUEST_LINE_VARIABLES.has(v));
+  if (trusted.length > 0) return `${directive} ${field} from $${trusted[0]} replaces (or, when empty, removes) the field the client sent`;
+  return null;
+}
+
+/** Why a harmless-looking directive is not, in the forms that replace or remove what a client sent. */
+function clears(name: string, args: readonly Token[]): string | null {
+  if (name === "proxy_set_header") {
+    if (args.length < 2) return "proxy_set_header without a value removes a field the client sent";
+    return replacesClientField(name, args[0]!.v, args[1]!.v);
+  }
   if (name === "more_set_input_headers") {
     for (const a of args) {
       if (a.v.startsWith("-")) continue;
       const field = splitField(a.v);
-      if (field === null || field[1] === "") return "more_set_input_headers without a value removes a field the client sent";
+      if (field === null) return "more_set_input_headers without a value removes a field the client sent";
+      const why = replacesClientField(name, field[0], field[1]);
+      if (why !== null) return why;
     }
   }
   return null;

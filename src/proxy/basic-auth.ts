@@ -90,6 +90,15 @@ export const CHECKS_PER_ROUTE = 4;
  * holding unbounded requests (each waiting request holds its connection and memory).
  */
 export const WAITING_PER_ROUTE = 16;
+/**
+ * Costly checks the whole process runs at once, over every route: as many as keep the two
+ * hashing threads (proxy/hash-pool.ts) and Bun's bcrypt threads busy. Past it, checks wait in
+ * the process's line, which serves the routes in turn (FairLine): without it, every route's
+ * CHECKS_PER_ROUTE checks went straight to the threads' queues, first come first served, so a
+ * flood on many routes (one tenant's many Ingresses, or a client hitting every host) put
+ * another route's login behind all of them.
+ */
+export const CHECKS_IN_PROCESS = 4;
 /** Successful logins remembered per route (LoginCache below). */
 export const REMEMBERED_PER_ROUTE = 256;
 
@@ -138,6 +147,45 @@ class CheckSlots {
     PASSWORD_CHECKS.active--;
   }
 }
+
+/**
+ * At most `limit` holders at once over every route; the others wait in one line per route, and
+ * a freed place goes to the route at the head of the round, which then moves to its end. A
+ * route's line holds at most its CHECKS_PER_ROUTE checks, so the lines are bounded too.
+ */
+class FairLine {
+  private active = 0;
+  private readonly lines = new Map<object, (() => void)[]>();
+  constructor(private readonly limit: number) {}
+
+  acquire(route: object): Promise<void> | null {
+    if (this.active < this.limit) {
+      this.active++;
+      return null;
+    }
+    return new Promise<void>((resolve) => {
+      const line = this.lines.get(route);
+      if (line === undefined) this.lines.set(route, [resolve]);
+      else line.push(resolve);
+    });
+  }
+
+  /** The place goes to the next route in turn (`active` unchanged), else it is freed. */
+  release(): void {
+    const head = this.lines.entries().next();
+    if (head.done === true) {
+      this.active--;
+      return;
+    }
+    const [route, line] = head.value;
+    const next = line.shift() as () => void;
+    this.lines.delete(route);
+    if (line.length > 0) this.lines.set(route, line);
+    next();
+  }
+}
+
+const PROCESS_LINE = new FairLine(CHECKS_IN_PROCESS);
 
 /**
  * The process's key for remembering logins: random per process, never written anywhere, so
@@ -228,7 +276,12 @@ export const BASIC_AUTH: PolicyKind = {
       }
       let ok: boolean;
       try {
-        ok = await verifyPassword(creds.password, against.hash, against.format);
+        if (costly) await PROCESS_LINE.acquire(slots);
+        try {
+          ok = await verifyPassword(creds.password, against.hash, against.format);
+        } finally {
+          if (costly) PROCESS_LINE.release();
+        }
       } catch {
         // No hashing thread could run it: refused, and said to be the server's fault.
         return busy(flow);

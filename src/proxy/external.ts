@@ -14,14 +14,15 @@
 // ::; Linux connects 0.0.0.0 to the local host), the metadata and credential services outside
 // link-local (fd00:ec2::254, 100.100.100.200...: the list and its sources are in
 // config/address-policy.ts), the IPv4 ones also in IPv4-mapped (::ffff:0:0/96),
-// IPv4-compatible (::/96) and NAT64 (64:ff9b::/96) form, and every address of this pod's own
+// IPv4-compatible (::/96), IPv4-translated (::ffff:0:0:0/96), NAT64 (64:ff9b::/96 and the
+// local-use 64:ff9b:1::/48) and 6to4 (2002::/16) form, and every address of this pod's own
 // interfaces (its pod IP reaches the admin port as well as loopback does). Private ranges
 // (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) are otherwise allowed: an ExternalName
 // that names another in-cluster or VPC service is the ordinary use.
 import { lookup as dnsLookup } from "node:dns";
 import { isIP } from "node:net";
 import { networkInterfaces } from "node:os";
-import { fixedAddressRefusal, v4Everywhere } from "../config/address-policy.ts";
+import { embeddedIPv4, fixedAddressRefusal, v4Everywhere } from "../config/address-policy.ts";
 import { cidrMatcher, parseCidrList } from "../config/cidr.ts";
 import type { BackendScheme, Upstream } from "../table/types.ts";
 import { ProxyError } from "./errors.ts";
@@ -80,7 +81,9 @@ const systemLookup: LookupAll = (name) =>
 export function forbiddenReason(address: string, own: ReadonlySet<string>): string | null {
   const fixed = fixedAddressRefusal(address);
   if (fixed !== null) return fixed;
-  return ownMatcher(own)(address) ? "this pod's own address" : null;
+  const mine = ownMatcher(own);
+  // The pod's IPv4 address in a 6to4 or local-use NAT64 spelling reaches it too.
+  return mine(address) || embeddedIPv4(address).some(({ v4 }) => mine(v4)) ? "this pod's own address" : null;
 }
 
 const ownMatchers = new WeakMap<ReadonlySet<string>, (ip: string) => boolean>();

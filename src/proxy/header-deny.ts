@@ -7,6 +7,9 @@ import { compileHeaderPattern, type HeaderPattern } from "../regex/header-patter
 import { refusal } from "./access.ts";
 import type { PolicyKind } from "./policies.ts";
 
+/** RFC 9110 §5.1: field-name = token. */
+const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 interface Rule {
   readonly status: number;
   readonly name: string;
@@ -28,6 +31,9 @@ export const HEADER_DENY: PolicyKind = {
     const rules: Rule[] = list.map((r) => {
       if (!Array.isArray(r) || r.length !== 4 || !isDenyStatus(r[0] as number) || !r.slice(1).every((x) => typeof x === "string")) throw new TypeError("a rule is not [status, name, op, pattern]");
       const [status, name, op, pattern] = r as [number, string, string, string];
+      // A name that is no RFC 9110 token would make Headers.get throw on every request: refused
+      // here, when the route is built, as the other bad parameters are.
+      if (!FIELD_NAME.test(name)) throw new TypeError(`${JSON.stringify(name)} is not a header name`);
       if (!["~", "~*", "!~", "!~*"].includes(op)) throw new TypeError(`unknown operator ${op}`);
       const c = compileHeaderPattern(op.endsWith("*") ? `(?i)${pattern}` : pattern);
       if (!c.ok) throw new TypeError(`pattern ${c.reason}`);

@@ -588,6 +588,10 @@ describe("snippets that restricted access under ingress-nginx", () => {
     ["configuration-snippet", "return 410;"],
     ["configuration-snippet", "more_set_headers 'X-A: 1';\nsome_module_we_never_heard_of on;"],
     ["configuration-snippet", 'proxy_set_header X-Remote-User "";'],
+    // nginx sent the backend its own X-Remote-User (empty without a login: not passed); served
+    // without the snippet, a client's `X-Remote-User: admin` would reach it instead.
+    ["configuration-snippet", "proxy_set_header X-Remote-User $remote_user;"],
+    ["configuration-snippet", 'more_set_input_headers "X-Client-Verify: $ssl_client_verify";'],
   ];
   test.each(refused)("%s %p: 503, the backend never reached", async (name, text) => {
     const p = await start(optionsOf({ [`${N}${name}`]: text }));
@@ -600,6 +604,8 @@ describe("snippets that restricted access under ingress-nginx", () => {
       'more_set_headers "X-Frame-Options: DENY";',
       "add_header X-Frame-Options DENY;",
       "proxy_set_header X-Deny no;",
+      // Fields Portico writes itself whatever the client sent: the snippet changed nothing there.
+      'proxy_set_header Connection ""; proxy_set_header X-Real-IP $remote_addr; proxy_set_header X-Original-Host $host;',
       "proxy_buffering off;\nproxy_read_timeout 120s; # return 403;\nclient_max_body_size 8m;\ngzip on;",
       'more_clear_headers Server; proxy_hide_header X-Powered-By; add_header X-Note "if ($x) { return 403; }";',
     ]) {

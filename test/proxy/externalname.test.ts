@@ -19,7 +19,7 @@ import { join } from "node:path";
 import type { Socket, TCPSocketListener } from "bun";
 import { compile } from "../../src/compile/compile.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
-import { METADATA_REASON } from "../../src/config/address-policy.ts";
+import { fixedHostRefusal, METADATA_REASON } from "../../src/config/address-policy.ts";
 import { createExternalResolver, forbiddenReason, ownAddresses, type ExternalResolver } from "../../src/proxy/external.ts";
 import { createProxyHandler } from "../../src/proxy/handler.ts";
 import { startHttpListener } from "../../src/proxy/listener.ts";
@@ -98,7 +98,7 @@ const get = (port: number, host = "ext.test", path = "/") =>
 
 // Every spelling of this host that plain fetch connects to 127.0.0.1 with (measured on Bun
 // 1.4.5: each of these reached a 127.0.0.1 listener), plus IPv6 loopback.
-const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "127.1", "0x7f.1", "[::ffff:127.0.0.1]", "::ffff:127.0.0.1", "0.0.0.0", "::1", "0177.0.0.1"];
+const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "127.1", "0x7f.1", "[::ffff:127.0.0.1]", "::ffff:127.0.0.1", "0.0.0.0", "::1", "0177.0.0.1", "2002:7f00:1::", "64:ff9b:1::7f00:1", "::ffff:0:7f00:1"];
 
 describe("--allow-external-name-services off (the default)", () => {
   const backend = recordingBackend();
@@ -229,6 +229,12 @@ describe("the address policy", () => {
     ["::ffff:127.0.0.1", "loopback"], ["::ffff:7f00:1", "loopback"], ["::ffff:0.0.0.0", "unspecified"],
     ["::ffff:169.254.169.254", "link-local"], ["::127.0.0.1", "loopback"], ["64:ff9b::7f00:1", "loopback"],
     ["64:ff9b::a9fe:a9fe", "link-local"],
+    // IPv4-translated (RFC 2765), 6to4 (RFC 3056) and local-use NAT64 (RFC 8215) in each of
+    // RFC 6052's layouts (/48, /56, /64, /96)
+    ["::ffff:0:7f00:1", "loopback"], ["::ffff:0:169.254.169.254", "link-local"],
+    ["2002:7f00:1::", "loopback"], ["2002:a9fe:a9fe::1", "link-local"], ["2002::", "unspecified"], ["2002:6464:64c8:1::", METADATA_REASON],
+    ["64:ff9b:1::a9fe:a9fe", "link-local"], ["64:ff9b:1::169.254.169.254", "link-local"], ["64:ff9b:1:a9fe:a9:fe00::", "link-local"],
+    ["64:ff9b:1:7f:0:1::", "loopback"], ["64:ff9b:1:0:a9:fea9:fe00::", "link-local"], ["64:ff9b:1:0:64:6464:c800::", METADATA_REASON],
     // cloud metadata and credential services outside link-local (config/address-policy.ts)
     ...([
       "fd00:ec2::254", "fd00:ec2::23", "fd20:ce::254", "fd00:42::42",
@@ -238,6 +244,7 @@ describe("the address policy", () => {
     ].map((a) => [a, METADATA_REASON]) as [string, string][]),
     // this pod's own addresses, in any form
     ["10.1.2.3", "this pod's own address"], ["::ffff:10.1.2.3", "this pod's own address"], ["fd00::2", "this pod's own address"],
+    ["::ffff:0:a01:203", "this pod's own address"], ["2002:a01:203::", "this pod's own address"], ["64:ff9b:1::a01:203", "this pod's own address"],
     // not an address at all (a zone id): refused rather than guessed at
     ["fe80::1%eth0", "not an IP address"], ["127.1", "not an IP address"],
   ];
@@ -246,10 +253,19 @@ describe("the address policy", () => {
     "169.253.255.255", "169.255.0.1", "128.0.0.1", "1.0.0.0", "::ffff:10.0.0.1", "fec0::1", "fe00::1",
     // next to the metadata addresses, still ordinary
     "100.100.100.199", "100.100.100.201", "192.0.0.193", "168.63.129.17", "fd00:ec2::1", "fd00:ec2::255", "fd20:ce::253",
+    // translated and tunnelled spellings of public addresses (zero fields of the other NAT64 layouts included)
+    "2002:808:808::1", "64:ff9b:1::808:808", "64:ff9b:1:808:8:800::", "::ffff:0:808:808", "64:ff9b:2::a9fe:a9fe", "2003:a9fe:a9fe::",
   ];
   for (const [a, why] of refused) test(`${a}: refused (${why})`, () => expect(forbiddenReason(a, own)).toBe(why));
   test("private, VPC and public addresses are allowed", () => {
     expect(allowed.map((a) => [a, forbiddenReason(a, own)])).toEqual(allowed.map((a) => [a, null]));
+  });
+  test("an auth-url host as WHATWG URL gives it: refused before any lookup in every spelling", () => {
+    const hosts: [string, string][] = [
+      ["http://[2002:7f00:1::]/", "loopback"], ["http://[64:ff9b:1::a9fe:a9fe]/", "link-local"], ["http://[::ffff:0:127.0.0.1]/", "loopback"],
+      ["http://localhost../", "loopback"], ["http://0x7f.1/", "loopback"], ["http://2852039166/", "link-local"], ["http://[::ffff:a9fe:a9fe]/", "link-local"],
+    ];
+    expect(hosts.map(([u]) => [u, fixedHostRefusal(new URL(u).hostname)])).toEqual(hosts);
   });
   test("this host's interfaces are read for real and include loopback", () => {
     const mine = ownAddresses();

@@ -26,6 +26,12 @@ describe("header-deny", () => {
     expect(await answer(key, [["x-api-key", "s3cret"]])).toBeNull();
   });
 
+  test("a repeated header is tested as its values joined: a second copy never slips past `!~`", async () => {
+    const key: unknown[] = [[401, "X-Api-Key", "!~", "^s3cret$"]];
+    expect(await answer(key, [["x-api-key", "s3cret"], ["x-api-key", "other"]])).toBe(401);
+    expect(await answer([[403, "User-Agent", "~*", "bot"]], [["user-agent", "Mozilla"], ["user-agent", "evilbot"]])).toBe(403);
+  });
+
   test("the first rule met answers, with its status and the answer's own headers", async () => {
     const rules: unknown[] = [[451, "X-Country", "~", "^XX$"], [403, "User-Agent", "~*", "curl"]];
     const r = await HEADER_DENY.build({ rules: rules as never })(flow([["x-country", "XX"], ["user-agent", "curl/8"]]));
@@ -35,7 +41,7 @@ describe("header-deny", () => {
   });
 
   test("parameters it cannot apply throw (the runner answers 500), never let a request by", () => {
-    for (const rules of [[], [[403, "User-Agent", "=~", "bot"]], [[444, "User-Agent", "~", "bot"]], [[403, "User-Agent", "~", "(a)\\1"]], [["403", "User-Agent", "~", "bot"]]]) {
+    for (const rules of [[], [[403, "User-Agent", "=~", "bot"]], [[444, "User-Agent", "~", "bot"]], [[403, "User-Agent", "~", "(a)\\1"]], [["403", "User-Agent", "~", "bot"]], [[403, "User Agent", "~", "bot"]], [[403, "", "!~", "x"]], [[403, "X-\u00e9", "!~", "x"]]]) {
       expect(() => HEADER_DENY.build({ rules: rules as never }), JSON.stringify(rules)).toThrow();
     }
   });
