@@ -49,6 +49,10 @@ export interface ParsedAnnotations {
 type Annotations = Readonly<Record<string, string>> | null | undefined;
 
 /** Snippet annotations whose text ran in a location or server block (never here). */
+const ENABLE_MODSECURITY = `${NGINX_PREFIX}enable-modsecurity`;
+const MODSECURITY_SNIPPET = `${NGINX_PREFIX}modsecurity-snippet`;
+// Go's strconv.ParseBool true spellings, as ingress-nginx's annotation parser reads booleans.
+const GO_TRUE: ReadonlySet<string> = new Set(["1", "t", "T", "TRUE", "true", "True"]);
 const SNIPPET_NAMES = ["configuration-snippet", "server-snippet", "auth-snippet"].map((n) => `${NGINX_PREFIX}${n}`);
 
 const ours = (k: string): boolean => k.startsWith(PORTICO_PREFIX) || k.startsWith(NGINX_PREFIX);
@@ -241,6 +245,16 @@ export function parseAnnotations(ann: Annotations): ParsedAnnotations {
     const what = found === null ? "cannot be read, so a directive that refuses requests cannot be ruled out" : `may refuse requests (${shownNames(found)})`;
     refusal ??= `${name} ${what}`;
     problems.push(`annotation ${name}: the snippet ${what}; snippets never run in Portico, so every request to this Ingress's paths is refused with 503 rather than served unchecked (remove the snippet, using Portico's annotations for what it did: the migration report names them)`);
+  }
+  // ModSecurity blocks only with its engine On: ingress-nginx's default modsecurity.conf runs it
+  // DetectionOnly (docs/user-guide/third-party-addons/modsecurity.md), and an Ingress turns
+  // blocking on in its modsecurity-snippet (test/e2e/annotations/modsecurity: 403 then). Such a route expected a web
+  // application firewall in front of it; Portico has none, so it is refused rather than served
+  // open. Detection only (the default) refuses nothing under ingress-nginx and stays ignored.
+  const modsec = ann[MODSECURITY_SNIPPET];
+  if (GO_TRUE.has(ann[ENABLE_MODSECURITY] ?? "") && modsec !== undefined && /(^|[\s;"'])SecRuleEngine\s+"?On\b/im.test(modsec)) {
+    refusal ??= `${MODSECURITY_SNIPPET} turns ModSecurity's blocking on`;
+    problems.push(`annotation ${MODSECURITY_SNIPPET}: the snippet turns ModSecurity's blocking on (SecRuleEngine On) and Portico has no web application firewall, so every request to this Ingress's paths is refused with 503 rather than served unchecked`);
   }
   return Object.freeze({
     options: routeOptions(policies, refusal),

@@ -149,3 +149,17 @@ describe("refusals are said once", () => {
     expect(about("proxy-buffer-size")).toEqual([["UnsupportedAnnotation", "ignored"]]);
   });
 });
+
+describe("ModSecurity", () => {
+  test("a modsecurity-snippet that turns blocking on refuses the Ingress (503); detection only stays ignored", () => {
+    // ingress-nginx runs ModSecurity with SecRuleEngine DetectionOnly unless the snippet turns it On.
+    const blocking = { [`${N}enable-modsecurity`]: "true", [`${N}modsecurity-snippet`]: "SecRuleEngine On\nSecRequestBodyAccess On" };
+    const detecting = { [`${N}enable-modsecurity`]: "true", [`${N}enable-owasp-core-rules`]: "true" };
+    const off = { [`${N}enable-modsecurity`]: "false", [`${N}modsecurity-snippet`]: "SecRuleEngine On" };
+    const r = compile(snapshotOf(objs(ingress("a", blocking), ingress("b", detecting), ingress("c", off))), DEFAULT_COMPILE_CONFIG);
+    expect(stagesOf(r, "a.test").map((s) => [s.kind, s.params.status])).toEqual([["refuse", 503]]);
+    expect(r.diagnostics.filter((d) => d.name === "a" && d.message.includes("refused with 503")).map((d) => d.reason)).toEqual(["InvalidAnnotation"]);
+    expect(stagesOf(r, "b.test")).toEqual([]);
+    expect(stagesOf(r, "c.test")).toEqual([]);
+  });
+});
