@@ -8,11 +8,12 @@
 // (sni.ts): node:tls asks for a context on every handshake, so unlike Bun.serve no second
 // server and no drain are needed.
 import http2, { type Http2SecureServer, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from "node:http2";
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { SecureContextOptions } from "node:tls";
 import type { WebSocketHandler } from "bun";
 import { errorResponse } from "../proxy/errors.ts";
+import { isWebSocketUpgrade as isWebSocketHandshake } from "../proxy/websocket.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ConnectionTls } from "../proxy/client-cert.ts";
 import type { RequestServer } from "../proxy/types.ts";
@@ -24,7 +25,7 @@ import {
   MAX_SESSION_MEMORY_MB, ResetBudget, STREAM_WINDOW,
 } from "./limits.ts";
 import { bodyStream, requestFromH1, requestFromH2, type Refusal } from "./request.ts";
-import { sendH1, sendH2 } from "./response.ts";
+import { sendH1, sendH2, sendRaw } from "./response.ts";
 import { createSniTable, type SniTable } from "./sni.ts";
 import { createWsBridge, type WsBridge } from "./websocket.ts";
 
@@ -362,22 +363,46 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     })();
   }
 
+  /**
+   * node:http hands over the raw socket for every request with `Connection: upgrade`. Only a
+   * WebSocket handshake (RFC 6455 §4.1: a GET with `Upgrade: websocket`) may become a tunnel,
+   * as on Bun.serve, where the handler upgrades nothing else (proxy/websocket.ts). Any other
+   * Upgrade is ignored, as RFC 9110 §7.8 lets a server do: the request is served as an
+   * ordinary one, the same as on the plain port (the handler drops Upgrade and Connection as
+   * hop-by-hop), and its answer is streamed on the socket with backpressure, after which the
+   * connection closes (sendRaw). The request's signal fires when the client goes before its
+   * answer is written, so the upstream request is aborted as for any other request.
+   */
   function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on("error", noop);
     heads.done(socket, true);
     const h = handler;
-    const r = requestFromH1(req, false, new AbortController().signal);
+    const ac = new AbortController();
+    let done = false;
+    socket.once("close", () => {
+      if (!done) ac.abort();
+    });
+    const r = requestFromH1(req, false, ac.signal);
     if (h === null || typeof r === "string") {
+      done = true;
       socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
       return;
     }
-    const peer = new UpgradePeer(h1Peer(socket).requestIP(), bridge, req, socket, head);
+    const ws = isWebSocketHandshake(r);
+    // A client that stops reading stalls the writes: once nothing was read or written for the
+    // idle timeout the connection ends (as nginx's send_timeout). A WebSocket relay has its own.
+    if (!ws) (socket as Duplex & { setTimeout(ms: number, f: () => void): void }).setTimeout(idleMs, () => socket.destroy());
+    const peer = ws ? new UpgradePeer(h1Peer(socket).requestIP(), bridge, req, socket, head) : h1Peer(socket);
+    pending++;
     void (async () => {
       try {
         const out = await h.fetch(r, peer);
-        if (out) await writeRaw(socket, out);
+        if (out) await sendRaw(socket, out, { head: r.method === "HEAD", http10: req.httpVersion === "1.0" });
       } catch {
         socket.destroy();
+      } finally {
+        done = true;
+        pending--;
       }
     })();
   }
@@ -569,15 +594,4 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
 function verifyMode(s: Http2SecureServer, on: boolean, options: SecureContextOptions): void {
   (s as unknown as { _requestCert: boolean | undefined })._requestCert = on;
   s.setSecureContext({ ...options, requestCert: on, rejectUnauthorized: false } as SecureContextOptions);
-}
-
-/** A handler's answer to a WebSocket handshake it refused, as raw HTTP/1.1, then close. */
-async function writeRaw(socket: Duplex, res: Response): Promise<void> {
-  const body = res.body === null ? new Uint8Array(0) : new Uint8Array(await res.arrayBuffer());
-  const lines = [`HTTP/1.1 ${res.status} ${STATUS_CODES[res.status] ?? "Unknown"}`];
-  res.headers.forEach((v, k) => {
-    if (k !== "connection" && k !== "content-length" && k !== "transfer-encoding") lines.push(`${k}: ${v}`);
-  });
-  lines.push("connection: close", `content-length: ${body.byteLength}`);
-  socket.end(Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1"), body]));
 }
