@@ -86,9 +86,23 @@ const noop = () => {};
  */
 const MAX_PIPELINED = 32;
 
-/** Per HTTP/1.1 connection: requests received and not yet answered, and the last in line. */
+/** Whether an HTTP/1.1 request's framing fields announce a body (RFC 9112 §6.3). */
+function carriesBody(req: IncomingMessage): boolean {
+  const cl = req.headers["content-length"];
+  return req.headers["transfer-encoding"] !== undefined || (cl !== undefined && cl !== "0");
+}
+
+/** Per HTTP/1.1 connection. */
 interface H1State {
+  /** Requests whose response has not closed yet (the idle timer and the drain read it). */
   busy: number;
+  /**
+   * Requests received whose answer is not written yet (being served or waiting). It drops when
+   * the answer's last byte is handed to the socket, before the client can have read it, so a
+   * keep-alive client's next request never counts as pipelined.
+   */
+  waiting: number;
+  /** The last request in line: the next one starts when it is done. */
   tail: Promise<void> | null;
 }
 const REFUSED: Record<Refusal, string> = { method: "method", path: "path", authority: "authority", framing: "framing" };
@@ -326,7 +340,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
   function trackH1(socket: Duplex): H1State {
     let s = h1Sockets.get(socket);
     if (s === undefined) {
-      const state: H1State = { busy: 0, tail: null };
+      const state: H1State = { busy: 0, waiting: 0, tail: null };
       s = state;
       h1Sockets.set(socket, state);
       socket.on("error", noop);
@@ -346,8 +360,8 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
    * requests (measured: 300 GETs in one write were all sent upstream at once). nginx reads
    * the next request of a connection only once the current one is answered; here each request
    * of a connection waits for the answer before it, so a connection has one request upstream
-   * at a time, and past MAX_PIPELINED waiting the connection ends (those waiting were sent
-   * nowhere).
+   * at a time, and past MAX_PIPELINED waiting, or when a request with a body waits, the
+   * connection ends (those waiting were sent nowhere).
    */
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
     if (req.httpVersion === "2.0") return; // HTTP/2 streams are served by onStream
@@ -363,12 +377,18 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       pending--;
       if (!done) ac.abort();
     });
-    if (track.busy > MAX_PIPELINED + 1) {
+    // A request with a body behind another ends the connection too: while it waited, Bun's
+    // node:http would read its body into memory with no bound (measured: a 256 MB body
+    // pipelined behind a pending GET was held whole). RFC 9112 §9.3.2: clients should not
+    // pipeline such requests anyway.
+    if (track.waiting > MAX_PIPELINED || (track.waiting > 0 && carriesBody(req))) {
       socket.destroy();
       return;
     }
+    track.waiting++;
     const run = () => serveH1(req, res, ac.signal).finally(() => {
       done = true;
+      track.waiting--;
     });
     const next = track.tail === null ? run() : track.tail.then(run);
     track.tail = next;

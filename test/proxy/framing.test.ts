@@ -190,6 +190,26 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       }
     });
 
+    test.skipIf(kind !== "h2-https-h1")("a POST with a body behind a pending GET: the connection ends, the POST sent nowhere", async () => {
+      const held: Array<() => void> = [];
+      const b = await rawBackend((req, conn) => {
+        if (!req.line.startsWith("GET /p1 ")) return reply(req);
+        held.push(() => conn.socket.write(reply(req)));
+        return null;
+      });
+      const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
+      try {
+        const r = await exchangeToClose(p, "GET /p1 HTTP/1.1\r\nHost: a.test\r\n\r\nPOST /p2 HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\n\r\nhello");
+        expect(r.closed).toBe(true);
+        expect(r.data).toBe("");
+        await Bun.sleep(100);
+        expect(b.lines().map((l) => l.split(" ")[1])).toEqual(["/p1"]);
+      } finally {
+        await p.stop();
+        await b.stop();
+      }
+    });
+
     test(`a GET pipelined in a later read while the first is upstream: ${kind === "bun-http" ? "the first aborted upstream, the second never sent" : "answered after the first"}`, async () => {
       const held: Array<() => void> = [];
       const b = await rawBackend((req, conn) => {
@@ -231,6 +251,20 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
   });
 
   describe("every request that reaches a backend is answered", () => {
+    test("POSTs one at a time on a keep-alive connection, each sent as the answer before it arrives: all answered", async () => {
+      const c = await rawClient(proxy.port, proxy);
+      try {
+        for (let i = 1; i <= 5; i++) {
+          c.write(`POST /k${i} HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\n${i === 5 ? "Connection: close\r\n" : ""}\r\nhello`);
+          expect(await until(() => statuses(c.data()).length === i)).toBe(true);
+        }
+        expect(await until(c.closed)).toBe(true);
+        expect(statuses(c.data())).toEqual([200, 200, 200, 200, 200]);
+      } finally {
+        c.destroy();
+      }
+    });
+
     test("one request at a time on a keep-alive connection still works", async () => {
       const c = await rawClient(proxy.port, proxy);
       try {
