@@ -24,7 +24,7 @@ import {
   H2_ENHANCE_YOUR_CALM, H2_PROTOCOL_ERROR, MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE,
   MAX_SESSION_MEMORY_MB, ResetBudget, STREAM_WINDOW,
 } from "./limits.ts";
-import { bodyStream, requestFromH1, requestFromH2, type Refusal } from "./request.ts";
+import { bodyStream, rawLengthBody, requestFromH1, requestFromH2, type Refusal } from "./request.ts";
 import { sendH1, sendH2, sendRaw } from "./response.ts";
 import { createSniTable, type SniTable } from "./sni.ts";
 import { createWsBridge, type WsBridge } from "./websocket.ts";
@@ -438,7 +438,8 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     socket.once("close", () => {
       if (!done) ac.abort();
     });
-    const r = requestFromH1(req, false, ac.signal);
+    // The body of an ordinary request (never a WebSocket handshake's: a GET has none).
+    const r = requestFromH1(req, true, ac.signal, (fields) => rawLengthBody(socket, head, fields));
     if (h === null || typeof r === "string") {
       done = true;
       socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import net from "node:net";
 import tls from "node:tls";
 import { makeBackend, makeTable } from "../proxy/helpers.ts";
-import { statuses, until } from "../proxy/raw.ts";
+import { rawBackend, statuses, until } from "../proxy/raw.ts";
 import { startTlsProxy, type TlsProxy } from "./helpers.ts";
 
 /** Far more than the socket buffers on both hops and any stream queue can hold. */
@@ -200,6 +200,25 @@ test("a client that reads gets the whole streamed body (chunked when the upstrea
       i = eol + 2 + size + 2;
     }
     expect(total).toBe(BIG);
+  } finally {
+    await proxy.stop();
+    await be.stop();
+  }
+});
+
+test("a POST with Upgrade: h2c and a Content-Length body is forwarded with its body (as on Bun.serve); a chunked one is a 400", async () => {
+  const be = await rawBackend();
+  const proxy = startTlsProxy(makeTable([{ host: null, path: "/", backend: makeBackend([be.port]) }]));
+  try {
+    const sized = (await exchange(proxy.port, "POST /u HTTP/1.1\r\nHost: a.test\r\nUpgrade: h2c\r\nConnection: Upgrade, close\r\nContent-Length: 5\r\n\r\nhello")).toString("latin1");
+    expect(statuses(sized)).toEqual([200]);
+    const got = be.requests().find((q) => q.line.startsWith("POST /u "))!;
+    expect(got.body).toBe("hello");
+    expect(got.head.toLowerCase()).not.toContain("upgrade");
+    const chunked = (await exchange(proxy.port, "POST /c HTTP/1.1\r\nHost: a.test\r\nUpgrade: h2c\r\nConnection: Upgrade\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")).toString("latin1");
+    expect(statuses(chunked)).toEqual([400]);
+    await Bun.sleep(50);
+    expect(be.lines().some((l) => l.startsWith("POST /c "))).toBe(false);
   } finally {
     await proxy.stop();
     await be.stop();
