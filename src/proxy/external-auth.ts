@@ -27,7 +27,7 @@ import type { StagePolicy } from "../table/policy.ts";
 import type { Upstream } from "../table/types.ts";
 import { ProxyError } from "./errors.ts";
 import { AddressForbiddenError, sharedExternalResolver, type ExternalResolver } from "./external.ts";
-import { nextTurn } from "./body.ts";
+import { pipelineGuard } from "./body.ts";
 import { isHopByHop, scanResponseHeaders } from "./headers.ts";
 import type { PolicyFlow, PolicyKind, PolicyStep } from "./policies.ts";
 import { ownBody } from "./status-page.ts";
@@ -351,7 +351,7 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
       // The pipelining guard (docs/design.md, "Request framing and bodies"): the handler waits
       // one turn before the backend is contacted, but the policies run before that wait, so the
       // auth service, an upstream too, gets the same wait here. Only auth-url routes pay for it.
-      await nextTurn();
+      await pipelineGuard(flow.connectionScheme === "https");
       flow.req.signal.throwIfAborted();
       let res: Response;
       try {
