@@ -83,6 +83,41 @@ const refusingOf = (plan: IngressPlan): boolean => plan.annotations.problems.som
 
 const listOf = (s: string): string[] => s.split(",").map((x) => x.trim()).filter((x) => x !== "");
 
+/** gRPC's request path is `/<service>/<method>` (gRPC over HTTP/2, "Path"). */
+const GRPC_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
+
+/**
+ * An HTTPRoute's rules as GRPCRoute rules: a path `/` (any method), `/<service>` or
+ * `/<service>/` as a prefix (every method of the service), `/<service>/<method>` exactly. Other
+ * paths have no GRPCMethodMatch form and are left out with a note; so are the filters a
+ * GRPCRoute does not take (URLRewrite, RequestRedirect, CORS).
+ */
+function grpcRules(rules: readonly Record<string, unknown>[], lost: (text: string) => void): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const rule of rules) {
+    const matches = (rule.matches as { path: { type: string; value: string }; headers?: unknown[] }[] | undefined) ?? [];
+    const grpcMatches: Record<string, unknown>[] = [];
+    for (const m of matches) {
+      const { type, value } = m.path;
+      const parts = value.split("/").slice(1);
+      let method: Record<string, unknown> | null | undefined;
+      if (type === "PathPrefix" && value === "/") method = null;
+      else if (type === "PathPrefix" && parts.length <= 2 && GRPC_NAME.test(parts[0] ?? "") && (parts[1] ?? "") === "") method = { type: "Exact", service: parts[0] };
+      else if (type === "Exact" && parts.length === 2 && GRPC_NAME.test(parts[0] ?? "") && GRPC_NAME.test(parts[1] ?? "")) method = { type: "Exact", service: parts[0], method: parts[1] };
+      if (method === undefined) {
+        lost(`path ${JSON.stringify(value)} (${type}) is not a gRPC service or method: a GRPCRoute cannot match it, and the rule is left out`);
+        continue;
+      }
+      grpcMatches.push({ ...(method !== null ? { method } : {}), ...(m.headers ? { headers: m.headers } : {}) });
+    }
+    if (grpcMatches.length === 0 && matches.length > 0) continue;
+    const filters = ((rule.filters as { type: string }[] | undefined) ?? []).filter((f) => f.type === "RequestHeaderModifier" || f.type === "ResponseHeaderModifier" || f.type === "ExtensionRef");
+    const only = grpcMatches.every((m) => Object.keys(m).length === 0);
+    out.push({ ...(only ? {} : { matches: grpcMatches }), ...(filters.length > 0 ? { filters } : {}), backendRefs: rule.backendRefs ?? [] });
+  }
+  return out;
+}
+
 interface HostRoutes {
   readonly plan: IngressPlan;
   readonly host: string | null;
@@ -317,7 +352,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         spec: {
           parentRefs: toHttps ? [parent(tlsListener)] : [parent()],
           ...(host !== null ? { hostnames: [host] } : {}),
-          rules: grpc ? rules.map((rl) => ({ ...(rl.filters ? { filters: rl.filters } : {}), backendRefs: rl.backendRefs })) : rules,
+          rules: grpc ? grpcRules(rules, (text) => note("", "not-expressible", text)) : rules,
         },
       });
       if (toHttps) {

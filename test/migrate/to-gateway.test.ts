@@ -62,7 +62,7 @@ describe("the migration fixtures", () => {
   });
 
   test("an access check or a refusing snippet never becomes an open route: the rules name Portico's policy", () => {
-    const route = (ns: string, name: string) => out.objects.find((o) => o.kind === "HTTPRoute" && o.metadata.namespace === ns && o.metadata.name === name) as { spec: { rules: { filters?: { type: string; extensionRef?: { kind: string; name: string } }[] }[] } };
+    const route = (ns: string, name: string) => out.objects.find((o) => o.kind === "HTTPRoute" && o.metadata.namespace === ns && o.metadata.name === name) as unknown as { spec: { rules: { filters?: unknown[] }[] } };
     for (const [ns, name] of [["ops", "grafana"], ["ops", "dashboard"], ["web", "blog"], ["web", "old-domain"]] as const) {
       for (const rule of route(ns, name).spec.rules) expect(rule.filters?.[0]).toEqual({ type: "ExtensionRef", extensionRef: { group: "portico.dev", kind: "IngressNginxPolicy", name } });
       const policy = out.objects.find((o) => o.kind === "IngressNginxPolicy" && o.metadata.namespace === ns && o.metadata.name === name);
@@ -72,6 +72,53 @@ describe("the migration fixtures", () => {
     const grant = out.objects.find((o) => o.kind === "ReferenceGrant" && o.metadata.namespace === "ops") as unknown as { spec: unknown };
     expect(grant.spec).toEqual({ from: [{ group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "portico" }], to: [{ group: "", kind: "Secret", name: "grafana-tls" }] });
   });
+});
+
+test("an Ingress with backend-protocol GRPC becomes a GRPCRoute matching its services and methods; a path gRPC cannot name is noted", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "portico-to-grpc-"));
+  try {
+    writeFileSync(
+      join(dir, "grpc.yaml"),
+      `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: { name: nginx }
+spec: { controller: k8s.io/ingress-nginx }
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: rpc
+  namespace: apps
+  annotations: { ${N}backend-protocol: GRPC }
+spec:
+  ingressClassName: nginx
+  rules:
+    - host: rpc.test
+      http:
+        paths:
+          - { path: /echo.Echo/, pathType: Prefix, backend: { service: { name: echo, port: { number: 50051 } } } }
+          - { path: /health.Health/Check, pathType: Exact, backend: { service: { name: health, port: { number: 50051 } } } }
+          - { path: /v1/static, pathType: Prefix, backend: { service: { name: echo, port: { number: 50051 } } } }
+`,
+    );
+    const out = await convert(dir);
+    const route = out.objects.find((o) => o.kind === "GRPCRoute") as unknown as { apiVersion: string; spec: unknown };
+    expect(route.apiVersion).toBe("gateway.networking.k8s.io/v1");
+    expect(route.spec).toEqual({
+      parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "portico", name: "portico" }],
+      hostnames: ["rpc.test"],
+      rules: [
+        { matches: [{ method: { type: "Exact", service: "echo.Echo" } }], backendRefs: [{ name: "echo", port: 50051 }] },
+        { matches: [{ method: { type: "Exact", service: "health.Health", method: "Check" } }], backendRefs: [{ name: "health", port: 50051 }] },
+      ],
+    });
+    expect(out.notes.filter((n) => n.carriedAs === "not-expressible").map((n) => n.text)).toEqual([
+      'path "/v1/static" (PathPrefix) is not a gRPC service or method: a GRPCRoute cannot match it, and the rule is left out',
+    ]);
+    expect(out.code).toBe(3);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 describe("served side by side", () => {
