@@ -79,6 +79,14 @@ function backendRefOf(b: BackendRef, weight?: number): Record<string, unknown> |
   return ref;
 }
 
+/**
+ * The HTTPS redirect's note. RequestRedirect keeps the path; ingress-nginx cuts one trailing `/`
+ * from the request URI unless preserve-trailing-slash (its lua_ingress.lua; NGINX-COMPAT.md 1.4),
+ * so `/docs/` goes to `https://h/docs/` here and to `https://h/docs` there.
+ */
+const sslRedirectText = (t: GatewayTarget): string =>
+  `an HTTPRoute on the HTTP listener answers RequestRedirect scheme https, ${t.httpRedirectCode}, for the TLS hosts (none when off); it keeps a trailing \`/\` ingress-nginx cuts (as with preserve-trailing-slash: \`/docs/\` → \`https://h/docs/\`, not \`https://h/docs\`)`;
+
 const refusingOf = (plan: IngressPlan): boolean => plan.annotations.problems.some((p) => p.includes("refused with 503"));
 
 const listOf = (s: string): string[] => s.split(",").map((x) => x.trim()).filter((x) => x !== "");
@@ -355,6 +363,10 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
           rules: grpc ? grpcRules(rules, (text) => note("", "not-expressible", text)) : rules,
         },
       });
+      if (toHttps && ![n("ssl-redirect"), n("force-ssl-redirect"), `${PORTICO_PREFIX}ssl-redirect`].some((k) => k in ann)) {
+        // On by default in ingress-nginx: said once per Ingress, like an annotation.
+        if (!notes.some((x) => x.ingress === ingKey && x.annotation === n("ssl-redirect"))) note(n("ssl-redirect"), "gateway-api", `(not set: true by default) ${sslRedirectText(target)}`);
+      }
       if (toHttps) {
         // The HTTP → HTTPS redirect of a TLS host (ingress-nginx's ssl-redirect, on by default).
         routes.push({
@@ -379,7 +391,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         note(k, "portico-extension", `no Gateway API field does this; carried in ${PORTICO_POLICY_KIND} ${plan.namespace}/${plan.name}, named by an ExtensionRef filter on each rule`);
         continue;
       }
-      if (k === n("ssl-redirect") || k === n("force-ssl-redirect") || k === `${PORTICO_PREFIX}ssl-redirect`) note(k, "gateway-api", `an HTTPRoute on the HTTP listener with RequestRedirect scheme https, ${target.httpRedirectCode}, for the TLS hosts (none when off)`);
+      if (k === n("ssl-redirect") || k === n("force-ssl-redirect") || k === `${PORTICO_PREFIX}ssl-redirect`) note(k, "gateway-api", sslRedirectText(target));
       else if (k === n("app-root")) note(k, "gateway-api", "RequestRedirect 302 on an Exact / match");
       else if (k === n("rewrite-target") || k === `${PORTICO_PREFIX}rewrite-target`)
         note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : "URLRewrite (ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, ReplaceFullPath for a literal target); Gateway API path matches are case-sensitive where nginx's regex locations are not");

@@ -249,6 +249,10 @@ spec: { controller: k8s.io/ingress-nginx }
     }
     if (process.env.TO_GATEWAY_VERBOSE) for (const [host, path, headers] of cases) console.log(host, path, headers ?? "", JSON.stringify(await ask(gw, host, path, headers)));
     expect(differ).toEqual([]);
+    // The stated difference of the HTTPS redirect: RequestRedirect keeps the trailing `/` that
+    // ingress-nginx cuts (NGINX-COMPAT.md 1.4, "Trailing-slash quirk"); the note says so.
+    expect([(await ask(ing, "secure.test", "/dir/")).location, (await ask(gw, "secure.test", "/dir/")).location]).toEqual(["https://secure.test/dir", "https://secure.test/dir/"]);
+    expect(conv.notes.find((n) => n.ingress === "web/secure")?.text).toContain("it keeps a trailing `/` ingress-nginx cuts");
     // The answers are the mappings' own, not two equal 404s.
     expect((await ask(gw, "canary.test", "/c", { "x-canary": "always" })).received?.backend).toBe("b");
     expect((await ask(gw, "headers.test", "/", { "x-tenant": "evil" })).received?.headers).toContain("x-tenant: acme");
