@@ -61,6 +61,17 @@ describe("the migration fixtures", () => {
     expect(of("web/public-api", "enable-cors")).toBe("gateway-api");
   });
 
+  test("--output json holds the same objects and notes; a bad --to is a bad flag (exit 2)", async () => {
+    const p = Bun.spawn([...cmd, "migrate", "--to", "gateway-api", "--output", "json", "--manifests", FIXTURES], { stdout: "pipe", stderr: "pipe", cwd: ROOT });
+    const [text, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+    expect(code).toBe(3);
+    expect(JSON.parse(text)).toEqual({ objects: out.objects, notes: out.notes, invalidObjects: [] });
+    const bad = Bun.spawn([...cmd, "migrate", "--to", "istio", "--manifests", FIXTURES], { stdout: "pipe", stderr: "pipe", cwd: ROOT });
+    const [err, badCode] = await Promise.all([new Response(bad.stderr).text(), bad.exited]);
+    expect(badCode).toBe(2);
+    expect(err).toContain('--to: expected gateway-api, got "istio"');
+  });
+
   test("an access check or a refusing snippet never becomes an open route: the rules name Portico's policy", () => {
     const route = (ns: string, name: string) => out.objects.find((o) => o.kind === "HTTPRoute" && o.metadata.namespace === ns && o.metadata.name === name) as unknown as { spec: { rules: { filters?: unknown[] }[] } };
     for (const [ns, name] of [["ops", "grafana"], ["ops", "dashboard"], ["web", "blog"], ["web", "old-domain"]] as const) {
