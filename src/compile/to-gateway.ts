@@ -320,7 +320,9 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
           const carried: CarriedAs = rewrite !== null ? "gateway-api" : "portico-extension";
           if (rewriteCarried === null || carried === "portico-extension") rewriteCarried = carried;
           if (match.type === "RegularExpression") regexUsed = true;
-        } else if (rw.useRegex && !LITERAL_PATH.test(p.rawPath)) {
+        } else if (rw.useRegex) {
+          // ingress-nginx writes every path of a regex-mode Ingress, Exact ones included, as
+          // `~* "^<path>"` (its template's buildLocation): a literal one is a prefix regex too.
           match = { type: "RegularExpression", value: p.rawPath };
           regexUsed = true;
         } else match = { type: p.pathType === "Exact" ? "Exact" : "PathPrefix", value: p.path };
@@ -394,7 +396,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       if (k === n("ssl-redirect") || k === n("force-ssl-redirect") || k === `${PORTICO_PREFIX}ssl-redirect`) note(k, "gateway-api", sslRedirectText(target));
       else if (k === n("app-root")) note(k, "gateway-api", "RequestRedirect 302 on an Exact / match");
       else if (k === n("rewrite-target") || k === `${PORTICO_PREFIX}rewrite-target`)
-        note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : "URLRewrite (ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, ReplaceFullPath for a literal target); Gateway API path matches are case-sensitive where nginx's regex locations are not");
+        note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : "URLRewrite (ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, ReplaceFullPath for a literal target); Gateway API path matches are case-sensitive and whole-segment where nginx's regex locations are neither (`^/foo` also takes `/FOO` and `/foobar`)");
       else if (k === n("use-regex") || k === `${PORTICO_PREFIX}use-regex`) note(k, regexUsed ? "implementation-specific" : "gateway-api", regexUsed ? "RegularExpression path matches: their dialect and anchoring are implementation-specific (ingress-nginx anchors at the start and ignores case)" : "the paths are literal: Exact/PathPrefix matches");
       else if (k.startsWith(n("cors")) || k === n("enable-cors")) note(k, "gateway-api", "the CORS filter (standard channel in v1.6)");
       else if (k === `${PORTICO_PREFIX}request-headers`) note(k, "gateway-api", "RequestHeaderModifier set");
