@@ -52,6 +52,8 @@ export const PORTICO_POLICY_GROUP = "portico.dev";
 export const PORTICO_POLICY_KIND = "IngressNginxPolicy";
 const PORTICO_POLICY_VERSION = "portico.dev/v1alpha1";
 
+const MAX_RULES = 16;
+
 const n = (s: string) => `${NGINX_PREFIX}${s}`;
 const ours = (k: string) => k.startsWith(NGINX_PREFIX) || k.startsWith(PORTICO_PREFIX);
 
@@ -355,16 +357,22 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       const base = plan.hosts.size > 1 ? `${plan.name}-${slug(hostKey === "*" ? "any" : hostKey)}` : plan.name;
       const parent = (sectionName?: string) => ({ group: "gateway.networking.k8s.io", kind: "Gateway", namespace: gw.namespace, name: gw.name, ...(sectionName ? { sectionName } : {}) });
       const metadata = { name: base, namespace: plan.namespace, annotations: { "portico.dev/converted-from": `Ingress ${plan.key}` } };
-      routes.push({
-        apiVersion: GATEWAY_API,
-        kind: grpc ? "GRPCRoute" : "HTTPRoute",
-        metadata,
-        spec: {
-          parentRefs: toHttps ? [parent(tlsListener)] : [parent()],
-          ...(host !== null ? { hostnames: [host] } : {}),
-          rules: grpc ? grpcRules(rules, (text) => note("", "not-expressible", text)) : rules,
-        },
-      });
+      // A route holds at most 16 rules (HTTPRouteSpec.rules, GRPCRouteSpec.rules: MaxItems=16).
+      // Precedence between rules is decided across every route of a hostname by their matches
+      // (HTTPRouteRule), so the rest go into more routes without changing which rule wins.
+      const written = grpc ? grpcRules(rules, (text) => note("", "not-expressible", text)) : rules;
+      for (let i = 0; i === 0 || i < written.length; i += MAX_RULES) {
+        routes.push({
+          apiVersion: GATEWAY_API,
+          kind: grpc ? "GRPCRoute" : "HTTPRoute",
+          metadata: i === 0 ? metadata : { ...metadata, name: `${base}-${i / MAX_RULES + 1}` },
+          spec: {
+            parentRefs: toHttps ? [parent(tlsListener)] : [parent()],
+            ...(host !== null ? { hostnames: [host] } : {}),
+            rules: written.slice(i, i + MAX_RULES),
+          },
+        });
+      }
       if (toHttps && ![n("ssl-redirect"), n("force-ssl-redirect"), `${PORTICO_PREFIX}ssl-redirect`].some((k) => k in ann)) {
         // On by default in ingress-nginx: said once per Ingress, like an annotation.
         if (!notes.some((x) => x.ingress === ingKey && x.annotation === n("ssl-redirect"))) note(n("ssl-redirect"), "gateway-api", `(not set: true by default) ${sslRedirectText(target)}`);

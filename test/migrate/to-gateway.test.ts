@@ -137,6 +137,39 @@ spec:
   }
 });
 
+test("a host with more paths than a route's 16 rules is written as several routes", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "portico-to-gateway-many-"));
+  try {
+    const paths = Array.from({ length: 17 }, (_, i) => `          - { path: /p${i}, pathType: Prefix, backend: { service: { name: s, port: { number: 80 } } } }`).join("\n");
+    writeFileSync(
+      join(dir, "many.yaml"),
+      `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: { name: nginx }
+spec: { controller: k8s.io/ingress-nginx }
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: many, namespace: apps }
+spec:
+  ingressClassName: nginx
+  rules:
+    - host: many.test
+      http:
+        paths:
+${paths}
+`,
+    );
+    const out = await convert(dir);
+    expect(out.code).toBe(0);
+    const routes = out.objects.filter((o) => o.kind === "HTTPRoute") as unknown as { metadata: { name: string }; spec: { hostnames: string[]; rules: { matches: { path: { value: string } }[] }[] } }[];
+    expect(routes.map((r) => [r.metadata.name, r.spec.hostnames, r.spec.rules.length])).toEqual([["many", ["many.test"], 16], ["many-2", ["many.test"], 1]]);
+    expect(routes.flatMap((r) => r.spec.rules.map((x) => x.matches[0]!.path.value))).toEqual(Array.from({ length: 17 }, (_, i) => `/p${i}`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 describe("served side by side", () => {
   let dir: string;
   let ing: Portico;
