@@ -95,6 +95,8 @@ const listOf = (s: string): string[] => s.split(",").map((x) => x.trim()).filter
 
 /** gRPC's request path is `/<service>/<method>` (gRPC over HTTP/2, "Path"). */
 const GRPC_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
+/** GRPCRouteFilterType in the v1.6 standard channel. */
+const GRPC_FILTERS: ReadonlySet<string> = new Set(["RequestHeaderModifier", "ResponseHeaderModifier", "RequestMirror", "ExtensionRef"]);
 
 /**
  * An HTTPRoute's rules as GRPCRoute rules: a path `/` (any method), `/<service>` or
@@ -121,18 +123,15 @@ function grpcRules(rules: readonly Record<string, unknown>[], lost: (text: strin
       grpcMatches.push({ ...(method !== null ? { method } : {}), ...(m.headers ? { headers: m.headers } : {}) });
     }
     if (grpcMatches.length === 0 && matches.length > 0) continue;
-    const filters = ((rule.filters as { type: string }[] | undefined) ?? []).filter((f) => f.type === "RequestHeaderModifier" || f.type === "ResponseHeaderModifier" || f.type === "ExtensionRef");
+    const all = (rule.filters as { type: string }[] | undefined) ?? [];
+    const filters = all.filter((f) => GRPC_FILTERS.has(f.type));
+    for (const f of all) if (!GRPC_FILTERS.has(f.type)) lost(`a GRPCRoute takes no ${f.type} filter: left out of the rule`);
     const only = grpcMatches.every((m) => Object.keys(m).length === 0);
     out.push({ ...(only ? {} : { matches: grpcMatches }), ...(filters.length > 0 ? { filters } : {}), backendRefs: rule.backendRefs ?? [] });
   }
   return out;
 }
 
-interface HostRoutes {
-  readonly plan: IngressPlan;
-  readonly host: string | null;
-  readonly paths: readonly PathPlan[];
-}
 
 /** Converts the served Ingresses of `view`. */
 export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayConversion {
@@ -287,7 +286,6 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     for (const [hostKey, paths] of plan.hosts) {
       const host = hostKey === "*" ? null : hostKey;
       if (refusedHere) break;
-      const hr: HostRoutes = { plan, host, paths };
       const tlsListener = host !== null ? https.get(host) : undefined;
       const tr = pol.tlsRedirect;
       const toHttps = tlsListener !== undefined && (tr.sslRedirect || tr.forceSslRedirect);
@@ -301,7 +299,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
           return f;
         }
         if (reqHeaders.length > 0) f.push({ type: "RequestHeaderModifier", requestHeaderModifier: { set: reqHeaders.map(([name, value]) => ({ name, value })) } });
-        if (resHeaders.length > 0 && !grpc) f.push({ type: "ResponseHeaderModifier", responseHeaderModifier: { set: resHeaders.map(([name, value]) => ({ name, value })) } });
+        if (resHeaders.length > 0) f.push({ type: "ResponseHeaderModifier", responseHeaderModifier: { set: resHeaders.map(([name, value]) => ({ name, value })) } });
         if (cors !== null && !grpc) f.push({ type: "CORS", cors });
         if (extra !== null) f.push({ type: "URLRewrite", urlRewrite: { path: extra } });
         return f;
@@ -312,7 +310,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
           filters: [...(extFilter ? [extFilter] : []), { type: "RequestRedirect", requestRedirect: { path: { type: "ReplaceFullPath", replaceFullPath: pol.redirects.appRoot }, statusCode: 302 } }],
         });
       }
-      for (const p of hr.paths) {
+      for (const p of paths) {
         let match: Record<string, unknown>;
         let rewrite: Record<string, unknown> | null = null;
         const rwr = rewriteFor(p);
@@ -406,9 +404,9 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       else if (k === n("rewrite-target") || k === `${PORTICO_PREFIX}rewrite-target`)
         note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : "URLRewrite (ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, ReplaceFullPath for a literal target); Gateway API path matches are case-sensitive and whole-segment where nginx's regex locations are neither (`^/foo` also takes `/FOO` and `/foobar`)");
       else if (k === n("use-regex") || k === `${PORTICO_PREFIX}use-regex`) note(k, regexUsed ? "implementation-specific" : "gateway-api", regexUsed ? "RegularExpression path matches: their dialect and anchoring are implementation-specific (ingress-nginx anchors at the start and ignores case)" : "the paths are literal: Exact/PathPrefix matches");
-      else if (k.startsWith(n("cors")) || k === n("enable-cors")) note(k, "gateway-api", "the CORS filter (standard channel in v1.6)");
+      else if (k.startsWith(n("cors")) || k === n("enable-cors")) note(k, grpc ? "not-expressible" : "gateway-api", grpc ? "a GRPCRoute takes no CORS filter" : "the CORS filter (standard channel in v1.6)");
       else if (k === `${PORTICO_PREFIX}request-headers`) note(k, "gateway-api", "RequestHeaderModifier set");
-      else if (k === `${PORTICO_PREFIX}response-headers`) note(k, grpc ? "not-expressible" : "gateway-api", "ResponseHeaderModifier set");
+      else if (k === `${PORTICO_PREFIX}response-headers`) note(k, "gateway-api", "ResponseHeaderModifier set");
       else if (k === n("backend-protocol") || k === `${PORTICO_PREFIX}backend-protocol`) note(k, "gateway-api", grpc ? "a GRPCRoute (its rules match every method: ingress-nginx's paths have no gRPC form)" : "plain HTTP backendRefs");
     }
   }
