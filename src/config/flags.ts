@@ -128,6 +128,9 @@ export const EXPLAIN_FLAGS = {
 /** Flags only the `migrate` subcommand takes (it reads --nginx-configmap too, a flag of the server's). */
 export const MIGRATE_FLAGS = {
   output: { name: "output", metavar: "FORMAT", help: "text (for people) or json (for scripts)", defaultText: "text" },
+  to: { name: "to", metavar: "API", help: "gateway-api: print the Ingresses as Gateway API objects (YAML; --output json: objects and notes) instead of the report", defaultText: "(the report)" },
+  gatewayName: { name: "gateway-name", metavar: "NAME", help: "with --to gateway-api: the Gateway's (and GatewayClass's) name", defaultText: "portico" },
+  gatewayNamespace: { name: "gateway-namespace", metavar: "NS", help: "with --to gateway-api: the Gateway's namespace", defaultText: "portico" },
 } as const;
 
 /** `PORTICO_<FLAG_IN_UPPER_SNAKE>`. */
