@@ -80,7 +80,7 @@ describe("defaults", () => {
       nginxConfigmap: null,
       tlsMinVersion: "1.2",
       tlsCiphers: DEFAULT_TLS_CIPHERS,
-      http2: true, http3: false,
+      http2: true, http3: false, enableSslPassthrough: false,
       workers: availableParallelism(),
     });
     expect(Object.isFrozen(c)).toBe(true);

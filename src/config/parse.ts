@@ -160,6 +160,9 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
 
   const clash = portClash(frozen);
   if (clash) return error(clash);
+  // QUIC is not TCP: the front could not see it, and the terminating listener, on a loopback
+  // port then, would advertise that port in Alt-Svc (docs/design.md, "SSL passthrough").
+  if (frozen.enableSslPassthrough && frozen.http3) return error("--enable-ssl-passthrough: cannot be combined with --http3");
   const mixed = sourceClash(sources, sub);
   if (mixed) return error(mixed);
 

@@ -112,14 +112,16 @@ class Peer implements RequestServer {
   streams = 0;
   abusive = false;
   readonly budget: ResetBudget;
-  private readonly ip: { address: string };
+  private readonly ip: { address: string; port?: number };
   constructor(
     address: string,
     readonly transport: "h1" | "h2",
     resets: number | undefined,
     private readonly socket: unknown,
   ) {
-    this.ip = { address };
+    // The port as Bun's requestIP gives it: --enable-ssl-passthrough finds the client by it (serving/passthrough.ts).
+    const port = (socket as { remotePort?: unknown } | undefined)?.remotePort;
+    this.ip = typeof port === "number" ? { address, port } : { address };
     this.budget = new ResetBudget(resets);
   }
   requestIP() {

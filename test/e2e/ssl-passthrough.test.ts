@@ -1,0 +1,163 @@
+// --enable-ssl-passthrough through the real process (--manifests): ingress-nginx's TCP proxy
+// (pkg/tcpproxy/tcp.go) reads the ClientHello, sends a connection whose SNI names a host with
+// nginx.ingress.kubernetes.io/ssl-passthrough to that host's `/` backend untouched, and every
+// other connection to nginx (nginx.go setupSSLProxy), which still sees the client's address
+// (there by the PROXY protocol). Its e2e test (test/e2e/settings/ssl_passthrough.go): the
+// annotated host is answered by the backend's own TLS server, a host without the annotation by
+// nginx. Without the flag no proxy runs (nginx.go: setupSSLProxy only when EnableSSLPassthrough)
+// and the annotation changes nothing.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect as netConnect } from "node:net";
+import { connect as tlsConnect } from "node:tls";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createCertificate } from "../tls/pki.ts";
+import { eventually, startPortico, type Portico } from "./harness.ts";
+import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
+
+const N = "nginx.ingress.kubernetes.io/";
+const passPem = createCertificate({ subjectCN: "pass-backend", sans: ["pass.test"] });
+const webPem = createCertificate({ subjectCN: "portico-web", sans: ["web.test"] });
+
+// The pod that terminates TLS itself: its own certificate, and it says what it saw.
+const tlsPod = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  tls: { cert: passPem.certPem, key: passPem.keyPem },
+  fetch: (req) => new Response(`pod saw ${new URL(req.url).pathname}`),
+});
+// A plain HTTP pod behind a host Portico terminates: it echoes the client address headers.
+const webPod = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  fetch: (req) => new Response(`xff=${req.headers.get("x-forwarded-for")} xri=${req.headers.get("x-real-ip")}`),
+});
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "portico-passthrough-"));
+  const objs = [
+    ingressClass(),
+    service("argo", "pass"),
+    slice("argo", "pass", [tlsPod.port as number]),
+    service("shop", "web"),
+    slice("shop", "web", [webPod.port as number]),
+    tlsSecret("shop", "web-tls", webPem.certPem, webPem.keyPem),
+    ingress("argo", "pass", [{ host: "pass.test", paths: [{ path: "/", service: "pass" }, { path: "/api", service: "pass" }] }], { annotations: { [`${N}ssl-passthrough`]: "true" } }),
+    ingress("shop", "web", [{ host: "web.test", paths: [{ path: "/", service: "web" }] }], { tls: [{ hosts: ["web.test"], secretName: "web-tls" }] }),
+  ];
+  writeFileSync(join(dir, "all.yaml"), yamlDocs(objs as Record<string, unknown>[]));
+});
+afterAll(() => {
+  void tlsPod.stop(true);
+  void webPod.stop(true);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * One HTTP/1.1 GET over TLS with this SNI (none when null), from `from` (another loopback
+ * address, so the test can tell the client's address from Portico's own loopback hop): the
+ * certificate's CN and the answer's body.
+ */
+function tlsGet(port: number, servername: string | null, host: string, from = "127.0.0.2"): Promise<{ cn: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const s = tlsConnect({ host: "127.0.0.1", port, localAddress: from, rejectUnauthorized: false, ...(servername === null ? {} : { servername }) });
+    const timer = setTimeout(() => (s.destroy(), reject(new Error("no answer in 10 s"))), 10_000);
+    let raw = "";
+    let cn = "";
+    s.on("secureConnect", () => {
+      cn = String(s.getPeerCertificate().subject?.CN ?? "");
+      s.write(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    });
+    s.on("data", (d: Buffer) => void (raw += d.toString("latin1")));
+    s.on("error", (e) => (clearTimeout(timer), reject(e)));
+    s.on("close", () => {
+      clearTimeout(timer);
+      resolve({ cn, body: raw.slice(raw.indexOf("\r\n\r\n") + 4) });
+    });
+  });
+}
+
+/** Sends raw bytes to the HTTPS port; resolves when Portico closes the connection (what it sent back). */
+function rawSession(port: number, chunks: Uint8Array[], closeAfterMs: number | null = null): Promise<{ closedByServer: boolean; got: number }> {
+  return new Promise((resolve) => {
+    const s = netConnect({ host: "127.0.0.1", port });
+    let got = 0;
+    let mine = false;
+    s.on("connect", () => {
+      for (const c of chunks) s.write(c);
+      if (closeAfterMs !== null) setTimeout(() => ((mine = true), s.destroy()), closeAfterMs);
+    });
+    s.on("data", (d: Buffer) => void (got += d.length));
+    s.on("error", () => {});
+    s.on("close", () => resolve({ closedByServer: !mine, got }));
+  });
+}
+
+/** A TLS record header and handshake header claiming a ClientHello of `len` bytes. */
+function helloHeader(len: number, recordLen: number): Uint8Array {
+  return new Uint8Array([22, 3, 1, (recordLen >> 8) & 0xff, recordLen & 0xff, 1, (len >> 16) & 0xff, (len >> 8) & 0xff, len & 0xff]);
+}
+
+describe("with --enable-ssl-passthrough", () => {
+  let p: Portico;
+  beforeAll(async () => {
+    p = await startPortico(["--manifests", dir, "--access-log", "off", "--enable-ssl-passthrough", "--client-header-timeout", "1s"]);
+  });
+  afterAll(async () => {
+    await p?.stop("SIGKILL");
+  });
+
+  test("the annotated host's TLS goes to the pod untouched: the pod's certificate, the pod's answer", async () => {
+    await eventually(async () => (await tlsGet(p.ports.https, "pass.test", "pass.test").catch(() => ({ cn: "" }))).cn === "pass-backend", 10_000, 50);
+    expect(await tlsGet(p.ports.https, "pass.test", "pass.test")).toEqual({ cn: "pass-backend", body: "pod saw /" });
+  });
+
+  test("another host is terminated by Portico as before, and the pod sees the client's address, not Portico's loopback hop", async () => {
+    await eventually(async () => (await tlsGet(p.ports.https, "web.test", "web.test")).cn === "portico-web", 10_000, 50);
+    expect(await tlsGet(p.ports.https, "web.test", "web.test", "127.0.0.2")).toEqual({ cn: "portico-web", body: "xff=127.0.0.2 xri=127.0.0.2" });
+    expect(await tlsGet(p.ports.https, "web.test", "web.test", "127.0.0.3")).toEqual({ cn: "portico-web", body: "xff=127.0.0.3 xri=127.0.0.3" });
+  });
+
+  test("a path other than / of a passthrough host is named in a diagnostic (controller.go: Ignoring SSL Passthrough for location)", async () => {
+    const line = await p.waitForLine(/"reason":"SslPassthroughPath"/);
+    expect(JSON.parse(line).err).toContain('"/api" is served only over plain HTTP');
+  });
+
+  test("hostile ClientHellos are closed cleanly and the port keeps serving", async () => {
+    const https = p.ports.https;
+    // Not TLS at all: handed to the terminating listener, which refuses it.
+    expect((await rawSession(https, [new TextEncoder().encode("GET / HTTP/1.1\r\nHost: web.test\r\n\r\n")])).closedByServer).toBe(true);
+    // Garbage that looks like a handshake record of the wrong version.
+    expect((await rawSession(https, [new Uint8Array([22, 9, 9, 0, 5, 1, 2, 3, 4, 5])])).closedByServer).toBe(true);
+    // Truncated: a header promising more than ever comes; closed at --client-header-timeout.
+    expect((await rawSession(https, [helloHeader(500, 504), new Uint8Array(100)])).closedByServer).toBe(true);
+    // Huge: a ClientHello claiming 1 MB, and then more bytes than Portico holds for one.
+    expect((await rawSession(https, [helloHeader(1 << 20, 16_384), new Uint8Array(16_380)])).closedByServer).toBe(true);
+    // Thousands of one-byte records (RFC 8446 §5.1 allows fragmenting): more bytes than a ClientHello may take.
+    const tiny = [1, 0, 0x3e, 0x80, ...new Array<number>(5_000).fill(0)].map((b) => new Uint8Array([22, 3, 1, 0, 1, b]));
+    expect((await rawSession(https, tiny)).closedByServer).toBe(true);
+    // No SNI: terminated with Portico's default certificate (the pod is never asked).
+    const noSni = await tlsGet(https, null, "web.test");
+    expect(noSni.cn).not.toBe("pass-backend");
+    // Still serving both kinds.
+    expect(await tlsGet(https, "pass.test", "pass.test")).toEqual({ cn: "pass-backend", body: "pod saw /" });
+    expect(await tlsGet(https, "web.test", "web.test")).toEqual({ cn: "portico-web", body: "xff=127.0.0.2 xri=127.0.0.2" });
+    expect(p.proc.exitCode).toBeNull();
+  });
+});
+
+describe("without --enable-ssl-passthrough", () => {
+  test("the annotation is ignored with a diagnostic, and Portico terminates the host's TLS itself", async () => {
+    const p = await startPortico(["--manifests", dir, "--access-log", "off"]);
+    try {
+      const line = await p.waitForLine(/ssl-passthrough is ignored/);
+      expect(JSON.parse(line)).toMatchObject({ namespace: "argo", name: "pass", reason: "UnsupportedAnnotation" });
+      const got = await tlsGet(p.ports.https, "pass.test", "pass.test");
+      expect(got.cn).not.toBe("pass-backend");
+    } finally {
+      await p.stop("SIGKILL");
+    }
+  });
+});
