@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
-import { connect as tlsConnect } from "node:tls";
+import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCertificate } from "../tls/pki.ts";
@@ -62,7 +62,9 @@ afterAll(() => {
  */
 function tlsGet(port: number, servername: string | null, host: string, from = "127.0.0.2"): Promise<{ cn: string; body: string }> {
   return new Promise((resolve, reject) => {
-    const s = tlsConnect({ host: "127.0.0.1", port, localAddress: from, rejectUnauthorized: false, ...(servername === null ? {} : { servername }) });
+    const opts: ConnectionOptions & { localAddress: string } = { host: "127.0.0.1", port, localAddress: from, rejectUnauthorized: false };
+    if (servername !== null) opts.servername = servername;
+    const s = tlsConnect(opts);
     const timer = setTimeout(() => (s.destroy(), reject(new Error("no answer in 10 s"))), 10_000);
     let raw = "";
     let cn = "";
