@@ -18,11 +18,11 @@ export const SSL_PASSTHROUGH: AnnotationSpec = {
   family: "ssl-passthrough",
   default: "false",
   description:
-    "`true`/`false` as Go's ParseBool reads them: with `--enable-ssl-passthrough`, TLS connections whose SNI names one of this Ingress's hosts go undecrypted to the backend of the host's `/` path; other paths of the host are not served over HTTPS",
+    "`true`/`false` as Go's ParseBool reads them: with `--enable-ssl-passthrough`, TLS connections whose SNI names one of this Ingress's hosts go undecrypted to the backend of the host's `/` path; other paths of the host are not served over HTTPS; requests Portico terminates go to the pods over HTTPS",
   compat: {
     kind: "differs",
     difference:
-      "The connection goes to one of the backend's endpoints, chosen as for a request (ingress-nginx: the Service's cluster IP and port). Without `--enable-ssl-passthrough` it is ignored in both, with a diagnostic here. `false` is served the same.",
+      "The connection goes to one of the backend's endpoints, chosen as for a request (ingress-nginx: the Service's cluster IP and port). Requests Portico terminates for the Ingress's backends (plain HTTP, and HTTPS without the flag) go to the pods over HTTPS (gRPC over TLS), as in ingress-nginx, which marks the one upstream of the host's `/` path for every Ingress using it, where Portico marks the annotated Ingress's backends. Without `--enable-ssl-passthrough` it is ignored in both, with a diagnostic here. `false` is served the same.",
   },
   sameWhen: isFalse,
 };

@@ -135,7 +135,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   // that acts on it (nginx.go setupSSLProxy), so there it changes nothing: say so here.
   const passthrough = ann.denied === null && ann.policies.sslPassthrough.on && config.enableSslPassthrough;
   if (ann.policies.sslPassthrough.on && !config.enableSslPassthrough) {
-    diag("UnsupportedAnnotation", "annotation nginx.ingress.kubernetes.io/ssl-passthrough is ignored: Portico was not started with --enable-ssl-passthrough (as ingress-nginx, whose passthrough proxy needs that flag); TLS to this host is terminated by Portico", "warning");
+    diag("UnsupportedAnnotation", "annotation nginx.ingress.kubernetes.io/ssl-passthrough is ignored: Portico was not started with --enable-ssl-passthrough (as ingress-nginx, whose passthrough proxy needs that flag); TLS to this host is terminated by Portico, and its backends are reached over HTTPS, as ingress-nginx does", "warning");
   }
 
   const tls: TlsPlan[] = [];

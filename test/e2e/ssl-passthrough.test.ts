@@ -7,7 +7,7 @@
 // nginx. Without the flag no proxy runs (nginx.go: setupSSLProxy only when EnableSSLPassthrough)
 // and the annotation changes nothing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { tmpdir } from "node:os";
@@ -122,6 +122,11 @@ describe("with --enable-ssl-passthrough", () => {
     expect(await tlsGet(p.ports.https, "web.test", "web.test", "127.0.0.3")).toEqual({ cn: "portico-web", body: "xff=127.0.0.3 xri=127.0.0.3" });
   });
 
+  test("plain HTTP to the annotated host is proxied to the pod over HTTPS (template.go buildProxyPass: https:// for an SSLPassthrough backend)", async () => {
+    const res = await fetch(`${p.http}/x`, { headers: { host: "pass.test" } });
+    expect([res.status, await res.text()]).toEqual([200, "pod saw /x"]);
+  });
+
   test("a path other than / of a passthrough host is named in a diagnostic (controller.go: Ignoring SSL Passthrough for location)", async () => {
     const line = await p.waitForLine(/"reason":"SslPassthroughPath"/);
     expect(JSON.parse(line).err).toContain('"/api" is served only over plain HTTP');
@@ -150,14 +155,43 @@ describe("with --enable-ssl-passthrough", () => {
   });
 });
 
+describe("with --enable-ssl-passthrough, --workers 2 and a gRPC route (the HTTPS port on node:http2)", () => {
+  let p: Portico;
+  let grpcDir: string;
+  beforeAll(async () => {
+    // A gRPC route puts the terminating listener on node:http2 (serving/https.ts); its peers
+    // must give the front's loopback port too, or the client address would be lost there.
+    grpcDir = mkdtempSync(join(tmpdir(), "portico-passthrough-grpc-"));
+    const grpc = ingress("shop", "rpc", [{ host: "rpc.test", paths: [{ path: "/", service: "web" }] }], { annotations: { [`${N}backend-protocol`]: "GRPC" } });
+    writeFileSync(join(grpcDir, "all.yaml"), `${readFileSync(join(dir, "all.yaml"), "utf8")}\n---\n${yamlDocs([grpc as Record<string, unknown>])}`);
+    p = await startPortico(["--manifests", grpcDir, "--access-log", "off", "--enable-ssl-passthrough", "--workers", "2"]);
+  });
+  afterAll(async () => {
+    await p?.stop("SIGKILL");
+    rmSync(grpcDir, { recursive: true, force: true });
+  });
+
+  test("every worker passes the annotated host through and keeps the client's address for the others", async () => {
+    await eventually(async () => (await tlsGet(p.ports.https, "web.test", "web.test")).cn === "portico-web", 10_000, 50);
+    // New connections each: SO_REUSEPORT spreads them over both workers' fronts.
+    for (let i = 0; i < 8; i++) {
+      expect(await tlsGet(p.ports.https, "pass.test", "pass.test")).toEqual({ cn: "pass-backend", body: "pod saw /" });
+      expect(await tlsGet(p.ports.https, "web.test", "web.test", `127.0.0.${10 + i}`)).toEqual({ cn: "portico-web", body: `xff=127.0.0.${10 + i} xri=127.0.0.${10 + i}` });
+    }
+  });
+});
+
 describe("without --enable-ssl-passthrough", () => {
   test("the annotation is ignored with a diagnostic, and Portico terminates the host's TLS itself", async () => {
     const p = await startPortico(["--manifests", dir, "--access-log", "off"]);
     try {
       const line = await p.waitForLine(/ssl-passthrough is ignored/);
       expect(JSON.parse(line)).toMatchObject({ namespace: "argo", name: "pass", reason: "UnsupportedAnnotation" });
+      // Terminated by Portico (its default certificate), then sent to the pod over HTTPS, as
+      // ingress-nginx does for a backend marked SSLPassthrough with or without the flag.
       const got = await tlsGet(p.ports.https, "pass.test", "pass.test");
       expect(got.cn).not.toBe("pass-backend");
+      expect(got.body).toBe("pod saw /");
     } finally {
       await p.stop("SIGKILL");
     }
