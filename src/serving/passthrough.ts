@@ -107,7 +107,7 @@ export function startPassthroughFront(o: PassthroughOptions): PassthroughFront {
   }
 
   /** Writes what `to` can take now; keeps the rest, and pauses `from` until `to` drains. */
-  function send(c: Conn, to: Side, from: Side, chunk: Uint8Array): void {
+  function send(to: Side, from: Side, chunk: Uint8Array): void {
     const s = to.socket;
     if (s === null || to.pending.length > 0) {
       // Bun may reuse the buffer it handed to `data`: keep a copy.
@@ -120,7 +120,6 @@ export function startPassthroughFront(o: PassthroughOptions): PassthroughFront {
       to.pending.push(chunk.slice(Math.max(n, 0)));
       from.socket?.pause();
     }
-    void c;
   }
 
   function flush(to: Side, from: Side): void {
@@ -167,7 +166,7 @@ export function startPassthroughFront(o: PassthroughOptions): PassthroughFront {
     },
     data(s: Socket<Conn>, chunk: Uint8Array) {
       const c = s.data;
-      if (c.state === "piping") send(c, c.client, c.upstream, chunk);
+      if (c.state === "piping") send(c.client, c.upstream, chunk);
     },
     drain(s: Socket<Conn>) {
       flush(s.data.upstream, s.data.client);
@@ -244,7 +243,7 @@ export function startPassthroughFront(o: PassthroughOptions): PassthroughFront {
       },
       data(s, chunk) {
         const c = s.data;
-        if (c.state === "piping" || c.state === "connecting") return send(c, c.upstream, c.client, chunk);
+        if (c.state === "piping" || c.state === "connecting") return send(c.upstream, c.client, chunk);
         if (c.state !== "hello") return;
         if (c.helloLen + chunk.length > MAX_BUFFERED_BYTES) return close(c);
         if (c.helloLen + chunk.length > c.hello.length) {

@@ -91,7 +91,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   // nothing here changes.
   let front: PassthroughFront | null = null;
   const viaFront = config.enableSslPassthrough
-    ? { ...httpsHandler, fetch: (req: Request, server: Parameters<typeof httpsHandler.fetch>[1]) => httpsHandler.fetch(req, (front as PassthroughFront).peer(server, req)) }
+    ? { ...httpsHandler, fetch: (req: Request, server: Parameters<typeof httpsHandler.fetch>[1]) => httpsHandler.fetch(req, front === null ? server : front.peer(server, req)) }
     : httpsHandler;
   const https = createHttpsListener({
     config,

@@ -17,6 +17,8 @@ import { eventually, startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
+// Larger than any socket buffer: the copy must hold back and resume (passthrough.ts send/flush).
+const BIG = new Uint8Array(8 * 1024 * 1024).map((_, i) => (i * 7) & 0xff);
 const passPem = createCertificate({ subjectCN: "pass-backend", sans: ["pass.test"] });
 const webPem = createCertificate({ subjectCN: "portico-web", sans: ["web.test"] });
 
@@ -25,13 +27,16 @@ const tlsPod = Bun.serve({
   hostname: "127.0.0.1",
   port: 0,
   tls: { cert: passPem.certPem, key: passPem.keyPem },
-  fetch: (req) => new Response(`pod saw ${new URL(req.url).pathname}`),
+  fetch: (req) => (new URL(req.url).pathname === "/big" ? new Response(BIG) : new Response(`pod saw ${new URL(req.url).pathname}`)),
 });
 // A plain HTTP pod behind a host Portico terminates: it echoes the client address headers.
 const webPod = Bun.serve({
   hostname: "127.0.0.1",
   port: 0,
-  fetch: (req) => new Response(`xff=${req.headers.get("x-forwarded-for")} xri=${req.headers.get("x-real-ip")}`),
+  fetch: async (req) =>
+    req.method === "POST"
+      ? new Response(`got ${new Uint8Array(await req.arrayBuffer()).reduce((a, b) => (a + b) % 65_521, 0)}/${req.headers.get("content-length")}`)
+      : new Response(`xff=${req.headers.get("x-forwarded-for")} xri=${req.headers.get("x-real-ip")}`),
 });
 
 let dir: string;
@@ -81,6 +86,22 @@ function tlsGet(port: number, servername: string | null, host: string, from = "1
   });
 }
 
+/** One raw exchange over TLS with this SNI: everything the server sent until it closed. */
+function tlsRaw(port: number, servername: string, head: string, body?: Uint8Array): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const s = tlsConnect({ host: "127.0.0.1", port, servername, rejectUnauthorized: false });
+    const timer = setTimeout(() => (s.destroy(), reject(new Error("no answer in 20 s"))), 20_000);
+    const got: Buffer[] = [];
+    s.on("secureConnect", () => {
+      s.write(head);
+      if (body) s.write(body);
+    });
+    s.on("data", (d: Buffer) => void got.push(d));
+    s.on("error", (e) => (clearTimeout(timer), reject(e)));
+    s.on("close", () => (clearTimeout(timer), resolve(Buffer.concat(got))));
+  });
+}
+
 /** Sends raw bytes to the HTTPS port; resolves when Portico closes the connection (what it sent back). */
 function rawSession(port: number, chunks: Uint8Array[], closeAfterMs: number | null = null): Promise<{ closedByServer: boolean; got: number }> {
   return new Promise((resolve) => {
@@ -120,6 +141,18 @@ describe("with --enable-ssl-passthrough", () => {
     await eventually(async () => (await tlsGet(p.ports.https, "web.test", "web.test")).cn === "portico-web", 10_000, 50);
     expect(await tlsGet(p.ports.https, "web.test", "web.test", "127.0.0.2")).toEqual({ cn: "portico-web", body: "xff=127.0.0.2 xri=127.0.0.2" });
     expect(await tlsGet(p.ports.https, "web.test", "web.test", "127.0.0.3")).toEqual({ cn: "portico-web", body: "xff=127.0.0.3 xri=127.0.0.3" });
+  });
+
+  test("large bodies cross the front intact both ways: 8 MiB from a passed-through pod, 4 MiB up through the terminated path", async () => {
+    const down = await tlsRaw(p.ports.https, "pass.test", `GET /big HTTP/1.1\r\nHost: pass.test\r\nConnection: close\r\n\r\n`);
+    const body = down.subarray(down.indexOf("\r\n\r\n") + 4);
+    expect(body.length).toBe(BIG.length);
+    expect(Buffer.compare(body, Buffer.from(BIG))).toBe(0);
+    const up = new Uint8Array(4 * 1024 * 1024).map((_, i) => (i * 13) & 0xff);
+    const sum = up.reduce((a, b) => (a + b) % 65_521, 0);
+    const head = `POST / HTTP/1.1\r\nHost: web.test\r\nContent-Length: ${up.length}\r\nConnection: close\r\n\r\n`;
+    const answer = (await tlsRaw(p.ports.https, "web.test", head, up)).toString("latin1");
+    expect(answer.slice(answer.indexOf("\r\n\r\n") + 4)).toBe(`got ${sum}/${up.length}`);
   });
 
   test("plain HTTP to the annotated host is proxied to the pod over HTTPS (template.go buildProxyPass: https:// for an SSLPassthrough backend)", async () => {
