@@ -11,8 +11,7 @@
 // Off by default; when off none of this exists and the HTTPS listener binds the port itself.
 import type { Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
 import type { Logger } from "../log/logger.ts";
-import type { Balancer } from "../proxy/balancer.ts";
-import type { RequestServer } from "../proxy/types.ts";
+import type { Balancer, RequestServer } from "../proxy/index.ts";
 import { lookup } from "../table/lookup.ts";
 import type { Route, RouteTable, Upstream } from "../table/types.ts";
 import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
