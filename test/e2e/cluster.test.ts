@@ -6,8 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { eventually, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, kubeconfig, service, slice } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 let api: FakeApiServer;
 let portico: Portico;
@@ -55,7 +56,7 @@ describe("against the fake API server", () => {
       const next = ingress("team", "web", [{ host: "web.test", paths: [{ path: "/", service: svc }] }]);
       const t0 = performance.now();
       api.update("Ingress", { ...next, metadata: { ...(next.metadata as object), resourceVersion: cur.metadata.resourceVersion } });
-      await eventually(async () => (await get(portico.http, "web.test", "/")).body === `${svc} /`, 5000, 2);
+      await eventually(async () => (await get(portico.http, "web.test", "/")).body === `${svc} /`, 5000);
       times.push(performance.now() - t0);
     }
     times.sort((x, y) => x - y);
@@ -83,7 +84,7 @@ describe("against the fake API server", () => {
     await eventually(() => {
       const st = api.get("Ingress", "team", "web")?.status as { loadBalancer?: { ingress?: { ip?: string }[] } } | undefined;
       return st?.loadBalancer?.ingress?.[0]?.ip === "192.0.2.10";
-    }, 10_000, 50);
+    }, 10_000);
     const lease = api.get("Lease", "default", "portico-leader") as { spec?: { holderIdentity?: string } } | undefined;
     expect(lease?.spec?.holderIdentity).toContain("portico-e2e-0");
     const metrics = await (await fetch(`${portico.admin}/metrics`)).text();
@@ -104,6 +105,6 @@ describe("against the fake API server", () => {
     expect(during).toBeLessThan(60);
     api.faults.down = false;
     api.create("Ingress", ingress("team", "after", [{ host: "after.test", paths: [{ path: "/", service: "a" }] }]));
-    await eventually(async () => (await get(portico.http, "after.test", "/")).status === 200, 40_000, 100);
+    await eventually(async () => (await get(portico.http, "after.test", "/")).status === 200, 40_000);
   }, 60_000);
 });

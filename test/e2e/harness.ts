@@ -117,16 +117,6 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** Poll until `check` returns true (or throw after timeoutMs). Returns the elapsed ms. */
-export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 5000, stepMs = 10): Promise<number> {
-  const t0 = performance.now();
-  while (performance.now() - t0 < timeoutMs) {
-    if (await check()) return performance.now() - t0;
-    await Bun.sleep(stepMs);
-  }
-  throw new Error(`condition not met within ${timeoutMs} ms`);
-}
-
 export interface Backend {
   readonly name: string;
   readonly port: number;

@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eventually, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 let dir: string;
 let portico: Portico;
@@ -74,12 +75,11 @@ describe("routing through --manifests", () => {
     });
   }
 
-  test("a defaultBackend added to the files takes unmatched requests within a bounded time", async () => {
+  test("a defaultBackend added to the files takes unmatched requests", async () => {
     writeManifests([ingress("shop", "fallback", [], { defaultBackend: "fallback" })]);
-    const ms = await eventually(async () => (await get(portico.http, "unknown.test", "/zzz")).status === 200, 5000);
+    await eventually(async () => (await get(portico.http, "unknown.test", "/zzz")).status === 200, 5000);
     expect((await get(portico.http, "unknown.test", "/zzz")).body).toBe("fallback /zzz");
     expect((await get(portico.http, "only-api.test", "/other")).body).toBe("fallback /other");
-    expect(ms).toBeLessThan(5000);
   });
 
   test("a file that stops parsing keeps the last good routes", async () => {

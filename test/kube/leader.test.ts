@@ -2,10 +2,11 @@
 // within the lease duration after the leader dies, immediate handover after a release.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { captureLogger, waitFor } from "../fake-apiserver/fixtures.ts";
+import { captureLogger } from "../fake-apiserver/fixtures.ts";
 import { createKubeClientFrom } from "../../src/kube/client.ts";
 import { resolveKubeConfig } from "../../src/kube/kubeconfig.ts";
 import { createLeaderElector, electionNamespace, type LeaderElector } from "../../src/kube/leader.ts";
+import { eventually } from "../wait.ts";
 
 const LEASE_MS = 1000; // leaseDurationSeconds 1 (the API's unit is seconds)
 const TIMINGS = { leaseDurationMs: LEASE_MS, renewIntervalMs: 200, renewDeadlineMs: 700, retryIntervalMs: 100 };
@@ -46,7 +47,7 @@ test("exactly one leader; killing it hands over within the lease duration; a rel
   try {
     a.start();
     b.start();
-    await waitFor(() => leaders.size === 1, "a leader");
+    await eventually(() => leaders.size === 1, 3_000, "a leader");
     await Bun.sleep(1200); // several renewals
     expect(leaders.size).toBe(1);
     const first = [...leaders][0]!;
@@ -57,7 +58,7 @@ test("exactly one leader; killing it hands over within the lease duration; a rel
     const killedAt = Date.now();
     await dead.stop(false);
     leaders.delete(dead.identity); // a dead process no longer acts
-    await waitFor(() => alive.isLeader(), "handover", 4 * LEASE_MS);
+    await eventually(() => alive.isLeader(), 4 * LEASE_MS, "handover");
     const handoverMs = Date.now() - killedAt;
     process.stdout.write(`handover after the leader died: ${handoverMs} ms (lease ${LEASE_MS} ms, retry ${TIMINGS.retryIntervalMs} ms)\n`);
     expect(handoverMs).toBeLessThanOrEqual(LEASE_MS + 3 * TIMINGS.retryIntervalMs + 500);
@@ -71,7 +72,7 @@ test("exactly one leader; killing it hands over within the lease duration; a rel
     expect(c.isLeader()).toBe(false);
     const releasedAt = Date.now();
     await alive.stop(true);
-    await waitFor(() => c.isLeader(), "takeover after release", 4 * LEASE_MS);
+    await eventually(() => c.isLeader(), 4 * LEASE_MS, "takeover after release");
     const releaseMs = Date.now() - releasedAt;
     process.stdout.write(`handover after a release: ${releaseMs} ms\n`);
     expect(releaseMs).toBeLessThan(LEASE_MS);
@@ -100,7 +101,7 @@ test("racing candidates get 409 Conflict and re-read rather than both winning", 
   const before = api.requests.length;
   try {
     racers.forEach((r) => r.start());
-    await waitFor(() => leaders.size === 1, "one winner", 5000);
+    await eventually(() => leaders.size === 1, 5000, "one winner");
     await Bun.sleep(2000); // past the observed-expiry window of the losers
     expect(leaders.size).toBe(1);
     const conflicts = api.requests.slice(before).filter((r) => r.status === 409).length;
@@ -136,7 +137,7 @@ test("API server down: a candidate backs off, logs the first failure and a summa
     expect(log.lines.filter((l) => l.msg === "leader election round failed" && l.level === "debug").length).toBe(failedRounds - 1);
     // Back up: it recovers, says so once with the count, and becomes leader.
     api.faults.down = false;
-    await waitFor(() => leaders.has("lonely"), "leader after recovery", 3000);
+    await eventually(() => leaders.has("lonely"), 3000, "leader after recovery");
     const recovered = log.lines.filter((l) => l.msg === "leader election recovered");
     expect(recovered).toHaveLength(1);
     expect(recovered[0]!.fields?.failedRounds).toBeGreaterThanOrEqual(failedRounds);
@@ -161,13 +162,13 @@ test("a failure that lasts logs one summary per interval; a new cause is logged 
   api.faults.down = "503";
   try {
     e.start();
-    await waitFor(() => log.lines.filter((l) => l.msg === "leader election still failing").length >= 2, "two summaries", 3000);
+    await eventually(() => log.lines.filter((l) => l.msg === "leader election still failing").length >= 2, 3000, "two summaries");
     const summary = log.lines.find((l) => l.msg === "leader election still failing")!;
     expect(summary.fields).toMatchObject({ lease: "portico-system/portico-leader-summary" });
     expect(summary.fields?.failedRounds).toBeGreaterThan(1);
     const before = log.lines.filter((l) => l.level === "warn").length;
     api.faults.down = "reset"; // another cause: said at once, not at the next summary
-    await waitFor(() => log.lines.filter((l) => l.level === "warn").length > before, "new cause logged", 3000);
+    await eventually(() => log.lines.filter((l) => l.level === "warn").length > before, 3000, "new cause logged");
     expect(String(log.lines.filter((l) => l.level === "warn").at(-1)!.fields?.err)).toContain("cannot reach the Kubernetes API server");
   } finally {
     api.faults.down = false;

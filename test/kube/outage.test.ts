@@ -3,12 +3,13 @@
 // (back-off 80 ms doubling to 3 s, outage 2 s): calls per kind are the same numbers.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { captureLogger, OBJECTS, RecordingSink, waitFor } from "../fake-apiserver/fixtures.ts";
+import { captureLogger, OBJECTS, RecordingSink } from "../fake-apiserver/fixtures.ts";
 import { createKubeClientFrom } from "../../src/kube/client.ts";
 import { resolveKubeConfig } from "../../src/kube/kubeconfig.ts";
 import { collectionPath, createKubeSource } from "../../src/kube/watch.ts";
 import { backoffDelay } from "../../src/kube/backoff.ts";
 import { KINDS, KIND_API } from "../../src/model/kinds.ts";
+import { eventually } from "../wait.ts";
 
 const SCALE = 10;
 const OUTAGE_MS = 20_000 / SCALE;
@@ -48,7 +49,7 @@ test("20 s outage (1/10 scale): state kept, calls follow the back-off, recovery 
   });
   await source.start(sink);
   try {
-    await waitFor(() => sink.syncedKinds.length === KINDS.length, "synced");
+    await eventually(() => sink.syncedKinds.length === KINDS.length, 3_000, "synced");
     const eventsBefore = sink.events.length;
     const t0 = Date.now();
     const firstOutageCall = api.requests.length;
@@ -78,7 +79,7 @@ test("20 s outage (1/10 scale): state kept, calls follow the back-off, recovery 
     expect(during.length).toBe(perKind.reduce((a, b) => a + b, 0));
     // Recovery: changes made after the outage arrive, from the kept resourceVersion (no relist).
     for (const kind of KINDS) api.create(kind, OBJECTS[kind]("o", `after-${kind.toLowerCase()}`));
-    await waitFor(() => KINDS.every((k) => sink.has(k, KIND_API[k].namespaced ? "o" : "", `after-${k.toLowerCase()}`)), "recovered", MAX + 2000);
+    await eventually(() => KINDS.every((k) => sink.has(k, KIND_API[k].namespaced ? "o" : "", `after-${k.toLowerCase()}`)), MAX + 2000, "recovered");
     for (const kind of KINDS) expect(source.state(kind).lists).toBe(1);
   } finally {
     await source.stop();

@@ -20,7 +20,7 @@ import type { StagePolicy } from "../../src/table/policy.ts";
 import type { RouteOptions, RouteTable } from "../../src/table/types.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig, wsFirstReply } from "./helpers.ts";
 import { namedBackend, rawBackend, wsUpgrade } from "./raw.ts";
-import { eventually } from "../e2e/harness.ts";
+import { eventually } from "../wait.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {

@@ -4,7 +4,8 @@
 // response is a 502. Backends log the bytes they receive; assertions are on those bytes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeBackend, makeTable, RAW_LISTENERS, startRawProxy, type RawListener, type RawProxy } from "./helpers.ts";
-import { exchangeToClose, rawBackend, rawClient, statuses, until, type RawBackend } from "./raw.ts";
+import { exchangeToClose, rawBackend, rawClient, statuses, type RawBackend } from "./raw.ts";
+import { eventually } from "../wait.ts";
 
 const DEL = "\x7f";
 
@@ -269,9 +270,9 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       const c = await rawClient(proxy.port, proxy);
       try {
         c.write("GET /k1 HTTP/1.1\r\nHost: a.test\r\n\r\n");
-        expect(await until(() => statuses(c.data()).length === 1)).toBe(true);
+        await eventually(() => statuses(c.data()).length === 1);
         c.write("GET /k2 HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
-        expect(await until(c.closed)).toBe(true);
+        await eventually(c.closed);
         expect(statuses(c.data())).toEqual([200, 200]);
       } finally {
         c.destroy();
@@ -296,12 +297,12 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
         try {
           c.write(`${head}5\r\nhello\r\n`);
           // The request is under way upstream before the framing breaks.
-          expect(await until(() => b.used().some((x) => x.bytes.includes("hello")))).toBe(true);
+          await eventually(() => b.used().some((x) => x.bytes.includes("hello")));
           c.write(tail);
-          expect(await until(c.closed)).toBe(true);
+          await eventually(c.closed);
           expect(statuses(c.data())).toEqual([400]);
           const conn = b.used().find((x) => x.bytes.includes("POST /up "))!;
-          expect(await until(() => conn.closed)).toBe(true);
+          await eventually(() => conn.closed);
           expect(wholeUp(b)).toEqual([]);
         } finally {
           c.destroy();
@@ -316,7 +317,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
         try {
           const r = await exchangeToClose(p, `${head}5\r\nhello\r\n${tail}`);
           expect(statuses(r.data)).toEqual([400]);
-          await until(() => b.used().every((x) => x.closed), 2_000);
+          await eventually(() => b.used().every((x) => x.closed), 2_000);
           expect(wholeUp(b)).toEqual([]);
         } finally {
           await p.stop();
@@ -382,9 +383,9 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       const c = await rawClient(p.port, p);
       try {
         c.write("GET /late HTTP/1.1\r\nHost: a.test\r\n\r\n");
-        expect(await until(() => c.data().includes("hello"))).toBe(true);
+        await eventually(() => c.data().includes("hello"));
         upstream!.write("zz\r\nmore\r\n0\r\n\r\n");
-        expect(await until(c.closed)).toBe(true);
+        await eventually(c.closed);
         expect(statuses(c.data())).toEqual([200]);
         expect(c.data()).not.toContain("\r\n0\r\n\r\n");
       } finally {
