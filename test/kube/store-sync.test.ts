@@ -21,7 +21,7 @@ afterAll(() => api.stop());
 
 const client = () => createKubeClientFrom(resolveKubeConfig({ kubeconfig, context: null }), captureLogger());
 
-test("100 Ingress changes reach the real Store; latency median and worst", async () => {
+test("100 Ingress changes reach the real Store, each announced by onChange", async () => {
   let onChange = () => {};
   const store: Store = new Store({ onChange: () => onChange() });
   const source = createKubeSource({ client: client(), config: { watchNamespace: "lat" }, log: captureLogger(), timings: FAST_WATCH });
@@ -32,26 +32,17 @@ test("100 Ingress changes reach the real Store; latency median and worst", async
     api.create("Ingress", ingress("lat", "app", host(0)));
     api.create("Ingress", ingress("elsewhere", "ignored")); // another namespace: not watched
     await eventually(() => store.snapshot().ingresses.has("lat/app"), 3_000, "created");
-    const samples: number[] = [];
+    // 100 changes in a row, each applied (and announced by onChange) before the next is made.
+    let changes = 0;
+    onChange = () => void changes++;
     for (let i = 1; i <= 100; i++) {
       const cur = api.get("Ingress", "lat", "app")!;
       const spec = cur.spec as { rules: { host: string }[] };
       spec.rules[0]!.host = host(i);
-      const seen = new Promise<number>((resolve) => {
-        onChange = () => {
-          if (store.snapshot().ingresses.get("lat/app")?.spec?.rules?.[0]?.host === host(i)) resolve(performance.now());
-        };
-      });
-      const t0 = performance.now();
+      const before = changes;
       api.update("Ingress", cur);
-      const t1 = await Promise.race([seen, Bun.sleep(2000).then(() => NaN)]);
-      expect(t1).not.toBeNaN();
-      samples.push(t1 - t0);
+      await eventually(() => changes > before && store.snapshot().ingresses.get("lat/app")?.spec?.rules?.[0]?.host === host(i), 5_000, `change ${i} applied`);
     }
-    samples.sort((a, b) => a - b);
-    const median = samples[49]!, worst = samples[99]!;
-    process.stdout.write(`fake API change → Store applied, 100 changes: median ${median.toFixed(2)} ms, worst ${worst.toFixed(2)} ms\n`);
-    expect(worst).toBeLessThan(1000);
     expect(store.snapshot().ingresses.has("elsewhere/ignored")).toBe(false);
     api.delete("Ingress", "lat", "app");
     await eventually(() => !store.snapshot().ingresses.has("lat/app"), 3_000, "deleted");
