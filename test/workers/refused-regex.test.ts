@@ -142,7 +142,7 @@ describe("--workers 2, hosts whose only path is refused", () => {
     const watcher = (async () => {
       while (watching) {
         seen.push(await readyz(p));
-        await Bun.sleep(5);
+        await Bun.sleep(5); // sampling pace of the watcher, not a wait
       }
     })();
     const victim = workerPids(p).get(0) as number;
