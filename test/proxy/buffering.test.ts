@@ -120,7 +120,8 @@ describe("proxy-request-buffering on (the default)", () => {
     const p = proxyFor([b.port]);
     const c = await client(p);
     send(c, events, "head and first half", "POST /up HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\n\r\nhello");
-    // Long enough for a streaming proxy to have connected (the `off` test below shows it does).
+    // A client that pauses on purpose, long enough for a streaming proxy to have connected (the
+    // `off` test below shows it does): showing that no connection was made takes a wait.
     await Bun.sleep(300);
     expect(events.filter(opened)).toEqual([]);
     send(c, events, "second half", "world");
@@ -138,7 +139,7 @@ describe("proxy-request-buffering on (the default)", () => {
     const p = proxyFor([b.port]);
     const c = await client(p);
     send(c, events, "head and a chunk", "POST /ch HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
-    await Bun.sleep(300);
+    await Bun.sleep(300); // a client that pauses between chunks on purpose
     send(c, events, "last chunks", "6\r\n world\r\n0\r\n\r\n");
     await eventually(() => statuses(c.data()).length === 1);
     expect(statuses(c.data())).toEqual([200]);
@@ -168,7 +169,7 @@ describe("proxy-request-buffering on (the default)", () => {
     const c = await client(p);
     send(c, events, "head", "POST /trickle HTTP/1.1\r\nHost: a.test\r\nContent-Length: 8\r\n\r\n");
     for (let i = 0; i < 8; i++) {
-      await Bun.sleep(100);
+      await Bun.sleep(100); // the trickling client's pace, the behaviour under test
       send(c, events, `byte ${i}`, "x");
     }
     await eventually(() => statuses(c.data()).length === 1);
@@ -183,7 +184,7 @@ describe("proxy-request-buffering on (the default)", () => {
     const p = proxyFor([b.port]);
     const c = await client(p);
     send(c, events, "head and part", "POST /gone HTTP/1.1\r\nHost: a.test\r\nContent-Length: 100\r\n\r\nabc");
-    await Bun.sleep(100);
+    await eventually(() => p.handler.inflight.count === 1, 5_000, "the request in the handler");
     c.destroy();
     await eventually(() => p.records.length === 1, 10_000);
     expect(p.records[0]?.status).toBe(499);
@@ -195,7 +196,7 @@ describe("proxy-request-buffering on (the default)", () => {
     const p = proxyFor([b.port]);
     const c = await client(p);
     send(c, events, "head and a chunk", "POST /bad HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
-    await Bun.sleep(100);
+    await eventually(() => p.handler.inflight.count === 1, 5_000, "the request in the handler");
     send(c, events, "a malformed trailer", "0\r\nbad trailer\r\n\r\n");
     await eventually(c.closed);
     expect(statuses(c.data())).toEqual([400]);
@@ -312,7 +313,7 @@ describe("memory bounds: above them the body streams", () => {
     // A body within the bound on the same route is still buffered.
     const small = await client(p);
     send(small, events, "small head", "POST /small HTTP/1.1\r\nHost: a.test\r\nContent-Length: 6\r\n\r\nabc");
-    await Bun.sleep(300);
+    await Bun.sleep(300); // showing that nothing went upstream takes a wait (as in the first test)
     expect(b.got.filter((g) => g.startsWith("POST /small "))).toEqual([]);
     send(small, events, "small rest", "def");
     await eventually(() => statuses(small.data()).length === 1);
@@ -325,7 +326,7 @@ describe("memory bounds: above them the body streams", () => {
     const p = proxyFor([b.port], optionsOf({ [`${N}client-body-buffer-size`]: "1k" }));
     const c = await client(p);
     send(c, events, "head and 600", `POST /grow HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n${"a".repeat(600)}\r\n`);
-    await Bun.sleep(300);
+    await Bun.sleep(300); // showing that nothing went upstream takes a wait (as in the first test)
     // 600 bytes fit: still buffering, nothing upstream.
     expect(events.filter(opened)).toEqual([]);
     send(c, events, "another 600", `258\r\n${"b".repeat(600)}\r\n`);
@@ -349,7 +350,8 @@ describe("memory bounds: above them the body streams", () => {
     const head = (path: string) => `POST ${path} HTTP/1.1\r\nHost: a.test\r\nContent-Length: 8192\r\n\r\n`;
     const first = await client(p);
     send(first, events, "first: head and half", head("/first") + "a".repeat(4096));
-    await Bun.sleep(200);
+    // The first must hold its share of the budget before the second arrives.
+    await eventually(() => p.handler.inflight.count === 1, 5_000, "the first request in the handler");
     const second = await client(p);
     send(second, events, "second: head and half", head("/second") + "b".repeat(4096));
     // The second does not fit: it streams, so its request is upstream before it is complete.
@@ -363,7 +365,7 @@ describe("memory bounds: above them the body streams", () => {
     // The first body's reservation was given back: a third is buffered again.
     const third = await client(p);
     send(third, events, "third: head and half", head("/third") + "c".repeat(4096));
-    await Bun.sleep(300);
+    await Bun.sleep(300); // showing that nothing went upstream takes a wait (as in the first test)
     expect(b.got.some((g) => g.startsWith("POST /third "))).toBe(false);
     send(third, events, "third: rest", "c".repeat(4096));
     await eventually(() => statuses(third.data()).length === 1);
