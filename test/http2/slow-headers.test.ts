@@ -62,7 +62,7 @@ async function trickle(c: TlsClient, bytes: string, every: number): Promise<numb
   let i = 0;
   for (; i < bytes.length && !c.closed(); i++) {
     c.write(bytes[i]!);
-    await Bun.sleep(every);
+    await Bun.sleep(every); // the trickling client's pace, the behaviour under test
   }
   return i;
 }
@@ -105,7 +105,7 @@ test("keep-alive: idle between requests is not a head; the next head trickled is
   try {
     c.write("GET /k1 HTTP/1.1\r\nHost: a.test\r\n\r\n");
     await eventually(() => statuses(c.data()).length === 1);
-    // Idle four deadlines long: only the idle timeout (75 s) applies between requests.
+    // Idle four deadlines long, on purpose: only the idle timeout (75 s) applies between requests.
     await Bun.sleep(4 * HEAD_MS);
     expect(c.closed()).toBe(false);
     c.write("GET /k2 HTTP/1.1\r\nHost: a.test\r\n\r\n");
@@ -128,7 +128,7 @@ test("a slow body after a prompt head is left to --client-body-timeout: served w
     // 10 bytes over 2 s: four header deadlines, each gap under the body timeout.
     for (let i = 0; i < 10; i++) {
       c.write("b");
-      await Bun.sleep(200);
+      await Bun.sleep(200); // the slow body's pace, the behaviour under test
     }
     await eventually(c.closed, 5_000);
     expect(statuses(c.data())).toEqual([200]);

@@ -118,7 +118,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
         let sent = 0;
         for (; sent < 60 && !c.closed(); sent++) {
           c.write("x");
-          await Bun.sleep(200);
+          await Bun.sleep(200); // the slow client's pace, the behaviour under test
         }
         await eventually(c.closed, 5_000);
         expect(statuses(c.data())).toEqual([408]);
@@ -139,7 +139,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       try {
         for (let i = 0; i < 5; i++) {
           c.write("abcde");
-          await Bun.sleep(100);
+          await Bun.sleep(100); // the client's pace on purpose
         }
         await eventually(() => statuses(c.data()).length === 1);
         expect(statuses(c.data())).toEqual([200]);

@@ -35,8 +35,8 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       expect(r.closed).toBe(true);
       expect(statuses(r.data)).toEqual([400]);
       expect(r.data.toLowerCase()).toContain("connection: close");
-      // Let anything Bun might still run reach the backend before looking.
-      await Bun.sleep(100);
+      // Anything Bun still ran has reached the backend once the handler is idle.
+      await eventually(() => proxy.handler.inflight.count === 0, 5_000, "the handler idle");
       expect(be.conns.some((c) => c.bytes.includes("__smuggled"))).toBe(false);
     });
 
@@ -44,7 +44,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       const bytes = `POST / HTTP/1.1\r\nHost: a.test\r\nX-T: a${DEL}b\r\nContent-Length: 4\r\n\r\nabcd${smuggled}`;
       const r = await exchangeToClose(proxy, bytes);
       expect(statuses(r.data)).toEqual([400]);
-      await Bun.sleep(100);
+      await eventually(() => proxy.handler.inflight.count === 0, 5_000, "the handler idle");
       expect(be.conns.some((c) => c.bytes.includes("__smuggled"))).toBe(false);
     });
 
@@ -55,7 +55,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
         const r = await exchangeToClose(p, `POST / HTTP/1.1\r\nHost: other.test\r\nContent-Length: 4\r\n\r\nabcd${smuggled}`);
         expect(r.closed).toBe(true);
         expect(statuses(r.data)).toEqual([404]);
-        await Bun.sleep(100);
+        await eventually(() => p.handler.inflight.count === 0, 5_000, "the handler idle");
         expect(be404.used()).toHaveLength(0);
       } finally {
         await p.stop();
@@ -129,8 +129,8 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
             expect(b.lines().map((l) => l.split(" ").slice(0, 2).join(" "))).toEqual([first.split(" ").slice(0, 2).join(" "), "GET /p2"]);
           } else {
             expect(r.data).toBe("");
-            // Let anything still running reach the backend before looking.
-            await Bun.sleep(100);
+            // Anything still running has reached the backend once the handler is idle.
+            await eventually(() => p.handler.inflight.count === 0, 5_000, "the handler idle");
             expect(b.used()).toHaveLength(0);
             expect(p.records.map((q) => [q.path, q.status])).toEqual([["/p1", 499]]);
           }
