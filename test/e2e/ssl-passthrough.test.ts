@@ -13,8 +13,9 @@ import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCertificate } from "../tls/pki.ts";
-import { eventually, startPortico, type Portico } from "./harness.ts";
+import { startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 // Larger than any socket buffer: the copy must hold back and resume (passthrough.ts send/flush).
@@ -134,12 +135,12 @@ describe("with --enable-ssl-passthrough", () => {
   });
 
   test("the annotated host's TLS goes to the pod untouched: the pod's certificate, the pod's answer", async () => {
-    await eventually(async () => (await tlsGet(p.ports.https, "pass.test", "pass.test").catch(() => ({ cn: "" }))).cn === "pass-backend", 10_000, 50);
+    await eventually(async () => (await tlsGet(p.ports.https, "pass.test", "pass.test").catch(() => ({ cn: "" }))).cn === "pass-backend", 10_000);
     expect(await tlsGet(p.ports.https, "pass.test", "pass.test")).toEqual({ cn: "pass-backend", body: "pod saw /" });
   });
 
   test("another host is terminated by Portico as before, and the pod sees the client's address, not Portico's loopback hop", async () => {
-    await eventually(async () => (await tlsGet(p.ports.https, "web.test", "web.test")).cn === "portico-web", 10_000, 50);
+    await eventually(async () => (await tlsGet(p.ports.https, "web.test", "web.test")).cn === "portico-web", 10_000);
     expect(await tlsGet(p.ports.https, "web.test", "web.test", "127.0.0.2")).toEqual({ cn: "portico-web", body: "xff=127.0.0.2 xri=127.0.0.2" });
     expect(await tlsGet(p.ports.https, "web.test", "web.test", "127.0.0.3")).toEqual({ cn: "portico-web", body: "xff=127.0.0.3 xri=127.0.0.3" });
   });
@@ -206,7 +207,7 @@ describe("with --enable-ssl-passthrough, --workers 2 and a gRPC route (the HTTPS
   });
 
   test("every worker passes the annotated host through and keeps the client's address for the others", async () => {
-    await eventually(async () => (await tlsGet(p.ports.https, "web.test", "web.test")).cn === "portico-web", 10_000, 50);
+    await eventually(async () => (await tlsGet(p.ports.https, "web.test", "web.test")).cn === "portico-web", 10_000);
     // New connections each: SO_REUSEPORT spreads them over both workers' fronts.
     for (let i = 0; i < 8; i++) {
       expect(await tlsGet(p.ports.https, "pass.test", "pass.test")).toEqual({ cn: "pass-backend", body: "pod saw /" });

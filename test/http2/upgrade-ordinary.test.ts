@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import net from "node:net";
 import tls from "node:tls";
 import { makeBackend, makeTable } from "../proxy/helpers.ts";
-import { rawBackend, statuses, until } from "../proxy/raw.ts";
+import { rawBackend, statuses } from "../proxy/raw.ts";
 import { startTlsProxy, type TlsProxy } from "./helpers.ts";
+import { eventually } from "../wait.ts";
 
 /** Far more than the socket buffers on both hops and any stream queue can hold. */
 const BIG = 64 * 1024 * 1024;
@@ -141,17 +142,18 @@ for (const chunked of [false, true]) describe(chunked ? "chunked upstream body" 
     const c = await stalledClient(proxy.port, upgradeX("/big"));
     try {
       // The backend got the request and started writing.
-      expect(await until(() => be.written() - before > 1024 * 1024)).toBe(true);
+      await eventually(() => be.written() - before > 1024 * 1024);
       // Read whole (as before), the body would be taken from the backend at loopback speed.
       // Streamed, the backend's writes stop once both hops' socket buffers are full.
-      expect(await until(() => be.written() - before >= BIG, 5_000)).toBe(false);
+      // Showing that the writes stay stopped takes a wait: the whole body is not written in 5 s.
+      expect(await eventually(() => be.written() - before >= BIG, 5_000).then(() => "all written", () => "held")).toBe("held");
       expect(be.written() - before).toBeLessThan(BIG / 2);
       expect(be.closed()).toBe(false);
     } finally {
       c.destroy();
     }
     // The client left: the upstream request is aborted, its connection closed short of the body.
-    expect(await until(be.closed)).toBe(true);
+    await eventually(be.closed);
     expect(be.written() - before).toBeLessThan(BIG);
   });
 });
@@ -168,11 +170,11 @@ test("a client that leaves mid-body: the upstream request is aborted short of th
       // Leave once the answer is flowing.
       if (got >= 1024 * 1024) c.destroy();
     });
-    expect(await until(() => c.destroyed, 10_000)).toBe(true);
+    await eventually(() => c.destroyed, 10_000);
     // The backend sees its connection dropped before it could write the whole body.
-    expect(await until(be.closed, 10_000)).toBe(true);
+    await eventually(be.closed, 10_000);
     expect(be.written()).toBeLessThan(BIG);
-    expect(await until(() => proxy.records.some((r) => r.path === "/big"))).toBe(true);
+    await eventually(() => proxy.records.some((r) => r.path === "/big"));
     expect(proxy.records.find((r) => r.path === "/big")!.error).toBe("ClientClosed");
   } finally {
     await proxy.stop();
@@ -217,7 +219,8 @@ test("a POST with Upgrade: h2c and a Content-Length body is forwarded with its b
     expect(got.head.toLowerCase()).not.toContain("upgrade");
     const chunked = (await exchange(proxy.port, "POST /c HTTP/1.1\r\nHost: a.test\r\nUpgrade: h2c\r\nConnection: Upgrade\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")).toString("latin1");
     expect(statuses(chunked)).toEqual([400]);
-    await Bun.sleep(50);
+    // Anything still running has reached the backend once the handler is idle.
+    await eventually(() => proxy.handler.inflight.count === 0, 5_000, "the handler idle");
     expect(be.lines().some((l) => l.startsWith("POST /c "))).toBe(false);
   } finally {
     await proxy.stop();

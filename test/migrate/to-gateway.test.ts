@@ -10,8 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadAll } from "js-yaml";
 import type { ConversionNote } from "../../src/compile/to-gateway.ts";
-import { eventually, startPortico, type Portico } from "../e2e/harness.ts";
+import { startPortico, type Portico } from "../e2e/harness.ts";
 import { namedBackend, type RawBackend } from "../proxy/raw.ts";
+import { eventually } from "../wait.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const cmd = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, join(ROOT, "src", "main.ts")];
@@ -288,8 +289,8 @@ spec: { controller: k8s.io/ingress-nginx }
 
   test("every request of an equivalent mapping gets the same answer from the Ingress and from its Gateway API form", async () => {
     expect(conv.code).toBe(0);
-    await eventually(async () => (await ask(ing, "plain.test", "/app")).status === 200 && (await ask(gw, "plain.test", "/app")).status === 200, 15_000, 50);
-    await eventually(async () => (await ask(gw, "secure.test", "/")).status === 301 && (await ask(gw, "canaryv.test", "/")).status === 200, 15_000, 50);
+    await eventually(async () => (await ask(ing, "plain.test", "/app")).status === 200 && (await ask(gw, "plain.test", "/app")).status === 200, 15_000);
+    await eventually(async () => (await ask(gw, "secure.test", "/")).status === 301 && (await ask(gw, "canaryv.test", "/")).status === 200, 15_000);
     const differ: unknown[] = [];
     for (const [host, path, headers] of cases) {
       const a = await ask(ing, host, path, headers);
