@@ -317,11 +317,8 @@ spec: { rules: [{ http: { paths: [{ path: /, pathType: Sometimes, backend: { ser
     // The reload that found the folder missing says so, and emits nothing.
     await eventually(() => logs.some((l) => l.level === "warn" && String(l.msg).includes("missing")), 3_000, "the folder reported missing");
     expect(sink.events).toEqual([]);
-    // Give the 100 ms recheck a turn to see the folder gone (it logs nothing). Without it the
-    // folder recreated at once can take the removed one's inode number, and the recheck then
-    // keeps the dead watcher: the change below is missed (ext4 here reuses it at once).
-    await settle();
-    // Recreated in one step (as a ConfigMap volume swaps), so no reload sees it empty.
+    // Recreated at once: the new folder can take the removed one's inode number (ext4 reuses it
+    // at once), so the recheck tells them apart by birth time too. Recreated in one step (as a ConfigMap volume swaps), so no reload sees it empty.
     await mkdir(`${folder}.new`);
     await writeFile(join(`${folder}.new`, "app.yaml"), service("web", 81));
     await rename(`${folder}.new`, folder);
