@@ -320,7 +320,17 @@ export class Compiler {
       snapshot.services === last.services &&
       snapshot.endpointSlices === last.slices &&
       snapshot.secrets === last.secrets;
-    const result = same && this.#result !== null ? this.#result : this.compile(snapshot);
+    // this.#result is the Ingress part: the Gateway API part is added as compile() adds it
+    // (reused while its objects are the same), so explain sees what the proxy serves.
+    let result: CompileResult;
+    if (same && this.#result !== null) {
+      this.#backends.begin(snapshot);
+      try {
+        result = this.#withGateway(snapshot, this.#result);
+      } finally {
+        this.#backends.end();
+      }
+    } else result = this.compile(snapshot);
     const served = this.#served;
     const ctx = this.#ctx as ClassContext;
     const config = this.#config;
