@@ -311,7 +311,7 @@ function namespaceAllowed(snapshot: Snapshot, gw: Gateway, l: Listener, routeNam
 /**
  * The parentRefs of one HTTPRoute that name our Gateways, each with its attachments and its
  * Accepted condition (RouteConditionReason: NoMatchingParent, NotAllowedByListeners,
- * NoMatchingListenerHostname). Increments attachedRoutes on each listener attached to.
+ * NoMatchingListenerHostname). table.ts counts attachedRoutes from the attachments.
  * parentRefs naming other kinds or Gateways that are not ours get no entry (another
  * controller's to report).
  */
@@ -343,7 +343,6 @@ export function attachRoute(snapshot: Snapshot, gateways: ReadonlyMap<string, Ga
       out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NoMatchingListenerHostname", "no route hostname intersects a listener hostname") });
       continue;
     }
-    for (const a of attachments) a.listener.attachedRoutes++;
     out.push({ parentRef: ref, attachments, accepted: cond("Accepted", "True", "Accepted", "attached") });
   }
   return out;
