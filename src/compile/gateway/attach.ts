@@ -74,6 +74,9 @@ export interface RouteParentState {
   readonly accepted: Condition;
 }
 
+/** Shared by every accepted parent (conditions are never changed once made). */
+const ATTACHED: Condition = Object.freeze(cond("Accepted", "True", "Accepted", "attached"));
+
 const HTTP_ROUTE: RouteGroupKind = Object.freeze({ group: GATEWAY_GROUP, kind: "HTTPRoute" });
 
 const ns = (o: { metadata: { namespace?: string | undefined } }) => o.metadata.namespace ?? "default";
@@ -343,7 +346,7 @@ export function attachRoute(snapshot: Snapshot, gateways: ReadonlyMap<string, Ga
       out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NoMatchingListenerHostname", "no route hostname intersects a listener hostname") });
       continue;
     }
-    out.push({ parentRef: ref, attachments, accepted: cond("Accepted", "True", "Accepted", "attached") });
+    out.push({ parentRef: ref, attachments, accepted: ATTACHED });
   }
   return out;
 }

@@ -104,6 +104,9 @@ interface Listener {
 
 /** One rule match of one route, on one listener hostname (`lkey`) and route hostname. */
 interface Piece {
+  /** The route's key and creationTimestamp (precedence ties). */
+  readonly key: string;
+  readonly time: string;
   readonly cls: "http" | "https";
   readonly lkey: string;
   readonly host: string;
@@ -130,7 +133,7 @@ interface RouteWork {
   readonly certHosts: readonly (readonly [string, string])[];
 }
 
-type Pending = Piece & { readonly key: string; readonly time: string };
+type Pending = Piece;
 
 /**
  * What a compile keeps for the next one, held by its result (a WeakMap, so a result stays a
@@ -306,7 +309,7 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
   for (const key of redo) {
     const w = st.works.get(key);
     if (w === undefined) continue;
-    for (const p of w.pieces) st.pend.get(`${p.cls}\n${p.lkey}`)!.get(p.host)!.push({ ...p, key: w.key, time: w.time });
+    for (const p of w.pieces) st.pend.get(`${p.cls}\n${p.lkey}`)!.get(p.host)!.push(p);
   }
   const maps = { http: new Map(st.http), https: new Map(st.https) };
   for (const g of groups) {
@@ -400,6 +403,8 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
   return result;
 }
 
+const NONE: readonly never[] = Object.freeze([]);
+
 /** One HTTPRoute alone: its attachment to our Gateways, its rules, its entries and its status. */
 function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>, key: string, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend): RouteWork {
   const routeNs = key.slice(0, key.indexOf("/"));
@@ -407,7 +412,7 @@ function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayStat
   for (const rule of route.spec.rules ?? []) for (const b of rule.backendRefs ?? []) services.push(`${b.namespace ?? routeNs}/${b.name}`);
   const time = routeTime(route);
   const parents = attachRoute(snapshot, gateways, route);
-  if (parents.length === 0) return { key, route, time, parents, status: null, diagnostics: [], pieces: [], services, certHosts: [] };
+  if (parents.length === 0) return { key, route, time, parents, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
   const compiled = compileRoute(snapshot, route, resolve);
   const out: RouteStatus["parents"][number][] = [];
   const pieces: Piece[] = [];
@@ -436,14 +441,15 @@ function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayStat
             const at = `${cls}\n${lkey}\n${h}\n${id}`;
             if (placed.has(at)) return;
             placed.add(at);
-            pieces.push({ cls, lkey, host: h, entry, ruleIndex: rule.ruleIndex, matchIndex: mi, match });
+            pieces.push({ key, time, cls, lkey, host: h, entry, ruleIndex: rule.ruleIndex, matchIndex: mi, match });
           });
         }
       }
     }
   }
   const status: RouteStatus = { key, generation: route.metadata.generation ?? null, parents: out };
-  return { key, route, time, parents, status, diagnostics: routeDiagnostics(status), pieces, services, certHosts };
+  const diagnostics = routeDiagnostics(status);
+  return { key, route, time, parents, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts };
 }
 
 function decode(secret: Secret, key: string): string | null {
@@ -508,6 +514,9 @@ function precedence(a: Pending, b: Pending): number {
   return a.matchIndex - b.matchIndex;
 }
 
+/** The options of a rule without filters, shared (a table holds one Route per rule match and listener). */
+const PLAIN_OPTIONS = Object.freeze({ ...DEFAULT_ROUTE_OPTIONS, sslRedirect: false, hsts: false, stages: null });
+
 function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number, listener: Listener, host: string): GatewayEntry {
   const make = (backend: Backend, policies: StagePolicy[]): Match => {
     const route: Route = Object.freeze({
@@ -521,7 +530,7 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
       pathIndex: matchIndex,
       backend,
       // Gateway API asks for no HTTPS redirect and no HSTS: a listener serves what it declares.
-      options: Object.freeze({ ...DEFAULT_ROUTE_OPTIONS, sslRedirect: false, hsts: false, stages: orderStages(policies) }),
+      options: policies.length === 0 ? PLAIN_OPTIONS : Object.freeze({ ...PLAIN_OPTIONS, stages: orderStages(policies) }),
       tls: false,
     });
     return Object.freeze({ route, hostKey: host, via: host === "*" ? ("any-host" as const) : isWildcardHost(host) ? ("wildcard-host" as const) : ("exact-host" as const) });
