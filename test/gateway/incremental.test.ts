@@ -9,6 +9,7 @@ import type { CompileResult } from "../../src/compile/types.ts";
 import { Store } from "../../src/store/store.ts";
 import type { Kind } from "../../src/model/kinds.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
+import { applyDelta, decodeTable, encodeDelta, encodeTable, type BackendRegistry, type WireDelta, type WireTable } from "../../src/table/wire.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { seeded } from "../proxy/seeded.ts";
 import { APP, BASE, GATEWAYS, INFRA, objects } from "./base.ts";
@@ -150,5 +151,46 @@ spec:
     expect(after.exact.get("two.example")).toBe(before.exact.get("two.example")!);
     // The earlier table is left as it was.
     expect(before.exact.get("one.example")![0]!.match.path).toBe("/a");
+  });
+});
+
+describe("the Gateway API part through the workers' wire", () => {
+  test("an HTTPRoute edit sends its route hostname lists, not the whole Gateway part, and the receiver's table equals the primary's", () => {
+    const route = (i: number, path: string) => `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: r${i}, namespace: ${INFRA}, generation: 1 }
+spec:
+  parentRefs: [{ name: all-namespaces }]
+  hostnames: [h${i}.example.com${i === 10 ? ", '*.w.example.com'" : ""}]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: ${path} } }], backendRefs: [{ name: infra-backend-v${1 + (i % 3)}, port: 8080 }] }]`;
+    const store = new Store();
+    apply(store, "ADDED", BASE, GATEWAYS["all-namespaces"], ...Array.from({ length: 300 }, (_, i) => route(i, "/a")));
+    const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
+    let prev = compiler.compile(store.snapshot()).table;
+    const primary: BackendRegistry = new Map();
+    const full = JSON.stringify(encodeTable(prev, primary));
+    const worker: BackendRegistry = new Map();
+    let held = decodeTable(JSON.parse(full) as WireTable, worker);
+    const edits: [string, () => void][] = [
+      ["edit", () => apply(store, "MODIFIED", route(7, "/b"))],
+      ["edit with a wildcard hostname", () => apply(store, "MODIFIED", route(10, "/c"))],
+      ["add", () => apply(store, "ADDED", route(300, "/d"))],
+      ["delete", () => apply(store, "DELETED", route(8, "/a"))],
+    ];
+    for (const [what, edit] of edits) {
+      edit();
+      const next = compiler.compile(store.snapshot()).table;
+      const json = JSON.stringify(encodeDelta(prev, next, primary));
+      // The whole Gateway part of 300 routes is tens of kilobytes; one route's lists are not.
+      expect(json.length, what).toBeLessThan(full.length / 20);
+      held = applyDelta(held, JSON.parse(json) as WireDelta, worker);
+      expect(serializeTable(held).gateway, what).toEqual(serializeTable(next).gateway!);
+      prev = next;
+    }
+    // Removing the last Gateway drops the part on the receiver too.
+    apply(store, "DELETED", GATEWAYS["all-namespaces"]);
+    const none = compiler.compile(store.snapshot()).table;
+    held = applyDelta(held, JSON.parse(JSON.stringify(encodeDelta(prev, none, primary))) as WireDelta, worker);
+    expect(held.gateway ?? null).toBeNull();
   });
 });
