@@ -248,7 +248,8 @@ function gatewayEntryDecoder(route: (r: WireRoute) => Route): (e: WireGatewayEnt
   return (e) =>
     Object.freeze({
       match: deepFreeze(e.match),
-      choices: Object.freeze(e.choices.map((c) => Object.freeze({ match: Object.freeze({ route: route(c.route), hostKey: c.hostKey, via: c.via }), weight: c.weight }))),
+      // Arrays not frozen: JSC keeps a frozen array in a slower, larger form (the types keep them read-only).
+      choices: e.choices.map((c) => Object.freeze({ match: Object.freeze({ route: route(c.route), hostKey: c.hostKey, via: c.via }), weight: c.weight })),
       totalWeight: e.totalWeight,
     });
 }
@@ -283,7 +284,7 @@ function encodeGatewayDelta(prev: GatewayRoutes, next: GatewayRoutes, route: (r:
 
 function applyGatewayDelta(current: GatewayRoutes, d: WireGatewayDelta, route: (r: WireRoute) => Route): GatewayRoutes {
   const entry = gatewayEntryDecoder(route);
-  const list = (es: readonly WireGatewayEntry[]) => Object.freeze(es.map(entry));
+  const list = (es: readonly WireGatewayEntry[]): readonly GatewayEntry[] => es.map(entry);
   const groups = (m: ReadonlyMap<string, GatewayHosts>, changes: readonly WireGatewayHostsDelta[]): Map<string, GatewayHosts> => {
     const out = new Map(m);
     for (const c of changes) {
@@ -332,9 +333,9 @@ function decodeGateway(w: WireGateway, route: (r: WireRoute) => Route): GatewayR
       l.map((h) => [
         h.key,
         Object.freeze({
-          exact: new Map(h.exact.map(([k, es]) => [k, Object.freeze(es.map(entry))] as const)),
-          wildcards: Object.freeze(h.wildcards.map(([k, es]) => Object.freeze([k, Object.freeze(es.map(entry))] as const))),
-          any: h.any === null ? null : Object.freeze(h.any.map(entry)),
+          exact: new Map(h.exact.map(([k, es]) => [k, es.map(entry)] as const)),
+          wildcards: Object.freeze(h.wildcards.map(([k, es]) => Object.freeze([k, es.map(entry)] as const))),
+          any: h.any === null ? null : h.any.map(entry),
         }),
       ]),
     );

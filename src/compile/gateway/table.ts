@@ -322,7 +322,9 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
     for (const h of touched.get(g)!) {
       const list = byHost.get(h)!;
       if (list.length > 1) list.sort(precedence);
-      const entries = list.length === 0 ? null : Object.freeze(list.map((p) => p.entry));
+      // Not frozen: JSC keeps a frozen array in a slower, larger form, and the request path walks
+      // these lists (the type keeps them read-only).
+      const entries: readonly GatewayEntry[] | null = list.length === 0 ? null : list.map((p) => p.entry);
       if (list.length === 0) byHost.delete(h);
       if (h === "*") any = entries;
       else if (isWildcardHost(h)) wildcardsTouched = true;
@@ -332,7 +334,7 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
     let wildcards = prev.wildcards;
     if (wildcardsTouched) {
       const w: [string, readonly GatewayEntry[]][] = [];
-      for (const [h, list] of byHost) if (isWildcardHost(h)) w.push([h, Object.freeze(list.map((p) => p.entry))]);
+      for (const [h, list] of byHost) if (isWildcardHost(h)) w.push([h, list.map((p) => p.entry)]);
       w.sort(([a], [b]) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
       wildcards = Object.freeze(w);
     }
