@@ -75,6 +75,8 @@ function statusParentRef(ref: ParentReference, routeNs: string): Record<string, 
   return out;
 }
 
+const STATUS_CONCURRENCY = 4;
+
 export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatusWriter {
   const { client, log } = o;
   for (const r of ["gatewayclasses/status", "gateways/status", "httproutes/status"]) assertDeclared(GATEWAY_GROUP, r, "patch");
@@ -168,14 +170,21 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
       work.push({ kind: "HTTPRoute", resource: "httproutes", ns: obj.metadata.namespace ?? "default", name: obj.metadata.name, status: { parents: others } });
     }
     let n = 0;
-    for (const w of work) {
-      if (!o.isLeader()) break;
-      try {
-        if (await patch(w.resource, w.ns, w.name, w.status)) n++;
-      } catch (e) {
-        log.warn("gateway api status update failed", { kind: w.kind, namespace: w.ns ?? "", name: w.name, err: e instanceof Error ? e.message : String(e) });
+    // A few PATCHes at a time, as the Ingress status writer does (kube/status.ts): a first
+    // sync of 10,000 HTTPRoutes one by one takes about ten seconds.
+    let next = 0;
+    const writers = Array.from({ length: Math.min(STATUS_CONCURRENCY, work.length) }, async () => {
+      while (next < work.length) {
+        const w = work[next++]!;
+        if (!o.isLeader()) return; // lost the lease mid-way: the new leader takes over
+        try {
+          if (await patch(w.resource, w.ns, w.name, w.status)) n++;
+        } catch (e) {
+          log.warn("gateway api status update failed", { kind: w.kind, namespace: w.ns ?? "", name: w.name, err: e instanceof Error ? e.message : String(e) });
+        }
       }
-    }
+    });
+    await Promise.all(writers);
     if (n > 0) log.info("gateway api status synced", { updated: n });
     return n;
   }
