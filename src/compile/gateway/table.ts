@@ -422,6 +422,10 @@ function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayStat
   // One entry per (rule match, listener port and protocol, hostname): redirects use the listener's port.
   const built = new Map<string, GatewayEntry>();
   const placed = new Set<string>();
+  // With one attachment (the usual case) nothing can repeat: the sharing below is skipped.
+  let attachments = 0;
+  for (const p of parents) attachments += p.attachments.length;
+  const single = attachments <= 1;
   for (const p of parents) {
     const accepted = p.accepted.status === "True" && compiled.unsupported !== null ? compiled.unsupported : p.accepted;
     out.push({ state: p, conditions: [accepted, compiled.resolvedRefs] });
@@ -436,6 +440,10 @@ function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayStat
       for (const h of a.hostnames) {
         for (const rule of compiled.rules) {
           rule.matches.forEach((match, mi) => {
+            if (single) {
+              pieces.push({ key, time, cls, lkey, host: h, entry: buildEntry(rule, match, mi, listener, h), ruleIndex: rule.ruleIndex, matchIndex: mi, match });
+              return;
+            }
             const id = `${rule.ruleIndex}/${mi}/${listener.port}/${listener.https}/${h}`;
             let entry = built.get(id);
             if (entry === undefined) built.set(id, (entry = buildEntry(rule, match, mi, listener, h)));
