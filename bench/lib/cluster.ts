@@ -110,3 +110,40 @@ export function tlsSecret(ns: string, name: string, certPem: string, keyPem: str
 export function toYaml(objects: readonly Obj[]): string {
   return objects.map((o) => `---\n${JSON.stringify(o)}\n`).join("");
 }
+
+export const GATEWAY_CONTROLLER = "portico.dev/gateway-controller";
+
+/** A GatewayClass of Portico's and one Gateway with a hostless HTTP listener taking routes from every namespace. */
+export function gatewayBase(): Obj[] {
+  return [
+    {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "GatewayClass",
+      metadata: { name: CLASS, uid: "uid-gwclass", resourceVersion: "1", generation: 1 },
+      spec: { controllerName: GATEWAY_CONTROLLER },
+    },
+    {
+      apiVersion: "gateway.networking.k8s.io/v1",
+      kind: "Gateway",
+      metadata: { name: "edge", namespace: "default", uid: "uid-gw-edge", resourceVersion: "1", generation: 1 },
+      spec: { gatewayClassName: CLASS, listeners: [{ name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "All" } } }] },
+    },
+  ];
+}
+
+/** An HTTPRoute on `host` attached to the Gateway above: one rule per path, each to `svc` port 80. */
+export function httpRoute(ns: string, name: string, host: string, paths: readonly IngressPath[], rv = "1"): Obj {
+  return {
+    apiVersion: "gateway.networking.k8s.io/v1",
+    kind: "HTTPRoute",
+    metadata: { name, namespace: ns, uid: `uid-hr-${ns}-${name}`, resourceVersion: rv, generation: Number(rv), creationTimestamp: "2026-01-01T00:00:00Z" },
+    spec: {
+      parentRefs: [{ name: "edge", namespace: "default" }],
+      hostnames: [host],
+      rules: paths.map((p) => ({
+        matches: [{ path: { type: p.pathType === "Exact" ? "Exact" : "PathPrefix", value: p.path } }],
+        backendRefs: [{ name: p.service, port: 80 }],
+      })),
+    },
+  };
+}

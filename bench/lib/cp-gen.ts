@@ -1,7 +1,7 @@
 // A generated cluster for the control-plane benchmark: N Ingresses, each with its own Service
 // and EndpointSlice, the first `tlsCount` with a TLS Secret. Hosts are `app-<i>.bench.test`,
 // so one wildcard certificate (`*.bench.test`) serves every Secret.
-import { endpointSlice, ingress, ingressClass, service, tlsSecret, type IngressPath, type Obj } from "./cluster.ts";
+import { endpointSlice, gatewayBase, httpRoute, ingress, ingressClass, service, tlsSecret, type IngressPath, type Obj } from "./cluster.ts";
 import { seeded } from "../../test/proxy/seeded.ts";
 
 export interface Cluster {
@@ -9,6 +9,8 @@ export interface Cluster {
   readonly hosts: readonly string[];
   /** Paths every Ingress routes (Prefix unless noted), for the lookup mix. */
   readonly paths: readonly string[];
+  /** Hosts of the HTTPRoutes (none unless asked for). */
+  readonly routeHosts: readonly string[];
 }
 
 export const NAMESPACES = 50;
@@ -37,8 +39,19 @@ export function ingressOf(i: number, tls: boolean, edit: string | null, rv = "1"
   return ingress(nsOf(i), `ing-${i}`, hostOf(i), pathsOf(i, edit), tls ? `tls-${i}` : null, rv);
 }
 
+/** Host of HTTPRoute i (beside Ingress i, to the same Service). */
+export function routeHostOf(i: number): string {
+  return `gw-${i}.bench.test`;
+}
+
+export function httpRouteOf(i: number, edit: string | null, rv = "1"): Obj {
+  return httpRoute(nsOf(i), `hr-${i}`, routeHostOf(i), pathsOf(i, edit), rv);
+}
+
 export interface GenOptions {
   readonly ingresses: number;
+  /** HTTPRoutes beside the Ingresses (at most one per Ingress: HTTPRoute i uses Service i), on one Gateway. */
+  readonly httpRoutes?: number;
   readonly tlsCount: number;
   /** Endpoint addresses and port every Service resolves to (loopback listeners). */
   readonly addresses: readonly string[];
@@ -58,7 +71,14 @@ export function generate(o: GenOptions): Cluster {
     objects.push({ kind: "Ingress", object: ingressOf(i, tls, null) });
     hosts.push(hostOf(i));
   }
-  return { objects, hosts, paths: ["/api", "/api/v1/users/42", "/static/assets/app.js", "/healthz"] };
+  const routeHosts: string[] = [];
+  const routes = Math.min(o.httpRoutes ?? 0, o.ingresses);
+  if (routes > 0) for (const g of gatewayBase()) objects.push({ kind: g.kind as string, object: g });
+  for (let i = 0; i < routes; i++) {
+    objects.push({ kind: "HTTPRoute", object: httpRouteOf(i, null) });
+    routeHosts.push(routeHostOf(i));
+  }
+  return { objects, hosts, paths: ["/api", "/api/v1/users/42", "/static/assets/app.js", "/healthz"], routeHosts };
 }
 
 /** A deterministic PRNG (mulberry32, the tests' one) so runs are comparable. */

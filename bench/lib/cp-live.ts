@@ -5,7 +5,7 @@ import type { Subprocess } from "bun";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../../test/fake-apiserver.ts";
-import { hostOf, ingressOf, rng, type Cluster } from "./cp-gen.ts";
+import { hostOf, httpRouteOf, ingressOf, rng, routeHostOf, type Cluster } from "./cp-gen.ts";
 import type { Tools } from "./install.ts";
 import { freePorts } from "./net.ts";
 import { cpuTicks, peakRssMiB, rssMiB } from "./procfs.ts";
@@ -28,6 +28,13 @@ export interface LiveResult {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly maxMs: number;
+  /** With HTTPRoutes: ready → every HTTPRoute carries Portico's status (the leader's first status sync). */
+  readonly statusMs: number;
+  /** With HTTPRoutes: every other edit is an HTTPRoute's, measured apart (NaN without). */
+  readonly routeEdits: number;
+  readonly routeP50Ms: number;
+  readonly routeP99Ms: number;
+  readonly routeMaxMs: number;
   readonly loadRps: number;
   readonly loadP99Ms: number;
   readonly loadErrors: number;
@@ -78,10 +85,18 @@ const LISTS = [
  * Pages through every list once, sequentially, as a client with limit=500 would: the fake API
  * server's own floor under Portico's start-to-ready (also used by startup-probe.ts).
  */
-export async function listEverything(server: string, token = TOKEN): Promise<{ ms: number; items: number }> {
+const GATEWAY_LISTS = [
+  "/apis/gateway.networking.k8s.io/v1/gatewayclasses",
+  "/apis/gateway.networking.k8s.io/v1/gateways",
+  "/apis/gateway.networking.k8s.io/v1/httproutes",
+  "/apis/gateway.networking.k8s.io/v1beta1/referencegrants",
+  "/api/v1/namespaces",
+];
+
+export async function listEverything(server: string, token = TOKEN, gateway = false): Promise<{ ms: number; items: number }> {
   const t0 = performance.now();
   let items = 0;
-  for (const path of LISTS) {
+  for (const path of gateway ? [...LISTS, ...GATEWAY_LISTS] : LISTS) {
     let cont = "";
     for (let page = 0; page < 1000; page++) {
       const u = new URL(server + path);
@@ -133,7 +148,7 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
   try {
     for (const { kind, object } of c.objects) api.create(kind, object);
     const kubeconfig = writeKubeconfig(o.dir, api.url);
-    const listFloorMs = (await listEverything(api.url)).ms;
+    const listFloorMs = (await listEverything(api.url, TOKEN, c.routeHosts.length > 0)).ms;
     // Only Portico's own requests count below (the floor run above made its own).
     const floorRequests = api.requests.length;
     const [http, https, admin] = freePorts(3) as [number, number, number];
@@ -175,6 +190,20 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
     if (first !== 200) {
       throw new Error(`routed request after ready answered ${first}, expected 200\n${await logTail(log)}\n${await logTail(join(o.dir, "portico.out"))}`);
     }
+    // With HTTPRoutes the leader first writes every route's status (one PATCH each, and one
+    // watch event back each): edits are timed after that, as in a cluster that has settled.
+    let statusMs = Number.NaN;
+    if (c.routeHosts.length > 0) {
+      const ours = (o: { status?: { parents?: { controllerName?: string }[] } }) => (o.status?.parents ?? []).some((x) => x.controllerName === "portico.dev/gateway-controller");
+      for (;;) {
+        if (p.exitCode !== null) throw new Error(`portico exited ${p.exitCode}: ${await logTail(log)}`);
+        if (performance.now() - t0 > 120_000) throw new Error("HTTPRoute statuses not written after 120 s");
+        if ((api.list("HTTPRoute") as { status?: { parents?: { controllerName?: string }[] } }[]).every(ours)) break;
+        await Bun.sleep(250);
+      }
+      statusMs = performance.now() - t0 - readyMs;
+      o.log(`every HTTPRoute status written ${statusMs.toFixed(0)} ms after ready`);
+    }
     await Bun.sleep(1000);
     const rss = rssMiB(p.pid);
 
@@ -192,24 +221,28 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
 
     const r = rng(7);
     const lat: number[] = [];
+    const routeLat: number[] = [];
+    const routes = c.routeHosts.length;
     let failures = 0;
     const deadline = performance.now() + (loadSeconds - 2) * 1000;
     for (let k = 1; k <= o.edits && performance.now() < deadline; k++) {
-      const i = plain(Math.floor(r() * plainCount));
+      // With HTTPRoutes, every other edit replaces an HTTPRoute (a new Exact rule) instead.
+      const onRoute = routes > 0 && k % 2 === 0;
+      const i = onRoute ? Math.floor(r() * routes) : plain(Math.floor(r() * plainCount));
       const path = `/edit-${k}`;
       const t = performance.now();
-      const next = ingressOf(i, i < tlsCount, path) as { metadata: Record<string, unknown> };
+      const next = (onRoute ? httpRouteOf(i, path) : ingressOf(i, i < tlsCount, path)) as { metadata: Record<string, unknown> };
       delete next.metadata.resourceVersion; // an unconditional replace, like `kubectl replace --force`-less edits
-      api.update("Ingress", next);
+      api.update(onRoute ? "HTTPRoute" : "Ingress", next);
       let ok = false;
       while (performance.now() - t < 5000) {
-        if ((await get(`${base}${path}`, hostOf(i))) === 200) {
+        if ((await get(`${base}${path}`, onRoute ? routeHostOf(i) : hostOf(i))) === 200) {
           ok = true;
           break;
         }
         await Bun.sleep(1);
       }
-      if (ok) lat.push(performance.now() - t);
+      if (ok) (onRoute ? routeLat : lat).push(performance.now() - t);
       else failures++;
       if (o.editGapMs) await Bun.sleep(o.editGapMs);
     }
@@ -222,7 +255,12 @@ export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Pro
       listFloorMs,
       rssMiB: rss,
       peakRssMiB: peakRssMiB(p.pid),
-      edits: lat.length + failures,
+      edits: lat.length + routeLat.length + failures,
+      statusMs,
+      routeEdits: routeLat.length,
+      routeP50Ms: median(routeLat),
+      routeP99Ms: quantile(routeLat, 0.99),
+      routeMaxMs: routeLat.length ? Math.max(...routeLat) : Number.NaN,
       editFailures: failures,
       p50Ms: median(lat),
       p99Ms: quantile(lat, 0.99),

@@ -8,7 +8,7 @@ import { Store } from "../../src/store/store.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { applyDelta, decodeTable, encodeDelta, encodeTable, type BackendRegistry, type WireDelta, type WireTable } from "../../src/table/wire.ts";
 import type { CompileResult } from "../../src/compile/types.ts";
-import { ingressOf, requestMix, type Cluster } from "./cp-gen.ts";
+import { httpRouteOf, ingressOf, requestMix, type Cluster } from "./cp-gen.ts";
 import { median } from "./report.ts";
 
 export interface OfflineResult {
@@ -20,6 +20,9 @@ export interface OfflineResult {
   /** One long-lived Compiler: one Ingress replaced, then compile (median and max of the edits). */
   readonly editMedianMs: number;
   readonly editMaxMs: number;
+  /** The same for one HTTPRoute replaced (NaN without HTTPRoutes). */
+  readonly routeEditMedianMs: number;
+  readonly routeEditMaxMs: number;
   /** --workers: the whole table (JSON.stringify(encodeTable), JSON.parse + decodeTable) and its size. */
   readonly wireFullEncodeMs: number;
   readonly wireFullDecodeMs: number;
@@ -94,7 +97,22 @@ function runEdits(store: Store, edits: number, first: number, count: number) {
     prev = next;
   }
   if (held.routeCount !== prev.routeCount) throw new Error("the delta-fed table lost routes");
+  // HTTPRoute edits on the same Compiler (the Gateway API part: compile/gateway/table.ts).
+  const routeMs: number[] = [];
+  const routes = store.snapshot().httpRoutes.size;
+  for (let k = 1; k <= (routes > 0 ? edits : 0); k++) {
+    const i = (k * 7919) % routes;
+    const parsed = parseObject("HTTPRoute", httpRouteOf(i, `/edit-${k}`, String(k + 1)));
+    if (!parsed.ok) throw new Error(parsed.diagnostic.message);
+    store.apply({ type: "MODIFIED", kind: "HTTPRoute", object: parsed.object });
+    t = performance.now();
+    const next = compiler.compile(store.snapshot()).table;
+    routeMs.push(performance.now() - t);
+    if (next.gateway == null) throw new Error("the HTTPRoutes compiled to no Gateway table");
+  }
   return {
+    routeEditMedianMs: routeMs.length > 0 ? median(routeMs) : Number.NaN,
+    routeEditMaxMs: routeMs.length > 0 ? Math.max(...routeMs) : Number.NaN,
     editMedianMs: median(compileMs),
     editMaxMs: Math.max(...compileMs),
     wireFullEncodeMs,

@@ -189,6 +189,12 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
         return done({ kind: "refused", status: 503, cause: reason ?? "the Ingress is refused", by: p.kind });
       case "gateway-error":
         return done({ kind: "refused", status: 500, cause: reason ?? "the HTTPRoute rule cannot be served", by: p.kind });
+      case "gateway-redirect": {
+        const location = gatewayRedirectLocation(p.params, req);
+        if (location === null) return own500(p.kind, "gateway-redirect: listenerPort expected: every request is refused");
+        const status = p.params.statusCode === 301 ? 301 : 302;
+        return done({ kind: "redirect", status, location, cause: `HTTPRoute RequestRedirect (${status})`, by: p.kind });
+      }
       case "header-deny": {
         // The request explained carries none of the headers: each rule is tested against ""
         // (nginx's empty $http_<name>), as proxy/header-deny.ts tests an absent header.
@@ -357,4 +363,33 @@ function after(route: Route, chosen: readonly BackendFacts[]): { kind: AnswerKin
     return { kind: "proxied", status: null, cause: `${cause}; custom-http-errors: the error backend answers the 503`, by: "endpoints", backends: [pages.backend.id] };
   }
   return { kind: "refused", status: 503, cause, by: "endpoints", backends: [] };
+}
+
+/**
+ * The Location proxy/gateway.ts GATEWAY_REDIRECT answers (HTTPRequestRedirectFilter): scheme,
+ * hostname and path as asked, else the request's; the port as asked, else the well-known port
+ * of a changed scheme, else the listener's declared port, left out when it is the scheme's
+ * default. Null when the params lack the listener's port (the proxy refuses to build it).
+ */
+export function gatewayRedirectLocation(params: StagePolicy["params"], req: Pick<AnswerRequest, "host" | "path">): string | null {
+  const askedScheme = str(params.scheme);
+  const askedHost = str(params.hostname);
+  const askedPort = typeof params.port === "number" ? params.port : null;
+  const listenerPort = typeof params.listenerPort === "number" ? params.listenerPort : null;
+  if (listenerPort === null) return null;
+  const scheme = askedScheme ?? (params.listenerScheme === "https" ? "https" : "http");
+  const port = askedPort ?? (askedScheme !== null ? (scheme === "https" ? 443 : 80) : listenerPort);
+  const host = askedHost ?? req.host;
+  const pathType = str(params.pathType);
+  const pathValue = str(params.pathValue);
+  const matched = str(params.matchedPrefix);
+  let path = req.path;
+  if (pathType === "ReplaceFullPath" && pathValue !== null) path = pathValue;
+  else if (pathType === "ReplacePrefixMatch" && pathValue !== null && matched !== null) {
+    const rest = path.slice(matched.length);
+    path = pathValue.endsWith("/") && rest.startsWith("/") ? pathValue + rest.slice(1) : pathValue + rest;
+    if (path === "") path = "/";
+  }
+  const authority = port === (scheme === "https" ? 443 : 80) ? host : `${host}:${port}`;
+  return `${scheme}://${authority}${path}`;
 }

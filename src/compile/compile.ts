@@ -150,10 +150,11 @@ export class Compiler {
   }
 
   /**
-   * The Gateway API part (compile/gateway/), added to the Ingress result. Compiled again, whole
-   * (it is not incremental yet), when a Gateway API object or a Namespace changed, or a
-   * Service, EndpointSlice group or Secret it names did; Ingress-only changes reuse it. Without
-   * a GatewayClass nothing is done and the result is the Ingress one as it is.
+   * The Gateway API part (compile/gateway/), added to the Ingress result. Compiled again when a
+   * Gateway API object or a Namespace changed, or a Service, EndpointSlice group or Secret it
+   * names did, incrementally (compileGateways keeps each HTTPRoute's work while its inputs are
+   * the same); Ingress-only changes reuse it. Without a GatewayClass nothing is done and the
+   * result is the Ingress one as it is.
    */
   #withGateway(snapshot: Snapshot, base: CompileResult): CompileResult {
     if ((snapshot.gatewayClasses?.size ?? 0) === 0 && this.#gw === null) return base;
@@ -161,17 +162,28 @@ export class Compiler {
     const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
     let gw = this.#gw;
     let dirty = gw === null || own.some((m, i) => m !== this.#gwOwn[i]);
-    if (!dirty && gw !== null) {
+    // The keys named by the last Gateway compile that changed since (Services and EndpointSlice
+    // groups share their keys), so it knows which routes to compile again.
+    const services = new Set<string>();
+    const secrets = new Set<string>();
+    if (gw !== null) {
       const deps = [gw.deps.services, gw.deps.services, gw.deps.secrets];
+      const into = [services, services, secrets];
       shared.forEach((m, i) => {
         const prev = this.#gwShared[i] as ReadonlyMap<string, unknown> | undefined;
-        if (dirty || prev === m) return;
+        if (prev === m) return;
         if (prev === undefined) dirty = true;
-        else changedKeys(prev, m as ReadonlyMap<string, unknown>, (k) => void (dirty ||= deps[i]!.has(k)));
+        else
+          changedKeys(prev, m as ReadonlyMap<string, unknown>, (k) => {
+            if (!deps[i]!.has(k)) return;
+            dirty = true;
+            into[i]!.add(k);
+          });
       });
     }
     if (dirty || gw === null) {
-      gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve);
+      const changes = gw === null || this.#gwShared.length === 0 ? null : { prev: gw, services, secrets };
+      gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes);
       this.#gw = gw;
     }
     this.#gwOwn = own;
@@ -320,7 +332,17 @@ export class Compiler {
       snapshot.services === last.services &&
       snapshot.endpointSlices === last.slices &&
       snapshot.secrets === last.secrets;
-    const result = same && this.#result !== null ? this.#result : this.compile(snapshot);
+    // this.#result is the Ingress part: the Gateway API part is added as compile() adds it
+    // (reused while its objects are the same), so explain sees what the proxy serves.
+    let result: CompileResult;
+    if (same && this.#result !== null) {
+      this.#backends.begin(snapshot);
+      try {
+        result = this.#withGateway(snapshot, this.#result);
+      } finally {
+        this.#backends.end();
+      }
+    } else result = this.compile(snapshot);
     const served = this.#served;
     const ctx = this.#ctx as ClassContext;
     const config = this.#config;

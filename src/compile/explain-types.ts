@@ -193,4 +193,37 @@ export interface ExplainResult {
    * acted on while Portico does not. Empty without a matched Ingress.
    */
   readonly annotations: readonly ExplainAnnotation[];
+  /**
+   * Set when a Gateway API rule answers the request (they are asked before the Ingress rules,
+   * docs/design.md "Gateway API"): which listener, HTTPRoute, rule and match, and where its
+   * requests go. Absent otherwise.
+   */
+  readonly gateway?: ExplainGateway;
+}
+
+/** The Gateway API rule that answers a request (compile/gateway/explain.ts). */
+export interface ExplainGateway {
+  /** Portico's port the request came in on: "http" or "https" listeners. */
+  readonly port: "http" | "https";
+  /** The most specific listener hostname matching the host ("*": a listener without one). */
+  readonly listenerHostname: string;
+  /** The route hostname the rule was found under ("*": a route without hostnames). */
+  readonly routeHostname: string;
+  /** Each Gateway listener that attaches the route with that hostname. */
+  readonly listeners: readonly { readonly gateway: string; readonly listener: string; readonly port: number; readonly protocol: string }[];
+  /** `namespace/name` of the HTTPRoute. */
+  readonly route: string;
+  readonly ruleIndex: number;
+  readonly matchIndex: number;
+  readonly match: {
+    readonly pathType: "Exact" | "PathPrefix";
+    readonly path: string;
+    readonly method: string | null;
+    readonly headers: readonly string[];
+    readonly queryParams: readonly string[];
+  };
+  /** The rule's choices by weight (weight-0 backendRefs are left out); `answers` as ExplainMatch's. */
+  readonly choices: readonly { readonly backend: string; readonly weight: number; readonly answers: ExplainMatch["answers"] }[];
+  /** What explain assumed of the request: matching also reads the method, headers and query. */
+  readonly assumed: string;
 }

@@ -37,6 +37,7 @@ import { annotationsOf } from "./migrate.ts";
 import type { IngressPlan, RulePath } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
 import type { CertificateBinding } from "./types.ts";
+import { explainGatewayRequest } from "./gateway/explain.ts";
 
 /** What Portico speaks to the pods for each backend-protocol (proxy/forward.ts, proxy/grpc.ts). */
 const UPSTREAM_PROTOCOL: Readonly<Record<BackendScheme, UpstreamProtocol>> = { http: "h1", https: "h1+tls", grpc: "h2c", grpcs: "h2+tls" };
@@ -453,10 +454,16 @@ export function* explainSteps(
   const chosen = entry?.host ?? null;
   const regex = entry?.regex ? new RegexView(entry, entry.regex, req.path) : null;
   const rewrite = explainRewrite(match);
+  const answerReq = { host: req.host, path: req.path, scheme: req.scheme, client: req.client ?? null };
+  // The Gateway API rules are asked before the Ingress table, as the proxy does (docs/design.md
+  // "Gateway API"); the Ingress candidates are still listed, and lose to the Gateway rule.
+  const gw = result.table.gateway ? explainGatewayRequest(result.table.gateway, result.gateway, answerReq, config) : null;
   const response: ExplainResponse =
-    match === null
-      ? { kind: "refused", status: 404, cause: "no rule matches and there is no default backend", by: "no-route", notes: [] }
-      : predictAnswer(match, { host: req.host, path: req.path, scheme: req.scheme, client: req.client ?? null }, config);
+    gw !== null
+      ? gw.response
+      : match === null
+        ? { kind: "refused", status: 404, cause: "no rule matches and there is no default backend", by: "no-route", notes: [] }
+        : predictAnswer(match, answerReq, config);
 
   const out = new Candidates();
   let budget = STEP;
@@ -496,32 +503,39 @@ export function* explainSteps(
     if (out.room(verdict)) out.push(plan, null, asDefault, verdict, reason);
   }
 
-  const candidates = out.list;
+  const candidates =
+    gw === null
+      ? out.list
+      : out.list.map((c) =>
+          c.verdict === "matched" ? { ...c, verdict: "outranked" as const, reason: `HTTPRoute ${gw.gateway.route} answers first: Gateway API rules are asked before Ingress rules` } : c,
+        );
   const involved = new Set(candidates.map((c) => c.ingress));
   if (match?.route.ingress.name) involved.add(`${match.route.ingress.namespace}/${match.route.ingress.name}`);
   const diagnostics: Diagnostic[] = [];
   for (const d of result.diagnostics) {
     if (d.kind === "Ingress" && involved.has(`${d.namespace}/${d.name}`)) diagnostics.push(d);
+    if (gw !== null && d.kind === "HTTPRoute" && gw.gateway.route === `${d.namespace}/${d.name}`) diagnostics.push(d);
     if (--budget <= 0) {
       yield;
       budget = STEP;
     }
   }
-  const matched = match?.route.ingress.name ? `${match.route.ingress.namespace}/${match.route.ingress.name}` : null;
+  const matched = gw === null && match?.route.ingress.name ? `${match.route.ingress.namespace}/${match.route.ingress.name}` : null;
   const plan = matched === null ? undefined : served.find((p) => p.key === matched);
   const annotations = (plan === undefined ? [] : annotationsOf(plan)).map(({ name, value, status, text }) => ({ name, value, status, text }));
   return {
     request: req,
-    outcome: match === null ? "404" : match.via === "default" ? "default" : match.route.source === "implicitRoot" ? "implicit-root" : "route",
+    outcome: gw !== null ? "route" : match === null ? "404" : match.via === "default" ? "default" : match.route.source === "implicitRoot" ? "implicit-root" : "route",
     response,
-    match: match ? describeMatch(match, response) : null,
+    match: gw !== null ? describeMatch(gw.match, response) : match ? describeMatch(match, response) : null,
     hostEntry: chosen,
-    regex: regex?.report() ?? null,
-    rewrite,
+    regex: gw !== null ? null : (regex?.report() ?? null),
+    rewrite: gw !== null ? null : rewrite,
     candidates,
     omittedCandidates: out.omitted(),
     certificate: req.scheme === "https" ? selectCertificate(result.certificates, req.host) : null,
     diagnostics,
     annotations,
+    ...(gw === null ? {} : { gateway: gw.gateway }),
   };
 }

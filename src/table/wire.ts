@@ -93,6 +93,28 @@ export interface WireDelta {
   readonly aliases?: readonly (readonly [string, string])[];
   /** Absent: the Gateway API part did not change; null: there is none now. */
   readonly gateway?: WireGateway | null;
+  /**
+   * The Gateway API part as changes to the receiver's (when both tables have one): only the
+   * listener hostname groups and route hostname lists that are not the same objects.
+   */
+  readonly gatewayDelta?: WireGatewayDelta;
+}
+
+/** One listener hostname group's changes: removed, or its changed route hostname lists. */
+interface WireGatewayHostsDelta {
+  readonly key: string;
+  readonly removed?: true;
+  /** Changed exact route hostnames; null = removed. */
+  readonly exact?: readonly (readonly [string, readonly WireGatewayEntry[] | null])[];
+  /** Absent: unchanged; else all of them. */
+  readonly wildcards?: readonly (readonly [string, readonly WireGatewayEntry[]])[];
+  /** Absent: unchanged. */
+  readonly any?: readonly WireGatewayEntry[] | null;
+}
+
+export interface WireGatewayDelta {
+  readonly http: readonly WireGatewayHostsDelta[];
+  readonly https: readonly WireGatewayHostsDelta[];
 }
 
 /** The Gateway API part (RouteTable.gateway): its matches as data, its routes as wire routes. */
@@ -214,12 +236,86 @@ function routeDecoder(backends: readonly Backend[], registry: ReadonlyMap<string
   };
 }
 
-function encodeGateway(g: GatewayRoutes, route: (r: Route) => WireRoute): WireGateway {
-  const entry = (e: GatewayEntry): WireGatewayEntry => ({
+function gatewayEntryEncoder(route: (r: Route) => WireRoute): (e: GatewayEntry) => WireGatewayEntry {
+  return (e) => ({
     match: e.match,
     choices: e.choices.map((c) => ({ route: route(c.match.route), weight: c.weight, hostKey: c.match.hostKey, via: c.match.via })),
     totalWeight: e.totalWeight,
   });
+}
+
+function gatewayEntryDecoder(route: (r: WireRoute) => Route): (e: WireGatewayEntry) => GatewayEntry {
+  return (e) =>
+    Object.freeze({
+      match: deepFreeze(e.match),
+      // Arrays not frozen: JSC keeps a frozen array in a slower, larger form (the types keep them read-only).
+      choices: e.choices.map((c) => Object.freeze({ match: Object.freeze({ route: route(c.route), hostKey: c.hostKey, via: c.via }), weight: c.weight })),
+      totalWeight: e.totalWeight,
+    });
+}
+
+/**
+ * The changes from `prev` to `next` (compile/gateway/table.ts replaces only the groups and
+ * lists it rebuilt, so identity says what is unchanged): an HTTPRoute edit sends its route
+ * hostname lists, not the whole Gateway part.
+ */
+function encodeGatewayDelta(prev: GatewayRoutes, next: GatewayRoutes, route: (r: Route) => WireRoute): WireGatewayDelta {
+  const entry = gatewayEntryEncoder(route);
+  const groups = (a: ReadonlyMap<string, GatewayHosts>, b: ReadonlyMap<string, GatewayHosts>): WireGatewayHostsDelta[] => {
+    const out: WireGatewayHostsDelta[] = [];
+    for (const key of a.keys()) if (!b.has(key)) out.push({ key, removed: true });
+    for (const [key, h] of b) {
+      const old = a.get(key);
+      if (old === h) continue;
+      const exact: [string, readonly WireGatewayEntry[] | null][] = [];
+      for (const [k, l] of h.exact) if (old?.exact.get(k) !== l) exact.push([k, l.map(entry)]);
+      if (old !== undefined) for (const k of old.exact.keys()) if (!h.exact.has(k)) exact.push([k, null]);
+      out.push({
+        key,
+        ...(exact.length > 0 ? { exact } : {}),
+        ...(old?.wildcards === h.wildcards ? {} : { wildcards: h.wildcards.map(([k, l]) => [k, l.map(entry)] as const) }),
+        ...(old !== undefined && old.any === h.any ? {} : { any: h.any === null ? null : h.any.map(entry) }),
+      });
+    }
+    return out;
+  };
+  return { http: groups(prev.http, next.http), https: groups(prev.https, next.https) };
+}
+
+function applyGatewayDelta(current: GatewayRoutes, d: WireGatewayDelta, route: (r: WireRoute) => Route): GatewayRoutes {
+  const entry = gatewayEntryDecoder(route);
+  const list = (es: readonly WireGatewayEntry[]): readonly GatewayEntry[] => es.map(entry);
+  const groups = (m: ReadonlyMap<string, GatewayHosts>, changes: readonly WireGatewayHostsDelta[]): Map<string, GatewayHosts> => {
+    const out = new Map(m);
+    for (const c of changes) {
+      if (c.removed) {
+        out.delete(c.key);
+        continue;
+      }
+      const old = out.get(c.key);
+      const exact = new Map(old?.exact ?? []);
+      for (const [k, es] of c.exact ?? []) {
+        if (es === null) exact.delete(k);
+        else exact.set(k, list(es));
+      }
+      out.set(
+        c.key,
+        Object.freeze({
+          exact,
+          wildcards: c.wildcards === undefined ? (old?.wildcards ?? Object.freeze([])) : Object.freeze(c.wildcards.map(([k, es]) => Object.freeze([k, list(es)] as const))),
+          any: c.any === undefined ? (old?.any ?? null) : c.any === null ? null : list(c.any),
+        }),
+      );
+    }
+    // Listener hostname groups stay in key order (table/gateway.ts asks them in map order only
+    // to find the most specific, so order does not change an answer; kept for a stable view).
+    return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  };
+  return Object.freeze({ http: groups(current.http, d.http), https: groups(current.https, d.https) });
+}
+
+function encodeGateway(g: GatewayRoutes, route: (r: Route) => WireRoute): WireGateway {
+  const entry = gatewayEntryEncoder(route);
   const hosts = (m: ReadonlyMap<string, GatewayHosts>): WireGatewayHosts[] =>
     [...m].map(([key, h]) => ({
       key,
@@ -231,20 +327,15 @@ function encodeGateway(g: GatewayRoutes, route: (r: Route) => WireRoute): WireGa
 }
 
 function decodeGateway(w: WireGateway, route: (r: WireRoute) => Route): GatewayRoutes {
-  const entry = (e: WireGatewayEntry): GatewayEntry =>
-    Object.freeze({
-      match: deepFreeze(e.match),
-      choices: Object.freeze(e.choices.map((c) => Object.freeze({ match: Object.freeze({ route: route(c.route), hostKey: c.hostKey, via: c.via }), weight: c.weight }))),
-      totalWeight: e.totalWeight,
-    });
+  const entry = gatewayEntryDecoder(route);
   const hosts = (l: readonly WireGatewayHosts[]): Map<string, GatewayHosts> =>
     new Map(
       l.map((h) => [
         h.key,
         Object.freeze({
-          exact: new Map(h.exact.map(([k, es]) => [k, Object.freeze(es.map(entry))] as const)),
-          wildcards: Object.freeze(h.wildcards.map(([k, es]) => Object.freeze([k, Object.freeze(es.map(entry))] as const))),
-          any: h.any === null ? null : Object.freeze(h.any.map(entry)),
+          exact: new Map(h.exact.map(([k, es]) => [k, es.map(entry)] as const)),
+          wildcards: Object.freeze(h.wildcards.map(([k, es]) => Object.freeze([k, es.map(entry)] as const))),
+          any: h.any === null ? null : h.any.map(entry),
         }),
       ]),
     );
@@ -374,6 +465,13 @@ export function countChangedHosts(prev: RouteTable, next: RouteTable): number {
   return changedHosts(prev, next).length;
 }
 
+function gatewayChange(prev: GatewayRoutes | null, next: GatewayRoutes | null, route: (r: Route) => WireRoute): Pick<WireDelta, "gateway" | "gatewayDelta"> {
+  if (prev === next) return {};
+  if (next === null) return { gateway: null };
+  if (prev === null) return { gateway: encodeGateway(next, route) };
+  return { gatewayDelta: encodeGatewayDelta(prev, next, route) };
+}
+
 /**
  * What turns `prev` into `next` for a receiver whose registry mirrors `registry` (which is
  * updated with the backends this delta carries).
@@ -388,7 +486,7 @@ export function encodeDelta(prev: RouteTable, next: RouteTable, registry: Backen
     routeCount: next.routeCount,
     backends: enc.backends,
     ...(next.aliasKeys === prev.aliasKeys ? {} : { aliases: [...next.aliasKeys] }),
-    ...((next.gateway ?? null) === (prev.gateway ?? null) ? {} : { gateway: next.gateway ? encodeGateway(next.gateway, enc.route) : null }),
+    ...gatewayChange(prev.gateway ?? null, next.gateway ?? null, enc.route),
   };
   for (const b of enc.sent) registry.set(b.id, b);
   return delta;
@@ -417,7 +515,11 @@ export function applyDelta(current: RouteTable, delta: WireDelta, registry: Back
   // Map order is irrelevant to lookups: new hosts are appended.
   const aliasKeys = delta.aliases === undefined ? current.aliasKeys : new Map(delta.aliases);
   const patched = patchTable(current, changes, defaultRoute, routeCount, true, aliasKeys);
-  const gateway = delta.gateway === undefined ? (current.gateway ?? null) : delta.gateway === null ? null : decodeGateway(delta.gateway, route);
+  let gateway = delta.gateway === undefined ? (current.gateway ?? null) : delta.gateway === null ? null : decodeGateway(delta.gateway, route);
+  if (delta.gatewayDelta !== undefined) {
+    if (gateway === null) throw new Error("route table delta: Gateway API changes to a table without a Gateway API part");
+    gateway = applyGatewayDelta(gateway, delta.gatewayDelta, route);
+  }
   const table = gateway === null ? patched : Object.freeze({ ...patched, gateway });
   for (const b of backends) registry.set(b.id, b);
   return table;

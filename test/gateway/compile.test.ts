@@ -528,6 +528,47 @@ spec: { gatewayClassName: portico, listeners: [${listener}] }`;
     expect(w.routeConditions(INFRA, "http-route-4")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/BackendNotFound"]);
   });
 
+  test("attachedRoutes counts a route once per listener, however many of its parentRefs reach it", () => {
+    // ListenerStatus.attachedRoutes: "the total number of Routes that have been successfully
+    // attached to this Listener" (apis/v1 gateway_types.go).
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      route("twice", `  parentRefs: [{ name: same-namespace }, { name: same-namespace, sectionName: http }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+    );
+    expect(w.routeConditions(INFRA, "twice")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs", "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.listener(`${INFRA}/same-namespace`, "http").attachedRoutes).toBe(1);
+  });
+
+  test("HTTPRouteMultipleGateways: statuses and the shared route pass; the dedicated routes cannot be told apart (README: Gateways share Portico's address)", () => {
+    // conformance/tests/httproute-multiple-gateways.yaml.
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      GATEWAYS["all-namespaces"],
+      route("multiple-gateways-shared-route", `  parentRefs: [{ name: same-namespace }, { name: all-namespaces }]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /shared } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      route("same-namespace-dedicated-route", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: / } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+      route("all-namespaces-dedicated-route", `  parentRefs: [{ name: all-namespaces }]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: / } }], backendRefs: [{ name: infra-backend-v3, port: 8080 }] }]`),
+    );
+    // GatewayAndHTTPRoutesMustBeAccepted, for each Gateway and its two routes.
+    const ok = "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs";
+    expect(w.routeConditions(INFRA, "multiple-gateways-shared-route")).toEqual([ok, ok]);
+    expect(w.routeConditions(INFRA, "same-namespace-dedicated-route")).toEqual([ok]);
+    expect(w.routeConditions(INFRA, "all-namespaces-dedicated-route")).toEqual([ok]);
+    expect(w.listener(`${INFRA}/same-namespace`, "http").attachedRoutes).toBe(2);
+    expect(w.listener(`${INFRA}/all-namespaces`, "http").attachedRoutes).toBe(2);
+    // "shared route is accessible and routed to infra-backend-v1" through either Gateway.
+    expect(w.answer({ path: "/shared" })).toBe(V1);
+    // The upstream test wants "/" to reach v2 through same-namespace and v3 through
+    // all-namespaces. Both Gateways are served on Portico's one HTTP port and publish one
+    // address, so a request carries nothing that tells them apart: their rules are merged in
+    // precedence order, and at equal precedence and age the namespace/name order picks
+    // all-namespaces-dedicated-route for both (the limit documented in README "Gateway API").
+    expect(w.answer({ path: "/" })).toBe(V3);
+  });
+
   test("GatewaySecretReferenceGrantSpecific, GatewaySecretReferenceGrantAllInNamespace and GatewaySecretInvalidReferenceGrant", () => {
     const cert = createCertificate({ subjectCN: "cert.example.com", sans: ["cert.example.com"] });
     const secret = `apiVersion: v1

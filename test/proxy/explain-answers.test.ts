@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
-import { compile } from "../../src/compile/compile.ts";
+import { compile, Compiler } from "../../src/compile/compile.ts";
 import type { CompileConfig } from "../../src/compile/config.ts";
 import { explain, type ExplainResult } from "../../src/compile/explain.ts";
 import { KIND_STAGES } from "../../src/compile/answer.ts";
@@ -35,6 +35,7 @@ import { loadOnce } from "../../src/runtime/load.ts";
 import type { Snapshot } from "../../src/store/types.ts";
 import { otherWwwName } from "../../src/table/build.ts";
 import { lookup } from "../../src/table/lookup.ts";
+import type { GatewayEntry } from "../../src/table/gateway.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
@@ -142,6 +143,23 @@ function requestsOf(t: RouteTable, extra: Source["extra"]): { host: string; path
     }
     if (e.wwwRedirect !== null) add(otherWwwName(e.host), "/a/");
   }
+  // The Gateway API part (asked before the entries above): every listener and route hostname
+  // with each rule match's path.
+  for (const listeners of t.gateway ? [t.gateway.http, t.gateway.https] : []) {
+    for (const [lkey, hosts] of listeners) {
+      const listenerHost = lkey === "*" ? "hostless.example" : lkey.startsWith("*.") ? `x.${lkey.slice(2)}` : lkey;
+      const lists: [string, readonly GatewayEntry[]][] = [...hosts.exact.entries(), ...hosts.wildcards.map(([h, l]) => [`x.${h.slice(2)}`, l] as [string, readonly GatewayEntry[]])];
+      if (hosts.any !== null) lists.push([listenerHost, hosts.any]);
+      for (const [host, entries] of lists) {
+        add(host, "/");
+        for (const e of entries) {
+          const path = e.choices[0]?.match.route.path ?? "/";
+          add(host, path);
+          if (e.match.pathType === "PathPrefix") add(host, `${path.endsWith("/") ? path : `${path}/`}x/`);
+        }
+      }
+    }
+  }
   add("nobody-serves.example", "/");
   for (const r of extra) add(r.host, r.path);
   return [...out.values()].slice(0, MAX_REQUESTS);
@@ -234,6 +252,13 @@ async function checkSource(src: Source): Promise<Record<string, number>> {
     }
   }
   if (result.table.defaultRoute) note(result.table.defaultRoute.backend);
+  for (const listeners of result.table.gateway ? [result.table.gateway.http, result.table.gateway.https] : []) {
+    for (const hosts of listeners.values()) {
+      for (const list of [...hosts.exact.values(), ...hosts.wildcards.map(([, l]) => l), ...(hosts.any ? [hosts.any] : [])]) {
+        for (const e of list) for (const c of e.choices) note(c.match.route.backend);
+      }
+    }
+  }
   const counts: Record<string, number> = {};
   const config = { ...src.config, httpRedirectCode: redirectCode, httpsPort: testConfig().httpsPort };
   for (const { host, path } of requestsOf(result.table, src.extra)) {
@@ -304,4 +329,52 @@ test("a refused route, a missing auth Secret and a redirect are not 'proxied' (a
   expect(ask("mtls-page.test").response).toMatchObject({ kind: "redirect", status: 302, location: "https://help.example.com/certificates" });
   expect(ask("mtls-no-ca.test").response).toMatchObject({ kind: "refused", status: 403, by: "certificate-refuse" });
   expect(ask("snippet.test").match?.answers).toBe("503");
+});
+
+test("a request a Gateway API rule answers: explain names the listener, the HTTPRoute, the rule and its answer (gateway.yaml)", () => {
+  const fx = loadFixture(readFileSync(join(FIXTURES, "gateway.yaml"), "utf8"));
+  const config = { ...DEFAULT_COMPILE_CONFIG, ...fx.config } as CompileConfig;
+  const ask = (host: string, path: string) => explain(fx.snapshot, config, { host, path, scheme: "http" });
+  const api = ask("app.test", "/api/x");
+  expect(api.outcome).toBe("route");
+  expect(api.response).toMatchObject({ kind: "proxied", backends: ["gwx/web:80"] });
+  expect(api.gateway).toMatchObject({
+    port: "http",
+    listenerHostname: "*",
+    routeHostname: "app.test",
+    listeners: [{ gateway: "gwx/edge", listener: "http", port: 80, protocol: "HTTP" }],
+    route: "gwx/app",
+    ruleIndex: 0,
+    matchIndex: 0,
+    match: { pathType: "PathPrefix", path: "/api", method: null, headers: [], queryParams: [] },
+    choices: [{ backend: "gwx/web:80", weight: 1, answers: "proxied" }],
+  });
+  // The Ingress's /api path is listed, and loses to the HTTPRoute.
+  expect(api.candidates.find((c) => c.ingress === "gwx/legacy" && c.path === "/api")).toMatchObject({ verdict: "outranked" });
+  expect(ask("app.test", "/old/page").response).toMatchObject({ kind: "redirect", status: 301, location: "http://new.test/old/page", by: "gateway-redirect" });
+  // The listener's declared port (8080), never Portico's own socket port.
+  expect(ask("a.b.wild.test", "/v1/x").response).toMatchObject({ kind: "redirect", status: 302, location: "http://a.b.wild.test:8080/v2/x" });
+  expect(ask("a.wild.test", "/v1/x").gateway).toMatchObject({ listenerHostname: "*.wild.test", routeHostname: "*.wild.test", route: "gwx/wild", listeners: [{ gateway: "gwx/edge", listener: "wild", port: 8080 }] });
+  const gone = ask("app.test", "/gone");
+  expect(gone.response).toMatchObject({ kind: "refused", status: 500, by: "gateway-error" });
+  expect(gone.diagnostics.map((d) => d.reason)).toContain("RouteRefsNotResolved");
+  expect(ask("app.test", "/split").response).toMatchObject({ kind: "proxied", backends: ["gwx/web:80", "gwx/other:80"] });
+  expect(ask("app.test", "/split").gateway?.choices).toEqual([
+    { backend: "gwx/web:80", weight: 50, answers: "proxied" },
+    { backend: "gwx/other:80", weight: 50, answers: "proxied" },
+  ]);
+  // A header match a plain GET does not meet, and a path no rule has: the Ingress answers.
+  for (const path of ["/canary", "/elsewhere"]) {
+    const r = ask("app.test", path);
+    expect(r.gateway).toBeUndefined();
+    expect(r.match?.ingress).toBe("gwx/legacy");
+  }
+});
+
+test("explain with the controller's compiler sees the Gateway part it compiled", () => {
+  const fx = loadFixture(readFileSync(join(FIXTURES, "gateway.yaml"), "utf8"));
+  const config = { ...DEFAULT_COMPILE_CONFIG, ...fx.config } as CompileConfig;
+  const compiler = new Compiler(config);
+  compiler.compile(fx.snapshot);
+  expect(explain(fx.snapshot, config, { host: "app.test", path: "/exact", scheme: "http" }, compiler).gateway).toMatchObject({ route: "gwx/app", ruleIndex: 1 });
 });

@@ -74,6 +74,9 @@ export interface RouteParentState {
   readonly accepted: Condition;
 }
 
+/** Shared by every accepted parent (conditions are never changed once made). */
+const ATTACHED: Condition = Object.freeze(cond("Accepted", "True", "Accepted", "attached"));
+
 const HTTP_ROUTE: RouteGroupKind = Object.freeze({ group: GATEWAY_GROUP, kind: "HTTPRoute" });
 
 const ns = (o: { metadata: { namespace?: string | undefined } }) => o.metadata.namespace ?? "default";
@@ -311,7 +314,7 @@ function namespaceAllowed(snapshot: Snapshot, gw: Gateway, l: Listener, routeNam
 /**
  * The parentRefs of one HTTPRoute that name our Gateways, each with its attachments and its
  * Accepted condition (RouteConditionReason: NoMatchingParent, NotAllowedByListeners,
- * NoMatchingListenerHostname). Increments attachedRoutes on each listener attached to.
+ * NoMatchingListenerHostname). table.ts counts attachedRoutes from the attachments.
  * parentRefs naming other kinds or Gateways that are not ours get no entry (another
  * controller's to report).
  */
@@ -343,8 +346,7 @@ export function attachRoute(snapshot: Snapshot, gateways: ReadonlyMap<string, Ga
       out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NoMatchingListenerHostname", "no route hostname intersects a listener hostname") });
       continue;
     }
-    for (const a of attachments) a.listener.attachedRoutes++;
-    out.push({ parentRef: ref, attachments, accepted: cond("Accepted", "True", "Accepted", "attached") });
+    out.push({ parentRef: ref, attachments, accepted: ATTACHED });
   }
   return out;
 }

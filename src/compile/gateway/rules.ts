@@ -92,10 +92,15 @@ function modifier(f: HTTPRouteFilter["requestHeaderModifier"]): HeaderModifier |
   return { set: headerList(f.set), add: headerList(f.add), remove: (f.remove ?? []).map((r) => r.toLowerCase()) };
 }
 
+const NO_MATCHES: readonly HeaderMatch[] = Object.freeze([]);
+
+/** Shared by every route whose references resolve (conditions are never changed once made). */
+const RESOLVED: Condition = Object.freeze(cond("ResolvedRefs", "True", "ResolvedRefs", "all references resolved"));
+
 export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend): CompiledRoute {
   const routeNs = ns(route);
   const self = { namespace: routeNs, name: route.metadata.name };
-  let refs: Condition = cond("ResolvedRefs", "True", "ResolvedRefs", "all references resolved");
+  let refs: Condition = RESOLVED;
   let unsupported: Condition | null = null;
   const refFail = (reason: string, message: string) => {
     if (refs.status === "True") refs = cond("ResolvedRefs", "False", reason, message);
@@ -135,8 +140,9 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
         path: type === "Exact" ? value : value.replace(/\/+$/, ""),
         written: value,
         method: m.method ?? null,
-        headers: headerList(m.headers),
-        query,
+        // Most matches have none: one shared empty list (a table holds one match per rule).
+        headers: (m.headers?.length ?? 0) === 0 ? NO_MATCHES : headerList(m.headers),
+        query: query.length === 0 ? NO_MATCHES : query,
       });
     }
     let requestHeaders: HeaderModifier | null = null;

@@ -18,7 +18,8 @@ import type { BackendRef, ResolvedBackend } from "../backends.ts";
 import type { CertificateBinding } from "../types.ts";
 import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
-import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type RouteParentState } from "./attach.ts";
+import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
+import { changedKeys } from "../changes.ts";
 import { compileRoute, type CompiledMatch, type CompiledRule } from "./rules.ts";
 
 export { GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, GATEWAY_REQUEST_HEADERS_KIND } from "../../table/gateway.ts";
@@ -40,16 +41,22 @@ export interface GatewayCompileResult {
   /**
    * The Service keys (`namespace/name`, also the EndpointSlice group keys) the HTTPRoutes name
    * and the Secret keys our listeners name, found or not: a change elsewhere in those maps
-   * leaves this result as it is (compile.ts).
+   * leaves this result as it is (compile.ts). They describe the latest compile only: the
+   * next incremental compile updates the service index in place.
    */
-  readonly deps: { readonly services: ReadonlySet<string>; readonly secrets: ReadonlySet<string> };
+  readonly deps: { readonly services: KeySet; readonly secrets: KeySet };
   /** The problems status reports, as diagnostics (logged and counted like an Ingress's). */
   readonly diagnostics: readonly Diagnostic[];
 }
 
-function gatewayDiagnostics(gateways: ReadonlyMap<string, GatewayState>, routes: readonly RouteStatus[]): Diagnostic[] {
+export interface KeySet {
+  has(key: string): boolean;
+}
+
+const split = (key: string) => ({ namespace: key.slice(0, key.indexOf("/")), name: key.slice(key.indexOf("/") + 1) });
+
+function listenerDiagnostics(gateways: ReadonlyMap<string, GatewayState>): Diagnostic[] {
   const out: Diagnostic[] = [];
-  const split = (key: string) => ({ namespace: key.slice(0, key.indexOf("/")), name: key.slice(key.indexOf("/") + 1) });
   for (const gw of gateways.values()) {
     for (const l of gw.listeners) {
       // Conflicted is the one condition whose "True" is the problem.
@@ -57,33 +64,22 @@ function gatewayDiagnostics(gateways: ReadonlyMap<string, GatewayState>, routes:
       if (bad) out.push({ kind: "Gateway", ...split(gw.key), reason: "ListenerNotProgrammed", message: `listener ${l.name}: ${bad.reason}: ${bad.message}`, severity: "error" });
     }
   }
-  for (const r of routes) {
-    for (const p of r.parents) {
-      const gwName = `${p.state.parentRef.namespace ?? split(r.key).namespace}/${p.state.parentRef.name}`;
-      for (const c of p.conditions) {
-        if (c.status !== "False") continue;
-        out.push({ kind: "HTTPRoute", ...split(r.key), reason: c.type === "Accepted" ? "RouteNotAccepted" : "RouteRefsNotResolved", message: `parent Gateway ${gwName}: ${c.reason}: ${c.message}`, severity: c.type === "Accepted" ? "error" : "warning" });
-      }
+  return out;
+}
+
+function routeDiagnostics(r: RouteStatus): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const p of r.parents) {
+    const gwName = `${p.state.parentRef.namespace ?? split(r.key).namespace}/${p.state.parentRef.name}`;
+    for (const c of p.conditions) {
+      if (c.status !== "False") continue;
+      out.push({ kind: "HTTPRoute", ...split(r.key), reason: c.type === "Accepted" ? "RouteNotAccepted" : "RouteRefsNotResolved", message: `parent Gateway ${gwName}: ${c.reason}: ${c.message}`, severity: c.type === "Accepted" ? "error" : "warning" });
     }
   }
   return out;
 }
 
 const NO_DEPS = Object.freeze({ services: new Set<string>(), secrets: new Set<string>() });
-
-function dependencies(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>): GatewayCompileResult["deps"] {
-  const services = new Set<string>();
-  const secrets = new Set<string>();
-  for (const [key, r] of snapshot.httpRoutes) {
-    const routeNs = key.slice(0, key.indexOf("/"));
-    for (const rule of r.spec.rules ?? []) for (const b of rule.backendRefs ?? []) services.add(`${b.namespace ?? routeNs}/${b.name}`);
-  }
-  for (const gw of gateways.values()) {
-    const gwNs = gw.key.slice(0, gw.key.indexOf("/"));
-    for (const l of gw.gateway.spec.listeners) for (const c of l.tls?.certificateRefs ?? []) secrets.add(`${c.namespace ?? gwNs}/${c.name}`);
-  }
-  return { services, secrets };
-}
 
 /** The Backend of routes that never reach one (redirects, 500s): it is never sent to. */
 export const NO_BACKEND: Backend = Object.freeze({
@@ -106,81 +102,364 @@ interface Listener {
   readonly https: boolean;
 }
 
-/** Compile every Gateway API object of ours. */
-export function compileGateways(snapshot: Snapshot, controllerName: string, resolve: (ref: BackendRef) => ResolvedBackend): GatewayCompileResult {
-  const classes = ourClasses(snapshot, controllerName);
-  const gateways = classes.size === 0 ? new Map<string, GatewayState>() : ourGateways(snapshot, classes);
-  if (gateways.size === 0) return { classes, gateways, routes: [], table: null, certificates: [], deps: NO_DEPS, diagnostics: [] };
-  // Oldest first, then namespace/name: the route order of the precedence rules.
-  const routes = [...snapshot.httpRoutes.entries()].sort(([ka, a], [kb, b]) => {
-    const ta = routeTime(a);
-    const tb = routeTime(b);
-    if (ta !== tb) return ta < tb ? -1 : 1;
-    return ka < kb ? -1 : ka > kb ? 1 : 0;
-  });
-  const statuses: RouteStatus[] = [];
-  type Pending = { entry: GatewayEntry; rank: number; rule: CompiledRule; match: CompiledMatch };
-  const lists = { http: new Map<string, Map<string, Pending[]>>(), https: new Map<string, Map<string, Pending[]>>() };
-  let attached = 0;
-  /** Route hostnames served through HTTPS listeners without a hostname, and the listener's certificate. */
-  const routeHosts: [string, string][] = [];
-  routes.forEach(([key, route], rank) => {
-    const parents = attachRoute(snapshot, gateways, route);
-    if (parents.length === 0) return;
-    const compiled = compileRoute(snapshot, route, resolve);
-    const out: RouteStatus["parents"][number][] = [];
-    // One entry per (rule match, listener port and protocol, hostname): redirects use the listener's port.
-    const built = new Map<string, GatewayEntry>();
-    for (const p of parents) {
-      const accepted = p.accepted.status === "True" && compiled.unsupported !== null ? compiled.unsupported : p.accepted;
-      out.push({ state: p, conditions: [accepted, compiled.resolvedRefs] });
-      for (const a of p.attachments) {
-        const cls = a.listener.portClass;
-        if (cls === null) continue;
-        const lkey = a.listener.hostname ?? "*";
-        let hosts = lists[cls].get(lkey);
-        if (!hosts) lists[cls].set(lkey, (hosts = new Map()));
-        const listener: Listener = { port: a.listener.port, https: cls === "https" };
-        if (cls === "https" && a.listener.hostname === null && a.listener.certificates[0] !== undefined) {
-          for (const h of a.hostnames) if (h !== "*") routeHosts.push([h, a.listener.certificates[0]]);
-        }
-        for (const h of a.hostnames) {
-          let list = hosts.get(h);
-          if (!list) hosts.set(h, (list = []));
-          for (const rule of compiled.rules) {
-            rule.matches.forEach((match, mi) => {
-              const id = `${rule.ruleIndex}/${mi}/${listener.port}/${listener.https}/${h}`;
-              let entry = built.get(id);
-              if (entry === undefined) built.set(id, (entry = buildEntry(rule, match, mi, listener, h)));
-              if (!list!.some((x) => x.entry === entry)) list!.push({ entry, rank, rule, match });
-              attached++;
-            });
-          }
-        }
-      }
+/** One rule match of one route, on one listener hostname (`lkey`) and route hostname. */
+interface Piece {
+  /** The route's key and creationTimestamp (precedence ties). */
+  readonly key: string;
+  readonly time: string;
+  readonly cls: "http" | "https";
+  readonly lkey: string;
+  readonly host: string;
+  readonly entry: GatewayEntry;
+  readonly ruleIndex: number;
+  readonly matchIndex: number;
+  readonly match: CompiledMatch;
+}
+
+/** What one HTTPRoute contributes, kept while its inputs are the same (see compileGateways). */
+interface RouteWork {
+  readonly key: string;
+  readonly route: HTTPRoute;
+  /** creationTimestamp: the older route wins a precedence tie. */
+  readonly time: string;
+  readonly parents: readonly RouteParentState[];
+  /** Null when no parentRef names a Gateway of ours. */
+  readonly status: RouteStatus | null;
+  readonly diagnostics: readonly Diagnostic[];
+  readonly pieces: readonly Piece[];
+  /** `namespace/name` of each Service its backendRefs name, found or not. */
+  readonly services: readonly string[];
+  /** Route hostnames served through HTTPS listeners without a hostname, with the listener's certificate. */
+  readonly certHosts: readonly (readonly [string, string])[];
+}
+
+type Pending = Piece;
+
+/**
+ * What a compile keeps for the next one, held by its result (a WeakMap, so a result stays a
+ * plain value) and handed on: the next compile takes it and updates it in place, so only the
+ * latest result has one.
+ */
+interface State {
+  readonly controllerName: string;
+  readonly gatewayClasses: unknown;
+  readonly gateways: unknown;
+  readonly referenceGrants: unknown;
+  readonly namespaces: unknown;
+  httpRoutes: ReadonlyMap<string, HTTPRoute>;
+  readonly classes: ReadonlyMap<string, ClassState>;
+  /** Our Gateways with their listeners validated; attachedRoutes is counted on copies. */
+  readonly base: ReadonlyMap<string, GatewayState>;
+  readonly listenerDiagnostics: readonly Diagnostic[];
+  readonly secrets: ReadonlySet<string>;
+  readonly works: Map<string, RouteWork>;
+  /** The route keys in precedence order: oldest first, then namespace/name. */
+  order: readonly string[];
+  /** Service key → the routes naming it. */
+  readonly byService: Map<string, Set<string>>;
+  /** `cls\nlkey` → route hostname → its entries' pendings, in precedence order. */
+  readonly pend: Map<string, Map<string, Pending[]>>;
+  /** The table's two listener maps, as last built. */
+  http: ReadonlyMap<string, GatewayHosts>;
+  https: ReadonlyMap<string, GatewayHosts>;
+  /** Routes attached to each listener (attachedRoutes). */
+  readonly attached: Map<ListenerState, Set<string>>;
+  /** The last lists in route order, and each status's index (null: not built yet). */
+  statuses: RouteStatus[];
+  statusAt: Map<string, number> | null;
+  diagnostics: readonly Diagnostic[];
+  routeHosts: readonly (readonly [string, string])[];
+}
+
+const STATES = new WeakMap<GatewayCompileResult, State>();
+
+/**
+ * What changed since `prev` was compiled, as compile.ts finds it: the Service keys (also the
+ * EndpointSlice group keys) and Secret keys among `prev.deps` that changed. Without it, or when
+ * `prev` is not the latest result, everything is compiled.
+ */
+export interface GatewayChanges {
+  readonly prev: GatewayCompileResult;
+  readonly services: ReadonlySet<string>;
+  readonly secrets: ReadonlySet<string>;
+}
+
+function routeOrder(works: ReadonlyMap<string, RouteWork>): string[] {
+  return [...works.values()].sort((a, b) => (a.time !== b.time ? (a.time < b.time ? -1 : 1) : a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((w) => w.key);
+}
+
+const EMPTY_HOSTS: GatewayHosts = Object.freeze({ exact: new Map(), wildcards: Object.freeze([]), any: null });
+
+/**
+ * Compile every Gateway API object of ours (docs/design.md "Gateway API", "Incremental").
+ * With `changes` it is incremental: while the GatewayClasses, Gateways, ReferenceGrants,
+ * Namespaces and the listeners' Secrets are the same, the listener states are kept, each
+ * HTTPRoute is compiled again only when it or a Service or EndpointSlice group it names
+ * changed, and only the route hostname lists those routes are on are sorted and replaced in
+ * the table (new maps; the previous table is left as it was).
+ */
+export function compileGateways(snapshot: Snapshot, controllerName: string, resolve: (ref: BackendRef) => ResolvedBackend, changes: GatewayChanges | null = null): GatewayCompileResult {
+  let state = changes === null ? undefined : STATES.get(changes.prev);
+  // Taken, not shared: if this compile throws, the next one starts over.
+  if (changes !== null) STATES.delete(changes.prev);
+  const reuse =
+    state !== undefined &&
+    state.controllerName === controllerName &&
+    state.gatewayClasses === snapshot.gatewayClasses &&
+    state.gateways === snapshot.gateways &&
+    state.referenceGrants === snapshot.referenceGrants &&
+    state.namespaces === snapshot.namespaces &&
+    ![...changes!.secrets].some((k) => state!.secrets.has(k));
+  // The routes to compile again.
+  const redo = new Set<string>();
+  if (!reuse || state === undefined) {
+    const classes = ourClasses(snapshot, controllerName);
+    const base = classes.size === 0 ? new Map<string, GatewayState>() : ourGateways(snapshot, classes);
+    if (base.size === 0) return { classes, gateways: base, routes: [], table: null, certificates: [], deps: NO_DEPS, diagnostics: [] };
+    const secrets = new Set<string>();
+    for (const gw of base.values()) {
+      const gwNs = gw.key.slice(0, gw.key.indexOf("/"));
+      for (const l of gw.gateway.spec.listeners) for (const c of l.tls?.certificateRefs ?? []) secrets.add(`${c.namespace ?? gwNs}/${c.name}`);
     }
-    statuses.push({ key, generation: route.metadata.generation ?? null, parents: out });
-  });
-  const build = (m: Map<string, Map<string, Pending[]>>): Map<string, GatewayHosts> => {
-    const out = new Map<string, GatewayHosts>();
-    for (const lkey of [...m.keys()].sort()) {
-      const hosts = m.get(lkey)!;
-      const exact = new Map<string, readonly GatewayEntry[]>();
-      const wildcards: [string, readonly GatewayEntry[]][] = [];
-      let any: readonly GatewayEntry[] | null = null;
-      for (const h of [...hosts.keys()].sort()) {
-        const sorted = Object.freeze(hosts.get(h)!.sort(precedence).map((p) => p.entry));
-        if (h === "*") any = sorted;
-        else if (isWildcardHost(h)) wildcards.push([h, sorted]);
-        else exact.set(h, sorted);
-      }
-      wildcards.sort(([a], [b]) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
-      out.set(lkey, Object.freeze({ exact, wildcards: Object.freeze(wildcards), any }));
-    }
-    return out;
+    state = {
+      controllerName,
+      gatewayClasses: snapshot.gatewayClasses,
+      gateways: snapshot.gateways,
+      referenceGrants: snapshot.referenceGrants,
+      namespaces: snapshot.namespaces,
+      httpRoutes: new Map(),
+      classes,
+      base,
+      listenerDiagnostics: listenerDiagnostics(base),
+      secrets,
+      works: new Map(),
+      order: [],
+      byService: new Map(),
+      pend: new Map(),
+      http: new Map(),
+      https: new Map(),
+      attached: new Map(),
+      statuses: [],
+      statusAt: null,
+      diagnostics: [],
+      routeHosts: [],
+    };
+  } else {
+    for (const s of changes!.services) for (const k of state.byService.get(s) ?? []) redo.add(k);
+  }
+  const st = state;
+  changedKeys(st.httpRoutes, snapshot.httpRoutes, (k) => void redo.add(k));
+  st.httpRoutes = snapshot.httpRoutes;
+
+  // Replace the work of each route to redo; note the lists it was and is on.
+  const touched = new Map<string, Set<string>>();
+  const touch = (p: Piece) => {
+    const g = `${p.cls}\n${p.lkey}`;
+    let hs = touched.get(g);
+    if (!hs) touched.set(g, (hs = new Set()));
+    hs.add(p.host);
   };
-  const table = attached === 0 ? null : Object.freeze({ http: build(lists.http), https: build(lists.https) });
-  return { classes, gateways, routes: statuses, table, certificates: listenerCertificates(snapshot, gateways, routeHosts), deps: dependencies(snapshot, gateways), diagnostics: gatewayDiagnostics(gateways, statuses) };
+  let reorder = false;
+  /** The redone routes and their previous work. */
+  const replaced = new Map<string, RouteWork | undefined>();
+  for (const key of redo) {
+    const old = st.works.get(key);
+    const route = snapshot.httpRoutes.get(key);
+    const next = route === undefined ? undefined : routeWork(snapshot, st.base, key, route, resolve);
+    replaced.set(key, old);
+    if (old !== undefined) {
+      for (const p of old.pieces) touch(p);
+      for (const s of old.services) {
+        const set = st.byService.get(s);
+        if (set !== undefined && set.delete(key) && set.size === 0) st.byService.delete(s);
+      }
+      for (const p of old.parents) for (const a of p.attachments) st.attached.get(a.listener)?.delete(key);
+    }
+    if (next === undefined) st.works.delete(key);
+    else {
+      st.works.set(key, next);
+      for (const p of next.pieces) touch(p);
+      for (const s of next.services) {
+        let set = st.byService.get(s);
+        if (!set) st.byService.set(s, (set = new Set()));
+        set.add(key);
+      }
+      for (const p of next.parents) {
+        for (const a of p.attachments) {
+          let set = st.attached.get(a.listener);
+          if (!set) st.attached.set(a.listener, (set = new Set()));
+          set.add(key);
+        }
+      }
+    }
+    if (old === undefined || next === undefined || old.time !== next.time) reorder = true;
+  }
+  if (reorder) st.order = routeOrder(st.works);
+
+  // The touched route hostname lists: the kept pendings of other routes and the new ones, sorted.
+  const groups = new Set(touched.keys());
+  for (const [g, hosts] of touched) {
+    let byHost = st.pend.get(g);
+    if (!byHost) st.pend.set(g, (byHost = new Map()));
+    for (const h of hosts) {
+      const list = (byHost.get(h) ?? []).filter((p) => !redo.has(p.key));
+      byHost.set(h, list);
+    }
+  }
+  for (const key of redo) {
+    const w = st.works.get(key);
+    if (w === undefined) continue;
+    for (const p of w.pieces) st.pend.get(`${p.cls}\n${p.lkey}`)!.get(p.host)!.push(p);
+  }
+  const maps = { http: new Map(st.http), https: new Map(st.https) };
+  for (const g of groups) {
+    const [cls, lkey] = g.split("\n") as ["http" | "https", string];
+    const byHost = st.pend.get(g)!;
+    const prev = maps[cls].get(lkey) ?? EMPTY_HOSTS;
+    const exact = new Map(prev.exact);
+    let wildcardsTouched = false;
+    let any = prev.any;
+    for (const h of touched.get(g)!) {
+      const list = byHost.get(h)!;
+      if (list.length > 1) list.sort(precedence);
+      // Not frozen: JSC keeps a frozen array in a slower, larger form, and the request path walks
+      // these lists (the type keeps them read-only).
+      const entries: readonly GatewayEntry[] | null = list.length === 0 ? null : list.map((p) => p.entry);
+      if (list.length === 0) byHost.delete(h);
+      if (h === "*") any = entries;
+      else if (isWildcardHost(h)) wildcardsTouched = true;
+      else if (entries === null) exact.delete(h);
+      else exact.set(h, entries);
+    }
+    let wildcards = prev.wildcards;
+    if (wildcardsTouched) {
+      const w: [string, readonly GatewayEntry[]][] = [];
+      for (const [h, list] of byHost) if (isWildcardHost(h)) w.push([h, list.map((p) => p.entry)]);
+      w.sort(([a], [b]) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
+      wildcards = Object.freeze(w);
+    }
+    if (byHost.size === 0) {
+      st.pend.delete(g);
+      maps[cls].delete(lkey);
+    } else maps[cls].set(lkey, Object.freeze({ exact, wildcards, any }));
+  }
+  const sortKeys = (m: Map<string, GatewayHosts>): Map<string, GatewayHosts> => new Map([...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  if (groups.size > 0) {
+    st.http = sortKeys(maps.http);
+    st.https = sortKeys(maps.https);
+  }
+  const table = st.http.size > 0 || st.https.size > 0 ? Object.freeze({ http: st.http, https: st.https }) : null;
+
+  // attachedRoutes: the routes accepted on each listener (those with unresolved backends too),
+  // counted on copies so the kept listener states stay as they were built.
+  const gateways = new Map<string, GatewayState>();
+  for (const [key, gw] of st.base) gateways.set(key, { ...gw, listeners: gw.listeners.map((l) => ({ ...l, attachedRoutes: st.attached.get(l)?.size ?? 0 })) });
+  // The lists in route order: patched in place of the redone routes' statuses when the order
+  // and the set of routes with a status are the same, else walked again; the diagnostics and
+  // route certificates likewise, when no redone route has or had any.
+  let statuses: RouteStatus[];
+  let patch = !reorder && st.statusAt !== null;
+  let walkOthers = !patch;
+  for (const [key, old] of replaced) {
+    const next = st.works.get(key);
+    if ((old?.status ?? null) === null || (next?.status ?? null) === null) patch = false;
+    if ((old?.diagnostics.length ?? 0) + (next?.diagnostics.length ?? 0) + (old?.certHosts.length ?? 0) + (next?.certHosts.length ?? 0) > 0) walkOthers = true;
+  }
+  if (patch) {
+    statuses = st.statuses.slice();
+    for (const key of replaced.keys()) statuses[st.statusAt!.get(key)!] = st.works.get(key)!.status!;
+  } else {
+    statuses = [];
+    const at = new Map<string, number>();
+    for (const key of st.order) {
+      const w = st.works.get(key)!;
+      if (w.status === null) continue;
+      at.set(key, statuses.length);
+      statuses.push(w.status);
+    }
+    st.statusAt = at;
+  }
+  st.statuses = statuses;
+  if (walkOthers) {
+    const diagnostics: Diagnostic[] = [...st.listenerDiagnostics];
+    const routeHosts: (readonly [string, string])[] = [];
+    for (const key of st.order) {
+      const w = st.works.get(key)!;
+      if (w.diagnostics.length > 0) diagnostics.push(...w.diagnostics);
+      if (w.certHosts.length > 0) routeHosts.push(...w.certHosts);
+    }
+    st.diagnostics = diagnostics;
+    st.routeHosts = routeHosts;
+  }
+  const { diagnostics, routeHosts } = st;
+  const result: GatewayCompileResult = {
+    classes: st.classes,
+    gateways,
+    routes: statuses,
+    table,
+    certificates: listenerCertificates(snapshot, gateways, routeHosts),
+    deps: { services: st.byService, secrets: st.secrets },
+    diagnostics,
+  };
+  STATES.set(result, st);
+  return result;
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/** One HTTPRoute alone: its attachment to our Gateways, its rules, its entries and its status. */
+function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>, key: string, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend): RouteWork {
+  const routeNs = key.slice(0, key.indexOf("/"));
+  const services: string[] = [];
+  for (const rule of route.spec.rules ?? []) for (const b of rule.backendRefs ?? []) services.push(`${b.namespace ?? routeNs}/${b.name}`);
+  const time = routeTime(route);
+  const parents = attachRoute(snapshot, gateways, route);
+  if (parents.length === 0) return { key, route, time, parents, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
+  const compiled = compileRoute(snapshot, route, resolve);
+  const out: RouteStatus["parents"][number][] = [];
+  const pieces: Piece[] = [];
+  const certHosts: [string, string][] = [];
+  // One entry per (rule match, listener port and protocol, hostname): redirects use the listener's port.
+  const built = new Map<string, GatewayEntry>();
+  const placed = new Set<string>();
+  // With one attachment (the usual case) nothing can repeat: the sharing below is skipped.
+  let attachments = 0;
+  for (const p of parents) attachments += p.attachments.length;
+  const single = attachments <= 1;
+  for (const p of parents) {
+    const accepted = p.accepted.status === "True" && compiled.unsupported !== null ? compiled.unsupported : p.accepted;
+    out.push({ state: p, conditions: [accepted, compiled.resolvedRefs] });
+    for (const a of p.attachments) {
+      const cls = a.listener.portClass;
+      if (cls === null) continue;
+      const lkey = a.listener.hostname ?? "*";
+      const listener: Listener = { port: a.listener.port, https: cls === "https" };
+      if (cls === "https" && a.listener.hostname === null && a.listener.certificates[0] !== undefined) {
+        for (const h of a.hostnames) if (h !== "*") certHosts.push([h, a.listener.certificates[0]]);
+      }
+      for (const h of a.hostnames) {
+        for (const rule of compiled.rules) {
+          rule.matches.forEach((match, mi) => {
+            if (single) {
+              pieces.push({ key, time, cls, lkey, host: h, entry: buildEntry(rule, match, mi, listener, h), ruleIndex: rule.ruleIndex, matchIndex: mi, match });
+              return;
+            }
+            const id = `${rule.ruleIndex}/${mi}/${listener.port}/${listener.https}/${h}`;
+            let entry = built.get(id);
+            if (entry === undefined) built.set(id, (entry = buildEntry(rule, match, mi, listener, h)));
+            // An entry goes once into each list (several parentRefs can reach one listener).
+            const at = `${cls}\n${lkey}\n${h}\n${id}`;
+            if (placed.has(at)) return;
+            placed.add(at);
+            pieces.push({ key, time, cls, lkey, host: h, entry, ruleIndex: rule.ruleIndex, matchIndex: mi, match });
+          });
+        }
+      }
+    }
+  }
+  const status: RouteStatus = { key, generation: route.metadata.generation ?? null, parents: out };
+  const diagnostics = routeDiagnostics(status);
+  return { key, route, time, parents, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts };
 }
 
 function decode(secret: Secret, key: string): string | null {
@@ -230,8 +509,8 @@ function listenerCertificates(snapshot: Snapshot, gateways: ReadonlyMap<string, 
   return [...byHost.values()];
 }
 
-/** HTTPRouteRule.matches precedence; ties: route order (age, then name), then rule and match order. */
-function precedence(a: { rank: number; rule: CompiledRule; match: CompiledMatch }, b: { rank: number; rule: CompiledRule; match: CompiledMatch }): number {
+/** HTTPRouteRule.matches precedence; ties: the older route, then namespace/name, then rule and match order. */
+function precedence(a: Pending, b: Pending): number {
   const ma = a.match;
   const mb = b.match;
   if (ma.pathType !== mb.pathType) return ma.pathType === "Exact" ? -1 : 1;
@@ -239,10 +518,14 @@ function precedence(a: { rank: number; rule: CompiledRule; match: CompiledMatch 
   if ((ma.method === null) !== (mb.method === null)) return ma.method === null ? 1 : -1;
   if (ma.headers.length !== mb.headers.length) return mb.headers.length - ma.headers.length;
   if (ma.query.length !== mb.query.length) return mb.query.length - ma.query.length;
-  if (a.rank !== b.rank) return a.rank - b.rank;
-  if (a.rule.ruleIndex !== b.rule.ruleIndex) return a.rule.ruleIndex - b.rule.ruleIndex;
-  return a.rule.matches.indexOf(ma) - b.rule.matches.indexOf(mb);
+  if (a.time !== b.time) return a.time < b.time ? -1 : 1;
+  if (a.key !== b.key) return a.key < b.key ? -1 : 1;
+  if (a.ruleIndex !== b.ruleIndex) return a.ruleIndex - b.ruleIndex;
+  return a.matchIndex - b.matchIndex;
 }
+
+/** The options of a rule without filters, shared (a table holds one Route per rule match and listener). */
+const PLAIN_OPTIONS = Object.freeze({ ...DEFAULT_ROUTE_OPTIONS, sslRedirect: false, hsts: false, stages: null });
 
 function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number, listener: Listener, host: string): GatewayEntry {
   const make = (backend: Backend, policies: StagePolicy[]): Match => {
@@ -257,7 +540,7 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
       pathIndex: matchIndex,
       backend,
       // Gateway API asks for no HTTPS redirect and no HSTS: a listener serves what it declares.
-      options: Object.freeze({ ...DEFAULT_ROUTE_OPTIONS, sslRedirect: false, hsts: false, stages: orderStages(policies) }),
+      options: policies.length === 0 ? PLAIN_OPTIONS : Object.freeze({ ...PLAIN_OPTIONS, stages: orderStages(policies) }),
       tls: false,
     });
     return Object.freeze({ route, hostKey: host, via: host === "*" ? ("any-host" as const) : isWildcardHost(host) ? ("wildcard-host" as const) : ("exact-host" as const) });
