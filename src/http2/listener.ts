@@ -7,7 +7,7 @@
 // runtime picks one or the other with --http2. Certificate rotation is a swap of the SNI table
 // (sni.ts): node:tls asks for a context on every handshake, so unlike Bun.serve no second
 // server and no drain are needed.
-import http2, { type Http2SecureServer, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from "node:http2";
+import http2, { type Http2SecureServer } from "node:http2";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { SecureContextOptions } from "node:tls";
@@ -20,23 +20,14 @@ import type { RequestServer } from "../proxy/types.ts";
 import { connectionTls } from "./tls-peer.ts";
 import type { RotationInfo, TlsListener } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
-import {
-  H2_ENHANCE_YOUR_CALM, H2_PROTOCOL_ERROR, MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE,
-  MAX_SESSION_MEMORY_MB, ResetBudget, STREAM_WINDOW,
-} from "./limits.ts";
-import { bodyStream, rawLengthBody, requestFromH1, requestFromH2, type Refusal } from "./request.ts";
-import { sendH1, sendH2, sendRaw } from "./response.ts";
+import { MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE, MAX_SESSION_MEMORY_MB, STREAM_WINDOW } from "./limits.ts";
+import { rawLengthBody, requestFromH1 } from "./request.ts";
+import { sendH1, sendRaw } from "./response.ts";
+import { createH2Streams, noop, Peer, type H2Handler } from "./streams.ts";
 import { createSniTable, type SniTable } from "./sni.ts";
 import { createWsBridge, type WsBridge } from "./websocket.ts";
 
-type MaybePromise<T> = T | Promise<T>;
-
-/** What the listener needs from the data plane: proxy/'s serveOptions(handler) fits. */
-export interface H2Handler {
-  fetch(req: Request, server: RequestServer): MaybePromise<Response | undefined | void>;
-  // biome-ignore lint: the WebSocket data type belongs to proxy/.
-  readonly websocket?: WebSocketHandler<any>;
-}
+export type { H2Handler } from "./streams.ts";
 
 /** The part of a listening server the shutdown drain uses (proxy/drain.ts). */
 export interface DrainableServer {
@@ -77,8 +68,6 @@ export interface H2ListenerOptions {
   };
 }
 
-const noop = () => {};
-
 /**
  * Requests one HTTP/1.1 connection may have waiting behind the one being served (pipelined)
  * before it is closed. Clients that pipeline (benchmarks, some CLI tools) keep a handful in
@@ -105,38 +94,6 @@ interface H1State {
   /** The last request in line: the next one starts when it is done. */
   tail: Promise<void> | null;
 }
-const REFUSED: Record<Refusal, string> = { method: "method", path: "path", authority: "authority", framing: "framing" };
-
-/** Per connection: the RequestServer the handler sees (the peer address, the protocol). */
-class Peer implements RequestServer {
-  streams = 0;
-  abusive = false;
-  readonly budget: ResetBudget;
-  private readonly ip: { address: string; port?: number };
-  constructor(
-    address: string,
-    readonly transport: "h1" | "h2",
-    resets: number | undefined,
-    private readonly socket: unknown,
-  ) {
-    // The port as Bun's requestIP gives it: --enable-ssl-passthrough finds the client by it (serving/passthrough.ts).
-    const port = (socket as { remotePort?: unknown } | undefined)?.remotePort;
-    this.ip = typeof port === "number" ? { address, port } : { address };
-    this.budget = new ResetBudget(resets);
-  }
-  requestIP() {
-    return this.ip;
-  }
-  tlsOf(): ConnectionTls | null {
-    return connectionTls(this.socket);
-  }
-  // node:http2 has no per-request timer like Bun's; our watchdogs own request deadlines.
-  timeout() {}
-  upgrade() {
-    return false;
-  }
-}
-
 /** An HTTP/1.1 WebSocket handshake: upgrade() completes it on the raw socket. */
 class UpgradePeer implements RequestServer {
   readonly transport = "h1" as const;
@@ -229,9 +186,13 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
   let stopping = false;
   /** Whether handshakes ask for a client certificate (requestClientCertificates). */
   let wantCerts = false;
-  let pending = 0;
-  const sessions = new Set<ServerHttp2Session>();
+  const pending = { n: 0 };
   const peers = new WeakMap<object, Peer>();
+  const { sessions, onSession, onStream } = createH2Streams({
+    log, handler: () => handler, idleMs, resets, scheme: "https", pending,
+    stopping: () => stopping, ...(opts.draining ? { draining: opts.draining } : {}),
+    onAbuse: (reason) => opts.hooks?.onAbuse?.(reason),
+  });
   const h1Sockets = new Map<Duplex, H1State>();
   const heads = new HeaderDeadlines(opts.headerTimeoutMs ?? 60_000);
 
@@ -247,87 +208,6 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       if ((h1Sockets.get(socket)?.busy ?? 0) === 0) heads.arm(socket);
     });
     socket.once("close", () => heads.done(socket));
-  }
-
-  function onSession(session: ServerHttp2Session): void {
-    sessions.add(session);
-    // An 'error' without a listener would throw out of the event loop: a client's protocol
-    // error must never take the process down.
-    session.on("error", noop);
-    session.on("frameError", noop);
-    session.once("close", () => sessions.delete(session));
-    const p = new Peer(session.socket?.remoteAddress ?? "", "h2", resets, session.socket);
-    peers.set(session, p);
-    session.setTimeout(idleMs, () => {
-      if (p.streams === 0) session.close();
-    });
-    if (stopping) session.close();
-  }
-
-  function abuse(session: ServerHttp2Session, p: Peer): void {
-    if (p.abusive) return;
-    p.abusive = true;
-    log.warn("http2: a client cancelled streams faster than allowed; closing its connection", { client: p.requestIP().address });
-    try {
-      opts.hooks?.onAbuse?.("rapid-reset");
-    } catch {}
-    // RFC 9113 §5.4.1: GOAWAY with the error, then close; ENHANCE_YOUR_CALM (§7) says why.
-    try {
-      session.goaway(H2_ENHANCE_YOUR_CALM);
-    } catch {}
-    setImmediate(() => session.destroy());
-  }
-
-  function refuse(stream: ServerHttp2Stream, why: Refusal): void {
-    log.debug("http2: request refused before routing", { why: REFUSED[why] });
-    void sendH2(stream, errorResponse("BadRequest"), false).catch(noop);
-  }
-
-  function onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, raw?: string[]): void {
-    const session = stream.session as ServerHttp2Session | undefined;
-    const p = session === undefined ? undefined : peers.get(session);
-    stream.on("error", noop);
-    if (session === undefined || p === undefined || p.abusive || handler === null) {
-      stream.close(H2_ENHANCE_YOUR_CALM);
-      return;
-    }
-    pending++;
-    p.streams++;
-    const ac = new AbortController();
-    let done = false;
-    stream.once("close", () => {
-      pending--;
-      p.streams--;
-      if (done) return;
-      // The stream ended before our response did: the client cancelled it (RST_STREAM) or
-      // its connection died. Aborting stops the upstream request; counting stops rapid reset.
-      ac.abort();
-      if (p.budget.spend(performance.now())) abuse(session, p);
-    });
-    const body = (declared: number | null) => bodyStream(stream, { declared, onMalformed: () => stream.close(H2_PROTOCOL_ERROR) });
-    const req = requestFromH2(headers, raw, stream.endAfterHeaders, body, ac.signal);
-    if (typeof req === "string") {
-      done = true;
-      return refuse(stream, req);
-    }
-    const head = req.method === "HEAD";
-    const h = handler;
-    void (async () => {
-      try {
-        const res = (await h.fetch(req, p)) ?? errorResponse("BadRequest");
-        await sendH2(stream, res, head);
-      } catch (e) {
-        log.error("http2: request failed outside the handler", { err: String((e as Error)?.stack ?? e) });
-        if (!stream.headersSent && !stream.destroyed) await sendH2(stream, errorResponse("Internal"), head).catch(noop);
-      } finally {
-        done = true;
-      }
-      // Draining: where HTTP/1.1 answers carry Connection: close, an HTTP/2 connection gets a
-      // graceful GOAWAY (RFC 9113 §6.8): streams in flight finish, new ones go elsewhere. The
-      // handler's other reason for Connection: close, a request body left unread, does not
-      // apply to HTTP/2, whose streams are framed apart; sendH2 drops the field either way.
-      if (opts.draining?.() === true && !session.closed) session.close();
-    })();
   }
 
   function h1Peer(socket: Duplex): Peer {
@@ -370,13 +250,13 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     const socket = req.socket;
     const track = trackH1(socket);
     track.busy++;
-    pending++;
+    pending.n++;
     heads.done(socket);
     const ac = new AbortController();
     let done = false;
     res.once("close", () => {
       track.busy--;
-      pending--;
+      pending.n--;
       if (!done) ac.abort();
     });
     // A request with a body behind another ends the connection too: while it waited, Bun's
@@ -452,7 +332,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     // idle timeout the connection ends (as nginx's send_timeout). A WebSocket relay has its own.
     if (!ws) (socket as Duplex & { setTimeout(ms: number, f: () => void): void }).setTimeout(idleMs, () => socket.destroy());
     const peer = ws ? new UpgradePeer(h1Peer(socket).requestIP(), bridge, req, socket, head) : h1Peer(socket);
-    pending++;
+    pending.n++;
     void (async () => {
       try {
         const out = await h.fetch(r, peer);
@@ -461,7 +341,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
         socket.destroy();
       } finally {
         done = true;
-        pending--;
+        pending.n--;
       }
     })();
   }
@@ -572,7 +452,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
 
   const drainable: DrainableServer = {
     get pendingRequests() {
-      return pending;
+      return pending.n;
     },
     async stop(closeActive = false) {
       stopping = true;
@@ -616,7 +496,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       await drainable.stop(closeActive);
       if (!closeActive) {
         const deadline = performance.now() + 1000;
-        while (pending > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+        while (pending.n > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 25));
         await drainable.stop(true);
       }
     },

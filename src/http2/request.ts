@@ -107,6 +107,8 @@ export function requestFromH2(
   ended: boolean,
   body: (declared: number | null) => ReadableStream<Uint8Array>,
   signal: AbortSignal,
+  /** As Bun.serve builds `req.url`: "https" on the HTTPS port, "http" for h2c on the plain one. */
+  scheme: "http" | "https" = "https",
 ): Request | Refusal {
   const method = headers[":method"];
   const path = headers[":path"];
@@ -143,7 +145,7 @@ export function requestFromH2(
   // HTTP/1.1. An HTTP/2 body of undeclared length is what HTTP/1.1 calls chunked; the field
   // is hop-by-hop and never forwarded.
   if (!ended && cl === null) h.set("transfer-encoding", "chunked");
-  return makeRequest(method, `https://${host ?? "invalid.invalid"}${path}`, h, b, signal);
+  return makeRequest(method, `${scheme}://${host ?? "invalid.invalid"}${path}`, h, b, signal);
 }
 
 function flatten(headers: IncomingHttpHeaders): string[] {

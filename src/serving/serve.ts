@@ -7,14 +7,15 @@ import type { Instruments } from "../admin/instruments.ts";
 import type { Config } from "../config/types.ts";
 import { createAccessLog, type AccessLogOptions, type AccessRecord } from "../log/access.ts";
 import type { Logger } from "../log/logger.ts";
-import { createBalancer, createBodyBudget, createDrain, createProxyHandler, PASSWORD_CHECKS, serveOptions, startHttpListener } from "../proxy/index.ts";
+import { createBalancer, createBodyBudget, createDrain, createProxyHandler, PASSWORD_CHECKS, serveOptions } from "../proxy/index.ts";
 import { needsClientCertificates } from "../table/client-certs.ts";
-import { needsNodeListener } from "../table/listener-needs.ts";
+import { answersGrpc, needsNodeListener } from "../table/listener-needs.ts";
 import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { createHttpsListener } from "./https.ts";
 import { startPassthroughFront, type PassthroughFront } from "./passthrough.ts";
+import { createPlainListener, type PlainKind } from "./plain.ts";
 import { bindOrExplain, claimPort } from "./ports.ts";
 
 /**
@@ -51,6 +52,8 @@ export interface Serving {
   /** A new table is live (after the holder's swap): handshakes ask for client certificates while one of its routes reads them. */
   tableChanged(): void;
   readonly ports: { readonly http: number; readonly https: number };
+  /** What serves the plain port now: Bun.serve alone, or the h2c front while a gRPC route exists (plain.ts). */
+  readonly plainListener: PlainKind;
   /** The stand-in set is still served. */
   readonly tlsProvisional: boolean;
   /** Shutdown has begun (/readyz answers 503). */
@@ -83,9 +86,17 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   // Probes and binds run in this one synchronous turn (ports.ts).
   const { bind: hostname, httpPort, httpsPort } = config;
   const shared = o.ports !== "alone";
-  if (o.ports === "first") claimPort("--http-port", hostname, httpPort);
+  // With h2c on, the plain port may be handed to a front and back (plain.ts), which binds it a
+  // second time with SO_REUSEPORT: probed first, as the HTTPS port always is.
+  const httpReuse = shared || config.http2;
+  if (o.ports === "first" || (o.ports === "alone" && httpReuse)) claimPort("--http-port", hostname, httpPort);
   if (o.ports !== "join") claimPort("--https-port", hostname, httpsPort);
-  const http = bindOrExplain("--http-port", hostname, httpPort, () => startHttpListener({ hostname, port: httpPort, handler: httpHandler, reusePort: shared, http2: config.http2 }));
+  const http = bindOrExplain("--http-port", hostname, httpPort, () =>
+    createPlainListener({
+      hostname, port: httpPort, handler: httpHandler, reusePort: httpReuse, http2: config.http2, log: log.child({ listener: "http" }),
+      firstBytesTimeoutMs: config.clientHeaderTimeoutMs, connectTimeoutMs: config.connectTimeoutMs, onAbuse: (reason) => inst.http2Abuse(reason),
+    }),
+  );
   // --enable-ssl-passthrough: the terminating listener moves to a loopback port behind a TCP
   // front (passthrough.ts), and sees each request's client through the front. Without the flag
   // nothing here changes.
@@ -105,7 +116,9 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   });
   // Handshakes ask for a client certificate only while a route reads one (table/client-certs.ts);
   // the port is on node:http2 only while a route needs what Bun.serve lacks (https.ts).
+  // The plain port is behind the h2c front only while a gRPC route exists (plain.ts).
   const fit = (t: RouteTable): void => {
+    http.useH2cFront(answersGrpc(t));
     https.useNodeListener(needsNodeListener(t));
     https.requestClientCertificates(needsClientCertificates(t));
   };
@@ -121,7 +134,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
       );
     }
   } catch (err) {
-    void http.stop(true);
+    for (const s of http.servers) void s.stop(true);
     void https.stop(true);
     throw err;
   }
@@ -129,7 +142,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   const drain = createDrain({
     config,
     // Every TLS server alive (a rotation may be draining one) is stopped with the rest.
-    servers: () => [http, ...https.servers],
+    servers: () => [...http.servers, ...https.servers],
     handlers: [httpHandler, httpsHandler],
     log,
   });
@@ -137,8 +150,14 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   return {
     setTls: (entries, fingerprint) => https.update(entries, fingerprint),
     tableChanged: () => fit(o.table()),
-    settled: () => https.settled(),
-    ports: { http: http.port ?? httpPort, https: front?.port ?? https.port },
+    settled: async () => {
+      await https.settled();
+      await http.settled();
+    },
+    ports: { http: http.port, https: front?.port ?? https.port },
+    get plainListener() {
+      return http.kind;
+    },
     get tlsProvisional() {
       return https.provisional;
     },
@@ -148,6 +167,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
     shutdown(d) {
       stopped ??= (async () => {
         https.freeze(); // no rotation may start a new server while we drain
+        http.freeze();
         await drain.begin(d);
         front?.stop(true);
         await https.stop(true);

@@ -14,15 +14,27 @@ function grpc(b: Backend): boolean {
   return b.scheme === "grpc" || b.scheme === "grpcs";
 }
 
-function answersGrpc(route: Route): boolean {
+function routeAnswersGrpc(route: Route): boolean {
   return grpc(route.backend) || (route.canary !== undefined && grpc(route.canary.backend));
+}
+
+const grpcKnown = new WeakMap<RouteTable, boolean>();
+
+/** True when some route (or its canary) has a gRPC backend: the plain port then needs h2c with trailers (serving/plain.ts). Cached per table object. */
+export function answersGrpc(table: RouteTable): boolean {
+  let v = grpcKnown.get(table);
+  if (v === undefined) {
+    v = (table.defaultRoute !== null && routeAnswersGrpc(table.defaultRoute)) || allRoutes(table).some(routeAnswersGrpc);
+    grpcKnown.set(table, v);
+  }
+  return v;
 }
 
 /** True when some route needs response trailers or the connection's TLS details. Cached per table object. */
 export function needsNodeListener(table: RouteTable): boolean {
   let v = known.get(table);
   if (v === undefined) {
-    v = needsClientCertificates(table) || (table.defaultRoute !== null && answersGrpc(table.defaultRoute)) || allRoutes(table).some(answersGrpc);
+    v = needsClientCertificates(table) || answersGrpc(table);
     known.set(table, v);
   }
   return v;

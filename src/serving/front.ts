@@ -1,0 +1,306 @@
+// A TCP front: a Bun.listen socket on a public port that reads a connection's first bytes,
+// chooses where it goes, and copies bytes both ways from then on, those first bytes first.
+// Two fronts use it: --enable-ssl-passthrough on the HTTPS port (passthrough.ts: by the
+// ClientHello's SNI, to a pod or to the terminating listener) and, while a gRPC route exists,
+// the plain port (plain.ts: by the HTTP/2 preface, to an h2c server or to Bun.serve).
+//
+// Bun.serve cannot read a PROXY protocol header, so a front instead records which client each
+// connection to a loopback listener carries, by that listener's port and the connection's
+// source port, and the listener's handler asks it (`peer`): the client address is kept for
+// X-Forwarded-For (docs/design.md, "SSL passthrough").
+import type { Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
+import type { Logger } from "../log/logger.ts";
+import type { Balancer, RequestServer } from "../proxy/index.ts";
+import type { Upstream } from "../table/types.ts";
+
+/** Where a connection goes, read from its first bytes (never more than `maxFirstBytes`). */
+export type FrontChoice =
+  | { readonly kind: "more"; readonly need: number }
+  | { readonly kind: "loopback"; readonly port: number }
+  | { readonly kind: "upstream"; readonly upstream: Upstream }
+  | { readonly kind: "close" };
+
+export interface FrontOptions {
+  readonly hostname: string;
+  readonly port: number;
+  readonly reusePort: boolean;
+  readonly log: Logger;
+  /** Prefix for debug lines. */
+  readonly name: string;
+  /** The most first bytes a choice may ask for; undecided past them, the connection is closed. */
+  readonly maxFirstBytes: number;
+  /** Called with every first byte so far, whenever at least `need` (1 at first) have come. */
+  readonly choose: (first: Uint8Array) => FrontChoice;
+  /** Told whether a connection to an upstream (not a loopback listener) opened. */
+  readonly balancer?: Balancer;
+  /** First bytes not complete by then close the connection (--client-header-timeout). */
+  readonly firstBytesTimeoutMs: number;
+  /** Connecting to a pod or to a loopback listener (--connect-timeout). */
+  readonly connectTimeoutMs: number;
+}
+
+export interface TcpFront {
+  readonly port: number;
+  /** The client a connection to the loopback listener on `listenerPort` carries, by its source port. */
+  clientOf(listenerPort: number, sourcePort: number): string | undefined;
+  /** The handler's view of a request that came through the front to `listenerPort`: the client's address, the public port. */
+  peer(server: RequestServer, req: Request, listenerPort: number): RequestServer;
+  /** Connections piped now (for tests and the drain). */
+  readonly open: number;
+  /** Stop accepting; with `closeActive`, close every piped connection too. */
+  stop(closeActive: boolean): void;
+}
+
+/** One side of a pipe: bytes it could not take yet, and whether to end it once they are out. */
+interface Side {
+  socket: Socket<Conn> | null;
+  pending: Uint8Array[];
+  endAfter: boolean;
+}
+
+interface Conn {
+  state: "first" | "connecting" | "piping" | "closed";
+  client: Side;
+  upstream: Side;
+  first: Uint8Array;
+  firstLen: number;
+  need: number;
+  timer: ReturnType<typeof setTimeout> | null;
+  address: string;
+  /** Set for a connection to a loopback listener: its `clientOf` key. */
+  loopKey: string;
+  loopPort: number;
+  upstreamAt: Upstream | null;
+}
+
+const key = (listenerPort: number, sourcePort: number) => `${listenerPort}:${sourcePort}`;
+
+export function startTcpFront(o: FrontOptions): TcpFront {
+  const { log } = o;
+  const clients = new Map<string, string>();
+  const live = new Set<Conn>();
+  const loopback = "127.0.0.1";
+
+  function close(c: Conn): void {
+    if (c.state === "closed") return;
+    c.state = "closed";
+    live.delete(c);
+    if (c.timer !== null) clearTimeout(c.timer);
+    c.timer = null;
+    if (c.loopKey !== "") clients.delete(c.loopKey);
+    c.client.socket?.end();
+    c.upstream.socket?.end();
+  }
+
+  /** Writes what `to` can take now; keeps the rest, and pauses `from` until `to` drains. */
+  function send(to: Side, from: Side, chunk: Uint8Array): void {
+    const s = to.socket;
+    if (s === null || to.pending.length > 0) {
+      // Bun may reuse the buffer it handed to `data`: keep a copy.
+      to.pending.push(chunk.slice());
+      from.socket?.pause();
+      return;
+    }
+    const n = s.write(chunk);
+    if (n < chunk.length) {
+      to.pending.push(chunk.slice(Math.max(n, 0)));
+      from.socket?.pause();
+    }
+  }
+
+  function flush(to: Side, from: Side): void {
+    const s = to.socket;
+    if (s === null) return;
+    while (to.pending.length > 0) {
+      const head = to.pending[0] as Uint8Array;
+      const n = s.write(head);
+      if (n < head.length) {
+        to.pending[0] = head.subarray(Math.max(n, 0));
+        return;
+      }
+      to.pending.shift();
+    }
+    if (to.endAfter) s.end();
+    else from.socket?.resume();
+  }
+
+  /** One side ended: the other ends once the bytes for it are out (as io.Copy then Close in ingress-nginx's tcp.go). */
+  function ended(c: Conn, gone: Side, other: Side): void {
+    gone.socket = null;
+    if (c.state === "closed") return;
+    if (other.socket === null || other.pending.length === 0) return close(c);
+    other.endAfter = true;
+  }
+
+  const upstreamHandlers = {
+    open(s: Socket<Conn>) {
+      const c = s.data;
+      if (c.state !== "connecting") return void s.end();
+      if (c.timer !== null) clearTimeout(c.timer);
+      c.timer = null;
+      c.upstream.socket = s;
+      // Recorded before the first byte goes out: the listener's handler may need it at once.
+      if (c.upstreamAt === null) {
+        c.loopKey = key(c.loopPort, s.localPort);
+        clients.set(c.loopKey, c.address);
+      } else {
+        o.balancer?.succeeded(c.upstreamAt);
+      }
+      c.state = "piping";
+      c.client.socket?.resume();
+      flush(c.upstream, c.client);
+    },
+    data(s: Socket<Conn>, chunk: Uint8Array) {
+      const c = s.data;
+      if (c.state === "piping") send(c.client, c.upstream, chunk);
+    },
+    drain(s: Socket<Conn>) {
+      flush(s.data.upstream, s.data.client);
+    },
+    end(s: Socket<Conn>) {
+      ended(s.data, s.data.upstream, s.data.client);
+    },
+    close(s: Socket<Conn>) {
+      ended(s.data, s.data.upstream, s.data.client);
+    },
+    connectError(s: Socket<Conn>) {
+      const c = s.data;
+      if (c.upstreamAt !== null) o.balancer?.failed(c.upstreamAt);
+      log.debug(`${o.name}: connect failed`, { upstream: c.upstreamAt === null ? "loopback" : `${c.upstreamAt.address}:${c.upstreamAt.port}` });
+      close(c);
+    },
+    error() {},
+  };
+
+  function connect(c: Conn, hostname: string, port: number): void {
+    c.state = "connecting";
+    c.client.socket?.pause();
+    c.timer = setTimeout(() => close(c), o.connectTimeoutMs);
+    Bun.connect<Conn>({ hostname, port, data: c, socket: upstreamHandlers }).catch(() => close(c));
+  }
+
+  function decide(c: Conn): void {
+    const r = o.choose(c.first.subarray(0, c.firstLen));
+    if (r.kind === "more") {
+      if (r.need > o.maxFirstBytes) close(c);
+      else c.need = r.need;
+      return;
+    }
+    if (r.kind === "close") return close(c);
+    if (c.timer !== null) clearTimeout(c.timer);
+    c.timer = null;
+    c.upstream.pending.push(c.first.slice(0, c.firstLen));
+    c.first = EMPTY;
+    if (r.kind === "loopback") {
+      c.loopPort = r.port;
+      return connect(c, loopback, r.port);
+    }
+    c.upstreamAt = r.upstream;
+    connect(c, r.upstream.address, r.upstream.port);
+  }
+
+  // Bun.listen takes reusePort (workers share the port, docs/design.md "Workers"); bun-types
+  // lists it only for Bun.connect.
+  const opts: TCPSocketListenOptions<Conn> & { reusePort: boolean } = {
+    hostname: o.hostname,
+    port: o.port,
+    reusePort: o.reusePort,
+    socket: {
+      open(s) {
+        const c: Conn = {
+          state: "first",
+          client: { socket: s, pending: [], endAfter: false },
+          upstream: { socket: null, pending: [], endAfter: false },
+          first: new Uint8Array(Math.min(2048, o.maxFirstBytes)),
+          firstLen: 0,
+          need: 1,
+          timer: null,
+          address: s.remoteAddress,
+          loopKey: "",
+          loopPort: 0,
+          upstreamAt: null,
+        };
+        s.data = c;
+        live.add(c);
+        c.timer = setTimeout(() => close(c), o.firstBytesTimeoutMs);
+      },
+      data(s, chunk) {
+        const c = s.data;
+        if (c.state === "piping" || c.state === "connecting") return send(c.upstream, c.client, chunk);
+        if (c.state !== "first") return;
+        if (c.firstLen + chunk.length > c.first.length) grow(c, c.firstLen + chunk.length);
+        c.first.set(chunk, c.firstLen);
+        c.firstLen += chunk.length;
+        if (c.firstLen >= c.need) decide(c);
+        // Still undecided past the bound: a client cannot make the front hold more.
+        if (c.state === "first" && c.firstLen > o.maxFirstBytes) close(c);
+      },
+      drain(s) {
+        flush(s.data.client, s.data.upstream);
+      },
+      end(s) {
+        const c = s.data;
+        if (c.state === "first") return close(c);
+        ended(c, c.client, c.upstream);
+      },
+      close(s) {
+        const c = s.data;
+        if (c === undefined) return;
+        if (c.state === "first" || c.state === "connecting") return close(c);
+        ended(c, c.client, c.upstream);
+      },
+      error() {},
+    },
+  };
+  function grow(c: Conn, atLeast: number): void {
+    // One read may be larger than the bound (a choice then reads it whole); growth never passes
+    // the bound otherwise.
+    const grown = new Uint8Array(Math.max(Math.min(o.maxFirstBytes, c.first.length * 2), atLeast));
+    grown.set(c.first.subarray(0, c.firstLen));
+    c.first = grown;
+  }
+  const listener: TCPSocketListener<Conn> = Bun.listen<Conn>(opts);
+  const port = listener.port;
+
+  return {
+    port,
+    clientOf: (lp, sp) => clients.get(key(lp, sp)),
+    peer(server, req, listenerPort) {
+      const ip = server.requestIP(req) as { address: string; port?: number } | null;
+      const client = ip?.port === undefined ? undefined : clients.get(key(listenerPort, ip.port));
+      return new FrontPeer(server, client === undefined ? ip : { address: client }, port);
+    },
+    get open() {
+      return live.size;
+    },
+    stop(closeActive) {
+      listener.stop(false);
+      if (closeActive) for (const c of [...live]) close(c);
+    },
+  };
+}
+
+const EMPTY = new Uint8Array(0);
+/** The request's server as the handler should see it: the front's client and port, the rest as received. */
+class FrontPeer implements RequestServer {
+  constructor(
+    private readonly inner: RequestServer,
+    private readonly ip: { readonly address: string } | null,
+    readonly port: number,
+  ) {}
+  requestIP() {
+    return this.ip;
+  }
+  timeout(req: Request, seconds: number): void {
+    this.inner.timeout(req, seconds);
+  }
+  upgrade(req: Request, options: Parameters<RequestServer["upgrade"]>[1]): boolean {
+    return this.inner.upgrade(req, options);
+  }
+  tlsOf(req: Request) {
+    return this.inner.tlsOf?.(req) ?? null;
+  }
+  get transport() {
+    return this.inner.transport;
+  }
+}

@@ -1,0 +1,221 @@
+// gRPC over h2c (prior knowledge, RFC 9113 §3.3) on the plain HTTP port, through serveTraffic
+// as a process runs it: while the table holds a gRPC route, the port is behind a TCP front
+// (serving/plain.ts) that sends h2c connections to node:http2 (which sends trailers) and the
+// rest to Bun.serve. ingress-nginx answers plaintext gRPC on port 80 for `backend-protocol:
+// GRPC` (its nginx.tmpl `listen 80` carries `http2` and the location does `grpc_pass
+// grpc://`), which is what users who terminate TLS earlier rely on.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import * as grpc from "@grpc/grpc-js";
+import http2 from "node:http2";
+import net from "node:net";
+import { createInstruments } from "../../src/admin/instruments.ts";
+import { Registry } from "../../src/admin/registry.ts";
+import { silentLogger } from "../../src/log/logger.ts";
+import { serveTraffic, type Serving } from "../../src/serving/serve.ts";
+import { createTlsBuilder } from "../../src/serving/tls.ts";
+import type { RouteTable } from "../../src/table/types.ts";
+import { freePort } from "../e2e/harness.ts";
+import { curl } from "../http2/helpers.ts";
+import { makeBackend, makeTable, testConfig, type RouteSpec } from "../proxy/helpers.ts";
+import { rawBackend, until, type RawBackend, type RawRequest } from "../proxy/raw.ts";
+import { echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
+
+// biome-ignore lint: grpc-js clients are typed at run time.
+type Any = any;
+
+/** Another loopback address than the listener's: the backend must see it, not the front's. */
+const CLIENT = "127.0.0.2";
+
+let echo: EchoServer;
+let web: RawBackend;
+/** Requests to slow.test wait here until the test answers them. */
+const held: RawRequest[] = [];
+let serving: Serving;
+let table: RouteTable;
+
+const ordinary = (): RouteSpec[] => [
+  { host: "web.test", backend: makeBackend([web.port]) },
+  { host: "slow.test", backend: makeBackend([web.port]) },
+];
+const withGrpc = () => makeTable([...ordinary(), { host: "grpc.test", backend: makeBackend([echo.port], { scheme: "grpc" }) }]);
+
+function setTable(t: RouteTable): void {
+  table = t;
+  serving.tableChanged();
+}
+
+beforeAll(async () => {
+  echo = await startEchoServer(undefined, "plain");
+  web = await rawBackend((req) => {
+    if (/\r\nhost: slow\.test/i.test(req.head)) {
+      held.push(req);
+      return null;
+    }
+    const xff = /\r\nx-forwarded-for: ([^\r]*)/i.exec(req.head)?.[1] ?? "none";
+    return `HTTP/1.1 200 OK\r\ncontent-length: ${xff.length}\r\n\r\n${xff}`;
+  });
+  table = withGrpc();
+  const config = testConfig({ httpPort: freePort(), httpsPort: freePort(), tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256" });
+  serving = serveTraffic({
+    config, log: silentLogger, inst: createInstruments(new Registry(), { version: "t" }), table: () => table,
+    tls: createTlsBuilder(config, silentLogger).build([]), ports: "alone",
+  });
+});
+afterAll(async () => {
+  await serving.shutdown({ delay: false });
+  await echo.stop();
+  await web.stop();
+});
+
+const h2cClient = (): Any => new echoPackage.Echo(`127.0.0.1:${serving.ports.http}`, grpc.credentials.createInsecure(), { "grpc.default_authority": "grpc.test" });
+
+function collect(call: Any): Promise<{ msgs: Msg[]; status: grpc.StatusObject }> {
+  const msgs: Msg[] = [];
+  call.on("data", (m: Msg) => msgs.push(m));
+  call.on("error", () => {});
+  return new Promise((resolve) => call.on("status", (status: grpc.StatusObject) => resolve({ msgs, status })));
+}
+
+/** An h2c session from CLIENT (prior knowledge: the preface is the first thing sent). */
+function h2cSession(): http2.ClientHttp2Session {
+  const port = serving.ports.http;
+  const s = http2.connect(`http://127.0.0.1:${port}`, { createConnection: () => net.connect({ host: "127.0.0.1", port, localAddress: CLIENT }) });
+  s.on("error", () => {});
+  return s;
+}
+
+describe("a gRPC route: gRPC over h2c on the plain port", () => {
+  test("unary: the message, request metadata and the response trailers relayed", async () => {
+    const c = h2cClient();
+    const r = await unary(c, { text: "hi", n: 7 }, { metadata: { "x-trace": "abc" } });
+    expect(r.err).toBeNull();
+    expect(r.res).toMatchObject({ text: "plain:hi", n: 7 });
+    expect(r.trailers?.get("x-served-by")).toEqual(["plain"]);
+    const seen = echo.seen.at(-1)!;
+    expect(seen.metadata["x-trace"]).toBe("abc");
+    expect(seen.metadata["x-forwarded-proto"]).toBe("http");
+    c.close();
+  });
+
+  test("server streaming, client streaming and bidirectional streaming", async () => {
+    const c = h2cClient();
+    const ss = await collect(c.ServerStream({ text: "s", n: 4 }));
+    expect(ss.status.code).toBe(grpc.status.OK);
+    expect(ss.msgs.map((m) => m.text)).toEqual(["s-0", "s-1", "s-2", "s-3"]);
+
+    const cs = await new Promise<Msg>((resolve, reject) => {
+      const call = c.ClientStream((err: Error | null, res: Msg) => (err ? reject(err) : resolve(res)));
+      for (const t of ["a", "b", "c"]) call.write({ text: t });
+      call.end();
+    });
+    expect(cs).toMatchObject({ text: "a,b,c", n: 3 });
+
+    const bidi = c.Bidi();
+    const done = collect(bidi);
+    const replies: string[] = [];
+    for (const t of ["x", "y"]) {
+      const reply = new Promise<Msg>((r) => bidi.once("data", r));
+      bidi.write({ text: t });
+      replies.push((await reply).text ?? "");
+    }
+    bidi.end();
+    expect((await done).status.code).toBe(grpc.status.OK);
+    expect(replies.length).toBe(2);
+    c.close();
+  });
+
+  test("a backend's error status arrives with its message (grpc-status in the trailers)", async () => {
+    const c = h2cClient();
+    const r = await unary(c, { text: "nope", action: "fail" });
+    expect(r.err?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(r.err?.details).toBe("refused nope");
+    c.close();
+  });
+
+  test("Portico's own failure is a Trailers-Only answer: no endpoint is UNAVAILABLE", async () => {
+    setTable(makeTable([...ordinary(), { host: "grpc.test", backend: makeBackend([echo.port], { scheme: "grpc" }) }, { host: "down.test", backend: makeBackend([], { scheme: "grpc" }) }]));
+    const c = new echoPackage.Echo(`127.0.0.1:${serving.ports.http}`, grpc.credentials.createInsecure(), { "grpc.default_authority": "down.test" });
+    const r = await unary(c, { text: "x" });
+    expect(r.err?.code).toBe(grpc.status.UNAVAILABLE);
+    c.close();
+    setTable(withGrpc());
+  });
+
+  test("grpc-timeout is forwarded and Portico ends the call DEADLINE_EXCEEDED when the backend does not", async () => {
+    let timeoutSeen: string | undefined;
+    const raw = http2.createServer();
+    raw.on("stream", (s: http2.ServerHttp2Stream, h) => {
+      timeoutSeen = h["grpc-timeout"] as string;
+      s.on("error", () => {});
+      s.respond({ ":status": 200, "content-type": "application/grpc" });
+    });
+    await new Promise<void>((r) => raw.listen(0, "127.0.0.1", r));
+    setTable(makeTable([...ordinary(), { host: "grpc.test", backend: makeBackend([(raw.address() as { port: number }).port], { scheme: "grpc" }) }]));
+    const s = h2cSession();
+    try {
+      const req = s.request({ ":method": "POST", ":path": "/portico.test.Echo/Unary", ":authority": "grpc.test", "content-type": "application/grpc", te: "trailers", "grpc-timeout": "300m" });
+      req.end(Buffer.from([0, 0, 0, 0, 0]));
+      let trailers: http2.IncomingHttpHeaders | null = null;
+      req.on("trailers", (t) => (trailers = t));
+      req.on("data", () => {});
+      req.on("error", () => {});
+      expect(await until(() => trailers !== null)).toBe(true);
+      expect(trailers!["grpc-status"]).toBe(String(grpc.status.DEADLINE_EXCEEDED));
+      expect(timeoutSeen).toBe("300m");
+    } finally {
+      s.close();
+      raw.close();
+      setTable(withGrpc());
+    }
+  });
+
+  test("meanwhile HTTP/1.1 and ordinary h2c on the same port work, with the client's address kept", async () => {
+    const call = unary(h2cClient(), { text: "along", delayMs: 300 });
+    const base = `http://127.0.0.1:${serving.ports.http}/`;
+    const h1 = await curl(["--http1.1", "--interface", CLIENT, "-H", "host: web.test", "-w", " %{http_version}", base]);
+    const h2 = await curl(["--http2-prior-knowledge", "--interface", CLIENT, "-H", "host: web.test", "-w", " %{http_version}", base]);
+    expect(h1.out).toBe(`${CLIENT} 1.1`);
+    expect(h2.out).toBe(`${CLIENT} 2`);
+    // An h2c request from node:http2 too, on the session the front sent to node:http2.
+    const s = h2cSession();
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = s.request({ ":path": "/", ":authority": "web.test" });
+      let b = "";
+      req.on("data", (d: Buffer) => (b += d.toString()));
+      req.on("end", () => resolve(b));
+      req.on("error", reject);
+    });
+    s.close();
+    expect(body).toBe(CLIENT);
+    expect((await call).err).toBeNull();
+  });
+});
+
+test("the gRPC route removed: the port is back on Bun.serve, requests in flight finish", async () => {
+  setTable(withGrpc());
+  // In flight through the front: an HTTP/1.1 request held at the backend, and a gRPC call.
+  const before = held.length;
+  const slow = curl(["--http1.1", "-H", "host: slow.test", `http://127.0.0.1:${serving.ports.http}/held`]);
+  expect(await until(() => held.length > before)).toBe(true);
+  const c = h2cClient();
+  const calls = echo.seen.length;
+  const call = unary(c, { text: "late", delayMs: 400 });
+  expect(await until(() => echo.seen.length > calls)).toBe(true);
+  expect(serving.plainListener).toBe("front");
+
+  setTable(makeTable(ordinary()));
+  expect(serving.plainListener).toBe("bun");
+  // A new connection is Bun.serve's again.
+  const fresh = await curl(["--http1.1", "-H", "host: web.test", `http://127.0.0.1:${serving.ports.http}/`]);
+  expect(fresh.out).toBe("127.0.0.1");
+  held.at(-1)!.socket.write("HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\ndone");
+  expect((await slow).out).toBe("done");
+  const r = await call;
+  expect(r.err).toBeNull();
+  expect(r.res?.text).toBe("plain:late");
+  c.close();
+  // The front, its loopback Bun.serve and the h2c server are gone once their connections are.
+  await serving.settled();
+  const h2 = await curl(["--http2-prior-knowledge", "-H", "host: web.test", "-w", " %{http_version}", `http://127.0.0.1:${serving.ports.http}/`]);
+  expect(h2.out).toBe("127.0.0.1 2");
+});
