@@ -138,7 +138,30 @@ describe("a gRPC route: gRPC over h2c on the plain port", () => {
     const r = await unary(c, { text: "x" });
     expect(r.err?.code).toBe(grpc.status.UNAVAILABLE);
     c.close();
-    setTable(withGrpc());
+    // On the wire: one HEADERS frame that ends the stream carries the status (gRPC's
+    // PROTOCOL-HTTP2.md, Trailers-Only); no DATA, no trailing HEADERS.
+    const s = h2cSession();
+    try {
+      const got = await new Promise<{ headers: http2.IncomingHttpHeaders; trailers: boolean; data: number }>((resolve, reject) => {
+        const req = s.request({ ":method": "POST", ":path": "/portico.test.Echo/Unary", ":authority": "down.test", "content-type": "application/grpc", te: "trailers" });
+        let headers: http2.IncomingHttpHeaders = {};
+        let trailers = false;
+        let data = 0;
+        req.on("response", (h) => (headers = h));
+        req.on("trailers", () => (trailers = true));
+        req.on("data", (d: Buffer) => (data += d.length));
+        req.on("error", reject);
+        req.on("close", () => resolve({ headers, trailers, data }));
+        req.end(Buffer.from([0, 0, 0, 0, 0]));
+      });
+      expect(Number(got.headers[":status"])).toBe(200);
+      expect(got.headers["grpc-status"]).toBe(String(grpc.status.UNAVAILABLE));
+      expect(got.trailers).toBe(false);
+      expect(got.data).toBe(0);
+    } finally {
+      s.close();
+      setTable(withGrpc());
+    }
   });
 
   test("grpc-timeout is forwarded and Portico ends the call DEADLINE_EXCEEDED when the backend does not", async () => {
@@ -218,4 +241,44 @@ test("the gRPC route removed: the port is back on Bun.serve, requests in flight 
   await serving.settled();
   const h2 = await curl(["--http2-prior-knowledge", "-H", "host: web.test", "-w", " %{http_version}", `http://127.0.0.1:${serving.ports.http}/`]);
   expect(h2.out).toBe("127.0.0.1 2");
+});
+
+describe("the front's life", () => {
+  function start(over: Parameters<typeof testConfig>[0], t: RouteTable) {
+    const config = testConfig({ httpPort: freePort(), httpsPort: freePort(), tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256", ...over });
+    const s = serveTraffic({
+      config, log: silentLogger, inst: createInstruments(new Registry(), { version: "t" }), table: () => t,
+      tls: createTlsBuilder(config, silentLogger).build([]), ports: "alone",
+    });
+    return { s, config };
+  }
+  const free = (port: number) => {
+    try {
+      Bun.listen({ hostname: "127.0.0.1", port, socket: { data() {} } }).stop(true);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  test("a shutdown while the front is up closes the front and both loopback servers: the port is free", async () => {
+    const { s, config } = start({}, withGrpc());
+    expect(s.plainListener).toBe("front");
+    const c = new echoPackage.Echo(`127.0.0.1:${s.ports.http}`, grpc.credentials.createInsecure(), { "grpc.default_authority": "grpc.test" });
+    expect((await unary(c, { text: "bye" })).err).toBeNull();
+    c.close();
+    await s.shutdown({ delay: false });
+    expect(await until(() => free(config.httpPort))).toBe(true);
+  });
+
+  test("--http2=false: no h2c on the plain port, so a gRPC route puts no front before it", async () => {
+    const { s } = start({ http2: false }, withGrpc());
+    try {
+      expect(s.plainListener).toBe("bun");
+      const h1 = await curl(["--http1.1", "-H", "host: web.test", `http://127.0.0.1:${s.ports.http}/`]);
+      expect(h1.out).toBe("127.0.0.1");
+    } finally {
+      await s.shutdown({ delay: false });
+    }
+  });
 });
