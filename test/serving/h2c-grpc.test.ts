@@ -16,7 +16,7 @@ import { createTlsBuilder } from "../../src/serving/tls.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { freePort } from "../e2e/harness.ts";
 import { curl } from "../http2/helpers.ts";
-import { makeBackend, makeTable, testConfig, type RouteSpec } from "../proxy/helpers.ts";
+import { makeBackend, makeTable, testConfig, wsFirstReply, type RouteSpec } from "../proxy/helpers.ts";
 import { rawBackend, until, type RawBackend, type RawRequest } from "../proxy/raw.ts";
 import { echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
 
@@ -260,6 +260,51 @@ describe("the front's life", () => {
       return false;
     }
   };
+
+  test("a WebSocket through the front: upgraded by the loopback Bun.serve, relayed both ways", async () => {
+    const ws = Bun.serve({
+      hostname: "127.0.0.1", port: 0,
+      fetch: (req, server) => (server.upgrade(req) ? undefined : new Response("no", { status: 400 })),
+      websocket: { message: (sock, m) => void sock.send(`echo:${String(m)}`) },
+    });
+    const { s } = start({}, makeTable([...ordinary(), { host: "ws.test", backend: makeBackend([ws.port as number]) }, { host: "grpc.test", backend: makeBackend([echo.port], { scheme: "grpc" }) }]));
+    try {
+      expect(s.plainListener).toBe("front");
+      expect(await wsFirstReply(`ws://127.0.0.1:${s.ports.http}/`, { host: "ws.test" })).toBe("echo:hi");
+    } finally {
+      await s.shutdown({ delay: false });
+      ws.stop(true);
+    }
+  });
+
+  test("hostile first bytes: a stalled half preface is closed after --client-header-timeout; a near-preface goes to Bun.serve", async () => {
+    const { s } = start({ clientHeaderTimeoutMs: 300 }, withGrpc());
+    try {
+      const stalled = net.connect({ host: "127.0.0.1", port: s.ports.http });
+      let closed = false;
+      stalled.on("error", () => {});
+      stalled.on("close", () => (closed = true));
+      stalled.write("PRI * HTTP/2.0\r\n");
+      expect(await until(() => closed)).toBe(true);
+      // One byte off the preface: an HTTP/1.1 request line Bun.serve refuses (its own 400).
+      const odd = await new Promise<string>((resolve) => {
+        const c = net.connect({ host: "127.0.0.1", port: s.ports.http });
+        let got = "";
+        c.on("data", (d: Buffer) => {
+          got += d.toString("latin1");
+          if (got.includes("\r\n\r\n")) c.end();
+        });
+        c.on("close", () => resolve(got));
+        c.on("error", () => resolve(got));
+        c.write("PRI * HTTP/2.1\r\n\r\nSM\r\n\r\n");
+      });
+      expect(odd.startsWith("HTTP/1.1 4")).toBe(true);
+      const after = await curl(["--http1.1", "-H", "host: web.test", `http://127.0.0.1:${s.ports.http}/`]);
+      expect(after.out).toBe("127.0.0.1");
+    } finally {
+      await s.shutdown({ delay: false });
+    }
+  });
 
   test("a shutdown while the front is up closes the front and both loopback servers: the port is free", async () => {
     const { s, config } = start({}, withGrpc());
