@@ -17,7 +17,8 @@ import type { RouteTable } from "../../src/table/types.ts";
 import { freePort } from "../e2e/harness.ts";
 import { curl } from "../http2/helpers.ts";
 import { makeBackend, makeTable, testConfig, wsFirstReply, type RouteSpec } from "../proxy/helpers.ts";
-import { rawBackend, until, type RawBackend, type RawRequest } from "../proxy/raw.ts";
+import { rawBackend, type RawBackend, type RawRequest } from "../proxy/raw.ts";
+import { eventually } from "../wait.ts";
 import { echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
@@ -182,7 +183,7 @@ describe("a gRPC route: gRPC over h2c on the plain port", () => {
       req.on("trailers", (t) => (trailers = t));
       req.on("data", () => {});
       req.on("error", () => {});
-      expect(await until(() => trailers !== null)).toBe(true);
+      await eventually(() => trailers !== null);
       expect(trailers!["grpc-status"]).toBe(String(grpc.status.DEADLINE_EXCEEDED));
       expect(timeoutSeen).toBe("300m");
     } finally {
@@ -219,11 +220,11 @@ test("the gRPC route removed: the port is back on Bun.serve, requests in flight 
   // In flight through the front: an HTTP/1.1 request held at the backend, and a gRPC call.
   const before = held.length;
   const slow = curl(["--http1.1", "-H", "host: slow.test", `http://127.0.0.1:${serving.ports.http}/held`]);
-  expect(await until(() => held.length > before)).toBe(true);
+  await eventually(() => held.length > before);
   const c = h2cClient();
   const calls = echo.seen.length;
   const call = unary(c, { text: "late", delayMs: 400 });
-  expect(await until(() => echo.seen.length > calls)).toBe(true);
+  await eventually(() => echo.seen.length > calls);
   expect(serving.plainListener).toBe("front");
 
   setTable(makeTable(ordinary()));
@@ -285,7 +286,7 @@ describe("the front's life", () => {
       stalled.on("error", () => {});
       stalled.on("close", () => (closed = true));
       stalled.write("PRI * HTTP/2.0\r\n");
-      expect(await until(() => closed)).toBe(true);
+      await eventually(() => closed);
       // One byte off the preface: an HTTP/1.1 request line Bun.serve refuses (its own 400).
       const odd = await new Promise<string>((resolve) => {
         const c = net.connect({ host: "127.0.0.1", port: s.ports.http });
@@ -313,7 +314,7 @@ describe("the front's life", () => {
     expect((await unary(c, { text: "bye" })).err).toBeNull();
     c.close();
     await s.shutdown({ delay: false });
-    expect(await until(() => free(config.httpPort))).toBe(true);
+    await eventually(() => free(config.httpPort));
   });
 
   test("--http2=false: no h2c on the plain port, so a gRPC route puts no front before it", async () => {
