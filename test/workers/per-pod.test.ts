@@ -112,9 +112,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   gate.open();
-  const pids = workerPids();
-  await p.stop("SIGKILL");
-  for (const pid of pids) if (alive(pid)) process.kill(pid, "SIGKILL");
+  // p is unset when start-up itself failed: there is nothing of it to stop then.
+  if ((p as Portico | undefined) !== undefined) {
+    const pids = workerPids();
+    await p.stop("SIGKILL");
+    for (const pid of pids) if (alive(pid)) process.kill(pid, "SIGKILL");
+  }
   await server.stop(true);
   await fastPod.stop(true);
   await slowPod.stop(true);
