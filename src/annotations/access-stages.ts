@@ -5,7 +5,7 @@
 import type { StagePolicy } from "../table/policy.ts";
 import { REFUSED_STATUS } from "./access.ts";
 import type { ClientCertPolicy } from "./client-certs.ts";
-import type { UserEntry } from "./htpasswd.ts";
+import type { UserEntry } from "../policy/htpasswd.ts";
 
 /**
  * The kinds compile/access.ts rebuilds once it has resolved their inputs. Not "refuse": a

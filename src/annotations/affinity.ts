@@ -1,5 +1,5 @@
 // Session affinity with a cookie (ingress-nginx's internal/ingress/annotations/sessionaffinity
-// and rootfs/etc/nginx/lua/balancer/sticky*.lua). The proxy side is proxy/affinity.ts; the route
+// and rootfs/etc/nginx/lua/balancer/sticky*.lua). The proxy side is proxy/policies/affinity.ts; the route
 // carries the policy as a `backend` stage (docs/design.md, "Balancing and affinity").
 import * as v from "valibot";
 import type { StagePolicy } from "../table/policy.ts";
@@ -219,7 +219,7 @@ export const AFFINITY_FAMILY: Family<AffinityPolicy> = {
   },
 };
 
-/** The route's `backend` stage policy for cookie affinity (proxy/affinity.ts runs it). */
+/** The route's `backend` stage policy for cookie affinity (proxy/policies/affinity.ts runs it). */
 export function affinityStage(c: CookieAffinity): StagePolicy {
   return { stage: "backend", kind: "affinity", params: { ...c } };
 }

@@ -1,8 +1,8 @@
 // The protocol spoken to the pods of one Ingress's backends. The compiler uses the scheme to
 // resolve backends (an HTTPS or gRPC backend has its own id: docs/design.md). GRPC is HTTP/2
 // with prior knowledge (h2c), GRPCS HTTP/2 over TLS, as ingress-nginx's grpc_pass grpc:// and
-// grpcs:// (proxy/grpc.ts). AUTO_HTTP is decided per request, in the "forwarding" stage
-// (src/proxy/kinds.ts).
+// grpcs:// (proxy/upstream/grpc.ts). AUTO_HTTP is decided per request, in the "forwarding" stage
+// (src/proxy/policies/registry.ts).
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import type { BackendScheme } from "../table/types.ts";

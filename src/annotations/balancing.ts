@@ -1,6 +1,6 @@
 // How a route's requests are spread over the pods: `load-balance` and `upstream-hash-by`
 // (ingress-nginx's internal/ingress/annotations/{loadbalancing,upstreamhashby} and
-// rootfs/etc/nginx/lua/balancer/*.lua). The proxy side is proxy/hash-by.ts and balancer.ts (docs/design.md,
+// rootfs/etc/nginx/lua/balancer/*.lua). The proxy side is proxy/policies/hash-by.ts and balancer.ts (docs/design.md,
 // "Balancing and affinity").
 //
 // `upstream-hash-by` is an nginx variable expression in ingress-nginx, evaluated by Lua with
@@ -9,18 +9,12 @@
 // `$cookie_<name>`, and literal text between them. The data plane concatenates their values.
 import * as v from "valibot";
 import type { StagePolicy } from "../table/policy.ts";
+import type { HashPart } from "../policy/params.ts";
 import type { AffinityPolicy } from "./affinity.ts";
 import { affinityStage } from "./affinity.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, Int } from "./values.ts";
-
-/** One part of a hash key: literal text, the client address, the request URI, a header or a cookie. */
-export type HashPart =
-  | { readonly text: string }
-  | { readonly var: "remote_addr" | "request_uri" }
-  | { readonly header: string }
-  | { readonly cookie: string };
 
 export interface BalancingPolicy {
   /** `load-balance`; null when not set (round robin). */

@@ -1,12 +1,13 @@
 // Basic authentication for the routes of one Ingress (ingress-nginx's auth-type, auth-secret,
 // auth-secret-type, auth-realm; nginx's auth_basic). This family reads the annotations; the
 // compiler resolves the Secret into the users (compile/access.ts) and the proxy checks the
-// credentials (proxy/basic-auth.ts). Access control fails closed: whatever cannot be applied
+// credentials (proxy/policies/basic-auth.ts). Access control fails closed: whatever cannot be applied
 // as written makes the routes refuse every request, never serve them open.
 import * as v from "valibot";
 import { REFUSED_STATUS } from "./access.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
+import { AUTH_SECRET_NAMES } from "../model/secret-refs.ts";
 
 export type SecretType = "auth-file" | "auth-map";
 
@@ -83,8 +84,8 @@ export const AUTH_TYPE: AnnotationSpec = {
 };
 
 export const AUTH_SECRET: AnnotationSpec = {
-  portico: "portico.dev/auth-secret",
-  nginx: [`${NGINX_PREFIX}auth-secret`],
+  portico: AUTH_SECRET_NAMES.portico,
+  nginx: AUTH_SECRET_NAMES.nginx,
   family: "basic-auth",
   default: "none",
   description: "`name` or `namespace/name` of the Secret holding the users; watched, so a change applies without a restart",
@@ -173,18 +174,3 @@ export const BASIC_AUTH: Family<BasicAuthPolicy> = {
     });
   },
 };
-
-/**
- * `namespace/name` of the Secret an Ingress's auth-secret annotation names (its own namespace
- * when none is written), or null. The store uses it to tell which Secret changes matter; the
- * annotation's validity is the family's business.
- */
-export function authSecretKey(annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null {
-  if (!annotations) return null;
-  for (const n of [AUTH_SECRET.portico as string, ...AUTH_SECRET.nginx]) {
-    const value = annotations[n]?.trim();
-    if (value === undefined || value === "") continue;
-    return value.includes("/") ? value : `${namespace}/${value}`;
-  }
-  return null;
-}

@@ -1,7 +1,8 @@
 // cors-* values as ingress-nginx's cors parser reads them (internal/ingress/annotations/cors/main.go
 // at dbb11b92): defaults, fallbacks, the origin list; and the stage policy a route carries.
 import { describe, expect, test } from "bun:test";
-import { CORS_KIND, DEFAULT_CORS_HEADERS, DEFAULT_CORS_METHODS } from "./cors.ts";
+import { DEFAULT_CORS_HEADERS, DEFAULT_CORS_METHODS } from "./cors.ts";
+import { CORS_KIND } from "../table/policy.ts";
 import { parseAnnotations } from "./parse.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 

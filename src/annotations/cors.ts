@@ -1,14 +1,12 @@
 // CORS for the routes of one Ingress: ingress-nginx's `enable-cors` and `cors-*` annotations
 // (internal/ingress/annotations/cors/main.go, the template's CORS block and
 // buildCorsOriginRegex in internal/ingress/controller/template/template.go, at dbb11b92).
-// The proxy side is src/proxy/cors.ts; the policy runs in the `cors` stage.
+// The proxy side is src/proxy/policies/cors.ts; the policy runs in the `cors` stage.
 import * as v from "valibot";
 import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX, valueIn } from "./spec.ts";
 import { Bool, isFalse, isTrue } from "./values.ts";
-
-/** The stage-policy kind src/proxy/cors.ts implements. */
-export const CORS_KIND = "cors";
+import { CORS_KIND } from "../table/policy.ts";
 
 /** ingress-nginx's defaults (cors/main.go: defaultCorsMethods, defaultCorsHeaders, defaultCorsMaxAge). */
 export const DEFAULT_CORS_METHODS = "GET, PUT, POST, DELETE, PATCH, OPTIONS";

@@ -2,8 +2,11 @@
 // authreq/main.go and parser/validators.go at dbb11b92), with Portico's fail-closed outcomes;
 // and the stage policy a route carries, through JSON as the workers receive it.
 import { describe, expect, test } from "bun:test";
-import { createPolicyRunner } from "../proxy/policies.ts";
-import { DEFAULT_CACHE_DURATION, EXTERNAL_AUTH_KIND, parseCacheDuration, parseTemplate } from "./external-auth.ts";
+import { createPolicyRunner } from "../proxy/policies/run.ts";
+import { POLICY_KINDS } from "../proxy/policies/registry.ts";
+import { DEFAULT_CACHE_DURATION, parseCacheDuration } from "./external-auth.ts";
+import { EXTERNAL_AUTH_KIND } from "../table/policy.ts";
+import { parseTemplate } from "../policy/template.ts";
 import { parseAnnotations } from "./parse.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 
@@ -86,7 +89,7 @@ describe("external-auth annotations", () => {
 
   test("a denied policy is a 503 for the runner, not a pass", async () => {
     const a = parse({ "auth-url": "http://auth.svc/", "auth-cache-duration": "soon" });
-    const run = createPolicyRunner();
+    const run = createPolicyRunner(POLICY_KINDS);
     const answer = await run(a.options.stages!, { responseHeaders: {}, config: { ingressNginxCompat: false }, req: new Request("http://a.test/") } as never);
     expect(answer?.status).toBe(503);
   });

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { HEADER_LIMITS, HEADERS_KIND, parseHeaderList } from "./headers.ts";
+import { parseHeaderList } from "./headers.ts";
+import { HEADER_LIMITS } from "../policy/headers.ts";
+import { HEADERS_KIND } from "../table/policy.ts";
 import { parseAnnotations } from "./parse.ts";
 
 const REQ = "portico.dev/request-headers";

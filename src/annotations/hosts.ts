@@ -3,7 +3,7 @@
 // header sent upstream (upstream-vhost, "forwarding" stage in src/proxy/), and whether the
 // Service's ClusterIP is the upstream (service-upstream, compile/backends.ts).
 import * as v from "valibot";
-import { normaliseHost } from "../compile/hosts.ts";
+import { normaliseHost } from "../model/hosts.ts";
 import { normaliseRequestHost } from "../request/host.ts";
 import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";

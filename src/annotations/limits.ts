@@ -1,5 +1,5 @@
 // Request limits per client address (ingress-nginx's internal/ingress/annotations/ratelimit
-// and its template's limit_req / limit_conn directives). The proxy side is proxy/limits.ts; the route carries them as a `limits` stage policy,
+// and its template's limit_req / limit_conn directives). The proxy side is proxy/policies/limits.ts; the route carries them as a `limits` stage policy,
 // which runs where nginx's pre-access phase does (table/policy.ts).
 import type { StagePolicy } from "../table/policy.ts";
 import { parseCidrList } from "../config/cidr.ts";
@@ -24,7 +24,7 @@ const n = (name: string): string => `${NGINX_PREFIX}${name}`;
 
 /**
  * Counted per replica in both: ingress-nginx's nginx workers share each zone in shared memory,
- * Portico's workers one table in shared memory (proxy/shared-limits.ts).
+ * Portico's workers one table in shared memory (proxy/shared/limits.ts).
  */
 const VALID_SAME = "A valid value is served the same: counted per replica, as ingress-nginx counts (its nginx workers share one zone; Portico's workers share one table in shared memory).";
 const isValid = (value: string): boolean => /^\d+$/.test(value) && v.is(Limit, value);

@@ -13,10 +13,10 @@ import {
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { BackendScheme, RouteOptions } from "../table/types.ts";
 import { basicAuthStage, clientCertStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
-import { CORS_KIND } from "./cors.ts";
+import { CORS_KIND } from "../table/policy.ts";
 import { GUARDS_ACCESS } from "./not-implemented.ts";
 import { restrictingDirectivesIn } from "./snippet-scan.ts";
-import { EXTERNAL_AUTH_KIND } from "./external-auth.ts";
+import { EXTERNAL_AUTH_KIND } from "../table/policy.ts";
 import { rewriteStage } from "./regex-rewrite.ts";
 import { endpointChoiceStages } from "./balancing.ts";
 import { limitStages } from "./limits.ts";

@@ -1,7 +1,7 @@
 // ingress-nginx's regex paths and rewrite-target for the routes of one Ingress
 // (docs/design.md "Regular expressions"). The compiler reads the policy to decide a host's
 // regex mode (compile/host-entry.ts); the rewrite itself is a `rewrite` stage policy that the
-// proxy runs with the captures of the location that matched (proxy/rewrite.ts).
+// proxy runs with the captures of the location that matched (proxy/policies/rewrite.ts).
 //
 // Values as ingress-nginx reads them (internal/ingress/annotations/rewrite/main.go and
 // xforwardedprefix/main.go, parser/validators.go): use-regex is a Go bool, false when invalid;
@@ -104,7 +104,7 @@ export const REGEX_REWRITE: Family<RegexRewritePolicy> = {
   },
 };
 
-/** The `rewrite` stage policy of an Ingress with a rewrite-target (proxy/rewrite.ts runs it). */
+/** The `rewrite` stage policy of an Ingress with a rewrite-target (proxy/policies/rewrite.ts runs it). */
 export function rewriteStage(p: RegexRewritePolicy): StagePolicy | null {
   if (p.rewriteTarget === "") return null;
   return { stage: "rewrite", kind: "rewrite-target", params: { target: p.rewriteTarget, xForwardedPrefix: p.xForwardedPrefix } };

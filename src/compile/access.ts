@@ -6,7 +6,7 @@
 // request (503, ingress-nginx's "location denied"), with a diagnostic: never open.
 import { X509Certificate } from "node:crypto";
 import { basicAuthStage, CA_UNREADABLE_STATUS, clientCertStage, RESOLVED_STAGE_KINDS, refuseStage, sourceRangeStage } from "../annotations/access-stages.ts";
-import { usersFromFile, usersFromMap, type ReadUsers } from "../annotations/htpasswd.ts";
+import { usersFromFile, usersFromMap, type ReadUsers } from "../policy/htpasswd.ts";
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import type { Ingress, Secret } from "../model/schemas.ts";
 import { namespaceOf } from "./order.ts";

@@ -15,7 +15,7 @@ import { orderStages, REDIRECT_KIND } from "../table/policy.ts";
 import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
 import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
-import { normaliseHost, type HostResult } from "./hosts.ts";
+import { normaliseHost, type HostResult } from "../model/hosts.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
 import { validatePath, type PathResult } from "./paths.ts";
 

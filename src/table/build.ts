@@ -10,7 +10,8 @@
 // unchanged ones in the next table (assembleTable).
 import { APP_ROOT_KIND, orderStages, WWW_REDIRECT_KIND, type StagePolicy } from "./policy.ts";
 import { compileRewriteTarget, needsRewrite } from "../regex/index.ts";
-import { buildRegexRoutes, compilePath, matchRegex, type RegexLocationSpec } from "./regex.ts";
+import { buildRegexRoutes, compilePath, matchRegex } from "./regex.ts";
+import { type RegexLocationSpec } from "./types.ts";
 import { pathSegments } from "./segments.ts";
 import type { HostRoutes, Match, Route, RouteTable } from "./types.ts";
 

@@ -1,6 +1,6 @@
 // Request-side policies a route carries (docs/design.md, "Annotations and policies"). The
 // compiler produces them from annotations (src/annotations/); the proxy runs them
-// (src/proxy/policies.ts). They are plain data because the table crosses IPC to the workers
+// (src/proxy/policies/run.ts). They are plain data because the table crosses IPC to the workers
 // as JSON (table/wire.ts): no functions, no Infinity or NaN, no undefined.
 
 /**
@@ -34,7 +34,7 @@ export const POLICY_STAGES = [
 export type PolicyStage = (typeof POLICY_STAGES)[number];
 
 /**
- * The proxy's own checks between two stages (src/proxy/policies.ts runs them there): the
+ * The proxy's own checks between two stages (src/proxy/policies/run.ts runs them there): the
  * HTTPS redirect after ingress-nginx's rewrite phase (`lua_ingress.lua` runs after the
  * location's rewrite directives), and the 503 for a backend without endpoints once the
  * backend is chosen (`balancer.lua`'s rewrite), both before limits and access.
@@ -95,7 +95,7 @@ export function redactStage(p: StagePolicy): StagePolicy {
 }
 
 /**
- * The kinds the annotation families produce and src/proxy/policies.ts implements. The table
+ * The kinds the annotation families produce and src/proxy/policies/run.ts implements. The table
  * builder reads two of them itself, because ingress-nginx applies them to the whole host
  * rather than to one location (table/build.ts): app-root, and the redirect from the host's
  * other name.
@@ -110,3 +110,13 @@ export const REDIRECT_KIND = "redirect";
 export const AUTO_HTTP_KIND = "auto-http";
 /** upstream-vhost. */
 export const UPSTREAM_VHOST_KIND = "upstream-vhost";
+/** CORS (enable-cors and its options). */
+export const CORS_KIND = "cors";
+/** auth-url and its options. */
+export const EXTERNAL_AUTH_KIND = "external-auth";
+/** A canary Ingress's choice between main and the canary, in the `backend` stage. */
+export const CANARY_KIND = "canary";
+/** request-headers and response-headers. */
+export const HEADERS_KIND = "headers";
+/** deny-request-headers. */
+export const HEADER_DENY_KIND = "header-deny";

@@ -30,9 +30,9 @@
 // which answers as a host with no paths does), so one bad entry never costs the others.
 import { assembleTable, buildHost, patchTable, viaOf } from "./build.ts";
 import { deepFreeze, type StagePolicy } from "./policy.ts";
-import type { RegexLocationSpec } from "./regex.ts";
+import type { RegexLocationSpec } from "./types.ts";
 import type { Backend, HostRoutes, Match, Route, RouteCanary, RouteErrorPages, RouteOptions, RouteTable, Upstream } from "./types.ts";
-import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes } from "./gateway.ts";
+import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes } from "./types.ts";
 
 export const WIRE_VERSION = 3;
 

@@ -4,9 +4,11 @@
 import { load, loadAll } from "js-yaml";
 import { isKind, parseObject, type Kind, type KindObjects } from "../../src/model/kinds.ts";
 import { snapshotOf } from "../compile/snapshot.ts";
-import { compileGateways, GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, type GatewayCompileResult } from "../../src/compile/gateway/table.ts";
+import { compileGateways, GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND } from "../../src/compile/gateway/table.ts";
+import { type GatewayCompileResult } from "../../src/compile/types.ts";
 import { resolveRef } from "../../src/compile/backends.ts";
-import { findGatewayEntry, requestHostname, type GatewayEntry } from "../../src/table/gateway.ts";
+import { findGatewayEntry, requestHostname } from "../../src/table/gateway.ts";
+import { type GatewayEntry } from "../../src/table/types.ts";
 import type { Snapshot } from "../../src/store/types.ts";
 
 export const INFRA = "gateway-conformance-infra";

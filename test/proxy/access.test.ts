@@ -11,10 +11,10 @@ import { ingress as ingressObject, ingressClass, service, slice, yamlDocs } from
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { Ingress, Secret } from "../../src/model/schemas.ts";
-import { CHECKS_PER_ROUTE, PASSWORD_CHECKS, WAITING_PER_ROUTE } from "../../src/proxy/basic-auth.ts";
-import * as crypt from "../../src/proxy/crypt.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
+import { CHECKS_PER_ROUTE, PASSWORD_CHECKS, WAITING_PER_ROUTE } from "../../src/proxy/policies/basic-auth.ts";
+import * as crypt from "../../src/proxy/crypt/crypt.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { StagePolicy } from "../../src/table/policy.ts";
 import type { RouteOptions, RouteTable } from "../../src/table/types.ts";

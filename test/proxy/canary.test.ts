@@ -1,8 +1,8 @@
 // The canary choice at unit level: ingress-nginx's order (balancer.lua
 // route_to_alternative_balancer) and the weight's distribution with a seeded random source.
 import { describe, expect, test } from "bun:test";
-import type { CanaryRules } from "../../src/annotations/canary.ts";
-import { canaryKind, chooseCanary, cookieValue, type AffinityCheck } from "../../src/proxy/canary.ts";
+import type { CanaryRules } from "../../src/policy/params.ts";
+import { canaryKind, chooseCanary, cookieValue, type AffinityCheck } from "../../src/proxy/policies/canary.ts";
 import { compileHeaderPattern } from "../../src/regex/header-pattern.ts";
 import { seeded } from "./seeded.ts";
 

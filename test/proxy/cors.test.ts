@@ -7,9 +7,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
-import { POLICY_KINDS, type PolicyKind } from "../../src/proxy/policies.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import type { PolicyKind } from "../../src/proxy/policies/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { rawBackend, type RawBackend } from "./raw.ts";

@@ -7,23 +7,24 @@
 // auth_request for the status mapping. Portico's differences are the README's.
 //
 // What is real and what is injected: the auth service runs on 127.0.0.1, which the address
-// policy (src/proxy/external.ts) refuses. So most tests inject, as test/proxy/externalname.test.ts
+// policy (src/proxy/upstream/external.ts) refuses. So most tests inject, as test/proxy/externalname.test.ts
 // does, a lookup (the name auth.test.svc → 127.0.0.1) and a check permitting exactly 127.0.0.1:
 // the request is then made by the real code to the address the check saw. The policy itself is
 // exercised without injection in "the address policy" below: a loopback auth URL gets 500 and
 // the auth service sees no connection.
 import { afterEach, describe, expect, test } from "bun:test";
-import { EXTERNAL_AUTH_KIND } from "../../src/annotations/external-auth.ts";
+import { EXTERNAL_AUTH_KIND } from "../../src/table/policy.ts";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
-import { createExternalAuthKind } from "../../src/proxy/external-auth.ts";
+import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
 import { compile } from "../../src/compile/compile.ts";
 import { METADATA_REASON } from "../../src/config/address-policy.ts";
 import type { Logger } from "../../src/log/logger.ts";
-import { createExternalResolver, forbiddenReason, ownAddresses, type ExternalResolver } from "../../src/proxy/external.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
-import { POLICY_KINDS, type PolicyKind } from "../../src/proxy/policies.ts";
+import { createExternalResolver, forbiddenReason, ownAddresses, type ExternalResolver } from "../../src/proxy/upstream/external.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import type { PolicyKind } from "../../src/proxy/policies/types.ts";
 import type { AccessRecord } from "../../src/proxy/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";

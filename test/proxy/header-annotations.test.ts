@@ -2,7 +2,7 @@
 // request bytes a raw-socket backend receives and the response bytes a raw-socket client
 // receives. The route options come from the real annotation parser.
 import { afterEach, describe, expect, test } from "bun:test";
-import { HEADERS_KIND } from "../../src/annotations/headers.ts";
+import { HEADERS_KIND } from "../../src/table/policy.ts";
 import type { RouteOptions } from "../../src/table/types.ts";
 import { makeBackend, makeTable, optionsOf, rawRequest, startProxy, statusLine } from "./helpers.ts";
 import { namedBackend, rawBackend, wsUpgrade, type RawBackend } from "./raw.ts";

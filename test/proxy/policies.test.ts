@@ -1,9 +1,9 @@
 // Route policies run in the one stage order (docs/design.md, "Annotations and policies"),
 // through a real proxy to raw-socket backends that log the request line they receive.
 import { afterEach, describe, expect, test } from "bun:test";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
-import type { PolicyKind, PolicyKinds } from "../../src/proxy/policies.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import type { PolicyKind, PolicyKinds } from "../../src/proxy/policies/types.ts";
 import { POLICY_STAGES, type PolicyStage, type StagePolicy } from "../../src/table/policy.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { Backend, RouteTable } from "../../src/table/types.ts";

@@ -3,7 +3,7 @@
 // are checked again there: a policy it could not build would answer 500).
 import { expect, test } from "bun:test";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies.ts";
+import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
 import { buildTable } from "../../src/table/build.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { RouteTable } from "../../src/table/types.ts";

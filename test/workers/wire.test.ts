@@ -8,7 +8,7 @@ import { Compiler, compile } from "../../src/compile/compile.ts";
 import type { CompileConfig } from "../../src/compile/config.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { assembleTable, buildHost, buildTable } from "../../src/table/build.ts";
-import type { RegexLocationSpec } from "../../src/table/regex.ts";
+import type { RegexLocationSpec } from "../../src/table/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
 import type { Match, RouteTable } from "../../src/table/types.ts";

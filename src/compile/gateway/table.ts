@@ -9,13 +9,13 @@
 // Pure; the output does not depend on Map order.
 import type { HTTPRoute } from "../../model/gateway.ts";
 import type { Snapshot } from "../../store/types.ts";
-import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/gateway.ts";
+import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/types.ts";
 import { GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, GATEWAY_REQUEST_HEADERS_KIND, isWildcardHost } from "../../table/gateway.ts";
 import { orderStages, type StagePolicy } from "../../table/policy.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
 import type { Backend, Match, Route } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
-import type { CertificateBinding } from "../types.ts";
+import type { CertificateBinding, GatewayCompileResult, RouteStatus } from "../types.ts";
 import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type RouteParentState } from "./attach.ts";
@@ -23,29 +23,6 @@ import { compileRoute, type CompiledMatch, type CompiledRule } from "./rules.ts"
 
 export { GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, GATEWAY_REQUEST_HEADERS_KIND } from "../../table/gateway.ts";
 
-export interface RouteStatus {
-  readonly key: string;
-  readonly generation: number | null;
-  readonly parents: readonly { readonly state: RouteParentState; readonly conditions: readonly Condition[] }[];
-}
-
-export interface GatewayCompileResult {
-  readonly classes: ReadonlyMap<string, ClassState>;
-  readonly gateways: ReadonlyMap<string, GatewayState>;
-  readonly routes: readonly RouteStatus[];
-  /** Null when no rule is attached anywhere: the request path then pays one property check. */
-  readonly table: GatewayRoutes | null;
-  /** Certificates of the HTTPS listeners with a hostname (SNI), first certificateRef of each. */
-  readonly certificates: readonly CertificateBinding[];
-  /**
-   * The Service keys (`namespace/name`, also the EndpointSlice group keys) the HTTPRoutes name
-   * and the Secret keys our listeners name, found or not: a change elsewhere in those maps
-   * leaves this result as it is (compile.ts).
-   */
-  readonly deps: { readonly services: ReadonlySet<string>; readonly secrets: ReadonlySet<string> };
-  /** The problems status reports, as diagnostics (logged and counted like an Ingress's). */
-  readonly diagnostics: readonly Diagnostic[];
-}
 
 function gatewayDiagnostics(gateways: ReadonlyMap<string, GatewayState>, routes: readonly RouteStatus[]): Diagnostic[] {
   const out: Diagnostic[] = [];
