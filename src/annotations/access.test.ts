@@ -2,7 +2,7 @@
 // cannot be applied makes the routes refuse (503), never serve open. The proxy side is in
 // test/proxy/access.test.ts.
 import { describe, expect, test } from "bun:test";
-import type { StagePolicy } from "../table/policy.ts";
+import type { StagePolicy } from "../policy/stages.ts";
 import { usersFromFile, usersFromMap, checkHash } from "../policy/htpasswd.ts";
 import { parseAnnotations } from "./parse.ts";
 import { NGINX_PREFIX } from "./spec.ts";

@@ -8,13 +8,15 @@
 // never evaluates anything else: `$remote_addr`, `$request_uri`, `$http_<name>`,
 // `$cookie_<name>`, and literal text between them. The data plane concatenates their values.
 import * as v from "valibot";
-import type { StagePolicy } from "../table/policy.ts";
+import type { StagePolicy } from "../policy/stages.ts";
 import type { HashPart } from "../policy/params.ts";
 import type { AffinityPolicy } from "./affinity.ts";
 import { affinityStage } from "./affinity.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, Int } from "./values.ts";
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 export interface BalancingPolicy {
   /** `load-balance`; null when not set (round robin). */
@@ -160,7 +162,7 @@ export const BALANCING: Family<BalancingPolicy> = {
  */
 export function endpointChoiceStages(affinity: AffinityPolicy, balancing: BalancingPolicy): StagePolicy[] {
   if (affinity.cookie !== null) return [affinityStage(affinity.cookie)];
-  if (balancing.hashBy !== null) return [{ stage: "backend", kind: "hash", params: { parts: balancing.hashBy, subsetSize: balancing.subsetSize } }];
-  if (balancing.algorithm === "ewma") return [{ stage: "backend", kind: "ewma", params: {} }];
+  if (balancing.hashBy !== null) return [stagePolicy(K.HASH, { parts: [...balancing.hashBy], subsetSize: balancing.subsetSize })];
+  if (balancing.algorithm === "ewma") return [stagePolicy(K.EWMA, {})];
   return [];
 }

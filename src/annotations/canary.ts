@@ -7,11 +7,13 @@
 // (compile/host-entry.ts) and the proxy's `backend` stage picks (proxy/policies/canary.ts).
 import * as v from "valibot";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
-import { CANARY_KIND, type StagePolicy } from "../table/policy.ts";
+import { type StagePolicy } from "../policy/stages.ts";
 import type { CanaryRules } from "../policy/params.ts";
 import type { AnnotationSpec, Family, ReadResult } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, isFalse } from "./values.ts";
+import * as K from "../policy/kinds.ts";
+import { stagePolicy } from "../policy/contract.ts";
 
 export type CanaryPolicy =
   /** Not a canary (the Ingress is an ordinary one). */
@@ -184,5 +186,5 @@ export type CanaryAffinity = { readonly cookie: string; readonly sticky: boolean
  * `affinity` is left out of the params when main has none, so such routes read as before.
  */
 export function canaryStagePolicy(rules: CanaryRules, affinity: CanaryAffinity | null = null): StagePolicy {
-  return { stage: "backend", kind: CANARY_KIND, params: affinity === null ? { ...rules } : { ...rules, affinity: { ...affinity } } };
+  return stagePolicy(K.CANARY, affinity === null ? { ...rules } : { ...rules, affinity: { ...affinity } });
 }

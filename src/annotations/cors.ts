@@ -6,7 +6,6 @@ import * as v from "valibot";
 import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX, valueIn } from "./spec.ts";
 import { Bool, isFalse, isTrue } from "./values.ts";
-import { CORS_KIND } from "../table/policy.ts";
 
 /** ingress-nginx's defaults (cors/main.go: defaultCorsMethods, defaultCorsHeaders, defaultCorsMaxAge). */
 export const DEFAULT_CORS_METHODS = "GET, PUT, POST, DELETE, PATCH, OPTIONS";

@@ -5,10 +5,10 @@ import { describe, expect, test } from "bun:test";
 import { createPolicyRunner } from "../proxy/policies/run.ts";
 import { POLICY_KINDS } from "../proxy/policies/registry.ts";
 import { DEFAULT_CACHE_DURATION, parseCacheDuration } from "./external-auth.ts";
-import { EXTERNAL_AUTH_KIND } from "../table/policy.ts";
 import { parseTemplate } from "../policy/template.ts";
 import { parseAnnotations } from "./parse.ts";
 import { NGINX_PREFIX } from "./spec.ts";
+import * as K from "../policy/kinds.ts";
 
 const parse = (a: Record<string, string>) => parseAnnotations(Object.fromEntries(Object.entries(a).map(([k, val]) => [NGINX_PREFIX + k, val])));
 
@@ -20,7 +20,7 @@ describe("external-auth annotations", () => {
     expect(a.options.stages).toEqual([
       {
         stage: "authentication",
-        kind: EXTERNAL_AUTH_KIND,
+        kind: K.EXTERNAL_AUTH.id,
         params: {
           url: ["http://auth.ns.svc.cluster.local:8080/check?x=1"], method: null, signin: null, redirectParam: "rd",
           responseHeaders: [], requestRedirect: null, alwaysSetCookie: false, cacheKey: null,

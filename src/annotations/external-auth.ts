@@ -18,7 +18,8 @@ import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool } from "./values.ts";
 import { parseTemplate, type TemplatePart } from "../policy/template.ts";
-import { EXTERNAL_AUTH_KIND } from "../table/policy.ts";
+import type { DeepReadonly, ParamsOf } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 
 /** authreq.DefaultCacheDuration. */
@@ -31,22 +32,21 @@ export interface CacheRule {
   readonly ms: number;
 }
 
-export interface ExternalAuthPolicy {
-  /** auth-url was set (valid or not). */
+/**
+ * The family's result: the parameters of the `external-auth` kind, as its contract types them
+ * (policy/kinds.ts EXTERNAL_AUTH: url, method, signin, redirectParam, responseHeaders,
+ * requestRedirect, alwaysSetCookie, cacheKey, cacheRules), plus whether auth-url was set and
+ * why the route must refuse every request (503), or null.
+ */
+export type ExternalAuthPolicy = DeepReadonly<ParamsOf<typeof K.EXTERNAL_AUTH>> & {
   readonly enabled: boolean;
-  /** Why the route must refuse every request (503), or null. */
   readonly denied: string | null;
-  readonly url: readonly TemplatePart[];
-  /** GET when null (an nginx subrequest); a set method also sends X-Original-URI and X-Scheme. */
-  readonly method: string | null;
-  readonly signin: readonly TemplatePart[] | null;
-  readonly redirectParam: string;
-  readonly responseHeaders: readonly string[];
-  readonly requestRedirect: string | null;
-  readonly alwaysSetCookie: boolean;
-  /** null: no caching. */
-  readonly cacheKey: readonly TemplatePart[] | null;
-  readonly cacheRules: readonly CacheRule[];
+};
+
+/** The policy's parameters, for stagePolicy(K.EXTERNAL_AUTH, ...). */
+export function externalAuthParams(p: ExternalAuthPolicy): DeepReadonly<ParamsOf<typeof K.EXTERNAL_AUTH>> {
+  const { enabled: _enabled, denied: _denied, ...params } = p;
+  return params;
 }
 
 const n = (name: string) => `${NGINX_PREFIX}${name}`;

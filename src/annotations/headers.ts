@@ -5,12 +5,13 @@
 // expanded (no `$variables`) and never spliced into anything.
 import * as v from "valibot";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
-import type { StagePolicy } from "../table/policy.ts";
+import type { StagePolicy } from "../policy/stages.ts";
 import { refuseStage } from "./access-stages.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { PORTICO_PREFIX } from "./spec.ts";
 import { checkHeader, HEADER_DENY_DEFAULT_STATUS, HEADER_LIMITS, isDenyStatus, TOKEN, type HeaderEntry } from "../policy/headers.ts";
-import { HEADER_DENY_KIND, HEADERS_KIND } from "../table/policy.ts";
+import * as K from "../policy/kinds.ts";
+import { stagePolicy } from "../policy/contract.ts";
 
 
 export interface HeadersPolicy {
@@ -195,11 +196,11 @@ export function headerStages(p: HeadersPolicy): StagePolicy[] {
   const out: StagePolicy[] = [];
   if (p.denyInvalid !== null) out.push(refuseStage(p.denyInvalid));
   else if (p.deny.length > 0) {
-    out.push({ stage: "denied", kind: HEADER_DENY_KIND, params: { rules: p.deny.map((d) => [d.status, d.name, d.op, d.pattern]) } });
+    out.push(stagePolicy(K.HEADER_DENY, { rules: p.deny.map((d) => [d.status, d.name, d.op, d.pattern] as const) }));
   }
   if (p.request.length === 0 && p.response.length === 0) return out;
-  const list = (entries: readonly HeaderEntry[]) => entries.map(([n, val]) => [n, val]);
-  out.push({ stage: "forwarding", kind: HEADERS_KIND, params: { request: list(p.request), response: list(p.response) } });
+  const list = (entries: readonly HeaderEntry[]) => entries.map(([n, val]): [string, string] => [n, val]);
+  out.push(stagePolicy(K.HEADERS, { request: list(p.request), response: list(p.response) }));
   return out;
 }
 

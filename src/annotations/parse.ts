@@ -1,28 +1,21 @@
 // One Ingress's annotations → its route options, backend scheme, per-family policies and
 // problems. The only entry point the compiler calls (through compile/annotations.ts). Pure.
 import * as v from "valibot";
-import {
-  APP_ROOT_KIND,
-  AUTO_HTTP_KIND,
-  DENIED_KIND,
-  orderStages,
-  REDIRECT_KIND,
-  UPSTREAM_VHOST_KIND,
-  type StagePolicy,
-} from "../table/policy.ts";
+import { orderStages, type StagePolicy } from "../policy/stages.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { BackendScheme, RouteOptions } from "../table/types.ts";
 import { basicAuthStage, clientCertStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
-import { CORS_KIND } from "../table/policy.ts";
 import { GUARDS_ACCESS } from "./not-implemented.ts";
 import { restrictingDirectivesIn } from "./snippet-scan.ts";
-import { EXTERNAL_AUTH_KIND } from "../table/policy.ts";
 import { rewriteStage } from "./regex-rewrite.ts";
 import { endpointChoiceStages } from "./balancing.ts";
 import { limitStages } from "./limits.ts";
 import { headerStages } from "./headers.ts";
 import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Consequences, type Family, type ReadResult, type Reader } from "./spec.ts";
+import * as K from "../policy/kinds.ts";
+import { stagePolicy } from "../policy/contract.ts";
+import { externalAuthParams } from "./external-auth.ts";
 
 type Families = typeof FAMILIES;
 type PolicyOf<F> = F extends Family<infer P> ? P : never;
@@ -137,13 +130,13 @@ function accessStages(p: AnnotationPolicies, stages: StagePolicy[]): void {
 
 /**
  * What the table carries of the policies: route settings, and the request-side stage
- * policies (table/policy.ts) in stage order. An Ingress ingress-nginx would refuse carries
+ * policies (policy/stages.ts) in stage order. An Ingress ingress-nginx would refuse carries
  * one policy only, the 503 (docs/design.md, "Annotations and policies").
  */
 function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptions {
   const stages: StagePolicy[] = [];
   const denied = deniedBy(p);
-  if (denied !== null) stages.push({ stage: "denied", kind: DENIED_KIND, params: { reason: denied } });
+  if (denied !== null) stages.push(stagePolicy(K.DENIED, { reason: denied }));
   else {
     stages.push(...headerStages(p.headers));
     if (refusal !== null) stages.push(refuseStage(refusal));
@@ -156,35 +149,27 @@ function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptio
       // where ingress-nginx itself would serve the route without authentication.
       if (a.denied !== null) stages.push(refuseStage(`external authentication: ${a.denied}`));
       else {
-        stages.push({
-          stage: "authentication",
-          kind: EXTERNAL_AUTH_KIND,
-          params: {
-            url: a.url, method: a.method, signin: a.signin, redirectParam: a.redirectParam,
-            responseHeaders: a.responseHeaders, requestRedirect: a.requestRedirect, alwaysSetCookie: a.alwaysSetCookie,
-            cacheKey: a.cacheKey, cacheRules: a.cacheRules.map((r) => ({ statuses: r.statuses, ms: r.ms })),
-          },
-        });
+        stages.push(stagePolicy(K.EXTERNAL_AUTH, externalAuthParams(a)));
       }
     }
     const { redirect, appRoot } = p.redirects;
-    if (appRoot !== null) stages.push({ stage: "server", kind: APP_ROOT_KIND, params: { path: appRoot } });
+    if (appRoot !== null) stages.push(stagePolicy(K.APP_ROOT, { path: appRoot }));
     if (p.cors.enabled) {
       const c = p.cors;
       stages.push({
         stage: "cors",
-        kind: CORS_KIND,
+        kind: K.CORS.id,
         params: { enabled: true, origins: c.origins, methods: c.methods, headers: c.headers, expose: c.expose, credentials: c.credentials, maxAge: c.maxAge },
       });
     }
-    if (redirect !== null) stages.push({ stage: "redirects", kind: REDIRECT_KIND, params: { ...redirect } });
+    if (redirect !== null) stages.push(stagePolicy(K.REDIRECT, { ...redirect }));
     const rewrite = rewriteStage(p.regexRewrite);
     if (rewrite !== null) stages.push(rewrite);
     // In "forwarding", after the backend stage: the scheme applies to whichever backend the
     // canary policy chose (ingress-nginx's `proxy_pass $scheme://upstream_balancer` is the
     // location's, for main's upstream and the canary's alike).
-    if (p.backendProtocol.auto) stages.push({ stage: "forwarding", kind: AUTO_HTTP_KIND, params: {} });
-    if (p.hosts.upstreamVhost !== null) stages.push({ stage: "forwarding", kind: UPSTREAM_VHOST_KIND, params: { host: p.hosts.upstreamVhost } });
+    if (p.backendProtocol.auto) stages.push(stagePolicy(K.AUTO_HTTP, {}));
+    if (p.hosts.upstreamVhost !== null) stages.push(stagePolicy(K.UPSTREAM_VHOST, { host: p.hosts.upstreamVhost }));
   }
   const fromToWwwRedirect = denied === null && p.redirects.fromToWww;
   const { usePortInRedirects } = p.redirects;

@@ -10,10 +10,12 @@
 // rewrite-target is dropped ("defaulting to empty"): no rewrite and no regex mode.
 import * as v from "valibot";
 import { isValidRewriteTarget } from "../regex/index.ts";
-import type { StagePolicy } from "../table/policy.ts";
+import type { StagePolicy } from "../policy/stages.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, isFalse } from "./values.ts";
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 export interface RegexRewritePolicy {
   /** Match the paths of every host this Ingress has rules for as ingress-nginx's regexes. */
@@ -107,5 +109,5 @@ export const REGEX_REWRITE: Family<RegexRewritePolicy> = {
 /** The `rewrite` stage policy of an Ingress with a rewrite-target (proxy/policies/rewrite.ts runs it). */
 export function rewriteStage(p: RegexRewritePolicy): StagePolicy | null {
   if (p.rewriteTarget === "") return null;
-  return { stage: "rewrite", kind: "rewrite-target", params: { target: p.rewriteTarget, xForwardedPrefix: p.xForwardedPrefix } };
+  return stagePolicy(K.REWRITE_TARGET, { target: p.rewriteTarget, xForwardedPrefix: p.xForwardedPrefix });
 }

@@ -12,43 +12,18 @@ import type { TemplatePart } from "../policy/template.ts";
 import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { Config } from "../config/types.ts";
-import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
+import { KIND_CONTRACTS } from "../policy/kinds.ts";
+import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../policy/stages.ts";
 import { rewriteRequest } from "../table/rewrite.ts";
 import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
 import type { Backend, Match, Route } from "../table/types.ts";
 
 /**
- * The kinds the proxy implements and the stage each belongs to (src/proxy/policies/registry.ts; a test
- * holds the two lists equal). A policy of another kind, or filed under another stage, makes
- * the proxy's runner answer 500 for every request of the route.
+ * The stage of every kind, from the one list of contracts (policy/kinds.ts) the proxy's runners
+ * are paired with (a test holds the two equal). A policy of another kind, or filed under
+ * another stage, makes the proxy's runner answer 500 for every request of the route.
  */
-export const KIND_STAGES: Readonly<Record<string, PolicyStage>> = Object.freeze({
-  "source-range": "access",
-  refuse: "denied",
-  "certificate-refuse": "certificate",
-  "basic-auth": "authentication",
-  "client-cert": "certificate",
-  cors: "cors",
-  canary: "backend",
-  "external-auth": "authentication",
-  "rewrite-target": "rewrite",
-  limits: "limits",
-  affinity: "backend",
-  hash: "backend",
-  ewma: "backend",
-  headers: "forwarding",
-  "header-deny": "denied",
-  "app-root": "server",
-  "www-redirect": "server",
-  denied: "denied",
-  redirect: "redirects",
-  "auto-http": "forwarding",
-  "upstream-vhost": "forwarding",
-  // Gateway API rules (compile/gateway/table.ts, proxy/policies/gateway.ts).
-  "gateway-request-headers": "forwarding",
-  "gateway-redirect": "redirects",
-  "gateway-error": "denied",
-});
+export const KIND_STAGES: Readonly<Record<string, PolicyStage>> = Object.freeze(Object.fromEntries([...KIND_CONTRACTS].map(([id, k]) => [id, k.stage])));
 
 export type AnswerKind = "proxied" | "redirect" | "challenge" | "refused" | "depends";
 

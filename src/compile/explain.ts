@@ -5,7 +5,6 @@
 // one pass over the plans, not a compile. Pure like compile(); another module serves it over
 // HTTP and the CLI.
 import { type CanaryAffinity } from "../annotations/canary.ts";
-import { CANARY_KIND } from "../table/policy.ts";
 import { type CanaryRules } from "../policy/params.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { normaliseRequestHost } from "../request/host.ts";
@@ -40,6 +39,7 @@ import { annotationsOf } from "./migrate.ts";
 import type { IngressPlan, RulePath } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
 import type { CertificateBinding } from "./types.ts";
+import * as K from "../policy/kinds.ts";
 
 /** What Portico speaks to the pods for each backend-protocol (proxy/upstream/forward.ts, proxy/upstream/grpc.ts). */
 const UPSTREAM_PROTOCOL: Readonly<Record<BackendScheme, UpstreamProtocol>> = { http: "h1", https: "h1+tls", grpc: "h2c", grpcs: "h2+tls" };
@@ -142,7 +142,7 @@ function describeMatch(m: Match, response: ExplainResponse): ExplainMatch {
 /** The canary of a route: its Ingress, its backend and the rules of its `backend`-stage policy. */
 function describeCanary(r: Route): ExplainCanary {
   const c = r.canary as NonNullable<Route["canary"]>;
-  const policy = r.options.stages?.find((p) => p.kind === CANARY_KIND);
+  const policy = r.options.stages?.find((p) => p.kind === K.CANARY.id);
   const { affinity = null, ...rest } = (policy?.params ?? {}) as CanaryRules & { affinity?: CanaryAffinity };
   const rules = policy === undefined ? null : (rest as CanaryRules);
   const b = c.backend;

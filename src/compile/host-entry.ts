@@ -26,7 +26,7 @@ import { type CanaryRules } from "../policy/params.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { compileRewriteTarget, type HostPath, needsRewrite, regexLocations } from "../regex/index.ts";
 import { buildHost, viaOf } from "../table/build.ts";
-import { orderStages } from "../table/policy.ts";
+import { orderStages } from "../policy/stages.ts";
 import { compilePath } from "../table/regex.ts";
 import { type RegexLocationSpec } from "../table/types.ts";
 import { DEFAULT_BACKEND_SLOT, DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";

@@ -16,11 +16,6 @@
 // Nothing matched → null: the request goes on to the Ingress table.
 import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes, Match } from "./types.ts";
 
-/** The stage policy kinds an HTTPRoute rule compiles to (proxy/policies/gateway.ts implements them). */
-export const GATEWAY_REQUEST_HEADERS_KIND = "gateway-request-headers";
-export const GATEWAY_REDIRECT_KIND = "gateway-redirect";
-export const GATEWAY_ERROR_KIND = "gateway-error";
-
 /** What matching reads of a request. */
 export interface GatewayRequest {
   /** Lowercased, without the port (the port in Host is ignored: HTTPRouteSpec.hostnames). */

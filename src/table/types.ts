@@ -1,6 +1,6 @@
 // The route table: built once by compile/, frozen, swapped by one assignment in the holder.
 // The data plane reads it once per request and never mutates it.
-import type { StagePolicy } from "./policy.ts";
+import type { StagePolicy } from "../policy/stages.ts";
 import type { PathMatch, PathRegex, RegexLocationSet } from "../regex/index.ts";
 
 /** One pod (or ExternalName) address a backend can send to. */
@@ -79,7 +79,7 @@ export interface RouteOptions {
    */
   readonly requestBufferSize: number | null;
   /**
-   * Request-side policies in stage order (table/policy.ts), frozen; null when the route has
+   * Request-side policies in stage order (policy/stages.ts), frozen; null when the route has
    * none, so the handler pays one null check (docs/design.md, "Annotations and policies").
    */
   readonly stages: readonly StagePolicy[] | null;

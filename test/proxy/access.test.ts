@@ -16,7 +16,7 @@ import * as crypt from "../../src/proxy/crypt/crypt.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
-import type { StagePolicy } from "../../src/table/policy.ts";
+import type { StagePolicy } from "../../src/policy/stages.ts";
 import type { RouteOptions, RouteTable } from "../../src/table/types.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig, wsFirstReply } from "./helpers.ts";
 import { namedBackend, rawBackend, wsUpgrade } from "./raw.ts";

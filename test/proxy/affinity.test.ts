@@ -17,7 +17,7 @@ import { lookup } from "../../src/table/lookup.ts";
 import type { Backend, RouteTable } from "../../src/table/types.ts";
 import { canaryStagePolicy } from "../../src/annotations/canary.ts";
 import { buildTable } from "../../src/table/build.ts";
-import { orderStages } from "../../src/table/policy.ts";
+import { orderStages } from "../../src/policy/stages.ts";
 import { makeBackend, makeRoute, makeTable, rawRequest, statusLine, quietLog, testConfig } from "./helpers.ts";
 import { seeded } from "./seeded.ts";
 

@@ -18,7 +18,7 @@ describe("password checks across routes", () => {
     // The costliest hash accepted, so the checks queue on the threads.
     const hash = shaCrypt(Buffer.from("right"), `$6$rounds=${MAX_SHA_CRYPT_ROUNDS}$fairsalt$`, 512) as string;
     const ROUTES = 8;
-    const build = () => BASIC_AUTH.build({ realm: "r", users: [["alice", hash]] });
+    const build = () => BASIC_AUTH.build({ realm: "r", secret: "ns/users", users: [["alice", hash]] });
     const flooded = Array.from({ length: ROUTES }, build);
     const quiet = build();
     const order: string[] = [];

@@ -274,7 +274,7 @@ describe("explain's response is the proxy's answer", () => {
 });
 
 test("explain knows every policy kind the proxy implements, in the same stage", () => {
-  const proxy = Object.fromEntries([...POLICY_KINDS].map(([k, kind]) => [k, kind.stage]));
+  const proxy = Object.fromEntries([...POLICY_KINDS].map(([k, kind]) => [k, kind.contract.stage]));
   expect(KIND_STAGES).toEqual(proxy);
 });
 

@@ -13,7 +13,6 @@
 // exercised without injection in "the address policy" below: a loopback auth URL gets 500 and
 // the auth service sees no connection.
 import { afterEach, describe, expect, test } from "bun:test";
-import { EXTERNAL_AUTH_KIND } from "../../src/table/policy.ts";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
 import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
@@ -31,6 +30,7 @@ import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { rawBackend, type RawBackend, type RawRequest } from "./raw.ts";
+import * as K from "../../src/policy/kinds.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -81,13 +81,13 @@ async function setup(
   const authHost = opts.inject === false ? `127.0.0.1:${opts.authPort ?? auth.port}` : `auth.test.svc:${opts.authPort ?? auth.port}`;
   const parsed = parseAnnotations(Object.fromEntries(Object.entries(annotations).map(([k, val]) => [NGINX_PREFIX + k, val.replaceAll("AUTH", authHost).replaceAll("PORT", String(opts.authPort ?? auth.port))])));
   const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-  if (opts.resolver !== undefined) kinds.set(EXTERNAL_AUTH_KIND, createExternalAuthKind({ resolver: opts.resolver }));
+  if (opts.resolver !== undefined) kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver: opts.resolver }));
   else if (opts.inject !== false) {
     const resolver = createExternalResolver({
       lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
       check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
     });
-    kinds.set(EXTERNAL_AUTH_KIND, createExternalAuthKind({ resolver }));
+    kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver }));
   }
   const host = opts.host === undefined ? "app.test" : opts.host;
   const table = makeTable([{ host, path: opts.path ?? "/", backend: makeBackend([be.port]), options: parsed.options }]);

@@ -21,6 +21,10 @@ import { createPemChecker } from "../../src/tls/pem.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
 import { h2Fetch, h2Session } from "../http2/client.ts";
 import { lookup } from "../../src/table/lookup.ts";
+import * as v from "valibot";
+import { defineKind } from "../../src/policy/contract.ts";
+import type { PolicyStage } from "../../src/policy/stages.ts";
+import type { PolicyKind, PolicyStep } from "../../src/proxy/policies/types.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
 
 export const quietLog: Logger = silentLogger;
@@ -240,4 +244,10 @@ export function echoBackend(name = "echo") {
     },
   });
   return { server, port: server.port as number, seen, stop: () => server.stop(true) };
+}
+
+/** A policy kind for a test: any parameters, filed under `stage`. */
+// biome-ignore lint: a test kind reads whatever parameters its test gives it.
+export function testKind(stage: PolicyStage, build: (params: any) => PolicyStep, id = "test"): PolicyKind {
+  return { contract: defineKind(id, stage, v.any()), build };
 }

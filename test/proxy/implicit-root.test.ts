@@ -11,7 +11,6 @@
 //       buildAuthSignURL: rd=$scheme://$http_host$escaped_request_uri); test/e2e/annotations/auth.go.
 // explain is asked the same requests and must predict the same answers.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { EXTERNAL_AUTH_KIND } from "../../src/table/policy.ts";
 import { compile } from "../../src/compile/compile.ts";
 import type { CompileConfig } from "../../src/compile/config.ts";
 import { explain } from "../../src/compile/explain.ts";
@@ -27,6 +26,7 @@ import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { rawBackend, type RawBackend } from "./raw.ts";
+import * as K from "../../src/policy/kinds.ts";
 
 let auth: RawBackend;
 let pod: RawBackend;
@@ -83,7 +83,7 @@ beforeAll(async () => {
     check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
   });
   const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-  kinds.set(EXTERNAL_AUTH_KIND, createExternalAuthKind({ resolver }));
+  kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver }));
   const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
   server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
 });

@@ -13,6 +13,7 @@ import type { PolicyKind } from "../../src/proxy/policies/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { makeBackend, makeTable, quietLog, testConfig } from "./helpers.ts";
+import { testKind } from "./helpers.ts";
 import type { Config } from "../../src/config/types.ts";
 
 const P = "nginx.ingress.kubernetes.io/";
@@ -178,7 +179,7 @@ describe("through a real proxy", () => {
       ...POLICY_KINDS,
       ["limits", limitsKind(createLimiter())],
       // A later stage that refuses some requests: a refused request must give its slot back.
-      ["deny-probe", { stage: "access", build: () => (flow) => (flow.path === "/deny" ? new Response("no", { status: 403 }) : null) }],
+      ["deny-probe", testKind("access", () => (flow) => (flow.path === "/deny" ? new Response("no", { status: 403 }) : null))],
     ]);
     let release!: () => void;
     let gate = new Promise<void>((r) => (release = r));

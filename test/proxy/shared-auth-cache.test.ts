@@ -7,7 +7,6 @@
 // auth policy kind, over one table in shared memory. The real process cannot be used: its
 // address policy refuses an auth service on loopback (external-auth.test.ts explains).
 import { afterEach, describe, expect, test } from "bun:test";
-import { EXTERNAL_AUTH_KIND } from "../../src/table/policy.ts";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
 import { createAuthCache, createExternalAuthKind, layeredAuthCache, type AuthAnswer } from "../../src/proxy/policies/external-auth.ts";
@@ -20,6 +19,7 @@ import { createSharedAuthCache, formatSharedAuthCache, SHARED_AUTH_CACHE_BYTES }
 import { lookup } from "../../src/table/lookup.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { rawBackend } from "./raw.ts";
+import * as K from "../../src/policy/kinds.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -59,7 +59,7 @@ describe("two workers, one auth cache", () => {
     const workers = [1, 2].map((pid) => {
       // Each worker builds its own routes from the table, with its own policy kind.
       const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-      kinds.set(EXTERNAL_AUTH_KIND, createExternalAuthKind({ resolver, cache: createSharedAuthCache(mem, { pid }) }));
+      kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver, cache: createSharedAuthCache(mem, { pid }) }));
       const table = makeTable([{ host: "app.test", backend: makeBackend([be.port]), options: parsed.options }]);
       const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
       const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });

@@ -15,7 +15,7 @@ import type { Match, RouteTable } from "../../src/table/types.ts";
 import { applyDelta, decodeTable, encodeDelta, encodeTable, type BackendRegistry, type TableProblem, type WireDelta, type WireTable } from "../../src/table/wire.ts";
 import { parseObject } from "../../src/model/kinds.ts";
 import { Store } from "../../src/store/store.ts";
-import { orderStages, redactStage } from "../../src/table/policy.ts";
+import { orderStages, redactStage } from "../../src/policy/stages.ts";
 import { allRoutes, DEFAULT_ROUTE_OPTIONS } from "../../src/table/routes.ts";
 import type { Backend } from "../../src/table/types.ts";
 import { rng } from "../../bench/lib/cp-gen.ts";

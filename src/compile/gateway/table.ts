@@ -1,6 +1,6 @@
 // Gateway API objects → the table's Gateway part (table/gateway.ts) and the status of each
 // object (docs/design.md "Gateway API"). Each rule becomes prebuilt Matches whose routes carry
-// the rule's filters as stage policies (table/policy.ts), so the proxy serves them through the
+// the rule's filters as stage policies (policy/stages.ts), so the proxy serves them through the
 // same handler and policy runner as an Ingress's routes:
 // - RequestHeaderModifier → a "gateway-request-headers" policy (forwarding stage);
 // - RequestRedirect → a "gateway-redirect" policy (redirects stage) answering 301/302;
@@ -10,8 +10,8 @@
 import type { HTTPRoute } from "../../model/gateway.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/types.ts";
-import { GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, GATEWAY_REQUEST_HEADERS_KIND, isWildcardHost } from "../../table/gateway.ts";
-import { orderStages, type StagePolicy } from "../../table/policy.ts";
+import { isWildcardHost } from "../../table/gateway.ts";
+import { orderStages, type StagePolicy } from "../../policy/stages.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
 import type { Backend, Match, Route } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
@@ -20,8 +20,9 @@ import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type RouteParentState } from "./attach.ts";
 import { compileRoute, type CompiledMatch, type CompiledRule } from "./rules.ts";
+import * as K from "../../policy/kinds.ts";
+import { stagePolicy } from "../../policy/contract.ts";
 
-export { GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, GATEWAY_REQUEST_HEADERS_KIND } from "../../table/gateway.ts";
 
 
 function gatewayDiagnostics(gateways: ReadonlyMap<string, GatewayState>, routes: readonly RouteStatus[]): Diagnostic[] {
@@ -241,25 +242,20 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   };
   const error = (reason: string): GatewayEntry => ({
     match,
-    choices: [{ match: make(NO_BACKEND, [{ stage: "denied", kind: GATEWAY_ERROR_KIND, params: { reason } }]), weight: 1 }],
+    choices: [{ match: make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason })]), weight: 1 }],
     totalWeight: 1,
   });
   if (rule.invalid !== null) return error(rule.invalid);
   const policies: StagePolicy[] = [];
   if (rule.requestHeaders) {
     const h = rule.requestHeaders;
-    policies.push({
-      stage: "forwarding",
-      kind: GATEWAY_REQUEST_HEADERS_KIND,
-      params: { set: h.set.map((x) => [x.name, x.value]), add: h.add.map((x) => [x.name, x.value]), remove: [...h.remove] },
-    });
+    const pair = (x: { name: string; value: string }): [string, string] => [x.name, x.value];
+    policies.push(stagePolicy(K.GATEWAY_REQUEST_HEADERS, { set: h.set.map(pair), add: h.add.map(pair), remove: [...h.remove] }));
   }
   if (rule.redirect) {
     const r = rule.redirect;
-    policies.push({
-      stage: "redirects",
-      kind: GATEWAY_REDIRECT_KIND,
-      params: {
+    policies.push(
+      stagePolicy(K.GATEWAY_REDIRECT, {
         scheme: r.scheme,
         hostname: r.hostname,
         port: r.port,
@@ -270,8 +266,8 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
         pathValue: r.path?.value ?? null,
         // ReplacePrefixMatch replaces the matched prefix (HTTPPathModifier).
         matchedPrefix: match.pathType === "PathPrefix" ? match.path : null,
-      },
-    });
+      }),
+    );
     return { match, choices: [{ match: make(NO_BACKEND, policies), weight: 1 }], totalWeight: 1 };
   }
   if (rule.backends.length === 0) return error("the rule has no backendRefs");
@@ -280,7 +276,7 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   for (const b of rule.backends) {
     if (b.weight === 0) continue;
     choices.push({
-      match: b.backend === null ? make(NO_BACKEND, [{ stage: "denied", kind: GATEWAY_ERROR_KIND, params: { reason: "invalid backendRef" } }]) : make(b.backend, policies),
+      match: b.backend === null ? make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason: "invalid backendRef" })]) : make(b.backend, policies),
       weight: b.weight,
     });
   }

@@ -3,9 +3,10 @@
 // policies", says how stages run.
 import { isIP } from "node:net";
 import { accessListMatcher, parseCidrList } from "../../config/cidr.ts";
-import type { StagePolicy } from "../../table/policy.ts";
-import type { PolicyFlow, PolicyKind } from "./types.ts";
+import type { StagePolicy } from "../../policy/stages.ts";
+import type { KindOf, PolicyFlow, PolicyKind } from "./types.ts";
 import { ownBody } from "../pipeline/status-page.ts";
+import * as K from "../../policy/kinds.ts";
 
 /**
  * A short fixed body (never anything from the request; nginx's page for the status under
@@ -40,8 +41,8 @@ function cidrs(params: StagePolicy["params"], key: string): readonly string[] | 
  * is flow.clientIp: the peer, or what a trusted proxy reported. One that is not an IP literal
  * (a trusted proxy's malformed X-Forwarded-For) is refused: it can be checked against nothing.
  */
-export const SOURCE_RANGE: PolicyKind = {
-  stage: "access",
+export const SOURCE_RANGE: KindOf<typeof K.SOURCE_RANGE> = {
+  contract: K.SOURCE_RANGE,
   build(params) {
     const allow = cidrs(params, "allow");
     const deny = cidrs(params, "deny");
@@ -63,8 +64,8 @@ export const SOURCE_RANGE: PolicyKind = {
  * applied (a bad CIDR, a missing Secret...), so every request is refused, as ingress-nginx's
  * "location denied" answers 503. The reason is for /debug/routes and diagnostics, never the client.
  */
-export const REFUSE: PolicyKind = {
-  stage: "denied",
+export const REFUSE: KindOf<typeof K.REFUSE> = {
+  contract: K.REFUSE,
   build(params) {
     const status = params.status;
     if (typeof status !== "number" || !Number.isInteger(status) || status < 400 || status > 599) throw new TypeError("status is not an error status");
@@ -77,10 +78,6 @@ export const REFUSE: PolicyKind = {
  * server block answers 403 before anything else (nginx.tmpl SERVER `return 403`, ahead of
  * app-root); REFUSE in the first stage.
  */
-export const CERTIFICATE_REFUSE: PolicyKind = { stage: "certificate", build: REFUSE.build };
+export const CERTIFICATE_REFUSE: KindOf<typeof K.CERTIFICATE_REFUSE> = { contract: K.CERTIFICATE_REFUSE, build: REFUSE.build };
 
-export const ACCESS_KINDS: readonly (readonly [string, PolicyKind])[] = [
-  ["source-range", SOURCE_RANGE],
-  ["refuse", REFUSE],
-  ["certificate-refuse", CERTIFICATE_REFUSE],
-];
+export const ACCESS_KINDS: readonly PolicyKind[] = [SOURCE_RANGE, REFUSE, CERTIFICATE_REFUSE];

@@ -32,8 +32,10 @@ import * as v from "valibot";
 import type { Backend, Upstream } from "../../table/types.ts";
 import type { Balancer, EndpointChoice } from "../upstream/balancer.ts";
 import { cookieValue } from "./cookies.ts";
-import type { PolicyFlow, PolicyKind } from "./types.ts";
+import type { KindOf, PolicyFlow, PolicyKind } from "./types.ts";
 import { ringOf, ringOwner } from "../upstream/ring.ts";
+import * as K from "../../policy/kinds.ts";
+import type { ParamsOf } from "../../policy/contract.ts";
 
 const md5hex = (s: string): string => createHash("md5").update(s).digest("hex");
 
@@ -78,19 +80,7 @@ function persistentMap(b: Backend): Map<string, Upstream> {
   return m;
 }
 
-export const AffinityParams = v.object({
-  mode: v.picklist(["balanced", "persistent"]),
-  name: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._~-]{1,128}$/)),
-  path: v.nullable(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._~:/,?&=-]{1,1024}$/))),
-  domain: v.nullable(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,253}$/))),
-  maxAge: v.nullable(v.pipe(v.number(), v.integer())),
-  expires: v.nullable(v.pipe(v.number(), v.integer())),
-  sameSite: v.nullable(v.picklist(["None", "Lax", "Strict"])),
-  conditionalSameSiteNone: v.boolean(),
-  secure: v.boolean(),
-  changeOnFailure: v.boolean(),
-});
-export type AffinityParams = v.InferOutput<typeof AffinityParams>;
+export type AffinityParams = ParamsOf<typeof K.AFFINITY>;
 
 const WEEK = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"] as const;
@@ -220,11 +210,10 @@ function randomKey(random: () => number): string {
   return hi + lo;
 }
 
-export function affinityKind(deps: AffinityDeps): PolicyKind {
+export function affinityKind(deps: AffinityDeps): KindOf<typeof K.AFFINITY> {
   return {
-    stage: "backend",
-    build(params) {
-      const p = v.parse(AffinityParams, params);
+    contract: K.AFFINITY,
+    build(p) {
       return (flow) => {
         // An earlier step of the stage chose already: the canary step, sending a client to a
         // canary without affinity (`affinity-canary-behavior: legacy`).

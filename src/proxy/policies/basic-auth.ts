@@ -3,9 +3,10 @@
 // the Secret into the users (compile/access.ts); this checks the client's credentials.
 import { createHmac, randomBytes } from "node:crypto";
 import { checkHash, type HashFormat } from "../../policy/htpasswd.ts";
-import type { PolicyFlow, PolicyKind } from "./types.ts";
+import type { KindOf, PolicyFlow, PolicyKind } from "./types.ts";
 import { refusal } from "./access.ts";
 import { isCostly, verifyPassword } from "../crypt/crypt.ts";
+import * as K from "../../policy/kinds.ts";
 
 /**
  * Credentials (user, `:`, password) longer than this are refused without hashing: MD5-crypt
@@ -232,8 +233,8 @@ class LoginCache {
  * CHECKS_PER_ROUTE slots; when those and the WAITING_PER_ROUTE places are taken, or no hashing
  * thread can run it, the answer is 503 (never the backend: access control fails closed).
  */
-export const BASIC_AUTH: PolicyKind = {
-  stage: "authentication",
+export const BASIC_AUTH: KindOf<typeof K.BASIC_AUTH> = {
+  contract: K.BASIC_AUTH,
   build(params) {
     const { realm, users } = params;
     if (typeof realm !== "string" || !REALM.test(realm)) throw new TypeError("realm is missing or has characters a quoted string cannot hold");

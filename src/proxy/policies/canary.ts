@@ -12,28 +12,17 @@
 // whichever backend this one chose. docs/design.md, "Canary Ingresses" and "Balancing and
 // affinity" (Canaries and affinity).
 import * as v from "valibot";
-import { CANARY_KIND } from "../../table/policy.ts";
 import { type CanaryRules } from "../../policy/params.ts";
 import { compileHeaderPattern, type HeaderPattern } from "../../regex/header-pattern.ts";
 import { backendKey, cookieBackendKey } from "./affinity.ts";
 import type { EndpointChoice } from "../upstream/balancer.ts";
 import { ProxyError } from "../errors.ts";
-import type { PolicyKind, PolicyStep } from "./types.ts";
+import type { KindOf, PolicyKind, PolicyStep } from "./types.ts";
+import * as K from "../../policy/kinds.ts";
 
 /** A number in [0, 1), as Math.random gives; tests pass a seeded one. */
 export type RandomSource = () => number;
 
-const Name = v.nullable(v.pipe(v.string(), v.regex(/^[a-z0-9._~-]+$/i)));
-/** The params cross IPC to the workers: checked again where they are used. */
-const Params = v.object({
-  header: Name,
-  headerValue: v.nullable(v.string()),
-  headerPattern: v.nullable(v.string()),
-  cookie: Name,
-  weight: v.pipe(v.number(), v.safeInteger()),
-  weightTotal: v.pipe(v.number(), v.safeInteger(), v.minValue(100)),
-  affinity: v.optional(v.object({ cookie: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._~-]{1,128}$/)), sticky: v.boolean() })),
-});
 
 /** The value of cookie `name` in a Cookie header (nginx's `$cookie_<name>`: the first one, name in any case). */
 export function cookieValue(header: string | null, name: string): string | null {
@@ -95,11 +84,10 @@ const ROUND_ROBIN: EndpointChoice = {
   setCookie: () => null,
 };
 
-export function canaryKind(random: RandomSource = Math.random): PolicyKind {
+export function canaryKind(random: RandomSource = Math.random): KindOf<typeof K.CANARY> {
   return {
-    stage: "backend",
-    build(params): PolicyStep {
-      const parsed = v.parse(Params, params);
+    contract: K.CANARY,
+    build(parsed): PolicyStep {
       const rules: CanaryRules = parsed;
       let pattern: HeaderPattern | null = null;
       if (rules.headerPattern !== null) {
@@ -125,4 +113,3 @@ export function canaryKind(random: RandomSource = Math.random): PolicyKind {
   };
 }
 
-export { CANARY_KIND };

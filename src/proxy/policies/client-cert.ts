@@ -18,9 +18,10 @@
 //   ssl-client-subject-dn / ssl-client-issuer-dn ($ssl_client_s_dn / _i_dn, RFC 2253), and
 //   with auth-tls-pass-certificate-to-upstream ssl-client-cert ($ssl_client_escaped_cert).
 import { X509Certificate } from "node:crypto";
-import type { StagePolicy } from "../../table/policy.ts";
+import type { StagePolicy } from "../../policy/stages.ts";
 import { refusal } from "./access.ts";
-import type { ConnectionTls, PolicyFlow, PolicyKind } from "./types.ts";
+import type { ConnectionTls, KindOf, PolicyFlow, PolicyKind } from "./types.ts";
+import * as K from "../../policy/kinds.ts";
 
 type Mode = "on" | "off" | "optional" | "optional_no_ca";
 
@@ -149,9 +150,9 @@ const HEADERS = ["ssl-client-cert", "ssl-client-verify", "ssl-client-subject-dn"
  * `{ verify, depth, errorPage, passCertificate, secret, ca: PEM[] }`. `ca: null` (the Secret not
  * resolved) or anything malformed throws, and the runner answers 500: fails closed.
  */
-export const CLIENT_CERT: PolicyKind = {
-  stage: "certificate",
-  build(params: StagePolicy["params"]) {
+export const CLIENT_CERT: KindOf<typeof K.CLIENT_CERT> = {
+  contract: K.CLIENT_CERT,
+  build(params) {
     const verify = mode(params.verify);
     const depth = params.depth;
     if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 1) throw new TypeError("depth is not a positive integer");

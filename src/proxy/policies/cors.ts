@@ -6,18 +6,11 @@
 // preflight gets 204 with those, `Content-Type: text/plain charset=UTF-8` and
 // `Content-Length: 0`, before authentication and access checks (the location's rewrite phase).
 import * as v from "valibot";
-import type { StagePolicy } from "../../table/policy.ts";
-import type { PolicyKind, PolicyStep } from "./types.ts";
+import type { StagePolicy } from "../../policy/stages.ts";
+import type { KindOf, PolicyKind, PolicyStep } from "./types.ts";
+import * as K from "../../policy/kinds.ts";
+import type { ParamsOf } from "../../policy/contract.ts";
 
-const Params = v.strictObject({
-  enabled: v.literal(true),
-  origins: v.union([v.literal("*"), v.array(v.string())]),
-  methods: v.string(),
-  headers: v.string(),
-  expose: v.nullable(v.string()),
-  credentials: v.boolean(),
-  maxAge: v.number(),
-});
 
 interface Wildcard {
   /** `scheme://` */
@@ -55,8 +48,7 @@ export function originMatcher(entries: readonly string[]): (origin: string) => b
   };
 }
 
-function build(raw: StagePolicy["params"]): PolicyStep {
-  const p = v.parse(Params, raw);
+function build(p: ParamsOf<typeof K.CORS>): PolicyStep {
   const any = p.origins === "*";
   const allowed = any ? null : originMatcher(p.origins as string[]);
   // The headers after Access-Control-Allow-Origin, in the template's order; fixed per route.
@@ -98,4 +90,4 @@ function build(raw: StagePolicy["params"]): PolicyStep {
   };
 }
 
-export const CORS_POLICY_KIND: PolicyKind = { stage: "cors", build };
+export const CORS_POLICY_KIND: KindOf<typeof K.CORS> = { contract: K.CORS, build };

@@ -23,7 +23,7 @@ import { LRUCache } from "lru-cache";
 import { isIP } from "node:net";
 import * as v from "valibot";
 import type { TemplatePart } from "../../policy/template.ts";
-import type { StagePolicy } from "../../table/policy.ts";
+import type { StagePolicy } from "../../policy/stages.ts";
 import type { Upstream } from "../../table/types.ts";
 import { ProxyError } from "../errors.ts";
 import { AddressForbiddenError, sharedExternalResolver, type ExternalResolver } from "../upstream/external.ts";
@@ -31,22 +31,12 @@ import { nextTurn } from "../pipeline/body.ts";
 import { isHopByHop, scanResponseHeaders } from "../upstream/headers.ts";
 import type { PolicyFlow, PolicyKind, PolicyStep } from "./types.ts";
 import { ownBody } from "../pipeline/status-page.ts";
+import * as K from "../../policy/kinds.ts";
+import type { ParamsOf } from "../../policy/contract.ts";
 
-const Template = v.array(v.union([v.string(), v.strictObject({ v: v.string() })]));
 
-const Params = v.strictObject({
-  url: v.pipe(Template, v.minLength(1)),
-  method: v.nullable(v.string()),
-  signin: v.nullable(Template),
-  redirectParam: v.string(),
-  responseHeaders: v.array(v.string()),
-  requestRedirect: v.nullable(v.string()),
-  alwaysSetCookie: v.boolean(),
-  cacheKey: v.nullable(Template),
-  cacheRules: v.array(v.strictObject({ statuses: v.nullable(v.array(v.number())), ms: v.number() })),
-});
 
-type Live = v.InferOutput<typeof Params>;
+type Live = ParamsOf<typeof K.EXTERNAL_AUTH>;
 
 /**
  * nginx's default proxy_read_timeout and proxy_connect_timeout, which the auth location
@@ -302,9 +292,7 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
     }
   };
 
-  function build(raw: StagePolicy["params"]): PolicyStep {
-    // Parameters that do not parse make the runner refuse the route (500): never a pass.
-    const p = v.parse(Params, raw);
+  function build(p: Live): PolicyStep {
     // The policy's part of every cache key: its parameters' digest, the same in every worker
     // (which build their routes apart) and for the same policy after a table change.
     const id = new Bun.CryptoHasher("sha256").update(JSON.stringify(p)).digest("hex").slice(0, 32);
@@ -410,5 +398,5 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
     };
   }
 
-  return { stage: "authentication", build };
+  return { contract: K.EXTERNAL_AUTH, build };
 }

@@ -1,12 +1,13 @@
 // Gateway API on the request path (docs/design.md "Gateway API"): the lookup before the
 // Ingress table, and the policies an HTTPRoute rule's filters compile to
 // (compile/gateway/table.ts).
-import { chooseWeighted, findGatewayEntry, GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, GATEWAY_REQUEST_HEADERS_KIND } from "../../table/gateway.ts";
+import { chooseWeighted, findGatewayEntry } from "../../table/gateway.ts";
 import { type GatewayRoutes } from "../../table/types.ts";
-import type { StagePolicy } from "../../table/policy.ts";
+import type { StagePolicy } from "../../policy/stages.ts";
 import type { Match } from "../../table/types.ts";
 import { refusal } from "./access.ts";
-import type { PolicyKind } from "./types.ts";
+import type { KindOf, PolicyKind } from "./types.ts";
+import * as K from "../../policy/kinds.ts";
 
 /**
  * The Match of the Gateway API rule a request gets, or null (the Ingress table decides).
@@ -33,8 +34,8 @@ const pairs = (v: StagePolicy["params"][string] | undefined, what: string): [str
  * request has (`old,new`, the conformance test's expectation; RFC 9110 §5.3 makes the two
  * forms equivalent), `remove` drops the field.
  */
-export const GATEWAY_REQUEST_HEADERS: PolicyKind = {
-  stage: "forwarding",
+export const GATEWAY_REQUEST_HEADERS: KindOf<typeof K.GATEWAY_REQUEST_HEADERS> = {
+  contract: K.GATEWAY_REQUEST_HEADERS,
   build(params) {
     const set = pairs(params.set, "set");
     const add = pairs(params.add, "add");
@@ -62,8 +63,8 @@ const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
  * listener's declared port (never Portico's own socket port), left out when it is the
  * scheme's default (80 for http, 443 for https).
  */
-export const GATEWAY_REDIRECT: PolicyKind = {
-  stage: "redirects",
+export const GATEWAY_REDIRECT: KindOf<typeof K.GATEWAY_REDIRECT> = {
+  contract: K.GATEWAY_REDIRECT,
   build(params) {
     const status = params.statusCode === 301 ? 301 : 302;
     const askedScheme = str(params.scheme);
@@ -94,15 +95,11 @@ export const GATEWAY_REDIRECT: PolicyKind = {
 };
 
 /** A rule, or a share of one, that cannot be served: 500 (HTTPBackendRef: invalid references). */
-export const GATEWAY_ERROR: PolicyKind = {
-  stage: "denied",
+export const GATEWAY_ERROR: KindOf<typeof K.GATEWAY_ERROR> = {
+  contract: K.GATEWAY_ERROR,
   build() {
     return (flow) => refusal(flow, 500, "internal server error\n");
   },
 };
 
-export const GATEWAY_KINDS: readonly (readonly [string, PolicyKind])[] = [
-  [GATEWAY_REQUEST_HEADERS_KIND, GATEWAY_REQUEST_HEADERS],
-  [GATEWAY_REDIRECT_KIND, GATEWAY_REDIRECT],
-  [GATEWAY_ERROR_KIND, GATEWAY_ERROR],
-];
+export const GATEWAY_KINDS: readonly PolicyKind[] = [GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_ERROR];

@@ -6,22 +6,11 @@ import type { HashPart } from "../../policy/params.ts";
 import type { Backend, Upstream } from "../../table/types.ts";
 import type { Balancer, EndpointChoice } from "../upstream/balancer.ts";
 import { cookieValue } from "./cookies.ts";
-import type { PolicyFlow, PolicyKind } from "./types.ts";
+import type { KindOf, PolicyFlow, PolicyKind } from "./types.ts";
 import { ringOf, ringWalk } from "../upstream/ring.ts";
+import * as K from "../../policy/kinds.ts";
 
-const Part = v.union([
-  v.strictObject({ text: v.string() }),
-  v.strictObject({ var: v.picklist(["remote_addr", "request_uri"]) }),
-  v.strictObject({ header: v.pipe(v.string(), v.regex(/^[0-9a-z-]+$/)) }),
-  v.strictObject({ cookie: v.pipe(v.string(), v.regex(/^[0-9a-zA-Z_]+$/)) }),
-]);
 
-/** The hash policy's parameters, as annotations/balancing.ts writes them (checked again: they cross IPC). */
-export const HashParams = v.object({
-  parts: v.pipe(v.array(Part), v.minLength(1)),
-  /** 0: the key's own pod; k > 0: a random one of the k pods that follow the key on the ring. */
-  subsetSize: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1000)),
-});
 
 /** The request's value of one part, as nginx gives its variables (a missing header or cookie is ""). */
 function valueOf(p: HashPart, flow: PolicyFlow): string {
@@ -84,10 +73,9 @@ class HashChoice implements EndpointChoice {
   }
 }
 
-export const HASH_KIND: PolicyKind = {
-  stage: "backend",
-  build(params) {
-    const p = v.parse(HashParams, params);
+export const HASH_KIND: KindOf<typeof K.HASH> = {
+  contract: K.HASH,
+  build(p) {
     const parts = p.parts as readonly HashPart[];
     return (flow) => {
       flow.choice = new HashChoice(hashKey(parts, flow), p.subsetSize);
@@ -103,8 +91,8 @@ const EWMA_CHOICE: EndpointChoice = {
   setCookie: () => null,
 };
 
-export const EWMA_KIND: PolicyKind = {
-  stage: "backend",
+export const EWMA_KIND: KindOf<typeof K.EWMA> = {
+  contract: K.EWMA,
   build() {
     return (flow) => {
       flow.choice = EWMA_CHOICE;

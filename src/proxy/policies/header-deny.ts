@@ -5,7 +5,8 @@
 import { isDenyStatus } from "../../policy/headers.ts";
 import { compileHeaderPattern, type HeaderPattern } from "../../regex/header-pattern.ts";
 import { refusal } from "./access.ts";
-import type { PolicyKind } from "./types.ts";
+import type { KindOf, PolicyKind } from "./types.ts";
+import * as K from "../../policy/kinds.ts";
 
 /** RFC 9110 §5.1: field-name = token. */
 const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -23,8 +24,8 @@ interface Rule {
  * A repeated header is tested as the values joined by ", " (the Fetch API's view of it).
  * Parameters that do not compile throw: the runner then answers 500, never lets a request by.
  */
-export const HEADER_DENY: PolicyKind = {
-  stage: "denied",
+export const HEADER_DENY: KindOf<typeof K.HEADER_DENY> = {
+  contract: K.HEADER_DENY,
   build(params) {
     const list = params.rules;
     if (!Array.isArray(list) || list.length === 0) throw new TypeError("no rules");

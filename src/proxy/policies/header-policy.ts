@@ -5,8 +5,9 @@
 // stage's) stay: these fixed values only fill in the names no policy computed for the request.
 // src/annotations/headers.ts checked every field at compile time; they are checked again here.
 import { checkHeader, type HeaderEntry } from "../../policy/headers.ts";
-import type { StagePolicy } from "../../table/policy.ts";
-import type { PolicyKind } from "./types.ts";
+import type { StagePolicy } from "../../policy/stages.ts";
+import type { KindOf, PolicyKind } from "./types.ts";
+import * as K from "../../policy/kinds.ts";
 
 /**
  * The entries of one side, checked again: the table crossed IPC as JSON to reach a worker,
@@ -38,8 +39,8 @@ function fieldsOf(entries: readonly HeaderEntry[]): Readonly<Record<string, stri
   return Object.freeze(out);
 }
 
-export const HEADERS_POLICY: PolicyKind = {
-  stage: "forwarding",
+export const HEADERS_POLICY: KindOf<typeof K.HEADERS> = {
+  contract: K.HEADERS,
   build(params) {
     const request = fieldsOf(entriesOf(params.request ?? [], "request"));
     const response = fieldsOf(entriesOf(params.response ?? [], "response"));

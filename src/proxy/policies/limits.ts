@@ -32,7 +32,9 @@ import * as v from "valibot";
 import { cidrMatcher } from "../../config/cidr.ts";
 import type { Route } from "../../table/types.ts";
 import { refusal } from "./access.ts";
-import type { PolicyFlow, PolicyKind } from "./types.ts";
+import type { KindOf, PolicyFlow, PolicyKind } from "./types.ts";
+import * as K from "../../policy/kinds.ts";
+import type { ParamsOf } from "../../policy/contract.ts";
 
 /** Keys (Ingress zone × client address) whose rate state is kept. */
 export const MAX_CLIENTS = 65_536;
@@ -126,19 +128,8 @@ export function createLimiter(opts: LimiterOptions = {}): Limiter {
   };
 }
 
-const Count = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(2 ** 31 - 1));
 
-/** The policy's parameters, as annotations/limits.ts writes them (checked again: they cross IPC). */
-export const LimitsParams = v.object({
-  rps: Count,
-  rpm: Count,
-  connections: Count,
-  burstMultiplier: Count,
-  allow: v.array(v.string()),
-  /** An annotation value was refused: every request of the Ingress is answered 503. */
-  denied: v.boolean(),
-});
-export type LimitsParams = v.InferOutput<typeof LimitsParams>;
+export type LimitsParams = ParamsOf<typeof K.LIMITS>;
 
 /** The counters' zone: one per Ingress, as ingress-nginx's (all its hosts and paths share it). */
 const zoneOf = (r: Route): string => `${r.ingress.namespace}/${r.ingress.name}`;
@@ -151,11 +142,10 @@ function refuse(flow: PolicyFlow, status: number): Response {
  * The `limits` policy kind over one limiter (a test's with its own clock), or over whatever
  * limiter the process has when a route is built (the process's: see useProcessLimiter).
  */
-export function limitsKind(limiterOf: Limiter | (() => Limiter)): PolicyKind {
+export function limitsKind(limiterOf: Limiter | (() => Limiter)): KindOf<typeof K.LIMITS> {
   return {
-    stage: "limits",
-    build(params, ctx) {
-      const p = v.parse(LimitsParams, params);
+    contract: K.LIMITS,
+    build(p, ctx) {
       const limiter = typeof limiterOf === "function" ? limiterOf() : limiterOf;
       if (p.denied) {
         // ingress-nginx refuses an Ingress with an invalid limit; serving it without the

@@ -6,7 +6,8 @@ import { appRootParts, expandAppRoot } from "../../policy/template.ts";
 import { normaliseRequestHost } from "../../request/host.ts";
 import type { Route } from "../../table/types.ts";
 import { ProxyError } from "../errors.ts";
-import type { PolicyFlow, PolicyKind } from "./types.ts";
+import type { KindOf, PolicyFlow, PolicyKind } from "./types.ts";
+import * as K from "../../policy/kinds.ts";
 
 /** True when a plain-HTTP request to this route must be redirected to HTTPS. */
 export function wantsHttpsRedirect(scheme: "http" | "https", route: Route): boolean {
@@ -66,8 +67,8 @@ const LOCATION_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
  * keeps the query, which is otherwise dropped).
  * A request without Host would get `http:///path`; it gets 400 instead (httpsRedirect says why).
  */
-export const APP_ROOT: PolicyKind = {
-  stage: "server",
+export const APP_ROOT: KindOf<typeof K.APP_ROOT> = {
+  contract: K.APP_ROOT,
   build(params) {
     const path = params.path;
     const parts = typeof path === "string" && APP_ROOT_PATH.test(path) ? appRootParts(path) : null;
@@ -101,8 +102,8 @@ function addressedPort(flow: PolicyFlow): string {
  * always with a port (ingress-nginx's ngx_srv_redirect.lua and the e2e test
  * fromtowwwredirect.go: `http://fromtowwwredirect.bar.com:80/foo`).
  */
-export const WWW_REDIRECT: PolicyKind = {
-  stage: "server",
+export const WWW_REDIRECT: KindOf<typeof K.WWW_REDIRECT> = {
+  contract: K.WWW_REDIRECT,
   build(params) {
     const to = params.to;
     if (typeof to !== "string" || normaliseRequestHost(to)?.hostname !== to) throw new Error("www redirect: a host name is expected");
@@ -131,8 +132,8 @@ function portInRedirect(flow: PolicyFlow): string {
  * relative-redirects; any other code sends the URL as a text/html body without Location
  * (ngx_http_send_response). The request's query is not added.
  */
-export const REDIRECT: PolicyKind = {
-  stage: "redirects",
+export const REDIRECT: KindOf<typeof K.REDIRECT> = {
+  contract: K.REDIRECT,
   build(params) {
     const { url, code, relative } = params;
     if (typeof url !== "string" || !REDIRECT_URL.test(url)) throw new Error("redirect: bad URL");

@@ -1,16 +1,13 @@
-// The stage policy kinds Portico implements, by StagePolicy.kind (table/policy.ts names most of
+// The stage policy kinds Portico implements, by StagePolicy.kind (policy/stages.ts names most of
 // them; src/annotations/ produces them). The redirects live in redirect.ts, CORS in cors.ts,
 // canary in canary.ts, source ranges and basic auth in access.ts and basic-auth.ts, external
 // authentication in external-auth.ts, rewrite-target in rewrite.ts, limits, affinity, hashing
 // and custom headers in their own files; the others are here.
-import { CORS_KIND } from "../../table/policy.ts";
-import { EXTERNAL_AUTH_KIND } from "../../table/policy.ts";
 import { normaliseRequestHost } from "../../request/host.ts";
-import { APP_ROOT_KIND, AUTO_HTTP_KIND, DENIED_KIND, REDIRECT_KIND, UPSTREAM_VHOST_KIND, WWW_REDIRECT_KIND } from "../../table/policy.ts";
 import type { Backend } from "../../table/types.ts";
 import { ACCESS_KINDS, refusal } from "./access.ts";
 import { BASIC_AUTH } from "./basic-auth.ts";
-import { CANARY_KIND, canaryKind } from "./canary.ts";
+import { canaryKind } from "./canary.ts";
 import { CLIENT_CERT } from "./client-cert.ts";
 import { CORS_POLICY_KIND } from "./cors.ts";
 import { createExternalAuthKind } from "./external-auth.ts";
@@ -18,12 +15,12 @@ import { REWRITE_TARGET } from "./rewrite.ts";
 import { AFFINITY_KIND } from "./affinity.ts";
 import { EWMA_KIND, HASH_KIND } from "./hash-by.ts";
 import { LIMITS_KIND } from "./limits.ts";
-import { HEADER_DENY_KIND, HEADERS_KIND } from "../../table/policy.ts";
 import { HEADER_DENY } from "./header-deny.ts";
 import { HEADERS_POLICY } from "./header-policy.ts";
-import type { PolicyKind, PolicyKinds } from "./types.ts";
+import type { KindOf, PolicyKind, PolicyKinds } from "./types.ts";
 import { APP_ROOT, REDIRECT, WWW_REDIRECT } from "./redirect.ts";
 import { GATEWAY_KINDS } from "./gateway.ts";
+import * as K from "../../policy/kinds.ts";
 
 /**
  * An Ingress ingress-nginx would refuse (a malformed redirect, upstream-vhost or server-alias
@@ -31,8 +28,8 @@ import { GATEWAY_KINDS } from "./gateway.ts";
  * by an annotation error, rather than being served without the annotation. The reason is in
  * the params for /debug/routes and the diagnostic, never for the client.
  */
-const DENIED: PolicyKind = {
-  stage: "denied",
+const DENIED: KindOf<typeof K.DENIED> = {
+  contract: K.DENIED,
   build() {
     return (flow) => refusal(flow, 503, "service unavailable\n");
   },
@@ -58,8 +55,8 @@ function httpsTwin(b: Backend): Backend {
  * (template.go buildProxyPass), so the pods get HTTPS when the client's connection is TLS and
  * HTTP otherwise; `$scheme` is the connection's even behind a trusted proxy.
  */
-const AUTO_HTTP: PolicyKind = {
-  stage: "forwarding",
+const AUTO_HTTP: KindOf<typeof K.AUTO_HTTP> = {
+  contract: K.AUTO_HTTP,
   build() {
     return (flow) => {
       if (flow.connectionScheme === "https") flow.backend = httpsTwin(flow.backend);
@@ -72,8 +69,8 @@ const AUTO_HTTP: PolicyKind = {
  * upstream-vhost: the Host header sent upstream (nginx.tmpl `proxy_set_header Host <value>`);
  * X-Forwarded-Host keeps the client's. The handler applies flow.upstreamHost.
  */
-const UPSTREAM_VHOST: PolicyKind = {
-  stage: "forwarding",
+const UPSTREAM_VHOST: KindOf<typeof K.UPSTREAM_VHOST> = {
+  contract: K.UPSTREAM_VHOST,
   build(params) {
     const host = params.host;
     if (typeof host !== "string" || host.includes("$") || normaliseRequestHost(host) === null) throw new Error("upstream-vhost: a host is expected");
@@ -84,26 +81,34 @@ const UPSTREAM_VHOST: PolicyKind = {
   },
 };
 
-/** The kinds Portico implements, by StagePolicy.kind. */
-export const POLICY_KINDS: PolicyKinds = new Map<string, PolicyKind>([
+/**
+ * The kinds Portico implements, by contract id: one runner per contract of policy/kinds.ts
+ * (a test holds the two lists equal, so a kind the compiler can emit always has a runner).
+ */
+export const POLICY_KINDS: PolicyKinds = kindMap([
   ...ACCESS_KINDS,
-  ["basic-auth", BASIC_AUTH],
-  ["client-cert", CLIENT_CERT],
-  [CORS_KIND, CORS_POLICY_KIND],
-  [CANARY_KIND, canaryKind()],
-  [EXTERNAL_AUTH_KIND, createExternalAuthKind()],
-  ["rewrite-target", REWRITE_TARGET],
-  ["limits", LIMITS_KIND],
-  ["affinity", AFFINITY_KIND],
-  ["hash", HASH_KIND],
-  ["ewma", EWMA_KIND],
-  [HEADERS_KIND, HEADERS_POLICY],
-  [HEADER_DENY_KIND, HEADER_DENY],
-  [APP_ROOT_KIND, APP_ROOT],
-  [WWW_REDIRECT_KIND, WWW_REDIRECT],
-  [DENIED_KIND, DENIED],
-  [REDIRECT_KIND, REDIRECT],
-  [AUTO_HTTP_KIND, AUTO_HTTP],
-  [UPSTREAM_VHOST_KIND, UPSTREAM_VHOST],
+  BASIC_AUTH,
+  CLIENT_CERT,
+  CORS_POLICY_KIND,
+  canaryKind(),
+  createExternalAuthKind(),
+  REWRITE_TARGET,
+  LIMITS_KIND,
+  AFFINITY_KIND,
+  HASH_KIND,
+  EWMA_KIND,
+  HEADERS_POLICY,
+  HEADER_DENY,
+  APP_ROOT,
+  WWW_REDIRECT,
+  DENIED,
+  REDIRECT,
+  AUTO_HTTP,
+  UPSTREAM_VHOST,
   ...GATEWAY_KINDS,
 ]);
+
+/** `kinds` keyed by their contract's id. */
+export function kindMap(kinds: readonly PolicyKind[]): PolicyKinds {
+  return new Map(kinds.map((k) => [k.contract.id, k] as const));
+}

@@ -5,10 +5,11 @@
 // (table/rewrite.ts says which, and why).
 import { forwardedPrefix, rewriteRequest } from "../../table/rewrite.ts";
 import { errorResponse } from "../errors.ts";
-import type { PolicyKind } from "./types.ts";
+import type { KindOf, PolicyKind } from "./types.ts";
+import * as K from "../../policy/kinds.ts";
 
-export const REWRITE_TARGET: PolicyKind = {
-  stage: "rewrite",
+export const REWRITE_TARGET: KindOf<typeof K.REWRITE_TARGET> = {
+  contract: K.REWRITE_TARGET,
   build(params) {
     const { target, xForwardedPrefix } = params;
     if (typeof target !== "string" || target === "") throw new Error("target must be a non-empty string");

@@ -1,10 +1,11 @@
 // Runs a route's request-side policies (RouteOptions.stages) in the one stage order of
-// table/policy.ts, with the proxy's own HTTPS redirect and no-endpoints check at their place
+// policy/stages.ts, with the proxy's own HTTPS redirect and no-endpoints check at their place
 // between the stages. docs/design.md, "Annotations and policies": the handler calls the
 // runner only when a route has policies, so a route without any pays one null check (and the
 // handler makes those two checks itself).
-import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type StagePolicy } from "../../table/policy.ts";
-import type { PolicyContext, PolicyFlow, PolicyKinds, PolicyStep } from "./types.ts";
+import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type StagePolicy } from "../../policy/stages.ts";
+import type { PolicyContext, PolicyFlow, PolicyKind, PolicyKinds, PolicyStep } from "./types.ts";
+import * as v from "valibot";
 import { ProxyError } from "../errors.ts";
 import { httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
 
@@ -58,12 +59,23 @@ function stepsOf(stages: readonly StagePolicy[], kinds: PolicyKinds, ctx: Policy
 function stepOf(p: StagePolicy, kinds: PolicyKinds, ctx: PolicyContext | undefined): PolicyStep {
   const kind = kinds.get(p.kind);
   if (kind === undefined) return refuse(`no implementation for policy kind ${JSON.stringify(p.kind)}`);
-  if (kind.stage !== p.stage) return refuse(`policy kind ${p.kind} belongs to stage ${kind.stage}, not ${p.stage}`);
+  if (kind.contract.stage !== p.stage) return refuse(`policy kind ${p.kind} belongs to stage ${kind.contract.stage}, not ${p.stage}`);
   try {
-    return kind.build(p.params, ctx);
+    return buildKind(kind, p.params, ctx);
   } catch (e) {
     return refuse(`policy ${p.kind}: ${String(e)}`);
   }
+}
+
+/**
+ * `kind`'s step for `params`, checked first against the kind's contract (the schema the family
+ * wrote them with: they crossed IPC as JSON, so they are checked again before the kind reads
+ * them). Throws on parameters either refuses.
+ */
+export function buildKind(kind: PolicyKind, params: StagePolicy["params"], ctx?: PolicyContext): PolicyStep {
+  const parsed = v.safeParse(kind.contract.schema, params);
+  if (!parsed.success) throw new TypeError(v.summarize(parsed.issues));
+  return kind.build(parsed.output, ctx);
 }
 
 export function createPolicyRunner(kinds: PolicyKinds, ctx?: PolicyContext): PolicyRunner {

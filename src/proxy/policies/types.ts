@@ -3,7 +3,7 @@
 // every kind and the runner import it and none imports the other (docs/design.md, "Layout").
 import type { Config } from "../../config/types.ts";
 import type { Logger } from "../../log/logger.ts";
-import type { PolicyStage, StagePolicy } from "../../table/policy.ts";
+import type { KindContract, ParamsOf } from "../../policy/contract.ts";
 import type { Backend, Match, Route } from "../../table/types.ts";
 import type { EndpointChoice } from "../upstream/balancer.ts";
 import type { X509Certificate } from "node:crypto";
@@ -100,17 +100,24 @@ export interface PolicyContext {
 /** A Response ends the request with it (403, 401, a redirect, a preflight's 204); null goes on. */
 export type PolicyStep = (flow: PolicyFlow) => Response | null | Promise<Response | null>;
 
-/** An implementation of one kind of policy: the stage it belongs to and how its parameters become a step. */
-export interface PolicyKind {
-  readonly stage: PolicyStage;
+/**
+ * An implementation of one kind of policy: its contract (policy/kinds.ts: id, stage, parameter
+ * schema) and how its parameters, checked against the contract's schema, become a step.
+ */
+// biome-ignore lint: `any` so that a map holds kinds of every parameter type (build is a method: bivariant).
+export interface PolicyKind<P = any> {
+  readonly contract: KindContract<P>;
   /**
    * Called once per policy object (the steps are cached with it); may throw on bad parameters.
    * `ctx` is always given by the runner the handler makes; a kind that needs it throws without.
    */
-  build(params: StagePolicy["params"], ctx?: PolicyContext): PolicyStep;
+  build(params: P, ctx?: PolicyContext): PolicyStep;
 }
 
 export type PolicyKinds = ReadonlyMap<string, PolicyKind>;
+
+/** The runner of the kind `C` defines (its build receives the contract's parameter type). */
+export type KindOf<C> = PolicyKind<ParamsOf<C>>;
 
 /** What the listener knows of a request's TLS connection (RequestServer.tlsOf). */
 export interface ConnectionTls {

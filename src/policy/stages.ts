@@ -93,30 +93,3 @@ export function redactStage(p: StagePolicy): StagePolicy {
   }
   return { ...p, params };
 }
-
-/**
- * The kinds the annotation families produce and src/proxy/policies/run.ts implements. The table
- * builder reads two of them itself, because ingress-nginx applies them to the whole host
- * rather than to one location (table/build.ts): app-root, and the redirect from the host's
- * other name.
- */
-export const APP_ROOT_KIND = "app-root";
-export const WWW_REDIRECT_KIND = "www-redirect";
-/** An Ingress ingress-nginx would refuse: 503 (its "location denied" answer). */
-export const DENIED_KIND = "denied";
-/** permanent-redirect / temporal-redirect. */
-export const REDIRECT_KIND = "redirect";
-/** backend-protocol AUTO_HTTP. */
-export const AUTO_HTTP_KIND = "auto-http";
-/** upstream-vhost. */
-export const UPSTREAM_VHOST_KIND = "upstream-vhost";
-/** CORS (enable-cors and its options). */
-export const CORS_KIND = "cors";
-/** auth-url and its options. */
-export const EXTERNAL_AUTH_KIND = "external-auth";
-/** A canary Ingress's choice between main and the canary, in the `backend` stage. */
-export const CANARY_KIND = "canary";
-/** request-headers and response-headers. */
-export const HEADERS_KIND = "headers";
-/** deny-request-headers. */
-export const HEADER_DENY_KIND = "header-deny";
