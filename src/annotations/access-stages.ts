@@ -3,11 +3,13 @@
 // what lies outside them (the --*-source-range flags, the Secret's users). What parse.ts emits
 // fails closed on its own: a basic-auth policy without its users refuses every request.
 import type { StagePolicy } from "../policy/stages.ts";
-import { REFUSED_STATUS } from "./access.ts";
-import type { ClientCertPolicy } from "./client-certs.ts";
+import type { ParamsOf } from "../policy/contract.ts";
 import type { UserEntry } from "../policy/htpasswd.ts";
 import { stagePolicy } from "../policy/contract.ts";
 import * as K from "../policy/kinds.ts";
+
+/** The answer to every request of a route whose access or authentication annotations cannot be applied. */
+export const REFUSED_STATUS = 503;
 
 /**
  * The kinds compile/access.ts rebuilds once it has resolved their inputs. Not "refuse": a
@@ -58,6 +60,10 @@ export const CA_UNREADABLE_STATUS = 403;
  * yet, and the proxy refuses to run the policy). In the first stage, as nginx checks the
  * certificate when the request is read, before any phase of its location.
  */
-export function clientCertStage(p: Extract<ClientCertPolicy, { state: "on" }>, secret: string, ca: readonly string[] | null): StagePolicy {
+export function clientCertStage(
+  p: Pick<ParamsOf<typeof K.CLIENT_CERT>, "verify" | "depth" | "errorPage" | "passCertificate">,
+  secret: string,
+  ca: readonly string[] | null,
+): StagePolicy {
   return stagePolicy(K.CLIENT_CERT, { verify: p.verify, depth: p.depth, errorPage: p.errorPage, passCertificate: p.passCertificate, secret, ca: ca === null ? null : [...ca] });
 }

@@ -141,6 +141,8 @@ export const BALANCING: Family<BalancingPolicy> = {
   name: "balancing",
   annotations: [LOAD_BALANCE, HASH_BY, HASH_BY_SUBSET, HASH_BY_SUBSET_SIZE],
   none: NONE,
+  // Cookie affinity, when set, wins over the balancing algorithm (endpointChoiceStages).
+  stages: (b, all) => endpointChoiceStages(all.affinity as AffinityPolicy, b),
   parse(r) {
     const algorithm = r.read(LOAD_BALANCE, Algorithm, "balancing round robin");
     const hashBy = r.read(HASH_BY, HashBy, "balancing round robin");

@@ -4,10 +4,11 @@
 // credentials (proxy/policies/basic-auth.ts). Access control fails closed: whatever cannot be applied
 // as written makes the routes refuse every request, never serve them open.
 import * as v from "valibot";
-import { REFUSED_STATUS } from "./access.ts";
+import { REFUSED_STATUS } from "./access-stages.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { AUTH_SECRET_NAMES } from "../model/secret-refs.ts";
+import { basicAuthStage, refuseStage } from "./access-stages.ts";
 
 export type SecretType = "auth-file" | "auth-map";
 
@@ -147,6 +148,9 @@ export const BASIC_AUTH: Family<BasicAuthPolicy> = {
   name: "basic-auth",
   annotations: [AUTH_TYPE, AUTH_SECRET, AUTH_SECRET_TYPE, AUTH_REALM],
   none: NONE,
+  // compile/access.ts puts the users in once it has read the Secret; until then the proxy refuses.
+  stages: (b) =>
+    b.state === "invalid" ? [refuseStage(b.reason)] : b.state === "basic" ? [basicAuthStage(b.realm, b.namespace === null ? b.name : `${b.namespace}/${b.name}`, null)] : [],
   parse(r) {
     const type = r.read(AUTH_TYPE, AuthType, REFUSE);
     const secret = r.read(AUTH_SECRET, SecretRef, REFUSE);

@@ -5,12 +5,13 @@
 // the compiler reads the CA Secret (compile/access.ts) and the proxy checks each request's
 // certificate against it (proxy/policies/client-cert.ts). docs/design.md, "Client certificates".
 import * as v from "valibot";
-import { REFUSED_STATUS } from "./access.ts";
+import { REFUSED_STATUS } from "./access-stages.ts";
 import { SecretRef } from "./basic-auth.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { AUTH_TLS_SECRET_NAMES } from "../model/secret-refs.ts";
 import { Bool } from "./values.ts";
+import { clientCertStage, refuseStage } from "./access-stages.ts";
 
 export type VerifyClient = "on" | "off" | "optional" | "optional_no_ca";
 
@@ -118,6 +119,9 @@ export const CLIENT_CERTS: Family<ClientCertPolicy> = {
   name: "client-certs",
   annotations: [AUTH_TLS_SECRET, AUTH_TLS_VERIFY_CLIENT, AUTH_TLS_VERIFY_DEPTH, AUTH_TLS_ERROR_PAGE, AUTH_TLS_PASS_CERTIFICATE],
   none: NONE,
+  // compile/access.ts puts the CA in once it has read the Secret; until then the proxy refuses.
+  stages: (c) =>
+    c.state === "invalid" ? [refuseStage(c.reason)] : c.state === "on" ? [clientCertStage(c, c.namespace === null ? c.name : `${c.namespace}/${c.name}`, null)] : [],
   parse(r) {
     const secret = r.read(AUTH_TLS_SECRET, SecretRef, REFUSE);
     const verify = r.read(AUTH_TLS_VERIFY_CLIENT, Verify, "using on");

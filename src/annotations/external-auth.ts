@@ -20,6 +20,8 @@ import { Bool } from "./values.ts";
 import { parseTemplate, type TemplatePart } from "../policy/template.ts";
 import type { DeepReadonly, ParamsOf } from "../policy/contract.ts";
 import * as K from "../policy/kinds.ts";
+import { refuseStage } from "./access-stages.ts";
+import { stagePolicy } from "../policy/contract.ts";
 
 
 /** authreq.DefaultCacheDuration. */
@@ -432,4 +434,9 @@ export const EXTERNAL_AUTH: Family<ExternalAuthPolicy> = {
   ],
   none: NONE,
   parse,
+  // A configuration that cannot be applied as written refuses the route in the `denied` stage,
+  // before anything else, as ingress-nginx's "location denied" does; so do the values where
+  // ingress-nginx itself would serve the route without authentication.
+  stages: (a) =>
+    !a.enabled ? [] : a.denied !== null ? [refuseStage(`external authentication: ${a.denied}`)] : [stagePolicy(K.EXTERNAL_AUTH, externalAuthParams(a))],
 };

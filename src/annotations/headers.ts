@@ -174,6 +174,7 @@ export const HEADERS: Family<HeadersPolicy> = {
   name: "headers",
   annotations: [REQUEST_HEADERS, RESPONSE_HEADERS, DENY_REQUEST_HEADERS],
   none: NONE,
+  stages: (p) => headerStages(p),
   parse(r) {
     const req = r.read(REQUEST_HEADERS, listSchema("request"), CONSEQUENCE);
     const res = r.read(RESPONSE_HEADERS, listSchema("response"), CONSEQUENCE);

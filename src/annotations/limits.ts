@@ -107,6 +107,7 @@ export const LIMITS: Family<LimitsPolicy> = {
   name: "limits",
   annotations: [LIMIT_RPS, LIMIT_RPM, LIMIT_CONNECTIONS, LIMIT_BURST_MULTIPLIER, LIMIT_ALLOWLIST],
   none: NONE,
+  stages: (p) => limitStages(p),
   parse(r) {
     const rps = r.read(LIMIT_RPS, Limit, DENY);
     const rpm = r.read(LIMIT_RPM, Limit, DENY);

@@ -4,18 +4,13 @@ import * as v from "valibot";
 import { orderStages, type StagePolicy } from "../policy/stages.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { BackendScheme, RouteOptions } from "../table/types.ts";
-import { basicAuthStage, clientCertStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
+import { refuseStage } from "./access-stages.ts";
 import { GUARDS_ACCESS } from "./not-implemented.ts";
 import { restrictingDirectivesIn } from "./snippet-scan.ts";
-import { rewriteStage } from "./regex-rewrite.ts";
-import { endpointChoiceStages } from "./balancing.ts";
-import { limitStages } from "./limits.ts";
-import { headerStages } from "./headers.ts";
 import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Consequences, type Family, type ReadResult, type Reader } from "./spec.ts";
 import * as K from "../policy/kinds.ts";
 import { stagePolicy } from "../policy/contract.ts";
-import { externalAuthParams } from "./external-auth.ts";
 
 type Families = typeof FAMILIES;
 type PolicyOf<F> = F extends Family<infer P> ? P : never;
@@ -108,25 +103,14 @@ function policiesOf(r: Reader | null): AnnotationPolicies {
 const deniedBy = (p: AnnotationPolicies): string | null => p.redirects.denied ?? p.hosts.denied;
 
 /**
- * The stage policies the annotations alone give. Source ranges and basic authentication need
- * more (the flags' lists, the Secret): compile/access.ts completes them; until it does, a
- * basic-auth policy refuses every request rather than letting one through.
+ * The families whose stage policies a route carries (Family.stages), in the order they are
+ * collected. The stages are then sorted by stage (orderStages, stable), so this order only
+ * decides between policies of one stage: in `denied`, the first refusal answers (the header
+ * deny list, then the access families', then external authentication's).
  */
-function accessStages(p: AnnotationPolicies, stages: StagePolicy[]): void {
-  const a = p.access;
-  // ingress-nginx denies the location (503) for an unreadable list too (annotations/access.ts).
-  if (a.invalid !== null) stages.push(refuseStage(a.invalid, true));
-  else {
-    const s = sourceRangeStage(a.allow, a.deny);
-    if (s !== null) stages.push(s);
-  }
-  const b = p.basicAuth;
-  if (b.state === "invalid") stages.push(refuseStage(b.reason));
-  else if (b.state === "basic") stages.push(basicAuthStage(b.realm, b.namespace === null ? b.name : `${b.namespace}/${b.name}`, null));
-  const c = p.clientCerts;
-  if (c.state === "invalid") stages.push(refuseStage(c.reason));
-  else if (c.state === "on") stages.push(clientCertStage(c, c.namespace === null ? c.name : `${c.namespace}/${c.name}`, null));
-}
+export const STAGE_FAMILIES: readonly (keyof Families)[] = [
+  "headers", "access", "basicAuth", "clientCerts", "limits", "balancing", "externalAuth", "redirects", "cors", "regexRewrite", "backendProtocol", "hosts",
+];
 
 /**
  * What the table carries of the policies: route settings, and the request-side stage
@@ -138,38 +122,14 @@ function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptio
   const denied = deniedBy(p);
   if (denied !== null) stages.push(stagePolicy(K.DENIED, { reason: denied }));
   else {
-    stages.push(...headerStages(p.headers));
-    if (refusal !== null) stages.push(refuseStage(refusal));
-    accessStages(p, stages);
-    stages.push(...limitStages(p.limits), ...endpointChoiceStages(p.affinity, p.balancing));
-    if (p.externalAuth.enabled) {
-      const a = p.externalAuth;
-      // A configuration that cannot be applied as written refuses the route in the `denied`
-      // stage, before anything else, as ingress-nginx's "location denied" does; so do the values
-      // where ingress-nginx itself would serve the route without authentication.
-      if (a.denied !== null) stages.push(refuseStage(`external authentication: ${a.denied}`));
-      else {
-        stages.push(stagePolicy(K.EXTERNAL_AUTH, externalAuthParams(a)));
-      }
+    const all = p as unknown as { readonly [family: string]: unknown };
+    for (const key of STAGE_FAMILIES) {
+      const family = FAMILIES[key] as Family<unknown>;
+      stages.push(...(family.stages?.(p[key], all) ?? []));
+      // An access check Portico cannot run (a snippet, an unimplemented guard) refuses right
+      // after the header deny list, ahead of the other refusals.
+      if (key === "headers" && refusal !== null) stages.push(refuseStage(refusal));
     }
-    const { redirect, appRoot } = p.redirects;
-    if (appRoot !== null) stages.push(stagePolicy(K.APP_ROOT, { path: appRoot }));
-    if (p.cors.enabled) {
-      const c = p.cors;
-      stages.push({
-        stage: "cors",
-        kind: K.CORS.id,
-        params: { enabled: true, origins: c.origins, methods: c.methods, headers: c.headers, expose: c.expose, credentials: c.credentials, maxAge: c.maxAge },
-      });
-    }
-    if (redirect !== null) stages.push(stagePolicy(K.REDIRECT, { ...redirect }));
-    const rewrite = rewriteStage(p.regexRewrite);
-    if (rewrite !== null) stages.push(rewrite);
-    // In "forwarding", after the backend stage: the scheme applies to whichever backend the
-    // canary policy chose (ingress-nginx's `proxy_pass $scheme://upstream_balancer` is the
-    // location's, for main's upstream and the canary's alike).
-    if (p.backendProtocol.auto) stages.push(stagePolicy(K.AUTO_HTTP, {}));
-    if (p.hosts.upstreamVhost !== null) stages.push(stagePolicy(K.UPSTREAM_VHOST, { host: p.hosts.upstreamVhost }));
   }
   const fromToWwwRedirect = denied === null && p.redirects.fromToWww;
   const { usePortInRedirects } = p.redirects;

@@ -9,6 +9,8 @@ import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, GoInt } from "./values.ts";
 import { APP_ROOT_VARIABLES, appRootParts } from "../policy/template.ts";
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 export interface RedirectPolicy {
   readonly url: string;
@@ -253,6 +255,10 @@ export const REDIRECTS: Family<RedirectsPolicy> = {
     USE_PORT_IN_REDIRECTS,
   ],
   none: NONE,
+  stages: (p) => [
+    ...(p.appRoot === null ? [] : [stagePolicy(K.APP_ROOT, { path: p.appRoot })]),
+    ...(p.redirect === null ? [] : [stagePolicy(K.REDIRECT, { ...p.redirect })]),
+  ],
   parse(r) {
     const group = readGroup(r);
     // app-root belongs to ingress-nginx's rewrite parser and use-port-in-redirects to its own:

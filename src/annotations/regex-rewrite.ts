@@ -95,6 +95,10 @@ export const REGEX_REWRITE: Family<RegexRewritePolicy> = {
   name: "regex-rewrite",
   annotations: [USE_REGEX, REWRITE_TARGET, X_FORWARDED_PREFIX],
   none: NONE,
+  stages: (p) => {
+    const s = rewriteStage(p);
+    return s === null ? [] : [s];
+  },
   parse(r) {
     const useRegex = r.value(USE_REGEX, Bool);
     const target = r.read(REWRITE_TARGET, RewriteTarget, "no rewrite, and the host's regex mode does not count it");
