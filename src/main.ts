@@ -11,7 +11,7 @@ import { startupErrorMessage } from "./runtime/errors.ts";
 import { explainCli } from "./runtime/explain.ts";
 import { runDemo } from "./runtime/demo.ts";
 import { routesCli } from "./runtime/routes.ts";
-import { migrateCli } from "./runtime/migrate.ts";
+import { migrateCli, migrateToGatewayCli } from "./runtime/migrate.ts";
 import { run } from "./runtime/run.ts";
 import { versionLine } from "./version.ts";
 import { workerIdFromEnv } from "./workers/protocol.ts";
@@ -36,6 +36,7 @@ async function main(): Promise<number | null> {
     case "explain":
       return explainCli(outcome.config, { host: outcome.host, path: outcome.path, scheme: outcome.scheme, ...(outcome.client === undefined ? {} : { client: outcome.client }) });
     case "migrate":
+      if (outcome.toGateway) return migrateToGatewayCli(outcome.config, outcome.output, outcome.toGateway);
       return migrateCli(outcome.config, outcome.output, outcome.nginxConfigMap);
     case "demo":
     case "run": {

@@ -158,11 +158,25 @@ function shownNames(names: readonly string[]): string {
   return names.length > 6 ? `${shown.join(", ")} and ${names.length - 6} more` : shown.join(", ");
 }
 
+/**
+ * ssl-passthrough marks the backend as speaking TLS: ingress-nginx proxies every request it
+ * terminates for it with `https://` (`grpcs://` for gRPC), whatever backend-protocol says
+ * (template.go buildProxyPass, backend.SSLPassthrough; set by controller.go whether or not
+ * --enable-ssl-passthrough is on). Here per Ingress, for its own backends.
+ */
+function passthroughScheme(p: AnnotationPolicies): AnnotationPolicies {
+  if (!p.sslPassthrough.on) return p;
+  const was = p.backendProtocol.scheme;
+  const scheme: BackendScheme = was === "http" ? "https" : was === "grpc" ? "grpcs" : was;
+  if (scheme === was && !p.backendProtocol.auto) return p;
+  return Object.freeze({ ...p, backendProtocol: Object.freeze({ scheme, auto: false }) });
+}
+
 export function parseAnnotations(ann: Annotations): ParsedAnnotations {
   // Most Ingresses carry none of ours: they share one frozen result.
   if (!ann || !Object.keys(ann).some(ours)) return NONE;
   const problems: string[] = [];
-  const policies = policiesOf(createReader(ann, problems));
+  const policies = passthroughScheme(policiesOf(createReader(ann, problems)));
   // An annotation we do not implement (affinity, rate limits, snippets...) changes where or
   // how traffic goes under ingress-nginx: say so instead of ignoring it silently.
   const unsupported = Object.keys(ann)

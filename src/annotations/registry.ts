@@ -21,6 +21,7 @@ import { REDIRECTS } from "./redirects.ts";
 import { RETRIES } from "./retries.ts";
 import { REGEX_REWRITE } from "./regex-rewrite.ts";
 import { namesOf, type AnnotationSpec } from "./spec.ts";
+import { SSL_PASSTHROUGH_FAMILY } from "./ssl-passthrough.ts";
 import { TIMEOUTS } from "./timeouts.ts";
 import { TLS_REDIRECT } from "./tls-redirect.ts";
 
@@ -49,6 +50,7 @@ export const FAMILIES = {
   buffering: BUFFERING,
   errorPages: ERROR_PAGES,
   hosts: HOSTS,
+  sslPassthrough: SSL_PASSTHROUGH_FAMILY,
 } as const;
 
 /** Annotations Portico implements, family by family. */

@@ -36,6 +36,7 @@ export type FamilyName =
   | "upstream-tls"
   | "headers"
   | "snippets"
+  | "ssl-passthrough"
   | "other";
 
 /** How an annotation compares with ingress-nginx's, as the README table states it. */

@@ -314,6 +314,7 @@ export function claimHost(
         // Decided on the path as written, as ingress-nginx's template does (basic-auth.ts).
         ...(skipsAuthentication(pp.rawPath) ? { authExempt: true as const } : {}),
         ...(pp.tlsRedirectExempt ? { tlsRedirectExempt: true as const } : {}),
+        ...(pp.sslPassthrough ? { sslPassthrough: true as const } : {}),
       };
       const pages = errorPagesOf(plan);
       if (pages !== null) {

@@ -42,6 +42,8 @@ export interface PathPlan {
   readonly backend: BackendRef;
   /** The path as written starts with a --no-tls-redirect-locations entry: never redirected to HTTPS. */
   readonly tlsRedirectExempt?: true;
+  /** Its Ingress sets ssl-passthrough and --enable-ssl-passthrough is on (Route.sslPassthrough). */
+  readonly sslPassthrough?: true;
 }
 
 /** A rule path skipped for its host, path or backend (explain lists it with the reason). */
@@ -130,6 +132,12 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   const refusedBy = new Set(ann.problems.flatMap((p) => (p.startsWith("annotation ") && p.includes("refused with 503") ? p.slice(11, p.indexOf(":")).split(", ") : [])));
   for (const a of ann.unsupported) if (!refusedBy.has(a)) diag("UnsupportedAnnotation", `annotation ${a} is not supported by Portico and is ignored`, "warning");
   diagnostics.push(...access.diagnostics);
+  // ingress-nginx reads the annotation without the flag, but only the flag starts the TCP proxy
+  // that acts on it (nginx.go setupSSLProxy), so there it changes nothing: say so here.
+  const passthrough = ann.denied === null && ann.policies.sslPassthrough.on && config.enableSslPassthrough;
+  if (ann.policies.sslPassthrough.on && !config.enableSslPassthrough) {
+    diag("UnsupportedAnnotation", "annotation nginx.ingress.kubernetes.io/ssl-passthrough is ignored: Portico was not started with --enable-ssl-passthrough (as ingress-nginx, whose passthrough proxy needs that flag); TLS to this host is terminated by Portico, and its backends are reached over HTTPS, as ingress-nginx does", "warning");
+  }
 
   const tls: TlsPlan[] = [];
   for (const entry of ing.spec.tls ?? []) {
@@ -173,6 +181,11 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
         rulePaths.push(invalidPath(ri, pi, "InvalidPath", vp.message, rawHost, h, p, vp));
         continue;
       }
+      // controller.go getConfiguration: a passthrough host sends every connection to its `/`
+      // location's backend; "Ignoring SSL Passthrough for location" any other path.
+      if (passthrough && vp.path !== "/") {
+        diag("SslPassthroughPath", `spec.rules[${ri}].http.paths[${pi}]: ssl-passthrough sends every TLS connection for the host to the backend of its / path; ${JSON.stringify(vp.raw)} is served only over plain HTTP`, "warning");
+      }
       if (vp.strictPathType) {
         diag(
           "StrictPathType",
@@ -204,6 +217,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
         backend: br.ref,
         // template.go isLocationInLocationList: strings.HasPrefix on the location's path as written.
         ...(config.noTlsRedirectLocations.some((l) => vp.raw.startsWith(l)) ? { tlsRedirectExempt: true as const } : {}),
+        ...(passthrough ? { sslPassthrough: true as const } : {}),
       };
       list.push(pp);
       rulePaths.push(pp);

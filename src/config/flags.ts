@@ -112,6 +112,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   tlsCiphers: { name: "tls-ciphers", metavar: "LIST", help: "TLS 1.2 cipher suites, OpenSSL names separated by colons", defaultText: "ECDHE with AES-GCM or CHACHA20-POLY1305", schema: val.cipherList, fallback: () => DEFAULT_TLS_CIPHERS },
   http2: { name: "http2", metavar: null, help: "offer HTTP/2 beside HTTP/1.1: ALPN h2 on the HTTPS port, prior-knowledge h2c on the HTTP port (--http2=false: HTTP/1.1 only)", defaultText: "true", schema: val.bool, fallback: () => true },
   http3: { name: "http3", metavar: null, help: "also serve HTTP/3 (QUIC, UDP) on the HTTPS port number and advertise it with Alt-Svc (experimental in Bun)", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's --enable-ssl-passthrough: a TCP front on the HTTPS port reads each
+  // ClientHello first (serving/passthrough.ts, docs/design.md "SSL passthrough").
+  enableSslPassthrough: { name: "enable-ssl-passthrough", metavar: null, help: "serve the ssl-passthrough annotation: TLS connections whose SNI names such a host go undecrypted to its pods; every other HTTPS connection then passes through a TCP front first (costs: README, \"SSL passthrough\")", defaultText: "false", schema: val.bool, fallback: () => false },
   workers: { name: "workers", metavar: "N", help: "data-plane worker processes", defaultText: "the number of CPUs available", schema: val.integer(1, 256), fallback: () => availableParallelism() },
   // README "Migrating from ingress-nginx": the keys act as the flags `portico migrate` names; a flag given wins.
   nginxConfigmap: { name: "nginx-configmap", metavar: "NS/NAME", help: "ingress-nginx's ConfigMap (in --manifests, or in the cluster), watched: each key Portico can honour acts as its flag (a flag given wins), the others are reported; portico migrate reports each key", defaultText: "none", schema: val.nsName, fallback: none },
@@ -128,6 +131,9 @@ export const EXPLAIN_FLAGS = {
 /** Flags only the `migrate` subcommand takes (it reads --nginx-configmap too, a flag of the server's). */
 export const MIGRATE_FLAGS = {
   output: { name: "output", metavar: "FORMAT", help: "text (for people) or json (for scripts)", defaultText: "text" },
+  to: { name: "to", metavar: "API", help: "gateway-api: print the Ingresses as Gateway API objects (YAML; --output json: objects and notes) instead of the report", defaultText: "(the report)" },
+  gatewayName: { name: "gateway-name", metavar: "NAME", help: "with --to gateway-api: the Gateway's (and GatewayClass's) name", defaultText: "portico" },
+  gatewayNamespace: { name: "gateway-namespace", metavar: "NS", help: "with --to gateway-api: the Gateway's namespace", defaultText: "portico" },
 } as const;
 
 /** `PORTICO_<FLAG_IN_UPPER_SNAKE>`. */

@@ -81,7 +81,7 @@ describe("defaults", () => {
       nginxConfigmap: null,
       tlsMinVersion: "1.2",
       tlsCiphers: DEFAULT_TLS_CIPHERS,
-      http2: true, http3: false,
+      http2: true, http3: false, enableSslPassthrough: false,
       workers: availableParallelism(),
     });
     expect(Object.isFrozen(c)).toBe(true);
@@ -278,6 +278,9 @@ describe("errors name the flag", () => {
     [["--relative-redirects=yes"], "--relative-redirects: expected true or false"],
     [["--no-tls-redirect-locations", "/a b"], "--no-tls-redirect-locations: expected path prefixes separated by commas"],
     [["--http3=quic"], "--http3: expected true or false"],
+    [["--enable-ssl-passthrough=on"], "--enable-ssl-passthrough: expected true or false"],
+    // QUIC bypasses the TCP front that reads the ClientHello (serving/passthrough.ts).
+    [["--enable-ssl-passthrough", "--http3"], "--enable-ssl-passthrough: cannot be combined with --http3"],
     [["--workers", "0"], "--workers: expected an integer 1-256"],
     [["--kubeconfig="], "--kubeconfig: expected a non-empty value"],
     [["--context", "--bind", "1.2.3.4"], "--context: missing value"],

@@ -18,7 +18,14 @@ export type ParseOutcome =
   /** `portico demo`: demo backends plus Portico serving the demo manifests. */
   | { readonly type: "demo"; readonly config: Config }
   /** `portico migrate`: the migration report for --manifests or the cluster (ingress-nginx's class rules). */
-  | { readonly type: "migrate"; readonly config: Config; readonly output: "text" | "json"; readonly nginxConfigMap: NamespacedName | null }
+  | {
+      readonly type: "migrate";
+      readonly config: Config;
+      readonly output: "text" | "json";
+      readonly nginxConfigMap: NamespacedName | null;
+      /** --to gateway-api: the Gateway API objects instead of the report, for this Gateway. */
+      readonly toGateway?: { readonly name: string; readonly namespace: string };
+    }
   | { readonly type: "error"; readonly message: string };
 
 type Key = keyof Config;
@@ -152,6 +159,9 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
 
   const clash = portClash(frozen);
   if (clash) return error(clash);
+  // QUIC is not TCP: the front could not see it, and the terminating listener, on a loopback
+  // port then, would advertise that port in Alt-Svc (docs/design.md, "SSL passthrough").
+  if (frozen.enableSslPassthrough && frozen.http3) return error("--enable-ssl-passthrough: cannot be combined with --http3");
   const mixed = sourceClash(sources, sub);
   if (mixed) return error(mixed);
 
@@ -159,7 +169,15 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   if (migrate) {
     const output = subGiven.get("output") ?? "text";
     if (output !== "text" && output !== "json") return error(`--output: expected text or json, got ${quote(output)}`);
-    return { type: "migrate", config: frozen, output, nginxConfigMap: frozen.nginxConfigmap };
+    const to = subGiven.get("to");
+    if (to !== undefined && to !== "gateway-api") return error(`--to: expected gateway-api, got ${quote(to)}`);
+    const gwName = subGiven.get("gatewayName") ?? "portico";
+    const gwNs = subGiven.get("gatewayNamespace") ?? "portico";
+    // Object names: DNS-1123 subdomain for the Gateway, label for a namespace (Kubernetes API).
+    if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(gwName)) return error(`--gateway-name: expected a Kubernetes object name, got ${quote(gwName)}`);
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(gwNs)) return error(`--gateway-namespace: expected a namespace name, got ${quote(gwNs)}`);
+    if (to === undefined && (subGiven.has("gatewayName") || subGiven.has("gatewayNamespace"))) return error("--gateway-name and --gateway-namespace go with --to gateway-api");
+    return { type: "migrate", config: frozen, output, nginxConfigMap: frozen.nginxConfigmap, ...(to !== undefined ? { toGateway: { name: gwName, namespace: gwNs } } : {}) };
   }
   if (!explain) return { type: "run", config: frozen, explicit: new Set(sources.keys()) };
   return explainOutcome(frozen, subGiven);

@@ -130,6 +130,8 @@ export interface Config {
   readonly http2: boolean;
   /** HTTP/3 (QUIC) on the HTTPS port number, advertised with Alt-Svc; off by default (experimental in Bun). */
   readonly http3: boolean;
+  /** ingress-nginx's --enable-ssl-passthrough: a TCP front reads the ClientHello before TLS (serving/passthrough.ts). */
+  readonly enableSslPassthrough: boolean;
   // Performance
   readonly workers: number;
   // ingress-nginx

@@ -35,6 +35,7 @@ interface FileState {
 export const fileOwner = (file: string): string => `file:${file}`;
 
 const YAML_FILE = /\.ya?ml$/i;
+const folderId = (s: { ino: number; birthtimeMs: number }): string => `${s.ino}/${s.birthtimeMs}`;
 const mapKey = (kind: Kind, o: KubeObject): string => `${kind}\u0000${objectKey(o.metadata)}`;
 
 export class ManifestSource implements Source {
@@ -51,7 +52,12 @@ export class ManifestSource implements Source {
   /** What the sink has now, keyed by kind + namespace/name. */
   private current = new Map<string, LoadedObject>();
   private watcher: FSWatcher | null = null;
-  private watchedIno: number | null = null;
+  /**
+   * The watched folder's identity: inode and birth time. A folder removed and made again at
+   * once can get its old inode back (seen on ext4), so the inode alone would keep a watcher on
+   * the folder that is gone.
+   */
+  private watchedId: string | null = null;
   private debounce: ReturnType<typeof setTimeout> | null = null;
   private recheck: ReturnType<typeof setInterval> | null = null;
   private running: Promise<void> | null = null;
@@ -110,8 +116,8 @@ export class ManifestSource implements Source {
       });
       this.watcher = w;
       stat(this.watchTarget).then(
-        (s) => (this.watchedIno = s.ino),
-        () => (this.watchedIno = null),
+        (s) => (this.watchedId = folderId(s)),
+        () => (this.watchedId = null),
       );
     } catch (err) {
       this.log.warn("cannot watch manifests yet; retrying", { path: this.watchTarget, err });
@@ -126,7 +132,7 @@ export class ManifestSource implements Source {
   private closeWatcher(): void {
     this.watcher?.close();
     this.watcher = null;
-    this.watchedIno = null;
+    this.watchedId = null;
   }
 
   /** Re-establish the watcher when the watched folder was removed or replaced (rename, remount). */
@@ -134,7 +140,7 @@ export class ManifestSource implements Source {
     if (this.stopped) return;
     stat(this.watchTarget).then(
       (s) => {
-        if (this.watcher && this.watchedIno !== null && s.ino === this.watchedIno) return;
+        if (this.watcher && this.watchedId !== null && folderId(s) === this.watchedId) return;
         this.closeWatcher();
         this.ensureWatcher();
         this.schedule();

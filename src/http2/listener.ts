@@ -8,11 +8,12 @@
 // (sni.ts): node:tls asks for a context on every handshake, so unlike Bun.serve no second
 // server and no drain are needed.
 import http2, { type Http2SecureServer, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from "node:http2";
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { SecureContextOptions } from "node:tls";
 import type { WebSocketHandler } from "bun";
 import { errorResponse } from "../proxy/errors.ts";
+import { isWebSocketUpgrade as isWebSocketHandshake } from "../proxy/upstream/websocket.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ConnectionTls } from "../proxy/policies/types.ts";
 import type { RequestServer } from "../proxy/types.ts";
@@ -23,8 +24,8 @@ import {
   H2_ENHANCE_YOUR_CALM, H2_PROTOCOL_ERROR, MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE,
   MAX_SESSION_MEMORY_MB, ResetBudget, STREAM_WINDOW,
 } from "./limits.ts";
-import { bodyStream, requestFromH1, requestFromH2, type Refusal } from "./request.ts";
-import { sendH1, sendH2 } from "./response.ts";
+import { bodyStream, rawLengthBody, requestFromH1, requestFromH2, type Refusal } from "./request.ts";
+import { sendH1, sendH2, sendRaw } from "./response.ts";
 import { createSniTable, type SniTable } from "./sni.ts";
 import { createWsBridge, type WsBridge } from "./websocket.ts";
 
@@ -77,6 +78,33 @@ export interface H2ListenerOptions {
 }
 
 const noop = () => {};
+
+/**
+ * Requests one HTTP/1.1 connection may have waiting behind the one being served (pipelined)
+ * before it is closed. Clients that pipeline (benchmarks, some CLI tools) keep a handful in
+ * flight; a head is at most the header limit, so this bounds what one connection holds.
+ */
+const MAX_PIPELINED = 32;
+
+/** Whether an HTTP/1.1 request's framing fields announce a body (RFC 9112 §6.3). */
+function carriesBody(req: IncomingMessage): boolean {
+  const cl = req.headers["content-length"];
+  return req.headers["transfer-encoding"] !== undefined || (cl !== undefined && cl !== "0");
+}
+
+/** Per HTTP/1.1 connection. */
+interface H1State {
+  /** Requests whose response has not closed yet (the idle timer and the drain read it). */
+  busy: number;
+  /**
+   * Requests received whose answer is not written yet (being served or waiting). It drops when
+   * the answer's last byte is handed to the socket, before the client can have read it, so a
+   * keep-alive client's next request never counts as pipelined.
+   */
+  waiting: number;
+  /** The last request in line: the next one starts when it is done. */
+  tail: Promise<void> | null;
+}
 const REFUSED: Record<Refusal, string> = { method: "method", path: "path", authority: "authority", framing: "framing" };
 
 /** Per connection: the RequestServer the handler sees (the peer address, the protocol). */
@@ -84,14 +112,16 @@ class Peer implements RequestServer {
   streams = 0;
   abusive = false;
   readonly budget: ResetBudget;
-  private readonly ip: { address: string };
+  private readonly ip: { address: string; port?: number };
   constructor(
     address: string,
     readonly transport: "h1" | "h2",
     resets: number | undefined,
     private readonly socket: unknown,
   ) {
-    this.ip = { address };
+    // The port as Bun's requestIP gives it: --enable-ssl-passthrough finds the client by it (serving/passthrough.ts).
+    const port = (socket as { remotePort?: unknown } | undefined)?.remotePort;
+    this.ip = typeof port === "number" ? { address, port } : { address };
     this.budget = new ResetBudget(resets);
   }
   requestIP() {
@@ -202,7 +232,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
   let pending = 0;
   const sessions = new Set<ServerHttp2Session>();
   const peers = new WeakMap<object, Peer>();
-  const h1Sockets = new Map<Duplex, { busy: number }>();
+  const h1Sockets = new Map<Duplex, H1State>();
   const heads = new HeaderDeadlines(opts.headerTimeoutMs ?? 60_000);
 
   function onSecureConnection(socket: import("node:tls").TLSSocket): void {
@@ -309,10 +339,10 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     return p;
   }
 
-  function trackH1(socket: Duplex): { busy: number } {
+  function trackH1(socket: Duplex): H1State {
     let s = h1Sockets.get(socket);
     if (s === undefined) {
-      const state = { busy: 0 };
+      const state: H1State = { busy: 0, waiting: 0, tail: null };
       s = state;
       h1Sockets.set(socket, state);
       socket.on("error", noop);
@@ -325,9 +355,18 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     return s;
   }
 
+  /**
+   * Pipelining (RFC 9112 §9.3.2): node's parser emits every request of a read at once, and
+   * node writes their answers in order. Served as they come, each would reach an upstream
+   * while the ones before it are pending, so one connection could hold any number of upstream
+   * requests (measured: 300 GETs in one write were all sent upstream at once). nginx reads
+   * the next request of a connection only once the current one is answered; here each request
+   * of a connection waits for the answer before it, so a connection has one request upstream
+   * at a time, and past MAX_PIPELINED waiting, or when a request with a body waits, the
+   * connection ends (those waiting were sent nowhere).
+   */
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
     if (req.httpVersion === "2.0") return; // HTTP/2 streams are served by onStream
-    const h = handler;
     const socket = req.socket;
     const track = trackH1(socket);
     track.busy++;
@@ -340,44 +379,89 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       pending--;
       if (!done) ac.abort();
     });
-    if (stopping) res.setHeader("connection", "close");
-    const r = requestFromH1(req, true, ac.signal);
-    if (h === null || typeof r === "string") {
-      done = true;
-      res.setHeader("connection", "close");
-      void sendH1(res, errorResponse("BadRequest"), false).catch(noop);
+    // A request with a body behind another ends the connection too: while it waited, Bun's
+    // node:http would read its body into memory with no bound (measured: a 256 MB body
+    // pipelined behind a pending GET was held whole). RFC 9112 §9.3.2: clients should not
+    // pipeline such requests anyway.
+    if (track.waiting > MAX_PIPELINED || (track.waiting > 0 && carriesBody(req))) {
+      socket.destroy();
       return;
     }
-    void (async () => {
-      try {
-        const out = (await h.fetch(r, h1Peer(socket))) ?? errorResponse("BadRequest");
-        await sendH1(res, out, r.method === "HEAD");
-      } catch (e) {
-        log.error("http2 listener: HTTP/1.1 request failed outside the handler", { err: String((e as Error)?.stack ?? e) });
-        if (!res.headersSent) await sendH1(res, errorResponse("Internal"), false).catch(noop);
-        else res.destroy();
-      } finally {
-        done = true;
-      }
-    })();
+    track.waiting++;
+    const run = () => serveH1(req, res, ac.signal).finally(() => {
+      done = true;
+      track.waiting--;
+    });
+    const next = track.tail === null ? run() : track.tail.then(run);
+    track.tail = next;
+    void next.finally(() => {
+      if (track.tail === next) track.tail = null;
+    });
   }
 
+  /** Serve one HTTP/1.1 request; resolves once its answer is written (or the client left). */
+  async function serveH1(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+    // The client left while this request waited behind another: it goes nowhere.
+    if (signal.aborted || res.destroyed) return;
+    const h = handler;
+    if (stopping) res.setHeader("connection", "close");
+    const r = requestFromH1(req, true, signal);
+    if (h === null || typeof r === "string") {
+      res.setHeader("connection", "close");
+      await sendH1(res, errorResponse("BadRequest"), false).catch(noop);
+      return;
+    }
+    try {
+      const out = (await h.fetch(r, h1Peer(req.socket))) ?? errorResponse("BadRequest");
+      await sendH1(res, out, r.method === "HEAD");
+    } catch (e) {
+      log.error("http2 listener: HTTP/1.1 request failed outside the handler", { err: String((e as Error)?.stack ?? e) });
+      if (!res.headersSent) await sendH1(res, errorResponse("Internal"), false).catch(noop);
+      else res.destroy();
+    }
+  }
+
+  /**
+   * node:http hands over the raw socket for every request with `Connection: upgrade`. Only a
+   * WebSocket handshake (RFC 6455 §4.1: a GET with `Upgrade: websocket`) may become a tunnel,
+   * as on Bun.serve, where the handler upgrades nothing else (proxy/upstream/websocket.ts). Any other
+   * Upgrade is ignored, as RFC 9110 §7.8 lets a server do: the request is served as an
+   * ordinary one, the same as on the plain port (the handler drops Upgrade and Connection as
+   * hop-by-hop), and its answer is streamed on the socket with backpressure, after which the
+   * connection closes (sendRaw). The request's signal fires when the client goes before its
+   * answer is written, so the upstream request is aborted as for any other request.
+   */
   function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on("error", noop);
     heads.done(socket, true);
     const h = handler;
-    const r = requestFromH1(req, false, new AbortController().signal);
+    const ac = new AbortController();
+    let done = false;
+    socket.once("close", () => {
+      if (!done) ac.abort();
+    });
+    // The body of an ordinary request (never a WebSocket handshake's: a GET has none).
+    const r = requestFromH1(req, true, ac.signal, (fields) => rawLengthBody(socket, head, fields));
     if (h === null || typeof r === "string") {
+      done = true;
       socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
       return;
     }
-    const peer = new UpgradePeer(h1Peer(socket).requestIP(), bridge, req, socket, head);
+    const ws = isWebSocketHandshake(r);
+    // A client that stops reading stalls the writes: once nothing was read or written for the
+    // idle timeout the connection ends (as nginx's send_timeout). A WebSocket relay has its own.
+    if (!ws) (socket as Duplex & { setTimeout(ms: number, f: () => void): void }).setTimeout(idleMs, () => socket.destroy());
+    const peer = ws ? new UpgradePeer(h1Peer(socket).requestIP(), bridge, req, socket, head) : h1Peer(socket);
+    pending++;
     void (async () => {
       try {
         const out = await h.fetch(r, peer);
-        if (out) await writeRaw(socket, out);
+        if (out) await sendRaw(socket, out, { head: r.method === "HEAD", http10: req.httpVersion === "1.0" });
       } catch {
         socket.destroy();
+      } finally {
+        done = true;
+        pending--;
       }
     })();
   }
@@ -569,15 +653,4 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
 function verifyMode(s: Http2SecureServer, on: boolean, options: SecureContextOptions): void {
   (s as unknown as { _requestCert: boolean | undefined })._requestCert = on;
   s.setSecureContext({ ...options, requestCert: on, rejectUnauthorized: false } as SecureContextOptions);
-}
-
-/** A handler's answer to a WebSocket handshake it refused, as raw HTTP/1.1, then close. */
-async function writeRaw(socket: Duplex, res: Response): Promise<void> {
-  const body = res.body === null ? new Uint8Array(0) : new Uint8Array(await res.arrayBuffer());
-  const lines = [`HTTP/1.1 ${res.status} ${STATUS_CODES[res.status] ?? "Unknown"}`];
-  res.headers.forEach((v, k) => {
-    if (k !== "connection" && k !== "content-length" && k !== "transfer-encoding") lines.push(`${k}: ${v}`);
-  });
-  lines.push("connection: close", `content-length: ${body.byteLength}`);
-  socket.end(Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1"), body]));
 }

@@ -161,7 +161,13 @@ function flatten(headers: IncomingHttpHeaders): string[] {
  * from rawHeaders so a repeated Host reaches validateRequest as "a, b" and is refused there,
  * as on Bun.serve (node itself would keep the first).
  */
-export function requestFromH1(req: IncomingMessage, withBody: boolean, signal: AbortSignal): Request | Refusal {
+export function requestFromH1(
+  req: IncomingMessage,
+  withBody: boolean,
+  signal: AbortSignal,
+  /** Where the body comes from instead of `req` (an upgrade request's raw socket); null: none. */
+  body?: (h: Headers) => ReadableStream<Uint8Array> | null,
+): Request | Refusal {
   const h = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) h.append(raw[i] as string, raw[i + 1] as string);
@@ -179,5 +185,61 @@ export function requestFromH1(req: IncomingMessage, withBody: boolean, signal: A
   // handler sees the framing fields without one and refuses the request (400, close). Handing
   // node's body over instead made `fetch` refuse it upstream (a 502).
   const hasBody = withBody && !BODILESS.has(method) && (h.has("content-length") || h.has("transfer-encoding"));
-  return makeRequest(method, url, h, hasBody ? bodyStream(req, null) : null, signal);
+  return makeRequest(method, url, h, hasBody ? (body === undefined ? bodyStream(req, null) : body(h)) : null, signal);
+}
+
+/**
+ * The body of a request node:http handed over with its raw socket ('upgrade'): node parses no
+ * body there. `head` holds the bytes read past the header block; the rest is read from the
+ * socket up to the declared Content-Length, with backpressure (the socket is paused while the
+ * web side holds 64 KiB). A socket that ends first errors the stream, so the upstream never
+ * sees the body whole. Bytes past the length are left unread: the connection closes after the
+ * answer. A chunked body is not decoded here (null: the handler refuses a body it cannot
+ * read, 400, and the connection closes).
+ */
+export function rawLengthBody(socket: Readable, head: Buffer, h: Headers): ReadableStream<Uint8Array> | null {
+  if (h.has("transfer-encoding")) return null;
+  const cl = h.get("content-length");
+  if (cl === null || !/^[0-9]{1,16}$/.test(cl)) return null;
+  const declared = Number(cl);
+  let n = 0;
+  let over = false;
+  const onData = (chunk: Buffer, ctrl: ReadableStreamDefaultController<Uint8Array>) => {
+    if (over) return;
+    const take = Math.min(chunk.byteLength, declared - n);
+    n += take;
+    if (take > 0) ctrl.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, take));
+    if (n === declared) {
+      over = true;
+      socket.pause();
+      ctrl.close();
+    } else if ((ctrl.desiredSize ?? 1) <= 0) socket.pause();
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      start(ctrl) {
+        const fail = () => {
+          if (over) return;
+          over = true;
+          try {
+            ctrl.error(new Error("request stream closed before its end"));
+          } catch {}
+        };
+        onData(head, ctrl);
+        if (over) return;
+        socket.pause();
+        socket.on("data", (d: Buffer) => onData(d, ctrl));
+        socket.once("end", fail);
+        socket.once("close", fail);
+      },
+      pull() {
+        if (!over) socket.resume();
+      },
+      cancel() {
+        over = true;
+        socket.pause();
+      },
+    },
+    { highWaterMark: 64 * 1024, size: (c) => c?.byteLength ?? 0 },
+  );
 }

@@ -2,9 +2,9 @@
 // backpressure, trailers (gRPC status) and the same "a broken body is never mistaken for a
 // whole one" rule as on Bun.serve: a body that fails mid-way resets the stream (or the
 // connection) instead of ending it cleanly.
-import type { ServerResponse } from "node:http";
+import { STATUS_CODES, type ServerResponse } from "node:http";
 import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
-import type { Writable } from "node:stream";
+import type { Duplex, Writable } from "node:stream";
 import { trailersOf, type TrailerBox } from "../proxy/upstream/trailers.ts";
 import { H2_INTERNAL_ERROR, H2_NO_ERROR } from "./limits.ts";
 
@@ -36,7 +36,7 @@ function drained(w: Writable): Promise<void> {
 }
 
 /** Copy `body` into `w`. False when the body failed or the client left before its end. */
-async function pump(body: ReadableStream<Uint8Array>, w: Writable): Promise<boolean> {
+async function pump(body: ReadableStream<Uint8Array>, w: Writable, chunked = false): Promise<boolean> {
   const reader = body.getReader();
   // The client left: cancel the body so the handler records ClientClosed and the upstream
   // read stops, rather than waiting for its next chunk.
@@ -47,7 +47,13 @@ async function pump(body: ReadableStream<Uint8Array>, w: Writable): Promise<bool
       const { done, value } = await reader.read();
       if (done) return !w.destroyed;
       if (w.destroyed) return false;
-      if (!w.write(value)) await drained(w);
+      if (chunked) {
+        // An empty chunk would read as the last one (RFC 9112 §7.1).
+        if (value.byteLength === 0) continue;
+        w.write(`${value.byteLength.toString(16)}\r\n`);
+        w.write(value);
+        if (!w.write("\r\n")) await drained(w);
+      } else if (!w.write(value)) await drained(w);
     }
   } catch {
     return false;
@@ -145,4 +151,51 @@ export async function sendH1(out: ServerResponse, res: Response, head: boolean):
   // As on Bun.serve: a body that failed mid-way ends the connection without the last chunk.
   if (ok) out.end();
   else out.destroy();
+}
+
+/** The framing fields sendRaw writes itself, whatever the handler's Response carries. */
+const RAW_FRAMING = new Set(["connection", "keep-alive", "content-length", "transfer-encoding"]);
+
+/**
+ * Send `res` as raw HTTP/1.1 on a socket node:http has handed over (its 'upgrade' event), then
+ * close it: the handler's answer to a WebSocket handshake it refused, or to a request whose
+ * Upgrade it ignored (RFC 9110 §7.8: a server may). The body is streamed with backpressure, as
+ * sendH1 does, never read whole: a client that stops reading holds the upstream read, not
+ * memory. A declared Content-Length is kept; otherwise the body is chunked (RFC 9112 §7.1),
+ * or delimited by the close for an HTTP/1.0 client (§6.3), so a body that fails mid-way ends
+ * the connection without its last chunk and is never taken for a whole one.
+ */
+export async function sendRaw(socket: Duplex, res: Response, o: { head: boolean; http10: boolean }): Promise<void> {
+  const status = res.status;
+  // RFC 9110 §6.4.1: no content in answers to HEAD, in 1xx, 204 and 304.
+  const bodiless = o.head || status < 200 || status === 204 || status === 304;
+  const cl = res.headers.get("content-length");
+  const declared = cl !== null && /^[0-9]{1,16}$/.test(cl) ? cl : null;
+  const chunked = !bodiless && declared === null && !o.http10;
+  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Unknown"}`];
+  res.headers.forEach((v, k) => {
+    if (!RAW_FRAMING.has(k) && k !== "set-cookie") lines.push(`${k}: ${v}`);
+  });
+  for (const c of res.headers.getSetCookie()) lines.push(`set-cookie: ${c}`);
+  lines.push("connection: close");
+  if (declared !== null && (o.head || !bodiless)) lines.push(`content-length: ${declared}`);
+  if (chunked) lines.push("transfer-encoding: chunked");
+  const head = Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1");
+  const body = bodiless ? null : res.body;
+  if (bodiless) void res.body?.cancel().catch(() => {});
+  if (socket.destroyed) {
+    void body?.cancel().catch(() => {});
+    return;
+  }
+  if (body === null) {
+    socket.end(head);
+    return;
+  }
+  if (!socket.write(head)) await drained(socket);
+  const ok = await pump(body, socket, chunked);
+  if (!ok || socket.destroyed) {
+    socket.destroy();
+    return;
+  }
+  socket.end(chunked ? "0\r\n\r\n" : undefined);
 }

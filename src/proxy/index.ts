@@ -5,3 +5,5 @@ export { startHttpListener, serveOptions } from "./pipeline/listener.ts";
 export { createDrain } from "./pipeline/drain.ts";
 export { createBalancer } from "./upstream/balancer.ts";
 export { PASSWORD_CHECKS } from "./policies/basic-auth.ts";
+export type { Balancer } from "./upstream/balancer.ts";
+export type { RequestServer } from "./types.ts";

@@ -6,10 +6,11 @@
 // manifest source ignores ConfigMaps) or with one GET.
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { loadAll } from "js-yaml";
+import { dump, loadAll } from "js-yaml";
 import { Compiler } from "../compile/compile.ts";
 import { migrationReport, type MigrationReport } from "../compile/migrate.ts";
 import { formatMigrationText } from "../compile/migrate-text.ts";
+import { toGatewayApi, type GatewayConversion } from "../compile/to-gateway.ts";
 import { parseNginxConfigMap, type NginxConfigMap } from "../compile/nginx-configmap.ts";
 import type { Config, NamespacedName } from "../config/types.ts";
 import { apiError, createKubeClient } from "../kube/client.ts";
@@ -136,4 +137,42 @@ export async function migrateCli(config: Config, output: "text" | "json", nginxC
   if (invalid.length > 0) return 1;
   const s = report.summary;
   return s.unchanged === s.ingresses && s.configMapNotHonoured === 0 ? 0 : EXIT_CHANGES;
+}
+
+/** The prefix of a note's line in the YAML output: `# portico-note: {json}` (docs/design.md, "Converting to Gateway API"). */
+export const NOTE_PREFIX = "# portico-note: ";
+
+/** The conversion as YAML: every note as one comment line of JSON first, then the objects. */
+export function gatewayYaml(conv: GatewayConversion, invalid: readonly Diagnostic[]): string {
+  const head = [
+    ...invalid.map((d) => `${NOTE_PREFIX}${JSON.stringify({ notRead: d.kind === "ManifestFile" ? d.name : `${d.kind} ${d.namespace === "" ? d.name : `${d.namespace}/${d.name}`}`, text: d.message })}`),
+    ...conv.notes.map((n) => `${NOTE_PREFIX}${JSON.stringify(n)}`),
+  ];
+  const docs = conv.objects.map((o) => dump(o, { lineWidth: -1, noRefs: true, sortKeys: false }));
+  return `${head.map((l) => `${l}\n`).join("")}${docs.map((d) => `---\n${d}`).join("")}`;
+}
+
+/**
+ * `portico migrate --to gateway-api`: the Ingresses as Gateway API objects on stdout (YAML, or
+ * JSON with --output json). Exit status as `migrate`: 1 when objects could not be read, 3 when
+ * an annotation is carried by Portico's extension or by nothing, 0 when Gateway API alone says it all.
+ */
+export async function migrateToGatewayCli(config: Config, output: "text" | "json", gateway: { name: string; namespace: string }): Promise<number> {
+  const write = (line: string) => void process.stderr.write(`${line}\n`);
+  const log = createLogger({ level: "warn", format: config.logFormat, write });
+  const quiet = createLogger({ level: "error", format: config.logFormat, write });
+  let conv: GatewayConversion;
+  let invalid: Diagnostic[];
+  try {
+    const loaded = await loadOnce(config, { log, quiet });
+    invalid = loaded.invalid;
+    const view = new Compiler(config).inspect(loaded.snapshot, []);
+    conv = toGatewayApi(view, { gatewayName: gateway.name, gatewayNamespace: gateway.namespace, controllerName: config.gatewayControllerName, httpRedirectCode: config.httpRedirectCode });
+  } catch (err) {
+    log.error(config.manifests ? "cannot read manifests" : "cannot read the cluster", { err });
+    return 1;
+  }
+  process.stdout.write(output === "json" ? `${JSON.stringify({ objects: conv.objects, notes: conv.notes, invalidObjects: invalid }, null, 2)}\n` : gatewayYaml(conv, invalid));
+  if (invalid.length > 0) return 1;
+  return conv.notes.some((n) => n.carriedAs === "not-expressible" || n.carriedAs === "portico-extension") ? EXIT_CHANGES : 0;
 }

@@ -14,6 +14,7 @@ import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { createHttpsListener } from "./https.ts";
+import { startPassthroughFront, type PassthroughFront } from "./passthrough.ts";
 import { bindOrExplain, claimPort } from "./ports.ts";
 
 /**
@@ -85,12 +86,19 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   if (o.ports === "first") claimPort("--http-port", hostname, httpPort);
   if (o.ports !== "join") claimPort("--https-port", hostname, httpsPort);
   const http = bindOrExplain("--http-port", hostname, httpPort, () => startHttpListener({ hostname, port: httpPort, handler: httpHandler, reusePort: shared, http2: config.http2 }));
+  // --enable-ssl-passthrough: the terminating listener moves to a loopback port behind a TCP
+  // front (passthrough.ts), and sees each request's client through the front. Without the flag
+  // nothing here changes.
+  let front: PassthroughFront | null = null;
+  const viaFront = config.enableSslPassthrough
+    ? { ...httpsHandler, fetch: (req: Request, server: Parameters<typeof httpsHandler.fetch>[1]) => httpsHandler.fetch(req, front === null ? server : front.peer(server, req)) }
+    : httpsHandler;
   const https = createHttpsListener({
     config,
     draining: () => httpsHandler.inflight.draining,
-    hostname,
-    port: httpsPort,
-    handler: () => serveOptions(httpsHandler),
+    hostname: config.enableSslPassthrough ? "127.0.0.1" : hostname,
+    port: config.enableSslPassthrough ? 0 : httpsPort,
+    handler: () => serveOptions(viaFront),
     log: log.child({ listener: "https" }),
     // The listener logs each rotation itself; here it is counted.
     hooks: { onRotation: () => inst.tlsRotated(), onAbuse: (reason) => inst.http2Abuse(reason) },
@@ -104,8 +112,17 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   fit(o.table());
   try {
     bindOrExplain("--https-port", hostname, httpsPort, () => https.update(o.tls.entries, o.tls.fingerprint, o.tls.provisional ?? false));
+    if (config.enableSslPassthrough) {
+      front = bindOrExplain("--https-port", hostname, httpsPort, () =>
+        startPassthroughFront({
+          hostname, port: httpsPort, reusePort: shared, internalPort: () => https.port, table: o.table, balancer,
+          log: log.child({ listener: "ssl-passthrough" }), helloTimeoutMs: config.clientHeaderTimeoutMs, connectTimeoutMs: config.connectTimeoutMs,
+        }),
+      );
+    }
   } catch (err) {
     void http.stop(true);
+    void https.stop(true);
     throw err;
   }
 
@@ -121,7 +138,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
     setTls: (entries, fingerprint) => https.update(entries, fingerprint),
     tableChanged: () => fit(o.table()),
     settled: () => https.settled(),
-    ports: { http: http.port ?? httpPort, https: https.port },
+    ports: { http: http.port ?? httpPort, https: front?.port ?? https.port },
     get tlsProvisional() {
       return https.provisional;
     },
@@ -132,6 +149,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
       stopped ??= (async () => {
         https.freeze(); // no rotation may start a new server while we drain
         await drain.begin(d);
+        front?.stop(true);
         await https.stop(true);
         await access.flush(1000);
       })();

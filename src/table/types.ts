@@ -138,6 +138,12 @@ export interface Route {
    */
   readonly tlsRedirectExempt?: true;
   /**
+   * The route's Ingress sets ssl-passthrough and Portico runs with --enable-ssl-passthrough: TLS
+   * connections naming its host go to the host's `/` backend undecrypted
+   * (serving/passthrough.ts). Absent otherwise.
+   */
+  readonly sslPassthrough?: true;
+  /**
    * The canary Ingress attached to this route, if any: its backend, which the route's
    * `canary` stage policy (in `options.stages`) may choose instead of `backend`
    * (docs/design.md, "Canary Ingresses"). Absent on routes without one.

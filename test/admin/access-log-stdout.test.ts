@@ -6,7 +6,8 @@ import { join } from "node:path";
 const CHILD = join(import.meta.dir, "fixtures", "access-child.ts");
 
 interface Report {
-  maxBurstMs: number;
+  writesInBursts: number;
+  writes: number;
   dropped: number;
   recorded: number;
 }
@@ -23,25 +24,29 @@ async function run(reader: (stdout: ReadableStream<Uint8Array>) => Promise<numbe
   }
 }
 
-test("a stdout reader that stalls: bursts stay fast, overflow is dropped and counted, the rest arrives", async () => {
+test("a stdout reader that stalls: record() never writes, overflow is dropped and counted, the rest arrives", async () => {
   const { report, lines, code } = await run(async (stdout) => {
-    await Bun.sleep(400); // the pipe fills while nobody reads
+    await Bun.sleep(400); // a reader that pauses on purpose: the pipe fills while nobody reads
     const text = await new Response(stdout).text();
     return text.split("\n").length - 1;
   });
   expect(code).toBe(0);
-  expect(report.maxBurstMs).toBeLessThan(500); // 2,000 record() calls; measured ~3 ms
+  expect(report.writesInBursts).toBe(0);
+  expect(report.writes).toBeGreaterThan(0);
   expect(report.dropped).toBeGreaterThan(0);
   expect(lines + report.dropped).toBe(report.recorded);
 });
 
 test("a stdout reader that goes away: no crash, everything after is dropped", async () => {
   const { report, code } = await run(async (stdout) => {
-    await Bun.sleep(50);
-    await stdout.cancel();
+    // Go away once the first lines have arrived.
+    const reader = stdout.getReader();
+    await reader.read();
+    await reader.cancel();
     return 0;
   });
   expect(code).toBe(0);
-  expect(report.maxBurstMs).toBeLessThan(500);
+  expect(report.writesInBursts).toBe(0);
+  expect(report.writes).toBeGreaterThan(0);
   expect(report.dropped).toBeGreaterThan(0);
 });

@@ -26,4 +26,5 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   relativeRedirects: c.relativeRedirects,
   noTlsRedirectLocations: c.noTlsRedirectLocations,
   gatewayControllerName: c.gatewayControllerName,
+  enableSslPassthrough: c.enableSslPassthrough,
 });

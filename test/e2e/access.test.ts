@@ -7,8 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
-import { eventually, startPortico, type Portico } from "./harness.ts";
+import { startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, kubeconfig, service, slice, yamlDocs } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 

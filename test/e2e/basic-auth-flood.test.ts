@@ -10,8 +10,9 @@ import { join } from "node:path";
 import { MAX_BCRYPT_COST, MAX_SHA_CRYPT_ROUNDS } from "../../src/policy/htpasswd.ts";
 import { CHECKS_PER_ROUTE, WAITING_PER_ROUTE } from "../../src/proxy/policies/basic-auth.ts";
 import { shaCrypt } from "../../src/proxy/crypt/crypt.ts";
-import { eventually, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 const PASSWORD = "correct horse";
@@ -107,7 +108,7 @@ describe("a flood of wrong passwords", () => {
     const flood = Array.from({ length: FLOODERS }, (_, n) => flooder(n));
     try {
       // The flood is hashing (the gauge counts checks running now) before the probes start.
-      await eventually(async () => ((await metric("portico_basic_auth_checks_active")) ?? 0) >= 1, 15_000, 20);
+      await eventually(async () => ((await metric("portico_basic_auth_checks_active")) ?? 0) >= 1, 15_000);
       // Probe the other host until the flood has had two answers per flooder: every probe
       // is answered, in full, while the checks go on (bounded: a flood that stalls fails).
       const until = statuses.length + 2 * FLOODERS;
@@ -136,7 +137,7 @@ describe("a flood of wrong passwords", () => {
     expect(await metric("portico_basic_auth_checks_peak_per_route")).toBe(CHECKS_PER_ROUTE);
     expect((await metric("portico_basic_auth_busy_total")) ?? 0).toBe(counts[503]);
     expect((await metric("portico_basic_auth_remembered_total")) ?? 0).toBeGreaterThan(rememberedBefore);
-    await eventually(async () => (await metric("portico_basic_auth_checks_active")) === 0, 15_000, 20);
+    await eventually(async () => (await metric("portico_basic_auth_checks_active")) === 0, 15_000);
     expect(portico.proc.exitCode).toBeNull();
   }, 60_000);
 });

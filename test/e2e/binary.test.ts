@@ -5,8 +5,9 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { eventually, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, kubeconfig, service, slice, yamlDocs } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BIN = join(ROOT, "dist", "portico");

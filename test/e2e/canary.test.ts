@@ -13,8 +13,9 @@ import { lookup } from "../../src/table/lookup.ts";
 import { decodeTable, encodeTable, type WireTable } from "../../src/table/wire.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
-import { eventually, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 let dir: string;
 let portico: Portico;

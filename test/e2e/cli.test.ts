@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { freePort, startBackend, startPortico, type Backend } from "./harness.ts";
 import { startFakeApiServer } from "../fake-apiserver.ts";
 import { ingress, ingressClass, kubeconfig, service, slice, yamlDocs } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const cmd = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, join(ROOT, "src", "main.ts")];
@@ -122,7 +123,8 @@ describe("an API server that does not answer", () => {
       expect(JSON.parse(watch).err).toBe(`cannot reach the Kubernetes API server http://127.0.0.1:${closed}: connection refused (nothing listens there, or the server is down) (ECONNREFUSED)`);
       const leader = await p.waitForLine(/"msg":"leader election failing; retrying with back-off"/);
       expect(JSON.parse(leader).err).toStartWith(`cannot reach the Kubernetes API server http://127.0.0.1:${closed}: `);
-      await Bun.sleep(2500); // the old loop logged a failure every 2 s
+      // Showing that a line is not repeated takes a wait: longer than the old loop's 2 s period.
+      await Bun.sleep(2500);
       expect(p.lines.filter((l) => l.includes("leader election")).length).toBe(1);
       expect(p.lines.some((l) => l.includes("Is the computer able to access the url"))).toBe(false);
       expect((await fetch(`${p.admin}/readyz`)).status).toBe(503);
@@ -276,11 +278,11 @@ describe("SIGTERM drain", () => {
   test("readiness drops at once, an in-flight request completes, then the process exits 0 and refuses connections", async () => {
     const p = await startPortico(["--manifests", dir, "--shutdown-delay", "300ms", "--shutdown-grace-period", "5s"]);
     try {
+      const hits = backend.hits;
       const inflight = fetch(`${p.http}/slow?ms=1200`, { headers: { host: "app.test" } });
-      await Bun.sleep(100);
+      await eventually(() => backend.hits > hits, 5_000, "the slow request at the backend");
       p.proc.kill("SIGTERM");
-      await Bun.sleep(100);
-      expect((await fetch(`${p.admin}/readyz`)).status).toBe(503);
+      await eventually(async () => (await fetch(`${p.admin}/readyz`)).status === 503, 5_000, "readiness dropped");
       // Still serving during --shutdown-delay so load balancers can notice.
       expect((await fetch(`${p.http}/`, { headers: { host: "app.test" } })).status).toBe(200);
       const res = await inflight;

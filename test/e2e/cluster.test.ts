@@ -6,8 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { eventually, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, kubeconfig, service, slice } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 let api: FakeApiServer;
 let portico: Portico;
@@ -47,22 +48,14 @@ describe("against the fake API server", () => {
     expect(r.body).toBe("a /x");
   });
 
-  test("Ingress edits are served within a bounded time (figures printed)", async () => {
-    const times: number[] = [];
+  test("30 Ingress edits in a row are each served", async () => {
     for (let i = 0; i < 30; i++) {
       const svc = i % 2 === 0 ? "b" : "a";
       const cur = api.get("Ingress", "team", "web")!;
       const next = ingress("team", "web", [{ host: "web.test", paths: [{ path: "/", service: svc }] }]);
-      const t0 = performance.now();
       api.update("Ingress", { ...next, metadata: { ...(next.metadata as object), resourceVersion: cur.metadata.resourceVersion } });
-      await eventually(async () => (await get(portico.http, "web.test", "/")).body === `${svc} /`, 5000, 2);
-      times.push(performance.now() - t0);
+      await eventually(async () => (await get(portico.http, "web.test", "/")).body === `${svc} /`, 10_000, `edit ${i} served`);
     }
-    times.sort((x, y) => x - y);
-    const median = times[Math.floor(times.length / 2)]!;
-    const worst = times[times.length - 1]!;
-    console.log(`change-to-served over ${times.length} edits: median ${median.toFixed(1)} ms, worst ${worst.toFixed(1)} ms`);
-    expect(worst).toBeLessThan(5000);
   });
 
   test("create and delete of each kind reach the data plane", async () => {
@@ -83,7 +76,7 @@ describe("against the fake API server", () => {
     await eventually(() => {
       const st = api.get("Ingress", "team", "web")?.status as { loadBalancer?: { ingress?: { ip?: string }[] } } | undefined;
       return st?.loadBalancer?.ingress?.[0]?.ip === "192.0.2.10";
-    }, 10_000, 50);
+    }, 10_000);
     const lease = api.get("Lease", "default", "portico-leader") as { spec?: { holderIdentity?: string } } | undefined;
     expect(lease?.spec?.holderIdentity).toContain("portico-e2e-0");
     const metrics = await (await fetch(`${portico.admin}/metrics`)).text();
@@ -96,6 +89,8 @@ describe("against the fake API server", () => {
     api.dropWatches();
     for (let i = 0; i < 20; i++) {
       expect((await get(portico.http, "web.test", "/")).status).toBe(200);
+      // The client's pace: traffic spread over about 2 s of outage is the scenario. The back-off
+      // doubles, so a loaded machine stretching the outage adds few calls to the bound below.
       await Bun.sleep(100);
     }
     const during = api.requests.length - before;
@@ -104,6 +99,6 @@ describe("against the fake API server", () => {
     expect(during).toBeLessThan(60);
     api.faults.down = false;
     api.create("Ingress", ingress("team", "after", [{ host: "after.test", paths: [{ path: "/", service: "a" }] }]));
-    await eventually(async () => (await get(portico.http, "after.test", "/")).status === 200, 40_000, 100);
+    await eventually(async () => (await get(portico.http, "after.test", "/")).status === 200, 40_000);
   }, 60_000);
 });

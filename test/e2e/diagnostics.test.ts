@@ -6,8 +6,9 @@ import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { eventually, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, kubeconfig, service, slice, yamlDocs } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 let dir: string;
 let backend: Backend;

@@ -2,6 +2,7 @@
 // loopback ports, plus small backends, for end-to-end suites. Every process is killed in stop().
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { eventually } from "../wait.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
@@ -96,15 +97,14 @@ export async function startPortico(args: string[], opts: { env?: Record<string, 
   return p;
 }
 
+/** Waits until /readyz answers 200; fails at once, with its output, if the process exits. */
 export async function waitReady(p: Portico, timeoutMs = 15_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    if (p.proc.exitCode !== null) throw new Error(`portico exited with ${p.proc.exitCode}:\n${p.lines.join("\n")}`);
-    const ok = await fetch(`${p.admin}/readyz`).then((r) => r.status === 200, () => false);
-    if (ok) return;
-    await Bun.sleep(25);
+  try {
+    await eventually(async () => p.proc.exitCode !== null || (await fetch(`${p.admin}/readyz`)).status === 200, timeoutMs, "portico ready");
+  } catch (e) {
+    throw new Error(`${(e as Error).message}:\n${p.lines.slice(-30).join("\n")}`);
   }
-  throw new Error(`portico not ready within ${timeoutMs} ms:\n${p.lines.slice(-30).join("\n")}`);
+  if (p.proc.exitCode !== null) throw new Error(`portico exited with ${p.proc.exitCode}:\n${p.lines.join("\n")}`);
 }
 
 /** Whether a process with this id exists (signal 0 checks without sending, POSIX kill(2)). */
@@ -115,16 +115,6 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** Poll until `check` returns true (or throw after timeoutMs). Returns the elapsed ms. */
-export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 5000, stepMs = 10): Promise<number> {
-  const t0 = performance.now();
-  while (performance.now() - t0 < timeoutMs) {
-    if (await check()) return performance.now() - t0;
-    await Bun.sleep(stepMs);
-  }
-  throw new Error(`condition not met within ${timeoutMs} ms`);
 }
 
 export interface Backend {
@@ -143,6 +133,7 @@ export function startBackend(name: string): Backend {
     async fetch(req) {
       hits++;
       const url = new URL(req.url);
+      // A slow backend on purpose (the request in flight that drains and timeouts wait on).
       if (url.pathname.startsWith("/slow")) await Bun.sleep(Number(url.searchParams.get("ms") ?? "1000"));
       return new Response(`${name} ${url.pathname}`, { headers: { "x-backend": name } });
     },

@@ -12,8 +12,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
-import { eventually, get, startPortico, type Portico } from "./harness.ts";
+import { get, startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 
@@ -66,7 +67,7 @@ describe("another namespace's Ingress with a missing auth-tls-secret on the host
     portico = await startPortico(["--manifests", dir, "--access-log", "off"]);
     expect((await get(portico.http, "app.test", "/")).status).toBe(200);
     write(true);
-    await eventually(async () => (await get(portico!.http, "app.test", "/")).status === 403, 10_000, 20);
+    await eventually(async () => (await get(portico!.http, "app.test", "/")).status === 403, 10_000);
     expect((await get(portico.http, "app.test", "/b")).status).toBe(403);
     const redirected = await get(portico.http, "plain.test", "/");
     expect([redirected.status, redirected.headers.get("location")]).toEqual([308, "https://plain.test"]); // lua_ingress.lua cuts one trailing "/"
@@ -83,7 +84,7 @@ describe("another namespace's Ingress with a missing auth-tls-secret on the host
     const before = backend.requests().length;
     write(true);
     // The intruder's own path serves once the new table is live (its auth-tls-secret is not applied there either).
-    await eventually(async () => (await get(portico!.http, "app.test", "/b")).status === 200, 10_000, 20);
+    await eventually(async () => (await get(portico!.http, "app.test", "/b")).status === 200, 10_000);
     const line = await portico.waitForLine(/"reason":"HostPolicyIgnored"/);
     expect(JSON.parse(line)).toMatchObject({
       msg: "object problem",

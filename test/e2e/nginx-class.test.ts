@@ -11,8 +11,9 @@ import { join } from "node:path";
 import { loadAll } from "js-yaml";
 import type { MigrationReport } from "../../src/compile/migrate.ts";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { eventually, get, startPortico, type Portico } from "./harness.ts";
+import { get, startPortico, type Portico } from "./harness.ts";
 import { kubeconfig } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const FIXTURES = join(ROOT, "test", "fixtures", "migrate");
@@ -116,7 +117,7 @@ describe("ingress-nginx's Ingresses served with --ingress-nginx-compat", () => {
 
   test("status stays ingress-nginx's; the leader still writes Events", async () => {
     // The snippet is an UnsupportedAnnotation: its Event shows the leader acting on the compile.
-    await eventually(() => api.list("Event").some((e) => (e.regarding as { name?: string }).name === "security-headers"), 10_000, 50);
+    await eventually(() => api.list("Event").some((e) => (e.regarding as { name?: string }).name === "security-headers"), 10_000);
     for (const ing of api.list("Ingress")) {
       expect((ing.status as { loadBalancer: { ingress: unknown[] } }).loadBalancer.ingress, ing.metadata.name).toEqual([{ ip: "203.0.113.80" }]);
     }

@@ -12,8 +12,9 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCertificate } from "../tls/pki.ts";
-import { eventually, startBackend, startPortico, waitReady, type Backend, type Portico } from "./harness.ts";
+import { startBackend, startPortico, waitReady, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 const CM = { namespace: "ingress-nginx", name: "ingress-nginx-controller" };
 const configMap = (data: Record<string, string>) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { ...CM }, data });
@@ -84,21 +85,21 @@ for (const workers of [1, 2]) {
 
     test("an edit applies to the next requests, with no restart", async () => {
       write({ "proxy-body-size": "4k", "hsts-max-age": "200", "ssl-redirect": "false" });
-      await eventually(async () => await all(6, () => post(portico, 2048), 200), 10_000, 50);
-      await eventually(async () => await all(6, () => hsts(portico), "max-age=200"), 10_000, 50);
+      await eventually(async () => await all(6, () => post(portico, 2048), 200), 10_000);
+      await eventually(async () => await all(6, () => hsts(portico), "max-age=200"), 10_000);
       expect(await all(4, () => post(portico, 8192), 413)).toBe(true);
       await portico.waitForLine(/ConfigMap settings of the data plane applied/);
       expect(portico.lines.some((l) => /data plane change at the next restart/.test(l))).toBe(false);
       if (workers > 1) {
         // Every worker took the values, whichever got the requests above.
-        await eventually(() => new Set(portico.lines.filter((l) => l.includes("settings from the primary applied")).map((l) => /"worker":(\d+)/.exec(l)?.[1])).size === workers, 10_000, 50);
+        await eventually(() => new Set(portico.lines.filter((l) => l.includes("settings from the primary applied")).map((l) => /"worker":(\d+)/.exec(l)?.[1])).size === workers, 10_000);
       }
     });
 
     test("a key removed goes back to the flag's value (no limit)", async () => {
       write({ "ssl-redirect": "false" });
-      await eventually(async () => await all(6, () => post(portico, 64 * 1024), 200), 10_000, 50);
-      await eventually(async () => await all(6, () => hsts(portico), "max-age=31536000"), 10_000, 50);
+      await eventually(async () => await all(6, () => post(portico, 64 * 1024), 200), 10_000);
+      await eventually(async () => await all(6, () => hsts(portico), "max-age=31536000"), 10_000);
     });
 
     test("a key the listeners read at start still waits for a restart, and says so", async () => {

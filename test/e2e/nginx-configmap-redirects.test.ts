@@ -16,8 +16,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eventually, get, startBackend, startPortico, waitReady, type Backend, type Portico } from "./harness.ts";
+import { get, startBackend, startPortico, waitReady, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 const CM = { namespace: "ingress-nginx", name: "ingress-nginx-controller" };
@@ -98,7 +99,7 @@ describe("ingress-nginx's redirect keys act as their flags", () => {
   test("an edit of the ConfigMap applies without a restart", async () => {
     write({});
     // ingress-nginx's defaults: no port, one "/" cut, /public redirected, an absolute Location.
-    await eventually(async () => (await answer("secure.test", "/docs/")).location === "https://secure.test/docs", 10_000, 20);
+    await eventually(async () => (await answer("secure.test", "/docs/")).location === "https://secure.test/docs", 10_000);
     expect(await answer("secure.test", "/public/x")).toEqual({ status: 308, location: "https://secure.test/public/x" });
     expect(await answer("moved.test", "/old")).toEqual({ status: 301, location: "http://moved.test/new" });
     // config.go's default no-tls-redirect-locations: the path cert-manager's solver Ingress adds

@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eventually, freePort, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { freePort, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 let dir: string;
 let backend: Backend;

@@ -10,8 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
-import { eventually, get, startPortico, waitReady, type Portico } from "./harness.ts";
+import { get, startPortico, waitReady, type Portico } from "./harness.ts";
 import { ingress, ingressClass, kubeconfig, service, slice } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 
@@ -77,15 +78,11 @@ describe("refusals on a running Portico", () => {
     expect(auth.conns).toHaveLength(0);
     const line = await portico.waitForLine(/auth-loopback.*127\.0\.0\.1 is refused \(loopback\)/, 10_000);
     expect(line).toContain("InvalidAnnotation");
-    await eventually(
-      () =>
+    await eventually(() =>
         api.list("Event").some((e) => {
           const ev = e as { regarding?: { name?: string; namespace?: string }; reason?: string; note?: string };
           return ev.regarding?.namespace === "shop" && ev.regarding?.name === "auth-loopback" && ev.reason === "InvalidAnnotation" && (ev.note ?? "").includes("127.0.0.1 is refused (loopback)");
-        }),
-      10_000,
-      50,
-    );
+        }), 10_000);
     expect(auth.conns).toHaveLength(0);
   });
 });

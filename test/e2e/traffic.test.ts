@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eventually, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 const P = "nginx.ingress.kubernetes.io/";
 let dir: string;
@@ -73,7 +74,7 @@ const pair = (c: string) => c.slice(0, c.indexOf(";"));
 /** Rewrite the slices and wait until Portico routes as they say: `probe` true for the new set. */
 async function endpoints(ports: number[], probe: () => Promise<boolean>): Promise<void> {
   write(ports);
-  await eventually(probe, 10_000, 25);
+  await eventually(probe, 10_000);
 }
 
 describe("through the real process", () => {

@@ -8,8 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { eventually, get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, kubeconfig, service, slice } from "./objects.ts";
+import { eventually } from "../wait.ts";
 
 let api: FakeApiServer;
 let portico: Portico;
@@ -63,12 +64,12 @@ test("after errors, a 410 and garbage lines, a silent Ingress watch is restarted
   api.injectLine("this is not json", "Ingress");
   api.injectLine('{"type":"ADDED","obj', "Ingress");
   api.create("Ingress", ingress("team", "before", [{ host: "before.test", paths: [{ path: "/", service: "a" }] }]));
-  await eventually(async () => (await get(portico.http, "before.test", "/")).status === 200, 10_000, 50);
+  await eventually(async () => (await get(portico.http, "before.test", "/")).status === 200, 10_000);
 
   // The Ingress watch goes silent; the other kinds keep their watches.
   api.silenceWatches("Ingress");
   api.create("Ingress", ingress("team", "during", [{ host: "during.test", paths: [{ path: "/", service: "a" }] }]));
-  await eventually(async () => (await get(portico.http, "during.test", "/")).status === 200, 30_000, 50);
+  await eventually(async () => (await get(portico.http, "during.test", "/")).status === 200, 30_000);
   const line = await portico.waitForLine(/watch stalled/);
   expect(line).toContain("Ingress");
   const r = await get(portico.http, "during.test", "/x");

@@ -93,15 +93,6 @@ export function captureLogger(): Logger & { lines: CapturedLine[]; text(): strin
   };
 }
 
-/** Polls until cond() is true; throws with the label after timeoutMs. */
-export async function waitFor(cond: () => boolean, label: string, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${label}`);
-    await Bun.sleep(5);
-  }
-}
-
 /** Timings that keep suites fast: short back-off, short watches. */
 export const FAST_WATCH = {
   backoffInitialMs: 40,

@@ -7,6 +7,7 @@ import { createLogger } from "../../src/log/logger.ts";
 import type { Kind, KubeObject } from "../../src/model/kinds.ts";
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
 import type { SourceSink, StoreEvent } from "../../src/store/types.ts";
+import { eventually } from "../wait.ts";
 
 class RecordingSink implements SourceSink {
   events: StoreEvent[] = [];
@@ -47,15 +48,10 @@ metadata: { name: ${name} }
 spec: { ports: [{ name: http, port: ${port} }] }
 `;
 
-async function until(cond: () => boolean, what: string, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(10);
-  }
-}
-
-/** Give a debounced reload time to happen (used to show that nothing happened). */
+/**
+ * Showing that nothing (more) happened takes a wait: 150 ms is 7 debounce periods (20 ms)
+ * and a recheck (100 ms). Used only for absences; everything that happens is waited on.
+ */
 const settle = () => Bun.sleep(150);
 
 let dir: string;
@@ -195,7 +191,7 @@ describe("watching a folder", () => {
     await makeSource(dir).start(sink);
 
     await writeFile(file, `${ingress("shop")}---\n${service("web", 8080)}`);
-    await until(() => sink.events.length >= 1, "MODIFIED");
+    await eventually(() => sink.events.length >= 1, 3_000, "MODIFIED");
     await settle();
     expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
     const svc = sink.events[0]!.object as { spec?: { ports?: { port: number }[] | null } };
@@ -203,18 +199,18 @@ describe("watching a folder", () => {
 
     sink.events = [];
     await writeFile(file, ingress("shop"));
-    await until(() => sink.events.length >= 1, "DELETED");
+    await eventually(() => sink.events.length >= 1, 3_000, "DELETED");
     await settle();
     expect(sink.summary()).toEqual(["DELETED Service default/web"]);
 
     sink.events = [];
     await writeFile(join(dir, "more.yml"), service("api"));
-    await until(() => sink.events.length >= 1, "ADDED");
+    await eventually(() => sink.events.length >= 1, 3_000, "ADDED");
     expect(sink.summary()).toEqual(["ADDED Service default/api"]);
 
     sink.events = [];
     await unlink(join(dir, "more.yml"));
-    await until(() => sink.events.length >= 1, "DELETED after unlink");
+    await eventually(() => sink.events.length >= 1, 3_000, "DELETED after unlink");
     expect(sink.summary()).toEqual(["DELETED Service default/api"]);
   });
 
@@ -227,8 +223,8 @@ describe("watching a folder", () => {
 
     await writeFile(a, "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n spec: [\n");
     await writeFile(join(dir, "b.yaml"), service("web", 9090));
-    await until(() => logs.some((l) => l.level === "warn" && l.line !== undefined), "parse warning");
-    await until(() => sink.events.length >= 1, "b.yaml change");
+    await eventually(() => logs.some((l) => l.level === "warn" && l.line !== undefined), 3_000, "parse warning");
+    await eventually(() => sink.events.length >= 1, 3_000, "b.yaml change");
     await settle();
     expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
     const warn = logs.find((l) => l.level === "warn" && l.line !== undefined)!;
@@ -239,7 +235,7 @@ describe("watching a folder", () => {
     // Fixing the file resumes normal diffs against the objects it served before it broke.
     sink.events = [];
     await writeFile(a, ingress("shop", "api"));
-    await until(() => sink.events.length >= 1, "MODIFIED after fix");
+    await eventually(() => sink.events.length >= 1, 3_000, "MODIFIED after fix");
     expect(sink.summary()).toEqual(["MODIFIED Ingress default/shop"]);
   });
 
@@ -251,19 +247,19 @@ describe("watching a folder", () => {
     expect(currentList()).toEqual([]);
 
     await writeFile(a, "kind: Service\nmetadata: [\n");
-    await until(() => currentList().length === 1, "parse error reported");
+    await eventually(() => currentList().length === 1, 3_000, "parse error reported");
     expect(currentList()[0]).toMatchObject({ kind: "ManifestFile", name: a, reason: "InvalidObject" });
 
     // Fixed: the error goes and the log says the file parses again.
     await writeFile(a, ingress("shop", "api"));
-    await until(() => currentList().length === 0, "parse error cleared");
-    await until(() => logs.some((l) => l.msg === "manifest file parses again" && l.path === a), "parses-again line");
+    await eventually(() => currentList().length === 0, 3_000, "parse error cleared");
+    await eventually(() => logs.some((l) => l.msg === "manifest file parses again" && l.path === a), 3_000, "parses-again line");
 
     // Broken again, then deleted: the error goes with the file (no compile needed for that).
     await writeFile(a, "kind: Service\nmetadata: [\n");
-    await until(() => currentList().length === 1, "parse error reported again");
+    await eventually(() => currentList().length === 1, 3_000, "parse error reported again");
     await unlink(a);
-    await until(() => currentList().length === 0, "cleared after delete");
+    await eventually(() => currentList().length === 0, 3_000, "cleared after delete");
     expect(logs.some((l) => l.msg === "manifest file that did not parse is gone; its error is cleared" && l.path === a)).toBe(true);
   });
 
@@ -280,10 +276,10 @@ spec: { rules: [{ http: { paths: [{ path: /, pathType: Sometimes, backend: { ser
     expect(currentList().map((d) => d.name)).toEqual(["broken"]);
     // While the file does not parse, its invalid object is still what it holds: both are reported.
     await writeFile(a, "kind: [\n");
-    await until(() => currentList().length === 2, "parse error next to the invalid object");
+    await eventually(() => currentList().length === 2, 3_000, "parse error next to the invalid object");
     // Fixed without the invalid object: nothing left.
     await writeFile(a, ingress("shop"));
-    await until(() => currentList().length === 0, "invalid object cleared");
+    await eventually(() => currentList().length === 0, 3_000, "invalid object cleared");
   });
 
   test("the same broken text is parsed and logged once", async () => {
@@ -292,9 +288,9 @@ spec: { rules: [{ http: { paths: [{ path: /, pathType: Sometimes, backend: { ser
     const sink = new RecordingSink();
     await makeSource(dir).start(sink);
     await writeFile(a, "kind: [\n");
-    await until(() => logs.some((l) => l.msg === "manifest file does not parse; keeping its previous objects"), "parse warning");
+    await eventually(() => logs.some((l) => l.msg === "manifest file does not parse; keeping its previous objects"), 3_000, "parse warning");
     await writeFile(join(dir, "b.yaml"), service("web")); // another reload; a.yaml unchanged
-    await until(() => sink.events.length >= 1, "b.yaml added");
+    await eventually(() => sink.events.length >= 1, 3_000, "b.yaml added");
     await settle();
     expect(logs.filter((l) => l.msg === "manifest file does not parse; keeping its previous objects")).toHaveLength(1);
   });
@@ -307,7 +303,7 @@ spec: { rules: [{ http: { paths: [{ path: /, pathType: Sometimes, backend: { ser
     const tmp = join(dir, ".app.yaml.tmp");
     await writeFile(tmp, service("web", 7070));
     await rename(tmp, file);
-    await until(() => sink.events.length >= 1, "MODIFIED after rename");
+    await eventually(() => sink.events.length >= 1, 3_000, "MODIFIED after rename");
     expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
   });
 
@@ -318,19 +314,20 @@ spec: { rules: [{ http: { paths: [{ path: /, pathType: Sometimes, backend: { ser
     const sink = new RecordingSink();
     await makeSource(folder).start(sink);
     await rm(folder, { recursive: true });
-    await settle();
+    // The reload that found the folder missing says so, and emits nothing.
+    await eventually(() => logs.some((l) => l.level === "warn" && String(l.msg).includes("missing")), 3_000, "the folder reported missing");
     expect(sink.events).toEqual([]);
-    expect(logs.some((l) => l.level === "warn" && String(l.msg).includes("missing"))).toBe(true);
-    // Recreated in one step (as a ConfigMap volume swaps), so no reload sees it empty.
+    // Recreated at once: the new folder can take the removed one's inode number (ext4 reuses it
+    // at once), so the recheck tells them apart by birth time too. Recreated in one step (as a ConfigMap volume swaps), so no reload sees it empty.
     await mkdir(`${folder}.new`);
     await writeFile(join(`${folder}.new`, "app.yaml"), service("web", 81));
     await rename(`${folder}.new`, folder);
-    await until(() => sink.events.length >= 1, "MODIFIED after the folder came back");
+    await eventually(() => sink.events.length >= 1, 3_000, "MODIFIED after the folder came back");
     expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
     // The new folder is watched, not only polled once.
     sink.events = [];
     await writeFile(join(folder, "app.yaml"), service("web", 82));
-    await until(() => sink.events.length >= 1, "MODIFIED in the new folder");
+    await eventually(() => sink.events.length >= 1, 3_000, "MODIFIED in the new folder");
     expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
   });
 
@@ -357,13 +354,13 @@ describe("watching a single file", () => {
     expect(sink.replaced.get("Service")!.map((s) => s.metadata.name)).toEqual(["web"]);
 
     await writeFile(file, service("web", 81));
-    await until(() => sink.events.length >= 1, "MODIFIED");
+    await eventually(() => sink.events.length >= 1, 3_000, "MODIFIED");
     expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
 
     sink.events = [];
     await writeFile(join(dir, "routes.yaml.new"), service("web", 82));
     await rename(join(dir, "routes.yaml.new"), file);
-    await until(() => sink.events.length >= 1, "MODIFIED after rename");
+    await eventually(() => sink.events.length >= 1, 3_000, "MODIFIED after rename");
     expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
 
     // The file disappears for a while: its objects keep serving until it comes back.
@@ -372,7 +369,7 @@ describe("watching a single file", () => {
     await settle();
     expect(sink.events).toEqual([]);
     await writeFile(file, `${service("web", 82)}---\n${service("api")}`);
-    await until(() => sink.events.length >= 1, "ADDED after return");
+    await eventually(() => sink.events.length >= 1, 3_000, "ADDED after return");
     expect(sink.summary()).toEqual(["ADDED Service default/api"]);
   });
 });

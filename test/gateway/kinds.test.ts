@@ -2,11 +2,12 @@
 // their CRDs are absent (docs/design.md "Gateway API"), and read from --manifests files.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { captureLogger, FAST_WATCH, OBJECTS, RecordingSink, waitFor } from "../fake-apiserver/fixtures.ts";
+import { captureLogger, FAST_WATCH, OBJECTS, RecordingSink } from "../fake-apiserver/fixtures.ts";
 import { createKubeClient, type KubeClient } from "../../src/kube/client.ts";
 import { createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
 import { GATEWAY_GROUP, KINDS } from "../../src/model/kinds.ts";
 import { parseManifestText } from "../../src/files/documents.ts";
+import { eventually } from "../wait.ts";
 
 let api: FakeApiServer;
 let client: KubeClient;
@@ -48,7 +49,7 @@ describe("Gateway API kinds from the API server", () => {
     api.create("Ingress", OBJECTS.Ingress("default", "web"));
     api.create("Namespace", OBJECTS.Namespace("", "team-a"));
     const sink = start();
-    await waitFor(() => KINDS.every((k) => sink.syncedKinds.includes(k)), "every kind synced");
+    await eventually(() => KINDS.every((k) => sink.syncedKinds.includes(k)), 3_000, "every kind synced");
     expect(sink.has("Ingress", "default", "web")).toBe(true);
     expect(sink.has("Namespace", "", "team-a")).toBe(true);
     expect(source!.state("HTTPRoute").installed).toBe(false);
@@ -59,23 +60,23 @@ describe("Gateway API kinds from the API server", () => {
     api.create("HTTPRoute", OBJECTS.HTTPRoute("default", "r"));
     api.create("ReferenceGrant", OBJECTS.ReferenceGrant("default", "g"));
     api.faults.absentGroups.clear();
-    await waitFor(() => sink.has("HTTPRoute", "default", "r") && sink.has("Gateway", "default", "gw") && sink.has("GatewayClass", "", "portico") && sink.has("ReferenceGrant", "default", "g"), "Gateway API objects after install", 5000);
+    await eventually(() => sink.has("HTTPRoute", "default", "r") && sink.has("Gateway", "default", "gw") && sink.has("GatewayClass", "", "portico") && sink.has("ReferenceGrant", "default", "g"), 5000, "Gateway API objects after install");
     expect(source!.state("HTTPRoute").installed).toBe(true);
     // Watched after install: a change arrives as an event.
     api.create("HTTPRoute", OBJECTS.HTTPRoute("default", "r2"));
-    await waitFor(() => sink.has("HTTPRoute", "default", "r2"), "watch event after install");
+    await eventually(() => sink.has("HTTPRoute", "default", "r2"), 3_000, "watch event after install");
   });
 
   test("CRDs removed while watched: their objects go, and come back with the CRDs", async () => {
     api.create("HTTPRoute", OBJECTS.HTTPRoute("default", "keep"));
     const sink = start();
-    await waitFor(() => sink.has("HTTPRoute", "default", "keep"), "route listed");
+    await eventually(() => sink.has("HTTPRoute", "default", "keep"), 3_000, "route listed");
     api.faults.absentGroups.add(GATEWAY_GROUP);
     api.dropWatches();
-    await waitFor(() => !sink.has("HTTPRoute", "default", "keep"), "route gone with its CRD", 5000);
+    await eventually(() => !sink.has("HTTPRoute", "default", "keep"), 5000, "route gone with its CRD");
     expect(sink.has("Ingress", "default", "web")).toBe(true);
     api.faults.absentGroups.clear();
-    await waitFor(() => sink.has("HTTPRoute", "default", "keep"), "route back with its CRD", 5000);
+    await eventually(() => sink.has("HTTPRoute", "default", "keep"), 5000, "route back with its CRD");
   });
 
   test("a 404 on a built-in kind is an error with back-off, not 'not installed'", async () => {
@@ -85,7 +86,7 @@ describe("Gateway API kinds from the API server", () => {
     api.faults.failMatch = /\/ingresses\?/;
     source = createKubeSource({ client, config: { watchNamespace: null }, log, kinds: ["Ingress"], timings: FAST_WATCH });
     void source.start(sink);
-    await waitFor(() => sink.syncedKinds.includes("Ingress"), "Ingress synced after retry");
+    await eventually(() => sink.syncedKinds.includes("Ingress"), 3_000, "Ingress synced after retry");
     expect(source.state("Ingress").errors).toBe(1);
     api.faults.failMatch = null;
   });

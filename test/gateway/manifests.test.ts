@@ -3,7 +3,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eventually, get, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
+import { get, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
+import { eventually } from "../wait.ts";
 
 let portico: Portico;
 let dir: string;
@@ -56,7 +57,7 @@ afterAll(async () => {
 });
 
 test("an HTTPRoute from --manifests is served on the listener's hostnames (a wildcard spans several labels)", async () => {
-  await eventually(async () => (await get(portico.http, "x.example.io", "/app")).status === 200, 10_000, 20);
+  await eventually(async () => (await get(portico.http, "x.example.io", "/app")).status === 200, 10_000);
   expect((await get(portico.http, "a.b.example.io:8080", "/app/z")).body).toBe("a /app/z");
   expect((await get(portico.http, "example.io", "/app")).status).toBe(404);
   expect((await get(portico.http, "x.example.io", "/application")).status).toBe(404);

@@ -8,9 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { load } from "js-yaml";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { eventually, startPortico, type Portico } from "../e2e/harness.ts";
+import { startPortico, type Portico } from "../e2e/harness.ts";
 import { ingress, ingressClass, kubeconfig, tlsSecret } from "../e2e/objects.ts";
 import { createCertificate } from "../tls/pki.ts";
+import { eventually } from "../wait.ts";
 
 const INFRA = "gateway-conformance-infra";
 const APP = "gateway-conformance-app-backend";
@@ -115,7 +116,7 @@ async function ask(path: string, init: { host?: string; headers?: Record<string,
 /** Wait until `path` is served as expected (the change went live), then return the answer. */
 async function served(path: string, want: (a: Answer) => boolean, init: Parameters<typeof ask>[1] = {}): Promise<Answer> {
   let last: Answer | null = null;
-  await eventually(async () => want((last = await ask(path, init))), 10_000, 20);
+  await eventually(async () => want((last = await ask(path, init))), 10_000);
   return last!;
 }
 
@@ -139,7 +140,7 @@ describe("GATEWAY-HTTP core through a real Portico", () => {
       const r = api.get("HTTPRoute", INFRA, "gateway-conformance-infra-test");
       const parents = (r?.status as { parents?: unknown[] } | undefined)?.parents ?? [];
       return parents.length === 1;
-    }, 10_000, 20);
+    }, 10_000);
     const r = api.get("HTTPRoute", INFRA, "gateway-conformance-infra-test")!;
     const parents = (r.status as { parents: { parentRef: unknown; controllerName: string; conditions: Cond[] }[] }).parents;
     expect(parents[0]!.controllerName).toBe("portico.dev/gateway-controller");
@@ -149,7 +150,7 @@ describe("GATEWAY-HTTP core through a real Portico", () => {
     await eventually(() => {
       const g = api.get("Gateway", INFRA, "same-namespace")?.status as { listeners?: { attachedRoutes: number }[] } | undefined;
       return g?.listeners?.[0]?.attachedRoutes === 1;
-    }, 10_000, 20);
+    }, 10_000);
     const gw = api.get("Gateway", INFRA, "same-namespace")!;
     const gs = gw.status as { addresses: unknown[]; listeners: { name: string; supportedKinds: unknown[]; conditions: Cond[] }[] };
     expect(gs.addresses).toEqual([{ type: "IPAddress", value: "192.0.2.10" }]);
@@ -346,7 +347,7 @@ ${route("https-route", `  parentRefs: [{ name: https-gateway, sectionName: https
       } catch {
         return false; // the certificate is not served yet: the handshake fails verification
       }
-    }, 10_000, 50);
+    }, 10_000);
     expect(body.backend).toBe(`${INFRA}/infra-backend-v3`);
     const moved = await fetch(`https://127.0.0.1:${portico.ports.https}/moved?q=1`, { headers: { host: "secure.example.com" }, tls, redirect: "manual" } as RequestInit);
     expect(moved.status).toBe(302);
@@ -368,19 +369,19 @@ ${route("https-route", `  parentRefs: [{ name: https-gateway, sectionName: https
       const ps = parentsOf();
       return ps.length === 1 && ps[0]!.conditions.every((c) => c.observedGeneration === gen && c.status === "True");
     };
-    await eventually(latest, 10_000, 20);
+    await eventually(latest, 10_000);
     const before = api.get("HTTPRoute", INFRA, "observed-generation-bump")!;
     const spec = structuredClone(before.spec) as { rules: { backendRefs: { name: string }[] }[] };
     spec.rules[0]!.backendRefs[0]!.name = "infra-backend-v2";
     api.update("HTTPRoute", { ...before, spec });
     const after = api.get("HTTPRoute", INFRA, "observed-generation-bump")!;
     expect(after.metadata.generation).toBe((before.metadata.generation as number) + 1);
-    await eventually(latest, 10_000, 20);
+    await eventually(latest, 10_000);
     await served("/", (a) => a.backend === `${INFRA}/infra-backend-v2`);
     // Another controller's entry is kept; ours goes once the route no longer names our Gateway.
     const cur = api.get("HTTPRoute", INFRA, "observed-generation-bump")!;
     api.update("HTTPRoute", { ...cur, spec: { ...(cur.spec as object), parentRefs: [{ name: "someone-elses" }] } });
-    await eventually(() => parentsOf().length === 0, 10_000, 20);
+    await eventually(() => parentsOf().length === 0, 10_000);
     cleanup();
   });
 
@@ -419,11 +420,11 @@ ${route("https-route", `  parentRefs: [{ name: https-gateway, sectionName: https
   };
 
   test("GatewayClassObservedGenerationBump", async () => {
-    await eventually(() => latest("GatewayClass", null, "portico"), 10_000, 20);
+    await eventually(() => latest("GatewayClass", null, "portico"), 10_000);
     const gc = api.get("GatewayClass", null, "portico")!;
     api.update("GatewayClass", { ...gc, spec: { ...(gc.spec as object), description: "a new description" } });
     expect(api.get("GatewayClass", null, "portico")!.metadata.generation).toBe((gc.metadata.generation as number) + 1);
-    await eventually(() => latest("GatewayClass", null, "portico"), 10_000, 20);
+    await eventually(() => latest("GatewayClass", null, "portico"), 10_000);
   });
 
   test("GatewayObservedGenerationBump and GatewayModifyListeners", async () => {
@@ -437,20 +438,20 @@ spec:
 ---
 ${route("http-route-add", `  parentRefs: [{ name: gateway-add-listener }]
   rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}`);
-    await eventually(() => latest("Gateway", INFRA, "gateway-add-listener"), 10_000, 20);
+    await eventually(() => latest("Gateway", INFRA, "gateway-add-listener"), 10_000);
     await served("/", (a) => a.backend === `${INFRA}/infra-backend-v1`, { host: "first.test.com" });
     const gw = api.get("Gateway", INFRA, "gateway-add-listener")!;
     const spec = structuredClone(gw.spec) as { listeners: Record<string, unknown>[] };
     spec.listeners.push({ name: "http", port: 80, protocol: "HTTP", hostname: "data.test.com", allowedRoutes: { namespaces: { from: "All" } } });
     api.update("Gateway", { ...gw, spec });
-    await eventually(() => latest("Gateway", INFRA, "gateway-add-listener"), 10_000, 20);
+    await eventually(() => latest("Gateway", INFRA, "gateway-add-listener"), 10_000);
     const listeners = () => ((api.get("Gateway", INFRA, "gateway-add-listener")!.status as { listeners: { name: string; attachedRoutes: number }[] }).listeners ?? []).map((l) => `${l.name}:${l.attachedRoutes}`);
-    await eventually(() => listeners().join(" ") === "http-8080:1 http:1", 10_000, 20);
+    await eventually(() => listeners().join(" ") === "http-8080:1 http:1", 10_000);
     await served("/", (a) => a.backend === `${INFRA}/infra-backend-v1`, { host: "data.test.com" });
     // Removing the listener stops its traffic.
     const gw2 = api.get("Gateway", INFRA, "gateway-add-listener")!;
     api.update("Gateway", { ...gw2, spec: { ...(gw2.spec as object), listeners: (gw2.spec as { listeners: { name: string }[] }).listeners.filter((l) => l.name !== "http") } });
-    await eventually(() => listeners().join(" ") === "http-8080:1", 10_000, 20);
+    await eventually(() => listeners().join(" ") === "http-8080:1", 10_000);
     await served("/", (a) => a.status === 404, { host: "data.test.com" });
     cleanup();
   });
@@ -486,7 +487,7 @@ ${route("httproute-https-test-no-hostname", `  parentRefs: [{ name: same-namespa
     };
     for (const [host, backend] of [["example.org", "infra-backend-v1"], ["second-example.org", "infra-backend-v2"]] as const) {
       let got = "";
-      await eventually(async () => (got = await tlsGet(host)) === `200 ${INFRA}/${backend}`, 10_000, 50).catch(() => undefined);
+      await eventually(async () => (got = await tlsGet(host)) === `200 ${INFRA}/${backend}`, 10_000).catch(() => undefined);
       expect(`${host} ${got}`).toBe(`${host} 200 ${INFRA}/${backend}`);
     }
     cleanup();

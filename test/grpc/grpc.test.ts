@@ -10,9 +10,10 @@ import http2 from "node:http2";
 import { join } from "node:path";
 import { createCertificate } from "../tls/pki.ts";
 import { makeBackend, makeTable, type RouteSpec } from "../proxy/helpers.ts";
-import { until } from "../http2/frames.ts";
+
 import { h2Session, startTlsProxy, type TlsProxy } from "../http2/helpers.ts";
 import { echoClient, startEchoServer, unary, type EchoServer, type Msg } from "./server.ts";
+import { eventually } from "../wait.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
 type Any = any;
@@ -168,10 +169,10 @@ describe("deadlines and cancellation", () => {
       req.on("trailers", (t) => (trailers = t));
       req.on("data", () => {});
       req.on("error", () => {});
-      expect(await until(() => trailers !== null, 5_000)).toBe(true);
+      await eventually(() => trailers !== null, 5_000);
       expect(trailers!["grpc-status"]).toBe("4");
       expect(timeoutSeen).toBe("300m");
-      expect(await until(() => upstreamClosed)).toBe(true);
+      await eventually(() => upstreamClosed);
     } finally {
       s.close();
       raw.close();
@@ -187,7 +188,7 @@ describe("deadlines and cancellation", () => {
     await new Promise((r) => call.once("data", r));
     call.cancel();
     expect((await done).status.code).toBe(grpc.status.CANCELLED);
-    expect(await until(() => plain.cancelled > before)).toBe(true);
+    await eventually(() => plain.cancelled > before);
     c.close();
   });
 

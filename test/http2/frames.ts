@@ -122,12 +122,3 @@ export function rawH2(port: number, servername = "localhost"): Promise<RawH2> {
   });
 }
 
-/** Wait until `cond` holds or `ms` passes; returns whether it held. */
-export async function until(cond: () => boolean, ms = 5000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return true;
-}

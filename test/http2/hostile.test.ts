@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { MAX_CLIENT_RESETS_PER_SECOND, MAX_CONCURRENT_STREAMS } from "../../src/http2/limits.ts";
 import { makeBackend, makeTable } from "../proxy/helpers.ts";
-import { FRAME, frame, headerBlock, headersFrame, hpack, rawH2, rstFrame, until } from "./frames.ts";
+import { FRAME, frame, headerBlock, headersFrame, hpack, rawH2, rstFrame } from "./frames.ts";
 import { h2Request, h2Session, startTlsProxy, type TlsProxy } from "./helpers.ts";
+import { eventually } from "../wait.ts";
 
 let hits = 0;
 let release!: () => void;
@@ -52,12 +53,12 @@ test("rapid reset: a client cancelling streams in a loop gets GOAWAY ENHANCE_YOU
     batch.push(headersFrame(id, GET("/hold")), rstFrame(id));
   }
   c.write(Buffer.concat(batch));
-  expect(await until(() => c.goaway() !== null)).toBe(true);
+  await eventually(() => c.goaway() !== null);
   expect(c.goaway()).toBe(0xb); // ENHANCE_YOUR_CALM
   expect(abuse).toEqual(["rapid-reset"]); // counted: portico_http2_connections_closed_total
-  expect(await until(() => c.closed)).toBe(true);
+  await eventually(() => c.closed);
   // Every stream the handler took has ended (aborted with its client).
-  expect(await until(() => proxy.handler.inflight.count === 0)).toBe(true);
+  await eventually(() => proxy.handler.inflight.count === 0);
   // Streams that reached the handler (each is an access record: ClientClosed). Bun's own flood
   // guard stops a session after ~1,000; ours acts at MAX_CLIENT_RESETS_PER_SECOND.
   const reached = proxy.records.length - before;
@@ -70,10 +71,10 @@ test("a header list past SETTINGS_MAX_HEADER_LIST_SIZE is refused; the connectio
   const c = await rawH2(proxy.port);
   const before = hits;
   c.write(headerBlock(1, [...GET("/big"), ["x-big", "a".repeat(40 * 1024)]]));
-  expect(await until(() => c.resets().has(1))).toBe(true);
+  await eventually(() => c.resets().has(1));
   expect(hits).toBe(before);
   c.write(headersFrame(3, GET("/fine")));
-  expect(await until(() => c.frames.some((f) => f.type === FRAME.HEADERS && f.id === 3))).toBe(true);
+  await eventually(() => c.frames.some((f) => f.type === FRAME.HEADERS && f.id === 3));
   c.close();
   await stillServes();
 });
@@ -84,7 +85,7 @@ test("a CONTINUATION flood ends the connection without reaching the handler", as
   const frames: Buffer[] = [headersFrame(1, GET("/cont"), { endHeaders: false })];
   for (let i = 0; i < 5_000; i++) frames.push(frame(FRAME.CONTINUATION, 0, 1, hpack([[`x-c${i}`, "b".repeat(64)]])));
   c.write(Buffer.concat(frames));
-  expect(await until(() => c.closed)).toBe(true);
+  await eventually(() => c.closed);
   expect(c.goaway()).not.toBeNull();
   expect(hits).toBe(before);
   await stillServes();
@@ -97,11 +98,11 @@ test(`streams past ${MAX_CONCURRENT_STREAMS} at once are refused (REFUSED_STREAM
   const batch: Buffer[] = [];
   for (let i = 0; i < n; i++) batch.push(headersFrame(1 + 2 * i, GET("/hold")));
   c.write(Buffer.concat(batch));
-  expect(await until(() => c.resets().size >= 4)).toBe(true);
+  await eventually(() => c.resets().size >= 4);
   expect([...c.resets().values()].every((code) => code === 7)).toBe(true); // REFUSED_STREAM
   release();
   const answered = () => c.frames.filter((f) => f.type === FRAME.HEADERS).length;
-  expect(await until(() => answered() === MAX_CONCURRENT_STREAMS, 10_000)).toBe(true);
+  await eventually(() => answered() === MAX_CONCURRENT_STREAMS, 10_000);
   c.close();
   await stillServes();
 });

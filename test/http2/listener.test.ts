@@ -10,8 +10,9 @@ import { generateDefaultCertificate, DEFAULT_CERT_CN } from "../../src/tls/defau
 import { createPemChecker } from "../../src/tls/pem.ts";
 import { echoBackend, makeBackend, makeTable, quietLog } from "../proxy/helpers.ts";
 import { binding, peerCertificate } from "../tls/helpers.ts";
-import { FRAME, headersFrame, rawH2, until, frame } from "./frames.ts";
+import { FRAME, headersFrame, rawH2, frame } from "./frames.ts";
 import { curl, h2Fetch, h2Request, h2Session, startTlsProxy, TLS_SETTINGS, type TlsProxy } from "./helpers.ts";
+import { eventually } from "../wait.ts";
 
 const echo = echoBackend("echo");
 let proxy: TlsProxy;
@@ -102,7 +103,7 @@ describe("certificates", () => {
         const pem = createCertificate({ subjectCN: `load v${i}`, sans: ["load.test"] });
         const built = buildTlsEntries([binding("load.test", "default/load", pem, `default/load@${i}`)], generateDefaultCertificate(), TLS_SETTINGS, { checker: createPemChecker() });
         p.listener.update(built.entries, built.fingerprint);
-        await until(() => ok >= i * 20);
+        await eventually(() => ok >= i * 20);
       }
       running = false;
       await Promise.all(clients);
@@ -145,7 +146,7 @@ describe("requests", () => {
     const before = echo.seen.length;
     const c = await rawH2(proxy.port);
     c.write(headersFrame(1, [[":method", "GET"], [":scheme", "https"], [":authority", "a.test"], [":path", "/"], ["host", "evil.test"]]));
-    expect(await until(() => c.frames.some((f) => f.type === FRAME.HEADERS && f.id === 1))).toBe(true);
+    await eventually(() => c.frames.some((f) => f.type === FRAME.HEADERS && f.id === 1));
     const status = c.frames.find((f) => f.type === FRAME.HEADERS && f.id === 1)!;
     // ":status: 400" as HPACK static index 8..14 or a literal; node:http2 encodes 400 as index 12 (0x8c).
     expect(status.payload[0]).toBe(0x8c);
@@ -180,7 +181,7 @@ describe("requests", () => {
     const fields = [[":method", "POST"], [":scheme", "https"], [":authority", "a.test"], [":path", "/cl"], ["content-length", "3"]] as const;
     c.write(headersFrame(1, fields, { endStream: false }));
     c.write(frame(FRAME.DATA, 1, 1, Buffer.from("too long")));
-    expect(await until(() => c.resets().has(1))).toBe(true);
+    await eventually(() => c.resets().has(1));
     expect(c.resets().get(1)).toBe(1); // PROTOCOL_ERROR
     expect(echo.seen.some((x) => x.url.endsWith("/cl"))).toBe(false);
     c.close();
@@ -206,7 +207,7 @@ describe("requests", () => {
     // Bun's frame parser resets it before the listener sees it; request.ts checks it as well.
     const c = await rawH2(proxy.port);
     c.write(headersFrame(1, [[":method", "POST"], [":scheme", "https"], [":authority", "a.test"], [":path", "/nobody"], ["content-length", "5"]]));
-    expect(await until(() => c.resets().has(1))).toBe(true);
+    await eventually(() => c.resets().has(1));
     expect(c.resets().get(1)).toBe(1); // PROTOCOL_ERROR
     expect(echo.seen.some((x) => x.url.endsWith("/nobody"))).toBe(false);
     c.close();
@@ -253,12 +254,12 @@ describe("drain", () => {
     s.on("goaway", () => (goaway = true));
     try {
       const inflight = h2Request(s, { ":path": "/slow" });
-      await until(() => p.listener.servers[0]!.pendingRequests === 1);
+      await eventually(() => p.listener.servers[0]!.pendingRequests === 1);
       void drain.begin();
       const fast = await h2Request(s, { ":path": "/fast" });
       expect(fast.status).toBe(200);
       expect(fast.headers.connection).toBeUndefined();
-      expect(await until(() => goaway)).toBe(true);
+      await eventually(() => goaway);
       release();
       const r = await inflight;
       expect(r.status).toBe(200);
@@ -268,7 +269,7 @@ describe("drain", () => {
       let told = false;
       again.on("goaway", () => (told = true));
       expect((await h2Request(again, { ":path": "/fast" })).status).toBe(200);
-      expect(await until(() => told)).toBe(true);
+      await eventually(() => told);
       again.close();
     } finally {
       s.close();
@@ -285,7 +286,7 @@ describe("drain", () => {
     s.on("goaway", () => (goaway = true));
     try {
       await drain.begin();
-      expect(await until(() => goaway)).toBe(true);
+      await eventually(() => goaway);
       await expect(h2Session(p.port)).rejects.toThrow();
     } finally {
       s.close();
@@ -321,9 +322,9 @@ test("WebSocket over the listener's HTTP/1.1 side: subprotocol, frames both ways
     ws.send(new Uint8Array([1, 2, 3]));
     expect([...new Uint8Array((await m) as ArrayBuffer)]).toEqual([1, 2, 3]);
     ws.close(4001, "bye");
-    expect(await until(() => closed !== null)).toBe(true);
+    await eventually(() => closed !== null);
     expect(closed!).toEqual({ code: 4001, reason: "bye" });
-    expect(await until(() => p.records.some((r) => r.websocket && r.status === 101))).toBe(true);
+    await eventually(() => p.records.some((r) => r.websocket && r.status === 101));
   } finally {
     await p.stop();
     await backend.stop(true);

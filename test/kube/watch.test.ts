@@ -1,13 +1,14 @@
 // List+watch against the fake API server over real sockets.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { captureLogger, FAST_WATCH, OBJECTS, RecordingSink, waitFor } from "../fake-apiserver/fixtures.ts";
+import { captureLogger, FAST_WATCH, OBJECTS, RecordingSink } from "../fake-apiserver/fixtures.ts";
 import { createKubeClient, type KubeClient } from "../../src/kube/client.ts";
 import { collectionPath, createKubeSource, type KubeSource, type WatchTimings } from "../../src/kube/watch.ts";
 import { stallTimeoutFromEnv } from "../../src/kube/cluster.ts";
 import { DEFAULT_WATCH_TIMINGS } from "../../src/kube/watch-parts.ts";
 import { KINDS, KIND_API, UNWATCHED_SECRET_TYPES, type Kind } from "../../src/model/kinds.ts";
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
+import { eventually } from "../wait.ts";
 
 let api: FakeApiServer;
 let client: KubeClient;
@@ -66,18 +67,18 @@ describe("list + watch", () => {
     const listCalls = () => api.requests.filter((r) => !r.watch && r.path === "/api/v1/services").length;
     const before = listCalls();
     const { sink } = start({ pageSize: 3 });
-    await waitFor(() => sink.syncedKinds.length === KINDS.length, "all kinds synced");
+    await eventually(() => sink.syncedKinds.length === KINDS.length, 3_000, "all kinds synced");
     expect(listCalls() - before).toBe(3); // 7 objects, pages of 3
     expect(sink.replaces.find((r) => r.kind === "Service")!.names.filter((n) => /^s\d$/.test(n))).toHaveLength(7);
     for (const kind of KINDS) {
       api.create(kind, OBJECTS[kind]("apps", `k-${kind.toLowerCase()}`));
-      await waitFor(() => sink.has(kind, KIND_API[kind].namespaced ? "apps" : "", `k-${kind.toLowerCase()}`), `${kind} added`, 2000);
+      await eventually(() => sink.has(kind, KIND_API[kind].namespaced ? "apps" : "", `k-${kind.toLowerCase()}`), 2000, `${kind} added`);
       const obj = api.get(kind, "apps", `k-${kind.toLowerCase()}`)!;
       obj.metadata.labels = { touched: "yes" };
       api.update(kind, obj);
-      await waitFor(() => sink.get(kind, KIND_API[kind].namespaced ? "apps" : "", `k-${kind.toLowerCase()}`)?.metadata.labels?.touched === "yes", `${kind} modified`, 2000);
+      await eventually(() => sink.get(kind, KIND_API[kind].namespaced ? "apps" : "", `k-${kind.toLowerCase()}`)?.metadata.labels?.touched === "yes", 2000, `${kind} modified`);
       api.delete(kind, "apps", `k-${kind.toLowerCase()}`);
-      await waitFor(() => !sink.has(kind, KIND_API[kind].namespaced ? "apps" : "", `k-${kind.toLowerCase()}`), `${kind} deleted`, 2000);
+      await eventually(() => !sink.has(kind, KIND_API[kind].namespaced ? "apps" : "", `k-${kind.toLowerCase()}`), 2000, `${kind} deleted`);
     }
   });
 
@@ -87,8 +88,8 @@ describe("list + watch", () => {
     for (const kind of KINDS) for (let i = 0; i < n; i++) api.create(kind, OBJECTS[kind]("once", `once-${kind.toLowerCase()}-${i}`));
     const from = api.requests.length;
     const { sink, source } = start({ pageSize: 3 });
-    await waitFor(() => sink.syncedKinds.length === KINDS.length, "all kinds synced");
-    await waitFor(() => KINDS.every((k) => source.state(k).watches === 1), "one watch per kind");
+    await eventually(() => sink.syncedKinds.length === KINDS.length, 3_000, "all kinds synced");
+    await eventually(() => KINDS.every((k) => source.state(k).watches === 1), 3_000, "one watch per kind");
     const reqs = api.requests.slice(from);
     for (const kind of KINDS) {
       const path = collectionPath(kind, null);
@@ -108,7 +109,7 @@ describe("list + watch", () => {
     api.faults.failNext = 3;
     api.faults.failMatch = /^GET \/apis\/networking\.k8s\.io\/v1\/ingressclasses\?/;
     const { sink, source } = start({ kinds: ["IngressClass"], hooks: { onError: () => void errors++ } });
-    await waitFor(() => sink.syncedKinds.includes("IngressClass"), "synced after failures");
+    await eventually(() => sink.syncedKinds.includes("IngressClass"), 3_000, "synced after failures");
     expect(errors).toBe(3);
     expect(source.state("IngressClass").lists).toBe(1);
     api.faults.failMatch = null;
@@ -116,9 +117,9 @@ describe("list + watch", () => {
     api.faults.forbidden = /ingressclasses/;
     const before = log.lines.length;
     const second = start({ kinds: ["IngressClass"] });
-    await waitFor(() => second.source.state("IngressClass").errors >= 2, "forbidden retried");
+    await eventually(() => second.source.state("IngressClass").errors >= 2, 3_000, "forbidden retried");
     api.faults.forbidden = null;
-    await waitFor(() => second.sink.syncedKinds.includes("IngressClass"), "synced after 403s");
+    await eventually(() => second.sink.syncedKinds.includes("IngressClass"), 3_000, "synced after 403s");
     const line = log.lines.slice(before).find((l) => l.level === "error")!;
     expect(line.msg).toContain("403");
     expect(line.msg).toContain("/apis/networking.k8s.io/v1/ingressclasses");
@@ -130,7 +131,7 @@ describe("list + watch", () => {
     api.create("Secret", { metadata: { name: "untyped", namespace: "s" }, data: {} });
     for (const [i, type] of UNWATCHED_SECRET_TYPES.entries()) api.create("Secret", { metadata: { name: `skip-${i}`, namespace: "s" }, type, data: {} });
     api.create("Secret", OBJECTS.Secret("s", "tls"));
-    await waitFor(() => sink.has("Secret", "s", "tls") && sink.has("Secret", "s", "opaque") && sink.has("Secret", "s", "untyped"), "tls, opaque and untyped secrets");
+    await eventually(() => sink.has("Secret", "s", "tls") && sink.has("Secret", "s", "opaque") && sink.has("Secret", "s", "untyped"), 3_000, "tls, opaque and untyped secrets");
     for (let i = 0; i < UNWATCHED_SECRET_TYPES.length; i++) expect(sink.has("Secret", "s", `skip-${i}`)).toBe(false);
     const q = api.requests.filter((r) => r.path === "/api/v1/secrets").map((r) => new URLSearchParams(r.query).get("fieldSelector"));
     expect(q.length).toBeGreaterThan(0);
@@ -139,13 +140,13 @@ describe("list + watch", () => {
 
   test("a watch dropped mid-stream resumes from its resourceVersion: no relist, no lost or duplicated event", async () => {
     const { sink, source } = start({ kinds: ["Ingress"] });
-    await waitFor(() => sink.syncedKinds.includes("Ingress"), "synced");
+    await eventually(() => sink.syncedKinds.includes("Ingress"), 3_000, "synced");
     for (let round = 0; round < 5; round++) {
       api.create("Ingress", OBJECTS.Ingress("drop", `a${round}`));
       api.dropWatches(); // the TCP connection dies
       api.create("Ingress", OBJECTS.Ingress("drop", `b${round}`)); // happens while disconnected
     }
-    await waitFor(() => sink.has("Ingress", "drop", "b4"), "last object", 4000);
+    await eventually(() => sink.has("Ingress", "drop", "b4"), 4000, "last object");
     const added = sink.events.filter((e) => e.type === "ADDED" && e.object.metadata.namespace === "drop").map((e) => e.object.metadata.name);
     expect(added.sort()).toEqual(["a0", "a1", "a2", "a3", "a4", "b0", "b1", "b2", "b3", "b4"]);
     expect(source.state("Ingress").lists).toBe(1);
@@ -155,12 +156,12 @@ describe("list + watch", () => {
   test("a clean end of stream (timeoutSeconds) resumes without listing", async () => {
     let restarts = 0;
     const { sink, source } = start({ kinds: ["IngressClass"], hooks: { onRestart: () => void restarts++ } });
-    await waitFor(() => sink.syncedKinds.includes("IngressClass"), "synced");
+    await eventually(() => sink.syncedKinds.includes("IngressClass"), 3_000, "synced");
     for (let i = 0; i < 3; i++) {
       api.endWatches();
       api.create("IngressClass", OBJECTS.IngressClass("", `clean${i}`));
     }
-    await waitFor(() => sink.has("IngressClass", "", "clean2"), "after clean ends");
+    await eventually(() => sink.has("IngressClass", "", "clean2"), 3_000, "after clean ends");
     expect(restarts).toBeGreaterThanOrEqual(1);
     expect(source.state("IngressClass").lists).toBe(1);
     expect(source.state("IngressClass").errors).toBe(0);
@@ -170,31 +171,31 @@ describe("list + watch", () => {
     const current = new Map<string, readonly Diagnostic[]>();
     const weird = { rules: [{ http: { paths: [{ path: "/", pathType: "Weird", backend: {} }] } }] };
     const { sink } = start({ kinds: ["Ingress"], current });
-    await waitFor(() => sink.syncedKinds.includes("Ingress"), "synced");
+    await eventually(() => sink.syncedKinds.includes("Ingress"), 3_000, "synced");
     const owners = () => [...current.keys()].sort();
 
     api.create("Ingress", { ...OBJECTS.Ingress("dx", "fixme"), spec: weird });
-    await waitFor(() => owners().includes("Ingress/dx/fixme"), "invalid reported");
+    await eventually(() => owners().includes("Ingress/dx/fixme"), 3_000, "invalid reported");
     api.update("Ingress", OBJECTS.Ingress("dx", "fixme"));
-    await waitFor(() => !current.has("Ingress/dx/fixme") && sink.has("Ingress", "dx", "fixme"), "fixed: cleared");
+    await eventually(() => !current.has("Ingress/dx/fixme") && sink.has("Ingress", "dx", "fixme"), 3_000, "fixed: cleared");
 
     const cur = api.get("Ingress", "dx", "fixme")!;
     api.update("Ingress", { ...cur, spec: weird });
-    await waitFor(() => current.has("Ingress/dx/fixme"), "invalid again");
+    await eventually(() => current.has("Ingress/dx/fixme"), 3_000, "invalid again");
     api.delete("Ingress", "dx", "fixme");
-    await waitFor(() => !current.has("Ingress/dx/fixme"), "deleted: cleared");
+    await eventually(() => !current.has("Ingress/dx/fixme"), 3_000, "deleted: cleared");
 
     // Deleted while the watch is down: only the relist (410 Gone) can tell.
     api.create("Ingress", { ...OBJECTS.Ingress("dx", "vanishes"), spec: weird });
     api.create("Ingress", { ...OBJECTS.Ingress("dx", "stays-bad"), spec: weird });
-    await waitFor(() => current.has("Ingress/dx/vanishes") && current.has("Ingress/dx/stays-bad"), "both reported");
+    await eventually(() => current.has("Ingress/dx/vanishes") && current.has("Ingress/dx/stays-bad"), 3_000, "both reported");
     api.faults.down = "503";
     api.dropWatches();
-    await waitFor(() => api.requests.at(-1)?.status === 503, "a failing retry");
+    await eventually(() => api.requests.at(-1)?.status === 503, 3_000, "a failing retry");
     api.delete("Ingress", "dx", "vanishes");
     api.compact();
     api.faults.down = false;
-    await waitFor(() => !current.has("Ingress/dx/vanishes"), "gone at the relist: cleared", 4000);
+    await eventually(() => !current.has("Ingress/dx/vanishes"), 4000, "gone at the relist: cleared");
     expect(owners()).toEqual(["Ingress/dx/stays-bad"]);
     api.delete("Ingress", "dx", "stays-bad");
   });
@@ -205,16 +206,16 @@ describe("list + watch", () => {
       api.create("Service", OBJECTS.Service("gone", "vanishes"));
       let relists = 0;
       const { sink, source } = start({ kinds: ["Service"], hooks: { onRelist: () => void relists++ } });
-      await waitFor(() => sink.has("Service", "gone", "vanishes"), "listed");
+      await eventually(() => sink.has("Service", "gone", "vanishes"), 3_000, "listed");
       api.faults.goneMode = mode;
       api.faults.down = "503";
       api.dropWatches();
-      await waitFor(() => api.requests.at(-1)?.status === 503, "a failing retry");
+      await eventually(() => api.requests.at(-1)?.status === 503, 3_000, "a failing retry");
       api.delete("Service", "gone", "vanishes");
       api.create("Service", OBJECTS.Service("gone", "newcomer"));
       api.compact(); // the client's resourceVersion is now too old
       api.faults.down = false;
-      await waitFor(() => !sink.has("Service", "gone", "vanishes") && sink.has("Service", "gone", "newcomer"), "relist converged", 4000);
+      await eventually(() => !sink.has("Service", "gone", "vanishes") && sink.has("Service", "gone", "newcomer"), 4000, "relist converged");
       expect(relists).toBe(1);
       expect(source.state("Service").lists).toBe(2);
       expect(sink.has("Service", "gone", "stays")).toBe(true);
@@ -225,10 +226,10 @@ describe("list + watch", () => {
 
   test("bookmarks advance the resourceVersion", async () => {
     const { sink, source } = start({ kinds: ["Ingress"] });
-    await waitFor(() => sink.syncedKinds.includes("Ingress"), "synced");
+    await eventually(() => sink.syncedKinds.includes("Ingress"), 3_000, "synced");
     const rv0 = Number(source.state("Ingress").resourceVersion);
     api.create("Service", OBJECTS.Service("bm", "other")); // bumps the global version only
-    await waitFor(() => Number(source.state("Ingress").resourceVersion) > rv0, "bookmark", 2000);
+    await eventually(() => Number(source.state("Ingress").resourceVersion) > rv0, 2000, "bookmark");
     api.delete("Service", "bm", "other");
   });
 
@@ -237,12 +238,12 @@ describe("list + watch", () => {
     let malformed = 0;
     const { sink, source } = start({ kinds: ["Ingress"], diags, hooks: { onMalformed: () => void malformed++ } });
     // The lines go to open watches only: the watch starts after the list that syncs the kind.
-    await waitFor(() => sink.syncedKinds.includes("Ingress") && api.openWatches("Ingress") === 1, "synced and watching");
+    await eventually(() => sink.syncedKinds.includes("Ingress") && api.openWatches("Ingress") === 1, 3_000, "synced and watching");
     api.injectLine("this is not json", "Ingress");
     api.injectLine('{"type":"ADDED"}', "Ingress");
     api.injectLine(JSON.stringify({ type: "ADDED", object: { metadata: { name: "bad", namespace: "g", resourceVersion: "1" }, spec: { rules: [{ http: { paths: [{ path: "/", pathType: "Weird", backend: {} }] } }] } } }), "Ingress");
     api.create("Ingress", OBJECTS.Ingress("g", "good"));
-    await waitFor(() => sink.has("Ingress", "g", "good"), "good object applied");
+    await eventually(() => sink.has("Ingress", "g", "good"), 3_000, "good object applied");
     expect(sink.has("Ingress", "g", "bad")).toBe(false);
     expect(malformed).toBe(2);
     expect(source.state("Ingress").invalid).toBe(1);
@@ -254,10 +255,10 @@ describe("list + watch", () => {
     // (still invalid) removes it.
     const cur = api.get("Ingress", "g", "good")!;
     api.update("Ingress", { ...cur, spec: { rules: [{ http: { paths: [{ path: "/", pathType: "Weird", backend: {} }] } }] } });
-    await waitFor(() => source.state("Ingress").invalid === 2, "invalid update skipped");
+    await eventually(() => source.state("Ingress").invalid === 2, 3_000, "invalid update skipped");
     expect(sink.has("Ingress", "g", "good")).toBe(true);
     api.delete("Ingress", "g", "good");
-    await waitFor(() => !sink.has("Ingress", "g", "good"), "invalid deletion applied");
+    await eventually(() => !sink.has("Ingress", "g", "good"), 3_000, "invalid deletion applied");
   });
   // The stall timeout is 20 bookmark intervals of this server (100 ms), and the watches'
   // own timeoutSeconds is 5 min: only the stall watchdog can end a silent watch within the wait.
@@ -265,13 +266,13 @@ describe("list + watch", () => {
 
   test("a watch that goes silent (no event, no bookmark) is restarted from its resourceVersion and logged; quiet watches that get bookmarks are left alone", async () => {
     const { sink, source } = start({ kinds: ["Ingress", "Service"], timings: STALL });
-    await waitFor(() => sink.syncedKinds.length === 2 && api.openWatches("Ingress") === 1 && api.openWatches("Service") === 1, "both kinds watching");
+    await eventually(() => sink.syncedKinds.length === 2 && api.openWatches("Ingress") === 1 && api.openWatches("Service") === 1, 3_000, "both kinds watching");
     const before = log.lines.length;
     api.silenceWatches("Ingress");
     api.create("Ingress", OBJECTS.Ingress("stall", "during"));
-    await waitFor(() => sink.has("Ingress", "stall", "during"), "the Ingress created while the watch was silent", 15_000);
+    await eventually(() => sink.has("Ingress", "stall", "during"), 15_000, "the Ingress created while the watch was silent");
     api.create("Ingress", OBJECTS.Ingress("stall", "after"));
-    await waitFor(() => sink.has("Ingress", "stall", "after"), "an Ingress created after the restart");
+    await eventually(() => sink.has("Ingress", "stall", "after"), 3_000, "an Ingress created after the restart");
     const stalls = log.lines.slice(before).filter((l) => l.msg.startsWith("watch stalled"));
     expect(stalls.map((l) => l.fields?.kind)).toEqual(["Ingress"]);
     expect(source.state("Ingress").lists).toBe(1); // resumed from its resourceVersion, not relisted
@@ -285,12 +286,12 @@ describe("list + watch", () => {
     api.create("Ingress", OBJECTS.Ingress("stall410", "vanishes"));
     let relists = 0;
     const { sink, source } = start({ kinds: ["Ingress"], timings: STALL, hooks: { onRelist: () => void relists++ } });
-    await waitFor(() => sink.has("Ingress", "stall410", "vanishes") && api.openWatches("Ingress") === 1, "listed and watching");
+    await eventually(() => sink.has("Ingress", "stall410", "vanishes") && api.openWatches("Ingress") === 1, 3_000, "listed and watching");
     api.silenceWatches("Ingress");
     api.delete("Ingress", "stall410", "vanishes");
     api.create("Ingress", OBJECTS.Ingress("stall410", "newcomer"));
     api.compact();
-    await waitFor(() => !sink.has("Ingress", "stall410", "vanishes") && sink.has("Ingress", "stall410", "newcomer"), "relisted after the stall", 15_000);
+    await eventually(() => !sink.has("Ingress", "stall410", "vanishes") && sink.has("Ingress", "stall410", "newcomer"), 15_000, "relisted after the stall");
     expect(relists).toBe(1);
     expect(source.state("Ingress").lists).toBe(2);
     expect(log.lines.some((l) => l.msg.startsWith("watch stalled") && l.fields?.kind === "Ingress")).toBe(true);
@@ -298,14 +299,14 @@ describe("list + watch", () => {
   });
   test("a watch answered with an error whose Status body stops half-way is given up at the request deadline, logged and retried", async () => {
     const { sink, source } = start({ kinds: ["Ingress"], timings: { watchTimeoutSeconds: () => 300, requestTimeoutMs: 1000 } });
-    await waitFor(() => sink.syncedKinds.includes("Ingress") && api.openWatches("Ingress") === 1, "synced and watching");
+    await eventually(() => sink.syncedKinds.includes("Ingress") && api.openWatches("Ingress") === 1, 3_000, "synced and watching");
     const before = log.lines.length;
     api.faults.failMatch = /^GET \/apis\/networking\.k8s\.io\/v1\/ingresses\?.*watch=1/;
     api.faults.failBodyStalls = true;
     api.faults.failNext = 1;
     api.dropWatches();
     api.create("Ingress", OBJECTS.Ingress("halfbody", "after"));
-    await waitFor(() => sink.has("Ingress", "halfbody", "after"), "the Ingress, once the stuck error answer was given up", 15_000);
+    await eventually(() => sink.has("Ingress", "halfbody", "after"), 15_000, "the Ingress, once the stuck error answer was given up");
     expect(api.faults.failNext).toBe(0);
     expect(source.state("Ingress").lists).toBe(1);
     const failed = log.lines.slice(before).filter((l) => l.msg === "list/watch failed, retrying" && l.fields?.kind === "Ingress");

@@ -20,7 +20,7 @@ import type { StagePolicy } from "../../src/policy/stages.ts";
 import type { RouteOptions, RouteTable } from "../../src/table/types.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig, wsFirstReply } from "./helpers.ts";
 import { namedBackend, rawBackend, wsUpgrade } from "./raw.ts";
-import { eventually } from "../e2e/harness.ts";
+import { eventually } from "../wait.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -236,8 +236,8 @@ describe("basic authentication", () => {
     const p = await start(auth());
     const req = (fields: string) => rawRequest(p.port, `GET /x HTTP/1.1\r\nHost: app.test\r\n${fields}Connection: close\r\n\r\n`);
     expect(statusLine(await req(`Authorization: ${basic("alice:s3cret")}\r\nAuthorization: ${basic("bob:hunter2")}\r\n`))).toBe(401);
-    const huge = statusLine(await req(`Authorization: Basic ${"QUFB".repeat(3000)}\r\n`));
-    expect([401, 431]).toContain(huge);
+    // 12 KB of header: under Bun's 16 KiB head limit, so it reaches the check and is refused.
+    expect(statusLine(await req(`Authorization: Basic ${"QUFB".repeat(3000)}\r\n`))).toBe(401);
     expect(statusLine(await req("Authorization: Basic \xff\xfe\xe9\r\n"))).toBe(401);
     expect(statusLine(await req(`Authorization: ${basic("alice:s3cret")}\r\n`))).toBe(200);
     expect(p.backend.heads()).toHaveLength(1);

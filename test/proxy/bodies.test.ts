@@ -4,7 +4,8 @@
 // upstream sees an aborted body. Short timeouts, bounded counts and durations, loopback only.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeBackend, makeTable, RAW_LISTENERS, startRawProxy, type RawListener, type RawProxy } from "./helpers.ts";
-import { exchangeToClose, rawBackend, rawClient, statuses, until, type RawBackend, type RawClient } from "./raw.ts";
+import { exchangeToClose, rawBackend, rawClient, statuses, type RawBackend, type RawClient } from "./raw.ts";
+import { eventually } from "../wait.ts";
 
 let be: RawBackend;
 beforeAll(async () => {
@@ -78,11 +79,11 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       const c = await slowPost(p, 10);
       try {
         c.write("ab");
-        expect(await until(c.closed, 10_000)).toBe(true);
+        await eventually(c.closed, 10_000);
         expect(statuses(c.data())).toEqual([408]);
         expect(c.data().toLowerCase()).toContain("connection: close");
         expect(p.records.at(-1)!.error).toBe("ClientBodyTimeout");
-        await until(() => b.used().every((x) => x.closed), 2_000);
+        await eventually(() => b.used().every((x) => x.closed), 2_000);
         expect(b.used().every((x) => x.closed)).toBe(true);
         expect(b.requests().filter((q) => q.head.startsWith("POST /slow "))).toEqual([]);
       } finally {
@@ -97,7 +98,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       const p = proxyFor(kind, b, { clientBodyTimeoutMs: 300, clientBodyMinRate: null });
       const c = await slowPost(p, 10);
       try {
-        expect(await until(c.closed, 10_000)).toBe(true);
+        await eventually(c.closed, 10_000);
         expect(statuses(c.data())).toEqual([408]);
         expect(b.requests()).toEqual([]);
       } finally {
@@ -117,9 +118,9 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
         let sent = 0;
         for (; sent < 60 && !c.closed(); sent++) {
           c.write("x");
-          await Bun.sleep(200);
+          await Bun.sleep(200); // the slow client's pace, the behaviour under test
         }
-        expect(await until(c.closed, 5_000)).toBe(true);
+        await eventually(c.closed, 5_000);
         expect(statuses(c.data())).toEqual([408]);
         // Cut while it was still trickling, not by the gap after it stopped.
         expect(sent).toBeLessThan(60);
@@ -138,9 +139,9 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       try {
         for (let i = 0; i < 5; i++) {
           c.write("abcde");
-          await Bun.sleep(100);
+          await Bun.sleep(100); // the client's pace on purpose
         }
-        expect(await until(() => statuses(c.data()).length === 1)).toBe(true);
+        await eventually(() => statuses(c.data()).length === 1);
         expect(statuses(c.data())).toEqual([200]);
         const got = b.requests().find((q) => q.head.startsWith("POST /steady "));
         expect(got?.body).toBe("abcde".repeat(5));
@@ -176,12 +177,12 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
           for (const [status, text] of rs) if (status === 200 && text === "ok") served++;
         }
         expect(served).toBe(sent);
-        expect(await until(() => clients.every((c) => c.closed()), 20_000)).toBe(true);
+        await eventually(() => clients.every((c) => c.closed()), 20_000);
         const got = clients.map((c) => statuses(c.data()));
         expect(got.filter((s) => s.length === 1 && s[0] === 408)).toHaveLength(N);
         // No trickled body reached the backend whole, and every upstream request was ended.
         expect(b.requests().filter((q) => q.head.startsWith("POST /slow "))).toEqual([]);
-        expect(await until(() => b.used().filter((x) => x.bytes.includes("POST /slow ")).every((x) => x.closed), 5_000)).toBe(true);
+        await eventually(() => b.used().filter((x) => x.bytes.includes("POST /slow ")).every((x) => x.closed), 5_000);
         expect(p.records.filter((r) => r.error === "ClientBodyTimeout")).toHaveLength(N);
       } finally {
         clearInterval(timer);

@@ -9,7 +9,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import net from "node:net";
 import type { RouteOptions } from "../../src/table/types.ts";
 import { makeBackend, makeTable, optionsOf, startProxy, type TestProxy } from "./helpers.ts";
-import { rawClient, statuses, until, type RawClient } from "./raw.ts";
+import { rawClient, statuses, type RawClient } from "./raw.ts";
+import { eventually } from "../wait.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 const cleanup: Array<() => unknown> = [];
@@ -119,11 +120,12 @@ describe("proxy-request-buffering on (the default)", () => {
     const p = proxyFor([b.port]);
     const c = await client(p);
     send(c, events, "head and first half", "POST /up HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\n\r\nhello");
-    // Long enough for a streaming proxy to have connected (the `off` test below shows it does).
+    // A client that pauses on purpose, long enough for a streaming proxy to have connected (the
+    // `off` test below shows it does): showing that no connection was made takes a wait.
     await Bun.sleep(300);
     expect(events.filter(opened)).toEqual([]);
     send(c, events, "second half", "world");
-    expect(await until(() => statuses(c.data()).length === 1)).toBe(true);
+    await eventually(() => statuses(c.data()).length === 1);
     expect(statuses(c.data())).toEqual([200]);
     expect(at(events, opened)).toBeGreaterThan(at(events, sent("second half")));
     const up = b.got.find((g) => g.startsWith("POST /up "))!;
@@ -137,9 +139,9 @@ describe("proxy-request-buffering on (the default)", () => {
     const p = proxyFor([b.port]);
     const c = await client(p);
     send(c, events, "head and a chunk", "POST /ch HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
-    await Bun.sleep(300);
+    await Bun.sleep(300); // a client that pauses between chunks on purpose
     send(c, events, "last chunks", "6\r\n world\r\n0\r\n\r\n");
-    expect(await until(() => statuses(c.data()).length === 1)).toBe(true);
+    await eventually(() => statuses(c.data()).length === 1);
     expect(statuses(c.data())).toEqual([200]);
     expect(at(events, opened)).toBeGreaterThan(at(events, sent("last chunks")));
     const up = b.got.find((g) => g.startsWith("POST /ch "))!;
@@ -154,7 +156,7 @@ describe("proxy-request-buffering on (the default)", () => {
     const p = proxyFor([b.port], {}, { clientBodyTimeoutMs: 300, clientBodyMinRate: null });
     const c = await client(p);
     send(c, events, "head and 2 of 10 bytes", "POST /slow HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\n\r\nab");
-    expect(await until(c.closed, 10_000)).toBe(true);
+    await eventually(c.closed, 10_000);
     expect(statuses(c.data())).toEqual([408]);
     expect(p.records.at(-1)).toMatchObject({ status: 408, error: "ClientBodyTimeout" });
     expect(events.filter((e) => e.who === "backend")).toEqual([]);
@@ -167,10 +169,10 @@ describe("proxy-request-buffering on (the default)", () => {
     const c = await client(p);
     send(c, events, "head", "POST /trickle HTTP/1.1\r\nHost: a.test\r\nContent-Length: 8\r\n\r\n");
     for (let i = 0; i < 8; i++) {
-      await Bun.sleep(100);
+      await Bun.sleep(100); // the trickling client's pace, the behaviour under test
       send(c, events, `byte ${i}`, "x");
     }
-    expect(await until(() => statuses(c.data()).length === 1)).toBe(true);
+    await eventually(() => statuses(c.data()).length === 1);
     expect(statuses(c.data())).toEqual([200]);
     expect(at(events, opened)).toBeGreaterThan(at(events, sent("byte 7")));
     expect(b.got.find((g) => g.startsWith("POST /trickle "))?.endsWith("\r\n\r\nxxxxxxxx")).toBe(true);
@@ -182,9 +184,9 @@ describe("proxy-request-buffering on (the default)", () => {
     const p = proxyFor([b.port]);
     const c = await client(p);
     send(c, events, "head and part", "POST /gone HTTP/1.1\r\nHost: a.test\r\nContent-Length: 100\r\n\r\nabc");
-    await Bun.sleep(100);
+    await eventually(() => p.handler.inflight.count === 1, 5_000, "the request in the handler");
     c.destroy();
-    expect(await until(() => p.records.length === 1, 10_000)).toBe(true);
+    await eventually(() => p.records.length === 1, 10_000);
     expect(p.records[0]?.status).toBe(499);
     expect(events.filter((e) => e.who === "backend")).toEqual([]);
   });
@@ -194,9 +196,9 @@ describe("proxy-request-buffering on (the default)", () => {
     const p = proxyFor([b.port]);
     const c = await client(p);
     send(c, events, "head and a chunk", "POST /bad HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
-    await Bun.sleep(100);
+    await eventually(() => p.handler.inflight.count === 1, 5_000, "the request in the handler");
     send(c, events, "a malformed trailer", "0\r\nbad trailer\r\n\r\n");
-    expect(await until(c.closed)).toBe(true);
+    await eventually(c.closed);
     expect(statuses(c.data())).toEqual([400]);
     expect(events.filter((e) => e.who === "backend")).toEqual([]);
   });
@@ -211,9 +213,9 @@ describe("proxy-request-buffering off", () => {
     const p = proxyFor([b.port], options);
     const c = await client(p);
     send(c, events, "head and first half", "POST /up HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\n\r\nhello");
-    expect(await until(() => wire(b).includes("hello"))).toBe(true);
+    await eventually(() => wire(b).includes("hello"));
     send(c, events, "second half", "world");
-    expect(await until(() => statuses(c.data()).length === 1)).toBe(true);
+    await eventually(() => statuses(c.data()).length === 1);
     expect(statuses(c.data())).toEqual([200]);
     expect(at(events, opened)).toBeLessThan(at(events, sent("second half")));
   });
@@ -224,7 +226,7 @@ describe("proxy-request-buffering off", () => {
     const p = proxyFor([b.port], optionsOf({ [`${N}proxy-request-buffering`]: "off" }));
     const c = await client(p);
     send(c, events, "all", "POST /ch HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
-    expect(await until(() => statuses(c.data()).length === 1)).toBe(true);
+    await eventually(() => statuses(c.data()).length === 1);
     expect(wire(b)).toMatch(/\r\ntransfer-encoding: chunked\r\n/i);
   });
 });
@@ -302,19 +304,19 @@ describe("memory bounds: above them the body streams", () => {
     const p = proxyFor([b.port], options);
     const c = await client(p);
     send(c, events, "head and 1500 bytes", `POST /big HTTP/1.1\r\nHost: a.test\r\nContent-Length: 2000\r\n\r\n${"a".repeat(1500)}`);
-    expect(await until(() => wire(b).includes("aaaa"))).toBe(true);
+    await eventually(() => wire(b).includes("aaaa"));
     send(c, events, "last 500", "b".repeat(500));
-    expect(await until(() => statuses(c.data()).length === 1)).toBe(true);
+    await eventually(() => statuses(c.data()).length === 1);
     expect(statuses(c.data())).toEqual([200]);
     expect(at(events, opened)).toBeLessThan(at(events, sent("last 500")));
     expect(wire(b).endsWith(`${"a".repeat(1500)}${"b".repeat(500)}`)).toBe(true);
     // A body within the bound on the same route is still buffered.
     const small = await client(p);
     send(small, events, "small head", "POST /small HTTP/1.1\r\nHost: a.test\r\nContent-Length: 6\r\n\r\nabc");
-    await Bun.sleep(300);
+    await Bun.sleep(300); // showing that nothing went upstream takes a wait (as in the first test)
     expect(b.got.filter((g) => g.startsWith("POST /small "))).toEqual([]);
     send(small, events, "small rest", "def");
-    expect(await until(() => statuses(small.data()).length === 1)).toBe(true);
+    await eventually(() => statuses(small.data()).length === 1);
     expect(b.got.find((g) => g.startsWith("POST /small "))!.endsWith("\r\n\r\nabcdef")).toBe(true);
   });
 
@@ -324,14 +326,14 @@ describe("memory bounds: above them the body streams", () => {
     const p = proxyFor([b.port], optionsOf({ [`${N}client-body-buffer-size`]: "1k" }));
     const c = await client(p);
     send(c, events, "head and 600", `POST /grow HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n${"a".repeat(600)}\r\n`);
-    await Bun.sleep(300);
+    await Bun.sleep(300); // showing that nothing went upstream takes a wait (as in the first test)
     // 600 bytes fit: still buffering, nothing upstream.
     expect(events.filter(opened)).toEqual([]);
     send(c, events, "another 600", `258\r\n${"b".repeat(600)}\r\n`);
     // 1200 > 1024: the proxy connects and sends what it holds before the body has ended.
-    expect(await until(() => wire(b).includes("bbbb"))).toBe(true);
+    await eventually(() => wire(b).includes("bbbb"));
     send(c, events, "end", `3\r\nccc\r\n0\r\n\r\n`);
-    expect(await until(() => statuses(c.data()).length === 1)).toBe(true);
+    await eventually(() => statuses(c.data()).length === 1);
     expect(statuses(c.data())).toEqual([200]);
     expect(at(events, opened)).toBeGreaterThan(at(events, sent("head and 600")));
     expect(at(events, opened)).toBeLessThan(at(events, sent("end")));
@@ -348,24 +350,25 @@ describe("memory bounds: above them the body streams", () => {
     const head = (path: string) => `POST ${path} HTTP/1.1\r\nHost: a.test\r\nContent-Length: 8192\r\n\r\n`;
     const first = await client(p);
     send(first, events, "first: head and half", head("/first") + "a".repeat(4096));
-    await Bun.sleep(200);
+    // The first must hold its share of the budget before the second arrives.
+    await eventually(() => p.handler.inflight.count === 1, 5_000, "the first request in the handler");
     const second = await client(p);
     send(second, events, "second: head and half", head("/second") + "b".repeat(4096));
     // The second does not fit: it streams, so its request is upstream before it is complete.
-    expect(await until(() => b.got.some((g) => g.startsWith("POST /second ")))).toBe(true);
+    await eventually(() => b.got.some((g) => g.startsWith("POST /second ")));
     expect(b.got.some((g) => g.startsWith("POST /first "))).toBe(false);
     send(second, events, "second: rest", "b".repeat(4096));
     send(first, events, "first: rest", "a".repeat(4096));
-    expect(await until(() => statuses(first.data()).length === 1 && statuses(second.data()).length === 1)).toBe(true);
+    await eventually(() => statuses(first.data()).length === 1 && statuses(second.data()).length === 1);
     expect([statuses(first.data()), statuses(second.data())]).toEqual([[200], [200]]);
     expect(at(events, (e) => e.who === "backend" && e.what === "data" && (e.bytes ?? "").startsWith("POST /first "))).toBeGreaterThan(at(events, sent("first: rest")));
     // The first body's reservation was given back: a third is buffered again.
     const third = await client(p);
     send(third, events, "third: head and half", head("/third") + "c".repeat(4096));
-    await Bun.sleep(300);
+    await Bun.sleep(300); // showing that nothing went upstream takes a wait (as in the first test)
     expect(b.got.some((g) => g.startsWith("POST /third "))).toBe(false);
     send(third, events, "third: rest", "c".repeat(4096));
-    expect(await until(() => statuses(third.data()).length === 1)).toBe(true);
+    await eventually(() => statuses(third.data()).length === 1);
     expect(statuses(third.data())).toEqual([200]);
   });
 
@@ -375,9 +378,9 @@ describe("memory bounds: above them the body streams", () => {
     const p = proxyFor([b.port], {}, { requestBufferSize: 0 });
     const c = await client(p);
     send(c, events, "head and half", "POST /z HTTP/1.1\r\nHost: a.test\r\nContent-Length: 4\r\n\r\nab");
-    expect(await until(() => wire(b).includes("\r\n\r\nab"))).toBe(true);
+    await eventually(() => wire(b).includes("\r\n\r\nab"));
     send(c, events, "rest", "cd");
-    expect(await until(() => statuses(c.data()).length === 1)).toBe(true);
+    await eventually(() => statuses(c.data()).length === 1);
     expect(statuses(c.data())).toEqual([200]);
   });
 
@@ -387,7 +390,7 @@ describe("memory bounds: above them the body streams", () => {
     const p = proxyFor([b.port], { maxBodySize: 100 });
     const c = await client(p);
     send(c, events, "chunked, 150 bytes", `POST /lim HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n96\r\n${"x".repeat(150)}\r\n0\r\n\r\n`);
-    expect(await until(c.closed)).toBe(true);
+    await eventually(c.closed);
     expect(statuses(c.data())).toEqual([413]);
     expect(events.filter((e) => e.who === "backend")).toEqual([]);
   });

@@ -23,7 +23,8 @@ import { silentLogger } from "../../src/log/logger.ts";
 import { serveTraffic } from "../../src/serving/serve.ts";
 import { createTlsBuilder } from "../../src/serving/tls.ts";
 import { freePort } from "../e2e/harness.ts";
-import { rawH2, until } from "../http2/frames.ts";
+import { rawH2 } from "../http2/frames.ts";
+import { eventually } from "../wait.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -384,11 +385,11 @@ describe("the handshake asks for a certificate only while a route reads one", ()
     cleanup.push(() => proxy.stop());
     const c = await rawH2(proxy.port, "open.test");
     cleanup.push(() => c.close());
-    expect(await until(() => c.frames.length > 0)).toBe(true); // the server's SETTINGS: the session is up
+    await eventually(() => c.frames.length > 0); // the server's SETTINGS: the session is up
     expect(c.goaway()).toBeNull();
     proxy.setTable(makeTable([{ host: "mtls.test", backend: b, options: optionsOf(SECRET), tls: true }, { host: "open.test", backend: b, tls: true }]));
     expect(proxy.listener.requestsClientCertificates).toBe(true);
-    expect(await until(() => c.goaway() !== null)).toBe(true);
+    await eventually(() => c.goaway() !== null);
     expect(c.goaway()).toBe(0); // NO_ERROR: a graceful close, the client reconnects
   });
 });

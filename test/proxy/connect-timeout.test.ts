@@ -6,6 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import net from "node:net";
 import { probeConnect } from "../../src/proxy/upstream/probe.ts";
 import { echoBackend, endpoint, makeBackend, makeTable, startProxy } from "./helpers.ts";
+import { eventually } from "../wait.ts";
 
 const hasPython = Bun.which("python3") !== null;
 const cleanup: Array<() => unknown> = [];
@@ -25,46 +26,42 @@ async function readLine(s: ReadableStream<Uint8Array>): Promise<string> {
   return out.trim();
 }
 
-test("probe: refused fails fast, listening succeeds", async () => {
+test("probe: refused fails from the refusal (not the deadline), listening succeeds", async () => {
   const be = echoBackend();
   cleanup.push(() => be.stop());
   await probeConnect(endpoint(be.port), 1000);
   const tmp = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
   const dead = tmp.port as number;
   await tmp.stop(true);
-  const t0 = performance.now();
-  await expect(probeConnect(endpoint(dead), 1000)).rejects.toThrow();
-  expect(performance.now() - t0).toBeLessThan(500);
+  // A deadline far away: the rejection must be the refusal itself ("connect: ECONNREFUSED").
+  expect(await probeConnect(endpoint(dead), 60_000).then(() => "connected", (e: { detail: string }) => e.detail)).toStartWith("connect: ");
 });
 
 test.skipIf(!hasPython)("unanswered SYN: connect timeout, then another endpoint, even for POST", async () => {
   const py = Bun.spawn(["python3", "-c", "import socket,time\ns=socket.socket()\ns.bind(('127.0.0.1',0))\ns.listen(0)\nprint(s.getsockname()[1],flush=True)\ntime.sleep(60)"], { stdout: "pipe" });
   cleanup.push(() => py.kill());
   const hole = Number(await readLine(py.stdout as ReadableStream<Uint8Array>));
+  let connected = 0;
   for (let i = 0; i < 3; i++) {
-    const s = net.connect(hole, "127.0.0.1");
+    const s = net.connect(hole, "127.0.0.1", () => connected++);
     s.on("error", () => {});
     cleanup.push(() => s.destroy());
   }
-  await Bun.sleep(100);
-  const t1 = performance.now();
-  await expect(probeConnect(endpoint(hole), 300)).rejects.toThrow();
-  const probeMs = performance.now() - t1;
-  expect(probeMs).toBeGreaterThanOrEqual(290);
+  // The accept queue is full once a handshake has completed into it; later SYNs go unanswered.
+  await eventually(() => connected >= 1, 5_000, "the accept queue filled");
+  expect(await probeConnect(endpoint(hole), 300).then(() => "connected", (e: { detail: string }) => e.detail)).toBe("connect timeout");
 
   const live = echoBackend("live");
   cleanup.push(() => live.stop());
-  const p = startProxy(makeTable([{ host: null, backend: makeBackend([hole, live.port]), options: { connectTimeoutMs: 300 } }]));
+  const retries: string[] = [];
+  const p = startProxy(makeTable([{ host: null, backend: makeBackend([hole, live.port]), options: { connectTimeoutMs: 300 } }]), {}, { onUpstreamRetry: (_b, why) => retries.push(why) });
   cleanup.push(() => p.stop());
-  const t0 = performance.now();
   const codes: number[] = [];
   for (let i = 0; i < 2; i++) {
     const r = await fetch(p.url + "/post", { method: "POST", body: "x" });
     codes.push(r.status);
     expect(((await r.json()) as { name: string }).name).toBe("live");
   }
-  const ms = performance.now() - t0;
-  console.log(`[figure] blackholed endpoint: probe failed after ${probeMs.toFixed(0)} ms (limit 300); 2 POSTs served by the other endpoint in ${ms.toFixed(0)} ms`);
   expect(codes).toEqual([200, 200]);
-  expect(ms).toBeLessThan(2_000);
+  expect(retries).toEqual(["connect"]);
 });

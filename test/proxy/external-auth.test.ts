@@ -116,10 +116,12 @@ describe("external auth: a request Bun gives up on", () => {
   test("pipelined behind nothing answered: the auth service sees no request the client was not answered", async () => {
     const s = await setup({ "auth-url": "http://AUTH/check" }, OK);
     const raw = await rawRequest(s.port, "GET /a HTTP/1.1\r\nHost: app.test\r\n\r\nGET /b HTTP/1.1\r\nHost: app.test\r\nConnection: close\r\n\r\n", 3_000);
+    // Showing that the auth service and the backend saw nothing more takes a wait.
     await Bun.sleep(100);
-    const answered = raw.match(/HTTP\/1\.1 \d{3}/g) ?? [];
-    expect(s.auth.requests().length).toBeLessThanOrEqual(answered.length);
-    expect(s.be.requests().length).toBeLessThanOrEqual(answered.length);
+    // Bun 1.4.5 answers neither request, so neither the auth service nor the backend saw one.
+    expect(raw.match(/HTTP\/1\.1 \d{3}/g) ?? []).toEqual([]);
+    expect(s.auth.requests()).toEqual([]);
+    expect(s.be.requests()).toEqual([]);
   });
 });
 

@@ -28,8 +28,9 @@ import { lookup } from "../../src/table/lookup.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { generateDefaultCertificate } from "../../src/tls/default-cert.ts";
 import { loadFixture } from "../compile/snapshot.ts";
-import { eventually, startPortico } from "../e2e/harness.ts";
+import { startPortico } from "../e2e/harness.ts";
 import { quietLog, rawRequest, statusLine, testConfig, wsFirstReply } from "./helpers.ts";
+import { eventually } from "../wait.ts";
 
 /** A raw TCP backend on `host` that records every connection and the bytes it received. */
 function recordingBackend(host = "127.0.0.1", port = 0) {
@@ -395,7 +396,7 @@ describe("the real process: an ExternalName pointing at Portico's own admin port
         // The admin port is known once Portico runs; the folder is watched, so the Service
         // and Ingress are written now and served once the route exists (no longer 404).
         writeFileSync(join(dir, "all.yaml"), yamlFor("127.0.0.1", p.ports.admin));
-        await eventually(async () => statusLine(await get(p.ports.http, "ext.test", "/healthz")) !== 404, 10_000, 50);
+        await eventually(async () => statusLine(await get(p.ports.http, "ext.test", "/healthz")) !== 404, 10_000);
         // Portico's own admin port does answer /debug/routes directly, so a 200 through the
         // traffic port would be the leak.
         expect((await fetch(`${p.admin}/debug/routes`)).status).toBe(200);

@@ -6,6 +6,7 @@ import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { echoBackend, makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig } from "./helpers.ts";
+import { eventually } from "../wait.ts";
 
 const cleanup: Array<() => unknown> = [];
 afterAll(async () => {
@@ -20,18 +21,16 @@ async function deadPort(): Promise<number> {
   return p;
 }
 
-test("refused upstream → 502 fast, and POST is not retried", async () => {
+test("refused upstream → 502 from the failed connect, and POST is not retried", async () => {
   const dead = await deadPort();
   const retries: string[] = [];
   const p = startProxy(makeTable([{ host: null, backend: makeBackend([dead]) }]), {}, { onUpstreamRetry: (_b, r) => retries.push(r) });
   cleanup.push(() => p.stop());
-  const t0 = performance.now();
   const r = await fetch(p.url + "/x");
-  const ms = performance.now() - t0;
   expect(r.status).toBe(502);
   expect(await r.text()).toBe("bad gateway\n");
-  console.log(`[figure] refused → 502 in ${ms.toFixed(1)} ms`);
-  expect(ms).toBeLessThan(1000);
+  // The answer comes from the refused connect, not from a deadline.
+  expect(p.records.at(-1)).toMatchObject({ status: 502, error: "UpstreamConnect" });
   retries.length = 0;
   const post = await fetch(p.url + "/x", { method: "POST", body: "data" });
   expect(post.status).toBe(502);
@@ -44,14 +43,11 @@ test("hanging upstream → 504 at the response deadline", async () => {
   cleanup.push(() => hang.stop(true));
   const p = startProxy(makeTable([{ host: null, backend: makeBackend([hang.port]), options: { responseTimeoutMs: 400 } }]));
   cleanup.push(() => p.stop());
-  const t0 = performance.now();
   const r = await fetch(p.url + "/slow");
-  const ms = performance.now() - t0;
   expect(r.status).toBe(504);
   expect(await r.text()).toBe("gateway timeout\n");
-  console.log(`[figure] hang → 504 in ${ms.toFixed(1)} ms (deadline 400 ms)`);
-  expect(ms).toBeGreaterThanOrEqual(390);
-  expect(ms).toBeLessThan(2000);
+  // The response deadline answered it (the backend never writes a byte).
+  expect(p.records.at(-1)).toMatchObject({ status: 504, error: "UpstreamTimeout" });
 });
 
 test("retry goes to another endpoint; a recovered endpoint is used again", async () => {
@@ -94,7 +90,7 @@ test("client abort before response headers aborts the upstream request", async (
     async fetch(req) {
       arrived = true;
       req.signal.addEventListener("abort", () => { aborted = true; });
-      await Bun.sleep(3_000);
+      await Bun.sleep(3_000); // a slow backend on purpose: the client aborts while it waits
       return new Response("late");
     },
   });
@@ -103,11 +99,10 @@ test("client abort before response headers aborts the upstream request", async (
   cleanup.push(() => p.stop());
   const ac = new AbortController();
   const pending = fetch(p.url + "/", { signal: ac.signal }).catch(() => null);
-  for (let i = 0; i < 100 && !arrived; i++) await Bun.sleep(10);
+  await eventually(() => arrived, 5_000, "the request reaching the backend");
   ac.abort();
   await pending;
-  for (let i = 0; i < 100 && !aborted; i++) await Bun.sleep(10);
-  expect(aborted).toBe(true);
+  await eventually(() => aborted, 5_000, "the upstream request aborted");
 });
 
 test("client abort after response headers aborts the upstream (chunked and Content-Length)", async () => {
@@ -153,7 +148,7 @@ test("client abort after response headers aborts the upstream (chunked and Conte
     await reader.read();
     ac.abort();
   }
-  for (let i = 0; i < 200 && (cancelled === 0 || !rawClosed); i++) await Bun.sleep(10);
+  await eventually(() => cancelled > 0 && rawClosed, 5_000, "both upstream transfers ended");
   expect(cancelled).toBe(1);
   expect(rawClosed).toBe(true);
 });
@@ -207,15 +202,17 @@ test("stream idle timeout closes a silent chunked stream; a streaming one lives 
   cleanup.push(() => be.stop(true));
   const p = startProxy(makeTable([{ host: null, backend: makeBackend([be.port as number]), options: { streamIdleTimeoutMs: 300 } }]));
   cleanup.push(() => p.stop());
-  const t0 = performance.now();
-  const silent = await rawRequest(p.port, "GET /silent HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", 3_000);
-  expect(performance.now() - t0).toBeLessThan(2_000);
+  const silent = await rawRequest(p.port, "GET /silent HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", 10_000);
   expect(silent).toContain("first");
   expect(silent.endsWith("0\r\n\r\n")).toBe(false);
+  // The idle limit ended it (not the client giving up after 10 s).
+  await eventually(() => p.records.length === 1, 5_000, "the silent request's record");
+  expect(p.records[0]).toMatchObject({ status: 200, error: "StreamIdle" });
   // 13 events over ~650 ms with 50 ms gaps: longer than the idle limit, never idle.
   const live = await fetch(p.url + "/live");
   expect((await live.text()).split("\n").filter((l) => l === "more").length).toBe(12);
-  expect(p.records.some((r) => r.error === "StreamIdle")).toBe(true);
+  await eventually(() => p.records.length === 2, 5_000, "the live request's record");
+  expect(p.records[1]!.error).toBeNull();
 });
 
 test("a small declared body that arrives after the headers is read whole; one that stalls past the stream idle timeout is a 504", async () => {

@@ -43,7 +43,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     limitReqStatusCode: 503, limitConnStatusCode: 503,
     hsts: true, hstsMaxAge: 31536000, hstsIncludeSubdomains: false, hstsPreload: false, sslRedirect: true, forceSslRedirect: false, hostPolicyScope: "all", httpRedirectCode: 308,
     usePortInRedirects: false, preserveTrailingSlash: false, relativeRedirects: false, noTlsRedirectLocations: ["/.well-known/acme-challenge"],
-    tlsMinVersion: "1.2", tlsCiphers: "", http2: true, http3: false, workers: 1, nginxConfigmap: null,
+    tlsMinVersion: "1.2", tlsCiphers: "", http2: true, http3: false, enableSslPassthrough: false, workers: 1, nginxConfigmap: null,
     ...over,
   };
 }

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeBackend, makeTable, RAW_LISTENERS, startRawProxy, statusLine, type RawProxy } from "./helpers.ts";
 import { firstResponse, namedBackend, wsUpgrade, type RawBackend } from "./raw.ts";
+import { eventually } from "../wait.ts";
 
 // Seeded pseudo-random request targets built from the pieces that parsers disagree on.
 const PIECES = ["", ".", "..", "%2e", "%2E%2e", ".%2e", "admin", "%61dmin", "ADMIN", "~", "%7e", "%25", "%252e", "\\", "x", "%c3%a9", "\xc3\xa9", "{", "|", "%3B", "%20", "'", "users"];
@@ -202,7 +203,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
         expect(o.status, target).toBe(101);
         // An upgrade's access record is written when the relay ends (the client socket is
         // closed by now): wait for it, then hold its routed path to the handshake line.
-        for (let i = 0; i < 200 && proxy.records.length === before; i++) await Bun.sleep(10);
+        await eventually(() => proxy.records.length > before, 5_000, "the upgrade's access record");
         const rec = proxy.records.at(-1)!;
         expect(rec.websocket, target).toBe(true);
         const where = routedTo(rec.path);

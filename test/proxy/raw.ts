@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import net from "node:net";
 import tls from "node:tls";
+import { eventually } from "../wait.ts";
 
 export interface RawRequest {
   /** Request line and header fields, as received (latin1). */
@@ -244,19 +245,6 @@ export function rawClient(port: number, o: { tls?: boolean } = {}): Promise<RawC
   });
 }
 
-/**
- * Poll `cond` every 10 ms until it holds or `ms` pass; returns whether it held. A bound on
- * waiting, not an assertion on speed: callers assert on the outcome.
- */
-export async function until(cond: () => boolean, ms = 5_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) return false;
-    await Bun.sleep(10);
-  }
-  return true;
-}
-
 /** Status codes of the responses in a raw byte string, in order (test bodies never hold a status line). */
 export function statuses(raw: string): number[] {
   return [...raw.matchAll(/HTTP\/1\.[01] (\d{3}) /g)].map((m) => Number(m[1]));
@@ -272,7 +260,7 @@ export interface RawTarget {
 export async function exchangeToClose(p: RawTarget, bytes: string): Promise<{ data: string; closed: boolean }> {
   const c = await rawClient(p.port, p);
   c.write(bytes);
-  const closed = await until(c.closed, 5_000);
+  const closed = await eventually(c.closed, 5_000, "the peer closing").then(() => true, () => false);
   c.destroy();
   return { data: c.data(), closed };
 }

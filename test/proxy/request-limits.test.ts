@@ -15,6 +15,7 @@ import type { RouteTable } from "../../src/table/types.ts";
 import { makeBackend, makeTable, quietLog, testConfig } from "./helpers.ts";
 import { testKind } from "./helpers.ts";
 import type { Config } from "../../src/config/types.ts";
+import { eventually } from "../wait.ts";
 
 const P = "nginx.ingress.kubernetes.io/";
 const cleanup: (() => unknown)[] = [];
@@ -193,7 +194,7 @@ describe("through a real proxy", () => {
     const url = proxy(table, kinds, { limitConnStatusCode: 503 });
     const get = (path = "/") => fetch(`${url}${path}`, { headers: { host: "c.test" } });
     const first = get();
-    while (slow.hits() === 0) await Bun.sleep(5);
+    await eventually(() => slow.hits() > 0, 5_000, "the first request at the backend");
     const second = await get();
     expect(second.status).toBe(503);
     expect(await second.text()).toBe("too many requests\n");

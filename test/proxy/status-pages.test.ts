@@ -9,9 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { nginxPads, nginxPage } from "../../src/proxy/pipeline/status-page.ts";
-import { freePort, eventually } from "../e2e/harness.ts";
+import { freePort } from "../e2e/harness.ts";
 import { makeBackend, makeTable, startProxy, type TestProxy } from "./helpers.ts";
 import { rawBackend } from "./raw.ts";
+import { eventually } from "../wait.ts";
 
 const CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0";

@@ -9,6 +9,7 @@ import { loadFixture } from "../compile/snapshot.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
 import { makeBackend, makeTable, startProxy, statusLine, type TestProxy } from "./helpers.ts";
 import { firstResponse, namedBackend, type NamedBackendOptions, wsUpgrade, type RawBackend } from "./raw.ts";
+import { eventually } from "../wait.ts";
 
 const cleanup: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -94,9 +95,9 @@ describe("--stream-idle-timeout covers WebSockets", () => {
     expect(end).toEqual({ code: 1001, reason: "idle timeout" });
     expect(be.lines()).toEqual(["GET /quiet HTTP/1.1"]);
     // The backend got a Close frame with the same code, not a dropped socket.
-    for (let i = 0; i < 100 && closeCodeIn(be.hits[0]!.after) === null; i++) await Bun.sleep(10);
+    await eventually(() => closeCodeIn(be.hits[0]!.after) !== null, 5_000, "a Close frame at the backend");
     expect(closeCodeIn(be.hits[0]!.after)).toBe(1001);
-    for (let i = 0; i < 100 && proxy.records.length === 0; i++) await Bun.sleep(10);
+    await eventually(() => proxy.records.length > 0, 5_000, "the access record");
     expect(proxy.records.at(-1)).toMatchObject({ status: 101, websocket: true, error: "StreamIdle" });
   });
 
@@ -120,12 +121,12 @@ describe("--stream-idle-timeout covers WebSockets", () => {
     // each phase is twice the idle timeout, each gap a sixth of it.
     for (let i = 0; i < 12; i++) {
       ws.send(`up${i}`);
-      await Bun.sleep(100);
+      await Bun.sleep(100); // the client's pace on purpose: gaps under the idle timeout
     }
     expect(ended).toBe(false);
     for (let i = 0; i < 12; i++) {
       be.hits[0]!.socket.write(serverText(`down${i}`));
-      await Bun.sleep(100);
+      await Bun.sleep(100); // the backend's pace on purpose: gaps under the idle timeout
     }
     expect(ended).toBe(false);
     expect(received).toHaveLength(12);

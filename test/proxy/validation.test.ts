@@ -37,18 +37,16 @@ test("raw backslash never reaches the backend as a backslash", async () => {
   // facts measured here"), so the path we route is the path we forward; our own check refuses
   // any "\" that survives.
   const raw = await rawRequest(proxy.port, req("GET /a\\..\\admin HTTP/1.1"));
-  const status = statusLine(raw);
-  expect([200, 400]).toContain(status);
-  if (status === 200) expect(be.seen.at(-1)!.url).not.toContain("\\");
+  expect(statusLine(raw)).toBe(200);
+  expect(new URL(be.seen.at(-1)!.url).pathname).toBe("/admin");
 });
 
 test("absolute-form target: routed and forwarded by one authority", async () => {
   // Bun 1.4.5 rebuilds req.url from Host and drops the absolute-form authority, so the
   // authority the backend sees is always the one we routed by (validate.ts).
   const raw = await rawRequest(proxy.port, req("GET http://other.test/p HTTP/1.1", ["Host: a.test"]));
-  const status = statusLine(raw);
-  expect([200, 400]).toContain(status);
-  if (status === 200) expect(be.seen.at(-1)!.headers.host).toBe("a.test");
+  expect(statusLine(raw)).toBe(200);
+  expect(be.seen.at(-1)!.headers.host).toBe("a.test");
 });
 
 test("a good request on the same listener still works", async () => {

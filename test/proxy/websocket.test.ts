@@ -2,6 +2,7 @@
 // close codes both ways, 502 before the upgrade when the upstream is down.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { makeBackend, makeTable, rawRequest, startProxy, statusLine, type TestProxy } from "./helpers.ts";
+import { eventually } from "../wait.ts";
 
 let backendClose: { code: number; reason: string } | null = null;
 let upgradeHeaders: Record<string, string> = {};
@@ -79,7 +80,7 @@ test("echo with subprotocol, text and binary frames, backend close code", async 
   const c = closed(ws);
   ws.send("close-me");
   expect(await c).toEqual({ code: 4321, reason: "bye" });
-  for (let i = 0; i < 100 && proxy.records.at(-1)?.websocket !== true; i++) await Bun.sleep(10);
+  await eventually(() => proxy.records.at(-1)?.websocket === true, 5_000, "the upgrade's access record");
   expect(proxy.records.at(-1)).toMatchObject({ websocket: true, status: 101 });
 });
 
@@ -91,7 +92,7 @@ test("no subprotocol offered → none; client close code reaches the backend", a
   expect(ws.protocol).toBe("");
   backendClose = null;
   ws.close(4000, "client done");
-  for (let i = 0; i < 100 && backendClose === null; i++) await Bun.sleep(10);
+  await eventually(() => backendClose !== null, 5_000, "the Close at the backend");
   expect(backendClose!).toEqual({ code: 4000, reason: "client done" });
 });
 

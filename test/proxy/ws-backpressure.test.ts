@@ -5,6 +5,7 @@ import { afterAll, expect, test } from "bun:test";
 import net from "node:net";
 import { WS_BUFFER_LIMIT } from "../../src/proxy/upstream/websocket.ts";
 import { makeBackend, makeTable, startProxy } from "./helpers.ts";
+import { eventually } from "../wait.ts";
 
 const MSG = new Uint8Array(64 * 1024);
 let sent = 0;
@@ -49,12 +50,10 @@ test("a client that stops reading gets the pair closed, not frames dropped", asy
   // Read the 101, then stop reading altogether.
   await new Promise<void>((r) => sock.once("data", () => r()));
   sock.pause();
-  for (let i = 0; i < 1000 && backendClosed === null; i++) await Bun.sleep(10);
-  expect(backendClosed).not.toBeNull();
+  await eventually(() => backendClosed !== null, 10_000, "the backend side closed");
   console.log(`[figure] WS backpressure: backend had sent ${(sent / 1048576).toFixed(0)} MB when the proxy closed the pair (bound ${WS_BUFFER_LIMIT / 1048576} MB + socket buffers); close code at backend ${backendClosed}`);
   expect(sent).toBeLessThan(8 * WS_BUFFER_LIMIT);
   sock.resume();
-  for (let i = 0; i < 300 && !clientClosed; i++) await Bun.sleep(10);
-  expect(clientClosed).toBe(true);
+  await eventually(() => clientClosed, 3_000, "the client side closed");
   sock.destroy();
 });

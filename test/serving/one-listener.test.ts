@@ -9,11 +9,12 @@ import { serveOptions, startHttpListener } from "../../src/proxy/pipeline/listen
 import { createHttpsListener } from "../../src/serving/https.ts";
 import { stopGracefully } from "../../src/tls/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
-import { FRAME, frame, headersFrame, hpack, rawH2, rstFrame, until } from "../http2/frames.ts";
+import { FRAME, frame, headersFrame, hpack, rawH2, rstFrame } from "../http2/frames.ts";
 import { entriesFor, h2Request, h2Session, startTlsProxy } from "../http2/helpers.ts";
 import { makeBackend, makeTable, quietLog, testConfig } from "../proxy/helpers.ts";
 import { exchangeToClose, rawBackend, statuses } from "../proxy/raw.ts";
 import { echoPackage, startEchoServer, unary, type EchoServer } from "../grpc/server.ts";
+import { eventually } from "../wait.ts";
 
 let release!: () => void;
 let gate = Promise.resolve();
@@ -97,7 +98,7 @@ test("the port moves to node:http2 while a gRPC route exists and back after; no 
   })();
   try {
     expect(p.serving?.kind).toBe("bun");
-    expect(await until(() => ok >= 2, 20_000)).toBe(true);
+    await eventually(() => ok >= 2, 20_000);
     p.setTable(makeTable([web(), grpcRoute()]));
     expect(p.serving?.kind).toBe("node");
     // The outgoing Bun.serve server drains first (SO_REUSEPORT spreads new connections over
@@ -111,11 +112,11 @@ test("the port moves to node:http2 while a gRPC route exists and back after; no 
     expect(r.trailers?.get("x-served-by")).toEqual(["plain"]);
     c.close();
     const before = ok;
-    expect(await until(() => ok >= before + 2, 20_000)).toBe(true);
+    await eventually(() => ok >= before + 2, 20_000);
     p.setTable(makeTable([web()]));
     expect(p.serving?.kind).toBe("bun");
     const again = ok;
-    expect(await until(() => ok >= again + 2, 20_000)).toBe(true);
+    await eventually(() => ok >= again + 2, 20_000);
     await p.listener.settled();
     expect(p.listener.alive).toBe(1);
   } finally {
@@ -137,10 +138,10 @@ test("rapid reset against Bun.serve's HTTP/2: GOAWAY ENHANCE_YOUR_CALM, bounded 
     const GET = [[":method", "GET"], [":scheme", "https"], [":authority", "a.test"], [":path", "/hold"]] as const;
     for (let i = 0; i < 5_000; i++) batch.push(headersFrame(1 + 2 * i, GET), rstFrame(1 + 2 * i));
     c.write(Buffer.concat(batch));
-    expect(await until(() => c.goaway() !== null)).toBe(true);
+    await eventually(() => c.goaway() !== null);
     expect(c.goaway()).toBe(0xb);
-    expect(await until(() => c.closed)).toBe(true);
-    expect(await until(() => p.handler.inflight.count === 0)).toBe(true);
+    await eventually(() => c.closed);
+    await eventually(() => p.handler.inflight.count === 0);
     // Bun's own guard, not Portico's budget (limits.ts): measured here at well under 5,000.
     expect(p.records.length).toBeLessThan(2_000);
     release();
@@ -247,7 +248,7 @@ test("a graceful stop of Bun.serve ends an HTTP/2 connection accepted just befor
   // plain stop(false) neither sends it GOAWAY nor resolves before the 75 s idle timeout.
   const stopping = stopGracefully(s, 30_000).then(() => (stopped = true));
   try {
-    expect(await until(() => goaway && stopped, 10_000)).toBe(true);
+    await eventually(() => goaway && stopped, 10_000);
   } finally {
     c.close();
     await s.stop(true);
@@ -265,7 +266,7 @@ test("Bun.serve's HTTP/2: a CONTINUATION flood ends the connection before the ha
     const frames: Buffer[] = [headersFrame(1, GET("/cont"), { endHeaders: false })];
     for (let i = 0; i < 5_000; i++) frames.push(frame(FRAME.CONTINUATION, 0, 1, hpack([[`x-c${i}`, "b".repeat(64)]])));
     flood.write(Buffer.concat(frames));
-    expect(await until(() => flood.closed)).toBe(true);
+    await eventually(() => flood.closed);
     expect(flood.goaway()).not.toBeNull();
     expect(p.records).toHaveLength(0);
 
@@ -275,11 +276,11 @@ test("Bun.serve's HTTP/2: a CONTINUATION flood ends the connection before the ha
     const batch: Buffer[] = [];
     for (let i = 0; i < n; i++) batch.push(headersFrame(1 + 2 * i, GET("/hold")));
     c.write(Buffer.concat(batch));
-    expect(await until(() => c.resets().size >= 4)).toBe(true);
+    await eventually(() => c.resets().size >= 4);
     expect([...c.resets().values()].every((code) => code === 7)).toBe(true); // REFUSED_STREAM
     release();
     const answered = () => c.frames.filter((f) => f.type === FRAME.HEADERS).length;
-    expect(await until(() => answered() === 256, 10_000)).toBe(true);
+    await eventually(() => answered() === 256, 10_000);
     c.close();
   } finally {
     release();

@@ -14,6 +14,7 @@ import { createTlsBuilder } from "../../src/serving/tls.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { freePort } from "../e2e/harness.ts";
 import { echoBackend, makeBackend, makeTable, testConfig } from "../proxy/helpers.ts";
+import { eventually } from "../wait.ts";
 
 const backend = echoBackend("web");
 afterAll(() => backend.stop());
@@ -66,8 +67,7 @@ test("a certificate rotation is logged once and counted once", async () => {
     const pem = createCertificate({ subjectCN: "shop", sans: ["shop.test"] });
     const built = createTlsBuilder(c, silentLogger).build([{ host: "shop.test", secret: "shop/tls", cert: pem.certPem, key: pem.keyPem, version: "1", ingress: "shop/main" }]);
     serving.setTls(built.entries, built.fingerprint);
-    for (let i = 0; i < 200 && serving.tlsProvisional; i++) await Bun.sleep(5);
-    expect(serving.tlsProvisional).toBe(false);
+    await eventually(() => !serving.tlsProvisional, 5_000, "the real certificates served");
     expect(lines.filter((l) => /rotat/i.test((JSON.parse(l) as { msg: string }).msg))).toHaveLength(1);
     expect(registry.expose()).toContain("portico_tls_rotations_total 1");
   } finally {

@@ -6,6 +6,8 @@ test.skipIf(!process.env.PORTICO_TLS_BENCH)("rotation time with 1, 100 and 5,000
   for (const n of [1, 100, 5000]) {
     const row = await benchRotation(n);
     console.log(formatRow(row));
-    expect(row.rotationTotalMs).toBeLessThan(30_000);
+    // A figure to read, not a bound to assert (docs/design.md: speed is measured, never asserted);
+    // benchRotation itself throws unless the rotated certificates are served.
+    expect(Number.isFinite(row.rotationTotalMs)).toBe(true);
   }
 }, 120_000);

@@ -12,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { alive, eventually, startPortico, waitReady, type Portico } from "../e2e/harness.ts";
+import { alive, startPortico, waitReady, type Portico } from "../e2e/harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
+import { eventually } from "../wait.ts";
 
 // ingress-nginx's ewma balancer keeps its scores in `lua_shared_dict balancer_ewma` (nginx.tmpl),
 // one dictionary for all nginx workers (rootfs/etc/nginx/lua/balancer/ewma.lua reads and writes

@@ -18,9 +18,11 @@ import { encodeDelta, encodeTable, type BackendRegistry } from "../../src/table/
 import { workerArgv } from "../../src/workers/argv.ts";
 import { createWorkerPool, type WorkerPool } from "../../src/workers/pool.ts";
 import { mkRoute } from "../compile/routes.ts";
-import { alive, eventually, freePort, startBackend, type Backend } from "../e2e/harness.ts";
+import { alive, freePort, startBackend, type Backend } from "../e2e/harness.ts";
 import { binding, peerCertificate } from "../tls/helpers.ts";
 import { createCertificate } from "../tls/pki.ts";
+import { captureLogger } from "../fake-apiserver/fixtures.ts";
+import { eventually } from "../wait.ts";
 
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 
@@ -132,28 +134,28 @@ describe("real workers", () => {
     const p = primary();
     // Both workers are up (they answer the pool) and hold the certificates, but no table yet:
     // they do not listen, so a request is refused rather than answered 404.
-    await eventually(async () => (await p.pool.metrics(1000)).length === 2, 15_000, 50);
+    await eventually(async () => (await p.pool.metrics(1000)).length === 2, 15_000);
     expect(p.pool.allReady).toBe(false);
     expect(await freshGet("a.test")).toBe("no answer");
 
     p.publish(buildTable([route("a.test", web)], null));
-    await eventually(() => p.pool.allReady, 15_000, 20);
+    await eventually(() => p.pool.allReady, 15_000);
     expect(await everyWorker("a.test", "/x", "200 web /x")).toBe(true);
     expect(await everyWorker("b.test", "/", "404")).toBe(true);
 
     // A change goes out as a delta from the generation the workers hold.
     p.publish(buildTable([route("a.test", web), route("b.test", api)], null));
-    await eventually(() => everyWorker("b.test", "/y", "200 api /y"), 8000, 50);
+    await eventually(() => everyWorker("b.test", "/y", "200 api /y"), 8000);
     expect(await everyWorker("a.test", "/x", "200 web /x")).toBe(true);
 
     // A delta from a generation the workers were not sent: they get the whole table instead.
     p.publish(buildTable([route("a.test", api)], null), { base: 1 });
-    await eventually(() => everyWorker("a.test", "/x", "200 api /x"), 8000, 50);
+    await eventually(() => everyWorker("a.test", "/x", "200 api /x"), 8000);
     expect(await everyWorker("b.test", "/y", "404")).toBe(true);
 
     // A delta no worker can read: each asks for the whole table and serves it.
     p.publish(buildTable([route("a.test", web), route("c.test", web)], null), { json: "{ not a delta" });
-    await eventually(() => everyWorker("c.test", "/z", "200 web /z"), 8000, 50);
+    await eventually(() => everyWorker("c.test", "/z", "200 web /z"), 8000);
     expect(await everyWorker("a.test", "/x", "200 web /x")).toBe(true);
 
     // Both workers answered some of those fresh connections; nothing was fatal.
@@ -168,13 +170,13 @@ describe("real workers", () => {
     p.publish(buildTable([route("a.test", web), route("b.test", api)], null));
     const pem = createCertificate({ subjectCN: "a-cert", sans: ["a.test"] });
     p.setCertificates([binding("a.test", "default/a-tls", pem)]);
-    await eventually(() => p.pool.allReady, 15_000, 20);
-    await eventually(() => everyWorker("b.test", "/", "200 api /"), 8000, 50);
+    await eventually(() => p.pool.allReady, 15_000);
+    await eventually(() => everyWorker("b.test", "/", "200 api /"), 8000);
 
     // Slot order: pids()[0] is worker 0.
     const [victim, other] = p.pool.pids();
     process.kill(victim!, "SIGKILL");
-    await eventually(() => p.pool.pids().length === 2 && !p.pool.pids().includes(victim!), 8000, 20);
+    await eventually(() => p.pool.pids().length === 2 && !p.pool.pids().includes(victim!), 8000);
     expect(p.pool.pids()).toContain(other!);
 
     // The new worker 0 starts from nothing: it must get generation 2 and the certificate from
@@ -186,11 +188,11 @@ describe("real workers", () => {
       const wrong = [...answers.filter((a) => a !== "200 api /after"), ...certs.filter((cn) => cn !== "a-cert")];
       expect(wrong).toEqual([]);
       return ((await servedPerWorker(p.pool))["0"] ?? 0) > 0;
-    }, 10_000, 50);
+    }, 10_000);
 
     // The restarted worker got the whole table at generation 2: a delta from 2 applies there too.
     p.publish(buildTable([route("a.test", web), route("b.test", web)], null));
-    await eventually(() => everyWorker("b.test", "/later", "200 web /later"), 8000, 50);
+    await eventually(() => everyWorker("b.test", "/later", "200 web /later"), 8000);
     expect(alive(victim!)).toBe(false);
     expect(p.fatal).toEqual([]);
   }, 60_000);
@@ -209,7 +211,7 @@ describe("stand-in workers", () => {
     const starts = join(dir, "starts");
     const code = `require("node:fs").appendFileSync(${JSON.stringify(starts)}, Date.now() + "\\n"); process.exit(3);`;
     pools.push(createWorkerPool({ count: 1, argv: script(code), env: process.env, log: silentLogger, onFatal: () => {}, fullTable: () => null }));
-    await eventually(() => lines(starts).length >= 5, 10_000, 20);
+    await eventually(() => lines(starts).length >= 5, 10_000);
     const t = lines(starts).map(Number);
     const gaps = t.slice(1, 5).map((x, i) => x - t[i]!);
     // Lower bounds only: a slow machine lengthens the gaps, it cannot shorten the waits. With
@@ -237,7 +239,7 @@ describe("stand-in workers", () => {
       setInterval(() => {}, 1000);`;
     const pool = createWorkerPool({ count: 2, argv: script(code), env: process.env, log: silentLogger, onFatal: () => {}, fullTable: () => null });
     pools.push(pool);
-    await eventually(() => pool.allReady, 10_000, 20);
+    await eventually(() => pool.allReady, 10_000);
     // Worker 1 waited while worker 0 was binding first; when 0 died, 1 became first; the
     // restarted 0 joined the ports 1 listens on.
     expect(lines(told)).toEqual(["0 first", "1 first", "0 join"]);
@@ -258,21 +260,21 @@ describe("stand-in workers", () => {
     pools.push(pool);
     pool.publish(1, null);
     expect(pool.notServing()).toEqual([0, 1]);
-    await eventually(() => pool.notServing().length === 0, 10_000, 20);
+    await eventually(() => pool.notServing().length === 0, 10_000);
     generation = 2;
     pool.publish(2, null);
-    await eventually(() => pool.notServing().length === 2, 10_000, 20);
+    await eventually(() => pool.notServing().length === 2, 10_000);
     expect(pool.notServing()).toEqual([0, 1]);
     expect(pool.allReady).toBe(true);
     generation = 3;
     pool.publish(3, null);
-    await eventually(() => pool.notServing().length === 0, 10_000, 20);
+    await eventually(() => pool.notServing().length === 0, 10_000);
     // A worker that dies is out until its successor listens again.
     const [victim] = pool.pids();
     process.kill(victim as number, "SIGKILL");
-    await eventually(() => pool.notServing().length === 1, 10_000, 5);
+    await eventually(() => pool.notServing().length === 1, 10_000);
     expect(pool.notServing()).toEqual([0]);
-    await eventually(() => pool.notServing().length === 0 && !pool.pids().includes(victim as number), 10_000, 20);
+    await eventually(() => pool.notServing().length === 0 && !pool.pids().includes(victim as number), 10_000);
   }, 30_000);
 
   test("a worker that cannot serve stops the start-up while not every worker is ready, and not after", async () => {
@@ -289,7 +291,7 @@ describe("stand-in workers", () => {
       setInterval(() => {}, 1000);`;
     const fatal: string[] = [];
     const pool = createWorkerPool({ count: 2, argv: script(standIn("0")), env: process.env, log: silentLogger, onFatal: (m) => fatal.push(m), fullTable: () => null });
-    await eventually(() => fatal.length > 0, 10_000, 20);
+    await eventually(() => fatal.length > 0, 10_000);
     expect(fatal[0]).toBe("port taken");
     expect(pool.allReady).toBe(false);
     await pool.drain(1000);
@@ -298,7 +300,7 @@ describe("stand-in workers", () => {
     const later: string[] = [];
     const healthy = createWorkerPool({ count: 2, argv: script(standIn("none")), env: process.env, log: silentLogger, onFatal: (m) => later.push(m), fullTable: () => null });
     pools.push(healthy);
-    await eventually(() => healthy.allReady, 10_000, 20);
+    await eventually(() => healthy.allReady, 10_000);
     // Each reply follows that worker's "late" failure on the same channel: once the replies are
     // in, both failures have been handled.
     await healthy.metrics(5000);
@@ -308,19 +310,23 @@ describe("stand-in workers", () => {
   test("metrics: a worker that does not answer in time is left out", async () => {
     const pool = createWorkerPool({ count: 1, argv: script(`process.on("message", () => {}); process.send({ type: "hello" }); setInterval(() => {}, 1000);`), env: process.env, log: silentLogger, onFatal: () => {}, fullTable: () => null });
     pools.push(pool);
-    await eventually(() => pool.pids().length === 1, 5000, 20);
+    await eventually(() => pool.pids().length === 1, 5000);
     expect(await pool.metrics(100)).toEqual([]);
   });
 
   test("drain kills a worker that ignores it once the timeout passes, and restarts nothing", async () => {
-    const pool = createWorkerPool({ count: 1, argv: script(`process.on("message", () => {}); process.send({ type: "hello" }); setInterval(() => {}, 1000);`), env: process.env, log: silentLogger, onFatal: () => {}, fullTable: () => null });
-    await eventually(() => pool.pids().length === 1, 5000, 20);
+    // The worker writes down each message it is sent, and ignores them.
+    const got = join(dir, "drain-ignored");
+    const log = captureLogger();
+    const pool = createWorkerPool({ count: 1, argv: script(`process.on("message", (m) => require("node:fs").appendFileSync(${JSON.stringify(got)}, m.type + "\\n")); process.send({ type: "hello" }); setInterval(() => {}, 1000);`), env: process.env, log, onFatal: () => {}, fullTable: () => null });
+    await eventually(() => pool.pids().length === 1, 5000);
     const [pid] = pool.pids();
-    await Bun.sleep(200); // its "hello" is in: it was sent the drain and ignored it
-    const t0 = performance.now();
+    // Sent at once, or on its hello if that is not in yet.
     await pool.drain(300);
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(250); // it waited for the worker first
+    expect(lines(got)).toContain("drain"); // it was told, and ignored it...
+    expect(log.lines.map((l) => l.msg)).toContain("worker did not exit in time; killing it"); // ...so the timeout killed it
     expect(alive(pid!)).toBe(false);
+    // Showing that nothing is restarted takes a wait: longer than the 100 ms restart back-off.
     await Bun.sleep(300);
     expect(pool.pids()).toEqual([]);
   });

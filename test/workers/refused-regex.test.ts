@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { alive, eventually, freshGet, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
+import { alive, freshGet, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
+import { eventually } from "../wait.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 /** host, path, annotations: each host's only path is refused. */
@@ -113,7 +114,7 @@ afterAll(async () => {
 describe("--workers 2, hosts whose only path is refused", () => {
   test("present at start-up: every worker listens and serves the other hosts; those hosts answer 404", async () => {
     const p = await portico(true);
-    await eventually(async () => (await readyz(p)).status === 200, 20_000, 25);
+    await eventually(async () => (await readyz(p)).status === 200, 20_000);
     await p.waitForLine(/every worker is serving/, 10_000);
     expect(await routesServed(p)).toBe(true);
     // Both workers answered some of the fresh connections.
@@ -121,7 +122,7 @@ describe("--workers 2, hosts whose only path is refused", () => {
       await routesServed(p);
       const served = await perWorker(p);
       return served.size === 2 && [...served.values()].every((n) => n > 0);
-    }, 10_000, 50);
+    }, 10_000);
     // The hostless rule still answers every other host.
     expect(await freshGet(p, "other.test", "/y")).toEqual({ status: 200, body: "api /y" });
     // Each refused path is a diagnostic naming its Ingress.
@@ -130,10 +131,10 @@ describe("--workers 2, hosts whose only path is refused", () => {
 
   test("added live, then a worker killed: /readyz says not ready until the restarted worker serves the table, which it does", async () => {
     const p = await portico(false);
-    await eventually(async () => (await readyz(p)).status === 200, 20_000, 25);
+    await eventually(async () => (await readyz(p)).status === 200, 20_000);
     expect((await freshGet(p, "look.test", "/xa")).body).toBe("api /xa");
     manifests(dirs[dirs.length - 1] as string, true);
-    await eventually(() => routesServed(p), 10_000, 50);
+    await eventually(() => routesServed(p), 10_000);
 
     // Watch /readyz from before the kill until the restarted worker has said it listens.
     const seen: { status: number; body: string }[] = [];
@@ -141,16 +142,16 @@ describe("--workers 2, hosts whose only path is refused", () => {
     const watcher = (async () => {
       while (watching) {
         seen.push(await readyz(p));
-        await Bun.sleep(5);
+        await Bun.sleep(5); // sampling pace of the watcher, not a wait
       }
     })();
     const victim = workerPids(p).get(0) as number;
     const listening = p.lines.filter((l) => l.includes('"msg":"listening"')).length;
     process.kill(victim, "SIGKILL");
-    await eventually(() => (workerPids(p).get(0) ?? victim) !== victim, 10_000, 20);
+    await eventually(() => (workerPids(p).get(0) ?? victim) !== victim, 10_000);
     // The restarted worker decodes the whole table, listens, and readiness comes back.
-    await eventually(() => p.lines.filter((l) => l.includes('"msg":"listening"')).length > listening, 15_000, 20);
-    await eventually(async () => (await readyz(p)).status === 200, 10_000, 20);
+    await eventually(() => p.lines.filter((l) => l.includes('"msg":"listening"')).length > listening, 15_000);
+    await eventually(async () => (await readyz(p)).status === 200, 10_000);
     watching = false;
     await watcher;
     // Not ready while worker 0 was gone or starting, named as such; ready again after.
@@ -162,7 +163,7 @@ describe("--workers 2, hosts whose only path is refused", () => {
     await eventually(async () => {
       if (!(await routesServed(p))) return false;
       return ((await perWorker(p)).get("0") ?? 0) > 0;
-    }, 10_000, 50);
+    }, 10_000);
     expect(alive(victim)).toBe(false);
   });
 });

@@ -6,9 +6,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { connect } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { alive, eventually, freshGet, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
+import { alive, freshGet, startBackend, startPortico, type Backend, type Portico } from "../e2e/harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "../e2e/objects.ts";
 import { createCertificate } from "../tls/pki.ts";
+import { eventually } from "../wait.ts";
 
 let dir: string;
 let web: Backend;
@@ -142,15 +143,14 @@ describe("--workers 2", () => {
     expect(sum(samples(await metrics(p), "portico_worker_requests_total"))).toBe(before + 6);
   });
 
-  test("a table change reaches every worker within a bounded time", async () => {
+  test("a table change reaches every worker", async () => {
     expect((await freshGet(p, "api.test")).status).toBe(404);
     writeManifests(true);
     // 30 fresh connections in a row, spread over both workers, must all see the new route.
-    const ms = await eventually(async () => {
+    await eventually(async () => {
       const r = await Promise.all(Array.from({ length: 30 }, () => freshGet(p, "api.test", "/v")));
       return r.every((x) => x.status === 200 && x.body === "api /v");
-    }, 8000, 50);
-    console.error(`  table change served by every worker after ${Math.round(ms)} ms`);
+    }, 8000);
   });
 
   test("a new certificate rotates the TLS listener of every worker", async () => {
@@ -158,11 +158,10 @@ describe("--workers 2", () => {
     const now = Date.now();
     cert = createCertificate({ subjectCN: "shop.test", sans: ["shop.test"], notBefore: new Date(now - 60_000), notAfter: new Date(now + 86_400_000) });
     writeManifests(true);
-    const ms = await eventually(async () => {
+    await eventually(async () => {
       const prints = new Set(await Promise.all(Array.from({ length: 12 }, fingerprint)));
       return prints.size === 1 && !prints.has(defaultPrint);
-    }, 8000, 50);
-    console.error(`  certificate served by every worker after ${Math.round(ms)} ms`);
+    }, 8000);
   });
 
   test("a worker killed with SIGKILL is restarted and traffic keeps flowing", async () => {
@@ -179,23 +178,24 @@ describe("--workers 2", () => {
         else failed++;
       }
     })();
-    await Bun.sleep(300);
+    await eventually(() => ok >= 10, 10_000, "traffic flowing before the kill");
     process.kill(victim, "SIGKILL");
     await p.waitForLine(/"msg":"worker exited; restarting".*"worker":0|"worker":0.*"msg":"worker exited; restarting"/, 5000);
-    await eventually(() => (workerPids(p).get(0) ?? victim) !== victim, 5000, 20);
-    await Bun.sleep(700);
+    await eventually(() => (workerPids(p).get(0) ?? victim) !== victim, 5000);
+    const okAtRestart = ok;
+    await eventually(() => ok >= okAtRestart + 20, 10_000, "traffic flowing after the restart");
     stop = true;
     await loop;
     console.error(`  SIGKILL of one worker: ${failed} failed of ${ok + failed} requests (no retries)`);
     expect(ok).toBeGreaterThan(20);
     expect(failed).toBeLessThanOrEqual(5);
     // Ready again once the restarted worker serves (it is not while it starts: plane.ts).
-    await eventually(async () => (await fetch(`${p.admin}/readyz`)).status === 200, 10_000, 20);
+    await eventually(async () => (await fetch(`${p.admin}/readyz`)).status === 200, 10_000);
     // The new worker 0 serves (its fresh registry counts from zero), with the latest table.
     await eventually(async () => {
       await Promise.all(Array.from({ length: 10 }, () => freshGet(p, "api.test")));
       return (samples(await metrics(p), "portico_worker_requests_total").get('{worker="0"}') ?? 0) > 0;
-    }, 5000, 50);
+    }, 5000);
     expect(alive(victim)).toBe(false);
   });
 
@@ -207,9 +207,9 @@ describe("--workers 2", () => {
       return r.every((x) => x.status === status);
     };
     writeManifests(false);
-    await eventually(() => both(404), 8000, 50);
+    await eventually(() => both(404), 8000);
     writeManifests(true);
-    await eventually(() => both(200), 8000, 50);
+    await eventually(() => both(200), 8000);
     // Both workers answered: each served some of the fresh connections since the restart.
     const perWorker = samples(await metrics(p), "portico_worker_requests_total");
     expect([...perWorker.values()].every((n) => n > 0)).toBe(true);
@@ -220,16 +220,16 @@ describe("--workers 2", () => {
     const q = await portico(["--shutdown-delay", "300ms", "--shutdown-grace-period", "5s"]);
     const pids = [...workerPids(q).values()];
     expect(pids).toHaveLength(2);
+    const hits = api.hits;
     const inflight = fetch(`${q.http}/slow?ms=1000`, { headers: { host: "api.test" } });
-    await Bun.sleep(100);
+    await eventually(() => api.hits > hits, 5_000, "the slow request at the backend");
     q.proc.kill("SIGTERM");
-    await Bun.sleep(100);
-    expect((await fetch(`${q.admin}/readyz`)).status).toBe(503);
+    await eventually(async () => (await fetch(`${q.admin}/readyz`)).status === 503, 5_000, "readiness dropped");
     const res = await inflight;
     expect(res.status).toBe(200);
     expect(await res.text()).toBe("api /slow");
     expect(await q.proc.exited).toBe(0);
-    await eventually(() => pids.every((pid) => !alive(pid)), 3000, 20);
+    await eventually(() => pids.every((pid) => !alive(pid)), 3000);
     expect(await freshGet(q, "shop.test")).toEqual({ status: 0, body: "" });
   });
 
@@ -257,7 +257,7 @@ describe("--workers 2", () => {
     const children = new Set<number>();
     while (q.proc.exitCode === null) {
       for (const pid of childrenOf(q.proc.pid)) children.add(pid);
-      await Bun.sleep(2);
+      await Bun.sleep(2); // sampling pace while the primary runs, not a wait
     }
     expect(await q.proc.exited).toBe(1);
     expect(children.size).toBe(2);
@@ -273,6 +273,6 @@ describe("--workers 2", () => {
     expect(pids).toHaveLength(2);
     q.proc.kill("SIGKILL");
     await q.proc.exited;
-    await eventually(() => pids.every((pid) => !alive(pid)), 5000, 20);
+    await eventually(() => pids.every((pid) => !alive(pid)), 5000);
   });
 });

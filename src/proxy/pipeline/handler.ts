@@ -4,7 +4,7 @@ import type { ServerWebSocket, WebSocketHandler } from "bun";
 import type { Backend, Match } from "../../table/types.ts";
 import { createBalancer, type Balancer } from "../upstream/balancer.ts";
 import { gatewayLookup } from "../policies/gateway.ts";
-import { meterRequestBody, nextTurn } from "./body.ts";
+import { meterRequestBody, pipelineGuard } from "./body.ts";
 import { bufferRequestBody, createBodyBudget, type BodyBudget, type BufferedBody } from "./buffer.ts";
 import { cidrMatcher } from "../../config/cidr.ts";
 import { errorPath, errorRequestHeaders, fallbackFields, replaces } from "./error-pages.ts";
@@ -352,8 +352,10 @@ export function createProxyHandler(
       // same read holds another request it closes the connection and aborts this one, whose
       // answer is then never written (measured on 1.4.5; docs/design.md, "Request framing and
       // bodies"). The rest of the read is parsed within the same I/O callback, so one turn
-      // later the signal tells; a request Bun has given up on never reaches an upstream.
-      await nextTurn();
+      // later the signal tells (some more over TLS: pipelineGuard); a request Bun has given up
+      // on never reaches an upstream. The node:http2 listener (a RequestServer with a
+      // transport) queues pipelined requests itself, so one turn does there.
+      await pipelineGuard(scheme === "https" && server.transport === undefined);
       if (req.signal.aborted) {
         finish(499, "ClientClosed");
         return new Response(null, { status: 499 });

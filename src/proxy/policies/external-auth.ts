@@ -27,7 +27,7 @@ import type { StagePolicy } from "../../policy/stages.ts";
 import type { Upstream } from "../../table/types.ts";
 import { ProxyError } from "../errors.ts";
 import { AddressForbiddenError, sharedExternalResolver, type ExternalResolver } from "../upstream/external.ts";
-import { nextTurn } from "../pipeline/body.ts";
+import { pipelineGuard } from "../pipeline/body.ts";
 import { isHopByHop, scanResponseHeaders } from "../upstream/headers.ts";
 import type { PolicyFlow, PolicyKind, PolicyStep } from "./types.ts";
 import { ownBody } from "../pipeline/status-page.ts";
@@ -339,7 +339,7 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
       // The pipelining guard (docs/design.md, "Request framing and bodies"): the handler waits
       // one turn before the backend is contacted, but the policies run before that wait, so the
       // auth service, an upstream too, gets the same wait here. Only auth-url routes pay for it.
-      await nextTurn();
+      await pipelineGuard(flow.connectionScheme === "https");
       flow.req.signal.throwIfAborted();
       let res: Response;
       try {

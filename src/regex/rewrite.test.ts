@@ -2,7 +2,7 @@
 // ngx_http_script_compile and ngx_http_script_copy_capture_code) for the values ingress-nginx
 // lets through (RegexPathWithCapture in internal/ingress/annotations/parser/validators.go).
 import { describe, expect, test } from "bun:test";
-import { compilePathRegex, compileRewriteTarget, expandRewrite, isValidRewriteTarget, type PathRegex } from "../../src/regex/index.ts";
+import { compilePathRegex, compileRewriteTarget, expandRewrite, isValidRewriteTarget, type PathRegex } from "./index.ts";
 
 function compiled(p: string): PathRegex {
   const r = compilePathRegex(p);

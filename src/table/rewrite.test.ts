@@ -3,8 +3,8 @@
 // the decoded URI and proxy_pass escapes the result; Portico escapes what a path cannot carry
 // and forwards only a normalised path (README "How Portico reads request paths").
 import { describe, expect, test } from "bun:test";
-import { compilePathRegex, type PathRegex } from "../../src/regex/index.ts";
-import { escapePathText, forwardedPrefix, rewriteRequest } from "../../src/table/rewrite.ts";
+import { compilePathRegex, type PathRegex } from "../regex/index.ts";
+import { escapePathText, forwardedPrefix, rewriteRequest } from "./rewrite.ts";
 
 const re = (path: string): PathRegex => {
   const r = compilePathRegex(path);

@@ -3,7 +3,7 @@
 // RegExp, or PCRE) each of these takes longer than the universe has (2^50000 paths for
 // `(a+)+$`), so this file would fail by the test timeout instead.
 import { describe, expect, test } from "bun:test";
-import { compilePathRegex, compileRegexHost, MAX_PATTERN_LENGTH, MAX_PROGRAM_SIZE, type PathRegex, RegexLocationSet } from "../../src/regex/index.ts";
+import { compilePathRegex, compileRegexHost, MAX_PATTERN_LENGTH, MAX_PROGRAM_SIZE, type PathRegex, RegexLocationSet } from "./index.ts";
 
 function compiled(p: string): PathRegex {
   const r = compilePathRegex(p);

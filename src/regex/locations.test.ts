@@ -2,7 +2,7 @@
 // template.go needsRewrite/enforceRegexModifier, location.go updateServerLocations,
 // controller.go's two sort.SliceStable calls, k8s/main.go SetDefaultNGINXPathType.
 import { describe, expect, test } from "bun:test";
-import { expandLocations, type HostPath, hostUsesRegex, needsRewrite, orderLocations } from "../../src/regex/index.ts";
+import { expandLocations, type HostPath, hostUsesRegex, needsRewrite, orderLocations } from "./index.ts";
 
 const p = (path: string, pathType: HostPath<string>["pathType"], ref: string, useRegex = false, rewriteTarget = ""): HostPath<string> => ({
   path,

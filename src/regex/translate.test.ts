@@ -3,7 +3,7 @@
 // (PCRE semantics from pcrepattern(3) for 8.45: named groups, \h \v \N \s, \Q…\E, (?#…),
 // octal/\c/\e escapes, [\b], a `{` that is not a quantifier being literal).
 import { describe, expect, test } from "bun:test";
-import { compilePathRegex, translatePcre } from "../../src/regex/index.ts";
+import { compilePathRegex, translatePcre } from "./index.ts";
 
 function groups(p: string, uri: string): readonly string[] | null {
   const r = compilePathRegex(p);

@@ -1,0 +1,448 @@
+// `portico migrate --to gateway-api`: the served Ingresses (Compiler.inspect, the same view the
+// migration report reads) written as Gateway API v1 objects (v1.6 standard channel): one
+// GatewayClass and Gateway, an HTTPRoute (a GRPCRoute for backend-protocol GRPC/GRPCS) per
+// Ingress host, ReferenceGrants for certificates in other namespaces. Every annotation of ours
+// on an Ingress gets one note saying how it was carried (docs/design.md, "Converting to
+// Gateway API"): a Gateway API field, an implementation-specific one, Portico's extension, or
+// nothing, never silently. Pure: runtime/migrate.ts reads the objects and prints.
+import { ANNOTATIONS, NGINX_PREFIX, PORTICO_PREFIX } from "./annotations.ts";
+import type { BackendRef } from "./backends.ts";
+import type { Inspection } from "./compile.ts";
+import type { IngressPlan, PathPlan } from "./plan.ts";
+
+export interface GatewayTarget {
+  /** The Gateway's name and namespace, and the GatewayClass's controllerName. */
+  readonly gatewayName: string;
+  readonly gatewayNamespace: string;
+  readonly controllerName: string;
+  /** --http-redirect-code: the status of the HTTP → HTTPS redirect. */
+  readonly httpRedirectCode: number;
+}
+
+/**
+ * How one annotation is carried:
+ * - gateway-api: a standard-channel field that does the same (`text` names any difference);
+ * - implementation-specific: a standard field whose meaning the spec leaves to each
+ *   implementation (RegularExpression matches);
+ * - portico-extension: the Portico policy object the route's rules name in an ExtensionRef
+ *   filter (an implementation that does not know it answers 500 for those rules, as the spec
+ *   requires for an unresolved ExtensionRef: access control fails closed);
+ * - not-expressible: nothing carries it; the Gateway API form behaves as if it were absent.
+ */
+export type CarriedAs = "gateway-api" | "implementation-specific" | "portico-extension" | "not-expressible";
+
+export interface ConversionNote {
+  /** `namespace/name` of the Ingress. */
+  readonly ingress: string;
+  readonly annotation: string;
+  readonly value: string;
+  readonly carriedAs: CarriedAs;
+  readonly text: string;
+}
+
+export interface GatewayConversion {
+  readonly objects: readonly Record<string, unknown>[];
+  readonly notes: readonly ConversionNote[];
+}
+
+const GATEWAY_API = "gateway.networking.k8s.io/v1";
+const GATEWAY_BETA = "gateway.networking.k8s.io/v1beta1";
+/** Portico's extension kind: the annotations a Gateway API form cannot say, as written on the Ingress. */
+export const PORTICO_POLICY_GROUP = "portico.dev";
+export const PORTICO_POLICY_KIND = "IngressNginxPolicy";
+const PORTICO_POLICY_VERSION = "portico.dev/v1alpha1";
+
+const MAX_RULES = 16;
+
+const n = (s: string) => `${NGINX_PREFIX}${s}`;
+const ours = (k: string) => k.startsWith(NGINX_PREFIX) || k.startsWith(PORTICO_PREFIX);
+
+/** Names of ours that are read by some implemented family (the registry). */
+const KNOWN = new Set(ANNOTATIONS.flatMap((s) => [...(s.portico ? [s.portico] : []), ...s.nginx]));
+const SNIPPETS = new Set([n("configuration-snippet"), n("server-snippet"), n("auth-snippet"), n("stream-snippet"), n("modsecurity-snippet")]);
+
+/** The `rewrite-target: /$2` on `<prefix>(/|$)(.*)` idiom: a prefix replaced by a literal. */
+const CAPTURE_IDIOM = /^(\/[A-Za-z0-9._~!&'*+,;=:@%/-]*?)\(\/\|\$\)\(\.\*\)$/;
+const LITERAL_PATH = /^\/[A-Za-z0-9._~!&'*+,;=:@%/-]*$/;
+
+/** DNS-1123 label from a host or name, for listener and object names. */
+function slug(s: string): string {
+  const t = s.toLowerCase().replace(/^\*\./, "wildcard.").replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
+  return (t === "" ? "x" : t).slice(0, 63).replace(/-+$/, "");
+}
+
+function backendRefOf(b: BackendRef, weight?: number): Record<string, unknown> | null {
+  if (b.kind !== "service") return null;
+  const ref: Record<string, unknown> = { name: b.name };
+  // A named Service port has no backendRef form (BackendObjectReference.port is a number).
+  if (typeof b.port !== "number") return null;
+  ref.port = b.port;
+  if (weight !== undefined) ref.weight = weight;
+  return ref;
+}
+
+/**
+ * The HTTPS redirect's note. RequestRedirect keeps the path; ingress-nginx cuts one trailing `/`
+ * from the request URI unless preserve-trailing-slash (its lua_ingress.lua; NGINX-COMPAT.md 1.4),
+ * so `/docs/` goes to `https://h/docs/` here and to `https://h/docs` there.
+ */
+const sslRedirectText = (t: GatewayTarget): string =>
+  `an HTTPRoute on the HTTP listener answers RequestRedirect scheme https, ${t.httpRedirectCode}, for the TLS hosts (none when off); it keeps a trailing \`/\` ingress-nginx cuts (as with preserve-trailing-slash: \`/docs/\` → \`https://h/docs/\`, not \`https://h/docs\`)`;
+
+const refusingOf = (plan: IngressPlan): boolean => plan.annotations.problems.some((p) => p.includes("refused with 503"));
+
+const listOf = (s: string): string[] => s.split(",").map((x) => x.trim()).filter((x) => x !== "");
+
+/** gRPC's request path is `/<service>/<method>` (gRPC over HTTP/2, "Path"). */
+const GRPC_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
+/** GRPCRouteFilterType in the v1.6 standard channel. */
+const GRPC_FILTERS: ReadonlySet<string> = new Set(["RequestHeaderModifier", "ResponseHeaderModifier", "RequestMirror", "ExtensionRef"]);
+
+/**
+ * An HTTPRoute's rules as GRPCRoute rules: a path `/` (any method), `/<service>` or
+ * `/<service>/` as a prefix (every method of the service), `/<service>/<method>` exactly. Other
+ * paths have no GRPCMethodMatch form and are left out with a note; so are the filters a
+ * GRPCRoute does not take (URLRewrite, RequestRedirect, CORS).
+ */
+function grpcRules(rules: readonly Record<string, unknown>[], lost: (text: string) => void): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const rule of rules) {
+    const matches = (rule.matches as { path: { type: string; value: string }; headers?: unknown[] }[] | undefined) ?? [];
+    const grpcMatches: Record<string, unknown>[] = [];
+    for (const m of matches) {
+      const { type, value } = m.path;
+      const parts = value.split("/").slice(1);
+      let method: Record<string, unknown> | null | undefined;
+      if (type === "PathPrefix" && value === "/") method = null;
+      else if (type === "PathPrefix" && parts.length <= 2 && GRPC_NAME.test(parts[0] ?? "") && (parts[1] ?? "") === "") method = { type: "Exact", service: parts[0] };
+      else if (type === "Exact" && parts.length === 2 && GRPC_NAME.test(parts[0] ?? "") && GRPC_NAME.test(parts[1] ?? "")) method = { type: "Exact", service: parts[0], method: parts[1] };
+      if (method === undefined) {
+        lost(`path ${JSON.stringify(value)} (${type}) is not a gRPC service or method: a GRPCRoute cannot match it, and the rule is left out`);
+        continue;
+      }
+      grpcMatches.push({ ...(method !== null ? { method } : {}), ...(m.headers ? { headers: m.headers } : {}) });
+    }
+    if (grpcMatches.length === 0 && matches.length > 0) continue;
+    const all = (rule.filters as { type: string }[] | undefined) ?? [];
+    const filters = all.filter((f) => GRPC_FILTERS.has(f.type));
+    for (const f of all) if (!GRPC_FILTERS.has(f.type)) lost(`a GRPCRoute takes no ${f.type} filter: left out of the rule`);
+    const only = grpcMatches.every((m) => Object.keys(m).length === 0);
+    out.push({ ...(only ? {} : { matches: grpcMatches }), ...(filters.length > 0 ? { filters } : {}), backendRefs: rule.backendRefs ?? [] });
+  }
+  return out;
+}
+
+
+/** Converts the served Ingresses of `view`. */
+export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayConversion {
+  const notes: ConversionNote[] = [];
+  const objects: Record<string, unknown>[] = [];
+  const routes: Record<string, unknown>[] = [];
+  const grants = new Map<string, Set<string>>();
+  const gw = { name: target.gatewayName, namespace: target.gatewayNamespace };
+
+  // Listeners: one HTTP listener for every host, one HTTPS listener per TLS host (the oldest
+  // Ingress naming a host decides its certificate, as the Ingress compile does for spec.tls).
+  const https = new Map<string, string>();
+  const listeners: Record<string, unknown>[] = [{ name: "http", protocol: "HTTP", port: 80, allowedRoutes: { namespaces: { from: "All" } } }];
+  const main = view.served.filter((p) => p.annotations.policies.canary.kind === "none");
+  const canaries = view.served.filter((p) => p.annotations.policies.canary.kind === "canary");
+  for (const plan of main) {
+    for (const t of plan.tls) {
+      if (t.secretName === null) continue;
+      for (const host of t.hosts) {
+        if (https.has(host)) continue;
+        const name = `https-${slug(host)}`;
+        https.set(host, name);
+        const ref: Record<string, unknown> = { kind: "Secret", name: t.secretName };
+        if (plan.namespace !== gw.namespace) {
+          ref.namespace = plan.namespace;
+          const s = grants.get(plan.namespace) ?? new Set<string>();
+          s.add(t.secretName);
+          grants.set(plan.namespace, s);
+        }
+        listeners.push({ name, hostname: host, protocol: "HTTPS", port: 443, tls: { mode: "Terminate", certificateRefs: [ref] }, allowedRoutes: { namespaces: { from: "All" } } });
+      }
+    }
+  }
+
+  // A canary's paths, by host and path, for the main route that repeats them.
+  const canaryOf = new Map<string, { plan: IngressPlan; path: PathPlan }>();
+  for (const plan of canaries) {
+    for (const [, paths] of plan.hosts) for (const p of paths) canaryOf.set(`${p.host ?? "*"}|${p.pathType}|${p.path}`, { plan, path: p });
+  }
+  const usedCanaries = new Set<IngressPlan>();
+
+  for (const plan of main) {
+    const ingKey = plan.key;
+    const ann = plan.ingress.metadata.annotations ?? {};
+    const note = (annotation: string, carriedAs: CarriedAs, text: string) => notes.push({ ingress: ingKey, annotation, value: ann[annotation] ?? "", carriedAs, text });
+    const pol = plan.annotations.policies;
+    const handled = new Set<string>();
+    const grpc = plan.annotations.scheme === "grpc" || plan.annotations.scheme === "grpcs";
+
+    // Redirects: one filter for every path of the Ingress.
+    let redirect: Record<string, unknown> | null = null;
+    const r = pol.redirects.redirect;
+    if (r !== null) {
+      const name = ann[n("temporal-redirect")] ? n("temporal-redirect") : n("permanent-redirect");
+      let u: URL | null = null;
+      try {
+        u = new URL(r.url);
+      } catch {
+        u = null;
+      }
+      if (u !== null && (u.protocol === "http:" || u.protocol === "https:") && u.search === "" && u.hash === "" && [301, 302, 303, 307, 308].includes(r.code)) {
+        redirect = { scheme: u.protocol.slice(0, -1), hostname: u.hostname, path: { type: "ReplaceFullPath", replaceFullPath: u.pathname }, statusCode: r.code };
+        if (u.port !== "") redirect.port = Number(u.port);
+        note(name, "gateway-api", `RequestRedirect ${r.code} to ${u.protocol}//${u.host}${u.pathname}; ingress-nginx drops the request's query string, RequestRedirect keeps it`);
+      } else note(name, "not-expressible", "RequestRedirect cannot send a query string, a fragment or a relative Location; the redirect is left out");
+      handled.add(name);
+      for (const c of ["permanent-redirect-code", "temporal-redirect-code"].map(n)) if (ann[c] !== undefined) {
+        handled.add(c);
+        note(c, redirect === null ? "not-expressible" : "gateway-api", "RequestRedirect statusCode");
+      }
+    }
+
+    // rewrite-target and use-regex.
+    const rw = pol.regexRewrite;
+    const rewriteFor = (p: PathPlan): { match: Record<string, unknown>; rewrite: Record<string, unknown> | null } | null => {
+      const target = rw.rewriteTarget;
+      if (target === "") return null;
+      const idiom = CAPTURE_IDIOM.exec(p.rawPath);
+      const t = /^(\/[A-Za-z0-9._~!&'*+,;=:@%/-]*?)\/?\$2$/.exec(target);
+      if (idiom !== null && t !== null) {
+        const prefix = idiom[1] === "" ? "/" : (idiom[1] as string);
+        return { match: { type: "PathPrefix", value: prefix }, rewrite: { type: "ReplacePrefixMatch", replacePrefixMatch: t[1] === "" ? "/" : t[1] } };
+      }
+      if (!target.includes("$") && LITERAL_PATH.test(target) && LITERAL_PATH.test(p.rawPath)) {
+        // nginx's `rewrite` replaces the whole URI when the location's regex matches.
+        return { match: { type: p.pathType === "Exact" ? "Exact" : "PathPrefix", value: p.rawPath }, rewrite: { type: "ReplaceFullPath", replaceFullPath: target } };
+      }
+      return { match: { type: "RegularExpression", value: p.rawPath }, rewrite: null };
+    };
+    let rewriteCarried: CarriedAs | null = null;
+    let regexUsed = false;
+
+    // Headers set on the request and the response (portico.dev/request-headers, response-headers).
+    const reqHeaders = pol.headers.request;
+    const resHeaders = pol.headers.response;
+
+    // CORS: the standard channel's CORS filter (v1.6 HTTPCORSFilter).
+    let cors: Record<string, unknown> | null = null;
+    if (pol.cors.enabled) {
+      const c = pol.cors;
+      cors = {
+        allowOrigins: c.origins === "*" ? ["*"] : [...c.origins],
+        allowMethods: listOf(c.methods).map((m) => m.toUpperCase()),
+        allowHeaders: listOf(c.headers),
+        ...(c.expose !== null ? { exposeHeaders: listOf(c.expose) } : {}),
+        ...(c.credentials ? { allowCredentials: true } : {}),
+        maxAge: c.maxAge,
+      };
+    }
+
+    // What stays: Portico's extension for what Portico serves, a note for what nothing serves.
+    const extension: Record<string, string> = {};
+    const unsupported = new Set(plan.annotations.unsupported);
+    const known = (k: string) => KNOWN.has(k) && !unsupported.has(k);
+    for (const k of Object.keys(ann).sort()) {
+      if (!ours(k)) continue;
+      if (SNIPPETS.has(k)) {
+        note(k, "not-expressible", `snippets run nginx configuration; neither Gateway API nor Portico runs it (the migration report names the annotations that replace what it understands)${refusingOf(plan) ? `; Portico refuses this Ingress for it (503), so the rules name ${PORTICO_POLICY_KIND} ${plan.namespace}/${plan.name} and fail closed` : ""}`);
+        continue;
+      }
+      if (!known(k)) {
+        note(k, "not-expressible", unsupported.has(k) && KNOWN.has(k) ? "Portico does not implement this annotation and Gateway API has no field for it" : "neither Gateway API nor Portico reads this annotation");
+        continue;
+      }
+    }
+    const gatewayNames = new Set<string>([
+      n("ssl-redirect"), n("force-ssl-redirect"), `${PORTICO_PREFIX}ssl-redirect`, n("app-root"), n("use-regex"), `${PORTICO_PREFIX}use-regex`, n("rewrite-target"), `${PORTICO_PREFIX}rewrite-target`,
+      `${PORTICO_PREFIX}request-headers`, `${PORTICO_PREFIX}response-headers`, n("backend-protocol"), `${PORTICO_PREFIX}backend-protocol`,
+      n("enable-cors"), n("cors-allow-origin"), n("cors-allow-methods"), n("cors-allow-headers"), n("cors-expose-headers"), n("cors-allow-credentials"), n("cors-max-age"),
+    ]);
+    for (const [k, v] of Object.entries(ann)) {
+      if (!ours(k) || SNIPPETS.has(k) || !known(k) || handled.has(k) || gatewayNames.has(k)) continue;
+      extension[k] = v;
+    }
+    // A rewrite only Portico's regex rewrite can do goes to the extension with the regex mode it needs.
+    if (rw.rewriteTarget !== "" && [...plan.hosts.values()].flat().some((p) => rewriteFor(p)?.rewrite === null)) {
+      for (const k of [n("rewrite-target"), `${PORTICO_PREFIX}rewrite-target`, n("use-regex"), `${PORTICO_PREFIX}use-regex`]) if (ann[k] !== undefined) extension[k] = ann[k];
+    }
+    // A snippet or access check Portico refuses the Ingress for (503, docs/design.md "Annotations
+    // and policies") must not become an open route: the rules name the extension, which an
+    // implementation that cannot run it answers with 500.
+    const refusing = refusingOf(plan);
+    if (refusing) for (const k of Object.keys(ann)) if (SNIPPETS.has(k) || (ours(k) && !known(k) && unsupported.has(k))) extension[k] = ann[k] as string;
+    const scheme = plan.annotations.scheme;
+    if (scheme === "https" || scheme === "grpcs") {
+      const bp = ann[`${PORTICO_PREFIX}backend-protocol`] !== undefined ? `${PORTICO_PREFIX}backend-protocol` : n("backend-protocol");
+      extension[bp] = ann[bp] ?? "";
+    }
+    const refusedHere = plan.annotations.denied !== null;
+    if (refusedHere) note("", "not-expressible", `ingress-nginx refuses this Ingress (${plan.annotations.denied}); its routes are not written`);
+
+    for (const [hostKey, paths] of plan.hosts) {
+      const host = hostKey === "*" ? null : hostKey;
+      if (refusedHere) break;
+      const tlsListener = host !== null ? https.get(host) : undefined;
+      const tr = pol.tlsRedirect;
+      const toHttps = tlsListener !== undefined && (tr.sslRedirect || tr.forceSslRedirect);
+      const rules: Record<string, unknown>[] = [];
+      const extFilter = Object.keys(extension).length > 0 ? { type: "ExtensionRef", extensionRef: { group: PORTICO_POLICY_GROUP, kind: PORTICO_POLICY_KIND, name: plan.name } } : null;
+      const filtersFor = (extra: Record<string, unknown> | null): Record<string, unknown>[] => {
+        const f: Record<string, unknown>[] = [];
+        if (extFilter) f.push(extFilter);
+        if (redirect !== null) {
+          f.push({ type: "RequestRedirect", requestRedirect: redirect });
+          return f;
+        }
+        if (reqHeaders.length > 0) f.push({ type: "RequestHeaderModifier", requestHeaderModifier: { set: reqHeaders.map(([name, value]) => ({ name, value })) } });
+        if (resHeaders.length > 0) f.push({ type: "ResponseHeaderModifier", responseHeaderModifier: { set: resHeaders.map(([name, value]) => ({ name, value })) } });
+        if (cors !== null && !grpc) f.push({ type: "CORS", cors });
+        if (extra !== null) f.push({ type: "URLRewrite", urlRewrite: { path: extra } });
+        return f;
+      };
+      if (pol.redirects.appRoot !== null && redirect === null) {
+        rules.push({
+          matches: [{ path: { type: "Exact", value: "/" } }],
+          filters: [...(extFilter ? [extFilter] : []), { type: "RequestRedirect", requestRedirect: { path: { type: "ReplaceFullPath", replaceFullPath: pol.redirects.appRoot }, statusCode: 302 } }],
+        });
+      }
+      for (const p of paths) {
+        let match: Record<string, unknown>;
+        let rewrite: Record<string, unknown> | null = null;
+        const rwr = rewriteFor(p);
+        if (rwr !== null) {
+          match = rwr.match;
+          rewrite = rwr.rewrite;
+          const carried: CarriedAs = rewrite !== null ? "gateway-api" : "portico-extension";
+          if (rewriteCarried === null || carried === "portico-extension") rewriteCarried = carried;
+          if (match.type === "RegularExpression") regexUsed = true;
+        } else if (rw.useRegex) {
+          // ingress-nginx writes every path of a regex-mode Ingress, Exact ones included, as
+          // `~* "^<path>"` (its template's buildLocation): a literal one is a prefix regex too.
+          match = { type: "RegularExpression", value: p.rawPath };
+          regexUsed = true;
+        } else match = { type: p.pathType === "Exact" ? "Exact" : "PathPrefix", value: p.path };
+        const ref = backendRefOf(p.backend);
+        const canary = canaryOf.get(`${hostKey}|${p.pathType}|${p.path}`);
+        const backendRefs: Record<string, unknown>[] = [];
+        if (ref !== null) backendRefs.push(ref);
+        if (canary !== undefined && canary.plan.annotations.policies.canary.kind === "canary" && ref !== null) {
+          usedCanaries.add(canary.plan);
+          const cr = canary.plan.annotations.policies.canary.rules;
+          const cref = backendRefOf(canary.path.backend);
+          if (cref !== null) {
+            if (canary.plan.namespace !== plan.namespace) cref.namespace = canary.plan.namespace;
+            if (cr.header !== null && (cr.headerValue !== null || cr.headerPattern === null)) {
+              rules.push({ matches: [{ ...{ path: match }, headers: [{ type: "Exact", name: cr.header, value: cr.headerValue ?? "always" }] }], filters: filtersFor(rewrite), backendRefs: [cref] });
+              if (cr.headerValue === null) rules.push({ matches: [{ path: match, headers: [{ type: "Exact", name: cr.header, value: "never" }] }], filters: filtersFor(rewrite), backendRefs: [ref] });
+            } else if (cr.header !== null && cr.headerPattern !== null) {
+              rules.push({ matches: [{ path: match, headers: [{ type: "RegularExpression", name: cr.header, value: cr.headerPattern }] }], filters: filtersFor(rewrite), backendRefs: [cref] });
+            }
+            if (cr.weight > 0) {
+              backendRefs[0] = { ...ref, weight: cr.weightTotal - cr.weight };
+              backendRefs.push({ ...cref, weight: cr.weight });
+            }
+          }
+        }
+        rules.push({ matches: [{ path: match }], filters: filtersFor(rewrite), ...(redirect === null ? { backendRefs } : {}) });
+        if (ref === null) note("", "not-expressible", `path ${JSON.stringify(p.rawPath)}: its backend names a Service port by name or a resource; backendRefs take a Service and a port number`);
+      }
+      for (const rule of rules) if ((rule.filters as unknown[] | undefined)?.length === 0) delete rule.filters;
+      const base = plan.hosts.size > 1 ? `${plan.name}-${slug(hostKey === "*" ? "any" : hostKey)}` : plan.name;
+      const parent = (sectionName?: string) => ({ group: "gateway.networking.k8s.io", kind: "Gateway", namespace: gw.namespace, name: gw.name, ...(sectionName ? { sectionName } : {}) });
+      const metadata = { name: base, namespace: plan.namespace, annotations: { "portico.dev/converted-from": `Ingress ${plan.key}` } };
+      // A route holds at most 16 rules (HTTPRouteSpec.rules, GRPCRouteSpec.rules: MaxItems=16).
+      // Precedence between rules is decided across every route of a hostname by their matches
+      // (HTTPRouteRule), so the rest go into more routes without changing which rule wins.
+      const written = grpc ? grpcRules(rules, (text) => note("", "not-expressible", text)) : rules;
+      for (let i = 0; i === 0 || i < written.length; i += MAX_RULES) {
+        routes.push({
+          apiVersion: GATEWAY_API,
+          kind: grpc ? "GRPCRoute" : "HTTPRoute",
+          metadata: i === 0 ? metadata : { ...metadata, name: `${base}-${i / MAX_RULES + 1}` },
+          spec: {
+            parentRefs: toHttps ? [parent(tlsListener)] : [parent()],
+            ...(host !== null ? { hostnames: [host] } : {}),
+            rules: written.slice(i, i + MAX_RULES),
+          },
+        });
+      }
+      if (toHttps && ![n("ssl-redirect"), n("force-ssl-redirect"), `${PORTICO_PREFIX}ssl-redirect`].some((k) => k in ann)) {
+        // On by default in ingress-nginx: said once per Ingress, like an annotation.
+        if (!notes.some((x) => x.ingress === ingKey && x.annotation === n("ssl-redirect"))) note(n("ssl-redirect"), "gateway-api", `(not set: true by default) ${sslRedirectText(target)}`);
+      }
+      if (toHttps) {
+        // The HTTP → HTTPS redirect of a TLS host (ingress-nginx's ssl-redirect, on by default).
+        routes.push({
+          apiVersion: GATEWAY_API,
+          kind: "HTTPRoute",
+          metadata: { ...metadata, name: `${base}-to-https` },
+          spec: { parentRefs: [parent("http")], hostnames: [host], rules: [{ filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: target.httpRedirectCode } }] }] },
+        });
+      }
+      if (Object.keys(extension).length > 0 && !objects.some((o) => (o.metadata as { name: string; namespace: string }).name === plan.name && (o.metadata as { namespace: string }).namespace === plan.namespace))
+        objects.push({ apiVersion: PORTICO_POLICY_VERSION, kind: PORTICO_POLICY_KIND, metadata: { name: plan.name, namespace: plan.namespace }, spec: { annotations: { ...extension } } });
+    }
+
+    // One note per annotation of ours, in name order.
+    for (const k of Object.keys(ann).sort()) {
+      if (!ours(k) || SNIPPETS.has(k) || !known(k) || handled.has(k)) continue;
+      if (k in extension && (k.endsWith("/rewrite-target") || k.endsWith("/use-regex"))) {
+        note(k, "portico-extension", `a rewrite with captures other than the \`<prefix>(/|$)(.*)\` → \`/$2\` idiom has no URLRewrite form: carried with the regex mode it needs in ${PORTICO_POLICY_KIND} ${plan.namespace}/${plan.name}`);
+        continue;
+      }
+      if (k in extension) {
+        note(k, "portico-extension", `no Gateway API field does this; carried in ${PORTICO_POLICY_KIND} ${plan.namespace}/${plan.name}, named by an ExtensionRef filter on each rule`);
+        continue;
+      }
+      if (k === n("ssl-redirect") || k === n("force-ssl-redirect") || k === `${PORTICO_PREFIX}ssl-redirect`) note(k, "gateway-api", sslRedirectText(target));
+      else if (k === n("app-root")) note(k, "gateway-api", "RequestRedirect 302 on an Exact / match");
+      else if (k === n("rewrite-target") || k === `${PORTICO_PREFIX}rewrite-target`)
+        note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : "URLRewrite (ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, ReplaceFullPath for a literal target); Gateway API path matches are case-sensitive and whole-segment where nginx's regex locations are neither (`^/foo` also takes `/FOO` and `/foobar`)");
+      else if (k === n("use-regex") || k === `${PORTICO_PREFIX}use-regex`) note(k, regexUsed ? "implementation-specific" : "gateway-api", regexUsed ? "RegularExpression path matches: their dialect and anchoring are implementation-specific (ingress-nginx anchors at the start and ignores case)" : "the paths are literal: Exact/PathPrefix matches");
+      else if (k.startsWith(n("cors")) || k === n("enable-cors")) note(k, grpc ? "not-expressible" : "gateway-api", grpc ? "a GRPCRoute takes no CORS filter" : "the CORS filter (standard channel in v1.6)");
+      else if (k === `${PORTICO_PREFIX}request-headers`) note(k, "gateway-api", "RequestHeaderModifier set");
+      else if (k === `${PORTICO_PREFIX}response-headers`) note(k, "gateway-api", "ResponseHeaderModifier set");
+      else if (k === n("backend-protocol") || k === `${PORTICO_PREFIX}backend-protocol`) note(k, "gateway-api", grpc ? "a GRPCRoute (its rules match every method: ingress-nginx's paths have no gRPC form)" : "plain HTTP backendRefs");
+    }
+  }
+
+  // A canary not written into a main route, and the canary annotations of the used ones.
+  for (const plan of canaries) {
+    const ann = plan.ingress.metadata.annotations ?? {};
+    const rules = plan.annotations.policies.canary.kind === "canary" ? plan.annotations.policies.canary.rules : null;
+    for (const k of Object.keys(ann).sort()) {
+      if (!ours(k)) continue;
+      const carried: CarriedAs =
+        !usedCanaries.has(plan) ? "not-expressible"
+        : k === n("canary-by-cookie") ? "not-expressible"
+        : k === n("canary-by-header-pattern") ? "implementation-specific"
+        : k === n("canary") || k === n("canary-weight") || k === n("canary-weight-total") || k === n("canary-by-header") || k === n("canary-by-header-value") ? "gateway-api"
+        : "not-expressible";
+      const text = !usedCanaries.has(plan) ? "no main route repeats this canary's host and path: it is not written"
+        : k === n("canary-by-cookie") ? "a cookie's value cannot be matched by Gateway API (only whole headers)"
+        : carried === "gateway-api" ? `the main route's rules: ${rules && rules.weight > 0 ? "weighted backendRefs" : "no weight"}${rules?.header ? `, a rule matching header ${rules.header}` : ""}`
+        : carried === "implementation-specific" ? "a RegularExpression header match (implementation-specific)"
+        : "a canary's other annotations are not used (ingress-nginx uses only its backend)";
+      notes.push({ ingress: plan.key, annotation: k, value: ann[k] ?? "", carriedAs: carried, text });
+    }
+  }
+
+  objects.unshift(
+    { apiVersion: GATEWAY_API, kind: "GatewayClass", metadata: { name: target.gatewayName }, spec: { controllerName: target.controllerName } },
+    { apiVersion: GATEWAY_API, kind: "Gateway", metadata: { name: gw.name, namespace: gw.namespace }, spec: { gatewayClassName: target.gatewayName, listeners } },
+  );
+  for (const [ns, names] of grants) {
+    objects.push({
+      apiVersion: GATEWAY_BETA,
+      kind: "ReferenceGrant",
+      metadata: { name: `${slug(gw.namespace)}-gateway-certificates`, namespace: ns },
+      spec: { from: [{ group: "gateway.networking.k8s.io", kind: "Gateway", namespace: gw.namespace }], to: [...names].sort().map((name) => ({ group: "", kind: "Secret", name })) },
+    });
+  }
+  return { objects: [...objects, ...routes], notes };
+}

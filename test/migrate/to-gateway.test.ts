@@ -1,0 +1,312 @@
+// `portico migrate --to gateway-api`, proved: the Ingresses are converted by the real command,
+// then served by two real Porticos (the Ingresses by one, the emitted Gateway API objects by
+// the other, each from --manifests) in front of the same raw backends, and every request of a
+// mapping the conversion calls equivalent gets the same answer from both: status, Location, and
+// the request line and headers the backend receives. The migration fixtures are converted too:
+// every annotation of ours on every Ingress gets a note (never dropped silently).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadAll } from "js-yaml";
+import type { ConversionNote } from "../../src/compile/to-gateway.ts";
+import { startPortico, type Portico } from "../e2e/harness.ts";
+import { namedBackend, type RawBackend } from "../proxy/raw.ts";
+import { eventually } from "../wait.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const cmd = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, join(ROOT, "src", "main.ts")];
+const NOTE = "# portico-note: ";
+
+type Obj = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> } };
+
+async function convert(manifests: string, extra: string[] = []): Promise<{ code: number; objects: Obj[]; notes: ConversionNote[]; yaml: string; stderr: string }> {
+  const p = Bun.spawn([...cmd, "migrate", "--to", "gateway-api", "--manifests", manifests, ...extra], { stdout: "pipe", stderr: "pipe", cwd: ROOT });
+  const [yaml, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  const notes = yaml
+    .split("\n")
+    .filter((l) => l.startsWith(NOTE))
+    .map((l) => JSON.parse(l.slice(NOTE.length)) as ConversionNote);
+  const objects = loadAll(yaml).filter((d) => d !== null) as Obj[];
+  return { code, objects, notes, yaml, stderr };
+}
+
+const N = "nginx.ingress.kubernetes.io/";
+
+describe("the migration fixtures", () => {
+  const FIXTURES = join(ROOT, "test", "fixtures", "migrate", "manifests");
+  let out: Awaited<ReturnType<typeof convert>>;
+  beforeAll(async () => {
+    out = await convert(FIXTURES);
+  });
+
+  test("every annotation of ours on a served Ingress has a note; what nothing carries says so", () => {
+    // Exit 3: some annotations are carried by Portico's extension or by nothing (as `migrate`).
+    expect(out.code).toBe(3);
+    const served = new Set(["shop/storefront", "shop/api", "shop/api-canary", "ops/dashboard", "ops/grafana", "web/public-api", "web/security-headers", "web/security-headers-moved", "web/old-domain", "web/https-only", "web/blog", "legacy/intranet"]);
+    const docs: Obj[] = [];
+    for (const f of readdirSync(FIXTURES).sort()) for (const d of loadAll(readFileSync(join(FIXTURES, f), "utf8"))) if (d !== null) docs.push(d as Obj);
+    for (const ing of docs.filter((d) => d.kind === "Ingress")) {
+      const key = `${ing.metadata.namespace}/${ing.metadata.name}`;
+      const ours = Object.keys(ing.metadata.annotations ?? {}).filter((k) => k.startsWith(N) || k.startsWith("portico.dev/")).filter((k) => k !== "kubernetes.io/ingress.class");
+      const noted = new Set(out.notes.filter((n) => n.ingress === key).map((n) => n.annotation));
+      if (served.has(key)) expect({ key, missing: ours.filter((k) => !noted.has(k)) }).toEqual({ key, missing: [] });
+      else expect({ key, noted: [...noted] }).toEqual({ key, noted: [] });
+    }
+    const of = (ing: string, ann: string) => out.notes.find((n) => n.ingress === ing && n.annotation === `${N}${ann}`)?.carriedAs;
+    expect(of("ops/grafana", "auth-url")).toBe("portico-extension");
+    expect(of("ops/grafana", "auth-signin")).toBe("portico-extension");
+    expect(of("web/blog", "server-snippet")).toBe("not-expressible");
+    expect(of("legacy/intranet", "proxy-body-sise")).toBe("not-expressible");
+    expect(of("shop/api-canary", "canary-weight")).toBe("gateway-api");
+    expect(of("web/public-api", "enable-cors")).toBe("gateway-api");
+  });
+
+  test("--output json holds the same objects and notes; a bad --to is a bad flag (exit 2)", async () => {
+    const p = Bun.spawn([...cmd, "migrate", "--to", "gateway-api", "--output", "json", "--manifests", FIXTURES], { stdout: "pipe", stderr: "pipe", cwd: ROOT });
+    const [text, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+    expect(code).toBe(3);
+    expect(JSON.parse(text)).toEqual({ objects: out.objects, notes: out.notes, invalidObjects: [] });
+    const bad = Bun.spawn([...cmd, "migrate", "--to", "istio", "--manifests", FIXTURES], { stdout: "pipe", stderr: "pipe", cwd: ROOT });
+    const [err, badCode] = await Promise.all([new Response(bad.stderr).text(), bad.exited]);
+    expect(badCode).toBe(2);
+    expect(err).toContain('--to: expected gateway-api, got "istio"');
+  });
+
+  test("an access check or a refusing snippet never becomes an open route: the rules name Portico's policy", () => {
+    const route = (ns: string, name: string) => out.objects.find((o) => o.kind === "HTTPRoute" && o.metadata.namespace === ns && o.metadata.name === name) as unknown as { spec: { rules: { filters?: unknown[] }[] } };
+    for (const [ns, name] of [["ops", "grafana"], ["ops", "dashboard"], ["web", "blog"], ["web", "old-domain"]] as const) {
+      for (const rule of route(ns, name).spec.rules) expect(rule.filters?.[0]).toEqual({ type: "ExtensionRef", extensionRef: { group: "portico.dev", kind: "IngressNginxPolicy", name } });
+      const policy = out.objects.find((o) => o.kind === "IngressNginxPolicy" && o.metadata.namespace === ns && o.metadata.name === name);
+      expect(policy).toBeDefined();
+    }
+    // The `/v1(/|$)(.*)` → `/$2` idiom is a prefix replaced (Portico's Gateway API compile does
+    // not serve URLRewrite yet, so this one is checked as written, not served).
+    const api = route("shop", "api").spec.rules[0] as unknown as { matches: unknown; filters: unknown[] };
+    expect(api.matches).toEqual([{ path: { type: "PathPrefix", value: "/v1" } }]);
+    expect(api.filters[1]).toEqual({ type: "URLRewrite", urlRewrite: { path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/" } } });
+    // A certificate in the route's namespace, the Gateway elsewhere: a ReferenceGrant lets the Gateway read it.
+    const grant = out.objects.find((o) => o.kind === "ReferenceGrant" && o.metadata.namespace === "ops") as unknown as { spec: unknown };
+    expect(grant.spec).toEqual({ from: [{ group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "portico" }], to: [{ group: "", kind: "Secret", name: "grafana-tls" }] });
+  });
+});
+
+test("an Ingress with backend-protocol GRPC becomes a GRPCRoute matching its services and methods; a path gRPC cannot name is noted", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "portico-to-grpc-"));
+  try {
+    writeFileSync(
+      join(dir, "grpc.yaml"),
+      `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: { name: nginx }
+spec: { controller: k8s.io/ingress-nginx }
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: rpc
+  namespace: apps
+  annotations: { ${N}backend-protocol: GRPC }
+spec:
+  ingressClassName: nginx
+  rules:
+    - host: rpc.test
+      http:
+        paths:
+          - { path: /echo.Echo/, pathType: Prefix, backend: { service: { name: echo, port: { number: 50051 } } } }
+          - { path: /health.Health/Check, pathType: Exact, backend: { service: { name: health, port: { number: 50051 } } } }
+          - { path: /v1/static, pathType: Prefix, backend: { service: { name: echo, port: { number: 50051 } } } }
+`,
+    );
+    const out = await convert(dir);
+    const route = out.objects.find((o) => o.kind === "GRPCRoute") as unknown as { apiVersion: string; spec: unknown };
+    expect(route.apiVersion).toBe("gateway.networking.k8s.io/v1");
+    expect(route.spec).toEqual({
+      parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "portico", name: "portico" }],
+      hostnames: ["rpc.test"],
+      rules: [
+        { matches: [{ method: { type: "Exact", service: "echo.Echo" } }], backendRefs: [{ name: "echo", port: 50051 }] },
+        { matches: [{ method: { type: "Exact", service: "health.Health", method: "Check" } }], backendRefs: [{ name: "health", port: 50051 }] },
+      ],
+    });
+    expect(out.notes.filter((n) => n.carriedAs === "not-expressible").map((n) => n.text)).toEqual([
+      'path "/v1/static" (PathPrefix) is not a gRPC service or method: a GRPCRoute cannot match it, and the rule is left out',
+    ]);
+    expect(out.code).toBe(3);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a host with more paths than a route's 16 rules is written as several routes", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "portico-to-gateway-many-"));
+  try {
+    const paths = Array.from({ length: 17 }, (_, i) => `          - { path: /p${i}, pathType: Prefix, backend: { service: { name: s, port: { number: 80 } } } }`).join("\n");
+    writeFileSync(
+      join(dir, "many.yaml"),
+      `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: { name: nginx }
+spec: { controller: k8s.io/ingress-nginx }
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: many, namespace: apps }
+spec:
+  ingressClassName: nginx
+  rules:
+    - host: many.test
+      http:
+        paths:
+${paths}
+`,
+    );
+    const out = await convert(dir);
+    expect(out.code).toBe(0);
+    const routes = out.objects.filter((o) => o.kind === "HTTPRoute") as unknown as { metadata: { name: string }; spec: { hostnames: string[]; rules: { matches: { path: { value: string } }[] }[] } }[];
+    expect(routes.map((r) => [r.metadata.name, r.spec.hostnames, r.spec.rules.length])).toEqual([["many", ["many.test"], 16], ["many-2", ["many.test"], 1]]);
+    expect(routes.flatMap((r) => r.spec.rules.map((x) => x.matches[0]!.path.value))).toEqual(Array.from({ length: 17 }, (_, i) => `/p${i}`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+describe("served side by side", () => {
+  let dir: string;
+  let ing: Portico;
+  let gw: Portico;
+  const backends = new Map<string, RawBackend & { name: string }>();
+  let conv: Awaited<ReturnType<typeof convert>>;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "portico-to-gateway-"));
+    for (const s of ["a", "b"]) backends.set(s, await namedBackend(s));
+    const svc = (name: string) => `apiVersion: v1
+kind: Service
+metadata: { name: ${name}, namespace: web }
+spec: { ports: [{ name: http, port: 80 }] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: ${name}-1, namespace: web, labels: { kubernetes.io/service-name: ${name} } }
+addressType: IPv4
+ports: [{ name: http, port: ${backends.get(name)!.port} }]
+endpoints: [{ addresses: [127.0.0.1], conditions: { ready: true } }]
+`;
+    const ingress = (name: string, host: string, annotations: Record<string, string>, paths: string, tls = "") => `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: ${name}
+  namespace: web
+  annotations: ${JSON.stringify(annotations)}
+spec:
+  ingressClassName: nginx
+  ${tls}
+  rules: [{ host: ${host}, http: { paths: ${paths} } }]
+`;
+    const p = (path: string, type: string, service: string) => `{ path: "${path}", pathType: ${type}, backend: { service: { name: ${service}, port: { number: 80 } } } }`;
+    const services = `${svc("a")}---\n${svc("b")}`;
+    const ingresses = [
+      `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: { name: nginx }
+spec: { controller: k8s.io/ingress-nginx }
+`,
+      ingress("plain", "plain.test", {}, `[${p("/app", "Prefix", "a")}, ${p("/exact", "Exact", "b")}]`),
+      ingress("headers", "headers.test", { "portico.dev/request-headers": "X-Tenant: acme" }, `[${p("/", "Prefix", "a")}]`),
+      ingress("main", "canary.test", {}, `[${p("/", "Prefix", "a")}]`),
+      ingress("canary", "canary.test", { [`${N}canary`]: "true", [`${N}canary-by-header`]: "X-Canary" }, `[${p("/", "Prefix", "b")}]`),
+      ingress("main-v", "canaryv.test", {}, `[${p("/", "Prefix", "a")}]`),
+      ingress("canary-v", "canaryv.test", { [`${N}canary`]: "true", [`${N}canary-by-header`]: "X-Env", [`${N}canary-by-header-value`]: "blue" }, `[${p("/", "Prefix", "b")}]`),
+      ingress("approot", "approot.test", { [`${N}app-root`]: "/home" }, `[${p("/", "Prefix", "a")}]`),
+      ingress("moved", "moved.test", { [`${N}permanent-redirect`]: "https://new.test/landing" }, `[${p("/", "Prefix", "a")}]`),
+      ingress("temp", "temp.test", { [`${N}temporal-redirect`]: "http://new.test:8080/t" }, `[${p("/", "Prefix", "a")}]`),
+      ingress("secure", "secure.test", {}, `[${p("/", "Prefix", "a")}]`, "tls: [{ hosts: [secure.test], secretName: secure-tls }]"),
+    ];
+    writeFileSync(join(dir, "services.yaml"), services);
+    writeFileSync(join(dir, "ingresses.yaml"), ingresses.join("---\n"));
+    // Both serve redirects to HTTPS with 301 (Portico's Gateway API RequestRedirect serves 301 and 302).
+    conv = await convert(dir, ["--http-redirect-code", "301"]);
+    const gwDir = join(dir, "gateway");
+    require("node:fs").mkdirSync(gwDir);
+    writeFileSync(join(gwDir, "services.yaml"), services);
+    writeFileSync(join(gwDir, "gateway.yaml"), conv.yaml);
+    [ing, gw] = await Promise.all([
+      startPortico(["--manifests", dir, "--ingress-nginx-compat", "--http-redirect-code", "301", "--access-log", "off"]),
+      startPortico(["--manifests", gwDir, "--http-redirect-code", "301", "--access-log", "off"]),
+    ]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([ing?.stop("SIGKILL"), gw?.stop("SIGKILL")]);
+    for (const b of backends.values()) await b.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** One answer, and what the backend received for it (request line, the headers that matter). */
+  async function ask(p: Portico, host: string, path: string, headers: Record<string, string> = {}) {
+    const before = new Map([...backends].map(([k, b]) => [k, b.hits.length]));
+    const res = await fetch(`${p.http}${path}`, { headers: { host, connection: "close", ...headers }, redirect: "manual" });
+    const body = await res.text();
+    let received: { backend: string; line: string; headers: string[] } | null = null;
+    for (const [k, b] of backends) {
+      if (b.hits.length > (before.get(k) ?? 0)) {
+        const head = b.hits.at(-1)!.head.split("\r\n");
+        // Fields that carry the request (not per-connection or per-request ids).
+        const keep = head.slice(1).filter((l) => /^(host|x-tenant|x-forwarded-host|x-forwarded-proto|x-canary|x-env|x-original-uri)\s*:/i.test(l)).map((l) => l.toLowerCase()).sort();
+        received = { backend: k, line: head[0]!, headers: keep };
+      }
+    }
+    // The body of a backend's answer is its name (in `received`); Portico's own 404 page when no
+    // route matches is not part of a mapping (the Gateway API form has no default backend).
+    void body;
+    return { status: res.status, location: res.headers.get("location")?.replace(String(p.ports.http), "PORT").replace(String(p.ports.https), "TLSPORT") ?? null, received };
+  }
+
+  const cases: [string, string, Record<string, string>?][] = [
+    ["plain.test", "/app"],
+    ["plain.test", "/app/x?q=1"],
+    ["plain.test", "/application"],
+    ["plain.test", "/exact"],
+    ["plain.test", "/exact/"],
+    ["plain.test", "/other"],
+    ["headers.test", "/h?x=y"],
+    ["headers.test", "/", { "x-tenant": "evil" }],
+    ["canary.test", "/c"],
+    ["canary.test", "/c", { "x-canary": "always" }],
+    ["canary.test", "/c", { "x-canary": "never" }],
+    ["canary.test", "/c", { "x-canary": "Always" }],
+    ["canaryv.test", "/v", { "x-env": "blue" }],
+    ["canaryv.test", "/v", { "x-env": "green" }],
+    ["canaryv.test", "/v"],
+    ["approot.test", "/"],
+    ["approot.test", "/x"],
+    ["moved.test", "/"],
+    ["moved.test", "/deep/path"],
+    ["temp.test", "/a/b"],
+    ["secure.test", "/s?q=1"],
+  ];
+
+  test("every request of an equivalent mapping gets the same answer from the Ingress and from its Gateway API form", async () => {
+    expect(conv.code).toBe(0);
+    await eventually(async () => (await ask(ing, "plain.test", "/app")).status === 200 && (await ask(gw, "plain.test", "/app")).status === 200, 15_000);
+    await eventually(async () => (await ask(gw, "secure.test", "/")).status === 301 && (await ask(gw, "canaryv.test", "/")).status === 200, 15_000);
+    const differ: unknown[] = [];
+    for (const [host, path, headers] of cases) {
+      const a = await ask(ing, host, path, headers);
+      const b = await ask(gw, host, path, headers);
+      if (JSON.stringify(a) !== JSON.stringify(b)) differ.push({ host, path, headers, ingress: a, gateway: b });
+    }
+    if (process.env.TO_GATEWAY_VERBOSE) for (const [host, path, headers] of cases) console.log(host, path, headers ?? "", JSON.stringify(await ask(gw, host, path, headers)));
+    expect(differ).toEqual([]);
+    // The stated difference of the HTTPS redirect: RequestRedirect keeps the trailing `/` that
+    // ingress-nginx cuts (NGINX-COMPAT.md 1.4, "Trailing-slash quirk"); the note says so.
+    expect([(await ask(ing, "secure.test", "/dir/")).location, (await ask(gw, "secure.test", "/dir/")).location]).toEqual(["https://secure.test/dir", "https://secure.test/dir/"]);
+    expect(conv.notes.find((n) => n.ingress === "web/secure")?.text).toContain("it keeps a trailing `/` ingress-nginx cuts");
+    // The answers are the mappings' own, not two equal 404s.
+    expect((await ask(gw, "canary.test", "/c", { "x-canary": "always" })).received?.backend).toBe("b");
+    expect((await ask(gw, "headers.test", "/", { "x-tenant": "evil" })).received?.headers).toContain("x-tenant: acme");
+    expect((await ask(gw, "moved.test", "/deep/path")).location).toBe("https://new.test/landing");
+    expect((await ask(gw, "approot.test", "/")).status).toBe(302);
+  });
+});
