@@ -1,16 +1,16 @@
-// CPU cost of what --workers N ≥ 2 keeps in shared memory (src/proxy/shared-state.ts) against
+// CPU cost of what --workers N ≥ 2 keeps in shared memory (src/proxy/shared/state.ts) against
 // the single process's in-memory versions: `bun bench/limits.ts`. A limits check (admit(),
 // acquire()+release), an EWMA pick and answer, an auth cache hit, in one process; then two
 // processes hammering the same client key at once (the worst case for the bucket lock) and
 // different keys. CPU only, a few seconds; no network. Flags: --calls N (default 1,000,000).
 import { closeSync } from "node:fs";
 import { join } from "node:path";
-import { createBalancer, type EwmaScores } from "../src/proxy/balancer.ts";
-import { createAuthCache, type AuthCacheStore } from "../src/proxy/external-auth.ts";
-import { createLimiter, rateOf, type Limiter } from "../src/proxy/limits.ts";
-import { createSharedAuthCache, formatSharedAuthCache, SHARED_AUTH_CACHE_BYTES } from "../src/proxy/shared-auth-cache.ts";
-import { createSharedEwma, formatSharedEwma, SHARED_EWMA_BYTES } from "../src/proxy/shared-ewma.ts";
-import { createSharedLimiter, formatSharedLimits, sharedLimitsBytes } from "../src/proxy/shared-limits.ts";
+import { createBalancer, type EwmaScores } from "../src/proxy/upstream/balancer.ts";
+import { createAuthCache, type AuthCacheStore } from "../src/proxy/policies/external-auth.ts";
+import { createLimiter, rateOf, type Limiter } from "../src/proxy/policies/limits.ts";
+import { createSharedAuthCache, formatSharedAuthCache, SHARED_AUTH_CACHE_BYTES } from "../src/proxy/shared/auth-cache.ts";
+import { createSharedEwma, formatSharedEwma, SHARED_EWMA_BYTES } from "../src/proxy/shared/ewma.ts";
+import { createSharedLimiter, formatSharedLimits, sharedLimitsBytes } from "../src/proxy/shared/limits.ts";
 import type { Backend, Upstream } from "../src/table/types.ts";
 import { createSharedMemory } from "../src/workers/shared-memory.ts";
 
@@ -76,8 +76,8 @@ measureAuth("shared memory (`--workers N`)", createSharedAuthCache(authMem));
 // and each its own 1,000 keys.
 async function race(sameKey: boolean): Promise<string> {
   const child = (worker: number) => `
-    import { createSharedLimiter } from ${JSON.stringify(join(ROOT, "src/proxy/shared-limits.ts"))};
-    import { rateOf } from ${JSON.stringify(join(ROOT, "src/proxy/limits.ts"))};
+    import { createSharedLimiter } from ${JSON.stringify(join(ROOT, "src/proxy/shared/limits.ts"))};
+    import { rateOf } from ${JSON.stringify(join(ROOT, "src/proxy/policies/limits.ts"))};
     const mem = Bun.mmap("/dev/fd/3");
     const l = createSharedLimiter(mem, { worker: ${worker} });
     const rate = rateOf(1000, 1, 5);

@@ -16,9 +16,9 @@ export const ENTRY = "src/main.ts";
 /**
  * Worker threads' entry points, compiled into the executable next to main.ts: Bun bundles a
  * `new Worker(...)` module only when it is listed as an entry point. Each keeps its path under
- * src/ (the entry points' common folder), which is where src/proxy/hash-pool.ts looks for it.
+ * src/ (the entry points' common folder), which is where src/proxy/crypt/hash-pool.ts looks for it.
  */
-export const WORKER_ENTRIES = ["src/proxy/crypt-worker.ts"] as const;
+export const WORKER_ENTRIES = ["src/proxy/crypt/crypt-worker.ts"] as const;
 /** Build output, relative to the repository root. The Dockerfile copies this path (a test checks it). */
 export const OUTFILE = "dist/portico";
 export const TARGETS = ["bun-linux-x64", "bun-linux-arm64"] as const;

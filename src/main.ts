@@ -5,6 +5,7 @@
 // in use among them), 2 bad flag or value, 3 from `migrate` when an Ingress would change
 // (README.md, "Flags").
 import { parseArgs } from "./config/parse.ts";
+import { helpText } from "./runtime/help.ts";
 import { createLogger } from "./log/logger.ts";
 import { startupErrorMessage } from "./runtime/errors.ts";
 import { explainCli } from "./runtime/explain.ts";
@@ -20,7 +21,9 @@ async function main(): Promise<number | null> {
   const outcome = parseArgs(process.argv.slice(2), process.env);
   switch (outcome.type) {
     case "help":
-      process.stdout.write(outcome.text.endsWith("\n") ? outcome.text : `${outcome.text}\n`);
+      // The help text lives with the composition (runtime/help.ts): it reads the flag table
+      // and the annotation registry, which config/ sits below.
+      process.stdout.write(`${helpText().replace(/\n$/, "")}\n`);
       return 0;
     case "version":
       process.stdout.write(`${versionLine()}\n`);

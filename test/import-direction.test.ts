@@ -1,7 +1,10 @@
 // The one-way data flow (docs/design.md, "Layout") as a test: the pure core (compile/, table/,
 // store/, model/) never reaches the I/O side, never reads a clock or arms a timer, Bun.* stays
 // in the few folders that own a Bun caveat, and the composition is layered: main.ts → runtime/
-// → workers/ → serving/, never back. A violation names file, line and rule.
+// → workers/ → serving/, never back. No file imports itself through others (type imports
+// count: a cycle of types is still two files that must be read together), the folders form
+// layers (no folder reaches one that reaches it back), and the data plane and the store never
+// read the annotation families. A violation names file, line and rule.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, posix, relative, resolve } from "node:path";
@@ -12,14 +15,25 @@ const SRC = resolve(import.meta.dir, "../src");
  * Folders whose code must stay pure: no I/O, no timers, no clock, no Bun. request/ holds the
  * request normaliser that both proxy/ and compile/ (explain) use, so it sits on the pure side.
  */
-const PURE_DIRS = ["compile/", "table/", "store/", "model/", "annotations/", "request/", "regex/"] as const;
+const PURE_DIRS = ["compile/", "table/", "store/", "model/", "annotations/", "request/", "regex/", "policy/"] as const;
+
+/**
+ * Arrows that would run against the design even where the folders stay acyclic: the data plane
+ * runs the table's plain data and the shared parameter contracts (policy/), never the
+ * annotation families or the compiler; the store keeps objects and knows no annotation.
+ */
+const FORBIDDEN_ARROWS: Readonly<Record<string, readonly string[]>> = {
+  "proxy/": ["annotations/", "compile/", "store/"],
+  "store/": ["annotations/", "compile/", "table/"],
+  "policy/": ["annotations/", "compile/", "proxy/"],
+};
 
 /** What the pure core must not import (paths relative to src/; a trailing / means the folder). */
 const FORBIDDEN_FOR_PURE = [
   "proxy/", "tls/", "kube/", "admin/", "files/", "log/", "workers/", "serving/", "runtime/", "main.ts",
   // Of config/, types.ts, units.ts, cidr.ts and address-policy.ts are pure (cidr.ts holds
   // node:net's BlockList, a data structure: no I/O); the rest reads the process environment.
-  "config/parse.ts", "config/flags.ts", "config/values.ts", "config/help.ts",
+  "config/parse.ts", "config/flags.ts", "config/values.ts",
 ] as const;
 
 /** Modules with I/O or timers, with or without the `node:` prefix. */
@@ -208,6 +222,9 @@ export function scan(file: string, src: string): Violation[] {
     if (!spec.startsWith(".")) continue;
     const target = posix.normalize(posix.join(posix.dirname(file), spec));
     if (pure && under(target, FORBIDDEN_FOR_PURE)) out.push({ file, line, rule: `pure module imports ${target}` });
+    for (const [from, targets] of Object.entries(FORBIDDEN_ARROWS)) {
+      if (file.startsWith(from) && under(target, targets)) out.push({ file, line, rule: `${from} imports ${target} (${from} may not import ${targets.join(", ")})` });
+    }
     for (const [folder, importers] of Object.entries(IMPORTERS)) {
       if (target.startsWith(folder) && !under(file, importers)) out.push({ file, line, rule: `imports ${target} (only ${importers.join(", ")} may)` });
     }
@@ -237,12 +254,84 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
+/** Relative imports of each file (paths relative to src/), from its source text. */
+export function importGraph(sources: ReadonlyMap<string, string>): Map<string, string[]> {
+  const g = new Map<string, string[]>();
+  for (const [file, src] of sources) {
+    const targets = importsOf(stripSource(src, false))
+      .filter((i) => i.spec.startsWith("."))
+      .map((i) => posix.normalize(posix.join(posix.dirname(file), i.spec)))
+      .filter((t) => sources.has(t));
+    g.set(file, [...new Set(targets)]);
+  }
+  return g;
+}
+
+/** The strongly connected components of more than one node (or a node importing itself): the cycles. */
+export function cyclesOf(g: ReadonlyMap<string, readonly string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of g.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const scc: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      scc.push(w);
+    } while (w !== v);
+    if (scc.length > 1 || (g.get(v) ?? []).includes(v)) out.push(scc.sort());
+  };
+  for (const v of [...g.keys()].sort()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+/** The folder graph: `a/ → b/` when a file of a/ imports one of b/ (top-level files stand alone). */
+export function folderGraph(g: ReadonlyMap<string, readonly string[]>): Map<string, string[]> {
+  const top = (f: string) => (f.includes("/") ? `${f.slice(0, f.indexOf("/"))}/` : f);
+  const out = new Map<string, Set<string>>();
+  for (const [f, targets] of g) {
+    const from = top(f);
+    if (!out.has(from)) out.set(from, new Set());
+    for (const t of targets) if (top(t) !== from) out.get(from)!.add(top(t));
+  }
+  return new Map([...out].map(([k, v]) => [k, [...v].sort()]));
+}
+
+function readSources(): Map<string, string> {
+  return new Map(sourceFiles(SRC).map((p) => [relative(SRC, p).split("\\").join("/"), readFileSync(p, "utf8")] as const));
+}
+
 describe("import direction", () => {
   test("src/ follows the one-way rules", () => {
-    const files = sourceFiles(SRC);
-    expect(files.length).toBeGreaterThan(5);
-    const violations = files.flatMap((p) => scan(relative(SRC, p).split("\\").join("/"), readFileSync(p, "utf8")));
+    const sources = readSources();
+    expect(sources.size).toBeGreaterThan(5);
+    const violations = [...sources].flatMap(([file, src]) => scan(file, src));
     expect(violations.map((v) => `src/${v.file}:${v.line}: ${v.rule}`)).toEqual([]);
+  });
+
+  test("no import cycles between files of src/", () => {
+    expect(cyclesOf(importGraph(readSources()))).toEqual([]);
+  });
+
+  test("the folders of src/ form layers: none reaches one that reaches it back", () => {
+    const folders = folderGraph(importGraph(readSources()));
+    expect(folders.size).toBeGreaterThan(10);
+    expect(cyclesOf(folders)).toEqual([]);
   });
 });
 
@@ -251,7 +340,7 @@ describe("the scanner itself", () => {
 
   test("catches planted violations in a pure module", () => {
     const src = [
-      'import { thing } from "../proxy/forward.ts";',
+      'import { thing } from "../proxy/upstream/forward.ts";',
       'import type { Logger } from "../log/logger.ts";',
       'import { readFileSync } from "node:fs";',
       'export { parseArgs } from "../config/parse.ts";',
@@ -264,7 +353,7 @@ describe("the scanner itself", () => {
       'const m = await import("../kube/watch.ts");',
     ].join("\n");
     expect(rules("compile/bad.ts", src)).toEqual([
-      "1: pure module imports proxy/forward.ts",
+      "1: pure module imports proxy/upstream/forward.ts",
       "2: pure module imports log/logger.ts",
       "3: pure module imports node:fs",
       "4: pure module imports config/parse.ts",
@@ -284,7 +373,7 @@ describe("the scanner itself", () => {
       "1: module references Bun.",
       "2: module references console.",
     ]);
-    expect(rules("proxy/listener.ts", "Bun.serve({});")).toEqual([]);
+    expect(rules("proxy/pipeline/listener.ts", "Bun.serve({});")).toEqual([]);
     expect(rules("main.ts", "Bun.serve({});")).toEqual([]);
     expect(rules("log/logger.ts", "console.log(1);")).toEqual([]);
   });
@@ -319,6 +408,30 @@ describe("the scanner itself", () => {
     expect(rules("main.ts", 'import { run } from "./runtime/run.ts";\nimport { runWorker } from "./workers/worker.ts";')).toEqual([]);
     expect(rules("runtime/local.ts", 'import { serveTraffic } from "../serving/serve.ts";')).toEqual([]);
     expect(rules("workers/worker.ts", 'import { serveTraffic } from "../serving/serve.ts";')).toEqual([]);
+  });
+
+  test("a cycle is found through type imports too, and named with every file in it", () => {
+    const sources = new Map([
+      ["proxy/a.ts", 'import type { B } from "./b.ts";'],
+      ["proxy/b.ts", 'import { c } from "../table/c.ts";'],
+      ["table/c.ts", 'import type { A } from "../proxy/a.ts";\nimport { d } from "./d.ts";'],
+      ["table/d.ts", "export const d = 1;"],
+    ]);
+    expect(cyclesOf(importGraph(sources))).toEqual([["proxy/a.ts", "proxy/b.ts", "table/c.ts"]]);
+    expect(cyclesOf(folderGraph(importGraph(sources)))).toEqual([["proxy/", "table/"]]);
+    sources.set("table/c.ts", 'import { d } from "./d.ts";');
+    expect(cyclesOf(importGraph(sources))).toEqual([]);
+    expect(cyclesOf(folderGraph(importGraph(sources)))).toEqual([]);
+  });
+
+  test("the data plane and the store never import the annotation families", () => {
+    expect(rules("proxy/policies/canary.ts", 'import type { CanaryRules } from "../../annotations/canary.ts";')).toEqual([
+      "1: proxy/ imports annotations/canary.ts (proxy/ may not import annotations/, compile/, store/)",
+    ]);
+    expect(rules("store/store.ts", 'import { authSecretKey } from "../annotations/basic-auth.ts";')).toEqual([
+      "1: store/ imports annotations/basic-auth.ts (store/ may not import annotations/, compile/, table/)",
+    ]);
+    expect(rules("proxy/policies/canary.ts", 'import type { CanaryRules } from "../../policy/params.ts";')).toEqual([]);
   });
 
   test("code inside a template substitution is still scanned", () => {

@@ -1,11 +1,15 @@
-// The stage policies of the access and basic-auth families (table/policy.ts), built in one
+// The stage policies of the access and basic-auth families (policy/stages.ts), built in one
 // place for parse.ts, which knows only the annotations, and compile/access.ts, which adds
 // what lies outside them (the --*-source-range flags, the Secret's users). What parse.ts emits
 // fails closed on its own: a basic-auth policy without its users refuses every request.
-import type { StagePolicy } from "../table/policy.ts";
-import { REFUSED_STATUS } from "./access.ts";
-import type { ClientCertPolicy } from "./client-certs.ts";
-import type { UserEntry } from "./htpasswd.ts";
+import type { StagePolicy } from "../policy/stages.ts";
+import type { ParamsOf } from "../policy/contract.ts";
+import type { UserEntry } from "../policy/htpasswd.ts";
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
+
+/** The answer to every request of a route whose access or authentication annotations cannot be applied. */
+export const REFUSED_STATUS = 503;
 
 /**
  * The kinds compile/access.ts rebuilds once it has resolved their inputs. Not "refuse": a
@@ -23,7 +27,7 @@ const SAME_IN_INGRESS_NGINX = new WeakSet<StagePolicy>();
 
 /** Every request refused with 503 (ingress-nginx's "location denied"); `reason` is for /debug/routes. */
 export function refuseStage(reason: string, sameInIngressNginx = false): StagePolicy {
-  const stage: StagePolicy = { stage: "denied", kind: "refuse", params: { status: REFUSED_STATUS, reason } };
+  const stage = stagePolicy(K.REFUSE, { status: REFUSED_STATUS, reason });
   if (sameInIngressNginx) SAME_IN_INGRESS_NGINX.add(stage);
   return stage;
 }
@@ -36,7 +40,7 @@ export function sourceRangeStage(allow: readonly string[] | null, deny: readonly
   const a = allow !== null && allow.length > 0 ? [...allow] : null;
   const d = deny !== null && deny.length > 0 ? [...deny] : null;
   if (a === null && d === null) return null;
-  return { stage: "access", kind: "source-range", params: { allow: a, deny: d } };
+  return stagePolicy(K.SOURCE_RANGE, { allow: a, deny: d });
 }
 
 /**
@@ -45,11 +49,7 @@ export function sourceRangeStage(allow: readonly string[] | null, deny: readonly
  * the user count instead of the users (table/serialize.ts).
  */
 export function basicAuthStage(realm: string, secret: string, users: readonly UserEntry[] | null): StagePolicy {
-  return {
-    stage: "authentication",
-    kind: "basic-auth",
-    params: { realm, secret, users: users === null ? null : users.map((u) => [u.user, u.hash]) },
-  };
+  return stagePolicy(K.BASIC_AUTH, { realm, secret, users: users === null ? null : users.map((u) => [u.user, u.hash] as [string, string]) });
 }
 
 /** The CA Secret could not be read: ingress-nginx's server-level `return 403` (its AuthTLSError). */
@@ -60,10 +60,10 @@ export const CA_UNREADABLE_STATUS = 403;
  * yet, and the proxy refuses to run the policy). In the first stage, as nginx checks the
  * certificate when the request is read, before any phase of its location.
  */
-export function clientCertStage(p: Extract<ClientCertPolicy, { state: "on" }>, secret: string, ca: readonly string[] | null): StagePolicy {
-  return {
-    stage: "certificate",
-    kind: "client-cert",
-    params: { verify: p.verify, depth: p.depth, errorPage: p.errorPage, passCertificate: p.passCertificate, secret, ca: ca === null ? null : [...ca] },
-  };
+export function clientCertStage(
+  p: Pick<ParamsOf<typeof K.CLIENT_CERT>, "verify" | "depth" | "errorPage" | "passCertificate">,
+  secret: string,
+  ca: readonly string[] | null,
+): StagePolicy {
+  return stagePolicy(K.CLIENT_CERT, { verify: p.verify, depth: p.depth, errorPage: p.errorPage, passCertificate: p.passCertificate, secret, ca: ca === null ? null : [...ca] });
 }

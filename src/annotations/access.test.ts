@@ -2,8 +2,8 @@
 // cannot be applied makes the routes refuse (503), never serve open. The proxy side is in
 // test/proxy/access.test.ts.
 import { describe, expect, test } from "bun:test";
-import type { StagePolicy } from "../table/policy.ts";
-import { usersFromFile, usersFromMap, checkHash } from "./htpasswd.ts";
+import type { StagePolicy } from "../policy/stages.ts";
+import { usersFromFile, usersFromMap, checkHash } from "../policy/htpasswd.ts";
 import { parseAnnotations } from "./parse.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 
@@ -141,7 +141,7 @@ describe("user files", () => {
       for (const p of r.problems) expect(p).not.toContain(hash.slice(4));
     }
     expect(r.problems.find((p) => p.includes('"plain"'))).toContain("{PLAIN}");
-    // The caps (annotations/htpasswd.ts): bcrypt cost 12 and 50,000 SHA-crypt rounds are the
+    // The caps (policy/htpasswd.ts): bcrypt cost 12 and 50,000 SHA-crypt rounds are the
     // most accepted; one more is a user who cannot log in.
     expect(checkHash("$2y$12$SdCcB4.W04SgvFo3Lpx9k.4wZA22Br4rguNXdjKRzGANllzeN6gjW").format).toBe("bcrypt");
     expect(checkHash("$2y$13$SdCcB4.W04SgvFo3Lpx9k.4wZA22Br4rguNXdjKRzGANllzeN6gjW")).toEqual({ format: null, problem: "its bcrypt cost 13 is above 12, the most Portico computes per request" });

@@ -7,6 +7,7 @@ import * as v from "valibot";
 import { isIpv4MappedRange, parseCidrList } from "../config/cidr.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
+import { REFUSED_STATUS, refuseStage, sourceRangeStage } from "./access-stages.ts";
 
 export interface SourceRangePolicy {
   /** Canonical CIDRs from the annotation; null when it is not set (the flag's list applies). */
@@ -16,8 +17,6 @@ export interface SourceRangePolicy {
   readonly invalid: string | null;
 }
 
-/** The answer to every request of a route whose access or authentication annotations cannot be applied. */
-export const REFUSED_STATUS = 503;
 
 const REFUSE = `every path of the Ingress answers ${REFUSED_STATUS} until it is fixed`;
 
@@ -90,6 +89,12 @@ export const ACCESS: Family<SourceRangePolicy> = {
   name: "access",
   annotations: [ALLOWLIST_SOURCE_RANGE, DENYLIST_SOURCE_RANGE],
   none: NONE,
+  // ingress-nginx denies the location (503) for an unreadable list too.
+  stages: (a) => {
+    if (a.invalid !== null) return [refuseStage(a.invalid, true)];
+    const s = sourceRangeStage(a.allow, a.deny);
+    return s === null ? [] : [s];
+  },
   parse(r) {
     const allow = r.read(ALLOWLIST_SOURCE_RANGE, CidrList, REFUSE);
     const deny = r.read(DENYLIST_SOURCE_RANGE, CidrList, REFUSE);

@@ -1,11 +1,13 @@
 // Session affinity with a cookie (ingress-nginx's internal/ingress/annotations/sessionaffinity
-// and rootfs/etc/nginx/lua/balancer/sticky*.lua). The proxy side is proxy/affinity.ts; the route
+// and rootfs/etc/nginx/lua/balancer/sticky*.lua). The proxy side is proxy/policies/affinity.ts; the route
 // carries the policy as a `backend` stage (docs/design.md, "Balancing and affinity").
 import * as v from "valibot";
-import type { StagePolicy } from "../table/policy.ts";
+import type { StagePolicy } from "../policy/stages.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, exactlyOneOf, isTrue, oneOf } from "./values.ts";
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 export interface CookieAffinity {
   /** `balanced`: a random key, hashed to a pod (some sessions move on scaling); `persistent`: the pod's own key. */
@@ -219,7 +221,7 @@ export const AFFINITY_FAMILY: Family<AffinityPolicy> = {
   },
 };
 
-/** The route's `backend` stage policy for cookie affinity (proxy/affinity.ts runs it). */
+/** The route's `backend` stage policy for cookie affinity (proxy/policies/affinity.ts runs it). */
 export function affinityStage(c: CookieAffinity): StagePolicy {
-  return { stage: "backend", kind: "affinity", params: { ...c } };
+  return stagePolicy(K.AFFINITY, { ...c });
 }

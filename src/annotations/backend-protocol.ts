@@ -1,12 +1,14 @@
 // The protocol spoken to the pods of one Ingress's backends. The compiler uses the scheme to
 // resolve backends (an HTTPS or gRPC backend has its own id: docs/design.md). GRPC is HTTP/2
 // with prior knowledge (h2c), GRPCS HTTP/2 over TLS, as ingress-nginx's grpc_pass grpc:// and
-// grpcs:// (proxy/grpc.ts). AUTO_HTTP is decided per request, in the "forwarding" stage
-// (src/proxy/kinds.ts).
+// grpcs:// (proxy/upstream/grpc.ts). AUTO_HTTP is decided per request, in the "forwarding" stage
+// (src/proxy/policies/registry.ts).
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import type { BackendScheme } from "../table/types.ts";
 import { oneOf } from "./values.ts";
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 export interface BackendProtocolPolicy {
   /** The scheme backends are resolved with (AUTO_HTTP: http, switched per request). */
@@ -44,6 +46,10 @@ export const BACKEND_PROTOCOL: Family<BackendProtocolPolicy> = {
   name: "backend-protocol",
   annotations: [BACKEND_PROTOCOL_SPEC],
   none: NONE,
+  // In "forwarding", after the backend stage: the scheme applies to whichever backend the canary
+  // policy chose (ingress-nginx's `proxy_pass $scheme://upstream_balancer` is the location's,
+  // for main's upstream and the canary's alike).
+  stages: (p) => (p.auto ? [stagePolicy(K.AUTO_HTTP, {})] : []),
   parse(r) {
     return BY_VALUE[r.value(BACKEND_PROTOCOL_SPEC, Protocol) ?? ""] ?? NONE;
   },

@@ -1,6 +1,6 @@
 // How a route's requests are spread over the pods: `load-balance` and `upstream-hash-by`
 // (ingress-nginx's internal/ingress/annotations/{loadbalancing,upstreamhashby} and
-// rootfs/etc/nginx/lua/balancer/*.lua). The proxy side is proxy/hash-by.ts and balancer.ts (docs/design.md,
+// rootfs/etc/nginx/lua/balancer/*.lua). The proxy side is proxy/policies/hash-by.ts and balancer.ts (docs/design.md,
 // "Balancing and affinity").
 //
 // `upstream-hash-by` is an nginx variable expression in ingress-nginx, evaluated by Lua with
@@ -8,19 +8,15 @@
 // never evaluates anything else: `$remote_addr`, `$request_uri`, `$http_<name>`,
 // `$cookie_<name>`, and literal text between them. The data plane concatenates their values.
 import * as v from "valibot";
-import type { StagePolicy } from "../table/policy.ts";
+import type { StagePolicy } from "../policy/stages.ts";
+import type { HashPart } from "../policy/params.ts";
 import type { AffinityPolicy } from "./affinity.ts";
 import { affinityStage } from "./affinity.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, Int } from "./values.ts";
-
-/** One part of a hash key: literal text, the client address, the request URI, a header or a cookie. */
-export type HashPart =
-  | { readonly text: string }
-  | { readonly var: "remote_addr" | "request_uri" }
-  | { readonly header: string }
-  | { readonly cookie: string };
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 export interface BalancingPolicy {
   /** `load-balance`; null when not set (round robin). */
@@ -145,6 +141,8 @@ export const BALANCING: Family<BalancingPolicy> = {
   name: "balancing",
   annotations: [LOAD_BALANCE, HASH_BY, HASH_BY_SUBSET, HASH_BY_SUBSET_SIZE],
   none: NONE,
+  // Cookie affinity, when set, wins over the balancing algorithm (endpointChoiceStages).
+  stages: (b, all) => endpointChoiceStages(all.affinity as AffinityPolicy, b),
   parse(r) {
     const algorithm = r.read(LOAD_BALANCE, Algorithm, "balancing round robin");
     const hashBy = r.read(HASH_BY, HashBy, "balancing round robin");
@@ -166,7 +164,7 @@ export const BALANCING: Family<BalancingPolicy> = {
  */
 export function endpointChoiceStages(affinity: AffinityPolicy, balancing: BalancingPolicy): StagePolicy[] {
   if (affinity.cookie !== null) return [affinityStage(affinity.cookie)];
-  if (balancing.hashBy !== null) return [{ stage: "backend", kind: "hash", params: { parts: balancing.hashBy, subsetSize: balancing.subsetSize } }];
-  if (balancing.algorithm === "ewma") return [{ stage: "backend", kind: "ewma", params: {} }];
+  if (balancing.hashBy !== null) return [stagePolicy(K.HASH, { parts: [...balancing.hashBy], subsetSize: balancing.subsetSize })];
+  if (balancing.algorithm === "ewma") return [stagePolicy(K.EWMA, {})];
   return [];
 }

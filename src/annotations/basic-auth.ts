@@ -1,12 +1,14 @@
 // Basic authentication for the routes of one Ingress (ingress-nginx's auth-type, auth-secret,
 // auth-secret-type, auth-realm; nginx's auth_basic). This family reads the annotations; the
 // compiler resolves the Secret into the users (compile/access.ts) and the proxy checks the
-// credentials (proxy/basic-auth.ts). Access control fails closed: whatever cannot be applied
+// credentials (proxy/policies/basic-auth.ts). Access control fails closed: whatever cannot be applied
 // as written makes the routes refuse every request, never serve them open.
 import * as v from "valibot";
-import { REFUSED_STATUS } from "./access.ts";
+import { REFUSED_STATUS } from "./access-stages.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
+import { AUTH_SECRET_NAMES } from "../model/secret-refs.ts";
+import { basicAuthStage, refuseStage } from "./access-stages.ts";
 
 export type SecretType = "auth-file" | "auth-map";
 
@@ -83,8 +85,8 @@ export const AUTH_TYPE: AnnotationSpec = {
 };
 
 export const AUTH_SECRET: AnnotationSpec = {
-  portico: "portico.dev/auth-secret",
-  nginx: [`${NGINX_PREFIX}auth-secret`],
+  portico: AUTH_SECRET_NAMES.portico,
+  nginx: AUTH_SECRET_NAMES.nginx,
   family: "basic-auth",
   default: "none",
   description: "`name` or `namespace/name` of the Secret holding the users; watched, so a change applies without a restart",
@@ -146,6 +148,9 @@ export const BASIC_AUTH: Family<BasicAuthPolicy> = {
   name: "basic-auth",
   annotations: [AUTH_TYPE, AUTH_SECRET, AUTH_SECRET_TYPE, AUTH_REALM],
   none: NONE,
+  // compile/access.ts puts the users in once it has read the Secret; until then the proxy refuses.
+  stages: (b) =>
+    b.state === "invalid" ? [refuseStage(b.reason)] : b.state === "basic" ? [basicAuthStage(b.realm, b.namespace === null ? b.name : `${b.namespace}/${b.name}`, null)] : [],
   parse(r) {
     const type = r.read(AUTH_TYPE, AuthType, REFUSE);
     const secret = r.read(AUTH_SECRET, SecretRef, REFUSE);
@@ -173,18 +178,3 @@ export const BASIC_AUTH: Family<BasicAuthPolicy> = {
     });
   },
 };
-
-/**
- * `namespace/name` of the Secret an Ingress's auth-secret annotation names (its own namespace
- * when none is written), or null. The store uses it to tell which Secret changes matter; the
- * annotation's validity is the family's business.
- */
-export function authSecretKey(annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null {
-  if (!annotations) return null;
-  for (const n of [AUTH_SECRET.portico as string, ...AUTH_SECRET.nginx]) {
-    const value = annotations[n]?.trim();
-    if (value === undefined || value === "") continue;
-    return value.includes("/") ? value : `${namespace}/${value}`;
-  }
-  return null;
-}

@@ -2,7 +2,7 @@
 // client-body-buffer-size and proxy-buffering (annotations/proxy/main.go and
 // annotations/clientbodybuffersize/main.go; nginx.tmpl writes them as nginx's
 // proxy_request_buffering, client_body_buffer_size and proxy_buffering). The proxy reads
-// RouteOptions.requestBufferSize (src/proxy/buffer.ts; docs/design.md, "Request buffering").
+// RouteOptions.requestBufferSize (src/proxy/pipeline/buffer.ts; docs/design.md, "Request buffering").
 import * as v from "valibot";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";

@@ -4,28 +4,16 @@
 // upstream as an alternative backend (internal/ingress/controller/controller.go,
 // mergeAlternativeBackends) and picks per request in rootfs/etc/nginx/lua/balancer.lua
 // (route_to_alternative_balancer). Here the compiler attaches the canary to main's route
-// (compile/host-entry.ts) and the proxy's `backend` stage picks (proxy/canary.ts).
+// (compile/host-entry.ts) and the proxy's `backend` stage picks (proxy/policies/canary.ts).
 import * as v from "valibot";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
-import type { StagePolicy } from "../table/policy.ts";
+import { type StagePolicy } from "../policy/stages.ts";
+import type { CanaryRules } from "../policy/params.ts";
 import type { AnnotationSpec, Family, ReadResult } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, isFalse } from "./values.ts";
-
-/** What decides, per request, between main and the canary: plain JSON (it is a stage policy's params). */
-// A type, not an interface: it must be assignable to StagePolicy params (an index signature).
-export type CanaryRules = {
-  /** Header name, lowercased; null = no header rule. */
-  readonly header: string | null;
-  /** Exact, case-sensitive value that selects the canary (replaces the always/never keywords). */
-  readonly headerValue: string | null;
-  /** PCRE source, unanchored; only when headerValue is null. */
-  readonly headerPattern: string | null;
-  readonly cookie: string | null;
-  readonly weight: number;
-  /** At least 100: ingress-nginx uses 100 for any smaller total. */
-  readonly weightTotal: number;
-};
+import * as K from "../policy/kinds.ts";
+import { stagePolicy } from "../policy/contract.ts";
 
 export type CanaryPolicy =
   /** Not a canary (the Ingress is an ordinary one). */
@@ -194,10 +182,9 @@ export const CANARY_FAMILY: Family<CanaryPolicy> = {
 export type CanaryAffinity = { readonly cookie: string; readonly sticky: boolean };
 
 /**
- * The `backend`-stage policy of a route with a canary; proxy/canary.ts implements the kind.
+ * The `backend`-stage policy of a route with a canary; proxy/policies/canary.ts implements the kind.
  * `affinity` is left out of the params when main has none, so such routes read as before.
  */
-export const CANARY_KIND = "canary";
 export function canaryStagePolicy(rules: CanaryRules, affinity: CanaryAffinity | null = null): StagePolicy {
-  return { stage: "backend", kind: CANARY_KIND, params: affinity === null ? { ...rules } : { ...rules, affinity: { ...affinity } } };
+  return stagePolicy(K.CANARY, affinity === null ? { ...rules } : { ...rules, affinity: { ...affinity } });
 }

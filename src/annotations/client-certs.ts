@@ -3,13 +3,15 @@
 // auth-tls-pass-certificate-to-upstream: internal/ingress/annotations/authtls/main.go, and the
 // SERVER block of rootfs/etc/nginx/template/nginx.tmpl). This family reads the annotations;
 // the compiler reads the CA Secret (compile/access.ts) and the proxy checks each request's
-// certificate against it (proxy/client-cert.ts). docs/design.md, "Client certificates".
+// certificate against it (proxy/policies/client-cert.ts). docs/design.md, "Client certificates".
 import * as v from "valibot";
-import { REFUSED_STATUS } from "./access.ts";
+import { REFUSED_STATUS } from "./access-stages.ts";
 import { SecretRef } from "./basic-auth.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
+import { AUTH_TLS_SECRET_NAMES } from "../model/secret-refs.ts";
 import { Bool } from "./values.ts";
+import { clientCertStage, refuseStage } from "./access-stages.ts";
 
 export type VerifyClient = "on" | "off" | "optional" | "optional_no_ca";
 
@@ -58,8 +60,8 @@ const ErrorPage = v.pipe(
 );
 
 export const AUTH_TLS_SECRET: AnnotationSpec = {
-  portico: "portico.dev/auth-tls-secret",
-  nginx: [`${NGINX_PREFIX}auth-tls-secret`],
+  portico: AUTH_TLS_SECRET_NAMES.portico,
+  nginx: AUTH_TLS_SECRET_NAMES.nginx,
   family: "client-certs",
   default: "none",
   description: "`name` or `namespace/name` of the Secret whose `ca.crt` client certificates must chain to; watched, so a change applies without a restart",
@@ -117,6 +119,9 @@ export const CLIENT_CERTS: Family<ClientCertPolicy> = {
   name: "client-certs",
   annotations: [AUTH_TLS_SECRET, AUTH_TLS_VERIFY_CLIENT, AUTH_TLS_VERIFY_DEPTH, AUTH_TLS_ERROR_PAGE, AUTH_TLS_PASS_CERTIFICATE],
   none: NONE,
+  // compile/access.ts puts the CA in once it has read the Secret; until then the proxy refuses.
+  stages: (c) =>
+    c.state === "invalid" ? [refuseStage(c.reason)] : c.state === "on" ? [clientCertStage(c, c.namespace === null ? c.name : `${c.namespace}/${c.name}`, null)] : [],
   parse(r) {
     const secret = r.read(AUTH_TLS_SECRET, SecretRef, REFUSE);
     const verify = r.read(AUTH_TLS_VERIFY_CLIENT, Verify, "using on");
@@ -143,17 +148,3 @@ export const CLIENT_CERTS: Family<ClientCertPolicy> = {
     });
   },
 };
-
-/**
- * `namespace/name` of the CA Secret an Ingress's auth-tls-secret names (its own namespace when
- * none is written), or null: the store watches it like a basic-auth Secret.
- */
-export function caSecretKey(annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null {
-  if (!annotations) return null;
-  for (const n of [AUTH_TLS_SECRET.portico as string, ...AUTH_TLS_SECRET.nginx]) {
-    const value = annotations[n]?.trim();
-    if (value === undefined || value === "") continue;
-    return value.includes("/") ? value : `${namespace}/${value}`;
-  }
-  return null;
-}

@@ -1,9 +1,10 @@
 // cors-* values as ingress-nginx's cors parser reads them (internal/ingress/annotations/cors/main.go
 // at dbb11b92): defaults, fallbacks, the origin list; and the stage policy a route carries.
 import { describe, expect, test } from "bun:test";
-import { CORS_KIND, DEFAULT_CORS_HEADERS, DEFAULT_CORS_METHODS } from "./cors.ts";
+import { DEFAULT_CORS_HEADERS, DEFAULT_CORS_METHODS } from "./cors.ts";
 import { parseAnnotations } from "./parse.ts";
 import { NGINX_PREFIX } from "./spec.ts";
+import * as K from "../policy/kinds.ts";
 
 const parse = (a: Record<string, string>) =>
   parseAnnotations(Object.fromEntries(Object.entries({ "enable-cors": "true", ...a }).map(([k, val]) => [NGINX_PREFIX + k, val])));
@@ -17,7 +18,7 @@ describe("cors annotations", () => {
       enabled: true, origins: "*", methods: DEFAULT_CORS_METHODS, headers: DEFAULT_CORS_HEADERS,
       expose: null, credentials: true, maxAge: 1728000,
     });
-    expect(a.options.stages).toEqual([{ stage: "cors", kind: CORS_KIND, params: { ...a.policies.cors } }]);
+    expect(a.options.stages).toEqual([{ stage: "cors", kind: K.CORS.id, params: { ...a.policies.cors } }]);
     expect(Object.isFrozen(a.options.stages)).toBe(true);
   });
 

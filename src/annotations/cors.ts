@@ -1,14 +1,13 @@
 // CORS for the routes of one Ingress: ingress-nginx's `enable-cors` and `cors-*` annotations
 // (internal/ingress/annotations/cors/main.go, the template's CORS block and
 // buildCorsOriginRegex in internal/ingress/controller/template/template.go, at dbb11b92).
-// The proxy side is src/proxy/cors.ts; the policy runs in the `cors` stage.
+// The proxy side is src/proxy/policies/cors.ts; the policy runs in the `cors` stage.
 import * as v from "valibot";
 import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX, valueIn } from "./spec.ts";
 import { Bool, isFalse, isTrue } from "./values.ts";
-
-/** The stage-policy kind src/proxy/cors.ts implements. */
-export const CORS_KIND = "cors";
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 /** ingress-nginx's defaults (cors/main.go: defaultCorsMethods, defaultCorsHeaders, defaultCorsMaxAge). */
 export const DEFAULT_CORS_METHODS = "GET, PUT, POST, DELETE, PATCH, OPTIONS";
@@ -161,6 +160,10 @@ export const CORS: Family<CorsPolicy> = {
   name: "cors",
   annotations: [ENABLE_CORS, CORS_ALLOW_ORIGIN, CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, CORS_ALLOW_CREDENTIALS, CORS_MAX_AGE],
   none: NONE,
+  stages: (c) =>
+    c.enabled
+      ? [stagePolicy(K.CORS, { enabled: true, origins: c.origins, methods: c.methods, headers: c.headers, expose: c.expose, credentials: c.credentials, maxAge: c.maxAge })]
+      : [],
   parse(r) {
     // ingress-nginx parses the other cors-* keys whether or not CORS is on, and uses them only
     // when it is; Portico reads (and reports) them only when it is on.

@@ -7,7 +7,7 @@
 // picks the error backend and switches a location without endpoints to the default backend
 // (internal/ingress/controller/controller.go, the loop after mergeAlternativeBackends). Here
 // the compiler resolves the Services (compile/error-pages.ts) and the proxy asks the error
-// backend (proxy/error-pages.ts); docs/design.md, "Error pages".
+// backend (proxy/pipeline/error-pages.ts); docs/design.md, "Error pages".
 import * as v from "valibot";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";

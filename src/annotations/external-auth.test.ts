@@ -2,10 +2,13 @@
 // authreq/main.go and parser/validators.go at dbb11b92), with Portico's fail-closed outcomes;
 // and the stage policy a route carries, through JSON as the workers receive it.
 import { describe, expect, test } from "bun:test";
-import { createPolicyRunner } from "../proxy/policies.ts";
-import { DEFAULT_CACHE_DURATION, EXTERNAL_AUTH_KIND, parseCacheDuration, parseTemplate } from "./external-auth.ts";
+import { createPolicyRunner } from "../proxy/policies/run.ts";
+import { POLICY_KINDS } from "../proxy/policies/registry.ts";
+import { DEFAULT_CACHE_DURATION, parseCacheDuration } from "./external-auth.ts";
+import { parseTemplate } from "../policy/template.ts";
 import { parseAnnotations } from "./parse.ts";
 import { NGINX_PREFIX } from "./spec.ts";
+import * as K from "../policy/kinds.ts";
 
 const parse = (a: Record<string, string>) => parseAnnotations(Object.fromEntries(Object.entries(a).map(([k, val]) => [NGINX_PREFIX + k, val])));
 
@@ -17,7 +20,7 @@ describe("external-auth annotations", () => {
     expect(a.options.stages).toEqual([
       {
         stage: "authentication",
-        kind: EXTERNAL_AUTH_KIND,
+        kind: K.EXTERNAL_AUTH.id,
         params: {
           url: ["http://auth.ns.svc.cluster.local:8080/check?x=1"], method: null, signin: null, redirectParam: "rd",
           responseHeaders: [], requestRedirect: null, alwaysSetCookie: false, cacheKey: null,
@@ -86,7 +89,7 @@ describe("external-auth annotations", () => {
 
   test("a denied policy is a 503 for the runner, not a pass", async () => {
     const a = parse({ "auth-url": "http://auth.svc/", "auth-cache-duration": "soon" });
-    const run = createPolicyRunner();
+    const run = createPolicyRunner(POLICY_KINDS);
     const answer = await run(a.options.stages!, { responseHeaders: {}, config: { ingressNginxCompat: false }, req: new Request("http://a.test/") } as never);
     expect(answer?.status).toBe(503);
   });

@@ -2,7 +2,7 @@
 // (internal/ingress/annotations/authreq/main.go, the auth location of
 // rootfs/etc/nginx/template/nginx.tmpl and buildAuthSignURL / buildAuthResponseHeaders in
 // internal/ingress/controller/template/template.go, at dbb11b92). The proxy side is
-// src/proxy/external-auth.ts; the policy runs in the `authentication` stage.
+// src/proxy/policies/external-auth.ts; the policy runs in the `authentication` stage.
 //
 // This is access control, so nothing here fails open. Where ingress-nginx drops the whole
 // external-auth configuration and serves the Ingress unauthenticated (an invalid
@@ -17,15 +17,16 @@ import { fixedHostRefusal } from "../config/address-policy.ts";
 import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool } from "./values.ts";
+import { parseTemplate, type TemplatePart } from "../policy/template.ts";
+import type { DeepReadonly, ParamsOf } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
+import { refuseStage } from "./access-stages.ts";
+import { stagePolicy } from "../policy/contract.ts";
 
-/** The stage-policy kind src/proxy/external-auth.ts implements. */
-export const EXTERNAL_AUTH_KIND = "external-auth";
 
 /** authreq.DefaultCacheDuration. */
 export const DEFAULT_CACHE_DURATION = "200 202 401 5m";
 
-/** A value with variables: literal text and variable names, in order. */
-export type TemplatePart = string | { readonly v: string };
 
 /** One `proxy_cache_valid` line: the statuses it covers (null: `any`) and for how long. */
 export interface CacheRule {
@@ -33,22 +34,21 @@ export interface CacheRule {
   readonly ms: number;
 }
 
-export interface ExternalAuthPolicy {
-  /** auth-url was set (valid or not). */
+/**
+ * The family's result: the parameters of the `external-auth` kind, as its contract types them
+ * (policy/kinds.ts EXTERNAL_AUTH: url, method, signin, redirectParam, responseHeaders,
+ * requestRedirect, alwaysSetCookie, cacheKey, cacheRules), plus whether auth-url was set and
+ * why the route must refuse every request (503), or null.
+ */
+export type ExternalAuthPolicy = DeepReadonly<ParamsOf<typeof K.EXTERNAL_AUTH>> & {
   readonly enabled: boolean;
-  /** Why the route must refuse every request (503), or null. */
   readonly denied: string | null;
-  readonly url: readonly TemplatePart[];
-  /** GET when null (an nginx subrequest); a set method also sends X-Original-URI and X-Scheme. */
-  readonly method: string | null;
-  readonly signin: readonly TemplatePart[] | null;
-  readonly redirectParam: string;
-  readonly responseHeaders: readonly string[];
-  readonly requestRedirect: string | null;
-  readonly alwaysSetCookie: boolean;
-  /** null: no caching. */
-  readonly cacheKey: readonly TemplatePart[] | null;
-  readonly cacheRules: readonly CacheRule[];
+};
+
+/** The policy's parameters, for stagePolicy(K.EXTERNAL_AUTH, ...). */
+export function externalAuthParams(p: ExternalAuthPolicy): DeepReadonly<ParamsOf<typeof K.EXTERNAL_AUTH>> {
+  const { enabled: _enabled, denied: _denied, ...params } = p;
+  return params;
 }
 
 const n = (name: string) => `${NGINX_PREFIX}${name}`;
@@ -232,43 +232,6 @@ const CacheDuration = v.pipe(
   v.check((x) => x !== null, "expected entries such as `200 202 10m, 401 5m` (statuses or `any`, then one duration in ms, s, m, h, d, w, M or y)"),
 );
 
-/**
- * Split `text` into literal text and variables: `$name` or `${name}`, name `[A-Za-z0-9_]+`
- * as nginx reads it. `allowed(name)` decides which are accepted; a `$` not starting a
- * variable is refused too (nginx refuses it: "invalid variable name").
- */
-export function parseTemplate(text: string, allowed: (name: string) => boolean): { ok: true; parts: TemplatePart[] } | { ok: false; why: string } {
-  const parts: TemplatePart[] = [];
-  let lit = "";
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i] as string;
-    if (c !== "$") {
-      lit += c;
-      i++;
-      continue;
-    }
-    let name: string;
-    let end: number;
-    if (text[i + 1] === "{") {
-      const close = text.indexOf("}", i + 2);
-      name = close < 0 ? "" : text.slice(i + 2, close);
-      end = close + 1;
-    } else {
-      const m = /^[A-Za-z0-9_]*/.exec(text.slice(i + 1)) as RegExpExecArray;
-      name = m[0];
-      end = i + 1 + name.length;
-    }
-    if (!/^[A-Za-z0-9_]+$/.test(name)) return { ok: false, why: `a "$" at offset ${i} starts no variable name` };
-    if (!allowed(name)) return { ok: false, why: `the variable $${name} is not supported` };
-    if (lit !== "") parts.push(lit);
-    lit = "";
-    parts.push({ v: name });
-    i = end;
-  }
-  if (lit !== "") parts.push(lit);
-  return { ok: true, parts };
-}
 
 /** The template with `$host` replaced by a sample host name, as a URL; null when it is not an http(s) URL with a host. */
 function urlProblem(parts: readonly TemplatePart[]): string | null {
@@ -471,4 +434,9 @@ export const EXTERNAL_AUTH: Family<ExternalAuthPolicy> = {
   ],
   none: NONE,
   parse,
+  // A configuration that cannot be applied as written refuses the route in the `denied` stage,
+  // before anything else, as ingress-nginx's "location denied" does; so do the values where
+  // ingress-nginx itself would serve the route without authentication.
+  stages: (a) =>
+    !a.enabled ? [] : a.denied !== null ? [refuseStage(`external authentication: ${a.denied}`)] : [stagePolicy(K.EXTERNAL_AUTH, externalAuthParams(a))],
 };

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { HEADER_LIMITS, HEADERS_KIND, parseHeaderList } from "./headers.ts";
+import { parseHeaderList } from "./headers.ts";
+import { HEADER_LIMITS } from "../policy/headers.ts";
 import { parseAnnotations } from "./parse.ts";
+import * as K from "../policy/kinds.ts";
 
 const REQ = "portico.dev/request-headers";
 const RES = "portico.dev/response-headers";
@@ -70,7 +72,7 @@ describe("portico.dev/request-headers and response-headers", () => {
     expect(a.problems).toEqual([]);
     expect(a.policies.headers).toMatchObject({ request: [["X-Env", "prod"], ["X-Env", "canary"]], response: [["X-Frame-Options", "DENY"]], deny: [] });
     expect(a.options.stages).toEqual([
-      { stage: "forwarding", kind: HEADERS_KIND, params: { request: [["X-Env", "prod"], ["X-Env", "canary"]], response: [["X-Frame-Options", "DENY"]] } },
+      { stage: "forwarding", kind: K.HEADERS.id, params: { request: [["X-Env", "prod"], ["X-Env", "canary"]], response: [["X-Frame-Options", "DENY"]] } },
     ]);
     expect(Object.isFrozen(a.options.stages)).toBe(true);
     expect(JSON.parse(JSON.stringify(a.options.stages))).toEqual(a.options.stages as never);

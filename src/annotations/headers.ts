@@ -5,13 +5,14 @@
 // expanded (no `$variables`) and never spliced into anything.
 import * as v from "valibot";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
-import type { StagePolicy } from "../table/policy.ts";
+import type { StagePolicy } from "../policy/stages.ts";
 import { refuseStage } from "./access-stages.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { PORTICO_PREFIX } from "./spec.ts";
+import { checkHeader, HEADER_DENY_DEFAULT_STATUS, HEADER_LIMITS, isDenyStatus, TOKEN, type HeaderEntry } from "../policy/headers.ts";
+import * as K from "../policy/kinds.ts";
+import { stagePolicy } from "../policy/contract.ts";
 
-/** One field: its name as written and its value. */
-export type HeaderEntry = readonly [name: string, value: string];
 
 export interface HeadersPolicy {
   /** Set on the upstream request, in order (a repeated name is appended). Empty: none. */
@@ -36,56 +37,7 @@ export interface HeaderDenyRule {
   readonly pattern: string;
 }
 
-/** The stage policy kind the proxy implements (proxy/header-policy.ts). */
-export const HEADERS_KIND = "headers";
-/** The stage policy kind of the deny list (proxy/header-deny.ts). */
-export const HEADER_DENY_KIND = "header-deny";
-export const HEADER_DENY_DEFAULT_STATUS = 403;
-/** 444 is nginx's "close without an answer", which has no HTTP equivalent. */
-export const isDenyStatus = (n: number): boolean => Number.isInteger(n) && n >= 400 && n <= 599 && n !== 444;
 const DENY_RULES_MAX = 32;
-
-// Bounds: an annotation is at most 256 KiB of metadata in total (Kubernetes), but a header
-// list this long is a mistake; nginx's default large_client_header_buffers is 8 KiB a line.
-export const HEADER_LIMITS = Object.freeze({ entries: 64, value: 4096, text: 16384 });
-
-// RFC 9110 §5.1: field-name = token; §5.5: a field value is visible characters, spaces and
-// tabs (obs-text is not taken: RFC 9110 asks new values to stay in US-ASCII).
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const VALUE = /^[\t\x20-\x7e]*$/;
-
-// RFC 9110 §7.6.1: hop-by-hop fields describe one connection, not the message; Content-Length
-// and Transfer-Encoding its framing (RFC 9112 §6), which Portico computes itself.
-const REFUSED_BOTH: ReadonlyMap<string, string> = new Map([
-  ...["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"].map((n) => [n, "a hop-by-hop field"] as const),
-  ["proxy-authorization", "a hop-by-hop field"],
-  ["proxy-authenticate", "a hop-by-hop field"],
-  ["content-length", "the message framing, which Portico sets"],
-  ["host", "Host is the client's (RFC 9110 §7.2)"],
-  ["x-request-id", "Portico's request id"],
-]);
-// Portico sets these from what it saw (and --trusted-proxies): a fixed value would lie to the
-// pods about the client.
-const REFUSED_REQUEST: ReadonlyMap<string, string> = new Map(
-  ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-port", "x-real-ip", "forwarded"].map((n) => [n, "set by Portico from the connection (see --trusted-proxies)"] as const),
-);
-
-/** Why a field of this name may not be set (null: it may). */
-export function refusedHeader(name: string, side: "request" | "response"): string | null {
-  const n = name.toLowerCase();
-  return REFUSED_BOTH.get(n) ?? (side === "request" ? REFUSED_REQUEST.get(n) ?? null : null);
-}
-
-/** Why `name: value` cannot be set on `side` (null: it can). */
-export function checkHeader(name: string, value: string, side: "request" | "response"): string | null {
-  if (!TOKEN.test(name)) return `${JSON.stringify(name)} is not a header name (RFC 9110 token)`;
-  const refused = refusedHeader(name, side);
-  if (refused !== null) return `${name} may not be set: ${refused}`;
-  if (value === "") return `${name} has no value`;
-  if (value.length > HEADER_LIMITS.value) return `${name}: a value is at most ${HEADER_LIMITS.value} characters`;
-  if (!VALUE.test(value)) return `${name}: a value holds only visible ASCII characters, spaces and tabs`;
-  return null;
-}
 
 // A comma starts a new entry only when `Name:` follows it, so a value such as
 // `no-cache, no-store` stays whole. Linear: the lookahead stops at the first non-token byte.
@@ -222,6 +174,7 @@ export const HEADERS: Family<HeadersPolicy> = {
   name: "headers",
   annotations: [REQUEST_HEADERS, RESPONSE_HEADERS, DENY_REQUEST_HEADERS],
   none: NONE,
+  stages: (p) => headerStages(p),
   parse(r) {
     const req = r.read(REQUEST_HEADERS, listSchema("request"), CONSEQUENCE);
     const res = r.read(RESPONSE_HEADERS, listSchema("response"), CONSEQUENCE);
@@ -244,11 +197,11 @@ export function headerStages(p: HeadersPolicy): StagePolicy[] {
   const out: StagePolicy[] = [];
   if (p.denyInvalid !== null) out.push(refuseStage(p.denyInvalid));
   else if (p.deny.length > 0) {
-    out.push({ stage: "denied", kind: HEADER_DENY_KIND, params: { rules: p.deny.map((d) => [d.status, d.name, d.op, d.pattern]) } });
+    out.push(stagePolicy(K.HEADER_DENY, { rules: p.deny.map((d) => [d.status, d.name, d.op, d.pattern] as const) }));
   }
   if (p.request.length === 0 && p.response.length === 0) return out;
-  const list = (entries: readonly HeaderEntry[]) => entries.map(([n, val]) => [n, val]);
-  out.push({ stage: "forwarding", kind: HEADERS_KIND, params: { request: list(p.request), response: list(p.response) } });
+  const list = (entries: readonly HeaderEntry[]) => entries.map(([n, val]): [string, string] => [n, val]);
+  out.push(stagePolicy(K.HEADERS, { request: list(p.request), response: list(p.response) }));
   return out;
 }
 

@@ -3,11 +3,13 @@
 // header sent upstream (upstream-vhost, "forwarding" stage in src/proxy/), and whether the
 // Service's ClusterIP is the upstream (service-upstream, compile/backends.ts).
 import * as v from "valibot";
-import { normaliseHost } from "../compile/hosts.ts";
+import { normaliseHost } from "../model/hosts.ts";
 import { normaliseRequestHost } from "../request/host.ts";
 import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool } from "./values.ts";
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 export interface HostsPolicy {
   /** The Host header sent upstream instead of the client's; null = the client's. */
@@ -130,6 +132,7 @@ export const HOSTS: Family<HostsPolicy> = {
   name: "hosts",
   annotations: [SERVER_ALIAS, UPSTREAM_VHOST, SERVICE_UPSTREAM],
   none: NONE,
+  stages: (p) => (p.upstreamVhost === null ? [] : [stagePolicy(K.UPSTREAM_VHOST, { host: p.upstreamVhost })]),
   parse(r) {
     const aliases = readAliases(r);
     const vhost = readVhost(r);

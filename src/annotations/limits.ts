@@ -1,12 +1,14 @@
 // Request limits per client address (ingress-nginx's internal/ingress/annotations/ratelimit
-// and its template's limit_req / limit_conn directives). The proxy side is proxy/limits.ts; the route carries them as a `limits` stage policy,
-// which runs where nginx's pre-access phase does (table/policy.ts).
-import type { StagePolicy } from "../table/policy.ts";
+// and its template's limit_req / limit_conn directives). The proxy side is proxy/policies/limits.ts; the route carries them as a `limits` stage policy,
+// which runs where nginx's pre-access phase does (policy/stages.ts).
+import type { StagePolicy } from "../policy/stages.ts";
 import { parseCidrList } from "../config/cidr.ts";
 import * as v from "valibot";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Int } from "./values.ts";
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 export interface LimitsPolicy {
   /** 0: no limit of that kind (ingress-nginx applies a limit only when it is above 0). */
@@ -24,7 +26,7 @@ const n = (name: string): string => `${NGINX_PREFIX}${name}`;
 
 /**
  * Counted per replica in both: ingress-nginx's nginx workers share each zone in shared memory,
- * Portico's workers one table in shared memory (proxy/shared-limits.ts).
+ * Portico's workers one table in shared memory (proxy/shared/limits.ts).
  */
 const VALID_SAME = "A valid value is served the same: counted per replica, as ingress-nginx counts (its nginx workers share one zone; Portico's workers share one table in shared memory).";
 const isValid = (value: string): boolean => /^\d+$/.test(value) && v.is(Limit, value);
@@ -105,6 +107,7 @@ export const LIMITS: Family<LimitsPolicy> = {
   name: "limits",
   annotations: [LIMIT_RPS, LIMIT_RPM, LIMIT_CONNECTIONS, LIMIT_BURST_MULTIPLIER, LIMIT_ALLOWLIST],
   none: NONE,
+  stages: (p) => limitStages(p),
   parse(r) {
     const rps = r.read(LIMIT_RPS, Limit, DENY);
     const rpm = r.read(LIMIT_RPM, Limit, DENY);
@@ -129,5 +132,5 @@ export const LIMITS: Family<LimitsPolicy> = {
 /** The route's `limits` stage policy, or none when no limit is set. */
 export function limitStages(p: LimitsPolicy): StagePolicy[] {
   if (p === NONE) return [];
-  return [{ stage: "limits", kind: "limits", params: { ...p, allow: [...p.allow] } }];
+  return [stagePolicy(K.LIMITS, { ...p, allow: [...p.allow] })];
 }

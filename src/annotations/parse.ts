@@ -1,28 +1,16 @@
 // One Ingress's annotations → its route options, backend scheme, per-family policies and
 // problems. The only entry point the compiler calls (through compile/annotations.ts). Pure.
 import * as v from "valibot";
-import {
-  APP_ROOT_KIND,
-  AUTO_HTTP_KIND,
-  DENIED_KIND,
-  orderStages,
-  REDIRECT_KIND,
-  UPSTREAM_VHOST_KIND,
-  type StagePolicy,
-} from "../table/policy.ts";
+import { orderStages, type StagePolicy } from "../policy/stages.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { BackendScheme, RouteOptions } from "../table/types.ts";
-import { basicAuthStage, clientCertStage, refuseStage, sourceRangeStage } from "./access-stages.ts";
-import { CORS_KIND } from "./cors.ts";
+import { refuseStage } from "./access-stages.ts";
 import { GUARDS_ACCESS } from "./not-implemented.ts";
 import { restrictingDirectivesIn } from "./snippet-scan.ts";
-import { EXTERNAL_AUTH_KIND } from "./external-auth.ts";
-import { rewriteStage } from "./regex-rewrite.ts";
-import { endpointChoiceStages } from "./balancing.ts";
-import { limitStages } from "./limits.ts";
-import { headerStages } from "./headers.ts";
 import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Consequences, type Family, type ReadResult, type Reader } from "./spec.ts";
+import * as K from "../policy/kinds.ts";
+import { stagePolicy } from "../policy/contract.ts";
 
 type Families = typeof FAMILIES;
 type PolicyOf<F> = F extends Family<infer P> ? P : never;
@@ -115,76 +103,33 @@ function policiesOf(r: Reader | null): AnnotationPolicies {
 const deniedBy = (p: AnnotationPolicies): string | null => p.redirects.denied ?? p.hosts.denied;
 
 /**
- * The stage policies the annotations alone give. Source ranges and basic authentication need
- * more (the flags' lists, the Secret): compile/access.ts completes them; until it does, a
- * basic-auth policy refuses every request rather than letting one through.
+ * The families whose stage policies a route carries (Family.stages), in the order they are
+ * collected. The stages are then sorted by stage (orderStages, stable), so this order only
+ * decides between policies of one stage: in `denied`, the first refusal answers (the header
+ * deny list, then the access families', then external authentication's).
  */
-function accessStages(p: AnnotationPolicies, stages: StagePolicy[]): void {
-  const a = p.access;
-  // ingress-nginx denies the location (503) for an unreadable list too (annotations/access.ts).
-  if (a.invalid !== null) stages.push(refuseStage(a.invalid, true));
-  else {
-    const s = sourceRangeStage(a.allow, a.deny);
-    if (s !== null) stages.push(s);
-  }
-  const b = p.basicAuth;
-  if (b.state === "invalid") stages.push(refuseStage(b.reason));
-  else if (b.state === "basic") stages.push(basicAuthStage(b.realm, b.namespace === null ? b.name : `${b.namespace}/${b.name}`, null));
-  const c = p.clientCerts;
-  if (c.state === "invalid") stages.push(refuseStage(c.reason));
-  else if (c.state === "on") stages.push(clientCertStage(c, c.namespace === null ? c.name : `${c.namespace}/${c.name}`, null));
-}
+export const STAGE_FAMILIES: readonly (keyof Families)[] = [
+  "headers", "access", "basicAuth", "clientCerts", "limits", "balancing", "externalAuth", "redirects", "cors", "regexRewrite", "backendProtocol", "hosts",
+];
 
 /**
  * What the table carries of the policies: route settings, and the request-side stage
- * policies (table/policy.ts) in stage order. An Ingress ingress-nginx would refuse carries
+ * policies (policy/stages.ts) in stage order. An Ingress ingress-nginx would refuse carries
  * one policy only, the 503 (docs/design.md, "Annotations and policies").
  */
 function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptions {
   const stages: StagePolicy[] = [];
   const denied = deniedBy(p);
-  if (denied !== null) stages.push({ stage: "denied", kind: DENIED_KIND, params: { reason: denied } });
+  if (denied !== null) stages.push(stagePolicy(K.DENIED, { reason: denied }));
   else {
-    stages.push(...headerStages(p.headers));
-    if (refusal !== null) stages.push(refuseStage(refusal));
-    accessStages(p, stages);
-    stages.push(...limitStages(p.limits), ...endpointChoiceStages(p.affinity, p.balancing));
-    if (p.externalAuth.enabled) {
-      const a = p.externalAuth;
-      // A configuration that cannot be applied as written refuses the route in the `denied`
-      // stage, before anything else, as ingress-nginx's "location denied" does; so do the values
-      // where ingress-nginx itself would serve the route without authentication.
-      if (a.denied !== null) stages.push(refuseStage(`external authentication: ${a.denied}`));
-      else {
-        stages.push({
-          stage: "authentication",
-          kind: EXTERNAL_AUTH_KIND,
-          params: {
-            url: a.url, method: a.method, signin: a.signin, redirectParam: a.redirectParam,
-            responseHeaders: a.responseHeaders, requestRedirect: a.requestRedirect, alwaysSetCookie: a.alwaysSetCookie,
-            cacheKey: a.cacheKey, cacheRules: a.cacheRules.map((r) => ({ statuses: r.statuses, ms: r.ms })),
-          },
-        });
-      }
+    const all = p as unknown as { readonly [family: string]: unknown };
+    for (const key of STAGE_FAMILIES) {
+      const family = FAMILIES[key] as Family<unknown>;
+      stages.push(...(family.stages?.(p[key], all) ?? []));
+      // An access check Portico cannot run (a snippet, an unimplemented guard) refuses right
+      // after the header deny list, ahead of the other refusals.
+      if (key === "headers" && refusal !== null) stages.push(refuseStage(refusal));
     }
-    const { redirect, appRoot } = p.redirects;
-    if (appRoot !== null) stages.push({ stage: "server", kind: APP_ROOT_KIND, params: { path: appRoot } });
-    if (p.cors.enabled) {
-      const c = p.cors;
-      stages.push({
-        stage: "cors",
-        kind: CORS_KIND,
-        params: { enabled: true, origins: c.origins, methods: c.methods, headers: c.headers, expose: c.expose, credentials: c.credentials, maxAge: c.maxAge },
-      });
-    }
-    if (redirect !== null) stages.push({ stage: "redirects", kind: REDIRECT_KIND, params: { ...redirect } });
-    const rewrite = rewriteStage(p.regexRewrite);
-    if (rewrite !== null) stages.push(rewrite);
-    // In "forwarding", after the backend stage: the scheme applies to whichever backend the
-    // canary policy chose (ingress-nginx's `proxy_pass $scheme://upstream_balancer` is the
-    // location's, for main's upstream and the canary's alike).
-    if (p.backendProtocol.auto) stages.push({ stage: "forwarding", kind: AUTO_HTTP_KIND, params: {} });
-    if (p.hosts.upstreamVhost !== null) stages.push({ stage: "forwarding", kind: UPSTREAM_VHOST_KIND, params: { host: p.hosts.upstreamVhost } });
   }
   const fromToWwwRedirect = denied === null && p.redirects.fromToWww;
   const { usePortInRedirects } = p.redirects;

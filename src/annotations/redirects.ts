@@ -1,6 +1,6 @@
 // Redirects the proxy answers itself for the routes of one Ingress: permanent-/temporal-
 // redirect, app-root, the www redirect and whether those carry the port. The proxy runs them
-// as stage policies (src/proxy/redirect.ts); app-root and the www redirect apply to the whole
+// as stage policies (src/proxy/policies/redirect.ts); app-root and the www redirect apply to the whole
 // host, which table/build.ts arranges. Values are read as ingress-nginx's redirect, rewrite
 // and portinredirect parsers read them (internal/ingress/annotations/), including what an
 // invalid value does there.
@@ -8,7 +8,9 @@ import * as v from "valibot";
 import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, GoInt } from "./values.ts";
-import { parseTemplate, type TemplatePart } from "./external-auth.ts";
+import { APP_ROOT_VARIABLES, appRootParts } from "../policy/template.ts";
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 export interface RedirectPolicy {
   readonly url: string;
@@ -151,73 +153,6 @@ export const USE_PORT_IN_REDIRECTS: AnnotationSpec = {
   compat: { kind: "same" },
 };
 
-/**
- * The nginx variables an app-root may use. nginx.tmpl writes it into the server block as
- * `return 302 $scheme://$http_host<app-root>;`, so nginx interpolates the variables in it per
- * request: `/login$is_args$args` keeps the query string (ingress-nginx's validator,
- * parser.RegexPathWithCapture, lets `$` through). These are the ones that mean something for a
- * request to `/`; any other is refused (nginx itself refuses an unknown one at `nginx -t`,
- * and ingress-nginx then keeps its previous configuration for every Ingress).
- */
-export const APP_ROOT_VARIABLES: ReadonlySet<string> = new Set(["args", "query_string", "is_args", "request_uri", "uri", "document_uri", "scheme", "host", "http_host"]);
-
-/** An app-root value as literal text and variables, or null when a `$` is not one of APP_ROOT_VARIABLES. */
-export function appRootParts(text: string): TemplatePart[] | null {
-  const r = parseTemplate(text, (name) => APP_ROOT_VARIABLES.has(name));
-  return r.ok ? r.parts : null;
-}
-
-/** What the app-root variables read of one request. */
-export interface AppRootRequest {
-  /** The normalised path (`/`). */
-  readonly path: string;
-  /** "" or "?…", as received. */
-  readonly query: string;
-  /** The connection's scheme (nginx's `$scheme`). */
-  readonly scheme: string;
-  /** The Host header as received (`$http_host`) and the routing host name (`$host`). */
-  readonly httpHost: string;
-  readonly host: string;
-}
-
-/** The app-root with its variables expanded as nginx expands them for this request. */
-export function expandAppRoot(parts: readonly TemplatePart[], req: AppRootRequest): string {
-  let out = "";
-  for (const p of parts) {
-    if (typeof p === "string") {
-      out += p;
-      continue;
-    }
-    switch (p.v) {
-      case "args":
-      case "query_string":
-        out += req.query.slice(1);
-        break;
-      case "is_args":
-        // ngx_http_variable_is_args: "?" when the request has arguments (r->args.len > 0).
-        out += req.query.length > 1 ? "?" : "";
-        break;
-      case "request_uri":
-        out += req.path + req.query;
-        break;
-      case "uri":
-      case "document_uri":
-        out += req.path;
-        break;
-      case "scheme":
-        out += req.scheme;
-        break;
-      case "http_host":
-        out += req.httpHost;
-        break;
-      case "host":
-        out += req.host;
-        break;
-    }
-  }
-  return out;
-}
-
 // ingress-nginx reads app-root with RegexPathWithCapture, then url.ParseRequestURI, and
 // ignores anything absolute (with a scheme): what is left is a path starting with `/`, which
 // may hold nginx variables (APP_ROOT_VARIABLES).
@@ -320,6 +255,10 @@ export const REDIRECTS: Family<RedirectsPolicy> = {
     USE_PORT_IN_REDIRECTS,
   ],
   none: NONE,
+  stages: (p) => [
+    ...(p.appRoot === null ? [] : [stagePolicy(K.APP_ROOT, { path: p.appRoot })]),
+    ...(p.redirect === null ? [] : [stagePolicy(K.REDIRECT, { ...p.redirect })]),
+  ],
   parse(r) {
     const group = readGroup(r);
     // app-root belongs to ingress-nginx's rewrite parser and use-port-in-redirects to its own:

@@ -1,7 +1,7 @@
 // ingress-nginx's regex paths and rewrite-target for the routes of one Ingress
 // (docs/design.md "Regular expressions"). The compiler reads the policy to decide a host's
 // regex mode (compile/host-entry.ts); the rewrite itself is a `rewrite` stage policy that the
-// proxy runs with the captures of the location that matched (proxy/rewrite.ts).
+// proxy runs with the captures of the location that matched (proxy/policies/rewrite.ts).
 //
 // Values as ingress-nginx reads them (internal/ingress/annotations/rewrite/main.go and
 // xforwardedprefix/main.go, parser/validators.go): use-regex is a Go bool, false when invalid;
@@ -10,10 +10,12 @@
 // rewrite-target is dropped ("defaulting to empty"): no rewrite and no regex mode.
 import * as v from "valibot";
 import { isValidRewriteTarget } from "../regex/index.ts";
-import type { StagePolicy } from "../table/policy.ts";
+import type { StagePolicy } from "../policy/stages.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, isFalse } from "./values.ts";
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 export interface RegexRewritePolicy {
   /** Match the paths of every host this Ingress has rules for as ingress-nginx's regexes. */
@@ -93,6 +95,10 @@ export const REGEX_REWRITE: Family<RegexRewritePolicy> = {
   name: "regex-rewrite",
   annotations: [USE_REGEX, REWRITE_TARGET, X_FORWARDED_PREFIX],
   none: NONE,
+  stages: (p) => {
+    const s = rewriteStage(p);
+    return s === null ? [] : [s];
+  },
   parse(r) {
     const useRegex = r.value(USE_REGEX, Bool);
     const target = r.read(REWRITE_TARGET, RewriteTarget, "no rewrite, and the host's regex mode does not count it");
@@ -104,8 +110,8 @@ export const REGEX_REWRITE: Family<RegexRewritePolicy> = {
   },
 };
 
-/** The `rewrite` stage policy of an Ingress with a rewrite-target (proxy/rewrite.ts runs it). */
+/** The `rewrite` stage policy of an Ingress with a rewrite-target (proxy/policies/rewrite.ts runs it). */
 export function rewriteStage(p: RegexRewritePolicy): StagePolicy | null {
   if (p.rewriteTarget === "") return null;
-  return { stage: "rewrite", kind: "rewrite-target", params: { target: p.rewriteTarget, xForwardedPrefix: p.xForwardedPrefix } };
+  return stagePolicy(K.REWRITE_TARGET, { target: p.rewriteTarget, xForwardedPrefix: p.xForwardedPrefix });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
-import { parseAnnotations } from "./parse.ts";
+import { parseAnnotations, STAGE_FAMILIES } from "./parse.ts";
 import { ANNOTATIONS, FAMILIES, IMPLEMENTED } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf } from "./spec.ts";
 
@@ -40,4 +40,13 @@ describe("annotation registry", () => {
     }
     for (const a of IMPLEMENTED) for (const n of namesOf(a)) expect(parseAnnotations({ [n]: "x" }).unsupported).toEqual([]);
   });
+});
+
+test("every family that gives stage policies is collected by parseAnnotations, once", () => {
+  const withStages = Object.entries(FAMILIES)
+    .filter(([, f]) => (f as { stages?: unknown }).stages !== undefined)
+    .map(([k]) => k)
+    .sort();
+  expect([...STAGE_FAMILIES].sort() as string[]).toEqual(withStages);
+  expect(new Set(STAGE_FAMILIES).size).toBe(STAGE_FAMILIES.length);
 });

@@ -2,7 +2,7 @@
 // proxy-next-upstream-tries and proxy-next-upstream-timeout (annotations/proxy/main.go; the
 // template writes them as nginx's proxy_next_upstream* directives, through
 // template.go buildNextUpstream). The proxy reads the result from RouteOptions.retry
-// (src/proxy/forward.ts; docs/design.md, "Retries").
+// (src/proxy/upstream/forward.ts; docs/design.md, "Retries").
 import * as v from "valibot";
 import { DEFAULT_RETRY } from "../table/routes.ts";
 import type { RetryPolicy } from "../table/types.ts";

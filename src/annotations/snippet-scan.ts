@@ -6,7 +6,7 @@
 // configuration syntax: words, quoted strings, `;`, `{ }`, `#` comments) and compared with
 // fixed directive names. A snippet is never served.
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
-import { checkHeader, isDenyStatus } from "./headers.ts";
+import { checkHeader, isDenyStatus } from "../policy/headers.ts";
 
 /** What a recognised directive does, as a Portico annotation can do it. */
 export type SnippetAction =
@@ -542,7 +542,7 @@ const HARMLESS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Request fields Portico writes itself on every proxied request (proxy/headers.ts
+ * Request fields Portico writes itself on every proxied request (proxy/upstream/headers.ts
  * forwardHeaders) or never passes on as the client sent them (hop-by-hop, RFC 9110 §7.6.1):
  * whatever a snippet set them to, the client's own copy does not reach the backend here either.
  */

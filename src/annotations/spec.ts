@@ -2,6 +2,7 @@
 // and a parser from those values to one typed, frozen policy. docs/design.md, "Annotations
 // and policies", says how the pieces fit and how to add one.
 import type * as v from "valibot";
+import type { StagePolicy } from "../policy/stages.ts";
 
 export const PORTICO_PREFIX = "portico.dev/";
 /** ingress-nginx's default `--annotations-prefix`; Portico does not make it configurable. */
@@ -170,4 +171,10 @@ export interface Family<P> {
   readonly none: P;
   /** Parse the family's annotations into a frozen policy (`none` when nothing is set). */
   parse(r: Reader): P;
+  /**
+   * The request-side stage policies the policy gives, each written with stagePolicy() from its
+   * kind's contract (policy/kinds.ts); `all` is every family's policy, by its FAMILIES key.
+   * parse.ts collects them (routeOptions); absent: the family has none.
+   */
+  stages?(policy: P, all: { readonly [family: string]: unknown }): readonly StagePolicy[];
 }

@@ -6,13 +6,15 @@
 // request (503, ingress-nginx's "location denied"), with a diagnostic: never open.
 import { X509Certificate } from "node:crypto";
 import { basicAuthStage, CA_UNREADABLE_STATUS, clientCertStage, RESOLVED_STAGE_KINDS, refuseStage, sourceRangeStage } from "../annotations/access-stages.ts";
-import { usersFromFile, usersFromMap, type ReadUsers } from "../annotations/htpasswd.ts";
+import { usersFromFile, usersFromMap, type ReadUsers } from "../policy/htpasswd.ts";
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import type { Ingress, Secret } from "../model/schemas.ts";
 import { namespaceOf } from "./order.ts";
-import { orderStages, type StagePolicy } from "../table/policy.ts";
+import { orderStages, type StagePolicy } from "../policy/stages.ts";
 import type { ParsedAnnotations } from "./annotations.ts";
 import type { CompileConfig } from "./config.ts";
+import { stagePolicy } from "../policy/contract.ts";
+import * as K from "../policy/kinds.ts";
 
 export interface ResolvedAccess {
   /** `ann` with its access and authentication stages complete. */
@@ -171,7 +173,7 @@ export function resolveAccess(ann: ParsedAnnotations, ing: Ingress, secrets: Rea
     // nginx.tmpl `return 403`).
     const unusable = (reason: DiagnosticReason, message: string) => {
       problems.push({ reason, message: `${message}; every path of the host answers ${CA_UNREADABLE_STATUS} until it is fixed`, severity: "error" });
-      const stage: StagePolicy = { stage: "certificate", kind: "certificate-refuse", params: { status: CA_UNREADABLE_STATUS, reason: message } };
+      const stage = stagePolicy(K.CERTIFICATE_REFUSE, { status: CA_UNREADABLE_STATUS, reason: message });
       stages.push(stage);
       hostCert = { stage, error: true };
     };

@@ -1,54 +1,29 @@
 // What the proxy answers to one request on the route a lookup chose, predicted without sending
-// it: the route's stage policies walked in the order src/proxy/policies.ts runs them, with the
+// it: the route's stage policies walked in the order src/proxy/policies/run.ts runs them, with the
 // HTTPS redirect and the no-endpoints check at their places between the stages, then the
-// handler's own default-backend fallback and error pages (src/proxy/handler.ts). Each kind's
-// answer is the one its implementation gives (src/proxy/kinds.ts lists them) to a request with
+// handler's own default-backend fallback and error pages (src/proxy/pipeline/handler.ts). Each kind's
+// answer is the one its implementation gives (src/proxy/policies/registry.ts lists them) to a request with
 // no credentials, no Origin, no cookies or special headers, on the scheme's default port, from
 // a client address explain is told (or, when none is given, an address in no list).
 // docs/design.md, "Annotations and policies" and "Explain".
-import type { CanaryRules } from "../annotations/canary.ts";
-import { appRootParts, expandAppRoot } from "../annotations/redirects.ts";
-import type { TemplatePart } from "../annotations/external-auth.ts";
+import type { CanaryRules } from "../policy/params.ts";
+import { appRootParts, expandAppRoot } from "../policy/template.ts";
+import type { TemplatePart } from "../policy/template.ts";
 import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { Config } from "../config/types.ts";
-import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../table/policy.ts";
+import { KIND_CONTRACTS } from "../policy/kinds.ts";
+import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../policy/stages.ts";
 import { rewriteRequest } from "../table/rewrite.ts";
 import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
 import type { Backend, Match, Route } from "../table/types.ts";
 
 /**
- * The kinds the proxy implements and the stage each belongs to (src/proxy/kinds.ts; a test
- * holds the two lists equal). A policy of another kind, or filed under another stage, makes
- * the proxy's runner answer 500 for every request of the route.
+ * The stage of every kind, from the one list of contracts (policy/kinds.ts) the proxy's runners
+ * are paired with (a test holds the two equal). A policy of another kind, or filed under
+ * another stage, makes the proxy's runner answer 500 for every request of the route.
  */
-export const KIND_STAGES: Readonly<Record<string, PolicyStage>> = Object.freeze({
-  "source-range": "access",
-  refuse: "denied",
-  "certificate-refuse": "certificate",
-  "basic-auth": "authentication",
-  "client-cert": "certificate",
-  cors: "cors",
-  canary: "backend",
-  "external-auth": "authentication",
-  "rewrite-target": "rewrite",
-  limits: "limits",
-  affinity: "backend",
-  hash: "backend",
-  ewma: "backend",
-  headers: "forwarding",
-  "header-deny": "denied",
-  "app-root": "server",
-  "www-redirect": "server",
-  denied: "denied",
-  redirect: "redirects",
-  "auto-http": "forwarding",
-  "upstream-vhost": "forwarding",
-  // Gateway API rules (compile/gateway/table.ts, proxy/gateway.ts).
-  "gateway-request-headers": "forwarding",
-  "gateway-redirect": "redirects",
-  "gateway-error": "denied",
-});
+export const KIND_STAGES: Readonly<Record<string, PolicyStage>> = Object.freeze(Object.fromEntries([...KIND_CONTRACTS].map(([id, k]) => [id, k.stage])));
 
 export type AnswerKind = "proxied" | "redirect" | "challenge" | "refused" | "depends";
 
@@ -89,10 +64,10 @@ export interface AnswerRequest {
 /** The flags the proxy's answers read (config/types.ts); defaults as the flags' own. */
 export type AnswerConfig = Partial<Pick<Config, "httpRedirectCode" | "httpsPort">>;
 
-/** The codes nginx's `return code URL` answers with a Location (proxy/redirect.ts). */
+/** The codes nginx's `return code URL` answers with a Location (proxy/policies/redirect.ts). */
 const LOCATION_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
-/** One trailing "/" cut, as ingress-nginx's Lua redirects do (proxy/redirect.ts cutSlash). */
+/** One trailing "/" cut, as ingress-nginx's Lua redirects do (proxy/policies/redirect.ts cutSlash). */
 const cutSlash = (s: string): string => (s.endsWith("/") ? s.slice(0, -1) : s);
 
 const defaultPort = (scheme: "http" | "https"): string => (scheme === "https" ? "443" : "80");
@@ -101,7 +76,7 @@ function templateText(parts: readonly TemplatePart[]): string {
   return parts.map((p) => (typeof p === "string" ? p : `$${p.v}`)).join("");
 }
 
-/** The signin URL as proxy/external-auth.ts signinTemplate completes it, variables shown as `$name`. */
+/** The signin URL as proxy/policies/external-auth.ts signinTemplate completes it, variables shown as `$name`. */
 function signinText(parts: readonly TemplatePart[], param: string): string {
   const text = templateText(parts);
   const q = text.indexOf("?");
@@ -122,7 +97,7 @@ const serves = (b: BackendFacts): boolean => b.status === "ok" && b.endpoints > 
 
 type Step = { readonly at: number; readonly i: number; readonly policy: StagePolicy | null; readonly own: "https-redirect" | "endpoints" | null };
 
-/** The route's steps in the runner's order (proxy/policies.ts stepsOf). */
+/** The route's steps in the runner's order (proxy/policies/run.ts stepsOf). */
 function stepsOf(stages: readonly StagePolicy[] | null): Step[] {
   const at: Step[] = (stages ?? []).map((p, i) => ({ at: stageIndex(p.stage), i, policy: p, own: null }));
   at.push({ at: stageIndex(HTTPS_REDIRECT_AFTER) + 0.5, i: 0, policy: null, own: "https-redirect" });
@@ -143,7 +118,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
   const notes: string[] = [];
   const done = (a: Omit<PredictedAnswer, "notes">): PredictedAnswer => ({ ...a, notes });
   // Portico's own error answers that go through the handler's fail(): the route's error pages
-  // may replace the ones nginx's error_page catches (proxy/error-pages.ts OWN: the 503 of no
+  // may replace the ones nginx's error_page catches (proxy/pipeline/error-pages.ts OWN: the 503 of no
   // endpoints; 500s are left as they are).
   const own500 = (by: string, cause: string): PredictedAnswer => done({ kind: "refused", status: 500, cause, by });
   let chosen: BackendFacts[] = [facts(route.backend)];
@@ -197,7 +172,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
       }
       case "header-deny": {
         // The request explained carries none of the headers: each rule is tested against ""
-        // (nginx's empty $http_<name>), as proxy/header-deny.ts tests an absent header.
+        // (nginx's empty $http_<name>), as proxy/policies/header-deny.ts tests an absent header.
         const rules = Array.isArray(p.params.rules) ? (p.params.rules as unknown as [number, string, string, string][]) : [];
         for (const [status, name, op, pattern] of rules) {
           const c = compileHeaderPattern(op.endsWith("*") ? `(?i)${pattern}` : pattern);
@@ -214,7 +189,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           notes.push(`client certificate ${String(p.params.verify)}: checked when one is sent`);
           continue;
         }
-        // A request without a client certificate (plain HTTP never carries one): proxy/client-cert.ts.
+        // A request without a client certificate (plain HTTP never carries one): proxy/policies/client-cert.ts.
         const page = str(p.params.errorPage);
         if (page !== null && page !== "") return done({ kind: "redirect", status: 302, location: page, cause: "no client certificate sent (auth-tls-verify-client on): auth-tls-error-page", by: p.kind });
         return done({ kind: "refused", status: 400, cause: "no client certificate sent (auth-tls-verify-client on)", by: p.kind });
@@ -225,14 +200,14 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           notes.push(`app-root: "/" is redirected to ${path}`);
           continue;
         }
-        // Explain's request has no query string: `$is_args$args` expand to nothing (proxy/redirect.ts APP_ROOT).
+        // Explain's request has no query string: `$is_args$args` expand to nothing (proxy/policies/redirect.ts APP_ROOT).
         const parts = appRootParts(path);
         if (parts === null) return own500(p.kind, `app-root ${JSON.stringify(path)} cannot be expanded: every request is refused`);
         const to = expandAppRoot(parts, { path: req.path, query: "", scheme: req.scheme, httpHost: req.host, host: req.host });
         return done({ kind: "redirect", status: 302, location: `${req.scheme}://${req.host}${to}`, cause: "app-root", by: p.kind });
       }
       case "www-redirect": {
-        // The port is the one the client addressed (proxy/redirect.ts addressedPort): the scheme's default here.
+        // The port is the one the client addressed (proxy/policies/redirect.ts addressedPort): the scheme's default here.
         const to = str(p.params.to) ?? "";
         return done({ kind: "redirect", status: redirectCode, location: `${req.scheme}://${to}:${defaultPort(req.scheme)}${cutSlash(req.path)}`, cause: `from-to-www-redirect: ${req.host} is the other name of ${to}`, by: p.kind });
       }
@@ -262,7 +237,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
         const c = route.canary;
         if (c === undefined) return own500(p.kind, "a canary policy on a route without a canary");
         const rules = p.params as unknown as CanaryRules;
-        // No header, no cookie: the weight decides (proxy/canary.ts chooseCanary).
+        // No header, no cookie: the weight decides (proxy/policies/canary.ts chooseCanary).
         const via: string[] = [];
         if (rules.header !== null) via.push(`header ${rules.header}`);
         if (rules.cookie !== null) via.push(`cookie ${rules.cookie}`);
@@ -313,7 +288,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           continue;
         }
         const url = Array.isArray(p.params.url) ? (p.params.url as unknown as TemplatePart[]) : [];
-        // $host in the auth URL on a rule that does not pin the host: proxy/external-auth.ts refuses (500).
+        // $host in the auth URL on a rule that does not pin the host: proxy/policies/external-auth.ts refuses (500).
         if (url.some((x) => typeof x !== "string" && x.v === "host") && (route.host === null || route.host.startsWith("*"))) {
           return own500(p.kind, "auth-url uses $host on a wildcard or host-less rule: every request is refused");
         }
@@ -341,7 +316,7 @@ function noEndpoints(dead: readonly BackendFacts[]): string {
   return `no endpoints: ${dead.map((b) => `${b.id} ${b.status === "ok" ? "NoEndpoints" : b.status}`).join(", ")}`;
 }
 
-/** After the stages: the default-backend fallback, the no-endpoints 503 and the error pages that replace it (proxy/handler.ts). */
+/** After the stages: the default-backend fallback, the no-endpoints 503 and the error pages that replace it (proxy/pipeline/handler.ts). */
 function after(route: Route, chosen: readonly BackendFacts[]): { kind: AnswerKind; status: number | null; cause: string; by: string; backends: string[] } {
   const out = chosen.map((b) => {
     if (route.fallback !== undefined && b.id === route.backend.id && b.status !== "ok") return { b: facts(route.fallback), via: `default-backend ${route.fallback.id} (${b.id} has none)` };

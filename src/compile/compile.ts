@@ -45,7 +45,8 @@ import { ServedPlans } from "./served.ts";
 import { hostOwner } from "./host-scope.ts";
 import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
-import { compileGateways, type GatewayCompileResult } from "./gateway/table.ts";
+import { compileGateways } from "./gateway/table.ts";
+import { type GatewayCompileResult } from "./types.ts";
 import type { CompileResult } from "./types.ts";
 
 export type { CompileConfig } from "./config.ts";

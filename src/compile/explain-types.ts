@@ -1,6 +1,7 @@
 // The JSON-able answer of explain(): why a request goes where it goes (/debug/explain,
 // `portico explain`).
-import type { CanaryAffinity, CanaryRules } from "../annotations/canary.ts";
+import type { CanaryAffinity } from "../annotations/canary.ts";
+import type { CanaryRules } from "../policy/params.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { PredictedAnswer } from "./answer.ts";
 import type { BackendScheme } from "../table/types.ts";

@@ -4,14 +4,16 @@
 // run again with a trace for the two or three host keys a request can reach, so a call costs
 // one pass over the plans, not a compile. Pure like compile(); another module serves it over
 // HTTP and the CLI.
-import { CANARY_KIND, type CanaryAffinity, type CanaryRules } from "../annotations/canary.ts";
+import { type CanaryAffinity } from "../annotations/canary.ts";
+import { type CanaryRules } from "../policy/params.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { normaliseRequestHost } from "../request/host.ts";
 import { RejectedRequest } from "../request/rejected.ts";
 import { normaliseTarget } from "../request/target.ts";
 import type { Snapshot } from "../store/types.ts";
 import { lookup, selectHost } from "../table/lookup.ts";
-import { decodedPath, type RegexRoutes } from "../table/regex.ts";
+import { decodedPath } from "../table/regex.ts";
+import { type RegexRoutes } from "../table/types.ts";
 import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { isPathPrefix } from "../table/segments.ts";
 import type { BackendScheme, HostRoutes, Match, Route } from "../table/types.ts";
@@ -32,14 +34,15 @@ import {
   type ExplainRewrite,
   type UpstreamProtocol,
 } from "./explain-types.ts";
-import { tlsCovers } from "./hosts.ts";
+import { tlsCovers } from "../model/hosts.ts";
 import { annotationsOf } from "./migrate.ts";
 import type { IngressPlan, RulePath } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
 import type { CertificateBinding } from "./types.ts";
 import { explainGatewayRequest } from "./gateway/explain.ts";
+import * as K from "../policy/kinds.ts";
 
-/** What Portico speaks to the pods for each backend-protocol (proxy/forward.ts, proxy/grpc.ts). */
+/** What Portico speaks to the pods for each backend-protocol (proxy/upstream/forward.ts, proxy/upstream/grpc.ts). */
 const UPSTREAM_PROTOCOL: Readonly<Record<BackendScheme, UpstreamProtocol>> = { http: "h1", https: "h1+tls", grpc: "h2c", grpcs: "h2+tls" };
 
 export type * from "./explain-types.ts";
@@ -140,7 +143,7 @@ function describeMatch(m: Match, response: ExplainResponse): ExplainMatch {
 /** The canary of a route: its Ingress, its backend and the rules of its `backend`-stage policy. */
 function describeCanary(r: Route): ExplainCanary {
   const c = r.canary as NonNullable<Route["canary"]>;
-  const policy = r.options.stages?.find((p) => p.kind === CANARY_KIND);
+  const policy = r.options.stages?.find((p) => p.kind === K.CANARY.id);
   const { affinity = null, ...rest } = (policy?.params ?? {}) as CanaryRules & { affinity?: CanaryAffinity };
   const rules = policy === undefined ? null : (rest as CanaryRules);
   const b = c.backend;

@@ -21,12 +21,14 @@
 // Error pages are resolved here too, once per contributing plan (error-pages.ts): the Services
 // they name are inputs of the host entry like its backends.
 import { skipsAuthentication } from "../annotations/basic-auth.ts";
-import { canaryStagePolicy, type CanaryAffinity, type CanaryRules } from "../annotations/canary.ts";
+import { canaryStagePolicy, type CanaryAffinity } from "../annotations/canary.ts";
+import { type CanaryRules } from "../policy/params.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { compileRewriteTarget, type HostPath, needsRewrite, regexLocations } from "../regex/index.ts";
 import { buildHost, viaOf } from "../table/build.ts";
-import { orderStages } from "../table/policy.ts";
-import { compilePath, type RegexLocationSpec } from "../table/regex.ts";
+import { orderStages } from "../policy/stages.ts";
+import { compilePath } from "../table/regex.ts";
+import { type RegexLocationSpec } from "../table/types.ts";
 import { DEFAULT_BACKEND_SLOT, DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { HostRoutes, Route, RouteOptions } from "../table/types.ts";
 import { backendReason, serviceRef, type BackendRef, type ResolvedBackend } from "./backends.ts";

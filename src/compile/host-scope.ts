@@ -17,12 +17,13 @@ import { SERVER_ALIAS } from "../annotations/hosts.ts";
 import { APP_ROOT, FROM_TO_WWW_REDIRECT } from "../annotations/redirects.ts";
 import type { AnnotationSpec } from "../annotations/spec.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
-import { APP_ROOT_KIND, orderStages } from "../table/policy.ts";
+import { orderStages } from "../policy/stages.ts";
 import type { RouteOptions } from "../table/types.ts";
 import type { HostCert } from "./access.ts";
 import type { CompileConfig } from "./config.ts";
 import { describeAge } from "./order.ts";
 import type { IngressPlan } from "./plan.ts";
+import * as K from "../policy/kinds.ts";
 
 export type HostPolicyScope = CompileConfig["hostPolicyScope"];
 
@@ -49,7 +50,7 @@ export function scopedPlans(plans: readonly IngressPlan[], owner: IngressPlan | 
 
 /** Does the plan carry a host-wide policy in its route options (app-root, from-to-www-redirect)? */
 function routeHostPolicies(options: RouteOptions): { appRoot: boolean; www: boolean } {
-  return { appRoot: options.stages?.some((s) => s.kind === APP_ROOT_KIND) ?? false, www: options.fromToWwwRedirect };
+  return { appRoot: options.stages?.some((s) => s.kind === K.APP_ROOT.id) ?? false, www: options.fromToWwwRedirect };
 }
 
 /** The name the Ingress writes the annotation under (the first of its names it sets), or null. */
@@ -90,7 +91,7 @@ export function withoutHostPolicies(options: RouteOptions, own: HostCert | null)
   const r = routeHostPolicies(options);
   const hasOwn = own !== null && (options.stages?.includes(own.stage) ?? false);
   if (!r.appRoot && !r.www && !hasOwn) return options;
-  const stages = (options.stages ?? []).filter((s) => s.kind !== APP_ROOT_KIND && s !== own?.stage);
+  const stages = (options.stages ?? []).filter((s) => s.kind !== K.APP_ROOT.id && s !== own?.stage);
   return Object.freeze({ ...options, fromToWwwRedirect: false, stages: orderStages(stages) });
 }
 

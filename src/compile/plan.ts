@@ -11,13 +11,14 @@ import type { HTTPIngressPath, Ingress, IngressBackend, Secret } from "../model/
 import type { PathType } from "../table/types.ts";
 import { resolveAccess, type ResolvedAccess } from "./access.ts";
 import { Bool, createReader, FORCE_SSL_REDIRECT, parseAnnotations, PRESERVE_TRAILING_SLASH, SSL_REDIRECT, USE_PORT_IN_REDIRECTS, type ParsedAnnotations } from "./annotations.ts";
-import { orderStages, REDIRECT_KIND } from "../table/policy.ts";
+import { orderStages } from "../policy/stages.ts";
 import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
 import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
-import { normaliseHost, type HostResult } from "./hosts.ts";
+import { normaliseHost, type HostResult } from "../model/hosts.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
 import { validatePath, type PathResult } from "./paths.ts";
+import * as K from "../policy/kinds.ts";
 
 /** One valid rule path (host, path and backend spec all passed their checks). */
 export interface PathPlan {
@@ -264,7 +265,7 @@ function globalRedirect(ann: ParsedAnnotations, raw: Readonly<Record<string, str
   const preserveTrailingSlash = r.value(PRESERVE_TRAILING_SLASH, Bool) ?? config.preserveTrailingSlash;
   let stages = o.stages;
   if (config.relativeRedirects && stages !== null) {
-    const i = stages.findIndex((p) => p.kind === REDIRECT_KIND && p.params.relative !== true);
+    const i = stages.findIndex((p) => p.kind === K.REDIRECT.id && p.params.relative !== true);
     if (i >= 0) stages = orderStages(stages.map((p, j) => (j === i ? { ...p, params: { ...p.params, relative: true } } : p)));
   }
   if (

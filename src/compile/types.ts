@@ -1,6 +1,7 @@
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { RouteTable } from "../table/types.ts";
-import type { GatewayCompileResult } from "./gateway/table.ts";
+import type { GatewayRoutes } from "../table/types.ts";
+import type { ClassState, Condition, GatewayState, RouteParentState } from "./gateway/attach.ts";
 
 /** A TLS host and the Secret whose certificate serves it (null: the default certificate). */
 export interface CertificateBinding {
@@ -30,4 +31,35 @@ export interface CompileResult {
   readonly diagnostics: readonly Diagnostic[];
   /** Gateway API objects of ours and their status; absent when there are none (docs/design.md "Gateway API"). */
   readonly gateway?: GatewayCompileResult;
+}
+
+/** A set as far as a lookup needs it (the Gateway compile's dependency index). */
+export interface KeySet {
+  has(key: string): boolean;
+}
+
+/** What compile/gateway/table.ts makes of the Gateway API objects (docs/design.md "Gateway API"). */
+export interface RouteStatus {
+  readonly key: string;
+  readonly generation: number | null;
+  readonly parents: readonly { readonly state: RouteParentState; readonly conditions: readonly Condition[] }[];
+}
+
+export interface GatewayCompileResult {
+  readonly classes: ReadonlyMap<string, ClassState>;
+  readonly gateways: ReadonlyMap<string, GatewayState>;
+  readonly routes: readonly RouteStatus[];
+  /** Null when no rule is attached anywhere: the request path then pays one property check. */
+  readonly table: GatewayRoutes | null;
+  /** Certificates of the HTTPS listeners with a hostname (SNI), first certificateRef of each. */
+  readonly certificates: readonly CertificateBinding[];
+  /**
+   * The Service keys (`namespace/name`, also the EndpointSlice group keys) the HTTPRoutes name
+   * and the Secret keys our listeners name, found or not: a change elsewhere in those maps
+   * leaves this result as it is (compile.ts). They describe the latest compile only: the
+   * next incremental compile updates the service index in place.
+   */
+  readonly deps: { readonly services: KeySet; readonly secrets: KeySet };
+  /** The problems status reports, as diagnostics (logged and counted like an Ingress's). */
+  readonly diagnostics: readonly Diagnostic[];
 }

@@ -1,6 +1,6 @@
 // Addresses Portico never connects to on a tenant's say-so (an ExternalName Service, an auth-url):
 // the fixed part of the policy, with no I/O, so the compiler can report a refused auth-url when
-// the Ingress is read and the data plane (proxy/external.ts, which adds this pod's own
+// the Ingress is read and the data plane (proxy/upstream/external.ts, which adds this pod's own
 // addresses) can refuse the same addresses after DNS. docs/design.md, "ExternalName".
 //
 // Refused: loopback, unspecified / "this network", link-local (169.254.0.0/16 and fe80::/10,

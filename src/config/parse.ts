@@ -4,14 +4,13 @@
 import { isIP } from "node:net";
 import * as v from "valibot";
 import { EXPLAIN_FLAGS, FLAGS, MIGRATE_FLAGS, envName, type FlagSpec } from "./flags.ts";
-import { helpText } from "./help.ts";
 import { NGINX_COMPAT_FLAG_DEFAULTS } from "./nginx-defaults.ts";
 import type { Config, NamespacedName } from "./types.ts";
 
 export type ParseOutcome =
   /** `explicit`: the flags given on the command line or as PORTICO_* (they win over --nginx-configmap's keys). */
   | { readonly type: "run"; readonly config: Config; readonly explicit: ReadonlySet<keyof Config> }
-  | { readonly type: "help"; readonly text: string }
+  | { readonly type: "help" }
   | { readonly type: "version" }
   | { readonly type: "explain"; readonly config: Config; readonly host: string; readonly path: string; readonly scheme: "http" | "https"; readonly client?: string }
   /** `portico routes`: print the route table of --manifests or of the cluster, then exit. */
@@ -81,7 +80,7 @@ const SUB_DEFAULTS: Readonly<Record<string, Partial<Record<Key, string>>>> = {
 /** `argv` is the arguments after the program name (process.argv.slice(2)). */
 export function parseArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ParseOutcome {
   // Help and version win over everything else, even a bad flag next to them.
-  if (argv.includes("--help") || argv.includes("-h")) return { type: "help", text: helpText() };
+  if (argv.includes("--help") || argv.includes("-h")) return { type: "help" };
   if (argv.includes("--version")) return { type: "version" };
 
   const sub: Subcommand = SUBCOMMANDS.has(argv[0] ?? "") ? (argv[0] as Subcommand) : null;

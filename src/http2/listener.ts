@@ -13,9 +13,9 @@ import type { Duplex } from "node:stream";
 import type { SecureContextOptions } from "node:tls";
 import type { WebSocketHandler } from "bun";
 import { errorResponse } from "../proxy/errors.ts";
-import { isWebSocketUpgrade as isWebSocketHandshake } from "../proxy/websocket.ts";
+import { isWebSocketUpgrade as isWebSocketHandshake } from "../proxy/upstream/websocket.ts";
 import type { Logger } from "../log/logger.ts";
-import type { ConnectionTls } from "../proxy/client-cert.ts";
+import type { ConnectionTls } from "../proxy/policies/types.ts";
 import type { RequestServer } from "../proxy/types.ts";
 import { connectionTls } from "./tls-peer.ts";
 import type { RotationInfo, TlsListener } from "../tls/listener.ts";
@@ -29,11 +29,11 @@ import { createWsBridge, type WsBridge } from "./websocket.ts";
 
 export type { H2Handler } from "./streams.ts";
 
-/** The part of a listening server the shutdown drain uses (proxy/drain.ts). */
+/** The part of a listening server the shutdown drain uses (proxy/pipeline/drain.ts). */
 export interface DrainableServer {
   stop(closeActive?: boolean): Promise<void>;
   readonly pendingRequests: number;
-  /** Bun's Server has it (proxy/drain.ts calls it while draining); the node:http2 listener needs none. */
+  /** Bun's Server has it (proxy/pipeline/drain.ts calls it while draining); the node:http2 listener needs none. */
   closeIdleConnections?(): number;
 }
 
@@ -50,7 +50,7 @@ export interface H2ListenerOptions {
   readonly reusePort?: boolean;
   /** An idle connection (no open stream or request) is closed after this long. */
   readonly idleTimeoutMs?: number;
-  /** True once a shutdown drain began (proxy/drain.ts): HTTP/2 connections then get GOAWAY. */
+  /** True once a shutdown drain began (proxy/pipeline/drain.ts): HTTP/2 connections then get GOAWAY. */
   readonly draining?: () => boolean;
   /**
    * HTTP/1.1 side: the longest a request's header block may take, counted from the TLS
@@ -304,7 +304,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
   /**
    * node:http hands over the raw socket for every request with `Connection: upgrade`. Only a
    * WebSocket handshake (RFC 6455 §4.1: a GET with `Upgrade: websocket`) may become a tunnel,
-   * as on Bun.serve, where the handler upgrades nothing else (proxy/websocket.ts). Any other
+   * as on Bun.serve, where the handler upgrades nothing else (proxy/upstream/websocket.ts). Any other
    * Upgrade is ignored, as RFC 9110 §7.8 lets a server do: the request is served as an
    * ordinary one, the same as on the plain port (the handler drops Upgrade and Connection as
    * hop-by-hop), and its answer is streamed on the socket with backpressure, after which the
@@ -358,7 +358,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       // Client certificates (auth-tls-*): Bun's node:tls reads requestCert from the server only,
       // never from the SNI context (measured on 1.4.5), so while some route reads certificates
       // every handshake asks for one, and none otherwise (verifyMode). None is required here:
-      // proxy/client-cert.ts checks the certificate per request, against the CA of the route
+      // proxy/policies/client-cert.ts checks the certificate per request, against the CA of the route
       // the request's Host selects (docs/design.md, "Client certificates").
       requestCert: wantCerts,
       rejectUnauthorized: false,
@@ -377,7 +377,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
         enableConnectProtocol: false,
       },
       maxSessionMemory: MAX_SESSION_MEMORY_MB,
-      // HTTP/1.1 keep-alive as Bun.serve's idleTimeout (proxy/listener.ts says why 75 s); node's
+      // HTTP/1.1 keep-alive as Bun.serve's idleTimeout (proxy/pipeline/listener.ts says why 75 s); node's
       // default advertises 5 s. trackH1 closes connections idle that long.
       keepAliveTimeout: idleMs,
     } as http2.SecureServerOptions);

@@ -5,7 +5,7 @@
 import { STATUS_CODES, type ServerResponse } from "node:http";
 import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Duplex, Writable } from "node:stream";
-import { trailersOf, type TrailerBox } from "../proxy/trailers.ts";
+import { trailersOf, type TrailerBox } from "../proxy/upstream/trailers.ts";
 import { H2_INTERNAL_ERROR, H2_NO_ERROR } from "./limits.ts";
 
 // RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2 (node:http2 refuses to

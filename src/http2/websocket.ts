@@ -1,6 +1,6 @@
 // WebSocket upgrades (RFC 6455) arriving over HTTP/1.1 on the HTTP/2 listener. HTTP/2 itself
 // carries none here (no RFC 8441 extended CONNECT: SETTINGS_ENABLE_CONNECT_PROTOCOL stays 0,
-// so browsers open an HTTP/1.1 connection for them). The proxy's relay (proxy/websocket.ts) is
+// so browsers open an HTTP/1.1 connection for them). The proxy's relay (proxy/upstream/websocket.ts) is
 // written against Bun's ServerWebSocket; this bridge gives it the same three calls (send,
 // close, terminate) over a `ws` server socket, so the relay, its limits and its close-code
 // rules stay one code path. Under Bun, `ws` is Bun's built-in implementation (it resolves
@@ -8,7 +8,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { WebSocketHandler } from "bun";
-import { WS_BUFFER_LIMIT } from "../proxy/websocket.ts";
+import { WS_BUFFER_LIMIT } from "../proxy/upstream/websocket.ts";
 
 interface WsSocket {
   readonly bufferedAmount: number;
@@ -35,7 +35,7 @@ type WsServerCtor = new (o: {
 /** Bun.serve's default maxPayloadLength, so both listeners accept the same messages. */
 const MAX_MESSAGE = 16 * 1024 * 1024;
 
-/** The ServerWebSocket calls proxy/websocket.ts makes, over a `ws` socket. */
+/** The ServerWebSocket calls proxy/upstream/websocket.ts makes, over a `ws` socket. */
 class BridgedSocket {
   constructor(
     private readonly ws: WsSocket,
@@ -73,7 +73,7 @@ export function createWsBridge(handler: WebSocketHandler<unknown>): WsBridge {
     // Bun.serve does not negotiate permessage-deflate for us either (perMessageDeflate off).
     perMessageDeflate: false,
     maxPayload: MAX_MESSAGE,
-    // The subprotocol the backend chose, or none (proxy/websocket.ts).
+    // The subprotocol the backend chose, or none (proxy/upstream/websocket.ts).
     handleProtocols: (offered, req) => {
       const p = pending.get(req)?.protocol ?? "";
       return p !== "" && offered.has(p) ? p : false;

@@ -13,7 +13,7 @@ import { createLeaderElector, type LeaderElector, type LeaderTimings } from "./l
 import type { Logger } from "../log/logger.ts";
 import { createStatusWriter, type StatusWriter } from "./status.ts";
 import { createGatewayStatusWriter } from "./gateway-status.ts";
-import type { GatewayCompileResult } from "../compile/gateway/table.ts";
+import type { GatewayCompileResult } from "../compile/types.ts";
 import type { Snapshot } from "../store/types.ts";
 import { createKubeSource, type KubeSource, type SourceHooks, type WatchTimings } from "./watch.ts";
 

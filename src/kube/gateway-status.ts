@@ -6,7 +6,7 @@
 // when the condition's status changes (metav1.Condition). Written only when it differs, by merge
 // PATCH on the status subresource (RFC 7386: lists are replaced whole), like kube/status.ts.
 import type { Condition } from "../compile/gateway/attach.ts";
-import type { GatewayCompileResult } from "../compile/gateway/table.ts";
+import type { GatewayCompileResult } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ParentReference } from "../model/gateway.ts";

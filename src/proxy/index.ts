@@ -1,9 +1,9 @@
 // What serving/ assembles the request path from.
-export { createBodyBudget } from "./buffer.ts";
-export { createProxyHandler } from "./handler.ts";
-export { startHttpListener, serveOptions } from "./listener.ts";
-export { createDrain } from "./drain.ts";
-export { createBalancer } from "./balancer.ts";
-export { PASSWORD_CHECKS } from "./basic-auth.ts";
-export type { Balancer } from "./balancer.ts";
+export { createBodyBudget } from "./pipeline/buffer.ts";
+export { createProxyHandler } from "./pipeline/handler.ts";
+export { startHttpListener, serveOptions } from "./pipeline/listener.ts";
+export { createDrain } from "./pipeline/drain.ts";
+export { createBalancer } from "./upstream/balancer.ts";
+export { PASSWORD_CHECKS } from "./policies/basic-auth.ts";
+export type { Balancer } from "./upstream/balancer.ts";
 export type { RequestServer } from "./types.ts";

@@ -11,7 +11,7 @@
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import { createH2Listener, type HttpsListener } from "../http2/listener.ts";
-import type { serveOptions } from "../proxy/listener.ts";
+import type { serveOptions } from "../proxy/pipeline/listener.ts";
 import { createTlsListener, type RotationInfo } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 

@@ -38,7 +38,7 @@ export interface ServeTrafficOptions {
    */
   readonly tls: { readonly entries: readonly TlsEntry[]; readonly fingerprint: string; readonly provisional?: boolean };
   readonly ports: PortSharing;
-  /** Where this process's endpoint windows start (proxy/subset.ts); random when absent. */
+  /** Where this process's endpoint windows start (proxy/upstream/subset.ts); random when absent. */
   readonly balancerSeed?: number;
   /** The access log's sink (default: process.stdout). */
   readonly accessWrite?: AccessLogOptions["write"];

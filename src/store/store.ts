@@ -2,8 +2,7 @@
 // apply/replace say whether routing-relevant state changed; runtime/controller.ts then
 // triggers the coalescer.
 import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
-import { authSecretKey } from "../annotations/basic-auth.ts";
-import { caSecretKey } from "../annotations/client-certs.ts";
+import { authSecretKey, caSecretKey } from "../model/secret-refs.ts";
 import type { EndpointSlice, Ingress, Secret } from "../model/schemas.ts";
 import { CowMap } from "./cow-map.ts";
 import { SERVICE_NAME_LABEL, isKeptSecret, isTlsSecret, relevantEqual } from "./relevance.ts";

@@ -8,11 +8,14 @@
 // built once and handed out as they are (readonly types), not copied.
 // The incremental compiler builds host entries one by one (buildHost) and reuses the
 // unchanged ones in the next table (assembleTable).
-import { APP_ROOT_KIND, orderStages, WWW_REDIRECT_KIND, type StagePolicy } from "./policy.ts";
+import { orderStages, type StagePolicy } from "../policy/stages.ts";
 import { compileRewriteTarget, needsRewrite } from "../regex/index.ts";
-import { buildRegexRoutes, compilePath, matchRegex, type RegexLocationSpec } from "./regex.ts";
+import { buildRegexRoutes, compilePath, matchRegex } from "./regex.ts";
+import { type RegexLocationSpec } from "./types.ts";
 import { pathSegments } from "./segments.ts";
 import type { HostRoutes, Match, Route, RouteTable } from "./types.ts";
+import * as K from "../policy/kinds.ts";
+import { stagePolicy } from "../policy/contract.ts";
 
 interface MutableSlot {
   exact: Match | null;
@@ -132,7 +135,7 @@ function rootOf(route: Route | null, host: string, via: Match["via"], regexMode:
  * from the server block.
  */
 function withAppRoot(base: Route, policy: StagePolicy): Route {
-  const others = base.options.stages?.filter((p) => p.kind !== APP_ROOT_KIND) ?? [];
+  const others = base.options.stages?.filter((p) => p.kind !== K.APP_ROOT.id) ?? [];
   return { ...base, options: { ...base.options, hsts: false, stages: orderStages([policy, ...others]) } };
 }
 
@@ -144,7 +147,7 @@ function withAppRoot(base: Route, policy: StagePolicy): Route {
 function hostAppRoot(sorted: readonly Route[]): { route: Route; policy: StagePolicy } | null {
   let best: { route: Route; policy: StagePolicy } | null = null;
   for (const route of sorted) {
-    const policy = route.options.stages?.find((p) => p.kind === APP_ROOT_KIND);
+    const policy = route.options.stages?.find((p) => p.kind === K.APP_ROOT.id);
     if (policy === undefined) continue;
     if (best === null || route.path.length > best.route.path.length || (route.path.length === best.route.path.length && route.path > best.route.path)) {
       best = { route, policy };
@@ -166,7 +169,7 @@ export function otherWwwName(host: string): string {
 function wwwRedirectOf(host: string, sorted: readonly Route[]): Match | null {
   const marked = sorted.find((r) => r.options.fromToWwwRedirect);
   if (marked === undefined) return null;
-  const policy: StagePolicy = { stage: "server", kind: WWW_REDIRECT_KIND, params: { to: host } };
+  const policy = stagePolicy(K.WWW_REDIRECT, { to: host });
   // No HSTS: ingress-nginx's redirect server has no location, where its header filter runs.
   const options = { ...marked.options, hsts: false, stages: orderStages([policy]) };
   const route: Route = { ...marked, host: otherWwwName(host), path: "/", pathType: "Prefix", options };

@@ -14,54 +14,7 @@
 //    more query matches, then the oldest route, then namespace/name, then rule and match
 //    order. The first matching entry wins.
 // Nothing matched → null: the request goes on to the Ingress table.
-import type { Match } from "./types.ts";
-
-/** The stage policy kinds an HTTPRoute rule compiles to (proxy/gateway.ts implements them). */
-export const GATEWAY_REQUEST_HEADERS_KIND = "gateway-request-headers";
-export const GATEWAY_REDIRECT_KIND = "gateway-redirect";
-export const GATEWAY_ERROR_KIND = "gateway-error";
-
-export interface HeaderMatch {
-  /** Lowercased for headers (RFC 9110 §5.1); as written for query parameters (case-sensitive). */
-  readonly name: string;
-  readonly value: string;
-}
-
-export interface GatewayMatch {
-  readonly pathType: "Exact" | "PathPrefix";
-  /** Exact: as written. PathPrefix: without a trailing `/` ("" for `/`). */
-  readonly path: string;
-  readonly method: string | null;
-  readonly headers: readonly HeaderMatch[];
-  readonly query: readonly HeaderMatch[];
-}
-
-/** One way a request can go: a prebuilt Match (its route carries the rule's policies). */
-export interface WeightedMatch {
-  readonly match: Match;
-  readonly weight: number;
-}
-
-export interface GatewayEntry {
-  readonly match: GatewayMatch;
-  /** Where matching requests go, by weight (one entry with weight 1 for redirects and errors). */
-  readonly choices: readonly WeightedMatch[];
-  readonly totalWeight: number;
-}
-
-export interface GatewayHosts {
-  /** Entries by route hostname; each list in precedence order. */
-  readonly exact: ReadonlyMap<string, readonly GatewayEntry[]>;
-  /** Wildcard route hostnames (`*.foo.com`), most specific first. */
-  readonly wildcards: readonly (readonly [string, readonly GatewayEntry[]])[];
-  readonly any: readonly GatewayEntry[] | null;
-}
-
-export interface GatewayRoutes {
-  /** By listener hostname (`*` for none), for Portico's HTTP and HTTPS listeners. */
-  readonly http: ReadonlyMap<string, GatewayHosts>;
-  readonly https: ReadonlyMap<string, GatewayHosts>;
-}
+import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes, Match } from "./types.ts";
 
 /** What matching reads of a request. */
 export interface GatewayRequest {

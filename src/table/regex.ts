@@ -4,42 +4,7 @@
 // it leads to), which is what crosses IPC to the workers (table/wire.ts); every process
 // compiles the patterns itself.
 import { compilePathRegex, type PathMatch, type PathRegex, type PathRegexResult, RegexLocationSet } from "../regex/index.ts";
-import type { Match, Route } from "./types.ts";
-
-/** One regex location of a host, as data. */
-export interface RegexLocationSpec {
-  /** The regex written after `^` (the Ingress path, or a form location expansion derived from it). */
-  readonly path: string;
-  /** Which of ingress-nginx's location expansions this is (regex/locations.ts). */
-  readonly origin: "as-written" | "slash-added" | "exact-copy" | "implicit-root";
-  /** Index in the host's HostRoutes.routes; -1 for the implicit "/" location (the default route). */
-  readonly route: number;
-  /** The rewrite stage needs this location's captures (its Ingress's rewrite-target applies to it). */
-  readonly captures: boolean;
-}
-
-/** What a regex-mode lookup adds to its Match (the rewrite stage and explain read it). */
-export interface RegexHit {
-  /** The location's regex (after `^`). */
-  readonly location: string;
-  readonly re: PathRegex;
-  /** The captures of the path matched, when the location's spec asked for them; else null. */
-  readonly captures: PathMatch | null;
-}
-
-export interface RegexLocation {
-  readonly spec: RegexLocationSpec;
-  readonly re: PathRegex;
-  /** Prebuilt Match (captures null); null for the implicit "/" location. */
-  readonly match: (Match & { readonly regex: RegexHit }) | null;
-}
-
-export interface RegexRoutes {
-  readonly specs: readonly RegexLocationSpec[];
-  /** Compiled, in the same order as `specs`. */
-  readonly locations: readonly RegexLocation[];
-  readonly set: RegexLocationSet;
-}
+import type { Match, RegexHit, RegexLocation, RegexLocationSpec, RegexRoutes, Route } from "./types.ts";
 
 // Compiling a path costs tens of microseconds and a host is rebuilt whenever one of its
 // Services or EndpointSlices changes, so compiled paths are kept, a bounded number of them

@@ -1,10 +1,10 @@
 // A deterministic, JSON-able view of a RouteTable: golden files and /debug/routes.
 // Backends are listed once (by id) and routes point at them by id.
-import { redactStage, type StagePolicy } from "./policy.ts";
-import type { RegexLocationSpec } from "./regex.ts";
+import { redactStage, type StagePolicy } from "../policy/stages.ts";
+import type { RegexLocationSpec } from "./types.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
-import type { GatewayEntry, GatewayHosts, GatewayMatch } from "./gateway.ts";
+import type { GatewayEntry, GatewayHosts, GatewayMatch } from "./types.ts";
 
 export interface SerializedRoute {
   readonly path: string;

@@ -2,10 +2,10 @@
 // Ingress, and what its requests get), one more per canary, columns aligned.
 // /debug/routes?format=text and `portico routes` print it; the JSON form (serialize.ts) stays
 // the one for programs. The ANSWERS column reads the route's stage policies in the proxy's
-// order (table/policy.ts), as explain's `response` does for one request (compile/answer.ts):
+// order (policy/stages.ts), as explain's `response` does for one request (compile/answer.ts):
 // a route whose every request is refused, redirected or has no pod to go to says so and why,
 // rather than showing only its backend's healthy endpoints.
-import type { PolicyValue, StagePolicy } from "./policy.ts";
+import type { PolicyValue, StagePolicy } from "../policy/stages.ts";
 import type { SerializedLocation, SerializedRoute, SerializedTable } from "./serialize.ts";
 import { DEFAULT_BACKEND_SLOT } from "./routes.ts";
 

@@ -1,8 +1,7 @@
 // The route table: built once by compile/, frozen, swapped by one assignment in the holder.
 // The data plane reads it once per request and never mutates it.
-import type { StagePolicy } from "./policy.ts";
-import type { RegexHit, RegexRoutes } from "./regex.ts";
-import type { GatewayRoutes } from "./gateway.ts";
+import type { StagePolicy } from "../policy/stages.ts";
+import type { PathMatch, PathRegex, RegexLocationSet } from "../regex/index.ts";
 
 /** One pod (or ExternalName) address a backend can send to. */
 export interface Upstream {
@@ -80,7 +79,7 @@ export interface RouteOptions {
    */
   readonly requestBufferSize: number | null;
   /**
-   * Request-side policies in stage order (table/policy.ts), frozen; null when the route has
+   * Request-side policies in stage order (policy/stages.ts), frozen; null when the route has
    * none, so the handler pays one null check (docs/design.md, "Annotations and policies").
    */
   readonly stages: readonly StagePolicy[] | null;
@@ -283,4 +282,84 @@ export interface Match {
   readonly via: "exact-host" | "wildcard-host" | "any-host" | "default";
   /** Set when a regex-mode host's location matched (table/regex.ts). */
   readonly regex?: RegexHit;
+}
+
+// The regex-mode host (table/regex.ts runs it) and the Gateway API part (table/gateway.ts runs
+// it) are declared here with Route and Match, which they refer to and which refer to them.
+
+/** One regex location of a host, as data. */
+export interface RegexLocationSpec {
+  /** The regex written after `^` (the Ingress path, or a form location expansion derived from it). */
+  readonly path: string;
+  /** Which of ingress-nginx's location expansions this is (regex/locations.ts). */
+  readonly origin: "as-written" | "slash-added" | "exact-copy" | "implicit-root";
+  /** Index in the host's HostRoutes.routes; -1 for the implicit "/" location (the default route). */
+  readonly route: number;
+  /** The rewrite stage needs this location's captures (its Ingress's rewrite-target applies to it). */
+  readonly captures: boolean;
+}
+
+/** What a regex-mode lookup adds to its Match (the rewrite stage and explain read it). */
+export interface RegexHit {
+  /** The location's regex (after `^`). */
+  readonly location: string;
+  readonly re: PathRegex;
+  /** The captures of the path matched, when the location's spec asked for them; else null. */
+  readonly captures: PathMatch | null;
+}
+
+export interface RegexLocation {
+  readonly spec: RegexLocationSpec;
+  readonly re: PathRegex;
+  /** Prebuilt Match (captures null); null for the implicit "/" location. */
+  readonly match: (Match & { readonly regex: RegexHit }) | null;
+}
+
+export interface RegexRoutes {
+  readonly specs: readonly RegexLocationSpec[];
+  /** Compiled, in the same order as `specs`. */
+  readonly locations: readonly RegexLocation[];
+  readonly set: RegexLocationSet;
+}
+
+export interface HeaderMatch {
+  /** Lowercased for headers (RFC 9110 §5.1); as written for query parameters (case-sensitive). */
+  readonly name: string;
+  readonly value: string;
+}
+
+export interface GatewayMatch {
+  readonly pathType: "Exact" | "PathPrefix";
+  /** Exact: as written. PathPrefix: without a trailing `/` ("" for `/`). */
+  readonly path: string;
+  readonly method: string | null;
+  readonly headers: readonly HeaderMatch[];
+  readonly query: readonly HeaderMatch[];
+}
+
+/** One way a request can go: a prebuilt Match (its route carries the rule's policies). */
+export interface WeightedMatch {
+  readonly match: Match;
+  readonly weight: number;
+}
+
+export interface GatewayEntry {
+  readonly match: GatewayMatch;
+  /** Where matching requests go, by weight (one entry with weight 1 for redirects and errors). */
+  readonly choices: readonly WeightedMatch[];
+  readonly totalWeight: number;
+}
+
+export interface GatewayHosts {
+  /** Entries by route hostname; each list in precedence order. */
+  readonly exact: ReadonlyMap<string, readonly GatewayEntry[]>;
+  /** Wildcard route hostnames (`*.foo.com`), most specific first. */
+  readonly wildcards: readonly (readonly [string, readonly GatewayEntry[]])[];
+  readonly any: readonly GatewayEntry[] | null;
+}
+
+export interface GatewayRoutes {
+  /** By listener hostname (`*` for none), for Portico's HTTP and HTTPS listeners. */
+  readonly http: ReadonlyMap<string, GatewayHosts>;
+  readonly https: ReadonlyMap<string, GatewayHosts>;
 }

@@ -13,7 +13,7 @@
 // backend's `endpoints` are indexes into its own `allEndpoints` (compile/backends.ts builds
 // them as a subset of the same objects). Bun's IPC serialises with JSON, which turns
 // Infinity into null, so non-finite numbers in RouteOptions (an explicitly unlimited body
-// size) are spelled as strings. A route's stage policies are JSON already (table/policy.ts)
+// size) are spelled as strings. A route's stage policies are JSON already (policy/stages.ts)
 // and go as they are; the receiver freezes them again. A route's canary backend (Route.canary)
 // is listed and referred to exactly as its backend is, and so are its error pages' backend and
 // its no-endpoints fallback (Route.errorPages, Route.fallback). The path maps are not shipped:
@@ -29,10 +29,10 @@
 // naming the host and its Ingresses, and replaced by the one it had (else by an empty one,
 // which answers as a host with no paths does), so one bad entry never costs the others.
 import { assembleTable, buildHost, patchTable, viaOf } from "./build.ts";
-import { deepFreeze, type StagePolicy } from "./policy.ts";
-import type { RegexLocationSpec } from "./regex.ts";
+import { deepFreeze, type StagePolicy } from "../policy/stages.ts";
+import type { RegexLocationSpec } from "./types.ts";
 import type { Backend, HostRoutes, Match, Route, RouteCanary, RouteErrorPages, RouteOptions, RouteTable, Upstream } from "./types.ts";
-import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes } from "./gateway.ts";
+import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes } from "./types.ts";
 
 export const WIRE_VERSION = 3;
 

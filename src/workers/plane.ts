@@ -15,7 +15,7 @@ import { createTlsBuilder } from "../serving/tls.ts";
 import { hostCount } from "../table/routes.ts";
 import type { RouteTable } from "../table/types.ts";
 import { countChangedHosts, encodeDelta, encodeTable, type BackendRegistry } from "../table/wire.ts";
-import { formatSharedState, releaseSharedState, sharedStateBytes } from "../proxy/shared-state.ts";
+import { formatSharedState, releaseSharedState, sharedStateBytes } from "../proxy/shared/state.ts";
 import { currentProcess, workerArgv } from "./argv.ts";
 import { createWorkerPool, type WorkerPool } from "./pool.ts";
 import { createSharedMemory } from "./shared-memory.ts";
@@ -54,7 +54,7 @@ export function createWorkerPlane(o: {
     return full;
   };
   // The limits' counters, the EWMA scores and the auth answer cache, shared by the workers so they hold per pod
-  // (proxy/shared-state.ts). Without it each worker counts alone: said loudly, not fatal.
+  // (proxy/shared/state.ts). Without it each worker counts alone: said loudly, not fatal.
   const shared = createSharedMemory(sharedStateBytes(config.workers));
   if (shared instanceof Error) {
     log.error("no shared memory for the workers: limit-rps, limit-rpm and limit-connections count per worker, so a client may get up to --workers times its limits, each worker scores load-balance: ewma and caches auth answers alone", { err: shared });

@@ -23,10 +23,10 @@ import { VERSION } from "../version.ts";
 import { createLineWriter } from "./line-writer.ts";
 import { parseToWorker, type ToPrimary, type ToWorker } from "./protocol.ts";
 import { mapSharedMemory } from "./shared-memory.ts";
-import { useEwmaScores } from "../proxy/balancer.ts";
-import { createAuthCache, layeredAuthCache, useAuthCache } from "../proxy/external-auth.ts";
-import { useProcessLimiter } from "../proxy/limits.ts";
-import { openSharedState } from "../proxy/shared-state.ts";
+import { useEwmaScores } from "../proxy/upstream/balancer.ts";
+import { createAuthCache, layeredAuthCache, useAuthCache } from "../proxy/policies/external-auth.ts";
+import { useProcessLimiter } from "../proxy/policies/limits.ts";
+import { openSharedState } from "../proxy/shared/state.ts";
 
 export async function runWorker(config: Config, id: number): Promise<void> {
   const send = process.send?.bind(process);
@@ -100,7 +100,7 @@ export async function runWorker(config: Config, id: number): Promise<void> {
         table: () => holder.current,
         tls,
         ports,
-        // Spread the workers' subset windows (proxy/subset.ts) evenly over a large backend's endpoints.
+        // Spread the workers' subset windows (proxy/upstream/subset.ts) evenly over a large backend's endpoints.
         balancerSeed: id / Math.max(1, config.workers),
         accessWrite: (chunk) => out.write(chunk),
         onRequest: () => void requests++,

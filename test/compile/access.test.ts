@@ -9,7 +9,7 @@ import type { Kind, KindObjects } from "../../src/model/kinds.ts";
 import type { Ingress, Secret } from "../../src/model/schemas.ts";
 import { allRoutes } from "../../src/table/routes.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
-import type { StagePolicy } from "../../src/table/policy.ts";
+import type { StagePolicy } from "../../src/policy/stages.ts";
 import { snapshotOf } from "./snapshot.ts";
 
 const N = "nginx.ingress.kubernetes.io/";

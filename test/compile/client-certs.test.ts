@@ -8,7 +8,7 @@ import { compile, Compiler } from "../../src/compile/compile.ts";
 import type { CompileResult } from "../../src/compile/types.ts";
 import type { Kind, KindObjects } from "../../src/model/kinds.ts";
 import type { Ingress, Secret } from "../../src/model/schemas.ts";
-import type { StagePolicy } from "../../src/table/policy.ts";
+import type { StagePolicy } from "../../src/policy/stages.ts";
 import { allRoutes } from "../../src/table/routes.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { DEFAULT_COMPILE_CONFIG } from "./config.ts";

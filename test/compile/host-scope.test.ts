@@ -11,7 +11,7 @@ import type { CompileConfig } from "../../src/compile/config.ts";
 import type { CompileResult } from "../../src/compile/types.ts";
 import type { Kind, KindObjects } from "../../src/model/kinds.ts";
 import type { Ingress, Secret } from "../../src/model/schemas.ts";
-import type { StagePolicy } from "../../src/table/policy.ts";
+import type { StagePolicy } from "../../src/policy/stages.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { allRoutes } from "../../src/table/routes.ts";
 import { createCertificate } from "../tls/pki.ts";

@@ -14,7 +14,7 @@ const BIN = join(ROOT, "dist", "portico");
 let dir: string;
 let backend: Backend;
 // alice: "s3cret" (`openssl passwd -apr1 -salt 8sFt66rZ s3cret`); bob: "correct horse"
-// (`htpasswd -bn5 u 'correct horse'`): both computed on the hashing threads (proxy/hash-pool.ts).
+// (`htpasswd -bn5 u 'correct horse'`): both computed on the hashing threads (proxy/crypt/hash-pool.ts).
 const USERS = "alice:$apr1$8sFt66rZ$5f4dG6uJPUDcCdyvCGEji1\nbob:$6$tT3LD4NgSxw2EavM$yo41WdndX2ZnoBHoQ5dmJcrWVrNMymg5o.2OGbU0H1JSYRJ6IgWR2qbvYNcQC5iNTzYnLVno9OZzno8Zvsn/5.\n";
 let api: FakeApiServer;
 
@@ -112,7 +112,7 @@ describe("compiled binary", () => {
   });
 
   test("checks passwords on its hashing threads: the worker is inside the executable, never read from disk", async () => {
-    // Started from another folder than the repository, where no src/proxy/crypt-worker.ts exists.
+    // Started from another folder than the repository, where no src/proxy/crypt/crypt-worker.ts exists.
     const before = process.env.PORTICO_BIN;
     process.env.PORTICO_BIN = BIN;
     let p: Portico;

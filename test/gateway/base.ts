@@ -4,10 +4,13 @@
 import { load, loadAll } from "js-yaml";
 import { isKind, parseObject, type Kind, type KindObjects } from "../../src/model/kinds.ts";
 import { snapshotOf } from "../compile/snapshot.ts";
-import { compileGateways, GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, type GatewayCompileResult } from "../../src/compile/gateway/table.ts";
+import { compileGateways } from "../../src/compile/gateway/table.ts";
+import { type GatewayCompileResult } from "../../src/compile/types.ts";
 import { resolveRef } from "../../src/compile/backends.ts";
-import { findGatewayEntry, requestHostname, type GatewayEntry } from "../../src/table/gateway.ts";
+import { findGatewayEntry, requestHostname } from "../../src/table/gateway.ts";
+import { type GatewayEntry } from "../../src/table/types.ts";
 import type { Snapshot } from "../../src/store/types.ts";
+import * as K from "../../src/policy/kinds.ts";
 
 export const INFRA = "gateway-conformance-infra";
 export const APP = "gateway-conformance-app-backend";
@@ -118,8 +121,8 @@ export class World {
     if (e === null) return "404";
     const route = e.choices[0]!.match.route;
     const kinds = (route.options.stages ?? []).map((s) => s.kind);
-    if (kinds.includes(GATEWAY_ERROR_KIND)) return "500";
-    if (kinds.includes(GATEWAY_REDIRECT_KIND)) return "redirect";
+    if (kinds.includes(K.GATEWAY_ERROR.id)) return "500";
+    if (kinds.includes(K.GATEWAY_REDIRECT.id)) return "redirect";
     return `${route.backend.namespace}/${route.backend.service}`;
   }
   route(ns: string, name: string) {

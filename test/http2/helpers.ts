@@ -4,8 +4,8 @@
 import http2 from "node:http2";
 import type { Config } from "../../src/config/types.ts";
 import { createH2Listener, type HttpsListener } from "../../src/http2/listener.ts";
-import { createProxyHandler, type ProxyHandler } from "../../src/proxy/handler.ts";
-import { serveOptions } from "../../src/proxy/listener.ts";
+import { createProxyHandler, type ProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { serveOptions } from "../../src/proxy/pipeline/listener.ts";
 import type { AccessRecord, ProxyHooks } from "../../src/proxy/types.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { lookup } from "../../src/table/lookup.ts";

@@ -3,7 +3,7 @@
 // request bodies and their framing, drain by GOAWAY, WebSockets over its HTTP/1.1 side.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import net from "node:net";
-import { createDrain } from "../../src/proxy/drain.ts";
+import { createDrain } from "../../src/proxy/pipeline/drain.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
 import { generateDefaultCertificate, DEFAULT_CERT_CN } from "../../src/tls/default-cert.ts";

@@ -24,7 +24,7 @@ describe("buildArgs", () => {
       '--define=PORTICO_COMMIT="abc1234"',
       "--outfile=dist/portico",
       "src/main.ts",
-      "src/proxy/crypt-worker.ts",
+      "src/proxy/crypt/crypt-worker.ts",
     ]);
   });
 

@@ -7,7 +7,7 @@ import { withGeneratedTables } from "../../src/annotations/docs.ts";
 import { IMPLEMENTED } from "../../src/annotations/registry.ts";
 import { namesOf } from "../../src/annotations/spec.ts";
 import { EXPLAIN_FLAGS, FLAGS, MIGRATE_FLAGS } from "../../src/config/flags.ts";
-import { helpText } from "../../src/config/help.ts";
+import { helpText } from "../../src/runtime/help.ts";
 import { ROOT } from "./k8s.ts";
 
 const doc = readFileSync(join(ROOT, "README.md"), "utf8");

@@ -11,12 +11,12 @@ import { ingress as ingressObject, ingressClass, service, slice, yamlDocs } from
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { Ingress, Secret } from "../../src/model/schemas.ts";
-import { CHECKS_PER_ROUTE, PASSWORD_CHECKS, WAITING_PER_ROUTE } from "../../src/proxy/basic-auth.ts";
-import * as crypt from "../../src/proxy/crypt.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
+import { CHECKS_PER_ROUTE, PASSWORD_CHECKS, WAITING_PER_ROUTE } from "../../src/proxy/policies/basic-auth.ts";
+import * as crypt from "../../src/proxy/crypt/crypt.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
-import type { StagePolicy } from "../../src/table/policy.ts";
+import type { StagePolicy } from "../../src/policy/stages.ts";
 import type { RouteOptions, RouteTable } from "../../src/table/types.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig, wsFirstReply } from "./helpers.ts";
 import { namedBackend, rawBackend, wsUpgrade } from "./raw.ts";

@@ -1,4 +1,4 @@
-// Cookie affinity (src/proxy/affinity.ts) and hashing (hash-by.ts) through a real proxy to real
+// Cookie affinity (src/proxy/policies/affinity.ts) and hashing (hash-by.ts) through a real proxy to real
 // backends on 127.0.0.1, endpoints changing under live sessions. Cookie attributes are
 // compared whole, as ingress-nginx writes them: rootfs/etc/nginx/lua/balancer/sticky.lua
 // set_cookie, lua-resty-cookie f418d770 `bake` (attribute order), nginx's
@@ -7,16 +7,17 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
-import { affinityCookie, affinityKind, type AffinityParams, backendKey, cookieBackendKey, cookieTime, rejectsSameSiteNone } from "../../src/proxy/affinity.ts";
-import { createBalancer } from "../../src/proxy/balancer.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
-import { POLICY_KINDS, type PolicyKind } from "../../src/proxy/policies.ts";
+import { affinityCookie, affinityKind, type AffinityParams, backendKey, cookieBackendKey, cookieTime, rejectsSameSiteNone } from "../../src/proxy/policies/affinity.ts";
+import { createBalancer } from "../../src/proxy/upstream/balancer.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import type { PolicyKind } from "../../src/proxy/policies/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { Backend, RouteTable } from "../../src/table/types.ts";
 import { canaryStagePolicy } from "../../src/annotations/canary.ts";
 import { buildTable } from "../../src/table/build.ts";
-import { orderStages } from "../../src/table/policy.ts";
+import { orderStages } from "../../src/policy/stages.ts";
 import { makeBackend, makeRoute, makeTable, rawRequest, statusLine, quietLog, testConfig } from "./helpers.ts";
 import { seeded } from "./seeded.ts";
 

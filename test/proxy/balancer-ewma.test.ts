@@ -1,12 +1,12 @@
-// `load-balance: ewma` (src/proxy/balancer.ts pickEwma/observe): the lower-scored of two
+// `load-balance: ewma` (src/proxy/upstream/balancer.ts pickEwma/observe): the lower-scored of two
 // random endpoints, scores decaying with a 10 s time constant, as ingress-nginx's
 // rootfs/etc/nginx/lua/balancer/ewma.lua. Unit level: an injected clock and a seeded random.
 // Every case runs over the process's own scores (--workers 1) and over the table in shared
-// memory the workers of --workers N share (src/proxy/shared-ewma.ts), as nginx's workers share
+// memory the workers of --workers N share (src/proxy/shared/ewma.ts), as nginx's workers share
 // the balancer_ewma dictionary.
 import { describe, expect, test } from "bun:test";
-import { createBalancer, EWMA_DECAY_MS, type BalancerOptions } from "../../src/proxy/balancer.ts";
-import { createSharedEwma, formatSharedEwma, SHARED_EWMA_BYTES } from "../../src/proxy/shared-ewma.ts";
+import { createBalancer, EWMA_DECAY_MS, type BalancerOptions } from "../../src/proxy/upstream/balancer.ts";
+import { createSharedEwma, formatSharedEwma, SHARED_EWMA_BYTES } from "../../src/proxy/shared/ewma.ts";
 import type { Backend, Upstream } from "../../src/table/types.ts";
 import { seeded } from "./seeded.ts";
 

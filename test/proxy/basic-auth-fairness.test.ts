@@ -1,13 +1,13 @@
-// Password checks of many routes share the process's hashing threads (proxy/hash-pool.ts): a
+// Password checks of many routes share the process's hashing threads (proxy/crypt/hash-pool.ts): a
 // flood of wrong passwords on many routes must not put another route's check behind all of
 // theirs. The policy kind itself, on real Requests, hashing for real on the real threads;
 // completion order is what is asserted, never a duration. docs/design.md, "Access control:
 // source ranges and basic authentication".
 import { describe, expect, test } from "bun:test";
-import { MAX_SHA_CRYPT_ROUNDS } from "../../src/annotations/htpasswd.ts";
-import { BASIC_AUTH, CHECKS_IN_PROCESS, CHECKS_PER_ROUTE } from "../../src/proxy/basic-auth.ts";
-import { shaCrypt } from "../../src/proxy/crypt.ts";
-import type { PolicyFlow } from "../../src/proxy/policies.ts";
+import { MAX_SHA_CRYPT_ROUNDS } from "../../src/policy/htpasswd.ts";
+import { BASIC_AUTH, CHECKS_IN_PROCESS, CHECKS_PER_ROUTE } from "../../src/proxy/policies/basic-auth.ts";
+import { shaCrypt } from "../../src/proxy/crypt/crypt.ts";
+import type { PolicyFlow } from "../../src/proxy/policies/types.ts";
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`, "latin1").toString("base64")}`;
 const flow = (authorization: string): PolicyFlow =>
@@ -18,7 +18,7 @@ describe("password checks across routes", () => {
     // The costliest hash accepted, so the checks queue on the threads.
     const hash = shaCrypt(Buffer.from("right"), `$6$rounds=${MAX_SHA_CRYPT_ROUNDS}$fairsalt$`, 512) as string;
     const ROUTES = 8;
-    const build = () => BASIC_AUTH.build({ realm: "r", users: [["alice", hash]] });
+    const build = () => BASIC_AUTH.build({ realm: "r", secret: "ns/users", users: [["alice", hash]] });
     const flooded = Array.from({ length: ROUTES }, build);
     const quiet = build();
     const order: string[] = [];

@@ -4,7 +4,7 @@
 // never accepting), made with python3; the test is skipped where python3 is missing.
 import { afterAll, expect, test } from "bun:test";
 import net from "node:net";
-import { probeConnect } from "../../src/proxy/probe.ts";
+import { probeConnect } from "../../src/proxy/upstream/probe.ts";
 import { echoBackend, endpoint, makeBackend, makeTable, startProxy } from "./helpers.ts";
 import { eventually } from "../wait.ts";
 

@@ -7,11 +7,13 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
-import { POLICY_KINDS, type PolicyKind } from "../../src/proxy/policies.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import type { PolicyKind } from "../../src/proxy/policies/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { testKind } from "./helpers.ts";
 import { rawBackend, type RawBackend } from "./raw.ts";
 
 const cleanup: (() => unknown)[] = [];
@@ -38,10 +40,10 @@ async function setup(annotations: Record<string, string>, withAuth = false) {
   const stages = parsed.options.stages === null ? [] : [...parsed.options.stages];
   if (withAuth) stages.push({ stage: "authentication", kind: "deny-all", params: {} });
   const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-  kinds.set("deny-all", {
-    stage: "authentication",
-    build: () => (flow) => new Response("auth\n", { status: 401, headers: { ...flow.responseHeaders, "www-authenticate": 'Basic realm="x"' } }),
-  });
+  kinds.set(
+    "deny-all",
+    testKind("authentication", () => (flow) => new Response("auth\n", { status: 401, headers: { ...flow.responseHeaders, "www-authenticate": 'Basic realm="x"' } })),
+  );
   const table = makeTable([{ host: "cors.foo.com", backend: makeBackend([be.port]), options: { ...parsed.options, stages: stages.length ? stages : null } }]);
   const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
   const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });

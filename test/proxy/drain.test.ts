@@ -2,7 +2,7 @@
 // continues for the delay, then new connections are refused while an in-flight slow request
 // completes; past the grace period what is left is cut.
 import { afterAll, expect, test } from "bun:test";
-import { createDrain } from "../../src/proxy/drain.ts";
+import { createDrain } from "../../src/proxy/pipeline/drain.ts";
 import { captureLogger } from "../fake-apiserver/fixtures.ts";
 import { eventually } from "../wait.ts";
 import { makeBackend, makeTable, startProxy } from "./helpers.ts";

@@ -24,19 +24,18 @@ import { parseArgs } from "../../src/config/parse.ts";
 import { silentLogger } from "../../src/log/logger.ts";
 import type { EndpointSlice } from "../../src/model/schemas.ts";
 import { ProxyError } from "../../src/proxy/errors.ts";
-import { createExternalAuthKind } from "../../src/proxy/external-auth.ts";
-import type { ExternalResolver } from "../../src/proxy/external.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { BUILTIN_KINDS } from "../../src/proxy/kinds.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
+import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
+import type { ExternalResolver } from "../../src/proxy/upstream/external.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import type { AccessRecord } from "../../src/proxy/types.ts";
 import { RejectedRequest } from "../../src/request/rejected.ts";
 import { loadOnce } from "../../src/runtime/load.ts";
 import type { Snapshot } from "../../src/store/types.ts";
 import { otherWwwName } from "../../src/table/build.ts";
 import { lookup } from "../../src/table/lookup.ts";
-import type { GatewayEntry } from "../../src/table/gateway.ts";
-import type { RouteTable } from "../../src/table/types.ts";
+import type { GatewayEntry, RouteTable } from "../../src/table/types.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { testConfig } from "./helpers.ts";
@@ -68,7 +67,7 @@ let redirectCode: 301 | 302 | 307 | 308 = 308;
 
 beforeAll(async () => {
   be = await namedBackend("pod");
-  const kinds = new Map(BUILTIN_KINDS);
+  const kinds = new Map(POLICY_KINDS);
   kinds.set("external-auth", createExternalAuthKind({ resolver: NO_DNS }));
   for (const scheme of ["http", "https"] as const) {
     const handler = createProxyHandler({
@@ -299,7 +298,7 @@ describe("explain's response is the proxy's answer", () => {
 });
 
 test("explain knows every policy kind the proxy implements, in the same stage", () => {
-  const proxy = Object.fromEntries([...BUILTIN_KINDS].map(([k, kind]) => [k, kind.stage]));
+  const proxy = Object.fromEntries([...POLICY_KINDS].map(([k, kind]) => [k, kind.contract.stage]));
   expect(KIND_STAGES).toEqual(proxy);
 });
 

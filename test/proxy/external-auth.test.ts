@@ -7,29 +7,30 @@
 // auth_request for the status mapping. Portico's differences are the README's.
 //
 // What is real and what is injected: the auth service runs on 127.0.0.1, which the address
-// policy (src/proxy/external.ts) refuses. So most tests inject, as test/proxy/externalname.test.ts
+// policy (src/proxy/upstream/external.ts) refuses. So most tests inject, as test/proxy/externalname.test.ts
 // does, a lookup (the name auth.test.svc → 127.0.0.1) and a check permitting exactly 127.0.0.1:
 // the request is then made by the real code to the address the check saw. The policy itself is
 // exercised without injection in "the address policy" below: a loopback auth URL gets 500 and
 // the auth service sees no connection.
 import { afterEach, describe, expect, test } from "bun:test";
-import { EXTERNAL_AUTH_KIND } from "../../src/annotations/external-auth.ts";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
-import { createExternalAuthKind } from "../../src/proxy/external-auth.ts";
+import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
 import { compile } from "../../src/compile/compile.ts";
 import { METADATA_REASON } from "../../src/config/address-policy.ts";
 import type { Logger } from "../../src/log/logger.ts";
-import { createExternalResolver, forbiddenReason, ownAddresses, type ExternalResolver } from "../../src/proxy/external.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
-import { POLICY_KINDS, type PolicyKind } from "../../src/proxy/policies.ts";
+import { createExternalResolver, forbiddenReason, ownAddresses, type ExternalResolver } from "../../src/proxy/upstream/external.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import type { PolicyKind } from "../../src/proxy/policies/types.ts";
 import type { AccessRecord } from "../../src/proxy/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { rawBackend, type RawBackend, type RawRequest } from "./raw.ts";
+import * as K from "../../src/policy/kinds.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -80,13 +81,13 @@ async function setup(
   const authHost = opts.inject === false ? `127.0.0.1:${opts.authPort ?? auth.port}` : `auth.test.svc:${opts.authPort ?? auth.port}`;
   const parsed = parseAnnotations(Object.fromEntries(Object.entries(annotations).map(([k, val]) => [NGINX_PREFIX + k, val.replaceAll("AUTH", authHost).replaceAll("PORT", String(opts.authPort ?? auth.port))])));
   const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-  if (opts.resolver !== undefined) kinds.set(EXTERNAL_AUTH_KIND, createExternalAuthKind({ resolver: opts.resolver }));
+  if (opts.resolver !== undefined) kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver: opts.resolver }));
   else if (opts.inject !== false) {
     const resolver = createExternalResolver({
       lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
       check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
     });
-    kinds.set(EXTERNAL_AUTH_KIND, createExternalAuthKind({ resolver }));
+    kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver }));
   }
   const host = opts.host === undefined ? "app.test" : opts.host;
   const table = makeTable([{ host, path: opts.path ?? "/", backend: makeBackend([be.port]), options: parsed.options }]);

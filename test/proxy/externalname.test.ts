@@ -1,4 +1,4 @@
-// ExternalName Services (src/proxy/external.ts, compile/backends.ts): off by default (503 and
+// ExternalName Services (src/proxy/upstream/external.ts, compile/backends.ts): off by default (503 and
 // a diagnostic, nothing connected); with --allow-external-name-services, a name or IP literal
 // that reaches loopback, link-local, an unspecified address or this host's own addresses is
 // never connected to, whatever form it is written in. Backends here count every TCP connection
@@ -20,9 +20,9 @@ import type { Socket, TCPSocketListener } from "bun";
 import { compile } from "../../src/compile/compile.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { fixedHostRefusal, METADATA_REASON } from "../../src/config/address-policy.ts";
-import { createExternalResolver, forbiddenReason, ownAddresses, type ExternalResolver } from "../../src/proxy/external.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
+import { createExternalResolver, forbiddenReason, ownAddresses, type ExternalResolver } from "../../src/proxy/upstream/external.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import type { AccessRecord } from "../../src/proxy/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { RouteTable } from "../../src/table/types.ts";

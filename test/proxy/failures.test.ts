@@ -1,9 +1,9 @@
 // Upstream failures: refused → 502 fast, hang → 504 at the deadline,
 // retry on another endpoint, recovery after back-off, no retry for bodies, aborted transfers.
 import { afterAll, expect, test } from "bun:test";
-import { createBalancer } from "../../src/proxy/balancer.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
+import { createBalancer } from "../../src/proxy/upstream/balancer.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { echoBackend, makeBackend, makeTable, quietLog, rawRequest, startProxy, statusLine, testConfig } from "./helpers.ts";
 import { eventually } from "../wait.ts";

@@ -2,10 +2,10 @@
 // request bytes a raw-socket backend receives and the response bytes a raw-socket client
 // receives. The route options come from the real annotation parser.
 import { afterEach, describe, expect, test } from "bun:test";
-import { HEADERS_KIND } from "../../src/annotations/headers.ts";
 import type { RouteOptions } from "../../src/table/types.ts";
 import { makeBackend, makeTable, optionsOf, rawRequest, startProxy, statusLine } from "./helpers.ts";
 import { namedBackend, rawBackend, wsUpgrade, type RawBackend } from "./raw.ts";
+import * as K from "../../src/policy/kinds.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -93,7 +93,7 @@ describe("portico.dev/response-headers", () => {
 
 test("a refused field that reaches the proxy anyway (a hand-made table) fails closed with 500, and the pod sees nothing", async () => {
   const p = await pod();
-  const stages = [{ stage: "forwarding" as const, kind: HEADERS_KIND, params: { request: [["Host", "internal.test"]], response: [] } }];
+  const stages = [{ stage: "forwarding" as const, kind: K.HEADERS.id, params: { request: [["Host", "internal.test"]], response: [] } }];
   const proxy = proxyFor(p.port, { stages });
   const raw = await rawRequest(proxy.port, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
   expect(statusLine(raw)).toBe(500);

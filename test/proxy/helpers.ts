@@ -6,21 +6,25 @@ import type { Server } from "bun";
 import { skipsAuthentication } from "../../src/annotations/basic-auth.ts";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import type { Config } from "../../src/config/types.ts";
-import { createProxyHandler, type ProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
+import { createProxyHandler, type ProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { silentLogger, type Logger } from "../../src/log/logger.ts";
 import type { AccessRecord, ProxyHooks } from "../../src/proxy/types.ts";
-import type { WsData } from "../../src/proxy/websocket.ts";
+import type { WsData } from "../../src/proxy/upstream/websocket.ts";
 import { createH2Listener } from "../../src/http2/listener.ts";
 import { createHttpsListener } from "../../src/serving/https.ts";
 import { needsNodeListener } from "../../src/table/listener-needs.ts";
-import { serveOptions } from "../../src/proxy/listener.ts";
+import { serveOptions } from "../../src/proxy/pipeline/listener.ts";
 import { buildTable } from "../../src/table/build.ts";
 import { generateDefaultCertificate } from "../../src/tls/default-cert.ts";
 import { createPemChecker } from "../../src/tls/pem.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
 import { h2Fetch, h2Session } from "../http2/client.ts";
 import { lookup } from "../../src/table/lookup.ts";
+import * as v from "valibot";
+import { defineKind } from "../../src/policy/contract.ts";
+import type { PolicyStage } from "../../src/policy/stages.ts";
+import type { PolicyKind, PolicyStep } from "../../src/proxy/policies/types.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
 
 export const quietLog: Logger = silentLogger;
@@ -240,4 +244,10 @@ export function echoBackend(name = "echo") {
     },
   });
   return { server, port: server.port as number, seen, stop: () => server.stop(true) };
+}
+
+/** A policy kind for a test: any parameters, filed under `stage`. */
+// biome-ignore lint: a test kind reads whatever parameters its test gives it.
+export function testKind(stage: PolicyStage, build: (params: any) => PolicyStep, id = "test"): PolicyKind {
+  return { contract: defineKind(id, stage, v.any()), build };
 }

@@ -11,21 +11,22 @@
 //       buildAuthSignURL: rd=$scheme://$http_host$escaped_request_uri); test/e2e/annotations/auth.go.
 // explain is asked the same requests and must predict the same answers.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { EXTERNAL_AUTH_KIND } from "../../src/annotations/external-auth.ts";
 import { compile } from "../../src/compile/compile.ts";
 import type { CompileConfig } from "../../src/compile/config.ts";
 import { explain } from "../../src/compile/explain.ts";
-import { createExternalAuthKind } from "../../src/proxy/external-auth.ts";
-import { createExternalResolver } from "../../src/proxy/external.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
-import { POLICY_KINDS, type PolicyKind } from "../../src/proxy/policies.ts";
+import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
+import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import type { PolicyKind } from "../../src/proxy/policies/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { Snapshot } from "../../src/store/types.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { rawBackend, type RawBackend } from "./raw.ts";
+import * as K from "../../src/policy/kinds.ts";
 
 let auth: RawBackend;
 let pod: RawBackend;
@@ -82,7 +83,7 @@ beforeAll(async () => {
     check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
   });
   const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-  kinds.set(EXTERNAL_AUTH_KIND, createExternalAuthKind({ resolver }));
+  kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver }));
   const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
   server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
 });

@@ -1,14 +1,15 @@
 // Route policies run in the one stage order (docs/design.md, "Annotations and policies"),
 // through a real proxy to raw-socket backends that log the request line they receive.
 import { afterEach, describe, expect, test } from "bun:test";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
-import type { PolicyKind, PolicyKinds } from "../../src/proxy/policies.ts";
-import { POLICY_STAGES, type PolicyStage, type StagePolicy } from "../../src/table/policy.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import type { PolicyKind, PolicyKinds } from "../../src/proxy/policies/types.ts";
+import { POLICY_STAGES, type PolicyStage, type StagePolicy } from "../../src/policy/stages.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { Backend, RouteTable } from "../../src/table/types.ts";
 import type { AccessRecord } from "../../src/proxy/types.ts";
 import { makeBackend, makeTable, quietLog, testConfig } from "./helpers.ts";
+import { testKind } from "./helpers.ts";
 import { namedBackend } from "./raw.ts";
 
 const cleanup: (() => unknown)[] = [];
@@ -40,9 +41,9 @@ const policy = (stage: PolicyStage, kind: string, params: StagePolicy["params"] 
 function probeKinds(ran: string[], other: Backend): Map<string, PolicyKind> {
   const kinds = new Map<string, PolicyKind>();
   for (const stage of POLICY_STAGES) {
-    kinds.set(`probe-${stage}`, {
-      stage,
-      build: (params) => (flow) => {
+    kinds.set(
+      `probe-${stage}`,
+      testKind(stage, (params) => (flow) => {
         ran.push(stage);
         if (typeof params.deny === "string" && flow.clientIp === params.deny) {
           return new Response("denied\n", { status: 403, headers: { ...flow.responseHeaders } });
@@ -52,8 +53,8 @@ function probeKinds(ran: string[], other: Backend): Map<string, PolicyKind> {
         if (params.switchBackend === true) flow.backend = other;
         // An asynchronous step (external authentication will be one) is awaited in its turn.
         return stage === "authentication" ? Promise.resolve(null) : null;
-      },
-    });
+      }),
+    );
   }
   return kinds;
 }
@@ -133,8 +134,8 @@ describe("route policies", () => {
   test("a policy that cannot run fails closed with 500, before any backend is contacted", async () => {
     const a = await backend("a");
     const kinds = new Map<string, PolicyKind>([
-      ["misfiled", { stage: "cors", build: () => () => null }],
-      ["bad-params", { stage: "access", build: () => { throw new Error("no ranges"); } }],
+      ["misfiled", testKind("cors", () => () => null)],
+      ["bad-params", testKind("access", () => { throw new Error("no ranges"); })],
     ]);
     const table = makeTable([
       { host: "unknown.test", backend: makeBackend([a.port]), options: { stages: [policy("access", "no-such-kind")] } },
@@ -152,7 +153,7 @@ describe("route policies", () => {
   test("routes without policies are served without building any", async () => {
     const a = await backend("a");
     let built = 0;
-    const kinds = new Map<string, PolicyKind>([["count", { stage: "access", build: () => (built++, () => null) }]]);
+    const kinds = new Map<string, PolicyKind>([["count", testKind("access", () => (built++, () => null))]]);
     const table = makeTable([
       { host: "plain.test", backend: makeBackend([a.port]) },
       { host: "with.test", backend: makeBackend([a.port]), options: { stages: [policy("access", "count")] } },

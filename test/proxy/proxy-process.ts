@@ -1,7 +1,7 @@
 // A proxy in its own process, so a test can read the proxy's RSS alone (/proc/<pid>/status).
 // Env: PORTICO_TEST_BACKEND_PORT. Prints "PORT <n>" when listening; exits on SIGTERM.
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { makeBackend, makeTable, quietLog, testConfig } from "./helpers.ts";
 

@@ -1,17 +1,19 @@
 // limit-rps, limit-rpm, limit-connections, limit-burst-multiplier and limit-allowlist
-// (src/proxy/limits.ts), counted as nginx's limit_req / limit_conn modules count them under
+// (src/proxy/policies/limits.ts), counted as nginx's limit_req / limit_conn modules count them under
 // ingress-nginx's template (`limit_req zone=… burst=rate×multiplier nodelay`, zones per
 // Ingress keyed by the client address). Unit level with an injected clock, then through a real
 // proxy to real backends on 127.0.0.1 with the same injected clock.
 import { afterEach, describe, expect, test } from "bun:test";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { createLimiter, limitsKind, rateOf } from "../../src/proxy/limits.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
-import { POLICY_KINDS, type PolicyKind } from "../../src/proxy/policies.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { createLimiter, limitsKind, rateOf } from "../../src/proxy/policies/limits.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import type { PolicyKind } from "../../src/proxy/policies/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { makeBackend, makeTable, quietLog, testConfig } from "./helpers.ts";
+import { testKind } from "./helpers.ts";
 import type { Config } from "../../src/config/types.ts";
 import { eventually } from "../wait.ts";
 
@@ -178,7 +180,7 @@ describe("through a real proxy", () => {
       ...POLICY_KINDS,
       ["limits", limitsKind(createLimiter())],
       // A later stage that refuses some requests: a refused request must give its slot back.
-      ["deny-probe", { stage: "access", build: () => (flow) => (flow.path === "/deny" ? new Response("no", { status: 403 }) : null) }],
+      ["deny-probe", testKind("access", () => (flow) => (flow.path === "/deny" ? new Response("no", { status: 403 }) : null))],
     ]);
     let release!: () => void;
     let gate = new Promise<void>((r) => (release = r));

@@ -1,4 +1,4 @@
-// The auth-cache-key cache shared by the workers of one Portico (src/proxy/shared-auth-cache.ts).
+// The auth-cache-key cache shared by the workers of one Portico (src/proxy/shared/auth-cache.ts).
 // ingress-nginx caches auth answers in one proxy_cache zone (`proxy_cache_path
 // /tmp/nginx/nginx-cache-auth … keys_zone=auth_cache:10m`, and `proxy_cache auth_cache;
 // proxy_cache_key "$cache_key";` in the auth location of rootfs/etc/nginx/template/nginx.tmpl),
@@ -7,18 +7,19 @@
 // auth policy kind, over one table in shared memory. The real process cannot be used: its
 // address policy refuses an auth service on loopback (external-auth.test.ts explains).
 import { afterEach, describe, expect, test } from "bun:test";
-import { EXTERNAL_AUTH_KIND } from "../../src/annotations/external-auth.ts";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
-import { createAuthCache, createExternalAuthKind, layeredAuthCache, type AuthAnswer } from "../../src/proxy/external-auth.ts";
-import { createExternalResolver } from "../../src/proxy/external.ts";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { startHttpListener } from "../../src/proxy/listener.ts";
-import { POLICY_KINDS, type PolicyKind } from "../../src/proxy/policies.ts";
-import { createSharedAuthCache, formatSharedAuthCache, SHARED_AUTH_CACHE_BYTES } from "../../src/proxy/shared-auth-cache.ts";
+import { createAuthCache, createExternalAuthKind, layeredAuthCache, type AuthAnswer } from "../../src/proxy/policies/external-auth.ts";
+import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import type { PolicyKind } from "../../src/proxy/policies/types.ts";
+import { createSharedAuthCache, formatSharedAuthCache, SHARED_AUTH_CACHE_BYTES } from "../../src/proxy/shared/auth-cache.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { rawBackend } from "./raw.ts";
+import * as K from "../../src/policy/kinds.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -58,7 +59,7 @@ describe("two workers, one auth cache", () => {
     const workers = [1, 2].map((pid) => {
       // Each worker builds its own routes from the table, with its own policy kind.
       const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-      kinds.set(EXTERNAL_AUTH_KIND, createExternalAuthKind({ resolver, cache: createSharedAuthCache(mem, { pid }) }));
+      kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver, cache: createSharedAuthCache(mem, { pid }) }));
       const table = makeTable([{ host: "app.test", backend: makeBackend([be.port]), options: parsed.options }]);
       const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
       const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });

@@ -1,4 +1,4 @@
-// The limits' table in shared memory (src/proxy/shared-limits.ts), which the workers of one
+// The limits' table in shared memory (src/proxy/shared/limits.ts), which the workers of one
 // Portico count in, as nginx's workers count in one limit_req / limit_conn zone in shared
 // memory (ngx_http_limit_req_module.c and ngx_http_limit_conn_module.c keep their nodes in the
 // zone's ngx_slab_pool_t under its shmtx). The same nginx arithmetic as the in-process limiter
@@ -8,9 +8,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { closeSync, fstatSync } from "node:fs";
 import { join } from "node:path";
-import { createLimiter, rateOf, type Limiter } from "../../src/proxy/limits.ts";
-import { BUCKETS, createSharedLimiter, formatSharedLimits, releaseWorker, sharedLimitsBytes, SLOTS } from "../../src/proxy/shared-limits.ts";
-import { formatSharedState, openSharedState, releaseSharedState, sharedStateBytes } from "../../src/proxy/shared-state.ts";
+import { createLimiter, rateOf, type Limiter } from "../../src/proxy/policies/limits.ts";
+import { BUCKETS, createSharedLimiter, formatSharedLimits, releaseWorker, sharedLimitsBytes, SLOTS } from "../../src/proxy/shared/limits.ts";
+import { formatSharedState, openSharedState, releaseSharedState, sharedStateBytes } from "../../src/proxy/shared/state.ts";
 import { createSharedMemory } from "../../src/workers/shared-memory.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -149,8 +149,8 @@ test("separate processes over one shared file admit exactly the burst + 1 betwee
   formatSharedLimits(shared.mem, 2);
   // Each child races to admit 30,000 requests of one client against a clock that stands still.
   const child = (worker: number) => `
-    import { createSharedLimiter } from ${JSON.stringify(join(ROOT, "src/proxy/shared-limits.ts"))};
-    import { rateOf } from ${JSON.stringify(join(ROOT, "src/proxy/limits.ts"))};
+    import { createSharedLimiter } from ${JSON.stringify(join(ROOT, "src/proxy/shared/limits.ts"))};
+    import { rateOf } from ${JSON.stringify(join(ROOT, "src/proxy/policies/limits.ts"))};
     const mem = Bun.mmap("/dev/fd/3");
     const l = createSharedLimiter(mem, { worker: ${worker}, now: () => 0 });
     const rate = rateOf(8000, 1, 5);

@@ -1,7 +1,7 @@
 // Subsetting through the real proxy: a Service with more endpoints than the
 // window is served by a window of them, and dead endpoints inside the window are skipped.
 import { afterAll, expect, test } from "bun:test";
-import { MAX_SUBSET } from "../../src/proxy/subset.ts";
+import { MAX_SUBSET } from "../../src/proxy/upstream/subset.ts";
 import { makeBackend, makeTable, startProxy } from "./helpers.ts";
 
 const cleanup: Array<() => unknown> = [];

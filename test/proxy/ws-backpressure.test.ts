@@ -3,7 +3,7 @@
 // dropped silently with the connection left open.
 import { afterAll, expect, test } from "bun:test";
 import net from "node:net";
-import { WS_BUFFER_LIMIT } from "../../src/proxy/websocket.ts";
+import { WS_BUFFER_LIMIT } from "../../src/proxy/upstream/websocket.ts";
 import { makeBackend, makeTable, startProxy } from "./helpers.ts";
 import { eventually } from "../wait.ts";
 

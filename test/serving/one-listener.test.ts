@@ -4,8 +4,8 @@
 // curl, node:http2, @grpc/grpc-js. Loopback only, bounded counts.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import * as grpc from "@grpc/grpc-js";
-import { createProxyHandler } from "../../src/proxy/handler.ts";
-import { serveOptions, startHttpListener } from "../../src/proxy/listener.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { serveOptions, startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { createHttpsListener } from "../../src/serving/https.ts";
 import { stopGracefully } from "../../src/tls/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";

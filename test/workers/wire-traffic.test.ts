@@ -3,7 +3,8 @@
 // are checked again there: a policy it could not build would answer 500).
 import { expect, test } from "bun:test";
 import { parseAnnotations } from "../../src/annotations/parse.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies.ts";
+import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import { buildKind } from "../../src/proxy/policies/run.ts";
 import { buildTable } from "../../src/table/build.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { RouteTable } from "../../src/table/types.ts";
@@ -31,8 +32,8 @@ test("limits, affinity, hash and ewma policies survive the wire and build on the
     expect(frozen(stages)).toBe(true);
     for (const p of stages) {
       const kind = POLICY_KINDS.get(p.kind)!;
-      expect(kind.stage).toBe(p.stage);
-      expect(() => kind.build(p.params, { config: testConfig() })).not.toThrow();
+      expect(kind.contract.stage).toBe(p.stage);
+      expect(() => buildKind(kind, p.params, { config: testConfig() })).not.toThrow();
       kinds.push(p.kind);
     }
   }

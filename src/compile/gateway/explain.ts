@@ -2,11 +2,11 @@
 // "Explain"): the rule a request gets, found the way table/gateway.ts findGatewayEntry finds
 // it (the proxy's lookup), with the listener and route hostnames it was found under, the
 // Gateway listeners that attach the route there, and what each weighted choice answers.
-import { bestHostname, hostnameMatches, matchesRequest, type GatewayEntry, type GatewayRoutes } from "../../table/gateway.ts";
-import type { Match } from "../../table/types.ts";
+import { bestHostname, hostnameMatches, matchesRequest } from "../../table/gateway.ts";
+import type { GatewayEntry, GatewayRoutes, Match } from "../../table/types.ts";
 import { predictAnswer, type AnswerConfig, type AnswerRequest, type PredictedAnswer } from "../answer.ts";
 import type { ExplainGateway } from "../explain-types.ts";
-import type { GatewayCompileResult } from "./table.ts";
+import type { GatewayCompileResult } from "../types.ts";
 
 /**
  * Explain assumes a GET without headers or query (its request has none, as for Ingresses:

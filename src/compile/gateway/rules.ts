@@ -9,7 +9,7 @@ import { GATEWAY_GROUP } from "../../model/kinds.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { Backend } from "../../table/types.ts";
 import { serviceRef, type BackendRef, type ResolvedBackend } from "../backends.ts";
-import type { GatewayMatch, HeaderMatch } from "../../table/gateway.ts";
+import type { GatewayMatch, HeaderMatch } from "../../table/types.ts";
 import { cond, referenceAllowed, type Condition } from "./attach.ts";
 
 export interface CompiledMatch extends GatewayMatch {

@@ -1,6 +1,6 @@
 // Gateway API objects → the table's Gateway part (table/gateway.ts) and the status of each
 // object (docs/design.md "Gateway API"). Each rule becomes prebuilt Matches whose routes carry
-// the rule's filters as stage policies (table/policy.ts), so the proxy serves them through the
+// the rule's filters as stage policies (policy/stages.ts), so the proxy serves them through the
 // same handler and policy runner as an Ingress's routes:
 // - RequestHeaderModifier → a "gateway-request-headers" policy (forwarding stage);
 // - RequestRedirect → a "gateway-redirect" policy (redirects stage) answering 301/302;
@@ -9,49 +9,23 @@
 // Pure; the output does not depend on Map order.
 import type { HTTPRoute } from "../../model/gateway.ts";
 import type { Snapshot } from "../../store/types.ts";
-import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/gateway.ts";
-import { GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, GATEWAY_REQUEST_HEADERS_KIND, isWildcardHost } from "../../table/gateway.ts";
-import { orderStages, type StagePolicy } from "../../table/policy.ts";
+import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/types.ts";
+import { isWildcardHost } from "../../table/gateway.ts";
+import { orderStages, type StagePolicy } from "../../policy/stages.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
 import type { Backend, Match, Route } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
-import type { CertificateBinding } from "../types.ts";
+import type { CertificateBinding, GatewayCompileResult, KeySet, RouteStatus } from "../types.ts";
 import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
 import { changedKeys } from "../changes.ts";
 import { compileRoute, type CompiledMatch, type CompiledRule } from "./rules.ts";
+import * as K from "../../policy/kinds.ts";
+import { stagePolicy } from "../../policy/contract.ts";
 
-export { GATEWAY_ERROR_KIND, GATEWAY_REDIRECT_KIND, GATEWAY_REQUEST_HEADERS_KIND } from "../../table/gateway.ts";
 
-export interface RouteStatus {
-  readonly key: string;
-  readonly generation: number | null;
-  readonly parents: readonly { readonly state: RouteParentState; readonly conditions: readonly Condition[] }[];
-}
 
-export interface GatewayCompileResult {
-  readonly classes: ReadonlyMap<string, ClassState>;
-  readonly gateways: ReadonlyMap<string, GatewayState>;
-  readonly routes: readonly RouteStatus[];
-  /** Null when no rule is attached anywhere: the request path then pays one property check. */
-  readonly table: GatewayRoutes | null;
-  /** Certificates of the HTTPS listeners with a hostname (SNI), first certificateRef of each. */
-  readonly certificates: readonly CertificateBinding[];
-  /**
-   * The Service keys (`namespace/name`, also the EndpointSlice group keys) the HTTPRoutes name
-   * and the Secret keys our listeners name, found or not: a change elsewhere in those maps
-   * leaves this result as it is (compile.ts). They describe the latest compile only: the
-   * next incremental compile updates the service index in place.
-   */
-  readonly deps: { readonly services: KeySet; readonly secrets: KeySet };
-  /** The problems status reports, as diagnostics (logged and counted like an Ingress's). */
-  readonly diagnostics: readonly Diagnostic[];
-}
-
-export interface KeySet {
-  has(key: string): boolean;
-}
 
 const split = (key: string) => ({ namespace: key.slice(0, key.indexOf("/")), name: key.slice(key.indexOf("/") + 1) });
 
@@ -547,25 +521,20 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   };
   const error = (reason: string): GatewayEntry => ({
     match,
-    choices: [{ match: make(NO_BACKEND, [{ stage: "denied", kind: GATEWAY_ERROR_KIND, params: { reason } }]), weight: 1 }],
+    choices: [{ match: make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason })]), weight: 1 }],
     totalWeight: 1,
   });
   if (rule.invalid !== null) return error(rule.invalid);
   const policies: StagePolicy[] = [];
   if (rule.requestHeaders) {
     const h = rule.requestHeaders;
-    policies.push({
-      stage: "forwarding",
-      kind: GATEWAY_REQUEST_HEADERS_KIND,
-      params: { set: h.set.map((x) => [x.name, x.value]), add: h.add.map((x) => [x.name, x.value]), remove: [...h.remove] },
-    });
+    const pair = (x: { name: string; value: string }): [string, string] => [x.name, x.value];
+    policies.push(stagePolicy(K.GATEWAY_REQUEST_HEADERS, { set: h.set.map(pair), add: h.add.map(pair), remove: [...h.remove] }));
   }
   if (rule.redirect) {
     const r = rule.redirect;
-    policies.push({
-      stage: "redirects",
-      kind: GATEWAY_REDIRECT_KIND,
-      params: {
+    policies.push(
+      stagePolicy(K.GATEWAY_REDIRECT, {
         scheme: r.scheme,
         hostname: r.hostname,
         port: r.port,
@@ -576,8 +545,8 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
         pathValue: r.path?.value ?? null,
         // ReplacePrefixMatch replaces the matched prefix (HTTPPathModifier).
         matchedPrefix: match.pathType === "PathPrefix" ? match.path : null,
-      },
-    });
+      }),
+    );
     return { match, choices: [{ match: make(NO_BACKEND, policies), weight: 1 }], totalWeight: 1 };
   }
   if (rule.backends.length === 0) return error("the rule has no backendRefs");
@@ -586,7 +555,7 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   for (const b of rule.backends) {
     if (b.weight === 0) continue;
     choices.push({
-      match: b.backend === null ? make(NO_BACKEND, [{ stage: "denied", kind: GATEWAY_ERROR_KIND, params: { reason: "invalid backendRef" } }]) : make(b.backend, policies),
+      match: b.backend === null ? make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason: "invalid backendRef" })]) : make(b.backend, policies),
       weight: b.weight,
     });
   }

@@ -1,0 +1,105 @@
+// Gateway API on the request path (docs/design.md "Gateway API"): the lookup before the
+// Ingress table, and the policies an HTTPRoute rule's filters compile to
+// (compile/gateway/table.ts).
+import { chooseWeighted, findGatewayEntry } from "../../table/gateway.ts";
+import { type GatewayRoutes } from "../../table/types.ts";
+import type { StagePolicy } from "../../policy/stages.ts";
+import type { Match } from "../../table/types.ts";
+import { refusal } from "./access.ts";
+import type { KindOf, PolicyKind } from "./types.ts";
+import * as K from "../../policy/kinds.ts";
+
+/**
+ * The Match of the Gateway API rule a request gets, or null (the Ingress table decides).
+ * `hostname` is the validated request host without its port; `query` is "" or "?…".
+ */
+export function gatewayLookup(routes: GatewayRoutes, https: boolean, hostname: string, method: string, path: string, query: string, headers: Headers): Match | null {
+  const entry = findGatewayEntry(routes, https, {
+    host: hostname,
+    method,
+    path,
+    query: query.startsWith("?") ? query.slice(1) : query,
+    header: (name) => headers.get(name),
+  });
+  return entry === null ? null : chooseWeighted(entry, Math.random());
+}
+
+const pairs = (v: StagePolicy["params"][string] | undefined, what: string): [string, string][] => {
+  if (!Array.isArray(v) || !v.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === "string" && typeof p[1] === "string")) throw new Error(`${what}: pairs expected`);
+  return v as [string, string][];
+};
+
+/**
+ * RequestHeaderModifier (HTTPHeaderFilter): `set` replaces, `add` appends to the value the
+ * request has (`old,new`, the conformance test's expectation; RFC 9110 §5.3 makes the two
+ * forms equivalent), `remove` drops the field.
+ */
+export const GATEWAY_REQUEST_HEADERS: KindOf<typeof K.GATEWAY_REQUEST_HEADERS> = {
+  contract: K.GATEWAY_REQUEST_HEADERS,
+  build(params) {
+    const set = pairs(params.set, "set");
+    const add = pairs(params.add, "add");
+    const remove = params.remove;
+    if (!Array.isArray(remove) || !remove.every((r) => typeof r === "string")) throw new Error("remove: names expected");
+    return (flow) => {
+      const out: Record<string, string | null> = { ...flow.upstreamRequestHeaders };
+      for (const [n, v] of set) out[n] = v;
+      for (const [n, v] of add) {
+        const old = flow.req.headers.get(n);
+        out[n] = old === null ? v : `${old},${v}`;
+      }
+      for (const n of remove as string[]) out[n] = null;
+      flow.upstreamRequestHeaders = out;
+      return null;
+    };
+  },
+};
+
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+
+/**
+ * RequestRedirect (HTTPRequestRedirectFilter): scheme, hostname and path as asked, else the
+ * request's; the port as asked, else the well-known port of a changed scheme, else the
+ * listener's declared port (never Portico's own socket port), left out when it is the
+ * scheme's default (80 for http, 443 for https).
+ */
+export const GATEWAY_REDIRECT: KindOf<typeof K.GATEWAY_REDIRECT> = {
+  contract: K.GATEWAY_REDIRECT,
+  build(params) {
+    const status = params.statusCode === 301 ? 301 : 302;
+    const askedScheme = str(params.scheme);
+    const askedHost = str(params.hostname);
+    const askedPort = typeof params.port === "number" ? params.port : null;
+    const listenerPort = typeof params.listenerPort === "number" ? params.listenerPort : null;
+    const listenerScheme = params.listenerScheme === "https" ? "https" : "http";
+    const pathType = str(params.pathType);
+    const pathValue = str(params.pathValue);
+    const matched = str(params.matchedPrefix);
+    if (listenerPort === null) throw new Error("gateway-redirect: listenerPort expected");
+    return (flow) => {
+      const scheme = askedScheme ?? listenerScheme;
+      const port = askedPort ?? (askedScheme !== null ? (scheme === "https" ? 443 : 80) : listenerPort);
+      const host = askedHost ?? flow.hostname;
+      const defaultPort = scheme === "https" ? 443 : 80;
+      let path = flow.path;
+      if (pathType === "ReplaceFullPath" && pathValue !== null) path = pathValue;
+      else if (pathType === "ReplacePrefixMatch" && pathValue !== null && matched !== null) {
+        const rest = path.slice(matched.length);
+        path = pathValue.endsWith("/") && rest.startsWith("/") ? pathValue + rest.slice(1) : pathValue + rest;
+        if (path === "") path = "/";
+      }
+      const authority = port === defaultPort ? host : `${host}:${port}`;
+      return new Response(null, { status, headers: { ...flow.responseHeaders, location: `${scheme}://${authority}${path}${flow.query}` } });
+    };
+  },
+};
+
+/** A rule, or a share of one, that cannot be served: 500 (HTTPBackendRef: invalid references). */
+export const GATEWAY_ERROR: KindOf<typeof K.GATEWAY_ERROR> = {
+  contract: K.GATEWAY_ERROR,
+  build() {
+    return (flow) => refusal(flow, 500, "internal server error\n");
+  },
+};
+
+export const GATEWAY_KINDS: readonly PolicyKind[] = [GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_ERROR];

@@ -1,0 +1,277 @@
+// Header rewriting between client and upstream.
+
+// RFC 9110 §7.6.1: Connection, and the fields it lists, are hop-by-hop; Proxy-Connection,
+// Keep-Alive, TE, Transfer-Encoding and Upgrade are named there as ones a proxy must not
+// forward. Trailer (RFC 9110 §6.6.2) describes this hop's framing. Proxy-Authorization and
+// Proxy-Authenticate (RFC 9110 §11.7) are addressed to the proxy, not the origin.
+// Bun strips none of them in either direction (measured; docs/design.md, "Bun facts measured here").
+const HOP_BY_HOP = new Set([
+  "connection",
+  "proxy-connection",
+  "keep-alive",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "proxy-authorization",
+  "proxy-authenticate",
+]);
+
+/** Whether a (lower-cased) field name is hop-by-hop or addressed to the proxy (HOP_BY_HOP). */
+export const isHopByHop = (k: string): boolean => HOP_BY_HOP.has(k);
+
+// Set by us from what we saw; a client-supplied value is a spoof unless it came through a
+// trusted proxy (then X-Forwarded-For is appended to and the others are kept).
+const FORWARDED = new Set(["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-port", "x-real-ip", "forwarded"]);
+
+// RFC 9110 §5.1 field-name = token.
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+const SANE_ID = /^[A-Za-z0-9._-]{1,200}$/;
+
+/** Names listed in Connection (RFC 9110 §7.6.1), lowercased, or null when none. */
+function connectionListed(h: Headers): Set<string> | null {
+  const c = h.get("connection");
+  if (c === null) return null;
+  const out = new Set<string>();
+  for (const part of c.split(",")) {
+    const n = part.trim().toLowerCase();
+    if (n !== "") out.add(n);
+  }
+  return out;
+}
+
+/** Keep a sane client X-Request-ID (≤ 200 of [A-Za-z0-9._-]); otherwise a fresh UUID. */
+export function requestIdOf(h: Headers): string {
+  const id = h.get("x-request-id");
+  return id !== null && SANE_ID.test(id) ? id : crypto.randomUUID();
+}
+
+export interface ForwardContext {
+  /** Address of the TCP peer. */
+  readonly peer: string;
+  readonly trusted: boolean;
+  readonly scheme: "http" | "https";
+  /** Host header as received. */
+  readonly host: string;
+  readonly port: string | null;
+  readonly requestId: string;
+  /** Forward field names containing "_" (--enable-underscores-in-headers); dropped otherwise. */
+  readonly underscores: boolean;
+  /** Request fields a policy keeps from the upstream (PolicyFlow.removeHeaders), or null. */
+  readonly remove?: readonly string[] | null;
+  /** Fields set last (the no-endpoints fallback's, proxy/pipeline/error-pages.ts), or null. */
+  readonly extra?: Readonly<Record<string, string>> | null;
+  /** Host header sent upstream instead of the client's (upstream-vhost); X-Forwarded-Host keeps the client's. */
+  readonly upstreamHost?: string | null;
+}
+
+/**
+ * The client address: the peer, or, when the peer is a trusted proxy, the right-most
+ * X-Forwarded-For entry that is not itself trusted (the left of it can be spoofed).
+ */
+export function clientIpOf(peer: string, xff: string | null, trusted: boolean, isTrusted: (ip: string) => boolean): string {
+  if (!trusted || xff === null) return peer;
+  const hops = xff.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const ip = hops[i] as string;
+    if (!isTrusted(ip)) return ip;
+  }
+  return hops[0] ?? peer;
+}
+
+/**
+ * Whether upstreamHeaders() may drop a request field of this (lowercased) name. The
+ * validation pass, which visits every field anyway, collects these so the common request
+ * (none of them) is copied natively instead of field by field (a per-field copy showed in
+ * the profile of a small proxied request).
+ */
+export function isFilteredRequestHeader(k: string): boolean {
+  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || k === "x-request-id" || k === "expect" || k.startsWith("sec-websocket-") || k.startsWith("ssl-client-") || k.includes("_");
+}
+
+/** Whether upstreamHeaders() leaves the client's field `k` (lowercased) out. */
+export function dropped(k: string, ctx: ForwardContext, websocket: boolean): boolean {
+  if (HOP_BY_HOP.has(k)) return true;
+  if (FORWARDED.has(k) && !ctx.trusted) return true;
+  if (k === "x-request-id" || k === "expect") return true;
+  // ingress-nginx sets ssl-client-verify, -subject-dn, -issuer-dn and -cert from the verified
+  // client certificate on a server with auth-tls-secret (nginx.tmpl), and passes a client's
+  // own copies on every other server, where a backend that trusts them can be told `SUCCESS`
+  // by anyone. A client's copies are never Portico's word: dropped on every route, from every
+  // peer; on a route with client certificates, proxy/policies/client-cert.ts sets them from the
+  // certificate it verified (PolicyFlow.upstreamRequestHeaders, applied after this filter).
+  if (k.startsWith("ssl-client-")) return true;
+  // nginx ignores header names with underscores unless underscores_in_headers is on
+  // (ingress-nginx: enable-underscores-in-headers, default false): many backends (CGI-style
+  // environments, Rails, PHP) fold "-" and "_" together, so X_Forwarded_For would reach them
+  // as X-Forwarded-For, the field we set, and spoof it.
+  if (!ctx.underscores && k.includes("_")) return true;
+  return websocket && k.startsWith("sec-websocket-");
+}
+
+/**
+ * Headers for the upstream request. `websocket` also drops the client's Sec-WebSocket-*
+ * handshake fields. `filtered`, when given, lists every field of `incoming` for which
+ * isFilteredRequestHeader() holds (validateRequest collects it); without it each field is visited.
+ */
+export function upstreamHeaders(
+  incoming: Headers,
+  ctx: ForwardContext,
+  clientIp: string,
+  websocket = false,
+  filtered?: readonly string[],
+): Headers {
+  let out: Headers;
+  if (filtered === undefined) {
+    const listed = connectionListed(incoming);
+    out = new Headers();
+    for (const [k, v] of incoming) {
+      if (listed?.has(k) || dropped(k, ctx, websocket)) continue;
+      out.append(k, v);
+    }
+  } else {
+    out = new Headers(incoming);
+    if (filtered.length > 0) {
+      for (const k of filtered) if (dropped(k, ctx, websocket)) out.delete(k);
+      const listed = connectionListed(incoming);
+      // A listed name that is no field name cannot be present; delete() would throw on it.
+      if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
+    }
+  }
+  // Host is forwarded as received (RFC 9110 §7.2: the origin needs the client's authority),
+  // unless the route names another (upstream-vhost, validated as a Host value when compiled).
+  const host = ctx.upstreamHost ?? ctx.host;
+  if (host !== "") out.set("host", host);
+  const prior = ctx.trusted ? incoming.get("x-forwarded-for") : null;
+  out.set("x-forwarded-for", prior !== null && prior !== "" ? `${prior}, ${ctx.peer}` : ctx.peer);
+  if (!ctx.trusted || !out.has("x-forwarded-proto")) out.set("x-forwarded-proto", ctx.scheme);
+  if (!ctx.trusted || !out.has("x-forwarded-host")) {
+    if (ctx.host !== "") out.set("x-forwarded-host", ctx.host);
+  }
+  if (!ctx.trusted || !out.has("x-forwarded-port")) {
+    out.set("x-forwarded-port", ctx.port ?? (ctx.scheme === "https" ? "443" : "80"));
+  }
+  out.set("x-real-ip", clientIp);
+  out.set("x-request-id", ctx.requestId);
+  if (ctx.remove) for (const n of ctx.remove) out.delete(n);
+  if (ctx.extra) for (const [k, v] of Object.entries(ctx.extra)) out.set(k, v);
+  return out;
+}
+
+/** What one pass over a response's header block found (scanResponseHeaders). */
+export interface ResponseHeaderScan {
+  /** Size of the block as it was on the wire: field lines, their CRLFs, the blank line (no status line). */
+  readonly bytes: number;
+  /** The HOP_BY_HOP fields present (lowercased); empty for most responses. */
+  readonly hopByHop: readonly string[];
+  /** The Connection field's value, or null. */
+  readonly connection: string | null;
+  /** The Content-Length field's value, or null. */
+  readonly contentLength: string | null;
+}
+
+const NONE: readonly string[] = [];
+
+// The pass's running state, module-level so that visiting a field allocates no closure.
+// forEach calls back synchronously and nothing in the callback scans again, so one set of
+// variables serves every response.
+let scanBytes = 0;
+let scanHop: string[] | null = null;
+let scanConnection: string | null = null;
+let scanLength: string | null = null;
+function visitField(value: string, name: string): void {
+  scanBytes += name.length + value.length + 4;
+  if (HOP_BY_HOP.has(name)) {
+    (scanHop ??= []).push(name);
+    if (name === "connection") scanConnection = value;
+  } else if (name === "content-length") scanLength = value;
+}
+
+/**
+ * One pass over an upstream response's fields, made once per proxied response: the block's
+ * size (Bun's fetch takes up to 1 MiB, measured on 1.4.5; forward.ts bounds it), the
+ * hop-by-hop fields present, so downstreamHeaders() deletes only those, and Content-Length for
+ * the relay. Headers.forEach, which makes no object per response, measured about 1% of a
+ * small proxied request cheaper than Headers.toJSON side by side (and both cheaper than
+ * iterating). It joins a repeated field with ", " (two bytes where a repeated line had its own
+ * name and CRLF) and gives Set-Cookie lines one by one.
+ */
+export function scanResponseHeaders(h: Headers): ResponseHeaderScan {
+  scanBytes = 2;
+  scanHop = null;
+  scanConnection = null;
+  scanLength = null;
+  h.forEach(visitField);
+  return { bytes: scanBytes, hopByHop: scanHop ?? NONE, connection: scanConnection, contentLength: scanLength };
+}
+
+/**
+ * Drop the hop-by-hop fields of `h` in place: the fixed ones and those named in Connection.
+ * With a scan of `h` (scanResponseHeaders), of the fixed ones only those it saw are deleted;
+ * without one every name is tried.
+ */
+function stripHopByHop(h: Headers, scan?: ResponseHeaderScan): void {
+  if (scan !== undefined && scan.hopByHop.length === 0) return;
+  const c = scan === undefined ? h.get("connection") : scan.connection;
+  if (c !== null) {
+    for (const part of c.split(",")) {
+      const n = part.trim();
+      // A listed name that is no field name cannot be present; delete() would throw on it.
+      if (TOKEN.test(n)) h.delete(n);
+    }
+  }
+  for (const n of scan?.hopByHop ?? HOP_BY_HOP) h.delete(n);
+}
+
+/**
+ * Headers for the client response: hop-by-hop removed (`scan`: what scanResponseHeaders found
+ * in `upstream`), Set-Cookie lines kept separate.
+ * Edits the upstream response's Headers in place and returns them: copying them field by field
+ * into a new Headers was ~6% of a small proxied request. Bun's fetch
+ * Response headers are mutable (measured on 1.4.5); should that change, the copy is the fallback.
+ */
+export function downstreamHeaders(
+  upstream: Headers,
+  requestId: string,
+  hsts: string | null,
+  added: Readonly<Record<string, string>> | null = null,
+  scan?: ResponseHeaderScan,
+  dropServer = false,
+): Headers {
+  let out = upstream;
+  try {
+    stripHopByHop(out, scan);
+  } catch {
+    out = new Headers(upstream);
+    stripHopByHop(out, scan);
+  }
+  // --ingress-nginx-compat: nginx's proxy module hides the pod's Server field and ingress-nginx
+  // clears nginx's own (nginx.tmpl: `more_clear_headers Server` while server-tokens is false, and
+  // `proxy_pass_header Server` only with allow-backend-server-header), so none reaches the client.
+  if (dropServer) out.delete("server");
+  out.set("x-request-id", requestId);
+  if (hsts !== null) out.set("strict-transport-security", hsts);
+  if (added !== null) addHeaders(out, added);
+  return out;
+}
+
+/**
+ * A route policy's headers on a proxied response (the CORS stage's): each replaces the
+ * backend's field, as nginx's more_set_headers does, except Vary, whose member is added to the
+ * backend's list unless it is there already or the list is `*` (RFC 9110 §12.5.5).
+ */
+function addHeaders(out: Headers, added: Readonly<Record<string, string>>): void {
+  for (const [k, val] of Object.entries(added)) {
+    if (k !== "vary") {
+      out.set(k, val);
+      continue;
+    }
+    const prior = out.get("vary");
+    if (prior === null || prior.trim() === "") out.set("vary", val);
+    else {
+      const members = prior.split(",").map((m) => m.trim().toLowerCase());
+      if (!members.includes("*") && !members.includes(val.toLowerCase())) out.set("vary", `${prior}, ${val}`);
+    }
+  }
+}

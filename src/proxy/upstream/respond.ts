@@ -1,0 +1,151 @@
+// Relaying the upstream response to the client: small declared bodies buffered (to keep
+// Content-Length), others streamed under the idle watchdog; the access record finished once.
+import { meterResponseBody, nextTurn, type BodyEnd } from "../pipeline/body.ts";
+import { ProxyError } from "../errors.ts";
+import type { ResponseHeaderScan } from "./headers.ts";
+import type { AttemptControl } from "./forward-types.ts";
+import { GRPC, isGrpc, relayedGrpcStatus } from "./grpc-status.ts";
+import { carryTrailers, trailersOf } from "./trailers.ts";
+import type { AccessRecord } from "../types.ts";
+import { createWatchdog } from "./watchdog.ts";
+
+/** Responses declaring at most this many bytes are buffered to keep Content-Length. */
+export const SMALL_BODY = 64 * 1024;
+
+export interface RelayInput {
+  readonly up: Response;
+  readonly req: Request;
+  /** Response headers already filtered (downstreamHeaders). */
+  readonly headers: Headers;
+  readonly draining: boolean;
+  readonly idleMs: number;
+  readonly control: AttemptControl;
+  readonly rec: AccessRecord;
+  readonly finish: (status: number, error: string | null) => void;
+  /** Switch Bun's request timer off / back on (handler.ts explains why). */
+  readonly timerOffNow: () => void;
+  readonly timerBack: () => void;
+  /**
+   * The upstream is a gRPC backend (backend-protocol GRPC/GRPCS). Only such a response carries
+   * trailers (grpc.ts) or a grpc-status worth recording; the others skip those lookups.
+   */
+  readonly grpc: boolean;
+  /** The upstream response's fields as forward.ts scanned them (Content-Length is read there), or undefined. */
+  readonly scan?: ResponseHeaderScan | undefined;
+}
+
+/** An upstream body that failed before any of it was sent: 502 either way, coded for the log. */
+function bodyError(e: unknown): ProxyError {
+  const code = (e as { code?: unknown } | null)?.code;
+  const detail = `body: ${typeof code === "string" ? code : ""} ${String((e as Error)?.message ?? e)}`;
+  return new ProxyError(code === "InvalidHTTPResponse" ? "UpstreamInvalid" : "UpstreamReset", detail);
+}
+
+/** grpc-status the client got from a relayed gRPC call, once its body has ended `how`. */
+function relayedStatus(p: RelayInput, how: BodyEnd): number | null {
+  if (!p.grpc) return null;
+  const up = p.up;
+  const s = relayedGrpcStatus(up.headers, trailersOf(up)?.value);
+  if (s !== null || !isGrpc(up.headers)) return s;
+  // Cut before the upstream's trailers: what the HTTP/2 listener tells the client instead.
+  return how === "idle" ? GRPC.DEADLINE_EXCEEDED : how === "cancel" ? GRPC.CANCELLED : GRPC.UNAVAILABLE;
+}
+
+function noBody(p: RelayInput): Response {
+  const { up, headers } = p;
+  p.timerBack();
+  p.rec.grpcStatus = relayedStatus(p, "done");
+  p.finish(up.status, null);
+  return new Response(null, { status: up.status, statusText: up.statusText, headers });
+}
+
+/**
+ * The client's response, synchronously when it is ready at once (no body, or a small body
+ * already read whole with the headers, as a 13-byte answer always is): no promise, watchdog or
+ * extra turn for the common small answer.
+ */
+export function relayResponse(p: RelayInput): Response | Promise<Response> {
+  const { up, req, headers } = p;
+  if (p.draining) headers.set("connection", "close");
+  // Reading `up.body` makes Bun build a ReadableStream (~2% of a small proxied request), so a
+  // bodiless response is recognised from the method and status (RFC 9110 §6.4.1: HEAD, 1xx,
+  // 204, 205 and 304 carry none; Bun's fetch gives those a null body, measured on 1.4.5).
+  const s = up.status;
+  if (req.method === "HEAD" || s < 200 || s === 204 || s === 205 || s === 304) return noBody(p);
+  const declared = p.scan === undefined ? up.headers.get("content-length") : p.scan.contentLength;
+  if (declared !== null && Number(declared) <= SMALL_BODY) {
+    // Bun answers a streamed body with chunked framing whatever the Content-Length header
+    // says (measured on 1.4.5, with or without a JS stream in between); only a buffered
+    // body keeps its length. Small declared bodies are therefore read whole so most API
+    // responses keep their Content-Length. A body that came with the headers is there at
+    // once (Bun.peek sees the read fulfilled, measured on 1.4.5); one still arriving is read
+    // under the idle watchdog (readSmall).
+    const read = up.arrayBuffer();
+    if (Bun.peek.status(read) === "fulfilled") return smallResponse(p, Bun.peek(read) as ArrayBuffer);
+    return readSmall(p, read);
+  }
+  return relayStream(p);
+}
+
+async function readSmall(p: RelayInput, read: Promise<ArrayBuffer>): Promise<Response> {
+  const { req, idleMs, control, timerOffNow } = p;
+  const dog = createWatchdog(idleMs, () => control.abort(new ProxyError("UpstreamTimeout", "body idle")));
+  // A body that trickles for long must not meet Bun's request timer (handler.ts). A watchdog
+  // nobody touches is a plain deadline on the shared ticker (no setTimeout per request).
+  const long = createWatchdog(20_000, timerOffNow);
+  let buf: ArrayBuffer;
+  try {
+    buf = await read;
+  } catch (e) {
+    if (e instanceof ProxyError || req.signal.aborted) throw e;
+    throw bodyError(e);
+  } finally {
+    dog.stop();
+    long.stop();
+  }
+  return smallResponse(p, buf);
+}
+
+function smallResponse(p: RelayInput, buf: ArrayBuffer): Response {
+  const { up, headers } = p;
+  p.rec.bytesOut = buf.byteLength;
+  p.rec.grpcStatus = relayedStatus(p, "done");
+  p.timerBack();
+  p.finish(up.status, null);
+  const res = new Response(buf, { status: up.status, statusText: up.statusText, headers });
+  return p.grpc ? carryTrailers(up, res) : res;
+}
+
+async function relayStream(p: RelayInput): Promise<Response> {
+  const { up, req, headers, idleMs, rec, finish, timerOffNow, timerBack } = p;
+  if (up.body === null) return noBody(p);
+  timerOffNow();
+  // The status goes out with the first byte we send, so an upstream whose framing is broken
+  // from the start (a bad chunk size, a reset) must be caught before that: it is a 502, as in
+  // nginx ("upstream sent invalid chunked response"), not a 200 cut short. Bun's fetch has
+  // parsed whatever arrived with the headers by the next event-loop turn (measured on 1.4.5),
+  // so one turn is waited for, not the first chunk: a stream that starts later (server-sent
+  // events) is not held back. Breakage after the status has gone out aborts the client
+  // connection instead (body.ts).
+  const reader = (up.body as ReadableStream<Uint8Array>).getReader();
+  const first = reader.read();
+  let firstError: unknown = null;
+  first.catch((e: unknown) => {
+    firstError = e ?? new Error("upstream body failed");
+  });
+  await nextTurn();
+  if (firstError !== null) {
+    if (req.signal.aborted) throw firstError;
+    throw bodyError(firstError);
+  }
+  const body = meterResponseBody(reader, idleMs, (how, bytes) => {
+    rec.bytesOut = bytes;
+    if (how === "done") timerBack();
+    const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
+    rec.grpcStatus = relayedStatus(p, how);
+    finish(up.status, err);
+  }, first);
+  // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
+  const res = new Response(body, { status: up.status, statusText: up.statusText, headers });
+  return p.grpc ? carryTrailers(up, res) : res;
+}

@@ -1,0 +1,231 @@
+// WebSocket proxying: connect upstream first, then upgrade the client with the
+// subprotocol the backend chose, relay frames and close codes both ways. Nothing is
+// ever dropped silently: past the buffer bound both sides are closed with 1011.
+import type { ServerWebSocket, WebSocketHandler } from "bun";
+import type { Backend, Upstream } from "../../table/types.ts";
+import type { Balancer, EndpointChoice } from "./balancer.ts";
+import { ProxyError } from "../errors.ts";
+import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
+import type { RequestServer } from "../types.ts";
+import { createWatchdog, type Watchdog } from "./watchdog.ts";
+
+/** Per-direction bound on data queued but not yet written. */
+export const WS_BUFFER_LIMIT = 16 * 1024 * 1024;
+
+type Frame = string | ArrayBuffer | Uint8Array;
+
+export interface WsData {
+  readonly upstream: WebSocket;
+  /** Upstream frames that arrived before the client side opened. */
+  pending: Frame[] | null;
+  pendingBytes: number;
+  client: ServerWebSocket<WsData> | null;
+  closed: boolean;
+  /** Close frame the upstream sent before the client side opened, to pass on at open. */
+  upstreamClose: { code: number | undefined; reason: string } | null;
+  /** Called once when the relay ends; `error` is "StreamIdle" when the idle timer ended it. */
+  readonly onClose: (bytesIn: number, bytesOut: number, error: string | null) => void;
+  bytesIn: number;
+  bytesOut: number;
+  /** --stream-idle-timeout (or the route's annotation): touched by every data frame either way. */
+  idle: Watchdog | null;
+  error: string | null;
+}
+
+export function isWebSocketUpgrade(req: Request): boolean {
+  const up = req.headers.get("upgrade");
+  return req.method === "GET" && up !== null && up.toLowerCase() === "websocket";
+}
+
+// RFC 6455 §7.4.1: 1005, 1006 and 1015 must never be sent in a Close frame.
+function sendableCode(code: number | undefined): number | undefined {
+  if (code === undefined) return undefined;
+  if ((code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999)) return code;
+  return undefined;
+}
+
+function size(f: Frame): number {
+  return typeof f === "string" ? Buffer.byteLength(f) : f.byteLength;
+}
+
+function closeBoth(d: WsData, code: number, reason: string): void {
+  d.idle?.stop();
+  if (d.closed) return;
+  d.closed = true;
+  try {
+    d.upstream.close(code, reason);
+  } catch {}
+  try {
+    d.client?.close(code, reason);
+  } catch {}
+}
+
+/** Send to the client; a frame Bun would drop (send() === 0) closes the pair instead. */
+function toClient(d: WsData, f: Frame): void {
+  d.idle?.touch();
+  const ws = d.client;
+  if (ws === null) {
+    d.pending?.push(f);
+    d.pendingBytes += size(f);
+    if (d.pendingBytes > WS_BUFFER_LIMIT) closeBoth(d, 1011, "backpressure");
+    return;
+  }
+  d.bytesOut += size(f);
+  if (ws.send(f) === 0) closeBoth(d, 1011, "backpressure");
+}
+
+export interface WsConnectInput {
+  readonly backend: Backend;
+  readonly balancer: Balancer;
+  /** The route's way of choosing endpoints (backend stage), or null for round robin. */
+  readonly choice?: EndpointChoice | null;
+  readonly pathAndQuery: string;
+  readonly headers: Headers;
+  readonly protocols: string[];
+  readonly timeoutMs: number;
+  /** Resolves and checks ExternalName upstreams; default: the process-wide one. */
+  readonly external?: ExternalResolver | undefined;
+  /** Receives each endpoint as it is tried, so a failed connect still logs which one (access log). */
+  readonly record?: { upstream: string | null };
+}
+
+function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<WebSocket> {
+  const scheme = b.scheme === "https" || b.scheme === "grpcs" ? "wss" : "ws";
+  const headers: Record<string, string> = {};
+  for (const [k, v] of input.headers) headers[k] = v;
+  const ws = new WebSocket(`${scheme}://${u.authority}${input.pathAndQuery}`, {
+    headers,
+    ...(input.protocols.length > 0 ? { protocols: input.protocols } : {}),
+    // Same policy as forward.ts: pod certificates are not verifiable for an IP.
+    ...(scheme === "wss" ? { tls: { serverName: b.serverName, rejectUnauthorized: false } } : {}),
+  } as Bun.WebSocketOptions);
+  ws.binaryType = "arraybuffer";
+  return new Promise<WebSocket>((resolve, reject) => {
+    const t = setTimeout(() => {
+      ws.close();
+      reject(new ProxyError("UpstreamTimeout", "websocket handshake"));
+    }, input.timeoutMs);
+    ws.onopen = () => {
+      clearTimeout(t);
+      resolve(ws);
+    };
+    ws.onerror = () => {
+      clearTimeout(t);
+      reject(new ProxyError("UpstreamConnect", "websocket handshake failed"));
+    };
+  });
+}
+
+/** Open the upstream socket, trying a second endpoint once if the first fails. */
+export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: WebSocket; upstream: Upstream }> {
+  const tried = new Set<string>();
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const u = input.choice ? input.choice.pick(input.backend, input.balancer, tried) : input.balancer.pick(input.backend, tried);
+    if (u === null) break;
+    tried.add(u.authority);
+    // As in forward.ts: the WebSocket client gets the checked address, never the name.
+    const ext = input.backend.externalName ? (input.external ?? sharedExternalResolver()) : null;
+    const to = ext === null ? u : await ext.target(u, input.timeoutMs);
+    if (ext !== null && !input.headers.has("host")) input.headers.set("host", hostForName(u, input.backend.scheme));
+    // The address connected to (an ExternalName's checked one); one refused before any
+    // connection (external.ts) was not tried and leaves the record as it was.
+    if (input.record) input.record.upstream = to.authority;
+    try {
+      const ws = await connectOnce(input.backend, to, input);
+      input.balancer.succeeded(u);
+      return { ws, upstream: to };
+    } catch (e) {
+      if (e instanceof ProxyError && e.code === "UpstreamTimeout") throw e;
+      input.balancer.failed(u);
+      ext?.forget(u.address);
+    }
+  }
+  throw new ProxyError(tried.size === 0 ? "NoEndpoints" : "UpstreamConnect", "websocket");
+}
+
+/**
+ * Wire the upstream socket's events to the relay and upgrade the client. False when Bun refused
+ * the upgrade. A relay with no data frame in either direction for `idleMs` is closed on both
+ * sides with 1001 Going Away (RFC 6455 §7.4.1), as an HTTP stream idle that long is cut:
+ * --stream-idle-timeout covers both (README "Flags").
+ */
+export function upgradeClient(
+  req: Request,
+  server: RequestServer,
+  upstream: WebSocket,
+  extraHeaders: Record<string, string>,
+  idleMs: number,
+  onClose: WsData["onClose"],
+): boolean {
+  const d: WsData = {
+    upstream, pending: [], pendingBytes: 0, client: null, closed: false, upstreamClose: null, onClose, bytesIn: 0, bytesOut: 0,
+    idle: null, error: null,
+  };
+  d.idle = createWatchdog(idleMs, () => {
+    if (d.closed) return;
+    d.error = "StreamIdle";
+    closeBoth(d, 1001, "idle timeout");
+  });
+  upstream.onmessage = (ev) => toClient(d, ev.data as Frame);
+  upstream.onclose = (ev) => {
+    if (d.closed) return;
+    d.closed = true;
+    const code = sendableCode(ev.code);
+    if (d.client === null) {
+      d.upstreamClose = { code: ev.code === 1006 ? 1011 : code, reason: code === undefined ? "" : ev.reason };
+      return;
+    }
+    // An abnormal upstream end (1006) is passed on as an abrupt end, not a clean close.
+    if (ev.code === 1006) d.client.terminate();
+    else d.client.close(code, code === undefined ? undefined : ev.reason);
+  };
+  upstream.onerror = () => closeBoth(d, 1011, "upstream error");
+  const headers: Record<string, string> = { ...extraHeaders };
+  // Answer with the subprotocol the backend chose, or none. Bun echoes the first
+  // offered protocol when the header is absent, and leaves it out when it is "" (measured).
+  headers["sec-websocket-protocol"] = upstream.protocol;
+  const ok = server.upgrade(req, { data: d, headers });
+  if (!ok) closeBoth(d, 1011, "upgrade failed");
+  return ok;
+}
+
+export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (delta: 1 | -1) => void): WebSocketHandler<WsData> {
+  return {
+    // Bun drops a send() past the limit silently unless told to close: close instead.
+    backpressureLimit: WS_BUFFER_LIMIT,
+    closeOnBackpressureLimit: true,
+    open(ws) {
+      const d = ws.data;
+      d.client = ws;
+      open.add(ws);
+      onCount(1);
+      const pending = d.pending ?? [];
+      d.pending = null;
+      for (const f of pending) toClient(d, f);
+      if (d.upstreamClose !== null) ws.close(d.upstreamClose.code, d.upstreamClose.reason);
+      else if (d.closed || d.upstream.readyState >= 2) ws.close(1011, "upstream closed");
+    },
+    message(ws, msg) {
+      const d = ws.data;
+      if (d.closed) return;
+      d.idle?.touch();
+      d.bytesIn += size(msg);
+      d.upstream.send(msg);
+      if (d.upstream.bufferedAmount > WS_BUFFER_LIMIT) closeBoth(d, 1011, "backpressure");
+    },
+    close(ws, code, reason) {
+      const d = ws.data;
+      d.idle?.stop();
+      open.delete(ws);
+      onCount(-1);
+      if (!d.closed) {
+        d.closed = true;
+        const c = sendableCode(code);
+        try {
+          d.upstream.close(c, c === undefined ? undefined : reason);
+        } catch {}
+      }
+      d.onClose(d.bytesIn, d.bytesOut, d.error);
+    },
+  };
+}
