@@ -7,7 +7,7 @@
 import http2, { type Http2Server } from "node:http2";
 import type { Logger } from "../log/logger.ts";
 import type { DrainableServer } from "./listener.ts";
-import { MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE, MAX_SESSION_MEMORY_MB, STREAM_WINDOW } from "./limits.ts";
+import { SERVER_H2_OPTIONS } from "./limits.ts";
 import { createH2Streams, noop, type H2Handler } from "./streams.ts";
 
 export interface H2cServerOptions {
@@ -36,16 +36,7 @@ export function startH2cServer(o: H2cServerOptions): H2cServer {
     stopping: () => stopping, ...(o.draining ? { draining: o.draining } : {}),
     ...(o.onAbuse ? { onAbuse: o.onAbuse } : {}),
   });
-  const s: Http2Server = http2.createServer({
-    settings: {
-      maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
-      maxHeaderListSize: MAX_HEADER_LIST_SIZE,
-      initialWindowSize: STREAM_WINDOW,
-      enablePush: false,
-      enableConnectProtocol: false,
-    },
-    maxSessionMemory: MAX_SESSION_MEMORY_MB,
-  });
+  const s: Http2Server = http2.createServer({ ...SERVER_H2_OPTIONS, settings: { ...SERVER_H2_OPTIONS.settings } });
   s.on("error", (e) => o.log.error("h2c listener error", { err: String(e) }));
   s.on("sessionError", noop);
   s.on("session", streams.onSession);

@@ -57,3 +57,15 @@ export class ResetBudget {
     return ++this.count > this.limit;
   }
 }
+
+/** The server options both node:http2 servers (TLS and h2c) start with: the limits above. */
+export const SERVER_H2_OPTIONS = Object.freeze({
+  settings: Object.freeze({
+    maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
+    maxHeaderListSize: MAX_HEADER_LIST_SIZE,
+    initialWindowSize: STREAM_WINDOW,
+    enablePush: false,
+    enableConnectProtocol: false,
+  }),
+  maxSessionMemory: MAX_SESSION_MEMORY_MB,
+});

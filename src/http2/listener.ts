@@ -20,7 +20,7 @@ import type { RequestServer } from "../proxy/types.ts";
 import { connectionTls } from "./tls-peer.ts";
 import type { RotationInfo, TlsListener } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
-import { MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE, MAX_SESSION_MEMORY_MB, STREAM_WINDOW } from "./limits.ts";
+import { SERVER_H2_OPTIONS } from "./limits.ts";
 import { rawLengthBody, requestFromH1 } from "./request.ts";
 import { sendH1, sendRaw } from "./response.ts";
 import { createH2Streams, noop, Peer, type H2Handler } from "./streams.ts";
@@ -369,14 +369,8 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
           cb(e as Error);
         }
       },
-      settings: {
-        maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
-        maxHeaderListSize: MAX_HEADER_LIST_SIZE,
-        initialWindowSize: STREAM_WINDOW,
-        enablePush: false,
-        enableConnectProtocol: false,
-      },
-      maxSessionMemory: MAX_SESSION_MEMORY_MB,
+      ...SERVER_H2_OPTIONS,
+      settings: { ...SERVER_H2_OPTIONS.settings },
       // HTTP/1.1 keep-alive as Bun.serve's idleTimeout (proxy/pipeline/listener.ts says why 75 s); node's
       // default advertises 5 s. trackH1 closes connections idle that long.
       keepAliveTimeout: idleMs,

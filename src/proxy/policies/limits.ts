@@ -46,6 +46,19 @@ export interface Rate {
 }
 
 /** nginx's `rate=Nr/s` or `Nr/m` and `burst=B` (nginx stores the rate ×1000 per second, truncated). */
+
+/**
+ * The excess after this request under one rate, in thousandths of a request (nginx's
+ * ngx_http_limit_req_lookup): what is left of the last excess once the rate has drained it
+ * since `last`, plus this request. The shared table (shared/limits.ts) counts with it too.
+ */
+export function excessAfter(excess: number, last: number, r: Rate, t: number): number {
+  if (last < 0) return 0;
+  const ms = Math.max(0, t - last);
+  const e = excess - Math.trunc((r.perSecond * ms) / 1000) + 1000;
+  return e < 0 ? 0 : e;
+}
+
 export function rateOf(limit: number, perSeconds: 1 | 60, burstMultiplier: number): Rate | null {
   if (limit <= 0) return null;
   return { perSecond: Math.trunc((limit * 1000) / perSeconds), burst: limit * burstMultiplier * 1000 };
@@ -78,14 +91,6 @@ export function createLimiter(opts: LimiterOptions = {}): Limiter {
   const now = opts.now ?? (() => performance.now());
   const rates = new LRUCache<string, Bucket>({ max: opts.maxClients ?? MAX_CLIENTS });
   const conns = new Map<string, number>();
-
-  /** The excess after this request under one rate (nginx's ngx_http_limit_req_lookup). */
-  function excessAfter(excess: number, last: number, r: Rate, t: number): number {
-    if (last < 0) return 0;
-    const ms = Math.max(0, t - last);
-    const e = excess - Math.trunc((r.perSecond * ms) / 1000) + 1000;
-    return e < 0 ? 0 : e;
-  }
 
   return {
     admit(key, first, second) {

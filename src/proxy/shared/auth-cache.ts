@@ -12,6 +12,7 @@
 // one. A full bucket replaces its least recently read entry (an expired one first). An answer
 // whose payload does not fit a slot (a key with a long token) is kept by the worker alone
 // (external-auth.ts's own LRU), as before. 8,192 entries; 16.8 MB, pages touched as used.
+import { formatTableHeader, tableSeed } from "./header.ts";
 import type { AuthAnswer, AuthCacheStore } from "../policies/external-auth.ts";
 import { lock, markUsed, USED } from "./limits.ts";
 
@@ -29,12 +30,7 @@ const BUCKET = 8 + SLOTS * SLOT;
 export const SHARED_AUTH_CACHE_BYTES = HEADER + BUCKETS * BUCKET;
 
 export function formatSharedAuthCache(mem: Uint8Array): void {
-  if (mem.byteLength < SHARED_AUTH_CACHE_BYTES || mem.byteOffset % 8 !== 0) throw new Error("shared memory is too small or misaligned for the auth cache");
-  const i32 = new Int32Array(mem.buffer, mem.byteOffset, HEADER / 4);
-  const seed = crypto.getRandomValues(new Int32Array(2));
-  i32[2] = seed[0]!;
-  i32[3] = seed[1]!;
-  Atomics.store(i32, 0, MAGIC);
+  formatTableHeader(mem, SHARED_AUTH_CACHE_BYTES, MAGIC, "the auth cache");
 }
 
 export interface SharedAuthCacheOptions {
@@ -59,8 +55,7 @@ export function createSharedAuthCache(mem: Uint8Array, opts: SharedAuthCacheOpti
   const bytes = mem.subarray(0, SHARED_AUTH_CACHE_BYTES);
   const i32 = new Int32Array(mem.buffer, mem.byteOffset, SHARED_AUTH_CACHE_BYTES / 4);
   const f64 = new Float64Array(mem.buffer, mem.byteOffset, SHARED_AUTH_CACHE_BYTES / 8);
-  if (Atomics.load(i32, 0) !== MAGIC) throw new Error("shared memory does not hold the auth cache");
-  const seed = (BigInt(i32[3]! >>> 0) << 32n) | BigInt(i32[2]! >>> 0);
+  const seed = tableSeed(i32, MAGIC, "the auth cache");
   const origin = performance.timeOrigin;
   const now = opts.now ?? (() => origin + performance.now());
   const pid = opts.pid ?? process.pid;

@@ -14,6 +14,7 @@
 // Times: the balancer's clock is performance.now(), which starts with each process; the
 // table stores origin + t (origin: performance.timeOrigin) so every worker reads the same
 // instant (wall clock at its start, then monotonic; shared-limits.ts, "Clock").
+import { formatTableHeader, tableSeed } from "./header.ts";
 import { decayedEwma, EWMA_DECAY_MS, type EwmaScores } from "../upstream/balancer.ts";
 import { lock, markUsed, USED } from "./limits.ts";
 
@@ -29,12 +30,7 @@ export const SHARED_EWMA_BYTES = HEADER + BUCKETS * BUCKET;
 
 /** The primary's first write into fresh (zeroed) memory. */
 export function formatSharedEwma(mem: Uint8Array): void {
-  if (mem.byteLength < SHARED_EWMA_BYTES || mem.byteOffset % 8 !== 0) throw new Error("shared memory is too small or misaligned for the EWMA scores");
-  const i32 = new Int32Array(mem.buffer, mem.byteOffset, HEADER / 4);
-  const seed = crypto.getRandomValues(new Int32Array(2));
-  i32[2] = seed[0]!;
-  i32[3] = seed[1]!;
-  Atomics.store(i32, 0, MAGIC);
+  formatTableHeader(mem, SHARED_EWMA_BYTES, MAGIC, "the EWMA scores");
 }
 
 export interface SharedEwmaOptions {
@@ -48,8 +44,7 @@ export function createSharedEwma(mem: Uint8Array, opts: SharedEwmaOptions = {}):
   if (mem.byteOffset % 8 !== 0 || mem.byteLength < SHARED_EWMA_BYTES) throw new Error("shared memory is too small or misaligned for the EWMA scores");
   const i32 = new Int32Array(mem.buffer, mem.byteOffset, SHARED_EWMA_BYTES / 4);
   const f64 = new Float64Array(mem.buffer, mem.byteOffset, SHARED_EWMA_BYTES / 8);
-  if (Atomics.load(i32, 0) !== MAGIC) throw new Error("shared memory does not hold the EWMA scores");
-  const seed = (BigInt(i32[3]! >>> 0) << 32n) | BigInt(i32[2]! >>> 0);
+  const seed = tableSeed(i32, MAGIC, "the EWMA scores");
   const origin = opts.origin ?? performance.timeOrigin;
   const pid = opts.pid ?? process.pid;
   const mark = { used: false };

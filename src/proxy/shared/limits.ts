@@ -35,7 +35,8 @@
 // process's start, so times are performance.timeOrigin + performance.now() (the wall clock when
 // the process started, then monotonic): two workers disagree only by a wall-clock step between
 // their starts, and a time before the slot's own is taken as no time passed (as limits.ts does).
-import type { Limiter, Rate } from "../policies/limits.ts";
+import { formatTableHeader, tableSeed } from "./header.ts";
+import { excessAfter, type Limiter } from "../policies/limits.ts";
 
 export const BUCKETS = 16_384;
 export const SLOTS = 8;
@@ -59,13 +60,7 @@ export function sharedLimitsBytes(workers: number): number {
 
 /** The primary's first write into fresh (zeroed) memory: the geometry and the hash seed. */
 export function formatSharedLimits(mem: Uint8Array, workers: number): void {
-  if (mem.byteLength < sharedLimitsBytes(workers)) throw new Error("shared memory is too small for the limits table");
-  const i32 = new Int32Array(mem.buffer, mem.byteOffset, HEADER / 4);
-  const seed = crypto.getRandomValues(new Int32Array(2));
-  i32[1] = workers;
-  i32[2] = seed[0]!;
-  i32[3] = seed[1]!;
-  Atomics.store(i32, 0, MAGIC);
+  formatTableHeader(mem, sharedLimitsBytes(workers), MAGIC, "the limits table", (i32) => void (i32[1] = workers));
 }
 
 /** The number of workers a formatted table was made for. */
@@ -152,7 +147,7 @@ export function createSharedLimiter(mem: Uint8Array, opts: SharedLimiterOptions)
   const pid = opts.pid ?? process.pid;
   const origin = performance.timeOrigin;
   const now = opts.now ?? (() => origin + performance.now());
-  const seed = (BigInt(i32[3]! >>> 0) << 32n) | BigInt(i32[2]! >>> 0);
+  const seed = tableSeed(i32, MAGIC, "a limits table");
   const mark = { used: false };
 
   // Byte offsets → view indexes: a bucket's lock is at i32[base / 4]; a slot at `s` has its
@@ -205,14 +200,6 @@ export function createSharedLimiter(mem: Uint8Array, opts: SharedLimiterOptions)
     f64[s / 8 + 5] = -1;
     // A reused slot's connection counts are all 0 (only such a slot is evicted).
     return { s, fresh: true };
-  }
-
-  /** limits.ts's excessAfter: nginx's ngx_http_limit_req_lookup. */
-  function excessAfter(excess: number, last: number, r: Rate, t: number): number {
-    if (last < 0) return 0;
-    const ms = Math.max(0, t - last);
-    const e = excess - Math.trunc((r.perSecond * ms) / 1000) + 1000;
-    return e < 0 ? 0 : e;
   }
 
   return {
