@@ -28,9 +28,25 @@ export interface Redirect {
   readonly scheme: "http" | "https" | null;
   readonly hostname: string | null;
   readonly port: number | null;
-  readonly statusCode: 301 | 302;
+  readonly statusCode: RedirectCode;
   /** ReplaceFullPath, or ReplacePrefixMatch of the matched prefix; null keeps the path. */
-  readonly path: { readonly type: "ReplaceFullPath" | "ReplacePrefixMatch"; readonly value: string } | null;
+  readonly path: PathModifier | null;
+}
+
+/** HTTPRequestRedirectFilter.statusCode: the CRD's enum (301 and 302 core, 303, 307, 308 Extended). */
+export type RedirectCode = 301 | 302 | 303 | 307 | 308;
+const REDIRECT_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+/** HTTPPathModifier. */
+export interface PathModifier {
+  readonly type: "ReplaceFullPath" | "ReplacePrefixMatch";
+  readonly value: string;
+}
+
+/** HTTPURLRewriteFilter: the Host and the path sent to the backend (null keeps the request's). */
+export interface Rewrite {
+  readonly hostname: string | null;
+  readonly path: PathModifier | null;
 }
 
 export interface WeightedBackend {
@@ -46,6 +62,7 @@ export interface CompiledRule {
   readonly requestHeaders: HeaderModifier | null;
   readonly responseHeaders: HeaderModifier | null;
   readonly redirect: Redirect | null;
+  readonly rewrite: Rewrite | null;
   readonly backends: readonly WeightedBackend[];
   /** Sum of the weights; 0 with backends = every request answers 500 (all weights 0 too). */
   readonly totalWeight: number;
@@ -90,6 +107,13 @@ const headerList = (xs: readonly { name: string; value: string }[] | null | unde
 function modifier(f: HTTPRouteFilter["requestHeaderModifier"]): HeaderModifier | null {
   if (!f) return null;
   return { set: headerList(f.set), add: headerList(f.add), remove: (f.remove ?? []).map((r) => r.toLowerCase()) };
+}
+
+/** An HTTPPathModifier Portico can apply, or null (a type it does not know, a value that is not a path). */
+function pathModifier(p: { type: string; replaceFullPath?: string | null | undefined; replacePrefixMatch?: string | null | undefined }): PathModifier | null {
+  const v = p.type === "ReplaceFullPath" ? p.replaceFullPath : p.type === "ReplacePrefixMatch" ? p.replacePrefixMatch : undefined;
+  if (typeof v !== "string" || !PATH.test(v)) return null;
+  return { type: p.type as PathModifier["type"], value: v };
 }
 
 const NO_MATCHES: readonly HeaderMatch[] = Object.freeze([]);
@@ -148,6 +172,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     let requestHeaders: HeaderModifier | null = null;
     let responseHeaders: HeaderModifier | null = null;
     let redirect: Redirect | null = null;
+    let rewrite: Rewrite | null = null;
     for (const f of rule.filters ?? []) {
       if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
         const m = f.requestHeaderModifier;
@@ -162,22 +187,44 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
         const r = f.requestRedirect;
         const scheme = r.scheme === "http" || r.scheme === "https" ? r.scheme : null;
         const code = r.statusCode ?? 302;
-        if ((r.scheme != null && scheme === null) || (code !== 301 && code !== 302) || (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase()))) {
+        if ((r.scheme != null && scheme === null) || !REDIRECT_CODES.has(code) || (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase()))) {
           invalid = `RequestRedirect scheme ${r.scheme ?? ""} / statusCode ${code} is not supported`;
           continue;
         }
-        let path: Redirect["path"] = null;
+        let path: PathModifier | null = null;
         if (r.path) {
-          const v = r.path.type === "ReplaceFullPath" ? r.path.replaceFullPath : r.path.type === "ReplacePrefixMatch" ? r.path.replacePrefixMatch : undefined;
-          if (typeof v !== "string" || !PATH.test(v) || (r.path.type !== "ReplaceFullPath" && r.path.type !== "ReplacePrefixMatch")) {
+          path = pathModifier(r.path);
+          if (path === null) {
             invalid = `RequestRedirect path type ${r.path.type} is not supported`;
             continue;
           }
-          path = { type: r.path.type, value: v };
         }
-        redirect = { scheme, hostname: r.hostname ? r.hostname.toLowerCase() : null, port: r.port ?? null, statusCode: code, path };
+        redirect = { scheme, hostname: r.hostname ? r.hostname.toLowerCase() : null, port: r.port ?? null, statusCode: code as RedirectCode, path };
+      } else if (f.type === "URLRewrite" && f.urlRewrite) {
+        const r = f.urlRewrite;
+        if (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase())) {
+          invalid = "URLRewrite hostname is not a DNS name";
+          continue;
+        }
+        let path: PathModifier | null = null;
+        if (r.path) {
+          path = pathModifier(r.path);
+          if (path === null) {
+            invalid = `URLRewrite path type ${r.path.type} is not supported`;
+            continue;
+          }
+        }
+        // HTTPPathModifier: ReplacePrefixMatch is only valid with a PathPrefix match (the CRD's
+        // CEL rule); a --manifests object that has not been through it gets UnsupportedValue.
+        if (path?.type === "ReplacePrefixMatch" && matches.some((m) => m.pathType !== "PathPrefix")) {
+          invalid = "URLRewrite ReplacePrefixMatch needs PathPrefix matches";
+          continue;
+        }
+        rewrite = { hostname: r.hostname ? r.hostname.toLowerCase() : null, path };
       } else invalid = `filter ${f.type} is not supported`;
     }
+    // HTTPRouteRule's CEL rule: a rule may redirect or rewrite, not both.
+    if (redirect !== null && rewrite !== null) invalid ??= "RequestRedirect and URLRewrite cannot be used together";
     if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
     const backends: WeightedBackend[] = [];
     for (const b of rule.backendRefs ?? []) {
@@ -214,7 +261,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
       backends.push({ backend: r.backend, weight });
     }
     const totalWeight = backends.reduce((n, b) => n + b.weight, 0);
-    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, backends, totalWeight, invalid });
+    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, backends, totalWeight, invalid });
   });
   return { rules, resolvedRefs: refs, unsupported };
 }

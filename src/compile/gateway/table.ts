@@ -3,7 +3,9 @@
 // the rule's filters as stage policies (policy/stages.ts), so the proxy serves them through the
 // same handler and policy runner as an Ingress's routes:
 // - RequestHeaderModifier → a "gateway-request-headers" policy (forwarding stage);
-// - RequestRedirect → a "gateway-redirect" policy (redirects stage) answering 301/302;
+// - RequestRedirect → a "gateway-redirect" policy (redirects stage) answering 301, 302, 303,
+//   307 or 308;
+// - URLRewrite → a "gateway-rewrite" policy (rewrite stage): the upstream Host and path;
 // - a rule that cannot be served (an invalid backendRef's share, all weights 0, no backend, an
 //   unsupported filter) → a "gateway-error" policy answering 500 (HTTPBackendRef).
 // Pure; the output does not depend on Map order.
@@ -530,6 +532,17 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
     const h = rule.requestHeaders;
     const pair = (x: { name: string; value: string }): [string, string] => [x.name, x.value];
     policies.push(stagePolicy(K.GATEWAY_REQUEST_HEADERS, { set: h.set.map(pair), add: h.add.map(pair), remove: [...h.remove] }));
+  }
+  if (rule.rewrite) {
+    const r = rule.rewrite;
+    policies.push(
+      stagePolicy(K.GATEWAY_REWRITE, {
+        hostname: r.hostname,
+        pathType: r.path?.type ?? null,
+        pathValue: r.path?.value ?? null,
+        matchedPrefix: match.pathType === "PathPrefix" ? match.path : null,
+      }),
+    );
   }
   if (rule.redirect) {
     const r = rule.redirect;

@@ -1,7 +1,8 @@
 // Gateway API on the request path (docs/design.md "Gateway API"): the lookup before the
 // Ingress table, and the policies an HTTPRoute rule's filters compile to
 // (compile/gateway/table.ts).
-import { chooseWeighted, findGatewayEntry } from "../../table/gateway.ts";
+import { chooseWeighted, findGatewayEntry, gatewayRedirectCode, modifyPath } from "../../table/gateway.ts";
+import { normaliseRequestHost } from "../../request/host.ts";
 import { type GatewayRoutes } from "../../table/types.ts";
 import type { StagePolicy } from "../../policy/stages.ts";
 import type { Match } from "../../table/types.ts";
@@ -66,7 +67,7 @@ const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 export const GATEWAY_REDIRECT: KindOf<typeof K.GATEWAY_REDIRECT> = {
   contract: K.GATEWAY_REDIRECT,
   build(params) {
-    const status = params.statusCode === 301 ? 301 : 302;
+    const status = gatewayRedirectCode(params.statusCode);
     const askedScheme = str(params.scheme);
     const askedHost = str(params.hostname);
     const askedPort = typeof params.port === "number" ? params.port : null;
@@ -81,15 +82,31 @@ export const GATEWAY_REDIRECT: KindOf<typeof K.GATEWAY_REDIRECT> = {
       const port = askedPort ?? (askedScheme !== null ? (scheme === "https" ? 443 : 80) : listenerPort);
       const host = askedHost ?? flow.hostname;
       const defaultPort = scheme === "https" ? 443 : 80;
-      let path = flow.path;
-      if (pathType === "ReplaceFullPath" && pathValue !== null) path = pathValue;
-      else if (pathType === "ReplacePrefixMatch" && pathValue !== null && matched !== null) {
-        const rest = path.slice(matched.length);
-        path = pathValue.endsWith("/") && rest.startsWith("/") ? pathValue + rest.slice(1) : pathValue + rest;
-        if (path === "") path = "/";
-      }
+      const path = modifyPath(flow.path, pathType, pathValue, matched);
       const authority = port === defaultPort ? host : `${host}:${port}`;
       return new Response(null, { status, headers: { ...flow.responseHeaders, location: `${scheme}://${authority}${path}${flow.query}` } });
+    };
+  },
+};
+
+/**
+ * URLRewrite (HTTPURLRewriteFilter): the Host sent upstream and the path, the query kept
+ * (HTTPPathModifier changes the path only). Runs in the rewrite stage, so the forwarding
+ * stage's header changes still apply; X-Forwarded-Host keeps the client's Host, as
+ * upstream-vhost does.
+ */
+export const GATEWAY_REWRITE: KindOf<typeof K.GATEWAY_REWRITE> = {
+  contract: K.GATEWAY_REWRITE,
+  build(params) {
+    const host = str(params.hostname);
+    if (host !== null && normaliseRequestHost(host) === null) throw new Error("gateway-rewrite: a host name is expected");
+    const pathType = str(params.pathType);
+    const pathValue = str(params.pathValue);
+    const matched = str(params.matchedPrefix);
+    return (flow) => {
+      if (host !== null) flow.upstreamHost = host;
+      if (pathType !== null) flow.pathAndQuery = modifyPath(flow.path, pathType, pathValue, matched) + flow.query;
+      return null;
     };
   },
 };
@@ -102,4 +119,4 @@ export const GATEWAY_ERROR: KindOf<typeof K.GATEWAY_ERROR> = {
   },
 };
 
-export const GATEWAY_KINDS: readonly PolicyKind[] = [GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_ERROR];
+export const GATEWAY_KINDS: readonly PolicyKind[] = [GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_REWRITE, GATEWAY_ERROR];
