@@ -127,7 +127,11 @@ metadata: { name: ${name}, namespace: ${ns} }
 spec:
 ${spec}`;
 
-afterEach(cleanup);
+// Each test's route is gone before the next one starts: several claim `/`.
+afterEach(async () => {
+  cleanup();
+  await served("/no-route-here", (a) => a.status === 404);
+});
 
 /** The Location of a redirect, split as the conformance suite's RedirectRequest compares it. */
 function target(location: string | null): string {
@@ -142,7 +146,7 @@ describe("GATEWAY-HTTP Extended through a real Portico", () => {
     const names = ((api.get("GatewayClass", null, "portico")!.status as { supportedFeatures: { name: string }[] }).supportedFeatures).map((f) => f.name);
     expect(names).toEqual([...names].sort());
     for (const f of [
-      "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode", "HTTPRouteHostRewrite", "HTTPRouteMethodMatching",
+      "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode", "HTTPRouteBackendRequestHeaderModification", "HTTPRouteHostRewrite", "HTTPRouteMethodMatching",
       "HTTPRoutePathRedirect", "HTTPRoutePathRewrite", "HTTPRoutePortRedirect", "HTTPRouteQueryParamMatching", "HTTPRouteSchemeRedirect",
     ]) expect(names).toContain(f);
     // Not served yet: a conformance run must not select their tests.
@@ -330,6 +334,71 @@ describe("GATEWAY-HTTP Extended through a real Portico", () => {
     }
     // The query is kept: HTTPPathModifier changes the path only.
     expect((await ask("/prefix/one/two?a=1&b=2")).path).toBe("/one/two?a=1&b=2");
+  });
+
+  test("HTTPRouteBackendRequestHeaderModifier", async () => {
+    const backend = (filter: string) => `      backendRefs:
+        - name: infra-backend-v1
+          port: 8080
+          filters:
+            - type: RequestHeaderModifier
+              requestHeaderModifier: ${filter}`;
+    apply(route("request-header-modifier", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /set } }]
+${backend("{ set: [{ name: X-Header-Set, value: set-overwrites-values }] }")}
+    - matches: [{ path: { type: PathPrefix, value: /add } }]
+${backend("{ add: [{ name: X-Header-Add, value: add-appends-values }] }")}
+    - matches: [{ path: { type: PathPrefix, value: /remove } }]
+${backend("{ remove: [X-Header-Remove] }")}
+    - matches: [{ path: { type: PathPrefix, value: /multiple } }]
+${backend("{ set: [{ name: X-Header-Set-1, value: header-set-1 }, { name: X-Header-Set-2, value: header-set-2 }], add: [{ name: X-Header-Add-1, value: header-add-1 }, { name: X-Header-Add-2, value: header-add-2 }, { name: X-Header-Add-3, value: header-add-3 }], remove: [X-Header-Remove-1, X-Header-Remove-2] }")}
+    - matches: [{ path: { type: PathPrefix, value: /case-insensitivity } }]
+${backend("{ set: [{ name: X-Header-Set, value: header-set }], add: [{ name: X-Header-Add, value: header-add }], remove: [X-Header-Remove] }")}`));
+    const set = await served("/set", (a) => a.headers["x-header-set"] !== undefined, { headers: { "Some-Other-Header": "val" } });
+    expect([set.backend, set.headers["x-header-set"], set.headers["some-other-header"]]).toEqual([`${INFRA}/infra-backend-v1`, "set-overwrites-values", "val"]);
+    const set2 = await ask("/set", { headers: { "Some-Other-Header": "val", "X-Header-Set": "some-other-value" } });
+    expect(set2.headers["x-header-set"]).toBe("set-overwrites-values");
+    const add = await ask("/add", { headers: { "Some-Other-Header": "val" } });
+    expect(add.headers["x-header-add"]).toBe("add-appends-values");
+    const add2 = await ask("/add", { headers: { "Some-Other-Header": "val", "X-Header-Add": "some-other-value" } });
+    expect(add2.headers["x-header-add"]).toBe("some-other-value,add-appends-values");
+    const rm = await ask("/remove", { headers: { "X-Header-Remove": "val" } });
+    expect(rm.status).toBe(200);
+    expect(rm.headers["x-header-remove"]).toBeUndefined();
+    const multi = await ask("/multiple", { headers: { "X-Header-Set-2": "set-val", "X-Header-Add-2": "add-val", "X-Header-Remove-1": "val1", "X-Header-Remove-2": "val2", "Another-Header": "another-header-val" } });
+    expect(multi.headers).toMatchObject({
+      "x-header-set-1": "header-set-1",
+      "x-header-set-2": "header-set-2",
+      "x-header-add-1": "header-add-1",
+      "x-header-add-2": "add-val,header-add-2",
+      "x-header-add-3": "header-add-3",
+      "another-header": "another-header-val",
+    });
+    expect(multi.headers["x-header-remove-1"]).toBeUndefined();
+    expect(multi.headers["x-header-remove-2"]).toBeUndefined();
+    const ci = await ask("/case-insensitivity", { headers: { "x-header-set": "original-val-set", "x-header-add": "original-val-add", "x-header-remove": "original-val-remove", "Another-Header": "another-header-val" } });
+    expect(ci.headers).toMatchObject({ "x-header-set": "header-set", "x-header-add": "original-val-add,header-add", "another-header": "another-header-val" });
+    expect(ci.headers["x-header-remove"]).toBeUndefined();
+  });
+
+  test("HTTPRouteRequestHeaderModifierBackendWeights", async () => {
+    apply(route("request-header-modifier-backend-weights", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - backendRefs:
+        - { name: infra-backend-v1, port: 8080, weight: 10, filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { set: [{ name: Backend, value: infra-backend-v1 }] } }] }
+        - { name: infra-backend-v2, port: 8080, weight: 10, filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { set: [{ name: Backend, value: infra-backend-v2 }] } }] }`));
+    await served("/", (a) => a.status === 200 && a.headers.backend !== undefined);
+    // Upstream: 100 requests, each carrying exactly the Backend header of the backend it reached.
+    const wrong: string[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < 100; i++) {
+      const a = await ask("/");
+      seen.add(a.backend ?? "");
+      if (a.backend !== `${INFRA}/${a.headers.backend}`) wrong.push(`${a.backend} got Backend: ${a.headers.backend}`);
+    }
+    expect(wrong).toEqual([]);
+    expect(seen.size).toBe(2);
   });
 
   test("HTTPRouteMethodMatching", async () => {

@@ -11,6 +11,7 @@ export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
     "HTTPRoute303RedirectStatusCode",
     "HTTPRoute307RedirectStatusCode",
     "HTTPRoute308RedirectStatusCode",
+    "HTTPRouteBackendRequestHeaderModification",
     "HTTPRouteHostRewrite",
     "HTTPRouteMethodMatching",
     "HTTPRoutePathRedirect",

@@ -53,6 +53,8 @@ export interface WeightedBackend {
   /** Null: an invalid backendRef (its share of requests answers 500). */
   readonly backend: Backend | null;
   readonly weight: number;
+  /** HTTPBackendRef.filters' RequestHeaderModifier: applied after the rule's, for this backend only. */
+  readonly requestHeaders: HeaderModifier | null;
 }
 
 export interface CompiledRule {
@@ -225,41 +227,52 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     }
     // HTTPRouteRule's CEL rule: a rule may redirect or rewrite, not both.
     if (redirect !== null && rewrite !== null) invalid ??= "RequestRedirect and URLRewrite cannot be used together";
-    if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
     const backends: WeightedBackend[] = [];
     for (const b of rule.backendRefs ?? []) {
       const weight = b.weight ?? 1;
+      // HTTPBackendRef.filters: RequestHeaderModifier (Extended,
+      // HTTPRouteBackendRequestHeaderModification); the other filter types there are
+      // experimental-channel features Portico does not serve: the rule answers 500.
+      let backendHeaders: HeaderModifier | null = null;
+      for (const f of b.filters ?? []) {
+        if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
+          const m = f.requestHeaderModifier;
+          if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) invalid ??= "a backendRef's RequestHeaderModifier names an invalid header field or value";
+          else backendHeaders = modifier(m);
+        } else invalid ??= `backendRef filter ${f.type} is not supported`;
+      }
       const group = b.group ?? "";
       const kind = b.kind ?? "Service";
       const bNs = b.namespace ?? routeNs;
       if (group !== "" || kind !== "Service") {
         refFail("InvalidKind", `backendRef ${group}/${kind} ${b.name}: only Services are supported`);
-        backends.push({ backend: null, weight });
+        backends.push({ backend: null, weight, requestHeaders: null });
         continue;
       }
       if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: "HTTPRoute", namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
         refFail("RefNotPermitted", `Service ${bNs}/${b.name} is in another namespace and no ReferenceGrant permits it`);
-        backends.push({ backend: null, weight });
+        backends.push({ backend: null, weight, requestHeaders: null });
         continue;
       }
       if (b.port == null) {
         refFail("UnsupportedValue", `backendRef Service ${bNs}/${b.name} has no port`);
-        backends.push({ backend: null, weight });
+        backends.push({ backend: null, weight, requestHeaders: null });
         continue;
       }
       if (!snapshot.services.has(`${bNs}/${b.name}`)) {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} not found`);
-        backends.push({ backend: null, weight });
+        backends.push({ backend: null, weight, requestHeaders: null });
         continue;
       }
       const r = resolve(serviceRef(bNs, b.name, b.port, "http"));
       if (r.backend.status === "ServicePortNotFound") {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} has no port ${b.port}`);
-        backends.push({ backend: null, weight });
+        backends.push({ backend: null, weight, requestHeaders: null });
         continue;
       }
-      backends.push({ backend: r.backend, weight });
+      backends.push({ backend: r.backend, weight, requestHeaders: backendHeaders });
     }
+    if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
     const totalWeight = backends.reduce((n, b) => n + b.weight, 0);
     rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, backends, totalWeight, invalid });
   });

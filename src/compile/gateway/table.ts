@@ -22,7 +22,7 @@ import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
 import { changedKeys } from "../changes.ts";
-import { compileRoute, type CompiledMatch, type CompiledRule } from "./rules.ts";
+import { compileRoute, type CompiledMatch, type CompiledRule, type HeaderModifier } from "./rules.ts";
 import * as K from "../../policy/kinds.ts";
 import { stagePolicy } from "../../policy/contract.ts";
 
@@ -500,6 +500,12 @@ function precedence(a: Pending, b: Pending): number {
   return a.matchIndex - b.matchIndex;
 }
 
+/** A RequestHeaderModifier (a rule's, or a backendRef's after it: both run in the forwarding stage, in that order). */
+function headersPolicy(h: HeaderModifier): StagePolicy {
+  const pair = (x: { name: string; value: string }): [string, string] => [x.name, x.value];
+  return stagePolicy(K.GATEWAY_REQUEST_HEADERS, { set: h.set.map(pair), add: h.add.map(pair), remove: [...h.remove] });
+}
+
 /** The options of a rule without filters, shared (a table holds one Route per rule match and listener). */
 const PLAIN_OPTIONS = Object.freeze({ ...DEFAULT_ROUTE_OPTIONS, sslRedirect: false, hsts: false, stages: null });
 
@@ -528,11 +534,7 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   });
   if (rule.invalid !== null) return error(rule.invalid);
   const policies: StagePolicy[] = [];
-  if (rule.requestHeaders) {
-    const h = rule.requestHeaders;
-    const pair = (x: { name: string; value: string }): [string, string] => [x.name, x.value];
-    policies.push(stagePolicy(K.GATEWAY_REQUEST_HEADERS, { set: h.set.map(pair), add: h.add.map(pair), remove: [...h.remove] }));
-  }
+  if (rule.requestHeaders) policies.push(headersPolicy(rule.requestHeaders));
   if (rule.rewrite) {
     const r = rule.rewrite;
     policies.push(
@@ -568,7 +570,10 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   for (const b of rule.backends) {
     if (b.weight === 0) continue;
     choices.push({
-      match: b.backend === null ? make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason: "invalid backendRef" })]) : make(b.backend, policies),
+      match:
+        b.backend === null
+          ? make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason: "invalid backendRef" })])
+          : make(b.backend, b.requestHeaders === null ? policies : [...policies, headersPolicy(b.requestHeaders)]),
       weight: b.weight,
     });
   }

@@ -46,7 +46,8 @@ export const GATEWAY_REQUEST_HEADERS: KindOf<typeof K.GATEWAY_REQUEST_HEADERS> =
       const out: Record<string, string | null> = { ...flow.upstreamRequestHeaders };
       for (const [n, v] of set) out[n] = v;
       for (const [n, v] of add) {
-        const old = flow.req.headers.get(n);
+        // What an earlier stage set (the rule's filter before a backendRef's) is the value to append to.
+        const old = n in out ? out[n]! : flow.req.headers.get(n);
         out[n] = old === null ? v : `${old},${v}`;
       }
       for (const n of remove as string[]) out[n] = null;
