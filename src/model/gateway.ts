@@ -162,6 +162,7 @@ export const HTTPRouteRuleSchema = v.looseObject({
   matches: list(HTTPRouteMatchSchema),
   filters: list(HTTPRouteFilterSchema),
   backendRefs: list(HTTPBackendRefSchema),
+  timeouts: v.optional(v.nullable(v.looseObject({ request: optStr, backendRequest: optStr }))),
 });
 
 export const HTTPRouteSchema = v.looseObject({

@@ -23,13 +23,16 @@ interface Echo {
   stop(): void;
 }
 
-/** Answers JSON: which backend, the path and query, and the request headers. */
+/** Answers JSON: which backend, the path and query, and the request headers; `?delay=` holds the answer back. */
 function echo(name: string): Echo {
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch(req) {
+    async fetch(req) {
       const u = new URL(req.url);
+      // The conformance echo server's `?delay=1s`: the answer waits (the timeout tests).
+      const delay = /^([0-9]+)(ms|s)$/.exec(u.searchParams.get("delay") ?? "");
+      if (delay) await Bun.sleep(Number(delay[1]) * (delay[2] === "s" ? 1000 : 1));
       return Response.json({ backend: name, path: u.pathname + u.search, headers: Object.fromEntries(req.headers) });
     },
   });
@@ -148,9 +151,10 @@ describe("GATEWAY-HTTP Extended through a real Portico", () => {
     for (const f of [
       "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode", "HTTPRouteBackendRequestHeaderModification", "HTTPRouteHostRewrite", "HTTPRouteMethodMatching",
       "HTTPRoutePathRedirect", "HTTPRoutePathRewrite", "HTTPRoutePortRedirect", "HTTPRouteQueryParamMatching", "HTTPRouteSchemeRedirect",
+      "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
     ]) expect(names).toContain(f);
     // Not served yet: a conformance run must not select their tests.
-    for (const f of ["HTTPRouteResponseHeaderModification", "HTTPRouteRequestMirror", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout"]) expect(names).not.toContain(f);
+    for (const f of ["HTTPRouteResponseHeaderModification", "HTTPRouteRequestMirror", "HTTPRouteCORS"]) expect(names).not.toContain(f);
   });
 
   test("HTTPRouteRedirectScheme", async () => {
@@ -400,6 +404,25 @@ ${backend("{ set: [{ name: X-Header-Set, value: header-set }], add: [{ name: X-H
     expect(wrong).toEqual([]);
     expect(seen.size).toBe(2);
   });
+
+  for (const [name, field, path] of [
+    ["HTTPRouteTimeoutRequest", "request", "request-timeout"],
+    ["HTTPRouteTimeoutBackendRequest", "backendRequest", "backend-timeout"],
+  ] as const) {
+    test(name, async () => {
+      apply(route(`${path}-route`, `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /${path} } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+      timeouts: { ${field}: 500ms }
+    - matches: [{ path: { type: PathPrefix, value: /disable-${path} } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+      timeouts: { ${field}: "0s" }`));
+      await served(`/${path}`, (a) => a.status === 200);
+      expect((await ask(`/${path}?delay=1s`)).status).toBe(504);
+      expect((await ask(`/disable-${path}?delay=1s`)).status).toBe(200);
+    });
+  }
 
   test("HTTPRouteMethodMatching", async () => {
     apply(route("method-matching", `  parentRefs: [{ name: same-namespace }]

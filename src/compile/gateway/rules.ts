@@ -49,6 +49,20 @@ export interface Rewrite {
   readonly path: PathModifier | null;
 }
 
+/** HTTPRouteTimeouts in ms; 0 disables (the zero duration), null is unset. */
+export interface Timeouts {
+  readonly requestMs: number | null;
+  readonly backendRequestMs: number | null;
+}
+
+/** A Gateway API Duration (GEP-2257: `^([0-9]{1,5}(h|m|s|ms)){1,4}$`) in ms, or null. */
+export function parseDuration(text: string): number | null {
+  if (!/^([0-9]{1,5}(h|m|s|ms)){1,4}$/.test(text)) return null;
+  let ms = 0;
+  for (const [, n, unit] of text.matchAll(/([0-9]+)(ms|h|m|s)/g)) ms += Number(n) * (unit === "h" ? 3_600_000 : unit === "m" ? 60_000 : unit === "s" ? 1000 : 1);
+  return ms;
+}
+
 export interface WeightedBackend {
   /** Null: an invalid backendRef (its share of requests answers 500). */
   readonly backend: Backend | null;
@@ -65,6 +79,7 @@ export interface CompiledRule {
   readonly responseHeaders: HeaderModifier | null;
   readonly redirect: Redirect | null;
   readonly rewrite: Rewrite | null;
+  readonly timeouts: Timeouts | null;
   readonly backends: readonly WeightedBackend[];
   /** Sum of the weights; 0 with backends = every request answers 500 (all weights 0 too). */
   readonly totalWeight: number;
@@ -134,7 +149,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
   const rules: CompiledRule[] = [];
   const specRules = route.spec.rules ?? [];
   // HTTPRouteSpec.rules defaults to one rule matching every request (with no backend: 500).
-  const ruleList = specRules.length > 0 ? specRules : [{ matches: null, filters: null, backendRefs: null }];
+  const ruleList = specRules.length > 0 ? specRules : [{ matches: null, filters: null, backendRefs: null, timeouts: null }];
   ruleList.forEach((rule, ruleIndex) => {
     let invalid: string | null = null;
     const matches: CompiledMatch[] = [];
@@ -272,9 +287,18 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
       }
       backends.push({ backend: r.backend, weight, requestHeaders: backendHeaders });
     }
+    let timeouts: Timeouts | null = null;
+    if (rule.timeouts && (rule.timeouts.request != null || rule.timeouts.backendRequest != null)) {
+      const requestMs = rule.timeouts.request == null ? null : parseDuration(rule.timeouts.request);
+      const backendRequestMs = rule.timeouts.backendRequest == null ? null : parseDuration(rule.timeouts.backendRequest);
+      if ((rule.timeouts.request != null && requestMs === null) || (rule.timeouts.backendRequest != null && backendRequestMs === null)) invalid ??= "timeouts: not a Gateway API duration";
+      // HTTPRouteTimeouts' CEL rule: backendRequest is no longer than a non-zero request.
+      else if (requestMs !== null && requestMs > 0 && backendRequestMs !== null && backendRequestMs > requestMs) invalid ??= "timeouts: backendRequest is longer than request";
+      else timeouts = { requestMs, backendRequestMs };
+    }
     if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
     const totalWeight = backends.reduce((n, b) => n + b.weight, 0);
-    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, backends, totalWeight, invalid });
+    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, backends, totalWeight, invalid });
   });
   return { rules, resolvedRefs: refs, unsupported };
 }

@@ -14,15 +14,15 @@ import type { Snapshot } from "../../store/types.ts";
 import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/types.ts";
 import { isWildcardHost } from "../../table/gateway.ts";
 import { orderStages, type StagePolicy } from "../../policy/stages.ts";
-import { DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
-import type { Backend, Match, Route } from "../../table/types.ts";
+import { DEFAULT_RETRY, DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
+import type { Backend, Match, Route, RouteOptions } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
 import type { CertificateBinding, GatewayCompileResult, KeySet, RouteStatus } from "../types.ts";
 import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
 import { changedKeys } from "../changes.ts";
-import { compileRoute, type CompiledMatch, type CompiledRule, type HeaderModifier } from "./rules.ts";
+import { compileRoute, type CompiledMatch, type CompiledRule, type HeaderModifier, type Timeouts } from "./rules.ts";
 import * as K from "../../policy/kinds.ts";
 import { stagePolicy } from "../../policy/contract.ts";
 
@@ -507,9 +507,35 @@ function headersPolicy(h: HeaderModifier): StagePolicy {
 }
 
 /** The options of a rule without filters, shared (a table holds one Route per rule match and listener). */
-const PLAIN_OPTIONS = Object.freeze({ ...DEFAULT_ROUTE_OPTIONS, sslRedirect: false, hsts: false, stages: null });
+const PLAIN_OPTIONS: RouteOptions = Object.freeze({ ...DEFAULT_ROUTE_OPTIONS, sslRedirect: false, hsts: false, stages: null });
+
+/** The longest deadline a timer takes (setTimeout's 2^31-1 ms): what a zero duration means. */
+const LONGEST_MS = 2 ** 31 - 1;
+
+/**
+ * A rule's options with its HTTPRouteTimeouts (docs/design.md "Gateway API"). Both bound the
+ * wait for the backend's response head: backendRequest per attempt, request (when
+ * backendRequest is unset, or longer) the same; with a request timeout a timed-out attempt is
+ * not retried and no new attempt starts once it has passed, so the client's answer (the
+ * backend's, or 504) comes within about that time. The zero duration disables a timeout: the
+ * longest deadline Portico's timers take (HTTPRouteTimeouts: "MUST instead interpret the zero
+ * duration as the longest possible value").
+ */
+function ruleOptions(t: Timeouts | null): RouteOptions {
+  if (t === null) return PLAIN_OPTIONS;
+  const request = t.requestMs === 0 ? null : t.requestMs;
+  let backend = t.backendRequestMs === 0 ? LONGEST_MS : t.backendRequestMs;
+  if (request !== null && (backend === null || backend > request)) backend = request;
+  if (backend === null) backend = t.requestMs === 0 ? LONGEST_MS : null;
+  return Object.freeze({
+    ...PLAIN_OPTIONS,
+    responseTimeoutMs: backend,
+    retry: request === null ? null : Object.freeze({ ...DEFAULT_RETRY, timeout: false, timeoutMs: request }),
+  });
+}
 
 function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number, listener: Listener, host: string): GatewayEntry {
+  const base = ruleOptions(rule.timeouts);
   const make = (backend: Backend, policies: StagePolicy[]): Match => {
     const route: Route = Object.freeze({
       ingress: rule.route,
@@ -522,7 +548,7 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
       pathIndex: matchIndex,
       backend,
       // Gateway API asks for no HTTPS redirect and no HSTS: a listener serves what it declares.
-      options: policies.length === 0 ? PLAIN_OPTIONS : Object.freeze({ ...PLAIN_OPTIONS, stages: orderStages(policies) }),
+      options: policies.length === 0 ? base : Object.freeze({ ...base, stages: orderStages(policies) }),
       tls: false,
     });
     return Object.freeze({ route, hostKey: host, via: host === "*" ? ("any-host" as const) : isWildcardHost(host) ? ("wildcard-host" as const) : ("exact-host" as const) });
