@@ -20,23 +20,27 @@ const WEB = "gateway-conformance-web-backend";
 interface Echo {
   readonly name: string;
   readonly port: number;
+  /** `METHOD path?query host` of every request received, in order (the mirror tests read it). */
+  readonly log: string[];
   stop(): void;
 }
 
 /** Answers JSON: which backend, the path and query, and the request headers; `?delay=` holds the answer back. */
 function echo(name: string): Echo {
+  const log: string[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     async fetch(req) {
       const u = new URL(req.url);
+      if (log.length < 1000) log.push(`${req.method} ${u.pathname}${u.search} ${req.headers.get("host")}`);
       // The conformance echo server's `?delay=1s`: the answer waits (the timeout tests).
       const delay = /^([0-9]+)(ms|s)$/.exec(u.searchParams.get("delay") ?? "");
       if (delay) await Bun.sleep(Number(delay[1]) * (delay[2] === "s" ? 1000 : 1));
       return Response.json({ backend: name, path: u.pathname + u.search, headers: Object.fromEntries(req.headers) });
     },
   });
-  return { name, port: server.port as number, stop: () => void server.stop(true) };
+  return { name, port: server.port as number, log, stop: () => void server.stop(true) };
 }
 
 let api: FakeApiServer;
@@ -151,10 +155,10 @@ describe("GATEWAY-HTTP Extended through a real Portico", () => {
     for (const f of [
       "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode", "HTTPRouteBackendRequestHeaderModification", "HTTPRouteHostRewrite", "HTTPRouteMethodMatching",
       "HTTPRoutePathRedirect", "HTTPRoutePathRewrite", "HTTPRoutePortRedirect", "HTTPRouteQueryParamMatching", "HTTPRouteSchemeRedirect",
-      "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout",
+      "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout", "HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors",
     ]) expect(names).toContain(f);
     // Not served yet: a conformance run must not select their tests.
-    for (const f of ["HTTPRouteResponseHeaderModification", "HTTPRouteRequestMirror", "HTTPRouteCORS"]) expect(names).not.toContain(f);
+    for (const f of ["HTTPRouteResponseHeaderModification", "HTTPRouteRequestPercentageMirror", "HTTPRouteCORS"]) expect(names).not.toContain(f);
   });
 
   test("HTTPRouteRedirectScheme", async () => {
@@ -423,6 +427,52 @@ ${backend("{ set: [{ name: X-Header-Set, value: header-set }], add: [{ name: X-H
       expect((await ask(`/disable-${path}?delay=1s`)).status).toBe(200);
     });
   }
+
+  test("HTTPRouteRequestMirror", async () => {
+    apply(route("request-mirror", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /mirror } }]
+      filters: [{ type: RequestMirror, requestMirror: { backendRef: { name: infra-backend-v2, namespace: ${INFRA}, port: 8080 } } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080, namespace: ${INFRA} }]
+    - matches: [{ path: { type: PathPrefix, value: /mirror-and-modify-headers } }]
+      filters:
+        - type: RequestHeaderModifier
+          requestHeaderModifier:
+            set: [{ name: X-Header-Set, value: set-overwrites-values }]
+            add: [{ name: X-Header-Add, value: header-val-1 }, { name: X-Header-Add-Append, value: header-val-2 }]
+            remove: [X-Header-Remove]
+        - { type: RequestMirror, requestMirror: { backendRef: { name: infra-backend-v2, namespace: ${INFRA}, port: 8080 } } }
+      backendRefs: [{ name: infra-backend-v1, port: 8080, namespace: ${INFRA} }]`));
+    const mirrorLog = echoes.get(`${INFRA}/infra-backend-v2`)!.log;
+    // Upstream adds a fresh request id to each request and looks for it in the mirror's log.
+    const first = await served("/mirror?reqid=warm", (a) => a.status === 200 && mirrorLog.includes("GET /mirror?reqid=warm example.com"));
+    expect(first.backend).toBe(`${INFRA}/infra-backend-v1`);
+    const a = await ask("/mirror?reqid=one");
+    expect([a.status, a.backend, a.path]).toEqual([200, `${INFRA}/infra-backend-v1`, "/mirror?reqid=one"]);
+    await eventually(() => mirrorLog.includes("GET /mirror?reqid=one example.com"), 10_000);
+    const b = await ask("/mirror-and-modify-headers?reqid=two", { headers: { "X-Header-Remove": "remove-val", "X-Header-Add-Append": "append-val-1" } });
+    expect([b.status, b.backend, b.path]).toEqual([200, `${INFRA}/infra-backend-v1`, "/mirror-and-modify-headers?reqid=two"]);
+    expect(b.headers).toMatchObject({ "x-header-add": "header-val-1", "x-header-add-append": "append-val-1,header-val-2", "x-header-set": "set-overwrites-values" });
+    expect(b.headers["x-header-remove"]).toBeUndefined();
+    await eventually(() => mirrorLog.includes("GET /mirror-and-modify-headers?reqid=two example.com"), 10_000);
+    // The mirror's answer is discarded: the client got the backend's, and v1 saw each request once.
+    const mainLog = echoes.get(`${INFRA}/infra-backend-v1`)!.log;
+    expect(mainLog.filter((l) => l.includes("reqid=one")).length).toBe(1);
+  });
+
+  test("HTTPRouteRequestMultipleMirrors", async () => {
+    const mirror = (svc: string) => `{ type: RequestMirror, requestMirror: { backendRef: { name: ${svc}, namespace: ${INFRA}, port: 8080 } } }`;
+    apply(route("request-multiple-mirrors", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /multi-mirror } }]
+      filters: [${mirror("infra-backend-v2")}, ${mirror("infra-backend-v3")}]
+      backendRefs: [{ name: infra-backend-v1, port: 8080, namespace: ${INFRA} }]`));
+    const v2 = echoes.get(`${INFRA}/infra-backend-v2`)!.log;
+    const v3 = echoes.get(`${INFRA}/infra-backend-v3`)!.log;
+    const a = await served("/multi-mirror?reqid=multi", (a) => a.status === 200);
+    expect(a.backend).toBe(`${INFRA}/infra-backend-v1`);
+    await eventually(() => v2.includes("GET /multi-mirror?reqid=multi example.com") && v3.includes("GET /multi-mirror?reqid=multi example.com"), 10_000);
+  });
 
   test("HTTPRouteMethodMatching", async () => {
     apply(route("method-matching", `  parentRefs: [{ name: same-namespace }]

@@ -19,6 +19,8 @@ export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
     "HTTPRoutePathRewrite",
     "HTTPRoutePortRedirect",
     "HTTPRouteQueryParamMatching",
+    "HTTPRouteRequestMirror",
+    "HTTPRouteRequestMultipleMirrors",
     "HTTPRouteRequestTimeout",
     "HTTPRouteSchemeRedirect",
   ].sort(),

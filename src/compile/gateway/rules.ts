@@ -49,6 +49,14 @@ export interface Rewrite {
   readonly path: PathModifier | null;
 }
 
+/** RequestMirror: where a copy of the request goes, and how often. */
+export interface Mirror {
+  /** `host:port` of the mirror Service's ready endpoints (empty: nothing to send to). */
+  readonly endpoints: readonly string[];
+  /** Percent of requests mirrored (HTTPRequestMirrorFilter percent or fraction; 100 by default). */
+  readonly percent: number;
+}
+
 /** HTTPRouteTimeouts in ms; 0 disables (the zero duration), null is unset. */
 export interface Timeouts {
   readonly requestMs: number | null;
@@ -80,6 +88,7 @@ export interface CompiledRule {
   readonly redirect: Redirect | null;
   readonly rewrite: Rewrite | null;
   readonly timeouts: Timeouts | null;
+  readonly mirrors: readonly Mirror[];
   readonly backends: readonly WeightedBackend[];
   /** Sum of the weights; 0 with backends = every request answers 500 (all weights 0 too). */
   readonly totalWeight: number;
@@ -190,6 +199,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     let responseHeaders: HeaderModifier | null = null;
     let redirect: Redirect | null = null;
     let rewrite: Rewrite | null = null;
+    const mirrors: Mirror[] = [];
     for (const f of rule.filters ?? []) {
       if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
         const m = f.requestHeaderModifier;
@@ -238,6 +248,32 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
           continue;
         }
         rewrite = { hostname: r.hostname ? r.hostname.toLowerCase() : null, path };
+      } else if (f.type === "RequestMirror" && f.requestMirror) {
+        const m = f.requestMirror;
+        const b = m.backendRef;
+        const bNs = b.namespace ?? routeNs;
+        // HTTPRequestMirrorFilter.backendRef: a reference that cannot be used is dropped from
+        // the Gateway with ResolvedRefs=False; the rule itself keeps serving.
+        if ((b.group ?? "") !== "" || (b.kind ?? "Service") !== "Service") {
+          refFail("InvalidKind", `RequestMirror backendRef ${b.group ?? ""}/${b.kind} ${b.name}: only Services are supported`);
+          continue;
+        }
+        if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: "HTTPRoute", namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
+          refFail("RefNotPermitted", `RequestMirror Service ${bNs}/${b.name} is in another namespace and no ReferenceGrant permits it`);
+          continue;
+        }
+        if (b.port == null || !snapshot.services.has(`${bNs}/${b.name}`)) {
+          refFail("BackendNotFound", `RequestMirror Service ${bNs}/${b.name}${b.port == null ? " has no port" : " not found"}`);
+          continue;
+        }
+        const r = resolve(serviceRef(bNs, b.name, b.port, "http"));
+        if (r.backend.status === "ServicePortNotFound") {
+          refFail("BackendNotFound", `RequestMirror Service ${bNs}/${b.name} has no port ${b.port}`);
+          continue;
+        }
+        const fraction = m.fraction ? (100 * m.fraction.numerator) / (m.fraction.denominator ?? 100) : null;
+        const percent = Math.min(100, m.percent ?? fraction ?? 100);
+        mirrors.push({ endpoints: r.backend.endpoints.filter((e) => e.ready).map((e) => e.authority), percent });
       } else invalid = `filter ${f.type} is not supported`;
     }
     // HTTPRouteRule's CEL rule: a rule may redirect or rewrite, not both.
@@ -298,7 +334,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     }
     if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
     const totalWeight = backends.reduce((n, b) => n + b.weight, 0);
-    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, backends, totalWeight, invalid });
+    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, mirrors, backends, totalWeight, invalid });
   });
   return { rules, resolvedRefs: refs, unsupported };
 }

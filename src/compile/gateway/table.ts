@@ -6,6 +6,7 @@
 // - RequestRedirect → a "gateway-redirect" policy (redirects stage) answering 301, 302, 303,
 //   307 or 308;
 // - URLRewrite → a "gateway-rewrite" policy (rewrite stage): the upstream Host and path;
+// - RequestMirror → a "gateway-mirror" policy (forwarding stage): a copy sent, answer discarded;
 // - a rule that cannot be served (an invalid backendRef's share, all weights 0, no backend, an
 //   unsupported filter) → a "gateway-error" policy answering 500 (HTTPBackendRef).
 // Pure; the output does not depend on Map order.
@@ -387,7 +388,11 @@ const NONE: readonly never[] = Object.freeze([]);
 function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>, key: string, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend): RouteWork {
   const routeNs = key.slice(0, key.indexOf("/"));
   const services: string[] = [];
-  for (const rule of route.spec.rules ?? []) for (const b of rule.backendRefs ?? []) services.push(`${b.namespace ?? routeNs}/${b.name}`);
+  for (const rule of route.spec.rules ?? []) {
+    for (const b of rule.backendRefs ?? []) services.push(`${b.namespace ?? routeNs}/${b.name}`);
+    // A mirror's endpoints are in the route's policies: its Service's changes redo the route too.
+    for (const f of rule.filters ?? []) if (f.requestMirror) services.push(`${f.requestMirror.backendRef.namespace ?? routeNs}/${f.requestMirror.backendRef.name}`);
+  }
   const time = routeTime(route);
   const parents = attachRoute(snapshot, gateways, route);
   if (parents.length === 0) return { key, route, time, parents, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
@@ -561,6 +566,8 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   if (rule.invalid !== null) return error(rule.invalid);
   const policies: StagePolicy[] = [];
   if (rule.requestHeaders) policies.push(headersPolicy(rule.requestHeaders));
+  // After the header filter in the same stage: the copy carries the modified fields.
+  for (const m of rule.mirrors) policies.push(stagePolicy(K.GATEWAY_MIRROR, { endpoints: [...m.endpoints], percent: m.percent }));
   if (rule.rewrite) {
     const r = rule.rewrite;
     policies.push(

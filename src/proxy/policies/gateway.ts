@@ -3,6 +3,7 @@
 // (compile/gateway/table.ts).
 import { chooseWeighted, findGatewayEntry, gatewayRedirectCode, modifyPath } from "../../table/gateway.ts";
 import { normaliseRequestHost } from "../../request/host.ts";
+import { upstreamHeaders } from "../upstream/headers.ts";
 import { type GatewayRoutes } from "../../table/types.ts";
 import type { StagePolicy } from "../../policy/stages.ts";
 import type { Match } from "../../table/types.ts";
@@ -112,6 +113,64 @@ export const GATEWAY_REWRITE: KindOf<typeof K.GATEWAY_REWRITE> = {
   },
 };
 
+/** Mirrored requests in flight in this process: beyond it a copy is dropped, never queued. */
+const MIRROR_MAX_IN_FLIGHT = 256;
+/** A mirror that has not answered by then is abandoned (its answer is discarded anyway). */
+const MIRROR_TIMEOUT_MS = 30_000;
+let mirrorsInFlight = 0;
+
+/** `host:port`, `[v6]:port` or a DNS name's: what Upstream.authority holds. */
+const AUTHORITY = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}$/;
+
+/**
+ * RequestMirror (HTTPRequestMirrorFilter): a copy of the request, with the fields the backend
+ * gets (the header filters before it applied), goes to one ready endpoint of the mirror
+ * Service, and its answer is discarded: fire and forget, the client's answer never waits for
+ * it nor sees its failure. A request with a body is not mirrored: the body streams once, to
+ * the backend (docs/design.md "Gateway API"). Copies are bounded in number and in time.
+ */
+export const GATEWAY_MIRROR: KindOf<typeof K.GATEWAY_MIRROR> = {
+  contract: K.GATEWAY_MIRROR,
+  build(params) {
+    const endpoints = params.endpoints;
+    if (!Array.isArray(endpoints) || !endpoints.every((e) => typeof e === "string" && AUTHORITY.test(e))) throw new Error("gateway-mirror: endpoints expected");
+    const percent = typeof params.percent === "number" ? params.percent : 100;
+    return (flow) => {
+      if (endpoints.length === 0 || mirrorsInFlight >= MIRROR_MAX_IN_FLIGHT) return null;
+      const length = flow.req.headers.get("content-length");
+      if (flow.req.headers.has("transfer-encoding") || (length !== null && length !== "0")) return null;
+      if (percent < 100 && Math.random() * 100 >= percent) return null;
+      const to = endpoints[Math.floor(Math.random() * endpoints.length)]!;
+      const headers = upstreamHeaders(
+        flow.req.headers,
+        {
+          peer: flow.clientIp, trusted: flow.trusted, scheme: flow.scheme, host: flow.host, port: flow.port, requestId: flow.requestId,
+          underscores: flow.underscores, remove: flow.removeHeaders, upstreamHost: flow.upstreamHost,
+        },
+        flow.clientIp,
+      );
+      for (const [k, v] of Object.entries(flow.upstreamRequestHeaders ?? {})) {
+        if (v === null) headers.delete(k);
+        else headers.set(k, v);
+      }
+      mirrorsInFlight++;
+      fetch(`http://${to}${flow.pathAndQuery}`, {
+        method: flow.req.method,
+        headers,
+        redirect: "manual",
+        decompress: false,
+        signal: AbortSignal.timeout(MIRROR_TIMEOUT_MS),
+      } as RequestInit)
+        .then((r) => r.body?.cancel())
+        .catch(() => {})
+        .finally(() => {
+          mirrorsInFlight--;
+        });
+      return null;
+    };
+  },
+};
+
 /** A rule, or a share of one, that cannot be served: 500 (HTTPBackendRef: invalid references). */
 export const GATEWAY_ERROR: KindOf<typeof K.GATEWAY_ERROR> = {
   contract: K.GATEWAY_ERROR,
@@ -120,4 +179,4 @@ export const GATEWAY_ERROR: KindOf<typeof K.GATEWAY_ERROR> = {
   },
 };
 
-export const GATEWAY_KINDS: readonly PolicyKind[] = [GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_REWRITE, GATEWAY_ERROR];
+export const GATEWAY_KINDS: readonly PolicyKind[] = [GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_REWRITE, GATEWAY_MIRROR, GATEWAY_ERROR];
