@@ -15,6 +15,7 @@ import type { Config } from "../config/types.ts";
 import { KIND_CONTRACTS } from "../policy/kinds.ts";
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../policy/stages.ts";
 import { rewriteRequest } from "../table/rewrite.ts";
+import { gatewayRedirectCode, modifyPath } from "../table/gateway.ts";
 import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
 import type { Backend, Match, Route } from "../table/types.ts";
 
@@ -167,8 +168,14 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
       case "gateway-redirect": {
         const location = gatewayRedirectLocation(p.params, req);
         if (location === null) return own500(p.kind, "gateway-redirect: listenerPort expected: every request is refused");
-        const status = p.params.statusCode === 301 ? 301 : 302;
+        const status = gatewayRedirectCode(p.params.statusCode);
         return done({ kind: "redirect", status, location, cause: `HTTPRoute RequestRedirect (${status})`, by: p.kind });
+      }
+      case "gateway-rewrite": {
+        const path = modifyPath(req.path, str(p.params.pathType), str(p.params.pathValue), str(p.params.matchedPrefix));
+        const host = str(p.params.hostname);
+        notes.push(`URLRewrite: the backend receives ${path}${host === null ? "" : ` with Host ${host}`}`);
+        continue;
       }
       case "header-deny": {
         // The request explained carries none of the headers: each rule is tested against ""
@@ -355,16 +362,7 @@ export function gatewayRedirectLocation(params: StagePolicy["params"], req: Pick
   const scheme = askedScheme ?? (params.listenerScheme === "https" ? "https" : "http");
   const port = askedPort ?? (askedScheme !== null ? (scheme === "https" ? 443 : 80) : listenerPort);
   const host = askedHost ?? req.host;
-  const pathType = str(params.pathType);
-  const pathValue = str(params.pathValue);
-  const matched = str(params.matchedPrefix);
-  let path = req.path;
-  if (pathType === "ReplaceFullPath" && pathValue !== null) path = pathValue;
-  else if (pathType === "ReplacePrefixMatch" && pathValue !== null && matched !== null) {
-    const rest = path.slice(matched.length);
-    path = pathValue.endsWith("/") && rest.startsWith("/") ? pathValue + rest.slice(1) : pathValue + rest;
-    if (path === "") path = "/";
-  }
+  const path = modifyPath(req.path, str(params.pathType), str(params.pathValue), str(params.matchedPrefix));
   const authority = port === (scheme === "https" ? 443 : 80) ? host : `${host}:${port}`;
   return `${scheme}://${authority}${path}`;
 }

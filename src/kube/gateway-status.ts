@@ -1,5 +1,5 @@
 // Gateway API status, written by the leader (docs/design.md "Gateway API"): GatewayClass
-// Accepted; Gateway Accepted and Programmed, one entry per listener (supportedKinds,
+// Accepted and supportedFeatures; Gateway Accepted and Programmed, one entry per listener (supportedKinds,
 // attachedRoutes, Accepted/Programmed/ResolvedRefs/Conflicted) and the published addresses;
 // each HTTPRoute's parents we handle (Accepted, ResolvedRefs), other controllers' entries kept.
 // Every condition carries observedGeneration, a message and lastTransitionTime, which moves only
@@ -16,6 +16,9 @@ import type { Snapshot } from "../store/types.ts";
 import { apiError, type KubeClient } from "./client.ts";
 import { assertDeclared } from "./permissions.ts";
 import type { LoadBalancerIngress } from "./status.ts";
+import { SUPPORTED_FEATURES } from "../compile/gateway/features.ts";
+
+const FEATURE_STATUS = SUPPORTED_FEATURES.map((name) => ({ name }));
 
 export interface GatewayStatusOptions {
   client: KubeClient;
@@ -114,8 +117,10 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
       if (!obj) continue;
       const gen = obj.metadata.generation ?? 1;
       const cur = (obj.status ?? {}) as Status;
-      const next: Status = { conditions: conditions(cls.conditions, currentConditions(cur), gen, t) };
-      if (!deepEqual(cur.conditions, next.conditions)) work.push({ kind: "GatewayClass", resource: "gatewayclasses", ns: null, name: cls.name, status: next });
+      // supportedFeatures (GatewayClassStatus) is written with the conditions: a list Portico
+      // owns whole, compared as it is stored.
+      const next: Status = { conditions: conditions(cls.conditions, currentConditions(cur), gen, t), supportedFeatures: FEATURE_STATUS };
+      if (!deepEqual(cur.conditions, next.conditions) || !deepEqual(cur.supportedFeatures, next.supportedFeatures)) work.push({ kind: "GatewayClass", resource: "gatewayclasses", ns: null, name: cls.name, status: next });
     }
     for (const gw of result.gateways.values()) {
       const obj = snapshot.gateways.get(gw.key);

@@ -132,6 +132,15 @@ export const HTTPRouteFilterSchema = v.looseObject({
       }),
     ),
   ),
+  requestMirror: v.optional(
+    v.nullable(
+      v.looseObject({
+        backendRef: v.looseObject({ group: optStr, kind: optStr, name: v.string(), namespace: optStr, port: optPort }),
+        percent: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100)))),
+        fraction: v.optional(v.nullable(v.looseObject({ numerator: v.pipe(v.number(), v.integer(), v.minValue(0)), denominator: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1)))) }))),
+      }),
+    ),
+  ),
   extensionRef: v.optional(v.nullable(v.looseObject({ group: v.string(), kind: v.string(), name: v.string() }))),
 });
 
@@ -162,6 +171,7 @@ export const HTTPRouteRuleSchema = v.looseObject({
   matches: list(HTTPRouteMatchSchema),
   filters: list(HTTPRouteFilterSchema),
   backendRefs: list(HTTPBackendRefSchema),
+  timeouts: v.optional(v.nullable(v.looseObject({ request: optStr, backendRequest: optStr }))),
 });
 
 export const HTTPRouteSchema = v.looseObject({

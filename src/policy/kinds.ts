@@ -182,6 +182,18 @@ export const GATEWAY_REDIRECT = defineKind(
     matchedPrefix: NullableStr,
   }),
 );
+/** URLRewrite: the Host and path sent upstream, with the prefix a ReplacePrefixMatch replaces. */
+export const GATEWAY_REWRITE = defineKind(
+  "gateway-rewrite",
+  "rewrite",
+  v.object({ hostname: NullableStr, pathType: v.nullable(v.picklist(["ReplaceFullPath", "ReplacePrefixMatch"])), pathValue: NullableStr, matchedPrefix: NullableStr }),
+);
+/** RequestMirror: the mirror Service's endpoints (`host:port` authorities) and the share of requests mirrored, in percent. */
+export const GATEWAY_MIRROR = defineKind(
+  "gateway-mirror",
+  "forwarding",
+  v.object({ endpoints: Strings, percent: v.pipe(v.number(), v.minValue(0), v.maxValue(100)) }),
+);
 /** A rule, or a share of one, that cannot be served: 500. */
 export const GATEWAY_ERROR = defineKind("gateway-error", "denied", v.object({ reason: Str }));
 
@@ -189,6 +201,6 @@ export const GATEWAY_ERROR = defineKind("gateway-error", "denied", v.object({ re
 export const KIND_CONTRACTS: ReadonlyMap<string, KindContract> = new Map(
   [
     DENIED, REFUSE, CERTIFICATE_REFUSE, HEADER_DENY, CLIENT_CERT, APP_ROOT, WWW_REDIRECT, CORS, REDIRECT, REWRITE_TARGET, CANARY, AFFINITY, HASH, EWMA,
-    LIMITS, SOURCE_RANGE, BASIC_AUTH, EXTERNAL_AUTH, AUTO_HTTP, UPSTREAM_VHOST, HEADERS, GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_ERROR,
+    LIMITS, SOURCE_RANGE, BASIC_AUTH, EXTERNAL_AUTH, AUTO_HTTP, UPSTREAM_VHOST, HEADERS, GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_REWRITE, GATEWAY_MIRROR, GATEWAY_ERROR,
   ].map((k) => [k.id, k as KindContract] as const),
 );

@@ -120,6 +120,26 @@ export function chooseWeighted(entry: GatewayEntry, random: number): Match | nul
   return entry.choices[entry.choices.length - 1]!.match;
 }
 
+/** HTTPRequestRedirectFilter.statusCode: one of the CRD's enum, 302 (its default) otherwise. */
+export function gatewayRedirectCode(v: unknown): 301 | 302 | 303 | 307 | 308 {
+  return v === 301 || v === 303 || v === 307 || v === 308 ? v : 302;
+}
+
+/**
+ * HTTPPathModifier applied to a request path: ReplaceFullPath replaces it whole;
+ * ReplacePrefixMatch replaces `matched` (the PathPrefix the rule matched, without its trailing
+ * `/`), one `/` kept between the replacement and the rest (`/strip-prefix/three` with `/` →
+ * `/three`), and an empty result is `/`. No modifier, or a prefix replacement without a
+ * prefix match, keeps the path.
+ */
+export function modifyPath(path: string, type: string | null, value: string | null, matched: string | null): string {
+  if (type === "ReplaceFullPath" && value !== null) return value;
+  if (type !== "ReplacePrefixMatch" || value === null || matched === null) return path;
+  const rest = path.slice(matched.length);
+  const out = value.endsWith("/") && rest.startsWith("/") ? value + rest.slice(1) : value + rest;
+  return out === "" ? "/" : out;
+}
+
 /** Host header → the name matching uses: lowercased, without the port or a final dot. */
 export function requestHostname(hostHeader: string): string {
   let h = hostHeader;

@@ -648,6 +648,49 @@ spec: { from: [${from}], to: [${to}] }`;
     expect(w.routeConditions(INFRA, "bad")[0]).toStartWith("Accepted=False/UnsupportedValue");
   });
 
+  test("Extended filters from --manifests: a bad value is UnsupportedValue (the rule answers 500), a mirror that cannot be resolved is dropped", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("ext", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /both } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { statusCode: 307 } }, { type: URLRewrite, urlRewrite: { hostname: a.example } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /bad-host } }]
+      filters: [{ type: URLRewrite, urlRewrite: { hostname: "evil.com\\r\\nx: y" } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /bad-timeout } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+      timeouts: { request: 1s, backendRequest: 2s }
+    - matches: [{ path: { type: Exact, value: /exact } }]
+      filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /x } } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /lost-mirror } }]
+      filters: [{ type: RequestMirror, requestMirror: { backendRef: { name: nonexistent, port: 8080 } } }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]`));
+    for (const p of ["/both", "/bad-host", "/bad-timeout", "/exact"]) expect(`${p} ${w.answer({ path: p })}`).toBe(`${p} 500`);
+    const lost = w.match({ path: "/lost-mirror" })!;
+    expect(w.answer({ path: "/lost-mirror" })).toBe(V2);
+    expect((lost.choices[0]!.match.route.options.stages ?? []).map((s) => s.kind)).toEqual([]);
+    expect(w.routeConditions(INFRA, "ext")[0]).toBe("Accepted=False/UnsupportedValue ResolvedRefs=False/BackendNotFound");
+  });
+
+  test("rule timeouts become the response-head deadline; a request timeout also stops retries after it", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("t", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /req } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+      timeouts: { request: 1m30s }
+    - matches: [{ path: { type: PathPrefix, value: /both } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+      timeouts: { request: 10s, backendRequest: 500ms }
+    - matches: [{ path: { type: PathPrefix, value: /off } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+      timeouts: { request: 0s }`));
+    const opts = (path: string) => w.match({ path })!.choices[0]!.match.route.options;
+    expect([opts("/req").responseTimeoutMs, opts("/req").retry?.timeoutMs, opts("/req").retry?.timeout]).toEqual([90_000, 90_000, false]);
+    expect([opts("/both").responseTimeoutMs, opts("/both").retry?.timeoutMs]).toEqual([500, 10_000]);
+    expect([opts("/off").responseTimeoutMs, opts("/off").retry]).toEqual([2 ** 31 - 1, null]);
+  });
+
   test("the Gateway part is reused while only objects it does not name change, and compiled again when one it names does", () => {
     const a = World.of(GATEWAYS["same-namespace"], route("r", `  parentRefs: [{ name: same-namespace }]
   rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }, { name: not-yet, port: 8080 }] }]`)).snap;

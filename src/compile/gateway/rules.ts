@@ -28,15 +28,55 @@ export interface Redirect {
   readonly scheme: "http" | "https" | null;
   readonly hostname: string | null;
   readonly port: number | null;
-  readonly statusCode: 301 | 302;
+  readonly statusCode: RedirectCode;
   /** ReplaceFullPath, or ReplacePrefixMatch of the matched prefix; null keeps the path. */
-  readonly path: { readonly type: "ReplaceFullPath" | "ReplacePrefixMatch"; readonly value: string } | null;
+  readonly path: PathModifier | null;
+}
+
+/** HTTPRequestRedirectFilter.statusCode: the CRD's enum (301 and 302 core, 303, 307, 308 Extended). */
+export type RedirectCode = 301 | 302 | 303 | 307 | 308;
+const REDIRECT_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+/** HTTPPathModifier. */
+export interface PathModifier {
+  readonly type: "ReplaceFullPath" | "ReplacePrefixMatch";
+  readonly value: string;
+}
+
+/** HTTPURLRewriteFilter: the Host and the path sent to the backend (null keeps the request's). */
+export interface Rewrite {
+  readonly hostname: string | null;
+  readonly path: PathModifier | null;
+}
+
+/** RequestMirror: where a copy of the request goes, and how often. */
+export interface Mirror {
+  /** `host:port` of the mirror Service's ready endpoints (empty: nothing to send to). */
+  readonly endpoints: readonly string[];
+  /** Percent of requests mirrored (HTTPRequestMirrorFilter percent or fraction; 100 by default). */
+  readonly percent: number;
+}
+
+/** HTTPRouteTimeouts in ms; 0 disables (the zero duration), null is unset. */
+export interface Timeouts {
+  readonly requestMs: number | null;
+  readonly backendRequestMs: number | null;
+}
+
+/** A Gateway API Duration (GEP-2257: `^([0-9]{1,5}(h|m|s|ms)){1,4}$`) in ms, or null. */
+export function parseDuration(text: string): number | null {
+  if (!/^([0-9]{1,5}(h|m|s|ms)){1,4}$/.test(text)) return null;
+  let ms = 0;
+  for (const [, n, unit] of text.matchAll(/([0-9]+)(ms|h|m|s)/g)) ms += Number(n) * (unit === "h" ? 3_600_000 : unit === "m" ? 60_000 : unit === "s" ? 1000 : 1);
+  return ms;
 }
 
 export interface WeightedBackend {
   /** Null: an invalid backendRef (its share of requests answers 500). */
   readonly backend: Backend | null;
   readonly weight: number;
+  /** HTTPBackendRef.filters' RequestHeaderModifier: applied after the rule's, for this backend only. */
+  readonly requestHeaders: HeaderModifier | null;
 }
 
 export interface CompiledRule {
@@ -46,6 +86,9 @@ export interface CompiledRule {
   readonly requestHeaders: HeaderModifier | null;
   readonly responseHeaders: HeaderModifier | null;
   readonly redirect: Redirect | null;
+  readonly rewrite: Rewrite | null;
+  readonly timeouts: Timeouts | null;
+  readonly mirrors: readonly Mirror[];
   readonly backends: readonly WeightedBackend[];
   /** Sum of the weights; 0 with backends = every request answers 500 (all weights 0 too). */
   readonly totalWeight: number;
@@ -92,6 +135,13 @@ function modifier(f: HTTPRouteFilter["requestHeaderModifier"]): HeaderModifier |
   return { set: headerList(f.set), add: headerList(f.add), remove: (f.remove ?? []).map((r) => r.toLowerCase()) };
 }
 
+/** An HTTPPathModifier Portico can apply, or null (a type it does not know, a value that is not a path). */
+function pathModifier(p: { type: string; replaceFullPath?: string | null | undefined; replacePrefixMatch?: string | null | undefined }): PathModifier | null {
+  const v = p.type === "ReplaceFullPath" ? p.replaceFullPath : p.type === "ReplacePrefixMatch" ? p.replacePrefixMatch : undefined;
+  if (typeof v !== "string" || !PATH.test(v)) return null;
+  return { type: p.type as PathModifier["type"], value: v };
+}
+
 const NO_MATCHES: readonly HeaderMatch[] = Object.freeze([]);
 
 /** Shared by every route whose references resolve (conditions are never changed once made). */
@@ -108,7 +158,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
   const rules: CompiledRule[] = [];
   const specRules = route.spec.rules ?? [];
   // HTTPRouteSpec.rules defaults to one rule matching every request (with no backend: 500).
-  const ruleList = specRules.length > 0 ? specRules : [{ matches: null, filters: null, backendRefs: null }];
+  const ruleList = specRules.length > 0 ? specRules : [{ matches: null, filters: null, backendRefs: null, timeouts: null }];
   ruleList.forEach((rule, ruleIndex) => {
     let invalid: string | null = null;
     const matches: CompiledMatch[] = [];
@@ -148,6 +198,8 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     let requestHeaders: HeaderModifier | null = null;
     let responseHeaders: HeaderModifier | null = null;
     let redirect: Redirect | null = null;
+    let rewrite: Rewrite | null = null;
+    const mirrors: Mirror[] = [];
     for (const f of rule.filters ?? []) {
       if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
         const m = f.requestHeaderModifier;
@@ -162,59 +214,127 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
         const r = f.requestRedirect;
         const scheme = r.scheme === "http" || r.scheme === "https" ? r.scheme : null;
         const code = r.statusCode ?? 302;
-        if ((r.scheme != null && scheme === null) || (code !== 301 && code !== 302) || (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase()))) {
+        if ((r.scheme != null && scheme === null) || !REDIRECT_CODES.has(code) || (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase()))) {
           invalid = `RequestRedirect scheme ${r.scheme ?? ""} / statusCode ${code} is not supported`;
           continue;
         }
-        let path: Redirect["path"] = null;
+        let path: PathModifier | null = null;
         if (r.path) {
-          const v = r.path.type === "ReplaceFullPath" ? r.path.replaceFullPath : r.path.type === "ReplacePrefixMatch" ? r.path.replacePrefixMatch : undefined;
-          if (typeof v !== "string" || !PATH.test(v) || (r.path.type !== "ReplaceFullPath" && r.path.type !== "ReplacePrefixMatch")) {
+          path = pathModifier(r.path);
+          if (path === null) {
             invalid = `RequestRedirect path type ${r.path.type} is not supported`;
             continue;
           }
-          path = { type: r.path.type, value: v };
         }
-        redirect = { scheme, hostname: r.hostname ? r.hostname.toLowerCase() : null, port: r.port ?? null, statusCode: code, path };
+        redirect = { scheme, hostname: r.hostname ? r.hostname.toLowerCase() : null, port: r.port ?? null, statusCode: code as RedirectCode, path };
+      } else if (f.type === "URLRewrite" && f.urlRewrite) {
+        const r = f.urlRewrite;
+        if (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase())) {
+          invalid = "URLRewrite hostname is not a DNS name";
+          continue;
+        }
+        let path: PathModifier | null = null;
+        if (r.path) {
+          path = pathModifier(r.path);
+          if (path === null) {
+            invalid = `URLRewrite path type ${r.path.type} is not supported`;
+            continue;
+          }
+        }
+        // HTTPPathModifier: ReplacePrefixMatch is only valid with a PathPrefix match (the CRD's
+        // CEL rule); a --manifests object that has not been through it gets UnsupportedValue.
+        if (path?.type === "ReplacePrefixMatch" && matches.some((m) => m.pathType !== "PathPrefix")) {
+          invalid = "URLRewrite ReplacePrefixMatch needs PathPrefix matches";
+          continue;
+        }
+        rewrite = { hostname: r.hostname ? r.hostname.toLowerCase() : null, path };
+      } else if (f.type === "RequestMirror" && f.requestMirror) {
+        const m = f.requestMirror;
+        const b = m.backendRef;
+        const bNs = b.namespace ?? routeNs;
+        // HTTPRequestMirrorFilter.backendRef: a reference that cannot be used is dropped from
+        // the Gateway with ResolvedRefs=False; the rule itself keeps serving.
+        if ((b.group ?? "") !== "" || (b.kind ?? "Service") !== "Service") {
+          refFail("InvalidKind", `RequestMirror backendRef ${b.group ?? ""}/${b.kind} ${b.name}: only Services are supported`);
+          continue;
+        }
+        if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: "HTTPRoute", namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
+          refFail("RefNotPermitted", `RequestMirror Service ${bNs}/${b.name} is in another namespace and no ReferenceGrant permits it`);
+          continue;
+        }
+        if (b.port == null || !snapshot.services.has(`${bNs}/${b.name}`)) {
+          refFail("BackendNotFound", `RequestMirror Service ${bNs}/${b.name}${b.port == null ? " has no port" : " not found"}`);
+          continue;
+        }
+        const r = resolve(serviceRef(bNs, b.name, b.port, "http"));
+        if (r.backend.status === "ServicePortNotFound") {
+          refFail("BackendNotFound", `RequestMirror Service ${bNs}/${b.name} has no port ${b.port}`);
+          continue;
+        }
+        const fraction = m.fraction ? (100 * m.fraction.numerator) / (m.fraction.denominator ?? 100) : null;
+        const percent = Math.min(100, m.percent ?? fraction ?? 100);
+        mirrors.push({ endpoints: r.backend.endpoints.filter((e) => e.ready).map((e) => e.authority), percent });
       } else invalid = `filter ${f.type} is not supported`;
     }
-    if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
+    // HTTPRouteRule's CEL rule: a rule may redirect or rewrite, not both.
+    if (redirect !== null && rewrite !== null) invalid ??= "RequestRedirect and URLRewrite cannot be used together";
     const backends: WeightedBackend[] = [];
     for (const b of rule.backendRefs ?? []) {
       const weight = b.weight ?? 1;
+      // HTTPBackendRef.filters: RequestHeaderModifier (Extended,
+      // HTTPRouteBackendRequestHeaderModification); the other filter types there are
+      // experimental-channel features Portico does not serve: the rule answers 500.
+      let backendHeaders: HeaderModifier | null = null;
+      for (const f of b.filters ?? []) {
+        if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
+          const m = f.requestHeaderModifier;
+          if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) invalid ??= "a backendRef's RequestHeaderModifier names an invalid header field or value";
+          else backendHeaders = modifier(m);
+        } else invalid ??= `backendRef filter ${f.type} is not supported`;
+      }
       const group = b.group ?? "";
       const kind = b.kind ?? "Service";
       const bNs = b.namespace ?? routeNs;
       if (group !== "" || kind !== "Service") {
         refFail("InvalidKind", `backendRef ${group}/${kind} ${b.name}: only Services are supported`);
-        backends.push({ backend: null, weight });
+        backends.push({ backend: null, weight, requestHeaders: null });
         continue;
       }
       if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: "HTTPRoute", namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
         refFail("RefNotPermitted", `Service ${bNs}/${b.name} is in another namespace and no ReferenceGrant permits it`);
-        backends.push({ backend: null, weight });
+        backends.push({ backend: null, weight, requestHeaders: null });
         continue;
       }
       if (b.port == null) {
         refFail("UnsupportedValue", `backendRef Service ${bNs}/${b.name} has no port`);
-        backends.push({ backend: null, weight });
+        backends.push({ backend: null, weight, requestHeaders: null });
         continue;
       }
       if (!snapshot.services.has(`${bNs}/${b.name}`)) {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} not found`);
-        backends.push({ backend: null, weight });
+        backends.push({ backend: null, weight, requestHeaders: null });
         continue;
       }
       const r = resolve(serviceRef(bNs, b.name, b.port, "http"));
       if (r.backend.status === "ServicePortNotFound") {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} has no port ${b.port}`);
-        backends.push({ backend: null, weight });
+        backends.push({ backend: null, weight, requestHeaders: null });
         continue;
       }
-      backends.push({ backend: r.backend, weight });
+      backends.push({ backend: r.backend, weight, requestHeaders: backendHeaders });
     }
+    let timeouts: Timeouts | null = null;
+    if (rule.timeouts && (rule.timeouts.request != null || rule.timeouts.backendRequest != null)) {
+      const requestMs = rule.timeouts.request == null ? null : parseDuration(rule.timeouts.request);
+      const backendRequestMs = rule.timeouts.backendRequest == null ? null : parseDuration(rule.timeouts.backendRequest);
+      if ((rule.timeouts.request != null && requestMs === null) || (rule.timeouts.backendRequest != null && backendRequestMs === null)) invalid ??= "timeouts: not a Gateway API duration";
+      // HTTPRouteTimeouts' CEL rule: backendRequest is no longer than a non-zero request.
+      else if (requestMs !== null && requestMs > 0 && backendRequestMs !== null && backendRequestMs > requestMs) invalid ??= "timeouts: backendRequest is longer than request";
+      else timeouts = { requestMs, backendRequestMs };
+    }
+    if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
     const totalWeight = backends.reduce((n, b) => n + b.weight, 0);
-    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, backends, totalWeight, invalid });
+    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, mirrors, backends, totalWeight, invalid });
   });
   return { rules, resolvedRefs: refs, unsupported };
 }

@@ -3,7 +3,10 @@
 // the rule's filters as stage policies (policy/stages.ts), so the proxy serves them through the
 // same handler and policy runner as an Ingress's routes:
 // - RequestHeaderModifier → a "gateway-request-headers" policy (forwarding stage);
-// - RequestRedirect → a "gateway-redirect" policy (redirects stage) answering 301/302;
+// - RequestRedirect → a "gateway-redirect" policy (redirects stage) answering 301, 302, 303,
+//   307 or 308;
+// - URLRewrite → a "gateway-rewrite" policy (rewrite stage): the upstream Host and path;
+// - RequestMirror → a "gateway-mirror" policy (forwarding stage): a copy sent, answer discarded;
 // - a rule that cannot be served (an invalid backendRef's share, all weights 0, no backend, an
 //   unsupported filter) → a "gateway-error" policy answering 500 (HTTPBackendRef).
 // Pure; the output does not depend on Map order.
@@ -12,15 +15,15 @@ import type { Snapshot } from "../../store/types.ts";
 import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/types.ts";
 import { isWildcardHost } from "../../table/gateway.ts";
 import { orderStages, type StagePolicy } from "../../policy/stages.ts";
-import { DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
-import type { Backend, Match, Route } from "../../table/types.ts";
+import { DEFAULT_RETRY, DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
+import type { Backend, Match, Route, RouteOptions } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
 import type { CertificateBinding, GatewayCompileResult, KeySet, RouteStatus } from "../types.ts";
 import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
 import { changedKeys } from "../changes.ts";
-import { compileRoute, type CompiledMatch, type CompiledRule } from "./rules.ts";
+import { compileRoute, type CompiledMatch, type CompiledRule, type HeaderModifier, type Timeouts } from "./rules.ts";
 import * as K from "../../policy/kinds.ts";
 import { stagePolicy } from "../../policy/contract.ts";
 
@@ -385,7 +388,11 @@ const NONE: readonly never[] = Object.freeze([]);
 function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>, key: string, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend): RouteWork {
   const routeNs = key.slice(0, key.indexOf("/"));
   const services: string[] = [];
-  for (const rule of route.spec.rules ?? []) for (const b of rule.backendRefs ?? []) services.push(`${b.namespace ?? routeNs}/${b.name}`);
+  for (const rule of route.spec.rules ?? []) {
+    for (const b of rule.backendRefs ?? []) services.push(`${b.namespace ?? routeNs}/${b.name}`);
+    // A mirror's endpoints are in the route's policies: its Service's changes redo the route too.
+    for (const f of rule.filters ?? []) if (f.requestMirror) services.push(`${f.requestMirror.backendRef.namespace ?? routeNs}/${f.requestMirror.backendRef.name}`);
+  }
   const time = routeTime(route);
   const parents = attachRoute(snapshot, gateways, route);
   if (parents.length === 0) return { key, route, time, parents, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
@@ -498,10 +505,42 @@ function precedence(a: Pending, b: Pending): number {
   return a.matchIndex - b.matchIndex;
 }
 
+/** A RequestHeaderModifier (a rule's, or a backendRef's after it: both run in the forwarding stage, in that order). */
+function headersPolicy(h: HeaderModifier): StagePolicy {
+  const pair = (x: { name: string; value: string }): [string, string] => [x.name, x.value];
+  return stagePolicy(K.GATEWAY_REQUEST_HEADERS, { set: h.set.map(pair), add: h.add.map(pair), remove: [...h.remove] });
+}
+
 /** The options of a rule without filters, shared (a table holds one Route per rule match and listener). */
-const PLAIN_OPTIONS = Object.freeze({ ...DEFAULT_ROUTE_OPTIONS, sslRedirect: false, hsts: false, stages: null });
+const PLAIN_OPTIONS: RouteOptions = Object.freeze({ ...DEFAULT_ROUTE_OPTIONS, sslRedirect: false, hsts: false, stages: null });
+
+/** The longest deadline a timer takes (setTimeout's 2^31-1 ms): what a zero duration means. */
+const LONGEST_MS = 2 ** 31 - 1;
+
+/**
+ * A rule's options with its HTTPRouteTimeouts (docs/design.md "Gateway API"). Both bound the
+ * wait for the backend's response head: backendRequest per attempt, request (when
+ * backendRequest is unset, or longer) the same; with a request timeout a timed-out attempt is
+ * not retried and no new attempt starts once it has passed, so the client's answer (the
+ * backend's, or 504) comes within about that time. The zero duration disables a timeout: the
+ * longest deadline Portico's timers take (HTTPRouteTimeouts: "MUST instead interpret the zero
+ * duration as the longest possible value").
+ */
+function ruleOptions(t: Timeouts | null): RouteOptions {
+  if (t === null) return PLAIN_OPTIONS;
+  const request = t.requestMs === 0 ? null : t.requestMs;
+  let backend = t.backendRequestMs === 0 ? LONGEST_MS : t.backendRequestMs;
+  if (request !== null && (backend === null || backend > request)) backend = request;
+  if (backend === null) backend = t.requestMs === 0 ? LONGEST_MS : null;
+  return Object.freeze({
+    ...PLAIN_OPTIONS,
+    responseTimeoutMs: backend,
+    retry: request === null ? null : Object.freeze({ ...DEFAULT_RETRY, timeout: false, timeoutMs: request }),
+  });
+}
 
 function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number, listener: Listener, host: string): GatewayEntry {
+  const base = ruleOptions(rule.timeouts);
   const make = (backend: Backend, policies: StagePolicy[]): Match => {
     const route: Route = Object.freeze({
       ingress: rule.route,
@@ -514,7 +553,7 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
       pathIndex: matchIndex,
       backend,
       // Gateway API asks for no HTTPS redirect and no HSTS: a listener serves what it declares.
-      options: policies.length === 0 ? PLAIN_OPTIONS : Object.freeze({ ...PLAIN_OPTIONS, stages: orderStages(policies) }),
+      options: policies.length === 0 ? base : Object.freeze({ ...base, stages: orderStages(policies) }),
       tls: false,
     });
     return Object.freeze({ route, hostKey: host, via: host === "*" ? ("any-host" as const) : isWildcardHost(host) ? ("wildcard-host" as const) : ("exact-host" as const) });
@@ -526,10 +565,19 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   });
   if (rule.invalid !== null) return error(rule.invalid);
   const policies: StagePolicy[] = [];
-  if (rule.requestHeaders) {
-    const h = rule.requestHeaders;
-    const pair = (x: { name: string; value: string }): [string, string] => [x.name, x.value];
-    policies.push(stagePolicy(K.GATEWAY_REQUEST_HEADERS, { set: h.set.map(pair), add: h.add.map(pair), remove: [...h.remove] }));
+  if (rule.requestHeaders) policies.push(headersPolicy(rule.requestHeaders));
+  // After the header filter in the same stage: the copy carries the modified fields.
+  for (const m of rule.mirrors) policies.push(stagePolicy(K.GATEWAY_MIRROR, { endpoints: [...m.endpoints], percent: m.percent }));
+  if (rule.rewrite) {
+    const r = rule.rewrite;
+    policies.push(
+      stagePolicy(K.GATEWAY_REWRITE, {
+        hostname: r.hostname,
+        pathType: r.path?.type ?? null,
+        pathValue: r.path?.value ?? null,
+        matchedPrefix: match.pathType === "PathPrefix" ? match.path : null,
+      }),
+    );
   }
   if (rule.redirect) {
     const r = rule.redirect;
@@ -555,7 +603,10 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   for (const b of rule.backends) {
     if (b.weight === 0) continue;
     choices.push({
-      match: b.backend === null ? make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason: "invalid backendRef" })]) : make(b.backend, policies),
+      match:
+        b.backend === null
+          ? make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason: "invalid backendRef" })])
+          : make(b.backend, b.requestHeaders === null ? policies : [...policies, headersPolicy(b.requestHeaders)]),
       weight: b.weight,
     });
   }

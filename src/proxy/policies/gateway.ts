@@ -1,7 +1,9 @@
 // Gateway API on the request path (docs/design.md "Gateway API"): the lookup before the
 // Ingress table, and the policies an HTTPRoute rule's filters compile to
 // (compile/gateway/table.ts).
-import { chooseWeighted, findGatewayEntry } from "../../table/gateway.ts";
+import { chooseWeighted, findGatewayEntry, gatewayRedirectCode, modifyPath } from "../../table/gateway.ts";
+import { normaliseRequestHost } from "../../request/host.ts";
+import { upstreamHeaders } from "../upstream/headers.ts";
 import { type GatewayRoutes } from "../../table/types.ts";
 import type { StagePolicy } from "../../policy/stages.ts";
 import type { Match } from "../../table/types.ts";
@@ -45,7 +47,8 @@ export const GATEWAY_REQUEST_HEADERS: KindOf<typeof K.GATEWAY_REQUEST_HEADERS> =
       const out: Record<string, string | null> = { ...flow.upstreamRequestHeaders };
       for (const [n, v] of set) out[n] = v;
       for (const [n, v] of add) {
-        const old = flow.req.headers.get(n);
+        // What an earlier stage set (the rule's filter before a backendRef's) is the value to append to.
+        const old = n in out ? out[n]! : flow.req.headers.get(n);
         out[n] = old === null ? v : `${old},${v}`;
       }
       for (const n of remove as string[]) out[n] = null;
@@ -66,7 +69,7 @@ const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 export const GATEWAY_REDIRECT: KindOf<typeof K.GATEWAY_REDIRECT> = {
   contract: K.GATEWAY_REDIRECT,
   build(params) {
-    const status = params.statusCode === 301 ? 301 : 302;
+    const status = gatewayRedirectCode(params.statusCode);
     const askedScheme = str(params.scheme);
     const askedHost = str(params.hostname);
     const askedPort = typeof params.port === "number" ? params.port : null;
@@ -81,15 +84,89 @@ export const GATEWAY_REDIRECT: KindOf<typeof K.GATEWAY_REDIRECT> = {
       const port = askedPort ?? (askedScheme !== null ? (scheme === "https" ? 443 : 80) : listenerPort);
       const host = askedHost ?? flow.hostname;
       const defaultPort = scheme === "https" ? 443 : 80;
-      let path = flow.path;
-      if (pathType === "ReplaceFullPath" && pathValue !== null) path = pathValue;
-      else if (pathType === "ReplacePrefixMatch" && pathValue !== null && matched !== null) {
-        const rest = path.slice(matched.length);
-        path = pathValue.endsWith("/") && rest.startsWith("/") ? pathValue + rest.slice(1) : pathValue + rest;
-        if (path === "") path = "/";
-      }
+      const path = modifyPath(flow.path, pathType, pathValue, matched);
       const authority = port === defaultPort ? host : `${host}:${port}`;
       return new Response(null, { status, headers: { ...flow.responseHeaders, location: `${scheme}://${authority}${path}${flow.query}` } });
+    };
+  },
+};
+
+/**
+ * URLRewrite (HTTPURLRewriteFilter): the Host sent upstream and the path, the query kept
+ * (HTTPPathModifier changes the path only). Runs in the rewrite stage, so the forwarding
+ * stage's header changes still apply; X-Forwarded-Host keeps the client's Host, as
+ * upstream-vhost does.
+ */
+export const GATEWAY_REWRITE: KindOf<typeof K.GATEWAY_REWRITE> = {
+  contract: K.GATEWAY_REWRITE,
+  build(params) {
+    const host = str(params.hostname);
+    if (host !== null && normaliseRequestHost(host) === null) throw new Error("gateway-rewrite: a host name is expected");
+    const pathType = str(params.pathType);
+    const pathValue = str(params.pathValue);
+    const matched = str(params.matchedPrefix);
+    return (flow) => {
+      if (host !== null) flow.upstreamHost = host;
+      if (pathType !== null) flow.pathAndQuery = modifyPath(flow.path, pathType, pathValue, matched) + flow.query;
+      return null;
+    };
+  },
+};
+
+/** Mirrored requests in flight in this process: beyond it a copy is dropped, never queued. */
+const MIRROR_MAX_IN_FLIGHT = 256;
+/** A mirror that has not answered by then is abandoned (its answer is discarded anyway). */
+const MIRROR_TIMEOUT_MS = 30_000;
+let mirrorsInFlight = 0;
+
+/** `host:port`, `[v6]:port` or a DNS name's: what Upstream.authority holds. */
+const AUTHORITY = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}$/;
+
+/**
+ * RequestMirror (HTTPRequestMirrorFilter): a copy of the request, with the fields the backend
+ * gets (the header filters before it applied), goes to one ready endpoint of the mirror
+ * Service, and its answer is discarded: fire and forget, the client's answer never waits for
+ * it nor sees its failure. A request with a body is not mirrored: the body streams once, to
+ * the backend (docs/design.md "Gateway API"). Copies are bounded in number and in time.
+ */
+export const GATEWAY_MIRROR: KindOf<typeof K.GATEWAY_MIRROR> = {
+  contract: K.GATEWAY_MIRROR,
+  build(params) {
+    const endpoints = params.endpoints;
+    if (!Array.isArray(endpoints) || !endpoints.every((e) => typeof e === "string" && AUTHORITY.test(e))) throw new Error("gateway-mirror: endpoints expected");
+    const percent = typeof params.percent === "number" ? params.percent : 100;
+    return (flow) => {
+      if (endpoints.length === 0 || mirrorsInFlight >= MIRROR_MAX_IN_FLIGHT) return null;
+      const length = flow.req.headers.get("content-length");
+      if (flow.req.headers.has("transfer-encoding") || (length !== null && length !== "0")) return null;
+      if (percent < 100 && Math.random() * 100 >= percent) return null;
+      const to = endpoints[Math.floor(Math.random() * endpoints.length)]!;
+      const headers = upstreamHeaders(
+        flow.req.headers,
+        {
+          peer: flow.clientIp, trusted: flow.trusted, scheme: flow.scheme, host: flow.host, port: flow.port, requestId: flow.requestId,
+          underscores: flow.underscores, remove: flow.removeHeaders, upstreamHost: flow.upstreamHost,
+        },
+        flow.clientIp,
+      );
+      for (const [k, v] of Object.entries(flow.upstreamRequestHeaders ?? {})) {
+        if (v === null) headers.delete(k);
+        else headers.set(k, v);
+      }
+      mirrorsInFlight++;
+      fetch(`http://${to}${flow.pathAndQuery}`, {
+        method: flow.req.method,
+        headers,
+        redirect: "manual",
+        decompress: false,
+        signal: AbortSignal.timeout(MIRROR_TIMEOUT_MS),
+      } as RequestInit)
+        .then((r) => r.body?.cancel())
+        .catch(() => {})
+        .finally(() => {
+          mirrorsInFlight--;
+        });
+      return null;
     };
   },
 };
@@ -102,4 +179,4 @@ export const GATEWAY_ERROR: KindOf<typeof K.GATEWAY_ERROR> = {
   },
 };
 
-export const GATEWAY_KINDS: readonly PolicyKind[] = [GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_ERROR];
+export const GATEWAY_KINDS: readonly PolicyKind[] = [GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_REWRITE, GATEWAY_MIRROR, GATEWAY_ERROR];

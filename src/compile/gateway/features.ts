@@ -1,0 +1,27 @@
+// The Gateway API features Portico serves, as GatewayClass `status.supportedFeatures` names
+// them (pkg/features in kubernetes-sigs/gateway-api v1.6; apis/v1 gatewayclass_types.go:
+// "MUST be sorted in ascending alphabetical order by the Name key"). A conformance run reads
+// this list to choose the tests it runs, so a name goes here only with its transcribed
+// Extended tests passing (README "Gateway API").
+export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
+  [
+    "Gateway",
+    "HTTPRoute",
+    "ReferenceGrant",
+    "HTTPRoute303RedirectStatusCode",
+    "HTTPRoute307RedirectStatusCode",
+    "HTTPRoute308RedirectStatusCode",
+    "HTTPRouteBackendRequestHeaderModification",
+    "HTTPRouteBackendTimeout",
+    "HTTPRouteHostRewrite",
+    "HTTPRouteMethodMatching",
+    "HTTPRoutePathRedirect",
+    "HTTPRoutePathRewrite",
+    "HTTPRoutePortRedirect",
+    "HTTPRouteQueryParamMatching",
+    "HTTPRouteRequestMirror",
+    "HTTPRouteRequestMultipleMirrors",
+    "HTTPRouteRequestTimeout",
+    "HTTPRouteSchemeRedirect",
+  ].sort(),
+);

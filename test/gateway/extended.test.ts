@@ -1,0 +1,579 @@
+// GATEWAY-HTTP Extended conformance tests (kubernetes-sigs/gateway-api v1.6, conformance/tests)
+// for the features Portico lists in GatewayClass status.supportedFeatures, transcribed like
+// serve.test.ts: the upstream objects created in the fake API server, requests through a real
+// Portico process, expectations as upstream. Each test is named after the upstream test (its
+// ShortName). Backends are echo servers that report what they received, Host included.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { load } from "js-yaml";
+import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
+import { startPortico, type Portico } from "../e2e/harness.ts";
+import { kubeconfig } from "../e2e/objects.ts";
+import { eventually } from "../wait.ts";
+
+const INFRA = "gateway-conformance-infra";
+const APP = "gateway-conformance-app-backend";
+const WEB = "gateway-conformance-web-backend";
+
+interface Echo {
+  readonly name: string;
+  readonly port: number;
+  /** `METHOD path?query host` of every request received, in order (the mirror tests read it). */
+  readonly log: string[];
+  stop(): void;
+}
+
+/** Answers JSON: which backend, the path and query, and the request headers; `?delay=` holds the answer back. */
+function echo(name: string): Echo {
+  const log: string[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const u = new URL(req.url);
+      if (log.length < 1000) log.push(`${req.method} ${u.pathname}${u.search} ${req.headers.get("host")}`);
+      // The conformance echo server's `?delay=1s`: the answer waits (the timeout tests).
+      const delay = /^([0-9]+)(ms|s)$/.exec(u.searchParams.get("delay") ?? "");
+      if (delay) await Bun.sleep(Number(delay[1]) * (delay[2] === "s" ? 1000 : 1));
+      return Response.json({ backend: name, path: u.pathname + u.search, headers: Object.fromEntries(req.headers) });
+    },
+  });
+  return { name, port: server.port as number, log, stop: () => void server.stop(true) };
+}
+
+let api: FakeApiServer;
+let portico: Portico;
+let dir: string;
+const echoes = new Map<string, Echo>();
+
+type Obj = Record<string, unknown> & { metadata: Record<string, unknown> & { name: string; namespace?: string } };
+const created: { kind: string; ns: string | null; name: string }[] = [];
+
+function apply(yaml: string): void {
+  for (const doc of yaml.split(/^---$/m)) {
+    const o = load(doc) as Obj | null;
+    if (!o) continue;
+    api.create(o.kind as string, o);
+    created.push({ kind: o.kind as string, ns: o.metadata.namespace ?? null, name: o.metadata.name });
+  }
+}
+
+function cleanup(): void {
+  for (const c of created.splice(0).reverse()) api.delete(c.kind, c.ns, c.name);
+}
+
+function backendService(ns: string, name: string): void {
+  const e = echo(`${ns}/${name}`);
+  echoes.set(`${ns}/${name}`, e);
+  api.create("Service", { metadata: { name, namespace: ns }, spec: { ports: [{ name: "first-port", port: 8080 }] } });
+  api.create("EndpointSlice", {
+    metadata: { name: `${name}-x`, namespace: ns, labels: { "kubernetes.io/service-name": name } },
+    addressType: "IPv4",
+    ports: [{ name: "first-port", port: e.port }],
+    endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
+  });
+}
+
+beforeAll(async () => {
+  api = await startFakeApiServer({ token: "gw-token", bookmarkIntervalMs: 500 });
+  dir = mkdtempSync(join(tmpdir(), "portico-gateway-ext-"));
+  writeFileSync(join(dir, "kubeconfig"), kubeconfig(api.url, "gw-token"));
+  api.create("Namespace", { metadata: { name: INFRA, labels: { "gateway-conformance": "infra" } } });
+  api.create("Namespace", { metadata: { name: APP, labels: { "gateway-conformance": "backend" } } });
+  api.create("Namespace", { metadata: { name: WEB, labels: { "gateway-conformance": "backend" } } });
+  api.create("GatewayClass", { metadata: { name: "portico" }, spec: { controllerName: "portico.dev/gateway-controller" } });
+  api.create("Gateway", { metadata: { name: "same-namespace", namespace: INFRA }, spec: { gatewayClassName: "portico", listeners: [{ name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "Same" } } }] } });
+  for (const v of ["v1", "v2", "v3"]) backendService(INFRA, `infra-backend-${v}`);
+  backendService(APP, "app-backend-v1");
+  backendService(WEB, "web-backend");
+  portico = await startPortico(["--kubeconfig", join(dir, "kubeconfig"), "--publish-status-address", "192.0.2.10", "--election-namespace", "default", "--access-log", "off"], {
+    env: { POD_NAME: "portico-gwext-0" },
+  });
+});
+
+afterAll(async () => {
+  await portico?.stop("SIGKILL");
+  await api?.stop();
+  for (const e of echoes.values()) e.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Answer {
+  status: number;
+  backend: string | null;
+  path: string | null;
+  headers: Record<string, string>;
+  location: string | null;
+}
+
+async function ask(path: string, init: { host?: string; headers?: Record<string, string>; method?: string } = {}): Promise<Answer> {
+  const res = await fetch(`${portico.http}${path}`, { method: init.method ?? "GET", headers: { host: init.host ?? "example.com", ...init.headers }, redirect: "manual" });
+  const text = await res.text();
+  let body: { backend?: string; path?: string; headers?: Record<string, string> } = {};
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Portico's own answer (404, 500, a redirect)
+  }
+  return { status: res.status, backend: body.backend ?? null, path: body.path ?? null, headers: body.headers ?? {}, location: res.headers.get("location") };
+}
+
+/** Wait until `path` is served as expected (the change went live), then return the answer. */
+async function served(path: string, want: (a: Answer) => boolean, init: Parameters<typeof ask>[1] = {}): Promise<Answer> {
+  let last: Answer | null = null;
+  await eventually(async () => want((last = await ask(path, init))), 10_000);
+  return last!;
+}
+
+const route = (name: string, spec: string, ns = INFRA) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: ${ns} }
+spec:
+${spec}`;
+
+// Each test's route is gone before the next one starts: several claim `/`.
+afterEach(async () => {
+  cleanup();
+  await served("/no-route-here", (a) => a.status === 404);
+});
+
+/** The Location of a redirect, split as the conformance suite's RedirectRequest compares it. */
+function target(location: string | null): string {
+  if (location === null) return "(no location)";
+  const u = new URL(location);
+  return `${u.protocol.slice(0, -1)}://${u.hostname}${u.port === "" ? "" : `:${u.port}`}${u.pathname}`;
+}
+
+describe("GATEWAY-HTTP Extended through a real Portico", () => {
+  test("GatewayClass status.supportedFeatures lists the Extended features served, sorted by name", async () => {
+    await eventually(() => Array.isArray((api.get("GatewayClass", null, "portico")?.status as { supportedFeatures?: unknown } | undefined)?.supportedFeatures), 10_000);
+    const names = ((api.get("GatewayClass", null, "portico")!.status as { supportedFeatures: { name: string }[] }).supportedFeatures).map((f) => f.name);
+    expect(names).toEqual([...names].sort());
+    for (const f of [
+      "HTTPRoute303RedirectStatusCode", "HTTPRoute307RedirectStatusCode", "HTTPRoute308RedirectStatusCode", "HTTPRouteBackendRequestHeaderModification", "HTTPRouteHostRewrite", "HTTPRouteMethodMatching",
+      "HTTPRoutePathRedirect", "HTTPRoutePathRewrite", "HTTPRoutePortRedirect", "HTTPRouteQueryParamMatching", "HTTPRouteSchemeRedirect",
+      "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout", "HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors",
+    ]) expect(names).toContain(f);
+    // Not served yet: a conformance run must not select their tests.
+    for (const f of ["HTTPRouteResponseHeaderModification", "HTTPRouteRequestPercentageMirror", "HTTPRouteCORS"]) expect(names).not.toContain(f);
+  });
+
+  test("HTTPRouteRedirectScheme", async () => {
+    apply(route("redirect-scheme", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /scheme } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { scheme: "https" } }]
+    - matches: [{ path: { type: PathPrefix, value: /scheme-and-host } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { hostname: example.org, scheme: "https" } }]
+    - matches: [{ path: { type: PathPrefix, value: /scheme-and-status } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { scheme: "https", statusCode: 301 } }]
+    - matches: [{ path: { type: PathPrefix, value: /scheme-and-host-and-status } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { scheme: "https", statusCode: 302, hostname: example.org } }]`));
+    await served("/scheme", (a) => a.status === 302);
+    const cases: [string, number, string][] = [
+      ["/scheme", 302, "https://example.com/scheme"],
+      ["/scheme-and-host", 302, "https://example.org/scheme-and-host"],
+      ["/scheme-and-status", 301, "https://example.com/scheme-and-status"],
+      ["/scheme-and-host-and-status", 302, "https://example.org/scheme-and-host-and-status"],
+    ];
+    const got: string[] = [];
+    for (const [path] of cases) {
+      const a = await ask(path);
+      got.push(`${path} ${a.status} ${target(a.location)}`);
+    }
+    expect(got).toEqual(cases.map(([p, s, l]) => `${p} ${s} ${l}`));
+  });
+
+  test("HTTPRouteRedirectPort", async () => {
+    apply(route("redirect-port", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /port } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { port: 8083 } }]
+    - matches: [{ path: { type: PathPrefix, value: /port-and-host } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { hostname: example.org, port: 8083 } }]
+    - matches: [{ path: { type: PathPrefix, value: /port-and-status } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { port: 8083, statusCode: 301 } }]
+    - matches: [{ path: { type: PathPrefix, value: /port-and-host-and-status } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { port: 8083, hostname: example.org, statusCode: 302 } }]`));
+    await served("/port", (a) => a.status === 302);
+    const cases: [string, number, string][] = [
+      ["/port", 302, "http://example.com:8083/port"],
+      ["/port-and-host", 302, "http://example.org:8083/port-and-host"],
+      ["/port-and-status", 301, "http://example.com:8083/port-and-status"],
+      ["/port-and-host-and-status", 302, "http://example.org:8083/port-and-host-and-status"],
+    ];
+    const got: string[] = [];
+    for (const [path] of cases) {
+      const a = await ask(path);
+      got.push(`${path} ${a.status} ${target(a.location)}`);
+    }
+    expect(got).toEqual(cases.map(([p, s, l]) => `${p} ${s} ${l}`));
+  });
+
+  test("HTTPRouteRedirectPath", async () => {
+    apply(route("redirect-path", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /original-prefix } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /replacement-prefix } } }]
+    - matches: [{ path: { type: PathPrefix, value: /full } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { path: { type: ReplaceFullPath, replaceFullPath: /full-path-replacement } } }]
+    - matches: [{ path: { type: PathPrefix, value: /path-and-host } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { hostname: example.org, path: { type: ReplacePrefixMatch, replacePrefixMatch: /replacement-prefix } } }]
+    - matches: [{ path: { type: PathPrefix, value: /path-and-status } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /replacement-prefix }, statusCode: 301 } }]
+    - matches: [{ path: { type: PathPrefix, value: /full-path-and-host } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { hostname: example.org, path: { type: ReplaceFullPath, replaceFullPath: /replacement-full } } }]
+    - matches: [{ path: { type: PathPrefix, value: /full-path-and-status } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { path: { type: ReplaceFullPath, replaceFullPath: /replacement-full }, statusCode: 301 } }]`));
+    await served("/original-prefix/lemon", (a) => a.status === 302);
+    const cases: [string, number, string][] = [
+      ["/original-prefix/lemon", 302, "http://example.com/replacement-prefix/lemon"],
+      ["/full/path/original", 302, "http://example.com/full-path-replacement"],
+      ["/path-and-host", 302, "http://example.org/replacement-prefix"],
+      ["/path-and-status", 301, "http://example.com/replacement-prefix"],
+      ["/full-path-and-host", 302, "http://example.org/replacement-full"],
+      ["/full-path-and-status", 301, "http://example.com/replacement-full"],
+    ];
+    const got: string[] = [];
+    for (const [path] of cases) {
+      const a = await ask(path);
+      got.push(`${path} ${a.status} ${target(a.location)}`);
+    }
+    expect(got).toEqual(cases.map(([p, s, l]) => `${p} ${s} ${l}`));
+  });
+
+  // HTTPRoute303Redirect, HTTPRoute307Redirect, HTTPRoute308Redirect: one route each upstream,
+  // the status asked and the request's own URL as Location.
+  for (const [name, path, code] of [
+    ["HTTPRoute303Redirect", "/see-other", 303],
+    ["HTTPRoute307Redirect", "/temporary", 307],
+    ["HTTPRoute308Redirect", "/permanent", 308],
+  ] as const) {
+    test(name, async () => {
+      apply(route(`${code}-redirect`, `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: ${path} } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { statusCode: ${code} } }]`));
+      const a = await served(path, (a) => a.status === code);
+      expect(target(a.location)).toBe(`http://example.com${path}`);
+    });
+  }
+
+  test("HTTPRouteRewriteHost", async () => {
+    apply(route("rewrite-host", `  hostnames: ["rewrite.example"]
+  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /one } }]
+      filters: [{ type: URLRewrite, urlRewrite: { hostname: one.example.org } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - filters: [{ type: URLRewrite, urlRewrite: { hostname: example.org } }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /rewrite-host-and-modify-headers } }]
+      filters:
+        - { type: URLRewrite, urlRewrite: { hostname: test.example.org } }
+        - type: RequestHeaderModifier
+          requestHeaderModifier:
+            set: [{ name: X-Header-Set, value: set-overwrites-values }]
+            add: [{ name: X-Header-Add, value: header-val-1 }, { name: X-Header-Add-Append, value: header-val-2 }]
+            remove: [X-Header-Remove]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]`));
+    const one = await served("/one", (a) => a.status === 200, { host: "rewrite.example" });
+    expect([one.backend, one.path, one.headers.host]).toEqual([`${INFRA}/infra-backend-v1`, "/one", "one.example.org"]);
+    const two = await ask("/two", { host: "rewrite.example" });
+    expect([two.backend, two.path, two.headers.host]).toEqual([`${INFRA}/infra-backend-v2`, "/two", "example.org"]);
+    const three = await ask("/rewrite-host-and-modify-headers", { host: "rewrite.example", headers: { "X-Header-Remove": "remove-val", "X-Header-Add-Append": "append-val-1" } });
+    expect([three.backend, three.path, three.headers.host]).toEqual([`${INFRA}/infra-backend-v2`, "/rewrite-host-and-modify-headers", "test.example.org"]);
+    expect(three.headers["x-header-add"]).toBe("header-val-1");
+    expect(three.headers["x-header-add-append"]).toBe("append-val-1,header-val-2");
+    expect(three.headers["x-header-set"]).toBe("set-overwrites-values");
+    expect(three.headers["x-header-remove"]).toBeUndefined();
+  });
+
+  test("HTTPRouteRewritePath", async () => {
+    const modify = `
+        - type: RequestHeaderModifier
+          requestHeaderModifier:
+            set: [{ name: X-Header-Set, value: set-overwrites-values }]
+            add: [{ name: X-Header-Add, value: header-val-1 }, { name: X-Header-Add-Append, value: header-val-2 }]
+            remove: [X-Header-Remove]`;
+    apply(route("rewrite-path", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /prefix/one } }]
+      filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /one } } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /strip-prefix } }]
+      filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: / } } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /full/one } }]
+      filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplaceFullPath, replaceFullPath: /one } } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /full/rewrite-path-and-modify-headers } }]
+      filters:
+        - { type: URLRewrite, urlRewrite: { path: { type: ReplaceFullPath, replaceFullPath: /test } } }${modify}
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /prefix/rewrite-path-and-modify-headers } }]
+      filters:
+        - { type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /prefix } } }${modify}
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`));
+    await served("/prefix/one/two", (a) => a.status === 200);
+    const cases: [string, string][] = [
+      ["/prefix/one/two", "/one/two"],
+      ["/strip-prefix/three", "/three"],
+      ["/strip-prefix", "/"],
+      ["/full/one/two", "/one"],
+    ];
+    const got: string[] = [];
+    for (const [path] of cases) got.push(`${path} → ${(await ask(path)).path}`);
+    expect(got).toEqual(cases.map(([p, want]) => `${p} → ${want}`));
+    const headers = { "X-Header-Remove": "remove-val", "X-Header-Add-Append": "append-val-1", "X-Header-Set": "set-val" };
+    for (const [path, want] of [
+      ["/full/rewrite-path-and-modify-headers/test", "/test"],
+      ["/prefix/rewrite-path-and-modify-headers/one", "/prefix/one"],
+    ] as const) {
+      const a = await ask(path, { headers });
+      expect(a.path).toBe(want);
+      expect(a.headers["x-header-add"]).toBe("header-val-1");
+      expect(a.headers["x-header-add-append"]).toBe("append-val-1,header-val-2");
+      expect(a.headers["x-header-set"]).toBe("set-overwrites-values");
+      expect(a.headers["x-header-remove"]).toBeUndefined();
+    }
+    // The query is kept: HTTPPathModifier changes the path only.
+    expect((await ask("/prefix/one/two?a=1&b=2")).path).toBe("/one/two?a=1&b=2");
+  });
+
+  test("HTTPRouteBackendRequestHeaderModifier", async () => {
+    const backend = (filter: string) => `      backendRefs:
+        - name: infra-backend-v1
+          port: 8080
+          filters:
+            - type: RequestHeaderModifier
+              requestHeaderModifier: ${filter}`;
+    apply(route("request-header-modifier", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /set } }]
+${backend("{ set: [{ name: X-Header-Set, value: set-overwrites-values }] }")}
+    - matches: [{ path: { type: PathPrefix, value: /add } }]
+${backend("{ add: [{ name: X-Header-Add, value: add-appends-values }] }")}
+    - matches: [{ path: { type: PathPrefix, value: /remove } }]
+${backend("{ remove: [X-Header-Remove] }")}
+    - matches: [{ path: { type: PathPrefix, value: /multiple } }]
+${backend("{ set: [{ name: X-Header-Set-1, value: header-set-1 }, { name: X-Header-Set-2, value: header-set-2 }], add: [{ name: X-Header-Add-1, value: header-add-1 }, { name: X-Header-Add-2, value: header-add-2 }, { name: X-Header-Add-3, value: header-add-3 }], remove: [X-Header-Remove-1, X-Header-Remove-2] }")}
+    - matches: [{ path: { type: PathPrefix, value: /case-insensitivity } }]
+${backend("{ set: [{ name: X-Header-Set, value: header-set }], add: [{ name: X-Header-Add, value: header-add }], remove: [X-Header-Remove] }")}`));
+    const set = await served("/set", (a) => a.headers["x-header-set"] !== undefined, { headers: { "Some-Other-Header": "val" } });
+    expect([set.backend, set.headers["x-header-set"], set.headers["some-other-header"]]).toEqual([`${INFRA}/infra-backend-v1`, "set-overwrites-values", "val"]);
+    const set2 = await ask("/set", { headers: { "Some-Other-Header": "val", "X-Header-Set": "some-other-value" } });
+    expect(set2.headers["x-header-set"]).toBe("set-overwrites-values");
+    const add = await ask("/add", { headers: { "Some-Other-Header": "val" } });
+    expect(add.headers["x-header-add"]).toBe("add-appends-values");
+    const add2 = await ask("/add", { headers: { "Some-Other-Header": "val", "X-Header-Add": "some-other-value" } });
+    expect(add2.headers["x-header-add"]).toBe("some-other-value,add-appends-values");
+    const rm = await ask("/remove", { headers: { "X-Header-Remove": "val" } });
+    expect(rm.status).toBe(200);
+    expect(rm.headers["x-header-remove"]).toBeUndefined();
+    const multi = await ask("/multiple", { headers: { "X-Header-Set-2": "set-val", "X-Header-Add-2": "add-val", "X-Header-Remove-1": "val1", "X-Header-Remove-2": "val2", "Another-Header": "another-header-val" } });
+    expect(multi.headers).toMatchObject({
+      "x-header-set-1": "header-set-1",
+      "x-header-set-2": "header-set-2",
+      "x-header-add-1": "header-add-1",
+      "x-header-add-2": "add-val,header-add-2",
+      "x-header-add-3": "header-add-3",
+      "another-header": "another-header-val",
+    });
+    expect(multi.headers["x-header-remove-1"]).toBeUndefined();
+    expect(multi.headers["x-header-remove-2"]).toBeUndefined();
+    const ci = await ask("/case-insensitivity", { headers: { "x-header-set": "original-val-set", "x-header-add": "original-val-add", "x-header-remove": "original-val-remove", "Another-Header": "another-header-val" } });
+    expect(ci.headers).toMatchObject({ "x-header-set": "header-set", "x-header-add": "original-val-add,header-add", "another-header": "another-header-val" });
+    expect(ci.headers["x-header-remove"]).toBeUndefined();
+  });
+
+  test("HTTPRouteRequestHeaderModifierBackendWeights", async () => {
+    apply(route("request-header-modifier-backend-weights", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - backendRefs:
+        - { name: infra-backend-v1, port: 8080, weight: 10, filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { set: [{ name: Backend, value: infra-backend-v1 }] } }] }
+        - { name: infra-backend-v2, port: 8080, weight: 10, filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { set: [{ name: Backend, value: infra-backend-v2 }] } }] }`));
+    await served("/", (a) => a.status === 200 && a.headers.backend !== undefined);
+    // Upstream: 100 requests, each carrying exactly the Backend header of the backend it reached.
+    const wrong: string[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < 100; i++) {
+      const a = await ask("/");
+      seen.add(a.backend ?? "");
+      if (a.backend !== `${INFRA}/${a.headers.backend}`) wrong.push(`${a.backend} got Backend: ${a.headers.backend}`);
+    }
+    expect(wrong).toEqual([]);
+    expect(seen.size).toBe(2);
+  });
+
+  for (const [name, field, path] of [
+    ["HTTPRouteTimeoutRequest", "request", "request-timeout"],
+    ["HTTPRouteTimeoutBackendRequest", "backendRequest", "backend-timeout"],
+  ] as const) {
+    test(name, async () => {
+      apply(route(`${path}-route`, `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /${path} } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+      timeouts: { ${field}: 500ms }
+    - matches: [{ path: { type: PathPrefix, value: /disable-${path} } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+      timeouts: { ${field}: "0s" }`));
+      await served(`/${path}`, (a) => a.status === 200);
+      expect((await ask(`/${path}?delay=1s`)).status).toBe(504);
+      expect((await ask(`/disable-${path}?delay=1s`)).status).toBe(200);
+    });
+  }
+
+  test("HTTPRouteRequestMirror", async () => {
+    apply(route("request-mirror", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /mirror } }]
+      filters: [{ type: RequestMirror, requestMirror: { backendRef: { name: infra-backend-v2, namespace: ${INFRA}, port: 8080 } } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080, namespace: ${INFRA} }]
+    - matches: [{ path: { type: PathPrefix, value: /mirror-and-modify-headers } }]
+      filters:
+        - type: RequestHeaderModifier
+          requestHeaderModifier:
+            set: [{ name: X-Header-Set, value: set-overwrites-values }]
+            add: [{ name: X-Header-Add, value: header-val-1 }, { name: X-Header-Add-Append, value: header-val-2 }]
+            remove: [X-Header-Remove]
+        - { type: RequestMirror, requestMirror: { backendRef: { name: infra-backend-v2, namespace: ${INFRA}, port: 8080 } } }
+      backendRefs: [{ name: infra-backend-v1, port: 8080, namespace: ${INFRA} }]`));
+    const mirrorLog = echoes.get(`${INFRA}/infra-backend-v2`)!.log;
+    // Upstream adds a fresh request id to each request and looks for it in the mirror's log.
+    const first = await served("/mirror?reqid=warm", (a) => a.status === 200 && mirrorLog.includes("GET /mirror?reqid=warm example.com"));
+    expect(first.backend).toBe(`${INFRA}/infra-backend-v1`);
+    const a = await ask("/mirror?reqid=one");
+    expect([a.status, a.backend, a.path]).toEqual([200, `${INFRA}/infra-backend-v1`, "/mirror?reqid=one"]);
+    await eventually(() => mirrorLog.includes("GET /mirror?reqid=one example.com"), 10_000);
+    const b = await ask("/mirror-and-modify-headers?reqid=two", { headers: { "X-Header-Remove": "remove-val", "X-Header-Add-Append": "append-val-1" } });
+    expect([b.status, b.backend, b.path]).toEqual([200, `${INFRA}/infra-backend-v1`, "/mirror-and-modify-headers?reqid=two"]);
+    expect(b.headers).toMatchObject({ "x-header-add": "header-val-1", "x-header-add-append": "append-val-1,header-val-2", "x-header-set": "set-overwrites-values" });
+    expect(b.headers["x-header-remove"]).toBeUndefined();
+    await eventually(() => mirrorLog.includes("GET /mirror-and-modify-headers?reqid=two example.com"), 10_000);
+    // The mirror's answer is discarded: the client got the backend's, and v1 saw each request once.
+    const mainLog = echoes.get(`${INFRA}/infra-backend-v1`)!.log;
+    expect(mainLog.filter((l) => l.includes("reqid=one")).length).toBe(1);
+  });
+
+  test("HTTPRouteRequestMultipleMirrors", async () => {
+    const mirror = (svc: string) => `{ type: RequestMirror, requestMirror: { backendRef: { name: ${svc}, namespace: ${INFRA}, port: 8080 } } }`;
+    apply(route("request-multiple-mirrors", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /multi-mirror } }]
+      filters: [${mirror("infra-backend-v2")}, ${mirror("infra-backend-v3")}]
+      backendRefs: [{ name: infra-backend-v1, port: 8080, namespace: ${INFRA} }]`));
+    const v2 = echoes.get(`${INFRA}/infra-backend-v2`)!.log;
+    const v3 = echoes.get(`${INFRA}/infra-backend-v3`)!.log;
+    const a = await served("/multi-mirror?reqid=multi", (a) => a.status === 200);
+    expect(a.backend).toBe(`${INFRA}/infra-backend-v1`);
+    await eventually(() => v2.includes("GET /multi-mirror?reqid=multi example.com") && v3.includes("GET /multi-mirror?reqid=multi example.com"), 10_000);
+  });
+
+  test("HTTPRouteMethodMatching", async () => {
+    apply(route("method-matching", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ method: POST }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ method: GET }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /path1 }, method: GET }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ headers: [{ name: version, value: one }], method: PUT }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /path2 }, headers: [{ name: version, value: two }], method: POST }]
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]
+    - matches:
+        - { path: { type: PathPrefix, value: /path3 }, method: PATCH }
+        - { path: { type: PathPrefix, value: /path4 }, headers: [{ name: version, value: three }], method: DELETE }
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /path5 } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ method: PATCH }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches: [{ headers: [{ name: version, value: four }] }]
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]`));
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v1`, { method: "POST" });
+    const cases: [string, string, Record<string, string>, string][] = [
+      ["POST", "/", {}, "v1"],
+      ["GET", "/", {}, "v2"],
+      ["HEAD", "/", {}, "404"],
+      ["GET", "/path1", {}, "v1"],
+      ["PUT", "/", { version: "one" }, "v2"],
+      ["POST", "/path2", { version: "two" }, "v3"],
+      ["PATCH", "/path3", {}, "v1"],
+      ["DELETE", "/path4", { version: "three" }, "v1"],
+      ["PUT", "/", {}, "404"],
+      ["DELETE", "/path4", {}, "404"],
+      ["PATCH", "/path5", {}, "v1"],
+      ["PATCH", "/", { version: "four" }, "v2"],
+    ];
+    const got: string[] = [];
+    for (const [method, path, headers] of cases) {
+      const a = await ask(path, { method, headers });
+      got.push(`${method} ${path} ${JSON.stringify(headers)} ${a.status === 404 ? "404" : a.backend}`);
+    }
+    expect(got).toEqual(cases.map(([m, p, h, v]) => `${m} ${p} ${JSON.stringify(h)} ${v === "404" ? "404" : `${INFRA}/infra-backend-${v}`}`));
+  });
+
+  test("HTTPRouteQueryParamMatching", async () => {
+    apply(route("query-param-matching", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ queryParams: [{ name: animal, value: whale }] }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ queryParams: [{ name: animal, value: dolphin }] }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches:
+        - { queryParams: [{ name: animal, value: dolphin }, { name: color, value: blue }] }
+        - { queryParams: [{ name: ANIMAL, value: Whale }] }
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /path1 }, queryParams: [{ name: animal, value: whale }] }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ headers: [{ name: version, value: one }], queryParams: [{ name: animal, value: whale }] }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /path2 }, headers: [{ name: version, value: two }], queryParams: [{ name: animal, value: whale }] }]
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]
+    - matches:
+        - { path: { type: PathPrefix, value: /path3 }, queryParams: [{ name: animal, value: shark }] }
+        - { path: { type: PathPrefix, value: /path4 }, headers: [{ name: version, value: three }], queryParams: [{ name: animal, value: kraken }] }
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /path5 } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ queryParams: [{ name: animal, value: hydra }] }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches: [{ headers: [{ name: version, value: four }] }]
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]`));
+    await served("/?animal=whale", (a) => a.backend === `${INFRA}/infra-backend-v1`);
+    const cases: [string, Record<string, string>, string][] = [
+      ["/?animal=whale", {}, "v1"],
+      ["/?animal=dolphin", {}, "v2"],
+      ["/?animal=dolphin&color=blue", {}, "v3"],
+      ["/?ANIMAL=Whale", {}, "v3"],
+      ["/?animal=whale&otherparam=irrelevant", {}, "v1"],
+      ["/?animal=dolphin&color=yellow", {}, "v2"],
+      ["/?color=blue", {}, "404"],
+      ["/?animal=dog", {}, "404"],
+      ["/?animal=whaledolphin", {}, "404"],
+      ["/", {}, "404"],
+      ["/path1?animal=whale", {}, "v1"],
+      ["/?animal=whale", { version: "one" }, "v2"],
+      ["/path2?animal=whale", { version: "two" }, "v3"],
+      ["/path3?animal=shark", {}, "v1"],
+      ["/path4?animal=kraken", { version: "three" }, "v1"],
+      ["/?animal=shark", {}, "404"],
+      ["/path4?animal=kraken", {}, "404"],
+      ["/path5?animal=hydra", {}, "v1"],
+      ["/?animal=hydra", { version: "four" }, "v3"],
+    ];
+    const got: string[] = [];
+    for (const [path, headers] of cases) {
+      const a = await ask(path, { headers });
+      got.push(`${path} ${JSON.stringify(headers)} ${a.status === 404 ? "404" : a.backend}`);
+    }
+    expect(got).toEqual(cases.map(([p, h, v]) => `${p} ${JSON.stringify(h)} ${v === "404" ? "404" : `${INFRA}/infra-backend-${v}`}`));
+  });
+});
