@@ -1,7 +1,7 @@
 // What the proxy answers to one request on the route a lookup chose, predicted without sending
 // it: the route's stage policies walked in the order src/proxy/policies/run.ts runs them, with the
 // HTTPS redirect and the no-endpoints check at their places between the stages, then the
-// handler's own default-backend fallback and error pages (src/proxy/pipeline/handler.ts). Each kind's
+// pipeline's own default-backend fallback and error pages (src/proxy/pipeline/choose.ts, error-pages.ts). Each kind's
 // answer is the one its implementation gives (src/proxy/policies/registry.ts lists them) to a request with
 // no credentials, no Origin, no cookies or special headers, on the scheme's default port, from
 // a client address explain is told (or, when none is given, an address in no list).
@@ -118,7 +118,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
   const redirectCode = config.httpRedirectCode ?? 308;
   const notes: string[] = [];
   const done = (a: Omit<PredictedAnswer, "notes">): PredictedAnswer => ({ ...a, notes });
-  // Portico's own error answers that go through the handler's fail(): the route's error pages
+  // Portico's own error answers that go through the pipeline's fail() (proxy/pipeline/handler.ts): the route's error pages
   // may replace the ones nginx's error_page catches (proxy/pipeline/error-pages.ts OWN: the 503 of no
   // endpoints; 500s are left as they are).
   const own500 = (by: string, cause: string): PredictedAnswer => done({ kind: "refused", status: 500, cause, by });
@@ -323,7 +323,7 @@ function noEndpoints(dead: readonly BackendFacts[]): string {
   return `no endpoints: ${dead.map((b) => `${b.id} ${b.status === "ok" ? "NoEndpoints" : b.status}`).join(", ")}`;
 }
 
-/** After the stages: the default-backend fallback, the no-endpoints 503 and the error pages that replace it (proxy/pipeline/handler.ts). */
+/** After the stages: the default-backend fallback, the no-endpoints 503 and the error pages that replace it (proxy/pipeline/choose.ts, error-pages.ts). */
 function after(route: Route, chosen: readonly BackendFacts[]): { kind: AnswerKind; status: number | null; cause: string; by: string; backends: string[] } {
   const out = chosen.map((b) => {
     if (route.fallback !== undefined && b.id === route.backend.id && b.status !== "ok") return { b: facts(route.fallback), via: `default-backend ${route.fallback.id} (${b.id} has none)` };

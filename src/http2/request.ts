@@ -136,7 +136,7 @@ export function requestFromH2(
   const cl = h.get("content-length");
   const declared = cl !== null && /^[0-9]{1,16}$/.test(cl) ? Number(cl) : null;
   // As Bun.serve does for HTTP/1.1, a GET, HEAD or TRACE carries no body stream: the handler
-  // sees the framing fields without one and refuses the request (handler.ts says why).
+  // sees the framing fields without one and refuses the request (proxy/pipeline/forward.ts checkBody says why).
   const b = ended || BODILESS.has(method) ? null : body(declared);
   // RFC 9113 §8.1.1: a Content-Length that the DATA frames do not match is malformed; with
   // END_STREAM on the HEADERS there are none.

@@ -68,7 +68,7 @@ export const DEFAULT_BACKEND_SLOT: Backend = Object.freeze({
 
 /**
  * Error pages that answer the no-endpoints 503 with the 404 of a missing error backend
- * (proxy/pipeline/handler.ts: custom-http-errors with no error backend answer 404, the built-in default
+ * (proxy/pipeline/error-pages.ts: custom-http-errors with no error backend answer 404, the built-in default
  * server's answer): what the implicit `/` location answers when there is no default backend.
  */
 export const NOT_FOUND_PAGES: RouteErrorPages = Object.freeze({ codes: Object.freeze([503]), intercept: false, backend: null });

@@ -2,10 +2,16 @@
 // dbb11b92): `error_page N = @custom_<upstream>_N` in the location (~1398-1405), and the named
 // location CUSTOM_ERRORS (~834-866) that proxies the error request. docs/design.md, "Error
 // pages". The compiler resolves which backend (compile/error-pages.ts); this file builds the
-// requests and decides which answers are replaced; handler.ts sends and relays.
-import type { Route, RouteErrorPages } from "../../table/types.ts";
-import type { ProxyErrorCode } from "../errors.ts";
+// requests, decides which answers are replaced, and wraps the pipeline's own forward and relay
+// steps (forward.ts, relay.ts) around the error request.
+import type { Backend, Route, RouteErrorPages } from "../../table/types.ts";
+import { ProxyError, type ProxyErrorCode } from "../errors.ts";
 import { dropped, type ForwardContext } from "../upstream/headers.ts";
+import { gone, isGone, ownAnswer } from "./answer.ts";
+import type { Exchange } from "./context.ts";
+import { arm, forwardTo } from "./forward.ts";
+import { relay } from "./relay.ts";
+import { targetOf } from "./validate.ts";
 
 /**
  * Portico's own answers nginx's error_page would catch for a route: the 503 of a backend
@@ -93,4 +99,42 @@ export function fallbackFields(incoming: Headers, route: Route, requestId: strin
   const out: Record<string, string> = {};
   setFields(out, route, incoming, 503, requestId);
   return out;
+}
+
+/**
+ * The error backend's answer instead of `status` (Portico's own with its code `own`, or the
+ * pod's `up`), when the route's error pages take it; null otherwise. Once only: nginx's
+ * recursive_error_pages is off, so a failing error request gets Portico's own answer.
+ */
+export function errorPage(x: Exchange, status: number, own: ProxyErrorCode | null, up?: Response): Promise<Response> | null {
+  const pages = x.pages;
+  if (pages === null || !replaces(pages, status, own)) return null;
+  x.pages = null;
+  up?.body?.cancel().catch(() => {});
+  return sendErrorRequest(x, pages.backend, status);
+}
+
+/**
+ * The error request: CUSTOM_ERRORS in ingress-nginx's nginx.tmpl, sent to the error backend
+ * with the client's method (error_page to a named location keeps it), no body, the path `/`
+ * and the client's query; its answer is relayed as it is ("NGINX does not change the
+ * response", docs/user-guide/custom-errors.md). No error backend: 404, the answer of
+ * ingress-nginx's built-in default server.
+ */
+async function sendErrorRequest(x: Exchange, to: Backend | null, status: number): Promise<Response> {
+  try {
+    if (to === null) return ownAnswer(x, new ProxyError("NoRoute", `custom-http-errors ${status}: no default backend`));
+    const ctx: ForwardContext = {
+      peer: x.peer, trusted: x.trusted, scheme: x.p.scheme, host: x.host, port: x.port, requestId: x.requestId,
+      underscores: x.p.config.enableUnderscoresInHeaders, remove: x.removeHeaders,
+    };
+    const headers = errorRequestHeaders(x.req.headers, ctx, x.clientIp, x.route, status, targetOf(x.req.url).target);
+    arm(x);
+    const result = await forwardTo(x, to, errorPath(x.query), headers, null, true);
+    x.rec.service = to.id;
+    return await relay(x, to, result, true);
+  } catch (e) {
+    if (isGone(x)) return gone(x);
+    return ownAnswer(x, e instanceof ProxyError ? e : new ProxyError("Internal", String((e as Error)?.stack ?? e)));
+  }
 }

@@ -1,13 +1,12 @@
 // Runs a route's request-side policies (RouteOptions.stages) in the one stage order of
-// policy/stages.ts, with the proxy's own HTTPS redirect and no-endpoints check at their place
-// between the stages. docs/design.md, "Annotations and policies": the handler calls the
-// runner only when a route has policies, so a route without any pays one null check (and the
-// handler makes those two checks itself).
-import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type StagePolicy } from "../../policy/stages.ts";
+// policy/stages.ts, with the proxy's own checks (the HTTPS redirect, no endpoints: written in
+// proxy/pipeline/checks.ts and given to createPolicyRunner) at their place between the stages.
+// docs/design.md, "Annotations and policies": the pipeline calls the runner only when a route
+// has policies, so a route without any pays one null check.
+import { stageIndex, type PolicyStage, type StagePolicy } from "../../policy/stages.ts";
 import type { PolicyContext, PolicyFlow, PolicyKind, PolicyKinds, PolicyStep } from "./types.ts";
 import * as v from "valibot";
 import { ProxyError } from "../errors.ts";
-import { httpsRedirect, wantsHttpsRedirect } from "./redirect.ts";
 
 export type PolicyRunner = (stages: readonly StagePolicy[], flow: PolicyFlow) => Promise<Response | null>;
 
@@ -21,38 +20,17 @@ function refuse(why: string): PolicyStep {
   };
 }
 
-/**
- * The HTTPS redirect, where ingress-nginx's Lua makes it: after the location's rewrite phase
- * (so `permanent-redirect` answers plain HTTP without going through HTTPS first), before the
- * backend choice, limits and access. The same check the handler makes for routes without
- * policies.
- */
-const HTTPS_REDIRECT: PolicyStep = (flow) => {
-  if (!wantsHttpsRedirect(flow.scheme, flow.route)) return null;
-  const r = httpsRedirect(flow.config, flow.hostname, flow.path + flow.query, flow.route, flow.responseHeaders);
-  if (r === null) throw new ProxyError("BadRequest", "no host to redirect to");
-  return r;
-};
+/** A check of the proxy's own (proxy/pipeline/checks.ts), run after the stage `after`'s policies. */
+export interface BuiltInStage {
+  readonly after: PolicyStage;
+  readonly step: PolicyStep;
+}
 
-/**
- * 503 for a backend without endpoints once it is chosen, before limits and access (ingress-nginx's
- * balancer.lua rewrite). A route with a default-backend fallback or custom error pages leaves
- * it to the handler's own check after the stages, which sends to the fallback or answers the
- * error page (docs/design.md, "Error pages"), as it did before the stages ran it.
- */
-const ENDPOINTS_CHECK: PolicyStep = (flow) => {
-  const b = flow.backend;
-  if (b.status === "ok" && b.endpoints.length > 0) return null;
-  if (flow.route.fallback !== undefined || flow.route.errorPages !== undefined) return null;
-  throw new ProxyError("NoEndpoints", b.status);
-};
-
-function stepsOf(stages: readonly StagePolicy[], kinds: PolicyKinds, ctx: PolicyContext | undefined): readonly PolicyStep[] {
+function stepsOf(stages: readonly StagePolicy[], kinds: PolicyKinds, ctx: PolicyContext | undefined, builtIn: readonly BuiltInStage[]): readonly PolicyStep[] {
   // Ordered here too, so the order holds whoever built the table. A policy of an unknown stage
   // sorts first (index -1) and refuses, so nothing is skipped.
   const at = stages.map((p, i) => ({ at: stageIndex(p.stage), i, step: stepOf(p, kinds, ctx) }));
-  at.push({ at: stageIndex(HTTPS_REDIRECT_AFTER) + 0.5, i: 0, step: HTTPS_REDIRECT });
-  at.push({ at: stageIndex(ENDPOINTS_CHECK_AFTER) + 0.5, i: 0, step: ENDPOINTS_CHECK });
+  for (const b of builtIn) at.push({ at: stageIndex(b.after) + 0.5, i: 0, step: b.step });
   return at.sort((a, b) => a.at - b.at || a.i - b.i).map((s) => s.step);
 }
 
@@ -78,13 +56,13 @@ export function buildKind(kind: PolicyKind, params: StagePolicy["params"], ctx?:
   return kind.build(parsed.output, ctx);
 }
 
-export function createPolicyRunner(kinds: PolicyKinds, ctx?: PolicyContext): PolicyRunner {
+export function createPolicyRunner(kinds: PolicyKinds, ctx?: PolicyContext, builtIn: readonly BuiltInStage[] = []): PolicyRunner {
   // Keyed by the route's frozen stages array: built once per table generation, not per request.
   const cache = new WeakMap<readonly StagePolicy[], readonly PolicyStep[]>();
   return async (stages, flow) => {
     let steps = cache.get(stages);
     if (steps === undefined) {
-      steps = stepsOf(stages, kinds, ctx);
+      steps = stepsOf(stages, kinds, ctx, builtIn);
       cache.set(stages, steps);
     }
     for (const step of steps) {

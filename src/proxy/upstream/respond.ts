@@ -12,6 +12,13 @@ import { createWatchdog } from "./watchdog.ts";
 /** Responses declaring at most this many bytes are buffered to keep Content-Length. */
 export const SMALL_BODY = 64 * 1024;
 
+export interface RelayEnd {
+  finish(status: number, error: string | null): void;
+  /** Switch Bun's request timer off / back on (proxy/pipeline/forward.ts explains why). */
+  timerOffNow(): void;
+  timerBack(): void;
+}
+
 export interface RelayInput {
   readonly up: Response;
   readonly req: Request;
@@ -21,10 +28,8 @@ export interface RelayInput {
   readonly idleMs: number;
   readonly control: AttemptControl;
   readonly rec: AccessRecord;
-  readonly finish: (status: number, error: string | null) => void;
-  /** Switch Bun's request timer off / back on (handler.ts explains why). */
-  readonly timerOffNow: () => void;
-  readonly timerBack: () => void;
+  /** The request (proxy/pipeline/context.ts Exchange): its end, and Bun's request timer. */
+  readonly end: RelayEnd;
   /**
    * The upstream is a gRPC backend (backend-protocol GRPC/GRPCS). Only such a response carries
    * trailers (grpc.ts) or a grpc-status worth recording; the others skip those lookups.
@@ -53,9 +58,9 @@ function relayedStatus(p: RelayInput, how: BodyEnd): number | null {
 
 function noBody(p: RelayInput): Response {
   const { up, headers } = p;
-  p.timerBack();
+  p.end.timerBack();
   p.rec.grpcStatus = relayedStatus(p, "done");
-  p.finish(up.status, null);
+  p.end.finish(up.status, null);
   return new Response(null, { status: up.status, statusText: up.statusText, headers });
 }
 
@@ -88,11 +93,11 @@ export function relayResponse(p: RelayInput): Response | Promise<Response> {
 }
 
 async function readSmall(p: RelayInput, read: Promise<ArrayBuffer>): Promise<Response> {
-  const { req, idleMs, control, timerOffNow } = p;
+  const { req, idleMs, control, end } = p;
   const dog = createWatchdog(idleMs, () => control.abort(new ProxyError("UpstreamTimeout", "body idle")));
-  // A body that trickles for long must not meet Bun's request timer (handler.ts). A watchdog
+  // A body that trickles for long must not meet Bun's request timer (proxy/pipeline/forward.ts checkBody). A watchdog
   // nobody touches is a plain deadline on the shared ticker (no setTimeout per request).
-  const long = createWatchdog(20_000, timerOffNow);
+  const long = createWatchdog(20_000, () => end.timerOffNow());
   let buf: ArrayBuffer;
   try {
     buf = await read;
@@ -110,16 +115,16 @@ function smallResponse(p: RelayInput, buf: ArrayBuffer): Response {
   const { up, headers } = p;
   p.rec.bytesOut = buf.byteLength;
   p.rec.grpcStatus = relayedStatus(p, "done");
-  p.timerBack();
-  p.finish(up.status, null);
+  p.end.timerBack();
+  p.end.finish(up.status, null);
   const res = new Response(buf, { status: up.status, statusText: up.statusText, headers });
   return p.grpc ? carryTrailers(up, res) : res;
 }
 
 async function relayStream(p: RelayInput): Promise<Response> {
-  const { up, req, headers, idleMs, rec, finish, timerOffNow, timerBack } = p;
+  const { up, req, headers, idleMs, rec, end } = p;
   if (up.body === null) return noBody(p);
-  timerOffNow();
+  end.timerOffNow();
   // The status goes out with the first byte we send, so an upstream whose framing is broken
   // from the start (a bad chunk size, a reset) must be caught before that: it is a 502, as in
   // nginx ("upstream sent invalid chunked response"), not a 200 cut short. Bun's fetch has
@@ -140,10 +145,10 @@ async function relayStream(p: RelayInput): Promise<Response> {
   }
   const body = meterResponseBody(reader, idleMs, (how, bytes) => {
     rec.bytesOut = bytes;
-    if (how === "done") timerBack();
+    if (how === "done") end.timerBack();
     const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
     rec.grpcStatus = relayedStatus(p, how);
-    finish(up.status, err);
+    end.finish(up.status, err);
   }, first);
   // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
   const res = new Response(body, { status: up.status, statusText: up.statusText, headers });

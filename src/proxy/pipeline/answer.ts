@@ -1,0 +1,34 @@
+// Portico's own answers to a request (errors.ts codes, status-page.ts bodies), and the
+// record of a client that left: the ends of the pipeline that are not a relayed response.
+import { errorBodyBytes, errorResponse, statusOf, type ProxyError } from "../errors.ts";
+import { grpcErrorResponse, grpcStatusOf, isGrpc } from "../upstream/grpc-status.ts";
+import type { Exchange } from "./context.ts";
+
+/** Portico's own answer for `e` (error pages aside: error-pages.ts wraps this). */
+export function ownAnswer(x: Exchange, e: ProxyError): Response {
+  const { req, rec, p } = x;
+  x.timerBack();
+  // A gRPC client reads failures from grpc-status, not from the HTTP status (grpc-status.ts);
+  // asked only here, on the error path, so a request that succeeds never pays for it.
+  const grpc = isGrpc(req.headers);
+  // Our own answer's body is what the client gets (none for HEAD, RFC 9110 §9.3.2); a
+  // gRPC client gets a Trailers-Only answer, no body.
+  rec.bytesOut = req.method === "HEAD" || grpc ? 0 : errorBodyBytes(e.code, p.compat, req);
+  if (grpc) rec.grpcStatus = grpcStatusOf(e.code);
+  x.finish(grpc ? 200 : statusOf(e.code), e.code);
+  if (e.code === "Internal") p.log.error("proxy internal error", { err: e.detail, requestId: x.requestId });
+  const res = grpc ? grpcErrorResponse(e.code, x.responseHeaders) : errorResponse(e.code, x.responseHeaders, p.compat, req);
+  x.addCookies(res.headers, res.status);
+  return res;
+}
+
+/** The client left, or the shutdown grace period ended, before an answer: 499 in the record. */
+export function gone(x: Exchange): Response {
+  x.finish(499, x.req.signal.aborted ? "ClientClosed" : "Shutdown");
+  return new Response(null, { status: 499 });
+}
+
+/** Whether a failure is the client leaving or the shutdown rather than the request's own. */
+export function isGone(x: Exchange): boolean {
+  return x.req.signal.aborted || x.p.hardStop.signal.aborted;
+}

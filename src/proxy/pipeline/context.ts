@@ -1,0 +1,182 @@
+// The one request context of the pipeline (docs/design.md, "One request"): the steps in this
+// folder read and fill one Exchange per request, and the route's policies see the same object
+// as their PolicyFlow, so nothing a stage changes is copied back. One object per request, its
+// behaviour on the prototype: no closure per request (bench/paired.ts, small-body).
+import type { Config } from "../../config/types.ts";
+import type { Logger } from "../../log/logger.ts";
+import type { Backend, Match, Route, RouteErrorPages } from "../../table/types.ts";
+import type { AccessRecord, ProxyDeps, RequestServer } from "../types.ts";
+import type { Balancer, EndpointChoice } from "../upstream/balancer.ts";
+import type { ExternalResolver } from "../upstream/external.ts";
+import type { RequestControl } from "../upstream/forward-types.ts";
+import type { Watchdog } from "../upstream/watchdog.ts";
+import type { ConnectionTls, PolicyFlow } from "../policies/types.ts";
+import type { PolicyRunner } from "../policies/run.ts";
+import type { BodyBudget } from "./buffer.ts";
+import type { Inflight } from "./inflight.ts";
+import { IDLE_TIMEOUT_S } from "./keepalive.ts";
+
+/** What the handler holds for all its requests (one per listener). */
+export interface Pipeline {
+  readonly deps: ProxyDeps;
+  readonly config: Config;
+  readonly log: Logger;
+  /** The connection's scheme (the listener's). */
+  readonly scheme: "http" | "https";
+  readonly balancer: Balancer;
+  readonly external: ExternalResolver | undefined;
+  readonly bodyBudget: BodyBudget;
+  readonly isTrusted: (ip: string) => boolean;
+  /** Portico's own answers carry nginx's pages under --ingress-nginx-compat (status-page.ts). */
+  readonly compat: boolean;
+  readonly inflight: Inflight;
+  /** Aborted at the end of the shutdown grace period: every upstream request still running stops. */
+  readonly hardStop: AbortController;
+  readonly runPolicies: PolicyRunner;
+}
+
+/** The statuses nginx's add_header (without `always`) applies to. */
+const ADD_HEADER_STATUSES = new Set([200, 201, 204, 206, 301, 302, 303, 304, 307, 308]);
+
+export class Exchange implements PolicyFlow {
+  readonly t0 = performance.now();
+  readonly rec: AccessRecord;
+  /**
+   * Headers of every answer Portico gives itself (errors, redirects, policy answers), never of
+   * a relayed one (PolicyFlow.responseHeaders).
+   */
+  readonly responseHeaders: Record<string, string>;
+  /** Content-Length as received, or null. */
+  readonly cl: string | null;
+  readonly hasBody: boolean;
+  done = false;
+  guard: Watchdog | null = null;
+  /** Bun's request timer is switched off (timerOffNow). */
+  timerOff = false;
+  /** The route's error pages while they may still answer (armed by choose.ts; one use: error-pages.ts). */
+  pages: RouteErrorPages | null = null;
+
+  // admit
+  hostname = "";
+  path = "";
+  query = "";
+  host = "";
+  port: string | null = null;
+  filtered: readonly string[] = [];
+  // route
+  route!: Route;
+  match!: Match;
+  trusted = false;
+  clientIp = "";
+  /** The client's scheme (X-Forwarded-Proto only from a trusted proxy); the listener's is `p.scheme`. */
+  scheme: "http" | "https";
+  hsts: string | null = null;
+  connectTimeoutMs = 0;
+  responseTimeoutMs = 0;
+  // policies (PolicyFlow) and the backend choice
+  pathAndQuery = "";
+  backend!: Backend;
+  upstreamResponseHeaders: Readonly<Record<string, string>> | null = null;
+  upstreamRequestHeaders: Readonly<Record<string, string | null>> | null = null;
+  setCookies: PolicyFlow["setCookies"] = null;
+  removeHeaders: string[] | null = null;
+  upstreamHost: string | null = null;
+  choice: EndpointChoice | null = null;
+  release: (() => void) | null = null;
+  /** The upstream request's abort switch and its control (forward.ts arm), once made. */
+  abort: AbortController | null = null;
+  control: RequestControl | null = null;
+  /** Fields the no-endpoints fallback adds to the upstream request (error-pages.ts), or null. */
+  extra: Readonly<Record<string, string>> | null = null;
+
+  constructor(
+    readonly p: Pipeline,
+    readonly req: Request,
+    readonly server: RequestServer,
+    readonly peer: string,
+    readonly requestId: string,
+  ) {
+    this.scheme = p.scheme;
+    this.rec = {
+      time: Date.now(), requestId, client: peer, method: req.method, host: "", path: "", status: 0,
+      bytesIn: 0, bytesOut: 0, durationMs: 0, upstream: null, upstreamStatus: null, upstreamMs: null,
+      ingress: null, service: null, websocket: false, error: null, scheme: p.scheme,
+      protocol: server.transport ?? "h1", grpcStatus: null,
+    };
+    // RFC 9112 §6.3: an HTTP/1.1 request has a body only when Content-Length or
+    // Transfer-Encoding says so (touching req.body would also make Bun build a stream for every
+    // GET). An HTTP/2 or HTTP/3 request may carry DATA without either (RFC 9113 §8.1.1), and
+    // Bun.serve adds neither, so a request of a method that can have content and declares no
+    // length asks Bun whether a body stream exists: on HTTP/1.1 Bun answers null (measured).
+    const cl = req.headers.get("content-length");
+    this.cl = cl;
+    this.hasBody = (cl !== null && cl !== "0") || req.headers.has("transfer-encoding") || (cl === null && mayCarryContent(req.method) && req.body !== null);
+    // Such an answer to a request with a body ends the connection, like the answers that always
+    // do (errors.ts): the body may be unread, and what follows it on the connection is not known
+    // to start a new request.
+    this.responseHeaders = { "x-request-id": requestId };
+    if (p.inflight.draining || this.hasBody) this.responseHeaders.connection = "close";
+  }
+
+  get config(): Config {
+    return this.p.config;
+  }
+  get log(): Logger {
+    return this.p.log;
+  }
+  get connectionScheme(): "http" | "https" {
+    return this.p.scheme;
+  }
+  get underscores(): boolean {
+    return this.p.config.enableUnderscoresInHeaders;
+  }
+  get maxResponseHeaderBytes(): number {
+    return this.p.config.maxResponseHeaderSize;
+  }
+  get localPort(): number {
+    const c = this.p.config;
+    return this.server.port ?? (this.p.scheme === "https" ? c.httpsPort : c.httpPort);
+  }
+  tls(): ConnectionTls | null {
+    return this.p.scheme === "https" ? this.server.tlsOf?.(this.req) ?? null : null;
+  }
+
+  /** Ends the request's bookkeeping once, however it ends: one access record. */
+  finish(status: number, error: string | null): void {
+    if (this.done) return;
+    this.done = true;
+    this.p.inflight.leave();
+    this.guard?.stop();
+    if (this.release !== null) this.release();
+    const rec = this.rec;
+    rec.status = status;
+    rec.error = error;
+    rec.durationMs = performance.now() - this.t0;
+    try {
+      this.p.deps.hooks?.onRequestDone?.(rec);
+    } catch {}
+  }
+
+  // Bun's per-request timer: once switched off it stays off for the connection's later
+  // keep-alive idling too (measured), so it is set back to IDLE_TIMEOUT_S just before the
+  // response ends; Bun ignores the call once the response is complete, hence "before".
+  timerOffNow(): void {
+    this.timerOff = true;
+    this.server.timeout(this.req, 0);
+  }
+  timerBack(): void {
+    if (this.timerOff) this.server.timeout(this.req, IDLE_TIMEOUT_S);
+  }
+
+  /** A policy's Set-Cookie lines (PolicyFlow.setCookies) on an answer with this status. */
+  addCookies(h: Headers, status: number): void {
+    const c = this.setCookies;
+    if (c === null || (!c.always && !ADD_HEADER_STATUSES.has(status))) return;
+    for (const val of c.values) h.append("set-cookie", val);
+  }
+}
+
+/** Bun.serve gives these no body stream (docs/design.md, "Bun facts measured here"). */
+function mayCarryContent(method: string): boolean {
+  return method !== "GET" && method !== "HEAD" && method !== "TRACE";
+}

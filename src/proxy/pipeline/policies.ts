@@ -1,0 +1,23 @@
+// Step 3, policies: the route's stages in ingress-nginx's phase order (proxy/policies/run.ts),
+// with the built-in checks at their place (checks.ts). A stage's answer (a redirect, 401,
+// 403, a preflight's 204) ends the request here.
+import type { Exchange } from "./context.ts";
+import { httpsRedirectStage } from "./checks.ts";
+
+/**
+ * The answer that ends the request at this step, or null. A route without policies pays one
+ * null check and runs its one built-in stage synchronously: no promise or extra turn for the
+ * plain request (bench/paired.ts, small-body).
+ */
+export function policies(x: Exchange): Response | null | Promise<Response | null> {
+  const stages = x.route.options.stages;
+  const answer = stages === null ? httpsRedirectStage(x) : x.p.runPolicies(stages, x);
+  return answer instanceof Promise ? answer.then((a) => answered(x, a)) : answered(x, answer);
+}
+
+function answered(x: Exchange, answer: Response | null): Response | null {
+  if (answer === null) return null;
+  x.addCookies(answer.headers, answer.status);
+  x.finish(answer.status, null);
+  return answer;
+}

@@ -1,0 +1,37 @@
+// Step 6, relay: the upstream's answer to the client (upstream/respond.ts), with the header
+// rules of upstream/headers.ts and, for the route's own request, the policies' response fields
+// and cookies. error-pages.ts relays the error backend's answer through the same function.
+import type { Backend } from "../../table/types.ts";
+import type { ForwardResult } from "../upstream/forward-types.ts";
+import { isGrpcBackend } from "../upstream/grpc.ts";
+import { downstreamHeaders } from "../upstream/headers.ts";
+import { relayResponse } from "../upstream/respond.ts";
+import type { Exchange } from "./context.ts";
+
+/**
+ * The client's response for `result` from `to`. `errorRequest`: error-pages.ts's answer, relayed
+ * as it is (no policy fields or cookies; the client's body may be unread, so the connection
+ * closes after a request that had one). Synchronous when the answer is ready at once (respond.ts:
+ * the Bun.peek small-body path), so the common small answer takes no extra turn.
+ */
+export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequest: boolean): Response | Promise<Response> {
+  const { p, rec } = x;
+  const up = result.response;
+  rec.upstream = result.upstream.authority;
+  rec.upstreamStatus = up.status;
+  rec.upstreamMs = result.upstreamMs;
+  const down = downstreamHeaders(up.headers, x.requestId, x.hsts, errorRequest ? null : x.upstreamResponseHeaders, result.scan, p.compat);
+  if (errorRequest) {
+    if (x.hasBody) down.set("connection", "close");
+  } else {
+    x.addCookies(down, up.status);
+    // Affinity's cookie, when this request chose a new pod (proxy/policies/affinity.ts).
+    const cookie = x.choice?.setCookie() ?? null;
+    if (cookie !== null) down.append("set-cookie", cookie);
+  }
+  const idleMs = errorRequest ? p.config.streamIdleTimeoutMs : x.route.options.streamIdleTimeoutMs ?? p.config.streamIdleTimeoutMs;
+  return relayResponse({
+    up, req: x.req, headers: down, draining: p.inflight.draining, idleMs, control: x.control!, rec, end: x,
+    grpc: isGrpcBackend(to), scan: result.scan,
+  });
+}
