@@ -107,24 +107,35 @@ export function forwardTo(
   );
 }
 
-/** The route's request upstream, its body metered and (proxy-request-buffering) held whole first. */
-export async function forwardRequest(x: Exchange): Promise<ForwardResult> {
+/**
+ * The route's request upstream. Without a body, the upstream call's own promise: no async frame
+ * of its own for the plain request. With one (an async function around the call, as at first
+ * for every request) a small proxied GET was 0.981× main; without it 1.002×
+ * (bench/paired.ts; bench/results/pipeline-vs-main.md).
+ */
+export function forwardRequest(x: Exchange): Promise<ForwardResult> {
+  if (x.hasBody) return forwardWithBody(x);
+  arm(x);
+  const headers = withPolicyFields(upstreamHeaders(x.req.headers, forwardContext(x), x.clientIp, false, x.filtered), x);
+  return forwardTo(x, x.backend, x.pathAndQuery, headers, null, false);
+}
+
+/** The request with its body metered and (proxy-request-buffering) held whole first. */
+async function forwardWithBody(x: Exchange): Promise<ForwardResult> {
   const { p, req, cl } = x;
   const c = p.config;
   const opts = x.route.options;
   arm(x);
   const control = x.control as RequestControl;
-  const metered = x.hasBody
-    ? meterRequestBody(req.body as ReadableStream<Uint8Array>, {
-        limit: opts.maxBodySize ?? c.maxBodySize,
-        declared: cl === null ? null : Number(cl),
-        gapMs: c.clientBodyTimeoutMs,
-        minRate: c.clientBodyMinRate,
-        clientGone: () => req.signal.aborted,
-        onProgress: () => control.touch(),
-        onAbort: (err) => control.abort(err),
-      })
-    : null;
+  const metered = meterRequestBody(req.body as ReadableStream<Uint8Array>, {
+    limit: opts.maxBodySize ?? c.maxBodySize,
+    declared: cl === null ? null : Number(cl),
+    gapMs: c.clientBodyTimeoutMs,
+    minRate: c.clientBodyMinRate,
+    clientGone: () => req.signal.aborted,
+    onProgress: () => control.touch(),
+    onAbort: (err) => control.abort(err),
+  });
   // Request buffering (proxy-request-buffering, default on): the body is read whole
   // before any upstream is contacted, within the route's bound and the process budget
   // (buffer.ts; docs/design.md, "Request buffering"). A route with `off`, or a request
@@ -134,11 +145,11 @@ export async function forwardRequest(x: Exchange): Promise<ForwardResult> {
   let held: BufferedBody | null = null;
   try {
     const headers = withPolicyFields(upstreamHeaders(req.headers, forwardContext(x), x.clientIp, false, x.filtered), x);
-    if (metered !== null && bufferSize > 0) held = await bufferRequestBody(metered.stream, cl === null ? null : Number(cl), bufferSize, p.bodyBudget);
-    return await forwardTo(x, x.backend, x.pathAndQuery, headers, held?.body ?? metered?.stream ?? null, false);
+    if (bufferSize > 0) held = await bufferRequestBody(metered.stream, cl === null ? null : Number(cl), bufferSize, p.bodyBudget);
+    return await forwardTo(x, x.backend, x.pathAndQuery, headers, held?.body ?? metered.stream, false);
   } finally {
     held?.release();
-    x.rec.bytesIn = metered?.bytes() ?? 0;
+    x.rec.bytesIn = metered.bytes();
   }
 }
 

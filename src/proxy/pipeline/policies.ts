@@ -6,8 +6,8 @@ import { httpsRedirectStage } from "./checks.ts";
 
 /**
  * The answer that ends the request at this step, or null. A route without policies pays one
- * null check and runs its one built-in stage synchronously: no promise or extra turn for the
- * plain request (bench/paired.ts, small-body).
+ * null check and runs its one built-in stage synchronously, so the plain request waits for no
+ * promise here (docs/design.md, "Annotations and policies").
  */
 export function policies(x: Exchange): Response | null | Promise<Response | null> {
   const stages = x.route.options.stages;
