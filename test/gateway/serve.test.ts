@@ -2,130 +2,13 @@
 // transcribed: their objects created in the fake API server, requests through a real Portico
 // process (one worker: the table crosses the worker wire), expectations as upstream. Each test
 // is named after the upstream test. Backends are echo servers that report what they received.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { load } from "js-yaml";
-import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { startPortico, type Portico } from "../e2e/harness.ts";
-import { ingress, ingressClass, kubeconfig, tlsSecret } from "../e2e/objects.ts";
+import { describe, expect, test } from "bun:test";
+import { ingress, ingressClass, tlsSecret } from "../e2e/objects.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
+import { APP, api, apply, ask, cleanup, conformanceBase, created, echoes, INFRA, portico, route, served, WEB } from "./base-harness.ts";
 
-const INFRA = "gateway-conformance-infra";
-const APP = "gateway-conformance-app-backend";
-const WEB = "gateway-conformance-web-backend";
-
-interface Echo {
-  readonly name: string;
-  readonly port: number;
-  stop(): void;
-}
-
-/** Answers JSON: which backend, the path and query, and the request headers. */
-function echo(name: string): Echo {
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch(req) {
-      const u = new URL(req.url);
-      return Response.json({ backend: name, path: u.pathname + u.search, headers: Object.fromEntries(req.headers) });
-    },
-  });
-  return { name, port: server.port as number, stop: () => void server.stop(true) };
-}
-
-let api: FakeApiServer;
-let portico: Portico;
-let dir: string;
-const echoes = new Map<string, Echo>();
-
-type Obj = Record<string, unknown> & { metadata: Record<string, unknown> & { name: string; namespace?: string } };
-const created: { kind: string; ns: string | null; name: string }[] = [];
-
-function apply(yaml: string): void {
-  for (const doc of yaml.split(/^---$/m)) {
-    const o = load(doc) as Obj | null;
-    if (!o) continue;
-    api.create(o.kind as string, o);
-    created.push({ kind: o.kind as string, ns: o.metadata.namespace ?? null, name: o.metadata.name });
-  }
-}
-
-function cleanup(): void {
-  for (const c of created.splice(0).reverse()) api.delete(c.kind, c.ns, c.name);
-}
-
-function backendService(ns: string, name: string): void {
-  const e = echo(`${ns}/${name}`);
-  echoes.set(`${ns}/${name}`, e);
-  api.create("Service", { metadata: { name, namespace: ns }, spec: { ports: [{ name: "first-port", port: 8080 }] } });
-  api.create("EndpointSlice", {
-    metadata: { name: `${name}-x`, namespace: ns, labels: { "kubernetes.io/service-name": name } },
-    addressType: "IPv4",
-    ports: [{ name: "first-port", port: e.port }],
-    endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
-  });
-}
-
-beforeAll(async () => {
-  api = await startFakeApiServer({ token: "gw-token", bookmarkIntervalMs: 500 });
-  dir = mkdtempSync(join(tmpdir(), "portico-gateway-"));
-  writeFileSync(join(dir, "kubeconfig"), kubeconfig(api.url, "gw-token"));
-  api.create("Namespace", { metadata: { name: INFRA, labels: { "gateway-conformance": "infra" } } });
-  api.create("Namespace", { metadata: { name: APP, labels: { "gateway-conformance": "backend" } } });
-  api.create("Namespace", { metadata: { name: WEB, labels: { "gateway-conformance": "backend" } } });
-  api.create("GatewayClass", { metadata: { name: "portico" }, spec: { controllerName: "portico.dev/gateway-controller" } });
-  api.create("Gateway", { metadata: { name: "same-namespace", namespace: INFRA }, spec: { gatewayClassName: "portico", listeners: [{ name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "Same" } } }] } });
-  for (const v of ["v1", "v2", "v3"]) backendService(INFRA, `infra-backend-${v}`);
-  backendService(APP, "app-backend-v1");
-  backendService(WEB, "web-backend");
-  portico = await startPortico(["--kubeconfig", join(dir, "kubeconfig"), "--publish-status-address", "192.0.2.10", "--election-namespace", "default", "--access-log", "off"], {
-    env: { POD_NAME: "portico-gw-0" },
-  });
-});
-
-afterAll(async () => {
-  await portico?.stop("SIGKILL");
-  await api?.stop();
-  for (const e of echoes.values()) e.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-interface Answer {
-  status: number;
-  backend: string | null;
-  path: string | null;
-  headers: Record<string, string>;
-  location: string | null;
-}
-
-async function ask(path: string, init: { host?: string; headers?: Record<string, string>; method?: string } = {}): Promise<Answer> {
-  const res = await fetch(`${portico.http}${path}`, { method: init.method ?? "GET", headers: { host: init.host ?? "example.com", ...init.headers }, redirect: "manual" });
-  const text = await res.text();
-  let body: { backend?: string; path?: string; headers?: Record<string, string> } = {};
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // Portico's own answer (404, 500, a redirect)
-  }
-  return { status: res.status, backend: body.backend ?? null, path: body.path ?? null, headers: body.headers ?? {}, location: res.headers.get("location") };
-}
-
-/** Wait until `path` is served as expected (the change went live), then return the answer. */
-async function served(path: string, want: (a: Answer) => boolean, init: Parameters<typeof ask>[1] = {}): Promise<Answer> {
-  let last: Answer | null = null;
-  await eventually(async () => want((last = await ask(path, init))), 10_000);
-  return last!;
-}
-
-const route = (name: string, spec: string, ns = INFRA) => `
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: ${name}, namespace: ${ns} }
-spec:
-${spec}`;
+conformanceBase("gateway");
 
 describe("GATEWAY-HTTP core through a real Portico", () => {
   test("HTTPRouteSimpleSameNamespace", async () => {
