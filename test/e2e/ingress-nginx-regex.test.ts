@@ -17,9 +17,9 @@
 // Where Portico differs on purpose (README "Annotations understood"), the case says so.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { rawRequest } from "../proxy/helpers.ts";
 import { namedBackend, type RawBackend } from "../proxy/raw.ts";
 import { startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice } from "./objects.ts";
@@ -204,21 +204,6 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Raw bytes to Portico's HTTP port; the whole response (Connection: close). */
-function exchange(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    const sock = net.connect(port, "127.0.0.1", () => sock.write(Buffer.from(bytes, "utf8")));
-    const t = setTimeout(() => sock.destroy(), 20_000);
-    sock.on("data", (d: Buffer) => chunks.push(d));
-    sock.on("close", () => {
-      clearTimeout(t);
-      resolve(Buffer.concat(chunks).toString("latin1"));
-    });
-    sock.on("error", () => {});
-  });
-}
-
 interface Outcome {
   status: number;
   location: string | null;
@@ -234,7 +219,7 @@ async function send(port: number, host: string, target: string, headers: Readonl
   // Portico forwards a sane client X-Request-ID: it names this request's hit among concurrent ones.
   const id = `regex-test-${++sent}`;
   const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
-  const raw = await exchange(port, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nX-Request-ID: ${id}\r\n${extra}Connection: close\r\n\r\n`);
+  const raw = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nX-Request-ID: ${id}\r\n${extra}Connection: close\r\n\r\n`, 20_000);
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ?? 0);
   const location = /\r\nlocation: ([^\r]*)/i.exec(raw.slice(0, raw.indexOf("\r\n\r\n")))?.[1] ?? null;
   const got = [...backends].flatMap(([svc, b]) => b.hits.filter((h) => field(h.head, "x-request-id") === id).map((h) => [svc, h] as const));

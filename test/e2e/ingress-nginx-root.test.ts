@@ -18,9 +18,9 @@
 //        request's arguments appended: ngx_http_rewrite_module.c).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { rawRequest } from "../proxy/helpers.ts";
 import { namedBackend, type RawBackend } from "../proxy/raw.ts";
 import { startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice } from "./objects.ts";
@@ -139,20 +139,6 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function exchange(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    const sock = net.connect(port, "127.0.0.1", () => sock.write(bytes));
-    const t = setTimeout(() => sock.destroy(), 20_000);
-    sock.on("data", (d: Buffer) => chunks.push(d));
-    sock.on("close", () => {
-      clearTimeout(t);
-      resolve(Buffer.concat(chunks).toString("latin1"));
-    });
-    sock.on("error", () => {});
-  });
-}
-
 let sent = 0;
 
 describe("ingress-nginx's implicit / location, request by request", () => {
@@ -160,7 +146,7 @@ describe("ingress-nginx's implicit / location, request by request", () => {
     test(`${c.host} ${c.target}: ${c.name} [${c.source}]`, async () => {
       const id = `root-test-${++sent}`;
       const extra = Object.entries(c.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join("");
-      const raw = await exchange(portico.ports.http, `GET ${c.target} HTTP/1.1\r\nHost: ${c.host}\r\nX-Request-ID: ${id}\r\n${extra}Connection: close\r\n\r\n`);
+      const raw = await rawRequest(portico.ports.http, `GET ${c.target} HTTP/1.1\r\nHost: ${c.host}\r\nX-Request-ID: ${id}\r\n${extra}Connection: close\r\n\r\n`, 20_000);
       const head = raw.slice(0, raw.indexOf("\r\n\r\n"));
       const hits = [...backends].flatMap(([svc, b]) => b.hits.filter((h) => h.head.includes(`\r\nx-request-id: ${id}\r\n`) || h.head.includes(`\r\nX-Request-ID: ${id}\r\n`)).map((h) => [svc, h] as const));
       expect(hits.length).toBeLessThanOrEqual(1);
