@@ -112,6 +112,16 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       return `HTTP/1.1 200 OK\r\nContent-Length: ${name.length}\r\n\r\n${name}`;
     };
     const bodies = (raw: string) => [...raw.matchAll(/\r\n\r\n(p\d+)/g)].map((m) => m[1]);
+    /** A backend that answers every request at once but holds `GET <path>`'s answer until `held[i]()`. */
+    const holding = async (path: string) => {
+      const held: Array<() => void> = [];
+      const b = await rawBackend((req, conn) => {
+        if (!req.line.startsWith(`GET ${path} `)) return reply(req);
+        held.push(() => conn.socket.write(reply(req)));
+        return null;
+      });
+      return { b, held };
+    };
 
     for (const [name, first] of [
       ["two GETs", "GET /p1 HTTP/1.1\r\nHost: a.test\r\n\r\n"],
@@ -168,12 +178,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
     });
 
     test.skipIf(kind !== "h2-https-h1")("more than 32 requests waiting behind one upstream: the connection ends, the waiting ones sent nowhere", async () => {
-      const held: Array<() => void> = [];
-      const b = await rawBackend((req, conn) => {
-        if (!req.line.startsWith("GET /p0 ")) return reply(req);
-        held.push(() => conn.socket.write(reply(req)));
-        return null;
-      });
+      const { b } = await holding("/p0");
       const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
       const c = await rawClient(p.port, p);
       try {
@@ -193,12 +198,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
     });
 
     test.skipIf(kind !== "h2-https-h1")("a POST with a body behind a pending GET: the connection ends, the POST sent nowhere", async () => {
-      const held: Array<() => void> = [];
-      const b = await rawBackend((req, conn) => {
-        if (!req.line.startsWith("GET /p1 ")) return reply(req);
-        held.push(() => conn.socket.write(reply(req)));
-        return null;
-      });
+      const { b } = await holding("/p1");
       const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
       try {
         const r = await exchangeToClose(p, "GET /p1 HTTP/1.1\r\nHost: a.test\r\n\r\nPOST /p2 HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\n\r\nhello");
@@ -215,12 +215,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
     });
 
     test(`a GET pipelined in a later read while the first is upstream: ${kind === "bun-http" ? "the first aborted upstream, the second never sent" : "answered after the first"}`, async () => {
-      const held: Array<() => void> = [];
-      const b = await rawBackend((req, conn) => {
-        if (!req.line.startsWith("GET /p1 ")) return reply(req);
-        held.push(() => conn.socket.write(reply(req)));
-        return null;
-      });
+      const { b, held } = await holding("/p1");
       const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
       const c = await rawClient(p.port, p);
       try {
