@@ -12,7 +12,7 @@
 // one. A full bucket replaces its least recently read entry (an expired one first). An answer
 // whose payload does not fit a slot (a key with a long token) is kept by the worker alone
 // (external-auth.ts's own LRU), as before. 8,192 entries; 16.8 MB, pages touched as used.
-import { formatTableHeader, tableSeed } from "./header.ts";
+import { formatTableHeader, KeyHash, TABLE_HEADER, tableSeed } from "./header.ts";
 import type { AuthAnswer, AuthCacheStore } from "../policies/external-auth.ts";
 import { lock, markUsed, USED } from "./limits.ts";
 
@@ -23,7 +23,7 @@ const SLOT = 2048;
 const SLOT_HEAD = 32;
 const MAX_PAYLOAD = SLOT - SLOT_HEAD;
 const MAGIC = 0x5041_4331; // "PAC1"
-const HEADER = 64;
+const HEADER = TABLE_HEADER;
 const BUCKET = 8 + SLOTS * SLOT;
 
 /** Bytes of shared memory the cache takes (a multiple of 8). */
@@ -63,20 +63,13 @@ export function createSharedAuthCache(mem: Uint8Array, opts: SharedAuthCacheOpti
   const decoder = new TextDecoder();
   const mark = { used: false };
 
-  let h1 = 0;
-  let h2 = 0;
-  function bucketOf(key: string): number {
-    const h = Bun.hash.wyhash(key, seed);
-    h1 = Number(BigInt.asUintN(32, h)) | 0;
-    h2 = Number(h >> 32n) | 1;
-    return HEADER + (h1 & (BUCKETS - 1)) * BUCKET;
-  }
+  const kh = new KeyHash(seed, BUCKETS, BUCKET);
   const slotAt = (base: number, k: number) => base + 8 + k * SLOT;
-  const matches = (s: number) => i32[s / 4] === h1 && i32[s / 4 + 1] === h2;
+  const matches = (s: number) => i32[s / 4] === kh.h1 && i32[s / 4 + 1] === kh.h2;
 
   return {
     get(key) {
-      const base = bucketOf(key);
+      const base = kh.bucket(key);
       const t = now();
       let copy: Uint8Array | null = null;
       markUsed(i32, mark);
@@ -111,7 +104,7 @@ export function createSharedAuthCache(mem: Uint8Array, opts: SharedAuthCacheOpti
       if (answer.setCookies.length > 0 || !(ttlMs > 0)) return false;
       const payload = encoder.encode(JSON.stringify([key, answer.status, answer.copy, answer.wwwAuthenticate] satisfies Payload));
       if (payload.length > MAX_PAYLOAD) return false;
-      const base = bucketOf(key);
+      const base = kh.bucket(key);
       const t = now();
       markUsed(i32, mark);
       lock(i32, base / 4, pid);
@@ -142,8 +135,8 @@ export function createSharedAuthCache(mem: Uint8Array, opts: SharedAuthCacheOpti
         i32[s / 4 + 6] = payload.length;
         f64[s / 8 + 1] = t + ttlMs;
         f64[s / 8 + 2] = t;
-        i32[s / 4] = h1;
-        i32[s / 4 + 1] = h2;
+        i32[s / 4] = kh.h1;
+        i32[s / 4 + 1] = kh.h2;
         return true;
       } finally {
         Atomics.store(i32, base / 4, 0);

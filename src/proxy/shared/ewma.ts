@@ -14,14 +14,14 @@
 // Times: the balancer's clock is performance.now(), which starts with each process; the
 // table stores origin + t (origin: performance.timeOrigin) so every worker reads the same
 // instant (wall clock at its start, then monotonic; shared-limits.ts, "Clock").
-import { formatTableHeader, tableSeed } from "./header.ts";
+import { formatTableHeader, KeyHash, TABLE_HEADER, tableSeed } from "./header.ts";
 import { decayedEwma, EWMA_DECAY_MS, type EwmaScores } from "../upstream/balancer.ts";
 import { lock, markUsed, USED } from "./limits.ts";
 
 const BUCKETS = 1024;
 const SLOTS = 16;
 const MAGIC = 0x5045_5731; // "PEW1"
-const HEADER = 64;
+const HEADER = TABLE_HEADER;
 const SLOT = 24;
 const BUCKET = 8 + SLOTS * SLOT;
 
@@ -49,19 +49,12 @@ export function createSharedEwma(mem: Uint8Array, opts: SharedEwmaOptions = {}):
   const pid = opts.pid ?? process.pid;
   const mark = { used: false };
 
-  let h1 = 0;
-  let h2 = 0;
-  function bucketOf(key: string): number {
-    const h = Bun.hash.wyhash(key, seed);
-    h1 = Number(BigInt.asUintN(32, h)) | 0;
-    h2 = Number(h >> 32n) | 1;
-    return HEADER + (h1 & (BUCKETS - 1)) * BUCKET;
-  }
+  const kh = new KeyHash(seed, BUCKETS, BUCKET);
   /** The key's slot offset in the locked bucket, or -1. */
   function find(base: number): number {
     for (let k = 0; k < SLOTS; k++) {
       const s = base + 8 + k * SLOT;
-      if (i32[s / 4] === h1 && i32[s / 4 + 1] === h2) return s;
+      if (i32[s / 4] === kh.h1 && i32[s / 4 + 1] === kh.h2) return s;
       if (i32[s / 4 + 1] === 0) return -1; // slots fill in order and are only ever replaced
     }
     return -1;
@@ -82,14 +75,14 @@ export function createSharedEwma(mem: Uint8Array, opts: SharedEwmaOptions = {}):
     return oldest;
   }
   function put(s: number, score: number, at: number): void {
-    i32[s / 4] = h1;
-    i32[s / 4 + 1] = h2;
+    i32[s / 4] = kh.h1;
+    i32[s / 4 + 1] = kh.h2;
     f64[s / 8 + 1] = score;
     f64[s / 8 + 2] = at;
   }
   /** Run `f` on the key's slot (-1: none) under its bucket's lock. */
   function locked<T>(key: string, f: (s: number, base: number) => T): T {
-    const base = bucketOf(key);
+    const base = kh.bucket(key);
     markUsed(i32, mark);
     lock(i32, base / 4, pid);
     try {

@@ -35,14 +35,14 @@
 // process's start, so times are performance.timeOrigin + performance.now() (the wall clock when
 // the process started, then monotonic): two workers disagree only by a wall-clock step between
 // their starts, and a time before the slot's own is taken as no time passed (as limits.ts does).
-import { formatTableHeader, tableSeed } from "./header.ts";
+import { formatTableHeader, KeyHash, TABLE_HEADER, tableSeed } from "./header.ts";
 import { excessAfter, type Limiter } from "../policies/limits.ts";
 
 export const BUCKETS = 16_384;
 export const SLOTS = 8;
 const MAGIC = 0x504c_4d31; // "PLM1"
 /** Header: magic, workers, seed (two Int32), then padding to 64 bytes. */
-const HEADER = 64;
+const HEADER = TABLE_HEADER;
 /** Fixed part of a slot: hash (2 × Int32), seen, e0, t0, e1, t1 (Float64). */
 const SLOT_FIXED = 48;
 /** Spins before a waiter checks that the lock's holder is alive (~1 ms). */
@@ -152,15 +152,7 @@ export function createSharedLimiter(mem: Uint8Array, opts: SharedLimiterOptions)
 
   // Byte offsets → view indexes: a bucket's lock is at i32[base / 4]; a slot at `s` has its
   // hash at i32[s/4], i32[s/4 + 1], seen/e0/t0/e1/t1 at f64[s/8 + 1 … 5], counts at u16[s/2 + 24 + w].
-  let h1 = 0;
-  let h2 = 0;
-  /** Sets h1, h2 (h2 is never 0: a zero hash marks an empty slot) and returns the bucket's offset. */
-  function hashOf(key: string): number {
-    const h = Bun.hash.wyhash(key, seed);
-    h1 = Number(BigInt.asUintN(32, h)) | 0;
-    h2 = Number(h >> 32n) | 1;
-    return HEADER + (h1 & (BUCKETS - 1)) * bb;
-  }
+  const kh = new KeyHash(seed, BUCKETS, bb);
 
   function connsOf(s: number): number {
     let n = 0;
@@ -178,7 +170,7 @@ export function createSharedLimiter(mem: Uint8Array, opts: SharedLimiterOptions)
       const s = base + 8 + k * sb;
       const a = i32[s / 4]!;
       const b = i32[s / 4 + 1]!;
-      if (a === h1 && b === h2) return { s, fresh: false };
+      if (a === kh.h1 && b === kh.h2) return { s, fresh: false };
       if (b === 0) {
         if (free < 0) free = s;
         continue;
@@ -191,8 +183,8 @@ export function createSharedLimiter(mem: Uint8Array, opts: SharedLimiterOptions)
     }
     const s = free >= 0 ? free : oldest;
     if (s < 0) return null;
-    i32[s / 4] = h1;
-    i32[s / 4 + 1] = h2;
+    i32[s / 4] = kh.h1;
+    i32[s / 4 + 1] = kh.h2;
     f64[s / 8 + 1] = t;
     f64[s / 8 + 2] = 0;
     f64[s / 8 + 3] = -1;
@@ -205,7 +197,7 @@ export function createSharedLimiter(mem: Uint8Array, opts: SharedLimiterOptions)
   return {
     admit(key, first, second) {
       const t = Math.floor(now());
-      const base = hashOf(key);
+      const base = kh.bucket(key);
       const at = base / 4;
       markUsed(i32, mark);
       lock(i32, at, pid);
@@ -239,9 +231,9 @@ export function createSharedLimiter(mem: Uint8Array, opts: SharedLimiterOptions)
     },
     acquire(key, max) {
       const t = Math.floor(now());
-      const base = hashOf(key);
+      const base = kh.bucket(key);
       const at = base / 4;
-      const mine = { h1, h2 };
+      const mine = { h1: kh.h1, h2: kh.h2 };
       let s = -1;
       let col = -1;
       markUsed(i32, mark);
