@@ -12,7 +12,7 @@ import { createCertificate } from "../tls/pki.ts";
 import { makeBackend, makeTable, type RouteSpec } from "../proxy/helpers.ts";
 
 import { h2Session, startTlsProxy, type TlsProxy } from "../http2/helpers.ts";
-import { echoClient, startEchoServer, unary, type EchoServer, type Msg } from "./server.ts";
+import { clientStream, collect, echoClient, startEchoServer, unary, type EchoServer, type Msg } from "./server.ts";
 import { eventually } from "../wait.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
@@ -41,13 +41,6 @@ afterAll(async () => {
   await secure.stop();
 });
 
-function collect(call: Any): Promise<{ msgs: Msg[]; status: grpc.StatusObject }> {
-  const msgs: Msg[] = [];
-  call.on("data", (m: Msg) => msgs.push(m));
-  call.on("error", () => {});
-  return new Promise((resolve) => call.on("status", (status: grpc.StatusObject) => resolve({ msgs, status })));
-}
-
 describe.each([["GRPC (h2c)", "grpc.test"], ["GRPCS", "grpcs.test"]])("%s backend", (_label, host) => {
   test("unary: message, request metadata and response trailers relayed", async () => {
     const c = echoClient(proxy.port, host);
@@ -67,11 +60,7 @@ describe.each([["GRPC (h2c)", "grpc.test"], ["GRPCS", "grpcs.test"]])("%s backen
     expect(ss.status.code).toBe(grpc.status.OK);
     expect(ss.msgs.map((m) => m.text)).toEqual(["s-0", "s-1", "s-2", "s-3", "s-4"]);
 
-    const cs = await new Promise<Msg>((resolve, reject) => {
-      const call = c.ClientStream((err: Error | null, res: Msg) => (err ? reject(err) : resolve(res)));
-      for (const t of ["a", "b", "c"]) call.write({ text: t });
-      call.end();
-    });
+    const cs = await clientStream(c, ["a", "b", "c"]);
     expect(cs).toMatchObject({ text: "a,b,c", n: 3 });
 
     const bidi = c.Bidi();

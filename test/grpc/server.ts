@@ -107,6 +107,23 @@ export function unary(client: Any, msg: Msg, o: { deadlineMs?: number; metadata?
   });
 }
 
+/** A streaming call's messages and its final status (a failed call resolves too, with its status). */
+export function collect(call: Any): Promise<{ msgs: Msg[]; status: grpc.StatusObject }> {
+  const msgs: Msg[] = [];
+  call.on("data", (m: Msg) => msgs.push(m));
+  call.on("error", () => {});
+  return new Promise((resolve) => call.on("status", (status: grpc.StatusObject) => resolve({ msgs, status })));
+}
+
+/** A client-streaming call that sends one message per text, as a promise of the answer. */
+export function clientStream(client: Any, texts: readonly string[]): Promise<Msg> {
+  return new Promise((resolve, reject) => {
+    const call = client.ClientStream((err: Error | null, res: Msg) => (err ? reject(err) : resolve(res)));
+    for (const t of texts) call.write({ text: t });
+    call.end();
+  });
+}
+
 if (import.meta.main) {
   const s = await startEchoServer(undefined, process.argv[2] ?? "child");
   process.stdout.write(`${s.port}\n`);

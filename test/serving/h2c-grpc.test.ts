@@ -19,7 +19,7 @@ import { curl } from "../http2/helpers.ts";
 import { makeBackend, makeTable, testConfig, wsFirstReply, type RouteSpec } from "../proxy/helpers.ts";
 import { rawBackend, type RawBackend, type RawRequest } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
-import { echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
+import { clientStream, collect, echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
 type Any = any;
@@ -70,13 +70,6 @@ afterAll(async () => {
 
 const h2cClient = (): Any => new echoPackage.Echo(`127.0.0.1:${serving.ports.http}`, grpc.credentials.createInsecure(), { "grpc.default_authority": "grpc.test" });
 
-function collect(call: Any): Promise<{ msgs: Msg[]; status: grpc.StatusObject }> {
-  const msgs: Msg[] = [];
-  call.on("data", (m: Msg) => msgs.push(m));
-  call.on("error", () => {});
-  return new Promise((resolve) => call.on("status", (status: grpc.StatusObject) => resolve({ msgs, status })));
-}
-
 /** An h2c session from CLIENT (prior knowledge: the preface is the first thing sent). */
 function h2cSession(): http2.ClientHttp2Session {
   const port = serving.ports.http;
@@ -104,11 +97,7 @@ describe("a gRPC route: gRPC over h2c on the plain port", () => {
     expect(ss.status.code).toBe(grpc.status.OK);
     expect(ss.msgs.map((m) => m.text)).toEqual(["s-0", "s-1", "s-2", "s-3"]);
 
-    const cs = await new Promise<Msg>((resolve, reject) => {
-      const call = c.ClientStream((err: Error | null, res: Msg) => (err ? reject(err) : resolve(res)));
-      for (const t of ["a", "b", "c"]) call.write({ text: t });
-      call.end();
-    });
+    const cs = await clientStream(c, ["a", "b", "c"]);
     expect(cs).toMatchObject({ text: "a,b,c", n: 3 });
 
     const bidi = c.Bidi();
