@@ -1,7 +1,7 @@
 // Coded data-plane errors, mapped to a status once. Bodies are fixed short text (or nginx's page
 // under --ingress-nginx-compat, status-page.ts): they never echo anything from the request.
 // Which answers close the connection: docs/design.md, "Request framing and bodies".
-import { ownBody } from "./pipeline/status-page.ts";
+import { ownBody, type OwnBody } from "./pipeline/status-page.ts";
 
 export type ProxyErrorCode =
   | "BadRequest"
@@ -76,11 +76,12 @@ export function statusOf(code: ProxyErrorCode): number {
 }
 
 /**
- * Body bytes of Portico's own answer for `code` (the bodies are ASCII), for the access log;
- * `compat`: --ingress-nginx-compat, whose answers are nginx's pages (status-page.ts).
+ * The body and Content-Type of Portico's own answer for `code`: short text, or nginx's page
+ * under --ingress-nginx-compat (`compat`; status-page.ts). The bodies are ASCII, so their
+ * length is their size in bytes (the access log's).
  */
-export function errorBodyBytes(code: ProxyErrorCode, compat = false, req: Request | null = null): number {
-  return ownBody(STATUS[code], BODY[code], compat, req).body.length;
+export function errorBody(code: ProxyErrorCode, compat = false, req: Request | null = null): OwnBody {
+  return ownBody(STATUS[code], BODY[code], compat, req);
 }
 
 /** Whether an answer with this code ends the client connection (see CLOSES). */
@@ -88,8 +89,7 @@ export function closesConnection(code: ProxyErrorCode): boolean {
   return CLOSES.has(code);
 }
 
-export function errorResponse(code: ProxyErrorCode, headers?: Record<string, string>, compat = false, req: Request | null = null): Response {
-  const own = ownBody(STATUS[code], BODY[code], compat, req);
+export function errorResponse(code: ProxyErrorCode, headers?: Record<string, string>, own: OwnBody = errorBody(code)): Response {
   const h: Record<string, string> = { "content-type": own.type, "cache-control": "no-store", ...headers };
   if (CLOSES.has(code)) h.connection = "close";
   return new Response(own.body, { status: STATUS[code], headers: h });

@@ -1,6 +1,6 @@
 // Portico's own answers to a request (errors.ts codes, status-page.ts bodies), and the
 // record of a client that left: the ends of the pipeline that are not a relayed response.
-import { errorBodyBytes, errorResponse, statusOf, type ProxyError } from "../errors.ts";
+import { errorBody, errorResponse, statusOf, type ProxyError } from "../errors.ts";
 import { grpcErrorResponse, grpcStatusOf, isGrpc } from "../upstream/grpc-status.ts";
 import type { Exchange } from "./context.ts";
 
@@ -13,11 +13,12 @@ export function ownAnswer(x: Exchange, e: ProxyError): Response {
   const grpc = isGrpc(req.headers);
   // Our own answer's body is what the client gets (none for HEAD, RFC 9110 §9.3.2); a
   // gRPC client gets a Trailers-Only answer, no body.
-  rec.bytesOut = req.method === "HEAD" || grpc ? 0 : errorBodyBytes(e.code, p.compat, req);
+  const own = grpc ? null : errorBody(e.code, p.compat, req);
+  rec.bytesOut = req.method === "HEAD" || own === null ? 0 : own.body.length;
   if (grpc) rec.grpcStatus = grpcStatusOf(e.code);
   x.finish(grpc ? 200 : statusOf(e.code), e.code);
   if (e.code === "Internal") p.log.error("proxy internal error", { err: e.detail, requestId: x.requestId });
-  const res = grpc ? grpcErrorResponse(e.code, x.responseHeaders) : errorResponse(e.code, x.responseHeaders, p.compat, req);
+  const res = own === null ? grpcErrorResponse(e.code, x.responseHeaders) : errorResponse(e.code, x.responseHeaders, own);
   x.addCookies(res.headers, res.status);
   return res;
 }

@@ -79,7 +79,12 @@ export const PLAIN_TYPE = "text/plain; charset=utf-8";
  * Body and Content-Type of Portico's own answer: nginx's page under --ingress-nginx-compat (when
  * nginx has one for the status), else Portico's short text.
  */
-export function ownBody(status: number, plain: string, compat: boolean, req: Request | null, certificate: string | null = null): { readonly body: string; readonly type: string } {
+export interface OwnBody {
+  readonly body: string;
+  readonly type: string;
+}
+
+export function ownBody(status: number, plain: string, compat: boolean, req: Request | null, certificate: string | null = null): OwnBody {
   if (compat) {
     const page = nginxPage(status, req?.headers.get("user-agent") ?? null, certificate);
     if (page !== null) return { body: page, type: NGINX_PAGE_TYPE };

@@ -4,7 +4,7 @@
 // an absolute target, or with 500 when the rewrite gives a path Portico does not forward
 // (table/rewrite.ts says which, and why).
 import { forwardedPrefix, rewriteRequest } from "../../table/rewrite.ts";
-import { errorResponse } from "../errors.ts";
+import { errorBody, errorResponse } from "../errors.ts";
 import type { KindOf, PolicyKind } from "./types.ts";
 import * as K from "../../policy/kinds.ts";
 
@@ -25,7 +25,7 @@ export const REWRITE_TARGET: KindOf<typeof K.REWRITE_TARGET> = {
         return new Response(null, { status: 302, headers: { location: out.location, "content-length": "0", ...flow.responseHeaders } });
       }
       // Fail closed: a path Portico will not forward is never sent as something else.
-      if (out.kind === "refused") return errorResponse("Internal", flow.responseHeaders, flow.config.ingressNginxCompat, flow.req);
+      if (out.kind === "refused") return errorResponse("Internal", flow.responseHeaders, errorBody("Internal", flow.config.ingressNginxCompat, flow.req));
       flow.pathAndQuery = out.path + flow.query;
       // template.go buildProxyPass emits X-Forwarded-Prefix inside the rewrite branch only.
       if (xForwardedPrefix !== null) {
