@@ -12,7 +12,7 @@ import type { TemplatePart } from "../policy/template.ts";
 import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { Config } from "../config/types.ts";
-import { KIND_CONTRACTS } from "../policy/kinds.ts";
+import { KIND_CONTRACTS } from "../policy/registry.ts";
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../policy/stages.ts";
 import { rewriteRequest } from "../table/rewrite.ts";
 import { gatewayRedirectCode, modifyPath } from "../table/gateway.ts";

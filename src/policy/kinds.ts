@@ -1,14 +1,15 @@
 // Every stage policy kind, defined once: id, stage and parameter schema (contract.ts). The
 // annotation families and the compiler write policies with these contracts, the proxy runs
 // them with the same ones (proxy/policies/registry.ts pairs each with its runner; a test holds
-// the two lists equal), and explain reads the stages from here (compile/answer.ts).
+// the two lists equal), and explain reads the stages from here (compile/answer.ts). A new kind
+// is one `defineKind` export here: policy/registry.ts collects every exported contract.
 //
 // The schemas check shape and types: what a kind's build must be able to read. The checks that
 // need the kind's own machinery (a CIDR list parsing, a hash format, a header pattern
 // compiling, a PEM certificate) stay in its build, which throws, and the runner refuses the
 // route then too.
 import * as v from "valibot";
-import { defineKind, type KindContract } from "./contract.ts";
+import { defineKind } from "./contract.ts";
 
 const Str = v.string();
 const NullableStr = v.nullable(v.string());
@@ -196,11 +197,3 @@ export const GATEWAY_MIRROR = defineKind(
 );
 /** A rule, or a share of one, that cannot be served: 500. */
 export const GATEWAY_ERROR = defineKind("gateway-error", "denied", v.object({ reason: Str }));
-
-/** Every kind, by id: what the compiler may emit and the proxy must run. */
-export const KIND_CONTRACTS: ReadonlyMap<string, KindContract> = new Map(
-  [
-    DENIED, REFUSE, CERTIFICATE_REFUSE, HEADER_DENY, CLIENT_CERT, APP_ROOT, WWW_REDIRECT, CORS, REDIRECT, REWRITE_TARGET, CANARY, AFFINITY, HASH, EWMA,
-    LIMITS, SOURCE_RANGE, BASIC_AUTH, EXTERNAL_AUTH, AUTO_HTTP, UPSTREAM_VHOST, HEADERS, GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_REWRITE, GATEWAY_MIRROR, GATEWAY_ERROR,
-  ].map((k) => [k.id, k as KindContract] as const),
-);

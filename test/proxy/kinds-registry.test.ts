@@ -8,7 +8,7 @@ import * as v from "valibot";
 import { KIND_STAGES } from "../../src/compile/answer.ts";
 import { compile } from "../../src/compile/compile.ts";
 import type { CompileConfig } from "../../src/compile/config.ts";
-import { KIND_CONTRACTS } from "../../src/policy/kinds.ts";
+import { KIND_CONTRACTS } from "../../src/policy/registry.ts";
 import type { StagePolicy } from "../../src/policy/stages.ts";
 import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";

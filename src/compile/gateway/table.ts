@@ -14,7 +14,8 @@ import type { HTTPRoute } from "../../model/gateway.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/types.ts";
 import { isWildcardHost } from "../../table/gateway.ts";
-import { orderStages, type StagePolicy } from "../../policy/stages.ts";
+import type { StagePolicy } from "../../policy/stages.ts";
+import { assembleStages } from "../stages.ts";
 import { DEFAULT_RETRY, DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
 import type { Backend, Match, Route, RouteOptions } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
@@ -553,7 +554,7 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
       pathIndex: matchIndex,
       backend,
       // Gateway API asks for no HTTPS redirect and no HSTS: a listener serves what it declares.
-      options: policies.length === 0 ? base : Object.freeze({ ...base, stages: orderStages(policies) }),
+      options: policies.length === 0 ? base : Object.freeze({ ...base, stages: assembleStages(policies) }),
       tls: false,
     });
     return Object.freeze({ route, hostKey: host, via: host === "*" ? ("any-host" as const) : isWildcardHost(host) ? ("wildcard-host" as const) : ("exact-host" as const) });
