@@ -1,7 +1,7 @@
 // The compiler's one door to annotations: each family lives in src/annotations/ and
 // parseAnnotations is the only function the compiler calls (docs/design.md, "Annotations and
 // policies"): the families read the Ingress, compile/stages.ts assembles what they supply.
-import { readAnnotations, routeOptions, type ParsedAnnotations } from "../annotations/parse.ts";
+import { readAnnotations, routeOptions, type AnnotationReading, type ParsedAnnotations } from "../annotations/parse.ts";
 import { annotationStages, assembleStages } from "./stages.ts";
 export { type AnnotationPolicies, type ParsedAnnotations } from "../annotations/parse.ts";
 export { ANNOTATIONS } from "../annotations/registry.ts";
@@ -17,7 +17,8 @@ export { Bool } from "../annotations/values.ts";
 
 type Annotations = Readonly<Record<string, string>> | null | undefined;
 
-function withStages(r: ReturnType<typeof readAnnotations>): ParsedAnnotations {
+/** `r` with its route options, its families' stage policies assembled (compile/stages.ts). */
+function withStages(r: AnnotationReading): ParsedAnnotations {
   const { refusal, ...rest } = r;
   const stages = assembleStages(annotationStages(r.policies, r.denied, refusal));
   return Object.freeze({ ...rest, options: routeOptions(r.policies, r.denied, stages) });
