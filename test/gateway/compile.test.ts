@@ -707,6 +707,26 @@ spec: { from: [${from}], to: [${to}] }`;
     expect(w.routeConditions(INFRA, "resp")[0]).toStartWith("Accepted=False/UnsupportedValue");
   });
 
+  test("RegularExpression matches: after Exact and PathPrefix, the longer pattern first; a pattern the linear-time engine refuses is UnsupportedValue", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("re", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: RegularExpression, value: "/a/.*" } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: RegularExpression, value: "/a/[a-z]+/x" } }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /a/b } }]
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]`), route("bad-re", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: RegularExpression, value: "/(?<=x)y" } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /h }, headers: [{ type: RegularExpression, name: x, value: "(a" }] }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`));
+    expect([w.answer({ path: "/a/b/x" }), w.answer({ path: "/a/c/x" }), w.answer({ path: "/a/c/y" }), w.answer({ path: "/A/C/X" })]).toEqual([V3, V2, V1, V2]);
+    expect(w.routeConditions(INFRA, "re")[0]).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs");
+    expect(w.routeConditions(INFRA, "bad-re")[0]).toStartWith("Accepted=False/UnsupportedValue");
+    expect(w.answer({ path: "/h" })).toBe("404");
+  });
+
   test("rule timeouts become the response-head deadline; a request timeout also stops retries after it", () => {
     const w = World.of(GATEWAYS["same-namespace"], route("t", `  parentRefs: [{ name: same-namespace }]
   rules:

@@ -727,4 +727,45 @@ ${route("httproute-listener-section-name-not-matching-port", `  parentRefs: [{ n
     const listeners = (api.get("Gateway", INFRA, "gateway-with-one-not-matching-port-and-section-name-route")!.status as { listeners: { attachedRoutes: number }[] }).listeners;
     expect(listeners.map((l) => l.attachedRoutes)).toEqual([0]);
   });
+  test("RegularExpression path, header and query matches (implementation-specific; no upstream test)", async () => {
+    apply(route("regex-matching", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: RegularExpression, value: "/regex/v[0-9]+/items" } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /regex/v1 } }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /hdr }, headers: [{ type: RegularExpression, name: version, value: "^v[12]$" }] }]
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /qry }, queryParams: [{ type: RegularExpression, name: animal, value: "^(whale|dolphin)$" }] }]
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]
+    - matches: [{ path: { type: RegularExpression, value: "/hostile/(a+)+$" } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`));
+    await accepted("regex-matching");
+    const hostile = `/hostile/${"a".repeat(5000)}!`;
+    const cases: [string, Record<string, string>, string][] = [
+      // As ingress-nginx matches a use-regex path: anchored at the start only, case-insensitive.
+      ["/regex/v2/items", {}, "v1"],
+      ["/regex/V22/ITEMS/more", {}, "v1"],
+      ["/regex/vx/items", {}, "404"],
+      ["/x/regex/v2/items", {}, "404"],
+      // Exact and PathPrefix come before a RegularExpression match.
+      ["/regex/v1/items", {}, "v2"],
+      // Header and query values: unanchored unless the pattern anchors, case-sensitive.
+      ["/hdr", { version: "v1" }, "v3"],
+      ["/hdr", { version: "v3" }, "404"],
+      ["/hdr", { version: "V1" }, "404"],
+      ["/hdr", {}, "404"],
+      ["/qry?animal=dolphin", {}, "v3"],
+      ["/qry?animal=whaleshark", {}, "404"],
+      // Linear time: a pattern a backtracking engine takes forever on is answered.
+      [hostile, {}, "404"],
+      [`/hostile/${"a".repeat(5000)}`, {}, "v1"],
+    ];
+    const got: string[] = [];
+    for (const [path, headers] of cases) {
+      const a = await ask(path, { headers });
+      got.push(`${path.slice(0, 40)} ${JSON.stringify(headers)} ${a.status === 404 ? "404" : a.backend}`);
+    }
+    expect(got).toEqual(cases.map(([p, h, v]) => `${p.slice(0, 40)} ${JSON.stringify(h)} ${v === "404" ? "404" : `${INFRA}/infra-backend-${v}`}`));
+  });
 });

@@ -11,6 +11,7 @@ import type { Backend } from "../../table/types.ts";
 import { serviceRef, type BackendRef, type ResolvedBackend } from "../backends.ts";
 import type { GatewayMatch, HeaderMatch } from "../../table/types.ts";
 import { cond, referenceAllowed, type Condition } from "./attach.ts";
+import { compileHeaderPattern, compilePathRegex } from "../../regex/index.ts";
 
 export interface CompiledMatch extends GatewayMatch {
   /** The path as written ("/" when none): explain and the synthetic route show it. */
@@ -192,6 +193,22 @@ function pathModifier(p: { type: string; replaceFullPath?: string | null | undef
 
 const NO_MATCHES: readonly HeaderMatch[] = Object.freeze([]);
 
+/** HTTPHeaderMatch and HTTPQueryParamMatch types Portico serves (RegularExpression: table/gateway.ts). */
+const VALUE_MATCH_TYPES: ReadonlySet<string> = new Set(["Exact", "RegularExpression"]);
+
+const valueMatch = (name: string, m: { type?: string | null | undefined; value: string }): HeaderMatch =>
+  m.type === "RegularExpression" ? { name, value: m.value, regex: true } : { name, value: m.value };
+
+/** HTTPHeaderMatch list: names lowercased, the first entry of a name wins. */
+function headerMatches(xs: readonly { type?: string | null | undefined; name: string; value: string }[]): HeaderMatch[] {
+  const out: HeaderMatch[] = [];
+  for (const x of xs) {
+    const name = x.name.toLowerCase();
+    if (!out.some((h) => h.name === name)) out.push(valueMatch(name, x));
+  }
+  return out;
+}
+
 /** Shared by every route whose references resolve (conditions are never changed once made). */
 const RESOLVED: Condition = Object.freeze(cond("ResolvedRefs", "True", "ResolvedRefs", "all references resolved"));
 
@@ -214,11 +231,19 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     for (const m of written) {
       const type = m.path?.type ?? "PathPrefix";
       const value = m.path?.value ?? "/";
-      if (type !== "Exact" && type !== "PathPrefix") {
+      if (type !== "Exact" && type !== "PathPrefix" && type !== "RegularExpression") {
         unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path type ${type} is not supported`);
         continue;
       }
-      if (!PATH.test(value) || value.includes("//")) {
+      if (type === "RegularExpression") {
+        // Implementation-specific: ingress-nginx's use-regex path (table/gateway.ts), refused
+        // here when the linear-time engine cannot run it or it is too large (src/regex/).
+        const c = compilePathRegex(value);
+        if (!c.ok) {
+          unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path regular expression ${JSON.stringify(value)} ${c.reason}`);
+          continue;
+        }
+      } else if (!PATH.test(value) || value.includes("//")) {
         unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path ${JSON.stringify(value)} is not an absolute path`);
         continue;
       }
@@ -226,20 +251,25 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
         unsupported ??= cond("Accepted", "False", "UnsupportedValue", "a header match names an invalid field name");
         continue;
       }
-      const badHeader = (m.headers ?? []).find((h) => (h.type ?? "Exact") !== "Exact") ?? (m.queryParams ?? []).find((h) => (h.type ?? "Exact") !== "Exact");
+      const badHeader = (m.headers ?? []).find((h) => !VALUE_MATCH_TYPES.has(h.type ?? "Exact")) ?? (m.queryParams ?? []).find((h) => !VALUE_MATCH_TYPES.has(h.type ?? "Exact"));
       if (badHeader) {
         unsupported ??= cond("Accepted", "False", "UnsupportedValue", `match type ${badHeader.type} is not supported`);
         continue;
       }
+      const badPattern = [...(m.headers ?? []), ...(m.queryParams ?? [])].find((h) => h.type === "RegularExpression" && !compileHeaderPattern(h.value).ok);
+      if (badPattern) {
+        unsupported ??= cond("Accepted", "False", "UnsupportedValue", `regular expression ${JSON.stringify(badPattern.value)} of ${badPattern.name} cannot be run (src/regex/)`);
+        continue;
+      }
       const query: HeaderMatch[] = [];
-      for (const q of m.queryParams ?? []) if (!query.some((x) => x.name === q.name)) query.push({ name: q.name, value: q.value });
+      for (const q of m.queryParams ?? []) if (!query.some((x) => x.name === q.name)) query.push(valueMatch(q.name, q));
       matches.push({
         pathType: type,
-        path: type === "Exact" ? value : value.replace(/\/+$/, ""),
+        path: type === "PathPrefix" ? value.replace(/\/+$/, "") : value,
         written: value,
         method: m.method ?? null,
         // Most matches have none: one shared empty list (a table holds one match per rule).
-        headers: (m.headers?.length ?? 0) === 0 ? NO_MATCHES : headerList(m.headers),
+        headers: (m.headers?.length ?? 0) === 0 ? NO_MATCHES : headerMatches(m.headers!),
         query: query.length === 0 ? NO_MATCHES : query,
       });
     }

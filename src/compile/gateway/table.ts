@@ -492,12 +492,17 @@ function listenerCertificates(snapshot: Snapshot, gateways: ReadonlyMap<string, 
   return [...byHost.values()];
 }
 
+/** Exact before PathPrefix (HTTPRouteRule.matches); RegularExpression, implementation-specific, after both. */
+const PATH_RANK = { Exact: 0, PathPrefix: 1, RegularExpression: 2 } as const;
+
 /** HTTPRouteRule.matches precedence; ties: the older route, then namespace/name, then rule and match order. */
 function precedence(a: Pending, b: Pending): number {
   const ma = a.match;
   const mb = b.match;
-  if (ma.pathType !== mb.pathType) return ma.pathType === "Exact" ? -1 : 1;
-  if (ma.pathType === "PathPrefix" && ma.path.length !== mb.path.length) return mb.path.length - ma.path.length;
+  if (ma.pathType !== mb.pathType) return PATH_RANK[ma.pathType] - PATH_RANK[mb.pathType];
+  // The longer PathPrefix first (the spec); the longer RegularExpression first, as ingress-nginx
+  // orders a regex host's locations (its template sorts them by path length).
+  if (ma.pathType !== "Exact" && ma.path.length !== mb.path.length) return mb.path.length - ma.path.length;
   if ((ma.method === null) !== (mb.method === null)) return ma.method === null ? 1 : -1;
   if (ma.headers.length !== mb.headers.length) return mb.headers.length - ma.headers.length;
   if (ma.query.length !== mb.query.length) return mb.query.length - ma.query.length;
@@ -549,7 +554,7 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
       host: host === "*" ? null : host,
       path: match.written,
       pathType: match.pathType === "Exact" ? ("Exact" as const) : ("Prefix" as const),
-      declaredPathType: match.pathType === "Exact" ? ("Exact" as const) : ("Prefix" as const),
+      declaredPathType: match.pathType === "Exact" ? ("Exact" as const) : match.pathType === "RegularExpression" ? ("ImplementationSpecific" as const) : ("Prefix" as const),
       source: "rule" as const,
       ruleIndex: rule.ruleIndex,
       pathIndex: matchIndex,
