@@ -126,6 +126,8 @@ export interface Answer {
   location: string | null;
   /** The answer's own fields (lowercased names; a repeated field joined as Headers joins it). */
   response: Record<string, string>;
+  /** Its Set-Cookie lines, each on its own. */
+  cookies: string[];
 }
 
 export async function ask(path: string, init: { host?: string; headers?: Record<string, string>; method?: string } = {}): Promise<Answer> {
@@ -137,7 +139,7 @@ export async function ask(path: string, init: { host?: string; headers?: Record<
   } catch {
     // Portico's own answer (404, 500, a redirect)
   }
-  return { status: res.status, backend: body.backend ?? null, path: body.path ?? null, headers: body.headers ?? {}, location: res.headers.get("location"), response: Object.fromEntries(res.headers) };
+  return { status: res.status, backend: body.backend ?? null, path: body.path ?? null, headers: body.headers ?? {}, location: res.headers.get("location"), response: Object.fromEntries(res.headers), cookies: res.headers.getSetCookie() };
 }
 
 /** Wait until `path` is served as expected (the change went live), then return the answer. */

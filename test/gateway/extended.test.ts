@@ -530,20 +530,29 @@ ${rule("/response-and-request-header-modifiers", "{ set: [{ name: X-Header-Set-1
     expect(got).toEqual(want);
   });
 
-  test("HTTPRouteResponseHeaderModifier on a backendRef (HTTPBackendRef.filters; not in the upstream test)", async () => {
+  test("HTTPRouteResponseHeaderModifier on a backendRef and on Portico's own answers (not in the upstream test)", async () => {
     apply(route("backend-response-header-modifier", `  parentRefs: [{ name: same-namespace }]
   rules:
     - matches: [{ path: { type: PathPrefix, value: /backend-response } }]
-      filters: [{ type: ResponseHeaderModifier, responseHeaderModifier: { add: [{ name: X-Rule, value: rule }] } }]
+      filters: [{ type: ResponseHeaderModifier, responseHeaderModifier: { add: [{ name: X-Rule, value: rule }, { name: Set-Cookie, value: "b=2" }] } }]
       backendRefs:
         - name: infra-backend-v1
           port: 8080
           filters:
-            - { type: ResponseHeaderModifier, responseHeaderModifier: { set: [{ name: X-Backend, value: v1 }], add: [{ name: X-Rule, value: backend }], remove: [Server-Timing] } }`));
+            - { type: ResponseHeaderModifier, responseHeaderModifier: { set: [{ name: X-Backend, value: v1 }], add: [{ name: X-Rule, value: backend }], remove: [Server-Timing] } }
+    - matches: [{ path: { type: PathPrefix, value: /own-redirect } }]
+      filters:
+        - { type: ResponseHeaderModifier, responseHeaderModifier: { set: [{ name: X-Own, value: "1" }], remove: [X-Request-Id] } }
+        - { type: RequestRedirect, requestRedirect: { hostname: example.org } }`));
     await accepted("backend-response-header-modifier");
-    const a = await ask("/backend-response", { headers: echoSet({ "X-Rule": "pod", "Server-Timing": "db;dur=53" }) });
+    const a = await ask("/backend-response", { headers: echoSet({ "X-Rule": "pod", "Server-Timing": "db;dur=53", "Set-Cookie": "a=1" }) });
     // The rule's filter first, then the backendRef's (HTTPBackendRef.filters run after the rule's).
     expect([a.status, a.response["x-backend"], a.response["x-rule"], a.response["server-timing"] ?? "(absent)"]).toEqual([200, "v1", "pod,rule,backend", "(absent)"]);
+    // A Set-Cookie added is a line of its own, never joined to the backend's (RFC 6265 §3).
+    expect(a.cookies).toEqual(["a=1", "b=2"]);
+    // Portico's own answer for the rule (the redirect) gets the same changes.
+    const own = await ask("/own-redirect");
+    expect([own.status, own.location, own.response["x-own"], own.response["x-request-id"] ?? "(absent)"]).toEqual([302, "http://example.org/own-redirect", "1", "(absent)"]);
   });
 
   test("HTTPRouteRequestPercentageMirror", async () => {

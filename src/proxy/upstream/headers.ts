@@ -288,9 +288,12 @@ export function editHeaders(out: Headers, edits: readonly HeaderEdit[]): void {
   for (const e of edits) {
     for (const [k, v] of e.set) out.set(k, v);
     for (const [k, v] of e.add) {
-      const old = k === "set-cookie" ? null : out.get(k);
-      if (k === "set-cookie") out.append(k, v);
-      else out.set(k, old === null ? v : `${old},${v}`);
+      if (k === "set-cookie") {
+        out.append(k, v);
+        continue;
+      }
+      const old = out.get(k);
+      out.set(k, old === null ? v : `${old},${v}`);
     }
     for (const k of e.remove) out.delete(k);
   }
