@@ -221,6 +221,13 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
       case "cors":
         notes.push("CORS: a preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin gets 204");
         continue;
+      case "gateway-cors":
+        // The explained request has no Origin: not a CORS request (proxy/policies/cors.ts GATEWAY_CORS).
+        notes.push("HTTPRoute CORS: a preflight (OPTIONS with Origin and Access-Control-Request-Method) gets 204, with the CORS fields when its origin is allowed");
+        continue;
+      case "gateway-response-headers":
+        notes.push("HTTPRoute ResponseHeaderModifier: the answer's fields are set, added to or removed");
+        continue;
       case "redirect": {
         const url = str(p.params.url) ?? "";
         const code = typeof p.params.code === "number" ? p.params.code : 0;

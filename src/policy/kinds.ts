@@ -167,6 +167,28 @@ export const HEADERS = defineKind("headers", "forwarding", v.object({ request: v
 
 /** RequestHeaderModifier. */
 export const GATEWAY_REQUEST_HEADERS = defineKind("gateway-request-headers", "forwarding", v.object({ set: v.array(Pair), add: v.array(Pair), remove: Strings }));
+/**
+ * ResponseHeaderModifier: set, add (`old,new`) and remove on the answer. In the cors stage,
+ * before the redirects stage, so Portico's own answers for the rule (a RequestRedirect's, a
+ * 500) carry the same changes as the proxied one.
+ */
+export const GATEWAY_RESPONSE_HEADERS = defineKind("gateway-response-headers", "cors", v.object({ set: v.array(Pair), add: v.array(Pair), remove: Strings }));
+/**
+ * CORS (HTTPCORSFilter): origins exact or with a left `*` (any number of labels), or ["*"];
+ * methods, headers and expose lists, ["*"] for any; maxAge in seconds.
+ */
+export const GATEWAY_CORS = defineKind(
+  "gateway-cors",
+  "cors",
+  v.strictObject({
+    origins: Strings,
+    methods: Strings,
+    headers: Strings,
+    expose: Strings,
+    credentials: v.boolean(),
+    maxAge: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  }),
+);
 /** RequestRedirect, with the listener it was reached through and the prefix a ReplacePrefixMatch replaces. */
 export const GATEWAY_REDIRECT = defineKind(
   "gateway-redirect",
