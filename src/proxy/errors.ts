@@ -89,6 +89,40 @@ export function closesConnection(code: ProxyErrorCode): boolean {
   return CLOSES.has(code);
 }
 
+// No answer at all: nginx finalizes a request whose body read timed out with
+// NGX_HTTP_REQUEST_TIME_OUT, and ngx_http_finalize_request terminates such a request instead of
+// sending a page (ngx_http_request.c); with ingress-nginx's `reset_timedout_connection on`
+// (nginx.tmpl) ngx_http_free_request sets SO_LINGER 0, so the client sees a reset and no byte.
+// The 408 is only logged. Measured on nginx 1.22 on loopback: buffered, unbuffered and chunked
+// bodies alike (test/proxy/body-timeout-nginx.test.ts).
+const UNANSWERED = new WeakSet<Response>();
+
+/**
+ * A Response that makes the listener write nothing and reset the connection (docs/design.md,
+ * "Request framing and bodies", slow bodies). On Bun.serve the body stream is already errored
+ * when Bun first reads it, and Bun then writes no byte, not even the status line, and resets
+ * the connection (measured on 1.4.5 over TCP and TLS, 40 of 40 each; a stream that errors one
+ * turn later gets its status line out first). Errored with `undefined` so Bun prints nothing
+ * (pipeline/body.ts, SILENT). The node:http2 listener asks isUnanswered() and resets itself.
+ */
+export function unanswered(): Response {
+  const res = new Response(
+    new ReadableStream<Uint8Array>({
+      start(ctrl) {
+        ctrl.error(undefined);
+      },
+    }),
+    { status: 408 },
+  );
+  UNANSWERED.add(res);
+  return res;
+}
+
+/** Whether `res` stands for no answer (unanswered()). */
+export function isUnanswered(res: Response): boolean {
+  return UNANSWERED.has(res);
+}
+
 export function errorResponse(code: ProxyErrorCode, headers?: Record<string, string>, own: OwnBody = errorBody(code)): Response {
   const h: Record<string, string> = { "content-type": own.type, "cache-control": "no-store", ...headers };
   if (CLOSES.has(code)) h.connection = "close";
