@@ -168,7 +168,7 @@ export async function sendH1(out: ServerResponse, res: Response, head: boolean):
 }
 
 /** Close with a TCP reset (SO_LINGER 0, as nginx's reset_timedout_connection), nothing written. */
-function resetSocket(socket: Duplex): void {
+export function resetSocket(socket: Duplex): void {
   const s = socket as Duplex & { resetAndDestroy?(): void };
   if (typeof s.resetAndDestroy === "function") s.resetAndDestroy();
   else s.destroy();

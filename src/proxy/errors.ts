@@ -94,7 +94,7 @@ export function closesConnection(code: ProxyErrorCode): boolean {
 // sending a page (ngx_http_request.c); with ingress-nginx's `reset_timedout_connection on`
 // (nginx.tmpl) ngx_http_free_request sets SO_LINGER 0, so the client sees a reset and no byte.
 // The 408 is only logged. Measured on nginx 1.22 on loopback: buffered, unbuffered and chunked
-// bodies alike (test/proxy/body-timeout-nginx.test.ts).
+// bodies alike (test/proxy/client-timeouts-nginx.test.ts).
 const UNANSWERED = new WeakSet<Response>();
 
 /**
