@@ -14,6 +14,8 @@ export type ProxyErrorCode =
   | "UpstreamInvalid"
   | "UpstreamTimeout"
   | "BodyTooLarge"
+  /** A request line longer than nginx's large_client_header_buffers (--ingress-nginx-compat: admit.ts). */
+  | "UriTooLong"
   | "ClientBodyTimeout"
   | "Internal"
   /** The auth service timed out, failed, or answered other than 2xx, 401 or 403 (nginx auth_request). */
@@ -25,6 +27,7 @@ const STATUS: Record<ProxyErrorCode, number> = {
   NoRoute: 404,
   ClientBodyTimeout: 408,
   BodyTooLarge: 413,
+  UriTooLong: 414,
   Internal: 500,
   AuthFailed: 500,
   UpstreamConnect: 502,
@@ -43,6 +46,7 @@ const BODY: Record<ProxyErrorCode, string> = {
   NoRoute: "no route\n",
   ClientBodyTimeout: "request body timeout\n",
   BodyTooLarge: "request body too large\n",
+  UriTooLong: "request line too long\n",
   Internal: "internal error\n",
   AuthFailed: "internal error\n",
   UpstreamConnect: "bad gateway\n",
@@ -57,7 +61,7 @@ const BODY: Record<ProxyErrorCode, string> = {
 // 400, 413, 414, 500 and 501, and closes on a client_body_timeout 408): what follows such a
 // request on the connection cannot be trusted to start a new request (a header block we
 // refused, a body we did not read), and Bun would otherwise parse it as one and run it.
-const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "Internal", "AuthFailed"]);
+const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "UriTooLong", "Internal", "AuthFailed"]);
 
 export class ProxyError extends Error {
   readonly code: ProxyErrorCode;
