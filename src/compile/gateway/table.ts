@@ -12,7 +12,7 @@
 // - a rule that cannot be served (an invalid backendRef's share, all weights 0, no backend, an
 //   unsupported filter) → a "gateway-error" policy answering 500 (HTTPBackendRef).
 // Pure; the output does not depend on Map order.
-import type { HTTPRoute } from "../../model/gateway.ts";
+import type { GRPCRoute, HTTPRoute } from "../../model/gateway.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/types.ts";
 import { isWildcardHost } from "../../table/gateway.ts";
@@ -26,7 +26,8 @@ import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
 import { changedKeys } from "../changes.ts";
-import { compileRoute, type CompiledMatch, type CompiledRule, type HeaderModifier, type Timeouts } from "./rules.ts";
+import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Timeouts } from "./rules.ts";
+import { GRPC_ROUTE_KIND, grpcAsHttpRoute, grpcObjectKey, grpcWorkKey } from "./grpcroute.ts";
 import * as K from "../../policy/kinds.ts";
 import { stagePolicy } from "../../policy/contract.ts";
 
@@ -53,7 +54,7 @@ function routeDiagnostics(r: RouteStatus): Diagnostic[] {
     const gwName = `${p.state.parentRef.namespace ?? split(r.key).namespace}/${p.state.parentRef.name}`;
     for (const c of p.conditions) {
       if (c.status !== "False") continue;
-      out.push({ kind: "HTTPRoute", ...split(r.key), reason: c.type === "Accepted" ? "RouteNotAccepted" : "RouteRefsNotResolved", message: `parent Gateway ${gwName}: ${c.reason}: ${c.message}`, severity: c.type === "Accepted" ? "error" : "warning" });
+      out.push({ kind: r.kind ?? "HTTPRoute", ...split(r.key), reason: c.type === "Accepted" ? "RouteNotAccepted" : "RouteRefsNotResolved", message: `parent Gateway ${gwName}: ${c.reason}: ${c.message}`, severity: c.type === "Accepted" ? "error" : "warning" });
     }
   }
   return out;
@@ -127,6 +128,7 @@ interface State {
   readonly referenceGrants: unknown;
   readonly namespaces: unknown;
   httpRoutes: ReadonlyMap<string, HTTPRoute>;
+  grpcRoutes: ReadonlyMap<string, GRPCRoute>;
   readonly classes: ReadonlyMap<string, ClassState>;
   /** Our Gateways with their listeners validated; attachedRoutes is counted on copies. */
   readonly base: ReadonlyMap<string, GatewayState>;
@@ -208,6 +210,7 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
       referenceGrants: snapshot.referenceGrants,
       namespaces: snapshot.namespaces,
       httpRoutes: new Map(),
+      grpcRoutes: new Map(),
       classes,
       base,
       listenerDiagnostics: listenerDiagnostics(base),
@@ -230,6 +233,10 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
   const st = state;
   changedKeys(st.httpRoutes, snapshot.httpRoutes, (k) => void redo.add(k));
   st.httpRoutes = snapshot.httpRoutes;
+  // GRPCRoutes are compiled with the HTTPRoutes, under their own work keys (grpcroute.ts).
+  const grpcRoutes = snapshot.grpcRoutes ?? NO_GRPC_ROUTES;
+  changedKeys(st.grpcRoutes, grpcRoutes, (k) => void redo.add(grpcWorkKey(k)));
+  st.grpcRoutes = grpcRoutes;
 
   // Replace the work of each route to redo; note the lists it was and is on.
   const touched = new Map<string, Set<string>>();
@@ -244,8 +251,11 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
   const replaced = new Map<string, RouteWork | undefined>();
   for (const key of redo) {
     const old = st.works.get(key);
-    const route = snapshot.httpRoutes.get(key);
-    const next = route === undefined ? undefined : routeWork(snapshot, st.base, key, route, resolve);
+    const objectKey = grpcObjectKey(key);
+    const grpc = objectKey === null ? undefined : grpcRoutes.get(objectKey);
+    const conv = grpc === undefined ? null : grpcAsHttpRoute(grpc);
+    const route = objectKey === null ? snapshot.httpRoutes.get(key) : conv?.route;
+    const next = route === undefined ? undefined : routeWork(snapshot, st.base, key, route, resolve, conv === null ? null : { objectKey: objectKey!, unsupported: conv.unsupported });
     replaced.set(key, old);
     if (old !== undefined) {
       for (const p of old.pieces) touch(p);
@@ -386,9 +396,18 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
 }
 
 const NONE: readonly never[] = Object.freeze([]);
+const NO_GRPC_ROUTES: ReadonlyMap<string, GRPCRoute> = new Map();
 
 /** One HTTPRoute alone: its attachment to our Gateways, its rules, its entries and its status. */
-function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>, key: string, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend): RouteWork {
+function routeWork(
+  snapshot: Snapshot,
+  gateways: ReadonlyMap<string, GatewayState>,
+  key: string,
+  route: HTTPRoute,
+  resolve: (ref: BackendRef) => ResolvedBackend,
+  /** Set for a GRPCRoute converted by grpcroute.ts: its object key and what it cannot serve. */
+  grpc: { readonly objectKey: string; readonly unsupported: Condition | null } | null = null,
+): RouteWork {
   const routeNs = key.slice(0, key.indexOf("/"));
   const services: string[] = [];
   for (const rule of route.spec.rules ?? []) {
@@ -397,9 +416,10 @@ function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayStat
     for (const f of rule.filters ?? []) if (f.requestMirror) services.push(`${f.requestMirror.backendRef.namespace ?? routeNs}/${f.requestMirror.backendRef.name}`);
   }
   const time = routeTime(route);
-  const parents = attachRoute(snapshot, gateways, route);
+  const parents = attachRoute(snapshot, gateways, route, grpc === null ? "HTTPRoute" : "GRPCRoute");
   if (parents.length === 0) return { key, route, time, parents, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
-  const compiled = compileRoute(snapshot, route, resolve);
+  const compiled = compileRoute(snapshot, route, resolve, grpc === null ? HTTP_ROUTE_KIND : GRPC_ROUTE_KIND);
+  const unsupported = grpc?.unsupported ?? compiled.unsupported;
   const out: RouteStatus["parents"][number][] = [];
   const pieces: Piece[] = [];
   const certHosts: [string, string][] = [];
@@ -411,7 +431,7 @@ function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayStat
   for (const p of parents) attachments += p.attachments.length;
   const single = attachments <= 1;
   for (const p of parents) {
-    const accepted = p.accepted.status === "True" && compiled.unsupported !== null ? compiled.unsupported : p.accepted;
+    const accepted = p.accepted.status === "True" && unsupported !== null ? unsupported : p.accepted;
     out.push({ state: p, conditions: [accepted, compiled.resolvedRefs] });
     for (const a of p.attachments) {
       const cls = a.listener.portClass;
@@ -441,7 +461,8 @@ function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayStat
       }
     }
   }
-  const status: RouteStatus = { key, generation: route.metadata.generation ?? null, parents: out };
+  const status: RouteStatus =
+    grpc === null ? { key, generation: route.metadata.generation ?? null, parents: out } : { key: grpc.objectKey, kind: "GRPCRoute", generation: route.metadata.generation ?? null, parents: out };
   const diagnostics = routeDiagnostics(status);
   return { key, route, time, parents, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts };
 }
