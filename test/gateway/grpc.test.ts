@@ -9,7 +9,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as grpc from "@grpc/grpc-js";
 import * as loader from "@grpc/proto-loader";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startPortico } from "../e2e/harness.ts";
 import { tlsSecret } from "../e2e/objects.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
@@ -511,6 +514,61 @@ ${grpcRoute("echo", `  parentRefs: [{ name: grpc-https }]
     cleanup();
     api.delete("Secret", INFRA, "grpc-cert");
   });
+});
+
+test("a GRPCRoute from --manifests is served (no cluster)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "portico-grpcroute-manifests-"));
+  writeFileSync(
+    join(dir, "objects.yaml"),
+    `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: portico }
+spec: { controllerName: ${CONTROLLER} }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw, namespace: infra }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: All } } }]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: { name: r, namespace: apps }
+spec:
+  parentRefs: [{ name: gw, namespace: infra }]
+  hostnames: [grpc.example.io]
+  rules: [{ matches: [{ method: { service: portico.test.Echo, method: Unary } }], backendRefs: [{ name: echo, port: 9000 }] }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: echo, namespace: apps }
+spec: { ports: [{ name: grpc, port: 9000 }] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: echo-x, namespace: apps, labels: { kubernetes.io/service-name: echo } }
+addressType: IPv4
+ports: [{ name: grpc, port: ${echo.port} }]
+endpoints: [{ addresses: [127.0.0.1], conditions: { ready: true } }]
+`,
+  );
+  const p = await startPortico(["--manifests", join(dir, "objects.yaml"), "--access-log", "off"]);
+  try {
+    const c = new echoPackage.Echo(`127.0.0.1:${p.ports.http}`, grpc.credentials.createInsecure(), { "grpc.default_authority": "grpc.example.io" });
+    clients.push(c);
+    let last = "";
+    await eventually(async () => {
+      const r = await unary(c, { text: "m" });
+      last = r.err ? `${r.err.code} ${r.err.details}` : (r.res?.text ?? "");
+      return last === "echo:m";
+    }, 15_000, `unary through the --manifests GRPCRoute (last: ${last})`);
+    // Only Unary is routed: the other methods of the service match no rule.
+    expect((await collect(c.ServerStream({ text: "s", n: 1 }))).status.code).toBe(grpc.status.UNIMPLEMENTED);
+  } finally {
+    await p.stop("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 describe("GRPCRoute compile (pure)", () => {
