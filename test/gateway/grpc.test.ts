@@ -105,6 +105,15 @@ function call(client: Any, method: "Echo" | "EchoTwo" | "EchoThree", metadata: R
   });
 }
 
+/** The metadata the backend received for a call (its answer's `headers`). */
+function received(client: Any, method: "Echo" | "EchoTwo", metadata: Record<string, string>): Promise<Record<string, string> | string> {
+  const md = new grpc.Metadata();
+  for (const [k, v] of Object.entries(metadata)) md.set(k, v);
+  return new Promise((resolve) => {
+    client[method]({ text: "x" }, md, { deadline: Date.now() + 10_000 }, (err: grpc.ServiceError | null, res: { headers: Record<string, string> } | null) => resolve(err ? `code ${err.code}` : (res?.headers ?? {})));
+  });
+}
+
 const show = (o: Outcome) => (o.code === grpc.status.OK ? `OK ${o.backend}` : `code ${o.code}`);
 
 /** GatewayAndRoutesMustBeAccepted: each parentRef of ours Accepted=True (and ResolvedRefs=True) on the GRPCRoute. */
@@ -425,6 +434,33 @@ spec:
   to: [{ group: "", kind: Service }]`);
     await servedAs(client, "EchoTwo", {}, `OK ${APP}/grpc-app-backend`);
     await eventually(() => parentConds("refs")[0]?.[1] === "ResolvedRefs=False/BackendNotFound", 10_000);
+    cleanup();
+  });
+
+  test("RequestHeaderModifier (core for GRPCRoute): set overwrites, add appends as old,new, remove drops; per rule", async () => {
+    apply(grpcRoute("grpc-request-header-modifier", `  parentRefs: [{ name: same-namespace }]
+  rules:
+  - matches: [{ method: { service: gateway_api_conformance.echo_basic.grpcecho.GrpcEcho, method: Echo } }]
+    filters:
+    - type: RequestHeaderModifier
+      requestHeaderModifier:
+        set: [{ name: X-Header-Set, value: set-overwrites-values }]
+        add: [{ name: X-Header-Add, value: add-appends-values }]
+        remove: [X-Header-Remove]
+    backendRefs: [{ name: grpc-infra-backend-v1, port: 8080 }]
+  - matches: [{ method: { service: gateway_api_conformance.echo_basic.grpcecho.GrpcEcho, method: EchoTwo } }]
+    backendRefs: [{ name: grpc-infra-backend-v2, port: 8080 }]`));
+    await routeAccepted("grpc-request-header-modifier");
+    const client = h2cClient("example.com");
+    await servedAs(client, "Echo", {}, OK("v1"));
+    const pick = (h: Record<string, string> | string) => (typeof h === "string" ? h : Object.fromEntries(Object.entries(h).filter(([k]) => k.startsWith("x-header") || k === "some-other-header")));
+    expect(pick(await received(client, "Echo", { "Some-Other-Header": "kept" }))).toEqual({ "some-other-header": "kept", "x-header-set": "set-overwrites-values", "x-header-add": "add-appends-values" });
+    expect(pick(await received(client, "Echo", { "X-Header-Set": "overwritten", "X-Header-Add": "original", "X-Header-Remove": "gone" }))).toEqual({
+      "x-header-set": "set-overwrites-values",
+      "x-header-add": "original,add-appends-values",
+    });
+    // The other rule has no filter: its calls pass as sent.
+    expect(pick(await received(client, "EchoTwo", { "X-Header-Remove": "stays" }))).toEqual({ "x-header-remove": "stays" });
     cleanup();
   });
 
