@@ -421,10 +421,9 @@ describe("GRPCRoute beyond the conformance tests", () => {
     expect(parentConds("refs")[0]![1]).toMatch(/^ResolvedRefs=False\/(RefNotPermitted|BackendNotFound)$/);
     const client = h2cClient("example.com");
     await servedAs(client, "Echo", {}, OK("v1"));
-    // HTTPBackendRef: an invalid backend's requests answer 500; a gRPC client reads Portico's
-    // 500 as a status other than OK, and no call reaches a backend.
-    expect((await call(client, "EchoTwo")).code).not.toBe(grpc.status.OK);
-    expect((await call(client, "EchoThree")).code).not.toBe(grpc.status.OK);
+    // GRPCRouteRule.backendRefs: a call that would go to an invalid backend ends UNAVAILABLE.
+    expect(show(await call(client, "EchoTwo"))).toBe(`code ${grpc.status.UNAVAILABLE}`);
+    expect(show(await call(client, "EchoThree"))).toBe(`code ${grpc.status.UNAVAILABLE}`);
     // GEP-709: a ReferenceGrant whose `from` names GRPCRoute (the pure test below: one naming HTTPRoute does not do).
     apply(`apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
