@@ -668,6 +668,20 @@ spec:
     expect(w.answer({ path: "/web/x" })).toBe(`${INFRA}/infra-backend-v2`);
   });
 
+  test("bad input from --manifests (no CRD validation): the bad match matches nothing, the route's other rules serve", () => {
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      grpcYaml("bad", `  - { matches: [{ method: { service: "a/b", method: Echo } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }
+  - { matches: [{ method: { service: ${SVC}, method: "Echo/../x" } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }
+  - { matches: [{ method: { service: ${SVC}, method: EchoTwo }, headers: [{ name: "bad name", value: x }] }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }
+  - { matches: [{ method: { service: ${SVC}, method: Echo } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }`),
+    );
+    expect(w.routeConditions(INFRA, "bad")).toEqual(["Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.answer(rpc("Echo"))).toBe(`${INFRA}/infra-backend-v1`);
+    expect(w.answer({ host: "example.com", path: "/a/b/Echo", method: "POST" })).toBe("404");
+    expect(w.answer(rpc("EchoTwo"))).toBe("404");
+  });
+
   test("the incremental compile equals a full compile through GRPCRoute edits, deletions and endpoint changes", () => {
     const store = new Store();
     const put = (type: "ADDED" | "MODIFIED" | "DELETED", ...texts: string[]) => {
