@@ -463,7 +463,7 @@ spec:
     cleanup();
   });
 
-  test("a method match Portico does not serve is UnsupportedValue on Accepted; the route's other rules keep serving", async () => {
+  test("a RegularExpression method match is UnsupportedValue on Accepted; the route's other rules keep serving, a method match without a service too", async () => {
     apply(grpcRoute("unsupported", `  parentRefs: [{ name: same-namespace }]
   rules:
   - matches: [{ method: { type: RegularExpression, service: ".*", method: "Echo.*" } }]
@@ -475,7 +475,8 @@ spec:
     await eventually(() => parentConds("unsupported")[0]?.[0] === "Accepted=False/UnsupportedValue", 10_000);
     const client = h2cClient("example.com");
     await servedAs(client, "Echo", {}, OK("v1"));
-    expect(show(await call(client, "EchoTwo"))).toBe(UNIMPLEMENTED);
+    // GRPCMethodMatch with a method and no service: that method of any service.
+    expect(show(await call(client, "EchoTwo"))).toBe(OK("v2"));
     expect(show(await call(client, "EchoThree"))).toBe(UNIMPLEMENTED);
     cleanup();
   });
@@ -635,6 +636,24 @@ ${rules}`;
     // A GRPCRoute's backends speak gRPC (HTTP/2 with trailers) to the pods.
     expect(w.match(rpc("Echo"))!.choices[0]!.match.route.backend.scheme).toBe("grpc");
     expect(w.routeConditions(INFRA, "younger-catch-all")).toEqual(["Accepted=True/Accepted ResolvedRefs=False/RefNotPermitted"]);
+  });
+
+  test("a method match without a service: that method of any one service, after the service matches, before the match-everything rule", () => {
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      grpcYaml("mixed", `  - { matches: [{ method: { method: Echo } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }
+  - { matches: [{ method: { service: ${SVC} } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }
+  - { backendRefs: [{ name: infra-backend-v3, port: 8080 }] }`),
+    );
+    expect(w.routeConditions(INFRA, "mixed")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+    const at = (path: string) => w.answer({ host: "example.com", path, method: "POST" });
+    expect(at(`/${SVC}/Echo`)).toBe(`${INFRA}/infra-backend-v2`);
+    expect(at("/other.Svc/Echo")).toBe(`${INFRA}/infra-backend-v1`);
+    expect(at("/other.Svc/EchoTwo")).toBe(`${INFRA}/infra-backend-v3`);
+    // One service segment, then the method: not the method alone, not a longer path.
+    expect(at("/Echo")).toBe(`${INFRA}/infra-backend-v3`);
+    expect(at("/a/b/Echo")).toBe(`${INFRA}/infra-backend-v3`);
+    expect(at("//Echo")).toBe(`${INFRA}/infra-backend-v3`);
   });
 
   test("a ReferenceGrant must name GRPCRoute in from (GEP-709); one naming HTTPRoute does not cover it", () => {

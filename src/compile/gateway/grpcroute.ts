@@ -4,16 +4,17 @@
 // path match on that form and a GRPCHeaderMatch is an HTTP header match:
 // - service and method: path Exact `/<service>/<method>`;
 // - service only: PathPrefix `/<service>` (per segment: every method of that service);
+// - method only: GRPCMethod `/<method>` (table/gateway.ts: any one service, then this method);
 // - no method match: every call (PathPrefix `/`).
-// With these paths the HTTPRoute precedence (Exact, longest PathPrefix, header count, then the
-// oldest route and namespace/name) orders rules as GRPCRouteRule.matches asks (characters of
-// the matching service, then of the method, then header count, then the same ties), within
-// each hostname list the lookup already walks by hostname precedence.
+// With these paths the HTTPRoute precedence (Exact, longest PathPrefix, GRPCMethod, the
+// match-everything prefix, then header count, the oldest route and namespace/name) orders rules
+// as GRPCRouteRule.matches asks (characters of the matching service, then of the method, then
+// header count, then the same ties), within each hostname list the lookup already walks by
+// hostname precedence.
 //
-// Not served, each UnsupportedValue on Accepted with only the affected match dropped: a method
-// match without a service (GRPCMethodMatch allows it, but it is not a path prefix or an exact
-// path), the implementation-specific RegularExpression method match, and RequestMirror (the
-// copy is sent by fetch without the request's body, and a gRPC call's message is its body).
+// Not served, each UnsupportedValue on Accepted with only the affected match dropped: the
+// implementation-specific RegularExpression method match, and RequestMirror (the copy is sent
+// by fetch without the request's body, and a gRPC call's message is its body).
 //
 // Each converted route keeps the GRPCRoute's metadata (generation, creationTimestamp) and is
 // compiled in table.ts under its own work key, `namespace/name#GRPCRoute`: an HTTPRoute and a
@@ -74,13 +75,15 @@ export function grpcAsHttpRoute(route: GRPCRoute): GrpcConversion {
         if (type !== "Exact") {
           fail(`gRPC method match type ${type} is not supported`);
           path = DROPPED;
-        } else if (service === null || service === "") {
-          fail("a gRPC method match without a service is not supported");
+        } else if ((service === null || service === "") && (name === null || name === "")) {
+          // GRPCMethodMatch's CEL rule: at least one of service and method.
+          fail("a gRPC method match names neither a service nor a method");
           path = DROPPED;
-        } else if (!SERVICE.test(service) || (name !== null && name !== "" && !METHOD.test(name))) {
+        } else if ((service !== null && service !== "" && !SERVICE.test(service)) || (name !== null && name !== "" && !METHOD.test(name))) {
           fail("a gRPC method match names an invalid service or method");
           path = DROPPED;
-        } else path = name === null || name === "" ? { type: "PathPrefix", value: `/${service}` } : { type: "Exact", value: `/${service}/${name}` };
+        } else if (service === null || service === "") path = { type: "GRPCMethod", value: `/${name}` };
+        else path = name === null || name === "" ? { type: "PathPrefix", value: `/${service}` } : { type: "Exact", value: `/${service}/${name}` };
       }
       matches.push({ path, headers, queryParams: null, method: null });
     }

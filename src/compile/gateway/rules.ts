@@ -241,7 +241,8 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     for (const m of written) {
       const type = m.path?.type ?? "PathPrefix";
       const value = m.path?.value ?? "/";
-      if (type !== "Exact" && type !== "PathPrefix" && type !== "RegularExpression") {
+      // GRPCMethod comes only from a GRPCRoute's method match without a service (grpcroute.ts).
+      if (type !== "Exact" && type !== "PathPrefix" && type !== "RegularExpression" && !(type === "GRPCMethod" && routeKind.kind === "GRPCRoute")) {
         unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path type ${type} is not supported`);
         continue;
       }

@@ -514,14 +514,23 @@ function listenerCertificates(snapshot: Snapshot, gateways: ReadonlyMap<string, 
   return [...byHost.values()];
 }
 
-/** Exact before PathPrefix (HTTPRouteRule.matches); RegularExpression, implementation-specific, after both. */
-const PATH_RANK = { Exact: 0, PathPrefix: 1, RegularExpression: 2 } as const;
+/**
+ * Exact before PathPrefix (HTTPRouteRule.matches); RegularExpression, implementation-specific,
+ * after both. A GRPCRoute method match without a service (GRPCMethod) comes after the service
+ * prefixes and before the match-everything prefix (GRPCRouteRule.matches: the characters of the
+ * matching service count before those of the method); for HTTPRoutes, which have no GRPCMethod,
+ * the order is the same as Exact, PathPrefix, RegularExpression.
+ */
+const pathRank = (m: CompiledMatch): number =>
+  m.pathType === "Exact" ? 0 : m.pathType === "PathPrefix" ? (m.path === "" ? 3 : 1) : m.pathType === "GRPCMethod" ? 2 : 4;
 
 /** HTTPRouteRule.matches precedence; ties: the older route, then namespace/name, then rule and match order. */
 function precedence(a: Pending, b: Pending): number {
   const ma = a.match;
   const mb = b.match;
-  if (ma.pathType !== mb.pathType) return PATH_RANK[ma.pathType] - PATH_RANK[mb.pathType];
+  const ra = pathRank(ma);
+  const rb = pathRank(mb);
+  if (ra !== rb) return ra - rb;
   // The longer PathPrefix first (the spec); the longer RegularExpression first, as ingress-nginx
   // orders a regex host's locations (its template sorts them by path length).
   if (ma.pathType !== "Exact" && ma.path.length !== mb.path.length) return mb.path.length - ma.path.length;
