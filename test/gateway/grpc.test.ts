@@ -673,18 +673,25 @@ spec: { from: [{ group: gateway.networking.k8s.io, kind: ${kind}, namespace: ${I
   test("an HTTPRoute and a GRPCRoute of the same name are two routes: two status entries, both counted in attachedRoutes", () => {
     const w = World.of(
       GATEWAYS["same-namespace"],
-      grpcYaml("twin", `  - { matches: [{ method: { service: ${SVC} } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }`),
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: { name: twin, namespace: ${INFRA}, generation: 1 }
+spec:
+  parentRefs: [{ name: same-namespace }]
+  hostnames: [grpc.example.com]
+  rules: [{ matches: [{ method: { service: ${SVC} } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`,
       `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: { name: twin, namespace: ${INFRA}, generation: 1 }
 spec:
   parentRefs: [{ name: same-namespace }]
+  hostnames: [web.example.com]
   rules: [{ matches: [{ path: { type: PathPrefix, value: /web } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`,
     );
     expect(w.result.routes.map((r) => `${r.kind ?? "HTTPRoute"} ${r.key}`).sort()).toEqual([`GRPCRoute ${INFRA}/twin`, `HTTPRoute ${INFRA}/twin`]);
     expect(w.listener(`${INFRA}/same-namespace`, "http").attachedRoutes).toBe(2);
-    expect(w.answer(rpc("Echo"))).toBe(`${INFRA}/infra-backend-v1`);
-    expect(w.answer({ path: "/web/x" })).toBe(`${INFRA}/infra-backend-v2`);
+    expect(w.answer(rpc("Echo", {}, "grpc.example.com"))).toBe(`${INFRA}/infra-backend-v1`);
+    expect(w.answer({ host: "web.example.com", path: "/web/x" })).toBe(`${INFRA}/infra-backend-v2`);
   });
 
   test("bad input from --manifests (no CRD validation): the bad match matches nothing, the route's other rules serve", () => {
@@ -699,6 +706,39 @@ spec:
     expect(w.answer(rpc("Echo"))).toBe(`${INFRA}/infra-backend-v1`);
     expect(w.answer({ host: "example.com", path: "/a/b/Echo", method: "POST" })).toBe("404");
     expect(w.answer(rpc("EchoTwo"))).toBe("404");
+  });
+
+  const httpYaml = (name: string, hostnames: string, time: string, backend = "infra-backend-v3") => `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: ${INFRA}, generation: 1, creationTimestamp: "${time}" }
+spec:
+  parentRefs: [{ name: same-namespace }]
+  hostnames: [${hostnames}]
+  rules: [{ backendRefs: [{ name: ${backend}, port: 8080 }] }]`;
+  const grpcHosts = (name: string, hostnames: string, time: string) => `apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: { name: ${name}, namespace: ${INFRA}, generation: 1, creationTimestamp: "${time}" }
+spec:
+  parentRefs: [{ name: same-namespace }]
+  hostnames: [${hostnames}]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`;
+
+  test("an HTTPRoute and a GRPCRoute sharing a hostname on one listener: only the older is accepted there (GRPCRouteSpec.hostnames)", () => {
+    const T1 = "2026-01-01T00:00:01Z";
+    const T2 = "2026-01-01T00:00:02Z";
+    const refusedGrpc = World.of(GATEWAYS["same-namespace"], httpYaml("web", "shared.example.com", T1), grpcHosts("rpc", '"*.example.com"', T2), grpcHosts("apart", "other.example.org", T2));
+    expect(refusedGrpc.routeConditions(INFRA, "web")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+    const rpc = refusedGrpc.result.routes.find((r) => r.kind === "GRPCRoute" && r.key === `${INFRA}/rpc`)!;
+    expect(rpc.parents.map((p) => p.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`).join(" "))).toEqual(["Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs"]);
+    expect(refusedGrpc.routeConditions(INFRA, "apart")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+    expect(refusedGrpc.listener(`${INFRA}/same-namespace`, "http").attachedRoutes).toBe(2);
+    expect(refusedGrpc.answer({ host: "shared.example.com", path: `/${SVC}/Echo`, method: "POST" })).toBe(`${INFRA}/infra-backend-v3`);
+    expect(refusedGrpc.answer({ host: "x.example.com", path: `/${SVC}/Echo`, method: "POST" })).toBe("404");
+    expect(refusedGrpc.answer({ host: "other.example.org", path: `/${SVC}/Echo`, method: "POST" })).toBe(`${INFRA}/infra-backend-v1`);
+    // The GRPCRoute older: the HTTPRoute is refused, and only the HTTPRoute.
+    const refusedHttp = World.of(GATEWAYS["same-namespace"], httpYaml("web", "shared.example.com", T2), grpcHosts("rpc", '"*.example.com"', T1));
+    expect(refusedHttp.routeConditions(INFRA, "web")).toEqual(["Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs"]);
+    expect(refusedHttp.answer({ host: "shared.example.com", path: "/" })).toBe(`${INFRA}/infra-backend-v1`);
   });
 
   test("the incremental compile equals a full compile through GRPCRoute edits, deletions and endpoint changes", () => {
@@ -723,15 +763,22 @@ addressType: IPv4
 endpoints: [{ addresses: ["127.0.2.9"], conditions: { ready: true } }]
 ports: [{ name: first-port, port: 3000 }]`),
       () => put("DELETED", grpcYaml("b", "")),
+      // An HTTPRoute on the same hostless listener, younger by name: refused while "a" is there.
+      () => put("ADDED", httpYaml("h", "", "")),
+      () => put("DELETED", grpcYaml("a", "")),
     ];
     expect(view(compiler.compile(store.snapshot()))).toEqual(view(compile(store.snapshot(), DEFAULT_COMPILE_CONFIG)));
+    const accepted: string[] = [];
     steps.forEach((step, i) => {
       step();
       const snap = store.snapshot();
-      expect(view(compiler.compile(snap)), `step ${i}`).toEqual(view(compile(snap, DEFAULT_COMPILE_CONFIG)));
+      const v = view(compiler.compile(snap));
+      expect(v, `step ${i}`).toEqual(view(compile(snap, DEFAULT_COMPILE_CONFIG)));
+      accepted.push(v.routes.map((r) => `${r.kind === "GRPCRoute" ? "g" : "h"}:${r.key.slice(INFRA.length + 1)}=${r.parents[0]![0]!.status}`).sort().join(" "));
     });
+    expect(accepted).toEqual(["g:a=True g:b=True", "g:a=True g:b=True", "g:a=True g:b=True", "g:a=True", "g:a=True h:h=False", "h:h=True"]);
     const last = view(compile(store.snapshot(), DEFAULT_COMPILE_CONFIG));
-    expect(last.routes.map((r) => `${r.kind} ${r.key} ${r.generation}`)).toEqual([`GRPCRoute ${INFRA}/a 2`]);
+    expect(last.routes.map((r) => `${r.kind} ${r.key} ${r.generation} ${r.parents[0]![0]!.status}`)).toEqual([`HTTPRoute ${INFRA}/h 1 True`]);
     expect(last.table).not.toBeNull();
   });
 });

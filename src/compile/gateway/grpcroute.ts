@@ -21,7 +21,8 @@
 // GRPCRoute may share a name. Its backends get the `grpc` scheme (HTTP/2 to the pod, with
 // trailers: proxy/upstream/grpc.ts), the same as an Ingress with backend-protocol GRPC.
 import type { GRPCRoute, HTTPRoute } from "../../model/gateway.ts";
-import { cond, type Condition } from "./attach.ts";
+import { hostnameMatches, isWildcardHost } from "../../table/gateway.ts";
+import { cond, type Condition, type ListenerState, type RouteParentState } from "./attach.ts";
 import type { RouteKind } from "./rules.ts";
 
 export const GRPC_ROUTE_KIND: RouteKind = Object.freeze({ kind: "GRPCRoute", scheme: "grpc" });
@@ -104,4 +105,102 @@ export function grpcAsHttpRoute(route: GRPCRoute): GrpcConversion {
     spec: { parentRefs: route.spec.parentRefs ?? null, hostnames: route.spec.hostnames ?? null, rules },
   } as HTTPRoute;
   return { route: converted, unsupported };
+}
+
+/** One route's attachments as attachRoute found them, before the cross-kind check. */
+export interface KindAttachments {
+  /** Work key (`namespace/name`, or `namespace/name#GRPCRoute`). */
+  readonly key: string;
+  /** creationTimestamp. */
+  readonly time: string;
+  readonly parents: readonly RouteParentState[];
+}
+
+/** Do two hostname lists of attachments (`*` = any host) share a host? */
+function hostsOverlap(a: readonly string[], b: readonly string[]): boolean {
+  for (const x of a) {
+    for (const y of b) {
+      if (x === "*" || y === "*" || x === y) return true;
+      const wx = isWildcardHost(x);
+      const wy = isWildcardHost(y);
+      if (wx && wy ? x.endsWith(y.slice(1)) || y.endsWith(x.slice(1)) : wx ? hostnameMatches(x, y) : wy && hostnameMatches(y, x)) return true;
+    }
+  }
+  return false;
+}
+
+const objectKeyOf = (workKey: string) => grpcObjectKey(workKey) ?? workKey;
+
+/**
+ * GRPCRouteSpec.hostnames (and GEP-1016 "Cross Serving"): on one listener an HTTPRoute and a
+ * GRPCRoute whose hostnames intersect cannot both be accepted; the older route (creationTimestamp,
+ * then `namespace/name`; an HTTPRoute before a GRPCRoute of the same name and age) keeps the
+ * listener and the other is refused there. Routes are taken oldest first, so a route refused
+ * on a listener refuses nothing there itself. Returns, per work key, the listeners a route is
+ * refused on; only listeners with routes of both kinds are looked at.
+ */
+export function kindConflicts(routes: Iterable<KindAttachments>): Map<string, Set<ListenerState>> {
+  const byListener = new Map<ListenerState, { route: KindAttachments; hosts: readonly string[]; grpc: boolean }[]>();
+  const kinds = new Map<ListenerState, number>();
+  for (const r of routes) {
+    const grpc = grpcObjectKey(r.key) !== null;
+    for (const p of r.parents) {
+      for (const a of p.attachments) {
+        let list = byListener.get(a.listener);
+        if (!list) byListener.set(a.listener, (list = []));
+        list.push({ route: r, hosts: a.hostnames, grpc });
+        kinds.set(a.listener, (kinds.get(a.listener) ?? 0) | (grpc ? 2 : 1));
+      }
+    }
+  }
+  const out = new Map<string, Set<ListenerState>>();
+  for (const [listener, list] of byListener) {
+    if (kinds.get(listener) !== 3) continue;
+    list.sort((a, b) => {
+      if (a.route.time !== b.route.time) return a.route.time < b.route.time ? -1 : 1;
+      const ka = objectKeyOf(a.route.key);
+      const kb = objectKeyOf(b.route.key);
+      if (ka !== kb) return ka < kb ? -1 : 1;
+      return a.grpc === b.grpc ? 0 : a.grpc ? 1 : -1;
+    });
+    const kept: { http: (readonly string[])[]; grpc: (readonly string[])[] } = { http: [], grpc: [] };
+    const refused = new Set<string>();
+    for (const e of list) {
+      if (refused.has(e.route.key)) continue;
+      const others = e.grpc ? kept.http : kept.grpc;
+      if (others.some((h) => hostsOverlap(h, e.hosts))) {
+        refused.add(e.route.key);
+        let set = out.get(e.route.key);
+        if (!set) out.set(e.route.key, (set = new Set()));
+        set.add(listener);
+      } else (e.grpc ? kept.grpc : kept.http).push(e.hosts);
+    }
+  }
+  return out;
+}
+
+/** Did any route's refused listeners change? The work keys whose did. */
+export function changedConflicts(prev: ReadonlyMap<string, ReadonlySet<ListenerState>>, next: ReadonlyMap<string, ReadonlySet<ListenerState>>): string[] {
+  const out: string[] = [];
+  for (const [k, set] of next) {
+    const old = prev.get(k);
+    if (old === undefined || old.size !== set.size || [...set].some((l) => !old.has(l))) out.push(k);
+  }
+  for (const k of prev.keys()) if (!next.has(k)) out.push(k);
+  return out;
+}
+
+/**
+ * A route's parents without the listeners it is refused on (kindConflicts): a parent left with
+ * no listener is Accepted=False NotAllowedByListeners (the closest reason RouteConditionReason
+ * has), its message naming the conflict.
+ */
+export function withoutRefused(parents: readonly RouteParentState[], refused: ReadonlySet<ListenerState>, grpc: boolean): RouteParentState[] {
+  return parents.map((p) => {
+    if (!p.attachments.some((a) => refused.has(a.listener))) return p;
+    const attachments = p.attachments.filter((a) => !refused.has(a.listener));
+    if (attachments.length > 0) return { ...p, attachments };
+    const other = grpc ? "an HTTPRoute" : "a GRPCRoute";
+    return { ...p, attachments, accepted: cond("Accepted", "False", "NotAllowedByListeners", `${other} with an overlapping hostname is attached to the listener first (older)`) };
+  });
 }

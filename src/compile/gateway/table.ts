@@ -27,7 +27,7 @@ import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
 import { changedKeys } from "../changes.ts";
 import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Timeouts } from "./rules.ts";
-import { GRPC_ROUTE_KIND, grpcAsHttpRoute, grpcObjectKey, grpcWorkKey } from "./grpcroute.ts";
+import { changedConflicts, GRPC_ROUTE_KIND, grpcAsHttpRoute, grpcObjectKey, grpcWorkKey, kindConflicts, withoutRefused, type KindAttachments } from "./grpcroute.ts";
 import * as K from "../../policy/kinds.ts";
 import { stagePolicy } from "../../policy/contract.ts";
 
@@ -104,6 +104,8 @@ interface RouteWork {
   /** creationTimestamp: the older route wins a precedence tie. */
   readonly time: string;
   readonly parents: readonly RouteParentState[];
+  /** The parents as attachRoute found them, before the HTTPRoute/GRPCRoute hostname check (grpcroute.ts). */
+  readonly attachedTo: readonly RouteParentState[];
   /** Null when no parentRef names a Gateway of ours. */
   readonly status: RouteStatus | null;
   readonly diagnostics: readonly Diagnostic[];
@@ -129,6 +131,8 @@ interface State {
   readonly namespaces: unknown;
   httpRoutes: ReadonlyMap<string, HTTPRoute>;
   grpcRoutes: ReadonlyMap<string, GRPCRoute>;
+  /** Work key → the listeners the route is refused on (grpcroute.ts kindConflicts). */
+  refused: ReadonlyMap<string, ReadonlySet<ListenerState>>;
   readonly classes: ReadonlyMap<string, ClassState>;
   /** Our Gateways with their listeners validated; attachedRoutes is counted on copies. */
   readonly base: ReadonlyMap<string, GatewayState>;
@@ -211,6 +215,7 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
       namespaces: snapshot.namespaces,
       httpRoutes: new Map(),
       grpcRoutes: new Map(),
+      refused: new Map(),
       classes,
       base,
       listenerDiagnostics: listenerDiagnostics(base),
@@ -237,6 +242,26 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
   const grpcRoutes = snapshot.grpcRoutes ?? NO_GRPC_ROUTES;
   changedKeys(st.grpcRoutes, grpcRoutes, (k) => void redo.add(grpcWorkKey(k)));
   st.grpcRoutes = grpcRoutes;
+  const prepared = new Map<string, Prepared | null>();
+  const prepare = (key: string): Prepared | null => {
+    let p = prepared.get(key);
+    if (p === undefined) prepared.set(key, (p = prepareRoute(snapshot, st.base, key, grpcRoutes)));
+    return p;
+  };
+  // GRPCRouteSpec.hostnames: an HTTPRoute and a GRPCRoute may not share a hostname on one
+  // listener; the younger is refused there (grpcroute.ts). Looked at only while GRPCRoutes exist
+  // or a route is refused; a route whose refused listeners change is compiled again.
+  if (grpcRoutes.size > 0 || st.refused.size > 0) {
+    const all: KindAttachments[] = [];
+    for (const [k, w] of st.works) if (!redo.has(k)) all.push({ key: k, time: w.time, parents: w.attachedTo });
+    for (const k of redo) {
+      const p = prepare(k);
+      if (p !== null) all.push({ key: k, time: routeTime(p.route), parents: p.parents });
+    }
+    const refused = kindConflicts(all);
+    for (const k of changedConflicts(st.refused, refused)) redo.add(k);
+    st.refused = refused;
+  }
 
   // Replace the work of each route to redo; note the lists it was and is on.
   const touched = new Map<string, Set<string>>();
@@ -251,11 +276,8 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
   const replaced = new Map<string, RouteWork | undefined>();
   for (const key of redo) {
     const old = st.works.get(key);
-    const objectKey = grpcObjectKey(key);
-    const grpc = objectKey === null ? undefined : grpcRoutes.get(objectKey);
-    const conv = grpc === undefined ? null : grpcAsHttpRoute(grpc);
-    const route = objectKey === null ? snapshot.httpRoutes.get(key) : conv?.route;
-    const next = route === undefined ? undefined : routeWork(snapshot, st.base, key, route, resolve, conv === null ? null : { objectKey: objectKey!, unsupported: conv.unsupported });
+    const p = prepare(key);
+    const next = p === null ? undefined : routeWork(snapshot, key, p, resolve, st.refused.get(key));
     replaced.set(key, old);
     if (old !== undefined) {
       for (const p of old.pieces) touch(p);
@@ -398,16 +420,37 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
 const NONE: readonly never[] = Object.freeze([]);
 const NO_GRPC_ROUTES: ReadonlyMap<string, GRPCRoute> = new Map();
 
+/** A route to compile: the HTTPRoute (a GRPCRoute converted by grpcroute.ts) and its attachments. */
+interface Prepared {
+  readonly route: HTTPRoute;
+  /** Set for a GRPCRoute: its object key and what it cannot serve. */
+  readonly grpc: { readonly objectKey: string; readonly unsupported: Condition | null } | null;
+  readonly parents: RouteParentState[];
+}
+
+/** The route under a work key, converted and attached; null when it is gone. */
+function prepareRoute(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>, key: string, grpcRoutes: ReadonlyMap<string, GRPCRoute>): Prepared | null {
+  const objectKey = grpcObjectKey(key);
+  if (objectKey === null) {
+    const route = snapshot.httpRoutes.get(key);
+    return route === undefined ? null : { route, grpc: null, parents: attachRoute(snapshot, gateways, route) };
+  }
+  const g = grpcRoutes.get(objectKey);
+  if (g === undefined) return null;
+  const conv = grpcAsHttpRoute(g);
+  return { route: conv.route, grpc: { objectKey, unsupported: conv.unsupported }, parents: attachRoute(snapshot, gateways, conv.route, "GRPCRoute") };
+}
+
 /** One HTTPRoute alone: its attachment to our Gateways, its rules, its entries and its status. */
 function routeWork(
   snapshot: Snapshot,
-  gateways: ReadonlyMap<string, GatewayState>,
   key: string,
-  route: HTTPRoute,
+  prepared: Prepared,
   resolve: (ref: BackendRef) => ResolvedBackend,
-  /** Set for a GRPCRoute converted by grpcroute.ts: its object key and what it cannot serve. */
-  grpc: { readonly objectKey: string; readonly unsupported: Condition | null } | null = null,
+  /** The listeners the route is refused on (an HTTPRoute and a GRPCRoute sharing a hostname). */
+  refused: ReadonlySet<ListenerState> | undefined,
 ): RouteWork {
+  const { route, grpc } = prepared;
   const routeNs = key.slice(0, key.indexOf("/"));
   const services: string[] = [];
   for (const rule of route.spec.rules ?? []) {
@@ -416,8 +459,9 @@ function routeWork(
     for (const f of rule.filters ?? []) if (f.requestMirror) services.push(`${f.requestMirror.backendRef.namespace ?? routeNs}/${f.requestMirror.backendRef.name}`);
   }
   const time = routeTime(route);
-  const parents = attachRoute(snapshot, gateways, route, grpc === null ? "HTTPRoute" : "GRPCRoute");
-  if (parents.length === 0) return { key, route, time, parents, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
+  const attachedTo = prepared.parents;
+  const parents = refused === undefined ? attachedTo : withoutRefused(attachedTo, refused, grpc !== null);
+  if (parents.length === 0) return { key, route, time, parents, attachedTo, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
   const compiled = compileRoute(snapshot, route, resolve, grpc === null ? HTTP_ROUTE_KIND : GRPC_ROUTE_KIND);
   const unsupported = grpc?.unsupported ?? compiled.unsupported;
   const out: RouteStatus["parents"][number][] = [];
@@ -464,7 +508,7 @@ function routeWork(
   const status: RouteStatus =
     grpc === null ? { key, generation: route.metadata.generation ?? null, parents: out } : { key: grpc.objectKey, kind: "GRPCRoute", generation: route.metadata.generation ?? null, parents: out };
   const diagnostics = routeDiagnostics(status);
-  return { key, route, time, parents, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts };
+  return { key, route, time, parents, attachedTo, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts };
 }
 
 function decode(secret: Secret, key: string): string | null {
