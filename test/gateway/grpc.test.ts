@@ -700,12 +700,15 @@ spec:
       grpcYaml("bad", `  - { matches: [{ method: { service: "a/b", method: Echo } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }
   - { matches: [{ method: { service: ${SVC}, method: "Echo/../x" } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }
   - { matches: [{ method: { service: ${SVC}, method: EchoTwo }, headers: [{ name: "bad name", value: x }] }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }
+  - { matches: [{ method: { service: ${SVC}, method: EchoThree } }], filters: [{ type: RequestRedirect, requestRedirect: { statusCode: 301 } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }
   - { matches: [{ method: { service: ${SVC}, method: Echo } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }`),
     );
     expect(w.routeConditions(INFRA, "bad")).toEqual(["Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs"]);
     expect(w.answer(rpc("Echo"))).toBe(`${INFRA}/infra-backend-v1`);
     expect(w.answer({ host: "example.com", path: "/a/b/Echo", method: "POST" })).toBe("404");
     expect(w.answer(rpc("EchoTwo"))).toBe("404");
+    // An HTTPRoute-only filter on a GRPCRoute: that rule answers 500 (UNAVAILABLE to a gRPC client).
+    expect(w.answer(rpc("EchoThree"))).toBe("500");
   });
 
   const httpYaml = (name: string, hostnames: string, time: string, backend = "infra-backend-v3") => `apiVersion: gateway.networking.k8s.io/v1

@@ -90,11 +90,16 @@ export function grpcAsHttpRoute(route: GRPCRoute): GrpcConversion {
     }
     const filters: HttpFilter[] = [];
     for (const f of rule.filters ?? []) {
-      if (f.type === "RequestMirror") {
-        fail("filter RequestMirror is not supported on a GRPCRoute");
+      // GRPCRouteFilterType: RequestHeaderModifier (core) and ResponseHeaderModifier (extended)
+      // are served as for an HTTPRoute; RequestMirror is not (above), ExtensionRef names
+      // nothing Portico has, and the HTTPRoute-only types (redirects, rewrites, CORS) are not
+      // GRPCRoute filters at all (--manifests objects have not been through the CRD's enum).
+      if (f.type === "RequestHeaderModifier" || f.type === "ResponseHeaderModifier") filters.push(f);
+      else {
+        fail(`filter ${f.type} is not supported on a GRPCRoute`);
         // rules.ts answers 500 for a filter type it does not know: this rule does not serve.
-        filters.push({ type: "RequestMirror (gRPC)" });
-      } else filters.push(f);
+        filters.push({ type: `${f.type} (GRPCRoute)` });
+      }
     }
     rules.push({ name: rule.name ?? null, matches, filters, backendRefs: rule.backendRefs ?? null, timeouts: null });
   }
