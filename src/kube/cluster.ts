@@ -68,7 +68,7 @@ export interface KubeCluster {
     ingresses: ReadonlyMap<string, Ingress>,
     services: ReadonlyMap<string, Service>,
     extraDiagnostics?: readonly Diagnostic[],
-    gateway?: { readonly result: GatewayCompileResult; readonly snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes"> },
+    gateway?: { readonly result: GatewayCompileResult; readonly snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes" | "grpcRoutes"> },
   ): void;
   /** Stop campaigning and release the Lease (call after source.stop()). */
   stop(): Promise<void>;
@@ -93,7 +93,7 @@ export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
     ingresses: ReadonlyMap<string, Ingress>;
     services: ReadonlyMap<string, Service>;
     extra: readonly Diagnostic[];
-    gateway: { readonly result: GatewayCompileResult; readonly snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes"> } | undefined;
+    gateway: { readonly result: GatewayCompileResult; readonly snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes" | "grpcRoutes"> } | undefined;
   } | null = null;
 
   const write = () => {
