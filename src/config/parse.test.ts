@@ -34,6 +34,7 @@ describe("defaults", () => {
       ingressClass: "portico",
       controllerName: "portico.dev/ingress-controller",
       gatewayControllerName: "portico.dev/gateway-controller",
+      gatewayPorts: null,
       watchIngressWithoutClass: false,
       ingressNginxCompat: false,
       defaultSslCertificate: null,

@@ -13,6 +13,7 @@ import { answersGrpc, needsNodeListener } from "../table/listener-needs.ts";
 import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
+import { createGatewayPortListeners } from "./gateway-ports.ts";
 import { createHttpsListener } from "./https.ts";
 import { startPassthroughFront, type PassthroughFront } from "./passthrough.ts";
 import { createPlainListener, type PlainKind } from "./plain.ts";
@@ -52,6 +53,8 @@ export interface Serving {
   /** A new table is live (after the holder's swap): handshakes ask for client certificates while one of its routes reads them. */
   tableChanged(): void;
   readonly ports: { readonly http: number; readonly https: number };
+  /** The Gateways' own ports listening now (--gateway-ports), by port. */
+  readonly gatewayPorts: ReadonlyMap<number, { readonly https: boolean }>;
   /** What serves the plain port now: Bun.serve alone, or the h2c front while a gRPC route exists (plain.ts). */
   readonly plainListener: PlainKind;
   /** The stand-in set is still served. */
@@ -79,8 +82,15 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   const common = { config, table: o.table, lookup, hooks, log, balancer, bodyBudget } as const;
   const httpHandler = createProxyHandler({ ...common, scheme: "http" });
   const httpsHandler = createProxyHandler({ ...common, scheme: "https" });
+  // --gateway-ports: each Gateway's own ports, opened and closed as the table lists them
+  // (gateway-ports.ts); with no Gateway on its own port nothing here listens or runs.
+  let tlsSet = { entries: o.tls.entries, fingerprint: o.tls.fingerprint };
+  const gatewayPorts = createGatewayPortListeners({
+    config, log: log.child({ listener: "gateway" }), hostname: config.bind, reusePort: o.ports !== "alone",
+    table: o.table, deps: { config, lookup, hooks, log, balancer, bodyBudget }, tls: () => tlsSet,
+  });
   // Bun exposes no connection count: the gauge reports requests in flight, read at scrape time.
-  inst.trackActiveConnections(() => httpHandler.inflight.count + httpsHandler.inflight.count);
+  inst.trackActiveConnections(() => httpHandler.inflight.count + httpsHandler.inflight.count + gatewayPorts.handlers.reduce((n, h) => n + h.inflight.count, 0));
   inst.trackPasswordChecks(() => PASSWORD_CHECKS);
 
   // Probes and binds run in this one synchronous turn (ports.ts).
@@ -121,6 +131,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
     http.useH2cFront(answersGrpc(t));
     https.useNodeListener(needsNodeListener(t));
     https.requestClientCertificates(needsClientCertificates(t));
+    gatewayPorts.fit(t);
   };
   fit(o.table());
   try {
@@ -136,25 +147,35 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   } catch (err) {
     for (const s of http.servers) void s.stop(true);
     void https.stop(true);
+    void gatewayPorts.stop(true);
     throw err;
   }
 
   const drain = createDrain({
     config,
     // Every TLS server alive (a rotation may be draining one) is stopped with the rest.
-    servers: () => [...http.servers, ...https.servers],
-    handlers: [httpHandler, httpsHandler],
+    servers: () => [...http.servers, ...https.servers, ...gatewayPorts.servers],
+    get handlers() {
+      return [httpHandler, httpsHandler, ...gatewayPorts.handlers];
+    },
     log,
   });
   let stopped: Promise<void> | null = null;
   return {
-    setTls: (entries, fingerprint) => https.update(entries, fingerprint),
+    setTls: (entries, fingerprint) => {
+      https.update(entries, fingerprint);
+      tlsSet = { entries, fingerprint };
+      gatewayPorts.setTls(entries, fingerprint);
+    },
     tableChanged: () => fit(o.table()),
     settled: async () => {
       await https.settled();
       await http.settled();
     },
     ports: { http: http.port, https: front?.port ?? https.port },
+    get gatewayPorts() {
+      return gatewayPorts.ports;
+    },
     get plainListener() {
       return http.kind;
     },
@@ -168,9 +189,11 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
       stopped ??= (async () => {
         https.freeze(); // no rotation may start a new server while we drain
         http.freeze();
+        gatewayPorts.freeze();
         await drain.begin(d);
         front?.stop(true);
         await https.stop(true);
+        await gatewayPorts.stop(true);
         await access.flush(1000);
       })();
       return stopped;

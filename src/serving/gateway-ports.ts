@@ -1,0 +1,147 @@
+// The Gateways' own ports (--gateway-ports; docs/design.md "Gateways with their own address").
+// The route table lists them (RouteTable.gatewayPorts, by Portico port); each table change
+// opens the ports it lists and closes the ports it no longer lists. Each port has its own proxy
+// handler whose table is that Gateway's rules alone on an empty Ingress table, made once per
+// table change: the request path pays nothing per request for the choice, and the shared
+// ports, with no Gateway on them, are served exactly as without this file.
+import type { Server } from "bun";
+import type { Config } from "../config/types.ts";
+import type { DrainableServer } from "../http2/listener.ts";
+import type { Logger } from "../log/logger.ts";
+import { createProxyHandler, serveOptions, startHttpListener } from "../proxy/index.ts";
+import { assembleTable } from "../table/build.ts";
+import type { GatewayPort, RouteTable } from "../table/types.ts";
+import type { TlsEntry } from "../tls/sni.ts";
+import { createHttpsListener, type SwitchingHttpsListener } from "./https.ts";
+
+type ProxyHandler = ReturnType<typeof createProxyHandler>;
+type HandlerDeps = Omit<Parameters<typeof createProxyHandler>[0], "table" | "scheme">;
+
+interface Open {
+  readonly https: boolean;
+  readonly handler: ProxyHandler;
+  readonly plain: Server<unknown> | null;
+  readonly tls: SwitchingHttpsListener | null;
+}
+
+export interface GatewayPortsOptions {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly hostname: string;
+  /** SO_REUSEPORT: sibling workers listen on the same ports. */
+  readonly reusePort: boolean;
+  readonly table: () => RouteTable;
+  readonly deps: HandlerDeps;
+  /** The certificate set the HTTPS ports serve (the shared HTTPS port's). */
+  readonly tls: () => { readonly entries: readonly TlsEntry[]; readonly fingerprint: string };
+}
+
+export interface GatewayPortListeners {
+  /** Open and close ports as `t` lists them. Never throws: a port that cannot be bound is logged and tried again on the next change. */
+  fit(t: RouteTable): void;
+  setTls(entries: readonly TlsEntry[], fingerprint: string): void;
+  /** The ports listening now, by Portico port. */
+  readonly ports: ReadonlyMap<number, { readonly https: boolean }>;
+  readonly handlers: readonly ProxyHandler[];
+  readonly servers: readonly DrainableServer[];
+  /** No more ports opened (shutdown). */
+  freeze(): void;
+  stop(closeActive: boolean): Promise<void>;
+}
+
+const EMPTY = assembleTable([], null, 0);
+
+/** The table a Gateway's port serves: its rules, and no Ingress (a request none matches: 404). */
+function viewOf(g: GatewayPort | undefined): RouteTable {
+  return Object.freeze({ ...EMPTY, gateway: g?.routes ?? null });
+}
+
+export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortListeners {
+  const { log } = o;
+  const open = new Map<number, Open>();
+  let frozen = false;
+
+  function handlerFor(port: number, https: boolean): ProxyHandler {
+    let seen: RouteTable | null = null;
+    let view: RouteTable = EMPTY;
+    const table = (): RouteTable => {
+      const t = o.table();
+      if (t !== seen) {
+        seen = t;
+        view = viewOf(t.gatewayPorts?.get(port));
+      }
+      return view;
+    };
+    return createProxyHandler({ ...o.deps, table, scheme: https ? "https" : "http" });
+  }
+
+  function close(port: number, o2: Open): void {
+    open.delete(port);
+    o2.handler.inflight.draining = true;
+    // Graceful: the socket stops accepting at once, requests in flight finish.
+    if (o2.plain) void o2.plain.stop(false);
+    if (o2.tls) void o2.tls.stop(false);
+  }
+
+  function start(port: number, https: boolean): void {
+    const handler = handlerFor(port, https);
+    try {
+      if (!https) {
+        const plain = startHttpListener({ hostname: o.hostname, port, handler, reusePort: o.reusePort, http2: o.config.http2 });
+        open.set(port, { https, handler, plain, tls: null });
+      } else {
+        const tls = createHttpsListener({
+          // QUIC stays on the shared HTTPS port: Alt-Svc would advertise it there.
+          config: { ...o.config, http3: false },
+          draining: () => handler.inflight.draining,
+          hostname: o.hostname,
+          port,
+          handler: () => serveOptions(handler),
+          log: log.child({ listener: `gateway-https-${port}` }),
+        });
+        const set = o.tls();
+        tls.update(set.entries, set.fingerprint);
+        open.set(port, { https, handler, plain: null, tls });
+      }
+      log.info("listening for a Gateway", { port, https });
+    } catch (err) {
+      log.error("cannot listen on a Gateway's port; trying again on the next route change", { port, err: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  return {
+    fit(t) {
+      if (frozen) return;
+      const want = t.gatewayPorts ?? null;
+      for (const [port, cur] of [...open]) {
+        const g = want?.get(port);
+        if (g === undefined || g.https !== cur.https) {
+          close(port, cur);
+          log.info("stopped listening for a Gateway", { port });
+        }
+      }
+      if (want === null) return;
+      for (const [port, g] of want) if (!open.has(port)) start(port, g.https);
+    },
+    setTls(entries, fingerprint) {
+      for (const x of open.values()) x.tls?.update(entries, fingerprint);
+    },
+    get ports() {
+      return new Map([...open].map(([p, x]) => [p, { https: x.https }]));
+    },
+    get handlers() {
+      return [...open.values()].map((x) => x.handler);
+    },
+    get servers() {
+      return [...open.values()].flatMap((x): DrainableServer[] => (x.plain ? [x.plain] : x.tls ? [...x.tls.servers] : []));
+    },
+    freeze() {
+      frozen = true;
+      for (const x of open.values()) x.tls?.freeze();
+    },
+    async stop(closeActive) {
+      frozen = true;
+      await Promise.all([...open.values()].map((x) => (x.plain ? x.plain.stop(closeActive) : x.tls ? x.tls.stop(closeActive) : undefined)));
+    },
+  };
+}
