@@ -27,6 +27,11 @@ export interface GatewayStatusOptions {
   isLeader(): boolean;
   /** The addresses Portico publishes (--publish-status-address, --publish-service). */
   addresses(): Promise<LoadBalancerIngress[]>;
+  /**
+   * With --gateway-ports, a Gateway's own addresses (its Service's: kube/gateway-services.ts),
+   * [] while it has none yet; null: the Gateway publishes `addresses()`.
+   */
+  gatewayAddresses?(gatewayKey: string): LoadBalancerIngress[] | null;
   /** RFC 3339 time for lastTransitionTime (tests inject one). */
   now?(): string;
 }
@@ -129,7 +134,7 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
       const cur = (obj.status ?? {}) as Status;
       const curListeners = Array.isArray(cur.listeners) ? (cur.listeners as { name?: unknown; conditions?: unknown }[]) : [];
       const next: Status = {
-        addresses: addresses.map(addressOf),
+        addresses: (o.gatewayAddresses?.(gw.key) ?? addresses).map(addressOf),
         conditions: conditions(gw.conditions, currentConditions(cur), gen, t),
         listeners: gw.listeners.map((l) => ({
           name: l.name,
