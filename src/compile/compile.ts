@@ -48,7 +48,7 @@ import { newTrace, type CompileTrace } from "./trace.ts";
 import { compileGateways } from "./gateway/table.ts";
 import { allocateGatewayPorts, GatewayPortsCompiler } from "./gateway/ports.ts";
 import type { GatewayPort } from "../table/types.ts";
-import { type GatewayCompileResult } from "./types.ts";
+import { type CertificateBinding, type GatewayCompileResult } from "./types.ts";
 import type { CompileResult } from "./types.ts";
 
 export type { CompileConfig } from "./config.ts";
@@ -132,7 +132,7 @@ export class Compiler {
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
   /** With --gateway-ports: each Gateway's own ports and their rules (gateway/ports.ts). */
   #gwPortsCompiler = new GatewayPortsCompiler();
-  #gwPorts: { ports: ReadonlyMap<number, GatewayPort>; diagnostics: readonly Diagnostic[] } | null = null;
+  #gwPorts: { ports: ReadonlyMap<number, GatewayPort>; diagnostics: readonly Diagnostic[]; certificates: ReadonlyMap<number, readonly CertificateBinding[]> } | null = null;
 
   constructor(config: CompileConfig, options: CompilerOptions = {}) {
     this.#config = config;
@@ -194,8 +194,9 @@ export class Compiler {
       const range = this.#config.gatewayPorts;
       if (range !== null) {
         const { units, diagnostics } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);
-        const ports = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes === null ? null : { services, secrets });
-        this.#gwPorts = { ports, diagnostics };
+        const fallback = base.certificates.find((c) => c.host === "");
+        const ports = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes === null ? null : { services, secrets }, fallback);
+        this.#gwPorts = { ports, diagnostics, certificates: this.#gwPortsCompiler.certificates };
       }
     }
     this.#gwOwn = own;
@@ -213,14 +214,15 @@ export class Compiler {
           : Object.freeze({ ...base.table, gateway: gw.table });
     // A host bound by a Gateway listener serves the listener's certificate, as its requests
     // are asked of the Gateway rules first (docs/design.md "Gateway API").
-    const gwHosts = new Set(gw.certificates.map((c) => c.host));
+    // With --gateway-ports the Gateways' certificates are their own ports' (gatewayPortCertificates).
+    const gwHosts = new Set(dedicated === null ? gw.certificates.map((c) => c.host) : []);
     const certificates = gwHosts.size === 0 ? base.certificates : Object.freeze([...base.certificates.filter((c) => !gwHosts.has(c.host)), ...gw.certificates]);
     const gwDiagnostics = dedicated === null || dedicated.diagnostics.length === 0 ? gw.diagnostics : [...gw.diagnostics, ...dedicated.diagnostics];
     const diagnostics =
       gwDiagnostics.length === 0
         ? base.diagnostics
         : Object.freeze([...base.diagnostics, ...gwDiagnostics].sort((x, y) => compareStrings(diagnosticKey(x), diagnosticKey(y))));
-    const result: CompileResult = Object.freeze({ ...base, table, certificates, diagnostics, gateway: gw });
+    const result: CompileResult = Object.freeze({ ...base, table, certificates, diagnostics, gateway: gw, ...(dedicated === null ? {} : { gatewayPortCertificates: dedicated.certificates }) });
     this.#gwResult = { base, gw, result };
     return result;
   }

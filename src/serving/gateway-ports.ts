@@ -32,14 +32,15 @@ export interface GatewayPortsOptions {
   readonly reusePort: boolean;
   readonly table: () => RouteTable;
   readonly deps: HandlerDeps;
-  /** The certificate set the HTTPS ports serve (the shared HTTPS port's). */
-  readonly tls: () => { readonly entries: readonly TlsEntry[]; readonly fingerprint: string };
+  /** The certificate set an HTTPS port serves (its own, else the shared HTTPS port's). */
+  readonly tls: (port: number) => { readonly entries: readonly TlsEntry[]; readonly fingerprint: string };
 }
 
 export interface GatewayPortListeners {
   /** Open and close ports as `t` lists them. Never throws: a port that cannot be bound is logged and tried again on the next change. */
   fit(t: RouteTable): void;
-  setTls(entries: readonly TlsEntry[], fingerprint: string): void;
+  /** The certificate sets changed: each HTTPS port takes its own (`tls`). */
+  setTls(): void;
   /** The ports listening now, by Portico port. */
   readonly ports: ReadonlyMap<number, { readonly https: boolean }>;
   readonly handlers: readonly ProxyHandler[];
@@ -99,7 +100,7 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
           handler: () => serveOptions(handler),
           log: log.child({ listener: `gateway-https-${port}` }),
         });
-        const set = o.tls();
+        const set = o.tls(port);
         tls.update(set.entries, set.fingerprint);
         open.set(port, { https, handler, plain: null, tls });
       }
@@ -123,8 +124,12 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
       if (want === null) return;
       for (const [port, g] of want) if (!open.has(port)) start(port, g.https);
     },
-    setTls(entries, fingerprint) {
-      for (const x of open.values()) x.tls?.update(entries, fingerprint);
+    setTls() {
+      for (const [port, x] of open) {
+        if (x.tls === null) continue;
+        const set = o.tls(port);
+        if (set.fingerprint !== x.tls.fingerprint) x.tls.update(set.entries, set.fingerprint);
+      }
     },
     get ports() {
       return new Map([...open].map(([p, x]) => [p, { https: x.https }]));

@@ -17,6 +17,9 @@ import { createGatewayPortListeners } from "./gateway-ports.ts";
 import { createHttpsListener } from "./https.ts";
 import { startPassthroughFront, type PassthroughFront } from "./passthrough.ts";
 import { createPlainListener, type PlainKind } from "./plain.ts";
+import type { TlsSet } from "./tls.ts";
+
+const NO_PORT_TLS: ReadonlyMap<number, TlsSet> = new Map();
 import { bindOrExplain, claimPort } from "./ports.ts";
 
 /**
@@ -37,7 +40,7 @@ export interface ServeTrafficOptions {
    * The first certificate set; the HTTPS port is bound with it at once. `provisional`: a
    * stand-in served until the first table's set (tls/listener.ts, TlsListener.update).
    */
-  readonly tls: { readonly entries: readonly TlsEntry[]; readonly fingerprint: string; readonly provisional?: boolean };
+  readonly tls: { readonly entries: readonly TlsEntry[]; readonly fingerprint: string; readonly provisional?: boolean; readonly ports?: ReadonlyMap<number, TlsSet> };
   readonly ports: PortSharing;
   /** Where this process's endpoint windows start (proxy/upstream/subset.ts); random when absent. */
   readonly balancerSeed?: number;
@@ -48,8 +51,8 @@ export interface ServeTrafficOptions {
 }
 
 export interface Serving {
-  /** Serve this certificate set (a rotation: tls/listener.ts). */
-  setTls(entries: readonly TlsEntry[], fingerprint: string): void;
+  /** Serve this certificate set (a rotation: tls/listener.ts); `ports`: the Gateways' own HTTPS ports' sets (--gateway-ports). */
+  setTls(entries: readonly TlsEntry[], fingerprint: string, ports?: ReadonlyMap<number, TlsSet>): void;
   /** A new table is live (after the holder's swap): handshakes ask for client certificates while one of its routes reads them. */
   tableChanged(): void;
   readonly ports: { readonly http: number; readonly https: number };
@@ -84,10 +87,11 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   const httpsHandler = createProxyHandler({ ...common, scheme: "https" });
   // --gateway-ports: each Gateway's own ports, opened and closed as the table lists them
   // (gateway-ports.ts); with no Gateway on its own port nothing here listens or runs.
-  let tlsSet = { entries: o.tls.entries, fingerprint: o.tls.fingerprint };
+  let tlsSet: TlsSet = { entries: o.tls.entries, fingerprint: o.tls.fingerprint };
+  let portTls: ReadonlyMap<number, TlsSet> = o.tls.ports ?? NO_PORT_TLS;
   const gatewayPorts = createGatewayPortListeners({
     config, log: log.child({ listener: "gateway" }), hostname: config.bind, reusePort: o.ports !== "alone",
-    table: o.table, deps: { config, lookup, hooks, log, balancer, bodyBudget }, tls: () => tlsSet,
+    table: o.table, deps: { config, lookup, hooks, log, balancer, bodyBudget }, tls: (port) => portTls.get(port) ?? tlsSet,
   });
   // Bun exposes no connection count: the gauge reports requests in flight, read at scrape time.
   inst.trackActiveConnections(() => httpHandler.inflight.count + httpsHandler.inflight.count + gatewayPorts.handlers.reduce((n, h) => n + h.inflight.count, 0));
@@ -162,10 +166,11 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   });
   let stopped: Promise<void> | null = null;
   return {
-    setTls: (entries, fingerprint) => {
+    setTls: (entries, fingerprint, ports) => {
       https.update(entries, fingerprint);
       tlsSet = { entries, fingerprint };
-      gatewayPorts.setTls(entries, fingerprint);
+      portTls = ports ?? NO_PORT_TLS;
+      gatewayPorts.setTls();
     },
     tableChanged: () => fit(o.table()),
     settled: async () => {

@@ -15,11 +15,11 @@ import { createHash } from "node:crypto";
 import type { PortRange } from "../../config/types.ts";
 import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Gateway } from "../../model/gateway.ts";
-import type { Service } from "../../model/schemas.ts";
+import type { Secret, Service } from "../../model/schemas.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { GatewayPort } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
-import type { GatewayCompileResult } from "../types.ts";
+import type { CertificateBinding, GatewayCompileResult } from "../types.ts";
 import type { GatewayState } from "./attach.ts";
 import { compileGateways } from "./table.ts";
 
@@ -126,9 +126,45 @@ interface UnitState {
  * simply does not attach there). The status comes from the full compile, never from these.
  * Each unit keeps its last result, so an unchanged one compiles incrementally.
  */
+function decode(secret: Secret, key: string): string | null {
+  const plain = secret.stringData?.[key];
+  if (plain !== undefined && plain !== null) return plain;
+  const b64 = secret.data?.[key];
+  return b64 === undefined || b64 === null ? null : Buffer.from(b64, "base64").toString("utf8");
+}
+
+/**
+ * What an HTTPS port of a Gateway serves: the SNI bindings of that Gateway's listeners there
+ * (listener hostnames, and route hostnames through a hostless listener), and as the port's
+ * default certificate (host "", as --default-ssl-certificate is bound) the first certificate of
+ * its hostless listener: on a port of its own, a hostless HTTPS listener answers every name no
+ * other listener there binds, so a client asking for any name gets that listener's
+ * certificate, not Portico's generated one. Without a hostless listener: `fallback` (the
+ * shared default binding, if any).
+ */
+function portCertificates(unit: GatewayCompileResult, gateway: string, snapshot: Snapshot, fallback: CertificateBinding | undefined): CertificateBinding[] {
+  const out = [...unit.certificates];
+  const hostless = unit.gateways.get(gateway)?.listeners.find((l) => l.portClass === "https" && l.hostname === null && l.certificates[0] !== undefined);
+  const key = hostless?.certificates[0];
+  const secret = key === undefined ? undefined : snapshot.secrets.get(key);
+  if (hostless !== undefined && key !== undefined && secret !== undefined) {
+    out.push(Object.freeze({
+      host: "",
+      secret: key,
+      cert: decode(secret, "tls.crt"),
+      key: decode(secret, "tls.key"),
+      version: `${secret.metadata.uid ?? ""}/${secret.metadata.resourceVersion ?? ""}`,
+      ingress: `${gateway} (Gateway listener ${hostless.name})`,
+    }));
+  } else if (fallback !== undefined) out.push(fallback);
+  return out;
+}
+
 export class GatewayPortsCompiler {
   #units = new Map<string, UnitState>();
   #last: ReadonlyMap<number, GatewayPort> | null = null;
+  /** The certificate bindings of each HTTPS port, as last compiled. */
+  certificates: ReadonlyMap<number, readonly CertificateBinding[]> = new Map();
 
   compile(
     snapshot: Snapshot,
@@ -136,9 +172,11 @@ export class GatewayPortsCompiler {
     resolve: (ref: BackendRef) => ResolvedBackend,
     units: readonly PortUnit[],
     changes: { readonly services: ReadonlySet<string>; readonly secrets: ReadonlySet<string> } | null,
+    defaultCertificate?: CertificateBinding,
   ): ReadonlyMap<number, GatewayPort> {
     const next = new Map<string, UnitState>();
     const ports = new Map<number, GatewayPort>();
+    const certificates = new Map<number, readonly CertificateBinding[]>();
     for (const u of units) {
       const obj = snapshot.gateways.get(u.gateway);
       if (obj === undefined) continue;
@@ -152,6 +190,7 @@ export class GatewayPortsCompiler {
           : new Map([[u.gateway, { ...obj, spec: { ...obj.spec, listeners: obj.spec.listeners.filter((l) => l.port === u.declared) } }]]);
       const result = compileGateways({ ...snapshot, gateways }, controllerName, resolve, old !== undefined && changes !== null ? { prev: old.result, ...changes } : null);
       next.set(id, { gateway: obj, gateways, result });
+      if (u.https) certificates.set(u.port, portCertificates(result, u.gateway, snapshot, defaultCertificate));
       const prev = this.#last?.get(u.port);
       ports.set(
         u.port,
@@ -161,6 +200,7 @@ export class GatewayPortsCompiler {
       );
     }
     this.#units = next;
+    this.certificates = certificates;
     // The same map when nothing changed, so the data plane and the workers see no change.
     const last = this.#last;
     if (last !== null && last.size === ports.size && [...ports].every(([p, g]) => last.get(p) === g)) return last;
