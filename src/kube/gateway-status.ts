@@ -18,11 +18,18 @@ import { assertDeclared } from "./permissions.ts";
 import type { LoadBalancerIngress } from "./status.ts";
 import { SUPPORTED_FEATURES } from "../compile/gateway/features.ts";
 
-const FEATURE_STATUS = SUPPORTED_FEATURES.map((name) => ({ name }));
+/**
+ * supportedFeatures as written. GatewayPort8080 (a listener on port 8080 reached on that port)
+ * only with --gateway-ports: on the shared ports a Gateway's address answers on 80 and 443
+ * alone (docs/design.md "Gateways with their own address").
+ */
+function featureStatus(ownPorts: boolean): { name: string }[] {
+  return (ownPorts ? [...SUPPORTED_FEATURES, "GatewayPort8080"].sort() : SUPPORTED_FEATURES).map((name) => ({ name }));
+}
 
 export interface GatewayStatusOptions {
   client: KubeClient;
-  config: Pick<Config, "gatewayControllerName">;
+  config: Pick<Config, "gatewayControllerName"> & Partial<Pick<Config, "gatewayPorts">>;
   log: Logger;
   isLeader(): boolean;
   /** The addresses Portico publishes (--publish-status-address, --publish-service). */
@@ -89,6 +96,7 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
   const { client, log } = o;
   for (const r of ["gatewayclasses/status", "gateways/status", "httproutes/status"]) assertDeclared(GATEWAY_GROUP, r, "patch");
   const now = o.now ?? rfc3339;
+  const FEATURE_STATUS = featureStatus((o.config.gatewayPorts ?? null) !== null);
   /**
    * Each HTTPRoute whose stored status was last found equal to ours: the compile's status entry
    * and the object compared. The incremental compile keeps a route's entry while nothing it

@@ -8,6 +8,8 @@
 // creates) and kube-proxy (a connection to ClusterIP:port goes to the Service's targetPort on
 // its pod, Portico on 127.0.0.1).
 import { describe, expect, test } from "bun:test";
+import { tlsSecret } from "../e2e/objects.ts";
+import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
 import { api, apply, cleanup, conformanceBase, created, INFRA, portico, route } from "./base-harness.ts";
 
@@ -189,5 +191,125 @@ spec:
     );
     await expectBackend(same, "/", "infra-backend-v2");
     cleanup();
+  });
+
+  test("HTTPRouteRedirectPortAndScheme (extended: HTTPRoutePortRedirect, HTTPRouteSchemeRedirect, GatewayPort8080)", async () => {
+    // conformance/base: same-namespace-with-https-listener and tls-validity-checks-certificate
+    // (as test/gateway/serve.test.ts HTTPRouteHTTPSListener creates them);
+    // conformance/tests/httproute-redirect-port-and-scheme.yaml: the Gateway on 8080 and the routes.
+    const cert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "second-example.org", "*.wildcard.org"] });
+    api.create("Secret", tlsSecret(INFRA, "tls-validity-checks-certificate", cert.certPem, cert.keyPem));
+    const l = (name: string, host: string | null) =>
+      `    - { name: ${name}, port: 443, protocol: HTTPS, ${host ? `hostname: "${host}", ` : ""}allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate }] } }`;
+    const redirect = (path: string, r: string) => `    - { matches: [{ path: { type: PathPrefix, value: ${path} } }], filters: [{ type: RequestRedirect, requestRedirect: { ${r}hostname: example.org } }] }`;
+    apply(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: same-namespace-with-https-listener, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+${[l("https", null), l("https-with-hostname", "second-example.org"), l("https-with-wildcard-hostname", "*.wildcard.org"), l("https-with-hostname-matching-wildcard", "fourth-example.wildcard.org")].join("\n")}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: same-namespace-with-http-listener-on-8080, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http, port: 8080, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }]`);
+    apply(route("http-route-for-listener-on-port-80", `  parentRefs: [{ name: same-namespace }]
+  rules:
+${[
+  redirect("/scheme-nil-and-port-nil", ""),
+  redirect("/scheme-nil-and-port-80", "port: 80, "),
+  redirect("/scheme-nil-and-port-8080", "port: 8080, "),
+  redirect("/scheme-https-and-port-nil", "scheme: https, "),
+  redirect("/scheme-https-and-port-443", "scheme: https, port: 443, "),
+  redirect("/scheme-https-and-port-8443", "scheme: https, port: 8443, "),
+].join("\n")}`));
+    apply(route("http-route-for-listener-on-port-8080", `  parentRefs: [{ name: same-namespace-with-http-listener-on-8080 }]
+  rules:
+${[redirect("/scheme-nil-and-port-nil", ""), redirect("/scheme-nil-and-port-80", "port: 80, "), redirect("/scheme-https-and-port-nil", "scheme: https, ")].join("\n")}`));
+    apply(route("http-route-for-listener-on-port-443", `  parentRefs: [{ name: same-namespace-with-https-listener }]
+  rules:
+${[
+  redirect("/scheme-nil-and-port-nil", ""),
+  redirect("/scheme-nil-and-port-443", "port: 443, "),
+  redirect("/scheme-nil-and-port-8443", "port: 8443, "),
+  redirect("/scheme-http-and-port-nil", "scheme: http, "),
+  redirect("/scheme-http-and-port-80", "scheme: http, port: 80, "),
+  redirect("/scheme-http-and-port-8080", "scheme: http, port: 8080, "),
+].join("\n")}`));
+
+    const gw80 = await gatewayAndRoutesAccepted("same-namespace", ["http-route-for-listener-on-port-80"]);
+    const gw8080 = await gatewayAndRoutesAccepted("same-namespace-with-http-listener-on-8080", ["http-route-for-listener-on-port-8080"]);
+    const gw443 = await gatewayAndRoutesAccepted("same-namespace-with-https-listener", ["http-route-for-listener-on-port-443"]);
+    expect([gw80.endsWith(":80"), gw8080.endsWith(":8080"), gw443.endsWith(":443")]).toEqual([true, true, true]);
+
+    /**
+     * The upstream check (conformance/utils/http CompareRoundTrip with setRedirectRequestDefaults):
+     * 302; scheme, host and path as expected (path: the request's); the port as expected, or,
+     * when none is expected, absent or the scheme's default.
+     */
+    const check = async (gwAddr: string, tls: boolean, path: string, want: { scheme: string; port?: string }): Promise<string> => {
+      let got = "";
+      const ok = (): boolean => {
+        const m = /^(\d+) (.*)$/.exec(got);
+        if (!m || m[1] !== "302") return false;
+        let u: URL;
+        try {
+          u = new URL(m[2]!);
+        } catch {
+          return false;
+        }
+        const scheme = u.protocol.slice(0, -1);
+        // WHATWG URL drops a default port, as Go's url.Port() keeps it: both accepted upstream.
+        const portOk = want.port === undefined ? u.port === "" : u.port === want.port;
+        return scheme === want.scheme && u.hostname === "example.org" && u.pathname === path && portOk;
+      };
+      await eventually(async () => {
+        try {
+          const res = tls
+            ? await fetch(`https://${dialable(gwAddr)}${path}`, { headers: { host: "example.org" }, redirect: "manual", tls: { ca: cert.certPem, serverName: "example.org" } } as RequestInit)
+            : await fetch(`http://${dialable(gwAddr)}${path}`, { headers: { host: gwAddr }, redirect: "manual" });
+          await res.text();
+          got = `${res.status} ${res.headers.get("location")}`;
+        } catch (e) {
+          got = String(e);
+        }
+        return ok();
+      }, 10_000).catch(() => undefined);
+      return `${path} ${ok() ? "ok" : `got ${got}`}`;
+    };
+    const cases: [string, boolean, string, { scheme: string; port?: string }][] = [
+      // http-listener-on-80
+      [gw80, false, "/scheme-nil-and-port-nil", { scheme: "http" }],
+      [gw80, false, "/scheme-nil-and-port-80", { scheme: "http" }],
+      [gw80, false, "/scheme-nil-and-port-8080", { scheme: "http", port: "8080" }],
+      [gw80, false, "/scheme-https-and-port-nil", { scheme: "https" }],
+      [gw80, false, "/scheme-https-and-port-443", { scheme: "https" }],
+      [gw80, false, "/scheme-https-and-port-8443", { scheme: "https", port: "8443" }],
+      // http-listener-on-8080
+      [gw8080, false, "/scheme-nil-and-port-nil", { scheme: "http", port: "8080" }],
+      [gw8080, false, "/scheme-nil-and-port-80", { scheme: "http" }],
+      [gw8080, false, "/scheme-https-and-port-nil", { scheme: "https" }],
+      // https-listener-on-443 (Host and SNI example.org, the certificate checked)
+      [gw443, true, "/scheme-nil-and-port-nil", { scheme: "https" }],
+      [gw443, true, "/scheme-nil-and-port-443", { scheme: "https" }],
+      [gw443, true, "/scheme-nil-and-port-8443", { scheme: "https", port: "8443" }],
+      [gw443, true, "/scheme-http-and-port-nil", { scheme: "http" }],
+      [gw443, true, "/scheme-http-and-port-80", { scheme: "http" }],
+      [gw443, true, "/scheme-http-and-port-8080", { scheme: "http", port: "8080" }],
+    ];
+    const results: string[] = [];
+    for (const [addr, tls, path, want] of cases) results.push(`${addr === gw80 ? "80" : addr === gw8080 ? "8080" : "443"} ${await check(addr, tls, path, want)}`);
+    expect(results).toEqual(cases.map(([addr, , path]) => `${addr === gw80 ? "80" : addr === gw8080 ? "8080" : "443"} ${path} ok`));
+    // The Gateway's Service maps each declared port to its own Portico port.
+    const svc = gatewayServices().find((x) => x.metadata.annotations?.["portico.dev/gateway"] === `${INFRA}/same-namespace-with-http-listener-on-8080`)!;
+    expect(svc.spec.ports!.map((p) => `${p.name} ${p.port}`)).toEqual(["http-8080 8080"]);
+    // GatewayPort8080 is listed with --gateway-ports, so a conformance run selects this test.
+    const features = (api.get("GatewayClass", null, "portico")!.status as { supportedFeatures?: { name: string }[] }).supportedFeatures!.map((f) => f.name);
+    expect(features).toContain("GatewayPort8080");
+    cleanup();
+    api.delete("Secret", INFRA, "tls-validity-checks-certificate");
   });
 });
