@@ -7,6 +7,7 @@ import { gatewayServiceName } from "../../src/compile/gateway/ports.ts";
 import { findGatewayEntry } from "../../src/table/gateway.ts";
 import type { GatewayRoutes, RouteTable } from "../../src/table/types.ts";
 import { applyDelta, decodeTable, encodeDelta, encodeTable, type BackendRegistry } from "../../src/table/wire.ts";
+import { serializeTable } from "../../src/table/serialize.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { BASE, GATEWAYS, INFRA, snapshot } from "./base.ts";
 
@@ -67,6 +68,18 @@ describe("--gateway-ports", () => {
     // Status is the full compile's, as on shared ports.
     const st = r.gateway!.routes.find((x) => x.key === `${INFRA}/multiple-gateways-shared-route`)!;
     expect(st.parents.map((p) => p.conditions.map((c) => `${c.type}=${c.status}`).join(" "))).toEqual(["Accepted=True ResolvedRefs=True", "Accepted=True ResolvedRefs=True"]);
+  });
+
+  test("/debug/routes lists each Gateway's port and its rules", () => {
+    const r = new Compiler(config).compile(snapshot(BASE, ...multi("2026-01-02T00:00:00Z", "2026-01-01T00:00:00Z")));
+    const s = serializeTable(r.table);
+    expect(s.gateway).toBeUndefined();
+    expect(
+      s.gatewayPorts!.map((p) => `${p.port} ${p.gateway}:${p.declared} ${p.listeners.map((l) => `${l.port} ${l.listenerHostname} ${l.hosts.map((h) => `${h.hostname}: ${h.entries.map((e) => `${e.match.path || "/"}→${e.weights[0]!.route.backend}`).join(" ")}`).join("; ")}`).join(" | ")}`),
+    ).toEqual([
+      `20100 ${INFRA}/all-namespaces:80 http * *: /shared→${INFRA}/infra-backend-v1:8080 /→${INFRA}/infra-backend-v3:8080`,
+      `20101 ${INFRA}/same-namespace:80 http * *: /shared→${INFRA}/infra-backend-v1:8080 /→${INFRA}/infra-backend-v2:8080`,
+    ]);
   });
 
   test("without the flag nothing changes: one shared part, no ports", () => {

@@ -35,7 +35,7 @@ function services(): Map<string, Service> {
 }
 
 const port = (gateway: string, declared: number, https = false): GatewayPort => ({ gateway, declared, https, routes: null });
-type Spec = { type?: string; selector?: unknown; externalTrafficPolicy?: string; ports?: unknown[] };
+type Spec = { type?: string; selector?: unknown; externalTrafficPolicy?: string; clusterIP?: string; ports?: unknown[] };
 const spec = (name: string) => api.get("Service", "portico", name)?.spec as Spec | undefined;
 const writes = (from: number) => api.requests.slice(from).filter((r) => r.method !== "GET").map((r) => `${r.method} ${r.path.replace(/^\/api\/v1\/namespaces\/portico\/services/, "")}`);
 
@@ -80,7 +80,7 @@ describe("Gateway Services", () => {
     expect(await s.sync(new Map([[20_100, port("apps/a", 80)]]), services())).toBe(1);
     expect(writes(from)).toEqual([`PATCH /${a}`]);
     expect((spec(a)!.ports as { port: number }[]).map((p) => p.port)).toEqual([80]);
-    expect(spec(a)!.clusterIP as unknown).toBe("10.96.1.1");
+    expect(spec(a)!.clusterIP).toBe("10.96.1.1");
     // No Gateway with a port: ours deleted, the other one stays.
     from = api.requests.length;
     expect(await s.sync(new Map(), services())).toBe(1);
