@@ -6,12 +6,13 @@
 // port allocated to it (compile/gateway/ports.ts). Labelled and annotated as Portico's: a
 // Service of the same name that is not is never touched. No ownerReference: an owner must be
 // in the dependent's namespace (Kubernetes garbage collection), and a Gateway is usually
-// elsewhere; so the leader deletes a Service of ours whose Gateway no longer has a port.
+// elsewhere; so the leader deletes a Service of ours (its --gateway-controller-name
+// annotated) whose Gateway no longer has a port.
 //
 // Written only where it differs, by POST, merge PATCH (RFC 7386: the ports list is replaced
 // whole; the API server keeps each port's allocated nodePort) and DELETE; runs are serialised
 // and coalesced (only the latest table waits while one writes), like gateway-status.ts.
-import { GATEWAY_ANNOTATION, gatewayServiceName, MANAGED_BY, MANAGED_BY_LABEL } from "../compile/gateway/ports.ts";
+import { CONTROLLER_ANNOTATION, GATEWAY_ANNOTATION, gatewayServiceName, MANAGED_BY, MANAGED_BY_LABEL } from "../compile/gateway/ports.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Service } from "../model/schemas.ts";
@@ -21,7 +22,7 @@ import { assertDeclared } from "./permissions.ts";
 
 export interface GatewayServicesOptions {
   client: KubeClient;
-  config: Pick<Config, "publishService">;
+  config: Pick<Config, "publishService" | "gatewayControllerName">;
   log: Logger;
   isLeader(): boolean;
 }
@@ -115,7 +116,7 @@ export function createGatewayServices(o: GatewayServicesOptions): GatewayService
     for (const w of wants) {
       wanted.add(w.name);
       const cur = services.get(`${ns}/${w.name}`);
-      const metadata = { name: w.name, namespace: ns, labels: { [MANAGED_BY_LABEL]: MANAGED_BY }, annotations: { [GATEWAY_ANNOTATION]: w.gateway } };
+      const metadata = { name: w.name, namespace: ns, labels: { [MANAGED_BY_LABEL]: MANAGED_BY }, annotations: { [GATEWAY_ANNOTATION]: w.gateway, [CONTROLLER_ANNOTATION]: config.gatewayControllerName } };
       try {
         if (cur === undefined) {
           await call("POST", base, { apiVersion: "v1", kind: "Service", metadata, spec: w.spec });
@@ -133,6 +134,8 @@ export function createGatewayServices(o: GatewayServicesOptions): GatewayService
     }
     for (const [key, svc] of services) {
       if (!key.startsWith(`${ns}/`) || svc.metadata.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY || wanted.has(svc.metadata.name)) continue;
+      // Another Portico's (another --gateway-controller-name) in the same namespace: its own.
+      if (svc.metadata.annotations?.[CONTROLLER_ANNOTATION] !== config.gatewayControllerName) continue;
       try {
         await call("DELETE", `${base}/${encodeURIComponent(svc.metadata.name)}`);
         writes++;

@@ -51,7 +51,7 @@ describe("Gateway Services", () => {
     // A Service of B's name that is not Portico's.
     api.create("Service", { metadata: { name: b, namespace: "portico" }, spec: { ports: [{ port: 1, targetPort: 1 }] } });
     let leader = false;
-    const s = createGatewayServices({ client: createKubeClientFrom(resolveKubeConfig({ kubeconfig, context: null }), captureLogger()), config: { publishService: { namespace: "portico", name: "portico" } }, log: captureLogger(), isLeader: () => leader });
+    const s = createGatewayServices({ client: createKubeClientFrom(resolveKubeConfig({ kubeconfig, context: null }), captureLogger()), config: { publishService: { namespace: "portico", name: "portico" }, gatewayControllerName: "portico.dev/gateway-controller" }, log: captureLogger(), isLeader: () => leader });
     const ports = new Map([[20_100, port("apps/a", 80)], [20_101, port("apps/a", 443, true)], [20_102, port("apps/b", 80)]]);
     let from = api.requests.length;
     expect(await s.sync(ports, services())).toBe(0);
@@ -62,7 +62,12 @@ describe("Gateway Services", () => {
     expect(writes(from)).toEqual(["POST "]);
     const made = api.get("Service", "portico", a)!;
     expect(made.metadata.labels).toEqual({ "app.kubernetes.io/managed-by": "portico-gateway" });
-    expect(made.metadata.annotations).toEqual({ "portico.dev/gateway": "apps/a" });
+    expect(made.metadata.annotations).toEqual({ "portico.dev/gateway": "apps/a", "portico.dev/gateway-controller": "portico.dev/gateway-controller" });
+    // Another Portico's (another controller name) in the same namespace: never deleted by this one.
+    api.create("Service", {
+      metadata: { name: gatewayServiceName("other/c"), namespace: "portico", labels: { "app.kubernetes.io/managed-by": "portico-gateway" }, annotations: { "portico.dev/gateway": "other/c", "portico.dev/gateway-controller": "example.com/other" } },
+      spec: { ports: [{ port: 80, targetPort: 20_200 }] },
+    });
     expect(spec(a)).toEqual({
       type: "LoadBalancer",
       selector: { app: "portico" },
@@ -87,6 +92,7 @@ describe("Gateway Services", () => {
     expect(writes(from)).toEqual([`DELETE /${a}`]);
     expect(api.get("Service", "portico", a)).toBeUndefined();
     expect(api.get("Service", "portico", b)).toBeDefined();
+    expect(api.get("Service", "portico", gatewayServiceName("other/c"))).toBeDefined();
     expect(api.get("Service", "portico", "portico")).toBeDefined();
   });
 });

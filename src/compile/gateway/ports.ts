@@ -28,6 +28,8 @@ export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 export const MANAGED_BY = "portico-gateway";
 /** `namespace/name` of the Gateway a Service is for. */
 export const GATEWAY_ANNOTATION = "portico.dev/gateway";
+/** --gateway-controller-name of the Portico that made it: another Portico's are never deleted. */
+export const CONTROLLER_ANNOTATION = "portico.dev/gateway-controller";
 
 /**
  * The Service of a Gateway, in --publish-service's namespace: `portico-gw-` and as much of the
