@@ -82,6 +82,26 @@ describe("--gateway-ports", () => {
     ]);
   });
 
+  test("an edited route, a new one and a deleted one: each port's rules as a fresh compile makes them", () => {
+    const c = new Compiler(config);
+    const steps = [
+      multi("2026-01-02T00:00:00Z", "2026-01-01T00:00:00Z"),
+      // same-namespace's dedicated route now goes to v1
+      [...multi("2026-01-02T00:00:00Z", "2026-01-01T00:00:00Z").slice(0, 3), route("same-namespace-dedicated-route", "{ name: same-namespace }", "infra-backend-v1"), multi("", "")[4]!],
+      // a new route on all-namespaces only, and the shared route gone
+      [...multi("2026-01-02T00:00:00Z", "2026-01-01T00:00:00Z").slice(0, 2), route("same-namespace-dedicated-route", "{ name: same-namespace }", "infra-backend-v1"), multi("", "")[4]!, route("extra", "{ name: all-namespaces }", "infra-backend-v2", "/shared")],
+    ];
+    for (const step of steps) {
+      const incremental = c.compile(snapshot(BASE, ...step));
+      const fresh = new Compiler(config).compile(snapshot(BASE, ...step));
+      expect(served(incremental.table)).toEqual(served(fresh.table));
+    }
+    expect(served(c.compile(snapshot(BASE, ...steps[2]!)).table)).toEqual({
+      20100: `all-namespaces:80 / → ${INFRA}/infra-backend-v3, /shared → ${INFRA}/infra-backend-v2`,
+      20101: `same-namespace:80 / → ${INFRA}/infra-backend-v1, /shared → ${INFRA}/infra-backend-v1`,
+    });
+  });
+
   test("without the flag nothing changes: one shared part, no ports", () => {
     const r = new Compiler(DEFAULT_COMPILE_CONFIG).compile(snapshot(BASE, ...multi("2026-01-02T00:00:00Z", "2026-01-01T00:00:00Z")));
     expect(r.table.gatewayPorts ?? null).toBeNull();
