@@ -46,7 +46,7 @@ import { hostOwner } from "./host-scope.ts";
 import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
 import { compileGateways } from "./gateway/table.ts";
-import { allocateGatewayPorts, GatewayPortsCompiler } from "./gateway/ports.ts";
+import { allocateGatewayPorts, GatewayPortsCompiler, withUnplaced } from "./gateway/ports.ts";
 import type { GatewayPort } from "../table/types.ts";
 import { type CertificateBinding, type GatewayCompileResult } from "./types.ts";
 import type { CompileResult } from "./types.ts";
@@ -132,7 +132,13 @@ export class Compiler {
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
   /** With --gateway-ports: each Gateway's own ports and their rules (gateway/ports.ts). */
   #gwPortsCompiler = new GatewayPortsCompiler();
-  #gwPorts: { ports: ReadonlyMap<number, GatewayPort>; diagnostics: readonly Diagnostic[]; certificates: ReadonlyMap<number, readonly CertificateBinding[]> } | null = null;
+  #gwPorts: {
+    ports: ReadonlyMap<number, GatewayPort>;
+    diagnostics: readonly Diagnostic[];
+    certificates: ReadonlyMap<number, readonly CertificateBinding[]>;
+    /** The Gateway compile as status reports it (ports the range had no room for: withUnplaced). */
+    status: GatewayCompileResult;
+  } | null = null;
 
   constructor(config: CompileConfig, options: CompilerOptions = {}) {
     this.#config = config;
@@ -193,10 +199,10 @@ export class Compiler {
       this.#gw = gw;
       const range = this.#config.gatewayPorts;
       if (range !== null) {
-        const { units, diagnostics } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);
+        const { units, diagnostics, unplaced } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);
         const fallback = base.certificates.find((c) => c.host === "");
         const ports = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes === null ? null : { services, secrets }, fallback);
-        this.#gwPorts = { ports, diagnostics, certificates: this.#gwPortsCompiler.certificates };
+        this.#gwPorts = { ports, diagnostics, certificates: this.#gwPortsCompiler.certificates, status: unplaced.length === 0 ? gw : { ...gw, gateways: withUnplaced(gw.gateways, unplaced, range) } };
       }
     }
     this.#gwOwn = own;
@@ -222,7 +228,7 @@ export class Compiler {
       gwDiagnostics.length === 0
         ? base.diagnostics
         : Object.freeze([...base.diagnostics, ...gwDiagnostics].sort((x, y) => compareStrings(diagnosticKey(x), diagnosticKey(y))));
-    const result: CompileResult = Object.freeze({ ...base, table, certificates, diagnostics, gateway: gw, ...(dedicated === null ? {} : { gatewayPortCertificates: dedicated.certificates }) });
+    const result: CompileResult = Object.freeze({ ...base, table, certificates, diagnostics, gateway: dedicated?.status ?? gw, ...(dedicated === null ? {} : { gatewayPortCertificates: dedicated.certificates }) });
     this.#gwResult = { base, gw, result };
     return result;
   }

@@ -131,6 +131,19 @@ describe("--gateway-ports", () => {
     expect([...r.table.gatewayPorts!.keys()]).toEqual([20_100]);
     const d = r.diagnostics.filter((x) => x.kind === "Gateway");
     expect(d.map((x) => `${x.name} ${x.reason}: ${x.message}`)).toEqual(["same-namespace ListenerNotProgrammed: port 80: no free port left in --gateway-ports 20100-20100"]);
+    // And its status says so (ListenerReasonPortUnavailable), the other Gateway's does not.
+    const conds = (key: string) => {
+      const g = r.gateway!.gateways.get(`${INFRA}/${key}`)!;
+      return [g.conditions, ...g.listeners.map((l) => l.conditions)].map((cs) => cs.map((c) => `${c.type}=${c.status}/${c.reason}`).join(" "));
+    };
+    expect(conds("same-namespace")).toEqual([
+      "Accepted=False/ListenersNotValid Programmed=False/Invalid",
+      "Accepted=False/PortUnavailable ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts",
+    ]);
+    expect(conds("all-namespaces")).toEqual([
+      "Accepted=True/Accepted Programmed=True/Programmed",
+      "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts",
+    ]);
   });
 
   test("the ports cross the worker wire, whole and as a delta", () => {

@@ -68,7 +68,7 @@ export function allocateGatewayPorts(
   services: ReadonlyMap<string, Service>,
   serviceNamespace: string | null,
   range: PortRange,
-): { units: PortUnit[]; diagnostics: Diagnostic[] } {
+): { units: PortUnit[]; diagnostics: Diagnostic[]; unplaced: { gateway: string; declared: number }[] } {
   const order = [...gateways.values()].sort((a, b) => {
     const ta = gatewayTime(a);
     const tb = gatewayTime(b);
@@ -97,6 +97,7 @@ export function allocateGatewayPorts(
   });
   const units: PortUnit[] = [];
   const diagnostics: Diagnostic[] = [];
+  const unplaced: { gateway: string; declared: number }[] = [];
   let next = range.from;
   wanted.forEach((w, i) => {
     let p = port.get(i);
@@ -105,6 +106,7 @@ export function allocateGatewayPorts(
       if (next > range.to) {
         const [namespace, name] = [w.gateway.slice(0, w.gateway.indexOf("/")), w.gateway.slice(w.gateway.indexOf("/") + 1)];
         diagnostics.push({ kind: "Gateway", namespace, name, reason: "ListenerNotProgrammed", message: `port ${w.declared}: no free port left in --gateway-ports ${range.from}-${range.to}`, severity: "error" });
+        unplaced.push({ gateway: w.gateway, declared: w.declared });
         return;
       }
       p = next;
@@ -112,7 +114,44 @@ export function allocateGatewayPorts(
     }
     units.push({ ...w, port: p });
   });
-  return { units, diagnostics };
+  return { units, diagnostics, unplaced };
+}
+
+/**
+ * The Gateways' status when some of their ports found the range full: those listeners are
+ * Accepted=False PortUnavailable (ListenerReasonPortUnavailable: "the Listener requests a port
+ * that cannot be used on the Gateway") and Programmed=False, and the Gateway's own conditions
+ * follow as attach.ts sets them (ListenersNotValid; Programmed=False when no listener is left).
+ * Copies: the compile's own states stay as built.
+ */
+export function withUnplaced(gateways: ReadonlyMap<string, GatewayState>, unplaced: readonly { gateway: string; declared: number }[], range: PortRange): ReadonlyMap<string, GatewayState> {
+  if (unplaced.length === 0) return gateways;
+  const out = new Map(gateways);
+  const message = `no free port left in --gateway-ports ${range.from}-${range.to}`;
+  for (const u of unplaced) {
+    const g = out.get(u.gateway);
+    if (g === undefined) continue;
+    const listeners = g.listeners.map((l) =>
+      l.port !== u.declared || l.portClass === null
+        ? l
+        : {
+            ...l,
+            portClass: null,
+            conditions: l.conditions.map((c) =>
+              c.type === "Accepted" ? { type: c.type, status: "False" as const, reason: "PortUnavailable", message } : c.type === "Programmed" ? { type: c.type, status: "False" as const, reason: "Invalid", message } : c,
+            ),
+          },
+    );
+    const accepted = listeners.filter((l) => l.conditions.some((c) => c.type === "Accepted" && c.status === "True")).length;
+    const served = listeners.some((l) => l.portClass !== null);
+    const conditions = g.conditions.map((c) => {
+      if (c.type === "Accepted" && c.status === "True") return accepted === 0 ? { type: c.type, status: "False" as const, reason: "ListenersNotValid", message: "no listener is valid" } : { type: c.type, status: c.status, reason: "ListenersNotValid", message: "some listeners are not valid" };
+      if (c.type === "Programmed" && !served) return { type: c.type, status: "False" as const, reason: "Invalid", message: "no listener can be served" };
+      return c;
+    });
+    out.set(u.gateway, { ...g, conditions, listeners });
+  }
+  return out;
 }
 
 interface UnitState {
