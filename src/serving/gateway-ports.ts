@@ -13,6 +13,7 @@ import { assembleTable } from "../table/build.ts";
 import type { GatewayPort, RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { createHttpsListener, type SwitchingHttpsListener } from "./https.ts";
+import { claimPort } from "./ports.ts";
 
 type ProxyHandler = ReturnType<typeof createProxyHandler>;
 type HandlerDeps = Omit<Parameters<typeof createProxyHandler>[0], "table" | "scheme">;
@@ -28,7 +29,11 @@ export interface GatewayPortsOptions {
   readonly config: Config;
   readonly log: Logger;
   readonly hostname: string;
-  /** SO_REUSEPORT: sibling workers listen on the same ports. */
+  /**
+   * SO_REUSEPORT: sibling workers listen on the same ports. Without it (one process) an HTTPS
+   * port, which a certificate rotation binds twice with SO_REUSEPORT, is probed first
+   * (ports.ts says why).
+   */
   readonly reusePort: boolean;
   readonly table: () => RouteTable;
   readonly deps: HandlerDeps;
@@ -91,6 +96,7 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
         const plain = startHttpListener({ hostname: o.hostname, port, handler, reusePort: o.reusePort, http2: o.config.http2 });
         open.set(port, { https, handler, plain, tls: null });
       } else {
+        if (!o.reusePort) claimPort("--gateway-ports", o.hostname, port);
         const tls = createHttpsListener({
           // QUIC stays on the shared HTTPS port: Alt-Svc would advertise it there.
           config: { ...o.config, http3: false },
