@@ -217,7 +217,7 @@ export interface ExplainGateway {
   readonly ruleIndex: number;
   readonly matchIndex: number;
   readonly match: {
-    readonly pathType: "Exact" | "PathPrefix";
+    readonly pathType: "Exact" | "PathPrefix" | "RegularExpression";
     readonly path: string;
     readonly method: string | null;
     readonly headers: readonly string[];

@@ -141,6 +141,19 @@ export const HTTPRouteFilterSchema = v.looseObject({
       }),
     ),
   ),
+  // HTTPCORSFilter (standard channel since v1.6): checked further where compiled.
+  cors: v.optional(
+    v.nullable(
+      v.looseObject({
+        allowOrigins: list(v.string()),
+        allowMethods: list(v.string()),
+        allowHeaders: list(v.string()),
+        exposeHeaders: list(v.string()),
+        allowCredentials: v.optional(v.nullable(v.boolean())),
+        maxAge: v.optional(v.nullable(v.number())),
+      }),
+    ),
+  ),
   extensionRef: v.optional(v.nullable(v.looseObject({ group: v.string(), kind: v.string(), name: v.string() }))),
 });
 

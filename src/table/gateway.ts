@@ -10,11 +10,12 @@
 //    hostname are merged;
 // 2. within the routes attached there, the route hostnames in precedence order (exact, then
 //    the longest wildcard, then routes without hostnames), each list in match precedence:
-//    Exact path, then the longest PathPrefix, then a method, then more header matches, then
-//    more query matches, then the oldest route, then namespace/name, then rule and match
-//    order. The first matching entry wins.
+//    Exact path, then the longest PathPrefix, then the longest RegularExpression, then a
+//    method, then more header matches, then more query matches, then the oldest route, then
+//    namespace/name, then rule and match order. The first matching entry wins.
 // Nothing matched → null: the request goes on to the Ingress table.
-import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes, Match } from "./types.ts";
+import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes, HeaderMatch, Match } from "./types.ts";
+import { compileHeaderPattern, compilePathRegex } from "../regex/index.ts";
 
 /** What matching reads of a request. */
 export interface GatewayRequest {
@@ -84,11 +85,44 @@ export function queryValue(query: string, name: string): string | null {
   return null;
 }
 
+// RegularExpression matches (implementation-specific in Gateway API; docs/design.md "Gateway
+// API"): a path is matched as ingress-nginx matches a use-regex path (`location ~* "^<path>"`:
+// anchored at the start, case-insensitive), a header or query value as canary-by-header-pattern
+// is (unanchored, case-sensitive), both on the linear-time engine (src/regex/). The table
+// crosses to the workers as data, so each process compiles a pattern on its first use, keyed by
+// the match object (it dies with the table). The compiler refused the patterns that do not
+// compile; one that did not here would match nothing.
+const NEVER = (): boolean => false;
+const pathRegexes = new WeakMap<GatewayMatch, (path: string) => boolean>();
+const valueRegexes = new WeakMap<HeaderMatch, (value: string) => boolean>();
+
+function regexPath(m: GatewayMatch, path: string): boolean {
+  let test = pathRegexes.get(m);
+  if (test === undefined) {
+    const c = compilePathRegex(m.path);
+    test = c.ok ? (p) => c.re.test(p) : NEVER;
+    pathRegexes.set(m, test);
+  }
+  return test(path);
+}
+
+function valueMatches(h: HeaderMatch, value: string | null): boolean {
+  if (h.regex !== true) return value === h.value;
+  if (value === null) return false;
+  let test = valueRegexes.get(h);
+  if (test === undefined) {
+    const c = compileHeaderPattern(h.value);
+    test = c.ok ? (v) => c.re.test(v) : NEVER;
+    valueRegexes.set(h, test);
+  }
+  return test(value);
+}
+
 export function matchesRequest(m: GatewayMatch, req: GatewayRequest): boolean {
-  if (m.pathType === "Exact" ? req.path !== m.path : !prefixMatches(m.path, req.path)) return false;
+  if (m.pathType === "Exact" ? req.path !== m.path : m.pathType === "PathPrefix" ? !prefixMatches(m.path, req.path) : !regexPath(m, req.path)) return false;
   if (m.method !== null && m.method !== req.method) return false;
-  for (const h of m.headers) if (req.header(h.name) !== h.value) return false;
-  for (const q of m.query) if (queryValue(req.query, q.name) !== q.value) return false;
+  for (const h of m.headers) if (!valueMatches(h, req.header(h.name))) return false;
+  for (const q of m.query) if (!valueMatches(q, queryValue(req.query, q.name))) return false;
   return true;
 }
 

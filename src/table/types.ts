@@ -344,11 +344,13 @@ export interface HeaderMatch {
   /** Lowercased for headers (RFC 9110 §5.1); as written for query parameters (case-sensitive). */
   readonly name: string;
   readonly value: string;
+  /** A RegularExpression match (`value` is the pattern: table/gateway.ts); absent for Exact. */
+  readonly regex?: true;
 }
 
 export interface GatewayMatch {
-  readonly pathType: "Exact" | "PathPrefix";
-  /** Exact: as written. PathPrefix: without a trailing `/` ("" for `/`). */
+  readonly pathType: "Exact" | "PathPrefix" | "RegularExpression";
+  /** Exact and RegularExpression: as written. PathPrefix: without a trailing `/` ("" for `/`). */
   readonly path: string;
   readonly method: string | null;
   readonly headers: readonly HeaderMatch[];

@@ -673,6 +673,60 @@ spec: { from: [${from}], to: [${to}] }`;
     expect(w.routeConditions(INFRA, "ext")[0]).toBe("Accepted=False/UnsupportedValue ResolvedRefs=False/BackendNotFound");
   });
 
+  test("ResponseHeaderModifier and CORS from --manifests: framing fields and values the CRD refuses are UnsupportedValue (the rule answers 500)", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("resp", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /length } }]
+      filters: [{ type: ResponseHeaderModifier, responseHeaderModifier: { set: [{ name: Content-Length, value: "0" }] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /te } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080, filters: [{ type: ResponseHeaderModifier, responseHeaderModifier: { remove: [Transfer-Encoding] } }] }]
+    - matches: [{ path: { type: PathPrefix, value: /crlf } }]
+      filters: [{ type: ResponseHeaderModifier, responseHeaderModifier: { add: [{ name: x-a, value: "a\\r\\nInjected: 1" }] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /origin } }]
+      filters: [{ type: CORS, cors: { allowOrigins: ["https://a.com/path"] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /star } }]
+      filters: [{ type: CORS, cors: { allowOrigins: ["*", "https://a.com"] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /method } }]
+      filters: [{ type: CORS, cors: { allowOrigins: ["https://a.com"], allowMethods: [get] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /ok } }]
+      filters:
+        - { type: CORS, cors: { allowOrigins: ["https://*.a.com"] } }
+        - { type: ResponseHeaderModifier, responseHeaderModifier: { set: [{ name: X-Ok, value: "1" }] } }
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]`));
+    for (const p of ["/length", "/te", "/crlf", "/origin", "/star", "/method"]) expect(`${p} ${w.answer({ path: p })}`).toBe(`${p} 500`);
+    expect(w.answer({ path: "/ok" })).toBe(V2);
+    // CORS's default maxAge is 5 (HTTPCORSFilter.maxAge); the CORS policy runs before the response fields.
+    const ok = w.match({ path: "/ok" })!.choices[0]!.match.route.options.stages ?? [];
+    expect(ok.map((s) => `${s.stage}:${s.kind}`)).toEqual(["cors:gateway-cors", "cors:gateway-response-headers"]);
+    expect(ok[0]!.params).toEqual({ origins: ["https://*.a.com"], methods: [], headers: [], expose: [], credentials: false, maxAge: 5 });
+    expect(w.routeConditions(INFRA, "resp")[0]).toStartWith("Accepted=False/UnsupportedValue");
+  });
+
+  test("RegularExpression matches: after Exact and PathPrefix, the longer pattern first; a pattern the linear-time engine refuses is UnsupportedValue", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("re", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: RegularExpression, value: "/a/.*" } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: RegularExpression, value: "/a/[a-z]+/x" } }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /a/b } }]
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]`), route("bad-re", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: RegularExpression, value: "/(?<=x)y" } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /h }, headers: [{ type: RegularExpression, name: x, value: "(a" }] }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`));
+    expect([w.answer({ path: "/a/b/x" }), w.answer({ path: "/a/c/x" }), w.answer({ path: "/a/c/y" }), w.answer({ path: "/A/C/X" })]).toEqual([V3, V2, V1, V2]);
+    expect(w.routeConditions(INFRA, "re")[0]).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs");
+    expect(w.routeConditions(INFRA, "bad-re")[0]).toStartWith("Accepted=False/UnsupportedValue");
+    expect(w.answer({ path: "/h" })).toBe("404");
+  });
+
   test("rule timeouts become the response-head deadline; a request timeout also stops retries after it", () => {
     const w = World.of(GATEWAYS["same-namespace"], route("t", `  parentRefs: [{ name: same-namespace }]
   rules:

@@ -4,7 +4,7 @@ import { expect } from "bun:test";
 import net from "node:net";
 import type { Server } from "bun";
 import { skipsAuthentication } from "../../src/annotations/basic-auth.ts";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
 import type { Config } from "../../src/config/types.ts";
 import { createProxyHandler, type ProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";

@@ -13,6 +13,7 @@ export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
     "HTTPRoute308RedirectStatusCode",
     "HTTPRouteBackendRequestHeaderModification",
     "HTTPRouteBackendTimeout",
+    "HTTPRouteCORS",
     "HTTPRouteHostRewrite",
     "HTTPRouteMethodMatching",
     "HTTPRoutePathRedirect",
@@ -21,7 +22,9 @@ export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
     "HTTPRouteQueryParamMatching",
     "HTTPRouteRequestMirror",
     "HTTPRouteRequestMultipleMirrors",
+    "HTTPRouteRequestPercentageMirror",
     "HTTPRouteRequestTimeout",
+    "HTTPRouteResponseHeaderModification",
     "HTTPRouteSchemeRedirect",
   ].sort(),
 );

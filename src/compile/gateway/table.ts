@@ -7,6 +7,8 @@
 //   307 or 308;
 // - URLRewrite → a "gateway-rewrite" policy (rewrite stage): the upstream Host and path;
 // - RequestMirror → a "gateway-mirror" policy (forwarding stage): a copy sent, answer discarded;
+// - ResponseHeaderModifier → a "gateway-response-headers" policy (cors stage): the answer's fields;
+// - CORS → a "gateway-cors" policy (cors stage): preflights answered, the CORS fields added;
 // - a rule that cannot be served (an invalid backendRef's share, all weights 0, no backend, an
 //   unsupported filter) → a "gateway-error" policy answering 500 (HTTPBackendRef).
 // Pure; the output does not depend on Map order.
@@ -14,7 +16,8 @@ import type { HTTPRoute } from "../../model/gateway.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/types.ts";
 import { isWildcardHost } from "../../table/gateway.ts";
-import { orderStages, type StagePolicy } from "../../policy/stages.ts";
+import type { StagePolicy } from "../../policy/stages.ts";
+import { assembleStages } from "../stages.ts";
 import { DEFAULT_RETRY, DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
 import type { Backend, Match, Route, RouteOptions } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
@@ -490,12 +493,17 @@ function listenerCertificates(snapshot: Snapshot, gateways: ReadonlyMap<string, 
   return [...byHost.values()];
 }
 
+/** Exact before PathPrefix (HTTPRouteRule.matches); RegularExpression, implementation-specific, after both. */
+const PATH_RANK = { Exact: 0, PathPrefix: 1, RegularExpression: 2 } as const;
+
 /** HTTPRouteRule.matches precedence; ties: the older route, then namespace/name, then rule and match order. */
 function precedence(a: Pending, b: Pending): number {
   const ma = a.match;
   const mb = b.match;
-  if (ma.pathType !== mb.pathType) return ma.pathType === "Exact" ? -1 : 1;
-  if (ma.pathType === "PathPrefix" && ma.path.length !== mb.path.length) return mb.path.length - ma.path.length;
+  if (ma.pathType !== mb.pathType) return PATH_RANK[ma.pathType] - PATH_RANK[mb.pathType];
+  // The longer PathPrefix first (the spec); the longer RegularExpression first, as ingress-nginx
+  // orders a regex host's locations (its template sorts them by path length).
+  if (ma.pathType !== "Exact" && ma.path.length !== mb.path.length) return mb.path.length - ma.path.length;
   if ((ma.method === null) !== (mb.method === null)) return ma.method === null ? 1 : -1;
   if (ma.headers.length !== mb.headers.length) return mb.headers.length - ma.headers.length;
   if (ma.query.length !== mb.query.length) return mb.query.length - ma.query.length;
@@ -506,9 +514,9 @@ function precedence(a: Pending, b: Pending): number {
 }
 
 /** A RequestHeaderModifier (a rule's, or a backendRef's after it: both run in the forwarding stage, in that order). */
-function headersPolicy(h: HeaderModifier): StagePolicy {
+function headersPolicy(h: HeaderModifier, kind: typeof K.GATEWAY_REQUEST_HEADERS | typeof K.GATEWAY_RESPONSE_HEADERS = K.GATEWAY_REQUEST_HEADERS): StagePolicy {
   const pair = (x: { name: string; value: string }): [string, string] => [x.name, x.value];
-  return stagePolicy(K.GATEWAY_REQUEST_HEADERS, { set: h.set.map(pair), add: h.add.map(pair), remove: [...h.remove] });
+  return stagePolicy(kind, { set: h.set.map(pair), add: h.add.map(pair), remove: [...h.remove] });
 }
 
 /** The options of a rule without filters, shared (a table holds one Route per rule match and listener). */
@@ -547,13 +555,13 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
       host: host === "*" ? null : host,
       path: match.written,
       pathType: match.pathType === "Exact" ? ("Exact" as const) : ("Prefix" as const),
-      declaredPathType: match.pathType === "Exact" ? ("Exact" as const) : ("Prefix" as const),
+      declaredPathType: match.pathType === "Exact" ? ("Exact" as const) : match.pathType === "RegularExpression" ? ("ImplementationSpecific" as const) : ("Prefix" as const),
       source: "rule" as const,
       ruleIndex: rule.ruleIndex,
       pathIndex: matchIndex,
       backend,
       // Gateway API asks for no HTTPS redirect and no HSTS: a listener serves what it declares.
-      options: policies.length === 0 ? base : Object.freeze({ ...base, stages: orderStages(policies) }),
+      options: policies.length === 0 ? base : Object.freeze({ ...base, stages: assembleStages(policies) }),
       tls: false,
     });
     return Object.freeze({ route, hostKey: host, via: host === "*" ? ("any-host" as const) : isWildcardHost(host) ? ("wildcard-host" as const) : ("exact-host" as const) });
@@ -565,6 +573,10 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   });
   if (rule.invalid !== null) return error(rule.invalid);
   const policies: StagePolicy[] = [];
+  // CORS first (a preflight is answered before anything else), then the rule's response fields
+  // (both cors stage, in this order; a backendRef's come after: its own policies below).
+  if (rule.cors) policies.push(stagePolicy(K.GATEWAY_CORS, { ...rule.cors, origins: [...rule.cors.origins], methods: [...rule.cors.methods], headers: [...rule.cors.headers], expose: [...rule.cors.expose] }));
+  if (rule.responseHeaders) policies.push(headersPolicy(rule.responseHeaders, K.GATEWAY_RESPONSE_HEADERS));
   if (rule.requestHeaders) policies.push(headersPolicy(rule.requestHeaders));
   // After the header filter in the same stage: the copy carries the modified fields.
   for (const m of rule.mirrors) policies.push(stagePolicy(K.GATEWAY_MIRROR, { endpoints: [...m.endpoints], percent: m.percent }));
@@ -606,9 +618,17 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
       match:
         b.backend === null
           ? make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason: "invalid backendRef" })])
-          : make(b.backend, b.requestHeaders === null ? policies : [...policies, headersPolicy(b.requestHeaders)]),
+          : make(b.backend, b.requestHeaders === null && b.responseHeaders === null ? policies : backendPolicies(policies, b.requestHeaders, b.responseHeaders)),
       weight: b.weight,
     });
   }
   return { match, choices, totalWeight: rule.totalWeight };
+}
+
+/** A backendRef's header filters after the rule's policies (each in its stage, after the rule's there). */
+function backendPolicies(policies: readonly StagePolicy[], request: HeaderModifier | null, response: HeaderModifier | null): StagePolicy[] {
+  const out = [...policies];
+  if (request !== null) out.push(headersPolicy(request));
+  if (response !== null) out.push(headersPolicy(response, K.GATEWAY_RESPONSE_HEADERS));
+  return out;
 }
