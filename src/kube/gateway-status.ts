@@ -19,12 +19,14 @@ import type { LoadBalancerIngress } from "./status.ts";
 import { SUPPORTED_FEATURES } from "../compile/gateway/features.ts";
 
 /**
- * supportedFeatures as written. GatewayPort8080 (a listener on port 8080 reached on that port)
- * only with --gateway-ports: on the shared ports a Gateway's address answers on 80 and 443
- * alone (docs/design.md "Gateways with their own address").
+ * supportedFeatures as written. Only with --gateway-ports (docs/design.md "Gateways with their
+ * own address"): GatewayPort8080 (a listener on port 8080 reached on that port) and
+ * HTTPRouteParentRefPort (its HTTPRouteListenerPortMatching needs each listener port told
+ * apart). On the shared ports a Gateway's address answers on 80 and 443 alone.
  */
+const OWN_PORT_FEATURES = ["GatewayPort8080", "HTTPRouteParentRefPort"];
 function featureStatus(ownPorts: boolean): { name: string }[] {
-  return (ownPorts ? [...SUPPORTED_FEATURES, "GatewayPort8080"].sort() : SUPPORTED_FEATURES).map((name) => ({ name }));
+  return (ownPorts ? [...SUPPORTED_FEATURES, ...OWN_PORT_FEATURES].sort() : SUPPORTED_FEATURES).map((name) => ({ name }));
 }
 
 export interface GatewayStatusOptions {

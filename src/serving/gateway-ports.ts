@@ -30,11 +30,14 @@ export interface GatewayPortsOptions {
   readonly log: Logger;
   readonly hostname: string;
   /**
-   * SO_REUSEPORT: sibling workers listen on the same ports. Without it (one process) an HTTPS
-   * port, which a certificate rotation binds twice with SO_REUSEPORT, is probed first
-   * (ports.ts says why).
+   * Sibling workers listen on the same ports. Every port is bound with SO_REUSEPORT (a port a
+   * Gateway leaves may be taken by another while the first still drains, and an HTTPS port's
+   * certificate rotation binds it twice); alone, a port is probed first (ports.ts says why),
+   * unless this process is still draining it.
    */
   readonly reusePort: boolean;
+  /** First wait before a port that could not be bound is tried again (doubling to 30 s; default 250 ms). */
+  readonly retryMs?: number;
   readonly table: () => RouteTable;
   readonly deps: HandlerDeps;
   /** The certificate set an HTTPS port serves (its own, else the shared HTTPS port's). */
@@ -42,7 +45,7 @@ export interface GatewayPortsOptions {
 }
 
 export interface GatewayPortListeners {
-  /** Open and close ports as `t` lists them. Never throws: a port that cannot be bound is logged and tried again on the next change. */
+  /** Open and close ports as `t` lists them. Never throws: a port that cannot be bound is logged and tried again after a back-off. */
   fit(t: RouteTable): void;
   /** The certificate sets changed: each HTTPS port takes its own (`tls`). */
   setTls(): void;
@@ -65,7 +68,12 @@ function viewOf(g: GatewayPort | undefined): RouteTable {
 export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortListeners {
   const { log } = o;
   const open = new Map<number, Open>();
+  /** Ports this process closed and may still be draining: not probed (the probe would find us). */
+  const closing = new Set<number>();
   let frozen = false;
+  const firstRetryMs = o.retryMs ?? 250;
+  let retryMs = firstRetryMs;
+  let retry: ReturnType<typeof setTimeout> | null = null;
 
   function handlerFor(port: number, https: boolean): ProxyHandler {
     let seen: RouteTable | null = null;
@@ -85,18 +93,27 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
     open.delete(port);
     o2.handler.inflight.draining = true;
     // Graceful: the socket stops accepting at once, requests in flight finish.
-    if (o2.plain) void o2.plain.stop(false);
-    if (o2.tls) void o2.tls.stop(false);
+    closing.add(port);
+    const done = () => void closing.delete(port);
+    if (o2.plain) void o2.plain.stop(false).finally(done);
+    if (o2.tls) {
+      // The TLS listener's own stop keeps accepting while it drains (made for a rotation, where
+      // the next server serves the same): here the port may go to another Gateway, even a
+      // plain one, at once, so its sockets stop accepting now.
+      for (const s of o2.tls.servers) void s.stop(false);
+      void o2.tls.stop(false).finally(done);
+    }
   }
 
-  function start(port: number, https: boolean): void {
+  /** False when the port could not be bound (logged). */
+  function start(port: number, https: boolean): boolean {
     const handler = handlerFor(port, https);
     try {
+      if (!o.reusePort && !closing.has(port)) claimPort("--gateway-ports", o.hostname, port);
       if (!https) {
-        const plain = startHttpListener({ hostname: o.hostname, port, handler, reusePort: o.reusePort, http2: o.config.http2 });
+        const plain = startHttpListener({ hostname: o.hostname, port, handler, reusePort: true, http2: o.config.http2 });
         open.set(port, { https, handler, plain, tls: null });
       } else {
-        if (!o.reusePort) claimPort("--gateway-ports", o.hostname, port);
         const tls = createHttpsListener({
           // QUIC stays on the shared HTTPS port: Alt-Svc would advertise it there.
           config: { ...o.config, http3: false },
@@ -111,9 +128,29 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
         open.set(port, { https, handler, plain: null, tls });
       }
       log.info("listening for a Gateway", { port, https });
+      return true;
     } catch (err) {
-      log.error("cannot listen on a Gateway's port; trying again on the next route change", { port, err: err instanceof Error ? err.message : String(err) });
+      log.error("cannot listen on a Gateway's port; trying again", { port, err: err instanceof Error ? err.message : String(err), retryMs });
+      return false;
     }
+  }
+
+  /** Bind what the table lists and is not open yet; a failure is tried again after a back-off. */
+  function openWanted(t: RouteTable): void {
+    const want = t.gatewayPorts ?? null;
+    let failed = false;
+    if (want !== null) for (const [port, g] of want) if (!open.has(port) && !start(port, g.https)) failed = true;
+    if (!failed) {
+      retryMs = firstRetryMs;
+      return;
+    }
+    if (retry !== null || frozen) return;
+    retry = setTimeout(() => {
+      retry = null;
+      if (!frozen) openWanted(o.table());
+    }, retryMs);
+    retry.unref?.();
+    retryMs = Math.min(30_000, retryMs * 2);
   }
 
   return {
@@ -127,8 +164,7 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
           log.info("stopped listening for a Gateway", { port });
         }
       }
-      if (want === null) return;
-      for (const [port, g] of want) if (!open.has(port)) start(port, g.https);
+      if (want !== null) openWanted(t);
     },
     setTls() {
       for (const [port, x] of open) {
@@ -148,10 +184,12 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
     },
     freeze() {
       frozen = true;
+      if (retry !== null) clearTimeout(retry);
       for (const x of open.values()) x.tls?.freeze();
     },
     async stop(closeActive) {
       frozen = true;
+      if (retry !== null) clearTimeout(retry);
       await Promise.all([...open.values()].map((x) => (x.plain ? x.plain.stop(closeActive) : x.tls ? x.tls.stop(closeActive) : undefined)));
     },
   };

@@ -66,7 +66,7 @@ const accepted = (conds: Cond[] | undefined, gen: number) => ["Accepted", "Progr
  * GatewayAndHTTPRoutesMustBeAccepted: the Gateway accepted and programmed at its generation
  * with an address, each route accepted by it; returns `address:listener port`, as upstream.
  */
-async function gatewayAndRoutesAccepted(gw: string, routes: string[]): Promise<string> {
+async function gatewayAndRoutesAccepted(gw: string, routes: string[], listener?: string): Promise<string> {
   let addr = "";
   await eventually(
     () => {
@@ -76,7 +76,9 @@ async function gatewayAndRoutesAccepted(gw: string, routes: string[]): Promise<s
       if (!g || !accepted(st?.conditions, g.metadata.generation as number)) return false;
       const a = st?.addresses?.find((x) => x.type !== undefined);
       if (!a) return false;
-      const port = (g.spec as { listeners: { port: number }[] }).listeners[0]!.port;
+      // NewGatewayRef(gwNN, listener): that listener's port, else the first listener's.
+      const ls = (g.spec as { listeners: { name: string; port: number }[] }).listeners;
+      const port = (ls.find((x) => x.name === listener) ?? ls[0]!).port;
       for (const r of routes) {
         const parents = (api.get("HTTPRoute", INFRA, r)?.status as { parents?: { parentRef: { name: string }; conditions: Cond[] }[] } | undefined)?.parents ?? [];
         const p = parents.find((x) => x.parentRef.name === gw);
@@ -316,5 +318,77 @@ ${[
     expect(features).toContain("GatewayPort8080");
     cleanup();
     api.delete("Secret", INFRA, "tls-validity-checks-certificate");
+  });
+
+  test("HTTPRouteListenerPortMatching (extended: HTTPRouteParentRefPort)", async () => {
+    // conformance/tests/httproute-listener-port-matching.yaml
+    const l = (name: string, port: number, host: string) => `    - { name: ${name}, port: ${port}, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } }, hostname: ${host} }`;
+    apply(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: httproute-listener-port-matching, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+${[l("listener-1", 80, "foo.com"), l("listener-2", 8080, "foo.com"), l("listener-3", 8080, "bar.com"), l("listener-4", 8090, "foo.com"), l("listener-5", 8090, "bar.com")].join("\n")}`);
+    const parent = (extra: string) => `  parentRefs: [{ name: httproute-listener-port-matching, namespace: ${INFRA}, ${extra} }]`;
+    apply(route("backend-v1", `${parent("port: 80")}
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
+    apply(route("backend-v2", `${parent("port: 8080")}
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`));
+    apply(route("backend-v3", `${parent("port: 8090, sectionName: listener-4")}
+  rules: [{ backendRefs: [{ name: infra-backend-v3, port: 8080 }] }]`));
+    const gw = "httproute-listener-port-matching";
+    const gw80 = await gatewayAndRoutesAccepted(gw, ["backend-v1"], "listener-1");
+    const gw8080 = await gatewayAndRoutesAccepted(gw, ["backend-v2"], "listener-2");
+    const gw8090 = await gatewayAndRoutesAccepted(gw, ["backend-v3"], "listener-4");
+    // The upstream cases: the Host's port picks the address (gwAddr80 without one).
+    const cases: [string, string][] = [
+      ["foo.com", "infra-backend-v1"],
+      ["foo.com:8080", "infra-backend-v2"],
+      ["bar.com:8080", "infra-backend-v2"],
+      ["foo.com:8090", "infra-backend-v3"],
+      ["bar.com:8090", "404"],
+    ];
+    const results: string[] = [];
+    for (const [host, want] of cases) {
+      const addr = host.endsWith(":8080") ? gw8080 : host.endsWith(":8090") ? gw8090 : gw80;
+      let got = "";
+      await eventually(async () => {
+        const res = await fetch(`http://${dialable(addr)}/`, { headers: { host } });
+        const text = await res.text();
+        got = res.status === 200 ? ((JSON.parse(text) as { backend: string }).backend.split("/")[1] ?? "") : String(res.status);
+        return got === want;
+      }, 10_000).catch(() => undefined);
+      results.push(`${host} ${got}`);
+    }
+    expect(results).toEqual(cases.map(([host, want]) => `${host} ${want}`));
+    // One Service for the Gateway, one port per declared port.
+    const svc = gatewayServices().find((x) => x.metadata.annotations?.["portico.dev/gateway"] === `${INFRA}/${gw}`)!;
+    expect(svc.spec.ports!.map((p) => `${p.name} ${p.port}`)).toEqual(["http-80 80", "http-8080 8080", "http-8090 8090"]);
+    // HTTPRouteParentRefPort is listed with --gateway-ports, so a conformance run selects this test.
+    const features = (api.get("GatewayClass", null, "portico")!.status as { supportedFeatures?: { name: string }[] }).supportedFeatures!.map((f) => f.name);
+    expect(features).toContain("HTTPRouteParentRefPort");
+    cleanup();
+  });
+
+  test("HTTPRouteInvalidParentRefSectionNameNotMatchingPort (extended: HTTPRouteParentRefPort)", async () => {
+    apply(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gateway-with-one-not-matching-port-and-section-name-route, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http, port: 80, protocol: HTTP, allowedRoutes: { kinds: [{ kind: HTTPRoute }], namespaces: { from: All } } }]`);
+    apply(route("httproute-listener-section-name-not-matching-port", `  parentRefs: [{ name: gateway-with-one-not-matching-port-and-section-name-route, namespace: ${INFRA}, sectionName: http, port: 81 }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, kind: Service, port: 8080 }] }]`));
+    type C = { type: string; status: string; reason: string };
+    const parents = () => ((api.get("HTTPRoute", INFRA, "httproute-listener-section-name-not-matching-port")?.status as { parents?: { conditions: C[] }[] } | undefined)?.parents ?? []);
+    await eventually(() => parents().length === 1, 10_000, "route status");
+    // HTTPRouteMustHaveCondition: Accepted=False/NoMatchingParent; HTTPRouteMustHaveNoAcceptedParents.
+    expect(parents().map((p) => p.conditions.filter((c) => c.type === "Accepted").map((c) => `${c.status}/${c.reason}`))).toEqual([["False/NoMatchingParent"]]);
+    // GatewayMustHaveZeroRoutes.
+    const gwStatus = () => api.get("Gateway", INFRA, "gateway-with-one-not-matching-port-and-section-name-route")?.status as { listeners?: { attachedRoutes: number }[] } | undefined;
+    await eventually(() => (gwStatus()?.listeners?.length ?? 0) === 1, 10_000, "gateway status");
+    expect(gwStatus()!.listeners!.map((x) => x.attachedRoutes)).toEqual([0]);
+    cleanup();
   });
 }
