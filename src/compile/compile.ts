@@ -170,7 +170,7 @@ export class Compiler {
    */
   #withGateway(snapshot: Snapshot, base: CompileResult): CompileResult {
     if ((snapshot.gatewayClasses?.size ?? 0) === 0 && this.#gw === null) return base;
-    const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.referenceGrants, snapshot.namespaces];
+    const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.grpcRoutes, snapshot.referenceGrants, snapshot.namespaces];
     const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
     let gw = this.#gw;
     let dirty = gw === null || own.some((m, i) => m !== this.#gwOwn[i]);

@@ -217,7 +217,7 @@ export interface ExplainGateway {
   readonly ruleIndex: number;
   readonly matchIndex: number;
   readonly match: {
-    readonly pathType: "Exact" | "PathPrefix" | "RegularExpression";
+    readonly pathType: "Exact" | "PathPrefix" | "RegularExpression" | "GRPCMethod";
     readonly path: string;
     readonly method: string | null;
     readonly headers: readonly string[];

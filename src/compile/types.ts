@@ -46,6 +46,8 @@ export interface KeySet {
 /** What compile/gateway/table.ts makes of the Gateway API objects (docs/design.md "Gateway API"). */
 export interface RouteStatus {
   readonly key: string;
+  /** The route's kind when it is not an HTTPRoute (compile/gateway/grpcroute.ts). */
+  readonly kind?: "GRPCRoute";
   readonly generation: number | null;
   readonly parents: readonly { readonly state: RouteParentState; readonly conditions: readonly Condition[] }[];
 }

@@ -81,8 +81,8 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // deadline for a request's header block, so a client trickling header bytes cannot hold a
   // connection. Enforced on the HTTP/2 listener's HTTP/1.1 side (docs/design.md, "Request framing and bodies").
   clientHeaderTimeoutMs: { name: "client-header-timeout", metavar: "DURATION", help: "longest time a request's header block may take to arrive on the HTTPS port's HTTP/1.1 side; slower clients are disconnected (enforced only while a gRPC or client-certificate route puts that port on node:http2)", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
-  clientBodyTimeoutMs: { name: "client-body-timeout", metavar: "DURATION", help: "longest wait for the next bytes of a request body; past it the client gets 408", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
-  clientBodyMinRate: { name: "client-body-min-rate", metavar: "RATE", help: "bytes per second a request body must average, beyond a first --client-body-timeout of waiting (0 = no minimum); slower gets 408", defaultText: "500 bytes/s", schema: val.byteRate, fallback: () => 500 },
+  clientBodyTimeoutMs: { name: "client-body-timeout", metavar: "DURATION", help: "longest wait for the next bytes of a request body; past it the client gets 408 (with --ingress-nginx-compat, as from nginx: no answer and a reset)", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
+  clientBodyMinRate: { name: "client-body-min-rate", metavar: "RATE", help: "bytes per second a request body must average, beyond a first --client-body-timeout of waiting (0 = no minimum); slower is cut as by --client-body-timeout", defaultText: "500 bytes/s", schema: val.byteRate, fallback: () => 500 },
   // ingress-nginx reads every request body before it contacts a pod (proxy-request-buffering
   // on, spilling past client-body-buffer-size to a temp file); Portico has no disk it may
   // write, so it holds bodies in memory up to these bounds and streams the rest.

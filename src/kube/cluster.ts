@@ -80,7 +80,7 @@ export interface KubeCluster {
 /** A Gateway API compile as applied: its result, the objects it read, the Gateways' own ports (--gateway-ports). */
 export interface GatewayApplied {
   readonly result: GatewayCompileResult;
-  readonly snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes">;
+  readonly snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes" | "grpcRoutes">;
   readonly ports?: ReadonlyMap<number, GatewayPort> | null;
 }
 

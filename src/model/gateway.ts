@@ -229,3 +229,36 @@ export type HTTPRouteFilter = v.InferOutput<typeof HTTPRouteFilterSchema>;
 export type HTTPBackendRef = v.InferOutput<typeof HTTPBackendRefSchema>;
 export type ReferenceGrant = v.InferOutput<typeof ReferenceGrantSchema>;
 export type Namespace = v.InferOutput<typeof NamespaceSchema>;
+
+// GRPCRoute (apis/v1 grpcroute_types.go, standard channel since v1.1). Permissive like the
+// HTTPRoute schema: --manifests objects have not been through the CRD's validation, so the
+// compiler (compile/gateway/grpcroute.ts) checks what it uses.
+const GRPCRouteMatchSchema = v.looseObject({
+  method: v.optional(v.nullable(v.looseObject({ type: optStr, service: optStr, method: optStr }))),
+  headers: list(v.looseObject({ type: optStr, name: v.string(), value: v.string() })),
+});
+
+export const GRPCRouteRuleSchema = v.looseObject({
+  name: optStr,
+  matches: list(GRPCRouteMatchSchema),
+  filters: list(HTTPRouteFilterSchema),
+  backendRefs: list(HTTPBackendRefSchema),
+});
+
+export const GRPCRouteSchema = v.looseObject({
+  apiVersion: v.optional(v.string()),
+  kind: v.optional(v.literal("GRPCRoute")),
+  metadata: ObjectMetaSchema,
+  spec: v.optional(
+    v.looseObject({
+      parentRefs: list(ParentReferenceSchema),
+      hostnames: list(v.string()),
+      rules: list(GRPCRouteRuleSchema),
+    }),
+    {},
+  ),
+  status: v.optional(v.unknown()),
+});
+
+export type GRPCRoute = v.InferOutput<typeof GRPCRouteSchema>;
+export type GRPCRouteRule = v.InferOutput<typeof GRPCRouteRuleSchema>;

@@ -118,8 +118,26 @@ function valueMatches(h: HeaderMatch, value: string | null): boolean {
   return test(value);
 }
 
+/**
+ * A gRPC call's path `/<service>/<method>` with any one service and this method (`suffix` is
+ * `/<method>`): GRPCMethodMatch with a method and no service.
+ */
+export function grpcMethodMatches(suffix: string, path: string): boolean {
+  const at = path.length - suffix.length;
+  return at > 1 && path.charCodeAt(0) === 47 && path.endsWith(suffix) && path.indexOf("/", 1) === at;
+}
+
 export function matchesRequest(m: GatewayMatch, req: GatewayRequest): boolean {
-  if (m.pathType === "Exact" ? req.path !== m.path : m.pathType === "PathPrefix" ? !prefixMatches(m.path, req.path) : !regexPath(m, req.path)) return false;
+  if (
+    m.pathType === "Exact"
+      ? req.path !== m.path
+      : m.pathType === "PathPrefix"
+        ? !prefixMatches(m.path, req.path)
+        : m.pathType === "GRPCMethod"
+          ? !grpcMethodMatches(m.path, req.path)
+          : !regexPath(m, req.path)
+  )
+    return false;
   if (m.method !== null && m.method !== req.method) return false;
   for (const h of m.headers) if (!valueMatches(h, req.header(h.name))) return false;
   for (const q of m.query) if (!valueMatches(q, queryValue(req.query, q.name))) return false;

@@ -349,8 +349,9 @@ export interface HeaderMatch {
 }
 
 export interface GatewayMatch {
-  readonly pathType: "Exact" | "PathPrefix" | "RegularExpression";
-  /** Exact and RegularExpression: as written. PathPrefix: without a trailing `/` ("" for `/`). */
+  /** GRPCMethod: a GRPCRoute method match without a service (compile/gateway/grpcroute.ts). */
+  readonly pathType: "Exact" | "PathPrefix" | "RegularExpression" | "GRPCMethod";
+  /** Exact and RegularExpression: as written. PathPrefix: without a trailing `/` ("" for `/`). GRPCMethod: `/<method>`. */
   readonly path: string;
   readonly method: string | null;
   readonly headers: readonly HeaderMatch[];

@@ -479,7 +479,8 @@ data: { tls.crt: SGVsbG8gd29ybGQK, tls.key: SGVsbG8gd29ybGQK }`,
     const refs = (name: string) => w.listener(`${INFRA}/${name}`, "https").conditions.find((c) => c.type === "ResolvedRefs");
     for (const name of ["gateway-certificate-nonexistent-secret", "gateway-certificate-unsupported-group", "gateway-certificate-unsupported-kind", "gateway-certificate-malformed-secret"]) {
       expect({ name, ...refs(name) }).toMatchObject({ name, status: "False", reason: "InvalidCertificateRef" });
-      expect(w.listener(`${INFRA}/${name}`, "https").supportedKinds).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }]);
+      // Upstream asks for HTTPRoute among them (listenersMatch: the expected kinds are present).
+      expect(w.listener(`${INFRA}/${name}`, "https").supportedKinds).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }, { group: "gateway.networking.k8s.io", kind: "GRPCRoute" }]);
     }
     expect(refs("gateway-secret-missing-reference-grant")).toMatchObject({ status: "False", reason: "RefNotPermitted" });
   });

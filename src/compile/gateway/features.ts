@@ -6,6 +6,7 @@
 export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
   [
     "Gateway",
+    "GRPCRoute",
     "HTTPRoute",
     "ReferenceGrant",
     "HTTPRoute303RedirectStatusCode",

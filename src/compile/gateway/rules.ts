@@ -212,7 +212,17 @@ function headerMatches(xs: readonly { type?: string | null | undefined; name: st
 /** Shared by every route whose references resolve (conditions are never changed once made). */
 const RESOLVED: Condition = Object.freeze(cond("ResolvedRefs", "True", "ResolvedRefs", "all references resolved"));
 
-export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend): CompiledRoute {
+/**
+ * The route kind being compiled: ReferenceGrants name it in `from`, and its backends' scheme
+ * (a GRPCRoute's Services speak gRPC over HTTP/2: compile/gateway/grpcroute.ts).
+ */
+export interface RouteKind {
+  readonly kind: "HTTPRoute" | "GRPCRoute";
+  readonly scheme: "http" | "grpc";
+}
+export const HTTP_ROUTE_KIND: RouteKind = Object.freeze({ kind: "HTTPRoute", scheme: "http" });
+
+export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend, routeKind: RouteKind = HTTP_ROUTE_KIND): CompiledRoute {
   const routeNs = ns(route);
   const self = { namespace: routeNs, name: route.metadata.name };
   let refs: Condition = RESOLVED;
@@ -231,7 +241,8 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     for (const m of written) {
       const type = m.path?.type ?? "PathPrefix";
       const value = m.path?.value ?? "/";
-      if (type !== "Exact" && type !== "PathPrefix" && type !== "RegularExpression") {
+      // GRPCMethod comes only from a GRPCRoute's method match without a service (grpcroute.ts).
+      if (type !== "Exact" && type !== "PathPrefix" && type !== "RegularExpression" && !(type === "GRPCMethod" && routeKind.kind === "GRPCRoute")) {
         unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path type ${type} is not supported`);
         continue;
       }
@@ -340,7 +351,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
           refFail("InvalidKind", `RequestMirror backendRef ${b.group ?? ""}/${b.kind} ${b.name}: only Services are supported`);
           continue;
         }
-        if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: "HTTPRoute", namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
+        if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: routeKind.kind, namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
           refFail("RefNotPermitted", `RequestMirror Service ${bNs}/${b.name} is in another namespace and no ReferenceGrant permits it`);
           continue;
         }
@@ -388,7 +399,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
         backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
         continue;
       }
-      if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: "HTTPRoute", namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
+      if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: routeKind.kind, namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
         refFail("RefNotPermitted", `Service ${bNs}/${b.name} is in another namespace and no ReferenceGrant permits it`);
         backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
         continue;
@@ -403,7 +414,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
         backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
         continue;
       }
-      const r = resolve(serviceRef(bNs, b.name, b.port, "http"));
+      const r = resolve(serviceRef(bNs, b.name, b.port, routeKind.scheme));
       if (r.backend.status === "ServicePortNotFound") {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} has no port ${b.port}`);
         backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });

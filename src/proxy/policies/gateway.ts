@@ -10,6 +10,7 @@ import type { Match } from "../../table/types.ts";
 import { refusal } from "./access.ts";
 import type { HeaderEdit, KindOf, PolicyKind } from "./types.ts";
 import { GATEWAY_CORS } from "./cors.ts";
+import { grpcErrorResponse, isGrpc } from "../upstream/grpc-status.ts";
 import * as K from "../../policy/kinds.ts";
 
 /**
@@ -207,11 +208,16 @@ export const GATEWAY_MIRROR: KindOf<typeof K.GATEWAY_MIRROR> = {
   },
 };
 
-/** A rule, or a share of one, that cannot be served: 500 (HTTPBackendRef: invalid references). */
+/**
+ * A rule, or a share of one, that cannot be served: 500 (HTTPBackendRef: invalid references).
+ * A gRPC call gets Trailers-Only UNAVAILABLE instead, as Portico's own failures on gRPC
+ * requests do (docs/design.md "HTTP/2 and gRPC"), which is what GRPCRouteRule.backendRefs asks
+ * for a call that would have gone to an invalid backend.
+ */
 export const GATEWAY_ERROR: KindOf<typeof K.GATEWAY_ERROR> = {
   contract: K.GATEWAY_ERROR,
   build() {
-    return (flow) => refusal(flow, 500, "internal server error\n");
+    return (flow) => (isGrpc(flow.req.headers) ? grpcErrorResponse("NoEndpoints", flow.responseHeaders) : refusal(flow, 500, "internal server error\n"));
   },
 };
 
