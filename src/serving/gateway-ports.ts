@@ -3,16 +3,21 @@
 // opens the ports it lists and closes the ports it no longer lists. Each port has its own proxy
 // handler whose table is that Gateway's rules alone on an empty Ingress table, made once per
 // table change: the request path pays nothing per request for the choice, and the shared
-// ports, with no Gateway on them, are served exactly as without this file.
-import type { Server } from "bun";
+// ports, with no Gateway on them, are served exactly as without this file. Each port is the
+// same listener as the shared one of its scheme (plain.ts, https.ts), so a port whose rules
+// answer gRPC (a GRPCRoute) is put behind the h2c front, or on node:http2, as the shared ports
+// are (table/listener-needs.ts asks the port's own table).
 import type { Config } from "../config/types.ts";
 import type { DrainableServer } from "../http2/listener.ts";
 import type { Logger } from "../log/logger.ts";
-import { createProxyHandler, serveOptions, startHttpListener } from "../proxy/index.ts";
+import { createProxyHandler, serveOptions } from "../proxy/index.ts";
+import { answersGrpc, needsNodeListener } from "../table/listener-needs.ts";
+import { needsClientCertificates } from "../table/client-certs.ts";
 import { assembleTable } from "../table/build.ts";
 import type { GatewayPort, RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { createHttpsListener, type SwitchingHttpsListener } from "./https.ts";
+import { createPlainListener, type PlainListener } from "./plain.ts";
 import { claimPort } from "./ports.ts";
 
 type ProxyHandler = ReturnType<typeof createProxyHandler>;
@@ -21,7 +26,9 @@ type HandlerDeps = Omit<Parameters<typeof createProxyHandler>[0], "table" | "sch
 interface Open {
   readonly https: boolean;
   readonly handler: ProxyHandler;
-  readonly plain: Server<unknown> | null;
+  /** The port's own table (its Gateway's rules), as the handler reads it. */
+  readonly view: () => RouteTable;
+  readonly plain: PlainListener | null;
   readonly tls: SwitchingHttpsListener | null;
 }
 
@@ -75,7 +82,7 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
   let retryMs = firstRetryMs;
   let retry: ReturnType<typeof setTimeout> | null = null;
 
-  function handlerFor(port: number, https: boolean): ProxyHandler {
+  function handlerFor(port: number, https: boolean): { handler: ProxyHandler; view: () => RouteTable } {
     let seen: RouteTable | null = null;
     let view: RouteTable = EMPTY;
     const table = (): RouteTable => {
@@ -86,7 +93,17 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
       }
       return view;
     };
-    return createProxyHandler({ ...o.deps, table, scheme: https ? "https" : "http" });
+    return { handler: createProxyHandler({ ...o.deps, table, scheme: https ? "https" : "http" }), view: table };
+  }
+
+  /** What the port's rules need of its listener (serve.ts does the same for the shared ports). */
+  function fitKind(x: Open): void {
+    const v = x.view();
+    x.plain?.useH2cFront(answersGrpc(v));
+    if (x.tls) {
+      x.tls.useNodeListener(needsNodeListener(v));
+      x.tls.requestClientCertificates(needsClientCertificates(v));
+    }
   }
 
   function close(port: number, o2: Open): void {
@@ -95,7 +112,10 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
     // Graceful: the socket stops accepting at once, requests in flight finish.
     closing.add(port);
     const done = () => void closing.delete(port);
-    if (o2.plain) void o2.plain.stop(false).finally(done);
+    if (o2.plain) {
+      o2.plain.freeze();
+      void Promise.all(o2.plain.servers.map((s) => s.stop(false))).finally(done);
+    }
     if (o2.tls) {
       // The TLS listener's own stop keeps accepting while it drains (made for a rotation, where
       // the next server serves the same): here the port may go to another Gateway, even a
@@ -107,12 +127,17 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
 
   /** False when the port could not be bound (logged). */
   function start(port: number, https: boolean): boolean {
-    const handler = handlerFor(port, https);
+    const { handler, view } = handlerFor(port, https);
     try {
       if (!o.reusePort && !closing.has(port)) claimPort("--gateway-ports", o.hostname, port);
       if (!https) {
-        const plain = startHttpListener({ hostname: o.hostname, port, handler, reusePort: true, http2: o.config.http2 });
-        open.set(port, { https, handler, plain, tls: null });
+        const plain = createPlainListener({
+          hostname: o.hostname, port, handler, reusePort: true, http2: o.config.http2, log: log.child({ listener: `gateway-http-${port}` }),
+          firstBytesTimeoutMs: o.config.clientHeaderTimeoutMs, connectTimeoutMs: o.config.connectTimeoutMs,
+        });
+        const x: Open = { https, handler, view, plain, tls: null };
+        open.set(port, x);
+        fitKind(x);
       } else {
         const tls = createHttpsListener({
           // QUIC stays on the shared HTTPS port: Alt-Svc would advertise it there.
@@ -123,9 +148,12 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
           handler: () => serveOptions(handler),
           log: log.child({ listener: `gateway-https-${port}` }),
         });
+        const x: Open = { https, handler, view, plain: null, tls };
+        // The listener kind first: before its first update nothing listens (https.ts).
+        fitKind(x);
         const set = o.tls(port);
         tls.update(set.entries, set.fingerprint);
-        open.set(port, { https, handler, plain: null, tls });
+        open.set(port, x);
       }
       log.info("listening for a Gateway", { port, https });
       return true;
@@ -164,7 +192,9 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
           log.info("stopped listening for a Gateway", { port });
         }
       }
-      if (want !== null) openWanted(t);
+      if (want === null) return;
+      for (const x of open.values()) fitKind(x);
+      openWanted(t);
     },
     setTls() {
       for (const [port, x] of open) {
@@ -180,17 +210,27 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
       return [...open.values()].map((x) => x.handler);
     },
     get servers() {
-      return [...open.values()].flatMap((x): DrainableServer[] => (x.plain ? [x.plain] : x.tls ? [...x.tls.servers] : []));
+      return [...open.values()].flatMap((x): DrainableServer[] => (x.plain ? [...x.plain.servers] : x.tls ? [...x.tls.servers] : []));
     },
     freeze() {
       frozen = true;
       if (retry !== null) clearTimeout(retry);
-      for (const x of open.values()) x.tls?.freeze();
+      for (const x of open.values()) {
+        x.tls?.freeze();
+        x.plain?.freeze();
+      }
     },
     async stop(closeActive) {
       frozen = true;
       if (retry !== null) clearTimeout(retry);
-      await Promise.all([...open.values()].map((x) => (x.plain ? x.plain.stop(closeActive) : x.tls ? x.tls.stop(closeActive) : undefined)));
+      await Promise.all(
+        [...open.values()].map(async (x) => {
+          if (x.plain) {
+            x.plain.freeze();
+            await Promise.all(x.plain.servers.map((s) => s.stop(closeActive)));
+          } else if (x.tls) await x.tls.stop(closeActive);
+        }),
+      );
     },
   };
 }

@@ -7,7 +7,10 @@
 // would: the API server's ClusterIP allocator (it fills spec.clusterIP of each Service Portico
 // creates) and kube-proxy (a connection to ClusterIP:port goes to the Service's targetPort on
 // its pod, Portico on 127.0.0.1).
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import * as grpc from "@grpc/grpc-js";
+import * as loader from "@grpc/proto-loader";
+import { join } from "node:path";
 import { tlsSecret } from "../e2e/objects.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
@@ -38,6 +41,8 @@ function freeRange(): number {
 }
 
 const SERVICE_NS = "portico";
+/** What the tests started beside the base (stopped after the file). */
+const stops: (() => Promise<void>)[] = [];
 let from = 0;
 
 type Svc = { metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: { type?: string; clusterIP?: string; selector?: Record<string, string>; ports?: { name?: string; port: number; targetPort?: number | string }[] } };
@@ -137,6 +142,9 @@ export function ownAddressSuite(tag: string, workers: number): void {
     },
   });
 
+  afterAll(async () => {
+    for (const stop of stops.splice(0)) await stop();
+  });
   describe(`GATEWAY-HTTP: each Gateway at its own address (--gateway-ports, --workers ${workers})`, tests);
 }
 
@@ -394,6 +402,64 @@ spec:
     const gwStatus = () => api.get("Gateway", INFRA, "gateway-with-one-not-matching-port-and-section-name-route")?.status as { listeners?: { attachedRoutes: number }[] } | undefined;
     await eventually(() => (gwStatus()?.listeners?.length ?? 0) === 1, 10_000, "gateway status");
     expect(gwStatus()!.listeners!.map((x) => x.attachedRoutes)).toEqual([0]);
+    cleanup();
+  });
+
+  test("a GRPCRoute on a Gateway's own port: h2c with its trailers, as on the shared plain port", async () => {
+    // A GrpcEcho backend (test/gateway/grpcecho.proto, the conformance echo service).
+    const def = loader.loadSync(join(import.meta.dir, "grpcecho.proto"), { keepCase: false, defaults: true });
+    // biome-ignore lint: grpc-js builds the service types at run time.
+    const pkg = (grpc.loadPackageDefinition(def) as any).gateway_api_conformance.echo_basic.grpcecho;
+    const server = new grpc.Server();
+    server.addService(pkg.GrpcEcho.service, {
+      Echo: (_call: unknown, cb: (e: null, r: unknown) => void) => cb(null, { backend: `${INFRA}/grpc-own`, method: "Echo", headers: {} }),
+    });
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+    stops.push(() => new Promise<void>((r) => server.tryShutdown(() => r())).then(() => server.forceShutdown()));
+    api.create("Service", { metadata: { name: "grpc-own", namespace: INFRA }, spec: { ports: [{ name: "grpc", port: 8080, appProtocol: "kubernetes.io/h2c" }] } });
+    api.create("EndpointSlice", {
+      metadata: { name: "grpc-own-x", namespace: INFRA, labels: { "kubernetes.io/service-name": "grpc-own" } },
+      addressType: "IPv4",
+      ports: [{ name: "grpc", port }],
+      endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
+    });
+    created.push({ kind: "EndpointSlice", ns: INFRA, name: "grpc-own-x" }, { kind: "Service", ns: INFRA, name: "grpc-own" });
+    apply(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: grpc-own-port, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: { name: grpc-own-route, namespace: ${INFRA} }
+spec:
+  parentRefs: [{ name: grpc-own-port }]
+  rules: [{ backendRefs: [{ name: grpc-own, port: 8080 }] }]`);
+    let addr = "";
+    await eventually(
+      () => {
+        allocateClusterIps();
+        const g = api.get("Gateway", INFRA, "grpc-own-port");
+        const a = (g?.status as { addresses?: { value: string }[] } | undefined)?.addresses?.[0];
+        if (!a) return false;
+        addr = `${a.value}:80`;
+        return true;
+      },
+      15_000,
+      "grpc-own-port with an address",
+    );
+    // The upstream gRPC client dials the Gateway's address with cleartext HTTP/2, prior knowledge.
+    const client = new pkg.GrpcEcho(dialable(addr), grpc.credentials.createInsecure(), { "grpc.default_authority": "example.com" });
+    const call = () =>
+      new Promise<string>((resolve) => {
+        client.Echo({}, new grpc.Metadata(), { deadline: Date.now() + 5_000 }, (err: grpc.ServiceError | null, res: { backend?: string } | null) => resolve(err ? `code ${err.code} ${err.details}` : `OK ${res?.backend}`));
+      });
+    let got = "";
+    await eventually(async () => (got = await call()) === `OK ${INFRA}/grpc-own`, 15_000).catch(() => undefined);
+    client.close();
+    expect(got).toBe(`OK ${INFRA}/grpc-own`);
     cleanup();
   });
 }
