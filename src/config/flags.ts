@@ -48,6 +48,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   ingressClass: { name: "ingress-class", metavar: "NAME", help: "IngressClass name this controller serves", defaultText: "portico", schema: val.dnsSubdomain, fallback: () => "portico" },
   controllerName: { name: "controller-name", aliases: ["controller-class"], metavar: "S", help: "spec.controller value of our IngressClasses (also read as --controller-class, ingress-nginx's name)", defaultText: "portico.dev/ingress-controller", schema: val.controllerName, fallback: () => "portico.dev/ingress-controller" },
   gatewayControllerName: { name: "gateway-controller-name", metavar: "S", help: "spec.controllerName of the GatewayClasses this controller serves (Gateway API)", defaultText: "portico.dev/gateway-controller", schema: val.controllerName, fallback: () => "portico.dev/gateway-controller" },
+  // Off by default: Gateways share the two traffic ports and one address (docs/design.md
+  // "Gateway API"). On, each Gateway gets ports from this range and a Service of its own.
+  gatewayPorts: { name: "gateway-ports", metavar: "FROM-TO", help: "give each Gateway its own ports from this range, behind a Service Portico creates beside --publish-service (same namespace, selector and type), whose address the Gateway publishes", defaultText: "off: Gateways share --http-port and --https-port", schema: val.portRange, fallback: none },
   watchIngressWithoutClass: { name: "watch-ingress-without-class", metavar: null, help: "also serve Ingresses that name no class", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's defaults (--ingress-class nginx, --controller-class k8s.io/ingress-nginx)
   // and its class rules: README "Migrating from ingress-nginx", docs/design.md "Ingress decisions".

@@ -162,6 +162,8 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   // QUIC is not TCP: the front could not see it, and the terminating listener, on a loopback
   // port then, would advertise that port in Alt-Svc (docs/design.md, "SSL passthrough").
   if (frozen.enableSslPassthrough && frozen.http3) return error("--enable-ssl-passthrough: cannot be combined with --http3");
+  // The Gateways' Services are made in --publish-service's namespace with its selector and type.
+  if (frozen.gatewayPorts !== null && frozen.publishService === null && frozen.manifests === null) return error("--gateway-ports: needs --publish-service (the Gateways' Services copy its namespace, selector and type)");
   const mixed = sourceClash(sources, sub);
   if (mixed) return error(mixed);
 
@@ -205,6 +207,8 @@ function portClash(c: Config): string | null {
     ["--https-port", c.httpsPort],
     ["--admin-port", c.adminPort],
   ];
+  const r = c.gatewayPorts;
+  if (r !== null) for (const [flag, port] of ports) if (port >= r.from && port <= r.to) return `--gateway-ports: ${r.from}-${r.to} includes ${flag} ${port}`;
   for (let i = 0; i < ports.length; i++) {
     for (let j = 0; j < i; j++) {
       if (ports[i]![1] === ports[j]![1]) return `${ports[i]![0]}: port ${ports[i]![1]} is already used by ${ports[j]![0]}`;

@@ -30,6 +30,7 @@ export const API_PERMISSIONS: readonly ApiPermission[] = [
   { group: "gateway.networking.k8s.io", resource: "grpcroutes/status", verbs: ["patch"], scope: "cluster", why: "Gateway API: gRPC route parent conditions" },
   { group: "events.k8s.io", resource: "events", verbs: ["create", "patch"], scope: "cluster", why: "diagnostics as Events on Ingresses" },
   { group: "coordination.k8s.io", resource: "leases", verbs: ["get", "create", "update"], scope: "namespace", why: "leader election" },
+  { group: "", resource: "services", verbs: ["create", "patch", "delete"], scope: "namespace", why: "--gateway-ports: each Gateway's Service, beside --publish-service (kube/gateway-services.ts)" },
 ];
 
 /** Throws at start-up (not per call) when code uses an undeclared call: keeps RBAC honest. */

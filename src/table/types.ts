@@ -273,6 +273,24 @@ export interface RouteTable {
    * no HTTPRoute is attached, so Ingress-only tables cost one property check per request.
    */
   readonly gateway?: GatewayRoutes | null;
+  /**
+   * With --gateway-ports: each Gateway's own ports, by Portico port (docs/design.md "Gateways
+   * with their own address"). A request on one of them is asked of that Gateway's rules only;
+   * `gateway` above then holds none. Absent or null otherwise, and the listeners are chosen
+   * per port when the table changes, never per request.
+   */
+  readonly gatewayPorts?: ReadonlyMap<number, GatewayPort> | null;
+}
+
+/** One port of one Gateway (--gateway-ports). */
+export interface GatewayPort {
+  /** The Gateway, `namespace/name`. */
+  readonly gateway: string;
+  /** The listener port the Gateway declares: its Service's port, and what redirects use. */
+  readonly declared: number;
+  readonly https: boolean;
+  /** That Gateway's rules on that port; null while none is attached (every request: 404). */
+  readonly routes: GatewayRoutes | null;
 }
 
 export interface Match {

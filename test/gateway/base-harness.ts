@@ -90,7 +90,7 @@ function backendService(ns: string, name: string): void {
  * the echo backends) in a fake API server, and one Portico watching it, for the file that calls
  * this; `tag` names its temp folder and pod.
  */
-export function conformanceBase(tag: string): void {
+export function conformanceBase(tag: string, opts: { readonly args?: () => string[]; readonly before?: () => void } = {}): void {
   beforeAll(async () => {
     api = await startFakeApiServer({ token: "gw-token", bookmarkIntervalMs: 500 });
     dir = mkdtempSync(join(tmpdir(), `portico-${tag}-`));
@@ -103,7 +103,8 @@ export function conformanceBase(tag: string): void {
     for (const v of ["v1", "v2", "v3"]) backendService(INFRA, `infra-backend-${v}`);
     backendService(APP, "app-backend-v1");
     backendService(WEB, "web-backend");
-    portico = await startPortico(["--kubeconfig", join(dir, "kubeconfig"), "--publish-status-address", "192.0.2.10", "--election-namespace", "default", "--access-log", "off"], {
+    opts.before?.();
+    portico = await startPortico(["--kubeconfig", join(dir, "kubeconfig"), ...(opts.args?.() ?? ["--publish-status-address", "192.0.2.10"]), "--election-namespace", "default", "--access-log", "off"], {
       env: { POD_NAME: `portico-${tag}-0` },
     });
   });
