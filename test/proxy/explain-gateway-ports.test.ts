@@ -20,8 +20,15 @@ import type { Snapshot } from "../../src/store/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
 import type { RouteTable } from "../../src/table/types.ts";
+import { createAdminApp } from "../../src/admin/app.ts";
+import { createReadiness } from "../../src/admin/readiness.ts";
+import { parseArgs } from "../../src/config/parse.ts";
+import { KINDS } from "../../src/model/kinds.ts";
+import { createController } from "../../src/runtime/controller.ts";
+import { explainLive } from "../../src/runtime/explain.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
-import { BASE, GATEWAYS, INFRA, snapshot } from "../gateway/base.ts";
+import { BASE, GATEWAYS, INFRA, objects, snapshot } from "../gateway/base.ts";
+import { eventually } from "../wait.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { testConfig } from "./helpers.ts";
 import { namedBackend, type RawBackend } from "./raw.ts";
@@ -248,4 +255,51 @@ describe("explain for a gRPC call says what Portico answers it", () => {
     expect(routes.find((r) => r.ingress === `${INFRA}/echo`)).toMatchObject({ kind: "GRPCRoute" });
     expect(routes.find((r) => r.ingress === `${INFRA}/shop`)?.kind).toBeUndefined();
   });
+});
+
+describe("/debug/explain through the controller: port, gateway, method and contentType", () => {
+  test("the query's port or Gateway picks the table; an unknown Gateway or a bad port is a 400", async () => {
+    const o = parseArgs(["--manifests", "/dev/null", "--gateway-ports", `${from}-${from + RANGE_SIZE - 1}`], {});
+    if (o.type !== "run") throw new Error(`flags: ${JSON.stringify(o)}`);
+    const controller = createController({ config: o.config, log: silentLogger });
+    try {
+      for (const { kind, object } of objects(BASE, GATEWAYS["same-namespace"], GATEWAYS["all-namespaces"], pod(be.port), ROUTES)) controller.sink.apply({ type: "ADDED", kind, object } as never);
+      for (const kind of KINDS) controller.sink.synced(kind);
+      await eventually(() => (controller.last?.result.table.gatewayPorts?.size ?? 0) === 2, 10_000, "the first table");
+      const app = createAdminApp({ ready: createReadiness([]).check, metrics: () => "", routes: () => null, explain: (q) => explainLive(controller, o.config, q) });
+      const ask = async (query: string) => {
+        const res = await app.request(`/debug/explain?${query}`);
+        return { status: res.status, body: (await res.json()) as ExplainResult & { error?: string; fields?: string[] } };
+      };
+      const own = [...controller.last!.result.table.gatewayPorts!].find(([, g]) => g.gateway === `${INFRA}/same-namespace`)![0];
+      const byPort = await ask(`host=example.com&path=/shop/x&port=${own}`);
+      expect(byPort.status).toBe(200);
+      expect(byPort.body.table).toMatchObject({ port: own, gateway: `${INFRA}/same-namespace`, listenerPort: 80 });
+      expect(byPort.body.response).toMatchObject({ kind: "proxied" });
+      const byGateway = await ask(`host=example.com&path=/shop/x&gateway=${INFRA}/same-namespace&listenerPort=80`);
+      expect(byGateway.body.table.port).toBe(own);
+      const sharedAnswer = await ask("host=example.com&path=/shop/x");
+      expect(sharedAnswer.body.table.port).toBe("shared");
+      expect(sharedAnswer.body.response).toMatchObject({ status: 404 });
+      const call = await ask(`host=grpc.example&path=/other.Svc/Call&method=POST&contentType=application/grpc&port=${own}`);
+      expect(call.body.grpc).toMatchObject({ status: 12, message: "no route" });
+      const unknown = await ask(`host=example.com&gateway=${INFRA}/nobody`);
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.error).toContain("has no port of its own");
+      const bad = await ask("host=example.com&port=99999&method=G%20ET");
+      expect(bad.status).toBe(400);
+      expect(bad.body.fields).toEqual(["method", "port"]);
+    } finally {
+      controller.dispose();
+    }
+  });
+});
+
+test("portico explain takes --method, --content-type, --port, --gateway and --listener-port", () => {
+  const o = parseArgs(["explain", "--manifests", "/dev/null", "--host", "grpc.example", "--path", "/a.B/C", "--method", "POST", "--content-type", "application/grpc", "--gateway", `${INFRA}/same-namespace`, "--listener-port", "80"], {});
+  expect(o).toMatchObject({ type: "explain", host: "grpc.example", path: "/a.B/C", method: "POST", contentType: "application/grpc", gateway: `${INFRA}/same-namespace`, listenerPort: 80 });
+  expect(parseArgs(["explain", "--manifests", "/dev/null", "--host", "a", "--port", "20001"], {})).toMatchObject({ type: "explain", port: 20001 });
+  expect(parseArgs(["explain", "--manifests", "/dev/null", "--host", "a", "--listener-port", "80"], {})).toMatchObject({ type: "error" });
+  expect(parseArgs(["explain", "--manifests", "/dev/null", "--host", "a", "--port", "70000"], {})).toMatchObject({ type: "error" });
+  expect(parseArgs(["explain", "--manifests", "/dev/null", "--host", "a", "--gateway", "no-slash"], {})).toMatchObject({ type: "error" });
 });
