@@ -19,6 +19,7 @@ import { createGatewayPortListeners, type GatewayPortListeners } from "../../src
 import type { Snapshot } from "../../src/store/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
+import { formatRoutesText } from "../../src/table/text.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { createAdminApp } from "../../src/admin/app.ts";
 import { createReadiness } from "../../src/admin/readiness.ts";
@@ -254,6 +255,15 @@ describe("explain for a gRPC call says what Portico answers it", () => {
     const routes = port?.listeners.flatMap((l) => l.hosts.flatMap((h) => h.entries.flatMap((e) => e.weights.map((w) => w.route)))) ?? [];
     expect(routes.find((r) => r.ingress === `${INFRA}/echo`)).toMatchObject({ kind: "GRPCRoute" });
     expect(routes.find((r) => r.ingress === `${INFRA}/shop`)?.kind).toBeUndefined();
+  });
+
+  test("portico routes and /debug/routes?format=text list each Gateway port's rules, the GRPCRoute's as a GRPCRoute", () => {
+    const own = portOf.get("same-namespace")!;
+    const lines = formatRoutesText(serializeTable(table)).split("\n").map((l) => l.replace(/ +/g, " ").trim());
+    expect(lines).toContain("Gateway API rules (asked before the Ingress rules on the same port):");
+    expect(lines).toContain("PORT LISTENER HOST MATCH BACKEND WEIGHT ENDPOINTS ROUTE ANSWERS");
+    expect(lines).toContain(`${own} (${INFRA}/same-namespace:80) * example.com PathPrefix /shop ${INFRA}/pod:8080 1 1 of 1 HTTPRoute ${INFRA}/shop proxied`);
+    expect(lines).toContain(`${own} (${INFRA}/same-namespace:80) * grpc.example PathPrefix /echo.Broken - 1 - GRPCRoute ${INFRA}/echo 500 (invalid backendRef); a gRPC call: grpc-status 14`);
   });
 });
 
