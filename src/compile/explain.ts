@@ -124,6 +124,9 @@ function selectPort(table: RouteTable, req: ExplainRequest): { port: [number, Ga
   };
 }
 
+/** The gRPC status of each answer grpcAnswer made, so that shaping one again keeps it. */
+const GRPC_OF = new WeakMap<ExplainResponse, ExplainGrpc>();
+
 /**
  * A gRPC call's answer when Portico answers it itself: a Trailers-Only response, HTTP 200 with
  * grpc-status and grpc-message in its headers (proxy/pipeline/answer.ts ownAnswer,
@@ -132,10 +135,18 @@ function selectPort(table: RouteTable, req: ExplainRequest): { port: [number, Ga
  * or no endpoints: UNAVAILABLE (14). Anything else is left as it is.
  */
 function grpcAnswer(r: ExplainResponse): { response: ExplainResponse; grpc: ExplainGrpc } {
-  const own = (status: number, message: string, why: string): { response: ExplainResponse; grpc: ExplainGrpc } => ({
-    response: { ...r, status: 200, cause: `${r.cause}; a gRPC call gets it as Trailers-Only grpc-status ${status} (${message})` },
-    grpc: { status, message, note: `Portico answers this gRPC call itself: HTTP 200, content-type application/grpc, grpc-status ${status}, grpc-message "${message}" in the headers (Trailers-Only): ${why}` },
-  });
+  // An answer made here already (a weighted rule's choices are shaped one by one first).
+  const known = GRPC_OF.get(r);
+  if (known !== undefined) return { response: r, grpc: known };
+  const own = (status: number, message: string, why: string): { response: ExplainResponse; grpc: ExplainGrpc } => {
+    const response: ExplainResponse = { ...r, status: 200, cause: `${r.cause}; a gRPC call gets it as Trailers-Only grpc-status ${status} (${message})` };
+    const grpc: ExplainGrpc = { status, message, note: `Portico answers this gRPC call itself: HTTP 200, content-type application/grpc, grpc-status ${status}, grpc-message "${message}" in the headers (Trailers-Only): ${why}` };
+    GRPC_OF.set(response, grpc);
+    return { response, grpc };
+  };
+  if (r.kind === "depends") {
+    return { response: r, grpc: { status: null, message: null, note: "a gRPC call: the weights or the auth service decide; a share Portico answers itself gets its Trailers-Only grpc-status (see the cause)" } };
+  }
   if (r.kind === "refused" && r.by === "no-route") return own(12, "no route", "no rule matches the call's path /<service>/<method> (UNIMPLEMENTED)");
   if (r.kind === "refused" && r.by === "gateway-error") return own(14, "no endpoints", "the rule's backendRefs cannot be used (UNAVAILABLE, as GRPCRouteRule.backendRefs asks)");
   if (r.kind === "refused" && r.by === "endpoints" && r.status === 503) return own(14, "no endpoints", "the backend has no endpoints (UNAVAILABLE)");
@@ -552,7 +563,8 @@ export function* explainSteps(
   // "Gateway API"); the Ingress candidates are still listed, and lose to the Gateway rule.
   const gwRoutes: GatewayRoutes | null = ownPort !== null ? ownPort.routes : (result.table.gateway ?? null);
   const only = ownPort === null ? null : { gateway: ownPort.gateway, declared: ownPort.declared };
-  const gw = gwRoutes !== null ? explainGatewayRequest(gwRoutes, result.gateway, answerReq, config, asked, only) : null;
+  const shape = grpcCall ? (a: ExplainResponse) => grpcAnswer(a).response : undefined;
+  const gw = gwRoutes !== null ? explainGatewayRequest(gwRoutes, result.gateway, answerReq, config, asked, only, shape) : null;
   const http: ExplainResponse =
     gw !== null
       ? gw.response

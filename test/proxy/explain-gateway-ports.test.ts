@@ -88,7 +88,9 @@ spec:
   hostnames: [grpc.example]
   rules:
     - matches: [{ method: { service: echo.Broken } }]
-      backendRefs: [{ name: no-such-service, port: 8080 }]`;
+      backendRefs: [{ name: no-such-service, port: 8080 }]
+    - matches: [{ method: { service: echo.Half } }]
+      backendRefs: [{ name: pod, port: 8080, weight: 1 }, { name: no-such-service, port: 8080, weight: 1 }]`;
 
 let be: RawBackend;
 let from = 0;
@@ -248,6 +250,19 @@ describe("explain for a gRPC call says what Portico answers it", () => {
     const plain = await agree({ host: "grpc.example", path: "/echo.Broken/Call", method: "POST", port: own }, own);
     expect(plain.grpc).toBeUndefined();
     expect(plain.response).toMatchObject({ kind: "refused", status: 500, by: "gateway-error" });
+  });
+
+  test("a weighted rule with one unusable backendRef: the weights decide between the pod and Trailers-Only grpc-status 14", () => {
+    const own = portOf.get("same-namespace")!;
+    const r = explain(snap, config, { host: "grpc.example", path: "/echo.Half/Call", scheme: "http", method: "POST", contentType: "application/grpc", port: own });
+    expect(r.response.kind).toBe("depends");
+    expect(r.response.cause).toContain("grpc-status 14");
+    expect(r.gateway?.choices).toEqual([
+      // A GRPCRoute's backend speaks gRPC (its own id: compile/backends.ts).
+      { backend: `${INFRA}/pod:8080#grpc`, weight: 1, answers: "proxied" },
+      { backend: "gateway-api/none", weight: 1, answers: "200" },
+    ]);
+    expect(r.grpc?.status).toBeNull();
   });
 
   test("/debug/routes names the GRPCRoute's rule as a GRPCRoute", () => {

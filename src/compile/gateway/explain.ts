@@ -84,6 +84,8 @@ export function explainGatewayRequest(
   config: AnswerConfig,
   asked: GatewayAsked = { method: "GET", contentType: null },
   only: { readonly gateway: string; readonly declared: number } | null = null,
+  /** Applied to each choice's answer before they are mixed (a gRPC call's Trailers-Only answers: compile/explain.ts). */
+  shape: (a: PredictedAnswer) => PredictedAnswer = (a) => a,
 ): GatewayExplained | null {
   const https = req.scheme === "https";
   const found = find(routes, https, req.host, req.path, asked);
@@ -108,7 +110,7 @@ export function explainGatewayRequest(
       }
     }
   }
-  const answers = entry.choices.map((c) => ({ match: c.match, weight: c.weight, answer: predictAnswer(c.match, req, config) }));
+  const answers = entry.choices.map((c) => ({ match: c.match, weight: c.weight, answer: shape(predictAnswer(c.match, req, config)) }));
   const m = entry.match;
   return {
     match: first,
