@@ -13,6 +13,20 @@ const port = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
 const optPort = v.optional(v.nullable(port));
 const list = <T extends v.GenericSchema>(item: T) => v.optional(v.nullable(v.array(item)));
 
+/**
+ * Gateway API Hostname (apis/v1 shared_types.go: at most 253 characters of the pattern below,
+ * a leading `*.` allowed), checked here because a --manifests object has not been through the
+ * CRD: a route or listener hostname becomes an SNI name of the HTTPS listener (Bun.serve refuses
+ * a NUL there, and a refused set would hold every later certificate change back) and a lookup
+ * key. Upper case is taken (the compiler lowercases: RFC 4343), the rest of the pattern is the
+ * CRD's; the length is checked first, so the pattern never runs on a long text.
+ */
+const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i;
+const hostname = v.pipe(
+  v.string(),
+  v.check((h) => h.length <= 253 && HOSTNAME.test(h), "a hostname is not a DNS name (Gateway API Hostname)"),
+);
+
 /** metav1.LabelSelector (matchLabels and matchExpressions). */
 export const LabelSelectorSchema = v.looseObject({
   matchLabels: v.optional(v.nullable(v.record(v.string(), v.string()))),
@@ -46,7 +60,7 @@ export const GatewayClassSchema = v.looseObject({
 
 export const ListenerSchema = v.looseObject({
   name: v.string(),
-  hostname: optStr,
+  hostname: v.optional(v.nullable(hostname)),
   port,
   protocol: v.string(),
   tls: v.optional(
@@ -194,7 +208,7 @@ export const HTTPRouteSchema = v.looseObject({
   spec: v.optional(
     v.looseObject({
       parentRefs: list(ParentReferenceSchema),
-      hostnames: list(v.string()),
+      hostnames: list(hostname),
       rules: list(HTTPRouteRuleSchema),
     }),
     {},
@@ -252,7 +266,7 @@ export const GRPCRouteSchema = v.looseObject({
   spec: v.optional(
     v.looseObject({
       parentRefs: list(ParentReferenceSchema),
-      hostnames: list(v.string()),
+      hostnames: list(hostname),
       rules: list(GRPCRouteRuleSchema),
     }),
     {},
