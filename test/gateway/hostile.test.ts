@@ -255,6 +255,35 @@ describe("from --manifests", () => {
     await goodIsServed(portico);
   });
 
+  test("RegularExpression matches scan a bounded amount of a request: past it they do not match (the worker's thread is not the tenant's)", async () => {
+    const headerRegex = (value: string) => ({ headers: [{ type: "RegularExpression", name: "x-big", value }] });
+    await round([
+      {
+        apiVersion: "gateway.networking.k8s.io/v1", kind: "HTTPRoute", metadata: { name: "flood", namespace: TENANT },
+        spec: {
+          parentRefs: [{ name: "open", namespace: "infra", sectionName: "http" }],
+          hostnames: ["flood.example"],
+          rules: [
+            // Each scans the whole value and fails: 40 of them over a 6000-character field.
+            { matches: Array.from({ length: 40 }, () => headerRegex("z$")), backendRefs: [{ name: "raw", port: 80 }] },
+            { matches: [headerRegex("a")], backendRefs: [{ name: "raw", port: 80 }] },
+            { backendRefs: [{ name: "a", namespace: "apps", port: 80 }] },
+          ],
+        },
+      },
+      {
+        apiVersion: "gateway.networking.k8s.io/v1beta1", kind: "ReferenceGrant", metadata: { name: "to-a", namespace: "apps" },
+        spec: { from: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", namespace: TENANT }], to: [{ group: "", kind: "Service", name: "a" }] },
+      },
+    ]);
+    // A short value: the regex rule, as written.
+    expect((await get(portico.http, "flood.example", "/x", { headers: { "x-big": "aaa" } })).body).toBe("ok");
+    // 40 full scans of 6000 characters are over the lookup's budget (table/gateway.ts): the
+    // later regex match is not tried and the request goes to the rule without one.
+    expect((await get(portico.http, "flood.example", "/x", { headers: { "x-big": "a".repeat(6000) } })).body).toBe("a /x");
+    await goodIsServed(portico);
+  });
+
   test("a bounded corpus of malformed HTTPRoutes and GRPCRoutes never stops the process nor takes the last good routes", async () => {
     const g = generator(20261128);
     for (let r = 0; r < 12; r++) {
