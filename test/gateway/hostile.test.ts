@@ -342,6 +342,20 @@ describe("from the API server", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test("a watch event with a resourceVersion the API server never reached does not freeze the kind: the next watch is refused and Portico lists afresh", async () => {
+    // A valid uint64, so the resume point moves to it (watch-parts.ts resumeAfter) and every real
+    // event after it, older, is skipped as out of order.
+    api.injectLine(JSON.stringify({ type: "BOOKMARK", object: { kind: "HTTPRoute", apiVersion: "gateway.networking.k8s.io/v1", metadata: { resourceVersion: "18446744073709551615" } } }), "HTTPRoute");
+    marker++;
+    put(baseObjects(backend.port, raw.port, marker).find((o) => (o.metadata as { name: string }).name === "marker")!);
+    // The watch ends (as at its timeoutSeconds); the next one, from that version, gets 504 Too
+    // large resource version, as from kube-apiserver. On main it was retried from the same
+    // version for good, and no HTTPRoute change was seen again.
+    api.endWatches();
+    await eventually(async () => (await get(portico.http, "good.example", `/m/${marker}`)).status === 200, 20_000, `marker ${marker} served`);
+    await goodIsServed(portico);
+  });
+
   test("a bounded corpus of malformed routes, stored or sent as raw watch events, never stops the process nor takes the last good routes", async () => {
     const g = generator(4451);
     for (let r = 0; r < 10; r++) {
