@@ -27,6 +27,22 @@ const hostname = v.pipe(
   v.check((h) => h.length <= 253 && HOSTNAME.test(h), "a hostname is not a DNS name (Gateway API Hostname)"),
 );
 
+/**
+ * metadata of a Gateway API object: the name a DNS subdomain and the namespace a DNS label
+ * (RFC 1123, as the API server requires of every such object), checked for --manifests objects.
+ * The compiler keys objects by `namespace/name` and a GRPCRoute's work by `namespace/name#GRPCRoute`
+ * (compile/gateway/grpcroute.ts): a `/` or `#` in either would make two objects one key.
+ */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const GatewayObjectMetaSchema = v.pipe(
+  ObjectMetaSchema,
+  v.check(
+    (m) => m.name.length <= 253 && DNS_SUBDOMAIN.test(m.name) && (m.namespace === undefined || (m.namespace.length <= 63 && DNS_LABEL.test(m.namespace))),
+    "metadata.name is not a DNS subdomain or metadata.namespace not a DNS label (RFC 1123)",
+  ),
+);
+
 /** metav1.LabelSelector (matchLabels and matchExpressions). */
 export const LabelSelectorSchema = v.looseObject({
   matchLabels: v.optional(v.nullable(v.record(v.string(), v.string()))),
@@ -50,7 +66,7 @@ const SecretObjectReferenceSchema = v.looseObject({
 export const GatewayClassSchema = v.looseObject({
   apiVersion: v.optional(v.string()),
   kind: v.optional(v.literal("GatewayClass")),
-  metadata: ObjectMetaSchema,
+  metadata: GatewayObjectMetaSchema,
   spec: v.looseObject({
     controllerName: v.string(),
     description: optStr,
@@ -91,7 +107,7 @@ export const ListenerSchema = v.looseObject({
 export const GatewaySchema = v.looseObject({
   apiVersion: v.optional(v.string()),
   kind: v.optional(v.literal("Gateway")),
-  metadata: ObjectMetaSchema,
+  metadata: GatewayObjectMetaSchema,
   spec: v.looseObject({
     gatewayClassName: v.string(),
     listeners: v.array(ListenerSchema),
@@ -204,7 +220,7 @@ export const HTTPRouteRuleSchema = v.looseObject({
 export const HTTPRouteSchema = v.looseObject({
   apiVersion: v.optional(v.string()),
   kind: v.optional(v.literal("HTTPRoute")),
-  metadata: ObjectMetaSchema,
+  metadata: GatewayObjectMetaSchema,
   spec: v.optional(
     v.looseObject({
       parentRefs: list(ParentReferenceSchema),
@@ -219,7 +235,7 @@ export const HTTPRouteSchema = v.looseObject({
 export const ReferenceGrantSchema = v.looseObject({
   apiVersion: v.optional(v.string()),
   kind: v.optional(v.literal("ReferenceGrant")),
-  metadata: ObjectMetaSchema,
+  metadata: GatewayObjectMetaSchema,
   spec: v.looseObject({
     from: v.array(v.looseObject({ group: v.string(), kind: v.string(), namespace: v.string() })),
     to: v.array(v.looseObject({ group: v.string(), kind: v.string(), name: optStr })),
@@ -262,7 +278,7 @@ export const GRPCRouteRuleSchema = v.looseObject({
 export const GRPCRouteSchema = v.looseObject({
   apiVersion: v.optional(v.string()),
   kind: v.optional(v.literal("GRPCRoute")),
-  metadata: ObjectMetaSchema,
+  metadata: GatewayObjectMetaSchema,
   spec: v.optional(
     v.looseObject({
       parentRefs: list(ParentReferenceSchema),

@@ -223,6 +223,26 @@ describe("from --manifests", () => {
     await goodIsServed(portico);
   });
 
+  test("a Gateway API object whose name or namespace is not a DNS name is refused with a diagnostic, never merged into another object's key", async () => {
+    const route = (kind: string, name: string, namespace: string, host: string) => ({
+      apiVersion: "gateway.networking.k8s.io/v1", kind, metadata: { name, namespace },
+      spec: { parentRefs: [{ name: "open", namespace: "infra", sectionName: "http" }], hostnames: [host], rules: [{ backendRefs: [{ name: "raw", port: 80 }] }] },
+    });
+    // `namespace/name#GRPCRoute` is a GRPCRoute's work key, and `a` + `b/c` is `a/b` + `c`: on
+    // main the first was compiled as the GRPCRoute `shadow`, the second pair became one route.
+    await round([
+      route("GRPCRoute", "shadow", TENANT, "grpc.example"),
+      route("HTTPRoute", "shadow#GRPCRoute", TENANT, "shadow.example"),
+      route("HTTPRoute", "x/y", TENANT, "slash.example"),
+      route("HTTPRoute", "y", `${TENANT}/x`, "slash.example"),
+    ]);
+    const refused = (name: string) => portico.lines.some((l) => l.includes("invalid object in manifest file") && l.includes(JSON.stringify(name)));
+    expect(["shadow#GRPCRoute", "x/y", "y"].filter(refused)).toEqual(["shadow#GRPCRoute", "x/y", "y"]);
+    expect((await get(portico.http, "shadow.example", "/")).status).toBe(404);
+    expect((await get(portico.http, "slash.example", "/")).status).toBe(404);
+    await goodIsServed(portico);
+  });
+
   test("a RequestHeaderModifier cannot set hop-by-hop fields on the request: the rule answers 500 and the backend never sees them", async () => {
     const set = (name: string, value: string) => ({ type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name, value }] } });
     const rule = (path: string, filters: unknown[], backendFilters: unknown[] = []) => ({
