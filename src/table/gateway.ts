@@ -74,15 +74,32 @@ function decode(s: string): string {
   }
 }
 
+// The query as parameters, parsed once per query string (the last one this process saw). A
+// lookup asks it once per query match, and routes may hold thousands: parsed per match, a
+// query of 2000 parameters cost about 0.3 ms a match (measured), so well over half a second a
+// request, which any client could ask for. Keyed by the query text, one parse serves a whole
+// lookup (and the next request's, when it has the same query).
+let parsedQuery: string | null = null;
+let parsedParams: ReadonlyMap<string, string> = new Map();
+
+function parseQuery(query: string): ReadonlyMap<string, string> {
+  const out = new Map<string, string>();
+  for (const part of query.split("&")) {
+    const eq = part.indexOf("=");
+    const name = decode(eq === -1 ? part : part.slice(0, eq));
+    if (!out.has(name)) out.set(name, eq === -1 ? "" : decode(part.slice(eq + 1)));
+  }
+  return out;
+}
+
 /** The first value of a query parameter (repeated names are implementation-specific: HTTPQueryParamMatch). */
 export function queryValue(query: string, name: string): string | null {
   if (query === "") return null;
-  for (const part of query.split("&")) {
-    const eq = part.indexOf("=");
-    if (decode(eq === -1 ? part : part.slice(0, eq)) !== name) continue;
-    return eq === -1 ? "" : decode(part.slice(eq + 1));
+  if (query !== parsedQuery) {
+    parsedParams = parseQuery(query);
+    parsedQuery = query;
   }
-  return null;
+  return parsedParams.get(name) ?? null;
 }
 
 // RegularExpression matches (implementation-specific in Gateway API; docs/design.md "Gateway

@@ -15,6 +15,7 @@ import { rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { peerCertificate } from "../tls/helpers.ts";
 import { eventually } from "../wait.ts";
+import { GATEWAYS, INFRA, World } from "./base.ts";
 
 // --- a bounded corpus of malformed routes -----------------------------------------------------
 
@@ -173,6 +174,38 @@ async function goodIsServed(p: Portico): Promise<void> {
   // The tenant's routes never take good.example's listener: its other paths are not theirs.
   expect((await get(p.http, "good.example", "/r/abc")).status).toBe(404);
 }
+
+describe("the lookup's work per request", () => {
+  test("a query is parsed once per lookup, however many query matches the routes hold", () => {
+    const matches = Array.from({ length: 64 }, (_, i) => `{ queryParams: [${Array.from({ length: 16 }, (_, j) => `{ name: q${i}x${j}, value: v }`).join(", ")}] }`);
+    const w = World.of(GATEWAYS["same-namespace"], `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: many-queries, namespace: ${INFRA} }
+spec:
+  parentRefs: [{ name: same-namespace }]
+  rules:
+    - { matches: [${matches.join(", ")}], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }
+    - { matches: [{ queryParams: [{ name: b, value: "A c" }, { name: a, value: "1" }] }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }`);
+    const query = Array.from({ length: 500 }, (_, i) => `p${i}=%41`).join("&");
+    const real = globalThis.decodeURIComponent;
+    let calls = 0;
+    globalThis.decodeURIComponent = (s: string) => {
+      calls++;
+      return real(s);
+    };
+    try {
+      expect(w.answer({ path: `/?${query}` })).toBe("404");
+      // 500 names and 500 values at most; on main each of the 64 matches decoded every name.
+      expect(calls).toBeLessThanOrEqual(1000);
+      // The first value of a name, decoded (`+` is a space), as before.
+      expect(w.answer({ path: "/?a=1&a=2&b=%41+c" })).toBe(`${INFRA}/infra-backend-v2`);
+      expect(w.answer({ path: "/?a=2&a=1&b=%41+c" })).toBe("404");
+    } finally {
+      globalThis.decodeURIComponent = real;
+    }
+  });
+});
 
 describe("from --manifests", () => {
   let portico: Portico;
