@@ -2,7 +2,7 @@
 // "Explain"): the rule a request gets, found the way table/gateway.ts findGatewayEntry finds
 // it (the proxy's lookup), with the listener and route hostnames it was found under, the
 // Gateway listeners that attach the route there, and what each weighted choice answers.
-import { bestHostname, hostnameMatches, matchesRequest } from "../../table/gateway.ts";
+import { bestHostname, hostnameMatches, matchesRequest, startLookup } from "../../table/gateway.ts";
 import type { GatewayEntry, GatewayRoutes, Match } from "../../table/types.ts";
 import { predictAnswer, type AnswerConfig, type AnswerRequest, type PredictedAnswer } from "../answer.ts";
 import type { ExplainGateway } from "../explain-types.ts";
@@ -36,6 +36,7 @@ function find(routes: GatewayRoutes, https: boolean, host: string, path: string,
   if (lkey === undefined) return null;
   const idx = listeners.get(lkey)!;
   const req = { host, method: asked.method, path, query: "", header: (name: string) => (name === "content-type" ? asked.contentType : null) };
+  startLookup();
   const exact = idx.exact.get(host);
   if (exact !== undefined) for (const e of exact) if (matchesRequest(e.match, req)) return { entry: e, listenerHostname: lkey, routeHostname: host };
   for (const [p, l] of idx.wildcards) {

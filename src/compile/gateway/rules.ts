@@ -132,16 +132,24 @@ const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 /** Path characters HTTPPathMatch and HTTPPathModifier allow (RFC 3986 pchar and "/"). */
 const PATH = /^\/(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$/;
 
-/** Fields that frame the relayed answer (RFC 9110 §7.6.1, §8.6): a ResponseHeaderModifier may not touch them. */
+/**
+ * Hop-by-hop fields and Content-Length (RFC 9110 §7.6.1, §8.6): they frame the connection a
+ * message travels on, not the message, so a header filter may not touch them either way. On
+ * the answer they frame the relay; on the request Bun's fetch sends Connection, Upgrade,
+ * Keep-Alive, TE and Trailer as given (measured on 1.4.5), so `Upgrade` with `Connection:
+ * upgrade` would ask the backend to switch protocols on a pooled connection.
+ */
 const FRAMING: ReadonlySet<string> = new Set(["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "content-length"]);
 
-/** Why a ResponseHeaderModifier cannot be served, or null. */
-function badResponseModifier(m: NonNullable<HTTPRouteFilter["responseHeaderModifier"]>): string | null {
-  if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) return "ResponseHeaderModifier names an invalid header field or value";
+/** Why a Request- or ResponseHeaderModifier (`what`) cannot be served, or null. */
+function badModifier(what: string, m: NonNullable<HTTPRouteFilter["responseHeaderModifier"]>): string | null {
+  if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) return `${what} names an invalid header field or value`;
   const names = [...(m.set ?? []).map((h) => h.name), ...(m.add ?? []).map((h) => h.name), ...(m.remove ?? [])];
   const framing = names.find((n) => FRAMING.has(n.toLowerCase()));
-  return framing === undefined ? null : `ResponseHeaderModifier cannot change ${framing}: it frames the answer`;
+  return framing === undefined ? null : `${what} cannot change ${framing}: it frames the connection, not the message`;
 }
+const badResponseModifier = (m: NonNullable<HTTPRouteFilter["responseHeaderModifier"]>) => badModifier("ResponseHeaderModifier", m);
+const badRequestModifier = (m: NonNullable<HTTPRouteFilter["requestHeaderModifier"]>) => badModifier("RequestHeaderModifier", m);
 
 /** CORSOrigin as the CRD's pattern has it (apis/v1 shared_types.go). */
 const CORS_ORIGIN = /(^\*$)|(^(http(s)?):\/\/(((\*\.)?([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+|\*)(:([0-9]{1,5}))?)$)/;
@@ -294,9 +302,9 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     const mirrors: Mirror[] = [];
     for (const f of rule.filters ?? []) {
       if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
-        const m = f.requestHeaderModifier;
-        if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) invalid = "RequestHeaderModifier names an invalid header field or value";
-        else requestHeaders = modifier(m);
+        const bad = badRequestModifier(f.requestHeaderModifier);
+        if (bad !== null) invalid = bad;
+        else requestHeaders = modifier(f.requestHeaderModifier);
       } else if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) {
         const bad = badResponseModifier(f.responseHeaderModifier);
         if (bad !== null) invalid = bad;
@@ -384,9 +392,9 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
       let backendResponseHeaders: HeaderModifier | null = null;
       for (const f of b.filters ?? []) {
         if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
-          const m = f.requestHeaderModifier;
-          if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) invalid ??= "a backendRef's RequestHeaderModifier names an invalid header field or value";
-          else backendHeaders = modifier(m);
+          const bad = badRequestModifier(f.requestHeaderModifier);
+          if (bad !== null) invalid ??= `a backendRef's ${bad}`;
+          else backendHeaders = modifier(f.requestHeaderModifier);
         } else if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) {
           const bad = badResponseModifier(f.responseHeaderModifier);
           if (bad !== null) invalid ??= `a backendRef's ${bad}`;
