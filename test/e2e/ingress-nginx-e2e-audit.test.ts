@@ -1,0 +1,229 @@
+// ingress-nginx's own e2e cases, run against the real Portico process (--manifests): the
+// cases of kubernetes/ingress-nginx test/e2e/annotations/*.go and test/e2e/settings/*.go (at
+// dbb11b92) that no other Portico suite ports, for annotations and ConfigMap settings Portico
+// supports. Each case names its Go file and the It(...) text; the expected status, and the
+// request fields a raw-socket backend received, are the ones that test asserts. Where the Go
+// test only reads nginx.conf, the case asserts what that configuration does to a request
+// (nginx.tmpl at the same commit). docs/ingress-nginx-e2e-audit.md lists every case and where
+// it is ported.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { rawRequest } from "../proxy/helpers.ts";
+import { namedBackend, type RawBackend } from "../proxy/raw.ts";
+import { startPortico, type Portico } from "./harness.ts";
+import { ingress, ingressClass, service, slice } from "./objects.ts";
+
+const NGINX = "nginx.ingress.kubernetes.io/";
+type Ann = Record<string, string>;
+const ann = (a: Ann): Ann => Object.fromEntries(Object.entries(a).map(([k, v]) => [`${NGINX}${k}`, v]));
+const ing = (name: string, host: string, a: Ann = {}, path = "/") =>
+  ingress("web", name, [{ host, paths: [{ path, service: "echo" }] }], { annotations: ann(a) });
+
+const secret = (name: string, data: Record<string, string>) => ({
+  apiVersion: "v1", kind: "Secret", type: "Opaque", metadata: { name, namespace: "web" },
+  data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "latin1").toString("base64")])),
+});
+
+// auth.go buildSecret: "foo:<bcrypt of bar>" under key `auth`; buildMapSecret: key foo, value
+// the hash. Cost 4 instead of the Go test's 14: the format is the same, the test is quicker.
+const HASH = await Bun.password.hash("bar", { algorithm: "bcrypt", cost: 4 });
+const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}`;
+const AUTH = { "auth-type": "basic", "auth-realm": "test auth" };
+
+const INGRESSES = [
+  // settings/forwarded_headers.go
+  ing("forwarded-headers", "forwarded-headers"),
+  // annotations/auth.go (basic)
+  ing("auth-none", "auth-none"),
+  ing("auth-missing-secret", "auth-missing", { ...AUTH, "auth-secret": "something" }),
+  ing("auth", "auth", { ...AUTH, "auth-secret": "test" }),
+  ing("auth-map", "auth-map", { ...AUTH, "auth-secret": "test-map", "auth-secret-type": "auth-map" }),
+  ing("auth-bad", "auth-bad", { ...AUTH, "auth-secret": "test-bad" }),
+  ing("auth-cors", "auth-cors", { ...AUTH, "auth-secret": "test", "enable-cors": "true" }),
+  // annotations/ipallowlist.go, ipdenylist.go
+  ing("allow", "ipallowlist.foo.com", { "allowlist-source-range": "18.0.0.0/8, 56.0.0.0/8" }),
+  ing("deny", "ipdenylist.foo.com", { "denylist-source-range": "18.0.0.0/8, 56.0.0.1" }),
+  ing("deny-allow", "ipdenyallow.foo.com", { "denylist-source-range": "18.1.0.0/16, 56.0.0.0/8", "whitelist-source-range": "18.0.0.0/8, 55.0.0.0/8" }),
+  // annotations/proxy.go
+  ing("body-8m", "body8m.foo.com", { "proxy-body-size": "8m" }),
+  ing("timeouts", "timeouts.foo.com", { "proxy-connect-timeout": "50", "proxy-send-timeout": "20", "proxy-read-timeout": "20" }),
+];
+
+interface Outcome {
+  readonly status: number;
+  /** Response header block (after the status line), lower-case names. */
+  readonly response: string;
+  /** The head the backend received, or null when none did. */
+  readonly upstream: string | null;
+}
+
+let dir = "";
+let plain: Portico;
+let trusting: Portico;
+let echo: RawBackend;
+let sent = 0;
+
+beforeAll(async () => {
+  echo = await namedBackend("echo");
+  dir = mkdtempSync(join(tmpdir(), "portico-e2e-audit-"));
+  const objects = [
+    ingressClass(), service("web", "echo"), slice("web", "echo", [echo.port]),
+    secret("test", { auth: `foo:${HASH}\n` }),
+    secret("test-map", { foo: HASH }),
+    // auth.go "invalid content": a user without a hash.
+    secret("test-bad", { auth: "foo:" }),
+    ...INGRESSES,
+  ];
+  writeFileSync(join(dir, "all.yaml"), objects.map((o) => JSON.stringify(o)).join("\n---\n"));
+  // `plain`: ingress-nginx's default use-forwarded-headers false; `trusting`: use-forwarded-headers
+  // true, which Portico spells --trusted-proxies (README, ConfigMap translation).
+  [plain, trusting] = await Promise.all([
+    startPortico(["--manifests", dir]),
+    startPortico(["--manifests", dir, "--trusted-proxies", "127.0.0.1/32"]),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all([plain?.stop(), trusting?.stop()]);
+  await echo?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function send(p: Portico, host: string, headers: Ann = {}, method = "GET", target = "/"): Promise<Outcome> {
+  const id = `e2e-audit-${++sent}`;
+  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+  const raw = await rawRequest(p.ports.http, `${method} ${target} HTTP/1.1\r\nHost: ${host}\r\nX-Request-ID: ${id}\r\n${extra}Connection: close\r\n\r\n`, 20_000);
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ?? 0);
+  const hits = echo.hits.filter((h) => field(h.head, "x-request-id") === id);
+  expect(hits.length).toBeLessThanOrEqual(1);
+  return { status, response: raw.slice(0, raw.indexOf("\r\n\r\n")), upstream: hits[0]?.head ?? null };
+}
+
+/** A field of a head as received (case-insensitive name), or null; at most one may be present. */
+function field(head: string, name: string): string | null {
+  const hits = head.split("\r\n").slice(1).filter((l) => l.toLowerCase().startsWith(`${name.toLowerCase()}:`));
+  expect(hits.length).toBeLessThanOrEqual(1);
+  return hits[0] === undefined ? null : hits[0].slice(name.length + 1).trim();
+}
+
+const CLIENT_FORWARDED = {
+  "X-Forwarded-Port": "1234", "X-Forwarded-Proto": "myproto", "X-Forwarded-Scheme": "myproto",
+  "X-Forwarded-For": "1.2.3.4", "X-Forwarded-Host": "myhost",
+};
+
+describe("settings/forwarded_headers.go", () => {
+  test("should not trust X-Forwarded headers when setting is false", async () => {
+    const out = await send(plain, "forwarded-headers", CLIENT_FORWARDED);
+    expect(out.status).toBe(200);
+    const up = out.upstream as string;
+    expect(field(up, "host")).toBe("forwarded-headers");
+    expect(field(up, "x-forwarded-port")).toBe("80");
+    expect(field(up, "x-forwarded-proto")).toBe("http");
+    expect(field(up, "x-forwarded-scheme")).toBe("http");
+    expect(field(up, "x-original-forwarded-for")).toBe("1.2.3.4");
+    expect(field(up, "x-original-forwarded-host")).toBe("myhost");
+    expect(field(up, "x-forwarded-host")).toBe("forwarded-headers");
+    expect(field(up, "x-forwarded-for")).toBe("127.0.0.1");
+  });
+
+  test("should trust X-Forwarded headers when setting is true", async () => {
+    const out = await send(trusting, "forwarded-headers", CLIENT_FORWARDED);
+    expect(out.status).toBe(200);
+    const up = out.upstream as string;
+    expect(field(up, "x-forwarded-host")).toBe("myhost");
+    expect(field(up, "x-forwarded-proto")).toBe("myproto");
+    expect(field(up, "x-forwarded-scheme")).toBe("myproto");
+    expect(field(up, "x-forwarded-port")).toBe("1234");
+    // The Go test asserts the body contains "x-forwarded-for=1.2.3.4". Portico appends the
+    // trusted peer, as ingress-nginx does with compute-full-forwarded-for (README: ConfigMap).
+    expect(field(up, "x-forwarded-for")).toBe("1.2.3.4, 127.0.0.1");
+    const listed = await send(trusting, "forwarded-headers", { ...CLIENT_FORWARDED, "X-Forwarded-Host": "myhost.com, another.host,example.net" });
+    expect(listed.status).toBe(200);
+    // The Go test: the body contains "x-forwarded-host=myhost.com". Portico keeps the trusted
+    // proxy's field as it came; its first entry is that host.
+    expect(field(listed.upstream as string, "x-forwarded-host")?.split(",")[0]).toBe("myhost.com");
+  });
+
+  test("a client's X-Scheme and Proxy never reach the backend (nginx.tmpl: X-Scheme $pass_access_scheme; Proxy \"\")", async () => {
+    const out = await send(plain, "forwarded-headers", { "X-Scheme": "https", Proxy: "http://evil.example:3128", "X-Original-Forwarded-For": "6.6.6.6" });
+    expect(out.status).toBe(200);
+    const up = out.upstream as string;
+    expect(field(up, "x-scheme")).toBe("http");
+    expect(field(up, "proxy")).toBeNull();
+    // $http_x_forwarded_for is empty: nginx sends no X-Original-Forwarded-For.
+    expect(field(up, "x-original-forwarded-for")).toBeNull();
+  });
+});
+
+describe("annotations/auth.go (auth-type basic)", () => {
+  test("should return status code 200 when no authentication is configured", async () => {
+    expect((await send(plain, "auth-none")).status).toBe(200);
+  });
+  test("should return status code 503 when authentication is configured with an invalid secret", async () => {
+    const out = await send(plain, "auth-missing");
+    expect([out.status, out.upstream]).toEqual([503, null]);
+  });
+  test("should return status code 401 when authentication is configured but Authorization header is not configured", async () => {
+    const out = await send(plain, "auth");
+    expect([out.status, out.upstream]).toEqual([401, null]);
+    expect(out.response).toMatch(/\r\nwww-authenticate: Basic realm="test auth"/i);
+  });
+  test("should return status code 401 when authentication is configured and Authorization header is sent with invalid credentials", async () => {
+    const out = await send(plain, "auth", { Authorization: basic("user", "pass") });
+    expect([out.status, out.upstream]).toEqual([401, null]);
+  });
+  test("should return status code 401 and cors headers when authentication and cors is configured but Authorization header is not configured", async () => {
+    const out = await send(plain, "auth-cors");
+    expect([out.status, out.upstream]).toEqual([401, null]);
+    expect(out.response).toMatch(/\r\naccess-control-allow-origin: \*\r?(\n|$)/i);
+  });
+  test("should return status code 200 when authentication is configured and Authorization header is sent", async () => {
+    const out = await send(plain, "auth", { Authorization: basic("foo", "bar") });
+    expect(out.status).toBe(200);
+    expect(out.upstream).not.toBeNull();
+  });
+  test("should return status code 200 when authentication is configured with a map and Authorization header is sent", async () => {
+    expect((await send(plain, "auth-map", { Authorization: basic("foo", "bar") })).status).toBe(200);
+  });
+  test("should return status code 401 when authentication is configured with invalid content and Authorization header is sent", async () => {
+    const out = await send(plain, "auth-bad", { Authorization: basic("foo", "bar") });
+    expect([out.status, out.upstream]).toEqual([401, null]);
+  });
+});
+
+describe("annotations/ipallowlist.go, ipdenylist.go (use-forwarded-headers true)", () => {
+  test("ipallowlist.go should set valid ip allowlist range: allow 18/8, 56/8, deny all", async () => {
+    expect((await send(plain, "ipallowlist.foo.com")).status).toBe(403);
+    expect((await send(trusting, "ipallowlist.foo.com", { "X-Forwarded-For": "18.1.2.3" })).status).toBe(200);
+    expect((await send(trusting, "ipallowlist.foo.com", { "X-Forwarded-For": "56.0.0.9" })).status).toBe(200);
+    expect((await send(trusting, "ipallowlist.foo.com", { "X-Forwarded-For": "57.0.0.1" })).status).toBe(403);
+  });
+  test("ipdenylist.go only deny explicitly denied IPs, allow all others", async () => {
+    const h = "ipdenylist.foo.com";
+    expect((await send(trusting, h, { "X-Forwarded-For": "18.0.0.1" })).status).toBe(403);
+    expect((await send(trusting, h, { "X-Forwarded-For": "56.0.0.1" })).status).toBe(403);
+    expect((await send(trusting, h, { "X-Forwarded-For": "56.0.0.2" })).status).toBe(200);
+  });
+  test("ipdenylist.go only allow explicitly allowed IPs, deny all others", async () => {
+    const h = "ipdenyallow.foo.com";
+    expect((await send(trusting, h, { "X-Forwarded-For": "18.1.0.1" })).status).toBe(403);
+    expect((await send(trusting, h, { "X-Forwarded-For": "10.10.10.10" })).status).toBe(403);
+    expect((await send(trusting, h, { "X-Forwarded-For": "18.4.0.1" })).status).toBe(200);
+    expect((await send(trusting, h, { "X-Forwarded-For": "55.55.55.55" })).status).toBe(200);
+  });
+});
+
+describe("annotations/proxy.go", () => {
+  // client_max_body_size 8m: nginx refuses a declared length above it with 413 before the body.
+  test("should set proxy client-max-body-size to 8m", async () => {
+    const over = await send(plain, "body8m.foo.com", { "Content-Length": String(8 * 1024 * 1024 + 1) }, "POST");
+    expect([over.status, over.upstream]).toEqual([413, null]);
+    const at = await send(plain, "body8m.foo.com", { "Content-Length": "0" }, "POST");
+    expect(at.status).toBe(200);
+  });
+  test("should set valid proxy timeouts (requests are served)", async () => {
+    expect((await send(plain, "timeouts.foo.com")).status).toBe(200);
+  });
+});
