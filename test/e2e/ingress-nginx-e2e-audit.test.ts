@@ -32,7 +32,7 @@ const HASH = await Bun.password.hash("bar", { algorithm: "bcrypt", cost: 4 });
 const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}`;
 const AUTH = { "auth-type": "basic", "auth-realm": "test auth" };
 
-const INGRESSES = [
+const INGRESSES: Record<string, unknown>[] = [
   // settings/forwarded_headers.go
   ing("forwarded-headers", "forwarded-headers"),
   // annotations/auth.go (basic)
@@ -50,6 +50,61 @@ const INGRESSES = [
   ing("body-8m", "body8m.foo.com", { "proxy-body-size": "8m" }),
   ing("timeouts", "timeouts.foo.com", { "proxy-connect-timeout": "50", "proxy-send-timeout": "20", "proxy-read-timeout": "20" }),
 ];
+
+// annotations/cors.go: each It's annotations (enable-cors true added), the Origins it sends by
+// GET, and the Access-Control-* fields it expects (null: the field must be absent).
+interface CorsCase {
+  readonly it: string;
+  readonly ann: Ann;
+  readonly checks: ReadonlyArray<readonly [origin: string | null, expect: Readonly<Record<string, string | null>>]>;
+}
+const ACAO = "access-control-allow-origin";
+const CORS_CASES: CorsCase[] = [
+  { it: "should enable cors", ann: {}, checks: [[null, {
+    [ACAO]: "*", "access-control-allow-methods": "GET, PUT, POST, DELETE, PATCH, OPTIONS",
+    "access-control-allow-headers": "DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization",
+    "access-control-max-age": "1728000", "access-control-allow-credentials": "true",
+  }]] },
+  { it: "should set cors methods to only allow POST, GET", ann: { "cors-allow-methods": "POST, GET" }, checks: [[null, { "access-control-allow-methods": "POST, GET" }]] },
+  { it: "should set cors max-age", ann: { "cors-max-age": "200" }, checks: [[null, { "access-control-max-age": "200" }]] },
+  { it: "should disable cors allow credentials", ann: { "cors-allow-credentials": "false" }, checks: [[null, { "access-control-allow-credentials": null }]] },
+  { it: "should allow origin for cors", ann: { "cors-allow-origin": "https://origin.cors.com:8080" }, checks: [["https://origin.cors.com:8080", { [ACAO]: "https://origin.cors.com:8080" }]] },
+  { it: "should allow headers for cors", ann: { "cors-allow-headers": "DNT, User-Agent" }, checks: [[null, { "access-control-allow-headers": "DNT, User-Agent" }]] },
+  { it: "should expose headers for cors", ann: { "cors-expose-headers": "X-CustomResponseHeader, X-CustomSecondHeader" }, checks: [[null, { "access-control-expose-headers": "X-CustomResponseHeader, X-CustomSecondHeader" }]] },
+  { it: "should allow - single origin for multiple cors values", ann: { "cors-allow-origin": "https://origin.cors.com:8080, https://origin2.cors.com" }, checks: [["https://origin.cors.com:8080", { [ACAO]: "https://origin.cors.com:8080" }]] },
+  { it: "should not allow - single origin for multiple cors values", ann: { "cors-allow-origin": "http://origin2.cors.com, https://origin.com" }, checks: [["http://no.origin.com", { [ACAO]: null }]] },
+  { it: "should allow correct origins - single origin for multiple cors values", ann: { "cors-allow-origin": "origin.cors.com:8080, https://origin2.cors.com, https://origin.com" }, checks: [
+    ["origin.cors.com:8080", { [ACAO]: null }], ["https://origin2.cors.com", { [ACAO]: "https://origin2.cors.com" }], ["https://origin.com", { [ACAO]: "https://origin.com" }],
+  ] },
+  { it: "should not break functionality", ann: { "cors-allow-origin": "*" }, checks: [[null, { [ACAO]: "*" }]] },
+  { it: "should not break functionality - without `*`", ann: {}, checks: [[null, { [ACAO]: "*" }]] },
+  { it: "should not break functionality with extra domain", ann: { "cors-allow-origin": "*, foo.bar.com" }, checks: [[null, { [ACAO]: "*" }]] },
+  { it: "should not match", ann: { "cors-allow-origin": "https://foo.bar.com" }, checks: [["https://fooxbar.com", { [ACAO]: null }]] },
+  { it: "should allow - single origin with required port", ann: { "cors-allow-origin": "http://origin.cors.com:8080, http://origin.com:8080" }, checks: [["http://origin.com:8080", { [ACAO]: "http://origin.com:8080" }]] },
+  { it: "should not allow - single origin with port and origin without port", ann: { "cors-allow-origin": "https://origin2.cors.com, http://origin.com" }, checks: [["http://origin.com:8080", { [ACAO]: null }]] },
+  { it: "should not allow - single origin without port and origin with required port", ann: { "cors-allow-origin": "http://origin.cors.com:8080, http://origin.com:8080" }, checks: [["http://origin.com", { [ACAO]: null }]] },
+  { it: "should allow - matching origin with wildcard origin (2 subdomains)", ann: { "cors-allow-origin": "http://*.origin.cors.com, http://*.origin.com:8080" }, checks: [
+    ["http://foo.origin.cors.com", { [ACAO]: "http://foo.origin.cors.com" }], ["http://bar-foo.origin.cors.com", { [ACAO]: "http://bar-foo.origin.cors.com" }],
+  ] },
+  { it: "should not allow - unmatching origin with wildcard origin (2 subdomains)", ann: { "cors-allow-origin": "http://*.origin.cors.com, http://*.origin.com:8080" }, checks: [["http://bar.foo.origin.cors.com", { [ACAO]: null }]] },
+  { it: "should allow - matching origin+port with wildcard origin", ann: { "cors-allow-origin": "http://origin.cors.com:8080, http://*.origin.com:8080" }, checks: [["http://abc.origin.com:8080", { [ACAO]: "http://abc.origin.com:8080" }]] },
+  { it: "should not allow - portless origin with wildcard origin", ann: { "cors-allow-origin": "http://origin.cors.com:8080, http://*.origin.com:8080" }, checks: [["http://abc.origin.com", { [ACAO]: null }]] },
+  { it: "should allow correct origins - missing subdomain + origin with wildcard origin and correct origin", ann: { "cors-allow-origin": "http://origin.cors.com:8080, http://*.origin.com:8080" }, checks: [
+    ["http://origin.com:8080", { [ACAO]: null }], ["http://bar.origin.com:8080", { [ACAO]: "http://bar.origin.com:8080" }],
+  ] },
+  { it: "should allow - missing origins (should allow all origins)", ann: { "cors-allow-origin": "      " }, checks: [
+    ["http://origin.com", { [ACAO]: "*" }], ["http://book.origin.com", { [ACAO]: "*" }], ["test.origin.com", { [ACAO]: "*" }],
+  ] },
+  { it: "should allow correct origin but not others - cors allow origin annotations contain trailing comma", ann: { "cors-allow-origin": "https://origin-123.cors.com:8080,   ,https://origin-321.cors.com:8080," }, checks: [
+    ["https://origin-123.cors.com:8080", { [ACAO]: "https://origin-123.cors.com:8080" }], ["https://origin-321.cors.com:8080", { [ACAO]: "https://origin-321.cors.com:8080" }],
+    ["https://unknown.cors.com:8080", { [ACAO]: null }],
+  ] },
+  { it: "should allow - origins with non-http[s] protocols", ann: { "cors-allow-origin": "test://localhost, tauri://localhost:3000" }, checks: [
+    ["test://localhost", { [ACAO]: "test://localhost" }], ["tauri://localhost:3000", { [ACAO]: "tauri://localhost:3000" }],
+  ] },
+];
+const corsHost = (i: number) => `cors-${i}.foo.com`;
+INGRESSES.push(...CORS_CASES.map((c, i) => ing(`cors-${i}`, corsHost(i), { "enable-cors": "true", ...c.ann })));
 
 interface Outcome {
   readonly status: number;
@@ -156,6 +211,23 @@ describe("settings/forwarded_headers.go", () => {
     expect(field(up, "x-original-forwarded-for")).toBeNull();
   });
 });
+
+describe("annotations/cors.go", () => {
+  CORS_CASES.forEach((c, i) => {
+    test(c.it, async () => {
+      for (const [origin, want] of c.checks) {
+        const out = await send(plain, corsHost(i), origin === null ? {} : { Origin: origin });
+        expect(out.status).toBe(200);
+        for (const [name, value] of Object.entries(want)) expect([origin, name, responseField(out.response, name)]).toEqual([origin, name, value]);
+      }
+    });
+  });
+});
+
+/** A response field (case-insensitive name), or null; at most one may be present. */
+function responseField(head: string, name: string): string | null {
+  return field(head, name);
+}
 
 describe("annotations/auth.go (auth-type basic)", () => {
   test("should return status code 200 when no authentication is configured", async () => {
