@@ -106,25 +106,77 @@ const CORS_CASES: CorsCase[] = [
 const corsHost = (i: number) => `cors-${i}.foo.com`;
 INGRESSES.push(...CORS_CASES.map((c, i) => ing(`cors-${i}`, corsHost(i), { "enable-cors": "true", ...c.ann })));
 
+// annotations/canary.go: a main Ingress (Service echo) and a canary Ingress (Service canary)
+// on /info of one host per It, and the requests it sends with the backend it expects
+// (null: no backend, the status given). "created after": the canary comes first in the file.
+type Req = { readonly headers?: Ann; readonly cookie?: string };
+interface CanaryCase {
+  readonly it: string;
+  readonly canary: Ann | null;
+  readonly main?: boolean;
+  readonly canaryFirst?: boolean;
+  readonly checks: ReadonlyArray<readonly [Req, "echo" | "canary" | 404]>;
+}
+const H = (v: string): Req => ({ headers: { CanaryByHeader: v } });
+const CANARY_CASES: CanaryCase[] = [
+  { it: "should response with a 200 status from the mainline upstream when requests are made to the mainline ingress", canary: { "canary-by-header": "CanaryByHeader" }, checks: [[{}, "echo"]] },
+  { it: "should return 404 status for requests to the canary if no matching ingress is found", canary: { "canary-by-header": "CanaryByHeader" }, main: false, checks: [[H("always"), 404]] },
+  { it: "should route requests to the correct upstream if mainline ingress is created before the canary ingress", canary: { "canary-by-header": "CanaryByHeader" }, checks: [[H("never"), "echo"], [H("always"), "canary"]] },
+  { it: "should route requests to the correct upstream if mainline ingress is created after the canary ingress", canary: { "canary-by-header": "CanaryByHeader" }, canaryFirst: true, checks: [[H("never"), "echo"], [H("always"), "canary"]] },
+  { it: "when canaried by header with no value: should route requests to the correct upstream", canary: { "canary-by-header": "CanaryByHeader" }, checks: [[H("always"), "canary"], [H("never"), "echo"], [H("badheadervalue"), "echo"]] },
+  { it: "when canaried by header with value: should route requests to the correct upstream", canary: { "canary-by-header": "CanaryByHeader", "canary-by-header-value": "DoCanary" }, checks: [
+    [H("DoCanary"), "canary"], [H("always"), "echo"], [H("never"), "echo"], [H("otherheadervalue"), "echo"],
+  ] },
+  { it: "when canaried by header with value and pattern: should route requests to the correct upstream (pattern)", canary: { "canary-by-header": "CanaryByHeader", "canary-by-header-pattern": "^Do[A-Z][a-z]+y$" }, checks: [[H("DoCanary"), "canary"], [H("Docanary"), "echo"]] },
+  { it: "when canaried by header with value and pattern: should route requests to the correct upstream (value wins)", canary: { "canary-by-header": "CanaryByHeader", "canary-by-header-value": "DoCanary", "canary-by-header-pattern": "^Do[A-Z][a-z]+y$" }, checks: [[H("DoCananry"), "echo"]] },
+  { it: "should routes to mainline upstream when the given Regex causes error", canary: { "canary-by-header": "CanaryByHeader", "canary-by-header-pattern": "[][**da?$&*", "canary-by-cookie": "CanaryByCookie" }, checks: [[{ headers: { CanaryByHeader: "DoCanary" }, cookie: "CanaryByCookie=always" }, "echo"]] },
+  { it: "when canaried by header with value and cookie: should route requests to the correct upstream", canary: { "canary-by-header": "CanaryByHeader", "canary-by-header-value": "DoCanary", "canary-by-cookie": "CanaryByCookie" }, checks: [[{ headers: { CanaryByHeader: "otherheadervalue" }, cookie: "CanaryByCookie=always" }, "canary"]] },
+  { it: "respects always and never values", canary: { "canary-by-cookie": "Canary-By-Cookie" }, checks: [
+    [{ cookie: "Canary-By-Cookie=always" }, "canary"], [{ cookie: "Canary-By-Cookie=never" }, "echo"], [{ cookie: "Canary-By-Cookie=badcookievalue" }, "echo"],
+  ] },
+  { it: "should route requests only to mainline if canary weight is 0", canary: { "canary-weight": "0" }, checks: [[{}, "echo"], [{}, "echo"], [{}, "echo"]] },
+  { it: "should route requests only to canary if canary weight is 100", canary: { "canary-weight": "100" }, checks: [[{}, "canary"], [{}, "canary"], [{}, "canary"]] },
+  { it: "should route requests only to canary if canary weight is equal to canary weight total", canary: { "canary-weight": "1000", "canary-weight-total": "1000" }, checks: [[{}, "canary"], [{}, "canary"], [{}, "canary"]] },
+  { it: "should not use canary with domain as a server", canary: { "canary-by-header": "CanaryByHeader" }, main: false, checks: [[{}, 404]] },
+];
+// canary.go "split" Its: over 60 requests each side is seen (all on one side: p = 2^-59 at 50%).
+const SPLIT_CASES = [
+  { it: "should route requests split between mainline and canary if canary weight is 50", canary: { "canary-weight": "50" } },
+  { it: "should route requests split between mainline and canary if canary weight is 100 and weight total is 200", canary: { "canary-weight": "100", "canary-weight-total": "200" } },
+];
+const canaryHost = (i: number) => `canary-${i}.foo.com`;
+const splitHost = (i: number) => `split-${i}.foo.com`;
+const canaryPair = (name: string, host: string, c: Ann, main = true, canaryFirst = false) => {
+  const m = main ? [ingress("web", `${name}-main`, [{ host, paths: [{ path: "/info", service: "echo" }] }])] : [];
+  const k = ingress("web", `${name}-canary`, [{ host, paths: [{ path: "/info", service: "canary" }] }], { annotations: ann({ canary: "true", ...c }) });
+  return canaryFirst ? [k, ...m] : [...m, k];
+};
+INGRESSES.push(...CANARY_CASES.flatMap((c, i) => canaryPair(`canary-${i}`, canaryHost(i), c.canary ?? {}, c.main ?? true, c.canaryFirst ?? false)));
+INGRESSES.push(...SPLIT_CASES.flatMap((c, i) => canaryPair(`split-${i}`, splitHost(i), c.canary)));
+
 interface Outcome {
   readonly status: number;
   /** Response header block (after the status line), lower-case names. */
   readonly response: string;
   /** The head the backend received, or null when none did. */
   readonly upstream: string | null;
+  /** Which backend received it ("echo" is every main Ingress's Service, "canary" the canaries'). */
+  readonly backend: string | null;
 }
 
 let dir = "";
 let plain: Portico;
 let trusting: Portico;
 let echo: RawBackend;
+let canary: RawBackend;
 let sent = 0;
 
 beforeAll(async () => {
   echo = await namedBackend("echo");
+  canary = await namedBackend("canary");
   dir = mkdtempSync(join(tmpdir(), "portico-e2e-audit-"));
   const objects = [
-    ingressClass(), service("web", "echo"), slice("web", "echo", [echo.port]),
+    ingressClass(), service("web", "echo"), slice("web", "echo", [echo.port]), service("web", "canary"), slice("web", "canary", [canary.port]),
     secret("test", { auth: `foo:${HASH}\n` }),
     secret("test-map", { foo: HASH }),
     // auth.go "invalid content": a user without a hash.
@@ -143,6 +195,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([plain?.stop(), trusting?.stop()]);
   await echo?.stop();
+  await canary?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -151,9 +204,10 @@ async function send(p: Portico, host: string, headers: Ann = {}, method = "GET",
   const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
   const raw = await rawRequest(p.ports.http, `${method} ${target} HTTP/1.1\r\nHost: ${host}\r\nX-Request-ID: ${id}\r\n${extra}Connection: close\r\n\r\n`, 20_000);
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ?? 0);
-  const hits = echo.hits.filter((h) => field(h.head, "x-request-id") === id);
+  const hits = [["echo", echo], ["canary", canary]].flatMap(([name, b]) =>
+    (b as RawBackend).hits.filter((h) => field(h.head, "x-request-id") === id).map((h) => [name as string, h.head] as const));
   expect(hits.length).toBeLessThanOrEqual(1);
-  return { status, response: raw.slice(0, raw.indexOf("\r\n\r\n")), upstream: hits[0]?.head ?? null };
+  return { status, response: raw.slice(0, raw.indexOf("\r\n\r\n")), upstream: hits[0]?.[1] ?? null, backend: hits[0]?.[0] ?? null };
 }
 
 /** A field of a head as received (case-insensitive name), or null; at most one may be present. */
@@ -228,6 +282,29 @@ describe("annotations/cors.go", () => {
 function responseField(head: string, name: string): string | null {
   return field(head, name);
 }
+
+describe("annotations/canary.go", () => {
+  CANARY_CASES.forEach((c, i) => {
+    test(c.it, async () => {
+      for (const [req, want] of c.checks) {
+        const headers = { ...req.headers, ...(req.cookie ? { Cookie: req.cookie } : {}) };
+        const out = await send(plain, canaryHost(i), headers, "GET", "/info");
+        expect([headers, out.status, out.backend]).toEqual([headers, want === 404 ? 404 : 200, want === 404 ? null : want]);
+      }
+    });
+  });
+  SPLIT_CASES.forEach((c, i) => {
+    test(c.it, async () => {
+      const seen = new Set<string | null>();
+      for (let n = 0; n < 60 && seen.size < 2; n++) {
+        const out = await send(plain, splitHost(i), {}, "GET", "/info");
+        expect(out.status).toBe(200);
+        seen.add(out.backend);
+      }
+      expect([...seen].sort()).toEqual(["canary", "echo"]);
+    });
+  });
+});
 
 describe("annotations/auth.go (auth-type basic)", () => {
   test("should return status code 200 when no authentication is configured", async () => {
