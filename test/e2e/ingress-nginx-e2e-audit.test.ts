@@ -140,7 +140,7 @@ const CANARY_CASES: CanaryCase[] = [
   { it: "should not use canary with domain as a server", canary: { "canary-by-header": "CanaryByHeader" }, main: false, checks: [[{}, 404]] },
 ];
 // canary.go "split" Its: over 60 requests each side is seen (all on one side: p = 2^-59 at 50%).
-const SPLIT_CASES = [
+const SPLIT_CASES: { it: string; canary: Ann }[] = [
   { it: "should route requests split between mainline and canary if canary weight is 50", canary: { "canary-weight": "50" } },
   { it: "should route requests split between mainline and canary if canary weight is 100 and weight total is 200", canary: { "canary-weight": "100", "canary-weight-total": "200" } },
 ];
