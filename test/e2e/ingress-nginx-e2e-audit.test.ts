@@ -49,6 +49,11 @@ const INGRESSES: Record<string, unknown>[] = [
   // annotations/proxy.go
   ing("body-8m", "body8m.foo.com", { "proxy-body-size": "8m" }),
   ing("timeouts", "timeouts.foo.com", { "proxy-connect-timeout": "50", "proxy-send-timeout": "20", "proxy-read-timeout": "20" }),
+  ing("body-bad", "bodybad.foo.com", { "proxy-body-size": "15r" }),
+  ing("timeouts-bad", "timeoutsbad.foo.com", { "proxy-connect-timeout": "50k", "proxy-send-timeout": "20k", "proxy-read-timeout": "20k" }),
+  // annotations/clientbodybuffersize.go
+  ing("cbbs", "cbbs.foo.com", { "client-body-buffer-size": "1000" }),
+  ing("cbbs-bad", "cbbsbad.foo.com", { "client-body-buffer-size": "1b" }),
 ];
 
 // annotations/cors.go: each It's annotations (enable-cors true added), the Origins it sends by
@@ -372,6 +377,35 @@ describe("annotations/proxy.go", () => {
     const at = await send(plain, "body8m.foo.com", { "Content-Length": "0" }, "POST");
     expect(at.status).toBe(200);
   });
+  // A value nginx's size syntax does not take is left out of nginx.conf (the Ingress is served
+  // with the default limit): Portico ignores it too and serves the Ingress.
+  test("should not set proxy client-max-body-size to incorrect value", async () => {
+    expect((await send(plain, "bodybad.foo.com")).status).toBe(200);
+  });
+  test("should not set invalid proxy timeouts (the Ingress is still served)", async () => {
+    expect((await send(plain, "timeoutsbad.foo.com")).status).toBe(200);
+  });
+});
+
+describe("annotations/clientbodybuffersize.go", () => {
+  test("should set client_body_buffer_size to 1000 (served; a small body is forwarded)", async () => {
+    expect((await send(plain, "cbbs.foo.com")).status).toBe(200);
+  });
+  test("should not set client_body_buffer_size to invalid 1b (the Ingress is still served)", async () => {
+    expect((await send(plain, "cbbsbad.foo.com")).status).toBe(200);
+  });
+});
+
+describe("settings/server_tokens.go", () => {
+  test("should not exists Server header in the response (server-tokens false, ingress-nginx's default)", async () => {
+    const proxied = await send(plain, "auth-none");
+    const own = await send(plain, "nohost.example");
+    expect([proxied.status, own.status]).toEqual([200, 404]);
+    expect([responseField(proxied.response, "server"), responseField(own.response, "server")]).toEqual([null, null]);
+  });
+});
+
+describe("annotations/proxy.go (continued)", () => {
   test("should set valid proxy timeouts (requests are served)", async () => {
     expect((await send(plain, "timeouts.foo.com")).status).toBe(200);
   });
