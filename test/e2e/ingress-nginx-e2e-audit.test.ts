@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import tls from "node:tls";
 import { rawRequest } from "../proxy/helpers.ts";
-import { namedBackend, type RawBackend } from "../proxy/raw.ts";
+import { namedBackend, rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice } from "./objects.ts";
 
@@ -174,14 +175,23 @@ let plain: Portico;
 let trusting: Portico;
 let echo: RawBackend;
 let canary: RawBackend;
+let sts: RawBackend;
 let sent = 0;
 
 beforeAll(async () => {
   echo = await namedBackend("echo");
   canary = await namedBackend("canary");
+  // settings/tls.go "overriding what's set from the upstream": the pod sends its own field.
+  sts = await rawBackend(() => "HTTP/1.1 200 OK\r\nStrict-Transport-Security: max-age=100\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
   dir = mkdtempSync(join(tmpdir(), "portico-e2e-audit-"));
   const objects = [
     ingressClass(), service("web", "echo"), slice("web", "echo", [echo.port]), service("web", "canary"), slice("web", "canary", [canary.port]),
+    service("web", "sts"), slice("web", "sts", [sts.port]),
+    ingress("web", "hsts", [{ host: "hsts.foo.com", paths: [{ path: "/", service: "sts" }] }], { tls: [{ hosts: ["hsts.foo.com"] }] }),
+    // ingress-nginx's ConfigMap for `trusting` (settings/forwarded_headers.go, tls.go).
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "ingress-nginx-controller", namespace: "ingress-nginx" }, data: {
+      "use-forwarded-headers": "true", "hsts-max-age": "86400", "hsts-preload": "true", "hsts-include-subdomains": "false",
+    } },
     secret("test", { auth: `foo:${HASH}\n` }),
     secret("test-map", { foo: HASH }),
     // auth.go "invalid content": a user without a hash.
@@ -189,11 +199,11 @@ beforeAll(async () => {
     ...INGRESSES,
   ];
   writeFileSync(join(dir, "all.yaml"), objects.map((o) => JSON.stringify(o)).join("\n---\n"));
-  // `plain`: ingress-nginx's default use-forwarded-headers false; `trusting`: use-forwarded-headers
-  // true, which Portico spells --trusted-proxies (README, ConfigMap translation).
+  // `plain`: ingress-nginx's defaults; `trusting`: ingress-nginx's ConfigMap above
+  // (use-forwarded-headers true trusts every peer, as proxy-real-ip-cidr's default 0.0.0.0/0).
   [plain, trusting] = await Promise.all([
     startPortico(["--manifests", dir]),
-    startPortico(["--manifests", dir, "--trusted-proxies", "127.0.0.1/32"]),
+    startPortico(["--manifests", dir, "--nginx-configmap", "ingress-nginx/ingress-nginx-controller"]),
   ]);
 });
 
@@ -201,6 +211,7 @@ afterAll(async () => {
   await Promise.all([plain?.stop(), trusting?.stop()]);
   await echo?.stop();
   await canary?.stop();
+  await sts?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -408,5 +419,31 @@ describe("settings/server_tokens.go", () => {
 describe("annotations/proxy.go (continued)", () => {
   test("should set valid proxy timeouts (requests are served)", async () => {
     expect((await send(plain, "timeouts.foo.com")).status).toBe(200);
+  });
+});
+
+/** One GET over TLS to `p`'s HTTPS port (SNI = host), the response head. */
+function httpsHead(p: Portico, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const s = tls.connect({ host: "127.0.0.1", port: p.ports.https, servername: host, rejectUnauthorized: false }, () =>
+      s.write(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+    s.on("data", (d: Buffer) => chunks.push(d));
+    s.on("close", () => { const raw = Buffer.concat(chunks).toString("latin1"); resolve(raw.slice(0, raw.indexOf("\r\n\r\n"))); });
+    s.on("error", reject);
+  });
+}
+
+describe("settings/tls.go (hsts-max-age 86400, hsts-preload true, hsts-include-subdomains false)", () => {
+  test("setting preload parameter", async () => {
+    const head = await httpsHead(trusting, "hsts.foo.com");
+    expect(head.startsWith("HTTP/1.1 200")).toBe(true);
+    expect(responseField(head, "strict-transport-security")).toBe("max-age=86400; preload");
+  });
+  test("overriding what's set from the upstream (one field, Portico's)", async () => {
+    // responseField fails on a second field; the pod's max-age=100 must be gone.
+    const head = await httpsHead(trusting, "hsts.foo.com");
+    expect(responseField(head, "strict-transport-security")).toBe("max-age=86400; preload");
+    expect(sts.hits.length).toBeGreaterThan(0);
   });
 });
