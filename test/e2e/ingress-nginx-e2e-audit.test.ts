@@ -43,6 +43,7 @@ const INGRESSES: Record<string, unknown>[] = [
   ing("auth-map", "auth-map", { ...AUTH, "auth-secret": "test-map", "auth-secret-type": "auth-map" }),
   ing("auth-bad", "auth-bad", { ...AUTH, "auth-secret": "test-bad" }),
   ing("auth-cors", "auth-cors", { ...AUTH, "auth-secret": "test", "enable-cors": "true" }),
+  ing("auth-url-bad", "auth-url-bad", { "auth-url": "https://invalid..auth.url" }),
   // annotations/ipallowlist.go, ipdenylist.go
   ing("allow", "ipallowlist.foo.com", { "allowlist-source-range": "18.0.0.0/8, 56.0.0.0/8" }),
   ing("deny", "ipdenylist.foo.com", { "denylist-source-range": "18.0.0.0/8, 56.0.0.1" }),
@@ -343,6 +344,15 @@ describe("annotations/auth.go (auth-type basic)", () => {
     const out = await send(plain, "auth-cors");
     expect([out.status, out.upstream]).toEqual([401, null]);
     expect(out.response).toMatch(/\r\naccess-control-allow-origin: \*\r?(\n|$)/i);
+  });
+  test("keeps processing new ingresses even if one of the existing ingresses is misconfigured", async () => {
+    // auth-missing names a Secret that does not exist; the Ingress beside it is served.
+    expect((await send(plain, "auth-missing")).status).toBe(503);
+    expect((await send(plain, "auth-none")).status).toBe(200);
+  });
+  test("with invalid auth-url should deny whole location: should return 503 (location was denied)", async () => {
+    const out = await send(plain, "auth-url-bad");
+    expect([out.status, out.upstream]).toEqual([503, null]);
   });
   test("should return status code 200 when authentication is configured and Authorization header is sent", async () => {
     const out = await send(plain, "auth", { Authorization: basic("foo", "bar") });
