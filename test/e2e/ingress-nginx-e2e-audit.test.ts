@@ -7,7 +7,7 @@
 // (nginx.tmpl at the same commit). docs/ingress-nginx-e2e-audit.md lists every case and where
 // it is ported.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
@@ -160,6 +160,54 @@ const canaryPair = (name: string, host: string, c: Ann, main = true, canaryFirst
 };
 INGRESSES.push(...CANARY_CASES.flatMap((c, i) => canaryPair(`canary-${i}`, canaryHost(i), c.canary ?? {}, c.main ?? true, c.canaryFirst ?? false)));
 INGRESSES.push(...SPLIT_CASES.flatMap((c, i) => canaryPair(`split-${i}`, splitHost(i), c.canary)));
+// canary.go "does not crash when canary ingress has multiple paths to the same non-matching backend".
+INGRESSES.push(
+  ingress("web", "multi-canary", [{ host: "multi.foo.com", paths: [{ path: "/foo", service: "canary" }, { path: "/bar", service: "canary" }] }], { annotations: ann({ canary: "true", "canary-by-header": "CanaryByHeader" }) }),
+  ingress("web", "multi-main", [{ host: "multi.foo.com", paths: [{ path: "/info", service: "echo" }] }]),
+);
+// annotations/affinity.go: one host per It; each check is a request (host, path) and what its
+// Set-Cookie must contain (strings) or must not (after "!"), or `null`: no Set-Cookie at all.
+const AFF = { affinity: "cookie", "session-cookie-name": "SERVERID" };
+INGRESSES.push(
+  ing("aff-sticky", "sticky.foo.com", AFF),
+  ing("aff-path", "path.foo.com", AFF, "/something"),
+  ingress("web", "aff-rules", [{ host: "morethanonerule.foo.com", paths: [{ path: "/something", service: "echo" }, { path: "/somewhereelse", service: "echo" }] }], { annotations: ann(AFF) }),
+  ing("aff-expires", "cookieexpires.foo.com", { affinity: "cookie", "session-cookie-name": "ExpiresCookie", "session-cookie-expires": "172800", "session-cookie-max-age": "259200" }),
+  ing("aff-domain", "cookiedomain.foo.com", { affinity: "cookie", "session-cookie-name": "DomainCookie", "session-cookie-domain": "foo.bar" }),
+  ing("aff-nodomain", "cookienodomain.foo.com", { affinity: "cookie", "session-cookie-name": "NoDomainCookie" }),
+  ingress("web", "aff-regex", [{ host: "useregex.foo.com", paths: [{ path: "/foo/.*", type: "ImplementationSpecific", service: "echo" }] }], { annotations: ann({ ...AFF, "use-regex": "true", "session-cookie-path": "/foo/bar" }) }),
+  ingress("web", "aff-regex-warn", [{ host: "useregexwarn.foo.com", paths: [{ path: "/foo/.*", type: "ImplementationSpecific", service: "echo" }] }], { annotations: ann({ ...AFF, "use-regex": "true" }) }),
+  ingress("web", "aff-sep-1", [{ host: "separate.foo.com", paths: [{ path: "/foo/bar", service: "echo" }] }], { annotations: ann({ affinity: "cookie" }) }),
+  ingress("web", "aff-sep-2", [{ host: "separate.foo.com", paths: [{ path: "/foo", service: "echo" }] }]),
+  ing("aff-alias", "alias.foo.com", { ...AFF, "server-alias": "a1.foo.com,a2.foo.com" }, "/bar"),
+  ing("aff-secure", "secure.foo.com", { ...AFF, "session-cookie-secure": "true" }, "/bar"),
+  ing("aff-insecure", "insecure.foo.com", { ...AFF, "session-cookie-secure": "false" }, "/bar"),
+);
+type CookieCheck = readonly [host: string, path: string, want: readonly string[] | null];
+const AFFINITY_CASES: ReadonlyArray<{ it: string; checks: readonly CookieCheck[] }> = [
+  { it: "should set sticky cookie SERVERID", checks: [["sticky.foo.com", "/", ["SERVERID="]]] },
+  { it: "should set the path to /something on the generated cookie", checks: [["path.foo.com", "/something", ["Path=/something"]]] },
+  { it: "does not set the path to / on the generated cookie if there's more than one rule referring to the same backend", checks: [
+    ["morethanonerule.foo.com", "/something", ["Path=/something"]], ["morethanonerule.foo.com", "/somewhereelse", ["Path=/somewhereelse"]],
+  ] },
+  // The Go test compares Expires with now+172800 s to the minute; the format is checked here.
+  { it: "should set cookie with expires", checks: [["cookieexpires.foo.com", "/", ["Max-Age=259200", "Expires="]]] },
+  { it: "should set cookie with domain", checks: [["cookiedomain.foo.com", "/", ["Domain=foo.bar"]]] },
+  { it: "should not set cookie without domain annotation", checks: [["cookienodomain.foo.com", "/", ["NoDomainCookie=", "!; Domain"]]] },
+  { it: "should work with use-regex annotation and session-cookie-path", checks: [["useregex.foo.com", "/foo/bar", ["Path=/foo/bar", "SERVERID="]]] },
+  { it: "should not set affinity across all server locations when using separate ingresses", checks: [["separate.foo.com", "/foo", null], ["separate.foo.com", "/foo/bar", ["Path=/foo/bar"]]] },
+  { it: "should work with server-alias annotation", checks: [["alias.foo.com", "/bar", ["SERVERID="]], ["a1.foo.com", "/bar", ["SERVERID="]], ["a2.foo.com", "/bar", ["SERVERID="]]] },
+  { it: "should set secure in cookie with provided true annotation on http", checks: [["secure.foo.com", "/bar", ["; Secure"]]] },
+  { it: "should not set secure in cookie with provided false annotation on http", checks: [["insecure.foo.com", "/bar", ["SERVERID=", "!; Secure"]]] },
+];
+
+// canary.go "should not use canary as a catch-all server": two Ingresses with only a
+// defaultBackend, the canary one by header; only `trusting` reads them (its own folder), so
+// the 404s the other cases expect from `plain` stay 404s.
+const CATCH_ALL = [
+  ingress("web", "catch-all", [], { defaultBackend: "echo" }),
+  ingress("web", "catch-all-canary", [], { defaultBackend: "canary", annotations: ann({ canary: "true", "canary-by-header": "CanaryByHeader" }) }),
+];
 
 interface Outcome {
   readonly status: number;
@@ -199,12 +247,15 @@ beforeAll(async () => {
     secret("test-bad", { auth: "foo:" }),
     ...INGRESSES,
   ];
-  writeFileSync(join(dir, "all.yaml"), objects.map((o) => JSON.stringify(o)).join("\n---\n"));
+  mkdirSync(join(dir, "plain"));
+  mkdirSync(join(dir, "trusting"));
+  writeFileSync(join(dir, "plain", "all.yaml"), objects.map((o) => JSON.stringify(o)).join("\n---\n"));
+  writeFileSync(join(dir, "trusting", "all.yaml"), [...objects, ...CATCH_ALL].map((o) => JSON.stringify(o)).join("\n---\n"));
   // `plain`: ingress-nginx's defaults; `trusting`: ingress-nginx's ConfigMap above
   // (use-forwarded-headers true trusts every peer, as proxy-real-ip-cidr's default 0.0.0.0/0).
   [plain, trusting] = await Promise.all([
-    startPortico(["--manifests", dir]),
-    startPortico(["--manifests", dir, "--nginx-configmap", "ingress-nginx/ingress-nginx-controller"]),
+    startPortico(["--manifests", join(dir, "plain")]),
+    startPortico(["--manifests", join(dir, "trusting"), "--nginx-configmap", "ingress-nginx/ingress-nginx-controller"]),
   ]);
 });
 
@@ -310,6 +361,17 @@ describe("annotations/canary.go", () => {
       }
     });
   });
+  test("does not crash when canary ingress has multiple paths to the same non-matching backend", async () => {
+    const main = await send(plain, "multi.foo.com", {}, "GET", "/info");
+    expect([main.status, main.backend]).toEqual([200, "echo"]);
+    // A canary path without a main path is not served (the "no matching ingress" case above).
+    const lone = await send(plain, "multi.foo.com", { CanaryByHeader: "always" }, "GET", "/foo");
+    expect([lone.status, lone.backend]).toEqual([404, null]);
+  });
+  test("should not use canary as a catch-all server", async () => {
+    const out = await send(trusting, "unknown.foo.com", {}, "GET", "/info");
+    expect([out.status, out.backend]).toEqual([200, "echo"]);
+  });
   SPLIT_CASES.forEach((c, i) => {
     test(c.it, async () => {
       const seen = new Set<string | null>();
@@ -320,6 +382,32 @@ describe("annotations/canary.go", () => {
       }
       expect([...seen].sort()).toEqual(["canary", "echo"]);
     });
+  });
+});
+
+describe("annotations/affinity.go", () => {
+  for (const c of AFFINITY_CASES) {
+    test(c.it, async () => {
+      for (const [host, path, want] of c.checks) {
+        const out = await send(plain, host, {}, "GET", path);
+        expect([host, path, out.status, out.backend]).toEqual([host, path, 200, "echo"]);
+        const cookie = responseField(out.response, "set-cookie");
+        if (want === null) {
+          expect([host, path, cookie]).toEqual([host, path, null]);
+          continue;
+        }
+        for (const w of want) {
+          if (w.startsWith("!")) expect(cookie ?? "").not.toContain(w.slice(1));
+          else expect(cookie ?? "").toContain(w);
+        }
+        if (want.includes("Expires=")) expect(cookie).toMatch(/; Expires=[A-Z][a-z]{2}, \d{2}-[A-Z][a-z]{2}-\d{2} \d{2}:\d{2}/);
+      }
+    });
+  }
+  test("should warn user when use-regex is true and session-cookie-path is not set (the cookie is still set)", async () => {
+    const out = await send(plain, "useregexwarn.foo.com", {}, "GET", "/foo/bar");
+    expect(out.status).toBe(200);
+    expect(responseField(out.response, "set-cookie")).toContain("SERVERID=");
   });
 });
 
