@@ -66,6 +66,7 @@ interface CorsCase {
   readonly checks: ReadonlyArray<readonly [origin: string | null, expect: Readonly<Record<string, string | null>>]>;
 }
 const ACAO = "access-control-allow-origin";
+const AFF = { affinity: "cookie", "session-cookie-name": "SERVERID" };
 const CORS_CASES: CorsCase[] = [
   { it: "should enable cors", ann: {}, checks: [[null, {
     [ACAO]: "*", "access-control-allow-methods": "GET, PUT, POST, DELETE, PATCH, OPTIONS",
@@ -167,7 +168,6 @@ INGRESSES.push(
 );
 // annotations/affinity.go: one host per It; each check is a request (host, path) and what its
 // Set-Cookie must contain (strings) or must not (after "!"), or `null`: no Set-Cookie at all.
-const AFF = { affinity: "cookie", "session-cookie-name": "SERVERID" };
 INGRESSES.push(
   ing("aff-sticky", "sticky.foo.com", AFF),
   ing("aff-path", "path.foo.com", AFF, "/something"),
@@ -205,6 +205,9 @@ const AFFINITY_CASES: ReadonlyArray<{ it: string; checks: readonly CookieCheck[]
 // defaultBackend, the canary one by header; only `trusting` reads them (its own folder), so
 // the 404s the other cases expect from `plain` stay 404s.
 const CATCH_ALL = [
+  // affinity.go "should set sticky cookie without host" (its path is "/"; here a longer one so
+  // the catch-all case above still reaches the defaultBackend).
+  ingress("web", "aff-nohost", [{ paths: [{ path: "/sticky-nohost", service: "echo" }] }], { annotations: ann(AFF) }),
   ingress("web", "catch-all", [], { defaultBackend: "echo" }),
   ingress("web", "catch-all-canary", [], { defaultBackend: "canary", annotations: ann({ canary: "true", "canary-by-header": "CanaryByHeader" }) }),
 ];
@@ -404,6 +407,11 @@ describe("annotations/affinity.go", () => {
       }
     });
   }
+  test("should set sticky cookie without host", async () => {
+    const out = await send(trusting, "any.example", {}, "GET", "/sticky-nohost");
+    expect([out.status, out.backend]).toEqual([200, "echo"]);
+    expect(responseField(out.response, "set-cookie")).toContain("SERVERID=");
+  });
   test("should warn user when use-regex is true and session-cookie-path is not set (the cookie is still set)", async () => {
     const out = await send(plain, "useregexwarn.foo.com", {}, "GET", "/foo/bar");
     expect(out.status).toBe(200);
