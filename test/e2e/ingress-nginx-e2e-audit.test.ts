@@ -56,6 +56,7 @@ const INGRESSES: Record<string, unknown>[] = [
   // annotations/clientbodybuffersize.go
   ing("cbbs", "cbbs.foo.com", { "client-body-buffer-size": "1000" }),
   ing("cbbs-bad", "cbbsbad.foo.com", { "client-body-buffer-size": "1b" }),
+  ...["1K", "1k", "1m", "1M"].map((v) => ing(`cbbs-${v}`, `cbbs-${v}.foo.com`.toLowerCase(), { "client-body-buffer-size": v })),
 ];
 
 // annotations/cors.go: each It's annotations (enable-cors true added), the Origins it sends by
@@ -508,6 +509,16 @@ describe("annotations/clientbodybuffersize.go", () => {
   test("should set client_body_buffer_size to 1000 (served; a small body is forwarded)", async () => {
     expect((await send(plain, "cbbs.foo.com")).status).toBe(200);
   });
+  for (const v of ["1K", "1k", "1m", "1M"]) {
+    test(`should set client_body_buffer_size to ${v} (served; a body is forwarded whole)`, async () => {
+      const body = "x".repeat(3000);
+      const id = `e2e-audit-cbbs-${v}`;
+      const raw = await rawRequest(plain.ports.http, `POST / HTTP/1.1\r\nHost: cbbs-${v.toLowerCase()}.foo.com\r\nX-Request-ID: ${id}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`, 20_000);
+      expect(raw.startsWith("HTTP/1.1 200")).toBe(true);
+      const hit = echo.hits.find((h) => field(h.head, "x-request-id") === id);
+      expect(hit?.body).toBe(body);
+    });
+  }
   test("should not set client_body_buffer_size to invalid 1b (the Ingress is still served)", async () => {
     expect((await send(plain, "cbbsbad.foo.com")).status).toBe(200);
   });
