@@ -543,11 +543,11 @@ describe("annotations/proxy.go (continued)", () => {
 });
 
 /** One GET over TLS to `p`'s HTTPS port (SNI = host), the response head. */
-function httpsHead(p: Portico, host: string): Promise<string> {
+function httpsHead(p: Portico, host: string, id = "-"): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const s = tls.connect({ host: "127.0.0.1", port: p.ports.https, servername: host, rejectUnauthorized: false }, () =>
-      s.write(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+      s.write(`GET / HTTP/1.1\r\nHost: ${host}\r\nX-Request-ID: ${id}\r\nConnection: close\r\n\r\n`));
     s.on("data", (d: Buffer) => chunks.push(d));
     s.on("close", () => { const raw = Buffer.concat(chunks).toString("latin1"); resolve(raw.slice(0, raw.indexOf("\r\n\r\n"))); });
     s.on("error", reject);
@@ -571,5 +571,17 @@ describe("settings/tls.go (hsts-max-age 86400, hsts-preload true, hsts-include-s
     const head = await httpsHead(trusting, "hsts.foo.com");
     expect(responseField(head, "strict-transport-security")).toBe("max-age=86400; preload");
     expect(sts.hits.length).toBeGreaterThan(0);
+  });
+});
+
+describe("settings/listen_nondefault_ports.go", () => {
+  // Portico's HTTPS port here is not 443; the client addressed the default port (no port in
+  // Host), which is what X-Forwarded-Port carries, as ingress-nginx's $pass_port does behind 443.
+  test("should set X-Forwarded-Port header to 443", async () => {
+    const head = await httpsHead(plain, "forwarded-headers", "e2e-audit-xfp-443");
+    expect(head.startsWith("HTTP/1.1 200")).toBe(true);
+    const hit = echo.hits.find((h) => field(h.head, "x-request-id") === "e2e-audit-xfp-443");
+    expect(field(hit?.head ?? "", "x-forwarded-port")).toBe("443");
+    expect(field(hit?.head ?? "", "x-forwarded-proto")).toBe("https");
   });
 });
