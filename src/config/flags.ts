@@ -70,7 +70,14 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   logFormat: { name: "log-format", metavar: "FORMAT", help: "json or text", defaultText: "json", schema: val.oneOf(["json", "text"]), fallback: () => "json" },
   accessLog: { name: "access-log", metavar: "DEST", help: "stdout or off", defaultText: "stdout", schema: val.oneOf(["stdout", "off"]), fallback: () => "stdout" },
   maxBodySize: { name: "max-body-size", metavar: "SIZE", help: "largest request body (bytes, or 512k, 10m, 1g; 0 = unlimited); larger gets 413", defaultText: "unlimited", schema: val.bodySize, fallback: none },
-  trustedProxies: { name: "trusted-proxies", metavar: "CIDR[,CIDR]", help: "peers whose X-Forwarded-For is appended to rather than replaced", defaultText: "none", schema: val.cidrList("10.0.0.0/8,fd00::/8"), fallback: () => Object.freeze([]) },
+  trustedProxies: { name: "trusted-proxies", metavar: "CIDR[,CIDR]", help: "peers whose X-Forwarded-For gives the client address (and whose X-Forwarded-Proto, -Host, -Port are believed, see --trusted-proxy-headers)", defaultText: "none", schema: val.cidrList("10.0.0.0/8,fd00::/8"), fallback: () => Object.freeze([]) },
+  // ingress-nginx's enable-real-ip believes the address only (nginx.tmpl: real_ip_header
+  // X-Forwarded-For, and nothing else); use-forwarded-headers also X-Forwarded-Proto/-Host/-Port
+  // (rootfs/etc/nginx/lua/lua_ingress.lua rewrite()).
+  trustedProxyHeaders: { name: "trusted-proxy-headers", metavar: "WHICH", help: "what a --trusted-proxies peer is believed on: all (client address, X-Forwarded-Proto, -Host, -Port) or address (the client address from X-Forwarded-For only)", defaultText: "all", schema: val.oneOf(["all", "address"]), fallback: () => "all" },
+  // ingress-nginx's compute-full-forwarded-for (default false: X-Forwarded-For is $remote_addr,
+  // nginx.tmpl proxy_set_header X-Forwarded-For); Portico's own default appends.
+  computeFullForwardedFor: { name: "compute-full-forwarded-for", metavar: null, help: "append the peer to a --trusted-proxies peer's X-Forwarded-For; false sends the client address alone, as ingress-nginx by default", defaultText: "true", schema: val.bool, fallback: () => true },
   // ingress-nginx's ConfigMap keys of the same names: an Ingress's annotation replaces the list of its own kind.
   allowlistSourceRange: { name: "allowlist-source-range", metavar: "CIDR[,CIDR]", help: "client ranges allowed on Ingresses without their own allowlist-source-range (others get 403)", defaultText: "all", schema: val.sourceRangeList("10.0.0.0/8,2001:db8::/32"), fallback: () => Object.freeze([]) },
   denylistSourceRange: { name: "denylist-source-range", metavar: "CIDR[,CIDR]", help: "client ranges refused (403) on Ingresses without their own denylist-source-range", defaultText: "none", schema: val.sourceRangeList("192.0.2.0/24"), fallback: () => Object.freeze([]) },

@@ -68,7 +68,10 @@ export class Exchange implements PolicyFlow {
   // route
   route!: Route;
   match!: Match;
+  /** The peer is a trusted proxy believed on X-Forwarded-Proto, -Host and -Port too (--trusted-proxy-headers=all). */
   trusted = false;
+  /** The peer's X-Forwarded-For is appended to upstream (trusted for the address, --compute-full-forwarded-for). */
+  appendForwardedFor = false;
   clientIp = "";
   /** The client's scheme (X-Forwarded-Proto only from a trusted proxy); the listener's is `p.scheme`. */
   scheme: "http" | "https";

@@ -35,11 +35,14 @@ export function route(x: Exchange): ProxyError | null {
   // Behind a trusted TLS-terminating proxy the client's scheme is the one it reports
   // (X-Forwarded-Proto), or every request would be redirected to itself forever.
   const trusted = p.isTrusted(x.peer);
-  x.trusted = trusted;
   // The client's address (the peer, or X-Forwarded-For from a trusted proxy), once: the
   // policies, the error request and the forwarded X-Real-IP all use it.
   x.clientIp = clientIpOf(x.peer, req.headers.get("x-forwarded-for"), trusted, p.isTrusted);
-  if (trusted) x.scheme = clientScheme(req.headers.get("x-forwarded-proto")) ?? p.scheme;
+  x.appendForwardedFor = trusted && p.config.computeFullForwardedFor;
+  // ingress-nginx's enable-real-ip believes the address alone (nginx.tmpl real_ip_header);
+  // only use-forwarded-headers also takes -Proto, -Host, -Port (lua_ingress.lua rewrite()).
+  x.trusted = trusted && p.config.trustedProxyHeaders === "all";
+  if (x.trusted) x.scheme = clientScheme(req.headers.get("x-forwarded-proto")) ?? p.scheme;
   const hsts = x.scheme === "https" ? hstsValue(p.config, r) : null;
   x.hsts = hsts;
   if (hsts !== null) x.responseHeaders["strict-transport-security"] = hsts;

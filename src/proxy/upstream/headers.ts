@@ -51,7 +51,13 @@ export function requestIdOf(h: Headers): string {
 export interface ForwardContext {
   /** Address of the TCP peer. */
   readonly peer: string;
+  /** The peer is a trusted proxy believed on X-Forwarded-Proto, -Host and -Port (--trusted-proxy-headers=all). */
   readonly trusted: boolean;
+  /**
+   * Append the peer to its X-Forwarded-For (trusted for the address, --compute-full-forwarded-for);
+   * false: X-Forwarded-For is the client address alone. Absent: `trusted`.
+   */
+  readonly appendForwardedFor?: boolean;
   readonly scheme: "http" | "https";
   /** Host header as received. */
   readonly host: string;
@@ -145,10 +151,18 @@ export function upstreamHeaders(
   }
   // Host is forwarded as received (RFC 9110 §7.2: the origin needs the client's authority),
   // unless the route names another (upstream-vhost, validated as a Host value when compiled).
-  const host = ctx.upstreamHost ?? ctx.host;
+  // With forwarded headers believed, ingress-nginx's $best_http_host is the first entry of the
+  // received X-Forwarded-Host (lua_ingress.lua rewrite(), parse_x_forwarded_host), sent as both
+  // Host and X-Forwarded-Host (nginx.tmpl, the location's proxy_set_header block).
+  const fwdHost = ctx.trusted ? firstForwardedHost(incoming) : null;
+  const host = ctx.upstreamHost ?? fwdHost ?? ctx.host;
   if (host !== "") out.set("host", host);
-  const prior = ctx.trusted ? incoming.get("x-forwarded-for") : null;
-  out.set("x-forwarded-for", prior !== null && prior !== "" ? `${prior}, ${ctx.peer}` : ctx.peer);
+  // nginx.tmpl: X-Forwarded-For is $full_x_forwarded_for ("$http_x_forwarded_for,
+  // $realip_remote_addr") with compute-full-forwarded-for, else $remote_addr, the client
+  // address the realip module took from a trusted peer's X-Forwarded-For (clientIp).
+  const append = ctx.appendForwardedFor ?? ctx.trusted;
+  const prior = append ? incoming.get("x-forwarded-for") : null;
+  out.set("x-forwarded-for", prior !== null && prior !== "" ? `${prior}, ${ctx.peer}` : append ? ctx.peer : clientIp);
   if (!ctx.trusted || !out.has("x-forwarded-proto")) out.set("x-forwarded-proto", ctx.scheme);
   // ingress-nginx sets X-Forwarded-Scheme and X-Scheme to the same $pass_access_scheme as
   // X-Forwarded-Proto on every request (nginx.tmpl, the location's proxy_set_header block;
@@ -162,9 +176,9 @@ export function upstreamHeaders(
   // never the client's own X-Original-* copies.
   setOrDelete(out, "x-original-forwarded-for", incoming.get("x-forwarded-for"));
   setOrDelete(out, "x-original-forwarded-host", incoming.get("x-forwarded-host"));
-  if (!ctx.trusted || !out.has("x-forwarded-host")) {
-    if (ctx.host !== "") out.set("x-forwarded-host", ctx.host);
-  }
+  if (fwdHost !== null) out.set("x-forwarded-host", fwdHost);
+  else if (ctx.host !== "") out.set("x-forwarded-host", ctx.host);
+  else out.delete("x-forwarded-host");
   if (!ctx.trusted || !out.has("x-forwarded-port")) {
     out.set("x-forwarded-port", ctx.port ?? (ctx.scheme === "https" ? "443" : "80"));
   }
@@ -173,6 +187,15 @@ export function upstreamHeaders(
   if (ctx.remove) for (const n of ctx.remove) out.delete(n);
   if (ctx.extra) for (const [k, v] of Object.entries(ctx.extra)) out.set(k, v);
   return out;
+}
+
+/** The first entry of X-Forwarded-Host, or null when there is none (lua_ingress.lua parse_x_forwarded_host). */
+function firstForwardedHost(h: Headers): string | null {
+  const v = h.get("x-forwarded-host");
+  if (v === null) return null;
+  const comma = v.indexOf(",");
+  const first = (comma < 0 ? v : v.slice(0, comma)).trim();
+  return first === "" ? null : first;
 }
 
 function setOrDelete(h: Headers, name: string, value: string | null): void {
