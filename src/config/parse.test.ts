@@ -260,6 +260,7 @@ describe("errors name the flag", () => {
     [["--request-buffer-budget", "-1"], "--request-buffer-budget: expected a size"],
     [["--max-response-header-size", "100"], "--max-response-header-size: expected a size from 1k to 16m"],
     [["--enable-underscores-in-headers=perhaps"], "--enable-underscores-in-headers: expected true or false"],
+    [["--compute-full-forwarded-for=perhaps"], "--compute-full-forwarded-for: expected true or false"],
     [["--shutdown-delay", "soon"], "--shutdown-delay: expected a duration"],
     [["--shutdown-grace-period", "1000h"], "--shutdown-grace-period: expected a duration"],
     // Past 2^31-1 ms a timer fires at once: the message names the limit.
