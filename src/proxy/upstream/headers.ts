@@ -134,15 +134,22 @@ export function upstreamHeaders(
     out = new Headers(incoming);
     if (filtered.length > 0) {
       for (const k of filtered) if (dropped(k, ctx, websocket)) out.delete(k);
-      const listed = connectionListed(incoming);
-      // A listed name that is no field name cannot be present; delete() would throw on it.
-      if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
+      const c = incoming.get("connection");
+      // The common values name only fields that are hop-by-hop anyway (deleted above): no set
+      // of names to build and walk (Keep-Alive is HOP_BY_HOP; "close" names no field).
+      if (c !== null && c !== "keep-alive" && c !== "close") {
+        const listed = connectionListed(incoming);
+        // A listed name that is no field name cannot be present; delete() would throw on it.
+        if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
+      }
     }
   }
   // Host is forwarded as received (RFC 9110 §7.2: the origin needs the client's authority),
   // unless the route names another (upstream-vhost, validated as a Host value when compiled).
-  const host = ctx.upstreamHost ?? ctx.host;
-  if (host !== "") out.set("host", host);
+  // With `filtered` the native copy already holds the client's Host field, which is what
+  // ctx.host is (validateRequest read both from these headers): not set again.
+  if (ctx.upstreamHost != null && ctx.upstreamHost !== "") out.set("host", ctx.upstreamHost);
+  else if (ctx.host !== "" && filtered === undefined) out.set("host", ctx.host);
   const prior = ctx.trusted ? incoming.get("x-forwarded-for") : null;
   out.set("x-forwarded-for", prior !== null && prior !== "" ? `${prior}, ${ctx.peer}` : ctx.peer);
   if (!ctx.trusted || !out.has("x-forwarded-proto")) out.set("x-forwarded-proto", ctx.scheme);
