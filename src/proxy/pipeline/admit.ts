@@ -21,7 +21,7 @@ export function open(p: Pipeline, req: Request, server: RequestServer): Exchange
 
 /** Validates the request into `x` (host, path, query), or the 400 it gets. */
 export function admit(x: Exchange): ProxyError | null {
-  const v = validateRequest(x.req);
+  const v = validateRequest(x.req, x.cl, x.te);
   if (v instanceof ProxyError) return v;
   x.hostname = v.hostname;
   x.host = v.host;

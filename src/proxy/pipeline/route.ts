@@ -57,7 +57,8 @@ export function route(x: Exchange): ProxyError | null {
   x.trusted = trusted;
   // The client's address (the peer, or X-Forwarded-For from a trusted proxy), once: the
   // policies, the error request and the forwarded X-Real-IP all use it.
-  x.clientIp = clientIpOf(x.peer, req.headers.get("x-forwarded-for"), trusted, p.isTrusted);
+  // X-Forwarded-For counts only from a trusted peer: not looked up otherwise.
+  x.clientIp = trusted ? clientIpOf(x.peer, req.headers.get("x-forwarded-for"), true, p.isTrusted) : x.peer;
   if (trusted) x.scheme = clientScheme(req.headers.get("x-forwarded-proto")) ?? p.scheme;
   const hsts = x.scheme === "https" && r.options.hsts ? hstsOf(p.config) : null;
   x.hsts = hsts;

@@ -54,7 +54,12 @@ function visitField(v: string, k: string): void {
   else if (isFilteredRequestHeader(k)) (filteredNow ??= []).push(k);
 }
 
-export function validateRequest(req: Request): ValidRequest | ProxyError {
+/** `cl` and `te`: the request's Content-Length and Transfer-Encoding when the caller has read them already. */
+export function validateRequest(
+  req: Request,
+  cl: string | null = req.headers.get("content-length"),
+  te: string | null = req.headers.get("transfer-encoding"),
+): ValidRequest | ProxyError {
   // RFC 9110 §9.3.6: CONNECT asks for a tunnel; we are a reverse proxy, not a forward proxy.
   if (req.method === "CONNECT") return new ProxyError("BadRequest", "CONNECT");
 
@@ -68,8 +73,6 @@ export function validateRequest(req: Request): ValidRequest | ProxyError {
   // RFC 9112 §6.1: we only accept a lone `chunked` as Transfer-Encoding (any other coding
   // leaves framing to interpretation: request smuggling), and §6.3 rule 3: Transfer-Encoding
   // together with Content-Length is rejected rather than guessed.
-  const te = req.headers.get("transfer-encoding");
-  const cl = req.headers.get("content-length");
   if (te !== null && (te.toLowerCase() !== "chunked" || cl !== null)) {
     return new ProxyError("BadRequest", "transfer-encoding");
   }
