@@ -135,9 +135,10 @@ export function upstreamHeaders(
     if (filtered.length > 0) {
       for (const k of filtered) if (dropped(k, ctx, websocket)) out.delete(k);
       const c = incoming.get("connection");
-      // The common values name only fields that are hop-by-hop anyway (deleted above): no set
-      // of names to build and walk (Keep-Alive is HOP_BY_HOP; "close" names no field).
-      if (c !== null && c !== "keep-alive" && c !== "close") {
+      // The common values need no set of names to build and walk: Keep-Alive is HOP_BY_HOP
+      // (deleted above), and a field named Close, should one come, goes as the option names it.
+      if (c === "close") out.delete("close");
+      else if (c !== null && c !== "keep-alive") {
         const listed = connectionListed(incoming);
         // A listed name that is no field name cannot be present; delete() would throw on it.
         if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
