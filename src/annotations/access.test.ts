@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import type { StagePolicy } from "../policy/stages.ts";
 import { usersFromFile, usersFromMap, checkHash } from "../policy/htpasswd.ts";
-import { parseAnnotations } from "./parse.ts";
+import { parseAnnotations } from "../compile/annotations.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 
 const N = NGINX_PREFIX;

@@ -1,7 +1,7 @@
 // proxy-request-buffering, client-body-buffer-size and proxy-buffering as the compiler reads
 // them (ingress-nginx's annotations/proxy and annotations/clientbodybuffersize parsers).
 import { expect, test } from "bun:test";
-import { parseAnnotations } from "./parse.ts";
+import { parseAnnotations } from "../compile/annotations.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 
 const N = "nginx.ingress.kubernetes.io/";

@@ -1,7 +1,7 @@
 // The canary family's values (ingress-nginx annotations/canary/main.go): valid rules, and any
 // invalid value turning the whole canary off rather than into a half-applied split.
 import { describe, expect, test } from "bun:test";
-import { parseAnnotations } from "./parse.ts";
+import { parseAnnotations } from "../compile/annotations.ts";
 
 const A = "nginx.ingress.kubernetes.io/";
 const parse = (ann: Record<string, string>) => parseAnnotations(ann);

@@ -2,7 +2,7 @@
 // behave exactly as in ingress-nginx, family by family. A value called "same" must also be one
 // Portico reads without a diagnostic: the report would otherwise call a refused value "same".
 import { describe, expect, test } from "bun:test";
-import { parseAnnotations } from "./parse.ts";
+import { parseAnnotations } from "../compile/annotations.ts";
 import { ANNOTATIONS, IMPLEMENTED } from "./registry.ts";
 import { compatOf, NGINX_PREFIX, namesOf, type AnnotationValues } from "./spec.ts";
 

@@ -2,7 +2,7 @@
 // at dbb11b92): defaults, fallbacks, the origin list; and the stage policy a route carries.
 import { describe, expect, test } from "bun:test";
 import { DEFAULT_CORS_HEADERS, DEFAULT_CORS_METHODS } from "./cors.ts";
-import { parseAnnotations } from "./parse.ts";
+import { parseAnnotations } from "../compile/annotations.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import * as K from "../policy/kinds.ts";
 

@@ -3,7 +3,7 @@
 // `^(?:[4,5]\d{2},?)*$`, split on commas, trimmed, Atoi; defaultbackend/main.go:
 // ValidateServiceName; disableproxyintercepterrors/main.go: a bad value is false).
 import { describe, expect, test } from "bun:test";
-import { parseAnnotations } from "./parse.ts";
+import { parseAnnotations } from "../compile/annotations.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 const pages = (ann: Record<string, string>) => parseAnnotations(ann).policies.errorPages;

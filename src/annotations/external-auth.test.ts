@@ -6,7 +6,7 @@ import { createPolicyRunner } from "../proxy/policies/run.ts";
 import { POLICY_KINDS } from "../proxy/policies/registry.ts";
 import { DEFAULT_CACHE_DURATION, parseCacheDuration } from "./external-auth.ts";
 import { parseTemplate } from "../policy/template.ts";
-import { parseAnnotations } from "./parse.ts";
+import { parseAnnotations } from "../compile/annotations.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import * as K from "../policy/kinds.ts";
 

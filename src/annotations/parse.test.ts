@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
-import { createReader, parseAnnotations } from "./parse.ts";
+import { createReader } from "./parse.ts";
+import { parseAnnotations } from "../compile/annotations.ts";
 import { FAMILIES } from "./registry.ts";
 import { NGINX_PREFIX, type AnnotationSpec } from "./spec.ts";
 import { Bool } from "./values.ts";

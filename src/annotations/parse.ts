@@ -1,16 +1,15 @@
-// One Ingress's annotations → its route options, backend scheme, per-family policies and
-// problems. The only entry point the compiler calls (through compile/annotations.ts). Pure.
+// One Ingress's annotations → its backend scheme, per-family policies and problems
+// (readAnnotations), and the route options they give once the compiler has assembled their
+// stage policies (routeOptions; compile/annotations.ts parseAnnotations joins the two, with
+// compile/stages.ts, the one place stage lists are put together). Pure.
 import * as v from "valibot";
-import { orderStages, type StagePolicy } from "../policy/stages.ts";
+import type { StagePolicy } from "../policy/stages.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import type { BackendScheme, RouteOptions } from "../table/types.ts";
-import { refuseStage } from "./access-stages.ts";
 import { GUARDS_ACCESS } from "./not-implemented.ts";
 import { restrictingDirectivesIn } from "./snippet-scan.ts";
 import { FAMILIES, IMPLEMENTED_NAMES } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf, type AnnotationSpec, type Consequences, type Family, type ReadResult, type Reader } from "./spec.ts";
-import * as K from "../policy/kinds.ts";
-import { stagePolicy } from "../policy/contract.ts";
 
 type Families = typeof FAMILIES;
 type PolicyOf<F> = F extends Family<infer P> ? P : never;
@@ -18,8 +17,8 @@ type PolicyOf<F> = F extends Family<infer P> ? P : never;
 /** One typed, frozen policy per implemented family (the family's `none` when it is not used). */
 export type AnnotationPolicies = { readonly [K in keyof Families]: PolicyOf<Families[K]> };
 
-export interface ParsedAnnotations {
-  readonly options: RouteOptions;
+/** What the families read of one Ingress's annotations, before its stage policies are assembled. */
+export interface AnnotationReading {
   readonly scheme: BackendScheme;
   /** Per family, for the compiler; `options` and `scheme` are what the table carries of them. */
   readonly policies: AnnotationPolicies;
@@ -32,6 +31,16 @@ export interface ParsedAnnotations {
   readonly problems: readonly string[];
   /** Names of portico.dev/ or nginx.ingress.kubernetes.io/ annotations we do not implement. */
   readonly unsupported: readonly string[];
+  /**
+   * Why every request must be refused with 503 because an access check cannot be run here
+   * (a snippet that may refuse requests, an unimplemented guard, ModSecurity blocking), or null.
+   */
+  readonly refusal: string | null;
+}
+
+/** The reading with its route options: what the compiler works with (compile/annotations.ts). */
+export interface ParsedAnnotations extends Omit<AnnotationReading, "refusal"> {
+  readonly options: RouteOptions;
 }
 
 type Annotations = Readonly<Record<string, string>> | null | undefined;
@@ -103,53 +112,30 @@ function policiesOf(r: Reader | null): AnnotationPolicies {
 const deniedBy = (p: AnnotationPolicies): string | null => p.redirects.denied ?? p.hosts.denied;
 
 /**
- * The families whose stage policies a route carries (Family.stages), in the order they are
- * collected. The stages are then sorted by stage (orderStages, stable), so this order only
- * decides between policies of one stage: in `denied`, the first refusal answers (the header
- * deny list, then the access families', then external authentication's).
+ * What the table carries of the policies: route settings, and the request-side stage policies
+ * `stages` as compile/stages.ts assembled them (null: none). An Ingress ingress-nginx would
+ * refuse carries one policy only, the 503 (docs/design.md, "Annotations and policies").
  */
-export const STAGE_FAMILIES: readonly (keyof Families)[] = [
-  "headers", "access", "basicAuth", "clientCerts", "limits", "balancing", "externalAuth", "redirects", "cors", "regexRewrite", "backendProtocol", "hosts",
-];
-
-/**
- * What the table carries of the policies: route settings, and the request-side stage
- * policies (policy/stages.ts) in stage order. An Ingress ingress-nginx would refuse carries
- * one policy only, the 503 (docs/design.md, "Annotations and policies").
- */
-function routeOptions(p: AnnotationPolicies, refusal: string | null): RouteOptions {
-  const stages: StagePolicy[] = [];
-  const denied = deniedBy(p);
-  if (denied !== null) stages.push(stagePolicy(K.DENIED, { reason: denied }));
-  else {
-    const all = p as unknown as { readonly [family: string]: unknown };
-    for (const key of STAGE_FAMILIES) {
-      const family = FAMILIES[key] as Family<unknown>;
-      stages.push(...(family.stages?.(p[key], all) ?? []));
-      // An access check Portico cannot run (a snippet, an unimplemented guard) refuses right
-      // after the header deny list, ahead of the other refusals.
-      if (key === "headers" && refusal !== null) stages.push(refuseStage(refusal));
-    }
-  }
+export function routeOptions(p: AnnotationPolicies, denied: string | null, stages: readonly StagePolicy[] | null): RouteOptions {
   const fromToWwwRedirect = denied === null && p.redirects.fromToWww;
   const { usePortInRedirects } = p.redirects;
   const none =
     FAMILIES.tlsRedirect.none === p.tlsRedirect && FAMILIES.body.none === p.body && FAMILIES.timeouts.none === p.timeouts && p.retries === null &&
     FAMILIES.buffering.none === p.buffering;
-  if (none && stages.length === 0 && !fromToWwwRedirect && !usePortInRedirects) return DEFAULT_ROUTE_OPTIONS;
+  if (none && stages === null && !fromToWwwRedirect && !usePortInRedirects) return DEFAULT_ROUTE_OPTIONS;
   return Object.freeze({
     ...p.tlsRedirect, ...p.body, ...p.timeouts, retry: p.retries, requestBufferSize: p.buffering.requestBufferSize,
-    usePortInRedirects, fromToWwwRedirect, stages: orderStages(stages),
+    usePortInRedirects, fromToWwwRedirect, stages,
   });
 }
 
-const NONE: ParsedAnnotations = Object.freeze({
-  options: DEFAULT_ROUTE_OPTIONS,
+const NONE: AnnotationReading = Object.freeze({
   scheme: "http",
   policies: policiesOf(null),
   denied: null,
   problems: Object.freeze([]),
   unsupported: Object.freeze([]),
+  refusal: null,
 });
 
 /** Directive names from a snippet, for a message: each shortened and quoted when odd, at most six. */
@@ -172,7 +158,8 @@ function passthroughScheme(p: AnnotationPolicies): AnnotationPolicies {
   return Object.freeze({ ...p, backendProtocol: Object.freeze({ scheme, auto: false }) });
 }
 
-export function parseAnnotations(ann: Annotations): ParsedAnnotations {
+/** Read `ann` with every family; the compiler assembles the stages (compile/annotations.ts parseAnnotations). */
+export function readAnnotations(ann: Annotations): AnnotationReading {
   // Most Ingresses carry none of ours: they share one frozen result.
   if (!ann || !Object.keys(ann).some(ours)) return NONE;
   const problems: string[] = [];
@@ -216,11 +203,11 @@ export function parseAnnotations(ann: Annotations): ParsedAnnotations {
     problems.push(`annotation ${MODSECURITY_SNIPPET}: the snippet turns ModSecurity's blocking on (SecRuleEngine On) and Portico has no web application firewall, so every request to this Ingress's paths is refused with 503 rather than served unchecked`);
   }
   return Object.freeze({
-    options: routeOptions(policies, refusal),
     scheme: policies.backendProtocol.scheme,
     policies,
     denied: deniedBy(policies),
     problems: Object.freeze(problems),
     unsupported: Object.freeze(unsupported),
+    refusal,
   });
 }

@@ -3,7 +3,7 @@
 // rewrite, portinredirect, upstreamvhost, backendprotocol; annotations.go Extract): a
 // malformed redirect value refuses the Ingress, an empty one turns the redirect group off.
 import { describe, expect, test } from "bun:test";
-import { parseAnnotations } from "./parse.ts";
+import { parseAnnotations } from "../compile/annotations.ts";
 import { goUrlScheme } from "./redirects.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
-import { parseAnnotations, STAGE_FAMILIES } from "./parse.ts";
+import { parseAnnotations } from "../compile/annotations.ts";
 import { ANNOTATIONS, FAMILIES, IMPLEMENTED } from "./registry.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX, namesOf } from "./spec.ts";
 
@@ -42,11 +42,3 @@ describe("annotation registry", () => {
   });
 });
 
-test("every family that gives stage policies is collected by parseAnnotations, once", () => {
-  const withStages = Object.entries(FAMILIES)
-    .filter(([, f]) => (f as { stages?: unknown }).stages !== undefined)
-    .map(([k]) => k)
-    .sort();
-  expect([...STAGE_FAMILIES].sort() as string[]).toEqual(withStages);
-  expect(new Set(STAGE_FAMILIES).size).toBe(STAGE_FAMILIES.length);
-});

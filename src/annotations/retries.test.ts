@@ -2,7 +2,7 @@
 // validUpstreamAnnotation, ValidateInt; an invalid value falls back to its default alone).
 import { describe, expect, test } from "bun:test";
 import { DEFAULT_RETRY } from "../table/routes.ts";
-import { parseAnnotations } from "./parse.ts";
+import { parseAnnotations } from "../compile/annotations.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 

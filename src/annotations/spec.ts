@@ -174,7 +174,8 @@ export interface Family<P> {
   /**
    * The request-side stage policies the policy gives, each written with stagePolicy() from its
    * kind's contract (policy/kinds.ts); `all` is every family's policy, by its FAMILIES key.
-   * parse.ts collects them (routeOptions); absent: the family has none.
+   * compile/stages.ts collects them (annotationStages, in FAMILIES order) and orders them by
+   * their contracts' stages (assembleStages); absent: the family has none.
    */
   stages?(policy: P, all: { readonly [family: string]: unknown }): readonly StagePolicy[];
 }

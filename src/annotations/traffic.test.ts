@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
 import { parseHashBy } from "./balancing.ts";
-import { parseAnnotations } from "./parse.ts";
+import { parseAnnotations } from "../compile/annotations.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 
 const nginx = (a: Record<string, string>) => parseAnnotations(Object.fromEntries(Object.entries(a).map(([k, v]) => [`${NGINX_PREFIX}${k}`, v])));

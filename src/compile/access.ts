@@ -10,7 +10,8 @@ import { usersFromFile, usersFromMap, type ReadUsers } from "../policy/htpasswd.
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import type { Ingress, Secret } from "../model/schemas.ts";
 import { namespaceOf } from "./order.ts";
-import { orderStages, type StagePolicy } from "../policy/stages.ts";
+import type { StagePolicy } from "../policy/stages.ts";
+import { assembleStages } from "./stages.ts";
 import type { ParsedAnnotations } from "./annotations.ts";
 import type { CompileConfig } from "./config.ts";
 import { stagePolicy } from "../policy/contract.ts";
@@ -190,7 +191,7 @@ export function resolveAccess(ann: ParsedAnnotations, ing: Ingress, secrets: Rea
       }
     }
   }
-  const options = Object.freeze({ ...ann.options, stages: orderStages(stages) });
+  const options = Object.freeze({ ...ann.options, stages: assembleStages(stages) });
   const diagnostics = problems.map((p): Diagnostic => ({ kind: "Ingress", namespace: ns, name: ing.metadata.name, ...p }));
   const out: ResolvedAccess = { annotations: Object.freeze({ ...ann, options }), diagnostics, secret, caSecret, hostCert };
   if (cacheable) {

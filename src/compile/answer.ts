@@ -12,7 +12,7 @@ import type { TemplatePart } from "../policy/template.ts";
 import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { Config } from "../config/types.ts";
-import { KIND_CONTRACTS } from "../policy/kinds.ts";
+import { KIND_CONTRACTS } from "../policy/registry.ts";
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../policy/stages.ts";
 import { rewriteRequest } from "../table/rewrite.ts";
 import { gatewayRedirectCode, modifyPath } from "../table/gateway.ts";
@@ -220,6 +220,13 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
       }
       case "cors":
         notes.push("CORS: a preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin gets 204");
+        continue;
+      case "gateway-cors":
+        // The explained request has no Origin: not a CORS request (proxy/policies/cors.ts GATEWAY_CORS).
+        notes.push("HTTPRoute CORS: a preflight (OPTIONS with Origin and Access-Control-Request-Method) gets 204, with the CORS fields when its origin is allowed");
+        continue;
+      case "gateway-response-headers":
+        notes.push("HTTPRoute ResponseHeaderModifier: the answer's fields are set, added to or removed");
         continue;
       case "redirect": {
         const url = str(p.params.url) ?? "";

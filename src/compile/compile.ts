@@ -46,7 +46,9 @@ import { hostOwner } from "./host-scope.ts";
 import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
 import { compileGateways } from "./gateway/table.ts";
-import { type GatewayCompileResult } from "./types.ts";
+import { allocateGatewayPorts, GatewayPortsCompiler, withUnplaced } from "./gateway/ports.ts";
+import type { GatewayPort } from "../table/types.ts";
+import { type CertificateBinding, type GatewayCompileResult } from "./types.ts";
 import type { CompileResult } from "./types.ts";
 
 export type { CompileConfig } from "./config.ts";
@@ -128,6 +130,15 @@ export class Compiler {
   #gwOwn: readonly unknown[] = [];
   #gwShared: readonly unknown[] = [];
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
+  /** With --gateway-ports: each Gateway's own ports and their rules (gateway/ports.ts). */
+  #gwPortsCompiler = new GatewayPortsCompiler();
+  #gwPorts: {
+    ports: ReadonlyMap<number, GatewayPort>;
+    diagnostics: readonly Diagnostic[];
+    certificates: ReadonlyMap<number, readonly CertificateBinding[]>;
+    /** The Gateway compile as status reports it (ports the range had no room for: withUnplaced). */
+    status: GatewayCompileResult;
+  } | null = null;
 
   constructor(config: CompileConfig, options: CompilerOptions = {}) {
     this.#config = config;
@@ -159,7 +170,7 @@ export class Compiler {
    */
   #withGateway(snapshot: Snapshot, base: CompileResult): CompileResult {
     if ((snapshot.gatewayClasses?.size ?? 0) === 0 && this.#gw === null) return base;
-    const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.referenceGrants, snapshot.namespaces];
+    const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.grpcRoutes, snapshot.referenceGrants, snapshot.namespaces];
     const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
     let gw = this.#gw;
     let dirty = gw === null || own.some((m, i) => m !== this.#gwOwn[i]);
@@ -186,21 +197,38 @@ export class Compiler {
       const changes = gw === null || this.#gwShared.length === 0 ? null : { prev: gw, services, secrets };
       gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes);
       this.#gw = gw;
+      const range = this.#config.gatewayPorts;
+      if (range !== null) {
+        const { units, diagnostics, unplaced } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);
+        const fallback = base.certificates.find((c) => c.host === "");
+        const ports = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes === null ? null : { services, secrets }, fallback);
+        this.#gwPorts = { ports, diagnostics, certificates: this.#gwPortsCompiler.certificates, status: unplaced.length === 0 ? gw : { ...gw, gateways: withUnplaced(gw.gateways, unplaced, range) } };
+      }
     }
     this.#gwOwn = own;
     this.#gwShared = shared;
     const cached = this.#gwResult;
     if (cached !== null && cached.base === base && cached.gw === gw) return cached.result;
-    const table = gw.table === null ? base.table : Object.freeze({ ...base.table, gateway: gw.table });
+    // With --gateway-ports each Gateway is served on its own ports only: the shared ports keep
+    // the Ingresses alone (docs/design.md "Gateways with their own address").
+    const dedicated = this.#gwPorts;
+    const table =
+      dedicated !== null
+        ? Object.freeze({ ...base.table, gatewayPorts: dedicated.ports })
+        : gw.table === null
+          ? base.table
+          : Object.freeze({ ...base.table, gateway: gw.table });
     // A host bound by a Gateway listener serves the listener's certificate, as its requests
     // are asked of the Gateway rules first (docs/design.md "Gateway API").
-    const gwHosts = new Set(gw.certificates.map((c) => c.host));
+    // With --gateway-ports the Gateways' certificates are their own ports' (gatewayPortCertificates).
+    const gwHosts = new Set(dedicated === null ? gw.certificates.map((c) => c.host) : []);
     const certificates = gwHosts.size === 0 ? base.certificates : Object.freeze([...base.certificates.filter((c) => !gwHosts.has(c.host)), ...gw.certificates]);
+    const gwDiagnostics = dedicated === null || dedicated.diagnostics.length === 0 ? gw.diagnostics : [...gw.diagnostics, ...dedicated.diagnostics];
     const diagnostics =
-      gw.diagnostics.length === 0
+      gwDiagnostics.length === 0
         ? base.diagnostics
-        : Object.freeze([...base.diagnostics, ...gw.diagnostics].sort((x, y) => compareStrings(diagnosticKey(x), diagnosticKey(y))));
-    const result: CompileResult = Object.freeze({ ...base, table, certificates, diagnostics, gateway: gw });
+        : Object.freeze([...base.diagnostics, ...gwDiagnostics].sort((x, y) => compareStrings(diagnosticKey(x), diagnosticKey(y))));
+    const result: CompileResult = Object.freeze({ ...base, table, certificates, diagnostics, gateway: dedicated?.status ?? gw, ...(dedicated === null ? {} : { gatewayPortCertificates: dedicated.certificates }) });
     this.#gwResult = { base, gw, result };
     return result;
   }
@@ -210,6 +238,8 @@ export class Compiler {
     this.#gwOwn = [];
     this.#gwShared = [];
     this.#gwResult = null;
+    this.#gwPortsCompiler = new GatewayPortsCompiler();
+    this.#gwPorts = null;
     this.#last = { ingresses: null, classes: null, services: null, slices: null, secrets: null };
     this.#ctx = null;
     this.#served = new ServedPlans(this.#config);

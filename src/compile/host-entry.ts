@@ -26,7 +26,7 @@ import { type CanaryRules } from "../policy/params.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { compileRewriteTarget, type HostPath, needsRewrite, regexLocations } from "../regex/index.ts";
 import { buildHost, viaOf } from "../table/build.ts";
-import { orderStages } from "../policy/stages.ts";
+import { assembleStages } from "./stages.ts";
 import { compilePath } from "../table/regex.ts";
 import { type RegexLocationSpec } from "../table/types.ts";
 import { DEFAULT_BACKEND_SLOT, DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
@@ -135,7 +135,7 @@ export function hostCertOf(plans: readonly IngressPlan[], canaries: readonly Ing
 export function withHostCert(options: RouteOptions, own: HostCert | null, host: HostCert): RouteOptions {
   if (own === host) return options;
   const rest = (options.stages ?? []).filter((p) => p !== own?.stage);
-  return Object.freeze({ ...options, stages: orderStages([host.stage, ...rest]) });
+  return Object.freeze({ ...options, stages: assembleStages(host.stage, rest) });
 }
 
 const regexPolicy = (plan: IngressPlan) => plan.annotations.policies.regexRewrite;
@@ -502,7 +502,7 @@ function implicitRoot(
  * (balancer.lua get_balancer, then balance).
  */
 function withCanary(options: RouteOptions, rules: CanaryRules, affinity: CanaryAffinity | null): RouteOptions {
-  return Object.freeze({ ...options, stages: orderStages([canaryStagePolicy(rules, affinity), ...(options.stages ?? [])]) });
+  return Object.freeze({ ...options, stages: assembleStages(canaryStagePolicy(rules, affinity), options.stages) });
 }
 
 function describeCause(cause: { readonly plan: IngressPlan; readonly why: string }, self: IngressPlan): string {

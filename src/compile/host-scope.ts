@@ -17,7 +17,7 @@ import { SERVER_ALIAS } from "../annotations/hosts.ts";
 import { APP_ROOT, FROM_TO_WWW_REDIRECT } from "../annotations/redirects.ts";
 import type { AnnotationSpec } from "../annotations/spec.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
-import { orderStages } from "../policy/stages.ts";
+import { assembleStages } from "./stages.ts";
 import type { RouteOptions } from "../table/types.ts";
 import type { HostCert } from "./access.ts";
 import type { CompileConfig } from "./config.ts";
@@ -92,7 +92,7 @@ export function withoutHostPolicies(options: RouteOptions, own: HostCert | null)
   const hasOwn = own !== null && (options.stages?.includes(own.stage) ?? false);
   if (!r.appRoot && !r.www && !hasOwn) return options;
   const stages = (options.stages ?? []).filter((s) => s.kind !== K.APP_ROOT.id && s !== own?.stage);
-  return Object.freeze({ ...options, fromToWwwRedirect: false, stages: orderStages(stages) });
+  return Object.freeze({ ...options, fromToWwwRedirect: false, stages: assembleStages(stages) });
 }
 
 /** The HostPolicyIgnored diagnostic of `plan` on `hostKey`, or null when it sets no host-wide annotation. */

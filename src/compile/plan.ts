@@ -11,7 +11,7 @@ import type { HTTPIngressPath, Ingress, IngressBackend, Secret } from "../model/
 import type { PathType } from "../table/types.ts";
 import { resolveAccess, type ResolvedAccess } from "./access.ts";
 import { Bool, createReader, FORCE_SSL_REDIRECT, parseAnnotations, PRESERVE_TRAILING_SLASH, SSL_REDIRECT, USE_PORT_IN_REDIRECTS, type ParsedAnnotations } from "./annotations.ts";
-import { orderStages } from "../policy/stages.ts";
+import { assembleStages } from "./stages.ts";
 import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
 import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
@@ -266,7 +266,7 @@ function globalRedirect(ann: ParsedAnnotations, raw: Readonly<Record<string, str
   let stages = o.stages;
   if (config.relativeRedirects && stages !== null) {
     const i = stages.findIndex((p) => p.kind === K.REDIRECT.id && p.params.relative !== true);
-    if (i >= 0) stages = orderStages(stages.map((p, j) => (j === i ? { ...p, params: { ...p.params, relative: true } } : p)));
+    if (i >= 0) stages = assembleStages(stages.map((p, j) => (j === i ? { ...p, params: { ...p.params, relative: true } } : p)));
   }
   if (
     sslRedirect === o.sslRedirect && forceSslRedirect === o.forceSslRedirect && usePortInRedirects === o.usePortInRedirects &&

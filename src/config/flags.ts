@@ -48,6 +48,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   ingressClass: { name: "ingress-class", metavar: "NAME", help: "IngressClass name this controller serves", defaultText: "portico", schema: val.dnsSubdomain, fallback: () => "portico" },
   controllerName: { name: "controller-name", aliases: ["controller-class"], metavar: "S", help: "spec.controller value of our IngressClasses (also read as --controller-class, ingress-nginx's name)", defaultText: "portico.dev/ingress-controller", schema: val.controllerName, fallback: () => "portico.dev/ingress-controller" },
   gatewayControllerName: { name: "gateway-controller-name", metavar: "S", help: "spec.controllerName of the GatewayClasses this controller serves (Gateway API)", defaultText: "portico.dev/gateway-controller", schema: val.controllerName, fallback: () => "portico.dev/gateway-controller" },
+  // Off by default: Gateways share the two traffic ports and one address (docs/design.md
+  // "Gateway API"). On, each Gateway gets ports from this range and a Service of its own.
+  gatewayPorts: { name: "gateway-ports", metavar: "FROM-TO", help: "give each Gateway its own ports from this range, behind a Service Portico creates beside --publish-service (same namespace, selector and type), whose address the Gateway publishes", defaultText: "off: Gateways share --http-port and --https-port", schema: val.portRange, fallback: none },
   watchIngressWithoutClass: { name: "watch-ingress-without-class", metavar: null, help: "also serve Ingresses that name no class", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's defaults (--ingress-class nginx, --controller-class k8s.io/ingress-nginx)
   // and its class rules: README "Migrating from ingress-nginx", docs/design.md "Ingress decisions".
@@ -78,8 +81,8 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // deadline for a request's header block, so a client trickling header bytes cannot hold a
   // connection. Enforced on the HTTP/2 listener's HTTP/1.1 side (docs/design.md, "Request framing and bodies").
   clientHeaderTimeoutMs: { name: "client-header-timeout", metavar: "DURATION", help: "longest time a request's header block may take to arrive on the HTTPS port's HTTP/1.1 side; slower clients are disconnected (enforced only while a gRPC or client-certificate route puts that port on node:http2)", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
-  clientBodyTimeoutMs: { name: "client-body-timeout", metavar: "DURATION", help: "longest wait for the next bytes of a request body; past it the client gets 408", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
-  clientBodyMinRate: { name: "client-body-min-rate", metavar: "RATE", help: "bytes per second a request body must average, beyond a first --client-body-timeout of waiting (0 = no minimum); slower gets 408", defaultText: "500 bytes/s", schema: val.byteRate, fallback: () => 500 },
+  clientBodyTimeoutMs: { name: "client-body-timeout", metavar: "DURATION", help: "longest wait for the next bytes of a request body; past it the client gets 408 (with --ingress-nginx-compat, as from nginx: no answer and a reset)", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
+  clientBodyMinRate: { name: "client-body-min-rate", metavar: "RATE", help: "bytes per second a request body must average, beyond a first --client-body-timeout of waiting (0 = no minimum); slower is cut as by --client-body-timeout", defaultText: "500 bytes/s", schema: val.byteRate, fallback: () => 500 },
   // ingress-nginx reads every request body before it contacts a pod (proxy-request-buffering
   // on, spilling past client-body-buffer-size to a temp file); Portico has no disk it may
   // write, so it holds bodies in memory up to these bounds and streams the rest.
@@ -126,6 +129,11 @@ export const EXPLAIN_FLAGS = {
   path: { name: "path", metavar: "PATH", help: "request path", defaultText: "/" },
   scheme: { name: "scheme", metavar: "SCHEME", help: "http or https", defaultText: "http" },
   client: { name: "client", metavar: "IP", help: "the client address the source-range checks see", defaultText: "an address in no list" },
+  method: { name: "method", metavar: "METHOD", help: "request method (Gateway API method matches read it)", defaultText: "GET" },
+  contentType: { name: "content-type", metavar: "TYPE", help: "request Content-Type; application/grpc explains a gRPC call (POST /service/method)", defaultText: "none" },
+  port: { name: "port", metavar: "N", help: "with --gateway-ports: the Portico port the request comes in on (a Gateway's own port is asked of its rules alone)", defaultText: "the shared ports" },
+  gateway: { name: "gateway", metavar: "NS/NAME", help: "with --gateway-ports: ask this Gateway's own port (with --listener-port when it has several)", defaultText: "none" },
+  listenerPort: { name: "listener-port", metavar: "N", help: "with --gateway: the Gateway's listener port", defaultText: "its only one" },
 } as const;
 
 /** Flags only the `migrate` subcommand takes (it reads --nginx-configmap too, a flag of the server's). */

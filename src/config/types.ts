@@ -23,6 +23,11 @@ export interface Config {
   readonly controllerName: string;
   /** GatewayClass spec.controllerName that selects Portico (Gateway API). */
   readonly gatewayControllerName: string;
+  /**
+   * Ports Portico gives each Gateway of its own (docs/design.md "Gateway API", "Gateways with
+   * their own address"); null: every Gateway shares --http-port and --https-port.
+   */
+  readonly gatewayPorts: PortRange | null;
   readonly watchIngressWithoutClass: boolean;
   /** Take the Ingresses ingress-nginx takes: its class defaults and rules (compile/class.ts). */
   readonly ingressNginxCompat: boolean;
@@ -137,4 +142,10 @@ export interface Config {
   // ingress-nginx
   /** ingress-nginx's ConfigMap, read and watched: its keys act as the flags they map to (runtime/nginx-settings.ts). */
   readonly nginxConfigmap: NamespacedName | null;
+}
+
+/** An inclusive range of TCP ports. */
+export interface PortRange {
+  readonly from: number;
+  readonly to: number;
 }

@@ -22,7 +22,7 @@ import type { RotationInfo, TlsListener } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { SERVER_H2_OPTIONS } from "./limits.ts";
 import { rawLengthBody, requestFromH1 } from "./request.ts";
-import { sendH1, sendRaw } from "./response.ts";
+import { resetSocket, sendH1, sendRaw } from "./response.ts";
 import { createH2Streams, noop, Peer, type H2Handler } from "./streams.ts";
 import { createSniTable, type SniTable } from "./sni.ts";
 import { createWsBridge, type WsBridge } from "./websocket.ts";
@@ -154,8 +154,10 @@ class HeaderDeadlines {
     for (const [socket, since] of this.heads) {
       if (now - since < this.ms) continue;
       this.heads.delete(socket);
-      // nginx closes without an answer on client_header_timeout (408 is only logged).
-      socket.destroy();
+      // nginx closes without an answer on client_header_timeout (408 is only logged), and with
+      // ingress-nginx's reset_timedout_connection on the close is a reset (ngx_http_free_request:
+      // SO_LINGER 0 on a timed-out connection; test/proxy/client-timeouts-nginx.test.ts).
+      resetSocket(socket);
     }
     if (this.heads.size === 0 && this.ticker !== null) {
       clearInterval(this.ticker);
@@ -264,7 +266,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     // pipelined behind a pending GET was held whole). RFC 9112 §9.3.2: clients should not
     // pipeline such requests anyway.
     if (track.waiting > MAX_PIPELINED || (track.waiting > 0 && carriesBody(req))) {
-      socket.destroy();
+      resetSocket(socket);
       return;
     }
     track.waiting++;

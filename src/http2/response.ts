@@ -5,8 +5,9 @@
 import { STATUS_CODES, type ServerResponse } from "node:http";
 import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Duplex, Writable } from "node:stream";
+import { isUnanswered } from "../proxy/errors.ts";
 import { trailersOf, type TrailerBox } from "../proxy/upstream/trailers.ts";
-import { H2_INTERNAL_ERROR, H2_NO_ERROR } from "./limits.ts";
+import { H2_INTERNAL_ERROR, H2_NO_ERROR, H2_PROTOCOL_ERROR } from "./limits.ts";
 
 // RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2 (node:http2 refuses to
 // send them); TE is allowed in requests only. The listener turns a drain into GOAWAY itself.
@@ -62,8 +63,39 @@ async function pump(body: ReadableStream<Uint8Array>, w: Writable, chunked = fal
   }
 }
 
+/**
+ * Once the answer is all sent, a stream whose request is still open is reset with NO_ERROR:
+ * RFC 9113 §8.1 lets a server that sent a complete response before the request's end ask the
+ * client to stop sending that way, and nginx does (ngx_http_v2_close_stream: RST_STREAM
+ * NO_ERROR when the request side is not closed; measured on nginx 1.22 with an early 413).
+ * Without it an early answer (413 on a declared length, 408 on a stalled body, a pod that
+ * answers before reading its upload) left the stream half-open: the client kept its upload
+ * waiting on a window that never opened, and the stream held its slot until the session ended.
+ */
+function stopRequestSide(stream: ServerHttp2Stream): void {
+  const stop = () => {
+    if (!stream.closed && !stream.destroyed && stream.state.remoteClose === 0) stream.close(H2_NO_ERROR);
+  };
+  // A turn later: streams.ts counts a stream that closes before its answer is done as the
+  // client's reset (the rapid-reset guard), and marks the answer done once sendH2 resolves.
+  const later = () => void setImmediate(stop);
+  if (stream.writableFinished) later();
+  else stream.once("finish", later);
+}
+
 /** Send `res` on `stream`. `head`: HEAD request (headers only). */
 export async function sendH2(stream: ServerHttp2Stream, res: Response, head: boolean): Promise<void> {
+  await writeH2(stream, res, head);
+  if (!stream.closed && !stream.destroyed) stopRequestSide(stream);
+}
+
+async function writeH2(stream: ServerHttp2Stream, res: Response, head: boolean): Promise<void> {
+  if (isUnanswered(res)) {
+    // No answer (errors.ts unanswered()): nginx resets a timed-out HTTP/2 stream with
+    // PROTOCOL_ERROR (ngx_http_v2_close_stream, fc->timedout).
+    if (!stream.destroyed && !stream.closed) stream.close(H2_PROTOCOL_ERROR);
+    return;
+  }
   const headers = h2Headers(res);
   if (stream.destroyed || stream.closed) {
     if (!head) void res.body?.cancel().catch(() => {});
@@ -131,6 +163,13 @@ async function smallBody(res: Response): Promise<Uint8Array | null> {
 
 /** Send `res` on node's HTTP/1.1 response object (the listener's http/1.1 side). */
 export async function sendH1(out: ServerResponse, res: Response, head: boolean): Promise<void> {
+  if (isUnanswered(res)) {
+    // No answer (errors.ts unanswered()): no byte, and a reset, as nginx with
+    // reset_timedout_connection on.
+    if (out.socket !== null) resetSocket(out.socket);
+    else out.destroy();
+    return;
+  }
   res.headers.forEach((v, k) => {
     if (k !== "set-cookie") out.setHeader(k, v);
   });
@@ -153,6 +192,13 @@ export async function sendH1(out: ServerResponse, res: Response, head: boolean):
   else out.destroy();
 }
 
+/** Close with a TCP reset (SO_LINGER 0, as nginx's reset_timedout_connection), nothing written. */
+export function resetSocket(socket: Duplex): void {
+  const s = socket as Duplex & { resetAndDestroy?(): void };
+  if (typeof s.resetAndDestroy === "function") s.resetAndDestroy();
+  else s.destroy();
+}
+
 /** The framing fields sendRaw writes itself, whatever the handler's Response carries. */
 const RAW_FRAMING = new Set(["connection", "keep-alive", "content-length", "transfer-encoding"]);
 
@@ -166,6 +212,7 @@ const RAW_FRAMING = new Set(["connection", "keep-alive", "content-length", "tran
  * the connection without its last chunk and is never taken for a whole one.
  */
 export async function sendRaw(socket: Duplex, res: Response, o: { head: boolean; http10: boolean }): Promise<void> {
+  if (isUnanswered(res)) return resetSocket(socket);
   const status = res.status;
   // RFC 9110 §6.4.1: no content in answers to HEAD, in 1xx, 204 and 304.
   const bodiless = o.head || status < 200 || status === 204 || status === 304;

@@ -1,12 +1,12 @@
 // Gateway API status, written by the leader (docs/design.md "Gateway API"): GatewayClass
 // Accepted and supportedFeatures; Gateway Accepted and Programmed, one entry per listener (supportedKinds,
 // attachedRoutes, Accepted/Programmed/ResolvedRefs/Conflicted) and the published addresses;
-// each HTTPRoute's parents we handle (Accepted, ResolvedRefs), other controllers' entries kept.
+// each HTTPRoute's and GRPCRoute's parents we handle (Accepted, ResolvedRefs), other controllers' entries kept.
 // Every condition carries observedGeneration, a message and lastTransitionTime, which moves only
 // when the condition's status changes (metav1.Condition). Written only when it differs, by merge
 // PATCH on the status subresource (RFC 7386: lists are replaced whole), like kube/status.ts.
 import type { Condition } from "../compile/gateway/attach.ts";
-import type { GatewayCompileResult } from "../compile/types.ts";
+import type { GatewayCompileResult, RouteStatus } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ParentReference } from "../model/gateway.ts";
@@ -18,15 +18,29 @@ import { assertDeclared } from "./permissions.ts";
 import type { LoadBalancerIngress } from "./status.ts";
 import { SUPPORTED_FEATURES } from "../compile/gateway/features.ts";
 
-const FEATURE_STATUS = SUPPORTED_FEATURES.map((name) => ({ name }));
+/**
+ * supportedFeatures as written. Only with --gateway-ports (docs/design.md "Gateways with their
+ * own address"): GatewayPort8080 (a listener on port 8080 reached on that port) and
+ * HTTPRouteParentRefPort (its HTTPRouteListenerPortMatching needs each listener port told
+ * apart). On the shared ports a Gateway's address answers on 80 and 443 alone.
+ */
+const OWN_PORT_FEATURES = ["GatewayPort8080", "HTTPRouteParentRefPort"];
+function featureStatus(ownPorts: boolean): { name: string }[] {
+  return (ownPorts ? [...SUPPORTED_FEATURES, ...OWN_PORT_FEATURES].sort() : SUPPORTED_FEATURES).map((name) => ({ name }));
+}
 
 export interface GatewayStatusOptions {
   client: KubeClient;
-  config: Pick<Config, "gatewayControllerName">;
+  config: Pick<Config, "gatewayControllerName"> & Partial<Pick<Config, "gatewayPorts">>;
   log: Logger;
   isLeader(): boolean;
   /** The addresses Portico publishes (--publish-status-address, --publish-service). */
   addresses(): Promise<LoadBalancerIngress[]>;
+  /**
+   * With --gateway-ports, a Gateway's own addresses (its Service's: kube/gateway-services.ts),
+   * [] while it has none yet; null: the Gateway publishes `addresses()`.
+   */
+  gatewayAddresses?(gatewayKey: string): LoadBalancerIngress[] | null;
   /** RFC 3339 time for lastTransitionTime (tests inject one). */
   now?(): string;
 }
@@ -38,7 +52,7 @@ export interface GatewayStatusWriter {
    * many seconds of PATCHes). Never throws. Resolves with the number of objects patched by the
    * run that covered this call.
    */
-  sync(result: GatewayCompileResult, snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes">): Promise<number>;
+  sync(result: GatewayCompileResult, snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes" | "grpcRoutes">): Promise<number>;
 }
 
 interface KubeCondition {
@@ -80,10 +94,14 @@ function statusParentRef(ref: ParentReference, routeNs: string): Record<string, 
 
 const STATUS_CONCURRENCY = 4;
 
+/** A route status's identity: an HTTPRoute and a GRPCRoute may share `namespace/name`. */
+const routeId = (r: RouteStatus): string => (r.kind === "GRPCRoute" ? `GRPCRoute:${r.key}` : r.key);
+
 export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatusWriter {
   const { client, log } = o;
-  for (const r of ["gatewayclasses/status", "gateways/status", "httproutes/status"]) assertDeclared(GATEWAY_GROUP, r, "patch");
+  for (const r of ["gatewayclasses/status", "gateways/status", "httproutes/status", "grpcroutes/status"]) assertDeclared(GATEWAY_GROUP, r, "patch");
   const now = o.now ?? rfc3339;
+  const FEATURE_STATUS = featureStatus((o.config.gatewayPorts ?? null) !== null);
   /**
    * Each HTTPRoute whose stored status was last found equal to ours: the compile's status entry
    * and the object compared. The incremental compile keeps a route's entry while nothing it
@@ -102,7 +120,7 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
     throw await apiError(res, "PATCH", path, client.server);
   }
 
-  async function run(result: GatewayCompileResult, snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes">): Promise<number> {
+  async function run(result: GatewayCompileResult, snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes" | "grpcRoutes">): Promise<number> {
     if (!o.isLeader()) return 0;
     const t = now();
     let addresses: LoadBalancerIngress[] = [];
@@ -129,7 +147,7 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
       const cur = (obj.status ?? {}) as Status;
       const curListeners = Array.isArray(cur.listeners) ? (cur.listeners as { name?: unknown; conditions?: unknown }[]) : [];
       const next: Status = {
-        addresses: addresses.map(addressOf),
+        addresses: (o.gatewayAddresses?.(gw.key) ?? addresses).map(addressOf),
         conditions: conditions(gw.conditions, currentConditions(cur), gen, t),
         listeners: gw.listeners.map((l) => ({
           name: l.name,
@@ -143,9 +161,11 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
       }
     }
     for (const r of result.routes) {
-      const obj = snapshot.httpRoutes.get(r.key);
+      const grpc = r.kind === "GRPCRoute";
+      const obj = grpc ? snapshot.grpcRoutes?.get(r.key) : snapshot.httpRoutes.get(r.key);
       if (!obj) continue;
-      const seen = agreed.get(r.key);
+      const id = routeId(r);
+      const seen = agreed.get(id);
       if (seen !== undefined && seen.status === r && seen.obj === obj) continue;
       const routeNs = obj.metadata.namespace ?? "default";
       const gen = obj.metadata.generation ?? 1;
@@ -158,22 +178,26 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
       });
       const next: Status = { parents: [...others, ...ours] };
       if (!deepEqual(curParents, next.parents)) {
-        agreed.delete(r.key);
-        work.push({ kind: "HTTPRoute", resource: "httproutes", ns: routeNs, name: obj.metadata.name, status: next });
-      } else agreed.set(r.key, { status: r, obj });
+        agreed.delete(id);
+        work.push(grpc ? { kind: "GRPCRoute", resource: "grpcroutes", ns: routeNs, name: obj.metadata.name, status: next } : { kind: "HTTPRoute", resource: "httproutes", ns: routeNs, name: obj.metadata.name, status: next });
+      } else agreed.set(id, { status: r, obj });
     }
     // Routes that no longer name a Gateway of ours keep no entry of ours (the parentRef was
     // removed, or the Gateway is gone or another controller's).
-    const handled = new Set(result.routes.map((r) => r.key));
+    const handled = new Set(result.routes.map(routeId));
     // Entries of routes that are gone or no longer ours.
     if (agreed.size > handled.size) for (const k of agreed.keys()) if (!handled.has(k)) agreed.delete(k);
-    for (const [key, obj] of snapshot.httpRoutes) {
-      if (handled.has(key)) continue;
-      const parents = (obj.status as { parents?: unknown } | undefined)?.parents;
-      if (!Array.isArray(parents) || !parents.some((p) => (p as { controllerName?: unknown } | null)?.controllerName === o.config.gatewayControllerName)) continue;
-      const others = parents.filter((p) => (p as { controllerName?: unknown } | null)?.controllerName !== o.config.gatewayControllerName);
-      work.push({ kind: "HTTPRoute", resource: "httproutes", ns: obj.metadata.namespace ?? "default", name: obj.metadata.name, status: { parents: others } });
-    }
+    const stale = (kind: "HTTPRoute" | "GRPCRoute", resource: string, routes: ReadonlyMap<string, { metadata: { name: string; namespace?: string | undefined }; status?: unknown }>) => {
+      for (const [key, obj] of routes) {
+        if (handled.has(kind === "HTTPRoute" ? key : `GRPCRoute:${key}`)) continue;
+        const parents = (obj.status as { parents?: unknown } | undefined)?.parents;
+        if (!Array.isArray(parents) || !parents.some((p) => (p as { controllerName?: unknown } | null)?.controllerName === o.config.gatewayControllerName)) continue;
+        const others = parents.filter((p) => (p as { controllerName?: unknown } | null)?.controllerName !== o.config.gatewayControllerName);
+        work.push({ kind, resource, ns: obj.metadata.namespace ?? "default", name: obj.metadata.name, status: { parents: others } });
+      }
+    };
+    stale("HTTPRoute", "httproutes", snapshot.httpRoutes);
+    stale("GRPCRoute", "grpcroutes", snapshot.grpcRoutes ?? new Map());
     let n = 0;
     // A few PATCHes at a time, as the Ingress status writer does (kube/status.ts): a first
     // sync of 10,000 HTTPRoutes one by one takes about ten seconds.
@@ -194,7 +218,7 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
     return n;
   }
 
-  let pending: { result: GatewayCompileResult; snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes"> } | null = null;
+  let pending: { result: GatewayCompileResult; snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes" | "grpcRoutes"> } | null = null;
   let waiting: ((n: number) => void)[] = [];
   let running = false;
   async function drain(): Promise<void> {

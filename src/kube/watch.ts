@@ -15,7 +15,10 @@ import type { DiagnosticsReport, Source, SourceSink, StoreEvent } from "../store
 import { apiError, type KubeClient } from "./client.ts";
 import type { Logger } from "../log/logger.ts";
 import { readNdjson } from "./ndjson.ts";
-import { collectionPath, DEFAULT_WATCH_TIMINGS, FIELD_SELECTORS, NotInstalled, parseWatchLine, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
+import {
+  collectionPath, DEFAULT_WATCH_TIMINGS, FIELD_SELECTORS, NotInstalled, parseWatchLine, resumeAfter, ResourceVersionSchema, Stalled, watchTimers,
+  type SourceHooks, type WatchTimings,
+} from "./watch-parts.ts";
 
 export { collectionPath, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
 import { assertDeclared } from "./permissions.ts";
@@ -52,13 +55,8 @@ export interface KubeSource extends Source {
 }
 
 class Gone extends Error {}
-
-/** The stream stayed open with no event and no bookmark for stallTimeoutMs. */
-class Stalled extends Error {
-  constructor(readonly silentMs: number) {
-    super(`no event or bookmark for ${Math.round(silentMs)} ms`);
-  }
-}
+/** The watch's resourceVersion is ahead of the API server's: retried after the back-off, from a new list. */
+class TooLarge extends Error {}
 
 export function createKubeSource(o: KubeSourceOptions): KubeSource {
   const t: WatchTimings = { ...DEFAULT_WATCH_TIMINGS, ...o.timings };
@@ -122,7 +120,8 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
         }
         if (!res.ok) throw await apiError(res, "GET", path, client.server);
         const body = (await res.json()) as { metadata?: { resourceVersion?: unknown; continue?: unknown }; items?: unknown };
-        if (!Array.isArray(body.items) || typeof body.metadata?.resourceVersion !== "string") throw new Error(`list ${path}: not a list`);
+        // A list whose version the API server would refuse to watch from is not a list (watch-parts.ts ResourceVersionSchema).
+        if (!Array.isArray(body.items) || !v.is(ResourceVersionSchema, body.metadata?.resourceVersion)) throw new Error(`list ${path}: not a list`);
         if (!cont) rv = body.metadata.resourceVersion;
         for (const item of body.items) {
           const p = parseObject(kind, item);
@@ -149,31 +148,22 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
     }
   }
 
+  /** Logged, counted and skipped: a line that is not a watch event, or an event the resume point refuses. */
+  function malformed(kind: Kind, st: KindState, why: string): void {
+    st.malformed++;
+    hooks.onMalformed?.(kind);
+    log.warn("malformed watch line skipped", { kind, err: why });
+  }
+
   /** Returns the number of events applied; throws Gone on 410. */
   async function watchOnce(kind: Kind, st: KindState, sink: SourceSink, connected: () => void): Promise<number> {
     const timeoutS = t.watchTimeoutSeconds();
     const path = query(kind, { watch: "1", resourceVersion: st.resourceVersion ?? "", allowWatchBookmarks: "true", timeoutSeconds: String(timeoutS) });
-    const ac = new AbortController();
-    const signal = AbortSignal.any([stop.signal, ac.signal]);
-    const headerTimer = setTimeout(() => ac.abort(new Error("watch response headers timed out")), t.requestTimeoutMs);
-    const deadline = setTimeout(() => ac.abort(new Error("watch outlived timeoutSeconds")), timeoutS * 1000 + t.watchGraceMs);
+    // Header deadline, stream deadline and stall watchdog (watch-parts.ts watchTimers).
+    const timers = watchTimers(t, timeoutS, stop.signal);
     let n = 0;
-    // Stall watchdog: the stream's own end (timeoutSeconds) and the deadline above are minutes
-    // away; a stream that stays open while nothing arrives (a watcher the server lost, a
-    // half-open connection behind a proxy) would hide every change until then. Each event or
-    // bookmark moves lastEvent; the timer re-arms for the time left rather than per event.
-    let lastEvent = t.now();
-    let stalled: Stalled | null = null;
-    let stallTimer: ReturnType<typeof setTimeout> | undefined;
-    const checkStall = () => {
-      const silent = t.now() - lastEvent;
-      if (silent >= t.stallTimeoutMs) {
-        stalled = new Stalled(silent);
-        ac.abort(stalled);
-      } else stallTimer = setTimeout(checkStall, t.stallTimeoutMs - silent);
-    };
     try {
-      const res = await client.stream(path, { signal });
+      const res = await client.stream(path, { signal: timers.signal });
       // The header deadline also bounds reading an error's Status body: an answer that stops
       // half-way would otherwise hold this kind until the watch deadline, minutes away.
       if (res.status === 410) {
@@ -184,30 +174,42 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
         await res.body?.cancel();
         throw new NotInstalled();
       }
-      if (!res.ok || !res.body) throw await apiError(res, "GET", path, client.server);
-      clearTimeout(headerTimer);
+      if (!res.ok || !res.body) {
+        const err = await apiError(res, "GET", path, client.server);
+        // A version the API server has not reached: kube-apiserver answers 504 "Too large
+        // resource version" (k8s.io/apiserver storage.NewTooLargeResourceVersionError), and
+        // client-go's reflector lists afresh. The same version would fail every retry, for good:
+        // one from before an etcd restore, or one a broken server sent (which also held back every
+        // event after it, watch-parts.ts resumeAfter).
+        if (res.status === 504 && /too large resource version/i.test(err.message)) throw new TooLarge(err.message);
+        throw err;
+      }
+      timers.connected();
       st.watches++;
       connected();
-      lastEvent = t.now();
-      stallTimer = setTimeout(checkStall, t.stallTimeoutMs);
       for await (const item of readNdjson(res.body, t.maxLineBytes)) {
         const ev = "line" in item ? parseWatchLine(item.line) : null;
         if (!ev) {
-          st.malformed++;
-          hooks.onMalformed?.(kind);
-          log.warn("malformed watch line skipped", { kind, err: "tooLong" in item ? `line of ${item.tooLong} bytes over the limit` : "not a watch event" });
-          continue;
-        }
-        lastEvent = t.now();
-        const rv = (ev.object as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
-        if (ev.type === "BOOKMARK") {
-          if (typeof rv === "string" && rv) st.resourceVersion = rv;
+          malformed(kind, st, "tooLong" in item ? `line of ${item.tooLong} bytes over the limit` : "not a watch event");
           continue;
         }
         if (ev.type === "ERROR") {
+          timers.heard();
           const s = ev.object as { code?: unknown; message?: unknown };
           if (s.code === 410) throw new Gone();
           throw new Error(`watch ERROR event: ${String(s.code)} ${String(s.message ?? "")}`.slice(0, 300));
+        }
+        // The resume point only moves forward, and only on a well-formed version: a garbage
+        // line must neither rewind it nor set one the API server would refuse (watch-parts.ts).
+        const next = resumeAfter(st.resourceVersion, ev);
+        if (!next.ok) {
+          malformed(kind, st, next.why);
+          continue;
+        }
+        timers.heard();
+        if (ev.type === "BOOKMARK") {
+          st.resourceVersion = next.rv;
+          continue;
         }
         const p = parseObject(kind, ev.object);
         if (p.ok) {
@@ -224,20 +226,16 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
           hooks.onEvent?.(kind, ev.type);
           n++;
         } else invalid(kind, st, p.diagnostic);
-        if (typeof rv === "string" && rv) st.resourceVersion = rv;
+        // An object Portico refuses is still the server's event, in order: the point moves past it.
+        if (next.rv !== null) st.resourceVersion = next.rv;
       }
       // An abort may also surface as the end of the stream: still a stall, not a clean end.
-      if (stalled) throw stalled;
+      if (timers.stalled) throw timers.stalled;
       return n;
     } catch (e) {
-      // The read fails with whatever the runtime makes of the abort; the watchdog's verdict wins.
-      if (stalled) throw stalled;
-      throw e;
+      throw timers.stalled ?? e;
     } finally {
-      clearTimeout(headerTimer);
-      clearTimeout(deadline);
-      clearTimeout(stallTimer);
-      ac.abort();
+      timers.dispose();
     }
   }
 
@@ -290,6 +288,10 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
           hooks.onError?.(kind, "watch stalled");
           log.warn("watch stalled: no event or bookmark, restarting it", { kind, resourceVersion: st.resourceVersion, silentMs: Math.round(e.silentMs), stallTimeoutMs: t.stallTimeoutMs });
           continue;
+        }
+        if (e instanceof TooLarge) {
+          st.resourceVersion = null;
+          hooks.onRelist?.(kind);
         }
         st.errors++;
         const reason = e instanceof Error ? e.message : String(e);

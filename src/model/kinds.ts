@@ -3,11 +3,13 @@ import * as v from "valibot";
 import {
   GatewayClassSchema,
   GatewaySchema,
+  GRPCRouteSchema,
   HTTPRouteSchema,
   NamespaceSchema,
   ReferenceGrantSchema,
   type Gateway,
   type GatewayClass,
+  type GRPCRoute,
   type HTTPRoute,
   type Namespace,
   type ReferenceGrant,
@@ -36,6 +38,7 @@ export const KINDS = [
   "GatewayClass",
   "Gateway",
   "HTTPRoute",
+  "GRPCRoute",
   "ReferenceGrant",
 ] as const;
 export type Kind = (typeof KINDS)[number];
@@ -52,6 +55,7 @@ export interface KindObjects {
   GatewayClass: GatewayClass;
   Gateway: Gateway;
   HTTPRoute: HTTPRoute;
+  GRPCRoute: GRPCRoute;
   ReferenceGrant: ReferenceGrant;
 }
 export type KubeObject = KindObjects[Kind];
@@ -85,6 +89,7 @@ export const KIND_API: Readonly<Record<Kind, KindApi>> = {
   GatewayClass: { group: GATEWAY_GROUP, version: "v1", resource: "gatewayclasses", namespaced: false, optional: true },
   Gateway: { group: GATEWAY_GROUP, version: "v1", resource: "gateways", namespaced: true, optional: true },
   HTTPRoute: { group: GATEWAY_GROUP, version: "v1", resource: "httproutes", namespaced: true, optional: true },
+  GRPCRoute: { group: GATEWAY_GROUP, version: "v1", resource: "grpcroutes", namespaced: true, optional: true },
   // v1beta1 is served by every standard-channel release (and is still the storage version in
   // v1.6); v1 is served only from v1.5 on, so watching v1beta1 works with older CRDs too.
   ReferenceGrant: { group: GATEWAY_GROUP, version: "v1beta1", resource: "referencegrants", namespaced: true, optional: true, alsoServed: ["v1"] },
@@ -114,6 +119,7 @@ const SCHEMAS = {
   GatewayClass: GatewayClassSchema,
   Gateway: GatewaySchema,
   HTTPRoute: HTTPRouteSchema,
+  GRPCRoute: GRPCRouteSchema,
   ReferenceGrant: ReferenceGrantSchema,
 } as const;
 

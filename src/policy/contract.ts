@@ -16,9 +16,18 @@ export interface KindContract<P = unknown> {
 /** The parameter type of a contract. */
 export type ParamsOf<K> = K extends KindContract<infer P> ? P : never;
 
+// The contracts defineKind made, so a registry can pick them out of a module's exports
+// (policy/registry.ts) without a hand-kept list.
+const DEFINED = new WeakSet<object>();
+
 export function defineKind<S extends v.GenericSchema>(id: string, stage: PolicyStage, schema: S): KindContract<v.InferOutput<S>> {
-  return Object.freeze({ id, stage, schema: schema as v.GenericSchema<unknown, v.InferOutput<S>> });
+  const kind = Object.freeze({ id, stage, schema: schema as v.GenericSchema<unknown, v.InferOutput<S>> });
+  DEFINED.add(kind);
+  return kind;
 }
+
+/** Was `x` made by defineKind? */
+export const isKindContract = (x: unknown): x is KindContract => typeof x === "object" && x !== null && DEFINED.has(x);
 
 /** `T` with every array and object in it read-only: what a family may hand to stagePolicy. */
 export type DeepReadonly<T> = T extends readonly (infer U)[]

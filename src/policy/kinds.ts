@@ -1,14 +1,15 @@
 // Every stage policy kind, defined once: id, stage and parameter schema (contract.ts). The
 // annotation families and the compiler write policies with these contracts, the proxy runs
 // them with the same ones (proxy/policies/registry.ts pairs each with its runner; a test holds
-// the two lists equal), and explain reads the stages from here (compile/answer.ts).
+// the two lists equal), and explain reads the stages from here (compile/answer.ts). A new kind
+// is one `defineKind` export here: policy/registry.ts collects every exported contract.
 //
 // The schemas check shape and types: what a kind's build must be able to read. The checks that
 // need the kind's own machinery (a CIDR list parsing, a hash format, a header pattern
 // compiling, a PEM certificate) stay in its build, which throws, and the runner refuses the
 // route then too.
 import * as v from "valibot";
-import { defineKind, type KindContract } from "./contract.ts";
+import { defineKind } from "./contract.ts";
 
 const Str = v.string();
 const NullableStr = v.nullable(v.string());
@@ -166,6 +167,28 @@ export const HEADERS = defineKind("headers", "forwarding", v.object({ request: v
 
 /** RequestHeaderModifier. */
 export const GATEWAY_REQUEST_HEADERS = defineKind("gateway-request-headers", "forwarding", v.object({ set: v.array(Pair), add: v.array(Pair), remove: Strings }));
+/**
+ * ResponseHeaderModifier: set, add (`old,new`) and remove on the answer. In the cors stage,
+ * before the redirects stage, so Portico's own answers for the rule (a RequestRedirect's, a
+ * 500) carry the same changes as the proxied one.
+ */
+export const GATEWAY_RESPONSE_HEADERS = defineKind("gateway-response-headers", "cors", v.object({ set: v.array(Pair), add: v.array(Pair), remove: Strings }));
+/**
+ * CORS (HTTPCORSFilter): origins exact or with a left `*` (any number of labels), or ["*"];
+ * methods, headers and expose lists, ["*"] for any; maxAge in seconds.
+ */
+export const GATEWAY_CORS = defineKind(
+  "gateway-cors",
+  "cors",
+  v.strictObject({
+    origins: Strings,
+    methods: Strings,
+    headers: Strings,
+    expose: Strings,
+    credentials: v.boolean(),
+    maxAge: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  }),
+);
 /** RequestRedirect, with the listener it was reached through and the prefix a ReplacePrefixMatch replaces. */
 export const GATEWAY_REDIRECT = defineKind(
   "gateway-redirect",
@@ -196,11 +219,3 @@ export const GATEWAY_MIRROR = defineKind(
 );
 /** A rule, or a share of one, that cannot be served: 500. */
 export const GATEWAY_ERROR = defineKind("gateway-error", "denied", v.object({ reason: Str }));
-
-/** Every kind, by id: what the compiler may emit and the proxy must run. */
-export const KIND_CONTRACTS: ReadonlyMap<string, KindContract> = new Map(
-  [
-    DENIED, REFUSE, CERTIFICATE_REFUSE, HEADER_DENY, CLIENT_CERT, APP_ROOT, WWW_REDIRECT, CORS, REDIRECT, REWRITE_TARGET, CANARY, AFFINITY, HASH, EWMA,
-    LIMITS, SOURCE_RANGE, BASIC_AUTH, EXTERNAL_AUTH, AUTO_HTTP, UPSTREAM_VHOST, HEADERS, GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_REWRITE, GATEWAY_MIRROR, GATEWAY_ERROR,
-  ].map((k) => [k.id, k as KindContract] as const),
-);

@@ -54,18 +54,8 @@ export interface StagePolicy {
   readonly params: { readonly [key: string]: PolicyValue };
 }
 
-/** Position of a stage in POLICY_STAGES. */
+/** Position of a stage in POLICY_STAGES (compile/stages.ts orders a route's stages by it). */
 export const stageIndex = (s: PolicyStage): number => POLICY_STAGES.indexOf(s);
-
-/** `policies` sorted by stage (stable within a stage) and frozen through, or null when there are none. */
-export function orderStages(policies: readonly StagePolicy[]): readonly StagePolicy[] | null {
-  if (policies.length === 0) return null;
-  const sorted = policies
-    .map((p, i) => [p, i] as const)
-    .sort((a, b) => stageIndex(a[0].stage) - stageIndex(b[0].stage) || a[1] - b[1])
-    .map(([p]) => p);
-  return deepFreeze(sorted);
-}
 
 /** Freeze a JSON value and everything in it (a decoded policy must be as immutable as a compiled one). */
 export function deepFreeze<T>(value: T): T {

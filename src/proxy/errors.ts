@@ -14,6 +14,8 @@ export type ProxyErrorCode =
   | "UpstreamInvalid"
   | "UpstreamTimeout"
   | "BodyTooLarge"
+  /** A request line longer than nginx's large_client_header_buffers (--ingress-nginx-compat: admit.ts). */
+  | "UriTooLong"
   | "ClientBodyTimeout"
   | "Internal"
   /** The auth service timed out, failed, or answered other than 2xx, 401 or 403 (nginx auth_request). */
@@ -25,6 +27,7 @@ const STATUS: Record<ProxyErrorCode, number> = {
   NoRoute: 404,
   ClientBodyTimeout: 408,
   BodyTooLarge: 413,
+  UriTooLong: 414,
   Internal: 500,
   AuthFailed: 500,
   UpstreamConnect: 502,
@@ -43,6 +46,7 @@ const BODY: Record<ProxyErrorCode, string> = {
   NoRoute: "no route\n",
   ClientBodyTimeout: "request body timeout\n",
   BodyTooLarge: "request body too large\n",
+  UriTooLong: "request line too long\n",
   Internal: "internal error\n",
   AuthFailed: "internal error\n",
   UpstreamConnect: "bad gateway\n",
@@ -57,7 +61,7 @@ const BODY: Record<ProxyErrorCode, string> = {
 // 400, 413, 414, 500 and 501, and closes on a client_body_timeout 408): what follows such a
 // request on the connection cannot be trusted to start a new request (a header block we
 // refused, a body we did not read), and Bun would otherwise parse it as one and run it.
-const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "Internal", "AuthFailed"]);
+const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "UriTooLong", "Internal", "AuthFailed"]);
 
 export class ProxyError extends Error {
   readonly code: ProxyErrorCode;
@@ -87,6 +91,40 @@ export function errorBody(code: ProxyErrorCode, compat = false, req: Request | n
 /** Whether an answer with this code ends the client connection (see CLOSES). */
 export function closesConnection(code: ProxyErrorCode): boolean {
   return CLOSES.has(code);
+}
+
+// No answer at all: nginx finalizes a request whose body read timed out with
+// NGX_HTTP_REQUEST_TIME_OUT, and ngx_http_finalize_request terminates such a request instead of
+// sending a page (ngx_http_request.c); with ingress-nginx's `reset_timedout_connection on`
+// (nginx.tmpl) ngx_http_free_request sets SO_LINGER 0, so the client sees a reset and no byte.
+// The 408 is only logged. Measured on nginx 1.22 on loopback: buffered, unbuffered and chunked
+// bodies alike (test/proxy/client-timeouts-nginx.test.ts).
+const UNANSWERED = new WeakSet<Response>();
+
+/**
+ * A Response that makes the listener write nothing and reset the connection (docs/design.md,
+ * "Request framing and bodies", slow bodies). On Bun.serve the body stream is already errored
+ * when Bun first reads it, and Bun then writes no byte, not even the status line, and resets
+ * the connection (measured on 1.4.5 over TCP and TLS, 40 of 40 each; a stream that errors one
+ * turn later gets its status line out first). Errored with `undefined` so Bun prints nothing
+ * (pipeline/body.ts, SILENT). The node:http2 listener asks isUnanswered() and resets itself.
+ */
+export function unanswered(): Response {
+  const res = new Response(
+    new ReadableStream<Uint8Array>({
+      start(ctrl) {
+        ctrl.error(undefined);
+      },
+    }),
+    { status: 408 },
+  );
+  UNANSWERED.add(res);
+  return res;
+}
+
+/** Whether `res` stands for no answer (unanswered()). */
+export function isUnanswered(res: Response): boolean {
+  return UNANSWERED.has(res);
 }
 
 export function errorResponse(code: ProxyErrorCode, headers?: Record<string, string>, own: OwnBody = errorBody(code)): Response {

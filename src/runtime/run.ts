@@ -12,7 +12,7 @@ import { cidrMatcher } from "../config/cidr.ts";
 import type { Config } from "../config/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { ManifestSource } from "../files/manifests.ts";
-import { createLogger, type Logger } from "../log/logger.ts";
+import { createLogger, silentLogger, type Logger } from "../log/logger.ts";
 import { KINDS } from "../model/kinds.ts";
 import type { Source } from "../store/types.ts";
 import { hostCount } from "../table/routes.ts";
@@ -23,6 +23,7 @@ import { VERSION } from "../version.ts";
 import { createLineWriter } from "../workers/line-writer.ts";
 import { createWorkerPlane } from "../workers/plane.ts";
 import { createKubeClient } from "../kube/client.ts";
+import { stallTimeoutFromEnv } from "../kube/cluster.ts";
 import { watchConfigMap, type ConfigMapWatch } from "../kube/configmap.ts";
 import { createController } from "./controller.ts";
 import { findConfigMapInFiles } from "./migrate.ts";
@@ -87,7 +88,14 @@ export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<
   };
   if (settings !== null && config.nginxConfigmap !== null) {
     if (config.manifests) await readCmFiles();
-    else cmWatch = await watchConfigMap({ client: createKubeClient(config, log), ref: config.nginxConfigmap, log, onObject: (raw) => settings.update(raw) });
+    else {
+      // The store's watches' stall timeout (kube/cluster.ts warns about an unreadable value, once).
+      const stallTimeoutMs = stallTimeoutFromEnv(process.env, silentLogger);
+      cmWatch = await watchConfigMap({
+        client: createKubeClient(config, log), ref: config.nginxConfigmap, log, onObject: (raw) => settings.update(raw),
+        ...(stallTimeoutMs === null ? {} : { timings: { stallTimeoutMs } }),
+      });
+    }
     config = settings.config;
   }
   live = createLiveConfig(config);

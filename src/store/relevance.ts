@@ -51,6 +51,7 @@ export function relevantPart<K extends Kind>(kind: K, object: KindObjects[K]): u
     case "GatewayClass":
     case "Gateway":
     case "HTTPRoute":
+    case "GRPCRoute":
     case "ReferenceGrant": {
       // generation feeds observedGeneration in status; creationTimestamp orders route precedence
       // (Gateway API: the oldest route wins a tie).

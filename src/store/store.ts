@@ -34,6 +34,7 @@ export class Store implements SourceSink {
     GatewayClass: new CowMap(),
     Gateway: new CowMap(),
     HTTPRoute: new CowMap(),
+    GRPCRoute: new CowMap(),
     ReferenceGrant: new CowMap(),
   };
   /** Slices grouped by service; each group array is replaced, never mutated (views stay valid). */
@@ -121,6 +122,7 @@ export class Store implements SourceSink {
       gatewayClasses: this.objects.GatewayClass.share(),
       gateways: this.objects.Gateway.share(),
       httpRoutes: this.objects.HTTPRoute.share(),
+      grpcRoutes: this.objects.GRPCRoute.share(),
       referenceGrants: this.objects.ReferenceGrant.share(),
     });
   }

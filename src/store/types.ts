@@ -1,7 +1,7 @@
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Kind, KindObjects } from "../model/kinds.ts";
 import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
-import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "../model/gateway.ts";
+import type { Gateway, GatewayClass, GRPCRoute, HTTPRoute, Namespace, ReferenceGrant } from "../model/gateway.ts";
 
 /** One change from a source (a watch stream or the --manifests files), already validated. */
 export type StoreEvent<K extends Kind = Kind> =
@@ -21,6 +21,7 @@ export interface Snapshot {
   readonly gatewayClasses: ReadonlyMap<string, GatewayClass>;
   readonly gateways: ReadonlyMap<string, Gateway>;
   readonly httpRoutes: ReadonlyMap<string, HTTPRoute>;
+  readonly grpcRoutes: ReadonlyMap<string, GRPCRoute>;
   readonly referenceGrants: ReadonlyMap<string, ReferenceGrant>;
 }
 

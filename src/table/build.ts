@@ -8,7 +8,7 @@
 // built once and handed out as they are (readonly types), not copied.
 // The incremental compiler builds host entries one by one (buildHost) and reuses the
 // unchanged ones in the next table (assembleTable).
-import { orderStages, type StagePolicy } from "../policy/stages.ts";
+import { deepFreeze, type StagePolicy } from "../policy/stages.ts";
 import { compileRewriteTarget, needsRewrite } from "../regex/index.ts";
 import { buildRegexRoutes, compilePath, matchRegex } from "./regex.ts";
 import { type RegexLocationSpec } from "./types.ts";
@@ -130,13 +130,17 @@ function rootOf(route: Route | null, host: string, via: Match["via"], regexMode:
 }
 
 /**
- * `base` (the route `/` would reach) answering `/` with the host's app-root first. No HSTS on
- * it: ingress-nginx adds the header in its locations' header filter, and this answer comes
- * from the server block.
+ * `base` (the route `/` would reach) answering `/` with the host's app-root. The answer comes
+ * from the server block (nginx's server-level `if`, in the server's rewrite phase, before a
+ * location is chosen), so of `base`'s stages (compile/stages.ts assembled them) only the
+ * client-certificate check, which nginx makes when it reads the request, comes before it, and
+ * none of the location's can follow: the app-root answers every request for `/`. So the list
+ * is `base`'s `certificate` stage and the app-root, already in stage order, not re-sorted. No
+ * HSTS on it: ingress-nginx adds the header in its locations' header filter.
  */
 function withAppRoot(base: Route, policy: StagePolicy): Route {
-  const others = base.options.stages?.filter((p) => p.kind !== K.APP_ROOT.id) ?? [];
-  return { ...base, options: { ...base.options, hsts: false, stages: orderStages([policy, ...others]) } };
+  const stages = Object.freeze([...(base.options.stages?.filter((p) => p.stage === "certificate") ?? []), deepFreeze(policy)]);
+  return { ...base, options: { ...base.options, hsts: false, stages } };
 }
 
 /**
@@ -171,7 +175,7 @@ function wwwRedirectOf(host: string, sorted: readonly Route[]): Match | null {
   if (marked === undefined) return null;
   const policy = stagePolicy(K.WWW_REDIRECT, { to: host });
   // No HSTS: ingress-nginx's redirect server has no location, where its header filter runs.
-  const options = { ...marked.options, hsts: false, stages: orderStages([policy]) };
+  const options = { ...marked.options, hsts: false, stages: Object.freeze([deepFreeze(policy)]) };
   const route: Route = { ...marked, host: otherWwwName(host), path: "/", pathType: "Prefix", options };
   return { route, hostKey: otherWwwName(host), via: "exact-host" };
 }

@@ -10,11 +10,12 @@
 //    hostname are merged;
 // 2. within the routes attached there, the route hostnames in precedence order (exact, then
 //    the longest wildcard, then routes without hostnames), each list in match precedence:
-//    Exact path, then the longest PathPrefix, then a method, then more header matches, then
-//    more query matches, then the oldest route, then namespace/name, then rule and match
-//    order. The first matching entry wins.
+//    Exact path, then the longest PathPrefix, then the longest RegularExpression, then a
+//    method, then more header matches, then more query matches, then the oldest route, then
+//    namespace/name, then rule and match order. The first matching entry wins.
 // Nothing matched → null: the request goes on to the Ingress table.
-import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes, Match } from "./types.ts";
+import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes, HeaderMatch, Match } from "./types.ts";
+import { compileHeaderPattern, compilePathRegex } from "../regex/index.ts";
 
 /** What matching reads of a request. */
 export interface GatewayRequest {
@@ -73,22 +74,121 @@ function decode(s: string): string {
   }
 }
 
+// The query as parameters, parsed once per query string (the last one this process saw). A
+// lookup asks it once per query match, and routes may hold thousands: parsed per match, a
+// query of 2000 parameters cost about 0.3 ms a match (measured), so well over half a second a
+// request, which any client could ask for. Keyed by the query text, one parse serves a whole
+// lookup (and the next request's, when it has the same query).
+let parsedQuery: string | null = null;
+let parsedParams: ReadonlyMap<string, string> = new Map();
+
+function parseQuery(query: string): ReadonlyMap<string, string> {
+  const out = new Map<string, string>();
+  for (const part of query.split("&")) {
+    const eq = part.indexOf("=");
+    const name = decode(eq === -1 ? part : part.slice(0, eq));
+    if (!out.has(name)) out.set(name, eq === -1 ? "" : decode(part.slice(eq + 1)));
+  }
+  return out;
+}
+
 /** The first value of a query parameter (repeated names are implementation-specific: HTTPQueryParamMatch). */
 export function queryValue(query: string, name: string): string | null {
   if (query === "") return null;
-  for (const part of query.split("&")) {
-    const eq = part.indexOf("=");
-    if (decode(eq === -1 ? part : part.slice(0, eq)) !== name) continue;
-    return eq === -1 ? "" : decode(part.slice(eq + 1));
+  if (query !== parsedQuery) {
+    parsedParams = parseQuery(query);
+    parsedQuery = query;
   }
-  return null;
+  return parsedParams.get(name) ?? null;
+}
+
+// RegularExpression matches (implementation-specific in Gateway API; docs/design.md "Gateway
+// API"): a path is matched as ingress-nginx matches a use-regex path (`location ~* "^<path>"`:
+// anchored at the start, case-insensitive), a header or query value as canary-by-header-pattern
+// is (unanchored, case-sensitive), both on the linear-time engine (src/regex/). The table
+// crosses to the workers as data, so each process compiles a pattern on its first use, keyed by
+// the match object (it dies with the table). The compiler refused the patterns that do not
+// compile; one that did not here would match nothing.
+const NEVER = (): boolean => false;
+const pathRegexes = new WeakMap<GatewayMatch, (path: string) => boolean>();
+const valueRegexes = new WeakMap<HeaderMatch, (value: string) => boolean>();
+
+/**
+ * What RegularExpression matches may scan in one lookup: each test costs its text's length plus
+ * REGEX_TEST_COST. The engine is linear, but linear in the text times the pattern (up to 1000
+ * instructions): an unanchored `.*` or `(.*)(.*)(.*)` over an 8 KiB header took 5 to 12 ms on
+ * re2js (measured), and routes may hold thousands of such matches, each tried in turn on a
+ * request that reaches them, on the worker's one thread: seconds per request, for any client.
+ * The budget bounds a request's regex work whatever the routes hold (about 0.2 s at the very
+ * worst) and stays far above what ordinary matches spend (a thousand tests of 50-character
+ * paths or values). Once it is spent, every further RegularExpression match of the lookup does
+ * not match: the request goes where it would go without them (docs/design.md "Gateway API").
+ */
+export const REGEX_LOOKUP_BUDGET = 131_072;
+const REGEX_TEST_COST = 32;
+let regexLeft = REGEX_LOOKUP_BUDGET;
+
+/** Starts one lookup's regex budget (findGatewayEntry, explain's walk). */
+export function startLookup(): void {
+  regexLeft = REGEX_LOOKUP_BUDGET;
+}
+
+function spend(text: string): boolean {
+  const cost = text.length + REGEX_TEST_COST;
+  if (cost > regexLeft) {
+    regexLeft = 0;
+    return false;
+  }
+  regexLeft -= cost;
+  return true;
+}
+
+function regexPath(m: GatewayMatch, path: string): boolean {
+  if (!spend(path)) return false;
+  let test = pathRegexes.get(m);
+  if (test === undefined) {
+    const c = compilePathRegex(m.path);
+    test = c.ok ? (p) => c.re.test(p) : NEVER;
+    pathRegexes.set(m, test);
+  }
+  return test(path);
+}
+
+function valueMatches(h: HeaderMatch, value: string | null): boolean {
+  if (h.regex !== true) return value === h.value;
+  if (value === null || !spend(value)) return false;
+  let test = valueRegexes.get(h);
+  if (test === undefined) {
+    const c = compileHeaderPattern(h.value);
+    test = c.ok ? (v) => c.re.test(v) : NEVER;
+    valueRegexes.set(h, test);
+  }
+  return test(value);
+}
+
+/**
+ * A gRPC call's path `/<service>/<method>` with any one service and this method (`suffix` is
+ * `/<method>`): GRPCMethodMatch with a method and no service.
+ */
+export function grpcMethodMatches(suffix: string, path: string): boolean {
+  const at = path.length - suffix.length;
+  return at > 1 && path.charCodeAt(0) === 47 && path.endsWith(suffix) && path.indexOf("/", 1) === at;
 }
 
 export function matchesRequest(m: GatewayMatch, req: GatewayRequest): boolean {
-  if (m.pathType === "Exact" ? req.path !== m.path : !prefixMatches(m.path, req.path)) return false;
+  if (
+    m.pathType === "Exact"
+      ? req.path !== m.path
+      : m.pathType === "PathPrefix"
+        ? !prefixMatches(m.path, req.path)
+        : m.pathType === "GRPCMethod"
+          ? !grpcMethodMatches(m.path, req.path)
+          : !regexPath(m, req.path)
+  )
+    return false;
   if (m.method !== null && m.method !== req.method) return false;
-  for (const h of m.headers) if (req.header(h.name) !== h.value) return false;
-  for (const q of m.query) if (queryValue(req.query, q.name) !== q.value) return false;
+  for (const h of m.headers) if (!valueMatches(h, req.header(h.name))) return false;
+  for (const q of m.query) if (!valueMatches(q, queryValue(req.query, q.name))) return false;
   return true;
 }
 
@@ -99,6 +199,7 @@ export function findGatewayEntry(routes: GatewayRoutes, https: boolean, req: Gat
   const lkey = bestHostname(listeners.keys(), req.host);
   if (lkey === undefined) return null;
   const idx = listeners.get(lkey)!;
+  regexLeft = REGEX_LOOKUP_BUDGET;
   const exact = idx.exact.get(req.host);
   if (exact !== undefined) for (const e of exact) if (matchesRequest(e.match, req)) return e;
   for (const [p, l] of idx.wildcards) {

@@ -6,7 +6,7 @@
 // read (proxy/policies/client-cert.ts).
 import { needsClientCertificates } from "./client-certs.ts";
 import { allRoutes } from "./routes.ts";
-import type { Backend, Route, RouteTable } from "./types.ts";
+import type { Backend, GatewayEntry, GatewayRoutes, Route, RouteTable } from "./types.ts";
 
 const known = new WeakMap<RouteTable, boolean>();
 
@@ -20,11 +20,25 @@ function routeAnswersGrpc(route: Route): boolean {
 
 const grpcKnown = new WeakMap<RouteTable, boolean>();
 
+/** A Gateway API route with a gRPC backend (a GRPCRoute's: compile/gateway/grpcroute.ts). */
+function gatewayAnswersGrpc(g: GatewayRoutes | null | undefined): boolean {
+  if (g === null || g === undefined) return false;
+  const any = (list: readonly GatewayEntry[] | null) => list !== null && list.some((e) => e.choices.some((c) => routeAnswersGrpc(c.match.route)));
+  for (const listeners of [g.http, g.https]) {
+    for (const hosts of listeners.values()) {
+      if (any(hosts.any)) return true;
+      for (const list of hosts.exact.values()) if (any(list)) return true;
+      for (const [, list] of hosts.wildcards) if (any(list)) return true;
+    }
+  }
+  return false;
+}
+
 /** True when some route (or its canary) has a gRPC backend: the plain port then needs h2c with trailers (serving/plain.ts). Cached per table object. */
 export function answersGrpc(table: RouteTable): boolean {
   let v = grpcKnown.get(table);
   if (v === undefined) {
-    v = (table.defaultRoute !== null && routeAnswersGrpc(table.defaultRoute)) || allRoutes(table).some(routeAnswersGrpc);
+    v = (table.defaultRoute !== null && routeAnswersGrpc(table.defaultRoute)) || allRoutes(table).some(routeAnswersGrpc) || gatewayAnswersGrpc(table.gateway);
     grpcKnown.set(table, v);
   }
   return v;

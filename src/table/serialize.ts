@@ -4,7 +4,7 @@ import { redactStage, type StagePolicy } from "../policy/stages.ts";
 import type { RegexLocationSpec } from "./types.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
-import type { GatewayEntry, GatewayHosts, GatewayMatch } from "./types.ts";
+import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes } from "./types.ts";
 
 export interface SerializedRoute {
   readonly path: string;
@@ -12,6 +12,8 @@ export interface SerializedRoute {
   readonly declaredPathType: string;
   readonly source: Route["source"];
   readonly ingress: string;
+  /** Set on a GRPCRoute's rule (Gateway API part): `ingress` then names that GRPCRoute, not an HTTPRoute. */
+  readonly kind?: "GRPCRoute";
   /** `rules[i].paths[j]`, or "" for default routes. */
   readonly rule: string;
   readonly backend: string;
@@ -61,6 +63,8 @@ export interface SerializedTable {
   readonly aliases?: Readonly<Record<string, string>>;
   /** Gateway API rules (RouteTable.gateway) in lookup order; absent when there are none. */
   readonly gateway?: readonly SerializedGatewayListener[];
+  /** With --gateway-ports: each Gateway's own port and its rules (RouteTable.gatewayPorts), by port; absent otherwise. */
+  readonly gatewayPorts?: readonly { readonly port: number; readonly gateway: string; readonly declared: number; readonly https: boolean; readonly listeners: readonly SerializedGatewayListener[] }[];
 }
 
 /** One listener hostname of Portico's HTTP or HTTPS port, its route hostnames and their entries. */
@@ -97,6 +101,7 @@ function route(r: Route): SerializedRoute {
     declaredPathType: r.declaredPathType,
     source: r.source,
     ingress: r.ingress.namespace || r.ingress.name ? `${r.ingress.namespace}/${r.ingress.name}` : "",
+    ...(r.ingress.kind === undefined ? {} : { kind: r.ingress.kind }),
     rule: r.ruleIndex < 0 ? "" : `rules[${r.ruleIndex}].paths[${r.pathIndex}]`,
     backend: r.backend.id,
     tls: r.tls,
@@ -165,7 +170,7 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
   }));
   if (table.defaultRoute) backends.set(table.defaultRoute.backend.id, table.defaultRoute.backend);
   const gateway: SerializedGatewayListener[] = [];
-  if (table.gateway) {
+  const ofGateway = (g: GatewayRoutes, out: SerializedGatewayListener[]) => {
     const entries = (es: readonly GatewayEntry[]) =>
       es.map((e) => ({
         match: e.match,
@@ -182,12 +187,20 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
           ...h.wildcards.map(([k, es]) => ({ hostname: k, entries: entries(es) })),
           ...(h.any ? [{ hostname: "*", entries: entries(h.any) }] : []),
         ];
-        gateway.push({ port, listenerHostname: key, hosts });
+        out.push({ port, listenerHostname: key, hosts });
       }
     };
-    listeners("http", table.gateway.http);
-    listeners("https", table.gateway.https);
-  }
+    listeners("http", g.http);
+    listeners("https", g.https);
+  };
+  if (table.gateway) ofGateway(table.gateway, gateway);
+  const gatewayPorts = [...(table.gatewayPorts ?? [])]
+    .sort(([a], [b]) => a - b)
+    .map(([port, g]) => {
+      const out: SerializedGatewayListener[] = [];
+      if (g.routes !== null) ofGateway(g.routes, out);
+      return { port, gateway: g.gateway, declared: g.declared, https: g.https, listeners: out };
+    });
   const ids = [...backends.keys()].sort();
   return {
     ...(generation === undefined ? {} : { generation }),
@@ -197,5 +210,6 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
     backends: ids.map((id) => backend(backends.get(id) as Backend)),
     ...(table.aliasKeys.size === 0 ? {} : { aliases: Object.fromEntries([...table.aliasKeys].sort((a, b) => (a[0] < b[0] ? -1 : 1))) }),
     ...(gateway.length === 0 ? {} : { gateway }),
+    ...(gatewayPorts.length === 0 ? {} : { gatewayPorts }),
   };
 }

@@ -106,7 +106,8 @@ export interface RetryPolicy {
 export type PathType = "Exact" | "Prefix";
 
 export interface Route {
-  readonly ingress: { readonly namespace: string; readonly name: string };
+  /** The Ingress, or the Gateway API route (`kind` set for a GRPCRoute; unset: an HTTPRoute's or an Ingress's). */
+  readonly ingress: { readonly namespace: string; readonly name: string; readonly kind?: "GRPCRoute" };
   /** Host as written in the rule (lowercased), `*.foo.com`, or null for hostless rules and defaults. */
   readonly host: string | null;
   /** The rule path as written in regex mode, its routed (normalised) form otherwise; "/" for defaults. */
@@ -273,6 +274,24 @@ export interface RouteTable {
    * no HTTPRoute is attached, so Ingress-only tables cost one property check per request.
    */
   readonly gateway?: GatewayRoutes | null;
+  /**
+   * With --gateway-ports: each Gateway's own ports, by Portico port (docs/design.md "Gateways
+   * with their own address"). A request on one of them is asked of that Gateway's rules only;
+   * `gateway` above then holds none. Absent or null otherwise, and the listeners are chosen
+   * per port when the table changes, never per request.
+   */
+  readonly gatewayPorts?: ReadonlyMap<number, GatewayPort> | null;
+}
+
+/** One port of one Gateway (--gateway-ports). */
+export interface GatewayPort {
+  /** The Gateway, `namespace/name`. */
+  readonly gateway: string;
+  /** The listener port the Gateway declares: its Service's port, and what redirects use. */
+  readonly declared: number;
+  readonly https: boolean;
+  /** That Gateway's rules on that port; null while none is attached (every request: 404). */
+  readonly routes: GatewayRoutes | null;
 }
 
 export interface Match {
@@ -326,11 +345,14 @@ export interface HeaderMatch {
   /** Lowercased for headers (RFC 9110 §5.1); as written for query parameters (case-sensitive). */
   readonly name: string;
   readonly value: string;
+  /** A RegularExpression match (`value` is the pattern: table/gateway.ts); absent for Exact. */
+  readonly regex?: true;
 }
 
 export interface GatewayMatch {
-  readonly pathType: "Exact" | "PathPrefix";
-  /** Exact: as written. PathPrefix: without a trailing `/` ("" for `/`). */
+  /** GRPCMethod: a GRPCRoute method match without a service (compile/gateway/grpcroute.ts). */
+  readonly pathType: "Exact" | "PathPrefix" | "RegularExpression" | "GRPCMethod";
+  /** Exact and RegularExpression: as written. PathPrefix: without a trailing `/` ("" for `/`). GRPCMethod: `/<method>`. */
   readonly path: string;
   readonly method: string | null;
   readonly headers: readonly HeaderMatch[];

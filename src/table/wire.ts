@@ -32,7 +32,7 @@ import { assembleTable, buildHost, patchTable, viaOf } from "./build.ts";
 import { deepFreeze, type StagePolicy } from "../policy/stages.ts";
 import type { RegexLocationSpec } from "./types.ts";
 import type { Backend, HostRoutes, Match, Route, RouteCanary, RouteErrorPages, RouteOptions, RouteTable, Upstream } from "./types.ts";
-import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes } from "./types.ts";
+import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayPort, GatewayRoutes } from "./types.ts";
 
 export const WIRE_VERSION = 3;
 
@@ -98,6 +98,17 @@ export interface WireDelta {
    * listener hostname groups and route hostname lists that are not the same objects.
    */
   readonly gatewayDelta?: WireGatewayDelta;
+  /** Absent: the Gateways' own ports did not change; null: there are none now; else all of them. */
+  readonly gatewayPorts?: readonly WireGatewayPort[] | null;
+}
+
+/** One Gateway's own port (RouteTable.gatewayPorts). */
+interface WireGatewayPort {
+  readonly port: number;
+  readonly gateway: string;
+  readonly declared: number;
+  readonly https: boolean;
+  readonly routes: WireGateway | null;
 }
 
 /** One listener hostname group's changes: removed, or its changed route hostname lists. */
@@ -140,6 +151,8 @@ export interface WireTable {
   readonly v: typeof WIRE_VERSION;
   /** Absent: none (RouteTable.gateway). */
   readonly gateway?: WireGateway;
+  /** Absent: none (RouteTable.gatewayPorts). */
+  readonly gatewayPorts?: readonly WireGatewayPort[];
   readonly backends: readonly WireBackend[];
   /** Every host entry of the table, in table order, those with no routes included. */
   readonly hosts: readonly WireHost[];
@@ -326,6 +339,16 @@ function encodeGateway(g: GatewayRoutes, route: (r: Route) => WireRoute): WireGa
   return { http: hosts(g.http), https: hosts(g.https) };
 }
 
+function encodeGatewayPorts(m: ReadonlyMap<number, GatewayPort>, route: (r: Route) => WireRoute): WireGatewayPort[] {
+  return [...m].map(([port, g]) => ({ port, gateway: g.gateway, declared: g.declared, https: g.https, routes: g.routes === null ? null : encodeGateway(g.routes, route) }));
+}
+
+function decodeGatewayPorts(w: readonly WireGatewayPort[], route: (r: WireRoute) => Route): ReadonlyMap<number, GatewayPort> {
+  return new Map(
+    w.map((g) => [g.port, Object.freeze({ gateway: g.gateway, declared: g.declared, https: g.https, routes: g.routes === null ? null : decodeGateway(g.routes, route) })] as const),
+  );
+}
+
 function decodeGateway(w: WireGateway, route: (r: WireRoute) => Route): GatewayRoutes {
   const entry = gatewayEntryDecoder(route);
   const hosts = (l: readonly WireGatewayHosts[]): Map<string, GatewayHosts> =>
@@ -353,6 +376,7 @@ export function encodeTable(table: RouteTable, registry?: BackendRegistry): Wire
     backends: enc.backends,
     aliases: [...table.aliasKeys],
     ...(table.gateway ? { gateway: encodeGateway(table.gateway, enc.route) } : {}),
+    ...(table.gatewayPorts ? { gatewayPorts: encodeGatewayPorts(table.gatewayPorts, enc.route) } : {}),
   };
   if (registry) {
     registry.clear();
@@ -438,7 +462,8 @@ export function decodeTable(wire: WireTable, registry?: BackendRegistry, o: Deco
     entries.reduce((n, e) => n + e.routes.length, 0),
     new Map(wire.aliases),
   );
-  const table = wire.gateway ? Object.freeze({ ...assembled, gateway: decodeGateway(wire.gateway, route) }) : assembled;
+  const withGateway = wire.gateway ? Object.freeze({ ...assembled, gateway: decodeGateway(wire.gateway, route) }) : assembled;
+  const table = wire.gatewayPorts ? Object.freeze({ ...withGateway, gatewayPorts: decodeGatewayPorts(wire.gatewayPorts, route) }) : withGateway;
   if (registry) {
     registry.clear();
     for (const b of backends) registry.set(b.id, b);
@@ -487,6 +512,8 @@ export function encodeDelta(prev: RouteTable, next: RouteTable, registry: Backen
     backends: enc.backends,
     ...(next.aliasKeys === prev.aliasKeys ? {} : { aliases: [...next.aliasKeys] }),
     ...gatewayChange(prev.gateway ?? null, next.gateway ?? null, enc.route),
+    // Sent whole when changed: a few ports, each one Gateway's rules.
+    ...((prev.gatewayPorts ?? null) === (next.gatewayPorts ?? null) ? {} : { gatewayPorts: next.gatewayPorts ? encodeGatewayPorts(next.gatewayPorts, enc.route) : null }),
   };
   for (const b of enc.sent) registry.set(b.id, b);
   return delta;
@@ -520,7 +547,9 @@ export function applyDelta(current: RouteTable, delta: WireDelta, registry: Back
     if (gateway === null) throw new Error("route table delta: Gateway API changes to a table without a Gateway API part");
     gateway = applyGatewayDelta(gateway, delta.gatewayDelta, route);
   }
-  const table = gateway === null ? patched : Object.freeze({ ...patched, gateway });
+  const gatewayPorts = delta.gatewayPorts === undefined ? (current.gatewayPorts ?? null) : delta.gatewayPorts === null ? null : decodeGatewayPorts(delta.gatewayPorts, route);
+  const withGateway = gateway === null ? patched : Object.freeze({ ...patched, gateway });
+  const table = gatewayPorts === null ? withGateway : Object.freeze({ ...withGateway, gatewayPorts });
   for (const b of backends) registry.set(b.id, b);
   return table;
 }

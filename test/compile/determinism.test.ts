@@ -38,6 +38,7 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith(".yaml"))) {
       gatewayClasses: reversed(s.gatewayClasses),
       gateways: reversed(s.gateways),
       httpRoutes: reversed(s.httpRoutes),
+      grpcRoutes: reversed(s.grpcRoutes),
       referenceGrants: reversed(s.referenceGrants),
     };
     const view = (snap: Snapshot) => {

@@ -50,5 +50,5 @@ export function syntheticSnapshot(n: number): Snapshot {
       },
     ]);
   }
-  return { ingresses, ingressClasses, services, endpointSlices, secrets, namespaces: new Map(), gatewayClasses: new Map(), gateways: new Map(), httpRoutes: new Map(), referenceGrants: new Map() };
+  return { ingresses, ingressClasses, services, endpointSlices, secrets, namespaces: new Map(), gatewayClasses: new Map(), gateways: new Map(), httpRoutes: new Map(), grpcRoutes: new Map(), referenceGrants: new Map() };
 }

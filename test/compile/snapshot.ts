@@ -5,7 +5,7 @@ import { isKind, objectKey, parseObject, type Kind, type KindObjects } from "../
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
 import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../../src/model/schemas.ts";
 import type { Snapshot } from "../../src/store/types.ts";
-import type { Gateway, GatewayClass, HTTPRoute, Namespace, ReferenceGrant } from "../../src/model/gateway.ts";
+import type { Gateway, GatewayClass, GRPCRoute, HTTPRoute, Namespace, ReferenceGrant } from "../../src/model/gateway.ts";
 
 export interface FixtureRequest {
   readonly host: string;
@@ -32,6 +32,7 @@ export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[K
   const gatewayClasses = new Map<string, GatewayClass>();
   const gateways = new Map<string, Gateway>();
   const httpRoutes = new Map<string, HTTPRoute>();
+  const grpcRoutes = new Map<string, GRPCRoute>();
   const referenceGrants = new Map<string, ReferenceGrant>();
   const key = (o: { metadata: { name: string; namespace?: string } }) =>
     objectKey({ name: o.metadata.name, namespace: o.metadata.namespace ?? "default" });
@@ -45,6 +46,7 @@ export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[K
       case "GatewayClass": gatewayClasses.set(object.metadata.name, object as GatewayClass); break;
       case "Gateway": gateways.set(key(object), object as Gateway); break;
       case "HTTPRoute": httpRoutes.set(key(object), object as HTTPRoute); break;
+      case "GRPCRoute": grpcRoutes.set(key(object), object as GRPCRoute); break;
       case "ReferenceGrant": referenceGrants.set(key(object), object as ReferenceGrant); break;
       case "EndpointSlice": {
         const s = object as EndpointSlice;
@@ -56,7 +58,7 @@ export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[K
       }
     }
   }
-  return { ingresses, ingressClasses, services, endpointSlices, secrets, namespaces, gatewayClasses, gateways, httpRoutes, referenceGrants };
+  return { ingresses, ingressClasses, services, endpointSlices, secrets, namespaces, gatewayClasses, gateways, httpRoutes, grpcRoutes, referenceGrants };
 }
 
 export function loadFixture(text: string): Fixture {

@@ -32,6 +32,10 @@ export const OBJECTS: Record<Kind, (ns: string, name: string) => Record<string, 
     metadata: { name, namespace: ns },
     spec: { parentRefs: [{ name: "gw" }], hostnames: [`${name}.example.test`], rules: [{ backendRefs: [{ name: "web", port: 80 }] }] },
   }),
+  GRPCRoute: (ns, name) => ({
+    metadata: { name, namespace: ns },
+    spec: { parentRefs: [{ name: "gw" }], hostnames: [`${name}.example.test`], rules: [{ backendRefs: [{ name: "web", port: 80 }] }] },
+  }),
   ReferenceGrant: (ns, name) => ({
     metadata: { name, namespace: ns },
     spec: { from: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", namespace: "default" }], to: [{ group: "", kind: "Service" }] },

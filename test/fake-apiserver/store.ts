@@ -30,6 +30,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
   { group: "gateway.networking.k8s.io", version: "v1", resource: "gatewayclasses", kind: "GatewayClass", namespaced: false, hasStatus: true },
   { group: "gateway.networking.k8s.io", version: "v1", resource: "gateways", kind: "Gateway", namespaced: true, hasStatus: true },
   { group: "gateway.networking.k8s.io", version: "v1", resource: "httproutes", kind: "HTTPRoute", namespaced: true, hasStatus: true },
+  { group: "gateway.networking.k8s.io", version: "v1", resource: "grpcroutes", kind: "GRPCRoute", namespaced: true, hasStatus: true },
   { group: "gateway.networking.k8s.io", version: "v1beta1", resource: "referencegrants", kind: "ReferenceGrant", namespaced: true, hasStatus: false },
 ];
 

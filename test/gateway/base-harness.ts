@@ -24,7 +24,11 @@ export interface Echo {
   stop(): void;
 }
 
-/** Answers JSON: which backend, the path and query, and the request headers; `?delay=` holds the answer back. */
+/**
+ * Answers JSON: which backend, the path and query, and the request headers; `?delay=` holds the
+ * answer back; `X-Echo-Set-Header: name:value,name:value` sets those response fields, as the
+ * conformance echo server does (the suite's BackendSetResponseHeaders).
+ */
 function echo(name: string): Echo {
   const log: string[] = [];
   const server = Bun.serve({
@@ -32,11 +36,16 @@ function echo(name: string): Echo {
     port: 0,
     async fetch(req) {
       const u = new URL(req.url);
-      if (log.length < 1000) log.push(`${req.method} ${u.pathname}${u.search} ${req.headers.get("host")}`);
+      if (log.length < 5000) log.push(`${req.method} ${u.pathname}${u.search} ${req.headers.get("host")}`);
       // The conformance echo server's `?delay=1s`: the answer waits (the timeout tests).
       const delay = /^([0-9]+)(ms|s)$/.exec(u.searchParams.get("delay") ?? "");
       if (delay) await Bun.sleep(Number(delay[1]) * (delay[2] === "s" ? 1000 : 1));
-      return Response.json({ backend: name, path: u.pathname + u.search, headers: Object.fromEntries(req.headers) });
+      const set = new Headers();
+      for (const pair of (req.headers.get("x-echo-set-header") ?? "").split(",")) {
+        const at = pair.indexOf(":");
+        if (at > 0) set.append(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
+      }
+      return Response.json({ backend: name, path: u.pathname + u.search, headers: Object.fromEntries(req.headers) }, { headers: set });
     },
   });
   return { name, port: server.port as number, log, stop: () => void server.stop(true) };
@@ -81,7 +90,7 @@ function backendService(ns: string, name: string): void {
  * the echo backends) in a fake API server, and one Portico watching it, for the file that calls
  * this; `tag` names its temp folder and pod.
  */
-export function conformanceBase(tag: string): void {
+export function conformanceBase(tag: string, opts: { readonly args?: () => string[]; readonly before?: () => void } = {}): void {
   beforeAll(async () => {
     api = await startFakeApiServer({ token: "gw-token", bookmarkIntervalMs: 500 });
     dir = mkdtempSync(join(tmpdir(), `portico-${tag}-`));
@@ -94,7 +103,8 @@ export function conformanceBase(tag: string): void {
     for (const v of ["v1", "v2", "v3"]) backendService(INFRA, `infra-backend-${v}`);
     backendService(APP, "app-backend-v1");
     backendService(WEB, "web-backend");
-    portico = await startPortico(["--kubeconfig", join(dir, "kubeconfig"), "--publish-status-address", "192.0.2.10", "--election-namespace", "default", "--access-log", "off"], {
+    opts.before?.();
+    portico = await startPortico(["--kubeconfig", join(dir, "kubeconfig"), ...(opts.args?.() ?? ["--publish-status-address", "192.0.2.10"]), "--election-namespace", "default", "--access-log", "off"], {
       env: { POD_NAME: `portico-${tag}-0` },
     });
   });
@@ -115,6 +125,10 @@ export interface Answer {
   path: string | null;
   headers: Record<string, string>;
   location: string | null;
+  /** The answer's own fields (lowercased names; a repeated field joined as Headers joins it). */
+  response: Record<string, string>;
+  /** Its Set-Cookie lines, each on its own. */
+  cookies: string[];
 }
 
 export async function ask(path: string, init: { host?: string; headers?: Record<string, string>; method?: string } = {}): Promise<Answer> {
@@ -126,7 +140,7 @@ export async function ask(path: string, init: { host?: string; headers?: Record<
   } catch {
     // Portico's own answer (404, 500, a redirect)
   }
-  return { status: res.status, backend: body.backend ?? null, path: body.path ?? null, headers: body.headers ?? {}, location: res.headers.get("location") };
+  return { status: res.status, backend: body.backend ?? null, path: body.path ?? null, headers: body.headers ?? {}, location: res.headers.get("location"), response: Object.fromEntries(res.headers), cookies: res.headers.getSetCookie() };
 }
 
 /** Wait until `path` is served as expected (the change went live), then return the answer. */

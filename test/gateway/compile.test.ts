@@ -479,7 +479,8 @@ data: { tls.crt: SGVsbG8gd29ybGQK, tls.key: SGVsbG8gd29ybGQK }`,
     const refs = (name: string) => w.listener(`${INFRA}/${name}`, "https").conditions.find((c) => c.type === "ResolvedRefs");
     for (const name of ["gateway-certificate-nonexistent-secret", "gateway-certificate-unsupported-group", "gateway-certificate-unsupported-kind", "gateway-certificate-malformed-secret"]) {
       expect({ name, ...refs(name) }).toMatchObject({ name, status: "False", reason: "InvalidCertificateRef" });
-      expect(w.listener(`${INFRA}/${name}`, "https").supportedKinds).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }]);
+      // Upstream asks for HTTPRoute among them (listenersMatch: the expected kinds are present).
+      expect(w.listener(`${INFRA}/${name}`, "https").supportedKinds).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }, { group: "gateway.networking.k8s.io", kind: "GRPCRoute" }]);
     }
     expect(refs("gateway-secret-missing-reference-grant")).toMatchObject({ status: "False", reason: "RefNotPermitted" });
   });
@@ -540,7 +541,7 @@ spec: { gatewayClassName: portico, listeners: [${listener}] }`;
     expect(w.listener(`${INFRA}/same-namespace`, "http").attachedRoutes).toBe(1);
   });
 
-  test("HTTPRouteMultipleGateways: statuses and the shared route pass; the dedicated routes cannot be told apart (README: Gateways share Portico's address)", () => {
+  test("HTTPRouteMultipleGateways on the shared ports: statuses and the shared route pass; the dedicated routes cannot be told apart (with --gateway-ports it passes whole: multiple-gateways.test.ts)", () => {
     // conformance/tests/httproute-multiple-gateways.yaml.
     const w = World.of(
       GATEWAYS["same-namespace"],
@@ -562,10 +563,10 @@ spec: { gatewayClassName: portico, listeners: [${listener}] }`;
     // "shared route is accessible and routed to infra-backend-v1" through either Gateway.
     expect(w.answer({ path: "/shared" })).toBe(V1);
     // The upstream test wants "/" to reach v2 through same-namespace and v3 through
-    // all-namespaces. Both Gateways are served on Portico's one HTTP port and publish one
-    // address, so a request carries nothing that tells them apart: their rules are merged in
-    // precedence order, and at equal precedence and age the namespace/name order picks
-    // all-namespaces-dedicated-route for both (the limit documented in README "Gateway API").
+    // all-namespaces. Without --gateway-ports both Gateways are served on Portico's one HTTP
+    // port and publish one address, so a request carries nothing that tells them apart: their
+    // rules are merged in precedence order, and at equal precedence and age the namespace/name
+    // order picks all-namespaces-dedicated-route for both (README "Gateway API").
     expect(w.answer({ path: "/" })).toBe(V3);
   });
 
@@ -671,6 +672,60 @@ spec: { from: [${from}], to: [${to}] }`;
     expect(w.answer({ path: "/lost-mirror" })).toBe(V2);
     expect((lost.choices[0]!.match.route.options.stages ?? []).map((s) => s.kind)).toEqual([]);
     expect(w.routeConditions(INFRA, "ext")[0]).toBe("Accepted=False/UnsupportedValue ResolvedRefs=False/BackendNotFound");
+  });
+
+  test("ResponseHeaderModifier and CORS from --manifests: framing fields and values the CRD refuses are UnsupportedValue (the rule answers 500)", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("resp", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /length } }]
+      filters: [{ type: ResponseHeaderModifier, responseHeaderModifier: { set: [{ name: Content-Length, value: "0" }] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /te } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080, filters: [{ type: ResponseHeaderModifier, responseHeaderModifier: { remove: [Transfer-Encoding] } }] }]
+    - matches: [{ path: { type: PathPrefix, value: /crlf } }]
+      filters: [{ type: ResponseHeaderModifier, responseHeaderModifier: { add: [{ name: x-a, value: "a\\r\\nInjected: 1" }] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /origin } }]
+      filters: [{ type: CORS, cors: { allowOrigins: ["https://a.com/path"] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /star } }]
+      filters: [{ type: CORS, cors: { allowOrigins: ["*", "https://a.com"] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /method } }]
+      filters: [{ type: CORS, cors: { allowOrigins: ["https://a.com"], allowMethods: [get] } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /ok } }]
+      filters:
+        - { type: CORS, cors: { allowOrigins: ["https://*.a.com"] } }
+        - { type: ResponseHeaderModifier, responseHeaderModifier: { set: [{ name: X-Ok, value: "1" }] } }
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]`));
+    for (const p of ["/length", "/te", "/crlf", "/origin", "/star", "/method"]) expect(`${p} ${w.answer({ path: p })}`).toBe(`${p} 500`);
+    expect(w.answer({ path: "/ok" })).toBe(V2);
+    // CORS's default maxAge is 5 (HTTPCORSFilter.maxAge); the CORS policy runs before the response fields.
+    const ok = w.match({ path: "/ok" })!.choices[0]!.match.route.options.stages ?? [];
+    expect(ok.map((s) => `${s.stage}:${s.kind}`)).toEqual(["cors:gateway-cors", "cors:gateway-response-headers"]);
+    expect(ok[0]!.params).toEqual({ origins: ["https://*.a.com"], methods: [], headers: [], expose: [], credentials: false, maxAge: 5 });
+    expect(w.routeConditions(INFRA, "resp")[0]).toStartWith("Accepted=False/UnsupportedValue");
+  });
+
+  test("RegularExpression matches: after Exact and PathPrefix, the longer pattern first; a pattern the linear-time engine refuses is UnsupportedValue", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("re", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: RegularExpression, value: "/a/.*" } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: RegularExpression, value: "/a/[a-z]+/x" } }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /a/b } }]
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]`), route("bad-re", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: RegularExpression, value: "/(?<=x)y" } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /h }, headers: [{ type: RegularExpression, name: x, value: "(a" }] }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`));
+    expect([w.answer({ path: "/a/b/x" }), w.answer({ path: "/a/c/x" }), w.answer({ path: "/a/c/y" }), w.answer({ path: "/A/C/X" })]).toEqual([V3, V2, V1, V2]);
+    expect(w.routeConditions(INFRA, "re")[0]).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs");
+    expect(w.routeConditions(INFRA, "bad-re")[0]).toStartWith("Accepted=False/UnsupportedValue");
+    expect(w.answer({ path: "/h" })).toBe("404");
   });
 
   test("rule timeouts become the response-head deadline; a request timeout also stops retries after it", () => {

@@ -39,7 +39,8 @@ describe("GATEWAY-HTTP core through a real Portico", () => {
     expect(gs.addresses).toEqual([{ type: "IPAddress", value: "192.0.2.10" }]);
     expect(conds(gs)).toEqual([`Accepted=True/Accepted@${gw.metadata.generation}`, `Programmed=True/Programmed@${gw.metadata.generation}`]);
     expect(gs.listeners.map((l) => l.name)).toEqual(["http"]);
-    expect(gs.listeners[0]!.supportedKinds).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }]);
+    // Both route kinds served on an HTTP listener (upstream checks that HTTPRoute is among them).
+    expect(gs.listeners[0]!.supportedKinds).toEqual([{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }, { group: "gateway.networking.k8s.io", kind: "GRPCRoute" }]);
     expect(conds(gs.listeners[0])).toEqual(["Accepted=True/Accepted@1", "ResolvedRefs=True/ResolvedRefs@1", "Programmed=True/Programmed@1", "Conflicted=False/NoConflicts@1"]);
     const gc = api.get("GatewayClass", null, "portico")!;
     expect(conds(gc.status)).toEqual([`Accepted=True/Accepted@${gc.metadata.generation}`]);

@@ -241,7 +241,8 @@ describe("list + watch", () => {
     await eventually(() => sink.syncedKinds.includes("Ingress") && api.openWatches("Ingress") === 1, 3_000, "synced and watching");
     api.injectLine("this is not json", "Ingress");
     api.injectLine('{"type":"ADDED"}', "Ingress");
-    api.injectLine(JSON.stringify({ type: "ADDED", object: { metadata: { name: "bad", namespace: "g", resourceVersion: "1" }, spec: { rules: [{ http: { paths: [{ path: "/", pathType: "Weird", backend: {} }] } }] } } }), "Ingress");
+    // At the resume point, so only the object is wrong (an older version is skipped whole: below).
+    api.injectLine(JSON.stringify({ type: "ADDED", object: { metadata: { name: "bad", namespace: "g", resourceVersion: source.state("Ingress").resourceVersion }, spec: { rules: [{ http: { paths: [{ path: "/", pathType: "Weird", backend: {} }] } }] } } }), "Ingress");
     api.create("Ingress", OBJECTS.Ingress("g", "good"));
     await eventually(() => sink.has("Ingress", "g", "good"), 3_000, "good object applied");
     expect(sink.has("Ingress", "g", "bad")).toBe(false);
@@ -260,6 +261,63 @@ describe("list + watch", () => {
     api.delete("Ingress", "g", "good");
     await eventually(() => !sink.has("Ingress", "g", "good"), 3_000, "invalid deletion applied");
   });
+  // A line the stream should never have carried: the resume point must stay where the server's
+  // own events left it (watch-parts.ts resumeAfter). Each line is followed by a wait for its
+  // effect, whichever it is: the point moving (as before) or the line counted as malformed.
+  async function injectAndSettle(source: KubeSource, line: object): Promise<void> {
+    const st = () => source.state("Ingress");
+    const [rv, malformed] = [st().resourceVersion, st().malformed];
+    api.injectLine(JSON.stringify(line), "Ingress");
+    await eventually(() => st().resourceVersion !== rv || st().malformed > malformed, 3_000, "the line read");
+  }
+
+  test("a watch line with an older resourceVersion is skipped and never moves the resume point back", async () => {
+    // History to replay: a watch resumed from an old version would deliver these again.
+    api.create("Ingress", OBJECTS.Ingress("rewind", "prior"));
+    api.delete("Ingress", "rewind", "prior");
+    const { sink, source } = start({ kinds: ["Ingress"] });
+    await eventually(() => sink.syncedKinds.includes("Ingress") && api.openWatches("Ingress") === 1, 3_000, "synced and watching");
+    const rv0 = source.state("Ingress").resourceVersion!;
+    const stale = OBJECTS.Ingress("rewind", "stale") as { metadata: Record<string, unknown> };
+    await injectAndSettle(source, { type: "BOOKMARK", object: { kind: "Ingress", apiVersion: "networking.k8s.io/v1", metadata: { resourceVersion: "1" } } });
+    expect(source.state("Ingress").resourceVersion).toBe(rv0);
+    await injectAndSettle(source, { type: "MODIFIED", object: { ...stale, metadata: { ...stale.metadata, resourceVersion: "1" } } });
+    expect(source.state("Ingress").resourceVersion).toBe(rv0);
+    expect(sink.has("Ingress", "rewind", "stale")).toBe(false);
+    expect(source.state("Ingress").malformed).toBe(2);
+    expect(log.text()).toContain(`resourceVersion 1 is older than ${rv0}`);
+    // Resumed from where the server's events left it: nothing of the past comes again.
+    const seen = sink.events.length;
+    api.dropWatches();
+    api.create("Ingress", OBJECTS.Ingress("rewind", "after"));
+    await eventually(() => sink.has("Ingress", "rewind", "after"), 4_000, "the Ingress created after the drop");
+    expect(sink.events.slice(seen).map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(["ADDED after"]);
+    const resumed = api.requests.filter((r) => r.watch && r.path === "/apis/networking.k8s.io/v1/ingresses").at(-1)!;
+    expect(new URLSearchParams(resumed.query).get("resourceVersion")).toBe(rv0);
+    expect(source.state("Ingress").lists).toBe(1);
+    api.delete("Ingress", "rewind", "after");
+  });
+
+  test("a resourceVersion the API server would refuse is never taken: the watch resumes after a drop", async () => {
+    const { sink, source } = start({ kinds: ["Ingress"] });
+    await eventually(() => sink.syncedKinds.includes("Ingress") && api.openWatches("Ingress") === 1, 3_000, "synced and watching");
+    const rv0 = source.state("Ingress").resourceVersion!;
+    await injectAndSettle(source, { type: "BOOKMARK", object: { metadata: { resourceVersion: "not-a-version" } } });
+    await injectAndSettle(source, { type: "ADDED", object: { metadata: { name: "junk", namespace: "refuse", resourceVersion: "18446744073709551616" } } });
+    await injectAndSettle(source, { type: "ADDED", object: { metadata: { namespace: "refuse", resourceVersion: "abc" } } });
+    expect(source.state("Ingress").resourceVersion).toBe(rv0);
+    expect(source.state("Ingress").malformed).toBe(3);
+    // The API server answers 400 to a watch from a version it cannot parse: had the loop taken
+    // one, no later change would ever arrive.
+    const from = api.requests.length;
+    api.dropWatches();
+    api.create("Ingress", OBJECTS.Ingress("refuse", "after"));
+    await eventually(() => sink.has("Ingress", "refuse", "after"), 4_000, "the Ingress created after the drop");
+    expect(api.requests.slice(from).filter((r) => r.status === 400)).toEqual([]);
+    expect(source.state("Ingress").lists).toBe(1);
+    api.delete("Ingress", "refuse", "after");
+  });
+
   // The stall timeout is 20 bookmark intervals of this server (100 ms), and the watches'
   // own timeoutSeconds is 5 min: only the stall watchdog can end a silent watch within the wait.
   const STALL = { stallTimeoutMs: 2000, watchTimeoutSeconds: () => 300 } as const;

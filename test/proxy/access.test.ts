@@ -3,7 +3,7 @@
 // header bytes it receives. Route options come from the real annotation parser and
 // compile/access.ts, as the compiler builds them.
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { resolveAccess } from "../../src/compile/access.ts";
 import { compile } from "../../src/compile/compile.ts";
 import { loadFixture } from "../compile/snapshot.ts";

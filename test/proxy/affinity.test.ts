@@ -6,7 +6,7 @@
 // affinitymode.go (Path, Domain, Expires, Max-Age, Secure by scheme, persistent mode).
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { affinityCookie, affinityKind, type AffinityParams, backendKey, cookieBackendKey, cookieTime, rejectsSameSiteNone } from "../../src/proxy/policies/affinity.ts";
 import { createBalancer } from "../../src/proxy/upstream/balancer.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
@@ -17,7 +17,7 @@ import { lookup } from "../../src/table/lookup.ts";
 import type { Backend, RouteTable } from "../../src/table/types.ts";
 import { canaryStagePolicy } from "../../src/annotations/canary.ts";
 import { buildTable } from "../../src/table/build.ts";
-import { orderStages } from "../../src/policy/stages.ts";
+import { assembleStages } from "../../src/compile/stages.ts";
 import { makeBackend, makeRoute, makeTable, rawRequest, statusLine, quietLog, testConfig } from "./helpers.ts";
 import { seeded } from "./seeded.ts";
 
@@ -260,7 +260,7 @@ test("with a canary: a client sent to the canary gets a canary pod and a cookie 
   const canary = makeBackend([c.port], { id: "default/web-canary:80", service: "web-canary" });
   const rules = { header: "x-canary", headerValue: null, headerPattern: null, cookie: null, weight: 0, weightTotal: 100 };
   // The compiler's order: the canary step first, then the affinity step picks within its choice.
-  const stages = orderStages([canaryStagePolicy(rules, { cookie: "INGRESSCOOKIE", sticky: true }), ...stagesOf({ affinity: "cookie" })!]);
+  const stages = assembleStages(canaryStagePolicy(rules, { cookie: "INGRESSCOOKIE", sticky: true }), stagesOf({ affinity: "cookie" }));
   const route = { ...makeRoute({ host: "s.test", backend: main, options: { stages } }), canary: { ingress: { namespace: "default", name: "ing-canary" }, backend: canary } };
   const p = proxy(buildTable([route], null));
   const toCanary = await get(`${p.url}/`, { host: "s.test", "x-canary": "always" });
@@ -279,7 +279,7 @@ test("with a legacy canary: the canary's answer sets no cookie and a canary cook
   const main = svc([m.port]);
   const canary = makeBackend([c.port], { id: "default/web-canary:80", service: "web-canary" });
   const rules = { header: "x-canary", headerValue: null, headerPattern: null, cookie: null, weight: 0, weightTotal: 100 };
-  const stages = orderStages([canaryStagePolicy(rules, { cookie: "INGRESSCOOKIE", sticky: false }), ...stagesOf({ affinity: "cookie" })!]);
+  const stages = assembleStages(canaryStagePolicy(rules, { cookie: "INGRESSCOOKIE", sticky: false }), stagesOf({ affinity: "cookie" }));
   const route = { ...makeRoute({ host: "s.test", backend: main, options: { stages } }), canary: { ingress: { namespace: "default", name: "ing-canary" }, backend: canary } };
   const p = proxy(buildTable([route], null));
   expect(await get(`${p.url}/`, { host: "s.test", "x-canary": "always" })).toMatchObject({ body: "canary0", setCookie: null });

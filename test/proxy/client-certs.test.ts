@@ -6,7 +6,7 @@
 // ngx_http_request.c (400 for 495/496, 421 when the SNI names another host).
 import { afterEach, describe, expect, test } from "bun:test";
 import tls from "node:tls";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { resolveAccess } from "../../src/compile/access.ts";
 import type { Ingress, Secret } from "../../src/model/schemas.ts";
 import type { RouteOptions } from "../../src/table/types.ts";

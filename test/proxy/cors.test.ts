@@ -5,7 +5,7 @@
 // template.go), the parser's defaults (internal/ingress/annotations/cors/main.go) and
 // test/e2e/annotations/cors.go; Portico's differences are the README's.
 import { afterEach, describe, expect, test } from "bun:test";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";

@@ -13,7 +13,7 @@
 // exercised without injection in "the address policy" below: a loopback auth URL gets 500 and
 // the auth service sees no connection.
 import { afterEach, describe, expect, test } from "bun:test";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
 import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
 import { compile } from "../../src/compile/compile.ts";

@@ -6,6 +6,7 @@ import type { RouteOptions } from "../../src/table/types.ts";
 import { makeBackend, makeTable, optionsOf, rawRequest, startProxy, statusLine } from "./helpers.ts";
 import { namedBackend, rawBackend, wsUpgrade, type RawBackend } from "./raw.ts";
 import * as K from "../../src/policy/kinds.ts";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -98,4 +99,24 @@ test("a refused field that reaches the proxy anyway (a hand-made table) fails cl
   const raw = await rawRequest(proxy.port, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
   expect(statusLine(raw)).toBe(500);
   expect(p.heads()).toEqual([]);
+});
+
+describe("portico.dev/deny-request-headers next to a refusal Portico must make", () => {
+  test("a snippet that may refuse requests answers 503 to every request, a header the deny list names included", async () => {
+    // The route's diagnostic says every request is refused with 503 (annotations/parse.ts); the
+    // snippet's refusal is supplied ahead of the families' stages (compile/stages.ts), so the
+    // header rule, later in the same `denied` stage, never answers first.
+    const a = parseAnnotations({
+      "nginx.ingress.kubernetes.io/configuration-snippet": "deny all;",
+      "portico.dev/deny-request-headers": "403 X-Block ~ ^yes$",
+    });
+    expect(a.problems.some((p) => p.includes("every request to this Ingress's paths is refused with 503"))).toBe(true);
+    const b = await pod();
+    const p = proxyFor(b.port, a.options);
+    for (const extra of ["", "X-Block: yes\r\n"]) {
+      const raw = await rawRequest(p.port, `GET / HTTP/1.1\r\nHost: a.test\r\n${extra}Connection: close\r\n\r\n`);
+      expect(statusLine(raw)).toBe(503);
+    }
+    expect(b.hits.length).toBe(0);
+  });
 });

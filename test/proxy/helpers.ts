@@ -4,7 +4,7 @@ import { expect } from "bun:test";
 import net from "node:net";
 import type { Server } from "bun";
 import { skipsAuthentication } from "../../src/annotations/basic-auth.ts";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
 import type { Config } from "../../src/config/types.ts";
 import { createProxyHandler, type ProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
@@ -33,7 +33,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
   return {
     kubeconfig: null, context: null, manifests: null, watchNamespace: null,
     httpPort: 0, httpsPort: 8443, adminPort: 0, bind: "127.0.0.1", debugAllow: ["127.0.0.0/8", "::1/128"],
-    ingressClass: "portico", controllerName: "portico.dev/ingress-controller", gatewayControllerName: "portico.dev/gateway-controller", watchIngressWithoutClass: false, ingressNginxCompat: false,
+    ingressClass: "portico", controllerName: "portico.dev/ingress-controller", gatewayControllerName: "portico.dev/gateway-controller", gatewayPorts: null, watchIngressWithoutClass: false, ingressNginxCompat: false,
     defaultSslCertificate: null, defaultBackendService: null, customHttpErrors: [], allowExternalNameServices: false, publishService: null, publishStatusAddress: null, updateStatus: true,
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off",

@@ -8,9 +8,11 @@ import * as v from "valibot";
 import { KIND_STAGES } from "../../src/compile/answer.ts";
 import { compile } from "../../src/compile/compile.ts";
 import type { CompileConfig } from "../../src/compile/config.ts";
-import { KIND_CONTRACTS } from "../../src/policy/kinds.ts";
+import { defineKind } from "../../src/policy/contract.ts";
+import * as K from "../../src/policy/kinds.ts";
+import { contractsOf, KIND_CONTRACTS } from "../../src/policy/registry.ts";
 import type { StagePolicy } from "../../src/policy/stages.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import { kindMap, POLICY_KINDS, runnersIn } from "../../src/proxy/policies/registry.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 
@@ -39,6 +41,18 @@ describe("policy kinds", () => {
   test("every contract has a runner, every runner a contract, and the runner runs that very contract", () => {
     expect([...POLICY_KINDS.keys()].sort()).toEqual([...KIND_CONTRACTS.keys()].sort());
     for (const [id, kind] of POLICY_KINDS) expect({ id, same: kind.contract === KIND_CONTRACTS.get(id) }).toEqual({ id, same: true });
+  });
+
+  test("the registries are derived: every contract kinds.ts exports, every runner a module exports, one per id", () => {
+    // What policy/kinds.ts exports is what KIND_CONTRACTS holds: a contract is added there only.
+    const exported = Object.values(K).filter((x) => typeof x === "object" && x !== null && "schema" in x);
+    expect([...KIND_CONTRACTS.values()].sort((a, b) => a.id.localeCompare(b.id))).toEqual(exported.sort((a, b) => (a as { id: string }).id.localeCompare((b as { id: string }).id)) as never);
+    const extra = defineKind("dry-run-extra", "forwarding", v.object({}));
+    const runner = { contract: extra, build: () => () => null };
+    // A module's runner (alone or in a list) is picked from its exports; helpers are not.
+    expect(runnersIn({ runner, list: [runner], helper: () => 1, n: 3 })).toEqual([runner]);
+    expect(() => kindMap([runner, { ...runner }])).toThrow("two runners");
+    expect(() => contractsOf([extra, defineKind("dry-run-extra", "denied", v.object({}))])).toThrow("two policy kinds");
   });
 
   test("explain's stages are the contracts' stages", () => {

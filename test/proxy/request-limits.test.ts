@@ -4,7 +4,7 @@
 // Ingress keyed by the client address). Unit level with an injected clock, then through a real
 // proxy to real backends on 127.0.0.1 with the same injected clock.
 import { afterEach, describe, expect, test } from "bun:test";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { createLimiter, limitsKind, rateOf } from "../../src/proxy/policies/limits.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";

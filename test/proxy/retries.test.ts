@@ -5,7 +5,7 @@
 // ngx_http_upstream_next (what each condition covers). Real Portico, real backends on
 // 127.0.0.1, attempts counted per endpoint.
 import { afterAll, expect, test } from "bun:test";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
 import type { RetryPolicy } from "../../src/table/types.ts";
 import { makeBackend, makeTable, startProxy } from "./helpers.ts";
 

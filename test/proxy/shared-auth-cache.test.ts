@@ -7,7 +7,7 @@
 // auth policy kind, over one table in shared memory. The real process cannot be used: its
 // address policy refuses an auth service on loopback (external-auth.test.ts explains).
 import { afterEach, describe, expect, test } from "bun:test";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
 import { createAuthCache, createExternalAuthKind, layeredAuthCache, type AuthAnswer } from "../../src/proxy/policies/external-auth.ts";
 import { createExternalResolver } from "../../src/proxy/upstream/external.ts";

@@ -2,7 +2,7 @@
 // unchanged, frozen again, and the worker's proxy builds every one of them (their parameters
 // are checked again there: a policy it could not build would answer 500).
 import { expect, test } from "bun:test";
-import { parseAnnotations } from "../../src/annotations/parse.ts";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
 import { buildKind } from "../../src/proxy/policies/run.ts";
 import { buildTable } from "../../src/table/build.ts";

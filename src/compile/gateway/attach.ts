@@ -78,6 +78,11 @@ export interface RouteParentState {
 const ATTACHED: Condition = Object.freeze(cond("Accepted", "True", "Accepted", "attached"));
 
 const HTTP_ROUTE: RouteGroupKind = Object.freeze({ group: GATEWAY_GROUP, kind: "HTTPRoute" });
+// GRPCRoute is served on HTTP and HTTPS listeners too (gRPC over h2c on the plain port, h2 on
+// the TLS one: docs/design.md "HTTP/2 and gRPC"), so a listener without allowedRoutes.kinds
+// lists both (ListenerStatus.supportedKinds).
+const GRPC_ROUTE: RouteGroupKind = Object.freeze({ group: GATEWAY_GROUP, kind: "GRPCRoute" });
+const ROUTE_KINDS: readonly RouteGroupKind[] = Object.freeze([HTTP_ROUTE, GRPC_ROUTE]);
 
 const ns = (o: { metadata: { namespace?: string | undefined } }) => o.metadata.namespace ?? "default";
 
@@ -231,15 +236,16 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
     acceptedReason = "UnsupportedProtocol";
     acceptedMessage = `protocol ${l.protocol} is not served (HTTP and HTTPS are)`;
   }
-  // allowedRoutes.kinds: HTTPRoute is the one route kind served; others are invalid.
+  // allowedRoutes.kinds: HTTPRoute and GRPCRoute are the route kinds served; others are invalid.
   const asked = l.allowedRoutes?.kinds;
   let supportedKinds: RouteGroupKind[] = [];
-  if (asked === undefined || asked === null) supportedKinds = acceptedReason === "Accepted" ? [HTTP_ROUTE] : [];
+  if (asked === undefined || asked === null) supportedKinds = acceptedReason === "Accepted" ? [...ROUTE_KINDS] : [];
   else {
     for (const k of asked) {
       const group = k.group ?? GATEWAY_GROUP;
-      if (group === GATEWAY_GROUP && k.kind === "HTTPRoute") {
-        if (!supportedKinds.some((s) => s.kind === "HTTPRoute")) supportedKinds.push(HTTP_ROUTE);
+      const served = group === GATEWAY_GROUP ? ROUTE_KINDS.find((r) => r.kind === k.kind) : undefined;
+      if (served !== undefined) {
+        if (!supportedKinds.some((s) => s.kind === served.kind)) supportedKinds.push(served);
       } else {
         refsOk = false;
         refsReason = "InvalidRouteKinds";
@@ -318,7 +324,7 @@ function namespaceAllowed(snapshot: Snapshot, gw: Gateway, l: Listener, routeNam
  * parentRefs naming other kinds or Gateways that are not ours get no entry (another
  * controller's to report).
  */
-export function attachRoute(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>, route: HTTPRoute): RouteParentState[] {
+export function attachRoute(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>, route: HTTPRoute, kind: "HTTPRoute" | "GRPCRoute" = "HTTPRoute"): RouteParentState[] {
   const out: RouteParentState[] = [];
   const routeNs = ns(route);
   const hostnames = route.spec.hostnames ?? [];
@@ -332,7 +338,7 @@ export function attachRoute(snapshot: Snapshot, gateways: ReadonlyMap<string, Ga
       out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NoMatchingParent", "no listener matches the parentRef's sectionName and port") });
       continue;
     }
-    const allowed = named.filter((l) => l.supportedKinds.some((k) => k.kind === "HTTPRoute") && namespaceAllowed(snapshot, gw.gateway, l.spec, routeNs));
+    const allowed = named.filter((l) => l.supportedKinds.some((k) => k.kind === kind) && namespaceAllowed(snapshot, gw.gateway, l.spec, routeNs));
     if (allowed.length === 0) {
       out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NotAllowedByListeners", "the listeners' allowedRoutes do not admit this route") });
       continue;

@@ -6,6 +6,7 @@
 export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
   [
     "Gateway",
+    "GRPCRoute",
     "HTTPRoute",
     "ReferenceGrant",
     "HTTPRoute303RedirectStatusCode",
@@ -13,6 +14,7 @@ export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
     "HTTPRoute308RedirectStatusCode",
     "HTTPRouteBackendRequestHeaderModification",
     "HTTPRouteBackendTimeout",
+    "HTTPRouteCORS",
     "HTTPRouteHostRewrite",
     "HTTPRouteMethodMatching",
     "HTTPRoutePathRedirect",
@@ -21,7 +23,9 @@ export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
     "HTTPRouteQueryParamMatching",
     "HTTPRouteRequestMirror",
     "HTTPRouteRequestMultipleMirrors",
+    "HTTPRouteRequestPercentageMirror",
     "HTTPRouteRequestTimeout",
+    "HTTPRouteResponseHeaderModification",
     "HTTPRouteSchemeRedirect",
   ].sort(),
 );

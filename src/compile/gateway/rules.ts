@@ -11,6 +11,7 @@ import type { Backend } from "../../table/types.ts";
 import { serviceRef, type BackendRef, type ResolvedBackend } from "../backends.ts";
 import type { GatewayMatch, HeaderMatch } from "../../table/types.ts";
 import { cond, referenceAllowed, type Condition } from "./attach.ts";
+import { compileHeaderPattern, compilePathRegex } from "../../regex/index.ts";
 
 export interface CompiledMatch extends GatewayMatch {
   /** The path as written ("/" when none): explain and the synthetic route show it. */
@@ -49,6 +50,16 @@ export interface Rewrite {
   readonly path: PathModifier | null;
 }
 
+/** HTTPCORSFilter, checked: what the gateway-cors policy takes (policy/kinds.ts GATEWAY_CORS). */
+export interface Cors {
+  readonly origins: readonly string[];
+  readonly methods: readonly string[];
+  readonly headers: readonly string[];
+  readonly expose: readonly string[];
+  readonly credentials: boolean;
+  readonly maxAge: number;
+}
+
 /** RequestMirror: where a copy of the request goes, and how often. */
 export interface Mirror {
   /** `host:port` of the mirror Service's ready endpoints (empty: nothing to send to). */
@@ -77,10 +88,13 @@ export interface WeightedBackend {
   readonly weight: number;
   /** HTTPBackendRef.filters' RequestHeaderModifier: applied after the rule's, for this backend only. */
   readonly requestHeaders: HeaderModifier | null;
+  /** HTTPBackendRef.filters' ResponseHeaderModifier: applied after the rule's, for this backend's answers only. */
+  readonly responseHeaders: HeaderModifier | null;
 }
 
 export interface CompiledRule {
-  readonly route: { readonly namespace: string; readonly name: string };
+  /** The route; `kind` is set for a GRPCRoute (an HTTPRoute of the same name is another route). */
+  readonly route: { readonly namespace: string; readonly name: string; readonly kind?: "GRPCRoute" };
   readonly ruleIndex: number;
   readonly matches: readonly CompiledMatch[];
   readonly requestHeaders: HeaderModifier | null;
@@ -88,6 +102,7 @@ export interface CompiledRule {
   readonly redirect: Redirect | null;
   readonly rewrite: Rewrite | null;
   readonly timeouts: Timeouts | null;
+  readonly cors: Cors | null;
   readonly mirrors: readonly Mirror[];
   readonly backends: readonly WeightedBackend[];
   /** Sum of the weights; 0 with backends = every request answers 500 (all weights 0 too). */
@@ -117,6 +132,49 @@ const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 /** Path characters HTTPPathMatch and HTTPPathModifier allow (RFC 3986 pchar and "/"). */
 const PATH = /^\/(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$/;
 
+/**
+ * Hop-by-hop fields and Content-Length (RFC 9110 §7.6.1, §8.6): they frame the connection a
+ * message travels on, not the message, so a header filter may not touch them either way. On
+ * the answer they frame the relay; on the request Bun's fetch sends Connection, Upgrade,
+ * Keep-Alive, TE and Trailer as given (measured on 1.4.5), so `Upgrade` with `Connection:
+ * upgrade` would ask the backend to switch protocols on a pooled connection.
+ */
+const FRAMING: ReadonlySet<string> = new Set(["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "content-length"]);
+
+/** Why a Request- or ResponseHeaderModifier (`what`) cannot be served, or null. */
+function badModifier(what: string, m: NonNullable<HTTPRouteFilter["responseHeaderModifier"]>): string | null {
+  if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) return `${what} names an invalid header field or value`;
+  const names = [...(m.set ?? []).map((h) => h.name), ...(m.add ?? []).map((h) => h.name), ...(m.remove ?? [])];
+  const framing = names.find((n) => FRAMING.has(n.toLowerCase()));
+  return framing === undefined ? null : `${what} cannot change ${framing}: it frames the connection, not the message`;
+}
+const badResponseModifier = (m: NonNullable<HTTPRouteFilter["responseHeaderModifier"]>) => badModifier("ResponseHeaderModifier", m);
+const badRequestModifier = (m: NonNullable<HTTPRouteFilter["requestHeaderModifier"]>) => badModifier("RequestHeaderModifier", m);
+
+/** CORSOrigin as the CRD's pattern has it (apis/v1 shared_types.go). */
+const CORS_ORIGIN = /(^\*$)|(^(http(s)?):\/\/(((\*\.)?([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+|\*)(:([0-9]{1,5}))?)$)/;
+/** HTTPMethodWithWildcard: the CRD's enum. */
+const CORS_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "*"]);
+
+/** An HTTPCORSFilter checked as the CRD does (a --manifests object has not been through it), or why not. */
+function corsFilter(c: NonNullable<HTTPRouteFilter["cors"]>): Cors | string {
+  const origins = c.allowOrigins ?? [];
+  const methods = c.allowMethods ?? [];
+  const headers = c.allowHeaders ?? [];
+  const expose = c.exposeHeaders ?? [];
+  const maxAge = c.maxAge ?? 5;
+  if (origins.length > 64 || !origins.every((o) => o.length <= 253 && CORS_ORIGIN.test(o))) return "CORS allowOrigins holds a value that is not an origin";
+  if (!methods.every((m) => CORS_METHODS.has(m))) return "CORS allowMethods holds a value that is not a method";
+  if (![...headers, ...expose].every((h) => h.length <= 256 && TOKEN.test(h))) return "CORS allowHeaders or exposeHeaders holds an invalid field name";
+  // The CRD's CEL rules: `*` stands alone.
+  for (const [what, xs] of [["allowOrigins", origins], ["allowMethods", methods], ["allowHeaders", headers]] as const) {
+    if (xs.includes("*") && xs.length > 1) return `CORS ${what} cannot hold "*" with other values`;
+  }
+  if (!Number.isInteger(maxAge) || maxAge < 1 || maxAge > 2 ** 31 - 1) return "CORS maxAge is not a positive number of seconds";
+  const uniq = (xs: readonly string[]) => [...new Set(xs)];
+  return { origins: uniq(origins), methods: uniq(methods), headers: uniq(headers.map((h) => h.toLowerCase())), expose: uniq(expose.map((h) => h.toLowerCase())), credentials: c.allowCredentials === true, maxAge };
+}
+
 const validHeaders = (xs: readonly { name: string; value: string }[] | null | undefined): boolean =>
   (xs ?? []).every((h) => TOKEN.test(h.name) && FIELD_VALUE.test(h.value));
 
@@ -144,12 +202,39 @@ function pathModifier(p: { type: string; replaceFullPath?: string | null | undef
 
 const NO_MATCHES: readonly HeaderMatch[] = Object.freeze([]);
 
+/** HTTPHeaderMatch and HTTPQueryParamMatch types Portico serves (RegularExpression: table/gateway.ts). */
+const VALUE_MATCH_TYPES: ReadonlySet<string> = new Set(["Exact", "RegularExpression"]);
+
+const valueMatch = (name: string, m: { type?: string | null | undefined; value: string }): HeaderMatch =>
+  m.type === "RegularExpression" ? { name, value: m.value, regex: true } : { name, value: m.value };
+
+/** HTTPHeaderMatch list: names lowercased, the first entry of a name wins. */
+function headerMatches(xs: readonly { type?: string | null | undefined; name: string; value: string }[]): HeaderMatch[] {
+  const out: HeaderMatch[] = [];
+  for (const x of xs) {
+    const name = x.name.toLowerCase();
+    if (!out.some((h) => h.name === name)) out.push(valueMatch(name, x));
+  }
+  return out;
+}
+
 /** Shared by every route whose references resolve (conditions are never changed once made). */
 const RESOLVED: Condition = Object.freeze(cond("ResolvedRefs", "True", "ResolvedRefs", "all references resolved"));
 
-export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend): CompiledRoute {
+/**
+ * The route kind being compiled: ReferenceGrants name it in `from`, and its backends' scheme
+ * (a GRPCRoute's Services speak gRPC over HTTP/2: compile/gateway/grpcroute.ts).
+ */
+export interface RouteKind {
+  readonly kind: "HTTPRoute" | "GRPCRoute";
+  readonly scheme: "http" | "grpc";
+}
+export const HTTP_ROUTE_KIND: RouteKind = Object.freeze({ kind: "HTTPRoute", scheme: "http" });
+
+export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend, routeKind: RouteKind = HTTP_ROUTE_KIND): CompiledRoute {
   const routeNs = ns(route);
-  const self = { namespace: routeNs, name: route.metadata.name };
+  // A GRPCRoute's rules say so, so explain and /debug/routes can name the object's kind.
+  const self = routeKind.kind === "GRPCRoute" ? { namespace: routeNs, name: route.metadata.name, kind: "GRPCRoute" as const } : { namespace: routeNs, name: route.metadata.name };
   let refs: Condition = RESOLVED;
   let unsupported: Condition | null = null;
   const refFail = (reason: string, message: string) => {
@@ -166,11 +251,20 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     for (const m of written) {
       const type = m.path?.type ?? "PathPrefix";
       const value = m.path?.value ?? "/";
-      if (type !== "Exact" && type !== "PathPrefix") {
+      // GRPCMethod comes only from a GRPCRoute's method match without a service (grpcroute.ts).
+      if (type !== "Exact" && type !== "PathPrefix" && type !== "RegularExpression" && !(type === "GRPCMethod" && routeKind.kind === "GRPCRoute")) {
         unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path type ${type} is not supported`);
         continue;
       }
-      if (!PATH.test(value) || value.includes("//")) {
+      if (type === "RegularExpression") {
+        // Implementation-specific: ingress-nginx's use-regex path (table/gateway.ts), refused
+        // here when the linear-time engine cannot run it or it is too large (src/regex/).
+        const c = compilePathRegex(value);
+        if (!c.ok) {
+          unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path regular expression ${JSON.stringify(value)} ${c.reason}`);
+          continue;
+        }
+      } else if (!PATH.test(value) || value.includes("//")) {
         unsupported ??= cond("Accepted", "False", "UnsupportedValue", `path ${JSON.stringify(value)} is not an absolute path`);
         continue;
       }
@@ -178,20 +272,25 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
         unsupported ??= cond("Accepted", "False", "UnsupportedValue", "a header match names an invalid field name");
         continue;
       }
-      const badHeader = (m.headers ?? []).find((h) => (h.type ?? "Exact") !== "Exact") ?? (m.queryParams ?? []).find((h) => (h.type ?? "Exact") !== "Exact");
+      const badHeader = (m.headers ?? []).find((h) => !VALUE_MATCH_TYPES.has(h.type ?? "Exact")) ?? (m.queryParams ?? []).find((h) => !VALUE_MATCH_TYPES.has(h.type ?? "Exact"));
       if (badHeader) {
         unsupported ??= cond("Accepted", "False", "UnsupportedValue", `match type ${badHeader.type} is not supported`);
         continue;
       }
+      const badPattern = [...(m.headers ?? []), ...(m.queryParams ?? [])].find((h) => h.type === "RegularExpression" && !compileHeaderPattern(h.value).ok);
+      if (badPattern) {
+        unsupported ??= cond("Accepted", "False", "UnsupportedValue", `regular expression ${JSON.stringify(badPattern.value)} of ${badPattern.name} cannot be run (src/regex/)`);
+        continue;
+      }
       const query: HeaderMatch[] = [];
-      for (const q of m.queryParams ?? []) if (!query.some((x) => x.name === q.name)) query.push({ name: q.name, value: q.value });
+      for (const q of m.queryParams ?? []) if (!query.some((x) => x.name === q.name)) query.push(valueMatch(q.name, q));
       matches.push({
         pathType: type,
-        path: type === "Exact" ? value : value.replace(/\/+$/, ""),
+        path: type === "PathPrefix" ? value.replace(/\/+$/, "") : value,
         written: value,
         method: m.method ?? null,
         // Most matches have none: one shared empty list (a table holds one match per rule).
-        headers: (m.headers?.length ?? 0) === 0 ? NO_MATCHES : headerList(m.headers),
+        headers: (m.headers?.length ?? 0) === 0 ? NO_MATCHES : headerMatches(m.headers!),
         query: query.length === 0 ? NO_MATCHES : query,
       });
     }
@@ -199,18 +298,22 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     let responseHeaders: HeaderModifier | null = null;
     let redirect: Redirect | null = null;
     let rewrite: Rewrite | null = null;
+    let cors: Cors | null = null;
     const mirrors: Mirror[] = [];
     for (const f of rule.filters ?? []) {
       if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
-        const m = f.requestHeaderModifier;
-        if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) invalid = "RequestHeaderModifier names an invalid header field or value";
-        else requestHeaders = modifier(m);
+        const bad = badRequestModifier(f.requestHeaderModifier);
+        if (bad !== null) invalid = bad;
+        else requestHeaders = modifier(f.requestHeaderModifier);
       } else if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) {
-        // Extended support, not served yet (README "Gateway API").
-        invalid = "filter ResponseHeaderModifier is not supported yet";
-        responseHeaders = modifier(f.responseHeaderModifier);
-      }
-      else if (f.type === "RequestRedirect" && f.requestRedirect) {
+        const bad = badResponseModifier(f.responseHeaderModifier);
+        if (bad !== null) invalid = bad;
+        else responseHeaders = modifier(f.responseHeaderModifier);
+      } else if (f.type === "CORS" && f.cors) {
+        const c = corsFilter(f.cors);
+        if (typeof c === "string") invalid = c;
+        else cors = c;
+      } else if (f.type === "RequestRedirect" && f.requestRedirect) {
         const r = f.requestRedirect;
         const scheme = r.scheme === "http" || r.scheme === "https" ? r.scheme : null;
         const code = r.statusCode ?? 302;
@@ -258,7 +361,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
           refFail("InvalidKind", `RequestMirror backendRef ${b.group ?? ""}/${b.kind} ${b.name}: only Services are supported`);
           continue;
         }
-        if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: "HTTPRoute", namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
+        if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: routeKind.kind, namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
           refFail("RefNotPermitted", `RequestMirror Service ${bNs}/${b.name} is in another namespace and no ReferenceGrant permits it`);
           continue;
         }
@@ -282,14 +385,20 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     for (const b of rule.backendRefs ?? []) {
       const weight = b.weight ?? 1;
       // HTTPBackendRef.filters: RequestHeaderModifier (Extended,
-      // HTTPRouteBackendRequestHeaderModification); the other filter types there are
-      // experimental-channel features Portico does not serve: the rule answers 500.
+      // HTTPRouteBackendRequestHeaderModification) and ResponseHeaderModifier (Extended,
+      // HTTPRouteResponseHeaderModification); the other filter types there are not served: the
+      // rule answers 500.
       let backendHeaders: HeaderModifier | null = null;
+      let backendResponseHeaders: HeaderModifier | null = null;
       for (const f of b.filters ?? []) {
         if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
-          const m = f.requestHeaderModifier;
-          if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) invalid ??= "a backendRef's RequestHeaderModifier names an invalid header field or value";
-          else backendHeaders = modifier(m);
+          const bad = badRequestModifier(f.requestHeaderModifier);
+          if (bad !== null) invalid ??= `a backendRef's ${bad}`;
+          else backendHeaders = modifier(f.requestHeaderModifier);
+        } else if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) {
+          const bad = badResponseModifier(f.responseHeaderModifier);
+          if (bad !== null) invalid ??= `a backendRef's ${bad}`;
+          else backendResponseHeaders = modifier(f.responseHeaderModifier);
         } else invalid ??= `backendRef filter ${f.type} is not supported`;
       }
       const group = b.group ?? "";
@@ -297,31 +406,31 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
       const bNs = b.namespace ?? routeNs;
       if (group !== "" || kind !== "Service") {
         refFail("InvalidKind", `backendRef ${group}/${kind} ${b.name}: only Services are supported`);
-        backends.push({ backend: null, weight, requestHeaders: null });
+        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
         continue;
       }
-      if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: "HTTPRoute", namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
+      if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: routeKind.kind, namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
         refFail("RefNotPermitted", `Service ${bNs}/${b.name} is in another namespace and no ReferenceGrant permits it`);
-        backends.push({ backend: null, weight, requestHeaders: null });
+        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
         continue;
       }
       if (b.port == null) {
         refFail("UnsupportedValue", `backendRef Service ${bNs}/${b.name} has no port`);
-        backends.push({ backend: null, weight, requestHeaders: null });
+        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
         continue;
       }
       if (!snapshot.services.has(`${bNs}/${b.name}`)) {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} not found`);
-        backends.push({ backend: null, weight, requestHeaders: null });
+        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
         continue;
       }
-      const r = resolve(serviceRef(bNs, b.name, b.port, "http"));
+      const r = resolve(serviceRef(bNs, b.name, b.port, routeKind.scheme));
       if (r.backend.status === "ServicePortNotFound") {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} has no port ${b.port}`);
-        backends.push({ backend: null, weight, requestHeaders: null });
+        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
         continue;
       }
-      backends.push({ backend: r.backend, weight, requestHeaders: backendHeaders });
+      backends.push({ backend: r.backend, weight, requestHeaders: backendHeaders, responseHeaders: backendResponseHeaders });
     }
     let timeouts: Timeouts | null = null;
     if (rule.timeouts && (rule.timeouts.request != null || rule.timeouts.backendRequest != null)) {
@@ -334,7 +443,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     }
     if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
     const totalWeight = backends.reduce((n, b) => n + b.weight, 0);
-    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, mirrors, backends, totalWeight, invalid });
+    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, cors, mirrors, backends, totalWeight, invalid });
   });
   return { rules, resolvedRefs: refs, unsupported };
 }

@@ -7,14 +7,17 @@
 //   307 or 308;
 // - URLRewrite → a "gateway-rewrite" policy (rewrite stage): the upstream Host and path;
 // - RequestMirror → a "gateway-mirror" policy (forwarding stage): a copy sent, answer discarded;
+// - ResponseHeaderModifier → a "gateway-response-headers" policy (cors stage): the answer's fields;
+// - CORS → a "gateway-cors" policy (cors stage): preflights answered, the CORS fields added;
 // - a rule that cannot be served (an invalid backendRef's share, all weights 0, no backend, an
 //   unsupported filter) → a "gateway-error" policy answering 500 (HTTPBackendRef).
 // Pure; the output does not depend on Map order.
-import type { HTTPRoute } from "../../model/gateway.ts";
+import type { GRPCRoute, HTTPRoute } from "../../model/gateway.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/types.ts";
 import { isWildcardHost } from "../../table/gateway.ts";
-import { orderStages, type StagePolicy } from "../../policy/stages.ts";
+import type { StagePolicy } from "../../policy/stages.ts";
+import { assembleStages } from "../stages.ts";
 import { DEFAULT_RETRY, DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
 import type { Backend, Match, Route, RouteOptions } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
@@ -23,7 +26,8 @@ import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
 import { changedKeys } from "../changes.ts";
-import { compileRoute, type CompiledMatch, type CompiledRule, type HeaderModifier, type Timeouts } from "./rules.ts";
+import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Timeouts } from "./rules.ts";
+import { changedConflicts, GRPC_ROUTE_KIND, grpcAsHttpRoute, grpcObjectKey, grpcWorkKey, kindConflicts, withoutRefused, type KindAttachments } from "./grpcroute.ts";
 import * as K from "../../policy/kinds.ts";
 import { stagePolicy } from "../../policy/contract.ts";
 
@@ -50,7 +54,7 @@ function routeDiagnostics(r: RouteStatus): Diagnostic[] {
     const gwName = `${p.state.parentRef.namespace ?? split(r.key).namespace}/${p.state.parentRef.name}`;
     for (const c of p.conditions) {
       if (c.status !== "False") continue;
-      out.push({ kind: "HTTPRoute", ...split(r.key), reason: c.type === "Accepted" ? "RouteNotAccepted" : "RouteRefsNotResolved", message: `parent Gateway ${gwName}: ${c.reason}: ${c.message}`, severity: c.type === "Accepted" ? "error" : "warning" });
+      out.push({ kind: r.kind ?? "HTTPRoute", ...split(r.key), reason: c.type === "Accepted" ? "RouteNotAccepted" : "RouteRefsNotResolved", message: `parent Gateway ${gwName}: ${c.reason}: ${c.message}`, severity: c.type === "Accepted" ? "error" : "warning" });
     }
   }
   return out;
@@ -100,6 +104,8 @@ interface RouteWork {
   /** creationTimestamp: the older route wins a precedence tie. */
   readonly time: string;
   readonly parents: readonly RouteParentState[];
+  /** The parents as attachRoute found them, before the HTTPRoute/GRPCRoute hostname check (grpcroute.ts). */
+  readonly attachedTo: readonly RouteParentState[];
   /** Null when no parentRef names a Gateway of ours. */
   readonly status: RouteStatus | null;
   readonly diagnostics: readonly Diagnostic[];
@@ -124,6 +130,9 @@ interface State {
   readonly referenceGrants: unknown;
   readonly namespaces: unknown;
   httpRoutes: ReadonlyMap<string, HTTPRoute>;
+  grpcRoutes: ReadonlyMap<string, GRPCRoute>;
+  /** Work key → the listeners the route is refused on (grpcroute.ts kindConflicts). */
+  refused: ReadonlyMap<string, ReadonlySet<ListenerState>>;
   readonly classes: ReadonlyMap<string, ClassState>;
   /** Our Gateways with their listeners validated; attachedRoutes is counted on copies. */
   readonly base: ReadonlyMap<string, GatewayState>;
@@ -205,6 +214,8 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
       referenceGrants: snapshot.referenceGrants,
       namespaces: snapshot.namespaces,
       httpRoutes: new Map(),
+      grpcRoutes: new Map(),
+      refused: new Map(),
       classes,
       base,
       listenerDiagnostics: listenerDiagnostics(base),
@@ -227,6 +238,30 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
   const st = state;
   changedKeys(st.httpRoutes, snapshot.httpRoutes, (k) => void redo.add(k));
   st.httpRoutes = snapshot.httpRoutes;
+  // GRPCRoutes are compiled with the HTTPRoutes, under their own work keys (grpcroute.ts).
+  const grpcRoutes = snapshot.grpcRoutes ?? NO_GRPC_ROUTES;
+  changedKeys(st.grpcRoutes, grpcRoutes, (k) => void redo.add(grpcWorkKey(k)));
+  st.grpcRoutes = grpcRoutes;
+  const prepared = new Map<string, Prepared | null>();
+  const prepare = (key: string): Prepared | null => {
+    let p = prepared.get(key);
+    if (p === undefined) prepared.set(key, (p = prepareRoute(snapshot, st.base, key, grpcRoutes)));
+    return p;
+  };
+  // GRPCRouteSpec.hostnames: an HTTPRoute and a GRPCRoute may not share a hostname on one
+  // listener; the younger is refused there (grpcroute.ts). Looked at only while GRPCRoutes exist
+  // or a route is refused; a route whose refused listeners change is compiled again.
+  if (grpcRoutes.size > 0 || st.refused.size > 0) {
+    const all: KindAttachments[] = [];
+    for (const [k, w] of st.works) if (!redo.has(k)) all.push({ key: k, time: w.time, parents: w.attachedTo });
+    for (const k of redo) {
+      const p = prepare(k);
+      if (p !== null) all.push({ key: k, time: routeTime(p.route), parents: p.parents });
+    }
+    const refused = kindConflicts(all);
+    for (const k of changedConflicts(st.refused, refused)) redo.add(k);
+    st.refused = refused;
+  }
 
   // Replace the work of each route to redo; note the lists it was and is on.
   const touched = new Map<string, Set<string>>();
@@ -241,8 +276,8 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
   const replaced = new Map<string, RouteWork | undefined>();
   for (const key of redo) {
     const old = st.works.get(key);
-    const route = snapshot.httpRoutes.get(key);
-    const next = route === undefined ? undefined : routeWork(snapshot, st.base, key, route, resolve);
+    const p = prepare(key);
+    const next = p === null ? undefined : routeWork(snapshot, key, p, resolve, st.refused.get(key));
     replaced.set(key, old);
     if (old !== undefined) {
       for (const p of old.pieces) touch(p);
@@ -383,9 +418,39 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
 }
 
 const NONE: readonly never[] = Object.freeze([]);
+const NO_GRPC_ROUTES: ReadonlyMap<string, GRPCRoute> = new Map();
+
+/** A route to compile: the HTTPRoute (a GRPCRoute converted by grpcroute.ts) and its attachments. */
+interface Prepared {
+  readonly route: HTTPRoute;
+  /** Set for a GRPCRoute: its object key and what it cannot serve. */
+  readonly grpc: { readonly objectKey: string; readonly unsupported: Condition | null } | null;
+  readonly parents: RouteParentState[];
+}
+
+/** The route under a work key, converted and attached; null when it is gone. */
+function prepareRoute(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>, key: string, grpcRoutes: ReadonlyMap<string, GRPCRoute>): Prepared | null {
+  const objectKey = grpcObjectKey(key);
+  if (objectKey === null) {
+    const route = snapshot.httpRoutes.get(key);
+    return route === undefined ? null : { route, grpc: null, parents: attachRoute(snapshot, gateways, route) };
+  }
+  const g = grpcRoutes.get(objectKey);
+  if (g === undefined) return null;
+  const conv = grpcAsHttpRoute(g);
+  return { route: conv.route, grpc: { objectKey, unsupported: conv.unsupported }, parents: attachRoute(snapshot, gateways, conv.route, "GRPCRoute") };
+}
 
 /** One HTTPRoute alone: its attachment to our Gateways, its rules, its entries and its status. */
-function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayState>, key: string, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend): RouteWork {
+function routeWork(
+  snapshot: Snapshot,
+  key: string,
+  prepared: Prepared,
+  resolve: (ref: BackendRef) => ResolvedBackend,
+  /** The listeners the route is refused on (an HTTPRoute and a GRPCRoute sharing a hostname). */
+  refused: ReadonlySet<ListenerState> | undefined,
+): RouteWork {
+  const { route, grpc } = prepared;
   const routeNs = key.slice(0, key.indexOf("/"));
   const services: string[] = [];
   for (const rule of route.spec.rules ?? []) {
@@ -394,9 +459,11 @@ function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayStat
     for (const f of rule.filters ?? []) if (f.requestMirror) services.push(`${f.requestMirror.backendRef.namespace ?? routeNs}/${f.requestMirror.backendRef.name}`);
   }
   const time = routeTime(route);
-  const parents = attachRoute(snapshot, gateways, route);
-  if (parents.length === 0) return { key, route, time, parents, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
-  const compiled = compileRoute(snapshot, route, resolve);
+  const attachedTo = prepared.parents;
+  const parents = refused === undefined ? attachedTo : withoutRefused(attachedTo, refused, grpc !== null);
+  if (parents.length === 0) return { key, route, time, parents, attachedTo, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
+  const compiled = compileRoute(snapshot, route, resolve, grpc === null ? HTTP_ROUTE_KIND : GRPC_ROUTE_KIND);
+  const unsupported = grpc?.unsupported ?? compiled.unsupported;
   const out: RouteStatus["parents"][number][] = [];
   const pieces: Piece[] = [];
   const certHosts: [string, string][] = [];
@@ -408,7 +475,7 @@ function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayStat
   for (const p of parents) attachments += p.attachments.length;
   const single = attachments <= 1;
   for (const p of parents) {
-    const accepted = p.accepted.status === "True" && compiled.unsupported !== null ? compiled.unsupported : p.accepted;
+    const accepted = p.accepted.status === "True" && unsupported !== null ? unsupported : p.accepted;
     out.push({ state: p, conditions: [accepted, compiled.resolvedRefs] });
     for (const a of p.attachments) {
       const cls = a.listener.portClass;
@@ -438,9 +505,10 @@ function routeWork(snapshot: Snapshot, gateways: ReadonlyMap<string, GatewayStat
       }
     }
   }
-  const status: RouteStatus = { key, generation: route.metadata.generation ?? null, parents: out };
+  const status: RouteStatus =
+    grpc === null ? { key, generation: route.metadata.generation ?? null, parents: out } : { key: grpc.objectKey, kind: "GRPCRoute", generation: route.metadata.generation ?? null, parents: out };
   const diagnostics = routeDiagnostics(status);
-  return { key, route, time, parents, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts };
+  return { key, route, time, parents, attachedTo, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts };
 }
 
 function decode(secret: Secret, key: string): string | null {
@@ -490,12 +558,26 @@ function listenerCertificates(snapshot: Snapshot, gateways: ReadonlyMap<string, 
   return [...byHost.values()];
 }
 
+/**
+ * Exact before PathPrefix (HTTPRouteRule.matches); RegularExpression, implementation-specific,
+ * after both. A GRPCRoute method match without a service (GRPCMethod) comes after the service
+ * prefixes and before the match-everything prefix (GRPCRouteRule.matches: the characters of the
+ * matching service count before those of the method); for HTTPRoutes, which have no GRPCMethod,
+ * the order is the same as Exact, PathPrefix, RegularExpression.
+ */
+const pathRank = (m: CompiledMatch): number =>
+  m.pathType === "Exact" ? 0 : m.pathType === "PathPrefix" ? (m.path === "" ? 3 : 1) : m.pathType === "GRPCMethod" ? 2 : 4;
+
 /** HTTPRouteRule.matches precedence; ties: the older route, then namespace/name, then rule and match order. */
 function precedence(a: Pending, b: Pending): number {
   const ma = a.match;
   const mb = b.match;
-  if (ma.pathType !== mb.pathType) return ma.pathType === "Exact" ? -1 : 1;
-  if (ma.pathType === "PathPrefix" && ma.path.length !== mb.path.length) return mb.path.length - ma.path.length;
+  const ra = pathRank(ma);
+  const rb = pathRank(mb);
+  if (ra !== rb) return ra - rb;
+  // The longer PathPrefix first (the spec); the longer RegularExpression first, as ingress-nginx
+  // orders a regex host's locations (its template sorts them by path length).
+  if (ma.pathType !== "Exact" && ma.path.length !== mb.path.length) return mb.path.length - ma.path.length;
   if ((ma.method === null) !== (mb.method === null)) return ma.method === null ? 1 : -1;
   if (ma.headers.length !== mb.headers.length) return mb.headers.length - ma.headers.length;
   if (ma.query.length !== mb.query.length) return mb.query.length - ma.query.length;
@@ -506,9 +588,9 @@ function precedence(a: Pending, b: Pending): number {
 }
 
 /** A RequestHeaderModifier (a rule's, or a backendRef's after it: both run in the forwarding stage, in that order). */
-function headersPolicy(h: HeaderModifier): StagePolicy {
+function headersPolicy(h: HeaderModifier, kind: typeof K.GATEWAY_REQUEST_HEADERS | typeof K.GATEWAY_RESPONSE_HEADERS = K.GATEWAY_REQUEST_HEADERS): StagePolicy {
   const pair = (x: { name: string; value: string }): [string, string] => [x.name, x.value];
-  return stagePolicy(K.GATEWAY_REQUEST_HEADERS, { set: h.set.map(pair), add: h.add.map(pair), remove: [...h.remove] });
+  return stagePolicy(kind, { set: h.set.map(pair), add: h.add.map(pair), remove: [...h.remove] });
 }
 
 /** The options of a rule without filters, shared (a table holds one Route per rule match and listener). */
@@ -547,13 +629,13 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
       host: host === "*" ? null : host,
       path: match.written,
       pathType: match.pathType === "Exact" ? ("Exact" as const) : ("Prefix" as const),
-      declaredPathType: match.pathType === "Exact" ? ("Exact" as const) : ("Prefix" as const),
+      declaredPathType: match.pathType === "Exact" ? ("Exact" as const) : match.pathType === "RegularExpression" ? ("ImplementationSpecific" as const) : ("Prefix" as const),
       source: "rule" as const,
       ruleIndex: rule.ruleIndex,
       pathIndex: matchIndex,
       backend,
       // Gateway API asks for no HTTPS redirect and no HSTS: a listener serves what it declares.
-      options: policies.length === 0 ? base : Object.freeze({ ...base, stages: orderStages(policies) }),
+      options: policies.length === 0 ? base : Object.freeze({ ...base, stages: assembleStages(policies) }),
       tls: false,
     });
     return Object.freeze({ route, hostKey: host, via: host === "*" ? ("any-host" as const) : isWildcardHost(host) ? ("wildcard-host" as const) : ("exact-host" as const) });
@@ -565,6 +647,10 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   });
   if (rule.invalid !== null) return error(rule.invalid);
   const policies: StagePolicy[] = [];
+  // CORS first (a preflight is answered before anything else), then the rule's response fields
+  // (both cors stage, in this order; a backendRef's come after: its own policies below).
+  if (rule.cors) policies.push(stagePolicy(K.GATEWAY_CORS, { ...rule.cors, origins: [...rule.cors.origins], methods: [...rule.cors.methods], headers: [...rule.cors.headers], expose: [...rule.cors.expose] }));
+  if (rule.responseHeaders) policies.push(headersPolicy(rule.responseHeaders, K.GATEWAY_RESPONSE_HEADERS));
   if (rule.requestHeaders) policies.push(headersPolicy(rule.requestHeaders));
   // After the header filter in the same stage: the copy carries the modified fields.
   for (const m of rule.mirrors) policies.push(stagePolicy(K.GATEWAY_MIRROR, { endpoints: [...m.endpoints], percent: m.percent }));
@@ -606,9 +692,17 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
       match:
         b.backend === null
           ? make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason: "invalid backendRef" })])
-          : make(b.backend, b.requestHeaders === null ? policies : [...policies, headersPolicy(b.requestHeaders)]),
+          : make(b.backend, b.requestHeaders === null && b.responseHeaders === null ? policies : backendPolicies(policies, b.requestHeaders, b.responseHeaders)),
       weight: b.weight,
     });
   }
   return { match, choices, totalWeight: rule.totalWeight };
+}
+
+/** A backendRef's header filters after the rule's policies (each in its stage, after the rule's there). */
+function backendPolicies(policies: readonly StagePolicy[], request: HeaderModifier | null, response: HeaderModifier | null): StagePolicy[] {
+  const out = [...policies];
+  if (request !== null) out.push(headersPolicy(request));
+  if (response !== null) out.push(headersPolicy(response, K.GATEWAY_RESPONSE_HEADERS));
+  return out;
 }

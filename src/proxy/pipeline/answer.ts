@@ -1,6 +1,6 @@
 // Portico's own answers to a request (errors.ts codes, status-page.ts bodies), and the
 // record of a client that left: the ends of the pipeline that are not a relayed response.
-import { errorBody, errorResponse, statusOf, type ProxyError } from "../errors.ts";
+import { errorBody, errorResponse, statusOf, unanswered, type ProxyError } from "../errors.ts";
 import { grpcErrorResponse, grpcStatusOf, isGrpc } from "../upstream/grpc-status.ts";
 import type { Exchange } from "./context.ts";
 
@@ -11,6 +11,14 @@ export function ownAnswer(x: Exchange, e: ProxyError): Response {
   // A gRPC client reads failures from grpc-status, not from the HTTP status (grpc-status.ts);
   // asked only here, on the error path, so a request that succeeds never pays for it.
   const grpc = isGrpc(req.headers);
+  // A stalled body under --ingress-nginx-compat: nginx writes nothing and resets the connection
+  // (errors.ts unanswered()); the record keeps the 408 nginx logs, with no bytes sent. A gRPC
+  // call keeps its Trailers-Only status (grpc-status.ts).
+  if (p.compat && e.code === "ClientBodyTimeout" && !grpc) {
+    rec.bytesOut = 0;
+    x.finish(statusOf(e.code), e.code);
+    return unanswered();
+  }
   // Our own answer's body is what the client gets (none for HEAD, RFC 9110 §9.3.2); a
   // gRPC client gets a Trailers-Only answer, no body.
   const own = grpc ? null : errorBody(e.code, p.compat, req);

@@ -81,6 +81,7 @@ export class Exchange implements PolicyFlow {
   pathAndQuery = "";
   backend!: Backend;
   upstreamResponseHeaders: Readonly<Record<string, string>> | null = null;
+  responseHeaderEdits: PolicyFlow["responseHeaderEdits"] = null;
   upstreamRequestHeaders: Readonly<Record<string, string | null>> | null = null;
   setCookies: PolicyFlow["setCookies"] = null;
   removeHeaders: string[] | null = null;

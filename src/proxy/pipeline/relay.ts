@@ -4,7 +4,7 @@
 import type { Backend } from "../../table/types.ts";
 import type { ForwardResult } from "../upstream/forward-types.ts";
 import { isGrpcBackend } from "../upstream/grpc.ts";
-import { downstreamHeaders } from "../upstream/headers.ts";
+import { downstreamHeaders, editHeaders } from "../upstream/headers.ts";
 import { relayResponse } from "../upstream/respond.ts";
 import type { Exchange } from "./context.ts";
 
@@ -28,6 +28,8 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
     // Affinity's cookie, when this request chose a new pod (proxy/policies/affinity.ts).
     const cookie = x.choice?.setCookie() ?? null;
     if (cookie !== null) down.append("set-cookie", cookie);
+    // Last, so a Gateway API ResponseHeaderModifier sees (and may remove) every field above.
+    if (x.responseHeaderEdits !== null) editHeaders(down, x.responseHeaderEdits);
   }
   const idleMs = errorRequest ? p.config.streamIdleTimeoutMs : x.route.options.streamIdleTimeoutMs ?? p.config.streamIdleTimeoutMs;
   return relayResponse({

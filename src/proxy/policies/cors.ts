@@ -7,7 +7,7 @@
 // `Content-Length: 0`, before authentication and access checks (the location's rewrite phase).
 import * as v from "valibot";
 import type { StagePolicy } from "../../policy/stages.ts";
-import type { KindOf, PolicyKind, PolicyStep } from "./types.ts";
+import type { KindOf, PolicyFlow, PolicyKind, PolicyStep } from "./types.ts";
 import * as K from "../../policy/kinds.ts";
 import type { ParamsOf } from "../../policy/contract.ts";
 
@@ -84,10 +84,114 @@ function build(p: ParamsOf<typeof K.CORS>): PolicyStep {
     if (allowed === null && allow === null) return null;
     // Portico's own later answers (401, 403, 503...) carry them, as more_set_headers does on
     // every status; the proxied answer gets them through upstreamResponseHeaders.
-    Object.assign(flow.responseHeaders, add);
-    flow.upstreamResponseHeaders = flow.upstreamResponseHeaders === null ? add : { ...flow.upstreamResponseHeaders, ...add };
+    attach(flow, add);
     return null;
   };
 }
 
+/**
+ * CORS fields on every answer the request gets: Portico's own (401, 403, 503...), as
+ * more_set_headers does on every status, and the proxied one through upstreamResponseHeaders
+ * (its Vary member joins the backend's list: upstream/headers.ts).
+ */
+function attach(flow: PolicyFlow, add: Record<string, string>): void {
+  Object.assign(flow.responseHeaders, add);
+  flow.upstreamResponseHeaders = flow.upstreamResponseHeaders === null ? add : { ...flow.upstreamResponseHeaders, ...add };
+}
+
 export const CORS_POLICY_KIND: KindOf<typeof K.CORS> = { contract: K.CORS, build };
+
+// --- Gateway API HTTPCORSFilter -------------------------------------------------------------
+//
+// The same stage and the same way of putting fields on the answers as above; the semantics
+// are Gateway API's (apis/v1 httproute_types.go HTTPCORSFilter, v1.6), which differ from
+// ingress-nginx's (docs/design.md "Gateway API"): a `*` in an origin's host takes any number
+// of labels (nginx's exactly one); an origin without a port has its scheme's (80, 443); only a
+// request with an Origin gets CORS fields; the methods, headers and max-age go on the
+// preflight answer only; `*` is never sent with credentials (the Origin, the requested method
+// and headers are echoed instead); a preflight from an origin not allowed is answered 204
+// without CORS fields instead of going to the backend.
+
+/** `scheme://host[:port]` with the port made explicit, lowercased; null when not an origin. */
+interface Origin {
+  readonly scheme: string;
+  readonly host: string;
+  readonly port: string;
+}
+const ORIGIN = /^(https?):\/\/([^/:?#\s]+)(?::([0-9]{1,5}))?$/;
+function parseOrigin(text: string): Origin | null {
+  const m = ORIGIN.exec(text.toLowerCase());
+  if (m === null) return null;
+  const scheme = m[1]!;
+  return { scheme, host: m[2]!, port: m[3] ?? (scheme === "https" ? "443" : "80") };
+}
+
+/** HTTPCORSFilter.allowOrigins as a test; "*" alone allows every Origin. */
+export function gatewayOriginMatcher(entries: readonly string[]): ((origin: string) => boolean) | null {
+  const exact = new Set<string>();
+  const wild: { scheme: string; suffix: string; port: string }[] = [];
+  for (const e of entries) {
+    const o = parseOrigin(e);
+    if (o === null) throw new Error(`gateway-cors: ${JSON.stringify(e)} is not an origin`);
+    if (o.host === "*") wild.push({ scheme: o.scheme, suffix: "", port: o.port });
+    else if (o.host.startsWith("*.")) wild.push({ scheme: o.scheme, suffix: o.host.slice(1), port: o.port });
+    else if (o.host.includes("*")) throw new Error(`gateway-cors: ${JSON.stringify(e)}: a wildcard only as the leftmost label`);
+    else exact.add(`${o.scheme}://${o.host}:${o.port}`);
+  }
+  return (origin) => {
+    const o = parseOrigin(origin);
+    if (o === null) return false;
+    if (exact.has(`${o.scheme}://${o.host}:${o.port}`)) return true;
+    // `*.bar.com`: one or more labels of any kind in place of the `*` (a greedy match to the left).
+    for (const w of wild) if (w.scheme === o.scheme && w.port === o.port && o.host.length > w.suffix.length && o.host.endsWith(w.suffix)) return true;
+    return false;
+  };
+}
+
+function buildGateway(p: ParamsOf<typeof K.GATEWAY_CORS>): PolicyStep {
+  const anyOrigin = p.origins.length === 1 && p.origins[0] === "*";
+  const allowed = anyOrigin ? null : gatewayOriginMatcher(p.origins);
+  const anyMethod = p.methods.length === 1 && p.methods[0] === "*";
+  const anyHeader = p.headers.length === 1 && p.headers[0] === "*";
+  const methods = p.methods.join(", ");
+  const headers = p.headers.join(", ");
+  // `*` exposes every field only to a request without credentials (Fetch standard,
+  // Access-Control-Expose-Headers); with credentials it would name a field `*`, so none is sent.
+  const expose = p.expose.length === 0 || (p.credentials && p.expose.length === 1 && p.expose[0] === "*") ? null : p.expose.join(", ");
+  const maxAge = String(p.maxAge);
+  // The answer depends on the Origin unless every origin gets `*`.
+  const echo = !anyOrigin || p.credentials;
+
+  return (flow) => {
+    const origin = flow.req.headers.get("origin");
+    // Without an Origin the request is not a CORS request (Fetch standard, "CORS protocol").
+    if (origin === null) return null;
+    const preflight = flow.req.method === "OPTIONS" && flow.req.headers.has("access-control-request-method");
+    const add: Record<string, string> = {};
+    if (echo) add.vary = "Origin";
+    if (allowed !== null && !allowed(origin)) {
+      // HTTPCORSFilter.allowOrigins: a preflight from another origin gets 204 (or 200) without
+      // the CORS fields, so the browser does not send the request itself.
+      if (preflight) return new Response(null, { status: 204, headers: { ...flow.responseHeaders, ...add } });
+      attach(flow, add);
+      return null;
+    }
+    add["access-control-allow-origin"] = echo ? origin : "*";
+    if (p.credentials) add["access-control-allow-credentials"] = "true";
+    if (expose !== null) add["access-control-expose-headers"] = expose;
+    if (preflight) {
+      if (anyMethod) add["access-control-allow-methods"] = flow.req.headers.get("access-control-request-method")!;
+      else if (methods !== "") add["access-control-allow-methods"] = methods;
+      if (anyHeader) {
+        const asked = flow.req.headers.get("access-control-request-headers");
+        if (asked !== null) add["access-control-allow-headers"] = asked;
+      } else if (headers !== "") add["access-control-allow-headers"] = headers;
+      add["access-control-max-age"] = maxAge;
+      return new Response(null, { status: 204, headers: { ...flow.responseHeaders, ...add } });
+    }
+    attach(flow, add);
+    return null;
+  };
+}
+
+export const GATEWAY_CORS: KindOf<typeof K.GATEWAY_CORS> = { contract: K.GATEWAY_CORS, build: buildGateway };

@@ -8,7 +8,9 @@ import { type GatewayRoutes } from "../../table/types.ts";
 import type { StagePolicy } from "../../policy/stages.ts";
 import type { Match } from "../../table/types.ts";
 import { refusal } from "./access.ts";
-import type { KindOf, PolicyKind } from "./types.ts";
+import type { HeaderEdit, KindOf, PolicyKind } from "./types.ts";
+import { GATEWAY_CORS } from "./cors.ts";
+import { grpcErrorResponse, isGrpc } from "../upstream/grpc-status.ts";
 import * as K from "../../policy/kinds.ts";
 
 /**
@@ -43,6 +45,7 @@ export const GATEWAY_REQUEST_HEADERS: KindOf<typeof K.GATEWAY_REQUEST_HEADERS> =
     const add = pairs(params.add, "add");
     const remove = params.remove;
     if (!Array.isArray(remove) || !remove.every((r) => typeof r === "string")) throw new Error("remove: names expected");
+    if (!editableFields(set, add, remove)) throw new Error("gateway-request-headers: a field that cannot be changed");
     return (flow) => {
       const out: Record<string, string | null> = { ...flow.upstreamRequestHeaders };
       for (const [n, v] of set) out[n] = v;
@@ -53,6 +56,49 @@ export const GATEWAY_REQUEST_HEADERS: KindOf<typeof K.GATEWAY_REQUEST_HEADERS> =
       }
       for (const n of remove as string[]) out[n] = null;
       flow.upstreamRequestHeaders = out;
+      return null;
+    };
+  },
+};
+
+/** RFC 9110 §5.1 field name (token), lowercased as the compiler writes it. */
+const LOWER_TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+/** Fields that frame the relayed answer (RFC 9110 §7.6.1, §8.6): a filter never touches them. */
+const FRAMING: ReadonlySet<string> = new Set(["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "content-length"]);
+const editable = (n: string) => LOWER_TOKEN.test(n) && !FRAMING.has(n);
+/** RFC 9110 §5.5 field value as the compiler checked it: no CR, LF or NUL. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/**
+ * The compiler's checks again (compile/gateway/rules.ts): the table reached this worker as
+ * JSON, and a field it cannot send must refuse the route (500), never reach a header line.
+ */
+const editableFields = (set: readonly [string, string][], add: readonly [string, string][], remove: readonly string[]) =>
+  [...set, ...add].every(([n, v]) => editable(n) && FIELD_VALUE.test(v)) && remove.every(editable);
+
+/**
+ * ResponseHeaderModifier (HTTPHeaderFilter on the answer): the proxied answer is changed in
+ * the relay, after every field Portico sets (PolicyFlow.responseHeaderEdits), and Portico's own
+ * answers for the rule (a redirect, a 500, a 502) through flow.responseHeaders now. On those a
+ * Set-Cookie already there is kept rather than joined (RFC 6265 §3).
+ */
+export const GATEWAY_RESPONSE_HEADERS: KindOf<typeof K.GATEWAY_RESPONSE_HEADERS> = {
+  contract: K.GATEWAY_RESPONSE_HEADERS,
+  build(params) {
+    const set = pairs(params.set, "set");
+    const add = pairs(params.add, "add");
+    const remove = params.remove;
+    if (!Array.isArray(remove) || !remove.every((r) => typeof r === "string")) throw new Error("remove: names expected");
+    if (!editableFields(set, add, remove)) throw new Error("gateway-response-headers: a field that cannot be changed");
+    const edit: HeaderEdit = Object.freeze({ set, add, remove });
+    return (flow) => {
+      flow.responseHeaderEdits = flow.responseHeaderEdits === null ? [edit] : [...flow.responseHeaderEdits, edit];
+      const own = flow.responseHeaders;
+      for (const [n, v] of set) own[n] = v;
+      for (const [n, v] of add) {
+        const old = own[n];
+        own[n] = old === undefined ? v : n === "set-cookie" ? old : `${old},${v}`;
+      }
+      for (const n of remove) delete own[n];
       return null;
     };
   },
@@ -171,12 +217,17 @@ export const GATEWAY_MIRROR: KindOf<typeof K.GATEWAY_MIRROR> = {
   },
 };
 
-/** A rule, or a share of one, that cannot be served: 500 (HTTPBackendRef: invalid references). */
+/**
+ * A rule, or a share of one, that cannot be served: 500 (HTTPBackendRef: invalid references).
+ * A gRPC call gets Trailers-Only UNAVAILABLE instead, as Portico's own failures on gRPC
+ * requests do (docs/design.md "HTTP/2 and gRPC"), which is what GRPCRouteRule.backendRefs asks
+ * for a call that would have gone to an invalid backend.
+ */
 export const GATEWAY_ERROR: KindOf<typeof K.GATEWAY_ERROR> = {
   contract: K.GATEWAY_ERROR,
   build() {
-    return (flow) => refusal(flow, 500, "internal server error\n");
+    return (flow) => (isGrpc(flow.req.headers) ? grpcErrorResponse("NoEndpoints", flow.responseHeaders) : refusal(flow, 500, "internal server error\n"));
   },
 };
 
-export const GATEWAY_KINDS: readonly PolicyKind[] = [GATEWAY_REQUEST_HEADERS, GATEWAY_REDIRECT, GATEWAY_REWRITE, GATEWAY_MIRROR, GATEWAY_ERROR];
+export const GATEWAY_KINDS: readonly PolicyKind[] = [GATEWAY_REQUEST_HEADERS, GATEWAY_RESPONSE_HEADERS, GATEWAY_CORS, GATEWAY_REDIRECT, GATEWAY_REWRITE, GATEWAY_MIRROR, GATEWAY_ERROR];

@@ -1,25 +1,28 @@
-// The stage policy kinds Portico implements, by StagePolicy.kind (policy/stages.ts names most of
-// them; src/annotations/ produces them). The redirects live in redirect.ts, CORS in cors.ts,
-// canary in canary.ts, source ranges and basic auth in access.ts and basic-auth.ts, external
-// authentication in external-auth.ts, rewrite-target in rewrite.ts, limits, affinity, hashing
-// and custom headers in their own files; the others are here.
+// The stage policy kinds Portico implements, by StagePolicy.kind: every runner the modules of
+// this folder export (one module per concern: redirects in redirect.ts, CORS in cors.ts, source
+// ranges and refusals in access.ts...), collected from their exports, so a runner is written
+// in its module and listed nowhere else; a new module is one import line here. The few kinds
+// too small for a module of their own are here. A test holds the runners and the contracts of
+// policy/kinds.ts equal (test/proxy/kinds-registry.test.ts).
 import { normaliseRequestHost } from "../../request/host.ts";
 import type { Backend } from "../../table/types.ts";
-import { ACCESS_KINDS, refusal } from "./access.ts";
-import { BASIC_AUTH } from "./basic-auth.ts";
+import { isKindContract } from "../../policy/contract.ts";
+import * as access from "./access.ts";
+import { refusal } from "./access.ts";
+import * as affinity from "./affinity.ts";
+import * as basicAuth from "./basic-auth.ts";
 import { canaryKind } from "./canary.ts";
-import { CLIENT_CERT } from "./client-cert.ts";
-import { CORS_POLICY_KIND } from "./cors.ts";
+import * as clientCert from "./client-cert.ts";
+import * as cors from "./cors.ts";
 import { createExternalAuthKind } from "./external-auth.ts";
-import { REWRITE_TARGET } from "./rewrite.ts";
-import { AFFINITY_KIND } from "./affinity.ts";
-import { EWMA_KIND, HASH_KIND } from "./hash-by.ts";
-import { LIMITS_KIND } from "./limits.ts";
-import { HEADER_DENY } from "./header-deny.ts";
-import { HEADERS_POLICY } from "./header-policy.ts";
+import * as gateway from "./gateway.ts";
+import * as hashBy from "./hash-by.ts";
+import * as headerDeny from "./header-deny.ts";
+import * as headerPolicy from "./header-policy.ts";
+import * as limits from "./limits.ts";
+import * as redirect from "./redirect.ts";
+import * as rewrite from "./rewrite.ts";
 import type { KindOf, PolicyKind, PolicyKinds } from "./types.ts";
-import { APP_ROOT, REDIRECT, WWW_REDIRECT } from "./redirect.ts";
-import { GATEWAY_KINDS } from "./gateway.ts";
 import * as K from "../../policy/kinds.ts";
 
 /**
@@ -81,34 +84,41 @@ const UPSTREAM_VHOST: KindOf<typeof K.UPSTREAM_VHOST> = {
   },
 };
 
+/** Is `x` a runner: an object with a contract defineKind made and a build? */
+const isPolicyKind = (x: unknown): x is PolicyKind =>
+  typeof x === "object" && x !== null && isKindContract((x as PolicyKind).contract) && typeof (x as PolicyKind).build === "function";
+
+/** Every runner among the exports of `modules` (a list of runners counts too), each once. */
+export function runnersIn(...modules: readonly object[]): PolicyKind[] {
+  const out = new Set<PolicyKind>();
+  for (const m of modules) {
+    for (const x of Object.values(m)) {
+      if (isPolicyKind(x)) out.add(x);
+      else if (Array.isArray(x)) for (const y of x) if (isPolicyKind(y)) out.add(y);
+    }
+  }
+  return [...out];
+}
+
 /**
  * The kinds Portico implements, by contract id: one runner per contract of policy/kinds.ts
  * (a test holds the two lists equal, so a kind the compiler can emit always has a runner).
+ * canary and external-auth are made by a factory (their randomness and cache are injected in
+ * tests), so their process-wide runner is made here.
  */
 export const POLICY_KINDS: PolicyKinds = kindMap([
-  ...ACCESS_KINDS,
-  BASIC_AUTH,
-  CLIENT_CERT,
-  CORS_POLICY_KIND,
+  ...runnersIn(access, affinity, basicAuth, clientCert, cors, gateway, hashBy, headerDeny, headerPolicy, limits, redirect, rewrite),
+  ...runnersIn({ DENIED, AUTO_HTTP, UPSTREAM_VHOST }),
   canaryKind(),
   createExternalAuthKind(),
-  REWRITE_TARGET,
-  LIMITS_KIND,
-  AFFINITY_KIND,
-  HASH_KIND,
-  EWMA_KIND,
-  HEADERS_POLICY,
-  HEADER_DENY,
-  APP_ROOT,
-  WWW_REDIRECT,
-  DENIED,
-  REDIRECT,
-  AUTO_HTTP,
-  UPSTREAM_VHOST,
-  ...GATEWAY_KINDS,
 ]);
 
-/** `kinds` keyed by their contract's id. */
+/** `kinds` keyed by their contract's id; two runners for one id are a programming error. */
 export function kindMap(kinds: readonly PolicyKind[]): PolicyKinds {
-  return new Map(kinds.map((k) => [k.contract.id, k] as const));
+  const out = new Map<string, PolicyKind>();
+  for (const k of kinds) {
+    if (out.has(k.contract.id)) throw new Error(`two runners for the policy kind ${JSON.stringify(k.contract.id)}`);
+    out.set(k.contract.id, k);
+  }
+  return out;
 }

@@ -42,6 +42,12 @@ export interface PolicyFlow {
    * the backend's Vary instead); null for none, so a route without them pays nothing.
    */
   upstreamResponseHeaders: Readonly<Record<string, string>> | null;
+  /**
+   * Gateway API ResponseHeaderModifiers for the proxied answer, applied in order after every
+   * other field Portico sets on it (upstream/headers.ts editHeaders); null for none, so a
+   * route without one pays a null check.
+   */
+  responseHeaderEdits: readonly HeaderEdit[] | null;
   /** This request's X-Request-ID. */
   readonly requestId: string;
   /** Whether the peer is a trusted proxy (--trusted-proxies): its X-Forwarded-* count. */
@@ -90,6 +96,13 @@ export interface PolicyFlow {
   readonly tls: () => ConnectionTls | null;
   /** The process log, for what a policy must tell the operator (not per request: see each kind). */
   readonly log: Logger;
+}
+
+/** One HTTPHeaderFilter: `set` replaces, `add` appends (`old,new`), `remove` deletes; names lowercased. */
+export interface HeaderEdit {
+  readonly set: readonly (readonly [string, string])[];
+  readonly add: readonly (readonly [string, string])[];
+  readonly remove: readonly string[];
 }
 
 /** What a policy implementation may read besides its parameters: the process's configuration. */

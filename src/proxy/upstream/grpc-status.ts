@@ -40,6 +40,8 @@ const BY_CODE: Record<ProxyErrorCode, number> = {
   UpstreamInvalid: GRPC.UNAVAILABLE,
   UpstreamTimeout: GRPC.DEADLINE_EXCEEDED,
   BodyTooLarge: GRPC.RESOURCE_EXHAUSTED,
+  // A request line over nginx's limit: too large, as a body over its limit.
+  UriTooLong: GRPC.RESOURCE_EXHAUSTED,
   Internal: GRPC.INTERNAL,
   // The external authentication service failed (HTTP 500 in ingress-nginx's auth_request).
   AuthFailed: GRPC.INTERNAL,
@@ -57,6 +59,7 @@ const MESSAGE: Record<ProxyErrorCode, string> = {
   UpstreamInvalid: "upstream answer invalid",
   UpstreamTimeout: "upstream timeout",
   BodyTooLarge: "request too large",
+  UriTooLong: "request line too long",
   Internal: "internal error",
   AuthFailed: "internal error",
 };

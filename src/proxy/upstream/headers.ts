@@ -1,4 +1,5 @@
 // Header rewriting between client and upstream.
+import type { HeaderEdit } from "../policies/types.ts";
 
 // RFC 9110 §7.6.1: Connection, and the fields it lists, are hop-by-hop; Proxy-Connection,
 // Keep-Alive, TE, Transfer-Encoding and Upgrade are named there as ones a proxy must not
@@ -281,5 +282,27 @@ function addHeaders(out: Headers, added: Readonly<Record<string, string>>): void
       const members = prior.split(",").map((m) => m.trim().toLowerCase());
       if (!members.includes("*") && !members.includes(val.toLowerCase())) out.set("vary", `${prior}, ${val}`);
     }
+  }
+}
+
+/**
+ * Gateway API HTTPHeaderFilters on an answer's fields, in order (HTTPHeaderFilter: set
+ * replaces, add appends to the value there is as `old,new`, the conformance test's
+ * expectation and equivalent to a second field line by RFC 9110 §5.3, remove deletes). A
+ * Set-Cookie added is a line of its own: cookies cannot be joined by commas (RFC 6265 §3).
+ * The names are checked when compiled: never hop-by-hop nor Content-Length, which frame the relay.
+ */
+export function editHeaders(out: Headers, edits: readonly HeaderEdit[]): void {
+  for (const e of edits) {
+    for (const [k, v] of e.set) out.set(k, v);
+    for (const [k, v] of e.add) {
+      if (k === "set-cookie") {
+        out.append(k, v);
+        continue;
+      }
+      const old = out.get(k);
+      out.set(k, old === null ? v : `${old},${v}`);
+    }
+    for (const k of e.remove) out.delete(k);
   }
 }
