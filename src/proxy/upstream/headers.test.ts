@@ -2,7 +2,7 @@
 // Connection options are dropped as RFC 9110 §7.6.1 says whatever the list's form, and Host
 // is the client's unless upstream-vhost names another.
 import { expect, test } from "bun:test";
-import { isFilteredRequestHeader, upstreamHeaders, type ForwardContext } from "./headers.ts";
+import { downstreamHeaders, isFilteredRequestHeader, scanResponseHeaders, upstreamHeaders, type ForwardContext } from "./headers.ts";
 
 const ctx: ForwardContext = { peer: "10.0.0.9", trusted: false, scheme: "http", host: "a.test", port: null, requestId: "rid", underscores: false };
 
@@ -39,4 +39,17 @@ test("Host: the client's on the copy, upstream-vhost's when set", () => {
   expect(forward({ host: "a.test:8080" }, { ...ctx, host: "a.test:8080" }).get("host")).toBe("a.test:8080");
   expect(forward({ host: "a.test" }, { ...ctx, upstreamHost: "b.internal" }).get("host")).toBe("b.internal");
   expect(forward({ host: "a.test" }).get("x-forwarded-host")).toBe("a.test");
+});
+
+test("downstream: Connection and what it names go, keep-alive, close or a list", () => {
+  const answer = (fields: Record<string, string>) => {
+    const h = new Headers(fields);
+    return downstreamHeaders(h, "rid", null, null, scanResponseHeaders(h));
+  };
+  const a = answer({ connection: "keep-alive", "keep-alive": "timeout=5", "content-length": "2" });
+  expect([a.has("connection"), a.has("keep-alive"), a.get("content-length")]).toEqual([false, false, "2"]);
+  const b = answer({ connection: "close", close: "x", "x-keep": "1" });
+  expect([b.has("connection"), b.has("close"), b.get("x-keep")]).toEqual([false, false, "1"]);
+  const c = answer({ connection: "x-hop, keep-alive", "x-hop": "1", "x-keep": "1" });
+  expect([c.has("x-hop"), c.get("x-keep"), c.get("x-request-id")]).toEqual([false, "1", "rid"]);
 });

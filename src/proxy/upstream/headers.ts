@@ -223,7 +223,10 @@ export function scanResponseHeaders(h: Headers): ResponseHeaderScan {
 function stripHopByHop(h: Headers, scan?: ResponseHeaderScan): void {
   if (scan !== undefined && scan.hopByHop.length === 0) return;
   const c = scan === undefined ? h.get("connection") : scan.connection;
-  if (c !== null) {
+  // `keep-alive`, what most upstreams send, names Keep-Alive, which the loop below deletes as
+  // HOP_BY_HOP anyway: no list to split for the common answer.
+  if (c === "close") h.delete("close");
+  else if (c !== null && c !== "keep-alive") {
     for (const part of c.split(",")) {
       const n = part.trim();
       // A listed name that is no field name cannot be present; delete() would throw on it.
