@@ -138,15 +138,23 @@ export function upstreamHeaders(
     out = new Headers(incoming);
     if (filtered.length > 0) {
       for (const k of filtered) if (dropped(k, ctx, websocket)) out.delete(k);
-      const listed = connectionListed(incoming);
-      // A listed name that is no field name cannot be present; delete() would throw on it.
-      if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
+      const c = incoming.get("connection");
+      // The common values need no set of names to build and walk: Keep-Alive is HOP_BY_HOP
+      // (deleted above), and a field named Close, should one come, goes as the option names it.
+      if (c === "close") out.delete("close");
+      else if (c !== null && c !== "keep-alive") {
+        const listed = connectionListed(incoming);
+        // A listed name that is no field name cannot be present; delete() would throw on it.
+        if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
+      }
     }
   }
   // Host is forwarded as received (RFC 9110 §7.2: the origin needs the client's authority),
   // unless the route names another (upstream-vhost, validated as a Host value when compiled).
-  const host = ctx.upstreamHost ?? ctx.host;
-  if (host !== "") out.set("host", host);
+  // With `filtered` the native copy already holds the client's Host field, which is what
+  // ctx.host is (validateRequest read both from these headers): not set again.
+  if (ctx.upstreamHost != null && ctx.upstreamHost !== "") out.set("host", ctx.upstreamHost);
+  else if (ctx.host !== "" && filtered === undefined) out.set("host", ctx.host);
   const prior = ctx.trusted ? incoming.get("x-forwarded-for") : null;
   out.set("x-forwarded-for", prior !== null && prior !== "" ? `${prior}, ${ctx.peer}` : ctx.peer);
   if (!ctx.trusted || !out.has("x-forwarded-proto")) out.set("x-forwarded-proto", ctx.scheme);
@@ -235,7 +243,10 @@ export function scanResponseHeaders(h: Headers): ResponseHeaderScan {
 function stripHopByHop(h: Headers, scan?: ResponseHeaderScan): void {
   if (scan !== undefined && scan.hopByHop.length === 0) return;
   const c = scan === undefined ? h.get("connection") : scan.connection;
-  if (c !== null) {
+  // `keep-alive`, what most upstreams send, names Keep-Alive, which the loop below deletes as
+  // HOP_BY_HOP anyway: no list to split for the common answer.
+  if (c === "close") h.delete("close");
+  else if (c !== null && c !== "keep-alive") {
     for (const part of c.split(",")) {
       const n = part.trim();
       // A listed name that is no field name cannot be present; delete() would throw on it.
