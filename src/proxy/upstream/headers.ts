@@ -144,9 +144,15 @@ export function upstreamHeaders(
     out = new Headers(incoming);
     if (filtered.length > 0) {
       for (const k of filtered) if (dropped(k, ctx, websocket)) out.delete(k);
-      const listed = connectionListed(incoming);
-      // A listed name that is no field name cannot be present; delete() would throw on it.
-      if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
+      const c = incoming.get("connection");
+      // The common values need no set of names to build and walk: Keep-Alive is HOP_BY_HOP
+      // (deleted above), and a field named Close, should one come, goes as the option names it.
+      if (c === "close") out.delete("close");
+      else if (c !== null && c !== "keep-alive") {
+        const listed = connectionListed(incoming);
+        // A listed name that is no field name cannot be present; delete() would throw on it.
+        if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
+      }
     }
   }
   // Host is forwarded as received (RFC 9110 §7.2: the origin needs the client's authority),
@@ -155,8 +161,11 @@ export function upstreamHeaders(
   // received X-Forwarded-Host (lua_ingress.lua rewrite(), parse_x_forwarded_host), sent as both
   // Host and X-Forwarded-Host (nginx.tmpl, the location's proxy_set_header block).
   const fwdHost = ctx.trusted ? firstForwardedHost(incoming) : null;
-  const host = ctx.upstreamHost ?? fwdHost ?? ctx.host;
-  if (host !== "") out.set("host", host);
+  // With `filtered` the native copy already holds the client's Host field, which is what
+  // ctx.host is (validateRequest read both from these headers): not set again.
+  if (ctx.upstreamHost != null && ctx.upstreamHost !== "") out.set("host", ctx.upstreamHost);
+  else if (fwdHost !== null) out.set("host", fwdHost);
+  else if (ctx.host !== "" && filtered === undefined) out.set("host", ctx.host);
   // nginx.tmpl: X-Forwarded-For is $full_x_forwarded_for ("$http_x_forwarded_for,
   // $realip_remote_addr") with compute-full-forwarded-for, else $remote_addr, the client
   // address the realip module took from a trusted peer's X-Forwarded-For (clientIp).
@@ -258,7 +267,10 @@ export function scanResponseHeaders(h: Headers): ResponseHeaderScan {
 function stripHopByHop(h: Headers, scan?: ResponseHeaderScan): void {
   if (scan !== undefined && scan.hopByHop.length === 0) return;
   const c = scan === undefined ? h.get("connection") : scan.connection;
-  if (c !== null) {
+  // `keep-alive`, what most upstreams send, names Keep-Alive, which the loop below deletes as
+  // HOP_BY_HOP anyway: no list to split for the common answer.
+  if (c === "close") h.delete("close");
+  else if (c !== null && c !== "keep-alive") {
     for (const part of c.split(",")) {
       const n = part.trim();
       // A listed name that is no field name cannot be present; delete() would throw on it.
