@@ -93,12 +93,12 @@ test("X-Request-ID: sane value kept and echoed, bad one replaced", async () => {
   expect(seen["x-request-id"]).toBe("abc-123.def_4");
   r = await fetch(proxy.url + "/", { headers: { "x-request-id": "bad id<script>" } });
   const id = r.headers.get("x-request-id")!;
-  expect(id).toMatch(/^[0-9a-f-]{36}$/);
+  expect(id).toMatch(/^[0-9a-f]{32}$/);
   expect(seen["x-request-id"]).toBe(id);
   r = await fetch(proxy.url + "/", { headers: { "x-request-id": "a".repeat(201) } });
   expect(r.headers.get("x-request-id")).not.toBe("a".repeat(201));
   r = await fetch(proxy.url + "/");
-  expect(r.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  expect(r.headers.get("x-request-id")).toMatch(/^[0-9a-f]{32}$/); // nginx $request_id: 16 random bytes in hex
 });
 
 test("trusted proxy: X-Forwarded-For appended, its X-Forwarded-* kept, real IP from the chain", async () => {

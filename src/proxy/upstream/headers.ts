@@ -42,10 +42,14 @@ function connectionListed(h: Headers): Set<string> | null {
   return out;
 }
 
-/** Keep a sane client X-Request-ID (≤ 200 of [A-Za-z0-9._-]); otherwise a fresh UUID. */
+/**
+ * Keep a sane client X-Request-ID (≤ 200 of [A-Za-z0-9._-]); otherwise a fresh one, 32 hex
+ * digits as ingress-nginx's $req_id falls back to nginx's $request_id (nginx.tmpl map
+ * $http_x_request_id $req_id; nginx: 16 random bytes in hexadecimal).
+ */
 export function requestIdOf(h: Headers): string {
   const id = h.get("x-request-id");
-  return id !== null && SANE_ID.test(id) ? id : crypto.randomUUID();
+  return id !== null && SANE_ID.test(id) ? id : crypto.randomUUID().replaceAll("-", "");
 }
 
 export interface ForwardContext {
