@@ -114,6 +114,12 @@ describe("use-forwarded-headers, compute-full-forwarded-for, enable-real-ip (ngi
       host: HOST, "x-forwarded-for": "1.2.3.4", "x-real-ip": "1.2.3.4", "x-forwarded-host": HOST,
       "x-forwarded-proto": "http", "x-forwarded-port": "80", "x-request-id": "kept", "x-original-forwarded-for": "1.2.3.4, 5.6.7.8",
     });
+    // settings/enable_real_ip.go "trusts X-Forwarded-For header only when setting is true",
+    // its request as sent: host, x-forwarded-host the Host; proto http; port 80; for 1.2.3.4.
+    expect(await upstream({ "X-Forwarded-Port": "1234", "X-Forwarded-Proto": "myproto", "X-Forwarded-For": "1.2.3.4", "X-Forwarded-Host": "myhost" })).toEqual({
+      host: HOST, "x-forwarded-for": "1.2.3.4", "x-real-ip": "1.2.3.4", "x-forwarded-host": HOST,
+      "x-forwarded-proto": "http", "x-forwarded-port": "80", "x-request-id": "kept", "x-original-forwarded-for": "1.2.3.4",
+    });
     // No restart was needed: the trusted ranges (proxy-real-ip-cidr) did not change.
     expect(portico.lines.some((l) => l.includes("change at the next restart"))).toBe(false);
   });
