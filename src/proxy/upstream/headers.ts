@@ -22,7 +22,8 @@ const HOP_BY_HOP = new Set([
 export const isHopByHop = (k: string): boolean => HOP_BY_HOP.has(k);
 
 // Set by us from what we saw; a client-supplied value is a spoof unless it came through a
-// trusted proxy (then X-Forwarded-For is appended to and the others are kept).
+// trusted proxy (upstreamHeaders: its X-Forwarded-For gives the client address, and with
+// --trusted-proxy-headers=all its -Proto, -Port and first -Host are kept).
 const FORWARDED = new Set(["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-port", "x-real-ip", "forwarded"]);
 
 // RFC 9110 §5.1 field-name = token.
