@@ -118,7 +118,7 @@ stringData: { tls.crt: x, tls.key: y }
     const sink = new RecordingSink();
     await makeSource(dir).start(sink);
     expect([...sink.replaced.keys()].sort()).toEqual(["EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "IngressNginxPolicy", "Namespace", "ReferenceGrant", "Secret", "Service"]);
-    expect(sink.syncedKinds.sort()).toEqual(["EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "Namespace", "ReferenceGrant", "Secret", "Service"]);
+    expect(sink.syncedKinds.sort()).toEqual(["EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "IngressNginxPolicy", "Namespace", "ReferenceGrant", "Secret", "Service"]);
     expect(sink.events).toEqual([]);
     const ing = sink.replaced.get("Ingress")![0]!;
     expect(ing.metadata.namespace).toBe("default");
