@@ -95,6 +95,15 @@ stringData: { auth: "alice:{PLAIN}pw" }`;
     expect(stagesOf(withSecret, "/guarded")).not.toContain(K.REFUSE.id);
   });
 
+  test("a value the family refuses, or a basic-auth Secret that cannot be read, is a diagnostic of the route, as of an Ingress", () => {
+    const w = World.of(GATEWAYS["same-namespace"], route("r", ref("p")), policy("p", { [`${N}proxy-body-size`]: "yes", [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "nope" }));
+    const mine = w.result.diagnostics.filter((d) => d.kind === "HTTPRoute" && d.namespace === INFRA && d.name === "r").map((d) => [d.reason, d.severity, d.message]);
+    expect(mine).toEqual([
+      ["InvalidAnnotation", "warning", `IngressNginxPolicy ${INFRA}/p: annotation ${N}proxy-body-size="yes": expected a byte size such as 1048576, 512k, 10m or 1g; using the default`],
+      ["SecretNotFound", "error", `IngressNginxPolicy ${INFRA}/p: Secret ${INFRA}/nope (auth-secret) not found; every path of the Ingress answers 503 until it is fixed`],
+    ]);
+  });
+
   for (const [name, value] of [
     [`${N}server-alias`, "other.example"],
     [`${N}ssl-redirect`, "true"],

@@ -18,6 +18,7 @@ import { authSecretKey } from "../../model/secret-refs.ts";
 import type { IngressNginxPolicy } from "../../model/portico-policy.ts";
 import { PORTICO_GROUP } from "../../model/portico-policy.ts";
 import type { Snapshot } from "../../store/types.ts";
+import type { DiagnosticReason } from "../../model/diagnostic.ts";
 import type { BackendScheme, RouteOptions } from "../../table/types.ts";
 import { resolveAccess, type AccessFlags } from "../access.ts";
 import { parseAnnotations, type ParsedAnnotations } from "../annotations.ts";
@@ -32,6 +33,18 @@ export interface RuleExtension {
   readonly options: RouteOptions;
   /** backend-protocol when it names another scheme than plain HTTP (HTTPS, GRPC, GRPCS), else null. */
   readonly scheme: BackendScheme | null;
+  /**
+   * What the families and the access step said of the annotations (a value replaced by its
+   * default, a basic-auth Secret that cannot be read...): the route's diagnostics, as an
+   * Ingress's are its own.
+   */
+  readonly problems: readonly ExtensionProblem[];
+}
+
+export interface ExtensionProblem {
+  readonly reason: DiagnosticReason;
+  readonly message: string;
+  readonly severity: "warning" | "error";
 }
 
 export type ExtensionResult =
@@ -99,8 +112,13 @@ export function resolveExtension(snapshot: Snapshot, routeNs: string, ref: { rea
   if (parsed === undefined) parsedOf.set(policy, (parsed = parseAnnotations(annotations)));
   // Allowlists with the global flags, and basic-auth users from a Secret in the route's
   // namespace (one in another namespace is refused, as for an Ingress: compile/access.ts).
-  const access = resolveAccess(parsed, { metadata: { name: ref.name, namespace: routeNs } }, snapshot.secrets, flags).annotations;
+  const resolved = resolveAccess(parsed, { metadata: { name: ref.name, namespace: routeNs } }, snapshot.secrets, flags);
+  const access = resolved.annotations;
   const o = access.options;
+  const problems: ExtensionProblem[] = [
+    ...parsed.problems.map((p): ExtensionProblem => ({ reason: "InvalidAnnotation", message: `${POLICY_KIND} ${key}: ${p}`, severity: "warning" })),
+    ...resolved.diagnostics.map((d): ExtensionProblem => ({ reason: d.reason, message: `${POLICY_KIND} ${key}: ${d.message}`, severity: d.severity ?? "warning" })),
+  ];
   const options: RouteOptions = Object.freeze({
     ...o,
     // A listener serves what it declares: no HTTPS redirect, no HSTS (docs/design.md "Gateway API").
@@ -109,7 +127,7 @@ export function resolveExtension(snapshot: Snapshot, routeNs: string, ref: { rea
     hsts: false,
     fromToWwwRedirect: false,
   });
-  return { ok: true, extension: { key, options, scheme: access.scheme === "http" ? null : access.scheme } };
+  return { ok: true, extension: { key, options, scheme: access.scheme === "http" ? null : access.scheme, problems } };
 }
 
 /**

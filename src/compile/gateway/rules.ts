@@ -13,7 +13,7 @@ import type { GatewayMatch, HeaderMatch } from "../../table/types.ts";
 import { cond, referenceAllowed, type Condition } from "./attach.ts";
 import { compileHeaderPattern, compilePathRegex } from "../../regex/index.ts";
 import type { AccessFlags } from "../access.ts";
-import { NO_FLAGS, POLICY_KIND, resolveExtension, type RuleExtension } from "./extension.ts";
+import { NO_FLAGS, POLICY_KIND, resolveExtension, type ExtensionProblem, type RuleExtension } from "./extension.ts";
 
 export interface CompiledMatch extends GatewayMatch {
   /** The path as written ("/" when none): explain and the synthetic route show it. */
@@ -123,6 +123,8 @@ export interface CompiledRoute {
   readonly resolvedRefs: Condition;
   /** Set when a value is not supported: Accepted becomes False with this condition. */
   readonly unsupported: Condition | null;
+  /** What the IngressNginxPolicies the rules name said of their annotations (extension.ts), once each. */
+  readonly problems: readonly ExtensionProblem[];
 }
 
 const ns = (o: { metadata: { namespace?: string | undefined } }) => o.metadata.namespace ?? "default";
@@ -253,6 +255,8 @@ export function compileRoute(
     if (refs.status === "True") refs = cond("ResolvedRefs", "False", reason, message);
   };
   const rules: CompiledRule[] = [];
+  const problems: ExtensionProblem[] = [];
+  const told = new Set<string>();
   const specRules = route.spec.rules ?? [];
   // HTTPRouteSpec.rules defaults to one rule matching every request (with no backend: 500).
   const ruleList = specRules.length > 0 ? specRules : [{ matches: null, filters: null, backendRefs: null, timeouts: null }];
@@ -318,7 +322,13 @@ export function compileRoute(
       if (f.type === "ExtensionRef" && f.extensionRef) {
         const r = resolveExtension(snapshot, routeNs, f.extensionRef, flags);
         if (r.ok && extension !== null) invalid = `a rule names more than one ${POLICY_KIND}`;
-        else if (r.ok) extension = r.extension;
+        else if (r.ok) {
+          extension = r.extension;
+          if (!told.has(r.extension.key)) {
+            told.add(r.extension.key);
+            problems.push(...r.extension.problems);
+          }
+        }
         else if (r.unresolved) {
           refFail(r.reason, r.message);
           unresolved ??= r.message;
@@ -470,5 +480,5 @@ export function compileRoute(
     const totalWeight = backends.reduce((n, b) => n + b.weight, 0);
     rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, cors, mirrors, backends, totalWeight, invalid, extension, unresolved });
   });
-  return { rules, resolvedRefs: refs, unsupported };
+  return { rules, resolvedRefs: refs, unsupported, problems };
 }

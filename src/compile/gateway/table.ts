@@ -525,6 +525,8 @@ function routeWork(
   const status: RouteStatus =
     grpc === null ? { key, generation: route.metadata.generation ?? null, parents: out } : { key: grpc.objectKey, kind: "GRPCRoute", generation: route.metadata.generation ?? null, parents: out };
   const diagnostics = routeDiagnostics(status);
+  // An IngressNginxPolicy's annotation problems are the route's, as an Ingress's are its own.
+  for (const p of compiled.problems) diagnostics.push({ kind: status.kind ?? "HTTPRoute", ...split(status.key), ...p });
   return { key, route, time, parents, attachedTo, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts };
 }
 
