@@ -136,6 +136,17 @@ spec:
     expect(missing.answer({ path: "/svc.Echo/Say" })).toBe("500");
   });
 
+  test("--allowlist-source-range applies to a rule naming a policy, as to an Ingress (the annotation replaces it there)", () => {
+    const config = { ...DEFAULT_COMPILE_CONFIG, allowlistSourceRange: ["192.168.0.0/16"] };
+    const res = compile(snapshot(BASE, GATEWAYS["same-namespace"], route("r", ref("p")), policy("p", { [`${N}proxy-body-size`]: "1k" })), config);
+    const w = Object.create(World.prototype) as World;
+    Object.assign(w, { result: { table: res.table.gateway } });
+    const stage = w.match({ path: "/guarded" })!.choices[0]!.match.route.options.stages?.find((p) => p.kind === K.SOURCE_RANGE.id);
+    expect(stage?.params).toEqual({ allow: ["192.168.0.0/16"], deny: null });
+    // A rule without the filter is a Gateway API rule alone: the Ingress flags are not its.
+    expect(stagesOf(w, "/open")).toEqual([]);
+  });
+
   test("a policy created or changed later is picked up by the incremental compile", () => {
     const c = new Compiler(DEFAULT_COMPILE_CONFIG);
     const r = route("r", ref("p"));
