@@ -170,7 +170,7 @@ export class Compiler {
    */
   #withGateway(snapshot: Snapshot, base: CompileResult): CompileResult {
     if ((snapshot.gatewayClasses?.size ?? 0) === 0 && this.#gw === null) return base;
-    const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.grpcRoutes, snapshot.referenceGrants, snapshot.namespaces];
+    const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.grpcRoutes, snapshot.referenceGrants, snapshot.namespaces, snapshot.ingressNginxPolicies];
     const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
     let gw = this.#gw;
     let dirty = gw === null || own.some((m, i) => m !== this.#gwOwn[i]);
@@ -195,13 +195,13 @@ export class Compiler {
     }
     if (dirty || gw === null) {
       const changes = gw === null || this.#gwShared.length === 0 ? null : { prev: gw, services, secrets };
-      gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes);
+      gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes, this.#config);
       this.#gw = gw;
       const range = this.#config.gatewayPorts;
       if (range !== null) {
         const { units, diagnostics, unplaced } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);
         const fallback = base.certificates.find((c) => c.host === "");
-        const ports = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes === null ? null : { services, secrets }, fallback);
+        const ports = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes === null ? null : { services, secrets }, fallback, this.#config);
         this.#gwPorts = { ports, diagnostics, certificates: this.#gwPortsCompiler.certificates, status: unplaced.length === 0 ? gw : { ...gw, gateways: withUnplaced(gw.gateways, unplaced, range) } };
       }
     }

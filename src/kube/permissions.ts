@@ -24,6 +24,7 @@ export const API_PERMISSIONS: readonly ApiPermission[] = [
   { group: "gateway.networking.k8s.io", resource: "grpcroutes", verbs: ["get", "list", "watch"], scope: "cluster", why: "Gateway API: gRPC routes" },
   { group: "gateway.networking.k8s.io", resource: "referencegrants", verbs: ["get", "list", "watch"], scope: "cluster", why: "Gateway API: cross-namespace references" },
   { group: "networking.k8s.io", resource: "ingresses/status", verbs: ["patch"], scope: "cluster", why: "status.loadBalancer" },
+  { group: "portico.dev", resource: "ingressnginxpolicies", verbs: ["get", "list", "watch"], scope: "cluster", why: "Gateway API: IngressNginxPolicy objects that route rules name in ExtensionRef filters" },
   { group: "gateway.networking.k8s.io", resource: "gatewayclasses/status", verbs: ["patch"], scope: "cluster", why: "Gateway API: GatewayClass Accepted" },
   { group: "gateway.networking.k8s.io", resource: "gateways/status", verbs: ["patch"], scope: "cluster", why: "Gateway API: Gateway and listener conditions, addresses" },
   { group: "gateway.networking.k8s.io", resource: "httproutes/status", verbs: ["patch"], scope: "cluster", why: "Gateway API: route parent conditions" },

@@ -11,6 +11,7 @@
 // the leader, is the record that survives restarts); every other one takes the lowest free
 // port of the range, Gateways in creation order (oldest first), then namespace/name, then
 // declared port.
+import type { AccessFlags } from "../access.ts";
 import { createHash } from "node:crypto";
 import type { PortRange } from "../../config/types.ts";
 import type { Diagnostic } from "../../model/diagnostic.ts";
@@ -214,6 +215,8 @@ export class GatewayPortsCompiler {
     units: readonly PortUnit[],
     changes: { readonly services: ReadonlySet<string>; readonly secrets: ReadonlySet<string> } | null,
     defaultCertificate?: CertificateBinding,
+    /** The source-range flags an IngressNginxPolicy's rules read (extension.ts). */
+    flags?: AccessFlags,
   ): ReadonlyMap<number, GatewayPort> {
     const next = new Map<string, UnitState>();
     const ports = new Map<number, GatewayPort>();
@@ -229,7 +232,7 @@ export class GatewayPortsCompiler {
         old !== undefined && old.gateway === obj
           ? old.gateways
           : new Map([[u.gateway, { ...obj, spec: { ...obj.spec, listeners: obj.spec.listeners.filter((l) => l.port === u.declared) } }]]);
-      const result = compileGateways({ ...snapshot, gateways }, controllerName, resolve, old !== undefined && changes !== null ? { prev: old.result, ...changes } : null);
+      const result = compileGateways({ ...snapshot, gateways }, controllerName, resolve, old !== undefined && changes !== null ? { prev: old.result, ...changes } : null, flags);
       next.set(id, { gateway: obj, gateways, result });
       if (u.https) certificates.set(u.port, portCertificates(result, u.gateway, snapshot, defaultCertificate));
       const prev = this.#last?.get(u.port);

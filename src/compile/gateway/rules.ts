@@ -12,6 +12,8 @@ import { serviceRef, type BackendRef, type ResolvedBackend } from "../backends.t
 import type { GatewayMatch, HeaderMatch } from "../../table/types.ts";
 import { cond, referenceAllowed, type Condition } from "./attach.ts";
 import { compileHeaderPattern, compilePathRegex } from "../../regex/index.ts";
+import type { AccessFlags } from "../access.ts";
+import { NO_FLAGS, POLICY_KIND, resolveExtension, type ExtensionProblem, type RuleExtension } from "./extension.ts";
 
 export interface CompiledMatch extends GatewayMatch {
   /** The path as written ("/" when none): explain and the synthetic route show it. */
@@ -109,6 +111,10 @@ export interface CompiledRule {
   readonly totalWeight: number;
   /** Why the whole rule answers 500 (an unsupported filter), or null. */
   readonly invalid: string | null;
+  /** The IngressNginxPolicy an ExtensionRef filter names, resolved (compile/gateway/extension.ts), or null. */
+  readonly extension: RuleExtension | null;
+  /** Why the rule answers 500 for an ExtensionRef that cannot be resolved (ResolvedRefs False), or null. */
+  readonly unresolved: string | null;
 }
 
 export interface CompiledRoute {
@@ -117,6 +123,8 @@ export interface CompiledRoute {
   readonly resolvedRefs: Condition;
   /** Set when a value is not supported: Accepted becomes False with this condition. */
   readonly unsupported: Condition | null;
+  /** What the IngressNginxPolicies the rules name said of their annotations (extension.ts), once each. */
+  readonly problems: readonly ExtensionProblem[];
 }
 
 const ns = (o: { metadata: { namespace?: string | undefined } }) => o.metadata.namespace ?? "default";
@@ -231,7 +239,13 @@ export interface RouteKind {
 }
 export const HTTP_ROUTE_KIND: RouteKind = Object.freeze({ kind: "HTTPRoute", scheme: "http" });
 
-export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend, routeKind: RouteKind = HTTP_ROUTE_KIND): CompiledRoute {
+export function compileRoute(
+  snapshot: Snapshot,
+  route: HTTPRoute,
+  resolve: (ref: BackendRef) => ResolvedBackend,
+  routeKind: RouteKind = HTTP_ROUTE_KIND,
+  flags: AccessFlags = NO_FLAGS,
+): CompiledRoute {
   const routeNs = ns(route);
   // A GRPCRoute's rules say so, so explain and /debug/routes can name the object's kind.
   const self = routeKind.kind === "GRPCRoute" ? { namespace: routeNs, name: route.metadata.name, kind: "GRPCRoute" as const } : { namespace: routeNs, name: route.metadata.name };
@@ -241,6 +255,8 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     if (refs.status === "True") refs = cond("ResolvedRefs", "False", reason, message);
   };
   const rules: CompiledRule[] = [];
+  const problems: ExtensionProblem[] = [];
+  const told = new Set<string>();
   const specRules = route.spec.rules ?? [];
   // HTTPRouteSpec.rules defaults to one rule matching every request (with no backend: 500).
   const ruleList = specRules.length > 0 ? specRules : [{ matches: null, filters: null, backendRefs: null, timeouts: null }];
@@ -300,7 +316,25 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     let rewrite: Rewrite | null = null;
     let cors: Cors | null = null;
     const mirrors: Mirror[] = [];
+    let extension: RuleExtension | null = null;
+    let unresolved: string | null = null;
     for (const f of rule.filters ?? []) {
+      if (f.type === "ExtensionRef" && f.extensionRef) {
+        const r = resolveExtension(snapshot, routeNs, f.extensionRef, flags);
+        if (r.ok && extension !== null) invalid = `a rule names more than one ${POLICY_KIND}`;
+        else if (r.ok) {
+          extension = r.extension;
+          if (!told.has(r.extension.key)) {
+            told.add(r.extension.key);
+            problems.push(...r.extension.problems);
+          }
+        }
+        else if (r.unresolved) {
+          refFail(r.reason, r.message);
+          unresolved ??= r.message;
+        } else invalid = r.message;
+        continue;
+      }
       if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
         const bad = badRequestModifier(f.requestHeaderModifier);
         if (bad !== null) invalid = bad;
@@ -424,7 +458,8 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
         backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
         continue;
       }
-      const r = resolve(serviceRef(bNs, b.name, b.port, routeKind.scheme));
+      // An IngressNginxPolicy's backend-protocol sets the scheme, as on the Ingress.
+      const r = resolve(serviceRef(bNs, b.name, b.port, extension?.scheme ?? routeKind.scheme));
       if (r.backend.status === "ServicePortNotFound") {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} has no port ${b.port}`);
         backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
@@ -443,7 +478,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     }
     if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
     const totalWeight = backends.reduce((n, b) => n + b.weight, 0);
-    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, cors, mirrors, backends, totalWeight, invalid });
+    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, cors, mirrors, backends, totalWeight, invalid, extension, unresolved });
   });
-  return { rules, resolvedRefs: refs, unsupported };
+  return { rules, resolvedRefs: refs, unsupported, problems };
 }

@@ -26,6 +26,8 @@ import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
 import { changedKeys } from "../changes.ts";
+import { NO_FLAGS, policySecrets, withExtension } from "./extension.ts";
+import type { AccessFlags } from "../access.ts";
 import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Timeouts } from "./rules.ts";
 import { changedConflicts, GRPC_ROUTE_KIND, grpcAsHttpRoute, grpcObjectKey, grpcWorkKey, kindConflicts, withoutRefused, type KindAttachments } from "./grpcroute.ts";
 import * as K from "../../policy/kinds.ts";
@@ -129,6 +131,9 @@ interface State {
   readonly gateways: unknown;
   readonly referenceGrants: unknown;
   readonly namespaces: unknown;
+  /** IngressNginxPolicies and the source-range flags their rules read (extension.ts): any change compiles every route. */
+  readonly policies: unknown;
+  readonly flags: AccessFlags;
   httpRoutes: ReadonlyMap<string, HTTPRoute>;
   grpcRoutes: ReadonlyMap<string, GRPCRoute>;
   /** Work key → the listeners the route is refused on (grpcroute.ts kindConflicts). */
@@ -184,7 +189,13 @@ const EMPTY_HOSTS: GatewayHosts = Object.freeze({ exact: new Map(), wildcards: O
  * changed, and only the route hostname lists those routes are on are sorted and replaced in
  * the table (new maps; the previous table is left as it was).
  */
-export function compileGateways(snapshot: Snapshot, controllerName: string, resolve: (ref: BackendRef) => ResolvedBackend, changes: GatewayChanges | null = null): GatewayCompileResult {
+export function compileGateways(
+  snapshot: Snapshot,
+  controllerName: string,
+  resolve: (ref: BackendRef) => ResolvedBackend,
+  changes: GatewayChanges | null = null,
+  flags: AccessFlags = NO_FLAGS,
+): GatewayCompileResult {
   let state = changes === null ? undefined : STATES.get(changes.prev);
   // Taken, not shared: if this compile throws, the next one starts over.
   if (changes !== null) STATES.delete(changes.prev);
@@ -195,6 +206,8 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
     state.gateways === snapshot.gateways &&
     state.referenceGrants === snapshot.referenceGrants &&
     state.namespaces === snapshot.namespaces &&
+    state.policies === snapshot.ingressNginxPolicies &&
+    state.flags === flags &&
     ![...changes!.secrets].some((k) => state!.secrets.has(k));
   // The routes to compile again.
   const redo = new Set<string>();
@@ -207,12 +220,15 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
       const gwNs = gw.key.slice(0, gw.key.indexOf("/"));
       for (const l of gw.gateway.spec.listeners) for (const c of l.tls?.certificateRefs ?? []) secrets.add(`${c.namespace ?? gwNs}/${c.name}`);
     }
+    for (const k of policySecrets(snapshot)) secrets.add(k);
     state = {
       controllerName,
       gatewayClasses: snapshot.gatewayClasses,
       gateways: snapshot.gateways,
       referenceGrants: snapshot.referenceGrants,
       namespaces: snapshot.namespaces,
+      policies: snapshot.ingressNginxPolicies,
+      flags,
       httpRoutes: new Map(),
       grpcRoutes: new Map(),
       refused: new Map(),
@@ -277,7 +293,7 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
   for (const key of redo) {
     const old = st.works.get(key);
     const p = prepare(key);
-    const next = p === null ? undefined : routeWork(snapshot, key, p, resolve, st.refused.get(key));
+    const next = p === null ? undefined : routeWork(snapshot, key, p, resolve, st.refused.get(key), st.flags);
     replaced.set(key, old);
     if (old !== undefined) {
       for (const p of old.pieces) touch(p);
@@ -449,6 +465,7 @@ function routeWork(
   resolve: (ref: BackendRef) => ResolvedBackend,
   /** The listeners the route is refused on (an HTTPRoute and a GRPCRoute sharing a hostname). */
   refused: ReadonlySet<ListenerState> | undefined,
+  flags: AccessFlags,
 ): RouteWork {
   const { route, grpc } = prepared;
   const routeNs = key.slice(0, key.indexOf("/"));
@@ -462,7 +479,7 @@ function routeWork(
   const attachedTo = prepared.parents;
   const parents = refused === undefined ? attachedTo : withoutRefused(attachedTo, refused, grpc !== null);
   if (parents.length === 0) return { key, route, time, parents, attachedTo, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
-  const compiled = compileRoute(snapshot, route, resolve, grpc === null ? HTTP_ROUTE_KIND : GRPC_ROUTE_KIND);
+  const compiled = compileRoute(snapshot, route, resolve, grpc === null ? HTTP_ROUTE_KIND : GRPC_ROUTE_KIND, flags);
   const unsupported = grpc?.unsupported ?? compiled.unsupported;
   const out: RouteStatus["parents"][number][] = [];
   const pieces: Piece[] = [];
@@ -508,6 +525,8 @@ function routeWork(
   const status: RouteStatus =
     grpc === null ? { key, generation: route.metadata.generation ?? null, parents: out } : { key: grpc.objectKey, kind: "GRPCRoute", generation: route.metadata.generation ?? null, parents: out };
   const diagnostics = routeDiagnostics(status);
+  // An IngressNginxPolicy's annotation problems are the route's, as an Ingress's are its own.
+  for (const p of compiled.problems) diagnostics.push({ kind: status.kind ?? "HTTPRoute", ...split(status.key), ...p });
   return { key, route, time, parents, attachedTo, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts };
 }
 
@@ -622,8 +641,9 @@ function ruleOptions(t: Timeouts | null): RouteOptions {
 }
 
 function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number, listener: Listener, host: string): GatewayEntry {
-  const base = ruleOptions(rule.timeouts);
-  const make = (backend: Backend, policies: StagePolicy[]): Match => {
+  // An IngressNginxPolicy's settings and stages come first (compile/gateway/extension.ts).
+  const base = withExtension(ruleOptions(rule.timeouts), rule.extension, rule.timeouts !== null);
+  const make = (backend: Backend, policies: StagePolicy[], options: RouteOptions = base): Match => {
     const route: Route = Object.freeze({
       ingress: rule.route,
       host: host === "*" ? null : host,
@@ -635,17 +655,18 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
       pathIndex: matchIndex,
       backend,
       // Gateway API asks for no HTTPS redirect and no HSTS: a listener serves what it declares.
-      options: policies.length === 0 ? base : Object.freeze({ ...base, stages: assembleStages(policies) }),
+      options: policies.length === 0 ? options : Object.freeze({ ...options, stages: assembleStages(options.stages, policies) }),
       tls: false,
     });
     return Object.freeze({ route, hostKey: host, via: host === "*" ? ("any-host" as const) : isWildcardHost(host) ? ("wildcard-host" as const) : ("exact-host" as const) });
   };
   const error = (reason: string): GatewayEntry => ({
     match,
-    choices: [{ match: make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason })]), weight: 1 }],
+    choices: [{ match: make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason })], PLAIN_OPTIONS), weight: 1 }],
     totalWeight: 1,
   });
   if (rule.invalid !== null) return error(rule.invalid);
+  if (rule.unresolved !== null) return error(rule.unresolved);
   const policies: StagePolicy[] = [];
   // CORS first (a preflight is answered before anything else), then the rule's response fields
   // (both cors stage, in this order; a backendRef's come after: its own policies below).
