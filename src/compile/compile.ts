@@ -46,6 +46,7 @@ import { hostOwner } from "./host-scope.ts";
 import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
 import { compileGateways } from "./gateway/table.ts";
+import { heldHostDiagnostics, holdIngressHosts, ingressHostClaims, withoutIngressTlsHosts, type HostClaims } from "./gateway/ingress-hosts.ts";
 import { allocateGatewayPorts, GatewayPortsCompiler, withUnplaced } from "./gateway/ports.ts";
 import type { GatewayPort } from "../table/types.ts";
 import { type CertificateBinding, type GatewayCompileResult } from "./types.ts";
@@ -212,18 +213,23 @@ export class Compiler {
     // With --gateway-ports each Gateway is served on its own ports only: the shared ports keep
     // the Ingresses alone (docs/design.md "Gateways with their own address").
     const dedicated = this.#gwPorts;
+    // On a host an Ingress names only its owners' routes are asked first (gateway/ingress-hosts.ts).
+    let claims: HostClaims | null = null;
     const table =
       dedicated !== null
         ? Object.freeze({ ...base.table, gatewayPorts: dedicated.ports })
         : gw.table === null
           ? base.table
-          : Object.freeze({ ...base.table, gateway: gw.table });
+          : Object.freeze({ ...base.table, gateway: holdIngressHosts(gw.table, (claims = this.#hostClaims(base))) });
     // A host bound by a Gateway listener serves the listener's certificate, as its requests
     // are asked of the Gateway rules first (docs/design.md "Gateway API").
     // With --gateway-ports the Gateways' certificates are their own ports' (gatewayPortCertificates).
-    const gwHosts = new Set(dedicated === null ? gw.certificates.map((c) => c.host) : []);
-    const certificates = gwHosts.size === 0 ? base.certificates : Object.freeze([...base.certificates.filter((c) => !gwHosts.has(c.host)), ...gw.certificates]);
-    const gwDiagnostics = dedicated === null || dedicated.diagnostics.length === 0 ? gw.diagnostics : [...gw.diagnostics, ...dedicated.diagnostics];
+    // Except a host an Ingress's spec.tls binds: that keeps the Ingress's certificate.
+    const gwCertificates = dedicated === null ? withoutIngressTlsHosts(gw.certificates, base.certificates) : [];
+    const gwHosts = new Set(gwCertificates.map((c) => c.host));
+    const certificates = gwHosts.size === 0 ? base.certificates : Object.freeze([...base.certificates.filter((c) => !gwHosts.has(c.host)), ...gwCertificates]);
+    const held = claims === null || gw.table === null ? [] : heldHostDiagnostics(gw.table, claims, gw.routes);
+    const gwDiagnostics = [...gw.diagnostics, ...(dedicated?.diagnostics ?? []), ...held];
     const diagnostics =
       gwDiagnostics.length === 0
         ? base.diagnostics
@@ -231,6 +237,11 @@ export class Compiler {
     const result: CompileResult = Object.freeze({ ...base, table, certificates, diagnostics, gateway: dedicated?.status ?? gw, ...(dedicated === null ? {} : { gatewayPortCertificates: dedicated.certificates }) });
     this.#gwResult = { base, gw, result };
     return result;
+  }
+
+  /** The hosts the served Ingresses of `base` name, with their namespaces (gateway/ingress-hosts.ts). */
+  #hostClaims(base: CompileResult): HostClaims {
+    return ingressHostClaims(this.#served.contributors, this.#served.tlsPlans, base.table.aliasKeys);
   }
 
   #reset(): void {
