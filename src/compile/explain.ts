@@ -518,6 +518,8 @@ export function* explainSteps(
   for (const d of result.diagnostics) {
     if (d.kind === "Ingress" && involved.has(`${d.namespace}/${d.name}`)) diagnostics.push(d);
     if (gw !== null && d.kind === "HTTPRoute" && gw.gateway.route === `${d.namespace}/${d.name}`) diagnostics.push(d);
+    // A route left out on this host because an Ingress names it (compile/gateway/ingress-hosts.ts).
+    else if (d.reason === "RouteHostHeldByIngress" && d.message.startsWith(`hostname ${req.host} `)) diagnostics.push(d);
     if (--budget <= 0) {
       yield;
       budget = STEP;
