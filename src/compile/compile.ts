@@ -46,9 +46,9 @@ import { hostOwner } from "./host-scope.ts";
 import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
 import { compileGateways } from "./gateway/table.ts";
-import { heldHostDiagnostics, holdIngressHosts, ingressHostClaims, withoutIngressTlsHosts, type HostClaims } from "./gateway/ingress-hosts.ts";
+import { heldHostDiagnostics, holdIngressHosts, ingressHostClaims, sameClaims, withoutIngressTlsHosts, type HostClaims } from "./gateway/ingress-hosts.ts";
 import { allocateGatewayPorts, GatewayPortsCompiler, withUnplaced } from "./gateway/ports.ts";
-import type { GatewayPort } from "../table/types.ts";
+import type { GatewayPort, GatewayRoutes } from "../table/types.ts";
 import { type CertificateBinding, type GatewayCompileResult } from "./types.ts";
 import type { CompileResult } from "./types.ts";
 
@@ -131,6 +131,8 @@ export class Compiler {
   #gwOwn: readonly unknown[] = [];
   #gwShared: readonly unknown[] = [];
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
+  /** The last holdIngressHosts, its inputs and its result. */
+  #held: { routes: GatewayRoutes; claims: HostClaims; out: GatewayRoutes } | null = null;
   /** With --gateway-ports: each Gateway's own ports and their rules (gateway/ports.ts). */
   #gwPortsCompiler = new GatewayPortsCompiler();
   #gwPorts: {
@@ -220,7 +222,7 @@ export class Compiler {
         ? Object.freeze({ ...base.table, gatewayPorts: dedicated.ports })
         : gw.table === null
           ? base.table
-          : Object.freeze({ ...base.table, gateway: holdIngressHosts(gw.table, (claims = this.#hostClaims(base))) });
+          : Object.freeze({ ...base.table, gateway: this.#holdIngressHosts(gw.table, (claims = this.#hostClaims(base))) });
     // A host bound by a Gateway listener serves the listener's certificate, as its requests
     // are asked of the Gateway rules first (docs/design.md "Gateway API").
     // With --gateway-ports the Gateways' certificates are their own ports' (gatewayPortCertificates).
@@ -244,7 +246,21 @@ export class Compiler {
     return ingressHostClaims(this.#served.contributors, this.#served.tlsPlans, base.table.aliasKeys);
   }
 
+  /**
+   * holdIngressHosts, kept while the Gateway table and the claims are the same: an Ingress edit
+   * that changes no host's namespaces leaves the Gateway part the same objects, so the workers'
+   * delta carries none of it (table/wire.ts sends what changed identity).
+   */
+  #holdIngressHosts(routes: GatewayRoutes, claims: HostClaims): GatewayRoutes {
+    const last = this.#held;
+    if (last !== null && last.routes === routes && sameClaims(last.claims, claims)) return last.out;
+    const out = holdIngressHosts(routes, claims);
+    this.#held = { routes, claims, out };
+    return out;
+  }
+
   #reset(): void {
+    this.#held = null;
     this.#gw = null;
     this.#gwOwn = [];
     this.#gwShared = [];

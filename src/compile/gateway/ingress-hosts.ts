@@ -54,6 +54,18 @@ export function ingressHostClaims(
   return sets;
 }
 
+/** Whether two claim sets name the same hosts with the same namespaces and first Ingress. */
+export function sameClaims(a: HostClaims, b: HostClaims): boolean {
+  if (a === b) return true;
+  if (a.size !== b.size) return false;
+  for (const [host, x] of a) {
+    const y = b.get(host);
+    if (y === undefined || y.ingress !== x.ingress || y.namespaces.size !== x.namespaces.size) return false;
+    for (const ns of x.namespaces) if (!y.namespaces.has(ns)) return false;
+  }
+  return true;
+}
+
 /** The claim covering a request host: its own, else an Ingress wildcard's (one whole first label). */
 function claimOf(claims: HostClaims, host: string): HostClaim | undefined {
   const own = claims.get(host);
