@@ -13,6 +13,9 @@
 //    Exact path, then the longest PathPrefix, then the longest RegularExpression, then a
 //    method, then more header matches, then more query matches, then the oldest route, then
 //    namespace/name, then rule and match order. The first matching entry wins.
+// On a host an Ingress names, step 2 asks the listener's `held` list for that host instead:
+// only the entries of routes in the namespaces of the Ingresses naming it
+// (compile/gateway/ingress-hosts.ts; docs/design.md "Gateway API").
 // Nothing matched → null: the request goes on to the Ingress table.
 import type { GatewayEntry, GatewayHeld, GatewayHosts, GatewayMatch, GatewayRoutes, HeaderMatch, Match } from "./types.ts";
 import { compileHeaderPattern, compilePathRegex } from "../regex/index.ts";
