@@ -46,7 +46,7 @@ import { hostOwner } from "./host-scope.ts";
 import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
 import { compileGateways } from "./gateway/table.ts";
-import { heldHostDiagnostics, holdIngressHosts, ingressHostClaims, sameClaims, withoutIngressTlsHosts, type HostClaims } from "./gateway/ingress-hosts.ts";
+import { heldHostDiagnostics, holdIngressHosts, HostClaimsIndex, withoutIngressTlsHosts } from "./gateway/ingress-hosts.ts";
 import { allocateGatewayPorts, GatewayPortsCompiler, withUnplaced } from "./gateway/ports.ts";
 import type { GatewayPort, GatewayRoutes } from "../table/types.ts";
 import { type CertificateBinding, type GatewayCompileResult } from "./types.ts";
@@ -131,8 +131,10 @@ export class Compiler {
   #gwOwn: readonly unknown[] = [];
   #gwShared: readonly unknown[] = [];
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
-  /** The last holdIngressHosts, its inputs and its result. */
-  #held: { routes: GatewayRoutes; claims: HostClaims; out: GatewayRoutes } | null = null;
+  /** The hosts the served Ingresses name (gateway/ingress-hosts.ts), kept as the Ingress part compiles. */
+  #claimIndex = new HostClaimsIndex();
+  /** The last holdIngressHosts, its inputs and its results. */
+  #held: { routes: GatewayRoutes; statuses: GatewayCompileResult["routes"]; version: number; table: GatewayRoutes; diagnostics: readonly Diagnostic[] } | null = null;
   /** With --gateway-ports: each Gateway's own ports and their rules (gateway/ports.ts). */
   #gwPortsCompiler = new GatewayPortsCompiler();
   #gwPorts: {
@@ -216,13 +218,13 @@ export class Compiler {
     // the Ingresses alone (docs/design.md "Gateways with their own address").
     const dedicated = this.#gwPorts;
     // On a host an Ingress names only its owners' routes are asked first (gateway/ingress-hosts.ts).
-    let claims: HostClaims | null = null;
+    const held = dedicated !== null || gw.table === null ? null : this.#holdIngressHosts(gw, gw.table, base);
     const table =
       dedicated !== null
         ? Object.freeze({ ...base.table, gatewayPorts: dedicated.ports })
         : gw.table === null
           ? base.table
-          : Object.freeze({ ...base.table, gateway: this.#holdIngressHosts(gw.table, (claims = this.#hostClaims(base))) });
+          : Object.freeze({ ...base.table, gateway: held!.table });
     // A host bound by a Gateway listener serves the listener's certificate, as its requests
     // are asked of the Gateway rules first (docs/design.md "Gateway API").
     // With --gateway-ports the Gateways' certificates are their own ports' (gatewayPortCertificates).
@@ -230,8 +232,7 @@ export class Compiler {
     const gwCertificates = dedicated === null ? withoutIngressTlsHosts(gw.certificates, base.certificates) : [];
     const gwHosts = new Set(gwCertificates.map((c) => c.host));
     const certificates = gwHosts.size === 0 ? base.certificates : Object.freeze([...base.certificates.filter((c) => !gwHosts.has(c.host)), ...gwCertificates]);
-    const held = claims === null || gw.table === null ? [] : heldHostDiagnostics(gw.table, claims, gw.routes);
-    const gwDiagnostics = [...gw.diagnostics, ...(dedicated?.diagnostics ?? []), ...held];
+    const gwDiagnostics = [...gw.diagnostics, ...(dedicated?.diagnostics ?? []), ...(held?.diagnostics ?? [])];
     const diagnostics =
       gwDiagnostics.length === 0
         ? base.diagnostics
@@ -241,26 +242,27 @@ export class Compiler {
     return result;
   }
 
-  /** The hosts the served Ingresses of `base` name, with their namespaces (gateway/ingress-hosts.ts). */
-  #hostClaims(base: CompileResult): HostClaims {
-    return ingressHostClaims(this.#served.contributors, this.#served.tlsPlans, base.table.aliasKeys);
-  }
-
   /**
-   * holdIngressHosts, kept while the Gateway table and the claims are the same: an Ingress edit
-   * that changes no host's namespaces leaves the Gateway part the same objects, so the workers'
-   * delta carries none of it (table/wire.ts sends what changed identity).
+   * The Gateway table with the hosts the served Ingresses name held for their owners, and the
+   * RouteHostHeldByIngress warnings (gateway/ingress-hosts.ts). Kept while the Gateway table,
+   * its statuses and the claims are the same: an Ingress edit that changes no host's
+   * namespaces leaves the Gateway part the same objects, so the workers' delta carries none of
+   * it (table/wire.ts sends what changed identity).
    */
-  #holdIngressHosts(routes: GatewayRoutes, claims: HostClaims): GatewayRoutes {
+  #holdIngressHosts(gw: GatewayCompileResult, routes: GatewayRoutes, base: CompileResult): { table: GatewayRoutes; diagnostics: readonly Diagnostic[] } {
+    const index = this.#claimIndex;
+    index.setAliases(base.table.aliasKeys);
     const last = this.#held;
-    if (last !== null && last.routes === routes && sameClaims(last.claims, claims)) return last.out;
-    const out = holdIngressHosts(routes, claims);
-    this.#held = { routes, claims, out };
-    return out;
+    if (last !== null && last.routes === routes && last.statuses === gw.routes && last.version === index.version) return last;
+    const table = holdIngressHosts(routes, index.claims);
+    const held = { routes, statuses: gw.routes, version: index.version, table, diagnostics: heldHostDiagnostics(routes, index.claims, gw.routes) };
+    this.#held = held;
+    return held;
   }
 
   #reset(): void {
     this.#held = null;
+    this.#claimIndex = new HostClaimsIndex();
     this.#gw = null;
     this.#gwOwn = [];
     this.#gwShared = [];
@@ -317,6 +319,7 @@ export class Compiler {
       served.tlsChanged = false;
       const before = this.#tls;
       this.#tls = tlsBindings(served.tlsPlans, snapshot.secrets, this.#secretData, this.#config, this.#ownerOf);
+      this.#claimIndex.setTls(served.tlsPlans);
       this.#diagVersion++;
       if (before !== null && (this.#ownerOf !== null || !sameSet(before.hosts, this.#tls.hosts))) {
         const covered = tlsCoverage(this.#tls, this.#ownerOf);
@@ -335,6 +338,7 @@ export class Compiler {
     for (const hostKey of dirty) {
       const prev = this.#hosts.get(hostKey);
       const plans = served.contributors.get(hostKey);
+      this.#claimIndex.setRules(hostKey, plans);
       const canaries = served.canaries.get(hostKey) ?? NO_PLANS;
       let next: HostEntry | undefined;
       if (plans !== undefined) {

@@ -19,12 +19,13 @@ kind: IngressClass
 metadata: { name: portico }
 spec: { controller: portico.dev/ingress-controller }`;
 
-const ingressYaml = (ns: string, name: string, hosts: readonly string[], version = 1) => `apiVersion: networking.k8s.io/v1
+const ingressYaml = (ns: string, name: string, hosts: readonly string[], version = 1, extra: { tls?: readonly string[]; alias?: string } = {}) => `apiVersion: networking.k8s.io/v1
 kind: Ingress
-metadata: { name: ${name}, namespace: ${ns}, resourceVersion: "${version}", creationTimestamp: "2026-01-01T00:00:00Z" }
+metadata: { name: ${name}, namespace: ${ns}, resourceVersion: "${version}", creationTimestamp: "2026-01-01T00:00:00Z"${extra.alias === undefined ? "" : `, annotations: { nginx.ingress.kubernetes.io/server-alias: "${extra.alias}" }`} }
 spec:
   ingressClassName: portico
-  rules:
+${extra.tls === undefined ? "" : `  tls: [{ hosts: [${extra.tls.map((h) => `"${h}"`).join(", ")}] }]
+`}  rules:
 ${hosts.map((h) => `    - host: "${h}"\n      http: { paths: [{ path: /, pathType: Prefix, backend: { service: { name: web-backend, port: { number: 8080 } } } }] }`).join("\n")}`;
 
 const routeYaml = (ns: string, name: string, hostnames: readonly string[], path: string, svc: string, version = 1) => `apiVersion: gateway.networking.k8s.io/v1
@@ -140,7 +141,7 @@ describe("the incremental compile with Ingress hosts held", () => {
   test("equals a full compile after each of a seeded sequence of Ingress and route edits", () => {
     const r = seeded(33);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-    const HOSTS = ["a.example.com", "b.example.com", "*.example.com", "x.wild.example.com", "*.wild.example.com"];
+    const HOSTS = ["a.example.com", "b.example.com", "*.example.com", "x.wild.example.com", "*.wild.example.com", "alias.example.com", "tls-only.example.com"];
     const NAMESPACES = [INFRA, APP, WEB];
     const store = new Store();
     apply(store, "ADDED", BASE, GATEWAYS["all-namespaces"], CLASS);
@@ -159,7 +160,8 @@ describe("the incremental compile with Ingress hosts held", () => {
           apply(store, "DELETED", was);
           ingresses.delete(key);
         } else {
-          const y = ingressYaml(ns, `i${n}`, [...new Set(hosts)], step + 2);
+          const extra = { ...(r() < 0.3 ? { tls: [pick(HOSTS), "tls-only.example.com"] } : {}), ...(r() < 0.2 ? { alias: "alias.example.com" } : {}) };
+          const y = ingressYaml(ns, `i${n}`, [...new Set(hosts)], step + 2, extra);
           apply(store, was === undefined ? "ADDED" : "MODIFIED", y);
           ingresses.set(key, y);
         }

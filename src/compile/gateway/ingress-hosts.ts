@@ -27,43 +27,92 @@ interface ClaimingPlan {
   readonly tls: readonly { readonly hosts: readonly string[] }[];
 }
 
-/**
- * The hosts the served Ingresses name: their rule hosts (`contributors`, by host key, in
- * priority order; `*` is the hostless rules, which name no host), their spec.tls hosts
- * (`tlsPlans`, in priority order) and the server-alias names (`aliasKeys`: name → host key),
- * which the Ingress table serves as its host.
- */
-export function ingressHostClaims(
-  contributors: ReadonlyMap<string, readonly ClaimingPlan[]>,
-  tlsPlans: readonly ClaimingPlan[],
-  aliasKeys: ReadonlyMap<string, string>,
-): Map<string, HostClaim> {
-  const sets = new Map<string, { namespaces: Set<string>; ingress: string }>();
-  const add = (host: string, p: ClaimingPlan) => {
-    if (host === "*" || host === "") return;
-    const c = sets.get(host);
-    if (c === undefined) sets.set(host, { namespaces: new Set([p.namespace]), ingress: `${p.namespace}/${p.name}` });
-    else c.namespaces.add(p.namespace);
-  };
-  for (const [host, plans] of contributors) for (const p of plans) add(host, p);
-  for (const p of tlsPlans) for (const t of p.tls) for (const h of t.hosts) add(h, p);
-  for (const [name, key] of aliasKeys) {
-    const target = sets.get(key);
-    if (target !== undefined && !sets.has(name)) sets.set(name, target);
+function claimOfPlans(plans: Iterable<ClaimingPlan>): HostClaim | undefined {
+  let first: ClaimingPlan | undefined;
+  const namespaces = new Set<string>();
+  for (const p of plans) {
+    first ??= p;
+    namespaces.add(p.namespace);
   }
-  return sets;
+  return first === undefined ? undefined : { namespaces, ingress: `${first.namespace}/${first.name}` };
 }
 
-/** Whether two claim sets name the same hosts with the same namespaces and first Ingress. */
-export function sameClaims(a: HostClaims, b: HostClaims): boolean {
+function sameClaim(a: HostClaim | undefined, b: HostClaim | undefined): boolean {
   if (a === b) return true;
-  if (a.size !== b.size) return false;
-  for (const [host, x] of a) {
-    const y = b.get(host);
-    if (y === undefined || y.ingress !== x.ingress || y.namespaces.size !== x.namespaces.size) return false;
-    for (const ns of x.namespaces) if (!y.namespaces.has(ns)) return false;
-  }
+  if (a === undefined || b === undefined || a.ingress !== b.ingress || a.namespaces.size !== b.namespaces.size) return false;
+  for (const ns of a.namespaces) if (!b.namespaces.has(ns)) return false;
   return true;
+}
+
+/**
+ * The hosts the served Ingresses name, kept by the Ingress compiler as it goes (compile.ts):
+ * their rule hosts (ServedPlans.contributors, updated per dirty host key; `*`, the hostless
+ * rules, names no host), their spec.tls hosts (ServedPlans.tlsPlans, when they change) and the
+ * server-alias names, which the Ingress table serves as their host. `version` moves only when
+ * some host's claim changes, so an Ingress edit that changes no host's namespaces leaves the
+ * held lists as they were.
+ */
+export class HostClaimsIndex {
+  readonly #rules = new Map<string, HostClaim>();
+  #tls = new Map<string, HostClaim>();
+  #aliasKeys: ReadonlyMap<string, string> = new Map();
+  readonly #claims = new Map<string, HostClaim>();
+  version = 0;
+
+  get claims(): HostClaims {
+    return this.#claims;
+  }
+
+  /** A rule host key's contributors changed (in priority order; none: undefined). */
+  setRules(hostKey: string, plans: readonly ClaimingPlan[] | undefined): void {
+    if (hostKey === "*") return;
+    const c = plans === undefined ? undefined : claimOfPlans(plans);
+    if (c === undefined) this.#rules.delete(hostKey);
+    else this.#rules.set(hostKey, c);
+    this.#merge(hostKey);
+  }
+
+  /** The served plans with spec.tls changed (in priority order). */
+  setTls(plans: readonly ClaimingPlan[]): void {
+    const by = new Map<string, ClaimingPlan[]>();
+    for (const p of plans)
+      for (const t of p.tls)
+        for (const h of t.hosts) {
+          if (h === "" || h === "*") continue;
+          const l = by.get(h);
+          if (l === undefined) by.set(h, [p]);
+          else if (!l.includes(p)) l.push(p);
+        }
+    const before = this.#tls;
+    this.#tls = new Map([...by].map(([h, l]) => [h, claimOfPlans(l)!] as const));
+    for (const h of before.keys()) if (!this.#tls.has(h)) this.#merge(h);
+    for (const h of this.#tls.keys()) this.#merge(h);
+  }
+
+  /** The table's server-alias names (name → host key): re-read when the map is another. */
+  setAliases(aliasKeys: ReadonlyMap<string, string>): void {
+    if (aliasKeys === this.#aliasKeys) return;
+    const before = this.#aliasKeys;
+    this.#aliasKeys = aliasKeys;
+    for (const name of before.keys()) this.#merge(name);
+    for (const name of aliasKeys.keys()) this.#merge(name);
+  }
+
+  #merge(host: string): void {
+    const r = this.#rules.get(host);
+    const t = this.#tls.get(host);
+    let c: HostClaim | undefined = r === undefined ? t : t === undefined ? r : { namespaces: new Set([...r.namespaces, ...t.namespaces]), ingress: r.ingress };
+    if (c === undefined) {
+      const key = this.#aliasKeys.get(host);
+      if (key !== undefined) c = this.#claims.get(key);
+    }
+    if (sameClaim(this.#claims.get(host), c)) return;
+    if (c === undefined) this.#claims.delete(host);
+    else this.#claims.set(host, c);
+    this.version++;
+    // A server-alias of this host takes its claim: follow it (aliases are few).
+    if (this.#aliasKeys.size > 0) for (const [name, key] of this.#aliasKeys) if (key === host && name !== host) this.#merge(name);
+  }
 }
 
 /** The claim covering a request host: its own, else an Ingress wildcard's (one whole first label). */
@@ -103,9 +152,20 @@ function ownersOnly(lists: readonly (readonly GatewayEntry[])[], owners: Readonl
 
 /** One listener's held lists, or null when every host an Ingress names is asked as before. */
 function heldFor(lkey: string, idx: GatewayHosts, listenerKeys: readonly string[], claims: HostClaims): GatewayHeld | null {
+  const exact = new Map<string, readonly GatewayEntry[]>();
+  const wildcard = new Map<string, readonly GatewayEntry[]>();
+  // With no route wildcards and no routes without hostnames here, a host reaches only the
+  // route hostname naming it: those are the only hosts to look at.
+  if (idx.any === null && idx.wildcards.length === 0) {
+    for (const [host, list] of idx.exact) {
+      const claim = claimOf(claims, host);
+      const held = claim === undefined ? null : ownersOnly([list], claim.namespaces);
+      if (held !== null) exact.set(host, held);
+    }
+    return exact.size === 0 ? null : Object.freeze({ exact, wildcard });
+  }
   // Ingress wildcards: the hosts `x.S` this listener may be chosen for are asked of the route
   // wildcards matching them and the routes without hostnames; which ones depends on S alone.
-  const wildcard = new Map<string, readonly GatewayEntry[]>();
   for (const [key, claim] of claims) {
     if (!isWildcardHost(key)) continue;
     const probe = `x${key.slice(1)}`;
@@ -119,21 +179,29 @@ function heldFor(lkey: string, idx: GatewayHosts, listenerKeys: readonly string[
   // Exact names: the Ingress hosts (and aliases) this listener is chosen for, the route
   // hostnames on it and its own hostname when an Ingress names them. A name under a held
   // wildcard gets its own list even when nothing is held back from it, so the wildcard's
-  // does not stand in for it.
-  const exact = new Map<string, readonly GatewayEntry[]>();
+  // does not stand in for it. Most hosts reach the routes without hostnames alone: their
+  // list depends on the owners only, and is shared.
+  const anyOnly = new Map<string, readonly GatewayEntry[] | null>();
   const consider = (host: string) => {
     if (exact.has(host)) return;
     const claim = claimOf(claims, host);
     if (claim === undefined) return;
     const lists = listsFor(idx, host);
-    const held = ownersOnly(lists, claim.namespaces);
+    let held: readonly GatewayEntry[] | null;
+    if (lists.length === 1 && lists[0] === idx.any) {
+      const key = [...claim.namespaces].join("\n");
+      const known = anyOnly.get(key);
+      held = known !== undefined ? known : ownersOnly(lists, claim.namespaces);
+      if (known === undefined) anyOnly.set(key, held);
+    } else held = ownersOnly(lists, claim.namespaces);
     if (held !== null) exact.set(host, held);
     else if (wildcard.size > 0) {
       const dot = host.indexOf(".");
       if (dot > 0 && wildcard.has(host.slice(dot + 1))) exact.set(host, lists.length === 1 ? lists[0]! : Object.freeze(lists.flat()));
     }
   };
-  for (const host of claims.keys()) if (!isWildcardHost(host) && bestHostname(listenerKeys, host) === lkey) consider(host);
+  const one = listenerKeys.length === 1;
+  for (const host of claims.keys()) if (!isWildcardHost(host) && (one || bestHostname(listenerKeys, host) === lkey)) consider(host);
   for (const host of idx.exact.keys()) consider(host);
   if (lkey !== "*" && !isWildcardHost(lkey)) consider(lkey);
   return exact.size === 0 && wildcard.size === 0 ? null : Object.freeze({ exact, wildcard });
