@@ -129,6 +129,11 @@ export const EXPLAIN_FLAGS = {
   path: { name: "path", metavar: "PATH", help: "request path", defaultText: "/" },
   scheme: { name: "scheme", metavar: "SCHEME", help: "http or https", defaultText: "http" },
   client: { name: "client", metavar: "IP", help: "the client address the source-range checks see", defaultText: "an address in no list" },
+  method: { name: "method", metavar: "METHOD", help: "request method (Gateway API method matches read it)", defaultText: "GET" },
+  contentType: { name: "content-type", metavar: "TYPE", help: "request Content-Type; application/grpc explains a gRPC call (POST /service/method)", defaultText: "none" },
+  port: { name: "port", metavar: "N", help: "with --gateway-ports: the Portico port the request comes in on (a Gateway's own port is asked of its rules alone)", defaultText: "the shared ports" },
+  gateway: { name: "gateway", metavar: "NS/NAME", help: "with --gateway-ports: ask this Gateway's own port (with --listener-port when it has several)", defaultText: "none" },
+  listenerPort: { name: "listener-port", metavar: "N", help: "with --gateway: the Gateway's listener port", defaultText: "its only one" },
 } as const;
 
 /** Flags only the `migrate` subcommand takes (it reads --nginx-configmap too, a flag of the server's). */

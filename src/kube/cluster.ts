@@ -158,7 +158,10 @@ export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
     log,
     isLeader: elector.isLeader,
     instance: elector.identity,
-    uidOf: (ns, name) => last?.ingresses.get(key(ns, name))?.metadata.uid,
+    uidOf: (ns, name, kind) => {
+      const objects = kind === "Ingress" ? last?.ingresses : kind === "Gateway" ? last?.gateway?.snapshot.gateways : kind === "HTTPRoute" ? last?.gateway?.snapshot.httpRoutes : kind === "GRPCRoute" ? last?.gateway?.snapshot.grpcRoutes : undefined;
+      return objects?.get(key(ns, name))?.metadata.uid;
+    },
     ...(o.eventTimings ? { timings: o.eventTimings } : {}),
   });
   elector.start();

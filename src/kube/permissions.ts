@@ -28,7 +28,7 @@ export const API_PERMISSIONS: readonly ApiPermission[] = [
   { group: "gateway.networking.k8s.io", resource: "gateways/status", verbs: ["patch"], scope: "cluster", why: "Gateway API: Gateway and listener conditions, addresses" },
   { group: "gateway.networking.k8s.io", resource: "httproutes/status", verbs: ["patch"], scope: "cluster", why: "Gateway API: route parent conditions" },
   { group: "gateway.networking.k8s.io", resource: "grpcroutes/status", verbs: ["patch"], scope: "cluster", why: "Gateway API: gRPC route parent conditions" },
-  { group: "events.k8s.io", resource: "events", verbs: ["create", "patch"], scope: "cluster", why: "diagnostics as Events on Ingresses" },
+  { group: "events.k8s.io", resource: "events", verbs: ["create", "patch"], scope: "cluster", why: "diagnostics as Events on Ingresses, Gateways, HTTPRoutes and GRPCRoutes (in their namespaces: cluster scope)" },
   { group: "coordination.k8s.io", resource: "leases", verbs: ["get", "create", "update"], scope: "namespace", why: "leader election" },
   { group: "", resource: "services", verbs: ["create", "patch", "delete"], scope: "namespace", why: "--gateway-ports: each Gateway's Service, beside --publish-service (kube/gateway-services.ts)" },
 ];

@@ -12,6 +12,8 @@ export interface SerializedRoute {
   readonly declaredPathType: string;
   readonly source: Route["source"];
   readonly ingress: string;
+  /** Set on a GRPCRoute's rule (Gateway API part): `ingress` then names that GRPCRoute, not an HTTPRoute. */
+  readonly kind?: "GRPCRoute";
   /** `rules[i].paths[j]`, or "" for default routes. */
   readonly rule: string;
   readonly backend: string;
@@ -105,6 +107,7 @@ function route(r: Route): SerializedRoute {
     declaredPathType: r.declaredPathType,
     source: r.source,
     ingress: r.ingress.namespace || r.ingress.name ? `${r.ingress.namespace}/${r.ingress.name}` : "",
+    ...(r.ingress.kind === undefined ? {} : { kind: r.ingress.kind }),
     rule: r.ruleIndex < 0 ? "" : `rules[${r.ruleIndex}].paths[${r.pathIndex}]`,
     backend: r.backend.id,
     tls: r.tls,

@@ -106,7 +106,8 @@ export interface RetryPolicy {
 export type PathType = "Exact" | "Prefix";
 
 export interface Route {
-  readonly ingress: { readonly namespace: string; readonly name: string };
+  /** The Ingress, or the Gateway API route (`kind` set for a GRPCRoute; unset: an HTTPRoute's or an Ingress's). */
+  readonly ingress: { readonly namespace: string; readonly name: string; readonly kind?: "GRPCRoute" };
   /** Host as written in the rule (lowercased), `*.foo.com`, or null for hostless rules and defaults. */
   readonly host: string | null;
   /** The rule path as written in regex mode, its routed (normalised) form otherwise; "/" for defaults. */

@@ -93,7 +93,8 @@ export interface WeightedBackend {
 }
 
 export interface CompiledRule {
-  readonly route: { readonly namespace: string; readonly name: string };
+  /** The route; `kind` is set for a GRPCRoute (an HTTPRoute of the same name is another route). */
+  readonly route: { readonly namespace: string; readonly name: string; readonly kind?: "GRPCRoute" };
   readonly ruleIndex: number;
   readonly matches: readonly CompiledMatch[];
   readonly requestHeaders: HeaderModifier | null;
@@ -232,7 +233,8 @@ export const HTTP_ROUTE_KIND: RouteKind = Object.freeze({ kind: "HTTPRoute", sch
 
 export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend, routeKind: RouteKind = HTTP_ROUTE_KIND): CompiledRoute {
   const routeNs = ns(route);
-  const self = { namespace: routeNs, name: route.metadata.name };
+  // A GRPCRoute's rules say so, so explain and /debug/routes can name the object's kind.
+  const self = routeKind.kind === "GRPCRoute" ? { namespace: routeNs, name: route.metadata.name, kind: "GRPCRoute" as const } : { namespace: routeNs, name: route.metadata.name };
   let refs: Condition = RESOLVED;
   let unsupported: Condition | null = null;
   const refFail = (reason: string, message: string) => {

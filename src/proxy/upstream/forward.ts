@@ -55,6 +55,10 @@ class Control implements AttemptControl {
   abort(err: unknown): void {
     this.ac.abort(err);
   }
+  /** The response-header deadline fired (the watchdog calls this: no closure per attempt). */
+  fire(): void {
+    this.abort(new ProxyError("UpstreamTimeout", "no response headers"));
+  }
   /**
    * A fresh switch for the next attempt after a deadline aborted this one. Everything that
    * aborts the request goes through abort() above, so it reaches the new switch; no
@@ -149,7 +153,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     }
     // Response-header deadline (--response-timeout / annotation): measured from the last
     // activity, so a long upload keeps it alive while bytes move (body meter calls touch()).
-    const dog = createWatchdog(input.responseTimeoutMs, () => control.abort(new ProxyError("UpstreamTimeout", "no response headers")));
+    const dog = createWatchdog(input.responseTimeoutMs, control);
     control.bind(dog);
     const init: RequestInit & { decompress: boolean; tls?: unknown } = {
       method: input.method,
