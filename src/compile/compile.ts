@@ -46,8 +46,9 @@ import { hostOwner } from "./host-scope.ts";
 import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
 import { compileGateways } from "./gateway/table.ts";
+import { heldHostDiagnostics, holdIngressHosts, HostClaimsIndex, withoutIngressTlsHosts } from "./gateway/ingress-hosts.ts";
 import { allocateGatewayPorts, GatewayPortsCompiler, withUnplaced } from "./gateway/ports.ts";
-import type { GatewayPort } from "../table/types.ts";
+import type { GatewayPort, GatewayRoutes } from "../table/types.ts";
 import { type CertificateBinding, type GatewayCompileResult } from "./types.ts";
 import type { CompileResult } from "./types.ts";
 
@@ -130,6 +131,10 @@ export class Compiler {
   #gwOwn: readonly unknown[] = [];
   #gwShared: readonly unknown[] = [];
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
+  /** The hosts the served Ingresses name (gateway/ingress-hosts.ts), kept as the Ingress part compiles. */
+  #claimIndex = new HostClaimsIndex();
+  /** The last holdIngressHosts, its inputs and its results. */
+  #held: { routes: GatewayRoutes; statuses: GatewayCompileResult["routes"]; version: number; table: GatewayRoutes; diagnostics: readonly Diagnostic[] } | null = null;
   /** With --gateway-ports: each Gateway's own ports and their rules (gateway/ports.ts). */
   #gwPortsCompiler = new GatewayPortsCompiler();
   #gwPorts: {
@@ -212,18 +217,22 @@ export class Compiler {
     // With --gateway-ports each Gateway is served on its own ports only: the shared ports keep
     // the Ingresses alone (docs/design.md "Gateways with their own address").
     const dedicated = this.#gwPorts;
+    // On a host an Ingress names only its owners' routes are asked first (gateway/ingress-hosts.ts).
+    const held = dedicated !== null || gw.table === null ? null : this.#holdIngressHosts(gw, gw.table, base);
     const table =
       dedicated !== null
         ? Object.freeze({ ...base.table, gatewayPorts: dedicated.ports })
         : gw.table === null
           ? base.table
-          : Object.freeze({ ...base.table, gateway: gw.table });
+          : Object.freeze({ ...base.table, gateway: held!.table });
     // A host bound by a Gateway listener serves the listener's certificate, as its requests
     // are asked of the Gateway rules first (docs/design.md "Gateway API").
     // With --gateway-ports the Gateways' certificates are their own ports' (gatewayPortCertificates).
-    const gwHosts = new Set(dedicated === null ? gw.certificates.map((c) => c.host) : []);
-    const certificates = gwHosts.size === 0 ? base.certificates : Object.freeze([...base.certificates.filter((c) => !gwHosts.has(c.host)), ...gw.certificates]);
-    const gwDiagnostics = dedicated === null || dedicated.diagnostics.length === 0 ? gw.diagnostics : [...gw.diagnostics, ...dedicated.diagnostics];
+    // Except a host an Ingress's spec.tls binds: that keeps the Ingress's certificate.
+    const gwCertificates = dedicated === null ? withoutIngressTlsHosts(gw.certificates, base.certificates) : [];
+    const gwHosts = new Set(gwCertificates.map((c) => c.host));
+    const certificates = gwHosts.size === 0 ? base.certificates : Object.freeze([...base.certificates.filter((c) => !gwHosts.has(c.host)), ...gwCertificates]);
+    const gwDiagnostics = [...gw.diagnostics, ...(dedicated?.diagnostics ?? []), ...(held?.diagnostics ?? [])];
     const diagnostics =
       gwDiagnostics.length === 0
         ? base.diagnostics
@@ -233,7 +242,27 @@ export class Compiler {
     return result;
   }
 
+  /**
+   * The Gateway table with the hosts the served Ingresses name held for their owners, and the
+   * RouteHostHeldByIngress warnings (gateway/ingress-hosts.ts). Kept while the Gateway table,
+   * its statuses and the claims are the same: an Ingress edit that changes no host's
+   * namespaces leaves the Gateway part the same objects, so the workers' delta carries none of
+   * it (table/wire.ts sends what changed identity).
+   */
+  #holdIngressHosts(gw: GatewayCompileResult, routes: GatewayRoutes, base: CompileResult): { table: GatewayRoutes; diagnostics: readonly Diagnostic[] } {
+    const index = this.#claimIndex;
+    index.setAliases(base.table.aliasKeys);
+    const last = this.#held;
+    if (last !== null && last.routes === routes && last.statuses === gw.routes && last.version === index.version) return last;
+    const table = holdIngressHosts(routes, index.claims);
+    const held = { routes, statuses: gw.routes, version: index.version, table, diagnostics: heldHostDiagnostics(routes, index.claims, gw.routes) };
+    this.#held = held;
+    return held;
+  }
+
   #reset(): void {
+    this.#held = null;
+    this.#claimIndex = new HostClaimsIndex();
     this.#gw = null;
     this.#gwOwn = [];
     this.#gwShared = [];
@@ -290,6 +319,7 @@ export class Compiler {
       served.tlsChanged = false;
       const before = this.#tls;
       this.#tls = tlsBindings(served.tlsPlans, snapshot.secrets, this.#secretData, this.#config, this.#ownerOf);
+      this.#claimIndex.setTls(served.tlsPlans);
       this.#diagVersion++;
       if (before !== null && (this.#ownerOf !== null || !sameSet(before.hosts, this.#tls.hosts))) {
         const covered = tlsCoverage(this.#tls, this.#ownerOf);
@@ -308,6 +338,7 @@ export class Compiler {
     for (const hostKey of dirty) {
       const prev = this.#hosts.get(hostKey);
       const plans = served.contributors.get(hostKey);
+      this.#claimIndex.setRules(hostKey, plans);
       const canaries = served.canaries.get(hostKey) ?? NO_PLANS;
       let next: HostEntry | undefined;
       if (plans !== undefined) {

@@ -637,6 +637,8 @@ export function* explainSteps(
     // The matched route's own (a GRPCRoute's under its kind), and the Gateways that attach it there.
     if (gw !== null && d.kind === gw.gateway.kind && gw.gateway.route === `${d.namespace}/${d.name}`) diagnostics.push(d);
     if (gw !== null && d.kind === "Gateway" && gw.gateway.listeners.some((l) => l.gateway === `${d.namespace}/${d.name}`)) diagnostics.push(d);
+    // A route left out on this host because an Ingress names it (compile/gateway/ingress-hosts.ts).
+    if (d.reason === "RouteHostHeldByIngress" && d.message.startsWith(`hostname ${req.host} `)) diagnostics.push(d);
     if (--budget <= 0) {
       yield;
       budget = STEP;

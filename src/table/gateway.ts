@@ -13,8 +13,11 @@
 //    Exact path, then the longest PathPrefix, then the longest RegularExpression, then a
 //    method, then more header matches, then more query matches, then the oldest route, then
 //    namespace/name, then rule and match order. The first matching entry wins.
+// On a host an Ingress names, step 2 asks the listener's `held` list for that host instead:
+// only the entries of routes in the namespaces of the Ingresses naming it
+// (compile/gateway/ingress-hosts.ts; docs/design.md "Gateway API").
 // Nothing matched → null: the request goes on to the Ingress table.
-import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes, HeaderMatch, Match } from "./types.ts";
+import type { GatewayEntry, GatewayHeld, GatewayHosts, GatewayMatch, GatewayRoutes, HeaderMatch, Match } from "./types.ts";
 import { compileHeaderPattern, compilePathRegex } from "../regex/index.ts";
 
 /** What matching reads of a request. */
@@ -192,6 +195,19 @@ export function matchesRequest(m: GatewayMatch, req: GatewayRequest): boolean {
   return true;
 }
 
+/**
+ * On a host an Ingress names, the only entries asked: those of routes in the namespaces of the
+ * Ingresses naming it (docs/design.md "Gateway API"); undefined for any other host. An exact
+ * name first, then an Ingress wildcard, which covers one whole first label as the Ingress
+ * table's does (table/lookup.ts selectHost).
+ */
+export function heldEntries(held: GatewayHeld, host: string): readonly GatewayEntry[] | undefined {
+  const exact = held.exact.get(host);
+  if (exact !== undefined || held.wildcard.size === 0) return exact;
+  const dot = host.indexOf(".");
+  return dot > 0 ? held.wildcard.get(host.slice(dot + 1)) : undefined;
+}
+
 /** The entry a request gets on Portico's HTTP or HTTPS listener, or null. */
 export function findGatewayEntry(routes: GatewayRoutes, https: boolean, req: GatewayRequest): GatewayEntry | null {
   const listeners = https ? routes.https : routes.http;
@@ -200,6 +216,11 @@ export function findGatewayEntry(routes: GatewayRoutes, https: boolean, req: Gat
   if (lkey === undefined) return null;
   const idx = listeners.get(lkey)!;
   regexLeft = REGEX_LOOKUP_BUDGET;
+  const held = idx.held == null ? undefined : heldEntries(idx.held, req.host);
+  if (held !== undefined) {
+    for (const e of held) if (matchesRequest(e.match, req)) return e;
+    return null;
+  }
   const exact = idx.exact.get(req.host);
   if (exact !== undefined) for (const e of exact) if (matchesRequest(e.match, req)) return e;
   for (const [p, l] of idx.wildcards) {

@@ -78,6 +78,12 @@ export interface SerializedGatewayListener {
       readonly weights: readonly { readonly weight: number; readonly route: SerializedRoute }[];
     }[];
   }[];
+  /**
+   * Hosts an Ingress names (an Ingress wildcard as `*.suffix`): the entries asked there, only
+   * those of routes in the Ingresses' namespaces, as `namespace/name rule R match M (hostname)`;
+   * absent when none (docs/design.md "Gateway API").
+   */
+  readonly held?: readonly { readonly host: string; readonly entries: readonly string[] }[];
 }
 
 const DEFAULTS: Readonly<Record<string, unknown>> = { ...DEFAULT_ROUTE_OPTIONS };
@@ -179,6 +185,11 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
           return { weight: c.weight, route: route(c.match.route) };
         }),
       }));
+    const heldNames = (es: readonly GatewayEntry[]) =>
+      es.map((e) => {
+        const r = e.choices[0]?.match.route;
+        return r === undefined ? "?" : `${r.ingress.namespace}/${r.ingress.name} rule ${r.ruleIndex} match ${r.pathIndex} (${r.host ?? "*"})`;
+      });
     const listeners = (port: "http" | "https", m: ReadonlyMap<string, GatewayHosts>) => {
       for (const key of [...m.keys()].sort()) {
         const h = m.get(key)!;
@@ -187,7 +198,9 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
           ...h.wildcards.map(([k, es]) => ({ hostname: k, entries: entries(es) })),
           ...(h.any ? [{ hostname: "*", entries: entries(h.any) }] : []),
         ];
-        out.push({ port, listenerHostname: key, hosts });
+        // A host an Ingress names: the entries asked there, its owners' only (GatewayHosts.held).
+        const held = h.held == null ? [] : [...[...h.held.exact.keys()].sort().map((k) => ({ host: k, entries: heldNames(h.held!.exact.get(k)!) })), ...[...h.held.wildcard.keys()].sort().map((k) => ({ host: `*.${k}`, entries: heldNames(h.held!.wildcard.get(k)!) }))];
+        out.push({ port, listenerHostname: key, hosts, ...(held.length === 0 ? {} : { held }) });
       }
     };
     listeners("http", g.http);

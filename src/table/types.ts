@@ -378,6 +378,21 @@ export interface GatewayHosts {
   /** Wildcard route hostnames (`*.foo.com`), most specific first. */
   readonly wildcards: readonly (readonly [string, readonly GatewayEntry[]])[];
   readonly any: readonly GatewayEntry[] | null;
+  /**
+   * Hosts an Ingress names (docs/design.md "Gateway API", "Ingress and HTTPRoute on one host"):
+   * for those, the entries of the routes in the owning Ingresses' namespaces only, flattened in
+   * the order above (compile/gateway/ingress-hosts.ts). Absent or null when no such host is
+   * served differently here.
+   */
+  readonly held?: GatewayHeld | null;
+}
+
+/** A listener's entry lists for the hosts an Ingress names, already filtered by namespace. */
+export interface GatewayHeld {
+  /** By request host: an Ingress host, an alias, a route or listener hostname an Ingress wildcard covers. */
+  readonly exact: ReadonlyMap<string, readonly GatewayEntry[]>;
+  /** By the suffix after one label, as an Ingress wildcard (`foo.com` for `*.foo.com`). */
+  readonly wildcard: ReadonlyMap<string, readonly GatewayEntry[]>;
 }
 
 export interface GatewayRoutes {

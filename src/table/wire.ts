@@ -32,7 +32,7 @@ import { assembleTable, buildHost, patchTable, viaOf } from "./build.ts";
 import { deepFreeze, type StagePolicy } from "../policy/stages.ts";
 import type { RegexLocationSpec } from "./types.ts";
 import type { Backend, HostRoutes, Match, Route, RouteCanary, RouteErrorPages, RouteOptions, RouteTable, Upstream } from "./types.ts";
-import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayPort, GatewayRoutes } from "./types.ts";
+import type { GatewayEntry, GatewayHeld, GatewayHosts, GatewayMatch, GatewayPort, GatewayRoutes } from "./types.ts";
 
 export const WIRE_VERSION = 3;
 
@@ -121,7 +121,20 @@ interface WireGatewayHostsDelta {
   readonly wildcards?: readonly (readonly [string, readonly WireGatewayEntry[]])[];
   /** Absent: unchanged. */
   readonly any?: readonly WireGatewayEntry[] | null;
+  /** Absent: unchanged; null: none. Resolved against the group's lists after the changes above. */
+  readonly held?: WireGatewayHeld | null;
 }
+
+/**
+ * GatewayHosts.held, its entries named where they sit in the group's own lists (they are some
+ * of those entries): `[list, index]`, the list being an exact route hostname, a wildcard route
+ * hostname (`*.`), or null for the routes without hostnames.
+ */
+interface WireGatewayHeld {
+  readonly exact: readonly (readonly [string, readonly WireHeldRef[]])[];
+  readonly wildcard: readonly (readonly [string, readonly WireHeldRef[]])[];
+}
+type WireHeldRef = readonly [string | null, number];
 
 export interface WireGatewayDelta {
   readonly http: readonly WireGatewayHostsDelta[];
@@ -145,6 +158,8 @@ interface WireGatewayHosts {
   readonly exact: readonly (readonly [string, readonly WireGatewayEntry[]])[];
   readonly wildcards: readonly (readonly [string, readonly WireGatewayEntry[]])[];
   readonly any: readonly WireGatewayEntry[] | null;
+  /** Absent: none. */
+  readonly held?: WireGatewayHeld;
 }
 
 export interface WireTable {
@@ -267,6 +282,37 @@ function gatewayEntryDecoder(route: (r: WireRoute) => Route): (e: WireGatewayEnt
     });
 }
 
+function encodeHeld(h: GatewayHosts, held: GatewayHeld): WireGatewayHeld {
+  const at = new Map<GatewayEntry, WireHeldRef>();
+  for (const [k, l] of h.exact) l.forEach((e, i) => at.set(e, [k, i]));
+  for (const [k, l] of h.wildcards) l.forEach((e, i) => at.set(e, [k, i]));
+  h.any?.forEach((e, i) => at.set(e, [null, i]));
+  // Every held entry is one of the group's (compile/gateway/ingress-hosts.ts); one that were not
+  // would be left out, so the receiver asks fewer routes first, never more.
+  const refs = (l: readonly GatewayEntry[]): WireHeldRef[] => {
+    const out: WireHeldRef[] = [];
+    for (const e of l) {
+      const r = at.get(e);
+      if (r !== undefined) out.push(r);
+    }
+    return out;
+  };
+  return { exact: [...held.exact].map(([k, l]) => [k, refs(l)] as const), wildcard: [...held.wildcard].map(([k, l]) => [k, refs(l)] as const) };
+}
+
+function decodeHeld(h: Omit<GatewayHosts, "held">, w: WireGatewayHeld): GatewayHeld {
+  const wild = new Map(h.wildcards);
+  const resolve = (refs: readonly WireHeldRef[]): readonly GatewayEntry[] => {
+    const out: GatewayEntry[] = [];
+    for (const [k, i] of refs) {
+      const e = (k === null ? h.any : k.startsWith("*.") ? wild.get(k) : h.exact.get(k))?.[i];
+      if (e !== undefined) out.push(e);
+    }
+    return out;
+  };
+  return Object.freeze({ exact: new Map(w.exact.map(([k, r]) => [k, resolve(r)] as const)), wildcard: new Map(w.wildcard.map(([k, r]) => [k, resolve(r)] as const)) });
+}
+
 /**
  * The changes from `prev` to `next` (compile/gateway/table.ts replaces only the groups and
  * lists it rebuilt, so identity says what is unchanged): an HTTPRoute edit sends its route
@@ -288,6 +334,7 @@ function encodeGatewayDelta(prev: GatewayRoutes, next: GatewayRoutes, route: (r:
         ...(exact.length > 0 ? { exact } : {}),
         ...(old?.wildcards === h.wildcards ? {} : { wildcards: h.wildcards.map(([k, l]) => [k, l.map(entry)] as const) }),
         ...(old !== undefined && old.any === h.any ? {} : { any: h.any === null ? null : h.any.map(entry) }),
+        ...((old?.held ?? null) === (h.held ?? null) ? {} : { held: h.held == null ? null : encodeHeld(h, h.held) }),
       });
     }
     return out;
@@ -311,14 +358,13 @@ function applyGatewayDelta(current: GatewayRoutes, d: WireGatewayDelta, route: (
         if (es === null) exact.delete(k);
         else exact.set(k, list(es));
       }
-      out.set(
-        c.key,
-        Object.freeze({
-          exact,
-          wildcards: c.wildcards === undefined ? (old?.wildcards ?? Object.freeze([])) : Object.freeze(c.wildcards.map(([k, es]) => Object.freeze([k, list(es)] as const))),
-          any: c.any === undefined ? (old?.any ?? null) : c.any === null ? null : list(c.any),
-        }),
-      );
+      const lists = {
+        exact,
+        wildcards: c.wildcards === undefined ? (old?.wildcards ?? Object.freeze([])) : Object.freeze(c.wildcards.map(([k, es]) => Object.freeze([k, list(es)] as const))),
+        any: c.any === undefined ? (old?.any ?? null) : c.any === null ? null : list(c.any),
+      };
+      const held = c.held === undefined ? (old?.held ?? null) : c.held === null ? null : decodeHeld(lists, c.held);
+      out.set(c.key, Object.freeze(held === null ? lists : { ...lists, held }));
     }
     // Listener hostname groups stay in key order (table/gateway.ts asks them in map order only
     // to find the most specific, so order does not change an answer; kept for a stable view).
@@ -335,6 +381,7 @@ function encodeGateway(g: GatewayRoutes, route: (r: Route) => WireRoute): WireGa
       exact: [...h.exact].map(([k, l]) => [k, l.map(entry)] as const),
       wildcards: h.wildcards.map(([k, l]) => [k, l.map(entry)] as const),
       any: h.any === null ? null : h.any.map(entry),
+      ...(h.held == null ? {} : { held: encodeHeld(h, h.held) }),
     }));
   return { http: hosts(g.http), https: hosts(g.https) };
 }
@@ -353,14 +400,14 @@ function decodeGateway(w: WireGateway, route: (r: WireRoute) => Route): GatewayR
   const entry = gatewayEntryDecoder(route);
   const hosts = (l: readonly WireGatewayHosts[]): Map<string, GatewayHosts> =>
     new Map(
-      l.map((h) => [
-        h.key,
-        Object.freeze({
+      l.map((h) => {
+        const lists = {
           exact: new Map(h.exact.map(([k, es]) => [k, es.map(entry)] as const)),
           wildcards: Object.freeze(h.wildcards.map(([k, es]) => Object.freeze([k, es.map(entry)] as const))),
           any: h.any === null ? null : h.any.map(entry),
-        }),
-      ]),
+        };
+        return [h.key, Object.freeze(h.held === undefined ? lists : { ...lists, held: decodeHeld(lists, h.held) })] as const;
+      }),
     );
   return Object.freeze({ http: hosts(w.http), https: hosts(w.https) });
 }

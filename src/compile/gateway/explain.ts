@@ -2,7 +2,7 @@
 // "Explain"): the rule a request gets, found the way table/gateway.ts findGatewayEntry finds
 // it (the proxy's lookup), with the listener and route hostnames it was found under, the
 // Gateway listeners that attach the route there, and what each weighted choice answers.
-import { bestHostname, hostnameMatches, matchesRequest, startLookup } from "../../table/gateway.ts";
+import { bestHostname, heldEntries, hostnameMatches, matchesRequest, startLookup } from "../../table/gateway.ts";
 import type { GatewayEntry, GatewayRoutes, Match } from "../../table/types.ts";
 import { predictAnswer, type AnswerConfig, type AnswerRequest, type PredictedAnswer } from "../answer.ts";
 import type { ExplainGateway } from "../explain-types.ts";
@@ -37,6 +37,12 @@ function find(routes: GatewayRoutes, https: boolean, host: string, path: string,
   const idx = listeners.get(lkey)!;
   const req = { host, method: asked.method, path, query: "", header: (name: string) => (name === "content-type" ? asked.contentType : null) };
   startLookup();
+  // A host an Ingress names: its owners' routes only (table/gateway.ts heldEntries).
+  const held = idx.held == null ? undefined : heldEntries(idx.held, host);
+  if (held !== undefined) {
+    for (const e of held) if (matchesRequest(e.match, req)) return { entry: e, listenerHostname: lkey, routeHostname: e.choices[0]?.match.route.host ?? "*" };
+    return null;
+  }
   const exact = idx.exact.get(host);
   if (exact !== undefined) for (const e of exact) if (matchesRequest(e.match, req)) return { entry: e, listenerHostname: lkey, routeHostname: host };
   for (const [p, l] of idx.wildcards) {
