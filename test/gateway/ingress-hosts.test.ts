@@ -99,7 +99,7 @@ describe("a host an Ingress names: only its owners' routes are asked first", () 
         namespace: APP,
         name: "takeover",
         reason: "RouteHostHeldByIngress",
-        message: `hostname secure.example is named by Ingress ${WEB}/secure: only routes in namespace ${WEB} are asked there; this route's rules are not`,
+        message: "hostname secure.example is named by an Ingress of another namespace: only routes of the namespaces of its Ingresses are asked there; this route's rules are not",
         severity: "warning",
       },
     ]);

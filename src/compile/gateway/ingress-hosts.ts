@@ -254,13 +254,15 @@ export function heldHostDiagnostics(routes: GatewayRoutes, claims: HostClaims, s
       const id = `${key}\n${host}`;
       if (seen.has(id)) continue;
       seen.add(id);
-      const owners = [...claim.namespaces].sort().join(", ");
+      // The text becomes an Event in the route's namespace (kube/events.ts): it names neither
+      // the Ingress nor its namespaces, which belong to another tenant. Explain, asked about
+      // the host by an operator, names the Ingress that answers.
       out.push({
         kind: grpcOnly.has(key) && !http.has(key) ? "GRPCRoute" : "HTTPRoute",
         namespace: r.namespace,
         name: r.name,
         reason: "RouteHostHeldByIngress",
-        message: `hostname ${host} is named by Ingress ${claim.ingress}: only routes in namespace ${owners} are asked there; this route's rules are not`,
+        message: `hostname ${host} is named by an Ingress of another namespace: only routes of the namespaces of its Ingresses are asked there; this route's rules are not`,
         severity: "warning",
       });
     }
