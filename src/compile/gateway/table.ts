@@ -85,13 +85,13 @@ interface Listener {
   readonly https: boolean;
 }
 
-/** One rule match of one route, on one listener hostname (`lkey`) and route hostname. */
+/** One rule match of one route, on one listener hostname and route hostname. */
 interface Piece {
   /** The route's key and creationTimestamp (precedence ties). */
   readonly key: string;
   readonly time: string;
-  readonly cls: "http" | "https";
-  readonly lkey: string;
+  /** `cls\nlkey`: the listener class ("http" or "https") and listener hostname ("*": none), made once per attachment. */
+  readonly group: string;
   readonly host: string;
   readonly entry: GatewayEntry;
   readonly ruleIndex: number;
@@ -146,8 +146,8 @@ interface State {
   readonly works: Map<string, RouteWork>;
   /** The route keys in precedence order: oldest first, then namespace/name. */
   order: readonly string[];
-  /** Service key → the routes naming it. */
-  readonly byService: Map<string, Set<string>>;
+  /** Service key → the routes naming it: one route key, or a Set of two or more (most Services have one route: a Set each costs ~240 bytes at 10k). */
+  readonly byService: Map<string, string | Set<string>>;
   /** `cls\nlkey` → route hostname → its entries' pendings, in precedence order. */
   readonly pend: Map<string, Map<string, Pending[]>>;
   /** The table's two listener maps, as last built. */
@@ -249,7 +249,11 @@ export function compileGateways(
       routeHosts: [],
     };
   } else {
-    for (const s of changes!.services) for (const k of state.byService.get(s) ?? []) redo.add(k);
+    for (const s of changes!.services) {
+      const named = state.byService.get(s);
+      if (typeof named === "string") redo.add(named);
+      else if (named !== undefined) for (const k of named) redo.add(k);
+    }
   }
   const st = state;
   changedKeys(st.httpRoutes, snapshot.httpRoutes, (k) => void redo.add(k));
@@ -282,9 +286,8 @@ export function compileGateways(
   // Replace the work of each route to redo; note the lists it was and is on.
   const touched = new Map<string, Set<string>>();
   const touch = (p: Piece) => {
-    const g = `${p.cls}\n${p.lkey}`;
-    let hs = touched.get(g);
-    if (!hs) touched.set(g, (hs = new Set()));
+    let hs = touched.get(p.group);
+    if (!hs) touched.set(p.group, (hs = new Set()));
     hs.add(p.host);
   };
   let reorder = false;
@@ -298,8 +301,9 @@ export function compileGateways(
     if (old !== undefined) {
       for (const p of old.pieces) touch(p);
       for (const s of old.services) {
-        const set = st.byService.get(s);
-        if (set !== undefined && set.delete(key) && set.size === 0) st.byService.delete(s);
+        const named = st.byService.get(s);
+        if (named === key) st.byService.delete(s);
+        else if (typeof named === "object" && named.delete(key) && named.size === 1) st.byService.set(s, named.values().next().value as string);
       }
       for (const p of old.parents) for (const a of p.attachments) st.attached.get(a.listener)?.delete(key);
     }
@@ -308,9 +312,10 @@ export function compileGateways(
       st.works.set(key, next);
       for (const p of next.pieces) touch(p);
       for (const s of next.services) {
-        let set = st.byService.get(s);
-        if (!set) st.byService.set(s, (set = new Set()));
-        set.add(key);
+        const named = st.byService.get(s);
+        if (named === undefined) st.byService.set(s, key);
+        else if (typeof named === "object") named.add(key);
+        else if (named !== key) st.byService.set(s, new Set([named, key]));
       }
       for (const p of next.parents) {
         for (const a of p.attachments) {
@@ -337,7 +342,7 @@ export function compileGateways(
   for (const key of redo) {
     const w = st.works.get(key);
     if (w === undefined) continue;
-    for (const p of w.pieces) st.pend.get(`${p.cls}\n${p.lkey}`)!.get(p.host)!.push(p);
+    for (const p of w.pieces) st.pend.get(p.group)!.get(p.host)!.push(p);
   }
   const maps = { http: new Map(st.http), https: new Map(st.https) };
   for (const g of groups) {
@@ -470,10 +475,12 @@ function routeWork(
   const { route, grpc } = prepared;
   const routeNs = key.slice(0, key.indexOf("/"));
   const services: string[] = [];
+  // Each Service once (rules often share one).
+  const named = (s: string) => void (services.includes(s) || services.push(s));
   for (const rule of route.spec.rules ?? []) {
-    for (const b of rule.backendRefs ?? []) services.push(`${b.namespace ?? routeNs}/${b.name}`);
+    for (const b of rule.backendRefs ?? []) named(`${b.namespace ?? routeNs}/${b.name}`);
     // A mirror's endpoints are in the route's policies: its Service's changes redo the route too.
-    for (const f of rule.filters ?? []) if (f.requestMirror) services.push(`${f.requestMirror.backendRef.namespace ?? routeNs}/${f.requestMirror.backendRef.name}`);
+    for (const f of rule.filters ?? []) if (f.requestMirror) named(`${f.requestMirror.backendRef.namespace ?? routeNs}/${f.requestMirror.backendRef.name}`);
   }
   const time = routeTime(route);
   const attachedTo = prepared.parents;
@@ -498,6 +505,7 @@ function routeWork(
       const cls = a.listener.portClass;
       if (cls === null) continue;
       const lkey = a.listener.hostname ?? "*";
+      const group = `${cls}\n${lkey}`;
       const listener: Listener = { port: a.listener.port, https: cls === "https" };
       if (cls === "https" && a.listener.hostname === null && a.listener.certificates[0] !== undefined) {
         for (const h of a.hostnames) if (h !== "*") certHosts.push([h, a.listener.certificates[0]]);
@@ -506,17 +514,17 @@ function routeWork(
         for (const rule of compiled.rules) {
           rule.matches.forEach((match, mi) => {
             if (single) {
-              pieces.push({ key, time, cls, lkey, host: h, entry: buildEntry(rule, match, mi, listener, h), ruleIndex: rule.ruleIndex, matchIndex: mi, match });
+              pieces.push({ key, time, group, host: h, entry: buildEntry(rule, match, mi, listener, h), ruleIndex: rule.ruleIndex, matchIndex: mi, match });
               return;
             }
             const id = `${rule.ruleIndex}/${mi}/${listener.port}/${listener.https}/${h}`;
             let entry = built.get(id);
             if (entry === undefined) built.set(id, (entry = buildEntry(rule, match, mi, listener, h)));
             // An entry goes once into each list (several parentRefs can reach one listener).
-            const at = `${cls}\n${lkey}\n${h}\n${id}`;
+            const at = `${group}\n${h}\n${id}`;
             if (placed.has(at)) return;
             placed.add(at);
-            pieces.push({ key, time, cls, lkey, host: h, entry, ruleIndex: rule.ruleIndex, matchIndex: mi, match });
+            pieces.push({ key, time, group, host: h, entry, ruleIndex: rule.ruleIndex, matchIndex: mi, match });
           });
         }
       }
