@@ -111,8 +111,11 @@ export class Compiler {
   readonly #orphanDiagnostics = new Map<string, readonly Diagnostic[]>();
   /** Host keys of #hosts, sorted (the order of the table's maps). */
   #hostKeys: string[] = [];
-  /** Service key → host keys whose routes resolve a backend of that Service. */
-  readonly #hostsByService = new Map<string, Set<string>>();
+  /**
+   * Service key → host keys whose routes resolve a backend of that Service: one host key, or a
+   * Set of two or more (most Services serve one host; a Set each costs ~240 bytes at 10k).
+   */
+  readonly #hostsByService = new Map<string, string | Set<string>>();
   /** Host keys whose entry has server-alias names, and what aliases.ts decided for them. */
   readonly #aliasHosts = new Set<string>();
   #aliases: AliasState = NO_ALIASES;
@@ -309,7 +312,9 @@ export class Compiler {
 
     // Services and EndpointSlices: the hosts that resolve a backend through a changed one.
     const serviceChanged = (key: string) => {
-      for (const hostKey of this.#hostsByService.get(key) ?? []) dirty.add(hostKey);
+      const hosts = this.#hostsByService.get(key);
+      if (typeof hosts === "string") dirty.add(hosts);
+      else if (hosts !== undefined) for (const hostKey of hosts) dirty.add(hostKey);
     };
     changedKeys(last.services, snapshot.services, serviceChanged);
     changedKeys(last.slices, snapshot.endpointSlices, serviceChanged);
@@ -468,9 +473,9 @@ export class Compiler {
       this.#routeCount -= prev.entry.routes.length;
       this.#pathCount -= prev.backends.length;
       for (const s of prev.services) {
-        const set = this.#hostsByService.get(s);
-        set?.delete(hostKey);
-        if (set?.size === 0) this.#hostsByService.delete(s);
+        const hosts = this.#hostsByService.get(s);
+        if (hosts === hostKey) this.#hostsByService.delete(s);
+        else if (typeof hosts === "object" && hosts.delete(hostKey) && hosts.size === 1) this.#hostsByService.set(s, hosts.values().next().value as string);
       }
       if (this.#hostDiagnostics.delete(hostKey)) this.#diagVersion++;
       this.#aliasHosts.delete(hostKey);
@@ -482,9 +487,10 @@ export class Compiler {
     this.#routeCount += next.entry.routes.length;
     this.#pathCount += next.backends.length;
     for (const s of next.services) {
-      let set = this.#hostsByService.get(s);
-      if (!set) this.#hostsByService.set(s, (set = new Set()));
-      set.add(hostKey);
+      const hosts = this.#hostsByService.get(s);
+      if (hosts === undefined) this.#hostsByService.set(s, hostKey);
+      else if (typeof hosts === "object") hosts.add(hostKey);
+      else if (hosts !== hostKey) this.#hostsByService.set(s, new Set([hosts, hostKey]));
     }
     if (next.diagnostics.length > 0) {
       this.#hostDiagnostics.set(hostKey, next.diagnostics);
