@@ -335,8 +335,8 @@ export function compileGateways(
     let byHost = st.pend.get(g);
     if (!byHost) st.pend.set(g, (byHost = new Map()));
     for (const h of hosts) {
-      const list = (byHost.get(h) ?? []).filter((p) => !redo.has(p.key));
-      byHost.set(h, list);
+      const kept = byHost.get(h);
+      byHost.set(h, kept === undefined ? [] : kept.filter((p) => !redo.has(p.key)));
     }
   }
   for (const key of redo) {
@@ -491,13 +491,13 @@ function routeWork(
   const out: RouteStatus["parents"][number][] = [];
   const pieces: Piece[] = [];
   const certHosts: [string, string][] = [];
-  // One entry per (rule match, listener port and protocol, hostname): redirects use the listener's port.
-  const built = new Map<string, GatewayEntry>();
-  const placed = new Set<string>();
   // With one attachment (the usual case) nothing can repeat: the sharing below is skipped.
   let attachments = 0;
   for (const p of parents) attachments += p.attachments.length;
   const single = attachments <= 1;
+  // One entry per (rule match, listener port and protocol, hostname): redirects use the listener's port.
+  const built = single ? null : new Map<string, GatewayEntry>();
+  const placed = single ? null : new Set<string>();
   for (const p of parents) {
     const accepted = p.accepted.status === "True" && unsupported !== null ? unsupported : p.accepted;
     out.push({ state: p, conditions: [accepted, compiled.resolvedRefs] });
@@ -518,12 +518,12 @@ function routeWork(
               return;
             }
             const id = `${rule.ruleIndex}/${mi}/${listener.port}/${listener.https}/${h}`;
-            let entry = built.get(id);
-            if (entry === undefined) built.set(id, (entry = buildEntry(rule, match, mi, listener, h)));
+            let entry = built!.get(id);
+            if (entry === undefined) built!.set(id, (entry = buildEntry(rule, match, mi, listener, h)));
             // An entry goes once into each list (several parentRefs can reach one listener).
             const at = `${group}\n${h}\n${id}`;
-            if (placed.has(at)) return;
-            placed.add(at);
+            if (placed!.has(at)) return;
+            placed!.add(at);
             pieces.push({ key, time, group, host: h, entry, ruleIndex: rule.ruleIndex, matchIndex: mi, match });
           });
         }
