@@ -310,7 +310,7 @@ export function claimHost(
       owners.push(plan);
       routeAt.push(-1);
       if (index === null && claimed.length > 8) index = new Map(claimed.map((c, i) => [keyOf(c), i]));
-      const built: { -readonly [K in keyof Route]: Route[K] } = {
+      let route: Route = {
         ingress: plan.ref,
         host: pp.host,
         path: shownPath,
@@ -322,13 +322,11 @@ export function claimHost(
         backend: rb.backend,
         options: optionsOf(plan),
         tls: isTls,
+        // Decided on the path as written, as ingress-nginx's template does (basic-auth.ts).
+        ...(skipsAuthentication(pp.rawPath) ? { authExempt: true as const } : {}),
+        ...(pp.tlsRedirectExempt ? { tlsRedirectExempt: true as const } : {}),
+        ...(pp.sslPassthrough ? { sslPassthrough: true as const } : {}),
       };
-      // Set only when true, in this order (no spread of a temporary object per route).
-      // Decided on the path as written, as ingress-nginx's template does (basic-auth.ts).
-      if (skipsAuthentication(pp.rawPath)) built.authExempt = true;
-      if (pp.tlsRedirectExempt) built.tlsRedirectExempt = true;
-      if (pp.sslPassthrough) built.sslPassthrough = true;
-      let route: Route = built;
       const pages = errorPagesOf(plan);
       if (pages !== null) {
         if (pages.errorPages !== undefined) route = { ...route, errorPages: pages.errorPages };
