@@ -202,7 +202,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
       const hostKey = h.host ?? "*";
       let list = byHost.get(hostKey);
       if (!list) byHost.set(hostKey, (list = []));
-      const pp: { -readonly [K in keyof PathPlan]: PathPlan[K] } = {
+      const pp: PathPlan = {
         valid: true,
         ruleIndex: ri,
         pathIndex: pi,
@@ -215,11 +215,10 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
         claimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.path}`,
         rawClaimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.raw}`,
         backend: br.ref,
+        // template.go isLocationInLocationList: strings.HasPrefix on the location's path as written.
+        ...(config.noTlsRedirectLocations.some((l) => vp.raw.startsWith(l)) ? { tlsRedirectExempt: true as const } : {}),
+        ...(passthrough ? { sslPassthrough: true as const } : {}),
       };
-      // Set only when true, in this order (no spread of a temporary object per path).
-      // template.go isLocationInLocationList: strings.HasPrefix on the location's path as written.
-      if (config.noTlsRedirectLocations.some((l) => vp.raw.startsWith(l))) pp.tlsRedirectExempt = true;
-      if (passthrough) pp.sslPassthrough = true;
       list.push(pp);
       rulePaths.push(pp);
     }
