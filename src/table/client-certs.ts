@@ -2,7 +2,7 @@
 // verify mode is not `off` (proxy/policies/client-cert.ts). The HTTPS listener asks for a certificate in
 // the handshake only while this holds (docs/design.md, "Client certificates"): asking on every
 // handshake makes browsers that hold client certificates offer a picker on any host.
-import { allRoutes } from "./routes.ts";
+import { someRoute } from "./routes.ts";
 import type { Route, RouteTable } from "./types.ts";
 
 const known = new WeakMap<RouteTable, boolean>();
@@ -16,7 +16,7 @@ function reads(route: Route): boolean {
 export function needsClientCertificates(table: RouteTable): boolean {
   let v = known.get(table);
   if (v === undefined) {
-    v = (table.defaultRoute !== null && reads(table.defaultRoute)) || allRoutes(table).some(reads);
+    v = (table.defaultRoute !== null && reads(table.defaultRoute)) || someRoute(table, reads);
     known.set(table, v);
   }
   return v;

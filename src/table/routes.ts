@@ -38,6 +38,18 @@ export function hostCount(table: RouteTable): number {
   return table.exact.size + table.wildcard.size + (table.any ? 1 : 0);
 }
 
+/**
+ * Whether some route of the host entries (exact, wildcard, hostless) satisfies `test`, without
+ * building the list allRoutes makes: the serving side asks this of every new table (30,000
+ * routes at 10k Ingresses), where copying them into one array cost more than the test.
+ */
+export function someRoute(table: RouteTable, test: (route: Route) => boolean): boolean {
+  for (const h of table.exact.values()) for (let i = 0; i < h.routes.length; i++) if (test(h.routes[i]!)) return true;
+  for (const h of table.wildcard.values()) for (let i = 0; i < h.routes.length; i++) if (test(h.routes[i]!)) return true;
+  if (table.any) for (let i = 0; i < table.any.routes.length; i++) if (test(table.any.routes[i]!)) return true;
+  return false;
+}
+
 /** Every route of the table: host entries (exact, wildcard, hostless) in their map order. */
 export function allRoutes(table: RouteTable): Route[] {
   const out: Route[] = [];
