@@ -75,8 +75,13 @@ function h2cEcho(name: string): Promise<Echo> {
     if (log.length < 5000) log.push(`${String(headers[":method"])} ${String(headers[":path"])} ${String(headers[":authority"])}`);
     const plain: Record<string, string> = {};
     for (const [k, v] of Object.entries(headers)) if (!k.startsWith(":") && v !== undefined) plain[k] = String(v);
-    stream.respond({ ":status": 200, "content-type": "application/json" });
-    stream.end(JSON.stringify({ backend: name, path: headers[":path"], protocol: "HTTP/2.0", headers: plain }));
+    let body = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (c: string) => (body += c.slice(0, 4096)));
+    stream.on("end", () => {
+      stream.respond({ ":status": 200, "content-type": "application/json" });
+      stream.end(JSON.stringify({ backend: name, path: headers[":path"], protocol: "HTTP/2.0", headers: plain, body }));
+    });
   });
   return new Promise((resolve) =>
     server.listen(0, "127.0.0.1", () => {

@@ -880,6 +880,37 @@ ${listeners.map((l) => `    - { name: ${l}, port: 80, protocol: HTTP${hostnames[
     expect(echoes.get(`${INFRA}/infra-backend-v1#h2c`)!.log).toContain("GET / example.com");
   });
 
+  test("an h2c backend (no upstream test): HTTP/1.1 clients and request bodies reach it over HTTP/2; failures are HTTP answers", async () => {
+    apply(route("backend-protocol-h2c-more", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /h2c } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8081 }]
+    - matches: [{ path: { type: PathPrefix, value: /down } }]
+      backendRefs: [{ name: h2c-down, port: 8081 }]`));
+    apply(`
+apiVersion: v1
+kind: Service
+metadata: { name: h2c-down, namespace: ${INFRA} }
+spec: { ports: [{ name: h2c, port: 8081, appProtocol: kubernetes.io/h2c }] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: h2c-down-x, namespace: ${INFRA}, labels: { kubernetes.io/service-name: h2c-down } }
+addressType: IPv4
+ports: [{ name: h2c, port: 1 }]
+endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }]`);
+    await accepted("backend-protocol-h2c-more");
+    const get = await served("/h2c/x?y=1", (a) => a.status === 200);
+    expect([get.backend, get.path, get.headers.host ?? "(no host field: :authority)"]).toEqual([`${INFRA}/infra-backend-v1`, "/h2c/x?y=1", "(no host field: :authority)"]);
+    const res = await fetch(`${portico.http}/h2c/post`, { method: "POST", headers: { host: "example.com", "content-type": "text/plain" }, body: "hello over h2c" });
+    const body = (await res.json()) as { protocol: string; body: string; headers: Record<string, string> };
+    expect([res.status, body.protocol, body.body, body.headers.te ?? "(no te)"]).toEqual([200, "HTTP/2.0", "hello over h2c", "(no te)"]);
+    // Nothing listens on port 1: an HTTP 502 from Portico, not a gRPC status.
+    const down = await fetch(`${portico.http}/down`, { headers: { host: "example.com" } });
+    await down.text();
+    expect([down.status, down.headers.get("grpc-status")]).toEqual([502, null]);
+  });
+
   test("RegularExpression path, header and query matches (implementation-specific; no upstream test)", async () => {
     apply(route("regex-matching", `  parentRefs: [{ name: same-namespace }]
   rules:
