@@ -46,7 +46,7 @@ import { explainGatewayRequest } from "./gateway/explain.ts";
 import * as K from "../policy/kinds.ts";
 
 /** What Portico speaks to the pods for each backend-protocol (proxy/upstream/forward.ts, proxy/upstream/grpc.ts). */
-const UPSTREAM_PROTOCOL: Readonly<Record<BackendScheme, UpstreamProtocol>> = { http: "h1", https: "h1+tls", grpc: "h2c", grpcs: "h2+tls" };
+const UPSTREAM_PROTOCOL: Readonly<Record<BackendScheme, UpstreamProtocol>> = { http: "h1", https: "h1+tls", grpc: "h2c", grpcs: "h2+tls", h2c: "h2c" };
 
 export type * from "./explain-types.ts";
 

@@ -27,9 +27,11 @@ export type BackendStatus =
 
 /**
  * How Portico speaks to a backend's pods (backend-protocol): HTTP/1.1 over TCP or TLS, or gRPC,
- * which is HTTP/2 with prior knowledge (h2c) or over TLS (ALPN h2).
+ * which is HTTP/2 with prior knowledge (h2c) or over TLS (ALPN h2); `h2c` is plain HTTP over
+ * HTTP/2 with prior knowledge (a Gateway API backend whose Service port's appProtocol is
+ * `kubernetes.io/h2c`).
  */
-export type BackendScheme = "http" | "https" | "grpc" | "grpcs";
+export type BackendScheme = "http" | "https" | "grpc" | "grpcs" | "h2c";
 
 export interface Backend {
   /** `namespace/service:port` (port as written: number or name); the key for pools and metrics. */

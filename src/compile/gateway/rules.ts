@@ -239,6 +239,15 @@ export interface RouteKind {
 }
 export const HTTP_ROUTE_KIND: RouteKind = Object.freeze({ kind: "HTTPRoute", scheme: "http" });
 
+/** ServicePort.appProtocol of HTTP/2 over cleartext with prior knowledge (Kubernetes API, GEP-1911). */
+const H2C_APP_PROTOCOL = "kubernetes.io/h2c";
+
+/** The appProtocol of the Service port a backendRef names by number (BackendRef.port is a PortNumber). */
+function appProtocolOf(snapshot: Snapshot, ns: string, name: string, port: number | string): string | null {
+  const sp = (snapshot.services.get(`${ns}/${name}`)?.spec.ports ?? []).find((p) => p.port === port);
+  return sp?.appProtocol ?? null;
+}
+
 export function compileRoute(
   snapshot: Snapshot,
   route: HTTPRoute,
@@ -458,8 +467,10 @@ export function compileRoute(
         backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
         continue;
       }
-      // An IngressNginxPolicy's backend-protocol sets the scheme, as on the Ingress.
-      const r = resolve(serviceRef(bNs, b.name, b.port, extension?.scheme ?? routeKind.scheme));
+      // An IngressNginxPolicy's backend-protocol sets the scheme, as on the Ingress; otherwise
+      // an HTTPRoute's backend on a Service port of appProtocol kubernetes.io/h2c is called over
+      // HTTP/2 with prior knowledge (GEP-1911, HTTPRouteBackendProtocolH2C).
+      const r = resolve(serviceRef(bNs, b.name, b.port, extension?.scheme ?? (routeKind.scheme === "http" && appProtocolOf(snapshot, bNs, b.name, b.port) === H2C_APP_PROTOCOL ? "h2c" : routeKind.scheme)));
       if (r.backend.status === "ServicePortNotFound") {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} has no port ${b.port}`);
         backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });

@@ -7,7 +7,7 @@ import type { Backend, RetryPolicy, Upstream } from "../../table/types.ts";
 import type { Balancer, EndpointChoice } from "./balancer.ts";
 import { ProxyError } from "../errors.ts";
 import { externalTarget, sharedExternalResolver, type ExternalResolver } from "./external.ts";
-import { forwardGrpc, isGrpcBackend } from "./grpc.ts";
+import { forwardGrpc, isGrpcBackend, isH2cBackend } from "./grpc.ts";
 import type { ProxyHooks } from "../types.ts";
 import { scanResponseHeaders, type ResponseHeaderScan } from "./headers.ts";
 import { probeConnect } from "./probe.ts";
@@ -99,8 +99,8 @@ function again(input: ForwardInput, p: RetryPolicy, maxAttempts: number, t0: num
 }
 
 export async function forward(input: ForwardInput, control: RequestControl): Promise<ForwardResult> {
-  // gRPC backends are HTTP/2 upstreams, on pooled node:http2 sessions (grpc.ts).
-  if (isGrpcBackend(input.backend)) return forwardGrpc(input, control);
+  // gRPC and h2c backends are HTTP/2 upstreams, on pooled node:http2 sessions (grpc.ts).
+  if (isGrpcBackend(input.backend) || isH2cBackend(input.backend)) return forwardGrpc(input, control);
   // Endpoints tried so far; the set exists only once a second pick needs it (most requests
   // make one attempt, and a Set per request showed in the profile).
   let first: string | null = null;
