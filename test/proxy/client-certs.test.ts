@@ -217,6 +217,59 @@ describe("optional modes", () => {
   });
 });
 
+// ingress-nginx's test/e2e/annotations/authtls.go, the auth-tls-match-cn cases: nginx.tmpl's
+// server block writes `if ( $ssl_client_s_dn !~ "<value>" ) { return 403 "client certificate
+// unauthorized"; }`, the value (CN= included) an unanchored, case-sensitive PCRE against the
+// subject in RFC 2253 form.
+describe("auth-tls-match-cn", () => {
+  const MATCH = `${N}auth-tls-match-cn`;
+  test("should return 403 using auth-tls-match-cn with no matching CN from client", async () => {
+    const { port, backend } = await start({ ...SECRET, [MATCH]: "CN=notgonnamatch" });
+    const r = await request(port, { sni: "mtls.test", host: "mtls.test", cert: good });
+    expect(r.status).toBe(403);
+    // The body is nginx's `return 403` text (this listener sends it chunked).
+    expect(r.head).toContain("\r\nclient certificate unauthorized\r\n");
+    expect(header(r.head, "content-type")).toBe("text/plain; charset=utf-8");
+    expect(backend.heads()).toHaveLength(0);
+  });
+
+  test("should return 200 using auth-tls-match-cn with matching CN from client", async () => {
+    const { port, backend } = await start({ ...SECRET, [MATCH]: "CN=alice" });
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
+    expect(header(backend.heads().at(-1), "ssl-client-subject-dn")).toBe("CN=alice");
+  });
+
+  test("should reload the nginx config when auth-tls-match-cn is updated (each value on its own proxy)", async () => {
+    const before = await start({ ...SECRET, [MATCH]: "CN=notvalid" });
+    expect((await request(before.port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(403);
+    const after = await start({ ...SECRET, [MATCH]: "CN=alice" });
+    expect((await request(after.port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
+  });
+
+  test("should return 200 using auth-tls-match-cn where atleast one of the regex options matches CN from client", async () => {
+    const { port } = await start({ ...SECRET, [MATCH]: "CN=(itwillmatch|withthenextoption|alice)" });
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
+  });
+
+  test("unanchored and case-sensitive, as nginx's !~; no certificate (optional) is an empty subject", async () => {
+    const { port } = await start({ ...SECRET, [MATCH]: "CN=ali", [`${N}auth-tls-verify-client`]: "optional" });
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test" })).status).toBe(403);
+    const upper = await start({ ...SECRET, [MATCH]: "CN=ALICE" });
+    expect((await request(upper.port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(403);
+    // A certificate that fails verification is still 400 first (ngx_http_process_request).
+    expect((await request(upper.port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(400);
+  });
+
+  test("a value without CN= or a pattern the linear-time engine refuses: 503 on every path", async () => {
+    for (const value of ["alice", "CN=(a)\\1", "CN=(?<=x)alice"]) {
+      const { port, backend } = await start({ ...SECRET, [MATCH]: value });
+      expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(503);
+      expect(backend.heads()).toHaveLength(0);
+    }
+  });
+});
+
 describe("the CA Secret", () => {
   test("missing, without ca.crt, or not PEM: 403 for every request (ingress-nginx's AuthTLSError)", async () => {
     for (const secrets of [[], [{ ...caSecret(""), data: { other: "eA==" } } as Secret], [caSecret("not a certificate")]]) {
