@@ -60,17 +60,21 @@ function parsePem(cert: string | null, key: string | null): Parsed {
   return { ok: true, sans: dnsNames(leaf), notAfter, chainLength: chain.length };
 }
 
-/** DNS entries of subjectAltName; the CN only when there is no SAN (RFC 6125 §6.4.4). */
+/**
+ * DNS entries of subjectAltName, lowercased, one trailing dot cut; the CN only when there is no
+ * DNS entry (RFC 6125 §6.4.4), as ingress-nginx's verifyHostname (internal/ingress/controller/
+ * certificate.go) reads it: `len(c.DNSNames) > 0`, so a certificate with only IP SANs is
+ * still matched by its CN.
+ */
 function dnsNames(leaf: X509Certificate): string[] {
-  const san = leaf.subjectAltName;
-  if (san) {
-    return san
-      .split(", ")
-      .filter((e) => e.startsWith("DNS:"))
-      .map((e) => e.slice(4).toLowerCase());
-  }
+  const bare = (n: string) => n.toLowerCase().replace(/\.$/, "");
+  const dns = (leaf.subjectAltName ?? "")
+    .split(", ")
+    .filter((e) => e.startsWith("DNS:"))
+    .map((e) => bare(e.slice(4)));
+  if (dns.length > 0) return dns;
   const cn = /(?:^|\n)CN=([^\n]*)/.exec(leaf.subject)?.[1];
-  return cn ? [cn.toLowerCase()] : [];
+  return cn ? [bare(cn)] : [];
 }
 
 /** Does a certificate name (maybe `*.x`) cover a served host (maybe `*.x`)? RFC 6125 §6.4.3, one label. */
