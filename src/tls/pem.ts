@@ -4,6 +4,7 @@
 // change is never parsed twice.
 import { createHash, createPrivateKey, X509Certificate } from "node:crypto";
 import { LRUCache } from "lru-cache";
+import { certificateNames } from "../model/cert-names.ts";
 
 export type PemCheck =
   | {
@@ -57,24 +58,7 @@ function parsePem(cert: string | null, key: string | null): Parsed {
   if (!leaf.checkPrivateKey(privateKey)) return { ok: false, reason: "tls.key does not match the first certificate in tls.crt" };
   const notAfter = Date.parse(leaf.validTo);
   if (!Number.isFinite(notAfter)) return { ok: false, reason: "certificate notAfter does not parse" };
-  return { ok: true, sans: dnsNames(leaf), notAfter, chainLength: chain.length };
-}
-
-/**
- * DNS entries of subjectAltName, lowercased, one trailing dot cut; the CN only when there is no
- * DNS entry (RFC 6125 §6.4.4), as ingress-nginx's verifyHostname (internal/ingress/controller/
- * certificate.go) reads it: `len(c.DNSNames) > 0`, so a certificate with only IP SANs is
- * still matched by its CN.
- */
-function dnsNames(leaf: X509Certificate): string[] {
-  const bare = (n: string) => n.toLowerCase().replace(/\.$/, "");
-  const dns = (leaf.subjectAltName ?? "")
-    .split(", ")
-    .filter((e) => e.startsWith("DNS:"))
-    .map((e) => bare(e.slice(4)));
-  if (dns.length > 0) return dns;
-  const cn = /(?:^|\n)CN=([^\n]*)/.exec(leaf.subject)?.[1];
-  return cn ? [bare(cn)] : [];
+  return { ok: true, sans: certificateNames(leaf), notAfter, chainLength: chain.length };
 }
 
 /** Does a certificate name (maybe `*.x`) cover a served host (maybe `*.x`)? RFC 6125 §6.4.3, one label. */

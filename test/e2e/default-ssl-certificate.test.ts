@@ -84,6 +84,13 @@ describe("settings/default_ssl_certificate.go", () => {
     expect(await servedFor("a.b.bar.test")).toBe(fp(defaultCert.certPem));
   });
 
+  test("explain names the certificate served: the default one, and the Secret passed over", async () => {
+    const ask = async (host: string) => (await (await fetch(`${p.admin}/debug/explain?host=${host}&path=/&scheme=https`)).json()) as { certificate: unknown };
+    expect((await ask("foo")).certificate).toEqual({ via: "default", host: "", secret: `${NS}/my-custom-cert`, ingress: "", hasPem: true, notNaming: `${NS}/foo` });
+    expect((await ask("good.foo")).certificate).toEqual({ via: "exact", host: "good.foo", secret: `${NS}/good`, ingress: `${NS}/good`, hasPem: true });
+    expect((await ask("a.b.bar.test")).certificate).toMatchObject({ via: "default", notNaming: `${NS}/other-wildcard` });
+  });
+
   test("each mismatch is a diagnostic (InvalidCertificate: foo and a.b.bar.test)", async () => {
     let text = "";
     await eventually(async () => {
