@@ -25,6 +25,9 @@ import { createTlsBuilder } from "../../src/serving/tls.ts";
 import { freePort } from "../e2e/harness.ts";
 import { rawH2 } from "../http2/frames.ts";
 import { eventually } from "../wait.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import { lookup } from "../../src/table/lookup.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -259,6 +262,21 @@ describe("auth-tls-match-cn", () => {
     expect((await request(upper.port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(403);
     // A certificate that fails verification is still 400 first (ngx_http_process_request).
     expect((await request(upper.port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(400);
+  });
+
+  test("plain HTTP: the server block's `if` answers 403 before the HTTPS redirect (empty subject)", async () => {
+    const plainHttp = async (annotations: Record<string, string>) => {
+      const backend = await okBackend();
+      const table = makeTable([{ host: "mtls.test", backend: makeBackend([backend.port]), options: optionsOf(annotations), tls: true }]);
+      const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: silentLogger, scheme: "http" });
+      const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+      cleanup.push(() => server.stop(true));
+      const res = await fetch(`http://127.0.0.1:${server.port}/p`, { headers: { host: "mtls.test" }, redirect: "manual" });
+      return { status: res.status, body: await res.text(), location: res.headers.get("location") };
+    };
+    expect(await plainHttp({ ...SECRET, [MATCH]: "CN=alice" })).toEqual({ status: 403, body: "client certificate unauthorized", location: null });
+    // A pattern that matches the empty subject lets the request on to the HTTPS redirect.
+    expect(await plainHttp({ ...SECRET, [MATCH]: "CN=alice|^$", [`${N}auth-tls-verify-client`]: "optional" })).toEqual({ status: 308, body: "", location: "https://mtls.test/p" });
   });
 
   test("a value without CN= or a pattern the linear-time engine refuses: 503 on every path", async () => {

@@ -203,6 +203,10 @@ export const CLIENT_CERT: KindOf<typeof K.CLIENT_CERT> = {
       if (verify !== "off" && tls !== null && tls.servername !== null && !sameHost(tls.servername, flow.hostname)) {
         return refusal(flow, 421, "Misdirected Request\n");
       }
+      // Plain HTTP: nginx checks no certificate on its HTTP listener, but the server block's
+      // match-cn `if` runs there too, with an empty $ssl_client_s_dn, before the location's
+      // HTTPS redirect: 403 unless the pattern matches "".
+      if (tls === null && matchCn !== null && !matchCn("")) return unauthorized(flow);
       // No SNI: nginx negotiated with its default server, which asks for no certificate; the
       // request carries none, whatever the client may have sent. Plain HTTP carries none too.
       const leafChain = verify === "off" || tls === null || tls.servername === null ? [] : tls.chain;
