@@ -143,8 +143,10 @@ export const AUTH_TLS_MATCH_CN: AnnotationSpec = {
     "`CN=` and a regular expression matched, unanchored and case-sensitive, against the client certificate's subject in RFC 2253 form (`CN=alice,O=Acme`, nginx's `$ssl_client_s_dn`); a request whose subject does not match, or that carries no certificate, gets 403 `client certificate unauthorized`",
   compat: {
     kind: "differs",
-    difference: `The pattern runs on a linear-time engine: backreferences and lookaround are refused, and a refused or otherwise invalid value answers ${REFUSED_STATUS} on every path (ingress-nginx drops the Ingress).`,
+    difference: `The pattern runs on a linear-time engine: backreferences and lookaround are refused, and a refused or otherwise invalid value answers ${REFUSED_STATUS} on every path (ingress-nginx drops the Ingress). A pattern it runs is served the same.`,
   },
+  // A value the engine runs is answered as ingress-nginx answers it (the migration report).
+  sameWhen: (value) => v.is(MatchCn, value),
 };
 
 const NONE: ClientCertPolicy = Object.freeze({ state: "none" });

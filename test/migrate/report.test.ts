@@ -265,6 +265,14 @@ describe("diagnostics and refusals", () => {
     expect(r.refused).toStartWith("every path answers 503: ");
   });
 
+  test("auth-tls-match-cn: a pattern the engine runs is the same as in ingress-nginx; one it refuses differs", () => {
+    const status = (value: string) =>
+      one({ "nginx.ingress.kubernetes.io/auth-tls-secret": "ca", "nginx.ingress.kubernetes.io/auth-tls-match-cn": value })
+        .annotations.find((a) => a.name === "nginx.ingress.kubernetes.io/auth-tls-match-cn")?.status;
+    expect(status("CN=(alice|bob)")).toBe("same");
+    expect(status("CN=(a)\\1")).toBe("differs");
+  });
+
   test("a missing basic-auth Secret answers 503 as ingress-nginx does: refused, and said to be the same there", () => {
     const r = one({ "nginx.ingress.kubernetes.io/auth-type": "basic", "nginx.ingress.kubernetes.io/auth-secret": "users" });
     // Never "unchanged" above "every path answers 503".
