@@ -192,6 +192,11 @@ export interface ExplainCertificate {
   readonly secret: string | null;
   readonly ingress: string;
   readonly hasPem: boolean;
+  /**
+   * The spec.tls Secret passed over because its certificate does not name the host (its DNS
+   * SANs, or its CN without them), as ingress-nginx's createServers does; the default serves.
+   */
+  readonly notNaming?: string;
 }
 
 /** One annotation of the matched route's Ingress and how Portico serves it (the migration report's reading). */

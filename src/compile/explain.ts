@@ -38,6 +38,8 @@ import {
 } from "./explain-types.ts";
 import type { GatewayPort, GatewayRoutes, RouteTable } from "../table/types.ts";
 import { tlsCovers } from "../model/hosts.ts";
+import { certificateNames } from "../model/cert-names.ts";
+import { X509Certificate } from "node:crypto";
 import { annotationsOf } from "./migrate.ts";
 import type { IngressPlan, RulePath } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
@@ -258,13 +260,29 @@ function selectCertificate(certs: readonly CertificateBinding[], host: string): 
     ingress: b.ingress,
     hasPem: b.cert !== null && b.key !== null,
   });
+  const fallback = (notNaming?: string): ExplainCertificate => {
+    const def = certs.find((c) => c.host === "");
+    const base = def ? view(def, "default") : { via: "generated-default" as const, host: "", secret: null, ingress: "", hasPem: false };
+    return notNaming === undefined ? base : { ...base, notNaming };
+  };
+  // The TLS layer serves the default certificate for a host its Secret's certificate does not
+  // name (tls/sni.ts buildTlsEntries, ingress-nginx's createServers); an unparseable PEM is
+  // left to it too (hasPem says only that the keys are there).
+  const chosen = (b: CertificateBinding, via: ExplainCertificate["via"]): ExplainCertificate => {
+    if (b.cert === null || b.key === null || b.secret === null) return view(b, via);
+    let names: string[];
+    try {
+      names = certificateNames(new X509Certificate(b.cert));
+    } catch {
+      return view(b, via);
+    }
+    return names.some((n) => tlsCovers(n, b.host)) ? view(b, via) : fallback(b.secret);
+  };
   const exact = certs.find((c) => c.host === host);
-  if (exact) return view(exact, "exact");
+  if (exact) return chosen(exact, "exact");
   const wild = certs.find((c) => c.host.startsWith("*.") && tlsCovers(c.host, host));
-  if (wild) return view(wild, "wildcard");
-  const def = certs.find((c) => c.host === "");
-  if (def) return view(def, "default");
-  return { via: "generated-default", host: "", secret: null, ingress: "", hasPem: false };
+  if (wild) return chosen(wild, "wildcard");
+  return fallback();
 }
 
 /**

@@ -556,11 +556,17 @@ function httpsHead(p: Portico, host: string, id = "-"): Promise<string> {
 }
 
 describe("settings/tls.go (hsts-max-age 86400, hsts-preload true, hsts-include-subdomains false)", () => {
-  // The Go test expects `https://example.com` (the first X-Forwarded-Host, its port cut). Portico
-  // differs on purpose (README ssl-redirect row): the redirect names the Host header's host.
-  test("should not use ports or X-Forwarded-Host during the HTTP to HTTPS redirection (Portico: the Host header's name)", async () => {
+  // The Go test expects `https://example.com`: behind a believed proxy the redirect names the
+  // first X-Forwarded-Host, its port cut (lua_ingress.lua redirect_host / parse_x_forwarded_host).
+  test("should not use ports or X-Forwarded-Host during the HTTP to HTTPS redirection", async () => {
     const out = await send(trusting, "hsts.foo.com", { "X-Forwarded-Host": "example.com:80" });
-    expect([out.status, responseField(out.response, "location"), out.upstream]).toEqual([308, "https://hsts.foo.com", null]);
+    expect([out.status, responseField(out.response, "location"), out.upstream]).toEqual([308, "https://example.com", null]);
+  });
+  test("the redirect names the first of several X-Forwarded-Host entries; an invalid one is refused", async () => {
+    const out = await send(trusting, "hsts.foo.com", { "X-Forwarded-Host": "first.example:8080, second.example" });
+    expect([out.status, responseField(out.response, "location"), out.upstream]).toEqual([308, "https://first.example", null]);
+    const bad = await send(trusting, "hsts.foo.com", { "X-Forwarded-Host": "evil.example/x" });
+    expect([bad.status, bad.upstream]).toEqual([400, null]);
   });
   test("setting preload parameter", async () => {
     const head = await httpsHead(trusting, "hsts.foo.com");

@@ -204,7 +204,7 @@ export function upstreamHeaders(
 }
 
 /** The first entry of X-Forwarded-Host, or null when there is none (lua_ingress.lua parse_x_forwarded_host). */
-function firstForwardedHost(h: Headers): string | null {
+export function firstForwardedHost(h: Headers): string | null {
   const v = h.get("x-forwarded-host");
   if (v === null) return null;
   const comma = v.indexOf(",");
