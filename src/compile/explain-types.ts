@@ -197,6 +197,14 @@ export interface ExplainCertificate {
    * SANs, or its CN without them), as ingress-nginx's createServers does; the default serves.
    */
   readonly notNaming?: string;
+  /**
+   * Why this Secret: absent when a spec.tls entry of `ingress` lists the host; "certificate"
+   * when none does and it is the first spec.tls Secret of `ingress` whose certificate names the
+   * host (ingress-nginx's extractTLSSecretName, second pass: `tls: [{secretName: x}]` without
+   * hosts); "none" when `ingress` has spec.tls but no entry lists or names the host, so the
+   * default certificate serves it and the host is still a TLS host (createServers).
+   */
+  readonly matchedBy?: "certificate" | "none";
 }
 
 /** One annotation of the matched route's Ingress and how Portico serves it (the migration report's reading). */

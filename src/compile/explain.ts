@@ -259,6 +259,7 @@ function selectCertificate(certs: readonly CertificateBinding[], host: string): 
     secret: b.secret,
     ingress: b.ingress,
     hasPem: b.cert !== null && b.key !== null,
+    ...(b.matchedBy === undefined ? {} : { matchedBy: b.matchedBy }),
   });
   const fallback = (notNaming?: string): ExplainCertificate => {
     const def = certs.find((c) => c.host === "");
@@ -269,6 +270,7 @@ function selectCertificate(certs: readonly CertificateBinding[], host: string): 
   // name (tls/sni.ts buildTlsEntries, ingress-nginx's createServers); an unparseable PEM is
   // left to it too (hasPem says only that the keys are there).
   const chosen = (b: CertificateBinding, via: ExplainCertificate["via"]): ExplainCertificate => {
+    if (b.matchedBy === "none") return { ...fallback(), ingress: b.ingress, matchedBy: "none" };
     if (b.cert === null || b.key === null || b.secret === null) return view(b, via);
     let names: string[];
     try {

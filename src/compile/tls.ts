@@ -1,6 +1,9 @@
 // spec.tls → CertificateBinding list. The TLS layer parses and checks the PEM; here we only
 // pick which Secret serves which SNI name and decode the Secret data.
+import { X509Certificate } from "node:crypto";
+import { dnsNames } from "../model/cert-names.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
+import { tlsCovers } from "../model/hosts.ts";
 import type { Secret } from "../model/schemas.ts";
 import type { CompileConfig } from "./config.ts";
 import { ignoredDiagnostic } from "./host-scope.ts";
@@ -23,8 +26,11 @@ export interface TlsState {
 /** The Ingress owning a host key's host-wide policies (host-scope.ts hostOwner), or null: no owner, or not scoped. */
 export type HostOwnerOf = (hostKey: string) => IngressPlan | null;
 
-/** Secret data decoded once per Secret object. */
-export type SecretData = WeakMap<Secret, { cert: string | null; key: string | null }>;
+/**
+ * Secret data decoded once per Secret object; `names`, the DNS SANs of tls.crt's leaf (null:
+ * no certificate that parses), is read when the second pass first asks for it.
+ */
+export type SecretData = WeakMap<Secret, { cert: string | null; key: string | null; names?: readonly string[] | null }>;
 
 function decode(secret: Secret, key: string): string | null {
   const plain = secret.stringData?.[key];
@@ -33,11 +39,37 @@ function decode(secret: Secret, key: string): string | null {
   return b64 === undefined ? null : Buffer.from(b64, "base64").toString("utf8");
 }
 
+function secretData(secret: Secret, data: SecretData): { cert: string | null; key: string | null; names?: readonly string[] | null } {
+  let d = data.get(secret);
+  if (d === undefined) data.set(secret, (d = { cert: decode(secret, "tls.crt"), key: decode(secret, "tls.key") }));
+  return d;
+}
+
+/**
+ * Does the certificate of Secret `ns/name` name `host`? As x509's VerifyHostname, which
+ * extractTLSSecretName's second pass calls: the leaf's DNS SANs only (Go no longer reads the CN),
+ * `*.` for one whole first label. A Secret missing, without tls.crt or whose leaf does not parse
+ * names nothing (upstream: GetLocalSSLCert fails or `cert.Certificate == nil`, `continue`).
+ */
+function secretNames(secrets: ReadonlyMap<string, Secret>, data: SecretData, ns: string, name: string, host: string): boolean {
+  const secret = secrets.get(`${ns}/${name}`);
+  if (!secret) return false;
+  const d = secretData(secret, data);
+  if (d.names === undefined) {
+    const block = d.cert === null || d.key === null ? null : /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/.exec(d.cert);
+    try {
+      d.names = block === null ? null : dnsNames(new X509Certificate(block[0]));
+    } catch {
+      d.names = null;
+    }
+  }
+  return d.names !== null && d.names.some((n) => tlsCovers(n, host));
+}
+
 function binding(secrets: ReadonlyMap<string, Secret>, data: SecretData, host: string, ns: string, name: string, ingress: string): CertificateBinding | null {
   const secret = secrets.get(`${ns}/${name}`);
   if (!secret) return null;
-  let d = data.get(secret);
-  if (d === undefined) data.set(secret, (d = { cert: decode(secret, "tls.crt"), key: decode(secret, "tls.key") }));
+  const d = secretData(secret, data);
   return Object.freeze({
     host,
     secret: `${ns}/${name}`,
@@ -97,6 +129,7 @@ export function tlsBindings(tlsPlans: readonly IngressPlan[], secrets: ReadonlyM
       }
     }
   }
+  secondPass(tlsPlans, secrets, data, ownerOf, { byHost, hosts, namespaces, diagnostics });
   const bindings = [...byHost.values()];
   const def = config.defaultSslCertificate;
   if (def) {
@@ -109,6 +142,69 @@ export function tlsBindings(tlsPlans: readonly IngressPlan[], secrets: ReadonlyM
   }
   bindings.sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
   return { bindings: Object.freeze(bindings), hosts, namespaces, diagnostics };
+}
+
+/**
+ * ingress-nginx's extractTLSSecretName (internal/ingress/controller/controller.go), second pass:
+ * a rule host that no spec.tls entry lists (exactly, or by a `*.` entry covering it) takes the
+ * Secret of the first spec.tls entry, with a secretName, whose certificate names the host (x509
+ * VerifyHostname) — so `tls: [{secretName: x}]` without hosts serves x for the rule hosts x's
+ * certificate names, and those hosts are TLS hosts (the HTTPS redirect). Which Ingress decides
+ * follows createServers: the first in priority order (`tlsPlans`: oldest first, canaries
+ * left out, as `data` is) with a rule for the host and a non-empty spec.tls; a later Ingress's
+ * spec.tls is not read for that host (upstream: `servers[host].SSLCert != nil`, `continue`).
+ */
+function secondPass(
+  tlsPlans: readonly IngressPlan[],
+  secrets: ReadonlyMap<string, Secret>,
+  data: SecretData,
+  ownerOf: HostOwnerOf | null,
+  out: { byHost: Map<string, CertificateBinding>; hosts: Set<string>; namespaces: Map<string, Set<string>> | null; diagnostics: Diagnostic[] },
+): void {
+  const listed = out.hosts;
+  const isListed = (host: string): boolean => {
+    if (listed.has(host)) return true;
+    if (host.startsWith("*.")) return false;
+    const dot = host.indexOf(".");
+    return dot > 0 && listed.has(`*.${host.slice(dot + 1)}`);
+  };
+  const decided = new Set<string>();
+  const found: [string, CertificateBinding, string][] = [];
+  for (const plan of tlsPlans) {
+    for (const host of plan.hosts.keys()) {
+      // "*" is the key of rules without a host: nginx's catch-all server "_", which no
+      // certificate names.
+      if (host === "*" || decided.has(host)) continue;
+      decided.add(host);
+      if (isListed(host)) continue;
+      if (ownerOf !== null) {
+        const owner = ownerOf(host);
+        if (owner !== null && owner.namespace !== plan.namespace) continue;
+      }
+      let b: CertificateBinding | null = null;
+      for (const entry of plan.tls) {
+        if (entry.secretName === null || !secretNames(secrets, data, plan.namespace, entry.secretName, host)) continue;
+        const named = binding(secrets, data, host, plan.namespace, entry.secretName, plan.key);
+        if (named !== null) b = Object.freeze({ ...named, matchedBy: "certificate" as const });
+        break;
+      }
+      // No entry lists or names it: extractTLSSecretName returns "" and createServers gives the
+      // server the default certificate ("Using default certificate"), which still counts as a
+      // certificate configured for the host, so ssl-redirect applies to it.
+      b ??= Object.freeze({ host, secret: null, cert: null, key: null, version: null, ingress: plan.key, matchedBy: "none" as const });
+      found.push([host, b, plan.namespace]);
+    }
+  }
+  // Added after the loop, so a host bound here never makes another host "listed" by wildcard.
+  for (const [host, b, ns] of found) {
+    out.byHost.set(host, b);
+    out.hosts.add(host);
+    if (out.namespaces !== null) {
+      let set = out.namespaces.get(host);
+      if (set === undefined) out.namespaces.set(host, (set = new Set()));
+      set.add(ns);
+    }
+  }
 }
 
 /**

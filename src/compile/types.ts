@@ -16,6 +16,14 @@ export interface CertificateBinding {
   readonly version: string | null;
   /** The Ingress that declared it (`namespace/name`), for diagnostics and Events. */
   readonly ingress: string;
+  /**
+   * "certificate": no spec.tls entry of that Ingress lists the host; the Secret is the first of
+   * its entries whose certificate names it (ingress-nginx's extractTLSSecretName, second pass).
+   * "none": that Ingress has spec.tls but no entry lists or names the host; the default
+   * certificate serves it (secret null), and the host is still a TLS host (createServers).
+   * Absent: a spec.tls entry lists the host.
+   */
+  readonly matchedBy?: "certificate" | "none";
 }
 
 export interface IngressRef {

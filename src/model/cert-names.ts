@@ -9,12 +9,22 @@ import type { X509Certificate } from "node:crypto";
  * still matched by its CN.
  */
 export function certificateNames(leaf: X509Certificate): string[] {
-  const bare = (n: string) => n.toLowerCase().replace(/\.$/, "");
-  const dns = (leaf.subjectAltName ?? "")
-    .split(", ")
-    .filter((e) => e.startsWith("DNS:"))
-    .map((e) => bare(e.slice(4)));
+  const dns = dnsNames(leaf);
   if (dns.length > 0) return dns;
   const cn = /(?:^|\n)CN=([^\n]*)/.exec(leaf.subject)?.[1];
   return cn ? [bare(cn)] : [];
+}
+
+const bare = (n: string) => n.toLowerCase().replace(/\.$/, "");
+
+/**
+ * The DNS entries of subjectAltName only, lowercased, one trailing dot cut: what Go's x509
+ * VerifyHostname reads (it ignores the CN), as ingress-nginx's extractTLSSecretName calls it
+ * when no spec.tls entry lists the host.
+ */
+export function dnsNames(leaf: X509Certificate): string[] {
+  return (leaf.subjectAltName ?? "")
+    .split(", ")
+    .filter((e) => e.startsWith("DNS:"))
+    .map((e) => bare(e.slice(4)));
 }
