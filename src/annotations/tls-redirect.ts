@@ -27,11 +27,11 @@ export const SSL_REDIRECT: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "A host counts as TLS when a served Ingress lists it, or a `*.` wildcard one label above it, in `spec.tls` (ingress-nginx: when any certificate it holds matches the host). The path is the normalised one Portico routes (ingress-nginx: the request URI as received). Behind a trusted proxy the host is the Host header's (ingress-nginx with `use-forwarded-headers`: the first X-Forwarded-Host). `false` (as ParseBool spells it) is served the same: no redirect in either.",
+      "A host counts as TLS when a served Ingress lists it, or a `*.` wildcard one label above it, in `spec.tls`, or the oldest Ingress with a rule for it has any `spec.tls` (ingress-nginx: when it configured a certificate for the host, which createServers does for every rule host of the first Ingress with `spec.tls`: the entry listing or whose certificate names the host, else the default one). The path is the normalised one Portico routes (ingress-nginx: the request URI as received). Behind a trusted proxy the host is the Host header's (ingress-nginx with `use-forwarded-headers`: the first X-Forwarded-Host). `false` (as ParseBool spells it) is served the same: no redirect in either.",
   },
   sameWhen: isFalse,
   differenceFor: () =>
-    "A host counts as TLS when a served Ingress lists it, or a `*.` wildcard one label above it, in `spec.tls` (ingress-nginx: when any certificate it holds matches the host). The path is the normalised one Portico routes (ingress-nginx: the request URI as received). Behind a trusted proxy the host is the Host header's (ingress-nginx with `use-forwarded-headers`: the first X-Forwarded-Host).",
+    "A host counts as TLS when a served Ingress lists it, or a `*.` wildcard one label above it, in `spec.tls`, or the oldest Ingress with a rule for it has any `spec.tls` (ingress-nginx: when it configured a certificate for the host, which createServers does for every rule host of the first Ingress with `spec.tls`: the entry listing or whose certificate names the host, else the default one). The path is the normalised one Portico routes (ingress-nginx: the request URI as received). Behind a trusted proxy the host is the Host header's (ingress-nginx with `use-forwarded-headers`: the first X-Forwarded-Host).",
 };
 
 export const FORCE_SSL_REDIRECT: AnnotationSpec = {

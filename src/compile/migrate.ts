@@ -188,7 +188,10 @@ function alreadyDone(plan: IngressPlan, a: SnippetAction): boolean {
       return implemented(name) && ann[name] === a.url && code === a.code;
     }
     case "https-redirect":
-      return p.tlsRedirect.forceSslRedirect || (p.tlsRedirect.sslRedirect && plan.tls.some((t) => t.hosts.length > 0));
+      // Every rule host of an Ingress with a non-empty spec.tls is a TLS host, listed or not
+      // (compile/tls.ts: ingress-nginx's createServers gives it a certificate, its own or the
+      // default), so ssl-redirect already redirects it: `tls: [{secretName: x}]` included.
+      return p.tlsRedirect.forceSslRedirect || (p.tlsRedirect.sslRedirect && plan.tls.length > 0);
     case "companion":
       return false; // judged with the other Ingresses (companionFor)
     case "header-deny":

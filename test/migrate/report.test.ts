@@ -19,7 +19,7 @@ if (parsed.type !== "migrate") throw new Error("migrate flags");
 const config: Config = parsed.config;
 
 /** One Ingress of class nginx per entry, with these annotations and a Service with an endpoint. */
-function reportOf(ingresses: { name: string; annotations?: Record<string, string>; path?: string; tls?: boolean; service?: string }[], extra = ""): MigrationReport {
+function reportOf(ingresses: { name: string; annotations?: Record<string, string>; path?: string; tls?: boolean | "secret-only"; service?: string }[], extra = ""): MigrationReport {
   const docs = ingresses.map((i) =>
     JSON.stringify({
       apiVersion: "networking.k8s.io/v1",
@@ -27,7 +27,7 @@ function reportOf(ingresses: { name: string; annotations?: Record<string, string
       metadata: { name: i.name, namespace: "t", annotations: i.annotations ?? {} },
       spec: {
         ingressClassName: "nginx",
-        ...(i.tls ? { tls: [{ hosts: [`${i.name}.test`], secretName: "s" }] } : {}),
+        ...(i.tls === "secret-only" ? { tls: [{ secretName: "s" }] } : i.tls ? { tls: [{ hosts: [`${i.name}.test`], secretName: "s" }] } : {}),
         rules: [{ host: `${i.name}.test`, http: { paths: [{ path: i.path ?? "/", pathType: "Prefix", backend: { service: { name: i.service ?? "web", port: { number: 80 } } } }] } }],
       },
     }),
@@ -40,7 +40,7 @@ function reportOf(ingresses: { name: string; annotations?: Record<string, string
   return migrationReport(new Compiler(config).inspect(fx.snapshot, []), config);
 }
 
-const one = (annotations: Record<string, string>, opts: { path?: string; tls?: boolean; service?: string } = {}): IngressReport => reportOf([{ name: "a", annotations, ...opts }]).ingresses[0]!;
+const one = (annotations: Record<string, string>, opts: { path?: string; tls?: boolean | "secret-only"; service?: string } = {}): IngressReport => reportOf([{ name: "a", annotations, ...opts }]).ingresses[0]!;
 
 describe("the fixtures' report", () => {
   test("is the checked-in one (regenerate: bun scripts/migrate-report.ts --write, then review the diff)", async () => {
@@ -182,6 +182,16 @@ describe("snippets", () => {
     expect(tls.annotations[0]!.text).toContain("the Ingress's Portico annotations do what its directive does, with the differences noted; and while the snippet is set every path of the Ingress answers 503, because it may refuse requests (if)");
     const plain = one({ [SNIPPET]: s });
     expect(plain.annotations[0]!.snippet!.instead).toEqual([{ annotation: "nginx.ingress.kubernetes.io/force-ssl-redirect", value: "true", implemented: true }]);
+  });
+
+  test("spec.tls without hosts makes the rule hosts TLS hosts: ssl-redirect already does the snippet's redirect", () => {
+    // ingress-nginx's createServers gives every rule host of an Ingress with spec.tls a
+    // certificate (extractTLSSecretName: the entry listing it, or whose certificate names it,
+    // else the default one), and lua_ingress.lua redirects a host with a certificate.
+    const s = "if ($scheme = http) { return 301 https://$host$request_uri; }";
+    const hostless = one({ [SNIPPET]: s }, { tls: "secret-only" });
+    expect(hostless.annotations[0]!).toMatchObject({ status: "not-served", snippet: { instead: [] } });
+    expect(hostless.annotations[0]!.text).toContain("the Ingress's Portico annotations do what its directive does");
   });
 
   test("a companion Ingress is written only where it takes exactly the snippet's requests", () => {
