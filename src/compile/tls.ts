@@ -175,12 +175,15 @@ function secondPass(
       // "*" is the key of rules without a host: nginx's catch-all server "_", which no
       // certificate names.
       if (host === "*" || decided.has(host)) continue;
-      decided.add(host);
-      if (isListed(host)) continue;
+      // --host-policy-scope=namespace: another namespace's spec.tls is not read for the host,
+      // so the first Ingress of the owner's namespace decides (docs/design.md, "Host-wide
+      // policies").
       if (ownerOf !== null) {
         const owner = ownerOf(host);
         if (owner !== null && owner.namespace !== plan.namespace) continue;
       }
+      decided.add(host);
+      if (isListed(host)) continue;
       let b: CertificateBinding | null = null;
       for (const entry of plan.tls) {
         if (entry.secretName === null || !secretNames(secrets, data, plan.namespace, entry.secretName, host)) continue;

@@ -170,6 +170,32 @@ describe("--host-policy-scope", () => {
     expect(routeTls(c.compile(objs(owner, tlsIntruder)), "app.test", "/")).toBe(false);
   });
 
+  test("a rule host no spec.tls entry lists: the first Ingress with rules and spec.tls decides (createServers), in the owner's namespace when scoped", () => {
+    // extractTLSSecretName finds nothing for app.test in `tls: [{secretName: other-cert}]` (no
+    // such Secret), so createServers gives the server the default certificate, and the host is
+    // a TLS host all the same (lua_ingress.lua redirects a host with a certificate).
+    const hostless = (namespace: string, name: string, created: string, path: string): Ingress => {
+      const i = ingress(namespace, name, created, {}, "app.test", path);
+      return { ...i, spec: { ...i.spec, tls: [{ secretName: "other-cert" }] } } as Ingress;
+    };
+    const between = hostless("tenant-b", "grab", "2026-01-15T00:00:00Z", "/b");
+    const later = hostless("shop", "later", NEW, "/later");
+    const routeTls = (r: CompileResult, path: string) => allRoutes(r.table).find((x) => x.host === "app.test" && x.path === path)?.tls;
+    const bound = (r: CompileResult) => r.certificates.filter((b) => b.host === "app.test").map((b) => ({ ingress: b.ingress, secret: b.secret, matchedBy: b.matchedBy }));
+
+    const merged = compile(objs(owner, between, later), DEFAULT_COMPILE_CONFIG);
+    expect([routeTls(merged, "/"), routeTls(merged, "/b"), routeTls(merged, "/later")]).toEqual([true, true, true]);
+    expect(bound(merged)).toEqual([{ ingress: "tenant-b/grab", secret: null, matchedBy: "none" }]);
+
+    const scoped = compile(objs(owner, between, later), SCOPED);
+    expect([routeTls(scoped, "/"), routeTls(scoped, "/b"), routeTls(scoped, "/later")]).toEqual([true, true, true]);
+    expect(bound(scoped)).toEqual([{ ingress: "shop/later", secret: null, matchedBy: "none" }]);
+    // Without an Ingress of the owner's namespace with spec.tls, no TLS from another namespace.
+    const alone = compile(objs(owner, between), SCOPED);
+    expect([routeTls(alone, "/"), routeTls(alone, "/b")]).toEqual([false, false]);
+    expect(bound(alone)).toEqual([]);
+  });
+
   test("namespace: in a long-lived Compiler, ownership follows the oldest Ingress as Ingresses come and go", () => {
     const c = new Compiler(SCOPED);
     expect(certStages(c.compile(objs(owner, intruder)), "app.test", "/b")).toEqual([]);
