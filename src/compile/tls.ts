@@ -97,6 +97,12 @@ export function tlsBindings(tlsPlans: readonly IngressPlan[], secrets: ReadonlyM
     for (const entry of plan.tls) {
       const secretName = entry.secretName;
       let missingReported = false;
+      if (entry.hosts.length === 0 && secretName !== null && !secrets.has(`${ns}/${secretName}`)) {
+        // An entry without hosts serves only the rule hosts its certificate names (secondPass);
+        // without the Secret it names none (ingress-nginx logs "Error getting SSL certificate").
+        const message = `TLS Secret ${ns}/${secretName} not found; the rule hosts no spec.tls entry lists get the default certificate`;
+        diagnostics.push({ kind: "Ingress", namespace: ns, name, reason: "SecretNotFound", message, severity: "warning" });
+      }
       for (const host of entry.hosts) {
         if (ownerOf !== null && namespaces !== null) {
           const owner = ownerOf(host);

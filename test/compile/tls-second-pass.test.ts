@@ -43,7 +43,11 @@ describe("extractTLSSecretName's second pass, incrementally", () => {
     const c = new Compiler(DEFAULT_COMPILE_CONFIG);
     const hostless = app([{ secretName: "app-tls" }]);
     // No Secret yet: extractTLSSecretName returns "", createServers serves the default certificate.
-    expect(view(c.compile(objs(hostless)))).toEqual({ tls: true, bound: [{ secret: null, ingress: "shop/app", matchedBy: "none" }] });
+    const first = c.compile(objs(hostless));
+    expect(view(first)).toEqual({ tls: true, bound: [{ secret: null, ingress: "shop/app", matchedBy: "none" }] });
+    expect(first.diagnostics.filter((d) => d.reason === "SecretNotFound").map((d) => d.message)).toEqual([
+      "TLS Secret shop/app-tls not found; the rule hosts no spec.tls entry lists get the default certificate",
+    ]);
     // The Secret's certificate names app.test: it is served.
     expect(view(c.compile(objs(hostless, secret(named, "1"))))).toEqual({ tls: true, bound: [{ secret: "shop/app-tls", ingress: "shop/app", matchedBy: "certificate" }] });
     // Rotated to a certificate that does not name it: the default again, still a TLS host.
