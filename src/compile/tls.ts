@@ -81,17 +81,24 @@ function binding(secrets: ReadonlyMap<string, Secret>, data: SecretData, host: s
 }
 
 /**
- * `tlsPlans`: the served plans with spec.tls, in priority order; for a host bound twice the
- * oldest Ingress wins. With `ownerOf` (--host-policy-scope=namespace), a TLS host that is the
- * host of rules owned by another namespace is ignored for that Ingress (no certificate, no
- * HTTPS redirect): which certificate a host serves and whether its plain-HTTP requests are
- * redirected are host-wide, as ingress-nginx keeps one certificate per server.
+ * `tlsPlans`: the served plans with spec.tls, in priority order (oldest first, canaries left
+ * out). A rule host of one of them is decided as ingress-nginx's createServers does
+ * (internal/ingress/controller/controller.go): the first of them with a rule for the host is
+ * the only Ingress whose spec.tls is read for it ("only add a certificate if the server does
+ * not have one previously configured"), through extractTLSSecretName: an entry listing the
+ * host, else an entry whose certificate names it (`secondPass`), else the default
+ * certificate. A host no such Ingress has rules for (a spec.tls-only Ingress, a `*.` entry)
+ * keeps the oldest entry listing it. With `ownerOf` (--host-policy-scope=namespace), a TLS
+ * host that is the host of rules owned by another namespace is ignored for that Ingress (no
+ * certificate, no HTTPS redirect): which certificate a host serves and whether its plain-HTTP
+ * requests are redirected are host-wide, as ingress-nginx keeps one certificate per server.
  */
 export function tlsBindings(tlsPlans: readonly IngressPlan[], secrets: ReadonlyMap<string, Secret>, data: SecretData, config: CompileConfig, ownerOf: HostOwnerOf | null = null): TlsState {
   const diagnostics: Diagnostic[] = [];
   const byHost = new Map<string, CertificateBinding>();
   const hosts = new Set<string>();
   const namespaces = ownerOf === null ? null : new Map<string, Set<string>>();
+  const deciders = decidingPlans(tlsPlans, ownerOf);
   for (const plan of tlsPlans) {
     const { namespace: ns, name, key } = plan;
     for (const entry of plan.tls) {
@@ -116,6 +123,9 @@ export function tlsBindings(tlsPlans: readonly IngressPlan[], secrets: ReadonlyM
         }
         hosts.add(host);
         if (byHost.has(host)) continue;
+        // Another Ingress decides this rule host: this listing is not read for it.
+        const decider = deciders.get(host);
+        if (decider !== undefined && decider !== plan) continue;
         let b: CertificateBinding;
         if (secretName === null) {
           b = Object.freeze({ host, secret: null, cert: null, key: null, version: null, ingress: key });
@@ -135,7 +145,7 @@ export function tlsBindings(tlsPlans: readonly IngressPlan[], secrets: ReadonlyM
       }
     }
   }
-  secondPass(tlsPlans, secrets, data, ownerOf, { byHost, hosts, namespaces, diagnostics });
+  secondPass(deciders, secrets, data, { byHost, hosts, namespaces });
   const bindings = [...byHost.values()];
   const def = config.defaultSslCertificate;
   if (def) {
@@ -151,67 +161,58 @@ export function tlsBindings(tlsPlans: readonly IngressPlan[], secrets: ReadonlyM
 }
 
 /**
- * ingress-nginx's extractTLSSecretName (internal/ingress/controller/controller.go), second pass:
- * a rule host that no spec.tls entry lists (exactly, or by a `*.` entry covering it) takes the
- * Secret of the first spec.tls entry, with a secretName, whose certificate names the host (x509
- * VerifyHostname) — so `tls: [{secretName: x}]` without hosts serves x for the rule hosts x's
- * certificate names, and those hosts are TLS hosts (the HTTPS redirect). Which Ingress decides
- * follows createServers: the first in priority order (`tlsPlans`: oldest first, canaries
- * left out, as `data` is) with a rule for the host and a non-empty spec.tls; a later Ingress's
- * spec.tls is not read for that host (upstream: `servers[host].SSLCert != nil`, `continue`).
+ * Per rule host, the Ingress createServers reads spec.tls from: the first in `tlsPlans` (its
+ * `data` order: oldest first, canaries skipped, and only Ingresses with a non-empty spec.tls
+ * get that far) with a rule for the host. "*", the key of rules without a host, is nginx's
+ * catch-all server "_", which has the default certificate already. With `ownerOf`
+ * (--host-policy-scope=namespace), only Ingresses of the owner's namespace count, so another
+ * namespace's spec.tls is not read for the host (docs/design.md, "Host-wide policies").
  */
-function secondPass(
-  tlsPlans: readonly IngressPlan[],
-  secrets: ReadonlyMap<string, Secret>,
-  data: SecretData,
-  ownerOf: HostOwnerOf | null,
-  out: { byHost: Map<string, CertificateBinding>; hosts: Set<string>; namespaces: Map<string, Set<string>> | null; diagnostics: Diagnostic[] },
-): void {
-  const listed = out.hosts;
-  const isListed = (host: string): boolean => {
-    if (listed.has(host)) return true;
-    if (host.startsWith("*.")) return false;
-    const dot = host.indexOf(".");
-    return dot > 0 && listed.has(`*.${host.slice(dot + 1)}`);
-  };
-  const decided = new Set<string>();
-  const found: [string, CertificateBinding, string][] = [];
+function decidingPlans(tlsPlans: readonly IngressPlan[], ownerOf: HostOwnerOf | null): Map<string, IngressPlan> {
+  const deciders = new Map<string, IngressPlan>();
   for (const plan of tlsPlans) {
     for (const host of plan.hosts.keys()) {
-      // "*" is the key of rules without a host: nginx's catch-all server "_", which no
-      // certificate names.
-      if (host === "*" || decided.has(host)) continue;
-      // --host-policy-scope=namespace: another namespace's spec.tls is not read for the host,
-      // so the first Ingress of the owner's namespace decides (docs/design.md, "Host-wide
-      // policies").
+      if (host === "*" || deciders.has(host)) continue;
       if (ownerOf !== null) {
         const owner = ownerOf(host);
         if (owner !== null && owner.namespace !== plan.namespace) continue;
       }
-      decided.add(host);
-      if (isListed(host)) continue;
-      let b: CertificateBinding | null = null;
-      for (const entry of plan.tls) {
-        if (entry.secretName === null || !secretNames(secrets, data, plan.namespace, entry.secretName, host)) continue;
-        const named = binding(secrets, data, host, plan.namespace, entry.secretName, plan.key);
-        if (named !== null) b = Object.freeze({ ...named, matchedBy: "certificate" as const });
-        break;
-      }
-      // No entry lists or names it: extractTLSSecretName returns "" and createServers gives the
-      // server the default certificate ("Using default certificate"), which still counts as a
-      // certificate configured for the host, so ssl-redirect applies to it.
-      b ??= Object.freeze({ host, secret: null, cert: null, key: null, version: null, ingress: plan.key, matchedBy: "none" as const });
-      found.push([host, b, plan.namespace]);
+      deciders.set(host, plan);
     }
   }
-  // Added after the loop, so a host bound here never makes another host "listed" by wildcard.
-  for (const [host, b, ns] of found) {
+  return deciders;
+}
+
+/**
+ * ingress-nginx's extractTLSSecretName, second pass, for a rule host its deciding Ingress's
+ * spec.tls does not list: the first entry, with a secretName, whose Secret's certificate names
+ * the host (x509 VerifyHostname) — so `tls: [{secretName: x}]` without hosts serves x for the
+ * rule hosts x's certificate names. With none, createServers gives the server the default
+ * certificate ("Using default certificate"). Either way a certificate is configured for the
+ * host, so it is a TLS host and ssl-redirect applies (lua_ingress.lua redirect_to_https).
+ */
+function secondPass(
+  deciders: ReadonlyMap<string, IngressPlan>,
+  secrets: ReadonlyMap<string, Secret>,
+  data: SecretData,
+  out: { byHost: Map<string, CertificateBinding>; hosts: Set<string>; namespaces: Map<string, Set<string>> | null },
+): void {
+  for (const [host, plan] of deciders) {
+    if (out.byHost.has(host)) continue; // the first pass: an entry of `plan` lists it
+    let b: CertificateBinding | null = null;
+    for (const entry of plan.tls) {
+      if (entry.secretName === null || !secretNames(secrets, data, plan.namespace, entry.secretName, host)) continue;
+      const named = binding(secrets, data, host, plan.namespace, entry.secretName, plan.key);
+      if (named !== null) b = Object.freeze({ ...named, matchedBy: "certificate" as const });
+      break;
+    }
+    b ??= Object.freeze({ host, secret: null, cert: null, key: null, version: null, ingress: plan.key, matchedBy: "none" as const });
     out.byHost.set(host, b);
     out.hosts.add(host);
     if (out.namespaces !== null) {
       let set = out.namespaces.get(host);
       if (set === undefined) out.namespaces.set(host, (set = new Set()));
-      set.add(ns);
+      set.add(plan.namespace);
     }
   }
 }

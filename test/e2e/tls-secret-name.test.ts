@@ -29,6 +29,9 @@ const namesB = createCertificate({ subjectCN: "names-b", sans: ["b.test"] });
 const listsB = createCertificate({ subjectCN: "lists-b", sans: ["b.test", "also.b.test"] });
 const cOld = createCertificate({ subjectCN: "c-old", sans: ["c.test"] });
 const cNew = createCertificate({ subjectCN: "c-new", sans: ["c.test"] });
+const fCert = createCertificate({ subjectCN: "f", sans: ["f.test"] });
+const gOnly = createCertificate({ subjectCN: "g-only", sans: ["g.test"] });
+const gRules = createCertificate({ subjectCN: "g-rules", sans: ["g.test"] });
 // Only an IP SAN and the CN: VerifyHostname does not read the CN, so the second pass skips it.
 const cnOnly = createCertificate({ subjectCN: "cn.test", sans: ["10.0.0.1"] });
 
@@ -58,6 +61,9 @@ beforeAll(async () => {
     tlsSecret(NS, "c-old", cOld.certPem, cOld.keyPem),
     tlsSecret(NS, "c-new", cNew.certPem, cNew.keyPem),
     tlsSecret(NS, "cn-only", cnOnly.certPem, cnOnly.keyPem),
+    tlsSecret(NS, "f", fCert.certPem, fCert.keyPem),
+    tlsSecret(NS, "g-only", gOnly.certPem, gOnly.keyPem),
+    tlsSecret(NS, "g-rules", gRules.certPem, gRules.keyPem),
     // The chart shape: spec.tls names a Secret and no hosts.
     ing("chart", "app.test", [{ secretName: "app" }]),
     // Second pass, entries in order: "other" does not name a.multi.test, "wild" does.
@@ -71,6 +77,14 @@ beforeAll(async () => {
     ing("cn", "cn.test", [{ secretName: "cn-only" }]),
     // spec.tls for another host only: nothing lists or names d.test.
     ing("elsewhere", "d.test", [{ hosts: ["elsewhere.test"], secretName: "other" }]),
+    // f.test: the older Ingress with rules for it has a spec.tls that neither lists nor names
+    // it; a newer one lists it. createServers reads only the older one: the default certificate.
+    ing("f-old", "f.test", [{ hosts: ["elsewhere.test"], secretName: "other" }], "2023-01-01T00:00:00Z"),
+    ing("f-new", "f.test", [{ hosts: ["f.test"], secretName: "f" }], "2024-06-01T00:00:00Z"),
+    // g.test: an older Ingress without rules lists it; the one with the rules lists it too and
+    // decides (createServers builds servers from rules only).
+    { ...ing("g-only", "unused.test", [{ hosts: ["g.test"], secretName: "g-only" }], "2023-01-01T00:00:00Z"), spec: { ingressClassName: "portico", tls: [{ hosts: ["g.test"], secretName: "g-only" }] } },
+    ing("g-rules", "g.test", [{ hosts: ["g.test"], secretName: "g-rules" }], "2024-06-01T00:00:00Z"),
     // No spec.tls at all: not a TLS host.
     ing("plain", "e.test", []),
   ]));
@@ -124,6 +138,16 @@ describe("extractTLSSecretName: spec.tls without hosts", () => {
 
   test("when two Ingresses share a host, the oldest one's spec.tls decides", async () => {
     expect(await servedFor("c.test")).toBe(fp(cOld.certPem));
+  });
+
+  test("the oldest Ingress with rules for the host and a spec.tls decides, even when a newer one lists it", async () => {
+    expect(await servedFor("f.test")).toBe(fp(defaultCert.certPem));
+    expect(await plain("f.test", "/x")).toEqual({ status: 308, location: "https://f.test/x" });
+    expect(await explainCert("f.test")).toEqual({ via: "default", host: "", secret: `${NS}/default`, ingress: `${NS}/f-old`, hasPem: true, matchedBy: "none" });
+  });
+
+  test("an Ingress without rules for the host does not decide it, though older and listing it", async () => {
+    expect(await servedFor("g.test")).toBe(fp(gRules.certPem));
   });
 
   test("nothing lists or names the host (a CN-only certificate, another host's entry): the default certificate, and still the 308", async () => {
