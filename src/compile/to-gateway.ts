@@ -8,6 +8,8 @@
 import { ANNOTATIONS, NGINX_PREFIX, PORTICO_PREFIX } from "./annotations.ts";
 import type { BackendRef } from "./backends.ts";
 import type { Inspection } from "./compile.ts";
+import { regexModeCause } from "./host-entry.ts";
+import type { CorsPolicy } from "../annotations/cors.ts";
 import type { IngressPlan, PathPlan } from "./plan.ts";
 
 export interface GatewayTarget {
@@ -92,6 +94,85 @@ const sslRedirectText = (t: GatewayTarget): string =>
 const refusingOf = (plan: IngressPlan): boolean => plan.annotations.problems.some((p) => p.includes("refused with 503"));
 
 const listOf = (s: string): string[] => s.split(",").map((x) => x.trim()).filter((x) => x !== "");
+
+/** CORSOrigin (apis/v1 shared_types.go, v1.6): http or https, a `*.` leftmost label at most, a port. */
+const CORS_ORIGIN = /^(\*|https?:\/\/((\*\.)?([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+|\*)(:[0-9]{1,5})?)$/;
+/** HTTPMethodWithWildcard's enum. */
+const CORS_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]);
+/** An HTTP field name (RFC 9110 §5.1, token), as HTTPHeaderName. */
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * ingress-nginx's CORS annotations as an HTTPCORSFilter (v1.6 standard channel), and what the
+ * CRD cannot hold: an origin that is `null` or of another scheme than http/https (ingress-nginx
+ * takes any lower-case scheme), a method outside the enum, a max-age under 1 s.
+ */
+function corsFilterOf(c: CorsPolicy): { filter: Record<string, unknown> | null; lost: string[] } {
+  const lost: string[] = [];
+  let origins: string[];
+  if (c.origins === "*") origins = ["*"];
+  else {
+    origins = [];
+    for (const o of c.origins) {
+      if (CORS_ORIGIN.test(o) && o !== "*") origins.push(o);
+      else lost.push(`origin ${JSON.stringify(o)} (allowOrigins takes http and https origins only)`);
+    }
+  }
+  const methods: string[] = [];
+  for (const m of listOf(c.methods).map((x) => x.toUpperCase())) {
+    if (CORS_METHODS.has(m)) methods.push(m);
+    else lost.push(`method ${JSON.stringify(m)} (not in allowMethods' enum)`);
+  }
+  const fields = (v: string, what: string): string[] => {
+    const out: string[] = [];
+    for (const h of listOf(v)) {
+      if (FIELD_NAME.test(h) && h !== "*") out.push(h);
+      else if (h === "*") return ["*"];
+      else lost.push(`${what} ${JSON.stringify(h)} (not a field name)`);
+    }
+    return out;
+  };
+  const headers = fields(c.headers, "header");
+  const expose = c.expose === null ? [] : fields(c.expose, "exposed header");
+  let maxAge = c.maxAge;
+  if (maxAge < 1) {
+    lost.push(`max-age ${maxAge} (maxAge is at least 1: written as 1)`);
+    maxAge = 1;
+  }
+  if (maxAge > 2 ** 31 - 1) maxAge = 2 ** 31 - 1;
+  if (origins.length === 0) return { filter: null, lost };
+  const filter: Record<string, unknown> = {
+    allowOrigins: origins,
+    ...(methods.length > 0 ? { allowMethods: methods } : {}),
+    ...(headers.length > 0 ? { allowHeaders: headers } : {}),
+    ...(expose.length > 0 ? { exposeHeaders: expose } : {}),
+    ...(c.credentials ? { allowCredentials: true } : {}),
+    maxAge,
+  };
+  return { filter, lost };
+}
+
+/**
+ * How the CORS filter answers differently from ingress-nginx's CORS block for these values
+ * (its template's CORS location code; Gateway API's HTTPCORSFilter; the Fetch standard's CORS
+ * protocol), one clause per difference, so the note states each one.
+ */
+function corsDifferences(c: CorsPolicy): string[] {
+  const any = c.origins === "*";
+  const out: string[] = [];
+  if (any) out.push("only a request with an Origin gets CORS fields (ingress-nginx's `*` mode puts them on every answer, with or without Origin)");
+  if (any && c.credentials) out.push("Access-Control-Allow-Origin echoes the Origin, with `Vary: Origin`, where ingress-nginx sends `*` with `Access-Control-Allow-Credentials: true` (which a browser refuses for a credentialed request: the Gateway API form lets it through)");
+  out.push(`an answer that is not a preflight carries Access-Control-Allow-Origin${c.credentials ? ", -Allow-Credentials" : ""}${c.expose !== null ? " and -Expose-Headers" : ""} only; ingress-nginx adds -Allow-Methods, -Allow-Headers and -Max-Age to it too`);
+  out.push("the preflight's 204 has no `Content-Type: text/plain charset=UTF-8`");
+  out.push("Access-Control-Allow-Headers is sent lower-cased and joined with `, ` (ingress-nginx sends the annotation's text as written)");
+  if (!any) {
+    out.push("a preflight from an Origin not allowed is answered 204 without CORS fields (ingress-nginx proxies it to the backend)");
+    if (c.origins.some((o) => o.includes("://*."))) out.push("`*.` stands for one or more labels (ingress-nginx: exactly one)");
+    out.push("an Origin without a port equals one with its scheme's (`https://a.test:443` is `https://a.test`; ingress-nginx compares the text)");
+  }
+  out.push("as with Portico serving the Ingress, only a real preflight (OPTIONS with Origin and Access-Control-Request-Method) is answered 204; ingress-nginx answers every OPTIONS from an allowed Origin");
+  return out;
+}
 
 /** gRPC's request path is `/<service>/<method>` (gRPC over HTTP/2, "Path"). */
 const GRPC_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
@@ -230,16 +311,22 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
 
     // CORS: the standard channel's CORS filter (v1.6 HTTPCORSFilter).
     let cors: Record<string, unknown> | null = null;
+    let corsLost: string[] = [];
     if (pol.cors.enabled) {
-      const c = pol.cors;
-      cors = {
-        allowOrigins: c.origins === "*" ? ["*"] : [...c.origins],
-        allowMethods: listOf(c.methods).map((m) => m.toUpperCase()),
-        allowHeaders: listOf(c.headers),
-        ...(c.expose !== null ? { exposeHeaders: listOf(c.expose) } : {}),
-        ...(c.credentials ? { allowCredentials: true } : {}),
-        maxAge: c.maxAge,
-      };
+      const c = corsFilterOf(pol.cors);
+      cors = c.filter;
+      corsLost = c.lost;
+    }
+
+    // x-forwarded-prefix: ingress-nginx sends it with the requests it rewrites, which here are
+    // the rules with a URLRewrite; a value with `$1`… needs the regex captures (the extension).
+    const xfpName = ann[`${PORTICO_PREFIX}x-forwarded-prefix`] !== undefined ? `${PORTICO_PREFIX}x-forwarded-prefix` : n("x-forwarded-prefix");
+    const allRewritesGateway = rw.rewriteTarget === "" || [...plan.hosts.values()].flat().every((p) => rewriteFor(p)?.rewrite !== null);
+    const xfp = rw.xForwardedPrefix !== null && !rw.xForwardedPrefix.includes("$") && allRewritesGateway ? rw.xForwardedPrefix : null;
+    if (rw.xForwardedPrefix !== null && (xfp !== null || rw.rewriteTarget === "")) {
+      handled.add(xfpName);
+      if (xfp !== null && rw.rewriteTarget !== "") note(xfpName, "gateway-api", "RequestHeaderModifier set X-Forwarded-Prefix on the rules with a URLRewrite (ingress-nginx sends it only with the requests it rewrites)");
+      else note(xfpName, "gateway-api", "no rewrite-target: ingress-nginx sends no X-Forwarded-Prefix, and nothing is written");
     }
 
     // What stays: Portico's extension for what Portico serves, a note for what nothing serves.
@@ -286,6 +373,13 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     for (const [hostKey, paths] of plan.hosts) {
       const host = hostKey === "*" ? null : hostKey;
       if (refusedHere) break;
+      // ingress-nginx puts the whole host in regex mode when any of its Ingresses asks for it
+      // (template.go enforceRegexModifier): every path of every Ingress there is a `~*` location.
+      const regexCause = regexModeCause(hostKey, main.filter((x) => x.hosts.has(hostKey)));
+      const regexHost = regexCause !== null;
+      if (regexCause !== null && regexCause.plan !== plan && !rw.useRegex && rw.rewriteTarget === "" && paths.length > 0) {
+        note("", "implementation-specific", `host ${hostKey === "*" ? "(any host)" : hostKey} is in ingress-nginx's regex mode (Ingress ${regexCause.plan.key} ${regexCause.why}): this Ingress's paths are RegularExpression matches too, as ingress-nginx writes them (\`~* "^<path>"\`)`);
+      }
       const tlsListener = host !== null ? https.get(host) : undefined;
       const tr = pol.tlsRedirect;
       const toHttps = tlsListener !== undefined && (tr.sslRedirect || tr.forceSslRedirect);
@@ -298,7 +392,9 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
           f.push({ type: "RequestRedirect", requestRedirect: redirect });
           return f;
         }
-        if (reqHeaders.length > 0) f.push({ type: "RequestHeaderModifier", requestHeaderModifier: { set: reqHeaders.map(([name, value]) => ({ name, value })) } });
+        const set = reqHeaders.map(([name, value]) => ({ name, value }));
+        if (extra !== null && xfp !== null) set.push({ name: "X-Forwarded-Prefix", value: xfp });
+        if (set.length > 0) f.push({ type: "RequestHeaderModifier", requestHeaderModifier: { set } });
         if (resHeaders.length > 0) f.push({ type: "ResponseHeaderModifier", responseHeaderModifier: { set: resHeaders.map(([name, value]) => ({ name, value })) } });
         if (cors !== null && !grpc) f.push({ type: "CORS", cors });
         if (extra !== null) f.push({ type: "URLRewrite", urlRewrite: { path: extra } });
@@ -320,7 +416,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
           const carried: CarriedAs = rewrite !== null ? "gateway-api" : "portico-extension";
           if (rewriteCarried === null || carried === "portico-extension") rewriteCarried = carried;
           if (match.type === "RegularExpression") regexUsed = true;
-        } else if (rw.useRegex) {
+        } else if (rw.useRegex || regexHost) {
           // ingress-nginx writes every path of a regex-mode Ingress, Exact ones included, as
           // `~* "^<path>"` (its template's buildLocation): a literal one is a prefix regex too.
           match = { type: "RegularExpression", value: p.rawPath };
@@ -403,8 +499,19 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       else if (k === n("app-root")) note(k, "gateway-api", "RequestRedirect 302 on an Exact / match");
       else if (k === n("rewrite-target") || k === `${PORTICO_PREFIX}rewrite-target`)
         note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : "URLRewrite (ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, ReplaceFullPath for a literal target); Gateway API path matches are case-sensitive and whole-segment where nginx's regex locations are neither (`^/foo` also takes `/FOO` and `/foobar`)");
-      else if (k === n("use-regex") || k === `${PORTICO_PREFIX}use-regex`) note(k, regexUsed ? "implementation-specific" : "gateway-api", regexUsed ? "RegularExpression path matches: their dialect and anchoring are implementation-specific (ingress-nginx anchors at the start and ignores case)" : "the paths are literal: Exact/PathPrefix matches");
-      else if (k.startsWith(n("cors")) || k === n("enable-cors")) note(k, grpc ? "not-expressible" : "gateway-api", grpc ? "a GRPCRoute takes no CORS filter" : "the CORS filter (standard channel in v1.6)");
+      else if (k === n("use-regex") || k === `${PORTICO_PREFIX}use-regex`) note(k, regexUsed ? "implementation-specific" : "gateway-api", regexUsed ? "RegularExpression path matches, whose dialect the spec leaves to each implementation: Portico matches them as ingress-nginx matches a use-regex path (PCRE syntax on RE2, anchored at the start only, case-insensitive, after every Exact and PathPrefix match, the longer pattern first); another implementation may match other paths" : "the paths are literal: Exact/PathPrefix matches");
+      else if (k === n("enable-cors")) {
+        if (grpc) note(k, "not-expressible", "a GRPCRoute takes no CORS filter");
+        else if (!pol.cors.enabled) note(k, "gateway-api", "CORS is off: nothing to write");
+        else if (cors === null) note(k, "not-expressible", `no origin of cors-allow-origin can be written in allowOrigins (${corsLost.join("; ")}): no CORS filter is written`);
+        else note(k, "gateway-api", `the CORS filter (HTTPCORSFilter, standard in v1.6) on every rule. Differences: ${corsDifferences(pol.cors).join("; ")}`);
+      } else if (k.startsWith(n("cors-"))) {
+        const mine = corsLost.filter((l) => (k === n("cors-allow-origin") ? l.startsWith("origin ") : k === n("cors-allow-methods") ? l.startsWith("method ") : k === n("cors-allow-headers") ? l.startsWith("header ") : k === n("cors-expose-headers") ? l.startsWith("exposed header ") : k === n("cors-max-age") ? l.startsWith("max-age ") : false));
+        const field = { "cors-allow-origin": "allowOrigins", "cors-allow-methods": "allowMethods", "cors-allow-headers": "allowHeaders", "cors-expose-headers": "exposeHeaders", "cors-allow-credentials": "allowCredentials", "cors-max-age": "maxAge" }[k.slice(NGINX_PREFIX.length)] ?? "the CORS filter";
+        if (grpc || cors === null || !pol.cors.enabled) note(k, grpc || pol.cors.enabled ? "not-expressible" : "gateway-api", grpc ? "a GRPCRoute takes no CORS filter" : !pol.cors.enabled ? "enable-cors is not true: no effect in ingress-nginx, nothing written" : "no CORS filter is written (see enable-cors)");
+        else if (mine.length > 0) note(k, "gateway-api", `the CORS filter's ${field}, without what it cannot hold: ${mine.join("; ")} (left out; see enable-cors for the other differences)`);
+        else note(k, "gateway-api", `the CORS filter's ${field} (see enable-cors for the differences)`);
+      }
       else if (k === `${PORTICO_PREFIX}request-headers`) note(k, "gateway-api", "RequestHeaderModifier set");
       else if (k === `${PORTICO_PREFIX}response-headers`) note(k, "gateway-api", "ResponseHeaderModifier set");
       else if (k === n("backend-protocol") || k === `${PORTICO_PREFIX}backend-protocol`) note(k, "gateway-api", grpc ? "a GRPCRoute (its rules match every method: ingress-nginx's paths have no gRPC form)" : "plain HTTP backendRefs");
