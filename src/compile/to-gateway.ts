@@ -19,6 +19,12 @@ export interface GatewayTarget {
   readonly controllerName: string;
   /** --http-redirect-code: the status of the HTTP → HTTPS redirect. */
   readonly httpRedirectCode: number;
+  /**
+   * The Strict-Transport-Security value Portico's HTTPS answers carry for an Ingress (--hsts,
+   * --hsts-max-age, --hsts-include-subdomains, --hsts-preload: ingress-nginx's hsts keys), or
+   * null when off. Gateway API has no HSTS field: it is a ResponseHeaderModifier.
+   */
+  readonly hsts?: string | null;
 }
 
 /**
@@ -88,8 +94,8 @@ function backendRefOf(b: BackendRef, weight?: number): Record<string, unknown> |
  * from the request URI unless preserve-trailing-slash (its lua_ingress.lua; NGINX-COMPAT.md 1.4),
  * so `/docs/` goes to `https://h/docs/` here and to `https://h/docs` there.
  */
-const sslRedirectText = (t: GatewayTarget): string =>
-  `an HTTPRoute on the HTTP listener answers RequestRedirect scheme https, ${t.httpRedirectCode}, for the TLS hosts (none when off); it keeps a trailing \`/\` ingress-nginx cuts (as with preserve-trailing-slash: \`/docs/\` → \`https://h/docs/\`, not \`https://h/docs\`)`;
+const sslRedirectText = (t: GatewayTarget, preserve = false): string =>
+  `an HTTPRoute on the HTTP listener answers RequestRedirect scheme https, ${t.httpRedirectCode}, for the TLS hosts (none when off)${preserve ? " and keeps the path, as preserve-trailing-slash asks" : "; it keeps a trailing `/` ingress-nginx cuts (as with preserve-trailing-slash: `/docs/` → `https://h/docs/`, not `https://h/docs`; `/` → `https://h/`, not `https://h`)"}`;
 
 const refusingOf = (plan: IngressPlan): boolean => plan.annotations.problems.some((p) => p.includes("refused with 503"));
 
@@ -161,12 +167,14 @@ function corsDifferences(c: CorsPolicy): string[] {
   const any = c.origins === "*";
   const out: string[] = [];
   if (any) out.push("only a request with an Origin gets CORS fields (ingress-nginx's `*` mode puts them on every answer, with or without Origin)");
+  if (any && c.credentials) out.push("a request with an Origin gets `Vary: Origin` (ingress-nginx adds none)");
   if (any && c.credentials) out.push("Access-Control-Allow-Origin echoes the Origin, with `Vary: Origin`, where ingress-nginx sends `*` with `Access-Control-Allow-Credentials: true` (which a browser refuses for a credentialed request: the Gateway API form lets it through)");
   out.push(`an answer that is not a preflight carries Access-Control-Allow-Origin${c.credentials ? ", -Allow-Credentials" : ""}${c.expose !== null ? " and -Expose-Headers" : ""} only; ingress-nginx adds -Allow-Methods, -Allow-Headers and -Max-Age to it too`);
   out.push("the preflight's 204 has no `Content-Type: text/plain charset=UTF-8`");
   out.push("Access-Control-Allow-Headers is sent lower-cased and joined with `, ` (ingress-nginx sends the annotation's text as written)");
   if (!any) {
     out.push("a preflight from an Origin not allowed is answered 204 without CORS fields (ingress-nginx proxies it to the backend)");
+    out.push("an answer to a request with an Origin carries `Vary: Origin` (ingress-nginx adds none; Portico serving the Ingress adds it to every answer)");
     if (c.origins.some((o) => o.includes("://*."))) out.push("`*.` stands for one or more labels (ingress-nginx: exactly one)");
     out.push("an Origin without a port equals one with its scheme's (`https://a.test:443` is `https://a.test`; ingress-nginx compares the text)");
   }
@@ -347,6 +355,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     const gatewayNames = new Set<string>([
       n("ssl-redirect"), n("force-ssl-redirect"), `${PORTICO_PREFIX}ssl-redirect`, n("app-root"), n("use-regex"), `${PORTICO_PREFIX}use-regex`, n("rewrite-target"), `${PORTICO_PREFIX}rewrite-target`,
       `${PORTICO_PREFIX}request-headers`, `${PORTICO_PREFIX}response-headers`, n("backend-protocol"), `${PORTICO_PREFIX}backend-protocol`,
+      n("preserve-trailing-slash"), `${PORTICO_PREFIX}preserve-trailing-slash`,
       n("enable-cors"), n("cors-allow-origin"), n("cors-allow-methods"), n("cors-allow-headers"), n("cors-expose-headers"), n("cors-allow-credentials"), n("cors-max-age"),
     ]);
     for (const [k, v] of Object.entries(ann)) {
@@ -370,6 +379,8 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     const refusedHere = plan.annotations.denied !== null;
     if (refusedHere) note("", "not-expressible", `ingress-nginx refuses this Ingress (${plan.annotations.denied}); its routes are not written`);
 
+    let hstsNoted = false;
+    if (ann[`${PORTICO_PREFIX}hsts`] !== undefined) handled.add(`${PORTICO_PREFIX}hsts`);
     for (const [hostKey, paths] of plan.hosts) {
       const host = hostKey === "*" ? null : hostKey;
       if (refusedHere) break;
@@ -447,6 +458,27 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         rules.push({ matches: [{ path: match }], filters: filtersFor(rewrite), ...(redirect === null ? { backendRefs } : {}) });
         if (ref === null) note("", "not-expressible", `path ${JSON.stringify(p.rawPath)}: its backend names a Service port by name or a resource; backendRefs take a Service and a port number`);
       }
+      // HSTS on the HTTPS answers, as ingress-nginx sends it on every answer of a TLS server
+      // (its hsts ConfigMap keys; Portico's --hsts flags): a ResponseHeaderModifier on a route
+      // that only the HTTPS listener takes. A route on both listeners would send it over HTTP.
+      const hsts = target.hsts ?? null;
+      if (hsts !== null && pol.tlsRedirect.hsts && tlsListener !== undefined) {
+        if (toHttps) {
+          for (const rule of rules) {
+            const filters = ((rule.filters as Record<string, unknown>[] | undefined) ?? []).slice();
+            const i = filters.findIndex((f) => f.type === "ResponseHeaderModifier");
+            const field = { name: "Strict-Transport-Security", value: hsts };
+            if (i < 0) filters.push({ type: "ResponseHeaderModifier", responseHeaderModifier: { set: [field] } });
+            else {
+              const m = filters[i]!.responseHeaderModifier as { set?: { name: string; value: string }[] };
+              filters[i] = { type: "ResponseHeaderModifier", responseHeaderModifier: { ...m, set: [...(m.set ?? []), field] } };
+            }
+            rule.filters = filters;
+          }
+          if (!hstsNoted) note(ann[`${PORTICO_PREFIX}hsts`] !== undefined ? `${PORTICO_PREFIX}hsts` : "", "gateway-api", `HSTS (\`Strict-Transport-Security: ${hsts}\` on every HTTPS answer, ingress-nginx's hsts default): a ResponseHeaderModifier set on each rule of the HTTPS route`);
+        } else if (!hstsNoted) note(ann[`${PORTICO_PREFIX}hsts`] !== undefined ? `${PORTICO_PREFIX}hsts` : "", "not-expressible", `HSTS (\`Strict-Transport-Security: ${hsts}\` on HTTPS answers): the route takes both listeners (no HTTPS redirect), and a ResponseHeaderModifier would send it over HTTP too; it is left out`);
+        hstsNoted = true;
+      }
       for (const rule of rules) if ((rule.filters as unknown[] | undefined)?.length === 0) delete rule.filters;
       const base = plan.hosts.size > 1 ? `${plan.name}-${slug(hostKey === "*" ? "any" : hostKey)}` : plan.name;
       const parent = (sectionName?: string) => ({ group: "gateway.networking.k8s.io", kind: "Gateway", namespace: gw.namespace, name: gw.name, ...(sectionName ? { sectionName } : {}) });
@@ -469,7 +501,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       }
       if (toHttps && ![n("ssl-redirect"), n("force-ssl-redirect"), `${PORTICO_PREFIX}ssl-redirect`].some((k) => k in ann)) {
         // On by default in ingress-nginx: said once per Ingress, like an annotation.
-        if (!notes.some((x) => x.ingress === ingKey && x.annotation === n("ssl-redirect"))) note(n("ssl-redirect"), "gateway-api", `(not set: true by default) ${sslRedirectText(target)}`);
+        if (!notes.some((x) => x.ingress === ingKey && x.annotation === n("ssl-redirect"))) note(n("ssl-redirect"), "gateway-api", `(not set: true by default) ${sslRedirectText(target, pol.tlsRedirect.preserveTrailingSlash)}`);
       }
       if (toHttps) {
         // The HTTP → HTTPS redirect of a TLS host (ingress-nginx's ssl-redirect, on by default).
@@ -495,8 +527,10 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         note(k, "portico-extension", `no Gateway API field does this; carried in ${PORTICO_POLICY_KIND} ${plan.namespace}/${plan.name}, named by an ExtensionRef filter on each rule`);
         continue;
       }
-      if (k === n("ssl-redirect") || k === n("force-ssl-redirect") || k === `${PORTICO_PREFIX}ssl-redirect`) note(k, "gateway-api", sslRedirectText(target));
+      if (k === n("ssl-redirect") || k === n("force-ssl-redirect") || k === `${PORTICO_PREFIX}ssl-redirect`) note(k, "gateway-api", sslRedirectText(target, pol.tlsRedirect.preserveTrailingSlash));
       else if (k === n("app-root")) note(k, "gateway-api", "RequestRedirect 302 on an Exact / match");
+      else if (k === n("preserve-trailing-slash") || k === `${PORTICO_PREFIX}preserve-trailing-slash`)
+        note(k, "gateway-api", pol.tlsRedirect.preserveTrailingSlash ? "RequestRedirect keeps the path as it is, which is what `true` asks of the HTTPS redirect" : "`false`: the HTTPS redirect's RequestRedirect keeps the trailing `/` ingress-nginx cuts (see ssl-redirect)");
       else if (k === n("rewrite-target") || k === `${PORTICO_PREFIX}rewrite-target`)
         note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : "URLRewrite (ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, ReplaceFullPath for a literal target); Gateway API path matches are case-sensitive and whole-segment where nginx's regex locations are neither (`^/foo` also takes `/FOO` and `/foobar`)");
       else if (k === n("use-regex") || k === `${PORTICO_PREFIX}use-regex`) note(k, regexUsed ? "implementation-specific" : "gateway-api", regexUsed ? "RegularExpression path matches, whose dialect the spec leaves to each implementation: Portico matches them as ingress-nginx matches a use-regex path (PCRE syntax on RE2, anchored at the start only, case-insensitive, after every Exact and PathPrefix match, the longer pattern first); another implementation may match other paths" : "the paths are literal: Exact/PathPrefix matches");
