@@ -167,8 +167,7 @@ function corsDifferences(c: CorsPolicy): string[] {
   const any = c.origins === "*";
   const out: string[] = [];
   if (any) out.push("only a request with an Origin gets CORS fields (ingress-nginx's `*` mode puts them on every answer, with or without Origin)");
-  if (any && c.credentials) out.push("a request with an Origin gets `Vary: Origin` (ingress-nginx adds none)");
-  if (any && c.credentials) out.push("Access-Control-Allow-Origin echoes the Origin, with `Vary: Origin`, where ingress-nginx sends `*` with `Access-Control-Allow-Credentials: true` (which a browser refuses for a credentialed request: the Gateway API form lets it through)");
+  if (any && c.credentials) out.push("Access-Control-Allow-Origin echoes the Origin, with `Vary: Origin` (ingress-nginx adds none), where ingress-nginx sends `*` with `Access-Control-Allow-Credentials: true` (which a browser refuses for a credentialed request: the Gateway API form lets it through)");
   out.push(`an answer that is not a preflight carries Access-Control-Allow-Origin${c.credentials ? ", -Allow-Credentials" : ""}${c.expose !== null ? " and -Expose-Headers" : ""} only; ingress-nginx adds -Allow-Methods, -Allow-Headers and -Max-Age to it too`);
   out.push("the preflight's 204 has no `Content-Type: text/plain charset=UTF-8`");
   out.push("Access-Control-Allow-Headers is sent lower-cased and joined with `, ` (ingress-nginx sends the annotation's text as written)");

@@ -67,6 +67,8 @@ export interface ProofReport {
   /** Notes by carriedAs. */
   readonly notes: Readonly<Record<string, number>>;
   readonly notesList: readonly ConversionNote[];
+  /** The objects the command wrote. */
+  readonly objectsList: readonly Obj[];
   readonly asked: number;
   readonly same: number;
   readonly differing: readonly ProofDifference[];
@@ -86,6 +88,19 @@ export function readManifests(paths: readonly string[]): Obj[] {
 function literalOf(path: string): string {
   const lit = /^[^.*+?()[\]{}|\\$^]*/.exec(path)?.[0] ?? "";
   return lit === "" ? "/" : lit;
+}
+
+/**
+ * A path a regex path matches, for the common forms (`[0-9]+`, `\\d+`, `.*`, `[^/]+`, `(/|$)`,
+ * groups, `\\.`), or null when something else is left (alternatives, classes of other kinds).
+ */
+export function instanceOf(path: string): string | null {
+  let t = path.replace(/^\^/, "").replace(/\$$/, "");
+  t = t.replaceAll("(/|$)", "/").replace(/\(\?:/g, "(");
+  t = t.replace(/(\\d|\[0-9\])[+*]?/g, "1").replace(/\[\^\/\][+*]/g, "x").replace(/\.[+*]/g, "x").replace(/\[([A-Za-z0-9])[^\]]*\][+*]?/g, "$1");
+  t = t.replaceAll("\\.", "\u0000").replaceAll("\\-", "-").replace(/[()]/g, "");
+  if (/[.*+?[\]{}|\\$^]/.test(t) || !t.startsWith("/")) return null;
+  return t.replaceAll("\u0000", ".");
 }
 
 const hostFor = (host: string | undefined): string => (host === undefined || host === "" ? "any-host.test" : host.startsWith("*.") ? `w${host.slice(1)}` : host);
@@ -132,6 +147,8 @@ export function sampleOf(docs: readonly Obj[]): ProofRequest[] {
       for (const raw of t.paths) {
         const lit = literalOf(raw);
         const paths = [lit, lit.endsWith("/") ? `${lit}x` : `${lit}/x`];
+        const inst = lit === raw ? null : instanceOf(raw);
+        if (inst !== null) paths.push(inst, `${inst}/x`, inst.toUpperCase());
         if (lit !== "/") paths.push(`${lit.replace(/\/$/, "")}x`);
         if (/[a-z]/.test(lit)) paths.push(lit.toUpperCase());
         for (const scheme of t.tls ? (["http", "https"] as const) : (["http"] as const)) {
@@ -289,6 +306,7 @@ export async function prove(paths: readonly string[], classFlags: readonly strin
       objects: count(conv.objects, (o) => o.kind ?? "?"),
       notes: count(conv.notes, (n) => n.carriedAs),
       notesList: conv.notes,
+      objectsList: conv.objects,
       asked: sample.length,
       same: sample.length - differing.length,
       differing,
