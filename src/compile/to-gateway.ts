@@ -9,6 +9,7 @@ import { ANNOTATIONS, NGINX_PREFIX, PORTICO_PREFIX } from "./annotations.ts";
 import type { BackendRef } from "./backends.ts";
 import type { Inspection } from "./compile.ts";
 import { regexModeCause } from "./host-entry.ts";
+import { needsRewrite } from "../regex/index.ts";
 import type { CorsPolicy } from "../annotations/cors.ts";
 import type { IngressPlan, PathPlan } from "./plan.ts";
 
@@ -296,7 +297,9 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     const rw = pol.regexRewrite;
     const rewriteFor = (p: PathPlan): { match: Record<string, unknown>; rewrite: Record<string, unknown> | null } | null => {
       const target = rw.rewriteTarget;
-      if (target === "") return null;
+      // ingress-nginx writes no `rewrite` for a location whose path is the target
+      // (template.go needsRewrite): such a path is matched, not rewritten.
+      if (!needsRewrite({ path: p.rawPath, rewriteTarget: target })) return null;
       const idiom = CAPTURE_IDIOM.exec(p.rawPath);
       const t = /^(\/[A-Za-z0-9._~!&'*+,;=:@%/-]*?)\/?\$2$/.exec(target);
       if (idiom !== null && t !== null) {
@@ -378,7 +381,29 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     const refusedHere = plan.annotations.denied !== null;
     if (refusedHere) note("", "not-expressible", `ingress-nginx refuses this Ingress (${plan.annotations.denied}); its routes are not written`);
 
+    const extFilter = Object.keys(extension).length > 0 ? { type: "ExtensionRef", extensionRef: { group: PORTICO_POLICY_GROUP, kind: PORTICO_POLICY_KIND, name: plan.name } } : null;
+    const filtersFor = (extra: Record<string, unknown> | null): Record<string, unknown>[] => {
+      const f: Record<string, unknown>[] = [];
+      if (extFilter) f.push(extFilter);
+      if (redirect !== null) {
+        f.push({ type: "RequestRedirect", requestRedirect: redirect });
+        return f;
+      }
+      const set = reqHeaders.map(([name, value]) => ({ name, value }));
+      if (extra !== null && xfp !== null) set.push({ name: "X-Forwarded-Prefix", value: xfp });
+      if (set.length > 0) f.push({ type: "RequestHeaderModifier", requestHeaderModifier: { set } });
+      if (resHeaders.length > 0) f.push({ type: "ResponseHeaderModifier", responseHeaderModifier: { set: resHeaders.map(([name, value]) => ({ name, value })) } });
+      if (cors !== null && !grpc) f.push({ type: "CORS", cors });
+      if (extra !== null) f.push({ type: "URLRewrite", urlRewrite: { path: extra } });
+      return f;
+    };
     let hstsNoted = false;
+    let defaultNoted = false;
+    const defaultRef = plan.defaultBackend !== null && plan.defaultBackend.ok ? backendRefOf(plan.defaultBackend.ref) : null;
+    if (plan.defaultBackend !== null && defaultRef === null) note("", "not-expressible", "spec.defaultBackend names a Service port by name or a resource; backendRefs take a Service and a port number: it is left out");
+    // Hosts of spec.tls without a secretName are served by ingress-nginx with its default
+    // certificate; a Gateway HTTPS listener needs a certificateRef (GatewayTLSConfig).
+    for (const t of plan.tls) if (t.secretName === null && t.hosts.length > 0) note("", "not-expressible", `spec.tls ${JSON.stringify(t.hosts)} has no secretName (ingress-nginx's default certificate): a Gateway HTTPS listener needs a certificateRef, so ${t.hosts.length === 1 ? "this host is" : "these hosts are"} served on the HTTP listener only, without the HTTPS redirect`);
     if (ann[`${PORTICO_PREFIX}hsts`] !== undefined) handled.add(`${PORTICO_PREFIX}hsts`);
     for (const [hostKey, paths] of plan.hosts) {
       const host = hostKey === "*" ? null : hostKey;
@@ -390,26 +415,11 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       if (regexCause !== null && regexCause.plan !== plan && !rw.useRegex && rw.rewriteTarget === "" && paths.length > 0) {
         note("", "implementation-specific", `host ${hostKey === "*" ? "(any host)" : hostKey} is in ingress-nginx's regex mode (Ingress ${regexCause.plan.key} ${regexCause.why}): this Ingress's paths are RegularExpression matches too, as ingress-nginx writes them (\`~* "^<path>"\`)`);
       }
-      const tlsListener = host !== null ? https.get(host) : undefined;
+      // A `*.` TLS host covers exactly one more label (as ingress-nginx's certificate match, SNI).
+      const tlsListener = host === null ? undefined : (https.get(host) ?? (host.includes(".") ? https.get(`*${host.slice(host.indexOf("."))}`) : undefined));
       const tr = pol.tlsRedirect;
       const toHttps = tlsListener !== undefined && (tr.sslRedirect || tr.forceSslRedirect);
       const rules: Record<string, unknown>[] = [];
-      const extFilter = Object.keys(extension).length > 0 ? { type: "ExtensionRef", extensionRef: { group: PORTICO_POLICY_GROUP, kind: PORTICO_POLICY_KIND, name: plan.name } } : null;
-      const filtersFor = (extra: Record<string, unknown> | null): Record<string, unknown>[] => {
-        const f: Record<string, unknown>[] = [];
-        if (extFilter) f.push(extFilter);
-        if (redirect !== null) {
-          f.push({ type: "RequestRedirect", requestRedirect: redirect });
-          return f;
-        }
-        const set = reqHeaders.map(([name, value]) => ({ name, value }));
-        if (extra !== null && xfp !== null) set.push({ name: "X-Forwarded-Prefix", value: xfp });
-        if (set.length > 0) f.push({ type: "RequestHeaderModifier", requestHeaderModifier: { set } });
-        if (resHeaders.length > 0) f.push({ type: "ResponseHeaderModifier", responseHeaderModifier: { set: resHeaders.map(([name, value]) => ({ name, value })) } });
-        if (cors !== null && !grpc) f.push({ type: "CORS", cors });
-        if (extra !== null) f.push({ type: "URLRewrite", urlRewrite: { path: extra } });
-        return f;
-      };
       if (pol.redirects.appRoot !== null && redirect === null) {
         rules.push({
           matches: [{ path: { type: "Exact", value: "/" } }],
@@ -456,6 +466,13 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         }
         rules.push({ matches: [{ path: match }], filters: filtersFor(rewrite), ...(redirect === null ? { backendRefs } : {}) });
         if (ref === null) note("", "not-expressible", `path ${JSON.stringify(p.rawPath)}: its backend names a Service port by name or a resource; backendRefs take a Service and a port number`);
+      }
+      // spec.defaultBackend: ingress-nginx's root location of each host of the Ingress that no
+      // Ingress gives a Prefix `/` path (controller.go createServers), with the Ingress's annotations.
+      if (defaultRef !== null && !main.some((x) => (x.hosts.get(hostKey) ?? []).some((pp) => pp.pathType === "Prefix" && pp.path === "/"))) {
+        rules.push({ matches: [{ path: { type: "PathPrefix", value: "/" } }], ...(redirect === null ? { filters: filtersFor(null), backendRefs: [defaultRef] } : { filters: filtersFor(null) }) });
+        if (!defaultNoted) note("", "gateway-api", "spec.defaultBackend: a PathPrefix `/` rule to it on each of the Ingress's hosts without a `/` path (ingress-nginx's root location there)");
+        defaultNoted = true;
       }
       // HSTS on the HTTPS answers, as ingress-nginx sends it on every answer of a TLS server
       // (its hsts ConfigMap keys; Portico's --hsts flags): a ResponseHeaderModifier on a route
@@ -513,6 +530,22 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       }
       if (Object.keys(extension).length > 0 && !objects.some((o) => (o.metadata as { name: string; namespace: string }).name === plan.name && (o.metadata as { namespace: string }).namespace === plan.namespace))
         objects.push({ apiVersion: PORTICO_POLICY_VERSION, kind: PORTICO_POLICY_KIND, metadata: { name: plan.name, namespace: plan.namespace }, spec: { annotations: { ...extension } } });
+    }
+
+    // An Ingress with spec.defaultBackend and no rules is ingress-nginx's catch-all server `_`:
+    // a route without hostnames, which takes what no other route's rules take.
+    if (plan.hosts.size === 0 && defaultRef !== null && !refusedHere) {
+      routes.push({
+        apiVersion: GATEWAY_API,
+        kind: grpc ? "GRPCRoute" : "HTTPRoute",
+        metadata: { name: plan.name, namespace: plan.namespace, annotations: { "portico.dev/converted-from": `Ingress ${plan.key}` } },
+        spec: {
+          parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", namespace: gw.namespace, name: gw.name }],
+          rules: [{ ...(filtersFor(null).length > 0 ? { filters: grpc ? filtersFor(null).filter((f) => GRPC_FILTERS.has(f.type as string)) : filtersFor(null) } : {}), ...(redirect === null ? { backendRefs: [defaultRef] } : {}) }],
+        },
+      });
+      note("", "gateway-api", "spec.defaultBackend without rules (ingress-nginx's catch-all server): a route without hostnames, which every host's requests reach when no other rule matches them");
+      if (Object.keys(extension).length > 0) objects.push({ apiVersion: PORTICO_POLICY_VERSION, kind: PORTICO_POLICY_KIND, metadata: { name: plan.name, namespace: plan.namespace }, spec: { annotations: { ...extension } } });
     }
 
     // One note per annotation of ours, in name order.

@@ -254,12 +254,18 @@ export async function prove(paths: readonly string[], classFlags: readonly strin
       const before = new Map([...backends].map(([k, b]) => [k, b.hits.length]));
       const base = r.scheme === "https" ? p.https : p.http;
       const ports = (s: string) => s.replaceAll(`:${p.ports.https}`, ":TLSPORT").replaceAll(`:${p.ports.http}`, ":PORT").replaceAll(`=${p.ports.https}`, "=TLSPORT").replaceAll(`=${p.ports.http}`, "=PORT");
-      const res = await fetch(`${base}${r.path}`, {
-        method: r.method,
-        headers: { host: r.host, connection: "close", ...r.headers },
-        redirect: "manual",
-        tls: { rejectUnauthorized: false, serverName: r.host },
-      } as RequestInit);
+      let res: Response;
+      try {
+        res = await fetch(`${base}${r.path}`, {
+          method: r.method,
+          headers: { host: r.host, connection: "close", ...r.headers },
+          redirect: "manual",
+          tls: { rejectUnauthorized: false, serverName: r.host },
+        } as RequestInit);
+      } catch (e) {
+        // A path or host the client cannot send (a set's deliberately bad input): the same for both.
+        return { status: 0, location: null, fields: [`client: ${(e as Error).message}`], received: null };
+      }
       await res.arrayBuffer();
       const fields: string[] = [];
       res.headers.forEach((value, name) => {
