@@ -261,6 +261,8 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     for (const [, paths] of plan.hosts) for (const p of paths) canaryOf.set(`${p.host ?? "*"}|${p.pathType}|${p.path}`, { plan, path: p });
   }
   const usedCanaries = new Set<IngressPlan>();
+  /** host|path claim → the Ingress whose rule serves it (main is in priority order). */
+  const claimed = new Map<string, string>();
 
   for (const plan of main) {
     const ingKey = plan.key;
@@ -426,7 +428,19 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
           filters: [...(extFilter ? [extFilter] : []), { type: "RequestRedirect", requestRedirect: { path: { type: "ReplaceFullPath", replaceFullPath: pol.redirects.appRoot }, statusCode: 302 } }],
         });
       }
+      let lostPaths = 0;
       for (const p of paths) {
+        // Two Ingresses with one path on a host: ingress-nginx serves the older one's location
+        // (the compile's claim, PathConflict); Gateway API would pick between the two rules by
+        // the routes' creation time, which applying them together does not decide.
+        const claim = `${hostKey}|${regexHost ? p.rawClaimKey : p.claimKey}`;
+        const owner = claimed.get(claim);
+        if (owner !== undefined && owner !== plan.key) {
+          note("", "gateway-api", `path ${JSON.stringify(p.rawPath)} on ${hostKey === "*" ? "any host" : hostKey}: Ingress ${owner} is older and serves it, as in ingress-nginx; this Ingress's rule for it is not written`);
+          lostPaths++;
+          continue;
+        }
+        claimed.set(claim, plan.key);
         let match: Record<string, unknown>;
         let rewrite: Record<string, unknown> | null = null;
         const rwr = rewriteFor(p);
@@ -474,6 +488,14 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         if (!defaultNoted) note("", "gateway-api", "spec.defaultBackend: a PathPrefix `/` rule to it on each of the Ingress's hosts without a `/` path (ingress-nginx's root location there)");
         defaultNoted = true;
       }
+      // The host's implicit `/` location carries its first Ingress's annotations when no
+      // Ingress has a Prefix `/` path (controller.go createServers): with a redirect, every
+      // other path of the host redirects too, which a PathPrefix `/` rule says exactly.
+      const hostPlans = main.filter((x) => x.hosts.has(hostKey));
+      if (redirect !== null && defaultRef === null && hostPlans[0] === plan && !hostPlans.some((x) => (x.hosts.get(hostKey) ?? []).some((pp) => pp.pathType === "Prefix" && pp.path === "/"))) {
+        rules.push({ matches: [{ path: { type: "PathPrefix", value: "/" } }], filters: filtersFor(null) });
+        note("", "gateway-api", `the implicit \`/\` location of ${hostKey === "*" ? "the hostless rules" : hostKey}, which carries this Ingress's redirect in ingress-nginx: a PathPrefix \`/\` rule with the same RequestRedirect`);
+      }
       // HSTS on the HTTPS answers, as ingress-nginx sends it on every answer of a TLS server
       // (its hsts ConfigMap keys; Portico's --hsts flags): a ResponseHeaderModifier on a route
       // that only the HTTPS listener takes. A route on both listeners would send it over HTTP.
@@ -496,6 +518,8 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         hstsNoted = true;
       }
       for (const rule of rules) if ((rule.filters as unknown[] | undefined)?.length === 0) delete rule.filters;
+      // Every path served by older Ingresses: no route (one without rules would match every request).
+      if (rules.length === 0 && lostPaths === paths.length) continue;
       const base = plan.hosts.size > 1 ? `${plan.name}-${slug(hostKey === "*" ? "any" : hostKey)}` : plan.name;
       const parent = (sectionName?: string) => ({ group: "gateway.networking.k8s.io", kind: "Gateway", namespace: gw.namespace, name: gw.name, ...(sectionName ? { sectionName } : {}) });
       const metadata = { name: base, namespace: plan.namespace, annotations: { "portico.dev/converted-from": `Ingress ${plan.key}` } };
