@@ -309,8 +309,10 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         return { match: { type: "PathPrefix", value: prefix }, rewrite: { type: "ReplacePrefixMatch", replacePrefixMatch: t[1] === "" ? "/" : t[1] } };
       }
       if (!target.includes("$") && LITERAL_PATH.test(target) && LITERAL_PATH.test(p.rawPath)) {
-        // nginx's `rewrite` replaces the whole URI when the location's regex matches.
-        return { match: { type: p.pathType === "Exact" ? "Exact" : "PathPrefix", value: p.rawPath }, rewrite: { type: "ReplaceFullPath", replaceFullPath: target } };
+        // nginx's `rewrite` replaces the whole URI when the location's regex matches; a rewrite
+        // puts the host in regex mode, so the location is `~* "^<path>"`: a RegularExpression
+        // match (ReplaceFullPath takes any match type, unlike ReplacePrefixMatch).
+        return { match: { type: "RegularExpression", value: p.rawPath }, rewrite: { type: "ReplaceFullPath", replaceFullPath: target } };
       }
       return { match: { type: "RegularExpression", value: p.rawPath }, rewrite: null };
     };
@@ -513,7 +515,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
             }
             rule.filters = filters;
           }
-          if (!hstsNoted) note(ann[`${PORTICO_PREFIX}hsts`] !== undefined ? `${PORTICO_PREFIX}hsts` : "", "gateway-api", `HSTS (\`Strict-Transport-Security: ${hsts}\` on every HTTPS answer, ingress-nginx's hsts default): a ResponseHeaderModifier set on each rule of the HTTPS route`);
+          if (!hstsNoted) note(ann[`${PORTICO_PREFIX}hsts`] !== undefined ? `${PORTICO_PREFIX}hsts` : "", "gateway-api", `HSTS (\`Strict-Transport-Security: ${hsts}\` on every HTTPS answer, ingress-nginx's hsts default): a ResponseHeaderModifier set on each rule of the HTTPS route; an HTTPS answer no rule of the host's routes gives (a 404, a route without hostnames) carries none`);
         } else if (!hstsNoted) note(ann[`${PORTICO_PREFIX}hsts`] !== undefined ? `${PORTICO_PREFIX}hsts` : "", "not-expressible", `HSTS (\`Strict-Transport-Security: ${hsts}\` on HTTPS answers): the route takes both listeners (no HTTPS redirect), and a ResponseHeaderModifier would send it over HTTP too; it is left out`);
         hstsNoted = true;
       }
@@ -588,7 +590,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       else if (k === n("preserve-trailing-slash") || k === `${PORTICO_PREFIX}preserve-trailing-slash`)
         note(k, "gateway-api", pol.tlsRedirect.preserveTrailingSlash ? "RequestRedirect keeps the path as it is, which is what `true` asks of the HTTPS redirect" : "`false`: the HTTPS redirect's RequestRedirect keeps the trailing `/` ingress-nginx cuts (see ssl-redirect)");
       else if (k === n("rewrite-target") || k === `${PORTICO_PREFIX}rewrite-target`)
-        note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : "URLRewrite (ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, ReplaceFullPath for a literal target); Gateway API path matches are case-sensitive and whole-segment where nginx's regex locations are neither (`^/foo` also takes `/FOO` and `/foobar`)");
+        note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : "URLRewrite: ReplaceFullPath on a RegularExpression match of the path for a literal target, ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, which needs a PathPrefix match: that one is case-sensitive and whole-segment where nginx's regex location is neither (`^/foo(/|$)` also takes `/FOO/x`), and ranks before the host's RegularExpression matches whatever its length");
       else if (k === n("use-regex") || k === `${PORTICO_PREFIX}use-regex`) note(k, regexUsed ? "implementation-specific" : "gateway-api", regexUsed ? "RegularExpression path matches, whose dialect the spec leaves to each implementation: Portico matches them as ingress-nginx matches a use-regex path (PCRE syntax on RE2, anchored at the start only, case-insensitive, after every Exact and PathPrefix match, the longer pattern first); another implementation may match other paths" : "the paths are literal: Exact/PathPrefix matches");
       else if (k === n("enable-cors")) {
         if (grpc) note(k, "not-expressible", "a GRPCRoute takes no CORS filter");

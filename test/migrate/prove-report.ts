@@ -68,6 +68,8 @@ function cause(r: ProofReport, d: ProofDifference): string {
   if (i.location !== null && g.location !== null && g.location === `${i.location}/`) return "the HTTPS redirect keeps the trailing `/` (ssl-redirect note)";
   if (d.request.why.includes("CORS") || [...i.fields, ...g.fields].some((f) => f.startsWith("access-control-") || f === "vary: Origin")) return "CORS filter (enable-cors note)";
   if (d.request.path !== d.request.path.toLowerCase() && g.status === 404) return "case-sensitive Gateway API match where nginx's `~*` location is not (rewrite-target note)";
+  const onlyHsts = (a: ProofAnswer, b: ProofAnswer) => a.fields.filter((f) => !b.fields.includes(f)).every((f) => f.startsWith("strict-transport-security:"));
+  if (i.status === g.status && JSON.stringify(i.received) === JSON.stringify(g.received) && onlyHsts(i, g) && onlyHsts(g, i)) return "HSTS on an HTTPS answer no rule of the host's routes gives (HSTS note)";
   if (i.status === 503 && g.status === 500 && i.received === null) return "the backend cannot take the request (no Service, port or endpoints): ingress-nginx answers 503, Gateway API 500 (HTTPRouteRule.backendRefs)";
   if (notes.some((n) => n.carriedAs === "not-expressible")) return `not expressible: ${notes.filter((n) => n.carriedAs === "not-expressible").map((n) => n.annotation || n.text.slice(0, 60)).join(", ")}`;
   return "not stated by a note";

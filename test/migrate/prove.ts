@@ -120,7 +120,8 @@ export function sampleOf(docs: readonly Obj[]): ProofRequest[] {
     const rules = spec.rules ?? [];
     const targets: { host: string; tls: boolean; paths: string[] }[] = rules.map((r) => ({
       host: hostFor(r.host),
-      tls: r.host !== undefined && tlsHosts.has(r.host),
+      // A `*.` TLS host covers one more label.
+      tls: r.host !== undefined && (tlsHosts.has(r.host) || (r.host.includes(".") && tlsHosts.has(`*${r.host.slice(r.host.indexOf("."))}`))),
       paths: (r.http?.paths ?? []).map((p) => p.path ?? "/"),
     }));
     if (targets.length === 0 && spec.defaultBackend !== undefined) targets.push({ host: "any-host.test", tls: false, paths: ["/"] });

@@ -442,3 +442,66 @@ describe("CORS, regex mode, X-Forwarded-Prefix and HSTS: written as Gateway API 
     expect(proof.asked).toBeGreaterThan(proof.differing.length + 10);
   });
 });
+
+describe("paths and hosts: a claimed path, spec.defaultBackend, a path that is its own rewrite-target, a wildcard TLS host, the implicit / location's redirect", () => {
+  const SET = join(ROOT, "test", "fixtures", "migrate", "gateway", "hosts.yaml");
+  let proof: ProofReport;
+  beforeAll(async () => {
+    proof = await prove([SET]);
+  });
+  const parent = { group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "portico", name: "portico" };
+  const routes = () => Object.fromEntries(proof.objectsList.filter((o) => o.kind === "HTTPRoute").map((o) => [o.metadata?.name, o.spec]));
+  const redirect = { type: "RequestRedirect", requestRedirect: { scheme: "https", hostname: "new.test", path: { type: "ReplaceFullPath", replaceFullPath: "/home" }, statusCode: 301 } };
+
+  test("the routes written", () => {
+    expect(routes()).toEqual({
+      // The older Ingress's rule only (ingress-nginx serves the oldest claim); no route for the newer.
+      older: { parentRefs: [parent], hostnames: ["claim.test"], rules: [{ matches: [{ path: { type: "PathPrefix", value: "/app" } }], backendRefs: [{ name: "b", port: 80 }] }] },
+      // spec.defaultBackend: the host's root location.
+      "with-default": {
+        parentRefs: [parent],
+        hostnames: ["fallback.test"],
+        rules: [
+          { matches: [{ path: { type: "PathPrefix", value: "/only" } }], backendRefs: [{ name: "a", port: 80 }] },
+          { matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [{ name: "b", port: 80 }] },
+        ],
+      },
+      // Without rules: the catch-all server, a route without hostnames.
+      "catch-all": { parentRefs: [parent], rules: [{ backendRefs: [{ name: "a", port: 80 }] }] },
+      // `/docs` is its own target (no rewrite there); `/` is rewritten to it, which puts the host in regex mode.
+      "same-target": {
+        parentRefs: [parent],
+        hostnames: ["same.test"],
+        rules: [
+          { matches: [{ path: { type: "RegularExpression", value: "/docs" } }], backendRefs: [{ name: "a", port: 80 }] },
+          { matches: [{ path: { type: "RegularExpression", value: "/" } }], filters: [{ type: "URLRewrite", urlRewrite: { path: { type: "ReplaceFullPath", replaceFullPath: "/docs" } } }], backendRefs: [{ name: "b", port: 80 }] },
+        ],
+      },
+      // one.apps.test is covered by the `*.apps.test` certificate: on its listener, with the redirect and HSTS.
+      wild: {
+        parentRefs: [{ ...parent, sectionName: "https-wildcard-apps-test" }],
+        hostnames: ["one.apps.test"],
+        rules: [{ matches: [{ path: { type: "PathPrefix", value: "/shop" } }], filters: [{ type: "ResponseHeaderModifier", responseHeaderModifier: { set: [{ name: "Strict-Transport-Security", value: "max-age=31536000; includeSubDomains" }] } }], backendRefs: [{ name: "a", port: 80 }] }],
+      },
+      "wild-to-https": { parentRefs: [{ ...parent, sectionName: "http" }], hostnames: ["one.apps.test"], rules: [{ filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: 308 } }] }] },
+      // The implicit `/` location carries the redirect of the host's first Ingress.
+      moved: {
+        parentRefs: [parent],
+        hostnames: ["moved.test"],
+        rules: [{ matches: [{ path: { type: "PathPrefix", value: "/old" } }], filters: [redirect] }, { matches: [{ path: { type: "PathPrefix", value: "/" } }], filters: [redirect] }],
+      },
+    });
+    expect(proof.notesList.find((n) => n.ingress === "web/newer")?.text).toBe('path "/app" on claim.test: Ingress web/older is older and serves it, as in ingress-nginx; this Ingress\'s rule for it is not written');
+    expect(proof.exitCode).toBe(0);
+  });
+
+  test("the proof: every answer the same but HSTS on an HTTPS answer the catch-all route gives", () => {
+    expect(proof.differing.map((d) => [d.request.scheme, d.request.host, d.request.path, d.ingress.status, d.gateway.status, d.ingress.received?.backend, d.gateway.received?.backend, d.ingress.fields.filter((f) => !d.gateway.fields.includes(f)), d.gateway.fields.filter((f) => !d.ingress.fields.includes(f))])).toEqual([
+      ["https", "one.apps.test", "/shopx", 200, 200, "web/a", "web/a", ["strict-transport-security: max-age=31536000; includeSubDomains"], []],
+      ["https", "one.apps.test", "/SHOP", 200, 200, "web/a", "web/a", ["strict-transport-security: max-age=31536000; includeSubDomains"], []],
+    ]);
+    // 28 requests: each host's paths (and the paths next to them), HTTPS for one.apps.test.
+    expect(proof.asked).toBe(28);
+    expect(proof.notesList.find((n) => n.ingress === "web/wild" && n.annotation === "")?.text).toContain("an HTTPS answer no rule of the host's routes gives (a 404, a route without hostnames) carries none");
+  });
+});
