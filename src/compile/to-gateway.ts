@@ -5,7 +5,7 @@
 // on an Ingress gets one note saying how it was carried (docs/design.md, "Converting to
 // Gateway API"): a Gateway API field, an implementation-specific one, Portico's extension, or
 // nothing, never silently. Pure: runtime/migrate.ts reads the objects and prints.
-import { ANNOTATIONS, NGINX_PREFIX, PORTICO_PREFIX } from "./annotations.ts";
+import { ANNOTATIONS, NGINX_PREFIX, PORTICO_PREFIX, scanSnippet } from "./annotations.ts";
 import type { BackendRef } from "./backends.ts";
 import type { Inspection } from "./compile.ts";
 import { regexModeCause } from "./host-entry.ts";
@@ -320,8 +320,27 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     let regexUsed = false;
 
     // Headers set on the request and the response (portico.dev/request-headers, response-headers).
-    const reqHeaders = pol.headers.request;
-    const resHeaders = pol.headers.response;
+    // A configuration-snippet of header settings only (more_set_headers, more_set_input_headers,
+    // proxy_set_header with literal values: snippet-scan.ts reads them, and each sets its field
+    // on every answer or request as the modifiers do) is said by the header modifiers; one with
+    // anything else, or a stated difference (add_header), stays not expressible.
+    const snippetText = ann[n("configuration-snippet")];
+    let snippetHeaders: { request: [string, string][]; response: [string, string][] } | null = null;
+    if (snippetText !== undefined && !refusingOf(plan)) {
+      const scan = scanSnippet(snippetText, "location");
+      const ok = scan.error === null && scan.directives.length > 0 && scan.directives.every((d) => d.note === null && d.actions.length > 0 && d.actions.every((a) => a.kind === "request-header" || a.kind === "response-header"));
+      if (ok) {
+        snippetHeaders = { request: [], response: [] };
+        for (const d of scan.directives) for (const a of d.actions) if (a.kind === "request-header" || a.kind === "response-header") (a.kind === "request-header" ? snippetHeaders.request : snippetHeaders.response).push([a.name, a.value]);
+        handled.add(n("configuration-snippet"));
+        const what = [snippetHeaders.request.length > 0 ? "RequestHeaderModifier" : "", snippetHeaders.response.length > 0 ? "ResponseHeaderModifier" : ""].filter((x) => x !== "").join(" and ");
+        note(n("configuration-snippet"), "gateway-api", `its directives only set header fields to literal values: ${what} set on every rule (Portico serving the Ingress does not run the snippet: the migration report names the portico.dev annotations that do the same)`);
+      }
+    }
+    // The annotations' fields first, then the snippet's (a later `set` of one name wins, as a later more_set_headers does).
+    const byName = (xs: readonly (readonly [string, string])[]) => [...new Map(xs.map(([k, v]) => [k.toLowerCase(), [k, v] as [string, string]])).values()];
+    const reqHeaders = byName([...pol.headers.request, ...(snippetHeaders?.request ?? [])]);
+    const resHeaders = byName([...pol.headers.response, ...(snippetHeaders?.response ?? [])]);
 
     // CORS: the standard channel's CORS filter (v1.6 HTTPCORSFilter).
     let cors: Record<string, unknown> | null = null;
@@ -350,6 +369,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     for (const k of Object.keys(ann).sort()) {
       if (!ours(k)) continue;
       if (SNIPPETS.has(k)) {
+        if (handled.has(k)) continue;
         note(k, "not-expressible", `snippets run nginx configuration; neither Gateway API nor Portico runs it (the migration report names the annotations that replace what it understands)${refusingOf(plan) ? `; Portico refuses this Ingress for it (503), so the rules name ${PORTICO_POLICY_KIND} ${plan.namespace}/${plan.name} and fail closed` : ""}`);
         continue;
       }

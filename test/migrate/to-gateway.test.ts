@@ -400,6 +400,21 @@ describe("CORS, regex mode, X-Forwarded-Prefix and HSTS: written as Gateway API 
       }],
     });
     expect(proof.objectsList.some((o) => o.kind === "IngressNginxPolicy")).toBe(false);
+    // A configuration-snippet of literal header settings: the two modifiers (ingress-nginx runs
+    // more_set_headers on every answer and proxy_set_header on every proxied request).
+    expect(route("snippet-headers")).toEqual({
+      parentRefs: [parent],
+      hostnames: ["snip.test"],
+      rules: [{
+        matches: [{ path: { type: "PathPrefix", value: "/" } }],
+        filters: [
+          { type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "X-Tenant", value: "acme" }] } },
+          { type: "ResponseHeaderModifier", responseHeaderModifier: { set: [{ name: "X-Frame-Options", value: "SAMEORIGIN" }] } },
+        ],
+        backendRefs: [{ name: "a", port: 80 }],
+      }],
+    });
+    expect(noteOf("snippet-headers", `${N}configuration-snippet`)?.carriedAs).toBe("gateway-api");
   });
 
   test("the proof: every request of the sample gets the same answer from both forms but the stated differences", () => {
@@ -434,7 +449,11 @@ describe("CORS, regex mode, X-Forwarded-Prefix and HSTS: written as Gateway API 
       { ask: "GET http://rw.test/APP", status: [200, 404], backend: ["web/a", null], onlyIngress: ["content-type: text/plain"], onlyGateway: ["cache-control: no-store", "content-type: text/html"] },
       // The HTTPS redirect keeps the `/` ingress-nginx cuts (the ssl-redirect note).
       { ask: "GET http://secure.test/", status: [308, 308], backend: [null, null], onlyIngress: ["location: https://secure.test"], onlyGateway: ["location: https://secure.test/"] },
+      // Portico does not run the snippet when serving the Ingress; ingress-nginx did, as the Gateway API form does.
+      { ask: "GET http://snip.test/", status: [200, 200], backend: ["web/a", "web/a"], onlyIngress: [], onlyGateway: ["x-frame-options: SAMEORIGIN"] },
+      { ask: "GET http://snip.test/x", status: [200, 200], backend: ["web/a", "web/a"], onlyIngress: [], onlyGateway: ["x-frame-options: SAMEORIGIN"] },
     ]);
+    for (const d of proof.differing.filter((x) => x.request.host === "snip.test")) expect(d.gateway.received?.fields.filter((f) => !d.ingress.received?.fields.includes(f))).toEqual(["x-tenant: acme"]);
     // The rest is the same: the regex host (a path matching the pattern, the case-insensitive
     // spread to /static), the rewritten request with its X-Forwarded-Prefix, HSTS and the response header.
     const asked = (host: string, path: string, scheme = "http") => proof.differing.some((d) => d.request.host === host && d.request.path === path && d.request.scheme === scheme);
