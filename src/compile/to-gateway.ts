@@ -381,7 +381,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     const gatewayNames = new Set<string>([
       n("ssl-redirect"), n("force-ssl-redirect"), `${PORTICO_PREFIX}ssl-redirect`, n("app-root"), n("use-regex"), `${PORTICO_PREFIX}use-regex`, n("rewrite-target"), `${PORTICO_PREFIX}rewrite-target`,
       `${PORTICO_PREFIX}request-headers`, `${PORTICO_PREFIX}response-headers`, n("backend-protocol"), `${PORTICO_PREFIX}backend-protocol`,
-      n("preserve-trailing-slash"), `${PORTICO_PREFIX}preserve-trailing-slash`,
+      n("preserve-trailing-slash"), `${PORTICO_PREFIX}preserve-trailing-slash`, `${PORTICO_PREFIX}hsts`,
       n("enable-cors"), n("cors-allow-origin"), n("cors-allow-methods"), n("cors-allow-headers"), n("cors-expose-headers"), n("cors-allow-credentials"), n("cors-max-age"),
     ]);
     for (const [k, v] of Object.entries(ann)) {
@@ -428,7 +428,6 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     // Hosts of spec.tls without a secretName are served by ingress-nginx with its default
     // certificate; a Gateway HTTPS listener needs a certificateRef (GatewayTLSConfig).
     for (const t of plan.tls) if (t.secretName === null && t.hosts.length > 0) note("", "not-expressible", `spec.tls ${JSON.stringify(t.hosts)} has no secretName (ingress-nginx's default certificate): a Gateway HTTPS listener needs a certificateRef, so ${t.hosts.length === 1 ? "this host is" : "these hosts are"} served on the HTTP listener only, without the HTTPS redirect`);
-    if (ann[`${PORTICO_PREFIX}hsts`] !== undefined) handled.add(`${PORTICO_PREFIX}hsts`);
     for (const [hostKey, paths] of plan.hosts) {
       const host = hostKey === "*" ? null : hostKey;
       if (refusedHere) break;
@@ -535,8 +534,8 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
             }
             rule.filters = filters;
           }
-          if (!hstsNoted) note(ann[`${PORTICO_PREFIX}hsts`] !== undefined ? `${PORTICO_PREFIX}hsts` : "", "gateway-api", `HSTS (\`Strict-Transport-Security: ${hsts}\` on every HTTPS answer, ingress-nginx's hsts default): a ResponseHeaderModifier set on each rule of the HTTPS route; an HTTPS answer no rule of the host's routes gives (a 404, a route without hostnames) carries none`);
-        } else if (!hstsNoted) note(ann[`${PORTICO_PREFIX}hsts`] !== undefined ? `${PORTICO_PREFIX}hsts` : "", "not-expressible", `HSTS (\`Strict-Transport-Security: ${hsts}\` on HTTPS answers): the route takes both listeners (no HTTPS redirect), and a ResponseHeaderModifier would send it over HTTP too; it is left out`);
+          if (!hstsNoted) note("", "gateway-api", `HSTS (\`Strict-Transport-Security: ${hsts}\` on every HTTPS answer, ingress-nginx's hsts default): a ResponseHeaderModifier set on each rule of the HTTPS route; an HTTPS answer no rule of the host's routes gives (a 404, a route without hostnames) carries none`);
+        } else if (!hstsNoted) note("", "not-expressible", `HSTS (\`Strict-Transport-Security: ${hsts}\` on HTTPS answers): the route takes both listeners (no HTTPS redirect), and a ResponseHeaderModifier would send it over HTTP too; it is left out`);
         hstsNoted = true;
       }
       for (const rule of rules) if ((rule.filters as unknown[] | undefined)?.length === 0) delete rule.filters;
@@ -607,6 +606,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       }
       if (k === n("ssl-redirect") || k === n("force-ssl-redirect") || k === `${PORTICO_PREFIX}ssl-redirect`) note(k, "gateway-api", sslRedirectText(target, pol.tlsRedirect.preserveTrailingSlash));
       else if (k === n("app-root")) note(k, "gateway-api", "RequestRedirect 302 on an Exact / match");
+      else if (k === `${PORTICO_PREFIX}hsts`) note(k, "gateway-api", pol.tlsRedirect.hsts ? "HSTS on: see the HSTS note of this Ingress (none without a TLS host)" : "HSTS off for this Ingress: no Strict-Transport-Security modifier is written");
       else if (k === n("preserve-trailing-slash") || k === `${PORTICO_PREFIX}preserve-trailing-slash`)
         note(k, "gateway-api", pol.tlsRedirect.preserveTrailingSlash ? "RequestRedirect keeps the path as it is, which is what `true` asks of the HTTPS redirect" : "`false`: the HTTPS redirect's RequestRedirect keeps the trailing `/` ingress-nginx cuts (see ssl-redirect)");
       else if (k === n("rewrite-target") || k === `${PORTICO_PREFIX}rewrite-target`)
