@@ -513,9 +513,22 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       // Ingress has a Prefix `/` path (controller.go createServers): with a redirect, every
       // other path of the host redirects too, which a PathPrefix `/` rule says exactly.
       const hostPlans = main.filter((x) => x.hosts.has(hostKey));
-      if (redirect !== null && defaultRef === null && hostPlans[0] === plan && !hostPlans.some((x) => (x.hosts.get(hostKey) ?? []).some((pp) => pp.pathType === "Prefix" && pp.path === "/"))) {
+      const noRoot = !hostPlans.some((x) => (x.hosts.get(hostKey) ?? []).some((pp) => pp.pathType === "Prefix" && pp.path === "/"));
+      const where = hostKey === "*" ? "the hostless rules" : hostKey;
+      if (redirect !== null && defaultRef === null && hostPlans[0] === plan && noRoot) {
         rules.push({ matches: [{ path: { type: "PathPrefix", value: "/" } }], filters: filtersFor(null) });
-        note("", "gateway-api", `the implicit \`/\` location of ${hostKey === "*" ? "the hostless rules" : hostKey}, which carries this Ingress's redirect in ingress-nginx: a PathPrefix \`/\` rule with the same RequestRedirect`);
+        note("", "gateway-api", `the implicit \`/\` location of ${where}, which carries this Ingress's redirect in ingress-nginx: a PathPrefix \`/\` rule with the same RequestRedirect`);
+      } else if (defaultRef === null && hostPlans[0] === plan && noRoot && extFilter !== null) {
+        note("", "not-expressible", `the implicit \`/\` location of ${where}: ingress-nginx applies this Ingress's annotations there (an authentication challenge, a source-range 403...) before its default backend's 404, so every other path of the host answers as they do; the Gateway API form answers 404 there`);
+      }
+      // Gateway API merges the rules of every route whose hostnames match a request, so a path
+      // no rule of this host takes goes to a `*.` or hostless route's rules; ingress-nginx
+      // answers it from the host's own server (its default backend: 404).
+      if (host !== null && noRoot && defaultRef === null && !(redirect !== null && hostPlans[0] === plan)) {
+        const wild = host.includes(".") ? `*${host.slice(host.indexOf("."))}` : null;
+        // (A catch-all Ingress's spec.defaultBackend takes them in both: the default route.)
+        const wider = main.find((x) => x.hosts.has("*") || (wild !== null && x.hosts.has(wild)));
+        if (wider !== undefined && hostPlans[0] === plan) note("", "not-expressible", `a path of ${host} no rule of the host takes is answered by the rules of Ingress ${wider.key}'s route (${wider.hosts.has("*") ? "without hostnames" : wild}) under Gateway API, which merges the routes of every matching hostname; ingress-nginx answers it 404 from the host's own server`);
       }
       // HSTS on the HTTPS answers, as ingress-nginx sends it on every answer of a TLS server
       // (its hsts ConfigMap keys; Portico's --hsts flags): a ResponseHeaderModifier on a route

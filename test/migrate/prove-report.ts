@@ -67,6 +67,11 @@ function cause(r: ProofReport, d: ProofDifference): string {
   if (g.status === 500 && ext) return "its rules name the IngressNginxPolicy (portico-extension), which Portico's Gateway API compile does not read yet: 500";
   if (i.location !== null && g.location !== null && g.location === `${i.location}/`) return "the HTTPS redirect keeps the trailing `/` (ssl-redirect note)";
   if (d.request.why.includes("CORS") || [...i.fields, ...g.fields].some((f) => f.startsWith("access-control-") || f === "vary: Origin")) return "CORS filter (enable-cors note)";
+  const snippet = notes.find((n) => n.annotation.endsWith("/configuration-snippet") && n.carriedAs === "gateway-api");
+  if (snippet !== undefined && i.status === g.status && g.fields.length > i.fields.length) return "the snippet's header settings: ingress-nginx ran them, as the Gateway API form does; Portico serving the Ingress does not (configuration-snippet note)";
+  const merged = notes.find((n) => n.text.includes("which merges the routes of every matching hostname"));
+  if (merged !== undefined && i.status === 404 && g.status !== 404) return "a `*.` or hostless route takes a path the host's own rules do not (Gateway API merges matching hostnames; note)";
+  if (notes.some((n) => n.text.startsWith("the implicit `/` location") && n.carriedAs === "not-expressible") && g.status === 404) return "the host's implicit `/` location with the first Ingress's annotations (note)";
   if (d.request.path !== d.request.path.toLowerCase() && g.status === 404) return "case-sensitive Gateway API match where nginx's `~*` location is not (rewrite-target note)";
   const onlyHsts = (a: ProofAnswer, b: ProofAnswer) => a.fields.filter((f) => !b.fields.includes(f)).every((f) => f.startsWith("strict-transport-security:"));
   if (i.status === g.status && JSON.stringify(i.received) === JSON.stringify(g.received) && onlyHsts(i, g) && onlyHsts(g, i)) return "HSTS on an HTTPS answer no rule of the host's routes gives (HSTS note)";

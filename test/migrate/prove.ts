@@ -311,7 +311,8 @@ export async function prove(paths: readonly string[], classFlags: readonly strin
       command: ["portico", "migrate", "--to", "gateway-api", "--manifests", "<set>", ...classFlags].join(" "),
       exitCode: conv.code,
       objects: count(conv.objects, (o) => o.kind ?? "?"),
-      notes: count(conv.notes, (n) => n.carriedAs),
+      // A line for an object that could not be read has no carriedAs (runtime/migrate.ts gatewayYaml).
+      notes: count(conv.notes, (n) => n.carriedAs ?? "not read"),
       notesList: conv.notes,
       objectsList: conv.objects,
       asked: sample.length,
