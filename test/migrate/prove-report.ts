@@ -72,7 +72,11 @@ function cause(r: ProofReport, d: ProofDifference): string {
   const merged = notes.find((n) => n.text.includes("which merges the routes of every matching hostname"));
   if (merged !== undefined && i.status === 404 && g.status !== 404) return "a `*.` or hostless route takes a path the host's own rules do not (Gateway API merges matching hostnames; note)";
   if (notes.some((n) => n.text.startsWith("the implicit `/` location") && n.carriedAs === "not-expressible") && g.status === 404) return "the host's implicit `/` location with the first Ingress's annotations (note)";
-  if (d.request.path !== d.request.path.toLowerCase() && g.status === 404) return "case-sensitive Gateway API match where nginx's `~*` location is not (rewrite-target note)";
+  const listeners = r.objectsList.filter((o) => o.kind === "Gateway").flatMap((o) => ((o.spec as { listeners?: { protocol: string; hostname?: string }[] }).listeners ?? []));
+  const h = d.request.host;
+  const tlsListener = listeners.some((l) => l.protocol === "HTTPS" && (l.hostname === h || (l.hostname?.startsWith("*.") === true && h.endsWith(l.hostname.slice(1)) && !h.slice(0, -l.hostname.length + 1).includes("."))));
+  if (d.request.scheme === "https" && !tlsListener && g.status === 404) return "HTTPS to a host without a TLS listener (ingress-nginx serves every host on 443, with its default certificate when no spec.tls of a main Ingress names it)";
+  if (d.request.path !== d.request.path.toLowerCase() && g.status === 404 && i.status !== 404) return "case-sensitive Gateway API match where nginx's `~*` location is not (rewrite-target note)";
   const onlyHsts = (a: ProofAnswer, b: ProofAnswer) => a.fields.filter((f) => !b.fields.includes(f)).every((f) => f.startsWith("strict-transport-security:"));
   if (i.status === g.status && JSON.stringify(i.received) === JSON.stringify(g.received) && onlyHsts(i, g) && onlyHsts(g, i)) return "HSTS on an HTTPS answer no rule of the host's routes gives (HSTS note)";
   if (i.status === 503 && g.status === 500 && i.received === null) return "the backend cannot take the request (no Service, port or endpoints): ingress-nginx answers 503, Gateway API 500 (HTTPRouteRule.backendRefs)";
