@@ -34,7 +34,10 @@ async function main(): Promise<number | null> {
     case "routes":
       return routesCli(outcome.config);
     case "explain":
-      return explainCli(outcome.config, { host: outcome.host, path: outcome.path, scheme: outcome.scheme, ...(outcome.client === undefined ? {} : { client: outcome.client }) });
+    {
+      const { type: _t, config, ...request } = outcome;
+      return explainCli(config, request);
+    }
     case "migrate":
       if (outcome.toGateway) return migrateToGatewayCli(outcome.config, outcome.output, outcome.toGateway);
       return migrateCli(outcome.config, outcome.output, outcome.nginxConfigMap);

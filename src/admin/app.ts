@@ -18,6 +18,11 @@ export interface ExplainQuery {
   readonly path: string;
   readonly scheme: "http" | "https";
   readonly client?: string;
+  readonly method?: string;
+  readonly contentType?: string;
+  readonly port?: number;
+  readonly gateway?: string;
+  readonly listenerPort?: number;
 }
 
 export interface AdminDeps {
@@ -44,9 +49,16 @@ const ExplainSchema = v.object({
   scheme: v.optional(v.picklist(["http", "https"]), "http"),
   // The client address the source-range checks see (an IP literal); absent: one in no list.
   client: v.optional(v.pipe(v.string(), v.maxLength(45), v.check((s) => isIP(s) !== 0))),
+  // A method token (RFC 9110 §9.1) and a Content-Type (application/grpc: a gRPC call).
+  method: v.optional(v.pipe(v.string(), v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/))),
+  contentType: v.optional(v.pipe(v.string(), v.maxLength(256), v.regex(/^[\u0020-\u007e]+$/))),
+  // With --gateway-ports: the Portico port, or a Gateway (and its listener port), whose table to ask.
+  port: v.optional(v.pipe(v.string(), v.regex(/^[0-9]{1,5}$/), v.transform(Number), v.integer(), v.minValue(1), v.maxValue(65535))),
+  gateway: v.optional(v.pipe(v.string(), v.maxLength(317), v.regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/))),
+  listenerPort: v.optional(v.pipe(v.string(), v.regex(/^[0-9]{1,5}$/), v.transform(Number), v.integer(), v.minValue(1), v.maxValue(65535))),
 });
 
-const FIELDS = new Set(["host", "path", "scheme", "client"]);
+const FIELDS = new Set(["host", "path", "scheme", "client", "method", "contentType", "port", "gateway", "listenerPort"]);
 
 /** What every peer that reaches the admin port may ask for: the kubelet's probes, Prometheus. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
@@ -140,6 +152,8 @@ export function createAdminApp(deps: AdminDeps): Hono {
     }
     try {
       const result = await deps.explain(parsed.output);
+      // A port or Gateway with no table of its own (runtime/explain.ts): the question, not the server, is wrong.
+      if (result !== null && typeof result === "object" && "error" in result) return c.json(result as object, 400);
       return c.json((result ?? null) as object);
     } catch (err) {
       log("debug/explain failed", err);

@@ -23,6 +23,8 @@ export const COMPILE_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 // RFC 9110 §9 methods (+ PATCH, RFC 5789); anything else, including lower case (methods are
 // case-sensitive, RFC 9110 §9.1), is counted as OTHER so a client cannot mint label values.
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]);
+/** Each counted method's slot in the request-series cache (OTHER takes the slot after them). */
+const METHOD_SLOTS = new Map([...METHODS].map((m, i) => [m, i] as const));
 const WATCH_TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
 const IDENT = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
 /** Max distinct kinds / reasons kept per metric; they come from code, not from users. */
@@ -154,23 +156,41 @@ export function createInstruments(registry: Registry, opts: { readonly version: 
     requestBytes: ScalarState | undefined;
     responseBytes: ScalarState | undefined;
   }
-  const cache = new Map<string, RequestSeries>();
+  // Looked up by nested maps on the route's own strings and an array slot for method × status
+  // class, so a request builds no key string (the joined key was 3-4% of a small proxied
+  // request in a CPU profile, docs/design.md "Performance notes").
+  const cache = new Map<string, Map<string, (RequestSeries | undefined)[]>>();
+  let cached = 0;
+  const slotsPerService = (METHOD_SLOTS.size + 1) * 6;
   const epoch = () => m.requests.epoch + m.requestDuration.epoch + m.upstreamDuration.epoch + m.requestBytes.epoch + m.responseBytes.epoch;
   function requestSeries(rec: AccessRecord): RequestSeries | null {
-    const method = normalizeMethod(rec.method);
-    const cls = statusClass(rec.status);
-    const key = `${rec.ingress ?? ""}\u0000${rec.service ?? ""}\u0000${method}\u0000${cls}`;
+    const ingress = rec.ingress ?? "";
+    const service = rec.service ?? "";
+    const st = rec.status;
+    const cls = Number.isInteger(st) && st >= 100 && st <= 599 ? Math.floor(st / 100) : 0;
+    const slot = (METHOD_SLOTS.get(rec.method) ?? METHOD_SLOTS.size) * 6 + cls;
     const now = epoch();
-    const hit = cache.get(key);
+    let byService = cache.get(ingress);
+    let slots = byService?.get(service);
+    const hit = slots?.[slot];
     if (hit !== undefined && hit.epoch === now) return hit;
+    const method = normalizeMethod(rec.method);
     const [namespace, name] = splitIngress(rec.ingress);
     const ing = Object.freeze([name, namespace]);
-    const requests = m.requests.seriesFor([name, namespace, rec.service ?? "", method, cls]);
+    const requests = m.requests.seriesFor([name, namespace, service, method, statusClass(st)]);
     const requestDuration = m.requestDuration.seriesFor(ing);
     if (!requests || !requestDuration) return null;
-    if (cache.size >= REQUEST_SERIES_CACHE) cache.clear();
+    if (cached >= REQUEST_SERIES_CACHE) {
+      cache.clear();
+      cached = 0;
+      byService = undefined;
+      slots = undefined;
+    }
+    if (byService === undefined) cache.set(ingress, (byService = new Map()));
+    if (slots === undefined) byService.set(service, (slots = new Array(slotsPerService)));
     const s: RequestSeries = { epoch: now, ing, requests, requestDuration, upstreamDuration: undefined, requestBytes: undefined, responseBytes: undefined };
-    cache.set(key, s);
+    if (slots[slot] === undefined) cached++;
+    slots[slot] = s;
     return s;
   }
 

@@ -61,9 +61,9 @@ export const CA_UNREADABLE_STATUS = 403;
  * certificate when the request is read, before any phase of its location.
  */
 export function clientCertStage(
-  p: Pick<ParamsOf<typeof K.CLIENT_CERT>, "verify" | "depth" | "errorPage" | "passCertificate">,
+  p: Pick<ParamsOf<typeof K.CLIENT_CERT>, "verify" | "depth" | "errorPage" | "passCertificate" | "matchCn">,
   secret: string,
   ca: readonly string[] | null,
 ): StagePolicy {
-  return stagePolicy(K.CLIENT_CERT, { verify: p.verify, depth: p.depth, errorPage: p.errorPage, passCertificate: p.passCertificate, secret, ca: ca === null ? null : [...ca] });
+  return stagePolicy(K.CLIENT_CERT, { verify: p.verify, depth: p.depth, errorPage: p.errorPage, passCertificate: p.passCertificate, matchCn: p.matchCn, secret, ca: ca === null ? null : [...ca] });
 }

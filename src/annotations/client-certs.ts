@@ -1,6 +1,6 @@
 // Client certificates for the routes of one Ingress (ingress-nginx's auth-tls-secret,
 // auth-tls-verify-client, auth-tls-verify-depth, auth-tls-error-page,
-// auth-tls-pass-certificate-to-upstream: internal/ingress/annotations/authtls/main.go, and the
+// auth-tls-pass-certificate-to-upstream, auth-tls-match-cn: internal/ingress/annotations/authtls/main.go, and the
 // SERVER block of rootfs/etc/nginx/template/nginx.tmpl). This family reads the annotations;
 // the compiler reads the CA Secret (compile/access.ts) and the proxy checks each request's
 // certificate against it (proxy/policies/client-cert.ts). docs/design.md, "Client certificates".
@@ -11,6 +11,7 @@ import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { AUTH_TLS_SECRET_NAMES } from "../model/secret-refs.ts";
 import { Bool } from "./values.ts";
+import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import { clientCertStage, refuseStage } from "./access-stages.ts";
 
 export type VerifyClient = "on" | "off" | "optional" | "optional_no_ca";
@@ -28,6 +29,8 @@ export type ClientCertPolicy =
       readonly depth: number;
       readonly errorPage: string | null;
       readonly passCertificate: boolean;
+      /** auth-tls-match-cn: checked as a pattern when parsed; null when unset. */
+      readonly matchCn: string | null;
     };
 
 const REFUSE = `every path of the Ingress answers ${REFUSED_STATUS} until it is fixed`;
@@ -57,6 +60,24 @@ const ErrorPage = v.pipe(
   v.trim(),
   v.check((s) => !s.startsWith("@"), "an nginx named location (@name) has no meaning in Portico"),
   v.regex(/^((https?:\/\/)?[A-Za-z0-9\-.]+(:\d+)?)?(\/[A-Za-z0-9\-_.]+)*\/?$/, "expected a URL or a path of letters, digits and -_."),
+);
+
+/**
+ * auth-tls-match-cn: ingress-nginx's parser.CommonNameAnnotationValidator wants `CN=` then a
+ * regular expression, and nginx.tmpl matches the whole value, `CN=` included, against
+ * $ssl_client_s_dn (`if ( $ssl_client_s_dn !~ "<value>" ) { return 403 ...; }`): PCRE,
+ * unanchored, case-sensitive. Portico runs it on the linear-time engine
+ * (regex/header-pattern.ts, the same unanchored find), so a pattern it cannot run there, or
+ * one too large, is invalid here.
+ */
+const MatchCn = v.pipe(
+  v.string(),
+  v.check((s) => s.startsWith("CN="), "expected CN= followed by a regular expression"),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const c = compileHeaderPattern(dataset.value);
+    if (!c.ok) addIssue({ message: `the pattern ${c.reason}` });
+  }),
 );
 
 export const AUTH_TLS_SECRET: AnnotationSpec = {
@@ -113,11 +134,26 @@ export const AUTH_TLS_PASS_CERTIFICATE: AnnotationSpec = {
   },
 };
 
+export const AUTH_TLS_MATCH_CN: AnnotationSpec = {
+  portico: "portico.dev/auth-tls-match-cn",
+  nginx: [`${NGINX_PREFIX}auth-tls-match-cn`],
+  family: "client-certs",
+  default: "none",
+  description:
+    "`CN=` and a regular expression matched, unanchored and case-sensitive, against the client certificate's subject in RFC 2253 form (`CN=alice,O=Acme`, nginx's `$ssl_client_s_dn`); a request whose subject does not match, or that carries no certificate, gets 403 `client certificate unauthorized`",
+  compat: {
+    kind: "differs",
+    difference: `The pattern runs on a linear-time engine: backreferences and lookaround are refused, and a refused or otherwise invalid value answers ${REFUSED_STATUS} on every path (ingress-nginx drops the Ingress). A pattern it runs is served the same.`,
+  },
+  // A value the engine runs is answered as ingress-nginx answers it (the migration report).
+  sameWhen: (value) => v.is(MatchCn, value),
+};
+
 const NONE: ClientCertPolicy = Object.freeze({ state: "none" });
 
 export const CLIENT_CERTS: Family<ClientCertPolicy> = {
   name: "client-certs",
-  annotations: [AUTH_TLS_SECRET, AUTH_TLS_VERIFY_CLIENT, AUTH_TLS_VERIFY_DEPTH, AUTH_TLS_ERROR_PAGE, AUTH_TLS_PASS_CERTIFICATE],
+  annotations: [AUTH_TLS_SECRET, AUTH_TLS_VERIFY_CLIENT, AUTH_TLS_VERIFY_DEPTH, AUTH_TLS_ERROR_PAGE, AUTH_TLS_PASS_CERTIFICATE, AUTH_TLS_MATCH_CN],
   none: NONE,
   // compile/access.ts puts the CA in once it has read the Secret; until then the proxy refuses.
   stages: (c) =>
@@ -128,9 +164,10 @@ export const CLIENT_CERTS: Family<ClientCertPolicy> = {
     const depth = r.read(AUTH_TLS_VERIFY_DEPTH, Depth, "using 1");
     const errorPage = r.read(AUTH_TLS_ERROR_PAGE, ErrorPage, REFUSE);
     const pass = r.read(AUTH_TLS_PASS_CERTIFICATE, Bool, REFUSE);
-    if ([secret, verify, depth, errorPage, pass].every((x) => x.state === "unset")) return NONE;
+    const matchCn = r.read(AUTH_TLS_MATCH_CN, MatchCn, REFUSE);
+    if ([secret, verify, depth, errorPage, pass, matchCn].every((x) => x.state === "unset")) return NONE;
     const invalid = (reason: string): ClientCertPolicy => Object.freeze({ state: "invalid", reason });
-    if (secret.state === "invalid" || errorPage.state === "invalid" || pass.state === "invalid") return invalid("a client-certificate annotation is invalid");
+    if (secret.state === "invalid" || errorPage.state === "invalid" || pass.state === "invalid" || matchCn.state === "invalid") return invalid("a client-certificate annotation is invalid");
     if (secret.state === "unset") {
       // ingress-nginx ignores the others without a CA and serves the Ingress unchecked; the
       // author asked for client certificates, so Portico refuses instead.
@@ -145,6 +182,7 @@ export const CLIENT_CERTS: Family<ClientCertPolicy> = {
       depth: depth.state === "ok" ? depth.value : 1,
       errorPage: errorPage.state === "ok" ? errorPage.value : null,
       passCertificate: pass.state === "ok" ? pass.value : false,
+      matchCn: matchCn.state === "ok" ? matchCn.value : null,
     });
   },
 };

@@ -5,7 +5,6 @@
 import type { AnnotationSpec, FamilyName } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 
-const FAIL_CLOSED = "Until implemented, its Ingress's paths answer 503: an access check Portico cannot run is never skipped.";
 const BY_DESIGN = "By design: it is nginx configuration text (the root of CVE-2021-25742 and CVE-2025-1974).";
 
 function nyi(family: FamilyName, names: string | readonly string[], description: string, note?: string): AnnotationSpec {
@@ -44,8 +43,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("external-auth", "auth-keepalive-timeout", "idle time of an auth keep-alive connection"),
   nyi("external-auth", "auth-keepalive-share-vars", "share variables between the auth and main requests"),
   nyi("external-auth", "enable-global-auth", "apply the global auth URL to this Ingress (default true)"),
-  // Client certificates.
-  nyi("client-certs", "auth-tls-match-cn", "subject the client certificate must match", FAIL_CLOSED),
   // TLS to the pods.
   nyi("upstream-tls", "proxy-ssl-secret", "client certificate and CA for HTTPS to the pods"),
   nyi("upstream-tls", "proxy-ssl-verify", "verify the pods' certificates"),
@@ -93,5 +90,5 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
  * The others only tune it. (`auth-url` is implemented: annotations/external-auth.ts;
  * `auth-tls-secret` and its tuning keys: annotations/client-certs.ts.)
  */
-export const GUARDS_ACCESS: ReadonlySet<string> = new Set(["auth-tls-match-cn"].map((n) => `${NGINX_PREFIX}${n}`));
+export const GUARDS_ACCESS: ReadonlySet<string> = new Set<string>();
 

@@ -52,8 +52,11 @@ export interface SecretRead {
   readonly object: Secret | undefined;
 }
 
+/** What of the compile config the access annotations read: the global source-range flags. */
+export type AccessFlags = Pick<CompileConfig, "allowlistSourceRange" | "denylistSourceRange">;
+
 // Ingresses without basic auth share their result per (annotations, config): most have none.
-const shared = new WeakMap<CompileConfig, WeakMap<ParsedAnnotations, ResolvedAccess>>();
+const shared = new WeakMap<AccessFlags, WeakMap<ParsedAnnotations, ResolvedAccess>>();
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
@@ -115,7 +118,7 @@ function readCa(secret: Secret, key: string): string[] | string {
  * `ann`, parsed from `ing`'s annotations, completed with the flags' source ranges and the
  * basic-auth users from `secrets`. Called where the compiler parses an Ingress's annotations.
  */
-export function resolveAccess(ann: ParsedAnnotations, ing: Ingress, secrets: ReadonlyMap<string, Secret>, config: CompileConfig): ResolvedAccess {
+export function resolveAccess(ann: ParsedAnnotations, ing: Pick<Ingress, "metadata">, secrets: ReadonlyMap<string, Secret>, config: AccessFlags): ResolvedAccess {
   const auth = ann.policies.basicAuth;
   const global = config.allowlistSourceRange.length > 0 || config.denylistSourceRange.length > 0;
   const certs = ann.policies.clientCerts;
@@ -127,7 +130,7 @@ export function resolveAccess(ann: ParsedAnnotations, ing: Ingress, secrets: Rea
     if (hit !== undefined) return hit;
   }
 
-  const ns = namespaceOf(ing);
+  const ns = namespaceOf(ing as Ingress);
   const problems: Problem[] = [];
   // parse.ts already refused an invalid list or basic-auth configuration (and every other
   // refusal stays as it made it); only the stages whose inputs lie outside the Ingress are rebuilt.

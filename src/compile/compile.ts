@@ -46,7 +46,10 @@ import { hostOwner } from "./host-scope.ts";
 import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
 import { compileGateways } from "./gateway/table.ts";
-import { type GatewayCompileResult } from "./types.ts";
+import { heldHostDiagnostics, holdIngressHosts, HostClaimsIndex, withoutIngressTlsHosts } from "./gateway/ingress-hosts.ts";
+import { allocateGatewayPorts, GatewayPortsCompiler, withUnplaced } from "./gateway/ports.ts";
+import type { GatewayPort, GatewayRoutes } from "../table/types.ts";
+import { type CertificateBinding, type GatewayCompileResult } from "./types.ts";
 import type { CompileResult } from "./types.ts";
 
 export type { CompileConfig } from "./config.ts";
@@ -108,8 +111,11 @@ export class Compiler {
   readonly #orphanDiagnostics = new Map<string, readonly Diagnostic[]>();
   /** Host keys of #hosts, sorted (the order of the table's maps). */
   #hostKeys: string[] = [];
-  /** Service key → host keys whose routes resolve a backend of that Service. */
-  readonly #hostsByService = new Map<string, Set<string>>();
+  /**
+   * Service key → host keys whose routes resolve a backend of that Service: one host key, or a
+   * Set of two or more (most Services serve one host; a Set each costs ~240 bytes at 10k).
+   */
+  readonly #hostsByService = new Map<string, string | Set<string>>();
   /** Host keys whose entry has server-alias names, and what aliases.ts decided for them. */
   readonly #aliasHosts = new Set<string>();
   #aliases: AliasState = NO_ALIASES;
@@ -128,6 +134,19 @@ export class Compiler {
   #gwOwn: readonly unknown[] = [];
   #gwShared: readonly unknown[] = [];
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
+  /** The hosts the served Ingresses name (gateway/ingress-hosts.ts), kept as the Ingress part compiles. */
+  #claimIndex = new HostClaimsIndex();
+  /** The last holdIngressHosts, its inputs and its results. */
+  #held: { routes: GatewayRoutes; statuses: GatewayCompileResult["routes"]; version: number; table: GatewayRoutes; diagnostics: readonly Diagnostic[] } | null = null;
+  /** With --gateway-ports: each Gateway's own ports and their rules (gateway/ports.ts). */
+  #gwPortsCompiler = new GatewayPortsCompiler();
+  #gwPorts: {
+    ports: ReadonlyMap<number, GatewayPort>;
+    diagnostics: readonly Diagnostic[];
+    certificates: ReadonlyMap<number, readonly CertificateBinding[]>;
+    /** The Gateway compile as status reports it (ports the range had no room for: withUnplaced). */
+    status: GatewayCompileResult;
+  } | null = null;
 
   constructor(config: CompileConfig, options: CompilerOptions = {}) {
     this.#config = config;
@@ -159,7 +178,7 @@ export class Compiler {
    */
   #withGateway(snapshot: Snapshot, base: CompileResult): CompileResult {
     if ((snapshot.gatewayClasses?.size ?? 0) === 0 && this.#gw === null) return base;
-    const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.grpcRoutes, snapshot.referenceGrants, snapshot.namespaces];
+    const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.grpcRoutes, snapshot.referenceGrants, snapshot.namespaces, snapshot.ingressNginxPolicies];
     const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
     let gw = this.#gw;
     let dirty = gw === null || own.some((m, i) => m !== this.#gwOwn[i]);
@@ -184,32 +203,75 @@ export class Compiler {
     }
     if (dirty || gw === null) {
       const changes = gw === null || this.#gwShared.length === 0 ? null : { prev: gw, services, secrets };
-      gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes);
+      gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes, this.#config);
       this.#gw = gw;
+      const range = this.#config.gatewayPorts;
+      if (range !== null) {
+        const { units, diagnostics, unplaced } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);
+        const fallback = base.certificates.find((c) => c.host === "");
+        const ports = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes === null ? null : { services, secrets }, fallback, this.#config);
+        this.#gwPorts = { ports, diagnostics, certificates: this.#gwPortsCompiler.certificates, status: unplaced.length === 0 ? gw : { ...gw, gateways: withUnplaced(gw.gateways, unplaced, range) } };
+      }
     }
     this.#gwOwn = own;
     this.#gwShared = shared;
     const cached = this.#gwResult;
     if (cached !== null && cached.base === base && cached.gw === gw) return cached.result;
-    const table = gw.table === null ? base.table : Object.freeze({ ...base.table, gateway: gw.table });
+    // With --gateway-ports each Gateway is served on its own ports only: the shared ports keep
+    // the Ingresses alone (docs/design.md "Gateways with their own address").
+    const dedicated = this.#gwPorts;
+    // On a host an Ingress names only its owners' routes are asked first (gateway/ingress-hosts.ts).
+    const held = dedicated !== null || gw.table === null ? null : this.#holdIngressHosts(gw, gw.table, base);
+    const table =
+      dedicated !== null
+        ? Object.freeze({ ...base.table, gatewayPorts: dedicated.ports })
+        : gw.table === null
+          ? base.table
+          : Object.freeze({ ...base.table, gateway: held!.table });
     // A host bound by a Gateway listener serves the listener's certificate, as its requests
     // are asked of the Gateway rules first (docs/design.md "Gateway API").
-    const gwHosts = new Set(gw.certificates.map((c) => c.host));
-    const certificates = gwHosts.size === 0 ? base.certificates : Object.freeze([...base.certificates.filter((c) => !gwHosts.has(c.host)), ...gw.certificates]);
+    // With --gateway-ports the Gateways' certificates are their own ports' (gatewayPortCertificates).
+    // Except a host an Ingress's spec.tls binds: that keeps the Ingress's certificate.
+    const gwCertificates = dedicated === null ? withoutIngressTlsHosts(gw.certificates, base.certificates) : [];
+    const gwHosts = new Set(gwCertificates.map((c) => c.host));
+    const certificates = gwHosts.size === 0 ? base.certificates : Object.freeze([...base.certificates.filter((c) => !gwHosts.has(c.host)), ...gwCertificates]);
+    const gwDiagnostics = [...gw.diagnostics, ...(dedicated?.diagnostics ?? []), ...(held?.diagnostics ?? [])];
     const diagnostics =
-      gw.diagnostics.length === 0
+      gwDiagnostics.length === 0
         ? base.diagnostics
-        : Object.freeze([...base.diagnostics, ...gw.diagnostics].sort((x, y) => compareStrings(diagnosticKey(x), diagnosticKey(y))));
-    const result: CompileResult = Object.freeze({ ...base, table, certificates, diagnostics, gateway: gw });
+        : Object.freeze([...base.diagnostics, ...gwDiagnostics].sort((x, y) => compareStrings(diagnosticKey(x), diagnosticKey(y))));
+    const result: CompileResult = Object.freeze({ ...base, table, certificates, diagnostics, gateway: dedicated?.status ?? gw, ...(dedicated === null ? {} : { gatewayPortCertificates: dedicated.certificates }) });
     this.#gwResult = { base, gw, result };
     return result;
   }
 
+  /**
+   * The Gateway table with the hosts the served Ingresses name held for their owners, and the
+   * RouteHostHeldByIngress warnings (gateway/ingress-hosts.ts). Kept while the Gateway table,
+   * its statuses and the claims are the same: an Ingress edit that changes no host's
+   * namespaces leaves the Gateway part the same objects, so the workers' delta carries none of
+   * it (table/wire.ts sends what changed identity).
+   */
+  #holdIngressHosts(gw: GatewayCompileResult, routes: GatewayRoutes, base: CompileResult): { table: GatewayRoutes; diagnostics: readonly Diagnostic[] } {
+    const index = this.#claimIndex;
+    index.setAliases(base.table.aliasKeys);
+    const last = this.#held;
+    if (last !== null && last.routes === routes && last.statuses === gw.routes && last.version === index.version) return last;
+    const table = holdIngressHosts(routes, index.claims);
+    const held = { routes, statuses: gw.routes, version: index.version, table, diagnostics: heldHostDiagnostics(routes, index.claims, gw.routes) };
+    this.#held = held;
+    return held;
+  }
+
   #reset(): void {
+    this.#held = null;
+    this.#claimIndex = new HostClaimsIndex();
     this.#gw = null;
     this.#gwOwn = [];
     this.#gwShared = [];
     this.#gwResult = null;
+    this.#gwPortsCompiler = new GatewayPortsCompiler();
+    this.#gwPorts = null;
     this.#last = { ingresses: null, classes: null, services: null, slices: null, secrets: null };
     this.#ctx = null;
     this.#served = new ServedPlans(this.#config);
@@ -250,7 +312,9 @@ export class Compiler {
 
     // Services and EndpointSlices: the hosts that resolve a backend through a changed one.
     const serviceChanged = (key: string) => {
-      for (const hostKey of this.#hostsByService.get(key) ?? []) dirty.add(hostKey);
+      const hosts = this.#hostsByService.get(key);
+      if (typeof hosts === "string") dirty.add(hosts);
+      else if (hosts !== undefined) for (const hostKey of hosts) dirty.add(hostKey);
     };
     changedKeys(last.services, snapshot.services, serviceChanged);
     changedKeys(last.slices, snapshot.endpointSlices, serviceChanged);
@@ -260,6 +324,7 @@ export class Compiler {
       served.tlsChanged = false;
       const before = this.#tls;
       this.#tls = tlsBindings(served.tlsPlans, snapshot.secrets, this.#secretData, this.#config, this.#ownerOf);
+      this.#claimIndex.setTls(served.tlsPlans);
       this.#diagVersion++;
       if (before !== null && (this.#ownerOf !== null || !sameSet(before.hosts, this.#tls.hosts))) {
         const covered = tlsCoverage(this.#tls, this.#ownerOf);
@@ -278,6 +343,7 @@ export class Compiler {
     for (const hostKey of dirty) {
       const prev = this.#hosts.get(hostKey);
       const plans = served.contributors.get(hostKey);
+      this.#claimIndex.setRules(hostKey, plans);
       const canaries = served.canaries.get(hostKey) ?? NO_PLANS;
       let next: HostEntry | undefined;
       if (plans !== undefined) {
@@ -407,9 +473,9 @@ export class Compiler {
       this.#routeCount -= prev.entry.routes.length;
       this.#pathCount -= prev.backends.length;
       for (const s of prev.services) {
-        const set = this.#hostsByService.get(s);
-        set?.delete(hostKey);
-        if (set?.size === 0) this.#hostsByService.delete(s);
+        const hosts = this.#hostsByService.get(s);
+        if (hosts === hostKey) this.#hostsByService.delete(s);
+        else if (typeof hosts === "object" && hosts.delete(hostKey) && hosts.size === 1) this.#hostsByService.set(s, hosts.values().next().value as string);
       }
       if (this.#hostDiagnostics.delete(hostKey)) this.#diagVersion++;
       this.#aliasHosts.delete(hostKey);
@@ -421,9 +487,10 @@ export class Compiler {
     this.#routeCount += next.entry.routes.length;
     this.#pathCount += next.backends.length;
     for (const s of next.services) {
-      let set = this.#hostsByService.get(s);
-      if (!set) this.#hostsByService.set(s, (set = new Set()));
-      set.add(hostKey);
+      const hosts = this.#hostsByService.get(s);
+      if (hosts === undefined) this.#hostsByService.set(s, hostKey);
+      else if (typeof hosts === "object") hosts.add(hostKey);
+      else if (hosts !== hostKey) this.#hostsByService.set(s, new Set([hosts, hostKey]));
     }
     if (next.diagnostics.length > 0) {
       this.#hostDiagnostics.set(hostKey, next.diagnostics);

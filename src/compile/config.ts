@@ -5,7 +5,7 @@ export const COMPILE_FIELDS = [
   "ingressClass", "controllerName", "watchIngressWithoutClass", "ingressNginxCompat", "defaultBackendService", "customHttpErrors", "defaultSslCertificate", "allowExternalNameServices",
   "allowlistSourceRange", "denylistSourceRange", "sslRedirect", "forceSslRedirect", "hostPolicyScope",
   "usePortInRedirects", "preserveTrailingSlash", "relativeRedirects", "noTlsRedirectLocations",
-  "gatewayControllerName", "enableSslPassthrough",
+  "gatewayControllerName", "gatewayPorts", "publishService", "enableSslPassthrough",
 ] as const satisfies readonly (keyof Config)[];
 
 export type CompileConfig = Pick<Config, (typeof COMPILE_FIELDS)[number]>;

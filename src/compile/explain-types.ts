@@ -28,6 +28,47 @@ export interface ExplainRequest {
    * canary header, on the scheme's default port.
    */
   readonly client?: string;
+  /** The request method (a token, uppercase); absent: GET. Gateway API method matches read it. */
+  readonly method?: string;
+  /**
+   * The request's Content-Type; absent: none. `application/grpc` (alone or with `+…`/`;…`)
+   * makes it a gRPC call, answered as proxy/upstream/grpc-status.ts answers one.
+   */
+  readonly contentType?: string;
+  /**
+   * With --gateway-ports: the Portico port the request comes in on. A Gateway's own port is
+   * asked of that Gateway's rules alone (its scheme is the port's); any other port, or none,
+   * is the shared ports' table (docs/design.md "Gateways with their own address").
+   */
+  readonly port?: number;
+  /** With --gateway-ports, instead of `port`: the Gateway (`namespace/name`) whose port to ask. */
+  readonly gateway?: string;
+  /** With `gateway`: its listener port (the declared one); needed only when it has several. */
+  readonly listenerPort?: number;
+}
+
+/** Which Portico port's table explain asked (with --gateway-ports each Gateway has its own). */
+export interface ExplainTable {
+  /** "shared": --http-port/--https-port (Ingresses, and the Gateways unless --gateway-ports). */
+  readonly port: "shared" | number;
+  /** For a Gateway's own port: the Gateway, its declared listener port and scheme. */
+  readonly gateway: string | null;
+  readonly listenerPort: number | null;
+  readonly note: string;
+  /**
+   * With --gateway-ports and the shared table asked: the Gateways' own ports (at most
+   * EXPLAIN_LIMITS.candidatesPerVerdict; `port=` or `gateway=` asks one of them).
+   */
+  readonly gatewayPorts?: readonly { readonly port: number; readonly gateway: string; readonly listenerPort: number; readonly scheme: "http" | "https" }[];
+}
+
+/** A gRPC call (content-type application/grpc): how the proxy answers it. */
+export interface ExplainGrpc {
+  /** The gRPC status of Portico's own Trailers-Only answer (HTTP 200), or null when a pod answers. */
+  readonly status: number | null;
+  /** grpc-message of that answer. */
+  readonly message: string | null;
+  readonly note: string;
 }
 
 /**
@@ -151,6 +192,11 @@ export interface ExplainCertificate {
   readonly secret: string | null;
   readonly ingress: string;
   readonly hasPem: boolean;
+  /**
+   * The spec.tls Secret passed over because its certificate does not name the host (its DNS
+   * SANs, or its CN without them), as ingress-nginx's createServers does; the default serves.
+   */
+  readonly notNaming?: string;
 }
 
 /** One annotation of the matched route's Ingress and how Portico serves it (the migration report's reading). */
@@ -200,11 +246,15 @@ export interface ExplainResult {
    * requests go. Absent otherwise.
    */
   readonly gateway?: ExplainGateway;
+  /** The port's table explain asked, and why that one. */
+  readonly table: ExplainTable;
+  /** Set when the request is a gRPC call (its content type): Portico's own answers are Trailers-Only. */
+  readonly grpc?: ExplainGrpc;
 }
 
 /** The Gateway API rule that answers a request (compile/gateway/explain.ts). */
 export interface ExplainGateway {
-  /** Portico's port the request came in on: "http" or "https" listeners. */
+  /** The scheme of Portico's port the request came in on: "http" or "https" listeners. */
   readonly port: "http" | "https";
   /** The most specific listener hostname matching the host ("*": a listener without one). */
   readonly listenerHostname: string;
@@ -212,7 +262,9 @@ export interface ExplainGateway {
   readonly routeHostname: string;
   /** Each Gateway listener that attaches the route with that hostname. */
   readonly listeners: readonly { readonly gateway: string; readonly listener: string; readonly port: number; readonly protocol: string }[];
-  /** `namespace/name` of the HTTPRoute. */
+  /** The route's kind: a GRPCRoute is served as the HTTPRoute it converts to (compile/gateway/grpcroute.ts). */
+  readonly kind: "HTTPRoute" | "GRPCRoute";
+  /** `namespace/name` of the route. */
   readonly route: string;
   readonly ruleIndex: number;
   readonly matchIndex: number;

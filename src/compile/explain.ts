@@ -32,9 +32,14 @@ import {
   type ExplainResponse,
   type ExplainResult,
   type ExplainRewrite,
+  type ExplainGrpc,
+  type ExplainTable,
   type UpstreamProtocol,
 } from "./explain-types.ts";
+import type { GatewayPort, GatewayRoutes, RouteTable } from "../table/types.ts";
 import { tlsCovers } from "../model/hosts.ts";
+import { certificateNames } from "../model/cert-names.ts";
+import { X509Certificate } from "node:crypto";
 import { annotationsOf } from "./migrate.ts";
 import type { IngressPlan, RulePath } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
@@ -43,7 +48,7 @@ import { explainGatewayRequest } from "./gateway/explain.ts";
 import * as K from "../policy/kinds.ts";
 
 /** What Portico speaks to the pods for each backend-protocol (proxy/upstream/forward.ts, proxy/upstream/grpc.ts). */
-const UPSTREAM_PROTOCOL: Readonly<Record<BackendScheme, UpstreamProtocol>> = { http: "h1", https: "h1+tls", grpc: "h2c", grpcs: "h2+tls" };
+const UPSTREAM_PROTOCOL: Readonly<Record<BackendScheme, UpstreamProtocol>> = { http: "h1", https: "h1+tls", grpc: "h2c", grpcs: "h2+tls", h2c: "h2c" };
 
 export type * from "./explain-types.ts";
 
@@ -61,8 +66,97 @@ export function normaliseRequest(req: ExplainRequest): ExplainRequest {
   // RFC 9110 §4.2.3: an empty path is "/" for http and https URIs.
   const target = normaliseTarget(req.path === "" ? "/" : req.path);
   if (target === null) throw new RejectedRequest("path");
-  const out = { host: host.hostname, path: target.path, scheme: req.scheme };
-  return req.client === undefined ? out : { ...out, client: req.client };
+  return {
+    host: host.hostname,
+    path: target.path,
+    scheme: req.scheme,
+    ...(req.client === undefined ? {} : { client: req.client }),
+    ...(req.method === undefined ? {} : { method: req.method }),
+    ...(req.contentType === undefined ? {} : { contentType: req.contentType }),
+    ...(req.port === undefined ? {} : { port: req.port }),
+    ...(req.gateway === undefined ? {} : { gateway: req.gateway }),
+    ...(req.listenerPort === undefined ? {} : { listenerPort: req.listenerPort }),
+  };
+}
+
+/** RFC 9110 §9.1: a method is a token; the proxy compares it as sent (case-sensitive). */
+const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
+
+/** A gRPC message's content type, as proxy/upstream/grpc-status.ts isGrpc reads it. */
+const GRPC_CONTENT_TYPE = /^application\/grpc(?:[+;]|$)/i;
+
+/**
+ * The table of the port asked (docs/design.md "Gateways with their own address"): a Gateway's
+ * own port serves that Gateway's rules over no Ingress (serving/gateway-ports.ts viewOf); any
+ * other port the shared table. Throws a RangeError for a Gateway or port that has none.
+ */
+function selectPort(table: RouteTable, req: ExplainRequest): { port: [number, GatewayPort] | null; info: ExplainTable } {
+  const own = [...(table.gatewayPorts ?? [])].sort(([a], [b]) => a - b);
+  let hit: [number, GatewayPort] | undefined;
+  if (req.gateway !== undefined) {
+    const mine = own.filter(([, g]) => g.gateway === req.gateway && (req.listenerPort === undefined || g.declared === req.listenerPort));
+    if (mine.length === 0) throw new RangeError(`explain: Gateway ${req.gateway}${req.listenerPort === undefined ? "" : ` listener port ${req.listenerPort}`} has no port of its own (--gateway-ports)`);
+    if (mine.length > 1) throw new RangeError(`explain: Gateway ${req.gateway} has several ports (listener ports ${mine.map(([, g]) => g.declared).join(", ")}): name one`);
+    hit = mine[0];
+  } else if (req.port !== undefined) hit = own.find(([p]) => p === req.port);
+  if (hit !== undefined) {
+    const [p, g] = hit;
+    return {
+      port: hit,
+      info: {
+        port: p,
+        gateway: g.gateway,
+        listenerPort: g.declared,
+        note: `port ${p}: Gateway ${g.gateway}'s own port for its listener port ${g.declared} (${g.https ? "https" : "http"}); only its rules answer there, a request none matches gets 404`,
+      },
+    };
+  }
+  if (own.length === 0) return { port: null, info: { port: "shared", gateway: null, listenerPort: null, note: "the shared ports' table (--http-port, --https-port): Gateway API rules first, then the Ingresses" } };
+  const listed = own.slice(0, EXPLAIN_LIMITS.candidatesPerVerdict).map(([port, g]) => ({ port, gateway: g.gateway, listenerPort: g.declared, scheme: g.https ? ("https" as const) : ("http" as const) }));
+  const asked = req.port === undefined ? "" : `port ${req.port} is no Gateway's own port: `;
+  return {
+    port: null,
+    info: {
+      port: "shared",
+      gateway: null,
+      listenerPort: null,
+      note: `${asked}the shared ports' table (--http-port, --https-port): the Ingresses only; with --gateway-ports each Gateway answers on its own ports (gatewayPorts; ask one with port= or gateway=)${own.length > listed.length ? `, ${own.length - listed.length} more not listed` : ""}`,
+      gatewayPorts: listed,
+    },
+  };
+}
+
+/** The gRPC status of each answer grpcAnswer made, so that shaping one again keeps it. */
+const GRPC_OF = new WeakMap<ExplainResponse, ExplainGrpc>();
+
+/**
+ * A gRPC call's answer when Portico answers it itself: a Trailers-Only response, HTTP 200 with
+ * grpc-status and grpc-message in its headers (proxy/pipeline/answer.ts ownAnswer,
+ * proxy/policies/gateway.ts gateway-error, proxy/upstream/grpc-status.ts). No route: NoRoute,
+ * UNIMPLEMENTED (12); a rule that cannot be served (GRPCRouteRule.backendRefs: "UNAVAILABLE"),
+ * or no endpoints: UNAVAILABLE (14). Anything else is left as it is.
+ */
+function grpcAnswer(r: ExplainResponse): { response: ExplainResponse; grpc: ExplainGrpc } {
+  // An answer made here already (a weighted rule's choices are shaped one by one first).
+  const known = GRPC_OF.get(r);
+  if (known !== undefined) return { response: r, grpc: known };
+  const own = (status: number, message: string, why: string): { response: ExplainResponse; grpc: ExplainGrpc } => {
+    const response: ExplainResponse = { ...r, status: 200, cause: `${r.cause}; a gRPC call gets it as Trailers-Only grpc-status ${status} (${message})` };
+    const grpc: ExplainGrpc = { status, message, note: `Portico answers this gRPC call itself: HTTP 200, content-type application/grpc, grpc-status ${status}, grpc-message "${message}" in the headers (Trailers-Only): ${why}` };
+    GRPC_OF.set(response, grpc);
+    return { response, grpc };
+  };
+  if (r.kind === "depends") {
+    return { response: r, grpc: { status: null, message: null, note: "a gRPC call: the weights or the auth service decide; a share Portico answers itself gets its Trailers-Only grpc-status (see the cause)" } };
+  }
+  if (r.kind === "refused" && r.by === "no-route") return own(12, "no route", "no rule matches the call's path /<service>/<method> (UNIMPLEMENTED)");
+  if (r.kind === "refused" && r.by === "gateway-error") return own(14, "no endpoints", "the rule's backendRefs cannot be used (UNAVAILABLE, as GRPCRouteRule.backendRefs asks)");
+  if (r.kind === "refused" && r.by === "endpoints" && r.status === 503) return own(14, "no endpoints", "the backend has no endpoints (UNAVAILABLE)");
+  const pod = r.kind === "proxied";
+  return {
+    response: r,
+    grpc: { status: null, message: null, note: pod ? "a gRPC call: the pod's grpc-status is relayed (HTTP/2 to the pod when the backend speaks gRPC)" : "a gRPC call: this answer is Portico's own, sent as plain HTTP (no grpc-status)" },
+  };
 }
 
 /** The compile configuration, with the flags the proxy's own redirects read (defaults when absent). */
@@ -166,13 +260,29 @@ function selectCertificate(certs: readonly CertificateBinding[], host: string): 
     ingress: b.ingress,
     hasPem: b.cert !== null && b.key !== null,
   });
+  const fallback = (notNaming?: string): ExplainCertificate => {
+    const def = certs.find((c) => c.host === "");
+    const base = def ? view(def, "default") : { via: "generated-default" as const, host: "", secret: null, ingress: "", hasPem: false };
+    return notNaming === undefined ? base : { ...base, notNaming };
+  };
+  // The TLS layer serves the default certificate for a host its Secret's certificate does not
+  // name (tls/sni.ts buildTlsEntries, ingress-nginx's createServers); an unparseable PEM is
+  // left to it too (hasPem says only that the keys are there).
+  const chosen = (b: CertificateBinding, via: ExplainCertificate["via"]): ExplainCertificate => {
+    if (b.cert === null || b.key === null || b.secret === null) return view(b, via);
+    let names: string[];
+    try {
+      names = certificateNames(new X509Certificate(b.cert));
+    } catch {
+      return view(b, via);
+    }
+    return names.some((n) => tlsCovers(n, b.host)) ? view(b, via) : fallback(b.secret);
+  };
   const exact = certs.find((c) => c.host === host);
-  if (exact) return view(exact, "exact");
+  if (exact) return chosen(exact, "exact");
   const wild = certs.find((c) => c.host.startsWith("*.") && tlsCovers(c.host, host));
-  if (wild) return view(wild, "wildcard");
-  const def = certs.find((c) => c.host === "");
-  if (def) return view(def, "default");
-  return { via: "generated-default", host: "", secret: null, ingress: "", hasPem: false };
+  if (wild) return chosen(wild, "wildcard");
+  return fallback();
 }
 
 /**
@@ -445,31 +555,56 @@ export function* explainSteps(
 ): Generator<void, ExplainResult, void> {
   if (request.host.length > EXPLAIN_LIMITS.host) throw new RangeError(`explain: host longer than ${EXPLAIN_LIMITS.host} characters`);
   if (request.path.length > EXPLAIN_LIMITS.path) throw new RangeError(`explain: path longer than ${EXPLAIN_LIMITS.path} characters`);
-  const req = normaliseRequest(request);
-  const host = requestHost(req.host);
-  const view = compiler.inspect(snapshot, host.wildcard === null ? [req.host, "*"] : [req.host, host.wildcard, "*"]);
+  if (request.method !== undefined && !METHOD.test(request.method)) throw new RangeError("explain: method is not an HTTP method token");
+  if (request.contentType !== undefined && (request.contentType.length > 256 || /[\u0000-\u001f\u007f]/.test(request.contentType))) throw new RangeError("explain: content type is not a header value");
+  const norm = normaliseRequest(request);
+  const host = requestHost(norm.host);
+  const view = compiler.inspect(snapshot, host.wildcard === null ? [norm.host, "*"] : [norm.host, host.wildcard, "*"]);
   const { result, trace } = view;
+  const selected = selectPort(result.table, norm);
+  const ownPort = selected.port?.[1] ?? null;
+  // A Gateway's own port has the scheme of its listeners, whatever was asked.
+  const req: ExplainRequest = ownPort === null ? norm : { ...norm, scheme: ownPort.https ? "https" : "http" };
+  const asked = { method: req.method ?? "GET", contentType: req.contentType ?? null };
+  const grpcCall = asked.contentType !== null && GRPC_CONTENT_TYPE.test(asked.contentType);
   // Later compiles update the compiler's lists in place.
   const ignored = view.ignored.slice();
   const served = view.served.slice();
-  const match = lookup(result.table, req.host, req.path);
-  const entry = selectHost(result.table, req.host);
+  // On a Gateway's own port no Ingress answers (serving/gateway-ports.ts).
+  const match = ownPort === null ? lookup(result.table, req.host, req.path) : null;
+  const entry = ownPort === null ? selectHost(result.table, req.host) : null;
   const chosen = entry?.host ?? null;
   const regex = entry?.regex ? new RegexView(entry, entry.regex, req.path) : null;
   const rewrite = explainRewrite(match);
   const answerReq = { host: req.host, path: req.path, scheme: req.scheme, client: req.client ?? null };
   // The Gateway API rules are asked before the Ingress table, as the proxy does (docs/design.md
   // "Gateway API"); the Ingress candidates are still listed, and lose to the Gateway rule.
-  const gw = result.table.gateway ? explainGatewayRequest(result.table.gateway, result.gateway, answerReq, config) : null;
-  const response: ExplainResponse =
+  const gwRoutes: GatewayRoutes | null = ownPort !== null ? ownPort.routes : (result.table.gateway ?? null);
+  const only = ownPort === null ? null : { gateway: ownPort.gateway, declared: ownPort.declared };
+  const shape = grpcCall ? (a: ExplainResponse) => grpcAnswer(a).response : undefined;
+  const gw = gwRoutes !== null ? explainGatewayRequest(gwRoutes, result.gateway, answerReq, config, asked, only, shape) : null;
+  const http: ExplainResponse =
     gw !== null
       ? gw.response
       : match === null
-        ? { kind: "refused", status: 404, cause: "no rule matches and there is no default backend", by: "no-route", notes: [] }
+        ? {
+            kind: "refused",
+            status: 404,
+            cause: ownPort !== null ? `no rule of Gateway ${ownPort.gateway} on this port matches (no Ingress is served on a Gateway's own port)` : "no rule matches and there is no default backend",
+            by: "no-route",
+            notes: [],
+          }
         : predictAnswer(match, answerReq, config);
+  const grpc = grpcCall ? grpcAnswer(http) : null;
+  const response = grpc?.response ?? http;
 
   const out = new Candidates();
   let budget = STEP;
+  // A Gateway's own port serves no Ingress: none is a candidate there.
+  if (ownPort !== null) {
+    ignored.length = 0;
+    served.length = 0;
+  }
   for (const plan of ignored) {
     const reason = () => {
       const decision = view.classify(plan);
@@ -489,7 +624,7 @@ export function* explainSteps(
     }
   }
   const asDefault: Shown = { host: null, path: "/", pathType: "defaultBackend" };
-  for (const { plan, outcome: o } of trace.defaults) {
+  for (const { plan, outcome: o } of ownPort === null ? trace.defaults : []) {
     let verdict: CandidateVerdict;
     let reason: string;
     if (o.kind === "route") {
@@ -510,14 +645,18 @@ export function* explainSteps(
     gw === null
       ? out.list
       : out.list.map((c) =>
-          c.verdict === "matched" ? { ...c, verdict: "outranked" as const, reason: `HTTPRoute ${gw.gateway.route} answers first: Gateway API rules are asked before Ingress rules` } : c,
+          c.verdict === "matched" ? { ...c, verdict: "outranked" as const, reason: `${gw.gateway.kind} ${gw.gateway.route} answers first: Gateway API rules are asked before Ingress rules` } : c,
         );
   const involved = new Set(candidates.map((c) => c.ingress));
   if (match?.route.ingress.name) involved.add(`${match.route.ingress.namespace}/${match.route.ingress.name}`);
   const diagnostics: Diagnostic[] = [];
   for (const d of result.diagnostics) {
     if (d.kind === "Ingress" && involved.has(`${d.namespace}/${d.name}`)) diagnostics.push(d);
-    if (gw !== null && d.kind === "HTTPRoute" && gw.gateway.route === `${d.namespace}/${d.name}`) diagnostics.push(d);
+    // The matched route's own (a GRPCRoute's under its kind), and the Gateways that attach it there.
+    if (gw !== null && d.kind === gw.gateway.kind && gw.gateway.route === `${d.namespace}/${d.name}`) diagnostics.push(d);
+    if (gw !== null && d.kind === "Gateway" && gw.gateway.listeners.some((l) => l.gateway === `${d.namespace}/${d.name}`)) diagnostics.push(d);
+    // A route left out on this host because an Ingress names it (compile/gateway/ingress-hosts.ts).
+    if (d.reason === "RouteHostHeldByIngress" && d.message.startsWith(`hostname ${req.host} `)) diagnostics.push(d);
     if (--budget <= 0) {
       yield;
       budget = STEP;
@@ -540,5 +679,7 @@ export function* explainSteps(
     diagnostics,
     annotations,
     ...(gw === null ? {} : { gateway: gw.gateway }),
+    table: selected.info,
+    ...(grpc === null ? {} : { grpc: grpc.grpc }),
   };
 }

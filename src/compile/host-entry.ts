@@ -116,12 +116,15 @@ interface Claimed {
 export function hostCertOf(plans: readonly IngressPlan[], canaries: readonly IngressPlan[]): { readonly plan: IngressPlan; readonly cert: HostCert } | null {
   let error: IngressPlan | null = null;
   let ok: IngressPlan | null = null;
-  for (const p of [...plans, ...canaries]) {
-    const c = p.hostCert;
-    if (c === null) continue;
-    if (c.error) {
-      if (error === null || comparePlans(p, error) < 0) error = p;
-    } else if (ok === null || comparePlans(p, ok) < 0) ok = p;
+  // Both lists without concatenating them (this runs for every host of a compile).
+  for (const list of [plans, canaries]) {
+    for (const p of list) {
+      const c = p.hostCert;
+      if (c === null) continue;
+      if (c.error) {
+        if (error === null || comparePlans(p, error) < 0) error = p;
+      } else if (ok === null || comparePlans(p, ok) < 0) ok = p;
+    }
   }
   const winner = error ?? ok;
   return winner === null ? null : { plan: winner, cert: winner.hostCert as HostCert };
@@ -140,6 +143,9 @@ export function withHostCert(options: RouteOptions, own: HostCert | null, host: 
 
 const regexPolicy = (plan: IngressPlan) => plan.annotations.policies.regexRewrite;
 
+/** Where a path plan is written in its Ingress, for diagnostics. */
+const pathAt = (pp: PathPlan) => `spec.rules[${pp.ruleIndex}].http.paths[${pp.pathIndex}]`;
+
 /**
  * Why the host is in ingress-nginx's regex mode (template.go enforceRegexModifier: any
  * location of the host, from any Ingress, with use-regex or a rewrite-target that differs from
@@ -149,13 +155,18 @@ const regexPolicy = (plan: IngressPlan) => plan.annotations.policies.regexRewrit
  * (controller.go createServers/getBackendServers).
  */
 export function regexModeCause(hostKey: string, plans: readonly IngressPlan[]): { readonly plan: IngressPlan; readonly why: string } | null {
-  const seen = new Set<string>();
+  // The locations seen: most hosts have a few, so a list scan until it grows (this runs for
+  // every host of a compile).
+  const seen: string[] = [];
+  let seenSet: Set<string> | null = null;
   let root: IngressPlan | null = null;
   for (const plan of plans) {
     const p = regexPolicy(plan);
     for (const pp of plan.hosts.get(hostKey) as readonly PathPlan[]) {
-      if (seen.has(pp.rawClaimKey)) continue;
-      seen.add(pp.rawClaimKey);
+      const k = pp.rawClaimKey;
+      if (seenSet !== null ? seenSet.has(k) : seen.includes(k)) continue;
+      if (seenSet !== null) seenSet.add(k);
+      else if (seen.push(k) > 16) seenSet = new Set(seen);
       if (pp.rawClaimKey === "P/") root ??= plan;
       if (p.useRegex) return { plan, why: "sets use-regex" };
       if (needsRewrite({ path: pp.rawPath, rewriteTarget: p.rewriteTarget })) {
@@ -257,10 +268,10 @@ export function claimHost(
       const rb = resolve(pp.backend);
       backends.push(rb);
       if (pp.backend.kind === "service" && !services.includes(pp.backend.key)) services.push(pp.backend.key);
-      const at = `spec.rules[${pp.ruleIndex}].http.paths[${pp.pathIndex}]`;
+      // Only diagnostics name the path: built when one is made, not for every path.
       if (!regexMode && pp.literalProblem !== null) {
         // Served as written only in regex mode; never as a literal it is not.
-        const message = `${at}: ${pp.literalProblem}; path skipped`;
+        const message = `${pathAt(pp)}: ${pp.literalProblem}; path skipped`;
         diagnostics.push({ kind: "Ingress", namespace, name, reason: "InvalidPath", message, severity: "error" });
         trace?.paths.set(pp, { kind: "invalid", message });
         continue;
@@ -283,7 +294,7 @@ export function claimHost(
         const where = `${pp.host ?? "(any host)"} ${pp.pathType} ${shownPath}`;
         if (owner === plan) {
           const first = `spec.rules[${winner.ruleIndex}].http.paths[${winner.pathIndex}]`;
-          const message = `${at}: ${where} is already declared at ${first}; the first one is used`;
+          const message = `${pathAt(pp)}: ${where} is already declared at ${first}; the first one is used`;
           diagnostics.push({ kind: "Ingress", namespace, name, reason: "DuplicatePath", message, severity: "warning" });
           trace?.paths.set(pp, { kind: "duplicate", message });
         } else {
@@ -325,7 +336,7 @@ export function claimHost(
       if (regexMode) {
         const refused = regexRefusal(pp, plan);
         if (refused !== null) {
-          const message = `${at}: ${refused.message}; path not served (host ${hostKey} is in regex mode: ${describeCause(cause, plan)})`;
+          const message = `${pathAt(pp)}: ${refused.message}; path not served (host ${hostKey} is in regex mode: ${describeCause(cause, plan)})`;
           diagnostics.push({ kind: "Ingress", namespace, name, reason: refused.reason, message, severity: "error" });
           trace?.paths.set(pp, { kind: "invalid", message });
           continue;

@@ -98,6 +98,22 @@ function trusted(data: Readonly<Record<string, string>>): string {
   return `--trusted-proxies=${all.join(",")}`;
 }
 
+/** compute-full-forwarded-for as ingress-nginx reads it: only with use-forwarded-headers (nginx.tmpl), default false (config.go). */
+const fullForwardedFor = (data: Readonly<Record<string, string>>): boolean =>
+  bool(data["use-forwarded-headers"], false) === true && bool(data["compute-full-forwarded-for"], false) === true;
+
+/**
+ * The flags of ingress-nginx's forwarded-header keys together, so use-forwarded-headers,
+ * enable-real-ip and compute-full-forwarded-for give the same values whichever is applied last:
+ * the trusted ranges; what they are believed on (enable-real-ip alone: the address, nginx.tmpl
+ * real_ip_header; use-forwarded-headers: also -Proto, -Host, -Port, lua_ingress.lua rewrite());
+ * and X-Forwarded-For upstream ($full_x_forwarded_for or $remote_addr, nginx.tmpl).
+ */
+function forwarded(data: Readonly<Record<string, string>>): string[] {
+  const all = bool(data["use-forwarded-headers"], false) === true;
+  return [trusted(data), `--trusted-proxy-headers=${all ? "all" : "address"}`, `--compute-full-forwarded-for=${fullForwardedFor(data)}`];
+}
+
 /** A comma list without spaces, as the flags read it (each range is checked by the flag's own schema). */
 const cidrs = (val: string): string => val.split(",").map((c) => c.trim()).filter((c) => c !== "").join(",");
 
@@ -158,19 +174,34 @@ const KEYS: Readonly<Record<string, Judge>> = {
   "use-forwarded-headers": (val, data) => {
     const b = bool(val, false);
     if (b === null) return bad("a boolean");
-    return b ? flag("X-Forwarded-For (appended to), -Proto, -Host and -Port are believed from these peers (proxy-real-ip-cidr)", trusted(data)) : same("client headers are not believed, as Portico without --trusted-proxies");
+    return b
+      ? flag(
+          `the client address (X-Forwarded-For, right-most untrusted entry), X-Forwarded-Proto, the first X-Forwarded-Host (sent as Host and X-Forwarded-Host) and X-Forwarded-Port are believed from these peers (proxy-real-ip-cidr); X-Forwarded-For upstream is ${fullForwardedFor(data) ? "theirs with the peer appended (compute-full-forwarded-for)" : "the client address alone"}`,
+          ...forwarded(data),
+        )
+      : same("client headers are not believed, as Portico without --trusted-proxies");
   },
-  "enable-real-ip": (val, data) =>
-    bool(val, false) === true ? flag("the client address comes from X-Forwarded-For sent by these peers", trusted(data)) : same("off, as Portico without --trusted-proxies"),
+  "enable-real-ip": (val, data) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    if (!b) return same("off, as Portico without --trusted-proxies");
+    if (bool(data["use-forwarded-headers"], false) === true) return flag("the client address comes from X-Forwarded-For sent by these peers (use-forwarded-headers also believes the other forwarded headers)", ...forwarded(data));
+    return flag("the client address comes from X-Forwarded-For sent by these peers and is sent upstream as X-Forwarded-For and X-Real-IP; their X-Forwarded-Proto, -Host and -Port are not believed", ...forwarded(data));
+  },
   "proxy-real-ip-cidr": (_val, data) =>
     bool(data["use-forwarded-headers"], false) === true || bool(data["enable-real-ip"], false) === true
       ? same("read with use-forwarded-headers or enable-real-ip (their flag names these ranges)")
       : same("no effect without use-forwarded-headers or enable-real-ip"),
   "forwarded-for-header": (val) => (val.trim().toLowerCase() === "x-forwarded-for" ? same("X-Forwarded-For, as Portico") : not("Portico reads the client address from X-Forwarded-For only")),
-  "compute-full-forwarded-for": (val, data) =>
-    bool(data["use-forwarded-headers"], false) === true && bool(val, false) === true
-      ? same("Portico appends the peer to X-Forwarded-For from --trusted-proxies peers")
-      : same("Portico replaces X-Forwarded-For from other peers, as ingress-nginx without use-forwarded-headers"),
+  // nginx.tmpl: $full_x_forwarded_for only `if and $cfg.UseForwardedHeaders $cfg.ComputeFullForwardedFor`.
+  "compute-full-forwarded-for": (val, data) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    if (bool(data["use-forwarded-headers"], false) !== true) return same("no effect without use-forwarded-headers: X-Forwarded-For upstream is the client address");
+    return b
+      ? flag("X-Forwarded-For upstream is the one the trusted peer sent with the peer appended", "--compute-full-forwarded-for=true")
+      : flag("X-Forwarded-For upstream is the client address alone", "--compute-full-forwarded-for=false");
+  },
   "use-proxy-protocol": (val) =>
     bool(val, false) === true ? not("Portico does not read the PROXY protocol: a load balancer that sends it breaks every connection; turn it off there first") : same("off, as Portico"),
   // configmap.go: Atoi, then one of 301, 302, 307, 308 (anything else keeps 308 with a warning).

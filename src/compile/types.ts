@@ -31,6 +31,11 @@ export interface CompileResult {
   readonly diagnostics: readonly Diagnostic[];
   /** Gateway API objects of ours and their status; absent when there are none (docs/design.md "Gateway API"). */
   readonly gateway?: GatewayCompileResult;
+  /**
+   * With --gateway-ports: the certificate bindings of each Gateway's HTTPS port, by Portico
+   * port (compile/gateway/ports.ts); `certificates` above are the shared HTTPS port's.
+   */
+  readonly gatewayPortCertificates?: ReadonlyMap<number, readonly CertificateBinding[]>;
 }
 
 /** A set as far as a lookup needs it (the Gateway compile's dependency index). */

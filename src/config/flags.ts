@@ -48,6 +48,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   ingressClass: { name: "ingress-class", metavar: "NAME", help: "IngressClass name this controller serves", defaultText: "portico", schema: val.dnsSubdomain, fallback: () => "portico" },
   controllerName: { name: "controller-name", aliases: ["controller-class"], metavar: "S", help: "spec.controller value of our IngressClasses (also read as --controller-class, ingress-nginx's name)", defaultText: "portico.dev/ingress-controller", schema: val.controllerName, fallback: () => "portico.dev/ingress-controller" },
   gatewayControllerName: { name: "gateway-controller-name", metavar: "S", help: "spec.controllerName of the GatewayClasses this controller serves (Gateway API)", defaultText: "portico.dev/gateway-controller", schema: val.controllerName, fallback: () => "portico.dev/gateway-controller" },
+  // Off by default: Gateways share the two traffic ports and one address (docs/design.md
+  // "Gateway API"). On, each Gateway gets ports from this range and a Service of its own.
+  gatewayPorts: { name: "gateway-ports", metavar: "FROM-TO", help: "give each Gateway its own ports from this range, behind a Service Portico creates beside --publish-service (same namespace, selector and type), whose address the Gateway publishes", defaultText: "off: Gateways share --http-port and --https-port", schema: val.portRange, fallback: none },
   watchIngressWithoutClass: { name: "watch-ingress-without-class", metavar: null, help: "also serve Ingresses that name no class", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's defaults (--ingress-class nginx, --controller-class k8s.io/ingress-nginx)
   // and its class rules: README "Migrating from ingress-nginx", docs/design.md "Ingress decisions".
@@ -67,7 +70,14 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   logFormat: { name: "log-format", metavar: "FORMAT", help: "json or text", defaultText: "json", schema: val.oneOf(["json", "text"]), fallback: () => "json" },
   accessLog: { name: "access-log", metavar: "DEST", help: "stdout or off", defaultText: "stdout", schema: val.oneOf(["stdout", "off"]), fallback: () => "stdout" },
   maxBodySize: { name: "max-body-size", metavar: "SIZE", help: "largest request body (bytes, or 512k, 10m, 1g; 0 = unlimited); larger gets 413", defaultText: "unlimited", schema: val.bodySize, fallback: none },
-  trustedProxies: { name: "trusted-proxies", metavar: "CIDR[,CIDR]", help: "peers whose X-Forwarded-For is appended to rather than replaced", defaultText: "none", schema: val.cidrList("10.0.0.0/8,fd00::/8"), fallback: () => Object.freeze([]) },
+  trustedProxies: { name: "trusted-proxies", metavar: "CIDR[,CIDR]", help: "peers whose X-Forwarded-For gives the client address (and whose X-Forwarded-Proto, -Host, -Port are believed, see --trusted-proxy-headers)", defaultText: "none", schema: val.cidrList("10.0.0.0/8,fd00::/8"), fallback: () => Object.freeze([]) },
+  // ingress-nginx's enable-real-ip believes the address only (nginx.tmpl: real_ip_header
+  // X-Forwarded-For, and nothing else); use-forwarded-headers also X-Forwarded-Proto/-Host/-Port
+  // (rootfs/etc/nginx/lua/lua_ingress.lua rewrite()).
+  trustedProxyHeaders: { name: "trusted-proxy-headers", metavar: "WHICH", help: "what a --trusted-proxies peer is believed on: all (client address, X-Forwarded-Proto, -Host, -Port) or address (the client address from X-Forwarded-For only)", defaultText: "all", schema: val.oneOf(["all", "address"]), fallback: () => "all" },
+  // ingress-nginx's compute-full-forwarded-for (default false: X-Forwarded-For is $remote_addr,
+  // nginx.tmpl proxy_set_header X-Forwarded-For); Portico's own default appends.
+  computeFullForwardedFor: { name: "compute-full-forwarded-for", metavar: null, help: "append the peer to a --trusted-proxies peer's X-Forwarded-For; false sends the client address alone, as ingress-nginx by default", defaultText: "true", schema: val.bool, fallback: () => true },
   // ingress-nginx's ConfigMap keys of the same names: an Ingress's annotation replaces the list of its own kind.
   allowlistSourceRange: { name: "allowlist-source-range", metavar: "CIDR[,CIDR]", help: "client ranges allowed on Ingresses without their own allowlist-source-range (others get 403)", defaultText: "all", schema: val.sourceRangeList("10.0.0.0/8,2001:db8::/32"), fallback: () => Object.freeze([]) },
   denylistSourceRange: { name: "denylist-source-range", metavar: "CIDR[,CIDR]", help: "client ranges refused (403) on Ingresses without their own denylist-source-range", defaultText: "none", schema: val.sourceRangeList("192.0.2.0/24"), fallback: () => Object.freeze([]) },
@@ -126,6 +136,11 @@ export const EXPLAIN_FLAGS = {
   path: { name: "path", metavar: "PATH", help: "request path", defaultText: "/" },
   scheme: { name: "scheme", metavar: "SCHEME", help: "http or https", defaultText: "http" },
   client: { name: "client", metavar: "IP", help: "the client address the source-range checks see", defaultText: "an address in no list" },
+  method: { name: "method", metavar: "METHOD", help: "request method (Gateway API method matches read it)", defaultText: "GET" },
+  contentType: { name: "content-type", metavar: "TYPE", help: "request Content-Type; application/grpc explains a gRPC call (POST /service/method)", defaultText: "none" },
+  port: { name: "port", metavar: "N", help: "with --gateway-ports: the Portico port the request comes in on (a Gateway's own port is asked of its rules alone)", defaultText: "the shared ports" },
+  gateway: { name: "gateway", metavar: "NS/NAME", help: "with --gateway-ports: ask this Gateway's own port (with --listener-port when it has several)", defaultText: "none" },
+  listenerPort: { name: "listener-port", metavar: "N", help: "with --gateway: the Gateway's listener port", defaultText: "its only one" },
 } as const;
 
 /** Flags only the `migrate` subcommand takes (it reads --nginx-configmap too, a flag of the server's). */

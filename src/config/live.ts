@@ -29,6 +29,9 @@ export const LIVE_FIELDS = {
   limitConnStatusCode: status,
   enableUnderscoresInHeaders: bool,
   httpRedirectCode: v.picklist([301, 302, 307, 308]),
+  // Read per request by proxy/pipeline (route.ts, forward.ts); the trusted CIDRs themselves are not live.
+  trustedProxyHeaders: v.picklist(["all", "address"]),
+  computeFullForwardedFor: bool,
 } as const satisfies Partial<Record<keyof Config, v.GenericSchema>>;
 
 export type LiveField = keyof typeof LIVE_FIELDS;

@@ -84,6 +84,17 @@ export const NGINX_DEFAULTS: readonly NginxDefault[] = Object.freeze([
     note: "the pod's Server field is dropped (nginx's proxy module hides it, and allow-backend-server-header is false by default) and Portico adds none, as ingress-nginx clears nginx's own",
   },
   {
+    // config.go NewDefault: ComputeFullForwardedFor false; nginx.tmpl: X-Forwarded-For $remote_addr.
+    setting: "compute-full-forwarded-for",
+    nginx: "false",
+    flag: "computeFullForwardedFor",
+    flagName: "compute-full-forwarded-for",
+    portico: "true",
+    compat: "ingress-nginx",
+    flagValue: "false",
+    note: "behind a --trusted-proxies peer, X-Forwarded-For upstream is the client address alone, not the peer's list with the peer appended",
+  },
+  {
     setting: "ssl-ciphers",
     nginx: "ECDHE and DHE with AES-GCM or CHACHA20-POLY1305",
     flag: "tlsCiphers",

@@ -12,7 +12,19 @@ export type ParseOutcome =
   | { readonly type: "run"; readonly config: Config; readonly explicit: ReadonlySet<keyof Config> }
   | { readonly type: "help" }
   | { readonly type: "version" }
-  | { readonly type: "explain"; readonly config: Config; readonly host: string; readonly path: string; readonly scheme: "http" | "https"; readonly client?: string }
+  | {
+      readonly type: "explain";
+      readonly config: Config;
+      readonly host: string;
+      readonly path: string;
+      readonly scheme: "http" | "https";
+      readonly client?: string;
+      readonly method?: string;
+      readonly contentType?: string;
+      readonly port?: number;
+      readonly gateway?: string;
+      readonly listenerPort?: number;
+    }
   /** `portico routes`: print the route table of --manifests or of the cluster, then exit. */
   | { readonly type: "routes"; readonly config: Config }
   /** `portico demo`: demo backends plus Portico serving the demo manifests. */
@@ -162,6 +174,8 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   // QUIC is not TCP: the front could not see it, and the terminating listener, on a loopback
   // port then, would advertise that port in Alt-Svc (docs/design.md, "SSL passthrough").
   if (frozen.enableSslPassthrough && frozen.http3) return error("--enable-ssl-passthrough: cannot be combined with --http3");
+  // The Gateways' Services are made in --publish-service's namespace with its selector and type.
+  if (frozen.gatewayPorts !== null && frozen.publishService === null && frozen.manifests === null) return error("--gateway-ports: needs --publish-service (the Gateways' Services copy its namespace, selector and type)");
   const mixed = sourceClash(sources, sub);
   if (mixed) return error(mixed);
 
@@ -205,6 +219,8 @@ function portClash(c: Config): string | null {
     ["--https-port", c.httpsPort],
     ["--admin-port", c.adminPort],
   ];
+  const r = c.gatewayPorts;
+  if (r !== null) for (const [flag, port] of ports) if (port >= r.from && port <= r.to) return `--gateway-ports: ${r.from}-${r.to} includes ${flag} ${port}`;
   for (let i = 0; i < ports.length; i++) {
     for (let j = 0; j < i; j++) {
       if (ports[i]![1] === ports[j]![1]) return `${ports[i]![0]}: port ${ports[i]![1]} is already used by ${ports[j]![0]}`;
@@ -223,7 +239,32 @@ function explainOutcome(config: Config, given: ReadonlyMap<string, string>): Par
   const scheme = given.get("scheme") ?? "http";
   if (scheme !== "http" && scheme !== "https") return error(`--scheme: expected http or https, got ${quote(scheme)}`);
   const client = given.get("client");
-  if (client === undefined) return { type: "explain", config, host, path, scheme };
-  if (isIP(client) === 0) return error(`--client: expected an IP address, got ${quote(client)}`);
-  return { type: "explain", config, host, path, scheme, client };
+  if (client !== undefined && isIP(client) === 0) return error(`--client: expected an IP address, got ${quote(client)}`);
+  const method = given.get("method");
+  if (method !== undefined && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/.test(method)) return error(`--method: expected an HTTP method, got ${quote(method)}`);
+  const contentType = given.get("contentType");
+  if (contentType !== undefined && !/^[\u0020-\u007e]{1,256}$/.test(contentType)) return error(`--content-type: expected a header value, got ${quote(contentType)}`);
+  const gateway = given.get("gateway");
+  if (gateway !== undefined && !/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(gateway)) return error(`--gateway: expected NAMESPACE/NAME, got ${quote(gateway)}`);
+  const ports: { port?: number; listenerPort?: number } = {};
+  for (const [key, flag] of [["port", "--port"], ["listenerPort", "--listener-port"]] as const) {
+    const text = given.get(key);
+    if (text === undefined) continue;
+    const n = /^[0-9]{1,5}$/.test(text) ? Number(text) : 0;
+    if (n < 1 || n > 65535) return error(`${flag}: expected a port number, got ${quote(text)}`);
+    ports[key] = n;
+  }
+  if (ports.listenerPort !== undefined && gateway === undefined) return error("--listener-port: needs --gateway");
+  return {
+    type: "explain",
+    config,
+    host,
+    path,
+    scheme,
+    ...(client === undefined ? {} : { client }),
+    ...(method === undefined ? {} : { method }),
+    ...(contentType === undefined ? {} : { contentType }),
+    ...(gateway === undefined ? {} : { gateway }),
+    ...ports,
+  };
 }

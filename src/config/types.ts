@@ -23,6 +23,11 @@ export interface Config {
   readonly controllerName: string;
   /** GatewayClass spec.controllerName that selects Portico (Gateway API). */
   readonly gatewayControllerName: string;
+  /**
+   * Ports Portico gives each Gateway of its own (docs/design.md "Gateway API", "Gateways with
+   * their own address"); null: every Gateway shares --http-port and --https-port.
+   */
+  readonly gatewayPorts: PortRange | null;
   readonly watchIngressWithoutClass: boolean;
   /** Take the Ingresses ingress-nginx takes: its class defaults and rules (compile/class.ts). */
   readonly ingressNginxCompat: boolean;
@@ -51,8 +56,20 @@ export interface Config {
   // Data plane
   /** Bytes; null = unlimited. */
   readonly maxBodySize: number | null;
-  /** CIDRs whose X-Forwarded-For is appended to rather than replaced. */
+  /** CIDRs whose X-Forwarded-For is believed (and appended to, with computeFullForwardedFor). */
   readonly trustedProxies: readonly string[];
+  /**
+   * What a trustedProxies peer is believed on: "all" (the client address from X-Forwarded-For,
+   * and X-Forwarded-Proto, -Host, -Port: ingress-nginx's use-forwarded-headers) or "address"
+   * (the client address only: ingress-nginx's enable-real-ip, nginx.tmpl real_ip_header).
+   */
+  readonly trustedProxyHeaders: "all" | "address";
+  /**
+   * X-Forwarded-For from a trusted peer: its own list with the peer appended (true: ingress-nginx's
+   * compute-full-forwarded-for, $full_x_forwarded_for) or the client address alone (false:
+   * ingress-nginx's default, $remote_addr after the realip module).
+   */
+  readonly computeFullForwardedFor: boolean;
   /** CIDRs allowed on every Ingress without its own allowlist-source-range (empty: all). */
   readonly allowlistSourceRange: readonly string[];
   /** CIDRs refused on every Ingress without its own denylist-source-range. */
@@ -137,4 +154,10 @@ export interface Config {
   // ingress-nginx
   /** ingress-nginx's ConfigMap, read and watched: its keys act as the flags they map to (runtime/nginx-settings.ts). */
   readonly nginxConfigmap: NamespacedName | null;
+}
+
+/** An inclusive range of TCP ports. */
+export interface PortRange {
+  readonly from: number;
+  readonly to: number;
 }

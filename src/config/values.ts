@@ -52,6 +52,15 @@ export function integer(min: number, max: number): ValueSchema<number> {
 
 export const port = integer(1, 65535);
 
+/** `FROM-TO`, both ports, FROM ≤ TO, at most 4096 ports (each is a listening socket per process). */
+export const portRange = convert("a port range FROM-TO such as 10080-10179 (at most 4096 ports)", (s) => {
+  const m = /^(\d{1,5})-(\d{1,5})$/.exec(s.trim());
+  if (!m) return undefined;
+  const from = Number(m[1]);
+  const to = Number(m[2]);
+  return from >= 1 && to <= 65535 && from <= to && to - from < 4096 ? Object.freeze({ from, to }) : undefined;
+});
+
 /** The statuses ingress-nginx's ConfigMap `http-redirect-code` accepts (template/configmap.go). */
 export type RedirectCode = 301 | 302 | 307 | 308;
 export const redirectCode = convert("301, 302, 307 or 308", (s): RedirectCode | undefined =>

@@ -11,8 +11,11 @@ import { createKubeClient, type ClientOptions, type KubeClient } from "./client.
 import { createEventRecorder, type EventRecorder, type EventTimings } from "./events.ts";
 import { createLeaderElector, type LeaderElector, type LeaderTimings } from "./leader.ts";
 import type { Logger } from "../log/logger.ts";
-import { createStatusWriter, type StatusWriter } from "./status.ts";
+import { createStatusWriter, serviceAddresses, type StatusWriter } from "./status.ts";
 import { createGatewayStatusWriter } from "./gateway-status.ts";
+import { createGatewayServices } from "./gateway-services.ts";
+import { gatewayServiceName, isGatewayService } from "../compile/gateway/ports.ts";
+import type { GatewayPort } from "../table/types.ts";
 import type { GatewayCompileResult } from "../compile/types.ts";
 import type { Snapshot } from "../store/types.ts";
 import { createKubeSource, type KubeSource, type SourceHooks, type WatchTimings } from "./watch.ts";
@@ -68,11 +71,20 @@ export interface KubeCluster {
     ingresses: ReadonlyMap<string, Ingress>,
     services: ReadonlyMap<string, Service>,
     extraDiagnostics?: readonly Diagnostic[],
-    gateway?: { readonly result: GatewayCompileResult; readonly snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes" | "grpcRoutes"> },
+    gateway?: GatewayApplied,
   ): void;
   /** Stop campaigning and release the Lease (call after source.stop()). */
   stop(): Promise<void>;
 }
+
+/** A Gateway API compile as applied: its result, the objects it read, the Gateways' own ports (--gateway-ports). */
+export interface GatewayApplied {
+  readonly result: GatewayCompileResult;
+  readonly snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes" | "grpcRoutes">;
+  readonly ports?: ReadonlyMap<number, GatewayPort> | null;
+}
+
+const NO_PORTS: ReadonlyMap<number, GatewayPort> = new Map();
 
 /** Creates the parts and starts the election; the caller starts `source` with its sink. */
 export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
@@ -93,7 +105,7 @@ export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
     ingresses: ReadonlyMap<string, Ingress>;
     services: ReadonlyMap<string, Service>;
     extra: readonly Diagnostic[];
-    gateway: { readonly result: GatewayCompileResult; readonly snapshot: Pick<Snapshot, "gatewayClasses" | "gateways" | "httpRoutes" | "grpcRoutes"> } | undefined;
+    gateway: GatewayApplied | undefined;
   } | null = null;
 
   const write = () => {
@@ -104,6 +116,8 @@ export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
     // Gateway API status is the controller's own record of acceptance (not an address another
     // controller might also write), so it is written whatever --update-status says.
     if (last.gateway) void gatewayStatus.sync(last.gateway.result, last.gateway.snapshot);
+    // --gateway-ports: each Gateway's own Service (kube/gateway-services.ts).
+    if (gatewayServices !== null) void gatewayServices.sync(last.gateway?.ports ?? NO_PORTS, last.services);
     events.report([...last.result.diagnostics, ...last.extra]);
   };
   const elector = createLeaderElector({
@@ -125,14 +139,29 @@ export function startKubeCluster(o: KubeClusterOptions): KubeCluster {
     isLeader: elector.isLeader,
     lookupService: (ns, name) => last?.services.get(key(ns, name)),
   });
-  const gatewayStatus = createGatewayStatusWriter({ client, config, log, isLeader: elector.isLeader, addresses: () => status.addresses() });
+  const gatewayServices = config.gatewayPorts === null ? null : createGatewayServices({ client, config, log, isLeader: elector.isLeader });
+  const gatewayStatus = createGatewayStatusWriter({
+    client, config, log, isLeader: elector.isLeader, addresses: () => status.addresses(),
+    // With --gateway-ports a Gateway publishes its own Service's address, none until it has one.
+    ...(config.gatewayPorts === null || config.publishService === null
+      ? {}
+      : {
+          gatewayAddresses: (gw: string) => {
+            const svc = last?.services.get(`${config.publishService!.namespace}/${gatewayServiceName(gw)}`);
+            return svc !== undefined && isGatewayService(svc, gw) ? serviceAddresses(svc) : [];
+          },
+        }),
+  });
   const events = createEventRecorder({
     client,
     config,
     log,
     isLeader: elector.isLeader,
     instance: elector.identity,
-    uidOf: (ns, name) => last?.ingresses.get(key(ns, name))?.metadata.uid,
+    uidOf: (ns, name, kind) => {
+      const objects = kind === "Ingress" ? last?.ingresses : kind === "Gateway" ? last?.gateway?.snapshot.gateways : kind === "HTTPRoute" ? last?.gateway?.snapshot.httpRoutes : kind === "GRPCRoute" ? last?.gateway?.snapshot.grpcRoutes : undefined;
+      return objects?.get(key(ns, name))?.metadata.uid;
+    },
     ...(o.eventTimings ? { timings: o.eventTimings } : {}),
   });
   elector.start();

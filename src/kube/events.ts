@@ -1,5 +1,8 @@
 // Diagnostics about Ingresses become events.k8s.io/v1 Events on the Ingress, so
-// `kubectl describe ingress` says what is wrong. The compiler reports the same diagnostic
+// `kubectl describe ingress` says what is wrong; those about Gateway API objects (a route
+// parent not accepted, a reference not resolved, a listener not programmed) become Events on
+// the Gateway, HTTPRoute or GRPCRoute, so `kubectl describe httproute` says it beside the
+// status (docs/design.md "Gateway API"). The compiler reports the same diagnostic
 // on every compile, so: the first sighting creates an Event; while it persists, at most one
 // PATCH per seriesInterval bumps `series.count` (the events.k8s.io series mechanism, as
 // client-go's EventSeries does); a diagnostic unseen for forgetAfter starts afresh. Writes
@@ -21,13 +24,14 @@ export const DEFAULT_EVENT_TIMINGS: EventTimings = { seriesIntervalMs: 5 * 60_00
 
 export interface EventRecorderOptions {
   client: KubeClient;
-  config: Pick<Config, "controllerName">;
+  /** reportingController: --controller-name, or for a Gateway API object --gateway-controller-name (the GatewayClass's controllerName). */
+  config: Pick<Config, "controllerName"> & Partial<Pick<Config, "gatewayControllerName">>;
   log: Logger;
   isLeader(): boolean;
   /** reportingInstance: the pod name / elector identity. */
   instance: string;
-  /** uid of the Ingress, when the store knows it (makes `regarding` exact). */
-  uidOf?(namespace: string, name: string): string | undefined;
+  /** uid of the object (an Ingress, Gateway, HTTPRoute or GRPCRoute), when the store knows it (makes `regarding` exact). */
+  uidOf?(namespace: string, name: string, kind: string): string | undefined;
   timings?: Partial<EventTimings>;
   maxTracked?: number;
 }
@@ -60,8 +64,22 @@ const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.
 // events.k8s.io/v1 validation: note at most 1 kB; reason at most 128 characters.
 const NOTE_MAX = 1024;
 
-/** The kinds Events are written about: Ingresses, and ingress-nginx's ConfigMap (--nginx-configmap). */
-const REGARDING: Readonly<Record<string, string>> = { Ingress: "networking.k8s.io/v1", ConfigMap: "v1" };
+/**
+ * The kinds Events are written about, with their apiVersion: Ingresses, ingress-nginx's
+ * ConfigMap (--nginx-configmap), and the Gateway API objects of our controller whose problems
+ * compile/gateway/table.ts reports (Gateway: ListenerNotProgrammed; HTTPRoute, GRPCRoute:
+ * RouteNotAccepted, RouteRefsNotResolved). GatewayClass has no namespace and no diagnostic.
+ */
+const REGARDING: Readonly<Record<string, string>> = {
+  Ingress: "networking.k8s.io/v1",
+  ConfigMap: "v1",
+  Gateway: "gateway.networking.k8s.io/v1",
+  HTTPRoute: "gateway.networking.k8s.io/v1",
+  GRPCRoute: "gateway.networking.k8s.io/v1",
+};
+
+/** The Gateway API kinds, whose Events name the Gateway API controller. */
+const GATEWAY_API_KINDS: ReadonlySet<string> = new Set(["Gateway", "HTTPRoute", "GRPCRoute"]);
 
 export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
   const t: EventTimings = { ...DEFAULT_EVENT_TIMINGS, ...o.timings };
@@ -87,13 +105,14 @@ export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
   const base = (namespace: string) => `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`;
 
   async function create(d: Diagnostic, tr: Tracked, now: number): Promise<void> {
-    const uid = d.kind === "Ingress" ? o.uidOf?.(d.namespace, d.name) : undefined;
+    const uid = d.kind === "ConfigMap" ? undefined : o.uidOf?.(d.namespace, d.name, d.kind);
+    const controller = GATEWAY_API_KINDS.has(d.kind) ? (o.config.gatewayControllerName ?? o.config.controllerName) : o.config.controllerName;
     const body = {
       apiVersion: "events.k8s.io/v1",
       kind: "Event",
       metadata: { name: tr.name, namespace: d.namespace },
       eventTime: microTime(now),
-      reportingController: o.config.controllerName,
+      reportingController: controller,
       reportingInstance: o.instance,
       action: "Compile",
       reason: d.reason,

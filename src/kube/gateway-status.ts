@@ -18,15 +18,29 @@ import { assertDeclared } from "./permissions.ts";
 import type { LoadBalancerIngress } from "./status.ts";
 import { SUPPORTED_FEATURES } from "../compile/gateway/features.ts";
 
-const FEATURE_STATUS = SUPPORTED_FEATURES.map((name) => ({ name }));
+/**
+ * supportedFeatures as written. Only with --gateway-ports (docs/design.md "Gateways with their
+ * own address"): GatewayPort8080 (a listener on port 8080 reached on that port) and
+ * HTTPRouteParentRefPort (its HTTPRouteListenerPortMatching needs each listener port told
+ * apart). On the shared ports a Gateway's address answers on 80 and 443 alone.
+ */
+const OWN_PORT_FEATURES = ["GatewayPort8080", "HTTPRouteParentRefPort"];
+function featureStatus(ownPorts: boolean): { name: string }[] {
+  return (ownPorts ? [...SUPPORTED_FEATURES, ...OWN_PORT_FEATURES].sort() : SUPPORTED_FEATURES).map((name) => ({ name }));
+}
 
 export interface GatewayStatusOptions {
   client: KubeClient;
-  config: Pick<Config, "gatewayControllerName">;
+  config: Pick<Config, "gatewayControllerName"> & Partial<Pick<Config, "gatewayPorts">>;
   log: Logger;
   isLeader(): boolean;
   /** The addresses Portico publishes (--publish-status-address, --publish-service). */
   addresses(): Promise<LoadBalancerIngress[]>;
+  /**
+   * With --gateway-ports, a Gateway's own addresses (its Service's: kube/gateway-services.ts),
+   * [] while it has none yet; null: the Gateway publishes `addresses()`.
+   */
+  gatewayAddresses?(gatewayKey: string): LoadBalancerIngress[] | null;
   /** RFC 3339 time for lastTransitionTime (tests inject one). */
   now?(): string;
 }
@@ -87,6 +101,7 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
   const { client, log } = o;
   for (const r of ["gatewayclasses/status", "gateways/status", "httproutes/status", "grpcroutes/status"]) assertDeclared(GATEWAY_GROUP, r, "patch");
   const now = o.now ?? rfc3339;
+  const FEATURE_STATUS = featureStatus((o.config.gatewayPorts ?? null) !== null);
   /**
    * Each HTTPRoute whose stored status was last found equal to ours: the compile's status entry
    * and the object compared. The incremental compile keeps a route's entry while nothing it
@@ -132,7 +147,7 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
       const cur = (obj.status ?? {}) as Status;
       const curListeners = Array.isArray(cur.listeners) ? (cur.listeners as { name?: unknown; conditions?: unknown }[]) : [];
       const next: Status = {
-        addresses: addresses.map(addressOf),
+        addresses: (o.gatewayAddresses?.(gw.key) ?? addresses).map(addressOf),
         conditions: conditions(gw.conditions, currentConditions(cur), gen, t),
         listeners: gw.listeners.map((l) => ({
           name: l.name,

@@ -225,11 +225,25 @@ export function createLeaderElector(o: LeaderElectorOptions): LeaderElector {
       await loop;
       if (!leader || !release || !current) return void setLeader(false);
       // Release: an empty holder lets the next candidate acquire without waiting for expiry.
-      const body: Lease = { ...current, spec: { ...current.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: microTime(t.now()) } };
+      // Stopping aborts a renewal in flight, which the API server may still have applied: our
+      // copy is then one resourceVersion behind and the release gets 409 Conflict. Re-read and
+      // release again while the lease is still ours (never a lease another holder took).
       try {
-        const res = await client.request("PUT", path, { body, signal: AbortSignal.timeout(2000) });
-        await res.body?.cancel();
-        if (res.ok) log.info("released leadership", { lease: `${namespace}/${name}` });
+        let lease: Lease | null = current;
+        for (let attempt = 0; lease !== null && attempt < 3; attempt++) {
+          const body: Lease = { ...lease, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: microTime(t.now()) } };
+          const res = await client.request("PUT", path, { body, signal: AbortSignal.timeout(2000) });
+          await res.body?.cancel();
+          if (res.ok) {
+            log.info("released leadership", { lease: `${namespace}/${name}` });
+            break;
+          }
+          if (res.status !== 409) break;
+          const got = await client.request("GET", path, { signal: AbortSignal.timeout(2000) });
+          if (!got.ok) break;
+          const fresh = (await got.json()) as Lease;
+          lease = fresh.spec?.holderIdentity === identity ? fresh : null;
+        }
       } catch (e) {
         log.warn("could not release the lease", { err: e instanceof Error ? e.message : String(e) });
       }

@@ -24,12 +24,14 @@ export const API_PERMISSIONS: readonly ApiPermission[] = [
   { group: "gateway.networking.k8s.io", resource: "grpcroutes", verbs: ["get", "list", "watch"], scope: "cluster", why: "Gateway API: gRPC routes" },
   { group: "gateway.networking.k8s.io", resource: "referencegrants", verbs: ["get", "list", "watch"], scope: "cluster", why: "Gateway API: cross-namespace references" },
   { group: "networking.k8s.io", resource: "ingresses/status", verbs: ["patch"], scope: "cluster", why: "status.loadBalancer" },
+  { group: "portico.dev", resource: "ingressnginxpolicies", verbs: ["get", "list", "watch"], scope: "cluster", why: "Gateway API: IngressNginxPolicy objects that route rules name in ExtensionRef filters" },
   { group: "gateway.networking.k8s.io", resource: "gatewayclasses/status", verbs: ["patch"], scope: "cluster", why: "Gateway API: GatewayClass Accepted" },
   { group: "gateway.networking.k8s.io", resource: "gateways/status", verbs: ["patch"], scope: "cluster", why: "Gateway API: Gateway and listener conditions, addresses" },
   { group: "gateway.networking.k8s.io", resource: "httproutes/status", verbs: ["patch"], scope: "cluster", why: "Gateway API: route parent conditions" },
   { group: "gateway.networking.k8s.io", resource: "grpcroutes/status", verbs: ["patch"], scope: "cluster", why: "Gateway API: gRPC route parent conditions" },
-  { group: "events.k8s.io", resource: "events", verbs: ["create", "patch"], scope: "cluster", why: "diagnostics as Events on Ingresses" },
+  { group: "events.k8s.io", resource: "events", verbs: ["create", "patch"], scope: "cluster", why: "diagnostics as Events on Ingresses, Gateways, HTTPRoutes and GRPCRoutes (in their namespaces: cluster scope)" },
   { group: "coordination.k8s.io", resource: "leases", verbs: ["get", "create", "update"], scope: "namespace", why: "leader election" },
+  { group: "", resource: "services", verbs: ["create", "patch", "delete"], scope: "namespace", why: "--gateway-ports: each Gateway's Service, beside --publish-service (kube/gateway-services.ts)" },
 ];
 
 /** Throws at start-up (not per call) when code uses an undeclared call: keeps RBAC honest. */

@@ -55,6 +55,8 @@ export interface KubeSource extends Source {
 }
 
 class Gone extends Error {}
+/** The watch's resourceVersion is ahead of the API server's: retried after the back-off, from a new list. */
+class TooLarge extends Error {}
 
 export function createKubeSource(o: KubeSourceOptions): KubeSource {
   const t: WatchTimings = { ...DEFAULT_WATCH_TIMINGS, ...o.timings };
@@ -172,7 +174,16 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
         await res.body?.cancel();
         throw new NotInstalled();
       }
-      if (!res.ok || !res.body) throw await apiError(res, "GET", path, client.server);
+      if (!res.ok || !res.body) {
+        const err = await apiError(res, "GET", path, client.server);
+        // A version the API server has not reached: kube-apiserver answers 504 "Too large
+        // resource version" (k8s.io/apiserver storage.NewTooLargeResourceVersionError), and
+        // client-go's reflector lists afresh. The same version would fail every retry, for good:
+        // one from before an etcd restore, or one a broken server sent (which also held back every
+        // event after it, watch-parts.ts resumeAfter).
+        if (res.status === 504 && /too large resource version/i.test(err.message)) throw new TooLarge(err.message);
+        throw err;
+      }
       timers.connected();
       st.watches++;
       connected();
@@ -277,6 +288,10 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
           hooks.onError?.(kind, "watch stalled");
           log.warn("watch stalled: no event or bookmark, restarting it", { kind, resourceVersion: st.resourceVersion, silentMs: Math.round(e.silentMs), stallTimeoutMs: t.stallTimeoutMs });
           continue;
+        }
+        if (e instanceof TooLarge) {
+          st.resourceVersion = null;
+          hooks.onRelist?.(kind);
         }
         st.errors++;
         const reason = e instanceof Error ? e.message : String(e);

@@ -29,6 +29,8 @@ export type DiagnosticReason =
   | "HostClientCertificates"
   /** --host-policy-scope=namespace: an Ingress outside the host's namespace set a host-wide annotation, not applied there. */
   | "HostPolicyIgnored"
+  /** A Gateway API route names a host an Ingress in another namespace names: not asked there (docs/design.md "Gateway API"). */
+  | "RouteHostHeldByIngress"
   | "InvalidHost"
   | "InvalidBackend"
   | "InvalidAnnotation"

@@ -13,6 +13,36 @@ const port = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535));
 const optPort = v.optional(v.nullable(port));
 const list = <T extends v.GenericSchema>(item: T) => v.optional(v.nullable(v.array(item)));
 
+/**
+ * Gateway API Hostname (apis/v1 shared_types.go: at most 253 characters of the pattern below,
+ * a leading `*.` allowed), checked here because a --manifests object has not been through the
+ * CRD: a route or listener hostname becomes an SNI name of the HTTPS listener (Bun.serve refuses
+ * a NUL there, and a refused set would hold every later certificate change back) and a lookup
+ * key. Upper case is taken (the compiler lowercases: RFC 4343), the rest of the pattern is the
+ * CRD's; the length is checked first, so the pattern never runs on a long text.
+ */
+const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i;
+const hostname = v.pipe(
+  v.string(),
+  v.check((h) => h.length <= 253 && HOSTNAME.test(h), "a hostname is not a DNS name (Gateway API Hostname)"),
+);
+
+/**
+ * metadata of a Gateway API object: the name a DNS subdomain and the namespace a DNS label
+ * (RFC 1123, as the API server requires of every such object), checked for --manifests objects.
+ * The compiler keys objects by `namespace/name` and a GRPCRoute's work by `namespace/name#GRPCRoute`
+ * (compile/gateway/grpcroute.ts): a `/` or `#` in either would make two objects one key.
+ */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const GatewayObjectMetaSchema = v.pipe(
+  ObjectMetaSchema,
+  v.check(
+    (m) => m.name.length <= 253 && DNS_SUBDOMAIN.test(m.name) && (m.namespace === undefined || (m.namespace.length <= 63 && DNS_LABEL.test(m.namespace))),
+    "metadata.name is not a DNS subdomain or metadata.namespace not a DNS label (RFC 1123)",
+  ),
+);
+
 /** metav1.LabelSelector (matchLabels and matchExpressions). */
 export const LabelSelectorSchema = v.looseObject({
   matchLabels: v.optional(v.nullable(v.record(v.string(), v.string()))),
@@ -36,7 +66,7 @@ const SecretObjectReferenceSchema = v.looseObject({
 export const GatewayClassSchema = v.looseObject({
   apiVersion: v.optional(v.string()),
   kind: v.optional(v.literal("GatewayClass")),
-  metadata: ObjectMetaSchema,
+  metadata: GatewayObjectMetaSchema,
   spec: v.looseObject({
     controllerName: v.string(),
     description: optStr,
@@ -46,7 +76,7 @@ export const GatewayClassSchema = v.looseObject({
 
 export const ListenerSchema = v.looseObject({
   name: v.string(),
-  hostname: optStr,
+  hostname: v.optional(v.nullable(hostname)),
   port,
   protocol: v.string(),
   tls: v.optional(
@@ -77,7 +107,7 @@ export const ListenerSchema = v.looseObject({
 export const GatewaySchema = v.looseObject({
   apiVersion: v.optional(v.string()),
   kind: v.optional(v.literal("Gateway")),
-  metadata: ObjectMetaSchema,
+  metadata: GatewayObjectMetaSchema,
   spec: v.looseObject({
     gatewayClassName: v.string(),
     listeners: v.array(ListenerSchema),
@@ -190,11 +220,11 @@ export const HTTPRouteRuleSchema = v.looseObject({
 export const HTTPRouteSchema = v.looseObject({
   apiVersion: v.optional(v.string()),
   kind: v.optional(v.literal("HTTPRoute")),
-  metadata: ObjectMetaSchema,
+  metadata: GatewayObjectMetaSchema,
   spec: v.optional(
     v.looseObject({
       parentRefs: list(ParentReferenceSchema),
-      hostnames: list(v.string()),
+      hostnames: list(hostname),
       rules: list(HTTPRouteRuleSchema),
     }),
     {},
@@ -205,7 +235,7 @@ export const HTTPRouteSchema = v.looseObject({
 export const ReferenceGrantSchema = v.looseObject({
   apiVersion: v.optional(v.string()),
   kind: v.optional(v.literal("ReferenceGrant")),
-  metadata: ObjectMetaSchema,
+  metadata: GatewayObjectMetaSchema,
   spec: v.looseObject({
     from: v.array(v.looseObject({ group: v.string(), kind: v.string(), namespace: v.string() })),
     to: v.array(v.looseObject({ group: v.string(), kind: v.string(), name: optStr })),
@@ -248,11 +278,11 @@ export const GRPCRouteRuleSchema = v.looseObject({
 export const GRPCRouteSchema = v.looseObject({
   apiVersion: v.optional(v.string()),
   kind: v.optional(v.literal("GRPCRoute")),
-  metadata: ObjectMetaSchema,
+  metadata: GatewayObjectMetaSchema,
   spec: v.optional(
     v.looseObject({
       parentRefs: list(ParentReferenceSchema),
-      hostnames: list(v.string()),
+      hostnames: list(hostname),
       rules: list(GRPCRouteRuleSchema),
     }),
     {},

@@ -27,6 +27,7 @@ import {
   type Service,
 } from "./schemas.ts";
 import type { Diagnostic } from "./diagnostic.ts";
+import { IngressNginxPolicySchema, PORTICO_GROUP, type IngressNginxPolicy } from "./portico-policy.ts";
 
 export const KINDS = [
   "IngressClass",
@@ -40,6 +41,7 @@ export const KINDS = [
   "HTTPRoute",
   "GRPCRoute",
   "ReferenceGrant",
+  "IngressNginxPolicy",
 ] as const;
 export type Kind = (typeof KINDS)[number];
 
@@ -57,10 +59,11 @@ export interface KindObjects {
   HTTPRoute: HTTPRoute;
   GRPCRoute: GRPCRoute;
   ReferenceGrant: ReferenceGrant;
+  IngressNginxPolicy: IngressNginxPolicy;
 }
 export type KubeObject = KindObjects[Kind];
 
-/** The Gateway API kinds: their CRDs may be absent. */
+/** The Gateway API kinds and Portico's IngressNginxPolicy: their CRDs may be absent. */
 export const isOptionalKind = (kind: Kind): boolean => KIND_API[kind].optional === true;
 
 export interface KindApi {
@@ -93,6 +96,8 @@ export const KIND_API: Readonly<Record<Kind, KindApi>> = {
   // v1beta1 is served by every standard-channel release (and is still the storage version in
   // v1.6); v1 is served only from v1.5 on, so watching v1beta1 works with older CRDs too.
   ReferenceGrant: { group: GATEWAY_GROUP, version: "v1beta1", resource: "referencegrants", namespaced: true, optional: true, alsoServed: ["v1"] },
+  // Portico's extension (model/portico-policy.ts): k8s/crd-ingressnginxpolicy.yaml installs it.
+  IngressNginxPolicy: { group: PORTICO_GROUP, version: "v1alpha1", resource: "ingressnginxpolicies", namespaced: true, optional: true },
 };
 
 /**
@@ -121,6 +126,7 @@ const SCHEMAS = {
   HTTPRoute: HTTPRouteSchema,
   GRPCRoute: GRPCRouteSchema,
   ReferenceGrant: ReferenceGrantSchema,
+  IngressNginxPolicy: IngressNginxPolicySchema,
 } as const;
 
 export function isKind(s: unknown): s is Kind {

@@ -45,6 +45,8 @@ export const CLIENT_CERT = defineKind(
     depth: v.pipe(v.number(), v.integer(), v.minValue(1)),
     errorPage: NullableStr,
     passCertificate: v.boolean(),
+    /** auth-tls-match-cn: a pattern the subject DN must match (checked when compiled), or null. */
+    matchCn: NullableStr,
     secret: Str,
     ca: v.nullable(Strings),
   }),

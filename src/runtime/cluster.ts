@@ -31,7 +31,7 @@ export async function startCluster(o: { config: Config; log: Logger; inst: Instr
     applied(applied, diagnostics) {
       // `diagnostics` already holds the compile's own; pass them once, as the extra list.
       const gw = applied.result.gateway;
-      kube.applied({ statuses: applied.result.statuses, diagnostics: [] }, applied.snapshot.ingresses, applied.snapshot.services, diagnostics, gw ? { result: gw, snapshot: applied.snapshot } : undefined);
+      kube.applied({ statuses: applied.result.statuses, diagnostics: [] }, applied.snapshot.ingresses, applied.snapshot.services, diagnostics, gw ? { result: gw, snapshot: applied.snapshot, ports: applied.result.table.gatewayPorts ?? null } : undefined);
     },
     stop: () => kube.stop(),
   };

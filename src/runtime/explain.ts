@@ -15,14 +15,21 @@ export interface ExplainRefused {
   readonly reason: string;
 }
 
+/** A question explain cannot answer: a port or Gateway without a table of its own, a bad method. */
+export interface ExplainError {
+  readonly error: string;
+}
+
 /** A request the proxy would refuse is answered as such rather than as an error. */
-function refusal(err: unknown): ExplainRefused {
+function refusal(err: unknown): ExplainRefused | ExplainError {
   // The message names the part (host or path), never the value.
   if (err instanceof RejectedRequest) return { outcome: "400", reason: err.message };
+  // compile/explain.ts: the port or Gateway asked has no table, or an input is beyond its limits.
+  if (err instanceof RangeError) return { error: err.message };
   throw err;
 }
 
-export async function explainLive(controller: Controller, config: Config, q: ExplainRequest): Promise<ExplainResult | ExplainRefused> {
+export async function explainLive(controller: Controller, config: Config, q: ExplainRequest): Promise<ExplainResult | ExplainRefused | ExplainError> {
   // The snapshot of the live table, so the answer describes what is being served right now.
   // The controller's compiler compiled it: explain reads that compile rather than redoing it
   // (before the first table, or after a failed compile reset the compiler, explain compiles).
@@ -58,7 +65,7 @@ export async function explainCli(config: Config, q: ExplainRequest): Promise<num
   } finally {
     await source.stop();
   }
-  let result: ExplainResult | ExplainRefused;
+  let result: ExplainResult | ExplainRefused | ExplainError;
   try {
     result = explain(store.snapshot(), config, q);
   } catch (err) {

@@ -6,7 +6,7 @@ import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { DataPlane } from "../serving/plane.ts";
 import { serveTraffic } from "../serving/serve.ts";
-import { createTlsBuilder } from "../serving/tls.ts";
+import { buildPortTls, createTlsBuilder } from "../serving/tls.ts";
 import type { TableHolder } from "../table/holder.ts";
 
 export function createLocalPlane(o: { config: Config; log: Logger; inst: Instruments; holder: TableHolder }): DataPlane {
@@ -26,7 +26,7 @@ export function createLocalPlane(o: { config: Config; log: Logger; inst: Instrum
     apply(result) {
       const built = builder.build(result.certificates);
       expiry = built.expiry;
-      serving.setTls(built.entries, built.fingerprint);
+      serving.setTls(built.entries, built.fingerprint, buildPortTls(builder, result).ports);
       serving.tableChanged();
       return built.diagnostics;
     },

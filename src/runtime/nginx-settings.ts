@@ -5,9 +5,10 @@
 // (UnsupportedConfigKey); a value that cannot be read is InvalidConfigKey and the key keeps its
 // last good value. Settings the compiler reads apply at once (a compile, as any change); so do
 // the data plane's that its handlers read per request (config/live.ts LIVE_FIELDS: body size,
-// timeouts, HSTS, status codes), in this process and in the workers; the others (listeners,
-// TLS, trusted proxies, process counts) are read at start, and a later change to them is
-// logged as needing a restart.
+// timeouts, HSTS, status codes, what use-forwarded-headers / enable-real-ip /
+// compute-full-forwarded-for say of the forwarded headers), in this process and in the
+// workers; the others (listeners, TLS, the trusted ranges, process counts) are read at start,
+// and a later change to them is logged as needing a restart.
 import * as v from "valibot";
 import { COMPILE_FIELDS, type CompileConfig } from "../compile/config.ts";
 import { configMapReport, parseNginxConfigMap } from "../compile/nginx-configmap.ts";

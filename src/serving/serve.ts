@@ -13,9 +13,13 @@ import { answersGrpc, needsNodeListener } from "../table/listener-needs.ts";
 import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
+import { createGatewayPortListeners } from "./gateway-ports.ts";
 import { createHttpsListener } from "./https.ts";
 import { startPassthroughFront, type PassthroughFront } from "./passthrough.ts";
 import { createPlainListener, type PlainKind } from "./plain.ts";
+import type { TlsSet } from "./tls.ts";
+
+const NO_PORT_TLS: ReadonlyMap<number, TlsSet> = new Map();
 import { bindOrExplain, claimPort } from "./ports.ts";
 
 /**
@@ -36,7 +40,7 @@ export interface ServeTrafficOptions {
    * The first certificate set; the HTTPS port is bound with it at once. `provisional`: a
    * stand-in served until the first table's set (tls/listener.ts, TlsListener.update).
    */
-  readonly tls: { readonly entries: readonly TlsEntry[]; readonly fingerprint: string; readonly provisional?: boolean };
+  readonly tls: { readonly entries: readonly TlsEntry[]; readonly fingerprint: string; readonly provisional?: boolean; readonly ports?: ReadonlyMap<number, TlsSet> };
   readonly ports: PortSharing;
   /** Where this process's endpoint windows start (proxy/upstream/subset.ts); random when absent. */
   readonly balancerSeed?: number;
@@ -47,11 +51,13 @@ export interface ServeTrafficOptions {
 }
 
 export interface Serving {
-  /** Serve this certificate set (a rotation: tls/listener.ts). */
-  setTls(entries: readonly TlsEntry[], fingerprint: string): void;
+  /** Serve this certificate set (a rotation: tls/listener.ts); `ports`: the Gateways' own HTTPS ports' sets (--gateway-ports). */
+  setTls(entries: readonly TlsEntry[], fingerprint: string, ports?: ReadonlyMap<number, TlsSet>): void;
   /** A new table is live (after the holder's swap): handshakes ask for client certificates while one of its routes reads them. */
   tableChanged(): void;
   readonly ports: { readonly http: number; readonly https: number };
+  /** The Gateways' own ports listening now (--gateway-ports), by port. */
+  readonly gatewayPorts: ReadonlyMap<number, { readonly https: boolean }>;
   /** What serves the plain port now: Bun.serve alone, or the h2c front while a gRPC route exists (plain.ts). */
   readonly plainListener: PlainKind;
   /** The stand-in set is still served. */
@@ -79,8 +85,16 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   const common = { config, table: o.table, lookup, hooks, log, balancer, bodyBudget } as const;
   const httpHandler = createProxyHandler({ ...common, scheme: "http" });
   const httpsHandler = createProxyHandler({ ...common, scheme: "https" });
+  // --gateway-ports: each Gateway's own ports, opened and closed as the table lists them
+  // (gateway-ports.ts); with no Gateway on its own port nothing here listens or runs.
+  let tlsSet: TlsSet = { entries: o.tls.entries, fingerprint: o.tls.fingerprint };
+  let portTls: ReadonlyMap<number, TlsSet> = o.tls.ports ?? NO_PORT_TLS;
+  const gatewayPorts = createGatewayPortListeners({
+    config, log: log.child({ listener: "gateway" }), hostname: config.bind, reusePort: o.ports !== "alone",
+    table: o.table, deps: { config, lookup, hooks, log, balancer, bodyBudget }, tls: (port) => portTls.get(port) ?? tlsSet,
+  });
   // Bun exposes no connection count: the gauge reports requests in flight, read at scrape time.
-  inst.trackActiveConnections(() => httpHandler.inflight.count + httpsHandler.inflight.count);
+  inst.trackActiveConnections(() => httpHandler.inflight.count + httpsHandler.inflight.count + gatewayPorts.handlers.reduce((n, h) => n + h.inflight.count, 0));
   inst.trackPasswordChecks(() => PASSWORD_CHECKS);
 
   // Probes and binds run in this one synchronous turn (ports.ts).
@@ -121,6 +135,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
     http.useH2cFront(answersGrpc(t));
     https.useNodeListener(needsNodeListener(t));
     https.requestClientCertificates(needsClientCertificates(t));
+    gatewayPorts.fit(t);
   };
   fit(o.table());
   try {
@@ -136,25 +151,36 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   } catch (err) {
     for (const s of http.servers) void s.stop(true);
     void https.stop(true);
+    void gatewayPorts.stop(true);
     throw err;
   }
 
   const drain = createDrain({
     config,
     // Every TLS server alive (a rotation may be draining one) is stopped with the rest.
-    servers: () => [...http.servers, ...https.servers],
-    handlers: [httpHandler, httpsHandler],
+    servers: () => [...http.servers, ...https.servers, ...gatewayPorts.servers],
+    get handlers() {
+      return [httpHandler, httpsHandler, ...gatewayPorts.handlers];
+    },
     log,
   });
   let stopped: Promise<void> | null = null;
   return {
-    setTls: (entries, fingerprint) => https.update(entries, fingerprint),
+    setTls: (entries, fingerprint, ports) => {
+      https.update(entries, fingerprint);
+      tlsSet = { entries, fingerprint };
+      portTls = ports ?? NO_PORT_TLS;
+      gatewayPorts.setTls();
+    },
     tableChanged: () => fit(o.table()),
     settled: async () => {
       await https.settled();
       await http.settled();
     },
     ports: { http: http.port, https: front?.port ?? https.port },
+    get gatewayPorts() {
+      return gatewayPorts.ports;
+    },
     get plainListener() {
       return http.kind;
     },
@@ -168,9 +194,11 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
       stopped ??= (async () => {
         https.freeze(); // no rotation may start a new server while we drain
         http.freeze();
+        gatewayPorts.freeze();
         await drain.begin(d);
         front?.stop(true);
         await https.stop(true);
+        await gatewayPorts.stop(true);
         await access.flush(1000);
       })();
       return stopped;

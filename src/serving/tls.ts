@@ -7,7 +7,29 @@ import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import { generateDefaultCertificate } from "../tls/default-cert.ts";
 import { createPemChecker } from "../tls/pem.ts";
-import { buildTlsEntries, validateTlsSettings, type TlsEntries } from "../tls/sni.ts";
+import { buildTlsEntries, validateTlsSettings, type TlsEntries, type TlsEntry } from "../tls/sni.ts";
+
+/** One certificate set: SNI entries and their digest. */
+export interface TlsSet {
+  readonly entries: readonly TlsEntry[];
+  readonly fingerprint: string;
+}
+
+/**
+ * The certificate sets of the Gateways' own HTTPS ports (--gateway-ports), by port, and one
+ * digest over all of them. Their diagnostics are left out: each binding is a Gateway
+ * listener's certificateRef, whose problems the listener's status and the shared set report.
+ */
+export function buildPortTls(builder: TlsBuilder, result: Pick<CompileResult, "gatewayPortCertificates">): { readonly ports: ReadonlyMap<number, TlsSet>; readonly fingerprint: string } {
+  const ports = new Map<number, TlsSet>();
+  let fingerprint = "";
+  for (const [port, bindings] of result.gatewayPortCertificates ?? []) {
+    const built = builder.build(bindings);
+    ports.set(port, { entries: built.entries, fingerprint: built.fingerprint });
+    fingerprint += `${port}=${built.fingerprint};`;
+  }
+  return { ports, fingerprint };
+}
 
 export interface TlsBuilder {
   /** Entries for the bindings (the default certificate alone for none). */

@@ -58,6 +58,11 @@ export function relevantPart<K extends Kind>(kind: K, object: KindObjects[K]): u
       const m = object.metadata;
       return [(object as { spec?: unknown }).spec ?? null, m.generation ?? null, m.creationTimestamp ?? null, m.uid ?? null, m.deletionTimestamp ?? null];
     }
+    case "IngressNginxPolicy": {
+      // Read by the rules naming it: its annotations, as an Ingress's (compile/gateway/extension.ts).
+      const o = object as KindObjects["IngressNginxPolicy"];
+      return [relevantAnnotations(o.spec.annotations), o.metadata.uid ?? null, o.metadata.deletionTimestamp ?? null];
+    }
   }
   return object;
 }

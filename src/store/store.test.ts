@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
 import { Store } from "./store.ts";
+import type { KindObjects } from "../model/kinds.ts";
 
 function ingress(name: string, extra: Partial<Ingress> & { rv?: string; annotations?: Record<string, string> } = {}): Ingress {
   const { rv, annotations, ...rest } = extra;
@@ -97,6 +98,21 @@ describe("other kinds", () => {
     expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("tls", "Opaque", { "tls.crt": "w" }, "5") })).toBe(false);
     expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("db", "helm.sh/release.v1", {}, "2") })).toBe(false);
     expect([...s.snapshot().secrets.keys()].sort()).toEqual(["default/plain", "default/tls"]);
+  });
+
+  test("a Secret an IngressNginxPolicy names in auth-secret matters like an Ingress's; a relist of either kind keeps the other's", () => {
+    const s = new Store();
+    const policy = (name: string, secretName: string) =>
+      ({ metadata: { name, namespace: "default", resourceVersion: "1" }, spec: { annotations: { "nginx.ingress.kubernetes.io/auth-secret": secretName } } }) as KindObjects["IngressNginxPolicy"];
+    expect(s.apply({ type: "ADDED", kind: "Secret", object: secret("users", "Opaque", { auth: "eA==" }) })).toBe(false);
+    expect(s.apply({ type: "ADDED", kind: "IngressNginxPolicy", object: policy("p", "users") })).toBe(true);
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("users", "Opaque", { auth: "eQ==" }, "2") })).toBe(true);
+    // An Ingress relist does not forget the policy's reference.
+    s.replace("Ingress", []);
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("users", "Opaque", { auth: "eg==" }, "3") })).toBe(true);
+    s.replace("IngressNginxPolicy", []);
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("users", "Opaque", { auth: "eA==" }, "4") })).toBe(false);
+    expect(s.snapshot().ingressNginxPolicies?.size).toBe(0);
   });
 
   test("a Secret an Ingress names in auth-secret matters while it is named, whichever arrives first", () => {

@@ -4,6 +4,7 @@
 import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
 import { authSecretKey, caSecretKey } from "../model/secret-refs.ts";
 import type { EndpointSlice, Ingress, Secret } from "../model/schemas.ts";
+import type { IngressNginxPolicy } from "../model/portico-policy.ts";
 import { CowMap } from "./cow-map.ts";
 import { SERVICE_NAME_LABEL, isKeptSecret, isTlsSecret, relevantEqual } from "./relevance.ts";
 import type { Snapshot, SourceSink, StoreEvent } from "./types.ts";
@@ -19,6 +20,13 @@ export function sliceServiceKey(slice: EndpointSlice): string | null {
   if (!svc) return null;
   return objectKey({ name: svc, namespace: slice.metadata.namespace });
 }
+
+/**
+ * An IngressNginxPolicy's reference entries are kept beside the Ingresses' under this prefix
+ * (no Ingress key has a `:`): its annotations name basic-auth and CA Secrets as an Ingress's do.
+ */
+const POLICY_REF = "IngressNginxPolicy:";
+const policyAnnotated = (p: IngressNginxPolicy): Pick<Ingress, "metadata"> => ({ metadata: { ...p.metadata, annotations: p.spec.annotations ?? {} } });
 
 const byName = (a: EndpointSlice, b: EndpointSlice): number =>
   a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0;
@@ -36,6 +44,7 @@ export class Store implements SourceSink {
     HTTPRoute: new CowMap(),
     GRPCRoute: new CowMap(),
     ReferenceGrant: new CowMap(),
+    IngressNginxPolicy: new CowMap(),
   };
   /** Slices grouped by service; each group array is replaced, never mutated (views stay valid). */
   private readonly slicesByService = new CowMap<readonly EndpointSlice[]>();
@@ -64,10 +73,14 @@ export class Store implements SourceSink {
       if (kind === "Secret" && !isKeptSecret(o as Secret)) continue;
       next.set(objectKey(o.metadata), o);
     }
-    if (kind === "Ingress") {
-      this.authRefs.clear();
-      this.authRefOf.clear();
-      for (const [key, o] of next) this.setAuthRef(key, o as Ingress);
+    if (kind === "Ingress" || kind === "IngressNginxPolicy") {
+      // A relist of one kind replaces that kind's references only.
+      const policy = kind === "IngressNginxPolicy";
+      for (const key of [...this.authRefOf.keys()]) if (key.startsWith(POLICY_REF) === policy) this.setAuthRef(key, undefined);
+      for (const [key, o] of next) {
+        if (policy) this.setAuthRef(`${POLICY_REF}${key}`, policyAnnotated(o as IngressNginxPolicy));
+        else this.setAuthRef(key, o as Ingress);
+      }
     }
     let changed = kind === "Secret" ? this.secretsChanged(map as CowMap<Secret>, next as Map<string, Secret>) : next.size !== map.size;
     if (!changed && kind !== "Secret") {
@@ -124,6 +137,7 @@ export class Store implements SourceSink {
       httpRoutes: this.objects.HTTPRoute.share(),
       grpcRoutes: this.objects.GRPCRoute.share(),
       referenceGrants: this.objects.ReferenceGrant.share(),
+      ingressNginxPolicies: this.objects.IngressNginxPolicy.share(),
     });
   }
 
@@ -143,6 +157,7 @@ export class Store implements SourceSink {
     map.set(key, object);
     if (kind === "EndpointSlice") this.indexSlice(old as EndpointSlice | undefined, object as EndpointSlice);
     if (kind === "Ingress") this.setAuthRef(key, object as Ingress);
+    if (kind === "IngressNginxPolicy") this.setAuthRef(`${POLICY_REF}${key}`, policyAnnotated(object as IngressNginxPolicy));
     if (kind === "Secret" && !this.secretMatters(key, old as Secret | undefined) && !this.secretMatters(key, object as Secret)) return false;
     return old === undefined || !relevantEqual(kind, old, object);
   }
@@ -155,11 +170,15 @@ export class Store implements SourceSink {
     map.delete(key);
     if (kind === "EndpointSlice") this.indexSlice(old as EndpointSlice, undefined);
     if (kind === "Ingress") this.setAuthRef(key, undefined);
+    if (kind === "IngressNginxPolicy") this.setAuthRef(`${POLICY_REF}${key}`, undefined);
     if (kind === "Secret") return this.secretMatters(key, old as Secret);
     return true;
   }
 
-  /** A TLS Secret, or one an Ingress names in auth-secret or auth-tls-secret (TLS compile and compile/access.ts read them). */
+  /**
+   * A TLS Secret, or one an Ingress or an IngressNginxPolicy names in auth-secret or
+   * auth-tls-secret (TLS compile and compile/access.ts read them).
+   */
   private secretMatters(key: string, s: Secret | undefined): boolean {
     return s !== undefined && (isTlsSecret(s) || this.authRefs.has(key));
   }
@@ -174,8 +193,8 @@ export class Store implements SourceSink {
     return false;
   }
 
-  /** Record which Secrets `ingress` (undefined: deleted) names in auth-secret and auth-tls-secret. */
-  private setAuthRef(key: string, ingress: Ingress | undefined): void {
+  /** Record which Secrets `ingress` (or a policy's annotations; undefined: deleted) names in auth-secret and auth-tls-secret. */
+  private setAuthRef(key: string, ingress: Pick<Ingress, "metadata"> | undefined): void {
     const before = this.authRefOf.get(key) ?? [];
     const after: string[] = [];
     if (ingress !== undefined) {

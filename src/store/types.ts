@@ -1,6 +1,7 @@
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Kind, KindObjects } from "../model/kinds.ts";
 import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
+import type { IngressNginxPolicy } from "../model/portico-policy.ts";
 import type { Gateway, GatewayClass, GRPCRoute, HTTPRoute, Namespace, ReferenceGrant } from "../model/gateway.ts";
 
 /** One change from a source (a watch stream or the --manifests files), already validated. */
@@ -23,6 +24,8 @@ export interface Snapshot {
   readonly httpRoutes: ReadonlyMap<string, HTTPRoute>;
   readonly grpcRoutes: ReadonlyMap<string, GRPCRoute>;
   readonly referenceGrants: ReadonlyMap<string, ReferenceGrant>;
+  /** Portico's IngressNginxPolicy objects (ExtensionRef filters; empty when its CRD is absent). */
+  readonly ingressNginxPolicies?: ReadonlyMap<string, IngressNginxPolicy>;
 }
 
 /**

@@ -2,10 +2,12 @@
 // verify mode is not `off` (proxy/policies/client-cert.ts). The HTTPS listener asks for a certificate in
 // the handshake only while this holds (docs/design.md, "Client certificates"): asking on every
 // handshake makes browsers that hold client certificates offer a picker on any host.
-import { allRoutes } from "./routes.ts";
-import type { Route, RouteTable } from "./types.ts";
+import { someRoute } from "./routes.ts";
+import type { HostRoutes, Route, RouteTable } from "./types.ts";
 
 const known = new WeakMap<RouteTable, boolean>();
+/** The answer per host entry, kept while the entry is (someRoute). */
+const hostReads = new WeakMap<HostRoutes, boolean>();
 
 function reads(route: Route): boolean {
   for (const s of route.options.stages ?? []) if (s.kind === "client-cert" && s.params.verify !== "off") return true;
@@ -16,7 +18,7 @@ function reads(route: Route): boolean {
 export function needsClientCertificates(table: RouteTable): boolean {
   let v = known.get(table);
   if (v === undefined) {
-    v = (table.defaultRoute !== null && reads(table.defaultRoute)) || allRoutes(table).some(reads);
+    v = (table.defaultRoute !== null && reads(table.defaultRoute)) || someRoute(table, reads, hostReads);
     known.set(table, v);
   }
   return v;

@@ -13,8 +13,11 @@
 //    Exact path, then the longest PathPrefix, then the longest RegularExpression, then a
 //    method, then more header matches, then more query matches, then the oldest route, then
 //    namespace/name, then rule and match order. The first matching entry wins.
+// On a host an Ingress names, step 2 asks the listener's `held` list for that host instead:
+// only the entries of routes in the namespaces of the Ingresses naming it
+// (compile/gateway/ingress-hosts.ts; docs/design.md "Gateway API").
 // Nothing matched → null: the request goes on to the Ingress table.
-import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes, HeaderMatch, Match } from "./types.ts";
+import type { GatewayEntry, GatewayHeld, GatewayHosts, GatewayMatch, GatewayRoutes, HeaderMatch, Match } from "./types.ts";
 import { compileHeaderPattern, compilePathRegex } from "../regex/index.ts";
 
 /** What matching reads of a request. */
@@ -74,15 +77,32 @@ function decode(s: string): string {
   }
 }
 
+// The query as parameters, parsed once per query string (the last one this process saw). A
+// lookup asks it once per query match, and routes may hold thousands: parsed per match, a
+// query of 2000 parameters cost about 0.3 ms a match (measured), so well over half a second a
+// request, which any client could ask for. Keyed by the query text, one parse serves a whole
+// lookup (and the next request's, when it has the same query).
+let parsedQuery: string | null = null;
+let parsedParams: ReadonlyMap<string, string> = new Map();
+
+function parseQuery(query: string): ReadonlyMap<string, string> {
+  const out = new Map<string, string>();
+  for (const part of query.split("&")) {
+    const eq = part.indexOf("=");
+    const name = decode(eq === -1 ? part : part.slice(0, eq));
+    if (!out.has(name)) out.set(name, eq === -1 ? "" : decode(part.slice(eq + 1)));
+  }
+  return out;
+}
+
 /** The first value of a query parameter (repeated names are implementation-specific: HTTPQueryParamMatch). */
 export function queryValue(query: string, name: string): string | null {
   if (query === "") return null;
-  for (const part of query.split("&")) {
-    const eq = part.indexOf("=");
-    if (decode(eq === -1 ? part : part.slice(0, eq)) !== name) continue;
-    return eq === -1 ? "" : decode(part.slice(eq + 1));
+  if (query !== parsedQuery) {
+    parsedParams = parseQuery(query);
+    parsedQuery = query;
   }
-  return null;
+  return parsedParams.get(name) ?? null;
 }
 
 // RegularExpression matches (implementation-specific in Gateway API; docs/design.md "Gateway
@@ -96,7 +116,38 @@ const NEVER = (): boolean => false;
 const pathRegexes = new WeakMap<GatewayMatch, (path: string) => boolean>();
 const valueRegexes = new WeakMap<HeaderMatch, (value: string) => boolean>();
 
+/**
+ * What RegularExpression matches may scan in one lookup: each test costs its text's length plus
+ * REGEX_TEST_COST. The engine is linear, but linear in the text times the pattern (up to 1000
+ * instructions): an unanchored `.*` or `(.*)(.*)(.*)` over an 8 KiB header took 5 to 12 ms on
+ * re2js (measured), and routes may hold thousands of such matches, each tried in turn on a
+ * request that reaches them, on the worker's one thread: seconds per request, for any client.
+ * The budget bounds a request's regex work whatever the routes hold (about 0.2 s at the very
+ * worst) and stays far above what ordinary matches spend (a thousand tests of 50-character
+ * paths or values). Once it is spent, every further RegularExpression match of the lookup does
+ * not match: the request goes where it would go without them (docs/design.md "Gateway API").
+ */
+export const REGEX_LOOKUP_BUDGET = 131_072;
+const REGEX_TEST_COST = 32;
+let regexLeft = REGEX_LOOKUP_BUDGET;
+
+/** Starts one lookup's regex budget (findGatewayEntry, explain's walk). */
+export function startLookup(): void {
+  regexLeft = REGEX_LOOKUP_BUDGET;
+}
+
+function spend(text: string): boolean {
+  const cost = text.length + REGEX_TEST_COST;
+  if (cost > regexLeft) {
+    regexLeft = 0;
+    return false;
+  }
+  regexLeft -= cost;
+  return true;
+}
+
 function regexPath(m: GatewayMatch, path: string): boolean {
+  if (!spend(path)) return false;
   let test = pathRegexes.get(m);
   if (test === undefined) {
     const c = compilePathRegex(m.path);
@@ -108,7 +159,7 @@ function regexPath(m: GatewayMatch, path: string): boolean {
 
 function valueMatches(h: HeaderMatch, value: string | null): boolean {
   if (h.regex !== true) return value === h.value;
-  if (value === null) return false;
+  if (value === null || !spend(value)) return false;
   let test = valueRegexes.get(h);
   if (test === undefined) {
     const c = compileHeaderPattern(h.value);
@@ -144,6 +195,19 @@ export function matchesRequest(m: GatewayMatch, req: GatewayRequest): boolean {
   return true;
 }
 
+/**
+ * On a host an Ingress names, the only entries asked: those of routes in the namespaces of the
+ * Ingresses naming it (docs/design.md "Gateway API"); undefined for any other host. An exact
+ * name first, then an Ingress wildcard, which covers one whole first label as the Ingress
+ * table's does (table/lookup.ts selectHost).
+ */
+export function heldEntries(held: GatewayHeld, host: string): readonly GatewayEntry[] | undefined {
+  const exact = held.exact.get(host);
+  if (exact !== undefined || held.wildcard.size === 0) return exact;
+  const dot = host.indexOf(".");
+  return dot > 0 ? held.wildcard.get(host.slice(dot + 1)) : undefined;
+}
+
 /** The entry a request gets on Portico's HTTP or HTTPS listener, or null. */
 export function findGatewayEntry(routes: GatewayRoutes, https: boolean, req: GatewayRequest): GatewayEntry | null {
   const listeners = https ? routes.https : routes.http;
@@ -151,6 +215,12 @@ export function findGatewayEntry(routes: GatewayRoutes, https: boolean, req: Gat
   const lkey = bestHostname(listeners.keys(), req.host);
   if (lkey === undefined) return null;
   const idx = listeners.get(lkey)!;
+  regexLeft = REGEX_LOOKUP_BUDGET;
+  const held = idx.held == null ? undefined : heldEntries(idx.held, req.host);
+  if (held !== undefined) {
+    for (const e of held) if (matchesRequest(e.match, req)) return e;
+    return null;
+  }
   const exact = idx.exact.get(req.host);
   if (exact !== undefined) for (const e of exact) if (matchesRequest(e.match, req)) return e;
   for (const [p, l] of idx.wildcards) {

@@ -4,7 +4,7 @@ import { redactStage, type StagePolicy } from "../policy/stages.ts";
 import type { RegexLocationSpec } from "./types.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
-import type { GatewayEntry, GatewayHosts, GatewayMatch } from "./types.ts";
+import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes } from "./types.ts";
 
 export interface SerializedRoute {
   readonly path: string;
@@ -12,6 +12,8 @@ export interface SerializedRoute {
   readonly declaredPathType: string;
   readonly source: Route["source"];
   readonly ingress: string;
+  /** Set on a GRPCRoute's rule (Gateway API part): `ingress` then names that GRPCRoute, not an HTTPRoute. */
+  readonly kind?: "GRPCRoute";
   /** `rules[i].paths[j]`, or "" for default routes. */
   readonly rule: string;
   readonly backend: string;
@@ -61,6 +63,8 @@ export interface SerializedTable {
   readonly aliases?: Readonly<Record<string, string>>;
   /** Gateway API rules (RouteTable.gateway) in lookup order; absent when there are none. */
   readonly gateway?: readonly SerializedGatewayListener[];
+  /** With --gateway-ports: each Gateway's own port and its rules (RouteTable.gatewayPorts), by port; absent otherwise. */
+  readonly gatewayPorts?: readonly { readonly port: number; readonly gateway: string; readonly declared: number; readonly https: boolean; readonly listeners: readonly SerializedGatewayListener[] }[];
 }
 
 /** One listener hostname of Portico's HTTP or HTTPS port, its route hostnames and their entries. */
@@ -74,6 +78,12 @@ export interface SerializedGatewayListener {
       readonly weights: readonly { readonly weight: number; readonly route: SerializedRoute }[];
     }[];
   }[];
+  /**
+   * Hosts an Ingress names (an Ingress wildcard as `*.suffix`): the entries asked there, only
+   * those of routes in the Ingresses' namespaces, as `namespace/name rule R match M (hostname)`;
+   * absent when none (docs/design.md "Gateway API").
+   */
+  readonly held?: readonly { readonly host: string; readonly entries: readonly string[] }[];
 }
 
 const DEFAULTS: Readonly<Record<string, unknown>> = { ...DEFAULT_ROUTE_OPTIONS };
@@ -97,6 +107,7 @@ function route(r: Route): SerializedRoute {
     declaredPathType: r.declaredPathType,
     source: r.source,
     ingress: r.ingress.namespace || r.ingress.name ? `${r.ingress.namespace}/${r.ingress.name}` : "",
+    ...(r.ingress.kind === undefined ? {} : { kind: r.ingress.kind }),
     rule: r.ruleIndex < 0 ? "" : `rules[${r.ruleIndex}].paths[${r.pathIndex}]`,
     backend: r.backend.id,
     tls: r.tls,
@@ -165,7 +176,7 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
   }));
   if (table.defaultRoute) backends.set(table.defaultRoute.backend.id, table.defaultRoute.backend);
   const gateway: SerializedGatewayListener[] = [];
-  if (table.gateway) {
+  const ofGateway = (g: GatewayRoutes, out: SerializedGatewayListener[]) => {
     const entries = (es: readonly GatewayEntry[]) =>
       es.map((e) => ({
         match: e.match,
@@ -174,6 +185,11 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
           return { weight: c.weight, route: route(c.match.route) };
         }),
       }));
+    const heldNames = (es: readonly GatewayEntry[]) =>
+      es.map((e) => {
+        const r = e.choices[0]?.match.route;
+        return r === undefined ? "?" : `${r.ingress.namespace}/${r.ingress.name} rule ${r.ruleIndex} match ${r.pathIndex} (${r.host ?? "*"})`;
+      });
     const listeners = (port: "http" | "https", m: ReadonlyMap<string, GatewayHosts>) => {
       for (const key of [...m.keys()].sort()) {
         const h = m.get(key)!;
@@ -182,12 +198,22 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
           ...h.wildcards.map(([k, es]) => ({ hostname: k, entries: entries(es) })),
           ...(h.any ? [{ hostname: "*", entries: entries(h.any) }] : []),
         ];
-        gateway.push({ port, listenerHostname: key, hosts });
+        // A host an Ingress names: the entries asked there, its owners' only (GatewayHosts.held).
+        const held = h.held == null ? [] : [...[...h.held.exact.keys()].sort().map((k) => ({ host: k, entries: heldNames(h.held!.exact.get(k)!) })), ...[...h.held.wildcard.keys()].sort().map((k) => ({ host: `*.${k}`, entries: heldNames(h.held!.wildcard.get(k)!) }))];
+        out.push({ port, listenerHostname: key, hosts, ...(held.length === 0 ? {} : { held }) });
       }
     };
-    listeners("http", table.gateway.http);
-    listeners("https", table.gateway.https);
-  }
+    listeners("http", g.http);
+    listeners("https", g.https);
+  };
+  if (table.gateway) ofGateway(table.gateway, gateway);
+  const gatewayPorts = [...(table.gatewayPorts ?? [])]
+    .sort(([a], [b]) => a - b)
+    .map(([port, g]) => {
+      const out: SerializedGatewayListener[] = [];
+      if (g.routes !== null) ofGateway(g.routes, out);
+      return { port, gateway: g.gateway, declared: g.declared, https: g.https, listeners: out };
+    });
   const ids = [...backends.keys()].sort();
   return {
     ...(generation === undefined ? {} : { generation }),
@@ -197,5 +223,6 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
     backends: ids.map((id) => backend(backends.get(id) as Backend)),
     ...(table.aliasKeys.size === 0 ? {} : { aliases: Object.fromEntries([...table.aliasKeys].sort((a, b) => (a[0] < b[0] ? -1 : 1))) }),
     ...(gateway.length === 0 ? {} : { gateway }),
+    ...(gatewayPorts.length === 0 ? {} : { gatewayPorts }),
   };
 }

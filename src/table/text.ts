@@ -6,7 +6,8 @@
 // a route whose every request is refused, redirected or has no pod to go to says so and why,
 // rather than showing only its backend's healthy endpoints.
 import type { PolicyValue, StagePolicy } from "../policy/stages.ts";
-import type { SerializedLocation, SerializedRoute, SerializedTable } from "./serialize.ts";
+import type { SerializedGatewayListener, SerializedLocation, SerializedRoute, SerializedTable } from "./serialize.ts";
+import type { GatewayMatch } from "./types.ts";
 import { DEFAULT_BACKEND_SLOT } from "./routes.ts";
 
 const HEADER = ["HOST", "PATH", "TYPE", "BACKEND", "ENDPOINTS", "TLS", "INGRESS", "ANSWERS"] as const;
@@ -158,6 +159,78 @@ function canaryRow(host: string, r: SerializedRoute, backends: ReadonlyMap<strin
   ];
 }
 
+const GATEWAY_HEADER = ["PORT", "LISTENER", "HOST", "MATCH", "BACKEND", "WEIGHT", "ENDPOINTS", "ROUTE", "ANSWERS"] as const;
+
+/** A Gateway API rule match in a few words: path, then method, headers and query it asks for. */
+function matchCell(m: GatewayMatch): string {
+  const path = m.pathType === "PathPrefix" ? `PathPrefix ${m.path === "" ? "/" : m.path}` : `${m.pathType} ${m.path}`;
+  const more = [
+    ...(m.method === null ? [] : [m.method]),
+    ...m.headers.map((h) => `${h.name}${h.regex === true ? " ~ " : ": "}${h.value}`),
+    ...m.query.map((q) => `?${q.name}${q.regex === true ? "~" : "="}${q.value}`),
+  ];
+  return clean(more.length === 0 ? path : `${path} (${more.join(", ")})`);
+}
+
+/**
+ * What a Gateway API rule's share answers: the rule-level answers the Gateway filters make
+ * (compile/gateway/table.ts: a rule that cannot be served answers 500, a gRPC call on it
+ * Trailers-Only grpc-status 14; a RequestRedirect answers its status), else as an Ingress
+ * route's (no endpoints: 503; proxied).
+ */
+function gatewayAnswers(r: SerializedRoute, backends: ReadonlyMap<string, BackendView>): RouteAnswers {
+  const stages = (Array.isArray(r.options?.stages) ? r.options.stages : []) as readonly StagePolicy[];
+  const error = stages.find((p) => p.kind === "gateway-error");
+  if (error !== undefined) return { text: `500 (${text(error.params.reason)}); a gRPC call: grpc-status 14`, blocked: true };
+  const redirect = stages.find((p) => p.kind === "gateway-redirect");
+  if (redirect !== undefined) return { text: `${typeof redirect.params.statusCode === "number" ? redirect.params.statusCode : 302} redirect (RequestRedirect)`, blocked: true };
+  return routeAnswers(r, backends);
+}
+
+/**
+ * The Gateway API rules, in lookup order (asked before the Ingress rules on the same port):
+ * the shared ports' (PORT http/https) and, with --gateway-ports, each Gateway's own port's.
+ */
+function gatewayRows(t: SerializedTable, backends: ReadonlyMap<string, BackendView>): { rows: string[][]; blocked: number } {
+  const rows: string[][] = [];
+  let blocked = 0;
+  const add = (port: string, listeners: readonly SerializedGatewayListener[]) => {
+    for (const l of listeners) {
+      for (const h of l.hosts) {
+        for (const e of h.entries) {
+          for (const w of e.weights) {
+            const r = w.route;
+            const a = gatewayAnswers(r, backends);
+            if (a.blocked) blocked++;
+            // A redirect or a rule that cannot be served has no backend (table.ts NO_BACKEND).
+            const none = (Array.isArray(r.options?.stages) ? (r.options.stages as readonly StagePolicy[]) : []).some((p) => p.kind === "gateway-error" || p.kind === "gateway-redirect");
+            rows.push([
+              port === "" ? l.port : port,
+              clean(l.listenerHostname),
+              clean(h.hostname),
+              matchCell(e.match),
+              none ? "-" : clean(r.backend),
+              String(w.weight),
+              none ? "-" : endpointsCell(backends.get(r.backend)),
+              clean(`${r.kind ?? "HTTPRoute"} ${r.ingress}`),
+              clean(a.text),
+            ]);
+          }
+        }
+      }
+    }
+  };
+  add("", t.gateway ?? []);
+  for (const p of t.gatewayPorts ?? []) add(`${p.port} (${p.gateway}:${p.declared}${p.https ? " https" : ""})`, p.listeners);
+  return { rows, blocked };
+}
+
+const aligned = (header: readonly string[], rows: readonly string[][]): string[] => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
+  return [line(header), ...rows.map(line)];
+};
+
 /** The table as aligned text, with a one-line summary at the end. */
 export function formatRoutesText(t: SerializedTable): string {
   const backends = new Map<string, BackendView>();
@@ -180,12 +253,14 @@ export function formatRoutesText(t: SerializedTable): string {
     }
   }
   if (t.defaultRoute) add("(any other)", t.defaultRoute, null);
-  const widths = HEADER.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
-  const out = [line(HEADER), ...rows.map(line)];
+  const gw = gatewayRows(t, backends);
   const down = [...backends.values()].filter((b) => !serves(b)).length;
   const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? "" : "s"}`;
-  const summary = `${plural(t.hosts.length, "host")}, ${plural(t.routeCount, "route")}${t.defaultRoute ? " and a default route" : ""}, ${plural(backends.size, "backend")}${down > 0 ? ` (${down} without endpoints)` : ""}${blocked > 0 ? `; ${plural(blocked, "route")} answering every request itself (see ANSWERS)` : ""}${t.generation !== undefined ? `; generation ${t.generation}` : ""}`;
-  if (rows.length === 0) return `no routes${t.generation !== undefined ? ` (generation ${t.generation})` : ""}: requests get 404\n`;
-  return `${out.join("\n")}\n\n${summary}\n`;
+  const gwSummary = gw.rows.length === 0 ? "" : `, ${plural(gw.rows.length, "Gateway API rule choice")}${gw.blocked > 0 ? ` (${gw.blocked} answering every request itself)` : ""}`;
+  const summary = `${plural(t.hosts.length, "host")}, ${plural(t.routeCount, "route")}${t.defaultRoute ? " and a default route" : ""}${gwSummary}, ${plural(backends.size, "backend")}${down > 0 ? ` (${down} without endpoints)` : ""}${blocked > 0 ? `; ${plural(blocked, "route")} answering every request itself (see ANSWERS)` : ""}${t.generation !== undefined ? `; generation ${t.generation}` : ""}`;
+  if (rows.length === 0 && gw.rows.length === 0) return `no routes${t.generation !== undefined ? ` (generation ${t.generation})` : ""}: requests get 404\n`;
+  // The Gateway API rules after the Ingresses' (they are asked first: docs/design.md "Gateway API").
+  const gwText = gw.rows.length === 0 ? "" : `${rows.length === 0 ? "" : "\n"}Gateway API rules (asked before the Ingress rules on the same port):\n${aligned(GATEWAY_HEADER, gw.rows).join("\n")}\n`;
+  const ingressText = rows.length === 0 ? "" : `${aligned(HEADER, rows).join("\n")}\n`;
+  return `${ingressText}${gwText}\n${summary}\n`;
 }

@@ -27,9 +27,11 @@ export type BackendStatus =
 
 /**
  * How Portico speaks to a backend's pods (backend-protocol): HTTP/1.1 over TCP or TLS, or gRPC,
- * which is HTTP/2 with prior knowledge (h2c) or over TLS (ALPN h2).
+ * which is HTTP/2 with prior knowledge (h2c) or over TLS (ALPN h2); `h2c` is plain HTTP over
+ * HTTP/2 with prior knowledge (a Gateway API backend whose Service port's appProtocol is
+ * `kubernetes.io/h2c`).
  */
-export type BackendScheme = "http" | "https" | "grpc" | "grpcs";
+export type BackendScheme = "http" | "https" | "grpc" | "grpcs" | "h2c";
 
 export interface Backend {
   /** `namespace/service:port` (port as written: number or name); the key for pools and metrics. */
@@ -106,7 +108,8 @@ export interface RetryPolicy {
 export type PathType = "Exact" | "Prefix";
 
 export interface Route {
-  readonly ingress: { readonly namespace: string; readonly name: string };
+  /** The Ingress, or the Gateway API route (`kind` set for a GRPCRoute; unset: an HTTPRoute's or an Ingress's). */
+  readonly ingress: { readonly namespace: string; readonly name: string; readonly kind?: "GRPCRoute" };
   /** Host as written in the rule (lowercased), `*.foo.com`, or null for hostless rules and defaults. */
   readonly host: string | null;
   /** The rule path as written in regex mode, its routed (normalised) form otherwise; "/" for defaults. */
@@ -273,6 +276,24 @@ export interface RouteTable {
    * no HTTPRoute is attached, so Ingress-only tables cost one property check per request.
    */
   readonly gateway?: GatewayRoutes | null;
+  /**
+   * With --gateway-ports: each Gateway's own ports, by Portico port (docs/design.md "Gateways
+   * with their own address"). A request on one of them is asked of that Gateway's rules only;
+   * `gateway` above then holds none. Absent or null otherwise, and the listeners are chosen
+   * per port when the table changes, never per request.
+   */
+  readonly gatewayPorts?: ReadonlyMap<number, GatewayPort> | null;
+}
+
+/** One port of one Gateway (--gateway-ports). */
+export interface GatewayPort {
+  /** The Gateway, `namespace/name`. */
+  readonly gateway: string;
+  /** The listener port the Gateway declares: its Service's port, and what redirects use. */
+  readonly declared: number;
+  readonly https: boolean;
+  /** That Gateway's rules on that port; null while none is attached (every request: 404). */
+  readonly routes: GatewayRoutes | null;
 }
 
 export interface Match {
@@ -359,6 +380,21 @@ export interface GatewayHosts {
   /** Wildcard route hostnames (`*.foo.com`), most specific first. */
   readonly wildcards: readonly (readonly [string, readonly GatewayEntry[]])[];
   readonly any: readonly GatewayEntry[] | null;
+  /**
+   * Hosts an Ingress names (docs/design.md "Gateway API", "Ingress and HTTPRoute on one host"):
+   * for those, the entries of the routes in the owning Ingresses' namespaces only, flattened in
+   * the order above (compile/gateway/ingress-hosts.ts). Absent or null when no such host is
+   * served differently here.
+   */
+  readonly held?: GatewayHeld | null;
+}
+
+/** A listener's entry lists for the hosts an Ingress names, already filtered by namespace. */
+export interface GatewayHeld {
+  /** By request host: an Ingress host, an alias, a route or listener hostname an Ingress wildcard covers. */
+  readonly exact: ReadonlyMap<string, readonly GatewayEntry[]>;
+  /** By the suffix after one label, as an Ingress wildcard (`foo.com` for `*.foo.com`). */
+  readonly wildcard: ReadonlyMap<string, readonly GatewayEntry[]>;
 }
 
 export interface GatewayRoutes {

@@ -32,7 +32,7 @@ import { assembleTable, buildHost, patchTable, viaOf } from "./build.ts";
 import { deepFreeze, type StagePolicy } from "../policy/stages.ts";
 import type { RegexLocationSpec } from "./types.ts";
 import type { Backend, HostRoutes, Match, Route, RouteCanary, RouteErrorPages, RouteOptions, RouteTable, Upstream } from "./types.ts";
-import type { GatewayEntry, GatewayHosts, GatewayMatch, GatewayRoutes } from "./types.ts";
+import type { GatewayEntry, GatewayHeld, GatewayHosts, GatewayMatch, GatewayPort, GatewayRoutes } from "./types.ts";
 
 export const WIRE_VERSION = 3;
 
@@ -98,6 +98,17 @@ export interface WireDelta {
    * listener hostname groups and route hostname lists that are not the same objects.
    */
   readonly gatewayDelta?: WireGatewayDelta;
+  /** Absent: the Gateways' own ports did not change; null: there are none now; else all of them. */
+  readonly gatewayPorts?: readonly WireGatewayPort[] | null;
+}
+
+/** One Gateway's own port (RouteTable.gatewayPorts). */
+interface WireGatewayPort {
+  readonly port: number;
+  readonly gateway: string;
+  readonly declared: number;
+  readonly https: boolean;
+  readonly routes: WireGateway | null;
 }
 
 /** One listener hostname group's changes: removed, or its changed route hostname lists. */
@@ -110,7 +121,20 @@ interface WireGatewayHostsDelta {
   readonly wildcards?: readonly (readonly [string, readonly WireGatewayEntry[]])[];
   /** Absent: unchanged. */
   readonly any?: readonly WireGatewayEntry[] | null;
+  /** Absent: unchanged; null: none. Resolved against the group's lists after the changes above. */
+  readonly held?: WireGatewayHeld | null;
 }
+
+/**
+ * GatewayHosts.held, its entries named where they sit in the group's own lists (they are some
+ * of those entries): `[list, index]`, the list being an exact route hostname, a wildcard route
+ * hostname (`*.`), or null for the routes without hostnames.
+ */
+interface WireGatewayHeld {
+  readonly exact: readonly (readonly [string, readonly WireHeldRef[]])[];
+  readonly wildcard: readonly (readonly [string, readonly WireHeldRef[]])[];
+}
+type WireHeldRef = readonly [string | null, number];
 
 export interface WireGatewayDelta {
   readonly http: readonly WireGatewayHostsDelta[];
@@ -134,12 +158,16 @@ interface WireGatewayHosts {
   readonly exact: readonly (readonly [string, readonly WireGatewayEntry[]])[];
   readonly wildcards: readonly (readonly [string, readonly WireGatewayEntry[]])[];
   readonly any: readonly WireGatewayEntry[] | null;
+  /** Absent: none. */
+  readonly held?: WireGatewayHeld;
 }
 
 export interface WireTable {
   readonly v: typeof WIRE_VERSION;
   /** Absent: none (RouteTable.gateway). */
   readonly gateway?: WireGateway;
+  /** Absent: none (RouteTable.gatewayPorts). */
+  readonly gatewayPorts?: readonly WireGatewayPort[];
   readonly backends: readonly WireBackend[];
   /** Every host entry of the table, in table order, those with no routes included. */
   readonly hosts: readonly WireHost[];
@@ -254,6 +282,37 @@ function gatewayEntryDecoder(route: (r: WireRoute) => Route): (e: WireGatewayEnt
     });
 }
 
+function encodeHeld(h: GatewayHosts, held: GatewayHeld): WireGatewayHeld {
+  const at = new Map<GatewayEntry, WireHeldRef>();
+  for (const [k, l] of h.exact) l.forEach((e, i) => at.set(e, [k, i]));
+  for (const [k, l] of h.wildcards) l.forEach((e, i) => at.set(e, [k, i]));
+  h.any?.forEach((e, i) => at.set(e, [null, i]));
+  // Every held entry is one of the group's (compile/gateway/ingress-hosts.ts); one that were not
+  // would be left out, so the receiver asks fewer routes first, never more.
+  const refs = (l: readonly GatewayEntry[]): WireHeldRef[] => {
+    const out: WireHeldRef[] = [];
+    for (const e of l) {
+      const r = at.get(e);
+      if (r !== undefined) out.push(r);
+    }
+    return out;
+  };
+  return { exact: [...held.exact].map(([k, l]) => [k, refs(l)] as const), wildcard: [...held.wildcard].map(([k, l]) => [k, refs(l)] as const) };
+}
+
+function decodeHeld(h: Omit<GatewayHosts, "held">, w: WireGatewayHeld): GatewayHeld {
+  const wild = new Map(h.wildcards);
+  const resolve = (refs: readonly WireHeldRef[]): readonly GatewayEntry[] => {
+    const out: GatewayEntry[] = [];
+    for (const [k, i] of refs) {
+      const e = (k === null ? h.any : k.startsWith("*.") ? wild.get(k) : h.exact.get(k))?.[i];
+      if (e !== undefined) out.push(e);
+    }
+    return out;
+  };
+  return Object.freeze({ exact: new Map(w.exact.map(([k, r]) => [k, resolve(r)] as const)), wildcard: new Map(w.wildcard.map(([k, r]) => [k, resolve(r)] as const)) });
+}
+
 /**
  * The changes from `prev` to `next` (compile/gateway/table.ts replaces only the groups and
  * lists it rebuilt, so identity says what is unchanged): an HTTPRoute edit sends its route
@@ -275,6 +334,7 @@ function encodeGatewayDelta(prev: GatewayRoutes, next: GatewayRoutes, route: (r:
         ...(exact.length > 0 ? { exact } : {}),
         ...(old?.wildcards === h.wildcards ? {} : { wildcards: h.wildcards.map(([k, l]) => [k, l.map(entry)] as const) }),
         ...(old !== undefined && old.any === h.any ? {} : { any: h.any === null ? null : h.any.map(entry) }),
+        ...((old?.held ?? null) === (h.held ?? null) ? {} : { held: h.held == null ? null : encodeHeld(h, h.held) }),
       });
     }
     return out;
@@ -298,14 +358,13 @@ function applyGatewayDelta(current: GatewayRoutes, d: WireGatewayDelta, route: (
         if (es === null) exact.delete(k);
         else exact.set(k, list(es));
       }
-      out.set(
-        c.key,
-        Object.freeze({
-          exact,
-          wildcards: c.wildcards === undefined ? (old?.wildcards ?? Object.freeze([])) : Object.freeze(c.wildcards.map(([k, es]) => Object.freeze([k, list(es)] as const))),
-          any: c.any === undefined ? (old?.any ?? null) : c.any === null ? null : list(c.any),
-        }),
-      );
+      const lists = {
+        exact,
+        wildcards: c.wildcards === undefined ? (old?.wildcards ?? Object.freeze([])) : Object.freeze(c.wildcards.map(([k, es]) => Object.freeze([k, list(es)] as const))),
+        any: c.any === undefined ? (old?.any ?? null) : c.any === null ? null : list(c.any),
+      };
+      const held = c.held === undefined ? (old?.held ?? null) : c.held === null ? null : decodeHeld(lists, c.held);
+      out.set(c.key, Object.freeze(held === null ? lists : { ...lists, held }));
     }
     // Listener hostname groups stay in key order (table/gateway.ts asks them in map order only
     // to find the most specific, so order does not change an answer; kept for a stable view).
@@ -322,22 +381,33 @@ function encodeGateway(g: GatewayRoutes, route: (r: Route) => WireRoute): WireGa
       exact: [...h.exact].map(([k, l]) => [k, l.map(entry)] as const),
       wildcards: h.wildcards.map(([k, l]) => [k, l.map(entry)] as const),
       any: h.any === null ? null : h.any.map(entry),
+      ...(h.held == null ? {} : { held: encodeHeld(h, h.held) }),
     }));
   return { http: hosts(g.http), https: hosts(g.https) };
+}
+
+function encodeGatewayPorts(m: ReadonlyMap<number, GatewayPort>, route: (r: Route) => WireRoute): WireGatewayPort[] {
+  return [...m].map(([port, g]) => ({ port, gateway: g.gateway, declared: g.declared, https: g.https, routes: g.routes === null ? null : encodeGateway(g.routes, route) }));
+}
+
+function decodeGatewayPorts(w: readonly WireGatewayPort[], route: (r: WireRoute) => Route): ReadonlyMap<number, GatewayPort> {
+  return new Map(
+    w.map((g) => [g.port, Object.freeze({ gateway: g.gateway, declared: g.declared, https: g.https, routes: g.routes === null ? null : decodeGateway(g.routes, route) })] as const),
+  );
 }
 
 function decodeGateway(w: WireGateway, route: (r: WireRoute) => Route): GatewayRoutes {
   const entry = gatewayEntryDecoder(route);
   const hosts = (l: readonly WireGatewayHosts[]): Map<string, GatewayHosts> =>
     new Map(
-      l.map((h) => [
-        h.key,
-        Object.freeze({
+      l.map((h) => {
+        const lists = {
           exact: new Map(h.exact.map(([k, es]) => [k, es.map(entry)] as const)),
           wildcards: Object.freeze(h.wildcards.map(([k, es]) => Object.freeze([k, es.map(entry)] as const))),
           any: h.any === null ? null : h.any.map(entry),
-        }),
-      ]),
+        };
+        return [h.key, Object.freeze(h.held === undefined ? lists : { ...lists, held: decodeHeld(lists, h.held) })] as const;
+      }),
     );
   return Object.freeze({ http: hosts(w.http), https: hosts(w.https) });
 }
@@ -353,6 +423,7 @@ export function encodeTable(table: RouteTable, registry?: BackendRegistry): Wire
     backends: enc.backends,
     aliases: [...table.aliasKeys],
     ...(table.gateway ? { gateway: encodeGateway(table.gateway, enc.route) } : {}),
+    ...(table.gatewayPorts ? { gatewayPorts: encodeGatewayPorts(table.gatewayPorts, enc.route) } : {}),
   };
   if (registry) {
     registry.clear();
@@ -438,7 +509,8 @@ export function decodeTable(wire: WireTable, registry?: BackendRegistry, o: Deco
     entries.reduce((n, e) => n + e.routes.length, 0),
     new Map(wire.aliases),
   );
-  const table = wire.gateway ? Object.freeze({ ...assembled, gateway: decodeGateway(wire.gateway, route) }) : assembled;
+  const withGateway = wire.gateway ? Object.freeze({ ...assembled, gateway: decodeGateway(wire.gateway, route) }) : assembled;
+  const table = wire.gatewayPorts ? Object.freeze({ ...withGateway, gatewayPorts: decodeGatewayPorts(wire.gatewayPorts, route) }) : withGateway;
   if (registry) {
     registry.clear();
     for (const b of backends) registry.set(b.id, b);
@@ -487,6 +559,8 @@ export function encodeDelta(prev: RouteTable, next: RouteTable, registry: Backen
     backends: enc.backends,
     ...(next.aliasKeys === prev.aliasKeys ? {} : { aliases: [...next.aliasKeys] }),
     ...gatewayChange(prev.gateway ?? null, next.gateway ?? null, enc.route),
+    // Sent whole when changed: a few ports, each one Gateway's rules.
+    ...((prev.gatewayPorts ?? null) === (next.gatewayPorts ?? null) ? {} : { gatewayPorts: next.gatewayPorts ? encodeGatewayPorts(next.gatewayPorts, enc.route) : null }),
   };
   for (const b of enc.sent) registry.set(b.id, b);
   return delta;
@@ -520,7 +594,9 @@ export function applyDelta(current: RouteTable, delta: WireDelta, registry: Back
     if (gateway === null) throw new Error("route table delta: Gateway API changes to a table without a Gateway API part");
     gateway = applyGatewayDelta(gateway, delta.gatewayDelta, route);
   }
-  const table = gateway === null ? patched : Object.freeze({ ...patched, gateway });
+  const gatewayPorts = delta.gatewayPorts === undefined ? (current.gatewayPorts ?? null) : delta.gatewayPorts === null ? null : decodeGatewayPorts(delta.gatewayPorts, route);
+  const withGateway = gateway === null ? patched : Object.freeze({ ...patched, gateway });
+  const table = gatewayPorts === null ? withGateway : Object.freeze({ ...withGateway, gatewayPorts });
   for (const b of backends) registry.set(b.id, b);
   return table;
 }

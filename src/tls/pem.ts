@@ -4,6 +4,7 @@
 // change is never parsed twice.
 import { createHash, createPrivateKey, X509Certificate } from "node:crypto";
 import { LRUCache } from "lru-cache";
+import { certificateNames } from "../model/cert-names.ts";
 
 export type PemCheck =
   | {
@@ -57,20 +58,7 @@ function parsePem(cert: string | null, key: string | null): Parsed {
   if (!leaf.checkPrivateKey(privateKey)) return { ok: false, reason: "tls.key does not match the first certificate in tls.crt" };
   const notAfter = Date.parse(leaf.validTo);
   if (!Number.isFinite(notAfter)) return { ok: false, reason: "certificate notAfter does not parse" };
-  return { ok: true, sans: dnsNames(leaf), notAfter, chainLength: chain.length };
-}
-
-/** DNS entries of subjectAltName; the CN only when there is no SAN (RFC 6125 §6.4.4). */
-function dnsNames(leaf: X509Certificate): string[] {
-  const san = leaf.subjectAltName;
-  if (san) {
-    return san
-      .split(", ")
-      .filter((e) => e.startsWith("DNS:"))
-      .map((e) => e.slice(4).toLowerCase());
-  }
-  const cn = /(?:^|\n)CN=([^\n]*)/.exec(leaf.subject)?.[1];
-  return cn ? [cn.toLowerCase()] : [];
+  return { ok: true, sans: certificateNames(leaf), notAfter, chainLength: chain.length };
 }
 
 /** Does a certificate name (maybe `*.x`) cover a served host (maybe `*.x`)? RFC 6125 §6.4.3, one label. */

@@ -125,12 +125,19 @@ export function buildTlsEntries(
       report(b, "CertificateExpired", "warning", `TLS Secret ${b.secret} expired at ${new Date(result.notAfter).toISOString()}; still serving it`);
     }
     if (!covers(result.sans, host)) {
+      // ingress-nginx's createServers (internal/ingress/controller/controller.go): a Secret
+      // whose certificate does not name the host (x509 VerifyHostname, then certificate.go
+      // verifyHostname) is logged and the host gets the default certificate. Portico does the
+      // same in every mode: no verifying client accepts the mismatching certificate anyway,
+      // while a default certificate that covers the host (a cluster wildcard) lets it work.
       const id = `${b.ingress}|${b.secret}|host:${host}`;
       if (!seenDiag.has(id)) {
         seenDiag.add(id);
         const [namespace = "", name = ""] = b.ingress.split("/");
-        diagnostics.push({ kind: "Ingress", namespace, name, reason: "InvalidCertificate", severity: "warning", message: `TLS Secret ${b.secret} has no name matching host ${host}; serving it anyway` });
+        diagnostics.push({ kind: "Ingress", namespace, name, reason: "InvalidCertificate", severity: "warning", message: `TLS Secret ${b.secret} has no name matching host ${host}; serving the default certificate for it` });
       }
+      onDefault.add(host);
+      continue;
     }
     onDefault.delete(host);
     served.set(host, { host, cert: b.cert ?? "", key: b.key ?? "", version: b.version ?? digest(b.cert, b.key) });

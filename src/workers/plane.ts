@@ -11,7 +11,7 @@ import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { DataPlane } from "../serving/plane.ts";
 import { claimPort } from "../serving/ports.ts";
-import { createTlsBuilder } from "../serving/tls.ts";
+import { buildPortTls, createTlsBuilder } from "../serving/tls.ts";
 import { hostCount } from "../table/routes.ts";
 import type { RouteTable } from "../table/types.ts";
 import { countChangedHosts, encodeDelta, encodeTable, type BackendRegistry } from "../table/wire.ts";
@@ -77,12 +77,13 @@ export function createWorkerPlane(o: {
     pool,
     apply(result, generation) {
       const built = builder.build(result.certificates);
+      const own = buildPortTls(builder, result);
       expiry = built.expiry;
       // TLS first: a worker starting now listens once it has both, and a rotation should not
       // lag behind the routes that need it.
-      if (built.fingerprint !== fingerprint) {
-        fingerprint = built.fingerprint;
-        pool.setTls(built.entries, built.fingerprint);
+      if (built.fingerprint + own.fingerprint !== fingerprint) {
+        fingerprint = built.fingerprint + own.fingerprint;
+        pool.setTls(built.entries, built.fingerprint, own.ports);
       }
       const prev = current;
       current = { table: result.table, generation };

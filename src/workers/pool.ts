@@ -45,7 +45,8 @@ export interface WorkerPoolOptions {
 }
 
 export interface WorkerPool {
-  setTls(entries: readonly TlsEntry[], fingerprint: string): void;
+  /** `ports`: the Gateways' own HTTPS ports' sets (--gateway-ports). */
+  setTls(entries: readonly TlsEntry[], fingerprint: string, ports?: ReadonlyMap<number, { readonly entries: readonly TlsEntry[]; readonly fingerprint: string }>): void;
   /** New per-request settings (config/live.ts): sent to every worker now, and to each that starts later. */
   setSettings(values: Readonly<Record<string, unknown>>): void;
   /**
@@ -270,8 +271,8 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
   }
 
   const pool: WorkerPool = {
-    setTls(entries, fingerprint) {
-      tls = { type: "tls", entries, fingerprint };
+    setTls(entries, fingerprint, ports) {
+      tls = { type: "tls", entries, fingerprint, ...(ports && ports.size > 0 ? { ports: [...ports].map(([port, s]) => ({ port, entries: s.entries, fingerprint: s.fingerprint })) } : {}) };
       for (const s of slots) sendTo(s, tls);
     },
     setSettings(values) {

@@ -21,7 +21,8 @@ import type { TlsEntry } from "../tls/sni.ts";
 export const WORKER_ID_ENV = "PORTICO_WORKER_ID";
 
 export type ToWorker =
-  | { readonly type: "tls"; readonly entries: readonly TlsEntry[]; readonly fingerprint: string }
+  /** `ports`: the Gateways' own HTTPS ports' sets (--gateway-ports), by port. */
+  | { readonly type: "tls"; readonly entries: readonly TlsEntry[]; readonly fingerprint: string; readonly ports?: readonly { readonly port: number; readonly entries: readonly TlsEntry[]; readonly fingerprint: string }[] }
   | { readonly type: "table"; readonly generation: number; readonly json: string }
   | { readonly type: "delta"; readonly generation: number; readonly base: number; readonly json: string }
   | { readonly type: "listen"; readonly first: boolean }
@@ -42,13 +43,14 @@ export type ToPrimary =
 
 const count = v.pipe(v.number(), v.integer(), v.minValue(0));
 
+const TlsEntrySchema = v.object({ serverName: v.optional(v.string()), cert: v.string(), key: v.string(), ciphers: v.string(), secureOptions: v.number() });
+
 const ToWorkerSchema = v.variant("type", [
   v.object({
     type: v.literal("tls"),
-    entries: v.array(
-      v.object({ serverName: v.optional(v.string()), cert: v.string(), key: v.string(), ciphers: v.string(), secureOptions: v.number() }),
-    ),
+    entries: v.array(TlsEntrySchema),
     fingerprint: v.string(),
+    ports: v.optional(v.array(v.object({ port: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)), entries: v.array(TlsEntrySchema), fingerprint: v.string() }))),
   }),
   v.object({ type: v.literal("table"), generation: count, json: v.string() }),
   v.object({ type: v.literal("delta"), generation: count, base: count, json: v.string() }),

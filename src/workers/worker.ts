@@ -83,7 +83,7 @@ export async function runWorker(config: Config, id: number): Promise<void> {
   const holder = new TableHolder();
   // The backends of our table by id, kept as the primary's mirror of it is (table/wire.ts).
   const backends: BackendRegistry = new Map();
-  let tls: { entries: readonly TlsEntry[]; fingerprint: string } | null = null;
+  let tls: { entries: readonly TlsEntry[]; fingerprint: string; ports: ReadonlyMap<number, { entries: readonly TlsEntry[]; fingerprint: string }> } | null = null;
   let ports: PortSharing | null = null;
   let serving: Serving | null = null;
   let stopping = false;
@@ -126,8 +126,8 @@ export async function runWorker(config: Config, id: number): Promise<void> {
         return;
       }
       case "tls":
-        tls = { entries: m.entries, fingerprint: m.fingerprint };
-        if (serving && !stopping) serving.setTls(m.entries, m.fingerprint);
+        tls = { entries: m.entries, fingerprint: m.fingerprint, ports: new Map((m.ports ?? []).map((p) => [p.port, { entries: p.entries, fingerprint: p.fingerprint }])) };
+        if (serving && !stopping) serving.setTls(m.entries, m.fingerprint, tls.ports);
         listen();
         return;
       case "listen":

@@ -135,17 +135,15 @@ describe("source ranges and the flags", () => {
 
 describe("refusals are said once", () => {
   test("a snippet or an access annotation that refuses the Ingress is one problem (refused with 503), not also 'ignored'", () => {
-    // The snippet's deny and the unimplemented auth-tls-match-cn each refuse every path with 503
-    // (annotations/parse.ts); an unsupported annotation that refuses nothing is still "ignored".
+    // The snippet's deny refuses every path with 503 (annotations/parse.ts); an unsupported
+    // annotation that refuses nothing is still "ignored".
     const ann = {
       [`${N}server-snippet`]: "deny all;",
-      [`${N}auth-tls-match-cn`]: "CN=client",
       [`${N}proxy-buffer-size`]: "8k",
     };
     const r = compile(snapshotOf(objs(ingress("a", ann))), DEFAULT_COMPILE_CONFIG);
     const about = (a: string) => r.diagnostics.filter((d) => d.message.includes(`${N}${a}`)).map((d) => [d.reason, d.message.includes("refused with 503") ? "refused" : d.message.includes("ignored") ? "ignored" : d.message]);
     expect(about("server-snippet")).toEqual([["InvalidAnnotation", "refused"]]);
-    expect(about("auth-tls-match-cn")).toEqual([["InvalidAnnotation", "refused"]]);
     expect(about("proxy-buffer-size")).toEqual([["UnsupportedAnnotation", "ignored"]]);
   });
 });

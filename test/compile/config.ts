@@ -26,5 +26,7 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   relativeRedirects: c.relativeRedirects,
   noTlsRedirectLocations: c.noTlsRedirectLocations,
   gatewayControllerName: c.gatewayControllerName,
+  gatewayPorts: c.gatewayPorts,
+  publishService: c.publishService,
   enableSslPassthrough: c.enableSslPassthrough,
 });

@@ -5,6 +5,7 @@ import { isKind, objectKey, parseObject, type Kind, type KindObjects } from "../
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
 import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../../src/model/schemas.ts";
 import type { Snapshot } from "../../src/store/types.ts";
+import type { IngressNginxPolicy } from "../../src/model/portico-policy.ts";
 import type { Gateway, GatewayClass, GRPCRoute, HTTPRoute, Namespace, ReferenceGrant } from "../../src/model/gateway.ts";
 
 export interface FixtureRequest {
@@ -34,6 +35,7 @@ export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[K
   const httpRoutes = new Map<string, HTTPRoute>();
   const grpcRoutes = new Map<string, GRPCRoute>();
   const referenceGrants = new Map<string, ReferenceGrant>();
+  const ingressNginxPolicies = new Map<string, IngressNginxPolicy>();
   const key = (o: { metadata: { name: string; namespace?: string } }) =>
     objectKey({ name: o.metadata.name, namespace: o.metadata.namespace ?? "default" });
   for (const { kind, object } of objects) {
@@ -48,6 +50,7 @@ export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[K
       case "HTTPRoute": httpRoutes.set(key(object), object as HTTPRoute); break;
       case "GRPCRoute": grpcRoutes.set(key(object), object as GRPCRoute); break;
       case "ReferenceGrant": referenceGrants.set(key(object), object as ReferenceGrant); break;
+      case "IngressNginxPolicy": ingressNginxPolicies.set(key(object), object as IngressNginxPolicy); break;
       case "EndpointSlice": {
         const s = object as EndpointSlice;
         const svc = s.metadata.labels?.["kubernetes.io/service-name"];
@@ -58,7 +61,7 @@ export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[K
       }
     }
   }
-  return { ingresses, ingressClasses, services, endpointSlices, secrets, namespaces, gatewayClasses, gateways, httpRoutes, grpcRoutes, referenceGrants };
+  return { ingresses, ingressClasses, services, endpointSlices, secrets, namespaces, gatewayClasses, gateways, httpRoutes, grpcRoutes, referenceGrants, ingressNginxPolicies };
 }
 
 export function loadFixture(text: string): Fixture {

@@ -115,6 +115,13 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
         res.end(JSON.stringify({ type: "ERROR", object: status(410, "Expired", msg) }) + "\n");
         return;
       }
+      if (from > store.rv) {
+        // kube-apiserver: a version its watch cache has not reached waits up to 3 s, then answers
+        // 504 Timeout "Too large resource version" with the cause ResourceVersionTooLarge
+        // (k8s.io/apiserver storage.NewTooLargeResourceVersionError); here at once.
+        const body = status(504, "Timeout", `Timeout: Too large resource version: ${rvParam}, current: ${store.rv}`);
+        return json(res, rec, 504, { ...body, details: { causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }], retryAfterSeconds: 1 } });
+      }
       const w0 = { res: r, ns, sel } as Watcher;
       for (const c of store.history) if (c.rv > from) { const e = translate(w0, c); if (e) replay.push(e); }
     }

@@ -32,6 +32,8 @@ export const RESOURCES: readonly ResourceInfo[] = [
   { group: "gateway.networking.k8s.io", version: "v1", resource: "httproutes", kind: "HTTPRoute", namespaced: true, hasStatus: true },
   { group: "gateway.networking.k8s.io", version: "v1", resource: "grpcroutes", kind: "GRPCRoute", namespaced: true, hasStatus: true },
   { group: "gateway.networking.k8s.io", version: "v1beta1", resource: "referencegrants", kind: "ReferenceGrant", namespaced: true, hasStatus: false },
+  // Portico's extension CRD (k8s/crd-ingressnginxpolicy.yaml); faults.absentGroups can uninstall it.
+  { group: "portico.dev", version: "v1alpha1", resource: "ingressnginxpolicies", kind: "IngressNginxPolicy", namespaced: true, hasStatus: false },
 ];
 
 export function resourceByKind(kind: string): ResourceInfo {

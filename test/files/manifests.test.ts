@@ -117,8 +117,8 @@ stringData: { tls.crt: x, tls.key: y }
     await writeFile(join(dir, "notes.txt"), "kind: Service\nnot yaml: [");
     const sink = new RecordingSink();
     await makeSource(dir).start(sink);
-    expect([...sink.replaced.keys()].sort()).toEqual(["EndpointSlice", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "Namespace", "ReferenceGrant", "Secret", "Service"]);
-    expect(sink.syncedKinds.sort()).toEqual(["EndpointSlice", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "Namespace", "ReferenceGrant", "Secret", "Service"]);
+    expect([...sink.replaced.keys()].sort()).toEqual(["EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "IngressNginxPolicy", "Namespace", "ReferenceGrant", "Secret", "Service"]);
+    expect(sink.syncedKinds.sort()).toEqual(["EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "IngressNginxPolicy", "Namespace", "ReferenceGrant", "Secret", "Service"]);
     expect(sink.events).toEqual([]);
     const ing = sink.replaced.get("Ingress")![0]!;
     expect(ing.metadata.namespace).toBe("default");

@@ -6,6 +6,7 @@ import { afterAll, beforeAll } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import http2 from "node:http2";
 import { load } from "js-yaml";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { startPortico, type Portico } from "../e2e/harness.ts";
@@ -27,15 +28,26 @@ export interface Echo {
 /**
  * Answers JSON: which backend, the path and query, and the request headers; `?delay=` holds the
  * answer back; `X-Echo-Set-Header: name:value,name:value` sets those response fields, as the
- * conformance echo server does (the suite's BackendSetResponseHeaders).
+ * conformance echo server does (the suite's BackendSetResponseHeaders). A WebSocket handshake
+ * on /ws is accepted and every message echoed back, text as text and binary as binary (the echo
+ * server's /ws, HTTPRouteBackendProtocolWebSocket).
  */
 function echo(name: string): Echo {
   const log: string[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    async fetch(req) {
+    websocket: {
+      message(ws, m) {
+        ws.send(m);
+      },
+    },
+    async fetch(req, srv) {
       const u = new URL(req.url);
+      if (u.pathname === "/ws" && req.headers.get("upgrade")?.toLowerCase() === "websocket") {
+        if (log.length < 5000) log.push(`WS ${u.pathname} ${req.headers.get("host")}`);
+        return srv.upgrade(req) ? undefined : new Response("upgrade failed", { status: 400 });
+      }
       if (log.length < 5000) log.push(`${req.method} ${u.pathname}${u.search} ${req.headers.get("host")}`);
       // The conformance echo server's `?delay=1s`: the answer waits (the timeout tests).
       const delay = /^([0-9]+)(ms|s)$/.exec(u.searchParams.get("delay") ?? "");
@@ -49,6 +61,34 @@ function echo(name: string): Echo {
     },
   });
   return { name, port: server.port as number, log, stop: () => void server.stop(true) };
+}
+
+/**
+ * The echo server's h2c port (3001 upstream): HTTP/2 with prior knowledge only (node:http2's
+ * cleartext server speaks no HTTP/1.1), answering JSON as echo() does, with the protocol seen.
+ */
+function h2cEcho(name: string): Promise<Echo> {
+  const log: string[] = [];
+  const server = http2.createServer();
+  server.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
+    stream.on("error", () => {});
+    if (log.length < 5000) log.push(`${String(headers[":method"])} ${String(headers[":path"])} ${String(headers[":authority"])}`);
+    const plain: Record<string, string> = {};
+    for (const [k, v] of Object.entries(headers)) if (!k.startsWith(":") && v !== undefined) plain[k] = String(v);
+    let body = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (c: string) => (body += c.slice(0, 4096)));
+    stream.on("end", () => {
+      stream.respond({ ":status": 200, "content-type": "application/json" });
+      stream.end(JSON.stringify({ backend: name, path: headers[":path"], protocol: "HTTP/2.0", headers: plain, body }));
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      resolve({ name, port, log, stop: () => void server.close() });
+    }),
+  );
 }
 
 export let api: FakeApiServer;
@@ -73,14 +113,27 @@ export function cleanup(): void {
   for (const c of created.splice(0).reverse()) api.delete(c.kind, c.ns, c.name);
 }
 
-function backendService(ns: string, name: string): void {
+/**
+ * An echo backend as a Service with an EndpointSlice; `h2c`: also upstream's infra-backend-v1
+ * ports, second-port (appProtocol kubernetes.io/h2c, to the h2c echo) and third-port
+ * (appProtocol kubernetes.io/ws, to the same echo as first-port) (conformance/base/manifests.yaml).
+ */
+async function backendService(ns: string, name: string, h2c = false): Promise<void> {
   const e = echo(`${ns}/${name}`);
   echoes.set(`${ns}/${name}`, e);
-  api.create("Service", { metadata: { name, namespace: ns }, spec: { ports: [{ name: "first-port", port: 8080 }] } });
+  const h = h2c ? await h2cEcho(`${ns}/${name}`) : null;
+  if (h !== null) echoes.set(`${ns}/${name}#h2c`, h);
+  const ports: { name: string; port: number; appProtocol?: string }[] = [{ name: "first-port", port: 8080 }];
+  const slicePorts = [{ name: "first-port", port: e.port }];
+  if (h !== null) {
+    ports.push({ name: "second-port", port: 8081, appProtocol: "kubernetes.io/h2c" }, { name: "third-port", port: 8082, appProtocol: "kubernetes.io/ws" });
+    slicePorts.push({ name: "second-port", port: h.port }, { name: "third-port", port: e.port });
+  }
+  api.create("Service", { metadata: { name, namespace: ns }, spec: { ports } });
   api.create("EndpointSlice", {
     metadata: { name: `${name}-x`, namespace: ns, labels: { "kubernetes.io/service-name": name } },
     addressType: "IPv4",
-    ports: [{ name: "first-port", port: e.port }],
+    ports: slicePorts,
     endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
   });
 }
@@ -90,7 +143,7 @@ function backendService(ns: string, name: string): void {
  * the echo backends) in a fake API server, and one Portico watching it, for the file that calls
  * this; `tag` names its temp folder and pod.
  */
-export function conformanceBase(tag: string): void {
+export function conformanceBase(tag: string, opts: { readonly args?: () => string[]; readonly before?: () => void } = {}): void {
   beforeAll(async () => {
     api = await startFakeApiServer({ token: "gw-token", bookmarkIntervalMs: 500 });
     dir = mkdtempSync(join(tmpdir(), `portico-${tag}-`));
@@ -100,10 +153,11 @@ export function conformanceBase(tag: string): void {
     api.create("Namespace", { metadata: { name: WEB, labels: { "gateway-conformance": "backend" } } });
     api.create("GatewayClass", { metadata: { name: "portico" }, spec: { controllerName: "portico.dev/gateway-controller" } });
     api.create("Gateway", { metadata: { name: "same-namespace", namespace: INFRA }, spec: { gatewayClassName: "portico", listeners: [{ name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "Same" } } }] } });
-    for (const v of ["v1", "v2", "v3"]) backendService(INFRA, `infra-backend-${v}`);
-    backendService(APP, "app-backend-v1");
-    backendService(WEB, "web-backend");
-    portico = await startPortico(["--kubeconfig", join(dir, "kubeconfig"), "--publish-status-address", "192.0.2.10", "--election-namespace", "default", "--access-log", "off"], {
+    for (const v of ["v1", "v2", "v3"]) await backendService(INFRA, `infra-backend-${v}`, v === "v1");
+    await backendService(APP, "app-backend-v1");
+    await backendService(WEB, "web-backend");
+    opts.before?.();
+    portico = await startPortico(["--kubeconfig", join(dir, "kubeconfig"), ...(opts.args?.() ?? ["--publish-status-address", "192.0.2.10"]), "--election-namespace", "default", "--access-log", "off"], {
       env: { POD_NAME: `portico-${tag}-0` },
     });
   });

@@ -541,7 +541,7 @@ spec: { gatewayClassName: portico, listeners: [${listener}] }`;
     expect(w.listener(`${INFRA}/same-namespace`, "http").attachedRoutes).toBe(1);
   });
 
-  test("HTTPRouteMultipleGateways: statuses and the shared route pass; the dedicated routes cannot be told apart (README: Gateways share Portico's address)", () => {
+  test("HTTPRouteMultipleGateways on the shared ports: statuses and the shared route pass; the dedicated routes cannot be told apart (with --gateway-ports it passes whole: multiple-gateways.test.ts)", () => {
     // conformance/tests/httproute-multiple-gateways.yaml.
     const w = World.of(
       GATEWAYS["same-namespace"],
@@ -563,10 +563,10 @@ spec: { gatewayClassName: portico, listeners: [${listener}] }`;
     // "shared route is accessible and routed to infra-backend-v1" through either Gateway.
     expect(w.answer({ path: "/shared" })).toBe(V1);
     // The upstream test wants "/" to reach v2 through same-namespace and v3 through
-    // all-namespaces. Both Gateways are served on Portico's one HTTP port and publish one
-    // address, so a request carries nothing that tells them apart: their rules are merged in
-    // precedence order, and at equal precedence and age the namespace/name order picks
-    // all-namespaces-dedicated-route for both (the limit documented in README "Gateway API").
+    // all-namespaces. Without --gateway-ports both Gateways are served on Portico's one HTTP
+    // port and publish one address, so a request carries nothing that tells them apart: their
+    // rules are merged in precedence order, and at equal precedence and age the namespace/name
+    // order picks all-namespaces-dedicated-route for both (README "Gateway API").
     expect(w.answer({ path: "/" })).toBe(V3);
   });
 

@@ -4,6 +4,7 @@
 // Portico process, expectations as upstream. Each test is named after the upstream test (its
 // ShortName). Backends are echo servers that report what they received, Host included.
 import { afterEach, describe, expect, test } from "bun:test";
+import http2 from "node:http2";
 import { eventually } from "../wait.ts";
 import { api, apply, ask, cleanup, conformanceBase, echoes, INFRA, portico, route, served } from "./base-harness.ts";
 
@@ -45,10 +46,11 @@ describe("GATEWAY-HTTP Extended through a real Portico", () => {
       "HTTPRoutePathRedirect", "HTTPRoutePathRewrite", "HTTPRoutePortRedirect", "HTTPRouteQueryParamMatching", "HTTPRouteSchemeRedirect",
       "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout", "HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors",
       "HTTPRouteResponseHeaderModification", "HTTPRouteRequestPercentageMirror", "HTTPRouteCORS",
+      "HTTPRouteNamedRouteRule", "GatewayHTTPListenerIsolation", "HTTPRouteBackendProtocolWebSocket", "HTTPRouteBackendProtocolH2C",
     ]) expect(names).toContain(f);
     // Not served: a conformance run must not select their tests. HTTPRouteParentRefPort also
-    // selects HTTPRouteListenerPortMatching, which needs a socket per listener port (README
-    // "Gateway API", Limit).
+    // selects HTTPRouteListenerPortMatching, which needs a socket per listener port: listed only
+    // with --gateway-ports (test/gateway/own-address.ts).
     for (const f of ["HTTPRouteParentRefPort", "HTTPRouteDestinationPortMatching"]) expect(names).not.toContain(f);
   });
 
@@ -736,6 +738,179 @@ ${route("httproute-listener-section-name-not-matching-port", `  parentRefs: [{ n
     const listeners = (api.get("Gateway", INFRA, "gateway-with-one-not-matching-port-and-section-name-route")!.status as { listeners: { attachedRoutes: number }[] }).listeners;
     expect(listeners.map((l) => l.attachedRoutes)).toEqual([0]);
   });
+  test("HTTPRouteNamedRule", async () => {
+    // conformance/tests/httproute-named-rule.yaml: a rule's `name` names it and changes nothing it serves.
+    apply(route("http-named-rules", `  parentRefs: [{ name: same-namespace }]
+  rules:
+  - name: named-rule
+    matches: [{ path: { type: PathPrefix, value: /named } }]
+    backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+  - matches: [{ path: { type: PathPrefix, value: /unnamed } }]
+    backendRefs: [{ name: infra-backend-v2, port: 8080 }]`));
+    await accepted("http-named-rules");
+    await served("/named", (a) => a.status === 200);
+    const got: string[] = [];
+    for (const path of ["/named", "/unnamed"]) {
+      const a = await ask(path);
+      got.push(`${path} ${a.status} ${a.backend}`);
+    }
+    expect(got).toEqual([`/named 200 ${INFRA}/infra-backend-v1`, `/unnamed 200 ${INFRA}/infra-backend-v2`]);
+  });
+
+  test("GatewayHTTPListenerIsolation", async () => {
+    // Both upstream manifests at once, as the upstream test applies them: two Gateways of four
+    // HTTP listeners on port 80 each (hostless, *.example.com, *.foo.example.com,
+    // abc.foo.example.com), a route attached by sectionName to each listener, PathPrefix
+    // /<listener name> to infra-backend-v1; the second Gateway's routes also name the hostnames
+    // bar.com, *.example.com and *.foo.example.com, which intersect their listener's.
+    const listeners = ["empty-hostname", "wildcard-example-com", "wildcard-foo-example-com", "abc-foo-example-com"];
+    const hostnames: Record<string, string> = { "empty-hostname": "", "wildcard-example-com": "*.example.com", "wildcard-foo-example-com": "*.foo.example.com", "abc-foo-example-com": "abc.foo.example.com" };
+    for (const [gw, suffix, routeHosts] of [
+      ["http-listener-isolation", "", ""],
+      ["http-listener-isolation-with-hostname-intersection", "-with-hostname-intersection", `\n  hostnames: ["bar.com", "*.example.com", "*.foo.example.com"]`],
+    ] as const) {
+      apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${gw}, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+${listeners.map((l) => `    - { name: ${l}, port: 80, protocol: HTTP${hostnames[l] === "" ? "" : `, hostname: "${hostnames[l]}"`}, allowedRoutes: { namespaces: { from: All } } }`).join("\n")}`);
+      for (const l of listeners) {
+        apply(route(`attaches-to-${l}${suffix}`, `  parentRefs: [{ name: ${gw}, namespace: ${INFRA}, sectionName: ${l} }]${routeHosts}
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /${l} } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
+      }
+    }
+    await accepted(...listeners.map((l) => `attaches-to-${l}`), ...listeners.map((l) => `attaches-to-${l}-with-hostname-intersection`));
+    // A request matches only the routes of the most specific listener its Host matches.
+    const cases: [string, string, string][] = [
+      ["bar.com", "/empty-hostname", "v1"],
+      ["bar.com", "/wildcard-example-com", "404"],
+      ["bar.com", "/wildcard-foo-example-com", "404"],
+      ["bar.com", "/abc-foo-example-com", "404"],
+      ["bar.example.com", "/empty-hostname", "404"],
+      ["bar.example.com", "/wildcard-example-com", "v1"],
+      ["bar.example.com", "/wildcard-foo-example-com", "404"],
+      ["bar.example.com", "/abc-foo-example-com", "404"],
+      ["bar.foo.example.com", "/empty-hostname", "404"],
+      ["bar.foo.example.com", "/wildcard-example-com", "404"],
+      ["bar.foo.example.com", "/wildcard-foo-example-com", "v1"],
+      ["bar.foo.example.com", "/abc-foo-example-com", "404"],
+      ["abc.foo.example.com", "/empty-hostname", "404"],
+      ["abc.foo.example.com", "/wildcard-example-com", "404"],
+      ["abc.foo.example.com", "/wildcard-foo-example-com", "404"],
+      ["abc.foo.example.com", "/abc-foo-example-com", "v1"],
+    ];
+    await served("/abc-foo-example-com", (a) => a.status === 200, { host: "abc.foo.example.com" });
+    const got: string[] = [];
+    for (const [host, path] of cases) {
+      const a = await ask(path, { host });
+      got.push(`${host}${path} ${a.status === 404 ? "404" : `${a.status} ${a.backend}`}`);
+    }
+    expect(got).toEqual(cases.map(([h, p, v]) => `${h}${p} ${v === "404" ? "404" : `200 ${INFRA}/infra-backend-${v}`}`));
+  });
+
+  test("HTTPRouteBackendProtocolWebSocket", async () => {
+    // infra-backend-v1's third-port (8082) has appProtocol kubernetes.io/ws.
+    apply(route("backend-protocol-ws", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8082 }] }]`));
+    await accepted("backend-protocol-ws");
+    await served("/", (a) => a.status === 200);
+    // The upstream client (golang.org/x/net/websocket) dials ws://<gateway>/ws with an Origin,
+    // sends a text and a binary message and expects each echoed unchanged.
+    const ws = new WebSocket(`ws://127.0.0.1:${portico.ports.http}/ws`, { headers: { Origin: "ws://gateway/HTTPRouteBackendProtocolWebSocket" } } as unknown as string[]);
+    ws.binaryType = "arraybuffer";
+    const replies: (string | number[])[] = [];
+    const closed = new Promise<void>((r) => ws.addEventListener("close", () => r()));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        ws.addEventListener("open", () => resolve());
+        ws.addEventListener("error", () => reject(new Error("websocket failed")));
+      });
+      ws.addEventListener("message", (e) => replies.push(typeof e.data === "string" ? e.data : [...new Uint8Array(e.data as ArrayBuffer)]));
+      ws.send("Websocket Support!");
+      await eventually(() => replies.length === 1, 10_000, "text reply");
+      ws.send(new Uint8Array([1, 2, 3, 4, 5, 6, 7]));
+      await eventually(() => replies.length === 2, 10_000, "binary reply");
+    } finally {
+      ws.close();
+      await closed;
+    }
+    expect(replies).toEqual(["Websocket Support!", [1, 2, 3, 4, 5, 6, 7]]);
+    expect(echoes.get(`${INFRA}/infra-backend-v1`)!.log.filter((l) => l.startsWith("WS "))).toContain(`WS /ws 127.0.0.1:${portico.ports.http}`);
+  });
+
+  test("HTTPRouteBackendProtocolH2C", async () => {
+    // infra-backend-v1's second-port (8081) has appProtocol kubernetes.io/h2c: its pod speaks
+    // HTTP/2 with prior knowledge only. The upstream client speaks it too, to the Gateway.
+    apply(route("backend-protocol-h2c", `  parentRefs: [{ name: same-namespace }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8081 }] }]`));
+    await accepted("backend-protocol-h2c");
+    const session = http2.connect(`http://127.0.0.1:${portico.ports.http}`);
+    session.on("error", () => {});
+    const get = () =>
+      new Promise<{ status: number; body: { backend?: string; protocol?: string; path?: string } }>((resolve, reject) => {
+        const req = session.request({ ":method": "GET", ":path": "/", ":authority": "example.com" });
+        let status = 0;
+        let text = "";
+        req.on("response", (h) => (status = Number(h[":status"])));
+        req.setEncoding("utf8");
+        req.on("data", (c: string) => (text += c));
+        req.on("end", () => {
+          let body = {};
+          try {
+            body = JSON.parse(text);
+          } catch {}
+          resolve({ status, body });
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    try {
+      let last: Awaited<ReturnType<typeof get>> | null = null;
+      await eventually(async () => (last = await get()).status === 200, 10_000, "h2c request served");
+      const a = await get();
+      expect([a.status, a.body.backend, a.body.protocol, a.body.path]).toEqual([200, `${INFRA}/infra-backend-v1`, "HTTP/2.0", "/"]);
+      expect(last!.status).toBe(200);
+    } finally {
+      session.close();
+    }
+    // The backend saw the request over HTTP/2 with the client's authority.
+    expect(echoes.get(`${INFRA}/infra-backend-v1#h2c`)!.log).toContain("GET / example.com");
+  });
+
+  test("an h2c backend (no upstream test): HTTP/1.1 clients and request bodies reach it over HTTP/2; failures are HTTP answers", async () => {
+    apply(route("backend-protocol-h2c-more", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /h2c } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8081 }]
+    - matches: [{ path: { type: PathPrefix, value: /down } }]
+      backendRefs: [{ name: h2c-down, port: 8081 }]`));
+    apply(`
+apiVersion: v1
+kind: Service
+metadata: { name: h2c-down, namespace: ${INFRA} }
+spec: { ports: [{ name: h2c, port: 8081, appProtocol: kubernetes.io/h2c }] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: h2c-down-x, namespace: ${INFRA}, labels: { kubernetes.io/service-name: h2c-down } }
+addressType: IPv4
+ports: [{ name: h2c, port: 1 }]
+endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }]`);
+    await accepted("backend-protocol-h2c-more");
+    const get = await served("/h2c/x?y=1", (a) => a.status === 200);
+    expect([get.backend, get.path, get.headers.host ?? "(no host field: :authority)"]).toEqual([`${INFRA}/infra-backend-v1`, "/h2c/x?y=1", "(no host field: :authority)"]);
+    const res = await fetch(`${portico.http}/h2c/post`, { method: "POST", headers: { host: "example.com", "content-type": "text/plain" }, body: "hello over h2c" });
+    const body = (await res.json()) as { protocol: string; body: string; headers: Record<string, string> };
+    expect([res.status, body.protocol, body.body, body.headers.te ?? "(no te)"]).toEqual([200, "HTTP/2.0", "hello over h2c", "(no te)"]);
+    // Nothing listens on port 1: an HTTP 502 from Portico, not a gRPC status.
+    const down = await fetch(`${portico.http}/down`, { headers: { host: "example.com" } });
+    await down.text();
+    expect([down.status, down.headers.get("grpc-status")]).toEqual([502, null]);
+  });
+
   test("RegularExpression path, header and query matches (implementation-specific; no upstream test)", async () => {
     apply(route("regex-matching", `  parentRefs: [{ name: same-namespace }]
   rules:

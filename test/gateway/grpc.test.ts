@@ -376,6 +376,38 @@ ${grpcRoute("backend-v3", `  parentRefs:
   });
 });
 
+// GRPCRouteNamedRouteRule (Extended; listed in GatewayClass supportedFeatures).
+describe("GATEWAY-GRPC Extended through a real Portico", () => {
+  test("GRPCRouteNamedRule", async () => {
+    // conformance/tests/grpcroute-named-rule.yaml: a rule's `name` names it and changes nothing it serves.
+    apply(grpcRoute("grpc-named-rules", `  parentRefs:
+  - name: same-namespace
+  rules:
+  - name: named-rule
+    matches:
+    - method:
+        service: gateway_api_conformance.echo_basic.grpcecho.GrpcEcho
+        method: Echo
+    backendRefs:
+    - name: grpc-infra-backend-v1
+      port: 8080
+  - matches:
+    - method:
+        service: gateway_api_conformance.echo_basic.grpcecho.GrpcEcho
+        method: EchoTwo
+    backendRefs:
+    - name: grpc-infra-backend-v2
+      port: 8080`));
+    await routeAccepted("grpc-named-rules");
+    const client = h2cClient("example.com");
+    await servedAs(client, "Echo", {}, OK("v1"));
+    expect([show(await call(client, "Echo")), show(await call(client, "EchoTwo"))]).toEqual([OK("v1"), OK("v2")]);
+    const features = ((api.get("GatewayClass", null, "portico")!.status as { supportedFeatures: { name: string }[] }).supportedFeatures).map((f) => f.name);
+    expect(features).toContain("GRPCRouteNamedRouteRule");
+    cleanup();
+  });
+});
+
 type Cond = { type: string; status: string; reason: string; observedGeneration: number; message: string; lastTransitionTime: string };
 /** Our parent entries of a GRPCRoute, as `Type=Status/Reason` per parent. */
 const parentConds = (name: string): string[][] =>

@@ -79,6 +79,19 @@ describe("Gateway API kinds from the API server", () => {
     await eventually(() => sink.has("HTTPRoute", "default", "keep"), 5000, "route back with its CRD");
   });
 
+  test("IngressNginxPolicy without its CRD: synced and empty, picked up once installed, then watched", async () => {
+    api.faults.absentGroups.add("portico.dev");
+    const sink = start();
+    await eventually(() => KINDS.every((k) => sink.syncedKinds.includes(k)), 3_000, "every kind synced");
+    expect(source!.state("IngressNginxPolicy").installed).toBe(false);
+    api.create("IngressNginxPolicy", OBJECTS.IngressNginxPolicy("default", "p"));
+    expect(sink.has("IngressNginxPolicy", "default", "p")).toBe(false);
+    api.faults.absentGroups.clear();
+    await eventually(() => sink.has("IngressNginxPolicy", "default", "p"), 5000, "policy after install");
+    api.create("IngressNginxPolicy", OBJECTS.IngressNginxPolicy("default", "p2"));
+    await eventually(() => sink.has("IngressNginxPolicy", "default", "p2"), 3_000, "watch event after install");
+  });
+
   test("a 404 on a built-in kind is an error with back-off, not 'not installed'", async () => {
     const sink = new RecordingSink();
     api.faults.failNext = 1;

@@ -107,6 +107,36 @@ describe("events", () => {
     expect(rec.stats.failed).toBe(0);
   });
 
+  test("Gateway API problems become Events on the Gateway, HTTPRoute and GRPCRoute, under the Gateway controller's name, deduplicated like an Ingress's", async () => {
+    const now = 3_000_000_000_000;
+    const uids: Record<string, string> = { "HTTPRoute gw-ev/shop": "uid-http", "GRPCRoute gw-ev/shop": "uid-grpc", "Gateway gw-ev/edge": "uid-gw" };
+    const rec = createEventRecorder({
+      client: newClient(),
+      config: { controllerName: "portico.dev/ingress-controller", gatewayControllerName: "portico.dev/gateway-controller" },
+      log: captureLogger(),
+      isLeader: () => true,
+      instance: "pod-a",
+      uidOf: (ns, name, kind) => uids[`${kind} ${ns}/${name}`],
+      timings: { now: () => now, seriesIntervalMs: 60_000 },
+    });
+    const problems: Diagnostic[] = [
+      { kind: "HTTPRoute", namespace: "gw-ev", name: "shop", reason: "RouteRefsNotResolved", message: "parent Gateway gw-ev/edge: BackendNotFound: Service gw-ev/gone not found" },
+      // A GRPCRoute may share an HTTPRoute's name: its own Event, on its own kind.
+      { kind: "GRPCRoute", namespace: "gw-ev", name: "shop", reason: "RouteNotAccepted", message: "parent Gateway gw-ev/edge: NotAllowedByListeners: no listener allows GRPCRoute" },
+      { kind: "Gateway", namespace: "gw-ev", name: "edge", reason: "ListenerNotProgrammed", message: "listener https: InvalidCertificateRef: Secret gw-ev/missing not found" },
+    ];
+    for (let i = 0; i < 3; i++) rec.report(problems);
+    await rec.flush();
+    const evs = api.list("Event").filter((e) => e.metadata.namespace === "gw-ev");
+    expect(evs).toHaveLength(3);
+    const on = (kind: string) => evs.find((e) => (e.regarding as { kind: string }).kind === kind);
+    const common = { type: "Warning", action: "Compile", reportingController: "portico.dev/gateway-controller", reportingInstance: "pod-a" };
+    expect(on("HTTPRoute")).toMatchObject({ ...common, reason: "RouteRefsNotResolved", regarding: { apiVersion: "gateway.networking.k8s.io/v1", kind: "HTTPRoute", namespace: "gw-ev", name: "shop", uid: "uid-http" } });
+    expect(on("GRPCRoute")).toMatchObject({ ...common, reason: "RouteNotAccepted", regarding: { apiVersion: "gateway.networking.k8s.io/v1", kind: "GRPCRoute", namespace: "gw-ev", name: "shop", uid: "uid-grpc" } });
+    expect(on("Gateway")).toMatchObject({ ...common, reason: "ListenerNotProgrammed", regarding: { apiVersion: "gateway.networking.k8s.io/v1", kind: "Gateway", namespace: "gw-ev", name: "edge", uid: "uid-gw" } });
+    expect(rec.stats).toMatchObject({ created: 3, deduplicated: 6, failed: 0 });
+  });
+
   test("rate limited per minute", async () => {
     let now = 2_000_000_000_000;
     const rec = createEventRecorder({ client: newClient(), config: { controllerName: "p" }, log: captureLogger(), isLeader: () => true, instance: "x", timings: { now: () => now, maxPerMinute: 5 } });
@@ -214,6 +244,35 @@ test("startKubeCluster with --update-status=false: the leader writes Events, nev
     await eventually(() => api.list("Event").some((e) => (e.regarding as { name?: string; namespace?: string }).namespace === "quiet"), 3_000, "event written");
     expect(patches(from)).toBe(0);
     expect(lb("quiet", "shop")).toEqual([{ ip: "203.0.113.50" }]);
+  } finally {
+    await cluster.source.stop();
+    await cluster.stop();
+  }
+});
+
+test("startKubeCluster: an HTTPRoute's diagnostic becomes an Event on that HTTPRoute, with its uid", async () => {
+  const { parseArgs } = await import("../../src/config/parse.ts");
+  const outcome = parseArgs(["--kubeconfig", kubeconfig, "--publish-status-address", "198.51.100.3", "--election-id", "gw-lease"], {});
+  if (outcome.type !== "run") throw new Error(`config: ${JSON.stringify(outcome)}`);
+  const { startKubeCluster } = await import("../../src/kube/cluster.ts");
+  const cluster = startKubeCluster({
+    config: { ...outcome.config, electionNamespace: "gwcl" },
+    log: captureLogger(),
+    leaderTimings: { leaseDurationMs: 1000, renewIntervalMs: 200, renewDeadlineMs: 700, retryIntervalMs: 100 },
+  });
+  try {
+    const route = parseObject("HTTPRoute", { apiVersion: "gateway.networking.k8s.io/v1", kind: "HTTPRoute", metadata: { name: "shop", namespace: "gwcl", uid: "route-uid-1", generation: 1 }, spec: { parentRefs: [{ name: "edge" }] } });
+    if (!route.ok) throw new Error(route.diagnostic.message);
+    const diagnostic: Diagnostic = { kind: "HTTPRoute", namespace: "gwcl", name: "shop", reason: "RouteNotAccepted", message: "parent Gateway gwcl/edge: NoMatchingParent: no such Gateway" };
+    const gateway = {
+      result: { classes: new Map(), gateways: new Map(), routes: [], table: null, routeCount: 0, deps: { services: new Set<string>(), secrets: new Set<string>() } } as never,
+      snapshot: { gatewayClasses: new Map(), gateways: new Map(), httpRoutes: new Map([["gwcl/shop", route.object]]), grpcRoutes: new Map() } as never,
+    };
+    cluster.applied({ statuses: [], diagnostics: [diagnostic] }, new Map(), new Map(), [], gateway);
+    await eventually(() => cluster.elector.isLeader(), 3_000, "leader");
+    await eventually(() => api.list("Event").some((e) => (e.regarding as { kind?: string; namespace?: string }).namespace === "gwcl"), 3_000, "event written");
+    const ev = api.list("Event").find((e) => (e.regarding as { namespace?: string }).namespace === "gwcl")!;
+    expect(ev).toMatchObject({ reason: "RouteNotAccepted", reportingController: outcome.config.gatewayControllerName, regarding: { apiVersion: "gateway.networking.k8s.io/v1", kind: "HTTPRoute", name: "shop", uid: "route-uid-1" } });
   } finally {
     await cluster.source.stop();
     await cluster.stop();

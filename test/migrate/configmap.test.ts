@@ -20,8 +20,17 @@ describe("ConfigMap keys", () => {
     [{ hsts: "false" }, "hsts", "flag", ["--hsts=false"]],
     [{ "ssl-protocols": "TLSv1.3" }, "ssl-protocols", "flag", ["--tls-min-version=1.3"]],
     [{ "ssl-protocols": "TLSv1.1 TLSv1.2" }, "ssl-protocols", "not-honoured", []],
-    [{ "use-forwarded-headers": "true" }, "use-forwarded-headers", "flag", ["--trusted-proxies=0.0.0.0/0,::/0"]],
-    [{ "use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.0.0.0/8, 192.168.0.0/16" }, "use-forwarded-headers", "flag", ["--trusted-proxies=10.0.0.0/8,192.168.0.0/16"]],
+    // nginx.tmpl: X-Forwarded-For is $remote_addr unless use-forwarded-headers and
+    // compute-full-forwarded-for (config.go default false); enable-real-ip alone believes the
+    // address only (real_ip_header), use-forwarded-headers also -Proto/-Host/-Port (lua_ingress.lua).
+    [{ "use-forwarded-headers": "true" }, "use-forwarded-headers", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false"]],
+    [{ "use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.0.0.0/8, 192.168.0.0/16" }, "use-forwarded-headers", "flag", ["--trusted-proxies=10.0.0.0/8,192.168.0.0/16", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false"]],
+    [{ "use-forwarded-headers": "true", "compute-full-forwarded-for": "true" }, "use-forwarded-headers", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=true"]],
+    [{ "use-forwarded-headers": "true", "compute-full-forwarded-for": "true" }, "compute-full-forwarded-for", "flag", ["--compute-full-forwarded-for=true"]],
+    [{ "compute-full-forwarded-for": "true" }, "compute-full-forwarded-for", "same", []],
+    [{ "enable-real-ip": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=address", "--compute-full-forwarded-for=false"]],
+    [{ "enable-real-ip": "true", "compute-full-forwarded-for": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=address", "--compute-full-forwarded-for=false"]],
+    [{ "enable-real-ip": "true", "use-forwarded-headers": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false"]],
     [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "not-honoured", []],
     [{ "http-redirect-code": "308" }, "http-redirect-code", "same", []],
     [{ "http-redirect-code": "301" }, "http-redirect-code", "flag", ["--http-redirect-code=301"]],
@@ -55,7 +64,7 @@ describe("ConfigMap keys", () => {
 
   test("the flags to run with are listed once", () => {
     const r = configMapReport(cm({ "use-forwarded-headers": "true", "enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8" }));
-    expect(r.flags).toEqual(["--trusted-proxies=10.0.0.0/8", "--hsts-include-subdomains=true", "--max-body-size=1m"]); // in key order
+    expect(r.flags).toEqual(["--trusted-proxies=10.0.0.0/8", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false", "--hsts-include-subdomains=true", "--max-body-size=1m"]); // in key order
   });
 
   test("a value ingress-nginx would not read is marked invalid (serving keeps the key's last good value)", () => {

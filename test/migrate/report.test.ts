@@ -256,11 +256,21 @@ describe("diagnostics and refusals", () => {
     expect(snippet.refused).toStartWith("every path answers 503: ");
   });
 
-  test("an access check Portico does not implement refuses the Ingress (503 on every path)", () => {
-    const guard = [...GUARDS_ACCESS][0]!;
-    const r = one({ [guard]: "ns/ca" });
+  test("an access check Portico cannot run refuses the Ingress (503 on every path)", () => {
+    // Every access annotation is implemented (GUARDS_ACCESS is empty); an auth-tls-match-cn
+    // pattern the linear-time engine refuses is the check Portico cannot run now.
+    expect(GUARDS_ACCESS.size).toBe(0);
+    const r = one({ "nginx.ingress.kubernetes.io/auth-tls-secret": "ca", "nginx.ingress.kubernetes.io/auth-tls-match-cn": "CN=(a)\\1" });
     expect(r.status).toBe("refused");
     expect(r.refused).toStartWith("every path answers 503: ");
+  });
+
+  test("auth-tls-match-cn: a pattern the engine runs is the same as in ingress-nginx; one it refuses differs", () => {
+    const status = (value: string) =>
+      one({ "nginx.ingress.kubernetes.io/auth-tls-secret": "ca", "nginx.ingress.kubernetes.io/auth-tls-match-cn": value })
+        .annotations.find((a) => a.name === "nginx.ingress.kubernetes.io/auth-tls-match-cn")?.status;
+    expect(status("CN=(alice|bob)")).toBe("same");
+    expect(status("CN=(a)\\1")).toBe("differs");
   });
 
   test("a missing basic-auth Secret answers 503 as ingress-nginx does: refused, and said to be the same there", () => {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { loadAll } from "js-yaml";
 import type { ConversionNote } from "../../src/compile/to-gateway.ts";
 import { startPortico, type Portico } from "../e2e/harness.ts";
-import { namedBackend, type RawBackend } from "../proxy/raw.ts";
+import { namedBackend, rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
 import { prove, type ProofReport } from "./prove.ts";
 
@@ -177,11 +177,16 @@ describe("served side by side", () => {
   let ing: Portico;
   let gw: Portico;
   const backends = new Map<string, RawBackend & { name: string }>();
+  /** An auth-url service on loopback, which both Porticos refuse to ask (never connected to). */
+  let auth: RawBackend;
   let conv: Awaited<ReturnType<typeof convert>>;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "portico-to-gateway-"));
     for (const s of ["a", "b"]) backends.set(s, await namedBackend(s));
+    // A backend that never answers: proxy-read-timeout's 504.
+    backends.set("slow", { ...(await rawBackend(() => null)), name: "slow" });
+    auth = await rawBackend(() => "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     const svc = (name: string) => `apiVersion: v1
 kind: Service
 metadata: { name: ${name}, namespace: web }
@@ -206,7 +211,16 @@ spec:
   rules: [{ host: ${host}, http: { paths: ${paths} } }]
 `;
     const p = (path: string, type: string, service: string) => `{ path: "${path}", pathType: ${type}, backend: { service: { name: ${service}, port: { number: 80 } } } }`;
-    const services = `${svc("a")}---\n${svc("b")}`;
+    // basic auth's users (htpasswd `{SHA}`: base64 of SHA-1 of "secret"), in the Ingress's namespace.
+    const users = `alice:{SHA}${require("node:crypto").createHash("sha1").update("secret").digest("base64")}\n`;
+    const secret = `apiVersion: v1
+kind: Secret
+metadata: { name: basic-users, namespace: web }
+type: Opaque
+data: { auth: ${Buffer.from(users).toString("base64")} }
+`;
+    const services = `${svc("a")}---\n${svc("b")}---\n${svc("slow")}---\n${secret}`;
+    const authUrl = `http://127.0.0.1:${auth.port}/check`;
     const ingresses = [
       `apiVersion: networking.k8s.io/v1
 kind: IngressClass
@@ -223,6 +237,15 @@ spec: { controller: k8s.io/ingress-nginx }
       ingress("moved", "moved.test", { [`${N}permanent-redirect`]: "https://new.test/landing" }, `[${p("/", "Prefix", "a")}]`),
       ingress("temp", "temp.test", { [`${N}temporal-redirect`]: "http://new.test:8080/t" }, `[${p("/", "Prefix", "a")}]`),
       ingress("secure", "secure.test", {}, `[${p("/", "Prefix", "a")}]`, "tls: [{ hosts: [secure.test], secretName: secure-tls }]"),
+      // What only Portico's IngressNginxPolicy carries (an ExtensionRef on every rule).
+      ingress("deny", "deny.test", { [`${N}whitelist-source-range`]: "10.0.0.0/8" }, `[${p("/", "Prefix", "a")}]`),
+      ingress("allow", "allow.test", { [`${N}whitelist-source-range`]: "127.0.0.1/32" }, `[${p("/", "Prefix", "a")}]`),
+      // A loopback auth-url is refused (503, the address policy) by both: the same answer. With
+      // an auth service Portico may reach: test/gateway/extension.test.ts.
+      ingress("authurl", "authurl.test", { [`${N}auth-url`]: authUrl, [`${N}auth-signin`]: "https://login.test/start" }, `[${p("/", "Prefix", "a")}]`),
+      ingress("basic", "basic.test", { [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "basic-users", [`${N}auth-realm`]: "Staff" }, `[${p("/", "Prefix", "a")}]`),
+      ingress("body", "body.test", { [`${N}proxy-body-size`]: "1k" }, `[${p("/", "Prefix", "a")}]`),
+      ingress("timeout", "timeout.test", { [`${N}proxy-read-timeout`]: "1", [`${N}proxy-next-upstream-tries`]: "1" }, `[${p("/", "Prefix", "slow")}]`),
     ];
     writeFileSync(join(dir, "services.yaml"), services);
     writeFileSync(join(dir, "ingresses.yaml"), ingresses.join("---\n"));
@@ -241,13 +264,14 @@ spec: { controller: k8s.io/ingress-nginx }
   afterAll(async () => {
     await Promise.all([ing?.stop("SIGKILL"), gw?.stop("SIGKILL")]);
     for (const b of backends.values()) await b.stop();
+    await auth?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
   /** One answer, and what the backend received for it (request line, the headers that matter). */
-  async function ask(p: Portico, host: string, path: string, headers: Record<string, string> = {}) {
+  async function ask(p: Portico, host: string, path: string, headers: Record<string, string> = {}, sent?: string) {
     const before = new Map([...backends].map(([k, b]) => [k, b.hits.length]));
-    const res = await fetch(`${p.http}${path}`, { headers: { host, connection: "close", ...headers }, redirect: "manual" });
+    const res = await fetch(`${p.http}${path}`, { method: sent === undefined ? "GET" : "POST", body: sent, headers: { host, connection: "close", ...headers }, redirect: "manual" });
     const body = await res.text();
     let received: { backend: string; line: string; headers: string[] } | null = null;
     for (const [k, b] of backends) {
@@ -261,7 +285,7 @@ spec: { controller: k8s.io/ingress-nginx }
     // The body of a backend's answer is its name (in `received`); Portico's own 404 page when no
     // route matches is not part of a mapping (the Gateway API form has no default backend).
     void body;
-    return { status: res.status, location: res.headers.get("location")?.replace(String(p.ports.http), "PORT").replace(String(p.ports.https), "TLSPORT") ?? null, received };
+    return { status: res.status, challenge: res.headers.get("www-authenticate"), location: res.headers.get("location")?.replace(String(p.ports.http), "PORT").replace(String(p.ports.https), "TLSPORT") ?? null, received };
   }
 
   const cases: [string, string, Record<string, string>?][] = [
@@ -286,10 +310,29 @@ spec: { controller: k8s.io/ingress-nginx }
     ["moved.test", "/deep/path"],
     ["temp.test", "/a/b"],
     ["secure.test", "/s?q=1"],
+    ["deny.test", "/d"],
+    ["allow.test", "/a"],
+    ["authurl.test", "/u", { "x-token": "good" }],
+    ["basic.test", "/b"],
+    ["basic.test", "/b", { authorization: `Basic ${btoa("alice:wrong")}` }],
+    ["basic.test", "/b", { authorization: `Basic ${btoa("alice:secret")}` }],
+    ["body.test", "/small"],
+    ["timeout.test", "/t"],
+  ];
+
+  /** The answers the IngressNginxPolicy mappings must give, so two equal answers are the mappings' own. */
+  const extensionAnswers: [string, string, Record<string, string> | undefined, number][] = [
+    ["deny.test", "/d", undefined, 403],
+    ["allow.test", "/a", undefined, 200],
+    ["authurl.test", "/u", { "x-token": "good" }, 503],
+    ["basic.test", "/b", undefined, 401],
+    ["basic.test", "/b", { authorization: `Basic ${btoa("alice:secret")}` }, 200],
+    ["timeout.test", "/t", undefined, 504],
   ];
 
   test("every request of an equivalent mapping gets the same answer from the Ingress and from its Gateway API form", async () => {
-    expect(conv.code).toBe(0);
+    // 3 (EXIT_CHANGES): some annotations are carried in IngressNginxPolicy, which the notes say.
+    expect(conv.code).toBe(3);
     await eventually(async () => (await ask(ing, "plain.test", "/app")).status === 200 && (await ask(gw, "plain.test", "/app")).status === 200, 15_000);
     await eventually(async () => (await ask(gw, "secure.test", "/")).status === 301 && (await ask(gw, "canaryv.test", "/")).status === 200, 15_000);
     const differ: unknown[] = [];
@@ -309,6 +352,26 @@ spec: { controller: k8s.io/ingress-nginx }
     expect((await ask(gw, "headers.test", "/", { "x-tenant": "evil" })).received?.headers).toContain("x-tenant: acme");
     expect((await ask(gw, "moved.test", "/deep/path")).location).toBe("https://new.test/landing");
     expect((await ask(gw, "approot.test", "/")).status).toBe(302);
+  });
+
+  test("the annotations carried in IngressNginxPolicy answer through the HTTPRoute as through the Ingress: allowlist, auth-url's refusal, basic auth, body size, timeout", async () => {
+    const policies = conv.objects.filter((o) => o.kind === "IngressNginxPolicy").map((o) => o.metadata.name);
+    expect(policies).toEqual(expect.arrayContaining(["deny", "allow", "authurl", "basic", "body", "timeout"]));
+    await eventually(async () => (await ask(gw, "basic.test", "/b")).status === 401 && (await ask(gw, "deny.test", "/")).status === 403, 15_000);
+    for (const [host, path, headers, status] of extensionAnswers) {
+      const a = await ask(ing, host, path, headers);
+      const b = await ask(gw, host, path, headers);
+      expect({ host, path, status: a.status }).toEqual({ host, path, status });
+      expect({ host, path, answer: b }).toEqual({ host, path, answer: a });
+    }
+    expect((await ask(gw, "basic.test", "/b")).challenge).toBe('Basic realm="Staff"');
+    expect(auth.hits).toEqual([]);
+    // proxy-body-size: a body over 1k is refused before the backend sees it, one under it passes.
+    const big = "x".repeat(2048);
+    for (const p of [ing, gw]) {
+      expect((await ask(p, "body.test", "/up", {}, big)).status).toBe(413);
+      expect((await ask(p, "body.test", "/up", {}, "small")).status).toBe(200);
+    }
   });
 });
 

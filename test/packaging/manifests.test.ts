@@ -101,7 +101,7 @@ describe("kustomization", () => {
 
   test("every namespaced object lives in the portico Namespace the manifests create", () => {
     find(docs, "Namespace", "portico");
-    const clusterScoped = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding", "IngressClass"]);
+    const clusterScoped = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding", "IngressClass", "CustomResourceDefinition"]);
     for (const { doc, file } of docs) {
       if (clusterScoped.has(doc.kind)) expect(doc.metadata.namespace, `${file} ${doc.kind}`).toBeUndefined();
       else expect(doc.metadata.namespace, `${file} ${doc.kind}/${doc.metadata.name}`).toBe("portico");

@@ -394,19 +394,17 @@ describe("the WebSocket path", () => {
 });
 
 describe("access annotations Portico does not implement", () => {
-  // Access control fails closed: ingress-nginx would check these requests (auth-tls-match-cn
-  // matches the client certificate's subject), so serving them unchecked would open the route.
-  // docs/design.md, "Annotations and policies". (auth-url and auth-tls-secret are implemented:
-  // test/proxy/external-auth.test.ts, test/proxy/client-certs.test.ts.)
-  test("auth-tls-match-cn: every request refused with 503, the backend never reached", async () => {
-    for (const [name, value] of [["auth-tls-match-cn", "CN=alice"]] as const) {
-      const parsed = parseAnnotations({ [`${N}${name}`]: value });
-      expect(parsed.problems).toEqual([expect.stringContaining(`${N}${name}: access control Portico does not implement`)]);
-      const p = await start(optionsOf({ [`${N}${name}`]: value }));
-      const r = await p.get({ authorization: basic("alice:secret") });
-      expect({ name, status: r.status }).toEqual({ name, status: 503 });
-      expect(p.backend.heads()).toHaveLength(0);
-    }
+  // Access control fails closed (docs/design.md, "Annotations and policies"): an access check
+  // Portico cannot run is refused with 503. Every access annotation is implemented now
+  // (auth-url: test/proxy/external-auth.test.ts; auth-tls-*: test/proxy/client-certs.test.ts);
+  // auth-tls-match-cn without the CA it depends on is refused by its family instead.
+  test("auth-tls-match-cn without auth-tls-secret: every request refused with 503, the backend never reached", async () => {
+    const ann = { [`${N}auth-tls-match-cn`]: "CN=alice" };
+    expect(parseAnnotations(ann).problems).toEqual([expect.stringContaining("without auth-tls-secret")]);
+    const p = await start(optionsOf(ann));
+    const r = await p.get({ authorization: basic("alice:secret") });
+    expect(r.status).toBe(503);
+    expect(p.backend.heads()).toHaveLength(0);
   });
 
   test("their tuning annotations alone change nothing (ingress-nginx reads them only with the guard)", async () => {

@@ -25,6 +25,9 @@ import { createTlsBuilder } from "../../src/serving/tls.ts";
 import { freePort } from "../e2e/harness.ts";
 import { rawH2 } from "../http2/frames.ts";
 import { eventually } from "../wait.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import { lookup } from "../../src/table/lookup.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -214,6 +217,74 @@ describe("optional modes", () => {
     expect(header(backend.heads().at(-1), "ssl-client-verify")).toBe("FAILED:unable to verify the first certificate");
     expect(header(backend.heads().at(-1), "ssl-client-subject-dn")).toBe("CN=mallory");
     expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: expired })).status).toBe(400);
+  });
+});
+
+// ingress-nginx's test/e2e/annotations/authtls.go, the auth-tls-match-cn cases: nginx.tmpl's
+// server block writes `if ( $ssl_client_s_dn !~ "<value>" ) { return 403 "client certificate
+// unauthorized"; }`, the value (CN= included) an unanchored, case-sensitive PCRE against the
+// subject in RFC 2253 form.
+describe("auth-tls-match-cn", () => {
+  const MATCH = `${N}auth-tls-match-cn`;
+  test("should return 403 using auth-tls-match-cn with no matching CN from client", async () => {
+    const { port, backend } = await start({ ...SECRET, [MATCH]: "CN=notgonnamatch" });
+    const r = await request(port, { sni: "mtls.test", host: "mtls.test", cert: good });
+    expect(r.status).toBe(403);
+    // The body is nginx's `return 403` text (this listener sends it chunked).
+    expect(r.head).toContain("\r\nclient certificate unauthorized\r\n");
+    expect(header(r.head, "content-type")).toBe("text/plain; charset=utf-8");
+    expect(backend.heads()).toHaveLength(0);
+  });
+
+  test("should return 200 using auth-tls-match-cn with matching CN from client", async () => {
+    const { port, backend } = await start({ ...SECRET, [MATCH]: "CN=alice" });
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
+    expect(header(backend.heads().at(-1), "ssl-client-subject-dn")).toBe("CN=alice");
+  });
+
+  test("should reload the nginx config when auth-tls-match-cn is updated (each value on its own proxy)", async () => {
+    const before = await start({ ...SECRET, [MATCH]: "CN=notvalid" });
+    expect((await request(before.port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(403);
+    const after = await start({ ...SECRET, [MATCH]: "CN=alice" });
+    expect((await request(after.port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
+  });
+
+  test("should return 200 using auth-tls-match-cn where atleast one of the regex options matches CN from client", async () => {
+    const { port } = await start({ ...SECRET, [MATCH]: "CN=(itwillmatch|withthenextoption|alice)" });
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
+  });
+
+  test("unanchored and case-sensitive, as nginx's !~; no certificate (optional) is an empty subject", async () => {
+    const { port } = await start({ ...SECRET, [MATCH]: "CN=ali", [`${N}auth-tls-verify-client`]: "optional" });
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(200);
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test" })).status).toBe(403);
+    const upper = await start({ ...SECRET, [MATCH]: "CN=ALICE" });
+    expect((await request(upper.port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(403);
+    // A certificate that fails verification is still 400 first (ngx_http_process_request).
+    expect((await request(upper.port, { sni: "mtls.test", host: "mtls.test", cert: foreign })).status).toBe(400);
+  });
+
+  test("plain HTTP: the server block's `if` answers 403 before the HTTPS redirect (empty subject)", async () => {
+    const plainHttp = async (annotations: Record<string, string>) => {
+      const backend = await okBackend();
+      const table = makeTable([{ host: "mtls.test", backend: makeBackend([backend.port]), options: optionsOf(annotations), tls: true }]);
+      const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: silentLogger, scheme: "http" });
+      const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+      cleanup.push(() => server.stop(true));
+      const res = await fetch(`http://127.0.0.1:${server.port}/p`, { headers: { host: "mtls.test" }, redirect: "manual" });
+      return { status: res.status, body: await res.text(), location: res.headers.get("location") };
+    };
+    expect(await plainHttp({ ...SECRET, [MATCH]: "CN=alice" })).toEqual({ status: 403, body: "client certificate unauthorized", location: null });
+    // A pattern that matches the empty subject lets the request on to the HTTPS redirect.
+    expect(await plainHttp({ ...SECRET, [MATCH]: "CN=alice|^$", [`${N}auth-tls-verify-client`]: "optional" })).toEqual({ status: 308, body: "", location: "https://mtls.test/p" });
+  });
+
+  test("a value without CN= or a pattern the linear-time engine refuses: 503 on every path", async () => {
+    for (const value of ["alice", "CN=(a)\\1", "CN=(?<=x)alice"]) {
+      const { port, backend } = await start({ ...SECRET, [MATCH]: value });
+      expect((await request(port, { sni: "mtls.test", host: "mtls.test", cert: good })).status).toBe(503);
+      expect(backend.heads()).toHaveLength(0);
+    }
   });
 });
 

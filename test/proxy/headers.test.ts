@@ -25,14 +25,20 @@ const backend = Bun.serve({
 });
 let proxy: TestProxy;
 let trusted: TestProxy;
+let addressOnly: TestProxy;
+let clientOnly: TestProxy;
 beforeAll(() => {
   const t = makeTable([{ host: null, path: "/", backend: makeBackend([backend.port as number]) }]);
   proxy = startProxy(t);
   trusted = startProxy(t, { trustedProxies: ["127.0.0.0/8"] });
+  addressOnly = startProxy(t, { trustedProxies: ["127.0.0.0/8"], trustedProxyHeaders: "address" });
+  clientOnly = startProxy(t, { trustedProxies: ["127.0.0.0/8"], computeFullForwardedFor: false });
 });
 afterAll(async () => {
   await proxy.stop();
   await trusted.stop();
+  await addressOnly.stop();
+  await clientOnly.stop();
   await backend.stop(true);
 });
 
@@ -87,12 +93,12 @@ test("X-Request-ID: sane value kept and echoed, bad one replaced", async () => {
   expect(seen["x-request-id"]).toBe("abc-123.def_4");
   r = await fetch(proxy.url + "/", { headers: { "x-request-id": "bad id<script>" } });
   const id = r.headers.get("x-request-id")!;
-  expect(id).toMatch(/^[0-9a-f-]{36}$/);
+  expect(id).toMatch(/^[0-9a-f]{32}$/);
   expect(seen["x-request-id"]).toBe(id);
   r = await fetch(proxy.url + "/", { headers: { "x-request-id": "a".repeat(201) } });
   expect(r.headers.get("x-request-id")).not.toBe("a".repeat(201));
   r = await fetch(proxy.url + "/");
-  expect(r.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  expect(r.headers.get("x-request-id")).toMatch(/^[0-9a-f]{32}$/); // nginx $request_id: 16 random bytes in hex
 });
 
 test("trusted proxy: X-Forwarded-For appended, its X-Forwarded-* kept, real IP from the chain", async () => {
@@ -100,4 +106,28 @@ test("trusted proxy: X-Forwarded-For appended, its X-Forwarded-* kept, real IP f
   expect(seen["x-forwarded-for"]).toBe("203.0.113.9, 10.0.0.2, 127.0.0.1");
   expect(seen["x-forwarded-proto"]).toBe("https");
   expect(seen["x-real-ip"]).toBe("10.0.0.2");
+});
+
+// ingress-nginx's enable-real-ip: the realip module reads X-Forwarded-For alone (nginx.tmpl
+// real_ip_header); X-Forwarded-Proto, -Host, -Port are believed only with use-forwarded-headers
+// (rootfs/etc/nginx/lua/lua_ingress.lua rewrite()).
+test("--trusted-proxy-headers=address: the client address from the chain, the other forwarded fields Portico's own", async () => {
+  const headers = { host: "app.test", "x-forwarded-for": "203.0.113.9, 10.0.0.2", "x-forwarded-proto": "https", "x-forwarded-host": "evil.test", "x-forwarded-port": "1" };
+  const r = await fetch(addressOnly.url + "/", { headers });
+  expect(r.status).toBe(200);
+  await r.text();
+  expect(seen["x-real-ip"]).toBe("10.0.0.2");
+  expect(seen["x-forwarded-for"]).toBe("203.0.113.9, 10.0.0.2, 127.0.0.1");
+  expect([seen["host"], seen["x-forwarded-host"], seen["x-forwarded-proto"], seen["x-forwarded-port"]]).toEqual(["app.test", "app.test", "http", "80"]);
+});
+
+// nginx.tmpl: without compute-full-forwarded-for, proxy_set_header X-Forwarded-For $remote_addr,
+// the address the realip module found (real_ip_recursive on: the right-most untrusted entry).
+test("--compute-full-forwarded-for=false: X-Forwarded-For is the client address alone", async () => {
+  const r = await fetch(clientOnly.url + "/", { headers: { host: "app.test", "x-forwarded-for": "203.0.113.9, 10.0.0.2", "x-forwarded-host": "shop.example, other.example" } });
+  expect(r.status).toBe(200);
+  await r.text();
+  expect([seen["x-forwarded-for"], seen["x-real-ip"]]).toEqual(["10.0.0.2", "10.0.0.2"]);
+  // $best_http_host: the first X-Forwarded-Host entry, as Host and X-Forwarded-Host.
+  expect([seen["host"], seen["x-forwarded-host"]]).toEqual(["shop.example", "shop.example"]);
 });

@@ -72,10 +72,11 @@ describe("buildTlsEntries", () => {
     expect(r.expiry.get("o.test")).toBe(Math.floor((NOW - 1000) / 1000));
   });
 
-  test("a certificate that does not name the host is served with a warning", () => {
+  test("a certificate that does not name the host: the default certificate, with a warning (ingress-nginx createServers)", () => {
     const r = buildTlsEntries([bind("other.test", "ns/a", a)], generated, settings, { checker: createPemChecker(), now: NOW });
-    expect(r.entries[1]?.cert).toBe(a.certPem);
+    expect(r.entries.map((e) => e.cert)).toEqual([generated.cert]);
     expect(r.diagnostics.map((d) => [d.reason, d.severity])).toEqual([["InvalidCertificate", "warning"]]);
+    expect(r.diagnostics[0]?.message).toContain("serving the default certificate for it");
   });
 
   test("default certificate: the host \"\" Secret when valid, else the generated one with a diagnostic on the Secret", () => {

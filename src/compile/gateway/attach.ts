@@ -333,12 +333,18 @@ export function attachRoute(snapshot: Snapshot, gateways: ReadonlyMap<string, Ga
     const gw = gateways.get(`${ref.namespace ?? routeNs}/${ref.name}`);
     if (gw === undefined) continue;
     if (out.some((p) => sameParent(p.parentRef, ref, routeNs))) continue;
-    const named = gw.listeners.filter((l) => (ref.sectionName == null || l.name === ref.sectionName) && (ref.port == null || l.port === ref.port));
-    if (named.length === 0) {
+    // The listeners the parentRef names, and those of them that admit the route, in one pass.
+    let named = 0;
+    const allowed: ListenerState[] = [];
+    for (const l of gw.listeners) {
+      if ((ref.sectionName != null && l.name !== ref.sectionName) || (ref.port != null && l.port !== ref.port)) continue;
+      named++;
+      if (l.supportedKinds.some((k) => k.kind === kind) && namespaceAllowed(snapshot, gw.gateway, l.spec, routeNs)) allowed.push(l);
+    }
+    if (named === 0) {
       out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NoMatchingParent", "no listener matches the parentRef's sectionName and port") });
       continue;
     }
-    const allowed = named.filter((l) => l.supportedKinds.some((k) => k.kind === kind) && namespaceAllowed(snapshot, gw.gateway, l.spec, routeNs));
     if (allowed.length === 0) {
       out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NotAllowedByListeners", "the listeners' allowedRoutes do not admit this route") });
       continue;

@@ -2,18 +2,26 @@
 // "Explain"): the rule a request gets, found the way table/gateway.ts findGatewayEntry finds
 // it (the proxy's lookup), with the listener and route hostnames it was found under, the
 // Gateway listeners that attach the route there, and what each weighted choice answers.
-import { bestHostname, hostnameMatches, matchesRequest } from "../../table/gateway.ts";
+import { bestHostname, heldEntries, hostnameMatches, matchesRequest, startLookup } from "../../table/gateway.ts";
 import type { GatewayEntry, GatewayRoutes, Match } from "../../table/types.ts";
 import { predictAnswer, type AnswerConfig, type AnswerRequest, type PredictedAnswer } from "../answer.ts";
 import type { ExplainGateway } from "../explain-types.ts";
 import type { GatewayCompileResult } from "../types.ts";
 
 /**
- * Explain assumes a GET without headers or query (its request has none, as for Ingresses:
- * compile/explain-types.ts ExplainRequest), so a rule that asks for another method, a header
- * or a query parameter does not match here.
+ * Explain's request has a method (GET unless asked), at most a Content-Type and no query
+ * (compile/explain-types.ts ExplainRequest), so a rule that asks for another method, another
+ * header or a query parameter does not match here.
  */
-const ASSUMED = "GET, no headers, no query string";
+function assumed(method: string, contentType: string | null): string {
+  return `${method}, ${contentType === null ? "no headers" : `content-type ${contentType} and no other header`}, no query string`;
+}
+
+/** The request's fields a Gateway API match reads. */
+export interface GatewayAsked {
+  readonly method: string;
+  readonly contentType: string | null;
+}
 
 interface Found {
   readonly entry: GatewayEntry;
@@ -22,12 +30,19 @@ interface Found {
 }
 
 /** findGatewayEntry's walk, telling where the entry was found. */
-function find(routes: GatewayRoutes, https: boolean, host: string, path: string): Found | null {
+function find(routes: GatewayRoutes, https: boolean, host: string, path: string, asked: GatewayAsked): Found | null {
   const listeners = https ? routes.https : routes.http;
   const lkey = bestHostname(listeners.keys(), host);
   if (lkey === undefined) return null;
   const idx = listeners.get(lkey)!;
-  const req = { host, method: "GET", path, query: "", header: () => null };
+  const req = { host, method: asked.method, path, query: "", header: (name: string) => (name === "content-type" ? asked.contentType : null) };
+  startLookup();
+  // A host an Ingress names: its owners' routes only (table/gateway.ts heldEntries).
+  const held = idx.held == null ? undefined : heldEntries(idx.held, host);
+  if (held !== undefined) {
+    for (const e of held) if (matchesRequest(e.match, req)) return { entry: e, listenerHostname: lkey, routeHostname: e.choices[0]?.match.route.host ?? "*" };
+    return null;
+  }
   const exact = idx.exact.get(host);
   if (exact !== undefined) for (const e of exact) if (matchesRequest(e.match, req)) return { entry: e, listenerHostname: lkey, routeHostname: host };
   for (const [p, l] of idx.wildcards) {
@@ -69,27 +84,40 @@ export interface GatewayExplained {
 }
 
 /** The Gateway API rule answering `req`, or null (the Ingress table decides). */
-export function explainGatewayRequest(routes: GatewayRoutes, compiled: GatewayCompileResult | undefined, req: AnswerRequest, config: AnswerConfig): GatewayExplained | null {
+export function explainGatewayRequest(
+  routes: GatewayRoutes,
+  compiled: GatewayCompileResult | undefined,
+  req: AnswerRequest,
+  config: AnswerConfig,
+  asked: GatewayAsked = { method: "GET", contentType: null },
+  only: { readonly gateway: string; readonly declared: number } | null = null,
+  /** Applied to each choice's answer before they are mixed (a gRPC call's Trailers-Only answers: compile/explain.ts). */
+  shape: (a: PredictedAnswer) => PredictedAnswer = (a) => a,
+): GatewayExplained | null {
   const https = req.scheme === "https";
-  const found = find(routes, https, req.host, req.path);
+  const found = find(routes, https, req.host, req.path, asked);
   if (found === null || found.entry.choices.length === 0) return null;
   const { entry } = found;
   const first = entry.choices[0]!.match;
   const route = first.route;
   const routeKey = `${route.ingress.namespace}/${route.ingress.name}`;
+  const kind = route.ingress.kind ?? "HTTPRoute";
   const port = https ? ("https" as const) : ("http" as const);
   const listeners: { gateway: string; listener: string; port: number; protocol: string }[] = [];
   for (const r of compiled?.routes ?? []) {
-    if (r.key !== routeKey) continue;
+    // An HTTPRoute and a GRPCRoute may share a name: only this kind's status entry.
+    if (r.key !== routeKey || (r.kind ?? "HTTPRoute") !== kind) continue;
     for (const p of r.parents) {
       for (const a of p.state.attachments) {
         const l = a.listener;
+        // On a Gateway's own port (--gateway-ports) only that Gateway's listeners on that port attach it there.
+        if (only !== null && (l.gateway !== only.gateway || l.port !== only.declared)) continue;
         if (l.portClass !== port || (l.hostname ?? "*") !== found.listenerHostname || !a.hostnames.includes(found.routeHostname)) continue;
         if (!listeners.some((x) => x.gateway === l.gateway && x.listener === l.name)) listeners.push({ gateway: l.gateway, listener: l.name, port: l.port, protocol: l.protocol });
       }
     }
   }
-  const answers = entry.choices.map((c) => ({ match: c.match, weight: c.weight, answer: predictAnswer(c.match, req, config) }));
+  const answers = entry.choices.map((c) => ({ match: c.match, weight: c.weight, answer: shape(predictAnswer(c.match, req, config)) }));
   const m = entry.match;
   return {
     match: first,
@@ -99,6 +127,7 @@ export function explainGatewayRequest(routes: GatewayRoutes, compiled: GatewayCo
       listenerHostname: found.listenerHostname,
       routeHostname: found.routeHostname,
       listeners,
+      kind,
       route: routeKey,
       ruleIndex: route.ruleIndex,
       matchIndex: route.pathIndex,
@@ -110,7 +139,7 @@ export function explainGatewayRequest(routes: GatewayRoutes, compiled: GatewayCo
         queryParams: m.query.map((q) => `${q.name}${q.regex === true ? "~" : "="}${q.value}`),
       },
       choices: answers.map((a) => ({ backend: a.match.route.backend.id, weight: a.weight, answers: oneWord(a.answer) })),
-      assumed: ASSUMED,
+      assumed: assumed(asked.method, asked.contentType),
     },
   };
 }

@@ -91,10 +91,11 @@ export function grpcAsHttpRoute(route: GRPCRoute): GrpcConversion {
     const filters: HttpFilter[] = [];
     for (const f of rule.filters ?? []) {
       // GRPCRouteFilterType: RequestHeaderModifier (core) and ResponseHeaderModifier (extended)
-      // are served as for an HTTPRoute; RequestMirror is not (above), ExtensionRef names
-      // nothing Portico has, and the HTTPRoute-only types (redirects, rewrites, CORS) are not
-      // GRPCRoute filters at all (--manifests objects have not been through the CRD's enum).
-      if (f.type === "RequestHeaderModifier" || f.type === "ResponseHeaderModifier") filters.push(f);
+      // are served as for an HTTPRoute, and so is ExtensionRef (an IngressNginxPolicy:
+      // compile/gateway/extension.ts); RequestMirror is not (above), and the HTTPRoute-only types
+      // (redirects, rewrites, CORS) are not GRPCRoute filters at all (--manifests objects have
+      // not been through the CRD's enum).
+      if (f.type === "RequestHeaderModifier" || f.type === "ResponseHeaderModifier" || f.type === "ExtensionRef") filters.push(f);
       else {
         fail(`filter ${f.type} is not supported on a GRPCRoute`);
         // rules.ts answers 500 for a filter type it does not know: this rule does not serve.

@@ -12,6 +12,8 @@ import { serviceRef, type BackendRef, type ResolvedBackend } from "../backends.t
 import type { GatewayMatch, HeaderMatch } from "../../table/types.ts";
 import { cond, referenceAllowed, type Condition } from "./attach.ts";
 import { compileHeaderPattern, compilePathRegex } from "../../regex/index.ts";
+import type { AccessFlags } from "../access.ts";
+import { NO_FLAGS, POLICY_KIND, resolveExtension, type ExtensionProblem, type RuleExtension } from "./extension.ts";
 
 export interface CompiledMatch extends GatewayMatch {
   /** The path as written ("/" when none): explain and the synthetic route show it. */
@@ -93,7 +95,8 @@ export interface WeightedBackend {
 }
 
 export interface CompiledRule {
-  readonly route: { readonly namespace: string; readonly name: string };
+  /** The route; `kind` is set for a GRPCRoute (an HTTPRoute of the same name is another route). */
+  readonly route: { readonly namespace: string; readonly name: string; readonly kind?: "GRPCRoute" };
   readonly ruleIndex: number;
   readonly matches: readonly CompiledMatch[];
   readonly requestHeaders: HeaderModifier | null;
@@ -108,6 +111,10 @@ export interface CompiledRule {
   readonly totalWeight: number;
   /** Why the whole rule answers 500 (an unsupported filter), or null. */
   readonly invalid: string | null;
+  /** The IngressNginxPolicy an ExtensionRef filter names, resolved (compile/gateway/extension.ts), or null. */
+  readonly extension: RuleExtension | null;
+  /** Why the rule answers 500 for an ExtensionRef that cannot be resolved (ResolvedRefs False), or null. */
+  readonly unresolved: string | null;
 }
 
 export interface CompiledRoute {
@@ -116,6 +123,8 @@ export interface CompiledRoute {
   readonly resolvedRefs: Condition;
   /** Set when a value is not supported: Accepted becomes False with this condition. */
   readonly unsupported: Condition | null;
+  /** What the IngressNginxPolicies the rules name said of their annotations (extension.ts), once each. */
+  readonly problems: readonly ExtensionProblem[];
 }
 
 const ns = (o: { metadata: { namespace?: string | undefined } }) => o.metadata.namespace ?? "default";
@@ -131,16 +140,24 @@ const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 /** Path characters HTTPPathMatch and HTTPPathModifier allow (RFC 3986 pchar and "/"). */
 const PATH = /^\/(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$/;
 
-/** Fields that frame the relayed answer (RFC 9110 §7.6.1, §8.6): a ResponseHeaderModifier may not touch them. */
+/**
+ * Hop-by-hop fields and Content-Length (RFC 9110 §7.6.1, §8.6): they frame the connection a
+ * message travels on, not the message, so a header filter may not touch them either way. On
+ * the answer they frame the relay; on the request Bun's fetch sends Connection, Upgrade,
+ * Keep-Alive, TE and Trailer as given (measured on 1.4.5), so `Upgrade` with `Connection:
+ * upgrade` would ask the backend to switch protocols on a pooled connection.
+ */
 const FRAMING: ReadonlySet<string> = new Set(["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "content-length"]);
 
-/** Why a ResponseHeaderModifier cannot be served, or null. */
-function badResponseModifier(m: NonNullable<HTTPRouteFilter["responseHeaderModifier"]>): string | null {
-  if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) return "ResponseHeaderModifier names an invalid header field or value";
+/** Why a Request- or ResponseHeaderModifier (`what`) cannot be served, or null. */
+function badModifier(what: string, m: NonNullable<HTTPRouteFilter["responseHeaderModifier"]>): string | null {
+  if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) return `${what} names an invalid header field or value`;
   const names = [...(m.set ?? []).map((h) => h.name), ...(m.add ?? []).map((h) => h.name), ...(m.remove ?? [])];
   const framing = names.find((n) => FRAMING.has(n.toLowerCase()));
-  return framing === undefined ? null : `ResponseHeaderModifier cannot change ${framing}: it frames the answer`;
+  return framing === undefined ? null : `${what} cannot change ${framing}: it frames the connection, not the message`;
 }
+const badResponseModifier = (m: NonNullable<HTTPRouteFilter["responseHeaderModifier"]>) => badModifier("ResponseHeaderModifier", m);
+const badRequestModifier = (m: NonNullable<HTTPRouteFilter["requestHeaderModifier"]>) => badModifier("RequestHeaderModifier", m);
 
 /** CORSOrigin as the CRD's pattern has it (apis/v1 shared_types.go). */
 const CORS_ORIGIN = /(^\*$)|(^(http(s)?):\/\/(((\*\.)?([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+|\*)(:([0-9]{1,5}))?)$)/;
@@ -222,15 +239,33 @@ export interface RouteKind {
 }
 export const HTTP_ROUTE_KIND: RouteKind = Object.freeze({ kind: "HTTPRoute", scheme: "http" });
 
-export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref: BackendRef) => ResolvedBackend, routeKind: RouteKind = HTTP_ROUTE_KIND): CompiledRoute {
+/** ServicePort.appProtocol of HTTP/2 over cleartext with prior knowledge (Kubernetes API, GEP-1911). */
+const H2C_APP_PROTOCOL = "kubernetes.io/h2c";
+
+/** The appProtocol of the Service port a backendRef names by number (BackendRef.port is a PortNumber). */
+function appProtocolOf(snapshot: Snapshot, ns: string, name: string, port: number | string): string | null {
+  const sp = (snapshot.services.get(`${ns}/${name}`)?.spec.ports ?? []).find((p) => p.port === port);
+  return sp?.appProtocol ?? null;
+}
+
+export function compileRoute(
+  snapshot: Snapshot,
+  route: HTTPRoute,
+  resolve: (ref: BackendRef) => ResolvedBackend,
+  routeKind: RouteKind = HTTP_ROUTE_KIND,
+  flags: AccessFlags = NO_FLAGS,
+): CompiledRoute {
   const routeNs = ns(route);
-  const self = { namespace: routeNs, name: route.metadata.name };
+  // A GRPCRoute's rules say so, so explain and /debug/routes can name the object's kind.
+  const self = routeKind.kind === "GRPCRoute" ? { namespace: routeNs, name: route.metadata.name, kind: "GRPCRoute" as const } : { namespace: routeNs, name: route.metadata.name };
   let refs: Condition = RESOLVED;
   let unsupported: Condition | null = null;
   const refFail = (reason: string, message: string) => {
     if (refs.status === "True") refs = cond("ResolvedRefs", "False", reason, message);
   };
   const rules: CompiledRule[] = [];
+  const problems: ExtensionProblem[] = [];
+  const told = new Set<string>();
   const specRules = route.spec.rules ?? [];
   // HTTPRouteSpec.rules defaults to one rule matching every request (with no backend: 500).
   const ruleList = specRules.length > 0 ? specRules : [{ matches: null, filters: null, backendRefs: null, timeouts: null }];
@@ -290,11 +325,29 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     let rewrite: Rewrite | null = null;
     let cors: Cors | null = null;
     const mirrors: Mirror[] = [];
+    let extension: RuleExtension | null = null;
+    let unresolved: string | null = null;
     for (const f of rule.filters ?? []) {
+      if (f.type === "ExtensionRef" && f.extensionRef) {
+        const r = resolveExtension(snapshot, routeNs, f.extensionRef, flags);
+        if (r.ok && extension !== null) invalid = `a rule names more than one ${POLICY_KIND}`;
+        else if (r.ok) {
+          extension = r.extension;
+          if (!told.has(r.extension.key)) {
+            told.add(r.extension.key);
+            problems.push(...r.extension.problems);
+          }
+        }
+        else if (r.unresolved) {
+          refFail(r.reason, r.message);
+          unresolved ??= r.message;
+        } else invalid = r.message;
+        continue;
+      }
       if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
-        const m = f.requestHeaderModifier;
-        if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) invalid = "RequestHeaderModifier names an invalid header field or value";
-        else requestHeaders = modifier(m);
+        const bad = badRequestModifier(f.requestHeaderModifier);
+        if (bad !== null) invalid = bad;
+        else requestHeaders = modifier(f.requestHeaderModifier);
       } else if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) {
         const bad = badResponseModifier(f.responseHeaderModifier);
         if (bad !== null) invalid = bad;
@@ -382,9 +435,9 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
       let backendResponseHeaders: HeaderModifier | null = null;
       for (const f of b.filters ?? []) {
         if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
-          const m = f.requestHeaderModifier;
-          if (!validHeaders(m.set) || !validHeaders(m.add) || !(m.remove ?? []).every((r) => TOKEN.test(r))) invalid ??= "a backendRef's RequestHeaderModifier names an invalid header field or value";
-          else backendHeaders = modifier(m);
+          const bad = badRequestModifier(f.requestHeaderModifier);
+          if (bad !== null) invalid ??= `a backendRef's ${bad}`;
+          else backendHeaders = modifier(f.requestHeaderModifier);
         } else if (f.type === "ResponseHeaderModifier" && f.responseHeaderModifier) {
           const bad = badResponseModifier(f.responseHeaderModifier);
           if (bad !== null) invalid ??= `a backendRef's ${bad}`;
@@ -414,7 +467,10 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
         backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
         continue;
       }
-      const r = resolve(serviceRef(bNs, b.name, b.port, routeKind.scheme));
+      // An IngressNginxPolicy's backend-protocol sets the scheme, as on the Ingress; otherwise
+      // an HTTPRoute's backend on a Service port of appProtocol kubernetes.io/h2c is called over
+      // HTTP/2 with prior knowledge (GEP-1911, HTTPRouteBackendProtocolH2C).
+      const r = resolve(serviceRef(bNs, b.name, b.port, extension?.scheme ?? (routeKind.scheme === "http" && appProtocolOf(snapshot, bNs, b.name, b.port) === H2C_APP_PROTOCOL ? "h2c" : routeKind.scheme)));
       if (r.backend.status === "ServicePortNotFound") {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} has no port ${b.port}`);
         backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
@@ -433,7 +489,7 @@ export function compileRoute(snapshot: Snapshot, route: HTTPRoute, resolve: (ref
     }
     if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
     const totalWeight = backends.reduce((n, b) => n + b.weight, 0);
-    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, cors, mirrors, backends, totalWeight, invalid });
+    rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, cors, mirrors, backends, totalWeight, invalid, extension, unresolved });
   });
-  return { rules, resolvedRefs: refs, unsupported };
+  return { rules, resolvedRefs: refs, unsupported, problems };
 }

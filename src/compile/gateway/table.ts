@@ -26,6 +26,8 @@ import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
 import { changedKeys } from "../changes.ts";
+import { NO_FLAGS, policySecrets, withExtension } from "./extension.ts";
+import type { AccessFlags } from "../access.ts";
 import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Timeouts } from "./rules.ts";
 import { changedConflicts, GRPC_ROUTE_KIND, grpcAsHttpRoute, grpcObjectKey, grpcWorkKey, kindConflicts, withoutRefused, type KindAttachments } from "./grpcroute.ts";
 import * as K from "../../policy/kinds.ts";
@@ -83,13 +85,13 @@ interface Listener {
   readonly https: boolean;
 }
 
-/** One rule match of one route, on one listener hostname (`lkey`) and route hostname. */
+/** One rule match of one route, on one listener hostname and route hostname. */
 interface Piece {
   /** The route's key and creationTimestamp (precedence ties). */
   readonly key: string;
   readonly time: string;
-  readonly cls: "http" | "https";
-  readonly lkey: string;
+  /** `cls\nlkey`: the listener class ("http" or "https") and listener hostname ("*": none), made once per attachment. */
+  readonly group: string;
   readonly host: string;
   readonly entry: GatewayEntry;
   readonly ruleIndex: number;
@@ -129,6 +131,9 @@ interface State {
   readonly gateways: unknown;
   readonly referenceGrants: unknown;
   readonly namespaces: unknown;
+  /** IngressNginxPolicies and the source-range flags their rules read (extension.ts): any change compiles every route. */
+  readonly policies: unknown;
+  readonly flags: AccessFlags;
   httpRoutes: ReadonlyMap<string, HTTPRoute>;
   grpcRoutes: ReadonlyMap<string, GRPCRoute>;
   /** Work key → the listeners the route is refused on (grpcroute.ts kindConflicts). */
@@ -141,8 +146,8 @@ interface State {
   readonly works: Map<string, RouteWork>;
   /** The route keys in precedence order: oldest first, then namespace/name. */
   order: readonly string[];
-  /** Service key → the routes naming it. */
-  readonly byService: Map<string, Set<string>>;
+  /** Service key → the routes naming it: one route key, or a Set of two or more (most Services have one route: a Set each costs ~240 bytes at 10k). */
+  readonly byService: Map<string, string | Set<string>>;
   /** `cls\nlkey` → route hostname → its entries' pendings, in precedence order. */
   readonly pend: Map<string, Map<string, Pending[]>>;
   /** The table's two listener maps, as last built. */
@@ -184,7 +189,13 @@ const EMPTY_HOSTS: GatewayHosts = Object.freeze({ exact: new Map(), wildcards: O
  * changed, and only the route hostname lists those routes are on are sorted and replaced in
  * the table (new maps; the previous table is left as it was).
  */
-export function compileGateways(snapshot: Snapshot, controllerName: string, resolve: (ref: BackendRef) => ResolvedBackend, changes: GatewayChanges | null = null): GatewayCompileResult {
+export function compileGateways(
+  snapshot: Snapshot,
+  controllerName: string,
+  resolve: (ref: BackendRef) => ResolvedBackend,
+  changes: GatewayChanges | null = null,
+  flags: AccessFlags = NO_FLAGS,
+): GatewayCompileResult {
   let state = changes === null ? undefined : STATES.get(changes.prev);
   // Taken, not shared: if this compile throws, the next one starts over.
   if (changes !== null) STATES.delete(changes.prev);
@@ -195,6 +206,8 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
     state.gateways === snapshot.gateways &&
     state.referenceGrants === snapshot.referenceGrants &&
     state.namespaces === snapshot.namespaces &&
+    state.policies === snapshot.ingressNginxPolicies &&
+    state.flags === flags &&
     ![...changes!.secrets].some((k) => state!.secrets.has(k));
   // The routes to compile again.
   const redo = new Set<string>();
@@ -207,12 +220,15 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
       const gwNs = gw.key.slice(0, gw.key.indexOf("/"));
       for (const l of gw.gateway.spec.listeners) for (const c of l.tls?.certificateRefs ?? []) secrets.add(`${c.namespace ?? gwNs}/${c.name}`);
     }
+    for (const k of policySecrets(snapshot)) secrets.add(k);
     state = {
       controllerName,
       gatewayClasses: snapshot.gatewayClasses,
       gateways: snapshot.gateways,
       referenceGrants: snapshot.referenceGrants,
       namespaces: snapshot.namespaces,
+      policies: snapshot.ingressNginxPolicies,
+      flags,
       httpRoutes: new Map(),
       grpcRoutes: new Map(),
       refused: new Map(),
@@ -233,7 +249,11 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
       routeHosts: [],
     };
   } else {
-    for (const s of changes!.services) for (const k of state.byService.get(s) ?? []) redo.add(k);
+    for (const s of changes!.services) {
+      const named = state.byService.get(s);
+      if (typeof named === "string") redo.add(named);
+      else if (named !== undefined) for (const k of named) redo.add(k);
+    }
   }
   const st = state;
   changedKeys(st.httpRoutes, snapshot.httpRoutes, (k) => void redo.add(k));
@@ -266,9 +286,8 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
   // Replace the work of each route to redo; note the lists it was and is on.
   const touched = new Map<string, Set<string>>();
   const touch = (p: Piece) => {
-    const g = `${p.cls}\n${p.lkey}`;
-    let hs = touched.get(g);
-    if (!hs) touched.set(g, (hs = new Set()));
+    let hs = touched.get(p.group);
+    if (!hs) touched.set(p.group, (hs = new Set()));
     hs.add(p.host);
   };
   let reorder = false;
@@ -277,13 +296,14 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
   for (const key of redo) {
     const old = st.works.get(key);
     const p = prepare(key);
-    const next = p === null ? undefined : routeWork(snapshot, key, p, resolve, st.refused.get(key));
+    const next = p === null ? undefined : routeWork(snapshot, key, p, resolve, st.refused.get(key), st.flags);
     replaced.set(key, old);
     if (old !== undefined) {
       for (const p of old.pieces) touch(p);
       for (const s of old.services) {
-        const set = st.byService.get(s);
-        if (set !== undefined && set.delete(key) && set.size === 0) st.byService.delete(s);
+        const named = st.byService.get(s);
+        if (named === key) st.byService.delete(s);
+        else if (typeof named === "object" && named.delete(key) && named.size === 1) st.byService.set(s, named.values().next().value as string);
       }
       for (const p of old.parents) for (const a of p.attachments) st.attached.get(a.listener)?.delete(key);
     }
@@ -292,9 +312,10 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
       st.works.set(key, next);
       for (const p of next.pieces) touch(p);
       for (const s of next.services) {
-        let set = st.byService.get(s);
-        if (!set) st.byService.set(s, (set = new Set()));
-        set.add(key);
+        const named = st.byService.get(s);
+        if (named === undefined) st.byService.set(s, key);
+        else if (typeof named === "object") named.add(key);
+        else if (named !== key) st.byService.set(s, new Set([named, key]));
       }
       for (const p of next.parents) {
         for (const a of p.attachments) {
@@ -314,14 +335,14 @@ export function compileGateways(snapshot: Snapshot, controllerName: string, reso
     let byHost = st.pend.get(g);
     if (!byHost) st.pend.set(g, (byHost = new Map()));
     for (const h of hosts) {
-      const list = (byHost.get(h) ?? []).filter((p) => !redo.has(p.key));
-      byHost.set(h, list);
+      const kept = byHost.get(h);
+      byHost.set(h, kept === undefined ? [] : kept.filter((p) => !redo.has(p.key)));
     }
   }
   for (const key of redo) {
     const w = st.works.get(key);
     if (w === undefined) continue;
-    for (const p of w.pieces) st.pend.get(`${p.cls}\n${p.lkey}`)!.get(p.host)!.push(p);
+    for (const p of w.pieces) st.pend.get(p.group)!.get(p.host)!.push(p);
   }
   const maps = { http: new Map(st.http), https: new Map(st.https) };
   for (const g of groups) {
@@ -449,31 +470,34 @@ function routeWork(
   resolve: (ref: BackendRef) => ResolvedBackend,
   /** The listeners the route is refused on (an HTTPRoute and a GRPCRoute sharing a hostname). */
   refused: ReadonlySet<ListenerState> | undefined,
+  flags: AccessFlags,
 ): RouteWork {
   const { route, grpc } = prepared;
   const routeNs = key.slice(0, key.indexOf("/"));
   const services: string[] = [];
+  // Each Service once (rules often share one).
+  const named = (s: string) => void (services.includes(s) || services.push(s));
   for (const rule of route.spec.rules ?? []) {
-    for (const b of rule.backendRefs ?? []) services.push(`${b.namespace ?? routeNs}/${b.name}`);
+    for (const b of rule.backendRefs ?? []) named(`${b.namespace ?? routeNs}/${b.name}`);
     // A mirror's endpoints are in the route's policies: its Service's changes redo the route too.
-    for (const f of rule.filters ?? []) if (f.requestMirror) services.push(`${f.requestMirror.backendRef.namespace ?? routeNs}/${f.requestMirror.backendRef.name}`);
+    for (const f of rule.filters ?? []) if (f.requestMirror) named(`${f.requestMirror.backendRef.namespace ?? routeNs}/${f.requestMirror.backendRef.name}`);
   }
   const time = routeTime(route);
   const attachedTo = prepared.parents;
   const parents = refused === undefined ? attachedTo : withoutRefused(attachedTo, refused, grpc !== null);
   if (parents.length === 0) return { key, route, time, parents, attachedTo, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
-  const compiled = compileRoute(snapshot, route, resolve, grpc === null ? HTTP_ROUTE_KIND : GRPC_ROUTE_KIND);
+  const compiled = compileRoute(snapshot, route, resolve, grpc === null ? HTTP_ROUTE_KIND : GRPC_ROUTE_KIND, flags);
   const unsupported = grpc?.unsupported ?? compiled.unsupported;
   const out: RouteStatus["parents"][number][] = [];
   const pieces: Piece[] = [];
   const certHosts: [string, string][] = [];
-  // One entry per (rule match, listener port and protocol, hostname): redirects use the listener's port.
-  const built = new Map<string, GatewayEntry>();
-  const placed = new Set<string>();
   // With one attachment (the usual case) nothing can repeat: the sharing below is skipped.
   let attachments = 0;
   for (const p of parents) attachments += p.attachments.length;
   const single = attachments <= 1;
+  // One entry per (rule match, listener port and protocol, hostname): redirects use the listener's port.
+  const built = single ? null : new Map<string, GatewayEntry>();
+  const placed = single ? null : new Set<string>();
   for (const p of parents) {
     const accepted = p.accepted.status === "True" && unsupported !== null ? unsupported : p.accepted;
     out.push({ state: p, conditions: [accepted, compiled.resolvedRefs] });
@@ -481,6 +505,7 @@ function routeWork(
       const cls = a.listener.portClass;
       if (cls === null) continue;
       const lkey = a.listener.hostname ?? "*";
+      const group = `${cls}\n${lkey}`;
       const listener: Listener = { port: a.listener.port, https: cls === "https" };
       if (cls === "https" && a.listener.hostname === null && a.listener.certificates[0] !== undefined) {
         for (const h of a.hostnames) if (h !== "*") certHosts.push([h, a.listener.certificates[0]]);
@@ -489,17 +514,17 @@ function routeWork(
         for (const rule of compiled.rules) {
           rule.matches.forEach((match, mi) => {
             if (single) {
-              pieces.push({ key, time, cls, lkey, host: h, entry: buildEntry(rule, match, mi, listener, h), ruleIndex: rule.ruleIndex, matchIndex: mi, match });
+              pieces.push({ key, time, group, host: h, entry: buildEntry(rule, match, mi, listener, h), ruleIndex: rule.ruleIndex, matchIndex: mi, match });
               return;
             }
             const id = `${rule.ruleIndex}/${mi}/${listener.port}/${listener.https}/${h}`;
-            let entry = built.get(id);
-            if (entry === undefined) built.set(id, (entry = buildEntry(rule, match, mi, listener, h)));
+            let entry = built!.get(id);
+            if (entry === undefined) built!.set(id, (entry = buildEntry(rule, match, mi, listener, h)));
             // An entry goes once into each list (several parentRefs can reach one listener).
-            const at = `${cls}\n${lkey}\n${h}\n${id}`;
-            if (placed.has(at)) return;
-            placed.add(at);
-            pieces.push({ key, time, cls, lkey, host: h, entry, ruleIndex: rule.ruleIndex, matchIndex: mi, match });
+            const at = `${group}\n${h}\n${id}`;
+            if (placed!.has(at)) return;
+            placed!.add(at);
+            pieces.push({ key, time, group, host: h, entry, ruleIndex: rule.ruleIndex, matchIndex: mi, match });
           });
         }
       }
@@ -508,6 +533,8 @@ function routeWork(
   const status: RouteStatus =
     grpc === null ? { key, generation: route.metadata.generation ?? null, parents: out } : { key: grpc.objectKey, kind: "GRPCRoute", generation: route.metadata.generation ?? null, parents: out };
   const diagnostics = routeDiagnostics(status);
+  // An IngressNginxPolicy's annotation problems are the route's, as an Ingress's are its own.
+  for (const p of compiled.problems) diagnostics.push({ kind: status.kind ?? "HTTPRoute", ...split(status.key), ...p });
   return { key, route, time, parents, attachedTo, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts };
 }
 
@@ -622,8 +649,9 @@ function ruleOptions(t: Timeouts | null): RouteOptions {
 }
 
 function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number, listener: Listener, host: string): GatewayEntry {
-  const base = ruleOptions(rule.timeouts);
-  const make = (backend: Backend, policies: StagePolicy[]): Match => {
+  // An IngressNginxPolicy's settings and stages come first (compile/gateway/extension.ts).
+  const base = withExtension(ruleOptions(rule.timeouts), rule.extension, rule.timeouts !== null);
+  const make = (backend: Backend, policies: StagePolicy[], options: RouteOptions = base): Match => {
     const route: Route = Object.freeze({
       ingress: rule.route,
       host: host === "*" ? null : host,
@@ -635,17 +663,18 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
       pathIndex: matchIndex,
       backend,
       // Gateway API asks for no HTTPS redirect and no HSTS: a listener serves what it declares.
-      options: policies.length === 0 ? base : Object.freeze({ ...base, stages: assembleStages(policies) }),
+      options: policies.length === 0 ? options : Object.freeze({ ...options, stages: assembleStages(options.stages, policies) }),
       tls: false,
     });
     return Object.freeze({ route, hostKey: host, via: host === "*" ? ("any-host" as const) : isWildcardHost(host) ? ("wildcard-host" as const) : ("exact-host" as const) });
   };
   const error = (reason: string): GatewayEntry => ({
     match,
-    choices: [{ match: make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason })]), weight: 1 }],
+    choices: [{ match: make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason })], PLAIN_OPTIONS), weight: 1 }],
     totalWeight: 1,
   });
   if (rule.invalid !== null) return error(rule.invalid);
+  if (rule.unresolved !== null) return error(rule.unresolved);
   const policies: StagePolicy[] = [];
   // CORS first (a preflight is answered before anything else), then the rule's response fields
   // (both cors stage, in this order; a backendRef's come after: its own policies below).

@@ -36,7 +36,7 @@ export function admit(x: Exchange): ProxyError | null {
   if (x.p.compat && req.method.length + req.url.length + LINE_EXTRA > REQUEST_LINE_MAX) {
     if (req.method.length + targetOf(req.url).target.length + LINE_EXTRA > REQUEST_LINE_MAX) return new ProxyError("UriTooLong");
   }
-  const v = validateRequest(req);
+  const v = validateRequest(req, x.cl, x.te);
   if (v instanceof ProxyError) return v;
   x.hostname = v.hostname;
   x.host = v.host;

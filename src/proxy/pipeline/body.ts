@@ -56,10 +56,13 @@ const TLS_PIPELINE_TURNS = 4;
  * parsed the rest of the client's read, so that a request it gave up on (its signal aborted)
  * is never sent upstream. One turn over TCP; TLS_PIPELINE_TURNS over TLS.
  */
-export async function pipelineGuard(tls: boolean): Promise<void> {
-  await nextTurn();
-  if (!tls) return;
-  for (let i = 1; i < TLS_PIPELINE_TURNS; i++) await nextTurn();
+export function pipelineGuard(tls: boolean): Promise<void> {
+  // Over TCP the shared turn's own promise: no async frame of its own per request.
+  return tls ? tlsTurns() : nextTurn();
+}
+
+async function tlsTurns(): Promise<void> {
+  for (let i = 0; i < TLS_PIPELINE_TURNS; i++) await nextTurn();
 }
 
 /**

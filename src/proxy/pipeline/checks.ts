@@ -5,7 +5,7 @@
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER } from "../../policy/stages.ts";
 import type { Backend } from "../../table/types.ts";
 import { ProxyError } from "../errors.ts";
-import { httpsRedirect, wantsHttpsRedirect } from "../policies/redirect.ts";
+import { httpsRedirect, redirectHostname, wantsHttpsRedirect } from "../policies/redirect.ts";
 import type { BuiltInStage } from "../policies/run.ts";
 import type { PolicyFlow } from "../policies/types.ts";
 
@@ -20,7 +20,7 @@ export function hasEndpoints(b: Backend): boolean {
  */
 export function httpsRedirectStage(flow: PolicyFlow): Response | null {
   if (!wantsHttpsRedirect(flow.scheme, flow.route)) return null;
-  const r = httpsRedirect(flow.config, flow.hostname, flow.path + flow.query, flow.route, flow.responseHeaders);
+  const r = httpsRedirect(flow.config, redirectHostname(flow), flow.path + flow.query, flow.route, flow.responseHeaders);
   if (r === null) throw new ProxyError("BadRequest", "no host to redirect to");
   return r;
 }

@@ -50,6 +50,8 @@ export class Exchange implements PolicyFlow {
   readonly responseHeaders: Record<string, string>;
   /** Content-Length as received, or null. */
   readonly cl: string | null;
+  /** Transfer-Encoding as received, or null (validate.ts checks both). */
+  readonly te: string | null;
   readonly hasBody: boolean;
   done = false;
   guard: Watchdog | null = null;
@@ -68,7 +70,10 @@ export class Exchange implements PolicyFlow {
   // route
   route!: Route;
   match!: Match;
+  /** The peer is a trusted proxy believed on X-Forwarded-Proto, -Host and -Port too (--trusted-proxy-headers=all). */
   trusted = false;
+  /** The peer's X-Forwarded-For is appended to upstream (trusted for the address, --compute-full-forwarded-for). */
+  appendForwardedFor = false;
   clientIp = "";
   /** The client's scheme (X-Forwarded-Proto only from a trusted proxy); the listener's is `p.scheme`. */
   scheme: "http" | "https";
@@ -112,8 +117,10 @@ export class Exchange implements PolicyFlow {
     // Bun.serve adds neither, so a request of a method that can have content and declares no
     // length asks Bun whether a body stream exists: on HTTP/1.1 Bun answers null (measured).
     const cl = req.headers.get("content-length");
+    const te = req.headers.get("transfer-encoding");
     this.cl = cl;
-    this.hasBody = (cl !== null && cl !== "0") || req.headers.has("transfer-encoding") || (cl === null && mayCarryContent(req.method) && req.body !== null);
+    this.te = te;
+    this.hasBody = (cl !== null && cl !== "0") || te !== null || (cl === null && mayCarryContent(req.method) && req.body !== null);
     // Such an answer to a request with a body ends the connection, like the answers that always
     // do (errors.ts): the body may be unread, and what follows it on the connection is not known
     // to start a new request.

@@ -46,7 +46,7 @@ export function checkBody(x: Exchange): ProxyError | null {
 /** What the upstream request carries of the request and the route (headers.ts). */
 function forwardContext(x: Exchange): ForwardContext {
   return {
-    peer: x.peer, trusted: x.trusted, scheme: x.p.scheme, host: x.host, port: x.port, requestId: x.requestId,
+    peer: x.peer, trusted: x.trusted, appendForwardedFor: x.appendForwardedFor, scheme: x.p.scheme, host: x.host, port: x.port, requestId: x.requestId,
     underscores: x.p.config.enableUnderscoresInHeaders, remove: x.removeHeaders, extra: x.extra, upstreamHost: x.upstreamHost,
   };
 }

@@ -2,10 +2,11 @@
 // serves the host, then the Ingress table: docs/design.md, "Gateway API"), and what the rest
 // of the pipeline reads from the route and the peer once: the client's address and scheme,
 // HSTS, the deadlines.
+import type { Config } from "../../config/types.ts";
 import type { Match } from "../../table/types.ts";
 import { ProxyError } from "../errors.ts";
 import { gatewayLookup } from "../policies/gateway.ts";
-import { hstsValue } from "../policies/redirect.ts";
+import { hstsField } from "../policies/redirect.ts";
 import { clientIpOf } from "../upstream/headers.ts";
 import type { Exchange } from "./context.ts";
 
@@ -14,6 +15,24 @@ function clientScheme(xfp: string | null): "http" | "https" | null {
   if (xfp === null) return null;
   const first = xfp.split(",")[0]?.trim().toLowerCase();
   return first === "https" || first === "http" ? first : null;
+}
+
+// Strict-Transport-Security as the flags give it (redirect.ts hstsField), remade only when they
+// change: the HSTS fields are live (config/live.ts), and the same string serves every HTTPS
+// answer until then rather than a new one per request.
+let hstsAge = -1;
+let hstsSub = false;
+let hstsPre = false;
+let hstsLast = "";
+function hstsOf(c: Config): string | null {
+  if (!c.hsts) return null;
+  if (c.hstsMaxAge !== hstsAge || c.hstsIncludeSubdomains !== hstsSub || c.hstsPreload !== hstsPre) {
+    hstsLast = hstsField(c);
+    hstsAge = c.hstsMaxAge;
+    hstsSub = c.hstsIncludeSubdomains;
+    hstsPre = c.hstsPreload;
+  }
+  return hstsLast;
 }
 
 /** Finds the route into `x`, or the 404 of no route. */
@@ -35,12 +54,16 @@ export function route(x: Exchange): ProxyError | null {
   // Behind a trusted TLS-terminating proxy the client's scheme is the one it reports
   // (X-Forwarded-Proto), or every request would be redirected to itself forever.
   const trusted = p.isTrusted(x.peer);
-  x.trusted = trusted;
   // The client's address (the peer, or X-Forwarded-For from a trusted proxy), once: the
   // policies, the error request and the forwarded X-Real-IP all use it.
-  x.clientIp = clientIpOf(x.peer, req.headers.get("x-forwarded-for"), trusted, p.isTrusted);
-  if (trusted) x.scheme = clientScheme(req.headers.get("x-forwarded-proto")) ?? p.scheme;
-  const hsts = x.scheme === "https" ? hstsValue(p.config, r) : null;
+  // X-Forwarded-For counts only from a trusted peer: not looked up otherwise.
+  x.clientIp = trusted ? clientIpOf(x.peer, req.headers.get("x-forwarded-for"), true, p.isTrusted) : x.peer;
+  x.appendForwardedFor = trusted && p.config.computeFullForwardedFor;
+  // ingress-nginx's enable-real-ip believes the address alone (nginx.tmpl real_ip_header);
+  // only use-forwarded-headers also takes -Proto, -Host, -Port (lua_ingress.lua rewrite()).
+  x.trusted = trusted && p.config.trustedProxyHeaders === "all";
+  if (x.trusted) x.scheme = clientScheme(req.headers.get("x-forwarded-proto")) ?? p.scheme;
+  const hsts = x.scheme === "https" && r.options.hsts ? hstsOf(p.config) : null;
   x.hsts = hsts;
   if (hsts !== null) x.responseHeaders["strict-transport-security"] = hsts;
   const o = r.options;

@@ -17,8 +17,14 @@
 // - proxy_set_header ssl-client-verify ($ssl_client_verify: SUCCESS, FAILED:reason, NONE),
 //   ssl-client-subject-dn / ssl-client-issuer-dn ($ssl_client_s_dn / _i_dn, RFC 2253), and
 //   with auth-tls-pass-certificate-to-upstream ssl-client-cert ($ssl_client_escaped_cert).
+// - auth-tls-match-cn: the server block's `if ( $ssl_client_s_dn !~ "<value>" ) { return 403
+//   "client certificate unauthorized"; }` (nginx.tmpl), a server rewrite directive, so after
+//   the checks above and before every location phase; a request without a certificate has
+//   an empty $ssl_client_s_dn.
 import { X509Certificate } from "node:crypto";
 import type { StagePolicy } from "../../policy/stages.ts";
+import { compileHeaderPattern } from "../../regex/header-pattern.ts";
+import { NGINX_PAGE_TYPE, PLAIN_TYPE } from "../pipeline/status-page.ts";
 import { refusal } from "./access.ts";
 import type { ConnectionTls, KindOf, PolicyFlow, PolicyKind } from "./types.ts";
 import * as K from "../../policy/kinds.ts";
@@ -133,6 +139,19 @@ export function rfc2253(multiline: string): string {
   return out;
 }
 
+/**
+ * nginx's `return 403 "client certificate unauthorized"`: the text itself is the body, under
+ * the default_type (ingress-nginx's `default-type`, text/html) with --ingress-nginx-compat;
+ * Portico's own answers are text/plain otherwise.
+ */
+function unauthorized(flow: PolicyFlow): Response {
+  const type = flow.config.ingressNginxCompat ? NGINX_PAGE_TYPE : PLAIN_TYPE;
+  return new Response("client certificate unauthorized", {
+    status: 403,
+    headers: { ...flow.responseHeaders, "content-type": type, "cache-control": "no-store" },
+  });
+}
+
 function sameHost(sni: string, host: string): boolean {
   const a = sni.toLowerCase().replace(/\.$/, "");
   const b = host.toLowerCase().replace(/\.$/, "");
@@ -161,6 +180,14 @@ export const CLIENT_CERT: KindOf<typeof K.CLIENT_CERT> = {
     const ca = (pemList as string[]).map((p) => new X509Certificate(p));
     const errorPage = typeof params.errorPage === "string" && params.errorPage !== "" ? params.errorPage : null;
     const pass = params.passCertificate === true;
+    // The compiler checked the pattern (annotations/client-certs.ts); one that no longer
+    // compiles throws here and the runner answers 500 rather than skip the check.
+    let matchCn: ((dn: string) => boolean) | null = null;
+    if (typeof params.matchCn === "string") {
+      const c = compileHeaderPattern(params.matchCn);
+      if (!c.ok) throw new TypeError(`matchCn ${c.reason}`);
+      matchCn = c.re.test;
+    } else if (params.matchCn !== null && params.matchCn !== undefined) throw new TypeError("matchCn is not a string");
 
     const fail = (flow: PolicyFlow, message: string): Response =>
       errorPage !== null
@@ -176,10 +203,15 @@ export const CLIENT_CERT: KindOf<typeof K.CLIENT_CERT> = {
       if (verify !== "off" && tls !== null && tls.servername !== null && !sameHost(tls.servername, flow.hostname)) {
         return refusal(flow, 421, "Misdirected Request\n");
       }
+      // Plain HTTP: nginx checks no certificate on its HTTP listener, but the server block's
+      // match-cn `if` runs there too, with an empty $ssl_client_s_dn, before the location's
+      // HTTPS redirect: 403 unless the pattern matches "".
+      if (tls === null && matchCn !== null && !matchCn("")) return unauthorized(flow);
       // No SNI: nginx negotiated with its default server, which asks for no certificate; the
       // request carries none, whatever the client may have sent. Plain HTTP carries none too.
       const leafChain = verify === "off" || tls === null || tls.servername === null ? [] : tls.chain;
       const set: Record<string, string> = {};
+      let subject = "";
       if (leafChain.length === 0) {
         if (verify === "on") return fail(flow, "No required SSL certificate was sent");
         set["ssl-client-verify"] = "NONE";
@@ -188,10 +220,12 @@ export const CLIENT_CERT: KindOf<typeof K.CLIENT_CERT> = {
         if (why !== null && !(verify === "optional_no_ca" && OPTIONAL_NO_CA.has(why))) return fail(flow, "The SSL certificate error");
         const leaf = leafChain[0] as X509Certificate;
         set["ssl-client-verify"] = why === null ? "SUCCESS" : `FAILED:${REASONS[why]}`;
-        set["ssl-client-subject-dn"] = rfc2253(leaf.subject);
+        subject = rfc2253(leaf.subject);
+        set["ssl-client-subject-dn"] = subject;
         set["ssl-client-issuer-dn"] = rfc2253(leaf.issuer);
         if (pass) set["ssl-client-cert"] = escapeComponent(leaf.toString());
       }
+      if (matchCn !== null && !matchCn(subject)) return unauthorized(flow);
       // What the client sent under these names never reaches the pods: nginx's
       // proxy_set_header replaces them, and drops a field whose value is empty.
       const fields: Record<string, string | null> = {};

@@ -45,6 +45,7 @@ export const GATEWAY_REQUEST_HEADERS: KindOf<typeof K.GATEWAY_REQUEST_HEADERS> =
     const add = pairs(params.add, "add");
     const remove = params.remove;
     if (!Array.isArray(remove) || !remove.every((r) => typeof r === "string")) throw new Error("remove: names expected");
+    if (!editableFields(set, add, remove)) throw new Error("gateway-request-headers: a field that cannot be changed");
     return (flow) => {
       const out: Record<string, string | null> = { ...flow.upstreamRequestHeaders };
       for (const [n, v] of set) out[n] = v;
@@ -65,6 +66,14 @@ const LOWER_TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 /** Fields that frame the relayed answer (RFC 9110 §7.6.1, §8.6): a filter never touches them. */
 const FRAMING: ReadonlySet<string> = new Set(["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "content-length"]);
 const editable = (n: string) => LOWER_TOKEN.test(n) && !FRAMING.has(n);
+/** RFC 9110 §5.5 field value as the compiler checked it: no CR, LF or NUL. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/**
+ * The compiler's checks again (compile/gateway/rules.ts): the table reached this worker as
+ * JSON, and a field it cannot send must refuse the route (500), never reach a header line.
+ */
+const editableFields = (set: readonly [string, string][], add: readonly [string, string][], remove: readonly string[]) =>
+  [...set, ...add].every(([n, v]) => editable(n) && FIELD_VALUE.test(v)) && remove.every(editable);
 
 /**
  * ResponseHeaderModifier (HTTPHeaderFilter on the answer): the proxied answer is changed in
@@ -79,7 +88,7 @@ export const GATEWAY_RESPONSE_HEADERS: KindOf<typeof K.GATEWAY_RESPONSE_HEADERS>
     const add = pairs(params.add, "add");
     const remove = params.remove;
     if (!Array.isArray(remove) || !remove.every((r) => typeof r === "string")) throw new Error("remove: names expected");
-    if (![...set.map((p) => p[0]), ...add.map((p) => p[0]), ...remove].every(editable)) throw new Error("gateway-response-headers: a field that cannot be changed");
+    if (!editableFields(set, add, remove)) throw new Error("gateway-response-headers: a field that cannot be changed");
     const edit: HeaderEdit = Object.freeze({ set, add, remove });
     return (flow) => {
       flow.responseHeaderEdits = flow.responseHeaderEdits === null ? [edit] : [...flow.responseHeaderEdits, edit];

@@ -6,6 +6,7 @@ import { appRootParts, expandAppRoot } from "../../policy/template.ts";
 import { normaliseRequestHost } from "../../request/host.ts";
 import type { Route } from "../../table/types.ts";
 import { ProxyError } from "../errors.ts";
+import { firstForwardedHost } from "../upstream/headers.ts";
 import type { KindOf, PolicyFlow, PolicyKind } from "./types.ts";
 import * as K from "../../policy/kinds.ts";
 
@@ -52,7 +53,31 @@ export function httpsRedirect(
 /** RFC 6797 §6.1: max-age, then the includeSubDomains and preload directives ingress-nginx adds when asked. */
 export function hstsValue(config: Config, route: Route): string | null {
   if (!config.hsts || !route.options.hsts) return null;
+  return hstsField(config);
+}
+
+/** The Strict-Transport-Security value the flags give (the handler computes it once: pipeline/route.ts). */
+export function hstsField(config: Config): string {
   return `max-age=${config.hstsMaxAge}${config.hstsIncludeSubdomains ? "; includeSubDomains" : ""}${config.hstsPreload ? "; preload" : ""}`;
+}
+
+/**
+ * The host the HTTPS redirect names: ingress-nginx's lua_ingress.lua redirect_host(), the
+ * part of $best_http_host before any ":". With forwarded headers believed (use-forwarded-headers,
+ * here --trusted-proxy-headers=all from a --trusted-proxies peer) rewrite() sets $best_http_host
+ * to the first entry of X-Forwarded-Host (parse_x_forwarded_host), so the redirect names the
+ * host the client addressed at the proxy in front (e2e test/e2e/settings/tls.go "should not use
+ * ports or X-Forwarded-Host during the HTTP to HTTPS redirection": `X-Forwarded-Host:
+ * example.com:80` gives `https://example.com`); otherwise the Host header's. The same first
+ * entry goes upstream as Host (upstream/headers.ts). Unlike nginx, the entry must be a valid
+ * Host value (RFC 9110 §7.2, the grammar the Host header is held to) and its normalised name
+ * is used, so nothing unvalidated reaches Location; "" (the caller answers 400) when it is not.
+ */
+export function redirectHostname(flow: PolicyFlow): string {
+  if (!flow.trusted) return flow.hostname;
+  const first = firstForwardedHost(flow.req.headers);
+  if (first === null) return flow.hostname;
+  return normaliseRequestHost(first)?.hostname ?? "";
 }
 
 const APP_ROOT_PATH = /^\/[A-Za-z0-9\-._~/:$]*$/;

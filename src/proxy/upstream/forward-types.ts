@@ -65,4 +65,10 @@ export interface AttemptControl {
   abort(err: ProxyError): void;
 }
 
-export type RequestControl = AttemptControl & { bind(dog: Watchdog): void; renew(): AbortSignal; abort(err: unknown): void };
+export type RequestControl = AttemptControl & {
+  bind(dog: Watchdog): void;
+  renew(): AbortSignal;
+  abort(err: unknown): void;
+  /** The response-header deadline fired: aborts the attempt with UpstreamTimeout. */
+  fire(): void;
+};

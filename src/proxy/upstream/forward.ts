@@ -7,7 +7,7 @@ import type { Backend, RetryPolicy, Upstream } from "../../table/types.ts";
 import type { Balancer, EndpointChoice } from "./balancer.ts";
 import { ProxyError } from "../errors.ts";
 import { externalTarget, sharedExternalResolver, type ExternalResolver } from "./external.ts";
-import { forwardGrpc, isGrpcBackend } from "./grpc.ts";
+import { forwardGrpc, isGrpcBackend, isH2cBackend } from "./grpc.ts";
 import type { ProxyHooks } from "../types.ts";
 import { scanResponseHeaders, type ResponseHeaderScan } from "./headers.ts";
 import { probeConnect } from "./probe.ts";
@@ -55,6 +55,10 @@ class Control implements AttemptControl {
   abort(err: unknown): void {
     this.ac.abort(err);
   }
+  /** The response-header deadline fired (the watchdog calls this: no closure per attempt). */
+  fire(): void {
+    this.abort(new ProxyError("UpstreamTimeout", "no response headers"));
+  }
   /**
    * A fresh switch for the next attempt after a deadline aborted this one. Everything that
    * aborts the request goes through abort() above, so it reaches the new switch; no
@@ -95,8 +99,8 @@ function again(input: ForwardInput, p: RetryPolicy, maxAttempts: number, t0: num
 }
 
 export async function forward(input: ForwardInput, control: RequestControl): Promise<ForwardResult> {
-  // gRPC backends are HTTP/2 upstreams, on pooled node:http2 sessions (grpc.ts).
-  if (isGrpcBackend(input.backend)) return forwardGrpc(input, control);
+  // gRPC and h2c backends are HTTP/2 upstreams, on pooled node:http2 sessions (grpc.ts).
+  if (isGrpcBackend(input.backend) || isH2cBackend(input.backend)) return forwardGrpc(input, control);
   // Endpoints tried so far; the set exists only once a second pick needs it (most requests
   // make one attempt, and a Set per request showed in the profile).
   let first: string | null = null;
@@ -149,7 +153,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     }
     // Response-header deadline (--response-timeout / annotation): measured from the last
     // activity, so a long upload keeps it alive while bytes move (body meter calls touch()).
-    const dog = createWatchdog(input.responseTimeoutMs, () => control.abort(new ProxyError("UpstreamTimeout", "no response headers")));
+    const dog = createWatchdog(input.responseTimeoutMs, control);
     control.bind(dog);
     const init: RequestInit & { decompress: boolean; tls?: unknown } = {
       method: input.method,

@@ -28,6 +28,16 @@ export function isGrpcBackend(b: Backend): boolean {
   return b.scheme === "grpc" || b.scheme === "grpcs";
 }
 
+/**
+ * A backend that speaks plain HTTP over HTTP/2 cleartext with prior knowledge (a Gateway API
+ * backendRef to a Service port of appProtocol `kubernetes.io/h2c`, GEP-1911): forwarded on the
+ * same pooled sessions as gRPC, but as HTTP (no grpc-timeout, no `te: trailers`, failures
+ * answered as HTTP statuses: it is not a gRPC backend to the rest of the proxy).
+ */
+export function isH2cBackend(b: Backend): boolean {
+  return b.scheme === "h2c";
+}
+
 const H2_CANCEL = 0x8;
 const H2_REFUSED_STREAM = 0x7;
 
@@ -38,7 +48,7 @@ const NOT_FORWARDED = new Set(["host", "connection", "keep-alive", "proxy-connec
 /** Not processed by the backend (safe to send elsewhere), as opposed to any other failure. */
 class Unprocessed extends Error {}
 
-function h2Headers(input: ForwardInput, tls: boolean): OutgoingHttpHeaders {
+function h2Headers(input: ForwardInput, tls: boolean, grpc: boolean): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {
     ":method": input.method,
     ":scheme": tls ? "https" : "http",
@@ -49,8 +59,9 @@ function h2Headers(input: ForwardInput, tls: boolean): OutgoingHttpHeaders {
   input.headers.forEach((v, k) => {
     if (!NOT_FORWARDED.has(k)) out[k] = v;
   });
-  // gRPC over HTTP/2 requires "te: trailers" (it tells intermediaries the client reads trailers).
-  out.te = "trailers";
+  // gRPC over HTTP/2 requires "te: trailers" (it tells intermediaries the client reads trailers);
+  // a plain HTTP request over h2c carries none (the client's TE is hop-by-hop, RFC 9110 §10.1.4).
+  if (grpc) out.te = "trailers";
   return out;
 }
 
@@ -109,11 +120,11 @@ interface Call {
 }
 
 /** One attempt on one session. Rejects with Unprocessed when the backend cannot have seen it. */
-function attempt(input: ForwardInput, session: ClientHttp2Session, pool: H2Pool, tls: boolean, callMs: number | null, sent: { chunks: number }): Promise<Call> {
+function attempt(input: ForwardInput, session: ClientHttp2Session, pool: H2Pool, tls: boolean, grpc: boolean, callMs: number | null, sent: { chunks: number }): Promise<Call> {
   return new Promise<Call>((resolve, reject) => {
     let up: ClientHttp2Stream;
     try {
-      up = session.request(h2Headers(input, tls), { endStream: input.body === null });
+      up = session.request(h2Headers(input, tls, grpc), { endStream: input.body === null });
     } catch (e) {
       // The session closed between the pool handing it out and now (GOAWAY, idle close).
       return reject(new Unprocessed(String((e as Error)?.message ?? e)));
@@ -197,8 +208,9 @@ function attempt(input: ForwardInput, session: ClientHttp2Session, pool: H2Pool,
     // A gRPC response ends with its trailers. Bun 1.4.5's client reports an RST_STREAM from the
     // backend after the response headers as a plain end (rstCode 0, no 'error': measured), so
     // an end without trailers is the only sign of a reset: it is decided at 'close' below.
+    // A plain HTTP answer over h2c may end without trailers (RFC 9113 §8.1): its end is its end.
     up.once("end", () => {
-      if (sink.value !== undefined) endBody(false);
+      if (sink.value !== undefined || !grpc) endBody(false);
     });
     up.once("close", () => {
       pool.closed(session);
@@ -222,9 +234,11 @@ function attempt(input: ForwardInput, session: ClientHttp2Session, pool: H2Pool,
   });
 }
 
+/** A gRPC call, or (an h2c backend) a plain HTTP request over HTTP/2 with prior knowledge. */
 export async function forwardGrpc(input: ForwardInput, control: RequestControl, pool: H2Pool = sharedH2Pool()): Promise<ForwardResult> {
   const tls = input.backend.scheme === "grpcs";
-  const callMs = parseGrpcTimeout(input.headers.get("grpc-timeout"));
+  const grpc = isGrpcBackend(input.backend);
+  const callMs = grpc ? parseGrpcTimeout(input.headers.get("grpc-timeout")) : null;
   // The client's deadline bounds the wait for response headers too; without one, the route's.
   const headerMs = callMs ?? input.responseTimeoutMs;
   const t0 = performance.now();
@@ -251,7 +265,7 @@ export async function forwardGrpc(input: ForwardInput, control: RequestControl, 
         ext?.forget(u.address);
         throw new Unprocessed(String((e as Error)?.message ?? e));
       }
-      const call = await attempt(input, session, pool, tls, callMs, sent);
+      const call = await attempt(input, session, pool, tls, grpc, callMs, sent);
       dog.stop();
       input.balancer.succeeded(u);
       choice?.answered(u, performance.now() - picked, input.balancer);

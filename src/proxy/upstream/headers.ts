@@ -22,7 +22,8 @@ const HOP_BY_HOP = new Set([
 export const isHopByHop = (k: string): boolean => HOP_BY_HOP.has(k);
 
 // Set by us from what we saw; a client-supplied value is a spoof unless it came through a
-// trusted proxy (then X-Forwarded-For is appended to and the others are kept).
+// trusted proxy (upstreamHeaders: its X-Forwarded-For gives the client address, and with
+// --trusted-proxy-headers=all its -Proto, -Port and first -Host are kept).
 const FORWARDED = new Set(["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-forwarded-port", "x-real-ip", "forwarded"]);
 
 // RFC 9110 §5.1 field-name = token.
@@ -42,16 +43,26 @@ function connectionListed(h: Headers): Set<string> | null {
   return out;
 }
 
-/** Keep a sane client X-Request-ID (≤ 200 of [A-Za-z0-9._-]); otherwise a fresh UUID. */
+/**
+ * Keep a sane client X-Request-ID (≤ 200 of [A-Za-z0-9._-]); otherwise a fresh one, 32 hex
+ * digits as ingress-nginx's $req_id falls back to nginx's $request_id (nginx.tmpl map
+ * $http_x_request_id $req_id; nginx: 16 random bytes in hexadecimal).
+ */
 export function requestIdOf(h: Headers): string {
   const id = h.get("x-request-id");
-  return id !== null && SANE_ID.test(id) ? id : crypto.randomUUID();
+  return id !== null && SANE_ID.test(id) ? id : crypto.randomUUID().replaceAll("-", "");
 }
 
 export interface ForwardContext {
   /** Address of the TCP peer. */
   readonly peer: string;
+  /** The peer is a trusted proxy believed on X-Forwarded-Proto, -Host and -Port (--trusted-proxy-headers=all). */
   readonly trusted: boolean;
+  /**
+   * Append the peer to its X-Forwarded-For (trusted for the address, --compute-full-forwarded-for);
+   * false: X-Forwarded-For is the client address alone. Absent: `trusted`.
+   */
+  readonly appendForwardedFor?: boolean;
   readonly scheme: "http" | "https";
   /** Host header as received. */
   readonly host: string;
@@ -88,7 +99,7 @@ export function clientIpOf(peer: string, xff: string | null, trusted: boolean, i
  * the profile of a small proxied request).
  */
 export function isFilteredRequestHeader(k: string): boolean {
-  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || k === "x-request-id" || k === "expect" || k.startsWith("sec-websocket-") || k.startsWith("ssl-client-") || k.includes("_");
+  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || k === "x-request-id" || k === "expect" || k === "proxy" || k.startsWith("sec-websocket-") || k.startsWith("ssl-client-") || k.includes("_");
 }
 
 /** Whether upstreamHeaders() leaves the client's field `k` (lowercased) out. */
@@ -96,6 +107,9 @@ export function dropped(k: string, ctx: ForwardContext, websocket: boolean): boo
   if (HOP_BY_HOP.has(k)) return true;
   if (FORWARDED.has(k) && !ctx.trusted) return true;
   if (k === "x-request-id" || k === "expect") return true;
+  // httpoxy (CVE-2016-5385): a CGI-style backend turns Proxy into HTTP_PROXY; ingress-nginx
+  // blanks it on every request (nginx.tmpl: proxy_set_header Proxy "").
+  if (k === "proxy") return true;
   // ingress-nginx sets ssl-client-verify, -subject-dn, -issuer-dn and -cert from the verified
   // client certificate on a server with auth-tls-secret (nginx.tmpl), and passes a client's
   // own copies on every other server, where a backend that trusts them can be told `SUCCESS`
@@ -135,21 +149,50 @@ export function upstreamHeaders(
     out = new Headers(incoming);
     if (filtered.length > 0) {
       for (const k of filtered) if (dropped(k, ctx, websocket)) out.delete(k);
-      const listed = connectionListed(incoming);
-      // A listed name that is no field name cannot be present; delete() would throw on it.
-      if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
+      const c = incoming.get("connection");
+      // The common values need no set of names to build and walk: Keep-Alive is HOP_BY_HOP
+      // (deleted above), and a field named Close, should one come, goes as the option names it.
+      if (c === "close") out.delete("close");
+      else if (c !== null && c !== "keep-alive") {
+        const listed = connectionListed(incoming);
+        // A listed name that is no field name cannot be present; delete() would throw on it.
+        if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
+      }
     }
   }
   // Host is forwarded as received (RFC 9110 §7.2: the origin needs the client's authority),
   // unless the route names another (upstream-vhost, validated as a Host value when compiled).
-  const host = ctx.upstreamHost ?? ctx.host;
-  if (host !== "") out.set("host", host);
-  const prior = ctx.trusted ? incoming.get("x-forwarded-for") : null;
-  out.set("x-forwarded-for", prior !== null && prior !== "" ? `${prior}, ${ctx.peer}` : ctx.peer);
+  // With forwarded headers believed, ingress-nginx's $best_http_host is the first entry of the
+  // received X-Forwarded-Host (lua_ingress.lua rewrite(), parse_x_forwarded_host), sent as both
+  // Host and X-Forwarded-Host (nginx.tmpl, the location's proxy_set_header block).
+  const fwdHost = ctx.trusted ? firstForwardedHost(incoming) : null;
+  // With `filtered` the native copy already holds the client's Host field, which is what
+  // ctx.host is (validateRequest read both from these headers): not set again.
+  if (ctx.upstreamHost != null && ctx.upstreamHost !== "") out.set("host", ctx.upstreamHost);
+  else if (fwdHost !== null) out.set("host", fwdHost);
+  else if (ctx.host !== "" && filtered === undefined) out.set("host", ctx.host);
+  // nginx.tmpl: X-Forwarded-For is $full_x_forwarded_for ("$http_x_forwarded_for,
+  // $realip_remote_addr") with compute-full-forwarded-for, else $remote_addr, the client
+  // address the realip module took from a trusted peer's X-Forwarded-For (clientIp).
+  const append = ctx.appendForwardedFor ?? ctx.trusted;
+  const prior = append ? incoming.get("x-forwarded-for") : null;
+  out.set("x-forwarded-for", prior !== null && prior !== "" ? `${prior}, ${ctx.peer}` : append ? ctx.peer : clientIp);
   if (!ctx.trusted || !out.has("x-forwarded-proto")) out.set("x-forwarded-proto", ctx.scheme);
-  if (!ctx.trusted || !out.has("x-forwarded-host")) {
-    if (ctx.host !== "") out.set("x-forwarded-host", ctx.host);
-  }
+  // ingress-nginx sets X-Forwarded-Scheme and X-Scheme to the same $pass_access_scheme as
+  // X-Forwarded-Proto on every request (nginx.tmpl, the location's proxy_set_header block;
+  // test/e2e/settings/forwarded_headers.go). A client's own copies are never passed: Rack
+  // and others read X-Forwarded-Scheme as the scheme the client used.
+  const proto = out.get("x-forwarded-proto") as string;
+  out.set("x-forwarded-scheme", proto);
+  out.set("x-scheme", proto);
+  // The fields the client sent, as ingress-nginx passes them on (X-Original-Forwarded-For
+  // and -Host, from $http_x_forwarded_for / $http_x_forwarded_host): absent when it sent none,
+  // never the client's own X-Original-* copies.
+  setOrDelete(out, "x-original-forwarded-for", incoming.get("x-forwarded-for"));
+  setOrDelete(out, "x-original-forwarded-host", incoming.get("x-forwarded-host"));
+  if (fwdHost !== null) out.set("x-forwarded-host", fwdHost);
+  else if (ctx.host !== "") out.set("x-forwarded-host", ctx.host);
+  else out.delete("x-forwarded-host");
   if (!ctx.trusted || !out.has("x-forwarded-port")) {
     out.set("x-forwarded-port", ctx.port ?? (ctx.scheme === "https" ? "443" : "80"));
   }
@@ -158,6 +201,20 @@ export function upstreamHeaders(
   if (ctx.remove) for (const n of ctx.remove) out.delete(n);
   if (ctx.extra) for (const [k, v] of Object.entries(ctx.extra)) out.set(k, v);
   return out;
+}
+
+/** The first entry of X-Forwarded-Host, or null when there is none (lua_ingress.lua parse_x_forwarded_host). */
+export function firstForwardedHost(h: Headers): string | null {
+  const v = h.get("x-forwarded-host");
+  if (v === null) return null;
+  const comma = v.indexOf(",");
+  const first = (comma < 0 ? v : v.slice(0, comma)).trim();
+  return first === "" ? null : first;
+}
+
+function setOrDelete(h: Headers, name: string, value: string | null): void {
+  if (value === null || value === "") h.delete(name);
+  else h.set(name, value);
 }
 
 /** What one pass over a response's header block found (scanResponseHeaders). */
@@ -215,7 +272,10 @@ export function scanResponseHeaders(h: Headers): ResponseHeaderScan {
 function stripHopByHop(h: Headers, scan?: ResponseHeaderScan): void {
   if (scan !== undefined && scan.hopByHop.length === 0) return;
   const c = scan === undefined ? h.get("connection") : scan.connection;
-  if (c !== null) {
+  // `keep-alive`, what most upstreams send, names Keep-Alive, which the loop below deletes as
+  // HOP_BY_HOP anyway: no list to split for the common answer.
+  if (c === "close") h.delete("close");
+  else if (c !== null && c !== "keep-alive") {
     for (const part of c.split(",")) {
       const n = part.trim();
       // A listed name that is no field name cannot be present; delete() would throw on it.

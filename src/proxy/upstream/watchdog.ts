@@ -11,6 +11,9 @@ export interface Abortable {
   abort(reason?: unknown): void;
 }
 
+/** What a deadline calls when it fires: a function, or an object's fire() (no closure to make). */
+export type OnFire = (() => void) | { fire(): void };
+
 export interface Watchdog {
   touch(): void;
   stop(): void;
@@ -30,7 +33,7 @@ class Dog implements Watchdog {
 
   constructor(
     readonly ms: number,
-    readonly onFire: (() => void) | null,
+    readonly onFire: OnFire | null,
     /** guardRequest: aborted when either signal is. */
     readonly client: AbortSignal | null,
     readonly halt: AbortSignal | null,
@@ -60,7 +63,9 @@ class Dog implements Watchdog {
       this.ac.abort(client.aborted ? client.reason : this.halt?.reason);
       return;
     }
-    this.onFire?.();
+    const f = this.onFire;
+    if (typeof f === "function") f();
+    else f?.fire();
   }
 }
 
@@ -120,7 +125,7 @@ function tick(): void {
 }
 
 /** Calls onFire once `ms` pass without touch() (never for a zero or non-finite `ms`). */
-export function createWatchdog(ms: number, onFire: () => void): Watchdog {
+export function createWatchdog(ms: number, onFire: OnFire): Watchdog {
   if (!(ms > 0) || !Number.isFinite(ms)) return NOOP;
   return link(new Dog(ms, onFire, null, null, null));
 }

@@ -1,0 +1,180 @@
+// HTTPS and HTTP/2 side by side (`bun bench/paired-tls.ts`): bench/paired.ts's method for the
+// TLS port and h2c. Portico and a baseline share CPU 0 during the same seconds, each driven by
+// its own h2load on CPU 1 against the same nginx backend, so the ratio of their rates is the
+// inverse ratio of their CPU cost per request whatever else the shared machine does. The
+// baseline is the bare Bun.serve({ tls, http2: true }) `fetch` proxy (bench/lib/bare-h2-proxy.ts,
+// the runtime's ceiling for this design) or another tree's src/main.ts (--baseline-main).
+// Loopback only; every process it starts is stopped.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { makeCert } from "./lib/certs.ts";
+import { intFlag } from "./lib/flags.ts";
+import { ensureTools, type Tools } from "./lib/install.ts";
+import { freePorts } from "./lib/net.ts";
+import { addCleanup, installCleanup, logTail, runMain, start, stop, stopAll } from "./lib/procs.ts";
+import { median } from "./lib/report.ts";
+import { HOST, startBackend, startPortico, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
+
+const HELP = `bun bench/paired-tls.ts [options]
+  --client C         h1 (HTTPS HTTP/1.1, 64 connections), h2 (HTTPS, 16 connections x 10 streams)
+                     h2c (plain port, 16 x 10) or http (plain port, HTTP/1.1, 64 connections); default h1
+  --baseline-main F  another tree's src/main.ts as the baseline (default: the bare proxy)
+  --portico-main F   entry point of this build (default src/main.ts)
+  --duration S       seconds per measured pair (default 5)
+  --reps N           pairs (default 5)
+  --aa N             A/A pairs (this build against itself) first (default 0)
+  --out FILE         report path (default: print only)`;
+
+const { values: flags } = parseArgs({
+  options: {
+    client: { type: "string", default: "h1" },
+    "baseline-main": { type: "string" },
+    "portico-main": { type: "string" },
+    duration: { type: "string" },
+    reps: { type: "string" },
+    aa: { type: "string" },
+    out: { type: "string" },
+    help: { type: "boolean", default: false },
+  },
+});
+if (flags.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+const client = String(flags.client);
+if (client !== "h1" && client !== "h2" && client !== "h2c" && client !== "http") throw new Error("--client: h1, h2, h2c or http");
+const duration = intFlag(flags.duration, 5, 1, 60, "duration");
+const reps = intFlag(flags.reps, 5, 1, 30, "reps");
+const aa = intFlag(flags.aa, 0, 0, 30, "aa");
+const porticoMain = flags["portico-main"] ?? "src/main.ts";
+const baselineMain = flags["baseline-main"] ?? null;
+const ROOT = resolve(import.meta.dir, "..");
+const log = (msg: string) => process.stderr.write(`[paired-tls ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+interface H2 {
+  readonly rps: number;
+  readonly failed: number;
+}
+
+function h2loadArgs(port: { http: number; https: number }, seconds: number): string[] {
+  const shape = client === "h1" || client === "http" ? ["--h1", "-c", "64"] : ["-c", "16", "-m", "10"];
+  const url = client === "h2c" || client === "http" ? `http://127.0.0.1:${port.http}/` : `https://127.0.0.1:${port.https}/`;
+  return ["-D", String(seconds), ...shape, "-H", `:authority: ${HOST}`, url];
+}
+
+async function h2load(tools: Tools, p: { http: number; https: number }, seconds: number): Promise<H2> {
+  const proc = Bun.spawn([tools.taskset, "-c", "1", "h2load", ...h2loadArgs(p, seconds)], { stdout: "pipe", stderr: "pipe" });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), (seconds + 15) * 1000);
+  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  clearTimeout(timer);
+  const fin = /finished in [\d.]+m?s, ([\d.]+) req\/s/.exec(out);
+  const req = /requests: \d+ total, \d+ started, \d+ done, \d+ succeeded, (\d+) failed/.exec(out);
+  if (code !== 0 || !fin || !req) throw new Error(`h2load exited ${code}:\n${out}`);
+  return { rps: Number(fin[1]), failed: Number(req[1]) };
+}
+
+async function bare(tools: Tools, dir: string, certFile: string, keyFile: string, upstreamPort: number): Promise<Running> {
+  const [http, https] = freePorts(2) as [number, number];
+  const logFile = join(dir, "bare.log");
+  const proc = start(
+    [process.execPath, join(ROOT, "bench/lib/bare-h2-proxy.ts"), "--https-port", String(https), "--http-port", String(http), "--cert", certFile, "--key", keyFile, "--upstream", `http://127.0.0.1:${upstreamPort}`],
+    { cpus: "0", log: logFile },
+    tools.taskset,
+  );
+  for (let i = 0; i < 100; i++) {
+    const ok = await fetch(`http://127.0.0.1:${http}/`, { headers: { host: HOST } }).then((r) => r.ok, () => false);
+    if (ok) return { proc, http, https, stop: () => stop(proc) };
+    if (proc.exitCode !== null) break;
+    await Bun.sleep(100);
+  }
+  await stop(proc);
+  throw new Error(`the bare proxy did not start: ${await logTail(logFile)}`);
+}
+
+interface Pair {
+  readonly a: H2;
+  readonly b: H2;
+}
+
+async function main(): Promise<void> {
+  if (cpus().length < 2) throw new Error("needs 2 CPUs");
+  installCleanup();
+  const tools = await ensureTools(log);
+  const dir = mkdtempSync(join(tmpdir(), "portico-paired-tls-"));
+  addCleanup(() => rmSync(dir, { recursive: true, force: true }));
+  const started = new Date();
+  const load = loadavg().map((x) => x.toFixed(2)).join(" ");
+  const procs: Running[] = [];
+  let aaPairs: Pair[] = [];
+  let pairs: Pair[] = [];
+  try {
+    const backend = await startBackend(tools, join(dir, "backend"), "1", 0);
+    procs.push({ proc: backend.proc, http: 0, https: 0, stop: backend.stop });
+    const cert = await makeCert(tools.openssl, dir, HOST);
+    // No redirect to HTTPS: the h2c cells use the plain port.
+    const manifests = writeManifests(dir, upstreamsFor(backend.ports, "keepalive"), cert, 0, { "nginx.ingress.kubernetes.io/ssl-redirect": "false" });
+    const portico = async (main: string, name: string) => {
+      const d = join(dir, name);
+      mkdirSync(d, { recursive: true });
+      const r = await startPortico(tools, manifests, { root: ROOT, main, dir: d, cpus: "0", workers: 1, tls: true });
+      procs.push(r);
+      return r;
+    };
+    const a = await portico(porticoMain, "portico");
+    const twin = aa > 0 ? await portico(porticoMain, "twin") : null;
+    const b = baselineMain === null ? await bare(tools, dir, cert.certFile, cert.keyFile, backend.ports.keepalive) : await portico(baselineMain, "baseline");
+    if (baselineMain === null) procs.push(b);
+    const pair = async (x: Running, y: Running, seconds: number): Promise<Pair> => {
+      const [rx, ry] = await Promise.all([h2load(tools, x, seconds), h2load(tools, y, seconds)]);
+      if (rx.failed > 0 || ry.failed > 0) throw new Error(`failed requests in a pair: ${JSON.stringify({ rx, ry })}`);
+      return { a: rx, b: ry };
+    };
+    const series = async (x: Running, y: Running, n: number, what: string): Promise<Pair[]> => {
+      const got: Pair[] = [];
+      await pair(x, y, 1);
+      for (let i = 0; i < n; i++) {
+        const p = i % 2 === 0 ? await pair(x, y, duration) : flip(await pair(y, x, duration));
+        log(`${what} ${i + 1}/${n}: ${p.a.rps.toFixed(0)} vs ${p.b.rps.toFixed(0)} req/s = ${(p.a.rps / p.b.rps).toFixed(3)}×`);
+        got.push(p);
+      }
+      return got;
+    };
+    if (twin !== null) aaPairs = await series(a, twin, aa, "A/A");
+    pairs = await series(a, b, reps, "portico vs baseline");
+  } finally {
+    for (const p of procs.reverse()) await p.stop();
+    await stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const ratios = (ps: readonly Pair[]) => ps.map((p) => p.a.rps / p.b.rps);
+  const fmt = (xs: readonly number[]) => xs.map((x) => x.toFixed(3)).join(", ");
+  const r = ratios(pairs);
+  const base = baselineMain === null ? "the bare proxy (`bench/lib/bare-h2-proxy.ts`)" : `\`${baselineMain}\``;
+  const md = [
+    `# Portico against ${baselineMain === null ? "the bare Bun.serve h2 proxy" : "another build"}, ${client === "h1" ? "HTTPS HTTP/1.1" : client === "h2" ? "HTTPS h2" : client === "http" ? "plain HTTP/1.1" : "h2c"}, side by side`,
+    "",
+    `- date: ${started.toISOString()} (${((Date.now() - started.getTime()) / 60000).toFixed(1)} min); command: \`bun bench/paired-tls.ts ${process.argv.slice(2).join(" ")}\``,
+    `- machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average at start: ${load}; bun ${Bun.version}`,
+    `- both proxies on CPU 0 (\`--workers 1\`, access log off), each driven by its own h2load on CPU 1 (${client === "h1" || client === "http" ? "--h1, 64 connections" : "16 connections × 10 streams"}), one nginx backend (13-byte body, keep-alive) on CPU 1; ${duration} s pairs, which starts first alternates`,
+    `- portico: \`${porticoMain}\`; baseline: ${base}`,
+    "",
+    "| comparison | pairs | ratios | median ratio | median req/s (each, sharing CPU 0) |",
+    "|---|---:|---|---:|---:|",
+    ...(aaPairs.length === 0 ? [] : [`| A/A | ${aaPairs.length} | ${fmt(ratios(aaPairs))} | ${median(ratios(aaPairs)).toFixed(3)}× | ${median(aaPairs.map((p) => p.a.rps)).toFixed(0)} vs ${median(aaPairs.map((p) => p.b.rps)).toFixed(0)} |`]),
+    `| portico vs baseline | ${pairs.length} | ${fmt(r)} | **${median(r).toFixed(3)}×** | ${median(pairs.map((p) => p.a.rps)).toFixed(0)} vs ${median(pairs.map((p) => p.b.rps)).toFixed(0)} |`,
+    "",
+  ].join("\n");
+  if (flags.out !== undefined) {
+    mkdirSync(dirname(resolve(flags.out)), { recursive: true });
+    writeFileSync(resolve(flags.out), md);
+  }
+  console.log(md);
+}
+
+function flip(p: Pair): Pair {
+  return { a: p.b, b: p.a };
+}
+
+await runMain(main);

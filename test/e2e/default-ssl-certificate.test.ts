@@ -1,0 +1,102 @@
+// ingress-nginx's test/e2e/settings/default_ssl_certificate.go, through a real Portico process
+// (--manifests, --default-ssl-certificate) and real TLS handshakes: which certificate a host's
+// SNI is answered with. ingress-nginx's createServers (internal/ingress/controller/
+// controller.go) keeps a host's TLS Secret only when its certificate names the host
+// (x509 VerifyHostname, then certificate.go verifyHostname: the DNS SANs, or the CN when there
+// are none); otherwise it logs "Using default certificate" and serves the default one.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { X509Certificate } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import tls from "node:tls";
+import { namedBackend, type RawBackend } from "../proxy/raw.ts";
+import { createCertificate } from "../tls/pki.ts";
+import { eventually } from "../wait.ts";
+import { startPortico, type Portico } from "./harness.ts";
+import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
+
+const NS = "default-ssl-certificate";
+// The Go test's default certificate names "*"; a real wildcard here, which does not cover "foo".
+const defaultCert = createCertificate({ subjectCN: "default", sans: ["*.default.test"] });
+const notFoo = createCertificate({ subjectCN: "not.foo", sans: ["not.foo"] });
+const goodCert = createCertificate({ subjectCN: "good.foo", sans: ["good.foo"] });
+// A certificate whose only SAN is an address: Go's verifyHostname reads the CN then.
+const cnOnly = createCertificate({ subjectCN: "cn.foo", sans: ["10.0.0.1"] });
+const wildcardOther = createCertificate({ subjectCN: "x", sans: ["*.bar.test"] });
+
+let dir = "";
+let p: Portico;
+let echo: RawBackend;
+
+beforeAll(async () => {
+  echo = await namedBackend("echo");
+  dir = mkdtempSync(join(tmpdir(), "portico-default-cert-"));
+  const host = (name: string, h: string, secretName: string) =>
+    ingress(NS, name, [{ host: h, paths: [{ path: "/", service: "echo" }] }], { tls: [{ hosts: [h], secretName }] });
+  writeFileSync(join(dir, "all.yaml"), yamlDocs([
+    ingressClass(), service(NS, "echo"), slice(NS, "echo", [echo.port]),
+    tlsSecret(NS, "my-custom-cert", defaultCert.certPem, defaultCert.keyPem),
+    tlsSecret(NS, "foo", notFoo.certPem, notFoo.keyPem),
+    tlsSecret(NS, "good", goodCert.certPem, goodCert.keyPem),
+    tlsSecret(NS, "cn-only", cnOnly.certPem, cnOnly.keyPem),
+    tlsSecret(NS, "other-wildcard", wildcardOther.certPem, wildcardOther.keyPem),
+    host("foo", "foo", "foo"),
+    host("good", "good.foo", "good"),
+    host("cn-only", "cn.foo", "cn-only"),
+    host("wild", "a.bar.test", "other-wildcard"),
+    host("wild-miss", "a.b.bar.test", "other-wildcard"),
+  ]));
+  p = await startPortico(["--manifests", dir, "--default-ssl-certificate", `${NS}/my-custom-cert`]);
+});
+
+afterAll(async () => {
+  await p?.stop();
+  await echo?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The leaf certificate (PEM-decoded fingerprint) the HTTPS port answers this SNI with. */
+function servedFor(servername: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({ host: "127.0.0.1", port: p.ports.https, servername, rejectUnauthorized: false }, () => {
+      const fp = s.getPeerCertificate().fingerprint256;
+      s.end();
+      resolve(fp);
+    });
+    s.on("error", reject);
+  });
+}
+const fp = (pem: string) => new X509Certificate(pem).fingerprint256;
+
+describe("settings/default_ssl_certificate.go", () => {
+  test("uses default ssl certificate for host based ingress when configured certificate does not match host", async () => {
+    expect(await servedFor("foo")).toBe(fp(defaultCert.certPem));
+  });
+
+  test("a certificate that names the host is served (SAN, or the CN when there is no DNS SAN)", async () => {
+    expect(await servedFor("good.foo")).toBe(fp(goodCert.certPem));
+    expect(await servedFor("cn.foo")).toBe(fp(cnOnly.certPem));
+  });
+
+  test("a wildcard SAN covers one label: *.bar.test serves a.bar.test, not a.b.bar.test", async () => {
+    expect(await servedFor("a.bar.test")).toBe(fp(wildcardOther.certPem));
+    expect(await servedFor("a.b.bar.test")).toBe(fp(defaultCert.certPem));
+  });
+
+  test("explain names the certificate served: the default one, and the Secret passed over", async () => {
+    const ask = async (host: string) => (await (await fetch(`${p.admin}/debug/explain?host=${host}&path=/&scheme=https`)).json()) as { certificate: unknown };
+    expect((await ask("foo")).certificate).toEqual({ via: "default", host: "", secret: `${NS}/my-custom-cert`, ingress: "", hasPem: true, notNaming: `${NS}/foo` });
+    expect((await ask("good.foo")).certificate).toEqual({ via: "exact", host: "good.foo", secret: `${NS}/good`, ingress: `${NS}/good`, hasPem: true });
+    expect((await ask("a.b.bar.test")).certificate).toMatchObject({ via: "default", notNaming: `${NS}/other-wildcard` });
+  });
+
+  test("each mismatch is a diagnostic (InvalidCertificate: foo and a.b.bar.test)", async () => {
+    let text = "";
+    await eventually(async () => {
+      text = await (await fetch(`${p.admin}/metrics`)).text();
+      return text.includes('portico_diagnostics{reason="InvalidCertificate"}');
+    }, 15_000, "the InvalidCertificate diagnostics");
+    expect(text).toContain('portico_diagnostics{reason="InvalidCertificate"} 2\n');
+  });
+});
