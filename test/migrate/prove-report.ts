@@ -64,7 +64,7 @@ function cause(r: ProofReport, d: ProofDifference): string {
   const ext = notes.some((n) => n.carriedAs === "portico-extension");
   const i = d.ingress;
   const g = d.gateway;
-  if (g.status === 500 && ext) return "its rules name the IngressNginxPolicy (portico-extension), which Portico's Gateway API compile does not read yet: 500";
+  if (g.status === 500 && ext) return "its rules name the IngressNginxPolicy (portico-extension) with an annotation one rule cannot apply (README, \"IngressNginxPolicy\"): 500";
   if (i.location !== null && g.location !== null && g.location === `${i.location}/`) return "the HTTPS redirect keeps the trailing `/` (ssl-redirect note)";
   if (d.request.why.includes("CORS") || [...i.fields, ...g.fields].some((f) => f.startsWith("access-control-") || f === "vary: Origin")) return "CORS filter (enable-cors note)";
   const snippet = notes.find((n) => n.annotation.endsWith("/configuration-snippet") && n.carriedAs === "gateway-api");
