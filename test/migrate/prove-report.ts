@@ -65,7 +65,7 @@ function cause(r: ProofReport, d: ProofDifference): string {
   const i = d.ingress;
   const g = d.gateway;
   if (g.status === 500 && ext) return "its rules name the IngressNginxPolicy (portico-extension) with an annotation one rule cannot apply (README, \"IngressNginxPolicy\"): 500";
-  if (i.received !== null && g.received !== null && i.received.backend !== g.received.backend && notes.some((n) => n.annotation.endsWith("/canary-weight") && n.carriedAs === "gateway-api")) return "a weighted split (canary-weight): each side picks the backend by the weights, so a run may differ here";
+  if (i.received !== null && g.received !== null && i.received.backend !== g.received.backend && r.notesList.some((n) => n.annotation.endsWith("/canary-weight") && n.carriedAs === "gateway-api")) return "a weighted split (canary-weight): each side picks the backend by the weights, so a run may differ here";
   if (i.location !== null && g.location !== null && g.location === `${i.location}/`) return "the HTTPS redirect keeps the trailing `/` (ssl-redirect note)";
   if (d.request.why.includes("CORS") || [...i.fields, ...g.fields].some((f) => f.startsWith("access-control-") || f === "vary: Origin")) return "CORS filter (enable-cors note)";
   const snippet = notes.find((n) => n.annotation.endsWith("/configuration-snippet") && n.carriedAs === "gateway-api");
