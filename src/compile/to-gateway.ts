@@ -5,9 +5,12 @@
 // on an Ingress gets one note saying how it was carried (docs/design.md, "Converting to
 // Gateway API"): a Gateway API field, an implementation-specific one, Portico's extension, or
 // nothing, never silently. Pure: runtime/migrate.ts reads the objects and prints.
-import { ANNOTATIONS, NGINX_PREFIX, PORTICO_PREFIX } from "./annotations.ts";
+import { ANNOTATIONS, NGINX_PREFIX, PORTICO_PREFIX, scanSnippet } from "./annotations.ts";
 import type { BackendRef } from "./backends.ts";
 import type { Inspection } from "./compile.ts";
+import { regexModeCause } from "./host-entry.ts";
+import { needsRewrite } from "../regex/index.ts";
+import type { CorsPolicy } from "../annotations/cors.ts";
 import type { IngressPlan, PathPlan } from "./plan.ts";
 
 export interface GatewayTarget {
@@ -17,6 +20,12 @@ export interface GatewayTarget {
   readonly controllerName: string;
   /** --http-redirect-code: the status of the HTTP → HTTPS redirect. */
   readonly httpRedirectCode: number;
+  /**
+   * The Strict-Transport-Security value Portico's HTTPS answers carry for an Ingress (--hsts,
+   * --hsts-max-age, --hsts-include-subdomains, --hsts-preload: ingress-nginx's hsts keys), or
+   * null when off. Gateway API has no HSTS field: it is a ResponseHeaderModifier.
+   */
+  readonly hsts?: string | null;
 }
 
 /**
@@ -86,12 +95,92 @@ function backendRefOf(b: BackendRef, weight?: number): Record<string, unknown> |
  * from the request URI unless preserve-trailing-slash (its lua_ingress.lua; NGINX-COMPAT.md 1.4),
  * so `/docs/` goes to `https://h/docs/` here and to `https://h/docs` there.
  */
-const sslRedirectText = (t: GatewayTarget): string =>
-  `an HTTPRoute on the HTTP listener answers RequestRedirect scheme https, ${t.httpRedirectCode}, for the TLS hosts (none when off); it keeps a trailing \`/\` ingress-nginx cuts (as with preserve-trailing-slash: \`/docs/\` → \`https://h/docs/\`, not \`https://h/docs\`)`;
+const sslRedirectText = (t: GatewayTarget, preserve = false): string =>
+  `an HTTPRoute on the HTTP listener answers RequestRedirect scheme https, ${t.httpRedirectCode}, for the TLS hosts (none when off)${preserve ? " and keeps the path, as preserve-trailing-slash asks" : "; it keeps a trailing `/` ingress-nginx cuts (as with preserve-trailing-slash: `/docs/` → `https://h/docs/`, not `https://h/docs`; `/` → `https://h/`, not `https://h`)"}`;
 
 const refusingOf = (plan: IngressPlan): boolean => plan.annotations.problems.some((p) => p.includes("refused with 503"));
 
 const listOf = (s: string): string[] => s.split(",").map((x) => x.trim()).filter((x) => x !== "");
+
+/** CORSOrigin (apis/v1 shared_types.go, v1.6): http or https, a `*.` leftmost label at most, a port. */
+const CORS_ORIGIN = /^(\*|https?:\/\/((\*\.)?([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+|\*)(:[0-9]{1,5})?)$/;
+/** HTTPMethodWithWildcard's enum. */
+const CORS_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]);
+/** An HTTP field name (RFC 9110 §5.1, token), as HTTPHeaderName. */
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * ingress-nginx's CORS annotations as an HTTPCORSFilter (v1.6 standard channel), and what the
+ * CRD cannot hold: an origin that is `null` or of another scheme than http/https (ingress-nginx
+ * takes any lower-case scheme), a method outside the enum, a max-age under 1 s.
+ */
+function corsFilterOf(c: CorsPolicy): { filter: Record<string, unknown> | null; lost: string[] } {
+  const lost: string[] = [];
+  let origins: string[];
+  if (c.origins === "*") origins = ["*"];
+  else {
+    origins = [];
+    for (const o of c.origins) {
+      if (CORS_ORIGIN.test(o) && o !== "*") origins.push(o);
+      else lost.push(`origin ${JSON.stringify(o)} (allowOrigins takes http and https origins only)`);
+    }
+  }
+  const methods: string[] = [];
+  for (const m of listOf(c.methods).map((x) => x.toUpperCase())) {
+    if (CORS_METHODS.has(m)) methods.push(m);
+    else lost.push(`method ${JSON.stringify(m)} (not in allowMethods' enum)`);
+  }
+  const fields = (v: string, what: string): string[] => {
+    const out: string[] = [];
+    for (const h of listOf(v)) {
+      if (FIELD_NAME.test(h) && h !== "*") out.push(h);
+      else if (h === "*") return ["*"];
+      else lost.push(`${what} ${JSON.stringify(h)} (not a field name)`);
+    }
+    return out;
+  };
+  const headers = fields(c.headers, "header");
+  const expose = c.expose === null ? [] : fields(c.expose, "exposed header");
+  let maxAge = c.maxAge;
+  if (maxAge < 1) {
+    lost.push(`max-age ${maxAge} (maxAge is at least 1: written as 1)`);
+    maxAge = 1;
+  }
+  if (maxAge > 2 ** 31 - 1) maxAge = 2 ** 31 - 1;
+  if (origins.length === 0) return { filter: null, lost };
+  const filter: Record<string, unknown> = {
+    allowOrigins: origins,
+    ...(methods.length > 0 ? { allowMethods: methods } : {}),
+    ...(headers.length > 0 ? { allowHeaders: headers } : {}),
+    ...(expose.length > 0 ? { exposeHeaders: expose } : {}),
+    ...(c.credentials ? { allowCredentials: true } : {}),
+    maxAge,
+  };
+  return { filter, lost };
+}
+
+/**
+ * How the CORS filter answers differently from ingress-nginx's CORS block for these values
+ * (its template's CORS location code; Gateway API's HTTPCORSFilter; the Fetch standard's CORS
+ * protocol), one clause per difference, so the note states each one.
+ */
+function corsDifferences(c: CorsPolicy): string[] {
+  const any = c.origins === "*";
+  const out: string[] = [];
+  if (any) out.push("only a request with an Origin gets CORS fields (ingress-nginx's `*` mode puts them on every answer, with or without Origin)");
+  if (any && c.credentials) out.push("Access-Control-Allow-Origin echoes the Origin, with `Vary: Origin` (ingress-nginx adds none), where ingress-nginx sends `*` with `Access-Control-Allow-Credentials: true` (which a browser refuses for a credentialed request: the Gateway API form lets it through)");
+  out.push(`an answer that is not a preflight carries Access-Control-Allow-Origin${c.credentials ? ", -Allow-Credentials" : ""}${c.expose !== null ? " and -Expose-Headers" : ""} only; ingress-nginx adds -Allow-Methods, -Allow-Headers and -Max-Age to it too`);
+  out.push("the preflight's 204 has no `Content-Type: text/plain charset=UTF-8`");
+  out.push("Access-Control-Allow-Headers is sent lower-cased and joined with `, ` (ingress-nginx sends the annotation's text as written)");
+  if (!any) {
+    out.push("a preflight from an Origin not allowed is answered 204 without CORS fields (ingress-nginx proxies it to the backend)");
+    out.push("an answer to a request with an Origin carries `Vary: Origin` (ingress-nginx adds none; Portico serving the Ingress adds it to every answer)");
+    if (c.origins.some((o) => o.includes("://*."))) out.push("`*.` stands for one or more labels (ingress-nginx: exactly one)");
+    out.push("an Origin without a port equals one with its scheme's (`https://a.test:443` is `https://a.test`; ingress-nginx compares the text)");
+  }
+  out.push("as with Portico serving the Ingress, only a real preflight (OPTIONS with Origin and Access-Control-Request-Method) is answered 204; ingress-nginx answers every OPTIONS from an allowed Origin");
+  return out;
+}
 
 /** gRPC's request path is `/<service>/<method>` (gRPC over HTTP/2, "Path"). */
 const GRPC_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
@@ -172,6 +261,8 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     for (const [, paths] of plan.hosts) for (const p of paths) canaryOf.set(`${p.host ?? "*"}|${p.pathType}|${p.path}`, { plan, path: p });
   }
   const usedCanaries = new Set<IngressPlan>();
+  /** host|path claim → the Ingress whose rule serves it (main is in priority order). */
+  const claimed = new Map<string, string>();
 
   for (const plan of main) {
     const ingKey = plan.key;
@@ -208,7 +299,9 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     const rw = pol.regexRewrite;
     const rewriteFor = (p: PathPlan): { match: Record<string, unknown>; rewrite: Record<string, unknown> | null } | null => {
       const target = rw.rewriteTarget;
-      if (target === "") return null;
+      // ingress-nginx writes no `rewrite` for a location whose path is the target
+      // (template.go needsRewrite): such a path is matched, not rewritten.
+      if (!needsRewrite({ path: p.rawPath, rewriteTarget: target })) return null;
       const idiom = CAPTURE_IDIOM.exec(p.rawPath);
       const t = /^(\/[A-Za-z0-9._~!&'*+,;=:@%/-]*?)\/?\$2$/.exec(target);
       if (idiom !== null && t !== null) {
@@ -216,8 +309,10 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         return { match: { type: "PathPrefix", value: prefix }, rewrite: { type: "ReplacePrefixMatch", replacePrefixMatch: t[1] === "" ? "/" : t[1] } };
       }
       if (!target.includes("$") && LITERAL_PATH.test(target) && LITERAL_PATH.test(p.rawPath)) {
-        // nginx's `rewrite` replaces the whole URI when the location's regex matches.
-        return { match: { type: p.pathType === "Exact" ? "Exact" : "PathPrefix", value: p.rawPath }, rewrite: { type: "ReplaceFullPath", replaceFullPath: target } };
+        // nginx's `rewrite` replaces the whole URI when the location's regex matches; a rewrite
+        // puts the host in regex mode, so the location is `~* "^<path>"`: a RegularExpression
+        // match (ReplaceFullPath takes any match type, unlike ReplacePrefixMatch).
+        return { match: { type: "RegularExpression", value: p.rawPath }, rewrite: { type: "ReplaceFullPath", replaceFullPath: target } };
       }
       return { match: { type: "RegularExpression", value: p.rawPath }, rewrite: null };
     };
@@ -225,21 +320,46 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     let regexUsed = false;
 
     // Headers set on the request and the response (portico.dev/request-headers, response-headers).
-    const reqHeaders = pol.headers.request;
-    const resHeaders = pol.headers.response;
+    // A configuration-snippet of header settings only (more_set_headers, more_set_input_headers,
+    // proxy_set_header with literal values: snippet-scan.ts reads them, and each sets its field
+    // on every answer or request as the modifiers do) is said by the header modifiers; one with
+    // anything else, or a stated difference (add_header), stays not expressible.
+    const snippetText = ann[n("configuration-snippet")];
+    let snippetHeaders: { request: [string, string][]; response: [string, string][] } | null = null;
+    if (snippetText !== undefined && !refusingOf(plan)) {
+      const scan = scanSnippet(snippetText, "location");
+      const ok = scan.error === null && scan.directives.length > 0 && scan.directives.every((d) => d.note === null && d.actions.length > 0 && d.actions.every((a) => a.kind === "request-header" || a.kind === "response-header"));
+      if (ok) {
+        snippetHeaders = { request: [], response: [] };
+        for (const d of scan.directives) for (const a of d.actions) if (a.kind === "request-header" || a.kind === "response-header") (a.kind === "request-header" ? snippetHeaders.request : snippetHeaders.response).push([a.name, a.value]);
+        handled.add(n("configuration-snippet"));
+        const what = [snippetHeaders.request.length > 0 ? "RequestHeaderModifier" : "", snippetHeaders.response.length > 0 ? "ResponseHeaderModifier" : ""].filter((x) => x !== "").join(" and ");
+        note(n("configuration-snippet"), "gateway-api", `its directives only set header fields to literal values: ${what} set on every rule (Portico serving the Ingress does not run the snippet: the migration report names the portico.dev annotations that do the same)`);
+      }
+    }
+    // The annotations' fields first, then the snippet's (a later `set` of one name wins, as a later more_set_headers does).
+    const byName = (xs: readonly (readonly [string, string])[]) => [...new Map(xs.map(([k, v]) => [k.toLowerCase(), [k, v] as [string, string]])).values()];
+    const reqHeaders = byName([...pol.headers.request, ...(snippetHeaders?.request ?? [])]);
+    const resHeaders = byName([...pol.headers.response, ...(snippetHeaders?.response ?? [])]);
 
     // CORS: the standard channel's CORS filter (v1.6 HTTPCORSFilter).
     let cors: Record<string, unknown> | null = null;
+    let corsLost: string[] = [];
     if (pol.cors.enabled) {
-      const c = pol.cors;
-      cors = {
-        allowOrigins: c.origins === "*" ? ["*"] : [...c.origins],
-        allowMethods: listOf(c.methods).map((m) => m.toUpperCase()),
-        allowHeaders: listOf(c.headers),
-        ...(c.expose !== null ? { exposeHeaders: listOf(c.expose) } : {}),
-        ...(c.credentials ? { allowCredentials: true } : {}),
-        maxAge: c.maxAge,
-      };
+      const c = corsFilterOf(pol.cors);
+      cors = c.filter;
+      corsLost = c.lost;
+    }
+
+    // x-forwarded-prefix: ingress-nginx sends it with the requests it rewrites, which here are
+    // the rules with a URLRewrite; a value with `$1`… needs the regex captures (the extension).
+    const xfpName = ann[`${PORTICO_PREFIX}x-forwarded-prefix`] !== undefined ? `${PORTICO_PREFIX}x-forwarded-prefix` : n("x-forwarded-prefix");
+    const allRewritesGateway = rw.rewriteTarget === "" || [...plan.hosts.values()].flat().every((p) => rewriteFor(p)?.rewrite !== null);
+    const xfp = rw.xForwardedPrefix !== null && !rw.xForwardedPrefix.includes("$") && allRewritesGateway ? rw.xForwardedPrefix : null;
+    if (rw.xForwardedPrefix !== null && (xfp !== null || rw.rewriteTarget === "")) {
+      handled.add(xfpName);
+      if (xfp !== null && rw.rewriteTarget !== "") note(xfpName, "gateway-api", "RequestHeaderModifier set X-Forwarded-Prefix on the rules with a URLRewrite (ingress-nginx sends it only with the requests it rewrites)");
+      else note(xfpName, "gateway-api", "no rewrite-target: ingress-nginx sends no X-Forwarded-Prefix, and nothing is written");
     }
 
     // What stays: Portico's extension for what Portico serves, a note for what nothing serves.
@@ -249,6 +369,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     for (const k of Object.keys(ann).sort()) {
       if (!ours(k)) continue;
       if (SNIPPETS.has(k)) {
+        if (handled.has(k)) continue;
         note(k, "not-expressible", `snippets run nginx configuration; neither Gateway API nor Portico runs it (the migration report names the annotations that replace what it understands)${refusingOf(plan) ? `; Portico refuses this Ingress for it (503), so the rules name ${PORTICO_POLICY_KIND} ${plan.namespace}/${plan.name} and fail closed` : ""}`);
         continue;
       }
@@ -260,6 +381,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     const gatewayNames = new Set<string>([
       n("ssl-redirect"), n("force-ssl-redirect"), `${PORTICO_PREFIX}ssl-redirect`, n("app-root"), n("use-regex"), `${PORTICO_PREFIX}use-regex`, n("rewrite-target"), `${PORTICO_PREFIX}rewrite-target`,
       `${PORTICO_PREFIX}request-headers`, `${PORTICO_PREFIX}response-headers`, n("backend-protocol"), `${PORTICO_PREFIX}backend-protocol`,
+      n("preserve-trailing-slash"), `${PORTICO_PREFIX}preserve-trailing-slash`, `${PORTICO_PREFIX}hsts`,
       n("enable-cors"), n("cors-allow-origin"), n("cors-allow-methods"), n("cors-allow-headers"), n("cors-expose-headers"), n("cors-allow-credentials"), n("cors-max-age"),
     ]);
     for (const [k, v] of Object.entries(ann)) {
@@ -283,34 +405,63 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     const refusedHere = plan.annotations.denied !== null;
     if (refusedHere) note("", "not-expressible", `ingress-nginx refuses this Ingress (${plan.annotations.denied}); its routes are not written`);
 
+    const extFilter = Object.keys(extension).length > 0 ? { type: "ExtensionRef", extensionRef: { group: PORTICO_POLICY_GROUP, kind: PORTICO_POLICY_KIND, name: plan.name } } : null;
+    const filtersFor = (extra: Record<string, unknown> | null): Record<string, unknown>[] => {
+      const f: Record<string, unknown>[] = [];
+      if (extFilter) f.push(extFilter);
+      if (redirect !== null) {
+        f.push({ type: "RequestRedirect", requestRedirect: redirect });
+        return f;
+      }
+      const set = reqHeaders.map(([name, value]) => ({ name, value }));
+      if (extra !== null && xfp !== null) set.push({ name: "X-Forwarded-Prefix", value: xfp });
+      if (set.length > 0) f.push({ type: "RequestHeaderModifier", requestHeaderModifier: { set } });
+      if (resHeaders.length > 0) f.push({ type: "ResponseHeaderModifier", responseHeaderModifier: { set: resHeaders.map(([name, value]) => ({ name, value })) } });
+      if (cors !== null && !grpc) f.push({ type: "CORS", cors });
+      if (extra !== null) f.push({ type: "URLRewrite", urlRewrite: { path: extra } });
+      return f;
+    };
+    let hstsNoted = false;
+    let defaultNoted = false;
+    const defaultRef = plan.defaultBackend !== null && plan.defaultBackend.ok ? backendRefOf(plan.defaultBackend.ref) : null;
+    if (plan.defaultBackend !== null && defaultRef === null) note("", "not-expressible", "spec.defaultBackend names a Service port by name or a resource; backendRefs take a Service and a port number: it is left out");
+    // Hosts of spec.tls without a secretName are served by ingress-nginx with its default
+    // certificate; a Gateway HTTPS listener needs a certificateRef (GatewayTLSConfig).
+    for (const t of plan.tls) if (t.secretName === null && t.hosts.length > 0) note("", "not-expressible", `spec.tls ${JSON.stringify(t.hosts)} has no secretName (ingress-nginx's default certificate): a Gateway HTTPS listener needs a certificateRef, so ${t.hosts.length === 1 ? "this host is" : "these hosts are"} served on the HTTP listener only, without the HTTPS redirect`);
     for (const [hostKey, paths] of plan.hosts) {
       const host = hostKey === "*" ? null : hostKey;
       if (refusedHere) break;
-      const tlsListener = host !== null ? https.get(host) : undefined;
+      // ingress-nginx puts the whole host in regex mode when any of its Ingresses asks for it
+      // (template.go enforceRegexModifier): every path of every Ingress there is a `~*` location.
+      const regexCause = regexModeCause(hostKey, main.filter((x) => x.hosts.has(hostKey)));
+      const regexHost = regexCause !== null;
+      if (regexCause !== null && regexCause.plan !== plan && !rw.useRegex && rw.rewriteTarget === "" && paths.length > 0) {
+        note("", "implementation-specific", `host ${hostKey === "*" ? "(any host)" : hostKey} is in ingress-nginx's regex mode (Ingress ${regexCause.plan.key} ${regexCause.why}): this Ingress's paths are RegularExpression matches too, as ingress-nginx writes them (\`~* "^<path>"\`)`);
+      }
+      // A `*.` TLS host covers exactly one more label (as ingress-nginx's certificate match, SNI).
+      const tlsListener = host === null ? undefined : (https.get(host) ?? (host.includes(".") ? https.get(`*${host.slice(host.indexOf("."))}`) : undefined));
       const tr = pol.tlsRedirect;
       const toHttps = tlsListener !== undefined && (tr.sslRedirect || tr.forceSslRedirect);
       const rules: Record<string, unknown>[] = [];
-      const extFilter = Object.keys(extension).length > 0 ? { type: "ExtensionRef", extensionRef: { group: PORTICO_POLICY_GROUP, kind: PORTICO_POLICY_KIND, name: plan.name } } : null;
-      const filtersFor = (extra: Record<string, unknown> | null): Record<string, unknown>[] => {
-        const f: Record<string, unknown>[] = [];
-        if (extFilter) f.push(extFilter);
-        if (redirect !== null) {
-          f.push({ type: "RequestRedirect", requestRedirect: redirect });
-          return f;
-        }
-        if (reqHeaders.length > 0) f.push({ type: "RequestHeaderModifier", requestHeaderModifier: { set: reqHeaders.map(([name, value]) => ({ name, value })) } });
-        if (resHeaders.length > 0) f.push({ type: "ResponseHeaderModifier", responseHeaderModifier: { set: resHeaders.map(([name, value]) => ({ name, value })) } });
-        if (cors !== null && !grpc) f.push({ type: "CORS", cors });
-        if (extra !== null) f.push({ type: "URLRewrite", urlRewrite: { path: extra } });
-        return f;
-      };
       if (pol.redirects.appRoot !== null && redirect === null) {
         rules.push({
           matches: [{ path: { type: "Exact", value: "/" } }],
           filters: [...(extFilter ? [extFilter] : []), { type: "RequestRedirect", requestRedirect: { path: { type: "ReplaceFullPath", replaceFullPath: pol.redirects.appRoot }, statusCode: 302 } }],
         });
       }
+      let lostPaths = 0;
       for (const p of paths) {
+        // Two Ingresses with one path on a host: ingress-nginx serves the older one's location
+        // (the compile's claim, PathConflict); Gateway API would pick between the two rules by
+        // the routes' creation time, which applying them together does not decide.
+        const claim = `${hostKey}|${regexHost ? p.rawClaimKey : p.claimKey}`;
+        const owner = claimed.get(claim);
+        if (owner !== undefined && owner !== plan.key) {
+          note("", "gateway-api", `path ${JSON.stringify(p.rawPath)} on ${hostKey === "*" ? "any host" : hostKey}: Ingress ${owner} is older and serves it, as in ingress-nginx; this Ingress's rule for it is not written`);
+          lostPaths++;
+          continue;
+        }
+        claimed.set(claim, plan.key);
         let match: Record<string, unknown>;
         let rewrite: Record<string, unknown> | null = null;
         const rwr = rewriteFor(p);
@@ -320,7 +471,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
           const carried: CarriedAs = rewrite !== null ? "gateway-api" : "portico-extension";
           if (rewriteCarried === null || carried === "portico-extension") rewriteCarried = carried;
           if (match.type === "RegularExpression") regexUsed = true;
-        } else if (rw.useRegex) {
+        } else if (rw.useRegex || regexHost) {
           // ingress-nginx writes every path of a regex-mode Ingress, Exact ones included, as
           // `~* "^<path>"` (its template's buildLocation): a literal one is a prefix regex too.
           match = { type: "RegularExpression", value: p.rawPath };
@@ -351,7 +502,58 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         rules.push({ matches: [{ path: match }], filters: filtersFor(rewrite), ...(redirect === null ? { backendRefs } : {}) });
         if (ref === null) note("", "not-expressible", `path ${JSON.stringify(p.rawPath)}: its backend names a Service port by name or a resource; backendRefs take a Service and a port number`);
       }
+      // spec.defaultBackend: ingress-nginx's root location of each host of the Ingress that no
+      // Ingress gives a Prefix `/` path (controller.go createServers), with the Ingress's annotations.
+      if (defaultRef !== null && !main.some((x) => (x.hosts.get(hostKey) ?? []).some((pp) => pp.pathType === "Prefix" && pp.path === "/"))) {
+        rules.push({ matches: [{ path: { type: "PathPrefix", value: "/" } }], ...(redirect === null ? { filters: filtersFor(null), backendRefs: [defaultRef] } : { filters: filtersFor(null) }) });
+        if (!defaultNoted) note("", "gateway-api", "spec.defaultBackend: a PathPrefix `/` rule to it on each of the Ingress's hosts without a `/` path (ingress-nginx's root location there)");
+        defaultNoted = true;
+      }
+      // The host's implicit `/` location carries its first Ingress's annotations when no
+      // Ingress has a Prefix `/` path (controller.go createServers): with a redirect, every
+      // other path of the host redirects too, which a PathPrefix `/` rule says exactly.
+      const hostPlans = main.filter((x) => x.hosts.has(hostKey));
+      const noRoot = !hostPlans.some((x) => (x.hosts.get(hostKey) ?? []).some((pp) => pp.pathType === "Prefix" && pp.path === "/"));
+      const where = hostKey === "*" ? "the hostless rules" : hostKey;
+      if (redirect !== null && defaultRef === null && hostPlans[0] === plan && noRoot) {
+        rules.push({ matches: [{ path: { type: "PathPrefix", value: "/" } }], filters: filtersFor(null) });
+        note("", "gateway-api", `the implicit \`/\` location of ${where}, which carries this Ingress's redirect in ingress-nginx: a PathPrefix \`/\` rule with the same RequestRedirect`);
+      } else if (defaultRef === null && hostPlans[0] === plan && noRoot && extFilter !== null) {
+        note("", "not-expressible", `the implicit \`/\` location of ${where}: ingress-nginx applies this Ingress's annotations there (an authentication challenge, a source-range 403...) before its default backend's 404, so every other path of the host answers as they do; the Gateway API form answers 404 there`);
+      }
+      // Gateway API merges the rules of every route whose hostnames match a request, so a path
+      // no rule of this host takes goes to a `*.` or hostless route's rules; ingress-nginx
+      // answers it from the host's own server (its default backend: 404).
+      if (host !== null && noRoot && defaultRef === null && !(redirect !== null && hostPlans[0] === plan)) {
+        const wild = host.includes(".") ? `*${host.slice(host.indexOf("."))}` : null;
+        // (A catch-all Ingress's spec.defaultBackend takes them in both: the default route.)
+        const wider = main.find((x) => x.hosts.has("*") || (wild !== null && x.hosts.has(wild)));
+        if (wider !== undefined && hostPlans[0] === plan) note("", "not-expressible", `a path of ${host} no rule of the host takes is answered by the rules of Ingress ${wider.key}'s route (${wider.hosts.has("*") ? "without hostnames" : wild}) under Gateway API, which merges the routes of every matching hostname; ingress-nginx answers it 404 from the host's own server`);
+      }
+      // HSTS on the HTTPS answers, as ingress-nginx sends it on every answer of a TLS server
+      // (its hsts ConfigMap keys; Portico's --hsts flags): a ResponseHeaderModifier on a route
+      // that only the HTTPS listener takes. A route on both listeners would send it over HTTP.
+      const hsts = target.hsts ?? null;
+      if (hsts !== null && pol.tlsRedirect.hsts && tlsListener !== undefined) {
+        if (toHttps) {
+          for (const rule of rules) {
+            const filters = ((rule.filters as Record<string, unknown>[] | undefined) ?? []).slice();
+            const i = filters.findIndex((f) => f.type === "ResponseHeaderModifier");
+            const field = { name: "Strict-Transport-Security", value: hsts };
+            if (i < 0) filters.push({ type: "ResponseHeaderModifier", responseHeaderModifier: { set: [field] } });
+            else {
+              const m = filters[i]!.responseHeaderModifier as { set?: { name: string; value: string }[] };
+              filters[i] = { type: "ResponseHeaderModifier", responseHeaderModifier: { ...m, set: [...(m.set ?? []), field] } };
+            }
+            rule.filters = filters;
+          }
+          if (!hstsNoted) note("", "gateway-api", `HSTS (\`Strict-Transport-Security: ${hsts}\` on every HTTPS answer, ingress-nginx's hsts default): a ResponseHeaderModifier set on each rule of the HTTPS route; an HTTPS answer no rule of the host's routes gives (a 404, a route without hostnames) carries none`);
+        } else if (!hstsNoted) note("", "not-expressible", `HSTS (\`Strict-Transport-Security: ${hsts}\` on HTTPS answers): the route takes both listeners (no HTTPS redirect), and a ResponseHeaderModifier would send it over HTTP too; it is left out`);
+        hstsNoted = true;
+      }
       for (const rule of rules) if ((rule.filters as unknown[] | undefined)?.length === 0) delete rule.filters;
+      // Every path served by older Ingresses: no route (one without rules would match every request).
+      if (rules.length === 0 && lostPaths === paths.length) continue;
       const base = plan.hosts.size > 1 ? `${plan.name}-${slug(hostKey === "*" ? "any" : hostKey)}` : plan.name;
       const parent = (sectionName?: string) => ({ group: "gateway.networking.k8s.io", kind: "Gateway", namespace: gw.namespace, name: gw.name, ...(sectionName ? { sectionName } : {}) });
       const metadata = { name: base, namespace: plan.namespace, annotations: { "portico.dev/converted-from": `Ingress ${plan.key}` } };
@@ -373,7 +575,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       }
       if (toHttps && ![n("ssl-redirect"), n("force-ssl-redirect"), `${PORTICO_PREFIX}ssl-redirect`].some((k) => k in ann)) {
         // On by default in ingress-nginx: said once per Ingress, like an annotation.
-        if (!notes.some((x) => x.ingress === ingKey && x.annotation === n("ssl-redirect"))) note(n("ssl-redirect"), "gateway-api", `(not set: true by default) ${sslRedirectText(target)}`);
+        if (!notes.some((x) => x.ingress === ingKey && x.annotation === n("ssl-redirect"))) note(n("ssl-redirect"), "gateway-api", `(not set: true by default) ${sslRedirectText(target, pol.tlsRedirect.preserveTrailingSlash)}`);
       }
       if (toHttps) {
         // The HTTP → HTTPS redirect of a TLS host (ingress-nginx's ssl-redirect, on by default).
@@ -388,6 +590,22 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         objects.push({ apiVersion: PORTICO_POLICY_VERSION, kind: PORTICO_POLICY_KIND, metadata: { name: plan.name, namespace: plan.namespace }, spec: { annotations: { ...extension } } });
     }
 
+    // An Ingress with spec.defaultBackend and no rules is ingress-nginx's catch-all server `_`:
+    // a route without hostnames, which takes what no other route's rules take.
+    if (plan.hosts.size === 0 && defaultRef !== null && !refusedHere) {
+      routes.push({
+        apiVersion: GATEWAY_API,
+        kind: grpc ? "GRPCRoute" : "HTTPRoute",
+        metadata: { name: plan.name, namespace: plan.namespace, annotations: { "portico.dev/converted-from": `Ingress ${plan.key}` } },
+        spec: {
+          parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", namespace: gw.namespace, name: gw.name }],
+          rules: [{ ...(filtersFor(null).length > 0 ? { filters: grpc ? filtersFor(null).filter((f) => GRPC_FILTERS.has(f.type as string)) : filtersFor(null) } : {}), ...(redirect === null ? { backendRefs: [defaultRef] } : {}) }],
+        },
+      });
+      note("", "gateway-api", "spec.defaultBackend without rules (ingress-nginx's catch-all server): a route without hostnames, which every host's requests reach when no other rule matches them");
+      if (Object.keys(extension).length > 0) objects.push({ apiVersion: PORTICO_POLICY_VERSION, kind: PORTICO_POLICY_KIND, metadata: { name: plan.name, namespace: plan.namespace }, spec: { annotations: { ...extension } } });
+    }
+
     // One note per annotation of ours, in name order.
     for (const k of Object.keys(ann).sort()) {
       if (!ours(k) || SNIPPETS.has(k) || !known(k) || handled.has(k)) continue;
@@ -399,12 +617,26 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         note(k, "portico-extension", `no Gateway API field does this; carried in ${PORTICO_POLICY_KIND} ${plan.namespace}/${plan.name}, named by an ExtensionRef filter on each rule`);
         continue;
       }
-      if (k === n("ssl-redirect") || k === n("force-ssl-redirect") || k === `${PORTICO_PREFIX}ssl-redirect`) note(k, "gateway-api", sslRedirectText(target));
+      if (k === n("ssl-redirect") || k === n("force-ssl-redirect") || k === `${PORTICO_PREFIX}ssl-redirect`) note(k, "gateway-api", sslRedirectText(target, pol.tlsRedirect.preserveTrailingSlash));
       else if (k === n("app-root")) note(k, "gateway-api", "RequestRedirect 302 on an Exact / match");
+      else if (k === `${PORTICO_PREFIX}hsts`) note(k, "gateway-api", pol.tlsRedirect.hsts ? "HSTS on: see the HSTS note of this Ingress (none without a TLS host)" : "HSTS off for this Ingress: no Strict-Transport-Security modifier is written");
+      else if (k === n("preserve-trailing-slash") || k === `${PORTICO_PREFIX}preserve-trailing-slash`)
+        note(k, "gateway-api", pol.tlsRedirect.preserveTrailingSlash ? "RequestRedirect keeps the path as it is, which is what `true` asks of the HTTPS redirect" : "`false`: the HTTPS redirect's RequestRedirect keeps the trailing `/` ingress-nginx cuts (see ssl-redirect)");
       else if (k === n("rewrite-target") || k === `${PORTICO_PREFIX}rewrite-target`)
-        note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : "URLRewrite (ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, ReplaceFullPath for a literal target); Gateway API path matches are case-sensitive and whole-segment where nginx's regex locations are neither (`^/foo` also takes `/FOO` and `/foobar`)");
-      else if (k === n("use-regex") || k === `${PORTICO_PREFIX}use-regex`) note(k, regexUsed ? "implementation-specific" : "gateway-api", regexUsed ? "RegularExpression path matches: their dialect and anchoring are implementation-specific (ingress-nginx anchors at the start and ignores case)" : "the paths are literal: Exact/PathPrefix matches");
-      else if (k.startsWith(n("cors")) || k === n("enable-cors")) note(k, grpc ? "not-expressible" : "gateway-api", grpc ? "a GRPCRoute takes no CORS filter" : "the CORS filter (standard channel in v1.6)");
+        note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : "URLRewrite: ReplaceFullPath on a RegularExpression match of the path for a literal target, ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, which needs a PathPrefix match: that one is case-sensitive and whole-segment where nginx's regex location is neither (`^/foo(/|$)` also takes `/FOO/x`), and ranks before the host's RegularExpression matches whatever its length");
+      else if (k === n("use-regex") || k === `${PORTICO_PREFIX}use-regex`) note(k, regexUsed ? "implementation-specific" : "gateway-api", regexUsed ? "RegularExpression path matches, whose dialect the spec leaves to each implementation: Portico matches them as ingress-nginx matches a use-regex path (PCRE syntax on RE2, anchored at the start only, case-insensitive, after every Exact and PathPrefix match, the longer pattern first); another implementation may match other paths" : "the paths are literal: Exact/PathPrefix matches");
+      else if (k === n("enable-cors")) {
+        if (grpc) note(k, "not-expressible", "a GRPCRoute takes no CORS filter");
+        else if (!pol.cors.enabled) note(k, "gateway-api", "CORS is off: nothing to write");
+        else if (cors === null) note(k, "not-expressible", `no origin of cors-allow-origin can be written in allowOrigins (${corsLost.join("; ")}): no CORS filter is written`);
+        else note(k, "gateway-api", `the CORS filter (HTTPCORSFilter, standard in v1.6) on every rule. Differences: ${corsDifferences(pol.cors).join("; ")}`);
+      } else if (k.startsWith(n("cors-"))) {
+        const mine = corsLost.filter((l) => (k === n("cors-allow-origin") ? l.startsWith("origin ") : k === n("cors-allow-methods") ? l.startsWith("method ") : k === n("cors-allow-headers") ? l.startsWith("header ") : k === n("cors-expose-headers") ? l.startsWith("exposed header ") : k === n("cors-max-age") ? l.startsWith("max-age ") : false));
+        const field = { "cors-allow-origin": "allowOrigins", "cors-allow-methods": "allowMethods", "cors-allow-headers": "allowHeaders", "cors-expose-headers": "exposeHeaders", "cors-allow-credentials": "allowCredentials", "cors-max-age": "maxAge" }[k.slice(NGINX_PREFIX.length)] ?? "the CORS filter";
+        if (grpc || cors === null || !pol.cors.enabled) note(k, grpc || pol.cors.enabled ? "not-expressible" : "gateway-api", grpc ? "a GRPCRoute takes no CORS filter" : !pol.cors.enabled ? "enable-cors is not true: no effect in ingress-nginx, nothing written" : "no CORS filter is written (see enable-cors)");
+        else if (mine.length > 0) note(k, "gateway-api", `the CORS filter's ${field}, without what it cannot hold: ${mine.join("; ")} (left out; see enable-cors for the other differences)`);
+        else note(k, "gateway-api", `the CORS filter's ${field} (see enable-cors for the differences)`);
+      }
       else if (k === `${PORTICO_PREFIX}request-headers`) note(k, "gateway-api", "RequestHeaderModifier set");
       else if (k === `${PORTICO_PREFIX}response-headers`) note(k, "gateway-api", "ResponseHeaderModifier set");
       else if (k === n("backend-protocol") || k === `${PORTICO_PREFIX}backend-protocol`) note(k, "gateway-api", grpc ? "a GRPCRoute (its rules match every method: ingress-nginx's paths have no gRPC form)" : "plain HTTP backendRefs");

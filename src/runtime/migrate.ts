@@ -139,6 +139,12 @@ export async function migrateCli(config: Config, output: "text" | "json", nginxC
   return s.unchanged === s.ingresses && s.configMapNotHonoured === 0 ? 0 : EXIT_CHANGES;
 }
 
+/** The Strict-Transport-Security value of Portico's HTTPS answers (proxy/policies/redirect.ts hstsValue, for a route that keeps HSTS). */
+function hstsOf(config: Config): string | null {
+  if (!config.hsts) return null;
+  return `max-age=${config.hstsMaxAge}${config.hstsIncludeSubdomains ? "; includeSubDomains" : ""}${config.hstsPreload ? "; preload" : ""}`;
+}
+
 /** The prefix of a note's line in the YAML output: `# portico-note: {json}` (docs/design.md, "Converting to Gateway API"). */
 export const NOTE_PREFIX = "# portico-note: ";
 
@@ -167,7 +173,7 @@ export async function migrateToGatewayCli(config: Config, output: "text" | "json
     const loaded = await loadOnce(config, { log, quiet });
     invalid = loaded.invalid;
     const view = new Compiler(config).inspect(loaded.snapshot, []);
-    conv = toGatewayApi(view, { gatewayName: gateway.name, gatewayNamespace: gateway.namespace, controllerName: config.gatewayControllerName, httpRedirectCode: config.httpRedirectCode });
+    conv = toGatewayApi(view, { gatewayName: gateway.name, gatewayNamespace: gateway.namespace, controllerName: config.gatewayControllerName, httpRedirectCode: config.httpRedirectCode, hsts: hstsOf(config) });
   } catch (err) {
     log.error(config.manifests ? "cannot read manifests" : "cannot read the cluster", { err });
     return 1;

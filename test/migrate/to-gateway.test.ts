@@ -13,6 +13,7 @@ import type { ConversionNote } from "../../src/compile/to-gateway.ts";
 import { startPortico, type Portico } from "../e2e/harness.ts";
 import { namedBackend, rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
+import { prove, type ProofReport } from "./prove.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const cmd = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, join(ROOT, "src", "main.ts")];
@@ -345,7 +346,7 @@ spec: { controller: k8s.io/ingress-nginx }
     // The stated difference of the HTTPS redirect: RequestRedirect keeps the trailing `/` that
     // ingress-nginx cuts (NGINX-COMPAT.md 1.4, "Trailing-slash quirk"); the note says so.
     expect([(await ask(ing, "secure.test", "/dir/")).location, (await ask(gw, "secure.test", "/dir/")).location]).toEqual(["https://secure.test/dir", "https://secure.test/dir/"]);
-    expect(conv.notes.find((n) => n.ingress === "web/secure")?.text).toContain("it keeps a trailing `/` ingress-nginx cuts");
+    expect(conv.notes.find((n) => n.ingress === "web/secure" && n.annotation === `${N}ssl-redirect`)?.text).toContain("it keeps a trailing `/` ingress-nginx cuts");
     // The answers are the mappings' own, not two equal 404s.
     expect((await ask(gw, "canary.test", "/c", { "x-canary": "always" })).received?.backend).toBe("b");
     expect((await ask(gw, "headers.test", "/", { "x-tenant": "evil" })).received?.headers).toContain("x-tenant: acme");
@@ -371,5 +372,218 @@ spec: { controller: k8s.io/ingress-nginx }
       expect((await ask(p, "body.test", "/up", {}, big)).status).toBe(413);
       expect((await ask(p, "body.test", "/up", {}, "small")).status).toBe(200);
     }
+  });
+});
+
+describe("CORS, regex mode, X-Forwarded-Prefix and HSTS: written as Gateway API filters and matches, and proved by serving both forms", () => {
+  const SET = join(ROOT, "test", "fixtures", "migrate", "gateway", "filters.yaml");
+  let proof: ProofReport;
+  beforeAll(async () => {
+    proof = await prove([SET]);
+  });
+
+  const parent = { group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "portico", name: "portico" };
+  const route = (name: string) => (proof.objectsList.find((o) => o.kind === "HTTPRoute" && o.metadata?.name === name) as { spec: unknown } | undefined)?.spec;
+  const noteOf = (ing: string, ann: string) => proof.notesList.find((x) => x.ingress === `web/${ing}` && x.annotation === ann);
+  const DEFAULT_HEADERS = ["DNT", "Keep-Alive", "User-Agent", "X-Requested-With", "If-Modified-Since", "Cache-Control", "Content-Type", "Range", "Authorization"];
+
+  test("enable-cors and cors-*: the CORS filter, without the origins and methods its CRD cannot hold, each left out by name", () => {
+    expect(proof.exitCode).toBe(0);
+    expect(route("cors-list")).toEqual({
+      parentRefs: [parent],
+      hostnames: ["cors.test"],
+      rules: [{
+        matches: [{ path: { type: "PathPrefix", value: "/" } }],
+        filters: [{ type: "CORS", cors: { allowOrigins: ["https://app.test"], allowMethods: ["GET", "POST"], allowHeaders: DEFAULT_HEADERS, maxAge: 600 } }],
+        backendRefs: [{ name: "a", port: 80 }],
+      }],
+    });
+    // ingress-nginx's defaults (cors/main.go): every origin, its methods and headers, credentials on, 1728000 s.
+    expect(route("cors-any")).toEqual({
+      parentRefs: [parent],
+      hostnames: ["corsany.test"],
+      rules: [{
+        matches: [{ path: { type: "PathPrefix", value: "/" } }],
+        filters: [{ type: "CORS", cors: { allowOrigins: ["*"], allowMethods: ["GET", "PUT", "POST", "DELETE", "PATCH", "OPTIONS"], allowHeaders: DEFAULT_HEADERS, allowCredentials: true, maxAge: 1728000 } }],
+        backendRefs: [{ name: "a", port: 80 }],
+      }],
+    });
+    expect(noteOf("cors-list", `${N}cors-allow-origin`)?.text).toBe(
+      'the CORS filter\'s allowOrigins, without what it cannot hold: origin "null" (allowOrigins takes http and https origins only); origin "ftp://files.test" (allowOrigins takes http and https origins only) (left out; see enable-cors for the other differences)',
+    );
+    expect(noteOf("cors-list", `${N}cors-allow-methods`)?.text).toContain('method "PURGE" (not in allowMethods\' enum)');
+    const list = noteOf("cors-list", `${N}enable-cors`)!;
+    expect(list.carriedAs).toBe("gateway-api");
+    for (const clause of [
+      "an answer that is not a preflight carries Access-Control-Allow-Origin only; ingress-nginx adds -Allow-Methods, -Allow-Headers and -Max-Age to it too",
+      "the preflight's 204 has no `Content-Type: text/plain charset=UTF-8`",
+      "Access-Control-Allow-Headers is sent lower-cased and joined with `, `",
+      "a preflight from an Origin not allowed is answered 204 without CORS fields (ingress-nginx proxies it to the backend)",
+      "an answer to a request with an Origin carries `Vary: Origin`",
+    ]) expect(list.text).toContain(clause);
+    const any = noteOf("cors-any", `${N}enable-cors`)!.text;
+    expect(any).toContain("only a request with an Origin gets CORS fields (ingress-nginx's `*` mode puts them on every answer, with or without Origin)");
+    expect(any).toContain("Access-Control-Allow-Origin echoes the Origin, with `Vary: Origin` (ingress-nginx adds none), where ingress-nginx sends `*`");
+  });
+
+  test("a host in regex mode: every path of every Ingress there is a RegularExpression match, as ingress-nginx writes it", () => {
+    expect(route("regex")).toEqual({ parentRefs: [parent], hostnames: ["rx.test"], rules: [{ matches: [{ path: { type: "RegularExpression", value: "/api/v[0-9]+" } }], backendRefs: [{ name: "a", port: 80 }] }] });
+    expect(route("plain-on-regex-host")).toEqual({ parentRefs: [parent], hostnames: ["rx.test"], rules: [{ matches: [{ path: { type: "RegularExpression", value: "/static" } }], backendRefs: [{ name: "b", port: 80 }] }] });
+    expect(noteOf("plain-on-regex-host", "")).toEqual({
+      ingress: "web/plain-on-regex-host",
+      annotation: "",
+      value: "",
+      carriedAs: "implementation-specific",
+      text: 'host rx.test is in ingress-nginx\'s regex mode (Ingress web/regex sets use-regex): this Ingress\'s paths are RegularExpression matches too, as ingress-nginx writes them (`~* "^<path>"`)',
+    });
+  });
+
+  test("x-forwarded-prefix with the `(/|$)(.*)` rewrite, response headers and HSTS: header modifiers, no extension", () => {
+    expect(route("prefixed")).toEqual({
+      parentRefs: [parent],
+      hostnames: ["rw.test"],
+      rules: [{
+        matches: [{ path: { type: "PathPrefix", value: "/app" } }],
+        filters: [
+          { type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "X-Forwarded-Prefix", value: "/app" }] } },
+          { type: "URLRewrite", urlRewrite: { path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/" } } },
+        ],
+        backendRefs: [{ name: "a", port: 80 }],
+      }],
+    });
+    expect(noteOf("prefixed", `${N}x-forwarded-prefix`)?.carriedAs).toBe("gateway-api");
+    // ingress-nginx's hsts defaults (max-age 31536000, includeSubDomains), on the HTTPS listener's route only.
+    expect(route("secure")).toEqual({
+      parentRefs: [{ ...parent, sectionName: "https-secure-test" }],
+      hostnames: ["secure.test"],
+      rules: [{
+        matches: [{ path: { type: "PathPrefix", value: "/" } }],
+        filters: [{ type: "ResponseHeaderModifier", responseHeaderModifier: { set: [{ name: "X-Frame-Options", value: "DENY" }, { name: "Strict-Transport-Security", value: "max-age=31536000; includeSubDomains" }] } }],
+        backendRefs: [{ name: "b", port: 80 }],
+      }],
+    });
+    expect(proof.objectsList.some((o) => o.kind === "IngressNginxPolicy")).toBe(false);
+    // A configuration-snippet of literal header settings: the two modifiers (ingress-nginx runs
+    // more_set_headers on every answer and proxy_set_header on every proxied request).
+    expect(route("snippet-headers")).toEqual({
+      parentRefs: [parent],
+      hostnames: ["snip.test"],
+      rules: [{
+        matches: [{ path: { type: "PathPrefix", value: "/" } }],
+        filters: [
+          { type: "RequestHeaderModifier", requestHeaderModifier: { set: [{ name: "X-Tenant", value: "acme" }] } },
+          { type: "ResponseHeaderModifier", responseHeaderModifier: { set: [{ name: "X-Frame-Options", value: "SAMEORIGIN" }] } },
+        ],
+        backendRefs: [{ name: "a", port: 80 }],
+      }],
+    });
+    expect(noteOf("snippet-headers", `${N}configuration-snippet`)?.carriedAs).toBe("gateway-api");
+  });
+
+  test("the proof: every request of the sample gets the same answer from both forms but the stated differences", () => {
+    // What differs, compactly: the request, both statuses, which backend got it, and the response fields only one side sent.
+    const shown = proof.differing.map((d) => ({
+      ask: `${d.request.method} ${d.request.scheme}://${d.request.host}${d.request.path}${d.request.why.includes(", ") ? ` (${d.request.why.slice(d.request.why.indexOf(", ") + 2)})` : ""}`,
+      status: [d.ingress.status, d.gateway.status],
+      backend: [d.ingress.received?.backend ?? null, d.gateway.received?.backend ?? null],
+      onlyIngress: d.ingress.fields.filter((f) => !d.gateway.fields.includes(f)),
+      onlyGateway: d.gateway.fields.filter((f) => !d.ingress.fields.includes(f)),
+    }));
+    const NGINX_HEADERS = "access-control-allow-headers: DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization";
+    const GATEWAY_HEADERS = "access-control-allow-headers: dnt, keep-alive, user-agent, x-requested-with, if-modified-since, cache-control, content-type, range, authorization";
+    const METHODS = "access-control-allow-methods: GET, PUT, POST, DELETE, PATCH, OPTIONS";
+    const ANY_SIMPLE = ["access-control-allow-origin: *", NGINX_HEADERS, METHODS, "access-control-max-age: 1728000"].sort();
+    expect(shown).toEqual([
+      // An origin list: Portico's enable-cors puts Vary: Origin on every answer (ingress-nginx on none), the filter only with an Origin.
+      { ask: "GET http://cors.test/", status: [200, 200], backend: ["web/a", "web/a"], onlyIngress: ["vary: Origin"], onlyGateway: [] },
+      { ask: "OPTIONS http://cors.test/ (CORS preflight from an allowed Origin)", status: [204, 204], backend: [null, null], onlyIngress: [NGINX_HEADERS, "access-control-allow-methods: GET, POST, PURGE", "content-type: text/plain charset=UTF-8"], onlyGateway: [GATEWAY_HEADERS, "access-control-allow-methods: GET, POST"] },
+      { ask: "GET http://cors.test/ (CORS simple request from an allowed Origin)", status: [200, 200], backend: ["web/a", "web/a"], onlyIngress: [NGINX_HEADERS, "access-control-allow-methods: GET, POST, PURGE", "access-control-max-age: 600"], onlyGateway: [] },
+      { ask: "OPTIONS http://cors.test/ (CORS preflight from an Origin not in the list)", status: [200, 204], backend: ["web/a", null], onlyIngress: ["content-type: text/plain"], onlyGateway: [] },
+      { ask: "GET http://cors.test/x", status: [200, 200], backend: ["web/a", "web/a"], onlyIngress: ["vary: Origin"], onlyGateway: [] },
+      // `*` with credentials: ingress-nginx's fields on every answer, `*`; the filter echoes an Origin.
+      { ask: "GET http://corsany.test/", status: [200, 200], backend: ["web/a", "web/a"], onlyIngress: ["access-control-allow-credentials: true", ...ANY_SIMPLE].sort(), onlyGateway: [] },
+      { ask: "OPTIONS http://corsany.test/ (CORS preflight from an allowed Origin)", status: [204, 204], backend: [null, null], onlyIngress: [NGINX_HEADERS, "access-control-allow-origin: *", "content-type: text/plain charset=UTF-8"], onlyGateway: [GATEWAY_HEADERS, "access-control-allow-origin: https://origin.test", "vary: Origin"] },
+      { ask: "GET http://corsany.test/ (CORS simple request from an allowed Origin)", status: [200, 200], backend: ["web/a", "web/a"], onlyIngress: ANY_SIMPLE, onlyGateway: ["access-control-allow-origin: https://origin.test", "vary: Origin"] },
+      { ask: "OPTIONS http://corsany.test/ (CORS preflight from an Origin not in the list)", status: [204, 204], backend: [null, null], onlyIngress: [NGINX_HEADERS, "access-control-allow-origin: *", "content-type: text/plain charset=UTF-8"], onlyGateway: [GATEWAY_HEADERS, "access-control-allow-origin: https://not-allowed.test", "vary: Origin"] },
+      { ask: "GET http://corsany.test/ (CORS simple request from an Origin not in the list)", status: [200, 200], backend: ["web/a", "web/a"], onlyIngress: ANY_SIMPLE, onlyGateway: ["access-control-allow-origin: https://not-allowed.test", "vary: Origin"] },
+      { ask: "GET http://corsany.test/x", status: [200, 200], backend: ["web/a", "web/a"], onlyIngress: ["access-control-allow-credentials: true", ...ANY_SIMPLE].sort(), onlyGateway: [] },
+      // The rewrite idiom as PathPrefix is case-sensitive; nginx's `~*` location is not (the rewrite-target note).
+      { ask: "GET http://rw.test/APP/X", status: [200, 404], backend: ["web/a", null], onlyIngress: ["content-type: text/plain"], onlyGateway: ["cache-control: no-store", "content-type: text/html"] },
+      { ask: "GET http://rw.test/APP", status: [200, 404], backend: ["web/a", null], onlyIngress: ["content-type: text/plain"], onlyGateway: ["cache-control: no-store", "content-type: text/html"] },
+      // The HTTPS redirect keeps the `/` ingress-nginx cuts (the ssl-redirect note).
+      { ask: "GET http://secure.test/", status: [308, 308], backend: [null, null], onlyIngress: ["location: https://secure.test"], onlyGateway: ["location: https://secure.test/"] },
+      // Portico does not run the snippet when serving the Ingress; ingress-nginx did, as the Gateway API form does.
+      { ask: "GET http://snip.test/", status: [200, 200], backend: ["web/a", "web/a"], onlyIngress: [], onlyGateway: ["x-frame-options: SAMEORIGIN"] },
+      { ask: "GET http://snip.test/x", status: [200, 200], backend: ["web/a", "web/a"], onlyIngress: [], onlyGateway: ["x-frame-options: SAMEORIGIN"] },
+    ]);
+    for (const d of proof.differing.filter((x) => x.request.host === "snip.test")) expect(d.gateway.received?.fields.filter((f) => !d.ingress.received?.fields.includes(f))).toEqual(["x-tenant: acme"]);
+    // The rest is the same: the regex host (a path matching the pattern, the case-insensitive
+    // spread to /static), the rewritten request with its X-Forwarded-Prefix, HSTS and the response header.
+    const asked = (host: string, path: string, scheme = "http") => proof.differing.some((d) => d.request.host === host && d.request.path === path && d.request.scheme === scheme);
+    for (const [host, path, scheme] of [["rx.test", "/api/v1"], ["rx.test", "/API/V1"], ["rx.test", "/STATIC"], ["rx.test", "/staticx"], ["rw.test", "/app/x"], ["secure.test", "/", "https"]] as const) expect({ host, path, differs: asked(host, path, scheme) }).toEqual({ host, path, differs: false });
+    expect(proof.asked).toBeGreaterThan(proof.differing.length + 10);
+  });
+});
+
+describe("paths and hosts: a claimed path, spec.defaultBackend, a path that is its own rewrite-target, a wildcard TLS host, the implicit / location's redirect", () => {
+  const SET = join(ROOT, "test", "fixtures", "migrate", "gateway", "hosts.yaml");
+  let proof: ProofReport;
+  beforeAll(async () => {
+    proof = await prove([SET]);
+  });
+  const parent = { group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "portico", name: "portico" };
+  const routes = () => Object.fromEntries(proof.objectsList.filter((o) => o.kind === "HTTPRoute").map((o) => [o.metadata?.name, o.spec]));
+  const redirect = { type: "RequestRedirect", requestRedirect: { scheme: "https", hostname: "new.test", path: { type: "ReplaceFullPath", replaceFullPath: "/home" }, statusCode: 301 } };
+
+  test("the routes written", () => {
+    expect(routes()).toEqual({
+      // The older Ingress's rule only (ingress-nginx serves the oldest claim); no route for the newer.
+      older: { parentRefs: [parent], hostnames: ["claim.test"], rules: [{ matches: [{ path: { type: "PathPrefix", value: "/app" } }], backendRefs: [{ name: "b", port: 80 }] }] },
+      // spec.defaultBackend: the host's root location.
+      "with-default": {
+        parentRefs: [parent],
+        hostnames: ["fallback.test"],
+        rules: [
+          { matches: [{ path: { type: "PathPrefix", value: "/only" } }], backendRefs: [{ name: "a", port: 80 }] },
+          { matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [{ name: "b", port: 80 }] },
+        ],
+      },
+      // Without rules: the catch-all server, a route without hostnames.
+      "catch-all": { parentRefs: [parent], rules: [{ backendRefs: [{ name: "a", port: 80 }] }] },
+      // `/docs` is its own target (no rewrite there); `/` is rewritten to it, which puts the host in regex mode.
+      "same-target": {
+        parentRefs: [parent],
+        hostnames: ["same.test"],
+        rules: [
+          { matches: [{ path: { type: "RegularExpression", value: "/docs" } }], backendRefs: [{ name: "a", port: 80 }] },
+          { matches: [{ path: { type: "RegularExpression", value: "/" } }], filters: [{ type: "URLRewrite", urlRewrite: { path: { type: "ReplaceFullPath", replaceFullPath: "/docs" } } }], backendRefs: [{ name: "b", port: 80 }] },
+        ],
+      },
+      // one.apps.test is covered by the `*.apps.test` certificate: on its listener, with the redirect and HSTS.
+      wild: {
+        parentRefs: [{ ...parent, sectionName: "https-wildcard-apps-test" }],
+        hostnames: ["one.apps.test"],
+        rules: [{ matches: [{ path: { type: "PathPrefix", value: "/shop" } }], filters: [{ type: "ResponseHeaderModifier", responseHeaderModifier: { set: [{ name: "Strict-Transport-Security", value: "max-age=31536000; includeSubDomains" }] } }], backendRefs: [{ name: "a", port: 80 }] }],
+      },
+      "wild-to-https": { parentRefs: [{ ...parent, sectionName: "http" }], hostnames: ["one.apps.test"], rules: [{ filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: 308 } }] }] },
+      // The implicit `/` location carries the redirect of the host's first Ingress.
+      moved: {
+        parentRefs: [parent],
+        hostnames: ["moved.test"],
+        rules: [{ matches: [{ path: { type: "PathPrefix", value: "/old" } }], filters: [redirect] }, { matches: [{ path: { type: "PathPrefix", value: "/" } }], filters: [redirect] }],
+      },
+    });
+    expect(proof.notesList.find((n) => n.ingress === "web/newer")?.text).toBe('path "/app" on claim.test: Ingress web/older is older and serves it, as in ingress-nginx; this Ingress\'s rule for it is not written');
+    expect(proof.exitCode).toBe(0);
+  });
+
+  test("the proof: every answer the same but HSTS on an HTTPS answer the catch-all route gives", () => {
+    expect(proof.differing.map((d) => [d.request.scheme, d.request.host, d.request.path, d.ingress.status, d.gateway.status, d.ingress.received?.backend, d.gateway.received?.backend, d.ingress.fields.filter((f) => !d.gateway.fields.includes(f)), d.gateway.fields.filter((f) => !d.ingress.fields.includes(f))])).toEqual([
+      ["https", "one.apps.test", "/shopx", 200, 200, "web/a", "web/a", ["strict-transport-security: max-age=31536000; includeSubDomains"], []],
+      ["https", "one.apps.test", "/SHOP", 200, 200, "web/a", "web/a", ["strict-transport-security: max-age=31536000; includeSubDomains"], []],
+    ]);
+    // 28 requests: each host's paths (and the paths next to them), HTTPS for one.apps.test.
+    expect(proof.asked).toBe(28);
+    expect(proof.notesList.find((n) => n.ingress === "web/wild" && n.annotation === "")?.text).toContain("an HTTPS answer no rule of the host's routes gives (a 404, a route without hostnames) carries none");
   });
 });
