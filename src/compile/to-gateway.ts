@@ -12,6 +12,9 @@ import { regexModeCause } from "./host-entry.ts";
 import { needsRewrite } from "../regex/index.ts";
 import type { CorsPolicy } from "../annotations/cors.ts";
 import type { IngressPlan, PathPlan } from "./plan.ts";
+import { FAMILIES } from "../annotations/registry.ts";
+import { namesOf } from "../annotations/spec.ts";
+import { FROM_TO_WWW_REDIRECT } from "../annotations/redirects.ts";
 
 export interface GatewayTarget {
   /** The Gateway's name and namespace, and the GatewayClass's controllerName. */
@@ -73,6 +76,20 @@ const SNIPPETS = new Set([n("configuration-snippet"), n("server-snippet"), n("au
 /** The `rewrite-target: /$2` on `<prefix>(/|$)(.*)` idiom: a prefix replaced by a literal. */
 const CAPTURE_IDIOM = /^(\/[A-Za-z0-9._~!&'*+,;=:@%/-]*?)\(\/\|\$\)\(\.\*\)$/;
 const LITERAL_PATH = /^\/[A-Za-z0-9._~!&'*+,;=:@%/-]*$/;
+/** A target whose only variables are captures `$1`…`$9`, for a path without groups (see rewriteFor). */
+const CAPTURES_ONLY = /^\/(?:[A-Za-z0-9._~!&'*+,;=:@%/-]|\$[1-9])*$/;
+/** PreciseHostname (apis/v1 shared_types.go): what URLRewrite and RequestRedirect take as hostname. */
+const PRECISE_HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** Every name of a family's annotations (Portico's and ingress-nginx's). */
+const familyNames = (f: keyof typeof FAMILIES): string[] => FAMILIES[f].annotations.flatMap((s) => namesOf(s));
+/**
+ * The HTTPS redirect family: said by the HTTP listener's redirect routes and the HSTS
+ * modifier, never copied into the policy (the policy's rule cannot act on the listener:
+ * compile/gateway/extension.ts would answer 500).
+ */
+const TLS_REDIRECT_NAMES: ReadonlySet<string> = new Set(familyNames("tlsRedirect"));
+/** custom-http-errors, default-backend, disable-proxy-intercept-errors: see the error pages' note. */
+const ERROR_PAGE_NAMES: ReadonlySet<string> = new Set(familyNames("errorPages"));
 
 /** DNS-1123 label from a host or name, for listener and object names. */
 function slug(s: string): string {
@@ -261,6 +278,8 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     for (const [, paths] of plan.hosts) for (const p of paths) canaryOf.set(`${p.host ?? "*"}|${p.pathType}|${p.path}`, { plan, path: p });
   }
   const usedCanaries = new Set<IngressPlan>();
+  /** The other names from-to-www-redirect routes were written for (the first Ingress of a name writes it). */
+  const wwwWritten = new Set<string>();
   /** host|path claim → the Ingress whose rule serves it (main is in priority order). */
   const claimed = new Map<string, string>();
 
@@ -308,11 +327,15 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         const prefix = idiom[1] === "" ? "/" : (idiom[1] as string);
         return { match: { type: "PathPrefix", value: prefix }, rewrite: { type: "ReplacePrefixMatch", replacePrefixMatch: t[1] === "" ? "/" : t[1] } };
       }
-      if (!target.includes("$") && LITERAL_PATH.test(target) && LITERAL_PATH.test(p.rawPath)) {
+      if (CAPTURES_ONLY.test(target) && LITERAL_PATH.test(p.rawPath)) {
         // nginx's `rewrite` replaces the whole URI when the location's regex matches; a rewrite
         // puts the host in regex mode, so the location is `~* "^<path>"`: a RegularExpression
-        // match (ReplaceFullPath takes any match type, unlike ReplacePrefixMatch).
-        return { match: { type: "RegularExpression", value: p.rawPath }, rewrite: { type: "ReplaceFullPath", replaceFullPath: target } };
+        // match (ReplaceFullPath takes any match type, unlike ReplacePrefixMatch). A literal
+        // path has no groups, so each `$N` of the target is empty (nginx's script engine copies
+        // a capture only when the match has it: ngx_http_script_copy_capture_code), and the
+        // target is a literal path once they are taken out.
+        const literal = target.replace(/\$[1-9]/g, "");
+        if (literal.startsWith("/")) return { match: { type: "RegularExpression", value: p.rawPath }, rewrite: { type: "ReplaceFullPath", replaceFullPath: literal } };
       }
       return { match: { type: "RegularExpression", value: p.rawPath }, rewrite: null };
     };
@@ -362,6 +385,46 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       else note(xfpName, "gateway-api", "no rewrite-target: ingress-nginx sends no X-Forwarded-Prefix, and nothing is written");
     }
 
+    // Host settings (the hosts family) and error pages: what Gateway API says of them, so none
+    // reaches the policy, whose rule cannot apply them (compile/gateway/extension.ts answers 500).
+    const hp = pol.hosts;
+    const present = (name: string) => [`${PORTICO_PREFIX}${name}`, n(name)].filter((k) => ann[k] !== undefined);
+    // upstream-vhost: URLRewrite hostname "replaces the Host header value during forwarding"
+    // (HTTPURLRewriteFilter), as ingress-nginx's `proxy_set_header Host` does; a value with a
+    // port is no PreciseHostname and stays in the policy.
+    const vhost = hp.upstreamVhost !== null && !grpc && PRECISE_HOSTNAME.test(hp.upstreamVhost) ? hp.upstreamVhost : null;
+    if (vhost !== null) {
+      for (const k of present("upstream-vhost")) {
+        handled.add(k);
+        note(k, "gateway-api", `URLRewrite hostname ${vhost} on every rule: the Host the backend gets (X-Forwarded-Host keeps the client's, as in ingress-nginx)`);
+      }
+    }
+    // server-alias: the aliases the compile gave this Ingress's hosts (compile/aliases.ts: an
+    // alias that is an Ingress host, or an earlier host's alias, is dropped as ingress-nginx does).
+    const aliasesOf = (hostKey: string): string[] => (hp.aliases.length === 0 ? [] : hp.aliases.filter((a) => view.result.table.aliasKeys.get(a) === hostKey));
+    for (const k of present("server-alias")) {
+      handled.add(k);
+      const given = [...plan.hosts.keys()].flatMap(aliasesOf);
+      note(k, given.length > 0 ? "gateway-api" : "not-expressible", given.length > 0 ? `more hostnames on the host's routes (${given.join(", ")}); a TLS host's HTTPS route is on its own listener, whose hostname an alias is not: an alias is redirected to HTTPS there, and answered over HTTPS only where a listener's certificate covers it` : "no alias is served (each is an Ingress host, another host's alias, or not a host name): nothing is written");
+    }
+    // service-upstream: backendRefs name a Service, and the implementation picks its endpoints.
+    for (const k of present("service-upstream")) {
+      handled.add(k);
+      note(k, hp.serviceUpstream ? "not-expressible" : "gateway-api", hp.serviceUpstream ? "backendRefs send to the Service's endpoints, not its ClusterIP (kube-proxy): the same answers, but the balancing and the retries across pods are the Gateway's" : "false: backendRefs send to the Service's endpoints, as ingress-nginx does");
+    }
+    // custom-http-errors, default-backend, disable-proxy-intercept-errors: ingress-nginx serves
+    // the listed statuses, and a Service without endpoints, from another Service
+    // (NGINX-COMPAT.md); an HTTPRoute rule has no fallback backend nor error interception.
+    for (const k of Object.keys(ann).sort()) {
+      if (!ERROR_PAGE_NAMES.has(k)) continue;
+      handled.add(k);
+      note(k, "not-expressible", k === n("default-backend")
+        ? "Gateway API has no fallback backend: when the path's Service has no endpoints the rule answers 500 (HTTPRouteRule.backendRefs) where ingress-nginx proxies to this Service; a Service with endpoints answers the same"
+        : k === n("custom-http-errors")
+          ? "Gateway API does not intercept a backend's answer: the backend's own error answer is passed through where ingress-nginx answers these statuses from the default backend"
+          : "Gateway API intercepts no error answer: nothing to turn off");
+    }
+
     // What stays: Portico's extension for what Portico serves, a note for what nothing serves.
     const extension: Record<string, string> = {};
     const unsupported = new Set(plan.annotations.unsupported);
@@ -383,6 +446,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       `${PORTICO_PREFIX}request-headers`, `${PORTICO_PREFIX}response-headers`, n("backend-protocol"), `${PORTICO_PREFIX}backend-protocol`,
       n("preserve-trailing-slash"), `${PORTICO_PREFIX}preserve-trailing-slash`, `${PORTICO_PREFIX}hsts`,
       n("enable-cors"), n("cors-allow-origin"), n("cors-allow-methods"), n("cors-allow-headers"), n("cors-expose-headers"), n("cors-allow-credentials"), n("cors-max-age"),
+      ...TLS_REDIRECT_NAMES, ...namesOf(FROM_TO_WWW_REDIRECT),
     ]);
     for (const [k, v] of Object.entries(ann)) {
       if (!ours(k) || SNIPPETS.has(k) || !known(k) || handled.has(k) || gatewayNames.has(k)) continue;
@@ -418,10 +482,11 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       if (set.length > 0) f.push({ type: "RequestHeaderModifier", requestHeaderModifier: { set } });
       if (resHeaders.length > 0) f.push({ type: "ResponseHeaderModifier", responseHeaderModifier: { set: resHeaders.map(([name, value]) => ({ name, value })) } });
       if (cors !== null && !grpc) f.push({ type: "CORS", cors });
-      if (extra !== null) f.push({ type: "URLRewrite", urlRewrite: { path: extra } });
+      if (extra !== null || vhost !== null) f.push({ type: "URLRewrite", urlRewrite: { ...(vhost !== null ? { hostname: vhost } : {}), ...(extra !== null ? { path: extra } : {}) } });
       return f;
     };
     let hstsNoted = false;
+    const wwwRoutes: string[] = [];
     let defaultNoted = false;
     const defaultRef = plan.defaultBackend !== null && plan.defaultBackend.ok ? backendRefOf(plan.defaultBackend.ref) : null;
     if (plan.defaultBackend !== null && defaultRef === null) note("", "not-expressible", "spec.defaultBackend names a Service port by name or a resource; backendRefs take a Service and a port number: it is left out");
@@ -568,12 +633,12 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
           metadata: i === 0 ? metadata : { ...metadata, name: `${base}-${i / MAX_RULES + 1}` },
           spec: {
             parentRefs: toHttps ? [parent(tlsListener)] : [parent()],
-            ...(host !== null ? { hostnames: [host] } : {}),
+            ...(host !== null ? { hostnames: [host, ...aliasesOf(hostKey)] } : {}),
             rules: written.slice(i, i + MAX_RULES),
           },
         });
       }
-      if (toHttps && ![n("ssl-redirect"), n("force-ssl-redirect"), `${PORTICO_PREFIX}ssl-redirect`].some((k) => k in ann)) {
+      if (toHttps && ![n("ssl-redirect"), n("force-ssl-redirect"), `${PORTICO_PREFIX}ssl-redirect`, `${PORTICO_PREFIX}force-ssl-redirect`].some((k) => k in ann)) {
         // On by default in ingress-nginx: said once per Ingress, like an annotation.
         if (!notes.some((x) => x.ingress === ingKey && x.annotation === n("ssl-redirect"))) note(n("ssl-redirect"), "gateway-api", `(not set: true by default) ${sslRedirectText(target, pol.tlsRedirect.preserveTrailingSlash)}`);
       }
@@ -583,8 +648,24 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
           apiVersion: GATEWAY_API,
           kind: "HTTPRoute",
           metadata: { ...metadata, name: `${base}-to-https` },
-          spec: { parentRefs: [parent("http")], hostnames: [host], rules: [{ filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: target.httpRedirectCode } }] }] },
+          spec: { parentRefs: [parent("http")], hostnames: [host, ...aliasesOf(hostKey)], rules: [{ filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: target.httpRedirectCode } }] }] },
         });
+      }
+      // from-to-www-redirect: ingress-nginx adds a server for the other name (`www.X` ↔ `X`)
+      // that redirects to this host with http-redirect-code, unless that name is an Ingress
+      // host (NGINX-COMPAT.md 1.3): a route of the other name whose one rule is that redirect.
+      if (pol.redirects.fromToWww && host !== null && !host.startsWith("*.")) {
+        const other = host.startsWith("www.") ? host.slice(4) : `www.${host}`;
+        if (!main.some((x) => x.hosts.has(other)) && !wwwWritten.has(other) && !view.result.table.aliasKeys.has(other)) {
+          wwwWritten.add(other);
+          routes.push({
+            apiVersion: GATEWAY_API,
+            kind: "HTTPRoute",
+            metadata: { ...metadata, name: `${base}-from-${other.startsWith("www.") ? "www" : "apex"}` },
+            spec: { parentRefs: [parent()], hostnames: [other], rules: [{ filters: [{ type: "RequestRedirect", requestRedirect: { hostname: host, statusCode: target.httpRedirectCode } }] }] },
+          });
+          wwwRoutes.push(other);
+        }
       }
       if (Object.keys(extension).length > 0 && !objects.some((o) => (o.metadata as { name: string; namespace: string }).name === plan.name && (o.metadata as { namespace: string }).namespace === plan.namespace))
         objects.push({ apiVersion: PORTICO_POLICY_VERSION, kind: PORTICO_POLICY_KIND, metadata: { name: plan.name, namespace: plan.namespace }, spec: { annotations: { ...extension } } });
@@ -617,8 +698,13 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         note(k, "portico-extension", `no Gateway API field does this; carried in ${PORTICO_POLICY_KIND} ${plan.namespace}/${plan.name}, named by an ExtensionRef filter on each rule`);
         continue;
       }
-      if (k === n("ssl-redirect") || k === n("force-ssl-redirect") || k === `${PORTICO_PREFIX}ssl-redirect`) note(k, "gateway-api", sslRedirectText(target, pol.tlsRedirect.preserveTrailingSlash));
+      if (k === n("ssl-redirect") || k === n("force-ssl-redirect") || k === `${PORTICO_PREFIX}ssl-redirect` || k === `${PORTICO_PREFIX}force-ssl-redirect`) note(k, "gateway-api", sslRedirectText(target, pol.tlsRedirect.preserveTrailingSlash));
       else if (k === n("app-root")) note(k, "gateway-api", "RequestRedirect 302 on an Exact / match");
+      else if (namesOf(FROM_TO_WWW_REDIRECT).includes(k)) {
+        note(k, "gateway-api", !pol.redirects.fromToWww ? "off: nothing to write"
+          : wwwRoutes.length > 0 ? `an HTTPRoute for ${wwwRoutes.join(", ")} whose RequestRedirect sends to this Ingress's host, ${target.httpRedirectCode}, keeping the scheme and path; the Location carries no \`:80\`/\`:443\` (ingress-nginx writes the port) and keeps a trailing \`/\` ingress-nginx cuts`
+          : "the other name is an Ingress host (or an alias, or a wildcard host): ingress-nginx writes no redirect there, and none is written");
+      }
       else if (k === `${PORTICO_PREFIX}hsts`) note(k, "gateway-api", pol.tlsRedirect.hsts ? "HSTS on: see the HSTS note of this Ingress (none without a TLS host)" : "HSTS off for this Ingress: no Strict-Transport-Security modifier is written");
       else if (k === n("preserve-trailing-slash") || k === `${PORTICO_PREFIX}preserve-trailing-slash`)
         note(k, "gateway-api", pol.tlsRedirect.preserveTrailingSlash ? "RequestRedirect keeps the path as it is, which is what `true` asks of the HTTPS redirect" : "`false`: the HTTPS redirect's RequestRedirect keeps the trailing `/` ingress-nginx cuts (see ssl-redirect)");
