@@ -587,3 +587,64 @@ describe("paths and hosts: a claimed path, spec.defaultBackend, a path that is i
     expect(proof.notesList.find((n) => n.ingress === "web/wild" && n.annotation === "")?.text).toContain("an HTTPS answer no rule of the host's routes gives (a 404, a route without hostnames) carries none");
   });
 });
+
+describe("host settings said by Gateway API, not copied into the policy: upstream-vhost, server-alias, from-to-www-redirect, error pages, a capture-free regex rewrite", () => {
+  const SET = join(ROOT, "test", "fixtures", "migrate", "gateway", "host-settings.yaml");
+  const ask = (host: string, path: string) => ({ scheme: "http" as const, host, path, method: "GET", headers: {}, why: `${host} (added: the sample reads Ingress hosts only)` });
+  let proof: ProofReport;
+  beforeAll(async () => {
+    // The alias and the www name are no Ingress host, so the sample gets them here.
+    proof = await prove([SET], [], [ask("www.brand.test", "/"), ask("www.brand.test", "/x/"), ask("www.brand.test", "/x?q=1"), ask("alias-two.test", "/app"), ask("alias-two.test", "/other"), ask("vhost.test", "/y")]);
+  });
+  const parent = { group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "portico", name: "portico" };
+  const to = (name: string) => [{ name, port: 80 }];
+
+  test("the objects written: no IngressNginxPolicy, no ExtensionRef", () => {
+    expect(proof.objectsList.filter((o) => o.kind === "IngressNginxPolicy")).toEqual([]);
+    expect(Object.fromEntries(proof.objectsList.filter((o) => o.kind === "HTTPRoute").map((o) => [o.metadata?.name, o.spec]))).toEqual({
+      // upstream-vhost: the Host the backend gets.
+      vhost: { parentRefs: [parent], hostnames: ["vhost.test"], rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], filters: [{ type: "URLRewrite", urlRewrite: { hostname: "internal.example" } }], backendRefs: to("a") }] },
+      // server-alias: vhost.test is an Ingress host, which wins; alias-two.test is another hostname of the route.
+      alias: { parentRefs: [parent], hostnames: ["alias.test", "alias-two.test"], rules: [{ matches: [{ path: { type: "PathPrefix", value: "/app" } }], backendRefs: to("b") }] },
+      // from-to-www-redirect: the other name's route redirects to the host with http-redirect-code.
+      brand: { parentRefs: [parent], hostnames: ["brand.test"], rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: to("a") }] },
+      "brand-from-www": { parentRefs: [parent], hostnames: ["www.brand.test"], rules: [{ filters: [{ type: "RequestRedirect", requestRedirect: { hostname: "brand.test", statusCode: 308 } }] }] },
+      // default-backend and custom-http-errors: nothing to write (noted).
+      errors: { parentRefs: [parent], hostnames: ["errors.test"], rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: to("a") }] },
+      // `/$2` on `/healthz`, which has no groups: each capture is empty, the target the literal `/`.
+      captures: {
+        parentRefs: [parent],
+        hostnames: ["rw.test"],
+        rules: [
+          { matches: [{ path: { type: "PathPrefix", value: "/v1" } }], filters: [{ type: "URLRewrite", urlRewrite: { path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/" } } }], backendRefs: to("a") },
+          { matches: [{ path: { type: "RegularExpression", value: "/healthz" } }], filters: [{ type: "URLRewrite", urlRewrite: { path: { type: "ReplaceFullPath", replaceFullPath: "/" } } }], backendRefs: to("b") },
+        ],
+      },
+    });
+    const carried = Object.fromEntries(proof.notesList.filter((x) => x.annotation !== "").map((x) => [`${x.ingress} ${x.annotation.slice(N.length)}`, x.carriedAs]));
+    expect(carried).toEqual({
+      "web/vhost upstream-vhost": "gateway-api",
+      "web/alias server-alias": "gateway-api",
+      "web/brand from-to-www-redirect": "gateway-api",
+      "web/errors default-backend": "not-expressible",
+      "web/errors custom-http-errors": "not-expressible",
+      "web/captures rewrite-target": "gateway-api",
+      "web/captures use-regex": "implementation-specific",
+    });
+    expect(proof.exitCode).toBe(3);
+  });
+
+  test("the proof: the same answers but the stated differences (the www redirect's Location, the case of the rewrite idiom's prefix)", () => {
+    expect(proof.differing.map((d) => [d.request.host + d.request.path, d.ingress.status, d.gateway.status, d.ingress.location, d.gateway.location, d.ingress.received?.backend ?? null, d.gateway.received?.backend ?? null])).toEqual([
+      // The rewrite-target note: the idiom's PathPrefix is case-sensitive, nginx's `~*` location is not.
+      ["rw.test/V1/X", 200, 404, null, null, "web/a", null],
+      ["rw.test/V1", 200, 404, null, null, "web/a", null],
+      // The from-to-www-redirect note: no `:80`, and the trailing `/` kept.
+      ["www.brand.test/", 308, 308, "http://brand.test:80", "http://brand.test/", null, null],
+      ["www.brand.test/x/", 308, 308, "http://brand.test:80/x", "http://brand.test/x/", null, null],
+      ["www.brand.test/x?q=1", 308, 308, "http://brand.test:80/x?q=1", "http://brand.test/x?q=1", null, null],
+    ]);
+    // The rest (the Host internal.example, the alias, errors.test, /healthz rewritten to `/`) is the same on both sides.
+    expect(proof.asked).toBe(26);
+  });
+});
