@@ -91,6 +91,22 @@ const TLS_REDIRECT_NAMES: ReadonlySet<string> = new Set(familyNames("tlsRedirect
 /** custom-http-errors, default-backend, disable-proxy-intercept-errors: see the error pages' note. */
 const ERROR_PAGE_NAMES: ReadonlySet<string> = new Set(familyNames("errorPages"));
 
+/**
+ * An absolute rewrite-target (`https://host[:port]/path`, no query, no captures) as a
+ * RequestRedirect 302, or null when it is not one RequestRedirect can say.
+ */
+function absoluteTarget(target: string): Record<string, unknown> | null {
+  if (!/^https?:\/\//i.test(target) || target.includes("?") || target.includes("#")) return null;
+  let u: URL;
+  try {
+    u = new URL(target);
+  } catch {
+    return null;
+  }
+  if (!PRECISE_HOSTNAME.test(u.hostname) || !LITERAL_PATH.test(u.pathname)) return null;
+  return { scheme: u.protocol.slice(0, -1), hostname: u.hostname, ...(u.port !== "" ? { port: Number(u.port) } : {}), path: { type: "ReplaceFullPath", replaceFullPath: u.pathname }, statusCode: 302 };
+}
+
 /** DNS-1123 label from a host or name, for listener and object names. */
 function slug(s: string): string {
   const t = s.toLowerCase().replace(/^\*\./, "wildcard.").replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
@@ -316,7 +332,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
 
     // rewrite-target and use-regex.
     const rw = pol.regexRewrite;
-    const rewriteFor = (p: PathPlan): { match: Record<string, unknown>; rewrite: Record<string, unknown> | null } | null => {
+    const rewriteFor = (p: PathPlan): { match: Record<string, unknown>; rewrite: Record<string, unknown> | null; redirect?: Record<string, unknown> } | null => {
       const target = rw.rewriteTarget;
       // ingress-nginx writes no `rewrite` for a location whose path is the target
       // (template.go needsRewrite): such a path is matched, not rewritten.
@@ -337,9 +353,21 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         const literal = target.replace(/\$[1-9]/g, "");
         if (literal.startsWith("/")) return { match: { type: "RegularExpression", value: p.rawPath }, rewrite: { type: "ReplaceFullPath", replaceFullPath: literal } };
       }
+      // An absolute http(s) target: nginx's `rewrite` answers 302 to it, the query string
+      // appended (ngx_http_rewrite_module: "If a replacement string starts with http:// or
+      // https://, the processing stops and the redirect is returned"): RequestRedirect 302,
+      // which keeps the query string too. Only a target without captures or a query.
+      const abs = LITERAL_PATH.test(p.rawPath) && !target.includes("$") ? absoluteTarget(target) : null;
+      if (abs !== null) return { match: { type: "RegularExpression", value: p.rawPath }, rewrite: null, redirect: abs };
       return { match: { type: "RegularExpression", value: p.rawPath }, rewrite: null };
     };
+    /** Does the rule of `p` say its rewrite-target without the extension? */
+    const rewriteSaid = (p: PathPlan): boolean => {
+      const x = rewriteFor(p);
+      return x === null || x.rewrite !== null || x.redirect !== undefined;
+    };
     let rewriteCarried: CarriedAs | null = null;
+    let rewriteRedirects = false;
     let regexUsed = false;
 
     // Headers set on the request and the response (portico.dev/request-headers, response-headers).
@@ -377,7 +405,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     // x-forwarded-prefix: ingress-nginx sends it with the requests it rewrites, which here are
     // the rules with a URLRewrite; a value with `$1`… needs the regex captures (the extension).
     const xfpName = ann[`${PORTICO_PREFIX}x-forwarded-prefix`] !== undefined ? `${PORTICO_PREFIX}x-forwarded-prefix` : n("x-forwarded-prefix");
-    const allRewritesGateway = rw.rewriteTarget === "" || [...plan.hosts.values()].flat().every((p) => rewriteFor(p)?.rewrite !== null);
+    const allRewritesGateway = rw.rewriteTarget === "" || [...plan.hosts.values()].flat().every((p) => rewriteFor(p)?.rewrite !== null && rewriteFor(p)?.redirect === undefined);
     const xfp = rw.xForwardedPrefix !== null && !rw.xForwardedPrefix.includes("$") && allRewritesGateway ? rw.xForwardedPrefix : null;
     if (rw.xForwardedPrefix !== null && (xfp !== null || rw.rewriteTarget === "")) {
       handled.add(xfpName);
@@ -453,7 +481,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       extension[k] = v;
     }
     // A rewrite only Portico's regex rewrite can do goes to the extension with the regex mode it needs.
-    if (rw.rewriteTarget !== "" && [...plan.hosts.values()].flat().some((p) => rewriteFor(p)?.rewrite === null)) {
+    if (rw.rewriteTarget !== "" && [...plan.hosts.values()].flat().some((p) => !rewriteSaid(p))) {
       for (const k of [n("rewrite-target"), `${PORTICO_PREFIX}rewrite-target`, n("use-regex"), `${PORTICO_PREFIX}use-regex`]) if (ann[k] !== undefined) extension[k] = ann[k];
     }
     // A snippet or access check Portico refuses the Ingress for (503, docs/design.md "Annotations
@@ -529,11 +557,14 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         claimed.set(claim, plan.key);
         let match: Record<string, unknown>;
         let rewrite: Record<string, unknown> | null = null;
+        let pathRedirect: Record<string, unknown> | null = null;
         const rwr = rewriteFor(p);
         if (rwr !== null) {
           match = rwr.match;
           rewrite = rwr.rewrite;
-          const carried: CarriedAs = rewrite !== null ? "gateway-api" : "portico-extension";
+          pathRedirect = rwr.redirect ?? null;
+          if (pathRedirect !== null) rewriteRedirects = true;
+          const carried: CarriedAs = rewrite !== null || pathRedirect !== null ? "gateway-api" : "portico-extension";
           if (rewriteCarried === null || carried === "portico-extension") rewriteCarried = carried;
           if (match.type === "RegularExpression") regexUsed = true;
         } else if (rw.useRegex || regexHost) {
@@ -564,7 +595,8 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
             }
           }
         }
-        rules.push({ matches: [{ path: match }], filters: filtersFor(rewrite), ...(redirect === null ? { backendRefs } : {}) });
+        if (pathRedirect !== null && redirect === null) rules.push({ matches: [{ path: match }], filters: [...(extFilter ? [extFilter] : []), { type: "RequestRedirect", requestRedirect: pathRedirect }] });
+        else rules.push({ matches: [{ path: match }], filters: filtersFor(rewrite), ...(redirect === null ? { backendRefs } : {}) });
         if (ref === null) note("", "not-expressible", `path ${JSON.stringify(p.rawPath)}: its backend names a Service port by name or a resource; backendRefs take a Service and a port number`);
       }
       // spec.defaultBackend: ingress-nginx's root location of each host of the Ingress that no
@@ -709,7 +741,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       else if (k === n("preserve-trailing-slash") || k === `${PORTICO_PREFIX}preserve-trailing-slash`)
         note(k, "gateway-api", pol.tlsRedirect.preserveTrailingSlash ? "RequestRedirect keeps the path as it is, which is what `true` asks of the HTTPS redirect" : "`false`: the HTTPS redirect's RequestRedirect keeps the trailing `/` ingress-nginx cuts (see ssl-redirect)");
       else if (k === n("rewrite-target") || k === `${PORTICO_PREFIX}rewrite-target`)
-        note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : "URLRewrite: ReplaceFullPath on a RegularExpression match of the path for a literal target, ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, which needs a PathPrefix match: that one is case-sensitive and whole-segment where nginx's regex location is neither (`^/foo(/|$)` also takes `/FOO/x`), and ranks before the host's RegularExpression matches whatever its length");
+        note(k, rewriteCarried ?? "gateway-api", rewriteCarried === "portico-extension" ? "a rewrite with captures other than the `(/|$)(.*)` → `/$2` idiom has no URLRewrite form; the path is a RegularExpression match without the rewrite (not expressible)" : rewriteRedirects ? "an absolute http(s) target, which nginx answers with a 302 to it (the query string appended): RequestRedirect 302 on a RegularExpression match of the path, which keeps the query string" : "URLRewrite: ReplaceFullPath on a RegularExpression match of the path for a literal target, ReplacePrefixMatch for the `(/|$)(.*)` → `/$2` idiom, which needs a PathPrefix match: that one is case-sensitive and whole-segment where nginx's regex location is neither (`^/foo(/|$)` also takes `/FOO/x`), and ranks before the host's RegularExpression matches whatever its length");
       else if (k === n("use-regex") || k === `${PORTICO_PREFIX}use-regex`) note(k, regexUsed ? "implementation-specific" : "gateway-api", regexUsed ? "RegularExpression path matches, whose dialect the spec leaves to each implementation: Portico matches them as ingress-nginx matches a use-regex path (PCRE syntax on RE2, anchored at the start only, case-insensitive, after every Exact and PathPrefix match, the longer pattern first); another implementation may match other paths" : "the paths are literal: Exact/PathPrefix matches");
       else if (k === n("enable-cors")) {
         if (grpc) note(k, "not-expressible", "a GRPCRoute takes no CORS filter");

@@ -588,13 +588,13 @@ describe("paths and hosts: a claimed path, spec.defaultBackend, a path that is i
   });
 });
 
-describe("host settings said by Gateway API, not copied into the policy: upstream-vhost, server-alias, from-to-www-redirect, error pages, a capture-free regex rewrite", () => {
+describe("host settings said by Gateway API, not copied into the policy: upstream-vhost, server-alias, from-to-www-redirect, error pages, a capture-free regex rewrite, an absolute rewrite-target", () => {
   const SET = join(ROOT, "test", "fixtures", "migrate", "gateway", "host-settings.yaml");
   const ask = (host: string, path: string) => ({ scheme: "http" as const, host, path, method: "GET", headers: {}, why: `${host} (added: the sample reads Ingress hosts only)` });
   let proof: ProofReport;
   beforeAll(async () => {
     // The alias and the www name are no Ingress host, so the sample gets them here.
-    proof = await prove([SET], [], [ask("www.brand.test", "/"), ask("www.brand.test", "/x/"), ask("www.brand.test", "/x?q=1"), ask("alias-two.test", "/app"), ask("alias-two.test", "/other"), ask("vhost.test", "/y")]);
+    proof = await prove([SET], [], [ask("www.brand.test", "/"), ask("www.brand.test", "/x/"), ask("www.brand.test", "/x?q=1"), ask("alias-two.test", "/app"), ask("alias-two.test", "/other"), ask("vhost.test", "/y"), ask("away.test", "/foo?q=1")]);
   });
   const parent = { group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "portico", name: "portico" };
   const to = (name: string) => [{ name, port: 80 }];
@@ -620,6 +620,8 @@ describe("host settings said by Gateway API, not copied into the policy: upstrea
           { matches: [{ path: { type: "RegularExpression", value: "/healthz" } }], filters: [{ type: "URLRewrite", urlRewrite: { path: { type: "ReplaceFullPath", replaceFullPath: "/" } } }], backendRefs: to("b") },
         ],
       },
+      // An absolute target: nginx answers 302 to it (the query string appended), as RequestRedirect does.
+      away: { parentRefs: [parent], hostnames: ["away.test"], rules: [{ matches: [{ path: { type: "RegularExpression", value: "/foo" } }], filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", hostname: "elsewhere.example", path: { type: "ReplaceFullPath", replaceFullPath: "/landing" }, statusCode: 302 } }] }] },
     });
     const carried = Object.fromEntries(proof.notesList.filter((x) => x.annotation !== "").map((x) => [`${x.ingress} ${x.annotation.slice(N.length)}`, x.carriedAs]));
     expect(carried).toEqual({
@@ -630,6 +632,7 @@ describe("host settings said by Gateway API, not copied into the policy: upstrea
       "web/errors custom-http-errors": "not-expressible",
       "web/captures rewrite-target": "gateway-api",
       "web/captures use-regex": "implementation-specific",
+      "web/away rewrite-target": "gateway-api",
     });
     expect(proof.exitCode).toBe(3);
   });
@@ -644,7 +647,8 @@ describe("host settings said by Gateway API, not copied into the policy: upstrea
       ["www.brand.test/x/", 308, 308, "http://brand.test:80/x", "http://brand.test/x/", null, null],
       ["www.brand.test/x?q=1", 308, 308, "http://brand.test:80/x?q=1", "http://brand.test/x?q=1", null, null],
     ]);
-    // The rest (the Host internal.example, the alias, errors.test, /healthz rewritten to `/`) is the same on both sides.
-    expect(proof.asked).toBe(26);
+    // The rest (the Host internal.example, the alias, errors.test, /healthz rewritten to `/`,
+    // away.test's 302 with the query string) is the same on both sides.
+    expect(proof.asked).toBe(31);
   });
 });
