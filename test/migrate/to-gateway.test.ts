@@ -588,7 +588,7 @@ describe("paths and hosts: a claimed path, spec.defaultBackend, a path that is i
   });
 });
 
-describe("host settings said by Gateway API, not copied into the policy: upstream-vhost, server-alias, from-to-www-redirect, error pages, a capture-free regex rewrite, an absolute rewrite-target", () => {
+describe("host settings said by Gateway API, not copied into the policy: upstream-vhost, server-alias, from-to-www-redirect, error pages, a capture-free regex rewrite, an absolute rewrite-target, Portico's force-ssl-redirect", () => {
   const SET = join(ROOT, "test", "fixtures", "migrate", "gateway", "host-settings.yaml");
   const ask = (host: string, path: string) => ({ scheme: "http" as const, host, path, method: "GET", headers: {}, why: `${host} (added: the sample reads Ingress hosts only)` });
   let proof: ProofReport;
@@ -621,9 +621,16 @@ describe("host settings said by Gateway API, not copied into the policy: upstrea
         ],
       },
       // An absolute target: nginx answers 302 to it (the query string appended), as RequestRedirect does.
+      // portico.dev/force-ssl-redirect: the HTTP listener's redirect route and the HTTPS route with HSTS.
+      forced: {
+        parentRefs: [{ ...parent, sectionName: "https-forced-test" }],
+        hostnames: ["forced.test"],
+        rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], filters: [{ type: "ResponseHeaderModifier", responseHeaderModifier: { set: [{ name: "Strict-Transport-Security", value: "max-age=31536000; includeSubDomains" }] } }], backendRefs: to("a") }],
+      },
+      "forced-to-https": { parentRefs: [{ ...parent, sectionName: "http" }], hostnames: ["forced.test"], rules: [{ filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: 308 } }] }] },
       away: { parentRefs: [parent], hostnames: ["away.test"], rules: [{ matches: [{ path: { type: "RegularExpression", value: "/foo" } }], filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", hostname: "elsewhere.example", path: { type: "ReplaceFullPath", replaceFullPath: "/landing" }, statusCode: 302 } }] }] },
     });
-    const carried = Object.fromEntries(proof.notesList.filter((x) => x.annotation !== "").map((x) => [`${x.ingress} ${x.annotation.slice(N.length)}`, x.carriedAs]));
+    const carried = Object.fromEntries(proof.notesList.filter((x) => x.annotation !== "").map((x) => [`${x.ingress} ${x.annotation.replace(N, "")}`, x.carriedAs]));
     expect(carried).toEqual({
       "web/vhost upstream-vhost": "gateway-api",
       "web/alias server-alias": "gateway-api",
@@ -633,6 +640,7 @@ describe("host settings said by Gateway API, not copied into the policy: upstrea
       "web/captures rewrite-target": "gateway-api",
       "web/captures use-regex": "implementation-specific",
       "web/away rewrite-target": "gateway-api",
+      "web/forced portico.dev/force-ssl-redirect": "gateway-api",
     });
     expect(proof.exitCode).toBe(3);
   });
@@ -642,6 +650,8 @@ describe("host settings said by Gateway API, not copied into the policy: upstrea
       // The rewrite-target note: the idiom's PathPrefix is case-sensitive, nginx's `~*` location is not.
       ["rw.test/V1/X", 200, 404, null, null, "web/a", null],
       ["rw.test/V1", 200, 404, null, null, "web/a", null],
+      // The ssl-redirect note: the HTTPS redirect keeps the `/` ingress-nginx cuts.
+      ["forced.test/", 308, 308, "https://forced.test", "https://forced.test/", null, null],
       // The from-to-www-redirect note: no `:80`, and the trailing `/` kept.
       ["www.brand.test/", 308, 308, "http://brand.test:80", "http://brand.test/", null, null],
       ["www.brand.test/x/", 308, 308, "http://brand.test:80/x", "http://brand.test/x/", null, null],
@@ -649,6 +659,6 @@ describe("host settings said by Gateway API, not copied into the policy: upstrea
     ]);
     // The rest (the Host internal.example, the alias, errors.test, /healthz rewritten to `/`,
     // away.test's 302 with the query string) is the same on both sides.
-    expect(proof.asked).toBe(31);
+    expect(proof.asked).toBe(35);
   });
 });
