@@ -90,6 +90,8 @@ const familyNames = (f: keyof typeof FAMILIES): string[] => FAMILIES[f].annotati
 const TLS_REDIRECT_NAMES: ReadonlySet<string> = new Set(familyNames("tlsRedirect"));
 /** custom-http-errors, default-backend, disable-proxy-intercept-errors: see the error pages' note. */
 const ERROR_PAGE_NAMES: ReadonlySet<string> = new Set(familyNames("errorPages"));
+/** The canary family: read on a canary Ingress only (its rules fold into the main route). */
+const CANARY_NAMES: ReadonlySet<string> = new Set(familyNames("canary"));
 
 /**
  * An absolute rewrite-target (`https://host[:port]/path`, no query, no captures) as a
@@ -451,6 +453,14 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         : k === n("custom-http-errors")
           ? "Gateway API does not intercept a backend's answer: the backend's own error answer is passed through where ingress-nginx answers these statuses from the default backend"
           : "Gateway API intercepts no error answer: nothing to turn off");
+    }
+
+    // canary-* on an Ingress that is no canary (`canary` not true): ingress-nginx reads none of
+    // them (its canary parser returns before them), so nothing is written.
+    for (const k of Object.keys(ann).sort()) {
+      if (!CANARY_NAMES.has(k)) continue;
+      handled.add(k);
+      note(k, "gateway-api", "this Ingress is no canary (`canary` is not true): ingress-nginx ignores its canary annotations, and nothing is written");
     }
 
     // What stays: Portico's extension for what Portico serves, a note for what nothing serves.

@@ -588,7 +588,7 @@ describe("paths and hosts: a claimed path, spec.defaultBackend, a path that is i
   });
 });
 
-describe("host settings said by Gateway API, not copied into the policy: upstream-vhost, server-alias, from-to-www-redirect, error pages, a capture-free regex rewrite, an absolute rewrite-target, Portico's force-ssl-redirect", () => {
+describe("host settings said by Gateway API, not copied into the policy: upstream-vhost, server-alias, from-to-www-redirect, error pages, a capture-free regex rewrite, an absolute rewrite-target, Portico's force-ssl-redirect, canary-* on no canary", () => {
   const SET = join(ROOT, "test", "fixtures", "migrate", "gateway", "host-settings.yaml");
   const ask = (host: string, path: string) => ({ scheme: "http" as const, host, path, method: "GET", headers: {}, why: `${host} (added: the sample reads Ingress hosts only)` });
   let proof: ProofReport;
@@ -628,6 +628,8 @@ describe("host settings said by Gateway API, not copied into the policy: upstrea
         rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], filters: [{ type: "ResponseHeaderModifier", responseHeaderModifier: { set: [{ name: "Strict-Transport-Security", value: "max-age=31536000; includeSubDomains" }] } }], backendRefs: to("a") }],
       },
       "forced-to-https": { parentRefs: [{ ...parent, sectionName: "http" }], hostnames: ["forced.test"], rules: [{ filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: 308 } }] }] },
+      // `canary: "false"`: ingress-nginx reads no canary-* key; a plain route.
+      "not-canary": { parentRefs: [parent], hostnames: ["not-canary.test"], rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: to("b") }] },
       away: { parentRefs: [parent], hostnames: ["away.test"], rules: [{ matches: [{ path: { type: "RegularExpression", value: "/foo" } }], filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", hostname: "elsewhere.example", path: { type: "ReplaceFullPath", replaceFullPath: "/landing" }, statusCode: 302 } }] }] },
     });
     const carried = Object.fromEntries(proof.notesList.filter((x) => x.annotation !== "").map((x) => [`${x.ingress} ${x.annotation.replace(N, "")}`, x.carriedAs]));
@@ -641,6 +643,8 @@ describe("host settings said by Gateway API, not copied into the policy: upstrea
       "web/captures use-regex": "implementation-specific",
       "web/away rewrite-target": "gateway-api",
       "web/forced portico.dev/force-ssl-redirect": "gateway-api",
+      "web/not-canary canary": "gateway-api",
+      "web/not-canary canary-weight": "gateway-api",
     });
     expect(proof.exitCode).toBe(3);
   });
@@ -658,7 +662,7 @@ describe("host settings said by Gateway API, not copied into the policy: upstrea
       ["www.brand.test/x?q=1", 308, 308, "http://brand.test:80/x?q=1", "http://brand.test/x?q=1", null, null],
     ]);
     // The rest (the Host internal.example, the alias, errors.test, /healthz rewritten to `/`,
-    // away.test's 302 with the query string) is the same on both sides.
-    expect(proof.asked).toBe(35);
+    // away.test's 302 with the query string, not-canary.test) is the same on both sides.
+    expect(proof.asked).toBe(37);
   });
 });
