@@ -429,12 +429,14 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
         note(k, "gateway-api", `URLRewrite hostname ${vhost} on every rule: the Host the backend gets (X-Forwarded-Host keeps the client's, as in ingress-nginx)`);
       }
     }
-    // server-alias: the aliases the compile gave this Ingress's hosts (compile/aliases.ts: an
-    // alias that is an Ingress host, or an earlier host's alias, is dropped as ingress-nginx does).
-    const aliasesOf = (hostKey: string): string[] => (hp.aliases.length === 0 ? [] : hp.aliases.filter((a) => view.result.table.aliasKeys.get(a) === hostKey));
+    // server-alias: the aliases the compile gave a host (compile/aliases.ts: the first Ingress
+    // of the host that sets them counts; an alias that is an Ingress host, or an earlier host's
+    // alias, is dropped as ingress-nginx does). An alias names the whole server, so the routes
+    // of every Ingress of the host take it.
+    const aliasesOf = (hostKey: string): string[] => [...view.result.table.aliasKeys].filter(([, h]) => h === hostKey).map(([a]) => a).sort();
     for (const k of present("server-alias")) {
       handled.add(k);
-      const given = [...plan.hosts.keys()].flatMap(aliasesOf);
+      const given = [...plan.hosts.keys()].flatMap(aliasesOf).filter((a) => hp.aliases.includes(a));
       note(k, given.length > 0 ? "gateway-api" : "not-expressible", given.length > 0 ? `more hostnames on the host's routes (${given.join(", ")}); a TLS host's HTTPS route is on its own listener, whose hostname an alias is not: an alias is redirected to HTTPS there, and answered over HTTPS only where a listener's certificate covers it` : "no alias is served (each is an Ingress host, another host's alias, or not a host name): nothing is written");
     }
     // service-upstream: backendRefs name a Service, and the implementation picks its endpoints.
