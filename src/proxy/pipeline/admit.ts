@@ -4,7 +4,7 @@ import { ProxyError } from "../errors.ts";
 import type { RequestServer } from "../types.ts";
 import { requestIdOf } from "../upstream/headers.ts";
 import { Exchange, type Pipeline } from "./context.ts";
-import { targetOf, validateRequest } from "./validate.ts";
+import { targetOf, validateInto } from "./validate.ts";
 
 function peerOf(req: Request, server: RequestServer): string {
   const a = server.requestIP(req)?.address ?? "";
@@ -36,16 +36,10 @@ export function admit(x: Exchange): ProxyError | null {
   if (x.p.compat && req.method.length + req.url.length + LINE_EXTRA > REQUEST_LINE_MAX) {
     if (req.method.length + targetOf(req.url).target.length + LINE_EXTRA > REQUEST_LINE_MAX) return new ProxyError("UriTooLong");
   }
-  const v = validateRequest(req, x.cl, x.te);
-  if (v instanceof ProxyError) return v;
-  x.hostname = v.hostname;
-  x.host = v.host;
-  x.port = v.port;
-  x.path = v.target.path;
-  x.query = v.target.query;
-  x.pathAndQuery = v.target.path + v.target.query;
-  x.filtered = v.filtered;
-  x.rec.host = v.hostname;
-  x.rec.path = v.target.path;
+  const err = validateInto(req, x.cl, x.te, x);
+  if (err !== null) return err;
+  x.pathAndQuery = x.path + x.query;
+  x.rec.host = x.hostname;
+  x.rec.path = x.path;
   return null;
 }
