@@ -15,6 +15,7 @@ import type { Watchdog } from "../upstream/watchdog.ts";
 import type { ConnectionTls, PolicyFlow } from "../policies/types.ts";
 import type { PolicyRunner } from "../policies/run.ts";
 import type { BodyBudget } from "./buffer.ts";
+import type { RequestFields } from "./validate.ts";
 import type { Inflight } from "./inflight.ts";
 import { IDLE_TIMEOUT_S } from "./keepalive.ts";
 
@@ -65,7 +66,12 @@ export class Exchange implements PolicyFlow {
   query = "";
   host = "";
   port: string | null = null;
-  filtered: readonly string[] = [];
+  /** What the request's one field pass found (validate.ts readFields), read by admit. */
+  readonly badField: boolean;
+  readonly filtered: readonly string[];
+  /** Host and Connection as received, or null. */
+  readonly hostField: string | null;
+  readonly connectionField: string | null;
   // route
   route!: Route;
   match!: Match;
@@ -102,6 +108,7 @@ export class Exchange implements PolicyFlow {
     readonly server: RequestServer,
     readonly peer: string,
     readonly requestId: string,
+    fields: Readonly<RequestFields>,
   ) {
     this.scheme = p.scheme;
     this.rec = {
@@ -115,8 +122,11 @@ export class Exchange implements PolicyFlow {
     // GET). An HTTP/2 or HTTP/3 request may carry DATA without either (RFC 9113 §8.1.1), and
     // Bun.serve adds neither, so a request of a method that can have content and declares no
     // length asks Bun whether a body stream exists: on HTTP/1.1 Bun answers null (measured).
-    const cl = req.headers.get("content-length");
-    const te = req.headers.get("transfer-encoding");
+    const { cl, te } = fields;
+    this.badField = fields.badField;
+    this.filtered = fields.filtered;
+    this.hostField = fields.hostField;
+    this.connectionField = fields.connectionField;
     this.cl = cl;
     this.te = te;
     this.hasBody = (cl !== null && cl !== "0") || te !== null || (cl === null && mayCarryContent(req.method) && req.body !== null);

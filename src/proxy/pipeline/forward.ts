@@ -48,7 +48,7 @@ export function checkBody(x: Exchange): ProxyError | null {
 // bench/allocations.ts).
 const fc: { -readonly [K in keyof ForwardContext]-?: ForwardContext[K] } = {
   peer: "", trusted: false, appendForwardedFor: false, scheme: "http", host: "", port: null, requestId: "",
-  underscores: false, remove: null, extra: null, upstreamHost: null,
+  underscores: false, remove: null, extra: null, upstreamHost: null, connection: null,
 };
 
 /** What the upstream request carries of the request and the route (headers.ts); valid until the next call. */
@@ -64,6 +64,7 @@ function forwardContext(x: Exchange): ForwardContext {
   fc.remove = x.removeHeaders;
   fc.extra = x.extra;
   fc.upstreamHost = x.upstreamHost;
+  fc.connection = x.connectionField;
   return fc;
 }
 

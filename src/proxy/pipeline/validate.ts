@@ -47,11 +47,69 @@ const NONE: readonly string[] = [];
 // in the callback validates again, so one set of variables serves every request (the same
 // pattern as headers.ts scanResponseHeaders). Side by side with a for-of over the entries:
 // bench/results/allocations.md.
+// The same pass keeps the values the pipeline reads of a few fields, so it asks Headers for
+// none of them again (Content-Length, Transfer-Encoding, Host, Connection, X-Request-ID: five
+// native calls and two strings per plain GET, bench/allocations.ts); forEach gives a repeated
+// field joined as get() does.
 let badField = false;
 let filteredNow: string[] | null = null;
+let hostNow: string | null = null;
+let clNow: string | null = null;
+let teNow: string | null = null;
+let connectionNow: string | null = null;
+let requestIdNow: string | null = null;
 function visitField(v: string, k: string): void {
+  switch (k) {
+    case "host":
+      hostNow = v;
+      break;
+    case "content-length":
+      clNow = v;
+      break;
+    case "transfer-encoding":
+      teNow = v;
+      break;
+    case "connection":
+      connectionNow = v;
+      break;
+    case "x-request-id":
+      requestIdNow = v;
+      break;
+  }
   if (!TOKEN.test(k) || CTL.test(v)) badField = true;
   else if (isFilteredRequestHeader(k)) (filteredNow ??= []).push(k);
+}
+
+/** What one pass over a request's fields found (readFields). */
+export interface RequestFields {
+  /** A field name or value breaks RFC 9110's syntax (400). */
+  badField: boolean;
+  /** The names isFilteredRequestHeader() holds for (upstreamHeaders drops from these only). */
+  filtered: readonly string[];
+  /** Host and Connection as received, or null. */
+  hostField: string | null;
+  cl: string | null;
+  te: string | null;
+  connectionField: string | null;
+  requestId: string | null;
+}
+
+const fieldsNow: RequestFields = { badField: false, filtered: NONE, hostField: null, cl: null, te: null, connectionField: null, requestId: null };
+
+/** One pass over `h`'s fields; the answer is shared, valid until the next call (copy what is kept). */
+export function readFields(h: Headers): Readonly<RequestFields> {
+  badField = false;
+  filteredNow = hostNow = clNow = teNow = connectionNow = requestIdNow = null;
+  h.forEach(visitField);
+  const f = fieldsNow;
+  f.badField = badField;
+  f.filtered = filteredNow ?? NONE;
+  f.hostField = hostNow;
+  f.cl = clNow;
+  f.te = teNow;
+  f.connectionField = connectionNow;
+  f.requestId = requestIdNow;
+  return f;
 }
 
 /** Where validateInto() puts a valid request's parts (the pipeline's Exchange is one). */
@@ -61,18 +119,13 @@ export interface ValidParts {
   port: string | null;
   path: string;
   query: string;
-  filtered: readonly string[];
 }
 
-/** `cl` and `te`: the request's Content-Length and Transfer-Encoding when the caller has read them already. */
-export function validateRequest(
-  req: Request,
-  cl: string | null = req.headers.get("content-length"),
-  te: string | null = req.headers.get("transfer-encoding"),
-): ValidRequest | ProxyError {
-  const o: ValidParts = { host: "", hostname: "", port: null, path: "", query: "", filtered: NONE };
-  const e = validateInto(req, cl, te, o);
-  return e ?? { host: o.host, hostname: o.hostname, port: o.port, target: { path: o.path, query: o.query }, filtered: o.filtered };
+export function validateRequest(req: Request): ValidRequest | ProxyError {
+  const o: ValidParts = { host: "", hostname: "", port: null, path: "", query: "" };
+  const f = readFields(req.headers);
+  const e = validateInto(req, f, o);
+  return e ?? { host: o.host, hostname: o.hostname, port: o.port, target: { path: o.path, query: o.query }, filtered: f.filtered };
 }
 
 /**
@@ -81,16 +134,13 @@ export function validateRequest(
  * split URL, the host or the target (four objects and a string fewer per plain GET,
  * bench/allocations.ts).
  */
-export function validateInto(req: Request, cl: string | null, te: string | null, out: ValidParts): ProxyError | null {
+export function validateInto(req: Request, f: Readonly<Omit<RequestFields, "requestId" | "connectionField">>, out: ValidParts): ProxyError | null {
   // RFC 9110 §9.3.6: CONNECT asks for a tunnel; we are a reverse proxy, not a forward proxy.
   if (req.method === "CONNECT") return new ProxyError("BadRequest", "CONNECT");
 
   // RFC 9110 §5.1/§5.5 field syntax (defence in depth: Bun already answers 400 to most).
-  badField = false;
-  filteredNow = null;
-  req.headers.forEach(visitField);
-  if (badField) return new ProxyError("BadRequest", "header syntax");
-  const filtered = filteredNow ?? NONE;
+  if (f.badField) return new ProxyError("BadRequest", "header syntax");
+  const { cl, te, hostField: host } = f;
 
   // RFC 9112 §6.1: we only accept a lone `chunked` as Transfer-Encoding (any other coding
   // leaves framing to interpretation: request smuggling), and §6.3 rule 3: Transfer-Encoding
@@ -105,7 +155,6 @@ export function validateInto(req: Request, cl: string | null, te: string | null,
   // MUST get 400. Bun joins repeated Host lines with ", " and accepts userinfo: both fail
   // normaliseRequestHost's grammar. An HTTP/1.1 request without Host is already refused by
   // Bun; an HTTP/1.0 request without one is routed by the empty host (hostless rules, defaults).
-  const host = req.headers.get("host");
   if (host === null) {
     out.hostname = "";
     out.port = null;
@@ -136,6 +185,5 @@ export function validateInto(req: Request, cl: string | null, te: string | null,
 
   if (!normaliseTargetInto(target, out)) return new ProxyError("BadRequest", "path");
   out.host = host ?? "";
-  out.filtered = filtered;
   return null;
 }

@@ -49,7 +49,11 @@ function connectionListed(h: Headers): Set<string> | null {
  * $http_x_request_id $req_id; nginx: 16 random bytes in hexadecimal).
  */
 export function requestIdOf(h: Headers): string {
-  const id = h.get("x-request-id");
+  return requestIdFrom(h.get("x-request-id"));
+}
+
+/** requestIdOf, given the client's X-Request-ID value (or null). */
+export function requestIdFrom(id: string | null): string {
   return id !== null && SANE_ID.test(id) ? id : freshRequestId();
 }
 
@@ -92,6 +96,11 @@ export interface ForwardContext {
   readonly extra?: Readonly<Record<string, string>> | null;
   /** Host header sent upstream instead of the client's (upstream-vhost); X-Forwarded-Host keeps the client's. */
   readonly upstreamHost?: string | null;
+  /**
+   * The client's Connection value as the validation pass read it (null: none), with
+   * `filtered`; undefined: read from the headers.
+   */
+  readonly connection?: string | null;
 }
 
 /**
@@ -168,7 +177,7 @@ export function upstreamHeaders(
     out = new Headers(incoming);
     if (filtered.length > 0) {
       for (const k of filtered) if (dropped(k, ctx, websocket)) out.delete(k);
-      const c = incoming.get("connection");
+      const c = ctx.connection !== undefined ? ctx.connection : incoming.get("connection");
       // The common values need no set of names to build and walk: Keep-Alive is HOP_BY_HOP
       // (deleted above), and a field named Close, should one come, goes as the option names it.
       if (c === "close") out.delete("close");
