@@ -77,14 +77,18 @@ function visitField(v: string, k: string): void {
       break;
   }
   if (!TOKEN.test(k) || CTL.test(v)) badField = true;
-  else if (isFilteredRequestHeader(k)) (filteredNow ??= []).push(k);
+  // Connection is kept as its value (connectionField), which upstreamHeaders takes instead.
+  else if (k !== "connection" && isFilteredRequestHeader(k)) (filteredNow ??= []).push(k);
 }
 
 /** What one pass over a request's fields found (readFields). */
 export interface RequestFields {
   /** A field name or value breaks RFC 9110's syntax (400). */
   badField: boolean;
-  /** The names isFilteredRequestHeader() holds for (upstreamHeaders drops from these only). */
+  /**
+   * The names isFilteredRequestHeader() holds for but Connection (upstreamHeaders drops from
+   * these only, given connectionField as ForwardContext.connection).
+   */
   filtered: readonly string[];
   /** Host and Connection as received, or null. */
   hostField: string | null;

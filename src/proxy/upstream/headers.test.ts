@@ -80,3 +80,33 @@ test("a trusted peer's X-Forwarded-Proto is kept and named by X-Forwarded-Scheme
   const plain = forward(fields);
   expect([plain.get("x-forwarded-proto"), plain.get("x-forwarded-scheme"), plain.get("x-scheme")]).toEqual(["http", "http", "http"]);
 });
+
+// The pipeline's validation pass keeps the Connection value aside and leaves Connection out of
+// the filtered list (validate.ts readFields): the field and the options it names still go.
+function forwardKept(fields: Record<string, string>): Headers {
+  const h = new Headers(fields);
+  const filtered: string[] = [];
+  h.forEach((_v, k) => {
+    if (k !== "connection" && isFilteredRequestHeader(k)) filtered.push(k);
+  });
+  return upstreamHeaders(h, { ...ctx, connection: h.get("connection") }, ctx.peer, false, filtered);
+}
+
+test("with the Connection value given, Connection and the fields it names are dropped though the list leaves it out", () => {
+  const alone = forwardKept({ host: "a.test", connection: "keep-alive", accept: "*/*" });
+  expect(alone.has("connection")).toBe(false);
+  expect(alone.get("accept")).toBe("*/*");
+  const named = forwardKept({ host: "a.test", connection: "x-hop", "x-hop": "1", accept: "*/*" });
+  expect(named.has("connection")).toBe(false);
+  expect(named.has("x-hop")).toBe(false);
+  expect(named.get("accept")).toBe("*/*");
+});
+
+test("a response's Connection and the fields it names are dropped by the scan's value alone", () => {
+  for (const [c, extra] of [["keep-alive", "keep-alive"], ["x-hop", "x-hop"], ["close", "close"]] as const) {
+    const up = new Headers({ connection: c, [extra]: "1", "content-type": "text/plain" });
+    const scan = scanResponseHeaders(up);
+    const out = downstreamHeaders(up, "rid", null, null, scan);
+    expect([c, out.has("connection"), out.has(extra), out.get("content-type")]).toEqual([c, false, false, "text/plain"]);
+  }
+});

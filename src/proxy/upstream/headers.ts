@@ -98,7 +98,7 @@ export interface ForwardContext {
   readonly upstreamHost?: string | null;
   /**
    * The client's Connection value as the validation pass read it (null: none), with
-   * `filtered`; undefined: read from the headers.
+   * `filtered`, which then need not list Connection; undefined: read from the headers.
    */
   readonly connection?: string | null;
 }
@@ -175,9 +175,12 @@ export function upstreamHeaders(
     }
   } else {
     out = new Headers(incoming);
-    if (filtered.length > 0) {
+    // Given the Connection value (ctx.connection), the list may leave Connection out: a client
+    // that sends only `Connection: keep-alive` then needs no list (validate.ts readFields).
+    const c = ctx.connection !== undefined ? ctx.connection : filtered.length > 0 ? incoming.get("connection") : null;
+    if (c !== null) out.delete("connection");
+    if (filtered.length > 0 || c !== null) {
       for (const k of filtered) if (dropped(k, ctx, websocket)) out.delete(k);
-      const c = ctx.connection !== undefined ? ctx.connection : incoming.get("connection");
       // The common values need no set of names to build and walk: Keep-Alive is HOP_BY_HOP
       // (deleted above), and a field named Close, should one come, goes as the option names it.
       if (c === "close") out.delete("close");
@@ -272,7 +275,7 @@ function setOrDelete(h: Headers, name: string, value: string | null, present: bo
 export interface ResponseHeaderScan {
   /** Size of the block as it was on the wire: field lines, their CRLFs, the blank line (no status line). */
   readonly bytes: number;
-  /** The HOP_BY_HOP fields present (lowercased); empty for most responses. */
+  /** The HOP_BY_HOP fields present (lowercased) other than Connection; empty for most responses. */
   readonly hopByHop: readonly string[];
   /** The Connection field's value, or null. */
   readonly connection: string | null;
@@ -291,10 +294,11 @@ let scanConnection: string | null = null;
 let scanLength: string | null = null;
 function visitField(value: string, name: string): void {
   scanBytes += name.length + value.length + 4;
-  if (HOP_BY_HOP.has(name)) {
-    (scanHop ??= []).push(name);
-    if (name === "connection") scanConnection = value;
-  } else if (name === "content-length") scanLength = value;
+  // Connection, which most upstreams send, is kept as its value, not listed: no array for the
+  // common answer (bench/allocations.ts).
+  if (name === "connection") scanConnection = value;
+  else if (HOP_BY_HOP.has(name)) (scanHop ??= []).push(name);
+  else if (name === "content-length") scanLength = value;
 }
 
 /**
@@ -321,8 +325,9 @@ export function scanResponseHeaders(h: Headers): ResponseHeaderScan {
  * without one every name is tried.
  */
 function stripHopByHop(h: Headers, scan?: ResponseHeaderScan): void {
-  if (scan !== undefined && scan.hopByHop.length === 0) return;
+  if (scan !== undefined && scan.hopByHop.length === 0 && scan.connection === null) return;
   const c = scan === undefined ? h.get("connection") : scan.connection;
+  if (scan !== undefined && c !== null) h.delete("connection");
   // `keep-alive`, what most upstreams send, names Keep-Alive, which the loop below deletes as
   // HOP_BY_HOP anyway: no list to split for the common answer.
   if (c === "close") h.delete("close");
