@@ -16,7 +16,10 @@ export interface ValidRequest {
   readonly port: string | null;
   /** The routed path is the forwarded path (src/request/target.ts). */
   readonly target: NormalisedTarget;
-  /** Names of the fields upstreamHeaders() may drop (collected in the same pass as the syntax check). */
+  /**
+   * Names of the fields upstreamHeaders() may drop but Connection (collected in the same pass as
+   * the syntax check; RequestFields.filtered).
+   */
   readonly filtered: readonly string[];
 }
 
@@ -126,6 +129,7 @@ export interface ValidParts {
   query: string;
 }
 
+/** The request's fields read and checked in one call (the pipeline splits it: readFields in open, validateInto in admit). */
 export function validateRequest(req: Request): ValidRequest | ProxyError {
   const o: ValidParts = { host: "", hostname: "", port: null, path: "", query: "" };
   const f = readFields(req.headers);
