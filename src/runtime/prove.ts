@@ -212,12 +212,16 @@ function startBackend(name: string): Backend {
   return { name, port: server.port, heads, stop: () => server.stop(true) };
 }
 
-/** A port the OS just handed out, closed again (the child binds it a moment later). */
-function freePort(): number {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
+/**
+ * `n` distinct ports the OS just handed out, all held until the last is taken (so none repeats)
+ * and then closed: the child binds them a moment later. Another process may take one in
+ * between; startChild then tries again with others.
+ */
+function freePorts(n: number): number[] {
+  const held = Array.from({ length: n }, () => Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } }));
+  const ports = held.map((s) => s.port);
+  for (const s of held) s.stop(true);
+  return ports;
 }
 
 interface Child {
@@ -225,6 +229,8 @@ interface Child {
   readonly ports: { http: number; https: number; admin: number };
   /** The last of its log output, for an error. */
   readonly tail: () => string;
+  /** Resolves once its log output is read to the end. */
+  readonly drained: Promise<void>;
 }
 
 /**
@@ -232,7 +238,8 @@ interface Child {
  * out so that only the flags given here (and the fixed loopback ports) apply.
  */
 function startChild(dir: string, flags: readonly string[]): Child {
-  const ports = { http: freePort(), https: freePort(), admin: freePort() };
+  const [http, https, admin] = freePorts(3) as [number, number, number];
+  const ports = { http, https, admin };
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("PORTICO_")) env[k] = v;
   const proc = Bun.spawn(
@@ -251,16 +258,37 @@ function startChild(dir: string, flags: readonly string[]): Child {
     { stdin: "ignore", stdout: "ignore", stderr: "pipe", env },
   );
   let tail = "";
-  void (async () => {
+  const drained = (async () => {
     const dec = new TextDecoder();
     for await (const chunk of proc.stderr) tail = (tail + dec.decode(chunk, { stream: true })).slice(-4000);
   })().catch(() => undefined);
-  return { proc, ports, tail: () => tail };
+  return { proc, ports, tail: () => tail, drained };
+}
+
+/** Attempts at starting a Portico of the proof: a port taken between freePorts and its bind fails one. */
+const START_ATTEMPTS = 3;
+
+/** Starts a Portico serving `dir` and waits until it is ready; `children` holds every process started, for the cleanup. */
+async function startReady(dir: string, flags: readonly string[], children: Child[], deadline: number): Promise<Child> {
+  for (let attempt = 1; ; attempt++) {
+    const c = startChild(dir, flags);
+    children.push(c);
+    try {
+      await waitReady(c, deadline);
+      return c;
+    } catch (err) {
+      // Exit status 1 is a start-up failure, a port in use among them (src/main.ts).
+      if (c.proc.exitCode !== 1 || attempt >= START_ATTEMPTS || Date.now() > deadline) throw err;
+    }
+  }
 }
 
 async function waitReady(c: Child, deadline: number): Promise<void> {
   for (;;) {
-    if (c.proc.exitCode !== null) throw new Error(`a Portico of the proof exited with ${c.proc.exitCode}: ${c.tail().trim().split("\n").slice(-5).join(" | ")}`);
+    if (c.proc.exitCode !== null) {
+      await c.drained;
+      throw new Error(`a Portico of the proof exited with ${c.proc.exitCode}: ${c.tail().trim().split("\n").slice(-5).join(" | ")}`);
+    }
     const ok = await fetch(`http://127.0.0.1:${c.ports.admin}/readyz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status === 200, () => false);
     if (ok) return;
     if (Date.now() > deadline) throw new Error(`a Portico of the proof was not ready within ${START_TIMEOUT_MS} ms: ${c.tail().trim().split("\n").slice(-5).join(" | ")}`);
@@ -357,12 +385,11 @@ export async function proveConversion(o: ProveOptions): Promise<Proof> {
     writeFileSync(join(gwDir, "gateway.yaml"), conv.yaml);
     // The same flags on both sides, so that only the objects differ (the defaults
     // --ingress-nginx-compat serves, its 404 page...).
-    const ing = startChild(ingDir, ["--ingress-nginx-compat", ...o.ingressFlags]);
-    children.push(ing);
-    const gw = startChild(gwDir, ["--ingress-nginx-compat", ...o.gatewayFlags]);
-    children.push(gw);
     const deadline = Date.now() + START_TIMEOUT_MS;
-    await Promise.all([waitReady(ing, deadline), waitReady(gw, deadline)]);
+    const [ing, gw] = await Promise.all([
+      startReady(ingDir, ["--ingress-nginx-compat", ...o.ingressFlags], children, deadline),
+      startReady(gwDir, ["--ingress-nginx-compat", ...o.gatewayFlags], children, deadline),
+    ]);
 
     const sample = sampleOf(ingressDocs);
     const ask = async (c: Child, r: ProofRequest): Promise<ProofAnswer> => {
