@@ -124,7 +124,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     let text: string;
     if (eq >= 0) {
       text = token.slice(eq + 1);
-    } else if ((key !== undefined && FLAGS[key].metavar === null) || (subKey !== undefined && subKey === "prove" && migrate)) {
+    } else if ((key !== undefined && FLAGS[key].metavar === null) || (migrate && subKey !== undefined && MIGRATE_FLAGS[subKey as MigrateKey].metavar === null)) {
       text = "true"; // a bare switch
       bareSwitch = name;
     } else {
