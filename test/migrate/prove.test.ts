@@ -7,10 +7,11 @@
 // Gateway API implementation 500 (HTTPRouteRule.backendRefs: a rule whose backend is invalid
 // returns a 500 status code).
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadAll } from "js-yaml";
+import { eventually } from "../wait.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const CMD = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, join(ROOT, "src", "main.ts")];
@@ -100,4 +101,38 @@ test("--prove goes with --to gateway-api and --manifests: otherwise a bad flag (
   const noManifests = Bun.spawnSync([...CMD, "migrate", "--to", "gateway-api", "--prove"], { cwd: ROOT, env: { ...process.env, KUBECONFIG: "/nonexistent" } });
   expect(noManifests.exitCode).toBe(2);
   expect(noManifests.stderr.toString()).toBe("portico: --prove needs --manifests\n");
+});
+
+/** The processes whose command line names `needle` (Linux /proc). */
+function processesNaming(needle: string): number[] {
+  const out: number[] = [];
+  for (const pid of readdirSync("/proc").filter((f) => /^\d+$/.test(f))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "latin1").includes(needle)) out.push(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+test("SIGTERM while the proof runs: the Porticos and backends it started are stopped and its folder removed", async () => {
+  // The first request of the sample is for an Ingress of another class: both sides answer it
+  // 404, so the proof waits there for both to serve the set, long enough to be signalled.
+  const own = join(dir, "signal");
+  mkdirSync(own, { recursive: true });
+  const file = join(own, "set.yaml");
+  writeFileSync(file, SERVICE + ingress("other", "other.test", "/", "a").replace("ingressClassName: nginx", "ingressClassName: other") + ingress("plain", "plain.test", "/app", "a"));
+  const p = Bun.spawn([...CMD, "migrate", "--to", "gateway-api", "--prove", "--manifests", file], { stdout: "pipe", stderr: "pipe", cwd: ROOT, env: { ...process.env, TMPDIR: own } });
+  try {
+    // Both Porticos of the proof run: their --manifests are in the command's temporary folder.
+    await eventually(() => processesNaming(`${own}/portico-prove-`).length === 2, 20_000, "the proof's two Porticos");
+    p.kill("SIGTERM");
+    expect(await p.exited).toBe(143);
+    await eventually(() => processesNaming(`${own}/portico-prove-`).length === 0, 10_000, "the proof's Porticos stopped");
+    expect(readdirSync(own).filter((f) => f.startsWith("portico-prove-"))).toEqual([]);
+  } finally {
+    p.kill("SIGKILL");
+    for (const pid of processesNaming(`${own}/portico-prove-`)) process.kill(pid, "SIGKILL");
+  }
 });
