@@ -7,23 +7,14 @@
 import { Hono } from "hono";
 import { isIP } from "node:net";
 import * as v from "valibot";
-import { EXPLAIN_LIMITS } from "../compile/explain-types.ts";
+import { EXPLAIN_LIMITS, type ExplainRequest } from "../compile/explain-types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { SerializedTable } from "../table/serialize.ts";
 import { formatRoutesText } from "../table/text.ts";
 import type { Readiness } from "./readiness.ts";
 
-export interface ExplainQuery {
-  readonly host: string;
-  readonly path: string;
-  readonly scheme: "http" | "https";
-  readonly client?: string;
-  readonly method?: string;
-  readonly contentType?: string;
-  readonly port?: number;
-  readonly gateway?: string;
-  readonly listenerPort?: number;
-}
+/** What /debug/explain asks: the same request explain takes (compile/explain-types.ts). */
+export type ExplainQuery = ExplainRequest;
 
 export interface AdminDeps {
   /** Current readiness; see createReadiness(). */

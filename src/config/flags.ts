@@ -149,6 +149,7 @@ export const MIGRATE_FLAGS = {
   to: { name: "to", metavar: "API", help: "gateway-api: print the Ingresses as Gateway API objects (YAML; --output json: objects and notes) instead of the report", defaultText: "(the report)" },
   gatewayName: { name: "gateway-name", metavar: "NAME", help: "with --to gateway-api: the Gateway's (and GatewayClass's) name", defaultText: "portico" },
   gatewayNamespace: { name: "gateway-namespace", metavar: "NS", help: "with --to gateway-api: the Gateway's namespace", defaultText: "portico" },
+  prove: { name: "prove", metavar: null, help: "with --to gateway-api and --manifests: serve the Ingresses and the written objects side by side on loopback, ask both the same sample of requests and list each one whose answer differs (exit 3 when one does)", defaultText: "false" },
 } as const;
 
 /** `PORTICO_<FLAG_IN_UPPER_SNAKE>`. */

@@ -36,7 +36,7 @@ export type ParseOutcome =
       readonly output: "text" | "json";
       readonly nginxConfigMap: NamespacedName | null;
       /** --to gateway-api: the Gateway API objects instead of the report, for this Gateway. */
-      readonly toGateway?: { readonly name: string; readonly namespace: string };
+      readonly toGateway?: { readonly name: string; readonly namespace: string; readonly prove: boolean };
     }
   | { readonly type: "error"; readonly message: string };
 
@@ -124,7 +124,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     let text: string;
     if (eq >= 0) {
       text = token.slice(eq + 1);
-    } else if (key !== undefined && FLAGS[key].metavar === null) {
+    } else if ((key !== undefined && FLAGS[key].metavar === null) || (migrate && subKey !== undefined && MIGRATE_FLAGS[subKey as MigrateKey].metavar === null)) {
       text = "true"; // a bare switch
       bareSwitch = name;
     } else {
@@ -191,7 +191,13 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(gwName)) return error(`--gateway-name: expected a Kubernetes object name, got ${quote(gwName)}`);
     if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(gwNs)) return error(`--gateway-namespace: expected a namespace name, got ${quote(gwNs)}`);
     if (to === undefined && (subGiven.has("gatewayName") || subGiven.has("gatewayNamespace"))) return error("--gateway-name and --gateway-namespace go with --to gateway-api");
-    return { type: "migrate", config: frozen, output, nginxConfigMap: frozen.nginxConfigmap, ...(to !== undefined ? { toGateway: { name: gwName, namespace: gwNs } } : {}) };
+    const proveText = (subGiven.get("prove") ?? "false").toLowerCase();
+    if (!/^(true|false)$/.test(proveText)) return error(`--prove: expected true or false, got ${quote(proveText)}`);
+    const prove = proveText === "true";
+    if (prove && to === undefined) return error("--prove goes with --to gateway-api");
+    // The proof serves the set from files (docs/design.md, "Converting to Gateway API").
+    if (prove && frozen.manifests === null) return error("--prove needs --manifests");
+    return { type: "migrate", config: frozen, output, nginxConfigMap: frozen.nginxConfigmap, ...(to !== undefined ? { toGateway: { name: gwName, namespace: gwNs, prove } } : {}) };
   }
   if (!explain) return { type: "run", config: frozen, explicit: new Set(sources.keys()) };
   return explainOutcome(frozen, subGiven);

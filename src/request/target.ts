@@ -222,10 +222,25 @@ function normaliseQuery(query: string): string | null {
  * RFC 9112 §3.2.1: origin-form = absolute-path [ "?" query ].
  */
 export function normaliseTarget(target: string): NormalisedTarget | null {
+  const out = { path: "", query: "" };
+  return normaliseTargetInto(target, out) ? out : null;
+}
+
+/**
+ * normaliseTarget into `out` (written only when the target is valid): the proxy's request
+ * context takes the parts without an object of their own per request (bench/allocations.ts).
+ */
+export function normaliseTargetInto(target: string, out: { path: string; query: string }): boolean {
   const q = target.indexOf("?");
   const path = normalisePath(q < 0 ? target : target.slice(0, q));
-  if (path === null) return null;
-  if (q < 0) return { path, query: "" };
-  const query = normaliseQuery(target.slice(q));
-  return query === null ? null : { path, query };
+  if (path === null) return false;
+  let query = "";
+  if (q >= 0) {
+    const nq = normaliseQuery(target.slice(q));
+    if (nq === null) return false;
+    query = nq;
+  }
+  out.path = path;
+  out.query = query;
+  return true;
 }

@@ -17,7 +17,7 @@ export function helpText(): string {
     "  portico routes (--manifests PATH | [--kubeconfig PATH] [--context NAME]) [flags]",
     "  portico demo [flags]",
     "  portico migrate [--manifests PATH | --kubeconfig PATH] [--output text|json] [flags]",
-    "  portico migrate --to gateway-api [--gateway-name N] [--gateway-namespace NS] [--manifests PATH | --kubeconfig PATH] [--output text|json]",
+    "  portico migrate --to gateway-api [--gateway-name N] [--gateway-namespace NS] [--manifests PATH | --kubeconfig PATH] [--output text|json] [--prove]",
     "",
     "Portico is a Kubernetes ingress controller: it watches Ingress, IngressClass, Service,",
     "EndpointSlice and Secret objects (or YAML files with --manifests) and serves HTTP and HTTPS.",

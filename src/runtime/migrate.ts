@@ -17,6 +17,7 @@ import { apiError, createKubeClient } from "../kube/client.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { CLUSTER_LIST_TIMEOUT_MS, loadOnce } from "./load.ts";
+import { proofText, proveConversion, type Proof } from "./prove.ts";
 
 /** Exit status when at least one Ingress would change behaviour (0: none would). */
 export const EXIT_CHANGES = 3;
@@ -162,23 +163,55 @@ export function gatewayYaml(conv: GatewayConversion, invalid: readonly Diagnosti
  * `portico migrate --to gateway-api`: the Ingresses as Gateway API objects on stdout (YAML, or
  * JSON with --output json). Exit status as `migrate`: 1 when objects could not be read, 3 when
  * an annotation is carried by Portico's extension or by nothing, 0 when Gateway API alone says it all.
+ * With --prove (runtime/prove.ts) the conversion is served both ways and asked the same sample:
+ * a request whose answer differs makes the status 3 too (a difference in behaviour, whether or
+ * not a note states it); a proof that cannot run makes it 1.
  */
-export async function migrateToGatewayCli(config: Config, output: "text" | "json", gateway: { name: string; namespace: string }): Promise<number> {
+export async function migrateToGatewayCli(config: Config, output: "text" | "json", gateway: { name: string; namespace: string; prove?: boolean }): Promise<number> {
   const write = (line: string) => void process.stderr.write(`${line}\n`);
   const log = createLogger({ level: "warn", format: config.logFormat, write });
   const quiet = createLogger({ level: "error", format: config.logFormat, write });
+  const convert = async (c: Config) => {
+    const loaded = await loadOnce(c, { log, quiet });
+    const view = new Compiler(c).inspect(loaded.snapshot, []);
+    const conv = toGatewayApi(view, { gatewayName: gateway.name, gatewayNamespace: gateway.namespace, controllerName: c.gatewayControllerName, httpRedirectCode: c.httpRedirectCode, hsts: hstsOf(c) });
+    return { conv, invalid: loaded.invalid };
+  };
   let conv: GatewayConversion;
   let invalid: Diagnostic[];
   try {
-    const loaded = await loadOnce(config, { log, quiet });
-    invalid = loaded.invalid;
-    const view = new Compiler(config).inspect(loaded.snapshot, []);
-    conv = toGatewayApi(view, { gatewayName: gateway.name, gatewayNamespace: gateway.namespace, controllerName: config.gatewayControllerName, httpRedirectCode: config.httpRedirectCode, hsts: hstsOf(config) });
+    ({ conv, invalid } = await convert(config));
   } catch (err) {
     log.error(config.manifests ? "cannot read manifests" : "cannot read the cluster", { err });
     return 1;
   }
-  process.stdout.write(output === "json" ? `${JSON.stringify({ objects: conv.objects, notes: conv.notes, invalidObjects: invalid }, null, 2)}\n` : gatewayYaml(conv, invalid));
-  if (invalid.length > 0) return 1;
+  let proof: Proof | null = null;
+  let proofFailed = false;
+  // A set that was not read whole is not proved: the proof would leave out what was not read.
+  if (gateway.prove === true && config.manifests !== null && invalid.length === 0) {
+    try {
+      proof = await proveConversion({
+        manifests: config.manifests,
+        convert: async (dir) => {
+          const c = await convert({ ...config, manifests: dir });
+          return { yaml: gatewayYaml(c.conv, c.invalid), notes: c.conv.notes };
+        },
+        ingressFlags: [
+          "--ingress-class", config.ingressClass,
+          "--controller-class", config.controllerName,
+          ...(config.watchIngressWithoutClass ? ["--watch-ingress-without-class"] : []),
+          "--gateway-controller-name", config.gatewayControllerName,
+        ],
+        gatewayFlags: ["--gateway-controller-name", config.gatewayControllerName],
+      });
+    } catch (err) {
+      log.error("cannot prove the conversion", { err });
+      proofFailed = true;
+    }
+  }
+  const proofJson = proof === null ? {} : { proof };
+  process.stdout.write(output === "json" ? `${JSON.stringify({ objects: conv.objects, notes: conv.notes, invalidObjects: invalid, ...proofJson }, null, 2)}\n` : gatewayYaml(conv, invalid) + (proof === null ? "" : proofText(proof)));
+  if (invalid.length > 0 || proofFailed) return 1;
+  if (proof !== null && proof.differ.length > 0) return EXIT_CHANGES;
   return conv.notes.some((n) => n.carriedAs === "not-expressible" || n.carriedAs === "portico-extension") ? EXIT_CHANGES : 0;
 }

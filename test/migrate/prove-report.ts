@@ -88,7 +88,7 @@ function cause(r: ProofReport, d: ProofDifference): string {
 const reports: { path: string; flags: string[]; r: ProofReport | null; error: string | null }[] = [];
 for (const s of sets) {
   try {
-    reports.push({ ...s, r: await prove([join(ROOT, s.path)], s.flags), error: null });
+    reports.push({ ...s, r: await prove(join(ROOT, s.path), s.flags), error: null });
   } catch (e) {
     reports.push({ ...s, r: null, error: (e as Error).message.split("\n")[0] ?? "" });
   }

@@ -379,7 +379,7 @@ describe("CORS, regex mode, X-Forwarded-Prefix and HSTS: written as Gateway API 
   const SET = join(ROOT, "test", "fixtures", "migrate", "gateway", "filters.yaml");
   let proof: ProofReport;
   beforeAll(async () => {
-    proof = await prove([SET]);
+    proof = await prove(SET);
   });
 
   const parent = { group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "portico", name: "portico" };
@@ -529,7 +529,7 @@ describe("paths and hosts: a claimed path, spec.defaultBackend, a path that is i
   const SET = join(ROOT, "test", "fixtures", "migrate", "gateway", "hosts.yaml");
   let proof: ProofReport;
   beforeAll(async () => {
-    proof = await prove([SET]);
+    proof = await prove(SET);
   });
   const parent = { group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "portico", name: "portico" };
   const routes = () => Object.fromEntries(proof.objectsList.filter((o) => o.kind === "HTTPRoute").map((o) => [o.metadata?.name, o.spec]));

@@ -2,9 +2,9 @@
 // normalised (validate.ts, request/target.ts; docs/design.md, "Request paths").
 import { ProxyError } from "../errors.ts";
 import type { RequestServer } from "../types.ts";
-import { requestIdOf } from "../upstream/headers.ts";
+import { requestIdFrom } from "../upstream/headers.ts";
 import { Exchange, type Pipeline } from "./context.ts";
-import { targetOf, validateRequest } from "./validate.ts";
+import { readFields, targetOf, validateInto } from "./validate.ts";
 
 function peerOf(req: Request, server: RequestServer): string {
   const a = server.requestIP(req)?.address ?? "";
@@ -12,9 +12,13 @@ function peerOf(req: Request, server: RequestServer): string {
   return a.startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
 }
 
-/** The request's Exchange; it counts in flight from here until Exchange.finish. */
+/**
+ * The request's Exchange; it counts in flight from here until Exchange.finish. Its fields are
+ * read in one pass here (validate.ts readFields), checked by admit.
+ */
 export function open(p: Pipeline, req: Request, server: RequestServer): Exchange {
-  const x = new Exchange(p, req, server, peerOf(req, server), requestIdOf(req.headers));
+  const f = readFields(req.headers);
+  const x = new Exchange(p, req, server, peerOf(req, server), requestIdFrom(f.requestId), f);
   p.inflight.enter();
   return x;
 }
@@ -36,16 +40,10 @@ export function admit(x: Exchange): ProxyError | null {
   if (x.p.compat && req.method.length + req.url.length + LINE_EXTRA > REQUEST_LINE_MAX) {
     if (req.method.length + targetOf(req.url).target.length + LINE_EXTRA > REQUEST_LINE_MAX) return new ProxyError("UriTooLong");
   }
-  const v = validateRequest(req, x.cl, x.te);
-  if (v instanceof ProxyError) return v;
-  x.hostname = v.hostname;
-  x.host = v.host;
-  x.port = v.port;
-  x.path = v.target.path;
-  x.query = v.target.query;
-  x.pathAndQuery = v.target.path + v.target.query;
-  x.filtered = v.filtered;
-  x.rec.host = v.hostname;
-  x.rec.path = v.target.path;
+  const err = validateInto(req, x, x);
+  if (err !== null) return err;
+  x.pathAndQuery = x.path + x.query;
+  x.rec.host = x.hostname;
+  x.rec.path = x.path;
   return null;
 }

@@ -2,8 +2,8 @@
 // reaches a backend. Bun's parser already rejects several of these (docs/design.md "Bun facts");
 // each rule is still checked here so the policy is ours, not a parser detail. Host and target
 // go through the normaliser explain uses too (src/request/).
-import { normaliseRequestHost } from "../../request/host.ts";
-import { normaliseTarget, type NormalisedTarget } from "../../request/target.ts";
+import { normaliseRequestHostInto } from "../../request/host.ts";
+import { normaliseTargetInto, type NormalisedTarget } from "../../request/target.ts";
 import { ProxyError } from "../errors.ts";
 import { isFilteredRequestHeader } from "../upstream/headers.ts";
 
@@ -16,7 +16,10 @@ export interface ValidRequest {
   readonly port: string | null;
   /** The routed path is the forwarded path (src/request/target.ts). */
   readonly target: NormalisedTarget;
-  /** Names of the fields upstreamHeaders() may drop (collected in the same pass as the syntax check). */
+  /**
+   * Names of the fields upstreamHeaders() may drop but Connection (collected in the same pass as
+   * the syntax check; RequestFields.filtered).
+   */
   readonly filtered: readonly string[];
 }
 
@@ -47,28 +50,106 @@ const NONE: readonly string[] = [];
 // in the callback validates again, so one set of variables serves every request (the same
 // pattern as headers.ts scanResponseHeaders). Side by side with a for-of over the entries:
 // bench/results/allocations.md.
+// The same pass keeps the values the pipeline reads of a few fields, so it asks Headers for
+// none of them again (Content-Length, Transfer-Encoding, Host, Connection, X-Request-ID: five
+// native calls and two strings per plain GET, bench/allocations.ts; the step that moved a plain
+// GET side by side, 1.03× main with the cuts before it: bench/paired.ts,
+// bench/results/paired-vs-main-alloc2.md); forEach gives a repeated field joined as get() does.
 let badField = false;
 let filteredNow: string[] | null = null;
+let hostNow: string | null = null;
+let clNow: string | null = null;
+let teNow: string | null = null;
+let connectionNow: string | null = null;
+let requestIdNow: string | null = null;
 function visitField(v: string, k: string): void {
+  switch (k) {
+    case "host":
+      hostNow = v;
+      break;
+    case "content-length":
+      clNow = v;
+      break;
+    case "transfer-encoding":
+      teNow = v;
+      break;
+    case "connection":
+      connectionNow = v;
+      break;
+    case "x-request-id":
+      requestIdNow = v;
+      break;
+  }
   if (!TOKEN.test(k) || CTL.test(v)) badField = true;
-  else if (isFilteredRequestHeader(k)) (filteredNow ??= []).push(k);
+  // Connection is kept as its value (connectionField), which upstreamHeaders takes instead.
+  else if (k !== "connection" && isFilteredRequestHeader(k)) (filteredNow ??= []).push(k);
 }
 
-/** `cl` and `te`: the request's Content-Length and Transfer-Encoding when the caller has read them already. */
-export function validateRequest(
-  req: Request,
-  cl: string | null = req.headers.get("content-length"),
-  te: string | null = req.headers.get("transfer-encoding"),
-): ValidRequest | ProxyError {
+/** What one pass over a request's fields found (readFields). */
+export interface RequestFields {
+  /** A field name or value breaks RFC 9110's syntax (400). */
+  badField: boolean;
+  /**
+   * The names isFilteredRequestHeader() holds for but Connection (upstreamHeaders drops from
+   * these only, given connectionField as ForwardContext.connection).
+   */
+  filtered: readonly string[];
+  /** Host and Connection as received, or null. */
+  hostField: string | null;
+  cl: string | null;
+  te: string | null;
+  connectionField: string | null;
+  requestId: string | null;
+}
+
+const fieldsNow: RequestFields = { badField: false, filtered: NONE, hostField: null, cl: null, te: null, connectionField: null, requestId: null };
+
+/** One pass over `h`'s fields; the answer is shared, valid until the next call (copy what is kept). */
+export function readFields(h: Headers): Readonly<RequestFields> {
+  badField = false;
+  filteredNow = hostNow = clNow = teNow = connectionNow = requestIdNow = null;
+  h.forEach(visitField);
+  const f = fieldsNow;
+  f.badField = badField;
+  f.filtered = filteredNow ?? NONE;
+  f.hostField = hostNow;
+  f.cl = clNow;
+  f.te = teNow;
+  f.connectionField = connectionNow;
+  f.requestId = requestIdNow;
+  return f;
+}
+
+/** Where validateInto() puts a valid request's parts (the pipeline's Exchange is one). */
+export interface ValidParts {
+  host: string;
+  hostname: string;
+  port: string | null;
+  path: string;
+  query: string;
+}
+
+/** The request's fields read and checked in one call (the pipeline splits it: readFields in open, validateInto in admit). */
+export function validateRequest(req: Request): ValidRequest | ProxyError {
+  const o: ValidParts = { host: "", hostname: "", port: null, path: "", query: "" };
+  const f = readFields(req.headers);
+  const e = validateInto(req, f, o);
+  return e ?? { host: o.host, hostname: o.hostname, port: o.port, target: { path: o.path, query: o.query }, filtered: f.filtered };
+}
+
+/**
+ * validateRequest into `out`, which may be written in part when an error is returned: the
+ * pipeline's request context takes the parts with no object per request for the result, the
+ * split URL, the host or the target (four objects and a string fewer per plain GET,
+ * bench/allocations.ts).
+ */
+export function validateInto(req: Request, f: Readonly<Omit<RequestFields, "requestId" | "connectionField">>, out: ValidParts): ProxyError | null {
   // RFC 9110 §9.3.6: CONNECT asks for a tunnel; we are a reverse proxy, not a forward proxy.
   if (req.method === "CONNECT") return new ProxyError("BadRequest", "CONNECT");
 
   // RFC 9110 §5.1/§5.5 field syntax (defence in depth: Bun already answers 400 to most).
-  badField = false;
-  filteredNow = null;
-  req.headers.forEach(visitField);
-  if (badField) return new ProxyError("BadRequest", "header syntax");
-  const filtered = filteredNow ?? NONE;
+  if (f.badField) return new ProxyError("BadRequest", "header syntax");
+  const { cl, te, hostField: host } = f;
 
   // RFC 9112 §6.1: we only accept a lone `chunked` as Transfer-Encoding (any other coding
   // leaves framing to interpretation: request smuggling), and §6.3 rule 3: Transfer-Encoding
@@ -83,17 +164,23 @@ export function validateRequest(
   // MUST get 400. Bun joins repeated Host lines with ", " and accepts userinfo: both fail
   // normaliseRequestHost's grammar. An HTTP/1.1 request without Host is already refused by
   // Bun; an HTTP/1.0 request without one is routed by the empty host (hostless rules, defaults).
-  const host = req.headers.get("host");
-  let hostname = "";
-  let port: string | null = null;
-  if (host !== null) {
-    const parts = normaliseRequestHost(host);
-    if (parts === null) return new ProxyError("BadRequest", "host");
-    hostname = parts.hostname;
-    port = parts.port;
-  }
+  if (host === null) {
+    out.hostname = "";
+    out.port = null;
+  } else if (!normaliseRequestHostInto(host, out)) return new ProxyError("BadRequest", "host");
 
-  const { authority, target } = targetOf(req.url);
+  // targetOf(), without its object, and the authority cut out only when it is not the Host.
+  const url = req.url;
+  let target = url;
+  let authority: string | null = null;
+  const s = url.charCodeAt(0) === 0x2f ? -1 : url.indexOf("://");
+  if (s >= 0) {
+    const slash = url.indexOf("/", s + 3);
+    const same = host !== null && slash === s + 3 + host.length && url.startsWith(host, s + 3);
+    if (same) authority = host;
+    else authority = slash < 0 ? url.slice(s + 3) : url.slice(s + 3, slash);
+    target = slash < 0 ? "/" : url.slice(slash);
+  }
   // RFC 9112 §3.2.2 says an absolute-form target's authority wins over Host. Bun 1.4.5 puts
   // Host in req.url in its place (and drops it when there is no Host), so Portico never sees
   // it: the request is routed by Host and forwarded in origin-form with that Host, which the
@@ -105,7 +192,7 @@ export function validateRequest(
     if (a !== h && a !== h.replace(/\.(:|$)/, "$1")) return new ProxyError("BadRequest", "authority");
   }
 
-  const normalized = normaliseTarget(target);
-  if (normalized === null) return new ProxyError("BadRequest", "path");
-  return { host: host ?? "", hostname, port, target: normalized, filtered };
+  if (!normaliseTargetInto(target, out)) return new ProxyError("BadRequest", "path");
+  out.host = host ?? "";
+  return null;
 }

@@ -49,8 +49,28 @@ function connectionListed(h: Headers): Set<string> | null {
  * $http_x_request_id $req_id; nginx: 16 random bytes in hexadecimal).
  */
 export function requestIdOf(h: Headers): string {
-  const id = h.get("x-request-id");
-  return id !== null && SANE_ID.test(id) ? id : crypto.randomUUID().replaceAll("-", "");
+  return requestIdFrom(h.get("x-request-id"));
+}
+
+/** requestIdOf, given the client's X-Request-ID value (or null). */
+export function requestIdFrom(id: string | null): string {
+  return id !== null && SANE_ID.test(id) ? id : freshRequestId();
+}
+
+// Fresh ids are cut from a pool of random bytes (crypto.getRandomValues, refilled every
+// ID_POOL requests) and written in hex: one string per request, where a UUID with its dashes
+// removed made two (bench/allocations.ts).
+const ID_BYTES = 16;
+const ID_POOL = 256;
+const idPool = Buffer.alloc(ID_BYTES * ID_POOL);
+let idNext = ID_POOL;
+function freshRequestId(): string {
+  if (idNext === ID_POOL) {
+    crypto.getRandomValues(idPool);
+    idNext = 0;
+  }
+  const at = idNext++ * ID_BYTES;
+  return idPool.toString("hex", at, at + ID_BYTES);
 }
 
 export interface ForwardContext {
@@ -76,6 +96,11 @@ export interface ForwardContext {
   readonly extra?: Readonly<Record<string, string>> | null;
   /** Host header sent upstream instead of the client's (upstream-vhost); X-Forwarded-Host keeps the client's. */
   readonly upstreamHost?: string | null;
+  /**
+   * The client's Connection value as the validation pass read it (null: none), with
+   * `filtered`, which then need not list Connection; undefined: read from the headers.
+   */
+  readonly connection?: string | null;
 }
 
 /**
@@ -99,8 +124,11 @@ export function clientIpOf(peer: string, xff: string | null, trusted: boolean, i
  * the profile of a small proxied request).
  */
 export function isFilteredRequestHeader(k: string): boolean {
-  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || k === "x-request-id" || k === "expect" || k === "proxy" || k.startsWith("sec-websocket-") || k.startsWith("ssl-client-") || k.includes("_");
+  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || ORIGINAL.has(k) || k === "x-request-id" || k === "expect" || k === "proxy" || k.startsWith("sec-websocket-") || k.startsWith("ssl-client-") || k.includes("_");
 }
+
+/** Fields upstreamHeaders() sets from the client's X-Forwarded-For and -Host, never from the client's own copies. */
+const ORIGINAL = new Set(["x-original-forwarded-for", "x-original-forwarded-host"]);
 
 /** Whether upstreamHeaders() leaves the client's field `k` (lowercased) out. */
 export function dropped(k: string, ctx: ForwardContext, websocket: boolean): boolean {
@@ -147,9 +175,13 @@ export function upstreamHeaders(
     }
   } else {
     out = new Headers(incoming);
-    if (filtered.length > 0) {
+    // Given the Connection value (ctx.connection), the list may leave Connection out: a client
+    // that sends only `Connection: keep-alive` then needs no list (validate.ts readFields; one
+    // array fewer per such request, bench/allocations.ts).
+    const c = ctx.connection !== undefined ? ctx.connection : filtered.length > 0 ? incoming.get("connection") : null;
+    if (c !== null) out.delete("connection");
+    if (filtered.length > 0 || c !== null) {
       for (const k of filtered) if (dropped(k, ctx, websocket)) out.delete(k);
-      const c = incoming.get("connection");
       // The common values need no set of names to build and walk: Keep-Alive is HOP_BY_HOP
       // (deleted above), and a field named Close, should one come, goes as the option names it.
       if (c === "close") out.delete("close");
@@ -160,12 +192,29 @@ export function upstreamHeaders(
       }
     }
   }
+  // With `filtered`, the client's forwarded fields (FORWARDED and ORIGINAL are filtered names)
+  // are known to be absent without asking Headers: the plain request makes five native calls
+  // fewer here (with the calls validate.ts readFields saves, 1.026× main side by side:
+  // bench/paired.ts, bench/results/paired-vs-main-alloc2.md).
+  let sentXff = true;
+  let sentXfh = true;
+  let sentOriginal = true;
+  if (filtered !== undefined) {
+    sentXff = sentXfh = sentOriginal = false;
+    for (const k of filtered) {
+      if (k === "x-forwarded-for") sentXff = true;
+      else if (k === "x-forwarded-host") sentXfh = true;
+      else if (ORIGINAL.has(k)) sentOriginal = true;
+    }
+  }
+  const xff = sentXff ? incoming.get("x-forwarded-for") : null;
+  const xfh = sentXfh ? incoming.get("x-forwarded-host") : null;
   // Host is forwarded as received (RFC 9110 §7.2: the origin needs the client's authority),
   // unless the route names another (upstream-vhost, validated as a Host value when compiled).
   // With forwarded headers believed, ingress-nginx's $best_http_host is the first entry of the
   // received X-Forwarded-Host (lua_ingress.lua rewrite(), parse_x_forwarded_host), sent as both
   // Host and X-Forwarded-Host (nginx.tmpl, the location's proxy_set_header block).
-  const fwdHost = ctx.trusted ? firstForwardedHost(incoming) : null;
+  const fwdHost = ctx.trusted ? firstEntry(xfh) : null;
   // With `filtered` the native copy already holds the client's Host field, which is what
   // ctx.host is (validateRequest read both from these headers): not set again.
   if (ctx.upstreamHost != null && ctx.upstreamHost !== "") out.set("host", ctx.upstreamHost);
@@ -175,21 +224,22 @@ export function upstreamHeaders(
   // $realip_remote_addr") with compute-full-forwarded-for, else $remote_addr, the client
   // address the realip module took from a trusted peer's X-Forwarded-For (clientIp).
   const append = ctx.appendForwardedFor ?? ctx.trusted;
-  const prior = append ? incoming.get("x-forwarded-for") : null;
+  const prior = append ? xff : null;
   out.set("x-forwarded-for", prior !== null && prior !== "" ? `${prior}, ${ctx.peer}` : append ? ctx.peer : clientIp);
-  if (!ctx.trusted || !out.has("x-forwarded-proto")) out.set("x-forwarded-proto", ctx.scheme);
+  // The value sent is the one set here, or a trusted peer's: read back only in the second case.
+  let proto = ctx.trusted ? out.get("x-forwarded-proto") : null;
+  if (proto === null) out.set("x-forwarded-proto", (proto = ctx.scheme));
   // ingress-nginx sets X-Forwarded-Scheme and X-Scheme to the same $pass_access_scheme as
   // X-Forwarded-Proto on every request (nginx.tmpl, the location's proxy_set_header block;
   // test/e2e/settings/forwarded_headers.go). A client's own copies are never passed: Rack
   // and others read X-Forwarded-Scheme as the scheme the client used.
-  const proto = out.get("x-forwarded-proto") as string;
   out.set("x-forwarded-scheme", proto);
   out.set("x-scheme", proto);
   // The fields the client sent, as ingress-nginx passes them on (X-Original-Forwarded-For
   // and -Host, from $http_x_forwarded_for / $http_x_forwarded_host): absent when it sent none,
   // never the client's own X-Original-* copies.
-  setOrDelete(out, "x-original-forwarded-for", incoming.get("x-forwarded-for"));
-  setOrDelete(out, "x-original-forwarded-host", incoming.get("x-forwarded-host"));
+  setOrDelete(out, "x-original-forwarded-for", xff, sentOriginal);
+  setOrDelete(out, "x-original-forwarded-host", xfh, sentOriginal);
   if (fwdHost !== null) out.set("x-forwarded-host", fwdHost);
   else if (ctx.host !== "") out.set("x-forwarded-host", ctx.host);
   else out.delete("x-forwarded-host");
@@ -205,23 +255,29 @@ export function upstreamHeaders(
 
 /** The first entry of X-Forwarded-Host, or null when there is none (lua_ingress.lua parse_x_forwarded_host). */
 export function firstForwardedHost(h: Headers): string | null {
-  const v = h.get("x-forwarded-host");
+  return firstEntry(h.get("x-forwarded-host"));
+}
+
+/** firstForwardedHost, given the field's value (or null). */
+function firstEntry(v: string | null): string | null {
   if (v === null) return null;
   const comma = v.indexOf(",");
   const first = (comma < 0 ? v : v.slice(0, comma)).trim();
   return first === "" ? null : first;
 }
 
-function setOrDelete(h: Headers, name: string, value: string | null): void {
-  if (value === null || value === "") h.delete(name);
-  else h.set(name, value);
+/** `present`: `h` may hold the field already (false: known absent, nothing to delete). */
+function setOrDelete(h: Headers, name: string, value: string | null, present: boolean): void {
+  if (value === null || value === "") {
+    if (present) h.delete(name);
+  } else h.set(name, value);
 }
 
 /** What one pass over a response's header block found (scanResponseHeaders). */
 export interface ResponseHeaderScan {
   /** Size of the block as it was on the wire: field lines, their CRLFs, the blank line (no status line). */
   readonly bytes: number;
-  /** The HOP_BY_HOP fields present (lowercased); empty for most responses. */
+  /** The HOP_BY_HOP fields present (lowercased) other than Connection; empty for most responses. */
   readonly hopByHop: readonly string[];
   /** The Connection field's value, or null. */
   readonly connection: string | null;
@@ -240,10 +296,11 @@ let scanConnection: string | null = null;
 let scanLength: string | null = null;
 function visitField(value: string, name: string): void {
   scanBytes += name.length + value.length + 4;
-  if (HOP_BY_HOP.has(name)) {
-    (scanHop ??= []).push(name);
-    if (name === "connection") scanConnection = value;
-  } else if (name === "content-length") scanLength = value;
+  // Connection, which most upstreams send, is kept as its value, not listed: no array for the
+  // common answer (bench/allocations.ts).
+  if (name === "connection") scanConnection = value;
+  else if (HOP_BY_HOP.has(name)) (scanHop ??= []).push(name);
+  else if (name === "content-length") scanLength = value;
 }
 
 /**
@@ -270,8 +327,9 @@ export function scanResponseHeaders(h: Headers): ResponseHeaderScan {
  * without one every name is tried.
  */
 function stripHopByHop(h: Headers, scan?: ResponseHeaderScan): void {
-  if (scan !== undefined && scan.hopByHop.length === 0) return;
+  if (scan !== undefined && scan.hopByHop.length === 0 && scan.connection === null) return;
   const c = scan === undefined ? h.get("connection") : scan.connection;
+  if (scan !== undefined && c !== null) h.delete("connection");
   // `keep-alive`, what most upstreams send, names Keep-Alive, which the loop below deletes as
   // HOP_BY_HOP anyway: no list to split for the common answer.
   if (c === "close") h.delete("close");
