@@ -122,6 +122,15 @@ export function sampleOf(docs: readonly Obj[]): ProofRequest[] {
       paths: (r.http?.paths ?? []).map((p) => p.path ?? "/"),
     }));
     if (targets.length === 0 && spec.defaultBackend !== undefined) targets.push({ host: "any-host.test", tls: false, paths: ["/"] });
+    // Names the Ingress serves besides its rule hosts, as written: server-alias (every path of
+    // the host) and from-to-www-redirect's other name (`www.X` ↔ `X`, which redirects).
+    const named = targets.filter((t) => t.host !== "any-host.test" && !t.host.startsWith("w."));
+    for (const alias of (ann[`${N}server-alias`] ?? "").split(",").map((x) => x.trim().toLowerCase()).filter((x) => /^[a-z0-9.-]+$/.test(x))) {
+      for (const t of named) targets.push({ host: alias, tls: false, paths: t.paths });
+    }
+    if (ann[`${N}from-to-www-redirect`] === "true") {
+      for (const t of named) targets.push({ host: t.host.startsWith("www.") ? t.host.slice(4) : `www.${t.host}`, tls: false, paths: ["/", "/x/"] });
+    }
     const variants: { headers: Record<string, string>; method: string; why: string }[] = [{ headers: {}, method: "GET", why: "" }];
     if (ann[`${N}canary`] === "true") {
       const h = ann[`${N}canary-by-header`];
