@@ -110,6 +110,16 @@ export function sampleOf(docs: readonly Obj[]): ProofRequest[] {
     const k = JSON.stringify([r.scheme, r.host, r.path, r.method, r.headers]);
     if (!out.has(k) && out.size < MAX_REQUESTS) out.set(k, r);
   };
+  const aliases = new Map<string, Set<string>>();
+  for (const ing of docs.filter((d) => d.kind === "Ingress")) {
+    const names = (ing.metadata?.annotations?.[`${N}server-alias`] ?? "").split(",").map((x) => x.trim().toLowerCase()).filter((x) => /^[a-z0-9.-]+$/.test(x));
+    for (const r of ((ing.spec ?? {}) as IngressSpec).rules ?? []) {
+      if (r.host === undefined || names.length === 0) continue;
+      const set = aliases.get(r.host) ?? new Set<string>();
+      for (const x of names) set.add(x);
+      aliases.set(r.host, set);
+    }
+  }
   for (const ing of docs.filter((d) => d.kind === "Ingress")) {
     const key = keyOf(ing);
     const ann = ing.metadata?.annotations ?? {};
@@ -122,12 +132,11 @@ export function sampleOf(docs: readonly Obj[]): ProofRequest[] {
       paths: (r.http?.paths ?? []).map((p) => p.path ?? "/"),
     }));
     if (targets.length === 0 && spec.defaultBackend !== undefined) targets.push({ host: "any-host.test", tls: false, paths: ["/"] });
-    // Names the Ingress serves besides its rule hosts, as written: server-alias (every path of
-    // the host) and from-to-www-redirect's other name (`www.X` ↔ `X`, which redirects).
+    // Names the Ingress serves besides its rule hosts, as written: a server-alias of its host
+    // (set on any Ingress of the host: an alias names the whole server) and
+    // from-to-www-redirect's other name (`www.X` ↔ `X`, which redirects).
     const named = targets.filter((t) => t.host !== "any-host.test" && !t.host.startsWith("w."));
-    for (const alias of (ann[`${N}server-alias`] ?? "").split(",").map((x) => x.trim().toLowerCase()).filter((x) => /^[a-z0-9.-]+$/.test(x))) {
-      for (const t of named) targets.push({ host: alias, tls: false, paths: t.paths });
-    }
+    for (const t of [...named]) for (const alias of aliases.get(t.host) ?? []) targets.push({ host: alias, tls: false, paths: t.paths });
     if (ann[`${N}from-to-www-redirect`] === "true") {
       for (const t of named) targets.push({ host: t.host.startsWith("www.") ? t.host.slice(4) : `www.${t.host}`, tls: false, paths: ["/", "/x/"] });
     }
