@@ -190,7 +190,7 @@ export const GATEWAY_MIRROR: KindOf<typeof K.GATEWAY_MIRROR> = {
       const headers = upstreamHeaders(
         flow.req.headers,
         {
-          peer: flow.clientIp, trusted: flow.trusted, scheme: flow.scheme, host: flow.host, port: flow.port, requestId: flow.requestId,
+          peer: flow.peer, trusted: flow.trusted, appendForwardedFor: flow.appendForwardedFor, scheme: flow.scheme, host: flow.host, port: flow.port, requestId: flow.requestId,
           underscores: flow.underscores, remove: flow.removeHeaders, upstreamHost: flow.upstreamHost,
         },
         flow.clientIp,

@@ -52,6 +52,10 @@ export interface PolicyFlow {
   readonly requestId: string;
   /** Whether the peer is a trusted proxy (--trusted-proxies): its X-Forwarded-* count. */
   readonly trusted: boolean;
+  /** The connection's peer address (the client, or the trusted proxy in front of it). */
+  readonly peer: string;
+  /** X-Forwarded-For is the received list plus the peer (compute-full-forwarded-for), not the client. */
+  readonly appendForwardedFor: boolean;
   /** Forward header names containing "_" (--enable-underscores-in-headers). */
   readonly underscores: boolean;
   /** The route's connect and response-header deadlines, flags applied. */

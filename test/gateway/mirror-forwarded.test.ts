@@ -1,0 +1,56 @@
+// A RequestMirror copy carries the fields the backend gets (HTTPRequestMirrorFilter: "the
+// request is mirrored"; docs/design.md "Gateway API"), X-Forwarded-For included: behind a
+// trusted proxy that is the client address alone, as nginx.tmpl's `X-Forwarded-For
+// $remote_addr`, unless compute-full-forwarded-for appends the peer to the received list
+// (`$full_x_forwarded_for`). The copy goes to a real Bun.serve on 127.0.0.1 that records the
+// field it received.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { GATEWAY_MIRROR } from "../../src/proxy/policies/gateway.ts";
+import type { PolicyFlow } from "../../src/proxy/policies/types.ts";
+import { eventually } from "../wait.ts";
+
+let mirror: ReturnType<typeof Bun.serve>;
+const seen = new Map<string, string | null>();
+
+beforeAll(() => {
+  mirror = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const url = new URL(req.url);
+      seen.set(url.pathname, req.headers.get("x-forwarded-for"));
+      return new Response("mirror\n");
+    },
+  });
+});
+
+afterAll(() => mirror.stop(true));
+
+/** The fields the mirror step reads of a request that came through a trusted proxy at 127.0.0.9. */
+function flowFrom(path: string, appendForwardedFor: boolean): PolicyFlow {
+  return {
+    req: new Request(`http://mirror.test${path}`, { headers: { "x-forwarded-for": "203.0.113.7" } }),
+    pathAndQuery: path,
+    clientIp: "203.0.113.7",
+    peer: "127.0.0.9",
+    trusted: true,
+    appendForwardedFor,
+    scheme: "http",
+    host: "mirror.test",
+    port: null,
+    requestId: "0123456789abcdef0123456789abcdef",
+    underscores: false,
+    removeHeaders: null,
+    upstreamHost: null,
+    upstreamRequestHeaders: null,
+  } as unknown as PolicyFlow;
+}
+
+test("a mirror copy's X-Forwarded-For is the backend's: the client address, or the list plus the peer with compute-full-forwarded-for", async () => {
+  const step = GATEWAY_MIRROR.build({ endpoints: [`127.0.0.1:${mirror.port}`], percent: 100 });
+  expect(await step(flowFrom("/client-only", false))).toBeNull();
+  expect(await step(flowFrom("/full", true))).toBeNull();
+  await eventually(() => seen.has("/client-only") && seen.has("/full"), 10_000, "both copies at the mirror");
+  expect(seen.get("/client-only")).toBe("203.0.113.7");
+  expect(seen.get("/full")).toBe("203.0.113.7, 127.0.0.9");
+});
