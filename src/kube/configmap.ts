@@ -12,13 +12,12 @@ import { backoffDelay, sleep } from "./backoff.ts";
 import { apiError, type KubeClient } from "./client.ts";
 import { readNdjson } from "./ndjson.ts";
 import { assertDeclared } from "./permissions.ts";
-import { DEFAULT_WATCH_TIMINGS, parseWatchLine, ResourceVersionSchema, resumeAfter, Stalled, watchTimers, type WatchTimings } from "./watch-parts.ts";
+import { DEFAULT_WATCH_TIMINGS, Gone, parseWatchLine, ResourceVersionSchema, resumeAfter, Stalled, TooLarge, watchRefused, watchTimers, type WatchTimings } from "./watch-parts.ts";
 
 export interface ConfigMapWatch {
   stop(): Promise<void>;
 }
 
-class Gone extends Error {}
 
 /**
  * Calls `onObject` with the raw object (null: there is none) after each list and each change.
@@ -74,11 +73,7 @@ export async function watchConfigMap(o: {
     const timers = watchTimers(t, timeoutS, stop.signal);
     try {
       const res = await client.stream(path, { signal: timers.signal });
-      if (res.status === 410) {
-        await res.body?.cancel();
-        throw new Gone();
-      }
-      if (!res.ok || !res.body) throw await apiError(res, "GET", path, client.server);
+      if (!res.ok || !res.body) throw await watchRefused(res, path, client.server);
       timers.connected();
       for await (const item of readNdjson(res.body, t.maxLineBytes)) {
         const ev = "line" in item ? parseWatchLine(item.line) : null;
@@ -142,6 +137,9 @@ export async function watchConfigMap(o: {
           continue;
         }
         settle();
+        // A version the API server has not reached lists afresh after the back-off, as the
+        // store's watches do (watch-parts.ts watchRefused).
+        if (e instanceof TooLarge) rv = null;
         const delay = backoffDelay(attempt++, t);
         log.warn("ConfigMap list/watch failed, retrying", { kind: "ConfigMap", namespace: ref.namespace, name: ref.name, err: e instanceof Error ? e.message : String(e), retryInMs: Math.round(delay) });
         await sleep(delay, stop.signal);

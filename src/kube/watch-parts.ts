@@ -3,6 +3,7 @@
 // watch line, the resume point a watch event may move, and the timers of one watch request.
 import * as v from "valibot";
 import { KIND_API, UNWATCHED_SECRET_TYPES, type Kind } from "../model/kinds.ts";
+import { apiError } from "./client.ts";
 import { DEFAULT_MAX_LINE_BYTES } from "./ndjson.ts";
 
 export interface SourceHooks {
@@ -204,3 +205,24 @@ export function parseWatchLine(line: string): WatchEvent | null {
   return null;
 }
 
+/** 410 Gone (the HTTP status or an ERROR event): the resourceVersion is too old; list afresh. */
+export class Gone extends Error {}
+/** The watch's resourceVersion is ahead of the API server's: retried after the back-off, from a new list. */
+export class TooLarge extends Error {}
+
+/**
+ * The error a watch request that did not open becomes, for both loops: 410 is Gone; a version
+ * the API server has not reached is TooLarge: kube-apiserver answers 504 "Too large resource
+ * version" (k8s.io/apiserver storage.NewTooLargeResourceVersionError), and client-go's reflector
+ * lists afresh. The same version would fail every retry, for good: one from before an etcd
+ * restore, or one a broken server sent (which also held back every event after it,
+ * resumeAfter). Anything else is the API's own error.
+ */
+export async function watchRefused(res: Response, path: string, server: string): Promise<Error> {
+  if (res.status === 410) {
+    await res.body?.cancel();
+    return new Gone();
+  }
+  const err = await apiError(res, "GET", path, server);
+  return res.status === 504 && /too large resource version/i.test(err.message) ? new TooLarge(err.message) : err;
+}

@@ -16,7 +16,7 @@ import { apiError, type KubeClient } from "./client.ts";
 import type { Logger } from "../log/logger.ts";
 import { readNdjson } from "./ndjson.ts";
 import {
-  collectionPath, DEFAULT_WATCH_TIMINGS, FIELD_SELECTORS, NotInstalled, parseWatchLine, resumeAfter, ResourceVersionSchema, Stalled, watchTimers,
+  collectionPath, DEFAULT_WATCH_TIMINGS, FIELD_SELECTORS, Gone, NotInstalled, parseWatchLine, resumeAfter, ResourceVersionSchema, Stalled, TooLarge, watchRefused, watchTimers,
   type SourceHooks, type WatchTimings,
 } from "./watch-parts.ts";
 
@@ -54,9 +54,6 @@ export interface KubeSource extends Source {
   state(kind: Kind): Readonly<KindState>;
 }
 
-class Gone extends Error {}
-/** The watch's resourceVersion is ahead of the API server's: retried after the back-off, from a new list. */
-class TooLarge extends Error {}
 
 export function createKubeSource(o: KubeSourceOptions): KubeSource {
   const t: WatchTimings = { ...DEFAULT_WATCH_TIMINGS, ...o.timings };
@@ -166,24 +163,11 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
       const res = await client.stream(path, { signal: timers.signal });
       // The header deadline also bounds reading an error's Status body: an answer that stops
       // half-way would otherwise hold this kind until the watch deadline, minutes away.
-      if (res.status === 410) {
-        await res.body?.cancel();
-        throw new Gone();
-      }
       if (res.status === 404 && isOptionalKind(kind)) {
         await res.body?.cancel();
         throw new NotInstalled();
       }
-      if (!res.ok || !res.body) {
-        const err = await apiError(res, "GET", path, client.server);
-        // A version the API server has not reached: kube-apiserver answers 504 "Too large
-        // resource version" (k8s.io/apiserver storage.NewTooLargeResourceVersionError), and
-        // client-go's reflector lists afresh. The same version would fail every retry, for good:
-        // one from before an etcd restore, or one a broken server sent (which also held back every
-        // event after it, watch-parts.ts resumeAfter).
-        if (res.status === 504 && /too large resource version/i.test(err.message)) throw new TooLarge(err.message);
-        throw err;
-      }
+      if (!res.ok || !res.body) throw await watchRefused(res, path, client.server);
       timers.connected();
       st.watches++;
       connected();

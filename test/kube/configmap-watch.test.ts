@@ -100,3 +100,20 @@ test("garbage lines are skipped: the settings stay, and the watch resumes from w
   const resumed = api.requests.slice(from).filter((r) => r.path === PATH && r.watch);
   expect(resumed.map((r) => [new URLSearchParams(r.query).get("resourceVersion"), r.status])).toEqual([[rv, 200]]);
 });
+
+test("a version the API server never reached does not freeze the watch: its 504 Too large resource version lists afresh", async () => {
+  api.create("ConfigMap", { metadata: { name: NAME, namespace: NS }, data: { "proxy-body-size": "1m" } });
+  const seen = await start();
+  // A well-formed uint64 ahead of the server: the resume point moves to it (watch-parts.ts
+  // resumeAfter), and the next watch from it gets 504, as from kube-apiserver
+  // (k8s.io/apiserver storage.NewTooLargeResourceVersionError).
+  api.injectLine(JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "18446744073709551615" } } }), "ConfigMap");
+  const from = api.requests.length;
+  api.endWatches();
+  await eventually(() => api.requests.slice(from).some((r) => r.path === PATH && r.watch && r.status === 504), 5_000, "the refused watch");
+  setData({ "proxy-body-size": "4m" });
+  // Listed again after the back-off, so the change is seen; retried from the same version it
+  // would never be.
+  await eventually(() => seen.at(-1)?.["proxy-body-size"] === "4m", 10_000, "the change after the relist");
+  expect(api.requests.slice(from).filter((r) => r.path === PATH && !r.watch).length).toBeGreaterThanOrEqual(1);
+});
