@@ -183,8 +183,7 @@ export const GATEWAY_MIRROR: KindOf<typeof K.GATEWAY_MIRROR> = {
     const percent = typeof params.percent === "number" ? params.percent : 100;
     return (flow) => {
       if (endpoints.length === 0 || mirrorsInFlight >= MIRROR_MAX_IN_FLIGHT) return null;
-      const length = flow.req.headers.get("content-length");
-      if (flow.req.headers.has("transfer-encoding") || (length !== null && length !== "0")) return null;
+      if (flow.hasBody) return null;
       if (percent < 100 && Math.random() * 100 >= percent) return null;
       const to = endpoints[Math.floor(Math.random() * endpoints.length)]!;
       const headers = upstreamHeaders(

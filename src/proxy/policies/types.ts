@@ -52,6 +52,11 @@ export interface PolicyFlow {
   readonly requestId: string;
   /** Whether the peer is a trusted proxy (--trusted-proxies): its X-Forwarded-* count. */
   readonly trusted: boolean;
+  /**
+   * Whether the request has a body: a Content-Length other than 0, a Transfer-Encoding, or (an
+   * HTTP/2 request may carry one with neither, RFC 9113 §8.1.1) a body stream (pipeline/context.ts).
+   */
+  readonly hasBody: boolean;
   /** The connection's peer address (the client, or the trusted proxy in front of it). */
   readonly peer: string;
   /** X-Forwarded-For is the received list plus the peer (compute-full-forwarded-for), not the client. */
