@@ -12,7 +12,7 @@
 // Written only where it differs, by POST, merge PATCH (RFC 7386: the ports list is replaced
 // whole; the API server keeps each port's allocated nodePort) and DELETE; runs are serialised
 // and coalesced (only the latest table waits while one writes), like gateway-status.ts.
-import { CONTROLLER_ANNOTATION, GATEWAY_ANNOTATION, gatewayServiceName, MANAGED_BY, MANAGED_BY_LABEL } from "../compile/gateway/ports.ts";
+import { CONTROLLER_ANNOTATION, GATEWAY_ANNOTATION, gatewayServiceName, isGatewayService, MANAGED_BY, MANAGED_BY_LABEL } from "../compile/gateway/ports.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Service } from "../model/schemas.ts";
@@ -122,7 +122,7 @@ export function createGatewayServices(o: GatewayServicesOptions): GatewayService
           await call("POST", base, { apiVersion: "v1", kind: "Service", metadata, spec: w.spec });
           writes++;
           log.info("created a Gateway's Service", { gateway: w.gateway, service: `${ns}/${w.name}` });
-        } else if (cur.metadata.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY || cur.metadata.annotations?.[GATEWAY_ANNOTATION] !== w.gateway) {
+        } else if (!isGatewayService(cur, w.gateway)) {
           warnOnce("a Service that is not Portico's has the name of a Gateway's Service; left alone, the Gateway gets no address", { gateway: w.gateway, service: `${ns}/${w.name}` });
         } else if (!sameSpec((cur.spec ?? {}) as Spec, w.spec)) {
           await call("PATCH", `${base}/${encodeURIComponent(w.name)}`, { metadata: { labels: metadata.labels, annotations: metadata.annotations }, spec: w.spec });

@@ -18,6 +18,18 @@ export const HEADER_LIMITS = Object.freeze({ entries: 64, value: 4096, text: 163
 /** RFC 9110 §5.1 field-name (a token). */
 export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const VALUE = /^[\t\x20-\x7e]*$/;
+/**
+ * RFC 9110 §5.5 field value with obs-text: what a Gateway API header filter may carry (the CRD
+ * takes any value without CR, LF or NUL); checked by compile/gateway/rules.ts and again by
+ * proxy/policies/gateway.ts on the table a worker received.
+ */
+export const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/**
+ * Hop-by-hop fields and Content-Length (RFC 9110 §7.6.1, §8.6): they frame the connection a
+ * message travels on, not the message, so a Gateway API header filter may not touch them
+ * either way (compile/gateway/rules.ts, proxy/policies/gateway.ts).
+ */
+export const FRAMING: ReadonlySet<string> = new Set(["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "content-length"]);
 
 // RFC 9110 §7.6.1: hop-by-hop fields describe one connection, not the message; Content-Length
 // and Transfer-Encoding its framing (RFC 9112 §6), which Portico computes itself.

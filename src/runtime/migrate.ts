@@ -18,6 +18,7 @@ import { createLogger, type Logger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { CLUSTER_LIST_TIMEOUT_MS, loadOnce } from "./load.ts";
 import { proofText, proveConversion, type Proof } from "./prove.ts";
+import { hstsField } from "../proxy/policies/redirect.ts";
 
 /** Exit status when at least one Ingress would change behaviour (0: none would). */
 export const EXIT_CHANGES = 3;
@@ -140,14 +141,13 @@ export async function migrateCli(config: Config, output: "text" | "json", nginxC
   return s.unchanged === s.ingresses && s.configMapNotHonoured === 0 ? 0 : EXIT_CHANGES;
 }
 
-/** The Strict-Transport-Security value of Portico's HTTPS answers (proxy/policies/redirect.ts hstsValue, for a route that keeps HSTS). */
+/** The Strict-Transport-Security value of Portico's HTTPS answers, for a route that keeps HSTS. */
 function hstsOf(config: Config): string | null {
-  if (!config.hsts) return null;
-  return `max-age=${config.hstsMaxAge}${config.hstsIncludeSubdomains ? "; includeSubDomains" : ""}${config.hstsPreload ? "; preload" : ""}`;
+  return config.hsts ? hstsField(config) : null;
 }
 
 /** The prefix of a note's line in the YAML output: `# portico-note: {json}` (docs/design.md, "Converting to Gateway API"). */
-export const NOTE_PREFIX = "# portico-note: ";
+const NOTE_PREFIX = "# portico-note: ";
 
 /** The conversion as YAML: every note as one comment line of JSON first, then the objects. */
 export function gatewayYaml(conv: GatewayConversion, invalid: readonly Diagnostic[]): string {

@@ -18,11 +18,12 @@ import type { Socket, Subprocess, TCPSocketListener } from "bun";
 import { dump, loadAll } from "js-yaml";
 import type { ConversionNote } from "../compile/to-gateway.ts";
 import { createSelfSignedCertificate } from "../tls/x509.ts";
+import { isCompiled } from "../workers/argv.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 /** Bounds: a set is an exported namespace or a fixture, not a whole cluster. */
-export const MAX_REQUESTS = 3000;
-export const MAX_SERVICES = 200;
+const MAX_REQUESTS = 3000;
+const MAX_SERVICES = 200;
 /** How long each Portico has to become ready and to serve the set. */
 const START_TIMEOUT_MS = 30_000;
 /** A backend reads a request head up to this size (the sample's are small). */
@@ -64,7 +65,7 @@ export interface Proof {
 }
 
 /** Every YAML document of the files (a directory: its .yaml/.yml files, sorted). Throws on a file that does not parse. */
-export function readManifests(path: string): Obj[] {
+function readManifests(path: string): Obj[] {
   const out: Obj[] = [];
   const files = statSync(path).isDirectory() ? readdirSync(path).filter((f) => /\.ya?ml$/i.test(f)).sort().map((f) => join(path, f)) : [path];
   for (const f of files) {
@@ -89,7 +90,7 @@ function literalOf(path: string): string {
  * groups, `\\.`), or null when something else is left (alternatives, classes of other kinds).
  * Only fixed replacements are applied to the user's text; it is never compiled as a regex.
  */
-export function instanceOf(path: string): string | null {
+function instanceOf(path: string): string | null {
   let t = path.replace(/^\^/, "").replace(/\$$/, "");
   t = t.replaceAll("(/|$)", "/").replace(/\(\?:/g, "(");
   t = t.replace(/(\\d|\[0-9\])[+*]?/g, "1").replace(/\[\^\/\][+*]/g, "x").replace(/\.[+*]/g, "x").replace(/\[([A-Za-z0-9])[^\]]*\][+*]?/g, "$1");
@@ -104,7 +105,7 @@ const keyOf = (o: Obj) => `${o.metadata?.namespace ?? "default"}/${o.metadata?.n
 type IngressSpec = { tls?: { hosts?: string[]; secretName?: string }[]; rules?: { host?: string; http?: { paths?: { path?: string }[] } }[]; defaultBackend?: unknown };
 
 /** The sample: built from the Ingresses as written, so it does not lean on either compile. */
-export function sampleOf(docs: readonly Obj[]): ProofRequest[] {
+function sampleOf(docs: readonly Obj[]): ProofRequest[] {
   const out = new Map<string, ProofRequest>();
   const add = (r: ProofRequest) => {
     const k = JSON.stringify([r.scheme, r.host, r.path, r.method, r.headers]);
@@ -191,9 +192,8 @@ const NOISE_RECEIVED = new Set(["x-request-id", "content-length", "connection"])
  * file system (`/$bunfs/…`, `B:/~BUN/…` on Windows) and process.execPath is the executable
  * itself; run from sources, process.execPath is bun and the entry script comes after it.
  */
-export function selfCommand(): string[] {
-  const main = Bun.main;
-  return main.startsWith("/$bunfs/") || /^[A-Za-z]:[\\/]~BUN[\\/]/.test(main) ? [process.execPath] : [process.execPath, main];
+function selfCommand(): string[] {
+  return isCompiled(Bun.main) ? [process.execPath] : [process.execPath, Bun.main];
 }
 
 interface Backend {

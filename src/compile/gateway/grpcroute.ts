@@ -21,7 +21,7 @@
 // GRPCRoute may share a name. Its backends get the `grpc` scheme (HTTP/2 to the pod, with
 // trailers: proxy/upstream/grpc.ts), the same as an Ingress with backend-protocol GRPC.
 import type { GRPCRoute, HTTPRoute } from "../../model/gateway.ts";
-import { hostnameMatches, isWildcardHost } from "../../table/gateway.ts";
+import { intersectHostname } from "./hostnames.ts";
 import { cond, type Condition, type ListenerState, type RouteParentState } from "./attach.ts";
 import type { RouteKind } from "./rules.ts";
 
@@ -126,10 +126,7 @@ export interface KindAttachments {
 function hostsOverlap(a: readonly string[], b: readonly string[]): boolean {
   for (const x of a) {
     for (const y of b) {
-      if (x === "*" || y === "*" || x === y) return true;
-      const wx = isWildcardHost(x);
-      const wy = isWildcardHost(y);
-      if (wx && wy ? x.endsWith(y.slice(1)) || y.endsWith(x.slice(1)) : wx ? hostnameMatches(x, y) : wy && hostnameMatches(y, x)) return true;
+      if (x === "*" || y === "*" || intersectHostname(x, y) !== null) return true;
     }
   }
   return false;

@@ -6,6 +6,7 @@
 // 500"), so exactly the affected rules fail and the valid rules keep serving.
 import type { HTTPRoute, HTTPRouteFilter } from "../../model/gateway.ts";
 import { GATEWAY_GROUP } from "../../model/kinds.ts";
+import { FIELD_VALUE, FRAMING, TOKEN } from "../../policy/headers.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { Backend } from "../../table/types.ts";
 import { serviceRef, type BackendRef, type ResolvedBackend } from "../backends.ts";
@@ -131,23 +132,15 @@ const ns = (o: { metadata: { namespace?: string | undefined } }) => o.metadata.n
 
 // The CRD validates these for objects from the API server; --manifests objects have not been
 // through it, and a value the proxy cannot put in a header must never reach it.
-/** RFC 9110 §5.1 field name (token). */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** RFC 9110 §5.5 field value: visible characters, spaces and tabs, no CR, LF or NUL. */
-const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** A DNS name (RFC 1123) as Gateway API's PreciseHostname. */
 const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 /** Path characters HTTPPathMatch and HTTPPathModifier allow (RFC 3986 pchar and "/"). */
 const PATH = /^\/(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})*$/;
 
-/**
- * Hop-by-hop fields and Content-Length (RFC 9110 §7.6.1, §8.6): they frame the connection a
- * message travels on, not the message, so a header filter may not touch them either way. On
- * the answer they frame the relay; on the request Bun's fetch sends Connection, Upgrade,
- * Keep-Alive, TE and Trailer as given (measured on 1.4.5), so `Upgrade` with `Connection:
- * upgrade` would ask the backend to switch protocols on a pooled connection.
- */
-const FRAMING: ReadonlySet<string> = new Set(["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "content-length"]);
+// FRAMING (policy/headers.ts): on the answer those fields frame the relay; on the request Bun's
+// fetch sends Connection, Upgrade, Keep-Alive, TE and Trailer as given (measured on 1.4.5), so
+// `Upgrade` with `Connection: upgrade` would ask the backend to switch protocols on a pooled
+// connection.
 
 /** Why a Request- or ResponseHeaderModifier (`what`) cannot be served, or null. */
 function badModifier(what: string, m: NonNullable<HTTPRouteFilter["responseHeaderModifier"]>): string | null {

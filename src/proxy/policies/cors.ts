@@ -5,8 +5,6 @@
 // -Max-Age, with more_set_headers, so on every status and replacing what the backend sent; a
 // preflight gets 204 with those, `Content-Type: text/plain charset=UTF-8` and
 // `Content-Length: 0`, before authentication and access checks (the location's rewrite phase).
-import * as v from "valibot";
-import type { StagePolicy } from "../../policy/stages.ts";
 import type { KindOf, PolicyFlow, PolicyKind, PolicyStep } from "./types.ts";
 import * as K from "../../policy/kinds.ts";
 import type { ParamsOf } from "../../policy/contract.ts";

@@ -6,6 +6,7 @@ import { normaliseRequestHost } from "../../request/host.ts";
 import { upstreamHeaders } from "../upstream/headers.ts";
 import { type GatewayRoutes } from "../../table/types.ts";
 import type { StagePolicy } from "../../policy/stages.ts";
+import { FIELD_VALUE, FRAMING } from "../../policy/headers.ts";
 import type { Match } from "../../table/types.ts";
 import { refusal } from "./access.ts";
 import type { HeaderEdit, KindOf, PolicyKind } from "./types.ts";
@@ -63,11 +64,7 @@ export const GATEWAY_REQUEST_HEADERS: KindOf<typeof K.GATEWAY_REQUEST_HEADERS> =
 
 /** RFC 9110 §5.1 field name (token), lowercased as the compiler writes it. */
 const LOWER_TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
-/** Fields that frame the relayed answer (RFC 9110 §7.6.1, §8.6): a filter never touches them. */
-const FRAMING: ReadonlySet<string> = new Set(["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "content-length"]);
 const editable = (n: string) => LOWER_TOKEN.test(n) && !FRAMING.has(n);
-/** RFC 9110 §5.5 field value as the compiler checked it: no CR, LF or NUL. */
-const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /**
  * The compiler's checks again (compile/gateway/rules.ts): the table reached this worker as
  * JSON, and a field it cannot send must refuse the route (500), never reach a header line.

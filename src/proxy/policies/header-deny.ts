@@ -2,14 +2,12 @@
 // nginx's `if ($http_user_agent ~* "bot") { return 403; }` refuses it in the rewrite phase,
 // before access and authentication (annotations/headers.ts reads the rules). The patterns run
 // on the linear-time engine (regex/header-pattern.ts): no header value can make a match slow.
-import { isDenyStatus } from "../../policy/headers.ts";
+import { isDenyStatus, TOKEN } from "../../policy/headers.ts";
 import { compileHeaderPattern, type HeaderPattern } from "../../regex/header-pattern.ts";
 import { refusal } from "./access.ts";
 import type { KindOf, PolicyKind } from "./types.ts";
 import * as K from "../../policy/kinds.ts";
 
-/** RFC 9110 §5.1: field-name = token. */
-const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 interface Rule {
   readonly status: number;
@@ -34,7 +32,7 @@ export const HEADER_DENY: KindOf<typeof K.HEADER_DENY> = {
       const [status, name, op, pattern] = r as [number, string, string, string];
       // A name that is no RFC 9110 token would make Headers.get throw on every request: refused
       // here, when the route is built, as the other bad parameters are.
-      if (!FIELD_NAME.test(name)) throw new TypeError(`${JSON.stringify(name)} is not a header name`);
+      if (!TOKEN.test(name)) throw new TypeError(`${JSON.stringify(name)} is not a header name`);
       if (!["~", "~*", "!~", "!~*"].includes(op)) throw new TypeError(`unknown operator ${op}`);
       const c = compileHeaderPattern(op.endsWith("*") ? `(?i)${pattern}` : pattern);
       if (!c.ok) throw new TypeError(`pattern ${c.reason}`);

@@ -50,13 +50,11 @@ export function httpsRedirect(
   return redirectTo(config.httpRedirectCode, `https://${hostname}${port}${uri}`, extra);
 }
 
-/** RFC 6797 §6.1: max-age, then the includeSubDomains and preload directives ingress-nginx adds when asked. */
-export function hstsValue(config: Config, route: Route): string | null {
-  if (!config.hsts || !route.options.hsts) return null;
-  return hstsField(config);
-}
-
-/** The Strict-Transport-Security value the flags give (the handler computes it once: pipeline/route.ts). */
+/**
+ * The Strict-Transport-Security value the flags give (RFC 6797 §6.1: max-age, then the
+ * includeSubDomains and preload directives ingress-nginx adds when asked); the handler computes
+ * it once (pipeline/route.ts).
+ */
 export function hstsField(config: Config): string {
   return `max-age=${config.hstsMaxAge}${config.hstsIncludeSubdomains ? "; includeSubDomains" : ""}${config.hstsPreload ? "; preload" : ""}`;
 }

@@ -48,11 +48,6 @@ function connectionListed(h: Headers): Set<string> | null {
  * digits as ingress-nginx's $req_id falls back to nginx's $request_id (nginx.tmpl map
  * $http_x_request_id $req_id; nginx: 16 random bytes in hexadecimal).
  */
-export function requestIdOf(h: Headers): string {
-  return requestIdFrom(h.get("x-request-id"));
-}
-
-/** requestIdOf, given the client's X-Request-ID value (or null). */
 export function requestIdFrom(id: string | null): string {
   return id !== null && SANE_ID.test(id) ? id : freshRequestId();
 }
