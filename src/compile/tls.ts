@@ -4,7 +4,7 @@ import { X509Certificate } from "node:crypto";
 import { dnsNames } from "../model/cert-names.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { tlsCovers } from "../model/hosts.ts";
-import type { Secret } from "../model/schemas.ts";
+import { secretText, type Secret } from "../model/schemas.ts";
 import type { CompileConfig } from "./config.ts";
 import { ignoredDiagnostic } from "./host-scope.ts";
 import type { IngressPlan } from "./plan.ts";
@@ -32,16 +32,9 @@ export type HostOwnerOf = (hostKey: string) => IngressPlan | null;
  */
 export type SecretData = WeakMap<Secret, { cert: string | null; key: string | null; names?: readonly string[] | null }>;
 
-function decode(secret: Secret, key: string): string | null {
-  const plain = secret.stringData?.[key];
-  if (plain !== undefined) return plain;
-  const b64 = secret.data?.[key];
-  return b64 === undefined ? null : Buffer.from(b64, "base64").toString("utf8");
-}
-
 function secretData(secret: Secret, data: SecretData): { cert: string | null; key: string | null; names?: readonly string[] | null } {
   let d = data.get(secret);
-  if (d === undefined) data.set(secret, (d = { cert: decode(secret, "tls.crt"), key: decode(secret, "tls.key") }));
+  if (d === undefined) data.set(secret, (d = { cert: secretText(secret, "tls.crt"), key: secretText(secret, "tls.key") }));
   return d;
 }
 
@@ -68,11 +61,21 @@ function secretNames(secrets: ReadonlyMap<string, Secret>, data: SecretData, ns:
 
 function binding(secrets: ReadonlyMap<string, Secret>, data: SecretData, host: string, ns: string, name: string, ingress: string): CertificateBinding | null {
   const secret = secrets.get(`${ns}/${name}`);
-  if (!secret) return null;
+  return secret ? secretBinding(secret, `${ns}/${name}`, host, ingress, data) : null;
+}
+
+/** Decoded Secret data for callers without a Compiler's own (the Gateway API certificates). */
+const DECODED: SecretData = new WeakMap();
+
+/**
+ * Secret `secretKey`'s certificate bound to `host` (SNI; "" is a port's default), its data
+ * decoded once per Secret object; `ingress` names what bound it, for explain and logs.
+ */
+export function secretBinding(secret: Secret, secretKey: string, host: string, ingress: string, data: SecretData = DECODED): CertificateBinding {
   const d = secretData(secret, data);
   return Object.freeze({
     host,
-    secret: `${ns}/${name}`,
+    secret: secretKey,
     cert: d.cert,
     key: d.key,
     version: `${secret.metadata.uid ?? ""}/${secret.metadata.resourceVersion ?? ""}`,

@@ -180,3 +180,11 @@ export type Service = v.InferOutput<typeof ServiceSchema>;
 export type EndpointSlice = v.InferOutput<typeof EndpointSliceSchema>;
 export type Endpoint = v.InferOutput<typeof EndpointSchema>;
 export type Secret = v.InferOutput<typeof SecretSchema>;
+
+/** A Secret's value under `key` as text: `stringData` (--manifests only) first, else `data` decoded from base64; null when absent. */
+export function secretText(secret: Secret, key: string): string | null {
+  const plain = secret.stringData?.[key];
+  if (plain !== undefined) return plain;
+  const b64 = secret.data?.[key];
+  return b64 === undefined ? null : Buffer.from(b64, "base64").toString("utf8");
+}

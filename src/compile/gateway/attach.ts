@@ -5,7 +5,7 @@
 // reports. Pure: snapshot in, data out; the same input always gives the same output.
 import type { Gateway, GatewayClass, HTTPRoute, Listener, ParentReference, ReferenceGrant } from "../../model/gateway.ts";
 import { GATEWAY_GROUP } from "../../model/kinds.ts";
-import type { Secret } from "../../model/schemas.ts";
+import { secretText, type Secret } from "../../model/schemas.ts";
 import type { Snapshot } from "../../store/types.ts";
 import { effectiveHostnames } from "./hostnames.ts";
 import { selectorMatches } from "./labels.ts";
@@ -127,12 +127,7 @@ export function referenceAllowed(
   return false;
 }
 
-function decoded(s: Secret, key: string): string {
-  const plain = s.stringData?.[key];
-  if (typeof plain === "string") return plain;
-  const b64 = s.data?.[key];
-  return typeof b64 === "string" ? Buffer.from(b64, "base64").toString("utf8") : "";
-}
+const decoded = (s: Secret, key: string): string => secretText(s, key) ?? "";
 
 /**
  * A Secret that can serve TLS: tls.crt holds a PEM certificate and tls.key a PEM private key

@@ -17,6 +17,7 @@ import type { PortRange } from "../../config/types.ts";
 import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Gateway } from "../../model/gateway.ts";
 import type { Secret, Service } from "../../model/schemas.ts";
+import { secretBinding } from "../tls.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { GatewayPort } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
@@ -162,20 +163,6 @@ interface UnitState {
 }
 
 /**
- * Compiles each unit's rules: the HTTPRoutes as attached to that Gateway's listeners on that
- * declared port alone (the same compiler as the shared table, over a snapshot whose Gateways
- * are that one, its other listeners left out: a parentRef naming another section or port then
- * simply does not attach there). The status comes from the full compile, never from these.
- * Each unit keeps its last result, so an unchanged one compiles incrementally.
- */
-function decode(secret: Secret, key: string): string | null {
-  const plain = secret.stringData?.[key];
-  if (plain !== undefined && plain !== null) return plain;
-  const b64 = secret.data?.[key];
-  return b64 === undefined || b64 === null ? null : Buffer.from(b64, "base64").toString("utf8");
-}
-
-/**
  * What an HTTPS port of a Gateway serves: the SNI bindings of that Gateway's listeners there
  * (listener hostnames, and route hostnames through a hostless listener), and as the port's
  * default certificate (host "", as --default-ssl-certificate is bound) the first certificate of
@@ -190,18 +177,18 @@ function portCertificates(unit: GatewayCompileResult, gateway: string, snapshot:
   const key = hostless?.certificates[0];
   const secret = key === undefined ? undefined : snapshot.secrets.get(key);
   if (hostless !== undefined && key !== undefined && secret !== undefined) {
-    out.push(Object.freeze({
-      host: "",
-      secret: key,
-      cert: decode(secret, "tls.crt"),
-      key: decode(secret, "tls.key"),
-      version: `${secret.metadata.uid ?? ""}/${secret.metadata.resourceVersion ?? ""}`,
-      ingress: `${gateway} (Gateway listener ${hostless.name})`,
-    }));
+    out.push(secretBinding(secret, key, "", `${gateway} (Gateway listener ${hostless.name})`));
   } else if (fallback !== undefined) out.push(fallback);
   return out;
 }
 
+/**
+ * Compiles each unit's rules: the HTTPRoutes as attached to that Gateway's listeners on that
+ * declared port alone (the same compiler as the shared table, over a snapshot whose Gateways
+ * are that one, its other listeners left out: a parentRef naming another section or port then
+ * simply does not attach there). The status comes from the full compile, never from these.
+ * Each unit keeps its last result, so an unchanged one compiles incrementally.
+ */
 export class GatewayPortsCompiler {
   #units = new Map<string, UnitState>();
   #last: ReadonlyMap<number, GatewayPort> | null = null;

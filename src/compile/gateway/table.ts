@@ -24,6 +24,7 @@ import type { BackendRef, ResolvedBackend } from "../backends.ts";
 import type { CertificateBinding, GatewayCompileResult, KeySet, RouteStatus } from "../types.ts";
 import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
+import { secretBinding } from "../tls.ts";
 import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
 import { changedKeys } from "../changes.ts";
 import { NO_FLAGS, policySecrets, withExtension } from "./extension.ts";
@@ -538,13 +539,6 @@ function routeWork(
   return { key, route, time, parents, attachedTo, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts };
 }
 
-function decode(secret: Secret, key: string): string | null {
-  const plain = secret.stringData?.[key];
-  if (plain !== undefined && plain !== null) return plain;
-  const b64 = secret.data?.[key];
-  return b64 === undefined || b64 === null ? null : Buffer.from(b64, "base64").toString("utf8");
-}
-
 /**
  * One binding per HTTPS listener hostname, served by SNI like an Ingress's spec.tls host; the
  * first Gateway (by namespace/name) and listener to name a host wins. A listener without a
@@ -560,27 +554,13 @@ function listenerCertificates(snapshot: Snapshot, gateways: ReadonlyMap<string, 
       const key = l.certificates[0];
       const secret = key === undefined ? undefined : snapshot.secrets.get(key);
       if (key === undefined || secret === undefined) continue;
-      byHost.set(l.hostname, Object.freeze({
-        host: l.hostname,
-        secret: key,
-        cert: decode(secret, "tls.crt"),
-        key: decode(secret, "tls.key"),
-        version: `${secret.metadata.uid ?? ""}/${secret.metadata.resourceVersion ?? ""}`,
-        ingress: `${gw.key} (Gateway listener ${l.name})`,
-      }));
+      byHost.set(l.hostname, secretBinding(secret, key, l.hostname, `${gw.key} (Gateway listener ${l.name})`));
     }
   }
   for (const [host, key] of routeHosts) {
     const secret = snapshot.secrets.get(key);
     if (byHost.has(host) || secret === undefined) continue;
-    byHost.set(host, Object.freeze({
-      host,
-      secret: key,
-      cert: decode(secret, "tls.crt"),
-      key: decode(secret, "tls.key"),
-      version: `${secret.metadata.uid ?? ""}/${secret.metadata.resourceVersion ?? ""}`,
-      ingress: "Gateway API route hostname",
-    }));
+    byHost.set(host, secretBinding(secret, key, host, "Gateway API route hostname"));
   }
   return [...byHost.values()];
 }
