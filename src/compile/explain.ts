@@ -38,7 +38,7 @@ import {
 } from "./explain-types.ts";
 import type { GatewayPort, GatewayRoutes, RouteTable } from "../table/types.ts";
 import { tlsCovers } from "../model/hosts.ts";
-import { certificateNames } from "../model/cert-names.ts";
+import { certificateNames, namesCover } from "../model/cert-names.ts";
 import { X509Certificate } from "node:crypto";
 import { annotationsOf } from "./migrate.ts";
 import type { IngressPlan, RulePath } from "./plan.ts";
@@ -278,7 +278,7 @@ function selectCertificate(certs: readonly CertificateBinding[], host: string): 
     } catch {
       return view(b, via);
     }
-    return names.some((n) => tlsCovers(n, b.host)) ? view(b, via) : fallback(b.secret);
+    return namesCover(names, b.host) ? view(b, via) : fallback(b.secret);
   };
   const exact = certs.find((c) => c.host === host);
   if (exact) return chosen(exact, "exact");

@@ -1,9 +1,8 @@
 // spec.tls → CertificateBinding list. The TLS layer parses and checks the PEM; here we only
 // pick which Secret serves which SNI name and decode the Secret data.
 import { X509Certificate } from "node:crypto";
-import { dnsNames } from "../model/cert-names.ts";
+import { dnsNames, namesCover } from "../model/cert-names.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
-import { tlsCovers } from "../model/hosts.ts";
 import { secretText, type Secret } from "../model/schemas.ts";
 import type { CompileConfig } from "./config.ts";
 import { ignoredDiagnostic } from "./host-scope.ts";
@@ -56,7 +55,7 @@ function secretNames(secrets: ReadonlyMap<string, Secret>, data: SecretData, ns:
       d.names = null;
     }
   }
-  return d.names !== null && d.names.some((n) => tlsCovers(n, host));
+  return d.names !== null && namesCover(d.names, host);
 }
 
 function binding(secrets: ReadonlyMap<string, Secret>, data: SecretData, host: string, ns: string, name: string, ingress: string): CertificateBinding | null {

@@ -1,6 +1,11 @@
-// The names a server certificate is matched against, one rule for the TLS layer (tls/pem.ts,
-// which picks the certificate served) and explain (compile/explain.ts, which reports it).
+// The names a server certificate is matched against, one rule for the TLS layer (tls/pem.ts and
+// tls/sni.ts, which pick the certificate served), the compiler (compile/tls.ts, the second pass
+// of extractTLSSecretName) and explain (compile/explain.ts, which reports it).
 import type { X509Certificate } from "node:crypto";
+import { tlsCovers } from "./hosts.ts";
+
+/** Does one of a certificate's names (maybe `*.x`, one whole first label: RFC 6125 §6.4.3) cover `host`? */
+export const namesCover = (names: readonly string[], host: string): boolean => names.some((n) => tlsCovers(n, host));
 
 /**
  * DNS entries of subjectAltName, lowercased, one trailing dot cut; the CN only when there is no

@@ -61,18 +61,6 @@ function parsePem(cert: string | null, key: string | null): Parsed {
   return { ok: true, sans: certificateNames(leaf), notAfter, chainLength: chain.length };
 }
 
-/** Does a certificate name (maybe `*.x`) cover a served host (maybe `*.x`)? RFC 6125 §6.4.3, one label. */
-export function covers(sans: readonly string[], host: string): boolean {
-  for (const name of sans) {
-    if (name === host) return true;
-    if (name.startsWith("*.") && !host.startsWith("*.")) {
-      const dot = host.indexOf(".");
-      if (dot > 0 && host.slice(dot) === name.slice(1)) return true;
-    }
-  }
-  return false;
-}
-
 export interface PemChecker {
   check(input: { cert: string | null; key: string | null; version: string | null }, now: number): PemCheck;
   readonly size: number;

@@ -9,7 +9,8 @@ import { getCiphers } from "node:tls";
 import type { CertificateBinding } from "../compile/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { pickDefaultCertificate, type DefaultCertificate } from "./default-cert.ts";
-import { covers, type PemChecker } from "./pem.ts";
+import { type PemChecker } from "./pem.ts";
+import { namesCover } from "../model/cert-names.ts";
 
 export interface TlsSettings {
   readonly minVersion: "1.2" | "1.3";
@@ -124,7 +125,7 @@ export function buildTlsEntries(
       // Served anyway, as other controllers do: clients decide; we log and export the expiry.
       report(b, "CertificateExpired", "warning", `TLS Secret ${b.secret} expired at ${new Date(result.notAfter).toISOString()}; still serving it`);
     }
-    if (!covers(result.sans, host)) {
+    if (!namesCover(result.sans, host)) {
       // ingress-nginx's createServers (internal/ingress/controller/controller.go): a Secret
       // whose certificate does not name the host (x509 VerifyHostname, then certificate.go
       // verifyHostname) is logged and the host gets the default certificate. Portico does the

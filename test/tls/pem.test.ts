@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { checkPem, covers, createPemChecker } from "../../src/tls/pem.ts";
+import { checkPem, createPemChecker } from "../../src/tls/pem.ts";
+import { namesCover as covers } from "../../src/model/cert-names.ts";
 import { createCertificate, generateKeyPair } from "./pki.ts";
 
 const NOW = Date.UTC(2026, 5, 1);
