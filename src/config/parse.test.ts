@@ -387,6 +387,10 @@ describe("migrate", () => {
     });
     expect(parseArgs(["migrate", "--ingress-class", "nginx-public"], {})).toMatchObject({ output: "text", nginxConfigMap: null, config: { ingressClass: "nginx-public" } });
     expect(parseArgs(["migrate", "--nginx-configmap", "Bad/Name"], {})).toMatchObject({ type: "error" });
+    // The Gateway's name is also the GatewayClass's: a DNS-1123 subdomain, each label whole
+    // (Kubernetes API object names), so no empty label and no label that starts or ends with "-".
+    for (const bad of ["a..b", "a.-b", "a-.b", "-a", "A"]) expect(parseArgs(["migrate", "--to", "gateway-api", "--gateway-name", bad], {})).toMatchObject({ type: "error" });
+    expect(parseArgs(["migrate", "--to", "gateway-api", "--gateway-name", "edge.gw-1"], {})).toMatchObject({ type: "migrate", toGateway: { name: "edge.gw-1" } });
   });
 
   test("serving takes --nginx-configmap too, and says which flags were given (they win over its keys)", () => {

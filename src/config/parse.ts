@@ -6,6 +6,7 @@ import * as v from "valibot";
 import { EXPLAIN_FLAGS, FLAGS, MIGRATE_FLAGS, envName, type FlagSpec } from "./flags.ts";
 import { NGINX_COMPAT_FLAG_DEFAULTS } from "./nginx-defaults.ts";
 import type { Config, NamespacedName } from "./types.ts";
+import { isDnsLabel, isDnsSubdomain } from "./values.ts";
 
 export type ParseOutcome =
   /** `explicit`: the flags given on the command line or as PORTICO_* (they win over --nginx-configmap's keys). */
@@ -188,8 +189,8 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     const gwName = subGiven.get("gatewayName") ?? "portico";
     const gwNs = subGiven.get("gatewayNamespace") ?? "portico";
     // Object names: DNS-1123 subdomain for the Gateway, label for a namespace (Kubernetes API).
-    if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(gwName)) return error(`--gateway-name: expected a Kubernetes object name, got ${quote(gwName)}`);
-    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(gwNs)) return error(`--gateway-namespace: expected a namespace name, got ${quote(gwNs)}`);
+    if (!isDnsSubdomain(gwName)) return error(`--gateway-name: expected a Kubernetes object name, got ${quote(gwName)}`);
+    if (!isDnsLabel(gwNs)) return error(`--gateway-namespace: expected a namespace name, got ${quote(gwNs)}`);
     if (to === undefined && (subGiven.has("gatewayName") || subGiven.has("gatewayNamespace"))) return error("--gateway-name and --gateway-namespace go with --to gateway-api");
     const proveText = (subGiven.get("prove") ?? "false").toLowerCase();
     if (!/^(true|false)$/.test(proveText)) return error(`--prove: expected true or false, got ${quote(proveText)}`);
