@@ -611,7 +611,12 @@ function diagnosticsByIngress(diagnostics: readonly Diagnostic[]): Map<string, D
 }
 
 function statusOf(plan: IngressPlan, diags: readonly Diagnostic[] | undefined, gate: SnippetGate = "executed"): IngressStatus {
-  let s = planCompat(plan, gate).status;
+  return withDiagnostics(planCompat(plan, gate).status, diags);
+}
+
+/** An Ingress's status made worse by what its diagnostics say. */
+function withDiagnostics(status: IngressStatus, diags: readonly Diagnostic[] | undefined): IngressStatus {
+  let s = status;
   for (const d of diags ?? []) {
     const r = diagnosticReport(d);
     if (r !== null) s = worst(s, DIAG_STATUS[r.effect]);
@@ -627,7 +632,8 @@ function ingressReport(view: Inspection, plan: IngressPlan, diags: readonly Diag
   const decision = view.classify(plan);
   return {
     ingress: plan.key,
-    status: statusOf(plan, diags, gate),
+    // planCompat's status does not depend on `others` (its comment), so the report above has it.
+    status: withDiagnostics(pc.status, diags),
     class: `${decision.reason}${legacy !== undefined && decision.rule !== "annotation" ? ` (${LEGACY_CLASS_ANNOTATION} is not read: spec.ingressClassName is set)` : ""}`,
     annotations: pc.annotations,
     diagnostics: (diags ?? []).map(diagnosticReport).filter((r): r is DiagnosticReport => r !== null),
