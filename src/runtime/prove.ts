@@ -253,7 +253,8 @@ interface Child {
 
 /**
  * Starts Portico on loopback ports serving `dir`. The environment's PORTICO_* variables are left
- * out so that only the flags given here (and the fixed loopback ports) apply.
+ * out so that only the flags given here (and the fixed loopback ports) apply. It has an IPC
+ * channel from this process, so it stops when this process is gone, however it ended.
  */
 function startChild(dir: string, flags: readonly string[]): Child {
   const [http, https, admin] = freePorts(3) as [number, number, number];
@@ -273,7 +274,16 @@ function startChild(dir: string, flags: readonly string[]): Child {
       "--manifests", dir,
       ...flags,
     ],
-    { stdin: "ignore", stdout: "ignore", stderr: "pipe", env },
+    {
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+      env,
+      // The channel is the child's tie to this process: a Portico with one exits when it closes
+      // (runtime/run.ts), which the kernel does when this process dies in any way, SIGKILL
+      // included, where the cleanup below never runs. Nothing is sent on it.
+      ipc: () => undefined,
+    },
   );
   let tail = "";
   const drained = (async () => {
