@@ -174,3 +174,16 @@ test("--manifests alone, with no cluster anywhere (no KUBECONFIG, no ~/.kube, no
   expect(code).toBe(0);
   expect((JSON.parse(out) as { proof: unknown }).proof).toEqual({ asked: 11, same: 11, differ: [] });
 });
+
+test("the proof reads the files the command read: an editor's dotfile copy that does not parse is skipped by both", async () => {
+  const own = join(dir, "dotfile");
+  mkdirSync(own, { recursive: true });
+  writeFileSync(join(own, "set.yaml"), SAME);
+  writeFileSync(join(own, ".set.yaml"), "kind: [\n");
+  mkdirSync(tmp, { recursive: true });
+  const p = Bun.spawn([...CMD, "migrate", "--to", "gateway-api", "--prove", "--output", "json", "--manifests", own], { stdout: "pipe", stderr: "pipe", cwd: ROOT, env: { ...process.env, TMPDIR: tmp } });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  expect((JSON.parse(out) as { proof: unknown }).proof).toEqual({ asked: 11, same: 11, differ: [] });
+});
