@@ -37,7 +37,8 @@ const NS = "par";
 const SERVICES = ["web", "api", "canary", "fallback", "gw-a", "gw-b"] as const;
 const backends = new Map<string, RawBackend>();
 let auth: RawBackend;
-let listener: ReturnType<typeof startHttpListener>;
+/** The handler of each port behind a plain listener: "https" is the TLS port's (the client's scheme is https). */
+const listeners = new Map<"http" | "https", ReturnType<typeof startHttpListener>>();
 let table: RouteTable;
 let snapshot: Snapshot;
 let compiler: Compiler;
@@ -101,6 +102,12 @@ function objects(authPort: number): string {
     ingress(NS, "fields", [{ host: "hdr.test", paths: [{ path: "/", service: "web" }] }], {
       annotations: ann({ "portico.dev/request-headers": "X-Team: blue\nX-Team: green", "upstream-vhost": "internal.svc" }),
     }),
+    // A rewrite-target on a plain Prefix path: the host goes to regex mode and nginx's rewrite
+    // replaces the whole URI (ngx_http_rewrite: the replacement is the new URI).
+    ingress(NS, "rewrite-plain", [{ host: "rwp.test", paths: [{ path: "/foo", service: "api" }] }], { annotations: ann({ "rewrite-target": "/bar" }) }),
+    // redirect.go: permanent-redirect-code and temporal-redirect.
+    ingress(NS, "moved-308", [{ host: "perm308.test", paths: [{ path: "/", service: "web" }] }], { annotations: ann({ "permanent-redirect": "https://new.example.com", "permanent-redirect-code": "308" }) }),
+    ingress(NS, "away", [{ host: "temp.test", paths: [{ path: "/", service: "web" }] }], { annotations: ann({ "temporal-redirect": "https://status.example.com/maintenance" }) }),
     // spec.defaultBackend of a rule-less Ingress: every request no rule takes.
     { ...ingress(NS, "catch-all", [], { defaultBackend: "fallback" }) },
     ...gateway,
@@ -108,7 +115,7 @@ function objects(authPort: number): string {
 }
 
 /** The requests: host, path, and the exact answer ingress-nginx (or Gateway API) gives, where pinned. */
-const CASES: { host: string; path: string; expect?: { status: number; location?: string; line?: string; backend?: string } }[] = [
+const CASES: { host: string; path: string; scheme?: "http" | "https"; expect?: { status: number; location?: string; line?: string; backend?: string } }[] = [
   { host: "canary.test", path: "/a", expect: { status: 200, line: "GET /a HTTP/1.1", backend: "canary" } },
   { host: "canary-h.test", path: "/a", expect: { status: 200, backend: "web" } },
   { host: "rw.test", path: "/api/users/7", expect: { status: 200, line: "GET /users/7 HTTP/1.1", backend: "api" } },
@@ -138,6 +145,12 @@ const CASES: { host: string; path: string; expect?: { status: number; location?:
   { host: "gw.test", path: "/full", expect: { status: 200, line: "GET /replaced HTTP/1.1", backend: "gw-b" } },
   { host: "gw.test", path: "/moved/here", expect: { status: 301, location: "http://new.test/moved/here" } },
   { host: "gw.test", path: "/plain" },
+  { host: "rwp.test", path: "/foo/x", expect: { status: 200, line: "GET /bar HTTP/1.1", backend: "api" } },
+  { host: "perm308.test", path: "/a", expect: { status: 308, location: "https://new.example.com" } },
+  { host: "temp.test", path: "/a", expect: { status: 302, location: "https://status.example.com/maintenance" } },
+  // Over the HTTPS port's handler: a TLS host is proxied there, not redirected.
+  { host: "secure.test", path: "/a/", scheme: "https", expect: { status: 200, line: "GET /a/ HTTP/1.1", backend: "web" } },
+  { host: "rw.test", path: "/api/x", scheme: "https", expect: { status: 200, line: "GET /x HTTP/1.1", backend: "api" } },
   { host: "gw.test", path: "/v1", expect: { status: 200, line: "GET /v2 HTTP/1.1", backend: "gw-a" } },
   { host: "gw.test", path: "/v1/?q=a", expect: { status: 200, line: "GET /v2/?q=a HTTP/1.1", backend: "gw-a" } },
   { host: "gw.test", path: "/v1x" },
@@ -156,11 +169,13 @@ beforeAll(async () => {
   });
   const kinds = new Map(POLICY_KINDS);
   kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver }));
-  const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: silentLogger, scheme: "http", policyKinds: kinds });
-  listener = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+  for (const scheme of ["http", "https"] as const) {
+    const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: silentLogger, scheme, policyKinds: kinds });
+    listeners.set(scheme, startHttpListener({ hostname: "127.0.0.1", port: 0, handler }));
+  }
 });
 afterAll(async () => {
-  await listener.stop(true);
+  for (const l of listeners.values()) await l.stop(true);
   for (const b of [...backends.values(), auth]) await b.stop();
 });
 
@@ -181,9 +196,9 @@ interface Sent {
   readonly got: { service: string; line: string; fields: Map<string, string> } | null;
 }
 
-async function send(host: string, path: string): Promise<Sent> {
+async function send(scheme: "http" | "https", host: string, path: string): Promise<Sent> {
   const before = new Map([...backends].map(([s, b]) => [s, b.hits.length]));
-  const raw = await rawRequest(listener.port as number, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, 10_000);
+  const raw = await rawRequest(listeners.get(scheme)!.port as number, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, 10_000);
   const head = raw.slice(0, raw.indexOf("\r\n\r\n"));
   const hit = [...backends].filter(([s, b]) => b.hits.length > (before.get(s) as number));
   expect(hit.length, `${host}${path}: at most one backend gets the request`).toBeLessThanOrEqual(1);
@@ -201,10 +216,11 @@ const serviceOf = (id: string) => id.slice(id.indexOf("/") + 1, id.lastIndexOf("
 test("explain's response and upstream request are what the proxy answers and what the backend receives", async () => {
   const kinds: Record<string, number> = {};
   for (const c of CASES) {
-    const e: ExplainResult = explain(snapshot, config, { host: c.host, path: c.path, scheme: "http", client: "127.0.0.1" }, compiler);
+    const scheme = c.scheme ?? "http";
+    const e: ExplainResult = explain(snapshot, config, { host: c.host, path: c.path, scheme, client: "127.0.0.1" }, compiler);
     const r = e.response;
-    const real = await send(c.host, c.path);
-    const what = `GET http://${c.host}${c.path} (explain: ${JSON.stringify(r)})`;
+    const real = await send(scheme, c.host, c.path);
+    const what = `GET ${scheme}://${c.host}${c.path} (explain: ${JSON.stringify(r)})`;
     kinds[r.kind] = (kinds[r.kind] ?? 0) + 1;
     if (c.expect !== undefined) {
       expect(real.status, what).toBe(c.expect.status);
