@@ -15,7 +15,7 @@ const SRC = resolve(import.meta.dir, "../src");
  * Folders whose code must stay pure: no I/O, no timers, no clock, no Bun. request/ holds the
  * request normaliser that both proxy/ and compile/ (explain) use, so it sits on the pure side.
  */
-const PURE_DIRS = ["compile/", "table/", "store/", "model/", "annotations/", "request/", "regex/", "policy/"] as const;
+const PURE_DIRS = ["compile/", "table/", "store/", "model/", "annotations/", "request/", "regex/", "policy/", "http/"] as const;
 
 /**
  * Arrows that would run against the design even where the folders stay acyclic: the data plane

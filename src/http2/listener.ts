@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { SecureContextOptions } from "node:tls";
 import type { WebSocketHandler } from "bun";
-import { errorResponse } from "../proxy/errors.ts";
+import { errorResponse } from "../http/errors.ts";
 import { isWebSocketUpgrade as isWebSocketHandshake } from "../proxy/upstream/websocket.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ConnectionTls } from "../proxy/policies/types.ts";

@@ -23,7 +23,7 @@ import { KIND_STAGES } from "../../src/compile/answer.ts";
 import { parseArgs } from "../../src/config/parse.ts";
 import { silentLogger } from "../../src/log/logger.ts";
 import type { EndpointSlice } from "../../src/model/schemas.ts";
-import { ProxyError } from "../../src/proxy/errors.ts";
+import { ProxyError } from "../../src/http/errors.ts";
 import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
 import type { ExternalResolver } from "../../src/proxy/upstream/external.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";

@@ -4,7 +4,7 @@
 // and a route without policies runs the HTTPS redirect alone (policies.ts).
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER } from "../../policy/stages.ts";
 import type { Backend } from "../../table/types.ts";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import { httpsRedirect, redirectHostname, wantsHttpsRedirect } from "../policies/redirect.ts";
 import type { BuiltInStage } from "../policies/run.ts";
 import type { PolicyFlow } from "../policies/types.ts";

@@ -8,7 +8,7 @@ import { createBalancer, type Balancer } from "../upstream/balancer.ts";
 import { pipelineGuard } from "./body.ts";
 import { createBodyBudget, type BodyBudget } from "./buffer.ts";
 import { cidrMatcher } from "../../config/cidr.ts";
-import { errorResponse, ProxyError, statusOf } from "../errors.ts";
+import { errorResponse, ProxyError, statusOf } from "../../http/errors.ts";
 import type { ExternalResolver } from "../upstream/external.ts";
 import { createInflight, type Inflight } from "./inflight.ts";
 import { POLICY_KINDS } from "../policies/registry.ts";

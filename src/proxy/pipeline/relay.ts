@@ -4,7 +4,7 @@
 import type { Backend } from "../../table/types.ts";
 import type { ForwardResult } from "../upstream/forward-types.ts";
 import { isGrpcBackend } from "../upstream/grpc.ts";
-import { downstreamHeaders, editHeaders } from "../upstream/headers.ts";
+import { downstreamHeaders, editHeaders } from "../../http/headers.ts";
 import { relayResponse } from "../upstream/respond.ts";
 import type { Exchange } from "./context.ts";
 

@@ -4,10 +4,10 @@
 // HSTS, the deadlines.
 import type { Config } from "../../config/types.ts";
 import type { Match, Route } from "../../table/types.ts";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import { gatewayLookup } from "../policies/gateway.ts";
 import { hstsField } from "../policies/redirect.ts";
-import { clientIpOf } from "../upstream/headers.ts";
+import { clientIpOf } from "../../http/headers.ts";
 import type { Exchange } from "./context.ts";
 
 /** The first hop's X-Forwarded-Proto ("https, http" lists the client's first). */

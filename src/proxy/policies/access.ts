@@ -5,7 +5,7 @@ import { isIP } from "node:net";
 import { accessListMatcher, parseCidrList } from "../../config/cidr.ts";
 import type { StagePolicy } from "../../policy/stages.ts";
 import type { KindOf, PolicyFlow, PolicyKind } from "./types.ts";
-import { ownBody } from "../pipeline/status-page.ts";
+import { ownBody } from "../../http/status-page.ts";
 import * as K from "../../policy/kinds.ts";
 
 /**

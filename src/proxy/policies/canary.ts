@@ -16,7 +16,7 @@ import { type CanaryRules } from "../../policy/params.ts";
 import { compileHeaderPattern, type HeaderPattern } from "../../regex/header-pattern.ts";
 import { backendKey, cookieBackendKey } from "./affinity.ts";
 import type { EndpointChoice } from "../upstream/balancer.ts";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import type { KindOf, PolicyKind, PolicyStep } from "./types.ts";
 import * as K from "../../policy/kinds.ts";
 

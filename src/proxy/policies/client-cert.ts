@@ -24,7 +24,7 @@
 import { X509Certificate } from "node:crypto";
 import type { StagePolicy } from "../../policy/stages.ts";
 import { compileHeaderPattern } from "../../regex/header-pattern.ts";
-import { NGINX_PAGE_TYPE, PLAIN_TYPE } from "../pipeline/status-page.ts";
+import { NGINX_PAGE_TYPE, PLAIN_TYPE } from "../../http/status-page.ts";
 import { refusal } from "./access.ts";
 import type { ConnectionTls, KindOf, PolicyFlow, PolicyKind } from "./types.ts";
 import * as K from "../../policy/kinds.ts";

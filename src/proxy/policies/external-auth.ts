@@ -25,12 +25,12 @@ import * as v from "valibot";
 import type { TemplatePart } from "../../policy/template.ts";
 import type { StagePolicy } from "../../policy/stages.ts";
 import type { Upstream } from "../../table/types.ts";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import { AddressForbiddenError, sharedExternalResolver, type ExternalResolver } from "../upstream/external.ts";
 import { pipelineGuard } from "../pipeline/body.ts";
-import { isHopByHop, scanResponseHeaders } from "../upstream/headers.ts";
+import { isHopByHop, scanResponseHeaders } from "../../http/headers.ts";
 import type { PolicyFlow, PolicyKind, PolicyStep } from "./types.ts";
-import { ownBody } from "../pipeline/status-page.ts";
+import { ownBody } from "../../http/status-page.ts";
 import * as K from "../../policy/kinds.ts";
 import type { ParamsOf } from "../../policy/contract.ts";
 

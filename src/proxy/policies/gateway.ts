@@ -3,15 +3,16 @@
 // (compile/gateway/table.ts).
 import { chooseWeighted, findGatewayEntry, gatewayRedirectCode, modifyPath } from "../../table/gateway.ts";
 import { normaliseRequestHost } from "../../request/host.ts";
-import { upstreamHeaders } from "../upstream/headers.ts";
+import { upstreamHeaders } from "../../http/headers.ts";
 import { type GatewayRoutes } from "../../table/types.ts";
 import type { StagePolicy } from "../../policy/stages.ts";
 import { FIELD_VALUE, FRAMING } from "../../policy/headers.ts";
 import type { Match } from "../../table/types.ts";
 import { refusal } from "./access.ts";
-import type { HeaderEdit, KindOf, PolicyKind } from "./types.ts";
+import type { HeaderEdit } from "../../http/headers.ts";
+import type { KindOf, PolicyKind } from "./types.ts";
 import { GATEWAY_CORS } from "./cors.ts";
-import { grpcErrorResponse, isGrpc } from "../upstream/grpc-status.ts";
+import { grpcErrorResponse, isGrpc } from "../../http/grpc-status.ts";
 import * as K from "../../policy/kinds.ts";
 
 /**

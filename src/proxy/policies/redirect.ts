@@ -5,8 +5,8 @@ import type { Config } from "../../config/types.ts";
 import { appRootParts, expandAppRoot } from "../../policy/template.ts";
 import { normaliseRequestHost } from "../../request/host.ts";
 import type { Route } from "../../table/types.ts";
-import { ProxyError } from "../errors.ts";
-import { firstForwardedHost } from "../upstream/headers.ts";
+import { ProxyError } from "../../http/errors.ts";
+import { firstForwardedHost } from "../../http/headers.ts";
 import type { KindOf, PolicyFlow, PolicyKind } from "./types.ts";
 import * as K from "../../policy/kinds.ts";
 

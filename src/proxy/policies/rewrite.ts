@@ -4,7 +4,7 @@
 // an absolute target, or with 500 when the rewrite gives a path Portico does not forward
 // (table/rewrite.ts says which, and why).
 import { forwardedPrefix, rewriteRequest } from "../../table/rewrite.ts";
-import { errorBody, errorResponse } from "../errors.ts";
+import { errorBody, errorResponse } from "../../http/errors.ts";
 import type { KindOf, PolicyKind } from "./types.ts";
 import * as K from "../../policy/kinds.ts";
 

@@ -6,7 +6,7 @@
 import { stageIndex, type PolicyStage, type StagePolicy } from "../../policy/stages.ts";
 import type { PolicyContext, PolicyFlow, PolicyKind, PolicyKinds, PolicyStep } from "./types.ts";
 import * as v from "valibot";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 
 export type PolicyRunner = (stages: readonly StagePolicy[], flow: PolicyFlow) => Promise<Response | null>;
 

@@ -7,6 +7,7 @@ import type { KindContract, ParamsOf } from "../../policy/contract.ts";
 import type { Backend, Match, Route } from "../../table/types.ts";
 import type { EndpointChoice } from "../upstream/balancer.ts";
 import type { X509Certificate } from "node:crypto";
+import type { HeaderEdit } from "../../http/headers.ts";
 /** What a policy sees of the request, and what a stage may change. */
 export interface PolicyFlow {
   readonly req: Request;
@@ -107,12 +108,6 @@ export interface PolicyFlow {
   readonly log: Logger;
 }
 
-/** One HTTPHeaderFilter: `set` replaces, `add` appends (`old,new`), `remove` deletes; names lowercased. */
-export interface HeaderEdit {
-  readonly set: readonly (readonly [string, string])[];
-  readonly add: readonly (readonly [string, string])[];
-  readonly remove: readonly string[];
-}
 
 /** What a policy implementation may read besides its parameters: the process's configuration. */
 export interface PolicyContext {

@@ -25,7 +25,7 @@ import { networkInterfaces } from "node:os";
 import { embeddedIPv4, fixedAddressRefusal, v4Everywhere } from "../../config/address-policy.ts";
 import { cidrMatcher, parseCidrList } from "../../config/cidr.ts";
 import type { BackendScheme, Upstream } from "../../table/types.ts";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import type { ProxyHooks } from "../types.ts";
 
 /** Every address a name resolves to, in the resolver's order. Rejects when it resolves to none. */

@@ -1,5 +1,12 @@
-// Header rewriting between client and upstream.
-import type { HeaderEdit } from "../policies/types.ts";
+// Header rewriting between client and upstream. Pure (no I/O): the proxy and the policy kinds
+// (src/kinds/) both build header blocks with it.
+
+/** One HTTPHeaderFilter: `set` replaces, `add` appends (`old,new`), `remove` deletes; names lowercased. */
+export interface HeaderEdit {
+  readonly set: readonly (readonly [string, string])[];
+  readonly add: readonly (readonly [string, string])[];
+  readonly remove: readonly string[];
+}
 
 // RFC 9110 §7.6.1: Connection, and the fields it lists, are hop-by-hop; Proxy-Connection,
 // Keep-Alive, TE, Transfer-Encoding and Upgrade are named there as ones a proxy must not

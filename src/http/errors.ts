@@ -1,7 +1,7 @@
 // Coded data-plane errors, mapped to a status once. Bodies are fixed short text (or nginx's page
 // under --ingress-nginx-compat, status-page.ts): they never echo anything from the request.
 // Which answers close the connection: docs/design.md, "Request framing and bodies".
-import { ownBody, type OwnBody } from "./pipeline/status-page.ts";
+import { ownBody, type OwnBody } from "./status-page.ts";
 
 export type ProxyErrorCode =
   | "BadRequest"
