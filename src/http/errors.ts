@@ -132,3 +132,12 @@ export function errorResponse(code: ProxyErrorCode, headers?: Record<string, str
   if (CLOSES.has(code)) h.connection = "close";
   return new Response(own.body, { status: STATUS[code], headers: h });
 }
+
+/** "UpstreamAddressForbidden", with each address the name resolved to and why it was refused. */
+export class AddressForbiddenError extends ProxyError {
+  readonly refused: readonly { readonly address: string; readonly reason: string }[];
+  constructor(name: string, refused: readonly { readonly address: string; readonly reason: string }[]) {
+    super("UpstreamAddressForbidden", `${name} resolves only to refused addresses: ${refused.map((r) => `${r.address} (${r.reason})`).join(", ") || "none"}`);
+    this.refused = refused;
+  }
+}

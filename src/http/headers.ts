@@ -144,7 +144,7 @@ export function dropped(k: string, ctx: ForwardContext, websocket: boolean): boo
   // client certificate on a server with auth-tls-secret (nginx.tmpl), and passes a client's
   // own copies on every other server, where a backend that trusts them can be told `SUCCESS`
   // by anyone. A client's copies are never Portico's word: dropped on every route, from every
-  // peer; on a route with client certificates, proxy/policies/client-cert.ts sets them from the
+  // peer; on a route with client certificates, kinds/client-cert.ts sets them from the
   // certificate it verified (PolicyFlow.upstreamRequestHeaders, applied after this filter).
   if (k.startsWith("ssl-client-")) return true;
   // nginx ignores header names with underscores unless underscores_in_headers is on

@@ -3,7 +3,7 @@
 import type { Backend, RetryPolicy, Upstream } from "../../table/types.ts";
 import type { ProxyError } from "../../http/errors.ts";
 import type { ProxyHooks } from "../types.ts";
-import type { Balancer, EndpointChoice } from "./balancer.ts";
+import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
 import type { ExternalResolver } from "./external.ts";
 import type { ResponseHeaderScan } from "../../http/headers.ts";
 import type { Watchdog } from "./watchdog.ts";

@@ -4,7 +4,7 @@
 // into ProxyError codes.
 import { DEFAULT_RETRY } from "../../table/routes.ts";
 import type { Backend, RetryPolicy, Upstream } from "../../table/types.ts";
-import type { Balancer, EndpointChoice } from "./balancer.ts";
+import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
 import { ProxyError } from "../../http/errors.ts";
 import { externalTarget, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import { forwardGrpc, isGrpcBackend, isH2cBackend } from "./grpc.ts";
