@@ -5,6 +5,9 @@ export interface NamespacedName {
   readonly name: string;
 }
 
+/** What the Server field of an answer is (Config.serverHeader). */
+export type ServerHeader = "backend" | "none" | "portico";
+
 export interface Config {
   // Sources
   readonly kubeconfig: string | null;
@@ -101,6 +104,12 @@ export interface Config {
   readonly limitReqStatusCode: number;
   /** Status of a request refused by `limit-connections` (ingress-nginx's limit-conn-status-code). */
   readonly limitConnStatusCode: number;
+  /**
+   * The Server field of every answer: `backend`, the pod's passed on and none of Portico's own;
+   * `none` (ingress-nginx's server-tokens false, its default); `portico`, Portico's own name and
+   * version in place of the pod's (server-tokens true, where nginx names itself).
+   */
+  readonly serverHeader: ServerHeader;
   // TLS and redirects
   readonly hsts: boolean;
   readonly hstsMaxAge: number;
