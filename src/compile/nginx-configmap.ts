@@ -232,6 +232,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const b = bool(val, false);
     return b === null ? bad("a boolean") : b ? flag("permanent-redirect and temporal-redirect URLs starting with / are sent as written (absolute_redirect off)", "--relative-redirects=true") : same("such URLs are made absolute, as Portico");
   },
+  // config.go: a string, split on commas by template.go isLocationInLocationList; nginx.tmpl
+  // leaves auth_request (auth-url, global-auth-url) and auth_basic/auth_digest out of a location
+  // whose path as written starts with an entry.
+  "no-auth-locations": (val) => {
+    const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "");
+    if (list.length === 1 && list[0] === "/.well-known/acme-challenge") return same("/.well-known/acme-challenge, Portico's default (--no-auth-locations)");
+    return flag("rule paths starting with these run no basic or external authentication", `--no-auth-locations=${list.join(",")}`);
+  },
   // config.go: a string, split on commas by template.go isLocationInLocationList.
   "no-tls-redirect-locations": (val) => {
     const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "");

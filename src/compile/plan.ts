@@ -6,6 +6,7 @@
 // records. Objects in the store are immutable and replaced on change, so the compiler keeps one
 // plan per Ingress object and plans only edited Ingresses again, or one whose basic-auth
 // Secret is another object now (planIsCurrent).
+import { skipsAuthentication } from "../annotations/basic-auth.ts";
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import type { HTTPIngressPath, Ingress, IngressBackend, Secret } from "../model/schemas.ts";
 import type { PathType } from "../table/types.ts";
@@ -42,6 +43,8 @@ export interface PathPlan {
   readonly backend: BackendRef;
   /** The path as written starts with a --no-tls-redirect-locations entry: never redirected to HTTPS. */
   readonly tlsRedirectExempt?: true;
+  /** The path as written starts with a --no-auth-locations entry: no basic or external authentication (Route.authExempt). */
+  readonly authExempt?: true;
   /** Its Ingress sets ssl-passthrough and --enable-ssl-passthrough is on (Route.sslPassthrough). */
   readonly sslPassthrough?: true;
 }
@@ -217,6 +220,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
         backend: br.ref,
         // template.go isLocationInLocationList: strings.HasPrefix on the location's path as written.
         ...(config.noTlsRedirectLocations.some((l) => vp.raw.startsWith(l)) ? { tlsRedirectExempt: true as const } : {}),
+        ...(skipsAuthentication(vp.raw, config.noAuthLocations) ? { authExempt: true as const } : {}),
         ...(passthrough ? { sslPassthrough: true as const } : {}),
       };
       list.push(pp);

@@ -80,6 +80,7 @@ describe("defaults", () => {
       preserveTrailingSlash: false,
       relativeRedirects: false,
       noTlsRedirectLocations: ["/.well-known/acme-challenge"],
+      noAuthLocations: ["/.well-known/acme-challenge"],
       hostPolicyScope: "all",
       httpRedirectCode: 308,
       nginxConfigmap: null,
@@ -288,6 +289,7 @@ describe("errors name the flag", () => {
     [["--preserve-trailing-slash=yes"], "--preserve-trailing-slash: expected true or false"],
     [["--relative-redirects=yes"], "--relative-redirects: expected true or false"],
     [["--no-tls-redirect-locations", "/a b"], "--no-tls-redirect-locations: expected path prefixes separated by commas"],
+    [["--no-auth-locations", "/a b"], "--no-auth-locations: expected path prefixes separated by commas"],
     [["--http3=quic"], "--http3: expected true or false"],
     [["--enable-ssl-passthrough=on"], "--enable-ssl-passthrough: expected true or false"],
     // QUIC bypasses the TCP front that reads the ClientHello (serving/passthrough.ts).

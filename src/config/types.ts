@@ -136,6 +136,12 @@ export interface Config {
    */
   readonly relativeRedirects: boolean;
   /**
+   * ingress-nginx's ConfigMap key no-auth-locations: a route whose rule path, as written,
+   * starts with one of these runs no basic or external authentication (nginx.tmpl leaves
+   * auth_basic and auth_request out of such a location; template.go isLocationInLocationList).
+   */
+  readonly noAuthLocations: readonly string[];
+  /**
    * ingress-nginx's ConfigMap key no-tls-redirect-locations: a path whose rule path, as
    * written, starts with one of these is never redirected to HTTPS (template.go
    * isLocationInLocationList, lua_ingress.lua force_no_ssl_redirect).
