@@ -135,6 +135,15 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   const refusedBy = new Set(ann.problems.flatMap((p) => (p.startsWith("annotation ") && p.includes("refused with 503") ? p.slice(11, p.indexOf(":")).split(", ") : [])));
   for (const a of ann.unsupported) if (!refusedBy.has(a)) diag("UnsupportedAnnotation", `annotation ${a} is not supported by Portico and is ignored`, "warning");
   diagnostics.push(...access.diagnostics);
+  // ingress-nginx's controller.go (createServers) logs "session-cookie-path should be set when
+  // use-regex is true" for a cookie-affinity Ingress with use-regex and no session-cookie-path:
+  // the cookie's Path is then the location's path, a regular expression a browser compares
+  // literally (proxy/policies/affinity.ts cookiePath). The same Ingress is served the same; a
+  // warning, as there.
+  const cookie = ann.policies.affinity.cookie;
+  if (cookie !== null && cookie.path === null && ann.policies.regexRewrite.useRegex) {
+    diag("SessionCookiePath", "session-cookie-path should be set when use-regex is true: the affinity cookie's Path is otherwise the rule path, a regular expression that browsers compare as a literal path", "warning");
+  }
   // ingress-nginx reads the annotation without the flag, but only the flag starts the TCP proxy
   // that acts on it (nginx.go setupSSLProxy), so there it changes nothing: say so here.
   const passthrough = ann.denied === null && ann.policies.sslPassthrough.on && config.enableSslPassthrough;

@@ -418,6 +418,11 @@ describe("annotations/affinity.go", () => {
     const out = await send(plain, "useregexwarn.foo.com", {}, "GET", "/foo/bar");
     expect(out.status).toBe(200);
     expect(responseField(out.response, "set-cookie")).toContain("SERVERID=");
+    // The Go test reads the controller's log for controller.go's warning; here it is a
+    // SessionCookiePath diagnostic (log line, metric, Event) on that Ingress alone.
+    const warned = plain.lines.filter((l) => l.includes("session-cookie-path should be set when use-regex is true"));
+    expect(warned.length).toBeGreaterThan(0);
+    expect(warned.every((l) => l.includes("aff-regex-warn") && l.includes("SessionCookiePath"))).toBe(true);
   });
 });
 
