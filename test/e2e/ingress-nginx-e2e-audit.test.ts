@@ -531,9 +531,9 @@ describe("annotations/clientbodybuffersize.go", () => {
 });
 
 describe("settings/server_tokens.go", () => {
-  // Portico adds no Server field of its own. ingress-nginx (server-tokens false, its default)
-  // also clears the pod's; Portico passes that on (a difference: docs/ingress-nginx-e2e-audit.md).
-  // This pod sends none, so both answers carry none.
+  // Portico adds no Server field of its own by default. ingress-nginx (server-tokens false, its
+  // default) also clears the pod's: --ingress-nginx-compat or the key does that here, checked in
+  // test/e2e/nginx-configmap-auth-server.test.ts. This pod sends none, so both answers carry none.
   test("should not exists Server header in the response (Portico's own fields)", async () => {
     const proxied = await send(plain, "auth-none");
     const own = await send(plain, "nohost.example");
