@@ -587,6 +587,17 @@ describe("settings/tls.go (hsts-max-age 86400, hsts-preload true, hsts-include-s
 });
 
 describe("settings/listen_nondefault_ports.go", () => {
+  // A difference kept on purpose (docs/ingress-nginx-e2e-audit.md, this row): ingress-nginx
+  // sends its listening port ($server_port, 1080 in the Go test, which addresses Service port
+  // 80); Portico listens on a non-default port here too and sends the port the client
+  // addressed: 80 without a port in Host, else the Host header's.
+  test("should set X-Forwarded-Port headers accordingly when listening on a non-default HTTP port (the port addressed)", async () => {
+    const bare = await send(plain, "forwarded-headers");
+    const nodePort = await send(plain, "forwarded-headers:30080");
+    expect([bare.status, nodePort.status]).toEqual([200, 200]);
+    expect([field(bare.upstream as string, "x-forwarded-port"), field(nodePort.upstream as string, "x-forwarded-port")]).toEqual(["80", "30080"]);
+    expect(plain.ports.http).not.toBe(80);
+  });
   // Portico's HTTPS port here is not 443; the client addressed the default port (no port in
   // Host), which is what X-Forwarded-Port carries, as ingress-nginx's $pass_port does behind 443.
   test("should set X-Forwarded-Port header to 443", async () => {
