@@ -911,6 +911,58 @@ endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }]`);
     expect([down.status, down.headers.get("grpc-status")]).toEqual([502, null]);
   });
 
+  test("ReplacePrefixMatch beside a RegularExpression match: the rule is dropped (PartiallyInvalid, its requests 404), the route's other rules serve; a route left without a rule is not accepted", async () => {
+    // HTTPPathModifier.replacePrefixMatch is "only compatible with a `PathPrefix` HTTPRouteMatch"
+    // (apis/v1 httproute_types.go, and the CRD's CEL rules on HTTPRouteRule); a rule the spec
+    // makes invalid is dropped, the route PartiallyInvalid=True "Dropped Rule" while a rule is
+    // left (RouteConditionPartiallyInvalid, apis/v1 shared_types.go). ReplaceFullPath takes any
+    // match type: on a RegularExpression match with groups it is the literal path.
+    apply(route("regex-prefix-rewrite", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: RegularExpression, value: "/api/(v[0-9]+)/(.*)" } }]
+      filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /new } } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]
+    - matches: [{ path: { type: RegularExpression, value: "/moved/(v[0-9]+)" } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /elsewhere } } }]
+    - matches: [{ path: { type: RegularExpression, value: "/full/(v[0-9]+)/(.*)" } }]
+      filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplaceFullPath, replaceFullPath: "/whole/$1" } } }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /api } }]
+      filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /v0 } } }]
+      backendRefs: [{ name: infra-backend-v3, port: 8080 }]`));
+    apply(route("regex-prefix-only", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: RegularExpression, value: "/only/(.*)" } }]
+      filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /x } } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`));
+    type Cond = { type: string; status: string; reason: string; message: string; observedGeneration: number };
+    const conds = (n: string) => ((api.get("HTTPRoute", INFRA, n)?.status as { parents?: { conditions: Cond[] }[] } | undefined)?.parents ?? [])[0]?.conditions ?? [];
+    const show = (n: string) => conds(n).map((c) => `${c.type}=${c.status}/${c.reason}`).sort();
+    await eventually(() => conds("regex-prefix-rewrite").length === 3 && conds("regex-prefix-only").length === 2, 10_000, "both routes' status");
+    expect(show("regex-prefix-rewrite")).toEqual(["Accepted=True/Accepted", "PartiallyInvalid=True/UnsupportedValue", "ResolvedRefs=True/ResolvedRefs"]);
+    const partial = conds("regex-prefix-rewrite").find((c) => c.type === "PartiallyInvalid")!;
+    expect(partial.message.startsWith("Dropped Rule")).toBe(true);
+    expect(partial.message).toContain("Rule 0");
+    expect(partial.message).toContain("Rule 1");
+    expect(partial.observedGeneration).toBe(1);
+    expect(show("regex-prefix-only")).toEqual(["Accepted=False/UnsupportedValue", "ResolvedRefs=True/ResolvedRefs"]);
+    await served("/full/v1/x", (a) => a.status === 200);
+    const got: string[] = [];
+    for (const path of ["/api/v1/items", "/moved/v2", "/full/v7/x", "/api", "/only/thing"]) {
+      const a = await ask(path);
+      got.push(`${path} ${a.status} ${a.backend ?? "-"} ${a.path ?? "-"} ${a.location ?? "-"}`);
+    }
+    expect(got).toEqual([
+      // Dropped: not this rule's request; the route's PathPrefix /api rule takes it.
+      `/api/v1/items 200 ${INFRA}/infra-backend-v3 /v0/v1/items -`,
+      // Dropped, and no other rule matches: 404, neither a 500 nor a redirect.
+      "/moved/v2 404 - - -",
+      `/full/v7/x 200 ${INFRA}/infra-backend-v2 /whole/$1 -`,
+      `/api 200 ${INFRA}/infra-backend-v3 /v0 -`,
+      "/only/thing 404 - - -",
+    ]);
+  });
+
   test("RegularExpression path, header and query matches (implementation-specific; no upstream test)", async () => {
     apply(route("regex-matching", `  parentRefs: [{ name: same-namespace }]
   rules:

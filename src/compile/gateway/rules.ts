@@ -126,6 +126,13 @@ export interface CompiledRoute {
   readonly unsupported: Condition | null;
   /** What the IngressNginxPolicies the rules name said of their annotations (extension.ts), once each. */
   readonly problems: readonly ExtensionProblem[];
+  /**
+   * Rules left out of `rules` because the spec makes them invalid (an HTTPPathModifier
+   * ReplacePrefixMatch on a rule whose match is not a PathPrefix): each `Rule N: why`, in rule
+   * order. table.ts routeWork turns them into the route's status (PartiallyInvalid, or
+   * Accepted=False when no rule is left).
+   */
+  readonly dropped: readonly string[];
 }
 
 const ns = (o: { metadata: { namespace?: string | undefined } }) => o.metadata.namespace ?? "default";
@@ -258,14 +265,22 @@ export function compileRoute(
   };
   const rules: CompiledRule[] = [];
   const problems: ExtensionProblem[] = [];
+  const dropped: string[] = [];
   const told = new Set<string>();
   const specRules = route.spec.rules ?? [];
   // HTTPRouteSpec.rules defaults to one rule matching every request (with no backend: 500).
   const ruleList = specRules.length > 0 ? specRules : [{ matches: null, filters: null, backendRefs: null, timeouts: null }];
   ruleList.forEach((rule, ruleIndex) => {
     let invalid: string | null = null;
+    /** Why the spec makes this rule invalid (it is left out of the table), or null. */
+    let drop: string | null = null;
     const matches: CompiledMatch[] = [];
     const written = rule.matches && rule.matches.length > 0 ? rule.matches : [{ path: null, headers: null, queryParams: null, method: null }];
+    // HTTPPathModifier.replacePrefixMatch: "only compatible with a `PathPrefix` HTTPRouteMatch"
+    // (the CRD's CEL rules on HTTPRouteRule refuse it beside any other match type, a
+    // RegularExpression one included: what such a match matched is not a prefix the spec
+    // defines). A --manifests object has not been through the CRD, so it is checked here.
+    const prefixOnly = written.every((m) => (m.path?.type ?? "PathPrefix") === "PathPrefix");
     for (const m of written) {
       const type = m.path?.type ?? "PathPrefix";
       const value = m.path?.value ?? "/";
@@ -364,6 +379,10 @@ export function compileRoute(
             invalid = `RequestRedirect path type ${r.path.type} is not supported`;
             continue;
           }
+          if (path.type === "ReplacePrefixMatch" && !prefixOnly) {
+            drop ??= "RequestRedirect ReplacePrefixMatch is only valid with PathPrefix matches (HTTPPathModifier)";
+            continue;
+          }
         }
         redirect = { scheme, hostname: r.hostname ? r.hostname.toLowerCase() : null, port: r.port ?? null, statusCode: code as RedirectCode, path };
       } else if (f.type === "URLRewrite" && f.urlRewrite) {
@@ -380,10 +399,8 @@ export function compileRoute(
             continue;
           }
         }
-        // HTTPPathModifier: ReplacePrefixMatch is only valid with a PathPrefix match (the CRD's
-        // CEL rule); a --manifests object that has not been through it gets UnsupportedValue.
-        if (path?.type === "ReplacePrefixMatch" && matches.some((m) => m.pathType !== "PathPrefix")) {
-          invalid = "URLRewrite ReplacePrefixMatch needs PathPrefix matches";
+        if (path?.type === "ReplacePrefixMatch" && !prefixOnly) {
+          drop ??= "URLRewrite ReplacePrefixMatch is only valid with PathPrefix matches (HTTPPathModifier)";
           continue;
         }
         rewrite = { hostname: r.hostname ? r.hostname.toLowerCase() : null, path };
@@ -480,9 +497,13 @@ export function compileRoute(
       else if (requestMs !== null && requestMs > 0 && backendRequestMs !== null && backendRequestMs > requestMs) invalid ??= "timeouts: backendRequest is longer than request";
       else timeouts = { requestMs, backendRequestMs };
     }
+    if (drop !== null) {
+      dropped.push(`Rule ${ruleIndex}${rule.name ? ` (${rule.name})` : ""}: ${drop}`);
+      return;
+    }
     if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
     const totalWeight = backends.reduce((n, b) => n + b.weight, 0);
     rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, cors, mirrors, backends, totalWeight, invalid, extension, unresolved });
   });
-  return { rules, resolvedRefs: refs, unsupported, problems };
+  return { rules, resolvedRefs: refs, unsupported, problems, dropped };
 }

@@ -25,7 +25,7 @@ import type { CertificateBinding, GatewayCompileResult, KeySet, RouteStatus } fr
 import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { secretBinding } from "../tls.ts";
-import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
+import { attachRoute, cond, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
 import { changedKeys } from "../changes.ts";
 import { NO_FLAGS, policySecrets, withExtension } from "./extension.ts";
 import type { AccessFlags } from "../access.ts";
@@ -56,6 +56,10 @@ function routeDiagnostics(r: RouteStatus): Diagnostic[] {
   for (const p of r.parents) {
     const gwName = `${p.state.parentRef.namespace ?? split(r.key).namespace}/${p.state.parentRef.name}`;
     for (const c of p.conditions) {
+      if (c.type === "PartiallyInvalid") {
+        out.push({ kind: r.kind ?? "HTTPRoute", ...split(r.key), reason: "RouteRuleDropped", message: `parent Gateway ${gwName}: ${c.message}`, severity: "warning" });
+        continue;
+      }
       if (c.status !== "False") continue;
       out.push({ kind: r.kind ?? "HTTPRoute", ...split(r.key), reason: c.type === "Accepted" ? "RouteNotAccepted" : "RouteRefsNotResolved", message: `parent Gateway ${gwName}: ${c.reason}: ${c.message}`, severity: c.type === "Accepted" ? "error" : "warning" });
     }
@@ -488,7 +492,17 @@ function routeWork(
   const parents = refused === undefined ? attachedTo : withoutRefused(attachedTo, refused, grpc !== null);
   if (parents.length === 0) return { key, route, time, parents, attachedTo, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
   const compiled = compileRoute(snapshot, route, resolve, grpc === null ? HTTP_ROUTE_KIND : GRPC_ROUTE_KIND, flags);
-  const unsupported = grpc?.unsupported ?? compiled.unsupported;
+  // Rules the spec makes invalid are left out: "Drop Rule(s)" of RouteConditionPartiallyInvalid
+  // (apis/v1 shared_types.go; HTTPRouteRule.filters: "consider the Route Rules with this
+  // configuration invalid. If all Route Rules in a Route are invalid, the entire Route would be
+  // considered invalid"). Their requests are not this route's: another route's match, else 404
+  // (HTTPRouteRule.matches: "When no rules matching a request have been successfully attached
+  // ... a HTTP 404 status code MUST be returned"). With a rule left the route stays Accepted
+  // and says PartiallyInvalid=True, message "Dropped Rule"; with none it is Accepted=False.
+  const droppedText = compiled.dropped.length === 0 ? "" : `Dropped Rule ${compiled.dropped.join("; ")}`;
+  const unsupported =
+    grpc?.unsupported ?? compiled.unsupported ?? (compiled.dropped.length > 0 && compiled.rules.length === 0 ? cond("Accepted", "False", "UnsupportedValue", `no valid rule: ${droppedText}`) : null);
+  const partially = compiled.dropped.length > 0 && compiled.rules.length > 0 ? cond("PartiallyInvalid", "True", "UnsupportedValue", droppedText) : null;
   const out: RouteStatus["parents"][number][] = [];
   const pieces: Piece[] = [];
   const certHosts: [string, string][] = [];
@@ -501,7 +515,8 @@ function routeWork(
   const placed = single ? null : new Set<string>();
   for (const p of parents) {
     const accepted = p.accepted.status === "True" && unsupported !== null ? unsupported : p.accepted;
-    out.push({ state: p, conditions: [accepted, compiled.resolvedRefs] });
+    // PartiallyInvalid "MUST NOT be set if a Route is ... not accepted".
+    out.push({ state: p, conditions: partially !== null && accepted.status === "True" ? [accepted, compiled.resolvedRefs, partially] : [accepted, compiled.resolvedRefs] });
     for (const a of p.attachments) {
       const cls = a.listener.portClass;
       if (cls === null) continue;
