@@ -9,6 +9,9 @@ export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
     "GatewayHTTPListenerIsolation",
     "GRPCRoute",
     "GRPCRouteNamedRouteRule",
+    // Standard since the release after v1.6.1 (pkg/features grpcroute.go); served as for
+    // HTTPRoute, its test transcribed in test/gateway/grpc.test.ts.
+    "GRPCRouteRequestHeaderModifier",
     "HTTPRoute",
     "ReferenceGrant",
     "HTTPRoute303RedirectStatusCode",
