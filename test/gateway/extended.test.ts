@@ -911,6 +911,88 @@ endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }]`);
     expect([down.status, down.headers.get("grpc-status")]).toEqual([502, null]);
   });
 
+  test("HTTPRouteBackendURLRewrite", async () => {
+    // conformance/tests/httproute-backend-url-rewrite.go/.yaml (newer than v1.6.1; feature
+    // HTTPRouteBackendURLRewrite): URLRewrite on a backendRef.
+    apply(route("backend-url-rewrite", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /full } }]
+      backendRefs:
+        - name: infra-backend-v1
+          port: 8080
+          filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplaceFullPath, replaceFullPath: /rewritten-full } } }]
+    - matches: [{ path: { type: PathPrefix, value: /prefix } }]
+      backendRefs:
+        - name: infra-backend-v1
+          port: 8080
+          filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /rewritten-prefix } } }]`));
+    await accepted("backend-url-rewrite");
+    await served("/full/original", (a) => a.status === 200);
+    const got: string[] = [];
+    for (const path of ["/full/original", "/prefix/original"]) {
+      const a = await ask(path);
+      got.push(`${path} ${a.status} ${a.backend} ${a.path}`);
+    }
+    expect(got).toEqual([`/full/original 200 ${INFRA}/infra-backend-v1 /rewritten-full`, `/prefix/original 200 ${INFRA}/infra-backend-v1 /rewritten-prefix/original`]);
+    const features = ((api.get("GatewayClass", null, "portico")!.status as { supportedFeatures: { name: string }[] }).supportedFeatures).map((f) => f.name);
+    expect(features).toContain("HTTPRouteBackendURLRewrite");
+  });
+
+  test("HTTPRouteBackendRequestRedirect", async () => {
+    // conformance/tests/httproute-backend-request-redirect.go/.yaml (newer than v1.6.1; feature
+    // HTTPRouteBackendRequestRedirect): RequestRedirect on a backendRef, 302 with the path.
+    apply(route("backend-request-redirect", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /full } }]
+      backendRefs:
+        - name: infra-backend-v1
+          port: 8080
+          filters: [{ type: RequestRedirect, requestRedirect: { path: { type: ReplaceFullPath, replaceFullPath: /redirected-full } } }]
+    - matches: [{ path: { type: PathPrefix, value: /prefix } }]
+      backendRefs:
+        - name: infra-backend-v1
+          port: 8080
+          filters: [{ type: RequestRedirect, requestRedirect: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /redirected-prefix } } }]`));
+    await accepted("backend-request-redirect");
+    await served("/full/original", (a) => a.status === 302);
+    const got: string[] = [];
+    for (const path of ["/full/original", "/prefix/original"]) {
+      const a = await ask(path);
+      got.push(`${path} ${a.status} ${target(a.location)}`);
+    }
+    expect(got).toEqual(["/full/original 302 http://example.com/redirected-full", "/prefix/original 302 http://example.com/redirected-prefix/original"]);
+    const features = ((api.get("GatewayClass", null, "portico")!.status as { supportedFeatures: { name: string }[] }).supportedFeatures).map((f) => f.name);
+    expect(features).toContain("HTTPRouteBackendRequestRedirect");
+  });
+
+  test("a backendRef's URLRewrite and RequestRedirect apply to that backend's share only, after the rule's filters (no upstream test)", async () => {
+    apply(route("backend-filters-split", `  parentRefs: [{ name: same-namespace }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /split } }]
+      filters: [{ type: URLRewrite, urlRewrite: { hostname: rule.example, path: { type: ReplacePrefixMatch, replacePrefixMatch: /by-rule } } }]
+      backendRefs:
+        - { name: infra-backend-v1, port: 8080, weight: 1 }
+        - name: infra-backend-v2
+          port: 8080
+          weight: 1
+          filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /by-backend } } }]
+    - matches: [{ path: { type: PathPrefix, value: /clash } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { statusCode: 301 } }]
+      backendRefs:
+        - name: infra-backend-v1
+          port: 8080
+          filters: [{ type: URLRewrite, urlRewrite: { hostname: a.example } }]`));
+    await served("/split/x", (a) => a.status === 200);
+    const seen = new Set<string>();
+    for (let i = 0; i < 40 && seen.size < 2; i++) {
+      const a = await ask("/split/x");
+      seen.add(`${a.backend} ${a.path} ${a.headers.host}`);
+    }
+    expect([...seen].sort()).toEqual([`${INFRA}/infra-backend-v1 /by-rule/x rule.example`, `${INFRA}/infra-backend-v2 /by-backend/x rule.example`]);
+    // The rule's redirect answers before any backend: a backendRef's rewrite there is refused.
+    expect((await ask("/clash")).status).toBe(500);
+  });
+
   test("ReplacePrefixMatch beside a RegularExpression match: the rule is dropped (PartiallyInvalid, its requests 404), the route's other rules serve; a route left without a rule is not accepted", async () => {
     // HTTPPathModifier.replacePrefixMatch is "only compatible with a `PathPrefix` HTTPRouteMatch"
     // (apis/v1 httproute_types.go, and the CRD's CEL rules on HTTPRouteRule); a rule the spec

@@ -93,6 +93,10 @@ export interface WeightedBackend {
   readonly requestHeaders: HeaderModifier | null;
   /** HTTPBackendRef.filters' ResponseHeaderModifier: applied after the rule's, for this backend's answers only. */
   readonly responseHeaders: HeaderModifier | null;
+  /** HTTPBackendRef.filters' RequestRedirect: this backend's share of requests is redirected. */
+  readonly redirect?: Redirect | null;
+  /** HTTPBackendRef.filters' URLRewrite: applied after the rule's, for this backend only. */
+  readonly rewrite?: Rewrite | null;
 }
 
 export interface CompiledRule {
@@ -248,6 +252,41 @@ function appProtocolOf(snapshot: Snapshot, ns: string, name: string, port: numbe
   return sp?.appProtocol ?? null;
 }
 
+/** The prefix of a redirectFilter/rewriteFilter answer that drops the rule rather than refusing it. */
+const DROP = "drop:";
+
+/**
+ * An HTTPRequestRedirectFilter Portico can apply, or why not: `drop:…` when the spec makes the
+ * rule invalid (ReplacePrefixMatch beside a match that is not a PathPrefix), otherwise a value
+ * it does not serve (UnsupportedValue, the rule answers 500).
+ */
+function redirectFilter(r: NonNullable<HTTPRouteFilter["requestRedirect"]>, prefixOnly: boolean): Redirect | string {
+  const scheme = r.scheme === "http" || r.scheme === "https" ? r.scheme : null;
+  const code = r.statusCode ?? 302;
+  if ((r.scheme != null && scheme === null) || !REDIRECT_CODES.has(code) || (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase()))) {
+    return `RequestRedirect scheme ${r.scheme ?? ""} / statusCode ${code} is not supported`;
+  }
+  let path: PathModifier | null = null;
+  if (r.path) {
+    path = pathModifier(r.path);
+    if (path === null) return `RequestRedirect path type ${r.path.type} is not supported`;
+    if (path.type === "ReplacePrefixMatch" && !prefixOnly) return `${DROP}RequestRedirect ReplacePrefixMatch is only valid with PathPrefix matches (HTTPPathModifier)`;
+  }
+  return { scheme, hostname: r.hostname ? r.hostname.toLowerCase() : null, port: r.port ?? null, statusCode: code as RedirectCode, path };
+}
+
+/** An HTTPURLRewriteFilter Portico can apply, or why not (`drop:…` as for redirectFilter). */
+function rewriteFilter(r: NonNullable<HTTPRouteFilter["urlRewrite"]>, prefixOnly: boolean): Rewrite | string {
+  if (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase())) return "URLRewrite hostname is not a DNS name";
+  let path: PathModifier | null = null;
+  if (r.path) {
+    path = pathModifier(r.path);
+    if (path === null) return `URLRewrite path type ${r.path.type} is not supported`;
+    if (path.type === "ReplacePrefixMatch" && !prefixOnly) return `${DROP}URLRewrite ReplacePrefixMatch is only valid with PathPrefix matches (HTTPPathModifier)`;
+  }
+  return { hostname: r.hostname ? r.hostname.toLowerCase() : null, path };
+}
+
 export function compileRoute(
   snapshot: Snapshot,
   route: HTTPRoute,
@@ -365,45 +404,15 @@ export function compileRoute(
         if (typeof c === "string") invalid = c;
         else cors = c;
       } else if (f.type === "RequestRedirect" && f.requestRedirect) {
-        const r = f.requestRedirect;
-        const scheme = r.scheme === "http" || r.scheme === "https" ? r.scheme : null;
-        const code = r.statusCode ?? 302;
-        if ((r.scheme != null && scheme === null) || !REDIRECT_CODES.has(code) || (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase()))) {
-          invalid = `RequestRedirect scheme ${r.scheme ?? ""} / statusCode ${code} is not supported`;
-          continue;
-        }
-        let path: PathModifier | null = null;
-        if (r.path) {
-          path = pathModifier(r.path);
-          if (path === null) {
-            invalid = `RequestRedirect path type ${r.path.type} is not supported`;
-            continue;
-          }
-          if (path.type === "ReplacePrefixMatch" && !prefixOnly) {
-            drop ??= "RequestRedirect ReplacePrefixMatch is only valid with PathPrefix matches (HTTPPathModifier)";
-            continue;
-          }
-        }
-        redirect = { scheme, hostname: r.hostname ? r.hostname.toLowerCase() : null, port: r.port ?? null, statusCode: code as RedirectCode, path };
+        const r = redirectFilter(f.requestRedirect, prefixOnly);
+        if (typeof r === "object") redirect = r;
+        else if (r.startsWith(DROP)) drop ??= r.slice(DROP.length);
+        else invalid = r;
       } else if (f.type === "URLRewrite" && f.urlRewrite) {
-        const r = f.urlRewrite;
-        if (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase())) {
-          invalid = "URLRewrite hostname is not a DNS name";
-          continue;
-        }
-        let path: PathModifier | null = null;
-        if (r.path) {
-          path = pathModifier(r.path);
-          if (path === null) {
-            invalid = `URLRewrite path type ${r.path.type} is not supported`;
-            continue;
-          }
-        }
-        if (path?.type === "ReplacePrefixMatch" && !prefixOnly) {
-          drop ??= "URLRewrite ReplacePrefixMatch is only valid with PathPrefix matches (HTTPPathModifier)";
-          continue;
-        }
-        rewrite = { hostname: r.hostname ? r.hostname.toLowerCase() : null, path };
+        const r = rewriteFilter(f.urlRewrite, prefixOnly);
+        if (typeof r === "object") rewrite = r;
+        else if (r.startsWith(DROP)) drop ??= r.slice(DROP.length);
+        else invalid = r;
       } else if (f.type === "RequestMirror" && f.requestMirror) {
         const m = f.requestMirror;
         const b = m.backendRef;
@@ -443,6 +452,8 @@ export function compileRoute(
       // rule answers 500.
       let backendHeaders: HeaderModifier | null = null;
       let backendResponseHeaders: HeaderModifier | null = null;
+      let backendRedirect: Redirect | null = null;
+      let backendRewrite: Rewrite | null = null;
       for (const f of b.filters ?? []) {
         if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
           const bad = badRequestModifier(f.requestHeaderModifier);
@@ -452,8 +463,26 @@ export function compileRoute(
           const bad = badResponseModifier(f.responseHeaderModifier);
           if (bad !== null) invalid ??= `a backendRef's ${bad}`;
           else backendResponseHeaders = modifier(f.responseHeaderModifier);
+        } else if (routeKind.kind === "HTTPRoute" && f.type === "RequestRedirect" && f.requestRedirect) {
+          // HTTPRouteBackendRequestRedirect and HTTPRouteBackendURLRewrite (Extended): applied
+          // "if and only if the request is being forwarded to the backend defined here"
+          // (HTTPBackendRef.filters), after the rule's filters; the same checks as the rule's.
+          const r = redirectFilter(f.requestRedirect, prefixOnly);
+          if (typeof r === "object") backendRedirect = r;
+          else if (r.startsWith(DROP)) drop ??= `a backendRef's ${r.slice(DROP.length)}`;
+          else invalid ??= `a backendRef's ${r}`;
+        } else if (routeKind.kind === "HTTPRoute" && f.type === "URLRewrite" && f.urlRewrite) {
+          const r = rewriteFilter(f.urlRewrite, prefixOnly);
+          if (typeof r === "object") backendRewrite = r;
+          else if (r.startsWith(DROP)) drop ??= `a backendRef's ${r.slice(DROP.length)}`;
+          else invalid ??= `a backendRef's ${r}`;
         } else invalid ??= `backendRef filter ${f.type} is not supported`;
       }
+      // As on a rule (its CEL rule), a redirect and a rewrite cannot go together; nor can a
+      // backendRef's redirect or rewrite follow the rule's redirect, which answers first, or a
+      // backendRef's redirect follow the rule's rewrite (IncompatibleFilters' combinations).
+      if (backendRedirect !== null && (backendRewrite !== null || redirect !== null || rewrite !== null)) invalid ??= "a backendRef's RequestRedirect cannot be used with another RequestRedirect or URLRewrite";
+      else if (backendRewrite !== null && redirect !== null) invalid ??= "a backendRef's URLRewrite cannot follow the rule's RequestRedirect";
       const group = b.group ?? "";
       const kind = b.kind ?? "Service";
       const bNs = b.namespace ?? routeNs;
@@ -486,7 +515,7 @@ export function compileRoute(
         backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
         continue;
       }
-      backends.push({ backend: r.backend, weight, requestHeaders: backendHeaders, responseHeaders: backendResponseHeaders });
+      backends.push({ backend: r.backend, weight, requestHeaders: backendHeaders, responseHeaders: backendResponseHeaders, redirect: backendRedirect, rewrite: backendRewrite });
     }
     let timeouts: Timeouts | null = null;
     if (rule.timeouts && (rule.timeouts.request != null || rule.timeouts.backendRequest != null)) {
