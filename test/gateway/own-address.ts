@@ -14,33 +14,8 @@ import { join } from "node:path";
 import { tlsSecret } from "../e2e/objects.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
-import { api, apply, cleanup, conformanceBase, created, INFRA, portico, route } from "./base-harness.ts";
+import { api, apply, cleanup, conformanceBase, created, freeRange, INFRA, portico, RANGE_SIZE, route, SERVICE_NS } from "./base-harness.ts";
 
-const RANGE_SIZE = 8;
-
-/**
- * A run of RANGE_SIZE ports free on loopback now (each probed with a bind), for --gateway-ports:
- * below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 and up by default),
- * where the other suites' port-0 listeners and outgoing connections take theirs, so none of
- * them can take one between this probe and Portico's bind.
- */
-function freeRange(): number {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const from = 20_000 + Math.floor(Math.random() * 12_000);
-    const held: { stop(force?: boolean): void }[] = [];
-    try {
-      for (let p = from; p < from + RANGE_SIZE; p++) held.push(Bun.listen({ hostname: "127.0.0.1", port: p, socket: { data() {} } }));
-      return from;
-    } catch {
-      // one is taken: try another run
-    } finally {
-      for (const h of held) h.stop(true);
-    }
-  }
-  throw new Error("no free port range on loopback");
-}
-
-const SERVICE_NS = "portico";
 /** What the tests started beside the base (stopped after the file). */
 const stops: (() => Promise<void>)[] = [];
 let from = 0;
