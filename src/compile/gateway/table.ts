@@ -499,7 +499,7 @@ function routeWork(
   // (HTTPRouteRule.matches: "When no rules matching a request have been successfully attached
   // ... a HTTP 404 status code MUST be returned"). With a rule left the route stays Accepted
   // and says PartiallyInvalid=True, message "Dropped Rule"; with none it is Accepted=False.
-  const droppedText = compiled.dropped.length === 0 ? "" : `Dropped Rule ${compiled.dropped.join("; ")}`;
+  const droppedText = compiled.dropped.length === 0 ? "" : `Dropped ${compiled.dropped.join("; Dropped ")}`;
   const unsupported =
     grpc?.unsupported ?? compiled.unsupported ?? (compiled.dropped.length > 0 && compiled.rules.length === 0 ? cond("Accepted", "False", "UnsupportedValue", `no valid rule: ${droppedText}`) : null);
   const partially = compiled.dropped.length > 0 && compiled.rules.length > 0 ? cond("PartiallyInvalid", "True", "UnsupportedValue", droppedText) : null;
