@@ -94,10 +94,13 @@ export interface WeightedBackend {
   /** HTTPBackendRef.filters' ResponseHeaderModifier: applied after the rule's, for this backend's answers only. */
   readonly responseHeaders: HeaderModifier | null;
   /** HTTPBackendRef.filters' RequestRedirect: this backend's share of requests is redirected. */
-  readonly redirect?: Redirect | null;
+  readonly redirect: Redirect | null;
   /** HTTPBackendRef.filters' URLRewrite: applied after the rule's, for this backend only. */
-  readonly rewrite?: Rewrite | null;
+  readonly rewrite: Rewrite | null;
 }
+
+/** A backendRef that cannot be used: its share answers 500, its filters never run. */
+const invalidBackend = (weight: number): WeightedBackend => ({ backend: null, weight, requestHeaders: null, responseHeaders: null, redirect: null, rewrite: null });
 
 export interface CompiledRule {
   /** The route; `kind` is set for a GRPCRoute (an HTTPRoute of the same name is another route). */
@@ -488,22 +491,22 @@ export function compileRoute(
       const bNs = b.namespace ?? routeNs;
       if (group !== "" || kind !== "Service") {
         refFail("InvalidKind", `backendRef ${group}/${kind} ${b.name}: only Services are supported`);
-        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
+        backends.push(invalidBackend(weight));
         continue;
       }
       if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: routeKind.kind, namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
         refFail("RefNotPermitted", `Service ${bNs}/${b.name} is in another namespace and no ReferenceGrant permits it`);
-        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
+        backends.push(invalidBackend(weight));
         continue;
       }
       if (b.port == null) {
         refFail("UnsupportedValue", `backendRef Service ${bNs}/${b.name} has no port`);
-        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
+        backends.push(invalidBackend(weight));
         continue;
       }
       if (!snapshot.services.has(`${bNs}/${b.name}`)) {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} not found`);
-        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
+        backends.push(invalidBackend(weight));
         continue;
       }
       // An IngressNginxPolicy's backend-protocol sets the scheme, as on the Ingress; otherwise
@@ -512,7 +515,7 @@ export function compileRoute(
       const r = resolve(serviceRef(bNs, b.name, b.port, extension?.scheme ?? (routeKind.scheme === "http" && appProtocolOf(snapshot, bNs, b.name, b.port) === H2C_APP_PROTOCOL ? "h2c" : routeKind.scheme)));
       if (r.backend.status === "ServicePortNotFound") {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} has no port ${b.port}`);
-        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
+        backends.push(invalidBackend(weight));
         continue;
       }
       backends.push({ backend: r.backend, weight, requestHeaders: backendHeaders, responseHeaders: backendResponseHeaders, redirect: backendRedirect, rewrite: backendRewrite });

@@ -688,13 +688,13 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   const choices: WeightedMatch[] = [];
   for (const b of rule.backends) {
     if (b.weight === 0) continue;
-    const own = b.requestHeaders === null && b.responseHeaders === null && (b.redirect ?? null) === null && (b.rewrite ?? null) === null ? policies : backendPolicies(policies, b, match, listener);
+    const own = b.requestHeaders === null && b.responseHeaders === null && b.redirect === null && b.rewrite === null ? policies : backendPolicies(policies, b, match, listener);
     choices.push({
       match:
         b.backend === null
           ? make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason: "invalid backendRef" })])
           : // A backendRef's RequestRedirect answers this backend's share itself (no backend).
-            make((b.redirect ?? null) === null ? b.backend : NO_BACKEND, own),
+            make(b.redirect === null ? b.backend : NO_BACKEND, own),
       weight: b.weight,
     });
   }
