@@ -63,4 +63,6 @@ export type DiagnosticReason =
   // resolved, a listener that cannot be served.
   | "RouteNotAccepted"
   | "RouteRefsNotResolved"
+  /** A route rule the spec makes invalid, left out (the route's PartiallyInvalid condition). */
+  | "RouteRuleDropped"
   | "ListenerNotProgrammed";
