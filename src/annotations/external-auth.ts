@@ -220,12 +220,16 @@ export const AUTH_PROXY_SET_HEADERS: AnnotationSpec = {
   nginx: [n("auth-proxy-set-headers")],
   family: "external-auth",
   default: "none",
-  description: "ConfigMap of headers added to the auth request",
+  description:
+    "`<namespace>/<name>` of a ConfigMap in the Ingress's namespace whose entries are set on the auth request (name: letters, digits, `-`, `_`; a value may use `$host`, `$http_host`, `$scheme`, `$remote_addr`, `$remote_user`, `$request_uri`, `$escaped_request_uri`, `$request_method`, `$http_<name>`, `$cookie_<name>`; an empty value removes the field); a missing ConfigMap, one in another namespace, a bare name or an invalid key make every request 503, as in ingress-nginx",
   compat: {
     kind: "differs",
     difference:
-      "Portico reads ingress-nginx's own ConfigMap (`--nginx-configmap`), but not the ConfigMap this annotation names (the headers to add to the auth request): a route with this annotation answers 503 to every request, as ingress-nginx's does when that ConfigMap is missing, rather than ask the auth service without those headers.",
+      "A value with characters ingress-nginx's validator refuses makes every request 503 (ingress-nginx then asks the auth service without the headers). In the ConfigMap, another variable (`$uri`, `$args` and `$arg_<name>` name the auth location in nginx), a control or non-ASCII character in a value makes every request 503; an entry naming a field the auth request sets itself (`Host`, `X-Original-URL`, `X-Forwarded-For`...) is left out with a warning (nginx sends both fields). An edit or deletion of the ConfigMap applies at once (ingress-nginx applies it when the Ingress is next synced). A `<namespace>/<name>` value is served the same.",
   },
+  // ingress-nginx finds the ConfigMap only as `<namespace>/<name>` (authreq looks the value up
+  // as a store key); what the ConfigMap holds is reported per Ingress (compile/auth-headers.ts).
+  sameWhen: (value) => /^[-._~a-zA-Z0-9:]+\/[-._~a-zA-Z0-9:]+$/.test(value.trim()),
 };
 
 // ingress-nginx's character rules (parser/validators.go), applied after removing spaces as its
