@@ -80,13 +80,20 @@ beforeAll(async () => {
   api.create("IngressClass", ingressClass());
   api.create("Service", service(NS, "web"));
   api.create("EndpointSlice", slice(NS, "web", [backend.port]));
-  api.create("ConfigMap", configMap("auth-headers", { "My-Custom-Header": "42", "X-Client-Host": "$host" }));
+  api.create("ConfigMap", configMap("auth-headers", {
+    "My-Custom-Header": "42", "X-Client-Host": "$host", "X-Who": "${request_method} $http_x_user/$cookie_session",
+    "X-Empty": "", "X-Forwarded-For": "203.0.113.9",
+  }));
+  api.create("ConfigMap", configMap("bad-var", { "X-Path": "$uri" }));
   // A ConfigMap no Ingress names: never listed, watched or held.
   api.create("ConfigMap", configMap("unrelated", { big: "x".repeat(1000) }));
   api.create("ConfigMap", configMap("bad-name", { "My.Header": "1" }));
   api.create("Ingress", authIngress("headers", "headers.test", `${NS}/auth-headers`));
   api.create("Ingress", authIngress("missing", "missing.test", `${NS}/absent`));
   api.create("Ingress", authIngress("bad-name", "bad-name.test", `${NS}/bad-name`));
+  api.create("Ingress", authIngress("bad-var", "bad-var.test", `${NS}/bad-var`));
+  // ingress-nginx looks the value up as written: a bare name is never found (503).
+  api.create("Ingress", authIngress("bare", "bare.test", "auth-headers"));
 
   const log = captureLogger();
   controller = createController({ config: testConfig(), log: quietLog });
@@ -120,11 +127,18 @@ describe("auth-proxy-set-headers through the API server's watch", () => {
     // when auth-headers are set`: the value `<namespace>/auth-headers` names a ConfigMap of
     // the Ingress's namespace, whose entry is written into the auth location. nginx expands
     // the variable in a value (the line is a quoted nginx string): $host is the request's host.
-    expect(await send("headers.test", "/a?b=c", { "my-custom-header": "from-the-client" })).toBe(200);
+    const client = { "my-custom-header": "from-the-client", "x-user": "ann", cookie: "a=1; session=s3", "x-empty": "client" };
+    expect(await send("headers.test", "/a?b=c", client)).toBe(200);
     const f = lastAuthFields();
     // proxy_set_header replaces the client's field of that name.
     expect(f["my-custom-header"]).toEqual(["42"]);
     expect(f["x-client-host"]).toEqual(["headers.test"]);
+    expect(f["x-who"]).toEqual(["GET ann/s3"]);
+    // An empty value sends no field, the client's included (nginx's proxy_set_header).
+    expect(f["x-empty"]).toBeUndefined();
+    // The template's own X-Forwarded-For ($remote_addr) stays; the entry is left out with a warning.
+    expect(f["x-forwarded-for"]).toEqual(["127.0.0.1"]);
+    expect(controller.diagnostics().find((x) => x.name === "headers")?.message).toContain("X-Forwarded-For is left out");
     expect(f["x-sent-from"]).toEqual(["nginx-ingress-controller"]);
     expect(backend.requests().at(-1)?.line).toBe("GET /a?b=c HTTP/1.1");
   });
@@ -165,14 +179,24 @@ describe("auth-proxy-set-headers through the API server's watch", () => {
     expect(controller.diagnostics().find((x) => x.name === "bad-name")?.message).toContain(`"My.Header" is not a header name`);
   });
 
+  test("a variable nginx would evaluate for the auth location itself ($uri), or a bare ConfigMap name: 503 with a diagnostic", async () => {
+    const asked = auth.requests().length;
+    expect(await send("bad-var.test")).toBe(503);
+    expect(controller.diagnostics().find((x) => x.name === "bad-var")?.message).toContain("the variable $uri is not supported");
+    // authreq.Parse: `GetConfigMap("auth-headers")` misses the store's `namespace/name` keys.
+    expect(await send("bare.test")).toBe(503);
+    expect(controller.diagnostics().find((x) => x.name === "bare")?.message).toContain(`found only as ${NS}/auth-headers`);
+    expect(auth.requests().length).toBe(asked);
+  });
+
   test("only the named ConfigMaps are asked for, each by name, and only they are held", async () => {
     const paths = api.requests.filter((r) => r.path.includes("/configmaps"));
     expect(paths.length).toBeGreaterThan(0);
     for (const r of paths) {
       expect(r.path).toBe(`/api/v1/namespaces/${NS}/configmaps`);
-      expect(new URLSearchParams(r.query).get("fieldSelector")).toMatch(/^metadata\.name=(auth-headers|absent|bad-name)$/);
+      expect(new URLSearchParams(r.query).get("fieldSelector")).toMatch(/^metadata\.name=(auth-headers|absent|bad-name|bad-var)$/);
     }
-    expect([...controller.store.view("ConfigMap").keys()].sort()).toEqual([`${NS}/auth-headers`, `${NS}/bad-name`]);
+    expect([...controller.store.view("ConfigMap").keys()].sort()).toEqual([`${NS}/auth-headers`, `${NS}/bad-name`, `${NS}/bad-var`]);
   });
 
   test("an Ingress that stops naming a ConfigMap lets it go", async () => {
