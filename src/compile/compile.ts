@@ -134,6 +134,7 @@ export class Compiler {
   #gw: GatewayCompileResult | null = null;
   #gwOwn: readonly unknown[] = [];
   #gwShared: readonly unknown[] = [];
+  #gwConfigMaps: Snapshot["configMaps"] = undefined;
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
   /** The hosts the served Ingresses name (gateway/ingress-hosts.ts), kept as the Ingress part compiles. */
   #claimIndex = new HostClaimsIndex();
@@ -182,7 +183,10 @@ export class Compiler {
     const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.grpcRoutes, snapshot.referenceGrants, snapshot.namespaces, snapshot.ingressNginxPolicies];
     const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
     let gw = this.#gw;
-    let dirty = gw === null || own.some((m, i) => m !== this.#gwOwn[i]);
+    // A named ConfigMap changed (an IngressNginxPolicy's auth-proxy-set-headers, extension.ts):
+    // rare, and no route records which it read, so every route is compiled again.
+    const configMapsChanged = snapshot.configMaps !== this.#gwConfigMaps;
+    let dirty = gw === null || configMapsChanged || own.some((m, i) => m !== this.#gwOwn[i]);
     // The keys named by the last Gateway compile that changed since (Services and EndpointSlice
     // groups share their keys), so it knows which routes to compile again.
     const services = new Set<string>();
@@ -203,7 +207,7 @@ export class Compiler {
       });
     }
     if (dirty || gw === null) {
-      const changes = gw === null || this.#gwShared.length === 0 ? null : { prev: gw, services, secrets };
+      const changes = gw === null || this.#gwShared.length === 0 || configMapsChanged ? null : { prev: gw, services, secrets };
       gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes, this.#config);
       this.#gw = gw;
       const range = this.#config.gatewayPorts;
@@ -216,6 +220,7 @@ export class Compiler {
     }
     this.#gwOwn = own;
     this.#gwShared = shared;
+    this.#gwConfigMaps = snapshot.configMaps;
     const cached = this.#gwResult;
     if (cached !== null && cached.base === base && cached.gw === gw) return cached.result;
     // With --gateway-ports each Gateway is served on its own ports only: the shared ports keep
@@ -270,6 +275,7 @@ export class Compiler {
     this.#gw = null;
     this.#gwOwn = [];
     this.#gwShared = [];
+    this.#gwConfigMaps = undefined;
     this.#gwResult = null;
     this.#gwPortsCompiler = new GatewayPortsCompiler();
     this.#gwPorts = null;
