@@ -6,6 +6,7 @@
 // records. Objects in the store are immutable and replaced on change, so the compiler keeps one
 // plan per Ingress object and plans only edited Ingresses again, or one whose basic-auth
 // Secret is another object now (planIsCurrent).
+import { skipsAuthentication } from "../annotations/basic-auth.ts";
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import type { ConfigMap, HTTPIngressPath, Ingress, IngressBackend, Secret } from "../model/schemas.ts";
 import type { PathType } from "../table/types.ts";
@@ -43,6 +44,8 @@ export interface PathPlan {
   readonly backend: BackendRef;
   /** The path as written starts with a --no-tls-redirect-locations entry: never redirected to HTTPS. */
   readonly tlsRedirectExempt?: true;
+  /** The path as written starts with a --no-auth-locations entry: no basic or external authentication (Route.authExempt). */
+  readonly authExempt?: true;
   /** Its Ingress sets ssl-passthrough and --enable-ssl-passthrough is on (Route.sslPassthrough). */
   readonly sslPassthrough?: true;
 }
@@ -143,6 +146,15 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   const refusedBy = new Set(ann.problems.flatMap((p) => (p.startsWith("annotation ") && p.includes("refused with 503") ? p.slice(11, p.indexOf(":")).split(", ") : [])));
   for (const a of ann.unsupported) if (!refusedBy.has(a)) diag("UnsupportedAnnotation", `annotation ${a} is not supported by Portico and is ignored`, "warning");
   diagnostics.push(...headers.diagnostics, ...access.diagnostics);
+  // ingress-nginx's controller.go (createServers) logs "session-cookie-path should be set when
+  // use-regex is true" for a cookie-affinity Ingress with use-regex and no session-cookie-path:
+  // the cookie's Path is then the location's path, a regular expression a browser compares
+  // literally (proxy/policies/affinity.ts cookiePath). The same Ingress is served the same; a
+  // warning, as there.
+  const cookie = ann.policies.affinity.cookie;
+  if (cookie !== null && cookie.path === null && ann.policies.regexRewrite.useRegex) {
+    diag("SessionCookiePath", "session-cookie-path should be set when use-regex is true: the affinity cookie's Path is otherwise the rule path, a regular expression that browsers compare as a literal path", "warning");
+  }
   // ingress-nginx reads the annotation without the flag, but only the flag starts the TCP proxy
   // that acts on it (nginx.go setupSSLProxy), so there it changes nothing: say so here.
   const passthrough = ann.denied === null && ann.policies.sslPassthrough.on && config.enableSslPassthrough;
@@ -228,6 +240,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
         backend: br.ref,
         // template.go isLocationInLocationList: strings.HasPrefix on the location's path as written.
         ...(config.noTlsRedirectLocations.some((l) => vp.raw.startsWith(l)) ? { tlsRedirectExempt: true as const } : {}),
+        ...(skipsAuthentication(vp.raw, config.noAuthLocations) ? { authExempt: true as const } : {}),
         ...(passthrough ? { sslPassthrough: true as const } : {}),
       };
       list.push(pp);
