@@ -153,6 +153,12 @@ export const EXTERNAL_AUTH = defineKind(
     alwaysSetCookie: v.boolean(),
     cacheKey: v.nullable(Template),
     cacheRules: v.array(v.strictObject({ statuses: v.nullable(v.array(v.number())), ms: v.number() })),
+    /**
+     * auth-proxy-set-headers: the named ConfigMap's entries, set on the auth request (name,
+     * value template); null while that ConfigMap is not read (compile/auth-headers.ts reads
+     * it), which the runner refuses to build: never an auth request without them.
+     */
+    proxySetHeaders: v.nullable(v.array(v.strictObject({ name: Str, value: Template }))),
   }),
 );
 

@@ -189,6 +189,16 @@ function authHeaders(flow: PolicyFlow, host: string, p: Live): Headers {
   h.set("x-real-ip", flow.clientIp);
   h.set("x-forwarded-for", flow.clientIp);
   h.set("x-auth-request-redirect", p.requestRedirect ?? flow.pathAndQuery);
+  // auth-proxy-set-headers: `proxy_set_header NAME "VALUE"` in the auth location
+  // (template.go buildAuthProxySetHeaders), after the template's own lines. proxy_set_header
+  // replaces the client's field of that name, and a value that is empty once its variables
+  // are expanded sends no field at all (nginx's proxy module). The compiler left out the names
+  // the template sets itself (compile/auth-headers.ts).
+  for (const { name } of p.proxySetHeaders ?? []) h.delete(name);
+  for (const { name, value } of p.proxySetHeaders ?? []) {
+    const text = render(value, flow);
+    if (text !== "") h.append(name, text);
+  }
   return h;
 }
 
@@ -293,6 +303,7 @@ export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKi
   };
 
   function build(p: Live): PolicyStep {
+    if (p.proxySetHeaders === null) throw new TypeError("auth-proxy-set-headers is not resolved (its ConfigMap was not read)");
     // The policy's part of every cache key: its parameters' digest, the same in every worker
     // (which build their routes apart) and for the same policy after a table change.
     const id = new Bun.CryptoHasher("sha256").update(JSON.stringify(p)).digest("hex").slice(0, 32);
