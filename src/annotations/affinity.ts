@@ -78,7 +78,7 @@ export const COOKIE_PATH: AnnotationSpec = {
   nginx: [n("session-cookie-path")],
   family: "affinity",
   default: "the route's path",
-  description: "`Path` of the cookie",
+  description: "`Path` of the cookie; an Ingress with `use-regex` and cookie affinity but no session-cookie-path gets a `SessionCookiePath` warning, as ingress-nginx logs one (the route's path is then a regular expression)",
   compat: { kind: "same" },
 };
 

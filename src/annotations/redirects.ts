@@ -47,7 +47,7 @@ const DENIED_NOTE =
  */
 const forValid = (difference: string) => (): string => difference.replace(DENIED_NOTE, "").trim();
 
-const BODY_NOTE = "The redirect has an empty body (nginx sends a short HTML page).";
+const BODY_NOTE = "Without --ingress-nginx-compat the redirect has an empty body (nginx sends a short HTML page, as Portico does with the flag).";
 const NO_HOST_NOTE = "A request without Host (HTTP/1.0) gets 400 where a relative URL needs the host (nginx writes its own address).";
 
 // ingress-nginx's URLIsValidRegex (parser/validators.go): URL characters, no `$` (nginx

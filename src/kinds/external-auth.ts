@@ -50,6 +50,12 @@ const EXTERNAL_AUTH_PARAMS = v.strictObject({
   alwaysSetCookie: v.boolean(),
   cacheKey: v.nullable(Template),
   cacheRules: v.array(v.strictObject({ statuses: v.nullable(v.array(v.number())), ms: v.number() })),
+  /**
+   * auth-proxy-set-headers: the named ConfigMap's entries, set on the auth request (name,
+   * value template); null while that ConfigMap is not read (compile/auth-headers.ts reads
+   * it), which the runner refuses to build: never an auth request without them.
+   */
+  proxySetHeaders: v.nullable(v.array(v.strictObject({ name: Str, value: Template }))),
 });
 
 type Live = v.InferOutput<typeof EXTERNAL_AUTH_PARAMS>;
@@ -197,6 +203,16 @@ function authHeaders(flow: PolicyFlow, host: string, p: Live): Headers {
   h.set("x-real-ip", flow.clientIp);
   h.set("x-forwarded-for", flow.clientIp);
   h.set("x-auth-request-redirect", p.requestRedirect ?? flow.pathAndQuery);
+  // auth-proxy-set-headers: `proxy_set_header NAME "VALUE"` in the auth location
+  // (template.go buildAuthProxySetHeaders), after the template's own lines. proxy_set_header
+  // replaces the client's field of that name, and a value that is empty once its variables
+  // are expanded sends no field at all (nginx's proxy module). The compiler left out the names
+  // the template sets itself (compile/auth-headers.ts).
+  for (const { name } of p.proxySetHeaders ?? []) h.delete(name);
+  for (const { name, value } of p.proxySetHeaders ?? []) {
+    const text = render(value, flow);
+    if (text !== "") h.append(name, text);
+  }
   return h;
 }
 
@@ -270,6 +286,7 @@ const tellRefused = (flow: PolicyFlow, name: string, e: AddressForbiddenError): 
 };
 
 function build(p: Live, caps: PolicyCaps | undefined): PolicyStep {
+  if (p.proxySetHeaders === null) throw new TypeError("auth-proxy-set-headers is not resolved (its ConfigMap was not read)");
   const { resolve, pipelineGuard, subrequest, deadline, authCache } = needCaps(caps, "external-auth");
   // The policy's part of every cache key: its parameters' digest, the same in every worker
   // (which build their routes apart) and for the same policy after a table change.

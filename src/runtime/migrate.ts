@@ -3,7 +3,8 @@
 // every kind Portico reads, Secrets included (the users of basic authentication decide whether
 // a route answers 503), so the report compiles what Portico would serve. With
 // --nginx-configmap, ingress-nginx's ConfigMap is read too: from the --manifests files (the
-// manifest source ignores ConfigMaps) or with one GET.
+// manifest source hands ConfigMaps to the store for auth-proxy-set-headers, not to the
+// settings) or with one GET.
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { dump, loadAll } from "js-yaml";
@@ -27,7 +28,7 @@ export const EXIT_CHANGES = 3;
 const YAML_FILE = /\.ya?ml$/i;
 
 /**
- * The ConfigMap `ref` in the --manifests files (the manifest source ignores ConfigMaps), or null;
+ * The ConfigMap `ref` in the --manifests files, raw, as the settings parser reads it, or null;
  * `unreadable` counts the files that did not parse (the manifest source reports them), in which
  * the ConfigMap may be. Serving reads it here too (runtime/run.ts).
  */

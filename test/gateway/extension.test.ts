@@ -160,6 +160,31 @@ spec:
   });
 });
 
+describe("auth-proxy-set-headers in an IngressNginxPolicy", () => {
+  test("reads the ConfigMap of the route's namespace; missing, 503 (refuse stage); edited, the incremental compile follows", () => {
+    // authreq/main.go: a ConfigMap that cannot be found denies the location (503), as for an Ingress.
+    const c = new Compiler(DEFAULT_COMPILE_CONFIG);
+    const r = route("r", ref("p"));
+    const p = policy("p", { [`${N}auth-url`]: "http://auth.example/", [`${N}auth-proxy-set-headers`]: `${INFRA}/h` });
+    const cm = (value: string) => `
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: h, namespace: ${INFRA} }
+data: { X-Tenant: "${value}" }`;
+    const authStage = (res: ReturnType<Compiler["compile"]>) => {
+      const w = Object.create(World.prototype) as World;
+      Object.assign(w, { result: { table: res.table.gateway } });
+      return w.match({ path: "/guarded" })!.choices[0]!.match.route.options.stages!.map((st) => [st.kind, (st.params as { proxySetHeaders?: unknown }).proxySetHeaders ?? null]);
+    };
+    expect(authStage(c.compile(snapshot(BASE, GATEWAYS["same-namespace"], r, p)))).toEqual([[K.REFUSE.id, null]]);
+    const withA = snapshot(BASE, GATEWAYS["same-namespace"], r, p, cm("a"));
+    expect(authStage(c.compile(withA))).toEqual([[K.EXTERNAL_AUTH.id, [{ name: "x-tenant", value: ["a"] }]]]);
+    // Only the ConfigMap is another object: the route and the policy are the same ones.
+    const withB = { ...withA, configMaps: snapshot(cm("b")).configMaps };
+    expect(authStage(c.compile(withB))).toEqual([[K.EXTERNAL_AUTH.id, [{ name: "x-tenant", value: ["b"] }]]]);
+  });
+});
+
 describe("an Ingress and its HTTPRoute side by side in one proxy", () => {
   const cleanup: (() => unknown)[] = [];
   afterEach(async () => {

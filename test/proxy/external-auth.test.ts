@@ -346,7 +346,7 @@ describe("external auth: refused configurations (fail closed, 503, nothing conta
     ["an invalid auth-always-set-cookie", { "auth-always-set-cookie": "yes" }],
     ["an invalid auth-method", { "auth-method": "get" }],
     ["an invalid auth-response-headers", { "auth-response-headers": "X-A, X:B" }],
-    ["auth-proxy-set-headers (no ConfigMaps yet)", { "auth-proxy-set-headers": "auth-headers" }],
+    ["auth-proxy-set-headers with characters ingress-nginx's validator refuses", { "auth-proxy-set-headers": "ns/auth@headers" }],
     ["an auth-url without host", { "auth-url": "http:///check" }],
     ["an auth-url with another scheme", { "auth-url": "ftp://AUTH/" }],
     ["an auth-url with a variable other than $host", { "auth-url": "http://AUTH/$request_uri" }],

@@ -44,8 +44,10 @@ export function testConfig(over: Partial<Config> = {}): Config {
     streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientHeaderTimeoutMs: 60_000, clientBodyMinRate: 500, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, maxResponseHeaderSize: 64 * 1024,
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
     limitReqStatusCode: 503, limitConnStatusCode: 503,
+    // As config/parse.ts gives it: --ingress-nginx-compat serves ingress-nginx's server-tokens false.
+    serverHeader: over.ingressNginxCompat === true ? "none" : "backend",
     hsts: true, hstsMaxAge: 31536000, hstsIncludeSubdomains: false, hstsPreload: false, sslRedirect: true, forceSslRedirect: false, hostPolicyScope: "all", httpRedirectCode: 308,
-    usePortInRedirects: false, preserveTrailingSlash: false, relativeRedirects: false, noTlsRedirectLocations: ["/.well-known/acme-challenge"],
+    usePortInRedirects: false, preserveTrailingSlash: false, relativeRedirects: false, noTlsRedirectLocations: ["/.well-known/acme-challenge"], noAuthLocations: ["/.well-known/acme-challenge"],
     tlsMinVersion: "1.2", tlsCiphers: "", http2: true, http3: false, enableSslPassthrough: false, workers: 1, nginxConfigmap: null,
     ...over,
   };

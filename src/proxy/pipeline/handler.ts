@@ -16,6 +16,7 @@ import { POLICY_KINDS } from "../../kinds/registry.ts";
 import { createPolicyRunner } from "../policies/run.ts";
 import { policyCaps } from "../policies/caps.ts";
 import type { ProxyDeps, RequestServer } from "../types.ts";
+import { PORTICO_SERVER } from "../../http/headers.ts";
 import { sweep } from "../upstream/watchdog.ts";
 import { isWebSocketUpgrade, websocketHandler, type WsData } from "../upstream/websocket.ts";
 import { admit, open } from "./admit.ts";
@@ -39,6 +40,21 @@ export interface ProxyHandler {
   /** Abort every upstream request still running (end of the shutdown grace period). */
   abortInflight(): void;
   readonly balancer: Balancer;
+}
+
+/** The Server field of --server-header=portico on an answer (undefined: a WebSocket took the request). */
+function namePortico(res: Response | undefined): Response | undefined {
+  if (res === undefined) return res;
+  try {
+    res.headers.set("server", PORTICO_SERVER);
+  } catch {
+    // Headers the Fetch standard makes immutable (Response.redirect's, Response.error's); Bun
+    // 1.4.5 lets both be set, so this copy is only the fallback should that change.
+    const headers = new Headers(res.headers);
+    headers.set("server", PORTICO_SERVER);
+    return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+  }
+  return res;
 }
 
 /** Portico's own answer for `e`, or the route's error page instead once armed (choose.ts). */
@@ -113,7 +129,10 @@ export function createProxyHandler(
   };
 
   return {
-    fetch: (req, server) => handle(open(p, req, server)),
+    // --server-header=portico names Portico on every answer, its own ones too, as nginx's
+    // server_tokens on does (ingress-nginx's server-tokens true); proxied answers already carry
+    // it (headers.ts downstreamHeaders). Read per request: the ConfigMap may change it.
+    fetch: (req, server) => (config.serverHeader === "portico" ? handle(open(p, req, server)).then(namePortico) : handle(open(p, req, server))),
     websocket: websocketHandler(sockets, (d) => {
       try {
         hooks?.onWebsocket?.(d);

@@ -20,7 +20,7 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   rec.upstream = result.upstream.authority;
   rec.upstreamStatus = up.status;
   rec.upstreamMs = result.upstreamMs;
-  const down = downstreamHeaders(up.headers, x.requestId, x.hsts, errorRequest ? null : x.upstreamResponseHeaders, result.scan, p.compat);
+  const down = downstreamHeaders(up.headers, x.requestId, x.hsts, errorRequest ? null : x.upstreamResponseHeaders, result.scan, p.config.serverHeader, p.compat);
   if (errorRequest) {
     if (x.hasBody) down.set("connection", "close");
   } else {
