@@ -232,6 +232,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const b = bool(val, false);
     return b === null ? bad("a boolean") : b ? flag("permanent-redirect and temporal-redirect URLs starting with / are sent as written (absolute_redirect off)", "--relative-redirects=true") : same("such URLs are made absolute, as Portico");
   },
+  // config.go: a string, split on commas by template.go isLocationInLocationList; nginx.tmpl
+  // leaves auth_request (auth-url, global-auth-url) and auth_basic/auth_digest out of a location
+  // whose path as written starts with an entry.
+  "no-auth-locations": (val) => {
+    const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "");
+    if (list.length === 1 && list[0] === "/.well-known/acme-challenge") return same("/.well-known/acme-challenge, Portico's default (--no-auth-locations)");
+    return flag("rule paths starting with these run no basic or external authentication", `--no-auth-locations=${list.join(",")}`);
+  },
   // config.go: a string, split on commas by template.go isLocationInLocationList.
   "no-tls-redirect-locations": (val) => {
     const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "");
@@ -261,8 +269,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
     val.trim() === "0" ? not("Portico keeps connections to the pods alive (ingress-nginx sends Connection: close with 0)") : same("connections to the pods are kept alive"),
   "upstream-keepalive-timeout": () => not("no setting in Portico: its HTTP client pools connections itself"),
   "upstream-keepalive-requests": () => not("no setting in Portico: its HTTP client pools connections itself"),
-  "server-tokens": (val) =>
-    bool(val, false) === true ? not("Portico adds no Server header of its own") : not("ingress-nginx removes the Server header; Portico passes on the pod's"),
+  // config.go ShowServerTokens; nginx.tmpl: server_tokens on (nginx names itself and its version) or off plus `more_clear_headers Server`.
+  "server-tokens": (val) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    return b
+      ? flag("a Server field on every answer, the pod's replaced: Portico's name and version (portico/<version>), where nginx sends its own", "--server-header=portico")
+      : flag("no Server field on any answer, the pod's dropped", "--server-header=none");
+  },
   "enable-underscores-in-headers": (val) => (bool(val, false) === true ? flag("forward header names with underscores", "--enable-underscores-in-headers") : same("dropped, as Portico")),
   "worker-processes": (val) => (/^\d+$/.test(val.trim()) ? flag("data-plane processes", `--workers=${val.trim()}`) : same("auto: Portico also follows the CPUs")),
   "disable-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
@@ -274,7 +288,7 @@ const KEYS: Readonly<Record<string, Judge>> = {
 const ABSENT: Readonly<Record<string, Omit<ConfigMapKeyReport, "key" | "value">>> = {
   "proxy-body-size": flag("ingress-nginx's default limit is 1m; Portico has none unless told", "--max-body-size=1m"),
   "hsts-include-subdomains": flag("ingress-nginx adds includeSubDomains to Strict-Transport-Security by default; Portico does not unless told", "--hsts-include-subdomains=true"),
-  "server-tokens": not("ingress-nginx removes the Server header by default; Portico passes on the pod's"),
+  "server-tokens": flag("ingress-nginx sends no Server field by default (the pod's dropped); Portico passes on the pod's unless told", "--server-header=none"),
 };
 
 /** Every key of the ConfigMap, and the defaults that differ, as the report states them. */

@@ -101,6 +101,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   shutdownGracePeriodMs: { name: "shutdown-grace-period", metavar: "DURATION", help: "longest wait for in-flight requests while draining", defaultText: "30s", schema: val.duration(0), fallback: () => 30_000 },
   limitReqStatusCode: { name: "limit-req-status-code", metavar: "N", help: "status of a request over an Ingress's limit-rps or limit-rpm (400-599)", defaultText: "503", schema: val.integer(400, 599), fallback: () => 503 },
   limitConnStatusCode: { name: "limit-conn-status-code", metavar: "N", help: "status of a request over an Ingress's limit-connections (400-599)", defaultText: "503", schema: val.integer(400, 599), fallback: () => 503 },
+  // ingress-nginx's ConfigMap key server-tokens (false by default: no Server field at all,
+  // nginx.tmpl `more_clear_headers Server`); true names Portico, not nginx (headers.ts PORTICO_SERVER).
+  serverHeader: { name: "server-header", metavar: "WHICH", help: "the Server field of answers: backend (the pod's passed on, none of Portico's own), none (no Server field, ingress-nginx's server-tokens false) or portico (portico/<version> on every answer, the pod's replaced: server-tokens true)", defaultText: "backend", schema: val.oneOf(["backend", "none", "portico"]), fallback: () => "backend" },
   hsts: { name: "hsts", metavar: null, help: "send Strict-Transport-Security on HTTPS responses (--hsts=false to turn off)", defaultText: "true", schema: val.bool, fallback: () => true },
   hstsMaxAge: { name: "hsts-max-age", metavar: "SECONDS", help: "max-age of Strict-Transport-Security", defaultText: "31536000", schema: val.integer(0, 2 ** 31 - 1), fallback: () => 31_536_000 },
   hstsIncludeSubdomains: { name: "hsts-include-subdomains", metavar: null, help: "add includeSubDomains to Strict-Transport-Security", defaultText: "false", schema: val.bool, fallback: () => false },
@@ -112,6 +115,8 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   usePortInRedirects: { name: "use-port-in-redirects", metavar: null, help: "put the port in the redirects Portico makes, on Ingresses without their own use-port-in-redirects", defaultText: "false", schema: val.bool, fallback: () => false },
   preserveTrailingSlash: { name: "preserve-trailing-slash", metavar: null, help: "keep the trailing / in the HTTPS redirect, on Ingresses without their own preserve-trailing-slash", defaultText: "false", schema: val.bool, fallback: () => false },
   relativeRedirects: { name: "relative-redirects", metavar: null, help: "send permanent-redirect and temporal-redirect URLs that start with / as written (nginx absolute_redirect off), on every Ingress", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's ConfigMap key no-auth-locations (config.go NewDefault: the ACME HTTP-01 path).
+  noAuthLocations: { name: "no-auth-locations", metavar: "PATH[,PATH]", help: "rule paths (as written) starting with one of these run no basic or external authentication (auth-type, auth-url)", defaultText: "/.well-known/acme-challenge", schema: val.locationList, fallback: () => Object.freeze(["/.well-known/acme-challenge"]) },
   noTlsRedirectLocations: { name: "no-tls-redirect-locations", metavar: "PATH[,PATH]", help: "rule paths (as written) starting with one of these are never redirected to HTTPS", defaultText: "/.well-known/acme-challenge", schema: val.locationList, fallback: () => Object.freeze(["/.well-known/acme-challenge"]) },
   // ingress-nginx merges every Ingress's server-level annotations into the host's one server
   // block, whatever its namespace; `namespace` stops a tenant from setting them on another

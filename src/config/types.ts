@@ -5,6 +5,9 @@ export interface NamespacedName {
   readonly name: string;
 }
 
+/** What the Server field of an answer is (Config.serverHeader). */
+export type ServerHeader = "backend" | "none" | "portico";
+
 export interface Config {
   // Sources
   readonly kubeconfig: string | null;
@@ -101,6 +104,12 @@ export interface Config {
   readonly limitReqStatusCode: number;
   /** Status of a request refused by `limit-connections` (ingress-nginx's limit-conn-status-code). */
   readonly limitConnStatusCode: number;
+  /**
+   * The Server field of every answer: `backend`, the pod's passed on and none of Portico's own;
+   * `none` (ingress-nginx's server-tokens false, its default); `portico`, Portico's own name and
+   * version in place of the pod's (server-tokens true, where nginx names itself).
+   */
+  readonly serverHeader: ServerHeader;
   // TLS and redirects
   readonly hsts: boolean;
   readonly hstsMaxAge: number;
@@ -126,6 +135,12 @@ export interface Config {
    * Ingress's own relative-redirects says (that annotation can only turn it on).
    */
   readonly relativeRedirects: boolean;
+  /**
+   * ingress-nginx's ConfigMap key no-auth-locations: a route whose rule path, as written,
+   * starts with one of these runs no basic or external authentication (nginx.tmpl leaves
+   * auth_basic and auth_request out of such a location; template.go isLocationInLocationList).
+   */
+  readonly noAuthLocations: readonly string[];
   /**
    * ingress-nginx's ConfigMap key no-tls-redirect-locations: a path whose rule path, as
    * written, starts with one of these is never redirected to HTTPS (template.go

@@ -23,6 +23,7 @@ import {
 export { collectionPath, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
 import { assertDeclared } from "./permissions.ts";
 import { backoffDelay, sleep } from "./backoff.ts";
+import { createConfigMapRefs } from "./configmap-refs.ts";
 
 export interface KubeSourceOptions {
   client: KubeClient;
@@ -57,8 +58,11 @@ export interface KubeSource extends Source {
 
 export function createKubeSource(o: KubeSourceOptions): KubeSource {
   const t: WatchTimings = { ...DEFAULT_WATCH_TIMINGS, ...o.timings };
-  const kinds = o.kinds ?? KINDS;
+  // ConfigMaps are watched by reference, one object each (configmap-refs.ts), never whole.
+  const asked = o.kinds ?? KINDS;
+  const kinds = asked.filter((k) => KIND_API[k].byReference !== true);
   const { client, log } = o;
+  const refs = asked.includes("ConfigMap") ? createConfigMapRefs({ client, log, kinds, ...(o.timings ? { timings: o.timings } : {}) }) : null;
   const hooks = o.hooks ?? {};
   for (const k of kinds) for (const verb of ["list", "watch"]) assertDeclared(KIND_API[k].group, KIND_API[k].resource, verb);
   const states = new Map<Kind, KindState>(kinds.map((k) => [k, { synced: false, resourceVersion: null, lists: 0, watches: 0, errors: 0, malformed: 0, invalid: 0 }]));
@@ -290,13 +294,15 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
   }
 
   return {
-    async start(sink) {
-      log.info("watching kinds", { kinds, namespace: o.config.watchNamespace ?? "(all)", server: client.server });
+    async start(given) {
+      log.info("watching kinds", { kinds, namespace: o.config.watchNamespace ?? "(all)", server: client.server, ...(refs ? { byReference: ["ConfigMap"] } : {}) });
+      const sink = refs === null ? given : refs.wrap(given);
       loops = kinds.map((k) => loop(k, sink));
     },
     async stop() {
       stop.abort();
       await Promise.allSettled(loops);
+      await refs?.stop();
     },
     state: (kind) => states.get(kind) ?? { synced: false, resourceVersion: null, lists: 0, watches: 0, errors: 0, malformed: 0, invalid: 0 },
   };

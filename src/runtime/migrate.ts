@@ -3,7 +3,8 @@
 // every kind Portico reads, Secrets included (the users of basic authentication decide whether
 // a route answers 503), so the report compiles what Portico would serve. With
 // --nginx-configmap, ingress-nginx's ConfigMap is read too: from the --manifests files (the
-// manifest source ignores ConfigMaps) or with one GET.
+// manifest source hands ConfigMaps to the store for auth-proxy-set-headers, not to the
+// settings) or with one GET.
 import { dump } from "js-yaml";
 import { Compiler } from "../compile/compile.ts";
 import { migrationReport, type MigrationReport } from "../compile/migrate.ts";
@@ -17,14 +18,14 @@ import { createLogger, type Logger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { CLUSTER_LIST_TIMEOUT_MS, loadOnce } from "./load.ts";
 import { proofText, proveConversion, type Proof } from "./prove.ts";
-import { hstsField } from "../proxy/policies/redirect.ts";
+import { hstsField } from "../kinds/redirect.ts";
 
 /** Exit status when at least one Ingress would change behaviour (0: none would). */
 export const EXIT_CHANGES = 3;
 
 
 /**
- * The ConfigMap `ref` in the --manifests files (the manifest source ignores ConfigMaps), or null;
+ * The ConfigMap `ref` in the --manifests files, raw, as the settings parser reads it, or null;
  * `unreadable` counts the files that did not parse (the manifest source reports them), in which
  * the ConfigMap may be. Serving reads it here too (runtime/run.ts). The files are the source's
  * (files/manifests.ts manifestObjects).

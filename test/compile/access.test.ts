@@ -161,3 +161,25 @@ describe("ModSecurity", () => {
     expect(stagesOf(r, "c.test")).toEqual([]);
   });
 });
+
+// ingress-nginx's no-auth-locations (config.go NewDefault "/.well-known/acme-challenge"):
+// nginx.tmpl writes neither auth_basic nor auth_request into a location whose path as written
+// starts with an entry (template.go isLocationInLocationList, strings.HasPrefix on loc.Path).
+describe("--no-auth-locations", () => {
+  const paths = ["/", "/noauth", "/noauth-more", "/.well-known/acme-challenge", "//noauth"];
+  const external = {
+    metadata: { name: "ext", namespace: "shop", annotations: { [`${N}auth-url`]: "http://auth.example/check" }, creationTimestamp: "2026-01-01T00:00:00Z" },
+    spec: { ingressClassName: "portico", rules: [{ host: "ext.test", http: { paths: paths.map((path) => ({ path, pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } })) } }] },
+  } as Ingress;
+  const exempt = (config: CompileConfig) =>
+    allRoutes(compile(snapshotOf(objs(external)), config).table).filter((r) => r.host === "ext.test" && r.authExempt === true).map((r) => r.path).sort();
+
+  test("the default exempts the ACME HTTP-01 path only", () => {
+    expect(exempt(DEFAULT_COMPILE_CONFIG)).toEqual(["/.well-known/acme-challenge"]);
+  });
+
+  test("a list replaces the default: its entries are prefixes of the path as written", () => {
+    expect(exempt({ ...DEFAULT_COMPILE_CONFIG, noAuthLocations: ["/noauth"] })).toEqual(["/noauth", "/noauth-more"]);
+    expect(exempt({ ...DEFAULT_COMPILE_CONFIG, noAuthLocations: [] })).toEqual([]);
+  });
+});

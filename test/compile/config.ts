@@ -25,6 +25,7 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   preserveTrailingSlash: c.preserveTrailingSlash,
   relativeRedirects: c.relativeRedirects,
   noTlsRedirectLocations: c.noTlsRedirectLocations,
+  noAuthLocations: c.noAuthLocations,
   gatewayControllerName: c.gatewayControllerName,
   gatewayPorts: c.gatewayPorts,
   publishService: c.publishService,

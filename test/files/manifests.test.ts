@@ -117,8 +117,8 @@ stringData: { tls.crt: x, tls.key: y }
     await writeFile(join(dir, "notes.txt"), "kind: Service\nnot yaml: [");
     const sink = new RecordingSink();
     await makeSource(dir).start(sink);
-    expect([...sink.replaced.keys()].sort()).toEqual(["EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "IngressNginxPolicy", "Namespace", "ReferenceGrant", "Secret", "Service"]);
-    expect(sink.syncedKinds.sort()).toEqual(["EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "IngressNginxPolicy", "Namespace", "ReferenceGrant", "Secret", "Service"]);
+    expect([...sink.replaced.keys()].sort()).toEqual(["ConfigMap", "EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "IngressNginxPolicy", "Namespace", "ReferenceGrant", "Secret", "Service"]);
+    expect(sink.syncedKinds.sort()).toEqual(["ConfigMap", "EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "IngressNginxPolicy", "Namespace", "ReferenceGrant", "Secret", "Service"]);
     expect(sink.events).toEqual([]);
     const ing = sink.replaced.get("Ingress")![0]!;
     expect(ing.metadata.namespace).toBe("default");
@@ -140,13 +140,16 @@ items:
   - { apiVersion: v1, kind: Service, metadata: { name: a }, spec: { ports: [{ port: 80 }] } }
   - { apiVersion: v1, kind: Service, metadata: { name: b, namespace: prod }, spec: { ports: [{ port: 81 }] } }
   - { apiVersion: v1, kind: ConfigMap, metadata: { name: c }, data: { x: y } }
+  - { apiVersion: v1, kind: Pod, metadata: { name: p } }
 `,
     );
     const sink = new RecordingSink();
     await makeSource(dir).start(sink);
     expect(sink.replaced.get("Service")!.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(["default/a", "prod/b"]);
+    // ConfigMaps are read (auth-proxy-set-headers may name one).
+    expect(sink.replaced.get("ConfigMap")!.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(["default/c"]);
     expect(diagnostics).toEqual([]);
-    expect(logs.some((l) => l.level === "debug" && l.kind === "ConfigMap")).toBe(true);
+    expect(logs.some((l) => l.level === "debug" && l.kind === "Pod")).toBe(true);
   });
 
   test("an invalid object becomes a diagnostic and a warn line; the rest loads", async () => {

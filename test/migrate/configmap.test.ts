@@ -45,6 +45,9 @@ describe("ConfigMap keys", () => {
     [{ "hsts-include-subdomains": "true" }, "hsts-include-subdomains", "flag", ["--hsts-include-subdomains=true"]],
     [{ "hsts-preload": "true" }, "hsts-preload", "flag", ["--hsts-preload=true"]],
     [{ "worker-processes": "4" }, "worker-processes", "flag", ["--workers=4"]],
+    // config.go ShowServerTokens; nginx.tmpl server_tokens on, or off with `more_clear_headers Server`.
+    [{ "server-tokens": "true" }, "server-tokens", "flag", ["--server-header=portico"]],
+    [{ "server-tokens": "false" }, "server-tokens", "flag", ["--server-header=none"]],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
   ] as const)("%p: %s is %s", (data, k, status, flags) => {
@@ -56,15 +59,15 @@ describe("ConfigMap keys", () => {
     expect(r.keys.map((k) => [k.key, k.value, k.status])).toEqual([
       ["hsts-include-subdomains", null, "flag"],
       ["proxy-body-size", null, "flag"],
-      ["server-tokens", null, "not-honoured"],
+      ["server-tokens", null, "flag"],
     ]);
-    expect(r.flags).toEqual(["--hsts-include-subdomains=true", "--max-body-size=1m"]);
-    expect(r.notHonoured).toBe(1);
+    expect(r.flags).toEqual(["--hsts-include-subdomains=true", "--max-body-size=1m", "--server-header=none"]);
+    expect(r.notHonoured).toBe(0);
   });
 
   test("the flags to run with are listed once", () => {
     const r = configMapReport(cm({ "use-forwarded-headers": "true", "enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8" }));
-    expect(r.flags).toEqual(["--trusted-proxies=10.0.0.0/8", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false", "--hsts-include-subdomains=true", "--max-body-size=1m"]); // in key order
+    expect(r.flags).toEqual(["--trusted-proxies=10.0.0.0/8", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false", "--hsts-include-subdomains=true", "--max-body-size=1m", "--server-header=none"]); // in key order
   });
 
   test("a value ingress-nginx would not read is marked invalid (serving keeps the key's last good value)", () => {
@@ -83,13 +86,13 @@ describe("ConfigMap keys", () => {
       "ssl-ciphers": "ECDHE-RSA-AES128-GCM-SHA256", "use-forwarded-headers": "true", "enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8",
       "ssl-redirect": "false", "force-ssl-redirect": "true", "whitelist-source-range": "10.0.0.0/8", "denylist-source-range": "192.0.2.0/24",
       "limit-req-status-code": "429", "limit-conn-status-code": "429", "custom-http-errors": "404,503", "enable-underscores-in-headers": "true",
-      "worker-processes": "4", "disable-access-log": "true",
+      "worker-processes": "4", "disable-access-log": "true", "server-tokens": "true",
     };
     const flags = configMapReport(cm(data)).flags;
     expect(flags.length).toBeGreaterThan(20);
     const args = flags.flatMap((f) => (f.includes("=") ? [f] : [`${f}=true`]));
     const parsed = parseArgs(args, {});
-    expect(parsed).toMatchObject({ type: "run", config: { allowlistSourceRange: ["10.0.0.0/8"], sslRedirect: false, hstsPreload: true, limitReqStatusCode: 429 } });
+    expect(parsed).toMatchObject({ type: "run", config: { allowlistSourceRange: ["10.0.0.0/8"], sslRedirect: false, hstsPreload: true, limitReqStatusCode: 429, serverHeader: "portico" } });
   });
 
   test("only a ConfigMap with string data is read", () => {

@@ -127,7 +127,7 @@ describe("statuses follow the registry at run time", () => {
     expect(allow.text).not.toContain("::ffff:");
     // An accepted redirect: what a malformed one does is left out; a code with nothing else to say is the same.
     const redirect = one({ "nginx.ingress.kubernetes.io/temporal-redirect": "https://x.test/", "nginx.ingress.kubernetes.io/temporal-redirect-code": "307" });
-    expect(redirect.annotations.find((a) => a.name.endsWith("temporal-redirect"))!.text).toBe("The redirect has an empty body (nginx sends a short HTML page).");
+    expect(redirect.annotations.find((a) => a.name.endsWith("temporal-redirect"))!.text).toBe("Without --ingress-nginx-compat the redirect has an empty body (nginx sends a short HTML page, as Portico does with the flag).");
     expect(redirect.annotations.find((a) => a.name.endsWith("-code"))!).toMatchObject({ status: "same", text: "served the same" });
     // A value that is not among those served the same: the sentence naming them is left out.
     const retries = one({ "nginx.ingress.kubernetes.io/proxy-next-upstream": "error timeout http_502" }).annotations[0]!;

@@ -17,19 +17,18 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { compile, Compiler } from "../../src/compile/compile.ts";
 import { explain, type ExplainResult } from "../../src/compile/explain.ts";
 import { silentLogger } from "../../src/log/logger.ts";
-import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
 import type { Snapshot } from "../../src/store/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { RouteTable } from "../../src/table/types.ts";
-import * as K from "../../src/policy/kinds.ts";
+import * as K from "../../src/kinds/index.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
-import { rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { externalAuthWith, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { namedBackend, rawBackend, type RawBackend } from "./raw.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
@@ -168,7 +167,7 @@ beforeAll(async () => {
     check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
   });
   const kinds = new Map(POLICY_KINDS);
-  kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver }));
+  kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver }));
   for (const scheme of ["http", "https"] as const) {
     const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: silentLogger, scheme, policyKinds: kinds });
     listeners.set(scheme, startHttpListener({ hostname: "127.0.0.1", port: 0, handler }));

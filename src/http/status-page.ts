@@ -72,6 +72,20 @@ export function nginxPage(status: number, userAgent: string | null, certificate:
   return nginxPads(userAgent) ? found + PADDING : found;
 }
 
+// ngx_http_special_response.c ngx_http_error_301_page ... _308_page: the pages nginx sends with
+// the redirects it makes itself (`return 301 <url>`, an error_page to a URL, Lua's
+// ngx.redirect): ingress-nginx's HTTPS and www redirects, permanent-/temporal-redirect, app-root
+// and auth-signin. Never padded (msie_padding is for 4xx and 5xx). nginx's status line says
+// "302 Moved Temporarily" over the page's "302 Found"; Bun writes its own reason phrase.
+const REDIRECT_PAGES: ReadonlyMap<number, string> = new Map(
+  ([[301, "301 Moved Permanently"], [302, "302 Found"], [303, "303 See Other"], [307, "307 Temporary Redirect"], [308, "308 Permanent Redirect"]] as const).map(([status, title]) => [status, page(title)]),
+);
+
+/** nginx's page for a redirect it makes itself with this status, or null when it has none. */
+export function nginxRedirectPage(status: number): string | null {
+  return REDIRECT_PAGES.get(status) ?? null;
+}
+
 export const NGINX_PAGE_TYPE = "text/html";
 export const PLAIN_TYPE = "text/plain; charset=utf-8";
 

@@ -1,5 +1,20 @@
-// Header rewriting between client and upstream.
-import type { HeaderEdit } from "../policies/types.ts";
+// Header rewriting between client and upstream. Pure (no I/O): the proxy and the policy kinds
+// (src/kinds/) both build header blocks with it.
+import type { ServerHeader } from "../config/types.ts";
+import { VERSION } from "../version.ts";
+
+/** One HTTPHeaderFilter: `set` replaces, `add` appends (`old,new`), `remove` deletes; names lowercased. */
+export interface HeaderEdit {
+  readonly set: readonly (readonly [string, string])[];
+  readonly add: readonly (readonly [string, string])[];
+  readonly remove: readonly string[];
+}
+
+/**
+ * Portico's Server field under --server-header=portico (ingress-nginx's server-tokens: true):
+ * product and version as RFC 9110 §10.2.4 has it, naming Portico, never nginx.
+ */
+export const PORTICO_SERVER = `portico/${VERSION}`;
 
 // RFC 9110 §7.6.1: Connection, and the fields it lists, are hop-by-hop; Proxy-Connection,
 // Keep-Alive, TE, Transfer-Encoding and Upgrade are named there as ones a proxy must not
@@ -16,6 +31,22 @@ const HOP_BY_HOP = new Set([
   "upgrade",
   "proxy-authorization",
   "proxy-authenticate",
+]);
+
+// The upstream response fields nginx's proxy module does not pass to the client unless
+// proxy_pass_header names them (ngx_http_proxy_module, proxy_hide_header: "Date", "Server",
+// "X-Pad" and "X-Accel-..."; the list in ngx_http_proxy_hide_headers is the five below). nginx
+// sends its own Date; ingress-nginx sets no proxy_pass_header but Server
+// (allow-backend-server-header). Date and Server are dealt with by name (downstreamHeaders);
+// these are the ones a scan looks for. nginx's grpc module passes X-Pad; Portico drops it from a
+// gRPC answer too (a field no gRPC server sends).
+const NGINX_HIDDEN = new Set([
+  "x-pad",
+  "x-accel-expires",
+  "x-accel-redirect",
+  "x-accel-limit-rate",
+  "x-accel-buffering",
+  "x-accel-charset",
 ]);
 
 /** Whether a (lower-cased) field name is hop-by-hop or addressed to the proxy (HOP_BY_HOP). */
@@ -137,7 +168,7 @@ export function dropped(k: string, ctx: ForwardContext, websocket: boolean): boo
   // client certificate on a server with auth-tls-secret (nginx.tmpl), and passes a client's
   // own copies on every other server, where a backend that trusts them can be told `SUCCESS`
   // by anyone. A client's copies are never Portico's word: dropped on every route, from every
-  // peer; on a route with client certificates, proxy/policies/client-cert.ts sets them from the
+  // peer; on a route with client certificates, kinds/client-cert.ts sets them from the
   // certificate it verified (PolicyFlow.upstreamRequestHeaders, applied after this filter).
   if (k.startsWith("ssl-client-")) return true;
   // nginx ignores header names with underscores unless underscores_in_headers is on
@@ -278,6 +309,8 @@ export interface ResponseHeaderScan {
   readonly connection: string | null;
   /** The Content-Length field's value, or null. */
   readonly contentLength: string | null;
+  /** NGINX_HIDDEN fields present (lowercased) other than Date and Server; empty for most responses. */
+  readonly nginxHidden: readonly string[];
 }
 
 const NONE: readonly string[] = [];
@@ -289,6 +322,7 @@ let scanBytes = 0;
 let scanHop: string[] | null = null;
 let scanConnection: string | null = null;
 let scanLength: string | null = null;
+let scanHidden: string[] | null = null;
 function visitField(value: string, name: string): void {
   scanBytes += name.length + value.length + 4;
   // Connection, which most upstreams send, is kept as its value, not listed: no array for the
@@ -296,6 +330,8 @@ function visitField(value: string, name: string): void {
   if (name === "connection") scanConnection = value;
   else if (HOP_BY_HOP.has(name)) (scanHop ??= []).push(name);
   else if (name === "content-length") scanLength = value;
+  // 120: "x", so most names cost one comparison here.
+  else if (name.charCodeAt(0) === 120 && NGINX_HIDDEN.has(name)) (scanHidden ??= []).push(name);
 }
 
 /**
@@ -312,8 +348,9 @@ export function scanResponseHeaders(h: Headers): ResponseHeaderScan {
   scanHop = null;
   scanConnection = null;
   scanLength = null;
+  scanHidden = null;
   h.forEach(visitField);
-  return { bytes: scanBytes, hopByHop: scanHop ?? NONE, connection: scanConnection, contentLength: scanLength };
+  return { bytes: scanBytes, hopByHop: scanHop ?? NONE, connection: scanConnection, contentLength: scanLength, nginxHidden: scanHidden ?? NONE };
 }
 
 /**
@@ -351,7 +388,8 @@ export function downstreamHeaders(
   hsts: string | null,
   added: Readonly<Record<string, string>> | null = null,
   scan?: ResponseHeaderScan,
-  dropServer = false,
+  server: ServerHeader = "backend",
+  nginxHidden = false,
 ): Headers {
   let out = upstream;
   try {
@@ -360,10 +398,18 @@ export function downstreamHeaders(
     out = new Headers(upstream);
     stripHopByHop(out, scan);
   }
-  // --ingress-nginx-compat: nginx's proxy module hides the pod's Server field and ingress-nginx
-  // clears nginx's own (nginx.tmpl: `more_clear_headers Server` while server-tokens is false, and
-  // `proxy_pass_header Server` only with allow-backend-server-header), so none reaches the client.
-  if (dropServer) out.delete("server");
+  // --server-header: the pod's field (Portico's default), none (ingress-nginx's server-tokens
+  // false: nginx's proxy module hides the pod's and nginx.tmpl's `more_clear_headers Server`
+  // clears nginx's own), or Portico's (server-tokens true: nginx's own, the pod's hidden).
+  if (server === "none") out.delete("server");
+  else if (server === "portico") out.set("server", PORTICO_SERVER);
+  // --ingress-nginx-compat: the other fields nginx's proxy module hides (NGINX_HIDDEN). Without
+  // the pod's Date the listener writes its own, as nginx does (Bun.serve, node:http and
+  // node:http2 each add Date to an answer that has none; measured on 1.4.5).
+  if (nginxHidden) {
+    out.delete("date");
+    for (const n of scan?.nginxHidden ?? NGINX_HIDDEN) out.delete(n);
+  }
   out.set("x-request-id", requestId);
   if (hsts !== null) out.set("strict-transport-security", hsts);
   if (added !== null) addHeaders(out, added);
