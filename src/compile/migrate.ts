@@ -675,8 +675,8 @@ function withDiagnostics(status: IngressStatus, diags: readonly Diagnostic[] | u
 
 // ---------------------------------------------------------------------------------------------
 
-function ingressReport(view: Inspection, plan: IngressPlan, diags: readonly Diagnostic[] | undefined, gate: SnippetGate): IngressReport {
-  const pc = planCompat(plan, gate, view.served);
+function ingressReport(view: Inspection, plan: IngressPlan, diags: readonly Diagnostic[] | undefined, gate: SnippetGate, served: readonly IngressPlan[]): IngressReport {
+  const pc = planCompat(plan, gate, served);
   const legacy = plan.ingress.metadata.annotations?.[LEGACY_CLASS_ANNOTATION];
   const decision = view.classify(plan);
   return {
@@ -702,8 +702,11 @@ export function migrationReport(view: Inspection, config: CompileConfig, configM
   const diags = diagnosticsByIngress(view.result.diagnostics);
   const gate = snippetGate(configMap);
   const cm = configMap === null ? null : configMapReport(configMap);
-  const ingresses = view.served
-    .map((plan) => ingressReport(view, plan, diags.get(plan.key), gate))
+  // A copy of its own: the compiler updates its served list in place on later compiles, and
+  // the snippets' index (servedIndex) is kept per list for this report only.
+  const served = view.served.slice();
+  const ingresses = served
+    .map((plan) => ingressReport(view, plan, diags.get(plan.key), gate, served))
     .sort((a, b) => (a.ingress < b.ingress ? -1 : a.ingress > b.ingress ? 1 : 0));
   const count = (s: IngressStatus) => ingresses.filter((i) => i.status === s).length;
   return {
