@@ -67,10 +67,17 @@ type Live = v.InferOutput<typeof EXTERNAL_AUTH_PARAMS>;
 export const AUTH_TIMEOUT_CAP_MS = 60_000;
 
 
-// Fields the template sets on the auth request itself; a client's copy is never passed.
-const AUTH_SET = new Set([
+/**
+ * Fields the auth request sets itself (nginx.tmpl's auth location and the proxy's framing): a
+ * client's copy is never passed (the framing names are hop-by-hop too, http/headers.ts), and an
+ * auth-proxy-set-headers entry of one of these names is left out (compile/auth-headers.ts), so
+ * the auth service reads the value the template sets (nginx would send both fields, the
+ * template's first).
+ */
+export const AUTH_REQUEST_OWN_FIELDS: ReadonlySet<string> = new Set([
   "host", "x-request-id", "x-original-url", "x-original-method", "x-sent-from", "x-real-ip", "x-forwarded-for",
   "x-auth-request-redirect", "x-original-uri", "x-scheme", "x-forwarded-proto", "content-length", "expect",
+  "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
 ]);
 // From a peer that is not a trusted proxy these are spoofs: Portico never passes them upstream
 // either (headers.ts). ingress-nginx passes them to the auth service as the client sent them.
@@ -186,7 +193,7 @@ function authHeaders(flow: PolicyFlow, host: string, p: Live): Headers {
   const listed = new Set((incoming.get("connection") ?? "").split(",").map((s) => s.trim().toLowerCase()));
   const h = new Headers();
   for (const [k, val] of incoming) {
-    if (isHopByHop(k) || listed.has(k) || AUTH_SET.has(k) || k.startsWith("ssl-client-")) continue;
+    if (isHopByHop(k) || listed.has(k) || AUTH_REQUEST_OWN_FIELDS.has(k) || k.startsWith("ssl-client-")) continue;
     if (!flow.underscores && k.includes("_")) continue;
     if (!flow.trusted && UNTRUSTED.has(k)) continue;
     h.append(k, val);
