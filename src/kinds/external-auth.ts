@@ -25,7 +25,6 @@
 // deadline) and the answer cache (the process's, or the workers' shared table).
 // kinds/authentication.ts registers the kind.
 import { createHash } from "node:crypto";
-import { LRUCache } from "lru-cache";
 import * as v from "valibot";
 import { isIpLiteral } from "../config/cidr.ts";
 import { AddressForbiddenError, ProxyError } from "../http/errors.ts";
@@ -35,7 +34,7 @@ import type { TemplatePart } from "../policy/template.ts";
 import type { Upstream } from "../table/types.ts";
 import { defineKind, needCaps } from "./define.ts";
 import { NullableStr, Str, Strings } from "./schema.ts";
-import type { AuthAnswer, AuthCacheStore, PolicyCaps, PolicyFlow, PolicyStep, SubrequestInit } from "./types.ts";
+import type { AuthAnswer, PolicyCaps, PolicyFlow, PolicyStep, SubrequestInit } from "./types.ts";
 
 const Template = v.array(v.union([v.string(), v.strictObject({ v: v.string() })]));
 
@@ -234,33 +233,6 @@ function cacheable(h: Headers): boolean {
 function ttlFor(rules: Live["cacheRules"], status: number): number {
   for (const r of rules) if (r.statuses === null || r.statuses.includes(status)) return r.ms;
   return 0;
-}
-
-
-
-/** One process's cache. ingress-nginx: keys_zone=auth_cache:10m max_size=128m. Here: entries and bytes bounded. */
-export function createAuthCache(o: { readonly entries?: number; readonly bytes?: number } = {}): AuthCacheStore {
-  const cache = new LRUCache<string, AuthAnswer>({
-    max: o.entries ?? 10_000,
-    maxSize: o.bytes ?? 32 * 1024 * 1024,
-    sizeCalculation: (a, k) => k.length + Object.entries(a.copy).reduce((n, [h, val]) => n + h.length + (val?.length ?? 0), 64) + (a.wwwAuthenticate?.length ?? 0),
-  });
-  return {
-    get: (key) => cache.get(key),
-    set(key, answer, ttlMs) {
-      cache.set(key, answer, { ttl: ttlMs });
-      return true;
-    },
-  };
-}
-
-
-/** The shared store first; what it cannot hold, in `local`. */
-export function layeredAuthCache(shared: AuthCacheStore, local: AuthCacheStore): AuthCacheStore {
-  return {
-    get: (key) => shared.get(key) ?? local.get(key),
-    set: (key, answer, ttlMs) => shared.set(key, answer, ttlMs) || local.set(key, answer, ttlMs),
-  };
 }
 
 /** An unambiguous rendering of the key's parts: each is length-prefixed. */
