@@ -176,7 +176,7 @@ function render(parts: readonly TemplatePart[], flow: PolicyFlow): string {
  * parameter. The query is read from the annotation text before variables are replaced, as
  * ingress-nginx reads it when it writes the configuration.
  */
-function signinTemplate(parts: readonly TemplatePart[], param: string): readonly TemplatePart[] {
+export function signinTemplate(parts: readonly TemplatePart[], param: string): readonly TemplatePart[] {
   const text = parts.map((p) => (typeof p === "string" ? p : `$${p.v}`)).join("");
   const q = text.indexOf("?");
   const pairs = q < 0 ? [] : text.slice(q + 1).split("&").filter((s) => s !== "");

@@ -11,7 +11,7 @@ import type { PolicyFlow } from "./types.ts";
 
 const REDIRECT_URL = /^[A-Za-z0-9\-._~/:,?&=]*$/;
 /** The codes nginx's `return code URL` answers with a Location; any other sends the URL as the body. */
-const LOCATION_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+export const LOCATION_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 /**
  * nginx's port_in_redirect for a Location it makes absolute: the port the connection came in
