@@ -49,8 +49,6 @@ export const REDIRECT = defineKind("redirect", "redirects", v.object({ url: Str,
   };
 });
 
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-
 /**
  * RequestRedirect, with the listener it was reached through and the prefix a ReplacePrefixMatch replaces.
  *
@@ -71,14 +69,7 @@ export const GATEWAY_REDIRECT = defineKind("gateway-redirect", "redirects", v.ob
   matchedPrefix: NullableStr,
 }), (params) => {
   const status = gatewayRedirectCode(params.statusCode);
-  const askedScheme = str(params.scheme);
-  const askedHost = str(params.hostname);
-  const askedPort = typeof params.port === "number" ? params.port : null;
-  const listenerPort = typeof params.listenerPort === "number" ? params.listenerPort : null;
-  const listenerScheme = params.listenerScheme === "https" ? "https" : "http";
-  const pathType = str(params.pathType);
-  const pathValue = str(params.pathValue);
-  const matched = str(params.matchedPrefix);
+  const { scheme: askedScheme, hostname: askedHost, port: askedPort, listenerPort, listenerScheme, pathType, pathValue, matchedPrefix: matched } = params;
   if (listenerPort === null) throw new Error("gateway-redirect: listenerPort expected");
   return (flow) => {
     const scheme = askedScheme ?? listenerScheme;
