@@ -32,6 +32,7 @@ import { isHopByHop, scanResponseHeaders } from "../http/headers.ts";
 import { ownBody } from "../http/status-page.ts";
 import type { TemplatePart } from "../policy/template.ts";
 import type { Upstream } from "../table/types.ts";
+import { cookieValue } from "./cookies.ts";
 import { defineKind, needCaps } from "./define.ts";
 import { NullableStr, Str, Strings } from "./schema.ts";
 import type { AuthAnswer, PolicyCaps, PolicyFlow, PolicyStep, SubrequestInit } from "./types.ts";
@@ -101,18 +102,6 @@ export function escapeUri(s: string): string {
   return out;
 }
 
-/** nginx's $cookie_NAME: the first cookie of that name (names compared case-insensitively). */
-function cookieOf(h: Headers, name: string): string {
-  const c = h.get("cookie");
-  if (c === null) return "";
-  for (const part of c.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    if (part.slice(0, eq).trim().toLowerCase() === name.toLowerCase()) return part.slice(eq + 1).trim();
-  }
-  return "";
-}
-
 /** nginx's $arg_NAME: the first argument of that name, raw (not decoded), case-insensitive. */
 function argOf(query: string, name: string): string {
   for (const pair of query.replace(/^\?/, "").split("&")) {
@@ -158,7 +147,8 @@ function variable(flow: PolicyFlow, name: string): string {
       return flow.req.method;
   }
   if (name.startsWith("http_")) return flow.req.headers.get(name.slice(5).replaceAll("_", "-")) ?? "";
-  if (name.startsWith("cookie_")) return cookieOf(flow.req.headers, name.slice(7));
+  // nginx's $cookie_NAME: the first cookie of that name, compared in any case; empty when absent.
+  if (name.startsWith("cookie_")) return cookieValue(flow.req.headers.get("cookie"), name.slice(7), true) ?? "";
   if (name.startsWith("arg_")) return argOf(flow.query, name.slice(4));
   // Unreachable: the annotation parser refuses every other name. Fail closed all the same.
   throw new ProxyError("Internal", `external auth: unsupported variable $${name}`);
