@@ -22,7 +22,7 @@ import { defineKind } from "./define.ts";
 import { CookieName, NullableStr } from "./schema.ts";
 
 /** A number in [0, 1), as Math.random gives; tests pass a seeded one. */
-export type RandomSource = () => number;
+type RandomSource = () => number;
 
 
 /** The affinity check's inputs: main's cookie name and stickiness, and the two backends' cookie keys. */

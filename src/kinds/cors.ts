@@ -30,7 +30,7 @@ const LABEL = /^[a-z0-9-]+$/;
  * anchored only at the end, the whole Origin must match, so `https://x.evil.com/https://a.com`
  * or `https://evil-null` are not taken for `https://a.com` or `null`.
  */
-export function originMatcher(entries: readonly string[]): (origin: string) => boolean {
+function originMatcher(entries: readonly string[]): (origin: string) => boolean {
   const exact = new Set<string>();
   const wild: Wildcard[] = [];
   for (const e of entries) {
@@ -140,7 +140,7 @@ function parseOrigin(text: string): Origin | null {
 }
 
 /** HTTPCORSFilter.allowOrigins as a test; "*" alone allows every Origin. */
-export function gatewayOriginMatcher(entries: readonly string[]): ((origin: string) => boolean) | null {
+function gatewayOriginMatcher(entries: readonly string[]): ((origin: string) => boolean) | null {
   const exact = new Set<string>();
   const wild: { scheme: string; suffix: string; port: string }[] = [];
   for (const e of entries) {

@@ -64,7 +64,7 @@ type Live = v.InferOutput<typeof EXTERNAL_AUTH_PARAMS>;
  * nginx's default proxy_read_timeout and proxy_connect_timeout, which the auth location
  * inherits (the template sets no timeout there): the longest Portico waits for an auth answer.
  */
-export const AUTH_TIMEOUT_CAP_MS = 60_000;
+const AUTH_TIMEOUT_CAP_MS = 60_000;
 
 
 /**
@@ -94,7 +94,7 @@ const ESCAPED = escapeUriTable();
 const HEX = "0123456789ABCDEF";
 
 /** `$escaped_request_uri`: the request URI escaped as set_escape_uri does (UTF-8 bytes). */
-export function escapeUri(s: string): string {
+function escapeUri(s: string): string {
   let out = "";
   for (const b of new TextEncoder().encode(s)) {
     out += ESCAPED[b] ? `%${HEX[b >> 4]}${HEX[b & 15]}` : String.fromCharCode(b);

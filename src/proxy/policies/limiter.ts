@@ -18,7 +18,7 @@ interface Bucket {
 }
 
 
-export interface LimiterOptions {
+interface LimiterOptions {
   /** Milliseconds, monotonic; default performance.now. Tests inject their own. */
   readonly now?: () => number;
   readonly maxClients?: number;
