@@ -99,8 +99,6 @@ export const UPSTREAM_VHOST = defineKind("upstream-vhost", "forwarding", v.objec
 });
 
 /**
- * RequestHeaderModifier.
- *
  * RequestHeaderModifier (HTTPHeaderFilter): `set` replaces, `add` appends to the value the
  * request has (`old,new`, the conformance test's expectation; RFC 9110 §5.3 makes the two
  * forms equivalent), `remove` drops the field.

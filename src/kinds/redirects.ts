@@ -25,8 +25,6 @@ function portInRedirect(flow: PolicyFlow): string {
 }
 
 /**
- * permanent-redirect / temporal-redirect.
- *
  * permanent-redirect / temporal-redirect: nginx's `return <code> <url>` (nginx.tmpl). For 301,
  * 302, 303, 307 and 308 the URL is the Location, made absolute when it starts with "/" (the
  * connection's scheme and the request's host, as nginx's header filter does) unless
