@@ -12,6 +12,9 @@ import type { TemplatePart } from "../policy/template.ts";
 import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { Config } from "../config/types.ts";
+import { signinTemplate } from "../kinds/external-auth.ts";
+import { cutSlash } from "../kinds/redirect.ts";
+import { LOCATION_CODES } from "../kinds/redirects.ts";
 import { POLICY_KINDS } from "../kinds/registry.ts";
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../policy/stages.ts";
 import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
@@ -88,27 +91,13 @@ export interface AnswerRequest {
 /** The flags the proxy's answers read (config/types.ts); defaults as the flags' own. */
 export type AnswerConfig = Partial<Pick<Config, "httpRedirectCode" | "httpsPort">>;
 
-/** The codes nginx's `return code URL` answers with a Location (kinds/redirects.ts). */
-const LOCATION_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
-
-/** One trailing "/" cut, as ingress-nginx's Lua redirects do (kinds/redirect.ts cutSlash). */
-const cutSlash = (s: string): string => (s.endsWith("/") ? s.slice(0, -1) : s);
-
 const defaultPort = (scheme: "http" | "https"): string => (scheme === "https" ? "443" : "80");
 
+/** A template as its annotation wrote it, variables shown as `$name`. */
 function templateText(parts: readonly TemplatePart[]): string {
   return parts.map((p) => (typeof p === "string" ? p : `$${p.v}`)).join("");
 }
 
-/** The signin URL as kinds/external-auth.ts signinTemplate completes it, variables shown as `$name`. */
-function signinText(parts: readonly TemplatePart[], param: string): string {
-  const text = templateText(parts);
-  const q = text.indexOf("?");
-  const pairs = q < 0 ? [] : text.slice(q + 1).split("&").filter((s) => s !== "");
-  const first = pairs.find((kv) => (kv.includes("=") ? kv.slice(0, kv.indexOf("=")) : kv) === param);
-  if (first !== undefined && first.includes("=") && first.slice(first.indexOf("=") + 1) !== "") return text;
-  return `${text}${pairs.length === 0 ? "?" : "&"}${param}=$scheme://$http_host$escaped_request_uri`;
-}
 
 interface BackendFacts {
   readonly id: string;
@@ -329,7 +318,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
         if (url.some((x) => typeof x !== "string" && x.v === "host") && (route.host === null || route.host.startsWith("*"))) {
           return own500(p.kind, "auth-url uses $host on a wildcard or host-less rule: every request is refused");
         }
-        const signin = Array.isArray(p.params.signin) ? signinText(p.params.signin as unknown as TemplatePart[], str(p.params.redirectParam) ?? "rd") : null;
+        const signin = Array.isArray(p.params.signin) ? templateText(signinTemplate(p.params.signin as unknown as TemplatePart[], str(p.params.redirectParam) ?? "rd")) : null;
         const then = signin === null ? "401 is passed on (with its WWW-Authenticate)" : `401 becomes 302 to ${signin}`;
         return done({
           kind: "depends",
