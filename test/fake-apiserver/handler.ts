@@ -73,6 +73,8 @@ function parsePath(pathname: string): { res: ResourceInfo; ns: string | null; na
 
 export function createHandler(store: ObjectStore, faults: Faults, log: RequestRecord[], opts: HandlerOptions) {
   const watchers = new Set<Watcher>();
+  /** The most watches of each kind open at once (a test bounds the connections a controller holds). */
+  const peaks = new Map<string, number>();
   const hung = new Set<ServerResponse>();
   store.listeners.add((c) => {
     for (const w of watchers) w.send(c);
@@ -147,6 +149,8 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
     };
     for (const e of replay) write(e);
     watchers.add(w);
+    const nowOpen = [...watchers].filter((x) => x.res === r).length;
+    if (nowOpen > (peaks.get(r.kind) ?? 0)) peaks.set(r.kind, nowOpen);
     timers.push(setTimeout(w.end, Math.max(0, timeoutS) * 1000));
     if (bookmarks) {
       const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
@@ -266,6 +270,7 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
   return {
     handle: (req: IncomingMessage, res: ServerResponse) => void handle(req, res),
     watchers,
+    peaks,
     /** Close every open watch abruptly (the TCP connection dies mid-stream). */
     dropWatches: () => [...watchers].forEach((w) => w.drop()),
     /**
