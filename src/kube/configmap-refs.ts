@@ -45,6 +45,8 @@ export const MAX_BY_NAME = 16;
 /** A list+watch of every ConfigMap of the watched namespaces, keeping what `keep` accepts. */
 export type WatchAll = (o: {
   keep(meta: { namespace?: string | undefined; name: string }): boolean;
+  /** A list begins: a name added after this may have been dropped from its pages. */
+  onListStart(): void;
   /** A list or watch failed (the loop retries with back-off). */
   onError(reason: string): void;
   /** A kept ConfigMap's latest version is invalid (true) or no longer (false). */
@@ -71,6 +73,8 @@ interface Collection {
   objects: Map<string, ConfigMap>;
   /** Named after its list: read with one list by name each (`readPending`), in this order. */
   pending: Set<string>;
+  /** Named since the current list began: absent from it, such a key is read by name. */
+  namedDuringList: Set<string>;
   /** Pending keys whose read failed once (they count as tried for the first table). */
   tried: Set<string>;
   /** A read's list resourceVersion per key: a watch event at or below it is older than the read. */
@@ -193,13 +197,19 @@ export function createConfigMapRefs(o: {
   /** A ConfigMap named now and not before. */
   function addKey(key: string): void {
     if (mode === "byName" && count.size > maxByName) {
+      // Counted already: the collection's first list keeps it.
       mode = "collection";
       startCollection();
+      return;
     }
-    // The collection, while it runs, answers for every named key: listed, or read now.
-    if (coll?.listed) {
-      coll.pending.add(key);
-      void readPending(coll);
+    // The collection, while it runs, answers for every named key: from its list, or read by
+    // name once listed (a list under way may have dropped it from a page already read).
+    if (coll !== null) {
+      coll.namedDuringList.add(key);
+      if (coll.listed) {
+        coll.pending.add(key);
+        void readPending(coll);
+      }
     }
     if (mode === "byName") startByName(key);
   }
@@ -266,6 +276,9 @@ export function createConfigMapRefs(o: {
     let c: Collection;
     const source = o.watchAll({
       keep: (meta) => count.has(objectKey(meta)),
+      onListStart: () => {
+        if (coll === c) c.namedDuringList.clear();
+      },
       onError: () => {
         if (coll !== c || c.listed) return;
         c.failed = true;
@@ -279,7 +292,7 @@ export function createConfigMapRefs(o: {
         sync(key);
       },
     });
-    c = { source, stop: new AbortController(), listed: false, failed: false, objects: new Map(), pending: new Set(), tried: new Set(), floor: new Map(), fetching: false, generation: 0 };
+    c = { source, stop: new AbortController(), listed: false, failed: false, objects: new Map(), pending: new Set(), namedDuringList: new Set(), tried: new Set(), floor: new Map(), fetching: false, generation: 0 };
     coll = c;
     const inner: SourceSink = {
       replace(_kind, objects) {
@@ -291,13 +304,20 @@ export function createConfigMapRefs(o: {
         }
         c.listed = true;
         c.generation++;
-        // The list answers every key named now.
-        c.pending.clear();
-        c.tried.clear();
         c.floor.clear();
+        // The list answers every key named before it began; one named since and absent from
+        // it may have been on a page read before: that one is read by name.
+        for (const key of count.keys()) {
+          if (c.objects.has(key) || !c.namedDuringList.has(key)) {
+            c.pending.delete(key);
+            c.tried.delete(key);
+          } else c.pending.add(key);
+        }
+        c.namedDuringList.clear();
         settle();
         for (const key of count.keys()) sync(key);
         announce();
+        if (c.pending.size > 0) void readPending(c);
       },
       apply(event) {
         if (coll !== c || !c.listed) return;
@@ -432,14 +452,13 @@ export function createConfigMapRefs(o: {
           // ConfigMaps goes to the collection watch at once rather than through a watch each.
           const next = new Map<string, string | null>();
           for (const obj of objects) next.set(ownerKey(kind, obj.metadata), named(kind, obj as never));
-          const deferred = mode === "byName" ? projectedCount(kind, next) > maxByName : false;
-          if (deferred) {
-            mode = "collection";
-            startCollection();
-          }
+          const many = mode === "byName" && projectedCount(kind, next) > maxByName;
+          if (many) mode = "collection";
           // Owners of this kind gone from the list name nothing now.
           for (const owner of [...refOf.keys()]) if (owner.startsWith(`${kind}/`) && !next.has(owner)) setRef(owner, null);
           for (const [owner, key] of next) setRef(owner, key);
+          // Started once every name is counted: its list keeps them all.
+          if (many) startCollection();
           reconcile();
           announce();
         },

@@ -44,6 +44,11 @@ export interface KubeSourceOptions {
    * metadata is unreadable is dropped too.
    */
   keep?: (kind: Kind, metadata: { namespace?: string | undefined; name: string }) => boolean;
+  /**
+   * With `keep`: called as each list (or a list started again) begins, before its first page:
+   * an object that `keep` starts accepting after this may have been dropped from the pages.
+   */
+  onListStart?: (kind: Kind) => void;
 }
 
 /**
@@ -82,7 +87,7 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
     ? createConfigMapRefs({
         client, log, kinds, ...(o.timings ? { timings: o.timings } : {}),
         watchAll: (w) => createKubeSource({
-          client, config: o.config, log, kinds: ["ConfigMap"], keep: (_kind, meta) => w.keep(meta),
+          client, config: o.config, log, kinds: ["ConfigMap"], keep: (_kind, meta) => w.keep(meta), onListStart: () => w.onListStart(),
           hooks: { ...o.hooks, onError: (kind, reason) => { o.hooks?.onError?.(kind, reason); w.onError(reason); } },
           onDiagnostics: (owner, diagnostics) => w.onInvalid(owner.slice("ConfigMap/".length), diagnostics.length > 0),
           ...(o.timings ? { timings: o.timings } : {}),
@@ -123,6 +128,7 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
 
   async function list(kind: Kind, st: KindState, sink: SourceSink): Promise<string> {
     for (let attempt = 0; ; attempt++) {
+      o.onListStart?.(kind);
       // Each page is validated as it arrives: only the validated objects are kept, never the
       // raw pages of the whole list at once (memory at start-up: docs/design.md "Sources at
       // start-up").
