@@ -197,10 +197,13 @@ export function createConfigMapRefs(o: {
   /** A ConfigMap named now and not before. */
   function addKey(key: string): void {
     if (mode === "byName" && count.size > maxByName) {
-      // Counted already: the collection's first list keeps it.
       mode = "collection";
-      startCollection();
-      return;
+      if (coll === null) {
+        // Counted already: the new collection's first list keeps it.
+        startCollection();
+        return;
+      }
+      // Else the collection still running from before answers it as below.
     }
     // The collection, while it runs, answers for every named key: from its list, or read by
     // name once listed (a list under way may have dropped it from a page already read).

@@ -137,3 +137,41 @@ test("a name added while the collection's list is under way, and absent from it,
   expect(sink.syncedKinds).toContain("ConfigMap");
   await refs.stop();
 });
+
+test("back above the bound while the collection still answers (a by-name watch failing): names added then are read; nothing held is dropped", async () => {
+  const ns = "regrow";
+  for (const n of ["a", "b", "c", "d", "e"]) api.create("ConfigMap", configMap(ns, n, { "X-Tenant": n }));
+  let inner: SourceSink | null = null;
+  let stops = 0;
+  const refs = createConfigMapRefs({
+    client, log, kinds: ["Ingress", "ConfigMap"], timings: FAST_WATCH, maxByName: 2,
+    watchAll: () => ({ start: async (s) => void (inner = s), stop: async () => void stops++ }),
+  });
+  const sink = new RecordingSink();
+  const wrapped = refs.wrap(sink);
+  const ing = (i: number, cm: string) => ingress(ns, i, cm) as unknown as Ingress;
+  wrapped.replace("Ingress", [ing(0, "a"), ing(1, "b"), ing(2, "c")]);
+  wrapped.synced("Ingress");
+  const listed = (name: string) => ({ metadata: { name, namespace: ns, resourceVersion: "1" }, data: { "X-Tenant": name } });
+  inner!.replace("ConfigMap", [listed("a"), listed("b"), listed("c")] as never);
+  expect(dataOf(sink, ns, "a")).toEqual({ "X-Tenant": "a" });
+  // a's own watch cannot list: the collection keeps answering for it.
+  api.faults.failMatch = new RegExp(`^GET /api/v1/namespaces/${ns}/configmaps\\?fieldSelector=metadata.name%3Da`);
+  api.faults.failNext = 1_000;
+  wrapped.apply({ type: "DELETED", kind: "Ingress", object: ing(1, "b") });
+  wrapped.apply({ type: "DELETED", kind: "Ingress", object: ing(2, "c") });
+  expect(refs.mode()).toBe("byName");
+  expect(refs.watched()).toEqual([`${ns}/a`]);
+  await eventually(() => log.text().includes(`"configMap":"${ns}/a"`) && api.requests.some((r) => r.status === 500 && r.query.includes("%3Da")), 10_000, "a's watch failing");
+  expect(stops).toBe(0);
+  expect(sink.has("ConfigMap", ns, "b")).toBe(false);
+  wrapped.apply({ type: "ADDED", kind: "Ingress", object: ing(3, "d") });
+  wrapped.apply({ type: "ADDED", kind: "Ingress", object: ing(4, "e") });
+  expect(refs.mode()).toBe("collection");
+  await eventually(() => dataOf(sink, ns, "d")?.["X-Tenant"] === "d" && dataOf(sink, ns, "e")?.["X-Tenant"] === "e", 10_000, "d and e read by name");
+  expect(refs.watched()).toEqual([]);
+  expect(dataOf(sink, ns, "a")).toEqual({ "X-Tenant": "a" });
+  // a was never handed over as gone.
+  expect(sink.events.filter((e) => e.type === "DELETED" && e.object.metadata.name === "a")).toEqual([]);
+  await refs.stop();
+});
