@@ -1,7 +1,7 @@
 // Basic authentication for the routes of one Ingress (ingress-nginx's auth-type, auth-secret,
 // auth-secret-type, auth-realm; nginx's auth_basic). This family reads the annotations; the
 // compiler resolves the Secret into the users (compile/access.ts) and the proxy checks the
-// credentials (proxy/policies/basic-auth.ts). Access control fails closed: whatever cannot be applied
+// credentials (kinds/basic-auth.ts). Access control fails closed: whatever cannot be applied
 // as written makes the routes refuse every request, never serve them open.
 import * as v from "valibot";
 import { REFUSED_STATUS } from "./access-stages.ts";

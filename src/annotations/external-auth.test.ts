@@ -3,12 +3,12 @@
 // and the stage policy a route carries, through JSON as the workers receive it.
 import { describe, expect, test } from "bun:test";
 import { createPolicyRunner } from "../proxy/policies/run.ts";
-import { POLICY_KINDS } from "../proxy/policies/registry.ts";
+import { POLICY_KINDS } from "../kinds/registry.ts";
 import { DEFAULT_CACHE_DURATION, parseCacheDuration } from "./external-auth.ts";
 import { parseTemplate } from "../policy/template.ts";
 import { parseAnnotations } from "../compile/annotations.ts";
 import { NGINX_PREFIX } from "./spec.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 const parse = (a: Record<string, string>) => parseAnnotations(Object.fromEntries(Object.entries(a).map(([k, val]) => [NGINX_PREFIX + k, val])));
 

@@ -2,7 +2,7 @@
 // (internal/ingress/annotations/authreq/main.go, the auth location of
 // rootfs/etc/nginx/template/nginx.tmpl and buildAuthSignURL / buildAuthResponseHeaders in
 // internal/ingress/controller/template/template.go, at dbb11b92). The proxy side is
-// src/proxy/policies/external-auth.ts; the policy runs in the `authentication` stage.
+// src/kinds/external-auth.ts; the policy runs in the `authentication` stage.
 //
 // This is access control, so nothing here fails open. Where ingress-nginx drops the whole
 // external-auth configuration and serves the Ingress unauthenticated (an invalid
@@ -19,7 +19,7 @@ import { NGINX_PREFIX } from "./spec.ts";
 import { Bool } from "./values.ts";
 import { parseTemplate, type TemplatePart } from "../policy/template.ts";
 import type { DeepReadonly, ParamsOf } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 import { refuseStage } from "./access-stages.ts";
 import { stagePolicy } from "../policy/contract.ts";
 
@@ -36,7 +36,7 @@ export interface CacheRule {
 
 /**
  * The family's result: the parameters of the `external-auth` kind, as its contract types them
- * (policy/kinds.ts EXTERNAL_AUTH: url, method, signin, redirectParam, responseHeaders,
+ * (kinds/external-auth.ts EXTERNAL_AUTH: url, method, signin, redirectParam, responseHeaders,
  * requestRedirect, alwaysSetCookie, cacheKey, cacheRules), plus whether auth-url was set and
  * why the route must refuse every request (503), or null.
  */
@@ -88,7 +88,7 @@ export const HEADER_VARIABLE_PREFIXES = ["http_", "cookie_"] as const;
  * Fields the auth request sets itself (nginx.tmpl's auth location and the proxy's framing):
  * an auth-proxy-set-headers entry of one of these names is left out, so the auth service
  * reads the value the template sets (nginx would send both fields, the template's first).
- * proxy/policies/external-auth.ts sets the same fields.
+ * kinds/external-auth.ts sets the same fields.
  */
 export const AUTH_REQUEST_OWN_FIELDS: ReadonlySet<string> = new Set([
   "host", "x-request-id", "x-original-url", "x-original-method", "x-sent-from", "x-real-ip", "x-forwarded-for",

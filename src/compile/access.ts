@@ -15,7 +15,7 @@ import { assembleStages } from "./stages.ts";
 import type { ParsedAnnotations } from "./annotations.ts";
 import type { CompileConfig } from "./config.ts";
 import { stagePolicy } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 export interface ResolvedAccess {
   /** `ann` with its access and authentication stages complete. */

@@ -2,7 +2,7 @@
 // it: the route's stage policies walked in the order src/proxy/policies/run.ts runs them, with the
 // HTTPS redirect and the no-endpoints check at their places between the stages, then the
 // pipeline's own default-backend fallback and error pages (src/proxy/pipeline/choose.ts, error-pages.ts). Each kind's
-// answer is the one its implementation gives (src/proxy/policies/registry.ts lists them) to a request with
+// answer is the one its implementation gives (src/kinds/registry.ts lists them) to a request with
 // no credentials, no Origin, no cookies or special headers, on the scheme's default port, from
 // a client address explain is told (or, when none is given, an address in no list).
 // docs/design.md, "Annotations and policies" and "Explain".
@@ -12,7 +12,7 @@ import type { TemplatePart } from "../policy/template.ts";
 import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { Config } from "../config/types.ts";
-import { KIND_CONTRACTS } from "../policy/registry.ts";
+import { POLICY_KINDS } from "../kinds/registry.ts";
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../policy/stages.ts";
 import { rewriteRequest } from "../table/rewrite.ts";
 import { gatewayRedirectCode, modifyPath } from "../table/gateway.ts";
@@ -20,11 +20,11 @@ import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
 import type { Backend, Match, Route } from "../table/types.ts";
 
 /**
- * The stage of every kind, from the one list of contracts (policy/kinds.ts) the proxy's runners
+ * The stage of every kind, from the one registry of kinds (kinds/registry.ts) the proxy's runners
  * are paired with (a test holds the two equal). A policy of another kind, or filed under
  * another stage, makes the proxy's runner answer 500 for every request of the route.
  */
-export const KIND_STAGES: Readonly<Record<string, PolicyStage>> = Object.freeze(Object.fromEntries([...KIND_CONTRACTS].map(([id, k]) => [id, k.stage])));
+export const KIND_STAGES: Readonly<Record<string, PolicyStage>> = Object.freeze(Object.fromEntries([...POLICY_KINDS].map(([id, k]) => [id, k.stage])));
 
 export type AnswerKind = "proxied" | "redirect" | "challenge" | "refused" | "depends";
 
@@ -65,10 +65,10 @@ export interface AnswerRequest {
 /** The flags the proxy's answers read (config/types.ts); defaults as the flags' own. */
 export type AnswerConfig = Partial<Pick<Config, "httpRedirectCode" | "httpsPort">>;
 
-/** The codes nginx's `return code URL` answers with a Location (proxy/policies/redirect.ts). */
+/** The codes nginx's `return code URL` answers with a Location (kinds/redirects.ts). */
 const LOCATION_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
-/** One trailing "/" cut, as ingress-nginx's Lua redirects do (proxy/policies/redirect.ts cutSlash). */
+/** One trailing "/" cut, as ingress-nginx's Lua redirects do (kinds/redirect.ts cutSlash). */
 const cutSlash = (s: string): string => (s.endsWith("/") ? s.slice(0, -1) : s);
 
 const defaultPort = (scheme: "http" | "https"): string => (scheme === "https" ? "443" : "80");
@@ -77,7 +77,7 @@ function templateText(parts: readonly TemplatePart[]): string {
   return parts.map((p) => (typeof p === "string" ? p : `$${p.v}`)).join("");
 }
 
-/** The signin URL as proxy/policies/external-auth.ts signinTemplate completes it, variables shown as `$name`. */
+/** The signin URL as kinds/external-auth.ts signinTemplate completes it, variables shown as `$name`. */
 function signinText(parts: readonly TemplatePart[], param: string): string {
   const text = templateText(parts);
   const q = text.indexOf("?");
@@ -179,7 +179,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
       }
       case "header-deny": {
         // The request explained carries none of the headers: each rule is tested against ""
-        // (nginx's empty $http_<name>), as proxy/policies/header-deny.ts tests an absent header.
+        // (nginx's empty $http_<name>), as kinds/denied.ts tests an absent header.
         const rules = Array.isArray(p.params.rules) ? (p.params.rules as unknown as [number, string, string, string][]) : [];
         for (const [status, name, op, pattern] of rules) {
           const c = compileHeaderPattern(op.endsWith("*") ? `(?i)${pattern}` : pattern);
@@ -196,7 +196,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           notes.push(`client certificate ${String(p.params.verify)}: checked when one is sent`);
           continue;
         }
-        // A request without a client certificate (plain HTTP never carries one): proxy/policies/client-cert.ts.
+        // A request without a client certificate (plain HTTP never carries one): kinds/client-cert.ts.
         const page = str(p.params.errorPage);
         if (page !== null && page !== "") return done({ kind: "redirect", status: 302, location: page, cause: "no client certificate sent (auth-tls-verify-client on): auth-tls-error-page", by: p.kind });
         return done({ kind: "refused", status: 400, cause: "no client certificate sent (auth-tls-verify-client on)", by: p.kind });
@@ -207,14 +207,14 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           notes.push(`app-root: "/" is redirected to ${path}`);
           continue;
         }
-        // Explain's request has no query string: `$is_args$args` expand to nothing (proxy/policies/redirect.ts APP_ROOT).
+        // Explain's request has no query string: `$is_args$args` expand to nothing (kinds/server.ts APP_ROOT).
         const parts = appRootParts(path);
         if (parts === null) return own500(p.kind, `app-root ${JSON.stringify(path)} cannot be expanded: every request is refused`);
         const to = expandAppRoot(parts, { path: req.path, query: "", scheme: req.scheme, httpHost: req.host, host: req.host });
         return done({ kind: "redirect", status: 302, location: `${req.scheme}://${req.host}${to}`, cause: "app-root", by: p.kind });
       }
       case "www-redirect": {
-        // The port is the one the client addressed (proxy/policies/redirect.ts addressedPort): the scheme's default here.
+        // The port is the one the client addressed (kinds/server.ts addressedPort): the scheme's default here.
         const to = str(p.params.to) ?? "";
         return done({ kind: "redirect", status: redirectCode, location: `${req.scheme}://${to}:${defaultPort(req.scheme)}${cutSlash(req.path)}`, cause: `from-to-www-redirect: ${req.host} is the other name of ${to}`, by: p.kind });
       }
@@ -222,7 +222,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
         notes.push("CORS: a preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin gets 204");
         continue;
       case "gateway-cors":
-        // The explained request has no Origin: not a CORS request (proxy/policies/cors.ts GATEWAY_CORS).
+        // The explained request has no Origin: not a CORS request (kinds/cors.ts GATEWAY_CORS).
         notes.push("HTTPRoute CORS: a preflight (OPTIONS with Origin and Access-Control-Request-Method) gets 204, with the CORS fields when its origin is allowed");
         continue;
       case "gateway-response-headers":
@@ -251,7 +251,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
         const c = route.canary;
         if (c === undefined) return own500(p.kind, "a canary policy on a route without a canary");
         const rules = p.params as unknown as CanaryRules;
-        // No header, no cookie: the weight decides (proxy/policies/canary.ts chooseCanary).
+        // No header, no cookie: the weight decides (kinds/canary.ts chooseCanary).
         const via: string[] = [];
         if (rules.header !== null) via.push(`header ${rules.header}`);
         if (rules.cookie !== null) via.push(`cookie ${rules.cookie}`);
@@ -302,7 +302,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           continue;
         }
         const url = Array.isArray(p.params.url) ? (p.params.url as unknown as TemplatePart[]) : [];
-        // $host in the auth URL on a rule that does not pin the host: proxy/policies/external-auth.ts refuses (500).
+        // $host in the auth URL on a rule that does not pin the host: kinds/external-auth.ts refuses (500).
         if (url.some((x) => typeof x !== "string" && x.v === "host") && (route.host === null || route.host.startsWith("*"))) {
           return own500(p.kind, "auth-url uses $host on a wildcard or host-less rule: every request is refused");
         }

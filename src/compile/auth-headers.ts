@@ -16,7 +16,7 @@ import type { Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, Ingress } from "../model/schemas.ts";
 import { authHeadersConfigMapKey } from "../model/secret-refs.ts";
 import { stagePolicy, type ParamsOf } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 import type { StagePolicy } from "../policy/stages.ts";
 import { parseTemplate, type TemplatePart } from "../policy/template.ts";
 import type { ParsedAnnotations } from "./annotations.ts";

@@ -45,7 +45,7 @@ import type { IngressPlan, RulePath } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
 import type { CertificateBinding } from "./types.ts";
 import { explainGatewayRequest } from "./gateway/explain.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 /** What Portico speaks to the pods for each backend-protocol (proxy/upstream/forward.ts, proxy/upstream/grpc.ts). */
 const UPSTREAM_PROTOCOL: Readonly<Record<BackendScheme, UpstreamProtocol>> = { http: "h1", https: "h1+tls", grpc: "h2c", grpcs: "h2+tls", h2c: "h2c" };
@@ -82,7 +82,7 @@ export function normaliseRequest(req: ExplainRequest): ExplainRequest {
 /** RFC 9110 §9.1: a method is a token; the proxy compares it as sent (case-sensitive). */
 const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
 
-/** A gRPC message's content type, as proxy/upstream/grpc-status.ts isGrpc reads it. */
+/** A gRPC message's content type, as http/grpc-status.ts isGrpc reads it. */
 const GRPC_CONTENT_TYPE = /^application\/grpc(?:[+;]|$)/i;
 
 /**
@@ -132,7 +132,7 @@ const GRPC_OF = new WeakMap<ExplainResponse, ExplainGrpc>();
 /**
  * A gRPC call's answer when Portico answers it itself: a Trailers-Only response, HTTP 200 with
  * grpc-status and grpc-message in its headers (proxy/pipeline/answer.ts ownAnswer,
- * proxy/policies/gateway.ts gateway-error, proxy/upstream/grpc-status.ts). No route: NoRoute,
+ * kinds/denied.ts gateway-error, http/grpc-status.ts). No route: NoRoute,
  * UNIMPLEMENTED (12); a rule that cannot be served (GRPCRouteRule.backendRefs: "UNAVAILABLE"),
  * or no endpoints: UNAVAILABLE (14). Anything else is left as it is.
  */

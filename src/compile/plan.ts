@@ -20,7 +20,7 @@ import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
 import { normaliseHost, type HostResult } from "../model/hosts.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
 import { validatePath, type PathResult } from "./paths.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 /** One valid rule path (host, path and backend spec all passed their checks). */
 export interface PathPlan {
@@ -149,7 +149,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   // ingress-nginx's controller.go (createServers) logs "session-cookie-path should be set when
   // use-regex is true" for a cookie-affinity Ingress with use-regex and no session-cookie-path:
   // the cookie's Path is then the location's path, a regular expression a browser compares
-  // literally (proxy/policies/affinity.ts cookiePath). The same Ingress is served the same; a
+  // literally (kinds/affinity.ts cookiePath). The same Ingress is served the same; a
   // warning, as there.
   const cookie = ann.policies.affinity.cookie;
   if (cookie !== null && cookie.path === null && ann.policies.regexRewrite.useRegex) {

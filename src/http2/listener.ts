@@ -12,10 +12,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { SecureContextOptions } from "node:tls";
 import type { WebSocketHandler } from "bun";
-import { errorResponse } from "../proxy/errors.ts";
+import { errorResponse } from "../http/errors.ts";
 import { isWebSocketUpgrade as isWebSocketHandshake } from "../proxy/upstream/websocket.ts";
 import type { Logger } from "../log/logger.ts";
-import type { ConnectionTls } from "../proxy/policies/types.ts";
+import type { ConnectionTls } from "../kinds/types.ts";
 import type { RequestServer } from "../proxy/types.ts";
 import { connectionTls } from "./tls-peer.ts";
 import type { RotationInfo, TlsListener } from "../tls/listener.ts";
@@ -360,7 +360,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       // Client certificates (auth-tls-*): Bun's node:tls reads requestCert from the server only,
       // never from the SNI context (measured on 1.4.5), so while some route reads certificates
       // every handshake asks for one, and none otherwise (verifyMode). None is required here:
-      // proxy/policies/client-cert.ts checks the certificate per request, against the CA of the route
+      // kinds/client-cert.ts checks the certificate per request, against the CA of the route
       // the request's Host selects (docs/design.md, "Client certificates").
       requestCert: wantCerts,
       rejectUnauthorized: false,

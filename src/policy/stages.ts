@@ -42,6 +42,15 @@ export type PolicyStage = (typeof POLICY_STAGES)[number];
 export const HTTPS_REDIRECT_AFTER: PolicyStage = "rewrite";
 export const ENDPOINTS_CHECK_AFTER: PolicyStage = "backend";
 
+/**
+ * The ids of the two `server` stage kinds the table builder places itself (table/build.ts:
+ * app-root answers `/` before the locations run, as nginx's server-level `if`; the host
+ * ingress-nginx adds for from-to-www-redirect gets a route with the www redirect). Their
+ * contracts are in kinds/server.ts, a folder above table/, so the ids are named here, below both.
+ */
+export const APP_ROOT_KIND = "app-root";
+export const WWW_REDIRECT_KIND = "www-redirect";
+
 /** A value that survives JSON unchanged (finite numbers only). */
 export type PolicyValue = string | number | boolean | null | readonly PolicyValue[] | { readonly [key: string]: PolicyValue };
 

@@ -19,7 +19,7 @@ import { createLogger, type Logger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { CLUSTER_LIST_TIMEOUT_MS, loadOnce } from "./load.ts";
 import { proofText, proveConversion, type Proof } from "./prove.ts";
-import { hstsField } from "../proxy/policies/redirect.ts";
+import { hstsField } from "../kinds/redirect.ts";
 
 /** Exit status when at least one Ingress would change behaviour (0: none would). */
 export const EXIT_CHANGES = 3;

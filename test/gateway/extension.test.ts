@@ -9,15 +9,14 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { GATEWAYS, INFRA, World, snapshot, BASE } from "./base.ts";
 import { Compiler, compile } from "../../src/compile/compile.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
-import * as K from "../../src/policy/kinds.ts";
-import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
+import * as K from "../../src/kinds/index.ts";
 import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
-import type { PolicyKind } from "../../src/proxy/policies/types.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
+import type { PolicyKind } from "../../src/kinds/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
-import { quietLog, rawRequest, statusLine, testConfig } from "../proxy/helpers.ts";
+import { externalAuthWith, quietLog, rawRequest, statusLine, testConfig } from "../proxy/helpers.ts";
 import { rawBackend } from "../proxy/raw.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
@@ -248,7 +247,7 @@ ${policy("site", ann, "web")}
       lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
       check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
     });
-    kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver }));
+    kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver }));
     const handler = createProxyHandler({ config: testConfig(), table: () => result.table, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
     const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
     cleanup.push(() => server.stop(true));

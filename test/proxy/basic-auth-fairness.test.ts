@@ -5,9 +5,14 @@
 // source ranges and basic authentication".
 import { describe, expect, test } from "bun:test";
 import { MAX_SHA_CRYPT_ROUNDS } from "../../src/policy/htpasswd.ts";
-import { BASIC_AUTH, CHECKS_IN_PROCESS, CHECKS_PER_ROUTE } from "../../src/proxy/policies/basic-auth.ts";
+import { BASIC_AUTH, CHECKS_IN_PROCESS, CHECKS_PER_ROUTE } from "../../src/kinds/basic-auth.ts";
 import { shaCrypt } from "../../src/proxy/crypt/crypt.ts";
-import type { PolicyFlow } from "../../src/proxy/policies/types.ts";
+import type { PolicyFlow } from "../../src/kinds/types.ts";
+import { policyCaps } from "../../src/proxy/policies/caps.ts";
+import { testConfig } from "./helpers.ts";
+
+/** The process's own capabilities: the real hashing threads. */
+const CAPS = policyCaps(testConfig());
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`, "latin1").toString("base64")}`;
 const flow = (authorization: string): PolicyFlow =>
@@ -18,7 +23,7 @@ describe("password checks across routes", () => {
     // The costliest hash accepted, so the checks queue on the threads.
     const hash = shaCrypt(Buffer.from("right"), `$6$rounds=${MAX_SHA_CRYPT_ROUNDS}$fairsalt$`, 512) as string;
     const ROUTES = 8;
-    const build = () => BASIC_AUTH.build({ realm: "r", secret: "ns/users", users: [["alice", hash]] });
+    const build = () => BASIC_AUTH.build({ realm: "r", secret: "ns/users", users: [["alice", hash]] }, CAPS);
     const flooded = Array.from({ length: ROUTES }, build);
     const quiet = build();
     const order: string[] = [];

@@ -23,11 +23,10 @@ import { KIND_STAGES } from "../../src/compile/answer.ts";
 import { parseArgs } from "../../src/config/parse.ts";
 import { silentLogger } from "../../src/log/logger.ts";
 import type { EndpointSlice } from "../../src/model/schemas.ts";
-import { ProxyError } from "../../src/proxy/errors.ts";
-import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
+import { ProxyError } from "../../src/http/errors.ts";
 import type { ExternalResolver } from "../../src/proxy/upstream/external.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import type { AccessRecord } from "../../src/proxy/types.ts";
 import { RejectedRequest } from "../../src/request/rejected.ts";
@@ -38,7 +37,7 @@ import { lookup } from "../../src/table/lookup.ts";
 import type { GatewayEntry, RouteTable } from "../../src/table/types.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
-import { testConfig } from "./helpers.ts";
+import { externalAuthWith, testConfig } from "./helpers.ts";
 import { namedBackend, type RawBackend } from "./raw.ts";
 
 const FIXTURES = join(import.meta.dir, "..", "fixtures");
@@ -68,7 +67,7 @@ let redirectCode: 301 | 302 | 307 | 308 = 308;
 beforeAll(async () => {
   be = await namedBackend("pod");
   const kinds = new Map(POLICY_KINDS);
-  kinds.set("external-auth", createExternalAuthKind({ resolver: NO_DNS }));
+  kinds.set("external-auth", externalAuthWith({ resolver: NO_DNS }));
   for (const scheme of ["http", "https"] as const) {
     const handler = createProxyHandler({
       config: testConfig(),
@@ -298,7 +297,7 @@ describe("explain's response is the proxy's answer", () => {
 });
 
 test("explain knows every policy kind the proxy implements, in the same stage", () => {
-  const proxy = Object.fromEntries([...POLICY_KINDS].map(([k, kind]) => [k, kind.contract.stage]));
+  const proxy = Object.fromEntries([...POLICY_KINDS].map(([k, kind]) => [k, kind.stage]));
   expect(KIND_STAGES).toEqual(proxy);
 });
 

@@ -15,22 +15,21 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
-import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
 import { compile } from "../../src/compile/compile.ts";
 import { METADATA_REASON } from "../../src/config/address-policy.ts";
 import type { Logger } from "../../src/log/logger.ts";
 import { createExternalResolver, forbiddenReason, ownAddresses, type ExternalResolver } from "../../src/proxy/upstream/external.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
-import type { PolicyKind } from "../../src/proxy/policies/types.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
+import type { PolicyKind } from "../../src/kinds/types.ts";
 import type { AccessRecord } from "../../src/proxy/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
-import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { externalAuthWith, makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { rawBackend, type RawBackend, type RawRequest } from "./raw.ts";
-import * as K from "../../src/policy/kinds.ts";
+import * as K from "../../src/kinds/index.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -81,13 +80,13 @@ async function setup(
   const authHost = opts.inject === false ? `127.0.0.1:${opts.authPort ?? auth.port}` : `auth.test.svc:${opts.authPort ?? auth.port}`;
   const parsed = parseAnnotations(Object.fromEntries(Object.entries(annotations).map(([k, val]) => [NGINX_PREFIX + k, val.replaceAll("AUTH", authHost).replaceAll("PORT", String(opts.authPort ?? auth.port))])));
   const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-  if (opts.resolver !== undefined) kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver: opts.resolver }));
+  if (opts.resolver !== undefined) kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver: opts.resolver }));
   else if (opts.inject !== false) {
     const resolver = createExternalResolver({
       lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
       check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
     });
-    kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver }));
+    kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver }));
   }
   const host = opts.host === undefined ? "app.test" : opts.host;
   const table = makeTable([{ host, path: opts.path ?? "/", backend: makeBackend([be.port]), options: parsed.options }]);

@@ -22,9 +22,12 @@ import { buildTlsEntries } from "../../src/tls/sni.ts";
 import { h2Fetch, h2Session } from "../http2/client.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import * as v from "valibot";
-import { defineKind } from "../../src/policy/contract.ts";
+import { defineKind } from "../../src/kinds/define.ts";
+import { EXTERNAL_AUTH } from "../../src/kinds/authentication.ts";
+import { createAuthCache } from "../../src/kinds/external-auth.ts";
 import type { PolicyStage } from "../../src/policy/stages.ts";
-import type { PolicyKind, PolicyStep } from "../../src/proxy/policies/types.ts";
+import type { AuthCacheStore, PolicyCaps, PolicyKind, PolicyStep } from "../../src/kinds/types.ts";
+import type { ExternalResolver } from "../../src/proxy/upstream/external.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
 
 export const quietLog: Logger = silentLogger;
@@ -251,5 +254,20 @@ export function echoBackend(name = "echo") {
 /** A policy kind for a test: any parameters, filed under `stage`. */
 // biome-ignore lint: a test kind reads whatever parameters its test gives it.
 export function testKind(stage: PolicyStage, build: (params: any) => PolicyStep, id = "test"): PolicyKind {
-  return { contract: defineKind(id, stage, v.any()), build };
+  return defineKind(id, stage, v.any(), build);
+}
+
+/**
+ * `kind` with some of the capabilities the handler gives it replaced (a seeded random, a
+ * fixed clock, a resolver of the test's, a limiter with its own clock): the kind's own
+ * contract and build, handed these instead (kinds/types.ts PolicyCaps).
+ */
+export function withCaps<P>(kind: PolicyKind<P>, over: Partial<PolicyCaps>): PolicyKind<P> {
+  return { id: kind.id, stage: kind.stage, schema: kind.schema, build: (params, caps) => kind.build(params, { ...(caps as PolicyCaps), ...over }) };
+}
+
+/** External authentication over the test's resolver, with a cache of its own (the one given, or a new one). */
+export function externalAuthWith(o: { readonly resolver: ExternalResolver; readonly cache?: AuthCacheStore }): PolicyKind {
+  const cache = o.cache ?? createAuthCache();
+  return withCaps(EXTERNAL_AUTH, { resolve: (u, ms) => o.resolver.target(u, ms), authCache: () => cache });
 }

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
-import { nginxPads, nginxPage, nginxRedirectPage } from "../../src/proxy/pipeline/status-page.ts";
+import { nginxPads, nginxPage, nginxRedirectPage } from "../../src/http/status-page.ts";
 import { freePort } from "../e2e/harness.ts";
 import { makeBackend, makeTable, startProxy, type TestProxy } from "./helpers.ts";
 import { rawBackend } from "./raw.ts";

@@ -53,7 +53,7 @@ export interface Rewrite {
   readonly path: PathModifier | null;
 }
 
-/** HTTPCORSFilter, checked: what the gateway-cors policy takes (policy/kinds.ts GATEWAY_CORS). */
+/** HTTPCORSFilter, checked: what the gateway-cors policy takes (kinds/cors.ts GATEWAY_CORS). */
 export interface Cors {
   readonly origins: readonly string[];
   readonly methods: readonly string[];

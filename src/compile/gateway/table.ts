@@ -31,7 +31,7 @@ import { NO_FLAGS, policySecrets, withExtension } from "./extension.ts";
 import type { AccessFlags } from "../access.ts";
 import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Redirect, type Rewrite, type Timeouts, type WeightedBackend } from "./rules.ts";
 import { changedConflicts, GRPC_ROUTE_KIND, grpcAsHttpRoute, grpcObjectKey, grpcWorkKey, kindConflicts, withoutRefused, type KindAttachments } from "./grpcroute.ts";
-import * as K from "../../policy/kinds.ts";
+import * as K from "../../kinds/index.ts";
 import { stagePolicy } from "../../policy/contract.ts";
 
 

@@ -2,11 +2,11 @@
 // endpoint choice, deadlines, retries) or the WebSocket's upgrade (upstream/websocket.ts). The
 // error request of error-pages.ts goes through the same forwardTo.
 import type { Backend } from "../../table/types.ts";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import type { ForwardInput, ForwardResult, RequestControl } from "../upstream/forward-types.ts";
 import { createAttemptControl, forward } from "../upstream/forward.ts";
 import { isGrpcBackend } from "../upstream/grpc.ts";
-import { upstreamHeaders, type ForwardContext } from "../upstream/headers.ts";
+import { upstreamHeaders, type ForwardContext } from "../../http/headers.ts";
 import { guardRequest } from "../upstream/watchdog.ts";
 import { connectUpstreamWs, upgradeClient } from "../upstream/websocket.ts";
 import { meterRequestBody } from "./body.ts";

@@ -4,17 +4,19 @@
 // own file here; error pages wrap forward and relay (error-pages.ts); one access record per
 // request (Exchange.finish).
 import type { ServerWebSocket, WebSocketHandler } from "bun";
-import { createBalancer, type Balancer } from "../upstream/balancer.ts";
+import { createBalancer } from "../upstream/balancer.ts";
+import type { Balancer } from "../../kinds/types.ts";
 import { pipelineGuard } from "./body.ts";
 import { createBodyBudget, type BodyBudget } from "./buffer.ts";
 import { cidrMatcher } from "../../config/cidr.ts";
-import { errorResponse, ProxyError, statusOf } from "../errors.ts";
+import { errorResponse, ProxyError, statusOf } from "../../http/errors.ts";
 import type { ExternalResolver } from "../upstream/external.ts";
 import { createInflight, type Inflight } from "./inflight.ts";
-import { POLICY_KINDS } from "../policies/registry.ts";
+import { POLICY_KINDS } from "../../kinds/registry.ts";
 import { createPolicyRunner } from "../policies/run.ts";
+import { policyCaps } from "../policies/caps.ts";
 import type { ProxyDeps, RequestServer } from "../types.ts";
-import { PORTICO_SERVER } from "../upstream/headers.ts";
+import { PORTICO_SERVER } from "../../http/headers.ts";
 import { sweep } from "../upstream/watchdog.ts";
 import { isWebSocketUpgrade, websocketHandler, type WsData } from "../upstream/websocket.ts";
 import { admit, open } from "./admit.ts";
@@ -123,7 +125,7 @@ export function createProxyHandler(
     compat: config.ingressNginxCompat,
     inflight: createInflight(),
     hardStop: new AbortController(),
-    runPolicies: createPolicyRunner(deps.policyKinds ?? POLICY_KINDS, { config }, BUILT_IN_STAGES),
+    runPolicies: createPolicyRunner(deps.policyKinds ?? POLICY_KINDS, policyCaps(config), BUILT_IN_STAGES),
   };
 
   return {

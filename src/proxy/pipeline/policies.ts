@@ -3,7 +3,7 @@
 // 403, a preflight's 204) ends the request here.
 import type { Exchange } from "./context.ts";
 import { httpsRedirectStage } from "./checks.ts";
-import { NGINX_PAGE_TYPE, nginxRedirectPage } from "./status-page.ts";
+import { NGINX_PAGE_TYPE, nginxRedirectPage } from "../../http/status-page.ts";
 
 /**
  * The answer that ends the request at this step, or null. A route without policies pays one

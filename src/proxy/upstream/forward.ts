@@ -4,12 +4,12 @@
 // into ProxyError codes.
 import { DEFAULT_RETRY } from "../../table/routes.ts";
 import type { Backend, RetryPolicy, Upstream } from "../../table/types.ts";
-import type { Balancer, EndpointChoice } from "./balancer.ts";
-import { ProxyError } from "../errors.ts";
+import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
+import { ProxyError } from "../../http/errors.ts";
 import { externalTarget, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import { forwardGrpc, isGrpcBackend, isH2cBackend } from "./grpc.ts";
 import type { ProxyHooks } from "../types.ts";
-import { scanResponseHeaders, type ResponseHeaderScan } from "./headers.ts";
+import { scanResponseHeaders, type ResponseHeaderScan } from "../../http/headers.ts";
 import { probeConnect } from "./probe.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
 import type { AttemptControl, ForwardInput, ForwardResult, RequestControl } from "./forward-types.ts";

@@ -14,9 +14,9 @@
 //   stream id) before one byte of the request body was read from the client. gRPC's own
 //   retry rules (the "transparent retry" of gRFC A6) allow exactly these.
 import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import type { ForwardInput, ForwardResult, RequestControl } from "./forward-types.ts";
-import { grpcStatusOfReset, grpcTrailers, GRPC, parseGrpcTimeout } from "./grpc-status.ts";
+import { grpcStatusOfReset, grpcTrailers, GRPC, parseGrpcTimeout } from "../../http/grpc-status.ts";
 import { sharedH2Pool, type H2Pool } from "./h2-pool.ts";
 import { externalTarget, sharedExternalResolver } from "./external.ts";
 import { attachTrailers, createTrailerSink, type TrailerSink } from "./trailers.ts";

@@ -3,8 +3,8 @@
 // ever dropped silently: past the buffer bound both sides are closed with 1011.
 import type { ServerWebSocket, WebSocketHandler } from "bun";
 import type { Backend, Upstream } from "../../table/types.ts";
-import type { Balancer, EndpointChoice } from "./balancer.ts";
-import { ProxyError } from "../errors.ts";
+import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
+import { ProxyError } from "../../http/errors.ts";
 import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import type { RequestServer } from "../types.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";

@@ -13,7 +13,7 @@
 // - Every ready endpoint: the ring is built over `backend.endpoints`, never the subsetting
 //   window of balancer.ts (a window differs per process and moves every 500 ms, which would
 //   break stickiness).
-import type { Backend, Upstream } from "../../table/types.ts";
+import type { Backend, Upstream } from "../table/types.ts";
 
 /** Points per endpoint: lua-resty-balancer's figure; the share of each endpoint is within ~8% of 1/n. */
 export const POINTS_PER_ENDPOINT = 160;

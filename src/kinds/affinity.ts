@@ -23,19 +23,18 @@
 //
 // With a canary: the canary step runs first in the same `backend` stage and keeps a client
 // whose cookie names main's backend on main, or the canary's on the canary
-// (proxy/policies/canary.ts); this step then picks the pod within whatever flow.backend is and writes
+// (kinds/canary.ts); this step then picks the pod within whatever flow.backend is and writes
 // that backend's key, so a canary copies main's affinity as ingress-nginx's
 // `affinity-canary-behavior: sticky` does. With `legacy` the canary step has set a plain
 // round-robin choice for the canary and this step leaves it.
 import { createHash } from "node:crypto";
 import * as v from "valibot";
-import type { Backend, Upstream } from "../../table/types.ts";
-import type { Balancer, EndpointChoice } from "../upstream/balancer.ts";
+import type { Backend, Upstream } from "../table/types.ts";
 import { cookieValue } from "./cookies.ts";
-import type { KindOf, PolicyFlow, PolicyKind } from "./types.ts";
-import { ringOf, ringOwner } from "../upstream/ring.ts";
-import * as K from "../../policy/kinds.ts";
-import type { ParamsOf } from "../../policy/contract.ts";
+import { defineKind, needCaps } from "./define.ts";
+import { ringOf, ringOwner } from "./ring.ts";
+import { CookieName } from "./schema.ts";
+import type { Balancer, EndpointChoice, PolicyCaps, PolicyFlow } from "./types.ts";
 
 const md5hex = (s: string): string => createHash("md5").update(s).digest("hex");
 
@@ -80,17 +79,53 @@ function persistentMap(b: Backend): Map<string, Upstream> {
   return m;
 }
 
-export type AffinityParams = ParamsOf<typeof K.AFFINITY>;
+/** Cookie affinity (affinity, session-cookie-*). */
+const AFFINITY_PARAMS = v.object({
+  mode: v.picklist(["balanced", "persistent"]),
+  name: CookieName,
+  path: v.nullable(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._~:/,?&=-]{1,1024}$/))),
+  domain: v.nullable(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,253}$/))),
+  maxAge: v.nullable(v.pipe(v.number(), v.integer())),
+  expires: v.nullable(v.pipe(v.number(), v.integer())),
+  sameSite: v.nullable(v.picklist(["None", "Lax", "Strict"])),
+  conditionalSameSiteNone: v.boolean(),
+  secure: v.boolean(),
+  changeOnFailure: v.boolean(),
+});
+
+export type AffinityParams = v.InferOutput<typeof AFFINITY_PARAMS>;
 
 const WEEK = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"] as const;
 const two = (n: number): string => String(n).padStart(2, "0");
 
+/**
+ * The proleptic Gregorian date of a day count since 1970-01-01, by arithmetic: the pure side
+ * reads no clock and makes no Date (test/import-direction.test.ts). The usual civil-calendar
+ * conversion: shift to eras of 400 years (146097 days) that start on 1 March, so the leap day
+ * ends a year.
+ */
+function civilDate(days: number): { y: number; m: number; d: number } {
+  const z = days + 719468;
+  const era = Math.floor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  return { y: yoe + era * 400 + (m <= 2 ? 1 : 0), m, d };
+}
+
 /** nginx's ngx_http_cookie_time: `Thu, 18-Nov-26 11:27:35 GMT`; the year in full after 2037. */
 export function cookieTime(epochSeconds: number): string {
-  const d = new Date(epochSeconds * 1000);
-  const y = d.getUTCFullYear();
-  return `${WEEK[d.getUTCDay()]}, ${two(d.getUTCDate())}-${MONTHS[d.getUTCMonth()]}-${y > 2037 ? y : two(y % 100)} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} GMT`;
+  const t = Math.floor(epochSeconds);
+  const days = Math.floor(t / 86400);
+  const s = t - days * 86400;
+  const { y, m, d } = civilDate(days);
+  // 1970-01-01 was a Thursday (index 4).
+  const wd = (((days + 4) % 7) + 7) % 7;
+  return `${WEEK[wd]}, ${two(d)}-${MONTHS[m - 1]}-${y > 2037 ? y : two(y % 100)} ${two(Math.floor(s / 3600))}:${two(Math.floor((s % 3600) / 60))}:${two(s % 60)} GMT`;
 }
 
 /**
@@ -132,11 +167,8 @@ export function affinityCookie(p: AffinityParams, value: string, o: { path: stri
 /** Attempts at a random balanced key whose pod is usable (ingress-nginx's MAX_UPSTREAM_CHECKS_COUNT). */
 const NEW_KEY_TRIES = 20;
 
-export interface AffinityDeps {
-  readonly random: () => number;
-  /** Wall-clock seconds, for Expires. */
-  readonly nowSeconds: () => number;
-}
+/** What an affinity choice uses of the capabilities: random keys and pods, the wall clock for Expires. */
+type AffinityDeps = Pick<PolicyCaps, "random" | "now">;
 
 class AffinityChoice implements EndpointChoice {
   /** The cookie's pod (undefined until the first pick resolves it). */
@@ -161,7 +193,7 @@ class AffinityChoice implements EndpointChoice {
       path: this.flow.route.path,
       https: this.flow.scheme === "https",
       userAgent: this.flow.req.headers.get("user-agent"),
-      nowSeconds: this.deps.nowSeconds(),
+      nowSeconds: Math.floor(this.deps.now() / 1000),
     });
     return fresh.u;
   }
@@ -210,19 +242,14 @@ function randomKey(random: () => number): string {
   return hi + lo;
 }
 
-export function affinityKind(deps: AffinityDeps): KindOf<typeof K.AFFINITY> {
-  return {
-    contract: K.AFFINITY,
-    build(p) {
-      return (flow) => {
-        // An earlier step of the stage chose already: the canary step, sending a client to a
-        // canary without affinity (`affinity-canary-behavior: legacy`).
-        if (flow.choice !== null) return null;
-        flow.choice = new AffinityChoice(p, flow, readAffinityCookie(flow.req, p.name)?.key ?? null, deps);
-        return null;
-      };
-    },
+/** Cookie affinity (affinity, session-cookie-*): the `backend` stage's endpoint choice by cookie. */
+export const AFFINITY = defineKind("affinity", "backend", AFFINITY_PARAMS, (p, caps) => {
+  const deps: AffinityDeps = needCaps(caps, "affinity");
+  return (flow) => {
+    // An earlier step of the stage chose already: the canary step, sending a client to a
+    // canary without affinity (`affinity-canary-behavior: legacy`).
+    if (flow.choice !== null) return null;
+    flow.choice = new AffinityChoice(p, flow, readAffinityCookie(flow.req, p.name)?.key ?? null, deps);
+    return null;
   };
-}
-
-export const AFFINITY_KIND: PolicyKind = affinityKind({ random: Math.random, nowSeconds: () => Math.floor(Date.now() / 1000) });
+});

@@ -5,9 +5,13 @@
 // -Max-Age, with more_set_headers, so on every status and replacing what the backend sent; a
 // preflight gets 204 with those, `Content-Type: text/plain charset=UTF-8` and
 // `Content-Length: 0`, before authentication and access checks (the location's rewrite phase).
-import type { KindOf, PolicyFlow, PolicyKind, PolicyStep } from "./types.ts";
-import * as K from "../../policy/kinds.ts";
-import type { ParamsOf } from "../../policy/contract.ts";
+//
+// Also the Gateway API's CORS filter and ResponseHeaderModifier, which run in this stage too.
+import * as v from "valibot";
+import type { HeaderEdit } from "../http/headers.ts";
+import { defineKind } from "./define.ts";
+import { Strings, Str, NullableStr, Pair, editableFields, pairs } from "./schema.ts";
+import type { PolicyFlow, PolicyStep } from "./types.ts";
 
 
 interface Wildcard {
@@ -46,7 +50,18 @@ export function originMatcher(entries: readonly string[]): (origin: string) => b
   };
 }
 
-function build(p: ParamsOf<typeof K.CORS>): PolicyStep {
+/** enable-cors and its options. */
+const CORS_PARAMS = v.strictObject({
+  enabled: v.literal(true),
+  origins: v.union([v.literal("*"), Strings]),
+  methods: Str,
+  headers: Str,
+  expose: NullableStr,
+  credentials: v.boolean(),
+  maxAge: v.number(),
+});
+
+function build(p: v.InferOutput<typeof CORS_PARAMS>): PolicyStep {
   const any = p.origins === "*";
   const allowed = any ? null : originMatcher(p.origins as string[]);
   // The headers after Access-Control-Allow-Origin, in the template's order; fixed per route.
@@ -90,14 +105,14 @@ function build(p: ParamsOf<typeof K.CORS>): PolicyStep {
 /**
  * CORS fields on every answer the request gets: Portico's own (401, 403, 503...), as
  * more_set_headers does on every status, and the proxied one through upstreamResponseHeaders
- * (its Vary member joins the backend's list: upstream/headers.ts).
+ * (its Vary member joins the backend's list: http/headers.ts).
  */
 function attach(flow: PolicyFlow, add: Record<string, string>): void {
   Object.assign(flow.responseHeaders, add);
   flow.upstreamResponseHeaders = flow.upstreamResponseHeaders === null ? add : { ...flow.upstreamResponseHeaders, ...add };
 }
 
-export const CORS_POLICY_KIND: KindOf<typeof K.CORS> = { contract: K.CORS, build };
+export const CORS = defineKind("cors", "cors", CORS_PARAMS, build);
 
 // --- Gateway API HTTPCORSFilter -------------------------------------------------------------
 //
@@ -146,7 +161,20 @@ export function gatewayOriginMatcher(entries: readonly string[]): ((origin: stri
   };
 }
 
-function buildGateway(p: ParamsOf<typeof K.GATEWAY_CORS>): PolicyStep {
+/**
+ * CORS (HTTPCORSFilter): origins exact or with a left `*` (any number of labels), or ["*"];
+ * methods, headers and expose lists, ["*"] for any; maxAge in seconds.
+ */
+const GATEWAY_CORS_PARAMS = v.strictObject({
+  origins: Strings,
+  methods: Strings,
+  headers: Strings,
+  expose: Strings,
+  credentials: v.boolean(),
+  maxAge: v.pipe(v.number(), v.integer(), v.minValue(1)),
+});
+
+function buildGateway(p: v.InferOutput<typeof GATEWAY_CORS_PARAMS>): PolicyStep {
   const anyOrigin = p.origins.length === 1 && p.origins[0] === "*";
   const allowed = anyOrigin ? null : gatewayOriginMatcher(p.origins);
   const anyMethod = p.methods.length === 1 && p.methods[0] === "*";
@@ -192,4 +220,34 @@ function buildGateway(p: ParamsOf<typeof K.GATEWAY_CORS>): PolicyStep {
   };
 }
 
-export const GATEWAY_CORS: KindOf<typeof K.GATEWAY_CORS> = { contract: K.GATEWAY_CORS, build: buildGateway };
+export const GATEWAY_CORS = defineKind("gateway-cors", "cors", GATEWAY_CORS_PARAMS, buildGateway);
+
+/**
+ * ResponseHeaderModifier: set, add (`old,new`) and remove on the answer. In the cors stage,
+ * before the redirects stage, so Portico's own answers for the rule (a RequestRedirect's, a
+ * 500) carry the same changes as the proxied one.
+ *
+ * ResponseHeaderModifier (HTTPHeaderFilter on the answer): the proxied answer is changed in
+ * the relay, after every field Portico sets (PolicyFlow.responseHeaderEdits), and Portico's own
+ * answers for the rule (a redirect, a 500, a 502) through flow.responseHeaders now. On those a
+ * Set-Cookie already there is kept rather than joined (RFC 6265 §3).
+ */
+export const GATEWAY_RESPONSE_HEADERS = defineKind("gateway-response-headers", "cors", v.object({ set: v.array(Pair), add: v.array(Pair), remove: Strings }), (params) => {
+  const set = pairs(params.set, "set");
+  const add = pairs(params.add, "add");
+  const remove = params.remove;
+  if (!Array.isArray(remove) || !remove.every((r) => typeof r === "string")) throw new Error("remove: names expected");
+  if (!editableFields(set, add, remove)) throw new Error("gateway-response-headers: a field that cannot be changed");
+  const edit: HeaderEdit = Object.freeze({ set, add, remove });
+  return (flow) => {
+    flow.responseHeaderEdits = flow.responseHeaderEdits === null ? [edit] : [...flow.responseHeaderEdits, edit];
+    const own = flow.responseHeaders;
+    for (const [n, v] of set) own[n] = v;
+    for (const [n, v] of add) {
+      const old = own[n];
+      own[n] = old === undefined ? v : n === "set-cookie" ? old : `${old},${v}`;
+    }
+    for (const n of remove) delete own[n];
+    return null;
+  };
+});

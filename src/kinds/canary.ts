@@ -12,13 +12,13 @@
 // whichever backend this one chose. docs/design.md, "Canary Ingresses" and "Balancing and
 // affinity" (Canaries and affinity).
 import * as v from "valibot";
-import { type CanaryRules } from "../../policy/params.ts";
-import { compileHeaderPattern, type HeaderPattern } from "../../regex/header-pattern.ts";
+import { type CanaryRules } from "../policy/params.ts";
+import { compileHeaderPattern, type HeaderPattern } from "../regex/header-pattern.ts";
 import { backendKey, cookieBackendKey } from "./affinity.ts";
-import type { EndpointChoice } from "../upstream/balancer.ts";
-import { ProxyError } from "../errors.ts";
-import type { KindOf, PolicyKind, PolicyStep } from "./types.ts";
-import * as K from "../../policy/kinds.ts";
+import type { EndpointChoice } from "./types.ts";
+import { ProxyError } from "../http/errors.ts";
+import { defineKind } from "./define.ts";
+import { CookieName, NullableStr } from "./schema.ts";
 
 /** A number in [0, 1), as Math.random gives; tests pass a seeded one. */
 export type RandomSource = () => number;
@@ -84,32 +84,43 @@ const ROUND_ROBIN: EndpointChoice = {
   setCookie: () => null,
 };
 
-export function canaryKind(random: RandomSource = Math.random): KindOf<typeof K.CANARY> {
-  return {
-    contract: K.CANARY,
-    build(parsed): PolicyStep {
-      const rules: CanaryRules = parsed;
-      let pattern: HeaderPattern | null = null;
-      if (rules.headerPattern !== null) {
-        const r = compileHeaderPattern(rules.headerPattern);
-        if (!r.ok) throw new Error(`header pattern ${r.reason}`);
-        pattern = r.re;
-      }
-      const affinity = parsed.affinity ?? null;
-      return (flow) => {
-        const canary = flow.route.canary;
-        // The compiler adds this policy only with a canary: a table without it is corrupt.
-        if (canary === undefined) throw new ProxyError("Internal", "canary policy on a route without a canary");
-        const check = affinity === null ? null : { ...affinity, mainKey: backendKey(flow.route.backend), canaryKey: backendKey(canary.backend) };
-        if (!chooseCanary(rules, pattern, flow.req.headers, random, check)) return null;
-        flow.backend = canary.backend;
-        // `legacy`: the canary has no affinity (mergeAlternativeBackend copies main's only
-        // otherwise), so its pods are taken round robin and no cookie is set. Choosing here
-        // leaves main's affinity step nothing to do: the first step to set a choice wins.
-        if (affinity !== null && !affinity.sticky) flow.choice = ROUND_ROBIN;
-        return null;
-      };
-    },
-  };
-}
+const HeaderOrCookie = v.nullable(v.pipe(v.string(), v.regex(/^[a-z0-9._~-]+$/i)));
 
+/** A canary Ingress's rules (policy/params.ts CanaryRules), and main's affinity cookie when it has one. */
+export const CANARY = defineKind(
+  "canary",
+  "backend",
+  v.object({
+    header: HeaderOrCookie,
+    headerValue: NullableStr,
+    headerPattern: NullableStr,
+    cookie: HeaderOrCookie,
+    weight: v.pipe(v.number(), v.safeInteger()),
+    weightTotal: v.pipe(v.number(), v.safeInteger(), v.minValue(100)),
+    affinity: v.optional(v.object({ cookie: CookieName, sticky: v.boolean() })),
+  }),
+  (parsed, caps) => {
+    const random: RandomSource = caps === undefined ? Math.random : caps.random;
+    const rules: CanaryRules = parsed;
+    let pattern: HeaderPattern | null = null;
+    if (rules.headerPattern !== null) {
+      const r = compileHeaderPattern(rules.headerPattern);
+      if (!r.ok) throw new Error(`header pattern ${r.reason}`);
+      pattern = r.re;
+    }
+    const affinity = parsed.affinity ?? null;
+    return (flow) => {
+      const canary = flow.route.canary;
+      // The compiler adds this policy only with a canary: a table without it is corrupt.
+      if (canary === undefined) throw new ProxyError("Internal", "canary policy on a route without a canary");
+      const check = affinity === null ? null : { ...affinity, mainKey: backendKey(flow.route.backend), canaryKey: backendKey(canary.backend) };
+      if (!chooseCanary(rules, pattern, flow.req.headers, random, check)) return null;
+      flow.backend = canary.backend;
+      // `legacy`: the canary has no affinity (mergeAlternativeBackend copies main's only
+      // otherwise), so its pods are taken round robin and no cookie is set. Choosing here
+      // leaves main's affinity step nothing to do: the first step to set a choice wins.
+      if (affinity !== null && !affinity.sticky) flow.choice = ROUND_ROBIN;
+      return null;
+    };
+  },
+);

@@ -1,12 +1,15 @@
 // The authentication stage's basic-auth policy: nginx's auth_basic, as ingress-nginx
 // configures it for `auth-type: basic` (annotations/basic-auth.ts). The compiler has resolved
-// the Secret into the users (compile/access.ts); this checks the client's credentials.
+// the Secret into the users (compile/access.ts); this checks the client's credentials. The
+// hashing itself runs on the I/O side (proxy/crypt/, bcrypt off the event loop), reached
+// through PolicyCaps.verifyPassword; kinds/authentication.ts registers the kind.
 import { createHmac, randomBytes } from "node:crypto";
-import { checkHash, type HashFormat } from "../../policy/htpasswd.ts";
-import type { KindOf, PolicyFlow, PolicyKind } from "./types.ts";
-import { refusal } from "./access.ts";
-import { isCostly, verifyPassword } from "../crypt/crypt.ts";
-import * as K from "../../policy/kinds.ts";
+import * as v from "valibot";
+import { checkHash, type HashFormat } from "../policy/htpasswd.ts";
+import { defineKind, needCaps } from "./define.ts";
+import { refusal } from "./refusal.ts";
+import { Pair, Str } from "./schema.ts";
+import type { PolicyFlow } from "./types.ts";
 
 /**
  * Credentials (user, `:`, password) longer than this are refused without hashing: MD5-crypt
@@ -225,6 +228,8 @@ class LoginCache {
 }
 
 /**
+ * auth-type basic: `users` is null until compile/access.ts reads the Secret (the runner then refuses).
+ *
  * `{ realm, secret, users: [[user, hash], ...] }` (users and hashes as latin1 strings). Missing
  * or wrong credentials get 401 with `WWW-Authenticate: Basic realm="…"`; on success the
  * request goes on without its Authorization header (ingress-nginx sets it to "" upstream).
@@ -233,66 +238,64 @@ class LoginCache {
  * CHECKS_PER_ROUTE slots; when those and the WAITING_PER_ROUTE places are taken, or no hashing
  * thread can run it, the answer is 503 (never the backend: access control fails closed).
  */
-export const BASIC_AUTH: KindOf<typeof K.BASIC_AUTH> = {
-  contract: K.BASIC_AUTH,
-  build(params) {
-    const { realm, users } = params;
-    if (typeof realm !== "string" || !REALM.test(realm)) throw new TypeError("realm is missing or has characters a quoted string cannot hold");
-    if (!Array.isArray(users)) throw new TypeError("users are not resolved (the Secret was not read)");
-    const table = new Map<string, StoredUser>();
-    for (const entry of users) {
-      if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== "string" || typeof entry[1] !== "string") throw new TypeError("a user entry is malformed");
-      const [user, hash] = entry as [string, string];
-      const { format } = checkHash(hash);
-      if (format === null) throw new TypeError("a user's hash cannot be verified");
-      if (!table.has(user)) table.set(user, { hash, format });
-    }
-    const dummy: StoredUser | null = table.values().next().value ?? null;
-    const challenge = { "www-authenticate": `Basic realm="${realm}"` };
-    const unauthorized = (flow: PolicyFlow) => refusal(flow, 401, "unauthorized\n", challenge);
-    const busy = (flow: PolicyFlow) => refusal(flow, 503, "password checks busy, retry later\n", { "retry-after": "1" });
-    const slots = new CheckSlots(CHECKS_PER_ROUTE, WAITING_PER_ROUTE);
-    const remembered = new LoginCache();
-    return async (flow) => {
-      // A no-auth-locations rule (the compiler decided it on the path as written:
-      // annotations/basic-auth.ts skipsAuthentication), never the request's path.
-      if (flow.route.authExempt === true) return null;
-      const creds = parseBasicAuthorization(flow.req.headers.get("authorization"));
-      if (creds === null) return unauthorized(flow);
-      const stored = table.get(creds.user);
-      const against = stored ?? dummy;
-      // With no users at all there is nothing to time against: every answer is a 401.
-      if (against === null) return unauthorized(flow);
-      // Computed for an unknown user too, so its 401 costs what a known user's does.
-      const key = LoginCache.keyOf(creds.user, creds.password);
-      if (stored !== undefined && remembered.has(key)) {
-        PASSWORD_CHECKS.remembered++;
-        (flow.removeHeaders ??= []).push("authorization");
-        return null;
-      }
-      const costly = isCostly(against.format);
-      if (costly && !(await slots.acquire())) {
-        PASSWORD_CHECKS.busy++;
-        return busy(flow);
-      }
-      let ok: boolean;
-      try {
-        if (costly) await PROCESS_LINE.acquire(slots);
-        try {
-          ok = await verifyPassword(creds.password, against.hash, against.format);
-        } finally {
-          if (costly) PROCESS_LINE.release();
-        }
-      } catch {
-        // No hashing thread could run it: refused, and said to be the server's fault.
-        return busy(flow);
-      } finally {
-        if (costly) slots.release();
-      }
-      if (stored === undefined || !ok) return unauthorized(flow);
-      remembered.add(key);
+export const BASIC_AUTH = defineKind("basic-auth", "authentication", v.object({ realm: Str, secret: Str, users: v.nullable(v.array(Pair)) }), (params, caps) => {
+  const { verifyPassword, isCostly } = needCaps(caps, "basic-auth");
+  const { realm, users } = params;
+  if (typeof realm !== "string" || !REALM.test(realm)) throw new TypeError("realm is missing or has characters a quoted string cannot hold");
+  if (!Array.isArray(users)) throw new TypeError("users are not resolved (the Secret was not read)");
+  const table = new Map<string, StoredUser>();
+  for (const entry of users) {
+    if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== "string" || typeof entry[1] !== "string") throw new TypeError("a user entry is malformed");
+    const [user, hash] = entry as [string, string];
+    const { format } = checkHash(hash);
+    if (format === null) throw new TypeError("a user's hash cannot be verified");
+    if (!table.has(user)) table.set(user, { hash, format });
+  }
+  const dummy: StoredUser | null = table.values().next().value ?? null;
+  const challenge = { "www-authenticate": `Basic realm="${realm}"` };
+  const unauthorized = (flow: PolicyFlow) => refusal(flow, 401, "unauthorized\n", challenge);
+  const busy = (flow: PolicyFlow) => refusal(flow, 503, "password checks busy, retry later\n", { "retry-after": "1" });
+  const slots = new CheckSlots(CHECKS_PER_ROUTE, WAITING_PER_ROUTE);
+  const remembered = new LoginCache();
+  return async (flow) => {
+    // A no-auth-locations rule (the compiler decided it on the path as written:
+    // annotations/basic-auth.ts skipsAuthentication), never the request's path.
+    if (flow.route.authExempt === true) return null;
+    const creds = parseBasicAuthorization(flow.req.headers.get("authorization"));
+    if (creds === null) return unauthorized(flow);
+    const stored = table.get(creds.user);
+    const against = stored ?? dummy;
+    // With no users at all there is nothing to time against: every answer is a 401.
+    if (against === null) return unauthorized(flow);
+    // Computed for an unknown user too, so its 401 costs what a known user's does.
+    const key = LoginCache.keyOf(creds.user, creds.password);
+    if (stored !== undefined && remembered.has(key)) {
+      PASSWORD_CHECKS.remembered++;
       (flow.removeHeaders ??= []).push("authorization");
       return null;
-    };
-  },
-};
+    }
+    const costly = isCostly(against.format);
+    if (costly && !(await slots.acquire())) {
+      PASSWORD_CHECKS.busy++;
+      return busy(flow);
+    }
+    let ok: boolean;
+    try {
+      if (costly) await PROCESS_LINE.acquire(slots);
+      try {
+        ok = await verifyPassword(creds.password, against.hash, against.format);
+      } finally {
+        if (costly) PROCESS_LINE.release();
+      }
+    } catch {
+      // No hashing thread could run it: refused, and said to be the server's fault.
+      return busy(flow);
+    } finally {
+      if (costly) slots.release();
+    }
+    if (stored === undefined || !ok) return unauthorized(flow);
+    remembered.add(key);
+    (flow.removeHeaders ??= []).push("authorization");
+    return null;
+  };
+});

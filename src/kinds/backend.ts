@@ -1,14 +1,26 @@
-// The `backend` stage kinds for `upstream-hash-by` (consistent hashing, ring.ts) and
-// `load-balance: ewma` (balancer.ts). Each sets the request's EndpointChoice; forward.ts and
+// The `backend` stage: which backend and which of its endpoints (ingress-nginx's balancer.lua,
+// in the rewrite phase). Every kind of the stage is defined or exported here: the canary
+// (canary.ts) and cookie affinity (affinity.ts) in files of their own; `upstream-hash-by`
+// (consistent hashing, ring.ts) and `load-balance: ewma` (proxy/upstream/balancer.ts) here.
+// Each but the canary sets the request's EndpointChoice; proxy/upstream/forward.ts and
 // websocket.ts then pick through it (docs/design.md, "Balancing and affinity").
 import * as v from "valibot";
-import type { HashPart } from "../../policy/params.ts";
-import type { Backend, Upstream } from "../../table/types.ts";
-import type { Balancer, EndpointChoice } from "../upstream/balancer.ts";
+import type { HashPart } from "../policy/params.ts";
+import type { Backend, Upstream } from "../table/types.ts";
 import { cookieValue } from "./cookies.ts";
-import type { KindOf, PolicyFlow, PolicyKind } from "./types.ts";
-import { ringOf, ringWalk } from "../upstream/ring.ts";
-import * as K from "../../policy/kinds.ts";
+import { defineKind } from "./define.ts";
+import { ringOf, ringWalk } from "./ring.ts";
+import type { Balancer, EndpointChoice, PolicyFlow } from "./types.ts";
+
+export { AFFINITY } from "./affinity.ts";
+export { CANARY } from "./canary.ts";
+
+const HashPartSchema = v.union([
+  v.strictObject({ text: v.string() }),
+  v.strictObject({ var: v.picklist(["remote_addr", "request_uri"]) }),
+  v.strictObject({ header: v.pipe(v.string(), v.regex(/^[0-9a-z-]+$/)) }),
+  v.strictObject({ cookie: v.pipe(v.string(), v.regex(/^[0-9a-zA-Z_]+$/)) }),
+]);
 
 
 
@@ -73,16 +85,16 @@ class HashChoice implements EndpointChoice {
   }
 }
 
-export const HASH_KIND: KindOf<typeof K.HASH> = {
-  contract: K.HASH,
-  build(p) {
-    const parts = p.parts as readonly HashPart[];
-    return (flow) => {
-      flow.choice = new HashChoice(hashKey(parts, flow), p.subsetSize);
-      return null;
-    };
-  },
-};
+/**
+ * upstream-hash-by (policy/params.ts HashPart); subsetSize 0 is the key's own pod, k > 0 one of k.
+ */
+export const HASH = defineKind("hash", "backend", v.object({ parts: v.pipe(v.array(HashPartSchema), v.minLength(1)), subsetSize: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1000)) }), (p) => {
+  const parts = p.parts as readonly HashPart[];
+  return (flow) => {
+    flow.choice = new HashChoice(hashKey(parts, flow), p.subsetSize);
+    return null;
+  };
+});
 
 /** One shared choice: EWMA needs nothing per request beyond what the balancer keeps. */
 const EWMA_CHOICE: EndpointChoice = {
@@ -91,12 +103,12 @@ const EWMA_CHOICE: EndpointChoice = {
   setCookie: () => null,
 };
 
-export const EWMA_KIND: KindOf<typeof K.EWMA> = {
-  contract: K.EWMA,
-  build() {
-    return (flow) => {
-      flow.choice = EWMA_CHOICE;
-      return null;
-    };
-  },
-};
+/**
+ * load-balance: ewma.
+ */
+export const EWMA = defineKind("ewma", "backend", v.object({}), () => {
+  return (flow) => {
+    flow.choice = EWMA_CHOICE;
+    return null;
+  };
+});

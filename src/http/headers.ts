@@ -1,7 +1,14 @@
-// Header rewriting between client and upstream.
-import type { ServerHeader } from "../../config/types.ts";
-import { VERSION } from "../../version.ts";
-import type { HeaderEdit } from "../policies/types.ts";
+// Header rewriting between client and upstream. Pure (no I/O): the proxy and the policy kinds
+// (src/kinds/) both build header blocks with it.
+import type { ServerHeader } from "../config/types.ts";
+import { VERSION } from "../version.ts";
+
+/** One HTTPHeaderFilter: `set` replaces, `add` appends (`old,new`), `remove` deletes; names lowercased. */
+export interface HeaderEdit {
+  readonly set: readonly (readonly [string, string])[];
+  readonly add: readonly (readonly [string, string])[];
+  readonly remove: readonly string[];
+}
 
 /**
  * Portico's Server field under --server-header=portico (ingress-nginx's server-tokens: true):
@@ -161,7 +168,7 @@ export function dropped(k: string, ctx: ForwardContext, websocket: boolean): boo
   // client certificate on a server with auth-tls-secret (nginx.tmpl), and passes a client's
   // own copies on every other server, where a backend that trusts them can be told `SUCCESS`
   // by anyone. A client's copies are never Portico's word: dropped on every route, from every
-  // peer; on a route with client certificates, proxy/policies/client-cert.ts sets them from the
+  // peer; on a route with client certificates, kinds/client-cert.ts sets them from the
   // certificate it verified (PolicyFlow.upstreamRequestHeaders, applied after this filter).
   if (k.startsWith("ssl-client-")) return true;
   // nginx ignores header names with underscores unless underscores_in_headers is on

@@ -7,7 +7,7 @@
 // ingress-nginx adds no grpc-status to its own failures (its grpc_pass answers plain HTTP
 // 502/503/504), which clients turn into UNAVAILABLE or UNKNOWN; here the client learns which
 // failure it was.
-import type { ProxyErrorCode } from "../errors.ts";
+import type { ProxyErrorCode } from "./errors.ts";
 
 export const GRPC = {
   OK: 0,

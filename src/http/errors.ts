@@ -1,7 +1,7 @@
 // Coded data-plane errors, mapped to a status once. Bodies are fixed short text (or nginx's page
 // under --ingress-nginx-compat, status-page.ts): they never echo anything from the request.
 // Which answers close the connection: docs/design.md, "Request framing and bodies".
-import { ownBody, type OwnBody } from "./pipeline/status-page.ts";
+import { ownBody, type OwnBody } from "./status-page.ts";
 
 export type ProxyErrorCode =
   | "BadRequest"
@@ -131,4 +131,13 @@ export function errorResponse(code: ProxyErrorCode, headers?: Record<string, str
   const h: Record<string, string> = { "content-type": own.type, "cache-control": "no-store", ...headers };
   if (CLOSES.has(code)) h.connection = "close";
   return new Response(own.body, { status: STATUS[code], headers: h });
+}
+
+/** "UpstreamAddressForbidden", with each address the name resolved to and why it was refused. */
+export class AddressForbiddenError extends ProxyError {
+  readonly refused: readonly { readonly address: string; readonly reason: string }[];
+  constructor(name: string, refused: readonly { readonly address: string; readonly reason: string }[]) {
+    super("UpstreamAddressForbidden", `${name} resolves only to refused addresses: ${refused.map((r) => `${r.address} (${r.reason})`).join(", ") || "none"}`);
+    this.refused = refused;
+  }
 }

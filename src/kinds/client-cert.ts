@@ -21,13 +21,17 @@
 //   "client certificate unauthorized"; }` (nginx.tmpl), a server rewrite directive, so after
 //   the checks above and before every location phase; a request without a certificate has
 //   an empty $ssl_client_s_dn.
+//
+// kinds/certificate.ts registers the kind; the validity check reads the wall clock through
+// PolicyCaps.now.
 import { X509Certificate } from "node:crypto";
-import type { StagePolicy } from "../../policy/stages.ts";
-import { compileHeaderPattern } from "../../regex/header-pattern.ts";
-import { NGINX_PAGE_TYPE, PLAIN_TYPE } from "../pipeline/status-page.ts";
-import { refusal } from "./access.ts";
-import type { ConnectionTls, KindOf, PolicyFlow, PolicyKind } from "./types.ts";
-import * as K from "../../policy/kinds.ts";
+import * as v from "valibot";
+import { NGINX_PAGE_TYPE, PLAIN_TYPE } from "../http/status-page.ts";
+import { compileHeaderPattern } from "../regex/header-pattern.ts";
+import { defineKind, needCaps } from "./define.ts";
+import { refusal } from "./refusal.ts";
+import { NullableStr, Str, Strings } from "./schema.ts";
+import type { PolicyFlow } from "./types.ts";
 
 type Mode = "on" | "off" | "optional" | "optional_no_ca";
 
@@ -166,72 +170,81 @@ function mode(v: unknown): Mode {
 const HEADERS = ["ssl-client-cert", "ssl-client-verify", "ssl-client-subject-dn", "ssl-client-issuer-dn"] as const;
 
 /**
+ * auth-tls-*: `ca` is null until compile/access.ts reads the Secret (the runner then refuses).
+ *
  * `{ verify, depth, errorPage, passCertificate, secret, ca: PEM[] }`. `ca: null` (the Secret not
  * resolved) or anything malformed throws, and the runner answers 500: fails closed.
  */
-export const CLIENT_CERT: KindOf<typeof K.CLIENT_CERT> = {
-  contract: K.CLIENT_CERT,
-  build(params) {
-    const verify = mode(params.verify);
-    const depth = params.depth;
-    if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 1) throw new TypeError("depth is not a positive integer");
-    const pemList = params.ca;
-    if (!Array.isArray(pemList) || pemList.length === 0 || !pemList.every((p) => typeof p === "string")) throw new TypeError("no CA certificates");
-    const ca = (pemList as string[]).map((p) => new X509Certificate(p));
-    const errorPage = typeof params.errorPage === "string" && params.errorPage !== "" ? params.errorPage : null;
-    const pass = params.passCertificate === true;
-    // The compiler checked the pattern (annotations/client-certs.ts); one that no longer
-    // compiles throws here and the runner answers 500 rather than skip the check.
-    let matchCn: ((dn: string) => boolean) | null = null;
-    if (typeof params.matchCn === "string") {
-      const c = compileHeaderPattern(params.matchCn);
-      if (!c.ok) throw new TypeError(`matchCn ${c.reason}`);
-      matchCn = c.re.test;
-    } else if (params.matchCn !== null && params.matchCn !== undefined) throw new TypeError("matchCn is not a string");
+export const CLIENT_CERT = defineKind("client-cert", "certificate", v.object({
+  verify: v.picklist(["on", "off", "optional", "optional_no_ca"]),
+  depth: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  errorPage: NullableStr,
+  passCertificate: v.boolean(),
+  /** auth-tls-match-cn: a pattern the subject DN must match (checked when compiled), or null. */
+  matchCn: NullableStr,
+  secret: Str,
+  ca: v.nullable(Strings),
+}), (params, caps) => {
+  const { now } = needCaps(caps, "client-cert");
+  const verify = mode(params.verify);
+  const depth = params.depth;
+  if (typeof depth !== "number" || !Number.isInteger(depth) || depth < 1) throw new TypeError("depth is not a positive integer");
+  const pemList = params.ca;
+  if (!Array.isArray(pemList) || pemList.length === 0 || !pemList.every((p) => typeof p === "string")) throw new TypeError("no CA certificates");
+  const ca = (pemList as string[]).map((p) => new X509Certificate(p));
+  const errorPage = typeof params.errorPage === "string" && params.errorPage !== "" ? params.errorPage : null;
+  const pass = params.passCertificate === true;
+  // The compiler checked the pattern (annotations/client-certs.ts); one that no longer
+  // compiles throws here and the runner answers 500 rather than skip the check.
+  let matchCn: ((dn: string) => boolean) | null = null;
+  if (typeof params.matchCn === "string") {
+    const c = compileHeaderPattern(params.matchCn);
+    if (!c.ok) throw new TypeError(`matchCn ${c.reason}`);
+    matchCn = c.re.test;
+  } else if (params.matchCn !== null && params.matchCn !== undefined) throw new TypeError("matchCn is not a string");
 
-    const fail = (flow: PolicyFlow, message: string): Response =>
-      errorPage !== null
-        ? new Response(null, { status: 302, headers: { ...flow.responseHeaders, location: errorPage, "cache-control": "no-store" } })
-        : refusal(flow, 400, `${message}\n`, {}, message);
+  const fail = (flow: PolicyFlow, message: string): Response =>
+    errorPage !== null
+      ? new Response(null, { status: 302, headers: { ...flow.responseHeaders, location: errorPage, "cache-control": "no-store" } })
+      : refusal(flow, 400, `${message}\n`, {}, message);
 
-    return (flow) => {
-      const tls = flow.tls();
-      // 421 before anything (ngx_http_set_virtual_server): this host's certificate rules must
-      // not be met on a connection negotiated for another name (HTTP/2 connection reuse, or a
-      // client sending one SNI and another Host). RFC 9110 §15.5.20: the client may retry on
-      // a new connection.
-      if (verify !== "off" && tls !== null && tls.servername !== null && !sameHost(tls.servername, flow.hostname)) {
-        return refusal(flow, 421, "Misdirected Request\n");
-      }
-      // Plain HTTP: nginx checks no certificate on its HTTP listener, but the server block's
-      // match-cn `if` runs there too, with an empty $ssl_client_s_dn, before the location's
-      // HTTPS redirect: 403 unless the pattern matches "".
-      if (tls === null && matchCn !== null && !matchCn("")) return unauthorized(flow);
-      // No SNI: nginx negotiated with its default server, which asks for no certificate; the
-      // request carries none, whatever the client may have sent. Plain HTTP carries none too.
-      const leafChain = verify === "off" || tls === null || tls.servername === null ? [] : tls.chain;
-      const set: Record<string, string> = {};
-      let subject = "";
-      if (leafChain.length === 0) {
-        if (verify === "on") return fail(flow, "No required SSL certificate was sent");
-        set["ssl-client-verify"] = "NONE";
-      } else {
-        const why = verifyChain(leafChain, ca, depth, Date.now());
-        if (why !== null && !(verify === "optional_no_ca" && OPTIONAL_NO_CA.has(why))) return fail(flow, "The SSL certificate error");
-        const leaf = leafChain[0] as X509Certificate;
-        set["ssl-client-verify"] = why === null ? "SUCCESS" : `FAILED:${REASONS[why]}`;
-        subject = rfc2253(leaf.subject);
-        set["ssl-client-subject-dn"] = subject;
-        set["ssl-client-issuer-dn"] = rfc2253(leaf.issuer);
-        if (pass) set["ssl-client-cert"] = escapeComponent(leaf.toString());
-      }
-      if (matchCn !== null && !matchCn(subject)) return unauthorized(flow);
-      // What the client sent under these names never reaches the pods: nginx's
-      // proxy_set_header replaces them, and drops a field whose value is empty.
-      const fields: Record<string, string | null> = {};
-      for (const h of HEADERS) fields[h] = set[h] ?? null;
-      flow.upstreamRequestHeaders = { ...flow.upstreamRequestHeaders, ...fields };
-      return null;
-    };
-  },
-};
+  return (flow) => {
+    const tls = flow.tls();
+    // 421 before anything (ngx_http_set_virtual_server): this host's certificate rules must
+    // not be met on a connection negotiated for another name (HTTP/2 connection reuse, or a
+    // client sending one SNI and another Host). RFC 9110 §15.5.20: the client may retry on
+    // a new connection.
+    if (verify !== "off" && tls !== null && tls.servername !== null && !sameHost(tls.servername, flow.hostname)) {
+      return refusal(flow, 421, "Misdirected Request\n");
+    }
+    // Plain HTTP: nginx checks no certificate on its HTTP listener, but the server block's
+    // match-cn `if` runs there too, with an empty $ssl_client_s_dn, before the location's
+    // HTTPS redirect: 403 unless the pattern matches "".
+    if (tls === null && matchCn !== null && !matchCn("")) return unauthorized(flow);
+    // No SNI: nginx negotiated with its default server, which asks for no certificate; the
+    // request carries none, whatever the client may have sent. Plain HTTP carries none too.
+    const leafChain = verify === "off" || tls === null || tls.servername === null ? [] : tls.chain;
+    const set: Record<string, string> = {};
+    let subject = "";
+    if (leafChain.length === 0) {
+      if (verify === "on") return fail(flow, "No required SSL certificate was sent");
+      set["ssl-client-verify"] = "NONE";
+    } else {
+      const why = verifyChain(leafChain, ca, depth, now());
+      if (why !== null && !(verify === "optional_no_ca" && OPTIONAL_NO_CA.has(why))) return fail(flow, "The SSL certificate error");
+      const leaf = leafChain[0] as X509Certificate;
+      set["ssl-client-verify"] = why === null ? "SUCCESS" : `FAILED:${REASONS[why]}`;
+      subject = rfc2253(leaf.subject);
+      set["ssl-client-subject-dn"] = subject;
+      set["ssl-client-issuer-dn"] = rfc2253(leaf.issuer);
+      if (pass) set["ssl-client-cert"] = escapeComponent(leaf.toString());
+    }
+    if (matchCn !== null && !matchCn(subject)) return unauthorized(flow);
+    // What the client sent under these names never reaches the pods: nginx's
+    // proxy_set_header replaces them, and drops a field whose value is empty.
+    const fields: Record<string, string | null> = {};
+    for (const h of HEADERS) fields[h] = set[h] ?? null;
+    flow.upstreamRequestHeaders = { ...flow.upstreamRequestHeaders, ...fields };
+    return null;
+  };
+});

@@ -19,24 +19,46 @@
 // resolved here and only a checked address is connected to, never loopback, link-local,
 // unspecified, a cloud metadata service or this pod's own addresses, whatever the annotation
 // says.
+//
+// What needs the I/O side comes through PolicyCaps: the name's resolution and check
+// (proxy/upstream/external.ts), the pipelining guard, the subrequest itself (fetch, with its
+// deadline) and the answer cache (the process's, or the workers' shared table).
+// kinds/authentication.ts registers the kind.
+import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import { isIP } from "node:net";
 import * as v from "valibot";
-import type { TemplatePart } from "../../policy/template.ts";
-import type { StagePolicy } from "../../policy/stages.ts";
-import type { Upstream } from "../../table/types.ts";
-import { ProxyError } from "../errors.ts";
-import { AddressForbiddenError, sharedExternalResolver, type ExternalResolver } from "../upstream/external.ts";
-import { pipelineGuard } from "../pipeline/body.ts";
-import { isHopByHop, scanResponseHeaders } from "../upstream/headers.ts";
-import type { PolicyFlow, PolicyKind, PolicyStep } from "./types.ts";
-import { ownBody } from "../pipeline/status-page.ts";
-import * as K from "../../policy/kinds.ts";
-import type { ParamsOf } from "../../policy/contract.ts";
+import { isIpLiteral } from "../config/cidr.ts";
+import { AddressForbiddenError, ProxyError } from "../http/errors.ts";
+import { isHopByHop, scanResponseHeaders } from "../http/headers.ts";
+import { ownBody } from "../http/status-page.ts";
+import type { TemplatePart } from "../policy/template.ts";
+import type { Upstream } from "../table/types.ts";
+import { defineKind, needCaps } from "./define.ts";
+import { NullableStr, Str, Strings } from "./schema.ts";
+import type { AuthAnswer, AuthCacheStore, PolicyCaps, PolicyFlow, PolicyStep, SubrequestInit } from "./types.ts";
 
+const Template = v.array(v.union([v.string(), v.strictObject({ v: v.string() })]));
 
+/** auth-url and its options (policy/template.ts holds the template parts). */
+const EXTERNAL_AUTH_PARAMS = v.strictObject({
+  url: v.pipe(Template, v.minLength(1)),
+  method: NullableStr,
+  signin: v.nullable(Template),
+  redirectParam: Str,
+  responseHeaders: Strings,
+  requestRedirect: NullableStr,
+  alwaysSetCookie: v.boolean(),
+  cacheKey: v.nullable(Template),
+  cacheRules: v.array(v.strictObject({ statuses: v.nullable(v.array(v.number())), ms: v.number() })),
+  /**
+   * auth-proxy-set-headers: the named ConfigMap's entries, set on the auth request (name,
+   * value template); null while that ConfigMap is not read (compile/auth-headers.ts reads
+   * it), which the runner refuses to build: never an auth request without them.
+   */
+  proxySetHeaders: v.nullable(v.array(v.strictObject({ name: Str, value: Template }))),
+});
 
-type Live = ParamsOf<typeof K.EXTERNAL_AUTH>;
+type Live = v.InferOutput<typeof EXTERNAL_AUTH_PARAMS>;
 
 /**
  * nginx's default proxy_read_timeout and proxy_connect_timeout, which the auth location
@@ -44,14 +66,6 @@ type Live = ParamsOf<typeof K.EXTERNAL_AUTH>;
  */
 export const AUTH_TIMEOUT_CAP_MS = 60_000;
 
-/** What Portico keeps of one auth answer (and caches). */
-export interface AuthAnswer {
-  readonly status: number;
-  /** auth-response-headers, lower-cased, with the auth answer's value or null (absent). */
-  readonly copy: Readonly<Record<string, string | null>>;
-  readonly wwwAuthenticate: string | null;
-  readonly setCookies: readonly string[];
-}
 
 // Fields the template sets on the auth request itself; a client's copy is never passed.
 const AUTH_SET = new Set([
@@ -215,23 +229,7 @@ function ttlFor(rules: Live["cacheRules"], status: number): number {
   return 0;
 }
 
-/** Where cached auth answers live: this process's LRU, or the workers' shared table. */
-export interface AuthCacheStore {
-  /** The answer kept for `key`, unexpired, or undefined. */
-  get(key: string): AuthAnswer | undefined;
-  /** Keep the answer for `ttlMs`; false when this store cannot hold it (too large). */
-  set(key: string, answer: AuthAnswer, ttlMs: number): boolean;
-}
 
-export interface ExternalAuthOptions {
-  /** Resolves and checks the auth service's address; default: the process-wide one (external.ts). */
-  readonly resolver?: ExternalResolver;
-  /** Bounds of the process's auth answer cache, shared by every route. */
-  readonly cacheEntries?: number;
-  readonly cacheBytes?: number;
-  /** Where answers are cached; default the process's (see useAuthCache), else its own LRU. */
-  readonly cache?: AuthCacheStore;
-}
 
 /** One process's cache. ingress-nginx: keys_zone=auth_cache:10m max_size=128m. Here: entries and bytes bounded. */
 export function createAuthCache(o: { readonly entries?: number; readonly bytes?: number } = {}): AuthCacheStore {
@@ -249,15 +247,6 @@ export function createAuthCache(o: { readonly entries?: number; readonly bytes?:
   };
 }
 
-/**
- * A worker caches in the pod's shared table (workers/worker.ts sets this before any route is
- * built), falling back to a cache of its own for an answer too large for a shared slot.
- */
-let processAuthCache: (() => AuthCacheStore) | null = null;
-
-export function useAuthCache(make: () => AuthCacheStore): void {
-  processAuthCache = make;
-}
 
 /** The shared store first; what it cannot hold, in `local`. */
 export function layeredAuthCache(shared: AuthCacheStore, local: AuthCacheStore): AuthCacheStore {
@@ -277,137 +266,129 @@ function keyOf(flow: PolicyFlow, id: string, parts: readonly TemplatePart[]): st
   return k;
 }
 
-export function createExternalAuthKind(opts: ExternalAuthOptions = {}): PolicyKind {
-  const resolver = () => opts.resolver ?? sharedExternalResolver();
-  // Made when the first auth-url route is built (a worker has set its shared one by then).
-  let cache: AuthCacheStore | null = null;
-  const cacheOf = (): AuthCacheStore =>
-    (cache ??= opts.cache ?? processAuthCache?.() ?? createAuthCache({ ...(opts.cacheEntries === undefined ? {} : { entries: opts.cacheEntries }), ...(opts.cacheBytes === undefined ? {} : { bytes: opts.cacheBytes }) }));
-  // An auth-url whose name resolves only to refused addresses fails every request (500
-  // AuthFailed, as nginx's auth_request answers when the auth service cannot be reached); the
-  // operator is told once per route and address, with the reason, not once per request. A
-  // literal address or `localhost` is refused when the Ingress is compiled instead
-  // (annotations/external-auth.ts). Bounded: when full it starts afresh (a line may repeat).
-  const told = new Set<string>();
-  const tellRefused = (flow: PolicyFlow, name: string, e: AddressForbiddenError): void => {
-    const r = flow.route;
-    for (const { address, reason } of e.refused) {
-      const key = `${r.ingress.namespace}/${r.ingress.name}\0${r.host ?? ""}\0${r.pathType}\0${r.path}\0${address}`;
-      if (told.has(key)) continue;
-      if (told.size >= 4_096) told.clear();
-      told.add(key);
-      flow.log.warn("external auth: the auth service's address is refused; Portico never connects to it", {
-        ingress: `${r.ingress.namespace}/${r.ingress.name}`, host: r.host, path: r.path, authHost: name, address, reason,
-      });
+// An auth-url whose name resolves only to refused addresses fails every request (500
+// AuthFailed, as nginx's auth_request answers when the auth service cannot be reached); the
+// operator is told once per route and address, with the reason, not once per request. A
+// literal address or `localhost` is refused when the Ingress is compiled instead
+// (annotations/external-auth.ts). Bounded: when full it starts afresh (a line may repeat).
+const told = new Set<string>();
+const tellRefused = (flow: PolicyFlow, name: string, e: AddressForbiddenError): void => {
+  const r = flow.route;
+  for (const { address, reason } of e.refused) {
+    const key = `${r.ingress.namespace}/${r.ingress.name}\0${r.host ?? ""}\0${r.pathType}\0${r.path}\0${address}`;
+    if (told.has(key)) continue;
+    if (told.size >= 4_096) told.clear();
+    told.add(key);
+    flow.log.warn("external auth: the auth service's address is refused; Portico never connects to it", {
+      ingress: `${r.ingress.namespace}/${r.ingress.name}`, host: r.host, path: r.path, authHost: name, address, reason,
+    });
+  }
+};
+
+function build(p: Live, caps: PolicyCaps | undefined): PolicyStep {
+  if (p.proxySetHeaders === null) throw new TypeError("auth-proxy-set-headers is not resolved (its ConfigMap was not read)");
+  const { resolve, pipelineGuard, subrequest, deadline, authCache } = needCaps(caps, "external-auth");
+  // The policy's part of every cache key: its parameters' digest, the same in every worker
+  // (which build their routes apart) and for the same policy after a table change.
+  const id = createHash("sha256").update(JSON.stringify(p)).digest("hex").slice(0, 32);
+  const cache = authCache();
+  const usesHost = p.url.some((x) => typeof x !== "string" && x.v === "host");
+  const signin = p.signin === null ? null : signinTemplate(p.signin, p.redirectParam);
+
+  async function ask(flow: PolicyFlow): Promise<{ answer: AuthAnswer; ttl: number }> {
+    // $host in the auth service's address is the client's Host: only an exact host rule
+    // pins it to a name the Ingress's owner chose. Elsewhere the client would pick the
+    // server that says yes.
+    if (usesHost && (flow.route.host === null || flow.route.host.startsWith("*"))) {
+      throw new ProxyError("AuthFailed", "external auth: $host in auth-url on a wildcard or host-less rule");
     }
-  };
-
-  function build(p: Live): PolicyStep {
-    if (p.proxySetHeaders === null) throw new TypeError("auth-proxy-set-headers is not resolved (its ConfigMap was not read)");
-    // The policy's part of every cache key: its parameters' digest, the same in every worker
-    // (which build their routes apart) and for the same policy after a table change.
-    const id = new Bun.CryptoHasher("sha256").update(JSON.stringify(p)).digest("hex").slice(0, 32);
-    const cache = cacheOf();
-    const usesHost = p.url.some((x) => typeof x !== "string" && x.v === "host");
-    const signin = p.signin === null ? null : signinTemplate(p.signin, p.redirectParam);
-
-    async function ask(flow: PolicyFlow): Promise<{ answer: AuthAnswer; ttl: number }> {
-      // $host in the auth service's address is the client's Host: only an exact host rule
-      // pins it to a name the Ingress's owner chose. Elsewhere the client would pick the
-      // server that says yes.
-      if (usesHost && (flow.route.host === null || flow.route.host.startsWith("*"))) {
-        throw new ProxyError("AuthFailed", "external auth: $host in auth-url on a wildcard or host-less rule");
-      }
-      let u: URL;
-      try {
-        u = new URL(render(p.url, flow));
-      } catch {
-        throw new ProxyError("AuthFailed", "external auth: auth-url is not a URL for this request");
-      }
-      const https = u.protocol === "https:";
-      if (!https && u.protocol !== "http:") throw new ProxyError("AuthFailed", `external auth: scheme ${u.protocol}`);
-      const name = u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname;
-      const port = u.port === "" ? (https ? 443 : 80) : Number(u.port);
-      const target: Upstream = { address: name, port, authority: `${u.hostname}:${port}`, ready: true, serving: true, terminating: false };
-      let to: Upstream;
-      try {
-        to = await resolver().target(target, flow.connectTimeoutMs);
-      } catch (e) {
-        if (e instanceof AddressForbiddenError) tellRefused(flow, name, e);
-        throw new ProxyError("AuthFailed", `external auth: ${e instanceof ProxyError ? `${e.code} ${e.detail}` : String(e)}`);
-      }
-      const init: RequestInit & { decompress: boolean; tls?: unknown } = {
-        method: p.method ?? "GET",
-        headers: authHeaders(flow, name, p),
-        redirect: "manual",
-        decompress: false,
-        // One deadline for connect and answer; the client leaving aborts it too.
-        signal: AbortSignal.any([flow.req.signal, AbortSignal.timeout(Math.min(flow.responseTimeoutMs, AUTH_TIMEOUT_CAP_MS))]),
-      } as RequestInit & { decompress: boolean };
-      // proxy_ssl_server_name on; nginx verifies no upstream certificate by default
-      // (proxy_ssl_verify off), and the auth location sets none: encrypted, not authenticated.
-      if (https) init.tls = { rejectUnauthorized: false, ...(isIP(name) === 0 ? { serverName: name } : {}) };
-      // The pipelining guard (docs/design.md, "Request framing and bodies"): the handler waits
-      // one turn before the backend is contacted, but the policies run before that wait, so the
-      // auth service, an upstream too, gets the same wait here. Only auth-url routes pay for it.
-      await pipelineGuard(flow.connectionScheme === "https");
-      flow.req.signal.throwIfAborted();
-      let res: Response;
-      try {
-        res = await fetch(`${u.protocol}//${to.authority}${u.pathname}${u.search}`, init);
-      } catch (e) {
-        if (flow.req.signal.aborted) throw e;
-        const code = (e as { name?: string; code?: string } | null)?.code ?? (e as Error)?.name ?? "";
-        throw new ProxyError("AuthFailed", `external auth: ${code} ${String((e as Error)?.message ?? e)}`);
-      }
-      // nginx reads and discards the auth answer's body; Portico never needs it.
-      res.body?.cancel().catch(() => {});
-      if (scanResponseHeaders(res.headers).bytes > flow.maxResponseHeaderBytes) throw new ProxyError("AuthFailed", "external auth: answer header block too large");
-      const copy: Record<string, string | null> = {};
-      for (const h of p.responseHeaders) copy[h] = res.headers.get(h);
-      const answer: AuthAnswer = {
-        status: res.status,
-        copy,
-        wwwAuthenticate: res.headers.get("www-authenticate"),
-        setCookies: res.headers.getSetCookie(),
-      };
-      return { answer, ttl: p.cacheKey !== null && cacheable(res.headers) ? ttlFor(p.cacheRules, res.status) : 0 };
+    let u: URL;
+    try {
+      u = new URL(render(p.url, flow));
+    } catch {
+      throw new ProxyError("AuthFailed", "external auth: auth-url is not a URL for this request");
     }
-
-    return async (flow) => {
-      // ingress-nginx's template leaves auth_request out of a no-auth-locations path too
-      // (decided on the rule path as written: annotations/basic-auth.ts skipsAuthentication).
-      if (flow.route.authExempt === true) return null;
-      const key = p.cacheKey === null ? null : keyOf(flow, id, p.cacheKey);
-      let answer = key === null ? undefined : cache.get(key);
-      if (answer === undefined) {
-        const asked = await ask(flow);
-        answer = asked.answer;
-        if (key !== null && asked.ttl > 0) cache.set(key, answer, asked.ttl);
-      }
-      if (answer.setCookies.length > 0) flow.setCookies = { values: answer.setCookies, always: p.alwaysSetCookie };
-      const s = answer.status;
-      if (s >= 200 && s < 300) {
-        if (p.responseHeaders.length > 0) flow.upstreamRequestHeaders = { ...flow.upstreamRequestHeaders, ...answer.copy };
-        return null;
-      }
-      if (s === 401 && signin !== null) {
-        // error_page 401 = @signin: `return 302 <signin URL>`.
-        return new Response(null, { status: 302, headers: { ...flow.responseHeaders, location: render(signin, flow), "content-length": "0" } });
-      }
-      if (s === 401) {
-        const own = ownBody(401, "unauthorized\n", flow.config.ingressNginxCompat, flow.req);
-        const h: Record<string, string> = { ...flow.responseHeaders, "content-type": own.type };
-        if (answer.wwwAuthenticate !== null) h["www-authenticate"] = answer.wwwAuthenticate;
-        return new Response(own.body, { status: 401, headers: h });
-      }
-      if (s === 403) {
-        const own = ownBody(403, "forbidden\n", flow.config.ingressNginxCompat, flow.req);
-        return new Response(own.body, { status: 403, headers: { ...flow.responseHeaders, "content-type": own.type } });
-      }
-      throw new ProxyError("AuthFailed", `external auth: the auth service answered ${s}`);
+    const https = u.protocol === "https:";
+    if (!https && u.protocol !== "http:") throw new ProxyError("AuthFailed", `external auth: scheme ${u.protocol}`);
+    const name = u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname;
+    const port = u.port === "" ? (https ? 443 : 80) : Number(u.port);
+    const target: Upstream = { address: name, port, authority: `${u.hostname}:${port}`, ready: true, serving: true, terminating: false };
+    let to: Upstream;
+    try {
+      to = await resolve(target, flow.connectTimeoutMs);
+    } catch (e) {
+      if (e instanceof AddressForbiddenError) tellRefused(flow, name, e);
+      throw new ProxyError("AuthFailed", `external auth: ${e instanceof ProxyError ? `${e.code} ${e.detail}` : String(e)}`);
+    }
+    // proxy_ssl_server_name on; nginx verifies no upstream certificate by default
+    // (proxy_ssl_verify off), and the auth location sets none: encrypted, not authenticated.
+    const init: SubrequestInit = {
+      method: p.method ?? "GET",
+      headers: authHeaders(flow, name, p),
+      // One deadline for connect and answer; the client leaving aborts it too.
+      signal: deadline(Math.min(flow.responseTimeoutMs, AUTH_TIMEOUT_CAP_MS), flow.req.signal),
+      ...(https ? { tls: { rejectUnauthorized: false, ...(isIpLiteral(name) ? {} : { serverName: name }) } } : {}),
     };
+    // The pipelining guard (docs/design.md, "Request framing and bodies"): the handler waits
+    // one turn before the backend is contacted, but the policies run before that wait, so the
+    // auth service, an upstream too, gets the same wait here. Only auth-url routes pay for it.
+    await pipelineGuard(flow.connectionScheme === "https");
+    flow.req.signal.throwIfAborted();
+    let res: Response;
+    try {
+      res = await subrequest(`${u.protocol}//${to.authority}${u.pathname}${u.search}`, init);
+    } catch (e) {
+      if (flow.req.signal.aborted) throw e;
+      const code = (e as { name?: string; code?: string } | null)?.code ?? (e as Error)?.name ?? "";
+      throw new ProxyError("AuthFailed", `external auth: ${code} ${String((e as Error)?.message ?? e)}`);
+    }
+    // nginx reads and discards the auth answer's body; Portico never needs it.
+    res.body?.cancel().catch(() => {});
+    if (scanResponseHeaders(res.headers).bytes > flow.maxResponseHeaderBytes) throw new ProxyError("AuthFailed", "external auth: answer header block too large");
+    const copy: Record<string, string | null> = {};
+    for (const h of p.responseHeaders) copy[h] = res.headers.get(h);
+    const answer: AuthAnswer = {
+      status: res.status,
+      copy,
+      wwwAuthenticate: res.headers.get("www-authenticate"),
+      setCookies: res.headers.getSetCookie(),
+    };
+    return { answer, ttl: p.cacheKey !== null && cacheable(res.headers) ? ttlFor(p.cacheRules, res.status) : 0 };
   }
 
-  return { contract: K.EXTERNAL_AUTH, build };
+  return async (flow) => {
+    // ingress-nginx's template leaves auth_request out of a no-auth-locations path too
+    // (decided on the rule path as written: annotations/basic-auth.ts skipsAuthentication).
+    if (flow.route.authExempt === true) return null;
+    const key = p.cacheKey === null ? null : keyOf(flow, id, p.cacheKey);
+    let answer = key === null ? undefined : cache.get(key);
+    if (answer === undefined) {
+      const asked = await ask(flow);
+      answer = asked.answer;
+      if (key !== null && asked.ttl > 0) cache.set(key, answer, asked.ttl);
+    }
+    if (answer.setCookies.length > 0) flow.setCookies = { values: answer.setCookies, always: p.alwaysSetCookie };
+    const s = answer.status;
+    if (s >= 200 && s < 300) {
+      if (p.responseHeaders.length > 0) flow.upstreamRequestHeaders = { ...flow.upstreamRequestHeaders, ...answer.copy };
+      return null;
+    }
+    if (s === 401 && signin !== null) {
+      // error_page 401 = @signin: `return 302 <signin URL>`.
+      return new Response(null, { status: 302, headers: { ...flow.responseHeaders, location: render(signin, flow), "content-length": "0" } });
+    }
+    if (s === 401) {
+      const own = ownBody(401, "unauthorized\n", flow.config.ingressNginxCompat, flow.req);
+      const h: Record<string, string> = { ...flow.responseHeaders, "content-type": own.type };
+      if (answer.wwwAuthenticate !== null) h["www-authenticate"] = answer.wwwAuthenticate;
+      return new Response(own.body, { status: 401, headers: h });
+    }
+    if (s === 403) {
+      const own = ownBody(403, "forbidden\n", flow.config.ingressNginxCompat, flow.req);
+      return new Response(own.body, { status: 403, headers: { ...flow.responseHeaders, "content-type": own.type } });
+    }
+    throw new ProxyError("AuthFailed", `external auth: the auth service answered ${s}`);
+  };
 }
+
+export const EXTERNAL_AUTH = defineKind("external-auth", "authentication", EXTERNAL_AUTH_PARAMS, build);
