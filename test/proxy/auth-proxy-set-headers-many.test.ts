@@ -18,7 +18,7 @@ import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { captureLogger, FAST_WATCH } from "../fake-apiserver/fixtures.ts";
 import { ingress, ingressClass, kubeconfig, service, slice } from "../e2e/objects.ts";
 import { rawBackend, type RawBackend } from "./raw.ts";
-import { quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { externalAuthWith, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { eventually } from "../wait.ts";
 import { createKubeClientFrom } from "../../src/kube/client.ts";
 const MAX_BY_NAME = 16;
@@ -26,14 +26,13 @@ import { resolveKubeConfig } from "../../src/kube/kubeconfig.ts";
 import { createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
 import { KINDS } from "../../src/model/kinds.ts";
 import { createController, type Controller } from "../../src/runtime/controller.ts";
-import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
 import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
-import type { PolicyKind } from "../../src/proxy/policies/types.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
+import type { PolicyKind } from "../../src/kinds/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
-import * as K from "../../src/policy/kinds.ts";
+import * as K from "../../src/kinds/index.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 const NS = "tenants";
@@ -106,7 +105,7 @@ beforeAll(async () => {
     lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
     check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
   });
-  kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver }));
+  kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver }));
   const handler = createProxyHandler({ config: testConfig(), table: () => controller.holder.current, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
   server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
   await eventually(() => controller.last !== null, 15_000, "first table");
