@@ -261,8 +261,17 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
    * connection ends (those waiting were sent nowhere).
    */
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
-    if (req.httpVersion === "2.0") return; // HTTP/2 streams are served by onStream
+    if (req instanceof http2.Http2ServerRequest) return; // HTTP/2 streams are served by onStream
     const socket = req.socket;
+    // An HTTP/1.1 connection whose request line names HTTP/2.0: node's parser takes it, and it
+    // was left unanswered until the idle timeout. nginx answers 505 to a major version above 1
+    // (ngx_http_parse_request_line), as Bun.serve does; HTTP/2 is only ever negotiated by ALPN
+    // or the preface (RFC 9113 §3).
+    if (req.httpVersionMajor !== 1) {
+      socket.on("error", noop);
+      socket.end("HTTP/1.1 505 HTTP Version Not Supported\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+      return;
+    }
     const track = trackH1(socket);
     track.busy++;
     pending.n++;
