@@ -381,6 +381,11 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       ["a bad first chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"],
       ["a bad chunk size after data, in the same packet", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n"],
       ["a bad status line", "HTTP/1.1 2x0 OK\r\nContent-Length: 2\r\n\r\nok"],
+      // RFC 9110 §15: outside 100..599 a status is invalid, a server error to the client.
+      // Bun's fetch hands these over as numbers; the relay failed on them as Portico's own 500.
+      ["a status below 100 (099)", "HTTP/1.1 099 X\r\nContent-Length: 2\r\n\r\nok"],
+      ["a status 000", "HTTP/1.1 000 X\r\nContent-Length: 2\r\n\r\nok"],
+      ["a status above 599 (999)", "HTTP/1.1 999 X\r\nContent-Length: 2\r\n\r\nok"],
       ["two Content-Length values", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nokk"],
     ];
     for (const [name, reply] of replies) {
