@@ -1,0 +1,123 @@
+// Malformed HTTP/2 requests (RFC 9113 §8.1.1, §8.2, §8.3) sent as raw frames to every listener
+// that speaks HTTP/2: Bun.serve over TLS (the HTTPS port) and h2c (the plain port), and the
+// node:http2 listener over TLS and h2c (the HTTPS port while a gRPC or client-certificate route
+// exists; the plain port's h2c server behind the front while a gRPC route exists). Each is a
+// stream error: nothing reaches the backend, and the next stream on the same connection is
+// served. Connection-specific fields, `te` other than "trailers", uppercase names and bad
+// pseudo-headers are malformed by §8.2.1-8.2.2 and §8.3.1 (a MUST); nginx 1.22, measured side
+// by side, resets only the field characters it refuses (CR, LF, NUL, uppercase, a space or
+// colon in a name) and otherwise strips connection-specific fields and forwards the request,
+// or answers 400 to bad pseudo-headers. Portico follows the RFC: never forwarded.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startH2cServer, type H2cServer } from "../../src/http2/cleartext.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { serveOptions } from "../../src/proxy/pipeline/listener.ts";
+import { lookup } from "../../src/table/lookup.ts";
+import { makeBackend, makeTable, quietLog, startProxy, testConfig, type TestProxy } from "../proxy/helpers.ts";
+import { rawBackend, type RawBackend } from "../proxy/raw.ts";
+import { eventually } from "../wait.ts";
+import { FRAME, headersFrame, rawH2, rawH2c, type RawH2 } from "./frames.ts";
+import { startTlsProxy, type TlsProxy } from "./helpers.ts";
+
+type Fields = ReadonlyArray<readonly [string, string]>;
+const req = (path: string, extra: Fields = [], authority = "a.test"): Fields => [[":method", "GET"], [":scheme", "https"], [":authority", authority], [":path", path], ...extra];
+
+/** Each is refused before the handler; "reset" is RST_STREAM PROTOCOL_ERROR, "400" an answer. */
+const MALFORMED: ReadonlyArray<readonly [string, Fields]> = [
+  ["connection", req("/m", [["connection", "keep-alive"]])],
+  ["keep-alive", req("/m", [["keep-alive", "5"]])],
+  ["proxy-connection", req("/m", [["proxy-connection", "keep-alive"]])],
+  ["transfer-encoding", req("/m", [["transfer-encoding", "chunked"]])],
+  ["upgrade", req("/m", [["upgrade", "websocket"]])],
+  ["te other than trailers", req("/m", [["te", "gzip"]])],
+  ["an uppercase field name", req("/m", [["X-Upper", "1"]])],
+  ["CR LF in a value (a field line injected on HTTP/1.1 upstream)", req("/m", [["x-a", "b\r\nx-injected: 1"]])],
+  ["NUL in a value", req("/m", [["x-a", "b\0c"]])],
+  ["a space in a name", req("/m", [["x a", "1"]])],
+  ["CR LF in :authority", req("/m", [], "a.test\r\nx-injected: 1")],
+  ["a space and CR LF in :path (a request line injected upstream)", req("/m HTTP/1.1\r\nx-injected: 1\r\nx:")],
+  ["an unknown pseudo-header", req("/m", [[":foo", "bar"]])],
+  ["a pseudo-header after a regular field", [[":method", "GET"], [":scheme", "https"], ["x-a", "1"], [":authority", "a.test"], [":path", "/m"]]],
+  ["two :path", req("/m", [[":path", "/n"]])],
+  ["no :path", [[":method", "GET"], [":scheme", "https"], [":authority", "a.test"]]],
+  ["a :path not starting with /", req("m")],
+  [":status in a request", req("/m", [[":status", "200"]])],
+];
+
+const H2_PROTOCOL_ERROR = 1;
+
+type Kind = "bun-tls" | "bun-h2c" | "node-tls" | "node-h2c";
+const KINDS: readonly Kind[] = ["bun-tls", "bun-h2c", "node-tls", "node-h2c"];
+
+let be: RawBackend;
+beforeAll(async () => {
+  be = await rawBackend();
+});
+afterAll(async () => {
+  await be.stop();
+});
+
+for (const kind of KINDS) describe(kind, () => {
+  let connect: () => Promise<RawH2>;
+  let idle: () => boolean;
+  let stop: () => Promise<void>;
+  beforeAll(() => {
+    const table = makeTable([{ host: null, path: "/", backend: makeBackend([be.port]) }]);
+    if (kind === "bun-tls" || kind === "node-tls") {
+      const p: TlsProxy = startTlsProxy(table, { kind: kind === "bun-tls" ? "bunh2" : "h2" });
+      connect = () => rawH2(p.port);
+      idle = () => p.handler.inflight.count === 0;
+      stop = p.stop;
+    } else if (kind === "bun-h2c") {
+      const p: TestProxy = startProxy(table);
+      connect = () => rawH2c(p.port);
+      idle = () => p.handler.inflight.count === 0;
+      stop = p.stop;
+    } else {
+      const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http" });
+      const s: H2cServer = startH2cServer({ hostname: "127.0.0.1", handler: serveOptions(handler), log: quietLog });
+      connect = () => rawH2c(s.port);
+      idle = () => handler.inflight.count === 0;
+      stop = () => s.stop(true);
+    }
+  });
+  afterAll(() => stop());
+
+  for (const [name, fields] of MALFORMED) {
+    test(`${name}: the stream is reset PROTOCOL_ERROR, nothing upstream; the connection serves the next stream`, async () => {
+      const before = be.hits.length;
+      const c = await connect();
+      try {
+        c.write(headersFrame(1, fields));
+        await eventually(() => c.resets().has(1) || c.frames.some((f) => f.type === FRAME.HEADERS && f.id === 1), 5_000, "stream 1 ended");
+        expect(c.resets().get(1)).toBe(H2_PROTOCOL_ERROR);
+        c.write(headersFrame(3, req("/after")));
+        await eventually(() => c.frames.some((f) => f.type === FRAME.HEADERS && f.id === 3), 5_000, "stream 3 answered");
+        // ":status: 200" as HPACK static index 8 (RFC 7541 Appendix A).
+        expect(c.frames.find((f) => f.type === FRAME.HEADERS && f.id === 3)!.payload[0]).toBe(0x88);
+        expect(c.goaway()).toBeNull();
+        await eventually(idle, 5_000, "the handler idle");
+        expect(be.hits.slice(before).map((q) => q.line)).toEqual(["GET /after HTTP/1.1"]);
+      } finally {
+        c.close();
+      }
+    });
+  }
+
+  // RFC 9113 §8.3.1: a Host naming another host than :authority SHOULD be malformed. Bun.serve
+  // resets it; the node:http2 listener answers 400 (request.ts). nginx 1.22 answers 400 too.
+  test("a Host field naming another host than :authority is refused, never routed by either", async () => {
+    const before = be.hits.length;
+    const c = await connect();
+    try {
+      c.write(headersFrame(1, req("/m", [["host", "b.test"]])));
+      await eventually(() => c.resets().has(1) || c.frames.some((f) => f.type === FRAME.HEADERS && f.id === 1), 5_000, "stream 1 ended");
+      if (kind.startsWith("bun")) expect(c.resets().get(1)).toBe(H2_PROTOCOL_ERROR);
+      else expect(c.frames.find((f) => f.type === FRAME.HEADERS && f.id === 1)!.payload[0]).toBe(0x8c); // 400
+      await eventually(idle, 5_000, "the handler idle");
+      expect(be.hits.length).toBe(before);
+    } finally {
+      c.close();
+    }
+  });
+});
