@@ -1,4 +1,5 @@
-// Malformed HTTP/2 requests (RFC 9113 §8.1.1, §8.2, §8.3) sent as raw frames to every listener
+// Hostile HTTP/2 clients against every listener that speaks HTTP/2. First, malformed requests
+// (RFC 9113 §8.1.1, §8.2, §8.3) sent as raw frames to every listener
 // that speaks HTTP/2: Bun.serve over TLS (the HTTPS port) and h2c (the plain port), and the
 // node:http2 listener over TLS and h2c (the HTTPS port while a gRPC or client-certificate route
 // exists; the plain port's h2c server behind the front while a gRPC route exists). Each is a
@@ -8,6 +9,8 @@
 // by side, resets only the field characters it refuses (CR, LF, NUL, uppercase, a space or
 // colon in a name) and otherwise strips connection-specific fields and forwards the request,
 // or answers 400 to bad pseudo-headers. Portico follows the RFC: never forwarded.
+// Then a client that asks for large answers and never opens its flow-control window
+// (RFC 9113 §6.9): each stream must pull a bounded amount from its upstream, not the answer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startH2cServer, type H2cServer } from "../../src/http2/cleartext.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
@@ -16,7 +19,7 @@ import { lookup } from "../../src/table/lookup.ts";
 import { makeBackend, makeTable, quietLog, startProxy, testConfig, type TestProxy } from "../proxy/helpers.ts";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
-import { FRAME, headersFrame, rawH2, rawH2c, type RawH2 } from "./frames.ts";
+import { FRAME, frame, headersFrame, rawH2, rawH2c, type RawH2 } from "./frames.ts";
 import { startTlsProxy, type TlsProxy } from "./helpers.ts";
 
 type Fields = ReadonlyArray<readonly [string, string]>;
@@ -49,9 +52,35 @@ const H2_PROTOCOL_ERROR = 1;
 type Kind = "bun-tls" | "bun-h2c" | "node-tls" | "node-h2c";
 const KINDS: readonly Kind[] = ["bun-tls", "bun-h2c", "node-tls", "node-h2c"];
 
+/** The answer each /big request gets: far more than any buffer on the way may hold. */
+const BIG = 64 * 1024 * 1024;
+const CHUNK = Buffer.alloc(64 * 1024, 0x78);
+/** Per /big connection: bytes written, and whether the socket refuses more (its buffer full). */
+const pushes: Array<{ sent: number; blocked: boolean }> = [];
+
 let be: RawBackend;
 beforeAll(async () => {
-  be = await rawBackend();
+  be = await rawBackend(() => null, (head, sock) => {
+    if (!head.startsWith("GET /big")) {
+      sock.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+      return;
+    }
+    const st = { sent: 0, blocked: false };
+    pushes.push(st);
+    sock.write(`HTTP/1.1 200 OK\r\nContent-Length: ${BIG}\r\n\r\n`);
+    const push = () => {
+      st.blocked = false;
+      while (st.sent < BIG && !sock.destroyed) {
+        st.sent += CHUNK.length;
+        if (!sock.write(CHUNK)) {
+          st.blocked = true;
+          sock.once("drain", push);
+          return;
+        }
+      }
+    };
+    push();
+  });
 });
 afterAll(async () => {
   await be.stop();
@@ -103,6 +132,44 @@ for (const kind of KINDS) describe(kind, () => {
       }
     });
   }
+
+  // A client that never opens its window (SETTINGS_INITIAL_WINDOW_SIZE 0, no WINDOW_UPDATE)
+  // cannot take a byte of DATA. Backpressure must reach the upstream read: the pods' sockets
+  // fill and stop, each stream having pulled a few MiB (what Bun's fetch reads ahead, plus the
+  // kernel's socket buffers: docs/bun-upstream-reports.md), never the 64 MiB answers. nginx
+  // holds proxy_buffer_size per stream with ingress-nginx's proxy-buffering off.
+  test("streams whose client never opens its window pull a bounded part of a 64 MiB answer; others are served", async () => {
+    const streams = 8;
+    const from = pushes.length;
+    const c = await connect();
+    try {
+      c.write(frame(FRAME.SETTINGS, 0, 0, Buffer.from([0, 4, 0, 0, 0, 0]))); // INITIAL_WINDOW_SIZE 0
+      c.write(Buffer.concat(Array.from({ length: streams }, (_, i) => headersFrame(1 + 2 * i, req(`/big${i}`)))));
+      const mine = () => pushes.slice(from);
+      // Stalled: every pod's socket full, and no byte taken since the last look (ten looks
+      // apart: a reader still pulling, however slowly, moves a count in between).
+      let last = "";
+      let still = 0;
+      await eventually(() => {
+        if (mine().some((p) => p.sent >= BIG)) return true; // pulled whole: the expect below fails
+        const now = mine().map((p) => `${p.sent}${p.blocked ? "b" : ""}`).join(",");
+        still = mine().length === streams && mine().every((p) => p.blocked) && now === last ? still + 1 : 0;
+        last = now;
+        return still >= 10;
+      }, 30_000, "every pod's socket full and still", 50);
+      const most = Math.max(...mine().map((p) => p.sent));
+      expect(most).toBeLessThan(BIG / 2);
+      // Another client meanwhile.
+      const other = await connect();
+      other.write(headersFrame(1, req("/after")));
+      await eventually(() => other.frames.some((f) => f.type === FRAME.HEADERS && f.id === 1), 5_000, "another client answered");
+      other.close();
+    } finally {
+      c.close();
+    }
+    // The client gone, every stream is aborted upstream.
+    await eventually(idle, 10_000, "the handler idle");
+  });
 
   // RFC 9113 §8.3.1: a Host naming another host than :authority SHOULD be malformed. Bun.serve
   // resets it; the node:http2 listener answers 400 (request.ts). nginx 1.22 answers 400 too.
