@@ -82,8 +82,9 @@ test("a chunked upload is de-chunked and forwarded whole; the access record says
 
 // A request line naming another major version than 1 on an HTTP/1.1 connection: HTTP/2 is
 // negotiated by ALPN or the preface only (RFC 9113 §3). nginx answers 505 to a major version
-// above 1 (ngx_http_parse_request_line NGX_HTTP_PARSE_INVALID_VERSION), as Bun.serve does on
-// the other ports; node's parser took `HTTP/2.0` and the connection hung unanswered.
+// above 1 (ngx_http_parse_request_line NGX_HTTP_PARSE_INVALID_VERSION; measured on 1.22) and
+// 400 to `HTTP/0.9` written out; Bun.serve answers 505 to both, and so does this listener now.
+// node's parser took `HTTP/2.0` and the connection hung unanswered.
 for (const version of ["HTTP/2.0", "HTTP/0.9"]) {
   test(`a request line with ${version}: 505, the connection closes, nothing upstream`, async () => {
     const before = be.seen.length;
