@@ -123,6 +123,25 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
     });
   });
 
+  // RFC 9110 §7.6.1: a proxy removes the fields a Connection list names. A client could so name
+  // Host, and the pod got the Host fetch makes up (its own address): a vhost-routing pod then
+  // serves its default host for a request Portico routed by the client's. Host is the next
+  // hop's authority (RFC 9110 §7.2), which Portico always sends, as ingress-nginx always sets
+  // it (nginx.tmpl: proxy_set_header Host $best_http_host); the fields Portico sets itself are
+  // likewise set after the list is applied.
+  test("a Connection list naming Host and the forwarded fields: the backend gets them as Portico sets them", async () => {
+    const before = be.hits.length;
+    const r = await exchangeToClose(proxy, "GET /named HTTP/1.1\r\nHost: a.test\r\nConnection: close, Host, X-Forwarded-For, X-Real-IP, X-Forwarded-Host, X-Hop\r\nX-Hop: 1\r\nX-Keep: 2\r\n\r\n");
+    expect(statuses(r.data)).toEqual([200]);
+    const head = be.hits.slice(before).find((q) => q.line.startsWith("GET /named "))!.head.toLowerCase();
+    expect(head).toMatch(/\r\nhost: a\.test(\r\n|$)/);
+    expect(head).toContain("\r\nx-forwarded-host: a.test\r\n");
+    expect(head).toContain("\r\nx-forwarded-for: 127.0.0.1\r\n");
+    expect(head).toContain("\r\nx-real-ip: 127.0.0.1\r\n");
+    expect(head).toContain("\r\nx-keep: 2\r\n");
+    expect(head).not.toContain("x-hop");
+  });
+
   describe("pipelined requests", () => {
     // RFC 9112 §9.3.2: a server answers pipelined requests in the order received. node's
     // HTTP/1.1 parser (the HTTPS listener) holds the second request until the first is
