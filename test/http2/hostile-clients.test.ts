@@ -10,7 +10,8 @@
 // colon in a name) and otherwise strips connection-specific fields and forwards the request,
 // or answers 400 to bad pseudo-headers. Portico follows the RFC: never forwarded.
 // Then a client that asks for large answers and never opens its flow-control window
-// (RFC 9113 §6.9): each stream must pull a bounded amount from its upstream, not the answer.
+// (RFC 9113 §6.9): each stream must pull a bounded amount from its upstream, not the answer;
+// and an HPACK bomb.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startH2cServer, type H2cServer } from "../../src/http2/cleartext.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
@@ -19,7 +20,7 @@ import { lookup } from "../../src/table/lookup.ts";
 import { makeBackend, makeTable, quietLog, startProxy, testConfig, type TestProxy } from "../proxy/helpers.ts";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
-import { FRAME, frame, headersFrame, rawH2, rawH2c, type RawH2 } from "./frames.ts";
+import { FRAME, frame, headersFrame, hpack, rawH2, rawH2c, type RawH2 } from "./frames.ts";
 import { startTlsProxy, type TlsProxy } from "./helpers.ts";
 
 type Fields = ReadonlyArray<readonly [string, string]>;
@@ -48,6 +49,7 @@ const MALFORMED: ReadonlyArray<readonly [string, Fields]> = [
 ];
 
 const H2_PROTOCOL_ERROR = 1;
+const H2_ENHANCE_YOUR_CALM = 0xb;
 
 type Kind = "bun-tls" | "bun-h2c" | "node-tls" | "node-h2c";
 const KINDS: readonly Kind[] = ["bun-tls", "bun-h2c", "node-tls", "node-h2c"];
@@ -169,6 +171,39 @@ for (const kind of KINDS) describe(kind, () => {
     }
     // The client gone, every stream is aborted upstream.
     await eventually(idle, 10_000, "the handler idle");
+  });
+
+  // An HPACK bomb (RFC 7541 §7.3: a decoder bounds the decoded list, not the block): one
+  // 4,000-byte field added to the dynamic table, then referenced 16,000 times by one-byte
+  // indexes, 64 MB decoded from 20 KB sent. Bun.serve ends the connection (GOAWAY), node:http2
+  // resets the stream, both ENHANCE_YOUR_CALM; neither decodes it whole.
+  test("an HPACK bomb (a 4 KB table entry indexed 16,000 times) never reaches the handler; the next connection is served", async () => {
+    const before = be.hits.length;
+    const value = Buffer.alloc(4000, 0x61);
+    // Literal with incremental indexing, new name (RFC 7541 §6.2.1): 0x40, "x-a", then the
+    // value's length as a 7-bit prefix integer (§5.1): 127 + 3873 = 127 + 33 + 30 * 128.
+    const entry = Buffer.concat([Buffer.from([0x40, 3]), Buffer.from("x-a"), Buffer.from([0x7f, 33 + 128, 30]), value]);
+    const block = Buffer.concat([hpack(req("/bomb")), entry, Buffer.alloc(16_000, 0x80 | 62)]); // index 62: that entry
+    const parts: Buffer[] = [];
+    for (let at = 0; at < block.length; at += 16_000) parts.push(block.subarray(at, at + 16_000));
+    const c = await connect();
+    try {
+      c.write(Buffer.concat(parts.map((part, i) => i === 0 ? frame(FRAME.HEADERS, 1, 1, part) : frame(FRAME.CONTINUATION, i === parts.length - 1 ? 4 : 0, 1, part))));
+      await eventually(() => c.resets().has(1) || c.goaway() !== null, 5_000, "the stream or the connection refused");
+      expect(c.resets().get(1) ?? c.goaway()).toBe(H2_ENHANCE_YOUR_CALM);
+      expect(c.frames.some((f) => f.type === FRAME.HEADERS && f.id === 1)).toBe(false);
+    } finally {
+      c.close();
+    }
+    const next = await connect();
+    try {
+      next.write(headersFrame(1, req("/after")));
+      await eventually(() => next.frames.some((f) => f.type === FRAME.HEADERS && f.id === 1), 5_000, "the next connection answered");
+    } finally {
+      next.close();
+    }
+    await eventually(idle, 5_000, "the handler idle");
+    expect(be.hits.slice(before).map((q) => q.line)).toEqual(["GET /after HTTP/1.1"]);
   });
 
   // RFC 9113 §8.3.1: a Host naming another host than :authority SHOULD be malformed. Bun.serve
