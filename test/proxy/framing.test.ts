@@ -424,6 +424,36 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
       });
     }
 
+    // Response queue poisoning: bytes a pod sends past its answer's end (a second response
+    // behind a Content-Length body, or a body on a 204, 304 or HEAD answer, which have none:
+    // RFC 9110 §6.4.1) must never be read as the answer to the next request sent on that
+    // pooled connection, another client's. Bun's fetch drops such a connection (measured).
+    const EVIL = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil";
+    for (const [name, method, first] of [
+      ["a second response behind a Content-Length body", "GET", `HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok${EVIL}`],
+      ["a body on a 204", "GET", `HTTP/1.1 204 No Content\r\nContent-Length: ${EVIL.length}\r\n\r\n${EVIL}`],
+      ["a body on a 304", "GET", `HTTP/1.1 304 Not Modified\r\nContent-Length: ${EVIL.length}\r\n\r\n${EVIL}`],
+      ["a body on a HEAD answer", "HEAD", `HTTP/1.1 200 OK\r\nContent-Length: ${EVIL.length}\r\n\r\n${EVIL}`],
+    ] as const) {
+      test(`bytes past the end of an answer (${name}) never answer the next client's request`, async () => {
+        let n = 0;
+        const b = await rawBackend(() => (++n === 1 ? first : "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood"));
+        const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
+        try {
+          await exchangeToClose(p, `${method} /first HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n`);
+          for (const path of ["/second", "/third"]) {
+            const r = await exchangeToClose(p, `GET ${path} HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n`);
+            expect(statuses(r.data)).toEqual([200]);
+            expect(r.data.endsWith("\r\n\r\ngood")).toBe(true);
+          }
+          expect(b.lines().map((l) => l.split(" ")[1])).toEqual(["/first", "/second", "/third"]);
+        } finally {
+          await p.stop();
+          await b.stop();
+        }
+      });
+    }
+
     test("a header block under the limit is relayed", async () => {
       const b = await rawBackend(() => `HTTP/1.1 200 OK\r\nX-Big: ${"a".repeat(30_000)}\r\nContent-Length: 2\r\n\r\nok`);
       const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
