@@ -221,7 +221,7 @@ export function upstreamHeaders(
       else if (c !== null && c !== "keep-alive") {
         const listed = connectionListed(incoming);
         // A listed name that is no field name cannot be present; delete() would throw on it.
-        // Host stays (listedHost says why).
+        // Host stays (connectionListed says why).
         if (listed !== null) for (const n of listed) if (TOKEN.test(n) && n !== "host") out.delete(n);
       }
     }
