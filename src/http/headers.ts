@@ -62,7 +62,14 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 const SANE_ID = /^[A-Za-z0-9._-]{1,200}$/;
 
-/** Names listed in Connection (RFC 9110 §7.6.1), lowercased, or null when none. */
+/**
+ * Names listed in Connection (RFC 9110 §7.6.1), lowercased, or null when none. Every listed
+ * field is removed before forwarding except Host: it is not this hop's but the next one's
+ * authority (RFC 9110 §7.2), which a proxy always sends (ingress-nginx: proxy_set_header Host
+ * $best_http_host). Removed, fetch put the pod's own address there, so a client could make a
+ * vhost-routing pod serve another host than the one Portico routed by. The fields Portico sets
+ * itself (X-Forwarded-*, X-Real-IP, X-Request-ID) are set after the list is applied.
+ */
 function connectionListed(h: Headers): Set<string> | null {
   const c = h.get("connection");
   if (c === null) return null;
@@ -196,7 +203,7 @@ export function upstreamHeaders(
     const listed = connectionListed(incoming);
     out = new Headers();
     for (const [k, v] of incoming) {
-      if (listed?.has(k) || dropped(k, ctx, websocket)) continue;
+      if ((listed?.has(k) && k !== "host") || dropped(k, ctx, websocket)) continue;
       out.append(k, v);
     }
   } else {
@@ -214,7 +221,8 @@ export function upstreamHeaders(
       else if (c !== null && c !== "keep-alive") {
         const listed = connectionListed(incoming);
         // A listed name that is no field name cannot be present; delete() would throw on it.
-        if (listed !== null) for (const n of listed) if (TOKEN.test(n)) out.delete(n);
+        // Host stays (connectionListed says why).
+        if (listed !== null) for (const n of listed) if (TOKEN.test(n) && n !== "host") out.delete(n);
       }
     }
   }

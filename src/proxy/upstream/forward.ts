@@ -229,14 +229,18 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     // hand the client a response most clients refuse anyway.
     const scan = scanResponseHeaders(response.headers);
     const size = scan.bytes;
-    if (size > input.maxHeaderBytes) {
+    // RFC 9110 §15: a status outside 100..599 is invalid, to be handled as a server error.
+    // Bun's fetch hands over any three digits (000, 099, 600, 999 measured on 1.4.5), which no
+    // web Response can carry: the relay then failed as Portico's own 500.
+    const badStatus = response.status < 100 || response.status > 599;
+    if (size > input.maxHeaderBytes || badStatus) {
       response.body?.cancel().catch(() => {});
       if (resend && again(input, policy, maxAttempts, t0, attempt, "invalid_header")) {
         retried(input, "invalid");
         continue;
       }
       gaveUp(input, "invalid");
-      throw new ProxyError("UpstreamInvalid", `response header block of ${size} bytes`);
+      throw new ProxyError("UpstreamInvalid", badStatus ? `response status ${response.status}` : `response header block of ${size} bytes`);
     }
     // http_5xx and friends: the answer is dropped (its body cancelled, so its connection is
     // not left half-read) and another endpoint asked; the last answer goes to the client as
