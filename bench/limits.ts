@@ -6,7 +6,7 @@
 import { closeSync } from "node:fs";
 import { join } from "node:path";
 import { createBalancer, type EwmaScores } from "../src/proxy/upstream/balancer.ts";
-import { createAuthCache } from "../src/kinds/external-auth.ts";
+import { createAuthCache } from "../src/proxy/policies/caps.ts";
 import { rateOf } from "../src/kinds/limits.ts";
 import type { AuthCacheStore, Limiter } from "../src/kinds/types.ts";
 import { createLimiter } from "../src/proxy/policies/limiter.ts";

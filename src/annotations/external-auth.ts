@@ -84,17 +84,6 @@ export const HEADER_VARIABLES: ReadonlySet<string> = new Set([
   "host", "http_host", "scheme", "remote_addr", "remote_user", "request_uri", "escaped_request_uri", "request_method",
 ]);
 export const HEADER_VARIABLE_PREFIXES = ["http_", "cookie_"] as const;
-/**
- * Fields the auth request sets itself (nginx.tmpl's auth location and the proxy's framing):
- * an auth-proxy-set-headers entry of one of these names is left out, so the auth service
- * reads the value the template sets (nginx would send both fields, the template's first).
- * kinds/external-auth.ts sets the same fields.
- */
-export const AUTH_REQUEST_OWN_FIELDS: ReadonlySet<string> = new Set([
-  "host", "x-request-id", "x-original-url", "x-original-method", "x-sent-from", "x-real-ip", "x-forwarded-for",
-  "x-auth-request-redirect", "x-original-uri", "x-scheme", "x-forwarded-proto", "content-length", "expect",
-  "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
-]);
 
 export const AUTH_URL: AnnotationSpec = {
   portico: null,

@@ -12,9 +12,12 @@ import type { TemplatePart } from "../policy/template.ts";
 import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { Config } from "../config/types.ts";
+import { signinTemplate } from "../kinds/external-auth.ts";
+import { cutSlash } from "../kinds/redirect.ts";
+import { LOCATION_CODES } from "../kinds/redirects.ts";
 import { POLICY_KINDS } from "../kinds/registry.ts";
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../policy/stages.ts";
-import { rewriteRequest } from "../table/rewrite.ts";
+import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { gatewayRedirectCode, modifyPath } from "../table/gateway.ts";
 import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
 import type { Backend, Match, Route } from "../table/types.ts";
@@ -51,6 +54,29 @@ export interface PredictedAnswer {
   readonly allowedClients?: readonly string[];
   /** Checks passed on the way that another request could fail (another client, a credential, a preflight). */
   readonly notes: readonly string[];
+  /**
+   * proxied, or depends once the auth service lets it through: what the route's policies make of
+   * the request the backend receives (a weighted rule's choices: only when they agree).
+   */
+  readonly upstream?: UpstreamRequest;
+}
+
+/**
+ * The request a backend receives, as far as the route decides it (kinds/rewrite.ts,
+ * kinds/forwarding.ts): the rest (X-Forwarded-*, X-Request-ID...) is the same for every route
+ * (http/headers.ts).
+ */
+export interface UpstreamRequest {
+  /** The request-target's path: rewrite-target's or URLRewrite's, else the routed path (the query as sent follows it). */
+  readonly path: string;
+  /** The Host field: upstream-vhost's or URLRewrite's hostname, or null for the client's own. */
+  readonly host: string | null;
+  /**
+   * The fields the route's policies set, by lowercased name: X-Forwarded-Prefix of a rewrite,
+   * portico.dev/request-headers, RequestHeaderModifier (null: removed). Each replaces the
+   * client's field of that name.
+   */
+  readonly headers: Readonly<Record<string, string | null>>;
 }
 
 export interface AnswerRequest {
@@ -65,27 +91,13 @@ export interface AnswerRequest {
 /** The flags the proxy's answers read (config/types.ts); defaults as the flags' own. */
 export type AnswerConfig = Partial<Pick<Config, "httpRedirectCode" | "httpsPort">>;
 
-/** The codes nginx's `return code URL` answers with a Location (kinds/redirects.ts). */
-const LOCATION_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
-
-/** One trailing "/" cut, as ingress-nginx's Lua redirects do (kinds/redirect.ts cutSlash). */
-const cutSlash = (s: string): string => (s.endsWith("/") ? s.slice(0, -1) : s);
-
 const defaultPort = (scheme: "http" | "https"): string => (scheme === "https" ? "443" : "80");
 
+/** A template as its annotation wrote it, variables shown as `$name`. */
 function templateText(parts: readonly TemplatePart[]): string {
   return parts.map((p) => (typeof p === "string" ? p : `$${p.v}`)).join("");
 }
 
-/** The signin URL as kinds/external-auth.ts signinTemplate completes it, variables shown as `$name`. */
-function signinText(parts: readonly TemplatePart[], param: string): string {
-  const text = templateText(parts);
-  const q = text.indexOf("?");
-  const pairs = q < 0 ? [] : text.slice(q + 1).split("&").filter((s) => s !== "");
-  const first = pairs.find((kv) => (kv.includes("=") ? kv.slice(0, kv.indexOf("=")) : kv) === param);
-  if (first !== undefined && first.includes("=") && first.slice(first.indexOf("=") + 1) !== "") return text;
-  return `${text}${pairs.length === 0 ? "?" : "&"}${param}=$scheme://$http_host$escaped_request_uri`;
-}
 
 interface BackendFacts {
   readonly id: string;
@@ -306,7 +318,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
         if (url.some((x) => typeof x !== "string" && x.v === "host") && (route.host === null || route.host.startsWith("*"))) {
           return own500(p.kind, "auth-url uses $host on a wildcard or host-less rule: every request is refused");
         }
-        const signin = Array.isArray(p.params.signin) ? signinText(p.params.signin as unknown as TemplatePart[], str(p.params.redirectParam) ?? "rd") : null;
+        const signin = Array.isArray(p.params.signin) ? templateText(signinTemplate(p.params.signin as unknown as TemplatePart[], str(p.params.redirectParam) ?? "rd")) : null;
         const then = signin === null ? "401 is passed on (with its WWW-Authenticate)" : `401 becomes 302 to ${signin}`;
         return done({
           kind: "depends",
@@ -315,6 +327,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           cause: `the auth service decides (auth-url ${templateText(url)}): 2xx lets the request through, ${then}, 403 is passed on, anything else (or no answer) is 500`,
           by: p.kind,
           backends: after(route, chosen).backends,
+          ...upstreamField(match, req),
         });
       }
       default:
@@ -323,8 +336,76 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
     }
   }
   const a = after(route, chosen);
-  return done({ kind: a.kind, status: a.status, cause: a.cause, by: a.by, ...(a.backends.length > 0 ? { backends: a.backends } : {}) });
+  return done({ kind: a.kind, status: a.status, cause: a.cause, by: a.by, ...(a.backends.length > 0 ? { backends: a.backends } : {}), ...(a.by === "proxy" ? upstreamField(match, req) : {}) });
 }
+
+/**
+ * The request the backend receives on `match`, as the route's request-changing policies leave
+ * it, walked in the runner's order (the explained request has no fields of its own); null when
+ * a rewrite answers instead of forwarding. Read apart from the answer's walk, so that an answer
+ * that depends on the auth service says what the request becomes once it lets it through.
+ */
+export function upstreamOf(match: Match, req: Pick<AnswerRequest, "path">): UpstreamRequest | null {
+  let path = req.path;
+  let host: string | null = null;
+  let headers: Record<string, string | null> = {};
+  const pairsOf = (v: unknown): [string, string][] => (Array.isArray(v) ? (v.filter((x) => Array.isArray(x) && typeof x[0] === "string" && typeof x[1] === "string") as [string, string][]) : []);
+  for (const s of stepsOf(match.route.options.stages)) {
+    const p = s.policy;
+    if (p === null) continue;
+    switch (p.kind) {
+      case "gateway-rewrite": {
+        // URLRewrite (kinds/rewrite.ts GATEWAY_REWRITE).
+        path = modifyPath(req.path, str(p.params.pathType), str(p.params.pathValue), str(p.params.matchedPrefix));
+        host = str(p.params.hostname) ?? host;
+        break;
+      }
+      case "rewrite-target": {
+        const hit = match.regex;
+        const target = str(p.params.target);
+        if (hit === undefined || hit.captures === null || target === null) break;
+        const out = rewriteRequest(target, hit.re, hit.captures, "");
+        if (out.kind !== "path") return null;
+        path = out.path;
+        // template.go buildProxyPass sends X-Forwarded-Prefix in the rewrite branch only (kinds/rewrite.ts REWRITE_TARGET).
+        const xfp = str(p.params.xForwardedPrefix);
+        const prefix = xfp === null ? null : forwardedPrefix(xfp, hit.re, hit.captures);
+        if (prefix !== null) headers = { ...headers, "x-forwarded-prefix": prefix };
+        break;
+      }
+      case "upstream-vhost":
+        host = str(p.params.host) ?? host;
+        break;
+      case "headers": {
+        // A field an earlier stage set stays; these fill in the other names, a repeated name
+        // joined with ", " (kinds/forwarding.ts HEADERS).
+        const fixed: Record<string, string> = {};
+        for (const [n, v] of pairsOf(p.params.request)) {
+          const k = n.toLowerCase();
+          fixed[k] = fixed[k] === undefined ? v : `${fixed[k]}, ${v}`;
+        }
+        headers = { ...fixed, ...headers };
+        break;
+      }
+      case "gateway-request-headers": {
+        // RequestHeaderModifier (kinds/forwarding.ts GATEWAY_REQUEST_HEADERS): set, add to what an earlier
+        // filter set (the explained request has no field of its own), remove.
+        const out = { ...headers };
+        for (const [n, v] of pairsOf(p.params.set)) out[n] = v;
+        for (const [n, v] of pairsOf(p.params.add)) out[n] = out[n] == null ? v : `${out[n]},${v}`;
+        for (const n of list(p.params.remove) ?? []) out[n] = null;
+        headers = out;
+        break;
+      }
+    }
+  }
+  return { path, host, headers };
+}
+
+const upstreamField = (match: Match, req: Pick<AnswerRequest, "path">): { upstream?: UpstreamRequest } => {
+  const u = upstreamOf(match, req);
+  return u === null ? {} : { upstream: u };
+};
 
 function noEndpoints(dead: readonly BackendFacts[]): string {
   return `no endpoints: ${dead.map((b) => `${b.id} ${b.status === "ok" ? "NoEndpoints" : b.status}`).join(", ")}`;

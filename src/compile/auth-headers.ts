@@ -10,13 +10,14 @@
 // buildAuthProxySetHeaders, lines sorted), so nginx expands variables in the values: Portico
 // expands the same list auth-cache-key and auth-signin accept, and refuses the route (503)
 // for any other, as for what cannot be written safely into a field (a control character).
-import { AUTH_REQUEST_OWN_FIELDS, AUTH_PROXY_SET_HEADERS, HEADER_VARIABLE_PREFIXES, HEADER_VARIABLES, PROXY_SET_HEADER_NAME } from "../annotations/external-auth.ts";
+import { AUTH_PROXY_SET_HEADERS, HEADER_VARIABLE_PREFIXES, HEADER_VARIABLES, PROXY_SET_HEADER_NAME } from "../annotations/external-auth.ts";
 import { refuseStage } from "../annotations/access-stages.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, Ingress } from "../model/schemas.ts";
 import { authHeadersConfigMapKey } from "../model/secret-refs.ts";
 import { stagePolicy, type ParamsOf } from "../policy/contract.ts";
 import * as K from "../kinds/index.ts";
+import { AUTH_REQUEST_OWN_FIELDS } from "../kinds/external-auth.ts";
 import type { StagePolicy } from "../policy/stages.ts";
 import { parseTemplate, type TemplatePart } from "../policy/template.ts";
 import type { ParsedAnnotations } from "./annotations.ts";

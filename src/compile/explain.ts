@@ -7,6 +7,7 @@
 import { type CanaryAffinity } from "../annotations/canary.ts";
 import { type CanaryRules } from "../policy/params.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
+import { GRPC_CONTENT_TYPE } from "../http/grpc-status.ts";
 import { normaliseRequestHost } from "../request/host.ts";
 import { RejectedRequest } from "../request/rejected.ts";
 import { normaliseTarget } from "../request/target.ts";
@@ -82,8 +83,6 @@ export function normaliseRequest(req: ExplainRequest): ExplainRequest {
 /** RFC 9110 §9.1: a method is a token; the proxy compares it as sent (case-sensitive). */
 const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
 
-/** A gRPC message's content type, as http/grpc-status.ts isGrpc reads it. */
-const GRPC_CONTENT_TYPE = /^application\/grpc(?:[+;]|$)/i;
 
 /**
  * The table of the port asked (docs/design.md "Gateways with their own address"): a Gateway's

@@ -88,11 +88,6 @@ export function errorBody(code: ProxyErrorCode, compat = false, req: Request | n
   return ownBody(STATUS[code], BODY[code], compat, req);
 }
 
-/** Whether an answer with this code ends the client connection (see CLOSES). */
-export function closesConnection(code: ProxyErrorCode): boolean {
-  return CLOSES.has(code);
-}
-
 // No answer at all: nginx finalizes a request whose body read timed out with
 // NGX_HTTP_REQUEST_TIME_OUT, and ngx_http_finalize_request terminates such a request instead of
 // sending a page (ngx_http_request.c); with ingress-nginx's `reset_timedout_connection on`

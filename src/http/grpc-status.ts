@@ -64,10 +64,13 @@ const MESSAGE: Record<ProxyErrorCode, string> = {
   AuthFailed: "internal error",
 };
 
-/** A gRPC message (request or response): content-type application/grpc, alone or with a +format suffix. */
+/** A gRPC message's content type: application/grpc, alone or with a +format suffix or parameters. */
+export const GRPC_CONTENT_TYPE = /^application\/grpc(?:[+;]|$)/i;
+
+/** A gRPC message (request or response): its content-type is GRPC_CONTENT_TYPE. */
 export function isGrpc(h: Headers): boolean {
   const ct = h.get("content-type");
-  return ct !== null && /^application\/grpc(?:[+;]|$)/i.test(ct);
+  return ct !== null && GRPC_CONTENT_TYPE.test(ct);
 }
 
 export function grpcStatusOf(code: ProxyErrorCode): number {

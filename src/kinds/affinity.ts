@@ -39,7 +39,7 @@ import type { Balancer, EndpointChoice, PolicyCaps, PolicyFlow } from "./types.t
 const md5hex = (s: string): string => createHash("md5").update(s).digest("hex");
 
 /** ingress-nginx's upstream name for a backend: `<namespace>-<service>-<port>`. */
-export const upstreamName = (b: Backend): string => `${b.namespace}-${b.service}-${b.port}`;
+const upstreamName = (b: Backend): string => `${b.namespace}-${b.service}-${b.port}`;
 
 const backendKeys = new WeakMap<Backend, string>();
 
@@ -55,7 +55,7 @@ export function backendKey(b: Backend): string {
 }
 
 /** The two parts of an affinity cookie in this request (the second "" when absent), or null. */
-export function readAffinityCookie(req: { readonly headers: Headers }, cookieName: string): { readonly key: string; readonly backend: string } | null {
+function readAffinityCookie(req: { readonly headers: Headers }, cookieName: string): { readonly key: string; readonly backend: string } | null {
   const raw = cookieValue(req.headers.get("cookie"), cookieName);
   if (raw === null || raw === "") return null;
   const bar = raw.indexOf("|");

@@ -33,7 +33,7 @@ function valueOf(p: HashPart, flow: PolicyFlow): string {
 }
 
 /** The request's hash key: its parts' values, concatenated. */
-export function hashKey(parts: readonly HashPart[], flow: PolicyFlow): string {
+function hashKey(parts: readonly HashPart[], flow: PolicyFlow): string {
   if (parts.length === 1) return valueOf(parts[0] as HashPart, flow);
   let key = "";
   for (const p of parts) key += valueOf(p, flow);

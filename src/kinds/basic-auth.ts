@@ -26,7 +26,7 @@ for (let i = 0; i < B64.length; i++) B64_VALUE[B64.charCodeAt(i)] = i;
  * base64 characters (anything else, a space included, fails), padding is optional, what
  * follows the first `=` is ignored, and a length of 4n+1 characters fails.
  */
-export function decodeBase64Nginx(text: string): Uint8Array | null {
+function decodeBase64Nginx(text: string): Uint8Array | null {
   const eq = text.indexOf("=");
   const src = eq < 0 ? text : text.slice(0, eq);
   if (src.length % 4 === 1) return null;
@@ -61,7 +61,7 @@ export interface Credentials {
  * no `:` is no credentials. Portico also refuses a password with a NUL byte (nginx would check
  * only what precedes it) and credentials over MAX_CREDENTIALS_BYTES.
  */
-export function parseBasicAuthorization(header: string | null): Credentials | null {
+function parseBasicAuthorization(header: string | null): Credentials | null {
   if (header === null || header.length < 6 || header.slice(0, 6).toLowerCase() !== "basic ") return null;
   let i = 6;
   while (i < header.length && header[i] === " ") i++;
@@ -104,7 +104,7 @@ export const WAITING_PER_ROUTE = 16;
  */
 export const CHECKS_IN_PROCESS = 4;
 /** Successful logins remembered per route (LoginCache below). */
-export const REMEMBERED_PER_ROUTE = 256;
+const REMEMBERED_PER_ROUTE = 256;
 
 /**
  * What the password checks do, for /metrics (admin/instruments.ts reads it at scrape time):

@@ -15,26 +15,15 @@ import * as v from "valibot";
 import { type CanaryRules } from "../policy/params.ts";
 import { compileHeaderPattern, type HeaderPattern } from "../regex/header-pattern.ts";
 import { backendKey, cookieBackendKey } from "./affinity.ts";
+import { cookieValue } from "./cookies.ts";
 import type { EndpointChoice } from "./types.ts";
 import { ProxyError } from "../http/errors.ts";
 import { defineKind } from "./define.ts";
 import { CookieName, NullableStr } from "./schema.ts";
 
 /** A number in [0, 1), as Math.random gives; tests pass a seeded one. */
-export type RandomSource = () => number;
+type RandomSource = () => number;
 
-
-/** The value of cookie `name` in a Cookie header (nginx's `$cookie_<name>`: the first one, name in any case). */
-export function cookieValue(header: string | null, name: string): string | null {
-  if (header === null) return null;
-  const lower = name.toLowerCase();
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    if (part.slice(0, eq).trim().toLowerCase() === lower) return part.slice(eq + 1).trim();
-  }
-  return null;
-}
 
 /** The affinity check's inputs: main's cookie name and stickiness, and the two backends' cookie keys. */
 export interface AffinityCheck {
@@ -69,7 +58,7 @@ export function chooseCanary(rules: CanaryRules, pattern: HeaderPattern | null, 
     }
   }
   if (rules.cookie !== null) {
-    const c = cookieValue(headers.get("cookie"), rules.cookie);
+    const c = cookieValue(headers.get("cookie"), rules.cookie, true);
     if (c === "always") return true;
     if (c === "never") return false;
   }

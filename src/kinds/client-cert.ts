@@ -78,7 +78,7 @@ function issues(child: X509Certificate, parent: X509Certificate): boolean {
  * which goes on after an untrusted issuer, a validity-period failure anywhere on the path
  * is the one reported, so `optional_no_ca` does not let an expired certificate through.
  */
-export function verifyChain(chain: readonly X509Certificate[], ca: readonly X509Certificate[], depth: number, now: number): Reason | null {
+function verifyChain(chain: readonly X509Certificate[], ca: readonly X509Certificate[], depth: number, now: number): Reason | null {
   const leaf = chain[0];
   if (leaf === undefined) return "leafSignature";
   const path: X509Certificate[] = [leaf];
@@ -121,7 +121,7 @@ export function verifyChain(chain: readonly X509Certificate[], ca: readonly X509
 }
 
 /** nginx's NGX_ESCAPE_URI_COMPONENT: every byte but ALPHA, DIGIT, "-", ".", "_", "~" as %XX. */
-export function escapeComponent(s: string): string {
+function escapeComponent(s: string): string {
   let out = "";
   for (const b of Buffer.from(s, "utf8")) {
     const unreserved = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x2d || b === 0x2e || b === 0x5f || b === 0x7e;
@@ -136,7 +136,7 @@ export function escapeComponent(s: string): string {
  * and controls as \XX. node:crypto's multi-line form is already escaped for RFC 2253 special
  * characters (it prints with ASN1_STRFLGS_ESC_2253 and ESC_CTRL), one RDN a line.
  */
-export function rfc2253(multiline: string): string {
+function rfc2253(multiline: string): string {
   const rdns = multiline.split("\n").filter((l) => l !== "").reverse();
   let out = rdns.map((l) => l.replaceAll(" + ", "+")).join(",");
   out = out.replace(/[^\x20-\x7e]/gu, (ch) => [...Buffer.from(ch, "utf8")].map((b) => `\\${b.toString(16).toUpperCase().padStart(2, "0")}`).join(""));

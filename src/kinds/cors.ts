@@ -10,7 +10,7 @@
 import * as v from "valibot";
 import type { HeaderEdit } from "../http/headers.ts";
 import { defineKind } from "./define.ts";
-import { Strings, Str, NullableStr, Pair, editableFields, pairs } from "./schema.ts";
+import { Strings, Str, NullableStr, Pair, editableFields } from "./schema.ts";
 import type { PolicyFlow, PolicyStep } from "./types.ts";
 
 
@@ -30,7 +30,7 @@ const LABEL = /^[a-z0-9-]+$/;
  * anchored only at the end, the whole Origin must match, so `https://x.evil.com/https://a.com`
  * or `https://evil-null` are not taken for `https://a.com` or `null`.
  */
-export function originMatcher(entries: readonly string[]): (origin: string) => boolean {
+function originMatcher(entries: readonly string[]): (origin: string) => boolean {
   const exact = new Set<string>();
   const wild: Wildcard[] = [];
   for (const e of entries) {
@@ -140,7 +140,7 @@ function parseOrigin(text: string): Origin | null {
 }
 
 /** HTTPCORSFilter.allowOrigins as a test; "*" alone allows every Origin. */
-export function gatewayOriginMatcher(entries: readonly string[]): ((origin: string) => boolean) | null {
+function gatewayOriginMatcher(entries: readonly string[]): ((origin: string) => boolean) | null {
   const exact = new Set<string>();
   const wild: { scheme: string; suffix: string; port: string }[] = [];
   for (const e of entries) {
@@ -233,10 +233,7 @@ export const GATEWAY_CORS = defineKind("gateway-cors", "cors", GATEWAY_CORS_PARA
  * Set-Cookie already there is kept rather than joined (RFC 6265 §3).
  */
 export const GATEWAY_RESPONSE_HEADERS = defineKind("gateway-response-headers", "cors", v.object({ set: v.array(Pair), add: v.array(Pair), remove: Strings }), (params) => {
-  const set = pairs(params.set, "set");
-  const add = pairs(params.add, "add");
-  const remove = params.remove;
-  if (!Array.isArray(remove) || !remove.every((r) => typeof r === "string")) throw new Error("remove: names expected");
+  const { set, add, remove } = params;
   if (!editableFields(set, add, remove)) throw new Error("gateway-response-headers: a field that cannot be changed");
   const edit: HeaderEdit = Object.freeze({ set, add, remove });
   return (flow) => {

@@ -74,8 +74,6 @@ export const REFUSE = defineKind("refuse", "denied", v.object({ status: v.pipe(v
 });
 
 /**
- * A rule, or a share of one, that cannot be served: 500.
- *
  * A rule, or a share of one, that cannot be served: 500 (HTTPBackendRef: invalid references).
  * A gRPC call gets Trailers-Only UNAVAILABLE instead, as Portico's own failures on gRPC
  * requests do (docs/design.md "HTTP/2 and gRPC"), which is what GRPCRouteRule.backendRefs asks

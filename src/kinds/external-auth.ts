@@ -25,7 +25,6 @@
 // deadline) and the answer cache (the process's, or the workers' shared table).
 // kinds/authentication.ts registers the kind.
 import { createHash } from "node:crypto";
-import { LRUCache } from "lru-cache";
 import * as v from "valibot";
 import { isIpLiteral } from "../config/cidr.ts";
 import { AddressForbiddenError, ProxyError } from "../http/errors.ts";
@@ -33,9 +32,10 @@ import { isHopByHop, scanResponseHeaders } from "../http/headers.ts";
 import { ownBody } from "../http/status-page.ts";
 import type { TemplatePart } from "../policy/template.ts";
 import type { Upstream } from "../table/types.ts";
+import { cookieValue } from "./cookies.ts";
 import { defineKind, needCaps } from "./define.ts";
 import { NullableStr, Str, Strings } from "./schema.ts";
-import type { AuthAnswer, AuthCacheStore, PolicyCaps, PolicyFlow, PolicyStep, SubrequestInit } from "./types.ts";
+import type { AuthAnswer, PolicyCaps, PolicyFlow, PolicyStep, SubrequestInit } from "./types.ts";
 
 const Template = v.array(v.union([v.string(), v.strictObject({ v: v.string() })]));
 
@@ -64,13 +64,20 @@ type Live = v.InferOutput<typeof EXTERNAL_AUTH_PARAMS>;
  * nginx's default proxy_read_timeout and proxy_connect_timeout, which the auth location
  * inherits (the template sets no timeout there): the longest Portico waits for an auth answer.
  */
-export const AUTH_TIMEOUT_CAP_MS = 60_000;
+const AUTH_TIMEOUT_CAP_MS = 60_000;
 
 
-// Fields the template sets on the auth request itself; a client's copy is never passed.
-const AUTH_SET = new Set([
+/**
+ * Fields the auth request sets itself (nginx.tmpl's auth location and the proxy's framing): a
+ * client's copy is never passed (the framing names are hop-by-hop too, http/headers.ts), and an
+ * auth-proxy-set-headers entry of one of these names is left out (compile/auth-headers.ts), so
+ * the auth service reads the value the template sets (nginx would send both fields, the
+ * template's first).
+ */
+export const AUTH_REQUEST_OWN_FIELDS: ReadonlySet<string> = new Set([
   "host", "x-request-id", "x-original-url", "x-original-method", "x-sent-from", "x-real-ip", "x-forwarded-for",
   "x-auth-request-redirect", "x-original-uri", "x-scheme", "x-forwarded-proto", "content-length", "expect",
+  "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
 ]);
 // From a peer that is not a trusted proxy these are spoofs: Portico never passes them upstream
 // either (headers.ts). ingress-nginx passes them to the auth service as the client sent them.
@@ -87,24 +94,12 @@ const ESCAPED = escapeUriTable();
 const HEX = "0123456789ABCDEF";
 
 /** `$escaped_request_uri`: the request URI escaped as set_escape_uri does (UTF-8 bytes). */
-export function escapeUri(s: string): string {
+function escapeUri(s: string): string {
   let out = "";
   for (const b of new TextEncoder().encode(s)) {
     out += ESCAPED[b] ? `%${HEX[b >> 4]}${HEX[b & 15]}` : String.fromCharCode(b);
   }
   return out;
-}
-
-/** nginx's $cookie_NAME: the first cookie of that name (names compared case-insensitively). */
-function cookieOf(h: Headers, name: string): string {
-  const c = h.get("cookie");
-  if (c === null) return "";
-  for (const part of c.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    if (part.slice(0, eq).trim().toLowerCase() === name.toLowerCase()) return part.slice(eq + 1).trim();
-  }
-  return "";
 }
 
 /** nginx's $arg_NAME: the first argument of that name, raw (not decoded), case-insensitive. */
@@ -152,7 +147,8 @@ function variable(flow: PolicyFlow, name: string): string {
       return flow.req.method;
   }
   if (name.startsWith("http_")) return flow.req.headers.get(name.slice(5).replaceAll("_", "-")) ?? "";
-  if (name.startsWith("cookie_")) return cookieOf(flow.req.headers, name.slice(7));
+  // nginx's $cookie_NAME: the first cookie of that name, compared in any case; empty when absent.
+  if (name.startsWith("cookie_")) return cookieValue(flow.req.headers.get("cookie"), name.slice(7), true) ?? "";
   if (name.startsWith("arg_")) return argOf(flow.query, name.slice(4));
   // Unreachable: the annotation parser refuses every other name. Fail closed all the same.
   throw new ProxyError("Internal", `external auth: unsupported variable $${name}`);
@@ -170,7 +166,7 @@ function render(parts: readonly TemplatePart[], flow: PolicyFlow): string {
  * parameter. The query is read from the annotation text before variables are replaced, as
  * ingress-nginx reads it when it writes the configuration.
  */
-function signinTemplate(parts: readonly TemplatePart[], param: string): readonly TemplatePart[] {
+export function signinTemplate(parts: readonly TemplatePart[], param: string): readonly TemplatePart[] {
   const text = parts.map((p) => (typeof p === "string" ? p : `$${p.v}`)).join("");
   const q = text.indexOf("?");
   const pairs = q < 0 ? [] : text.slice(q + 1).split("&").filter((s) => s !== "");
@@ -186,7 +182,7 @@ function authHeaders(flow: PolicyFlow, host: string, p: Live): Headers {
   const listed = new Set((incoming.get("connection") ?? "").split(",").map((s) => s.trim().toLowerCase()));
   const h = new Headers();
   for (const [k, val] of incoming) {
-    if (isHopByHop(k) || listed.has(k) || AUTH_SET.has(k) || k.startsWith("ssl-client-")) continue;
+    if (isHopByHop(k) || listed.has(k) || AUTH_REQUEST_OWN_FIELDS.has(k) || k.startsWith("ssl-client-")) continue;
     if (!flow.underscores && k.includes("_")) continue;
     if (!flow.trusted && UNTRUSTED.has(k)) continue;
     h.append(k, val);
@@ -227,33 +223,6 @@ function cacheable(h: Headers): boolean {
 function ttlFor(rules: Live["cacheRules"], status: number): number {
   for (const r of rules) if (r.statuses === null || r.statuses.includes(status)) return r.ms;
   return 0;
-}
-
-
-
-/** One process's cache. ingress-nginx: keys_zone=auth_cache:10m max_size=128m. Here: entries and bytes bounded. */
-export function createAuthCache(o: { readonly entries?: number; readonly bytes?: number } = {}): AuthCacheStore {
-  const cache = new LRUCache<string, AuthAnswer>({
-    max: o.entries ?? 10_000,
-    maxSize: o.bytes ?? 32 * 1024 * 1024,
-    sizeCalculation: (a, k) => k.length + Object.entries(a.copy).reduce((n, [h, val]) => n + h.length + (val?.length ?? 0), 64) + (a.wwwAuthenticate?.length ?? 0),
-  });
-  return {
-    get: (key) => cache.get(key),
-    set(key, answer, ttlMs) {
-      cache.set(key, answer, { ttl: ttlMs });
-      return true;
-    },
-  };
-}
-
-
-/** The shared store first; what it cannot hold, in `local`. */
-export function layeredAuthCache(shared: AuthCacheStore, local: AuthCacheStore): AuthCacheStore {
-  return {
-    get: (key) => shared.get(key) ?? local.get(key),
-    set: (key, answer, ttlMs) => shared.set(key, answer, ttlMs) || local.set(key, answer, ttlMs),
-  };
 }
 
 /** An unambiguous rendering of the key's parts: each is length-prefixed. */

@@ -15,7 +15,7 @@ import type { StagePolicy } from "../policy/stages.ts";
 import { normaliseRequestHost } from "../request/host.ts";
 import type { Backend } from "../table/types.ts";
 import { defineKind, needCaps } from "./define.ts";
-import { editableFields, Pair, pairs, Str, Strings } from "./schema.ts";
+import { editableFields, Pair, Str, Strings } from "./schema.ts";
 
 /**
  * The entries of one side, checked again: the table crossed IPC as JSON to reach a worker,
@@ -99,17 +99,12 @@ export const UPSTREAM_VHOST = defineKind("upstream-vhost", "forwarding", v.objec
 });
 
 /**
- * RequestHeaderModifier.
- *
  * RequestHeaderModifier (HTTPHeaderFilter): `set` replaces, `add` appends to the value the
  * request has (`old,new`, the conformance test's expectation; RFC 9110 §5.3 makes the two
  * forms equivalent), `remove` drops the field.
  */
 export const GATEWAY_REQUEST_HEADERS = defineKind("gateway-request-headers", "forwarding", v.object({ set: v.array(Pair), add: v.array(Pair), remove: Strings }), (params) => {
-  const set = pairs(params.set, "set");
-  const add = pairs(params.add, "add");
-  const remove = params.remove;
-  if (!Array.isArray(remove) || !remove.every((r) => typeof r === "string")) throw new Error("remove: names expected");
+  const { set, add, remove } = params;
   if (!editableFields(set, add, remove)) throw new Error("gateway-request-headers: a field that cannot be changed");
   return (flow) => {
     const out: Record<string, string | null> = { ...flow.upstreamRequestHeaders };
@@ -119,7 +114,7 @@ export const GATEWAY_REQUEST_HEADERS = defineKind("gateway-request-headers", "fo
       const old = n in out ? out[n]! : flow.req.headers.get(n);
       out[n] = old === null ? v : `${old},${v}`;
     }
-    for (const n of remove as string[]) out[n] = null;
+    for (const n of remove) out[n] = null;
     flow.upstreamRequestHeaders = out;
     return null;
   };

@@ -18,15 +18,7 @@
 //   refused for its rate takes no connection slot.
 // - Counters are per pod, as ingress-nginx's are per replica: a single process counts here,
 //   in its own memory; with --workers N every worker counts in one table in shared memory
-//   (shared-limits.ts), as nginx's workers share each zone (docs/design.md, "Limits").
-//
-// Memory: the rate state is an LRU of at most MAX_CLIENTS keys (zone × address), about
-// 180 bytes each with a long Ingress name and an IPv6 client (measured with Bun 1.4.5:
-// ~12 MB at the bound). When it is full the key
-// seen least recently is forgotten; that client starts again with an empty bucket, which can
-// only matter when more than MAX_CLIENTS keys are active within one burst period. nginx's 5 MB
-// zone holds about 40,000 keys and then refuses new clients with 500. Connection counts exist
-// only for requests in flight.
+//   (proxy/shared/limits.ts), as nginx's workers share each zone (docs/design.md, "Limits").
 //
 // The counting itself is the Limiter the proxy hands the kind (PolicyCaps.limiter:
 // proxy/policies/limiter.ts in one process, proxy/shared/limits.ts across workers); the rates
@@ -38,10 +30,6 @@ import { defineKind, needCaps } from "./define.ts";
 import { refusal } from "./refusal.ts";
 import { Strings } from "./schema.ts";
 import type { PolicyFlow, Rate } from "./types.ts";
-
-
-
-/** nginx's `rate=Nr/s` or `Nr/m` and `burst=B` (nginx stores the rate ×1000 per second, truncated). */
 
 /**
  * The excess after this request under one rate, in thousandths of a request (nginx's
@@ -55,11 +43,11 @@ export function excessAfter(excess: number, last: number, r: Rate, t: number): n
   return e < 0 ? 0 : e;
 }
 
+/** nginx's `rate=Nr/s` or `Nr/m` and `burst=B` (nginx stores the rate ×1000 per second, truncated). */
 export function rateOf(limit: number, perSeconds: 1 | 60, burstMultiplier: number): Rate | null {
   if (limit <= 0) return null;
   return { perSecond: Math.trunc((limit * 1000) / perSeconds), burst: limit * burstMultiplier * 1000 };
 }
-
 
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(2 ** 31 - 1));
 

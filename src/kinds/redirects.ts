@@ -11,7 +11,7 @@ import type { PolicyFlow } from "./types.ts";
 
 const REDIRECT_URL = /^[A-Za-z0-9\-._~/:,?&=]*$/;
 /** The codes nginx's `return code URL` answers with a Location; any other sends the URL as the body. */
-const LOCATION_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+export const LOCATION_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 /**
  * nginx's port_in_redirect for a Location it makes absolute: the port the connection came in
@@ -25,8 +25,6 @@ function portInRedirect(flow: PolicyFlow): string {
 }
 
 /**
- * permanent-redirect / temporal-redirect.
- *
  * permanent-redirect / temporal-redirect: nginx's `return <code> <url>` (nginx.tmpl). For 301,
  * 302, 303, 307 and 308 the URL is the Location, made absolute when it starts with "/" (the
  * connection's scheme and the request's host, as nginx's header filter does) unless
@@ -35,9 +33,7 @@ function portInRedirect(flow: PolicyFlow): string {
  */
 export const REDIRECT = defineKind("redirect", "redirects", v.object({ url: Str, code: v.pipe(v.number(), v.integer(), v.minValue(300), v.maxValue(308)), relative: v.boolean() }), (params) => {
   const { url, code, relative } = params;
-  if (typeof url !== "string" || !REDIRECT_URL.test(url)) throw new Error("redirect: bad URL");
-  if (typeof code !== "number" || !Number.isInteger(code) || code < 300 || code > 308) throw new Error("redirect: bad code");
-  if (typeof relative !== "boolean") throw new Error("redirect: bad relative flag");
+  if (!REDIRECT_URL.test(url)) throw new Error("redirect: bad URL");
   if (!LOCATION_CODES.has(code)) {
     return (flow) => new Response(code === 304 ? null : url, { status: code, headers: { "content-type": "text/html", ...flow.responseHeaders } });
   }
@@ -48,8 +44,6 @@ export const REDIRECT = defineKind("redirect", "redirects", v.object({ url: Str,
     return redirectTo(code, `${flow.connectionScheme}://${flow.hostname}${portInRedirect(flow)}${url}`, flow.responseHeaders);
   };
 });
-
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 
 /**
  * RequestRedirect, with the listener it was reached through and the prefix a ReplacePrefixMatch replaces.
@@ -71,14 +65,7 @@ export const GATEWAY_REDIRECT = defineKind("gateway-redirect", "redirects", v.ob
   matchedPrefix: NullableStr,
 }), (params) => {
   const status = gatewayRedirectCode(params.statusCode);
-  const askedScheme = str(params.scheme);
-  const askedHost = str(params.hostname);
-  const askedPort = typeof params.port === "number" ? params.port : null;
-  const listenerPort = typeof params.listenerPort === "number" ? params.listenerPort : null;
-  const listenerScheme = params.listenerScheme === "https" ? "https" : "http";
-  const pathType = str(params.pathType);
-  const pathValue = str(params.pathValue);
-  const matched = str(params.matchedPrefix);
+  const { scheme: askedScheme, hostname: askedHost, port: askedPort, listenerPort, listenerScheme, pathType, pathValue, matchedPrefix: matched } = params;
   if (listenerPort === null) throw new Error("gateway-redirect: listenerPort expected");
   return (flow) => {
     const scheme = askedScheme ?? listenerScheme;

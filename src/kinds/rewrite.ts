@@ -19,8 +19,6 @@ import { NullableStr, Str } from "./schema.ts";
  */
 export const REWRITE_TARGET = defineKind("rewrite-target", "rewrite", v.object({ target: v.pipe(Str, v.minLength(1)), xForwardedPrefix: NullableStr }), (params) => {
   const { target, xForwardedPrefix } = params;
-  if (typeof target !== "string" || target === "") throw new Error("target must be a non-empty string");
-  if (xForwardedPrefix !== null && typeof xForwardedPrefix !== "string") throw new Error("xForwardedPrefix must be a string or null");
   return (flow) => {
     // No captures: the host is not in regex mode, or this location does not rewrite (its path
     // equals the target: template.go buildProxyPass leaves it alone).
@@ -43,8 +41,6 @@ export const REWRITE_TARGET = defineKind("rewrite-target", "rewrite", v.object({
   };
 });
 
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-
 /**
  * URLRewrite: the Host and path sent upstream, with the prefix a ReplacePrefixMatch replaces.
  *
@@ -54,11 +50,8 @@ const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
  * upstream-vhost does.
  */
 export const GATEWAY_REWRITE = defineKind("gateway-rewrite", "rewrite", v.object({ hostname: NullableStr, pathType: v.nullable(v.picklist(["ReplaceFullPath", "ReplacePrefixMatch"])), pathValue: NullableStr, matchedPrefix: NullableStr }), (params) => {
-  const host = str(params.hostname);
+  const { hostname: host, pathType, pathValue, matchedPrefix: matched } = params;
   if (host !== null && normaliseRequestHost(host) === null) throw new Error("gateway-rewrite: a host name is expected");
-  const pathType = str(params.pathType);
-  const pathValue = str(params.pathValue);
-  const matched = str(params.matchedPrefix);
   return (flow) => {
     if (host !== null) flow.upstreamHost = host;
     if (pathType !== null) flow.pathAndQuery = modifyPath(flow.path, pathType, pathValue, matched) + flow.query;

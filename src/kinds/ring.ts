@@ -41,7 +41,7 @@ export function keyHash(s: string): number {
   return fmix32(h);
 }
 
-export interface Ring {
+interface Ring {
   /** The endpoints, sorted by authority; `owner` indexes into it. */
   readonly endpoints: readonly Upstream[];
   /** Ring positions, ascending. */

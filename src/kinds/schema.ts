@@ -2,7 +2,6 @@
 // schema is written beside its build, in the module of its stage).
 import * as v from "valibot";
 import { FIELD_VALUE, FRAMING } from "../policy/headers.ts";
-import type { StagePolicy } from "../policy/stages.ts";
 
 export const Str = v.string();
 export const NullableStr = v.nullable(v.string());
@@ -10,11 +9,6 @@ export const Strings = v.array(v.string());
 export const Pair = v.tuple([v.string(), v.string()]);
 /** An affinity cookie's name (canary and affinity both read it). */
 export const CookieName = v.pipe(v.string(), v.regex(/^[A-Za-z0-9._~-]{1,128}$/));
-
-export const pairs = (v: StagePolicy["params"][string] | undefined, what: string): [string, string][] => {
-  if (!Array.isArray(v) || !v.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === "string" && typeof p[1] === "string")) throw new Error(`${what}: pairs expected`);
-  return v as [string, string][];
-};
 
 /** RFC 9110 §5.1 field name (token), lowercased as the compiler writes it. */
 const LOWER_TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;

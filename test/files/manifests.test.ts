@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdir, mkdtemp, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ManifestSource } from "../../src/files/manifests.ts";
+import { ManifestSource, manifestObjects } from "../../src/files/manifests.ts";
 import { createLogger } from "../../src/log/logger.ts";
 import type { Kind, KubeObject } from "../../src/model/kinds.ts";
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
@@ -390,5 +390,41 @@ describe("watching a single file", () => {
     await writeFile(file, `${service("web", 82)}---\n${service("api")}`);
     await eventually(() => sink.events.length >= 1, 3_000, "ADDED after return");
     expect(sink.summary()).toEqual(["ADDED Service default/api"]);
+  });
+});
+
+describe("manifestObjects: the readers beside the source read the source's files by its rules", () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "portico-objects-"));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test("every object as written, List items included, in file-name order; dotfiles and other names left out; a broken file says where", async () => {
+    await writeFile(join(root, "b.yaml"), "kind: ConfigMap\nmetadata: {name: cm}\ndata: {a: b}\n---\n{\"kind\": \"List\", \"items\": [{\"kind\": \"Service\", \"metadata\": {\"name\": \"s\"}}, 7]}\n---\n# nothing\n");
+    await writeFile(join(root, "a.yml"), "kind: Widget\nmetadata: {name: w}\n");
+    await writeFile(join(root, "c.yaml"), "kind: Service\n---\nkind: [\n");
+    // An editor's copy and a ConfigMap volume's internals: the source never reads them.
+    await writeFile(join(root, ".b.yaml"), "kind: [\n");
+    await mkdir(join(root, "..data"));
+    await writeFile(join(root, "notes.txt"), "kind: Service\n");
+    const seen: unknown[] = [];
+    for await (const f of manifestObjects(root)) seen.push(f.ok ? { file: f.file, kinds: f.objects.map((o) => o.kind) } : { file: f.file, message: f.message });
+    expect(seen).toEqual([
+      { file: join(root, "a.yml"), kinds: ["Widget"] },
+      { file: join(root, "b.yaml"), kinds: ["ConfigMap", "Service"] },
+      // js-yaml reports the unclosed flow sequence where the text ends.
+      { file: join(root, "c.yaml"), message: "line 4: deficient indentation" },
+    ]);
+  });
+
+  test("a single file is read whatever its name", async () => {
+    const file = join(root, ".hidden.yaml");
+    await writeFile(file, "kind: Ingress\nmetadata: {name: x}\n");
+    const seen: unknown[] = [];
+    for await (const f of manifestObjects(file)) seen.push(f.ok ? f.objects.map((o) => o.kind) : f.message);
+    expect(seen).toEqual([["Ingress"]]);
   });
 });

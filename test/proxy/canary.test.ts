@@ -2,7 +2,8 @@
 // route_to_alternative_balancer) and the weight's distribution with a seeded random source.
 import { describe, expect, test } from "bun:test";
 import type { CanaryRules } from "../../src/policy/params.ts";
-import { CANARY, chooseCanary, cookieValue, type AffinityCheck } from "../../src/kinds/canary.ts";
+import { CANARY, chooseCanary, type AffinityCheck } from "../../src/kinds/canary.ts";
+import { cookieValue } from "../../src/kinds/cookies.ts";
 import { buildKind } from "../../src/proxy/policies/run.ts";
 import { compileHeaderPattern } from "../../src/regex/header-pattern.ts";
 import { seeded } from "./seeded.ts";
@@ -57,9 +58,9 @@ describe("canary precedence", () => {
     expect(chooseCanary(r, pattern.re, new Headers({ "x-v": "nope", cookie: "c=always" }), never)).toBe(true);
   });
   test("cookieValue: nginx's $cookie_<name>, name in any case", () => {
-    expect(cookieValue("A=1; Canary=always", "canary")).toBe("always");
-    expect(cookieValue("x=1", "canary")).toBeNull();
-    expect(cookieValue(null, "canary")).toBeNull();
+    expect(cookieValue("A=1; Canary=always", "canary", true)).toBe("always");
+    expect(cookieValue("x=1", "canary", true)).toBeNull();
+    expect(cookieValue(null, "canary", true)).toBeNull();
   });
   test("build refuses params that do not hold (a corrupt table fails closed)", () => {
     expect(() => buildKind(CANARY, { header: "bad header", headerValue: null, headerPattern: null, cookie: null, weight: 1, weightTotal: 100 })).toThrow();

@@ -24,7 +24,7 @@ import { lookup } from "../../src/table/lookup.ts";
 import * as v from "valibot";
 import { defineKind } from "../../src/kinds/define.ts";
 import { EXTERNAL_AUTH } from "../../src/kinds/authentication.ts";
-import { createAuthCache } from "../../src/kinds/external-auth.ts";
+import { createAuthCache } from "../../src/proxy/policies/caps.ts";
 import type { PolicyStage } from "../../src/policy/stages.ts";
 import type { AuthCacheStore, PolicyCaps, PolicyKind, PolicyStep } from "../../src/kinds/types.ts";
 import type { ExternalResolver } from "../../src/proxy/upstream/external.ts";

@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
-import { createAuthCache, layeredAuthCache } from "../../src/kinds/external-auth.ts";
+import { createAuthCache, layeredAuthCache } from "../../src/proxy/policies/caps.ts";
 import type { AuthAnswer } from "../../src/kinds/types.ts";
 import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
