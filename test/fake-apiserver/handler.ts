@@ -202,7 +202,7 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
     const rec: RequestRecord = { method: req.method ?? "GET", path: url.pathname, query: url.search, watch: isWatch, status: 0, at: Date.now() };
     log.push(rec);
     if (faults.down === "reset") return void req.socket.destroy();
-    if (faults.latencyMs > 0) await Bun.sleep(faults.latencyMs);
+    if (faults.latencyMs > 0) await Bun.sleep(faults.latencyMs); // a slow API server on purpose (the fault under test)
     if (faults.hang) return void hung.add(res);
     if (faults.down === "503") return fail(res, rec, 503, "the fake apiserver is down");
     if (faults.failNext > 0 && (!faults.failMatch || faults.failMatch.test(`${rec.method} ${rec.path}${rec.query}`))) {

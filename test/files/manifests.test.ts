@@ -48,11 +48,20 @@ metadata: { name: ${name} }
 spec: { ports: [{ name: http, port: ${port} }] }
 `;
 
+/** Full re-reads of the files finished so far (ManifestSource's onReloaded). */
+let reloads = 0;
+
 /**
- * Showing that nothing (more) happened takes a wait: 150 ms is 7 debounce periods (20 ms)
- * and a recheck (100 ms). Used only for absences; everything that happens is waited on.
+ * A sequence point for "nothing more happened": one more reload, begun after everything so
+ * far. A reload re-reads and re-diffs every file (ManifestSource.readAll), so an event the
+ * earlier change should not have caused, a repeated log line, would show up by its end. The
+ * poke is not YAML: the folder's watcher reloads for it, and no file's objects change.
  */
-const settle = () => Bun.sleep(150);
+async function reloadAgain(): Promise<void> {
+  const before = reloads;
+  await writeFile(join(dir, "poke.txt"), String(before));
+  await eventually(() => reloads > before, 3_000, "another reload");
+}
 
 let dir: string;
 let source: ManifestSource | null;
@@ -68,6 +77,7 @@ function makeSource(path: string): ManifestSource {
     path,
     debounceMs: 20,
     recheckMs: 100,
+    onReloaded: () => void reloads++,
     log: createLogger({ level: "debug", format: "json", write: (l) => logs.push(JSON.parse(l)) }),
     onDiagnostics: (owner, ds) => {
       if (ds.length === 0) current.delete(owner);
@@ -84,6 +94,7 @@ beforeEach(async () => {
   diagnostics = [];
   current = new Map();
   source = null;
+  reloads = 0;
 });
 
 afterEach(async () => {
@@ -195,7 +206,7 @@ describe("watching a folder", () => {
 
     await writeFile(file, `${ingress("shop")}---\n${service("web", 8080)}`);
     await eventually(() => sink.events.length >= 1, 3_000, "MODIFIED");
-    await settle();
+    await reloadAgain();
     expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
     const svc = sink.events[0]!.object as { spec?: { ports?: { port: number }[] | null } };
     expect(svc.spec?.ports?.[0]?.port).toBe(8080);
@@ -203,7 +214,7 @@ describe("watching a folder", () => {
     sink.events = [];
     await writeFile(file, ingress("shop"));
     await eventually(() => sink.events.length >= 1, 3_000, "DELETED");
-    await settle();
+    await reloadAgain();
     expect(sink.summary()).toEqual(["DELETED Service default/web"]);
 
     sink.events = [];
@@ -228,7 +239,7 @@ describe("watching a folder", () => {
     await writeFile(join(dir, "b.yaml"), service("web", 9090));
     await eventually(() => logs.some((l) => l.level === "warn" && l.line !== undefined), 3_000, "parse warning");
     await eventually(() => sink.events.length >= 1, 3_000, "b.yaml change");
-    await settle();
+    await reloadAgain();
     expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
     const warn = logs.find((l) => l.level === "warn" && l.line !== undefined)!;
     expect(warn.path).toBe(a);
@@ -294,7 +305,7 @@ spec: { rules: [{ http: { paths: [{ path: /, pathType: Sometimes, backend: { ser
     await eventually(() => logs.some((l) => l.msg === "manifest file does not parse; keeping its previous objects"), 3_000, "parse warning");
     await writeFile(join(dir, "b.yaml"), service("web")); // another reload; a.yaml unchanged
     await eventually(() => sink.events.length >= 1, 3_000, "b.yaml added");
-    await settle();
+    await reloadAgain();
     expect(logs.filter((l) => l.msg === "manifest file does not parse; keeping its previous objects")).toHaveLength(1);
   });
 
@@ -342,8 +353,12 @@ spec: { rules: [{ http: { paths: [{ path: /, pathType: Sometimes, backend: { ser
     await s.start(sink);
     await s.stop();
     await writeFile(file, service("web", 81));
-    await settle();
+    // A stopped source has no reload to wait for, and another source's reload would not be
+    // ordered after this one's: showing that nothing happened takes a wait, here seven
+    // debounce periods (20 ms) and a recheck (100 ms).
+    await Bun.sleep(150);
     expect(sink.events).toEqual([]);
+    expect(reloads).toBe(0);
   });
 });
 
@@ -369,7 +384,8 @@ describe("watching a single file", () => {
     // The file disappears for a while: its objects keep serving until it comes back.
     sink.events = [];
     await unlink(file);
-    await settle();
+    // The reload that found it missing says so, and emits nothing.
+    await eventually(() => logs.some((l) => l.level === "warn" && String(l.msg).includes("missing")), 3_000, "the file reported missing");
     expect(sink.events).toEqual([]);
     await writeFile(file, `${service("web", 82)}---\n${service("api")}`);
     await eventually(() => sink.events.length >= 1, 3_000, "ADDED after return");

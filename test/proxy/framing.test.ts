@@ -260,15 +260,18 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
     });
 
     test.skipIf(kind !== "h2-https-h1")("a POST with a body behind a pending GET: the connection ends, the POST sent nowhere", async () => {
-      const { b } = await holding("/p1");
+      const { b, held } = await holding("/p1");
       const p = startRawProxy(kind, makeTable([{ host: null, path: "/", backend: makeBackend([b.port]) }]));
       try {
         const r = await exchangeToClose(p, "GET /p1 HTTP/1.1\r\nHost: a.test\r\n\r\nPOST /p2 HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\n\r\nhello");
         expect(r.closed).toBe(true);
         expect(r.data).toBe("");
-        // /p1 is still held upstream, so the handler is not idle: showing that the POST went
-        // nowhere takes a wait.
-        await Bun.sleep(100);
+        // The sequence point: /p1 answered upstream lets its handler finish; the connection is
+        // gone, so nothing of it is parsed later. Once the handler is idle, anything sent
+        // upstream for the POST has reached the backend.
+        await eventually(() => held.length === 1, 5_000, "/p1 at the backend");
+        held[0]!();
+        await eventually(() => p.handler.inflight.count === 0, 5_000, "the handler idle");
         expect(b.lines().map((l) => l.split(" ")[1])).toEqual(["/p1"]);
       } finally {
         await p.stop();

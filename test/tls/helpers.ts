@@ -95,7 +95,20 @@ export class RawClient {
     if (!this.socket || this.closed) await this.open();
     const lines = [`GET ${path} HTTP/1.1`, `Host: ${this.servername}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
     this.socket!.write(`${lines.join("\r\n")}\r\n\r\n`);
-    const deadline = Date.now() + 5000;
+    // Woken by data, close or error (open() above); the one timer bounds the whole wait.
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      this.waiter?.();
+    }, 5000);
+    try {
+      return await this.readResponse(() => timedOut);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async readResponse(timedOut: () => boolean): Promise<RawResponse> {
     for (;;) {
       const end = this.buffer.indexOf("\r\n\r\n");
       if (end >= 0) {
@@ -115,11 +128,8 @@ export class RawClient {
         }
       }
       if (this.closed) throw new Error("connection closed before a full response");
-      if (Date.now() > deadline) throw new Error("response timeout");
-      await new Promise<void>((r) => {
-        this.waiter = r;
-        setTimeout(r, 100);
-      });
+      if (timedOut()) throw new Error("response timeout");
+      await new Promise<void>((r) => (this.waiter = r));
       this.waiter = null;
     }
   }

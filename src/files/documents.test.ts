@@ -2,7 +2,7 @@
 // fast path agreeing with js-yaml, and errors with the line counted from the file's start.
 import { describe, expect, test } from "bun:test";
 import { loadAll } from "js-yaml";
-import { parseManifestText, parseManifestTextSliced, splitDocuments } from "../../src/files/documents.ts";
+import { parseManifestText, parseManifestTextSliced, splitDocuments } from "./documents.ts";
 
 const svc = (name: string) => ({ apiVersion: "v1", kind: "Service", metadata: { name, namespace: "d", labels: { app: name } }, spec: { ports: [{ name: "http", port: 80 }] } });
 

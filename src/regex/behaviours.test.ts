@@ -8,7 +8,7 @@
 //   E2E  = ingress-nginx test/e2e/annotations/rewrite.go;
 //   LOC  = ingress-nginx internal/ingress/controller/location.go updateServerLocations.
 import { describe, expect, test } from "bun:test";
-import { compileRegexHost, compileRewriteTarget, type HostPath, hostUsesRegex, isValidRewriteTarget, needsRewrite } from "../../src/regex/index.ts";
+import { compileRegexHost, compileRewriteTarget, type HostPath, hostUsesRegex, isValidRewriteTarget, needsRewrite } from "./index.ts";
 
 interface Ref {
   readonly backend: string;

@@ -1,7 +1,7 @@
 // changedKeys (src/compile/changes.ts) must report exactly the keys added, removed or rebound,
 // whether the two maps share their order (a copy-on-write copy) or not (a relist).
 import { expect, test } from "bun:test";
-import { changedKeys, insertSorted, removeSorted, compareStrings } from "../../src/compile/changes.ts";
+import { changedKeys, insertSorted, removeSorted, compareStrings } from "./changes.ts";
 import { rng } from "../../bench/lib/cp-gen.ts";
 
 function expected(a: ReadonlyMap<string, object>, b: ReadonlyMap<string, object>): string[] {

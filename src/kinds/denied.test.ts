@@ -2,8 +2,8 @@
 // return status; }` (ngx_http_rewrite_module), with `$http_<name>` empty when the header is
 // absent. The policy kind alone, on real Requests; test/e2e/snippet-equivalents.test.ts serves it.
 import { describe, expect, test } from "bun:test";
-import { HEADER_DENY } from "../../src/kinds/denied.ts";
-import type { PolicyFlow } from "../../src/kinds/types.ts";
+import { HEADER_DENY } from "./denied.ts";
+import type { PolicyFlow } from "./types.ts";
 
 const flow = (headers: [string, string][]): PolicyFlow => ({ req: new Request("http://a.test/", { headers }), responseHeaders: { "x-request-id": "r1" }, config: { ingressNginxCompat: false } }) as unknown as PolicyFlow;
 
