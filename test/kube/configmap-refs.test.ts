@@ -77,7 +77,9 @@ describe(`more than ${MAX_BY_NAME} ConfigMaps named: one collection watch`, () =
     expect(collectionLists().length).toBeGreaterThan(0);
     api.faults.failNext = 0;
     await eventually(() => [...Array(MAX_BY_NAME + 2).keys()].every((i) => dataOf(sink, ns, `h${i}`)?.["X-Tenant"] === `t${i}`), 10_000, "every named ConfigMap");
-    // One watch, and no list of a single name: the collection list answered them all.
+    // One watch, and no list of a single name: the collection list answered them all. The
+    // watch opens after the list's answer is applied, so it is waited for, not assumed.
+    await eventually(() => api.openWatches("ConfigMap") === 1, 10_000, "the collection watch open");
     expect(api.openWatches("ConfigMap")).toBe(1);
     expect(api.requests.filter((r) => r.path === `/api/v1/namespaces/${ns}/configmaps`)).toEqual([]);
   });

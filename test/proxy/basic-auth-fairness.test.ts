@@ -39,11 +39,15 @@ describe("password checks across routes", () => {
     expect(order).toHaveLength(ROUTES * CHECKS_PER_ROUTE + 1);
     expect(order.filter((o) => o.startsWith("flood")).every((o) => o.endsWith(":401"))).toBe(true);
     // Round-robin: the quiet route waits for the checks running when it came (CHECKS_IN_PROCESS),
-    // then for at most one turn of every flooded route; first come, first served put it behind
-    // all 32. Half the flood is the bound asserted: well above the one, well below the other.
+    // then for at most one turn of every flooded route (about 12 places); first come, first
+    // served put it behind all 32. The order recorded is completion order, and on a loaded
+    // machine the hashing threads finish checks out of their start order (18 was seen once in a
+    // full run on two busy cores), so the bound asserted is three quarters of the flood: above
+    // the one with room for that, below the other.
     const at = order.indexOf("quiet:through");
     expect(at).toBeGreaterThanOrEqual(0);
-    expect(CHECKS_IN_PROCESS + ROUTES).toBeLessThan((ROUTES * CHECKS_PER_ROUTE) / 2);
-    expect(at).toBeLessThan((ROUTES * CHECKS_PER_ROUTE) / 2);
+    const bound = (ROUTES * CHECKS_PER_ROUTE * 3) / 4;
+    expect(CHECKS_IN_PROCESS + ROUTES).toBeLessThan(bound);
+    expect(at).toBeLessThan(bound);
   }, 120_000);
 });
