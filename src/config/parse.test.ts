@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { availableParallelism } from "node:os";
-import { DEFAULT_TLS_CIPHERS, FLAGS, envName } from "./flags.ts";
+import { DEFAULT_GZIP_TYPES, DEFAULT_TLS_CIPHERS, FLAGS, envName } from "./flags.ts";
 import { parseArgs, type ParseOutcome } from "./parse.ts";
 import { helpText } from "../runtime/help.ts";
 import type { Config } from "./types.ts";
@@ -69,6 +69,11 @@ describe("defaults", () => {
       limitReqStatusCode: 503,
       limitConnStatusCode: 503,
       serverHeader: "backend",
+      gzip: false,
+      gzipLevel: 1,
+      gzipMinLength: 256,
+      gzipTypes: DEFAULT_GZIP_TYPES,
+      gzipDisable: null,
       allowExternalNameServices: false,
       hsts: true,
       hstsMaxAge: 31536000,

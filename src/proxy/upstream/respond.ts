@@ -37,6 +37,11 @@ export interface RelayInput {
   readonly grpc: boolean;
   /** The upstream response's fields as forward.ts scanned them (Content-Length is read there), or undefined. */
   readonly scan?: ResponseHeaderScan | undefined;
+  /**
+   * gzip the body at this level (http/gzip.ts decided, and set the fields); 0: as it is.
+   * docs/design.md "Response compression".
+   */
+  readonly gzipLevel?: number;
 }
 
 /** An upstream body that failed before any of it was sent: 502 either way, coded for the log. */
@@ -111,8 +116,11 @@ async function readSmall(p: RelayInput, read: Promise<ArrayBuffer>): Promise<Res
   return smallResponse(p, buf);
 }
 
-function smallResponse(p: RelayInput, buf: ArrayBuffer): Response {
+function smallResponse(p: RelayInput, raw: ArrayBuffer): Response {
   const { up, headers } = p;
+  // A body read whole is compressed in one call at the configured level (Bun.gzipSync, native
+  // zlib), so it keeps a Content-Length: cheaper than a stream (bench/gzip.ts).
+  const buf = p.gzipLevel ? Bun.gzipSync(new Uint8Array(raw), { level: p.gzipLevel as 1 }) : raw;
   p.rec.bytesOut = buf.byteLength;
   p.rec.grpcStatus = relayedStatus(p, "done");
   p.end.timerBack();
@@ -123,7 +131,7 @@ function smallResponse(p: RelayInput, buf: ArrayBuffer): Response {
 
 async function relayStream(p: RelayInput): Promise<Response> {
   const { up, req, headers, idleMs, rec, end } = p;
-  if (up.body === null) return noBody(p);
+  if (up.body === null) return p.gzipLevel ? smallResponse(p, new ArrayBuffer(0)) : noBody(p);
   end.timerOffNow();
   // The status goes out with the first byte we send, so an upstream whose framing is broken
   // from the start (a bad chunk size, a reset) must be caught before that: it is a 502, as in
@@ -151,6 +159,9 @@ async function relayStream(p: RelayInput): Promise<Response> {
     end.finish(up.status, err);
   }, first);
   // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
-  const res = new Response(body, { status: up.status, statusText: up.statusText, headers });
+  // gzip: the metered body through Bun's native CompressionStream, chunk by chunk (never the
+  // whole body held); a client that goes away cancels the compressor and so the metered body.
+  // Bytes counted are the pod's (nginx's $upstream_response_length).
+  const res = new Response(p.gzipLevel ? body.pipeThrough(new CompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>) : body, { status: up.status, statusText: up.statusText, headers });
   return p.grpc ? carryTrailers(up, res) : res;
 }
