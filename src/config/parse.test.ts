@@ -272,6 +272,11 @@ describe("errors name the flag", () => {
     [["--shutdown-grace-period", "1000h"], "--shutdown-grace-period: expected a duration"],
     // Past 2^31-1 ms a timer fires at once: the message names the limit.
     [["--stream-idle-timeout", "597h"], "--stream-idle-timeout: expected a duration like 500ms, 5s, 2m or 1h (above zero, at most 596h)"],
+    [["--gzip=maybe"], "--gzip: expected true or false"],
+    [["--gzip-level", "10"], "--gzip-level: expected an integer 1-9"],
+    [["--gzip-min-length", "-1"], "--gzip-min-length: expected an integer"],
+    [["--gzip-types", "text"], "--gzip-types: expected media types"],
+    [["--gzip-disable", "(a"], "--gzip-disable: expected a regular expression Portico can run"],
     [["--hsts=sometimes"], "--hsts: expected true or false"],
     [["--hsts-max-age", "1.5"], "--hsts-max-age: expected an integer"],
     [["--hsts-include-subdomains=often"], "--hsts-include-subdomains: expected true or false"],

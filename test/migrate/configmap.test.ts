@@ -48,6 +48,14 @@ describe("ConfigMap keys", () => {
     // config.go ShowServerTokens; nginx.tmpl server_tokens on, or off with `more_clear_headers Server`.
     [{ "server-tokens": "true" }, "server-tokens", "flag", ["--server-header=portico"]],
     [{ "server-tokens": "false" }, "server-tokens", "flag", ["--server-header=none"]],
+    // config.go UseGzip, GzipLevel, GzipMinLength, GzipTypes, GzipDisable; nginx.tmpl's gzip block.
+    [{ "use-gzip": "true" }, "use-gzip", "flag", ["--gzip=true"]],
+    [{ "use-gzip": "false" }, "use-gzip", "same", []],
+    [{ "gzip-level": "4" }, "gzip-level", "flag", ["--gzip-level=4"]],
+    [{ "gzip-level": "1" }, "gzip-level", "same", []],
+    [{ "gzip-min-length": "100" }, "gzip-min-length", "flag", ["--gzip-min-length=100"]],
+    [{ "gzip-types": "text/html  application/json" }, "gzip-types", "flag", ["--gzip-types=text/html,application/json"]],
+    [{ "gzip-disable": "msie6" }, "gzip-disable", "flag", ["--gzip-disable=msie6"]],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
   ] as const)("%p: %s is %s", (data, k, status, flags) => {
@@ -71,7 +79,7 @@ describe("ConfigMap keys", () => {
   });
 
   test("a value ingress-nginx would not read is marked invalid (serving keeps the key's last good value)", () => {
-    for (const [k, val] of [["ssl-redirect", "maybe"], ["proxy-body-size", "8 MB"], ["hsts-max-age", "-1"], ["limit-req-status-code", "4xx"], ["custom-http-errors", "200"]] as const) {
+    for (const [k, val] of [["ssl-redirect", "maybe"], ["proxy-body-size", "8 MB"], ["hsts-max-age", "-1"], ["limit-req-status-code", "4xx"], ["custom-http-errors", "200"], ["use-gzip", "yes"], ["gzip-level", "10"], ["gzip-min-length", "-1"]] as const) {
       expect(key({ [k]: val }, k)).toMatchObject({ status: "not-honoured", invalid: true });
     }
     expect(key({ "proxy-send-timeout": "30" }, "proxy-send-timeout").invalid).toBeUndefined();
@@ -87,6 +95,7 @@ describe("ConfigMap keys", () => {
       "ssl-redirect": "false", "force-ssl-redirect": "true", "whitelist-source-range": "10.0.0.0/8", "denylist-source-range": "192.0.2.0/24",
       "limit-req-status-code": "429", "limit-conn-status-code": "429", "custom-http-errors": "404,503", "enable-underscores-in-headers": "true",
       "worker-processes": "4", "disable-access-log": "true", "server-tokens": "true",
+      "use-gzip": "true", "gzip-level": "4", "gzip-min-length": "100", "gzip-types": "text/html application/json", "gzip-disable": "msie6",
     };
     const flags = configMapReport(cm(data)).flags;
     expect(flags.length).toBeGreaterThan(20);
