@@ -43,6 +43,8 @@ function reply(path: string): string {
       const chunk = (s: string) => `${s.length.toString(16)}\r\n${s}\r\n`;
       return `HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n${chunk(STREAM_CHUNK).repeat(3)}0\r\n\r\n`;
     }
+    // Headers and one chunk, then nothing more: the body never ends (a client must give up).
+    case "/endless": return `HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n${(STREAM_CHUNK.length * 2).toString(16)}\r\n${STREAM_CHUNK}${STREAM_CHUNK}\r\n`;
     default: return answer("200 OK", { "Content-Type": "text/plain" }, "ok");
   }
 }
@@ -208,6 +210,21 @@ describe("nginx's gzip filter, beyond gzip.go", () => {
     expect(r.headers.get("content-length")).toBeNull();
     expect(gunzipSync(r.raw).toString("latin1")).toBe(STREAM_CHUNK.repeat(3));
     expect(r.raw.length).toBeLessThan(STREAM_CHUNK.length);
+  });
+
+  test.each(["gzip", "identity"])("a client that goes away mid-stream ends the upstream body too (%s)", async (ae) => {
+    // The request may go on a pooled connection opened earlier: the one whose last request it is.
+    const endless = () => backend.conns.filter((c) => c.requests.at(-1)?.line.startsWith("GET /endless"));
+    const before = new Set(endless());
+    const ctl = new AbortController();
+    const res = await fetch(`${portico.http}/endless`, { headers: { host: "gzip", "accept-encoding": ae }, decompress: false, signal: ctl.signal } as RequestInit);
+    expect(res.headers.get("content-encoding")).toBe(ae === "gzip" ? "gzip" : null);
+    ctl.abort();
+    await res.arrayBuffer().catch(() => undefined);
+    // The pod's connection of that request is closed by Portico: nothing is left reading it.
+    await eventually(() => endless().some((c) => !before.has(c) && c.closed), 10_000, "upstream connection closed");
+    // And Portico still answers.
+    expect(await encoding("/xml")).toBe("gzip");
   });
 
   test("an unreadable gzip-level keeps the last good value and is reported", async () => {

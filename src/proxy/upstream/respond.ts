@@ -159,9 +159,10 @@ async function relayStream(p: RelayInput): Promise<Response> {
     end.finish(up.status, err);
   }, first);
   // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
-  // gzip: the metered body through Bun's native CompressionStream, chunk by chunk (never the
-  // whole body held); a client that goes away cancels the compressor and so the metered body.
-  // Bytes counted are the pod's (nginx's $upstream_response_length).
+  // gzip: the metered body through Bun's native CompressionStream, chunk by chunk (never held
+  // whole). A client that goes away cancels the compressor and through it the metered body,
+  // which ends the upstream body as an uncompressed relay's cancel does (test/e2e/gzip-nginx.test.ts).
   const res = new Response(p.gzipLevel ? body.pipeThrough(new CompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>) : body, { status: up.status, statusText: up.statusText, headers });
   return p.grpc ? carryTrailers(up, res) : res;
 }
+
