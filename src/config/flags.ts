@@ -52,6 +52,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // "Gateway API"). On, each Gateway gets ports from this range and a Service of its own.
   gatewayPorts: { name: "gateway-ports", metavar: "FROM-TO", help: "give each Gateway its own ports from this range, behind a Service Portico creates beside --publish-service (same namespace, selector and type), whose address the Gateway publishes", defaultText: "off: Gateways share --http-port and --https-port", schema: val.portRange, fallback: none },
   watchIngressWithoutClass: { name: "watch-ingress-without-class", metavar: null, help: "also serve Ingresses that name no class", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's --disable-catch-all (cmd/nginx/flags.go, default false): its store drops
+  // every Ingress with spec.defaultBackend, rules and all (store.go hasCatchAllIngressRule).
+  disableCatchAll: { name: "disable-catch-all", metavar: null, help: "ignore every Ingress that sets spec.defaultBackend (a catch-all), its rules too, as ingress-nginx's flag does", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's defaults (--ingress-class nginx, --controller-class k8s.io/ingress-nginx)
   // and its class rules: README "Migrating from ingress-nginx", docs/design.md "Ingress decisions".
   ingressNginxCompat: { name: "ingress-nginx-compat", metavar: null, help: "take the Ingresses ingress-nginx takes: --ingress-class nginx and --controller-name k8s.io/ingress-nginx unless those are given, its class rules (kubernetes.io/ingress.class must equal --ingress-class; no default IngressClass), and its defaults where they differ (README: ingress-nginx's defaults)", defaultText: "false", schema: val.bool, fallback: () => false },

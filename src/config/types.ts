@@ -32,6 +32,8 @@ export interface Config {
    */
   readonly gatewayPorts: PortRange | null;
   readonly watchIngressWithoutClass: boolean;
+  /** Ignore every Ingress with spec.defaultBackend (ingress-nginx's --disable-catch-all). */
+  readonly disableCatchAll: boolean;
   /** Take the Ingresses ingress-nginx takes: its class defaults and rules (compile/class.ts). */
   readonly ingressNginxCompat: boolean;
   // Defaults

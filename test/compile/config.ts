@@ -11,6 +11,7 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   ingressClass: c.ingressClass,
   controllerName: c.controllerName,
   watchIngressWithoutClass: c.watchIngressWithoutClass,
+  disableCatchAll: c.disableCatchAll,
   ingressNginxCompat: c.ingressNginxCompat,
   defaultBackendService: c.defaultBackendService,
   customHttpErrors: c.customHttpErrors,

@@ -36,7 +36,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
   return {
     kubeconfig: null, context: null, manifests: null, watchNamespace: null,
     httpPort: 0, httpsPort: 8443, adminPort: 0, bind: "127.0.0.1", debugAllow: ["127.0.0.0/8", "::1/128"],
-    ingressClass: "portico", controllerName: "portico.dev/ingress-controller", gatewayControllerName: "portico.dev/gateway-controller", gatewayPorts: null, watchIngressWithoutClass: false, ingressNginxCompat: false,
+    ingressClass: "portico", controllerName: "portico.dev/ingress-controller", gatewayControllerName: "portico.dev/gateway-controller", gatewayPorts: null, watchIngressWithoutClass: false, disableCatchAll: false, ingressNginxCompat: false,
     defaultSslCertificate: null, defaultBackendService: null, customHttpErrors: [], allowExternalNameServices: false, publishService: null, publishStatusAddress: null, updateStatus: true,
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off",
