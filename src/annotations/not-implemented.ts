@@ -35,8 +35,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("buffering", "proxy-buffers-number", "number of response buffers"),
   nyi("buffering", "proxy-busy-buffers-size", "response buffers busy sending to the client"),
   nyi("buffering", "proxy-max-temp-file-size", "response spilled to disk"),
-  // Source ranges and authentication combined.
-  nyi("access", "satisfy", "`any`: source ranges or authentication suffice", "Until then both must pass, as with `all`, the default."),
   // External authentication.
   nyi("external-auth", "auth-keepalive", "keep-alive connections to the auth service"),
   nyi("external-auth", "auth-keepalive-requests", "requests per auth keep-alive connection"),

@@ -91,6 +91,11 @@ describe("statuses follow the registry at run time", () => {
     }
   });
 
+  test("satisfy is served as ingress-nginx serves it, no longer reported unsupported", () => {
+    const r = one({ "nginx.ingress.kubernetes.io/satisfy": "any", "nginx.ingress.kubernetes.io/allowlist-source-range": "10.0.0.0/8" });
+    expect(r.annotations.find((a) => a.name === "nginx.ingress.kubernetes.io/satisfy")).toMatchObject({ status: "same", text: "served the same" });
+  });
+
   test("an Ingress with no annotation moves unchanged; Portico's own and unknown names change nothing", () => {
     expect(one({}).status).toBe("unchanged");
     const r = one({ "portico.dev/response-headers": "X-A: 1", "nginx.ingress.kubernetes.io/no-such-thing": "1", "example.com/other": "x" });
