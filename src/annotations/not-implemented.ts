@@ -74,9 +74,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("other", "enable-opentelemetry", "OpenTelemetry tracing"),
   nyi("other", "opentelemetry-operation-name", "OpenTelemetry span name"),
   nyi("other", "opentelemetry-trust-incoming-span", "continue incoming traces"),
-  nyi("other", "mirror-target", "copy requests to this URL"),
-  nyi("other", "mirror-host", "Host of the mirrored requests"),
-  nyi("other", "mirror-request-body", "mirror request bodies too"),
   nyi("other", "fastcgi-index", "FastCGI index"),
   nyi("other", "fastcgi-params-configmap", "FastCGI parameters"),
 ];
