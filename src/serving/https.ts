@@ -61,9 +61,13 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
 
   function retire(old: HttpsListener): void {
     retiring.add(old);
+    // Read before freeze(): a stand-in (nothing ready let a client in) is closed now, not
+    // drained, so it leaves the SO_REUSEPORT group before the next listener's
+    // `provisional: false` lets /readyz say ready (docs/design.md, "Bun facts measured here").
+    const standIn = old.provisional;
     old.freeze();
     void old
-      .stop(false)
+      .stop(standIn)
       .catch((err: unknown) => log.warn("stopping the previous HTTPS listener failed", { err: String(err) }))
       .finally(() => retiring.delete(old));
   }
