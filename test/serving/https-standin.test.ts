@@ -7,7 +7,7 @@
 import { afterAll, expect, test } from "bun:test";
 import type { serveOptions } from "../../src/proxy/pipeline/listener.ts";
 import { createHttpsListener, type SwitchingHttpsListener } from "../../src/serving/https.ts";
-import { generateDefaultCertificate } from "../../src/tls/default-cert.ts";
+import { DEFAULT_CERT_CN, generateDefaultCertificate } from "../../src/tls/default-cert.ts";
 import { createPemChecker } from "../../src/tls/pem.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
 import { binding, listeningSockets, peerCertificate, quietLog } from "../tls/helpers.ts";
@@ -43,4 +43,27 @@ test("a first table that hands the port to node:http2 closes the stand-in at onc
   expect(l.provisional).toBe(false);
   expect(listeningSockets(port)).toBe(1);
   for (let i = 0; i < 10; i++) expect((await peerCertificate(port, HOST)).cn).toBe("first-real");
+});
+
+test("a first table with no certificates of its own (the stand-in's own set) that hands the port over also closes the stand-in at once", async () => {
+  const handler = (() => ({ fetch: () => new Response("ok") })) as unknown as () => ReturnType<typeof serveOptions>;
+  const l = createHttpsListener({ config: { http2: true, http3: false, clientHeaderTimeoutMs: 60_000 }, log: quietLog, hostname: "127.0.0.1", port: 0, handler, draining: () => false, drainMs: 600_000 });
+  listeners.push(l);
+  const standIn = buildTlsEntries([], generated, settings, { checker });
+  l.update(standIn.entries, standIn.fingerprint, true);
+  const port = l.port;
+  const same = buildTlsEntries([], generated, settings, { checker });
+  l.update(same.entries, same.fingerprint);
+  l.useNodeListener(true);
+  expect(l.provisional).toBe(false);
+  expect(listeningSockets(port)).toBe(1);
+  expect((await peerCertificate(port, HOST)).cn).toBe(DEFAULT_CERT_CN);
+
+  // In a later turn a hand-over away from Bun.serve drains it as before (still listening for
+  // the drain): it may hold clients /readyz let in.
+  l.useNodeListener(false);
+  await l.settled(); // the node:http2 listener closed (it stops accepting at once)
+  expect(listeningSockets(port)).toBe(1);
+  l.useNodeListener(true);
+  expect(listeningSockets(port)).toBe(2);
 });
