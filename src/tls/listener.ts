@@ -152,7 +152,7 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
       // closes the listening socket synchronously, so the kernel hands every later connection
       // to the new server. A timer first would leave the stand-in in the SO_REUSEPORT group
       // for a turn after `provisional` turned false: a client let in by /readyz could then be
-      // queued on it and reset when it closes (docs/design.md, "TLS certificates").
+      // queued on it and reset when it closes (docs/design.md, "Bun facts measured here").
       if (wait > 0) {
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, wait);
