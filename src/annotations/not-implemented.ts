@@ -40,7 +40,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("external-auth", "auth-keepalive-requests", "requests per auth keep-alive connection"),
   nyi("external-auth", "auth-keepalive-timeout", "idle time of an auth keep-alive connection"),
   nyi("external-auth", "auth-keepalive-share-vars", "share variables between the auth and main requests"),
-  nyi("external-auth", "enable-global-auth", "apply the global auth URL to this Ingress (default true)"),
   // TLS to the pods.
   nyi("upstream-tls", "proxy-ssl-secret", "client certificate and CA for HTTPS to the pods"),
   nyi("upstream-tls", "proxy-ssl-verify", "verify the pods' certificates"),

@@ -5,6 +5,8 @@ export const COMPILE_FIELDS = [
   "ingressClass", "controllerName", "watchIngressWithoutClass", "disableCatchAll", "ingressNginxCompat", "defaultBackendService", "customHttpErrors", "defaultSslCertificate", "allowExternalNameServices",
   "allowlistSourceRange", "denylistSourceRange", "sslRedirect", "forceSslRedirect", "hostPolicyScope",
   "usePortInRedirects", "preserveTrailingSlash", "relativeRedirects", "noTlsRedirectLocations", "noAuthLocations",
+  "globalAuthUrl", "globalAuthMethod", "globalAuthSignin", "globalAuthSigninRedirectParam", "globalAuthResponseHeaders", "globalAuthRequestRedirect",
+  "globalAuthCacheKey", "globalAuthCacheDuration", "globalAuthAlwaysSetCookie",
   "gatewayControllerName", "gatewayPorts", "publishService", "enableSslPassthrough",
 ] as const satisfies readonly (keyof Config)[];
 

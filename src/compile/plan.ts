@@ -14,6 +14,7 @@ import { resolveAccess, type ResolvedAccess } from "./access.ts";
 import { resolveAuthHeaders, type ConfigMapRead } from "./auth-headers.ts";
 import { Bool, createReader, FORCE_SSL_REDIRECT, parseAnnotations, PRESERVE_TRAILING_SLASH, SSL_REDIRECT, USE_PORT_IN_REDIRECTS, type ParsedAnnotations } from "./annotations.ts";
 import { assembleStages } from "./stages.ts";
+import { globalAuth, type GlobalAuth } from "./global-auth.ts";
 import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
 import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
@@ -139,8 +140,12 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   // The auth-proxy-set-headers ConfigMap's entries complete the external-auth policy first.
   const headers = resolveAuthHeaders(parseAnnotations(ing.metadata.annotations), ing, configMaps);
   const access = resolveAccess(headers.annotations, ing, secrets, config);
-  const ann = globalRedirect(access.annotations, ing.metadata.annotations, config);
+  const global = globalAuth(config);
+  const ann = withGlobalAuth(globalRedirect(access.annotations, ing.metadata.annotations, config), global);
   for (const problem of ann.problems) diag("InvalidAnnotation", problem, "warning");
+  if (global !== null && takesGlobalAuth(ann)) {
+    for (const problem of global.problems) diag("InvalidConfigKey", problem, "warning");
+  }
   // An unsupported annotation that refused the Ingress (an access check, a snippet) is said
   // once, by its problem ("refused with 503"), not also as "ignored", which it is not.
   const refusedBy = new Set(ann.problems.flatMap((p) => (p.startsWith("annotation ") && p.includes("refused with 503") ? p.slice(11, p.indexOf(":")).split(", ") : [])));
@@ -269,6 +274,19 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     errorPages: planErrorPages(ann.policies.errorPages, ns, ann.scheme, config),
     aliases: ann.denied === null ? ann.policies.hosts.aliases : [],
   };
+}
+
+/**
+ * Does an Ingress with these annotations take the global auth (template.go shouldApplyGlobalAuth:
+ * no auth-url of its own, enable-global-auth not false)? One ingress-nginx refuses takes nothing.
+ */
+const takesGlobalAuth = (ann: ParsedAnnotations): boolean => ann.denied === null && !ann.policies.externalAuth.enabled && ann.policies.externalAuth.global;
+
+/** --global-auth-url's policy (compile/global-auth.ts) added to the stages of an Ingress that takes it. */
+function withGlobalAuth(ann: ParsedAnnotations, global: GlobalAuth | null): ParsedAnnotations {
+  if (global === null || !takesGlobalAuth(ann)) return ann;
+  const o = ann.options;
+  return Object.freeze({ ...ann, options: Object.freeze({ ...o, stages: assembleStages(o.stages, global.stage) }) });
 }
 
 /**

@@ -144,6 +144,21 @@ export interface Config {
    */
   readonly noAuthLocations: readonly string[];
   /**
+   * ingress-nginx's ConfigMap keys global-auth-* (configmap.go, nginx.tmpl's auth location for a
+   * location without its own auth-url): the text as written, null when unset. The compiler reads
+   * them as the auth-url annotations of the same names and adds the policy to every route whose
+   * Ingress sets no auth-url and not enable-global-auth: "false" (compile/global-auth.ts).
+   */
+  readonly globalAuthUrl: string | null;
+  readonly globalAuthMethod: string | null;
+  readonly globalAuthSignin: string | null;
+  readonly globalAuthSigninRedirectParam: string | null;
+  readonly globalAuthResponseHeaders: string | null;
+  readonly globalAuthRequestRedirect: string | null;
+  readonly globalAuthCacheKey: string | null;
+  readonly globalAuthCacheDuration: string | null;
+  readonly globalAuthAlwaysSetCookie: boolean;
+  /**
    * ingress-nginx's ConfigMap key no-tls-redirect-locations: a path whose rule path, as
    * written, starts with one of these is never redirected to HTTPS (template.go
    * isLocationInLocationList, lua_ingress.lua force_no_ssl_redirect).

@@ -106,6 +106,12 @@ describe("statuses follow the registry at run time", () => {
     ]);
   });
 
+  test("enable-global-auth moves unchanged: Portico opts the Ingress out of --global-auth-url as ingress-nginx does (authreqglobal)", () => {
+    const r = one({ "nginx.ingress.kubernetes.io/enable-global-auth": "false" });
+    expect(r.status).toBe("unchanged");
+    expect(r.annotations.map((a) => [a.name, a.status, a.text])).toEqual([["nginx.ingress.kubernetes.io/enable-global-auth", "same", "served the same"]]);
+  });
+
   test("a value Portico refuses is a difference, in the compiler's words", () => {
     const item = one({ "nginx.ingress.kubernetes.io/proxy-body-size": "lots" }).annotations[0]!;
     expect(item.status).toBe("differs");
