@@ -115,37 +115,33 @@ function readCa(secret: Secret, key: string): string[] | string {
   return out;
 }
 
-/**
- * `ann`, parsed from `ing`'s annotations, completed with the flags' source ranges and the
- * basic-auth users from `secrets`. Called where the compiler parses an Ingress's annotations,
- * after the external-auth policy is complete (auth-headers.ts), so `satisfy: any` folds the
- * finished checks.
- */
-export function resolveAccess(ann: ParsedAnnotations, ing: Pick<Ingress, "metadata">, secrets: ReadonlyMap<string, Secret>, config: AccessFlags): ResolvedAccess {
-  const resolved = resolveChecks(ann, ing, secrets, config);
-  return ann.policies.access.satisfy === "any" ? satisfyAny(resolved) : resolved;
-}
-
 const SATISFY_ORDER: readonly string[] = SATISFY_KINDS.map((k) => k.id);
 
 /**
  * `satisfy: any`: the route's source-range, basic-auth and external-auth policies become the
- * checks of one satisfy-any policy (kinds/satisfy.ts), in nginx's access-phase order. With
+ * checks of one satisfy-any policy (kinds/satisfy.ts), in nginx's access-phase order. Called
+ * once every one of them is complete (after resolveAccess and the global auth-url, which
+ * nginx.tmpl writes as the same auth_request: compile/plan.ts), so none is left out. With
  * fewer than two there is nothing to choose between, and the policies stay as they are. A
  * refusal (an unreadable list or Secret) is not a check: it stays in its own stage and still
  * refuses every request.
  */
-function satisfyAny(r: ResolvedAccess): ResolvedAccess {
-  const stages = r.annotations.options.stages ?? [];
+export function satisfyAny(ann: ParsedAnnotations): ParsedAnnotations {
+  if (ann.policies.access.satisfy !== "any") return ann;
+  const stages = ann.options.stages ?? [];
   const checks = stages.filter((p) => SATISFY_ORDER.includes(p.kind));
-  if (checks.length < 2) return r;
+  if (checks.length < 2) return ann;
   checks.sort((a, b) => SATISFY_ORDER.indexOf(a.kind) - SATISFY_ORDER.indexOf(b.kind));
   const folded = stagePolicy(K.SATISFY_ANY, { checks: checks.map((p) => ({ kind: p.kind, params: p.params })) });
-  const options = Object.freeze({ ...r.annotations.options, stages: assembleStages(stages.filter((p) => !checks.includes(p)), folded) });
-  return { ...r, annotations: Object.freeze({ ...r.annotations, options }) };
+  const options = Object.freeze({ ...ann.options, stages: assembleStages(stages.filter((p) => !checks.includes(p)), folded) });
+  return Object.freeze({ ...ann, options });
 }
 
-function resolveChecks(ann: ParsedAnnotations, ing: Pick<Ingress, "metadata">, secrets: ReadonlyMap<string, Secret>, config: AccessFlags): ResolvedAccess {
+/**
+ * `ann`, parsed from `ing`'s annotations, completed with the flags' source ranges and the
+ * basic-auth users from `secrets`. Called where the compiler parses an Ingress's annotations.
+ */
+export function resolveAccess(ann: ParsedAnnotations, ing: Pick<Ingress, "metadata">, secrets: ReadonlyMap<string, Secret>, config: AccessFlags): ResolvedAccess {
   const auth = ann.policies.basicAuth;
   const global = config.allowlistSourceRange.length > 0 || config.denylistSourceRange.length > 0;
   const certs = ann.policies.clientCerts;

@@ -10,7 +10,7 @@ import { skipsAuthentication } from "../annotations/basic-auth.ts";
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import type { ConfigMap, HTTPIngressPath, Ingress, IngressBackend, Secret } from "../model/schemas.ts";
 import type { PathType } from "../table/types.ts";
-import { resolveAccess, type ResolvedAccess } from "./access.ts";
+import { resolveAccess, satisfyAny, type ResolvedAccess } from "./access.ts";
 import { resolveAuthHeaders, type ConfigMapRead } from "./auth-headers.ts";
 import { Bool, createReader, FORCE_SSL_REDIRECT, parseAnnotations, PRESERVE_TRAILING_SLASH, SSL_REDIRECT, USE_PORT_IN_REDIRECTS, type ParsedAnnotations } from "./annotations.ts";
 import { assembleStages } from "./stages.ts";
@@ -141,7 +141,8 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   const headers = resolveAuthHeaders(parseAnnotations(ing.metadata.annotations), ing, configMaps);
   const access = resolveAccess(headers.annotations, ing, secrets, config);
   const global = globalAuth(config);
-  const ann = withGlobalAuth(globalRedirect(access.annotations, ing.metadata.annotations, config), global);
+  // `satisfy: any` folds the access checks once all are there, the global auth-url's included.
+  const ann = satisfyAny(withGlobalAuth(globalRedirect(access.annotations, ing.metadata.annotations, config), global));
   for (const problem of ann.problems) diag("InvalidAnnotation", problem, "warning");
   if (global !== null && takesGlobalAuth(ann)) {
     for (const problem of global.problems) diag("InvalidConfigKey", problem, "warning");

@@ -70,6 +70,12 @@ describe("basic-auth Secret", () => {
     const text = JSON.stringify(serializeTable(r.table));
     expect(text).toContain('"users":"<redacted: 1 entry>"');
     expect(text).not.toContain("hunter2");
+    // The global auth-url (ingress-nginx's global-auth-url: the same auth_request in the
+    // location, so `satisfy any` spans it too) joins the checks.
+    const global = compile(snapshotOf(objs(ingress("g", { [`${N}satisfy`]: "any", [`${N}allowlist-source-range`]: "10.0.0.0/8" }))), { ...DEFAULT_COMPILE_CONFIG, globalAuthUrl: "http://auth.example/check" });
+    const g = stagesOf(global, "g.test");
+    expect(g.map((p) => p.kind)).toEqual(["satisfy-any"]);
+    expect((g[0]!.params.checks as { kind: string }[]).map((c) => c.kind)).toEqual(["source-range", "external-auth"]);
     // One check alone has nothing to choose between: it stays as it is.
     const alone = snapshotOf(objs(ingress("b", { [`${N}satisfy`]: "any", [`${N}allowlist-source-range`]: "10.0.0.0/8" })));
     expect(stagesOf(compile(alone, DEFAULT_COMPILE_CONFIG), "b.test").map((p) => p.kind)).toEqual(["source-range"]);

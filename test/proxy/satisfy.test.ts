@@ -1,5 +1,5 @@
 // ingress-nginx's `satisfy` annotation through a real proxy: route options made by the real
-// annotation parser and compile/access.ts (as the compiler makes them), a real auth service
+// annotation parser and compile/access.ts (resolveAccess, then satisfyAny, as compile/plan.ts), a real auth service
 // and backend on 127.0.0.1, both raw sockets that log every byte they receive. The first two
 // describes port kubernetes/ingress-nginx test/e2e/annotations/satisfy.go (at dbb11b92); the
 // rest are nginx's `satisfy any` as ingress-nginx configures it (nginx.tmpl: `deny`/`allow`,
@@ -14,7 +14,7 @@
 // (which builds the external-auth check with the capabilities it is given).
 import { afterEach, describe, expect, test } from "bun:test";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
-import { resolveAccess } from "../../src/compile/access.ts";
+import { resolveAccess, satisfyAny } from "../../src/compile/access.ts";
 import { createAuthCache } from "../../src/proxy/policies/caps.ts";
 import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
@@ -72,7 +72,7 @@ async function setup(host: string, annotations: Record<string, string>, authRepl
   const raw = Object.fromEntries(Object.entries(annotations).map(([k, v]) => [N + k, v.replaceAll("AUTH", `auth.test.svc:${auth.port}`)]));
   const ing = { metadata: { name: host, namespace: "web", annotations: raw }, spec: { rules: [] } } as unknown as Ingress;
   const parsed = parseAnnotations(raw);
-  const options = resolveAccess(parsed, ing, new Map([["web/basic-secret", SECRET]]), DEFAULT_COMPILE_CONFIG).annotations.options;
+  const options = satisfyAny(resolveAccess(parsed, ing, new Map([["web/basic-secret", SECRET]]), DEFAULT_COMPILE_CONFIG).annotations).options;
   const resolver = createExternalResolver({
     lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
     check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
