@@ -91,9 +91,12 @@ describe("statuses follow the registry at run time", () => {
     }
   });
 
-  test("satisfy is served as ingress-nginx serves it, no longer reported unsupported", () => {
+  test("satisfy and the mirror annotations are served, no longer reported unsupported", () => {
     const r = one({ "nginx.ingress.kubernetes.io/satisfy": "any", "nginx.ingress.kubernetes.io/allowlist-source-range": "10.0.0.0/8" });
     expect(r.annotations.find((a) => a.name === "nginx.ingress.kubernetes.io/satisfy")).toMatchObject({ status: "same", text: "served the same" });
+    const m = one({ "nginx.ingress.kubernetes.io/mirror-target": "https://shadow.example/$request_uri", "nginx.ingress.kubernetes.io/mirror-host": "shadow.example", "nginx.ingress.kubernetes.io/mirror-request-body": "on" });
+    expect(m.annotations.map((a) => [a.name.slice("nginx.ingress.kubernetes.io/".length), a.status])).toEqual([["mirror-host", "same"], ["mirror-request-body", "same"], ["mirror-target", "differs"]]);
+    expect(m.status).toBe("differs");
   });
 
   test("an Ingress with no annotation moves unchanged; Portico's own and unknown names change nothing", () => {

@@ -163,6 +163,16 @@ describe("satisfy any: the source ranges or the authentication", () => {
     expect(s.be.lines()).toEqual([]);
   });
 
+  test("the password and the auth service both refusing with 401 (no auth-signin): 401 with both challenges, basic's first", async () => {
+    const s = await setup("challenges.test", { ...BASIC, "auth-url": "http://AUTH/check", satisfy: "any" }, () => reply("401 Unauthorized", ['www-authenticate: Bearer realm="svc"']));
+    const r = await s.send("/");
+    expect(r.status).toBe(401);
+    // nginx writes two fields; Bun.serve joins the values of one name (other than Set-Cookie)
+    // into one field, which RFC 9110 §5.3 makes the same list of challenges.
+    expect(r.headers["www-authenticate"]).toEqual(['Basic realm="test basic auth", Bearer realm="svc"']);
+    expect(s.be.lines()).toEqual([]);
+  });
+
   test("an auth service that fails is 500 at once, even with satisfy any", async () => {
     const s = await setup("fail.test", { "allowlist-source-range": "10.0.0.0/8", "auth-url": "http://AUTH/check", satisfy: "any" }, () => reply("502 Bad Gateway"));
     expect((await s.send("/")).status).toBe(500);
