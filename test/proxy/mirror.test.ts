@@ -164,6 +164,21 @@ describe("mirror: fire and forget", () => {
   });
 });
 
+describe("mirror: bodies", () => {
+  test("a body that streams (proxy-request-buffering off) is not held for a copy: that request is not mirrored", async () => {
+    const m = await mirrorTarget();
+    const s = await setup({ "mirror-target": `http://mirror.test.svc:${m.port}/m`, "proxy-request-buffering": "off" }, { names: ["mirror.test.svc"] });
+    expect((await s.send("POST", "/a", "streamed")).status).toBe(200);
+    // The backend has it (as streamed: framing aside, the bytes sent).
+    expect(s.be.requests()).toHaveLength(1);
+    expect(s.be.requests()[0]!.body).toContain("streamed");
+    // The sequence point: the next request's copy arrives, and none came before it.
+    expect((await s.send("GET", "/b")).status).toBe(200);
+    await eventually(() => m.requests().length >= 1, 5_000, "the GET's copy");
+    expect(m.lines()).toEqual(["GET /m HTTP/1.1"]);
+  });
+});
+
 describe("mirror: the address policy", () => {
   test("http://localhost/mirror (the Go test's target) mirrors nothing, with a warning; the Ingress is served", async () => {
     const s = await setup({ "mirror-target": "http://localhost/mirror" }, { inject: false });
