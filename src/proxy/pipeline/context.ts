@@ -90,6 +90,7 @@ export class Exchange implements PolicyFlow {
   backend!: Backend;
   upstreamResponseHeaders: Readonly<Record<string, string>> | null = null;
   responseHeaderEdits: PolicyFlow["responseHeaderEdits"] = null;
+  responseRewrite: PolicyFlow["responseRewrite"] = null;
   upstreamRequestHeaders: Readonly<Record<string, string | null>> | null = null;
   setCookies: PolicyFlow["setCookies"] = null;
   removeHeaders: string[] | null = null;
