@@ -31,6 +31,8 @@ const INGRESSES = [
 
 let dir = "";
 let portico: Portico;
+/** The same objects under --relative-redirects (ingress-nginx's relative-redirects key: `absolute_redirect off`). */
+let relative: Portico;
 let pod: RawBackend;
 
 /** The request's X-<name> field, as the pod received it, or null. */
@@ -50,19 +52,19 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "portico-e2e-proxy-rewrite-"));
   const objects = [ingressClass(), service("web", "pod"), slice("web", "pod", [pod.port]), ...INGRESSES];
   writeFileSync(join(dir, "all.yaml"), objects.map((o) => JSON.stringify(o)).join("\n---\n"));
-  portico = await startPortico(["--manifests", dir]);
+  [portico, relative] = await Promise.all([startPortico(["--manifests", dir]), startPortico(["--manifests", dir, "--relative-redirects"])]);
 });
 
 afterAll(async () => {
-  await portico?.stop();
+  await Promise.all([portico?.stop(), relative?.stop()]);
   await pod?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 /** The client's answer head for a request to `host` asking the pod for `fields`. */
-async function answer(host: string, fields: Record<string, string>): Promise<{ status: number; head: string }> {
+async function answer(host: string, fields: Record<string, string>, to: Portico = portico): Promise<{ status: number; head: string }> {
   const extra = Object.entries(fields).map(([k, v]) => `X-${k}: ${v}\r\n`).join("");
-  const raw = await rawRequest(portico.ports.http, `GET /app HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`, 20_000);
+  const raw = await rawRequest(to.ports.http, `GET /app HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`, 20_000);
   return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ?? 0), head: raw.slice(0, raw.indexOf("\r\n\r\n")) };
 }
 
@@ -72,7 +74,9 @@ const values = (head: string, name: string): string[] =>
 
 describe("annotations/proxy.go", () => {
   test("should set proxy_redirect to off", async () => {
-    // `proxy_redirect off;`: no rewrite at all, not even nginx's default one.
+    // The annotations are read (no UnsupportedAnnotation diagnostic for the Ingress)...
+    expect(portico.lines.filter((l) => l.includes("UnsupportedAnnotation") && l.includes("redirect-off"))).toEqual([]);
+    // ...and `proxy_redirect off;` is no rewrite at all, not even nginx's default one.
     for (const loc of ["http://upstream_balancer/x", "hello.com/x", "/relative"]) {
       const out = await answer("redirect-off.foo.com", { Location: loc, Refresh: `5; url=${loc}` });
       expect(out.status).toBe(302);
@@ -94,6 +98,9 @@ describe("annotations/proxy.go", () => {
     expect(values(out.head, "location")).toEqual(["hello.com/x"]);
     out = await answer("redirect-default.foo.com", { Location: "/relative" });
     expect(values(out.head, "location")).toEqual(["/relative"]);
+    // Under `absolute_redirect off` the rewritten Location stays relative.
+    out = await answer("redirect-default.foo.com", { Location: "http://upstream_balancer/x?y=1" }, relative);
+    expect(values(out.head, "location")).toEqual(["/x?y=1"]);
     // Refresh: from after "url=", not made absolute (ngx_http_upstream_rewrite_refresh).
     out = await answer("redirect-default.foo.com", { Refresh: "3; URL=http://upstream_balancer/z" });
     expect(values(out.head, "refresh")).toEqual(["3; URL=/z"]);
