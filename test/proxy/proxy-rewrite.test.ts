@@ -100,7 +100,7 @@ describe("proxy_cookie_domain and proxy_cookie_path", () => {
   });
 
   test("a value nginx would not load answers 503 on the Ingress's paths, and the pod is not asked", async () => {
-    for (const a of [{ "proxy-cookie-path": "/one/" }, { "proxy-cookie-path": "/a /b /c" }, { "proxy-redirect-from": "a b", "proxy-redirect-to": "c" }, { "proxy-redirect-from": "~?", "proxy-redirect-to": "c" }]) {
+    for (const a of [{ "proxy-cookie-path": "/one/" } as Record<string, string>, { "proxy-cookie-path": "/a /b /c" }, { "proxy-redirect-from": "a b", "proxy-redirect-to": "c" }, { "proxy-redirect-from": "~?", "proxy-redirect-to": "c" }]) {
       const parsed = parseAnnotations(n(a));
       expect(parsed.problems.length).toBe(1);
       const out = await through(parsed.options, [["Location", "/x"]]);
@@ -110,7 +110,7 @@ describe("proxy_cookie_domain and proxy_cookie_path", () => {
   });
 
   test("a value ingress-nginx's validators refuse keeps `off`, as its proxy parser falls back to the default", async () => {
-    for (const a of [{ "proxy-cookie-domain": "a b c" }, { "proxy-cookie-path": "/$host /" }, { "proxy-redirect-from": "a\"b", "proxy-redirect-to": "c" }]) {
+    for (const a of [{ "proxy-cookie-domain": "a b c" } as Record<string, string>, { "proxy-cookie-path": "/$host /" }, { "proxy-redirect-from": "a\"b", "proxy-redirect-to": "c" }]) {
       const parsed = parseAnnotations(n(a));
       expect(parsed.problems.length).toBe(1);
       expect(parsed.options.stages).toBeNull();
