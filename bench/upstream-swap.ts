@@ -147,7 +147,7 @@ async function main(): Promise<void> {
     `- machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; bun ${v.bun}, ${v.nginx}, ${v.wrk}; load average at start ${loadStart}, at end ${loadavg().map((x) => x.toFixed(2)).join(" ")} (other engineers' work shares both cores)`,
     `- how the cores are shared: two systems at a time on CPU 0 (\`taskset -c 0\`, \`--workers 1\`, access log off), each driven by its own wrk (1 thread, 64 connections, ${duration} s after 1 s of warm-up) on CPU 1 beside one nginx backend (13-byte body, keep-alive)`,
     "- the swap (in a temporary copy, nothing in src/): forward.ts's fetch call becomes the prototype for body-less requests to plain-HTTP backends, with none of an upstream client's duties (no signal, connect timeout, error mapping, pool bounds)",
-    "- figure: CPU per request of each process tree (/proc utime+stime over its wrk's requests); `reference/measured` is the measured system's share of the reference's CPU per request inverted, i.e. its speed relative to the reference on the same core",
+    "- figure: CPU per request of each process tree (/proc utime+stime over its wrk's requests, the same seconds); `reference/measured` is the reference's CPU per request over the measured system's (above 1: the measured system costs less; against the bare proxy, the fraction of its speed reached)",
     "",
     "| measured | reference | µs CPU/request (medians) | reference/measured (median) | each pair |",
     "|---|---|---:|---:|---|",
