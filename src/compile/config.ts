@@ -4,7 +4,7 @@ import type { Config } from "../config/types.ts";
 export const COMPILE_FIELDS = [
   "ingressClass", "controllerName", "watchIngressWithoutClass", "ingressNginxCompat", "defaultBackendService", "customHttpErrors", "defaultSslCertificate", "allowExternalNameServices",
   "allowlistSourceRange", "denylistSourceRange", "sslRedirect", "forceSslRedirect", "hostPolicyScope",
-  "usePortInRedirects", "preserveTrailingSlash", "relativeRedirects", "noTlsRedirectLocations", "noAuthLocations",
+  "usePortInRedirects", "preserveTrailingSlash", "relativeRedirects", "noTlsRedirectLocations", "noAuthLocations", "globalAllowedResponseHeaders",
   "gatewayControllerName", "gatewayPorts", "publishService", "enableSslPassthrough",
 ] as const satisfies readonly (keyof Config)[];
 

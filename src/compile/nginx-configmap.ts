@@ -246,6 +246,12 @@ const KEYS: Readonly<Record<string, Judge>> = {
     if (list.length === 1 && list[0] === "/.well-known/acme-challenge") return same("/.well-known/acme-challenge, Portico's default (--no-tls-redirect-locations)");
     return flag("rule paths starting with these are never redirected to HTTPS", `--no-tls-redirect-locations=${list.join(",")}`);
   },
+  // configmap.go: split on commas, trimmed, each kept if customheaders.ValidHeader.
+  "global-allowed-response-headers": (val) => {
+    const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "");
+    if (!list.every((x) => /^[a-zA-Z\d_-]+$/.test(x))) return bad("header names separated by commas");
+    return list.length === 0 ? same("none: custom-headers may set no header, as Portico") : flag("the response headers the custom-headers annotation may set", `--global-allowed-response-headers=${list.join(",")}`);
+  },
   // ingress-nginx's ConfigMap lists apply to every Ingress without the annotation of the same kind, as these flags do.
   "whitelist-source-range": (val) => {
     const list = cidrs(val);

@@ -116,6 +116,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   preserveTrailingSlash: { name: "preserve-trailing-slash", metavar: null, help: "keep the trailing / in the HTTPS redirect, on Ingresses without their own preserve-trailing-slash", defaultText: "false", schema: val.bool, fallback: () => false },
   relativeRedirects: { name: "relative-redirects", metavar: null, help: "send permanent-redirect and temporal-redirect URLs that start with / as written (nginx absolute_redirect off), on every Ingress", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's ConfigMap key no-auth-locations (config.go NewDefault: the ACME HTTP-01 path).
+  // ingress-nginx's global-allowed-response-headers (config.go AllowedResponseHeaders, default
+  // none): the only names the custom-headers annotation may set (customheaders/main.go).
+  globalAllowedResponseHeaders: { name: "global-allowed-response-headers", metavar: "NAME[,NAME]", help: "response header names the custom-headers annotation may set (exact spelling); any other makes its Ingress answer 503", defaultText: "none", schema: val.headerNameList, fallback: () => Object.freeze([]) },
   noAuthLocations: { name: "no-auth-locations", metavar: "PATH[,PATH]", help: "rule paths (as written) starting with one of these run no basic or external authentication (auth-type, auth-url)", defaultText: "/.well-known/acme-challenge", schema: val.locationList, fallback: () => Object.freeze(["/.well-known/acme-challenge"]) },
   noTlsRedirectLocations: { name: "no-tls-redirect-locations", metavar: "PATH[,PATH]", help: "rule paths (as written) starting with one of these are never redirected to HTTPS", defaultText: "/.well-known/acme-challenge", schema: val.locationList, fallback: () => Object.freeze(["/.well-known/acme-challenge"]) },
   // ingress-nginx merges every Ingress's server-level annotations into the host's one server

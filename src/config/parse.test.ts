@@ -81,6 +81,7 @@ describe("defaults", () => {
       relativeRedirects: false,
       noTlsRedirectLocations: ["/.well-known/acme-challenge"],
       noAuthLocations: ["/.well-known/acme-challenge"],
+      globalAllowedResponseHeaders: [],
       hostPolicyScope: "all",
       httpRedirectCode: 308,
       nginxConfigmap: null,
@@ -290,6 +291,7 @@ describe("errors name the flag", () => {
     [["--relative-redirects=yes"], "--relative-redirects: expected true or false"],
     [["--no-tls-redirect-locations", "/a b"], "--no-tls-redirect-locations: expected path prefixes separated by commas"],
     [["--no-auth-locations", "/a b"], "--no-auth-locations: expected path prefixes separated by commas"],
+    [["--global-allowed-response-headers", "X-A,X B"], "--global-allowed-response-headers: expected header names"],
     [["--http3=quic"], "--http3: expected true or false"],
     [["--enable-ssl-passthrough=on"], "--enable-ssl-passthrough: expected true or false"],
     // QUIC bypasses the TCP front that reads the ClientHello (serving/passthrough.ts).

@@ -142,6 +142,11 @@ export interface Config {
    */
   readonly noAuthLocations: readonly string[];
   /**
+   * ingress-nginx's ConfigMap key global-allowed-response-headers: the names the custom-headers
+   * annotation may set, compared as written (customheaders/main.go slices.Contains).
+   */
+  readonly globalAllowedResponseHeaders: readonly string[];
+  /**
    * ingress-nginx's ConfigMap key no-tls-redirect-locations: a path whose rule path, as
    * written, starts with one of these is never redirected to HTTPS (template.go
    * isLocationInLocationList, lua_ingress.lua force_no_ssl_redirect).

@@ -245,3 +245,13 @@ export const locationList = convert("path prefixes separated by commas, such as 
   const list = s.split(",").map((x) => x.trim()).filter((x) => x !== "");
   return list.every((x) => /^[\x21-\x7e]+$/.test(x)) ? Object.freeze(list) : undefined;
 });
+
+/**
+ * Header names separated by commas, as ingress-nginx reads global-allowed-response-headers
+ * (template/configmap.go: split on ",", trimmed, each checked with customheaders.ValidHeader
+ * `^[a-zA-Z\d\-_]+$`); "" is none. A name it would drop makes the whole value unreadable here.
+ */
+export const headerNameList = convert("header names (letters, digits, - and _) separated by commas", (s): readonly string[] | undefined => {
+  const list = s.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  return list.every((x) => /^[a-zA-Z\d_-]{1,256}$/.test(x)) ? Object.freeze(list) : undefined;
+});

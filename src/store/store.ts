@@ -2,7 +2,7 @@
 // apply/replace say whether routing-relevant state changed; runtime/controller.ts then
 // triggers the coalescer.
 import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
-import { authHeadersConfigMapKey, authSecretKey, caSecretKey } from "../model/secret-refs.ts";
+import { authSecretKey, caSecretKey, configMapKeys } from "../model/secret-refs.ts";
 import type { EndpointSlice, Ingress, Secret } from "../model/schemas.ts";
 import type { IngressNginxPolicy } from "../model/portico-policy.ts";
 import { CowMap } from "./cow-map.ts";
@@ -57,12 +57,12 @@ export class Store implements SourceSink {
   private readonly authRefs = new Map<string, number>();
   private readonly authRefOf = new Map<string, readonly string[]>();
   /**
-   * ConfigMap key → how many Ingresses name it in auth-proxy-set-headers, and each Ingress's
+   * ConfigMap key → how many Ingresses name it in auth-proxy-set-headers or custom-headers, and each Ingress's
    * entry: only such a ConfigMap wakes the compiler (the sources hand in no others, but a
    * --manifests file may hold any).
    */
   private readonly configMapRefs = new Map<string, number>();
-  private readonly configMapRefOf = new Map<string, string>();
+  private readonly configMapRefOf = new Map<string, readonly string[]>();
   private readonly syncedKinds = new Set<Kind>();
 
   constructor(private readonly options: StoreOptions = {}) {}
@@ -231,21 +231,19 @@ export class Store implements SourceSink {
     if (after.length > 0) this.authRefOf.set(key, after);
   }
 
-  /** Record which ConfigMap `ingress` (undefined: deleted) names in auth-proxy-set-headers. */
+  /** Record which ConfigMaps `ingress` (undefined: deleted) names in auth-proxy-set-headers and custom-headers. */
   private setConfigMapRef(key: string, ingress: Pick<Ingress, "metadata"> | undefined): void {
-    const before = this.configMapRefOf.get(key);
-    const after = ingress === undefined ? null : authHeadersConfigMapKey(ingress.metadata.annotations, ingress.metadata.namespace ?? "");
-    if ((before ?? null) === after) return;
-    if (before !== undefined) {
-      const n = (this.configMapRefs.get(before) ?? 1) - 1;
-      if (n === 0) this.configMapRefs.delete(before);
-      else this.configMapRefs.set(before, n);
-      this.configMapRefOf.delete(key);
+    const before = this.configMapRefOf.get(key) ?? [];
+    const after = ingress === undefined ? [] : configMapKeys(ingress.metadata.annotations, ingress.metadata.namespace ?? "");
+    if (before.length === after.length && before.every((k, i) => after[i] === k)) return;
+    for (const b of before) {
+      const n = (this.configMapRefs.get(b) ?? 1) - 1;
+      if (n === 0) this.configMapRefs.delete(b);
+      else this.configMapRefs.set(b, n);
     }
-    if (after !== null) {
-      this.configMapRefs.set(after, (this.configMapRefs.get(after) ?? 0) + 1);
-      this.configMapRefOf.set(key, after);
-    }
+    this.configMapRefOf.delete(key);
+    for (const a of after) this.configMapRefs.set(a, (this.configMapRefs.get(a) ?? 0) + 1);
+    if (after.length > 0) this.configMapRefOf.set(key, after);
   }
 
   private indexSlice(old: EndpointSlice | undefined, next: EndpointSlice | undefined): void {

@@ -26,6 +26,7 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   relativeRedirects: c.relativeRedirects,
   noTlsRedirectLocations: c.noTlsRedirectLocations,
   noAuthLocations: c.noAuthLocations,
+  globalAllowedResponseHeaders: c.globalAllowedResponseHeaders,
   gatewayControllerName: c.gatewayControllerName,
   gatewayPorts: c.gatewayPorts,
   publishService: c.publishService,
