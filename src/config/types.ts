@@ -146,6 +146,12 @@ export interface Config {
    * annotation may set, compared as written (customheaders/main.go slices.Contains).
    */
   readonly globalAllowedResponseHeaders: readonly string[];
+  /** ingress-nginx's block-cidrs: clients refused (403) on every request (proxy/pipeline/block.ts). */
+  readonly blockCidrs: readonly string[];
+  /** ingress-nginx's block-user-agents: exact values, or `~`/`~*` regexes (regex/block-pattern.ts). */
+  readonly blockUserAgents: readonly string[];
+  /** ingress-nginx's block-referers, written as blockUserAgents. */
+  readonly blockReferers: readonly string[];
   /**
    * ingress-nginx's ConfigMap key no-tls-redirect-locations: a path whose rule path, as
    * written, starts with one of these is never redirected to HTTPS (template.go

@@ -10,13 +10,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rawRequest } from "../proxy/helpers.ts";
 import { namedBackend, type RawBackend } from "../proxy/raw.ts";
+import { eventually } from "../wait.ts";
 import { startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice } from "./objects.ts";
 
 const NGINX = "nginx.ingress.kubernetes.io/";
 const configMap = (ns: string, name: string, data: Record<string, string>) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: ns }, data });
 
+// global_access_block.go's UpdateNginxConfigMapData values (Go strings: `\\` is one backslash).
+const BLOCKS = {
+  "block-user-agents": "~*chrome\\/68\\.0\\.3440\\.106\\ safari\\/537\\.36,AlphaBot",
+  "block-referers": "~*example\\.com,qwerty",
+};
+
 let dir = "";
+let objects: Record<string, unknown>[] = [];
 let portico: Portico;
 let echo: RawBackend;
 let sent = 0;
@@ -24,7 +32,7 @@ let sent = 0;
 beforeAll(async () => {
   echo = await namedBackend("echo");
   dir = mkdtempSync(join(tmpdir(), "portico-e2e-cheaders-"));
-  const objects = [
+  objects = [
     ingressClass(),
     service("web", "echo"), slice("web", "echo", [echo.port]),
     service("other", "echo"), slice("other", "echo", [echo.port]),
@@ -33,8 +41,11 @@ beforeAll(async () => {
     configMap("ingress-nginx", "ingress-nginx-controller", {
       // customheaders.go: UpdateNginxConfigMapData("global-allowed-response-headers", ...).
       "global-allowed-response-headers": "My-Custom-Header,My-Custom-Header-Dollar",
+      ...BLOCKS,
     }),
     ingress("web", "plain", [{ host: "custom-headers-none", paths: [{ path: "/", service: "echo" }] }]),
+    // global_access_block.go: NewSingleIngress(host, "/", host, ...).
+    ingress("web", "block", [{ host: "global-access-block", paths: [{ path: "/", service: "echo" }] }]),
     ingress("web", "custom", [{ host: "custom-headers", paths: [{ path: "/", service: "echo" }] }], { annotations: { [`${NGINX}custom-headers`]: "web/custom-headers" } }),
     // "with an invalid secret": the namespace has no ConfigMap of that name.
     ingress("other", "custom", [{ host: "custom-headers-missing", paths: [{ path: "/", service: "echo" }] }], { annotations: { [`${NGINX}custom-headers`]: "other/custom-headers" } }),
@@ -96,5 +107,59 @@ describe("annotations/customheaders.go", () => {
     // nginx.tmpl escapeLiteralDollar: the value is sent as written, not expanded.
     expect(field(out.head, "my-custom-header-dollar")).toBe("$remote_addr");
     expect(out.upstream).not.toBeNull();
+  });
+});
+
+describe("settings/global_access_block.go", () => {
+  const CHROME_68 = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/68.0.3440.106 Safari/537.36";
+  const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 11_4_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/11.0 Mobile/15E148 Safari/604.1";
+
+  test("should block User-Agents defined in the ConfigMap", async () => {
+    // `map $http_user_agent $block_ua`: `~*` is a caseless regex, a bare entry an exact value.
+    for (const ua of [CHROME_68, "AlphaBot"]) {
+      const out = await send("global-access-block", { "User-Agent": ua });
+      expect(out.status).toBe(403);
+      expect(out.upstream).toBeNull();
+    }
+    // Exact map keys are compared without regard to case (ngx_http_map_find lowercases).
+    expect((await send("global-access-block", { "User-Agent": "alphabot" })).status).toBe(403);
+    // nginx.tmpl writes the `if ($block_ua)` into every server, the catch-all one too.
+    expect((await send("no-such-host", { "User-Agent": "AlphaBot" })).status).toBe(403);
+    expect((await send("no-such-host")).status).toBe(404);
+    const ok = await send("global-access-block", { "User-Agent": IPHONE });
+    expect(ok.status).toBe(200);
+    expect(field(ok.upstream as string, "user-agent")).toBe(IPHONE);
+    // Not a prefix match: AlphaBot is an exact value.
+    expect((await send("global-access-block", { "User-Agent": "AlphaBot/2" })).status).toBe(200);
+  });
+
+  test("should block Referers defined in the ConfigMap", async () => {
+    for (const referer of ["example.com", "qwerty"]) {
+      const out = await send("global-access-block", { Referer: referer });
+      expect(out.status).toBe(403);
+      expect(out.upstream).toBeNull();
+    }
+    // The regex is unanchored: any Referer holding example.com, in any case.
+    expect((await send("global-access-block", { Referer: "https://www.EXAMPLE.com/page" })).status).toBe(403);
+    const ok = await send("global-access-block", { Referer: "qwerty123" });
+    expect(ok.status).toBe(200);
+    expect(field(ok.upstream as string, "referer")).toBe("qwerty123");
+  });
+
+  // Last: it blocks this client (127.0.0.1) from every host of the process.
+  test("should block CIDRs defined in the ConfigMap", async () => {
+    expect((await send("global-access-block")).status).toBe(200);
+    // UpdateNginxConfigMapData("block-cidrs", ...): the Go test's client is inside one of these
+    // cluster ranges; this one connects from loopback, so 127.0.0.0/8 joins them. A live change,
+    // as the Go test's: the ConfigMap is rewritten in the --manifests file.
+    const cm = objects.find((o) => (o.metadata as { name: string }).name === "ingress-nginx-controller") as { data: Record<string, string> };
+    cm.data["block-cidrs"] = "172.16.0.0/12,192.168.0.0/16,10.0.0.0/8,127.0.0.0/8";
+    writeFileSync(join(dir, "all.yaml"), objects.map((o) => JSON.stringify(o)).join("\n---\n"));
+    await eventually(async () => (await send("global-access-block")).status === 403, 20_000, "block-cidrs applied");
+    const out = await send("global-access-block");
+    expect(out.status).toBe(403);
+    expect(out.upstream).toBeNull();
+    // Every host, whatever its Ingress says.
+    expect((await send("custom-headers")).status).toBe(403);
   });
 });
