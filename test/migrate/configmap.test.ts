@@ -48,6 +48,12 @@ describe("ConfigMap keys", () => {
     // config.go ShowServerTokens; nginx.tmpl server_tokens on, or off with `more_clear_headers Server`.
     [{ "server-tokens": "true" }, "server-tokens", "flag", ["--server-header=portico"]],
     [{ "server-tokens": "false" }, "server-tokens", "flag", ["--server-header=none"]],
+    // customheaders/main.go reads global-allowed-response-headers; nginx.tmpl's http-level
+    // `deny` and the block `map`s (template/configmap.go splitAndTrimSpace).
+    [{ "global-allowed-response-headers": "X-A, X-B" }, "global-allowed-response-headers", "flag", ["--global-allowed-response-headers=X-A,X-B"]],
+    [{ "block-cidrs": "10.0.0.0/8, 192.0.2.1" }, "block-cidrs", "flag", ["--block-cidrs=10.0.0.0/8,192.0.2.1"]],
+    [{ "block-user-agents": "~*bot, AlphaBot" }, "block-user-agents", "flag", ["--block-user-agents=~*bot,AlphaBot"]],
+    [{ "block-referers": "~*example\\.com,qwerty" }, "block-referers", "flag", ["--block-referers=~*example\\.com,qwerty"]],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
   ] as const)("%p: %s is %s", (data, k, status, flags) => {
