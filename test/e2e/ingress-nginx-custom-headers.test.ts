@@ -47,6 +47,9 @@ beforeAll(async () => {
     // global_access_block.go: NewSingleIngress(host, "/", host, ...).
     ingress("web", "block", [{ host: "global-access-block", paths: [{ path: "/", service: "echo" }] }]),
     ingress("web", "custom", [{ host: "custom-headers", paths: [{ path: "/", service: "echo" }] }], { annotations: { [`${NGINX}custom-headers`]: "web/custom-headers" } }),
+    configMap("web", "not-allowed", { "X-Not-Allowed": "1" }),
+    ingress("web", "not-allowed", [{ host: "custom-headers-not-allowed", paths: [{ path: "/", service: "echo" }] }], { annotations: { [`${NGINX}custom-headers`]: "web/not-allowed" } }),
+    ingress("other", "elsewhere", [{ host: "custom-headers-elsewhere", paths: [{ path: "/", service: "echo" }] }], { annotations: { [`${NGINX}custom-headers`]: "web/custom-headers" } }),
     // "with an invalid secret": the namespace has no ConfigMap of that name.
     ingress("other", "custom", [{ host: "custom-headers-missing", paths: [{ path: "/", service: "echo" }] }], { annotations: { [`${NGINX}custom-headers`]: "other/custom-headers" } }),
   ];
@@ -107,6 +110,20 @@ describe("annotations/customheaders.go", () => {
     // nginx.tmpl escapeLiteralDollar: the value is sent as written, not expanded.
     expect(field(out.head, "my-custom-header-dollar")).toBe("$remote_addr");
     expect(out.upstream).not.toBeNull();
+  });
+});
+
+describe("custom-headers: what else denies the location", () => {
+  test("a header not listed in global-allowed-response-headers: 503 (customheaders/main.go), nothing reaches the pod", async () => {
+    const out = await send("custom-headers-not-allowed");
+    expect(out.status).toBe(503);
+    expect(out.upstream).toBeNull();
+  });
+
+  test("a ConfigMap of another namespace: 503 (ingress-nginx's documentation allows the Ingress's own only)", async () => {
+    const out = await send("custom-headers-elsewhere");
+    expect(out.status).toBe(503);
+    expect(out.upstream).toBeNull();
   });
 });
 

@@ -177,3 +177,21 @@ test("back above the bound while the collection still answers (a by-name watch f
   expect(sink.events.filter((e) => e.type === "DELETED" && e.object.metadata.name === "a")).toEqual([]);
   await refs.stop();
 });
+
+test("custom-headers names a ConfigMap too: one Ingress naming two is watched for both, each dropped when no longer named", async () => {
+  const ns = "custom-both";
+  api.create("ConfigMap", configMap(ns, "auth-h", { "X-Auth": "a" }));
+  api.create("ConfigMap", configMap(ns, "resp-h", { "X-Resp": "r" }));
+  api.create("ConfigMap", configMap(ns, "unnamed", { "X-Other": "o" }));
+  const both = ingress(ns, 0, "auth-h");
+  (both.metadata.annotations as Record<string, string>)[`${N}custom-headers`] = `${ns}/resp-h`;
+  api.create("Ingress", both);
+  const sink = await start();
+  await eventually(() => dataOf(sink, ns, "auth-h")?.["X-Auth"] === "a" && dataOf(sink, ns, "resp-h")?.["X-Resp"] === "r", 10_000, "both named ConfigMaps");
+  expect(sink.has("ConfigMap", ns, "unnamed")).toBe(false);
+  // custom-headers removed: its ConfigMap leaves the sink, the auth one stays.
+  const after = ingress(ns, 0, "auth-h");
+  api.update("Ingress", after);
+  await eventually(() => !sink.has("ConfigMap", ns, "resp-h"), 10_000, "custom-headers ConfigMap dropped");
+  expect(dataOf(sink, ns, "auth-h")?.["X-Auth"]).toBe("a");
+});
