@@ -4,7 +4,7 @@ import type { Config } from "../config/types.ts";
 export const COMPILE_FIELDS = [
   "ingressClass", "controllerName", "watchIngressWithoutClass", "ingressNginxCompat", "defaultBackendService", "customHttpErrors", "defaultSslCertificate", "allowExternalNameServices",
   "allowlistSourceRange", "denylistSourceRange", "sslRedirect", "forceSslRedirect", "hostPolicyScope",
-  "usePortInRedirects", "preserveTrailingSlash", "relativeRedirects", "noTlsRedirectLocations", "noAuthLocations", "globalAllowedResponseHeaders",
+  "usePortInRedirects", "preserveTrailingSlash", "relativeRedirects", "noTlsRedirectLocations", "noAuthLocations", "globalAllowedResponseHeaders", "addHeaders", "proxySetHeaders",
   "gatewayControllerName", "gatewayPorts", "publishService", "enableSslPassthrough",
 ] as const satisfies readonly (keyof Config)[];
 

@@ -252,6 +252,11 @@ const KEYS: Readonly<Record<string, Judge>> = {
     if (!list.every((x) => /^[a-zA-Z\d_-]+$/.test(x))) return bad("header names separated by commas");
     return list.length === 0 ? same("none: custom-headers may set no header, as Portico") : flag("the response headers the custom-headers annotation may set", `--global-allowed-response-headers=${list.join(",")}`);
   },
+  // nginx.go: store.GetConfigMap(value), a `namespace/name` key; a missing ConfigMap is a warning.
+  "add-headers": (val) =>
+    /^[^/\s]+\/[^/\s]+$/.test(val.trim()) ? flag("the ConfigMap's entries are set on every answer (variables expanded)", `--add-headers=${val.trim()}`) : bad("a ConfigMap as namespace/name"),
+  "proxy-set-headers": (val) =>
+    /^[^/\s]+\/[^/\s]+$/.test(val.trim()) ? flag("the ConfigMap's entries are set on every request sent to a pod (variables expanded)", `--proxy-set-headers=${val.trim()}`) : bad("a ConfigMap as namespace/name"),
   // configmap.go splitAndTrimSpace; nginx.tmpl: `deny` in the http block, `map`s checked by
   // every server. Each list is checked by its flag's own schema when applied.
   "block-cidrs": (val) => {

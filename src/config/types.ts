@@ -146,6 +146,10 @@ export interface Config {
    * annotation may set, compared as written (customheaders/main.go slices.Contains).
    */
   readonly globalAllowedResponseHeaders: readonly string[];
+  /** ingress-nginx's add-headers: the ConfigMap of fields set on every answer (compile/global-headers.ts). */
+  readonly addHeaders: NamespacedName | null;
+  /** ingress-nginx's proxy-set-headers: the ConfigMap of fields set on every request to a pod. */
+  readonly proxySetHeaders: NamespacedName | null;
   /** ingress-nginx's block-cidrs: clients refused (403) on every request (proxy/pipeline/block.ts). */
   readonly blockCidrs: readonly string[];
   /** ingress-nginx's block-user-agents: exact values, or `~`/`~*` regexes (regex/block-pattern.ts). */

@@ -61,6 +61,11 @@ export interface Controller {
   dispose(): void;
 }
 
+/** The ConfigMaps add-headers and proxy-set-headers name (compile/global-headers.ts). */
+function settingsConfigMaps(c: Pick<CompileConfig, "addHeaders" | "proxySetHeaders">): string[] {
+  return [c.addHeaders, c.proxySetHeaders].flatMap((r) => (r == null ? [] : [`${r.namespace}/${r.name}`]));
+}
+
 export function createController(o: ControllerOptions): Controller {
   const { config, log } = o;
   const kinds = o.kinds ?? KINDS;
@@ -97,6 +102,7 @@ export function createController(o: ControllerOptions): Controller {
     leading: true,
   });
   const store = new Store({ onChange: () => coalescer.trigger() });
+  store.setSettingsConfigMaps(settingsConfigMaps(config));
 
   function allSynced(): boolean {
     return kinds.every((k) => store.isSynced(k));
@@ -231,6 +237,7 @@ export function createController(o: ControllerOptions): Controller {
     },
     setCompileConfig(c): void {
       compiler = new Compiler(c);
+      store.setSettingsConfigMaps(settingsConfigMaps(c));
       coalescer.trigger();
     },
     get last() {

@@ -63,6 +63,8 @@ export class Store implements SourceSink {
    */
   private readonly configMapRefs = new Map<string, number>();
   private readonly configMapRefOf = new Map<string, readonly string[]>();
+  /** ConfigMaps the settings name (add-headers, proxy-set-headers: compile/global-headers.ts). */
+  private settingsConfigMaps: ReadonlySet<string> = new Set();
   private readonly syncedKinds = new Set<Kind>();
 
   constructor(private readonly options: StoreOptions = {}) {}
@@ -169,7 +171,7 @@ export class Store implements SourceSink {
     if (kind === "Ingress") this.setAuthRef(key, object as Ingress);
     if (kind === "IngressNginxPolicy") this.setAuthRef(`${POLICY_REF}${key}`, policyAnnotated(object as IngressNginxPolicy));
     if (kind === "Secret" && !this.secretMatters(key, old as Secret | undefined) && !this.secretMatters(key, object as Secret)) return false;
-    if (kind === "ConfigMap" && !this.configMapRefs.has(key)) return false;
+    if (kind === "ConfigMap" && !this.configMapNamed(key)) return false;
     return old === undefined || !relevantEqual(kind, old, object);
   }
 
@@ -183,7 +185,7 @@ export class Store implements SourceSink {
     if (kind === "Ingress") this.setAuthRef(key, undefined);
     if (kind === "IngressNginxPolicy") this.setAuthRef(`${POLICY_REF}${key}`, undefined);
     if (kind === "Secret") return this.secretMatters(key, old as Secret);
-    if (kind === "ConfigMap") return this.configMapRefs.has(key);
+    if (kind === "ConfigMap") return this.configMapNamed(key);
     return true;
   }
 
@@ -197,7 +199,7 @@ export class Store implements SourceSink {
 
   /** Does this Secret or ConfigMap matter to routing (secretMatters; a ConfigMap an Ingress names)? */
   private matters(kind: "Secret" | "ConfigMap", key: string, o: KubeObject | undefined): boolean {
-    return kind === "Secret" ? this.secretMatters(key, o as Secret | undefined) : o !== undefined && this.configMapRefs.has(key);
+    return kind === "Secret" ? this.secretMatters(key, o as Secret | undefined) : o !== undefined && this.configMapNamed(key);
   }
 
   /** Did a relist of Secrets or ConfigMaps change one that matters (added, removed or changed)? */
@@ -229,6 +231,15 @@ export class Store implements SourceSink {
     this.authRefOf.delete(key);
     for (const a of after) this.authRefs.set(a, (this.authRefs.get(a) ?? 0) + 1);
     if (after.length > 0) this.authRefOf.set(key, after);
+  }
+
+  /** The ConfigMaps the settings name now (`namespace/name`): a change to one wakes the compiler. */
+  setSettingsConfigMaps(keys: readonly string[]): void {
+    this.settingsConfigMaps = new Set(keys);
+  }
+
+  private configMapNamed(key: string): boolean {
+    return this.configMapRefs.has(key) || this.settingsConfigMaps.has(key);
   }
 
   /** Record which ConfigMaps `ingress` (undefined: deleted) names in auth-proxy-set-headers and custom-headers. */

@@ -27,6 +27,8 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   noTlsRedirectLocations: c.noTlsRedirectLocations,
   noAuthLocations: c.noAuthLocations,
   globalAllowedResponseHeaders: c.globalAllowedResponseHeaders,
+  addHeaders: c.addHeaders,
+  proxySetHeaders: c.proxySetHeaders,
   gatewayControllerName: c.gatewayControllerName,
   gatewayPorts: c.gatewayPorts,
   publishService: c.publishService,

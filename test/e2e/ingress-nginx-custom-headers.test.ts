@@ -42,7 +42,15 @@ beforeAll(async () => {
       // customheaders.go: UpdateNginxConfigMapData("global-allowed-response-headers", ...).
       "global-allowed-response-headers": "My-Custom-Header,My-Custom-Header-Dollar",
       ...BLOCKS,
+      // custom_header.go's first It; the second is switched to below, live.
+      "add-headers": "web/add-headers-configmap",
+      "proxy-set-headers": "web/proxy-headers",
     }),
+    // custom_header.go: f.CreateConfigMap(cfgMap, h) in the test's namespace.
+    configMap("web", "add-headers-configmap", { "X-A-Custom-Header": "customHeaderValue" }),
+    configMap("web", "add-headers-configmap-two", { "X-First": "Prepare for trouble!", "X-Second": "And make it double!" }),
+    // No upstream e2e case: nginx.tmpl's `proxy_set_header` lines in every location, variables expanded.
+    configMap("web", "proxy-headers", { "X-Proxy-Tag": "$remote_addr for $host$request_uri", "X-Dropped": "" }),
     ingress("web", "plain", [{ host: "custom-headers-none", paths: [{ path: "/", service: "echo" }] }]),
     // global_access_block.go: NewSingleIngress(host, "/", host, ...).
     ingress("web", "block", [{ host: "global-access-block", paths: [{ path: "/", service: "echo" }] }]),
@@ -70,10 +78,10 @@ interface Outcome {
   readonly upstream: string | null;
 }
 
-async function send(host: string, headers: Record<string, string> = {}): Promise<Outcome> {
+async function send(host: string, headers: Record<string, string> = {}, target = "/"): Promise<Outcome> {
   const id = `cheaders-${++sent}`;
   const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
-  const raw = await rawRequest(portico.ports.http, `GET / HTTP/1.1\r\nHost: ${host}\r\nX-Request-ID: ${id}\r\n${extra}Connection: close\r\n\r\n`, 20_000);
+  const raw = await rawRequest(portico.ports.http, `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nX-Request-ID: ${id}\r\n${extra}Connection: close\r\n\r\n`, 20_000);
   const end = raw.indexOf("\r\n\r\n");
   const hits = echo.hits.filter((h) => field(h.head, "x-request-id") === id);
   expect(hits.length).toBeLessThanOrEqual(1);
@@ -110,6 +118,47 @@ describe("annotations/customheaders.go", () => {
     // nginx.tmpl escapeLiteralDollar: the value is sent as written, not expanded.
     expect(field(out.head, "my-custom-header-dollar")).toBe("$remote_addr");
     expect(out.upstream).not.toBeNull();
+  });
+});
+
+/** Writes the manifests again (a live ConfigMap edit, as UpdateNginxConfigMapData). */
+const rewrite = () => writeFileSync(join(dir, "all.yaml"), objects.map((o) => JSON.stringify(o)).join("\n---\n"));
+const controllerData = () => (objects.find((o) => (o.metadata as { name: string }).name === "ingress-nginx-controller") as { data: Record<string, string> }).data;
+
+describe("settings/custom_header.go", () => {
+  test("Add a custom header", async () => {
+    const out = await send("custom-headers-none");
+    expect(out.status).toBe(200);
+    expect(field(out.head, "x-a-custom-header")).toBe("customHeaderValue");
+    // more_set_headers in the http block: every answer, the catch-all server's 404 too.
+    const none = await send("no-such-host");
+    expect(none.status).toBe(404);
+    expect(field(none.head, "x-a-custom-header")).toBe("customHeaderValue");
+  });
+
+  test("Add multiple custom headers", async () => {
+    controllerData()["add-headers"] = "web/add-headers-configmap-two";
+    rewrite();
+    await eventually(async () => field((await send("custom-headers-none")).head, "x-first") !== null, 20_000, "add-headers switched");
+    const out = await send("custom-headers-none");
+    expect(out.status).toBe(200);
+    expect(field(out.head, "x-first")).toBe("Prepare for trouble!");
+    expect(field(out.head, "x-second")).toBe("And make it double!");
+    expect(field(out.head, "x-a-custom-header")).toBeNull();
+  });
+});
+
+describe("proxy-set-headers (nginx.tmpl proxy_set_header in every location)", () => {
+  test("each entry replaces the client's field on the request to the pod, variables expanded; an empty value sends none", async () => {
+    const out = await send("custom-headers-none", { "X-Proxy-Tag": "from-client", "X-Dropped": "from-client" }, "/p?q=1");
+    expect(out.status).toBe(200);
+    const up = out.upstream as string;
+    expect(field(up, "x-proxy-tag")).toBe("127.0.0.1 for custom-headers-none/p?q=1");
+    expect(field(up, "x-dropped")).toBeNull();
+    // An edit of the named ConfigMap applies at once (ingress-nginx: at its next reload).
+    (objects.find((o) => (o.metadata as { name: string }).name === "proxy-headers") as { data: Record<string, string> }).data["X-Proxy-Tag"] = "v2";
+    rewrite();
+    await eventually(async () => field((await send("custom-headers-none")).upstream ?? "", "x-proxy-tag") === "v2", 20_000, "proxy-set-headers ConfigMap edited");
   });
 });
 
@@ -169,9 +218,8 @@ describe("settings/global_access_block.go", () => {
     // UpdateNginxConfigMapData("block-cidrs", ...): the Go test's client is inside one of these
     // cluster ranges; this one connects from loopback, so 127.0.0.0/8 joins them. A live change,
     // as the Go test's: the ConfigMap is rewritten in the --manifests file.
-    const cm = objects.find((o) => (o.metadata as { name: string }).name === "ingress-nginx-controller") as { data: Record<string, string> };
-    cm.data["block-cidrs"] = "172.16.0.0/12,192.168.0.0/16,10.0.0.0/8,127.0.0.0/8";
-    writeFileSync(join(dir, "all.yaml"), objects.map((o) => JSON.stringify(o)).join("\n---\n"));
+    controllerData()["block-cidrs"] = "172.16.0.0/12,192.168.0.0/16,10.0.0.0/8,127.0.0.0/8";
+    rewrite();
     await eventually(async () => (await send("global-access-block")).status === 403, 20_000, "block-cidrs applied");
     const out = await send("global-access-block");
     expect(out.status).toBe(403);

@@ -9,6 +9,7 @@ import { ProxyError } from "../../http/errors.ts";
 import { hstsField } from "../../kinds/redirect.ts";
 import { clientIpOf } from "../../http/headers.ts";
 import { isBlocked } from "./block.ts";
+import { setProxyHeaders } from "./global-headers.ts";
 import type { Exchange } from "./context.ts";
 
 /**
@@ -103,5 +104,7 @@ export function route(x: Exchange): ProxyError | null {
   const o = r.options;
   x.responseTimeoutMs = o.responseTimeoutMs ?? p.config.responseTimeoutMs;
   x.connectTimeoutMs = o.connectTimeoutMs ?? p.config.connectTimeoutMs;
+  // proxy-set-headers, before the policies add their fields (a policy's own value wins).
+  if (table.globalHeaders != null) setProxyHeaders(x, table.globalHeaders);
   return null;
 }
