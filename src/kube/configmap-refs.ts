@@ -93,6 +93,8 @@ export interface ConfigMapRefs {
   watched(): string[];
   /** How they are watched: one by one, or through one collection watch. */
   mode(): "byName" | "collection";
+  /** The ConfigMaps the settings name (add-headers, proxy-set-headers), watched as an Ingress's are. */
+  setSettings(keys: readonly string[]): void;
 }
 
 export function createConfigMapRefs(o: {
@@ -104,6 +106,8 @@ export function createConfigMapRefs(o: {
   /** The collection watch (watch.ts's loop with `keep`; passed in, as watch.ts creates this module). */
   watchAll: WatchAll;
   maxByName?: number;
+  /** The ConfigMaps the settings name at start (setSettings later). */
+  settings?: readonly string[];
 }): ConfigMapRefs {
   const t: WatchTimings = { ...DEFAULT_WATCH_TIMINGS, ...o.timings };
   const maxByName = o.maxByName ?? MAX_BY_NAME;
@@ -445,6 +449,7 @@ export function createConfigMapRefs(o: {
   return {
     wrap(inner) {
       sink = inner;
+      setSettings(o.settings ?? []);
       const wrapped: SourceSink = {
         apply(event) {
           inner.apply(event);
@@ -487,7 +492,19 @@ export function createConfigMapRefs(o: {
     },
     watched: () => [...byName.keys()].sort(),
     mode: () => mode,
+    setSettings(keys) {
+      setSettings(keys);
+      if (sink !== null) {
+        reconcile();
+        announce();
+      }
+    },
   };
+
+  /** One owner entry per setting (`Settings/#0`, `Settings/#1`), as an Ingress has one per annotation. */
+  function setSettings(keys: readonly string[]): void {
+    for (let i = 0; i < 2; i++) setRef(`Settings/#${i}`, keys[i] ?? null);
+  }
 
   /** How many ConfigMaps would be named once `kind`'s owners are `next`. */
   function projectedCount(kind: Kind, next: ReadonlyMap<string, string | null>): number {

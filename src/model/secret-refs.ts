@@ -77,3 +77,14 @@ export function configMapKeys(annotations: Readonly<Record<string, string>> | nu
   const c = customHeadersConfigMapKey(annotations, namespace);
   return a === null ? (c === null ? [] : [c]) : c === null || c === a ? [a] : [a, c];
 }
+
+type Ref = { readonly namespace: string; readonly name: string } | null | undefined;
+
+/**
+ * `namespace/name` of the ConfigMaps ingress-nginx's ConfigMap keys add-headers and
+ * proxy-set-headers name (--add-headers, --proxy-set-headers; compile/global-headers.ts): the
+ * store and the ConfigMap watch keep them as they keep the ones Ingresses name.
+ */
+export function settingsConfigMapKeys(c: { readonly addHeaders?: Ref; readonly proxySetHeaders?: Ref }): string[] {
+  return [c.addHeaders, c.proxySetHeaders].flatMap((r) => (r == null ? [] : [`${r.namespace}/${r.name}`]));
+}

@@ -6,6 +6,7 @@
 // half-loaded cluster never serves 503s for Services that simply were not read yet.
 import { Compiler } from "../compile/compile.ts";
 import type { CompileConfig } from "../compile/config.ts";
+import { settingsConfigMapKeys } from "../model/secret-refs.ts";
 import type { CompileResult } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
@@ -61,11 +62,6 @@ export interface Controller {
   dispose(): void;
 }
 
-/** The ConfigMaps add-headers and proxy-set-headers name (compile/global-headers.ts). */
-function settingsConfigMaps(c: Pick<CompileConfig, "addHeaders" | "proxySetHeaders">): string[] {
-  return [c.addHeaders, c.proxySetHeaders].flatMap((r) => (r == null ? [] : [`${r.namespace}/${r.name}`]));
-}
-
 export function createController(o: ControllerOptions): Controller {
   const { config, log } = o;
   const kinds = o.kinds ?? KINDS;
@@ -102,7 +98,7 @@ export function createController(o: ControllerOptions): Controller {
     leading: true,
   });
   const store = new Store({ onChange: () => coalescer.trigger() });
-  store.setSettingsConfigMaps(settingsConfigMaps(config));
+  store.setSettingsConfigMaps(settingsConfigMapKeys(config));
 
   function allSynced(): boolean {
     return kinds.every((k) => store.isSynced(k));
@@ -237,7 +233,7 @@ export function createController(o: ControllerOptions): Controller {
     },
     setCompileConfig(c): void {
       compiler = new Compiler(c);
-      store.setSettingsConfigMaps(settingsConfigMaps(c));
+      store.setSettingsConfigMaps(settingsConfigMapKeys(c));
       coalescer.trigger();
     },
     get last() {

@@ -195,3 +195,25 @@ test("custom-headers names a ConfigMap too: one Ingress naming two is watched fo
   await eventually(() => !sink.has("ConfigMap", ns, "resp-h"), 10_000, "custom-headers ConfigMap dropped");
   expect(dataOf(sink, ns, "auth-h")?.["X-Auth"]).toBe("a");
 });
+
+test("the ConfigMaps add-headers and proxy-set-headers name are watched from the start, and the names can change live", async () => {
+  const ns = "settings-named";
+  api.create("ConfigMap", configMap(ns, "add", { "X-Add": "a" }));
+  api.create("ConfigMap", configMap(ns, "set", { "X-Set": "s" }));
+  api.create("ConfigMap", configMap(ns, "later", { "X-Later": "l" }));
+  const sink = new RecordingSink();
+  source = createKubeSource({
+    client, log, kinds: ["Ingress", "ConfigMap"], timings: FAST_WATCH,
+    config: { watchNamespace: null, addHeaders: { namespace: ns, name: "add" }, proxySetHeaders: { namespace: ns, name: "set" } },
+  });
+  await source.start(sink);
+  // Named at start: ConfigMap is synced only once both have answered (the first table has them).
+  await eventually(() => sink.syncedKinds.includes("ConfigMap"), 10_000, "ConfigMap synced");
+  expect(dataOf(sink, ns, "add")?.["X-Add"]).toBe("a");
+  expect(dataOf(sink, ns, "set")?.["X-Set"]).toBe("s");
+  expect(sink.has("ConfigMap", ns, "later")).toBe(false);
+  // The nginx ConfigMap now names another one for add-headers: it arrives, the old one leaves.
+  source.nameConfigMaps([`${ns}/later`, `${ns}/set`]);
+  await eventually(() => dataOf(sink, ns, "later")?.["X-Later"] === "l" && !sink.has("ConfigMap", ns, "add"), 10_000, "renamed");
+  expect(dataOf(sink, ns, "set")?.["X-Set"]).toBe("s");
+});
