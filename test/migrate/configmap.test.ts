@@ -54,6 +54,9 @@ describe("ConfigMap keys", () => {
     [{ "block-cidrs": "10.0.0.0/8, 192.0.2.1" }, "block-cidrs", "flag", ["--block-cidrs=10.0.0.0/8,192.0.2.1"]],
     [{ "block-user-agents": "~*bot, AlphaBot" }, "block-user-agents", "flag", ["--block-user-agents=~*bot,AlphaBot"]],
     [{ "block-referers": "~*example\\.com,qwerty" }, "block-referers", "flag", ["--block-referers=~*example\\.com,qwerty"]],
+    // nginx.go: GetConfigMap(value), a namespace/name key.
+    [{ "add-headers": "ingress-nginx/custom-headers" }, "add-headers", "flag", ["--add-headers=ingress-nginx/custom-headers"]],
+    [{ "proxy-set-headers": "ingress-nginx/proxy-headers" }, "proxy-set-headers", "flag", ["--proxy-set-headers=ingress-nginx/proxy-headers"]],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
   ] as const)("%p: %s is %s", (data, k, status, flags) => {
