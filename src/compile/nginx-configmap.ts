@@ -124,6 +124,11 @@ function statusFlag(val: string, text: string, name: string): Omit<ConfigMapKeyR
   return s === "503" ? same("503, Portico's default too") : flag(text, `--${name}=${s}`);
 }
 
+/** A global-auth-* key other than the URL: its flag, checked by the compiler as the auth-url annotation of that name. */
+function globalKey(val: string, text: string, name: string): Omit<ConfigMapKeyReport, "key" | "value"> {
+  return val.trim() === "" ? same("empty: the default") : flag(`${text} (read with global-auth-url)`, `--${name}=${val.trim()}`);
+}
+
 const KEYS: Readonly<Record<string, Judge>> = {
   "proxy-body-size": (val) =>
     SIZE.test(val.trim()) ? flag("largest request body (0: unlimited in both)", `--max-body-size=${val.trim().toLowerCase()}`) : bad("a size such as 8m"),
@@ -240,6 +245,24 @@ const KEYS: Readonly<Record<string, Judge>> = {
     if (list.length === 1 && list[0] === "/.well-known/acme-challenge") return same("/.well-known/acme-challenge, Portico's default (--no-auth-locations)");
     return flag("rule paths starting with these run no basic or external authentication", `--no-auth-locations=${list.join(",")}`);
   },
+  // configmap.go ReadConfig: the global auth location nginx.tmpl gives every location without
+  // an auth-url of its own (compile/global-auth.ts reads the values as those annotations).
+  "global-auth-url": (val) =>
+    val.trim() === ""
+      ? same("empty: no global authentication (ingress-nginx cannot parse it as a URL either)")
+      : flag("every route whose Ingress sets no auth-url and not enable-global-auth: \"false\" asks this auth service first (no-auth-locations exempt)", `--global-auth-url=${val.trim()}`),
+  "global-auth-method": (val) => globalKey(val, "method of the global auth request", "global-auth-method"),
+  "global-auth-signin": (val) => globalKey(val, "a 401 of the global auth service becomes a 302 to this URL", "global-auth-signin"),
+  "global-auth-signin-redirect-param": (val) => globalKey(val, "query parameter of global-auth-signin carrying the original URL", "global-auth-signin-redirect-param"),
+  "global-auth-response-headers": (val) => globalKey(val, "fields of the global auth service's 2xx answer set on the upstream request", "global-auth-response-headers"),
+  "global-auth-request-redirect": (val) => globalKey(val, "X-Auth-Request-Redirect sent to the global auth service", "global-auth-request-redirect"),
+  "global-auth-cache-key": (val) => globalKey(val, "global auth answers are cached under this key, per host and path", "global-auth-cache-key"),
+  "global-auth-cache-duration": (val) => globalKey(val, "how long a cached global auth answer is kept, per status", "global-auth-cache-duration"),
+  "global-auth-always-set-cookie": (val) => {
+    const b = bool(val, false);
+    return b === null ? bad("a boolean") : flag(b ? "the global auth service's Set-Cookie is added to every answer" : "the global auth service's Set-Cookie is added to answers with status 200, 201, 204, 206, 301, 302, 303, 304, 307 or 308 only", `--global-auth-always-set-cookie=${b}`);
+  },
+  "global-auth-snippet": () => not("snippets are never applied: nginx configuration text (README, snippets)"),
   // config.go: a string, split on commas by template.go isLocationInLocationList.
   "no-tls-redirect-locations": (val) => {
     const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "");

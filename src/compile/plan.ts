@@ -10,11 +10,12 @@ import { skipsAuthentication } from "../annotations/basic-auth.ts";
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import type { ConfigMap, HTTPIngressPath, Ingress, IngressBackend, Secret } from "../model/schemas.ts";
 import type { PathType } from "../table/types.ts";
-import { resolveAccess, type ResolvedAccess } from "./access.ts";
+import { resolveAccess, satisfyAny, type ResolvedAccess } from "./access.ts";
 import { resolveAuthHeaders, type ConfigMapRead } from "./auth-headers.ts";
 import { resolveCustomHeaders } from "./custom-headers.ts";
 import { Bool, createReader, FORCE_SSL_REDIRECT, parseAnnotations, PRESERVE_TRAILING_SLASH, SSL_REDIRECT, USE_PORT_IN_REDIRECTS, type ParsedAnnotations } from "./annotations.ts";
 import { assembleStages } from "./stages.ts";
+import { globalAuth, type GlobalAuth } from "./global-auth.ts";
 import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
 import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
@@ -144,8 +145,13 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   const headers = resolveAuthHeaders(parseAnnotations(ing.metadata.annotations), ing, configMaps);
   const custom = resolveCustomHeaders(headers.annotations, ing, config.globalAllowedResponseHeaders, configMaps);
   const access = resolveAccess(custom.annotations, ing, secrets, config);
-  const ann = globalRedirect(access.annotations, ing.metadata.annotations, config);
+  const global = globalAuth(config);
+  // `satisfy: any` folds the access checks once all are there, the global auth-url's included.
+  const ann = satisfyAny(withGlobalAuth(globalRedirect(access.annotations, ing.metadata.annotations, config), global));
   for (const problem of ann.problems) diag("InvalidAnnotation", problem, "warning");
+  if (global !== null && takesGlobalAuth(ann)) {
+    for (const problem of global.problems) diag("InvalidConfigKey", problem, "warning");
+  }
   // An unsupported annotation that refused the Ingress (an access check, a snippet) is said
   // once, by its problem ("refused with 503"), not also as "ignored", which it is not.
   const refusedBy = new Set(ann.problems.flatMap((p) => (p.startsWith("annotation ") && p.includes("refused with 503") ? p.slice(11, p.indexOf(":")).split(", ") : [])));
@@ -275,6 +281,19 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     errorPages: planErrorPages(ann.policies.errorPages, ns, ann.scheme, config),
     aliases: ann.denied === null ? ann.policies.hosts.aliases : [],
   };
+}
+
+/**
+ * Does an Ingress with these annotations take the global auth (template.go shouldApplyGlobalAuth:
+ * no auth-url of its own, enable-global-auth not false)? One ingress-nginx refuses takes nothing.
+ */
+const takesGlobalAuth = (ann: ParsedAnnotations): boolean => ann.denied === null && !ann.policies.externalAuth.enabled && ann.policies.externalAuth.global;
+
+/** --global-auth-url's policy (compile/global-auth.ts) added to the stages of an Ingress that takes it. */
+function withGlobalAuth(ann: ParsedAnnotations, global: GlobalAuth | null): ParsedAnnotations {
+  if (global === null || !takesGlobalAuth(ann)) return ann;
+  const o = ann.options;
+  return Object.freeze({ ...ann, options: Object.freeze({ ...o, stages: assembleStages(o.stages, global.stage) }) });
 }
 
 /**

@@ -32,6 +32,8 @@ export interface Config {
    */
   readonly gatewayPorts: PortRange | null;
   readonly watchIngressWithoutClass: boolean;
+  /** Ignore every Ingress with spec.defaultBackend (ingress-nginx's --disable-catch-all). */
+  readonly disableCatchAll: boolean;
   /** Take the Ingresses ingress-nginx takes: its class defaults and rules (compile/class.ts). */
   readonly ingressNginxCompat: boolean;
   // Defaults
@@ -156,6 +158,21 @@ export interface Config {
   readonly blockUserAgents: readonly string[];
   /** ingress-nginx's block-referers, written as blockUserAgents. */
   readonly blockReferers: readonly string[];
+  /**
+   * ingress-nginx's ConfigMap keys global-auth-* (configmap.go, nginx.tmpl's auth location for a
+   * location without its own auth-url): the text as written, null when unset. The compiler reads
+   * them as the auth-url annotations of the same names and adds the policy to every route whose
+   * Ingress sets no auth-url and not enable-global-auth: "false" (compile/global-auth.ts).
+   */
+  readonly globalAuthUrl: string | null;
+  readonly globalAuthMethod: string | null;
+  readonly globalAuthSignin: string | null;
+  readonly globalAuthSigninRedirectParam: string | null;
+  readonly globalAuthResponseHeaders: string | null;
+  readonly globalAuthRequestRedirect: string | null;
+  readonly globalAuthCacheKey: string | null;
+  readonly globalAuthCacheDuration: string | null;
+  readonly globalAuthAlwaysSetCookie: boolean;
   /**
    * ingress-nginx's ConfigMap key no-tls-redirect-locations: a path whose rule path, as
    * written, starts with one of these is never redirected to HTTPS (template.go

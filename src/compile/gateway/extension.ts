@@ -21,7 +21,7 @@ import { PORTICO_GROUP } from "../../model/portico-policy.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { DiagnosticReason } from "../../model/diagnostic.ts";
 import type { BackendScheme, RouteOptions } from "../../table/types.ts";
-import { resolveAccess, type AccessFlags } from "../access.ts";
+import { resolveAccess, satisfyAny, type AccessFlags } from "../access.ts";
 import { resolveAuthHeaders } from "../auth-headers.ts";
 import { resolveCustomHeaders } from "../custom-headers.ts";
 import { parseAnnotations, type ParsedAnnotations } from "../annotations.ts";
@@ -119,7 +119,7 @@ export function resolveExtension(snapshot: Snapshot, routeNs: string, ref: { rea
   const headers = resolveAuthHeaders(parsed, { metadata: { name: ref.name, namespace: routeNs } }, snapshot.configMaps);
   const custom = resolveCustomHeaders(headers.annotations, { metadata: { name: ref.name, namespace: routeNs } }, flags.globalAllowedResponseHeaders ?? [], snapshot.configMaps);
   const resolved = resolveAccess(custom.annotations, { metadata: { name: ref.name, namespace: routeNs } }, snapshot.secrets, flags);
-  const access = resolved.annotations;
+  const access = satisfyAny(resolved.annotations);
   const o = access.options;
   const problems: ExtensionProblem[] = [
     ...parsed.problems.map((p): ExtensionProblem => ({ reason: "InvalidAnnotation", message: `${POLICY_KIND} ${key}: ${p}`, severity: "warning" })),

@@ -96,6 +96,7 @@ export class Exchange implements PolicyFlow {
   upstreamHost: string | null = null;
   choice: EndpointChoice | null = null;
   release: (() => void) | null = null;
+  bodyTap: PolicyFlow["bodyTap"] = null;
   /** The upstream request's abort switch and its control (forward.ts arm), once made. */
   abort: AbortController | null = null;
   control: RequestControl | null = null;

@@ -163,6 +163,8 @@ async function forwardWithBody(x: Exchange): Promise<ForwardResult> {
   try {
     const headers = withPolicyFields(upstreamHeaders(req.headers, forwardContext(x), x.clientIp, false, x.filtered), x);
     if (bufferSize > 0) held = await bufferRequestBody(metered.stream, cl === null ? null : Number(cl), bufferSize, p.bodyBudget);
+    // A mirror's copy of the body (kinds/mirror.ts): only a body held whole, never a stream.
+    if (x.bodyTap !== null && held !== null && held.body instanceof Uint8Array) x.bodyTap(held.body);
     return await forwardTo(x, x.backend, x.pathAndQuery, headers, held?.body ?? metered.stream, false);
   } finally {
     held?.release();
