@@ -40,6 +40,9 @@ const COOKIE_DOMAIN = /^(off|[-._~a-zA-Z0-9/:]+\s+[-._~a-zA-Z0-9/:]+)$/;
 const CookieDomainValue = v.pipe(v.string(), v.regex(COOKIE_DOMAIN, "`off` or two words of A-Z a-z 0-9 - . _ ~ / :"), v.trim());
 
 const DEFAULT_NOTE = "nginx's `proxy_redirect default` for ingress-nginx's `proxy_pass http://upstream_balancer`: a Location starting `http://upstream_balancer/` (`https://` for an HTTPS backend) starts `/` instead";
+const RELATIVE_NOTE = "The Ingress's own relative-redirects does not keep a rewritten Location relative (--relative-redirects does).";
+// Go's strconv.ParseBool spellings of true, as ingress-nginx reads relative-redirects.
+const TRUE: ReadonlySet<string> = new Set(["1", "t", "T", "TRUE", "true", "True"]);
 const REFUSED_NOTE = "A value nginx would not load (other than one or two words, a regular expression PCRE refuses) makes every path of the Ingress answer 503; an invalid one keeps `off`, as in ingress-nginx.";
 
 export const PROXY_REDIRECT_FROM: AnnotationSpec = {
@@ -48,10 +51,9 @@ export const PROXY_REDIRECT_FROM: AnnotationSpec = {
   family: "headers",
   default: "off",
   description: `the start of the pod's Location (and of Refresh's \`url=\`) to replace with proxy-redirect-to, case-sensitive; \`~regex\`: a Location the regex matches is replaced whole; \`off\`: none; \`default\`, or any value while proxy-redirect-to is \`off\`: ${DEFAULT_NOTE}; a rewritten Location starting with \`/\` is made absolute (the request's scheme and host) unless --relative-redirects`,
-  compat: {
-    kind: "differs",
-    difference: `The Ingress's own relative-redirects does not keep a rewritten Location relative (--relative-redirects does). ${REFUSED_NOTE}`,
-  },
+  compat: { kind: "differs", difference: `${RELATIVE_NOTE} ${REFUSED_NOTE}` },
+  // For an accepted value, only the Ingress's own relative-redirects: true still differs.
+  differenceFor: (_value, all) => (TRUE.has(all[n("relative-redirects")] ?? all[`${PORTICO_PREFIX}relative-redirects`] ?? "") ? RELATIVE_NOTE : ""),
 };
 
 export const PROXY_REDIRECT_TO: AnnotationSpec = {
@@ -61,6 +63,8 @@ export const PROXY_REDIRECT_TO: AnnotationSpec = {
   default: "off",
   description: "what replaces proxy-redirect-from's match (no variables); `off`: nginx's `proxy_redirect default` applies instead (see proxy-redirect-from)",
   compat: { kind: "differs", difference: REFUSED_NOTE },
+  // The difference is only for values Portico refuses: an accepted one is served the same.
+  differenceFor: () => "",
 };
 
 export const PROXY_COOKIE_DOMAIN: AnnotationSpec = {
@@ -70,6 +74,8 @@ export const PROXY_COOKIE_DOMAIN: AnnotationSpec = {
   default: "off",
   description: "`FROM TO`: a Set-Cookie `Domain` of the pod equal to FROM in any case (a leading `.` aside, and kept) becomes TO; `~regex TO`: a Domain the regex matches in any case is replaced whole; `off`: none",
   compat: { kind: "differs", difference: REFUSED_NOTE },
+  // The difference is only for values Portico refuses: an accepted one is served the same.
+  differenceFor: () => "",
 };
 
 export const PROXY_COOKIE_PATH: AnnotationSpec = {
@@ -79,6 +85,8 @@ export const PROXY_COOKIE_PATH: AnnotationSpec = {
   default: "off",
   description: "`FROM TO`: a Set-Cookie `Path` of the pod starting with FROM (case-sensitive) has that part replaced by TO; `~regex TO`: a Path the regex matches is replaced whole; `off`: none",
   compat: { kind: "differs", difference: REFUSED_NOTE },
+  // The difference is only for values Portico refuses: an accepted one is served the same.
+  differenceFor: () => "",
 };
 
 const NONE: ProxyRewritePolicy = Object.freeze({ redirect: null, cookieDomain: null, cookiePath: null, refused: null });
