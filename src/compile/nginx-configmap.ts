@@ -328,6 +328,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
   "enable-underscores-in-headers": (val) => (bool(val, false) === true ? flag("forward header names with underscores", "--enable-underscores-in-headers") : same("dropped, as Portico")),
   "worker-processes": (val) => (/^\d+$/.test(val.trim()) ? flag("data-plane processes", `--workers=${val.trim()}`) : same("auto: Portico also follows the CPUs")),
   "disable-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
+  // config.go defaults (Backend): proxy-redirect-from/-to and proxy-cookie-domain/-path `off`;
+  // the annotations of the same names apply per Ingress (annotations/proxy-rewrite.ts), these
+  // global defaults are not read.
+  "proxy-redirect-from": (val) => (val.trim() === "off" ? same("off, as Portico") : not("Portico applies the proxy-redirect-from/-to annotations per Ingress; this default for the others is not applied")),
+  "proxy-redirect-to": (_val, data) =>
+    (data["proxy-redirect-from"] ?? "off").trim() === "off" ? same("no effect while proxy-redirect-from is off") : not("read with proxy-redirect-from, whose default is not applied"),
+  "proxy-cookie-domain": (val) => (val.trim() === "off" ? same("off, as Portico") : not("Portico applies the proxy-cookie-domain annotation per Ingress; this default for the others is not applied")),
+  "proxy-cookie-path": (val) => (val.trim() === "off" ? same("off, as Portico") : not("Portico applies the proxy-cookie-path annotation per Ingress; this default for the others is not applied")),
   "allow-snippet-annotations": () => ({ status: "read", text: "read with annotations-risk-level: it decides whether ingress-nginx ran, dropped or refused snippets (see each snippet above)", flags: [] }),
   "annotations-risk-level": () => ({ status: "read", text: "read with allow-snippet-annotations (see each snippet above)", flags: [] }),
 };

@@ -17,6 +17,12 @@ describe("ConfigMap keys", () => {
     [{ "proxy-connect-timeout": "5" }, "proxy-connect-timeout", "same", []],
     [{ "proxy-read-timeout": "120" }, "proxy-read-timeout", "flag", ["--response-timeout=120s"]],
     [{ "proxy-send-timeout": "120" }, "proxy-send-timeout", "not-honoured", []],
+    // config.go: the proxy-redirect-*/proxy-cookie-* defaults are `off`; only the annotations are read.
+    [{ "proxy-redirect-from": "off" }, "proxy-redirect-from", "same", []],
+    [{ "proxy-redirect-from": "hello.com", "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-from", "not-honoured", []],
+    [{ "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-to", "same", []],
+    [{ "proxy-cookie-path": "/one/ /" }, "proxy-cookie-path", "not-honoured", []],
+    [{ "proxy-cookie-domain": "off" }, "proxy-cookie-domain", "same", []],
     [{ hsts: "false" }, "hsts", "flag", ["--hsts=false"]],
     [{ "ssl-protocols": "TLSv1.3" }, "ssl-protocols", "flag", ["--tls-min-version=1.3"]],
     [{ "ssl-protocols": "TLSv1.1 TLSv1.2" }, "ssl-protocols", "not-honoured", []],
