@@ -94,7 +94,7 @@ const NONE: ProxyRewritePolicy = Object.freeze({ redirect: null, cookieDomain: n
 /** The nginx words of a value (nginx splits directive arguments on whitespace). */
 const words = (s: string): string[] => s.split(/\s+/).filter((w) => w !== "");
 
-/** A `~` / `~*` pattern as nginx compiles it, on the linear-time engine; null when it is not one PCRE and RE2 both take. */
+/** A `~` / `~*` pattern as nginx compiles it, on the linear-time engine, or why it cannot be run (PCRE or RE2 refuses it). */
 function regexRule(word: string, caseless: boolean, to: string): { rule: RewriteRule } | { why: string } {
   const star = !caseless && word.startsWith("~*");
   const pattern = word.slice(star ? 2 : 1);
@@ -110,13 +110,20 @@ export const PROXY_REWRITE: Family<ProxyRewritePolicy> = {
   none: NONE,
   stages: (p) => proxyRewriteStages(p),
   parse(r) {
-    const from = r.value(PROXY_REDIRECT_FROM, UrlValue) ?? "off";
-    const to = r.value(PROXY_REDIRECT_TO, UrlValue) ?? "off";
-    const domain = r.value(PROXY_COOKIE_DOMAIN, CookieDomainValue) ?? "off";
-    const path = r.value(PROXY_COOKIE_PATH, UrlValue) ?? "off";
+    // Each value, and the name it was read under (for a refusal's message, which the
+    // migration report reads as `annotation NAME="VALUE": ...`).
+    const read = <T extends string>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>): { value: string; label: string } => {
+      const x = r.read(spec, schema, "ingress-nginx keeps `off` for an invalid value, and so does Portico");
+      return x.state === "ok" ? { value: x.value, label: `annotation ${x.name}=${JSON.stringify(x.raw)}` } : { value: "off", label: "" };
+    };
+    const fromR = read(PROXY_REDIRECT_FROM, UrlValue);
+    const toR = read(PROXY_REDIRECT_TO, UrlValue);
+    const domainR = read(PROXY_COOKIE_DOMAIN, CookieDomainValue);
+    const pathR = read(PROXY_COOKIE_PATH, UrlValue);
+    const [from, to, domain, path] = [fromR.value, toR.value, domainR.value, pathR.value];
     const refusals: string[] = [];
-    const refuse = (why: string) => {
-      refusals.push(why);
+    const refuse = (label: string, why: string) => {
+      refusals.push(`${label}: ${why}`);
       return null;
     };
 
@@ -129,10 +136,10 @@ export const PROXY_REWRITE: Family<ProxyRewritePolicy> = {
     else {
       const f = words(from);
       const t = words(to);
-      if (f.length !== 1 || t.length !== 1) redirect = refuse(`proxy_redirect takes one word each from proxy-redirect-from and proxy-redirect-to, not ${JSON.stringify(`${from} ${to}`)}`);
+      if (f.length !== 1 || t.length !== 1) redirect = refuse(f.length !== 1 ? fromR.label : toR.label, "nginx's proxy_redirect takes one word each from proxy-redirect-from and proxy-redirect-to");
       else if (f[0]!.startsWith("~")) {
         const x = regexRule(f[0]!, false, t[0]!);
-        redirect = "rule" in x ? x.rule : refuse(`proxy-redirect-from: ${x.why}`);
+        redirect = "rule" in x ? x.rule : refuse(fromR.label, x.why);
       } else redirect = Object.freeze(["prefix", f[0]!, t[0]!] as const);
     }
 
@@ -141,10 +148,10 @@ export const PROXY_REWRITE: Family<ProxyRewritePolicy> = {
     let cookieDomain: RewriteRule | null = null;
     if (domain !== "off") {
       const w = words(domain);
-      if (w.length !== 2) cookieDomain = refuse(`proxy_cookie_domain takes two words, not ${JSON.stringify(domain)}`);
+      if (w.length !== 2) cookieDomain = refuse(domainR.label, "nginx's proxy_cookie_domain takes `off` or two words");
       else if (w[0]!.startsWith("~")) {
         const x = regexRule(w[0]!, true, w[1]!);
-        cookieDomain = "rule" in x ? x.rule : refuse(`proxy-cookie-domain: ${x.why}`);
+        cookieDomain = "rule" in x ? x.rule : refuse(domainR.label, x.why);
       } else {
         const undot = (s: string) => (s.startsWith(".") ? s.slice(1) : s);
         cookieDomain = Object.freeze(["domain", undot(w[0]!), undot(w[1]!)] as const);
@@ -155,10 +162,10 @@ export const PROXY_REWRITE: Family<ProxyRewritePolicy> = {
     let cookiePath: RewriteRule | null = null;
     if (path !== "off") {
       const w = words(path);
-      if (w.length !== 2) cookiePath = refuse(`proxy_cookie_path takes \`off\` or two words, not ${JSON.stringify(path)}`);
+      if (w.length !== 2) cookiePath = refuse(pathR.label, "nginx's proxy_cookie_path takes `off` or two words");
       else if (w[0]!.startsWith("~")) {
         const x = regexRule(w[0]!, false, w[1]!);
-        cookiePath = "rule" in x ? x.rule : refuse(`proxy-cookie-path: ${x.why}`);
+        cookiePath = "rule" in x ? x.rule : refuse(pathR.label, x.why);
       } else cookiePath = Object.freeze(["prefix", w[0]!, w[1]!] as const);
     }
 
