@@ -1,14 +1,20 @@
-// A proxy in its own process, so a test can read the proxy's RSS alone (/proc/<pid>/status).
-// Env: PORTICO_TEST_BACKEND_PORT. Prints "PORT <n>" when listening; exits on SIGTERM.
+// A proxy in its own process, so a test can read the proxy's RSS alone (/proc/<pid>/status) or
+// count what its own `fetch` does upstream (Bun's keep-alive pool is per process).
+// Env: PORTICO_TEST_BACKEND_PORT; PORTICO_TEST_SLOW_PORT (optional: `/slow` goes there).
+// The plain port serves HTTP/1.1 and h2c, as serveTraffic binds it. Prints "PORT <n>" when
+// listening; exits on SIGTERM.
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { lookup } from "../../src/table/lookup.ts";
-import { makeBackend, makeTable, quietLog, testConfig } from "./helpers.ts";
+import { makeBackend, makeTable, quietLog, testConfig, type RouteSpec } from "./helpers.ts";
 
 const port = Number(process.env.PORTICO_TEST_BACKEND_PORT);
-const table = makeTable([{ host: null, backend: makeBackend([port]) }]);
+const routes: RouteSpec[] = [{ host: null, backend: makeBackend([port]) }];
+const slow = process.env.PORTICO_TEST_SLOW_PORT;
+if (slow !== undefined) routes.push({ host: null, path: "/slow", backend: makeBackend([Number(slow)]) });
+const table = makeTable(routes);
 const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http" });
-const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler, http2: true });
 process.on("SIGTERM", () => {
   void server.stop(true).then(() => process.exit(0));
 });

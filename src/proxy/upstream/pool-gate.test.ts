@@ -1,0 +1,50 @@
+import { expect, test } from "bun:test";
+import { eventually } from "../../../test/wait.ts";
+import { PoolGate, type SlotHolder } from "./pool-gate.ts";
+
+const holder = (): SlotHolder => ({ slot: -1 });
+
+test("under the cap a slot is taken synchronously; past it the oldest waiter gets the next freed one", async () => {
+  const g = new PoolGate(2, 60_000);
+  const a = holder();
+  const b = holder();
+  expect(g.acquire(a)).toBeNull();
+  expect(g.acquire(b)).toBeNull();
+  const order: string[] = [];
+  const c = holder();
+  const d = holder();
+  const pc = g.acquire(c)!.then(() => order.push("c"));
+  const pd = g.acquire(d)!.then(() => order.push("d"));
+  expect(g.waiting).toBe(2);
+  g.release(a);
+  g.release(a); // a second release of the same holder frees nothing
+  await pc;
+  expect(order).toEqual(["c"]);
+  expect(g.waiting).toBe(1);
+  g.release(b);
+  await pd;
+  expect(order).toEqual(["c", "d"]);
+  g.release(c);
+  g.release(d);
+  expect(g.held).toBe(0);
+  expect(g.waiting).toBe(0);
+});
+
+test("slots held past the longest wait are forgotten: the waiters go, and those slots' ends free nothing", async () => {
+  const g = new PoolGate(2, 5);
+  const slowA = holder();
+  const slowB = holder();
+  g.acquire(slowA);
+  g.acquire(slowB);
+  const waiters = [holder(), holder(), holder()];
+  let went = 0;
+  for (const w of waiters) void g.acquire(w)!.then(() => went++);
+  // Two go up to the cap of the new count; the third waits its bound again.
+  await eventually(() => went === 3, 5_000, "every waiter let go");
+  g.release(slowA);
+  g.release(slowB);
+  // The forgotten slots gave nothing back: the new epoch's count is untouched by them.
+  expect(g.held).toBe(1);
+  for (const w of waiters) g.release(w);
+  expect(g.held).toBe(0);
+});

@@ -1,0 +1,142 @@
+// Holding plain-HTTP upstream requests past Bun's keep-alive pool (docs/design.md, "Performance
+// notes", "h2 with many streams"). Bun's fetch parks idle upstream connections in a fixed pool
+// of 64 slots per process (oven-sh/bun src/http/HTTPContext: `pool_size`/`POOL_SIZE`, a
+// compile-time constant; `Bun.FetchSession`'s `keepAlive.maxIdleSockets` does not raise it,
+// measured on 1.4.5). With more requests in flight than that, a connection freed while the
+// pool is full is closed and a later request opens a new one (bench/h2-pool.ts: about half the
+// requests at 160 in flight). So at most POOL_SLOTS plain-HTTP requests hold an upstream
+// connection at once, and the next one waits for one of them to end, which leaves a pooled
+// connection for it.
+//
+// A plain cap would let requests that hold their connection for long (a slow pod, a long poll,
+// a big download to a slow client) stall every other backend's requests. Two rules keep the
+// wait bounded:
+// - A request waits at most MAX_WAIT_MS. When the oldest one has waited that long, the slots
+//   held now are taken to be slow: they are forgotten (a new epoch; their ends no longer free
+//   anything) and waiting requests go at once, up to POOL_SLOTS again. A slow request therefore
+//   costs the others at most one MAX_WAIT_MS per POOL_SLOTS slow requests.
+// - One shared timer for the whole queue, armed only while something waits. Under the cap a
+//   request takes a slot with two field writes: no promise, timer or closure.
+// Only `fetch` to `http://` upstreams passes here: HTTPS upstreams have a pool per TLS
+// configuration in Bun (each server name its own), gRPC and h2c go over node:http2 (grpc.ts).
+
+/** Bun's keep-alive pool size for fetch (HTTPContext's `pool_size`, 1.4.5). */
+export const POOL_SLOTS = 64;
+/**
+ * Longest wait for a slot, in ms. Above what a queue of fast requests waits on a saturated
+ * core (96 waiting at 5-10k req/s is 10-20 ms), small beside a slow pod's own latency.
+ */
+export const MAX_WAIT_MS = 50;
+
+/** What holds a slot: the request (proxy/pipeline/context.ts Exchange). -1: none. */
+export interface SlotHolder {
+  slot: number;
+}
+
+class Waiter {
+  constructor(
+    readonly holder: SlotHolder,
+    readonly resolve: () => void,
+    readonly since: number,
+  ) {}
+}
+
+export class PoolGate {
+  /** Slots taken in this epoch. */
+  private active = 0;
+  private epoch = 0;
+  /** FIFO: `queue[head..]` wait, oldest first. */
+  private queue: Waiter[] = [];
+  private head = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly slots: number = POOL_SLOTS,
+    private readonly maxWaitMs: number = MAX_WAIT_MS,
+  ) {}
+
+  /** Requests waiting for a slot (tests and metrics). */
+  get waiting(): number {
+    return this.queue.length - this.head;
+  }
+  /** Slots held in the current epoch (tests). */
+  get held(): number {
+    return this.active;
+  }
+
+  /**
+   * Takes a slot for `h`: null when one was free (synchronously), else a promise that resolves
+   * once one is handed over or the wait ran out. Either way `h` holds a slot afterwards and must
+   * give it back with release().
+   */
+  acquire(h: SlotHolder): Promise<void> | null {
+    if (this.active < this.slots && this.head === this.queue.length) {
+      this.active++;
+      h.slot = this.epoch;
+      return null;
+    }
+    return new Promise<void>((resolve) => {
+      this.queue.push(new Waiter(h, resolve, performance.now()));
+      if (this.timer === null) this.arm(this.maxWaitMs);
+    });
+  }
+
+  /** Gives `h`'s slot back (once; a holder without one is ignored): the oldest waiter gets it. */
+  release(h: SlotHolder): void {
+    const e = h.slot;
+    if (e < 0) return;
+    h.slot = -1;
+    // A slot of a forgotten epoch was already given up for (expire below).
+    if (e !== this.epoch) return;
+    if (this.head < this.queue.length) this.handTo(this.next());
+    else this.active--;
+  }
+
+  private next(): Waiter {
+    const w = this.queue[this.head] as Waiter;
+    this.queue[this.head++] = undefined as unknown as Waiter;
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    return w;
+  }
+
+  private handTo(w: Waiter): void {
+    w.holder.slot = this.epoch;
+    w.resolve();
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(this.expire, Math.max(1, ms));
+    // Whoever waits holds a client connection that keeps the process alive; the timer never does.
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** The shared timer: the oldest waiter has waited MAX_WAIT_MS (or it was served meanwhile). */
+  private readonly expire = (): void => {
+    this.timer = null;
+    if (this.head === this.queue.length) return;
+    const now = performance.now();
+    const oldest = (this.queue[this.head] as Waiter).since;
+    const left = oldest + this.maxWaitMs - now;
+    if (left > 0) {
+      this.arm(left);
+      return;
+    }
+    // The held slots did not free one in time: forget them and start counting again.
+    this.epoch++;
+    this.active = 0;
+    while (this.head < this.queue.length && this.active < this.slots) {
+      this.active++;
+      this.handTo(this.next());
+    }
+    if (this.head < this.queue.length) this.arm(this.maxWaitMs);
+  };
+}
+
+/** The process's gate (Bun's pool is per process, whatever the listener). */
+export const upstreamGate = new PoolGate();
