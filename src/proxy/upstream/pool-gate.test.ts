@@ -1,11 +1,11 @@
 import { expect, test } from "bun:test";
 import { eventually } from "../../../test/wait.ts";
-import { PoolGate, type SlotHolder } from "./pool-gate.ts";
+import { PoolGate, threadBusy, type SlotHolder } from "./pool-gate.ts";
 
 const holder = (): SlotHolder => ({ slot: -1 });
 
 test("under the cap a slot is taken synchronously; past it the oldest waiter gets the next freed one", async () => {
-  const g = new PoolGate(2, 60_000);
+  const g = new PoolGate(2, 60_000, () => true);
   const a = holder();
   const b = holder();
   expect(g.acquire(a)).toBeNull();
@@ -31,7 +31,7 @@ test("under the cap a slot is taken synchronously; past it the oldest waiter get
 });
 
 test("slots held past the longest wait are forgotten: the waiters go, and those slots' ends free nothing", async () => {
-  const g = new PoolGate(2, 5);
+  const g = new PoolGate(2, 5, () => true);
   const slowA = holder();
   const slowB = holder();
   g.acquire(slowA);
@@ -47,4 +47,31 @@ test("slots held past the longest wait are forgotten: the waiters go, and those 
   expect(g.held).toBe(1);
   for (const w of waiters) g.release(w);
   expect(g.held).toBe(0);
+});
+
+test("past the cap on a thread with idle time nothing waits, and whoever waited goes too", async () => {
+  let busy = true;
+  const g = new PoolGate(1, 60_000, () => busy);
+  g.acquire(holder());
+  const waiting = holder();
+  const p = g.acquire(waiting);
+  expect(p).not.toBeNull();
+  busy = false;
+  const late = holder();
+  expect(g.acquire(late)).toBeNull();
+  await p;
+  expect(waiting.slot).toBeGreaterThanOrEqual(0);
+  expect(g.waiting).toBe(0);
+  expect(g.held).toBe(3);
+});
+
+test("the thread reads as busy while it computes and not while it sleeps (Linux schedstat)", async () => {
+  const busy = threadBusy();
+  busy();
+  await Bun.sleep(40);
+  expect(busy()).toBe(false);
+  // Runnable the whole time: on the CPU or in its run queue, however loaded the machine.
+  const t0 = performance.now();
+  while (performance.now() - t0 < 40) {}
+  expect(busy()).toBe(true);
 });

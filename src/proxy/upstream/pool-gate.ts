@@ -8,17 +8,25 @@
 // connection at once, and the next one waits for one of them to end, which leaves a pooled
 // connection for it.
 //
-// A plain cap would let requests that hold their connection for long (a slow pod, a long poll,
-// a big download to a slow client) stall every other backend's requests. Two rules keep the
-// wait bounded:
+// Holding trades concurrency for CPU, which pays only while the event-loop thread is the
+// bottleneck: then the request would have waited for the CPU anyway, and a connection per
+// request is CPU it does not have. While the thread has idle time, the requests in flight are
+// waiting on the pods, and holding would cap the process at POOL_SLOTS / pod latency (64 at
+// 5 ms: 12.8k req/s). So a request past the cap waits only while the thread was busy (on the
+// CPU or waiting for one) for at least BUSY of the last SAMPLE_MS (Linux's per-thread
+// schedstat: run time plus run-queue wait), and otherwise goes at once, as without the gate.
+//
+// A plain cap would also let requests that hold their connection for long (a slow pod, a long
+// poll, a big download to a slow client) stall every other backend's requests. So:
 // - A request waits at most MAX_WAIT_MS. When the oldest one has waited that long, the slots
 //   held now are taken to be slow: they are forgotten (a new epoch; their ends no longer free
 //   anything) and waiting requests go at once, up to POOL_SLOTS again. A slow request therefore
 //   costs the others at most one MAX_WAIT_MS per POOL_SLOTS slow requests.
 // - One shared timer for the whole queue, armed only while something waits. Under the cap a
-//   request takes a slot with two field writes: no promise, timer or closure.
+//   request takes a slot with two field writes: no promise, timer, closure or clock read.
 // Only `fetch` to `http://` upstreams passes here: HTTPS upstreams have a pool per TLS
 // configuration in Bun (each server name its own), gRPC and h2c go over node:http2 (grpc.ts).
+import { readFileSync } from "node:fs";
 
 /** Bun's keep-alive pool size for fetch (HTTPContext's `pool_size`, 1.4.5). */
 export const POOL_SLOTS = 64;
@@ -27,6 +35,40 @@ export const POOL_SLOTS = 64;
  * core (96 waiting at 5-10k req/s is 10-20 ms), small beside a slow pod's own latency.
  */
 export const MAX_WAIT_MS = 50;
+
+/** Share of the last sample the event-loop thread was on the CPU or waiting for it. */
+export const BUSY = 0.75;
+/** How often, at most, the thread's load is read (only while requests are past the cap). */
+export const SAMPLE_MS = 10;
+
+/**
+ * Whether the calling thread was busy (on the CPU or runnable) for at least BUSY of the time
+ * since the previous call: /proc/thread-self/schedstat (Linux) gives its run time and run-queue
+ * wait in ns. Where it cannot be read the answer is always false, and the gate never holds.
+ */
+export function threadBusy(): () => boolean {
+  let at = 0;
+  let used = -1;
+  let busy = false;
+  return () => {
+    const now = performance.now();
+    if (now - at < SAMPLE_MS) return busy;
+    let s: string;
+    try {
+      s = readFileSync("/proc/thread-self/schedstat", "latin1");
+    } catch {
+      return false;
+    }
+    const a = s.indexOf(" ");
+    const b = s.indexOf(" ", a + 1);
+    const ns = Number(s.slice(0, a)) + Number(s.slice(a + 1, b));
+    if (!Number.isFinite(ns)) return false;
+    busy = used >= 0 && (ns - used) / 1e6 >= BUSY * (now - at);
+    used = ns;
+    at = now;
+    return busy;
+  };
+}
 
 /** What holds a slot: the request (proxy/pipeline/context.ts Exchange). -1: none. */
 export interface SlotHolder {
@@ -53,6 +95,8 @@ export class PoolGate {
   constructor(
     private readonly slots: number = POOL_SLOTS,
     private readonly maxWaitMs: number = MAX_WAIT_MS,
+    /** Whether waiting pays now (threadBusy); asked only past the cap. */
+    private readonly saturated: () => boolean = threadBusy(),
   ) {}
 
   /** Requests waiting for a slot (tests and metrics). */
@@ -65,12 +109,23 @@ export class PoolGate {
   }
 
   /**
-   * Takes a slot for `h`: null when one was free (synchronously), else a promise that resolves
-   * once one is handed over or the wait ran out. Either way `h` holds a slot afterwards and must
+   * Takes a slot for `h`: null when one was free or waiting would not pay (synchronously), else
+   * a promise that resolves once one is handed over or the wait ran out. Either way `h` holds a slot afterwards and must
    * give it back with release().
    */
   acquire(h: SlotHolder): Promise<void> | null {
     if (this.active < this.slots && this.head === this.queue.length) {
+      this.active++;
+      h.slot = this.epoch;
+      return null;
+    }
+    // Past the cap while the thread has idle time: waiting would only add latency, so this
+    // request goes, and so does everyone still waiting (oldest first).
+    if (!this.saturated()) {
+      while (this.head < this.queue.length) {
+        this.active++;
+        this.handTo(this.next());
+      }
       this.active++;
       h.slot = this.epoch;
       return null;
@@ -139,4 +194,9 @@ export class PoolGate {
 }
 
 /** The process's gate (Bun's pool is per process, whatever the listener). */
-export const upstreamGate = new PoolGate();
+export let upstreamGate = new PoolGate();
+
+/** Replaces the process's gate (tests: one that always holds, whatever the machine's load). */
+export function setUpstreamGate(g: PoolGate): void {
+  upstreamGate = g;
+}
