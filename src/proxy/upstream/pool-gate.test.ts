@@ -75,3 +75,15 @@ test("the thread reads as busy while it computes and not while it sleeps (Linux 
   while (performance.now() - t0 < 40) {}
   expect(busy()).toBe(true);
 });
+
+test("waiters go once the thread has idle time, without waiting for a slot or the bound", async () => {
+  let busy = true;
+  const g = new PoolGate(1, 60_000, () => busy, 5);
+  g.acquire(holder());
+  const w = holder();
+  let went = false;
+  void g.acquire(w)!.then(() => (went = true));
+  busy = false;
+  await eventually(() => went, 5_000, "the waiter let go");
+  expect(g.held).toBe(2);
+});
