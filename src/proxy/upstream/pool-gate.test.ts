@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { eventually } from "../../../test/wait.ts";
-import { PoolGate, threadBusy, type SlotHolder } from "./pool-gate.ts";
+import { PoolGate, processBusy, type SlotHolder } from "./pool-gate.ts";
 
 const holder = (): SlotHolder => ({ slot: -1 });
 
@@ -65,8 +65,8 @@ test("past the cap on a thread with idle time nothing waits, and whoever waited 
   expect(g.held).toBe(3);
 });
 
-test("the thread reads as busy while it computes and not while it sleeps (Linux schedstat)", async () => {
-  const busy = threadBusy();
+test("the process reads as busy while it computes and not while it sleeps (CPU time and Linux schedstat)", async () => {
+  const busy = processBusy();
   busy();
   await Bun.sleep(40);
   expect(busy()).toBe(false);

@@ -8,15 +8,14 @@
 // connection at once, and the next one waits for one of them to end, which leaves a pooled
 // connection for it.
 //
-// Holding trades concurrency for CPU, which pays only while the event-loop thread is the
+// Holding trades concurrency for CPU, which pays only while the process's CPU is the
 // bottleneck: then the request would have waited for the CPU anyway, and a connection per
-// request is CPU it does not have. While the thread has idle time, the requests in flight are
+// request is CPU it does not have. While the process has idle time, the requests in flight are
 // waiting on the pods, and holding would cap the process at POOL_SLOTS / pod latency (64 at
-// 5 ms: 12.8k req/s). So a request past the cap waits only while the thread was busy (on the
-// CPU or waiting for one) for at least BUSY of the last SAMPLE_MS (Linux's per-thread
-// schedstat: run time plus run-queue wait), and otherwise goes at once, as without the gate;
-// the timer asks again every SAMPLE_MS while requests wait, and lets them all go once the
-// thread has idle time.
+// 5 ms: 12.8k req/s). So a request past the cap waits only while the process was busy for at
+// least BUSY of the last SAMPLE_MS (processBusy: its CPU time plus its event-loop thread's
+// wait for a CPU), and otherwise goes at once, as without the gate; the timer asks again every
+// SAMPLE_MS while requests wait, and lets them all go once the process has idle time.
 //
 // A plain cap would also let requests that hold their connection for long (a slow pod, a long
 // poll, a big download to a slow client) stall every other backend's requests. So:
@@ -25,7 +24,7 @@
 //   anything) and waiting requests go at once, up to POOL_SLOTS again. A slow request therefore
 //   costs the others at most one MAX_WAIT_MS per POOL_SLOTS slow requests.
 // - One shared timer for the whole queue, armed only while something waits (every SAMPLE_MS,
-//   a schedstat read of about 6 µs: under 0.1% of the thread). Under the cap a
+//   a schedstat read of about 6 µs: under 0.1% of a core). Under the cap a
 //   request takes a slot with two field writes: no promise, timer, closure or clock read.
 // Only `fetch` to `http://` upstreams passes here: HTTPS upstreams have a pool per TLS
 // configuration in Bun (each server name its own), gRPC and h2c go over node:http2 (grpc.ts).
@@ -39,17 +38,20 @@ export const POOL_SLOTS = 64;
  */
 export const MAX_WAIT_MS = 50;
 
-/** Share of the last sample the event-loop thread was on the CPU or waiting for it. */
+/** Share of the last sample the process was busy (see processBusy). */
 export const BUSY = 0.9;
-/** How often, at most, the thread's load is read (only while requests are past the cap). */
+/** How often, at most, the process's load is read (only while requests are past the cap). */
 export const SAMPLE_MS = 10;
 
 /**
- * Whether the calling thread was busy (on the CPU or runnable) for at least BUSY of the time
- * since the previous call: /proc/thread-self/schedstat (Linux) gives its run time and run-queue
- * wait in ns. Where it cannot be read the answer is always false, and the gate never holds.
+ * Whether the process was busy for at least BUSY of the time since the previous call: the CPU
+ * time of all its threads (process.cpuUsage: Bun's fetch runs on its own HTTP thread, and when
+ * both share a core the event-loop thread sleeps while that one works) plus the time its
+ * event-loop thread spent runnable but waiting for a CPU (Linux /proc/thread-self/schedstat,
+ * second field, ns: a core shared with other work). Where that cannot be read the answer is
+ * always false, and the gate never holds.
  */
-export function threadBusy(): () => boolean {
+export function processBusy(): () => boolean {
   let at = 0;
   let used = -1;
   let busy = false;
@@ -63,11 +65,12 @@ export function threadBusy(): () => boolean {
       return false;
     }
     const a = s.indexOf(" ");
-    const b = s.indexOf(" ", a + 1);
-    const ns = Number(s.slice(0, a)) + Number(s.slice(a + 1, b));
-    if (!Number.isFinite(ns)) return false;
-    busy = used >= 0 && (ns - used) / 1e6 >= BUSY * (now - at);
-    used = ns;
+    const waited = Number(s.slice(a + 1, s.indexOf(" ", a + 1)));
+    if (!Number.isFinite(waited)) return false;
+    const cpu = process.cpuUsage();
+    const ms = (cpu.user + cpu.system) / 1000 + waited / 1e6;
+    busy = used >= 0 && ms - used >= BUSY * (now - at);
+    used = ms;
     at = now;
     return busy;
   };
@@ -98,8 +101,8 @@ export class PoolGate {
   constructor(
     private readonly slots: number = POOL_SLOTS,
     private readonly maxWaitMs: number = MAX_WAIT_MS,
-    /** Whether waiting pays now (threadBusy); asked only past the cap and while someone waits. */
-    private readonly saturated: () => boolean = threadBusy(),
+    /** Whether waiting pays now (processBusy); asked only past the cap and while someone waits. */
+    private readonly saturated: () => boolean = processBusy(),
     /** How often the timer asks it while someone waits. */
     private readonly checkMs: number = SAMPLE_MS,
   ) {}
@@ -124,7 +127,7 @@ export class PoolGate {
       h.slot = this.epoch;
       return null;
     }
-    // Past the cap while the thread has idle time: waiting would only add latency, so this
+    // Past the cap while the process has idle time: waiting would only add latency, so this
     // request goes, and so does everyone still waiting (oldest first).
     if (!this.saturated()) {
       this.releaseAll();
@@ -182,7 +185,7 @@ export class PoolGate {
   }
 
   /**
-   * The shared timer, every checkMs while something waits: if the thread had idle time, the
+   * The shared timer, every checkMs while something waits: if the process had idle time, the
    * waiters go (the pods are what they wait on now); if the oldest has waited MAX_WAIT_MS, the
    * held slots are forgotten.
    */
