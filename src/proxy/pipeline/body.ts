@@ -257,3 +257,78 @@ export function meterResponseBody(
     { highWaterMark: 0 },
   );
 }
+
+/**
+ * meterResponseBody for Bun.serve, which takes a direct stream whole (bun-types
+ * DirectUnderlyingSource: it calls pull() once, and the stream ends when that promise resolves
+ * and errors when it rejects). Each chunk read from the upstream is written straight to Bun's
+ * response sink: no queue, controller promise or second copy per chunk as in a default
+ * ReadableStream (a CPU profile of a 1 MiB answer over h2 had that machinery at about two
+ * thirds of Portico's own work; docs/design.md, "Performance notes"). Same contract as
+ * meterResponseBody: the idle cut-off, the byte count, one `onEnd`, an upstream failure
+ * truncating the client's transfer, and the client leaving cancelling the upstream. A
+ * consumer that reads with a reader (the node:http2 listener) gets meterResponseBody instead.
+ */
+export function directResponseBody(
+  reader: ChunkReader,
+  idleMs: number,
+  onEnd: (how: BodyEnd, bytes: number) => void,
+  first: Promise<ChunkRead> | null,
+): ReadableStream<Uint8Array> {
+  let pending = first;
+  let n = 0;
+  let ended = false;
+  const end = (how: BodyEnd) => {
+    if (ended) return;
+    ended = true;
+    dog.stop();
+    onEnd(how, n);
+  };
+  const dog = createWatchdog(idleMs, () => {
+    // Cancelling the reader settles the read in progress (done), which the loop below turns
+    // into a truncated transfer, as ended is set by then.
+    end("idle");
+    reader.cancel(new ProxyError("UpstreamTimeout", "upstream stream idle")).catch(() => {});
+  });
+  const source: Bun.DirectUnderlyingSource<Uint8Array> = {
+    type: "direct",
+    async pull(ctrl): Promise<void> {
+      for (;;) {
+        dog.touch();
+        let r: ChunkRead;
+        try {
+          const p = pending ?? reader.read();
+          pending = null;
+          r = await p;
+        } catch {
+          // Upstream reset mid-body: rejecting makes Bun abort the client's transfer rather
+          // than finish the message (measured on 1.4.5: no last chunk over HTTP/1.1), silently
+          // with `undefined` (meterResponseBody's SILENT says why).
+          end("error");
+          throw SILENT;
+        }
+        // Cut by the idle deadline, or the client left (cancel below): never a clean end.
+        if (ended) throw SILENT;
+        const v = r.value;
+        if (r.done || v === undefined) {
+          // onEnd runs before close: the handler re-arms Bun's connection timer, which only
+          // works while the response is still open.
+          end("done");
+          ctrl.close();
+          return;
+        }
+        n += v.byteLength;
+        dog.touch();
+        // A promise when Bun's sink is full (the client reads slower than the pod sends):
+        // waiting on it is the backpressure.
+        const w = ctrl.write(v);
+        if (typeof w !== "number") await w;
+      }
+    },
+    cancel(reason?: unknown): Promise<void> {
+      end("cancel");
+      return reader.cancel(reason);
+    },
+  };
+  return new ReadableStream<Uint8Array>(source);
+}
