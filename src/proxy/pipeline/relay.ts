@@ -34,6 +34,6 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   const idleMs = errorRequest ? p.config.streamIdleTimeoutMs : x.route.options.streamIdleTimeoutMs ?? p.config.streamIdleTimeoutMs;
   return relayResponse({
     up, req: x.req, headers: down, draining: p.inflight.draining, idleMs, control: x.control!, rec, end: x,
-    grpc: isGrpcBackend(to), scan: result.scan, direct: x.server.transport === undefined,
+    grpc: isGrpcBackend(to), scan: result.scan,
   });
 }

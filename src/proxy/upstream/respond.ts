@@ -1,6 +1,6 @@
 // Relaying the upstream response to the client: small declared bodies buffered (to keep
 // Content-Length), others streamed under the idle watchdog; the access record finished once.
-import { directResponseBody, meterResponseBody, nextTurn, type BodyEnd } from "../pipeline/body.ts";
+import { meterResponseBody, nextTurn, type BodyEnd } from "../pipeline/body.ts";
 import { ProxyError } from "../errors.ts";
 import type { ResponseHeaderScan } from "./headers.ts";
 import type { AttemptControl } from "./forward-types.ts";
@@ -37,12 +37,6 @@ export interface RelayInput {
   readonly grpc: boolean;
   /** The upstream response's fields as forward.ts scanned them (Content-Length is read there), or undefined. */
   readonly scan?: ResponseHeaderScan | undefined;
-  /**
-   * The client's Response goes to Bun.serve (a RequestServer without a `transport`), which takes
-   * a direct stream whole (body.ts directResponseBody); the node:http2 listener reads with a
-   * reader, and gets the default stream.
-   */
-  readonly direct: boolean;
 }
 
 /** An upstream body that failed before any of it was sent: 502 either way, coded for the log. */
@@ -149,15 +143,13 @@ async function relayStream(p: RelayInput): Promise<Response> {
     if (req.signal.aborted) throw firstError;
     throw bodyError(firstError);
   }
-  const onEnd = (how: BodyEnd, bytes: number) => {
+  const body = meterResponseBody(reader, idleMs, (how, bytes) => {
     rec.bytesOut = bytes;
     if (how === "done") end.timerBack();
     const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
     rec.grpcStatus = relayedStatus(p, how);
     end.finish(up.status, err);
-  };
-  // gRPC answers carry trailers, which only the node:http2 listener sends; they keep the default stream.
-  const body = p.direct && !p.grpc ? directResponseBody(reader, idleMs, onEnd, first) : meterResponseBody(reader, idleMs, onEnd, first);
+  }, first);
   // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
   const res = new Response(body, { status: up.status, statusText: up.statusText, headers });
   return p.grpc ? carryTrailers(up, res) : res;
