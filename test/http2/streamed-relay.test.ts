@@ -1,8 +1,8 @@
 // A streamed upstream body relayed over h2 on the HTTPS port as it runs by default (Bun.serve's
-// own HTTP/2, which takes the body as a direct stream: src/proxy/pipeline/body.ts
-// directResponseBody): relayed whole, cut with a reset when the upstream fails mid-body (never a
-// clean END_STREAM), and a client that resets its stream aborts the upstream transfer.
-// test/proxy/failures.test.ts checks the same over HTTP/1.1.
+// own HTTP/2; the body through src/proxy/pipeline/body.ts meterResponseBody): relayed whole, cut
+// with a reset when the upstream fails mid-body (never a clean END_STREAM), and a client that
+// resets its stream aborts the upstream transfer. test/proxy/failures.test.ts checks the same
+// over HTTP/1.1.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import http2 from "node:http2";
 import { h2Session } from "./client.ts";
