@@ -1,5 +1,5 @@
 // Holding plain-HTTP upstream requests past Bun's keep-alive pool (docs/design.md, "Performance
-// notes", "h2 with many streams"). Bun's fetch parks idle upstream connections in a fixed pool
+// notes", "Past 64 requests in flight"). Bun's fetch parks idle upstream connections in a fixed pool
 // of 64 slots per process (oven-sh/bun src/http/HTTPContext: `pool_size`/`POOL_SIZE`, a
 // compile-time constant; `Bun.FetchSession`'s `keepAlive.maxIdleSockets` does not raise it,
 // measured on 1.4.5). With more requests in flight than that, a connection freed while the
@@ -26,8 +26,10 @@
 // - One shared timer for the whole queue, armed only while something waits (every SAMPLE_MS,
 //   a schedstat read of about 6 µs: under 0.1% of a core). Under the cap a
 //   request takes a slot with two field writes: no promise, timer, closure or clock read.
-// Only `fetch` to `http://` upstreams passes here: HTTPS upstreams have a pool per TLS
-// configuration in Bun (each server name its own), gRPC and h2c go over node:http2 (grpc.ts).
+// Only `fetch` to `http://` upstreams passes here, the pool measured: Bun keeps HTTPS
+// connections of a custom TLS configuration (Portico's `tls.serverName`) in a context of that
+// configuration with its own pool (HTTPContext's custom SSL contexts; not measured here), and
+// gRPC and h2c go over node:http2 (grpc.ts).
 import { readFileSync } from "node:fs";
 
 /** Bun's keep-alive pool size for fetch (HTTPContext's `pool_size`, 1.4.5). */
