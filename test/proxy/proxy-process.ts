@@ -1,8 +1,9 @@
 // A proxy in its own process, so a test can read the proxy's RSS alone (/proc/<pid>/status) or
 // count what its own `fetch` does upstream (Bun's keep-alive pool is per process).
 // Env: PORTICO_TEST_BACKEND_PORT; PORTICO_TEST_SLOW_PORT (optional: `/slow` goes there);
-// PORTICO_TEST_GATE_HOLDS=1: the upstream pool gate holds requests past its cap as on a busy
-// thread, whatever the machine's load (src/proxy/upstream/pool-gate.ts).
+// PORTICO_TEST_GATE_HOLDS=1: the upstream pool gate holds requests past its cap as in a busy
+// process, whatever the machine's load (src/proxy/upstream/pool-gate.ts), for at most
+// PORTICO_TEST_GATE_WAIT_MS (default its MAX_WAIT_MS).
 // The plain port serves HTTP/1.1 and h2c, as serveTraffic binds it. Prints "PORT <n>" when
 // listening; exits on SIGTERM.
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
@@ -11,7 +12,10 @@ import { MAX_WAIT_MS, POOL_SLOTS, PoolGate, setUpstreamGate } from "../../src/pr
 import { lookup } from "../../src/table/lookup.ts";
 import { makeBackend, makeTable, quietLog, testConfig, type RouteSpec } from "./helpers.ts";
 
-if (process.env.PORTICO_TEST_GATE_HOLDS === "1") setUpstreamGate(new PoolGate(POOL_SLOTS, MAX_WAIT_MS, () => true));
+if (process.env.PORTICO_TEST_GATE_HOLDS === "1") {
+  const waitMs = Number(process.env.PORTICO_TEST_GATE_WAIT_MS ?? MAX_WAIT_MS);
+  setUpstreamGate(new PoolGate(POOL_SLOTS, waitMs, () => true));
+}
 const port = Number(process.env.PORTICO_TEST_BACKEND_PORT);
 const routes: RouteSpec[] = [{ host: null, backend: makeBackend([port]) }];
 const slow = process.env.PORTICO_TEST_SLOW_PORT;
