@@ -6,8 +6,10 @@
 import { closeSync } from "node:fs";
 import { join } from "node:path";
 import { createBalancer, type EwmaScores } from "../src/proxy/upstream/balancer.ts";
-import { createAuthCache, type AuthCacheStore } from "../src/proxy/policies/external-auth.ts";
-import { createLimiter, rateOf, type Limiter } from "../src/proxy/policies/limits.ts";
+import { createAuthCache } from "../src/proxy/policies/caps.ts";
+import { rateOf } from "../src/kinds/limits.ts";
+import type { AuthCacheStore, Limiter } from "../src/kinds/types.ts";
+import { createLimiter } from "../src/proxy/policies/limiter.ts";
 import { createSharedAuthCache, formatSharedAuthCache, SHARED_AUTH_CACHE_BYTES } from "../src/proxy/shared/auth-cache.ts";
 import { createSharedEwma, formatSharedEwma, SHARED_EWMA_BYTES } from "../src/proxy/shared/ewma.ts";
 import { createSharedLimiter, formatSharedLimits, sharedLimitsBytes } from "../src/proxy/shared/limits.ts";
@@ -77,7 +79,7 @@ measureAuth("shared memory (`--workers N`)", createSharedAuthCache(authMem));
 async function race(sameKey: boolean): Promise<string> {
   const child = (worker: number) => `
     import { createSharedLimiter } from ${JSON.stringify(join(ROOT, "src/proxy/shared/limits.ts"))};
-    import { rateOf } from ${JSON.stringify(join(ROOT, "src/proxy/policies/limits.ts"))};
+    import { rateOf } from ${JSON.stringify(join(ROOT, "src/kinds/limits.ts"))};
     const mem = Bun.mmap("/dev/fd/3");
     const l = createSharedLimiter(mem, { worker: ${worker} });
     const rate = rateOf(1000, 1, 5);

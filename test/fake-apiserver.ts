@@ -84,6 +84,9 @@ export interface FakeApiServer {
   endWatches(): void;
   injectLine(line: string, kind?: string): void;
   openWatches(kind?: string): number;
+  /** The most watches of `kind` that were open at once since the start (or the last reset). */
+  peakWatches(kind: string): number;
+  resetPeakWatches(): void;
   stop(): Promise<void>;
 }
 
@@ -132,6 +135,8 @@ export async function startFakeApiServer(opts: FakeApiServerOptions = {}): Promi
     endWatches: h.endWatches,
     injectLine: h.injectLine,
     openWatches: (kind) => [...h.watchers].filter((w) => !kind || w.res.kind === kind).length,
+    peakWatches: (kind) => h.peaks.get(kind) ?? 0,
+    resetPeakWatches: () => h.peaks.clear(),
     async stop() {
       h.releaseHung();
       h.dropWatches();

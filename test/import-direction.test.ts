@@ -13,9 +13,11 @@ const SRC = resolve(import.meta.dir, "../src");
 
 /**
  * Folders whose code must stay pure: no I/O, no timers, no clock, no Bun. request/ holds the
- * request normaliser that both proxy/ and compile/ (explain) use, so it sits on the pure side.
+ * request normaliser that both proxy/ and compile/ (explain) use, so it sits on the pure side;
+ * kinds/ holds the policy kinds (contract and build), which the annotation families write and
+ * the proxy runs, and http/ the HTTP message rules they and the proxy share.
  */
-const PURE_DIRS = ["compile/", "table/", "store/", "model/", "annotations/", "request/", "regex/", "policy/"] as const;
+const PURE_DIRS = ["compile/", "table/", "store/", "model/", "annotations/", "request/", "regex/", "policy/", "kinds/", "http/"] as const;
 
 /**
  * Arrows that would run against the design even where the folders stay acyclic: the data plane
@@ -26,6 +28,10 @@ const FORBIDDEN_ARROWS: Readonly<Record<string, readonly string[]>> = {
   "proxy/": ["annotations/", "compile/", "store/"],
   "store/": ["annotations/", "compile/", "table/"],
   "policy/": ["annotations/", "compile/", "proxy/"],
+  // The kinds run in the proxy through the capabilities it hands them (kinds/types.ts
+  // PolicyCaps), never by reaching into it; the families write policies with them.
+  "kinds/": ["annotations/", "compile/", "proxy/", "store/"],
+  "http/": ["annotations/", "compile/", "proxy/", "store/", "kinds/"],
 };
 
 /** What the pure core must not import (paths relative to src/; a trailing / means the folder). */
@@ -432,6 +438,16 @@ describe("the scanner itself", () => {
       "1: store/ imports annotations/basic-auth.ts (store/ may not import annotations/, compile/, table/)",
     ]);
     expect(rules("proxy/policies/canary.ts", 'import type { CanaryRules } from "../../policy/params.ts";')).toEqual([]);
+  });
+
+  test("a policy kind reaches the I/O side only through its capabilities", () => {
+    expect(rules("kinds/authentication.ts", 'import { verifyPassword } from "../proxy/crypt/crypt.ts";\nconst r = await fetch("http://auth");')).toEqual([
+      "1: pure module imports proxy/crypt/crypt.ts",
+      "1: kinds/ imports proxy/crypt/crypt.ts (kinds/ may not import annotations/, compile/, proxy/, store/)",
+      "2: pure module references fetch(",
+    ]);
+    expect(rules("kinds/access.ts", 'import { isIP } from "node:net";')).toEqual(["1: pure module imports node:net"]);
+    expect(rules("kinds/limits.ts", 'import type { Limiter } from "./types.ts";\nconst t = caps.now();')).toEqual([]);
   });
 
   test("code inside a template substitution is still scanned", () => {

@@ -123,7 +123,7 @@ export interface Instruments {
   trackAccessLogDrops(read: () => number): void;
   /** Read the connections open on the traffic listeners at scrape time (summed over every caller). */
   trackActiveConnections(read: () => number): void;
-  /** Read the basic-auth password checks (proxy/policies/basic-auth.ts PASSWORD_CHECKS) at scrape time. */
+  /** Read the basic-auth password checks (kinds/basic-auth.ts PASSWORD_CHECKS) at scrape time. */
   trackPasswordChecks(read: () => PasswordCheckCounts): void;
 }
 

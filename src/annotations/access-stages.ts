@@ -6,7 +6,7 @@ import type { StagePolicy } from "../policy/stages.ts";
 import type { ParamsOf } from "../policy/contract.ts";
 import type { UserEntry } from "../policy/htpasswd.ts";
 import { stagePolicy } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 /** The answer to every request of a route whose access or authentication annotations cannot be applied. */
 export const REFUSED_STATUS = 503;

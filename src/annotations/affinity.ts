@@ -1,5 +1,5 @@
 // Session affinity with a cookie (ingress-nginx's internal/ingress/annotations/sessionaffinity
-// and rootfs/etc/nginx/lua/balancer/sticky*.lua). The proxy side is proxy/policies/affinity.ts; the route
+// and rootfs/etc/nginx/lua/balancer/sticky*.lua). The proxy side is kinds/affinity.ts; the route
 // carries the policy as a `backend` stage (docs/design.md, "Balancing and affinity").
 import * as v from "valibot";
 import type { StagePolicy } from "../policy/stages.ts";
@@ -7,7 +7,7 @@ import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, exactlyOneOf, isTrue, oneOf } from "./values.ts";
 import { stagePolicy } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 export interface CookieAffinity {
   /** `balanced`: a random key, hashed to a pod (some sessions move on scaling); `persistent`: the pod's own key. */
@@ -78,7 +78,7 @@ export const COOKIE_PATH: AnnotationSpec = {
   nginx: [n("session-cookie-path")],
   family: "affinity",
   default: "the route's path",
-  description: "`Path` of the cookie",
+  description: "`Path` of the cookie; an Ingress with `use-regex` and cookie affinity but no session-cookie-path gets a `SessionCookiePath` warning, as ingress-nginx logs one (the route's path is then a regular expression)",
   compat: { kind: "same" },
 };
 
@@ -221,7 +221,7 @@ export const AFFINITY_FAMILY: Family<AffinityPolicy> = {
   },
 };
 
-/** The route's `backend` stage policy for cookie affinity (proxy/policies/affinity.ts runs it). */
+/** The route's `backend` stage policy for cookie affinity (kinds/affinity.ts runs it). */
 export function affinityStage(c: CookieAffinity): StagePolicy {
   return stagePolicy(K.AFFINITY, { ...c });
 }

@@ -2,13 +2,13 @@
 // resolve backends (an HTTPS or gRPC backend has its own id: docs/design.md). GRPC is HTTP/2
 // with prior knowledge (h2c), GRPCS HTTP/2 over TLS, as ingress-nginx's grpc_pass grpc:// and
 // grpcs:// (proxy/upstream/grpc.ts). AUTO_HTTP is decided per request, in the "forwarding" stage
-// (src/proxy/policies/registry.ts).
+// (src/kinds/forwarding.ts).
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import type { BackendScheme } from "../table/types.ts";
 import { oneOf } from "./values.ts";
 import { stagePolicy } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 export interface BackendProtocolPolicy {
   /** The scheme backends are resolved with (AUTO_HTTP: http, switched per request). */

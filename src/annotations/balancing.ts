@@ -1,6 +1,6 @@
 // How a route's requests are spread over the pods: `load-balance` and `upstream-hash-by`
 // (ingress-nginx's internal/ingress/annotations/{loadbalancing,upstreamhashby} and
-// rootfs/etc/nginx/lua/balancer/*.lua). The proxy side is proxy/policies/hash-by.ts and balancer.ts (docs/design.md,
+// rootfs/etc/nginx/lua/balancer/*.lua). The proxy side is kinds/backend.ts and balancer.ts (docs/design.md,
 // "Balancing and affinity").
 //
 // `upstream-hash-by` is an nginx variable expression in ingress-nginx, evaluated by Lua with
@@ -16,7 +16,7 @@ import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, Int } from "./values.ts";
 import { stagePolicy } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 export interface BalancingPolicy {
   /** `load-balance`; null when not set (round robin). */

@@ -1,7 +1,7 @@
 // Basic authentication for the routes of one Ingress (ingress-nginx's auth-type, auth-secret,
 // auth-secret-type, auth-realm; nginx's auth_basic). This family reads the annotations; the
 // compiler resolves the Secret into the users (compile/access.ts) and the proxy checks the
-// credentials (proxy/policies/basic-auth.ts). Access control fails closed: whatever cannot be applied
+// credentials (kinds/basic-auth.ts). Access control fails closed: whatever cannot be applied
 // as written makes the routes refuse every request, never serve them open.
 import * as v from "valibot";
 import { REFUSED_STATUS } from "./access-stages.ts";
@@ -124,22 +124,22 @@ export const AUTH_REALM: AnnotationSpec = {
 };
 
 /**
- * Rule paths that skip authentication (basic and external): ingress-nginx's ConfigMap
- * `no-auth-locations` default, so ACME HTTP-01 challenges added to a protected Ingress still
- * reach the solver.
+ * Rule paths that skip authentication (basic and external) unless --no-auth-locations says
+ * otherwise: ingress-nginx's ConfigMap `no-auth-locations` default (config.go NewDefault), so
+ * ACME HTTP-01 challenges added to a protected Ingress still reach the solver.
  */
-export const NO_AUTH_LOCATIONS: readonly string[] = ["/.well-known/acme-challenge"];
+export const NO_AUTH_LOCATIONS: readonly string[] = Object.freeze(["/.well-known/acme-challenge"]);
 
 /**
  * Whether a rule path, as written in the Ingress, skips authentication. ingress-nginx's
  * template leaves auth_basic and auth_request out of a location when isLocationInLocationList
- * (template.go) holds: `strings.HasPrefix(loc.Path, entry)` on the path as written. So the
- * written path decides, never its routed form: `//.well-known/acme-challenge` or
- * `/%2Ewell-known/acme-challenge` route like `/.well-known/acme-challenge` here but are
- * authenticated under ingress-nginx, and must be here too.
+ * (template.go) holds: `strings.HasPrefix(loc.Path, entry)` on the path as written, for each
+ * entry of no-auth-locations. So the written path decides, never its routed form:
+ * `//.well-known/acme-challenge` or `/%2Ewell-known/acme-challenge` route like
+ * `/.well-known/acme-challenge` here but are authenticated under ingress-nginx, and must be here too.
  */
-export function skipsAuthentication(writtenPath: string): boolean {
-  return NO_AUTH_LOCATIONS.some((p) => writtenPath.startsWith(p));
+export function skipsAuthentication(writtenPath: string, locations: readonly string[] = NO_AUTH_LOCATIONS): boolean {
+  return locations.some((p) => writtenPath.startsWith(p));
 }
 
 const NONE: BasicAuthPolicy = Object.freeze({ state: "none" });

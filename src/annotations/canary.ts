@@ -4,7 +4,7 @@
 // upstream as an alternative backend (internal/ingress/controller/controller.go,
 // mergeAlternativeBackends) and picks per request in rootfs/etc/nginx/lua/balancer.lua
 // (route_to_alternative_balancer). Here the compiler attaches the canary to main's route
-// (compile/host-entry.ts) and the proxy's `backend` stage picks (proxy/policies/canary.ts).
+// (compile/host-entry.ts) and the proxy's `backend` stage picks (kinds/canary.ts).
 import * as v from "valibot";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import { type StagePolicy } from "../policy/stages.ts";
@@ -12,7 +12,7 @@ import type { CanaryRules } from "../policy/params.ts";
 import type { AnnotationSpec, Family, ReadResult } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, isFalse } from "./values.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 import { stagePolicy } from "../policy/contract.ts";
 
 export type CanaryPolicy =
@@ -182,7 +182,7 @@ export const CANARY_FAMILY: Family<CanaryPolicy> = {
 export type CanaryAffinity = { readonly cookie: string; readonly sticky: boolean };
 
 /**
- * The `backend`-stage policy of a route with a canary; proxy/policies/canary.ts implements the kind.
+ * The `backend`-stage policy of a route with a canary; kinds/canary.ts implements the kind.
  * `affinity` is left out of the params when main has none, so such routes read as before.
  */
 export function canaryStagePolicy(rules: CanaryRules, affinity: CanaryAffinity | null = null): StagePolicy {

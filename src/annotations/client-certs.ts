@@ -3,7 +3,7 @@
 // auth-tls-pass-certificate-to-upstream, auth-tls-match-cn: internal/ingress/annotations/authtls/main.go, and the
 // SERVER block of rootfs/etc/nginx/template/nginx.tmpl). This family reads the annotations;
 // the compiler reads the CA Secret (compile/access.ts) and the proxy checks each request's
-// certificate against it (proxy/policies/client-cert.ts). docs/design.md, "Client certificates".
+// certificate against it (kinds/client-cert.ts). docs/design.md, "Client certificates".
 import * as v from "valibot";
 import { REFUSED_STATUS } from "./access-stages.ts";
 import { SecretRef } from "./basic-auth.ts";

@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { DEFAULT_CORS_HEADERS, DEFAULT_CORS_METHODS } from "./cors.ts";
 import { parseAnnotations } from "../compile/annotations.ts";
 import { NGINX_PREFIX } from "./spec.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 const parse = (a: Record<string, string>) =>
   parseAnnotations(Object.fromEntries(Object.entries({ "enable-cors": "true", ...a }).map(([k, val]) => [NGINX_PREFIX + k, val])));

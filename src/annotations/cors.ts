@@ -1,13 +1,13 @@
 // CORS for the routes of one Ingress: ingress-nginx's `enable-cors` and `cors-*` annotations
 // (internal/ingress/annotations/cors/main.go, the template's CORS block and
 // buildCorsOriginRegex in internal/ingress/controller/template/template.go, at dbb11b92).
-// The proxy side is src/proxy/policies/cors.ts; the policy runs in the `cors` stage.
+// The proxy side is src/kinds/cors.ts; the policy runs in the `cors` stage.
 import * as v from "valibot";
 import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX, valueIn } from "./spec.ts";
 import { Bool, isFalse, isTrue } from "./values.ts";
 import { stagePolicy } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 /** ingress-nginx's defaults (cors/main.go: defaultCorsMethods, defaultCorsHeaders, defaultCorsMaxAge). */
 export const DEFAULT_CORS_METHODS = "GET, PUT, POST, DELETE, PATCH, OPTIONS";

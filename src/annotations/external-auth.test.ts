@@ -3,12 +3,12 @@
 // and the stage policy a route carries, through JSON as the workers receive it.
 import { describe, expect, test } from "bun:test";
 import { createPolicyRunner } from "../proxy/policies/run.ts";
-import { POLICY_KINDS } from "../proxy/policies/registry.ts";
+import { POLICY_KINDS } from "../kinds/registry.ts";
 import { DEFAULT_CACHE_DURATION, parseCacheDuration } from "./external-auth.ts";
 import { parseTemplate } from "../policy/template.ts";
 import { parseAnnotations } from "../compile/annotations.ts";
 import { NGINX_PREFIX } from "./spec.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 const parse = (a: Record<string, string>) => parseAnnotations(Object.fromEntries(Object.entries(a).map(([k, val]) => [NGINX_PREFIX + k, val])));
 
@@ -24,12 +24,31 @@ describe("external-auth annotations", () => {
         params: {
           url: ["http://auth.ns.svc.cluster.local:8080/check?x=1"], method: null, signin: null, redirectParam: "rd",
           responseHeaders: [], requestRedirect: null, alwaysSetCookie: false, cacheKey: null,
-          cacheRules: [{ statuses: [200, 202, 401], ms: 300_000 }],
+          cacheRules: [{ statuses: [200, 202, 401], ms: 300_000 }], proxySetHeaders: [],
         },
       },
     ]);
     // The table crosses IPC as JSON: the params survive it unchanged.
     expect(JSON.parse(JSON.stringify(a.options.stages))).toEqual(a.options.stages as never);
+  });
+
+  test("enable-global-auth: false opts out of --global-auth-url; anything unreadable counts as true (authreqglobal/main.go), never a stage of its own", () => {
+    const global = (value: string) => {
+      const a = parse({ "enable-global-auth": value });
+      expect(a.options.stages).toBeNull();
+      return [a.policies.externalAuth.global, a.problems.length];
+    };
+    expect(global("false")).toEqual([false, 0]);
+    expect(global("False")).toEqual([false, 0]);
+    expect(global("true")).toEqual([true, 0]);
+    expect(global("nope")).toEqual([true, 1]);
+    expect(global("")).toEqual([true, 1]);
+    expect(global("false\n")).toEqual([true, 1]);
+    expect(parse({}).policies.externalAuth.global).toBe(true);
+    // With auth-url the Ingress's own auth service decides; the opt-out is kept but changes nothing.
+    const own = parse({ "auth-url": "http://auth.example/check", "enable-global-auth": "false" });
+    expect(own.policies.externalAuth).toMatchObject({ enabled: true, global: false });
+    expect(own.options.stages?.map((p) => p.kind)).toEqual([K.EXTERNAL_AUTH.id]);
   });
 
   test("without auth-url nothing is read and no stage exists", () => {
@@ -51,7 +70,7 @@ describe("external-auth annotations", () => {
       ["auth-url", "http://a/#x"], ["auth-url", "http://$http_x_target/"], ["auth-url", "http://a/$"],
       ["auth-method", "FETCH"], ["auth-response-headers", "X-A;"], ["auth-request-redirect", "http://a/%0d"],
       ["auth-always-set-cookie", "on"], ["auth-cache-duration", "5x"], ["auth-cache-duration", "200"], ["auth-cache-duration", "999 5m"],
-      ["auth-cache-duration", "200 5m, 401"], ["auth-proxy-set-headers", "cm"],
+      ["auth-cache-duration", "200 5m, 401"], ["auth-proxy-set-headers", "ns/cm@1"], ["auth-proxy-set-headers", "ns/a,b"],
     ] as const) {
       const a = parse({ "auth-url": "http://auth.svc/", [k]: val });
       expect(a.problems.length).toBeGreaterThan(0);
@@ -60,6 +79,22 @@ describe("external-auth annotations", () => {
       // The shared `denied` stage (ingress-nginx's "location denied"), never the auth kind.
       expect(a.options.stages).toEqual([{ stage: "denied", kind: "refuse", params: { status: 503, reason: `external authentication: ${a.policies.externalAuth.denied!}` } }]);
     }
+  });
+
+  test("auth-proxy-set-headers: the ConfigMap is the compiler's to read; until then the stage has no headers, which the runner refuses", async () => {
+    // authreq.Parse reads the ConfigMap itself; here compile/auth-headers.ts does, with the
+    // Ingress's namespace and the snapshot's ConfigMaps. The family keeps the name as written.
+    const a = parse({ "auth-url": "http://auth.svc/", "auth-proxy-set-headers": " team/auth-headers " });
+    expect(a.problems).toEqual([]);
+    expect(a.policies.externalAuth.headersConfigMap).toBe("team/auth-headers");
+    expect(a.policies.externalAuth.proxySetHeaders).toBeNull();
+    expect(a.options.stages?.map((p) => p.kind)).toEqual([K.EXTERNAL_AUTH.id]);
+    const run = createPolicyRunner(POLICY_KINDS);
+    const flow = { route: { authExempt: false } } as never;
+    // Built without its headers, the policy refuses (500), never asks without them.
+    const err = await run(a.options.stages!, flow).then(() => null, (e: unknown) => e as { code: string; detail: string });
+    expect(err?.code).toBe("Internal");
+    expect(err?.detail).toContain("auth-proxy-set-headers is not resolved");
   });
 
   test("values ingress-nginx ignores are ignored here too (with a diagnostic), which stays closed", () => {

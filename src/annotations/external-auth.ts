@@ -2,7 +2,7 @@
 // (internal/ingress/annotations/authreq/main.go, the auth location of
 // rootfs/etc/nginx/template/nginx.tmpl and buildAuthSignURL / buildAuthResponseHeaders in
 // internal/ingress/controller/template/template.go, at dbb11b92). The proxy side is
-// src/proxy/policies/external-auth.ts; the policy runs in the `authentication` stage.
+// src/kinds/external-auth.ts; the policy runs in the `authentication` stage.
 //
 // This is access control, so nothing here fails open. Where ingress-nginx drops the whole
 // external-auth configuration and serves the Ingress unauthenticated (an invalid
@@ -19,7 +19,7 @@ import { NGINX_PREFIX } from "./spec.ts";
 import { Bool } from "./values.ts";
 import { parseTemplate, type TemplatePart } from "../policy/template.ts";
 import type { DeepReadonly, ParamsOf } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 import { refuseStage } from "./access-stages.ts";
 import { stagePolicy } from "../policy/contract.ts";
 
@@ -36,18 +36,28 @@ export interface CacheRule {
 
 /**
  * The family's result: the parameters of the `external-auth` kind, as its contract types them
- * (policy/kinds.ts EXTERNAL_AUTH: url, method, signin, redirectParam, responseHeaders,
+ * (kinds/external-auth.ts EXTERNAL_AUTH: url, method, signin, redirectParam, responseHeaders,
  * requestRedirect, alwaysSetCookie, cacheKey, cacheRules), plus whether auth-url was set and
  * why the route must refuse every request (503), or null.
  */
 export type ExternalAuthPolicy = DeepReadonly<ParamsOf<typeof K.EXTERNAL_AUTH>> & {
   readonly enabled: boolean;
   readonly denied: string | null;
+  /**
+   * auth-proxy-set-headers as written (trimmed), or null. The ConfigMap lies outside the
+   * Ingress: compile/auth-headers.ts reads it into `proxySetHeaders`, null until then.
+   */
+  readonly headersConfigMap: string | null;
+  /**
+   * enable-global-auth (authreqglobal/main.go): false opts this Ingress out of the global
+   * auth-url (--global-auth-url, compile/global-auth.ts). It matters only without auth-url.
+   */
+  readonly global: boolean;
 };
 
 /** The policy's parameters, for stagePolicy(K.EXTERNAL_AUTH, ...). */
 export function externalAuthParams(p: ExternalAuthPolicy): DeepReadonly<ParamsOf<typeof K.EXTERNAL_AUTH>> {
-  const { enabled: _enabled, denied: _denied, ...params } = p;
+  const { enabled: _enabled, denied: _denied, headersConfigMap: _headersConfigMap, global: _global, ...params } = p;
   return params;
 }
 
@@ -67,6 +77,18 @@ export const CACHE_KEY_VARIABLES: ReadonlySet<string> = new Set([
   "host", "remote_addr", "remote_user", "request_uri", "uri", "args", "scheme", "request_method",
 ]);
 export const CACHE_KEY_PREFIXES = ["http_", "cookie_", "arg_"] as const;
+/**
+ * Variables allowed in an auth-proxy-set-headers value (compile/auth-headers.ts). nginx
+ * evaluates them in the auth subrequest, which shares the main request's headers, variables
+ * and request URI (ngx_http_subrequest: `sr->variables = r->variables`, `sr->unparsed_uri =
+ * r->unparsed_uri`; $request_method reads r->main) but has its own URI and no arguments, so
+ * `$uri`, `$args` and `$arg_<name>` there name the auth location, not the client's request:
+ * they are refused, with any other variable.
+ */
+export const HEADER_VARIABLES: ReadonlySet<string> = new Set([
+  "host", "http_host", "scheme", "remote_addr", "remote_user", "request_uri", "escaped_request_uri", "request_method",
+]);
+export const HEADER_VARIABLE_PREFIXES = ["http_", "cookie_"] as const;
 
 export const AUTH_URL: AnnotationSpec = {
   portico: null,
@@ -192,12 +214,26 @@ export const AUTH_PROXY_SET_HEADERS: AnnotationSpec = {
   nginx: [n("auth-proxy-set-headers")],
   family: "external-auth",
   default: "none",
-  description: "ConfigMap of headers added to the auth request",
+  description:
+    "`<namespace>/<name>` of a ConfigMap in the Ingress's namespace whose entries are set on the auth request (name: letters, digits, `-`, `_`; a value may use `$host`, `$http_host`, `$scheme`, `$remote_addr`, `$remote_user`, `$request_uri`, `$escaped_request_uri`, `$request_method`, `$http_<name>`, `$cookie_<name>`; an empty value removes the field); a missing ConfigMap, one in another namespace, a bare name or an invalid key make every request 503, as in ingress-nginx",
   compat: {
     kind: "differs",
     difference:
-      "Portico reads ingress-nginx's own ConfigMap (`--nginx-configmap`), but not the ConfigMap this annotation names (the headers to add to the auth request): a route with this annotation answers 503 to every request, as ingress-nginx's does when that ConfigMap is missing, rather than ask the auth service without those headers.",
+      "A value with characters ingress-nginx's validator refuses makes every request 503 (ingress-nginx then asks the auth service without the headers). In the ConfigMap, another variable (`$uri`, `$args` and `$arg_<name>` name the auth location in nginx), a control or non-ASCII character in a value makes every request 503; an entry naming a field the auth request sets itself (`Host`, `X-Original-URL`, `X-Forwarded-For`...) is left out with a warning (nginx sends both fields). An edit or deletion of the ConfigMap applies at once (ingress-nginx applies it when the Ingress is next synced). A `<namespace>/<name>` value is served the same.",
   },
+  // ingress-nginx finds the ConfigMap only as `<namespace>/<name>` (authreq looks the value up
+  // as a store key); what the ConfigMap holds is reported per Ingress (compile/auth-headers.ts).
+  sameWhen: (value) => /^[-._~a-zA-Z0-9:]+\/[-._~a-zA-Z0-9:]+$/.test(value.trim()),
+};
+
+export const ENABLE_GLOBAL_AUTH: AnnotationSpec = {
+  portico: null,
+  nginx: [n("enable-global-auth")],
+  family: "external-auth",
+  default: "true",
+  description:
+    "`false`: the global auth service (ingress-nginx's ConfigMap key `global-auth-url`, `--global-auth-url`) is not asked for this Ingress's paths; an Ingress with its own `auth-url` uses that one either way",
+  compat: { kind: "same" },
 };
 
 // ingress-nginx's character rules (parser/validators.go), applied after removing spaces as its
@@ -210,8 +246,9 @@ const URL_RE = /^[-._~a-zA-Z0-9/:,?&=]*$/;
 const NGINX_VARIABLE_RE = /^[A-Za-z0-9_${}-]*$/;
 /** authreq's methodsRegex. */
 const METHOD_RE = /^(GET|HEAD|POST|PUT|PATCH|DELETE|CONNECT|OPTIONS|TRACE)$/;
-/** authreq's headerRegexp. */
+/** authreq's headerRegexp (auth-response-headers, and the keys of the auth-proxy-set-headers ConfigMap). */
 const HEADER_RE = /^[a-zA-Z\d_-]+$/;
+export const PROXY_SET_HEADER_NAME = HEADER_RE;
 /** parser.HeadersVariable. */
 const HEADERS_VARIABLE_RE = /^[A-Za-z0-9_, -]*$/;
 /** parser.ExtendedCharsRegex (authreq validates auth-cache-duration with it, spaces kept). */
@@ -318,7 +355,12 @@ const NONE: ExternalAuthPolicy = Object.freeze({
   alwaysSetCookie: false,
   cacheKey: null,
   cacheRules: DEFAULT_RULES,
+  proxySetHeaders: [],
+  headersConfigMap: null,
+  global: true,
 });
+/** No auth-url, and enable-global-auth: "false". */
+const NONE_NOT_GLOBAL: ExternalAuthPolicy = Object.freeze({ ...NONE, global: false });
 
 const DENY = "every request of the route answers 503";
 
@@ -331,6 +373,10 @@ function readOrDeny<T>(r: Reader, spec: AnnotationSpec, schema: v.GenericSchema<
 
 function parse(r: Reader): ExternalAuthPolicy {
   const deny: string[] = [];
+  // authreqglobal/main.go: a value GetBoolAnnotation cannot read counts as true (the global
+  // auth applies), which is also the closed side.
+  const globalRead = r.read(ENABLE_GLOBAL_AUTH, Bool, "the global auth applies");
+  const global = globalRead.state === "ok" ? globalRead.value : true;
   const urlText = readOrDeny(
     r,
     AUTH_URL,
@@ -341,7 +387,7 @@ function parse(r: Reader): ExternalAuthPolicy {
     ),
     deny,
   );
-  if (urlText === undefined && deny.length === 0) return NONE;
+  if (urlText === undefined && deny.length === 0) return global ? NONE : NONE_NOT_GLOBAL;
   let url: TemplatePart[] = [];
   if (urlText !== undefined) {
     const t = parseTemplate(urlText, (name) => URL_VARIABLES.has(name));
@@ -400,16 +446,14 @@ function parse(r: Reader): ExternalAuthPolicy {
     else r.problem(`annotation ${AUTH_CACHE_KEY.nginx[0]}=${JSON.stringify(keyRead.value)}: ${t.why}; caching is off`);
   }
 
-  // Portico reads no ConfigMap but ingress-nginx's own (--nginx-configmap), so not the one this
-  // annotation names; ingress-nginx denies the location when that ConfigMap cannot be found,
-  // and so does Portico whatever the value: the auth service never sees a request without the
-  // headers it may rely on.
-  const psh = r.read(AUTH_PROXY_SET_HEADERS, v.pipe(Trimmed, v.check(noSpaces(BASIC_CHARS_RE), "expected a ConfigMap name")), DENY);
+  // The ConfigMap named is read by the compiler (compile/auth-headers.ts), which needs the
+  // Ingress's namespace and the ConfigMaps; until then the headers are unknown (null), which
+  // the proxy refuses to build. A value ingress-nginx's validator refuses (BasicCharsRegex)
+  // makes authreq.Parse go on without the headers; Portico refuses the route instead: the
+  // auth service never sees a request without the headers it may rely on.
+  const psh = r.read(AUTH_PROXY_SET_HEADERS, v.pipe(Trimmed, v.check(noSpaces(BASIC_CHARS_RE), "expected <namespace>/<ConfigMap name>")), DENY);
   if (psh.state === "invalid") deny.push(AUTH_PROXY_SET_HEADERS.nginx[0] as string);
-  else if (psh.state === "ok") {
-    r.problem(`annotation ${AUTH_PROXY_SET_HEADERS.nginx[0]}=${JSON.stringify(psh.value)}: Portico does not read the ConfigMap this annotation names (only ingress-nginx's own, with --nginx-configmap); ${DENY}`);
-    deny.push(AUTH_PROXY_SET_HEADERS.nginx[0] as string);
-  }
+  const headersConfigMap = psh.state === "ok" ? psh.value : null;
 
   return Object.freeze({
     enabled: true,
@@ -423,6 +467,9 @@ function parse(r: Reader): ExternalAuthPolicy {
     alwaysSetCookie,
     cacheKey,
     cacheRules: rules ?? DEFAULT_RULES,
+    proxySetHeaders: headersConfigMap === null ? [] : null,
+    headersConfigMap,
+    global,
   });
 }
 
@@ -430,7 +477,7 @@ export const EXTERNAL_AUTH: Family<ExternalAuthPolicy> = {
   name: "external-auth",
   annotations: [
     AUTH_URL, AUTH_METHOD, AUTH_SIGNIN, AUTH_SIGNIN_REDIRECT_PARAM, AUTH_RESPONSE_HEADERS, AUTH_REQUEST_REDIRECT,
-    AUTH_ALWAYS_SET_COOKIE, AUTH_CACHE_KEY, AUTH_CACHE_DURATION, AUTH_PROXY_SET_HEADERS,
+    AUTH_ALWAYS_SET_COOKIE, AUTH_CACHE_KEY, AUTH_CACHE_DURATION, AUTH_PROXY_SET_HEADERS, ENABLE_GLOBAL_AUTH,
   ],
   none: NONE,
   parse,

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { parseHeaderList } from "./headers.ts";
 import { HEADER_LIMITS } from "../policy/headers.ts";
 import { parseAnnotations } from "../compile/annotations.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 const REQ = "portico.dev/request-headers";
 const RES = "portico.dev/response-headers";

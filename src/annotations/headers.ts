@@ -10,7 +10,7 @@ import { refuseStage } from "./access-stages.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { PORTICO_PREFIX } from "./spec.ts";
 import { checkHeader, HEADER_DENY_DEFAULT_STATUS, HEADER_LIMITS, isDenyStatus, TOKEN, type HeaderEntry } from "../policy/headers.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 import { stagePolicy } from "../policy/contract.ts";
 
 

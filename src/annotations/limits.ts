@@ -1,5 +1,5 @@
 // Request limits per client address (ingress-nginx's internal/ingress/annotations/ratelimit
-// and its template's limit_req / limit_conn directives). The proxy side is proxy/policies/limits.ts; the route carries them as a `limits` stage policy,
+// and its template's limit_req / limit_conn directives). The proxy side is kinds/limits.ts; the route carries them as a `limits` stage policy,
 // which runs where nginx's pre-access phase does (policy/stages.ts).
 import type { StagePolicy } from "../policy/stages.ts";
 import { parseCidrList } from "../config/cidr.ts";
@@ -8,7 +8,7 @@ import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Int } from "./values.ts";
 import { stagePolicy } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 export interface LimitsPolicy {
   /** 0: no limit of that kind (ingress-nginx applies a limit only when it is above 0). */

@@ -1,6 +1,6 @@
 // Redirects the proxy answers itself for the routes of one Ingress: permanent-/temporal-
 // redirect, app-root, the www redirect and whether those carry the port. The proxy runs them
-// as stage policies (src/proxy/policies/redirect.ts); app-root and the www redirect apply to the whole
+// as stage policies (src/kinds/server.ts and src/kinds/redirects.ts); app-root and the www redirect apply to the whole
 // host, which table/build.ts arranges. Values are read as ingress-nginx's redirect, rewrite
 // and portinredirect parsers read them (internal/ingress/annotations/), including what an
 // invalid value does there.
@@ -10,7 +10,7 @@ import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, GoInt } from "./values.ts";
 import { APP_ROOT_VARIABLES, appRootParts } from "../policy/template.ts";
 import { stagePolicy } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 export interface RedirectPolicy {
   readonly url: string;
@@ -47,7 +47,7 @@ const DENIED_NOTE =
  */
 const forValid = (difference: string) => (): string => difference.replace(DENIED_NOTE, "").trim();
 
-const BODY_NOTE = "The redirect has an empty body (nginx sends a short HTML page).";
+const BODY_NOTE = "Without --ingress-nginx-compat the redirect has an empty body (nginx sends a short HTML page, as Portico does with the flag).";
 const NO_HOST_NOTE = "A request without Host (HTTP/1.0) gets 400 where a relative URL needs the host (nginx writes its own address).";
 
 // ingress-nginx's URLIsValidRegex (parser/validators.go): URL characters, no `$` (nginx

@@ -1,7 +1,7 @@
 // ingress-nginx's regex paths and rewrite-target for the routes of one Ingress
 // (docs/design.md "Regular expressions"). The compiler reads the policy to decide a host's
 // regex mode (compile/host-entry.ts); the rewrite itself is a `rewrite` stage policy that the
-// proxy runs with the captures of the location that matched (proxy/policies/rewrite.ts).
+// proxy runs with the captures of the location that matched (kinds/rewrite.ts).
 //
 // Values as ingress-nginx reads them (internal/ingress/annotations/rewrite/main.go and
 // xforwardedprefix/main.go, parser/validators.go): use-regex is a Go bool, false when invalid;
@@ -15,7 +15,7 @@ import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { Bool, isFalse } from "./values.ts";
 import { stagePolicy } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 export interface RegexRewritePolicy {
   /** Match the paths of every host this Ingress has rules for as ingress-nginx's regexes. */
@@ -110,7 +110,7 @@ export const REGEX_REWRITE: Family<RegexRewritePolicy> = {
   },
 };
 
-/** The `rewrite` stage policy of an Ingress with a rewrite-target (proxy/policies/rewrite.ts runs it). */
+/** The `rewrite` stage policy of an Ingress with a rewrite-target (kinds/rewrite.ts runs it). */
 export function rewriteStage(p: RegexRewritePolicy): StagePolicy | null {
   if (p.rewriteTarget === "") return null;
   return stagePolicy(K.REWRITE_TARGET, { target: p.rewriteTarget, xForwardedPrefix: p.xForwardedPrefix });

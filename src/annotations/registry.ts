@@ -13,6 +13,7 @@ import { CLIENT_CERTS } from "./client-certs.ts";
 import { CORS } from "./cors.ts";
 import { EXTERNAL_AUTH } from "./external-auth.ts";
 import { LIMITS } from "./limits.ts";
+import { MIRROR } from "./mirror.ts";
 import { HEADERS } from "./headers.ts";
 import { ERROR_PAGES } from "./error-pages.ts";
 import { HOSTS } from "./hosts.ts";
@@ -51,6 +52,7 @@ export const FAMILIES = {
   errorPages: ERROR_PAGES,
   hosts: HOSTS,
   sslPassthrough: SSL_PASSTHROUGH_FAMILY,
+  mirror: MIRROR,
 } as const;
 
 /** Annotations Portico implements, family by family. */

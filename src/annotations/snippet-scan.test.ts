@@ -217,20 +217,20 @@ describe("restrictingDirectivesIn: harmless only when every directive is known t
   });
 
   test("hostile text never throws and is read in one pass", () => {
-    const hostile = [
-      "\\".repeat(SNIPPET_LIMIT),
-      '"'.repeat(SNIPPET_LIMIT),
-      "'\\".repeat(SNIPPET_LIMIT / 2),
-      "${".repeat(SNIPPET_LIMIT / 2),
-      "a {".repeat(SNIPPET_LIMIT / 3),
-      "}".repeat(SNIPPET_LIMIT),
-      "#".repeat(SNIPPET_LIMIT),
-      "add_header X ".concat("\\".repeat(SNIPPET_LIMIT / 4), ";"),
-      "\u0000\uffff\ud800;",
+    // Each with its one answer: unreadable (null), nothing restricting ([]), or the names.
+    const hostile: [text: string, directives: string[] | null][] = [
+      ["\\".repeat(SNIPPET_LIMIT), null], // a word that never ends with `;`
+      ['"'.repeat(SNIPPET_LIMIT), null], // quoted strings run together
+      ["'\\".repeat(SNIPPET_LIMIT / 2), null], // a quote never closed
+      ["${".repeat(SNIPPET_LIMIT / 2), null],
+      ["a {".repeat(SNIPPET_LIMIT / 3), null], // blocks never closed
+      ["}".repeat(SNIPPET_LIMIT), null],
+      ["#".repeat(SNIPPET_LIMIT), []], // one comment
+      ["add_header X ".concat("\\".repeat(SNIPPET_LIMIT / 4), ";"), []],
+      ["\u0000\uffff\ud800;", ["\u0000\uffff\ud800"]], // a directive by that name, unknown
     ];
-    for (const text of hostile) {
-      const r = restrictingDirectivesIn(text);
-      expect(r === null || Array.isArray(r)).toBe(true);
+    for (const [text, directives] of hostile) {
+      expect([text.slice(0, 12), restrictingDirectivesIn(text)]).toEqual([text.slice(0, 12), directives]);
       expect(() => scanSnippet(text)).not.toThrow();
     }
     // A trailing backslash inside a word or a quoted string.

@@ -542,7 +542,7 @@ const HARMLESS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Request fields Portico writes itself on every proxied request (proxy/upstream/headers.ts
+ * Request fields Portico writes itself on every proxied request (http/headers.ts
  * forwardHeaders) or never passes on as the client sent them (hop-by-hop, RFC 9110 §7.6.1):
  * whatever a snippet set them to, the client's own copy does not reach the backend here either.
  */

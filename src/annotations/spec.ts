@@ -37,6 +37,7 @@ export type FamilyName =
   | "headers"
   | "snippets"
   | "ssl-passthrough"
+  | "mirror"
   | "other";
 
 /** How an annotation compares with ingress-nginx's, as the README table states it. */
@@ -173,7 +174,7 @@ export interface Family<P> {
   parse(r: Reader): P;
   /**
    * The request-side stage policies the policy gives, each written with stagePolicy() from its
-   * kind's contract (policy/kinds.ts); `all` is every family's policy, by its FAMILIES key.
+   * kind's contract (kinds/<stage>.ts); `all` is every family's policy, by its FAMILIES key.
    * compile/stages.ts collects them (annotationStages, in FAMILIES order) and orders them by
    * their contracts' stages (assembleStages); absent: the family has none.
    */

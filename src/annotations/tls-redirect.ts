@@ -1,5 +1,5 @@
 // HTTP → HTTPS redirect and HSTS for the routes of one Ingress. The proxy reads the result
-// from RouteOptions (proxy/policies/redirect.ts); the redirect runs between the policy stages, where
+// from RouteOptions (kinds/redirect.ts); the redirect runs between the policy stages, where
 // ingress-nginx's Lua redirects (docs/design.md, "Annotations and policies", says why it is
 // not a stage policy itself).
 import type { AnnotationSpec, Family } from "./spec.ts";

@@ -2,7 +2,7 @@
 // it: the route's stage policies walked in the order src/proxy/policies/run.ts runs them, with the
 // HTTPS redirect and the no-endpoints check at their places between the stages, then the
 // pipeline's own default-backend fallback and error pages (src/proxy/pipeline/choose.ts, error-pages.ts). Each kind's
-// answer is the one its implementation gives (src/proxy/policies/registry.ts lists them) to a request with
+// answer is the one its implementation gives (src/kinds/registry.ts lists them) to a request with
 // no credentials, no Origin, no cookies or special headers, on the scheme's default port, from
 // a client address explain is told (or, when none is given, an address in no list).
 // docs/design.md, "Annotations and policies" and "Explain".
@@ -12,19 +12,22 @@ import type { TemplatePart } from "../policy/template.ts";
 import { accessListMatcher, parseCidrList } from "../config/cidr.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { Config } from "../config/types.ts";
-import { KIND_CONTRACTS } from "../policy/registry.ts";
+import { signinTemplate } from "../kinds/external-auth.ts";
+import { cutSlash } from "../kinds/redirect.ts";
+import { LOCATION_CODES } from "../kinds/redirects.ts";
+import { POLICY_KINDS } from "../kinds/registry.ts";
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicyStage, type StagePolicy } from "../policy/stages.ts";
-import { rewriteRequest } from "../table/rewrite.ts";
+import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { gatewayRedirectCode, modifyPath } from "../table/gateway.ts";
 import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
 import type { Backend, Match, Route } from "../table/types.ts";
 
 /**
- * The stage of every kind, from the one list of contracts (policy/kinds.ts) the proxy's runners
+ * The stage of every kind, from the one registry of kinds (kinds/registry.ts) the proxy's runners
  * are paired with (a test holds the two equal). A policy of another kind, or filed under
  * another stage, makes the proxy's runner answer 500 for every request of the route.
  */
-export const KIND_STAGES: Readonly<Record<string, PolicyStage>> = Object.freeze(Object.fromEntries([...KIND_CONTRACTS].map(([id, k]) => [id, k.stage])));
+export const KIND_STAGES: Readonly<Record<string, PolicyStage>> = Object.freeze(Object.fromEntries([...POLICY_KINDS].map(([id, k]) => [id, k.stage])));
 
 export type AnswerKind = "proxied" | "redirect" | "challenge" | "refused" | "depends";
 
@@ -51,6 +54,29 @@ export interface PredictedAnswer {
   readonly allowedClients?: readonly string[];
   /** Checks passed on the way that another request could fail (another client, a credential, a preflight). */
   readonly notes: readonly string[];
+  /**
+   * proxied, or depends once the auth service lets it through: what the route's policies make of
+   * the request the backend receives (a weighted rule's choices: only when they agree).
+   */
+  readonly upstream?: UpstreamRequest;
+}
+
+/**
+ * The request a backend receives, as far as the route decides it (kinds/rewrite.ts,
+ * kinds/forwarding.ts): the rest (X-Forwarded-*, X-Request-ID...) is the same for every route
+ * (http/headers.ts).
+ */
+export interface UpstreamRequest {
+  /** The request-target's path: rewrite-target's or URLRewrite's, else the routed path (the query as sent follows it). */
+  readonly path: string;
+  /** The Host field: upstream-vhost's or URLRewrite's hostname, or null for the client's own. */
+  readonly host: string | null;
+  /**
+   * The fields the route's policies set, by lowercased name: X-Forwarded-Prefix of a rewrite,
+   * portico.dev/request-headers, RequestHeaderModifier (null: removed). Each replaces the
+   * client's field of that name.
+   */
+  readonly headers: Readonly<Record<string, string | null>>;
 }
 
 export interface AnswerRequest {
@@ -65,27 +91,13 @@ export interface AnswerRequest {
 /** The flags the proxy's answers read (config/types.ts); defaults as the flags' own. */
 export type AnswerConfig = Partial<Pick<Config, "httpRedirectCode" | "httpsPort">>;
 
-/** The codes nginx's `return code URL` answers with a Location (proxy/policies/redirect.ts). */
-const LOCATION_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
-
-/** One trailing "/" cut, as ingress-nginx's Lua redirects do (proxy/policies/redirect.ts cutSlash). */
-const cutSlash = (s: string): string => (s.endsWith("/") ? s.slice(0, -1) : s);
-
 const defaultPort = (scheme: "http" | "https"): string => (scheme === "https" ? "443" : "80");
 
+/** A template as its annotation wrote it, variables shown as `$name`. */
 function templateText(parts: readonly TemplatePart[]): string {
   return parts.map((p) => (typeof p === "string" ? p : `$${p.v}`)).join("");
 }
 
-/** The signin URL as proxy/policies/external-auth.ts signinTemplate completes it, variables shown as `$name`. */
-function signinText(parts: readonly TemplatePart[], param: string): string {
-  const text = templateText(parts);
-  const q = text.indexOf("?");
-  const pairs = q < 0 ? [] : text.slice(q + 1).split("&").filter((s) => s !== "");
-  const first = pairs.find((kv) => (kv.includes("=") ? kv.slice(0, kv.indexOf("=")) : kv) === param);
-  if (first !== undefined && first.includes("=") && first.slice(first.indexOf("=") + 1) !== "") return text;
-  return `${text}${pairs.length === 0 ? "?" : "&"}${param}=$scheme://$http_host$escaped_request_uri`;
-}
 
 interface BackendFacts {
   readonly id: string;
@@ -179,7 +191,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
       }
       case "header-deny": {
         // The request explained carries none of the headers: each rule is tested against ""
-        // (nginx's empty $http_<name>), as proxy/policies/header-deny.ts tests an absent header.
+        // (nginx's empty $http_<name>), as kinds/denied.ts tests an absent header.
         const rules = Array.isArray(p.params.rules) ? (p.params.rules as unknown as [number, string, string, string][]) : [];
         for (const [status, name, op, pattern] of rules) {
           const c = compileHeaderPattern(op.endsWith("*") ? `(?i)${pattern}` : pattern);
@@ -196,7 +208,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           notes.push(`client certificate ${String(p.params.verify)}: checked when one is sent`);
           continue;
         }
-        // A request without a client certificate (plain HTTP never carries one): proxy/policies/client-cert.ts.
+        // A request without a client certificate (plain HTTP never carries one): kinds/client-cert.ts.
         const page = str(p.params.errorPage);
         if (page !== null && page !== "") return done({ kind: "redirect", status: 302, location: page, cause: "no client certificate sent (auth-tls-verify-client on): auth-tls-error-page", by: p.kind });
         return done({ kind: "refused", status: 400, cause: "no client certificate sent (auth-tls-verify-client on)", by: p.kind });
@@ -207,14 +219,14 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           notes.push(`app-root: "/" is redirected to ${path}`);
           continue;
         }
-        // Explain's request has no query string: `$is_args$args` expand to nothing (proxy/policies/redirect.ts APP_ROOT).
+        // Explain's request has no query string: `$is_args$args` expand to nothing (kinds/server.ts APP_ROOT).
         const parts = appRootParts(path);
         if (parts === null) return own500(p.kind, `app-root ${JSON.stringify(path)} cannot be expanded: every request is refused`);
         const to = expandAppRoot(parts, { path: req.path, query: "", scheme: req.scheme, httpHost: req.host, host: req.host });
         return done({ kind: "redirect", status: 302, location: `${req.scheme}://${req.host}${to}`, cause: "app-root", by: p.kind });
       }
       case "www-redirect": {
-        // The port is the one the client addressed (proxy/policies/redirect.ts addressedPort): the scheme's default here.
+        // The port is the one the client addressed (kinds/server.ts addressedPort): the scheme's default here.
         const to = str(p.params.to) ?? "";
         return done({ kind: "redirect", status: redirectCode, location: `${req.scheme}://${to}:${defaultPort(req.scheme)}${cutSlash(req.path)}`, cause: `from-to-www-redirect: ${req.host} is the other name of ${to}`, by: p.kind });
       }
@@ -222,7 +234,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
         notes.push("CORS: a preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin gets 204");
         continue;
       case "gateway-cors":
-        // The explained request has no Origin: not a CORS request (proxy/policies/cors.ts GATEWAY_CORS).
+        // The explained request has no Origin: not a CORS request (kinds/cors.ts GATEWAY_CORS).
         notes.push("HTTPRoute CORS: a preflight (OPTIONS with Origin and Access-Control-Request-Method) gets 204, with the CORS fields when its origin is allowed");
         continue;
       case "gateway-response-headers":
@@ -251,7 +263,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
         const c = route.canary;
         if (c === undefined) return own500(p.kind, "a canary policy on a route without a canary");
         const rules = p.params as unknown as CanaryRules;
-        // No header, no cookie: the weight decides (proxy/policies/canary.ts chooseCanary).
+        // No header, no cookie: the weight decides (kinds/canary.ts chooseCanary).
         const via: string[] = [];
         if (rules.header !== null) via.push(`header ${rules.header}`);
         if (rules.cookie !== null) via.push(`cookie ${rules.cookie}`);
@@ -302,11 +314,11 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           continue;
         }
         const url = Array.isArray(p.params.url) ? (p.params.url as unknown as TemplatePart[]) : [];
-        // $host in the auth URL on a rule that does not pin the host: proxy/policies/external-auth.ts refuses (500).
+        // $host in the auth URL on a rule that does not pin the host: kinds/external-auth.ts refuses (500).
         if (url.some((x) => typeof x !== "string" && x.v === "host") && (route.host === null || route.host.startsWith("*"))) {
           return own500(p.kind, "auth-url uses $host on a wildcard or host-less rule: every request is refused");
         }
-        const signin = Array.isArray(p.params.signin) ? signinText(p.params.signin as unknown as TemplatePart[], str(p.params.redirectParam) ?? "rd") : null;
+        const signin = Array.isArray(p.params.signin) ? templateText(signinTemplate(p.params.signin as unknown as TemplatePart[], str(p.params.redirectParam) ?? "rd")) : null;
         const then = signin === null ? "401 is passed on (with its WWW-Authenticate)" : `401 becomes 302 to ${signin}`;
         return done({
           kind: "depends",
@@ -315,6 +327,7 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
           cause: `the auth service decides (auth-url ${templateText(url)}): 2xx lets the request through, ${then}, 403 is passed on, anything else (or no answer) is 500`,
           by: p.kind,
           backends: after(route, chosen).backends,
+          ...upstreamField(match, req),
         });
       }
       default:
@@ -323,8 +336,76 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
     }
   }
   const a = after(route, chosen);
-  return done({ kind: a.kind, status: a.status, cause: a.cause, by: a.by, ...(a.backends.length > 0 ? { backends: a.backends } : {}) });
+  return done({ kind: a.kind, status: a.status, cause: a.cause, by: a.by, ...(a.backends.length > 0 ? { backends: a.backends } : {}), ...(a.by === "proxy" ? upstreamField(match, req) : {}) });
 }
+
+/**
+ * The request the backend receives on `match`, as the route's request-changing policies leave
+ * it, walked in the runner's order (the explained request has no fields of its own); null when
+ * a rewrite answers instead of forwarding. Read apart from the answer's walk, so that an answer
+ * that depends on the auth service says what the request becomes once it lets it through.
+ */
+export function upstreamOf(match: Match, req: Pick<AnswerRequest, "path">): UpstreamRequest | null {
+  let path = req.path;
+  let host: string | null = null;
+  let headers: Record<string, string | null> = {};
+  const pairsOf = (v: unknown): [string, string][] => (Array.isArray(v) ? (v.filter((x) => Array.isArray(x) && typeof x[0] === "string" && typeof x[1] === "string") as [string, string][]) : []);
+  for (const s of stepsOf(match.route.options.stages)) {
+    const p = s.policy;
+    if (p === null) continue;
+    switch (p.kind) {
+      case "gateway-rewrite": {
+        // URLRewrite (kinds/rewrite.ts GATEWAY_REWRITE).
+        path = modifyPath(req.path, str(p.params.pathType), str(p.params.pathValue), str(p.params.matchedPrefix));
+        host = str(p.params.hostname) ?? host;
+        break;
+      }
+      case "rewrite-target": {
+        const hit = match.regex;
+        const target = str(p.params.target);
+        if (hit === undefined || hit.captures === null || target === null) break;
+        const out = rewriteRequest(target, hit.re, hit.captures, "");
+        if (out.kind !== "path") return null;
+        path = out.path;
+        // template.go buildProxyPass sends X-Forwarded-Prefix in the rewrite branch only (kinds/rewrite.ts REWRITE_TARGET).
+        const xfp = str(p.params.xForwardedPrefix);
+        const prefix = xfp === null ? null : forwardedPrefix(xfp, hit.re, hit.captures);
+        if (prefix !== null) headers = { ...headers, "x-forwarded-prefix": prefix };
+        break;
+      }
+      case "upstream-vhost":
+        host = str(p.params.host) ?? host;
+        break;
+      case "headers": {
+        // A field an earlier stage set stays; these fill in the other names, a repeated name
+        // joined with ", " (kinds/forwarding.ts HEADERS).
+        const fixed: Record<string, string> = {};
+        for (const [n, v] of pairsOf(p.params.request)) {
+          const k = n.toLowerCase();
+          fixed[k] = fixed[k] === undefined ? v : `${fixed[k]}, ${v}`;
+        }
+        headers = { ...fixed, ...headers };
+        break;
+      }
+      case "gateway-request-headers": {
+        // RequestHeaderModifier (kinds/forwarding.ts GATEWAY_REQUEST_HEADERS): set, add to what an earlier
+        // filter set (the explained request has no field of its own), remove.
+        const out = { ...headers };
+        for (const [n, v] of pairsOf(p.params.set)) out[n] = v;
+        for (const [n, v] of pairsOf(p.params.add)) out[n] = out[n] == null ? v : `${out[n]},${v}`;
+        for (const n of list(p.params.remove) ?? []) out[n] = null;
+        headers = out;
+        break;
+      }
+    }
+  }
+  return { path, host, headers };
+}
+
+const upstreamField = (match: Match, req: Pick<AnswerRequest, "path">): { upstream?: UpstreamRequest } => {
+  const u = upstreamOf(match, req);
+  return u === null ? {} : { upstream: u };
+};
 
 function noEndpoints(dead: readonly BackendFacts[]): string {
   return `no endpoints: ${dead.map((b) => `${b.id} ${b.status === "ok" ? "NoEndpoints" : b.status}`).join(", ")}`;

@@ -27,7 +27,7 @@
 // the served lists are rebuilt with one sort instead (bulk); host entries are still reused
 // where their inputs are the same objects.
 import { diagnosticKey, type Diagnostic } from "../model/diagnostic.ts";
-import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
+import type { ConfigMap, EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
 import { assembleTable, patchTable } from "../table/build.ts";
 import type { HostRoutes, RouteTable } from "../table/types.ts";
@@ -89,13 +89,14 @@ interface Inputs {
   services: ReadonlyMap<string, Service> | null;
   slices: ReadonlyMap<string, readonly EndpointSlice[]> | null;
   secrets: ReadonlyMap<string, Secret> | null;
+  configMaps: ReadonlyMap<string, ConfigMap> | undefined;
 }
 
 export class Compiler {
   readonly #config: CompileConfig;
   readonly #bulkAbove: number | undefined;
   /** The previous snapshot's maps (what the next one is compared with). */
-  #last: Inputs = { ingresses: null, classes: null, services: null, slices: null, secrets: null };
+  #last: Inputs = { ingresses: null, classes: null, services: null, slices: null, secrets: null, configMaps: undefined };
   #ctx: ClassContext | null = null;
   #served: ServedPlans;
   readonly #backends: BackendCache;
@@ -133,6 +134,7 @@ export class Compiler {
   #gw: GatewayCompileResult | null = null;
   #gwOwn: readonly unknown[] = [];
   #gwShared: readonly unknown[] = [];
+  #gwConfigMaps: Snapshot["configMaps"] = undefined;
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
   /** The hosts the served Ingresses name (gateway/ingress-hosts.ts), kept as the Ingress part compiles. */
   #claimIndex = new HostClaimsIndex();
@@ -181,7 +183,10 @@ export class Compiler {
     const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.grpcRoutes, snapshot.referenceGrants, snapshot.namespaces, snapshot.ingressNginxPolicies];
     const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
     let gw = this.#gw;
-    let dirty = gw === null || own.some((m, i) => m !== this.#gwOwn[i]);
+    // A named ConfigMap changed (an IngressNginxPolicy's auth-proxy-set-headers, extension.ts):
+    // rare, and no route records which it read, so every route is compiled again.
+    const configMapsChanged = snapshot.configMaps !== this.#gwConfigMaps;
+    let dirty = gw === null || configMapsChanged || own.some((m, i) => m !== this.#gwOwn[i]);
     // The keys named by the last Gateway compile that changed since (Services and EndpointSlice
     // groups share their keys), so it knows which routes to compile again.
     const services = new Set<string>();
@@ -202,7 +207,7 @@ export class Compiler {
       });
     }
     if (dirty || gw === null) {
-      const changes = gw === null || this.#gwShared.length === 0 ? null : { prev: gw, services, secrets };
+      const changes = gw === null || this.#gwShared.length === 0 || configMapsChanged ? null : { prev: gw, services, secrets };
       gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes, this.#config);
       this.#gw = gw;
       const range = this.#config.gatewayPorts;
@@ -215,6 +220,7 @@ export class Compiler {
     }
     this.#gwOwn = own;
     this.#gwShared = shared;
+    this.#gwConfigMaps = snapshot.configMaps;
     const cached = this.#gwResult;
     if (cached !== null && cached.base === base && cached.gw === gw) return cached.result;
     // With --gateway-ports each Gateway is served on its own ports only: the shared ports keep
@@ -269,10 +275,11 @@ export class Compiler {
     this.#gw = null;
     this.#gwOwn = [];
     this.#gwShared = [];
+    this.#gwConfigMaps = undefined;
     this.#gwResult = null;
     this.#gwPortsCompiler = new GatewayPortsCompiler();
     this.#gwPorts = null;
-    this.#last = { ingresses: null, classes: null, services: null, slices: null, secrets: null };
+    this.#last = { ingresses: null, classes: null, services: null, slices: null, secrets: null, configMaps: undefined };
     this.#ctx = null;
     this.#served = new ServedPlans(this.#config);
     this.#backends.clear();
@@ -302,10 +309,11 @@ export class Compiler {
     const changed: string[] = [];
     if (!reclassify) changedKeys(last.ingresses, snapshot.ingresses, (k) => changed.push(k));
     // An Ingress whose basic-auth Secret changed is planned again (access.ts).
-    if (!reclassify && snapshot.secrets !== last.secrets) changed.push(...served.staleAuth(snapshot.ingresses, snapshot.secrets));
+    // So is one whose auth-proxy-set-headers ConfigMap changed (auth-headers.ts).
+    if (!reclassify && (snapshot.secrets !== last.secrets || snapshot.configMaps !== last.configMaps)) changed.push(...served.staleAuth(snapshot.ingresses, snapshot.secrets, snapshot.configMaps));
     const bulkAbove = this.#bulkAbove ?? Math.max(32, snapshot.ingresses.size / 8);
-    if (reclassify || this.#table === null || changed.length > bulkAbove) served.rebuild(snapshot.ingresses, snapshot.secrets, this.#ctx, dirty);
-    else for (const key of changed) served.update(key, snapshot.ingresses, snapshot.secrets, this.#ctx, dirty);
+    if (reclassify || this.#table === null || changed.length > bulkAbove) served.rebuild(snapshot.ingresses, snapshot.secrets, this.#ctx, dirty, snapshot.configMaps);
+    else for (const key of changed) served.update(key, snapshot.ingresses, snapshot.secrets, this.#ctx, dirty, snapshot.configMaps);
     // With --host-policy-scope=namespace a host's TLS coverage depends on who owns it, which
     // can change with any Ingress of the host (host-scope.ts).
     const ownersMayChange = this.#ownerOf !== null && dirty.size > 0;
@@ -332,7 +340,7 @@ export class Compiler {
       }
     }
     const tls = this.#tls;
-    this.#last = { ingresses: snapshot.ingresses, classes: snapshot.ingressClasses, services: snapshot.services, slices: snapshot.endpointSlices, secrets: snapshot.secrets };
+    this.#last = { ingresses: snapshot.ingresses, classes: snapshot.ingressClasses, services: snapshot.services, slices: snapshot.endpointSlices, secrets: snapshot.secrets, configMaps: snapshot.configMaps };
 
     // Rebuild what is dirty.
     const covered = tlsCoverage(tls, this.#ownerOf);
@@ -398,7 +406,8 @@ export class Compiler {
       snapshot.ingressClasses === last.classes &&
       snapshot.services === last.services &&
       snapshot.endpointSlices === last.slices &&
-      snapshot.secrets === last.secrets;
+      snapshot.secrets === last.secrets &&
+      snapshot.configMaps === last.configMaps;
     // this.#result is the Ingress part: the Gateway API part is added as compile() adds it
     // (reused while its objects are the same), so explain sees what the proxy serves.
     let result: CompileResult;

@@ -32,7 +32,7 @@ export interface ExplainRequest {
   readonly method?: string;
   /**
    * The request's Content-Type; absent: none. `application/grpc` (alone or with `+…`/`;…`)
-   * makes it a gRPC call, answered as proxy/upstream/grpc-status.ts answers one.
+   * makes it a gRPC call, answered as http/grpc-status.ts answers one.
    */
   readonly contentType?: string;
   /**

@@ -7,6 +7,7 @@
 import { type CanaryAffinity } from "../annotations/canary.ts";
 import { type CanaryRules } from "../policy/params.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
+import { GRPC_CONTENT_TYPE } from "../http/grpc-status.ts";
 import { normaliseRequestHost } from "../request/host.ts";
 import { RejectedRequest } from "../request/rejected.ts";
 import { normaliseTarget } from "../request/target.ts";
@@ -45,7 +46,7 @@ import type { IngressPlan, RulePath } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
 import type { CertificateBinding } from "./types.ts";
 import { explainGatewayRequest } from "./gateway/explain.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 /** What Portico speaks to the pods for each backend-protocol (proxy/upstream/forward.ts, proxy/upstream/grpc.ts). */
 const UPSTREAM_PROTOCOL: Readonly<Record<BackendScheme, UpstreamProtocol>> = { http: "h1", https: "h1+tls", grpc: "h2c", grpcs: "h2+tls", h2c: "h2c" };
@@ -82,8 +83,6 @@ export function normaliseRequest(req: ExplainRequest): ExplainRequest {
 /** RFC 9110 §9.1: a method is a token; the proxy compares it as sent (case-sensitive). */
 const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
 
-/** A gRPC message's content type, as proxy/upstream/grpc-status.ts isGrpc reads it. */
-const GRPC_CONTENT_TYPE = /^application\/grpc(?:[+;]|$)/i;
 
 /**
  * The table of the port asked (docs/design.md "Gateways with their own address"): a Gateway's
@@ -132,7 +131,7 @@ const GRPC_OF = new WeakMap<ExplainResponse, ExplainGrpc>();
 /**
  * A gRPC call's answer when Portico answers it itself: a Trailers-Only response, HTTP 200 with
  * grpc-status and grpc-message in its headers (proxy/pipeline/answer.ts ownAnswer,
- * proxy/policies/gateway.ts gateway-error, proxy/upstream/grpc-status.ts). No route: NoRoute,
+ * kinds/denied.ts gateway-error, http/grpc-status.ts). No route: NoRoute,
  * UNIMPLEMENTED (12); a rule that cannot be served (GRPCRouteRule.backendRefs: "UNAVAILABLE"),
  * or no endpoints: UNAVAILABLE (14). Anything else is left as it is.
  */
@@ -610,7 +609,8 @@ export function* explainSteps(
   for (const plan of ignored) {
     const reason = () => {
       const decision = view.classify(plan);
-      return `not our class (${decision.rule}): ${decision.reason}`;
+      // --disable-catch-all refuses an Ingress of our class: say that, not "not our class".
+      return decision.rule === "disable-catch-all" ? `not served (--disable-catch-all): ${decision.reason}` : `not our class (${decision.rule}): ${decision.reason}`;
     };
     for (const rp of plan.rulePaths) notOursCandidate(plan, rp, reason, host, req.path, out);
     if ((budget -= plan.rulePaths.length) <= 0) {

@@ -20,7 +20,6 @@
 //
 // Error pages are resolved here too, once per contributing plan (error-pages.ts): the Services
 // they name are inputs of the host entry like its backends.
-import { skipsAuthentication } from "../annotations/basic-auth.ts";
 import { canaryStagePolicy, type CanaryAffinity } from "../annotations/canary.ts";
 import { type CanaryRules } from "../policy/params.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
@@ -322,8 +321,8 @@ export function claimHost(
         backend: rb.backend,
         options: optionsOf(plan),
         tls: isTls,
-        // Decided on the path as written, as ingress-nginx's template does (basic-auth.ts).
-        ...(skipsAuthentication(pp.rawPath) ? { authExempt: true as const } : {}),
+        // Decided on the path as written, as ingress-nginx's template does (plan.ts, basic-auth.ts).
+        ...(pp.authExempt ? { authExempt: true as const } : {}),
         ...(pp.tlsRedirectExempt ? { tlsRedirectExempt: true as const } : {}),
         ...(pp.sslPassthrough ? { sslPassthrough: true as const } : {}),
       };

@@ -23,7 +23,7 @@ import type { HostCert } from "./access.ts";
 import type { CompileConfig } from "./config.ts";
 import { describeAge } from "./order.ts";
 import type { IngressPlan } from "./plan.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 export type HostPolicyScope = CompileConfig["hostPolicyScope"];
 

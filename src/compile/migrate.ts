@@ -224,6 +224,57 @@ function effectAnnotations(e: CompanionEffect, m: CompanionMatch): Record<string
   return out;
 }
 
+/**
+ * The served Ingresses (`others`, in priority order) by host and by name, built once per
+ * report: the snippet checks ask, for one Ingress, which others share its hosts, and a scan of
+ * every Ingress per snippet made the report quadratic (10,000 Ingresses with snippets: minutes).
+ */
+interface ServedIndex {
+  /** Position in `others`: the order every "first other Ingress" below keeps. */
+  readonly position: ReadonlyMap<IngressPlan, number>;
+  /** Valid rule hosts (null: hostless) → the Ingresses with a path there, in `others` order. */
+  readonly byHost: ReadonlyMap<string | null, readonly IngressPlan[]>;
+  /** `namespace/name` → the first Ingress of that name. */
+  readonly byKey: ReadonlyMap<string, IngressPlan>;
+  /** Hosts an Ingress with use-regex or a rewrite-target puts in regex mode (docs/design.md, "Regular expressions"). */
+  readonly regexHosts: ReadonlySet<string | null>;
+}
+
+const servedIndexes = new WeakMap<readonly IngressPlan[], ServedIndex>();
+
+function servedIndex(others: readonly IngressPlan[]): ServedIndex {
+  const known = servedIndexes.get(others);
+  if (known !== undefined) return known;
+  const position = new Map<IngressPlan, number>();
+  const byHost = new Map<string | null, IngressPlan[]>();
+  const byKey = new Map<string, IngressPlan>();
+  const regexHosts = new Set<string | null>();
+  others.forEach((o, i) => {
+    position.set(o, i);
+    if (!byKey.has(o.key)) byKey.set(o.key, o);
+    const rw = o.annotations.policies.regexRewrite;
+    for (const h of hostsOf(o)) {
+      const list = byHost.get(h);
+      if (list === undefined) byHost.set(h, [o]);
+      else list.push(o);
+      if (rw.useRegex || rw.rewriteTarget !== "") regexHosts.add(h);
+    }
+  });
+  const out: ServedIndex = { position, byHost, byKey, regexHosts };
+  servedIndexes.set(others, out);
+  return out;
+}
+
+/** The hosts of an Ingress's valid rule paths (null: hostless). */
+const hostsOf = (p: IngressPlan): Set<string | null> => new Set(p.rulePaths.filter((r) => r.valid).map((r) => r.host));
+
+/** The Ingresses with a valid path on one of `hosts`, each once, in `others` order. */
+function sharingHosts(idx: ServedIndex, hosts: Iterable<string | null>): IngressPlan[] {
+  const out = new Set<IngressPlan>();
+  for (const h of hosts) for (const o of idx.byHost.get(h) ?? []) out.add(o);
+  return [...out].sort((a, b) => (idx.position.get(a) as number) - (idx.position.get(b) as number));
+}
+
 const lower = (s: string) => s.toLowerCase();
 const literalOf = (path: string) => /^[^.*+?()[\]{}|\\$^]*/.exec(path)?.[0] ?? "";
 const backendKey = (b: unknown) => JSON.stringify(b);
@@ -257,7 +308,7 @@ function companionFor(plan: IngressPlan, a: Extract<SnippetAction, { kind: "comp
     // regex mode the longest path is tried first, so a longer path under the denied one would
     // now be reached first: refused rather than left open.
     const L = lower(m.literal);
-    for (const o of others) {
+    for (const o of sharingHosts(servedIndex(others), hosts)) {
       for (const r of o.rulePaths) {
         if (!r.valid || !hosts.includes(r.host) || r.path.length <= m.path.length) continue;
         const own = lower(literalOf(r.path));
@@ -302,8 +353,7 @@ function headerDenyProblem(plan: IngressPlan, a: Extract<SnippetAction, { kind: 
   if (a.scope === "server") {
     // A server-snippet's `if` ran for every request of the host; the annotation covers this
     // Ingress's paths only, so another Ingress of the host would no longer be checked.
-    const mine = new Set(plan.rulePaths.filter((r) => r.valid).map((r) => r.host));
-    const other = others.find((o) => o !== plan && o.rulePaths.some((r) => r.valid && mine.has(r.host)));
+    const other = sharingHosts(servedIndex(others), hostsOf(plan)).find((o) => o !== plan);
     if (other !== undefined) return `${other.key} serves the same host, and the server-snippet checked its requests too`;
   }
   return null;
@@ -312,7 +362,7 @@ function headerDenyProblem(plan: IngressPlan, a: Extract<SnippetAction, { kind: 
 /** Is `c` applied already: a served Ingress of that name with the same annotations and paths? */
 function companionApplied(c: CompanionIngress, others: readonly IngressPlan[]): boolean {
   const meta = c.manifest.metadata as { name: string; namespace: string; annotations: Record<string, string> };
-  const o = others.find((p) => p.namespace === meta.namespace && p.name === meta.name);
+  const o = servedIndex(others).byKey.get(`${meta.namespace}/${meta.name}`);
   if (o === undefined) return false;
   const ann = o.ingress.metadata.annotations ?? {};
   return Object.entries(meta.annotations).every(([k, v]) => ann[k] === v) && backendKey(o.ingress.spec?.rules) === backendKey((c.manifest.spec as { rules: unknown }).rules);
@@ -380,12 +430,11 @@ function snippetReport(plan: IngressPlan, name: string, value: string, gate: Sni
   let differences = false;
   // The host is in regex mode once any of these companions, or any Ingress of its hosts, uses
   // a regex (use-regex, or a rewrite-target: docs/design.md, "Regular expressions").
-  const hostsOf = (p: IngressPlan) => new Set(p.rulePaths.filter((r) => r.valid).map((r) => r.host));
-  const mine = hostsOf(plan);
   const own = plan.ingress.metadata.annotations ?? {};
+  const regexHosts = servedIndex(others).regexHosts;
   const regexHost =
     Object.keys(own).some((k) => SNIPPETS.has(k) && scanSnippet(own[k] as string, contextOf(k)).directives.some((d) => d.actions.some((a) => a.kind === "companion" && a.match.regex))) ||
-    others.some((o) => [...hostsOf(o)].some((h) => mine.has(h)) && (o.annotations.policies.regexRewrite.useRegex || o.annotations.policies.regexRewrite.rewriteTarget !== ""));
+    [...hostsOf(plan)].some((h) => regexHosts.has(h));
   const short = name.slice(name.indexOf("/") + 1);
   const directives = scan.directives.map((d, i): SnippetDirectiveReport => {
     let note = d.note;
@@ -626,8 +675,8 @@ function withDiagnostics(status: IngressStatus, diags: readonly Diagnostic[] | u
 
 // ---------------------------------------------------------------------------------------------
 
-function ingressReport(view: Inspection, plan: IngressPlan, diags: readonly Diagnostic[] | undefined, gate: SnippetGate): IngressReport {
-  const pc = planCompat(plan, gate, view.served);
+function ingressReport(view: Inspection, plan: IngressPlan, diags: readonly Diagnostic[] | undefined, gate: SnippetGate, served: readonly IngressPlan[]): IngressReport {
+  const pc = planCompat(plan, gate, served);
   const legacy = plan.ingress.metadata.annotations?.[LEGACY_CLASS_ANNOTATION];
   const decision = view.classify(plan);
   return {
@@ -653,8 +702,11 @@ export function migrationReport(view: Inspection, config: CompileConfig, configM
   const diags = diagnosticsByIngress(view.result.diagnostics);
   const gate = snippetGate(configMap);
   const cm = configMap === null ? null : configMapReport(configMap);
-  const ingresses = view.served
-    .map((plan) => ingressReport(view, plan, diags.get(plan.key), gate))
+  // A copy of its own: the compiler updates its served list in place on later compiles, and
+  // the snippets' index (servedIndex) is kept per list for this report only.
+  const served = view.served.slice();
+  const ingresses = served
+    .map((plan) => ingressReport(view, plan, diags.get(plan.key), gate, served))
     .sort((a, b) => (a.ingress < b.ingress ? -1 : a.ingress > b.ingress ? 1 : 0));
   const count = (s: IngressStatus) => ingresses.filter((i) => i.status === s).length;
   return {

@@ -124,6 +124,11 @@ function statusFlag(val: string, text: string, name: string): Omit<ConfigMapKeyR
   return s === "503" ? same("503, Portico's default too") : flag(text, `--${name}=${s}`);
 }
 
+/** A global-auth-* key other than the URL: its flag, checked by the compiler as the auth-url annotation of that name. */
+function globalKey(val: string, text: string, name: string): Omit<ConfigMapKeyReport, "key" | "value"> {
+  return val.trim() === "" ? same("empty: the default") : flag(`${text} (read with global-auth-url)`, `--${name}=${val.trim()}`);
+}
+
 const KEYS: Readonly<Record<string, Judge>> = {
   "proxy-body-size": (val) =>
     SIZE.test(val.trim()) ? flag("largest request body (0: unlimited in both)", `--max-body-size=${val.trim().toLowerCase()}`) : bad("a size such as 8m"),
@@ -232,6 +237,32 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const b = bool(val, false);
     return b === null ? bad("a boolean") : b ? flag("permanent-redirect and temporal-redirect URLs starting with / are sent as written (absolute_redirect off)", "--relative-redirects=true") : same("such URLs are made absolute, as Portico");
   },
+  // config.go: a string, split on commas by template.go isLocationInLocationList; nginx.tmpl
+  // leaves auth_request (auth-url, global-auth-url) and auth_basic/auth_digest out of a location
+  // whose path as written starts with an entry.
+  "no-auth-locations": (val) => {
+    const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "");
+    if (list.length === 1 && list[0] === "/.well-known/acme-challenge") return same("/.well-known/acme-challenge, Portico's default (--no-auth-locations)");
+    return flag("rule paths starting with these run no basic or external authentication", `--no-auth-locations=${list.join(",")}`);
+  },
+  // configmap.go ReadConfig: the global auth location nginx.tmpl gives every location without
+  // an auth-url of its own (compile/global-auth.ts reads the values as those annotations).
+  "global-auth-url": (val) =>
+    val.trim() === ""
+      ? same("empty: no global authentication (ingress-nginx cannot parse it as a URL either)")
+      : flag("every route whose Ingress sets no auth-url and not enable-global-auth: \"false\" asks this auth service first (no-auth-locations exempt)", `--global-auth-url=${val.trim()}`),
+  "global-auth-method": (val) => globalKey(val, "method of the global auth request", "global-auth-method"),
+  "global-auth-signin": (val) => globalKey(val, "a 401 of the global auth service becomes a 302 to this URL", "global-auth-signin"),
+  "global-auth-signin-redirect-param": (val) => globalKey(val, "query parameter of global-auth-signin carrying the original URL", "global-auth-signin-redirect-param"),
+  "global-auth-response-headers": (val) => globalKey(val, "fields of the global auth service's 2xx answer set on the upstream request", "global-auth-response-headers"),
+  "global-auth-request-redirect": (val) => globalKey(val, "X-Auth-Request-Redirect sent to the global auth service", "global-auth-request-redirect"),
+  "global-auth-cache-key": (val) => globalKey(val, "global auth answers are cached under this key, per host and path", "global-auth-cache-key"),
+  "global-auth-cache-duration": (val) => globalKey(val, "how long a cached global auth answer is kept, per status", "global-auth-cache-duration"),
+  "global-auth-always-set-cookie": (val) => {
+    const b = bool(val, false);
+    return b === null ? bad("a boolean") : flag(b ? "the global auth service's Set-Cookie is added to every answer" : "the global auth service's Set-Cookie is added to answers with status 200, 201, 204, 206, 301, 302, 303, 304, 307 or 308 only", `--global-auth-always-set-cookie=${b}`);
+  },
+  "global-auth-snippet": () => not("snippets are never applied: nginx configuration text (README, snippets)"),
   // config.go: a string, split on commas by template.go isLocationInLocationList.
   "no-tls-redirect-locations": (val) => {
     const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "");
@@ -261,8 +292,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
     val.trim() === "0" ? not("Portico keeps connections to the pods alive (ingress-nginx sends Connection: close with 0)") : same("connections to the pods are kept alive"),
   "upstream-keepalive-timeout": () => not("no setting in Portico: its HTTP client pools connections itself"),
   "upstream-keepalive-requests": () => not("no setting in Portico: its HTTP client pools connections itself"),
-  "server-tokens": (val) =>
-    bool(val, false) === true ? not("Portico adds no Server header of its own") : not("ingress-nginx removes the Server header; Portico passes on the pod's"),
+  // config.go ShowServerTokens; nginx.tmpl: server_tokens on (nginx names itself and its version) or off plus `more_clear_headers Server`.
+  "server-tokens": (val) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    return b
+      ? flag("a Server field on every answer, the pod's replaced: Portico's name and version (portico/<version>), where nginx sends its own", "--server-header=portico")
+      : flag("no Server field on any answer, the pod's dropped", "--server-header=none");
+  },
   "enable-underscores-in-headers": (val) => (bool(val, false) === true ? flag("forward header names with underscores", "--enable-underscores-in-headers") : same("dropped, as Portico")),
   "worker-processes": (val) => (/^\d+$/.test(val.trim()) ? flag("data-plane processes", `--workers=${val.trim()}`) : same("auto: Portico also follows the CPUs")),
   "disable-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
@@ -274,7 +311,7 @@ const KEYS: Readonly<Record<string, Judge>> = {
 const ABSENT: Readonly<Record<string, Omit<ConfigMapKeyReport, "key" | "value">>> = {
   "proxy-body-size": flag("ingress-nginx's default limit is 1m; Portico has none unless told", "--max-body-size=1m"),
   "hsts-include-subdomains": flag("ingress-nginx adds includeSubDomains to Strict-Transport-Security by default; Portico does not unless told", "--hsts-include-subdomains=true"),
-  "server-tokens": not("ingress-nginx removes the Server header by default; Portico passes on the pod's"),
+  "server-tokens": flag("ingress-nginx sends no Server field by default (the pod's dropped); Portico passes on the pod's unless told", "--server-header=none"),
 };
 
 /** Every key of the ConfigMap, and the defaults that differ, as the report states them. */

@@ -6,19 +6,22 @@
 // records. Objects in the store are immutable and replaced on change, so the compiler keeps one
 // plan per Ingress object and plans only edited Ingresses again, or one whose basic-auth
 // Secret is another object now (planIsCurrent).
+import { skipsAuthentication } from "../annotations/basic-auth.ts";
 import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
-import type { HTTPIngressPath, Ingress, IngressBackend, Secret } from "../model/schemas.ts";
+import type { ConfigMap, HTTPIngressPath, Ingress, IngressBackend, Secret } from "../model/schemas.ts";
 import type { PathType } from "../table/types.ts";
-import { resolveAccess, type ResolvedAccess } from "./access.ts";
+import { resolveAccess, satisfyAny, type ResolvedAccess } from "./access.ts";
+import { resolveAuthHeaders, type ConfigMapRead } from "./auth-headers.ts";
 import { Bool, createReader, FORCE_SSL_REDIRECT, parseAnnotations, PRESERVE_TRAILING_SLASH, SSL_REDIRECT, USE_PORT_IN_REDIRECTS, type ParsedAnnotations } from "./annotations.ts";
 import { assembleStages } from "./stages.ts";
+import { globalAuth, type GlobalAuth } from "./global-auth.ts";
 import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
 import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
 import { normaliseHost, type HostResult } from "../model/hosts.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
 import { validatePath, type PathResult } from "./paths.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 
 /** One valid rule path (host, path and backend spec all passed their checks). */
 export interface PathPlan {
@@ -42,6 +45,8 @@ export interface PathPlan {
   readonly backend: BackendRef;
   /** The path as written starts with a --no-tls-redirect-locations entry: never redirected to HTTPS. */
   readonly tlsRedirectExempt?: true;
+  /** The path as written starts with a --no-auth-locations entry: no basic or external authentication (Route.authExempt). */
+  readonly authExempt?: true;
   /** Its Ingress sets ssl-passthrough and --enable-ssl-passthrough is on (Route.sslPassthrough). */
   readonly sslPassthrough?: true;
 }
@@ -87,6 +92,8 @@ export interface IngressPlan {
   readonly caSecret: ResolvedAccess["caSecret"];
   /** The client-certificate policy this Ingress offers its hosts (access.ts), or null. */
   readonly hostCert: ResolvedAccess["hostCert"];
+  /** The auth-proxy-set-headers ConfigMap the annotations were resolved with (auth-headers.ts), or null. */
+  readonly headersConfigMap: ConfigMapRead | null;
   /** Problems of this object alone, reported while it is served. */
   readonly diagnostics: readonly Diagnostic[];
   /** Valid rule paths grouped by host key (`*` for hostless), in rule and path order. */
@@ -108,15 +115,21 @@ export interface IngressPlan {
  * Can `plan` stand for `ing` in a snapshot holding `secrets`: the same object, and the same
  * basic-auth and CA Secret objects (or still none) as when it was planned (access.ts)?
  */
-export function planIsCurrent(plan: IngressPlan, ing: Ingress, secrets: ReadonlyMap<string, Secret>): boolean {
+export function planIsCurrent(plan: IngressPlan, ing: Ingress, secrets: ReadonlyMap<string, Secret>, configMaps: ReadonlyMap<string, ConfigMap> = NO_CONFIG_MAPS): boolean {
   return (
     plan.ingress === ing &&
     (plan.authSecret === null || secrets.get(plan.authSecret.key) === plan.authSecret.object) &&
-    (plan.caSecret === null || secrets.get(plan.caSecret.key) === plan.caSecret.object)
+    (plan.caSecret === null || secrets.get(plan.caSecret.key) === plan.caSecret.object) &&
+    (plan.headersConfigMap === null || configMaps.get(plan.headersConfigMap.key) === plan.headersConfigMap.object)
   );
 }
 
-export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, config: CompileConfig): IngressPlan {
+/** Does `plan` depend on a Secret or ConfigMap besides its Ingress (the compiler checks those again when they change)? */
+export const planReadsRefs = (plan: IngressPlan): boolean => plan.authSecret !== null || plan.caSecret !== null || plan.headersConfigMap !== null;
+
+const NO_CONFIG_MAPS: ReadonlyMap<string, ConfigMap> = new Map();
+
+export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, config: CompileConfig, configMaps: ReadonlyMap<string, ConfigMap> = NO_CONFIG_MAPS): IngressPlan {
   const ns = namespaceOf(ing);
   const name = ing.metadata.name;
   const diagnostics: Diagnostic[] = [];
@@ -124,14 +137,30 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     diagnostics.push({ kind: "Ingress", namespace: ns, name, reason, message, severity });
 
   // The flags' source ranges and the basic-auth Secret's users complete the annotations here.
-  const access = resolveAccess(parseAnnotations(ing.metadata.annotations), ing, secrets, config);
-  const ann = globalRedirect(access.annotations, ing.metadata.annotations, config);
+  // The auth-proxy-set-headers ConfigMap's entries complete the external-auth policy first.
+  const headers = resolveAuthHeaders(parseAnnotations(ing.metadata.annotations), ing, configMaps);
+  const access = resolveAccess(headers.annotations, ing, secrets, config);
+  const global = globalAuth(config);
+  // `satisfy: any` folds the access checks once all are there, the global auth-url's included.
+  const ann = satisfyAny(withGlobalAuth(globalRedirect(access.annotations, ing.metadata.annotations, config), global));
   for (const problem of ann.problems) diag("InvalidAnnotation", problem, "warning");
+  if (global !== null && takesGlobalAuth(ann)) {
+    for (const problem of global.problems) diag("InvalidConfigKey", problem, "warning");
+  }
   // An unsupported annotation that refused the Ingress (an access check, a snippet) is said
   // once, by its problem ("refused with 503"), not also as "ignored", which it is not.
   const refusedBy = new Set(ann.problems.flatMap((p) => (p.startsWith("annotation ") && p.includes("refused with 503") ? p.slice(11, p.indexOf(":")).split(", ") : [])));
   for (const a of ann.unsupported) if (!refusedBy.has(a)) diag("UnsupportedAnnotation", `annotation ${a} is not supported by Portico and is ignored`, "warning");
-  diagnostics.push(...access.diagnostics);
+  diagnostics.push(...headers.diagnostics, ...access.diagnostics);
+  // ingress-nginx's controller.go (createServers) logs "session-cookie-path should be set when
+  // use-regex is true" for a cookie-affinity Ingress with use-regex and no session-cookie-path:
+  // the cookie's Path is then the location's path, a regular expression a browser compares
+  // literally (kinds/affinity.ts cookiePath). The same Ingress is served the same; a
+  // warning, as there.
+  const cookie = ann.policies.affinity.cookie;
+  if (cookie !== null && cookie.path === null && ann.policies.regexRewrite.useRegex) {
+    diag("SessionCookiePath", "session-cookie-path should be set when use-regex is true: the affinity cookie's Path is otherwise the rule path, a regular expression that browsers compare as a literal path", "warning");
+  }
   // ingress-nginx reads the annotation without the flag, but only the flag starts the TCP proxy
   // that acts on it (nginx.go setupSSLProxy), so there it changes nothing: say so here.
   const passthrough = ann.denied === null && ann.policies.sslPassthrough.on && config.enableSslPassthrough;
@@ -217,6 +246,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
         backend: br.ref,
         // template.go isLocationInLocationList: strings.HasPrefix on the location's path as written.
         ...(config.noTlsRedirectLocations.some((l) => vp.raw.startsWith(l)) ? { tlsRedirectExempt: true as const } : {}),
+        ...(skipsAuthentication(vp.raw, config.noAuthLocations) ? { authExempt: true as const } : {}),
         ...(passthrough ? { sslPassthrough: true as const } : {}),
       };
       list.push(pp);
@@ -235,6 +265,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     annotations: ann,
     authSecret: access.secret,
     caSecret: access.caSecret,
+    headersConfigMap: headers.configMap,
     hostCert: access.hostCert,
     diagnostics,
     hosts: byHost,
@@ -244,6 +275,19 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     errorPages: planErrorPages(ann.policies.errorPages, ns, ann.scheme, config),
     aliases: ann.denied === null ? ann.policies.hosts.aliases : [],
   };
+}
+
+/**
+ * Does an Ingress with these annotations take the global auth (template.go shouldApplyGlobalAuth:
+ * no auth-url of its own, enable-global-auth not false)? One ingress-nginx refuses takes nothing.
+ */
+const takesGlobalAuth = (ann: ParsedAnnotations): boolean => ann.denied === null && !ann.policies.externalAuth.enabled && ann.policies.externalAuth.global;
+
+/** --global-auth-url's policy (compile/global-auth.ts) added to the stages of an Ingress that takes it. */
+function withGlobalAuth(ann: ParsedAnnotations, global: GlobalAuth | null): ParsedAnnotations {
+  if (global === null || !takesGlobalAuth(ann)) return ann;
+  const o = ann.options;
+  return Object.freeze({ ...ann, options: Object.freeze({ ...o, stages: assembleStages(o.stages, global.stage) }) });
 }
 
 /**

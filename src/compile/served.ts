@@ -4,11 +4,11 @@
 // priority order for explain. Updated one changed Ingress at a time, or rebuilt with one sort
 // when many changed (bulk). Host keys whose contributors change are added to `dirty`.
 import type { Diagnostic } from "../model/diagnostic.ts";
-import type { Ingress, Secret } from "../model/schemas.ts";
+import type { ConfigMap, Ingress, Secret } from "../model/schemas.ts";
 import { compareStrings, insertSorted, lowerBound, removeSorted } from "./changes.ts";
 import { classify, type ClassContext } from "./class.ts";
 import type { CompileConfig } from "./config.ts";
-import { comparePlans, planIngress, planIsCurrent, type IngressPlan } from "./plan.ts";
+import { comparePlans, planIngress, planIsCurrent, planReadsRefs, type IngressPlan } from "./plan.ts";
 import type { IngressRef } from "./types.ts";
 
 /**
@@ -60,15 +60,15 @@ export class ServedPlans {
   }
 
   /** Bulk: plan and classify every Ingress, then rebuild every list with one sort. */
-  rebuild(ingresses: ReadonlyMap<string, Ingress>, secrets: ReadonlyMap<string, Secret>, ctx: ClassContext, dirty: Set<string>): void {
+  rebuild(ingresses: ReadonlyMap<string, Ingress>, secrets: ReadonlyMap<string, Secret>, ctx: ClassContext, dirty: Set<string>, configMaps?: ReadonlyMap<string, ConfigMap>): void {
     const plans = new Map<string, IngressPlan>();
     const all: [string, IngressPlan, boolean][] = [];
     this.#authKeys.clear();
     for (const [key, ing] of ingresses) {
       const old = this.#plans.get(key);
-      const plan = old !== undefined && planIsCurrent(old, ing, secrets) ? old : planIngress(ing, secrets, this.config);
+      const plan = old !== undefined && planIsCurrent(old, ing, secrets, configMaps) ? old : planIngress(ing, secrets, this.config, configMaps);
       plans.set(key, plan);
-      if (plan.authSecret !== null || plan.caSecret !== null) this.#authKeys.add(key);
+      if (planReadsRefs(plan)) this.#authKeys.add(key);
       all.push([key, plan, classify(ing, ctx, this.config).served]);
     }
     all.sort((a, b) => comparePlans(a[1], b[1]));
@@ -112,27 +112,27 @@ export class ServedPlans {
     }
   }
 
-  /** Keys of the Ingresses whose basic-auth or CA Secret is not the object their plan read (to update). */
-  staleAuth(ingresses: ReadonlyMap<string, Ingress>, secrets: ReadonlyMap<string, Secret>): string[] {
+  /** Keys of the Ingresses whose basic-auth or CA Secret, or auth-proxy-set-headers ConfigMap, is not the object their plan read (to update). */
+  staleAuth(ingresses: ReadonlyMap<string, Ingress>, secrets: ReadonlyMap<string, Secret>, configMaps?: ReadonlyMap<string, ConfigMap>): string[] {
     const out: string[] = [];
     for (const key of this.#authKeys) {
       const plan = this.#plans.get(key);
       const ing = ingresses.get(key);
-      if (plan === undefined || ing === undefined || !planIsCurrent(plan, ing, secrets)) out.push(key);
+      if (plan === undefined || ing === undefined || !planIsCurrent(plan, ing, secrets, configMaps)) out.push(key);
     }
     return out;
   }
 
   /** One changed snapshot key (added, replaced or deleted). */
-  update(key: string, ingresses: ReadonlyMap<string, Ingress>, secrets: ReadonlyMap<string, Secret>, ctx: ClassContext, dirty: Set<string>): void {
+  update(key: string, ingresses: ReadonlyMap<string, Ingress>, secrets: ReadonlyMap<string, Secret>, ctx: ClassContext, dirty: Set<string>, configMaps?: ReadonlyMap<string, ConfigMap>): void {
     const ing = ingresses.get(key);
     const old = this.#plans.get(key);
     let plan: IngressPlan | undefined;
     if (ing !== undefined) {
-      plan = old !== undefined && planIsCurrent(old, ing, secrets) ? old : planIngress(ing, secrets, this.config);
+      plan = old !== undefined && planIsCurrent(old, ing, secrets, configMaps) ? old : planIngress(ing, secrets, this.config, configMaps);
       this.#plans.set(key, plan);
     } else this.#plans.delete(key);
-    if (plan?.authSecret || plan?.caSecret) this.#authKeys.add(key);
+    if (plan !== undefined && planReadsRefs(plan)) this.#authKeys.add(key);
     else this.#authKeys.delete(key);
     const was = this.#served.get(key);
     const now = plan !== undefined && classify(plan.ingress, ctx, this.config).served ? plan : undefined;

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { stagePolicy } from "../policy/contract.ts";
-import * as K from "../policy/kinds.ts";
+import * as K from "../kinds/index.ts";
 import type { StagePolicy } from "../policy/stages.ts";
 import { parseAnnotations } from "./annotations.ts";
 import { assembleStages } from "./stages.ts";

@@ -12,8 +12,8 @@ import { refuseStage } from "../annotations/access-stages.ts";
 import { FAMILIES } from "../annotations/registry.ts";
 import type { Family } from "../annotations/spec.ts";
 import { stagePolicy } from "../policy/contract.ts";
-import { KIND_CONTRACTS } from "../policy/registry.ts";
-import * as K from "../policy/kinds.ts";
+import { POLICY_KINDS } from "../kinds/registry.ts";
+import * as K from "../kinds/index.ts";
 import { deepFreeze, stageIndex, type PolicyStage, type StagePolicy } from "../policy/stages.ts";
 import type { AnnotationPolicies } from "../annotations/parse.ts";
 
@@ -21,10 +21,10 @@ import type { AnnotationPolicies } from "../annotations/parse.ts";
 export type StageSupply = StagePolicy | null | undefined | readonly StagePolicy[];
 
 /**
- * The stage a policy runs in: its contract's (policy/kinds.ts). A kind no contract names keeps
+ * The stage a policy runs in: its kind's (kinds/registry.ts). A kind no contract names keeps
  * the stage it was written with; the proxy refuses to run it anyway (proxy/policies/run.ts).
  */
-const stageOf = (p: StagePolicy): PolicyStage => KIND_CONTRACTS.get(p.kind)?.stage ?? p.stage;
+const stageOf = (p: StagePolicy): PolicyStage => POLICY_KINDS.get(p.kind)?.stage ?? p.stage;
 
 /**
  * A route's stage list: every policy supplied, in stage order (stable: within one stage, the

@@ -271,6 +271,27 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
   const listeners: Record<string, unknown>[] = [{ name: "http", protocol: "HTTP", port: 80, allowedRoutes: { namespaces: { from: "All" } } }];
   const main = view.served.filter((p) => p.annotations.policies.canary.kind === "none");
   const canaries = view.served.filter((p) => p.annotations.policies.canary.kind === "canary");
+  // The main Ingresses by host key, in priority order, and the aliases by host key: built once,
+  // since each Ingress's hosts ask for them (a scan of every Ingress per host made the
+  // conversion quadratic; bench/migrate-scale.ts).
+  const mainByHost = new Map<string, IngressPlan[]>();
+  const mainPosition = new Map<IngressPlan, number>();
+  main.forEach((x, i) => {
+    mainPosition.set(x, i);
+    for (const h of x.hosts.keys()) {
+      const list = mainByHost.get(h);
+      if (list === undefined) mainByHost.set(h, [x]);
+      else list.push(x);
+    }
+  });
+  const plansOfHost = (hostKey: string): readonly IngressPlan[] => mainByHost.get(hostKey) ?? [];
+  const aliasesByHost = new Map<string, string[]>();
+  for (const [alias, h] of view.result.table.aliasKeys) {
+    const list = aliasesByHost.get(h);
+    if (list === undefined) aliasesByHost.set(h, [alias]);
+    else list.push(alias);
+  }
+  for (const list of aliasesByHost.values()) list.sort();
   for (const plan of main) {
     for (const t of plan.tls) {
       if (t.secretName === null) continue;
@@ -433,7 +454,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
     // of the host that sets them counts; an alias that is an Ingress host, or an earlier host's
     // alias, is dropped as ingress-nginx does). An alias names the whole server, so the routes
     // of every Ingress of the host take it.
-    const aliasesOf = (hostKey: string): string[] => [...view.result.table.aliasKeys].filter(([, h]) => h === hostKey).map(([a]) => a).sort();
+    const aliasesOf = (hostKey: string): readonly string[] => aliasesByHost.get(hostKey) ?? [];
     for (const k of present("server-alias")) {
       handled.add(k);
       const given = [...plan.hosts.keys()].flatMap(aliasesOf).filter((a) => hp.aliases.includes(a));
@@ -526,6 +547,9 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       return f;
     };
     let hstsNoted = false;
+    /** ssl-redirect's default, said once per Ingress like an annotation. */
+    let sslRedirectNoted = false;
+    let policyWritten = false;
     const wwwRoutes: string[] = [];
     let defaultNoted = false;
     const defaultRef = plan.defaultBackend !== null && plan.defaultBackend.ok ? backendRefOf(plan.defaultBackend.ref) : null;
@@ -538,7 +562,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       if (refusedHere) break;
       // ingress-nginx puts the whole host in regex mode when any of its Ingresses asks for it
       // (template.go enforceRegexModifier): every path of every Ingress there is a `~*` location.
-      const regexCause = regexModeCause(hostKey, main.filter((x) => x.hosts.has(hostKey)));
+      const regexCause = regexModeCause(hostKey, plansOfHost(hostKey));
       const regexHost = regexCause !== null;
       if (regexCause !== null && regexCause.plan !== plan && !rw.useRegex && rw.rewriteTarget === "" && paths.length > 0) {
         note("", "implementation-specific", `host ${hostKey === "*" ? "(any host)" : hostKey} is in ingress-nginx's regex mode (Ingress ${regexCause.plan.key} ${regexCause.why}): this Ingress's paths are RegularExpression matches too, as ingress-nginx writes them (\`~* "^<path>"\`)`);
@@ -613,7 +637,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       }
       // spec.defaultBackend: ingress-nginx's root location of each host of the Ingress that no
       // Ingress gives a Prefix `/` path (controller.go createServers), with the Ingress's annotations.
-      if (defaultRef !== null && !main.some((x) => (x.hosts.get(hostKey) ?? []).some((pp) => pp.pathType === "Prefix" && pp.path === "/"))) {
+      if (defaultRef !== null && !plansOfHost(hostKey).some((x) => (x.hosts.get(hostKey) ?? []).some((pp) => pp.pathType === "Prefix" && pp.path === "/"))) {
         rules.push({ matches: [{ path: { type: "PathPrefix", value: "/" } }], ...(redirect === null ? { filters: filtersFor(null), backendRefs: [defaultRef] } : { filters: filtersFor(null) }) });
         if (!defaultNoted) note("", "gateway-api", "spec.defaultBackend: a PathPrefix `/` rule to it on each of the Ingress's hosts without a `/` path (ingress-nginx's root location there)");
         defaultNoted = true;
@@ -621,7 +645,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       // The host's implicit `/` location carries its first Ingress's annotations when no
       // Ingress has a Prefix `/` path (controller.go createServers): with a redirect, every
       // other path of the host redirects too, which a PathPrefix `/` rule says exactly.
-      const hostPlans = main.filter((x) => x.hosts.has(hostKey));
+      const hostPlans = plansOfHost(hostKey);
       const noRoot = !hostPlans.some((x) => (x.hosts.get(hostKey) ?? []).some((pp) => pp.pathType === "Prefix" && pp.path === "/"));
       const where = hostKey === "*" ? "the hostless rules" : hostKey;
       if (redirect !== null && defaultRef === null && hostPlans[0] === plan && noRoot) {
@@ -636,7 +660,9 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       if (host !== null && noRoot && defaultRef === null && !(redirect !== null && hostPlans[0] === plan)) {
         const wild = host.includes(".") ? `*${host.slice(host.indexOf("."))}` : null;
         // (A catch-all Ingress's spec.defaultBackend takes them in both: the default route.)
-        const wider = main.find((x) => x.hosts.has("*") || (wild !== null && x.hosts.has(wild)));
+        const wider = [plansOfHost("*")[0], wild === null ? undefined : plansOfHost(wild)[0]]
+          .filter((x): x is IngressPlan => x !== undefined)
+          .sort((a, b) => (mainPosition.get(a) as number) - (mainPosition.get(b) as number))[0];
         if (wider !== undefined && hostPlans[0] === plan) note("", "not-expressible", `a path of ${host} no rule of the host takes is answered by the rules of Ingress ${wider.key}'s route (${wider.hosts.has("*") ? "without hostnames" : wild}) under Gateway API, which merges the routes of every matching hostname; ingress-nginx answers it 404 from the host's own server`);
       }
       // HSTS on the HTTPS answers, as ingress-nginx sends it on every answer of a TLS server
@@ -684,7 +710,8 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       }
       if (toHttps && ![n("ssl-redirect"), n("force-ssl-redirect"), `${PORTICO_PREFIX}ssl-redirect`, `${PORTICO_PREFIX}force-ssl-redirect`].some((k) => k in ann)) {
         // On by default in ingress-nginx: said once per Ingress, like an annotation.
-        if (!notes.some((x) => x.ingress === ingKey && x.annotation === n("ssl-redirect"))) note(n("ssl-redirect"), "gateway-api", `(not set: true by default) ${sslRedirectText(target, pol.tlsRedirect.preserveTrailingSlash)}`);
+        if (!sslRedirectNoted) note(n("ssl-redirect"), "gateway-api", `(not set: true by default) ${sslRedirectText(target, pol.tlsRedirect.preserveTrailingSlash)}`);
+        sslRedirectNoted = true;
       }
       if (toHttps) {
         // The HTTP → HTTPS redirect of a TLS host (ingress-nginx's ssl-redirect, on by default).
@@ -700,7 +727,7 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
       // host (NGINX-COMPAT.md 1.3): a route of the other name whose one rule is that redirect.
       if (pol.redirects.fromToWww && host !== null && !host.startsWith("*.")) {
         const other = host.startsWith("www.") ? host.slice(4) : `www.${host}`;
-        if (!main.some((x) => x.hosts.has(other)) && !wwwWritten.has(other) && !view.result.table.aliasKeys.has(other)) {
+        if (!mainByHost.has(other) && !wwwWritten.has(other) && !view.result.table.aliasKeys.has(other)) {
           wwwWritten.add(other);
           routes.push({
             apiVersion: GATEWAY_API,
@@ -711,8 +738,11 @@ export function toGatewayApi(view: Inspection, target: GatewayTarget): GatewayCo
           wwwRoutes.push(other);
         }
       }
-      if (Object.keys(extension).length > 0 && !objects.some((o) => (o.metadata as { name: string; namespace: string }).name === plan.name && (o.metadata as { namespace: string }).namespace === plan.namespace))
+      // One policy per Ingress, however many hosts it has (a served Ingress's name is its own).
+      if (Object.keys(extension).length > 0 && !policyWritten) {
+        policyWritten = true;
         objects.push({ apiVersion: PORTICO_POLICY_VERSION, kind: PORTICO_POLICY_KIND, metadata: { name: plan.name, namespace: plan.namespace }, spec: { annotations: { ...extension } } });
+      }
     }
 
     // An Ingress with spec.defaultBackend and no rules is ingress-nginx's catch-all server `_`:

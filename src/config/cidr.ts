@@ -105,3 +105,9 @@ export function accessListMatcher(list: readonly string[]): (ip: string) => bool
     return MAPPED.check(ip, "ipv6") ? v4(ip) : v6(ip);
   };
 }
+
+/**
+ * Is `s` an IPv4 or IPv6 literal (node:net isIP)? For the pure side, which may not import
+ * node:net itself (test/import-direction.test.ts): this module is its one door to it.
+ */
+export const isIpLiteral = (s: string): boolean => isIP(s) !== 0;

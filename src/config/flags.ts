@@ -52,6 +52,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // "Gateway API"). On, each Gateway gets ports from this range and a Service of its own.
   gatewayPorts: { name: "gateway-ports", metavar: "FROM-TO", help: "give each Gateway its own ports from this range, behind a Service Portico creates beside --publish-service (same namespace, selector and type), whose address the Gateway publishes", defaultText: "off: Gateways share --http-port and --https-port", schema: val.portRange, fallback: none },
   watchIngressWithoutClass: { name: "watch-ingress-without-class", metavar: null, help: "also serve Ingresses that name no class", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's --disable-catch-all (cmd/nginx/flags.go, default false): its store drops
+  // every Ingress with spec.defaultBackend, rules and all (store.go hasCatchAllIngressRule).
+  disableCatchAll: { name: "disable-catch-all", metavar: null, help: "ignore every Ingress that sets spec.defaultBackend (a catch-all), its rules too, as ingress-nginx's flag does", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's defaults (--ingress-class nginx, --controller-class k8s.io/ingress-nginx)
   // and its class rules: README "Migrating from ingress-nginx", docs/design.md "Ingress decisions".
   ingressNginxCompat: { name: "ingress-nginx-compat", metavar: null, help: "take the Ingresses ingress-nginx takes: --ingress-class nginx and --controller-name k8s.io/ingress-nginx unless those are given, its class rules (kubernetes.io/ingress.class must equal --ingress-class; no default IngressClass), and its defaults where they differ (README: ingress-nginx's defaults)", defaultText: "false", schema: val.bool, fallback: () => false },
@@ -101,6 +104,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   shutdownGracePeriodMs: { name: "shutdown-grace-period", metavar: "DURATION", help: "longest wait for in-flight requests while draining", defaultText: "30s", schema: val.duration(0), fallback: () => 30_000 },
   limitReqStatusCode: { name: "limit-req-status-code", metavar: "N", help: "status of a request over an Ingress's limit-rps or limit-rpm (400-599)", defaultText: "503", schema: val.integer(400, 599), fallback: () => 503 },
   limitConnStatusCode: { name: "limit-conn-status-code", metavar: "N", help: "status of a request over an Ingress's limit-connections (400-599)", defaultText: "503", schema: val.integer(400, 599), fallback: () => 503 },
+  // ingress-nginx's ConfigMap key server-tokens (false by default: no Server field at all,
+  // nginx.tmpl `more_clear_headers Server`); true names Portico, not nginx (headers.ts PORTICO_SERVER).
+  serverHeader: { name: "server-header", metavar: "WHICH", help: "the Server field of answers: backend (the pod's passed on, none of Portico's own), none (no Server field, ingress-nginx's server-tokens false) or portico (portico/<version> on every answer, the pod's replaced: server-tokens true)", defaultText: "backend", schema: val.oneOf(["backend", "none", "portico"]), fallback: () => "backend" },
   hsts: { name: "hsts", metavar: null, help: "send Strict-Transport-Security on HTTPS responses (--hsts=false to turn off)", defaultText: "true", schema: val.bool, fallback: () => true },
   hstsMaxAge: { name: "hsts-max-age", metavar: "SECONDS", help: "max-age of Strict-Transport-Security", defaultText: "31536000", schema: val.integer(0, 2 ** 31 - 1), fallback: () => 31_536_000 },
   hstsIncludeSubdomains: { name: "hsts-include-subdomains", metavar: null, help: "add includeSubDomains to Strict-Transport-Security", defaultText: "false", schema: val.bool, fallback: () => false },
@@ -112,6 +118,20 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   usePortInRedirects: { name: "use-port-in-redirects", metavar: null, help: "put the port in the redirects Portico makes, on Ingresses without their own use-port-in-redirects", defaultText: "false", schema: val.bool, fallback: () => false },
   preserveTrailingSlash: { name: "preserve-trailing-slash", metavar: null, help: "keep the trailing / in the HTTPS redirect, on Ingresses without their own preserve-trailing-slash", defaultText: "false", schema: val.bool, fallback: () => false },
   relativeRedirects: { name: "relative-redirects", metavar: null, help: "send permanent-redirect and temporal-redirect URLs that start with / as written (nginx absolute_redirect off), on every Ingress", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's ConfigMap key no-auth-locations (config.go NewDefault: the ACME HTTP-01 path).
+  noAuthLocations: { name: "no-auth-locations", metavar: "PATH[,PATH]", help: "rule paths (as written) starting with one of these run no basic or external authentication (auth-type, auth-url)", defaultText: "/.well-known/acme-challenge", schema: val.locationList, fallback: () => Object.freeze(["/.well-known/acme-challenge"]) },
+  // ingress-nginx's ConfigMap keys global-auth-*: external authentication for every route whose
+  // Ingress sets no auth-url (docs/design.md "External authentication"). Read as written; the
+  // compiler checks them as the auth-url annotations, and an invalid one refuses those routes.
+  globalAuthUrl: { name: "global-auth-url", metavar: "URL", help: "auth service asked before every request of a route whose Ingress sets no auth-url and not enable-global-auth: \"false\" (as the auth-url annotation)", defaultText: "none", schema: val.optionalText, fallback: none },
+  globalAuthMethod: { name: "global-auth-method", metavar: "METHOD", help: "method of the --global-auth-url request (as auth-method)", defaultText: "GET", schema: val.optionalText, fallback: none },
+  globalAuthSignin: { name: "global-auth-signin", metavar: "URL", help: "a 401 from --global-auth-url becomes a 302 to this URL (as auth-signin)", defaultText: "none", schema: val.optionalText, fallback: none },
+  globalAuthSigninRedirectParam: { name: "global-auth-signin-redirect-param", metavar: "NAME", help: "query parameter of --global-auth-signin carrying the original URL (as auth-signin-redirect-param)", defaultText: "rd", schema: val.optionalText, fallback: none },
+  globalAuthResponseHeaders: { name: "global-auth-response-headers", metavar: "NAME[,NAME]", help: "fields of the --global-auth-url 2xx answer copied onto the upstream request (as auth-response-headers)", defaultText: "none", schema: val.optionalText, fallback: none },
+  globalAuthRequestRedirect: { name: "global-auth-request-redirect", metavar: "URL", help: "X-Auth-Request-Redirect sent to --global-auth-url (as auth-request-redirect)", defaultText: "the request URI", schema: val.optionalText, fallback: none },
+  globalAuthCacheKey: { name: "global-auth-cache-key", metavar: "KEY", help: "cache --global-auth-url answers under this key, per host and path (as auth-cache-key)", defaultText: "none (no caching)", schema: val.optionalText, fallback: none },
+  globalAuthCacheDuration: { name: "global-auth-cache-duration", metavar: "[STATUS ...] DURATION[,...]", help: "how long --global-auth-cache-key keeps an answer, per status (as auth-cache-duration)", defaultText: "none: nothing is kept", schema: val.optionalText, fallback: none },
+  globalAuthAlwaysSetCookie: { name: "global-auth-always-set-cookie", metavar: null, help: "add the --global-auth-url answer's Set-Cookie to every answer, not only to those with status 200, 201, 204, 206, 301, 302, 303, 304, 307 or 308 (as auth-always-set-cookie)", defaultText: "false", schema: val.bool, fallback: () => false },
   noTlsRedirectLocations: { name: "no-tls-redirect-locations", metavar: "PATH[,PATH]", help: "rule paths (as written) starting with one of these are never redirected to HTTPS", defaultText: "/.well-known/acme-challenge", schema: val.locationList, fallback: () => Object.freeze(["/.well-known/acme-challenge"]) },
   // ingress-nginx merges every Ingress's server-level annotations into the host's one server
   // block, whatever its namespace; `namespace` stops a tenant from setting them on another

@@ -32,6 +32,8 @@ export const LIVE_FIELDS = {
   // Read per request by proxy/pipeline (route.ts, forward.ts); the trusted CIDRs themselves are not live.
   trustedProxyHeaders: v.picklist(["all", "address"]),
   computeFullForwardedFor: bool,
+  // Read per response by http/headers.ts downstreamHeaders and pipeline/handler.ts.
+  serverHeader: v.picklist(["backend", "none", "portico"]),
 } as const satisfies Partial<Record<keyof Config, v.GenericSchema>>;
 
 export type LiveField = keyof typeof LIVE_FIELDS;

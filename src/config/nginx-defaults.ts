@@ -75,13 +75,26 @@ export const NGINX_DEFAULTS: readonly NginxDefault[] = Object.freeze([
     note: "the proxy-read-timeout annotation does not set Portico's idle timeout for bodies, so 60 s would cut streams an Ingress lengthened",
   },
   {
+    // config.go NewDefault: ShowServerTokens false; nginx.tmpl: `more_clear_headers Server`.
     setting: "server-tokens",
     nginx: "false (no Server header at all)",
+    flag: "serverHeader",
+    flagName: "server-header",
+    portico: "backend",
+    compat: "ingress-nginx",
+    flagValue: "none",
+    note: "no Server field on any answer: the pod's is dropped (nginx's proxy module hides it, and allow-backend-server-header is false by default) and Portico adds none, as ingress-nginx clears nginx's own",
+  },
+  {
+    // ngx_http_proxy_module: proxy_hide_header's default list (ngx_http_proxy_hide_headers);
+    // ingress-nginx's template adds only `proxy_pass_header Server` (allow-backend-server-header).
+    setting: "proxy_hide_header (nginx)",
+    nginx: "Date, Server, X-Pad, X-Accel-Expires, X-Accel-Redirect, X-Accel-Limit-Rate, X-Accel-Buffering, X-Accel-Charset",
     flag: null,
     flagName: null,
-    portico: "the pod's Server header is passed on",
+    portico: "every field of the pod's answer is passed on",
     compat: "ingress-nginx",
-    note: "the pod's Server field is dropped (nginx's proxy module hides it, and allow-backend-server-header is false by default) and Portico adds none, as ingress-nginx clears nginx's own",
+    note: "the pod's Date, X-Pad and those X-Accel-* fields do not reach the client and the Date is Portico's own, as nginx writes its own; nginx acts on X-Accel-Redirect (an internal redirect) and the others, Portico only drops them",
   },
   {
     // config.go NewDefault: ComputeFullForwardedFor false; nginx.tmpl: X-Forwarded-For $remote_addr.

@@ -5,6 +5,9 @@ export interface NamespacedName {
   readonly name: string;
 }
 
+/** What the Server field of an answer is (Config.serverHeader). */
+export type ServerHeader = "backend" | "none" | "portico";
+
 export interface Config {
   // Sources
   readonly kubeconfig: string | null;
@@ -29,6 +32,8 @@ export interface Config {
    */
   readonly gatewayPorts: PortRange | null;
   readonly watchIngressWithoutClass: boolean;
+  /** Ignore every Ingress with spec.defaultBackend (ingress-nginx's --disable-catch-all). */
+  readonly disableCatchAll: boolean;
   /** Take the Ingresses ingress-nginx takes: its class defaults and rules (compile/class.ts). */
   readonly ingressNginxCompat: boolean;
   // Defaults
@@ -101,6 +106,12 @@ export interface Config {
   readonly limitReqStatusCode: number;
   /** Status of a request refused by `limit-connections` (ingress-nginx's limit-conn-status-code). */
   readonly limitConnStatusCode: number;
+  /**
+   * The Server field of every answer: `backend`, the pod's passed on and none of Portico's own;
+   * `none` (ingress-nginx's server-tokens false, its default); `portico`, Portico's own name and
+   * version in place of the pod's (server-tokens true, where nginx names itself).
+   */
+  readonly serverHeader: ServerHeader;
   // TLS and redirects
   readonly hsts: boolean;
   readonly hstsMaxAge: number;
@@ -126,6 +137,27 @@ export interface Config {
    * Ingress's own relative-redirects says (that annotation can only turn it on).
    */
   readonly relativeRedirects: boolean;
+  /**
+   * ingress-nginx's ConfigMap key no-auth-locations: a route whose rule path, as written,
+   * starts with one of these runs no basic or external authentication (nginx.tmpl leaves
+   * auth_basic and auth_request out of such a location; template.go isLocationInLocationList).
+   */
+  readonly noAuthLocations: readonly string[];
+  /**
+   * ingress-nginx's ConfigMap keys global-auth-* (configmap.go, nginx.tmpl's auth location for a
+   * location without its own auth-url): the text as written, null when unset. The compiler reads
+   * them as the auth-url annotations of the same names and adds the policy to every route whose
+   * Ingress sets no auth-url and not enable-global-auth: "false" (compile/global-auth.ts).
+   */
+  readonly globalAuthUrl: string | null;
+  readonly globalAuthMethod: string | null;
+  readonly globalAuthSignin: string | null;
+  readonly globalAuthSigninRedirectParam: string | null;
+  readonly globalAuthResponseHeaders: string | null;
+  readonly globalAuthRequestRedirect: string | null;
+  readonly globalAuthCacheKey: string | null;
+  readonly globalAuthCacheDuration: string | null;
+  readonly globalAuthAlwaysSetCookie: boolean;
   /**
    * ingress-nginx's ConfigMap key no-tls-redirect-locations: a path whose rule path, as
    * written, starts with one of these is never redirected to HTTPS (template.go

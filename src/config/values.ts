@@ -111,6 +111,8 @@ export const headerSize = convert("a size from 1k to 16m like 16384, 32k or 1m",
 });
 
 export const nonEmpty = convert("a non-empty value", (s) => (s.trim() === "" ? undefined : s.trim()));
+/** Text checked by its reader, not here: trimmed, and null (unset) when empty. */
+export const optionalText = convert("text", (s): string | null => (s.trim() === "" ? null : s.trim()));
 
 // RFC 1123 label / DNS subdomain, as Kubernetes validates namespaces and object names.
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

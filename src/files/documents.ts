@@ -166,6 +166,11 @@ function* documents(text: string, file: string): Generator<unknown> {
   }
 }
 
+/** A document's objects: `kind: List` (what `kubectl get -o yaml` prints) carries them in items. */
+function itemsOf(doc: unknown): readonly unknown[] {
+  return isRecord(doc) && doc.kind === "List" && Array.isArray(doc.items) ? doc.items : [doc];
+}
+
 /** Turns document values into validated objects, diagnostics and ignored kinds. */
 class Collector {
   private readonly objects: LoadedObject[] = [];
@@ -175,9 +180,7 @@ class Collector {
   constructor(private readonly file: string) {}
 
   add(doc: unknown): void {
-    // `kind: List` (what `kubectl get -o yaml` prints) carries its objects in items.
-    if (isRecord(doc) && doc.kind === "List" && Array.isArray(doc.items)) for (const item of doc.items) this.one(item);
-    else this.one(doc);
+    for (const item of itemsOf(doc)) this.one(item);
   }
 
   done(): FileParse {
@@ -222,7 +225,7 @@ class Collector {
   }
 }
 
-function failure(text: string, e: unknown): FileParse {
+function failure(text: string, e: unknown): Extract<FileParse, { ok: false }> {
   const error = e instanceof DocumentError ? e.cause : e;
   if (error instanceof YAMLException) return { ok: false, line: lineOf(text, e instanceof DocumentError ? e.doc : null, error), message: error.reason || error.message };
   return { ok: false, line: null, message: error instanceof Error ? error.message : String(error) };
@@ -261,4 +264,25 @@ export async function parseManifestTextSliced(text: string, file: string, sliceM
     return failure(text, e);
   }
   return c.done();
+}
+
+export type RawParse =
+  | { readonly ok: true; readonly objects: readonly Record<string, unknown>[] }
+  | { readonly ok: false; readonly line: number | null; readonly message: string };
+
+/**
+ * One file's objects as written, of every kind and not checked against one (List items
+ * included; empty documents and ones that are not mappings left out), read by the same rules
+ * as parseManifestText: for readers that need what the source leaves out or rewrites
+ * (ingress-nginx's ConfigMap, the set `migrate --prove` serves again). The whole file or
+ * nothing: a document that does not parse fails it.
+ */
+export function parseManifestObjects(text: string, file: string): RawParse {
+  const objects: Record<string, unknown>[] = [];
+  try {
+    for (const doc of documents(text, file)) for (const item of itemsOf(doc)) if (isRecord(item)) objects.push(item);
+  } catch (e) {
+    return failure(text, e);
+  }
+  return { ok: true, objects };
 }

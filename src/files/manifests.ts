@@ -8,7 +8,7 @@ import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Logger } from "../log/logger.ts";
 import type { DiagnosticsReport, Source, SourceSink } from "../store/types.ts";
-import { parseManifestTextSliced, type LoadedObject } from "./documents.ts";
+import { parseManifestObjects, parseManifestTextSliced, type LoadedObject } from "./documents.ts";
 
 export interface ManifestSourceOptions {
   path: string;
@@ -37,6 +37,41 @@ export const fileOwner = (file: string): string => `file:${file}`;
 const YAML_FILE = /\.ya?ml$/i;
 const folderId = (s: { ino: number; birthtimeMs: number }): string => `${s.ino}/${s.birthtimeMs}`;
 const mapKey = (kind: Kind, o: KubeObject): string => `${kind}\u0000${objectKey(o.metadata)}`;
+
+/**
+ * The files --manifests names: the file itself, or a folder's *.yaml/*.yml files in name order.
+ * Dotfiles are left out: editor swap and lock files, and a ConfigMap volume's `..data`
+ * internals. Throws when the path cannot be read.
+ */
+export async function manifestFiles(path: string, isDir?: boolean): Promise<string[]> {
+  if (!(isDir ?? (await stat(path)).isDirectory())) return [path];
+  return (await readdir(path)).filter((n) => YAML_FILE.test(n) && !n.startsWith(".")).sort().map((n) => join(path, n));
+}
+
+/** One file's objects as written (parseManifestObjects), or why it could not be read. */
+export type ManifestFileObjects =
+  | { readonly file: string; readonly ok: true; readonly objects: readonly Record<string, unknown>[] }
+  | { readonly file: string; readonly ok: false; readonly message: string };
+
+/**
+ * The objects of the --manifests files as written, one file at a time, for the readers beside
+ * the source (ingress-nginx's ConfigMap, `migrate --prove`): the same files and the same
+ * document rules as the source reads, so none of them sees a file the others skip. A file that
+ * cannot be read or does not parse is yielded as such; the caller decides what that means.
+ */
+export async function* manifestObjects(path: string): AsyncGenerator<ManifestFileObjects> {
+  for (const file of await manifestFiles(path)) {
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch (err) {
+      yield { file, ok: false, message: (err as Error).message };
+      continue;
+    }
+    const parsed = parseManifestObjects(text, file);
+    yield parsed.ok ? { file, ok: true, objects: parsed.objects } : { file, ok: false, message: `line ${parsed.line ?? "?"}: ${parsed.message}` };
+  }
+}
 
 export class ManifestSource implements Source {
   private readonly log: Logger;
@@ -183,10 +218,7 @@ export class ManifestSource implements Source {
     try {
       const s = await stat(this.opts.path);
       this.isDir = s.isDirectory();
-      if (!this.isDir) return [this.opts.path];
-      const names = await readdir(this.opts.path);
-      // Dotfiles are editor swap/lock files and ConfigMap `..data` internals.
-      return names.filter((n) => YAML_FILE.test(n) && !n.startsWith(".")).sort().map((n) => join(this.opts.path, n));
+      return await manifestFiles(this.opts.path, this.isDir);
     } catch {
       return null;
     }

@@ -12,10 +12,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { SecureContextOptions } from "node:tls";
 import type { WebSocketHandler } from "bun";
-import { errorResponse } from "../proxy/errors.ts";
+import { errorResponse } from "../http/errors.ts";
 import { isWebSocketUpgrade as isWebSocketHandshake } from "../proxy/upstream/websocket.ts";
 import type { Logger } from "../log/logger.ts";
-import type { ConnectionTls } from "../proxy/policies/types.ts";
+import type { ConnectionTls } from "../kinds/types.ts";
 import type { RequestServer } from "../proxy/types.ts";
 import { connectionTls } from "./tls-peer.ts";
 import type { RotationInfo, TlsListener } from "../tls/listener.ts";
@@ -81,6 +81,12 @@ function carriesBody(req: IncomingMessage): boolean {
   return req.headers["transfer-encoding"] !== undefined || (cl !== undefined && cl !== "0");
 }
 
+/** Whether an answer is marked to end its HTTP/1.1 connection (RFC 9112 §9.6). */
+function closesConnection(res: Response): boolean {
+  const c = res.headers.get("connection");
+  return c !== null && /(?:^|,)\s*close\s*(?:,|$)/i.test(c);
+}
+
 /** Per HTTP/1.1 connection. */
 interface H1State {
   /** Requests whose response has not closed yet (the idle timer and the drain read it). */
@@ -93,6 +99,13 @@ interface H1State {
   waiting: number;
   /** The last request in line: the next one starts when it is done. */
   tail: Promise<void> | null;
+  /**
+   * An answer marked `Connection: close` went out: the requests still in line are never run.
+   * node's parser has already emitted them, but the refused request's framing is exactly what
+   * Portico does not vouch for (docs/design.md, "Request framing and bodies": a rejected
+   * request ends its connection), so whatever its parser read after it may be smuggled.
+   */
+  ended: boolean;
 }
 /** An HTTP/1.1 WebSocket handshake: upgrade() completes it on the raw socket. */
 class UpgradePeer implements RequestServer {
@@ -224,7 +237,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
   function trackH1(socket: Duplex): H1State {
     let s = h1Sockets.get(socket);
     if (s === undefined) {
-      const state: H1State = { busy: 0, waiting: 0, tail: null };
+      const state: H1State = { busy: 0, waiting: 0, tail: null, ended: false };
       s = state;
       h1Sockets.set(socket, state);
       socket.on("error", noop);
@@ -248,8 +261,17 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
    * connection ends (those waiting were sent nowhere).
    */
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
-    if (req.httpVersion === "2.0") return; // HTTP/2 streams are served by onStream
+    if (req instanceof http2.Http2ServerRequest) return; // HTTP/2 streams are served by onStream
     const socket = req.socket;
+    // An HTTP/1.1 connection whose request line names HTTP/2.0: node's parser takes it, and it
+    // was left unanswered until the idle timeout. nginx answers 505 to a major version above 1
+    // (ngx_http_parse_request_line), as Bun.serve does; HTTP/2 is only ever negotiated by ALPN
+    // or the preface (RFC 9113 §3).
+    if (req.httpVersionMajor !== 1) {
+      socket.on("error", noop);
+      socket.end("HTTP/1.1 505 HTTP Version Not Supported\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+      return;
+    }
     const track = trackH1(socket);
     track.busy++;
     pending.n++;
@@ -270,7 +292,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       return;
     }
     track.waiting++;
-    const run = () => serveH1(req, res, ac.signal).finally(() => {
+    const run = () => serveH1(req, res, ac.signal, track).finally(() => {
       done = true;
       track.waiting--;
     });
@@ -281,23 +303,50 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     });
   }
 
+  /**
+   * node's parser refused the bytes of an HTTP/1.1 connection. Its default answers at once and
+   * destroys the socket, which for bytes sent after a request marked `Connection: close` (or an
+   * HTTP/1.0 one without keep-alive) threw away that request's answer: the request went
+   * upstream and its client read a 400. RFC 9112 §9.6: the server answers the request with
+   * `close` and processes nothing after it, as nginx does; node closes the socket once that
+   * answer is written. Everything else gets node's own answers (431 for a head over the limit,
+   * 413 for chunk extensions over theirs, else 400), each ending the connection.
+   */
+  function onClientError(err: Error & { code?: string }, socket: Duplex): void {
+    socket.on("error", noop);
+    if (err.code === "HPE_CLOSED_CONNECTION" && (h1Sockets.get(socket)?.busy ?? 0) > 0) return;
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status = err.code === "HPE_HEADER_OVERFLOW" ? "431 Request Header Fields Too Large"
+      : err.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW" ? "413 Payload Too Large" : "400 Bad Request";
+    socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+  }
+
   /** Serve one HTTP/1.1 request; resolves once its answer is written (or the client left). */
-  async function serveH1(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
-    // The client left while this request waited behind another: it goes nowhere.
-    if (signal.aborted || res.destroyed) return;
+  async function serveH1(req: IncomingMessage, res: ServerResponse, signal: AbortSignal, track: H1State): Promise<void> {
+    // The client left while this request waited behind another, or the answer before it
+    // ended the connection: it goes nowhere.
+    // node ends the socket itself once that answer is written (no reset here, which would
+    // drop its unsent bytes).
+    if (signal.aborted || res.destroyed || track.ended) return;
     const h = handler;
     if (stopping) res.setHeader("connection", "close");
     const r = requestFromH1(req, true, signal);
     if (h === null || typeof r === "string") {
+      track.ended = true;
       res.setHeader("connection", "close");
       await sendH1(res, errorResponse("BadRequest"), false).catch(noop);
       return;
     }
     try {
       const out = (await h.fetch(r, h1Peer(req.socket))) ?? errorResponse("BadRequest");
+      if (closesConnection(out)) track.ended = true;
       await sendH1(res, out, r.method === "HEAD");
     } catch (e) {
       log.error("http2 listener: HTTP/1.1 request failed outside the handler", { err: String((e as Error)?.stack ?? e) });
+      track.ended = true;
       if (!res.headersSent) await sendH1(res, errorResponse("Internal"), false).catch(noop);
       else res.destroy();
     }
@@ -360,7 +409,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       // Client certificates (auth-tls-*): Bun's node:tls reads requestCert from the server only,
       // never from the SNI context (measured on 1.4.5), so while some route reads certificates
       // every handshake asks for one, and none otherwise (verifyMode). None is required here:
-      // proxy/policies/client-cert.ts checks the certificate per request, against the CA of the route
+      // kinds/client-cert.ts checks the certificate per request, against the CA of the route
       // the request's Host selects (docs/design.md, "Client certificates").
       requestCert: wantCerts,
       rejectUnauthorized: false,
@@ -390,6 +439,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     s.removeAllListeners("stream");
     s.on("stream", onStream);
     s.on("upgrade", onUpgrade);
+    s.on("clientError", onClientError);
     // RFC 9110 §9.3.6: CONNECT asks for a tunnel; a reverse proxy answers 400, as
     // validateRequest does on Bun.serve (node would otherwise drop the connection unanswered).
     s.on("connect", (_req: IncomingMessage, socket: Duplex) => {

@@ -176,6 +176,11 @@ export function requestFromH1(
   const target = req.url ?? "";
   const host = h.get("host");
   if (host === null && req.httpVersion === "1.1") return "authority"; // RFC 9112 §3.2
+  // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing (an HTTP/1.0
+  // hop before us may not have read it as chunked); nginx answers 400 ("client sent HTTP/1.0
+  // request with Transfer-Encoding", ngx_http_process_request_header), and Bun.serve does too.
+  // node's parser de-chunked it and the request went upstream.
+  if (req.httpVersion !== "1.1" && h.has("transfer-encoding")) return "framing";
   let url: string;
   if (ORIGIN_FORM.test(target)) url = `https://${host ?? "invalid.invalid"}${target}`;
   // absolute-form (RFC 9112 §3.2.2): kept whole, so validateRequest compares its authority

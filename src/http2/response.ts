@@ -5,7 +5,7 @@
 import { STATUS_CODES, type ServerResponse } from "node:http";
 import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { Duplex, Writable } from "node:stream";
-import { isUnanswered } from "../proxy/errors.ts";
+import { isUnanswered } from "../http/errors.ts";
 import { trailersOf, type TrailerBox } from "../proxy/upstream/trailers.ts";
 import { H2_INTERNAL_ERROR, H2_NO_ERROR, H2_PROTOCOL_ERROR } from "./limits.ts";
 

@@ -5,8 +5,8 @@
 // budget of limits.ts (docs/design.md, "HTTP/2 and gRPC").
 import type { ServerHttp2Session, ServerHttp2Stream, IncomingHttpHeaders } from "node:http2";
 import type { WebSocketHandler } from "bun";
-import { errorResponse } from "../proxy/errors.ts";
-import type { ConnectionTls } from "../proxy/policies/types.ts";
+import { errorResponse } from "../http/errors.ts";
+import type { ConnectionTls } from "../kinds/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { RequestServer } from "../proxy/types.ts";
 import { H2_ENHANCE_YOUR_CALM, H2_PROTOCOL_ERROR, ResetBudget } from "./limits.ts";

@@ -1,8 +1,8 @@
-// The client's TLS facts the proxy handler's client-certificate check needs (proxy/policies/client-cert.ts),
+// The client's TLS facts the proxy handler's client-certificate check needs (kinds/client-cert.ts),
 // read from a node:tls socket: the SNI it sent and the certificates it presented.
 import { X509Certificate } from "node:crypto";
 import type { TLSSocket } from "node:tls";
-import type { ConnectionTls } from "../proxy/policies/types.ts";
+import type { ConnectionTls } from "../kinds/types.ts";
 
 interface PeerCert {
   readonly raw?: Buffer;

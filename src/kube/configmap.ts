@@ -18,6 +18,22 @@ export interface ConfigMapWatch {
   stop(): Promise<void>;
 }
 
+const byNameQuery = (ref: NamespacedName, extra: Record<string, string>): string =>
+  `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/configmaps?${new URLSearchParams({ fieldSelector: `metadata.name=${ref.name}`, ...extra })}`;
+
+/**
+ * One list of one ConfigMap by name: the raw object (null: there is none) and the list's
+ * resourceVersion, the point from which a watch would follow it. Throws on an API error or an
+ * answer that is not a list.
+ */
+export async function listConfigMapByName(client: KubeClient, ref: NamespacedName, signal: AbortSignal): Promise<{ item: unknown | null; resourceVersion: string }> {
+  const path = byNameQuery(ref, {});
+  const res = await client.request("GET", path, { signal });
+  if (!res.ok) throw await apiError(res, "GET", path, client.server);
+  const body = (await res.json()) as { metadata?: { resourceVersion?: unknown }; items?: unknown };
+  if (!Array.isArray(body.items) || !v.is(ResourceVersionSchema, body.metadata?.resourceVersion)) throw new Error(`list ${path}: not a list`);
+  return { item: (body.items[0] as unknown) ?? null, resourceVersion: body.metadata.resourceVersion };
+}
 
 /**
  * Calls `onObject` with the raw object (null: there is none) after each list and each change.
@@ -35,8 +51,7 @@ export async function watchConfigMap(o: {
   const t: WatchTimings = { ...DEFAULT_WATCH_TIMINGS, ...o.timings };
   const { client, ref, log } = o;
   const stop = new AbortController();
-  const collection = `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/configmaps`;
-  const query = (extra: Record<string, string>) => `${collection}?${new URLSearchParams({ fieldSelector: `metadata.name=${ref.name}`, ...extra })}`;
+  const query = (extra: Record<string, string>) => byNameQuery(ref, extra);
   let first: (() => void) | null = null;
   const firstDone = new Promise<void>((resolve) => (first = resolve));
   const settle = () => {
@@ -56,13 +71,9 @@ export async function watchConfigMap(o: {
   const malformed = (why: string) => log.warn("malformed watch line skipped", { kind: "ConfigMap", namespace: ref.namespace, name: ref.name, err: why });
 
   async function list(): Promise<string> {
-    const path = query({});
-    const res = await client.request("GET", path, { signal: AbortSignal.any([stop.signal, AbortSignal.timeout(t.requestTimeoutMs)]) });
-    if (!res.ok) throw await apiError(res, "GET", path, client.server);
-    const body = (await res.json()) as { metadata?: { resourceVersion?: unknown }; items?: unknown };
-    if (!Array.isArray(body.items) || !v.is(ResourceVersionSchema, body.metadata?.resourceVersion)) throw new Error(`list ${path}: not a list`);
-    o.onObject(body.items[0] ?? null);
-    return body.metadata.resourceVersion;
+    const got = await listConfigMapByName(client, ref, AbortSignal.any([stop.signal, AbortSignal.timeout(t.requestTimeoutMs)]));
+    o.onObject(got.item);
+    return got.resourceVersion;
   }
 
   /** Follows one watch from `from`, moving `rv` as events come; throws Gone on 410 and Stalled on silence. */

@@ -78,6 +78,25 @@ const REGARDING: Readonly<Record<string, string>> = {
   GRPCRoute: "gateway.networking.k8s.io/v1",
 };
 
+/** metadata.name of an Event: a DNS-1123 subdomain (kube-apiserver's NameIsDNSSubdomain), 253 characters at most. */
+const NAME_MAX = 253;
+const DNS_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * `<object>.<suffix>`, always a name the API server accepts: an object name may itself be 253
+ * characters, so the object part is cut to leave room for the dot and the suffix (which keeps
+ * the name unique), and what the cut leaves at its end that cannot end a DNS label (`-`, `.`)
+ * goes too. client-go's recorder (tools/record/util GenerateEventName) checks the same
+ * NameIsDNSSubdomain rule but replaces an invalid name by a random UUID; cutting keeps the
+ * object's name readable in `kubectl get events`. A name still invalid (an object name the API
+ * server would not have accepted) gets a UUID, as there.
+ */
+export function eventName(object: string, suffix: string): string {
+  const head = object.slice(0, Math.max(0, NAME_MAX - suffix.length - 1)).replace(/[-.]+$/, "");
+  const name = head === "" ? suffix : `${head}.${suffix}`;
+  return name.length <= NAME_MAX && DNS_SUBDOMAIN.test(name) ? name : crypto.randomUUID();
+}
+
 /** The Gateway API kinds, whose Events name the Gateway API controller. */
 const GATEWAY_API_KINDS: ReadonlySet<string> = new Set(["Gateway", "HTTPRoute", "GRPCRoute"]);
 
@@ -133,7 +152,7 @@ export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
     if (res.status === 404) {
       // The API server expired the Event (default TTL 1 h): start a new one.
       await res.body?.cancel();
-      tr.name = eventName(d.name, now);
+      tr.name = nameFor(d.name, now);
       tr.count = 1;
       return create(d, tr, now);
     }
@@ -142,9 +161,10 @@ export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
     stats.patched++;
   }
 
-  // Like client-go: <object name>.<hex nanosecond-ish timestamp>, unique per Event.
+  // <object name>.<hex nanosecond-ish timestamp>, unique per Event, as client-go names them
+  // (eventName above keeps it a valid name).
   let seq = 0;
-  const eventName = (obj: string, now: number) => `${obj}.${(now * 1000 + (seq++ % 1000)).toString(16)}`;
+  const nameFor = (obj: string, now: number) => eventName(obj, (now * 1000 + (seq++ % 1000)).toString(16));
 
   function enqueue(job: () => Promise<void>, d: Diagnostic): void {
     chain = chain.then(job).catch((e) => {
@@ -180,7 +200,7 @@ export function createEventRecorder(o: EventRecorderOptions): EventRecorder {
         }
         limitedLogged = false;
         if (!tr) {
-          const fresh: Tracked = { name: eventName(d.name, now), namespace: d.namespace, count: 1, lastSentAt: now, lastSeenAt: now };
+          const fresh: Tracked = { name: nameFor(d.name, now), namespace: d.namespace, count: 1, lastSentAt: now, lastSeenAt: now };
           tracked.set(key, fresh);
           while (tracked.size > (o.maxTracked ?? 10_000)) tracked.delete(tracked.keys().next().value!);
           enqueue(() => create(d, fresh, now), d);

@@ -92,6 +92,21 @@ function statusParentRef(ref: ParentReference, routeNs: string): Record<string, 
   return out;
 }
 
+/**
+ * A Gateway of its own address (--gateway-ports) whose Service has none yet is not Programmed:
+ * GatewayConditionProgrammed (apis/v1 gateway_types.go) is False with AddressNotAssigned "when
+ * the underlying implementation and network have yet to dynamically assign addresses for a
+ * Gateway", and clients reach it only at status.addresses. Its listeners keep theirs: each
+ * is bound (serving/gateway-ports.ts), and ListenerConditionProgrammed has no address reason.
+ */
+function unaddressed(cs: readonly Condition[]): readonly Condition[] {
+  return cs.map((c) =>
+    c.type === "Programmed" && c.status === "True"
+      ? { type: c.type, status: "False" as const, reason: "AddressNotAssigned", message: "the Gateway's Service (docs/design.md \"Gateways with their own address\") has no address yet: no cluster IP, external IP or load-balancer ingress" }
+      : c,
+  );
+}
+
 const STATUS_CONCURRENCY = 4;
 
 /** A route status's identity: an HTTPRoute and a GRPCRoute may share `namespace/name`. */
@@ -146,9 +161,10 @@ export function createGatewayStatusWriter(o: GatewayStatusOptions): GatewayStatu
       const gen = obj.metadata.generation ?? 1;
       const cur = (obj.status ?? {}) as Status;
       const curListeners = Array.isArray(cur.listeners) ? (cur.listeners as { name?: unknown; conditions?: unknown }[]) : [];
+      const own = o.gatewayAddresses?.(gw.key) ?? null;
       const next: Status = {
-        addresses: (o.gatewayAddresses?.(gw.key) ?? addresses).map(addressOf),
-        conditions: conditions(gw.conditions, currentConditions(cur), gen, t),
+        addresses: (own ?? addresses).map(addressOf),
+        conditions: conditions(own !== null && own.length === 0 ? unaddressed(gw.conditions) : gw.conditions, currentConditions(cur), gen, t),
         listeners: gw.listeners.map((l) => ({
           name: l.name,
           supportedKinds: l.supportedKinds.map((k) => ({ group: k.group, kind: k.kind })),

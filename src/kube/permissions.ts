@@ -16,7 +16,7 @@ export const API_PERMISSIONS: readonly ApiPermission[] = [
   { group: "", resource: "services", verbs: ["get", "list", "watch"], scope: "cluster", why: "backend ports, ExternalName, publish-service" },
   { group: "discovery.k8s.io", resource: "endpointslices", verbs: ["get", "list", "watch"], scope: "cluster", why: "pod endpoints" },
   { group: "", resource: "secrets", verbs: ["get", "list", "watch"], scope: "cluster", why: "TLS certificates and basic-auth users (all types but tokens, registry credentials and Helm releases)" },
-  { group: "", resource: "configmaps", verbs: ["get", "list", "watch"], scope: "cluster", why: "ingress-nginx's ConfigMap (--nginx-configmap), one object by name, in whatever namespace it is" },
+  { group: "", resource: "configmaps", verbs: ["get", "list", "watch"], scope: "cluster", why: "ingress-nginx's ConfigMap (--nginx-configmap) by name, in whatever namespace it is, and those auth-proxy-set-headers names: by name, or above 16 one collection list+watch keeping only those (kube/configmap-refs.ts)" },
   { group: "", resource: "namespaces", verbs: ["get", "list", "watch"], scope: "cluster", why: "labels for Gateway allowedRoutes.namespaces.selector" },
   { group: "gateway.networking.k8s.io", resource: "gatewayclasses", verbs: ["get", "list", "watch"], scope: "cluster", why: "Gateway API: classes naming our controller" },
   { group: "gateway.networking.k8s.io", resource: "gateways", verbs: ["get", "list", "watch"], scope: "cluster", why: "Gateway API: listeners" },

@@ -23,6 +23,7 @@ import {
 export { collectionPath, type SourceHooks, type WatchTimings } from "./watch-parts.ts";
 import { assertDeclared } from "./permissions.ts";
 import { backoffDelay, sleep } from "./backoff.ts";
+import { createConfigMapRefs } from "./configmap-refs.ts";
 
 export interface KubeSourceOptions {
   client: KubeClient;
@@ -36,7 +37,26 @@ export interface KubeSourceOptions {
    */
   onDiagnostics?: DiagnosticsReport;
   kinds?: readonly Kind[];
+  /**
+   * Set: `kinds` are listed and watched whole even when they are by reference, and only the
+   * objects `keep` accepts are kept: the others are dropped as they arrive, before validation,
+   * and never reach the sink (the collection watch of kube/configmap-refs.ts). An object whose
+   * metadata is unreadable is dropped too.
+   */
+  keep?: (kind: Kind, metadata: { namespace?: string | undefined; name: string }) => boolean;
+  /**
+   * With `keep`: called as each list (or a list started again) begins, before its first page:
+   * an object that `keep` starts accepting after this may have been dropped from the pages.
+   */
+  onListStart?: (kind: Kind) => void;
 }
+
+/**
+ * Page size of the collection list of ConfigMaps (configmap-refs.ts): a page is read whole, and
+ * a ConfigMap may hold up to 1 MiB (kube-apiserver's ValidateConfigMap: data and binaryData
+ * together at most 1048576 bytes), so 50 bounds one page near 50 MiB where 500 could be 500.
+ */
+const KEPT_PAGE_SIZE = 50;
 
 export interface KindState {
   synced: boolean;
@@ -56,9 +76,24 @@ export interface KubeSource extends Source {
 
 
 export function createKubeSource(o: KubeSourceOptions): KubeSource {
-  const t: WatchTimings = { ...DEFAULT_WATCH_TIMINGS, ...o.timings };
-  const kinds = o.kinds ?? KINDS;
+  const keep = o.keep ?? null;
+  const t: WatchTimings = { ...DEFAULT_WATCH_TIMINGS, ...o.timings, ...(keep === null ? {} : { pageSize: Math.min(o.timings?.pageSize ?? DEFAULT_WATCH_TIMINGS.pageSize, KEPT_PAGE_SIZE) }) };
+  // ConfigMaps are watched by reference (configmap-refs.ts): the named ones only, by name or,
+  // when many are named, through one collection watch that is this loop with `keep`.
+  const asked = o.kinds ?? KINDS;
+  const kinds = keep === null ? asked.filter((k) => KIND_API[k].byReference !== true) : asked;
   const { client, log } = o;
+  const refs = keep === null && asked.includes("ConfigMap")
+    ? createConfigMapRefs({
+        client, log, kinds, ...(o.timings ? { timings: o.timings } : {}),
+        watchAll: (w) => createKubeSource({
+          client, config: o.config, log, kinds: ["ConfigMap"], keep: (_kind, meta) => w.keep(meta), onListStart: () => w.onListStart(),
+          hooks: { ...o.hooks, onError: (kind, reason) => { o.hooks?.onError?.(kind, reason); w.onError(reason); } },
+          onDiagnostics: (owner, diagnostics) => w.onInvalid(owner.slice("ConfigMap/".length), diagnostics.length > 0),
+          ...(o.timings ? { timings: o.timings } : {}),
+        }),
+      })
+    : null;
   const hooks = o.hooks ?? {};
   for (const k of kinds) for (const verb of ["list", "watch"]) assertDeclared(KIND_API[k].group, KIND_API[k].resource, verb);
   const states = new Map<Kind, KindState>(kinds.map((k) => [k, { synced: false, resourceVersion: null, lists: 0, watches: 0, errors: 0, malformed: 0, invalid: 0 }]));
@@ -93,6 +128,7 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
 
   async function list(kind: Kind, st: KindState, sink: SourceSink): Promise<string> {
     for (let attempt = 0; ; attempt++) {
+      o.onListStart?.(kind);
       // Each page is validated as it arrives: only the validated objects are kept, never the
       // raw pages of the whole list at once (memory at start-up: docs/design.md "Sources at
       // start-up").
@@ -121,6 +157,7 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
         if (!Array.isArray(body.items) || !v.is(ResourceVersionSchema, body.metadata?.resourceVersion)) throw new Error(`list ${path}: not a list`);
         if (!cont) rv = body.metadata.resourceVersion;
         for (const item of body.items) {
+          if (keep !== null && !kept(kind, item)) continue;
           const p = parseObject(kind, item);
           if (p.ok) objects.push(p.object);
           else invalidItems.push(p.diagnostic);
@@ -143,6 +180,17 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
       sink.replace(kind, objects as never);
       return rv;
     }
+  }
+
+  /**
+   * With `keep`: is this raw object one to keep? Only its name and namespace are read; the
+   * object is validated afterwards, like any other, when kept.
+   */
+  function kept(kind: Kind, raw: unknown): boolean {
+    const meta = raw !== null && typeof raw === "object" ? (raw as { metadata?: unknown }).metadata : undefined;
+    if (meta === null || typeof meta !== "object") return false;
+    const { name, namespace } = meta as { name?: unknown; namespace?: unknown };
+    return typeof name === "string" && (namespace === undefined || typeof namespace === "string") && keep!(kind, { name, namespace });
   }
 
   /** Logged, counted and skipped: a line that is not a watch event, or an event the resume point refuses. */
@@ -193,6 +241,12 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
         timers.heard();
         if (ev.type === "BOOKMARK") {
           st.resourceVersion = next.rv;
+          continue;
+        }
+        if (keep !== null && !kept(kind, ev.object)) {
+          // Not wanted: dropped unread, but still the server's event, in order.
+          if (next.rv !== null) st.resourceVersion = next.rv;
+          n++;
           continue;
         }
         const p = parseObject(kind, ev.object);
@@ -290,13 +344,15 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
   }
 
   return {
-    async start(sink) {
-      log.info("watching kinds", { kinds, namespace: o.config.watchNamespace ?? "(all)", server: client.server });
+    async start(given) {
+      log.info("watching kinds", { kinds, namespace: o.config.watchNamespace ?? "(all)", server: client.server, ...(refs ? { byReference: ["ConfigMap"] } : {}) });
+      const sink = refs === null ? given : refs.wrap(given);
       loops = kinds.map((k) => loop(k, sink));
     },
     async stop() {
       stop.abort();
       await Promise.allSettled(loops);
+      await refs?.stop();
     },
     state: (kind) => states.get(kind) ?? { synced: false, resourceVersion: null, lists: 0, watches: 0, errors: 0, malformed: 0, invalid: 0 },
   };

@@ -55,10 +55,14 @@ export type DiagnosticReason =
   | "InvalidConfigKey"
   /** A server-alias not applied: another Ingress's host, another host's alias, or not the host's first. */
   | "AliasConflict"
+  /** Cookie affinity with use-regex and no session-cookie-path (ingress-nginx logs the same warning). */
+  | "SessionCookiePath"
   /** A path of an ssl-passthrough host other than `/`: TLS for the host goes to the `/` backend, so it is served over plain HTTP only. */
   | "SslPassthroughPath"
   // Gateway API (also in their status): a route parent not accepted, a route reference not
   // resolved, a listener that cannot be served.
   | "RouteNotAccepted"
   | "RouteRefsNotResolved"
+  /** A route rule the spec makes invalid, left out (the route's PartiallyInvalid condition). */
+  | "RouteRuleDropped"
   | "ListenerNotProgrammed";

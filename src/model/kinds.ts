@@ -15,11 +15,13 @@ import {
   type ReferenceGrant,
 } from "./gateway.ts";
 import {
+  ConfigMapSchema,
   EndpointSliceSchema,
   IngressClassSchema,
   IngressSchema,
   SecretSchema,
   ServiceSchema,
+  type ConfigMap,
   type EndpointSlice,
   type Ingress,
   type IngressClass,
@@ -42,6 +44,7 @@ export const KINDS = [
   "GRPCRoute",
   "ReferenceGrant",
   "IngressNginxPolicy",
+  "ConfigMap",
 ] as const;
 export type Kind = (typeof KINDS)[number];
 
@@ -60,6 +63,7 @@ export interface KindObjects {
   GRPCRoute: GRPCRoute;
   ReferenceGrant: ReferenceGrant;
   IngressNginxPolicy: IngressNginxPolicy;
+  ConfigMap: ConfigMap;
 }
 export type KubeObject = KindObjects[Kind];
 
@@ -76,6 +80,11 @@ export interface KindApi {
    * which counts as an empty, synced kind until the CRD appears (docs/design.md "Gateway API").
    */
   optional?: true;
+  /**
+   * Not listed and watched as a kind: only the objects the Ingresses name are, one watch each
+   * (kube/configmap-refs.ts), so a cluster's other objects of the kind are never held.
+   */
+  byReference?: true;
   /** Other versions a --manifests document may be written in (the same schema). */
   alsoServed?: readonly string[];
 }
@@ -98,7 +107,14 @@ export const KIND_API: Readonly<Record<Kind, KindApi>> = {
   ReferenceGrant: { group: GATEWAY_GROUP, version: "v1beta1", resource: "referencegrants", namespaced: true, optional: true, alsoServed: ["v1"] },
   // Portico's extension (model/portico-policy.ts): k8s/crd-ingressnginxpolicy.yaml installs it.
   IngressNginxPolicy: { group: PORTICO_GROUP, version: "v1alpha1", resource: "ingressnginxpolicies", namespaced: true, optional: true },
+  // The ConfigMaps auth-proxy-set-headers names (docs/design.md "External authentication"):
+  // watching every ConfigMap of a cluster would hold each namespace's kube-root-ca.crt and any
+  // large one in memory for a rarely used annotation.
+  ConfigMap: { group: "", version: "v1", resource: "configmaps", namespaced: true, byReference: true },
 };
+
+/** The kinds listed and watched whole (createKubeSource's default). */
+export const LISTED_KINDS: readonly Kind[] = KINDS.filter((k) => KIND_API[k].byReference !== true);
 
 /**
  * Secret types Portico never reads: service-account and bootstrap tokens, registry
@@ -127,6 +143,7 @@ const SCHEMAS = {
   GRPCRoute: GRPCRouteSchema,
   ReferenceGrant: ReferenceGrantSchema,
   IngressNginxPolicy: IngressNginxPolicySchema,
+  ConfigMap: ConfigMapSchema,
 } as const;
 
 export function isKind(s: unknown): s is Kind {

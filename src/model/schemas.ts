@@ -171,6 +171,17 @@ export const SecretSchema = v.looseObject({
   stringData: stringMap,
 });
 
+/**
+ * A ConfigMap an Ingress names (auth-proxy-set-headers): only `data`, the text entries;
+ * `binaryData` is not read (ingress-nginx reads `.Data` alone, authreq/main.go).
+ */
+export const ConfigMapSchema = v.looseObject({
+  apiVersion: v.optional(v.string()),
+  kind: v.optional(v.literal("ConfigMap")),
+  metadata: ObjectMetaSchema,
+  data: stringMap,
+});
+
 export type IngressBackend = v.InferOutput<typeof IngressBackendSchema>;
 export type HTTPIngressPath = v.InferOutput<typeof HTTPIngressPathSchema>;
 export type IngressRule = v.InferOutput<typeof IngressRuleSchema>;
@@ -178,6 +189,7 @@ export type Ingress = v.InferOutput<typeof IngressSchema>;
 export type IngressClass = v.InferOutput<typeof IngressClassSchema>;
 export type Service = v.InferOutput<typeof ServiceSchema>;
 export type EndpointSlice = v.InferOutput<typeof EndpointSliceSchema>;
+export type ConfigMap = v.InferOutput<typeof ConfigMapSchema>;
 export type Endpoint = v.InferOutput<typeof EndpointSchema>;
 export type Secret = v.InferOutput<typeof SecretSchema>;
 

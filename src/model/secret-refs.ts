@@ -1,4 +1,5 @@
-// The annotations that name a Secret an Ingress depends on (auth-secret, auth-tls-secret),
+// The annotations that name a Secret an Ingress depends on (auth-secret, auth-tls-secret), or
+// a ConfigMap (auth-proxy-set-headers),
 // kept with the object model because the store reads them to tell which Secret changes
 // matter (store/store.ts) while the annotation families (annotations/basic-auth.ts,
 // annotations/client-certs.ts) take their names from here: store/ never imports annotations/
@@ -36,3 +37,21 @@ export const authSecretKey = (annotations: Readonly<Record<string, string>> | nu
  */
 export const caSecretKey = (annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null =>
   secretKey(AUTH_TLS_SECRET_NAMES, annotations, namespace);
+
+/** auth-proxy-set-headers has ingress-nginx's name only (annotations/external-auth.ts). */
+export const AUTH_PROXY_SET_HEADERS_NAME = `${NGINX}auth-proxy-set-headers`;
+
+/**
+ * The key of the ConfigMap an Ingress's auth-proxy-set-headers names, when that name can be
+ * read at all, or null. ingress-nginx looks the value up as written, as a `namespace/name`
+ * store key (authreq/main.go: `GetConfigMap(value)`), after refusing another namespace than
+ * the Ingress's (without allow-cross-namespace-resources): so only `<own namespace>/<name>`
+ * can ever be found, and only such a ConfigMap is watched. The rest is the family's to refuse.
+ */
+export function authHeadersConfigMapKey(annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null {
+  const value = annotations?.[AUTH_PROXY_SET_HEADERS_NAME]?.trim();
+  if (value === undefined || value === "") return null;
+  const slash = value.indexOf("/");
+  if (slash <= 0 || value.indexOf("/", slash + 1) >= 0 || slash === value.length - 1) return null;
+  return value.slice(0, slash) === namespace ? value : null;
+}

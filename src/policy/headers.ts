@@ -21,13 +21,13 @@ const VALUE = /^[\t\x20-\x7e]*$/;
 /**
  * RFC 9110 §5.5 field value with obs-text: what a Gateway API header filter may carry (the CRD
  * takes any value without CR, LF or NUL); checked by compile/gateway/rules.ts and again by
- * proxy/policies/gateway.ts on the table a worker received.
+ * kinds/schema.ts editableFields on the table a worker received.
  */
 export const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /**
  * Hop-by-hop fields and Content-Length (RFC 9110 §7.6.1, §8.6): they frame the connection a
  * message travels on, not the message, so a Gateway API header filter may not touch them
- * either way (compile/gateway/rules.ts, proxy/policies/gateway.ts).
+ * either way (compile/gateway/rules.ts, kinds/schema.ts).
  */
 export const FRAMING: ReadonlySet<string> = new Set(["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "content-length"]);
 

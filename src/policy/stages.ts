@@ -42,6 +42,15 @@ export type PolicyStage = (typeof POLICY_STAGES)[number];
 export const HTTPS_REDIRECT_AFTER: PolicyStage = "rewrite";
 export const ENDPOINTS_CHECK_AFTER: PolicyStage = "backend";
 
+/**
+ * The ids of the two `server` stage kinds the table builder places itself (table/build.ts:
+ * app-root answers `/` before the locations run, as nginx's server-level `if`; the host
+ * ingress-nginx adds for from-to-www-redirect gets a route with the www redirect). Their
+ * contracts are in kinds/server.ts, a folder above table/, so the ids are named here, below both.
+ */
+export const APP_ROOT_KIND = "app-root";
+export const WWW_REDIRECT_KIND = "www-redirect";
+
 /** A value that survives JSON unchanged (finite numbers only). */
 export type PolicyValue = string | number | boolean | null | readonly PolicyValue[] | { readonly [key: string]: PolicyValue };
 
@@ -75,6 +84,12 @@ const SECRET_PARAMS: ReadonlySet<string> = new Set(["users"]);
  * through the admin port or logs.
  */
 export function redactStage(p: StagePolicy): StagePolicy {
+  // A policy that holds others (`satisfy any`'s checks) has their parameters redacted too.
+  const nested = p.params[NESTED_PARAM];
+  if (Array.isArray(nested)) {
+    const checks = (nested as readonly { kind: string; params: StagePolicy["params"] }[]).map((c) => ({ kind: c.kind, params: redactStage({ stage: p.stage, kind: c.kind, params: c.params }).params }));
+    return { ...p, params: { ...p.params, [NESTED_PARAM]: checks } };
+  }
   if (!Object.keys(p.params).some((k) => SECRET_PARAMS.has(k))) return p;
   const params: Record<string, PolicyValue> = {};
   for (const [k, v] of Object.entries(p.params)) {
@@ -83,3 +98,6 @@ export function redactStage(p: StagePolicy): StagePolicy {
   }
   return { ...p, params };
 }
+
+/** The parameter of a policy that holds other policies (kinds/satisfy.ts `checks`). */
+const NESTED_PARAM = "checks";

@@ -4,6 +4,6 @@ export { createProxyHandler } from "./pipeline/handler.ts";
 export { startHttpListener, serveOptions } from "./pipeline/listener.ts";
 export { createDrain } from "./pipeline/drain.ts";
 export { createBalancer } from "./upstream/balancer.ts";
-export { PASSWORD_CHECKS } from "./policies/basic-auth.ts";
-export type { Balancer } from "./upstream/balancer.ts";
+export { PASSWORD_CHECKS } from "../kinds/basic-auth.ts";
+export type { Balancer } from "../kinds/types.ts";
 export type { RequestServer } from "./types.ts";

@@ -1,10 +1,10 @@
 // Public shapes of the data plane: what serving/ and admin/ plug into it.
-import type { ConnectionTls } from "./policies/types.ts";
+import type { ConnectionTls } from "../kinds/types.ts";
 import type { Config } from "../config/types.ts";
 import type { AccessRecord } from "../log/access.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Match, RouteTable } from "../table/types.ts";
-import type { PolicyKinds } from "./policies/types.ts";
+import type { PolicyKinds } from "../kinds/types.ts";
 
 // The record is the access log's (its fields are the documented log line); the proxy fills it.
 export type { AccessRecord };

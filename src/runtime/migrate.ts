@@ -3,48 +3,43 @@
 // every kind Portico reads, Secrets included (the users of basic authentication decide whether
 // a route answers 503), so the report compiles what Portico would serve. With
 // --nginx-configmap, ingress-nginx's ConfigMap is read too: from the --manifests files (the
-// manifest source ignores ConfigMaps) or with one GET.
-import { readdir, readFile, stat } from "node:fs/promises";
-import { join } from "node:path";
-import { dump, loadAll } from "js-yaml";
+// manifest source hands ConfigMaps to the store for auth-proxy-set-headers, not to the
+// settings) or with one GET.
+import { dump } from "js-yaml";
 import { Compiler } from "../compile/compile.ts";
 import { migrationReport, type MigrationReport } from "../compile/migrate.ts";
 import { formatMigrationText } from "../compile/migrate-text.ts";
 import { toGatewayApi, type GatewayConversion } from "../compile/to-gateway.ts";
 import { parseNginxConfigMap, type NginxConfigMap } from "../compile/nginx-configmap.ts";
 import type { Config, NamespacedName } from "../config/types.ts";
+import { manifestObjects } from "../files/manifests.ts";
 import { apiError, createKubeClient } from "../kube/client.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { CLUSTER_LIST_TIMEOUT_MS, loadOnce } from "./load.ts";
 import { proofText, proveConversion, type Proof } from "./prove.ts";
-import { hstsField } from "../proxy/policies/redirect.ts";
+import { hstsField } from "../kinds/redirect.ts";
 
 /** Exit status when at least one Ingress would change behaviour (0: none would). */
 export const EXIT_CHANGES = 3;
 
 
-const YAML_FILE = /\.ya?ml$/i;
-
 /**
- * The ConfigMap `ref` in the --manifests files (the manifest source ignores ConfigMaps), or null;
+ * The ConfigMap `ref` in the --manifests files, raw, as the settings parser reads it, or null;
  * `unreadable` counts the files that did not parse (the manifest source reports them), in which
- * the ConfigMap may be. Serving reads it here too (runtime/run.ts).
+ * the ConfigMap may be. Serving reads it here too (runtime/run.ts). The files are the source's
+ * (files/manifests.ts manifestObjects).
  */
 export async function findConfigMapInFiles(path: string, ref: NamespacedName): Promise<{ raw: unknown | null; unreadable: number }> {
-  const files = (await stat(path)).isDirectory() ? (await readdir(path)).filter((f) => YAML_FILE.test(f)).sort().map((f) => join(path, f)) : [path];
   let unreadable = 0;
-  for (const file of files) {
-    let docs: unknown[];
-    try {
-      docs = loadAll(await readFile(file, "utf8"));
-    } catch {
+  for await (const f of manifestObjects(path)) {
+    if (!f.ok) {
       unreadable++;
       continue;
     }
-    for (const d of docs.flatMap((x) => (isList(x) ? x.items : [x]))) {
-      const o = d as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } } | null;
-      if (o?.kind === "ConfigMap" && o.metadata?.name === ref.name && (o.metadata.namespace ?? "default") === ref.namespace) return { raw: d, unreadable };
+    for (const o of f.objects) {
+      const meta = o.metadata as { name?: unknown; namespace?: unknown } | undefined;
+      if (o.kind === "ConfigMap" && meta?.name === ref.name && (meta.namespace ?? "default") === ref.namespace) return { raw: o, unreadable };
     }
   }
   return { raw: null, unreadable };
@@ -55,9 +50,6 @@ async function configMapFromFiles(path: string, ref: NamespacedName): Promise<un
   if (raw === null) throw new Error(`ConfigMap ${ref.namespace}/${ref.name} is not in ${path}`);
   return raw;
 }
-
-const isList = (x: unknown): x is { items: unknown[] } =>
-  typeof x === "object" && x !== null && (x as { kind?: unknown }).kind === "List" && Array.isArray((x as { items?: unknown }).items);
 
 /** The ConfigMap `ref` from the cluster (one GET). */
 async function configMapFromCluster(config: Config, log: Logger, ref: NamespacedName): Promise<unknown> {
@@ -200,6 +192,7 @@ export async function migrateToGatewayCli(config: Config, output: "text" | "json
           "--ingress-class", config.ingressClass,
           "--controller-class", config.controllerName,
           ...(config.watchIngressWithoutClass ? ["--watch-ingress-without-class"] : []),
+          ...(config.disableCatchAll ? ["--disable-catch-all"] : []),
           "--gateway-controller-name", config.gatewayControllerName,
         ],
         gatewayFlags: ["--gateway-controller-name", config.gatewayControllerName],

@@ -11,12 +11,13 @@
 // whose answer differs is reported. Explain cannot be asked instead: it assumes a GET without
 // header fields (compile/explain-types.ts), so it says nothing about a canary header or a
 // CORS preflight.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Socket, Subprocess, TCPSocketListener } from "bun";
-import { dump, loadAll } from "js-yaml";
+import { dump } from "js-yaml";
 import type { ConversionNote } from "../compile/to-gateway.ts";
+import { manifestObjects } from "../files/manifests.ts";
 import { createSelfSignedCertificate } from "../tls/x509.ts";
 import { isCompiled } from "../workers/argv.ts";
 
@@ -64,17 +65,12 @@ export interface Proof {
   readonly differ: readonly ProofDifference[];
 }
 
-/** Every YAML document of the files (a directory: its .yaml/.yml files, sorted). Throws on a file that does not parse. */
-function readManifests(path: string): Obj[] {
+/** Every object of the set, as written (files/manifests.ts, the source's files and rules). Throws on a file that cannot be read. */
+async function readManifests(path: string): Promise<Obj[]> {
   const out: Obj[] = [];
-  const files = statSync(path).isDirectory() ? readdirSync(path).filter((f) => /\.ya?ml$/i.test(f)).sort().map((f) => join(path, f)) : [path];
-  for (const f of files) {
-    for (const d of loadAll(readFileSync(f, "utf8"))) {
-      if (d === null || typeof d !== "object") continue;
-      const o = d as Obj & { items?: unknown };
-      if (o.kind === "List" && Array.isArray(o.items)) out.push(...(o.items.filter((x) => x !== null && typeof x === "object") as Obj[]));
-      else out.push(o);
-    }
+  for await (const f of manifestObjects(path)) {
+    if (!f.ok) throw new Error(`${f.file}: ${f.message}`);
+    out.push(...(f.objects as Obj[]));
   }
   return out;
 }
@@ -253,7 +249,8 @@ interface Child {
 
 /**
  * Starts Portico on loopback ports serving `dir`. The environment's PORTICO_* variables are left
- * out so that only the flags given here (and the fixed loopback ports) apply.
+ * out so that only the flags given here (and the fixed loopback ports) apply. It has an IPC
+ * channel from this process, so it stops when this process is gone, however it ended.
  */
 function startChild(dir: string, flags: readonly string[]): Child {
   const [http, https, admin] = freePorts(3) as [number, number, number];
@@ -273,7 +270,16 @@ function startChild(dir: string, flags: readonly string[]): Child {
       "--manifests", dir,
       ...flags,
     ],
-    { stdin: "ignore", stdout: "ignore", stderr: "pipe", env },
+    {
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+      env,
+      // The channel is the child's tie to this process: a Portico with one exits when it closes
+      // (runtime/run.ts), which the kernel does when this process dies in any way, SIGKILL
+      // included, where the cleanup below never runs. Nothing is sent on it.
+      ipc: () => undefined,
+    },
   );
   let tail = "";
   const drained = (async () => {
@@ -332,7 +338,7 @@ export interface ProveOptions {
  * it starts is stopped before it returns or throws, and on SIGINT/SIGTERM meanwhile.
  */
 export async function proveConversion(o: ProveOptions): Promise<Proof> {
-  const docs = readManifests(o.manifests);
+  const docs = await readManifests(o.manifests);
   const dir = mkdtempSync(join(tmpdir(), "portico-prove-"));
   const backends = new Map<string, Backend>();
   const children: Child[] = [];

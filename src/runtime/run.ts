@@ -217,6 +217,12 @@ export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  // A Portico started with an IPC channel by a program of its own (`migrate --prove`'s two
+  // Porticos, runtime/prove.ts) lives no longer than that program: the kernel closes the
+  // channel when the parent dies, SIGKILL included, and the channel's close is the one signal
+  // that needs no polling (docs/design.md "Converting to Gateway API"). A worker has its own
+  // handler (workers/worker.ts); Bun reports a close that came before this line too.
+  if (process.channel !== undefined && process.channel !== null) process.on("disconnect", () => void shutdown("parent gone"));
 
   try {
     await source.start(controller.sink);

@@ -45,6 +45,11 @@ export function relevantPart<K extends Kind>(kind: K, object: KindObjects[K]): u
       const o = object as KindObjects["Secret"];
       return [o.type ?? null, o.data ?? null, o.stringData ?? null, o.metadata.uid ?? null];
     }
+    case "ConfigMap": {
+      // auth-proxy-set-headers reads `data` (model/schemas.ts ConfigMapSchema).
+      const o = object as KindObjects["ConfigMap"];
+      return [o.data ?? null, o.metadata.uid ?? null];
+    }
     case "Namespace":
       // allowedRoutes.namespaces.selector reads labels only.
       return object.metadata.labels ?? null;

@@ -142,6 +142,29 @@ describe("other kinds", () => {
     expect(s.replace("Secret", [])).toBe(true);
     expect(seen.filter((k) => k === "Secret").length).toBe(5);
   });
+
+  test("a ConfigMap matters only while an Ingress names it in auth-proxy-set-headers as <own namespace>/<name>", () => {
+    const cm = (name: string, value: string, rv = "1") => ({ metadata: { name, namespace: "default", resourceVersion: rv }, data: { "X-A": value } });
+    const names = (v: string) => ({ annotations: { "nginx.ingress.kubernetes.io/auth-url": "http://a.example/", "nginx.ingress.kubernetes.io/auth-proxy-set-headers": v } });
+    const s = new Store();
+    // Kept (a --manifests file holds any ConfigMap), but not named: no compile.
+    expect(s.apply({ type: "ADDED", kind: "ConfigMap", object: cm("h", "1") })).toBe(false);
+    expect(s.apply({ type: "ADDED", kind: "Ingress", object: ingress("a", names("default/h")) })).toBe(true);
+    expect(s.apply({ type: "MODIFIED", kind: "ConfigMap", object: cm("h", "2", "2") })).toBe(true);
+    expect(s.apply({ type: "MODIFIED", kind: "ConfigMap", object: cm("h", "2", "3") })).toBe(false);
+    // A bare name, or another namespace, can never be found (authreq/main.go): nothing is named.
+    s.apply({ type: "MODIFIED", kind: "Ingress", object: ingress("a", { rv: "2", ...names("h") }) });
+    expect(s.apply({ type: "MODIFIED", kind: "ConfigMap", object: cm("h", "3", "4") })).toBe(false);
+    s.apply({ type: "MODIFIED", kind: "Ingress", object: ingress("a", { rv: "3", ...names("other/h") }) });
+    expect(s.apply({ type: "MODIFIED", kind: "ConfigMap", object: cm("h", "4", "5") })).toBe(false);
+    // Named again; a relist of Ingresses without it forgets the name.
+    s.apply({ type: "MODIFIED", kind: "Ingress", object: ingress("a", { rv: "4", ...names("default/h") }) });
+    expect(s.apply({ type: "DELETED", kind: "ConfigMap", object: cm("h", "4") })).toBe(true);
+    expect(s.replace("ConfigMap", [cm("h", "5")])).toBe(true);
+    s.replace("Ingress", [ingress("b")]);
+    expect(s.replace("ConfigMap", [cm("h", "6")])).toBe(false);
+    expect(s.snapshot().configMaps?.get("default/h")?.data).toEqual({ "X-A": "6" });
+  });
 });
 
 describe("EndpointSlice index", () => {

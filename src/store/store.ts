@@ -2,7 +2,7 @@
 // apply/replace say whether routing-relevant state changed; runtime/controller.ts then
 // triggers the coalescer.
 import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
-import { authSecretKey, caSecretKey } from "../model/secret-refs.ts";
+import { authHeadersConfigMapKey, authSecretKey, caSecretKey } from "../model/secret-refs.ts";
 import type { EndpointSlice, Ingress, Secret } from "../model/schemas.ts";
 import type { IngressNginxPolicy } from "../model/portico-policy.ts";
 import { CowMap } from "./cow-map.ts";
@@ -45,6 +45,7 @@ export class Store implements SourceSink {
     GRPCRoute: new CowMap(),
     ReferenceGrant: new CowMap(),
     IngressNginxPolicy: new CowMap(),
+    ConfigMap: new CowMap(),
   };
   /** Slices grouped by service; each group array is replaced, never mutated (views stay valid). */
   private readonly slicesByService = new CowMap<readonly EndpointSlice[]>();
@@ -55,6 +56,13 @@ export class Store implements SourceSink {
    */
   private readonly authRefs = new Map<string, number>();
   private readonly authRefOf = new Map<string, readonly string[]>();
+  /**
+   * ConfigMap key → how many Ingresses name it in auth-proxy-set-headers, and each Ingress's
+   * entry: only such a ConfigMap wakes the compiler (the sources hand in no others, but a
+   * --manifests file may hold any).
+   */
+  private readonly configMapRefs = new Map<string, number>();
+  private readonly configMapRefOf = new Map<string, string>();
   private readonly syncedKinds = new Set<Kind>();
 
   constructor(private readonly options: StoreOptions = {}) {}
@@ -76,14 +84,15 @@ export class Store implements SourceSink {
     if (kind === "Ingress" || kind === "IngressNginxPolicy") {
       // A relist of one kind replaces that kind's references only.
       const policy = kind === "IngressNginxPolicy";
-      for (const key of [...this.authRefOf.keys()]) if (key.startsWith(POLICY_REF) === policy) this.setAuthRef(key, undefined);
+      for (const key of new Set([...this.authRefOf.keys(), ...this.configMapRefOf.keys()])) if (key.startsWith(POLICY_REF) === policy) this.setAuthRef(key, undefined);
       for (const [key, o] of next) {
         if (policy) this.setAuthRef(`${POLICY_REF}${key}`, policyAnnotated(o as IngressNginxPolicy));
         else this.setAuthRef(key, o as Ingress);
       }
     }
-    let changed = kind === "Secret" ? this.secretsChanged(map as CowMap<Secret>, next as Map<string, Secret>) : next.size !== map.size;
-    if (!changed && kind !== "Secret") {
+    const filtered = kind === "Secret" || kind === "ConfigMap";
+    let changed = filtered ? this.refsChanged(kind, map as CowMap<KindObjects[K]>, next) : next.size !== map.size;
+    if (!changed && !filtered) {
       for (const [key, o] of next) {
         const old = map.get(key);
         if (old === undefined || !relevantEqual(kind, old, o)) {
@@ -138,6 +147,7 @@ export class Store implements SourceSink {
       grpcRoutes: this.objects.GRPCRoute.share(),
       referenceGrants: this.objects.ReferenceGrant.share(),
       ingressNginxPolicies: this.objects.IngressNginxPolicy.share(),
+      configMaps: this.objects.ConfigMap.share(),
     });
   }
 
@@ -159,6 +169,7 @@ export class Store implements SourceSink {
     if (kind === "Ingress") this.setAuthRef(key, object as Ingress);
     if (kind === "IngressNginxPolicy") this.setAuthRef(`${POLICY_REF}${key}`, policyAnnotated(object as IngressNginxPolicy));
     if (kind === "Secret" && !this.secretMatters(key, old as Secret | undefined) && !this.secretMatters(key, object as Secret)) return false;
+    if (kind === "ConfigMap" && !this.configMapRefs.has(key)) return false;
     return old === undefined || !relevantEqual(kind, old, object);
   }
 
@@ -172,6 +183,7 @@ export class Store implements SourceSink {
     if (kind === "Ingress") this.setAuthRef(key, undefined);
     if (kind === "IngressNginxPolicy") this.setAuthRef(`${POLICY_REF}${key}`, undefined);
     if (kind === "Secret") return this.secretMatters(key, old as Secret);
+    if (kind === "ConfigMap") return this.configMapRefs.has(key);
     return true;
   }
 
@@ -183,13 +195,19 @@ export class Store implements SourceSink {
     return s !== undefined && (isTlsSecret(s) || this.authRefs.has(key));
   }
 
-  /** Did a relist of Secrets change one that matters (added, removed or changed)? */
-  private secretsChanged(map: CowMap<Secret>, next: ReadonlyMap<string, Secret>): boolean {
+  /** Does this Secret or ConfigMap matter to routing (secretMatters; a ConfigMap an Ingress names)? */
+  private matters(kind: "Secret" | "ConfigMap", key: string, o: KubeObject | undefined): boolean {
+    return kind === "Secret" ? this.secretMatters(key, o as Secret | undefined) : o !== undefined && this.configMapRefs.has(key);
+  }
+
+  /** Did a relist of Secrets or ConfigMaps change one that matters (added, removed or changed)? */
+  private refsChanged<K extends Kind>(kind: K, map: CowMap<KindObjects[K]>, next: ReadonlyMap<string, KindObjects[K]>): boolean {
+    const k = kind as "Secret" | "ConfigMap";
     for (const [key, o] of next) {
       const old = map.get(key);
-      if ((this.secretMatters(key, o) || this.secretMatters(key, old)) && (old === undefined || !relevantEqual("Secret", old, o))) return true;
+      if ((this.matters(k, key, o) || this.matters(k, key, old)) && (old === undefined || !relevantEqual(kind, old, o))) return true;
     }
-    for (const [key, old] of map.entries()) if (!next.has(key) && this.secretMatters(key, old)) return true;
+    for (const [key, old] of map.entries()) if (!next.has(key) && this.matters(k, key, old)) return true;
     return false;
   }
 
@@ -201,6 +219,7 @@ export class Store implements SourceSink {
       const ns = ingress.metadata.namespace ?? "";
       for (const k of [authSecretKey(ingress.metadata.annotations, ns), caSecretKey(ingress.metadata.annotations, ns)]) if (k !== null && !after.includes(k)) after.push(k);
     }
+    this.setConfigMapRef(key, ingress);
     if (before.length === after.length && before.every((k, i) => after[i] === k)) return;
     for (const b of before) {
       const n = (this.authRefs.get(b) ?? 1) - 1;
@@ -210,6 +229,23 @@ export class Store implements SourceSink {
     this.authRefOf.delete(key);
     for (const a of after) this.authRefs.set(a, (this.authRefs.get(a) ?? 0) + 1);
     if (after.length > 0) this.authRefOf.set(key, after);
+  }
+
+  /** Record which ConfigMap `ingress` (undefined: deleted) names in auth-proxy-set-headers. */
+  private setConfigMapRef(key: string, ingress: Pick<Ingress, "metadata"> | undefined): void {
+    const before = this.configMapRefOf.get(key);
+    const after = ingress === undefined ? null : authHeadersConfigMapKey(ingress.metadata.annotations, ingress.metadata.namespace ?? "");
+    if ((before ?? null) === after) return;
+    if (before !== undefined) {
+      const n = (this.configMapRefs.get(before) ?? 1) - 1;
+      if (n === 0) this.configMapRefs.delete(before);
+      else this.configMapRefs.set(before, n);
+      this.configMapRefOf.delete(key);
+    }
+    if (after !== null) {
+      this.configMapRefs.set(after, (this.configMapRefs.get(after) ?? 0) + 1);
+      this.configMapRefOf.set(key, after);
+    }
   }
 
   private indexSlice(old: EndpointSlice | undefined, next: EndpointSlice | undefined): void {

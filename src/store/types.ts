@@ -1,6 +1,6 @@
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { Kind, KindObjects } from "../model/kinds.ts";
-import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
+import type { ConfigMap, EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
 import type { IngressNginxPolicy } from "../model/portico-policy.ts";
 import type { Gateway, GatewayClass, GRPCRoute, HTTPRoute, Namespace, ReferenceGrant } from "../model/gateway.ts";
 
@@ -26,6 +26,11 @@ export interface Snapshot {
   readonly referenceGrants: ReadonlyMap<string, ReferenceGrant>;
   /** Portico's IngressNginxPolicy objects (ExtensionRef filters; empty when its CRD is absent). */
   readonly ingressNginxPolicies?: ReadonlyMap<string, IngressNginxPolicy>;
+  /**
+   * The ConfigMaps Ingresses name in auth-proxy-set-headers (kube/configmap-refs.ts watches
+   * those alone; --manifests gives every ConfigMap of its files). Absent: none.
+   */
+  readonly configMaps?: ReadonlyMap<string, ConfigMap>;
 }
 
 /**

@@ -8,14 +8,12 @@
 // built once and handed out as they are (readonly types), not copied.
 // The incremental compiler builds host entries one by one (buildHost) and reuses the
 // unchanged ones in the next table (assembleTable).
-import { deepFreeze, type StagePolicy } from "../policy/stages.ts";
+import { APP_ROOT_KIND, deepFreeze, WWW_REDIRECT_KIND, type StagePolicy } from "../policy/stages.ts";
 import { compileRewriteTarget, needsRewrite } from "../regex/index.ts";
 import { buildRegexRoutes, compilePath, matchRegex } from "./regex.ts";
 import { type RegexLocationSpec } from "./types.ts";
 import { pathSegments } from "./segments.ts";
 import type { HostRoutes, Match, Route, RouteTable } from "./types.ts";
-import * as K from "../policy/kinds.ts";
-import { stagePolicy } from "../policy/contract.ts";
 
 interface MutableSlot {
   exact: Match | null;
@@ -151,7 +149,7 @@ function withAppRoot(base: Route, policy: StagePolicy): Route {
 function hostAppRoot(sorted: readonly Route[]): { route: Route; policy: StagePolicy } | null {
   let best: { route: Route; policy: StagePolicy } | null = null;
   for (const route of sorted) {
-    const policy = route.options.stages?.find((p) => p.kind === K.APP_ROOT.id);
+    const policy = route.options.stages?.find((p) => p.kind === APP_ROOT_KIND);
     if (policy === undefined) continue;
     if (best === null || route.path.length > best.route.path.length || (route.path.length === best.route.path.length && route.path > best.route.path)) {
       best = { route, policy };
@@ -173,7 +171,8 @@ export function otherWwwName(host: string): string {
 function wwwRedirectOf(host: string, sorted: readonly Route[]): Match | null {
   const marked = sorted.find((r) => r.options.fromToWwwRedirect);
   if (marked === undefined) return null;
-  const policy = stagePolicy(K.WWW_REDIRECT, { to: host });
+  // The www redirect's policy (kinds/server.ts WWW_REDIRECT: `{ to }`, the host redirected to).
+  const policy: StagePolicy = { stage: "server", kind: WWW_REDIRECT_KIND, params: { to: host } };
   // No HSTS: ingress-nginx's redirect server has no location, where its header filter runs.
   const options = { ...marked.options, hsts: false, stages: Object.freeze([deepFreeze(policy)]) };
   const route: Route = { ...marked, host: otherWwwName(host), path: "/", pathType: "Prefix", options };

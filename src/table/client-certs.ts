@@ -1,5 +1,5 @@
 // Whether a table holds a route that reads client certificates: a `client-cert` stage whose
-// verify mode is not `off` (proxy/policies/client-cert.ts). The HTTPS listener asks for a certificate in
+// verify mode is not `off` (kinds/client-cert.ts). The HTTPS listener asks for a certificate in
 // the handshake only while this holds (docs/design.md, "Client certificates"): asking on every
 // handshake makes browsers that hold client certificates offer a picker on any host.
 import { someRoute } from "./routes.ts";

@@ -3,7 +3,7 @@
 // gRPC"). Bun.serve (1.4.5) cannot send response trailers, which every gRPC answer but a
 // Trailers-Only one ends with (gRPC's PROTOCOL-HTTP2.md), and shows a request neither the
 // client's certificate nor the connection's SNI, which client-certificate routes and their 421
-// read (proxy/policies/client-cert.ts).
+// read (kinds/client-cert.ts).
 import { needsClientCertificates } from "./client-certs.ts";
 import { someRoute } from "./routes.ts";
 import type { Backend, GatewayEntry, GatewayRoutes, HostRoutes, Route, RouteTable } from "./types.ts";

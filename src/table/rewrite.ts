@@ -1,6 +1,6 @@
 // What ingress-nginx's rewrite-target does to one request, given the captures of the regex
 // location that matched (table/regex.ts): the path forwarded, a 302, or a refusal (500). The
-// proxy's rewrite stage (proxy/policies/rewrite.ts) and explain (compile/explain.ts) both call it, so
+// proxy's rewrite stage (kinds/rewrite.ts) and explain (compile/explain.ts) both call it, so
 // they agree. Pure.
 //
 // ingress-nginx writes `rewrite "(?i)<path>" <target> break;` (template.go buildProxyPass).

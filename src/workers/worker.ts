@@ -24,8 +24,8 @@ import { createLineWriter } from "./line-writer.ts";
 import { parseToWorker, type ToPrimary, type ToWorker } from "./protocol.ts";
 import { mapSharedMemory } from "./shared-memory.ts";
 import { useEwmaScores } from "../proxy/upstream/balancer.ts";
-import { createAuthCache, layeredAuthCache, useAuthCache } from "../proxy/policies/external-auth.ts";
-import { useProcessLimiter } from "../proxy/policies/limits.ts";
+import { createAuthCache, layeredAuthCache, useAuthCache } from "../proxy/policies/caps.ts";
+import { useProcessLimiter } from "../proxy/policies/limiter.ts";
 import { openSharedState } from "../proxy/shared/state.ts";
 
 export async function runWorker(config: Config, id: number): Promise<void> {

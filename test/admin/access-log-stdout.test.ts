@@ -12,10 +12,10 @@ interface Report {
   recorded: number;
 }
 
-async function run(reader: (stdout: ReadableStream<Uint8Array>) => Promise<number>): Promise<{ report: Report; lines: number; code: number }> {
+async function run(reader: (stdout: ReadableStream<Uint8Array>, exited: Promise<number>) => Promise<number>): Promise<{ report: Report; lines: number; code: number }> {
   const p = Bun.spawn([process.execPath, CHILD], { stdout: "pipe", stderr: "pipe" });
   try {
-    const lines = await reader(p.stdout);
+    const lines = await reader(p.stdout, p.exited);
     const code = await p.exited;
     const report = JSON.parse(await new Response(p.stderr).text()) as Report;
     return { report, lines, code };
@@ -25,8 +25,10 @@ async function run(reader: (stdout: ReadableStream<Uint8Array>) => Promise<numbe
 }
 
 test("a stdout reader that stalls: record() never writes, overflow is dropped and counted, the rest arrives", async () => {
-  const { report, lines, code } = await run(async (stdout) => {
-    await Bun.sleep(400); // a reader that pauses on purpose: the pipe fills while nobody reads
+  const { report, lines, code } = await run(async (stdout, exited) => {
+    // A reader that reads nothing until the writer is done: the pipe fills, whatever the
+    // machine's speed, and what it holds is read after.
+    await exited;
     const text = await new Response(stdout).text();
     return text.split("\n").length - 1;
   });

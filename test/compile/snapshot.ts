@@ -3,7 +3,7 @@
 import { loadAll } from "js-yaml";
 import { isKind, objectKey, parseObject, type Kind, type KindObjects } from "../../src/model/kinds.ts";
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
-import type { EndpointSlice, Ingress, IngressClass, Secret, Service } from "../../src/model/schemas.ts";
+import type { ConfigMap, EndpointSlice, Ingress, IngressClass, Secret, Service } from "../../src/model/schemas.ts";
 import type { Snapshot } from "../../src/store/types.ts";
 import type { IngressNginxPolicy } from "../../src/model/portico-policy.ts";
 import type { Gateway, GatewayClass, GRPCRoute, HTTPRoute, Namespace, ReferenceGrant } from "../../src/model/gateway.ts";
@@ -36,6 +36,7 @@ export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[K
   const grpcRoutes = new Map<string, GRPCRoute>();
   const referenceGrants = new Map<string, ReferenceGrant>();
   const ingressNginxPolicies = new Map<string, IngressNginxPolicy>();
+  const configMaps = new Map<string, ConfigMap>();
   const key = (o: { metadata: { name: string; namespace?: string } }) =>
     objectKey({ name: o.metadata.name, namespace: o.metadata.namespace ?? "default" });
   for (const { kind, object } of objects) {
@@ -51,6 +52,7 @@ export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[K
       case "GRPCRoute": grpcRoutes.set(key(object), object as GRPCRoute); break;
       case "ReferenceGrant": referenceGrants.set(key(object), object as ReferenceGrant); break;
       case "IngressNginxPolicy": ingressNginxPolicies.set(key(object), object as IngressNginxPolicy); break;
+      case "ConfigMap": configMaps.set(key(object), object as ConfigMap); break;
       case "EndpointSlice": {
         const s = object as EndpointSlice;
         const svc = s.metadata.labels?.["kubernetes.io/service-name"];
@@ -61,7 +63,7 @@ export function snapshotOf(objects: readonly { kind: Kind; object: KindObjects[K
       }
     }
   }
-  return { ingresses, ingressClasses, services, endpointSlices, secrets, namespaces, gatewayClasses, gateways, httpRoutes, grpcRoutes, referenceGrants, ingressNginxPolicies };
+  return { ingresses, ingressClasses, services, endpointSlices, secrets, namespaces, gatewayClasses, gateways, httpRoutes, grpcRoutes, referenceGrants, ingressNginxPolicies, configMaps };
 }
 
 export function loadFixture(text: string): Fixture {

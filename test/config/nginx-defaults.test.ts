@@ -26,7 +26,7 @@ describe("ingress-nginx's defaults", () => {
       else expect(FLAGS[d.flag].name, d.setting).toBe(d.flagName!);
       if (d.compat === "ingress-nginx" && d.flag !== null) expect(d.flagValue, d.setting).toBeDefined();
     }
-    expect(NGINX_DEFAULTS.filter((d) => d.compat === "ingress-nginx").map((d) => d.setting)).toEqual(["proxy-body-size", "hsts-include-subdomains", "client-body-timeout", "server-tokens", "compute-full-forwarded-for"]);
+    expect(NGINX_DEFAULTS.filter((d) => d.compat === "ingress-nginx").map((d) => d.setting)).toEqual(["proxy-body-size", "hsts-include-subdomains", "client-body-timeout", "server-tokens", "proxy_hide_header (nginx)", "compute-full-forwarded-for"]);
   });
 
   for (const d of NGINX_DEFAULTS.filter((x) => x.flag !== null)) {

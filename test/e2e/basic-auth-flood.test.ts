@@ -1,14 +1,14 @@
 // Password checks against a running Portico (the sources, --manifests): the caps on what a hash
 // may cost (policy/htpasswd.ts), and a flood of wrong passwords for the costliest hash
 // accepted that leaves another host served while it runs, with the number of checks one route
-// runs at once bounded (proxy/policies/basic-auth.ts, read back from /metrics). docs/design.md,
+// runs at once bounded (kinds/basic-auth.ts, read back from /metrics). docs/design.md,
 // "Access control: source ranges and basic authentication".
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MAX_BCRYPT_COST, MAX_SHA_CRYPT_ROUNDS } from "../../src/policy/htpasswd.ts";
-import { CHECKS_PER_ROUTE, WAITING_PER_ROUTE } from "../../src/proxy/policies/basic-auth.ts";
+import { CHECKS_PER_ROUTE, WAITING_PER_ROUTE } from "../../src/kinds/basic-auth.ts";
 import { shaCrypt } from "../../src/proxy/crypt/crypt.ts";
 import { get, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";

@@ -418,6 +418,11 @@ describe("annotations/affinity.go", () => {
     const out = await send(plain, "useregexwarn.foo.com", {}, "GET", "/foo/bar");
     expect(out.status).toBe(200);
     expect(responseField(out.response, "set-cookie")).toContain("SERVERID=");
+    // The Go test reads the controller's log for controller.go's warning; here it is a
+    // SessionCookiePath diagnostic (log line, metric, Event) on that Ingress alone.
+    const warned = plain.lines.filter((l) => l.includes("session-cookie-path should be set when use-regex is true"));
+    expect(warned.length).toBeGreaterThan(0);
+    expect(warned.every((l) => l.includes("aff-regex-warn") && l.includes("SessionCookiePath"))).toBe(true);
   });
 });
 
@@ -526,9 +531,9 @@ describe("annotations/clientbodybuffersize.go", () => {
 });
 
 describe("settings/server_tokens.go", () => {
-  // Portico adds no Server field of its own. ingress-nginx (server-tokens false, its default)
-  // also clears the pod's; Portico passes that on (a difference: docs/ingress-nginx-e2e-audit.md).
-  // This pod sends none, so both answers carry none.
+  // Portico adds no Server field of its own by default. ingress-nginx (server-tokens false, its
+  // default) also clears the pod's: --ingress-nginx-compat or the key does that here, checked in
+  // test/e2e/nginx-configmap-auth-server.test.ts. This pod sends none, so both answers carry none.
   test("should not exists Server header in the response (Portico's own fields)", async () => {
     const proxied = await send(plain, "auth-none");
     const own = await send(plain, "nohost.example");
@@ -582,6 +587,17 @@ describe("settings/tls.go (hsts-max-age 86400, hsts-preload true, hsts-include-s
 });
 
 describe("settings/listen_nondefault_ports.go", () => {
+  // A difference kept on purpose (docs/ingress-nginx-e2e-audit.md, this row): ingress-nginx
+  // sends its listening port ($server_port, 1080 in the Go test, which addresses Service port
+  // 80); Portico listens on a non-default port here too and sends the port the client
+  // addressed: 80 without a port in Host, else the Host header's.
+  test("should set X-Forwarded-Port headers accordingly when listening on a non-default HTTP port (the port addressed)", async () => {
+    const bare = await send(plain, "forwarded-headers");
+    const nodePort = await send(plain, "forwarded-headers:30080");
+    expect([bare.status, nodePort.status]).toEqual([200, 200]);
+    expect([field(bare.upstream as string, "x-forwarded-port"), field(nodePort.upstream as string, "x-forwarded-port")]).toEqual(["80", "30080"]);
+    expect(plain.ports.http).not.toBe(80);
+  });
   // Portico's HTTPS port here is not 443; the client addressed the default port (no port in
   // Host), which is what X-Forwarded-Port carries, as ingress-nginx's $pass_port does behind 443.
   test("should set X-Forwarded-Port header to 443", async () => {

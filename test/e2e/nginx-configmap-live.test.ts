@@ -1,6 +1,6 @@
 // ingress-nginx's ConfigMap keys for the data plane apply while Portico serves, as ingress-nginx
 // applies them by reloading nginx: the real process from --manifests, one process and two
-// workers. An edit of proxy-body-size, hsts-max-age and limit-req-status-code changes the next
+// workers. An edit of proxy-body-size, hsts-max-age, server-tokens and limit-req-status-code changes the next
 // requests' answers (every worker's: each request is a new connection, which the kernel spreads
 // over the workers), with no "next restart" line; a key the listeners read at start
 // (client-header-timeout) still says it needs a restart. Defaults and meanings:
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { VERSION } from "../../src/version.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { startBackend, startPortico, waitReady, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
@@ -41,6 +42,13 @@ async function hsts(p: Portico): Promise<string | null> {
   const res = await fetch(`${p.https}/`, { headers: { host: "shop.test", connection: "close" }, tls: { rejectUnauthorized: false, serverName: "shop.test" } } as RequestInit);
   await res.text();
   return res.headers.get("strict-transport-security");
+}
+
+/** The Server field of a proxied answer (server-tokens: --server-header, read per response). */
+async function serverField(p: Portico): Promise<string | null> {
+  const res = await fetch(`${p.http}/`, { headers: { host: "shop.test", connection: "close" } });
+  await res.text();
+  return res.headers.get("server");
 }
 
 /** Several requests (new connections: spread over the workers); true when every one says `want`. */
@@ -84,8 +92,10 @@ for (const workers of [1, 2]) {
     });
 
     test("an edit applies to the next requests, with no restart", async () => {
-      write({ "proxy-body-size": "4k", "hsts-max-age": "200", "ssl-redirect": "false" });
+      write({ "proxy-body-size": "4k", "hsts-max-age": "200", "ssl-redirect": "false", "server-tokens": "true" });
       await eventually(async () => await all(6, () => post(portico, 2048), 200), 10_000);
+      // server-tokens true: Portico's name on every answer (nginx.tmpl server_tokens on).
+      await eventually(async () => await all(6, () => serverField(portico), `portico/${VERSION}`), 10_000);
       await eventually(async () => await all(6, () => hsts(portico), "max-age=200"), 10_000);
       expect(await all(4, () => post(portico, 8192), 413)).toBe(true);
       await portico.waitForLine(/ConfigMap settings of the data plane applied/);
@@ -100,6 +110,7 @@ for (const workers of [1, 2]) {
       write({ "ssl-redirect": "false" });
       await eventually(async () => await all(6, () => post(portico, 64 * 1024), 200), 10_000);
       await eventually(async () => await all(6, () => hsts(portico), "max-age=31536000"), 10_000);
+      await eventually(async () => await all(6, () => serverField(portico), null), 10_000);
     });
 
     test("a key the listeners read at start still waits for a restart, and says so", async () => {

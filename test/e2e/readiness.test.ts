@@ -55,7 +55,7 @@ describe("with worker processes", () => {
       await p.waitForLine(/list\/watch failed/);
       const res = await fetch(`${p.admin}/readyz`);
       expect(res.status).toBe(503);
-      expect(await res.text()).toBe("not ready: not synced: EndpointSlice, GRPCRoute, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, IngressNginxPolicy, Namespace, ReferenceGrant, Secret, Service");
+      expect(await res.text()).toBe("not ready: not synced: ConfigMap, EndpointSlice, GRPCRoute, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, IngressNginxPolicy, Namespace, ReferenceGrant, Secret, Service");
     } finally {
       await p.stop();
     }

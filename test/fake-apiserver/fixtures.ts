@@ -37,6 +37,7 @@ export const OBJECTS: Record<Kind, (ns: string, name: string) => Record<string, 
     spec: { parentRefs: [{ name: "gw" }], hostnames: [`${name}.example.test`], rules: [{ backendRefs: [{ name: "web", port: 80 }] }] },
   }),
   IngressNginxPolicy: (ns, name) => ({ metadata: { name, namespace: ns }, spec: { annotations: { "nginx.ingress.kubernetes.io/proxy-body-size": "1m" } } }),
+  ConfigMap: (ns, name) => ({ metadata: { name, namespace: ns }, data: { "X-Tenant": "a" } }),
   ReferenceGrant: (ns, name) => ({
     metadata: { name, namespace: ns },
     spec: { from: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", namespace: "default" }], to: [{ group: "", kind: "Service" }] },

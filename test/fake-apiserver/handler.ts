@@ -56,7 +56,18 @@ export function status(code: number, reason: string, message: string): object {
   return { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code };
 }
 
-const REASONS: Record<number, string> = { 400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed", 409: "Conflict", 410: "Expired", 415: "UnsupportedMediaType", 500: "InternalError", 503: "ServiceUnavailable" };
+const REASONS: Record<number, string> = { 400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed", 409: "Conflict", 410: "Expired", 415: "UnsupportedMediaType", 422: "Invalid", 500: "InternalError", 503: "ServiceUnavailable" };
+
+/**
+ * kube-apiserver validates an Event's metadata.name as a DNS-1123 subdomain of at most 253
+ * characters (apimachinery NameIsDNSSubdomain, which client-go's GenerateEventName checks
+ * before it creates one), answering 422 Invalid. Other kinds' names are not checked here.
+ */
+function invalidEventName(name: unknown): string | null {
+  if (typeof name !== "string") return null;
+  if (name.length > 253) return "must be no more than 253 characters";
+  return /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/.test(name) ? null : "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+}
 
 function parsePath(pathname: string): { res: ResourceInfo; ns: string | null; name: string | null; sub: string | null } | null {
   const s = pathname.split("/").filter(Boolean);
@@ -73,6 +84,8 @@ function parsePath(pathname: string): { res: ResourceInfo; ns: string | null; na
 
 export function createHandler(store: ObjectStore, faults: Faults, log: RequestRecord[], opts: HandlerOptions) {
   const watchers = new Set<Watcher>();
+  /** The most watches of each kind open at once (a test bounds the connections a controller holds). */
+  const peaks = new Map<string, number>();
   const hung = new Set<ServerResponse>();
   store.listeners.add((c) => {
     for (const w of watchers) w.send(c);
@@ -147,6 +160,8 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
     };
     for (const e of replay) write(e);
     watchers.add(w);
+    const nowOpen = [...watchers].filter((x) => x.res === r).length;
+    if (nowOpen > (peaks.get(r.kind) ?? 0)) peaks.set(r.kind, nowOpen);
     timers.push(setTimeout(w.end, Math.max(0, timeoutS) * 1000));
     if (bookmarks) {
       const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
@@ -187,7 +202,7 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
     const rec: RequestRecord = { method: req.method ?? "GET", path: url.pathname, query: url.search, watch: isWatch, status: 0, at: Date.now() };
     log.push(rec);
     if (faults.down === "reset") return void req.socket.destroy();
-    if (faults.latencyMs > 0) await Bun.sleep(faults.latencyMs);
+    if (faults.latencyMs > 0) await Bun.sleep(faults.latencyMs); // a slow API server on purpose (the fault under test)
     if (faults.hang) return void hung.add(res);
     if (faults.down === "503") return fail(res, rec, 503, "the fake apiserver is down");
     if (faults.failNext > 0 && (!faults.failMatch || faults.failMatch.test(`${rec.method} ${rec.path}${rec.query}`))) {
@@ -234,6 +249,8 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
         if (r.namespaced && (ns === null || (body.metadata.namespace && body.metadata.namespace !== ns))) return fail(res, rec, 400, "the namespace of the object does not match the namespace of the request");
         body.metadata ??= {} as Obj["metadata"];
         if (ns) body.metadata.namespace = ns;
+        const bad = r.resource === "events" ? invalidEventName(body.metadata.name) : null;
+        if (bad !== null) return fail(res, rec, 422, `Event.${r.group || "core"} "${String(body.metadata.name)}" is invalid: metadata.name: Invalid value: ${JSON.stringify(body.metadata.name)}: ${bad}`);
         return json(res, rec, 201, store.create(r, body));
       }
       if (req.method === "PUT" && name !== null && body) {
@@ -266,6 +283,7 @@ export function createHandler(store: ObjectStore, faults: Faults, log: RequestRe
   return {
     handle: (req: IncomingMessage, res: ServerResponse) => void handle(req, res),
     watchers,
+    peaks,
     /** Close every open watch abruptly (the TCP connection dies mid-stream). */
     dropWatches: () => [...watchers].forEach((w) => w.drop()),
     /**

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdir, mkdtemp, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ManifestSource } from "../../src/files/manifests.ts";
+import { ManifestSource, manifestObjects } from "../../src/files/manifests.ts";
 import { createLogger } from "../../src/log/logger.ts";
 import type { Kind, KubeObject } from "../../src/model/kinds.ts";
 import type { Diagnostic } from "../../src/model/diagnostic.ts";
@@ -48,11 +48,20 @@ metadata: { name: ${name} }
 spec: { ports: [{ name: http, port: ${port} }] }
 `;
 
+/** Full re-reads of the files finished so far (ManifestSource's onReloaded). */
+let reloads = 0;
+
 /**
- * Showing that nothing (more) happened takes a wait: 150 ms is 7 debounce periods (20 ms)
- * and a recheck (100 ms). Used only for absences; everything that happens is waited on.
+ * A sequence point for "nothing more happened": one more reload, begun after everything so
+ * far. A reload re-reads and re-diffs every file (ManifestSource.readAll), so an event the
+ * earlier change should not have caused, a repeated log line, would show up by its end. The
+ * poke is not YAML: the folder's watcher reloads for it, and no file's objects change.
  */
-const settle = () => Bun.sleep(150);
+async function reloadAgain(): Promise<void> {
+  const before = reloads;
+  await writeFile(join(dir, "poke.txt"), String(before));
+  await eventually(() => reloads > before, 3_000, "another reload");
+}
 
 let dir: string;
 let source: ManifestSource | null;
@@ -68,6 +77,7 @@ function makeSource(path: string): ManifestSource {
     path,
     debounceMs: 20,
     recheckMs: 100,
+    onReloaded: () => void reloads++,
     log: createLogger({ level: "debug", format: "json", write: (l) => logs.push(JSON.parse(l)) }),
     onDiagnostics: (owner, ds) => {
       if (ds.length === 0) current.delete(owner);
@@ -84,6 +94,7 @@ beforeEach(async () => {
   diagnostics = [];
   current = new Map();
   source = null;
+  reloads = 0;
 });
 
 afterEach(async () => {
@@ -117,8 +128,8 @@ stringData: { tls.crt: x, tls.key: y }
     await writeFile(join(dir, "notes.txt"), "kind: Service\nnot yaml: [");
     const sink = new RecordingSink();
     await makeSource(dir).start(sink);
-    expect([...sink.replaced.keys()].sort()).toEqual(["EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "IngressNginxPolicy", "Namespace", "ReferenceGrant", "Secret", "Service"]);
-    expect(sink.syncedKinds.sort()).toEqual(["EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "IngressNginxPolicy", "Namespace", "ReferenceGrant", "Secret", "Service"]);
+    expect([...sink.replaced.keys()].sort()).toEqual(["ConfigMap", "EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "IngressNginxPolicy", "Namespace", "ReferenceGrant", "Secret", "Service"]);
+    expect(sink.syncedKinds.sort()).toEqual(["ConfigMap", "EndpointSlice", "GRPCRoute", "Gateway", "GatewayClass", "HTTPRoute", "Ingress", "IngressClass", "IngressNginxPolicy", "Namespace", "ReferenceGrant", "Secret", "Service"]);
     expect(sink.events).toEqual([]);
     const ing = sink.replaced.get("Ingress")![0]!;
     expect(ing.metadata.namespace).toBe("default");
@@ -140,13 +151,16 @@ items:
   - { apiVersion: v1, kind: Service, metadata: { name: a }, spec: { ports: [{ port: 80 }] } }
   - { apiVersion: v1, kind: Service, metadata: { name: b, namespace: prod }, spec: { ports: [{ port: 81 }] } }
   - { apiVersion: v1, kind: ConfigMap, metadata: { name: c }, data: { x: y } }
+  - { apiVersion: v1, kind: Pod, metadata: { name: p } }
 `,
     );
     const sink = new RecordingSink();
     await makeSource(dir).start(sink);
     expect(sink.replaced.get("Service")!.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(["default/a", "prod/b"]);
+    // ConfigMaps are read (auth-proxy-set-headers may name one).
+    expect(sink.replaced.get("ConfigMap")!.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(["default/c"]);
     expect(diagnostics).toEqual([]);
-    expect(logs.some((l) => l.level === "debug" && l.kind === "ConfigMap")).toBe(true);
+    expect(logs.some((l) => l.level === "debug" && l.kind === "Pod")).toBe(true);
   });
 
   test("an invalid object becomes a diagnostic and a warn line; the rest loads", async () => {
@@ -192,7 +206,7 @@ describe("watching a folder", () => {
 
     await writeFile(file, `${ingress("shop")}---\n${service("web", 8080)}`);
     await eventually(() => sink.events.length >= 1, 3_000, "MODIFIED");
-    await settle();
+    await reloadAgain();
     expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
     const svc = sink.events[0]!.object as { spec?: { ports?: { port: number }[] | null } };
     expect(svc.spec?.ports?.[0]?.port).toBe(8080);
@@ -200,7 +214,7 @@ describe("watching a folder", () => {
     sink.events = [];
     await writeFile(file, ingress("shop"));
     await eventually(() => sink.events.length >= 1, 3_000, "DELETED");
-    await settle();
+    await reloadAgain();
     expect(sink.summary()).toEqual(["DELETED Service default/web"]);
 
     sink.events = [];
@@ -225,7 +239,7 @@ describe("watching a folder", () => {
     await writeFile(join(dir, "b.yaml"), service("web", 9090));
     await eventually(() => logs.some((l) => l.level === "warn" && l.line !== undefined), 3_000, "parse warning");
     await eventually(() => sink.events.length >= 1, 3_000, "b.yaml change");
-    await settle();
+    await reloadAgain();
     expect(sink.summary()).toEqual(["MODIFIED Service default/web"]);
     const warn = logs.find((l) => l.level === "warn" && l.line !== undefined)!;
     expect(warn.path).toBe(a);
@@ -291,7 +305,7 @@ spec: { rules: [{ http: { paths: [{ path: /, pathType: Sometimes, backend: { ser
     await eventually(() => logs.some((l) => l.msg === "manifest file does not parse; keeping its previous objects"), 3_000, "parse warning");
     await writeFile(join(dir, "b.yaml"), service("web")); // another reload; a.yaml unchanged
     await eventually(() => sink.events.length >= 1, 3_000, "b.yaml added");
-    await settle();
+    await reloadAgain();
     expect(logs.filter((l) => l.msg === "manifest file does not parse; keeping its previous objects")).toHaveLength(1);
   });
 
@@ -339,8 +353,12 @@ spec: { rules: [{ http: { paths: [{ path: /, pathType: Sometimes, backend: { ser
     await s.start(sink);
     await s.stop();
     await writeFile(file, service("web", 81));
-    await settle();
+    // A stopped source has no reload to wait for, and another source's reload would not be
+    // ordered after this one's: showing that nothing happened takes a wait, here seven
+    // debounce periods (20 ms) and a recheck (100 ms).
+    await Bun.sleep(150);
     expect(sink.events).toEqual([]);
+    expect(reloads).toBe(0);
   });
 });
 
@@ -366,10 +384,47 @@ describe("watching a single file", () => {
     // The file disappears for a while: its objects keep serving until it comes back.
     sink.events = [];
     await unlink(file);
-    await settle();
+    // The reload that found it missing says so, and emits nothing.
+    await eventually(() => logs.some((l) => l.level === "warn" && String(l.msg).includes("missing")), 3_000, "the file reported missing");
     expect(sink.events).toEqual([]);
     await writeFile(file, `${service("web", 82)}---\n${service("api")}`);
     await eventually(() => sink.events.length >= 1, 3_000, "ADDED after return");
     expect(sink.summary()).toEqual(["ADDED Service default/api"]);
+  });
+});
+
+describe("manifestObjects: the readers beside the source read the source's files by its rules", () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "portico-objects-"));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test("every object as written, List items included, in file-name order; dotfiles and other names left out; a broken file says where", async () => {
+    await writeFile(join(root, "b.yaml"), "kind: ConfigMap\nmetadata: {name: cm}\ndata: {a: b}\n---\n{\"kind\": \"List\", \"items\": [{\"kind\": \"Service\", \"metadata\": {\"name\": \"s\"}}, 7]}\n---\n# nothing\n");
+    await writeFile(join(root, "a.yml"), "kind: Widget\nmetadata: {name: w}\n");
+    await writeFile(join(root, "c.yaml"), "kind: Service\n---\nkind: [\n");
+    // An editor's copy and a ConfigMap volume's internals: the source never reads them.
+    await writeFile(join(root, ".b.yaml"), "kind: [\n");
+    await mkdir(join(root, "..data"));
+    await writeFile(join(root, "notes.txt"), "kind: Service\n");
+    const seen: unknown[] = [];
+    for await (const f of manifestObjects(root)) seen.push(f.ok ? { file: f.file, kinds: f.objects.map((o) => o.kind) } : { file: f.file, message: f.message });
+    expect(seen).toEqual([
+      { file: join(root, "a.yml"), kinds: ["Widget"] },
+      { file: join(root, "b.yaml"), kinds: ["ConfigMap", "Service"] },
+      // js-yaml reports the unclosed flow sequence where the text ends.
+      { file: join(root, "c.yaml"), message: "line 4: deficient indentation" },
+    ]);
+  });
+
+  test("a single file is read whatever its name", async () => {
+    const file = join(root, ".hidden.yaml");
+    await writeFile(file, "kind: Ingress\nmetadata: {name: x}\n");
+    const seen: unknown[] = [];
+    for await (const f of manifestObjects(file)) seen.push(f.ok ? f.objects.map((o) => o.kind) : f.message);
+    expect(seen).toEqual([["Ingress"]]);
   });
 });

@@ -1,5 +1,5 @@
 // The base the Gateway API conformance transcriptions share (test/gateway/serve.test.ts for
-// core, extended.test.ts for Extended): the upstream suite's namespaces, GatewayClass, Gateway
+// core, extended.ts for Extended): the upstream suite's namespaces, GatewayClass, Gateway
 // and echo backends (conformance/base/manifests.yaml, kubernetes-sigs/gateway-api v1.6) in the
 // fake API server, one real Portico watching it, and the request helpers.
 import { afterAll, beforeAll } from "bun:test";
@@ -91,6 +91,55 @@ function h2cEcho(name: string): Promise<Echo> {
   );
 }
 
+/** How many ports freeRange() finds together. */
+export const RANGE_SIZE = 8;
+
+/**
+ * A run of RANGE_SIZE ports free on loopback now (each probed with a bind), for --gateway-ports:
+ * below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 and up by default),
+ * where the other suites' port-0 listeners and outgoing connections take theirs, so none of
+ * them can take one between this probe and Portico's bind.
+ */
+export function freeRange(): number {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const from = 20_000 + Math.floor(Math.random() * 12_000);
+    const held: { stop(force?: boolean): void }[] = [];
+    try {
+      for (let p = from; p < from + RANGE_SIZE; p++) held.push(Bun.listen({ hostname: "127.0.0.1", port: p, socket: { data() {} } }));
+      return from;
+    } catch {
+      // one is taken: try another run
+    } finally {
+      for (const h of held) h.stop(true);
+    }
+  }
+  throw new Error("no free port range on loopback");
+}
+
+/** Where --gateway-ports Services go: --publish-service's namespace (k8s/service.yaml's Service, as a ClusterIP here). */
+export const SERVICE_NS = "portico";
+
+/** Set by conformanceBase: each Gateway is asked at its own port (--gateway-ports), not the shared one. */
+export let ownPorts = false;
+
+/**
+ * The Portico port a Gateway's listener port is served on with --gateway-ports: the targetPort
+ * of that port in the Gateway's Service (kube/gateway-services.ts), which is what kube-proxy
+ * would send the Gateway's address:port to.
+ */
+export function gatewayPort(gateway = "same-namespace", port = 80): number {
+  type Svc = { metadata: { annotations?: Record<string, string> }; spec: { ports?: { port: number; targetPort?: number | string }[] } };
+  for (const s of api.list("Service") as unknown as Svc[]) {
+    if (s.metadata.annotations?.["portico.dev/gateway"] !== `${INFRA}/${gateway}`) continue;
+    const p = s.spec.ports?.find((x) => x.port === port);
+    if (typeof p?.targetPort === "number") return p.targetPort;
+  }
+  throw new Error(`Gateway ${gateway} has no Service port ${port} yet`);
+}
+
+/** The plain HTTP port a request for that Gateway goes to: its own with --gateway-ports, else Portico's shared one. */
+export const httpPort = (gateway?: string, port?: number): number => (ownPorts ? gatewayPort(gateway, port) : portico.ports.http);
+
 export let api: FakeApiServer;
 export let portico: Portico;
 let dir: string;
@@ -143,7 +192,28 @@ async function backendService(ns: string, name: string, h2c = false): Promise<vo
  * the echo backends) in a fake API server, and one Portico watching it, for the file that calls
  * this; `tag` names its temp folder and pod.
  */
-export function conformanceBase(tag: string, opts: { readonly args?: () => string[]; readonly before?: () => void } = {}): void {
+export function conformanceBase(tag: string, opts: { readonly args?: () => string[]; readonly before?: () => void; readonly ownPorts?: boolean } = {}): void {
+  if (opts.ownPorts === true) {
+    // Each Gateway at its own address, as a conformance run against Portico is set up (README
+    // "Gateway API"): --gateway-ports needs --publish-service, whose namespace, selector and
+    // type the Gateways' Services copy.
+    const before = opts.before;
+    opts = {
+      ...opts,
+      args: () => {
+        const from = freeRange();
+        return ["--publish-service", `${SERVICE_NS}/portico`, "--gateway-ports", `${from}-${from + RANGE_SIZE - 1}`];
+      },
+      before: () => {
+        api.create("Service", {
+          metadata: { name: "portico", namespace: SERVICE_NS },
+          spec: { type: "ClusterIP", clusterIP: "10.96.0.10", selector: { "app.kubernetes.io/name": "portico" }, ports: [{ name: "http", port: 80, targetPort: "http" }] },
+        });
+        before?.();
+      },
+    };
+  }
+  ownPorts = opts.ownPorts === true;
   beforeAll(async () => {
     api = await startFakeApiServer({ token: "gw-token", bookmarkIntervalMs: 500 });
     dir = mkdtempSync(join(tmpdir(), `portico-${tag}-`));
@@ -184,8 +254,12 @@ export interface Answer {
   cookies: string[];
 }
 
-export async function ask(path: string, init: { host?: string; headers?: Record<string, string>; method?: string } = {}): Promise<Answer> {
-  const res = await fetch(`${portico.http}${path}`, { method: init.method ?? "GET", headers: { host: init.host ?? "example.com", ...init.headers }, redirect: "manual" });
+/**
+ * One request through Portico; `gateway` (with --gateway-ports) names the Gateway whose own
+ * port it goes to, `same-namespace` by default, and `port` that Gateway's listener port (80).
+ */
+export async function ask(path: string, init: { host?: string; headers?: Record<string, string>; method?: string; gateway?: string; port?: number } = {}): Promise<Answer> {
+  const res = await fetch(`http://127.0.0.1:${httpPort(init.gateway, init.port)}${path}`, { method: init.method ?? "GET", headers: { host: init.host ?? "example.com", ...init.headers }, redirect: "manual" });
   const text = await res.text();
   let body: { backend?: string; path?: string; headers?: Record<string, string> } = {};
   try {

@@ -10,7 +10,7 @@ import { resolveRef } from "../../src/compile/backends.ts";
 import { findGatewayEntry, requestHostname } from "../../src/table/gateway.ts";
 import { type GatewayEntry } from "../../src/table/types.ts";
 import type { Snapshot } from "../../src/store/types.ts";
-import * as K from "../../src/policy/kinds.ts";
+import * as K from "../../src/kinds/index.ts";
 
 export const INFRA = "gateway-conformance-infra";
 export const APP = "gateway-conformance-app-backend";

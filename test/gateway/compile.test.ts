@@ -649,7 +649,7 @@ spec: { from: [${from}], to: [${to}] }`;
     expect(w.routeConditions(INFRA, "bad")[0]).toStartWith("Accepted=False/UnsupportedValue");
   });
 
-  test("Extended filters from --manifests: a bad value is UnsupportedValue (the rule answers 500), a mirror that cannot be resolved is dropped", () => {
+  test("Extended filters from --manifests: a bad value is UnsupportedValue (the rule answers 500), a rule the spec makes invalid and a mirror that cannot be resolved are dropped", () => {
     const w = World.of(GATEWAYS["same-namespace"], route("ext", `  parentRefs: [{ name: same-namespace }]
   rules:
     - matches: [{ path: { type: PathPrefix, value: /both } }]
@@ -667,7 +667,10 @@ spec: { from: [${from}], to: [${to}] }`;
     - matches: [{ path: { type: PathPrefix, value: /lost-mirror } }]
       filters: [{ type: RequestMirror, requestMirror: { backendRef: { name: nonexistent, port: 8080 } } }]
       backendRefs: [{ name: infra-backend-v2, port: 8080 }]`));
-    for (const p of ["/both", "/bad-host", "/bad-timeout", "/exact"]) expect(`${p} ${w.answer({ path: p })}`).toBe(`${p} 500`);
+    for (const p of ["/both", "/bad-host", "/bad-timeout"]) expect(`${p} ${w.answer({ path: p })}`).toBe(`${p} 500`);
+    // ReplacePrefixMatch on an Exact match is a rule the spec makes invalid: dropped, not a 500
+    // (RouteConditionPartiallyInvalid); the route is not accepted anyway, so no PartiallyInvalid.
+    expect(w.answer({ path: "/exact" })).toBe("404");
     const lost = w.match({ path: "/lost-mirror" })!;
     expect(w.answer({ path: "/lost-mirror" })).toBe(V2);
     expect((lost.choices[0]!.match.route.options.stages ?? []).map((s) => s.kind)).toEqual([]);
@@ -766,6 +769,52 @@ spec: { from: [${from}], to: [${to}] }`;
     const r3 = c.compile(named);
     expect(r3.gateway).not.toBe(r1.gateway!);
     expect(r3.gateway!.routes[0]!.parents[0]!.conditions[1]).toMatchObject({ status: "True", reason: "ResolvedRefs" });
+  });
+
+  test("a rule the spec makes invalid is dropped: PartiallyInvalid while a rule is left (not beside Accepted=False), Accepted=False when none is, a RouteRuleDropped warning", () => {
+    // RouteConditionPartiallyInvalid (apis/v1 shared_types.go), HTTPPathModifier.replacePrefixMatch.
+    const prefix = (type: string, value: string, filter: string) => `    - matches: [{ path: { type: ${type}, value: "${value}" } }]
+      filters: [{ type: ${filter}, ${filter === "URLRewrite" ? "urlRewrite" : "requestRedirect"}: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /x } } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`;
+    const w = World.of(
+      GATEWAYS["same-namespace"],
+      route("partly", `  parentRefs: [{ name: same-namespace }]
+  rules:
+${prefix("RegularExpression", "/re/(.*)", "URLRewrite")}
+${prefix("Exact", "/exact", "RequestRedirect")}
+${prefix("PathPrefix", "/ok", "URLRewrite")}
+    - matches: [{ path: { type: PathPrefix, value: /a } }, { path: { type: PathPrefix, value: /b } }]
+      filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /ab } } }]
+      backendRefs: [{ name: infra-backend-v2, port: 8080 }]
+    - matches: [{ path: { type: PathPrefix, value: /backend-level }, headers: [{ name: x, value: "1" }] }, { path: { type: Exact, value: /backend-level/exact } }]
+      backendRefs:
+        - name: infra-backend-v3
+          port: 8080
+          filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /y } } }]`),
+      route("all-dropped", `  parentRefs: [{ name: same-namespace }]
+  rules:
+${prefix("RegularExpression", "/only/(.*)", "URLRewrite")}`),
+      route("also-unsupported", `  parentRefs: [{ name: same-namespace }]
+  rules:
+${prefix("RegularExpression", "/both/(.*)", "URLRewrite")}
+    - matches: [{ path: { type: PathPrefix, value: /both-bad } }]
+      filters: [{ type: URLRewrite, urlRewrite: { hostname: "not a host" } }]
+      backendRefs: [{ name: infra-backend-v1, port: 8080 }]`),
+    );
+    expect(w.routeConditions(INFRA, "partly")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs PartiallyInvalid=True/UnsupportedValue"]);
+    const partly = w.route(INFRA, "partly").parents[0]!.conditions.find((c) => c.type === "PartiallyInvalid")!;
+    expect(partly.message).toMatch(/^Dropped Rule 0: URLRewrite .*; Dropped Rule 1: RequestRedirect .*; Dropped Rule 4: a backendRef's URLRewrite /);
+    expect(w.routeConditions(INFRA, "all-dropped")).toEqual(["Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.routeConditions(INFRA, "also-unsupported")).toEqual(["Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs"]);
+    const answers = ["/re/x", "/exact", "/ok/z", "/a/z", "/b", "/backend-level/exact", "/only/x", "/both/x", "/both-bad"].map((p) => `${p} ${w.answer({ path: p })}`);
+    // Several PathPrefix matches are fine (only a --manifests object has them: the CRD allows one).
+    expect(answers).toEqual(["/re/x 404", "/exact 404", `/ok/z ${V1}`, `/a/z ${V2}`, `/b ${V2}`, "/backend-level/exact 404", "/only/x 404", "/both/x 404", "/both-bad 500"]);
+    const r = compile(w.snap, DEFAULT_COMPILE_CONFIG);
+    expect(r.diagnostics.filter((d) => d.kind === "HTTPRoute").map((d) => `${d.name} ${d.reason} ${d.severity}`).sort()).toEqual([
+      "all-dropped RouteNotAccepted error",
+      "also-unsupported RouteNotAccepted error",
+      "partly RouteRuleDropped warning",
+    ]);
   });
 
   test("route and listener problems are diagnostics too (logged and counted like an Ingress's)", () => {

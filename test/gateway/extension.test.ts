@@ -9,15 +9,14 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { GATEWAYS, INFRA, World, snapshot, BASE } from "./base.ts";
 import { Compiler, compile } from "../../src/compile/compile.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
-import * as K from "../../src/policy/kinds.ts";
-import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
+import * as K from "../../src/kinds/index.ts";
 import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
-import type { PolicyKind } from "../../src/proxy/policies/types.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
+import type { PolicyKind } from "../../src/kinds/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
-import { quietLog, rawRequest, statusLine, testConfig } from "../proxy/helpers.ts";
+import { externalAuthWith, quietLog, rawRequest, statusLine, testConfig } from "../proxy/helpers.ts";
 import { rawBackend } from "../proxy/raw.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
@@ -161,6 +160,31 @@ spec:
   });
 });
 
+describe("auth-proxy-set-headers in an IngressNginxPolicy", () => {
+  test("reads the ConfigMap of the route's namespace; missing, 503 (refuse stage); edited, the incremental compile follows", () => {
+    // authreq/main.go: a ConfigMap that cannot be found denies the location (503), as for an Ingress.
+    const c = new Compiler(DEFAULT_COMPILE_CONFIG);
+    const r = route("r", ref("p"));
+    const p = policy("p", { [`${N}auth-url`]: "http://auth.example/", [`${N}auth-proxy-set-headers`]: `${INFRA}/h` });
+    const cm = (value: string) => `
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: h, namespace: ${INFRA} }
+data: { X-Tenant: "${value}" }`;
+    const authStage = (res: ReturnType<Compiler["compile"]>) => {
+      const w = Object.create(World.prototype) as World;
+      Object.assign(w, { result: { table: res.table.gateway } });
+      return w.match({ path: "/guarded" })!.choices[0]!.match.route.options.stages!.map((st) => [st.kind, (st.params as { proxySetHeaders?: unknown }).proxySetHeaders ?? null]);
+    };
+    expect(authStage(c.compile(snapshot(BASE, GATEWAYS["same-namespace"], r, p)))).toEqual([[K.REFUSE.id, null]]);
+    const withA = snapshot(BASE, GATEWAYS["same-namespace"], r, p, cm("a"));
+    expect(authStage(c.compile(withA))).toEqual([[K.EXTERNAL_AUTH.id, [{ name: "x-tenant", value: ["a"] }]]]);
+    // Only the ConfigMap is another object: the route and the policy are the same ones.
+    const withB = { ...withA, configMaps: snapshot(cm("b")).configMaps };
+    expect(authStage(c.compile(withB))).toEqual([[K.EXTERNAL_AUTH.id, [{ name: "x-tenant", value: ["b"] }]]]);
+  });
+});
+
 describe("an Ingress and its HTTPRoute side by side in one proxy", () => {
   const cleanup: (() => unknown)[] = [];
   afterEach(async () => {
@@ -223,7 +247,7 @@ ${policy("site", ann, "web")}
       lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
       check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
     });
-    kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver }));
+    kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver }));
     const handler = createProxyHandler({ config: testConfig(), table: () => result.table, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
     const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
     cleanup.push(() => server.stop(true));

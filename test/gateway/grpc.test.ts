@@ -408,6 +408,71 @@ describe("GATEWAY-GRPC Extended through a real Portico", () => {
   });
 });
 
+describe("GATEWAY-GRPC Extended (newer than v1.6.1) through a real Portico", () => {
+  test("GRPCRouteRequestHeaderModifier", async () => {
+    // conformance/tests/grpcroute-request-header-modifier.go/.yaml (feature
+    // GRPCRouteRequestHeaderModifier, standard channel): seven calls with the authority the test
+    // sets (a name with underscores), each expected OK from grpc-infra-backend-v1 (Echo) or -v2
+    // (EchoTwo). Upstream compares code, method, namespace and backend only
+    // (conformance/utils/grpc compareResponse); its Headers lists are not compared, and for Echo
+    // they could not all hold: three rules share the one match, and the first in rule order wins
+    // (GRPCRouteRule precedence), so an Echo call gets the `set` rule. What the backend received
+    // is checked here as that precedence and HTTPHeaderFilter make it.
+    apply(grpcRoute("grpc-request-header-modifier", `  parentRefs:
+  - name: same-namespace
+  rules:
+  - matches: [{ method: { service: gateway_api_conformance.echo_basic.grpcecho.GrpcEcho, method: Echo } }]
+    filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { set: [{ name: X-Header-Set, value: set-overwrites-values }] } }]
+    backendRefs: [{ name: grpc-infra-backend-v1, port: 8080 }]
+  - matches: [{ method: { service: gateway_api_conformance.echo_basic.grpcecho.GrpcEcho, method: Echo } }]
+    filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { add: [{ name: X-Header-Add, value: add-appends-values }] } }]
+    backendRefs: [{ name: grpc-infra-backend-v1, port: 8080 }]
+  - matches: [{ method: { service: gateway_api_conformance.echo_basic.grpcecho.GrpcEcho, method: Echo } }]
+    filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { remove: [X-Header-Remove] } }]
+    backendRefs: [{ name: grpc-infra-backend-v1, port: 8080 }]
+  - matches: [{ method: { service: gateway_api_conformance.echo_basic.grpcecho.GrpcEcho, method: EchoTwo } }]
+    filters:
+    - type: RequestHeaderModifier
+      requestHeaderModifier:
+        set: [{ name: X-Header-Set-1, value: header-set-1 }, { name: X-Header-Set-2, value: header-set-2 }]
+        add: [{ name: X-Header-Add-1, value: header-add-1 }, { name: X-Header-Add-2, value: header-add-2 }]
+        remove: [X-Header-Remove-1, X-Header-Remove-2]
+    backendRefs: [{ name: grpc-infra-backend-v2, port: 8080 }]`));
+    await routeAccepted("grpc-request-header-modifier");
+    const client = h2cClient("gateway_api_conformance.echo_basic.grpcecho.GrpcEcho");
+    await servedAs(client, "Echo", { "some-other-header": "this-header-should-be-set" }, OK("v1"));
+    const cases: ["Echo" | "EchoTwo", Record<string, string>, string][] = [
+      ["Echo", { "Some-Other-Header": "this-header-should-be-set" }, "v1"],
+      ["Echo", { "Some-Other-Header": "this-header-should-be-set", "X-Header-Set": "this-value-should-be-overwritten" }, "v1"],
+      ["Echo", { "Some-Other-Header": "this-header-should-be-set" }, "v1"],
+      ["Echo", { "Some-Other-Header": "this-header-should-be-set", "X-Header-Add": "this-value-should-be-appended" }, "v1"],
+      ["Echo", { "X-Header-Remove": "this-should-be-removed" }, "v1"],
+      ["EchoTwo", { "X-Header-Set-2": "set-header-2", "X-Header-Add-2": "add-header-2", "X-Header-Remove-2": "should-be-removed-2", "Some-Other-Header": "another-header-val" }, "v2"],
+      ["EchoTwo", { "x-header-set-1": "original-set-1", "x-header-add-1": "existing-add-1", "x-header-remove-1": "should-be-removed-1" }, "v2"],
+    ];
+    const got: string[] = [];
+    for (const [method, md] of cases) got.push(`${method} ${show(await call(client, method, Object.fromEntries(Object.entries(md).map(([k, v]) => [k.toLowerCase(), v]))))}`);
+    expect(got).toEqual(cases.map(([method, , v]) => `${method} ${OK(v)}`));
+    // What the backend received: the Echo rule that wins sets X-Header-Set over the client's.
+    const one = await received(client, "Echo", { "some-other-header": "this-header-should-be-set", "x-header-set": "this-value-should-be-overwritten" });
+    expect(typeof one === "string" ? one : [one["some-other-header"], one["x-header-set"]]).toEqual(["this-header-should-be-set", "set-overwrites-values"]);
+    const pick = (h: Record<string, string> | string, names: string[]) => (typeof h === "string" ? h : names.map((n) => `${n}=${h[n] ?? "(none)"}`));
+    const names = ["x-header-set-1", "x-header-set-2", "x-header-add-1", "x-header-add-2", "x-header-remove-1", "x-header-remove-2", "some-other-header"];
+    expect(pick(await received(client, "EchoTwo", { "x-header-set-2": "set-header-2", "x-header-add-2": "add-header-2", "x-header-remove-2": "should-be-removed-2", "some-other-header": "another-header-val" }), names)).toEqual([
+      "x-header-set-1=header-set-1", "x-header-set-2=header-set-2", "x-header-add-1=header-add-1", "x-header-add-2=add-header-2,header-add-2",
+      "x-header-remove-1=(none)", "x-header-remove-2=(none)", "some-other-header=another-header-val",
+    ]);
+    // Header names compare case-insensitively (the filter's canonical names, the call's lowercase ones).
+    expect(pick(await received(client, "EchoTwo", { "x-header-set-1": "original-set-1", "x-header-add-1": "existing-add-1", "x-header-remove-1": "should-be-removed-1" }), names.slice(0, 5))).toEqual([
+      "x-header-set-1=header-set-1", "x-header-set-2=header-set-2", "x-header-add-1=existing-add-1,header-add-1", "x-header-add-2=header-add-2", "x-header-remove-1=(none)",
+    ]);
+    // Listed, so a conformance run selects this test.
+    const features = ((api.get("GatewayClass", null, "portico")!.status as { supportedFeatures: { name: string }[] }).supportedFeatures).map((f) => f.name);
+    expect(features).toContain("GRPCRouteRequestHeaderModifier");
+    cleanup();
+  });
+});
+
 type Cond = { type: string; status: string; reason: string; observedGeneration: number; message: string; lastTransitionTime: string };
 /** Our parent entries of a GRPCRoute, as `Type=Status/Reason` per parent. */
 const parentConds = (name: string): string[][] =>

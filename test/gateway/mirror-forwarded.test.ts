@@ -5,9 +5,11 @@
 // (`$full_x_forwarded_for`). The copy goes to a real Bun.serve on 127.0.0.1 that records the
 // field it received.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { GATEWAY_MIRROR } from "../../src/proxy/policies/gateway.ts";
-import type { PolicyFlow } from "../../src/proxy/policies/types.ts";
+import { GATEWAY_MIRROR } from "../../src/kinds/forwarding.ts";
+import type { PolicyFlow } from "../../src/kinds/types.ts";
 import { eventually } from "../wait.ts";
+import { policyCaps } from "../../src/proxy/policies/caps.ts";
+import { testConfig } from "../proxy/helpers.ts";
 
 let mirror: ReturnType<typeof Bun.serve>;
 const seen = new Map<string, string | null>();
@@ -48,7 +50,7 @@ function flowFrom(path: string, appendForwardedFor: boolean, hasBody = false): P
 }
 
 test("a mirror copy's X-Forwarded-For is the backend's: the client address, or the list plus the peer with compute-full-forwarded-for", async () => {
-  const step = GATEWAY_MIRROR.build({ endpoints: [`127.0.0.1:${mirror.port}`], percent: 100 });
+  const step = GATEWAY_MIRROR.build({ endpoints: [`127.0.0.1:${mirror.port}`], percent: 100 }, policyCaps(testConfig()));
   expect(await step(flowFrom("/client-only", false))).toBeNull();
   expect(await step(flowFrom("/full", true))).toBeNull();
   await eventually(() => seen.has("/client-only") && seen.has("/full"), 10_000, "both copies at the mirror");
@@ -59,7 +61,7 @@ test("a mirror copy's X-Forwarded-For is the backend's: the client address, or t
 test("a request with a body the headers do not announce (HTTP/2 may send one without Content-Length) is not mirrored", async () => {
   // What the request context decides (pipeline/context.ts hasBody) is what the mirror reads: a
   // copy would go out as a POST without its body.
-  const step = GATEWAY_MIRROR.build({ endpoints: [`127.0.0.1:${mirror.port}`], percent: 100 });
+  const step = GATEWAY_MIRROR.build({ endpoints: [`127.0.0.1:${mirror.port}`], percent: 100 }, policyCaps(testConfig()));
   expect(await step(flowFrom("/with-body", false, true))).toBeNull();
   expect(await step(flowFrom("/after", false))).toBeNull();
   // Copies go out in order on one loop turn each; once the later one has arrived, the earlier

@@ -14,33 +14,8 @@ import { join } from "node:path";
 import { tlsSecret } from "../e2e/objects.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
-import { api, apply, cleanup, conformanceBase, created, INFRA, portico, route } from "./base-harness.ts";
+import { api, apply, cleanup, conformanceBase, created, freeRange, INFRA, portico, RANGE_SIZE, route, SERVICE_NS } from "./base-harness.ts";
 
-const RANGE_SIZE = 8;
-
-/**
- * A run of RANGE_SIZE ports free on loopback now (each probed with a bind), for --gateway-ports:
- * below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 and up by default),
- * where the other suites' port-0 listeners and outgoing connections take theirs, so none of
- * them can take one between this probe and Portico's bind.
- */
-function freeRange(): number {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const from = 20_000 + Math.floor(Math.random() * 12_000);
-    const held: { stop(force?: boolean): void }[] = [];
-    try {
-      for (let p = from; p < from + RANGE_SIZE; p++) held.push(Bun.listen({ hostname: "127.0.0.1", port: p, socket: { data() {} } }));
-      return from;
-    } catch {
-      // one is taken: try another run
-    } finally {
-      for (const h of held) h.stop(true);
-    }
-  }
-  throw new Error("no free port range on loopback");
-}
-
-const SERVICE_NS = "portico";
 /** What the tests started beside the base (stopped after the file). */
 const stops: (() => Promise<void>)[] = [];
 let from = 0;
@@ -402,6 +377,90 @@ spec:
     const gwStatus = () => api.get("Gateway", INFRA, "gateway-with-one-not-matching-port-and-section-name-route")?.status as { listeners?: { attachedRoutes: number }[] } | undefined;
     await eventually(() => (gwStatus()?.listeners?.length ?? 0) === 1, 10_000, "gateway status");
     expect(gwStatus()!.listeners!.map((x) => x.attachedRoutes)).toEqual([0]);
+    cleanup();
+  });
+
+  test("a Gateway is Programmed only once its Service has an address: Programmed=False AddressNotAssigned before", async () => {
+    // GatewayConditionProgrammed (apis/v1 gateway_types.go): False with AddressNotAssigned while
+    // "the underlying implementation and network have yet to dynamically assign addresses".
+    apply(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: waits-for-address, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }]`);
+    type C = { type: string; status: string; reason: string; observedGeneration: number };
+    type St = { conditions?: C[]; addresses?: { type: string; value: string }[]; listeners?: { name: string; conditions: C[] }[] };
+    const st = () => api.get("Gateway", INFRA, "waits-for-address")?.status as St | undefined;
+    const gwSvc = () => gatewayServices().find((x) => x.metadata.annotations?.["portico.dev/gateway"] === `${INFRA}/waits-for-address`);
+    // The leader made the Service; nothing has given it a cluster IP yet (this test plays the
+    // allocator, and has not run it).
+    await eventually(() => gwSvc() !== undefined && (st()?.conditions?.length ?? 0) > 0, 15_000, "the Gateway's Service and status");
+    expect(gwSvc()!.spec.clusterIP).toBeUndefined();
+    const show = () => (st()?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}@${c.observedGeneration}`).sort();
+    expect(show()).toEqual(["Accepted=True/Accepted@1", "Programmed=False/AddressNotAssigned@1"]);
+    expect(st()!.addresses ?? []).toEqual([]);
+    // Its listener is bound and valid: only the Gateway waits for the address.
+    expect(st()!.listeners!.map((l) => l.conditions.filter((c) => c.type === "Programmed").map((c) => c.status))).toEqual([["True"]]);
+    allocateClusterIps();
+    const ip = gwSvc()!.spec.clusterIP!;
+    await eventually(() => st()?.conditions?.some((c) => c.type === "Programmed" && c.status === "True") === true, 15_000, "Programmed once the Service has an address");
+    expect(show()).toEqual(["Accepted=True/Accepted@1", "Programmed=True/Programmed@1"]);
+    expect(st()!.addresses).toEqual([{ type: "IPAddress", value: ip }]);
+    cleanup();
+  });
+
+  test("GatewayWithAttachedRoutesWithPort8080 (extended: GatewayPort8080)", async () => {
+    // conformance/tests/gateway-with-attached-routes-with-port-8080.yaml, expectations of
+    // gateway-with-attached-routes.go (GatewayStatusMustHaveListeners: conditions at the latest
+    // generation, then each listener's supportedKinds, Accepted and ResolvedRefs True, attachedRoutes).
+    apply(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gateway-with-two-listeners-and-one-attached-route, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+  - { name: http-unattached, port: 8080, protocol: HTTP, allowedRoutes: { kinds: [{ kind: HTTPRoute }], namespaces: { from: All } } }
+  - { name: http, port: 80, protocol: HTTP, allowedRoutes: { kinds: [{ kind: HTTPRoute }], namespaces: { from: All } } }`);
+    apply(route("http-route-4-port-8080", `  parentRefs: [{ kind: Gateway, name: gateway-with-two-listeners-and-one-attached-route, namespace: ${INFRA}, sectionName: http }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`));
+    type C = { type: string; status: string; observedGeneration: number };
+    type L = { name: string; supportedKinds: { group?: string; kind: string }[]; attachedRoutes: number; conditions: C[] };
+    const got = () => {
+      allocateClusterIps();
+      const g = api.get("Gateway", INFRA, "gateway-with-two-listeners-and-one-attached-route");
+      const s = g?.status as { conditions?: C[]; listeners?: L[] } | undefined;
+      if (!g || !s?.conditions?.length || !s.conditions.every((c) => c.observedGeneration === g.metadata.generation)) return null;
+      return (s.listeners ?? []).map((l) => {
+        const ok = ["Accepted", "ResolvedRefs"].every((t) => l.conditions.some((c) => c.type === t && c.status === "True"));
+        return `${l.name} ${l.supportedKinds.map((k) => `${k.group}/${k.kind}`).join(",")} ${ok ? "Accepted,ResolvedRefs" : "not ready"} ${l.attachedRoutes}`;
+      });
+    };
+    const want = ["http-unattached gateway.networking.k8s.io/HTTPRoute Accepted,ResolvedRefs 0", "http gateway.networking.k8s.io/HTTPRoute Accepted,ResolvedRefs 1"];
+    await eventually(() => JSON.stringify(got()) === JSON.stringify(want), 15_000).catch(() => undefined);
+    expect(got()).toEqual(want);
+    cleanup();
+  });
+
+  test("GatewayNameMaximumLength with a Service of its own (its name fits a DNS label)", async () => {
+    // conformance/tests/gateway-name-maximum-length.go/.yaml (newer than v1.6.1): a Gateway with
+    // a 253-character name is reconciled, GatewayMustHaveLatestConditions. With --gateway-ports
+    // its Service name is cut to a DNS label (63 characters) and keeps its hash.
+    const name = "gateway-name-maximum-length-" + "a".repeat(253 - "gateway-name-maximum-length-".length);
+    apply(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA}, annotations: { gateway-api/skip-this-for-readiness: "true" } }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http, port: 80, protocol: HTTP }]`);
+    type C = { type: string; status: string; observedGeneration: number };
+    const conds = () => ((api.get("Gateway", INFRA, name)?.status as { conditions?: C[] } | undefined)?.conditions ?? []);
+    await eventually(() => {
+      allocateClusterIps();
+      return conds().length > 0 && conds().every((c) => c.observedGeneration === 1) && conds().some((c) => c.type === "Programmed" && c.status === "True");
+    }, 15_000, "the long-named Gateway's conditions at generation 1");
+    const svc = gatewayServices().find((x) => x.metadata.annotations?.["portico.dev/gateway"] === `${INFRA}/${name}`)!;
+    expect(svc.metadata.name.length <= 63 && /^portico-gw-gateway-name-maximum-length-a+-[0-9a-f]{8}$/.test(svc.metadata.name)).toBe(true);
     cleanup();
   });
 

@@ -311,6 +311,22 @@ ${route("https-route", `  parentRefs: [{ name: https-gateway, sectionName: https
     await eventually(() => latest("GatewayClass", null, "portico"), 10_000);
   });
 
+  test("GatewayNameMaximumLength", async () => {
+    // conformance/tests/gateway-name-maximum-length.go/.yaml (newer than v1.6.1; SupportGateway
+    // alone): a Gateway whose name is 253 characters (the DNS subdomain limit) is reconciled,
+    // GatewayMustHaveLatestConditions: every condition at the latest observedGeneration.
+    const name = "gateway-name-maximum-length-" + "a".repeat(253 - "gateway-name-maximum-length-".length);
+    expect(name.length).toBe(253);
+    apply(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA}, annotations: { gateway-api/skip-this-for-readiness: "true" } }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http, port: 80, protocol: HTTP }]`);
+    await eventually(() => latest("Gateway", INFRA, name), 10_000, "the long-named Gateway's conditions at its generation");
+    cleanup();
+  });
+
   test("GatewayObservedGenerationBump and GatewayModifyListeners", async () => {
     apply(`
 apiVersion: gateway.networking.k8s.io/v1

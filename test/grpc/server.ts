@@ -26,6 +26,7 @@ export interface EchoServer {
   stop(): Promise<void>;
 }
 
+/** A slow backend on purpose: a call's `delayMs` is the pace the test asks of the pod (deadlines, streaming). */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function startEchoServer(creds: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure(), tag = "echo"): Promise<EchoServer> {

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { nginxPage } from "../../src/proxy/pipeline/status-page.ts";
+import { nginxPage } from "../../src/http/status-page.ts";
 import { freePort } from "../e2e/harness.ts";
 import { makeBackend, makeTable } from "../proxy/helpers.ts";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";

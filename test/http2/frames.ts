@@ -1,6 +1,7 @@
 // A raw HTTP/2 client that writes frames by hand (RFC 9113 §4, HPACK literals from RFC 7541
 // §6.2.2), for what no well-behaved client sends: reset floods, header floods, CONTINUATION
 // floods. It reads back every frame the server sends.
+import net from "node:net";
 import tls from "node:tls";
 
 export const FRAME = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8, CONTINUATION: 9 } as const;
@@ -82,12 +83,21 @@ export interface RawH2 {
 
 /** Connect with ALPN h2, send the preface and an empty SETTINGS. */
 export function rawH2(port: number, servername = "localhost"): Promise<RawH2> {
+  return rawSession(port, servername, false);
+}
+
+/** h2c with prior knowledge (RFC 9113 §3.3): the preface and an empty SETTINGS on plain TCP. */
+export function rawH2c(port: number): Promise<RawH2> {
+  return rawSession(port, "", true);
+}
+
+function rawSession(port: number, servername: string, cleartext: boolean): Promise<RawH2> {
   return new Promise((resolve, reject) => {
     const frames: Frame[] = [];
     let buf = Buffer.alloc(0);
     let closed = false;
-    const s = tls.connect({ host: "127.0.0.1", port, ALPNProtocols: ["h2"], rejectUnauthorized: false, servername }, () => {
-      if (s.alpnProtocol !== "h2") return reject(new Error(`ALPN gave ${s.alpnProtocol}`));
+    const ready = () => {
+      if (!cleartext && (s as tls.TLSSocket).alpnProtocol !== "h2") return reject(new Error(`ALPN gave ${(s as tls.TLSSocket).alpnProtocol}`));
       s.write(Buffer.concat([PREFACE, frame(FRAME.SETTINGS, 0, 0)]));
       resolve({
         write: (b) => {
@@ -104,7 +114,10 @@ export function rawH2(port: number, servername = "localhost"): Promise<RawH2> {
         resets: () => new Map(frames.filter((f) => f.type === FRAME.RST_STREAM).map((f) => [f.id, f.payload.readUInt32BE(0)])),
         close: () => s.destroy(),
       });
-    });
+    };
+    const s: net.Socket = cleartext
+      ? net.connect(port, "127.0.0.1", ready)
+      : tls.connect({ host: "127.0.0.1", port, ALPNProtocols: ["h2"], rejectUnauthorized: false, servername }, ready);
     s.on("data", (d: Buffer) => {
       buf = Buffer.concat([buf, d]);
       while (buf.length >= 9) {

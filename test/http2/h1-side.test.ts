@@ -79,3 +79,18 @@ test("a chunked upload is de-chunked and forwarded whole; the access record says
   expect(rec?.protocol).toBe("h1");
   expect(rec?.bytesIn).toBe(11);
 });
+
+// A request line naming another major version than 1 on an HTTP/1.1 connection: HTTP/2 is
+// negotiated by ALPN or the preface only (RFC 9113 §3). nginx answers 505 to a major version
+// above 1 (ngx_http_parse_request_line NGX_HTTP_PARSE_INVALID_VERSION; measured on 1.22) and
+// 400 to `HTTP/0.9` written out; Bun.serve answers 505 to both, and so does this listener now.
+// node's parser took `HTTP/2.0` and the connection hung unanswered.
+for (const version of ["HTTP/2.0", "HTTP/0.9"]) {
+  test(`a request line with ${version}: 505, the connection closes, nothing upstream`, async () => {
+    const before = be.seen.length;
+    const r = await exchange(`GET / ${version}\r\nHost: a.test\r\n\r\n`);
+    expect(statuses(r.data)).toEqual([505]);
+    expect(r.data.toLowerCase()).toContain("connection: close");
+    expect(be.seen.length).toBe(before);
+  });
+}

@@ -107,6 +107,31 @@ describe("events", () => {
     expect(rec.stats.failed).toBe(0);
   });
 
+  test("an object named with the API's 253 characters still gets its Events: the object part is cut, the unique suffix kept (names are DNS subdomains)", async () => {
+    // 253 characters, as an Ingress may be named (a DNS subdomain); the cut lands after a '-',
+    // which cannot end a label.
+    const long = `${"a".repeat(62)}.${"b".repeat(62)}.${"c".repeat(62)}.${"d".repeat(49)}-${"e".repeat(14)}`;
+    expect(long).toHaveLength(253);
+    const now = 1_700_000_000_000;
+    const rec = createEventRecorder({ client: newClient(), config: { controllerName: "p" }, log: captureLogger(), isLeader: () => true, instance: "x", timings: { now: () => now } });
+    rec.report([
+      { kind: "Ingress", namespace: "longname", name: long, reason: "ServiceNotFound", message: "service web not found" },
+      { kind: "Ingress", namespace: "longname", name: long, reason: "InvalidAnnotation", message: "a second problem" },
+    ]);
+    await rec.flush();
+    expect(rec.stats).toMatchObject({ created: 2, failed: 0 });
+    const evs = api.list("Event").filter((e) => e.metadata.namespace === "longname");
+    expect(evs.map((e) => (e.regarding as { name: string }).name)).toEqual([long, long]);
+    const names = evs.map((e) => e.metadata.name).sort();
+    // <object, cut>.<hex of the time in µs plus a sequence number>: unique per Event.
+    const stamp = (now * 1000).toString(16);
+    // 13 hex digits: 239 characters are left for the object part, whose last is the '-'.
+    expect(stamp).toHaveLength(13);
+    expect(long[238]).toBe("-");
+    expect(names).toEqual([`${long.slice(0, 253 - stamp.length - 2)}.${stamp}`, `${long.slice(0, 253 - stamp.length - 2)}.${(now * 1000 + 1).toString(16)}`]);
+    for (const n of names) expect(n.length).toBeLessThanOrEqual(253);
+  });
+
   test("Gateway API problems become Events on the Gateway, HTTPRoute and GRPCRoute, under the Gateway controller's name, deduplicated like an Ingress's", async () => {
     const now = 3_000_000_000_000;
     const uids: Record<string, string> = { "HTTPRoute gw-ev/shop": "uid-http", "GRPCRoute gw-ev/shop": "uid-grpc", "Gateway gw-ev/edge": "uid-gw" };

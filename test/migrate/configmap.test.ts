@@ -45,6 +45,21 @@ describe("ConfigMap keys", () => {
     [{ "hsts-include-subdomains": "true" }, "hsts-include-subdomains", "flag", ["--hsts-include-subdomains=true"]],
     [{ "hsts-preload": "true" }, "hsts-preload", "flag", ["--hsts-preload=true"]],
     [{ "worker-processes": "4" }, "worker-processes", "flag", ["--workers=4"]],
+    // config.go ShowServerTokens; nginx.tmpl server_tokens on, or off with `more_clear_headers Server`.
+    [{ "server-tokens": "true" }, "server-tokens", "flag", ["--server-header=portico"]],
+    [{ "server-tokens": "false" }, "server-tokens", "flag", ["--server-header=none"]],
+    // configmap.go ReadConfig: the global auth location nginx.tmpl gives a location without its own auth-url.
+    [{ "global-auth-url": " http://auth.example/check " }, "global-auth-url", "flag", ["--global-auth-url=http://auth.example/check"]],
+    [{ "global-auth-url": "" }, "global-auth-url", "same", []],
+    [{ "global-auth-method": "POST" }, "global-auth-method", "flag", ["--global-auth-method=POST"]],
+    [{ "global-auth-signin": "https://auth.example/start" }, "global-auth-signin", "flag", ["--global-auth-signin=https://auth.example/start"]],
+    [{ "global-auth-signin-redirect-param": "back" }, "global-auth-signin-redirect-param", "flag", ["--global-auth-signin-redirect-param=back"]],
+    [{ "global-auth-response-headers": "Foo, Bar" }, "global-auth-response-headers", "flag", ["--global-auth-response-headers=Foo, Bar"]],
+    [{ "global-auth-request-redirect": "Foo-Redirect" }, "global-auth-request-redirect", "flag", ["--global-auth-request-redirect=Foo-Redirect"]],
+    [{ "global-auth-cache-key": "$remote_user$http_authorization" }, "global-auth-cache-key", "flag", ["--global-auth-cache-key=$remote_user$http_authorization"]],
+    [{ "global-auth-cache-duration": "200 201 401 30m" }, "global-auth-cache-duration", "flag", ["--global-auth-cache-duration=200 201 401 30m"]],
+    [{ "global-auth-always-set-cookie": "true" }, "global-auth-always-set-cookie", "flag", ["--global-auth-always-set-cookie=true"]],
+    [{ "global-auth-snippet": "proxy_set_header A b;" }, "global-auth-snippet", "not-honoured", []],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
   ] as const)("%p: %s is %s", (data, k, status, flags) => {
@@ -56,15 +71,15 @@ describe("ConfigMap keys", () => {
     expect(r.keys.map((k) => [k.key, k.value, k.status])).toEqual([
       ["hsts-include-subdomains", null, "flag"],
       ["proxy-body-size", null, "flag"],
-      ["server-tokens", null, "not-honoured"],
+      ["server-tokens", null, "flag"],
     ]);
-    expect(r.flags).toEqual(["--hsts-include-subdomains=true", "--max-body-size=1m"]);
-    expect(r.notHonoured).toBe(1);
+    expect(r.flags).toEqual(["--hsts-include-subdomains=true", "--max-body-size=1m", "--server-header=none"]);
+    expect(r.notHonoured).toBe(0);
   });
 
   test("the flags to run with are listed once", () => {
     const r = configMapReport(cm({ "use-forwarded-headers": "true", "enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8" }));
-    expect(r.flags).toEqual(["--trusted-proxies=10.0.0.0/8", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false", "--hsts-include-subdomains=true", "--max-body-size=1m"]); // in key order
+    expect(r.flags).toEqual(["--trusted-proxies=10.0.0.0/8", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false", "--hsts-include-subdomains=true", "--max-body-size=1m", "--server-header=none"]); // in key order
   });
 
   test("a value ingress-nginx would not read is marked invalid (serving keeps the key's last good value)", () => {
@@ -83,13 +98,22 @@ describe("ConfigMap keys", () => {
       "ssl-ciphers": "ECDHE-RSA-AES128-GCM-SHA256", "use-forwarded-headers": "true", "enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8",
       "ssl-redirect": "false", "force-ssl-redirect": "true", "whitelist-source-range": "10.0.0.0/8", "denylist-source-range": "192.0.2.0/24",
       "limit-req-status-code": "429", "limit-conn-status-code": "429", "custom-http-errors": "404,503", "enable-underscores-in-headers": "true",
-      "worker-processes": "4", "disable-access-log": "true",
+      "worker-processes": "4", "disable-access-log": "true", "server-tokens": "true",
+      "global-auth-url": "http://auth.example/check", "global-auth-method": "POST", "global-auth-signin": "https://auth.example/start?x=1",
+      "global-auth-signin-redirect-param": "back", "global-auth-response-headers": "Foo, Bar", "global-auth-request-redirect": "Foo-Redirect",
+      "global-auth-cache-key": "$remote_user", "global-auth-cache-duration": "200 1m, any 5s", "global-auth-always-set-cookie": "true",
     };
     const flags = configMapReport(cm(data)).flags;
     expect(flags.length).toBeGreaterThan(20);
     const args = flags.flatMap((f) => (f.includes("=") ? [f] : [`${f}=true`]));
     const parsed = parseArgs(args, {});
-    expect(parsed).toMatchObject({ type: "run", config: { allowlistSourceRange: ["10.0.0.0/8"], sslRedirect: false, hstsPreload: true, limitReqStatusCode: 429 } });
+    expect(parsed).toMatchObject({
+      type: "run",
+      config: {
+        allowlistSourceRange: ["10.0.0.0/8"], sslRedirect: false, hstsPreload: true, limitReqStatusCode: 429, serverHeader: "portico",
+        globalAuthUrl: "http://auth.example/check", globalAuthResponseHeaders: "Foo, Bar", globalAuthCacheDuration: "200 1m, any 5s", globalAuthAlwaysSetCookie: true,
+      },
+    });
   });
 
   test("only a ConfigMap with string data is read", () => {

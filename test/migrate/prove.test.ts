@@ -136,3 +136,54 @@ test("SIGTERM while the proof runs: the Porticos and backends it started are sto
     for (const pid of processesNaming(`${own}/portico-prove-`)) process.kill(pid, "SIGKILL");
   }
 });
+
+test("SIGKILL of the command: the Porticos it started stop too (their IPC channel closes), though no cleanup of its own runs", async () => {
+  // As above, the proof waits on the other-class Ingress's 404, long enough to be killed.
+  const own = join(dir, "killed");
+  mkdirSync(own, { recursive: true });
+  const file = join(own, "set.yaml");
+  writeFileSync(file, SERVICE + ingress("other", "other.test", "/", "a").replace("ingressClassName: nginx", "ingressClassName: other") + ingress("plain", "plain.test", "/app", "a"));
+  const p = Bun.spawn([...CMD, "migrate", "--to", "gateway-api", "--prove", "--manifests", file], { stdout: "ignore", stderr: "ignore", cwd: ROOT, env: { ...process.env, TMPDIR: own } });
+  let children: number[] = [];
+  try {
+    await eventually(() => (children = processesNaming(`${own}/portico-prove-`)).length === 2, 20_000, "the proof's two Porticos");
+    p.kill("SIGKILL");
+    expect(await p.exited).toBe(137);
+    // Each child is gone (or a zombie its new parent has not reaped yet: no command line left).
+    await eventually(() => processesNaming(`${own}/portico-prove-`).length === 0, 20_000, "the proof's Porticos gone after their parent was killed");
+    expect(children.length).toBe(2);
+  } finally {
+    p.kill("SIGKILL");
+    for (const pid of processesNaming(`${own}/portico-prove-`)) process.kill(pid, "SIGKILL");
+  }
+});
+
+test("--manifests alone, with no cluster anywhere (no KUBECONFIG, no ~/.kube, no in-cluster service variables): the proof runs", async () => {
+  const home = join(dir, "no-cluster-home");
+  mkdirSync(home, { recursive: true });
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("KUBE") && !k.startsWith("PORTICO_")) env[k] = v;
+  env.HOME = home;
+  env.TMPDIR = tmp;
+  mkdirSync(tmp, { recursive: true });
+  const file = join(dir, "no-cluster.yaml");
+  writeFileSync(file, SAME);
+  const p = Bun.spawn([...CMD, "migrate", "--to", "gateway-api", "--prove", "--output", "json", "--manifests", file], { stdout: "pipe", stderr: "pipe", cwd: ROOT, env });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  expect((JSON.parse(out) as { proof: unknown }).proof).toEqual({ asked: 11, same: 11, differ: [] });
+});
+
+test("the proof reads the files the command read: an editor's dotfile copy that does not parse is skipped by both", async () => {
+  const own = join(dir, "dotfile");
+  mkdirSync(own, { recursive: true });
+  writeFileSync(join(own, "set.yaml"), SAME);
+  writeFileSync(join(own, ".set.yaml"), "kind: [\n");
+  mkdirSync(tmp, { recursive: true });
+  const p = Bun.spawn([...CMD, "migrate", "--to", "gateway-api", "--prove", "--output", "json", "--manifests", own], { stdout: "pipe", stderr: "pipe", cwd: ROOT, env: { ...process.env, TMPDIR: tmp } });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  expect((JSON.parse(out) as { proof: unknown }).proof).toEqual({ asked: 11, same: 11, differ: [] });
+});

@@ -91,6 +91,14 @@ describe("statuses follow the registry at run time", () => {
     }
   });
 
+  test("satisfy and the mirror annotations are served, no longer reported unsupported", () => {
+    const r = one({ "nginx.ingress.kubernetes.io/satisfy": "any", "nginx.ingress.kubernetes.io/allowlist-source-range": "10.0.0.0/8" });
+    expect(r.annotations.find((a) => a.name === "nginx.ingress.kubernetes.io/satisfy")).toMatchObject({ status: "same", text: "served the same" });
+    const m = one({ "nginx.ingress.kubernetes.io/mirror-target": "https://shadow.example/$request_uri", "nginx.ingress.kubernetes.io/mirror-host": "shadow.example", "nginx.ingress.kubernetes.io/mirror-request-body": "on" });
+    expect(m.annotations.map((a) => [a.name.slice("nginx.ingress.kubernetes.io/".length), a.status])).toEqual([["mirror-host", "same"], ["mirror-request-body", "same"], ["mirror-target", "differs"]]);
+    expect(m.status).toBe("differs");
+  });
+
   test("an Ingress with no annotation moves unchanged; Portico's own and unknown names change nothing", () => {
     expect(one({}).status).toBe("unchanged");
     const r = one({ "portico.dev/response-headers": "X-A: 1", "nginx.ingress.kubernetes.io/no-such-thing": "1", "example.com/other": "x" });
@@ -99,6 +107,12 @@ describe("statuses follow the registry at run time", () => {
       ["nginx.ingress.kubernetes.io/no-such-thing", "unknown"],
       ["portico.dev/response-headers", "portico"],
     ]);
+  });
+
+  test("enable-global-auth moves unchanged: Portico opts the Ingress out of --global-auth-url as ingress-nginx does (authreqglobal)", () => {
+    const r = one({ "nginx.ingress.kubernetes.io/enable-global-auth": "false" });
+    expect(r.status).toBe("unchanged");
+    expect(r.annotations.map((a) => [a.name, a.status, a.text])).toEqual([["nginx.ingress.kubernetes.io/enable-global-auth", "same", "served the same"]]);
   });
 
   test("a value Portico refuses is a difference, in the compiler's words", () => {
@@ -127,7 +141,7 @@ describe("statuses follow the registry at run time", () => {
     expect(allow.text).not.toContain("::ffff:");
     // An accepted redirect: what a malformed one does is left out; a code with nothing else to say is the same.
     const redirect = one({ "nginx.ingress.kubernetes.io/temporal-redirect": "https://x.test/", "nginx.ingress.kubernetes.io/temporal-redirect-code": "307" });
-    expect(redirect.annotations.find((a) => a.name.endsWith("temporal-redirect"))!.text).toBe("The redirect has an empty body (nginx sends a short HTML page).");
+    expect(redirect.annotations.find((a) => a.name.endsWith("temporal-redirect"))!.text).toBe("Without --ingress-nginx-compat the redirect has an empty body (nginx sends a short HTML page, as Portico does with the flag).");
     expect(redirect.annotations.find((a) => a.name.endsWith("-code"))!).toMatchObject({ status: "same", text: "served the same" });
     // A value that is not among those served the same: the sentence naming them is left out.
     const retries = one({ "nginx.ingress.kubernetes.io/proxy-next-upstream": "error timeout http_502" }).annotations[0]!;

@@ -11,7 +11,7 @@ import { ingress as ingressObject, ingressClass, service, slice, yamlDocs } from
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { Ingress, Secret } from "../../src/model/schemas.ts";
-import { CHECKS_PER_ROUTE, PASSWORD_CHECKS, WAITING_PER_ROUTE } from "../../src/proxy/policies/basic-auth.ts";
+import { CHECKS_PER_ROUTE, PASSWORD_CHECKS, WAITING_PER_ROUTE } from "../../src/kinds/basic-auth.ts";
 import * as crypt from "../../src/proxy/crypt/crypt.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";

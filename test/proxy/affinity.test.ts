@@ -1,4 +1,4 @@
-// Cookie affinity (src/proxy/policies/affinity.ts) and hashing (hash-by.ts) through a real proxy to real
+// Cookie affinity (src/kinds/affinity.ts) and hashing (hash-by.ts) through a real proxy to real
 // backends on 127.0.0.1, endpoints changing under live sessions. Cookie attributes are
 // compared whole, as ingress-nginx writes them: rootfs/etc/nginx/lua/balancer/sticky.lua
 // set_cookie, lua-resty-cookie f418d770 `bake` (attribute order), nginx's
@@ -7,18 +7,18 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
-import { affinityCookie, affinityKind, type AffinityParams, backendKey, cookieBackendKey, cookieTime, rejectsSameSiteNone } from "../../src/proxy/policies/affinity.ts";
+import { AFFINITY, affinityCookie, type AffinityParams, backendKey, cookieBackendKey, cookieTime, rejectsSameSiteNone } from "../../src/kinds/affinity.ts";
 import { createBalancer } from "../../src/proxy/upstream/balancer.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
-import type { PolicyKind } from "../../src/proxy/policies/types.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
+import type { PolicyKind } from "../../src/kinds/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { Backend, RouteTable } from "../../src/table/types.ts";
 import { canaryStagePolicy } from "../../src/annotations/canary.ts";
 import { buildTable } from "../../src/table/build.ts";
 import { assembleStages } from "../../src/compile/stages.ts";
-import { makeBackend, makeRoute, makeTable, rawRequest, statusLine, quietLog, testConfig } from "./helpers.ts";
+import { makeBackend, makeRoute, makeTable, rawRequest, statusLine, quietLog, testConfig, withCaps } from "./helpers.ts";
 import { seeded } from "./seeded.ts";
 
 const P = "nginx.ingress.kubernetes.io/";
@@ -47,7 +47,7 @@ const stagesOf = (ann: Record<string, string>) => parseAnnotations(Object.fromEn
 
 function proxy(table: RouteTable, opts: { scheme?: "http" | "https"; seed?: number } = {}) {
   let current = table;
-  const kinds = new Map<string, PolicyKind>([...POLICY_KINDS, ["affinity", affinityKind({ random: seeded(opts.seed ?? 1), nowSeconds: () => NOW })]]);
+  const kinds = new Map<string, PolicyKind>([...POLICY_KINDS, ["affinity", withCaps(AFFINITY, { random: seeded(opts.seed ?? 1), now: () => NOW * 1000 })]]);
   const balancer = createBalancer();
   const handler = createProxyHandler({
     config: testConfig(), table: () => current, lookup, log: quietLog, scheme: opts.scheme ?? "http", policyKinds: kinds, balancer,

@@ -22,6 +22,8 @@ export const BAD_REQUESTS: ReadonlyArray<readonly [string, string]> = [
   ["Transfer-Encoding twice", req("POST / HTTP/1.1", ["Host: a.test", "Transfer-Encoding: chunked", "Transfer-Encoding: chunked"], "0\r\n\r\n")],
   ["Transfer-Encoding with Content-Length", req("POST / HTTP/1.1", ["Host: a.test", "Transfer-Encoding: chunked", "Content-Length: 5"], "0\r\n\r\n")],
   ["Transfer-Encoding identity", req("POST / HTTP/1.1", ["Host: a.test", "Transfer-Encoding: identity"], "")],
+  // RFC 9112 §6.1: faulty framing; nginx 400 (ngx_http_process_request_header).
+  ["Transfer-Encoding on HTTP/1.0", req("POST / HTTP/1.0", ["Host: a.test", "Transfer-Encoding: chunked"], "5\r\nhello\r\n0\r\n\r\n")],
   ["path %2F", req("GET /a%2Fb HTTP/1.1")],
   ["path %2f lower case", req("GET /a%2fb HTTP/1.1")],
   ["path %5C", req("GET /a%5Cb HTTP/1.1")],

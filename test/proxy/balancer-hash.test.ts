@@ -1,10 +1,10 @@
-// Consistent hashing for `upstream-hash-by` and balanced affinity (src/proxy/upstream/ring.ts,
+// Consistent hashing for `upstream-hash-by` and balanced affinity (src/kinds/ring.ts,
 // hash-by.ts): distribution, movement when endpoints change, the same answer in every
 // replica, subsets, and a backing-off pod passed over. Unit level, fixed keys and seeds.
 import { describe, expect, test } from "bun:test";
 import { createBalancer } from "../../src/proxy/upstream/balancer.ts";
-import { pickByKey } from "../../src/proxy/policies/hash-by.ts";
-import { buildRing, keyHash, POINTS_PER_ENDPOINT, ringOf, ringOwner, ringSubset } from "../../src/proxy/upstream/ring.ts";
+import { pickByKey } from "../../src/kinds/backend.ts";
+import { buildRing, keyHash, POINTS_PER_ENDPOINT, ringOf, ringOwner, ringSubset } from "../../src/kinds/ring.ts";
 import type { Backend, Upstream } from "../../src/table/types.ts";
 import { seeded } from "./seeded.ts";
 

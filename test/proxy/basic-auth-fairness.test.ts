@@ -5,9 +5,14 @@
 // source ranges and basic authentication".
 import { describe, expect, test } from "bun:test";
 import { MAX_SHA_CRYPT_ROUNDS } from "../../src/policy/htpasswd.ts";
-import { BASIC_AUTH, CHECKS_IN_PROCESS, CHECKS_PER_ROUTE } from "../../src/proxy/policies/basic-auth.ts";
+import { BASIC_AUTH, CHECKS_IN_PROCESS, CHECKS_PER_ROUTE } from "../../src/kinds/basic-auth.ts";
 import { shaCrypt } from "../../src/proxy/crypt/crypt.ts";
-import type { PolicyFlow } from "../../src/proxy/policies/types.ts";
+import type { PolicyFlow } from "../../src/kinds/types.ts";
+import { policyCaps } from "../../src/proxy/policies/caps.ts";
+import { testConfig } from "./helpers.ts";
+
+/** The process's own capabilities: the real hashing threads. */
+const CAPS = policyCaps(testConfig());
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`, "latin1").toString("base64")}`;
 const flow = (authorization: string): PolicyFlow =>
@@ -18,7 +23,7 @@ describe("password checks across routes", () => {
     // The costliest hash accepted, so the checks queue on the threads.
     const hash = shaCrypt(Buffer.from("right"), `$6$rounds=${MAX_SHA_CRYPT_ROUNDS}$fairsalt$`, 512) as string;
     const ROUTES = 8;
-    const build = () => BASIC_AUTH.build({ realm: "r", secret: "ns/users", users: [["alice", hash]] });
+    const build = () => BASIC_AUTH.build({ realm: "r", secret: "ns/users", users: [["alice", hash]] }, CAPS);
     const flooded = Array.from({ length: ROUTES }, build);
     const quiet = build();
     const order: string[] = [];
@@ -34,11 +39,15 @@ describe("password checks across routes", () => {
     expect(order).toHaveLength(ROUTES * CHECKS_PER_ROUTE + 1);
     expect(order.filter((o) => o.startsWith("flood")).every((o) => o.endsWith(":401"))).toBe(true);
     // Round-robin: the quiet route waits for the checks running when it came (CHECKS_IN_PROCESS),
-    // then for at most one turn of every flooded route; first come, first served put it behind
-    // all 32. Half the flood is the bound asserted: well above the one, well below the other.
+    // then for at most one turn of every flooded route (about 12 places); first come, first
+    // served put it behind all 32. The order recorded is completion order, and on a loaded
+    // machine the hashing threads finish checks out of their start order (18 was seen once in a
+    // full run on two busy cores), so the bound asserted is three quarters of the flood: above
+    // the one with room for that, below the other.
     const at = order.indexOf("quiet:through");
     expect(at).toBeGreaterThanOrEqual(0);
-    expect(CHECKS_IN_PROCESS + ROUTES).toBeLessThan((ROUTES * CHECKS_PER_ROUTE) / 2);
-    expect(at).toBeLessThan((ROUTES * CHECKS_PER_ROUTE) / 2);
+    const bound = (ROUTES * CHECKS_PER_ROUTE * 3) / 4;
+    expect(CHECKS_IN_PROCESS + ROUTES).toBeLessThan(bound);
+    expect(at).toBeLessThan(bound);
   }, 120_000);
 });

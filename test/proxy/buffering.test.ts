@@ -120,8 +120,10 @@ describe("proxy-request-buffering on (the default)", () => {
     const p = proxyFor([b.port]);
     const c = await client(p);
     send(c, events, "head and first half", "POST /up HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\n\r\nhello");
+    await eventually(() => p.handler.inflight.count === 1, 5_000, "the request in the handler");
     // A client that pauses on purpose, long enough for a streaming proxy to have connected (the
-    // `off` test below shows it does): showing that no connection was made takes a wait.
+    // `off` test below shows it does): the proxy gives no sign of having decided not to, so
+    // showing that no connection was made takes a wait, counted from the request's arrival.
     await Bun.sleep(300);
     expect(events.filter(opened)).toEqual([]);
     send(c, events, "second half", "world");
@@ -139,7 +141,8 @@ describe("proxy-request-buffering on (the default)", () => {
     const p = proxyFor([b.port]);
     const c = await client(p);
     send(c, events, "head and a chunk", "POST /ch HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
-    await Bun.sleep(300); // a client that pauses between chunks on purpose
+    await eventually(() => p.handler.inflight.count === 1, 5_000, "the request in the handler");
+    await Bun.sleep(300); // a client that pauses between chunks on purpose (a wait for an absence, as in the first test)
     send(c, events, "last chunks", "6\r\n world\r\n0\r\n\r\n");
     await eventually(() => statuses(c.data()).length === 1);
     expect(statuses(c.data())).toEqual([200]);
@@ -313,6 +316,7 @@ describe("memory bounds: above them the body streams", () => {
     // A body within the bound on the same route is still buffered.
     const small = await client(p);
     send(small, events, "small head", "POST /small HTTP/1.1\r\nHost: a.test\r\nContent-Length: 6\r\n\r\nabc");
+    await eventually(() => p.records.length === 1 && p.handler.inflight.count === 1, 5_000, "the big request done, the small one in the handler");
     await Bun.sleep(300); // showing that nothing went upstream takes a wait (as in the first test)
     expect(b.got.filter((g) => g.startsWith("POST /small "))).toEqual([]);
     send(small, events, "small rest", "def");
@@ -326,6 +330,7 @@ describe("memory bounds: above them the body streams", () => {
     const p = proxyFor([b.port], optionsOf({ [`${N}client-body-buffer-size`]: "1k" }));
     const c = await client(p);
     send(c, events, "head and 600", `POST /grow HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n${"a".repeat(600)}\r\n`);
+    await eventually(() => p.handler.inflight.count === 1, 5_000, "the request in the handler");
     await Bun.sleep(300); // showing that nothing went upstream takes a wait (as in the first test)
     // 600 bytes fit: still buffering, nothing upstream.
     expect(events.filter(opened)).toEqual([]);
@@ -365,6 +370,7 @@ describe("memory bounds: above them the body streams", () => {
     // The first body's reservation was given back: a third is buffered again.
     const third = await client(p);
     send(third, events, "third: head and half", head("/third") + "c".repeat(4096));
+    await eventually(() => p.records.length === 2 && p.handler.inflight.count === 1, 5_000, "the first two done, the third in the handler");
     await Bun.sleep(300); // showing that nothing went upstream takes a wait (as in the first test)
     expect(b.got.some((g) => g.startsWith("POST /third "))).toBe(false);
     send(third, events, "third: rest", "c".repeat(4096));

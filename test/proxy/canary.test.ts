@@ -2,7 +2,8 @@
 // route_to_alternative_balancer) and the weight's distribution with a seeded random source.
 import { describe, expect, test } from "bun:test";
 import type { CanaryRules } from "../../src/policy/params.ts";
-import { canaryKind, chooseCanary, cookieValue, type AffinityCheck } from "../../src/proxy/policies/canary.ts";
+import { CANARY, chooseCanary, type AffinityCheck } from "../../src/kinds/canary.ts";
+import { cookieValue } from "../../src/kinds/cookies.ts";
 import { buildKind } from "../../src/proxy/policies/run.ts";
 import { compileHeaderPattern } from "../../src/regex/header-pattern.ts";
 import { seeded } from "./seeded.ts";
@@ -57,13 +58,13 @@ describe("canary precedence", () => {
     expect(chooseCanary(r, pattern.re, new Headers({ "x-v": "nope", cookie: "c=always" }), never)).toBe(true);
   });
   test("cookieValue: nginx's $cookie_<name>, name in any case", () => {
-    expect(cookieValue("A=1; Canary=always", "canary")).toBe("always");
-    expect(cookieValue("x=1", "canary")).toBeNull();
-    expect(cookieValue(null, "canary")).toBeNull();
+    expect(cookieValue("A=1; Canary=always", "canary", true)).toBe("always");
+    expect(cookieValue("x=1", "canary", true)).toBeNull();
+    expect(cookieValue(null, "canary", true)).toBeNull();
   });
   test("build refuses params that do not hold (a corrupt table fails closed)", () => {
-    expect(() => buildKind(canaryKind(), { header: "bad header", headerValue: null, headerPattern: null, cookie: null, weight: 1, weightTotal: 100 })).toThrow();
-    expect(() => buildKind(canaryKind(), { header: "x", headerValue: null, headerPattern: "(?=x)", cookie: null, weight: 1, weightTotal: 100 })).toThrow();
+    expect(() => buildKind(CANARY, { header: "bad header", headerValue: null, headerPattern: null, cookie: null, weight: 1, weightTotal: 100 })).toThrow();
+    expect(() => buildKind(CANARY, { header: "x", headerValue: null, headerPattern: "(?=x)", cookie: null, weight: 1, weightTotal: 100 })).toThrow();
   });
 });
 
@@ -118,8 +119,8 @@ describe("the affinity check before the rules (main with cookie affinity)", () =
 
   test("the contract checks the affinity params before the kind builds", () => {
     const base = { header: null, headerValue: null, headerPattern: null, cookie: null, weight: 1, weightTotal: 100 };
-    expect(() => buildKind(canaryKind(), { ...base, affinity: { cookie: "SID", sticky: true } })).not.toThrow();
-    expect(() => buildKind(canaryKind(), { ...base, affinity: { cookie: "S;D", sticky: true } })).toThrow();
-    expect(() => buildKind(canaryKind(), { ...base, affinity: { cookie: "SID", sticky: "yes" } })).toThrow();
+    expect(() => buildKind(CANARY, { ...base, affinity: { cookie: "SID", sticky: true } })).not.toThrow();
+    expect(() => buildKind(CANARY, { ...base, affinity: { cookie: "S;D", sticky: true } })).toThrow();
+    expect(() => buildKind(CANARY, { ...base, affinity: { cookie: "SID", sticky: "yes" } })).toThrow();
   });
 });

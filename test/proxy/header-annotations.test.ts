@@ -5,7 +5,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { RouteOptions } from "../../src/table/types.ts";
 import { makeBackend, makeTable, optionsOf, rawRequest, startProxy, statusLine } from "./helpers.ts";
 import { namedBackend, rawBackend, wsUpgrade, type RawBackend } from "./raw.ts";
-import * as K from "../../src/policy/kinds.ts";
+import * as K from "../../src/kinds/index.ts";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
 
 const cleanup: (() => unknown)[] = [];

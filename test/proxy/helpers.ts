@@ -22,9 +22,12 @@ import { buildTlsEntries } from "../../src/tls/sni.ts";
 import { h2Fetch, h2Session } from "../http2/client.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import * as v from "valibot";
-import { defineKind } from "../../src/policy/contract.ts";
+import { defineKind } from "../../src/kinds/define.ts";
+import { EXTERNAL_AUTH } from "../../src/kinds/authentication.ts";
+import { createAuthCache } from "../../src/proxy/policies/caps.ts";
 import type { PolicyStage } from "../../src/policy/stages.ts";
-import type { PolicyKind, PolicyStep } from "../../src/proxy/policies/types.ts";
+import type { AuthCacheStore, PolicyCaps, PolicyKind, PolicyStep } from "../../src/kinds/types.ts";
+import type { ExternalResolver } from "../../src/proxy/upstream/external.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
 
 export const quietLog: Logger = silentLogger;
@@ -33,7 +36,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
   return {
     kubeconfig: null, context: null, manifests: null, watchNamespace: null,
     httpPort: 0, httpsPort: 8443, adminPort: 0, bind: "127.0.0.1", debugAllow: ["127.0.0.0/8", "::1/128"],
-    ingressClass: "portico", controllerName: "portico.dev/ingress-controller", gatewayControllerName: "portico.dev/gateway-controller", gatewayPorts: null, watchIngressWithoutClass: false, ingressNginxCompat: false,
+    ingressClass: "portico", controllerName: "portico.dev/ingress-controller", gatewayControllerName: "portico.dev/gateway-controller", gatewayPorts: null, watchIngressWithoutClass: false, disableCatchAll: false, ingressNginxCompat: false,
     defaultSslCertificate: null, defaultBackendService: null, customHttpErrors: [], allowExternalNameServices: false, publishService: null, publishStatusAddress: null, updateStatus: true,
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off",
@@ -41,8 +44,11 @@ export function testConfig(over: Partial<Config> = {}): Config {
     streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientHeaderTimeoutMs: 60_000, clientBodyMinRate: 500, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, maxResponseHeaderSize: 64 * 1024,
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
     limitReqStatusCode: 503, limitConnStatusCode: 503,
+    // As config/parse.ts gives it: --ingress-nginx-compat serves ingress-nginx's server-tokens false.
+    serverHeader: over.ingressNginxCompat === true ? "none" : "backend",
     hsts: true, hstsMaxAge: 31536000, hstsIncludeSubdomains: false, hstsPreload: false, sslRedirect: true, forceSslRedirect: false, hostPolicyScope: "all", httpRedirectCode: 308,
-    usePortInRedirects: false, preserveTrailingSlash: false, relativeRedirects: false, noTlsRedirectLocations: ["/.well-known/acme-challenge"],
+    usePortInRedirects: false, preserveTrailingSlash: false, relativeRedirects: false, noTlsRedirectLocations: ["/.well-known/acme-challenge"], noAuthLocations: ["/.well-known/acme-challenge"],
+    globalAuthUrl: null, globalAuthMethod: null, globalAuthSignin: null, globalAuthSigninRedirectParam: null, globalAuthResponseHeaders: null, globalAuthRequestRedirect: null, globalAuthCacheKey: null, globalAuthCacheDuration: null, globalAuthAlwaysSetCookie: false,
     tlsMinVersion: "1.2", tlsCiphers: "", http2: true, http3: false, enableSslPassthrough: false, workers: 1, nginxConfigmap: null,
     ...over,
   };
@@ -249,5 +255,20 @@ export function echoBackend(name = "echo") {
 /** A policy kind for a test: any parameters, filed under `stage`. */
 // biome-ignore lint: a test kind reads whatever parameters its test gives it.
 export function testKind(stage: PolicyStage, build: (params: any) => PolicyStep, id = "test"): PolicyKind {
-  return { contract: defineKind(id, stage, v.any()), build };
+  return defineKind(id, stage, v.any(), build);
+}
+
+/**
+ * `kind` with some of the capabilities the handler gives it replaced (a seeded random, a
+ * fixed clock, a resolver of the test's, a limiter with its own clock): the kind's own
+ * contract and build, handed these instead (kinds/types.ts PolicyCaps).
+ */
+export function withCaps<P>(kind: PolicyKind<P>, over: Partial<PolicyCaps>): PolicyKind<P> {
+  return { id: kind.id, stage: kind.stage, schema: kind.schema, build: (params, caps) => kind.build(params, { ...(caps as PolicyCaps), ...over }) };
+}
+
+/** External authentication over the test's resolver, with a cache of its own (the one given, or a new one). */
+export function externalAuthWith(o: { readonly resolver: ExternalResolver; readonly cache?: AuthCacheStore }): PolicyKind {
+  const cache = o.cache ?? createAuthCache();
+  return withCaps(EXTERNAL_AUTH, { resolve: (u, ms) => o.resolver.target(u, ms), authCache: () => cache });
 }

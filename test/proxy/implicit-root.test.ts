@@ -14,19 +14,18 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { compile } from "../../src/compile/compile.ts";
 import type { CompileConfig } from "../../src/compile/config.ts";
 import { explain } from "../../src/compile/explain.ts";
-import { createExternalAuthKind } from "../../src/proxy/policies/external-auth.ts";
 import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
-import type { PolicyKind } from "../../src/proxy/policies/types.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
+import type { PolicyKind } from "../../src/kinds/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { Snapshot } from "../../src/store/types.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
-import { quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { externalAuthWith, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { rawBackend, type RawBackend } from "./raw.ts";
-import * as K from "../../src/policy/kinds.ts";
+import * as K from "../../src/kinds/index.ts";
 
 let auth: RawBackend;
 let pod: RawBackend;
@@ -83,7 +82,7 @@ beforeAll(async () => {
     check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
   });
   const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-  kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver }));
+  kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver }));
   const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
   server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
 });

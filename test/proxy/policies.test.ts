@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
-import type { PolicyKind, PolicyKinds } from "../../src/proxy/policies/types.ts";
+import type { PolicyKind, PolicyKinds } from "../../src/kinds/types.ts";
 import { POLICY_STAGES, type PolicyStage, type StagePolicy } from "../../src/policy/stages.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { Backend, RouteTable } from "../../src/table/types.ts";

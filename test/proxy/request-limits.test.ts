@@ -1,19 +1,24 @@
 // limit-rps, limit-rpm, limit-connections, limit-burst-multiplier and limit-allowlist
-// (src/proxy/policies/limits.ts), counted as nginx's limit_req / limit_conn modules count them under
+// (src/kinds/limits.ts), counted as nginx's limit_req / limit_conn modules count them under
 // ingress-nginx's template (`limit_req zone=… burst=rate×multiplier nodelay`, zones per
 // Ingress keyed by the client address). Unit level with an injected clock, then through a real
 // proxy to real backends on 127.0.0.1 with the same injected clock.
 import { afterEach, describe, expect, test } from "bun:test";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
-import { createLimiter, limitsKind, rateOf } from "../../src/proxy/policies/limits.ts";
+import { LIMITS, rateOf } from "../../src/kinds/limits.ts";
+import { createLimiter } from "../../src/proxy/policies/limiter.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
-import type { PolicyKind } from "../../src/proxy/policies/types.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
+import type { PolicyKind } from "../../src/kinds/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { makeBackend, makeTable, quietLog, testConfig } from "./helpers.ts";
-import { testKind } from "./helpers.ts";
+import { testKind, withCaps } from "./helpers.ts";
+import type { Limiter } from "../../src/kinds/types.ts";
+
+/** The limits kind counting in `limiter` (a test's, with its own clock) for every route it builds. */
+const limitsKind = (limiter: Limiter) => withCaps(LIMITS, { limiter: () => limiter });
 import type { Config } from "../../src/config/types.ts";
 import { eventually } from "../wait.ts";
 

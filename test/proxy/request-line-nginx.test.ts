@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { nginxPage } from "../../src/proxy/pipeline/status-page.ts";
+import { nginxPage } from "../../src/http/status-page.ts";
 import { freePort } from "../e2e/harness.ts";
 import { makeBackend, makeTable, startProxy } from "./helpers.ts";
 import { firstResponse, rawBackend, statuses, type RawBackend } from "./raw.ts";

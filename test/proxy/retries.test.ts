@@ -204,12 +204,14 @@ test("tries 0: one attempt per pod, every pod once", async () => {
 });
 
 test("proxy-next-upstream-timeout: no new attempt once it has passed since the first", async () => {
-  // 200 ms deadline per attempt, 300 ms budget: the second attempt starts at ~200 ms (within
-  // the budget); when it times out at ~400 ms the budget is spent, so no third.
-  const retry = retryOf({ [`${N}proxy-next-upstream-timeout`]: "300ms", [`${N}proxy-next-upstream-tries`]: "0" });
-  expect(retry).toMatchObject({ error: true, timeout: true, tries: 0, timeoutMs: 300 });
+  // 500 ms deadline per attempt, 900 ms budget. No third: the second attempt's deadline comes
+  // 1000 ms or more after the first began (a timer never fires early), past the budget, on any
+  // machine. A second: the first deadline fires at 500 ms plus the watchdog's tick and the
+  // machine's lag, which has 350 ms of room before the budget is spent.
+  const retry = retryOf({ [`${N}proxy-next-upstream-timeout`]: "900ms", [`${N}proxy-next-upstream-tries`]: "0" });
+  expect(retry).toMatchObject({ error: true, timeout: true, tries: 0, timeoutMs: 900 });
   const hs = [hangBackend(), hangBackend(), hangBackend(), hangBackend()];
-  const p = proxyFor(hs.map((h) => h.port), { retry, responseTimeoutMs: 200 });
+  const p = proxyFor(hs.map((h) => h.port), { retry, responseTimeoutMs: 500 });
   expect((await fetch(p.url + "/x")).status).toBe(504);
   expect(hs.map((h) => h.heads()).sort()).toEqual([0, 0, 1, 1]);
 });

@@ -9,17 +9,18 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { NGINX_PREFIX } from "../../src/annotations/spec.ts";
-import { createAuthCache, createExternalAuthKind, layeredAuthCache, type AuthAnswer } from "../../src/proxy/policies/external-auth.ts";
+import { createAuthCache, layeredAuthCache } from "../../src/proxy/policies/caps.ts";
+import type { AuthAnswer } from "../../src/kinds/types.ts";
 import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
-import { POLICY_KINDS } from "../../src/proxy/policies/registry.ts";
-import type { PolicyKind } from "../../src/proxy/policies/types.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
+import type { PolicyKind } from "../../src/kinds/types.ts";
 import { createSharedAuthCache, formatSharedAuthCache, SHARED_AUTH_CACHE_BYTES } from "../../src/proxy/shared/auth-cache.ts";
 import { lookup } from "../../src/table/lookup.ts";
-import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { externalAuthWith, makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { rawBackend } from "./raw.ts";
-import * as K from "../../src/policy/kinds.ts";
+import * as K from "../../src/kinds/index.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -59,7 +60,7 @@ describe("two workers, one auth cache", () => {
     const workers = [1, 2].map((pid) => {
       // Each worker builds its own routes from the table, with its own policy kind.
       const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-      kinds.set(K.EXTERNAL_AUTH.id, createExternalAuthKind({ resolver, cache: createSharedAuthCache(mem, { pid }) }));
+      kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver, cache: createSharedAuthCache(mem, { pid }) }));
       const table = makeTable([{ host: "app.test", backend: makeBackend([be.port]), options: parsed.options }]);
       const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
       const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });

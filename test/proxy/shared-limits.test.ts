@@ -8,7 +8,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { closeSync, fstatSync } from "node:fs";
 import { join } from "node:path";
-import { createLimiter, rateOf, type Limiter } from "../../src/proxy/policies/limits.ts";
+import { rateOf } from "../../src/kinds/limits.ts";
+import type { Limiter } from "../../src/kinds/types.ts";
+import { createLimiter } from "../../src/proxy/policies/limiter.ts";
 import { BUCKETS, createSharedLimiter, formatSharedLimits, releaseWorker, sharedLimitsBytes, SLOTS } from "../../src/proxy/shared/limits.ts";
 import { formatSharedState, openSharedState, releaseSharedState, sharedStateBytes } from "../../src/proxy/shared/state.ts";
 import { createSharedMemory } from "../../src/workers/shared-memory.ts";
@@ -150,7 +152,7 @@ test("separate processes over one shared file admit exactly the burst + 1 betwee
   // Each child races to admit 30,000 requests of one client against a clock that stands still.
   const child = (worker: number) => `
     import { createSharedLimiter } from ${JSON.stringify(join(ROOT, "src/proxy/shared/limits.ts"))};
-    import { rateOf } from ${JSON.stringify(join(ROOT, "src/proxy/policies/limits.ts"))};
+    import { rateOf } from ${JSON.stringify(join(ROOT, "src/kinds/limits.ts"))};
     const mem = Bun.mmap("/dev/fd/3");
     const l = createSharedLimiter(mem, { worker: ${worker}, now: () => 0 });
     const rate = rateOf(8000, 1, 5);

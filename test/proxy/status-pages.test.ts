@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
-import { nginxPads, nginxPage } from "../../src/proxy/pipeline/status-page.ts";
+import { nginxPads, nginxPage, nginxRedirectPage } from "../../src/http/status-page.ts";
 import { freePort } from "../e2e/harness.ts";
 import { makeBackend, makeTable, startProxy, type TestProxy } from "./helpers.ts";
 import { rawBackend } from "./raw.ts";
@@ -25,6 +25,9 @@ const CURL = "curl/7.88.1";
 const STATUSES = [400, 401, 403, 404, 405, 413, 414, 421, 429, 500, 502, 503, 504];
 const CERT = [[495, "The SSL certificate error"], [496, "No required SSL certificate was sent"]] as const;
 
+// The redirects nginx makes itself (`return 30x <url>`, ngx_http_special_response.c).
+const REDIRECTS = [301, 302, 303, 307, 308];
+
 const nginxBin = Bun.which("nginx") ?? (Bun.file("/usr/sbin/nginx").size > 0 ? "/usr/sbin/nginx" : null);
 
 describe.skipIf(nginxBin === null)("nginx's pages, from a real nginx with server_tokens off", () => {
@@ -34,7 +37,8 @@ describe.skipIf(nginxBin === null)("nginx's pages, from a real nginx with server
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "portico-nginx-pages-"));
     port = freePort();
-    const locations = [...STATUSES, ...CERT.map(([c]) => c)].map((s) => `location = /s${s} { return ${s}; }`).join("\n      ");
+    const locations = [...STATUSES, ...CERT.map(([c]) => c)].map((s) => `location = /s${s} { return ${s}; }`)
+      .concat(REDIRECTS.map((s) => `location = /r${s} { return ${s} https://a.test/x; }`)).join("\n      ");
     writeFileSync(join(dir, "nginx.conf"), `
       daemon off; master_process off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
       events { worker_connections 64; }
@@ -69,6 +73,16 @@ describe.skipIf(nginxBin === null)("nginx's pages, from a real nginx with server
       }
     });
   }
+
+  test("the redirects nginx makes itself carry its page, never padded", async () => {
+    for (const ua of [CURL, CHROME]) {
+      for (const s of REDIRECTS) {
+        const res = await fetch(`http://127.0.0.1:${port}/r${s}`, { headers: { "user-agent": ua }, redirect: "manual" });
+        expect([res.status, res.headers.get("location"), res.headers.get("content-type")], String(s)).toEqual([s, "https://a.test/x", "text/html"]);
+        expect(await res.text(), String(s)).toBe(nginxRedirectPage(s)!);
+      }
+    }
+  });
 });
 
 test("padding follows ngx_http_process_user_agent: MSIE and Chrome, not Gecko, Opera or other agents", () => {
@@ -135,6 +149,28 @@ describe("Portico's own answers", () => {
     // The access log counts the bytes the client got.
     const r404 = p.records.find((r) => r.status === 404)!;
     expect(r404.bytesOut).toBe(nginxPage(404, CURL)!.length);
+  });
+
+  test("with --ingress-nginx-compat: the redirects Portico makes carry nginx's redirect page (HTTPS redirect, permanent-redirect, temporal-redirect)", async () => {
+    const opts = (a: Record<string, string>) => parseAnnotations(a).options;
+    const table = makeTable([
+      { host: "tls.test", backend: makeBackend([be.port]), tls: true },
+      { host: "moved.test", backend: makeBackend([be.port]), options: opts({ [`${N}permanent-redirect`]: "https://new.test/" }) },
+      { host: "temp.test", backend: makeBackend([be.port]), options: opts({ [`${N}temporal-redirect`]: "https://new.test/", [`${N}temporal-redirect-code`]: "307" }) },
+    ]);
+    for (const compat of [true, false]) {
+      const p = startProxy(table, { ingressNginxCompat: compat });
+      proxies.push(p);
+      const go = async (host: string) => {
+        const res = await p.request("/x", { headers: { host, "user-agent": CHROME }, redirect: "manual" });
+        return [res.status, res.headers.get("location"), res.headers.get("content-type"), await res.text()];
+      };
+      // lua_ingress.lua ngx.redirect (308, http-redirect-code) and nginx.tmpl `return <code> <url>`.
+      expect(await go("tls.test")).toEqual([308, "https://tls.test/x", compat ? "text/html" : null, compat ? nginxRedirectPage(308) : ""]);
+      expect(await go("moved.test")).toEqual([301, "https://new.test/", compat ? "text/html" : null, compat ? nginxRedirectPage(301) : ""]);
+      expect(await go("temp.test")).toEqual([307, "https://new.test/", compat ? "text/html" : null, compat ? nginxRedirectPage(307) : ""]);
+      expect(be.hits.filter((h) => /^host: (tls|moved|temp)\.test/im.test(h.head))).toEqual([]);
+    }
   });
 
   test("without it: Portico's short text answers", async () => {

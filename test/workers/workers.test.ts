@@ -255,10 +255,11 @@ describe("--workers 2", () => {
     // Collect the primary's children from /proc while it runs (they may not live long enough
     // to log "worker started").
     const children = new Set<number>();
-    while (q.proc.exitCode === null) {
+    // Sampled every 2 ms until the primary has exited (a fine step: a worker may live briefly).
+    await eventually(() => {
       for (const pid of childrenOf(q.proc.pid)) children.add(pid);
-      await Bun.sleep(2); // sampling pace while the primary runs, not a wait
-    }
+      return q.proc.exitCode !== null;
+    }, 20_000, "the primary's exit", 2);
     expect(await q.proc.exited).toBe(1);
     expect(children.size).toBe(2);
     await q.waitForLine(/start-up failed.*no such file or folder/);

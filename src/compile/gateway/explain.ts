@@ -61,7 +61,10 @@ function entryAnswer(answers: readonly { match: Match; weight: number; answer: P
   const share = (w: number) => `${w}/${totalWeight}`;
   if (answers.every((a) => a.answer.kind === "proxied")) {
     const backends = [...new Set(answers.flatMap((a) => a.answer.backends ?? []))];
-    return { kind: "proxied", status: null, cause: `proxied, the backend chosen by weight: ${answers.map((a) => `${a.match.route.backend.id} ${share(a.weight)}`).join(", ")}`, by: "proxy", backends, notes: [] };
+    // Each backendRef may have filters of its own: the upstream request is said when they agree.
+    const ups = new Set(answers.map((a) => JSON.stringify(a.answer.upstream ?? null)));
+    const upstream = ups.size === 1 ? answers[0]!.answer.upstream : undefined;
+    return { kind: "proxied", status: null, cause: `proxied, the backend chosen by weight: ${answers.map((a) => `${a.match.route.backend.id} ${share(a.weight)}`).join(", ")}`, by: "proxy", backends, notes: [], ...(upstream === undefined ? {} : { upstream }) };
   }
   const first = answers[0]!.answer;
   if (answers.every((a) => a.answer.kind === first.kind && a.answer.status === first.status && a.answer.location === first.location)) return first;

@@ -2,7 +2,8 @@
 // (model/portico-policy.ts; docs/design.md "Gateway API", "IngressNginxPolicy"): the policy's
 // annotations are read by the same families as an Ingress's (compile/annotations.ts
 // parseAnnotations, compile/access.ts resolveAccess for source-range flags and basic-auth
-// Secrets in the route's namespace), so the rule refuses, authenticates, limits and times out
+// Secrets in the route's namespace, compile/auth-headers.ts for the auth-proxy-set-headers
+// ConfigMap there), so the rule refuses, authenticates, limits and times out
 // as the Ingress did. What a route rule cannot apply fails closed: the rule answers 500.
 //
 // HTTPRouteFilter (apis/v1 httproute_types.go): "If a reference to a custom filter type cannot
@@ -20,7 +21,8 @@ import { PORTICO_GROUP } from "../../model/portico-policy.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { DiagnosticReason } from "../../model/diagnostic.ts";
 import type { BackendScheme, RouteOptions } from "../../table/types.ts";
-import { resolveAccess, type AccessFlags } from "../access.ts";
+import { resolveAccess, satisfyAny, type AccessFlags } from "../access.ts";
+import { resolveAuthHeaders } from "../auth-headers.ts";
 import { parseAnnotations, type ParsedAnnotations } from "../annotations.ts";
 
 export const POLICY_KIND = "IngressNginxPolicy";
@@ -112,12 +114,14 @@ export function resolveExtension(snapshot: Snapshot, routeNs: string, ref: { rea
   if (parsed === undefined) parsedOf.set(policy, (parsed = parseAnnotations(annotations)));
   // Allowlists with the global flags, and basic-auth users from a Secret in the route's
   // namespace (one in another namespace is refused, as for an Ingress: compile/access.ts).
-  const resolved = resolveAccess(parsed, { metadata: { name: ref.name, namespace: routeNs } }, snapshot.secrets, flags);
-  const access = resolved.annotations;
+  // The auth-proxy-set-headers ConfigMap too, in the route's namespace (compile/auth-headers.ts).
+  const headers = resolveAuthHeaders(parsed, { metadata: { name: ref.name, namespace: routeNs } }, snapshot.configMaps);
+  const resolved = resolveAccess(headers.annotations, { metadata: { name: ref.name, namespace: routeNs } }, snapshot.secrets, flags);
+  const access = satisfyAny(resolved.annotations);
   const o = access.options;
   const problems: ExtensionProblem[] = [
     ...parsed.problems.map((p): ExtensionProblem => ({ reason: "InvalidAnnotation", message: `${POLICY_KIND} ${key}: ${p}`, severity: "warning" })),
-    ...resolved.diagnostics.map((d): ExtensionProblem => ({ reason: d.reason, message: `${POLICY_KIND} ${key}: ${d.message}`, severity: d.severity ?? "warning" })),
+    ...[...headers.diagnostics, ...resolved.diagnostics].map((d): ExtensionProblem => ({ reason: d.reason, message: `${POLICY_KIND} ${key}: ${d.message}`, severity: d.severity ?? "warning" })),
   ];
   const options: RouteOptions = Object.freeze({
     ...o,

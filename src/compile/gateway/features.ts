@@ -9,6 +9,9 @@ export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
     "GatewayHTTPListenerIsolation",
     "GRPCRoute",
     "GRPCRouteNamedRouteRule",
+    // Standard since the release after v1.6.1 (pkg/features grpcroute.go); served as for
+    // HTTPRoute, its test transcribed in test/gateway/grpc.test.ts.
+    "GRPCRouteRequestHeaderModifier",
     "HTTPRoute",
     "ReferenceGrant",
     "HTTPRoute303RedirectStatusCode",
@@ -17,6 +20,10 @@ export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
     "HTTPRouteBackendProtocolH2C",
     "HTTPRouteBackendProtocolWebSocket",
     "HTTPRouteBackendRequestHeaderModification",
+    // Standard since the release after v1.6.1 (pkg/features httproute.go): a backendRef's
+    // RequestRedirect and URLRewrite (compile/gateway/rules.ts).
+    "HTTPRouteBackendRequestRedirect",
+    "HTTPRouteBackendURLRewrite",
     "HTTPRouteBackendTimeout",
     "HTTPRouteCORS",
     "HTTPRouteHostRewrite",

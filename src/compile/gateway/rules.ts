@@ -53,7 +53,7 @@ export interface Rewrite {
   readonly path: PathModifier | null;
 }
 
-/** HTTPCORSFilter, checked: what the gateway-cors policy takes (policy/kinds.ts GATEWAY_CORS). */
+/** HTTPCORSFilter, checked: what the gateway-cors policy takes (kinds/cors.ts GATEWAY_CORS). */
 export interface Cors {
   readonly origins: readonly string[];
   readonly methods: readonly string[];
@@ -93,7 +93,14 @@ export interface WeightedBackend {
   readonly requestHeaders: HeaderModifier | null;
   /** HTTPBackendRef.filters' ResponseHeaderModifier: applied after the rule's, for this backend's answers only. */
   readonly responseHeaders: HeaderModifier | null;
+  /** HTTPBackendRef.filters' RequestRedirect: this backend's share of requests is redirected. */
+  readonly redirect: Redirect | null;
+  /** HTTPBackendRef.filters' URLRewrite: applied after the rule's, for this backend only. */
+  readonly rewrite: Rewrite | null;
 }
+
+/** A backendRef that cannot be used: its share answers 500, its filters never run. */
+const invalidBackend = (weight: number): WeightedBackend => ({ backend: null, weight, requestHeaders: null, responseHeaders: null, redirect: null, rewrite: null });
 
 export interface CompiledRule {
   /** The route; `kind` is set for a GRPCRoute (an HTTPRoute of the same name is another route). */
@@ -126,6 +133,13 @@ export interface CompiledRoute {
   readonly unsupported: Condition | null;
   /** What the IngressNginxPolicies the rules name said of their annotations (extension.ts), once each. */
   readonly problems: readonly ExtensionProblem[];
+  /**
+   * Rules left out of `rules` because the spec makes them invalid (an HTTPPathModifier
+   * ReplacePrefixMatch on a rule whose match is not a PathPrefix): each `Rule N: why`, in rule
+   * order. table.ts routeWork turns them into the route's status (PartiallyInvalid, or
+   * Accepted=False when no rule is left).
+   */
+  readonly dropped: readonly string[];
 }
 
 const ns = (o: { metadata: { namespace?: string | undefined } }) => o.metadata.namespace ?? "default";
@@ -241,6 +255,41 @@ function appProtocolOf(snapshot: Snapshot, ns: string, name: string, port: numbe
   return sp?.appProtocol ?? null;
 }
 
+/** The prefix of a redirectFilter/rewriteFilter answer that drops the rule rather than refusing it. */
+const DROP = "drop:";
+
+/**
+ * An HTTPRequestRedirectFilter Portico can apply, or why not: `drop:…` when the spec makes the
+ * rule invalid (ReplacePrefixMatch beside a match that is not a PathPrefix), otherwise a value
+ * it does not serve (UnsupportedValue, the rule answers 500).
+ */
+function redirectFilter(r: NonNullable<HTTPRouteFilter["requestRedirect"]>, prefixOnly: boolean): Redirect | string {
+  const scheme = r.scheme === "http" || r.scheme === "https" ? r.scheme : null;
+  const code = r.statusCode ?? 302;
+  if ((r.scheme != null && scheme === null) || !REDIRECT_CODES.has(code) || (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase()))) {
+    return `RequestRedirect scheme ${r.scheme ?? ""} / statusCode ${code} is not supported`;
+  }
+  let path: PathModifier | null = null;
+  if (r.path) {
+    path = pathModifier(r.path);
+    if (path === null) return `RequestRedirect path type ${r.path.type} is not supported`;
+    if (path.type === "ReplacePrefixMatch" && !prefixOnly) return `${DROP}RequestRedirect ReplacePrefixMatch is only valid with PathPrefix matches (HTTPPathModifier)`;
+  }
+  return { scheme, hostname: r.hostname ? r.hostname.toLowerCase() : null, port: r.port ?? null, statusCode: code as RedirectCode, path };
+}
+
+/** An HTTPURLRewriteFilter Portico can apply, or why not (`drop:…` as for redirectFilter). */
+function rewriteFilter(r: NonNullable<HTTPRouteFilter["urlRewrite"]>, prefixOnly: boolean): Rewrite | string {
+  if (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase())) return "URLRewrite hostname is not a DNS name";
+  let path: PathModifier | null = null;
+  if (r.path) {
+    path = pathModifier(r.path);
+    if (path === null) return `URLRewrite path type ${r.path.type} is not supported`;
+    if (path.type === "ReplacePrefixMatch" && !prefixOnly) return `${DROP}URLRewrite ReplacePrefixMatch is only valid with PathPrefix matches (HTTPPathModifier)`;
+  }
+  return { hostname: r.hostname ? r.hostname.toLowerCase() : null, path };
+}
+
 export function compileRoute(
   snapshot: Snapshot,
   route: HTTPRoute,
@@ -258,14 +307,22 @@ export function compileRoute(
   };
   const rules: CompiledRule[] = [];
   const problems: ExtensionProblem[] = [];
+  const dropped: string[] = [];
   const told = new Set<string>();
   const specRules = route.spec.rules ?? [];
   // HTTPRouteSpec.rules defaults to one rule matching every request (with no backend: 500).
   const ruleList = specRules.length > 0 ? specRules : [{ matches: null, filters: null, backendRefs: null, timeouts: null }];
   ruleList.forEach((rule, ruleIndex) => {
     let invalid: string | null = null;
+    /** Why the spec makes this rule invalid (it is left out of the table), or null. */
+    let drop: string | null = null;
     const matches: CompiledMatch[] = [];
     const written = rule.matches && rule.matches.length > 0 ? rule.matches : [{ path: null, headers: null, queryParams: null, method: null }];
+    // HTTPPathModifier.replacePrefixMatch: "only compatible with a `PathPrefix` HTTPRouteMatch"
+    // (the CRD's CEL rules on HTTPRouteRule refuse it beside any other match type, a
+    // RegularExpression one included: what such a match matched is not a prefix the spec
+    // defines). A --manifests object has not been through the CRD, so it is checked here.
+    const prefixOnly = written.every((m) => (m.path?.type ?? "PathPrefix") === "PathPrefix");
     for (const m of written) {
       const type = m.path?.type ?? "PathPrefix";
       const value = m.path?.value ?? "/";
@@ -350,43 +407,15 @@ export function compileRoute(
         if (typeof c === "string") invalid = c;
         else cors = c;
       } else if (f.type === "RequestRedirect" && f.requestRedirect) {
-        const r = f.requestRedirect;
-        const scheme = r.scheme === "http" || r.scheme === "https" ? r.scheme : null;
-        const code = r.statusCode ?? 302;
-        if ((r.scheme != null && scheme === null) || !REDIRECT_CODES.has(code) || (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase()))) {
-          invalid = `RequestRedirect scheme ${r.scheme ?? ""} / statusCode ${code} is not supported`;
-          continue;
-        }
-        let path: PathModifier | null = null;
-        if (r.path) {
-          path = pathModifier(r.path);
-          if (path === null) {
-            invalid = `RequestRedirect path type ${r.path.type} is not supported`;
-            continue;
-          }
-        }
-        redirect = { scheme, hostname: r.hostname ? r.hostname.toLowerCase() : null, port: r.port ?? null, statusCode: code as RedirectCode, path };
+        const r = redirectFilter(f.requestRedirect, prefixOnly);
+        if (typeof r === "object") redirect = r;
+        else if (r.startsWith(DROP)) drop ??= r.slice(DROP.length);
+        else invalid = r;
       } else if (f.type === "URLRewrite" && f.urlRewrite) {
-        const r = f.urlRewrite;
-        if (r.hostname != null && !HOSTNAME.test(r.hostname.toLowerCase())) {
-          invalid = "URLRewrite hostname is not a DNS name";
-          continue;
-        }
-        let path: PathModifier | null = null;
-        if (r.path) {
-          path = pathModifier(r.path);
-          if (path === null) {
-            invalid = `URLRewrite path type ${r.path.type} is not supported`;
-            continue;
-          }
-        }
-        // HTTPPathModifier: ReplacePrefixMatch is only valid with a PathPrefix match (the CRD's
-        // CEL rule); a --manifests object that has not been through it gets UnsupportedValue.
-        if (path?.type === "ReplacePrefixMatch" && matches.some((m) => m.pathType !== "PathPrefix")) {
-          invalid = "URLRewrite ReplacePrefixMatch needs PathPrefix matches";
-          continue;
-        }
-        rewrite = { hostname: r.hostname ? r.hostname.toLowerCase() : null, path };
+        const r = rewriteFilter(f.urlRewrite, prefixOnly);
+        if (typeof r === "object") rewrite = r;
+        else if (r.startsWith(DROP)) drop ??= r.slice(DROP.length);
+        else invalid = r;
       } else if (f.type === "RequestMirror" && f.requestMirror) {
         const m = f.requestMirror;
         const b = m.backendRef;
@@ -426,6 +455,8 @@ export function compileRoute(
       // rule answers 500.
       let backendHeaders: HeaderModifier | null = null;
       let backendResponseHeaders: HeaderModifier | null = null;
+      let backendRedirect: Redirect | null = null;
+      let backendRewrite: Rewrite | null = null;
       for (const f of b.filters ?? []) {
         if (f.type === "RequestHeaderModifier" && f.requestHeaderModifier) {
           const bad = badRequestModifier(f.requestHeaderModifier);
@@ -435,29 +466,47 @@ export function compileRoute(
           const bad = badResponseModifier(f.responseHeaderModifier);
           if (bad !== null) invalid ??= `a backendRef's ${bad}`;
           else backendResponseHeaders = modifier(f.responseHeaderModifier);
+        } else if (routeKind.kind === "HTTPRoute" && f.type === "RequestRedirect" && f.requestRedirect) {
+          // HTTPRouteBackendRequestRedirect and HTTPRouteBackendURLRewrite (Extended): applied
+          // "if and only if the request is being forwarded to the backend defined here"
+          // (HTTPBackendRef.filters), after the rule's filters; the same checks as the rule's.
+          const r = redirectFilter(f.requestRedirect, prefixOnly);
+          if (typeof r === "object") backendRedirect = r;
+          else if (r.startsWith(DROP)) drop ??= `a backendRef's ${r.slice(DROP.length)}`;
+          else invalid ??= `a backendRef's ${r}`;
+        } else if (routeKind.kind === "HTTPRoute" && f.type === "URLRewrite" && f.urlRewrite) {
+          const r = rewriteFilter(f.urlRewrite, prefixOnly);
+          if (typeof r === "object") backendRewrite = r;
+          else if (r.startsWith(DROP)) drop ??= `a backendRef's ${r.slice(DROP.length)}`;
+          else invalid ??= `a backendRef's ${r}`;
         } else invalid ??= `backendRef filter ${f.type} is not supported`;
       }
+      // As on a rule (its CEL rule), a redirect and a rewrite cannot go together; nor can a
+      // backendRef's redirect or rewrite follow the rule's redirect, which answers first, or a
+      // backendRef's redirect follow the rule's rewrite (IncompatibleFilters' combinations).
+      if (backendRedirect !== null && (backendRewrite !== null || redirect !== null || rewrite !== null)) invalid ??= "a backendRef's RequestRedirect cannot be used with another RequestRedirect or URLRewrite";
+      else if (backendRewrite !== null && redirect !== null) invalid ??= "a backendRef's URLRewrite cannot follow the rule's RequestRedirect";
       const group = b.group ?? "";
       const kind = b.kind ?? "Service";
       const bNs = b.namespace ?? routeNs;
       if (group !== "" || kind !== "Service") {
         refFail("InvalidKind", `backendRef ${group}/${kind} ${b.name}: only Services are supported`);
-        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
+        backends.push(invalidBackend(weight));
         continue;
       }
       if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: routeKind.kind, namespace: routeNs }, { group: "", kind: "Service", namespace: bNs, name: b.name })) {
         refFail("RefNotPermitted", `Service ${bNs}/${b.name} is in another namespace and no ReferenceGrant permits it`);
-        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
+        backends.push(invalidBackend(weight));
         continue;
       }
       if (b.port == null) {
         refFail("UnsupportedValue", `backendRef Service ${bNs}/${b.name} has no port`);
-        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
+        backends.push(invalidBackend(weight));
         continue;
       }
       if (!snapshot.services.has(`${bNs}/${b.name}`)) {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} not found`);
-        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
+        backends.push(invalidBackend(weight));
         continue;
       }
       // An IngressNginxPolicy's backend-protocol sets the scheme, as on the Ingress; otherwise
@@ -466,10 +515,10 @@ export function compileRoute(
       const r = resolve(serviceRef(bNs, b.name, b.port, extension?.scheme ?? (routeKind.scheme === "http" && appProtocolOf(snapshot, bNs, b.name, b.port) === H2C_APP_PROTOCOL ? "h2c" : routeKind.scheme)));
       if (r.backend.status === "ServicePortNotFound") {
         refFail("BackendNotFound", `Service ${bNs}/${b.name} has no port ${b.port}`);
-        backends.push({ backend: null, weight, requestHeaders: null, responseHeaders: null });
+        backends.push(invalidBackend(weight));
         continue;
       }
-      backends.push({ backend: r.backend, weight, requestHeaders: backendHeaders, responseHeaders: backendResponseHeaders });
+      backends.push({ backend: r.backend, weight, requestHeaders: backendHeaders, responseHeaders: backendResponseHeaders, redirect: backendRedirect, rewrite: backendRewrite });
     }
     let timeouts: Timeouts | null = null;
     if (rule.timeouts && (rule.timeouts.request != null || rule.timeouts.backendRequest != null)) {
@@ -480,9 +529,13 @@ export function compileRoute(
       else if (requestMs !== null && requestMs > 0 && backendRequestMs !== null && backendRequestMs > requestMs) invalid ??= "timeouts: backendRequest is longer than request";
       else timeouts = { requestMs, backendRequestMs };
     }
+    if (drop !== null) {
+      dropped.push(`Rule ${ruleIndex}${rule.name ? ` (${rule.name})` : ""}: ${drop}`);
+      return;
+    }
     if (invalid !== null) unsupported ??= cond("Accepted", "False", "UnsupportedValue", invalid);
     const totalWeight = backends.reduce((n, b) => n + b.weight, 0);
     rules.push({ route: self, ruleIndex, matches, requestHeaders, responseHeaders, redirect, rewrite, timeouts, cors, mirrors, backends, totalWeight, invalid, extension, unresolved });
   });
-  return { rules, resolvedRefs: refs, unsupported, problems };
+  return { rules, resolvedRefs: refs, unsupported, problems, dropped };
 }

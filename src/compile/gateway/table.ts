@@ -25,13 +25,13 @@ import type { CertificateBinding, GatewayCompileResult, KeySet, RouteStatus } fr
 import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import { secretBinding } from "../tls.ts";
-import { attachRoute, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
+import { attachRoute, cond, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
 import { changedKeys } from "../changes.ts";
 import { NO_FLAGS, policySecrets, withExtension } from "./extension.ts";
 import type { AccessFlags } from "../access.ts";
-import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Timeouts } from "./rules.ts";
+import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Redirect, type Rewrite, type Timeouts, type WeightedBackend } from "./rules.ts";
 import { changedConflicts, GRPC_ROUTE_KIND, grpcAsHttpRoute, grpcObjectKey, grpcWorkKey, kindConflicts, withoutRefused, type KindAttachments } from "./grpcroute.ts";
-import * as K from "../../policy/kinds.ts";
+import * as K from "../../kinds/index.ts";
 import { stagePolicy } from "../../policy/contract.ts";
 
 
@@ -56,6 +56,10 @@ function routeDiagnostics(r: RouteStatus): Diagnostic[] {
   for (const p of r.parents) {
     const gwName = `${p.state.parentRef.namespace ?? split(r.key).namespace}/${p.state.parentRef.name}`;
     for (const c of p.conditions) {
+      if (c.type === "PartiallyInvalid") {
+        out.push({ kind: r.kind ?? "HTTPRoute", ...split(r.key), reason: "RouteRuleDropped", message: `parent Gateway ${gwName}: ${c.message}`, severity: "warning" });
+        continue;
+      }
       if (c.status !== "False") continue;
       out.push({ kind: r.kind ?? "HTTPRoute", ...split(r.key), reason: c.type === "Accepted" ? "RouteNotAccepted" : "RouteRefsNotResolved", message: `parent Gateway ${gwName}: ${c.reason}: ${c.message}`, severity: c.type === "Accepted" ? "error" : "warning" });
     }
@@ -488,7 +492,17 @@ function routeWork(
   const parents = refused === undefined ? attachedTo : withoutRefused(attachedTo, refused, grpc !== null);
   if (parents.length === 0) return { key, route, time, parents, attachedTo, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
   const compiled = compileRoute(snapshot, route, resolve, grpc === null ? HTTP_ROUTE_KIND : GRPC_ROUTE_KIND, flags);
-  const unsupported = grpc?.unsupported ?? compiled.unsupported;
+  // Rules the spec makes invalid are left out: "Drop Rule(s)" of RouteConditionPartiallyInvalid
+  // (apis/v1 shared_types.go; HTTPRouteRule.filters: "consider the Route Rules with this
+  // configuration invalid. If all Route Rules in a Route are invalid, the entire Route would be
+  // considered invalid"). Their requests are not this route's: another route's match, else 404
+  // (HTTPRouteRule.matches: "When no rules matching a request have been successfully attached
+  // ... a HTTP 404 status code MUST be returned"). With a rule left the route stays Accepted
+  // and says PartiallyInvalid=True, message "Dropped Rule"; with none it is Accepted=False.
+  const droppedText = compiled.dropped.length === 0 ? "" : `Dropped ${compiled.dropped.join("; Dropped ")}`;
+  const unsupported =
+    grpc?.unsupported ?? compiled.unsupported ?? (compiled.dropped.length > 0 && compiled.rules.length === 0 ? cond("Accepted", "False", "UnsupportedValue", `no valid rule: ${droppedText}`) : null);
+  const partially = compiled.dropped.length > 0 && compiled.rules.length > 0 ? cond("PartiallyInvalid", "True", "UnsupportedValue", droppedText) : null;
   const out: RouteStatus["parents"][number][] = [];
   const pieces: Piece[] = [];
   const certHosts: [string, string][] = [];
@@ -501,7 +515,8 @@ function routeWork(
   const placed = single ? null : new Set<string>();
   for (const p of parents) {
     const accepted = p.accepted.status === "True" && unsupported !== null ? unsupported : p.accepted;
-    out.push({ state: p, conditions: [accepted, compiled.resolvedRefs] });
+    // PartiallyInvalid "MUST NOT be set if a Route is ... not accepted".
+    out.push({ state: p, conditions: partially !== null && accepted.status === "True" ? [accepted, compiled.resolvedRefs, partially] : [accepted, compiled.resolvedRefs] });
     for (const a of p.attachments) {
       const cls = a.listener.portClass;
       if (cls === null) continue;
@@ -663,33 +678,9 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   if (rule.requestHeaders) policies.push(headersPolicy(rule.requestHeaders));
   // After the header filter in the same stage: the copy carries the modified fields.
   for (const m of rule.mirrors) policies.push(stagePolicy(K.GATEWAY_MIRROR, { endpoints: [...m.endpoints], percent: m.percent }));
-  if (rule.rewrite) {
-    const r = rule.rewrite;
-    policies.push(
-      stagePolicy(K.GATEWAY_REWRITE, {
-        hostname: r.hostname,
-        pathType: r.path?.type ?? null,
-        pathValue: r.path?.value ?? null,
-        matchedPrefix: match.pathType === "PathPrefix" ? match.path : null,
-      }),
-    );
-  }
+  if (rule.rewrite) policies.push(rewritePolicy(rule.rewrite, match));
   if (rule.redirect) {
-    const r = rule.redirect;
-    policies.push(
-      stagePolicy(K.GATEWAY_REDIRECT, {
-        scheme: r.scheme,
-        hostname: r.hostname,
-        port: r.port,
-        statusCode: r.statusCode,
-        listenerPort: listener.port,
-        listenerScheme: listener.https ? "https" : "http",
-        pathType: r.path?.type ?? null,
-        pathValue: r.path?.value ?? null,
-        // ReplacePrefixMatch replaces the matched prefix (HTTPPathModifier).
-        matchedPrefix: match.pathType === "PathPrefix" ? match.path : null,
-      }),
-    );
+    policies.push(redirectPolicy(rule.redirect, match, listener));
     return { match, choices: [{ match: make(NO_BACKEND, policies), weight: 1 }], totalWeight: 1 };
   }
   if (rule.backends.length === 0) return error("the rule has no backendRefs");
@@ -697,21 +688,52 @@ function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number
   const choices: WeightedMatch[] = [];
   for (const b of rule.backends) {
     if (b.weight === 0) continue;
+    const own = b.requestHeaders === null && b.responseHeaders === null && b.redirect === null && b.rewrite === null ? policies : backendPolicies(policies, b, match, listener);
     choices.push({
       match:
         b.backend === null
           ? make(NO_BACKEND, [stagePolicy(K.GATEWAY_ERROR, { reason: "invalid backendRef" })])
-          : make(b.backend, b.requestHeaders === null && b.responseHeaders === null ? policies : backendPolicies(policies, b.requestHeaders, b.responseHeaders)),
+          : // A backendRef's RequestRedirect answers this backend's share itself (no backend).
+            make(b.redirect === null ? b.backend : NO_BACKEND, own),
       weight: b.weight,
     });
   }
   return { match, choices, totalWeight: rule.totalWeight };
 }
 
-/** A backendRef's header filters after the rule's policies (each in its stage, after the rule's there). */
-function backendPolicies(policies: readonly StagePolicy[], request: HeaderModifier | null, response: HeaderModifier | null): StagePolicy[] {
+/** A backendRef's filters after the rule's policies (each in its stage, after the rule's there). */
+function backendPolicies(policies: readonly StagePolicy[], b: WeightedBackend, match: CompiledMatch, listener: Listener): StagePolicy[] {
   const out = [...policies];
-  if (request !== null) out.push(headersPolicy(request));
-  if (response !== null) out.push(headersPolicy(response, K.GATEWAY_RESPONSE_HEADERS));
+  if (b.requestHeaders !== null) out.push(headersPolicy(b.requestHeaders));
+  if (b.responseHeaders !== null) out.push(headersPolicy(b.responseHeaders, K.GATEWAY_RESPONSE_HEADERS));
+  // After the rule's URLRewrite in the rewrite stage: what the backendRef's sets replaces it.
+  if (b.rewrite) out.push(rewritePolicy(b.rewrite, match));
+  if (b.redirect) out.push(redirectPolicy(b.redirect, match, listener));
   return out;
+}
+
+/** URLRewrite as the gateway-rewrite policy; ReplacePrefixMatch replaces the matched prefix (HTTPPathModifier). */
+function rewritePolicy(r: Rewrite, match: CompiledMatch): StagePolicy {
+  return stagePolicy(K.GATEWAY_REWRITE, {
+    hostname: r.hostname,
+    pathType: r.path?.type ?? null,
+    pathValue: r.path?.value ?? null,
+    matchedPrefix: match.pathType === "PathPrefix" ? match.path : null,
+  });
+}
+
+/** RequestRedirect as the gateway-redirect policy, with the listener's port and scheme for what it leaves unsaid. */
+function redirectPolicy(r: Redirect, match: CompiledMatch, listener: Listener): StagePolicy {
+  return stagePolicy(K.GATEWAY_REDIRECT, {
+    scheme: r.scheme,
+    hostname: r.hostname,
+    port: r.port,
+    statusCode: r.statusCode,
+    listenerPort: listener.port,
+    listenerScheme: listener.https ? "https" : "http",
+    pathType: r.path?.type ?? null,
+    pathValue: r.path?.value ?? null,
+    // ReplacePrefixMatch replaces the matched prefix (HTTPPathModifier).
+    matchedPrefix: match.pathType === "PathPrefix" ? match.path : null,
+  });
 }

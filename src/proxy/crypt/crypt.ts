@@ -280,7 +280,7 @@ export const OFFLOADED_FORMATS: ReadonlySet<string> = new Set<OffloadedFormat>([
 /**
  * Whether the check costs rounds (milliseconds to a quarter of a second: docs/design.md,
  * "Access control: source ranges and basic authentication"), not one digest: bcrypt and the
- * offloaded formats. proxy/policies/basic-auth.ts bounds how many of these run at once per route.
+ * offloaded formats. kinds/basic-auth.ts bounds how many of these run at once per route.
  */
 export const isCostly = (format: HashFormat): boolean => format === "bcrypt" || OFFLOADED_FORMATS.has(format);
 

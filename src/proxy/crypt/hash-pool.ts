@@ -19,7 +19,7 @@ export interface HashReply {
 /**
  * Hashing threads per process. Two keep one slow hash from delaying every other check while
  * leaving the cores to the event loop (with --workers N, each worker process has its own two).
- * Checks are already bounded per route (proxy/policies/basic-auth.ts), so the queue here stays short.
+ * Checks are already bounded per route (kinds/basic-auth.ts), so the queue here stays short.
  */
 export const HASH_THREADS = 2;
 

@@ -1,8 +1,8 @@
 // Step 1, admit: the request's context, counted in flight, and its target validated and
 // normalised (validate.ts, request/target.ts; docs/design.md, "Request paths").
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import type { RequestServer } from "../types.ts";
-import { requestIdFrom } from "../upstream/headers.ts";
+import { requestIdFrom } from "../../http/headers.ts";
 import { Exchange, type Pipeline } from "./context.ts";
 import { readFields, targetOf, validateInto } from "./validate.ts";
 

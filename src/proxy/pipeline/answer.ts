@@ -1,7 +1,7 @@
 // Portico's own answers to a request (errors.ts codes, status-page.ts bodies), and the
 // record of a client that left: the ends of the pipeline that are not a relayed response.
-import { errorBody, errorResponse, statusOf, unanswered, type ProxyError } from "../errors.ts";
-import { grpcErrorResponse, grpcStatusOf, isGrpc } from "../upstream/grpc-status.ts";
+import { errorBody, errorResponse, statusOf, unanswered, type ProxyError } from "../../http/errors.ts";
+import { grpcErrorResponse, grpcStatusOf, isGrpc } from "../../http/grpc-status.ts";
 import type { Exchange } from "./context.ts";
 
 /** Portico's own answer for `e` (error pages aside: error-pages.ts wraps this). */

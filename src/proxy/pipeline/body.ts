@@ -1,6 +1,6 @@
 // Body wrappers: count bytes, enforce the body limit on streamed uploads, notice idle streams,
 // and report exactly once how a response body ended.
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import { createWatchdog } from "../upstream/watchdog.ts";
 
 export interface RequestBodyOptions {

@@ -4,10 +4,10 @@
 // and a route without policies runs the HTTPS redirect alone (policies.ts).
 import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER } from "../../policy/stages.ts";
 import type { Backend } from "../../table/types.ts";
-import { ProxyError } from "../errors.ts";
-import { httpsRedirect, redirectHostname, wantsHttpsRedirect } from "../policies/redirect.ts";
+import { ProxyError } from "../../http/errors.ts";
+import { httpsRedirect, redirectHostname, wantsHttpsRedirect } from "../../kinds/redirect.ts";
 import type { BuiltInStage } from "../policies/run.ts";
-import type { PolicyFlow } from "../policies/types.ts";
+import type { PolicyFlow } from "../../kinds/types.ts";
 
 export function hasEndpoints(b: Backend): boolean {
   return b.status === "ok" && b.endpoints.length > 0;

@@ -1,7 +1,7 @@
 // Step 4, choose the backend: after the policies (a canary may have changed it), the
 // no-endpoints fallback and check, and the route's error pages armed from here on (docs/design.md,
 // "Error pages"). The endpoint itself is chosen per attempt by forward (balancer.ts).
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import { isGrpcBackend } from "../upstream/grpc.ts";
 import { hasEndpoints } from "./checks.ts";
 import type { Exchange } from "./context.ts";

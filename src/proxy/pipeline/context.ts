@@ -8,12 +8,12 @@ import type { Config } from "../../config/types.ts";
 import type { Logger } from "../../log/logger.ts";
 import type { Backend, Match, Route, RouteErrorPages } from "../../table/types.ts";
 import type { AccessRecord, ProxyDeps, RequestServer } from "../types.ts";
-import type { Balancer, EndpointChoice } from "../upstream/balancer.ts";
+import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
 import type { ExternalResolver } from "../upstream/external.ts";
 import { upstreamGate, type SlotHolder } from "../upstream/pool-gate.ts";
 import type { RequestControl } from "../upstream/forward-types.ts";
 import type { Watchdog } from "../upstream/watchdog.ts";
-import type { ConnectionTls, PolicyFlow } from "../policies/types.ts";
+import type { ConnectionTls, PolicyFlow } from "../../kinds/types.ts";
 import type { PolicyRunner } from "../policies/run.ts";
 import type { BodyBudget } from "./buffer.ts";
 import type { RequestFields } from "./validate.ts";
@@ -97,6 +97,7 @@ export class Exchange implements PolicyFlow, SlotHolder {
   upstreamHost: string | null = null;
   choice: EndpointChoice | null = null;
   release: (() => void) | null = null;
+  bodyTap: PolicyFlow["bodyTap"] = null;
   /** The upstream request's abort switch and its control (forward.ts arm), once made. */
   abort: AbortController | null = null;
   control: RequestControl | null = null;

@@ -5,8 +5,8 @@
 // requests, decides which answers are replaced, and wraps the pipeline's own forward and relay
 // steps (forward.ts, relay.ts) around the error request.
 import type { Backend, Route, RouteErrorPages } from "../../table/types.ts";
-import { ProxyError, type ProxyErrorCode } from "../errors.ts";
-import { dropped, type ForwardContext } from "../upstream/headers.ts";
+import { ProxyError, type ProxyErrorCode } from "../../http/errors.ts";
+import { dropped, type ForwardContext } from "../../http/headers.ts";
 import { gone, isGone, ownAnswer } from "./answer.ts";
 import type { Exchange } from "./context.ts";
 import { arm, forwardTo } from "./forward.ts";

@@ -2,11 +2,11 @@
 // endpoint choice, deadlines, retries) or the WebSocket's upgrade (upstream/websocket.ts). The
 // error request of error-pages.ts goes through the same forwardTo.
 import type { Backend } from "../../table/types.ts";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import type { ForwardInput, ForwardResult, RequestControl } from "../upstream/forward-types.ts";
 import { createAttemptControl, forward } from "../upstream/forward.ts";
 import { isGrpcBackend } from "../upstream/grpc.ts";
-import { upstreamHeaders, type ForwardContext } from "../upstream/headers.ts";
+import { upstreamHeaders, type ForwardContext } from "../../http/headers.ts";
 import { guardRequest } from "../upstream/watchdog.ts";
 import { connectUpstreamWs, upgradeClient } from "../upstream/websocket.ts";
 import { meterRequestBody } from "./body.ts";
@@ -164,6 +164,8 @@ async function forwardWithBody(x: Exchange): Promise<ForwardResult> {
   try {
     const headers = withPolicyFields(upstreamHeaders(req.headers, forwardContext(x), x.clientIp, false, x.filtered), x);
     if (bufferSize > 0) held = await bufferRequestBody(metered.stream, cl === null ? null : Number(cl), bufferSize, p.bodyBudget);
+    // A mirror's copy of the body (kinds/mirror.ts): only a body held whole, never a stream.
+    if (x.bodyTap !== null && held !== null && held.body instanceof Uint8Array) x.bodyTap(held.body);
     return await forwardTo(x, x.backend, x.pathAndQuery, headers, held?.body ?? metered.stream, false);
   } finally {
     held?.release();

@@ -4,16 +4,19 @@
 // own file here; error pages wrap forward and relay (error-pages.ts); one access record per
 // request (Exchange.finish).
 import type { ServerWebSocket, WebSocketHandler } from "bun";
-import { createBalancer, type Balancer } from "../upstream/balancer.ts";
+import { createBalancer } from "../upstream/balancer.ts";
+import type { Balancer } from "../../kinds/types.ts";
 import { pipelineGuard } from "./body.ts";
 import { createBodyBudget, type BodyBudget } from "./buffer.ts";
 import { cidrMatcher } from "../../config/cidr.ts";
-import { errorResponse, ProxyError, statusOf } from "../errors.ts";
+import { errorResponse, ProxyError, statusOf } from "../../http/errors.ts";
 import type { ExternalResolver } from "../upstream/external.ts";
 import { createInflight, type Inflight } from "./inflight.ts";
-import { POLICY_KINDS } from "../policies/registry.ts";
+import { POLICY_KINDS } from "../../kinds/registry.ts";
 import { createPolicyRunner } from "../policies/run.ts";
+import { policyCaps } from "../policies/caps.ts";
 import type { ProxyDeps, RequestServer } from "../types.ts";
+import { PORTICO_SERVER } from "../../http/headers.ts";
 import { sweep } from "../upstream/watchdog.ts";
 import { isWebSocketUpgrade, websocketHandler, type WsData } from "../upstream/websocket.ts";
 import { admit, open } from "./admit.ts";
@@ -37,6 +40,21 @@ export interface ProxyHandler {
   /** Abort every upstream request still running (end of the shutdown grace period). */
   abortInflight(): void;
   readonly balancer: Balancer;
+}
+
+/** The Server field of --server-header=portico on an answer (undefined: a WebSocket took the request). */
+function namePortico(res: Response | undefined): Response | undefined {
+  if (res === undefined) return res;
+  try {
+    res.headers.set("server", PORTICO_SERVER);
+  } catch {
+    // Headers the Fetch standard makes immutable (Response.redirect's, Response.error's); Bun
+    // 1.4.5 lets both be set, so this copy is only the fallback should that change.
+    const headers = new Headers(res.headers);
+    headers.set("server", PORTICO_SERVER);
+    return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+  }
+  return res;
 }
 
 /** Portico's own answer for `e`, or the route's error page instead once armed (choose.ts). */
@@ -107,11 +125,14 @@ export function createProxyHandler(
     compat: config.ingressNginxCompat,
     inflight: createInflight(),
     hardStop: new AbortController(),
-    runPolicies: createPolicyRunner(deps.policyKinds ?? POLICY_KINDS, { config }, BUILT_IN_STAGES),
+    runPolicies: createPolicyRunner(deps.policyKinds ?? POLICY_KINDS, policyCaps(config), BUILT_IN_STAGES),
   };
 
   return {
-    fetch: (req, server) => handle(open(p, req, server)),
+    // --server-header=portico names Portico on every answer, its own ones too, as nginx's
+    // server_tokens on does (ingress-nginx's server-tokens true); proxied answers already carry
+    // it (headers.ts downstreamHeaders). Read per request: the ConfigMap may change it.
+    fetch: (req, server) => (config.serverHeader === "portico" ? handle(open(p, req, server)).then(namePortico) : handle(open(p, req, server))),
     websocket: websocketHandler(sockets, (d) => {
       try {
         hooks?.onWebsocket?.(d);

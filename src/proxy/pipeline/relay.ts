@@ -1,10 +1,10 @@
 // Step 6, relay: the upstream's answer to the client (upstream/respond.ts), with the header
-// rules of upstream/headers.ts and, for the route's own request, the policies' response fields
+// rules of http/headers.ts and, for the route's own request, the policies' response fields
 // and cookies. error-pages.ts relays the error backend's answer through the same function.
 import type { Backend } from "../../table/types.ts";
 import type { ForwardResult } from "../upstream/forward-types.ts";
 import { isGrpcBackend } from "../upstream/grpc.ts";
-import { downstreamHeaders, editHeaders } from "../upstream/headers.ts";
+import { downstreamHeaders, editHeaders } from "../../http/headers.ts";
 import { relayResponse } from "../upstream/respond.ts";
 import type { Exchange } from "./context.ts";
 
@@ -20,12 +20,12 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   rec.upstream = result.upstream.authority;
   rec.upstreamStatus = up.status;
   rec.upstreamMs = result.upstreamMs;
-  const down = downstreamHeaders(up.headers, x.requestId, x.hsts, errorRequest ? null : x.upstreamResponseHeaders, result.scan, p.compat);
+  const down = downstreamHeaders(up.headers, x.requestId, x.hsts, errorRequest ? null : x.upstreamResponseHeaders, result.scan, p.config.serverHeader, p.compat);
   if (errorRequest) {
     if (x.hasBody) down.set("connection", "close");
   } else {
     x.addCookies(down, up.status);
-    // Affinity's cookie, when this request chose a new pod (proxy/policies/affinity.ts).
+    // Affinity's cookie, when this request chose a new pod (kinds/affinity.ts).
     const cookie = x.choice?.setCookie() ?? null;
     if (cookie !== null) down.append("set-cookie", cookie);
     // Last, so a Gateway API ResponseHeaderModifier sees (and may remove) every field above.

@@ -3,12 +3,27 @@
 // of the pipeline reads from the route and the peer once: the client's address and scheme,
 // HSTS, the deadlines.
 import type { Config } from "../../config/types.ts";
-import type { Match, Route } from "../../table/types.ts";
-import { ProxyError } from "../errors.ts";
-import { gatewayLookup } from "../policies/gateway.ts";
-import { hstsField } from "../policies/redirect.ts";
-import { clientIpOf } from "../upstream/headers.ts";
+import { chooseWeighted, findGatewayEntry } from "../../table/gateway.ts";
+import type { GatewayRoutes, Match, Route } from "../../table/types.ts";
+import { ProxyError } from "../../http/errors.ts";
+import { hstsField } from "../../kinds/redirect.ts";
+import { clientIpOf } from "../../http/headers.ts";
 import type { Exchange } from "./context.ts";
+
+/**
+ * The Match of the Gateway API rule a request gets, or null (the Ingress table decides).
+ * `hostname` is the validated request host without its port; `query` is "" or "?…".
+ */
+function gatewayLookup(routes: GatewayRoutes, https: boolean, hostname: string, method: string, path: string, query: string, headers: Headers): Match | null {
+  const entry = findGatewayEntry(routes, https, {
+    host: hostname,
+    method,
+    path,
+    query: query.startsWith("?") ? query.slice(1) : query,
+    header: (name) => headers.get(name),
+  });
+  return entry === null ? null : chooseWeighted(entry, Math.random());
+}
 
 /** The first hop's X-Forwarded-Proto ("https, http" lists the client's first). */
 function clientScheme(xfp: string | null): "http" | "https" | null {

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import { targetOf, validateRequest } from "./validate.ts";
 
 function req(url: string, headers: Record<string, string>, method = "GET"): Request {

@@ -4,8 +4,8 @@
 // go through the normaliser explain uses too (src/request/).
 import { normaliseRequestHostInto } from "../../request/host.ts";
 import { normaliseTargetInto, type NormalisedTarget } from "../../request/target.ts";
-import { ProxyError } from "../errors.ts";
-import { isFilteredRequestHeader } from "../upstream/headers.ts";
+import { ProxyError } from "../../http/errors.ts";
+import { isFilteredRequestHeader } from "../../http/headers.ts";
 
 export interface ValidRequest {
   /** Host header as received (forwarded unchanged, RFC 9110 §7.2), "" when absent (HTTP/1.0). */

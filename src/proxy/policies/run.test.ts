@@ -2,23 +2,22 @@
 // proxy/pipeline/checks.ts) between a route's stages, after the stage each names.
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
-import { defineKind, stagePolicy } from "../../policy/contract.ts";
+import { defineKind } from "../../kinds/define.ts";
+import { stagePolicy } from "../../policy/contract.ts";
 import type { PolicyStage } from "../../policy/stages.ts";
 import { createPolicyRunner } from "./run.ts";
-import type { PolicyFlow, PolicyKind } from "./types.ts";
+import type { PolicyFlow, PolicyKind } from "../../kinds/types.ts";
 
 describe("policy runner", () => {
   test("built-in stages run after the stage they name, before the next; the first answer ends the run", async () => {
     const seen: string[] = [];
-    const kind = (id: string, stage: PolicyStage): PolicyKind => ({
-      contract: defineKind(id, stage, v.object({})),
-      build: () => () => {
+    const kind = (id: string, stage: PolicyStage): PolicyKind =>
+      defineKind(id, stage, v.object({}), () => () => {
         seen.push(id);
         return null;
-      },
-    });
-    const kinds = new Map([kind("r", "rewrite"), kind("b", "backend"), kind("a", "access")].map((k) => [k.contract.id, k]));
-    const stages = [...kinds.values()].reverse().map((k) => stagePolicy(k.contract, {}));
+      });
+    const kinds = new Map([kind("r", "rewrite"), kind("b", "backend"), kind("a", "access")].map((k) => [k.id, k]));
+    const stages = [...kinds.values()].reverse().map((k) => stagePolicy(k, {}));
     const run = createPolicyRunner(kinds, undefined, [
       { after: "backend", step: () => (seen.push("after-backend"), null) },
       { after: "rewrite", step: () => (seen.push("after-rewrite"), null) },

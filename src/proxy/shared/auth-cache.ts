@@ -13,7 +13,7 @@
 // whose payload does not fit a slot (a key with a long token) is kept by the worker alone
 // (external-auth.ts's own LRU), as before. 8,192 entries; 16.8 MB, pages touched as used.
 import { formatTableHeader, KeyHash, TABLE_HEADER, tableSeed } from "./header.ts";
-import type { AuthAnswer, AuthCacheStore } from "../policies/external-auth.ts";
+import type { AuthAnswer, AuthCacheStore } from "../../kinds/types.ts";
 import { lock, markUsed, USED } from "./limits.ts";
 
 const BUCKETS = 2048;

@@ -36,7 +36,8 @@
 // the process started, then monotonic): two workers disagree only by a wall-clock step between
 // their starts, and a time before the slot's own is taken as no time passed (as limits.ts does).
 import { formatTableHeader, KeyHash, TABLE_HEADER, tableSeed } from "./header.ts";
-import { excessAfter, type Limiter } from "../policies/limits.ts";
+import { excessAfter } from "../../kinds/limits.ts";
+import type { Limiter } from "../../kinds/types.ts";
 
 export const BUCKETS = 16_384;
 export const SLOTS = 8;

@@ -3,8 +3,7 @@
 // (shared-auth-cache.ts), one after the other in the one file the primary maps and passes to
 // every worker (workers/shared-memory.ts).
 import type { EwmaScores } from "../upstream/balancer.ts";
-import type { AuthCacheStore } from "../policies/external-auth.ts";
-import type { Limiter } from "../policies/limits.ts";
+import type { AuthCacheStore, Limiter } from "../../kinds/types.ts";
 import { createSharedAuthCache, formatSharedAuthCache, releaseAuthCacheLocks, SHARED_AUTH_CACHE_BYTES } from "./auth-cache.ts";
 import { createSharedEwma, formatSharedEwma, releaseEwmaLocks, SHARED_EWMA_BYTES } from "./ewma.ts";
 import { createSharedLimiter, formatSharedLimits, releaseWorker, sharedLimitsBytes, workersOf } from "./limits.ts";

@@ -8,20 +8,9 @@
 // `load-balance: ewma`, `upstream-hash-by`, cookie affinity; docs/design.md, "Balancing and
 // affinity"). Round robin, the default, is untouched by them: a route without one pays nothing.
 import type { Backend, Upstream } from "../../table/types.ts";
+import type { Balancer } from "../../kinds/types.ts";
 import { MAX_SUBSET, stableOrder, windowSize, windowStart } from "./subset.ts";
 
-/**
- * How one request's endpoints are chosen when its route says so (set by a `backend` stage
- * policy; proxy/policies/run.ts). forward.ts and websocket.ts call it in place of Balancer.pick.
- */
-export interface EndpointChoice {
-  /** The endpoint for this attempt, never one in `exclude` unless the policy says so; null when none. */
-  pick(backend: Backend, balancer: Balancer, exclude: ReadonlySet<string> | undefined): Upstream | null;
-  /** The attempt on `u` got response headers (or timed out) `ms` after it was picked, connect included. */
-  answered(u: Upstream, ms: number, balancer: Balancer): void;
-  /** A Set-Cookie value for the client's response once an endpoint is chosen (affinity), or null. */
-  setCookie(): string | null;
-}
 
 /** EWMA decay time (ingress-nginx rootfs/etc/nginx/lua/balancer/ewma.lua DECAY_TIME: 10 s). */
 export const EWMA_DECAY_MS = 10_000;
@@ -40,29 +29,6 @@ interface Health {
   backoff: number;
 }
 
-export interface Balancer {
-  /** Next endpoint for the backend, never one in `exclude`; null when the list is empty. */
-  pick(backend: Backend, exclude?: ReadonlySet<string>): Upstream | null;
-  /** The endpoint refused or failed to connect. */
-  failed(u: Upstream): void;
-  /** The endpoint answered. */
-  succeeded(u: Upstream): void;
-  /** Whether the endpoint is in back-off now (for tests and /debug). */
-  isBackedOff(authority: string): boolean;
-  /** Whether the endpoint answered within the last WARM_MS (else connect is probed first). */
-  isWarm(u: Upstream): boolean;
-  /** Forget that the endpoint was warm (it timed out): the next request probes it. */
-  cooled(u: Upstream): void;
-  /**
-   * `load-balance: ewma`: the lower-scored of two random endpoints not in `exclude` (the
-   * window's, for a subset backend), preferring endpoints not backing off.
-   */
-  pickEwma(backend: Backend, exclude?: ReadonlySet<string>): Upstream | null;
-  /** Feed an EWMA score: the endpoint answered `ms` after it was picked. */
-  observe(u: Upstream, ms: number): void;
-  /** The endpoint's EWMA score now (ms, decayed toward 0 while it is not used), or null if it has none. */
-  ewmaScore(authority: string): number | null;
-}
 
 export interface BalancerOptions {
   /**

@@ -25,20 +25,12 @@ import { networkInterfaces } from "node:os";
 import { embeddedIPv4, fixedAddressRefusal, v4Everywhere } from "../../config/address-policy.ts";
 import { cidrMatcher, parseCidrList } from "../../config/cidr.ts";
 import type { BackendScheme, Upstream } from "../../table/types.ts";
-import { ProxyError } from "../errors.ts";
+import { AddressForbiddenError, ProxyError } from "../../http/errors.ts";
 import type { ProxyHooks } from "../types.ts";
 
 /** Every address a name resolves to, in the resolver's order. Rejects when it resolves to none. */
 export type LookupAll = (name: string) => Promise<readonly string[]>;
 
-/** "UpstreamAddressForbidden", with each address the name resolved to and why it was refused. */
-export class AddressForbiddenError extends ProxyError {
-  readonly refused: readonly { readonly address: string; readonly reason: string }[];
-  constructor(name: string, refused: readonly { readonly address: string; readonly reason: string }[]) {
-    super("UpstreamAddressForbidden", `${name} resolves only to refused addresses: ${refused.map((r) => `${r.address} (${r.reason})`).join(", ") || "none"}`);
-    this.refused = refused;
-  }
-}
 
 /** Why an address is refused, or null when it may be connected to. */
 export type AddressCheck = (address: string) => string | null;

@@ -1,12 +1,12 @@
 // The shapes forward.ts and grpc.ts share (one forwards HTTP/1.1 with fetch, the other gRPC
 // over node:http2): types only, so neither imports the other's types back.
 import type { Backend, RetryPolicy, Upstream } from "../../table/types.ts";
-import type { ProxyError } from "../errors.ts";
+import type { ProxyError } from "../../http/errors.ts";
 import type { ProxyHooks } from "../types.ts";
-import type { Balancer, EndpointChoice } from "./balancer.ts";
+import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
 import type { ExternalResolver } from "./external.ts";
 import type { SlotHolder } from "./pool-gate.ts";
-import type { ResponseHeaderScan } from "./headers.ts";
+import type { ResponseHeaderScan } from "../../http/headers.ts";
 import type { Watchdog } from "./watchdog.ts";
 
 export interface ForwardInput {

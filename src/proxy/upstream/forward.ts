@@ -4,12 +4,12 @@
 // into ProxyError codes.
 import { DEFAULT_RETRY } from "../../table/routes.ts";
 import type { Backend, RetryPolicy, Upstream } from "../../table/types.ts";
-import type { Balancer, EndpointChoice } from "./balancer.ts";
-import { ProxyError } from "../errors.ts";
+import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
+import { ProxyError } from "../../http/errors.ts";
 import { externalTarget, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import { forwardGrpc, isGrpcBackend, isH2cBackend } from "./grpc.ts";
 import type { ProxyHooks } from "../types.ts";
-import { scanResponseHeaders, type ResponseHeaderScan } from "./headers.ts";
+import { scanResponseHeaders, type ResponseHeaderScan } from "../../http/headers.ts";
 import { upstreamGate } from "./pool-gate.ts";
 import { probeConnect } from "./probe.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
@@ -237,14 +237,18 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     // hand the client a response most clients refuse anyway.
     const scan = scanResponseHeaders(response.headers);
     const size = scan.bytes;
-    if (size > input.maxHeaderBytes) {
+    // RFC 9110 §15: a status outside 100..599 is invalid, to be handled as a server error.
+    // Bun's fetch hands over any three digits (000, 099, 600, 999 measured on 1.4.5), which no
+    // web Response can carry: the relay then failed as Portico's own 500.
+    const badStatus = response.status < 100 || response.status > 599;
+    if (size > input.maxHeaderBytes || badStatus) {
       response.body?.cancel().catch(() => {});
       if (resend && again(input, policy, maxAttempts, t0, attempt, "invalid_header")) {
         retried(input, "invalid");
         continue;
       }
       gaveUp(input, "invalid");
-      throw new ProxyError("UpstreamInvalid", `response header block of ${size} bytes`);
+      throw new ProxyError("UpstreamInvalid", badStatus ? `response status ${response.status}` : `response header block of ${size} bytes`);
     }
     // http_5xx and friends: the answer is dropped (its body cancelled, so its connection is
     // not left half-read) and another endpoint asked; the last answer goes to the client as

@@ -14,9 +14,9 @@
 //   stream id) before one byte of the request body was read from the client. gRPC's own
 //   retry rules (the "transparent retry" of gRFC A6) allow exactly these.
 import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 import type { ForwardInput, ForwardResult, RequestControl } from "./forward-types.ts";
-import { grpcStatusOfReset, grpcTrailers, GRPC, parseGrpcTimeout } from "./grpc-status.ts";
+import { grpcStatusOfReset, grpcTrailers, GRPC, parseGrpcTimeout } from "../../http/grpc-status.ts";
 import { sharedH2Pool, type H2Pool } from "./h2-pool.ts";
 import { externalTarget, sharedExternalResolver } from "./external.ts";
 import { attachTrailers, createTrailerSink, type TrailerSink } from "./trailers.ts";
@@ -38,6 +38,7 @@ export function isH2cBackend(b: Backend): boolean {
   return b.scheme === "h2c";
 }
 
+const H2_PROTOCOL_ERROR = 0x1;
 const H2_CANCEL = 0x8;
 const H2_REFUSED_STREAM = 0x7;
 
@@ -161,6 +162,18 @@ function attempt(input: ForwardInput, session: ClientHttp2Session, pool: H2Pool,
     up.once("response", (headers, flags) => {
       answered = true;
       const status = Number(headers[":status"]);
+      // RFC 9113 §8.3.2: a response carries one :status; RFC 9110 §15: 100..599, and only a
+      // final one (200..599) ends the wait (node reports 1xx apart; §8.6 forbids 101). Bun's
+      // client hands over a missing :status as NaN and any three digits as they came; no
+      // web Response takes those, and building one threw out of this event, leaving the
+      // request unanswered. A pod that sends one is answered 502, as a malformed HTTP/1.1 head.
+      if (!Number.isInteger(status) || status < 200 || status > 599) {
+        ended = true;
+        cleanup();
+        if (!up.destroyed) up.close(H2_PROTOCOL_ERROR);
+        reject(new ProxyError("UpstreamInvalid", `response :status ${String(headers[":status"])}`));
+        return;
+      }
       const h = responseHeaders(headers);
       // Trailers-Only (END_STREAM on the HEADERS): grpc-status is in these headers, no body.
       if ((flags & 0x1) !== 0 || up.endAfterHeaders) {

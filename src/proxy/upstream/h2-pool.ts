@@ -4,7 +4,7 @@
 // errors or receives GOAWAY (new calls then open a new one), and closed after an idle period
 // with no stream open, so connections to pods that left the table do not stay forever.
 import http2, { type ClientHttp2Session } from "node:http2";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 
 export interface H2Target {
   readonly tls: boolean;

@@ -5,7 +5,7 @@
 // and the request moves to another endpoint instead of waiting for the response deadline.
 // Nothing has been sent yet, so this retry is safe for any method.
 import type { Upstream } from "../../table/types.ts";
-import { ProxyError } from "../errors.ts";
+import { ProxyError } from "../../http/errors.ts";
 
 export function probeConnect(u: Upstream, timeoutMs: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {

@@ -1,10 +1,10 @@
 // Relaying the upstream response to the client: small declared bodies buffered (to keep
 // Content-Length), others streamed under the idle watchdog; the access record finished once.
 import { meterResponseBody, nextTurn, type BodyEnd } from "../pipeline/body.ts";
-import { ProxyError } from "../errors.ts";
-import type { ResponseHeaderScan } from "./headers.ts";
+import { ProxyError } from "../../http/errors.ts";
+import type { ResponseHeaderScan } from "../../http/headers.ts";
 import type { AttemptControl } from "./forward-types.ts";
-import { GRPC, isGrpc, relayedGrpcStatus } from "./grpc-status.ts";
+import { GRPC, isGrpc, relayedGrpcStatus } from "../../http/grpc-status.ts";
 import { carryTrailers, trailersOf } from "./trailers.ts";
 import type { AccessRecord } from "../types.ts";
 import { createWatchdog } from "./watchdog.ts";

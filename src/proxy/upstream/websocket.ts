@@ -3,8 +3,8 @@
 // ever dropped silently: past the buffer bound both sides are closed with 1011.
 import type { ServerWebSocket, WebSocketHandler } from "bun";
 import type { Backend, Upstream } from "../../table/types.ts";
-import type { Balancer, EndpointChoice } from "./balancer.ts";
-import { ProxyError } from "../errors.ts";
+import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
+import { ProxyError } from "../../http/errors.ts";
 import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import type { RequestServer } from "../types.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
@@ -48,13 +48,34 @@ function size(f: Frame): number {
   return typeof f === "string" ? Buffer.byteLength(f) : f.byteLength;
 }
 
+/**
+ * How long the upstream may take to answer our Close frame before its connection is cut.
+ * RFC 6455 §7.1.1 has the endpoint that sent Close wait for the peer's and §7.1.7 lets it give
+ * up on a peer that does not answer; a pod that never reads, or ignores a Close, otherwise
+ * held its connection for good (measured: still open 40 s after a 1011, the idle watchdog
+ * already stopped). nginx tunnels the bytes and closes the pod's connection with the client's.
+ */
+export const WS_CLOSE_GRACE_MS = 5_000;
+
+/** Close the upstream socket gracefully, and abruptly once WS_CLOSE_GRACE_MS has passed. */
+function closeUpstream(ws: WebSocket, code: number | undefined, reason: string | undefined): void {
+  try {
+    ws.close(code, reason);
+  } catch {}
+  if (ws.readyState === WebSocket.CLOSED) return;
+  const dog = createWatchdog(WS_CLOSE_GRACE_MS, () => {
+    try {
+      (ws as WebSocket & { terminate(): void }).terminate();
+    } catch {}
+  });
+  ws.addEventListener("close", () => dog.stop(), { once: true });
+}
+
 function closeBoth(d: WsData, code: number, reason: string): void {
   d.idle?.stop();
   if (d.closed) return;
   d.closed = true;
-  try {
-    d.upstream.close(code, reason);
-  } catch {}
+  closeUpstream(d.upstream, code, reason);
   try {
     d.client?.close(code, reason);
   } catch {}
@@ -221,9 +242,7 @@ export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (d
       if (!d.closed) {
         d.closed = true;
         const c = sendableCode(code);
-        try {
-          d.upstream.close(c, c === undefined ? undefined : reason);
-        } catch {}
+        closeUpstream(d.upstream, c, c === undefined ? undefined : reason);
       }
       d.onClose(d.bytesIn, d.bytesOut, d.error);
     },

@@ -1,0 +1,209 @@
+// auth-proxy-set-headers end to end, in one process: the fake API server, the real list+watch
+// source (with the ConfigMaps named by reference, kube/configmap-refs.ts), the real controller
+// (store, coalescer, compiler) and the real proxy handler on 127.0.0.1, with a raw-socket auth
+// service that logs the bytes of every auth request. Expectations come from ingress-nginx at
+// dbb11b92: internal/ingress/annotations/authreq/main.go (how the ConfigMap is found and
+// checked), buildAuthProxySetHeaders in internal/ingress/controller/template/template.go and
+// the auth location of rootfs/etc/nginx/template/nginx.tmpl (each entry becomes
+// `proxy_set_header "NAME" "VALUE";` there), and test/e2e/annotations/auth.go.
+//
+// Injected, as in test/proxy/external-auth.test.ts: the auth service runs on 127.0.0.1, which
+// the address policy refuses, so the external-auth kind gets a lookup of auth.test.svc to
+// 127.0.0.1 and a check permitting exactly that address. Everything else is the real code.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
+import { captureLogger, FAST_WATCH } from "../fake-apiserver/fixtures.ts";
+import { ingress, ingressClass, kubeconfig, service, slice } from "../e2e/objects.ts";
+import { rawBackend, type RawBackend } from "./raw.ts";
+import { externalAuthWith, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { eventually } from "../wait.ts";
+import { createKubeClientFrom } from "../../src/kube/client.ts";
+import { resolveKubeConfig } from "../../src/kube/kubeconfig.ts";
+import { createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
+import { KINDS } from "../../src/model/kinds.ts";
+import { createController, type Controller } from "../../src/runtime/controller.ts";
+import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
+import type { PolicyKind } from "../../src/kinds/types.ts";
+import { lookup } from "../../src/table/lookup.ts";
+import * as K from "../../src/kinds/index.ts";
+
+const N = "nginx.ingress.kubernetes.io/";
+const NS = "shop";
+
+const configMap = (name: string, data: Record<string, string>, resourceVersion?: string) => ({
+  apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: NS, ...(resourceVersion ? { resourceVersion } : {}) }, data,
+});
+
+let api: FakeApiServer;
+let auth: RawBackend;
+let backend: RawBackend;
+let controller: Controller;
+let source: KubeSource;
+let server: { port: number | undefined; stop(force?: boolean): unknown };
+let dir: string;
+
+/** An Ingress for `host` asking the auth service, with auth-proxy-set-headers set to `headers`. */
+const authIngress = (name: string, host: string, headers: string) =>
+  ingress(NS, name, [{ host, paths: [{ path: "/", service: "web" }] }], {
+    annotations: { [`${N}auth-url`]: `http://auth.test.svc:${auth.port}/check`, [`${N}auth-proxy-set-headers`]: headers },
+  });
+
+async function send(host: string, path = "/", headers: Record<string, string> = {}): Promise<number> {
+  const lines = Object.entries({ host, ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+  return statusLine(await rawRequest(server.port as number, `GET ${path} HTTP/1.1\r\n${lines}connection: close\r\n\r\n`, 5_000));
+}
+
+/** The auth request's fields (lower-cased name → every value), from the bytes the auth service received. */
+function lastAuthFields(): Record<string, string[]> {
+  const head = auth.requests().at(-1)?.head ?? "";
+  const out: Record<string, string[]> = {};
+  for (const line of head.split("\r\n").slice(1)) {
+    const i = line.indexOf(":");
+    if (i > 0) (out[line.slice(0, i).toLowerCase()] ??= []).push(line.slice(i + 1).trim());
+  }
+  return out;
+}
+
+beforeAll(async () => {
+  auth = await rawBackend(() => "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+  backend = await rawBackend();
+  api = await startFakeApiServer({ token: "t", bookmarkIntervalMs: 500 });
+  dir = mkdtempSync(join(tmpdir(), "portico-authcm-"));
+  writeFileSync(join(dir, "kubeconfig"), kubeconfig(api.url, "t"));
+  api.create("IngressClass", ingressClass());
+  api.create("Service", service(NS, "web"));
+  api.create("EndpointSlice", slice(NS, "web", [backend.port]));
+  api.create("ConfigMap", configMap("auth-headers", {
+    "My-Custom-Header": "42", "X-Client-Host": "$host", "X-Who": "${request_method} $http_x_user/$cookie_session",
+    "X-Empty": "", "X-Forwarded-For": "203.0.113.9",
+  }));
+  api.create("ConfigMap", configMap("bad-var", { "X-Path": "$uri" }));
+  // A ConfigMap no Ingress names: never listed, watched or held.
+  api.create("ConfigMap", configMap("unrelated", { big: "x".repeat(1000) }));
+  api.create("ConfigMap", configMap("bad-name", { "My.Header": "1" }));
+  api.create("Ingress", authIngress("headers", "headers.test", `${NS}/auth-headers`));
+  api.create("Ingress", authIngress("missing", "missing.test", `${NS}/absent`));
+  api.create("Ingress", authIngress("bad-name", "bad-name.test", `${NS}/bad-name`));
+  api.create("Ingress", authIngress("bad-var", "bad-var.test", `${NS}/bad-var`));
+  // ingress-nginx looks the value up as written: a bare name is never found (503).
+  api.create("Ingress", authIngress("bare", "bare.test", "auth-headers"));
+
+  const log = captureLogger();
+  controller = createController({ config: testConfig(), log: quietLog });
+  source = createKubeSource({ client: createKubeClientFrom(resolveKubeConfig({ kubeconfig: join(dir, "kubeconfig"), context: null }), log), config: { watchNamespace: null }, log, kinds: KINDS, timings: FAST_WATCH });
+  await source.start(controller.sink);
+  const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
+  const resolver = createExternalResolver({
+    lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
+    check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
+  });
+  kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver }));
+  const handler = createProxyHandler({ config: testConfig(), table: () => controller.holder.current, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
+  server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+  // The first table waits for every kind, the named ConfigMaps included (configmap-refs.ts).
+  await eventually(() => controller.last !== null, 10_000, "first table");
+});
+
+afterAll(async () => {
+  server?.stop(true);
+  await source?.stop();
+  controller?.dispose();
+  await api?.stop();
+  await auth?.stop();
+  await backend?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("auth-proxy-set-headers through the API server's watch", () => {
+  test("the ConfigMap's entries reach the auth service, from the first table on (auth.go: proxy_set_header \"My-Custom-Header\" \"42\")", async () => {
+    // test/e2e/annotations/auth.go `should set "proxy_set_header "My-Custom-Header" "42";"
+    // when auth-headers are set`: the value `<namespace>/auth-headers` names a ConfigMap of
+    // the Ingress's namespace, whose entry is written into the auth location. nginx expands
+    // the variable in a value (the line is a quoted nginx string): $host is the request's host.
+    const client = { "my-custom-header": "from-the-client", "x-user": "ann", cookie: "a=1; session=s3", "x-empty": "client" };
+    expect(await send("headers.test", "/a?b=c", client)).toBe(200);
+    const f = lastAuthFields();
+    // proxy_set_header replaces the client's field of that name.
+    expect(f["my-custom-header"]).toEqual(["42"]);
+    expect(f["x-client-host"]).toEqual(["headers.test"]);
+    expect(f["x-who"]).toEqual(["GET ann/s3"]);
+    // An empty value sends no field, the client's included (nginx's proxy_set_header).
+    expect(f["x-empty"]).toBeUndefined();
+    // The template's own X-Forwarded-For ($remote_addr) stays; the entry is left out with a warning.
+    expect(f["x-forwarded-for"]).toEqual(["127.0.0.1"]);
+    expect(controller.diagnostics().find((x) => x.name === "headers")?.message).toContain("X-Forwarded-For is left out");
+    expect(f["x-sent-from"]).toEqual(["nginx-ingress-controller"]);
+    expect(backend.requests().at(-1)?.line).toBe("GET /a?b=c HTTP/1.1");
+  });
+
+  test("editing the ConfigMap changes the headers without a restart; deleting it refuses (503), creating it again serves", async () => {
+    const cur = api.get("ConfigMap", NS, "auth-headers")!;
+    api.update("ConfigMap", configMap("auth-headers", { "My-Custom-Header": "43" }, cur.metadata.resourceVersion as string));
+    await eventually(async () => (await send("headers.test")) === 200 && lastAuthFields()["my-custom-header"]?.[0] === "43", 10_000, "the new value at the auth service");
+    expect(lastAuthFields()["x-client-host"]).toBeUndefined();
+    // authreq: a ConfigMap it cannot find denies the location (503). ingress-nginx's store has
+    // no delete handler for ConfigMaps and keeps the old headers until the Ingress is synced
+    // again; Portico follows the object as it is now.
+    api.delete("ConfigMap", NS, "auth-headers");
+    await eventually(async () => (await send("headers.test")) === 503, 10_000, "503 once the ConfigMap is gone");
+    const asked = auth.requests().length;
+    expect(await send("headers.test")).toBe(503);
+    expect(auth.requests().length).toBe(asked);
+    api.create("ConfigMap", configMap("auth-headers", { "My-Custom-Header": "44" }));
+    await eventually(async () => (await send("headers.test")) === 200 && lastAuthFields()["my-custom-header"]?.[0] === "44", 10_000, "served again");
+  });
+
+  test("a ConfigMap that does not exist: every request 503, the auth service never asked (authreq: `unable to find configMap`)", async () => {
+    // authreq.Parse: GetConfigMap fails → ing_errors.NewLocationDenied → nginx.tmpl's denied
+    // location returns 503.
+    const asked = auth.requests().length;
+    expect(await send("missing.test")).toBe(503);
+    expect(auth.requests().length).toBe(asked);
+    const d = controller.diagnostics().find((x) => x.name === "missing");
+    expect(d?.message).toContain(`ConfigMap "${NS}/absent" (${N}auth-proxy-set-headers) not found`);
+  });
+
+  test("a key that is no header name: every request 503 (authreq: `invalid proxy-set-headers in configmap`)", async () => {
+    // authreq.Parse checks every key with headerRegexp `^[a-zA-Z\d\-_]+$`; "My.Header" (a valid
+    // ConfigMap key) fails it → ing_errors.NewLocationDenied → 503.
+    const asked = auth.requests().length;
+    expect(await send("bad-name.test")).toBe(503);
+    expect(auth.requests().length).toBe(asked);
+    expect(controller.diagnostics().find((x) => x.name === "bad-name")?.message).toContain(`"My.Header" is not a header name`);
+  });
+
+  test("a variable nginx would evaluate for the auth location itself ($uri), or a bare ConfigMap name: 503 with a diagnostic", async () => {
+    const asked = auth.requests().length;
+    expect(await send("bad-var.test")).toBe(503);
+    expect(controller.diagnostics().find((x) => x.name === "bad-var")?.message).toContain("the variable $uri is not supported");
+    // authreq.Parse: `GetConfigMap("auth-headers")` misses the store's `namespace/name` keys.
+    expect(await send("bare.test")).toBe(503);
+    expect(controller.diagnostics().find((x) => x.name === "bare")?.message).toContain(`found only as ${NS}/auth-headers`);
+    expect(auth.requests().length).toBe(asked);
+  });
+
+  test("only the named ConfigMaps are asked for, each by name, and only they are held", async () => {
+    const paths = api.requests.filter((r) => r.path.includes("/configmaps"));
+    expect(paths.length).toBeGreaterThan(0);
+    for (const r of paths) expect(r.path).toBe(`/api/v1/namespaces/${NS}/configmaps`);
+    // Each named ConfigMap asked for by its name, and nothing else.
+    const selectors = new Set(paths.map((r) => new URLSearchParams(r.query).get("fieldSelector")));
+    expect([...selectors].sort()).toEqual(["auth-headers", "absent", "bad-name", "bad-var"].map((n) => `metadata.name=${n}`).sort());
+    expect([...controller.store.view("ConfigMap").keys()].sort()).toEqual([`${NS}/auth-headers`, `${NS}/bad-name`, `${NS}/bad-var`]);
+  });
+
+  test("an Ingress that stops naming a ConfigMap lets it go", async () => {
+    const cur = api.get("Ingress", NS, "bad-name")!;
+    const meta = cur.metadata as unknown as { annotations: Record<string, string> };
+    delete meta.annotations[`${N}auth-proxy-set-headers`];
+    api.update("Ingress", cur);
+    await eventually(async () => (await send("bad-name.test")) === 200, 10_000, "served without the headers");
+    await eventually(() => !controller.store.view("ConfigMap").has(`${NS}/bad-name`), 5_000, "the ConfigMap dropped");
+  });
+});
