@@ -54,6 +54,8 @@ async function start(data: Record<string, string>): Promise<Portico> {
     ingress("web", "pp", [{ host: HOST, paths: [{ path: "/", service: "echo" }] }], {
       tls: [{ hosts: [HOST], secretName: "pp-tls" }], annotations: { "nginx.ingress.kubernetes.io/ssl-redirect": "false" },
     }),
+    // A TLS host with the default ssl-redirect, for the redirect case.
+    ingress("web", "redirect", [{ host: "redirect.test", paths: [{ path: "/", service: "echo" }] }], { tls: [{ hosts: ["redirect.test"], secretName: "pp-tls" }] }),
     { apiVersion: "v1", kind: "ConfigMap", metadata: { ...CM }, data },
   ]));
   const p = await startPortico(["--manifests", join(dir, "m"), "--nginx-configmap", `${CM.namespace}/${CM.name}`, "--access-log", "off", "--proxy-protocol-header-timeout", "1s"]);
@@ -172,8 +174,11 @@ describe("use-proxy-protocol (settings/proxy_protocol.go)", () => {
       const session = http2.connect(authority, { createConnection: connect });
       try {
         const status = await new Promise<number>((resolve, reject) => {
+          // Bounded: a front that never answers fails here, not at the suite's timeout.
+          const timer = setTimeout(() => reject(new Error("no HTTP/2 answer in 10 s")), 10_000);
+          session.on("error", (e) => (clearTimeout(timer), reject(e)));
           const req = session.request({ ":path": "/", ":authority": HOST, "x-request-id": id });
-          req.on("response", (h) => resolve(Number(h[":status"])));
+          req.on("response", (h) => (clearTimeout(timer), resolve(Number(h[":status"]))));
           req.on("error", reject);
           req.resume();
           req.end();
@@ -200,6 +205,17 @@ describe("use-proxy-protocol (settings/proxy_protocol.go)", () => {
     expect(await h2get(secure, `https://${HOST}`)).toEqual({
       host: HOST, "x-forwarded-for": "192.168.0.6", "x-real-ip": "192.168.0.6", "x-forwarded-port": "443", "x-forwarded-proto": "https", "x-scheme": "https",
     });
+  });
+
+  test("TLS ended at the load balancer: destination port 443 is not redirected to HTTPS again, port 80 is (lua_ingress.lua redirect_to_https reads $pass_access_scheme)", async () => {
+    const first = async (dport: number) => {
+      const s = await dial(p.ports.http, `PROXY TCP4 192.168.0.1 192.168.0.11 56324 ${dport}\r\n`);
+      const r = await readAll(s, "GET /a HTTP/1.1\r\nHost: redirect.test\r\nConnection: close\r\n\r\n");
+      const head = r.data.slice(0, r.data.indexOf("\r\n\r\n"));
+      return [head.split("\r\n")[0], /^location: (.*)$/im.exec(head)?.[1] ?? null];
+    };
+    expect(await first(80)).toEqual(["HTTP/1.1 308 Permanent Redirect", "https://redirect.test/a"]);
+    expect(await first(443)).toEqual(["HTTP/1.1 200 OK", null]);
   });
 
   test("a connection without a valid PROXY header is closed unanswered on both ports, and the ports keep serving", async () => {
