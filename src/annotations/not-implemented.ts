@@ -49,7 +49,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("upstream-tls", "proxy-ssl-protocols", "TLS versions to the pods"),
   nyi("upstream-tls", "proxy-ssl-ciphers", "ciphers to the pods"),
   // Headers and response rewriting.
-  nyi("headers", "custom-headers", "ConfigMap of headers added to responses"),
   nyi("headers", "connection-proxy-header", "Connection header sent upstream"),
   nyi("headers", "proxy-http-version", "HTTP version to the pods"),
   nyi("headers", "proxy-cookie-domain", "rewrite the Domain of upstream cookies"),

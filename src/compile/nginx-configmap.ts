@@ -288,6 +288,31 @@ const KEYS: Readonly<Record<string, Judge>> = {
     if (list.length === 1 && list[0] === "/.well-known/acme-challenge") return same("/.well-known/acme-challenge, Portico's default (--no-tls-redirect-locations)");
     return flag("rule paths starting with these are never redirected to HTTPS", `--no-tls-redirect-locations=${list.join(",")}`);
   },
+  // configmap.go: split on commas, trimmed, each kept if customheaders.ValidHeader.
+  "global-allowed-response-headers": (val) => {
+    const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "");
+    if (!list.every((x) => /^[a-zA-Z\d_-]+$/.test(x))) return bad("header names separated by commas");
+    return list.length === 0 ? same("none: custom-headers may set no header, as Portico") : flag("the response headers the custom-headers annotation may set", `--global-allowed-response-headers=${list.join(",")}`);
+  },
+  // nginx.go: store.GetConfigMap(value), a `namespace/name` key; a missing ConfigMap is a warning.
+  "add-headers": (val) =>
+    /^[^/\s]+\/[^/\s]+$/.test(val.trim()) ? flag("the ConfigMap's entries are set on every answer (variables expanded)", `--add-headers=${val.trim()}`) : bad("a ConfigMap as namespace/name"),
+  "proxy-set-headers": (val) =>
+    /^[^/\s]+\/[^/\s]+$/.test(val.trim()) ? flag("the ConfigMap's entries are set on every request sent to a pod (variables expanded)", `--proxy-set-headers=${val.trim()}`) : bad("a ConfigMap as namespace/name"),
+  // configmap.go splitAndTrimSpace; nginx.tmpl: `deny` in the http block, `map`s checked by
+  // every server. Each list is checked by its flag's own schema when applied.
+  "block-cidrs": (val) => {
+    const list = cidrs(val);
+    return list === "" ? same("empty: no client refused, as Portico") : flag("clients refused (403) on every host and path", `--block-cidrs=${list}`);
+  },
+  "block-user-agents": (val) => {
+    const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "").join(",");
+    return list === "" ? same("empty: no User-Agent refused, as Portico") : flag("User-Agents refused (403) on every host and path (`~`/`~*`: regular expressions)", `--block-user-agents=${list}`);
+  },
+  "block-referers": (val) => {
+    const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "").join(",");
+    return list === "" ? same("empty: no Referer refused, as Portico") : flag("Referers refused (403) on every host and path (`~`/`~*`: regular expressions)", `--block-referers=${list}`);
+  },
   // ingress-nginx's ConfigMap lists apply to every Ingress without the annotation of the same kind, as these flags do.
   "whitelist-source-range": (val) => {
     const list = cidrs(val);

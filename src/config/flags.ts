@@ -84,6 +84,15 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx's ConfigMap keys of the same names: an Ingress's annotation replaces the list of its own kind.
   allowlistSourceRange: { name: "allowlist-source-range", metavar: "CIDR[,CIDR]", help: "client ranges allowed on Ingresses without their own allowlist-source-range (others get 403)", defaultText: "all", schema: val.sourceRangeList("10.0.0.0/8,2001:db8::/32"), fallback: () => Object.freeze([]) },
   denylistSourceRange: { name: "denylist-source-range", metavar: "CIDR[,CIDR]", help: "client ranges refused (403) on Ingresses without their own denylist-source-range", defaultText: "none", schema: val.sourceRangeList("192.0.2.0/24"), fallback: () => Object.freeze([]) },
+  // ingress-nginx's block-cidrs, block-user-agents, block-referers (config.go, nginx.tmpl's http
+  // block `deny` and its `map`s): every request of every host, default route included (403).
+  blockCidrs: { name: "block-cidrs", metavar: "CIDR[,CIDR]", help: "client ranges refused (403) on every host and path, whatever an Ingress allows", defaultText: "none", schema: val.sourceRangeList("192.0.2.0/24"), fallback: () => Object.freeze([]) },
+  blockUserAgents: { name: "block-user-agents", metavar: "UA[,UA]", help: "User-Agent values refused (403) on every host and path: an exact value (any case), or a regular expression after ~ (case-sensitive) or ~* (any case), unanchored", defaultText: "none", schema: val.blockPatternList, fallback: () => Object.freeze([]) },
+  blockReferers: { name: "block-referers", metavar: "REFERER[,REFERER]", help: "Referer values refused (403) on every host and path, written as for --block-user-agents", defaultText: "none", schema: val.blockPatternList, fallback: () => Object.freeze([]) },
+  // ingress-nginx's add-headers and proxy-set-headers (config.go; nginx.go reads the ConfigMap
+  // each names): fields for every answer, and for every request sent to a pod.
+  addHeaders: { name: "add-headers", metavar: "NS/NAME", help: "ConfigMap whose entries are set on every answer (values may use nginx variables such as $host)", defaultText: "none", schema: val.nsName, fallback: () => null },
+  proxySetHeaders: { name: "proxy-set-headers", metavar: "NS/NAME", help: "ConfigMap whose entries are set on every request sent to a pod (values may use nginx variables such as $remote_addr)", defaultText: "none", schema: val.nsName, fallback: () => null },
   connectTimeoutMs: { name: "connect-timeout", metavar: "DURATION", help: "upstream connect deadline (500ms, 5s, 2m, 1h; a plain number is seconds)", defaultText: "5s", schema: val.duration(1), fallback: () => 5_000 },
   responseTimeoutMs: { name: "response-timeout", metavar: "DURATION", help: "deadline for upstream response headers; past it the client gets 504", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
   streamIdleTimeoutMs: { name: "stream-idle-timeout", metavar: "DURATION", help: "close a body stream or WebSocket idle this long", defaultText: "5m", schema: val.duration(1), fallback: () => 300_000 },
@@ -119,6 +128,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   preserveTrailingSlash: { name: "preserve-trailing-slash", metavar: null, help: "keep the trailing / in the HTTPS redirect, on Ingresses without their own preserve-trailing-slash", defaultText: "false", schema: val.bool, fallback: () => false },
   relativeRedirects: { name: "relative-redirects", metavar: null, help: "send permanent-redirect and temporal-redirect URLs that start with / as written (nginx absolute_redirect off), on every Ingress", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's ConfigMap key no-auth-locations (config.go NewDefault: the ACME HTTP-01 path).
+  // ingress-nginx's global-allowed-response-headers (config.go AllowedResponseHeaders, default
+  // none): the only names the custom-headers annotation may set (customheaders/main.go).
+  globalAllowedResponseHeaders: { name: "global-allowed-response-headers", metavar: "NAME[,NAME]", help: "response header names the custom-headers annotation may set (exact spelling); any other makes its Ingress answer 503", defaultText: "none", schema: val.headerNameList, fallback: () => Object.freeze([]) },
   noAuthLocations: { name: "no-auth-locations", metavar: "PATH[,PATH]", help: "rule paths (as written) starting with one of these run no basic or external authentication (auth-type, auth-url)", defaultText: "/.well-known/acme-challenge", schema: val.locationList, fallback: () => Object.freeze(["/.well-known/acme-challenge"]) },
   // ingress-nginx's ConfigMap keys global-auth-*: external authentication for every route whose
   // Ingress sets no auth-url (docs/design.md "External authentication"). Read as written; the

@@ -54,6 +54,15 @@ describe("ConfigMap keys", () => {
     // config.go ShowServerTokens; nginx.tmpl server_tokens on, or off with `more_clear_headers Server`.
     [{ "server-tokens": "true" }, "server-tokens", "flag", ["--server-header=portico"]],
     [{ "server-tokens": "false" }, "server-tokens", "flag", ["--server-header=none"]],
+    // customheaders/main.go reads global-allowed-response-headers; nginx.tmpl's http-level
+    // `deny` and the block `map`s (template/configmap.go splitAndTrimSpace).
+    [{ "global-allowed-response-headers": "X-A, X-B" }, "global-allowed-response-headers", "flag", ["--global-allowed-response-headers=X-A,X-B"]],
+    [{ "block-cidrs": "10.0.0.0/8, 192.0.2.1" }, "block-cidrs", "flag", ["--block-cidrs=10.0.0.0/8,192.0.2.1"]],
+    [{ "block-user-agents": "~*bot, AlphaBot" }, "block-user-agents", "flag", ["--block-user-agents=~*bot,AlphaBot"]],
+    [{ "block-referers": "~*example\\.com,qwerty" }, "block-referers", "flag", ["--block-referers=~*example\\.com,qwerty"]],
+    // nginx.go: GetConfigMap(value), a namespace/name key.
+    [{ "add-headers": "ingress-nginx/custom-headers" }, "add-headers", "flag", ["--add-headers=ingress-nginx/custom-headers"]],
+    [{ "proxy-set-headers": "ingress-nginx/proxy-headers" }, "proxy-set-headers", "flag", ["--proxy-set-headers=ingress-nginx/proxy-headers"]],
     // configmap.go ReadConfig: the global auth location nginx.tmpl gives a location without its own auth-url.
     [{ "global-auth-url": " http://auth.example/check " }, "global-auth-url", "flag", ["--global-auth-url=http://auth.example/check"]],
     [{ "global-auth-url": "" }, "global-auth-url", "same", []],

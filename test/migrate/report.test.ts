@@ -109,6 +109,14 @@ describe("statuses follow the registry at run time", () => {
     ]);
   });
 
+  test("custom-headers is served: the same for a <namespace>/<name> value, and the ConfigMap's problems are the compiler's", () => {
+    const item = one({ "nginx.ingress.kubernetes.io/custom-headers": "t/custom-headers" }).annotations.find((a) => a.name.endsWith("/custom-headers"))!;
+    expect(item.status).toBe("same");
+    // customheaders/main.go: a missing ConfigMap denies the location (503), in both.
+    const r = reportOf([{ name: "a", annotations: { "nginx.ingress.kubernetes.io/custom-headers": "t/custom-headers" } }]);
+    expect(JSON.stringify(r)).not.toContain("not supported by Portico");
+  });
+
   test("enable-global-auth moves unchanged: Portico opts the Ingress out of --global-auth-url as ingress-nginx does (authreqglobal)", () => {
     const r = one({ "nginx.ingress.kubernetes.io/enable-global-auth": "false" });
     expect(r.status).toBe("unchanged");

@@ -120,6 +120,7 @@ export function forwardTo(
       connectTimeoutMs: errorRequest ? c.connectTimeoutMs : x.connectTimeoutMs,
       maxHeaderBytes: c.maxResponseHeaderSize,
       balancer: p.balancer, choice: errorRequest ? null : x.choice, hooks: p.deps.hooks, external: p.external, record: x.rec,
+      slot: x,
     },
     x.control as RequestControl,
   );
