@@ -212,10 +212,11 @@ describe("use-proxy-protocol (settings/proxy_protocol.go)", () => {
       const s = await dial(p.ports.http, `PROXY TCP4 192.168.0.1 192.168.0.11 56324 ${dport}\r\n`);
       const r = await readAll(s, "GET /a HTTP/1.1\r\nHost: redirect.test\r\nConnection: close\r\n\r\n");
       const head = r.data.slice(0, r.data.indexOf("\r\n\r\n"));
-      return [head.split("\r\n")[0], /^location: (.*)$/im.exec(head)?.[1] ?? null];
+      return [head.split("\r\n")[0], /^location: (.*)$/im.exec(head)?.[1] ?? null, /^strict-transport-security: (.*)$/im.exec(head)?.[1] ?? null];
     };
-    expect(await first(80)).toEqual(["HTTP/1.1 308 Permanent Redirect", "https://redirect.test/a"]);
-    expect(await first(443)).toEqual(["HTTP/1.1 200 OK", null]);
+    expect(await first(80)).toEqual(["HTTP/1.1 308 Permanent Redirect", "https://redirect.test/a", null]);
+    // The client is on HTTPS: HSTS as for a trusted X-Forwarded-Proto (docs/design.md "PROXY protocol").
+    expect(await first(443)).toEqual(["HTTP/1.1 200 OK", null, "max-age=31536000"]);
   });
 
   test("a connection without a valid PROXY header is closed unanswered on both ports, and the ports keep serving", async () => {
