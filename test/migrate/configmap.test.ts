@@ -37,7 +37,13 @@ describe("ConfigMap keys", () => {
     [{ "enable-real-ip": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=address", "--compute-full-forwarded-for=false"]],
     [{ "enable-real-ip": "true", "compute-full-forwarded-for": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=address", "--compute-full-forwarded-for=false"]],
     [{ "enable-real-ip": "true", "use-forwarded-headers": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false"]],
-    [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "not-honoured", []],
+    // ingress-nginx's use-proxy-protocol (nginx.tmpl `listen ... proxy_protocol`) is served by the TCP front.
+    [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "flag", ["--use-proxy-protocol"]],
+    [{ "use-proxy-protocol": "false" }, "use-proxy-protocol", "same", []],
+    [{ "use-proxy-protocol": "true", "proxy-protocol-header-timeout": "10s" }, "proxy-protocol-header-timeout", "flag", ["--proxy-protocol-header-timeout=10s"]],
+    [{ "proxy-protocol-header-timeout": "5s" }, "proxy-protocol-header-timeout", "same", []],
+    // nginx.tmpl: use-proxy-protocol without use-forwarded-headers sets real_ip_header proxy_protocol.
+    [{ "use-proxy-protocol": "true", "enable-real-ip": "true" }, "enable-real-ip", "same", []],
     [{ "http-redirect-code": "308" }, "http-redirect-code", "same", []],
     [{ "http-redirect-code": "301" }, "http-redirect-code", "flag", ["--http-redirect-code=301"]],
     [{ "load-balance": "ewma" }, "load-balance", "not-honoured", []],

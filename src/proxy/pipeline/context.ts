@@ -83,6 +83,11 @@ export class Exchange implements PolicyFlow, SlotHolder {
   clientIp = "";
   /** The client's scheme (X-Forwarded-Proto only from a trusted proxy); the listener's is `p.scheme`. */
   scheme: "http" | "https";
+  /**
+   * The port a PROXY protocol header named (--use-proxy-protocol), sent as X-Forwarded-Port
+   * unless a trusted proxy sent one; null without such a header.
+   */
+  proxyPort: string | null = null;
   hsts: string | null = null;
   connectTimeoutMs = 0;
   responseTimeoutMs = 0;
