@@ -15,6 +15,12 @@ export interface SourceRangePolicy {
   readonly deny: readonly string[] | null;
   /** Why the routes refuse every request (an unreadable list), or null. */
   readonly invalid: string | null;
+  /**
+   * `satisfy`: "all" (nginx's default: the source ranges and the authentication must each let
+   * the request in) or "any" (one that lets it in suffices; compile/access.ts folds the checks
+   * into one satisfy-any policy, kinds/satisfy.ts).
+   */
+  readonly satisfy: "all" | "any";
 }
 
 
@@ -83,11 +89,27 @@ export const DENYLIST_SOURCE_RANGE: AnnotationSpec = {
   differenceFor: () => CLIENT_ADDRESS,
 };
 
-const NONE: SourceRangePolicy = Object.freeze({ allow: null, deny: null, invalid: null });
+/**
+ * ingress-nginx's satisfy parser (annotations/satisfy/main.go): the trimmed value `any` or
+ * `all`; anything else is dropped and nginx's default, `all`, applies (the route is served).
+ */
+const SatisfyValue = v.pipe(v.string(), v.trim(), v.picklist(["any", "all"], "expected any or all"));
+
+export const SATISFY: AnnotationSpec = {
+  portico: "portico.dev/satisfy",
+  nginx: [`${NGINX_PREFIX}satisfy`],
+  family: "access",
+  default: "all",
+  description:
+    "`any`: the request goes on when the source ranges or the authentication (basic or `auth-url`) let it in; `all`: each must",
+  compat: { kind: "same" },
+};
+
+const NONE: SourceRangePolicy = Object.freeze({ allow: null, deny: null, invalid: null, satisfy: "all" });
 
 export const ACCESS: Family<SourceRangePolicy> = {
   name: "access",
-  annotations: [ALLOWLIST_SOURCE_RANGE, DENYLIST_SOURCE_RANGE],
+  annotations: [ALLOWLIST_SOURCE_RANGE, DENYLIST_SOURCE_RANGE, SATISFY],
   none: NONE,
   // ingress-nginx denies the location (503) for an unreadable list too.
   stages: (a) => {
@@ -98,7 +120,8 @@ export const ACCESS: Family<SourceRangePolicy> = {
   parse(r) {
     const allow = r.read(ALLOWLIST_SOURCE_RANGE, CidrList, REFUSE);
     const deny = r.read(DENYLIST_SOURCE_RANGE, CidrList, REFUSE);
-    if (allow.state === "unset" && deny.state === "unset") return NONE;
+    const satisfy = r.value(SATISFY, SatisfyValue) ?? "all";
+    if (allow.state === "unset" && deny.state === "unset" && satisfy === "all") return NONE;
     // ingress-nginx denies the location (503) when either list is bad: so does Portico.
     const invalid =
       allow.state === "invalid" ? "allowlist-source-range is invalid" : deny.state === "invalid" ? "denylist-source-range is invalid" : null;
@@ -106,6 +129,7 @@ export const ACCESS: Family<SourceRangePolicy> = {
       allow: allow.state === "ok" ? allow.value : null,
       deny: deny.state === "ok" ? deny.value : null,
       invalid,
+      satisfy,
     });
   },
 };

@@ -32,6 +32,25 @@ describe("external-auth annotations", () => {
     expect(JSON.parse(JSON.stringify(a.options.stages))).toEqual(a.options.stages as never);
   });
 
+  test("enable-global-auth: false opts out of --global-auth-url; anything unreadable counts as true (authreqglobal/main.go), never a stage of its own", () => {
+    const global = (value: string) => {
+      const a = parse({ "enable-global-auth": value });
+      expect(a.options.stages).toBeNull();
+      return [a.policies.externalAuth.global, a.problems.length];
+    };
+    expect(global("false")).toEqual([false, 0]);
+    expect(global("False")).toEqual([false, 0]);
+    expect(global("true")).toEqual([true, 0]);
+    expect(global("nope")).toEqual([true, 1]);
+    expect(global("")).toEqual([true, 1]);
+    expect(global("false\n")).toEqual([true, 1]);
+    expect(parse({}).policies.externalAuth.global).toBe(true);
+    // With auth-url the Ingress's own auth service decides; the opt-out is kept but changes nothing.
+    const own = parse({ "auth-url": "http://auth.example/check", "enable-global-auth": "false" });
+    expect(own.policies.externalAuth).toMatchObject({ enabled: true, global: false });
+    expect(own.options.stages?.map((p) => p.kind)).toEqual([K.EXTERNAL_AUTH.id]);
+  });
+
   test("without auth-url nothing is read and no stage exists", () => {
     const a = parse({ "auth-method": "get", "auth-cache-duration": "soon" });
     expect(a.options.stages).toBeNull();

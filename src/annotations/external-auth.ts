@@ -48,11 +48,16 @@ export type ExternalAuthPolicy = DeepReadonly<ParamsOf<typeof K.EXTERNAL_AUTH>> 
    * Ingress: compile/auth-headers.ts reads it into `proxySetHeaders`, null until then.
    */
   readonly headersConfigMap: string | null;
+  /**
+   * enable-global-auth (authreqglobal/main.go): false opts this Ingress out of the global
+   * auth-url (--global-auth-url, compile/global-auth.ts). It matters only without auth-url.
+   */
+  readonly global: boolean;
 };
 
 /** The policy's parameters, for stagePolicy(K.EXTERNAL_AUTH, ...). */
 export function externalAuthParams(p: ExternalAuthPolicy): DeepReadonly<ParamsOf<typeof K.EXTERNAL_AUTH>> {
-  const { enabled: _enabled, denied: _denied, headersConfigMap: _headersConfigMap, ...params } = p;
+  const { enabled: _enabled, denied: _denied, headersConfigMap: _headersConfigMap, global: _global, ...params } = p;
   return params;
 }
 
@@ -221,6 +226,16 @@ export const AUTH_PROXY_SET_HEADERS: AnnotationSpec = {
   sameWhen: (value) => /^[-._~a-zA-Z0-9:]+\/[-._~a-zA-Z0-9:]+$/.test(value.trim()),
 };
 
+export const ENABLE_GLOBAL_AUTH: AnnotationSpec = {
+  portico: null,
+  nginx: [n("enable-global-auth")],
+  family: "external-auth",
+  default: "true",
+  description:
+    "`false`: the global auth service (ingress-nginx's ConfigMap key `global-auth-url`, `--global-auth-url`) is not asked for this Ingress's paths; an Ingress with its own `auth-url` uses that one either way",
+  compat: { kind: "same" },
+};
+
 // ingress-nginx's character rules (parser/validators.go), applied after removing spaces as its
 // ValidateRegex(…, true) does. alphaNumericChars is `-._~a-zA-Z0-9/:`.
 /** URLWithNginxVariableRegex: alphaNumericChars, `,`, space, `?&=`, `$`. */
@@ -342,7 +357,10 @@ const NONE: ExternalAuthPolicy = Object.freeze({
   cacheRules: DEFAULT_RULES,
   proxySetHeaders: [],
   headersConfigMap: null,
+  global: true,
 });
+/** No auth-url, and enable-global-auth: "false". */
+const NONE_NOT_GLOBAL: ExternalAuthPolicy = Object.freeze({ ...NONE, global: false });
 
 const DENY = "every request of the route answers 503";
 
@@ -355,6 +373,10 @@ function readOrDeny<T>(r: Reader, spec: AnnotationSpec, schema: v.GenericSchema<
 
 function parse(r: Reader): ExternalAuthPolicy {
   const deny: string[] = [];
+  // authreqglobal/main.go: a value GetBoolAnnotation cannot read counts as true (the global
+  // auth applies), which is also the closed side.
+  const globalRead = r.read(ENABLE_GLOBAL_AUTH, Bool, "the global auth applies");
+  const global = globalRead.state === "ok" ? globalRead.value : true;
   const urlText = readOrDeny(
     r,
     AUTH_URL,
@@ -365,7 +387,7 @@ function parse(r: Reader): ExternalAuthPolicy {
     ),
     deny,
   );
-  if (urlText === undefined && deny.length === 0) return NONE;
+  if (urlText === undefined && deny.length === 0) return global ? NONE : NONE_NOT_GLOBAL;
   let url: TemplatePart[] = [];
   if (urlText !== undefined) {
     const t = parseTemplate(urlText, (name) => URL_VARIABLES.has(name));
@@ -447,6 +469,7 @@ function parse(r: Reader): ExternalAuthPolicy {
     cacheRules: rules ?? DEFAULT_RULES,
     proxySetHeaders: headersConfigMap === null ? [] : null,
     headersConfigMap,
+    global,
   });
 }
 
@@ -454,7 +477,7 @@ export const EXTERNAL_AUTH: Family<ExternalAuthPolicy> = {
   name: "external-auth",
   annotations: [
     AUTH_URL, AUTH_METHOD, AUTH_SIGNIN, AUTH_SIGNIN_REDIRECT_PARAM, AUTH_RESPONSE_HEADERS, AUTH_REQUEST_REDIRECT,
-    AUTH_ALWAYS_SET_COOKIE, AUTH_CACHE_KEY, AUTH_CACHE_DURATION, AUTH_PROXY_SET_HEADERS,
+    AUTH_ALWAYS_SET_COOKIE, AUTH_CACHE_KEY, AUTH_CACHE_DURATION, AUTH_PROXY_SET_HEADERS, ENABLE_GLOBAL_AUTH,
   ],
   none: NONE,
   parse,

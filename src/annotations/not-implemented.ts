@@ -35,14 +35,11 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("buffering", "proxy-buffers-number", "number of response buffers"),
   nyi("buffering", "proxy-busy-buffers-size", "response buffers busy sending to the client"),
   nyi("buffering", "proxy-max-temp-file-size", "response spilled to disk"),
-  // Source ranges and authentication combined.
-  nyi("access", "satisfy", "`any`: source ranges or authentication suffice", "Until then both must pass, as with `all`, the default."),
   // External authentication.
   nyi("external-auth", "auth-keepalive", "keep-alive connections to the auth service"),
   nyi("external-auth", "auth-keepalive-requests", "requests per auth keep-alive connection"),
   nyi("external-auth", "auth-keepalive-timeout", "idle time of an auth keep-alive connection"),
   nyi("external-auth", "auth-keepalive-share-vars", "share variables between the auth and main requests"),
-  nyi("external-auth", "enable-global-auth", "apply the global auth URL to this Ingress (default true)"),
   // TLS to the pods.
   nyi("upstream-tls", "proxy-ssl-secret", "client certificate and CA for HTTPS to the pods"),
   nyi("upstream-tls", "proxy-ssl-verify", "verify the pods' certificates"),
@@ -52,13 +49,8 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("upstream-tls", "proxy-ssl-protocols", "TLS versions to the pods"),
   nyi("upstream-tls", "proxy-ssl-ciphers", "ciphers to the pods"),
   // Headers and response rewriting.
-  nyi("headers", "custom-headers", "ConfigMap of headers added to responses"),
   nyi("headers", "connection-proxy-header", "Connection header sent upstream"),
   nyi("headers", "proxy-http-version", "HTTP version to the pods"),
-  nyi("headers", "proxy-cookie-domain", "rewrite the Domain of upstream cookies"),
-  nyi("headers", "proxy-cookie-path", "rewrite the Path of upstream cookies"),
-  nyi("headers", "proxy-redirect-from", "rewrite upstream Location headers: from"),
-  nyi("headers", "proxy-redirect-to", "rewrite upstream Location headers: to"),
   // nginx configuration text: never.
   nyi("snippets", "configuration-snippet", "nginx configuration for the location", BY_DESIGN),
   nyi("snippets", "server-snippet", "nginx configuration for the server", BY_DESIGN),
@@ -76,9 +68,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("other", "enable-opentelemetry", "OpenTelemetry tracing"),
   nyi("other", "opentelemetry-operation-name", "OpenTelemetry span name"),
   nyi("other", "opentelemetry-trust-incoming-span", "continue incoming traces"),
-  nyi("other", "mirror-target", "copy requests to this URL"),
-  nyi("other", "mirror-host", "Host of the mirrored requests"),
-  nyi("other", "mirror-request-body", "mirror request bodies too"),
   nyi("other", "fastcgi-index", "FastCGI index"),
   nyi("other", "fastcgi-params-configmap", "FastCGI parameters"),
 ];

@@ -13,7 +13,9 @@ import { CLIENT_CERTS } from "./client-certs.ts";
 import { CORS } from "./cors.ts";
 import { EXTERNAL_AUTH } from "./external-auth.ts";
 import { LIMITS } from "./limits.ts";
+import { MIRROR } from "./mirror.ts";
 import { HEADERS } from "./headers.ts";
+import { PROXY_REWRITE } from "./proxy-rewrite.ts";
 import { ERROR_PAGES } from "./error-pages.ts";
 import { HOSTS } from "./hosts.ts";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
@@ -51,6 +53,8 @@ export const FAMILIES = {
   errorPages: ERROR_PAGES,
   hosts: HOSTS,
   sslPassthrough: SSL_PASSTHROUGH_FAMILY,
+  mirror: MIRROR,
+  proxyRewrite: PROXY_REWRITE,
 } as const;
 
 /** Annotations Portico implements, family by family. */

@@ -37,6 +37,7 @@ export type FamilyName =
   | "headers"
   | "snippets"
   | "ssl-passthrough"
+  | "mirror"
   | "other";
 
 /** How an annotation compares with ingress-nginx's, as the README table states it. */

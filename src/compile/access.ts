@@ -16,6 +16,7 @@ import type { ParsedAnnotations } from "./annotations.ts";
 import type { CompileConfig } from "./config.ts";
 import { stagePolicy } from "../policy/contract.ts";
 import * as K from "../kinds/index.ts";
+import { SATISFY_KINDS } from "../kinds/satisfy.ts";
 
 export interface ResolvedAccess {
   /** `ann` with its access and authentication stages complete. */
@@ -53,7 +54,9 @@ export interface SecretRead {
 }
 
 /** What of the compile config the access annotations read: the global source-range flags. */
-export type AccessFlags = Pick<CompileConfig, "allowlistSourceRange" | "denylistSourceRange">;
+// globalAllowedResponseHeaders rides along for an IngressNginxPolicy's custom-headers
+// (gateway/extension.ts); absent: none allowed.
+export type AccessFlags = Pick<CompileConfig, "allowlistSourceRange" | "denylistSourceRange"> & Partial<Pick<CompileConfig, "globalAllowedResponseHeaders">>;
 
 // Ingresses without basic auth share their result per (annotations, config): most have none.
 const shared = new WeakMap<AccessFlags, WeakMap<ParsedAnnotations, ResolvedAccess>>();
@@ -112,6 +115,28 @@ function readCa(secret: Secret, key: string): string[] | string {
     }
   }
   return out;
+}
+
+const SATISFY_ORDER: readonly string[] = SATISFY_KINDS.map((k) => k.id);
+
+/**
+ * `satisfy: any`: the route's source-range, basic-auth and external-auth policies become the
+ * checks of one satisfy-any policy (kinds/satisfy.ts), in nginx's access-phase order. Called
+ * once every one of them is complete (after resolveAccess and the global auth-url, which
+ * nginx.tmpl writes as the same auth_request: compile/plan.ts), so none is left out. With
+ * fewer than two there is nothing to choose between, and the policies stay as they are. A
+ * refusal (an unreadable list or Secret) is not a check: it stays in its own stage and still
+ * refuses every request.
+ */
+export function satisfyAny(ann: ParsedAnnotations): ParsedAnnotations {
+  if (ann.policies.access.satisfy !== "any") return ann;
+  const stages = ann.options.stages ?? [];
+  const checks = stages.filter((p) => SATISFY_ORDER.includes(p.kind));
+  if (checks.length < 2) return ann;
+  checks.sort((a, b) => SATISFY_ORDER.indexOf(a.kind) - SATISFY_ORDER.indexOf(b.kind));
+  const folded = stagePolicy(K.SATISFY_ANY, { checks: checks.map((p) => ({ kind: p.kind, params: p.params })) });
+  const options = Object.freeze({ ...ann.options, stages: assembleStages(stages.filter((p) => !checks.includes(p)), folded) });
+  return Object.freeze({ ...ann, options });
 }
 
 /**

@@ -12,7 +12,7 @@ export const DEFAULT_CLASS_ANNOTATION = "ingressclass.kubernetes.io/is-default-c
 export interface ClassDecision {
   readonly served: boolean;
   /** Which branch of class selection decided, for explain. */
-  readonly rule: "ingressClassName" | "annotation" | "default-class" | "watch-without-class" | "no-class";
+  readonly rule: "ingressClassName" | "annotation" | "default-class" | "watch-without-class" | "no-class" | "disable-catch-all";
   readonly reason: string;
 }
 
@@ -39,6 +39,18 @@ export function classContext(classes: ReadonlyMap<string, IngressClass>, config:
 }
 
 export function classify(ing: Ingress, ctx: ClassContext, config: CompileConfig): ClassDecision {
+  const decision = classDecision(ing, ctx, config);
+  // --disable-catch-all: ingress-nginx's store never takes an Ingress with spec.defaultBackend,
+  // whatever its rules (store.go hasCatchAllIngressRule is `spec.DefaultBackend != nil`, checked
+  // on add and update; an update that adds one deletes the old Ingress). Only an Ingress that
+  // would be served is refused so, so explain still names the class rule for the others.
+  if (decision.served && config.disableCatchAll && ing.spec.defaultBackend !== undefined && ing.spec.defaultBackend !== null) {
+    return { served: false, rule: "disable-catch-all", reason: "spec.defaultBackend is set and --disable-catch-all ignores catch-all Ingresses (ingress-nginx's store)" };
+  }
+  return decision;
+}
+
+function classDecision(ing: Ingress, ctx: ClassContext, config: CompileConfig): ClassDecision {
   const field = ing.spec.ingressClassName;
   if (field) {
     const ic = ctx.all.get(field);

@@ -609,7 +609,8 @@ export function* explainSteps(
   for (const plan of ignored) {
     const reason = () => {
       const decision = view.classify(plan);
-      return `not our class (${decision.rule}): ${decision.reason}`;
+      // --disable-catch-all refuses an Ingress of our class: say that, not "not our class".
+      return decision.rule === "disable-catch-all" ? `not served (--disable-catch-all): ${decision.reason}` : `not our class (${decision.rule}): ${decision.reason}`;
     };
     for (const rp of plan.rulePaths) notOursCandidate(plan, rp, reason, host, req.path, out);
     if ((budget -= plan.rulePaths.length) <= 0) {

@@ -57,6 +57,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // "Gateway API"). On, each Gateway gets ports from this range and a Service of its own.
   gatewayPorts: { name: "gateway-ports", metavar: "FROM-TO", help: "give each Gateway its own ports from this range, behind a Service Portico creates beside --publish-service (same namespace, selector and type), whose address the Gateway publishes", defaultText: "off: Gateways share --http-port and --https-port", schema: val.portRange, fallback: none },
   watchIngressWithoutClass: { name: "watch-ingress-without-class", metavar: null, help: "also serve Ingresses that name no class", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's --disable-catch-all (cmd/nginx/flags.go, default false): its store drops
+  // every Ingress with spec.defaultBackend, rules and all (store.go hasCatchAllIngressRule).
+  disableCatchAll: { name: "disable-catch-all", metavar: null, help: "ignore every Ingress that sets spec.defaultBackend (a catch-all), its rules too, as ingress-nginx's flag does", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's defaults (--ingress-class nginx, --controller-class k8s.io/ingress-nginx)
   // and its class rules: README "Migrating from ingress-nginx", docs/design.md "Ingress decisions".
   ingressNginxCompat: { name: "ingress-nginx-compat", metavar: null, help: "take the Ingresses ingress-nginx takes: --ingress-class nginx and --controller-name k8s.io/ingress-nginx unless those are given, its class rules (kubernetes.io/ingress.class must equal --ingress-class; no default IngressClass), and its defaults where they differ (README: ingress-nginx's defaults)", defaultText: "false", schema: val.bool, fallback: () => false },
@@ -86,6 +89,15 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx's ConfigMap keys of the same names: an Ingress's annotation replaces the list of its own kind.
   allowlistSourceRange: { name: "allowlist-source-range", metavar: "CIDR[,CIDR]", help: "client ranges allowed on Ingresses without their own allowlist-source-range (others get 403)", defaultText: "all", schema: val.sourceRangeList("10.0.0.0/8,2001:db8::/32"), fallback: () => Object.freeze([]) },
   denylistSourceRange: { name: "denylist-source-range", metavar: "CIDR[,CIDR]", help: "client ranges refused (403) on Ingresses without their own denylist-source-range", defaultText: "none", schema: val.sourceRangeList("192.0.2.0/24"), fallback: () => Object.freeze([]) },
+  // ingress-nginx's block-cidrs, block-user-agents, block-referers (config.go, nginx.tmpl's http
+  // block `deny` and its `map`s): every request of every host, default route included (403).
+  blockCidrs: { name: "block-cidrs", metavar: "CIDR[,CIDR]", help: "client ranges refused (403) on every host and path, whatever an Ingress allows", defaultText: "none", schema: val.sourceRangeList("192.0.2.0/24"), fallback: () => Object.freeze([]) },
+  blockUserAgents: { name: "block-user-agents", metavar: "UA[,UA]", help: "User-Agent values refused (403) on every host and path: an exact value (any case), or a regular expression after ~ (case-sensitive) or ~* (any case), unanchored", defaultText: "none", schema: val.blockPatternList, fallback: () => Object.freeze([]) },
+  blockReferers: { name: "block-referers", metavar: "REFERER[,REFERER]", help: "Referer values refused (403) on every host and path, written as for --block-user-agents", defaultText: "none", schema: val.blockPatternList, fallback: () => Object.freeze([]) },
+  // ingress-nginx's add-headers and proxy-set-headers (config.go; nginx.go reads the ConfigMap
+  // each names): fields for every answer, and for every request sent to a pod.
+  addHeaders: { name: "add-headers", metavar: "NS/NAME", help: "ConfigMap whose entries are set on every answer (values may use nginx variables such as $host)", defaultText: "none", schema: val.nsName, fallback: () => null },
+  proxySetHeaders: { name: "proxy-set-headers", metavar: "NS/NAME", help: "ConfigMap whose entries are set on every request sent to a pod (values may use nginx variables such as $remote_addr)", defaultText: "none", schema: val.nsName, fallback: () => null },
   connectTimeoutMs: { name: "connect-timeout", metavar: "DURATION", help: "upstream connect deadline (500ms, 5s, 2m, 1h; a plain number is seconds)", defaultText: "5s", schema: val.duration(1), fallback: () => 5_000 },
   responseTimeoutMs: { name: "response-timeout", metavar: "DURATION", help: "deadline for upstream response headers; past it the client gets 504", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
   streamIdleTimeoutMs: { name: "stream-idle-timeout", metavar: "DURATION", help: "close a body stream or WebSocket idle this long", defaultText: "5m", schema: val.duration(1), fallback: () => 300_000 },
@@ -128,7 +140,22 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   preserveTrailingSlash: { name: "preserve-trailing-slash", metavar: null, help: "keep the trailing / in the HTTPS redirect, on Ingresses without their own preserve-trailing-slash", defaultText: "false", schema: val.bool, fallback: () => false },
   relativeRedirects: { name: "relative-redirects", metavar: null, help: "send permanent-redirect and temporal-redirect URLs that start with / as written (nginx absolute_redirect off), on every Ingress", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's ConfigMap key no-auth-locations (config.go NewDefault: the ACME HTTP-01 path).
+  // ingress-nginx's global-allowed-response-headers (config.go AllowedResponseHeaders, default
+  // none): the only names the custom-headers annotation may set (customheaders/main.go).
+  globalAllowedResponseHeaders: { name: "global-allowed-response-headers", metavar: "NAME[,NAME]", help: "response header names the custom-headers annotation may set (exact spelling); any other makes its Ingress answer 503", defaultText: "none", schema: val.headerNameList, fallback: () => Object.freeze([]) },
   noAuthLocations: { name: "no-auth-locations", metavar: "PATH[,PATH]", help: "rule paths (as written) starting with one of these run no basic or external authentication (auth-type, auth-url)", defaultText: "/.well-known/acme-challenge", schema: val.locationList, fallback: () => Object.freeze(["/.well-known/acme-challenge"]) },
+  // ingress-nginx's ConfigMap keys global-auth-*: external authentication for every route whose
+  // Ingress sets no auth-url (docs/design.md "External authentication"). Read as written; the
+  // compiler checks them as the auth-url annotations, and an invalid one refuses those routes.
+  globalAuthUrl: { name: "global-auth-url", metavar: "URL", help: "auth service asked before every request of a route whose Ingress sets no auth-url and not enable-global-auth: \"false\" (as the auth-url annotation)", defaultText: "none", schema: val.optionalText, fallback: none },
+  globalAuthMethod: { name: "global-auth-method", metavar: "METHOD", help: "method of the --global-auth-url request (as auth-method)", defaultText: "GET", schema: val.optionalText, fallback: none },
+  globalAuthSignin: { name: "global-auth-signin", metavar: "URL", help: "a 401 from --global-auth-url becomes a 302 to this URL (as auth-signin)", defaultText: "none", schema: val.optionalText, fallback: none },
+  globalAuthSigninRedirectParam: { name: "global-auth-signin-redirect-param", metavar: "NAME", help: "query parameter of --global-auth-signin carrying the original URL (as auth-signin-redirect-param)", defaultText: "rd", schema: val.optionalText, fallback: none },
+  globalAuthResponseHeaders: { name: "global-auth-response-headers", metavar: "NAME[,NAME]", help: "fields of the --global-auth-url 2xx answer copied onto the upstream request (as auth-response-headers)", defaultText: "none", schema: val.optionalText, fallback: none },
+  globalAuthRequestRedirect: { name: "global-auth-request-redirect", metavar: "URL", help: "X-Auth-Request-Redirect sent to --global-auth-url (as auth-request-redirect)", defaultText: "the request URI", schema: val.optionalText, fallback: none },
+  globalAuthCacheKey: { name: "global-auth-cache-key", metavar: "KEY", help: "cache --global-auth-url answers under this key, per host and path (as auth-cache-key)", defaultText: "none (no caching)", schema: val.optionalText, fallback: none },
+  globalAuthCacheDuration: { name: "global-auth-cache-duration", metavar: "[STATUS ...] DURATION[,...]", help: "how long --global-auth-cache-key keeps an answer, per status (as auth-cache-duration)", defaultText: "none: nothing is kept", schema: val.optionalText, fallback: none },
+  globalAuthAlwaysSetCookie: { name: "global-auth-always-set-cookie", metavar: null, help: "add the --global-auth-url answer's Set-Cookie to every answer, not only to those with status 200, 201, 204, 206, 301, 302, 303, 304, 307 or 308 (as auth-always-set-cookie)", defaultText: "false", schema: val.bool, fallback: () => false },
   noTlsRedirectLocations: { name: "no-tls-redirect-locations", metavar: "PATH[,PATH]", help: "rule paths (as written) starting with one of these are never redirected to HTTPS", defaultText: "/.well-known/acme-challenge", schema: val.locationList, fallback: () => Object.freeze(["/.well-known/acme-challenge"]) },
   // ingress-nginx merges every Ingress's server-level annotations into the host's one server
   // block, whatever its namespace; `namespace` stops a tenant from setting them on another
@@ -142,6 +169,11 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx's --enable-ssl-passthrough: a TCP front on the HTTPS port reads each
   // ClientHello first (serving/passthrough.ts, docs/design.md "SSL passthrough").
   enableSslPassthrough: { name: "enable-ssl-passthrough", metavar: null, help: "serve the ssl-passthrough annotation: TLS connections whose SNI names such a host go undecrypted to its pods; every other HTTPS connection then passes through a TCP front first (costs: README, \"SSL passthrough\")", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's use-proxy-protocol: a TCP front on both traffic ports reads each
+  // connection's PROXY protocol header (serving/front.ts, docs/design.md "PROXY protocol").
+  useProxyProtocol: { name: "use-proxy-protocol", metavar: null, help: "every connection on the HTTP and HTTPS ports opens with a PROXY protocol header (v1 or v2, from a load balancer); its client address and port are used, a connection without one is closed (read at start)", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's proxy-protocol-header-timeout (config.go: 5s).
+  proxyProtocolHeaderTimeoutMs: { name: "proxy-protocol-header-timeout", metavar: "DURATION", help: "with --use-proxy-protocol, longest time a connection's PROXY header may take to arrive; the connection is closed after it", defaultText: "5s", schema: val.duration(1), fallback: () => 5_000 },
   workers: { name: "workers", metavar: "N", help: "data-plane worker processes", defaultText: "the number of CPUs available", schema: val.integer(1, 256), fallback: () => availableParallelism() },
   // README "Migrating from ingress-nginx": the keys act as the flags `portico migrate` names; a flag given wins.
   nginxConfigmap: { name: "nginx-configmap", metavar: "NS/NAME", help: "ingress-nginx's ConfigMap (in --manifests, or in the cluster), watched: each key Portico can honour acts as its flag (a flag given wins), the others are reported; portico migrate reports each key", defaultText: "none", schema: val.nsName, fallback: none },

@@ -32,6 +32,8 @@ export interface Config {
    */
   readonly gatewayPorts: PortRange | null;
   readonly watchIngressWithoutClass: boolean;
+  /** Ignore every Ingress with spec.defaultBackend (ingress-nginx's --disable-catch-all). */
+  readonly disableCatchAll: boolean;
   /** Take the Ingresses ingress-nginx takes: its class defaults and rules (compile/class.ts). */
   readonly ingressNginxCompat: boolean;
   // Defaults
@@ -156,6 +158,36 @@ export interface Config {
    */
   readonly noAuthLocations: readonly string[];
   /**
+   * ingress-nginx's ConfigMap key global-allowed-response-headers: the names the custom-headers
+   * annotation may set, compared as written (customheaders/main.go slices.Contains).
+   */
+  readonly globalAllowedResponseHeaders: readonly string[];
+  /** ingress-nginx's add-headers: the ConfigMap of fields set on every answer (compile/global-headers.ts). */
+  readonly addHeaders: NamespacedName | null;
+  /** ingress-nginx's proxy-set-headers: the ConfigMap of fields set on every request to a pod. */
+  readonly proxySetHeaders: NamespacedName | null;
+  /** ingress-nginx's block-cidrs: clients refused (403) on every request (proxy/pipeline/block.ts). */
+  readonly blockCidrs: readonly string[];
+  /** ingress-nginx's block-user-agents: exact values, or `~`/`~*` regexes (regex/block-pattern.ts). */
+  readonly blockUserAgents: readonly string[];
+  /** ingress-nginx's block-referers, written as blockUserAgents. */
+  readonly blockReferers: readonly string[];
+  /**
+   * ingress-nginx's ConfigMap keys global-auth-* (configmap.go, nginx.tmpl's auth location for a
+   * location without its own auth-url): the text as written, null when unset. The compiler reads
+   * them as the auth-url annotations of the same names and adds the policy to every route whose
+   * Ingress sets no auth-url and not enable-global-auth: "false" (compile/global-auth.ts).
+   */
+  readonly globalAuthUrl: string | null;
+  readonly globalAuthMethod: string | null;
+  readonly globalAuthSignin: string | null;
+  readonly globalAuthSigninRedirectParam: string | null;
+  readonly globalAuthResponseHeaders: string | null;
+  readonly globalAuthRequestRedirect: string | null;
+  readonly globalAuthCacheKey: string | null;
+  readonly globalAuthCacheDuration: string | null;
+  readonly globalAuthAlwaysSetCookie: boolean;
+  /**
    * ingress-nginx's ConfigMap key no-tls-redirect-locations: a path whose rule path, as
    * written, starts with one of these is never redirected to HTTPS (template.go
    * isLocationInLocationList, lua_ingress.lua force_no_ssl_redirect).
@@ -178,6 +210,10 @@ export interface Config {
   readonly http3: boolean;
   /** ingress-nginx's --enable-ssl-passthrough: a TCP front reads the ClientHello before TLS (serving/passthrough.ts). */
   readonly enableSslPassthrough: boolean;
+  /** ingress-nginx's use-proxy-protocol: a PROXY header opens every connection on both traffic ports (serving/front.ts). */
+  readonly useProxyProtocol: boolean;
+  /** How long that header may take (ingress-nginx's proxy-protocol-header-timeout). */
+  readonly proxyProtocolHeaderTimeoutMs: number;
   // Performance
   readonly workers: number;
   // ingress-nginx

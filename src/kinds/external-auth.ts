@@ -123,7 +123,7 @@ function remoteUser(h: Headers): string {
 }
 
 /** The value of one supported variable for this request (the annotation side allowed only these). */
-function variable(flow: PolicyFlow, name: string): string {
+export function variable(flow: PolicyFlow, name: string): string {
   switch (name) {
     case "host":
       return flow.hostname;
@@ -342,10 +342,7 @@ function build(p: Live, caps: PolicyCaps | undefined): PolicyStep {
       if (p.responseHeaders.length > 0) flow.upstreamRequestHeaders = { ...flow.upstreamRequestHeaders, ...answer.copy };
       return null;
     }
-    if (s === 401 && signin !== null) {
-      // error_page 401 = @signin: `return 302 <signin URL>`.
-      return new Response(null, { status: 302, headers: { ...flow.responseHeaders, location: render(signin, flow), "content-length": "0" } });
-    }
+    if (s === 401 && signin !== null) return signinAnswer(signin, flow);
     if (s === 401) {
       const own = ownBody(401, "unauthorized\n", flow.config.ingressNginxCompat, flow.req);
       const h: Record<string, string> = { ...flow.responseHeaders, "content-type": own.type };
@@ -358,6 +355,22 @@ function build(p: Live, caps: PolicyCaps | undefined): PolicyStep {
     }
     throw new ProxyError("AuthFailed", `external auth: the auth service answered ${s}`);
   };
+}
+
+/** error_page 401 = @signin: `return 302 <signin URL>`. */
+function signinAnswer(signin: readonly TemplatePart[], flow: PolicyFlow): Response {
+  return new Response(null, { status: 302, headers: { ...flow.responseHeaders, location: render(signin, flow), "content-length": "0" } });
+}
+
+/**
+ * The 302 to auth-signin for a request refused with 401 (nginx's `error_page 401`, which
+ * covers the location's final 401 whichever access check made it: `satisfy any` uses it,
+ * kinds/satisfy.ts), or null when the policy has no auth-signin.
+ */
+export function signinOf(p: Pick<v.InferOutput<typeof EXTERNAL_AUTH_PARAMS>, "signin" | "redirectParam">): ((flow: PolicyFlow) => Response) | null {
+  if (p.signin === null) return null;
+  const signin = signinTemplate(p.signin, p.redirectParam);
+  return (flow) => signinAnswer(signin, flow);
 }
 
 export const EXTERNAL_AUTH = defineKind("external-auth", "authentication", EXTERNAL_AUTH_PARAMS, build);

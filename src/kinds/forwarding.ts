@@ -1,7 +1,8 @@
 // The `forwarding` stage, last before the request goes upstream: what is sent and how
 // (backend-protocol AUTO_HTTP, upstream-vhost, portico.dev/request-headers and
-// response-headers, the Gateway API's RequestHeaderModifier and RequestMirror). Every kind of
-// the stage is defined here.
+// response-headers, the Gateway API's RequestHeaderModifier and RequestMirror, ingress-nginx's
+// mirror-target). Every kind of the stage is defined or exported here (mirror.ts has the
+// copies both mirrors send).
 //
 // portico.dev/request-headers and portico.dev/response-headers: the forwarding stage adds its fields to those the handler sets on the upstream request
 // (flow.upstreamRequestHeaders) and on the relayed response (flow.upstreamResponseHeaders).
@@ -15,6 +16,7 @@ import type { StagePolicy } from "../policy/stages.ts";
 import { normaliseRequestHost } from "../request/host.ts";
 import type { Backend } from "../table/types.ts";
 import { defineKind, needCaps } from "./define.ts";
+import { MIRROR_TIMEOUT_MS, sendMirror } from "./mirror.ts";
 import { editableFields, Pair, Str, Strings } from "./schema.ts";
 
 /**
@@ -55,6 +57,22 @@ export const HEADERS = defineKind("headers", "forwarding", v.object({ request: v
   const response = fieldsOf(entriesOf(params.response ?? [], "response"));
   return (flow) => {
     if (request !== null) flow.upstreamRequestHeaders = flow.upstreamRequestHeaders === null ? request : { ...request, ...flow.upstreamRequestHeaders };
+    if (response !== null) flow.upstreamResponseHeaders = flow.upstreamResponseHeaders === null ? response : { ...response, ...flow.upstreamResponseHeaders };
+    return null;
+  };
+});
+
+/**
+ * custom-headers: the entries of the ConfigMap it names, set on every response relayed from
+ * the pods as nginx.tmpl's `more_set_headers "Name: value"` in the location does (replacing the
+ * pod's field; values literal: the template escapes `$`, escapeLiteralDollar). `headers` is
+ * null until the compiler has read the ConfigMap (compile/custom-headers.ts), which this kind
+ * refuses to build: never served as if the ConfigMap said nothing.
+ */
+export const CUSTOM_HEADERS = defineKind("custom-headers", "forwarding", v.object({ headers: v.nullable(v.array(Pair)) }), (params) => {
+  if (params.headers === null) throw new Error("custom-headers: the ConfigMap is not resolved");
+  const response = fieldsOf(entriesOf(params.headers, "response"));
+  return (flow) => {
     if (response !== null) flow.upstreamResponseHeaders = flow.upstreamResponseHeaders === null ? response : { ...response, ...flow.upstreamResponseHeaders };
     return null;
   };
@@ -120,11 +138,6 @@ export const GATEWAY_REQUEST_HEADERS = defineKind("gateway-request-headers", "fo
   };
 });
 
-/** Mirrored requests in flight in this process: beyond it a copy is dropped, never queued. */
-const MIRROR_MAX_IN_FLIGHT = 256;
-/** A mirror that has not answered by then is abandoned (its answer is discarded anyway). */
-const MIRROR_TIMEOUT_MS = 30_000;
-let mirrorsInFlight = 0;
 
 /** `host:port`, `[v6]:port` or a DNS name's: what Upstream.authority holds. */
 const AUTHORITY = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}$/;
@@ -144,7 +157,7 @@ export const GATEWAY_MIRROR = defineKind("gateway-mirror", "forwarding", v.objec
   if (!Array.isArray(endpoints) || !endpoints.every((e) => typeof e === "string" && AUTHORITY.test(e))) throw new Error("gateway-mirror: endpoints expected");
   const percent = typeof params.percent === "number" ? params.percent : 100;
   return (flow) => {
-    if (endpoints.length === 0 || mirrorsInFlight >= MIRROR_MAX_IN_FLIGHT) return null;
+    if (endpoints.length === 0) return null;
     if (flow.hasBody) return null;
     if (percent < 100 && Math.random() * 100 >= percent) return null;
     const to = endpoints[Math.floor(Math.random() * endpoints.length)]!;
@@ -160,13 +173,10 @@ export const GATEWAY_MIRROR = defineKind("gateway-mirror", "forwarding", v.objec
       if (v === null) headers.delete(k);
       else headers.set(k, v);
     }
-    mirrorsInFlight++;
-    subrequest(`http://${to}${flow.pathAndQuery}`, { method: flow.req.method, headers, signal: deadline(MIRROR_TIMEOUT_MS, null) })
-      .then((r) => r.body?.cancel())
-      .catch(() => {})
-      .finally(() => {
-        mirrorsInFlight--;
-      });
+    sendMirror(() => subrequest(`http://${to}${flow.pathAndQuery}`, { method: flow.req.method, headers, signal: deadline(MIRROR_TIMEOUT_MS, null) }));
     return null;
   };
 });
+
+export { INGRESS_MIRROR } from "./mirror.ts";
+export { PROXY_REWRITE } from "./proxy-rewrite.ts";

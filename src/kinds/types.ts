@@ -50,6 +50,12 @@ export interface PolicyFlow {
    * route without one pays a null check.
    */
   responseHeaderEdits: readonly HeaderEdit[] | null;
+  /**
+   * proxy_redirect / proxy_cookie_domain / proxy_cookie_path (kinds/proxy-rewrite.ts): edits the
+   * pod's own fields before any of the above is set; null for none, so a route without them
+   * pays a null check.
+   */
+  responseRewrite: ((h: Headers, flow: PolicyFlow) => void) | null;
   /** This request's X-Request-ID. */
   readonly requestId: string;
   /** Whether the peer is a trusted proxy (--trusted-proxies): its X-Forwarded-* count. */
@@ -103,6 +109,12 @@ export interface PolicyFlow {
    * `limit-connections` slot) gives it back here. One per request; a second holder chains.
    */
   release: (() => void) | null;
+  /**
+   * Called once with the request body when the forward step has read it whole (request
+   * buffering), before it goes upstream; null for none, so a route without one pays a null
+   * check. Never called for a body that streams. The mirror sends its copy's body from here.
+   */
+  bodyTap: ((body: Uint8Array) => void) | null;
   /** The request's TLS connection (SNI, the client's certificates), or null: plain HTTP, or a listener that cannot tell. */
   readonly tls: () => ConnectionTls | null;
   /** The process log, for what a policy must tell the operator (not per request: see each kind). */
@@ -157,6 +169,8 @@ export interface SubrequestInit {
   readonly signal: AbortSignal;
   /** TLS options (an https URL): Bun's `tls` fetch option. */
   readonly tls?: { readonly rejectUnauthorized: boolean; readonly serverName?: string };
+  /** A body to send (a mirror's copy of a request body read whole). */
+  readonly body?: Uint8Array;
 }
 
 /** A Response ends the request with it (403, 401, a redirect, a preflight's 204); null goes on. */

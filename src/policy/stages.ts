@@ -84,6 +84,12 @@ const SECRET_PARAMS: ReadonlySet<string> = new Set(["users"]);
  * through the admin port or logs.
  */
 export function redactStage(p: StagePolicy): StagePolicy {
+  // A policy that holds others (`satisfy any`'s checks) has their parameters redacted too.
+  const nested = p.params[NESTED_PARAM];
+  if (Array.isArray(nested)) {
+    const checks = (nested as readonly { kind: string; params: StagePolicy["params"] }[]).map((c) => ({ kind: c.kind, params: redactStage({ stage: p.stage, kind: c.kind, params: c.params }).params }));
+    return { ...p, params: { ...p.params, [NESTED_PARAM]: checks } };
+  }
   if (!Object.keys(p.params).some((k) => SECRET_PARAMS.has(k))) return p;
   const params: Record<string, PolicyValue> = {};
   for (const [k, v] of Object.entries(p.params)) {
@@ -92,3 +98,6 @@ export function redactStage(p: StagePolicy): StagePolicy {
   }
   return { ...p, params };
 }
+
+/** The parameter of a policy that holds other policies (kinds/satisfy.ts `checks`). */
+const NESTED_PARAM = "checks";

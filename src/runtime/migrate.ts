@@ -192,6 +192,7 @@ export async function migrateToGatewayCli(config: Config, output: "text" | "json
           "--ingress-class", config.ingressClass,
           "--controller-class", config.controllerName,
           ...(config.watchIngressWithoutClass ? ["--watch-ingress-without-class"] : []),
+          ...(config.disableCatchAll ? ["--disable-catch-all"] : []),
           "--gateway-controller-name", config.gatewayControllerName,
         ],
         gatewayFlags: ["--gateway-controller-name", config.gatewayControllerName],

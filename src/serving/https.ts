@@ -44,6 +44,11 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
   let wantCerts = false;
   let last: { entries: readonly TlsEntry[]; fingerprint: string } | null = null;
   let frozen = false;
+  // The stand-in stopped being provisional in this very turn (its first real set equals the
+  // stand-in's own, so no rotation ran): no /readyz answer can have let a client in yet, so a
+  // hand-over in the same turn (runtime/local.ts applies the set, then fits the listener to the
+  // table) still closes it rather than draining it.
+  let standInThisTurn = false;
   const retiring = new Set<HttpsListener>();
 
   function make(k: ListenerKind): HttpsListener {
@@ -61,9 +66,13 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
 
   function retire(old: HttpsListener): void {
     retiring.add(old);
+    // Read before freeze(): a stand-in (nothing ready let a client in) is closed now, not
+    // drained, so it leaves the SO_REUSEPORT group before the next listener's
+    // `provisional: false` lets /readyz say ready (docs/design.md, "Bun facts measured here").
+    const standIn = old.provisional || standInThisTurn;
     old.freeze();
     void old
-      .stop(false)
+      .stop(standIn)
       .catch((err: unknown) => log.warn("stopping the previous HTTPS listener failed", { err: String(err) }))
       .finally(() => retiring.delete(old));
   }
@@ -98,7 +107,12 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
     update(entries, fingerprint, provisional) {
       if (frozen) return;
       last = { entries, fingerprint };
+      const wasStandIn = live.provisional;
       live.update(entries, fingerprint, provisional);
+      if (wasStandIn && !live.provisional && !standInThisTurn) {
+        standInThisTurn = true;
+        queueMicrotask(() => (standInThisTurn = false));
+      }
       port = live.port;
     },
     get provisional() {

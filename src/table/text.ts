@@ -94,6 +94,10 @@ export function routeAnswers(r: SerializedRoute, backends: ReadonlyMap<string, B
     if (p.kind === "basic-auth") {
       if (p.params.users === null) return end("500 refused: the basic-auth users are not resolved");
       if (r.authExempt !== true) parts.push(`401 without credentials (basic, realm "${text(p.params.realm)}")`);
+    } else if (p.kind === "satisfy-any") {
+      // nginx's `satisfy any`: the first of its checks that lets the request in suffices.
+      const kinds = Array.isArray(p.params.checks) ? (p.params.checks as readonly { kind?: unknown }[]).map((c) => String(c.kind)) : [];
+      parts.push(`satisfy any: ${kinds.join(", ")} (the first that lets the request in suffices; else 401, or 403)`);
     } else if (p.kind === "external-auth" && r.authExempt !== true) {
       parts.push(`the auth service decides${Array.isArray(p.params.signin) ? " (its 401 becomes 302 to auth-signin)" : ""}`);
     }

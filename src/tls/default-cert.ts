@@ -2,7 +2,6 @@
 // no SNI, and hosts whose own certificate is missing or broken. It comes from the Secret the
 // flag names (the compiler hands it over as the binding with host ""), else from a
 // self-signed ECDSA certificate minted in memory once at start-up.
-import { createHash } from "node:crypto";
 import type { CertificateBinding } from "../compile/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
@@ -14,7 +13,7 @@ export interface DefaultCertificate {
   readonly key: string;
   /** `namespace/name` of the Secret, or null for the generated certificate. */
   readonly secret: string | null;
-  /** Identity for fingerprints: the Secret version (else a digest of its PEM), or "generated:<serial>". */
+  /** What fingerprints compare: a digest of the Secret's PEM (tls/pem.ts, pemDigest), or "generated:<notAfter>". */
   readonly version: string;
   /** notAfter in milliseconds since the epoch. */
   readonly notAfter: number;
@@ -60,7 +59,7 @@ export function pickDefaultCertificate(
     cert: binding.cert ?? "",
     key: binding.key ?? "",
     secret: binding.secret,
-    version: binding.version ?? createHash("sha256").update(binding.cert ?? "").update(binding.key ?? "").digest("base64"),
+    version: result.contentDigest, // by content, as every served certificate (tls/pem.ts, pemDigest)
     notAfter: result.notAfter,
   };
   const diagnostics: Diagnostic[] = result.expired

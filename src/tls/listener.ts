@@ -148,13 +148,20 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
     drainingCount++;
     retiring = old;
     const done = (async () => {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, wait);
-        cutDrain = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
+      // No drain (the stand-in): stopGracefully runs in this very turn, and Bun's stop(false)
+      // closes the listening socket synchronously, so the kernel hands every later connection
+      // to the new server. A timer first would leave the stand-in in the SO_REUSEPORT group
+      // for a turn after `provisional` turned false: a client let in by /readyz could then be
+      // queued on it and reset when it closes (docs/design.md, "Bun facts measured here").
+      if (wait > 0) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, wait);
+          cutDrain = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+      }
       await stopGracefully(old.server, opts.stopBoundMs ?? STOP_BOUND_MS);
     })()
       .catch((err: unknown) => log.warn("stopping a drained TLS listener failed", { err: String(err) }))

@@ -16,10 +16,12 @@ export type PemCheck =
       readonly expired: boolean;
       /** Certificates in tls.crt (leaf + intermediates). */
       readonly chainLength: number;
+      /** SHA-256 of tls.crt and tls.key as served: what a certificate set's fingerprint compares. */
+      readonly contentDigest: string;
     }
   | { readonly ok: false; readonly reason: string };
 
-type Parsed = Exclude<PemCheck, { ok: true }> | { ok: true; sans: readonly string[]; notAfter: number; chainLength: number };
+type Parsed = Exclude<PemCheck, { ok: true }> | { ok: true; sans: readonly string[]; notAfter: number; chainLength: number; contentDigest: string };
 
 const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
@@ -58,7 +60,17 @@ function parsePem(cert: string | null, key: string | null): Parsed {
   if (!leaf.checkPrivateKey(privateKey)) return { ok: false, reason: "tls.key does not match the first certificate in tls.crt" };
   const notAfter = Date.parse(leaf.validTo);
   if (!Number.isFinite(notAfter)) return { ok: false, reason: "certificate notAfter does not parse" };
-  return { ok: true, sans: certificateNames(leaf), notAfter, chainLength: chain.length };
+  return { ok: true, sans: certificateNames(leaf), notAfter, chainLength: chain.length, contentDigest: pemDigest(cert, key) };
+}
+
+/**
+ * The PEM text's own digest. A Secret's version (uid/resourceVersion) changes on every write,
+ * also one that leaves tls.crt and tls.key as they were (a label, an annotation, a re-create
+ * with the same data); a rotation restarts the HTTPS listener (tls/listener.ts), so the
+ * certificate set is compared by this, computed once per version (the cache below).
+ */
+export function pemDigest(cert: string | null, key: string | null): string {
+  return createHash("sha256").update(cert ?? "\u0000").update("\u0001").update(key ?? "\u0000").digest("base64");
 }
 
 export interface PemChecker {
@@ -78,7 +90,7 @@ export function createPemChecker(max = 10_000): PemChecker {
       const cacheKey =
         input.version !== null
           ? `v:${input.version}`
-          : `d:${createHash("sha256").update(input.cert ?? "\u0000").update("\u0001").update(input.key ?? "\u0000").digest("base64")}`;
+          : `d:${pemDigest(input.cert, input.key)}`;
       let parsed = cache.get(cacheKey);
       if (parsed === undefined) {
         parsed = parsePem(input.cert, input.key);

@@ -141,7 +141,8 @@ export function buildTlsEntries(
       continue;
     }
     onDefault.delete(host);
-    served.set(host, { host, cert: b.cert ?? "", key: b.key ?? "", version: b.version ?? digest(b.cert, b.key) });
+    // By content, not by the Secret's version: an unchanged certificate set never restarts the listener.
+    served.set(host, { host, cert: b.cert ?? "", key: b.key ?? "", version: result.contentDigest });
     expiry.set(host, Math.floor(result.notAfter / 1000));
   }
 
@@ -164,8 +165,4 @@ export function buildTlsEntries(
     entries.push({ serverName: host, cert: s.cert, key: s.key, ...opts });
   }
   return { entries, fingerprint: hash.digest("base64url"), diagnostics, expiry, defaultCertificate: def };
-}
-
-function digest(cert: string | null, key: string | null): string {
-  return createHash("sha256").update(cert ?? "").update("\u0000").update(key ?? "").digest("base64");
 }

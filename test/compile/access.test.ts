@@ -58,6 +58,29 @@ describe("basic-auth Secret", () => {
     expect(text).not.toContain("alice");
   });
 
+  test("satisfy any: the source range and basic auth become one satisfy-any policy, in nginx's access-phase order, its users redacted too", () => {
+    const snap = snapshotOf(objs(ingress("a", basic("users", { [`${N}satisfy`]: "any", [`${N}allowlist-source-range`]: "10.0.0.0/8" })), secret("users", { auth: b64("alice:{PLAIN}hunter2\n") })));
+    const r = compile(snap, DEFAULT_COMPILE_CONFIG);
+    expect(stagesOf(r, "a.test")).toEqual([
+      { stage: "authentication", kind: "satisfy-any", params: { checks: [
+        { kind: "source-range", params: { allow: ["10.0.0.0/8"], deny: null } },
+        { kind: "basic-auth", params: { realm: "", secret: "shop/users", users: [["alice", "{PLAIN}hunter2"]] } },
+      ] } },
+    ]);
+    const text = JSON.stringify(serializeTable(r.table));
+    expect(text).toContain('"users":"<redacted: 1 entry>"');
+    expect(text).not.toContain("hunter2");
+    // The global auth-url (ingress-nginx's global-auth-url: the same auth_request in the
+    // location, so `satisfy any` spans it too) joins the checks.
+    const global = compile(snapshotOf(objs(ingress("g", { [`${N}satisfy`]: "any", [`${N}allowlist-source-range`]: "10.0.0.0/8" }))), { ...DEFAULT_COMPILE_CONFIG, globalAuthUrl: "http://auth.example/check" });
+    const g = stagesOf(global, "g.test");
+    expect(g.map((p) => p.kind)).toEqual(["satisfy-any"]);
+    expect((g[0]!.params.checks as { kind: string }[]).map((c) => c.kind)).toEqual(["source-range", "external-auth"]);
+    // One check alone has nothing to choose between: it stays as it is.
+    const alone = snapshotOf(objs(ingress("b", { [`${N}satisfy`]: "any", [`${N}allowlist-source-range`]: "10.0.0.0/8" })));
+    expect(stagesOf(compile(alone, DEFAULT_COMPILE_CONFIG), "b.test").map((p) => p.kind)).toEqual(["source-range"]);
+  });
+
   const refusals: [string, ReturnType<typeof objs>, string, string][] = [
     ["a missing Secret", objs(ingress("a", basic("nope"))), "SecretNotFound", "Secret shop/nope (auth-secret) not found"],
     ["a Secret in another namespace (ingress-nginx's default since v1.12)", objs(ingress("a", basic("other/users")), secret("users", { auth: b64("a:{PLAIN}b") }, "other")), "InvalidAnnotation", "in another namespace"],

@@ -100,6 +100,24 @@ spec:
     expect(none.candidates.find((x) => x.ingress === "default/no-class")?.reason).toContain("--watch-ingress-without-class");
   });
 
+  test("--disable-catch-all: an Ingress with spec.defaultBackend is not served, and explain says why", () => {
+    const docs = [
+      { apiVersion: "networking.k8s.io/v1", kind: "IngressClass", metadata: { name: "portico" }, spec: { controller: "portico.dev/ingress-controller" } },
+      {
+        apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "catch-all", namespace: "default" },
+        spec: {
+          ingressClassName: "portico", defaultBackend: { service: { name: "web", port: { number: 80 } } },
+          rules: [{ host: "rules.test", http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }],
+        },
+      },
+    ].map((o) => JSON.stringify(o)).join("\n---\n");
+    const { snapshot } = loadFixture(docs);
+    const r = explain(snapshot, { ...DEFAULT_COMPILE_CONFIG, disableCatchAll: true }, { host: "rules.test", path: "/", scheme: "http" });
+    expect(r.outcome).toBe("404");
+    expect(r.candidates.find((x) => x.ingress === "default/catch-all")?.reason).toStartWith("not served (--disable-catch-all): spec.defaultBackend is set");
+    expect(explain(snapshot, DEFAULT_COMPILE_CONFIG, { host: "rules.test", path: "/", scheme: "http" }).outcome).toBe("route");
+  });
+
   test("host tiers: no fallthrough from the chosen exact host", () => {
     const { snapshot, config } = fixture("hosts");
     const r = explain(snapshot, config, { host: "WWW.example.com", path: "/other", scheme: "http" });

@@ -17,6 +17,12 @@ describe("ConfigMap keys", () => {
     [{ "proxy-connect-timeout": "5" }, "proxy-connect-timeout", "same", []],
     [{ "proxy-read-timeout": "120" }, "proxy-read-timeout", "flag", ["--response-timeout=120s"]],
     [{ "proxy-send-timeout": "120" }, "proxy-send-timeout", "not-honoured", []],
+    // config.go: the proxy-redirect-*/proxy-cookie-* defaults are `off`; only the annotations are read.
+    [{ "proxy-redirect-from": "off" }, "proxy-redirect-from", "same", []],
+    [{ "proxy-redirect-from": "hello.com", "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-from", "not-honoured", []],
+    [{ "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-to", "same", []],
+    [{ "proxy-cookie-path": "/one/ /" }, "proxy-cookie-path", "not-honoured", []],
+    [{ "proxy-cookie-domain": "off" }, "proxy-cookie-domain", "same", []],
     [{ hsts: "false" }, "hsts", "flag", ["--hsts=false"]],
     [{ "ssl-protocols": "TLSv1.3" }, "ssl-protocols", "flag", ["--tls-min-version=1.3"]],
     [{ "ssl-protocols": "TLSv1.1 TLSv1.2" }, "ssl-protocols", "not-honoured", []],
@@ -31,7 +37,13 @@ describe("ConfigMap keys", () => {
     [{ "enable-real-ip": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=address", "--compute-full-forwarded-for=false"]],
     [{ "enable-real-ip": "true", "compute-full-forwarded-for": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=address", "--compute-full-forwarded-for=false"]],
     [{ "enable-real-ip": "true", "use-forwarded-headers": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false"]],
-    [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "not-honoured", []],
+    // ingress-nginx's use-proxy-protocol (nginx.tmpl `listen ... proxy_protocol`) is served by the TCP front.
+    [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "flag", ["--use-proxy-protocol"]],
+    [{ "use-proxy-protocol": "false" }, "use-proxy-protocol", "same", []],
+    [{ "use-proxy-protocol": "true", "proxy-protocol-header-timeout": "10s" }, "proxy-protocol-header-timeout", "flag", ["--proxy-protocol-header-timeout=10s"]],
+    [{ "proxy-protocol-header-timeout": "5s" }, "proxy-protocol-header-timeout", "same", []],
+    // nginx.tmpl: use-proxy-protocol without use-forwarded-headers sets real_ip_header proxy_protocol.
+    [{ "use-proxy-protocol": "true", "enable-real-ip": "true" }, "enable-real-ip", "same", []],
     [{ "http-redirect-code": "308" }, "http-redirect-code", "same", []],
     [{ "http-redirect-code": "301" }, "http-redirect-code", "flag", ["--http-redirect-code=301"]],
     [{ "load-balance": "ewma" }, "load-balance", "not-honoured", []],
@@ -56,6 +68,27 @@ describe("ConfigMap keys", () => {
     [{ "gzip-min-length": "100" }, "gzip-min-length", "flag", ["--gzip-min-length=100"]],
     [{ "gzip-types": "text/html  application/json" }, "gzip-types", "flag", ["--gzip-types=text/html,application/json"]],
     [{ "gzip-disable": "msie6" }, "gzip-disable", "flag", ["--gzip-disable=msie6"]],
+    // customheaders/main.go reads global-allowed-response-headers; nginx.tmpl's http-level
+    // `deny` and the block `map`s (template/configmap.go splitAndTrimSpace).
+    [{ "global-allowed-response-headers": "X-A, X-B" }, "global-allowed-response-headers", "flag", ["--global-allowed-response-headers=X-A,X-B"]],
+    [{ "block-cidrs": "10.0.0.0/8, 192.0.2.1" }, "block-cidrs", "flag", ["--block-cidrs=10.0.0.0/8,192.0.2.1"]],
+    [{ "block-user-agents": "~*bot, AlphaBot" }, "block-user-agents", "flag", ["--block-user-agents=~*bot,AlphaBot"]],
+    [{ "block-referers": "~*example\\.com,qwerty" }, "block-referers", "flag", ["--block-referers=~*example\\.com,qwerty"]],
+    // nginx.go: GetConfigMap(value), a namespace/name key.
+    [{ "add-headers": "ingress-nginx/custom-headers" }, "add-headers", "flag", ["--add-headers=ingress-nginx/custom-headers"]],
+    [{ "proxy-set-headers": "ingress-nginx/proxy-headers" }, "proxy-set-headers", "flag", ["--proxy-set-headers=ingress-nginx/proxy-headers"]],
+    // configmap.go ReadConfig: the global auth location nginx.tmpl gives a location without its own auth-url.
+    [{ "global-auth-url": " http://auth.example/check " }, "global-auth-url", "flag", ["--global-auth-url=http://auth.example/check"]],
+    [{ "global-auth-url": "" }, "global-auth-url", "same", []],
+    [{ "global-auth-method": "POST" }, "global-auth-method", "flag", ["--global-auth-method=POST"]],
+    [{ "global-auth-signin": "https://auth.example/start" }, "global-auth-signin", "flag", ["--global-auth-signin=https://auth.example/start"]],
+    [{ "global-auth-signin-redirect-param": "back" }, "global-auth-signin-redirect-param", "flag", ["--global-auth-signin-redirect-param=back"]],
+    [{ "global-auth-response-headers": "Foo, Bar" }, "global-auth-response-headers", "flag", ["--global-auth-response-headers=Foo, Bar"]],
+    [{ "global-auth-request-redirect": "Foo-Redirect" }, "global-auth-request-redirect", "flag", ["--global-auth-request-redirect=Foo-Redirect"]],
+    [{ "global-auth-cache-key": "$remote_user$http_authorization" }, "global-auth-cache-key", "flag", ["--global-auth-cache-key=$remote_user$http_authorization"]],
+    [{ "global-auth-cache-duration": "200 201 401 30m" }, "global-auth-cache-duration", "flag", ["--global-auth-cache-duration=200 201 401 30m"]],
+    [{ "global-auth-always-set-cookie": "true" }, "global-auth-always-set-cookie", "flag", ["--global-auth-always-set-cookie=true"]],
+    [{ "global-auth-snippet": "proxy_set_header A b;" }, "global-auth-snippet", "not-honoured", []],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
   ] as const)("%p: %s is %s", (data, k, status, flags) => {
@@ -96,12 +129,21 @@ describe("ConfigMap keys", () => {
       "limit-req-status-code": "429", "limit-conn-status-code": "429", "custom-http-errors": "404,503", "enable-underscores-in-headers": "true",
       "worker-processes": "4", "disable-access-log": "true", "server-tokens": "true",
       "use-gzip": "true", "gzip-level": "4", "gzip-min-length": "100", "gzip-types": "text/html application/json", "gzip-disable": "msie6",
+      "global-auth-url": "http://auth.example/check", "global-auth-method": "POST", "global-auth-signin": "https://auth.example/start?x=1",
+      "global-auth-signin-redirect-param": "back", "global-auth-response-headers": "Foo, Bar", "global-auth-request-redirect": "Foo-Redirect",
+      "global-auth-cache-key": "$remote_user", "global-auth-cache-duration": "200 1m, any 5s", "global-auth-always-set-cookie": "true",
     };
     const flags = configMapReport(cm(data)).flags;
     expect(flags.length).toBeGreaterThan(20);
     const args = flags.flatMap((f) => (f.includes("=") ? [f] : [`${f}=true`]));
     const parsed = parseArgs(args, {});
-    expect(parsed).toMatchObject({ type: "run", config: { allowlistSourceRange: ["10.0.0.0/8"], sslRedirect: false, hstsPreload: true, limitReqStatusCode: 429, serverHeader: "portico" } });
+    expect(parsed).toMatchObject({
+      type: "run",
+      config: {
+        allowlistSourceRange: ["10.0.0.0/8"], sslRedirect: false, hstsPreload: true, limitReqStatusCode: 429, serverHeader: "portico",
+        globalAuthUrl: "http://auth.example/check", globalAuthResponseHeaders: "Foo, Bar", globalAuthCacheDuration: "200 1m, any 5s", globalAuthAlwaysSetCookie: true,
+      },
+    });
   });
 
   test("only a ConfigMap with string data is read", () => {

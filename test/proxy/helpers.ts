@@ -38,7 +38,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
   return {
     kubeconfig: null, context: null, manifests: null, watchNamespace: null,
     httpPort: 0, httpsPort: 8443, adminPort: 0, bind: "127.0.0.1", debugAllow: ["127.0.0.0/8", "::1/128"],
-    ingressClass: "portico", controllerName: "portico.dev/ingress-controller", gatewayControllerName: "portico.dev/gateway-controller", gatewayPorts: null, watchIngressWithoutClass: false, ingressNginxCompat: false,
+    ingressClass: "portico", controllerName: "portico.dev/ingress-controller", gatewayControllerName: "portico.dev/gateway-controller", gatewayPorts: null, watchIngressWithoutClass: false, disableCatchAll: false, ingressNginxCompat: false,
     defaultSslCertificate: null, defaultBackendService: null, customHttpErrors: [], allowExternalNameServices: false, publishService: null, publishStatusAddress: null, updateStatus: true,
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off",
@@ -50,8 +50,9 @@ export function testConfig(over: Partial<Config> = {}): Config {
     serverHeader: over.ingressNginxCompat === true ? "none" : "backend",
     gzip: false, gzipLevel: 1, gzipMinLength: 256, gzipTypes: DEFAULT_GZIP_TYPES, gzipDisable: null,
     hsts: true, hstsMaxAge: 31536000, hstsIncludeSubdomains: false, hstsPreload: false, sslRedirect: true, forceSslRedirect: false, hostPolicyScope: "all", httpRedirectCode: 308,
-    usePortInRedirects: false, preserveTrailingSlash: false, relativeRedirects: false, noTlsRedirectLocations: ["/.well-known/acme-challenge"], noAuthLocations: ["/.well-known/acme-challenge"],
-    tlsMinVersion: "1.2", tlsCiphers: "", http2: true, http3: false, enableSslPassthrough: false, workers: 1, nginxConfigmap: null,
+    usePortInRedirects: false, preserveTrailingSlash: false, relativeRedirects: false, noTlsRedirectLocations: ["/.well-known/acme-challenge"], noAuthLocations: ["/.well-known/acme-challenge"], globalAllowedResponseHeaders: [], addHeaders: null, proxySetHeaders: null, blockCidrs: [], blockUserAgents: [], blockReferers: [],
+    globalAuthUrl: null, globalAuthMethod: null, globalAuthSignin: null, globalAuthSigninRedirectParam: null, globalAuthResponseHeaders: null, globalAuthRequestRedirect: null, globalAuthCacheKey: null, globalAuthCacheDuration: null, globalAuthAlwaysSetCookie: false,
+    tlsMinVersion: "1.2", tlsCiphers: "", http2: true, http3: false, enableSslPassthrough: false, useProxyProtocol: false, proxyProtocolHeaderTimeoutMs: 5_000, workers: 1, nginxConfigmap: null,
     ...over,
   };
 }

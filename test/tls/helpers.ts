@@ -1,4 +1,5 @@
 // Shared pieces of the TLS suites: bindings, a marker handler, and a raw handshake probe.
+import { readFileSync } from "node:fs";
 import { connect, type PeerCertificate } from "node:tls";
 import type { CertificateBinding } from "../../src/compile/types.ts";
 import { silentLogger } from "../../src/log/logger.ts";
@@ -138,4 +139,28 @@ export class RawClient {
     this.socket?.end();
     this.socket = null;
   }
+}
+
+/**
+ * How many sockets listen on this TCP port now, read synchronously from the kernel's tables
+ * (Linux /proc/net/tcp and tcp6: state 0A is LISTEN; the local port is the hex after ':').
+ * With SO_REUSEPORT each server bound to the port is one row, and the kernel spreads new
+ * connections over all of them: 2 means a second server would still take some clients.
+ */
+export function listeningSockets(port: number): number {
+  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  let n = 0;
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text = "";
+    try {
+      text = readFileSync(file, "latin1");
+    } catch {
+      continue; // no IPv6 table in this kernel
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[3] === "0A" && f[1]?.endsWith(`:${hex}`)) n++;
+    }
+  }
+  return n;
 }

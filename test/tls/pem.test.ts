@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { checkPem, createPemChecker } from "../../src/tls/pem.ts";
+import { checkPem, createPemChecker, pemDigest } from "../../src/tls/pem.ts";
 import { namesCover as covers } from "../../src/model/cert-names.ts";
 import { createCertificate, generateKeyPair } from "./pki.ts";
 
@@ -12,7 +12,7 @@ describe("checkPem", () => {
       const ca = createCertificate({ subjectCN: "CA", isCA: true, ...valid });
       const leaf = createCertificate({ subjectCN: "x", sans: ["Foo.Test", "*.foo.test", "10.0.0.1"], issuer: { cert: ca.certPem, key: ca.keyPem }, keyAlgorithm, ...valid });
       const r = checkPem(leaf.certPem + ca.certPem, leaf.keyPem, NOW);
-      expect(r).toEqual({ ok: true, sans: ["foo.test", "*.foo.test"], notAfter: valid.notAfter.getTime(), expired: false, chainLength: 2 });
+      expect(r).toEqual({ ok: true, sans: ["foo.test", "*.foo.test"], notAfter: valid.notAfter.getTime(), expired: false, chainLength: 2, contentDigest: pemDigest(leaf.certPem + ca.certPem, leaf.keyPem) });
     }
   });
 

@@ -4,11 +4,11 @@
 // would hand some of them the stand-in certificate after /readyz already said ready.
 import { afterAll, expect, test } from "bun:test";
 import { DEFAULT_CERT_CN, generateDefaultCertificate } from "../../src/tls/default-cert.ts";
-import { createTlsListener, type ServeHandler, type TlsListener } from "../../src/tls/listener.ts";
+import { createTlsListener, type ServeHandler, type TlsListener, type TlsListenerOptions } from "../../src/tls/listener.ts";
 import { createPemChecker } from "../../src/tls/pem.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
 import { createCertificate, generateKeyPair } from "./pki.ts";
-import { binding, peerCertificate, quietLog } from "./helpers.ts";
+import { binding, listeningSockets, peerCertificate, quietLog } from "./helpers.ts";
 
 const HOST = "first.test";
 const settings = { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256" } as const;
@@ -21,8 +21,8 @@ afterAll(async () => {
 });
 
 // Holdoff and drain far longer than the bound below: only the stand-in rule can meet it.
-function make(): TlsListener {
-  const l = createTlsListener({ hostname: "127.0.0.1", port: 0, handler, log: quietLog, drainMs: HOLD_MS, holdoffMs: HOLD_MS });
+function make(hooks: TlsListenerOptions["hooks"] = {}): TlsListener {
+  const l = createTlsListener({ hostname: "127.0.0.1", port: 0, handler, log: quietLog, drainMs: HOLD_MS, holdoffMs: HOLD_MS, hooks });
   listeners.push(l);
   const standIn = buildTlsEntries([], generated, settings, { checker });
   l.update(standIn.entries, standIn.fingerprint, true);
@@ -85,4 +85,20 @@ test("after the first rotation, later updates wait for the holdoff again", async
   void l.settled().then(() => (settled = true));
   expect((await peerCertificate(l.port, HOST)).cn).toBe("a");
   expect(settled).toBe(false); // held by the holdoff
+});
+
+// The turn that ends the provisional state (and so lets /readyz say ready) must also take the
+// stand-in out of the port's SO_REUSEPORT group: while it listens the kernel queues some new
+// connections on it, and those are reset when it closes (docs/design.md, "Bun facts measured
+// here"). Read from the kernel's socket table in that very turn, from the rotation hook.
+test("when the stand-in is replaced, it no longer listens in the same turn that ends the provisional state", async () => {
+  const seen: Array<{ provisional: boolean; listening: number }> = [];
+  const l = make({ onRotation: () => void seen.push({ provisional: l.provisional, listening: listeningSockets(l.port) }) });
+  expect(listeningSockets(l.port)).toBe(1);
+  const pem = createCertificate({ subjectCN: "kept", sans: [HOST], keyPair: generateKeyPair("ecdsa") });
+  const built = buildTlsEntries([binding(HOST, "ns/kept", pem, "uid/k")], generated, settings, { checker });
+  l.update(built.entries, built.fingerprint);
+  await l.settled();
+  expect(seen).toEqual([{ provisional: false, listening: 1 }]);
+  expect((await peerCertificate(l.port, HOST)).cn).toBe("kept");
 });

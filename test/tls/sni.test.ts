@@ -30,14 +30,28 @@ describe("buildTlsEntries", () => {
     expect(r.entries.every((e) => e.ciphers === settings.ciphers && e.secureOptions === tlsSettingsOptions(settings).secureOptions)).toBe(true);
   });
 
-  test("fingerprint: independent of binding order, changes with a Secret version or settings", () => {
+  test("fingerprint: independent of binding order, changes with a certificate's content or settings, not with a Secret's version", () => {
     const checker = createPemChecker();
     const fp = (bs: CertificateBinding[], s: typeof settings | { minVersion: "1.3"; ciphers: string } = settings): string =>
       buildTlsEntries(bs, generated, s, { checker, now: NOW }).fingerprint;
     const one = fp([bind("a.test", "ns/a", a), bind("*.w.test", "ns/w", wild)]);
     expect(fp([bind("*.w.test", "ns/w", wild), bind("a.test", "ns/a", a)])).toBe(one);
-    expect(fp([bind("*.w.test", "ns/w", wild), bind("a.test", "ns/a", a, "ns/a/2")])).not.toBe(one);
+    // A write that leaves tls.crt and tls.key as they were (new resourceVersion, or a
+    // re-created Secret: new uid) is the same set: no rotation restarts the listener.
+    expect(fp([bind("*.w.test", "ns/w", wild), bind("a.test", "ns/a", a, "ns/a/2")])).toBe(one);
+    expect(fp([bind("*.w.test", "ns/w", wild, "uid-new/1"), bind("a.test", "ns/a", a, "uid-new/7")])).toBe(one);
+    const a2 = createCertificate({ subjectCN: "a", sans: ["a.test"], ...valid });
+    expect(fp([bind("*.w.test", "ns/w", wild), bind("a.test", "ns/a", a2, "ns/a/3")])).not.toBe(one);
     expect(fp([bind("*.w.test", "ns/w", wild), bind("a.test", "ns/a", a)], { minVersion: "1.3", ciphers: settings.ciphers })).not.toBe(one);
+  });
+
+  test("fingerprint: the --default-ssl-certificate Secret is compared by content too", () => {
+    const checker = createPemChecker();
+    const def = createCertificate({ subjectCN: "default", sans: ["*.default.test"], ...valid });
+    const fp = (version: string, pem = def): string =>
+      buildTlsEntries([{ host: "", secret: "ns/default", cert: pem.certPem, key: pem.keyPem, version, ingress: "" }, bind("a.test", "ns/a", a)], generated, settings, { checker, now: NOW }).fingerprint;
+    expect(fp("uid/2")).toBe(fp("uid/1"));
+    expect(fp("uid/3", createCertificate({ subjectCN: "default", sans: ["*.default.test"], ...valid }))).not.toBe(fp("uid/1"));
   });
 
   test("broken, missing and null-secret hosts use the default; an entry only where a wildcard would catch them", () => {

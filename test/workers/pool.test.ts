@@ -223,8 +223,10 @@ describe("stand-in workers", () => {
   test("one worker at a time binds first; the others join once it listens; a first that dies before listening hands the role on", async () => {
     const told = join(dir, "told");
     const died = join(dir, "first-died");
-    // Worker 1 says hello 50 ms after worker 0. The first worker told to bind first dies before
-    // listening (once: the marker file); any later one listens at once.
+    // Worker 1 says hello only once worker 0 has been told to bind first (a sequence point on
+    // the marker file, not a delay: under load a fixed 50 ms let worker 1's hello come first).
+    // The first worker told to bind first dies before listening (once: the marker file); any
+    // later one listens at once.
     const code = `
       const fs = require("node:fs");
       const id = process.env.PORTICO_WORKER_ID;
@@ -236,7 +238,13 @@ describe("stand-in workers", () => {
           setTimeout(() => process.exit(1), 100);
         } else process.send({ type: "ready", generation: 1 });
       });
-      setTimeout(() => process.send({ type: "hello" }), id === "0" ? 0 : 50);
+      const hello = () => process.send({ type: "hello" });
+      if (id === "0") hello();
+      else {
+        const wait = setInterval(() => {
+          if (fs.existsSync(${JSON.stringify(told)}) && fs.readFileSync(${JSON.stringify(told)}, "utf8").includes("0 first")) { clearInterval(wait); hello(); }
+        }, 5);
+      }
       setInterval(() => {}, 1000);`;
     const pool = createWorkerPool({ count: 2, argv: script(code), env: process.env, log: silentLogger, onFatal: () => {}, fullTable: () => null });
     pools.push(pool);
