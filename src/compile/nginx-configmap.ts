@@ -372,6 +372,27 @@ const KEYS: Readonly<Record<string, Judge>> = {
     if (t === "") return same("none, as Portico");
     return flag("clients whose User-Agent matches are not sent gzip (case-insensitive; msie6: MSIE 4-6)", `--gzip-disable=${t}`);
   },
+  // config.go EnableBrotli, BrotliLevel, BrotliMinLength, BrotliTypes; nginx.tmpl's brotli block.
+  "enable-brotli": (val) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    return b ? flag("brotli for answers of brotli-types, from brotli-min-length bytes, to clients whose Accept-Encoding has br (before gzip)", "--brotli=true") : same("off, as Portico");
+  },
+  "brotli-level": (val) => {
+    const n = val.trim();
+    if (!/^\d{1,2}$/.test(n) || Number(n) > 11) return bad("a level 0-11");
+    return n === "4" ? same("4, Portico's --brotli-level default too") : flag("brotli quality (bodies over 64 KiB, which Portico streams, get the encoder's default)", `--brotli-level=${Number(n)}`);
+  },
+  "brotli-min-length": (val) => {
+    const n = val.trim();
+    if (!/^\d{1,9}$/.test(n)) return bad("a length in bytes");
+    return n === "20" ? same("20, Portico's --brotli-min-length default too") : flag("answers declaring fewer bytes are not brotli-compressed", `--brotli-min-length=${Number(n)}`);
+  },
+  "brotli-types": (val) => {
+    const types = val.split(/\s+/).filter((t) => t !== "");
+    if (types.length === 0) return bad("media types separated by spaces");
+    return flag("media types brotli-compressed (text/html always)", `--brotli-types=${types.join(",")}`);
+  },
   "enable-underscores-in-headers": (val) => (bool(val, false) === true ? flag("forward header names with underscores", "--enable-underscores-in-headers") : same("dropped, as Portico")),
   "worker-processes": (val) => (/^\d+$/.test(val.trim()) ? flag("data-plane processes", `--workers=${val.trim()}`) : same("auto: Portico also follows the CPUs")),
   "disable-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),

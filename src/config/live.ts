@@ -40,6 +40,10 @@ export const LIVE_FIELDS = {
   gzipMinLength: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(2 ** 31 - 1)),
   gzipTypes: v.pipe(v.array(v.pipe(v.string(), v.maxLength(255))), v.maxLength(1024)),
   gzipDisable: v.nullable(v.pipe(v.string(), v.maxLength(1024))),
+  brotli: bool,
+  brotliLevel: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(11)),
+  brotliMinLength: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(2 ** 31 - 1)),
+  brotliTypes: v.pipe(v.array(v.pipe(v.string(), v.maxLength(255))), v.maxLength(1024)),
   // Read per request by proxy/pipeline/route.ts (block.ts); checked again there when compiled.
   blockCidrs: v.array(v.string()),
   blockUserAgents: v.array(v.string()),

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { availableParallelism } from "node:os";
-import { DEFAULT_GZIP_TYPES, DEFAULT_TLS_CIPHERS, FLAGS, envName } from "./flags.ts";
+import { DEFAULT_BROTLI_TYPES, DEFAULT_GZIP_TYPES, DEFAULT_TLS_CIPHERS, FLAGS, envName } from "./flags.ts";
 import { parseArgs, type ParseOutcome } from "./parse.ts";
 import { helpText } from "../runtime/help.ts";
 import type { Config } from "./types.ts";
@@ -75,6 +75,10 @@ describe("defaults", () => {
       gzipMinLength: 256,
       gzipTypes: DEFAULT_GZIP_TYPES,
       gzipDisable: null,
+      brotli: false,
+      brotliLevel: 4,
+      brotliMinLength: 20,
+      brotliTypes: DEFAULT_BROTLI_TYPES,
       allowExternalNameServices: false,
       hsts: true,
       hstsMaxAge: 31536000,
@@ -286,6 +290,10 @@ describe("errors name the flag", () => {
     [["--gzip-min-length", "-1"], "--gzip-min-length: expected an integer"],
     [["--gzip-types", "text"], "--gzip-types: expected media types"],
     [["--gzip-disable", "(a"], "--gzip-disable: expected a regular expression Portico can run"],
+    [["--brotli=maybe"], "--brotli: expected true or false"],
+    [["--brotli-level", "12"], "--brotli-level: expected an integer 0-11"],
+    [["--brotli-min-length", "x"], "--brotli-min-length: expected an integer"],
+    [["--brotli-types", "text"], "--brotli-types: expected media types"],
     [["--hsts=sometimes"], "--hsts: expected true or false"],
     [["--hsts-max-age", "1.5"], "--hsts-max-age: expected an integer"],
     [["--hsts-include-subdomains=often"], "--hsts-include-subdomains: expected true or false"],

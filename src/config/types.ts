@@ -126,6 +126,11 @@ export interface Config {
   readonly gzipTypes: readonly string[];
   /** gzip_disable: `msie6` (nginx's built-in test) or a case-insensitive regular expression on User-Agent; null: none. */
   readonly gzipDisable: string | null;
+  /** ingress-nginx's enable-brotli, brotli-level, brotli-min-length, brotli-types (ngx_brotli; preferred to gzip). */
+  readonly brotli: boolean;
+  readonly brotliLevel: number;
+  readonly brotliMinLength: number;
+  readonly brotliTypes: readonly string[];
   // TLS and redirects
   readonly hsts: boolean;
   readonly hstsMaxAge: number;

@@ -7,22 +7,25 @@
 import type { Config } from "../config/types.ts";
 import { compileHeaderPattern, type HeaderPattern } from "../regex/header-pattern.ts";
 
-type GzipConfig = Pick<Config, "gzipMinLength" | "gzipTypes" | "gzipDisable">;
+type GzipConfig = Pick<Config, "gzip" | "gzipMinLength" | "gzipTypes" | "gzipDisable" | "brotli" | "brotliMinLength" | "brotliTypes">;
+
+/** The encoding an answer is sent with. */
+export type AnswerEncoding = "gzip" | "br";
 
 /**
  * Whether the client's Accept-Encoding lets gzip through, as ngx_http_gzip_accept_encoding
  * reads it: a `gzip` token (any case) at the start or after `,` or a space, followed by the
  * end, `,`, spaces, or `;q=` with a non-zero quality. `*` does not count, as in nginx.
  */
-export function acceptsGzip(ae: string): boolean {
+export function acceptsGzip(ae: string, token: AnswerEncoding = "gzip"): boolean {
   const lower = ae.toLowerCase();
   let from = 0;
   for (;;) {
-    const at = lower.indexOf("gzip", from);
+    const at = lower.indexOf(token, from);
     if (at < 0) return false;
     const before = at === 0 ? "," : lower[at - 1];
     if (before === "," || before === " ") {
-      const rest = lower.slice(at + 4);
+      const rest = lower.slice(at + token.length);
       const m = /^ *(?:$|,|;)/.exec(rest);
       if (m === null) return false;
       if (!m[0].endsWith(";")) return true;
@@ -31,7 +34,7 @@ export function acceptsGzip(ae: string): boolean {
       if (q === null) return false;
       return quality(q[1] as string) > 0;
     }
-    from = at + 4;
+    from = at + token.length;
   }
 }
 
@@ -76,36 +79,47 @@ function mediaType(ct: string): string {
   return (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase();
 }
 
+const listed = (types: readonly string[], type: string) => type === "text/html" || types.includes(type) || types.includes("*");
+
 /**
  * Decide for one answer and edit `out` (the client's response fields) to match: null when the
- * answer goes as it is; otherwise Content-Encoding gzip, no Content-Length, no Accept-Ranges, a
- * weak ETag. `Vary: Accept-Encoding` is added to every answer gzip could apply to, whether or
- * not this client gets it (gzip_vary on; nginx sets r->gzip_vary before asking the request).
+ * answer goes as it is; otherwise its Content-Encoding (`br` before `gzip`: ngx_brotli's filter,
+ * a module nginx loads after its own, runs before gzip's and sets Content-Encoding, which gzip's
+ * then finds), no Content-Length, no Accept-Ranges, a weak ETag. `Vary: Accept-Encoding` is
+ * added to every answer either could apply to, whether or not this client gets it, when gzip is
+ * on (gzip_vary on; both filters set r->gzip_vary before asking the request, and nginx writes
+ * Vary only under gzip_vary, which ingress-nginx sets with use-gzip).
  */
-export function gzipAnswer(cfg: GzipConfig, req: Request, status: number, out: Headers): boolean {
-  // ngx_http_gzip_header_filter: 200, 403 and 404 only (so never 206, 304 or 204), nothing the
-  // pod encoded already, a declared length not under gzip_min_length, a listed type, a body.
-  if (status !== 200 && status !== 403 && status !== 404) return false;
-  if (req.method === "HEAD") return false;
+export function gzipAnswer(cfg: GzipConfig, req: Request, status: number, out: Headers): AnswerEncoding | null {
+  // ngx_http_gzip_header_filter (and ngx_brotli's alike): 200, 403 and 404 only (so never 206,
+  // 304 or 204), nothing the pod encoded already, a declared length not under the minimum, a
+  // listed type (text/html always: ngx_http_types_slot adds nginx's default types), a body.
+  if (status !== 200 && status !== 403 && status !== 404) return null;
+  if (req.method === "HEAD") return null;
   const enc = out.get("content-encoding");
-  if (enc !== null && enc !== "") return false;
-  const len = out.get("content-length");
-  if (len !== null && Number(len) < cfg.gzipMinLength) return false;
+  if (enc !== null && enc !== "") return null;
   const ct = out.get("content-type");
-  if (ct === null) return false;
+  if (ct === null) return null;
   const type = mediaType(ct);
-  // gzip_types always holds text/html (ngx_http_types_slot adds nginx's default types).
-  if (type !== "text/html" && !cfg.gzipTypes.includes(type) && !cfg.gzipTypes.includes("*")) return false;
-  addVary(out);
-  // ngx_http_gzip_ok: Accept-Encoding, msie6 and gzip_disable. gzip_proxied any: Via is not read.
+  const lenText = out.get("content-length");
+  const len = lenText === null ? null : Number(lenText);
+  const br = cfg.brotli && (len === null || len >= cfg.brotliMinLength) && listed(cfg.brotliTypes, type);
+  const gz = cfg.gzip && (len === null || len >= cfg.gzipMinLength) && listed(cfg.gzipTypes, type);
+  if (!br && !gz) return null;
+  if (cfg.gzip) addVary(out);
   const ae = req.headers.get("accept-encoding");
-  if (ae === null || !acceptsGzip(ae)) return false;
-  if (cfg.gzipDisable !== null && disabledFor(cfg.gzipDisable, req.headers.get("user-agent"))) return false;
-  out.set("content-encoding", "gzip");
+  if (ae === null) return null;
+  let chosen: AnswerEncoding | null = null;
+  // ngx_brotli: a `br` token in Accept-Encoding; gzip_disable and msie6 are gzip's alone.
+  if (br && acceptsGzip(ae, "br")) chosen = "br";
+  // ngx_http_gzip_ok: Accept-Encoding, msie6 and gzip_disable. gzip_proxied any: Via is not read.
+  else if (gz && acceptsGzip(ae) && (cfg.gzipDisable === null || !disabledFor(cfg.gzipDisable, req.headers.get("user-agent")))) chosen = "gzip";
+  if (chosen === null) return null;
+  out.set("content-encoding", chosen);
   out.delete("content-length");
   out.delete("accept-ranges");
   weakenEtag(out);
-  return true;
+  return chosen;
 }
 
 /** Vary: Accept-Encoding, added to the pod's list unless there already or the list is `*` (RFC 9110 §12.5.5). */

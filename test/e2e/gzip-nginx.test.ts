@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { startPortico, waitReady, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
@@ -231,5 +231,34 @@ describe("nginx's gzip filter, beyond gzip.go", () => {
     write({ "use-gzip": "true", "gzip-types": "text/plain application/xml", "gzip-level": "12" });
     await portico.waitForLine(/gzip-level=\\"12\\"/);
     expect(await encoding("/etag")).toBe("gzip");
+  });
+});
+
+// kubernetes/ingress-nginx test/e2e/settings/brotli.go (nginx.tmpl's brotli block, ngx_brotli).
+describe("settings/brotli.go", () => {
+  test("should only compress responses that meet the `brotli-min-length` condition", async () => {
+    await configure({ "enable-brotli": "true", "brotli-types": "application/octet-stream", "brotli-min-length": "24" }, async () => (await encoding("/bytes/24", { "accept-encoding": "br" })) === "br");
+    const long = await get("/bytes/24", { "accept-encoding": "br" });
+    expect(long.status).toBe(200);
+    expect(long.headers.get("content-type")).toBe("application/octet-stream");
+    expect(long.headers.get("content-encoding")).toBe("br");
+    expect(brotliDecompressSync(long.raw).toString("latin1")).toBe("b".repeat(24));
+    const short = await get("/bytes/23", { "accept-encoding": "br" });
+    expect(short.status).toBe(200);
+    expect(short.headers.get("content-type")).toBe("application/octet-stream");
+    expect(short.headers.get("content-encoding")).toBeNull();
+    expect(short.raw.toString("latin1")).toBe("b".repeat(23));
+  });
+
+  test("br is preferred to gzip when both are on and accepted; gzip for a client without br; streamed too", async () => {
+    await configure({ "enable-brotli": "true", "use-gzip": "true" }, async () => (await encoding("/xml", { "accept-encoding": "gzip, br" })) === "br");
+    const both = await get("/xml", { "accept-encoding": "gzip, deflate, br" });
+    expect(both.headers.get("content-encoding")).toBe("br");
+    expect(both.headers.get("vary")).toBe("Accept-Encoding");
+    expect(brotliDecompressSync(both.raw).toString("latin1")).toBe(XML);
+    expect(await encoding("/xml", { "accept-encoding": "gzip" })).toBe("gzip");
+    const stream = await get("/stream", { "accept-encoding": "br" });
+    expect(stream.headers.get("content-encoding")).toBe("br");
+    expect(brotliDecompressSync(stream.raw).toString("latin1")).toBe(STREAM_CHUNK.repeat(3));
   });
 });

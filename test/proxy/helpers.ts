@@ -30,7 +30,7 @@ import type { AuthCacheStore, PolicyCaps, PolicyKind, PolicyStep } from "../../s
 import type { ExternalResolver } from "../../src/proxy/upstream/external.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
 
-import { DEFAULT_GZIP_TYPES } from "../../src/config/flags.ts";
+import { DEFAULT_BROTLI_TYPES, DEFAULT_GZIP_TYPES } from "../../src/config/flags.ts";
 
 export const quietLog: Logger = silentLogger;
 
@@ -48,7 +48,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     limitReqStatusCode: 503, limitConnStatusCode: 503,
     // As config/parse.ts gives it: --ingress-nginx-compat serves ingress-nginx's server-tokens false.
     serverHeader: over.ingressNginxCompat === true ? "none" : "backend",
-    gzip: false, gzipLevel: 1, gzipMinLength: 256, gzipTypes: DEFAULT_GZIP_TYPES, gzipDisable: null,
+    gzip: false, gzipLevel: 1, gzipMinLength: 256, gzipTypes: DEFAULT_GZIP_TYPES, gzipDisable: null, brotli: false, brotliLevel: 4, brotliMinLength: 20, brotliTypes: DEFAULT_BROTLI_TYPES,
     hsts: true, hstsMaxAge: 31536000, hstsIncludeSubdomains: false, hstsPreload: false, sslRedirect: true, forceSslRedirect: false, hostPolicyScope: "all", httpRedirectCode: 308,
     usePortInRedirects: false, preserveTrailingSlash: false, relativeRedirects: false, noTlsRedirectLocations: ["/.well-known/acme-challenge"], noAuthLocations: ["/.well-known/acme-challenge"], globalAllowedResponseHeaders: [], addHeaders: null, proxySetHeaders: null, blockCidrs: [], blockUserAgents: [], blockReferers: [],
     globalAuthUrl: null, globalAuthMethod: null, globalAuthSignin: null, globalAuthSigninRedirectParam: null, globalAuthResponseHeaders: null, globalAuthRequestRedirect: null, globalAuthCacheKey: null, globalAuthCacheDuration: null, globalAuthAlwaysSetCookie: false,

@@ -35,13 +35,14 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
     // Last, so a Gateway API ResponseHeaderModifier sees (and may remove) every field above.
     if (x.responseHeaderEdits !== null) editHeaders(down, x.responseHeaderEdits);
   }
-  // ingress-nginx's use-gzip (http/gzip.ts): off, one field read. Never a gRPC answer, whose
-  // body and trailers are framed by the gRPC protocol's own compression (grpc-encoding).
+  // ingress-nginx's use-gzip and enable-brotli (http/gzip.ts): off, two field reads. Never a
+  // gRPC answer, whose messages carry the gRPC protocol's own compression (grpc-encoding).
   const grpc = isGrpcBackend(to);
-  const gzipLevel = p.config.gzip && !grpc && gzipAnswer(p.config, x.req, up.status, down) ? p.config.gzipLevel : 0;
+  const encoding = (p.config.gzip || p.config.brotli) && !grpc ? gzipAnswer(p.config, x.req, up.status, down) : null;
   const idleMs = errorRequest ? p.config.streamIdleTimeoutMs : x.route.options.streamIdleTimeoutMs ?? p.config.streamIdleTimeoutMs;
   return relayResponse({
     up, req: x.req, headers: down, draining: p.inflight.draining, idleMs, control: x.control!, rec, end: x,
-    grpc, scan: result.scan, gzipLevel,
+    grpc, scan: result.scan,
+    compress: encoding === null ? null : { encoding, level: encoding === "br" ? p.config.brotliLevel : p.config.gzipLevel },
   });
 }
