@@ -12,6 +12,7 @@ const NGINX = "nginx.ingress.kubernetes.io/";
 
 export const AUTH_SECRET_NAMES: Names = { portico: "portico.dev/auth-secret", nginx: [`${NGINX}auth-secret`] };
 export const AUTH_TLS_SECRET_NAMES: Names = { portico: "portico.dev/auth-tls-secret", nginx: [`${NGINX}auth-tls-secret`] };
+export const PROXY_SSL_SECRET_NAMES: Names = { portico: "portico.dev/proxy-ssl-secret", nginx: [`${NGINX}proxy-ssl-secret`] };
 
 function secretKey(names: Names, annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null {
   if (!annotations) return null;
@@ -37,6 +38,10 @@ export const authSecretKey = (annotations: Readonly<Record<string, string>> | nu
  */
 export const caSecretKey = (annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null =>
   secretKey(AUTH_TLS_SECRET_NAMES, annotations, namespace);
+
+/** `namespace/name` of the Secret proxy-ssl-secret names (client certificate and CA for HTTPS pods), or null. */
+export const proxySslSecretKey = (annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null =>
+  secretKey(PROXY_SSL_SECRET_NAMES, annotations, namespace);
 
 /** auth-proxy-set-headers has ingress-nginx's name only (annotations/external-auth.ts). */
 export const AUTH_PROXY_SET_HEADERS_NAME = `${NGINX}auth-proxy-set-headers`;

@@ -2,7 +2,7 @@
 // apply/replace say whether routing-relevant state changed; runtime/controller.ts then
 // triggers the coalescer.
 import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
-import { authHeadersConfigMapKey, authSecretKey, caSecretKey } from "../model/secret-refs.ts";
+import { authHeadersConfigMapKey, authSecretKey, caSecretKey, proxySslSecretKey } from "../model/secret-refs.ts";
 import type { EndpointSlice, Ingress, Secret } from "../model/schemas.ts";
 import type { IngressNginxPolicy } from "../model/portico-policy.ts";
 import { CowMap } from "./cow-map.ts";
@@ -217,7 +217,7 @@ export class Store implements SourceSink {
     const after: string[] = [];
     if (ingress !== undefined) {
       const ns = ingress.metadata.namespace ?? "";
-      for (const k of [authSecretKey(ingress.metadata.annotations, ns), caSecretKey(ingress.metadata.annotations, ns)]) if (k !== null && !after.includes(k)) after.push(k);
+      for (const k of [authSecretKey(ingress.metadata.annotations, ns), caSecretKey(ingress.metadata.annotations, ns), proxySslSecretKey(ingress.metadata.annotations, ns)]) if (k !== null && !after.includes(k)) after.push(k);
     }
     this.setConfigMapRef(key, ingress);
     if (before.length === after.length && before.every((k, i) => after[i] === k)) return;

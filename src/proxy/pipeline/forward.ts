@@ -119,6 +119,7 @@ export function forwardTo(
       connectTimeoutMs: errorRequest ? c.connectTimeoutMs : x.connectTimeoutMs,
       maxHeaderBytes: c.maxResponseHeaderSize,
       balancer: p.balancer, choice: errorRequest ? null : x.choice, hooks: p.deps.hooks, external: p.external, record: x.rec,
+      upstreamTls: errorRequest ? null : x.route.options.upstreamTls,
     },
     x.control as RequestControl,
   );

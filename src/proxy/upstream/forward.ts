@@ -13,6 +13,7 @@ import { scanResponseHeaders, type ResponseHeaderScan } from "../../http/headers
 import { probeConnect } from "./probe.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
 import type { AttemptControl, ForwardInput, ForwardResult, RequestControl } from "./forward-types.ts";
+import { upstreamTlsOptions } from "./upstream-tls.ts";
 
 // Errors Bun's fetch reports when no connection could be made: the endpoint is marked for
 // back-off and another one may be tried.
@@ -108,7 +109,12 @@ function again(input: ForwardInput, p: RetryPolicy, maxAttempts: number, t0: num
 
 export async function forward(input: ForwardInput, control: RequestControl): Promise<ForwardResult> {
   // gRPC and h2c backends are HTTP/2 upstreams, on pooled node:http2 sessions (grpc.ts).
-  if (isGrpcBackend(input.backend) || isH2cBackend(input.backend)) return forwardGrpc(input, control);
+  if (isGrpcBackend(input.backend) || isH2cBackend(input.backend)) {
+    // The h2 pool does not take proxy-ssl-* yet: a GRPCS pod is never reached with less TLS
+    // than was asked (docs/design.md, "TLS to the pods").
+    if (input.upstreamTls && input.backend.scheme === "grpcs") throw new ProxyError("UpstreamConnect", "proxy-ssl-* is not applied to GRPCS pods");
+    return forwardGrpc(input, control);
+  }
   // Endpoints tried so far; the set exists only once a second pick needs it (most requests
   // make one attempt, and a Set per request showed in the profile).
   let first: string | null = null;
@@ -180,7 +186,8 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     // HTTPS upstreams (backend-protocol HTTPS) are encrypted but not authenticated, like
     // ingress-nginx's default (proxy_ssl_verify off). serverName is set explicitly: Bun sends
     // no SNI for an IP literal otherwise.
-    if (input.backend.scheme === "https") init.tls = { serverName: input.backend.serverName, rejectUnauthorized: false };
+    // With proxy-ssl-* the Secret's certificate, CA and settings apply instead (upstream-tls.ts).
+    if (input.backend.scheme === "https") init.tls = input.upstreamTls ? upstreamTlsOptions(input.upstreamTls) : { serverName: input.backend.serverName, rejectUnauthorized: false };
     let response: Response;
     try {
       response = await fetch(urlOf(input.backend, to, input.pathAndQuery), init);
