@@ -1,0 +1,149 @@
+// proxy-ssl-* (ingress-nginx test/e2e/annotations/proxyssl.go, whose cases assert nginx.conf
+// text: ported as behaviour, against a real TLS pod on 127.0.0.1 that requires a client
+// certificate and records what each handshake carried). Defaults and validation:
+// internal/ingress/annotations/proxyssl/main.go; nginx's $proxy_host is `upstream_balancer`
+// (nginx.tmpl proxy_pass), the name checked when proxy-ssl-name is unset.
+import { afterAll, expect, test } from "bun:test";
+import tls from "node:tls";
+import { parseAnnotations } from "../../src/compile/annotations.ts";
+import { resolveAccess } from "../../src/compile/access.ts";
+import { resolveUpstreamTls } from "../../src/compile/upstream-tls.ts";
+import type { Ingress, Secret } from "../../src/model/schemas.ts";
+import type { RouteOptions } from "../../src/table/types.ts";
+import { createCertificate, type MintedCertificate } from "../tls/pki.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
+import { makeBackend, makeTable, startProxy } from "./helpers.ts";
+
+const NS = "proxyssl";
+const ca = createCertificate({ subjectCN: "Pod CA", isCA: true });
+const otherCa = createCertificate({ subjectCN: "Other CA", isCA: true });
+const issued = (cn: string, by: MintedCertificate, o: { sans?: string[]; client?: boolean } = {}) =>
+  createCertificate({ subjectCN: cn, sans: o.sans, extKeyUsage: o.client ? ["clientAuth"] : ["serverAuth"], issuer: { cert: by.certPem, key: by.keyPem } });
+const podCert = issued("pod", ca, { sans: ["pod.proxyssl.svc"] });
+const one = issued("client-one", ca, { client: true });
+const two = issued("client-two", ca, { client: true });
+
+interface Seen { sni: string | false; cn: string | undefined; protocol: string | null; cipher: string | undefined }
+const seen: Seen[] = [];
+const sockets = new Set<tls.TLSSocket>();
+// The pod: TLS that refuses a handshake without a client certificate issued by `ca`.
+const pod = tls.createServer({ cert: podCert.certPem, key: podCert.keyPem, ca: [ca.certPem], requestCert: true, rejectUnauthorized: true }, (s) => {
+  seen.push({ sni: (s as unknown as { servername: string | false }).servername, cn: s.getPeerCertificate()?.subject?.CN, protocol: s.getProtocol(), cipher: s.getCipher()?.name });
+  s.on("data", () => s.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
+  s.on("error", () => {});
+  sockets.add(s);
+  s.on("close", () => sockets.delete(s));
+});
+pod.on("tlsClientError", () => {});
+await new Promise<void>((r) => pod.listen(0, "127.0.0.1", r));
+const podPort = (pod.address() as { port: number }).port;
+
+const secret = (name: string, c: MintedCertificate | null, caPem: string | null): Secret =>
+  ({
+    metadata: { name, namespace: NS }, type: "Opaque",
+    data: {
+      ...(c ? { "tls.crt": Buffer.from(c.certPem).toString("base64"), "tls.key": Buffer.from(c.keyPem).toString("base64") } : {}),
+      ...(caPem ? { "ca.crt": Buffer.from(caPem).toString("base64") } : {}),
+    },
+  }) as Secret;
+const SECRETS = new Map<string, Secret>([
+  [`${NS}/one`, secret("one", one, ca.certPem)],
+  [`${NS}/two`, secret("two", two, ca.certPem)],
+  [`${NS}/other-ca`, secret("other-ca", one, otherCa.certPem)],
+]);
+
+function optionsOf(annotations: Record<string, string>): RouteOptions {
+  const ing = { metadata: { name: "app", namespace: NS, annotations }, spec: { rules: [] } } as unknown as Ingress;
+  const u = resolveUpstreamTls(parseAnnotations(annotations), ing, SECRETS);
+  return resolveAccess(u.annotations, ing, SECRETS, DEFAULT_COMPILE_CONFIG).annotations.options;
+}
+const ann = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v]));
+
+const routes: [string, Record<string, string>][] = [
+  ["plain.test", {}],
+  ["secret.test", { "proxy-ssl-secret": `${NS}/one` }],
+  ["secret-two.test", { "proxy-ssl-secret": `${NS}/two` }],
+  ["verify.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-verify": "on", "proxy-ssl-verify-depth": "2", "proxy-ssl-server-name": "on", "proxy-ssl-name": "pod.proxyssl.svc" }],
+  ["verify-default-name.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-verify": "on", "proxy-ssl-verify-depth": "2", "proxy-ssl-server-name": "on" }],
+  ["verify-other-ca.test", { "proxy-ssl-secret": `${NS}/other-ca`, "proxy-ssl-verify": "on", "proxy-ssl-name": "pod.proxyssl.svc" }],
+  ["ciphers.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-ciphers": "HIGH:!AES" }],
+  ["protocols.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-protocols": "TLSv1.2 TLSv1.3" }],
+  ["missing.test", { "proxy-ssl-secret": `${NS}/absent` }],
+  ["no-namespace.test", { "proxy-ssl-secret": "one" }],
+];
+const backend = makeBackend([podPort], { scheme: "https", serverName: "svc.proxyssl.svc" });
+const proxy = startProxy(makeTable(routes.map(([host, a]) => ({ host, backend, options: optionsOf(ann(a)) }))));
+afterAll(async () => {
+  await proxy.stop();
+  const closed = new Promise((r) => pod.close(r));
+  for (const s of sockets) s.destroy();
+  await closed;
+});
+
+async function get(host: string): Promise<{ status: number; seen: Seen | undefined }> {
+  const before = seen.length;
+  const r = await fetch(`${proxy.url}/`, { headers: { host } });
+  await r.arrayBuffer();
+  return { status: r.status, seen: seen.length > before ? seen[seen.length - 1] : undefined };
+}
+
+test("without proxy-ssl-secret the pod that requires a client certificate refuses the handshake: 502", async () => {
+  expect((await get("plain.test")).status).toBe(502);
+});
+
+// proxyssl.go "should set valid proxy-ssl-secret": the Secret's certificate is presented,
+// TLSv1.2 only (the default proxy_ssl_protocols), verify off, no SNI (proxy_ssl_server_name off).
+test("proxy-ssl-secret: the client certificate is presented over TLSv1.2, without SNI, the pod unverified", async () => {
+  const r = await get("secret.test");
+  expect(r.status).toBe(200);
+  expect(r.seen).toEqual({ sni: false, cn: "client-one", protocol: "TLSv1.2", cipher: expect.any(String) });
+});
+
+// proxyssl.go "proxy-ssl-verify to on, proxy-ssl-verify-depth to 2, and proxy-ssl-server-name to on".
+test("proxy-ssl-verify on with proxy-ssl-name: verified, and the name is sent as SNI", async () => {
+  const r = await get("verify.test");
+  expect(r.status).toBe(200);
+  expect(r.seen?.sni).toBe("pod.proxyssl.svc");
+  expect(r.seen?.cn).toBe("client-one");
+});
+
+test("proxy-ssl-verify on without proxy-ssl-name checks `upstream_balancer` ($proxy_host), which the pod's certificate does not carry: 502", async () => {
+  expect((await get("verify-default-name.test")).status).toBe(502);
+});
+
+test("proxy-ssl-verify on with a ca.crt that did not issue the pod's certificate: 502", async () => {
+  expect((await get("verify-other-ca.test")).status).toBe(502);
+});
+
+// proxyssl.go "proxy-ssl-ciphers to HIGH:!AES" (with the default TLSv1.2, where the list applies).
+test("proxy-ssl-ciphers HIGH:!AES: the pod sees a TLSv1.2 cipher without AES", async () => {
+  const r = await get("ciphers.test");
+  expect(r.status).toBe(200);
+  expect(r.seen?.protocol).toBe("TLSv1.2");
+  expect(r.seen?.cipher).toBe("ECDHE-ECDSA-CHACHA20-POLY1305");
+});
+
+// proxyssl.go "proxy-ssl-protocols": TLSv1.2 TLSv1.3 lets the pod choose TLSv1.3.
+test("proxy-ssl-protocols TLSv1.2 TLSv1.3: TLSv1.3 is negotiated", async () => {
+  const r = await get("protocols.test");
+  expect(r.status).toBe(200);
+  expect(r.seen?.protocol).toBe("TLSv1.3");
+});
+
+test("a connection made with one Secret's certificate is not reused for a route with another's", async () => {
+  const a = await get("secret.test");
+  const b = await get("secret-two.test");
+  const c = await get("secret.test");
+  expect([a.status, b.status, c.status]).toEqual([200, 200, 200]);
+  // Each route's request reached the pod on a connection made with its own certificate.
+  expect(b.seen?.cn).toBe("client-two");
+  expect(seen.filter((s) => s.cn === "client-two").length).toBeGreaterThan(0);
+  const r = await fetch(`${proxy.url}/`, { headers: { host: "secret-two.test" } });
+  expect(r.status).toBe(200);
+  expect(seen.every((s) => s.cn === "client-one" || s.cn === "client-two")).toBe(true);
+});
+
+test("a missing Secret, or one not written namespace/name, denies the location: 503 (proxyssl/main.go LocationDenied)", async () => {
+  expect((await get("missing.test")).status).toBe(503);
+  expect((await get("no-namespace.test")).status).toBe(503);
+});
