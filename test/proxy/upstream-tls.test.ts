@@ -28,7 +28,7 @@ const seen: Seen[] = [];
 const sockets = new Set<tls.TLSSocket>();
 // The pod: TLS that refuses a handshake without a client certificate issued by `ca`.
 const pod = tls.createServer({ cert: podCert.certPem, key: podCert.keyPem, ca: [ca.certPem], requestCert: true, rejectUnauthorized: true }, (s) => {
-  seen.push({ sni: (s as unknown as { servername: string | false }).servername, cn: s.getPeerCertificate()?.subject?.CN, protocol: s.getProtocol(), cipher: s.getCipher()?.name });
+  seen.push({ sni: (s as unknown as { servername: string | false }).servername, cn: String(s.getPeerCertificate()?.subject?.CN ?? "") || undefined, protocol: s.getProtocol(), cipher: s.getCipher()?.name });
   s.on("data", () => s.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
   s.on("error", () => {});
   sockets.add(s);
