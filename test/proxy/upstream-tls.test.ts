@@ -24,19 +24,34 @@ const one = issued("client-one", ca, { client: true });
 const two = issued("client-two", ca, { client: true });
 
 interface Seen { sni: string | false; cn: string | undefined; protocol: string | null; cipher: string | undefined }
+/** One entry per request a pod received, with what the connection it came on carried. */
 const seen: Seen[] = [];
 const sockets = new Set<tls.TLSSocket>();
-// The pod: TLS that refuses a handshake without a client certificate issued by `ca`.
-const pod = tls.createServer({ cert: podCert.certPem, key: podCert.keyPem, ca: [ca.certPem], requestCert: true, rejectUnauthorized: true }, (s) => {
-  seen.push({ sni: (s as unknown as { servername: string | false }).servername, cn: String(s.getPeerCertificate()?.subject?.CN ?? "") || undefined, protocol: s.getProtocol(), cipher: s.getCipher()?.name });
-  s.on("data", () => s.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"));
-  s.on("error", () => {});
-  sockets.add(s);
-  s.on("close", () => sockets.delete(s));
-});
-pod.on("tlsClientError", () => {});
-await new Promise<void>((r) => pod.listen(0, "127.0.0.1", r));
-const podPort = (pod.address() as { port: number }).port;
+const pods: tls.Server[] = [];
+
+/** A TLS pod on 127.0.0.1 answering 200 "ok"; with `requireClient`, a handshake without a certificate issued by `ca` fails. */
+async function startPod(cert: MintedCertificate, requireClient: boolean, chain = ""): Promise<number> {
+  const pod = tls.createServer({ cert: cert.certPem + chain, key: cert.keyPem, ca: [ca.certPem], requestCert: requireClient, rejectUnauthorized: requireClient }, (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+    s.on("error", () => {});
+    s.on("data", () => {
+      seen.push({ sni: (s as unknown as { servername: string | false }).servername, cn: String(s.getPeerCertificate()?.subject?.CN ?? "") || undefined, protocol: s.getProtocol(), cipher: s.getCipher()?.name });
+      s.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+    });
+  });
+  pod.on("tlsClientError", () => {});
+  pods.push(pod);
+  await new Promise<void>((r) => pod.listen(0, "127.0.0.1", r));
+  return (pod.address() as { port: number }).port;
+}
+const podPort = await startPod(podCert, true);
+// Pods that ask for no client certificate: only the proxy's verification can refuse them.
+const openPort = await startPod(podCert, false);
+const i1 = createCertificate({ subjectCN: "Intermediate 1", isCA: true, issuer: { cert: ca.certPem, key: ca.keyPem } });
+const i2 = createCertificate({ subjectCN: "Intermediate 2", isCA: true, issuer: { cert: i1.certPem, key: i1.keyPem } });
+// pod (level 0) -> Intermediate 2 (1) -> Intermediate 1 (2) -> Pod CA (3): OpenSSL verify depth 2 at least.
+const deepPort = await startPod(issued("deep pod", i2, { sans: ["pod.proxyssl.svc"] }), false);
 
 const secret = (name: string, c: MintedCertificate | null, caPem: string | null): Secret =>
   ({
@@ -50,6 +65,8 @@ const SECRETS = new Map<string, Secret>([
   [`${NS}/one`, secret("one", one, ca.certPem)],
   [`${NS}/two`, secret("two", two, ca.certPem)],
   [`${NS}/other-ca`, secret("other-ca", one, otherCa.certPem)],
+  [`${NS}/chain`, secret("chain", one, [ca.certPem, i1.certPem, i2.certPem].join(""))],
+  [`${NS}/no-ca`, secret("no-ca", one, null)],
 ]);
 
 function optionsOf(annotations: Record<string, string>): RouteOptions {
@@ -59,25 +76,29 @@ function optionsOf(annotations: Record<string, string>): RouteOptions {
 }
 const ann = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v]));
 
-const routes: [string, Record<string, string>][] = [
+const routes: [string, Record<string, string>, number?][] = [
   ["plain.test", {}],
   ["secret.test", { "proxy-ssl-secret": `${NS}/one` }],
   ["secret-two.test", { "proxy-ssl-secret": `${NS}/two` }],
   ["verify.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-verify": "on", "proxy-ssl-verify-depth": "2", "proxy-ssl-server-name": "on", "proxy-ssl-name": "pod.proxyssl.svc" }],
-  ["verify-default-name.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-verify": "on", "proxy-ssl-verify-depth": "2", "proxy-ssl-server-name": "on" }],
-  ["verify-other-ca.test", { "proxy-ssl-secret": `${NS}/other-ca`, "proxy-ssl-verify": "on", "proxy-ssl-name": "pod.proxyssl.svc" }],
+  ["verify-default-name.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-verify": "on", "proxy-ssl-verify-depth": "2", "proxy-ssl-server-name": "on" }, openPort],
+  ["verify-other-ca.test", { "proxy-ssl-secret": `${NS}/other-ca`, "proxy-ssl-verify": "on", "proxy-ssl-name": "pod.proxyssl.svc" }, openPort],
+  ["verify-off-other-ca.test", { "proxy-ssl-secret": `${NS}/other-ca`, "proxy-ssl-name": "pod.proxyssl.svc" }, openPort],
+  ["depth-1.test", { "proxy-ssl-secret": `${NS}/chain`, "proxy-ssl-verify": "on", "proxy-ssl-name": "pod.proxyssl.svc" }, deepPort],
+  ["depth-2.test", { "proxy-ssl-secret": `${NS}/chain`, "proxy-ssl-verify": "on", "proxy-ssl-verify-depth": "2", "proxy-ssl-name": "pod.proxyssl.svc" }, deepPort],
+  ["verify-no-ca.test", { "proxy-ssl-secret": `${NS}/no-ca`, "proxy-ssl-verify": "on" }, openPort],
   ["ciphers.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-ciphers": "HIGH:!AES" }],
   ["protocols.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-protocols": "TLSv1.2 TLSv1.3" }],
   ["missing.test", { "proxy-ssl-secret": `${NS}/absent` }],
   ["no-namespace.test", { "proxy-ssl-secret": "one" }],
 ];
-const backend = makeBackend([podPort], { scheme: "https", serverName: "svc.proxyssl.svc" });
-const proxy = startProxy(makeTable(routes.map(([host, a]) => ({ host, backend, options: optionsOf(ann(a)) }))));
+const backendOf = (port: number) => makeBackend([port], { scheme: "https", serverName: "svc.proxyssl.svc" });
+const proxy = startProxy(makeTable(routes.map(([host, a, port]) => ({ host, backend: backendOf(port ?? podPort), options: optionsOf(ann(a)) }))));
 afterAll(async () => {
   await proxy.stop();
-  const closed = new Promise((r) => pod.close(r));
+  const closed = pods.map((pod) => new Promise((r) => pod.close(r)));
   for (const s of sockets) s.destroy();
-  await closed;
+  await Promise.all(closed);
 });
 
 async function get(host: string): Promise<{ status: number; seen: Seen | undefined }> {
@@ -111,8 +132,18 @@ test("proxy-ssl-verify on without proxy-ssl-name checks `upstream_balancer` ($pr
   expect((await get("verify-default-name.test")).status).toBe(502);
 });
 
-test("proxy-ssl-verify on with a ca.crt that did not issue the pod's certificate: 502", async () => {
+test("proxy-ssl-verify on with a ca.crt that did not issue the pod's certificate: 502; off: 200", async () => {
   expect((await get("verify-other-ca.test")).status).toBe(502);
+  expect((await get("verify-off-other-ca.test")).status).toBe(200);
+});
+
+test("proxy-ssl-verify-depth: a chain of two intermediates under ca.crt's root needs depth 2 (502 at the default 1)", async () => {
+  expect((await get("depth-1.test")).status).toBe(502);
+  expect((await get("depth-2.test")).status).toBe(200);
+});
+
+test("proxy-ssl-verify on with a Secret without ca.crt is refused (503), never served unverified", async () => {
+  expect((await get("verify-no-ca.test")).status).toBe(503);
 });
 
 // proxyssl.go "proxy-ssl-ciphers to HIGH:!AES" (with the default TLSv1.2, where the list applies).
@@ -131,16 +162,14 @@ test("proxy-ssl-protocols TLSv1.2 TLSv1.3: TLSv1.3 is negotiated", async () => {
 });
 
 test("a connection made with one Secret's certificate is not reused for a route with another's", async () => {
-  const a = await get("secret.test");
-  const b = await get("secret-two.test");
-  const c = await get("secret.test");
-  expect([a.status, b.status, c.status]).toEqual([200, 200, 200]);
-  // Each route's request reached the pod on a connection made with its own certificate.
-  expect(b.seen?.cn).toBe("client-two");
-  expect(seen.filter((s) => s.cn === "client-two").length).toBeGreaterThan(0);
-  const r = await fetch(`${proxy.url}/`, { headers: { host: "secret-two.test" } });
-  expect(r.status).toBe(200);
-  expect(seen.every((s) => s.cn === "client-one" || s.cn === "client-two")).toBe(true);
+  const got: (string | undefined)[] = [];
+  for (const host of ["secret.test", "secret-two.test", "secret.test", "secret-two.test"]) {
+    const r = await get(host);
+    expect(r.status).toBe(200);
+    got.push(r.seen?.cn);
+  }
+  // Each request arrived on a connection that presented its own route's certificate.
+  expect(got).toEqual(["client-one", "client-two", "client-one", "client-two"]);
 });
 
 test("a missing Secret, or one not written namespace/name, denies the location: 503 (proxyssl/main.go LocationDenied)", async () => {
