@@ -357,7 +357,7 @@ export class Compiler {
       if (plans !== undefined) {
         const isTls = covered(hostKey === "*" ? null : hostKey);
         const same = prev !== undefined && sameHostInputs(prev, hostKey, plans, canaries, isTls, this.#resolve);
-        next = same ? prev : buildHostEntry(hostKey, plans, canaries, isTls, this.#resolve, this.#config.hostPolicyScope);
+        next = same ? prev : buildHostEntry(hostKey, plans, canaries, isTls, this.#resolve, this.#config.hostPolicyScope, this.#config.proxySslLocationOnly);
       }
       this.#setOrphanCanaries(hostKey, plans === undefined ? canaries : NO_PLANS);
       if (next === prev) continue;
@@ -430,7 +430,7 @@ export class Compiler {
         const plans = served.contributors.get(hostKey);
         const canaries = served.canaries.get(hostKey) ?? NO_PLANS;
         if (plans !== undefined || canaries.length > 0) {
-          claimHost(hostKey, plans ?? NO_PLANS, canaries, covered(hostKey === "*" ? null : hostKey), this.#resolve, config.hostPolicyScope, trace);
+          claimHost(hostKey, plans ?? NO_PLANS, canaries, covered(hostKey === "*" ? null : hostKey), this.#resolve, config.hostPolicyScope, trace, config.proxySslLocationOnly);
         }
       }
       defaultEntry(served.defaultPlans, config, this.#resolve, this.#default, [], this.#hosts.get("*")?.hostCert ?? null, trace);

@@ -233,6 +233,12 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const b = bool(val, false);
     return b === null ? bad("a boolean") : b ? flag("the HTTPS redirect keeps a trailing /, on Ingresses without their own preserve-trailing-slash", "--preserve-trailing-slash=true") : same("the HTTPS redirect cuts one trailing /, as Portico");
   },
+  // config.go ProxySSLLocationOnly (default false); controller.go createServers copies the
+  // first proxy-ssl-* with a CA into the server block unless it is true.
+  "proxy-ssl-location-only": (val) => {
+    const b = bool(val, false);
+    return b === null ? bad("a boolean") : b ? flag("proxy-ssl-* applies to its own Ingress's paths only", "--proxy-ssl-location-only=true") : same("the host's first proxy-ssl-secret with ca.crt also covers its paths without proxy-ssl-*, as Portico");
+  },
   "relative-redirects": (val) => {
     const b = bool(val, false);
     return b === null ? bad("a boolean") : b ? flag("permanent-redirect and temporal-redirect URLs starting with / are sent as written (absolute_redirect off)", "--relative-redirects=true") : same("such URLs are made absolute, as Portico");

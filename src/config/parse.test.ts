@@ -80,6 +80,7 @@ describe("defaults", () => {
       usePortInRedirects: false,
       preserveTrailingSlash: false,
       relativeRedirects: false,
+      proxySslLocationOnly: false,
       noTlsRedirectLocations: ["/.well-known/acme-challenge"],
       noAuthLocations: ["/.well-known/acme-challenge"],
       globalAuthUrl: null, globalAuthMethod: null, globalAuthSignin: null, globalAuthSigninRedirectParam: null, globalAuthResponseHeaders: null, globalAuthRequestRedirect: null, globalAuthCacheKey: null, globalAuthCacheDuration: null, globalAuthAlwaysSetCookie: false,
