@@ -3,7 +3,7 @@
 // certificate and records what each handshake carried). Defaults and validation:
 // internal/ingress/annotations/proxyssl/main.go; nginx's $proxy_host is `upstream_balancer`
 // (nginx.tmpl proxy_pass), the name checked when proxy-ssl-name is unset.
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import tls from "node:tls";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { resolveAccess } from "../../src/compile/access.ts";
@@ -13,6 +13,8 @@ import type { RouteOptions } from "../../src/table/types.ts";
 import { createCertificate, type MintedCertificate } from "../tls/pki.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { makeBackend, makeTable, startProxy } from "./helpers.ts";
+import { compile } from "../../src/compile/compile.ts";
+import { loadFixture } from "../compile/snapshot.ts";
 
 const NS = "proxyssl";
 const ca = createCertificate({ subjectCN: "Pod CA", isCA: true });
@@ -175,4 +177,66 @@ test("a connection made with one Secret's certificate is not reused for a route 
 test("a missing Secret, or one not written namespace/name, denies the location: 503 (proxyssl/main.go LocationDenied)", async () => {
   expect((await get("missing.test")).status).toBe(503);
   expect((await get("no-namespace.test")).status).toBe(503);
+});
+
+// proxyssl.go "proxy-ssl-location-only flag should change the nginx config server part": with
+// the key false (ingress-nginx's default) the first Ingress's proxy-ssl-* with a CA is written
+// into the server block too (controller.go createServers), so a location of the host without
+// its own proxy-ssl-* inherits it; with true only the Ingress's own locations have it. Shown as
+// what a second Ingress's path presents to a pod that requires a client certificate.
+describe("proxy-ssl-location-only", () => {
+  function compiled(locationOnly: boolean) {
+    const b64 = (t: string) => Buffer.from(t).toString("base64");
+    const ing = (name: string, created: string, ann: Record<string, string>, path: string) => `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: ${name}, namespace: ${NS}, creationTimestamp: "${created}", annotations: ${JSON.stringify(ann)}}
+spec:
+  ingressClassName: portico
+  rules: [{host: proxyssl.com, http: {paths: [{path: ${path}, pathType: Prefix, backend: {service: {name: echo, port: {number: 80}}}}]}}]`;
+    const fx = loadFixture(
+      [
+        `apiVersion: v1
+kind: Service
+metadata: {name: echo, namespace: ${NS}}
+spec: {ports: [{name: https, port: 80}]}`,
+        `apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: echo-x, namespace: ${NS}, labels: {kubernetes.io/service-name: echo}}
+addressType: IPv4
+ports: [{name: https, port: ${podPort}}]
+endpoints: [{addresses: ["127.0.0.1"], conditions: {ready: true}}]`,
+        `apiVersion: v1
+kind: Secret
+metadata: {name: secretone, namespace: ${NS}}
+type: Opaque
+data: {tls.crt: ${b64(one.certPem)}, tls.key: ${b64(one.keyPem)}, ca.crt: ${b64(ca.certPem)}}`,
+        ing("bar", "2026-01-01T00:00:00Z", ann({ "proxy-ssl-secret": `${NS}/secretone`, "backend-protocol": "HTTPS", "proxy-ssl-verify": "on", "proxy-ssl-server-name": "on", "proxy-ssl-name": "pod.proxyssl.svc" }), "/bar"),
+        ing("other", "2026-02-01T00:00:00Z", ann({ "backend-protocol": "HTTPS" }), "/other"),
+      ].join("\n---\n"),
+    );
+    return compile(fx.snapshot, { ...DEFAULT_COMPILE_CONFIG, proxySslLocationOnly: locationOnly });
+  }
+
+  async function status(locationOnly: boolean, path: string): Promise<{ status: number; cn: string | undefined }> {
+    const p = startProxy(compiled(locationOnly).table);
+    try {
+      const before = seen.length;
+      const r = await fetch(`${p.url}${path}`, { headers: { host: "proxyssl.com" } });
+      await r.arrayBuffer();
+      return { status: r.status, cn: seen.length > before ? seen[seen.length - 1]?.cn : undefined };
+    } finally {
+      await p.stop();
+    }
+  }
+
+  test("false (the default): the other Ingress's path presents the first Ingress's certificate", async () => {
+    expect(await status(false, "/bar")).toEqual({ status: 200, cn: "client-one" });
+    expect(await status(false, "/other")).toEqual({ status: 200, cn: "client-one" });
+  });
+
+  test("true: only the Ingress's own path presents it; the other's handshake is refused by the pod (502)", async () => {
+    expect(await status(true, "/bar")).toEqual({ status: 200, cn: "client-one" });
+    expect(await status(true, "/other")).toEqual({ status: 502, cn: undefined });
+  });
 });
