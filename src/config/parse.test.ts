@@ -292,6 +292,7 @@ describe("errors name the flag", () => {
     [["--use-port-in-redirects=yes"], "--use-port-in-redirects: expected true or false"],
     [["--preserve-trailing-slash=yes"], "--preserve-trailing-slash: expected true or false"],
     [["--relative-redirects=yes"], "--relative-redirects: expected true or false"],
+    [["--proxy-ssl-location-only=yes"], "--proxy-ssl-location-only: expected true or false"],
     [["--no-tls-redirect-locations", "/a b"], "--no-tls-redirect-locations: expected path prefixes separated by commas"],
     [["--no-auth-locations", "/a b"], "--no-auth-locations: expected path prefixes separated by commas"],
     // The global-auth-* texts are checked by the compiler, as the auth-url annotations (compile/global-auth.ts).
