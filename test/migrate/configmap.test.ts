@@ -32,6 +32,9 @@ describe("ConfigMap keys", () => {
     [{ "enable-real-ip": "true", "compute-full-forwarded-for": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=address", "--compute-full-forwarded-for=false"]],
     [{ "enable-real-ip": "true", "use-forwarded-headers": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false"]],
     [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "not-honoured", []],
+    // config.go ProxySSLLocationOnly (default false): controller.go createServers.
+    [{ "proxy-ssl-location-only": "true" }, "proxy-ssl-location-only", "flag", ["--proxy-ssl-location-only=true"]],
+    [{ "proxy-ssl-location-only": "false" }, "proxy-ssl-location-only", "same", []],
     [{ "http-redirect-code": "308" }, "http-redirect-code", "same", []],
     [{ "http-redirect-code": "301" }, "http-redirect-code", "flag", ["--http-redirect-code=301"]],
     [{ "load-balance": "ewma" }, "load-balance", "not-honoured", []],
