@@ -72,7 +72,7 @@ export const PROXY_SSL_SECRET: AnnotationSpec = {
     "`namespace/name` of a Secret (the Ingress's namespace) whose `tls.crt`/`tls.key` are presented to HTTPS and GRPCS pods and whose `ca.crt` verifies them when `proxy-ssl-verify` is on; watched",
   compat: {
     kind: "differs",
-    difference: `A Secret that is missing, in another namespace, or without a usable \`tls.crt\`, \`tls.key\` and \`ca.crt\` answers ${REFUSED_STATUS} on every path, as ingress-nginx's "location denied". As in ingress-nginx, the host's first Ingress (oldest first) whose Secret holds \`ca.crt\` also covers the host's paths of Ingresses without \`proxy-ssl-*\` (its server block), unless \`--proxy-ssl-location-only\` (the ConfigMap key). Not applied to \`GRPCS\` pods yet: such a route answers 502.`,
+    difference: `A Secret that is missing, in another namespace, or without a usable \`tls.crt\`, \`tls.key\` and \`ca.crt\` answers ${REFUSED_STATUS} on every path, as ingress-nginx's "location denied". As in ingress-nginx, the host's first Ingress (oldest first) whose Secret holds \`ca.crt\` also covers the host's paths of Ingresses without \`proxy-ssl-*\` (its server block), unless \`--proxy-ssl-location-only\` (the ConfigMap key).`,
   },
 };
 export const PROXY_SSL_VERIFY: AnnotationSpec = {

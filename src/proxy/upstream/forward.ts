@@ -109,12 +109,7 @@ function again(input: ForwardInput, p: RetryPolicy, maxAttempts: number, t0: num
 
 export async function forward(input: ForwardInput, control: RequestControl): Promise<ForwardResult> {
   // gRPC and h2c backends are HTTP/2 upstreams, on pooled node:http2 sessions (grpc.ts).
-  if (isGrpcBackend(input.backend) || isH2cBackend(input.backend)) {
-    // The h2 pool does not take proxy-ssl-* yet: a GRPCS pod is never reached with less TLS
-    // than was asked (docs/design.md, "TLS to the pods").
-    if (input.upstreamTls && input.backend.scheme === "grpcs") throw new ProxyError("UpstreamConnect", "proxy-ssl-* is not applied to GRPCS pods");
-    return forwardGrpc(input, control);
-  }
+  if (isGrpcBackend(input.backend) || isH2cBackend(input.backend)) return forwardGrpc(input, control);
   // Endpoints tried so far; the set exists only once a second pick needs it (most requests
   // make one attempt, and a Set per request showed in the profile).
   let first: string | null = null;

@@ -27,6 +27,50 @@ export function withinDepth(leaf: X509Certificate, trusted: readonly X509Certifi
   return false;
 }
 
+/**
+ * The check of the pod's certificate once its chain verified against ca.crt: the name is
+ * proxy_ssl_name's (not the address connected to), checked as nginx's ngx_ssl_check_host does
+ * (subjectAltName, RFC 6125), then the depth.
+ */
+function identityCheck(t: UpstreamTls, ca: string): (host: string, cert: PeerCertificate) => Error | undefined {
+  const trusted = (ca.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map((p) => new X509Certificate(p));
+  return (_host, cert) => {
+    const wrong = checkServerIdentity(t.checkName, cert);
+    if (wrong !== undefined) return wrong;
+    const raw = (cert as { raw?: Buffer }).raw;
+    if (raw === undefined || !withinDepth(new X509Certificate(raw), trusted, t.depth)) return new Error(`certificate chain longer than proxy-ssl-verify-depth ${t.depth}`);
+    return undefined;
+  };
+}
+
+const VERSION_NAME: Readonly<Record<number, string>> = { 0x0303: "TLSv1.2", 0x0304: "TLSv1.3" };
+const builtH2 = new WeakMap<UpstreamTls, FetchTls>();
+
+/**
+ * The node:http2 connect options for `t` (GRPCS pods, h2-pool.ts), the same settings in
+ * node:tls's spelling (measured on Bun 1.4.5: cert/key presented, ca and checkServerIdentity
+ * applied, minVersion/maxVersion as names, servername as SNI; a cipher list BoringSSL cannot
+ * use throws from connect, which the pool reports as a failed connect).
+ */
+export function upstreamTlsH2Options(t: UpstreamTls): FetchTls {
+  const hit = builtH2.get(t);
+  if (hit !== undefined) return hit;
+  const o: FetchTls = { rejectUnauthorized: t.verify, minVersion: VERSION_NAME[t.minVersion], maxVersion: VERSION_NAME[t.maxVersion] };
+  if (t.ciphers !== "DEFAULT") o.ciphers = t.ciphers;
+  if (t.cert !== null && t.key !== null) {
+    o.cert = t.cert;
+    o.key = t.key;
+  }
+  if (t.sni !== null) o.servername = t.sni;
+  if (t.verify && t.ca !== null) {
+    o.ca = t.ca;
+    o.checkServerIdentity = identityCheck(t, t.ca);
+  }
+  Object.freeze(o);
+  builtH2.set(t, o);
+  return o;
+}
+
 /** The fetch `tls` option for `t`, made once per route option (the table holds it frozen). */
 export function upstreamTlsOptions(t: UpstreamTls): FetchTls {
   const hit = built.get(t);
@@ -42,16 +86,7 @@ export function upstreamTlsOptions(t: UpstreamTls): FetchTls {
   if (t.sni !== null) o.serverName = t.sni;
   if (t.verify && t.ca !== null) {
     o.ca = t.ca;
-    const trusted = (t.ca.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map((p) => new X509Certificate(p));
-    // The name is proxy_ssl_name's (not the address connected to), checked as nginx's
-    // ngx_ssl_check_host does (subjectAltName, RFC 6125), then the depth.
-    o.checkServerIdentity = (_host: string, cert: PeerCertificate): Error | undefined => {
-      const wrong = checkServerIdentity(t.checkName, cert);
-      if (wrong !== undefined) return wrong;
-      const raw = (cert as { raw?: Buffer }).raw;
-      if (raw === undefined || !withinDepth(new X509Certificate(raw), trusted, t.depth)) return new Error(`certificate chain longer than proxy-ssl-verify-depth ${t.depth}`);
-      return undefined;
-    };
+    o.checkServerIdentity = identityCheck(t, t.ca);
   }
   Object.freeze(o);
   built.set(t, o);
