@@ -62,3 +62,14 @@ test("verify on with a Secret without ca.crt, a key that is not the certificate'
   const cross = new Compiler(DEFAULT_COMPILE_CONFIG).compile(snapshotOf(objs(ingress("a", { "nginx.ingress.kubernetes.io/proxy-ssl-secret": "elsewhere/upstream" }))));
   expect(routeOf(cross, "a.test")?.options.stages?.map((p) => p.kind)).toEqual(["refuse"]);
 });
+
+test("the route option crosses to the workers (the wire) whole and frozen", async () => {
+  const { decodeTable, encodeTable } = await import("../../src/table/wire.ts");
+  const ing = ingress("a", { "nginx.ingress.kubernetes.io/proxy-ssl-secret": "shop/upstream", "nginx.ingress.kubernetes.io/proxy-ssl-protocols": "TLSv1.3 TLSv1.2" });
+  const r = new Compiler(DEFAULT_COMPILE_CONFIG).compile(snapshotOf(objs(ing, secret("1", { "tls.crt": b64(client.certPem), "tls.key": b64(client.keyPem) }))));
+  const before = routeOf(r, "a.test")?.options.upstreamTls;
+  expect(before).toMatchObject({ minVersion: 0x0303, maxVersion: 0x0304, ca: null, verify: false });
+  const after = allRoutes(decodeTable(JSON.parse(JSON.stringify(encodeTable(r.table))))).find((x) => x.host === "a.test")?.options.upstreamTls;
+  expect(after).toEqual(before!);
+  expect(Object.isFrozen(after)).toBe(true);
+});
