@@ -19,6 +19,9 @@ const HELP = `bun bench/control-plane.ts [options]
   --httproutes     also as many HTTPRoutes as Ingresses (Gateway API, one Gateway), beside them;
                    HTTPRoute edits are timed too (every other live edit is an HTTPRoute's)
   --tls N          TLS Secrets (default 500)
+  --api-metadata   give every object the metadata a real API server adds (managedFields
+                   mirroring the object, creationTimestamp, generation; EndpointSlices an
+                   ownerReference), as listed from a real cluster
   --edits N        change-to-served edits per size (default 200)
   --no-live        only the in-process figures (compile, lookup, memory)
   --no-files       skip the start from a --manifests file
@@ -32,6 +35,7 @@ const { values: flags } = parseArgs({
     sizes: { type: "string", default: "1000,10000" },
     httproutes: { type: "boolean", default: false },
     tls: { type: "string", default: "500" },
+    "api-metadata": { type: "boolean", default: false },
     edits: { type: "string", default: "200" },
     "no-live": { type: "boolean", default: false },
     "no-files": { type: "boolean", default: false },
@@ -82,7 +86,7 @@ async function main(): Promise<void> {
     const backend = await startBackend(tools, join(dir, "backend"), null, 3);
     const addresses = [0, 1, 2].map((k) => `127.0.0.${backend.ports.manyFirstOctet + k}`);
     for (const n of sizes) {
-      const cluster = generate({ ingresses: n, httpRoutes: flags.httproutes ? n : 0, tlsCount: Math.min(tlsCount, n), addresses, port: backend.ports.many, cert: { cert: cert.certPem, key: cert.keyPem } });
+      const cluster = generate({ ingresses: n, httpRoutes: flags.httproutes ? n : 0, tlsCount: Math.min(tlsCount, n), addresses, port: backend.ports.many, cert: { cert: cert.certPem, key: cert.keyPem }, apiMetadata: flags["api-metadata"] });
       log(`${n} Ingresses${flags.httproutes ? ` and ${n} HTTPRoutes` : ""}: ${cluster.objects.length} objects; compiling in-process`);
       await waitQuiet(10_000);
       const r = runOffline(cluster, 5, Math.min(tlsCount, n));
@@ -129,6 +133,7 @@ async function main(): Promise<void> {
     `- machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average at start: ${load} (shared machine: other work adds noise)`,
     `- versions: bun ${v.bun}, ${v.wrk}`,
     `- cluster: N Ingresses in 50 namespaces, each host \`app-<i>.bench.test\` with 3 paths (2 Prefix, 1 Exact), its own Service and EndpointSlice (3 ready endpoints); the first ${tlsCount} Ingresses have spec.tls with their own TLS Secret (one shared ECDSA certificate for \`*.bench.test\`)` +
+      (flags["api-metadata"] ? "; every object carries the metadata a real API server adds (`--api-metadata`: managedFields mirroring the object, creationTimestamp, generation; EndpointSlices an ownerReference)" : "") +
       (flags.httproutes ? "; beside them N HTTPRoutes (`--httproutes`): HTTPRoute i on host `gw-<i>.bench.test` with the same 3 paths as rules to Service i, all attached to one Gateway with a hostless HTTP listener (allowedRoutes from All); after one HTTPRoute edit = the same long-lived Compiler, one HTTPRoute replaced (a new Exact rule), median (max) of 30" : ""),
     "- compile: `compile(snapshot)` (a full compile: a fresh Compiler) in-process after validating and storing every object; cold = first call, then the median of 5; after one edit = one long-lived Compiler, one plain Ingress replaced (a new Exact path) then compiled, median (max) of 30 edits; heap = growth of the JS heap (objects + one compiled result)",
     "- workers IPC: the whole table as sent on a worker's hello (`JSON.stringify(encodeTable)`; `JSON.parse` + `decodeTable` in the worker) and one edit's delta (`encodeDelta`; `applyDelta`), medians over the same 30 edits",

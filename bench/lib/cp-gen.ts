@@ -57,6 +57,36 @@ export interface GenOptions {
   readonly addresses: readonly string[];
   readonly port: number;
   readonly cert: { readonly cert: string; readonly key: string };
+  /**
+   * Give every object the metadata a real API server adds: managedFields (one field manager
+   * whose FieldsV1 set mirrors the object, as server-side field tracking writes since
+   * Kubernetes 1.18), creationTimestamp and generation, and EndpointSlices the ownerReference
+   * to their Service that the EndpointSlice controller sets.
+   */
+  readonly apiMetadata?: boolean;
+}
+
+/** A FieldsV1 set naming every field of `x` (`f:<name>` for fields, `k:{...}` for list items; leaves `{}`). */
+function fieldsV1(x: unknown): unknown {
+  if (Array.isArray(x)) return Object.fromEntries(x.map((v, i) => [`k:{"i":${i}}`, fieldsV1(v)]));
+  if (x !== null && typeof x === "object") return Object.fromEntries(Object.entries(x).map(([k, v]) => [`f:${k}`, fieldsV1(v)]));
+  return {};
+}
+
+function withApiMetadata(o: Obj): Obj {
+  const { metadata, ...rest } = o as Obj & { metadata: Record<string, unknown> };
+  const manager = o.kind === "EndpointSlice" ? "endpointslice-controller.k8s.io" : "kubectl-client-side-apply";
+  const out: Record<string, unknown> = {
+    ...metadata,
+    creationTimestamp: "2026-11-01T10:00:00Z",
+    generation: 1,
+    managedFields: [{ manager, operation: "Update", apiVersion: o.apiVersion, time: "2026-11-01T10:00:00Z", fieldsType: "FieldsV1", fieldsV1: fieldsV1(rest) }],
+  };
+  if (o.kind === "EndpointSlice") {
+    const svc = (metadata.labels as Record<string, string>)["kubernetes.io/service-name"];
+    out.ownerReferences = [{ apiVersion: "v1", kind: "Service", name: svc, uid: `uid-svc-${String(metadata.namespace)}-${svc}`, controller: true, blockOwnerDeletion: true }];
+  }
+  return { ...o, metadata: out } as Obj;
 }
 
 export function generate(o: GenOptions): Cluster {
@@ -78,6 +108,7 @@ export function generate(o: GenOptions): Cluster {
     objects.push({ kind: "HTTPRoute", object: httpRouteOf(i, null) });
     routeHosts.push(routeHostOf(i));
   }
+  if (o.apiMetadata) for (const x of objects) x.object = withApiMetadata(x.object);
   return { objects, hosts, paths: ["/api", "/api/v1/users/42", "/static/assets/app.js", "/healthz"], routeHosts };
 }
 

@@ -8,7 +8,7 @@ import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import type { StagePolicy } from "../policy/stages.ts";
 import { refuseStage } from "./access-stages.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
-import { PORTICO_PREFIX } from "./spec.ts";
+import { NGINX_PREFIX, PORTICO_PREFIX } from "./spec.ts";
 import { checkHeader, HEADER_DENY_DEFAULT_STATUS, HEADER_LIMITS, isDenyStatus, TOKEN, type HeaderEntry } from "../policy/headers.ts";
 import * as K from "../kinds/index.ts";
 import { stagePolicy } from "../policy/contract.ts";
@@ -23,6 +23,8 @@ export interface HeadersPolicy {
   readonly deny: readonly HeaderDenyRule[];
   /** Why the deny list cannot be applied (then every request is refused), or null. */
   readonly denyInvalid: string | null;
+  /** custom-headers as written (trimmed): the ConfigMap the compiler reads (compile/custom-headers.ts), or null. */
+  readonly customHeaders: string | null;
 }
 
 /**
@@ -110,6 +112,31 @@ export const RESPONSE_HEADERS: AnnotationSpec = {
   multiline: true,
 };
 
+export const CUSTOM_HEADERS: AnnotationSpec = {
+  portico: null,
+  nginx: [`${NGINX_PREFIX}custom-headers`],
+  family: "headers",
+  default: "none",
+  description:
+    "`<namespace>/<name>` of a ConfigMap in the Ingress's namespace whose entries are set on every response relayed from the pods (replacing the pod's field), values literal (`$` is not expanded); each name must be listed in the ConfigMap key `global-allowed-response-headers` (`--global-allowed-response-headers`), be letters, digits, `-` and `_`, and its value non-empty; otherwise, or when the ConfigMap is missing, every request answers 503, as in ingress-nginx",
+  compat: {
+    kind: "differs",
+    difference:
+      "Not set on Portico's own answers (its 502/503/504 and redirects); a ConfigMap in another namespace is refused (503; ingress-nginx's documentation allows the Ingress's own namespace only, its code reads any); a field Portico never lets a policy set (hop-by-hop fields, Content-Length, X-Request-ID) answers 503. An edit or deletion of the ConfigMap applies at once. A `<namespace>/<name>` value is served the same.",
+  },
+  sameWhen: (value) => /^[-._~a-zA-Z0-9:]+\/[-._~a-zA-Z0-9:]+$/.test(value.trim()),
+};
+
+// parser.BasicCharsRegex (alphaNumericChars and `/`), checked after removing spaces as
+// ValidateRegex(…, true) does.
+const BASIC_CHARS_RE = /^[-._~a-zA-Z0-9/:]*$/;
+const ConfigMapName = v.pipe(
+  v.string(),
+  v.trim(),
+  v.minLength(1, "empty value"),
+  v.check((s) => BASIC_CHARS_RE.test(s.replaceAll(" ", "")), "expected <namespace>/<ConfigMap name>"),
+);
+
 const OPS = ["!~*", "!~", "~*", "~"] as const;
 
 /**
@@ -164,7 +191,7 @@ export const DENY_REQUEST_HEADERS: AnnotationSpec = {
   multiline: true,
 };
 
-const NONE: HeadersPolicy = Object.freeze({ request: Object.freeze([]), response: Object.freeze([]), deny: Object.freeze([]), denyInvalid: null });
+const NONE: HeadersPolicy = Object.freeze({ request: Object.freeze([]), response: Object.freeze([]), deny: Object.freeze([]), denyInvalid: null, customHeaders: null });
 
 const CONSEQUENCE = "no header of this annotation is set";
 // Access control fails closed: a deny list that cannot be read refuses every request.
@@ -172,7 +199,7 @@ const DENY_CONSEQUENCE = "every path of the Ingress answers 503 until it is fixe
 
 export const HEADERS: Family<HeadersPolicy> = {
   name: "headers",
-  annotations: [REQUEST_HEADERS, RESPONSE_HEADERS, DENY_REQUEST_HEADERS],
+  annotations: [REQUEST_HEADERS, RESPONSE_HEADERS, DENY_REQUEST_HEADERS, CUSTOM_HEADERS],
   none: NONE,
   stages: (p) => headerStages(p),
   parse(r) {
@@ -183,8 +210,12 @@ export const HEADERS: Family<HeadersPolicy> = {
     const response = res.state === "ok" ? res.value : NONE.response;
     const rules = deny.state === "ok" ? deny.value : NONE.deny;
     const denyInvalid = deny.state === "invalid" ? "deny-request-headers is invalid" : null;
-    if (request.length === 0 && response.length === 0 && rules.length === 0 && denyInvalid === null) return NONE;
-    return Object.freeze({ request, response, deny: rules, denyInvalid });
+    // customheaders/main.go: a value its validator refuses is logged and the location is
+    // served without custom headers (Parse goes on with an empty name).
+    const custom = r.read(CUSTOM_HEADERS, ConfigMapName, "no custom header is set");
+    const customHeaders = custom.state === "ok" ? custom.value : null;
+    if (request.length === 0 && response.length === 0 && rules.length === 0 && denyInvalid === null && customHeaders === null) return NONE;
+    return Object.freeze({ request, response, deny: rules, denyInvalid, customHeaders });
   },
 };
 
@@ -199,6 +230,9 @@ export function headerStages(p: HeadersPolicy): StagePolicy[] {
   else if (p.deny.length > 0) {
     out.push(stagePolicy(K.HEADER_DENY, { rules: p.deny.map((d) => [d.status, d.name, d.op, d.pattern] as const) }));
   }
+  // The ConfigMap's entries are the compiler's to read (compile/custom-headers.ts); until then
+  // the stage has none, which the proxy refuses to build.
+  if (p.customHeaders !== null) out.push(stagePolicy(K.CUSTOM_HEADERS, { headers: null }));
   if (p.request.length === 0 && p.response.length === 0) return out;
   const list = (entries: readonly HeaderEntry[]) => entries.map(([n, val]): [string, string] => [n, val]);
   out.push(stagePolicy(K.HEADERS, { request: list(p.request), response: list(p.response) }));

@@ -54,7 +54,9 @@ export interface SecretRead {
 }
 
 /** What of the compile config the access annotations read: the global source-range flags. */
-export type AccessFlags = Pick<CompileConfig, "allowlistSourceRange" | "denylistSourceRange">;
+// globalAllowedResponseHeaders rides along for an IngressNginxPolicy's custom-headers
+// (gateway/extension.ts); absent: none allowed.
+export type AccessFlags = Pick<CompileConfig, "allowlistSourceRange" | "denylistSourceRange"> & Partial<Pick<CompileConfig, "globalAllowedResponseHeaders">>;
 
 // Ingresses without basic auth share their result per (annotations, config): most have none.
 const shared = new WeakMap<AccessFlags, WeakMap<ParsedAnnotations, ResolvedAccess>>();

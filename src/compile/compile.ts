@@ -45,6 +45,7 @@ import { ServedPlans } from "./served.ts";
 import { hostOwner } from "./host-scope.ts";
 import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
+import { resolveGlobalHeaders, type GlobalHeadersResult } from "./global-headers.ts";
 import { compileGateways } from "./gateway/table.ts";
 import { heldHostDiagnostics, holdIngressHosts, HostClaimsIndex, withoutIngressTlsHosts } from "./gateway/ingress-hosts.ts";
 import { allocateGatewayPorts, GatewayPortsCompiler, withUnplaced } from "./gateway/ports.ts";
@@ -136,6 +137,7 @@ export class Compiler {
   #gwShared: readonly unknown[] = [];
   #gwConfigMaps: Snapshot["configMaps"] = undefined;
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
+  #globalHeaders: { configMaps: Snapshot["configMaps"]; result: GlobalHeadersResult } | null = null;
   /** The hosts the served Ingresses name (gateway/ingress-hosts.ts), kept as the Ingress part compiles. */
   #claimIndex = new HostClaimsIndex();
   /** The last holdIngressHosts, its inputs and its results. */
@@ -161,7 +163,7 @@ export class Compiler {
   compile(snapshot: Snapshot): CompileResult {
     this.#backends.begin(snapshot);
     try {
-      return this.#withGateway(snapshot, this.#compile(snapshot));
+      return this.#withGlobalHeaders(snapshot, this.#withGateway(snapshot, this.#compile(snapshot)));
     } catch (err) {
       // Half-updated state would make every later compile wrong: start over next time.
       this.#reset();
@@ -169,6 +171,23 @@ export class Compiler {
     } finally {
       this.#backends.end();
     }
+  }
+
+  /**
+   * add-headers and proxy-set-headers (global-headers.ts) on the table: read again only when
+   * the settings or the snapshot's ConfigMaps changed, and the same object kept otherwise, so a
+   * worker is sent them only when they change.
+   */
+  #withGlobalHeaders(snapshot: Snapshot, base: CompileResult): CompileResult {
+    const c = this.#config;
+    if (c.addHeaders == null && c.proxySetHeaders == null) return base;
+    if (this.#globalHeaders === null || this.#globalHeaders.configMaps !== snapshot.configMaps) {
+      this.#globalHeaders = { configMaps: snapshot.configMaps, result: resolveGlobalHeaders({ addHeaders: c.addHeaders ?? null, proxySetHeaders: c.proxySetHeaders ?? null }, snapshot.configMaps) };
+    }
+    const { headers, diagnostics } = this.#globalHeaders.result;
+    const table = headers === null ? base.table : Object.freeze({ ...base.table, globalHeaders: headers });
+    const all = diagnostics.length === 0 ? base.diagnostics : Object.freeze([...base.diagnostics, ...diagnostics].sort((x, y) => compareStrings(diagnosticKey(x), diagnosticKey(y))));
+    return Object.freeze({ ...base, table, diagnostics: all });
   }
 
   /**
@@ -277,6 +296,7 @@ export class Compiler {
     this.#gwShared = [];
     this.#gwConfigMaps = undefined;
     this.#gwResult = null;
+    this.#globalHeaders = null;
     this.#gwPortsCompiler = new GatewayPortsCompiler();
     this.#gwPorts = null;
     this.#last = { ingresses: null, classes: null, services: null, slices: null, secrets: null, configMaps: undefined };

@@ -13,6 +13,7 @@ import type { PathType } from "../table/types.ts";
 import { resolveAccess, satisfyAny, type ResolvedAccess } from "./access.ts";
 import { resolveUpstreamTls, type ResolvedUpstreamTls } from "./upstream-tls.ts";
 import { resolveAuthHeaders, type ConfigMapRead } from "./auth-headers.ts";
+import { resolveCustomHeaders } from "./custom-headers.ts";
 import { Bool, createReader, FORCE_SSL_REDIRECT, parseAnnotations, PRESERVE_TRAILING_SLASH, SSL_REDIRECT, USE_PORT_IN_REDIRECTS, type ParsedAnnotations } from "./annotations.ts";
 import { assembleStages } from "./stages.ts";
 import { globalAuth, type GlobalAuth } from "./global-auth.ts";
@@ -23,6 +24,7 @@ import { normaliseHost, type HostResult } from "../model/hosts.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
 import { validatePath, type PathResult } from "./paths.ts";
 import * as K from "../kinds/index.ts";
+import type { StagePolicy } from "../policy/stages.ts";
 
 /** One valid rule path (host, path and backend spec all passed their checks). */
 export interface PathPlan {
@@ -97,6 +99,8 @@ export interface IngressPlan {
   readonly hostCert: ResolvedAccess["hostCert"];
   /** The auth-proxy-set-headers ConfigMap the annotations were resolved with (auth-headers.ts), or null. */
   readonly headersConfigMap: ConfigMapRead | null;
+  /** The custom-headers ConfigMap the annotations were resolved with (custom-headers.ts), or null. */
+  readonly customHeadersConfigMap: ConfigMapRead | null;
   /** Problems of this object alone, reported while it is served. */
   readonly diagnostics: readonly Diagnostic[];
   /** Valid rule paths grouped by host key (`*` for hostless), in rule and path order. */
@@ -124,12 +128,13 @@ export function planIsCurrent(plan: IngressPlan, ing: Ingress, secrets: Readonly
     (plan.authSecret === null || secrets.get(plan.authSecret.key) === plan.authSecret.object) &&
     (plan.caSecret === null || secrets.get(plan.caSecret.key) === plan.caSecret.object) &&
     (plan.proxySslSecret === null || secrets.get(plan.proxySslSecret.key) === plan.proxySslSecret.object) &&
-    (plan.headersConfigMap === null || configMaps.get(plan.headersConfigMap.key) === plan.headersConfigMap.object)
+    (plan.headersConfigMap === null || configMaps.get(plan.headersConfigMap.key) === plan.headersConfigMap.object) &&
+    (plan.customHeadersConfigMap === null || configMaps.get(plan.customHeadersConfigMap.key) === plan.customHeadersConfigMap.object)
   );
 }
 
 /** Does `plan` depend on a Secret or ConfigMap besides its Ingress (the compiler checks those again when they change)? */
-export const planReadsRefs = (plan: IngressPlan): boolean => plan.authSecret !== null || plan.caSecret !== null || plan.proxySslSecret !== null || plan.headersConfigMap !== null;
+export const planReadsRefs = (plan: IngressPlan): boolean => plan.authSecret !== null || plan.caSecret !== null || plan.proxySslSecret !== null || plan.headersConfigMap !== null || plan.customHeadersConfigMap !== null;
 
 const NO_CONFIG_MAPS: ReadonlyMap<string, ConfigMap> = new Map();
 
@@ -143,7 +148,8 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   // The flags' source ranges and the basic-auth Secret's users complete the annotations here.
   // The auth-proxy-set-headers ConfigMap's entries complete the external-auth policy first.
   const headers = resolveAuthHeaders(parseAnnotations(ing.metadata.annotations), ing, configMaps);
-  const upstreamTls = resolveUpstreamTls(headers.annotations, ing, secrets);
+  const custom = resolveCustomHeaders(headers.annotations, ing, config.globalAllowedResponseHeaders, configMaps);
+  const upstreamTls = resolveUpstreamTls(custom.annotations, ing, secrets);
   const access = resolveAccess(upstreamTls.annotations, ing, secrets, config);
   const global = globalAuth(config);
   // `satisfy: any` folds the access checks once all are there, the global auth-url's included.
@@ -156,7 +162,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   // once, by its problem ("refused with 503"), not also as "ignored", which it is not.
   const refusedBy = new Set(ann.problems.flatMap((p) => (p.startsWith("annotation ") && p.includes("refused with 503") ? p.slice(11, p.indexOf(":")).split(", ") : [])));
   for (const a of ann.unsupported) if (!refusedBy.has(a)) diag("UnsupportedAnnotation", `annotation ${a} is not supported by Portico and is ignored`, "warning");
-  diagnostics.push(...headers.diagnostics, ...upstreamTls.diagnostics, ...access.diagnostics);
+  diagnostics.push(...headers.diagnostics, ...custom.diagnostics, ...upstreamTls.diagnostics, ...access.diagnostics);
   // ingress-nginx's controller.go (createServers) logs "session-cookie-path should be set when
   // use-regex is true" for a cookie-affinity Ingress with use-regex and no session-cookie-path:
   // the cookie's Path is then the location's path, a regular expression a browser compares
@@ -272,6 +278,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     caSecret: access.caSecret,
     proxySslSecret: upstreamTls.secret,
     headersConfigMap: headers.configMap,
+    customHeadersConfigMap: custom.configMap,
     hostCert: access.hostCert,
     diagnostics,
     hosts: byHost,
@@ -315,8 +322,9 @@ function globalRedirect(ann: ParsedAnnotations, raw: Readonly<Record<string, str
   const preserveTrailingSlash = r.value(PRESERVE_TRAILING_SLASH, Bool) ?? config.preserveTrailingSlash;
   let stages = o.stages;
   if (config.relativeRedirects && stages !== null) {
-    const i = stages.findIndex((p) => p.kind === K.REDIRECT.id && p.params.relative !== true);
-    if (i >= 0) stages = assembleStages(stages.map((p, j) => (j === i ? { ...p, params: { ...p.params, relative: true } } : p)));
+    // The redirect annotations' URL and proxy_redirect's rewritten Location alike.
+    const marks = (p: StagePolicy) => (p.kind === K.REDIRECT.id || p.kind === K.PROXY_REWRITE.id) && p.params.relative !== true;
+    if (stages.some(marks)) stages = assembleStages(stages.map((p) => (marks(p) ? { ...p, params: { ...p.params, relative: true } } : p)));
   }
   if (
     sslRedirect === o.sslRedirect && forceSslRedirect === o.forceSslRedirect && usePortInRedirects === o.usePortInRedirects &&

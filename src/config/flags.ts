@@ -84,6 +84,15 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx's ConfigMap keys of the same names: an Ingress's annotation replaces the list of its own kind.
   allowlistSourceRange: { name: "allowlist-source-range", metavar: "CIDR[,CIDR]", help: "client ranges allowed on Ingresses without their own allowlist-source-range (others get 403)", defaultText: "all", schema: val.sourceRangeList("10.0.0.0/8,2001:db8::/32"), fallback: () => Object.freeze([]) },
   denylistSourceRange: { name: "denylist-source-range", metavar: "CIDR[,CIDR]", help: "client ranges refused (403) on Ingresses without their own denylist-source-range", defaultText: "none", schema: val.sourceRangeList("192.0.2.0/24"), fallback: () => Object.freeze([]) },
+  // ingress-nginx's block-cidrs, block-user-agents, block-referers (config.go, nginx.tmpl's http
+  // block `deny` and its `map`s): every request of every host, default route included (403).
+  blockCidrs: { name: "block-cidrs", metavar: "CIDR[,CIDR]", help: "client ranges refused (403) on every host and path, whatever an Ingress allows", defaultText: "none", schema: val.sourceRangeList("192.0.2.0/24"), fallback: () => Object.freeze([]) },
+  blockUserAgents: { name: "block-user-agents", metavar: "UA[,UA]", help: "User-Agent values refused (403) on every host and path: an exact value (any case), or a regular expression after ~ (case-sensitive) or ~* (any case), unanchored", defaultText: "none", schema: val.blockPatternList, fallback: () => Object.freeze([]) },
+  blockReferers: { name: "block-referers", metavar: "REFERER[,REFERER]", help: "Referer values refused (403) on every host and path, written as for --block-user-agents", defaultText: "none", schema: val.blockPatternList, fallback: () => Object.freeze([]) },
+  // ingress-nginx's add-headers and proxy-set-headers (config.go; nginx.go reads the ConfigMap
+  // each names): fields for every answer, and for every request sent to a pod.
+  addHeaders: { name: "add-headers", metavar: "NS/NAME", help: "ConfigMap whose entries are set on every answer (values may use nginx variables such as $host)", defaultText: "none", schema: val.nsName, fallback: () => null },
+  proxySetHeaders: { name: "proxy-set-headers", metavar: "NS/NAME", help: "ConfigMap whose entries are set on every request sent to a pod (values may use nginx variables such as $remote_addr)", defaultText: "none", schema: val.nsName, fallback: () => null },
   connectTimeoutMs: { name: "connect-timeout", metavar: "DURATION", help: "upstream connect deadline (500ms, 5s, 2m, 1h; a plain number is seconds)", defaultText: "5s", schema: val.duration(1), fallback: () => 5_000 },
   responseTimeoutMs: { name: "response-timeout", metavar: "DURATION", help: "deadline for upstream response headers; past it the client gets 504", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
   streamIdleTimeoutMs: { name: "stream-idle-timeout", metavar: "DURATION", help: "close a body stream or WebSocket idle this long", defaultText: "5m", schema: val.duration(1), fallback: () => 300_000 },
@@ -121,6 +130,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx's ConfigMap key proxy-ssl-location-only (config.go ProxySSLLocationOnly; controller.go createServers).
   proxySslLocationOnly: { name: "proxy-ssl-location-only", metavar: null, help: "apply an Ingress's proxy-ssl-* to its own paths only; by default, as ingress-nginx's server block, the host's first Ingress with a proxy-ssl-secret holding ca.crt also covers the host's paths that set none", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's ConfigMap key no-auth-locations (config.go NewDefault: the ACME HTTP-01 path).
+  // ingress-nginx's global-allowed-response-headers (config.go AllowedResponseHeaders, default
+  // none): the only names the custom-headers annotation may set (customheaders/main.go).
+  globalAllowedResponseHeaders: { name: "global-allowed-response-headers", metavar: "NAME[,NAME]", help: "response header names the custom-headers annotation may set (exact spelling); any other makes its Ingress answer 503", defaultText: "none", schema: val.headerNameList, fallback: () => Object.freeze([]) },
   noAuthLocations: { name: "no-auth-locations", metavar: "PATH[,PATH]", help: "rule paths (as written) starting with one of these run no basic or external authentication (auth-type, auth-url)", defaultText: "/.well-known/acme-challenge", schema: val.locationList, fallback: () => Object.freeze(["/.well-known/acme-challenge"]) },
   // ingress-nginx's ConfigMap keys global-auth-*: external authentication for every route whose
   // Ingress sets no auth-url (docs/design.md "External authentication"). Read as written; the
@@ -147,6 +159,11 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx's --enable-ssl-passthrough: a TCP front on the HTTPS port reads each
   // ClientHello first (serving/passthrough.ts, docs/design.md "SSL passthrough").
   enableSslPassthrough: { name: "enable-ssl-passthrough", metavar: null, help: "serve the ssl-passthrough annotation: TLS connections whose SNI names such a host go undecrypted to its pods; every other HTTPS connection then passes through a TCP front first (costs: README, \"SSL passthrough\")", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's use-proxy-protocol: a TCP front on both traffic ports reads each
+  // connection's PROXY protocol header (serving/front.ts, docs/design.md "PROXY protocol").
+  useProxyProtocol: { name: "use-proxy-protocol", metavar: null, help: "every connection on the HTTP and HTTPS ports opens with a PROXY protocol header (v1 or v2, from a load balancer); its client address and port are used, a connection without one is closed (read at start)", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's proxy-protocol-header-timeout (config.go: 5s).
+  proxyProtocolHeaderTimeoutMs: { name: "proxy-protocol-header-timeout", metavar: "DURATION", help: "with --use-proxy-protocol, longest time a connection's PROXY header may take to arrive; the connection is closed after it", defaultText: "5s", schema: val.duration(1), fallback: () => 5_000 },
   workers: { name: "workers", metavar: "N", help: "data-plane worker processes", defaultText: "the number of CPUs available", schema: val.integer(1, 256), fallback: () => availableParallelism() },
   // README "Migrating from ingress-nginx": the keys act as the flags `portico migrate` names; a flag given wins.
   nginxConfigmap: { name: "nginx-configmap", metavar: "NS/NAME", help: "ingress-nginx's ConfigMap (in --manifests, or in the cluster), watched: each key Portico can honour acts as its flag (a flag given wins), the others are reported; portico migrate reports each key", defaultText: "none", schema: val.nsName, fallback: none },

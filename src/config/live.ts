@@ -34,6 +34,10 @@ export const LIVE_FIELDS = {
   computeFullForwardedFor: bool,
   // Read per response by http/headers.ts downstreamHeaders and pipeline/handler.ts.
   serverHeader: v.picklist(["backend", "none", "portico"]),
+  // Read per request by proxy/pipeline/route.ts (block.ts); checked again there when compiled.
+  blockCidrs: v.array(v.string()),
+  blockUserAgents: v.array(v.string()),
+  blockReferers: v.array(v.string()),
 } as const satisfies Partial<Record<keyof Config, v.GenericSchema>>;
 
 export type LiveField = keyof typeof LIVE_FIELDS;

@@ -150,6 +150,21 @@ export interface Config {
    */
   readonly noAuthLocations: readonly string[];
   /**
+   * ingress-nginx's ConfigMap key global-allowed-response-headers: the names the custom-headers
+   * annotation may set, compared as written (customheaders/main.go slices.Contains).
+   */
+  readonly globalAllowedResponseHeaders: readonly string[];
+  /** ingress-nginx's add-headers: the ConfigMap of fields set on every answer (compile/global-headers.ts). */
+  readonly addHeaders: NamespacedName | null;
+  /** ingress-nginx's proxy-set-headers: the ConfigMap of fields set on every request to a pod. */
+  readonly proxySetHeaders: NamespacedName | null;
+  /** ingress-nginx's block-cidrs: clients refused (403) on every request (proxy/pipeline/block.ts). */
+  readonly blockCidrs: readonly string[];
+  /** ingress-nginx's block-user-agents: exact values, or `~`/`~*` regexes (regex/block-pattern.ts). */
+  readonly blockUserAgents: readonly string[];
+  /** ingress-nginx's block-referers, written as blockUserAgents. */
+  readonly blockReferers: readonly string[];
+  /**
    * ingress-nginx's ConfigMap keys global-auth-* (configmap.go, nginx.tmpl's auth location for a
    * location without its own auth-url): the text as written, null when unset. The compiler reads
    * them as the auth-url annotations of the same names and adds the policy to every route whose
@@ -187,6 +202,10 @@ export interface Config {
   readonly http3: boolean;
   /** ingress-nginx's --enable-ssl-passthrough: a TCP front reads the ClientHello before TLS (serving/passthrough.ts). */
   readonly enableSslPassthrough: boolean;
+  /** ingress-nginx's use-proxy-protocol: a PROXY header opens every connection on both traffic ports (serving/front.ts). */
+  readonly useProxyProtocol: boolean;
+  /** How long that header may take (ingress-nginx's proxy-protocol-header-timeout). */
+  readonly proxyProtocolHeaderTimeoutMs: number;
   // Performance
   readonly workers: number;
   // ingress-nginx

@@ -1,5 +1,6 @@
 // Valibot schemas that turn one flag/env string into a typed Config value. Each schema's
 // issue message is "expected ..."; parse.ts prefixes the flag name and the rejected text.
+import { blockPatternProblem } from "../regex/block-pattern.ts";
 import { isIP } from "node:net";
 import { getCiphers } from "node:tls";
 import * as v from "valibot";
@@ -246,4 +247,29 @@ export const controllerName = convert("a domain-prefixed path like example.com/i
 export const locationList = convert("path prefixes separated by commas, such as /.well-known/acme-challenge", (s): readonly string[] | undefined => {
   const list = s.split(",").map((x) => x.trim()).filter((x) => x !== "");
   return list.every((x) => /^[\x21-\x7e]+$/.test(x)) ? Object.freeze(list) : undefined;
+});
+
+/**
+ * Header names separated by commas, as ingress-nginx reads global-allowed-response-headers
+ * (template/configmap.go: split on ",", trimmed, each checked with customheaders.ValidHeader
+ * `^[a-zA-Z\d\-_]+$`); "" is none. A name it would drop makes the whole value unreadable here.
+ */
+export const headerNameList = convert("header names (letters, digits, - and _) separated by commas", (s): readonly string[] | undefined => {
+  const list = s.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  return list.every((x) => /^[a-zA-Z\d_-]{1,256}$/.test(x)) ? Object.freeze(list) : undefined;
+});
+
+/**
+ * block-user-agents / block-referers as ingress-nginx reads them (template/configmap.go
+ * splitAndTrimSpace on ","; nginx.tmpl writes each as a key of a `map`): an entry starting with
+ * `~` or `~*` is a regular expression (case-sensitive, any case), which must compile on the
+ * linear-time engine (regex/header-pattern.ts); any other is an exact value. "" is none.
+ */
+export const blockPatternList = check<readonly string[]>((s) => {
+  const list = s.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  for (const entry of list) {
+    const why = blockPatternProblem(entry);
+    if (why !== null) return { message: `${JSON.stringify(entry)}: ${why}` };
+  }
+  return { value: Object.freeze(list) };
 });

@@ -16,6 +16,8 @@ export type ProxyErrorCode =
   | "BodyTooLarge"
   /** A request line longer than nginx's large_client_header_buffers (--ingress-nginx-compat: admit.ts). */
   | "UriTooLong"
+  /** Refused by --block-cidrs, --block-user-agents or --block-referers (proxy/pipeline/block.ts). */
+  | "Blocked"
   | "ClientBodyTimeout"
   | "Internal"
   /** The auth service timed out, failed, or answered other than 2xx, 401 or 403 (nginx auth_request). */
@@ -24,6 +26,7 @@ export type ProxyErrorCode =
 const STATUS: Record<ProxyErrorCode, number> = {
   BadRequest: 400,
   BadFraming: 400,
+  Blocked: 403,
   NoRoute: 404,
   ClientBodyTimeout: 408,
   BodyTooLarge: 413,
@@ -44,6 +47,7 @@ const BODY: Record<ProxyErrorCode, string> = {
   BadRequest: "bad request\n",
   BadFraming: "bad request\n",
   NoRoute: "no route\n",
+  Blocked: "forbidden\n",
   ClientBodyTimeout: "request body timeout\n",
   BodyTooLarge: "request body too large\n",
   UriTooLong: "request line too long\n",

@@ -30,6 +30,7 @@ const BY_CODE: Record<ProxyErrorCode, number> = {
   ClientBodyTimeout: GRPC.CANCELLED,
   // No route for the method's path: the service is not here (HTTP 404 → UNIMPLEMENTED).
   NoRoute: GRPC.UNIMPLEMENTED,
+  Blocked: GRPC.PERMISSION_DENIED,
   NoEndpoints: GRPC.UNAVAILABLE,
   UpstreamConnect: GRPC.UNAVAILABLE,
   // The connection to the pod broke before its answer: gRPC clients see the same on their own
@@ -52,6 +53,7 @@ const MESSAGE: Record<ProxyErrorCode, string> = {
   BadFraming: "bad request",
   ClientBodyTimeout: "request body timeout",
   NoRoute: "no route",
+  Blocked: "forbidden",
   NoEndpoints: "no endpoints",
   UpstreamConnect: "upstream connect failed",
   UpstreamReset: "upstream connection reset",

@@ -123,7 +123,7 @@ function remoteUser(h: Headers): string {
 }
 
 /** The value of one supported variable for this request (the annotation side allowed only these). */
-function variable(flow: PolicyFlow, name: string): string {
+export function variable(flow: PolicyFlow, name: string): string {
   switch (name) {
     case "host":
       return flow.hostname;

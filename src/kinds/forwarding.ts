@@ -62,6 +62,22 @@ export const HEADERS = defineKind("headers", "forwarding", v.object({ request: v
   };
 });
 
+/**
+ * custom-headers: the entries of the ConfigMap it names, set on every response relayed from
+ * the pods as nginx.tmpl's `more_set_headers "Name: value"` in the location does (replacing the
+ * pod's field; values literal: the template escapes `$`, escapeLiteralDollar). `headers` is
+ * null until the compiler has read the ConfigMap (compile/custom-headers.ts), which this kind
+ * refuses to build: never served as if the ConfigMap said nothing.
+ */
+export const CUSTOM_HEADERS = defineKind("custom-headers", "forwarding", v.object({ headers: v.nullable(v.array(Pair)) }), (params) => {
+  if (params.headers === null) throw new Error("custom-headers: the ConfigMap is not resolved");
+  const response = fieldsOf(entriesOf(params.headers, "response"));
+  return (flow) => {
+    if (response !== null) flow.upstreamResponseHeaders = flow.upstreamResponseHeaders === null ? response : { ...response, ...flow.upstreamResponseHeaders };
+    return null;
+  };
+});
+
 // One HTTPS twin per Backend object, made on first use: the balancer keeps its round-robin
 // cursor per Backend object (balancer.ts), so the twin must last as long as the table's
 // Backend does. It takes the id an HTTPS backend of the same port has (compile/backends.ts).
@@ -163,3 +179,4 @@ export const GATEWAY_MIRROR = defineKind("gateway-mirror", "forwarding", v.objec
 });
 
 export { INGRESS_MIRROR } from "./mirror.ts";
+export { PROXY_REWRITE } from "./proxy-rewrite.ts";

@@ -1,4 +1,4 @@
-// The ConfigMaps that Ingresses name in auth-proxy-set-headers (docs/design.md "External
+// The ConfigMaps that Ingresses name in auth-proxy-set-headers and custom-headers (docs/design.md "External
 // authentication", "Watching"): only the named ones are ever held, and the API connections
 // they cost are bounded whatever the Ingresses say.
 //
@@ -25,7 +25,7 @@
 import type { Logger } from "../log/logger.ts";
 import { objectKey, parseObject, type Kind } from "../model/kinds.ts";
 import type { ConfigMap, Ingress } from "../model/schemas.ts";
-import { authHeadersConfigMapKey } from "../model/secret-refs.ts";
+import { authHeadersConfigMapKey, customHeadersConfigMapKey } from "../model/secret-refs.ts";
 import type { Source, SourceSink, StoreEvent } from "../store/types.ts";
 import { backoffDelay, sleep } from "./backoff.ts";
 import type { KubeClient } from "./client.ts";
@@ -93,6 +93,8 @@ export interface ConfigMapRefs {
   watched(): string[];
   /** How they are watched: one by one, or through one collection watch. */
   mode(): "byName" | "collection";
+  /** The ConfigMaps the settings name (add-headers, proxy-set-headers), watched as an Ingress's are. */
+  setSettings(keys: readonly string[]): void;
 }
 
 export function createConfigMapRefs(o: {
@@ -104,6 +106,8 @@ export function createConfigMapRefs(o: {
   /** The collection watch (watch.ts's loop with `keep`; passed in, as watch.ts creates this module). */
   watchAll: WatchAll;
   maxByName?: number;
+  /** The ConfigMaps the settings name at start (setSettings later). */
+  settings?: readonly string[];
 }): ConfigMapRefs {
   const t: WatchTimings = { ...DEFAULT_WATCH_TIMINGS, ...o.timings };
   const maxByName = o.maxByName ?? MAX_BY_NAME;
@@ -131,9 +135,15 @@ export function createConfigMapRefs(o: {
     return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
   };
 
-  function named(kind: Kind, object: { metadata: Ingress["metadata"]; spec?: unknown }): string | null {
+  /**
+   * What an object names, one owner entry per annotation (`<owner>#auth`: auth-proxy-set-headers,
+   * `<owner>#custom`: custom-headers), so each owner entry names at most one ConfigMap.
+   */
+  function named(kind: Kind, object: { metadata: Ingress["metadata"]; spec?: unknown }): readonly [string, string | null][] {
     const annotations = kind === "IngressNginxPolicy" ? (object.spec as { annotations?: Record<string, string> } | undefined)?.annotations : object.metadata.annotations;
-    return authHeadersConfigMapKey(annotations, object.metadata.namespace ?? "");
+    const owner = ownerKey(kind, object.metadata);
+    const ns = object.metadata.namespace ?? "";
+    return [[`${owner}#auth`, authHeadersConfigMapKey(annotations, ns)], [`${owner}#custom`, customHeadersConfigMapKey(annotations, ns)]];
   }
 
   /** A raw object as a ConfigMap, or null (absent, or invalid: which refuses its Ingresses, 503). */
@@ -439,12 +449,12 @@ export function createConfigMapRefs(o: {
   return {
     wrap(inner) {
       sink = inner;
+      setSettings(o.settings ?? []);
       const wrapped: SourceSink = {
         apply(event) {
           inner.apply(event);
           if (!naming.includes(event.kind)) return;
-          const owner = ownerKey(event.kind, event.object.metadata);
-          setRef(owner, event.type === "DELETED" ? null : named(event.kind, event.object as never));
+          for (const [owner, key] of named(event.kind, event.object as never)) setRef(owner, event.type === "DELETED" ? null : key);
           reconcile();
           announce();
         },
@@ -454,7 +464,7 @@ export function createConfigMapRefs(o: {
           // The whole list is counted before any watch starts, so a cluster that names many
           // ConfigMaps goes to the collection watch at once rather than through a watch each.
           const next = new Map<string, string | null>();
-          for (const obj of objects) next.set(ownerKey(kind, obj.metadata), named(kind, obj as never));
+          for (const obj of objects) for (const [owner, key] of named(kind, obj as never)) next.set(owner, key);
           const many = mode === "byName" && projectedCount(kind, next) > maxByName;
           if (many) mode = "collection";
           // Owners of this kind gone from the list name nothing now.
@@ -482,7 +492,19 @@ export function createConfigMapRefs(o: {
     },
     watched: () => [...byName.keys()].sort(),
     mode: () => mode,
+    setSettings(keys) {
+      setSettings(keys);
+      if (sink !== null) {
+        reconcile();
+        announce();
+      }
+    },
   };
+
+  /** One owner entry per setting (`Settings/#0`, `Settings/#1`), as an Ingress has one per annotation. */
+  function setSettings(keys: readonly string[]): void {
+    for (let i = 0; i < 2; i++) setRef(`Settings/#${i}`, keys[i] ?? null);
+  }
 
   /** How many ConfigMaps would be named once `kind`'s owners are `next`. */
   function projectedCount(kind: Kind, next: ReadonlyMap<string, string | null>): number {

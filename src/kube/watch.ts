@@ -24,10 +24,11 @@ export { collectionPath, type SourceHooks, type WatchTimings } from "./watch-par
 import { assertDeclared } from "./permissions.ts";
 import { backoffDelay, sleep } from "./backoff.ts";
 import { createConfigMapRefs } from "./configmap-refs.ts";
+import { settingsConfigMapKeys } from "../model/secret-refs.ts";
 
 export interface KubeSourceOptions {
   client: KubeClient;
-  config: Pick<Config, "watchNamespace">;
+  config: Pick<Config, "watchNamespace"> & Partial<Pick<Config, "addHeaders" | "proxySetHeaders">>;
   log: Logger;
   hooks?: SourceHooks;
   timings?: Partial<WatchTimings>;
@@ -72,6 +73,8 @@ export interface KindState {
 
 export interface KubeSource extends Source {
   state(kind: Kind): Readonly<KindState>;
+  /** The ConfigMaps the settings name now (add-headers, proxy-set-headers): watched by reference too. */
+  nameConfigMaps(keys: readonly string[]): void;
 }
 
 
@@ -86,6 +89,7 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
   const refs = keep === null && asked.includes("ConfigMap")
     ? createConfigMapRefs({
         client, log, kinds, ...(o.timings ? { timings: o.timings } : {}),
+        settings: settingsConfigMapKeys(o.config),
         watchAll: (w) => createKubeSource({
           client, config: o.config, log, kinds: ["ConfigMap"], keep: (_kind, meta) => w.keep(meta), onListStart: () => w.onListStart(),
           hooks: { ...o.hooks, onError: (kind, reason) => { o.hooks?.onError?.(kind, reason); w.onError(reason); } },
@@ -355,5 +359,6 @@ export function createKubeSource(o: KubeSourceOptions): KubeSource {
       await refs?.stop();
     },
     state: (kind) => states.get(kind) ?? { synced: false, resourceVersion: null, lists: 0, watches: 0, errors: 0, malformed: 0, invalid: 0 },
+    nameConfigMaps: (keys) => refs?.setSettings(keys),
   };
 }

@@ -9,7 +9,12 @@ const str = v.string();
 const optStr = v.optional(v.nullable(v.string()));
 const stringMap = v.optional(v.nullable(v.record(v.string(), v.string())));
 
-export const ObjectMetaSchema = v.looseObject({
+// ObjectMeta keeps only the fields declared here: the rest (managedFields above all, which
+// the API server adds to every object since Kubernetes 1.18 and which often outweighs the
+// spec, ownerReferences, finalizers, generateName) is read by nothing in Portico, and every
+// stored object would otherwise hold it for the process's life (docs/design.md "Sources at
+// start-up"). store/relevance.ts already treats it as noise.
+export const ObjectMetaSchema = v.object({
   name: v.pipe(v.string(), v.minLength(1, "metadata.name is empty")),
   namespace: v.optional(v.string()),
   uid: v.optional(v.string()),

@@ -60,3 +60,36 @@ export function authHeadersConfigMapKey(annotations: Readonly<Record<string, str
   if (slash <= 0 || value.indexOf("/", slash + 1) >= 0 || slash === value.length - 1) return null;
   return value.slice(0, slash) === namespace ? value : null;
 }
+
+/** custom-headers has ingress-nginx's name only (annotations/headers.ts). */
+export const CUSTOM_HEADERS_NAME = `${NGINX}custom-headers`;
+
+/**
+ * The key of the ConfigMap an Ingress's custom-headers names, read as auth-proxy-set-headers'
+ * is: customheaders/main.go looks the value up as written (`GetConfigMap(value)`, store keys
+ * `namespace/name`), and ingress-nginx's documentation allows the Ingress's own namespace
+ * only, which is all Portico reads (compile/custom-headers.ts refuses the rest).
+ */
+export function customHeadersConfigMapKey(annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null {
+  const value = annotations?.[CUSTOM_HEADERS_NAME]?.trim();
+  if (value === undefined || value === "") return null;
+  return authHeadersConfigMapKey({ [AUTH_PROXY_SET_HEADERS_NAME]: value }, namespace);
+}
+
+/** Every ConfigMap an object's annotations name (auth-proxy-set-headers, custom-headers), each once. */
+export function configMapKeys(annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): readonly string[] {
+  const a = authHeadersConfigMapKey(annotations, namespace);
+  const c = customHeadersConfigMapKey(annotations, namespace);
+  return a === null ? (c === null ? [] : [c]) : c === null || c === a ? [a] : [a, c];
+}
+
+type Ref = { readonly namespace: string; readonly name: string } | null | undefined;
+
+/**
+ * `namespace/name` of the ConfigMaps ingress-nginx's ConfigMap keys add-headers and
+ * proxy-set-headers name (--add-headers, --proxy-set-headers; compile/global-headers.ts): the
+ * store and the ConfigMap watch keep them as they keep the ones Ingresses name.
+ */
+export function settingsConfigMapKeys(c: { readonly addHeaders?: Ref; readonly proxySetHeaders?: Ref }): string[] {
+  return [c.addHeaders, c.proxySetHeaders].flatMap((r) => (r == null ? [] : [`${r.namespace}/${r.name}`]));
+}

@@ -11,6 +11,8 @@ import type { Applied, Controller } from "./controller.ts";
 
 export interface Cluster {
   readonly source: Source;
+  /** The ConfigMaps add-headers and proxy-set-headers name now (watched by reference, kube/configmap-refs.ts). */
+  nameConfigMaps(keys: readonly string[]): void;
   /** After each applied table: status (leader only) and Events for the diagnostics. */
   applied(applied: Applied, diagnostics: readonly Diagnostic[]): void;
   stop(): Promise<void>;
@@ -28,6 +30,7 @@ export async function startCluster(o: { config: Config; log: Logger; inst: Instr
   log.info("kubernetes api", { server: kube.client.server, auth: kube.client.authKind });
   return {
     source: kube.source,
+    nameConfigMaps: (keys) => kube.source.nameConfigMaps(keys),
     applied(applied, diagnostics) {
       // `diagnostics` already holds the compile's own; pass them once, as the extra list.
       const gw = applied.result.gateway;

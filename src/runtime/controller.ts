@@ -6,6 +6,7 @@
 // half-loaded cluster never serves 503s for Services that simply were not read yet.
 import { Compiler } from "../compile/compile.ts";
 import type { CompileConfig } from "../compile/config.ts";
+import { settingsConfigMapKeys } from "../model/secret-refs.ts";
 import type { CompileResult } from "../compile/types.ts";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
@@ -97,6 +98,7 @@ export function createController(o: ControllerOptions): Controller {
     leading: true,
   });
   const store = new Store({ onChange: () => coalescer.trigger() });
+  store.setSettingsConfigMaps(settingsConfigMapKeys(config));
 
   function allSynced(): boolean {
     return kinds.every((k) => store.isSynced(k));
@@ -231,6 +233,7 @@ export function createController(o: ControllerOptions): Controller {
     },
     setCompileConfig(c): void {
       compiler = new Compiler(c);
+      store.setSettingsConfigMaps(settingsConfigMapKeys(c));
       coalescer.trigger();
     },
     get last() {

@@ -32,6 +32,7 @@ import { createLiveConfig, type LiveConfig } from "../config/live.ts";
 import type { WorkerPool } from "../workers/pool.ts";
 import { explainLive } from "./explain.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
+import { settingsConfigMapKeys } from "../model/secret-refs.ts";
 import { createLocalPlane } from "./local.ts";
 
 /** How long a failed start waits for its workers to exit (a stuck one is left to the IPC close). */
@@ -65,7 +66,11 @@ export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<
       cmDiagnostics = ds;
       controllerRef?.sourceDiagnostics(cmOwner, ds);
     },
-    onCompileConfig: (c) => controllerRef?.setCompileConfig(c),
+    onCompileConfig: (c) => {
+      controllerRef?.setCompileConfig(c);
+      // add-headers / proxy-set-headers may name other ConfigMaps now: watched from the cluster too.
+      cluster?.nameConfigMaps(settingsConfigMapKeys(c));
+    },
     // The data plane's per-request settings, in this process and in every worker (config/live.ts).
     onLiveConfig: (c) => {
       if (live === null) return;

@@ -2,7 +2,7 @@
 // apply/replace say whether routing-relevant state changed; runtime/controller.ts then
 // triggers the coalescer.
 import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
-import { authHeadersConfigMapKey, authSecretKey, caSecretKey, proxySslSecretKey } from "../model/secret-refs.ts";
+import { authSecretKey, caSecretKey, configMapKeys, proxySslSecretKey } from "../model/secret-refs.ts";
 import type { EndpointSlice, Ingress, Secret } from "../model/schemas.ts";
 import type { IngressNginxPolicy } from "../model/portico-policy.ts";
 import { CowMap } from "./cow-map.ts";
@@ -57,12 +57,14 @@ export class Store implements SourceSink {
   private readonly authRefs = new Map<string, number>();
   private readonly authRefOf = new Map<string, readonly string[]>();
   /**
-   * ConfigMap key → how many Ingresses name it in auth-proxy-set-headers, and each Ingress's
+   * ConfigMap key → how many Ingresses name it in auth-proxy-set-headers or custom-headers, and each Ingress's
    * entry: only such a ConfigMap wakes the compiler (the sources hand in no others, but a
    * --manifests file may hold any).
    */
   private readonly configMapRefs = new Map<string, number>();
-  private readonly configMapRefOf = new Map<string, string>();
+  private readonly configMapRefOf = new Map<string, readonly string[]>();
+  /** ConfigMaps the settings name (add-headers, proxy-set-headers: compile/global-headers.ts). */
+  private settingsConfigMaps: ReadonlySet<string> = new Set();
   private readonly syncedKinds = new Set<Kind>();
 
   constructor(private readonly options: StoreOptions = {}) {}
@@ -169,7 +171,7 @@ export class Store implements SourceSink {
     if (kind === "Ingress") this.setAuthRef(key, object as Ingress);
     if (kind === "IngressNginxPolicy") this.setAuthRef(`${POLICY_REF}${key}`, policyAnnotated(object as IngressNginxPolicy));
     if (kind === "Secret" && !this.secretMatters(key, old as Secret | undefined) && !this.secretMatters(key, object as Secret)) return false;
-    if (kind === "ConfigMap" && !this.configMapRefs.has(key)) return false;
+    if (kind === "ConfigMap" && !this.configMapNamed(key)) return false;
     return old === undefined || !relevantEqual(kind, old, object);
   }
 
@@ -183,7 +185,7 @@ export class Store implements SourceSink {
     if (kind === "Ingress") this.setAuthRef(key, undefined);
     if (kind === "IngressNginxPolicy") this.setAuthRef(`${POLICY_REF}${key}`, undefined);
     if (kind === "Secret") return this.secretMatters(key, old as Secret);
-    if (kind === "ConfigMap") return this.configMapRefs.has(key);
+    if (kind === "ConfigMap") return this.configMapNamed(key);
     return true;
   }
 
@@ -197,7 +199,7 @@ export class Store implements SourceSink {
 
   /** Does this Secret or ConfigMap matter to routing (secretMatters; a ConfigMap an Ingress names)? */
   private matters(kind: "Secret" | "ConfigMap", key: string, o: KubeObject | undefined): boolean {
-    return kind === "Secret" ? this.secretMatters(key, o as Secret | undefined) : o !== undefined && this.configMapRefs.has(key);
+    return kind === "Secret" ? this.secretMatters(key, o as Secret | undefined) : o !== undefined && this.configMapNamed(key);
   }
 
   /** Did a relist of Secrets or ConfigMaps change one that matters (added, removed or changed)? */
@@ -231,21 +233,28 @@ export class Store implements SourceSink {
     if (after.length > 0) this.authRefOf.set(key, after);
   }
 
-  /** Record which ConfigMap `ingress` (undefined: deleted) names in auth-proxy-set-headers. */
+  /** The ConfigMaps the settings name now (`namespace/name`): a change to one wakes the compiler. */
+  setSettingsConfigMaps(keys: readonly string[]): void {
+    this.settingsConfigMaps = new Set(keys);
+  }
+
+  private configMapNamed(key: string): boolean {
+    return this.configMapRefs.has(key) || this.settingsConfigMaps.has(key);
+  }
+
+  /** Record which ConfigMaps `ingress` (undefined: deleted) names in auth-proxy-set-headers and custom-headers. */
   private setConfigMapRef(key: string, ingress: Pick<Ingress, "metadata"> | undefined): void {
-    const before = this.configMapRefOf.get(key);
-    const after = ingress === undefined ? null : authHeadersConfigMapKey(ingress.metadata.annotations, ingress.metadata.namespace ?? "");
-    if ((before ?? null) === after) return;
-    if (before !== undefined) {
-      const n = (this.configMapRefs.get(before) ?? 1) - 1;
-      if (n === 0) this.configMapRefs.delete(before);
-      else this.configMapRefs.set(before, n);
-      this.configMapRefOf.delete(key);
+    const before = this.configMapRefOf.get(key) ?? [];
+    const after = ingress === undefined ? [] : configMapKeys(ingress.metadata.annotations, ingress.metadata.namespace ?? "");
+    if (before.length === after.length && before.every((k, i) => after[i] === k)) return;
+    for (const b of before) {
+      const n = (this.configMapRefs.get(b) ?? 1) - 1;
+      if (n === 0) this.configMapRefs.delete(b);
+      else this.configMapRefs.set(b, n);
     }
-    if (after !== null) {
-      this.configMapRefs.set(after, (this.configMapRefs.get(after) ?? 0) + 1);
-      this.configMapRefOf.set(key, after);
-    }
+    this.configMapRefOf.delete(key);
+    for (const a of after) this.configMapRefs.set(a, (this.configMapRefs.get(a) ?? 0) + 1);
+    if (after.length > 0) this.configMapRefOf.set(key, after);
   }
 
   private indexSlice(old: EndpointSlice | undefined, next: EndpointSlice | undefined): void {

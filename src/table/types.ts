@@ -1,6 +1,7 @@
 // The route table: built once by compile/, frozen, swapped by one assignment in the holder.
 // The data plane reads it once per request and never mutates it.
 import type { StagePolicy } from "../policy/stages.ts";
+import type { TemplatePart } from "../policy/template.ts";
 import type { PathMatch, PathRegex, RegexLocationSet } from "../regex/index.ts";
 
 /** One pod (or ExternalName) address a backend can send to. */
@@ -276,6 +277,20 @@ export interface HostRoutes {
   readonly root: Match | null;
 }
 
+/** One field of add-headers or proxy-set-headers: a lowercase name and its value as a template. */
+export interface GlobalHeader {
+  readonly name: string;
+  readonly value: readonly TemplatePart[];
+}
+
+/** ingress-nginx's add-headers and proxy-set-headers, for every request (compile/global-headers.ts). */
+export interface GlobalHeaders {
+  /** add-headers: set on every answer. */
+  readonly response: readonly GlobalHeader[];
+  /** proxy-set-headers: set on every request sent to a pod. */
+  readonly request: readonly GlobalHeader[];
+}
+
 export interface RouteTable {
   readonly exact: ReadonlyMap<string, HostRoutes>;
   /** Keyed by the suffix after the wildcard label, e.g. `foo.com` for `*.foo.com`. */
@@ -309,6 +324,8 @@ export interface RouteTable {
    * per port when the table changes, never per request.
    */
   readonly gatewayPorts?: ReadonlyMap<number, GatewayPort> | null;
+  /** add-headers and proxy-set-headers; absent or null when neither sets a field (one property check per request). */
+  readonly globalHeaders?: GlobalHeaders | null;
 }
 
 /** One port of one Gateway (--gateway-ports). */

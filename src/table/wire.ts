@@ -31,7 +31,7 @@
 import { assembleTable, buildHost, patchTable, viaOf } from "./build.ts";
 import { deepFreeze, type StagePolicy } from "../policy/stages.ts";
 import type { RegexLocationSpec } from "./types.ts";
-import type { Backend, HostRoutes, Match, Route, RouteCanary, RouteErrorPages, RouteOptions, RouteTable, Upstream } from "./types.ts";
+import type { Backend, HostRoutes, Match, Route, RouteCanary, RouteErrorPages, RouteOptions, RouteTable, Upstream, GlobalHeaders } from "./types.ts";
 import type { GatewayEntry, GatewayHeld, GatewayHosts, GatewayMatch, GatewayPort, GatewayRoutes } from "./types.ts";
 
 export const WIRE_VERSION = 3;
@@ -100,6 +100,8 @@ export interface WireDelta {
   readonly gatewayDelta?: WireGatewayDelta;
   /** Absent: the Gateways' own ports did not change; null: there are none now; else all of them. */
   readonly gatewayPorts?: readonly WireGatewayPort[] | null;
+  /** Absent: add-headers and proxy-set-headers did not change; null: none now (RouteTable.globalHeaders). */
+  readonly globalHeaders?: GlobalHeaders | null;
 }
 
 /** One Gateway's own port (RouteTable.gatewayPorts). */
@@ -174,6 +176,8 @@ export interface WireTable {
   readonly defaultRoute: WireRoute | null;
   /** server-alias names → host keys (RouteTable.aliasKeys). */
   readonly aliases: readonly (readonly [string, string])[];
+  /** Absent: none (RouteTable.globalHeaders). Plain data; checked again where the proxy uses it. */
+  readonly globalHeaders?: GlobalHeaders;
 }
 
 function encodeNumber(n: number): WireNumber {
@@ -424,6 +428,7 @@ export function encodeTable(table: RouteTable, registry?: BackendRegistry): Wire
     aliases: [...table.aliasKeys],
     ...(table.gateway ? { gateway: encodeGateway(table.gateway, enc.route) } : {}),
     ...(table.gatewayPorts ? { gatewayPorts: encodeGatewayPorts(table.gatewayPorts, enc.route) } : {}),
+    ...(table.globalHeaders ? { globalHeaders: table.globalHeaders } : {}),
   };
   if (registry) {
     registry.clear();
@@ -510,7 +515,8 @@ export function decodeTable(wire: WireTable, registry?: BackendRegistry, o: Deco
     new Map(wire.aliases),
   );
   const withGateway = wire.gateway ? Object.freeze({ ...assembled, gateway: decodeGateway(wire.gateway, route) }) : assembled;
-  const table = wire.gatewayPorts ? Object.freeze({ ...withGateway, gatewayPorts: decodeGatewayPorts(wire.gatewayPorts, route) }) : withGateway;
+  const withPorts = wire.gatewayPorts ? Object.freeze({ ...withGateway, gatewayPorts: decodeGatewayPorts(wire.gatewayPorts, route) }) : withGateway;
+  const table = wire.globalHeaders ? Object.freeze({ ...withPorts, globalHeaders: wire.globalHeaders }) : withPorts;
   if (registry) {
     registry.clear();
     for (const b of backends) registry.set(b.id, b);
@@ -561,6 +567,7 @@ export function encodeDelta(prev: RouteTable, next: RouteTable, registry: Backen
     ...gatewayChange(prev.gateway ?? null, next.gateway ?? null, enc.route),
     // Sent whole when changed: a few ports, each one Gateway's rules.
     ...((prev.gatewayPorts ?? null) === (next.gatewayPorts ?? null) ? {} : { gatewayPorts: next.gatewayPorts ? encodeGatewayPorts(next.gatewayPorts, enc.route) : null }),
+    ...((prev.globalHeaders ?? null) === (next.globalHeaders ?? null) ? {} : { globalHeaders: next.globalHeaders ?? null }),
   };
   for (const b of enc.sent) registry.set(b.id, b);
   return delta;
@@ -596,7 +603,9 @@ export function applyDelta(current: RouteTable, delta: WireDelta, registry: Back
   }
   const gatewayPorts = delta.gatewayPorts === undefined ? (current.gatewayPorts ?? null) : delta.gatewayPorts === null ? null : decodeGatewayPorts(delta.gatewayPorts, route);
   const withGateway = gateway === null ? patched : Object.freeze({ ...patched, gateway });
-  const table = gatewayPorts === null ? withGateway : Object.freeze({ ...withGateway, gatewayPorts });
+  const withPorts = gatewayPorts === null ? withGateway : Object.freeze({ ...withGateway, gatewayPorts });
+  const globalHeaders = delta.globalHeaders === undefined ? (current.globalHeaders ?? null) : delta.globalHeaders;
+  const table = globalHeaders === null ? withPorts : Object.freeze({ ...withPorts, globalHeaders });
   for (const b of backends) registry.set(b.id, b);
   return table;
 }

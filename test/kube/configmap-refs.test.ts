@@ -177,3 +177,43 @@ test("back above the bound while the collection still answers (a by-name watch f
   expect(sink.events.filter((e) => e.type === "DELETED" && e.object.metadata.name === "a")).toEqual([]);
   await refs.stop();
 });
+
+test("custom-headers names a ConfigMap too: one Ingress naming two is watched for both, each dropped when no longer named", async () => {
+  const ns = "custom-both";
+  api.create("ConfigMap", configMap(ns, "auth-h", { "X-Auth": "a" }));
+  api.create("ConfigMap", configMap(ns, "resp-h", { "X-Resp": "r" }));
+  api.create("ConfigMap", configMap(ns, "unnamed", { "X-Other": "o" }));
+  const both = ingress(ns, 0, "auth-h");
+  (both.metadata.annotations as Record<string, string>)[`${N}custom-headers`] = `${ns}/resp-h`;
+  api.create("Ingress", both);
+  const sink = await start();
+  await eventually(() => dataOf(sink, ns, "auth-h")?.["X-Auth"] === "a" && dataOf(sink, ns, "resp-h")?.["X-Resp"] === "r", 10_000, "both named ConfigMaps");
+  expect(sink.has("ConfigMap", ns, "unnamed")).toBe(false);
+  // custom-headers removed: its ConfigMap leaves the sink, the auth one stays.
+  const after = ingress(ns, 0, "auth-h");
+  api.update("Ingress", after);
+  await eventually(() => !sink.has("ConfigMap", ns, "resp-h"), 10_000, "custom-headers ConfigMap dropped");
+  expect(dataOf(sink, ns, "auth-h")?.["X-Auth"]).toBe("a");
+});
+
+test("the ConfigMaps add-headers and proxy-set-headers name are watched from the start, and the names can change live", async () => {
+  const ns = "settings-named";
+  api.create("ConfigMap", configMap(ns, "add", { "X-Add": "a" }));
+  api.create("ConfigMap", configMap(ns, "set", { "X-Set": "s" }));
+  api.create("ConfigMap", configMap(ns, "later", { "X-Later": "l" }));
+  const sink = new RecordingSink();
+  source = createKubeSource({
+    client, log, kinds: ["Ingress", "ConfigMap"], timings: FAST_WATCH,
+    config: { watchNamespace: null, addHeaders: { namespace: ns, name: "add" }, proxySetHeaders: { namespace: ns, name: "set" } },
+  });
+  await source.start(sink);
+  // Named at start: ConfigMap is synced only once both have answered (the first table has them).
+  await eventually(() => sink.syncedKinds.includes("ConfigMap"), 10_000, "ConfigMap synced");
+  expect(dataOf(sink, ns, "add")?.["X-Add"]).toBe("a");
+  expect(dataOf(sink, ns, "set")?.["X-Set"]).toBe("s");
+  expect(sink.has("ConfigMap", ns, "later")).toBe(false);
+  // The nginx ConfigMap now names another one for add-headers: it arrives, the old one leaves.
+  source.nameConfigMaps([`${ns}/later`, `${ns}/set`]);
+  await eventually(() => dataOf(sink, ns, "later")?.["X-Later"] === "l" && !sink.has("ConfigMap", ns, "add"), 10_000, "renamed");
+  expect(dataOf(sink, ns, "set")?.["X-Set"]).toBe("s");
+});

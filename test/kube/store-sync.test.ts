@@ -78,3 +78,35 @@ test("hung and slow API answers: requests time out, are retried, and the source 
     await source.stop();
   }
 });
+
+test("stored objects keep the metadata Portico reads and drop the rest (managedFields, ownerReferences), listed or watched", async () => {
+  // A real API server adds managedFields to every object (Kubernetes 1.18+); Portico reads
+  // none of it, so the store does not keep it (docs/design.md "Sources at start-up").
+  const extra = {
+    managedFields: [{ manager: "kubectl-client-side-apply", operation: "Update", apiVersion: "networking.k8s.io/v1", fieldsType: "FieldsV1", fieldsV1: { "f:spec": { "f:rules": {} } } }],
+    ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: "u-owner" }],
+    finalizers: ["example.test/keep"],
+  };
+  const withExtra = (o: Record<string, unknown>) => ({ ...o, metadata: { ...(o.metadata as object), ...extra, labels: { team: "a" }, annotations: { "nginx.ingress.kubernetes.io/rewrite-target": "/" } } });
+  api.create("Ingress", withExtra(ingress("strip", "listed", "listed.example.test")));
+  const store = new Store();
+  const source = createKubeSource({ client: client(), config: { watchNamespace: "strip" }, log: captureLogger(), timings: FAST_WATCH });
+  await source.start(store);
+  try {
+    await eventually(() => store.allSynced(KINDS) && store.snapshot().ingresses.has("strip/listed"), 3_000, "listed");
+    api.create("Ingress", withExtra(ingress("strip", "watched", "watched.example.test")));
+    await eventually(() => store.snapshot().ingresses.has("strip/watched"), 3_000, "watched");
+    for (const name of ["listed", "watched"]) {
+      const m = store.snapshot().ingresses.get(`strip/${name}`)!.metadata as Record<string, unknown>;
+      // Only ObjectMeta fields Portico reads (model/schemas.ts ObjectMetaSchema).
+      const read = ["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "labels", "annotations"];
+      expect(Object.keys(m).filter((k) => !read.includes(k))).toEqual([]);
+      expect(m.managedFields).toBeUndefined();
+      expect(m.ownerReferences).toBeUndefined();
+      expect(m.finalizers).toBeUndefined();
+      expect(m).toMatchObject({ name, namespace: "strip", labels: { team: "a" }, annotations: { "nginx.ingress.kubernetes.io/rewrite-target": "/" } });
+    }
+  } finally {
+    await source.stop();
+  }
+});

@@ -17,6 +17,12 @@ describe("ConfigMap keys", () => {
     [{ "proxy-connect-timeout": "5" }, "proxy-connect-timeout", "same", []],
     [{ "proxy-read-timeout": "120" }, "proxy-read-timeout", "flag", ["--response-timeout=120s"]],
     [{ "proxy-send-timeout": "120" }, "proxy-send-timeout", "not-honoured", []],
+    // config.go: the proxy-redirect-*/proxy-cookie-* defaults are `off`; only the annotations are read.
+    [{ "proxy-redirect-from": "off" }, "proxy-redirect-from", "same", []],
+    [{ "proxy-redirect-from": "hello.com", "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-from", "not-honoured", []],
+    [{ "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-to", "same", []],
+    [{ "proxy-cookie-path": "/one/ /" }, "proxy-cookie-path", "not-honoured", []],
+    [{ "proxy-cookie-domain": "off" }, "proxy-cookie-domain", "same", []],
     [{ hsts: "false" }, "hsts", "flag", ["--hsts=false"]],
     [{ "ssl-protocols": "TLSv1.3" }, "ssl-protocols", "flag", ["--tls-min-version=1.3"]],
     [{ "ssl-protocols": "TLSv1.1 TLSv1.2" }, "ssl-protocols", "not-honoured", []],
@@ -31,7 +37,13 @@ describe("ConfigMap keys", () => {
     [{ "enable-real-ip": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=address", "--compute-full-forwarded-for=false"]],
     [{ "enable-real-ip": "true", "compute-full-forwarded-for": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=address", "--compute-full-forwarded-for=false"]],
     [{ "enable-real-ip": "true", "use-forwarded-headers": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false"]],
-    [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "not-honoured", []],
+    // ingress-nginx's use-proxy-protocol (nginx.tmpl `listen ... proxy_protocol`) is served by the TCP front.
+    [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "flag", ["--use-proxy-protocol"]],
+    [{ "use-proxy-protocol": "false" }, "use-proxy-protocol", "same", []],
+    [{ "use-proxy-protocol": "true", "proxy-protocol-header-timeout": "10s" }, "proxy-protocol-header-timeout", "flag", ["--proxy-protocol-header-timeout=10s"]],
+    [{ "proxy-protocol-header-timeout": "5s" }, "proxy-protocol-header-timeout", "same", []],
+    // nginx.tmpl: use-proxy-protocol without use-forwarded-headers sets real_ip_header proxy_protocol.
+    [{ "use-proxy-protocol": "true", "enable-real-ip": "true" }, "enable-real-ip", "same", []],
     // config.go ProxySSLLocationOnly (default false): controller.go createServers.
     [{ "proxy-ssl-location-only": "true" }, "proxy-ssl-location-only", "flag", ["--proxy-ssl-location-only=true"]],
     [{ "proxy-ssl-location-only": "false" }, "proxy-ssl-location-only", "same", []],
@@ -51,6 +63,15 @@ describe("ConfigMap keys", () => {
     // config.go ShowServerTokens; nginx.tmpl server_tokens on, or off with `more_clear_headers Server`.
     [{ "server-tokens": "true" }, "server-tokens", "flag", ["--server-header=portico"]],
     [{ "server-tokens": "false" }, "server-tokens", "flag", ["--server-header=none"]],
+    // customheaders/main.go reads global-allowed-response-headers; nginx.tmpl's http-level
+    // `deny` and the block `map`s (template/configmap.go splitAndTrimSpace).
+    [{ "global-allowed-response-headers": "X-A, X-B" }, "global-allowed-response-headers", "flag", ["--global-allowed-response-headers=X-A,X-B"]],
+    [{ "block-cidrs": "10.0.0.0/8, 192.0.2.1" }, "block-cidrs", "flag", ["--block-cidrs=10.0.0.0/8,192.0.2.1"]],
+    [{ "block-user-agents": "~*bot, AlphaBot" }, "block-user-agents", "flag", ["--block-user-agents=~*bot,AlphaBot"]],
+    [{ "block-referers": "~*example\\.com,qwerty" }, "block-referers", "flag", ["--block-referers=~*example\\.com,qwerty"]],
+    // nginx.go: GetConfigMap(value), a namespace/name key.
+    [{ "add-headers": "ingress-nginx/custom-headers" }, "add-headers", "flag", ["--add-headers=ingress-nginx/custom-headers"]],
+    [{ "proxy-set-headers": "ingress-nginx/proxy-headers" }, "proxy-set-headers", "flag", ["--proxy-set-headers=ingress-nginx/proxy-headers"]],
     // configmap.go ReadConfig: the global auth location nginx.tmpl gives a location without its own auth-url.
     [{ "global-auth-url": " http://auth.example/check " }, "global-auth-url", "flag", ["--global-auth-url=http://auth.example/check"]],
     [{ "global-auth-url": "" }, "global-auth-url", "same", []],

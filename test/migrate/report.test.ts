@@ -104,6 +104,18 @@ describe("statuses follow the registry at run time", () => {
     expect(m.status).toBe("differs");
   });
 
+  test("proxy-redirect-from/-to and proxy-cookie-domain/-path are served, no longer reported unsupported", () => {
+    const N = "nginx.ingress.kubernetes.io/";
+    const r = one({ [`${N}proxy-redirect-from`]: "hello.com", [`${N}proxy-redirect-to`]: "goodbye.com", [`${N}proxy-cookie-domain`]: "localhost example.org", [`${N}proxy-cookie-path`]: "/one/ /" });
+    expect(r.annotations.map((a) => [a.name.slice(N.length), a.status])).toEqual([
+      ["proxy-cookie-domain", "same"], ["proxy-cookie-path", "same"], ["proxy-redirect-from", "same"], ["proxy-redirect-to", "same"],
+    ]);
+    expect(r.status).toBe("unchanged");
+    // The Ingress's own relative-redirects is the one difference left for an accepted value.
+    const rel = one({ [`${N}proxy-redirect-from`]: "http://pod/", [`${N}proxy-redirect-to`]: "/", [`${N}relative-redirects`]: "true" });
+    expect(rel.annotations.find((a) => a.name === `${N}proxy-redirect-from`)?.status).toBe("differs");
+  });
+
   test("an Ingress with no annotation moves unchanged; Portico's own and unknown names change nothing", () => {
     expect(one({}).status).toBe("unchanged");
     const r = one({ "portico.dev/response-headers": "X-A: 1", "nginx.ingress.kubernetes.io/no-such-thing": "1", "example.com/other": "x" });
@@ -112,6 +124,14 @@ describe("statuses follow the registry at run time", () => {
       ["nginx.ingress.kubernetes.io/no-such-thing", "unknown"],
       ["portico.dev/response-headers", "portico"],
     ]);
+  });
+
+  test("custom-headers is served: the same for a <namespace>/<name> value, and the ConfigMap's problems are the compiler's", () => {
+    const item = one({ "nginx.ingress.kubernetes.io/custom-headers": "t/custom-headers" }).annotations.find((a) => a.name.endsWith("/custom-headers"))!;
+    expect(item.status).toBe("same");
+    // customheaders/main.go: a missing ConfigMap denies the location (503), in both.
+    const r = reportOf([{ name: "a", annotations: { "nginx.ingress.kubernetes.io/custom-headers": "t/custom-headers" } }]);
+    expect(JSON.stringify(r)).not.toContain("not supported by Portico");
   });
 
   test("enable-global-auth moves unchanged: Portico opts the Ingress out of --global-auth-url as ingress-nginx does (authreqglobal)", () => {

@@ -185,6 +185,26 @@ describe("host-wide redirects on the worker's side", () => {
     expect(view(worker.table)).toEqual({ root: undefined, rootIngress: undefined, www: undefined, count: 0 });
   });
 
+  test("add-headers and proxy-set-headers cross in a whole table and a delta; a delta that removes them removes them", () => {
+    const plainOnly = buildTable([plain], null);
+    const globalHeaders = Object.freeze({ response: [{ name: "x-a", value: ["v ", { v: "host" }] }], request: [{ name: "x-b", value: [{ v: "remote_addr" }] }] });
+    const withHeaders: RouteTable = Object.freeze({ ...plainOnly, globalHeaders });
+    expect(roundTrip(withHeaders).globalHeaders).toEqual(globalHeaders);
+    const registry: BackendRegistry = new Map();
+    const worker = new Receiver(encodeTable(plainOnly, registry));
+    expect(worker.table.globalHeaders ?? null).toBeNull();
+    worker.apply(encodeDelta(plainOnly, withHeaders, registry));
+    expect(worker.table.globalHeaders).toEqual(globalHeaders);
+    // Unchanged: not sent again, and kept.
+    const same: RouteTable = Object.freeze({ ...buildTable([plain], null), globalHeaders });
+    const d = encodeDelta(withHeaders, same, registry);
+    expect("globalHeaders" in d).toBe(false);
+    worker.apply(d);
+    expect(worker.table.globalHeaders).toEqual(globalHeaders);
+    worker.apply(encodeDelta(same, plainOnly, registry));
+    expect(worker.table.globalHeaders ?? null).toBeNull();
+  });
+
   test("server-alias names cross as name → host key, in a whole table and when a delta changes them", () => {
     const wild = mkRoute("*.w.test", "/", "Prefix", "wild");
     const aliased = buildTable([site, wild, plain], null, new Map([["alias.test", "site.test"], ["walias.test", "*.w.test"]]));

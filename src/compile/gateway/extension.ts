@@ -23,6 +23,7 @@ import type { DiagnosticReason } from "../../model/diagnostic.ts";
 import type { BackendScheme, RouteOptions } from "../../table/types.ts";
 import { resolveAccess, satisfyAny, type AccessFlags } from "../access.ts";
 import { resolveAuthHeaders } from "../auth-headers.ts";
+import { resolveCustomHeaders } from "../custom-headers.ts";
 import { parseAnnotations, type ParsedAnnotations } from "../annotations.ts";
 
 export const POLICY_KIND = "IngressNginxPolicy";
@@ -116,12 +117,13 @@ export function resolveExtension(snapshot: Snapshot, routeNs: string, ref: { rea
   // namespace (one in another namespace is refused, as for an Ingress: compile/access.ts).
   // The auth-proxy-set-headers ConfigMap too, in the route's namespace (compile/auth-headers.ts).
   const headers = resolveAuthHeaders(parsed, { metadata: { name: ref.name, namespace: routeNs } }, snapshot.configMaps);
-  const resolved = resolveAccess(headers.annotations, { metadata: { name: ref.name, namespace: routeNs } }, snapshot.secrets, flags);
+  const custom = resolveCustomHeaders(headers.annotations, { metadata: { name: ref.name, namespace: routeNs } }, flags.globalAllowedResponseHeaders ?? [], snapshot.configMaps);
+  const resolved = resolveAccess(custom.annotations, { metadata: { name: ref.name, namespace: routeNs } }, snapshot.secrets, flags);
   const access = satisfyAny(resolved.annotations);
   const o = access.options;
   const problems: ExtensionProblem[] = [
     ...parsed.problems.map((p): ExtensionProblem => ({ reason: "InvalidAnnotation", message: `${POLICY_KIND} ${key}: ${p}`, severity: "warning" })),
-    ...[...headers.diagnostics, ...resolved.diagnostics].map((d): ExtensionProblem => ({ reason: d.reason, message: `${POLICY_KIND} ${key}: ${d.message}`, severity: d.severity ?? "warning" })),
+    ...[...headers.diagnostics, ...custom.diagnostics, ...resolved.diagnostics].map((d): ExtensionProblem => ({ reason: d.reason, message: `${POLICY_KIND} ${key}: ${d.message}`, severity: d.severity ?? "warning" })),
   ];
   const options: RouteOptions = Object.freeze({
     ...o,

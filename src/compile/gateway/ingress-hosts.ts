@@ -27,14 +27,34 @@ interface ClaimingPlan {
   readonly tls: readonly { readonly hosts: readonly string[] }[];
 }
 
-function claimOfPlans(plans: Iterable<ClaimingPlan>): HostClaim | undefined {
-  let first: ClaimingPlan | undefined;
-  const namespaces = new Set<string>();
-  for (const p of plans) {
-    first ??= p;
-    namespaces.add(p.namespace);
+/**
+ * The one-namespace sets, shared: nearly every host is named by Ingresses of one namespace,
+ * and a Set per host (10k at 10k hosts) was ~2.5 MiB of the compiled state. Claims never
+ * write to their set (ReadonlySet), so sharing it is safe. Namespaces come and go over a
+ * long life: past a bound the cache starts again (claims keep the sets they have).
+ */
+const ONE_NAMESPACE = new Map<string, ReadonlySet<string>>();
+const ONE_NAMESPACE_MAX = 10_000;
+
+function oneNamespace(ns: string): ReadonlySet<string> {
+  let set = ONE_NAMESPACE.get(ns);
+  if (set === undefined) {
+    if (ONE_NAMESPACE.size >= ONE_NAMESPACE_MAX) ONE_NAMESPACE.clear();
+    ONE_NAMESPACE.set(ns, (set = new Set([ns])));
   }
-  return first === undefined ? undefined : { namespaces, ingress: `${first.namespace}/${first.name}` };
+  return set;
+}
+
+function claimOfPlans(plans: readonly ClaimingPlan[]): HostClaim | undefined {
+  const first = plans[0];
+  if (first === undefined) return undefined;
+  let namespaces: ReadonlySet<string> | null = null;
+  for (let i = 1; i < plans.length; i++) {
+    if (plans[i]!.namespace === first.namespace) continue;
+    namespaces = new Set(plans.map((p) => p.namespace));
+    break;
+  }
+  return { namespaces: namespaces ?? oneNamespace(first.namespace), ingress: `${first.namespace}/${first.name}` };
 }
 
 function sameClaim(a: HostClaim | undefined, b: HostClaim | undefined): boolean {

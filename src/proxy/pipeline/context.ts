@@ -10,6 +10,7 @@ import type { Backend, Match, Route, RouteErrorPages } from "../../table/types.t
 import type { AccessRecord, ProxyDeps, RequestServer } from "../types.ts";
 import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
 import type { ExternalResolver } from "../upstream/external.ts";
+import { upstreamGate, type SlotHolder } from "../upstream/pool-gate.ts";
 import type { RequestControl } from "../upstream/forward-types.ts";
 import type { Watchdog } from "../upstream/watchdog.ts";
 import type { ConnectionTls, PolicyFlow } from "../../kinds/types.ts";
@@ -41,7 +42,7 @@ export interface Pipeline {
 /** The statuses nginx's add_header (without `always`) applies to. */
 const ADD_HEADER_STATUSES = new Set([200, 201, 204, 206, 301, 302, 303, 304, 307, 308]);
 
-export class Exchange implements PolicyFlow {
+export class Exchange implements PolicyFlow, SlotHolder {
   readonly t0 = performance.now();
   readonly rec: AccessRecord;
   /** responseHeaders, once something asks for them. */
@@ -82,6 +83,11 @@ export class Exchange implements PolicyFlow {
   clientIp = "";
   /** The client's scheme (X-Forwarded-Proto only from a trusted proxy); the listener's is `p.scheme`. */
   scheme: "http" | "https";
+  /**
+   * The port a PROXY protocol header named (--use-proxy-protocol), sent as X-Forwarded-Port
+   * unless a trusted proxy sent one; null without such a header.
+   */
+  proxyPort: string | null = null;
   hsts: string | null = null;
   connectTimeoutMs = 0;
   responseTimeoutMs = 0;
@@ -90,6 +96,7 @@ export class Exchange implements PolicyFlow {
   backend!: Backend;
   upstreamResponseHeaders: Readonly<Record<string, string>> | null = null;
   responseHeaderEdits: PolicyFlow["responseHeaderEdits"] = null;
+  responseRewrite: PolicyFlow["responseRewrite"] = null;
   upstreamRequestHeaders: Readonly<Record<string, string | null>> | null = null;
   setCookies: PolicyFlow["setCookies"] = null;
   removeHeaders: string[] | null = null;
@@ -100,6 +107,8 @@ export class Exchange implements PolicyFlow {
   /** The upstream request's abort switch and its control (forward.ts arm), once made. */
   abort: AbortController | null = null;
   control: RequestControl | null = null;
+  /** Its slot of Bun's keep-alive pool (upstream/pool-gate.ts), held until finish(); -1: none. */
+  slot = -1;
   /** Fields the no-endpoints fallback adds to the upstream request (error-pages.ts), or null. */
   extra: Readonly<Record<string, string>> | null = null;
 
@@ -179,6 +188,7 @@ export class Exchange implements PolicyFlow {
     this.p.inflight.leave();
     this.guard?.stop();
     if (this.release !== null) this.release();
+    if (this.slot >= 0) upstreamGate.release(this);
     const rec = this.rec;
     rec.status = status;
     rec.error = error;

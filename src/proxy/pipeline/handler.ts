@@ -21,6 +21,7 @@ import { sweep } from "../upstream/watchdog.ts";
 import { isWebSocketUpgrade, websocketHandler, type WsData } from "../upstream/websocket.ts";
 import { admit, open } from "./admit.ts";
 import { gone, isGone, ownAnswer } from "./answer.ts";
+import { addResponseHeaders } from "./global-headers.ts";
 import { BUILT_IN_STAGES } from "./checks.ts";
 import { chooseBackend } from "./choose.ts";
 import type { Exchange, Pipeline } from "./context.ts";
@@ -132,7 +133,14 @@ export function createProxyHandler(
     // --server-header=portico names Portico on every answer, its own ones too, as nginx's
     // server_tokens on does (ingress-nginx's server-tokens true); proxied answers already carry
     // it (headers.ts downstreamHeaders). Read per request: the ConfigMap may change it.
-    fetch: (req, server) => (config.serverHeader === "portico" ? handle(open(p, req, server)).then(namePortico) : handle(open(p, req, server))),
+    // add-headers (RouteTable.globalHeaders) likewise on every answer; absent, one property check.
+    fetch: (req, server) => {
+      const global = deps.table().globalHeaders;
+      if (global == null) return config.serverHeader === "portico" ? handle(open(p, req, server)).then(namePortico) : handle(open(p, req, server));
+      const x = open(p, req, server);
+      const done = handle(x).then((res) => addResponseHeaders(x, global, res));
+      return config.serverHeader === "portico" ? done.then(namePortico) : done;
+    },
     websocket: websocketHandler(sockets, (d) => {
       try {
         hooks?.onWebsocket?.(d);

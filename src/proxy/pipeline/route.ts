@@ -8,6 +8,8 @@ import type { GatewayRoutes, Match, Route } from "../../table/types.ts";
 import { ProxyError } from "../../http/errors.ts";
 import { hstsField } from "../../kinds/redirect.ts";
 import { clientIpOf } from "../../http/headers.ts";
+import { isBlocked } from "./block.ts";
+import { setProxyHeaders } from "./global-headers.ts";
 import type { Exchange } from "./context.ts";
 
 /**
@@ -70,7 +72,13 @@ export function route(x: Exchange): ProxyError | null {
   const match: Match | null =
     (gw != null ? gatewayLookup(gw, p.scheme === "https", x.hostname, req.method, x.path, x.query, req.headers) : null) ??
     p.deps.lookup(table, x.hostname, x.path);
-  if (match === null) return new ProxyError("NoRoute");
+  if (match === null) {
+    // nginx.tmpl writes the block checks into the catch-all server too.
+    const c = p.config;
+    if (c.blockCidrs.length === 0 && c.blockUserAgents.length === 0 && c.blockReferers.length === 0) return new ProxyError("NoRoute");
+    const ip = p.isTrusted(x.peer) ? clientIpOf(x.peer, req.headers.get("x-forwarded-for"), true, p.isTrusted) : x.peer;
+    return new ProxyError(isBlocked(c, ip, req.headers) ? "Blocked" : "NoRoute");
+  }
   const r = match.route;
   x.match = match;
   x.route = r;
@@ -85,15 +93,29 @@ export function route(x: Exchange): ProxyError | null {
   // X-Forwarded-For counts only from a trusted peer: not looked up otherwise.
   x.clientIp = trusted ? clientIpOf(x.peer, req.headers.get("x-forwarded-for"), true, p.isTrusted) : x.peer;
   x.appendForwardedFor = trusted && p.config.computeFullForwardedFor;
+  if (isBlocked(p.config, x.clientIp, req.headers)) return new ProxyError("Blocked");
   // ingress-nginx's enable-real-ip believes the address alone (nginx.tmpl real_ip_header);
   // only use-forwarded-headers also takes -Proto, -Host, -Port (lua_ingress.lua rewrite()).
   x.trusted = trusted && p.config.trustedProxyHeaders === "all";
   if (x.trusted) x.scheme = clientScheme(req.headers.get("x-forwarded-proto")) ?? p.scheme;
+  // --use-proxy-protocol: the port the load balancer was addressed on is the client's
+  // ($pass_server_port is $proxy_protocol_server_port, nginx.tmpl), and 443 there means the
+  // client used HTTPS, whatever this listener's scheme or a forwarded header says
+  // (lua_ingress.lua rewrite(): use_proxy_protocol, after use_forwarded_headers).
+  if (p.config.useProxyProtocol) {
+    const dp = x.server.proxyDestPort;
+    if (dp !== undefined) {
+      x.proxyPort = String(dp);
+      if (dp === 443) x.scheme = "https";
+    }
+  }
   const hsts = x.scheme === "https" && r.options.hsts ? hstsOf(p.config) : null;
   x.hsts = hsts;
   if (hsts !== null) x.responseHeaders["strict-transport-security"] = hsts;
   const o = r.options;
   x.responseTimeoutMs = o.responseTimeoutMs ?? p.config.responseTimeoutMs;
   x.connectTimeoutMs = o.connectTimeoutMs ?? p.config.connectTimeoutMs;
+  // proxy-set-headers, before the policies add their fields (a policy's own value wins).
+  if (table.globalHeaders != null) setProxyHeaders(x, table.globalHeaders);
   return null;
 }

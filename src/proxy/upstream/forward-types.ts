@@ -5,6 +5,7 @@ import type { ProxyError } from "../../http/errors.ts";
 import type { ProxyHooks } from "../types.ts";
 import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
 import type { ExternalResolver } from "./external.ts";
+import type { SlotHolder } from "./pool-gate.ts";
 import type { ResponseHeaderScan } from "../../http/headers.ts";
 import type { Watchdog } from "./watchdog.ts";
 
@@ -48,6 +49,12 @@ export interface ForwardInput {
    * failed still logs the endpoint it tried, not null.
    */
   readonly record?: { upstream: string | null } | undefined;
+  /**
+   * The request, which holds its slot of Bun's keep-alive pool (pool-gate.ts) from its first
+   * `fetch` to an `http://` upstream until it ends (Exchange.finish gives it back); undefined:
+   * not gated.
+   */
+  readonly slot?: SlotHolder | undefined;
   /** proxy-ssl-* for an HTTPS pod (docs/design.md, "TLS to the pods"); absent or null: none. */
   readonly upstreamTls?: UpstreamTls | null | undefined;
 }

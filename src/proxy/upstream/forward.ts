@@ -10,6 +10,7 @@ import { externalTarget, sharedExternalResolver, type ExternalResolver } from ".
 import { forwardGrpc, isGrpcBackend, isH2cBackend } from "./grpc.ts";
 import type { ProxyHooks } from "../types.ts";
 import { scanResponseHeaders, type ResponseHeaderScan } from "../../http/headers.ts";
+import { upstreamGate } from "./pool-gate.ts";
 import { probeConnect } from "./probe.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
 import type { AttemptControl, ForwardInput, ForwardResult, RequestControl } from "./forward-types.ts";
@@ -159,6 +160,13 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
         gaveUp(input, "connect");
         throw e;
       }
+    }
+    // Past Bun's 64 pooled connections a request waits (a bounded time) for one to free
+    // (pool-gate.ts); under that, the slot is taken synchronously and nothing is awaited.
+    const slot = input.slot;
+    if (slot !== undefined && slot.slot < 0 && input.backend.scheme === "http") {
+      const wait = upstreamGate.acquire(slot);
+      if (wait !== null) await wait;
     }
     // Response-header deadline (--response-timeout / annotation): measured from the last
     // activity, so a long upload keeps it alive while bytes move (body meter calls touch()).
