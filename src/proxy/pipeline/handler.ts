@@ -134,12 +134,17 @@ export function createProxyHandler(
     // server_tokens on does (ingress-nginx's server-tokens true); proxied answers already carry
     // it (headers.ts downstreamHeaders). Read per request: the ConfigMap may change it.
     // add-headers (RouteTable.globalHeaders) likewise on every answer; absent, one property check.
+    // The table is the one route() read (ProxyDeps.table: once per request): handle runs
+    // synchronously up to its first await, route included, so x.table is set when handle
+    // returns; only a request admit refused never reached route, and its answer reads the table
+    // here. Without add-headers the answer takes no closure and no extra promise turn.
     fetch: (req, server) => {
-      const global = deps.table().globalHeaders;
-      if (global == null) return config.serverHeader === "portico" ? handle(open(p, req, server)).then(namePortico) : handle(open(p, req, server));
       const x = open(p, req, server);
-      const done = handle(x).then((res) => addResponseHeaders(x, global, res));
-      return config.serverHeader === "portico" ? done.then(namePortico) : done;
+      const done = handle(x);
+      const global = (x.table ?? deps.table()).globalHeaders;
+      if (global == null || !(global.response?.length > 0)) return config.serverHeader === "portico" ? done.then(namePortico) : done;
+      const added = done.then((res) => addResponseHeaders(x, global, res));
+      return config.serverHeader === "portico" ? added.then(namePortico) : added;
     },
     websocket: websocketHandler(sockets, (d) => {
       try {

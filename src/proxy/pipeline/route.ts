@@ -67,6 +67,7 @@ function ingressRef(i: Route["ingress"]): string {
 export function route(x: Exchange): ProxyError | null {
   const { p, req } = x;
   const table = p.deps.table();
+  x.table = table;
   // Absent for Ingress-only tables: one check.
   const gw = table.gateway;
   const match: Match | null =
@@ -105,6 +106,8 @@ export function route(x: Exchange): ProxyError | null {
   x.responseTimeoutMs = o.responseTimeoutMs ?? p.config.responseTimeoutMs;
   x.connectTimeoutMs = o.connectTimeoutMs ?? p.config.connectTimeoutMs;
   // proxy-set-headers, before the policies add their fields (a policy's own value wins).
-  if (table.globalHeaders != null) setProxyHeaders(x, table.globalHeaders);
+  // Only add-headers set, or neither: one property check, no per-request lookup.
+  const global = table.globalHeaders;
+  if (global != null && global.request?.length > 0) setProxyHeaders(x, global);
   return null;
 }
