@@ -77,18 +77,6 @@ export const CACHE_KEY_VARIABLES: ReadonlySet<string> = new Set([
   "host", "remote_addr", "remote_user", "request_uri", "uri", "args", "scheme", "request_method",
 ]);
 export const CACHE_KEY_PREFIXES = ["http_", "cookie_", "arg_"] as const;
-/**
- * Variables allowed in an auth-proxy-set-headers value (compile/auth-headers.ts). nginx
- * evaluates them in the auth subrequest, which shares the main request's headers, variables
- * and request URI (ngx_http_subrequest: `sr->variables = r->variables`, `sr->unparsed_uri =
- * r->unparsed_uri`; $request_method reads r->main) but has its own URI and no arguments, so
- * `$uri`, `$args` and `$arg_<name>` there name the auth location, not the client's request:
- * they are refused, with any other variable.
- */
-export const HEADER_VARIABLES: ReadonlySet<string> = new Set([
-  "host", "http_host", "scheme", "remote_addr", "remote_user", "request_uri", "escaped_request_uri", "request_method",
-]);
-export const HEADER_VARIABLE_PREFIXES = ["http_", "cookie_"] as const;
 
 export const AUTH_URL: AnnotationSpec = {
   portico: null,
