@@ -10,7 +10,7 @@
 // buildAuthProxySetHeaders, lines sorted), so nginx expands variables in the values: Portico
 // expands the same list auth-cache-key and auth-signin accept, and refuses the route (503)
 // for any other, as for what cannot be written safely into a field (a control character).
-import { AUTH_PROXY_SET_HEADERS, PROXY_SET_HEADER_NAME } from "../annotations/external-auth.ts";
+import { AUTH_PROXY_SET_HEADERS, NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 import { refuseStage } from "../annotations/access-stages.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, Ingress } from "../model/schemas.ts";
@@ -49,7 +49,7 @@ function readEntries(cm: ConfigMap, key: string): { entries: Entry[]; skipped: s
   // buildAuthProxySetHeaders sorts the lines it writes; nginx sends them in that order.
   for (const name of Object.keys(cm.data ?? {}).sort()) {
     const value = (cm.data ?? {})[name] as string;
-    if (!PROXY_SET_HEADER_NAME.test(name)) return `ConfigMap ${key} (${NAME}): ${JSON.stringify(name)} is not a header name (letters, digits, - and _), which ingress-nginx refuses too`;
+    if (!NGINX_HEADER_NAME.test(name)) return `ConfigMap ${key} (${NAME}): ${JSON.stringify(name)} is not a header name (letters, digits, - and _), which ingress-nginx refuses too`;
     if (!ASCII_FIELD_VALUE.test(value)) return `ConfigMap ${key} (${NAME}): the value of ${name} holds a character that cannot be sent in a header field (a control character or non-ASCII)`;
     const t = parseTemplate(value, (v) => headerVariableAllowed(v, false));
     if (!t.ok) return `ConfigMap ${key} (${NAME}): the value of ${name}: ${t.why} (variables: $${headerVariableNames(false).join(", $")}, $http_<name>, $cookie_<name>, $arg_<name>)`;

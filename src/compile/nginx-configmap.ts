@@ -8,6 +8,7 @@
 // and serving with --nginx-configmap applies the `flags` it names (runtime/nginx-settings.ts,
 // docs/design.md "ingress-nginx's ConfigMap").
 import * as v from "valibot";
+import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 
 export type ConfigMapKeyStatus =
   /** Run Portico with `flags` and it does the same. */
@@ -272,7 +273,7 @@ const KEYS: Readonly<Record<string, Judge>> = {
   // configmap.go: split on commas, trimmed, each kept if customheaders.ValidHeader.
   "global-allowed-response-headers": (val) => {
     const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "");
-    if (!list.every((x) => /^[a-zA-Z\d_-]+$/.test(x))) return bad("header names separated by commas");
+    if (!list.every((x) => NGINX_HEADER_NAME.test(x))) return bad("header names separated by commas");
     return list.length === 0 ? same("none: custom-headers may set no header, as Portico") : flag("the response headers the custom-headers annotation may set", `--global-allowed-response-headers=${list.join(",")}`);
   },
   // nginx.go: store.GetConfigMap(value), a `namespace/name` key; a missing ConfigMap is a warning.
