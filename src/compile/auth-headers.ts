@@ -14,7 +14,7 @@ import { AUTH_PROXY_SET_HEADERS, NGINX_HEADER_NAME } from "../annotations/extern
 import { refuseStage } from "../annotations/access-stages.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, Ingress } from "../model/schemas.ts";
-import { authHeadersConfigMapKey } from "../model/secret-refs.ts";
+import { ownNamespaceKey } from "../model/secret-refs.ts";
 import { stagePolicy, type ParamsOf } from "../policy/contract.ts";
 import * as K from "../kinds/index.ts";
 import { AUTH_REQUEST_OWN_FIELDS, headerVariableAllowed, headerVariableNames } from "../kinds/external-auth.ts";
@@ -87,7 +87,7 @@ export function resolveAuthHeaders(ann: ParsedAnnotations, ing: Pick<Ingress, "m
   if (parts.length > 2) replacement = refuse(`annotation ${NAME}=${JSON.stringify(value)}: not a ConfigMap name (namespace/name)`);
   else if (parts.length === 2 && parts[0] !== ns) replacement = refuse(`annotation ${NAME}=${JSON.stringify(value)}: the ConfigMap is in another namespace than the Ingress, which is not allowed`);
   else {
-    const key = authHeadersConfigMapKey({ [NAME]: value }, ns);
+    const key = ownNamespaceKey(value, ns);
     const object = key === null ? undefined : configMaps.get(key);
     if (key !== null) configMap = { key, object };
     if (object === undefined) {

@@ -12,7 +12,7 @@ import { CUSTOM_HEADERS } from "../annotations/headers.ts";
 import * as K from "../kinds/index.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, Ingress } from "../model/schemas.ts";
-import { customHeadersConfigMapKey } from "../model/secret-refs.ts";
+import { ownNamespaceKey } from "../model/secret-refs.ts";
 import { stagePolicy } from "../policy/contract.ts";
 import { checkHeader } from "../policy/headers.ts";
 import type { StagePolicy } from "../policy/stages.ts";
@@ -77,7 +77,7 @@ export function resolveCustomHeaders(
   if (parts.length === 2 && parts[0] !== ns && parts[0] !== "") {
     replacement = refuse(`annotation ${NAME}=${JSON.stringify(value)}: the ConfigMap is in another namespace than the Ingress, which is not allowed`);
   } else {
-    const key = customHeadersConfigMapKey({ [NAME]: value }, ns);
+    const key = ownNamespaceKey(value, ns);
     const object = key === null ? undefined : configMaps.get(key);
     if (key !== null) configMap = { key, object };
     if (object === undefined) {
