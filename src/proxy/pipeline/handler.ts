@@ -29,6 +29,7 @@ import { errorPage } from "./error-pages.ts";
 import { checkBody, forwardRequest, forwardWebSocket } from "./forward.ts";
 import { policies } from "./policies.ts";
 import { relay } from "./relay.ts";
+import type { GlobalHeaders } from "../../table/types.ts";
 import { route } from "./route.ts";
 
 export interface ProxyHandler {
@@ -56,6 +57,15 @@ function namePortico(res: Response | undefined): Response | undefined {
     return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
   }
   return res;
+}
+
+/**
+ * add-headers onto the answer once it is ready. A function of its own: a closure in fetch
+ * itself would make JSC give every call of fetch a scope object for the variables it captures,
+ * add-headers set or not (bench/allocations.ts).
+ */
+function withAddHeaders(x: Exchange, global: GlobalHeaders, done: Promise<Response | undefined>): Promise<Response | undefined> {
+  return done.then((res) => addResponseHeaders(x, global, res));
 }
 
 /** Portico's own answer for `e`, or the route's error page instead once armed (choose.ts). */
@@ -143,7 +153,7 @@ export function createProxyHandler(
       const done = handle(x);
       const global = (x.table ?? deps.table()).globalHeaders;
       if (global == null || !(global.response?.length > 0)) return config.serverHeader === "portico" ? done.then(namePortico) : done;
-      const added = done.then((res) => addResponseHeaders(x, global, res));
+      const added = withAddHeaders(x, global, done);
       return config.serverHeader === "portico" ? added.then(namePortico) : added;
     },
     websocket: websocketHandler(sockets, (d) => {
