@@ -31,6 +31,8 @@ export interface SideConfig {
   readonly manifests: string;
   readonly tls: boolean;
   readonly extraArgs?: readonly string[];
+  /** Where its wrk connects instead of its port (a relay in front of it, started here): the port. */
+  readonly via?: (port: number) => Promise<number>;
 }
 
 export interface SideBySide {
@@ -86,10 +88,13 @@ export function sideBySide(b: SideBySide): void {
       const backend = await startBackend(tools, join(dir, "backend"), CLIENT_CPU, 0);
       procs.push({ proc: backend.proc, http: 0, https: 0, stop: backend.stop });
       const { on: onConfig, off: offConfig } = await b.configs({ tools, dir, upstreams: upstreamsFor(backend.ports, "keepalive") });
-      const start = (name: string, c: SideConfig) => {
+      const targets = new Map<Running, number>();
+      const start = async (name: string, c: SideConfig) => {
         const d = join(dir, name);
         mkdirSync(d, { recursive: true });
-        return startPortico(tools, c.manifests, { root: ROOT, main: "src/main.ts", dir: d, cpus: PROXY_CPU, workers: 1, tls: c.tls, extraArgs: [...(c.extraArgs ?? [])] });
+        const p = await startPortico(tools, c.manifests, { root: ROOT, main: "src/main.ts", dir: d, cpus: PROXY_CPU, workers: 1, tls: c.tls, extraArgs: [...(c.extraArgs ?? [])] });
+        if (c.via) targets.set(p, await c.via(b.scheme === "https" ? p.https : p.http));
+        return p;
       };
       const on = await start("on", onConfig);
       procs.push(on);
@@ -100,7 +105,7 @@ export function sideBySide(b: SideBySide): void {
       const pair = async (x: Running, y: Running, seconds: number, shape: Shape): Promise<Pair> => {
         const run = (p: Running) =>
           runWrk({
-            url: b.scheme === "https" ? `https://127.0.0.1:${p.https}/` : `http://127.0.0.1:${p.http}/`, connections: shape === "keep-alive" ? 64 : 16, threads: 1, seconds, host: HOST,
+            url: `${b.scheme}://127.0.0.1:${targets.get(p) ?? (b.scheme === "https" ? p.https : p.http)}/`, connections: shape === "keep-alive" ? 64 : 16, threads: 1, seconds, host: HOST,
             ...(shape === "keep-alive" ? {} : { headers: ["Connection: close"] }),
             cpus: CLIENT_CPU, wrk: tools.wrk, taskset: tools.taskset,
           });

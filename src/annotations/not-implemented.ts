@@ -51,10 +51,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   // Headers and response rewriting.
   nyi("headers", "connection-proxy-header", "Connection header sent upstream"),
   nyi("headers", "proxy-http-version", "HTTP version to the pods"),
-  nyi("headers", "proxy-cookie-domain", "rewrite the Domain of upstream cookies"),
-  nyi("headers", "proxy-cookie-path", "rewrite the Path of upstream cookies"),
-  nyi("headers", "proxy-redirect-from", "rewrite upstream Location headers: from"),
-  nyi("headers", "proxy-redirect-to", "rewrite upstream Location headers: to"),
   // nginx configuration text: never.
   nyi("snippets", "configuration-snippet", "nginx configuration for the location", BY_DESIGN),
   nyi("snippets", "server-snippet", "nginx configuration for the server", BY_DESIGN),

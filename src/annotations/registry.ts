@@ -15,6 +15,7 @@ import { EXTERNAL_AUTH } from "./external-auth.ts";
 import { LIMITS } from "./limits.ts";
 import { MIRROR } from "./mirror.ts";
 import { HEADERS } from "./headers.ts";
+import { PROXY_REWRITE } from "./proxy-rewrite.ts";
 import { ERROR_PAGES } from "./error-pages.ts";
 import { HOSTS } from "./hosts.ts";
 import { NOT_IMPLEMENTED } from "./not-implemented.ts";
@@ -53,6 +54,7 @@ export const FAMILIES = {
   hosts: HOSTS,
   sslPassthrough: SSL_PASSTHROUGH_FAMILY,
   mirror: MIRROR,
+  proxyRewrite: PROXY_REWRITE,
 } as const;
 
 /** Annotations Portico implements, family by family. */

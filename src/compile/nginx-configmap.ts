@@ -191,6 +191,11 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const b = bool(val, false);
     if (b === null) return bad("a boolean");
     if (!b) return same("off, as Portico without --trusted-proxies");
+    // nginx.tmpl: with use-proxy-protocol and not use-forwarded-headers, real_ip_header is
+    // proxy_protocol: the PROXY header's address, never X-Forwarded-For.
+    if (bool(data["use-proxy-protocol"], false) === true && bool(data["use-forwarded-headers"], false) !== true) {
+      return same("with use-proxy-protocol the client address is the PROXY header's (real_ip_header proxy_protocol), as Portico with --use-proxy-protocol");
+    }
     if (bool(data["use-forwarded-headers"], false) === true) return flag("the client address comes from X-Forwarded-For sent by these peers (use-forwarded-headers also believes the other forwarded headers)", ...forwarded(data));
     return flag("the client address comes from X-Forwarded-For sent by these peers and is sent upstream as X-Forwarded-For and X-Real-IP; their X-Forwarded-Proto, -Host and -Port are not believed", ...forwarded(data));
   },
@@ -208,8 +213,22 @@ const KEYS: Readonly<Record<string, Judge>> = {
       ? flag("X-Forwarded-For upstream is the one the trusted peer sent with the peer appended", "--compute-full-forwarded-for=true")
       : flag("X-Forwarded-For upstream is the client address alone", "--compute-full-forwarded-for=false");
   },
-  "use-proxy-protocol": (val) =>
-    bool(val, false) === true ? not("Portico does not read the PROXY protocol: a load balancer that sends it breaks every connection; turn it off there first") : same("off, as Portico"),
+  "use-proxy-protocol": (val, data) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    if (!b) return same("off, as Portico");
+    const fwd = bool(data["use-forwarded-headers"], false) === true;
+    return flag(
+      `every connection on the HTTP and HTTPS ports must open with a PROXY header (v1 or v2; without one it is closed); its source is the client address${fwd ? ", or the X-Forwarded-For it sends when that source is in proxy-real-ip-cidr" : ""}, its destination port is X-Forwarded-Port, and port 443 there makes X-Forwarded-Proto https; read at start (a change needs a restart)`,
+      "--use-proxy-protocol",
+    );
+  },
+  // configmap.go: time.ParseDuration, else the default (5s) with a warning.
+  "proxy-protocol-header-timeout": (val) => {
+    const s = val.trim();
+    if (!/^[0-9]{1,9}(?:ms|s|m|h)$/.test(s)) return bad("a duration such as 5s");
+    return s === "5s" ? same("5s, Portico's default (--proxy-protocol-header-timeout)") : flag("longest wait for a connection's PROXY header (with use-proxy-protocol)", `--proxy-protocol-header-timeout=${s}`);
+  },
   // configmap.go: Atoi, then one of 301, 302, 307, 308 (anything else keeps 308 with a warning).
   "http-redirect-code": (val) => {
     const c = val.trim();
@@ -329,6 +348,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
   "enable-underscores-in-headers": (val) => (bool(val, false) === true ? flag("forward header names with underscores", "--enable-underscores-in-headers") : same("dropped, as Portico")),
   "worker-processes": (val) => (/^\d+$/.test(val.trim()) ? flag("data-plane processes", `--workers=${val.trim()}`) : same("auto: Portico also follows the CPUs")),
   "disable-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
+  // config.go defaults (Backend): proxy-redirect-from/-to and proxy-cookie-domain/-path `off`;
+  // the annotations of the same names apply per Ingress (annotations/proxy-rewrite.ts), these
+  // global defaults are not read.
+  "proxy-redirect-from": (val) => (val.trim() === "off" ? same("off, as Portico") : not("Portico applies the proxy-redirect-from/-to annotations per Ingress; this default for the others is not applied")),
+  "proxy-redirect-to": (_val, data) =>
+    (data["proxy-redirect-from"] ?? "off").trim() === "off" ? same("no effect while proxy-redirect-from is off") : not("read with proxy-redirect-from, whose default is not applied"),
+  "proxy-cookie-domain": (val) => (val.trim() === "off" ? same("off, as Portico") : not("Portico applies the proxy-cookie-domain annotation per Ingress; this default for the others is not applied")),
+  "proxy-cookie-path": (val) => (val.trim() === "off" ? same("off, as Portico") : not("Portico applies the proxy-cookie-path annotation per Ingress; this default for the others is not applied")),
   "allow-snippet-annotations": () => ({ status: "read", text: "read with annotations-risk-level: it decides whether ingress-nginx ran, dropped or refused snippets (see each snippet above)", flags: [] }),
   "annotations-risk-level": () => ({ status: "read", text: "read with allow-snippet-annotations (see each snippet above)", flags: [] }),
 };

@@ -23,6 +23,7 @@ import { normaliseHost, type HostResult } from "../model/hosts.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
 import { validatePath, type PathResult } from "./paths.ts";
 import * as K from "../kinds/index.ts";
+import type { StagePolicy } from "../policy/stages.ts";
 
 /** One valid rule path (host, path and backend spec all passed their checks). */
 export interface PathPlan {
@@ -315,8 +316,9 @@ function globalRedirect(ann: ParsedAnnotations, raw: Readonly<Record<string, str
   const preserveTrailingSlash = r.value(PRESERVE_TRAILING_SLASH, Bool) ?? config.preserveTrailingSlash;
   let stages = o.stages;
   if (config.relativeRedirects && stages !== null) {
-    const i = stages.findIndex((p) => p.kind === K.REDIRECT.id && p.params.relative !== true);
-    if (i >= 0) stages = assembleStages(stages.map((p, j) => (j === i ? { ...p, params: { ...p.params, relative: true } } : p)));
+    // The redirect annotations' URL and proxy_redirect's rewritten Location alike.
+    const marks = (p: StagePolicy) => (p.kind === K.REDIRECT.id || p.kind === K.PROXY_REWRITE.id) && p.params.relative !== true;
+    if (stages.some(marks)) stages = assembleStages(stages.map((p) => (marks(p) ? { ...p, params: { ...p.params, relative: true } } : p)));
   }
   if (
     sslRedirect === o.sslRedirect && forceSslRedirect === o.forceSslRedirect && usePortInRedirects === o.usePortInRedirects &&

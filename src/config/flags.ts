@@ -157,6 +157,11 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx's --enable-ssl-passthrough: a TCP front on the HTTPS port reads each
   // ClientHello first (serving/passthrough.ts, docs/design.md "SSL passthrough").
   enableSslPassthrough: { name: "enable-ssl-passthrough", metavar: null, help: "serve the ssl-passthrough annotation: TLS connections whose SNI names such a host go undecrypted to its pods; every other HTTPS connection then passes through a TCP front first (costs: README, \"SSL passthrough\")", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's use-proxy-protocol: a TCP front on both traffic ports reads each
+  // connection's PROXY protocol header (serving/front.ts, docs/design.md "PROXY protocol").
+  useProxyProtocol: { name: "use-proxy-protocol", metavar: null, help: "every connection on the HTTP and HTTPS ports opens with a PROXY protocol header (v1 or v2, from a load balancer); its client address and port are used, a connection without one is closed (read at start)", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's proxy-protocol-header-timeout (config.go: 5s).
+  proxyProtocolHeaderTimeoutMs: { name: "proxy-protocol-header-timeout", metavar: "DURATION", help: "with --use-proxy-protocol, longest time a connection's PROXY header may take to arrive; the connection is closed after it", defaultText: "5s", schema: val.duration(1), fallback: () => 5_000 },
   workers: { name: "workers", metavar: "N", help: "data-plane worker processes", defaultText: "the number of CPUs available", schema: val.integer(1, 256), fallback: () => availableParallelism() },
   // README "Migrating from ingress-nginx": the keys act as the flags `portico migrate` names; a flag given wins.
   nginxConfigmap: { name: "nginx-configmap", metavar: "NS/NAME", help: "ingress-nginx's ConfigMap (in --manifests, or in the cluster), watched: each key Portico can honour acts as its flag (a flag given wins), the others are reported; portico migrate reports each key", defaultText: "none", schema: val.nsName, fallback: none },

@@ -94,7 +94,7 @@ describe("defaults", () => {
       nginxConfigmap: null,
       tlsMinVersion: "1.2",
       tlsCiphers: DEFAULT_TLS_CIPHERS,
-      http2: true, http3: false, enableSslPassthrough: false,
+      http2: true, http3: false, enableSslPassthrough: false, useProxyProtocol: false, proxyProtocolHeaderTimeoutMs: 5_000,
       workers: availableParallelism(),
     });
     expect(Object.isFrozen(c)).toBe(true);
@@ -319,6 +319,10 @@ describe("errors name the flag", () => {
     [["--enable-ssl-passthrough=on"], "--enable-ssl-passthrough: expected true or false"],
     // QUIC bypasses the TCP front that reads the ClientHello (serving/passthrough.ts).
     [["--enable-ssl-passthrough", "--http3"], "--enable-ssl-passthrough: cannot be combined with --http3"],
+    [["--use-proxy-protocol=yes"], "--use-proxy-protocol: expected true or false"],
+    // QUIC carries no PROXY header (serving/front.ts).
+    [["--use-proxy-protocol", "--http3"], "--use-proxy-protocol: cannot be combined with --http3"],
+    [["--proxy-protocol-header-timeout", "soon"], "--proxy-protocol-header-timeout: "],
     [["--workers", "0"], "--workers: expected an integer 1-256"],
     [["--kubeconfig="], "--kubeconfig: expected a non-empty value"],
     [["--context", "--bind", "1.2.3.4"], "--context: missing value"],

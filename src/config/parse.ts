@@ -175,6 +175,8 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   // QUIC is not TCP: the front could not see it, and the terminating listener, on a loopback
   // port then, would advertise that port in Alt-Svc (docs/design.md, "SSL passthrough").
   if (frozen.enableSslPassthrough && frozen.http3) return error("--enable-ssl-passthrough: cannot be combined with --http3");
+  // The same for the PROXY protocol front: QUIC carries no PROXY header.
+  if (frozen.useProxyProtocol && frozen.http3) return error("--use-proxy-protocol: cannot be combined with --http3");
   // The Gateways' Services are made in --publish-service's namespace with its selector and type.
   if (frozen.gatewayPorts !== null && frozen.publishService === null && frozen.manifests === null) return error("--gateway-ports: needs --publish-service (the Gateways' Services copy its namespace, selector and type)");
   const mixed = sourceClash(sources, sub);

@@ -196,6 +196,10 @@ export interface Config {
   readonly http3: boolean;
   /** ingress-nginx's --enable-ssl-passthrough: a TCP front reads the ClientHello before TLS (serving/passthrough.ts). */
   readonly enableSslPassthrough: boolean;
+  /** ingress-nginx's use-proxy-protocol: a PROXY header opens every connection on both traffic ports (serving/front.ts). */
+  readonly useProxyProtocol: boolean;
+  /** How long that header may take (ingress-nginx's proxy-protocol-header-timeout). */
+  readonly proxyProtocolHeaderTimeoutMs: number;
   // Performance
   readonly workers: number;
   // ingress-nginx

@@ -120,6 +120,8 @@ export interface ForwardContext {
   /** Host header as received. */
   readonly host: string;
   readonly port: string | null;
+  /** A PROXY protocol header named port 443: X-Forwarded-Proto is https (lua_ingress.lua rewrite()). */
+  readonly proxyHttps?: boolean;
   readonly requestId: string;
   /** Forward field names containing "_" (--enable-underscores-in-headers); dropped otherwise. */
   readonly underscores: boolean;
@@ -262,7 +264,8 @@ export function upstreamHeaders(
   out.set("x-forwarded-for", prior !== null && prior !== "" ? `${prior}, ${ctx.peer}` : append ? ctx.peer : clientIp);
   // The value sent is the one set here, or a trusted peer's: read back only in the second case.
   let proto = ctx.trusted ? out.get("x-forwarded-proto") : null;
-  if (proto === null) out.set("x-forwarded-proto", (proto = ctx.scheme));
+  if (ctx.proxyHttps === true) out.set("x-forwarded-proto", (proto = "https"));
+  else if (proto === null) out.set("x-forwarded-proto", (proto = ctx.scheme));
   // ingress-nginx sets X-Forwarded-Scheme and X-Scheme to the same $pass_access_scheme as
   // X-Forwarded-Proto on every request (nginx.tmpl, the location's proxy_set_header block;
   // test/e2e/settings/forwarded_headers.go). A client's own copies are never passed: Rack

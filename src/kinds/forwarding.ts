@@ -179,3 +179,4 @@ export const GATEWAY_MIRROR = defineKind("gateway-mirror", "forwarding", v.objec
 });
 
 export { INGRESS_MIRROR } from "./mirror.ts";
+export { PROXY_REWRITE } from "./proxy-rewrite.ts";

@@ -50,6 +50,12 @@ export interface PolicyFlow {
    * route without one pays a null check.
    */
   responseHeaderEdits: readonly HeaderEdit[] | null;
+  /**
+   * proxy_redirect / proxy_cookie_domain / proxy_cookie_path (kinds/proxy-rewrite.ts): edits the
+   * pod's own fields before any of the above is set; null for none, so a route without them
+   * pays a null check.
+   */
+  responseRewrite: ((h: Headers, flow: PolicyFlow) => void) | null;
   /** This request's X-Request-ID. */
   readonly requestId: string;
   /** Whether the peer is a trusted proxy (--trusted-proxies): its X-Forwarded-* count. */

@@ -39,6 +39,11 @@ export interface RequestServer {
   readonly transport?: "h1" | "h2";
   /** The port it listens on (Bun's Server has it), for nginx's port_in_redirect. */
   readonly port?: number | undefined;
+  /**
+   * The destination port of the connection's PROXY protocol header (--use-proxy-protocol:
+   * nginx's $proxy_protocol_server_port), when it named one; set by the TCP front only.
+   */
+  readonly proxyDestPort?: number | undefined;
 }
 
 export type LookupFn = (table: RouteTable, host: string, path: string) => Match | null;

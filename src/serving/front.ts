@@ -8,10 +8,16 @@
 // connection to a loopback listener carries, by that listener's port and the connection's
 // source port, and the listener's handler asks it (`peer`): the client address is kept for
 // X-Forwarded-For (docs/design.md, "SSL passthrough").
+//
+// With --use-proxy-protocol (docs/design.md, "PROXY protocol") every connection must open with
+// a PROXY protocol header (proxy-protocol.ts): the front reads it first, closes the connection
+// when it is missing or broken (as nginx's `listen ... proxy_protocol` does), strips it, and
+// records the client it names in place of the peer's address, with the port it was sent to.
 import type { Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
 import type { Logger } from "../log/logger.ts";
 import type { Balancer, RequestServer } from "../proxy/index.ts";
 import type { Upstream } from "../table/types.ts";
+import { MAX_PROXY_HEADER, parseProxyHeader } from "./proxy-protocol.ts";
 
 /** Where a connection goes, read from its first bytes (never more than `maxFirstBytes`). */
 export type FrontChoice =
@@ -37,13 +43,24 @@ export interface FrontOptions {
   readonly firstBytesTimeoutMs: number;
   /** Connecting to a pod or to a loopback listener (--connect-timeout). */
   readonly connectTimeoutMs: number;
+  /**
+   * Every connection opens with a PROXY protocol header, complete within this many ms
+   * (--proxy-protocol-header-timeout); `firstBytesTimeoutMs` then runs for the bytes after it.
+   */
+  readonly proxyProtocolTimeoutMs?: number;
+}
+
+/** Who a piped connection carries: the client's address, and the port a PROXY header says it was sent to. */
+interface Carried {
+  readonly address: string;
+  readonly destPort: number | undefined;
 }
 
 export interface TcpFront {
   readonly port: number;
   /** The client a connection to the loopback listener on `listenerPort` carries, by its source port. */
   clientOf(listenerPort: number, sourcePort: number): string | undefined;
-  /** The handler's view of a request that came through the front to `listenerPort`: the client's address, the public port. */
+  /** The handler's view of a request that came through the front to `listenerPort`: the client's address, the public port (and a PROXY header's port). */
   peer(server: RequestServer, req: Request, listenerPort: number): RequestServer;
   /** Connections piped now (for tests and the drain). */
   readonly open: number;
@@ -67,6 +84,10 @@ interface Conn {
   need: number;
   timer: ReturnType<typeof setTimeout> | null;
   address: string;
+  /** The destination port of the PROXY header read, if it named one. */
+  destPort: number | undefined;
+  /** A PROXY header is still to be read. */
+  header: boolean;
   /** Set for a connection to a loopback listener: its `clientOf` key. */
   loopKey: string;
   loopPort: number;
@@ -77,7 +98,10 @@ const key = (listenerPort: number, sourcePort: number) => `${listenerPort}:${sou
 
 export function startTcpFront(o: FrontOptions): TcpFront {
   const { log } = o;
-  const clients = new Map<string, string>();
+  const clients = new Map<string, Carried>();
+  const pp = o.proxyProtocolTimeoutMs !== undefined;
+  // While a PROXY header is read, it may come on top of the first bytes a choice reads.
+  const cap = o.maxFirstBytes + (pp ? MAX_PROXY_HEADER : 0);
   const live = new Set<Conn>();
   const loopback = "127.0.0.1";
 
@@ -142,7 +166,7 @@ export function startTcpFront(o: FrontOptions): TcpFront {
       // Recorded before the first byte goes out: the listener's handler may need it at once.
       if (c.upstreamAt === null) {
         c.loopKey = key(c.loopPort, s.localPort);
-        clients.set(c.loopKey, c.address);
+        clients.set(c.loopKey, { address: c.address, destPort: c.destPort });
       } else {
         o.balancer?.succeeded(c.upstreamAt);
       }
@@ -179,6 +203,30 @@ export function startTcpFront(o: FrontOptions): TcpFront {
     Bun.connect<Conn>({ hostname, port, data: c, socket: upstreamHandlers }).catch(() => close(c));
   }
 
+  /** Reads the PROXY header; once read, the bytes after it go to `choose` as the first bytes. */
+  function header(c: Conn): void {
+    const h = parseProxyHeader(c.first.subarray(0, c.firstLen));
+    if (h.kind === "more") {
+      c.need = h.need;
+      return;
+    }
+    if (h.kind === "bad") {
+      log.debug(`${o.name}: no valid PROXY protocol header; closing`, { client: c.address });
+      return close(c);
+    }
+    c.header = false;
+    if (h.addresses !== null) {
+      c.address = h.addresses.source;
+      c.destPort = h.addresses.destPort;
+    }
+    c.first.copyWithin(0, h.length, c.firstLen);
+    c.firstLen -= h.length;
+    c.need = 1;
+    if (c.timer !== null) clearTimeout(c.timer);
+    c.timer = setTimeout(() => close(c), o.firstBytesTimeoutMs);
+    if (c.firstLen >= c.need) decide(c);
+  }
+
   function decide(c: Conn): void {
     const r = o.choose(c.first.subarray(0, c.firstLen));
     if (r.kind === "more") {
@@ -211,18 +259,20 @@ export function startTcpFront(o: FrontOptions): TcpFront {
           state: "first",
           client: { socket: s, pending: [], endAfter: false },
           upstream: { socket: null, pending: [], endAfter: false },
-          first: new Uint8Array(Math.min(2048, o.maxFirstBytes)),
+          first: new Uint8Array(Math.min(2048, cap)),
           firstLen: 0,
           need: 1,
           timer: null,
           address: s.remoteAddress,
+          destPort: undefined,
+          header: pp,
           loopKey: "",
           loopPort: 0,
           upstreamAt: null,
         };
         s.data = c;
         live.add(c);
-        c.timer = setTimeout(() => close(c), o.firstBytesTimeoutMs);
+        c.timer = setTimeout(() => close(c), o.proxyProtocolTimeoutMs ?? o.firstBytesTimeoutMs);
       },
       data(s, chunk) {
         const c = s.data;
@@ -231,9 +281,12 @@ export function startTcpFront(o: FrontOptions): TcpFront {
         if (c.firstLen + chunk.length > c.first.length) grow(c, c.firstLen + chunk.length);
         c.first.set(chunk, c.firstLen);
         c.firstLen += chunk.length;
-        if (c.firstLen >= c.need) decide(c);
+        if (c.firstLen >= c.need) {
+          if (c.header) header(c);
+          else decide(c);
+        }
         // Still undecided past the bound: a client cannot make the front hold more.
-        if (c.state === "first" && c.firstLen > o.maxFirstBytes) close(c);
+        if (c.state === "first" && c.firstLen > (c.header ? cap : o.maxFirstBytes)) close(c);
       },
       drain(s) {
         flush(s.data.client, s.data.upstream);
@@ -255,7 +308,7 @@ export function startTcpFront(o: FrontOptions): TcpFront {
   function grow(c: Conn, atLeast: number): void {
     // One read may be larger than the bound (a choice then reads it whole); growth never passes
     // the bound otherwise.
-    const grown = new Uint8Array(Math.max(Math.min(o.maxFirstBytes, c.first.length * 2), atLeast));
+    const grown = new Uint8Array(Math.max(Math.min(cap, c.first.length * 2), atLeast));
     grown.set(c.first.subarray(0, c.firstLen));
     c.first = grown;
   }
@@ -264,11 +317,11 @@ export function startTcpFront(o: FrontOptions): TcpFront {
 
   return {
     port,
-    clientOf: (lp, sp) => clients.get(key(lp, sp)),
+    clientOf: (lp, sp) => clients.get(key(lp, sp))?.address,
     peer(server, req, listenerPort) {
       const ip = server.requestIP(req) as { address: string; port?: number } | null;
       const client = ip?.port === undefined ? undefined : clients.get(key(listenerPort, ip.port));
-      return new FrontPeer(server, client === undefined ? ip : { address: client }, port);
+      return new FrontPeer(server, client === undefined ? ip : { address: client.address }, port, client?.destPort);
     },
     get open() {
       return live.size;
@@ -287,6 +340,7 @@ class FrontPeer implements RequestServer {
     private readonly inner: RequestServer,
     private readonly ip: { readonly address: string } | null,
     readonly port: number,
+    readonly proxyDestPort: number | undefined,
   ) {}
   requestIP() {
     return this.ip;

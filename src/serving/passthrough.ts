@@ -9,6 +9,9 @@
 //   client each loopback connection carries (front.ts), and the HTTPS handler asks it
 //   (`clientOf`), so the client address is kept for X-Forwarded-For.
 // Off by default; when off none of this exists and the HTTPS listener binds the port itself.
+// --use-proxy-protocol uses the same front, reading each connection's PROXY header first
+// (front.ts); without --enable-ssl-passthrough it then sends every connection to the loopback
+// listener (docs/design.md "PROXY protocol").
 import type { Logger } from "../log/logger.ts";
 import type { Balancer, RequestServer } from "../proxy/index.ts";
 import { lookup } from "../table/lookup.ts";
@@ -29,6 +32,10 @@ export interface PassthroughOptions {
   readonly helloTimeoutMs: number;
   /** Connecting to a pod or to the loopback listener (--connect-timeout). */
   readonly connectTimeoutMs: number;
+  /** --enable-ssl-passthrough: read the ClientHello; false: every connection to the loopback listener. */
+  readonly passthrough: boolean;
+  /** --use-proxy-protocol: a PROXY header first, within this many ms. */
+  readonly proxyProtocolTimeoutMs?: number;
 }
 
 export interface PassthroughFront {
@@ -70,9 +77,11 @@ const ROUTES = new WeakMap<RouteTable, Map<string, Route | null>>();
 export function startPassthroughFront(o: PassthroughOptions): PassthroughFront {
   const { log } = o;
   const front = startTcpFront({
-    hostname: o.hostname, port: o.port, reusePort: o.reusePort, log, name: "ssl-passthrough", balancer: o.balancer,
+    hostname: o.hostname, port: o.port, reusePort: o.reusePort, log, name: o.passthrough ? "ssl-passthrough" : "https front", balancer: o.balancer,
     maxFirstBytes: MAX_BUFFERED_BYTES, firstBytesTimeoutMs: o.helloTimeoutMs, connectTimeoutMs: o.connectTimeoutMs,
+    ...(o.proxyProtocolTimeoutMs === undefined ? {} : { proxyProtocolTimeoutMs: o.proxyProtocolTimeoutMs }),
     choose(first) {
+      if (!o.passthrough) return { kind: "loopback", port: o.internalPort() };
       const r = parseClientHello(first);
       if (r.kind === "more") return r;
       const route = r.kind === "hello" && r.serverName !== null ? passthroughRoute(o.table(), r.serverName) : null;

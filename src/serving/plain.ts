@@ -8,6 +8,10 @@
 // the front. node:http2's cleartext server alone would not do: it cannot serve HTTP/1.1 beside
 // h2c (docs/design.md, "HTTP/2 and gRPC", has the measurements and the reasons).
 //
+// With --use-proxy-protocol the front owns the port from start to end, gRPC route or not: it
+// reads each connection's PROXY header first (front.ts; docs/design.md "PROXY protocol"), then
+// chooses as above; Bun.serve never binds the public port.
+//
 // A hand-over starts the next server(s) on the port with SO_REUSEPORT (serving/ports.ts probes
 // the port first), then the previous ones stop accepting and drain: requests in flight finish,
 // idle HTTP/1.1 connections are closed, h2c sessions get GOAWAY (RFC 9113 §6.8).
@@ -37,10 +41,12 @@ export interface PlainListenerOptions {
   /** Connecting to a loopback server from the front (--connect-timeout). */
   readonly connectTimeoutMs: number;
   readonly onAbuse?: (reason: string) => void;
+  /** --use-proxy-protocol: the front always, reading a PROXY header within this many ms first. */
+  readonly proxyProtocolTimeoutMs?: number;
 }
 
 export interface PlainListener {
-  /** Put the port behind the front while `on` (a gRPC route exists), on Bun.serve alone otherwise. */
+  /** Put the port behind the front while `on` (a gRPC route exists), on Bun.serve alone otherwise (no-op with the PROXY protocol: always the front). */
   useH2cFront(on: boolean): void;
   readonly kind: PlainKind;
   readonly port: number;
@@ -109,7 +115,9 @@ export function createPlainListener(o: PlainListenerOptions): PlainListener {
       front = startTcpFront({
         hostname: o.hostname, port, reusePort: true, log, name: "plain front",
         maxFirstBytes: PREFACE.length, firstBytesTimeoutMs: o.firstBytesTimeoutMs, connectTimeoutMs: o.connectTimeoutMs,
-        choose: (first) => choosePlain(first, h2c.port, innerPort),
+        ...(o.proxyProtocolTimeoutMs === undefined ? {} : { proxyProtocolTimeoutMs: o.proxyProtocolTimeoutMs }),
+        // Without --http2 no h2c: every connection is Bun.serve's, which answers a preface as HTTP/1.1 does.
+        choose: o.http2 ? (first) => choosePlain(first, h2c.port, innerPort) : () => ({ kind: "loopback", port: innerPort }),
       });
     } catch (err) {
       void inner.stop(true);
@@ -142,11 +150,15 @@ export function createPlainListener(o: PlainListenerOptions): PlainListener {
 
   const bunIdle = (s: Server<unknown>) => s.pendingRequests === 0 && s.pendingWebSockets === 0;
 
-  pub = bindPublic();
+  const proxied = o.proxyProtocolTimeoutMs !== undefined;
+  if (proxied) {
+    set = startFront();
+    port = set.front.port;
+  } else pub = bindPublic();
 
   return {
     useH2cFront(on) {
-      if (frozen || !o.http2 || on === (set !== null)) return;
+      if (proxied || frozen || !o.http2 || on === (set !== null)) return;
       if (on) {
         const old = pub as Server<unknown>;
         try {

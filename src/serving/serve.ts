@@ -105,24 +105,29 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   const httpReuse = shared || config.http2;
   if (o.ports === "first" || (o.ports === "alone" && httpReuse)) claimPort("--http-port", hostname, httpPort);
   if (o.ports !== "join") claimPort("--https-port", hostname, httpsPort);
+  // --use-proxy-protocol: a TCP front on both ports reads each connection's PROXY header
+  // (front.ts; docs/design.md "PROXY protocol"). Read at start: a change needs a restart.
+  const ppTimeout = config.useProxyProtocol ? { proxyProtocolTimeoutMs: config.proxyProtocolHeaderTimeoutMs } : {};
   const http = bindOrExplain("--http-port", hostname, httpPort, () =>
     createPlainListener({
       hostname, port: httpPort, handler: httpHandler, reusePort: httpReuse, http2: config.http2, log: log.child({ listener: "http" }),
       firstBytesTimeoutMs: config.clientHeaderTimeoutMs, connectTimeoutMs: config.connectTimeoutMs, onAbuse: (reason) => inst.http2Abuse(reason),
+      ...ppTimeout,
     }),
   );
-  // --enable-ssl-passthrough: the terminating listener moves to a loopback port behind a TCP
-  // front (passthrough.ts), and sees each request's client through the front. Without the flag
-  // nothing here changes.
+  // --enable-ssl-passthrough (or --use-proxy-protocol): the terminating listener moves to a
+  // loopback port behind a TCP front (passthrough.ts), and sees each request's client through
+  // the front. Without either flag nothing here changes.
+  const httpsFront = config.enableSslPassthrough || config.useProxyProtocol;
   let front: PassthroughFront | null = null;
-  const viaFront = config.enableSslPassthrough
+  const viaFront = httpsFront
     ? { ...httpsHandler, fetch: (req: Request, server: Parameters<typeof httpsHandler.fetch>[1]) => httpsHandler.fetch(req, front === null ? server : front.peer(server, req)) }
     : httpsHandler;
   const https = createHttpsListener({
     config,
     draining: () => httpsHandler.inflight.draining,
-    hostname: config.enableSslPassthrough ? "127.0.0.1" : hostname,
-    port: config.enableSslPassthrough ? 0 : httpsPort,
+    hostname: httpsFront ? "127.0.0.1" : hostname,
+    port: httpsFront ? 0 : httpsPort,
     handler: () => serveOptions(viaFront),
     log: log.child({ listener: "https" }),
     // The listener logs each rotation itself; here it is counted.
@@ -140,11 +145,12 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   fit(o.table());
   try {
     bindOrExplain("--https-port", hostname, httpsPort, () => https.update(o.tls.entries, o.tls.fingerprint, o.tls.provisional ?? false));
-    if (config.enableSslPassthrough) {
+    if (httpsFront) {
       front = bindOrExplain("--https-port", hostname, httpsPort, () =>
         startPassthroughFront({
           hostname, port: httpsPort, reusePort: shared, internalPort: () => https.port, table: o.table, balancer,
-          log: log.child({ listener: "ssl-passthrough" }), helloTimeoutMs: config.clientHeaderTimeoutMs, connectTimeoutMs: config.connectTimeoutMs,
+          log: log.child({ listener: config.enableSslPassthrough ? "ssl-passthrough" : "https front" }), helloTimeoutMs: config.clientHeaderTimeoutMs, connectTimeoutMs: config.connectTimeoutMs,
+          passthrough: config.enableSslPassthrough, ...ppTimeout,
         }),
       );
     }

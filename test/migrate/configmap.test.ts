@@ -17,6 +17,12 @@ describe("ConfigMap keys", () => {
     [{ "proxy-connect-timeout": "5" }, "proxy-connect-timeout", "same", []],
     [{ "proxy-read-timeout": "120" }, "proxy-read-timeout", "flag", ["--response-timeout=120s"]],
     [{ "proxy-send-timeout": "120" }, "proxy-send-timeout", "not-honoured", []],
+    // config.go: the proxy-redirect-*/proxy-cookie-* defaults are `off`; only the annotations are read.
+    [{ "proxy-redirect-from": "off" }, "proxy-redirect-from", "same", []],
+    [{ "proxy-redirect-from": "hello.com", "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-from", "not-honoured", []],
+    [{ "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-to", "same", []],
+    [{ "proxy-cookie-path": "/one/ /" }, "proxy-cookie-path", "not-honoured", []],
+    [{ "proxy-cookie-domain": "off" }, "proxy-cookie-domain", "same", []],
     [{ hsts: "false" }, "hsts", "flag", ["--hsts=false"]],
     [{ "ssl-protocols": "TLSv1.3" }, "ssl-protocols", "flag", ["--tls-min-version=1.3"]],
     [{ "ssl-protocols": "TLSv1.1 TLSv1.2" }, "ssl-protocols", "not-honoured", []],
@@ -31,7 +37,13 @@ describe("ConfigMap keys", () => {
     [{ "enable-real-ip": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=address", "--compute-full-forwarded-for=false"]],
     [{ "enable-real-ip": "true", "compute-full-forwarded-for": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=address", "--compute-full-forwarded-for=false"]],
     [{ "enable-real-ip": "true", "use-forwarded-headers": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false"]],
-    [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "not-honoured", []],
+    // ingress-nginx's use-proxy-protocol (nginx.tmpl `listen ... proxy_protocol`) is served by the TCP front.
+    [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "flag", ["--use-proxy-protocol"]],
+    [{ "use-proxy-protocol": "false" }, "use-proxy-protocol", "same", []],
+    [{ "use-proxy-protocol": "true", "proxy-protocol-header-timeout": "10s" }, "proxy-protocol-header-timeout", "flag", ["--proxy-protocol-header-timeout=10s"]],
+    [{ "proxy-protocol-header-timeout": "5s" }, "proxy-protocol-header-timeout", "same", []],
+    // nginx.tmpl: use-proxy-protocol without use-forwarded-headers sets real_ip_header proxy_protocol.
+    [{ "use-proxy-protocol": "true", "enable-real-ip": "true" }, "enable-real-ip", "same", []],
     [{ "http-redirect-code": "308" }, "http-redirect-code", "same", []],
     [{ "http-redirect-code": "301" }, "http-redirect-code", "flag", ["--http-redirect-code=301"]],
     [{ "load-balance": "ewma" }, "load-balance", "not-honoured", []],

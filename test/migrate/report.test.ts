@@ -99,6 +99,18 @@ describe("statuses follow the registry at run time", () => {
     expect(m.status).toBe("differs");
   });
 
+  test("proxy-redirect-from/-to and proxy-cookie-domain/-path are served, no longer reported unsupported", () => {
+    const N = "nginx.ingress.kubernetes.io/";
+    const r = one({ [`${N}proxy-redirect-from`]: "hello.com", [`${N}proxy-redirect-to`]: "goodbye.com", [`${N}proxy-cookie-domain`]: "localhost example.org", [`${N}proxy-cookie-path`]: "/one/ /" });
+    expect(r.annotations.map((a) => [a.name.slice(N.length), a.status])).toEqual([
+      ["proxy-cookie-domain", "same"], ["proxy-cookie-path", "same"], ["proxy-redirect-from", "same"], ["proxy-redirect-to", "same"],
+    ]);
+    expect(r.status).toBe("unchanged");
+    // The Ingress's own relative-redirects is the one difference left for an accepted value.
+    const rel = one({ [`${N}proxy-redirect-from`]: "http://pod/", [`${N}proxy-redirect-to`]: "/", [`${N}relative-redirects`]: "true" });
+    expect(rel.annotations.find((a) => a.name === `${N}proxy-redirect-from`)?.status).toBe("differs");
+  });
+
   test("an Ingress with no annotation moves unchanged; Portico's own and unknown names change nothing", () => {
     expect(one({}).status).toBe("unchanged");
     const r = one({ "portico.dev/response-headers": "X-A: 1", "nginx.ingress.kubernetes.io/no-such-thing": "1", "example.com/other": "x" });

@@ -85,6 +85,11 @@ export class Exchange implements PolicyFlow, SlotHolder {
   clientIp = "";
   /** The client's scheme (X-Forwarded-Proto only from a trusted proxy); the listener's is `p.scheme`. */
   scheme: "http" | "https";
+  /**
+   * The port a PROXY protocol header named (--use-proxy-protocol), sent as X-Forwarded-Port
+   * unless a trusted proxy sent one; null without such a header.
+   */
+  proxyPort: string | null = null;
   hsts: string | null = null;
   connectTimeoutMs = 0;
   responseTimeoutMs = 0;
@@ -93,6 +98,7 @@ export class Exchange implements PolicyFlow, SlotHolder {
   backend!: Backend;
   upstreamResponseHeaders: Readonly<Record<string, string>> | null = null;
   responseHeaderEdits: PolicyFlow["responseHeaderEdits"] = null;
+  responseRewrite: PolicyFlow["responseRewrite"] = null;
   upstreamRequestHeaders: Readonly<Record<string, string | null>> | null = null;
   setCookies: PolicyFlow["setCookies"] = null;
   removeHeaders: string[] | null = null;

@@ -125,7 +125,7 @@ async function sendErrorRequest(x: Exchange, to: Backend | null, status: number)
   try {
     if (to === null) return ownAnswer(x, new ProxyError("NoRoute", `custom-http-errors ${status}: no default backend`));
     const ctx: ForwardContext = {
-      peer: x.peer, trusted: x.trusted, scheme: x.p.scheme, host: x.host, port: x.port, requestId: x.requestId,
+      peer: x.peer, trusted: x.trusted, scheme: x.p.scheme, host: x.host, port: x.proxyPort ?? x.port, proxyHttps: x.proxyPort === "443", requestId: x.requestId,
       underscores: x.p.config.enableUnderscoresInHeaders, remove: x.removeHeaders,
     };
     const headers = errorRequestHeaders(x.req.headers, ctx, x.clientIp, x.route, status, targetOf(x.req.url).target);

@@ -47,7 +47,7 @@ export function checkBody(x: Exchange): ProxyError | null {
 // nothing of it, so no request sees another's (one object fewer per plain GET,
 // bench/allocations.ts).
 const fc: { -readonly [K in keyof ForwardContext]-?: ForwardContext[K] } = {
-  peer: "", trusted: false, appendForwardedFor: false, scheme: "http", host: "", port: null, requestId: "",
+  peer: "", trusted: false, appendForwardedFor: false, scheme: "http", host: "", port: null, proxyHttps: false, requestId: "",
   underscores: false, remove: null, extra: null, upstreamHost: null, connection: null,
 };
 
@@ -58,7 +58,8 @@ function forwardContext(x: Exchange): ForwardContext {
   fc.appendForwardedFor = x.appendForwardedFor;
   fc.scheme = x.p.scheme;
   fc.host = x.host;
-  fc.port = x.port;
+  fc.port = x.proxyPort ?? x.port;
+  fc.proxyHttps = x.proxyPort === "443";
   fc.requestId = x.requestId;
   fc.underscores = x.p.config.enableUnderscoresInHeaders;
   fc.remove = x.removeHeaders;

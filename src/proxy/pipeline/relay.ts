@@ -20,6 +20,9 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   rec.upstream = result.upstream.authority;
   rec.upstreamStatus = up.status;
   rec.upstreamMs = result.upstreamMs;
+  // nginx's proxy module rewrites the pod's Location, Refresh and Set-Cookie as it reads them,
+  // before any field a policy sets (kinds/proxy-rewrite.ts).
+  if (!errorRequest && x.responseRewrite !== null) x.responseRewrite(up.headers, x);
   const down = downstreamHeaders(up.headers, x.requestId, x.hsts, errorRequest ? null : x.upstreamResponseHeaders, result.scan, p.config.serverHeader, p.compat);
   if (errorRequest) {
     if (x.hasBody) down.set("connection", "close");

@@ -106,6 +106,17 @@ export function route(x: Exchange): ProxyError | null {
   // only use-forwarded-headers also takes -Proto, -Host, -Port (lua_ingress.lua rewrite()).
   x.trusted = trusted && c.trustedProxyHeaders === "all";
   if (x.trusted) x.scheme = clientScheme(req.headers.get("x-forwarded-proto")) ?? p.scheme;
+  // --use-proxy-protocol: the port the load balancer was addressed on is the client's
+  // ($pass_server_port is $proxy_protocol_server_port, nginx.tmpl), and 443 there means the
+  // client used HTTPS, whatever this listener's scheme or a forwarded header says
+  // (lua_ingress.lua rewrite(): use_proxy_protocol, after use_forwarded_headers).
+  if (c.useProxyProtocol) {
+    const dp = x.server.proxyDestPort;
+    if (dp !== undefined) {
+      x.proxyPort = String(dp);
+      if (dp === 443) x.scheme = "https";
+    }
+  }
   const hsts = x.scheme === "https" && r.options.hsts ? hstsOf(c) : null;
   x.hsts = hsts;
   if (hsts !== null) x.responseHeaders["strict-transport-security"] = hsts;
