@@ -428,13 +428,14 @@ export class Compiler {
       snapshot.endpointSlices === last.slices &&
       snapshot.secrets === last.secrets &&
       snapshot.configMaps === last.configMaps;
-    // this.#result is the Ingress part: the Gateway API part is added as compile() adds it
-    // (reused while its objects are the same), so explain sees what the proxy serves.
+    // this.#result is the Ingress part: the Gateway API part and add-headers/proxy-set-headers
+    // are added as compile() adds them (each reused while its objects are the same), so
+    // explain sees what the proxy serves.
     let result: CompileResult;
     if (same && this.#result !== null) {
       this.#backends.begin(snapshot);
       try {
-        result = this.#withGateway(snapshot, this.#result);
+        result = this.#withGlobalHeaders(snapshot, this.#withGateway(snapshot, this.#result));
       } finally {
         this.#backends.end();
       }
