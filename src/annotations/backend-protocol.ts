@@ -23,7 +23,7 @@ export const BACKEND_PROTOCOL_SPEC: AnnotationSpec = {
   family: "backend-protocol",
   default: "HTTP",
   description:
-    "`HTTP`, `HTTPS`, `AUTO_HTTP`, `GRPC` (h2c) or `GRPCS` (any case) to the pods; `AUTO_HTTP` speaks the scheme of the client's connection; TLS certificates of pods are not verified",
+    "`HTTP`, `HTTPS`, `AUTO_HTTP`, `GRPC` (h2c) or `GRPCS` (any case) to the pods; `AUTO_HTTP` speaks the scheme of the client's connection; TLS certificates of pods are not verified without `proxy-ssl-verify`",
   compat: {
     kind: "differs",
     difference:

@@ -77,18 +77,6 @@ export const CACHE_KEY_VARIABLES: ReadonlySet<string> = new Set([
   "host", "remote_addr", "remote_user", "request_uri", "uri", "args", "scheme", "request_method",
 ]);
 export const CACHE_KEY_PREFIXES = ["http_", "cookie_", "arg_"] as const;
-/**
- * Variables allowed in an auth-proxy-set-headers value (compile/auth-headers.ts). nginx
- * evaluates them in the auth subrequest, which shares the main request's headers, variables
- * and request URI (ngx_http_subrequest: `sr->variables = r->variables`, `sr->unparsed_uri =
- * r->unparsed_uri`; $request_method reads r->main) but has its own URI and no arguments, so
- * `$uri`, `$args` and `$arg_<name>` there name the auth location, not the client's request:
- * they are refused, with any other variable.
- */
-export const HEADER_VARIABLES: ReadonlySet<string> = new Set([
-  "host", "http_host", "scheme", "remote_addr", "remote_user", "request_uri", "escaped_request_uri", "request_method",
-]);
-export const HEADER_VARIABLE_PREFIXES = ["http_", "cookie_"] as const;
 
 export const AUTH_URL: AnnotationSpec = {
   portico: null,
@@ -246,9 +234,13 @@ const URL_RE = /^[-._~a-zA-Z0-9/:,?&=]*$/;
 const NGINX_VARIABLE_RE = /^[A-Za-z0-9_${}-]*$/;
 /** authreq's methodsRegex. */
 const METHOD_RE = /^(GET|HEAD|POST|PUT|PATCH|DELETE|CONNECT|OPTIONS|TRACE)$/;
-/** authreq's headerRegexp (auth-response-headers, and the keys of the auth-proxy-set-headers ConfigMap). */
-const HEADER_RE = /^[a-zA-Z\d_-]+$/;
-export const PROXY_SET_HEADER_NAME = HEADER_RE;
+/**
+ * ingress-nginx's header name, `^[a-zA-Z\d\-_]+$` wherever it checks one: authreq's
+ * headerRegexp (auth-response-headers, the keys of the auth-proxy-set-headers ConfigMap) and
+ * customheaders' headerRegexp (the keys of the custom-headers ConfigMap; ValidHeader, which
+ * the ConfigMap's global-allowed-response-headers also goes through).
+ */
+export const NGINX_HEADER_NAME = /^[a-zA-Z\d_-]+$/;
 /** parser.HeadersVariable. */
 const HEADERS_VARIABLE_RE = /^[A-Za-z0-9_, -]*$/;
 /** parser.ExtendedCharsRegex (authreq validates auth-cache-duration with it, spaces kept). */
@@ -422,7 +414,7 @@ function parse(r: Reader): ExternalAuthPolicy {
   const responseHeaders: string[] = [];
   if (headersText !== undefined) {
     for (const h of headersText.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
-      if (HEADER_RE.test(h)) {
+      if (NGINX_HEADER_NAME.test(h)) {
         if (!responseHeaders.includes(h.toLowerCase())) responseHeaders.push(h.toLowerCase());
       } else {
         r.problem(`annotation ${AUTH_RESPONSE_HEADERS.nginx[0]}: ${JSON.stringify(h)} is not a header name; ${DENY}`);

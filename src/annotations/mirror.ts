@@ -95,7 +95,6 @@ export const MIRROR: Family<MirrorPolicy> = {
     } catch {
       return bad("the host is not a host name or address");
     }
-    // A variable inside the authority would let the client pick where the copy goes.
     // A variable inside the authority would let the client pick where the copy goes: one
     // may follow the host directly only when its value starts with "/" ($request_uri, $uri).
     const first = t.parts.find((p) => typeof p !== "string");

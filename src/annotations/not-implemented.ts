@@ -40,14 +40,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("external-auth", "auth-keepalive-requests", "requests per auth keep-alive connection"),
   nyi("external-auth", "auth-keepalive-timeout", "idle time of an auth keep-alive connection"),
   nyi("external-auth", "auth-keepalive-share-vars", "share variables between the auth and main requests"),
-  // TLS to the pods.
-  nyi("upstream-tls", "proxy-ssl-secret", "client certificate and CA for HTTPS to the pods"),
-  nyi("upstream-tls", "proxy-ssl-verify", "verify the pods' certificates"),
-  nyi("upstream-tls", "proxy-ssl-verify-depth", "longest chain accepted from the pods"),
-  nyi("upstream-tls", "proxy-ssl-name", "name checked in the pods' certificates"),
-  nyi("upstream-tls", "proxy-ssl-server-name", "send SNI to the pods"),
-  nyi("upstream-tls", "proxy-ssl-protocols", "TLS versions to the pods"),
-  nyi("upstream-tls", "proxy-ssl-ciphers", "ciphers to the pods"),
   // Headers and response rewriting.
   nyi("headers", "connection-proxy-header", "Connection header sent upstream"),
   nyi("headers", "proxy-http-version", "HTTP version to the pods"),

@@ -26,6 +26,7 @@ import { namesOf, type AnnotationSpec } from "./spec.ts";
 import { SSL_PASSTHROUGH_FAMILY } from "./ssl-passthrough.ts";
 import { TIMEOUTS } from "./timeouts.ts";
 import { TLS_REDIRECT } from "./tls-redirect.ts";
+import { UPSTREAM_TLS } from "./upstream-tls.ts";
 
 /**
  * The implemented families, by the key their policy has in ParsedAnnotations.policies.
@@ -55,6 +56,7 @@ export const FAMILIES = {
   sslPassthrough: SSL_PASSTHROUGH_FAMILY,
   mirror: MIRROR,
   proxyRewrite: PROXY_REWRITE,
+  upstreamTls: UPSTREAM_TLS,
 } as const;
 
 /** Annotations Portico implements, family by family. */

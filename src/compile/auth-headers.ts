@@ -10,14 +10,15 @@
 // buildAuthProxySetHeaders, lines sorted), so nginx expands variables in the values: Portico
 // expands the same list auth-cache-key and auth-signin accept, and refuses the route (503)
 // for any other, as for what cannot be written safely into a field (a control character).
-import { AUTH_PROXY_SET_HEADERS, HEADER_VARIABLE_PREFIXES, HEADER_VARIABLES, PROXY_SET_HEADER_NAME } from "../annotations/external-auth.ts";
+import { AUTH_PROXY_SET_HEADERS, NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 import { refuseStage } from "../annotations/access-stages.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, Ingress } from "../model/schemas.ts";
-import { authHeadersConfigMapKey } from "../model/secret-refs.ts";
+import { ownNamespaceKey } from "../model/secret-refs.ts";
 import { stagePolicy, type ParamsOf } from "../policy/contract.ts";
 import * as K from "../kinds/index.ts";
-import { AUTH_REQUEST_OWN_FIELDS } from "../kinds/external-auth.ts";
+import { AUTH_REQUEST_OWN_FIELDS, headerVariableAllowed, headerVariableNames } from "../kinds/external-auth.ts";
+import { ASCII_FIELD_VALUE } from "../policy/headers.ts";
 import type { StagePolicy } from "../policy/stages.ts";
 import { parseTemplate, type TemplatePart } from "../policy/template.ts";
 import type { ParsedAnnotations } from "./annotations.ts";
@@ -39,9 +40,6 @@ export interface ResolvedHeaders {
 const NAME = AUTH_PROXY_SET_HEADERS.nginx[0] as string;
 const NONE: ReadonlyMap<string, ConfigMap> = new Map();
 
-/** A field value Portico can send as written: visible ASCII, space and tab (RFC 9110 §5.5; never CR, LF or NUL). */
-const FIELD_VALUE = /^[\t\x20-\x7e]*$/;
-
 type Entry = { readonly name: string; readonly value: TemplatePart[] };
 
 /** The entries of `cm` as headers, the entries left out (with why), or why the ConfigMap refuses the route. */
@@ -51,10 +49,10 @@ function readEntries(cm: ConfigMap, key: string): { entries: Entry[]; skipped: s
   // buildAuthProxySetHeaders sorts the lines it writes; nginx sends them in that order.
   for (const name of Object.keys(cm.data ?? {}).sort()) {
     const value = (cm.data ?? {})[name] as string;
-    if (!PROXY_SET_HEADER_NAME.test(name)) return `ConfigMap ${key} (${NAME}): ${JSON.stringify(name)} is not a header name (letters, digits, - and _), which ingress-nginx refuses too`;
-    if (!FIELD_VALUE.test(value)) return `ConfigMap ${key} (${NAME}): the value of ${name} holds a character that cannot be sent in a header field (a control character or non-ASCII)`;
-    const t = parseTemplate(value, (v) => HEADER_VARIABLES.has(v) || HEADER_VARIABLE_PREFIXES.some((p) => v.startsWith(p) && v.length > p.length));
-    if (!t.ok) return `ConfigMap ${key} (${NAME}): the value of ${name}: ${t.why} (variables: $${[...HEADER_VARIABLES].join(", $")}, $http_<name>, $cookie_<name>, $arg_<name>)`;
+    if (!NGINX_HEADER_NAME.test(name)) return `ConfigMap ${key} (${NAME}): ${JSON.stringify(name)} is not a header name (letters, digits, - and _), which ingress-nginx refuses too`;
+    if (!ASCII_FIELD_VALUE.test(value)) return `ConfigMap ${key} (${NAME}): the value of ${name} holds a character that cannot be sent in a header field (a control character or non-ASCII)`;
+    const t = parseTemplate(value, (v) => headerVariableAllowed(v, false));
+    if (!t.ok) return `ConfigMap ${key} (${NAME}): the value of ${name}: ${t.why} (variables: $${headerVariableNames(false).join(", $")}, $http_<name>, $cookie_<name>, $arg_<name>)`;
     const lower = name.toLowerCase();
     if (AUTH_REQUEST_OWN_FIELDS.has(lower)) {
       skipped.push(`ConfigMap ${key} (${NAME}): ${name} is left out: the auth request sets it itself (nginx would send both fields)`);
@@ -89,7 +87,7 @@ export function resolveAuthHeaders(ann: ParsedAnnotations, ing: Pick<Ingress, "m
   if (parts.length > 2) replacement = refuse(`annotation ${NAME}=${JSON.stringify(value)}: not a ConfigMap name (namespace/name)`);
   else if (parts.length === 2 && parts[0] !== ns) replacement = refuse(`annotation ${NAME}=${JSON.stringify(value)}: the ConfigMap is in another namespace than the Ingress, which is not allowed`);
   else {
-    const key = authHeadersConfigMapKey({ [NAME]: value }, ns);
+    const key = ownNamespaceKey(value, ns);
     const object = key === null ? undefined : configMaps.get(key);
     if (key !== null) configMap = { key, object };
     if (object === undefined) {

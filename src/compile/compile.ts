@@ -377,7 +377,7 @@ export class Compiler {
       if (plans !== undefined) {
         const isTls = covered(hostKey === "*" ? null : hostKey);
         const same = prev !== undefined && sameHostInputs(prev, hostKey, plans, canaries, isTls, this.#resolve);
-        next = same ? prev : buildHostEntry(hostKey, plans, canaries, isTls, this.#resolve, this.#config.hostPolicyScope);
+        next = same ? prev : buildHostEntry(hostKey, plans, canaries, isTls, this.#resolve, this.#config.hostPolicyScope, this.#config.proxySslLocationOnly);
       }
       this.#setOrphanCanaries(hostKey, plans === undefined ? canaries : NO_PLANS);
       if (next === prev) continue;
@@ -428,13 +428,14 @@ export class Compiler {
       snapshot.endpointSlices === last.slices &&
       snapshot.secrets === last.secrets &&
       snapshot.configMaps === last.configMaps;
-    // this.#result is the Ingress part: the Gateway API part is added as compile() adds it
-    // (reused while its objects are the same), so explain sees what the proxy serves.
+    // this.#result is the Ingress part: the Gateway API part and add-headers/proxy-set-headers
+    // are added as compile() adds them (each reused while its objects are the same), so
+    // explain sees what the proxy serves.
     let result: CompileResult;
     if (same && this.#result !== null) {
       this.#backends.begin(snapshot);
       try {
-        result = this.#withGateway(snapshot, this.#result);
+        result = this.#withGlobalHeaders(snapshot, this.#withGateway(snapshot, this.#result));
       } finally {
         this.#backends.end();
       }
@@ -450,7 +451,7 @@ export class Compiler {
         const plans = served.contributors.get(hostKey);
         const canaries = served.canaries.get(hostKey) ?? NO_PLANS;
         if (plans !== undefined || canaries.length > 0) {
-          claimHost(hostKey, plans ?? NO_PLANS, canaries, covered(hostKey === "*" ? null : hostKey), this.#resolve, config.hostPolicyScope, trace);
+          claimHost(hostKey, plans ?? NO_PLANS, canaries, covered(hostKey === "*" ? null : hostKey), this.#resolve, config.hostPolicyScope, trace, config.proxySslLocationOnly);
         }
       }
       defaultEntry(served.defaultPlans, config, this.#resolve, this.#default, [], this.#hosts.get("*")?.hostCert ?? null, trace);

@@ -7,11 +7,12 @@
 // in global-allowed-response-headers. nginx.tmpl then writes `more_set_headers "Name: value"`
 // with `$` escaped (escapeLiteralDollar): the values are literal, never variables.
 import { refuseStage } from "../annotations/access-stages.ts";
+import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 import { CUSTOM_HEADERS } from "../annotations/headers.ts";
 import * as K from "../kinds/index.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, Ingress } from "../model/schemas.ts";
-import { customHeadersConfigMapKey } from "../model/secret-refs.ts";
+import { ownNamespaceKey } from "../model/secret-refs.ts";
 import { stagePolicy } from "../policy/contract.ts";
 import { checkHeader } from "../policy/headers.ts";
 import type { StagePolicy } from "../policy/stages.ts";
@@ -23,8 +24,7 @@ import { assembleStages } from "./stages.ts";
 const NAME = CUSTOM_HEADERS.nginx[0] as string;
 const NONE: ReadonlyMap<string, ConfigMap> = new Map();
 
-/** customheaders' headerRegexp and valueRegexp. */
-const HEADER_RE = /^[a-zA-Z\d_-]+$/;
+/** customheaders' valueRegexp (its headerRegexp is NGINX_HEADER_NAME). */
 const VALUE_RE = /^[a-zA-Z\d_ :;.,\\/"'?!(){}[\]@<>=\-+*#$&`|~^%]+$/;
 
 export interface ResolvedCustomHeaders {
@@ -39,7 +39,7 @@ function readEntries(cm: ConfigMap, key: string, allowed: readonly string[]): [s
   const out: [string, string][] = [];
   for (const name of Object.keys(data).sort()) {
     const value = data[name] as string;
-    if (!HEADER_RE.test(name)) return `ConfigMap ${key} (${NAME}): ${JSON.stringify(name)} is not a header name (letters, digits, - and _)`;
+    if (!NGINX_HEADER_NAME.test(name)) return `ConfigMap ${key} (${NAME}): ${JSON.stringify(name)} is not a header name (letters, digits, - and _)`;
     if (!VALUE_RE.test(value)) return `ConfigMap ${key} (${NAME}): the value of ${name} is empty or holds a character ingress-nginx refuses`;
     if (!allowed.includes(name)) return `ConfigMap ${key} (${NAME}): header ${name} is not listed in global-allowed-response-headers (--global-allowed-response-headers)`;
     const bad = checkHeader(name, value, "response");
@@ -77,7 +77,7 @@ export function resolveCustomHeaders(
   if (parts.length === 2 && parts[0] !== ns && parts[0] !== "") {
     replacement = refuse(`annotation ${NAME}=${JSON.stringify(value)}: the ConfigMap is in another namespace than the Ingress, which is not allowed`);
   } else {
-    const key = customHeadersConfigMapKey({ [NAME]: value }, ns);
+    const key = ownNamespaceKey(value, ns);
     const object = key === null ? undefined : configMaps.get(key);
     if (key !== null) configMap = { key, object };
     if (object === undefined) {

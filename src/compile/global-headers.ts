@@ -7,21 +7,16 @@
 // both. Pure: the compiler reads the ConfigMaps from the snapshot and puts the entries on the
 // table (RouteTable.globalHeaders); the proxy expands them per request
 // (proxy/pipeline/global-headers.ts). docs/design.md "ingress-nginx's ConfigMap".
-import { HEADER_VARIABLE_PREFIXES, HEADER_VARIABLES } from "../annotations/external-auth.ts";
 import type { NamespacedName } from "../config/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap } from "../model/schemas.ts";
-import { refusedHeader, TOKEN } from "../policy/headers.ts";
+import { headerVariableAllowed, headerVariableNames } from "../kinds/external-auth.ts";
+import { ASCII_FIELD_VALUE, refusedHeader, TOKEN } from "../policy/headers.ts";
 import { parseTemplate } from "../policy/template.ts";
 import type { GlobalHeader, GlobalHeaders } from "../table/types.ts";
 
-/** A field value Portico can send as written: visible ASCII, space and tab (RFC 9110 §5.5). */
-const FIELD_VALUE = /^[\t\x20-\x7e]*$/;
-
-/** A variable the proxy can expand for a request (the auth-proxy-set-headers list, plus $uri and $args, which name the request here). */
-export const GLOBAL_HEADER_VARIABLES: ReadonlySet<string> = new Set([...HEADER_VARIABLES, "uri", "args"]);
-export const GLOBAL_HEADER_PREFIXES = [...HEADER_VARIABLE_PREFIXES, "arg_"] as const;
-const allowed = (v: string) => GLOBAL_HEADER_VARIABLES.has(v) || GLOBAL_HEADER_PREFIXES.some((p) => v.startsWith(p) && v.length > p.length);
+/** A variable the proxy can expand for a request: the auth-proxy-set-headers list, plus $uri, $args and $arg_<name>, which name the request here. */
+const allowed = (v: string) => headerVariableAllowed(v, true);
 
 export interface GlobalHeadersResult {
   readonly headers: GlobalHeaders | null;
@@ -48,13 +43,13 @@ function entriesOf(cm: ConfigMap, key: string, side: "request" | "response", dia
       diag(`ConfigMap ${what} is left out: ${refused}`);
       continue;
     }
-    if (!FIELD_VALUE.test(value)) {
+    if (!ASCII_FIELD_VALUE.test(value)) {
       diag(`ConfigMap ${what} is left out: its value holds a control or non-ASCII character`);
       continue;
     }
     const t = parseTemplate(value, allowed);
     if (!t.ok) {
-      diag(`ConfigMap ${what} is left out: ${t.why} (variables: $${[...GLOBAL_HEADER_VARIABLES].join(", $")}, $http_<name>, $cookie_<name>, $arg_<name>)`);
+      diag(`ConfigMap ${what} is left out: ${t.why} (variables: $${headerVariableNames(true).join(", $")}, $http_<name>, $cookie_<name>, $arg_<name>)`);
       continue;
     }
     out.push(Object.freeze({ name: name.toLowerCase(), value: Object.freeze(t.parts) }));

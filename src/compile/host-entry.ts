@@ -196,6 +196,7 @@ export function claimHost(
   resolve: Resolve,
   scope: HostPolicyScope,
   trace?: CompileTrace,
+  proxySslLocationOnly = false,
 ): Claimed {
   const routes: Route[] = [];
   const diagnostics: Diagnostic[] = [];
@@ -212,8 +213,21 @@ export function claimHost(
       if (d !== null) diagnostics.push(d);
     }
   }
-  const optionsByPlan = new Map<IngressPlan, RouteOptions>();
+  // proxy-ssl-*: ingress-nginx writes the first Ingress's settings whose Secret holds ca.crt
+  // into the server block too (controller.go createServers, unless proxy-ssl-location-only;
+  // nginx.tmpl SERVER), and a location without its own proxy_ssl_* inherits them.
+  const sslOwner = proxySslLocationOnly ? null : (scopedPlans(plans, owner).find((p) => p.annotations.options.upstreamTls?.ca != null) ?? null);
+  const hostSsl = sslOwner?.annotations.options.upstreamTls ?? null;
+  const sslByPlan = new Map<IngressPlan, RouteOptions>();
   const optionsOf = (plan: IngressPlan): RouteOptions => {
+    const o = ownOptionsOf(plan);
+    if (hostSsl === null || o.upstreamTls != null || plan.annotations.policies.upstreamTls.state !== "none") return o;
+    let withSsl = sslByPlan.get(plan);
+    if (withSsl === undefined) sslByPlan.set(plan, (withSsl = Object.freeze({ ...o, upstreamTls: hostSsl })));
+    return withSsl;
+  };
+  const optionsByPlan = new Map<IngressPlan, RouteOptions>();
+  const ownOptionsOf = (plan: IngressPlan): RouteOptions => {
     const outside = !inHostScope(plan, owner);
     if (certOwner === null && !outside) return plan.annotations.options;
     let o = optionsByPlan.get(plan);
@@ -601,8 +615,9 @@ export function buildHostEntry(
   isTls: boolean,
   resolve: Resolve,
   scope: HostPolicyScope,
+  proxySslLocationOnly = false,
 ): HostEntry {
-  const { routes, diagnostics, backends, canaryRefs, errorRefs, rootRef, services, regex, hostCert, root } = claimHost(hostKey, plans, canaries, isTls, resolve, scope);
+  const { routes, diagnostics, backends, canaryRefs, errorRefs, rootRef, services, regex, hostCert, root } = claimHost(hostKey, plans, canaries, isTls, resolve, scope, undefined, proxySslLocationOnly);
   const { aliases, aliasPlan } = hostAliases(hostKey, scopedPlans(plans, hostOwner(plans, scope)), diagnostics);
   // Copies of the plans: the contributor lists are updated in place by later compiles.
   const entry = buildHost(hostKey, routes, viaOf(hostKey), regex, root);

@@ -8,6 +8,7 @@
 // and serving with --nginx-configmap applies the `flags` it names (runtime/nginx-settings.ts,
 // docs/design.md "ingress-nginx's ConfigMap").
 import * as v from "valibot";
+import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 
 export type ConfigMapKeyStatus =
   /** Run Portico with `flags` and it does the same. */
@@ -114,8 +115,8 @@ function forwarded(data: Readonly<Record<string, string>>): string[] {
   return [trusted(data), `--trusted-proxy-headers=${all ? "all" : "address"}`, `--compute-full-forwarded-for=${fullForwardedFor(data)}`];
 }
 
-/** A comma list without spaces, as the flags read it (each range is checked by the flag's own schema). */
-const cidrs = (val: string): string => val.split(",").map((c) => c.trim()).filter((c) => c !== "").join(",");
+/** A comma list without spaces, as the flags read it (each item is checked by the flag's own schema). */
+const commaList = (val: string): string => val.split(",").map((c) => c.trim()).filter((c) => c !== "").join(",");
 
 /** A status key whose value the flag takes as it is (400-599, checked by the flag's schema); 503 is both defaults. */
 function statusFlag(val: string, text: string, name: string): Omit<ConfigMapKeyReport, "key" | "value"> {
@@ -252,6 +253,12 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const b = bool(val, false);
     return b === null ? bad("a boolean") : b ? flag("the HTTPS redirect keeps a trailing /, on Ingresses without their own preserve-trailing-slash", "--preserve-trailing-slash=true") : same("the HTTPS redirect cuts one trailing /, as Portico");
   },
+  // config.go ProxySSLLocationOnly (default false); controller.go createServers copies the
+  // first proxy-ssl-* with a CA into the server block unless it is true.
+  "proxy-ssl-location-only": (val) => {
+    const b = bool(val, false);
+    return b === null ? bad("a boolean") : b ? flag("proxy-ssl-* applies to its own Ingress's paths only", "--proxy-ssl-location-only=true") : same("the host's first proxy-ssl-secret with ca.crt also covers its paths without proxy-ssl-*, as Portico");
+  },
   "relative-redirects": (val) => {
     const b = bool(val, false);
     return b === null ? bad("a boolean") : b ? flag("permanent-redirect and temporal-redirect URLs starting with / are sent as written (absolute_redirect off)", "--relative-redirects=true") : same("such URLs are made absolute, as Portico");
@@ -291,7 +298,7 @@ const KEYS: Readonly<Record<string, Judge>> = {
   // configmap.go: split on commas, trimmed, each kept if customheaders.ValidHeader.
   "global-allowed-response-headers": (val) => {
     const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "");
-    if (!list.every((x) => /^[a-zA-Z\d_-]+$/.test(x))) return bad("header names separated by commas");
+    if (!list.every((x) => NGINX_HEADER_NAME.test(x))) return bad("header names separated by commas");
     return list.length === 0 ? same("none: custom-headers may set no header, as Portico") : flag("the response headers the custom-headers annotation may set", `--global-allowed-response-headers=${list.join(",")}`);
   },
   // nginx.go: store.GetConfigMap(value), a `namespace/name` key; a missing ConfigMap is a warning.
@@ -302,24 +309,24 @@ const KEYS: Readonly<Record<string, Judge>> = {
   // configmap.go splitAndTrimSpace; nginx.tmpl: `deny` in the http block, `map`s checked by
   // every server. Each list is checked by its flag's own schema when applied.
   "block-cidrs": (val) => {
-    const list = cidrs(val);
+    const list = commaList(val);
     return list === "" ? same("empty: no client refused, as Portico") : flag("clients refused (403) on every host and path", `--block-cidrs=${list}`);
   },
   "block-user-agents": (val) => {
-    const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "").join(",");
+    const list = commaList(val);
     return list === "" ? same("empty: no User-Agent refused, as Portico") : flag("User-Agents refused (403) on every host and path (`~`/`~*`: regular expressions)", `--block-user-agents=${list}`);
   },
   "block-referers": (val) => {
-    const list = val.split(",").map((x) => x.trim()).filter((x) => x !== "").join(",");
+    const list = commaList(val);
     return list === "" ? same("empty: no Referer refused, as Portico") : flag("Referers refused (403) on every host and path (`~`/`~*`: regular expressions)", `--block-referers=${list}`);
   },
   // ingress-nginx's ConfigMap lists apply to every Ingress without the annotation of the same kind, as these flags do.
   "whitelist-source-range": (val) => {
-    const list = cidrs(val);
+    const list = commaList(val);
     return list === "" ? same("empty: every client, as Portico") : flag("clients allowed on Ingresses without their own whitelist-source-range", `--allowlist-source-range=${list}`);
   },
   "denylist-source-range": (val) => {
-    const list = cidrs(val);
+    const list = commaList(val);
     return list === "" ? same("empty: no client refused, as Portico") : flag("clients refused on Ingresses without their own denylist-source-range", `--denylist-source-range=${list}`);
   },
   "limit-req-status-code": (val) => statusFlag(val, "status of a request over limit-rps or limit-rpm", "limit-req-status-code"),

@@ -11,6 +11,7 @@ import type { Diagnostic, DiagnosticReason } from "../model/diagnostic.ts";
 import type { ConfigMap, HTTPIngressPath, Ingress, IngressBackend, Secret } from "../model/schemas.ts";
 import type { PathType } from "../table/types.ts";
 import { resolveAccess, satisfyAny, type ResolvedAccess } from "./access.ts";
+import { resolveUpstreamTls, type ResolvedUpstreamTls } from "./upstream-tls.ts";
 import { resolveAuthHeaders, type ConfigMapRead } from "./auth-headers.ts";
 import { resolveCustomHeaders } from "./custom-headers.ts";
 import { Bool, createReader, FORCE_SSL_REDIRECT, parseAnnotations, PRESERVE_TRAILING_SLASH, SSL_REDIRECT, USE_PORT_IN_REDIRECTS, type ParsedAnnotations } from "./annotations.ts";
@@ -92,6 +93,8 @@ export interface IngressPlan {
   readonly authSecret: ResolvedAccess["secret"];
   /** The client-certificate CA Secret the annotations were resolved with (access.ts), or null. */
   readonly caSecret: ResolvedAccess["caSecret"];
+  /** The proxy-ssl-secret read (upstream-tls.ts), or null. */
+  readonly proxySslSecret: ResolvedUpstreamTls["secret"];
   /** The client-certificate policy this Ingress offers its hosts (access.ts), or null. */
   readonly hostCert: ResolvedAccess["hostCert"];
   /** The auth-proxy-set-headers ConfigMap the annotations were resolved with (auth-headers.ts), or null. */
@@ -124,13 +127,14 @@ export function planIsCurrent(plan: IngressPlan, ing: Ingress, secrets: Readonly
     plan.ingress === ing &&
     (plan.authSecret === null || secrets.get(plan.authSecret.key) === plan.authSecret.object) &&
     (plan.caSecret === null || secrets.get(plan.caSecret.key) === plan.caSecret.object) &&
+    (plan.proxySslSecret === null || secrets.get(plan.proxySslSecret.key) === plan.proxySslSecret.object) &&
     (plan.headersConfigMap === null || configMaps.get(plan.headersConfigMap.key) === plan.headersConfigMap.object) &&
     (plan.customHeadersConfigMap === null || configMaps.get(plan.customHeadersConfigMap.key) === plan.customHeadersConfigMap.object)
   );
 }
 
 /** Does `plan` depend on a Secret or ConfigMap besides its Ingress (the compiler checks those again when they change)? */
-export const planReadsRefs = (plan: IngressPlan): boolean => plan.authSecret !== null || plan.caSecret !== null || plan.headersConfigMap !== null || plan.customHeadersConfigMap !== null;
+export const planReadsRefs = (plan: IngressPlan): boolean => plan.authSecret !== null || plan.caSecret !== null || plan.proxySslSecret !== null || plan.headersConfigMap !== null || plan.customHeadersConfigMap !== null;
 
 const NO_CONFIG_MAPS: ReadonlyMap<string, ConfigMap> = new Map();
 
@@ -145,7 +149,8 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   // The auth-proxy-set-headers ConfigMap's entries complete the external-auth policy first.
   const headers = resolveAuthHeaders(parseAnnotations(ing.metadata.annotations), ing, configMaps);
   const custom = resolveCustomHeaders(headers.annotations, ing, config.globalAllowedResponseHeaders, configMaps);
-  const access = resolveAccess(custom.annotations, ing, secrets, config);
+  const upstreamTls = resolveUpstreamTls(custom.annotations, ing, secrets);
+  const access = resolveAccess(upstreamTls.annotations, ing, secrets, config);
   const global = globalAuth(config);
   // `satisfy: any` folds the access checks once all are there, the global auth-url's included.
   const ann = satisfyAny(withGlobalAuth(globalRedirect(access.annotations, ing.metadata.annotations, config), global));
@@ -157,7 +162,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   // once, by its problem ("refused with 503"), not also as "ignored", which it is not.
   const refusedBy = new Set(ann.problems.flatMap((p) => (p.startsWith("annotation ") && p.includes("refused with 503") ? p.slice(11, p.indexOf(":")).split(", ") : [])));
   for (const a of ann.unsupported) if (!refusedBy.has(a)) diag("UnsupportedAnnotation", `annotation ${a} is not supported by Portico and is ignored`, "warning");
-  diagnostics.push(...headers.diagnostics, ...custom.diagnostics, ...access.diagnostics);
+  diagnostics.push(...headers.diagnostics, ...custom.diagnostics, ...upstreamTls.diagnostics, ...access.diagnostics);
   // ingress-nginx's controller.go (createServers) logs "session-cookie-path should be set when
   // use-regex is true" for a cookie-affinity Ingress with use-regex and no session-cookie-path:
   // the cookie's Path is then the location's path, a regular expression a browser compares
@@ -271,6 +276,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     annotations: ann,
     authSecret: access.secret,
     caSecret: access.caSecret,
+    proxySslSecret: upstreamTls.secret,
     headersConfigMap: headers.configMap,
     customHeadersConfigMap: custom.configMap,
     hostCert: access.hostCert,

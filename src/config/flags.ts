@@ -150,6 +150,8 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   usePortInRedirects: { name: "use-port-in-redirects", metavar: null, help: "put the port in the redirects Portico makes, on Ingresses without their own use-port-in-redirects", defaultText: "false", schema: val.bool, fallback: () => false },
   preserveTrailingSlash: { name: "preserve-trailing-slash", metavar: null, help: "keep the trailing / in the HTTPS redirect, on Ingresses without their own preserve-trailing-slash", defaultText: "false", schema: val.bool, fallback: () => false },
   relativeRedirects: { name: "relative-redirects", metavar: null, help: "send permanent-redirect and temporal-redirect URLs that start with / as written (nginx absolute_redirect off), on every Ingress", defaultText: "false", schema: val.bool, fallback: () => false },
+  // ingress-nginx's ConfigMap key proxy-ssl-location-only (config.go ProxySSLLocationOnly; controller.go createServers).
+  proxySslLocationOnly: { name: "proxy-ssl-location-only", metavar: null, help: "apply an Ingress's proxy-ssl-* to its own paths only; by default, as ingress-nginx's server block, the host's first Ingress with a proxy-ssl-secret holding ca.crt also covers the host's paths that set none", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's ConfigMap key no-auth-locations (config.go NewDefault: the ACME HTTP-01 path).
   // ingress-nginx's global-allowed-response-headers (config.go AllowedResponseHeaders, default
   // none): the only names the custom-headers annotation may set (customheaders/main.go).

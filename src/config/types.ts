@@ -157,6 +157,12 @@ export interface Config {
    */
   readonly relativeRedirects: boolean;
   /**
+   * ingress-nginx's ConfigMap key proxy-ssl-location-only: false (its default) lets the host's
+   * first Ingress with a proxy-ssl-secret holding ca.crt cover the host's other paths
+   * (docs/design.md, "TLS to the pods").
+   */
+  readonly proxySslLocationOnly: boolean;
+  /**
    * ingress-nginx's ConfigMap key no-auth-locations: a route whose rule path, as written,
    * starts with one of these runs no basic or external authentication (nginx.tmpl leaves
    * auth_basic and auth_request out of such a location; template.go isLocationInLocationList).

@@ -154,7 +154,38 @@ export function variable(flow: PolicyFlow, name: string): string {
   throw new ProxyError("Internal", `external auth: unsupported variable $${name}`);
 }
 
-function render(parts: readonly TemplatePart[], flow: PolicyFlow): string {
+/**
+ * Variables allowed in an auth-proxy-set-headers value (compile/auth-headers.ts). nginx
+ * evaluates them in the auth subrequest, which shares the main request's headers, variables
+ * and request URI (ngx_http_subrequest: `sr->variables = r->variables`, `sr->unparsed_uri =
+ * r->unparsed_uri`; $request_method reads r->main) but has its own URI and no arguments, so
+ * `$uri`, `$args` and `$arg_<name>` there name the auth location, not the client's request:
+ * they are refused, with any other variable. add-headers and proxy-set-headers
+ * (compile/global-headers.ts, proxy/pipeline/global-headers.ts) are expanded in the client's
+ * own request, so those three name it there and are allowed (`withArgs`).
+ */
+const HEADER_VARIABLES: readonly string[] = ["host", "http_host", "scheme", "remote_addr", "remote_user", "request_uri", "escaped_request_uri", "request_method"];
+const ARGS_VARIABLES: readonly string[] = ["uri", "args"];
+const HEADER_VARIABLES_WITH_ARGS: readonly string[] = [...HEADER_VARIABLES, ...ARGS_VARIABLES];
+const HEADER_PREFIXES: readonly string[] = ["http_", "cookie_"];
+const HEADER_PREFIXES_WITH_ARGS: readonly string[] = [...HEADER_PREFIXES, "arg_"];
+/** nginx's variable name (policy/template.ts reads the same). */
+const VARIABLE_NAME = /^[A-Za-z0-9_]+$/;
+
+/** The plain variable names a header value may use (for messages; the prefix forms come on top). */
+export function headerVariableNames(withArgs: boolean): readonly string[] {
+  return withArgs ? HEADER_VARIABLES_WITH_ARGS : HEADER_VARIABLES;
+}
+
+/** May a header value use `$name` (see HEADER_VARIABLES)? Also checks a table that crossed IPC. */
+export function headerVariableAllowed(name: string, withArgs: boolean): boolean {
+  if ((withArgs ? HEADER_VARIABLES_WITH_ARGS : HEADER_VARIABLES).includes(name)) return true;
+  if (!VARIABLE_NAME.test(name)) return false;
+  return (withArgs ? HEADER_PREFIXES_WITH_ARGS : HEADER_PREFIXES).some((p) => name.startsWith(p) && name.length > p.length);
+}
+
+/** A header value's parts with each variable expanded for this request. */
+export function render(parts: readonly TemplatePart[], flow: PolicyFlow): string {
   let out = "";
   for (const p of parts) out += typeof p === "string" ? p : variable(flow, p.v);
   return out;

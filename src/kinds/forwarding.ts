@@ -16,7 +16,7 @@ import type { StagePolicy } from "../policy/stages.ts";
 import { normaliseRequestHost } from "../request/host.ts";
 import type { Backend } from "../table/types.ts";
 import { defineKind, needCaps } from "./define.ts";
-import { MIRROR_TIMEOUT_MS, sendMirror } from "./mirror.ts";
+import { MIRROR_TIMEOUT_MS, mirrorFull, sendMirror } from "./mirror.ts";
 import { editableFields, Pair, Str, Strings } from "./schema.ts";
 
 /**
@@ -157,7 +157,7 @@ export const GATEWAY_MIRROR = defineKind("gateway-mirror", "forwarding", v.objec
   if (!Array.isArray(endpoints) || !endpoints.every((e) => typeof e === "string" && AUTHORITY.test(e))) throw new Error("gateway-mirror: endpoints expected");
   const percent = typeof params.percent === "number" ? params.percent : 100;
   return (flow) => {
-    if (endpoints.length === 0) return null;
+    if (endpoints.length === 0 || mirrorFull()) return null;
     if (flow.hasBody) return null;
     if (percent < 100 && Math.random() * 100 >= percent) return null;
     const to = endpoints[Math.floor(Math.random() * endpoints.length)]!;

@@ -35,13 +35,16 @@ export const MIRROR_MAX_IN_FLIGHT = 256;
 /** A mirror that has not answered by then is abandoned (its answer is discarded anyway). */
 export const MIRROR_TIMEOUT_MS = 30_000;
 /** Request-body bytes held by copies in flight in this process; a copy that would pass it is dropped. */
-export const MIRROR_BODY_BUDGET = 16 * 1024 * 1024;
+const MIRROR_BODY_BUDGET = 16 * 1024 * 1024;
 
 let inFlight = 0;
 let bodyBytes = 0;
 
-/** Counts for tests and /metrics-style checks: copies and body bytes in flight now. */
-export const mirrorLoad = (): { readonly inFlight: number; readonly bodyBytes: number } => ({ inFlight, bodyBytes });
+/**
+ * No slot is free: sendMirror would drop a copy now. Checked before a copy is prepared, so a
+ * full sender costs a request no work for a copy that is never sent.
+ */
+export const mirrorFull = (): boolean => inFlight >= MIRROR_MAX_IN_FLIGHT;
 
 /**
  * Sends one copy, if a slot (and, for a body, budget) is free: `send` makes the request, whose
@@ -165,7 +168,7 @@ export const INGRESS_MIRROR = defineKind(
     }
 
     return (flow) => {
-      if (inFlight >= MIRROR_MAX_IN_FLIGHT) return null;
+      if (mirrorFull()) return null;
       const t = target(flow);
       if (t === null) return null;
       const headers = mirrorHeaders(flow, params.host);

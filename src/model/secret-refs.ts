@@ -12,6 +12,7 @@ const NGINX = "nginx.ingress.kubernetes.io/";
 
 export const AUTH_SECRET_NAMES: Names = { portico: "portico.dev/auth-secret", nginx: [`${NGINX}auth-secret`] };
 export const AUTH_TLS_SECRET_NAMES: Names = { portico: "portico.dev/auth-tls-secret", nginx: [`${NGINX}auth-tls-secret`] };
+export const PROXY_SSL_SECRET_NAMES: Names = { portico: "portico.dev/proxy-ssl-secret", nginx: [`${NGINX}proxy-ssl-secret`] };
 
 function secretKey(names: Names, annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null {
   if (!annotations) return null;
@@ -38,26 +39,38 @@ export const authSecretKey = (annotations: Readonly<Record<string, string>> | nu
 export const caSecretKey = (annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null =>
   secretKey(AUTH_TLS_SECRET_NAMES, annotations, namespace);
 
+/** `namespace/name` of the Secret proxy-ssl-secret names (client certificate and CA for HTTPS pods), or null. */
+export const proxySslSecretKey = (annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null =>
+  secretKey(PROXY_SSL_SECRET_NAMES, annotations, namespace);
+
 /** auth-proxy-set-headers has ingress-nginx's name only (annotations/external-auth.ts). */
-export const AUTH_PROXY_SET_HEADERS_NAME = `${NGINX}auth-proxy-set-headers`;
+const AUTH_PROXY_SET_HEADERS_NAME = `${NGINX}auth-proxy-set-headers`;
 
 /**
- * The key of the ConfigMap an Ingress's auth-proxy-set-headers names, when that name can be
- * read at all, or null. ingress-nginx looks the value up as written, as a `namespace/name`
- * store key (authreq/main.go: `GetConfigMap(value)`), after refusing another namespace than
- * the Ingress's (without allow-cross-namespace-resources): so only `<own namespace>/<name>`
- * can ever be found, and only such a ConfigMap is watched. The rest is the family's to refuse.
+ * The ConfigMap key an annotation's `value` names, when it is `<namespace>/<name>` in the
+ * object's own `namespace`, or null. ingress-nginx looks such a value up as written, as a
+ * `namespace/name` store key (`GetConfigMap(value)`), so nothing else can ever be found, and
+ * only such a ConfigMap is watched. The rest is the family's to refuse.
+ */
+export function ownNamespaceKey(value: string | null | undefined, namespace: string): string | null {
+  const v = value?.trim();
+  if (v === undefined || v === "") return null;
+  const slash = v.indexOf("/");
+  if (slash <= 0 || v.indexOf("/", slash + 1) >= 0 || slash === v.length - 1) return null;
+  return v.slice(0, slash) === namespace ? v : null;
+}
+
+/**
+ * The key of the ConfigMap an Ingress's auth-proxy-set-headers names, or null: authreq/main.go
+ * looks it up as written (ownNamespaceKey), after refusing another namespace than the
+ * Ingress's (without allow-cross-namespace-resources).
  */
 export function authHeadersConfigMapKey(annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null {
-  const value = annotations?.[AUTH_PROXY_SET_HEADERS_NAME]?.trim();
-  if (value === undefined || value === "") return null;
-  const slash = value.indexOf("/");
-  if (slash <= 0 || value.indexOf("/", slash + 1) >= 0 || slash === value.length - 1) return null;
-  return value.slice(0, slash) === namespace ? value : null;
+  return ownNamespaceKey(annotations?.[AUTH_PROXY_SET_HEADERS_NAME], namespace);
 }
 
 /** custom-headers has ingress-nginx's name only (annotations/headers.ts). */
-export const CUSTOM_HEADERS_NAME = `${NGINX}custom-headers`;
+const CUSTOM_HEADERS_NAME = `${NGINX}custom-headers`;
 
 /**
  * The key of the ConfigMap an Ingress's custom-headers names, read as auth-proxy-set-headers'
@@ -66,9 +79,7 @@ export const CUSTOM_HEADERS_NAME = `${NGINX}custom-headers`;
  * only, which is all Portico reads (compile/custom-headers.ts refuses the rest).
  */
 export function customHeadersConfigMapKey(annotations: Readonly<Record<string, string>> | null | undefined, namespace: string): string | null {
-  const value = annotations?.[CUSTOM_HEADERS_NAME]?.trim();
-  if (value === undefined || value === "") return null;
-  return authHeadersConfigMapKey({ [AUTH_PROXY_SET_HEADERS_NAME]: value }, namespace);
+  return ownNamespaceKey(annotations?.[CUSTOM_HEADERS_NAME], namespace);
 }
 
 /** Every ConfigMap an object's annotations name (auth-proxy-set-headers, custom-headers), each once. */

@@ -17,7 +17,12 @@ export const HEADER_LIMITS = Object.freeze({ entries: 64, value: 4096, text: 163
 // tabs (obs-text is not taken: RFC 9110 asks new values to stay in US-ASCII).
 /** RFC 9110 §5.1 field-name (a token). */
 export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const VALUE = /^[\t\x20-\x7e]*$/;
+/**
+ * RFC 9110 §5.5 field value without obs-text: what Portico sends as written from text it was
+ * given (a policy's fields; the ConfigMaps of auth-proxy-set-headers, add-headers and
+ * proxy-set-headers, and their values once expanded). Never CR, LF or NUL.
+ */
+export const ASCII_FIELD_VALUE = /^[\t\x20-\x7e]*$/;
 /**
  * RFC 9110 §5.5 field value with obs-text: what a Gateway API header filter may carry (the CRD
  * takes any value without CR, LF or NUL); checked by compile/gateway/rules.ts and again by
@@ -60,6 +65,6 @@ export function checkHeader(name: string, value: string, side: "request" | "resp
   if (refused !== null) return `${name} may not be set: ${refused}`;
   if (value === "") return `${name} has no value`;
   if (value.length > HEADER_LIMITS.value) return `${name}: a value is at most ${HEADER_LIMITS.value} characters`;
-  if (!VALUE.test(value)) return `${name}: a value holds only visible ASCII characters, spaces and tabs`;
+  if (!ASCII_FIELD_VALUE.test(value)) return `${name}: a value holds only visible ASCII characters, spaces and tabs`;
   return null;
 }

@@ -143,6 +143,15 @@ describe("other kinds", () => {
     expect(seen.filter((k) => k === "Secret").length).toBe(5);
   });
 
+  test("a Secret an Ingress names in proxy-ssl-secret matters while it is named", () => {
+    const s = new Store();
+    expect(s.apply({ type: "ADDED", kind: "Secret", object: secret("upstream", "Opaque", { "ca.crt": "eA==" }) })).toBe(false);
+    s.apply({ type: "ADDED", kind: "Ingress", object: ingress("a", { annotations: { "nginx.ingress.kubernetes.io/proxy-ssl-secret": "default/upstream" } }) });
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("upstream", "Opaque", { "ca.crt": "eQ==" }, "2") })).toBe(true);
+    s.apply({ type: "MODIFIED", kind: "Ingress", object: ingress("a", { rv: "2" }) });
+    expect(s.apply({ type: "MODIFIED", kind: "Secret", object: secret("upstream", "Opaque", { "ca.crt": "eg==" }, "3") })).toBe(false);
+  });
+
   test("a ConfigMap matters only while an Ingress names it in auth-proxy-set-headers as <own namespace>/<name>", () => {
     const cm = (name: string, value: string, rv = "1") => ({ metadata: { name, namespace: "default", resourceVersion: rv }, data: { "X-A": value } });
     const names = (v: string) => ({ annotations: { "nginx.ingress.kubernetes.io/auth-url": "http://a.example/", "nginx.ingress.kubernetes.io/auth-proxy-set-headers": v } });

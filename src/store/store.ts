@@ -2,7 +2,7 @@
 // apply/replace say whether routing-relevant state changed; runtime/controller.ts then
 // triggers the coalescer.
 import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
-import { authSecretKey, caSecretKey, configMapKeys } from "../model/secret-refs.ts";
+import { authSecretKey, caSecretKey, configMapKeys, proxySslSecretKey } from "../model/secret-refs.ts";
 import type { EndpointSlice, Ingress, Secret } from "../model/schemas.ts";
 import type { IngressNginxPolicy } from "../model/portico-policy.ts";
 import { CowMap } from "./cow-map.ts";
@@ -215,22 +215,30 @@ export class Store implements SourceSink {
 
   /** Record which Secrets `ingress` (or a policy's annotations; undefined: deleted) names in auth-secret and auth-tls-secret. */
   private setAuthRef(key: string, ingress: Pick<Ingress, "metadata"> | undefined): void {
-    const before = this.authRefOf.get(key) ?? [];
     const after: string[] = [];
     if (ingress !== undefined) {
       const ns = ingress.metadata.namespace ?? "";
-      for (const k of [authSecretKey(ingress.metadata.annotations, ns), caSecretKey(ingress.metadata.annotations, ns)]) if (k !== null && !after.includes(k)) after.push(k);
+      for (const k of [authSecretKey(ingress.metadata.annotations, ns), caSecretKey(ingress.metadata.annotations, ns), proxySslSecretKey(ingress.metadata.annotations, ns)]) if (k !== null && !after.includes(k)) after.push(k);
     }
     this.setConfigMapRef(key, ingress);
+    this.recount(this.authRefs, this.authRefOf, key, after);
+  }
+
+  /**
+   * Moves `key`'s references in `refs` (a count per named object) from what `refOf` holds for
+   * it to `after`; nothing when they are the same list.
+   */
+  private recount(refs: Map<string, number>, refOf: Map<string, readonly string[]>, key: string, after: readonly string[]): void {
+    const before = refOf.get(key) ?? [];
     if (before.length === after.length && before.every((k, i) => after[i] === k)) return;
     for (const b of before) {
-      const n = (this.authRefs.get(b) ?? 1) - 1;
-      if (n === 0) this.authRefs.delete(b);
-      else this.authRefs.set(b, n);
+      const n = (refs.get(b) ?? 1) - 1;
+      if (n === 0) refs.delete(b);
+      else refs.set(b, n);
     }
-    this.authRefOf.delete(key);
-    for (const a of after) this.authRefs.set(a, (this.authRefs.get(a) ?? 0) + 1);
-    if (after.length > 0) this.authRefOf.set(key, after);
+    refOf.delete(key);
+    for (const a of after) refs.set(a, (refs.get(a) ?? 0) + 1);
+    if (after.length > 0) refOf.set(key, after);
   }
 
   /** The ConfigMaps the settings name now (`namespace/name`): a change to one wakes the compiler. */
@@ -244,17 +252,8 @@ export class Store implements SourceSink {
 
   /** Record which ConfigMaps `ingress` (undefined: deleted) names in auth-proxy-set-headers and custom-headers. */
   private setConfigMapRef(key: string, ingress: Pick<Ingress, "metadata"> | undefined): void {
-    const before = this.configMapRefOf.get(key) ?? [];
     const after = ingress === undefined ? [] : configMapKeys(ingress.metadata.annotations, ingress.metadata.namespace ?? "");
-    if (before.length === after.length && before.every((k, i) => after[i] === k)) return;
-    for (const b of before) {
-      const n = (this.configMapRefs.get(b) ?? 1) - 1;
-      if (n === 0) this.configMapRefs.delete(b);
-      else this.configMapRefs.set(b, n);
-    }
-    this.configMapRefOf.delete(key);
-    for (const a of after) this.configMapRefs.set(a, (this.configMapRefs.get(a) ?? 0) + 1);
-    if (after.length > 0) this.configMapRefOf.set(key, after);
+    this.recount(this.configMapRefs, this.configMapRefOf, key, after);
   }
 
   private indexSlice(old: EndpointSlice | undefined, next: EndpointSlice | undefined): void {

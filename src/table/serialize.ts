@@ -1,6 +1,7 @@
 // A deterministic, JSON-able view of a RouteTable: golden files and /debug/routes.
 // Backends are listed once (by id) and routes point at them by id.
 import { redactStage, type StagePolicy } from "../policy/stages.ts";
+import type { UpstreamTls } from "./types.ts";
 import type { RegexLocationSpec } from "./types.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
@@ -93,7 +94,14 @@ function options(o: RouteOptions): SerializedRoute["options"] {
   let any = false;
   for (const [k, v] of Object.entries(o) as [string, boolean | number | readonly StagePolicy[] | null][]) {
     if (v === DEFAULTS[k] || v === null) continue;
-    // Infinity (explicitly unlimited) is not JSON: spell it. Credentials are never shown.
+    // Infinity (explicitly unlimited) is not JSON: spell it. Credentials are never shown: of
+    // proxy-ssl-*, the Secret's name and the settings, never its key or certificates.
+    if (k === "upstreamTls") {
+      const t = v as unknown as UpstreamTls;
+      out[k] = `proxy-ssl-secret ${t.secret}: verify ${t.verify ? `on (depth ${t.depth}, name ${t.checkName})` : "off"}, SNI ${t.sni ?? "none"}, client certificate ${t.cert === null ? "none" : "yes"}`;
+      any = true;
+      continue;
+    }
     out[k] = v === Number.POSITIVE_INFINITY ? "unlimited" : Array.isArray(v) ? (v as readonly StagePolicy[]).map(redactStage) : (v as boolean | number);
     any = true;
   }

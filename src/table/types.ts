@@ -86,6 +86,32 @@ export interface RouteOptions {
    * none, so the handler pays one null check (docs/design.md, "Annotations and policies").
    */
   readonly stages: readonly StagePolicy[] | null;
+  /**
+   * TLS to HTTPS/GRPCS pods from proxy-ssl-* (compile/upstream-tls.ts, docs/design.md "TLS to
+   * the pods"); absent or null: encrypted, not verified, no client certificate.
+   */
+  readonly upstreamTls?: UpstreamTls | null;
+}
+
+/** What proxy-ssl-* asks of the TLS connection to a pod, with the Secret's PEM text. Plain JSON (crosses IPC). */
+export interface UpstreamTls {
+  /** The Secret's `namespace/name` (for logs and explain). */
+  readonly secret: string;
+  /** PEM client certificate chain and key (tls.crt, tls.key), or null when the Secret has none. */
+  readonly cert: string | null;
+  readonly key: string | null;
+  /** PEM trusted certificates (ca.crt), or null when the Secret has none (then verify is false). */
+  readonly ca: string | null;
+  readonly verify: boolean;
+  readonly depth: number;
+  /** The name checked in the pod's certificate (proxy-ssl-name, else `upstream_balancer`). */
+  readonly checkName: string;
+  /** SNI sent (proxy-ssl-server-name on), or null. */
+  readonly sni: string | null;
+  readonly ciphers: string;
+  /** TLS protocol version numbers (0x0303 TLS 1.2, 0x0304 TLS 1.3), as Bun's fetch takes them. */
+  readonly minVersion: number;
+  readonly maxVersion: number;
 }
 
 /** proxy-next-upstream as data (src/annotations/retries.ts parses it). */

@@ -199,7 +199,7 @@ function decodeOptions(o: WireOptions): RouteOptions {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) {
     if (k === "stages") out[k] = v === null ? null : deepFreeze(v as StagePolicy[]);
-    else if (k === "retry") out[k] = v === null ? null : deepFreeze(v as object);
+    else if (k === "retry" || k === "upstreamTls") out[k] = v === null ? null : deepFreeze(v as object);
     else out[k] = typeof v === "boolean" || v === null ? v : decodeNumber(v as WireNumber);
   }
   return out as unknown as RouteOptions;

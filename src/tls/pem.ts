@@ -34,7 +34,8 @@ function withExpiry(p: Parsed, now: number): PemCheck {
   return p.ok ? { ...p, expired: p.notAfter <= now } : p;
 }
 
-function parsePem(cert: string | null, key: string | null): Parsed {
+/** `digest`: pemDigest(cert, key) when the caller has it already (the cache keys a Secret without a version by it). */
+function parsePem(cert: string | null, key: string | null, digest: string | null = null): Parsed {
   if (cert === null || cert.trim() === "") return { ok: false, reason: "tls.crt is missing or empty" };
   if (key === null || key.trim() === "") return { ok: false, reason: "tls.key is missing or empty" };
   const blocks = cert.match(CERT_BLOCK) ?? [];
@@ -60,7 +61,7 @@ function parsePem(cert: string | null, key: string | null): Parsed {
   if (!leaf.checkPrivateKey(privateKey)) return { ok: false, reason: "tls.key does not match the first certificate in tls.crt" };
   const notAfter = Date.parse(leaf.validTo);
   if (!Number.isFinite(notAfter)) return { ok: false, reason: "certificate notAfter does not parse" };
-  return { ok: true, sans: certificateNames(leaf), notAfter, chainLength: chain.length, contentDigest: pemDigest(cert, key) };
+  return { ok: true, sans: certificateNames(leaf), notAfter, chainLength: chain.length, contentDigest: digest ?? pemDigest(cert, key) };
 }
 
 /**
@@ -87,13 +88,11 @@ export function createPemChecker(max = 10_000): PemChecker {
   const cache = new LRUCache<string, Parsed>({ max });
   return {
     check(input, now) {
-      const cacheKey =
-        input.version !== null
-          ? `v:${input.version}`
-          : `d:${pemDigest(input.cert, input.key)}`;
+      const digest = input.version !== null ? null : pemDigest(input.cert, input.key);
+      const cacheKey = digest === null ? `v:${input.version}` : `d:${digest}`;
       let parsed = cache.get(cacheKey);
       if (parsed === undefined) {
-        parsed = parsePem(input.cert, input.key);
+        parsed = parsePem(input.cert, input.key, digest);
         cache.set(cacheKey, parsed);
       }
       return withExpiry(parsed, now);

@@ -25,6 +25,7 @@ export const DEFAULT_COMPILE_CONFIG: CompileConfig = Object.freeze({
   usePortInRedirects: c.usePortInRedirects,
   preserveTrailingSlash: c.preserveTrailingSlash,
   relativeRedirects: c.relativeRedirects,
+  proxySslLocationOnly: c.proxySslLocationOnly,
   noTlsRedirectLocations: c.noTlsRedirectLocations,
   noAuthLocations: c.noAuthLocations,
   globalAllowedResponseHeaders: c.globalAllowedResponseHeaders,

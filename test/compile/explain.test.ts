@@ -8,7 +8,8 @@ import { DEFAULT_COMPILE_CONFIG } from "./config.ts";
 import { explain, explainSteps, normaliseRequest, type ExplainCandidate, type ExplainRequest } from "../../src/compile/explain.ts";
 import { EXPLAIN_LIMITS } from "../../src/compile/explain-types.ts";
 import { syntheticSnapshot } from "./scale.ts";
-import { loadFixture } from "./snapshot.ts";
+import { loadFixture, snapshotOf } from "./snapshot.ts";
+import type { ConfigMap } from "../../src/model/schemas.ts";
 import { NOT_IMPLEMENTED } from "../../src/annotations/not-implemented.ts";
 
 function fixture(name: string) {
@@ -338,4 +339,22 @@ spec:
     const r = explain(fx.snapshot, { ...DEFAULT_COMPILE_CONFIG, ...fx.config } as CompileConfig, { host: "api.test", path: "/pkg.Svc/Call", scheme: "https" });
     expect(r.match?.backend).toMatchObject({ scheme, protocol: wire, id: `default/api:50051${scheme === "http" ? "" : `#${scheme}`}` });
   }
+});
+
+describe("Compiler.inspect", () => {
+  // explain must see the table the proxy serves: compile() puts add-headers and
+  // proxy-set-headers on it (docs/design.md, "ingress-nginx's ConfigMap"), so the view of the
+  // snapshot just compiled, which is not compiled again, carries them and their warnings too.
+  test("the snapshot just compiled: add-headers, proxy-set-headers and their diagnostics as compile() gives them", () => {
+    const addMap: ConfigMap = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "add", namespace: "ns" }, data: { "X-Added": "yes" } };
+    const snapshot = snapshotOf([{ kind: "ConfigMap", object: addMap }]);
+    const config: CompileConfig = { ...DEFAULT_COMPILE_CONFIG, addHeaders: { namespace: "ns", name: "add" }, proxySetHeaders: { namespace: "ns", name: "missing" } };
+    const compiler = new Compiler(config);
+    const compiled = compiler.compile(snapshot);
+    expect(compiled.table.globalHeaders?.response).toEqual([{ name: "x-added", value: ["yes"] }]);
+    expect(compiled.diagnostics.map((d) => `${d.kind} ${d.namespace}/${d.name} ${d.reason}`)).toContain("ConfigMap ns/missing InvalidConfigKey");
+    const seen = compiler.inspect(snapshot, []);
+    expect(seen.result.table.globalHeaders).toEqual(compiled.table.globalHeaders);
+    expect(seen.result.diagnostics).toEqual(compiled.diagnostics);
+  });
 });

@@ -134,6 +134,11 @@ describe("settings/custom_header.go", () => {
     const none = await send("no-such-host");
     expect(none.status).toBe(404);
     expect(field(none.head, "x-a-custom-header")).toBe("customHeaderValue");
+    // An answer given before the route step (a request line past nginx's 8k buffer, admit.ts):
+    // every answer carries add-headers (docs/design.md, "ingress-nginx's ConfigMap").
+    const long = await send("custom-headers-none", {}, `/${"a".repeat(8300)}`);
+    expect(long.status).toBe(414);
+    expect(field(long.head, "x-a-custom-header")).toBe("customHeaderValue");
   });
 
   test("Add multiple custom headers", async () => {

@@ -44,6 +44,9 @@ describe("ConfigMap keys", () => {
     [{ "proxy-protocol-header-timeout": "5s" }, "proxy-protocol-header-timeout", "same", []],
     // nginx.tmpl: use-proxy-protocol without use-forwarded-headers sets real_ip_header proxy_protocol.
     [{ "use-proxy-protocol": "true", "enable-real-ip": "true" }, "enable-real-ip", "same", []],
+    // config.go ProxySSLLocationOnly (default false): controller.go createServers.
+    [{ "proxy-ssl-location-only": "true" }, "proxy-ssl-location-only", "flag", ["--proxy-ssl-location-only=true"]],
+    [{ "proxy-ssl-location-only": "false" }, "proxy-ssl-location-only", "same", []],
     [{ "http-redirect-code": "308" }, "http-redirect-code", "same", []],
     [{ "http-redirect-code": "301" }, "http-redirect-code", "flag", ["--http-redirect-code=301"]],
     [{ "load-balance": "ewma" }, "load-balance", "not-honoured", []],

@@ -91,6 +91,11 @@ describe("statuses follow the registry at run time", () => {
     }
   });
 
+  test("the proxy-ssl-* annotations are served, no longer reported unsupported", () => {
+    const r = one({ "nginx.ingress.kubernetes.io/proxy-ssl-secret": "default/upstream", "nginx.ingress.kubernetes.io/proxy-ssl-verify": "on", "nginx.ingress.kubernetes.io/proxy-ssl-protocols": "TLSv1.3" });
+    expect(r.annotations.map((a) => [a.name.slice("nginx.ingress.kubernetes.io/".length), a.status])).toEqual([["proxy-ssl-protocols", "same"], ["proxy-ssl-secret", "differs"], ["proxy-ssl-verify", "same"]]);
+  });
+
   test("satisfy and the mirror annotations are served, no longer reported unsupported", () => {
     const r = one({ "nginx.ingress.kubernetes.io/satisfy": "any", "nginx.ingress.kubernetes.io/allowlist-source-range": "10.0.0.0/8" });
     expect(r.annotations.find((a) => a.name === "nginx.ingress.kubernetes.io/satisfy")).toMatchObject({ status: "same", text: "served the same" });

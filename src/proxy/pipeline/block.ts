@@ -16,12 +16,19 @@ let uaTest: BlockTest | null = null;
 let refList: readonly string[] | null = null;
 let refTest: BlockTest | null = null;
 
-/** Does any --block-* list refuse this request? `clientIp` is the address realip would give. */
+/** Is any --block-* list set? (Three length checks: the cost of the feature while it is off.) */
+export function blockingOn(c: Config): boolean {
+  return c.blockCidrs.length > 0 || c.blockUserAgents.length > 0 || c.blockReferers.length > 0;
+}
+
+/**
+ * Does any --block-* list refuse this request? `clientIp` is the address realip would give.
+ * The caller has checked blockingOn.
+ */
 export function isBlocked(c: Config, clientIp: string, headers: Headers): boolean {
   const cidrs = c.blockCidrs;
   const uas = c.blockUserAgents;
   const refs = c.blockReferers;
-  if (cidrs.length === 0 && uas.length === 0 && refs.length === 0) return false;
   // The server-level `if`s run in the rewrite phase, before `deny` (access phase); the answer
   // is 403 either way.
   if (uas.length > 0) {

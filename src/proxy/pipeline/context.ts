@@ -6,7 +6,7 @@
 // not faster (0.989× in a paired run, bench/results/pipeline-vs-main.md).
 import type { Config } from "../../config/types.ts";
 import type { Logger } from "../../log/logger.ts";
-import type { Backend, Match, Route, RouteErrorPages } from "../../table/types.ts";
+import type { Backend, Match, Route, RouteErrorPages, RouteTable } from "../../table/types.ts";
 import type { AccessRecord, ProxyDeps, RequestServer } from "../types.ts";
 import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
 import type { ExternalResolver } from "../upstream/external.ts";
@@ -74,6 +74,8 @@ export class Exchange implements PolicyFlow, SlotHolder {
   readonly hostField: string | null;
   readonly connectionField: string | null;
   // route
+  /** The table route() read (ProxyDeps.table: once per request); the handler's add-headers read it too. */
+  table: RouteTable | null = null;
   route!: Route;
   match!: Match;
   /** The peer is a trusted proxy believed on X-Forwarded-Proto, -Host and -Port too (--trusted-proxy-headers=all). */

@@ -121,6 +121,7 @@ export function forwardTo(
       maxHeaderBytes: c.maxResponseHeaderSize,
       balancer: p.balancer, choice: errorRequest ? null : x.choice, hooks: p.deps.hooks, external: p.external, record: x.rec,
       slot: x,
+      upstreamTls: errorRequest ? null : x.route.options.upstreamTls,
     },
     x.control as RequestControl,
   );

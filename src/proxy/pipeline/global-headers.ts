@@ -1,17 +1,14 @@
 // add-headers and proxy-set-headers (RouteTable.globalHeaders, compile/global-headers.ts),
 // expanded per request with the variables auth-proxy-set-headers uses (kinds/external-auth.ts
-// `variable`). proxy-set-headers is nginx's `proxy_set_header` in every location: it replaces
+// `render`). proxy-set-headers is nginx's `proxy_set_header` in every location: it replaces
 // the client's field of that name on the request to the pod, and a value empty once expanded
 // sends no field at all. add-headers is headers-more's `more_set_headers` in the http block:
 // every answer, whatever its status, Portico's own ones included (docs/design.md
 // "ingress-nginx's ConfigMap").
-import { variable } from "../../kinds/external-auth.ts";
-import { refusedHeader, TOKEN } from "../../policy/headers.ts";
+import { headerVariableAllowed, render } from "../../kinds/external-auth.ts";
+import { ASCII_FIELD_VALUE, refusedHeader, TOKEN } from "../../policy/headers.ts";
 import type { GlobalHeader, GlobalHeaders } from "../../table/types.ts";
 import type { Exchange } from "./context.ts";
-
-const FIELD_VALUE = /^[\t\x20-\x7e]*$/;
-const VARIABLE = /^(host|http_host|scheme|remote_addr|remote_user|request_uri|escaped_request_uri|request_method|uri|args|(http|cookie|arg)_[A-Za-z0-9_]+)$/;
 
 /** One side's entries that pass the compiler's checks again (the table may have crossed IPC as JSON). */
 function checkedSide(list: unknown, side: "request" | "response"): GlobalHeader[] {
@@ -19,7 +16,7 @@ function checkedSide(list: unknown, side: "request" | "response"): GlobalHeader[
   return list.filter((h): h is GlobalHeader => {
     if (h === null || typeof h !== "object" || typeof h.name !== "string" || !Array.isArray(h.value)) return false;
     if (!TOKEN.test(h.name) || refusedHeader(h.name, side) !== null) return false;
-    return (h.value as unknown[]).every((p) => (typeof p === "string" ? FIELD_VALUE.test(p) : p !== null && typeof p === "object" && VARIABLE.test(String((p as { v?: unknown }).v))));
+    return (h.value as unknown[]).every((p) => (typeof p === "string" ? ASCII_FIELD_VALUE.test(p) : p !== null && typeof p === "object" && headerVariableAllowed(String((p as { v?: unknown }).v), true)));
   });
 }
 
@@ -30,11 +27,11 @@ function checkedOf(g: GlobalHeaders): { readonly request: GlobalHeader[]; readon
   return c;
 }
 
-function render(h: GlobalHeader, x: Exchange): string | null {
-  let out = "";
-  for (const p of h.value) out += typeof p === "string" ? p : variable(x, p.v);
+/** One entry's value for this request, or null when it cannot be sent as a field. */
+function valueOf(h: GlobalHeader, x: Exchange): string | null {
+  const out = render(h.value, x);
   // A request's own fields and URI are valid field text already; anything else is not sent.
-  return FIELD_VALUE.test(out) ? out : null;
+  return ASCII_FIELD_VALUE.test(out) ? out : null;
 }
 
 /** proxy-set-headers onto the request to the pod (route step, before the policies add theirs). */
@@ -43,7 +40,7 @@ export function setProxyHeaders(x: Exchange, g: GlobalHeaders): void {
   if (list.length === 0) return;
   const out: Record<string, string | null> = { ...x.upstreamRequestHeaders };
   for (const h of list) {
-    const v = render(h, x);
+    const v = valueOf(h, x);
     out[h.name] = v === null || v === "" ? null : v;
   }
   x.upstreamRequestHeaders = out;
@@ -58,7 +55,7 @@ export function addResponseHeaders(x: Exchange, g: GlobalHeaders, res: Response 
   for (const h of list) {
     let v: string | null;
     try {
-      v = render(h, x);
+      v = valueOf(h, x);
     } catch {
       v = null;
     }

@@ -29,6 +29,7 @@ import { errorPage } from "./error-pages.ts";
 import { checkBody, forwardRequest, forwardWebSocket } from "./forward.ts";
 import { policies } from "./policies.ts";
 import { relay } from "./relay.ts";
+import type { GlobalHeaders } from "../../table/types.ts";
 import { route } from "./route.ts";
 
 export interface ProxyHandler {
@@ -56,6 +57,15 @@ function namePortico(res: Response | undefined): Response | undefined {
     return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
   }
   return res;
+}
+
+/**
+ * add-headers onto the answer once it is ready. A function of its own: a closure in fetch
+ * itself would make JSC give every call of fetch a scope object for the variables it captures,
+ * add-headers set or not (bench/allocations.ts).
+ */
+function withAddHeaders(x: Exchange, global: GlobalHeaders, done: Promise<Response | undefined>): Promise<Response | undefined> {
+  return done.then((res) => addResponseHeaders(x, global, res));
 }
 
 /** Portico's own answer for `e`, or the route's error page instead once armed (choose.ts). */
@@ -134,12 +144,17 @@ export function createProxyHandler(
     // server_tokens on does (ingress-nginx's server-tokens true); proxied answers already carry
     // it (headers.ts downstreamHeaders). Read per request: the ConfigMap may change it.
     // add-headers (RouteTable.globalHeaders) likewise on every answer; absent, one property check.
+    // The table is the one route() read (ProxyDeps.table: once per request): handle runs
+    // synchronously up to its first await, route included, so x.table is set when handle
+    // returns; only a request admit refused never reached route, and its answer reads the table
+    // here. Without add-headers the answer takes no closure and no extra promise turn.
     fetch: (req, server) => {
-      const global = deps.table().globalHeaders;
-      if (global == null) return config.serverHeader === "portico" ? handle(open(p, req, server)).then(namePortico) : handle(open(p, req, server));
       const x = open(p, req, server);
-      const done = handle(x).then((res) => addResponseHeaders(x, global, res));
-      return config.serverHeader === "portico" ? done.then(namePortico) : done;
+      const done = handle(x);
+      const global = (x.table ?? deps.table()).globalHeaders;
+      if (global == null || !(global.response?.length > 0)) return config.serverHeader === "portico" ? done.then(namePortico) : done;
+      const added = withAddHeaders(x, global, done);
+      return config.serverHeader === "portico" ? added.then(namePortico) : added;
     },
     websocket: websocketHandler(sockets, (d) => {
       try {

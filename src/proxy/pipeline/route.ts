@@ -8,7 +8,7 @@ import type { GatewayRoutes, Match, Route } from "../../table/types.ts";
 import { ProxyError } from "../../http/errors.ts";
 import { hstsField } from "../../kinds/redirect.ts";
 import { clientIpOf } from "../../http/headers.ts";
-import { isBlocked } from "./block.ts";
+import { blockingOn, isBlocked } from "./block.ts";
 import { setProxyHeaders } from "./global-headers.ts";
 import type { Exchange } from "./context.ts";
 
@@ -63,10 +63,19 @@ function ingressRef(i: Route["ingress"]): string {
   return s;
 }
 
+/**
+ * The client's address: the peer, or X-Forwarded-For from a trusted proxy (looked up only
+ * then), as nginx's realip module gives it.
+ */
+function clientIpFor(x: Exchange, trusted: boolean): string {
+  return trusted ? clientIpOf(x.peer, x.req.headers.get("x-forwarded-for"), true, x.p.isTrusted) : x.peer;
+}
+
 /** Finds the route into `x`, or the 404 of no route. */
 export function route(x: Exchange): ProxyError | null {
   const { p, req } = x;
   const table = p.deps.table();
+  x.table = table;
   // Absent for Ingress-only tables: one check.
   const gw = table.gateway;
   const match: Match | null =
@@ -75,9 +84,8 @@ export function route(x: Exchange): ProxyError | null {
   if (match === null) {
     // nginx.tmpl writes the block checks into the catch-all server too.
     const c = p.config;
-    if (c.blockCidrs.length === 0 && c.blockUserAgents.length === 0 && c.blockReferers.length === 0) return new ProxyError("NoRoute");
-    const ip = p.isTrusted(x.peer) ? clientIpOf(x.peer, req.headers.get("x-forwarded-for"), true, p.isTrusted) : x.peer;
-    return new ProxyError(isBlocked(c, ip, req.headers) ? "Blocked" : "NoRoute");
+    if (!blockingOn(c)) return new ProxyError("NoRoute");
+    return new ProxyError(isBlocked(c, clientIpFor(x, p.isTrusted(x.peer)), req.headers) ? "Blocked" : "NoRoute");
   }
   const r = match.route;
   x.match = match;
@@ -88,34 +96,36 @@ export function route(x: Exchange): ProxyError | null {
   // Behind a trusted TLS-terminating proxy the client's scheme is the one it reports
   // (X-Forwarded-Proto), or every request would be redirected to itself forever.
   const trusted = p.isTrusted(x.peer);
-  // The client's address (the peer, or X-Forwarded-For from a trusted proxy), once: the
-  // policies, the error request and the forwarded X-Real-IP all use it.
-  // X-Forwarded-For counts only from a trusted peer: not looked up otherwise.
-  x.clientIp = trusted ? clientIpOf(x.peer, req.headers.get("x-forwarded-for"), true, p.isTrusted) : x.peer;
-  x.appendForwardedFor = trusted && p.config.computeFullForwardedFor;
-  if (isBlocked(p.config, x.clientIp, req.headers)) return new ProxyError("Blocked");
+  // The client's address, once: the policies, the error request and the forwarded X-Real-IP
+  // all use it.
+  x.clientIp = clientIpFor(x, trusted);
+  const c = p.config;
+  x.appendForwardedFor = trusted && c.computeFullForwardedFor;
+  if (blockingOn(c) && isBlocked(c, x.clientIp, req.headers)) return new ProxyError("Blocked");
   // ingress-nginx's enable-real-ip believes the address alone (nginx.tmpl real_ip_header);
   // only use-forwarded-headers also takes -Proto, -Host, -Port (lua_ingress.lua rewrite()).
-  x.trusted = trusted && p.config.trustedProxyHeaders === "all";
+  x.trusted = trusted && c.trustedProxyHeaders === "all";
   if (x.trusted) x.scheme = clientScheme(req.headers.get("x-forwarded-proto")) ?? p.scheme;
   // --use-proxy-protocol: the port the load balancer was addressed on is the client's
   // ($pass_server_port is $proxy_protocol_server_port, nginx.tmpl), and 443 there means the
   // client used HTTPS, whatever this listener's scheme or a forwarded header says
   // (lua_ingress.lua rewrite(): use_proxy_protocol, after use_forwarded_headers).
-  if (p.config.useProxyProtocol) {
+  if (c.useProxyProtocol) {
     const dp = x.server.proxyDestPort;
     if (dp !== undefined) {
       x.proxyPort = String(dp);
       if (dp === 443) x.scheme = "https";
     }
   }
-  const hsts = x.scheme === "https" && r.options.hsts ? hstsOf(p.config) : null;
+  const hsts = x.scheme === "https" && r.options.hsts ? hstsOf(c) : null;
   x.hsts = hsts;
   if (hsts !== null) x.responseHeaders["strict-transport-security"] = hsts;
   const o = r.options;
-  x.responseTimeoutMs = o.responseTimeoutMs ?? p.config.responseTimeoutMs;
-  x.connectTimeoutMs = o.connectTimeoutMs ?? p.config.connectTimeoutMs;
+  x.responseTimeoutMs = o.responseTimeoutMs ?? c.responseTimeoutMs;
+  x.connectTimeoutMs = o.connectTimeoutMs ?? c.connectTimeoutMs;
   // proxy-set-headers, before the policies add their fields (a policy's own value wins).
-  if (table.globalHeaders != null) setProxyHeaders(x, table.globalHeaders);
+  // Only add-headers set, or neither: one property check, no per-request lookup.
+  const global = table.globalHeaders;
+  if (global != null && global.request?.length > 0) setProxyHeaders(x, global);
   return null;
 }

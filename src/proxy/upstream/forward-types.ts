@@ -1,6 +1,6 @@
 // The shapes forward.ts and grpc.ts share (one forwards HTTP/1.1 with fetch, the other gRPC
 // over node:http2): types only, so neither imports the other's types back.
-import type { Backend, RetryPolicy, Upstream } from "../../table/types.ts";
+import type { Backend, RetryPolicy, Upstream, UpstreamTls } from "../../table/types.ts";
 import type { ProxyError } from "../../http/errors.ts";
 import type { ProxyHooks } from "../types.ts";
 import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
@@ -55,6 +55,8 @@ export interface ForwardInput {
    * not gated.
    */
   readonly slot?: SlotHolder | undefined;
+  /** proxy-ssl-* for an HTTPS pod (docs/design.md, "TLS to the pods"); absent or null: none. */
+  readonly upstreamTls?: UpstreamTls | null | undefined;
 }
 
 export interface ForwardResult {

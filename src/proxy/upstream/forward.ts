@@ -14,6 +14,7 @@ import { upstreamGate } from "./pool-gate.ts";
 import { probeConnect } from "./probe.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
 import type { AttemptControl, ForwardInput, ForwardResult, RequestControl } from "./forward-types.ts";
+import { upstreamTlsOptions } from "./upstream-tls.ts";
 
 // Errors Bun's fetch reports when no connection could be made: the endpoint is marked for
 // back-off and another one may be tried.
@@ -188,7 +189,8 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     // HTTPS upstreams (backend-protocol HTTPS) are encrypted but not authenticated, like
     // ingress-nginx's default (proxy_ssl_verify off). serverName is set explicitly: Bun sends
     // no SNI for an IP literal otherwise.
-    if (input.backend.scheme === "https") init.tls = { serverName: input.backend.serverName, rejectUnauthorized: false };
+    // With proxy-ssl-* the Secret's certificate, CA and settings apply instead (upstream-tls.ts).
+    if (input.backend.scheme === "https") init.tls = input.upstreamTls ? upstreamTlsOptions(input.upstreamTls) : { serverName: input.backend.serverName, rejectUnauthorized: false };
     let response: Response;
     try {
       response = await fetch(urlOf(input.backend, to, input.pathAndQuery), init);

@@ -272,7 +272,7 @@ export async function forwardGrpc(input: ForwardInput, control: RequestControl, 
     try {
       let session: ClientHttp2Session;
       try {
-        session = await pool.session({ tls, authority: to.authority, serverName: input.backend.serverName }, input.connectTimeoutMs);
+        session = await pool.session({ tls, authority: to.authority, serverName: input.backend.serverName, upstreamTls: input.upstreamTls }, input.connectTimeoutMs);
       } catch (e) {
         input.balancer.failed(u);
         ext?.forget(u.address);

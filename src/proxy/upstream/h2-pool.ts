@@ -5,13 +5,27 @@
 // with no stream open, so connections to pods that left the table do not stay forever.
 import http2, { type ClientHttp2Session } from "node:http2";
 import { ProxyError } from "../../http/errors.ts";
+import type { UpstreamTls } from "../../table/types.ts";
+import { upstreamTlsH2Options } from "./upstream-tls.ts";
 
 export interface H2Target {
   readonly tls: boolean;
   /** ip:port to connect to. */
   readonly authority: string;
-  /** SNI for TLS upstreams (pods are not verified: see forward.ts). */
+  /** SNI for TLS upstreams without proxy-ssl-* (then the pods are not verified: see forward.ts). */
   readonly serverName: string;
+  /** proxy-ssl-* (docs/design.md, "TLS to the pods"): its settings replace the above. */
+  readonly upstreamTls?: UpstreamTls | null | undefined;
+}
+
+// Sessions made with proxy-ssl-* settings are kept apart per settings object: one route's
+// client certificate is never used for another's calls.
+const tlsIds = new WeakMap<UpstreamTls, number>();
+let nextTlsId = 1;
+function tlsIdOf(t: UpstreamTls): number {
+  let id = tlsIds.get(t);
+  if (id === undefined) tlsIds.set(t, (id = nextTlsId++));
+  return id;
 }
 
 export interface H2Pool {
@@ -32,7 +46,7 @@ export function createH2Pool(idleMs = UPSTREAM_IDLE_MS): H2Pool {
   const connecting = new Map<string, Promise<ClientHttp2Session>>();
   const streams = new WeakMap<ClientHttp2Session, number>();
 
-  const keyOf = (t: H2Target) => `${t.tls ? "s" : "c"}|${t.authority}|${t.serverName}`;
+  const keyOf = (t: H2Target) => `${t.tls ? "s" : "c"}|${t.authority}|${t.serverName}${t.tls && t.upstreamTls ? `|${tlsIdOf(t.upstreamTls)}` : ""}`;
 
   function forget(key: string, s: ClientHttp2Session): void {
     if (ready.get(key) === s) ready.delete(key);
@@ -40,9 +54,19 @@ export function createH2Pool(idleMs = UPSTREAM_IDLE_MS): H2Pool {
 
   function connect(key: string, t: H2Target, timeoutMs: number): Promise<ClientHttp2Session> {
     return new Promise<ClientHttp2Session>((resolve, reject) => {
-      const s = t.tls
-        ? http2.connect(`https://${t.authority}`, { servername: t.serverName, rejectUnauthorized: false, ALPNProtocols: ["h2"] })
-        : http2.connect(`http://${t.authority}`);
+      let s: ClientHttp2Session;
+      try {
+        s = !t.tls
+          ? http2.connect(`http://${t.authority}`)
+          : t.upstreamTls
+            ? http2.connect(`https://${t.authority}`, { ...upstreamTlsH2Options(t.upstreamTls), ALPNProtocols: ["h2"] })
+            : http2.connect(`https://${t.authority}`, { servername: t.serverName, rejectUnauthorized: false, ALPNProtocols: ["h2"] });
+      } catch (e) {
+        // node:tls refuses some options before connecting (a cipher list it cannot use).
+        const code = (e as { code?: unknown } | null)?.code;
+        reject(new ProxyError("UpstreamConnect", `${typeof code === "string" ? code : ""} ${String((e as Error)?.message ?? e)}`.trim()));
+        return;
+      }
       let settled = false;
       const fail = (err: unknown) => {
         if (settled) return;

@@ -1,0 +1,149 @@
+// TLS to HTTPS pods (ingress-nginx's proxy-ssl-secret, proxy-ssl-verify, proxy-ssl-verify-depth,
+// proxy-ssl-name, proxy-ssl-server-name, proxy-ssl-ciphers, proxy-ssl-protocols:
+// internal/ingress/annotations/proxyssl/main.go and the location block of
+// rootfs/etc/nginx/template/nginx.tmpl). This family reads the annotations; the compiler reads
+// the Secret (compile/upstream-tls.ts) and the forwarder hands the result to fetch's `tls`
+// option (proxy/upstream/forward.ts). docs/design.md, "TLS to the pods".
+import * as v from "valibot";
+import { refuseStage, REFUSED_STATUS } from "./access-stages.ts";
+import type { AnnotationSpec, Family } from "./spec.ts";
+import { PROXY_SSL_SECRET_NAMES } from "../model/secret-refs.ts";
+import { NGINX_PREFIX } from "./spec.ts";
+
+export type UpstreamTlsPolicy =
+  | { readonly state: "none" }
+  /** proxy-ssl-secret cannot be used as written: ingress-nginx denies the location (503). */
+  | { readonly state: "invalid"; readonly reason: string }
+  | {
+      readonly state: "on";
+      readonly namespace: string;
+      readonly name: string;
+      readonly verify: boolean;
+      readonly depth: number;
+      /** proxy-ssl-name; null: nginx's default, `$proxy_host`, which is `upstream_balancer` in ingress-nginx. */
+      readonly sslName: string | null;
+      readonly serverName: boolean;
+      readonly ciphers: string;
+      /** Sorted, as ingress-nginx's sortProtocols leaves them. */
+      readonly protocols: readonly ("TLSv1.2" | "TLSv1.3")[];
+    };
+
+const NAME = (n: string) => ({ portico: `portico.dev/${n}` as const, nginx: [`${NGINX_PREFIX}${n}`] });
+
+/** ingress-nginx's proxySSLOnOffRegex: anything else reads as the default (off). */
+const OnOff = v.pipe(v.string(), v.trim(), v.picklist(["on", "off"], "expected on or off"), v.transform((s) => s === "on"));
+/** ingress-nginx's proxySSLCiphersRegex (OpenSSL cipher list characters only). */
+const Ciphers = v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9+:_\-!]+$/, "expected an OpenSSL cipher list"));
+/** ingress-nginx's proxySSLProtocolRegex, then sortProtocols (empty list: TLSv1.2). */
+const Protocols = v.pipe(
+  v.string(),
+  v.regex(/^(TLSv1\.2|TLSv1\.3| )*$/, "expected TLSv1.2 and/or TLSv1.3"),
+  v.transform((s) => {
+    const list = [...new Set(s.split(" ").filter((p) => p !== ""))].sort() as ("TLSv1.2" | "TLSv1.3")[];
+    return list.length === 0 ? (["TLSv1.2"] as const) : list;
+  }),
+);
+/** Go's strconv.Atoi as parser.GetIntAnnotation reads it; 0 is the default (1) there. */
+const Depth = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^[+]?[0-9]{1,9}$/, "expected a whole number"),
+  v.transform(Number),
+  v.maxValue(100, "at most 100"),
+  v.transform((n) => (n === 0 ? 1 : n)),
+);
+/** A DNS name (the name checked in the pod's certificate and sent as SNI). */
+const SslName = v.pipe(v.string(), v.trim(), v.regex(/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, "expected a DNS name"));
+/** proxysslmain.go: k8s.ParseNameNS, `namespace/name` only. */
+const SecretNsName = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, "expected namespace/name"),
+  v.transform((s) => ({ namespace: s.slice(0, s.indexOf("/")), name: s.slice(s.indexOf("/") + 1) })),
+);
+
+const DENIED = `every path of the Ingress answers ${REFUSED_STATUS} until it is fixed (ingress-nginx denies the location)`;
+
+export const PROXY_SSL_SECRET: AnnotationSpec = {
+  ...PROXY_SSL_SECRET_NAMES,
+  family: "upstream-tls",
+  default: "none",
+  description:
+    "`namespace/name` of a Secret (the Ingress's namespace) whose `tls.crt`/`tls.key` are presented to HTTPS and GRPCS pods and whose `ca.crt` verifies them when `proxy-ssl-verify` is on; watched",
+  compat: {
+    kind: "differs",
+    difference: `A Secret that is missing, in another namespace, or without a usable \`tls.crt\`, \`tls.key\` and \`ca.crt\` answers ${REFUSED_STATUS} on every path, as ingress-nginx's "location denied". As in ingress-nginx, the host's first Ingress (oldest first) whose Secret holds \`ca.crt\` also covers the host's paths of Ingresses without \`proxy-ssl-*\` (its server block), unless \`--proxy-ssl-location-only\` (the ConfigMap key).`,
+  },
+};
+export const PROXY_SSL_VERIFY: AnnotationSpec = {
+  ...NAME("proxy-ssl-verify"),
+  family: "upstream-tls",
+  default: "off",
+  description: "`on`: the pod's certificate must chain to the Secret's `ca.crt` and carry `proxy-ssl-name` (502 otherwise)",
+  compat: { kind: "same" },
+};
+export const PROXY_SSL_VERIFY_DEPTH: AnnotationSpec = {
+  ...NAME("proxy-ssl-verify-depth"),
+  family: "upstream-tls",
+  default: "1",
+  description: "certificates allowed between the pod's and the trust anchor (OpenSSL's verify depth; 1: the pod's issuer may itself be issued by a root in `ca.crt`)",
+  compat: {
+    kind: "differs",
+    difference: "Counted on the certificates of `ca.crt` only: a chain through an intermediate that the pod sends, not in `ca.crt`, is refused (502), because Bun does not show the chain the pod sent.",
+  },
+};
+export const PROXY_SSL_NAME: AnnotationSpec = {
+  ...NAME("proxy-ssl-name"),
+  family: "upstream-tls",
+  default: "upstream_balancer",
+  description: "name the pod's certificate must carry, and the SNI sent when `proxy-ssl-server-name` is on (nginx's default, `$proxy_host`, is `upstream_balancer` in ingress-nginx)",
+  compat: { kind: "differs", difference: "A DNS name only (nginx accepts variables and regex characters)." },
+};
+export const PROXY_SSL_SERVER_NAME: AnnotationSpec = {
+  ...NAME("proxy-ssl-server-name"),
+  family: "upstream-tls",
+  default: "off",
+  description: "`on`: send `proxy-ssl-name` as SNI (RFC 6066) to the pod",
+  compat: { kind: "same" },
+};
+export const PROXY_SSL_CIPHERS: AnnotationSpec = {
+  ...NAME("proxy-ssl-ciphers"),
+  family: "upstream-tls",
+  default: "DEFAULT",
+  description: "OpenSSL cipher list for TLS 1.2 to the pods (TLS 1.3 suites are not chosen by it, as in nginx)",
+  compat: { kind: "differs", difference: "A list BoringSSL (Bun's TLS) cannot use fails the connection (502)." },
+};
+export const PROXY_SSL_PROTOCOLS: AnnotationSpec = {
+  ...NAME("proxy-ssl-protocols"),
+  family: "upstream-tls",
+  default: "TLSv1.2",
+  description: "TLS versions to the pods: `TLSv1.2`, `TLSv1.3` or both",
+  compat: { kind: "same" },
+};
+
+const NONE: UpstreamTlsPolicy = Object.freeze({ state: "none" });
+
+/** The reason of the refusal a resolved policy replaces (compile/upstream-tls.ts removes it). */
+export const UNRESOLVED = "proxy-ssl-secret has not been read";
+
+export const UPSTREAM_TLS: Family<UpstreamTlsPolicy> = {
+  name: "upstream-tls",
+  annotations: [PROXY_SSL_SECRET, PROXY_SSL_VERIFY, PROXY_SSL_VERIFY_DEPTH, PROXY_SSL_NAME, PROXY_SSL_SERVER_NAME, PROXY_SSL_CIPHERS, PROXY_SSL_PROTOCOLS],
+  none: NONE,
+  // Until the compiler has read the Secret the paths refuse: a route is never served with
+  // proxy-ssl-verify on but nothing verifying (compile/upstream-tls.ts lifts this).
+  stages: (p) => (p.state === "invalid" ? [refuseStage(p.reason, true)] : p.state === "on" ? [refuseStage(UNRESOLVED)] : []),
+  parse(r) {
+    // ingress-nginx reads none of the others without the Secret (Parse returns on its error).
+    const secret = r.read(PROXY_SSL_SECRET, SecretNsName, DENIED);
+    if (secret.state === "unset") return NONE;
+    if (secret.state === "invalid") return Object.freeze({ state: "invalid", reason: "proxy-ssl-secret is not namespace/name" });
+    const verify = r.value(PROXY_SSL_VERIFY, OnOff) ?? false;
+    const depth = r.value(PROXY_SSL_VERIFY_DEPTH, Depth) ?? 1;
+    const sslName = r.value(PROXY_SSL_NAME, SslName) ?? null;
+    const serverName = r.value(PROXY_SSL_SERVER_NAME, OnOff) ?? false;
+    const ciphers = r.value(PROXY_SSL_CIPHERS, Ciphers) ?? "DEFAULT";
+    const protocols = r.value(PROXY_SSL_PROTOCOLS, Protocols) ?? ["TLSv1.2"];
+    return Object.freeze({ state: "on", ...secret.value, verify, depth, sslName, serverName, ciphers, protocols: Object.freeze([...protocols]) });
+  },
+};
