@@ -27,7 +27,14 @@ import { EXTERNAL_AUTH } from "../../src/kinds/authentication.ts";
 import { createAuthCache } from "../../src/proxy/policies/caps.ts";
 import type { PolicyStage } from "../../src/policy/stages.ts";
 import type { AuthCacheStore, PolicyCaps, PolicyKind, PolicyStep } from "../../src/kinds/types.ts";
-import type { ExternalResolver } from "../../src/proxy/upstream/external.ts";
+import { createExternalResolver, type ExternalResolver } from "../../src/proxy/upstream/external.ts";
+import { createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
+import { KINDS } from "../../src/model/kinds.ts";
+import { createController, type Controller } from "../../src/runtime/controller.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
+import * as K from "../../src/kinds/index.ts";
+import { captureLogger, fakeApiClient, FAST_WATCH } from "../fake-apiserver/fixtures.ts";
+import { eventually } from "../wait.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
 
 export const quietLog: Logger = silentLogger;
@@ -271,4 +278,48 @@ export function withCaps<P>(kind: PolicyKind<P>, over: Partial<PolicyCaps>): Pol
 export function externalAuthWith(o: { readonly resolver: ExternalResolver; readonly cache?: AuthCacheStore }): PolicyKind {
   const cache = o.cache ?? createAuthCache();
   return withCaps(EXTERNAL_AUTH, { resolve: (u, ms) => o.resolver.target(u, ms), authCache: () => cache });
+}
+
+/** One process's watched external authentication, as startWatchedAuthProxy starts it. */
+export interface WatchedAuthProxy {
+  readonly controller: Controller;
+  readonly source: KubeSource;
+  readonly server: { port: number | undefined; stop(force?: boolean): unknown };
+  stop(): Promise<void>;
+}
+
+/**
+ * The fake API server at `apiUrl` (token `t`) through the real list+watch source and the real
+ * controller, served by the real proxy handler on 127.0.0.1 once the first table is built (it
+ * waits for every kind, the named ConfigMaps included: kube/configmap-refs.ts). The auth
+ * service runs on 127.0.0.1, which the address policy refuses, so the external-auth kind gets a
+ * lookup of auth.test.svc to 127.0.0.1 and a check permitting exactly that address.
+ */
+export async function startWatchedAuthProxy(apiUrl: string, tmpPrefix: string, firstTableMs: number): Promise<WatchedAuthProxy> {
+  const log = captureLogger();
+  const kube = await fakeApiClient(apiUrl, "t", log, tmpPrefix);
+  const controller = createController({ config: testConfig(), log: quietLog });
+  const source = createKubeSource({ client: kube.client, config: { watchNamespace: null }, log, kinds: KINDS, timings: FAST_WATCH });
+  await source.start(controller.sink);
+  const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
+  const resolver = createExternalResolver({
+    lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
+    check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
+  });
+  kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver }));
+  const handler = createProxyHandler({ config: testConfig(), table: () => controller.holder.current, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
+  const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+  const stop = async () => {
+    server.stop(true);
+    await source.stop();
+    controller.dispose();
+    kube.remove();
+  };
+  try {
+    await eventually(() => controller.last !== null, firstTableMs, "first table");
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { controller, source, server, stop };
 }
