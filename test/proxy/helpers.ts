@@ -35,6 +35,10 @@ import { POLICY_KINDS } from "../../src/kinds/registry.ts";
 import * as K from "../../src/kinds/index.ts";
 import { captureLogger, fakeApiClient, FAST_WATCH } from "../fake-apiserver/fixtures.ts";
 import { eventually } from "../wait.ts";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "../e2e/harness.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
 
 export const quietLog: Logger = silentLogger;
@@ -323,3 +327,54 @@ export async function startWatchedAuthProxy(apiUrl: string, tmpPrefix: string, f
   }
   return { controller, source, server, stop };
 }
+
+/** This machine's nginx, or null: the side-by-side suites skip their nginx half without it. */
+export const NGINX_BIN: string | null = Bun.which("nginx") ?? (Bun.file("/usr/sbin/nginx").size > 0 ? "/usr/sbin/nginx" : null);
+
+export interface RealNginx {
+  readonly port: number;
+  /** The nginx prefix folder (its config, logs, temp files and `files`). */
+  readonly dir: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real nginx (NGINX_BIN; one process, in the foreground) listening on 127.0.0.1 at a free
+ * port, everything it writes in a fresh temporary folder. `http(port, dir)` is the http
+ * block's own text (access_log, server blocks); `files` are written into the folder first
+ * (certificates). Returns once `ready(port)` is true.
+ */
+export async function startNginx(o: {
+  readonly prefix: string;
+  readonly http: (port: number, dir: string) => string;
+  readonly ready: (port: number) => Promise<boolean>;
+  readonly files?: Readonly<Record<string, string>>;
+}): Promise<RealNginx> {
+  const dir = mkdtempSync(join(tmpdir(), o.prefix));
+  const port = freePort();
+  for (const [name, text] of Object.entries(o.files ?? {})) writeFileSync(join(dir, name), text);
+  writeFileSync(join(dir, "nginx.conf"), `
+      daemon off; master_process off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
+      events { worker_connections 64; }
+      http {
+        server_tokens off;
+        client_body_temp_path ${dir}/b; proxy_temp_path ${dir}/p; fastcgi_temp_path ${dir}/f; uwsgi_temp_path ${dir}/u; scgi_temp_path ${dir}/s;
+        ${o.http(port, dir)}
+      }`);
+  const proc = Bun.spawn([NGINX_BIN!, "-c", join(dir, "nginx.conf"), "-p", dir], { stdout: "ignore", stderr: "pipe" });
+  const stop = async () => {
+    proc.kill();
+    await proc.exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await eventually(() => o.ready(port), 5000, "nginx listening");
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { port, dir, stop };
+}
+
+/** A ready check for startNginx: any HTTP answer at `path`. */
+export const answersAt = (path: string) => (port: number): Promise<boolean> => fetch(`http://127.0.0.1:${port}${path}`).then(() => true, () => false);
