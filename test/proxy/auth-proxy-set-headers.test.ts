@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
 import { ingress, ingressClass, service, slice } from "../e2e/objects.ts";
-import { rawBackend, type RawBackend } from "./raw.ts";
+import { headFields, rawBackend, type RawBackend } from "./raw.ts";
 import { rawRequest, startWatchedAuthProxy, statusLine } from "./helpers.ts";
 import { eventually } from "../wait.ts";
 import type { KubeSource } from "../../src/kube/watch.ts";
@@ -47,13 +47,7 @@ async function send(host: string, path = "/", headers: Record<string, string> = 
 
 /** The auth request's fields (lower-cased name → every value), from the bytes the auth service received. */
 function lastAuthFields(): Record<string, string[]> {
-  const head = auth.requests().at(-1)?.head ?? "";
-  const out: Record<string, string[]> = {};
-  for (const line of head.split("\r\n").slice(1)) {
-    const i = line.indexOf(":");
-    if (i > 0) (out[line.slice(0, i).toLowerCase()] ??= []).push(line.slice(i + 1).trim());
-  }
-  return out;
+  return headFields(auth.requests().at(-1)?.head ?? "");
 }
 
 beforeAll(async () => {
