@@ -378,3 +378,31 @@ export async function startNginx(o: {
 
 /** A ready check for startNginx: any HTTP answer at `path`. */
 export const answersAt = (path: string) => (port: number): Promise<boolean> => fetch(`http://127.0.0.1:${port}${path}`).then(() => true, () => false);
+
+/** The first line of `s` (up to the end if it closes first), trimmed; the stream is released after. */
+export async function readFirstLine(s: ReadableStream<Uint8Array>): Promise<string> {
+  const r = s.getReader();
+  let out = "";
+  while (!out.includes("\n")) {
+    const { value, done } = await r.read();
+    if (done) break;
+    out += new TextDecoder().decode(value);
+  }
+  r.releaseLock();
+  return out.trim();
+}
+
+/**
+ * test/proxy/proxy-process.ts in a process of its own with `env` added, and the port it prints
+ * on its first line (`PORT n`); the process is killed if it prints none.
+ */
+export async function spawnProxyProcess(env: Record<string, string>): Promise<{ proc: ReturnType<typeof Bun.spawn>; port: number }> {
+  const proc = Bun.spawn(["bun", "test/proxy/proxy-process.ts"], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
+  const m = /PORT (\d+)/.exec(await readFirstLine(proc.stdout as ReadableStream<Uint8Array>));
+  if (m === null) {
+    proc.kill();
+    await proc.exited;
+    throw new Error("the proxy process printed no PORT line");
+  }
+  return { proc, port: Number(m[1]) };
+}
