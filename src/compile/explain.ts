@@ -18,7 +18,7 @@ import { type RegexRoutes } from "../table/types.ts";
 import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { isPathPrefix } from "../table/segments.ts";
 import type { BackendScheme, HostRoutes, Match, Route } from "../table/types.ts";
-import { predictAnswer, type AnswerConfig } from "./answer.ts";
+import { blockedAnswer, predictAnswer, type AnswerConfig } from "./answer.ts";
 import { Compiler } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
 import {
@@ -584,18 +584,22 @@ export function* explainSteps(
   const only = ownPort === null ? null : { gateway: ownPort.gateway, declared: ownPort.declared };
   const shape = grpcCall ? (a: ExplainResponse) => grpcAnswer(a).response : undefined;
   const gw = gwRoutes !== null ? explainGatewayRequest(gwRoutes, result.gateway, answerReq, config, asked, only, shape) : null;
+  // --block-* answer 403 in the route step, whatever route (Gateway, Ingress or none) matched.
+  const blocked = blockedAnswer(answerReq, config);
   const http: ExplainResponse =
-    gw !== null
+    blocked !== null
+      ? blocked
+      : gw !== null
       ? gw.response
       : match === null
-        ? {
+        ? ({
             kind: "refused",
             status: 404,
             cause: ownPort !== null ? `no rule of Gateway ${ownPort.gateway} on this port matches (no Ingress is served on a Gateway's own port)` : "no rule matches and there is no default backend",
             by: "no-route",
             notes: [],
-          }
-        : predictAnswer(match, answerReq, config);
+          })
+        : predictAnswer(match, answerReq, { ...config, globalHeaders: result.table.globalHeaders ?? null });
   const grpc = grpcCall ? grpcAnswer(http) : null;
   const response = grpc?.response ?? http;
 
