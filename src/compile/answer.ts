@@ -163,7 +163,25 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
   const upstreamTls =
     proxied && tls != null ? { upstreamTls: { secret: tls.secret, verify: tls.verify, depth: tls.depth, name: tls.checkName, sni: tls.sni, clientCertificate: tls.cert !== null } } : {};
   const upstream = a.upstream === undefined ? {} : { upstream: upstreamOf(match, req, config.globalHeaders) ?? a.upstream };
-  return { ...a, ...upstream, notes, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...upstreamTls };
+  const out: PredictedAnswer = { ...a, ...upstream, notes, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...upstreamTls };
+  return unknownClient(out, req, config);
+}
+
+/**
+ * --block-cidrs with no client address given: the address decides before anything else, so
+ * the answer depends on it; what follows is the answer to a client in no blocked range.
+ */
+export function unknownClient(a: PredictedAnswer, req: AnswerRequest, config: AnswerConfig): PredictedAnswer {
+  const cidrs = config.blockCidrs ?? [];
+  if (cidrs.length === 0 || req.client !== null) return a;
+  const otherwise = a.status === null ? a.kind : `${a.kind} ${a.status}`;
+  return {
+    ...a,
+    kind: "depends",
+    status: null,
+    cause: `the client address decides (block-cidrs ${cidrs.join(", ")}): 403 for a client in them; for any other client: ${otherwise} (${a.cause})`,
+    by: "block",
+  };
 }
 
 /** A template without variables as its text; null when it has one. */
@@ -178,6 +196,18 @@ function literal(parts: readonly TemplatePart[]): string | null {
  * client is `client` (none given: an address in no list).
  */
 export function blockedAnswer(req: AnswerRequest, config: AnswerConfig): PredictedAnswer | null {
+  const a = blockedBy(req, config);
+  return a === null ? null : ownAnswer(a, config);
+}
+
+/** One of Portico's own answers with the fields every answer gets (add-headers, --server-header=portico). */
+export function ownAnswer(a: PredictedAnswer, config: AnswerConfig): PredictedAnswer {
+  const notes = [...a.notes];
+  const headers = answerHeaders(null, config, false, notes);
+  return Object.keys(headers).length === 0 ? a : { ...a, notes, headers };
+}
+
+function blockedBy(req: AnswerRequest, config: AnswerConfig): PredictedAnswer | null {
   const ua = config.blockUserAgents ?? [];
   const ref = config.blockReferers ?? [];
   const cidrs = config.blockCidrs ?? [];
@@ -195,19 +225,17 @@ export function blockedAnswer(req: AnswerRequest, config: AnswerConfig): Predict
 /** What the --block-* lists would refuse that the explained request does not carry. */
 function blockNotes(req: AnswerRequest, config: AnswerConfig): string[] {
   const out: string[] = [];
-  if ((config.blockCidrs ?? []).length > 0) {
-    out.push(req.client === null ? `block-cidrs: depends on the client address: 403 for clients in ${(config.blockCidrs ?? []).join(", ")} (give a client address to know)` : `block-cidrs: the client ${req.client} is in no blocked range`);
-  }
+  if ((config.blockCidrs ?? []).length > 0 && req.client !== null) out.push(`block-cidrs: the client ${req.client} is in no blocked range`);
   if ((config.blockUserAgents ?? []).length > 0) out.push("block-user-agents: 403 for a User-Agent in the list");
   if ((config.blockReferers ?? []).length > 0) out.push("block-referers: 403 for a Referer in the list");
   return out;
 }
 
 /** The fields Portico sets on the answer (PredictedAnswer.headers). */
-function answerHeaders(match: Match, config: AnswerConfig, proxied: boolean, notes: string[]): Record<string, string | null> {
+function answerHeaders(match: Match | null, config: AnswerConfig, proxied: boolean, notes: string[]): Record<string, string | null> {
   const out: Record<string, string | null> = {};
   const pairsOf = (v: unknown): [string, string][] => (Array.isArray(v) ? (v.filter((x) => Array.isArray(x) && typeof x[0] === "string" && typeof x[1] === "string") as [string, string][]) : []);
-  if (proxied) {
+  if (proxied && match !== null) {
     // kinds/forwarding.ts HEADERS and CUSTOM_HEADERS: an earlier stage's field stays, the
     // repeated name of one policy joined with ", ".
     for (const s of stepsOf(match.route.options.stages)) {
