@@ -10,7 +10,7 @@ import * as v from "valibot";
 import { EXPLAIN_LIMITS, type ExplainRequest } from "../compile/explain-types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { SerializedTable } from "../table/serialize.ts";
-import { formatRoutesText } from "../table/text.ts";
+import { formatRoutesText, type EveryRequest } from "../table/text.ts";
 import type { Readiness } from "./readiness.ts";
 
 /** What /debug/explain asks: the same request explain takes (compile/explain-types.ts). */
@@ -23,6 +23,8 @@ export interface AdminDeps {
   metrics(): string | Promise<string>;
   /** The live table (serializeTable), or null before the first table. */
   routes(): SerializedTable | null | Promise<SerializedTable | null>;
+  /** The settings in force that act on every request (--block-*, --server-header), for the text view. */
+  every?(): EveryRequest;
   /** Why a request would go where it goes (compile/explain.ts), as JSON. */
   explain(q: ExplainQuery): unknown;
   logger?: Logger;
@@ -123,7 +125,7 @@ export function createAdminApp(deps: AdminDeps): Hono {
     try {
       const table = await deps.routes();
       if (table == null) return text ? c.body("no route table yet\n", 503, TEXT) : c.json({ error: "no route table yet" }, 503);
-      return text ? c.body(formatRoutesText(table), 200, TEXT) : c.json(table);
+      return text ? c.body(formatRoutesText(table, deps.every?.() ?? {}), 200, TEXT) : c.json(table);
     } catch (err) {
       log("debug/routes failed", err);
       return c.json({ error: "internal error" }, 500);

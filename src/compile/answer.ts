@@ -20,7 +20,9 @@ import { ENDPOINTS_CHECK_AFTER, HTTPS_REDIRECT_AFTER, stageIndex, type PolicySta
 import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { gatewayRedirectCode, modifyPath } from "../table/gateway.ts";
 import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
-import type { Backend, Match, Route } from "../table/types.ts";
+import type { Backend, GlobalHeaders, Match, Route } from "../table/types.ts";
+import { compileBlockList } from "../regex/block-pattern.ts";
+import { PORTICO_SERVER } from "../http/headers.ts";
 
 /**
  * The stage of every kind, from the one registry of kinds (kinds/registry.ts) the proxy's runners
@@ -59,6 +61,15 @@ export interface PredictedAnswer {
    * the request the backend receives (a weighted rule's choices: only when they agree).
    */
   readonly upstream?: UpstreamRequest;
+  /**
+   * The fields Portico sets on the answer, by lowercased name (null: removed): on a pod's
+   * answer the route's response-headers and custom-headers (replacing the pod's), then on every
+   * answer add-headers and --server-header=portico's Server (proxy/pipeline/handler.ts). A
+   * value with nginx variables differs per request: it is named in `notes`, not here.
+   */
+  readonly headers?: Readonly<Record<string, string | null>>;
+  /** proxied: the TLS Portico speaks to an HTTPS or GRPCS pod (proxy-ssl-*), without the Secret's keys. */
+  readonly upstreamTls?: { readonly secret: string; readonly verify: boolean; readonly depth: number; readonly name: string; readonly sni: string | null; readonly clientCertificate: boolean };
 }
 
 /**
@@ -89,7 +100,10 @@ export interface AnswerRequest {
 }
 
 /** The flags the proxy's answers read (config/types.ts); defaults as the flags' own. */
-export type AnswerConfig = Partial<Pick<Config, "httpRedirectCode" | "httpsPort">>;
+export type AnswerConfig = Partial<Pick<Config, "httpRedirectCode" | "httpsPort" | "blockCidrs" | "blockUserAgents" | "blockReferers" | "serverHeader">> & {
+  /** The table's add-headers and proxy-set-headers (RouteTable.globalHeaders). */
+  readonly globalHeaders?: GlobalHeaders | null;
+};
 
 const defaultPort = (scheme: "http" | "https"): string => (scheme === "https" ? "443" : "80");
 
@@ -126,6 +140,130 @@ const list = (v: unknown): string[] | null => (Array.isArray(v) && v.every((x) =
  * route, its backends and their endpoint counts as the table holds them.
  */
 export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerConfig = {}): PredictedAnswer {
+  const blocked = blockedAnswer(req, config);
+  if (blocked !== null) return blocked;
+  const a = stagesAnswer(match, req, config);
+  const notes = [...blockNotes(req, config), ...a.notes];
+  const r = match.route;
+  const proxied = a.kind === "proxied" && a.by === "proxy";
+  if (proxied || a.kind === "depends") {
+    for (const s of stepsOf(r.options.stages)) {
+      const p = s.policy;
+      if (p?.kind === "ingress-mirror") notes.push(`mirror-target: a copy of the request goes to ${templateText(Array.isArray(p.params.url) ? (p.params.url as unknown as TemplatePart[]) : [])}; its answer is not waited for and never reaches the client`);
+      if (p?.kind === "gateway-mirror") notes.push(`HTTPRoute RequestMirror: a copy of ${typeof p.params.percent === "number" ? `${p.params.percent}% of the requests` : "the request"} goes to the mirror's pods; its answer is ignored`);
+      if (p?.kind === "proxy-rewrite") {
+        const what = [p.params.redirect != null ? "Location and Refresh (proxy-redirect-from/to)" : null, p.params.cookieDomain != null ? "Set-Cookie's Domain (proxy-cookie-domain)" : null, p.params.cookiePath != null ? "Set-Cookie's Path (proxy-cookie-path)" : null].filter((x) => x !== null);
+        notes.push(`the pod's answer is rewritten: ${what.join(", ")}`);
+      }
+    }
+    for (const h of config.globalHeaders?.request ?? []) if (literal(h.value) === null) notes.push(`proxy-set-headers: ${h.name} is ${templateText(h.value)}, expanded per request`);
+  }
+  const headers = answerHeaders(match, config, proxied, notes);
+  const tls = r.options.upstreamTls;
+  const upstreamTls =
+    proxied && tls != null ? { upstreamTls: { secret: tls.secret, verify: tls.verify, depth: tls.depth, name: tls.checkName, sni: tls.sni, clientCertificate: tls.cert !== null } } : {};
+  const upstream = a.upstream === undefined ? {} : { upstream: upstreamOf(match, req, config.globalHeaders) ?? a.upstream };
+  const out: PredictedAnswer = { ...a, ...upstream, notes, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...upstreamTls };
+  return unknownClient(out, req, config);
+}
+
+/**
+ * --block-cidrs with no client address given: the address decides before anything else, so
+ * the answer depends on it; what follows is the answer to a client in no blocked range.
+ */
+export function unknownClient(a: PredictedAnswer, req: AnswerRequest, config: AnswerConfig): PredictedAnswer {
+  const cidrs = config.blockCidrs ?? [];
+  if (cidrs.length === 0 || req.client !== null) return a;
+  const otherwise = a.status === null ? a.kind : `${a.kind} ${a.status}`;
+  return {
+    ...a,
+    kind: "depends",
+    status: null,
+    cause: `the client address decides (block-cidrs ${cidrs.join(", ")}): 403 for a client in them; for any other client: ${otherwise} (${a.cause})`,
+    by: "block",
+  };
+}
+
+/** A template without variables as its text; null when it has one. */
+function literal(parts: readonly TemplatePart[]): string | null {
+  return parts.every((p) => typeof p === "string") ? (parts as string[]).join("") : null;
+}
+
+/**
+ * --block-cidrs, --block-user-agents, --block-referers (proxy/pipeline/block.ts): checked in the
+ * route step, before any policy and on the catch-all too, so they answer 403 first. The
+ * explained request has no User-Agent and no Referer (nginx's empty $http_user_agent), and its
+ * client is `client` (none given: an address in no list).
+ */
+export function blockedAnswer(req: AnswerRequest, config: AnswerConfig): PredictedAnswer | null {
+  const a = blockedBy(req, config);
+  return a === null ? null : ownAnswer(a, config);
+}
+
+/** One of Portico's own answers with the fields every answer gets (add-headers, --server-header=portico). */
+export function ownAnswer(a: PredictedAnswer, config: AnswerConfig): PredictedAnswer {
+  const notes = [...a.notes];
+  const headers = answerHeaders(null, config, false, notes);
+  return Object.keys(headers).length === 0 ? a : { ...a, notes, headers };
+}
+
+function blockedBy(req: AnswerRequest, config: AnswerConfig): PredictedAnswer | null {
+  const ua = config.blockUserAgents ?? [];
+  const ref = config.blockReferers ?? [];
+  const cidrs = config.blockCidrs ?? [];
+  const refused = (cause: string): PredictedAnswer => ({ kind: "refused", status: 403, cause, by: "block", notes: [] });
+  if (ua.length > 0 && compileBlockList(ua)?.("") === true) return refused("block-user-agents: a request without User-Agent matches the list");
+  if (ref.length > 0 && compileBlockList(ref)?.("") === true) return refused("block-referers: a request without Referer matches the list");
+  if (cidrs.length > 0 && req.client !== null) {
+    const parsed = parseCidrList([...cidrs]);
+    // A list the proxy cannot read refuses every client (proxy/pipeline/block.ts).
+    if (!parsed.ok || accessListMatcher(parsed.list)(req.client)) return refused(`block-cidrs: the client ${req.client} is in ${cidrs.join(", ")}`);
+  }
+  return null;
+}
+
+/** What the --block-* lists would refuse that the explained request does not carry. */
+function blockNotes(req: AnswerRequest, config: AnswerConfig): string[] {
+  const out: string[] = [];
+  if ((config.blockCidrs ?? []).length > 0 && req.client !== null) out.push(`block-cidrs: the client ${req.client} is in no blocked range`);
+  if ((config.blockUserAgents ?? []).length > 0) out.push("block-user-agents: 403 for a User-Agent in the list");
+  if ((config.blockReferers ?? []).length > 0) out.push("block-referers: 403 for a Referer in the list");
+  return out;
+}
+
+/** The fields Portico sets on the answer (PredictedAnswer.headers). */
+function answerHeaders(match: Match | null, config: AnswerConfig, proxied: boolean, notes: string[]): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  const pairsOf = (v: unknown): [string, string][] => (Array.isArray(v) ? (v.filter((x) => Array.isArray(x) && typeof x[0] === "string" && typeof x[1] === "string") as [string, string][]) : []);
+  if (proxied && match !== null) {
+    // kinds/forwarding.ts HEADERS and CUSTOM_HEADERS: an earlier stage's field stays, the
+    // repeated name of one policy joined with ", ".
+    for (const s of stepsOf(match.route.options.stages)) {
+      const p = s.policy;
+      const pairs = p?.kind === "headers" ? pairsOf(p.params.response) : p?.kind === "custom-headers" ? pairsOf(p.params.headers) : [];
+      const fixed: Record<string, string> = {};
+      for (const [n, v] of pairs) {
+        const k = n.toLowerCase();
+        fixed[k] = fixed[k] === undefined ? v : `${fixed[k]}, ${v}`;
+      }
+      for (const [k, v] of Object.entries(fixed)) if (!(k in out)) out[k] = v;
+    }
+  }
+  for (const h of config.globalHeaders?.response ?? []) {
+    const v = literal(h.value);
+    if (v === null) {
+      notes.push(`add-headers: ${h.name} is ${templateText(h.value)}, expanded per request`);
+      delete out[h.name];
+      continue;
+    }
+    // more_set_headers with an empty value removes the field (proxy/pipeline/global-headers.ts).
+    out[h.name] = v === "" ? null : v;
+  }
+  if (config.serverHeader === "portico") out.server = PORTICO_SERVER;
+  return out;
+}
+
+function stagesAnswer(match: Match, req: AnswerRequest, config: AnswerConfig): PredictedAnswer {
   const route: Route = match.route;
   const redirectCode = config.httpRedirectCode ?? 308;
   const notes: string[] = [];
@@ -308,6 +446,73 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
         if (!Array.isArray(p.params.users)) return own500(p.kind, `basic auth: the users are not resolved: every request is refused`);
         return done({ kind: "challenge", status: 401, cause: `basic authentication (Secret ${str(p.params.secret) ?? "?"}): 401 without valid credentials`, by: p.kind, realm });
       }
+      case "satisfy-any": {
+        // kinds/satisfy.ts: nginx's `satisfy any` over the route's source range, password and
+        // auth service, in that order; the first that grants lets the request through.
+        const checks = (Array.isArray(p.params.checks) ? (p.params.checks as unknown as { kind: string; params: Record<string, unknown> }[]) : []).filter(
+          (c) => route.authExempt !== true || c.kind === "source-range",
+        );
+        if (route.authExempt === true) notes.push("no-auth-locations: only the address check of satisfy any runs on this path");
+        const said: string[] = [];
+        let unauthorized = false;
+        let forbidden = false;
+        let realm: string | null = null;
+        let granted: string | null = null;
+        for (const c of checks) {
+          if (c.kind === "source-range") {
+            const allow = list(c.params.allow);
+            const deny = list(c.params.deny);
+            const inList = (l: string[] | null): boolean => {
+              if (l === null || req.client === null) return false;
+              const parsed = parseCidrList(l);
+              return parsed.ok && accessListMatcher(parsed.list)(req.client);
+            };
+            const who = req.client === null ? "an unknown client" : `the client ${req.client}`;
+            if (inList(deny)) {
+              forbidden = true;
+              said.push(`the address check refuses ${who} (403)`);
+            } else if (allow !== null && !inList(allow)) {
+              forbidden = true;
+              said.push(`the address check refuses ${who}: not in ${allow.join(", ")} (403)`);
+            } else if (allow !== null) {
+              granted = `satisfy any: ${who} is in ${allow.join(", ")}, which lets the request through without credentials`;
+              break;
+            }
+            // A deny-only list that does not match declines: neither grants nor refuses.
+            continue;
+          }
+          if (c.kind === "basic-auth") {
+            if (!Array.isArray(c.params.users)) return own500(p.kind, "basic auth: the users are not resolved: every request is refused");
+            unauthorized = true;
+            realm = str(c.params.realm) ?? "";
+            said.push(`the password check asks for credentials (401, realm ${JSON.stringify(realm)})`);
+            continue;
+          }
+          if (c.kind === "external-auth") {
+            const url = Array.isArray(c.params.url) ? (c.params.url as unknown as TemplatePart[]) : [];
+            const signin = Array.isArray(c.params.signin) ? templateText(signinTemplate(c.params.signin as unknown as TemplatePart[], str(c.params.redirectParam) ?? "rd")) : null;
+            const refusedAs = unauthorized ? "401 or 403 gives 401" : "401 gives 401, 403 gives 403";
+            const then = signin === null ? refusedAs : `${refusedAs}, and a 401 becomes 302 to ${signin}`;
+            return done({
+              kind: "depends",
+              status: null,
+              ...(signin === null ? {} : { location: signin }),
+              cause: `satisfy any: ${said.length > 0 ? `${said.join("; ")}; ` : ""}the auth service decides (auth-url ${templateText(url)}): 2xx lets the request through, ${then}; anything else (or no answer) is 500`,
+              by: p.kind,
+              backends: after(route, chosen).backends,
+              ...upstreamField(match, req),
+            });
+          }
+          return own500(p.kind, `satisfy any cannot combine ${c.kind}: every request is refused`);
+        }
+        if (granted !== null) {
+          notes.push(granted);
+          continue;
+        }
+        if (unauthorized) return done({ kind: "challenge", status: 401, cause: `satisfy any: ${said.join("; ")}: 401 without valid credentials`, by: p.kind, realm: realm ?? "" });
+        if (forbidden) return done({ kind: "refused", status: 403, cause: `satisfy any: ${said.join("; ")}`, by: p.kind });
+        continue;
+      }
       case "external-auth": {
         if (route.authExempt === true) {
           notes.push("no-auth-locations: external authentication does not run on this path");
@@ -345,10 +550,16 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
  * a rewrite answers instead of forwarding. Read apart from the answer's walk, so that an answer
  * that depends on the auth service says what the request becomes once it lets it through.
  */
-export function upstreamOf(match: Match, req: Pick<AnswerRequest, "path">): UpstreamRequest | null {
+export function upstreamOf(match: Match, req: Pick<AnswerRequest, "path">, global: GlobalHeaders | null = null): UpstreamRequest | null {
   let path = req.path;
   let host: string | null = null;
   let headers: Record<string, string | null> = {};
+  // proxy-set-headers, set in the route step before the policies (proxy/pipeline/route.ts): an
+  // empty value sends no field. Values with variables are said in the answer's notes.
+  for (const h of global?.request ?? []) {
+    const v = literal(h.value);
+    if (v !== null) headers[h.name] = v === "" ? null : v;
+  }
   const pairsOf = (v: unknown): [string, string][] => (Array.isArray(v) ? (v.filter((x) => Array.isArray(x) && typeof x[0] === "string" && typeof x[1] === "string") as [string, string][]) : []);
   for (const s of stepsOf(match.route.options.stages)) {
     const p = s.policy;

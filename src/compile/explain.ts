@@ -18,7 +18,7 @@ import { type RegexRoutes } from "../table/types.ts";
 import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { isPathPrefix } from "../table/segments.ts";
 import type { BackendScheme, HostRoutes, Match, Route } from "../table/types.ts";
-import { predictAnswer, type AnswerConfig } from "./answer.ts";
+import { blockedAnswer, ownAnswer, predictAnswer, unknownClient, type AnswerConfig } from "./answer.ts";
 import { Compiler } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
 import {
@@ -580,22 +580,32 @@ export function* explainSteps(
   const answerReq = { host: req.host, path: req.path, scheme: req.scheme, client: req.client ?? null };
   // The Gateway API rules are asked before the Ingress table, as the proxy does (docs/design.md
   // "Gateway API"); the Ingress candidates are still listed, and lose to the Gateway rule.
+  // What the table adds to every request and answer (add-headers, proxy-set-headers).
+  const answerConfig = { ...config, globalHeaders: result.table.globalHeaders ?? null };
   const gwRoutes: GatewayRoutes | null = ownPort !== null ? ownPort.routes : (result.table.gateway ?? null);
   const only = ownPort === null ? null : { gateway: ownPort.gateway, declared: ownPort.declared };
   const shape = grpcCall ? (a: ExplainResponse) => grpcAnswer(a).response : undefined;
-  const gw = gwRoutes !== null ? explainGatewayRequest(gwRoutes, result.gateway, answerReq, config, asked, only, shape) : null;
+  const gw = gwRoutes !== null ? explainGatewayRequest(gwRoutes, result.gateway, answerReq, answerConfig, asked, only, shape) : null;
+  // --block-* answer 403 in the route step, whatever route (Gateway, Ingress or none) matched.
+  const blocked = blockedAnswer(answerReq, answerConfig);
   const http: ExplainResponse =
-    gw !== null
-      ? gw.response
-      : match === null
-        ? {
-            kind: "refused",
-            status: 404,
-            cause: ownPort !== null ? `no rule of Gateway ${ownPort.gateway} on this port matches (no Ingress is served on a Gateway's own port)` : "no rule matches and there is no default backend",
-            by: "no-route",
-            notes: [],
-          }
-        : predictAnswer(match, answerReq, config);
+    blocked !== null
+      ? blocked
+      : gw !== null
+        ? gw.response
+        : match === null
+          ? unknownClient(
+              ownAnswer({
+                kind: "refused",
+                status: 404,
+                cause: ownPort !== null ? `no rule of Gateway ${ownPort.gateway} on this port matches (no Ingress is served on a Gateway's own port)` : "no rule matches and there is no default backend",
+                by: "no-route",
+                notes: [],
+              }, answerConfig),
+              answerReq,
+              config,
+            )
+            : predictAnswer(match, answerReq, answerConfig);
   const grpc = grpcCall ? grpcAnswer(http) : null;
   const response = grpc?.response ?? http;
 

@@ -22,7 +22,7 @@ export async function routesCli(config: Config): Promise<number> {
     return 1;
   }
   const result = compile(loaded.snapshot, config);
-  process.stdout.write(formatRoutesText(serializeTable(result.table)));
+  process.stdout.write(formatRoutesText(serializeTable(result.table), config));
   // What did not make it into the table, after it (stderr): the reasons a route is missing.
   for (const d of [...loaded.invalid, ...result.diagnostics]) {
     log.warn(d.reason === "InvalidObject" ? "object skipped" : "object problem", { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });

@@ -173,6 +173,7 @@ export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<
     metrics: () => (plane ? plane.metrics() : inst.registry.expose()),
     routes: () => (controller.last ? serializeTable(controller.holder.current, controller.holder.generation) : null),
     explain: (q) => explainLive(controller, settings?.config ?? config, q),
+    every: () => settings?.config ?? config,
     logger: log,
   });
   const admin = bindOrExplain("--admin-port", config.bind, config.adminPort, () =>

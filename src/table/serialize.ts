@@ -1,7 +1,7 @@
 // A deterministic, JSON-able view of a RouteTable: golden files and /debug/routes.
 // Backends are listed once (by id) and routes point at them by id.
 import { redactStage, type StagePolicy } from "../policy/stages.ts";
-import type { UpstreamTls } from "./types.ts";
+import type { GlobalHeader, UpstreamTls } from "./types.ts";
 import type { RegexLocationSpec } from "./types.ts";
 import { DEFAULT_ROUTE_OPTIONS } from "./routes.ts";
 import type { Backend, HostRoutes, Route, RouteOptions, RouteTable, Upstream } from "./types.ts";
@@ -66,6 +66,11 @@ export interface SerializedTable {
   readonly gateway?: readonly SerializedGatewayListener[];
   /** With --gateway-ports: each Gateway's own port and its rules (RouteTable.gatewayPorts), by port; absent otherwise. */
   readonly gatewayPorts?: readonly { readonly port: number; readonly gateway: string; readonly declared: number; readonly https: boolean; readonly listeners: readonly SerializedGatewayListener[] }[];
+  /**
+   * proxy-set-headers (`request`) and add-headers (`response`), name → value as written
+   * (variables as `$name`); absent when neither sets a field (RouteTable.globalHeaders).
+   */
+  readonly globalHeaders?: { readonly request: Readonly<Record<string, string>>; readonly response: Readonly<Record<string, string>> };
 }
 
 /** One listener hostname of Portico's HTTP or HTTPS port, its route hostnames and their entries. */
@@ -167,6 +172,11 @@ function hostEntries(t: RouteTable): HostRoutes[] {
   return out;
 }
 
+/** One side of the global headers as name → value, its variables written `$name`. */
+function headersText(list: readonly GlobalHeader[] | undefined): Record<string, string> {
+  return Object.fromEntries((list ?? []).map((h) => [h.name, h.value.map((p) => (typeof p === "string" ? p : `$${p.v}`)).join("")]));
+}
+
 /** The table as plain data, stable across runs for the same input. */
 export function serializeTable(table: RouteTable, generation?: number): SerializedTable {
   const backends = new Map<string, Backend>();
@@ -229,6 +239,7 @@ export function serializeTable(table: RouteTable, generation?: number): Serializ
     hosts,
     defaultRoute: table.defaultRoute ? route(table.defaultRoute) : null,
     backends: ids.map((id) => backend(backends.get(id) as Backend)),
+    ...(table.globalHeaders == null ? {} : { globalHeaders: { request: headersText(table.globalHeaders.request), response: headersText(table.globalHeaders.response) } }),
     ...(table.aliasKeys.size === 0 ? {} : { aliases: Object.fromEntries([...table.aliasKeys].sort((a, b) => (a[0] < b[0] ? -1 : 1))) }),
     ...(gateway.length === 0 ? {} : { gateway }),
     ...(gatewayPorts.length === 0 ? {} : { gatewayPorts }),

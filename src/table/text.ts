@@ -34,6 +34,9 @@ function endpointsCell(b: BackendView | undefined): string {
 
 const serves = (b: BackendView | undefined): boolean => b !== undefined && b.status === "ok" && b.endpoints.length > 0;
 const text = (v: PolicyValue | undefined): string => (typeof v === "string" ? v : "");
+/** A template (policy/template.ts parts) as written, variables as `$name`. */
+const templateText = (v: PolicyValue | undefined): string =>
+  Array.isArray(v) ? (v as readonly unknown[]).map((x) => (typeof x === "string" ? x : `$${String((x as { v?: unknown }).v)}`)).join("") : text(v);
 const ranges = (v: PolicyValue | undefined): string => (Array.isArray(v) ? v.join(", ") : "");
 
 /** What a route's requests get, and whether none of them reaches a pod (`blocked`). */
@@ -103,6 +106,13 @@ export function routeAnswers(r: SerializedRoute, backends: ReadonlyMap<string, B
     }
   }
   if (noDefaultBackend) return end("404 (no default backend)");
+  // What a proxied request and its answer go through besides (compile/answer.ts says the same per request).
+  for (const p of by("forwarding")) {
+    if (p.kind === "ingress-mirror") parts.push(`a copy to ${templateText(p.params.url)} (mirror-target; its answer is ignored)`);
+    if (p.kind === "custom-headers" && Array.isArray(p.params.headers)) parts.push(`answer fields ${(p.params.headers as unknown as [string, string][]).map(([n, v]) => `${n}: ${v}`).join(", ")} (custom-headers)`);
+    if (p.kind === "proxy-rewrite") parts.push("the pod's Location or Set-Cookie rewritten (proxy-redirect, proxy-cookie)");
+  }
+  if (typeof o.upstreamTls === "string") parts.push(`TLS to the pods: ${o.upstreamTls}`);
   if (r.canary !== undefined && weight >= total) parts.push(`proxied to the canary ${r.canary.backend} (weight ${weight} of ${total})`);
   else if (r.canary !== undefined && weight > 0) parts.push(`proxied (${weight} of ${total} to the canary)`);
   else parts.push("proxied");
@@ -236,7 +246,33 @@ const aligned = (header: readonly string[], rows: readonly string[][]): string[]
 };
 
 /** The table as aligned text, with a one-line summary at the end. */
-export function formatRoutesText(t: SerializedTable): string {
+/** The settings that act on every request before any route (Config's --block-* and --server-header), when known. */
+export interface EveryRequest {
+  readonly blockCidrs?: readonly string[];
+  readonly blockUserAgents?: readonly string[];
+  readonly blockReferers?: readonly string[];
+  readonly serverHeader?: string;
+}
+
+/** Lines for what every request and answer get, whatever the route (empty when nothing). */
+function everyRequestText(t: SerializedTable, e: EveryRequest): string {
+  const out: string[] = [];
+  const block: string[] = [];
+  if ((e.blockCidrs ?? []).length > 0) block.push(`clients in ${(e.blockCidrs ?? []).join(", ")}`);
+  if ((e.blockUserAgents ?? []).length > 0) block.push(`User-Agent ${(e.blockUserAgents ?? []).join(", ")}`);
+  if ((e.blockReferers ?? []).length > 0) block.push(`Referer ${(e.blockReferers ?? []).join(", ")}`);
+  if (block.length > 0) out.push(`Every host, before any route: 403 for ${clean(block.join("; "))} (block-cidrs, block-user-agents, block-referers)`);
+  const fields = (r: Readonly<Record<string, string>>) => Object.entries(r).map(([n, v]) => `${n}: ${v === "" ? "(removed)" : v}`).join(", ");
+  const g = t.globalHeaders;
+  if (g !== undefined && Object.keys(g.request).length > 0) out.push(`Every proxied request: ${clean(fields(g.request))} (proxy-set-headers)`);
+  const answer: string[] = [];
+  if (g !== undefined && Object.keys(g.response).length > 0) answer.push(`${fields(g.response)} (add-headers)`);
+  if (e.serverHeader === "portico") answer.push("Server: portico (--server-header)");
+  if (answer.length > 0) out.push(`Every answer: ${clean(answer.join("; "))}`);
+  return out.length === 0 ? "" : `${out.join("\n")}\n`;
+}
+
+export function formatRoutesText(t: SerializedTable, every: EveryRequest = {}): string {
   const backends = new Map<string, BackendView>();
   for (const b of t.backends) backends.set(String(b.id), b as unknown as BackendView);
   const rows: string[][] = [];
@@ -262,9 +298,9 @@ export function formatRoutesText(t: SerializedTable): string {
   const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? "" : "s"}`;
   const gwSummary = gw.rows.length === 0 ? "" : `, ${plural(gw.rows.length, "Gateway API rule choice")}${gw.blocked > 0 ? ` (${gw.blocked} answering every request itself)` : ""}`;
   const summary = `${plural(t.hosts.length, "host")}, ${plural(t.routeCount, "route")}${t.defaultRoute ? " and a default route" : ""}${gwSummary}, ${plural(backends.size, "backend")}${down > 0 ? ` (${down} without endpoints)` : ""}${blocked > 0 ? `; ${plural(blocked, "route")} answering every request itself (see ANSWERS)` : ""}${t.generation !== undefined ? `; generation ${t.generation}` : ""}`;
-  if (rows.length === 0 && gw.rows.length === 0) return `no routes${t.generation !== undefined ? ` (generation ${t.generation})` : ""}: requests get 404\n`;
+  if (rows.length === 0 && gw.rows.length === 0) return `no routes${t.generation !== undefined ? ` (generation ${t.generation})` : ""}: requests get 404\n${everyRequestText(t, every)}`;
   // The Gateway API rules after the Ingresses' (they are asked first: docs/design.md "Gateway API").
   const gwText = gw.rows.length === 0 ? "" : `${rows.length === 0 ? "" : "\n"}Gateway API rules (asked before the Ingress rules on the same port):\n${aligned(GATEWAY_HEADER, gw.rows).join("\n")}\n`;
   const ingressText = rows.length === 0 ? "" : `${aligned(HEADER, rows).join("\n")}\n`;
-  return `${ingressText}${gwText}\n${summary}\n`;
+  return `${ingressText}${gwText}\n${summary}\n${everyRequestText(t, every)}`;
 }

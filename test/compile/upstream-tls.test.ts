@@ -11,6 +11,12 @@ import { allRoutes } from "../../src/table/routes.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
 import { snapshotOf } from "./snapshot.ts";
 import { createCertificate } from "../tls/pki.ts";
+import { explain } from "../../src/compile/explain.ts";
+import { ingressClass, service, slice } from "../e2e/objects.ts";
+
+/** The class, Service and EndpointSlice that make `name` served with one ready pod. */
+const endpointsOf = (ns: string, name: string) =>
+  [ingressClass(), service(ns, name), slice(ns, name, [8443])].map((o) => ({ kind: (o as { kind: Kind }).kind, object: o as unknown as KindObjects[Kind] }));
 
 const ca = createCertificate({ subjectCN: "CA", isCA: true });
 const client = createCertificate({ subjectCN: "client", extKeyUsage: ["clientAuth"], issuer: { cert: ca.certPem, key: ca.keyPem } });
@@ -72,4 +78,14 @@ test("the route option crosses to the workers (the wire) whole and frozen", asyn
   const after = allRoutes(decodeTable(JSON.parse(JSON.stringify(encodeTable(r.table))))).find((x) => x.host === "a.test")?.options.upstreamTls;
   expect(after).toEqual(before!);
   expect(Object.isFrozen(after)).toBe(true);
+});
+
+test("explain says the TLS Portico speaks to the pods (proxy-ssl-*), without the Secret's key", () => {
+  const ing = ingress("a", { "nginx.ingress.kubernetes.io/backend-protocol": "HTTPS", "nginx.ingress.kubernetes.io/proxy-ssl-secret": "shop/upstream", "nginx.ingress.kubernetes.io/proxy-ssl-verify": "on", "nginx.ingress.kubernetes.io/proxy-ssl-name": "pod.internal", "nginx.ingress.kubernetes.io/proxy-ssl-server-name": "on" });
+  const snap = snapshotOf([...objs(ing, secret("1", { "tls.crt": b64(client.certPem), "tls.key": b64(client.keyPem), "ca.crt": b64(ca.certPem) })), ...endpointsOf("shop", "web")]);
+  const r = explain(snap, DEFAULT_COMPILE_CONFIG, { host: "a.test", path: "/", scheme: "http" }).response;
+  expect(r.kind).toBe("proxied");
+  // proxyssl/main.go: proxy_ssl_verify on, proxy_ssl_verify_depth 1 (default), proxy_ssl_name, proxy_ssl_server_name on.
+  expect(r.upstreamTls).toEqual({ secret: "shop/upstream", verify: true, depth: 1, name: "pod.internal", sni: "pod.internal", clientCertificate: true });
+  expect(JSON.stringify(r)).not.toContain("PRIVATE KEY");
 });

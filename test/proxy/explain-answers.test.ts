@@ -171,6 +171,8 @@ interface Real {
   readonly record: AccessRecord | undefined;
   /** The head the pod got (request line and fields), when one got the request. */
   readonly got: string | null;
+  /** The answer's fields by lowercased name (the last of a repeated one). */
+  readonly fields: ReadonlyMap<string, string>;
 }
 
 async function send(scheme: "http" | "https", host: string, path: string): Promise<Real> {
@@ -191,6 +193,7 @@ async function send(scheme: "http" | "https", host: string, path: string): Promi
     challenge: /\r\nwww-authenticate: ([^\r]*)/i.exec(head)?.[1] ?? null,
     record: records[before],
     got: be.hits.length > hits ? (be.hits.at(-1) as { head: string }).head : null,
+    fields: new Map(head.split("\r\n").slice(1).map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()] as const)),
   };
 }
 
@@ -279,14 +282,21 @@ async function checkSource(src: Source): Promise<Record<string, number>> {
   for (const { host, path } of requestsOf(result.table, src.extra)) {
     for (const scheme of ["http", "https"] as const) {
       let v: Verdict;
+      let claimed: Readonly<Record<string, string | null>> = {};
       try {
-        v = predict(explain(snapshot, config, { host, path, scheme, client: "127.0.0.1" }));
+        const e = explain(snapshot, config, { host, path, scheme, client: "127.0.0.1" });
+        v = predict(e);
+        claimed = e.response.headers ?? {};
       } catch (err) {
         if (!(err instanceof RejectedRequest)) throw err;
         v = { kind: "400" };
       }
       const what = `${src.name}: GET ${scheme}://${host}${path} (explain: ${JSON.stringify(v)})`;
-      const label = agree(v, await send(scheme, host, path), externalNames, httpBackends, what, host);
+      const real = await send(scheme, host, path);
+      const label = agree(v, real, externalNames, httpBackends, what, host);
+      // The answer's fields explain claims (response-headers, custom-headers on a pod's answer).
+      for (const [name, value] of Object.entries(claimed)) expect(real.fields.get(name) ?? null, `${what}: answer field ${name}`).toBe(value);
+      if (Object.keys(claimed).length > 0) counts["answer fields checked"] = (counts["answer fields checked"] ?? 0) + 1;
       counts[label] = (counts[label] ?? 0) + 1;
     }
   }
@@ -309,7 +319,7 @@ describe("explain's response is the proxy's answer", () => {
   });
   test("every kind of answer was compared, not only proxied requests", () => {
     // answers.yaml holds one route per kind of answer (its header says which).
-    for (const k of ["proxied (upstream checked)", "301", "302", "308", "400", "401", "403", "404", "503", "depends"]) expect(totals[k] ?? 0, k).toBeGreaterThan(0);
+    for (const k of ["proxied (upstream checked)", "answer fields checked", "301", "302", "308", "400", "401", "403", "404", "503", "depends"]) expect(totals[k] ?? 0, k).toBeGreaterThan(0);
   });
 });
 

@@ -13,9 +13,10 @@
 // The auth service runs on 127.0.0.1, which the address policy refuses: as in
 // test/proxy/external-auth.test.ts, the name auth.test.svc is looked up as 127.0.0.1 and a
 // check permits exactly that address, so the real code makes the auth request.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { compile, Compiler } from "../../src/compile/compile.ts";
 import { explain, type ExplainResult } from "../../src/compile/explain.ts";
+import type { AnswerKind } from "../../src/compile/answer.ts";
 import { silentLogger } from "../../src/log/logger.ts";
 import { POLICY_KINDS } from "../../src/kinds/registry.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
@@ -28,7 +29,9 @@ import * as K from "../../src/kinds/index.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
-import { externalAuthWith, rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { externalAuthWith, rawRequest, statusLine, testConfig, withCaps } from "./helpers.ts";
+import { createAuthCache } from "../../src/proxy/policies/caps.ts";
+import { PORTICO_SERVER } from "../../src/http/headers.ts";
 import { namedBackend, rawBackend, type RawBackend } from "./raw.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
@@ -258,4 +261,156 @@ test("the fields explain claims, as the backend gets them: x-forwarded-prefix, r
   expect(ask("gw.test", "/full")).toEqual({ path: "/replaced", host: null, headers: {} });
   // Answers Portico gives itself reach no backend: nothing is claimed.
   expect(ask("perm.test", "/x")).toBeUndefined();
+});
+
+// The settings that act on every request or answer (add-headers, proxy-set-headers,
+// --server-header, --block-*), and the annotations that change the answer's fields or who is
+// let in (custom-headers, response-headers, satisfy any, mirror-target), against a proxy of
+// their own: explain's status, request line, Host, the fields it says the backend receives and
+// the fields it says the answer carries must be what the real proxy does.
+describe("global headers, block lists, satisfy any, custom-headers and mirror-target", () => {
+  const NS2 = "par2";
+  const own = new Map<string, RawBackend>();
+  let auth2: RawBackend;
+  let mirror: RawBackend;
+  let listener2: ReturnType<typeof startHttpListener>;
+  let snap2: Snapshot;
+  let table2: RouteTable;
+  const cfg = testConfig({
+    addHeaders: { namespace: NS2, name: "add" },
+    proxySetHeaders: { namespace: NS2, name: "set" },
+    globalAllowedResponseHeaders: ["X-Custom"],
+    serverHeader: "portico",
+    // nginx.tmpl `deny` in the http block and the $block_ua map (ingress-nginx configmap
+    // block-cidrs, block-user-agents); the client's address is the one realip gives, from
+    // X-Forwarded-For behind a trusted proxy (nginx.tmpl set_real_ip_from).
+    blockCidrs: ["10.0.0.0/8"],
+    blockUserAgents: ["~*badbot"],
+    trustedProxies: ["127.0.0.0/8"],
+  });
+  const HASH = Bun.password.hashSync("pwd", { algorithm: "bcrypt", cost: 4 });
+
+  beforeAll(async () => {
+    for (const s of ["web2", "web3"]) own.set(s, await namedBackend(s));
+    auth2 = await rawBackend(() => "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+    mirror = await rawBackend(() => "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+    const cm = (name: string, data: Record<string, string>) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: NS2 }, data });
+    const secret = { apiVersion: "v1", kind: "Secret", type: "Opaque", metadata: { name: "basic", namespace: NS2 }, data: { auth: Buffer.from(`uname:${HASH}`, "latin1").toString("base64") } };
+    const basic = { "auth-type": "basic", "auth-secret": "basic", "auth-realm": "members" };
+    const authUrl = `http://auth.test.svc:${auth2.port}/check`;
+    snap2 = loadFixture(
+      yamlDocs([
+        ingressClass(),
+        ...["web2", "web3"].flatMap((s) => [service(NS2, s), slice(NS2, s, [(own.get(s) as RawBackend).port])]),
+        cm("add", { "X-Added": "yes", "X-Req": "$uri" }),
+        cm("set", { "X-Set": "from-global", "X-Empty": "", "X-Path": "$uri" }),
+        cm("custom", { "X-Custom": "c1" }),
+        secret,
+        ingress(NS2, "plain", [{ host: "plain.test", paths: [{ path: "/", service: "web2" }] }]),
+        ingress(NS2, "custom", [{ host: "custom.test", paths: [{ path: "/", service: "web3" }] }], {
+          annotations: ann({ "custom-headers": `${NS2}/custom`, "portico.dev/request-headers": "X-Set: from-route\nX-Own: mine", "portico.dev/response-headers": "X-Resp: r1" }),
+        }),
+        // satisfy.go: with `satisfy any`, an address in the allow list needs no password.
+        ingress(NS2, "sat-ok", [{ host: "sat-ok.test", paths: [{ path: "/", service: "web2" }] }], { annotations: ann({ ...basic, "whitelist-source-range": "127.0.0.1/32", satisfy: "any" }) }),
+        // Neither the address nor a password: 401 (ngx_http_core_post_access_phase keeps the 401).
+        ingress(NS2, "sat-401", [{ host: "sat-401.test", paths: [{ path: "/", service: "web2" }] }], { annotations: ann({ ...basic, "whitelist-source-range": "10.0.0.0/8", satisfy: "any" }) }),
+        ingress(NS2, "sat-auth", [{ host: "sat-auth.test", paths: [{ path: "/", service: "web3" }] }], { annotations: ann({ "auth-url": authUrl, "whitelist-source-range": "10.0.0.0/8", satisfy: "any" }) }),
+        ingress(NS2, "mirrored", [{ host: "mirror.test", paths: [{ path: "/", service: "web2" }] }], { annotations: ann({ "mirror-target": `http://auth.test.svc:${mirror.port}/copy` }) }),
+      ]),
+    ).snapshot;
+    table2 = compile(snap2, cfg).table;
+    const resolver = createExternalResolver({
+      lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
+      check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
+    });
+    const kinds = new Map(POLICY_KINDS);
+    kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver }));
+    const authCache = createAuthCache();
+    kinds.set(K.SATISFY_ANY.id, withCaps(K.SATISFY_ANY, { resolve: (u, ms) => resolver.target(u, ms), authCache: () => authCache }));
+    kinds.set(K.INGRESS_MIRROR.id, withCaps(K.INGRESS_MIRROR, { resolve: (u, ms) => resolver.target(u, ms) }));
+    const handler = createProxyHandler({ config: cfg, table: () => table2, lookup, log: silentLogger, scheme: "http", policyKinds: kinds });
+    listener2 = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+  });
+  afterAll(async () => {
+    await listener2?.stop(true);
+    for (const b of [...own.values(), auth2, mirror]) await b?.stop();
+  });
+
+  async function send2(host: string, path: string, extra = ""): Promise<Sent & { fields: Map<string, string> }> {
+    const before = new Map([...own].map(([s, b]) => [s, b.hits.length]));
+    const raw = await rawRequest(listener2.port as number, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`, 10_000);
+    const head = raw.slice(0, raw.indexOf("\r\n\r\n"));
+    const hit = [...own].filter(([s, b]) => b.hits.length > (before.get(s) as number));
+    expect(hit.length, `${host}${path}: at most one backend gets the request`).toBeLessThanOrEqual(1);
+    const [service, b] = hit[0] ?? [null, null];
+    const req = b?.hits.at(-1);
+    return {
+      status: statusLine(raw),
+      location: /\r\nlocation: ([^\r]*)/i.exec(head)?.[1] ?? null,
+      got: service === null || req === undefined ? null : { service, line: req.line, fields: fieldsOf(req.head) },
+      fields: fieldsOf(head),
+    };
+  }
+
+  const CASES2: { host: string; path: string; client?: string; extra?: string; expect: { status: number; kind: AnswerKind; backend?: string } }[] = [
+    { host: "plain.test", path: "/a", expect: { status: 200, kind: "proxied", backend: "web2" } },
+    { host: "custom.test", path: "/b", expect: { status: 200, kind: "proxied", backend: "web3" } },
+    { host: "sat-ok.test", path: "/", expect: { status: 200, kind: "proxied", backend: "web2" } },
+    { host: "sat-401.test", path: "/", expect: { status: 401, kind: "challenge" } },
+    { host: "sat-auth.test", path: "/x", expect: { status: 200, kind: "depends", backend: "web3" } },
+    { host: "mirror.test", path: "/m", expect: { status: 200, kind: "proxied", backend: "web2" } },
+    // A blocked client: 403 before any route's policy, and on a host no rule serves.
+    { host: "plain.test", path: "/a", client: "10.1.2.3", extra: "X-Forwarded-For: 10.1.2.3\r\n", expect: { status: 403, kind: "refused" } },
+    { host: "nobody.test", path: "/", client: "10.1.2.3", extra: "X-Forwarded-For: 10.1.2.3\r\n", expect: { status: 403, kind: "refused" } },
+    { host: "nobody.test", path: "/", expect: { status: 404, kind: "refused" } },
+  ];
+
+  test("explain says the status, the backend's request and fields, and the answer's fields the proxy gives", async () => {
+    for (const c of CASES2) {
+      const client = c.client ?? "127.0.0.1";
+      const r = explain(snap2, cfg, { host: c.host, path: c.path, scheme: "http", client }, new Compiler(cfg)).response;
+      const real = await send2(c.host, c.path, c.extra ?? "");
+      const what = `GET http://${c.host}${c.path} from ${client} (explain: ${JSON.stringify(r)})`;
+      expect(real.status, what).toBe(c.expect.status);
+      expect(r.kind, what).toBe(c.expect.kind);
+      if (c.expect.backend !== undefined) expect(real.got?.service, what).toBe(c.expect.backend);
+      if (r.kind === "proxied" || r.kind === "depends") {
+        const got = real.got!;
+        expect(got, what).not.toBeNull();
+        expect((r.backends ?? []).map(serviceOf), what).toContain(got.service);
+        const up = r.upstream!;
+        expect(up, what).toBeDefined();
+        expect(got.line, what).toBe(`GET ${up.path} HTTP/1.1`);
+        expect(got.fields.get("host"), what).toBe(up.host ?? c.host);
+        for (const [name, value] of Object.entries(up.headers)) expect(got.fields.get(name) ?? null, `${what}: ${name}`).toBe(value);
+      } else {
+        expect(r.status, what).toBe(real.status);
+        expect(real.got, `${what}: no backend gets a request Portico answers itself`).toBeNull();
+      }
+      // The answer's fields explain claims: add-headers and Server on every answer.
+      expect(r.headers, what).toBeDefined();
+      for (const [name, value] of Object.entries(r.headers ?? {})) expect(real.fields.get(name) ?? null, `${what}: answer field ${name}`).toBe(value);
+    }
+  });
+
+  test("what explain claims for these features, as ingress-nginx configures them", () => {
+    const ask = (host: string, client: string | null = "127.0.0.1") => explain(snap2, cfg, { host, path: "/p", scheme: "http", ...(client === null ? {} : { client }) }, new Compiler(cfg)).response;
+    const plain = ask("plain.test");
+    // proxy-set-headers: `proxy_set_header X-Set "from-global"`; an empty value sends no field.
+    expect(plain.upstream).toEqual({ path: "/p", host: null, headers: { "x-set": "from-global", "x-empty": null } });
+    expect(plain.notes).toContain("proxy-set-headers: x-path is $uri, expanded per request");
+    // add-headers: more_set_headers on every answer; --server-header=portico.
+    expect(plain.headers).toEqual({ "x-added": "yes", server: PORTICO_SERVER });
+    expect(plain.notes).toContain("add-headers: x-req is $uri, expanded per request");
+    const custom = ask("custom.test");
+    expect(custom.headers).toEqual({ "x-resp": "r1", "x-custom": "c1", "x-added": "yes", server: PORTICO_SERVER });
+    expect(ask("sat-401.test")).toMatchObject({ kind: "challenge", status: 401, realm: "members", by: "satisfy-any" });
+    expect(ask("sat-ok.test")).toMatchObject({ kind: "proxied", by: "proxy" });
+    expect(ask("sat-auth.test")).toMatchObject({ kind: "depends", by: "satisfy-any" });
+    expect(ask("mirror.test").notes.some((n) => n.startsWith("mirror-target: a copy of the request goes to http://auth.test.svc:"))).toBe(true);
+    // block-cidrs: without a client address explain cannot know; with one it decides.
+    expect(ask("plain.test", null)).toMatchObject({ kind: "depends", status: null, by: "block" });
+    expect(ask("plain.test", "10.9.9.9")).toMatchObject({ kind: "refused", status: 403, by: "block" });
+    expect(ask("plain.test").notes).toContain("block-user-agents: 403 for a User-Agent in the list");
+  });
 });

@@ -11,6 +11,7 @@ import { serializeTable } from "../../src/table/serialize.ts";
 import { formatRoutesText } from "../../src/table/text.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
+import { service, slice } from "../e2e/objects.ts";
 
 function routesText(fixture: string): string {
   const fx = loadFixture(readFileSync(join(import.meta.dir, "..", "fixtures", fixture), "utf8"));
@@ -68,4 +69,30 @@ test("a host's implicit / location has its row: the first Ingress's policies, th
     "office.root.test": "403 unless the client is in 10.0.0.0/8; 404 (no default backend)",
     "secure.root.test": "HTTP: redirect to HTTPS; 404 (no default backend)",
   });
+});
+
+test("what every request and answer get (add-headers, proxy-set-headers, --block-*, --server-header), and a route's mirror and custom-headers", () => {
+  const docs = [
+    { apiVersion: "networking.k8s.io/v1", kind: "IngressClass", metadata: { name: "portico" }, spec: { controller: "portico.dev/ingress-controller" } },
+    service("g", "web"),
+    slice("g", "web", [8080]),
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "add", namespace: "g" }, data: { "X-Added": "yes", "X-Uri": "$uri" } },
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "set", namespace: "g" }, data: { "X-Set": "from-global", "X-Empty": "" } },
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "custom", namespace: "g" }, data: { "X-Custom": "c1" } },
+    {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "Ingress",
+      metadata: { name: "m", namespace: "g", annotations: { "nginx.ingress.kubernetes.io/mirror-target": "http://mirror.example/copy$request_uri", "nginx.ingress.kubernetes.io/custom-headers": "g/custom" } },
+      spec: { ingressClassName: "portico", rules: [{ host: "m.test", http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }] },
+    },
+  ];
+  const fx = loadFixture(docs.map((d) => JSON.stringify(d)).join("\n---\n"));
+  const config = { ...DEFAULT_COMPILE_CONFIG, addHeaders: { namespace: "g", name: "add" }, proxySetHeaders: { namespace: "g", name: "set" }, globalAllowedResponseHeaders: ["X-Custom"] } as CompileConfig;
+  const text = formatRoutesText(serializeTable(compile(fx.snapshot, config).table), { blockCidrs: ["10.0.0.0/8"], blockUserAgents: ["~*badbot"], serverHeader: "portico" });
+  expect(text).toContain("answer fields X-Custom: c1 (custom-headers); a copy to http://mirror.example/copy$request_uri (mirror-target; its answer is ignored); proxied");
+  expect(text.trimEnd().split("\n").slice(-3)).toEqual([
+    "Every host, before any route: 403 for clients in 10.0.0.0/8; User-Agent ~*badbot (block-cidrs, block-user-agents, block-referers)",
+    "Every proxied request: x-empty: (removed), x-set: from-global (proxy-set-headers)",
+    "Every answer: x-added: yes, x-uri: $uri (add-headers); Server: portico (--server-header)",
+  ]);
 });
