@@ -170,12 +170,20 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const b = bool(val, false);
     return b === null ? bad("a boolean") : b ? flag("preload in Strict-Transport-Security", "--hsts-preload=true") : same("no preload, Portico's default");
   },
+  // nginx.tmpl: `ssl_protocols {{ $cfg.SSLProtocols }};` (config.go default "TLSv1.2 TLSv1.3"):
+  // the versions nginx's ssl_protocols names; any other word fails nginx's config test, so the
+  // last good configuration stays.
   "ssl-protocols": (val) => {
-    const p = val.split(/\s+/).filter((x) => x !== "");
-    if (p.some((x) => x === "TLSv1" || x === "TLSv1.1")) return not("Portico accepts TLS 1.2 and 1.3 only (--tls-min-version)");
-    if (p.length === 1 && p[0] === "TLSv1.3") return flag("TLS 1.3 only", "--tls-min-version=1.3");
+    const p = new Set(val.split(/\s+/).filter((x) => x !== ""));
+    if (p.size === 0 || [...p].some((x) => !["SSLv2", "SSLv3", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"].includes(x))) return bad("versions among SSLv2 SSLv3 TLSv1 TLSv1.1 TLSv1.2 TLSv1.3");
+    if (["SSLv2", "SSLv3", "TLSv1", "TLSv1.1"].some((x) => p.has(x))) return not("Portico accepts TLS 1.2 and 1.3 only (--tls-min-version, --tls-max-version): clients of the older versions are refused");
+    if (!p.has("TLSv1.3")) return flag("TLS 1.2 only", "--tls-max-version=1.2");
+    if (!p.has("TLSv1.2")) return flag("TLS 1.3 only", "--tls-min-version=1.3");
     return same("TLS 1.2 and 1.3, Portico's default");
   },
+  // nginx.tmpl: `ssl_ecdh_curve {{ $cfg.SSLECDHCurve }};`, config.go default "auto".
+  "ssl-ecdh-curve": (val) =>
+    val.trim() === "auto" ? same("the TLS library's default key-exchange groups, as Portico") : flag("key-exchange groups offered (names Portico checks as --tls-ecdh-curve does)", `--tls-ecdh-curve=${val.trim()}`),
   "ssl-ciphers": (val) => flag("TLS 1.2 cipher suites (OpenSSL names; Portico checks them at start-up)", `--tls-ciphers=${val.trim()}`),
   "use-forwarded-headers": (val, data) => {
     const b = bool(val, false);

@@ -94,6 +94,8 @@ describe("defaults", () => {
       httpRedirectCode: 308,
       nginxConfigmap: null,
       tlsMinVersion: "1.2",
+      tlsMaxVersion: "1.3",
+      tlsEcdhCurve: "auto",
       tlsCiphers: DEFAULT_TLS_CIPHERS,
       http2: true, http3: false, enableSslPassthrough: false, useProxyProtocol: false, proxyProtocolHeaderTimeoutMs: 5_000,
       workers: availableParallelism(),

@@ -195,6 +195,9 @@ export interface Config {
   /** Status of the redirects to HTTPS and from the www name (ingress-nginx's `http-redirect-code`). */
   readonly httpRedirectCode: 301 | 302 | 307 | 308;
   readonly tlsMinVersion: "1.2" | "1.3";
+  readonly tlsMaxVersion: "1.2" | "1.3";
+  /** Colon-separated key-exchange group names, or "auto" (BoringSSL's defaults). */
+  readonly tlsEcdhCurve: string;
   readonly tlsCiphers: string;
   /** HTTP/2 on both ports (ALPN h2 on HTTPS, prior-knowledge h2c on HTTP); off: HTTP/1.1 only. */
   readonly http2: boolean;

@@ -232,6 +232,20 @@ export const cipherList = check<string>((s) => {
   return { value: s };
 });
 
+// Group names Bun 1.4.5's BoringSSL accepts as `ecdhCurve` (measured with Bun.serve and
+// node:tls createSecureContext; it throws UNSUPPORTED_ELLIPTIC_CURVE on any other name). nginx's
+// ssl_ecdh_curve takes the same colon-separated form, and `auto` for the library's defaults.
+const ECDH_CURVES = new Set(["P-256", "P-384", "P-521", "X25519", "prime256v1", "secp384r1", "secp521r1", "X25519MLKEM768"]);
+
+/** `auto`, or key-exchange group names separated by colons, each one BoringSSL knows. */
+export const ecdhCurveList = check<string>((s) => {
+  if (s === "auto") return { value: s };
+  for (const name of s.split(":")) {
+    if (!ECDH_CURVES.has(name)) return { message: `unknown key-exchange group ${JSON.stringify(name)}: expected auto or names among ${[...ECDH_CURVES].join(", ")} separated by colons` };
+  }
+  return { value: s };
+});
+
 /** IngressClass spec.controller: a domain-prefixed path (networking/v1 validation). */
 export const controllerName = convert("a domain-prefixed path like example.com/ingress-controller", (s) => {
   const slash = s.indexOf("/");

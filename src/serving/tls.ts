@@ -39,10 +39,10 @@ export interface TlsBuilder {
 /** Throws on TLS settings Bun would not apply as written. */
 export function createTlsBuilder(config: Config, log: Logger): TlsBuilder {
   const checker = createPemChecker();
-  const settings = { minVersion: config.tlsMinVersion, ciphers: config.tlsCiphers } as const;
+  const settings = { minVersion: config.tlsMinVersion, maxVersion: config.tlsMaxVersion, ecdhCurve: config.tlsEcdhCurve, ciphers: config.tlsCiphers } as const;
   // Bun silently skips cipher names it does not know: refuse them at start-up instead.
   const bad = validateTlsSettings(settings);
-  if (bad) throw new Error(`--tls-ciphers/--tls-min-version: ${bad}`);
+  if (bad) throw new Error(`--tls-ciphers/--tls-min-version/--tls-max-version/--tls-ecdh-curve: ${bad}`);
   const generated = generateDefaultCertificate(log);
   return { build: (certificates) => buildTlsEntries(certificates, generated, settings, { checker }) };
 }
