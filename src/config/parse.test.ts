@@ -293,6 +293,8 @@ describe("errors name the flag", () => {
     [["--trusted-proxy-headers", "host"], "--trusted-proxy-headers: expected all or address"],
     [["--server-header", "nginx"], '--server-header: expected backend, none or portico, got "nginx"'],
     [["--tls-min-version", "1.1"], '--tls-min-version: expected 1.2 or 1.3, got "1.1"'],
+    [["--tls-max-version", "1.1"], '--tls-max-version: expected 1.2 or 1.3, got "1.1"'],
+    [["--tls-ecdh-curve", "P-256:bogus"], '--tls-ecdh-curve: unknown key-exchange group "bogus"'],
     [["--tls-ciphers", "ALL:!aNULL"], "--tls-ciphers: expected OpenSSL cipher names"],
     [["--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256:BOGUS"], "--tls-ciphers: unknown TLS 1.2 cipher suite BOGUS"],
     [["--tls-ciphers", "TLS_AES_128_GCM_SHA256"], "--tls-ciphers: TLS 1.3 suite TLS_AES_128_GCM_SHA256 cannot be chosen"],

@@ -26,6 +26,10 @@ describe("ConfigMap keys", () => {
     [{ hsts: "false" }, "hsts", "flag", ["--hsts=false"]],
     [{ "ssl-protocols": "TLSv1.3" }, "ssl-protocols", "flag", ["--tls-min-version=1.3"]],
     [{ "ssl-protocols": "TLSv1.1 TLSv1.2" }, "ssl-protocols", "not-honoured", []],
+    [{ "ssl-protocols": "TLSv1.2" }, "ssl-protocols", "flag", ["--tls-max-version=1.2"]],
+    [{ "ssl-protocols": "TLSv1.3 TLSv1.2" }, "ssl-protocols", "same", []],
+    [{ "ssl-ecdh-curve": "auto" }, "ssl-ecdh-curve", "same", []],
+    [{ "ssl-ecdh-curve": "X25519:P-256" }, "ssl-ecdh-curve", "flag", ["--tls-ecdh-curve=X25519:P-256"]],
     // nginx.tmpl: X-Forwarded-For is $remote_addr unless use-forwarded-headers and
     // compute-full-forwarded-for (config.go default false); enable-real-ip alone believes the
     // address only (real_ip_header), use-forwarded-headers also -Proto/-Host/-Port (lua_ingress.lua).
