@@ -13,7 +13,7 @@ import { stagePolicy } from "../policy/contract.ts";
 import * as K from "../kinds/index.ts";
 import type { RewriteRule } from "../kinds/proxy-rewrite.ts";
 import { refuseStage } from "./access-stages.ts";
-import type { AnnotationSpec, Family } from "./spec.ts";
+import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX } from "./spec.ts";
 
 export interface ProxyRewritePolicy {
@@ -104,22 +104,45 @@ function regexRule(word: string, caseless: boolean, to: string): { rule: Rewrite
   return { rule: Object.freeze([op, pattern, to] as const) };
 }
 
+/**
+ * The ConfigMap's proxy-redirect-from/-to, proxy-cookie-domain/-path (config.go Backend, all
+ * `off` by default): what an Ingress without a readable annotation of its own gets, as
+ * proxy/main.go falls back to them on any error of GetStringAnnotation (absent or invalid).
+ */
+export interface ProxyRewriteDefaults {
+  readonly proxyRedirectFrom: string;
+  readonly proxyRedirectTo: string;
+  readonly proxyCookieDomain: string;
+  readonly proxyCookiePath: string;
+}
+
+const OFF: ProxyRewriteDefaults = Object.freeze({ proxyRedirectFrom: "off", proxyRedirectTo: "off", proxyCookieDomain: "off", proxyCookiePath: "off" });
+
+/** All four defaults `off`: nothing to apply (the common case costs nothing). */
+export const proxyRewriteDefaultsOff = (d: ProxyRewriteDefaults): boolean =>
+  d.proxyRedirectFrom === "off" && d.proxyRedirectTo === "off" && d.proxyCookieDomain === "off" && d.proxyCookiePath === "off";
+
 export const PROXY_REWRITE: Family<ProxyRewritePolicy> = {
   name: "headers",
   annotations: [PROXY_REDIRECT_FROM, PROXY_REDIRECT_TO, PROXY_COOKIE_DOMAIN, PROXY_COOKIE_PATH],
   none: NONE,
   stages: (p) => proxyRewriteStages(p),
-  parse(r) {
+  parse: (r) => parseProxyRewrite(r, OFF),
+};
+
+/** The family's policy, with `defaults` standing in for each annotation that is absent or unreadable. */
+export function parseProxyRewrite(r: Reader, defaults: ProxyRewriteDefaults): ProxyRewritePolicy {
+  {
     // Each value, and the name it was read under (for a refusal's message, which the
     // migration report reads as `annotation NAME="VALUE": ...`).
-    const read = <T extends string>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>): { value: string; label: string } => {
-      const x = r.read(spec, schema, "ingress-nginx keeps `off` for an invalid value, and so does Portico");
-      return x.state === "ok" ? { value: x.value, label: `annotation ${x.name}=${JSON.stringify(x.raw)}` } : { value: "off", label: "" };
+    const read = <T extends string>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>, key: keyof ProxyRewriteDefaults, flagName: string): { value: string; label: string } => {
+      const x = r.read(spec, schema, "ingress-nginx keeps its ConfigMap's value (`off` by default) for an invalid value, and so does Portico");
+      return x.state === "ok" ? { value: x.value, label: `annotation ${x.name}=${JSON.stringify(x.raw)}` } : { value: defaults[key], label: `--${flagName}=${JSON.stringify(defaults[key])}` };
     };
-    const fromR = read(PROXY_REDIRECT_FROM, UrlValue);
-    const toR = read(PROXY_REDIRECT_TO, UrlValue);
-    const domainR = read(PROXY_COOKIE_DOMAIN, CookieDomainValue);
-    const pathR = read(PROXY_COOKIE_PATH, UrlValue);
+    const fromR = read(PROXY_REDIRECT_FROM, UrlValue, "proxyRedirectFrom", "proxy-redirect-from");
+    const toR = read(PROXY_REDIRECT_TO, UrlValue, "proxyRedirectTo", "proxy-redirect-to");
+    const domainR = read(PROXY_COOKIE_DOMAIN, CookieDomainValue, "proxyCookieDomain", "proxy-cookie-domain");
+    const pathR = read(PROXY_COOKIE_PATH, UrlValue, "proxyCookiePath", "proxy-cookie-path");
     const [from, to, domain, path] = [fromR.value, toR.value, domainR.value, pathR.value];
     const refusals: string[] = [];
     const refuse = (label: string, why: string) => {
@@ -175,8 +198,8 @@ export const PROXY_REWRITE: Family<ProxyRewritePolicy> = {
     }
     if (redirect === null && cookieDomain === null && cookiePath === null) return NONE;
     return Object.freeze({ redirect, cookieDomain, cookiePath, refused: null });
-  },
-};
+  }
+}
 
 /** The refusal, or the one forwarding policy that rewrites the pod's fields; none when all are off. */
 export function proxyRewriteStages(p: ProxyRewritePolicy): StagePolicy[] {

@@ -4,7 +4,7 @@ import type { Config } from "../config/types.ts";
 export const COMPILE_FIELDS = [
   "ingressClass", "controllerName", "watchIngressWithoutClass", "disableCatchAll", "ingressNginxCompat", "defaultBackendService", "customHttpErrors", "defaultSslCertificate", "allowExternalNameServices",
   "allowlistSourceRange", "denylistSourceRange", "sslRedirect", "forceSslRedirect", "hostPolicyScope",
-  "usePortInRedirects", "preserveTrailingSlash", "relativeRedirects", "proxySslLocationOnly", "noTlsRedirectLocations", "noAuthLocations", "globalAllowedResponseHeaders", "addHeaders", "proxySetHeaders",
+  "usePortInRedirects", "preserveTrailingSlash", "relativeRedirects", "proxyRedirectFrom", "proxyRedirectTo", "proxyCookieDomain", "proxyCookiePath", "proxySslLocationOnly", "noTlsRedirectLocations", "noAuthLocations", "globalAllowedResponseHeaders", "addHeaders", "proxySetHeaders",
   "globalAuthUrl", "globalAuthMethod", "globalAuthSignin", "globalAuthSigninRedirectParam", "globalAuthResponseHeaders", "globalAuthRequestRedirect",
   "globalAuthCacheKey", "globalAuthCacheDuration", "globalAuthAlwaysSetCookie",
   "gatewayControllerName", "gatewayPorts", "publishService", "enableSslPassthrough",

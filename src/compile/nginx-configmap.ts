@@ -363,13 +363,12 @@ const KEYS: Readonly<Record<string, Judge>> = {
   "worker-processes": (val) => (/^\d+$/.test(val.trim()) ? flag("data-plane processes", `--workers=${val.trim()}`) : same("auto: Portico also follows the CPUs")),
   "disable-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
   // config.go defaults (Backend): proxy-redirect-from/-to and proxy-cookie-domain/-path `off`;
-  // the annotations of the same names apply per Ingress (annotations/proxy-rewrite.ts), these
-  // global defaults are not read.
-  "proxy-redirect-from": (val) => (val.trim() === "off" ? same("off, as Portico") : not("Portico applies the proxy-redirect-from/-to annotations per Ingress; this default for the others is not applied")),
-  "proxy-redirect-to": (_val, data) =>
-    (data["proxy-redirect-from"] ?? "off").trim() === "off" ? same("no effect while proxy-redirect-from is off") : not("read with proxy-redirect-from, whose default is not applied"),
-  "proxy-cookie-domain": (val) => (val.trim() === "off" ? same("off, as Portico") : not("Portico applies the proxy-cookie-domain annotation per Ingress; this default for the others is not applied")),
-  "proxy-cookie-path": (val) => (val.trim() === "off" ? same("off, as Portico") : not("Portico applies the proxy-cookie-path annotation per Ingress; this default for the others is not applied")),
+  // proxy/main.go gives each to an Ingress whose annotation of the same name is absent or
+  // invalid (compile/plan.ts, annotations/proxy-rewrite.ts parseProxyRewrite).
+  "proxy-redirect-from": (val) => (val.trim() === "off" ? same("off, as Portico") : flag("proxy_redirect's first word for Ingresses without the annotation", `--proxy-redirect-from=${val.trim()}`)),
+  "proxy-redirect-to": (val) => (val.trim() === "off" ? same("off, as Portico") : flag("proxy_redirect's second word for Ingresses without the annotation", `--proxy-redirect-to=${val.trim()}`)),
+  "proxy-cookie-domain": (val) => (val.trim() === "off" ? same("off, as Portico") : flag("proxy_cookie_domain for Ingresses without the annotation", `--proxy-cookie-domain=${val.trim()}`)),
+  "proxy-cookie-path": (val) => (val.trim() === "off" ? same("off, as Portico") : flag("proxy_cookie_path for Ingresses without the annotation", `--proxy-cookie-path=${val.trim()}`)),
   "allow-snippet-annotations": () => ({ status: "read", text: "read with annotations-risk-level: it decides whether ingress-nginx ran, dropped or refused snippets (see each snippet above)", flags: [] }),
   "annotations-risk-level": () => ({ status: "read", text: "read with allow-snippet-annotations (see each snippet above)", flags: [] }),
 };

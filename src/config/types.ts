@@ -137,6 +137,11 @@ export interface Config {
    * Ingress's own relative-redirects says (that annotation can only turn it on).
    */
   readonly relativeRedirects: boolean;
+  /** ingress-nginx's ConfigMap proxy-redirect-from/-to, proxy-cookie-domain/-path: "off", or the value as nginx reads it. */
+  readonly proxyRedirectFrom: string;
+  readonly proxyRedirectTo: string;
+  readonly proxyCookieDomain: string;
+  readonly proxyCookiePath: string;
   /**
    * ingress-nginx's ConfigMap key proxy-ssl-location-only: false (its default) lets the host's
    * first Ingress with a proxy-ssl-secret holding ca.crt cover the host's other paths

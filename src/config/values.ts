@@ -1,6 +1,7 @@
 // Valibot schemas that turn one flag/env string into a typed Config value. Each schema's
 // issue message is "expected ..."; parse.ts prefixes the flag name and the rejected text.
 import { blockPatternProblem } from "../regex/block-pattern.ts";
+import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import { isIP } from "node:net";
 import { getCiphers } from "node:tls";
 import * as v from "valibot";
@@ -245,6 +246,31 @@ export const ecdhCurveList = check<string>((s) => {
   }
   return { value: s };
 });
+
+/**
+ * A ConfigMap default of proxy-redirect-from/-to (`words` 1) or proxy-cookie-domain/-path (2):
+ * `off`, or what nginx's proxy_redirect / proxy_cookie_* would load and Portico can run. The
+ * template writes the ConfigMap value unchecked (config.go Backend, nginx.tmpl), so nginx's own
+ * reload fails on a value it cannot load and keeps the last good configuration; here such a value
+ * is unreadable and the key keeps its last good value (docs/design.md "ingress-nginx's
+ * ConfigMap"). No `$` variables (Portico has none), and a `~` pattern must compile on the
+ * linear-time engine, as the annotations require (annotations/proxy-rewrite.ts).
+ */
+export function proxyRewriteValue(words: 1 | 2, expected: string): ValueSchema<string> {
+  return check<string>((raw) => {
+    const s = raw.trim();
+    if (s === "off" || (words === 1 && s === "default")) return { value: s };
+    const w = s.split(/\s+/).filter((x) => x !== "");
+    if (w.length !== words) return { message: `expected ${expected}` };
+    if (w.some((x) => x.includes("$") || /[\u0000-\u001f\u007f"';{}]/.test(x))) return { message: "nginx variables, quotes, semicolons, braces and control characters cannot be used" };
+    if (w[0]!.startsWith("~")) {
+      const caseless = w[0]!.startsWith("~*");
+      const c = compileHeaderPattern(`${caseless ? "(?i)" : ""}${w[0]!.slice(caseless ? 2 : 1)}`);
+      if (!c.ok) return { message: `the regular expression ${c.reason}` };
+    }
+    return { value: w.join(" ") };
+  });
+}
 
 /** IngressClass spec.controller: a domain-prefixed path (networking/v1 validation). */
 export const controllerName = convert("a domain-prefixed path like example.com/ingress-controller", (s) => {

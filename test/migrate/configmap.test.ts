@@ -17,11 +17,12 @@ describe("ConfigMap keys", () => {
     [{ "proxy-connect-timeout": "5" }, "proxy-connect-timeout", "same", []],
     [{ "proxy-read-timeout": "120" }, "proxy-read-timeout", "flag", ["--response-timeout=120s"]],
     [{ "proxy-send-timeout": "120" }, "proxy-send-timeout", "not-honoured", []],
-    // config.go: the proxy-redirect-*/proxy-cookie-* defaults are `off`; only the annotations are read.
+    // config.go: the proxy-redirect-*/proxy-cookie-* defaults are `off`; another value is the
+    // default of every Ingress without the annotation (proxy/main.go).
     [{ "proxy-redirect-from": "off" }, "proxy-redirect-from", "same", []],
-    [{ "proxy-redirect-from": "hello.com", "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-from", "not-honoured", []],
-    [{ "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-to", "same", []],
-    [{ "proxy-cookie-path": "/one/ /" }, "proxy-cookie-path", "not-honoured", []],
+    [{ "proxy-redirect-from": "hello.com", "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-from", "flag", ["--proxy-redirect-from=hello.com"]],
+    [{ "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-to", "flag", ["--proxy-redirect-to=goodbye.com"]],
+    [{ "proxy-cookie-path": "/one/ /" }, "proxy-cookie-path", "flag", ["--proxy-cookie-path=/one/ /"]],
     [{ "proxy-cookie-domain": "off" }, "proxy-cookie-domain", "same", []],
     [{ hsts: "false" }, "hsts", "flag", ["--hsts=false"]],
     [{ "ssl-protocols": "TLSv1.3" }, "ssl-protocols", "flag", ["--tls-min-version=1.3"]],
