@@ -8,6 +8,9 @@ export const COMPILE_FIELDS = [
   "globalAuthUrl", "globalAuthMethod", "globalAuthSignin", "globalAuthSigninRedirectParam", "globalAuthResponseHeaders", "globalAuthRequestRedirect",
   "globalAuthCacheKey", "globalAuthCacheDuration", "globalAuthAlwaysSetCookie",
   "gatewayControllerName", "gatewayPorts", "publishService", "enableSslPassthrough",
+  // Not read by the compiler: a change compiles again so the TLS entries are built again with
+  // them (serving/tls.ts createTlsBuilder reads them live).
+  "tlsMinVersion", "tlsMaxVersion", "tlsCiphers", "tlsEcdhCurve",
 ] as const satisfies readonly (keyof Config)[];
 
 export type CompileConfig = Pick<Config, (typeof COMPILE_FIELDS)[number]>;

@@ -7,11 +7,12 @@
 // settings/ssl_ciphers.go. Both of Portico's HTTPS listeners are covered: Bun.serve, and
 // node:http2's, which serves while a gRPC route exists (docs/design.md "HTTP/2").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
 import { createCertificate } from "../tls/pki.ts";
+import { eventually } from "../wait.ts";
 import { startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
 
@@ -24,6 +25,12 @@ let echo: Backend;
 let plain: Portico;
 let tuned: Portico;
 let tunedH2: Portico;
+/** Started without the TLS keys; the test edits its ConfigMap while it serves. */
+let edited: Portico;
+const writeEdited = (data: Record<string, string>) => {
+  writeFileSync(join(dir, "cm.tmp"), yamlDocs([{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "ingress-nginx-controller", namespace: "ingress-nginx" }, data }]));
+  renameSync(join(dir, "cm.tmp"), join(dir, "edited", "cm.yaml"));
+};
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "portico-tls-settings-"));
@@ -56,16 +63,20 @@ beforeAll(async () => {
     mkdirSync(join(dir, name));
     writeFileSync(join(dir, name, "all.yaml"), yamlDocs([...objs]));
   }
+  mkdirSync(join(dir, "edited"));
+  writeFileSync(join(dir, "edited", "all.yaml"), yamlDocs([...base]));
+  writeEdited({});
   const cm = ["--nginx-configmap", "ingress-nginx/ingress-nginx-controller"];
-  [plain, tuned, tunedH2] = await Promise.all([
+  [plain, tuned, tunedH2, edited] = await Promise.all([
     startPortico(["--manifests", join(dir, "plain")]),
     startPortico(["--manifests", join(dir, "tuned"), ...cm]),
     startPortico(["--manifests", join(dir, "tuned-h2"), ...cm]),
+    startPortico(["--manifests", join(dir, "edited"), ...cm]),
   ]);
 });
 
 afterAll(async () => {
-  await Promise.all([plain?.stop(), tuned?.stop(), tunedH2?.stop()]);
+  await Promise.all([plain?.stop(), tuned?.stop(), tunedH2?.stop(), edited?.stop()]);
   echo?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -140,5 +151,22 @@ describe("annotations/sslciphers.go (per-server lists are not applied: the liste
   });
   test("should keep ssl ciphers (200 over HTTPS)", async () => {
     expect((await handshake(plain, {}, "ciphers-keep.foo.com", "/something")).status).toBe("HTTP/1.1 200 OK");
+  });
+});
+
+describe("settings/tls.go: the ConfigMap edited while serving (f.SetNginxConfigMapData, then the request)", () => {
+  test("ssl-ciphers and ssl-protocols apply with no restart; a later edit back restores TLS 1.3", async () => {
+    expect((await handshake(edited)).version).toBe("TLSv1.3");
+    writeEdited({ "ssl-ciphers": TEST_CIPHERS, "ssl-protocols": "TLSv1.2" });
+    // Every worker takes the new entries (each connection may land on any of them).
+    const all = async (version: string) => {
+      for (let i = 0; i < 8; i++) if ((await handshake(edited)).version !== version) return false;
+      return true;
+    };
+    await eventually(() => all("TLSv1.2"), 15_000, "TLS 1.2 after the edit");
+    expect(await handshake(edited)).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES256-GCM-SHA384", status: "HTTP/1.1 200 OK" });
+    expect(edited.lines.some((l) => /data plane change at the next restart/.test(l))).toBe(false);
+    writeEdited({});
+    await eventually(() => all("TLSv1.3"), 15_000, "TLS 1.3 after the keys are removed");
   });
 });
