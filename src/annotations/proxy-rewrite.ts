@@ -132,73 +132,71 @@ export const PROXY_REWRITE: Family<ProxyRewritePolicy> = {
 
 /** The family's policy, with `defaults` standing in for each annotation that is absent or unreadable. */
 export function parseProxyRewrite(r: Reader, defaults: ProxyRewriteDefaults): ProxyRewritePolicy {
-  {
-    // Each value, and the name it was read under (for a refusal's message, which the
-    // migration report reads as `annotation NAME="VALUE": ...`).
-    const read = <T extends string>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>, key: keyof ProxyRewriteDefaults, flagName: string): { value: string; label: string } => {
-      const x = r.read(spec, schema, "ingress-nginx keeps its ConfigMap's value (`off` by default) for an invalid value, and so does Portico");
-      return x.state === "ok" ? { value: x.value, label: `annotation ${x.name}=${JSON.stringify(x.raw)}` } : { value: defaults[key], label: `--${flagName}=${JSON.stringify(defaults[key])}` };
-    };
-    const fromR = read(PROXY_REDIRECT_FROM, UrlValue, "proxyRedirectFrom", "proxy-redirect-from");
-    const toR = read(PROXY_REDIRECT_TO, UrlValue, "proxyRedirectTo", "proxy-redirect-to");
-    const domainR = read(PROXY_COOKIE_DOMAIN, CookieDomainValue, "proxyCookieDomain", "proxy-cookie-domain");
-    const pathR = read(PROXY_COOKIE_PATH, UrlValue, "proxyCookiePath", "proxy-cookie-path");
-    const [from, to, domain, path] = [fromR.value, toR.value, domainR.value, pathR.value];
-    const refusals: string[] = [];
-    const refuse = (label: string, why: string) => {
-      refusals.push(`${label}: ${why}`);
-      return null;
-    };
+  // Each value, and the name it was read under (for a refusal's message, which the
+  // migration report reads as `annotation NAME="VALUE": ...`).
+  const read = <T extends string>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>, key: keyof ProxyRewriteDefaults, flagName: string): { value: string; label: string } => {
+    const x = r.read(spec, schema, "ingress-nginx keeps its ConfigMap's value (`off` by default) for an invalid value, and so does Portico");
+    return x.state === "ok" ? { value: x.value, label: `annotation ${x.name}=${JSON.stringify(x.raw)}` } : { value: defaults[key], label: `--${flagName}=${JSON.stringify(defaults[key])}` };
+  };
+  const fromR = read(PROXY_REDIRECT_FROM, UrlValue, "proxyRedirectFrom", "proxy-redirect-from");
+  const toR = read(PROXY_REDIRECT_TO, UrlValue, "proxyRedirectTo", "proxy-redirect-to");
+  const domainR = read(PROXY_COOKIE_DOMAIN, CookieDomainValue, "proxyCookieDomain", "proxy-cookie-domain");
+  const pathR = read(PROXY_COOKIE_PATH, UrlValue, "proxyCookiePath", "proxy-cookie-path");
+  const [from, to, domain, path] = [fromR.value, toR.value, domainR.value, pathR.value];
+  const refusals: string[] = [];
+  const refuse = (label: string, why: string) => {
+    refusals.push(`${label}: ${why}`);
+    return null;
+  };
 
-    // nginx.tmpl: `proxy_redirect off|default;` for those two values, else `proxy_redirect
-    // FROM TO;` unless TO is `off`, when no directive is written and nginx's own default,
-    // `proxy_redirect default`, applies (ngx_http_proxy_merge_loc_conf).
-    let redirect: RewriteRule | null = null;
-    if (from === "off") redirect = null;
-    else if (from === "default" || to === "off") redirect = Object.freeze(["default", "", ""] as const);
-    else {
-      const f = words(from);
-      const t = words(to);
-      if (f.length !== 1 || t.length !== 1) redirect = refuse(f.length !== 1 ? fromR.label : toR.label, "nginx's proxy_redirect takes one word each from proxy-redirect-from and proxy-redirect-to");
-      else if (f[0]!.startsWith("~")) {
-        const x = regexRule(f[0]!, false, t[0]!);
-        redirect = "rule" in x ? x.rule : refuse(fromR.label, x.why);
-      } else redirect = Object.freeze(["prefix", f[0]!, t[0]!] as const);
-    }
-
-    // ngx_http_proxy_cookie_domain: `off`, or two words; `~` is always caseless; a leading "."
-    // of either plain word is dropped.
-    let cookieDomain: RewriteRule | null = null;
-    if (domain !== "off") {
-      const w = words(domain);
-      if (w.length !== 2) cookieDomain = refuse(domainR.label, "nginx's proxy_cookie_domain takes `off` or two words");
-      else if (w[0]!.startsWith("~")) {
-        const x = regexRule(w[0]!, true, w[1]!);
-        cookieDomain = "rule" in x ? x.rule : refuse(domainR.label, x.why);
-      } else {
-        const undot = (s: string) => (s.startsWith(".") ? s.slice(1) : s);
-        cookieDomain = Object.freeze(["domain", undot(w[0]!), undot(w[1]!)] as const);
-      }
-    }
-
-    // ngx_http_proxy_cookie_path: `off`, or two words (`~` case-sensitive, `~*` caseless).
-    let cookiePath: RewriteRule | null = null;
-    if (path !== "off") {
-      const w = words(path);
-      if (w.length !== 2) cookiePath = refuse(pathR.label, "nginx's proxy_cookie_path takes `off` or two words");
-      else if (w[0]!.startsWith("~")) {
-        const x = regexRule(w[0]!, false, w[1]!);
-        cookiePath = "rule" in x ? x.rule : refuse(pathR.label, x.why);
-      } else cookiePath = Object.freeze(["prefix", w[0]!, w[1]!] as const);
-    }
-
-    if (refusals.length > 0) {
-      for (const why of refusals) r.problem(`${why}: nginx would not load this location (ingress-nginx rejects the Ingress or fails its reload); every path of the Ingress answers 503`);
-      return Object.freeze({ redirect: null, cookieDomain: null, cookiePath: null, refused: refusals.join("; ") });
-    }
-    if (redirect === null && cookieDomain === null && cookiePath === null) return NONE;
-    return Object.freeze({ redirect, cookieDomain, cookiePath, refused: null });
+  // nginx.tmpl: `proxy_redirect off|default;` for those two values, else `proxy_redirect
+  // FROM TO;` unless TO is `off`, when no directive is written and nginx's own default,
+  // `proxy_redirect default`, applies (ngx_http_proxy_merge_loc_conf).
+  let redirect: RewriteRule | null = null;
+  if (from === "off") redirect = null;
+  else if (from === "default" || to === "off") redirect = Object.freeze(["default", "", ""] as const);
+  else {
+    const f = words(from);
+    const t = words(to);
+    if (f.length !== 1 || t.length !== 1) redirect = refuse(f.length !== 1 ? fromR.label : toR.label, "nginx's proxy_redirect takes one word each from proxy-redirect-from and proxy-redirect-to");
+    else if (f[0]!.startsWith("~")) {
+      const x = regexRule(f[0]!, false, t[0]!);
+      redirect = "rule" in x ? x.rule : refuse(fromR.label, x.why);
+    } else redirect = Object.freeze(["prefix", f[0]!, t[0]!] as const);
   }
+
+  // ngx_http_proxy_cookie_domain: `off`, or two words; `~` is always caseless; a leading "."
+  // of either plain word is dropped.
+  let cookieDomain: RewriteRule | null = null;
+  if (domain !== "off") {
+    const w = words(domain);
+    if (w.length !== 2) cookieDomain = refuse(domainR.label, "nginx's proxy_cookie_domain takes `off` or two words");
+    else if (w[0]!.startsWith("~")) {
+      const x = regexRule(w[0]!, true, w[1]!);
+      cookieDomain = "rule" in x ? x.rule : refuse(domainR.label, x.why);
+    } else {
+      const undot = (s: string) => (s.startsWith(".") ? s.slice(1) : s);
+      cookieDomain = Object.freeze(["domain", undot(w[0]!), undot(w[1]!)] as const);
+    }
+  }
+
+  // ngx_http_proxy_cookie_path: `off`, or two words (`~` case-sensitive, `~*` caseless).
+  let cookiePath: RewriteRule | null = null;
+  if (path !== "off") {
+    const w = words(path);
+    if (w.length !== 2) cookiePath = refuse(pathR.label, "nginx's proxy_cookie_path takes `off` or two words");
+    else if (w[0]!.startsWith("~")) {
+      const x = regexRule(w[0]!, false, w[1]!);
+      cookiePath = "rule" in x ? x.rule : refuse(pathR.label, x.why);
+    } else cookiePath = Object.freeze(["prefix", w[0]!, w[1]!] as const);
+  }
+
+  if (refusals.length > 0) {
+    for (const why of refusals) r.problem(`${why}: nginx would not load this location (ingress-nginx rejects the Ingress or fails its reload); every path of the Ingress answers 503`);
+    return Object.freeze({ redirect: null, cookieDomain: null, cookiePath: null, refused: refusals.join("; ") });
+  }
+  if (redirect === null && cookieDomain === null && cookiePath === null) return NONE;
+  return Object.freeze({ redirect, cookieDomain, cookiePath, refused: null });
 }
 
 /** The refusal, or the one forwarding policy that rewrites the pod's fields; none when all are off. */
