@@ -10,7 +10,7 @@ import { SecretRef } from "./basic-auth.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { AUTH_TLS_SECRET_NAMES } from "../model/secret-refs.ts";
-import { Bool } from "./values.ts";
+import { Bool, VerifyDepth } from "./values.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import { clientCertStage, refuseStage } from "./access-stages.ts";
 
@@ -37,19 +37,6 @@ const REFUSE = `every path of the Ingress answers ${REFUSED_STATUS} until it is 
 
 /** ingress-nginx's authVerifyClientRegex; anything else is read as `on` there, and here. */
 const Verify = v.pipe(v.string(), v.trim(), v.picklist(["on", "off", "optional", "optional_no_ca"], "expected on, off, optional or optional_no_ca"));
-
-/**
- * Go's strconv.Atoi as ingress-nginx reads it; 0 means the default (1) there. A negative depth
- * is not a depth (nginx would refuse its configuration); above 100 is OpenSSL's own default.
- */
-const Depth = v.pipe(
-  v.string(),
-  v.trim(),
-  v.regex(/^[+]?[0-9]{1,9}$/, "expected a whole number"),
-  v.transform(Number),
-  v.maxValue(100, "at most 100"),
-  v.transform((n) => (n === 0 ? 1 : n)),
-);
 
 /**
  * ingress-nginx's redirectRegex for auth-tls-error-page, without its `@name` form (an nginx
@@ -161,7 +148,7 @@ export const CLIENT_CERTS: Family<ClientCertPolicy> = {
   parse(r) {
     const secret = r.read(AUTH_TLS_SECRET, SecretRef, REFUSE);
     const verify = r.read(AUTH_TLS_VERIFY_CLIENT, Verify, "using on");
-    const depth = r.read(AUTH_TLS_VERIFY_DEPTH, Depth, "using 1");
+    const depth = r.read(AUTH_TLS_VERIFY_DEPTH, VerifyDepth, "using 1");
     const errorPage = r.read(AUTH_TLS_ERROR_PAGE, ErrorPage, REFUSE);
     const pass = r.read(AUTH_TLS_PASS_CERTIFICATE, Bool, REFUSE);
     const matchCn = r.read(AUTH_TLS_MATCH_CN, MatchCn, REFUSE);

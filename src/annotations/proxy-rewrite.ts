@@ -45,6 +45,18 @@ const RELATIVE_NOTE = "The Ingress's own relative-redirects does not keep a rewr
 const TRUE: ReadonlySet<string> = new Set(["1", "t", "T", "TRUE", "true", "True"]);
 const REFUSED_NOTE = "A value nginx would not load (other than one or two words, a regular expression PCRE refuses) makes every path of the Ingress answer 503; an invalid one keeps `off`, as in ingress-nginx.";
 
+/** An annotation whose value is served as ingress-nginx serves it, except one Portico refuses. */
+const refusedOnlySpec = (name: string, description: string): AnnotationSpec => ({
+  portico: `${PORTICO_PREFIX}${name}`,
+  nginx: [n(name)],
+  family: "headers",
+  default: "off",
+  description,
+  compat: { kind: "differs", difference: REFUSED_NOTE },
+  // The difference is only for values Portico refuses: an accepted one is served the same.
+  differenceFor: () => "",
+});
+
 export const PROXY_REDIRECT_FROM: AnnotationSpec = {
   portico: `${PORTICO_PREFIX}proxy-redirect-from`,
   nginx: [n("proxy-redirect-from")],
@@ -56,38 +68,11 @@ export const PROXY_REDIRECT_FROM: AnnotationSpec = {
   differenceFor: (_value, all) => (TRUE.has(all[n("relative-redirects")] ?? all[`${PORTICO_PREFIX}relative-redirects`] ?? "") ? RELATIVE_NOTE : ""),
 };
 
-export const PROXY_REDIRECT_TO: AnnotationSpec = {
-  portico: `${PORTICO_PREFIX}proxy-redirect-to`,
-  nginx: [n("proxy-redirect-to")],
-  family: "headers",
-  default: "off",
-  description: "what replaces proxy-redirect-from's match (no variables); `off`: nginx's `proxy_redirect default` applies instead (see proxy-redirect-from)",
-  compat: { kind: "differs", difference: REFUSED_NOTE },
-  // The difference is only for values Portico refuses: an accepted one is served the same.
-  differenceFor: () => "",
-};
+export const PROXY_REDIRECT_TO: AnnotationSpec = refusedOnlySpec("proxy-redirect-to", "what replaces proxy-redirect-from's match (no variables); `off`: nginx's `proxy_redirect default` applies instead (see proxy-redirect-from)");
 
-export const PROXY_COOKIE_DOMAIN: AnnotationSpec = {
-  portico: `${PORTICO_PREFIX}proxy-cookie-domain`,
-  nginx: [n("proxy-cookie-domain")],
-  family: "headers",
-  default: "off",
-  description: "`FROM TO`: a Set-Cookie `Domain` of the pod equal to FROM in any case (a leading `.` aside, and kept) becomes TO; `~regex TO`: a Domain the regex matches in any case is replaced whole; `off`: none",
-  compat: { kind: "differs", difference: REFUSED_NOTE },
-  // The difference is only for values Portico refuses: an accepted one is served the same.
-  differenceFor: () => "",
-};
+export const PROXY_COOKIE_DOMAIN: AnnotationSpec = refusedOnlySpec("proxy-cookie-domain", "`FROM TO`: a Set-Cookie `Domain` of the pod equal to FROM in any case (a leading `.` aside, and kept) becomes TO; `~regex TO`: a Domain the regex matches in any case is replaced whole; `off`: none");
 
-export const PROXY_COOKIE_PATH: AnnotationSpec = {
-  portico: `${PORTICO_PREFIX}proxy-cookie-path`,
-  nginx: [n("proxy-cookie-path")],
-  family: "headers",
-  default: "off",
-  description: "`FROM TO`: a Set-Cookie `Path` of the pod starting with FROM (case-sensitive) has that part replaced by TO; `~regex TO`: a Path the regex matches is replaced whole; `off`: none",
-  compat: { kind: "differs", difference: REFUSED_NOTE },
-  // The difference is only for values Portico refuses: an accepted one is served the same.
-  differenceFor: () => "",
-};
+export const PROXY_COOKIE_PATH: AnnotationSpec = refusedOnlySpec("proxy-cookie-path", "`FROM TO`: a Set-Cookie `Path` of the pod starting with FROM (case-sensitive) has that part replaced by TO; `~regex TO`: a Path the regex matches is replaced whole; `off`: none");
 
 const NONE: ProxyRewritePolicy = Object.freeze({ redirect: null, cookieDomain: null, cookiePath: null, refused: null });
 
@@ -165,31 +150,21 @@ export function parseProxyRewrite(r: Reader, defaults: ProxyRewriteDefaults): Pr
     } else redirect = Object.freeze(["prefix", f[0]!, t[0]!] as const);
   }
 
-  // ngx_http_proxy_cookie_domain: `off`, or two words; `~` is always caseless; a leading "."
-  // of either plain word is dropped.
-  let cookieDomain: RewriteRule | null = null;
-  if (domain !== "off") {
-    const w = words(domain);
-    if (w.length !== 2) cookieDomain = refuse(domainR.label, "nginx's proxy_cookie_domain takes `off` or two words");
-    else if (w[0]!.startsWith("~")) {
-      const x = regexRule(w[0]!, true, w[1]!);
-      cookieDomain = "rule" in x ? x.rule : refuse(domainR.label, x.why);
-    } else {
-      const undot = (s: string) => (s.startsWith(".") ? s.slice(1) : s);
-      cookieDomain = Object.freeze(["domain", undot(w[0]!), undot(w[1]!)] as const);
-    }
-  }
-
-  // ngx_http_proxy_cookie_path: `off`, or two words (`~` case-sensitive, `~*` caseless).
-  let cookiePath: RewriteRule | null = null;
-  if (path !== "off") {
-    const w = words(path);
-    if (w.length !== 2) cookiePath = refuse(pathR.label, "nginx's proxy_cookie_path takes `off` or two words");
-    else if (w[0]!.startsWith("~")) {
-      const x = regexRule(w[0]!, false, w[1]!);
-      cookiePath = "rule" in x ? x.rule : refuse(pathR.label, x.why);
-    } else cookiePath = Object.freeze(["prefix", w[0]!, w[1]!] as const);
-  }
+  // ngx_http_proxy_cookie_domain and ngx_http_proxy_cookie_path: `off`, or two words, the
+  // first a plain word or a `~` regex.
+  const cookieRule = (value: string, label: string, directive: string, caseless: boolean, plain: (from: string, to: string) => RewriteRule): RewriteRule | null => {
+    if (value === "off") return null;
+    const w = words(value);
+    if (w.length !== 2) return refuse(label, `nginx's ${directive} takes \`off\` or two words`);
+    if (!w[0]!.startsWith("~")) return plain(w[0]!, w[1]!);
+    const x = regexRule(w[0]!, caseless, w[1]!);
+    return "rule" in x ? x.rule : refuse(label, x.why);
+  };
+  // proxy_cookie_domain's `~` is always caseless; a leading "." of either plain word is dropped.
+  const undot = (s: string) => (s.startsWith(".") ? s.slice(1) : s);
+  const cookieDomain = cookieRule(domain, domainR.label, "proxy_cookie_domain", true, (f, t) => Object.freeze(["domain", undot(f), undot(t)] as const));
+  // proxy_cookie_path's `~` is case-sensitive, `~*` caseless.
+  const cookiePath = cookieRule(path, pathR.label, "proxy_cookie_path", false, (f, t) => Object.freeze(["prefix", f, t] as const));
 
   if (refusals.length > 0) {
     for (const why of refusals) r.problem(`${why}: nginx would not load this location (ingress-nginx rejects the Ingress or fails its reload); every path of the Ingress answers 503`);

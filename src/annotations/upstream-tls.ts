@@ -9,6 +9,7 @@ import { refuseStage, REFUSED_STATUS } from "./access-stages.ts";
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { PROXY_SSL_SECRET_NAMES } from "../model/secret-refs.ts";
 import { NGINX_PREFIX } from "./spec.ts";
+import { VerifyDepth } from "./values.ts";
 
 export type UpstreamTlsPolicy =
   | { readonly state: "none" }
@@ -28,7 +29,15 @@ export type UpstreamTlsPolicy =
       readonly protocols: readonly ("TLSv1.2" | "TLSv1.3")[];
     };
 
-const NAME = (n: string) => ({ portico: `portico.dev/${n}` as const, nginx: [`${NGINX_PREFIX}${n}`] });
+/** One proxy-ssl-* annotation under its Portico and ingress-nginx names. */
+const spec = (n: string, dflt: string, description: string, compat: AnnotationSpec["compat"]): AnnotationSpec => ({
+  portico: `portico.dev/${n}`,
+  nginx: [`${NGINX_PREFIX}${n}`],
+  family: "upstream-tls",
+  default: dflt,
+  description,
+  compat,
+});
 
 /** ingress-nginx's proxySSLOnOffRegex: anything else reads as the default (off). */
 const OnOff = v.pipe(v.string(), v.trim(), v.picklist(["on", "off"], "expected on or off"), v.transform((s) => s === "on"));
@@ -42,15 +51,6 @@ const Protocols = v.pipe(
     const list = [...new Set(s.split(" ").filter((p) => p !== ""))].sort() as ("TLSv1.2" | "TLSv1.3")[];
     return list.length === 0 ? (["TLSv1.2"] as const) : list;
   }),
-);
-/** Go's strconv.Atoi as parser.GetIntAnnotation reads it; 0 is the default (1) there. */
-const Depth = v.pipe(
-  v.string(),
-  v.trim(),
-  v.regex(/^[+]?[0-9]{1,9}$/, "expected a whole number"),
-  v.transform(Number),
-  v.maxValue(100, "at most 100"),
-  v.transform((n) => (n === 0 ? 1 : n)),
 );
 /** A DNS name (the name checked in the pod's certificate and sent as SNI). */
 const SslName = v.pipe(v.string(), v.trim(), v.regex(/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, "expected a DNS name"));
@@ -75,51 +75,45 @@ export const PROXY_SSL_SECRET: AnnotationSpec = {
     difference: `A Secret that is missing, in another namespace, or without a usable \`tls.crt\`, \`tls.key\` and \`ca.crt\` answers ${REFUSED_STATUS} on every path, as ingress-nginx's "location denied". As in ingress-nginx, the host's first Ingress (oldest first) whose Secret holds \`ca.crt\` also covers the host's paths of Ingresses without \`proxy-ssl-*\` (its server block), unless \`--proxy-ssl-location-only\` (the ConfigMap key).`,
   },
 };
-export const PROXY_SSL_VERIFY: AnnotationSpec = {
-  ...NAME("proxy-ssl-verify"),
-  family: "upstream-tls",
-  default: "off",
-  description: "`on`: the pod's certificate must chain to the Secret's `ca.crt` and carry `proxy-ssl-name` (502 otherwise)",
-  compat: { kind: "same" },
-};
-export const PROXY_SSL_VERIFY_DEPTH: AnnotationSpec = {
-  ...NAME("proxy-ssl-verify-depth"),
-  family: "upstream-tls",
-  default: "1",
-  description: "certificates allowed between the pod's and the trust anchor (OpenSSL's verify depth; 1: the pod's issuer may itself be issued by a root in `ca.crt`)",
-  compat: {
+export const PROXY_SSL_VERIFY: AnnotationSpec = spec(
+  "proxy-ssl-verify",
+  "off",
+  "`on`: the pod's certificate must chain to the Secret's `ca.crt` and carry `proxy-ssl-name` (502 otherwise)",
+  { kind: "same" },
+);
+export const PROXY_SSL_VERIFY_DEPTH: AnnotationSpec = spec(
+  "proxy-ssl-verify-depth",
+  "1",
+  "certificates allowed between the pod's and the trust anchor (OpenSSL's verify depth; 1: the pod's issuer may itself be issued by a root in `ca.crt`)",
+  {
     kind: "differs",
     difference: "Counted on the certificates of `ca.crt` only: a chain through an intermediate that the pod sends, not in `ca.crt`, is refused (502), because Bun does not show the chain the pod sent.",
   },
-};
-export const PROXY_SSL_NAME: AnnotationSpec = {
-  ...NAME("proxy-ssl-name"),
-  family: "upstream-tls",
-  default: "upstream_balancer",
-  description: "name the pod's certificate must carry, and the SNI sent when `proxy-ssl-server-name` is on (nginx's default, `$proxy_host`, is `upstream_balancer` in ingress-nginx)",
-  compat: { kind: "differs", difference: "A DNS name only (nginx accepts variables and regex characters)." },
-};
-export const PROXY_SSL_SERVER_NAME: AnnotationSpec = {
-  ...NAME("proxy-ssl-server-name"),
-  family: "upstream-tls",
-  default: "off",
-  description: "`on`: send `proxy-ssl-name` as SNI (RFC 6066) to the pod",
-  compat: { kind: "same" },
-};
-export const PROXY_SSL_CIPHERS: AnnotationSpec = {
-  ...NAME("proxy-ssl-ciphers"),
-  family: "upstream-tls",
-  default: "DEFAULT",
-  description: "OpenSSL cipher list for TLS 1.2 to the pods (TLS 1.3 suites are not chosen by it, as in nginx)",
-  compat: { kind: "differs", difference: "A list BoringSSL (Bun's TLS) cannot use fails the connection (502)." },
-};
-export const PROXY_SSL_PROTOCOLS: AnnotationSpec = {
-  ...NAME("proxy-ssl-protocols"),
-  family: "upstream-tls",
-  default: "TLSv1.2",
-  description: "TLS versions to the pods: `TLSv1.2`, `TLSv1.3` or both",
-  compat: { kind: "same" },
-};
+);
+export const PROXY_SSL_NAME: AnnotationSpec = spec(
+  "proxy-ssl-name",
+  "upstream_balancer",
+  "name the pod's certificate must carry, and the SNI sent when `proxy-ssl-server-name` is on (nginx's default, `$proxy_host`, is `upstream_balancer` in ingress-nginx)",
+  { kind: "differs", difference: "A DNS name only (nginx accepts variables and regex characters)." },
+);
+export const PROXY_SSL_SERVER_NAME: AnnotationSpec = spec(
+  "proxy-ssl-server-name",
+  "off",
+  "`on`: send `proxy-ssl-name` as SNI (RFC 6066) to the pod",
+  { kind: "same" },
+);
+export const PROXY_SSL_CIPHERS: AnnotationSpec = spec(
+  "proxy-ssl-ciphers",
+  "DEFAULT",
+  "OpenSSL cipher list for TLS 1.2 to the pods (TLS 1.3 suites are not chosen by it, as in nginx)",
+  { kind: "differs", difference: "A list BoringSSL (Bun's TLS) cannot use fails the connection (502)." },
+);
+export const PROXY_SSL_PROTOCOLS: AnnotationSpec = spec(
+  "proxy-ssl-protocols",
+  "TLSv1.2",
+  "TLS versions to the pods: `TLSv1.2`, `TLSv1.3` or both",
+  { kind: "same" },
+);
 
 const NONE: UpstreamTlsPolicy = Object.freeze({ state: "none" });
 
@@ -139,7 +133,7 @@ export const UPSTREAM_TLS: Family<UpstreamTlsPolicy> = {
     if (secret.state === "unset") return NONE;
     if (secret.state === "invalid") return Object.freeze({ state: "invalid", reason: "proxy-ssl-secret is not namespace/name" });
     const verify = r.value(PROXY_SSL_VERIFY, OnOff) ?? false;
-    const depth = r.value(PROXY_SSL_VERIFY_DEPTH, Depth) ?? 1;
+    const depth = r.value(PROXY_SSL_VERIFY_DEPTH, VerifyDepth) ?? 1;
     const sslName = r.value(PROXY_SSL_NAME, SslName) ?? null;
     const serverName = r.value(PROXY_SSL_SERVER_NAME, OnOff) ?? false;
     const ciphers = r.value(PROXY_SSL_CIPHERS, Ciphers) ?? "DEFAULT";

@@ -120,3 +120,17 @@ export const GoInt = v.pipe(
   }, "integer out of range"),
   v.transform((s) => Number(s)),
 );
+
+/**
+ * A certificate verify depth (auth-tls-verify-depth, proxy-ssl-verify-depth) as
+ * parser.GetIntAnnotation reads it: Go's strconv.Atoi, where 0 means the default (1). A negative
+ * depth is not a depth (nginx would refuse its configuration); above 100 is OpenSSL's own default.
+ */
+export const VerifyDepth = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^[+]?[0-9]{1,9}$/, "expected a whole number"),
+  v.transform(Number),
+  v.maxValue(100, "at most 100"),
+  v.transform((n) => (n === 0 ? 1 : n)),
+);

@@ -40,6 +40,32 @@ export interface ResolvedHeaders {
 const NAME = AUTH_PROXY_SET_HEADERS.nginx[0] as string;
 const NONE: ReadonlyMap<string, ConfigMap> = new Map();
 
+/**
+ * An annotation's ConfigMap looked up as ingress-nginx does, by the value as written as a
+ * namespace/name key (ownNamespaceKey, only in the Ingress's namespace): the object found, or
+ * why none was; `read` is what the compiler watches (null: the value names no key).
+ */
+export function findOwnConfigMap(
+  value: string,
+  ns: string,
+  annotation: string,
+  configMaps: ReadonlyMap<string, ConfigMap>,
+): { read: ConfigMapRead | null; found: { key: string; object: ConfigMap } | null; missing: string } {
+  const key = ownNamespaceKey(value, ns);
+  const object = key === null ? undefined : configMaps.get(key);
+  const read = key === null ? null : { key, object };
+  if (key !== null && object !== undefined) return { read, found: { key, object }, missing: "" };
+  const hint = key === null ? `: ingress-nginx looks the value up as written, as a namespace/name key, so a ConfigMap is found only as ${ns}/${value.split("/").at(-1) || "<name>"}` : "";
+  return { read, found: null, missing: `ConfigMap ${JSON.stringify(value)} (${annotation}) not found${hint}` };
+}
+
+/** `ann` with the stage `waiting` replaced by `replacement` (the resolved or refused one). */
+export function replaceStage(ann: ParsedAnnotations, waiting: StagePolicy, replacement: StagePolicy): ParsedAnnotations {
+  const stages = ann.options.stages ?? [];
+  const options = Object.freeze({ ...ann.options, stages: assembleStages(stages.map((p) => (p === waiting ? replacement : p))) });
+  return Object.freeze({ ...ann, options });
+}
+
 type Entry = { readonly name: string; readonly value: TemplatePart[] };
 
 /** The entries of `cm` as headers, the entries left out (with why), or why the ConfigMap refuses the route. */
@@ -87,14 +113,11 @@ export function resolveAuthHeaders(ann: ParsedAnnotations, ing: Pick<Ingress, "m
   if (parts.length > 2) replacement = refuse(`annotation ${NAME}=${JSON.stringify(value)}: not a ConfigMap name (namespace/name)`);
   else if (parts.length === 2 && parts[0] !== ns) replacement = refuse(`annotation ${NAME}=${JSON.stringify(value)}: the ConfigMap is in another namespace than the Ingress, which is not allowed`);
   else {
-    const key = ownNamespaceKey(value, ns);
-    const object = key === null ? undefined : configMaps.get(key);
-    if (key !== null) configMap = { key, object };
-    if (object === undefined) {
-      const hint = key === null ? `: ingress-nginx looks the value up as written, as a namespace/name key, so a ConfigMap is found only as ${ns}/${parts.at(-1) || "<name>"}` : "";
-      replacement = refuse(`ConfigMap ${JSON.stringify(value)} (${NAME}) not found${hint}`);
-    } else {
-      const read = readEntries(object, key as string);
+    const found = findOwnConfigMap(value, ns, NAME, configMaps);
+    configMap = found.read;
+    if (found.found === null) replacement = refuse(found.missing);
+    else {
+      const read = readEntries(found.found.object, found.found.key);
       if (typeof read === "string") replacement = refuse(read);
       else {
         for (const s of read.skipped) diag(s, "warning");
@@ -102,6 +125,5 @@ export function resolveAuthHeaders(ann: ParsedAnnotations, ing: Pick<Ingress, "m
       }
     }
   }
-  const options = Object.freeze({ ...ann.options, stages: assembleStages(stages.map((p) => (p === waiting ? replacement : p))) });
-  return { annotations: Object.freeze({ ...ann, options }), diagnostics, configMap };
+  return { annotations: replaceStage(ann, waiting, replacement), diagnostics, configMap };
 }

@@ -12,14 +12,12 @@ import { CUSTOM_HEADERS } from "../annotations/headers.ts";
 import * as K from "../kinds/index.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, Ingress } from "../model/schemas.ts";
-import { ownNamespaceKey } from "../model/secret-refs.ts";
 import { stagePolicy } from "../policy/contract.ts";
 import { checkHeader } from "../policy/headers.ts";
 import type { StagePolicy } from "../policy/stages.ts";
 import type { ParsedAnnotations } from "./annotations.ts";
-import type { ConfigMapRead } from "./auth-headers.ts";
+import { findOwnConfigMap, replaceStage, type ConfigMapRead } from "./auth-headers.ts";
 import { namespaceOf } from "./order.ts";
-import { assembleStages } from "./stages.ts";
 
 const NAME = CUSTOM_HEADERS.nginx[0] as string;
 const NONE: ReadonlyMap<string, ConfigMap> = new Map();
@@ -77,17 +75,13 @@ export function resolveCustomHeaders(
   if (parts.length === 2 && parts[0] !== ns && parts[0] !== "") {
     replacement = refuse(`annotation ${NAME}=${JSON.stringify(value)}: the ConfigMap is in another namespace than the Ingress, which is not allowed`);
   } else {
-    const key = ownNamespaceKey(value, ns);
-    const object = key === null ? undefined : configMaps.get(key);
-    if (key !== null) configMap = { key, object };
-    if (object === undefined) {
-      const hint = key === null ? `: ingress-nginx looks the value up as written, as a namespace/name key, so a ConfigMap is found only as ${ns}/${parts.at(-1) || "<name>"}` : "";
-      replacement = refuse(`ConfigMap ${JSON.stringify(value)} (${NAME}) not found${hint}`);
-    } else {
-      const read = readEntries(object, key as string, allowed);
+    const found = findOwnConfigMap(value, ns, NAME, configMaps);
+    configMap = found.read;
+    if (found.found === null) replacement = refuse(found.missing);
+    else {
+      const read = readEntries(found.found.object, found.found.key, allowed);
       replacement = typeof read === "string" ? refuse(read) : stagePolicy(K.CUSTOM_HEADERS, { headers: read });
     }
   }
-  const options = Object.freeze({ ...ann.options, stages: assembleStages(stages.map((p) => (p === waiting ? replacement : p))) });
-  return { annotations: Object.freeze({ ...ann, options }), diagnostics, configMap };
+  return { annotations: replaceStage(ann, waiting, replacement), diagnostics, configMap };
 }

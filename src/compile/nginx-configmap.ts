@@ -359,6 +359,55 @@ const KEYS: Readonly<Record<string, Judge>> = {
       ? flag("a Server field on every answer, the pod's replaced: Portico's name and version (portico/<version>), where nginx sends its own", "--server-header=portico")
       : flag("no Server field on any answer, the pod's dropped", "--server-header=none");
   },
+  // config.go UseGzip, GzipLevel, GzipMinLength, GzipTypes, GzipDisable; nginx.tmpl's gzip block
+  // (docs/design.md "Response compression").
+  "use-gzip": (val) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    return b ? flag("gzip answers of gzip-types, from gzip-min-length bytes, to clients whose Accept-Encoding allows it (Vary: Accept-Encoding)", "--gzip=true") : same("off, as Portico");
+  },
+  "gzip-level": (val) => {
+    const n = val.trim();
+    if (!/^[1-9]$/.test(n)) return bad("a level 1-9");
+    return n === "1" ? same("1, Portico's --gzip-level default too") : flag("gzip level (bodies over 64 KiB, which Portico streams, get zlib's default level)", `--gzip-level=${n}`);
+  },
+  "gzip-min-length": (val) => {
+    const n = val.trim();
+    if (!/^\d{1,9}$/.test(n)) return bad("a length in bytes");
+    return n === "256" ? same("256, Portico's --gzip-min-length default too") : flag("answers declaring fewer bytes are not gzipped", `--gzip-min-length=${Number(n)}`);
+  },
+  // nginx.tmpl writes the value as gzip_types' arguments: types separated by spaces.
+  "gzip-types": (val) => {
+    const types = val.split(/\s+/).filter((t) => t !== "");
+    if (types.length === 0) return bad("media types separated by spaces");
+    return flag("media types gzipped (text/html always)", `--gzip-types=${types.join(",")}`);
+  },
+  "gzip-disable": (val) => {
+    const t = val.trim();
+    if (t === "") return same("none, as Portico");
+    return flag("clients whose User-Agent matches are not sent gzip (case-insensitive; msie6: MSIE 4-6)", `--gzip-disable=${t}`);
+  },
+  // config.go EnableBrotli, BrotliLevel, BrotliMinLength, BrotliTypes; nginx.tmpl's brotli block.
+  "enable-brotli": (val) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    return b ? flag("brotli for answers of brotli-types, from brotli-min-length bytes, to clients whose Accept-Encoding has br (before gzip)", "--brotli=true") : same("off, as Portico");
+  },
+  "brotli-level": (val) => {
+    const n = val.trim();
+    if (!/^\d{1,2}$/.test(n) || Number(n) > 11) return bad("a level 0-11");
+    return n === "4" ? same("4, Portico's --brotli-level default too") : flag("brotli quality (bodies over 64 KiB, which Portico streams, get the encoder's default)", `--brotli-level=${Number(n)}`);
+  },
+  "brotli-min-length": (val) => {
+    const n = val.trim();
+    if (!/^\d{1,9}$/.test(n)) return bad("a length in bytes");
+    return n === "20" ? same("20, Portico's --brotli-min-length default too") : flag("answers declaring fewer bytes are not brotli-compressed", `--brotli-min-length=${Number(n)}`);
+  },
+  "brotli-types": (val) => {
+    const types = val.split(/\s+/).filter((t) => t !== "");
+    if (types.length === 0) return bad("media types separated by spaces");
+    return flag("media types brotli-compressed (text/html always)", `--brotli-types=${types.join(",")}`);
+  },
   "enable-underscores-in-headers": (val) => (bool(val, false) === true ? flag("forward header names with underscores", "--enable-underscores-in-headers") : same("dropped, as Portico")),
   "worker-processes": (val) => (/^\d+$/.test(val.trim()) ? flag("data-plane processes", `--workers=${val.trim()}`) : same("auto: Portico also follows the CPUs")),
   "disable-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),

@@ -31,6 +31,16 @@ export const DEFAULT_TLS_CIPHERS = [
 
 const none = () => null;
 
+/** ingress-nginx's brotli-types default (config.go brotliTypes). */
+export const DEFAULT_BROTLI_TYPES: readonly string[] = Object.freeze(
+  "application/xml+rss application/atom+xml application/javascript application/x-javascript application/json application/rss+xml application/vnd.ms-fontobject application/x-font-ttf application/x-web-app-manifest+json application/xhtml+xml application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component".split(" "),
+);
+
+/** ingress-nginx's gzip-types default (internal/ingress/controller/config/config.go gzipTypes). */
+export const DEFAULT_GZIP_TYPES: readonly string[] = Object.freeze(
+  "application/atom+xml application/javascript application/x-javascript application/json application/rss+xml application/vnd.ms-fontobject application/x-font-ttf application/x-web-app-manifest+json application/xhtml+xml application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component".split(" "),
+);
+
 // Keyed by Config field: the compiler rejects a Config field without a flag, or a schema whose
 // output does not match the field's type. Insertion order is the order in `--help`.
 export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
@@ -116,6 +126,19 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx's ConfigMap key server-tokens (false by default: no Server field at all,
   // nginx.tmpl `more_clear_headers Server`); true names Portico, not nginx (headers.ts PORTICO_SERVER).
   serverHeader: { name: "server-header", metavar: "WHICH", help: "the Server field of answers: backend (the pod's passed on, none of Portico's own), none (no Server field, ingress-nginx's server-tokens false) or portico (portico/<version> on every answer, the pod's replaced: server-tokens true)", defaultText: "backend", schema: val.oneOf(["backend", "none", "portico"]), fallback: () => "backend" },
+  // ingress-nginx's ConfigMap use-gzip, gzip-level, gzip-min-length, gzip-types, gzip-disable
+  // (config.go NewDefault: off, 1, 256, the list below; nginx.tmpl's gzip block).
+  gzip: { name: "gzip", metavar: null, help: "gzip answers of the --gzip-types of at least --gzip-min-length bytes to clients that accept it (ingress-nginx's use-gzip)", defaultText: "false", schema: val.bool, fallback: () => false },
+  gzipLevel: { name: "gzip-level", metavar: "N", help: "with --gzip: compression level 1-9 (answers over 64 KiB, which are streamed, get zlib's default level)", defaultText: "1", schema: val.integer(1, 9), fallback: () => 1 },
+  gzipMinLength: { name: "gzip-min-length", metavar: "BYTES", help: "with --gzip: answers whose Content-Length is smaller are sent as they are (answers without one are compressed)", defaultText: "256", schema: val.integer(0, 2 ** 31 - 1), fallback: () => 256 },
+  gzipTypes: { name: "gzip-types", metavar: "TYPE[,TYPE]", help: "with --gzip: media types compressed (* for any); text/html always is", defaultText: "ingress-nginx's gzip-types default (17 types: JSON, JavaScript, XML, CSS, plain text, SVG, fonts and the like)", schema: val.mediaTypeList, fallback: () => DEFAULT_GZIP_TYPES },
+  gzipDisable: { name: "gzip-disable", metavar: "REGEX", help: "with --gzip: no compression for clients whose User-Agent matches this case-insensitive regular expression (msie6: nginx's test for MSIE 4-6)", defaultText: "none", schema: val.userAgentPattern, fallback: none },
+  // ingress-nginx's enable-brotli, brotli-level, brotli-min-length, brotli-types (config.go
+  // NewDefault: off, 4, 20, the list below; nginx.tmpl's brotli block).
+  brotli: { name: "brotli", metavar: null, help: "brotli-compress answers of the --brotli-types of at least --brotli-min-length bytes to clients that accept br, before gzip (ingress-nginx's enable-brotli)", defaultText: "false", schema: val.bool, fallback: () => false },
+  brotliLevel: { name: "brotli-level", metavar: "N", help: "with --brotli: quality 0-11 (answers over 64 KiB, which are streamed, get the encoder's default)", defaultText: "4", schema: val.integer(0, 11), fallback: () => 4 },
+  brotliMinLength: { name: "brotli-min-length", metavar: "BYTES", help: "with --brotli: answers whose Content-Length is smaller are not brotli-compressed", defaultText: "20", schema: val.integer(0, 2 ** 31 - 1), fallback: () => 20 },
+  brotliTypes: { name: "brotli-types", metavar: "TYPE[,TYPE]", help: "with --brotli: media types compressed (* for any); text/html always is", defaultText: "ingress-nginx's brotli-types default (18 types, gzip's and application/xml+rss)", schema: val.mediaTypeList, fallback: () => DEFAULT_BROTLI_TYPES },
   hsts: { name: "hsts", metavar: null, help: "send Strict-Transport-Security on HTTPS responses (--hsts=false to turn off)", defaultText: "true", schema: val.bool, fallback: () => true },
   hstsMaxAge: { name: "hsts-max-age", metavar: "SECONDS", help: "max-age of Strict-Transport-Security", defaultText: "31536000", schema: val.integer(0, 2 ** 31 - 1), fallback: () => 31_536_000 },
   hstsIncludeSubdomains: { name: "hsts-include-subdomains", metavar: null, help: "add includeSubDomains to Strict-Transport-Security", defaultText: "false", schema: val.bool, fallback: () => false },

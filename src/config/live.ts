@@ -34,6 +34,16 @@ export const LIVE_FIELDS = {
   computeFullForwardedFor: bool,
   // Read per response by http/headers.ts downstreamHeaders and pipeline/handler.ts.
   serverHeader: v.picklist(["backend", "none", "portico"]),
+  // Read per response by proxy/pipeline/relay.ts (http/gzip.ts).
+  gzip: bool,
+  gzipLevel: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(9)),
+  gzipMinLength: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(2 ** 31 - 1)),
+  gzipTypes: v.pipe(v.array(v.pipe(v.string(), v.maxLength(255))), v.maxLength(1024)),
+  gzipDisable: v.nullable(v.pipe(v.string(), v.maxLength(1024))),
+  brotli: bool,
+  brotliLevel: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(11)),
+  brotliMinLength: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(2 ** 31 - 1)),
+  brotliTypes: v.pipe(v.array(v.pipe(v.string(), v.maxLength(255))), v.maxLength(1024)),
   // Read per request by proxy/pipeline/route.ts (block.ts); checked again there when compiled.
   blockCidrs: v.array(v.string()),
   blockUserAgents: v.array(v.string()),

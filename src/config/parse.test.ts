@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { availableParallelism } from "node:os";
-import { DEFAULT_TLS_CIPHERS, FLAGS, envName } from "./flags.ts";
+import { DEFAULT_BROTLI_TYPES, DEFAULT_GZIP_TYPES, DEFAULT_TLS_CIPHERS, FLAGS, envName } from "./flags.ts";
 import { parseArgs, type ParseOutcome } from "./parse.ts";
 import { helpText } from "../runtime/help.ts";
 import type { Config } from "./types.ts";
@@ -70,6 +70,15 @@ describe("defaults", () => {
       limitReqStatusCode: 503,
       limitConnStatusCode: 503,
       serverHeader: "backend",
+      gzip: false,
+      gzipLevel: 1,
+      gzipMinLength: 256,
+      gzipTypes: DEFAULT_GZIP_TYPES,
+      gzipDisable: null,
+      brotli: false,
+      brotliLevel: 4,
+      brotliMinLength: 20,
+      brotliTypes: DEFAULT_BROTLI_TYPES,
       allowExternalNameServices: false,
       hsts: true,
       hstsMaxAge: 31536000,
@@ -283,6 +292,15 @@ describe("errors name the flag", () => {
     [["--shutdown-grace-period", "1000h"], "--shutdown-grace-period: expected a duration"],
     // Past 2^31-1 ms a timer fires at once: the message names the limit.
     [["--stream-idle-timeout", "597h"], "--stream-idle-timeout: expected a duration like 500ms, 5s, 2m or 1h (above zero, at most 596h)"],
+    [["--gzip=maybe"], "--gzip: expected true or false"],
+    [["--gzip-level", "10"], "--gzip-level: expected an integer 1-9"],
+    [["--gzip-min-length", "-1"], "--gzip-min-length: expected an integer"],
+    [["--gzip-types", "text"], "--gzip-types: expected media types"],
+    [["--gzip-disable", "(a"], "--gzip-disable: expected a regular expression Portico can run"],
+    [["--brotli=maybe"], "--brotli: expected true or false"],
+    [["--brotli-level", "12"], "--brotli-level: expected an integer 0-11"],
+    [["--brotli-min-length", "x"], "--brotli-min-length: expected an integer"],
+    [["--brotli-types", "text"], "--brotli-types: expected media types"],
     [["--hsts=sometimes"], "--hsts: expected true or false"],
     [["--hsts-max-age", "1.5"], "--hsts-max-age: expected an integer"],
     [["--hsts-include-subdomains=often"], "--hsts-include-subdomains: expected true or false"],

@@ -112,6 +112,25 @@ export interface Config {
    * version in place of the pod's (server-tokens true, where nginx names itself).
    */
   readonly serverHeader: ServerHeader;
+  /**
+   * Response compression as ingress-nginx's ConfigMap sets it (use-gzip, gzip-level,
+   * gzip-min-length, gzip-types, gzip-disable; nginx.tmpl's gzip block): docs/design.md
+   * "Response compression". Off by default, as in ingress-nginx.
+   */
+  readonly gzip: boolean;
+  /** gzip_comp_level, 1-9. */
+  readonly gzipLevel: number;
+  /** gzip_min_length: an answer whose Content-Length is below this is sent as it is. */
+  readonly gzipMinLength: number;
+  /** gzip_types: media types (lowercase, no parameters) compressed; `*` is any; text/html always. */
+  readonly gzipTypes: readonly string[];
+  /** gzip_disable: `msie6` (nginx's built-in test) or a case-insensitive regular expression on User-Agent; null: none. */
+  readonly gzipDisable: string | null;
+  /** ingress-nginx's enable-brotli, brotli-level, brotli-min-length, brotli-types (ngx_brotli; preferred to gzip). */
+  readonly brotli: boolean;
+  readonly brotliLevel: number;
+  readonly brotliMinLength: number;
+  readonly brotliTypes: readonly string[];
   // TLS and redirects
   readonly hsts: boolean;
   readonly hstsMaxAge: number;

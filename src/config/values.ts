@@ -1,11 +1,11 @@
 // Valibot schemas that turn one flag/env string into a typed Config value. Each schema's
 // issue message is "expected ..."; parse.ts prefixes the flag name and the rejected text.
 import { blockPatternProblem } from "../regex/block-pattern.ts";
-import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import { isIP } from "node:net";
 import { getCiphers } from "node:tls";
 import * as v from "valibot";
 import { isIpv4MappedRange, parseCidrList } from "./cidr.ts";
+import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import { MAX_DURATION_MS, parseDuration, parseSize } from "./units.ts";
 import type { NamespacedName } from "./types.ts";
 
@@ -110,6 +110,24 @@ export const byteSize = convert("a size like 65536, 512k, 1m or 64m (0: none)", 
 export const headerSize = convert("a size from 1k to 16m like 16384, 32k or 1m", (s) => {
   const n = parseSize(s);
   return n !== null && n >= 1024 && n <= 16 * 1024 * 1024 ? n : undefined;
+});
+
+// RFC 9110 §8.3.1 media-type without parameters (type "/" subtype, tokens), or `*` (nginx's
+// gzip_types any). Lowercased: nginx compares the response's type lowercased.
+const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/;
+export const mediaTypeList = convert("media types such as text/plain,application/json separated by commas (or *)", (s) => {
+  const list = s.split(",").map((t) => t.trim().toLowerCase()).filter((t) => t !== "");
+  if (list.length === 0 || list.length > 1024 || !list.every((t) => t === "*" || MEDIA_TYPE.test(t))) return undefined;
+  return Object.freeze([...new Set(list)]);
+});
+
+/** A User-Agent pattern for --gzip-disable: msie6, or a regular expression the linear-time engine runs. */
+export const userAgentPattern: ValueSchema<string | null> = check<string | null>((s) => {
+  const t = s.trim();
+  if (t === "") return { message: "expected a regular expression or msie6" };
+  if (t === "msie6") return { value: t };
+  const r = compileHeaderPattern(t, true);
+  return r.ok ? { value: t } : { message: `expected a regular expression Portico can run: it ${r.reason}` };
 });
 
 export const nonEmpty = convert("a non-empty value", (s) => (s.trim() === "" ? undefined : s.trim()));

@@ -15,13 +15,14 @@ export interface HeaderPattern {
 
 export type HeaderPatternResult = { readonly ok: true; readonly re: HeaderPattern } | { readonly ok: false; readonly reason: string };
 
-export function compileHeaderPattern(pattern: string): HeaderPatternResult {
+/** `caseless`: nginx's NGX_REGEX_CASELESS (gzip_disable compiles its patterns so). */
+export function compileHeaderPattern(pattern: string, caseless = false): HeaderPatternResult {
   if (pattern.length > MAX_PATTERN_LENGTH) return { ok: false, reason: `is longer than ${MAX_PATTERN_LENGTH} characters` };
   const t = translatePcre(pattern);
   if (!t.ok) return t;
   let re: RE2JS;
   try {
-    re = RE2JS.compile(t.source);
+    re = RE2JS.compile(t.source, caseless ? RE2JS.CASE_INSENSITIVE : 0);
   } catch (e) {
     const msg = (e instanceof Error ? e.message : String(e)).replace(/^error parsing regexp:\s*/, "");
     return { ok: false, reason: `is not a regular expression Portico can run (${msg})` };

@@ -1,8 +1,11 @@
 // Runs the real Portico process (sources, or the compiled binary with PORTICO_BIN) on free
 // loopback ports, plus small backends, for end-to-end suites. Every process is killed in stop().
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { eventually } from "../wait.ts";
+import { yamlDocs } from "./objects.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
@@ -162,4 +165,36 @@ export async function freshGet(p: Portico, host: string, path = "/"): Promise<{ 
 export async function get(base: string, host: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: string; headers: Headers }> {
   const res = await fetch(`${base}${path}`, { ...init, headers: { host, ...(init.headers as Record<string, string> | undefined) }, redirect: "manual" });
   return { status: res.status, body: await res.text(), headers: res.headers };
+}
+
+/** The ingress-nginx controller's ConfigMap, as --nginx-configmap names it in these suites. */
+export const NGINX_CM = { namespace: "ingress-nginx", name: "ingress-nginx-controller" } as const;
+
+/**
+ * A --manifests folder (in a fresh temporary one) holding objects.yaml and the controller's
+ * ConfigMap, ingress-nginx.yaml; `args` starts Portico on it with --nginx-configmap.
+ */
+export interface ConfigMapManifests {
+  readonly folder: string;
+  readonly args: readonly string[];
+  writeObjects(yaml: string): void;
+  /** Replaces the ConfigMap in one step (a rename), as editors and ConfigMap volumes do. */
+  writeConfigMap(data: Record<string, string>): void;
+  remove(): void;
+}
+
+export function configMapManifests(prefix: string): ConfigMapManifests {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const folder = join(dir, "manifests");
+  mkdirSync(folder);
+  return {
+    folder,
+    args: ["--manifests", folder, "--nginx-configmap", `${NGINX_CM.namespace}/${NGINX_CM.name}`],
+    writeObjects: (yaml) => writeFileSync(join(folder, "objects.yaml"), yaml),
+    writeConfigMap: (data) => {
+      writeFileSync(join(dir, "cm.tmp"), yamlDocs([{ apiVersion: "v1", kind: "ConfigMap", metadata: { ...NGINX_CM }, data }]));
+      renameSync(join(dir, "cm.tmp"), join(folder, "ingress-nginx.yaml"));
+    },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

@@ -13,40 +13,27 @@
 //        `more_clear_headers Server` (no Server field at all); true writes `server_tokens on`
 //        (nginx's own Server field, with its version). Portico names itself: portico/<version>.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { VERSION } from "../../src/version.ts";
 import { rawRequest } from "../proxy/helpers.ts";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
-import { startPortico, waitReady, type Portico } from "./harness.ts";
+import { startPortico, waitReady, configMapManifests, type ConfigMapManifests, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
-const CM = { namespace: "ingress-nginx", name: "ingress-nginx-controller" };
-const configMap = (data: Record<string, string>) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { ...CM }, data });
 // no_auth_locations.go buildSecret: "<user>:<bcrypt>" under `auth`; cost 4 (the Go test: 14) only to be quick.
 const HASH = await Bun.password.hash("bar", { algorithm: "bcrypt", cost: 4 });
 const CREDENTIALS = `Basic ${Buffer.from("foo:bar").toString("base64")}`;
 
 let pod: RawBackend;
-let dir: string;
-let folder: string;
+let manifests: ConfigMapManifests;
 let portico: Portico;
 
-const write = (data: Record<string, string>) => {
-  // Replaced in one step, as editors and ConfigMap volumes do.
-  writeFileSync(join(dir, "cm.tmp"), yamlDocs([configMap(data)]));
-  renameSync(join(dir, "cm.tmp"), join(folder, "ingress-nginx.yaml"));
-};
 
 beforeAll(async () => {
   pod = await rawBackend(() => "HTTP/1.1 200 OK\r\nServer: gunicorn/21.2.0\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
-  dir = mkdtempSync(join(tmpdir(), "portico-cm-auth-server-"));
-  folder = join(dir, "manifests");
-  mkdirSync(folder);
-  writeFileSync(join(folder, "objects.yaml"), yamlDocs([
+  manifests = configMapManifests("portico-cm-auth-server-");
+  manifests.writeObjects(yamlDocs([
     ingressClass(),
     service("web", "echo"),
     slice("web", "echo", [pod.port]),
@@ -59,9 +46,9 @@ beforeAll(async () => {
       paths: [{ path: "/", service: "echo" }, { path: "/noauth", service: "echo" }, { path: "/.well-known/acme-challenge", service: "echo" }],
     }], { annotations: { [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "test-secret", [`${N}auth-realm`]: "test auth" } }),
   ]));
-  write({ "no-auth-locations": "/noauth" });
+  manifests.writeConfigMap({ "no-auth-locations": "/noauth" });
   portico = await startPortico([
-    "--manifests", folder, "--nginx-configmap", `${CM.namespace}/${CM.name}`, "--access-log", "off",
+    ...manifests.args, "--access-log", "off",
     // compat's class flags would name the nginx IngressClass; these objects use Portico's.
     "--ingress-nginx-compat", "--ingress-class", "portico", "--controller-name", "portico.dev/ingress-controller",
   ]);
@@ -71,7 +58,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await portico?.stop("SIGKILL");
   await pod?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  manifests?.remove();
 });
 
 interface Answer {
@@ -116,11 +103,11 @@ describe("no-auth-locations (settings/no_auth_locations.go)", () => {
   });
 
   test("an edit applies without a restart; without the key, config.go's default exempts the ACME path again", async () => {
-    write({});
+    manifests.writeConfigMap({});
     await eventually(async () => (await ask("no-auth-locations", "/noauth")).status === 401, 10_000, "/noauth authenticated again");
     expect((await ask("no-auth-locations", "/.well-known/acme-challenge/token")).status).toBe(200);
     expect((await ask("no-auth-locations", "/")).status).toBe(401);
-    write({ "no-auth-locations": "/noauth" });
+    manifests.writeConfigMap({ "no-auth-locations": "/noauth" });
     await eventually(async () => (await ask("no-auth-locations", "/noauth")).status === 200, 10_000, "/noauth exempt again");
   });
 });
@@ -131,13 +118,13 @@ describe("server-tokens (settings/server_tokens.go)", () => {
     const own = await ask("elsewhere.test", "/");
     expect([proxied.status, own.status]).toEqual([200, 404]);
     expect([proxied.server, own.server]).toEqual([[], []]);
-    write({ "no-auth-locations": "/noauth", "server-tokens": "false" });
+    manifests.writeConfigMap({ "no-auth-locations": "/noauth", "server-tokens": "false" });
     await eventually(() => portico.lines.some((l) => l.includes("--server-header=none")), 10_000, "server-tokens false applied");
     expect((await ask("no-auth-locations", "/noauth")).server).toEqual([]);
   });
 
   test("should exists Server header in the response when is enabled (Portico's name and version, the pod's replaced)", async () => {
-    write({ "no-auth-locations": "/noauth", "server-tokens": "true" });
+    manifests.writeConfigMap({ "no-auth-locations": "/noauth", "server-tokens": "true" });
     await eventually(async () => (await ask("no-auth-locations", "/noauth")).server.length > 0, 10_000, "server-tokens true applied");
     const proxied = await ask("no-auth-locations", "/noauth");
     const challenged = await ask("no-auth-locations", "/");

@@ -11,30 +11,19 @@
 // service receives and what its answers do is checked against a real one in
 // test/proxy/global-auth.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { rawRequest } from "../proxy/helpers.ts";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
-import { startPortico, waitReady, type Portico } from "./harness.ts";
+import { startPortico, waitReady, configMapManifests, type ConfigMapManifests, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 const HOST = "global-external-auth";
-const CM = { namespace: "ingress-nginx", name: "ingress-nginx-controller" };
-const configMap = (data: Record<string, string>) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { ...CM }, data });
 
 let pod: RawBackend;
-let dir: string;
-let folder: string;
+let manifests: ConfigMapManifests;
 let portico: Portico;
 
-const write = (data: Record<string, string>) => {
-  // Replaced in one step, as editors and ConfigMap volumes do.
-  writeFileSync(join(dir, "cm.tmp"), yamlDocs([configMap(data)]));
-  renameSync(join(dir, "cm.tmp"), join(folder, "ingress-nginx.yaml"));
-};
 
 const objects = (barAnnotations: Record<string, string>) =>
   yamlDocs([
@@ -47,19 +36,17 @@ const objects = (barAnnotations: Record<string, string>) =>
 
 beforeAll(async () => {
   pod = await rawBackend();
-  dir = mkdtempSync(join(tmpdir(), "portico-cm-global-auth-"));
-  folder = join(dir, "manifests");
-  mkdirSync(folder);
-  writeFileSync(join(folder, "objects.yaml"), objects({}));
-  write({});
-  portico = await startPortico(["--manifests", folder, "--nginx-configmap", `${CM.namespace}/${CM.name}`, "--access-log", "off"]);
+  manifests = configMapManifests("portico-cm-global-auth-");
+  manifests.writeObjects(objects({}));
+  manifests.writeConfigMap({});
+  portico = await startPortico([...manifests.args, "--access-log", "off"]);
   await waitReady(portico);
 });
 
 afterAll(async () => {
   await portico?.stop("SIGKILL");
   await pod?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  manifests?.remove();
 });
 
 async function status(path: string): Promise<number> {
@@ -72,19 +59,19 @@ const both = async () => ({ foo: await status("/foo"), bar: await status("/bar")
 describe("[Security] global-auth-url, edited while serving (settings/global_external_auth.go)", () => {
   test("set: every location asks the auth service; no-auth-locations and enable-global-auth: \"false\" exempt theirs; removed: open again", async () => {
     expect(await both()).toEqual({ foo: 200, bar: 200 });
-    write({ "global-auth-url": "http://auth.invalid/status/401" });
+    manifests.writeConfigMap({ "global-auth-url": "http://auth.invalid/status/401" });
     await eventually(async () => (await status("/foo")) === 500, 15_000, "/foo asks the auth service");
     expect(await both()).toEqual({ foo: 500, bar: 500 });
 
-    write({ "global-auth-url": "http://auth.invalid/status/401", "no-auth-locations": "/bar" });
+    manifests.writeConfigMap({ "global-auth-url": "http://auth.invalid/status/401", "no-auth-locations": "/bar" });
     await eventually(async () => (await status("/bar")) === 200, 15_000, "/bar exempt by no-auth-locations");
     expect(await both()).toEqual({ foo: 500, bar: 200 });
 
-    write({ "global-auth-url": "http://auth.invalid/status/401" });
-    writeFileSync(join(folder, "objects.yaml"), objects({ [`${N}enable-global-auth`]: "false" }));
+    manifests.writeConfigMap({ "global-auth-url": "http://auth.invalid/status/401" });
+    manifests.writeObjects(objects({ [`${N}enable-global-auth`]: "false" }));
     await eventually(async () => JSON.stringify(await both()) === JSON.stringify({ foo: 500, bar: 200 }), 15_000, "/bar opted out by its annotation");
 
-    write({});
+    manifests.writeConfigMap({});
     await eventually(async () => (await status("/foo")) === 200, 15_000, "no global auth without the key");
     expect(await both()).toEqual({ foo: 200, bar: 200 });
     expect(portico.proc.exitCode).toBeNull();

@@ -13,27 +13,16 @@
 //   TPL  rootfs/etc/nginx/template/nginx.tmpl: `absolute_redirect off` in the http block for
 //        relative-redirects; `return 301 <url>` for permanent-redirect.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { get, startBackend, startPortico, waitReady, type Backend, type Portico } from "./harness.ts";
+import { get, startBackend, startPortico, waitReady, type Backend, configMapManifests, type ConfigMapManifests, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
 import { eventually } from "../wait.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
-const CM = { namespace: "ingress-nginx", name: "ingress-nginx-controller" };
-const configMap = (data: Record<string, string>) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { ...CM }, data });
 
 let backend: Backend;
-let dir: string;
-let folder: string;
+let manifests: ConfigMapManifests;
 let portico: Portico;
 
-const write = (data: Record<string, string>) => {
-  // Replaced in one step, as editors and ConfigMap volumes do.
-  writeFileSync(join(dir, "cm.tmp"), yamlDocs([configMap(data)]));
-  renameSync(join(dir, "cm.tmp"), join(folder, "ingress-nginx.yaml"));
-};
 
 const KEYS = {
   "use-port-in-redirects": "true",
@@ -44,10 +33,8 @@ const KEYS = {
 
 beforeAll(async () => {
   backend = startBackend("web");
-  dir = mkdtempSync(join(tmpdir(), "portico-cm-redirects-"));
-  folder = join(dir, "manifests");
-  mkdirSync(folder);
-  writeFileSync(join(folder, "objects.yaml"), yamlDocs([
+  manifests = configMapManifests("portico-cm-redirects-");
+  manifests.writeObjects(yamlDocs([
     ingressClass(),
     service("shop", "web"),
     slice("shop", "web", [backend.port]),
@@ -59,15 +46,15 @@ beforeAll(async () => {
     }),
     ingress("shop", "moved", [{ host: "moved.test", paths: [{ path: "/old", service: "web" }] }], { annotations: { [`${N}permanent-redirect`]: "/new" } }),
   ]));
-  write(KEYS);
-  portico = await startPortico(["--manifests", folder, "--nginx-configmap", `${CM.namespace}/${CM.name}`, "--access-log", "off"]);
+  manifests.writeConfigMap(KEYS);
+  portico = await startPortico([...manifests.args, "--access-log", "off"]);
   await waitReady(portico);
 });
 
 afterAll(async () => {
   await portico?.stop("SIGKILL");
   backend?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  manifests?.remove();
 });
 
 const answer = async (host: string, path: string) => {
@@ -97,7 +84,7 @@ describe("ingress-nginx's redirect keys act as their flags", () => {
   });
 
   test("an edit of the ConfigMap applies without a restart", async () => {
-    write({});
+    manifests.writeConfigMap({});
     // ingress-nginx's defaults: no port, one "/" cut, /public redirected, an absolute Location.
     await eventually(async () => (await answer("secure.test", "/docs/")).location === "https://secure.test/docs", 10_000);
     expect(await answer("secure.test", "/public/x")).toEqual({ status: 308, location: "https://secure.test/public/x" });

@@ -1,8 +1,15 @@
-// Helpers for kube tests: minimal valid objects of each kind, a recording SourceSink,
+// Helpers for kube tests: minimal valid objects of each kind, a recording SourceSink, a client
+// of the fake API server through a written kubeconfig,
 // a capturing logger and a bounded wait.
 import type { Kind, KindObjects } from "../../src/model/kinds.ts";
 import type { SourceSink, StoreEvent } from "../../src/store/types.ts";
 import type { Logger } from "../../src/log/logger.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createKubeClientFrom, type KubeClient } from "../../src/kube/client.ts";
+import { resolveKubeConfig } from "../../src/kube/kubeconfig.ts";
+import { kubeconfig } from "../e2e/objects.ts";
 
 export function ingress(ns: string, name: string, host = `${name}.example.test`): Record<string, unknown> {
   return {
@@ -109,3 +116,15 @@ export const FAST_WATCH = {
   requestTimeoutMs: 2000,
   minWatchMs: 0,
 } as const;
+
+/**
+ * A client of the fake API server at `url` (bearer `token`), through a kubeconfig written to a
+ * fresh temporary folder as a user's would be; remove() deletes the folder.
+ */
+export async function fakeApiClient(url: string, token: string, log: Logger, prefix: string): Promise<{ client: KubeClient; kubeconfig: string; remove(): void }> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const path = join(dir, "config");
+  await Bun.write(path, kubeconfig(url, token));
+  const client = createKubeClientFrom(resolveKubeConfig({ kubeconfig: path, context: null }), log);
+  return { client, kubeconfig: path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}

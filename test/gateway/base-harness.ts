@@ -95,17 +95,17 @@ function h2cEcho(name: string): Promise<Echo> {
 export const RANGE_SIZE = 8;
 
 /**
- * A run of RANGE_SIZE ports free on loopback now (each probed with a bind), for --gateway-ports:
+ * A run of `size` ports free on loopback now (each probed with a bind), for --gateway-ports:
  * below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 and up by default),
  * where the other suites' port-0 listeners and outgoing connections take theirs, so none of
  * them can take one between this probe and Portico's bind.
  */
-export function freeRange(): number {
+export function freeRange(size = RANGE_SIZE): number {
   for (let attempt = 0; attempt < 50; attempt++) {
     const from = 20_000 + Math.floor(Math.random() * 12_000);
     const held: { stop(force?: boolean): void }[] = [];
     try {
-      for (let p = from; p < from + RANGE_SIZE; p++) held.push(Bun.listen({ hostname: "127.0.0.1", port: p, socket: { data() {} } }));
+      for (let p = from; p < from + size; p++) held.push(Bun.listen({ hostname: "127.0.0.1", port: p, socket: { data() {} } }));
       return from;
     } catch {
       // one is taken: try another run

@@ -8,19 +8,14 @@
 // Bun.serve's HTTP/2 resets with a code of its own. node:http2 clients, loopback only; the
 // nginx half is skipped where nginx is not installed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http2 from "node:http2";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { nginxPage } from "../../src/http/status-page.ts";
-import { freePort } from "../e2e/harness.ts";
-import { makeBackend, makeTable } from "../proxy/helpers.ts";
+import { makeBackend, makeTable, NGINX_BIN, startNginx, type RealNginx } from "../proxy/helpers.ts";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
 import { h2Session, startTlsProxy, type Listener } from "./helpers.ts";
 
-const nginxBin = Bun.which("nginx") ?? (Bun.file("/usr/sbin/nginx").size > 0 ? "/usr/sbin/nginx" : null);
 
 /** What the client saw on one stream: the status (null: no answer), the body, and the RST_STREAM code it ended with. */
 interface StreamEnd {
@@ -51,40 +46,31 @@ async function earlyPost(s: http2.ClientHttp2Session, path: string): Promise<Str
   return { status, body, rstCode: st.rstCode };
 }
 
-describe.skipIf(nginxBin === null)("nginx with http2", () => {
-  let dir: string;
+describe.skipIf(NGINX_BIN === null)("nginx with http2", () => {
+  let nginx: RealNginx;
   let port: number;
   let be: RawBackend;
-  let proc: ReturnType<typeof Bun.spawn>;
   let session: http2.ClientHttp2Session;
   beforeAll(async () => {
     be = await rawBackend();
-    dir = mkdtempSync(join(tmpdir(), "portico-nginx-h2-early-"));
-    port = freePort();
     const cert = createCertificate({ subjectCN: "a.test", sans: ["a.test"] });
-    writeFileSync(join(dir, "cert.pem"), cert.certPem);
-    writeFileSync(join(dir, "key.pem"), cert.keyPem);
-    writeFileSync(join(dir, "nginx.conf"), `
-      daemon off; master_process off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
-      events { worker_connections 64; }
-      http {
-        server_tokens off; access_log off;
+    nginx = await startNginx({
+      prefix: "portico-nginx-h2-early-",
+      files: { "cert.pem": cert.certPem, "key.pem": cert.keyPem },
+      http: (port, dir) => `access_log off;
         reset_timedout_connection on; client_body_timeout 300ms;
-        client_body_temp_path ${dir}/b; proxy_temp_path ${dir}/p; fastcgi_temp_path ${dir}/f; uwsgi_temp_path ${dir}/u; scgi_temp_path ${dir}/s;
         server { listen 127.0.0.1:${port} ssl http2; ssl_certificate ${dir}/cert.pem; ssl_certificate_key ${dir}/key.pem;
           location /small { client_max_body_size 4; proxy_pass http://127.0.0.1:${be.port}; }
           location / { proxy_pass http://127.0.0.1:${be.port}; }
-        }
-      }`);
-    proc = Bun.spawn([nginxBin!, "-c", join(dir, "nginx.conf"), "-p", dir], { stdout: "ignore", stderr: "pipe" });
-    await eventually(() => h2Session(port).then((s) => (session = s), () => false).then(Boolean), 5000, "nginx listening");
+        }`,
+      ready: (port) => h2Session(port).then((s) => (session = s), () => false).then(Boolean),
+    });
+    port = nginx.port;
   });
   afterAll(async () => {
     session?.destroy();
-    proc.kill();
-    await proc.exited;
+    await nginx?.stop();
     await be.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   test("a declared body over the limit: the whole 413, then RST_STREAM NO_ERROR", async () => {

@@ -3,15 +3,10 @@
 // ConfigMap named while its list is under way, a failed read and an invalid version, against
 // the fake API server over real sockets, into a recording sink.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { captureLogger, FAST_WATCH, RecordingSink } from "../fake-apiserver/fixtures.ts";
-import { kubeconfig } from "../e2e/objects.ts";
-import { createKubeClientFrom, type KubeClient } from "../../src/kube/client.ts";
+import { captureLogger, fakeApiClient, FAST_WATCH, RecordingSink } from "../fake-apiserver/fixtures.ts";
+import type { KubeClient } from "../../src/kube/client.ts";
 import { createConfigMapRefs, MAX_BY_NAME } from "../../src/kube/configmap-refs.ts";
-import { resolveKubeConfig } from "../../src/kube/kubeconfig.ts";
 import { createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
 import type { Ingress } from "../../src/model/schemas.ts";
 import type { SourceSink } from "../../src/store/types.ts";
@@ -20,7 +15,7 @@ import { eventually } from "../wait.ts";
 const N = "nginx.ingress.kubernetes.io/";
 let api: FakeApiServer;
 let client: KubeClient;
-let dir: string;
+let removeKubeconfig: () => void;
 let source: KubeSource | null = null;
 const log = captureLogger();
 
@@ -35,13 +30,11 @@ const collectionLists = () => api.requests.filter((r) => !r.watch && r.path === 
 
 beforeAll(async () => {
   api = await startFakeApiServer({ token: "t", bookmarkIntervalMs: 200 });
-  dir = mkdtempSync(join(tmpdir(), "portico-cm-refs-"));
-  await Bun.write(join(dir, "config"), kubeconfig(api.url, "t"));
-  client = createKubeClientFrom(resolveKubeConfig({ kubeconfig: join(dir, "config"), context: null }), log);
+  ({ client, remove: removeKubeconfig } = await fakeApiClient(api.url, "t", log, "portico-cm-refs-"));
 });
 afterAll(async () => {
   await api.stop();
-  rmSync(dir, { recursive: true, force: true });
+  removeKubeconfig();
 });
 afterEach(async () => {
   await source?.stop();

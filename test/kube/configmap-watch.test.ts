@@ -3,15 +3,10 @@
 // (docs/design.md "API server failures"), and a line the stream should never have carried moves
 // neither the resume point nor the settings.
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { captureLogger, FAST_WATCH } from "../fake-apiserver/fixtures.ts";
-import { kubeconfig } from "../e2e/objects.ts";
-import { createKubeClientFrom, type KubeClient } from "../../src/kube/client.ts";
+import { captureLogger, fakeApiClient, FAST_WATCH } from "../fake-apiserver/fixtures.ts";
+import type { KubeClient } from "../../src/kube/client.ts";
 import { watchConfigMap, type ConfigMapWatch } from "../../src/kube/configmap.ts";
-import { resolveKubeConfig } from "../../src/kube/kubeconfig.ts";
 import type { WatchTimings } from "../../src/kube/watch-parts.ts";
 import { eventually } from "../wait.ts";
 
@@ -21,19 +16,17 @@ const PATH = `/api/v1/namespaces/${NS}/configmaps`;
 
 let api: FakeApiServer;
 let client: KubeClient;
-let dir: string;
+let removeKubeconfig: () => void;
 const log = captureLogger();
 let watch: ConfigMapWatch | null = null;
 
 beforeAll(async () => {
   api = await startFakeApiServer({ token: "t", bookmarkIntervalMs: 100 });
-  dir = mkdtempSync(join(tmpdir(), "portico-cm-watch-"));
-  await Bun.write(join(dir, "config"), kubeconfig(api.url, "t"));
-  client = createKubeClientFrom(resolveKubeConfig({ kubeconfig: join(dir, "config"), context: null }), log);
+  ({ client, remove: removeKubeconfig } = await fakeApiClient(api.url, "t", log, "portico-cm-watch-"));
 });
 afterAll(async () => {
   await api.stop();
-  rmSync(dir, { recursive: true, force: true });
+  removeKubeconfig();
 });
 afterEach(async () => {
   await watch?.stop();

@@ -68,6 +68,19 @@ describe("ConfigMap keys", () => {
     // config.go ShowServerTokens; nginx.tmpl server_tokens on, or off with `more_clear_headers Server`.
     [{ "server-tokens": "true" }, "server-tokens", "flag", ["--server-header=portico"]],
     [{ "server-tokens": "false" }, "server-tokens", "flag", ["--server-header=none"]],
+    // config.go UseGzip, GzipLevel, GzipMinLength, GzipTypes, GzipDisable; nginx.tmpl's gzip block.
+    [{ "use-gzip": "true" }, "use-gzip", "flag", ["--gzip=true"]],
+    [{ "use-gzip": "false" }, "use-gzip", "same", []],
+    [{ "gzip-level": "4" }, "gzip-level", "flag", ["--gzip-level=4"]],
+    [{ "gzip-level": "1" }, "gzip-level", "same", []],
+    [{ "gzip-min-length": "100" }, "gzip-min-length", "flag", ["--gzip-min-length=100"]],
+    [{ "gzip-types": "text/html  application/json" }, "gzip-types", "flag", ["--gzip-types=text/html,application/json"]],
+    [{ "gzip-disable": "msie6" }, "gzip-disable", "flag", ["--gzip-disable=msie6"]],
+    [{ "enable-brotli": "true" }, "enable-brotli", "flag", ["--brotli=true"]],
+    [{ "brotli-level": "4" }, "brotli-level", "same", []],
+    [{ "brotli-level": "11" }, "brotli-level", "flag", ["--brotli-level=11"]],
+    [{ "brotli-min-length": "24" }, "brotli-min-length", "flag", ["--brotli-min-length=24"]],
+    [{ "brotli-types": "application/octet-stream" }, "brotli-types", "flag", ["--brotli-types=application/octet-stream"]],
     // customheaders/main.go reads global-allowed-response-headers; nginx.tmpl's http-level
     // `deny` and the block `map`s (template/configmap.go splitAndTrimSpace).
     [{ "global-allowed-response-headers": "X-A, X-B" }, "global-allowed-response-headers", "flag", ["--global-allowed-response-headers=X-A,X-B"]],
@@ -112,7 +125,7 @@ describe("ConfigMap keys", () => {
   });
 
   test("a value ingress-nginx would not read is marked invalid (serving keeps the key's last good value)", () => {
-    for (const [k, val] of [["ssl-redirect", "maybe"], ["proxy-body-size", "8 MB"], ["hsts-max-age", "-1"], ["limit-req-status-code", "4xx"], ["custom-http-errors", "200"]] as const) {
+    for (const [k, val] of [["ssl-redirect", "maybe"], ["proxy-body-size", "8 MB"], ["hsts-max-age", "-1"], ["limit-req-status-code", "4xx"], ["custom-http-errors", "200"], ["use-gzip", "yes"], ["gzip-level", "10"], ["gzip-min-length", "-1"], ["enable-brotli", "on"], ["brotli-level", "12"]] as const) {
       expect(key({ [k]: val }, k)).toMatchObject({ status: "not-honoured", invalid: true });
     }
     expect(key({ "proxy-send-timeout": "30" }, "proxy-send-timeout").invalid).toBeUndefined();
@@ -128,6 +141,8 @@ describe("ConfigMap keys", () => {
       "ssl-redirect": "false", "force-ssl-redirect": "true", "whitelist-source-range": "10.0.0.0/8", "denylist-source-range": "192.0.2.0/24",
       "limit-req-status-code": "429", "limit-conn-status-code": "429", "custom-http-errors": "404,503", "enable-underscores-in-headers": "true",
       "worker-processes": "4", "disable-access-log": "true", "server-tokens": "true",
+      "use-gzip": "true", "gzip-level": "4", "gzip-min-length": "100", "gzip-types": "text/html application/json", "gzip-disable": "msie6",
+      "enable-brotli": "true", "brotli-level": "6", "brotli-min-length": "24", "brotli-types": "application/octet-stream text/plain",
       "global-auth-url": "http://auth.example/check", "global-auth-method": "POST", "global-auth-signin": "https://auth.example/start?x=1",
       "global-auth-signin-redirect-param": "back", "global-auth-response-headers": "Foo, Bar", "global-auth-request-redirect": "Foo-Redirect",
       "global-auth-cache-key": "$remote_user", "global-auth-cache-duration": "200 1m, any 5s", "global-auth-always-set-cookie": "true",

@@ -11,28 +11,14 @@
 // Injected, as in auth-proxy-set-headers.test.ts: the auth service's name resolves to
 // 127.0.0.1, which the address policy would refuse.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { captureLogger, FAST_WATCH } from "../fake-apiserver/fixtures.ts";
-import { ingress, ingressClass, kubeconfig, service, slice } from "../e2e/objects.ts";
+import { ingress, ingressClass, service, slice } from "../e2e/objects.ts";
 import { rawBackend, type RawBackend } from "./raw.ts";
-import { externalAuthWith, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { rawRequest, startWatchedAuthProxy, statusLine } from "./helpers.ts";
 import { eventually } from "../wait.ts";
-import { createKubeClientFrom } from "../../src/kube/client.ts";
 const MAX_BY_NAME = 16;
-import { resolveKubeConfig } from "../../src/kube/kubeconfig.ts";
-import { createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
-import { KINDS } from "../../src/model/kinds.ts";
-import { createController, type Controller } from "../../src/runtime/controller.ts";
-import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
-import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
-import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
-import { POLICY_KINDS } from "../../src/kinds/registry.ts";
-import type { PolicyKind } from "../../src/kinds/types.ts";
-import { lookup } from "../../src/table/lookup.ts";
-import * as K from "../../src/kinds/index.ts";
+import type { KubeSource } from "../../src/kube/watch.ts";
+import type { Controller } from "../../src/runtime/controller.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 const NS = "tenants";
@@ -47,7 +33,7 @@ let backend: RawBackend;
 let controller: Controller;
 let source: KubeSource;
 let server: { port: number | undefined; stop(force?: boolean): unknown };
-let dir: string;
+let stopProxy: (() => Promise<void>) | undefined;
 
 const configMap = (i: number, tenant = `tenant-${i}`, resourceVersion?: string) => ({
   apiVersion: "v1", kind: "ConfigMap", metadata: { name: `headers-${i}`, namespace: NS, ...(resourceVersion ? { resourceVersion } : {}) }, data: { "X-Tenant": tenant },
@@ -83,8 +69,6 @@ beforeAll(async () => {
   });
   backend = await rawBackend();
   api = await startFakeApiServer({ token: "t", bookmarkIntervalMs: 500 });
-  dir = mkdtempSync(join(tmpdir(), "portico-authcm-many-"));
-  writeFileSync(join(dir, "kubeconfig"), kubeconfig(api.url, "t"));
   api.create("IngressClass", ingressClass());
   api.create("Service", service(NS, "web"));
   api.create("EndpointSlice", slice(NS, "web", [backend.port]));
@@ -96,29 +80,14 @@ beforeAll(async () => {
   // ConfigMaps no Ingress names: the collection watch sees them and drops them.
   for (let i = 0; i < 5; i++) api.create("ConfigMap", { apiVersion: "v1", kind: "ConfigMap", metadata: { name: `unrelated-${i}`, namespace: i % 2 ? NS : "other" }, data: { big: "x".repeat(10_000) } });
 
-  const log = captureLogger();
-  controller = createController({ config: testConfig(), log: quietLog });
-  source = createKubeSource({ client: createKubeClientFrom(resolveKubeConfig({ kubeconfig: join(dir, "kubeconfig"), context: null }), log), config: { watchNamespace: null }, log, kinds: KINDS, timings: FAST_WATCH });
-  await source.start(controller.sink);
-  const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-  const resolver = createExternalResolver({
-    lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
-    check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
-  });
-  kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver }));
-  const handler = createProxyHandler({ config: testConfig(), table: () => controller.holder.current, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
-  server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
-  await eventually(() => controller.last !== null, 15_000, "first table");
+  ({ controller, source, server, stop: stopProxy } = await startWatchedAuthProxy(api.url, "portico-authcm-many-", 15_000));
 });
 
 afterAll(async () => {
-  server?.stop(true);
-  await source?.stop();
-  controller?.dispose();
+  await stopProxy?.();
   await api?.stop();
   await auth?.stop();
   await backend?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe(`auth-proxy-set-headers with more than ${MAX_BY_NAME} ConfigMaps named`, () => {

@@ -11,27 +11,13 @@
 // the address policy refuses, so the external-auth kind gets a lookup of auth.test.svc to
 // 127.0.0.1 and a check permitting exactly that address. Everything else is the real code.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver.ts";
-import { captureLogger, FAST_WATCH } from "../fake-apiserver/fixtures.ts";
-import { ingress, ingressClass, kubeconfig, service, slice } from "../e2e/objects.ts";
-import { rawBackend, type RawBackend } from "./raw.ts";
-import { externalAuthWith, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
+import { ingress, ingressClass, service, slice } from "../e2e/objects.ts";
+import { headFields, rawBackend, type RawBackend } from "./raw.ts";
+import { rawRequest, startWatchedAuthProxy, statusLine } from "./helpers.ts";
 import { eventually } from "../wait.ts";
-import { createKubeClientFrom } from "../../src/kube/client.ts";
-import { resolveKubeConfig } from "../../src/kube/kubeconfig.ts";
-import { createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
-import { KINDS } from "../../src/model/kinds.ts";
-import { createController, type Controller } from "../../src/runtime/controller.ts";
-import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
-import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
-import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
-import { POLICY_KINDS } from "../../src/kinds/registry.ts";
-import type { PolicyKind } from "../../src/kinds/types.ts";
-import { lookup } from "../../src/table/lookup.ts";
-import * as K from "../../src/kinds/index.ts";
+import type { KubeSource } from "../../src/kube/watch.ts";
+import type { Controller } from "../../src/runtime/controller.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 const NS = "shop";
@@ -46,7 +32,7 @@ let backend: RawBackend;
 let controller: Controller;
 let source: KubeSource;
 let server: { port: number | undefined; stop(force?: boolean): unknown };
-let dir: string;
+let stopProxy: (() => Promise<void>) | undefined;
 
 /** An Ingress for `host` asking the auth service, with auth-proxy-set-headers set to `headers`. */
 const authIngress = (name: string, host: string, headers: string) =>
@@ -61,21 +47,13 @@ async function send(host: string, path = "/", headers: Record<string, string> = 
 
 /** The auth request's fields (lower-cased name → every value), from the bytes the auth service received. */
 function lastAuthFields(): Record<string, string[]> {
-  const head = auth.requests().at(-1)?.head ?? "";
-  const out: Record<string, string[]> = {};
-  for (const line of head.split("\r\n").slice(1)) {
-    const i = line.indexOf(":");
-    if (i > 0) (out[line.slice(0, i).toLowerCase()] ??= []).push(line.slice(i + 1).trim());
-  }
-  return out;
+  return headFields(auth.requests().at(-1)?.head ?? "");
 }
 
 beforeAll(async () => {
   auth = await rawBackend(() => "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
   backend = await rawBackend();
   api = await startFakeApiServer({ token: "t", bookmarkIntervalMs: 500 });
-  dir = mkdtempSync(join(tmpdir(), "portico-authcm-"));
-  writeFileSync(join(dir, "kubeconfig"), kubeconfig(api.url, "t"));
   api.create("IngressClass", ingressClass());
   api.create("Service", service(NS, "web"));
   api.create("EndpointSlice", slice(NS, "web", [backend.port]));
@@ -94,30 +72,14 @@ beforeAll(async () => {
   // ingress-nginx looks the value up as written: a bare name is never found (503).
   api.create("Ingress", authIngress("bare", "bare.test", "auth-headers"));
 
-  const log = captureLogger();
-  controller = createController({ config: testConfig(), log: quietLog });
-  source = createKubeSource({ client: createKubeClientFrom(resolveKubeConfig({ kubeconfig: join(dir, "kubeconfig"), context: null }), log), config: { watchNamespace: null }, log, kinds: KINDS, timings: FAST_WATCH });
-  await source.start(controller.sink);
-  const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
-  const resolver = createExternalResolver({
-    lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
-    check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
-  });
-  kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver }));
-  const handler = createProxyHandler({ config: testConfig(), table: () => controller.holder.current, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
-  server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
-  // The first table waits for every kind, the named ConfigMaps included (configmap-refs.ts).
-  await eventually(() => controller.last !== null, 10_000, "first table");
+  ({ controller, source, server, stop: stopProxy } = await startWatchedAuthProxy(api.url, "portico-authcm-", 10_000));
 });
 
 afterAll(async () => {
-  server?.stop(true);
-  await source?.stop();
-  controller?.dispose();
+  await stopProxy?.();
   await api?.stop();
   await auth?.stop();
   await backend?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("auth-proxy-set-headers through the API server's watch", () => {

@@ -14,17 +14,14 @@
 // only (docs/design.md, "Slow heads"). Short timeouts, loopback only; the nginx half is skipped
 // where nginx is not installed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import net from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
-import { freePort } from "../e2e/harness.ts";
-import { makeBackend, makeTable, RAW_LISTENERS, startRawProxy } from "./helpers.ts";
+import { makeBackend, makeTable, RAW_LISTENERS, startRawProxy, answersAt, NGINX_BIN, startNginx, type RealNginx } from "./helpers.ts";
 import { rawBackend, statuses, type RawBackend } from "./raw.ts";
 import { eventually } from "../wait.ts";
 
-const nginxBin = Bun.which("nginx") ?? (Bun.file("/usr/sbin/nginx").size > 0 ? "/usr/sbin/nginx" : null);
 
 /** What a client that stopped sending its body saw: the bytes, and whether the close was a reset. */
 interface Outcome {
@@ -69,51 +66,43 @@ async function stall(port: number, bytes: string, useTls = false): Promise<Outco
   }
 }
 
-describe.skipIf(nginxBin === null)("nginx, as ingress-nginx configures it", () => {
-  let dir: string;
+describe.skipIf(NGINX_BIN === null)("nginx, as ingress-nginx configures it", () => {
+  let nginx: RealNginx;
   let port: number;
   let be: RawBackend;
-  let proc: ReturnType<typeof Bun.spawn>;
   beforeAll(async () => {
     be = await rawBackend();
-    dir = mkdtempSync(join(tmpdir(), "portico-nginx-body-timeout-"));
-    port = freePort();
-    writeFileSync(join(dir, "nginx.conf"), `
-      daemon off; master_process off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
-      events { worker_connections 64; }
-      http {
-        server_tokens off; access_log ${dir}/access.log;
+    nginx = await startNginx({
+      prefix: "portico-nginx-body-timeout-",
+      http: (port, dir) => `access_log ${dir}/access.log;
         reset_timedout_connection on;
         client_body_timeout 300ms; client_header_timeout 300ms;
-        client_body_temp_path ${dir}/b; proxy_temp_path ${dir}/p; fastcgi_temp_path ${dir}/f; uwsgi_temp_path ${dir}/u; scgi_temp_path ${dir}/s;
         server { listen 127.0.0.1:${port};
           location = /ping { return 200; }
           location /buffered { proxy_pass http://127.0.0.1:${be.port}; }
           location /streamed { proxy_request_buffering off; proxy_http_version 1.1; proxy_pass http://127.0.0.1:${be.port}; }
-        }
-      }`);
-    proc = Bun.spawn([nginxBin!, "-c", join(dir, "nginx.conf"), "-p", dir], { stdout: "ignore", stderr: "pipe" });
-    await eventually(() => fetch(`http://127.0.0.1:${port}/ping`).then(() => true, () => false), 5000);
+        }`,
+      ready: answersAt("/ping"),
+    });
+    port = nginx.port;
   });
   afterAll(async () => {
-    proc.kill();
-    await proc.exited;
+    await nginx?.stop();
     await be.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   for (const path of ["/buffered", "/streamed"]) {
     for (const [framing, body] of Object.entries(BODIES)) {
       test(`${path.slice(1)}, ${framing}: no byte, a reset, and a 408 in the access log`, async () => {
         expect(await stall(port, post(path, body))).toEqual({ data: "", reset: true });
-        await eventually(() => readFileSync(join(dir, "access.log"), "latin1").includes(`"POST ${path} HTTP/1.1" 408 0 `), 3_000, "the access log line");
+        await eventually(() => readFileSync(join(nginx.dir, "access.log"), "latin1").includes(`"POST ${path} HTTP/1.1" 408 0 `), 3_000, "the access log line");
       });
     }
   }
 
   test("a head that stops half-way: no byte, a reset, and a 408 in the access log", async () => {
     expect(await stall(port, post("/head", null))).toEqual({ data: "", reset: true });
-    await eventually(() => readFileSync(join(dir, "access.log"), "latin1").includes(`"POST /head HTTP/1.1" 408 0 `), 3_000, "the access log line");
+    await eventually(() => readFileSync(join(nginx.dir, "access.log"), "latin1").includes(`"POST /head HTTP/1.1" 408 0 `), 3_000, "the access log line");
   });
 });
 

@@ -5,7 +5,7 @@
 import { afterAll, expect, test } from "bun:test";
 import net from "node:net";
 import { probeConnect } from "../../src/proxy/upstream/probe.ts";
-import { echoBackend, endpoint, makeBackend, makeTable, startProxy } from "./helpers.ts";
+import { echoBackend, endpoint, makeBackend, makeTable, readFirstLine, startProxy } from "./helpers.ts";
 import { eventually } from "../wait.ts";
 
 const hasPython = Bun.which("python3") !== null;
@@ -13,18 +13,6 @@ const cleanup: Array<() => unknown> = [];
 afterAll(async () => {
   for (const f of cleanup.reverse()) await f();
 });
-
-async function readLine(s: ReadableStream<Uint8Array>): Promise<string> {
-  const r = s.getReader();
-  let out = "";
-  while (!out.includes("\n")) {
-    const { value, done } = await r.read();
-    if (done) break;
-    out += new TextDecoder().decode(value);
-  }
-  r.releaseLock();
-  return out.trim();
-}
 
 test("probe: refused fails from the refusal (not the deadline), listening succeeds", async () => {
   const be = echoBackend();
@@ -40,7 +28,7 @@ test("probe: refused fails from the refusal (not the deadline), listening succee
 test.skipIf(!hasPython)("unanswered SYN: connect timeout, then another endpoint, even for POST", async () => {
   const py = Bun.spawn(["python3", "-c", "import socket,time\ns=socket.socket()\ns.bind(('127.0.0.1',0))\ns.listen(0)\nprint(s.getsockname()[1],flush=True)\ntime.sleep(60)"], { stdout: "pipe" });
   cleanup.push(() => py.kill());
-  const hole = Number(await readLine(py.stdout as ReadableStream<Uint8Array>));
+  const hole = Number(await readFirstLine(py.stdout as ReadableStream<Uint8Array>));
   let connected = 0;
   for (let i = 0; i < 3; i++) {
     const s = net.connect(hole, "127.0.0.1", () => connected++);

@@ -29,29 +29,13 @@ import { createController } from "../../src/runtime/controller.ts";
 import { explainLive } from "../../src/runtime/explain.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { BASE, GATEWAYS, INFRA, objects, snapshot } from "../gateway/base.ts";
+import { freeRange } from "../gateway/base-harness.ts";
 import { eventually } from "../wait.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { testConfig } from "./helpers.ts";
 import { namedBackend, type RawBackend } from "./raw.ts";
 
 const RANGE_SIZE = 4;
-
-/** RANGE_SIZE consecutive ports free on loopback now, below the ephemeral range (test/gateway/own-address.ts says why). */
-function freeRange(): number {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const from = 20_000 + Math.floor(Math.random() * 12_000);
-    const held: { stop(force?: boolean): void }[] = [];
-    try {
-      for (let p = from; p < from + RANGE_SIZE; p++) held.push(Bun.listen({ hostname: "127.0.0.1", port: p, socket: { data() {} } }));
-      return from;
-    } catch {
-      // one is taken: try another run
-    } finally {
-      for (const h of held) h.stop(true);
-    }
-  }
-  throw new Error("no free port range on loopback");
-}
 
 /** The pod's Service, on the raw backend. */
 const pod = (port: number) => `
@@ -104,7 +88,7 @@ const portOf = new Map<string, number>();
 
 beforeAll(async () => {
   be = await namedBackend("pod");
-  from = freeRange();
+  from = freeRange(RANGE_SIZE);
   config = { ...DEFAULT_COMPILE_CONFIG, gatewayPorts: { from, to: from + RANGE_SIZE - 1 }, publishService: { namespace: "portico", name: "portico" } } as CompileConfig;
   snap = snapshot(BASE, GATEWAYS["same-namespace"], GATEWAYS["all-namespaces"], pod(be.port), ROUTES);
   table = new Compiler(config).compile(snap).table;

@@ -29,7 +29,7 @@ import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { externalAuthWith, makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { eventually } from "../wait.ts";
-import { rawBackend, type RawBackend, type RawRequest } from "./raw.ts";
+import { rawBackend, type RawBackend, type RawRequest, headFields } from "./raw.ts";
 import * as K from "../../src/kinds/index.ts";
 
 const cleanup: (() => unknown)[] = [];
@@ -39,16 +39,6 @@ afterEach(async () => {
 
 const reply = (status: string, headers: string[] = [], body = "") =>
   `HTTP/1.1 ${status}\r\n${headers.map((h) => `${h}\r\n`).join("")}content-length: ${body.length}\r\n\r\n${body}`;
-
-/** Request fields by lower-cased name, every value kept. */
-function fields(head: string): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  for (const line of head.split("\r\n").slice(1)) {
-    const i = line.indexOf(":");
-    (out[line.slice(0, i).toLowerCase()] ??= []).push(line.slice(i + 1).trim());
-  }
-  return out;
-}
 
 interface Setup {
   /** The proxy's port. */
@@ -104,7 +94,7 @@ async function setup(
     const lines = Object.entries({ host: host ?? "app.test", ...headers }).map(([k, val]) => `${k}: ${val}\r\n`).join("");
     const extra = body === "" ? "" : `content-length: ${body.length}\r\n`;
     const raw = await rawRequest(server.port as number, `${method} ${path} HTTP/1.1\r\n${lines}${extra}connection: close\r\n\r\n${body}`, 5_000);
-    return { raw, status: statusLine(raw), headers: fields(raw.slice(0, raw.indexOf("\r\n\r\n"))) };
+    return { raw, status: statusLine(raw), headers: headFields(raw.slice(0, raw.indexOf("\r\n\r\n"))) };
   };
   return { port: server.port as number, auth, be, records, idle: () => handler.inflight.count === 0, problems: parsed.problems, send };
 }
@@ -146,7 +136,7 @@ describe("external auth: what the auth service receives", () => {
     // GET (an nginx subrequest), the auth URL's path and query, no body and no framing field.
     expect(a!.head.split("\r\n")[0]).toBe("GET /check?site=1 HTTP/1.1");
     expect(a!.body).toBe("");
-    const f = fields(a!.head);
+    const f = headFields(a!.head);
     expect(f["content-length"]).toBeUndefined();
     expect(f["transfer-encoding"]).toBeUndefined();
     expect(f.host).toEqual(["auth.test.svc"]); // authURL.Hostname(): no port
@@ -167,7 +157,7 @@ describe("external auth: what the auth service receives", () => {
     expect(f["x-custom"]).toEqual(["kept"]);
     // The same X-Request-ID as the backend's request.
     const [b] = s.be.requests();
-    expect(f["x-request-id"]).toEqual(fields(b!.head)["x-request-id"]!);
+    expect(f["x-request-id"]).toEqual(headFields(b!.head)["x-request-id"]!);
     expect(b!.head.split("\r\n")[0]).toBe("POST /p/q?a=b HTTP/1.1");
     expect(b!.body).toBe("hello body");
   });
@@ -178,7 +168,7 @@ describe("external auth: what the auth service receives", () => {
     const [a] = s.auth.requests();
     expect(a!.head.split("\r\n")[0]).toBe("POST /check HTTP/1.1");
     expect(a!.body).toBe("");
-    const f = fields(a!.head);
+    const f = headFields(a!.head);
     expect(f["x-original-uri"]).toEqual(["/x?y=1"]);
     expect(f["x-scheme"]).toEqual(["http"]);
     expect(f["x-original-method"]).toEqual(["PUT"]);
@@ -195,7 +185,7 @@ describe("external auth: how the answer is mapped", () => {
     );
     const r = await s.send("GET", "/", { "x-auth-user": "mallory", authorization: "Basic c3Bvb2Y6eA==", "x-missing": "spoof" });
     expect(r.status).toBe(200);
-    const f = fields(s.be.requests()[0]!.head);
+    const f = headFields(s.be.requests()[0]!.head);
     expect(f["x-auth-user"]).toEqual(["alice"]);
     expect(f.authorization).toEqual(["Bearer from-auth"]);
     expect(f["x-missing"]).toBeUndefined();
@@ -318,14 +308,14 @@ describe("external auth: cache", () => {
   test("within auth-cache-duration a second request with the same key does not reach the auth service; another key does", async () => {
     const s = await setup(
       { "auth-url": "http://AUTH/", "auth-cache-key": "$http_authorization", "auth-cache-duration": "200 30m", "auth-response-headers": "X-User" },
-      (req) => reply("200 OK", [`X-User: ${fields(req.head).authorization?.[0] ?? "none"}`]),
+      (req) => reply("200 OK", [`X-User: ${headFields(req.head).authorization?.[0] ?? "none"}`]),
     );
     for (let i = 0; i < 2; i++) expect((await s.send("GET", "/", { authorization: "Bearer one" })).status).toBe(200);
     expect(s.auth.requests()).toHaveLength(1);
     expect((await s.send("GET", "/", { authorization: "Bearer two" })).status).toBe(200);
     expect(s.auth.requests()).toHaveLength(2);
     // The cached answer's copied fields are the ones of that key.
-    expect(s.be.requests().map((r) => fields(r.head)["x-user"]![0])).toEqual(["Bearer one", "Bearer one", "Bearer two"]);
+    expect(s.be.requests().map((r) => headFields(r.head)["x-user"]![0])).toEqual(["Bearer one", "Bearer one", "Bearer two"]);
   });
 
   test("statuses not listed, answers that set a cookie or say no-store, and a key Portico cannot evaluate are not cached", async () => {

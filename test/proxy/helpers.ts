@@ -27,8 +27,21 @@ import { EXTERNAL_AUTH } from "../../src/kinds/authentication.ts";
 import { createAuthCache } from "../../src/proxy/policies/caps.ts";
 import type { PolicyStage } from "../../src/policy/stages.ts";
 import type { AuthCacheStore, PolicyCaps, PolicyKind, PolicyStep } from "../../src/kinds/types.ts";
-import type { ExternalResolver } from "../../src/proxy/upstream/external.ts";
+import { createExternalResolver, type ExternalResolver } from "../../src/proxy/upstream/external.ts";
+import { createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
+import { KINDS } from "../../src/model/kinds.ts";
+import { createController, type Controller } from "../../src/runtime/controller.ts";
+import { POLICY_KINDS } from "../../src/kinds/registry.ts";
+import * as K from "../../src/kinds/index.ts";
+import { captureLogger, fakeApiClient, FAST_WATCH } from "../fake-apiserver/fixtures.ts";
+import { eventually } from "../wait.ts";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "../e2e/harness.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
+
+import { DEFAULT_BROTLI_TYPES, DEFAULT_GZIP_TYPES } from "../../src/config/flags.ts";
 
 export const quietLog: Logger = silentLogger;
 
@@ -46,6 +59,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     limitReqStatusCode: 503, limitConnStatusCode: 503,
     // As config/parse.ts gives it: --ingress-nginx-compat serves ingress-nginx's server-tokens false.
     serverHeader: over.ingressNginxCompat === true ? "none" : "backend",
+    gzip: false, gzipLevel: 1, gzipMinLength: 256, gzipTypes: DEFAULT_GZIP_TYPES, gzipDisable: null, brotli: false, brotliLevel: 4, brotliMinLength: 20, brotliTypes: DEFAULT_BROTLI_TYPES,
     hsts: true, hstsMaxAge: 31536000, hstsIncludeSubdomains: false, hstsPreload: false, sslRedirect: true, forceSslRedirect: false, hostPolicyScope: "all", httpRedirectCode: 308,
     usePortInRedirects: false, preserveTrailingSlash: false, relativeRedirects: false, proxyRedirectFrom: "off", proxyRedirectTo: "off", proxyCookieDomain: "off", proxyCookiePath: "off", proxySslLocationOnly: false, noTlsRedirectLocations: ["/.well-known/acme-challenge"], noAuthLocations: ["/.well-known/acme-challenge"], globalAllowedResponseHeaders: [], addHeaders: null, proxySetHeaders: null, blockCidrs: [], blockUserAgents: [], blockReferers: [],
     globalAuthUrl: null, globalAuthMethod: null, globalAuthSignin: null, globalAuthSigninRedirectParam: null, globalAuthResponseHeaders: null, globalAuthRequestRedirect: null, globalAuthCacheKey: null, globalAuthCacheDuration: null, globalAuthAlwaysSetCookie: false,
@@ -271,4 +285,127 @@ export function withCaps<P>(kind: PolicyKind<P>, over: Partial<PolicyCaps>): Pol
 export function externalAuthWith(o: { readonly resolver: ExternalResolver; readonly cache?: AuthCacheStore }): PolicyKind {
   const cache = o.cache ?? createAuthCache();
   return withCaps(EXTERNAL_AUTH, { resolve: (u, ms) => o.resolver.target(u, ms), authCache: () => cache });
+}
+
+/** One process's watched external authentication, as startWatchedAuthProxy starts it. */
+export interface WatchedAuthProxy {
+  readonly controller: Controller;
+  readonly source: KubeSource;
+  readonly server: { port: number | undefined; stop(force?: boolean): unknown };
+  stop(): Promise<void>;
+}
+
+/**
+ * The fake API server at `apiUrl` (token `t`) through the real list+watch source and the real
+ * controller, served by the real proxy handler on 127.0.0.1 once the first table is built (it
+ * waits for every kind, the named ConfigMaps included: kube/configmap-refs.ts). The auth
+ * service runs on 127.0.0.1, which the address policy refuses, so the external-auth kind gets a
+ * lookup of auth.test.svc to 127.0.0.1 and a check permitting exactly that address.
+ */
+export async function startWatchedAuthProxy(apiUrl: string, tmpPrefix: string, firstTableMs: number): Promise<WatchedAuthProxy> {
+  const log = captureLogger();
+  const kube = await fakeApiClient(apiUrl, "t", log, tmpPrefix);
+  const controller = createController({ config: testConfig(), log: quietLog });
+  const source = createKubeSource({ client: kube.client, config: { watchNamespace: null }, log, kinds: KINDS, timings: FAST_WATCH });
+  await source.start(controller.sink);
+  const kinds = new Map<string, PolicyKind>(POLICY_KINDS);
+  const resolver = createExternalResolver({
+    lookup: async (name) => (name === "auth.test.svc" ? ["127.0.0.1"] : Promise.reject(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }))),
+    check: (a) => (a === "127.0.0.1" ? null : "not the test address"),
+  });
+  kinds.set(K.EXTERNAL_AUTH.id, externalAuthWith({ resolver }));
+  const handler = createProxyHandler({ config: testConfig(), table: () => controller.holder.current, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
+  const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
+  const stop = async () => {
+    server.stop(true);
+    await source.stop();
+    controller.dispose();
+    kube.remove();
+  };
+  try {
+    await eventually(() => controller.last !== null, firstTableMs, "first table");
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { controller, source, server, stop };
+}
+
+/** This machine's nginx, or null: the side-by-side suites skip their nginx half without it. */
+export const NGINX_BIN: string | null = Bun.which("nginx") ?? (Bun.file("/usr/sbin/nginx").size > 0 ? "/usr/sbin/nginx" : null);
+
+export interface RealNginx {
+  readonly port: number;
+  /** The nginx prefix folder (its config, logs, temp files and `files`). */
+  readonly dir: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real nginx (NGINX_BIN; one process, in the foreground) listening on 127.0.0.1 at a free
+ * port, everything it writes in a fresh temporary folder. `http(port, dir)` is the http
+ * block's own text (access_log, server blocks); `files` are written into the folder first
+ * (certificates). Returns once `ready(port)` is true.
+ */
+export async function startNginx(o: {
+  readonly prefix: string;
+  readonly http: (port: number, dir: string) => string;
+  readonly ready: (port: number) => Promise<boolean>;
+  readonly files?: Readonly<Record<string, string>>;
+}): Promise<RealNginx> {
+  const dir = mkdtempSync(join(tmpdir(), o.prefix));
+  const port = freePort();
+  for (const [name, text] of Object.entries(o.files ?? {})) writeFileSync(join(dir, name), text);
+  writeFileSync(join(dir, "nginx.conf"), `
+      daemon off; master_process off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
+      events { worker_connections 64; }
+      http {
+        server_tokens off;
+        client_body_temp_path ${dir}/b; proxy_temp_path ${dir}/p; fastcgi_temp_path ${dir}/f; uwsgi_temp_path ${dir}/u; scgi_temp_path ${dir}/s;
+        ${o.http(port, dir)}
+      }`);
+  const proc = Bun.spawn([NGINX_BIN!, "-c", join(dir, "nginx.conf"), "-p", dir], { stdout: "ignore", stderr: "pipe" });
+  const stop = async () => {
+    proc.kill();
+    await proc.exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await eventually(() => o.ready(port), 5000, "nginx listening");
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { port, dir, stop };
+}
+
+/** A ready check for startNginx: any HTTP answer at `path`. */
+export const answersAt = (path: string) => (port: number): Promise<boolean> => fetch(`http://127.0.0.1:${port}${path}`).then(() => true, () => false);
+
+/** The first line of `s` (up to the end if it closes first), trimmed; the stream is released after. */
+export async function readFirstLine(s: ReadableStream<Uint8Array>): Promise<string> {
+  const r = s.getReader();
+  let out = "";
+  while (!out.includes("\n")) {
+    const { value, done } = await r.read();
+    if (done) break;
+    out += new TextDecoder().decode(value);
+  }
+  r.releaseLock();
+  return out.trim();
+}
+
+/**
+ * test/proxy/proxy-process.ts in a process of its own with `env` added, and the port it prints
+ * on its first line (`PORT n`); the process is killed if it prints none.
+ */
+export async function spawnProxyProcess(env: Record<string, string>): Promise<{ proc: ReturnType<typeof Bun.spawn>; port: number }> {
+  const proc = Bun.spawn(["bun", "test/proxy/proxy-process.ts"], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
+  const m = /PORT (\d+)/.exec(await readFirstLine(proc.stdout as ReadableStream<Uint8Array>));
+  if (m === null) {
+    proc.kill();
+    await proc.exited;
+    throw new Error("the proxy process printed no PORT line");
+  }
+  return { proc, port: Number(m[1]) };
 }

@@ -24,7 +24,7 @@ import * as K from "../../src/kinds/index.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
 import { makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig, withCaps } from "./helpers.ts";
-import { rawBackend, type RawBackend } from "./raw.ts";
+import { rawBackend, type RawBackend, headFields } from "./raw.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -33,15 +33,6 @@ afterEach(async () => {
 
 const N = "nginx.ingress.kubernetes.io/";
 const HOST = "mirror.foo.com";
-
-function fields(head: string): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  for (const line of head.split("\r\n").slice(1)) {
-    const i = line.indexOf(":");
-    (out[line.slice(0, i).toLowerCase()] ??= []).push(line.slice(i + 1).trim());
-  }
-  return out;
-}
 
 /** A proxy whose one route carries `annotations`; the names in `names` resolve to 127.0.0.1 unless `inject` is false. */
 async function setup(annotations: Record<string, string>, opts: { inject?: boolean; names?: string[] } = {}) {
@@ -92,7 +83,7 @@ describe("mirror.go", () => {
     const [copy] = m.requests();
     // proxy_pass with a URI: the target's path, the request's query; mirror_request_body on.
     expect(copy!.line).toBe("POST /mirror?a=b HTTP/1.1");
-    const f = fields(copy!.head);
+    const f = headFields(copy!.head);
     expect(f.host).toEqual(["mirror.test.svc"]);
     expect(f["x-custom"]).toEqual(["1"]);
     expect(f["content-length"]).toEqual(["5"]);
@@ -127,7 +118,7 @@ describe("mirror.go", () => {
     // as "//foo?bar=1"; Bun 1.4.5's fetch (the copy's client) merges the leading "//" of a
     // request-target into "/", so Portico's copy is "/foo?bar=1" (README: mirror-target).
     expect(heads[0]!.split("\r\n")[0]).toBe("GET /foo?bar=1 HTTP/1.1");
-    expect(fields(heads[0]!).host).toEqual(["test.env.com"]);
+    expect(headFields(heads[0]!).host).toEqual(["test.env.com"]);
   });
 
   test("should disable mirror-request-body", async () => {
@@ -140,7 +131,7 @@ describe("mirror.go", () => {
     const [copy] = m.requests();
     expect(copy!.line).toBe("POST /mirror HTTP/1.1");
     expect(copy!.body).toBe("");
-    expect(fields(copy!.head)["content-length"] ?? ["0"]).toEqual(["0"]);
+    expect(headFields(copy!.head)["content-length"] ?? ["0"]).toEqual(["0"]);
   });
 });
 
@@ -150,7 +141,7 @@ describe("mirror: fire and forget", () => {
     const s = await setup({ "mirror-target": `http://mirror.test.svc:${m.port}/m`, "mirror-host": "shadow.example" }, { names: ["mirror.test.svc"] });
     for (let i = 0; i < 3; i++) expect((await s.send("GET", `/r${i}`)).status).toBe(200);
     await eventually(() => m.requests().length === 3, 5_000, "three copies at the mirror target");
-    expect(m.requests().map((q) => [q.line, fields(q.head).host])).toEqual([0, 1, 2].map(() => ["GET /m HTTP/1.1", ["shadow.example"]]));
+    expect(m.requests().map((q) => [q.line, headFields(q.head).host])).toEqual([0, 1, 2].map(() => ["GET /m HTTP/1.1", ["shadow.example"]]));
   });
 
   test("a target that refuses connections changes nothing for the client", async () => {

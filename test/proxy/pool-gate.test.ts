@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import http2 from "node:http2";
 import { eventually } from "../wait.ts";
 import { h2Fetch } from "../http2/client.ts";
+import { spawnProxyProcess } from "./helpers.ts";
 
 /** Requests per wave: more than Bun's 64 pooled connections, fewer than the 128 streams Bun.serve advertises. */
 const WAVE = 100;
@@ -56,20 +57,8 @@ let waves: http2.ClientHttp2Session;
 let bounded: http2.ClientHttp2Session;
 
 async function startPortico(env: Record<string, string>): Promise<http2.ClientHttp2Session> {
-  const proc = Bun.spawn(["bun", "test/proxy/proxy-process.ts"], {
-    env: { ...process.env, PORTICO_TEST_BACKEND_PORT: String(fast.port), PORTICO_TEST_SLOW_PORT: String(slow.port), PORTICO_TEST_GATE_HOLDS: "1", ...env },
-    stdout: "pipe",
-    stderr: "inherit",
-  });
+  const { proc, port } = await spawnProxyProcess({ PORTICO_TEST_BACKEND_PORT: String(fast.port), PORTICO_TEST_SLOW_PORT: String(slow.port), PORTICO_TEST_GATE_HOLDS: "1", ...env });
   procs.push(proc);
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  let out = "";
-  while (!out.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    out += new TextDecoder().decode(value);
-  }
-  const port = Number(/PORT (\d+)/.exec(out)?.[1]);
   const session = await new Promise<http2.ClientHttp2Session>((resolve, reject) => {
     const s = http2.connect(`http://127.0.0.1:${port}`);
     s.once("connect", () => resolve(s));

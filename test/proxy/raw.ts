@@ -294,3 +294,13 @@ export function firstResponse(p: RawTarget, bytes: string): Promise<string> {
     sock.on("error", () => {});
   });
 }
+
+/** A request or response head's fields by lower-cased name, every value kept in order (the start line skipped). */
+export function headFields(head: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const line of head.split("\r\n").slice(1)) {
+    const i = line.indexOf(":");
+    if (i > 0) (out[line.slice(0, i).toLowerCase()] ??= []).push(line.slice(i + 1).trim());
+  }
+  return out;
+}

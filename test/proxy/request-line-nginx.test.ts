@@ -6,16 +6,10 @@
 // --ingress-nginx-compat, with nginx's page; without it Bun's own limits apply. Raw sockets,
 // loopback only; the nginx half is skipped where nginx is not installed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { nginxPage } from "../../src/http/status-page.ts";
-import { freePort } from "../e2e/harness.ts";
-import { makeBackend, makeTable, startProxy } from "./helpers.ts";
+import { makeBackend, makeTable, startProxy, answersAt, NGINX_BIN, startNginx, type RealNginx } from "./helpers.ts";
 import { firstResponse, rawBackend, statuses, type RawBackend } from "./raw.ts";
-import { eventually } from "../wait.ts";
 
-const nginxBin = Bun.which("nginx") ?? (Bun.file("/usr/sbin/nginx").size > 0 ? "/usr/sbin/nginx" : null);
 
 /** A request whose request line is `length` bytes long before its CRLF. */
 function requestWithLine(method: string, length: number, query = false): string {
@@ -36,30 +30,20 @@ const CASES = [
   ["DELETE", 8191, false, 414],
 ] as const;
 
-describe.skipIf(nginxBin === null)("nginx with large_client_header_buffers 4 8k", () => {
-  let dir: string;
+describe.skipIf(NGINX_BIN === null)("nginx with large_client_header_buffers 4 8k", () => {
+  let nginx: RealNginx;
   let port: number;
-  let proc: ReturnType<typeof Bun.spawn>;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "portico-nginx-line-"));
-    port = freePort();
-    writeFileSync(join(dir, "nginx.conf"), `
-      daemon off; master_process off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
-      events { worker_connections 64; }
-      http {
-        server_tokens off; access_log off;
+    nginx = await startNginx({
+      prefix: "portico-nginx-line-",
+      http: (port) => `access_log off;
         large_client_header_buffers 4 8k;
-        client_body_temp_path ${dir}/b; proxy_temp_path ${dir}/p; fastcgi_temp_path ${dir}/f; uwsgi_temp_path ${dir}/u; scgi_temp_path ${dir}/s;
-        server { listen 127.0.0.1:${port}; location / { return 200; } }
-      }`);
-    proc = Bun.spawn([nginxBin!, "-c", join(dir, "nginx.conf"), "-p", dir], { stdout: "ignore", stderr: "pipe" });
-    await eventually(() => fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false), 5000);
+        server { listen 127.0.0.1:${port}; location / { return 200; } }`,
+      ready: answersAt("/"),
+    });
+    port = nginx.port;
   });
-  afterAll(async () => {
-    proc.kill();
-    await proc.exited;
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => nginx?.stop());
 
   for (const [method, length, query, status] of CASES) {
     test(`${method}, a request line of ${length} bytes${query ? " (long query)" : ""}: ${status}`, async () => {

@@ -26,7 +26,7 @@ import { lookup } from "../../src/table/lookup.ts";
 import * as K from "../../src/kinds/index.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { externalAuthWith, makeBackend, makeTable, quietLog, rawRequest, statusLine, testConfig, withCaps } from "./helpers.ts";
-import { rawBackend, type RawBackend, type RawRequest } from "./raw.ts";
+import { rawBackend, type RawBackend, type RawRequest, headFields } from "./raw.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -54,15 +54,6 @@ interface Setup {
   send(path: string, headers?: Record<string, string>): Promise<{ status: number; headers: Record<string, string[]> }>;
 }
 
-function fields(head: string): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  for (const line of head.split("\r\n").slice(1)) {
-    const i = line.indexOf(":");
-    (out[line.slice(0, i).toLowerCase()] ??= []).push(line.slice(i + 1).trim());
-  }
-  return out;
-}
-
 /** A proxy whose route for `host` carries `annotations` (nginx names without the prefix; AUTH is the auth service). */
 async function setup(host: string, annotations: Record<string, string>, authReply: (r: RawRequest) => string = () => reply("200 OK")): Promise<Setup> {
   const auth = await rawBackend(authReply);
@@ -88,7 +79,7 @@ async function setup(host: string, annotations: Record<string, string>, authRepl
   const send: Setup["send"] = async (path, headers = {}) => {
     const lines = Object.entries({ host, ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join("");
     const out = await rawRequest(server.port as number, `GET ${path} HTTP/1.1\r\n${lines}connection: close\r\n\r\n`, 5_000);
-    return { status: statusLine(out), headers: fields(out.slice(0, out.indexOf("\r\n\r\n"))) };
+    return { status: statusLine(out), headers: headFields(out.slice(0, out.indexOf("\r\n\r\n"))) };
   };
   return { auth, be, problems: parsed.problems, unsupported: parsed.unsupported, send };
 }
@@ -103,7 +94,7 @@ describe("satisfy.go", () => {
       const r = await s.send("/");
       expect(r.status).toBe(200);
       expect(s.be.lines()).toEqual(["GET / HTTP/1.1"]);
-      expect(fields(s.be.heads()[0]!).host).toEqual(["satisfy"]);
+      expect(headFields(s.be.heads()[0]!).host).toEqual(["satisfy"]);
     }
   });
 
@@ -114,14 +105,14 @@ describe("satisfy.go", () => {
       "auth-url": "http://AUTH/basic-auth/user/password",
       "auth-signin": "http://$host/auth/start",
       satisfy: "any",
-    }, (r) => (fields(r.head).authorization?.[0] === basic("user", "password") ? reply("200 OK") : reply("401 Unauthorized", ['www-authenticate: Basic realm="Fake Realm"'])));
+    }, (r) => (headFields(r.head).authorization?.[0] === basic("user", "password") ? reply("200 OK") : reply("401 Unauthorized", ['www-authenticate: Basic realm="Fake Realm"'])));
     const ok = await s.send("/", { authorization: basic("uname", "pwd") });
     expect(ok.status).toBe(200);
     // The password sufficed: no auth subrequest (the phase ended), and the backend gets no
     // Authorization (nginx.tmpl: proxy_set_header Authorization "").
     expect(s.auth.requests()).toEqual([]);
     expect(s.be.lines()).toEqual(["GET / HTTP/1.1"]);
-    expect(fields(s.be.heads()[0]!).authorization).toBeUndefined();
+    expect(headFields(s.be.heads()[0]!).authorization).toBeUndefined();
 
     const denied = await s.send("/?a=b&c=d");
     expect(denied.status).toBe(302);
@@ -137,7 +128,7 @@ describe("satisfy any: the source ranges or the authentication", () => {
     expect((await s.send("/")).status).toBe(200);
     expect((await s.send("/", { authorization: basic("uname", "wrong") })).status).toBe(200);
     expect(s.be.lines()).toEqual(["GET / HTTP/1.1", "GET / HTTP/1.1"]);
-    expect(s.be.heads().map((h) => fields(h).authorization)).toEqual([undefined, undefined]);
+    expect(s.be.heads().map((h) => headFields(h).authorization)).toEqual([undefined, undefined]);
   });
 
   test("a client outside the allow list gets in with the password; without it, 401 (not 403) with the challenge", async () => {

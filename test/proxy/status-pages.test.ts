@@ -4,15 +4,10 @@
 // installed), then the answers of a running proxy, status by status, with their exact bodies and
 // Content-Type. Outside compat mode the short text answers stay.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { nginxPads, nginxPage, nginxRedirectPage } from "../../src/http/status-page.ts";
-import { freePort } from "../e2e/harness.ts";
-import { makeBackend, makeTable, startProxy, type TestProxy } from "./helpers.ts";
+import { makeBackend, makeTable, startProxy, type TestProxy, answersAt, NGINX_BIN, startNginx, type RealNginx } from "./helpers.ts";
 import { rawBackend } from "./raw.ts";
-import { eventually } from "../wait.ts";
 
 const CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0";
@@ -28,35 +23,24 @@ const CERT = [[495, "The SSL certificate error"], [496, "No required SSL certifi
 // The redirects nginx makes itself (`return 30x <url>`, ngx_http_special_response.c).
 const REDIRECTS = [301, 302, 303, 307, 308];
 
-const nginxBin = Bun.which("nginx") ?? (Bun.file("/usr/sbin/nginx").size > 0 ? "/usr/sbin/nginx" : null);
 
-describe.skipIf(nginxBin === null)("nginx's pages, from a real nginx with server_tokens off", () => {
-  let dir: string;
+describe.skipIf(NGINX_BIN === null)("nginx's pages, from a real nginx with server_tokens off", () => {
+  let nginx: RealNginx;
   let port: number;
-  let proc: ReturnType<typeof Bun.spawn>;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "portico-nginx-pages-"));
-    port = freePort();
     const locations = [...STATUSES, ...CERT.map(([c]) => c)].map((s) => `location = /s${s} { return ${s}; }`)
       .concat(REDIRECTS.map((s) => `location = /r${s} { return ${s} https://a.test/x; }`)).join("\n      ");
-    writeFileSync(join(dir, "nginx.conf"), `
-      daemon off; master_process off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
-      events { worker_connections 64; }
-      http {
-        server_tokens off; access_log off;
-        client_body_temp_path ${dir}/b; proxy_temp_path ${dir}/p; fastcgi_temp_path ${dir}/f; uwsgi_temp_path ${dir}/u; scgi_temp_path ${dir}/s;
+    nginx = await startNginx({
+      prefix: "portico-nginx-pages-",
+      http: (port) => `access_log off;
         server { listen 127.0.0.1:${port};
           ${locations}
-        }
-      }`);
-    proc = Bun.spawn([nginxBin!, "-c", join(dir, "nginx.conf"), "-p", dir], { stdout: "ignore", stderr: "pipe" });
-    await eventually(() => fetch(`http://127.0.0.1:${port}/s404`).then(() => true, () => false), 5000);
+        }`,
+      ready: answersAt("/s404"),
+    });
+    port = nginx.port;
   });
-  afterAll(async () => {
-    proc.kill();
-    await proc.exited;
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => nginx?.stop());
 
   for (const ua of [CURL, CHROME, FIREFOX]) {
     test(`every status, byte for byte (User-Agent ${ua.slice(0, 20)}…)`, async () => {

@@ -2,7 +2,7 @@
 // measured on a proxy in its own process) and SSE latency.
 // Size: 100 MB (about 2 s here); PORTICO_BODY_MB=20 for a quicker run.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { makeBackend, makeTable, startProxy, type TestProxy } from "./helpers.ts";
+import { makeBackend, makeTable, spawnProxyProcess, startProxy, type TestProxy } from "./helpers.ts";
 import { eventually } from "../wait.ts";
 
 // SSE in lock step: the backend writes event n+1 only once the client has received event n,
@@ -90,18 +90,9 @@ function rssKb(pid: number): number {
 }
 
 beforeAll(async () => {
-  proc = Bun.spawn(["bun", "test/proxy/proxy-process.ts"], {
-    env: { ...process.env, PORTICO_TEST_BACKEND_PORT: String(backend.port) },
-    stdout: "pipe", stderr: "inherit",
-  });
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  let out = "";
-  while (!out.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    out += new TextDecoder().decode(value);
-  }
-  proxyUrl = `http://127.0.0.1:${/PORT (\d+)/.exec(out)![1]}`;
+  const spawned = await spawnProxyProcess({ PORTICO_TEST_BACKEND_PORT: String(backend.port) });
+  proc = spawned.proc;
+  proxyUrl = `http://127.0.0.1:${spawned.port}`;
   const parts: Uint8Array[] = [];
   for (let off = 0, i = 0; off < SIZE; off += CHUNK, i++) parts.push(chunkAt(i, Math.min(CHUNK, SIZE - off)));
   payload = new Uint8Array(await new Blob(parts).arrayBuffer());

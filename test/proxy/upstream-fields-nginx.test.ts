@@ -9,16 +9,10 @@
 // Server field: none, or portico/<version> (never a claim to be nginx). Raw sockets, loopback
 // only; the nginx half is skipped where nginx is not installed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { VERSION } from "../../src/version.ts";
-import { freePort } from "../e2e/harness.ts";
-import { makeBackend, makeTable, RAW_LISTENERS, startProxy, startProxyOver, startRawProxy } from "./helpers.ts";
+import { makeBackend, makeTable, RAW_LISTENERS, startProxy, startProxyOver, startRawProxy, answersAt, NGINX_BIN, startNginx, type RealNginx } from "./helpers.ts";
 import { firstResponse, rawBackend, type RawBackend } from "./raw.ts";
-import { eventually } from "../wait.ts";
 
-const nginxBin = Bun.which("nginx") ?? (Bun.file("/usr/sbin/nginx").size > 0 ? "/usr/sbin/nginx" : null);
 
 const POD_DATE = "Mon, 01 Jan 2001 00:00:00 GMT";
 // Every field of the pod's answer but its framing. X-Accel-Redirect is left to the Portico half:
@@ -66,29 +60,19 @@ afterAll(async () => {
   await pod?.stop();
 });
 
-describe.skipIf(nginxBin === null)("a real nginx proxying the same answer (proxy_pass, server_tokens off)", () => {
-  let dir: string;
+describe.skipIf(NGINX_BIN === null)("a real nginx proxying the same answer (proxy_pass, server_tokens off)", () => {
+  let nginx: RealNginx;
   let port: number;
-  let proc: ReturnType<typeof Bun.spawn>;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "portico-nginx-fields-"));
-    port = freePort();
-    writeFileSync(join(dir, "nginx.conf"), `
-      daemon off; master_process off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
-      events { worker_connections 64; }
-      http {
-        server_tokens off; access_log off;
-        client_body_temp_path ${dir}/b; proxy_temp_path ${dir}/p; fastcgi_temp_path ${dir}/f; uwsgi_temp_path ${dir}/u; scgi_temp_path ${dir}/s;
-        server { listen 127.0.0.1:${port}; location / { proxy_pass http://127.0.0.1:${pod.port}; } }
-      }`);
-    proc = Bun.spawn([nginxBin!, "-c", join(dir, "nginx.conf"), "-p", dir], { stdout: "ignore", stderr: "pipe" });
-    await eventually(() => fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false), 5000);
+    nginx = await startNginx({
+      prefix: "portico-nginx-fields-",
+      http: (port) => `access_log off;
+        server { listen 127.0.0.1:${port}; location / { proxy_pass http://127.0.0.1:${pod.port}; } }`,
+      ready: answersAt("/"),
+    });
+    port = nginx.port;
   });
-  afterAll(async () => {
-    proc.kill();
-    await proc.exited;
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => nginx?.stop());
 
   test("Date, Server, X-Pad and the five X-Accel-* fields stay behind; one Date, nginx's own", async () => {
     const got = await firstResponse({ port }, REQUEST);

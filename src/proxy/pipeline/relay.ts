@@ -5,6 +5,7 @@ import type { Backend } from "../../table/types.ts";
 import type { ForwardResult } from "../upstream/forward-types.ts";
 import { isGrpcBackend } from "../upstream/grpc.ts";
 import { downstreamHeaders, editHeaders } from "../../http/headers.ts";
+import { gzipAnswer } from "../../http/gzip.ts";
 import { relayResponse } from "../upstream/respond.ts";
 import type { Exchange } from "./context.ts";
 
@@ -34,9 +35,14 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
     // Last, so a Gateway API ResponseHeaderModifier sees (and may remove) every field above.
     if (x.responseHeaderEdits !== null) editHeaders(down, x.responseHeaderEdits);
   }
+  // ingress-nginx's use-gzip and enable-brotli (http/gzip.ts): off, two field reads. Never a
+  // gRPC answer, whose messages carry the gRPC protocol's own compression (grpc-encoding).
+  const grpc = isGrpcBackend(to);
+  const encoding = (p.config.gzip || p.config.brotli) && !grpc ? gzipAnswer(p.config, x.req, up.status, down) : null;
   const idleMs = errorRequest ? p.config.streamIdleTimeoutMs : x.route.options.streamIdleTimeoutMs ?? p.config.streamIdleTimeoutMs;
   return relayResponse({
     up, req: x.req, headers: down, draining: p.inflight.draining, idleMs, control: x.control!, rec, end: x,
-    grpc: isGrpcBackend(to), scan: result.scan,
+    grpc, scan: result.scan,
+    compress: encoding === null ? null : { encoding, level: encoding === "br" ? p.config.brotliLevel : p.config.gzipLevel },
   });
 }

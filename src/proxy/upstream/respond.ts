@@ -1,5 +1,7 @@
 // Relaying the upstream response to the client: small declared bodies buffered (to keep
 // Content-Length), others streamed under the idle watchdog; the access record finished once.
+import { brotliCompressSync, constants as zlibConstants } from "node:zlib";
+import type { AnswerEncoding } from "../../http/gzip.ts";
 import { meterResponseBody, nextTurn, type BodyEnd } from "../pipeline/body.ts";
 import { ProxyError } from "../../http/errors.ts";
 import type { ResponseHeaderScan } from "../../http/headers.ts";
@@ -8,6 +10,9 @@ import { GRPC, isGrpc, relayedGrpcStatus } from "../../http/grpc-status.ts";
 import { carryTrailers, trailersOf } from "./trailers.ts";
 import type { AccessRecord } from "../types.ts";
 import { createWatchdog } from "./watchdog.ts";
+
+// Bun 1.4.5's CompressionStream takes "brotli" (measured); the DOM typing lists gzip and deflate only.
+const BROTLI = "brotli" as "gzip";
 
 /** Responses declaring at most this many bytes are buffered to keep Content-Length. */
 export const SMALL_BODY = 64 * 1024;
@@ -37,6 +42,11 @@ export interface RelayInput {
   readonly grpc: boolean;
   /** The upstream response's fields as forward.ts scanned them (Content-Length is read there), or undefined. */
   readonly scan?: ResponseHeaderScan | undefined;
+  /**
+   * Compress the body so, at this level (http/gzip.ts decided, and set the fields); null or
+   * absent: as it is. docs/design.md "Response compression".
+   */
+  readonly compress?: { readonly encoding: AnswerEncoding; readonly level: number } | null;
 }
 
 /** An upstream body that failed before any of it was sent: 502 either way, coded for the log. */
@@ -111,8 +121,12 @@ async function readSmall(p: RelayInput, read: Promise<ArrayBuffer>): Promise<Res
   return smallResponse(p, buf);
 }
 
-function smallResponse(p: RelayInput, buf: ArrayBuffer): Response {
+function smallResponse(p: RelayInput, raw: ArrayBuffer): Response {
   const { up, headers } = p;
+  // A body read whole is compressed in one call at the configured level (Bun.gzipSync, native
+  // zlib; node:zlib's brotli for br), so it keeps a Content-Length: cheaper than a stream (bench/gzip.ts).
+  const c = p.compress;
+  const buf = c == null ? raw : c.encoding === "gzip" ? Bun.gzipSync(new Uint8Array(raw), { level: c.level as 1 }) : brotliCompressSync(new Uint8Array(raw), { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: c.level } });
   p.rec.bytesOut = buf.byteLength;
   p.rec.grpcStatus = relayedStatus(p, "done");
   p.end.timerBack();
@@ -123,7 +137,7 @@ function smallResponse(p: RelayInput, buf: ArrayBuffer): Response {
 
 async function relayStream(p: RelayInput): Promise<Response> {
   const { up, req, headers, idleMs, rec, end } = p;
-  if (up.body === null) return noBody(p);
+  if (up.body === null) return p.compress ? smallResponse(p, new ArrayBuffer(0)) : noBody(p);
   end.timerOffNow();
   // The status goes out with the first byte we send, so an upstream whose framing is broken
   // from the start (a bad chunk size, a reset) must be caught before that: it is a 502, as in
@@ -151,6 +165,10 @@ async function relayStream(p: RelayInput): Promise<Response> {
     end.finish(up.status, err);
   }, first);
   // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
-  const res = new Response(body, { status: up.status, statusText: up.statusText, headers });
+  // gzip: the metered body through Bun's native CompressionStream, chunk by chunk (never held
+  // whole). A client that goes away cancels the compressor and through it the metered body,
+  // which ends the upstream body as an uncompressed relay's cancel does (test/e2e/gzip-nginx.test.ts).
+  const res = new Response(p.compress ? body.pipeThrough(new CompressionStream(p.compress.encoding === "br" ? BROTLI : "gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>) : body, { status: up.status, statusText: up.statusText, headers });
   return p.grpc ? carryTrailers(up, res) : res;
 }
+

@@ -47,35 +47,14 @@ const VERSION_NAME: Readonly<Record<number, string>> = { 0x0303: "TLSv1.2", 0x03
 const builtH2 = new WeakMap<UpstreamTls, FetchTls>();
 
 /**
- * The node:http2 connect options for `t` (GRPCS pods, h2-pool.ts), the same settings in
- * node:tls's spelling (measured on Bun 1.4.5: cert/key presented, ca and checkServerIdentity
- * applied, minVersion/maxVersion as names, servername as SNI; a cipher list BoringSSL cannot
- * use throws from connect, which the pool reports as a failed connect).
+ * The options for `t`, made once per route option (the table holds it frozen) in one of the two
+ * spellings: protocol versions as fetch's numbers or node:tls's names, SNI as `serverName` or
+ * `servername`.
  */
-export function upstreamTlsH2Options(t: UpstreamTls): FetchTls {
-  const hit = builtH2.get(t);
+function tlsOptions(t: UpstreamTls, cache: WeakMap<UpstreamTls, FetchTls>, version: (n: number) => unknown, sniKey: "serverName" | "servername"): FetchTls {
+  const hit = cache.get(t);
   if (hit !== undefined) return hit;
-  const o: FetchTls = { rejectUnauthorized: t.verify, minVersion: VERSION_NAME[t.minVersion], maxVersion: VERSION_NAME[t.maxVersion] };
-  if (t.ciphers !== "DEFAULT") o.ciphers = t.ciphers;
-  if (t.cert !== null && t.key !== null) {
-    o.cert = t.cert;
-    o.key = t.key;
-  }
-  if (t.sni !== null) o.servername = t.sni;
-  if (t.verify && t.ca !== null) {
-    o.ca = t.ca;
-    o.checkServerIdentity = identityCheck(t, t.ca);
-  }
-  Object.freeze(o);
-  builtH2.set(t, o);
-  return o;
-}
-
-/** The fetch `tls` option for `t`, made once per route option (the table holds it frozen). */
-export function upstreamTlsOptions(t: UpstreamTls): FetchTls {
-  const hit = built.get(t);
-  if (hit !== undefined) return hit;
-  const o: FetchTls = { rejectUnauthorized: t.verify, minVersion: t.minVersion, maxVersion: t.maxVersion };
+  const o: FetchTls = { rejectUnauthorized: t.verify, minVersion: version(t.minVersion), maxVersion: version(t.maxVersion) };
   // nginx's proxy_ssl_ciphers DEFAULT is OpenSSL's own list: nothing to set.
   if (t.ciphers !== "DEFAULT") o.ciphers = t.ciphers;
   if (t.cert !== null && t.key !== null) {
@@ -83,12 +62,27 @@ export function upstreamTlsOptions(t: UpstreamTls): FetchTls {
     o.key = t.key;
   }
   // nginx sends SNI only with proxy_ssl_server_name on (its default is off).
-  if (t.sni !== null) o.serverName = t.sni;
+  if (t.sni !== null) o[sniKey] = t.sni;
   if (t.verify && t.ca !== null) {
     o.ca = t.ca;
     o.checkServerIdentity = identityCheck(t, t.ca);
   }
   Object.freeze(o);
-  built.set(t, o);
+  cache.set(t, o);
   return o;
+}
+
+/**
+ * The node:http2 connect options for `t` (GRPCS pods, h2-pool.ts), the same settings in
+ * node:tls's spelling (measured on Bun 1.4.5: cert/key presented, ca and checkServerIdentity
+ * applied, minVersion/maxVersion as names, servername as SNI; a cipher list BoringSSL cannot
+ * use throws from connect, which the pool reports as a failed connect).
+ */
+export function upstreamTlsH2Options(t: UpstreamTls): FetchTls {
+  return tlsOptions(t, builtH2, (n) => VERSION_NAME[n], "servername");
+}
+
+/** The fetch `tls` option for `t`. */
+export function upstreamTlsOptions(t: UpstreamTls): FetchTls {
+  return tlsOptions(t, built, (n) => n, "serverName");
 }
