@@ -231,6 +231,12 @@ describe("environment twins", () => {
   });
 });
 
+test("--tls-ciphers: ingress-nginx's default list (config.go sslCiphers) reads as Portico's default, its DHE suites left out", () => {
+  const nginxDefault = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-AES128-GCM-SHA256";
+  const out = parseArgs(["--tls-ciphers", nginxDefault], {});
+  expect(out.type === "run" ? out.config.tlsCiphers : out.type).toBe(DEFAULT_TLS_CIPHERS);
+});
+
 describe("errors name the flag", () => {
   const cases: [string[], string][] = [
     [["--http-port", "x"], '--http-port: expected an integer 1-65535, got "x"'],
@@ -319,6 +325,7 @@ describe("errors name the flag", () => {
     [["--proxy-redirect-to", "$host"], "--proxy-redirect-to: nginx variables"],
     [["--proxy-cookie-domain", "localhost"], "--proxy-cookie-domain: expected off or two words"],
     [["--proxy-cookie-path", "~(?<=a) /"], "--proxy-cookie-path: the regular expression"],
+    [["--tls-ciphers", "DHE-RSA-AES256-GCM-SHA384"], "--tls-ciphers: no suite Portico can serve"],
     [["--tls-max-version", "1.1"], '--tls-max-version: expected 1.2 or 1.3, got "1.1"'],
     [["--tls-ecdh-curve", "P-256:bogus"], '--tls-ecdh-curve: unknown key-exchange group "bogus"'],
     [["--tls-ciphers", "ALL:!aNULL"], "--tls-ciphers: expected OpenSSL cipher names"],
