@@ -69,9 +69,10 @@ beforeAll(async () => {
   const cm = ["--nginx-configmap", "ingress-nginx/ingress-nginx-controller"];
   [plain, tuned, tunedH2, edited] = await Promise.all([
     startPortico(["--manifests", join(dir, "plain")]),
-    startPortico(["--manifests", join(dir, "tuned"), ...cm]),
+    // Two workers: the primary builds the entries and sends them over the wire to each.
+    startPortico(["--manifests", join(dir, "tuned"), ...cm, "--workers", "2"]),
     startPortico(["--manifests", join(dir, "tuned-h2"), ...cm]),
-    startPortico(["--manifests", join(dir, "edited"), ...cm]),
+    startPortico(["--manifests", join(dir, "edited"), ...cm, "--workers", "2"]),
   ]);
 });
 
