@@ -126,6 +126,7 @@ describe("default TLS settings (config.go: ssl-protocols \"TLSv1.2 TLSv1.3\")", 
 for (const [name, get] of [["Bun.serve listener", () => tuned], ["node:http2 listener (a gRPC route exists)", () => tunedH2]] as const) {
   describe(`settings/tls.go, ssl-ciphers ${TEST_CIPHERS}, ssl-protocols TLSv1.2, ssl-ecdh-curve P-384: ${name}`, () => {
     test("setting cipher suite", async () => {
+      if (get() === tunedH2) await tunedH2.waitForLine(/HTTPS served by node:http2/);
       // The Go client offers TLS 1.3 and its default suites: TLS 1.2 with the first listed suite.
       expect(await handshake(get())).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES256-GCM-SHA384", status: "HTTP/1.1 200 OK" });
     });
