@@ -13,7 +13,7 @@ import { stagePolicy } from "../policy/contract.ts";
 import * as K from "../kinds/index.ts";
 import type { RewriteRule } from "../kinds/proxy-rewrite.ts";
 import { refuseStage } from "./access-stages.ts";
-import type { AnnotationSpec, Family } from "./spec.ts";
+import type { AnnotationSpec, Family, Reader } from "./spec.ts";
 import { NGINX_PREFIX, PORTICO_PREFIX } from "./spec.ts";
 
 export interface ProxyRewritePolicy {
@@ -89,69 +89,90 @@ function regexRule(word: string, caseless: boolean, to: string): { rule: Rewrite
   return { rule: Object.freeze([op, pattern, to] as const) };
 }
 
+/**
+ * The ConfigMap's proxy-redirect-from/-to, proxy-cookie-domain/-path (config.go Backend, all
+ * `off` by default): what an Ingress without a readable annotation of its own gets, as
+ * proxy/main.go falls back to them on any error of GetStringAnnotation (absent or invalid).
+ */
+export interface ProxyRewriteDefaults {
+  readonly proxyRedirectFrom: string;
+  readonly proxyRedirectTo: string;
+  readonly proxyCookieDomain: string;
+  readonly proxyCookiePath: string;
+}
+
+const OFF: ProxyRewriteDefaults = Object.freeze({ proxyRedirectFrom: "off", proxyRedirectTo: "off", proxyCookieDomain: "off", proxyCookiePath: "off" });
+
+/** All four defaults `off`: nothing to apply (the common case costs nothing). */
+export const proxyRewriteDefaultsOff = (d: ProxyRewriteDefaults): boolean =>
+  d.proxyRedirectFrom === "off" && d.proxyRedirectTo === "off" && d.proxyCookieDomain === "off" && d.proxyCookiePath === "off";
+
 export const PROXY_REWRITE: Family<ProxyRewritePolicy> = {
   name: "headers",
   annotations: [PROXY_REDIRECT_FROM, PROXY_REDIRECT_TO, PROXY_COOKIE_DOMAIN, PROXY_COOKIE_PATH],
   none: NONE,
   stages: (p) => proxyRewriteStages(p),
-  parse(r) {
-    // Each value, and the name it was read under (for a refusal's message, which the
-    // migration report reads as `annotation NAME="VALUE": ...`).
-    const read = <T extends string>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>): { value: string; label: string } => {
-      const x = r.read(spec, schema, "ingress-nginx keeps `off` for an invalid value, and so does Portico");
-      return x.state === "ok" ? { value: x.value, label: `annotation ${x.name}=${JSON.stringify(x.raw)}` } : { value: "off", label: "" };
-    };
-    const fromR = read(PROXY_REDIRECT_FROM, UrlValue);
-    const toR = read(PROXY_REDIRECT_TO, UrlValue);
-    const domainR = read(PROXY_COOKIE_DOMAIN, CookieDomainValue);
-    const pathR = read(PROXY_COOKIE_PATH, UrlValue);
-    const [from, to, domain, path] = [fromR.value, toR.value, domainR.value, pathR.value];
-    const refusals: string[] = [];
-    const refuse = (label: string, why: string) => {
-      refusals.push(`${label}: ${why}`);
-      return null;
-    };
-
-    // nginx.tmpl: `proxy_redirect off|default;` for those two values, else `proxy_redirect
-    // FROM TO;` unless TO is `off`, when no directive is written and nginx's own default,
-    // `proxy_redirect default`, applies (ngx_http_proxy_merge_loc_conf).
-    let redirect: RewriteRule | null = null;
-    if (from === "off") redirect = null;
-    else if (from === "default" || to === "off") redirect = Object.freeze(["default", "", ""] as const);
-    else {
-      const f = words(from);
-      const t = words(to);
-      if (f.length !== 1 || t.length !== 1) redirect = refuse(f.length !== 1 ? fromR.label : toR.label, "nginx's proxy_redirect takes one word each from proxy-redirect-from and proxy-redirect-to");
-      else if (f[0]!.startsWith("~")) {
-        const x = regexRule(f[0]!, false, t[0]!);
-        redirect = "rule" in x ? x.rule : refuse(fromR.label, x.why);
-      } else redirect = Object.freeze(["prefix", f[0]!, t[0]!] as const);
-    }
-
-    // ngx_http_proxy_cookie_domain and ngx_http_proxy_cookie_path: `off`, or two words, the
-    // first a plain word or a `~` regex.
-    const cookieRule = (value: string, label: string, directive: string, caseless: boolean, plain: (from: string, to: string) => RewriteRule): RewriteRule | null => {
-      if (value === "off") return null;
-      const w = words(value);
-      if (w.length !== 2) return refuse(label, `nginx's ${directive} takes \`off\` or two words`);
-      if (!w[0]!.startsWith("~")) return plain(w[0]!, w[1]!);
-      const x = regexRule(w[0]!, caseless, w[1]!);
-      return "rule" in x ? x.rule : refuse(label, x.why);
-    };
-    // proxy_cookie_domain's `~` is always caseless; a leading "." of either plain word is dropped.
-    const undot = (s: string) => (s.startsWith(".") ? s.slice(1) : s);
-    const cookieDomain = cookieRule(domain, domainR.label, "proxy_cookie_domain", true, (f, t) => Object.freeze(["domain", undot(f), undot(t)] as const));
-    // proxy_cookie_path's `~` is case-sensitive, `~*` caseless.
-    const cookiePath = cookieRule(path, pathR.label, "proxy_cookie_path", false, (f, t) => Object.freeze(["prefix", f, t] as const));
-
-    if (refusals.length > 0) {
-      for (const why of refusals) r.problem(`${why}: nginx would not load this location (ingress-nginx rejects the Ingress or fails its reload); every path of the Ingress answers 503`);
-      return Object.freeze({ redirect: null, cookieDomain: null, cookiePath: null, refused: refusals.join("; ") });
-    }
-    if (redirect === null && cookieDomain === null && cookiePath === null) return NONE;
-    return Object.freeze({ redirect, cookieDomain, cookiePath, refused: null });
-  },
+  parse: (r) => parseProxyRewrite(r, OFF),
 };
+
+/** The family's policy, with `defaults` standing in for each annotation that is absent or unreadable. */
+export function parseProxyRewrite(r: Reader, defaults: ProxyRewriteDefaults): ProxyRewritePolicy {
+  // Each value, and the name it was read under (for a refusal's message, which the
+  // migration report reads as `annotation NAME="VALUE": ...`).
+  const read = <T extends string>(spec: AnnotationSpec, schema: v.GenericSchema<string, T>, key: keyof ProxyRewriteDefaults, flagName: string): { value: string; label: string } => {
+    const x = r.read(spec, schema, "ingress-nginx keeps its ConfigMap's value (`off` by default) for an invalid value, and so does Portico");
+    return x.state === "ok" ? { value: x.value, label: `annotation ${x.name}=${JSON.stringify(x.raw)}` } : { value: defaults[key], label: `--${flagName}=${JSON.stringify(defaults[key])}` };
+  };
+  const fromR = read(PROXY_REDIRECT_FROM, UrlValue, "proxyRedirectFrom", "proxy-redirect-from");
+  const toR = read(PROXY_REDIRECT_TO, UrlValue, "proxyRedirectTo", "proxy-redirect-to");
+  const domainR = read(PROXY_COOKIE_DOMAIN, CookieDomainValue, "proxyCookieDomain", "proxy-cookie-domain");
+  const pathR = read(PROXY_COOKIE_PATH, UrlValue, "proxyCookiePath", "proxy-cookie-path");
+  const [from, to, domain, path] = [fromR.value, toR.value, domainR.value, pathR.value];
+  const refusals: string[] = [];
+  const refuse = (label: string, why: string) => {
+    refusals.push(`${label}: ${why}`);
+    return null;
+  };
+
+  // nginx.tmpl: `proxy_redirect off|default;` for those two values, else `proxy_redirect
+  // FROM TO;` unless TO is `off`, when no directive is written and nginx's own default,
+  // `proxy_redirect default`, applies (ngx_http_proxy_merge_loc_conf).
+  let redirect: RewriteRule | null = null;
+  if (from === "off") redirect = null;
+  else if (from === "default" || to === "off") redirect = Object.freeze(["default", "", ""] as const);
+  else {
+    const f = words(from);
+    const t = words(to);
+    if (f.length !== 1 || t.length !== 1) redirect = refuse(f.length !== 1 ? fromR.label : toR.label, "nginx's proxy_redirect takes one word each from proxy-redirect-from and proxy-redirect-to");
+    else if (f[0]!.startsWith("~")) {
+      const x = regexRule(f[0]!, false, t[0]!);
+      redirect = "rule" in x ? x.rule : refuse(fromR.label, x.why);
+    } else redirect = Object.freeze(["prefix", f[0]!, t[0]!] as const);
+  }
+
+  // ngx_http_proxy_cookie_domain and ngx_http_proxy_cookie_path: `off`, or two words, the
+  // first a plain word or a `~` regex.
+  const cookieRule = (value: string, label: string, directive: string, caseless: boolean, plain: (from: string, to: string) => RewriteRule): RewriteRule | null => {
+    if (value === "off") return null;
+    const w = words(value);
+    if (w.length !== 2) return refuse(label, `nginx's ${directive} takes \`off\` or two words`);
+    if (!w[0]!.startsWith("~")) return plain(w[0]!, w[1]!);
+    const x = regexRule(w[0]!, caseless, w[1]!);
+    return "rule" in x ? x.rule : refuse(label, x.why);
+  };
+  // proxy_cookie_domain's `~` is always caseless; a leading "." of either plain word is dropped.
+  const undot = (s: string) => (s.startsWith(".") ? s.slice(1) : s);
+  const cookieDomain = cookieRule(domain, domainR.label, "proxy_cookie_domain", true, (f, t) => Object.freeze(["domain", undot(f), undot(t)] as const));
+  // proxy_cookie_path's `~` is case-sensitive, `~*` caseless.
+  const cookiePath = cookieRule(path, pathR.label, "proxy_cookie_path", false, (f, t) => Object.freeze(["prefix", f, t] as const));
+
+  if (refusals.length > 0) {
+    for (const why of refusals) r.problem(`${why}: nginx would not load this location (ingress-nginx rejects the Ingress or fails its reload); every path of the Ingress answers 503`);
+    return Object.freeze({ redirect: null, cookieDomain: null, cookiePath: null, refused: refusals.join("; ") });
+  }
+  if (redirect === null && cookieDomain === null && cookiePath === null) return NONE;
+  return Object.freeze({ redirect, cookieDomain, cookiePath, refused: null });
+}
 
 /** The refusal, or the one forwarding policy that rewrites the pod's fields; none when all are off. */
 export function proxyRewriteStages(p: ProxyRewritePolicy): StagePolicy[] {

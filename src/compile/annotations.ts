@@ -3,6 +3,8 @@
 // policies"): the families read the Ingress, compile/stages.ts assembles what they supply.
 import { readAnnotations, routeOptions, type AnnotationReading, type ParsedAnnotations } from "../annotations/parse.ts";
 import { annotationStages, assembleStages } from "./stages.ts";
+import { createReader } from "../annotations/parse.ts";
+import { parseProxyRewrite, proxyRewriteDefaultsOff, type ProxyRewriteDefaults } from "../annotations/proxy-rewrite.ts";
 export { type AnnotationPolicies, type ParsedAnnotations } from "../annotations/parse.ts";
 export { ANNOTATIONS } from "../annotations/registry.ts";
 export { DEFAULT_ROUTE_OPTIONS } from "../table/routes.ts";
@@ -30,7 +32,21 @@ const NO_READING = readAnnotations(null);
 const NONE = withStages(NO_READING);
 
 /** One Ingress's annotations → its route options (stages assembled), scheme, per-family policies and problems. */
-export function parseAnnotations(ann: Annotations): ParsedAnnotations {
+export function parseAnnotations(ann: Annotations, defaults?: ProxyRewriteDefaults): ParsedAnnotations {
   const r = readAnnotations(ann);
+  if (defaults !== undefined && !proxyRewriteDefaultsOff(defaults)) return withProxyRewriteDefaults(r, ann, defaults);
   return r === NO_READING ? NONE : withStages(r);
+}
+
+/**
+ * The reading with the ConfigMap's proxy-redirect/proxy-cookie defaults standing in for the
+ * Ingress's own absent or unreadable ones (ingress-nginx's proxy/main.go falls back per key).
+ * Read again with them; the annotations' own problems were reported by the first reading, so
+ * only new ones (a refusal the defaults make) are added.
+ */
+function withProxyRewriteDefaults(r: AnnotationReading, ann: Annotations, defaults: ProxyRewriteDefaults): ParsedAnnotations {
+  const problems: string[] = [];
+  const proxyRewrite = parseProxyRewrite(createReader(ann ?? {}, problems), defaults);
+  const seen = new Set(r.problems);
+  return withStages({ ...r, policies: Object.freeze({ ...r.policies, proxyRewrite }), problems: [...r.problems, ...problems.filter((p) => !seen.has(p))] });
 }

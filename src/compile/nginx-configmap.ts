@@ -170,12 +170,20 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const b = bool(val, false);
     return b === null ? bad("a boolean") : b ? flag("preload in Strict-Transport-Security", "--hsts-preload=true") : same("no preload, Portico's default");
   },
+  // nginx.tmpl: `ssl_protocols {{ $cfg.SSLProtocols }};` (config.go default "TLSv1.2 TLSv1.3"):
+  // the versions nginx's ssl_protocols names; any other word fails nginx's config test, so the
+  // last good configuration stays.
   "ssl-protocols": (val) => {
-    const p = val.split(/\s+/).filter((x) => x !== "");
-    if (p.some((x) => x === "TLSv1" || x === "TLSv1.1")) return not("Portico accepts TLS 1.2 and 1.3 only (--tls-min-version)");
-    if (p.length === 1 && p[0] === "TLSv1.3") return flag("TLS 1.3 only", "--tls-min-version=1.3");
+    const p = new Set(val.split(/\s+/).filter((x) => x !== ""));
+    if (p.size === 0 || [...p].some((x) => !["SSLv2", "SSLv3", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"].includes(x))) return bad("versions among SSLv2 SSLv3 TLSv1 TLSv1.1 TLSv1.2 TLSv1.3");
+    if (["SSLv2", "SSLv3", "TLSv1", "TLSv1.1"].some((x) => p.has(x))) return not("Portico accepts TLS 1.2 and 1.3 only (--tls-min-version, --tls-max-version): clients of the older versions are refused");
+    if (!p.has("TLSv1.3")) return flag("TLS 1.2 only", "--tls-max-version=1.2");
+    if (!p.has("TLSv1.2")) return flag("TLS 1.3 only", "--tls-min-version=1.3");
     return same("TLS 1.2 and 1.3, Portico's default");
   },
+  // nginx.tmpl: `ssl_ecdh_curve {{ $cfg.SSLECDHCurve }};`, config.go default "auto".
+  "ssl-ecdh-curve": (val) =>
+    val.trim() === "auto" ? same("the TLS library's default key-exchange groups, as Portico") : flag("key-exchange groups offered (names Portico checks as --tls-ecdh-curve does)", `--tls-ecdh-curve=${val.trim()}`),
   "ssl-ciphers": (val) => flag("TLS 1.2 cipher suites (OpenSSL names; Portico checks them at start-up)", `--tls-ciphers=${val.trim()}`),
   "use-forwarded-headers": (val, data) => {
     const b = bool(val, false);
@@ -404,13 +412,12 @@ const KEYS: Readonly<Record<string, Judge>> = {
   "worker-processes": (val) => (/^\d+$/.test(val.trim()) ? flag("data-plane processes", `--workers=${val.trim()}`) : same("auto: Portico also follows the CPUs")),
   "disable-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
   // config.go defaults (Backend): proxy-redirect-from/-to and proxy-cookie-domain/-path `off`;
-  // the annotations of the same names apply per Ingress (annotations/proxy-rewrite.ts), these
-  // global defaults are not read.
-  "proxy-redirect-from": (val) => (val.trim() === "off" ? same("off, as Portico") : not("Portico applies the proxy-redirect-from/-to annotations per Ingress; this default for the others is not applied")),
-  "proxy-redirect-to": (_val, data) =>
-    (data["proxy-redirect-from"] ?? "off").trim() === "off" ? same("no effect while proxy-redirect-from is off") : not("read with proxy-redirect-from, whose default is not applied"),
-  "proxy-cookie-domain": (val) => (val.trim() === "off" ? same("off, as Portico") : not("Portico applies the proxy-cookie-domain annotation per Ingress; this default for the others is not applied")),
-  "proxy-cookie-path": (val) => (val.trim() === "off" ? same("off, as Portico") : not("Portico applies the proxy-cookie-path annotation per Ingress; this default for the others is not applied")),
+  // proxy/main.go gives each to an Ingress whose annotation of the same name is absent or
+  // invalid (compile/plan.ts, annotations/proxy-rewrite.ts parseProxyRewrite).
+  "proxy-redirect-from": (val) => (val.trim() === "off" ? same("off, as Portico") : flag("proxy_redirect's first word for Ingresses without the annotation", `--proxy-redirect-from=${val.trim()}`)),
+  "proxy-redirect-to": (val) => (val.trim() === "off" ? same("off, as Portico") : flag("proxy_redirect's second word for Ingresses without the annotation", `--proxy-redirect-to=${val.trim()}`)),
+  "proxy-cookie-domain": (val) => (val.trim() === "off" ? same("off, as Portico") : flag("proxy_cookie_domain for Ingresses without the annotation", `--proxy-cookie-domain=${val.trim()}`)),
+  "proxy-cookie-path": (val) => (val.trim() === "off" ? same("off, as Portico") : flag("proxy_cookie_path for Ingresses without the annotation", `--proxy-cookie-path=${val.trim()}`)),
   "allow-snippet-annotations": () => ({ status: "read", text: "read with annotations-risk-level: it decides whether ingress-nginx ran, dropped or refused snippets (see each snippet above)", flags: [] }),
   "annotations-risk-level": () => ({ status: "read", text: "read with allow-snippet-annotations (see each snippet above)", flags: [] }),
 };

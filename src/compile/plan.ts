@@ -147,7 +147,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
 
   // The flags' source ranges and the basic-auth Secret's users complete the annotations here.
   // The auth-proxy-set-headers ConfigMap's entries complete the external-auth policy first.
-  const headers = resolveAuthHeaders(parseAnnotations(ing.metadata.annotations), ing, configMaps);
+  const headers = resolveAuthHeaders(parseAnnotations(ing.metadata.annotations, config), ing, configMaps);
   const custom = resolveCustomHeaders(headers.annotations, ing, config.globalAllowedResponseHeaders, configMaps);
   const upstreamTls = resolveUpstreamTls(custom.annotations, ing, secrets);
   const access = resolveAccess(upstreamTls.annotations, ing, secrets, config);

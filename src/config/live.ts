@@ -48,6 +48,11 @@ export const LIVE_FIELDS = {
   blockCidrs: v.array(v.string()),
   blockUserAgents: v.array(v.string()),
   blockReferers: v.array(v.string()),
+  // Read by serving/tls.ts on every build of the TLS entries (compile fields too, so a build follows).
+  tlsMinVersion: v.picklist(["1.2", "1.3"]),
+  tlsMaxVersion: v.picklist(["1.2", "1.3"]),
+  tlsCiphers: v.string(),
+  tlsEcdhCurve: v.string(),
 } as const satisfies Partial<Record<keyof Config, v.GenericSchema>>;
 
 export type LiveField = keyof typeof LIVE_FIELDS;

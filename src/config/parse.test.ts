@@ -89,6 +89,10 @@ describe("defaults", () => {
       usePortInRedirects: false,
       preserveTrailingSlash: false,
       relativeRedirects: false,
+      proxyRedirectFrom: "off",
+      proxyRedirectTo: "off",
+      proxyCookieDomain: "off",
+      proxyCookiePath: "off",
       proxySslLocationOnly: false,
       noTlsRedirectLocations: ["/.well-known/acme-challenge"],
       noAuthLocations: ["/.well-known/acme-challenge"],
@@ -103,6 +107,8 @@ describe("defaults", () => {
       httpRedirectCode: 308,
       nginxConfigmap: null,
       tlsMinVersion: "1.2",
+      tlsMaxVersion: "1.3",
+      tlsEcdhCurve: "auto",
       tlsCiphers: DEFAULT_TLS_CIPHERS,
       http2: true, http3: false, enableSslPassthrough: false, useProxyProtocol: false, proxyProtocolHeaderTimeoutMs: 5_000,
       workers: availableParallelism(),
@@ -225,6 +231,12 @@ describe("environment twins", () => {
   });
 });
 
+test("--tls-ciphers: ingress-nginx's default list (config.go sslCiphers) reads as Portico's default, its DHE suites left out", () => {
+  const nginxDefault = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-AES128-GCM-SHA256";
+  const out = parseArgs(["--tls-ciphers", nginxDefault], {});
+  expect(out.type === "run" ? out.config.tlsCiphers : out.type).toBe(DEFAULT_TLS_CIPHERS);
+});
+
 describe("errors name the flag", () => {
   const cases: [string[], string][] = [
     [["--http-port", "x"], '--http-port: expected an integer 1-65535, got "x"'],
@@ -309,6 +321,13 @@ describe("errors name the flag", () => {
     [["--trusted-proxy-headers", "host"], "--trusted-proxy-headers: expected all or address"],
     [["--server-header", "nginx"], '--server-header: expected backend, none or portico, got "nginx"'],
     [["--tls-min-version", "1.1"], '--tls-min-version: expected 1.2 or 1.3, got "1.1"'],
+    [["--proxy-redirect-from", "a b"], "--proxy-redirect-from: expected off or default or one word"],
+    [["--proxy-redirect-to", "$host"], "--proxy-redirect-to: nginx variables"],
+    [["--proxy-cookie-domain", "localhost"], "--proxy-cookie-domain: expected off or two words"],
+    [["--proxy-cookie-path", "~(?<=a) /"], "--proxy-cookie-path: the regular expression"],
+    [["--tls-ciphers", "DHE-RSA-AES256-GCM-SHA384"], "--tls-ciphers: no suite Portico can serve"],
+    [["--tls-max-version", "1.1"], '--tls-max-version: expected 1.2 or 1.3, got "1.1"'],
+    [["--tls-ecdh-curve", "P-256:bogus"], '--tls-ecdh-curve: unknown key-exchange group "bogus"'],
     [["--tls-ciphers", "ALL:!aNULL"], "--tls-ciphers: expected OpenSSL cipher names"],
     [["--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256:BOGUS"], "--tls-ciphers: unknown TLS 1.2 cipher suite BOGUS"],
     [["--tls-ciphers", "TLS_AES_128_GCM_SHA256"], "--tls-ciphers: TLS 1.3 suite TLS_AES_128_GCM_SHA256 cannot be chosen"],

@@ -156,6 +156,11 @@ export interface Config {
    * Ingress's own relative-redirects says (that annotation can only turn it on).
    */
   readonly relativeRedirects: boolean;
+  /** ingress-nginx's ConfigMap proxy-redirect-from/-to, proxy-cookie-domain/-path: "off", or the value as nginx reads it. */
+  readonly proxyRedirectFrom: string;
+  readonly proxyRedirectTo: string;
+  readonly proxyCookieDomain: string;
+  readonly proxyCookiePath: string;
   /**
    * ingress-nginx's ConfigMap key proxy-ssl-location-only: false (its default) lets the host's
    * first Ingress with a proxy-ssl-secret holding ca.crt cover the host's other paths
@@ -214,6 +219,9 @@ export interface Config {
   /** Status of the redirects to HTTPS and from the www name (ingress-nginx's `http-redirect-code`). */
   readonly httpRedirectCode: 301 | 302 | 307 | 308;
   readonly tlsMinVersion: "1.2" | "1.3";
+  readonly tlsMaxVersion: "1.2" | "1.3";
+  /** Colon-separated key-exchange group names, or "auto" (BoringSSL's defaults). */
+  readonly tlsEcdhCurve: string;
   readonly tlsCiphers: string;
   /** HTTP/2 on both ports (ALPN h2 on HTTPS, prior-knowledge h2c on HTTP); off: HTTP/1.1 only. */
   readonly http2: boolean;

@@ -241,15 +241,60 @@ export function sourceRangeList(example: string): ValueSchema<readonly string[]>
  * are refused here, where the flag can still be named.
  */
 export const cipherList = check<string>((s) => {
-  const items = s.split(":");
-  if (!items.every((x) => /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(x))) return { message: "expected OpenSSL cipher names separated by colons" };
+  const all = s.split(":");
+  if (!all.every((x) => /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(x))) return { message: "expected OpenSSL cipher names separated by colons" };
+  // Finite-field DHE suites (OpenSSL's DHE-RSA-*, DHE-DSS-*), which ingress-nginx's default
+  // ssl-ciphers lists: nginx offers them only with ssl_dhparam (since 1.11.0), and ingress-nginx
+  // sets none unless ssl-dh-param names a Secret; BoringSSL has none. They are left out, so
+  // ingress-nginx's own list reads as what nginx serves with it.
+  const items = all.filter((x) => !/^DHE-(RSA|DSS)-/i.test(x));
+  if (items.length === 0) return { message: "no suite Portico can serve: finite-field DHE suites need ssl-dh-param, which Portico does not read" };
   const known = new Set(getCiphers()); // BoringSSL's names, lowercased
   for (const name of items) {
     if (name.toLowerCase().startsWith("tls_")) return { message: `TLS 1.3 suite ${name} cannot be chosen (BoringSSL always enables its three TLS 1.3 suites); list TLS 1.2 suites only` };
     if (!known.has(name.toLowerCase())) return { message: `unknown TLS 1.2 cipher suite ${name} (OpenSSL names such as ECDHE-RSA-AES128-GCM-SHA256)` };
   }
+  return { value: items.join(":") };
+});
+
+// Group names Bun 1.4.5's BoringSSL accepts as `ecdhCurve` (measured with Bun.serve and
+// node:tls createSecureContext; it throws UNSUPPORTED_ELLIPTIC_CURVE on any other name). nginx's
+// ssl_ecdh_curve takes the same colon-separated form, and `auto` for the library's defaults.
+const ECDH_CURVES = new Set(["P-256", "P-384", "P-521", "X25519", "prime256v1", "secp384r1", "secp521r1", "X25519MLKEM768"]);
+
+/** `auto`, or key-exchange group names separated by colons, each one BoringSSL knows. */
+export const ecdhCurveList = check<string>((s) => {
+  if (s === "auto") return { value: s };
+  for (const name of s.split(":")) {
+    if (!ECDH_CURVES.has(name)) return { message: `unknown key-exchange group ${JSON.stringify(name)}: expected auto or names among ${[...ECDH_CURVES].join(", ")} separated by colons` };
+  }
   return { value: s };
 });
+
+/**
+ * A ConfigMap default of proxy-redirect-from/-to (`words` 1) or proxy-cookie-domain/-path (2):
+ * `off`, or what nginx's proxy_redirect / proxy_cookie_* would load and Portico can run. The
+ * template writes the ConfigMap value unchecked (config.go Backend, nginx.tmpl), so nginx's own
+ * reload fails on a value it cannot load and keeps the last good configuration; here such a value
+ * is unreadable and the key keeps its last good value (docs/design.md "ingress-nginx's
+ * ConfigMap"). No `$` variables (Portico has none), and a `~` pattern must compile on the
+ * linear-time engine, as the annotations require (annotations/proxy-rewrite.ts).
+ */
+export function proxyRewriteValue(words: 1 | 2, expected: string): ValueSchema<string> {
+  return check<string>((raw) => {
+    const s = raw.trim();
+    if (s === "off" || (words === 1 && s === "default")) return { value: s };
+    const w = s.split(/\s+/).filter((x) => x !== "");
+    if (w.length !== words) return { message: `expected ${expected}` };
+    if (w.some((x) => x.includes("$") || /[\u0000-\u001f\u007f"';{}]/.test(x))) return { message: "nginx variables, quotes, semicolons, braces and control characters cannot be used" };
+    if (w[0]!.startsWith("~")) {
+      const caseless = w[0]!.startsWith("~*");
+      const c = compileHeaderPattern(`${caseless ? "(?i)" : ""}${w[0]!.slice(caseless ? 2 : 1)}`);
+      if (!c.ok) return { message: `the regular expression ${c.reason}` };
+    }
+    return { value: w.join(" ") };
+  });
+}
 
 /** IngressClass spec.controller: a domain-prefixed path (networking/v1 validation). */
 export const controllerName = convert("a domain-prefixed path like example.com/ingress-controller", (s) => {

@@ -15,7 +15,7 @@ export interface SniTable {
   /** Context for an SNI name. */
   select(servername: string): SecureContext;
   /** Options of the default (first) entry: the server's own context, for clients without SNI. */
-  readonly defaultOptions: { cert: string; key: string; ciphers: string; secureOptions: number };
+  readonly defaultOptions: { cert: string; key: string; ciphers: string; secureOptions: number; ecdhCurve?: string };
   readonly size: number;
 }
 
@@ -25,7 +25,7 @@ interface Cached {
 }
 
 export function contextOptions(e: TlsEntry) {
-  return { cert: e.cert, key: e.key, ciphers: e.ciphers, secureOptions: e.secureOptions };
+  return { cert: e.cert, key: e.key, ciphers: e.ciphers, secureOptions: e.secureOptions, ...(e.ecdhCurve === undefined ? {} : { ecdhCurve: e.ecdhCurve }) };
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import { generateDefaultCertificate } from "../tls/default-cert.ts";
 import { createPemChecker } from "../tls/pem.ts";
-import { buildTlsEntries, validateTlsSettings, type TlsEntries, type TlsEntry } from "../tls/sni.ts";
+import { buildTlsEntries, validateTlsSettings, type TlsEntries, type TlsEntry, type TlsSettings } from "../tls/sni.ts";
 
 /** One certificate set: SNI entries and their digest. */
 export interface TlsSet {
@@ -36,13 +36,35 @@ export interface TlsBuilder {
   build(certificates: CompileResult["certificates"]): TlsEntries;
 }
 
-/** Throws on TLS settings Bun would not apply as written. */
+const settingsOf = (config: Config): TlsSettings => ({ minVersion: config.tlsMinVersion, maxVersion: config.tlsMaxVersion, ecdhCurve: config.tlsEcdhCurve, ciphers: config.tlsCiphers });
+const sameSettings = (a: TlsSettings, b: TlsSettings): boolean => a.minVersion === b.minVersion && a.maxVersion === b.maxVersion && a.ecdhCurve === b.ecdhCurve && a.ciphers === b.ciphers;
+
+/**
+ * Throws on TLS settings Bun would not apply as written. `config` may be a LiveConfig's: the
+ * TLS fields are read again on every build, so a ConfigMap edit of ssl-protocols, ssl-ciphers
+ * or ssl-ecdh-curve (a compile field too, so a compile and a build follow) changes the entries'
+ * fingerprint and the listeners take them as they take new certificates, as nginx's reload
+ * does. Settings that cannot apply together keep the last good ones.
+ */
 export function createTlsBuilder(config: Config, log: Logger): TlsBuilder {
   const checker = createPemChecker();
-  const settings = { minVersion: config.tlsMinVersion, ciphers: config.tlsCiphers } as const;
+  let good = settingsOf(config);
   // Bun silently skips cipher names it does not know: refuse them at start-up instead.
-  const bad = validateTlsSettings(settings);
-  if (bad) throw new Error(`--tls-ciphers/--tls-min-version: ${bad}`);
+  const bad = validateTlsSettings(good);
+  if (bad) throw new Error(`--tls-ciphers/--tls-min-version/--tls-max-version/--tls-ecdh-curve: ${bad}`);
   const generated = generateDefaultCertificate(log);
-  return { build: (certificates) => buildTlsEntries(certificates, generated, settings, { checker }) };
+  return {
+    build: (certificates) => {
+      const next = settingsOf(config);
+      if (!sameSettings(next, good)) {
+        const problem = validateTlsSettings(next);
+        if (problem) log.warn("TLS settings not applied; the last good ones stay", { problem });
+        else {
+          good = next;
+          log.info("TLS settings applied", { ...good });
+        }
+      }
+      return buildTlsEntries(certificates, generated, good, { checker });
+    },
+  };
 }

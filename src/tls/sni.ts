@@ -14,6 +14,10 @@ import { namesCover } from "../model/cert-names.ts";
 
 export interface TlsSettings {
   readonly minVersion: "1.2" | "1.3";
+  /** Absent: 1.3. */
+  readonly maxVersion?: "1.2" | "1.3";
+  /** Colon-separated group names; absent or "auto": BoringSSL's defaults (not passed to Bun). */
+  readonly ecdhCurve?: string;
   /** OpenSSL names separated by colons: TLS 1.2 suites only (see tlsSettingsOptions). */
   readonly ciphers: string;
 }
@@ -25,6 +29,8 @@ export interface TlsEntry {
   readonly key: string;
   readonly ciphers: string;
   readonly secureOptions: number;
+  /** Absent: BoringSSL's default groups. */
+  readonly ecdhCurve?: string;
 }
 
 export interface TlsEntries {
@@ -43,6 +49,12 @@ export interface TlsEntries {
 const SSL_OP_NO_TLSv1 = 0x04000000;
 const SSL_OP_NO_TLSv1_2 = 0x08000000;
 const SSL_OP_NO_TLSv1_1 = 0x10000000;
+// Measured: with it, a client offering TLS 1.3 and 1.2 gets TLS 1.2 (Bun.serve and node:tls).
+const SSL_OP_NO_TLSv1_3 = 0x20000000;
+// nginx.tmpl writes `ssl_prefer_server_ciphers on` with ssl-ciphers, which is never empty in
+// ingress-nginx (config.go's default list): the server's order picks the TLS 1.2 suite. Bun's
+// default is the client's order (measured), so Portico sets it.
+const SSL_OP_CIPHER_SERVER_PREFERENCE = 0x00400000;
 
 /**
  * Why Bun cannot apply these settings, or null. BoringSSL skips cipher names it does not know
@@ -50,6 +62,7 @@ const SSL_OP_NO_TLSv1_1 = 0x10000000;
  * chosen at all, so both are refused here instead of being silently ignored.
  */
 export function validateTlsSettings(s: TlsSettings): string | null {
+  if (s.minVersion === "1.3" && s.maxVersion === "1.2") return "the highest TLS version (1.2) is below the lowest (1.3): no handshake could succeed";
   const known = new Set(getCiphers()); // Bun returns BoringSSL's names, lowercased
   for (const name of s.ciphers.split(":")) {
     const lower = name.toLowerCase();
@@ -64,11 +77,14 @@ export function validateTlsSettings(s: TlsSettings): string | null {
  * TLS 1.3 suites are fixed by BoringSSL (all three AEADs); `ciphers` does not affect them.
  * Throws on settings Bun would ignore (validateTlsSettings): fail loudly, never pretend.
  */
-export function tlsSettingsOptions(s: TlsSettings): { ciphers: string; secureOptions: number } {
+export function tlsSettingsOptions(s: TlsSettings): { ciphers: string; secureOptions: number; ecdhCurve?: string } {
   const problem = validateTlsSettings(s);
   if (problem) throw new Error(problem);
-  const below12 = SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1; // Bun already refuses these; say it anyway
-  return { ciphers: s.ciphers, secureOptions: s.minVersion === "1.3" ? below12 | SSL_OP_NO_TLSv1_2 : below12 };
+  let secureOptions = SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1 | SSL_OP_CIPHER_SERVER_PREFERENCE; // Bun already refuses 1.0/1.1; say it anyway
+  if (s.minVersion === "1.3") secureOptions |= SSL_OP_NO_TLSv1_2;
+  if (s.maxVersion === "1.2") secureOptions |= SSL_OP_NO_TLSv1_3;
+  const curve = s.ecdhCurve === undefined || s.ecdhCurve === "auto" ? {} : { ecdhCurve: s.ecdhCurve };
+  return { ciphers: s.ciphers, secureOptions, ...curve };
 }
 
 interface Served {
@@ -157,7 +173,7 @@ export function buildTlsEntries(
   }
 
   const hosts = [...served.keys()].sort();
-  const hash = createHash("sha256").update(`${settings.minVersion}\n${settings.ciphers}\n${def.version}\n`);
+  const hash = createHash("sha256").update(`${settings.minVersion}\n${settings.maxVersion ?? "1.3"}\n${settings.ecdhCurve ?? "auto"}\n${settings.ciphers}\n${def.version}\n`);
   const entries: TlsEntry[] = [{ cert: def.cert, key: def.key, ...opts }];
   for (const host of hosts) {
     const s = served.get(host)!;

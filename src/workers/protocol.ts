@@ -43,7 +43,7 @@ export type ToPrimary =
 
 const count = v.pipe(v.number(), v.integer(), v.minValue(0));
 
-const TlsEntrySchema = v.object({ serverName: v.optional(v.string()), cert: v.string(), key: v.string(), ciphers: v.string(), secureOptions: v.number() });
+const TlsEntrySchema = v.object({ serverName: v.optional(v.string()), cert: v.string(), key: v.string(), ciphers: v.string(), secureOptions: v.number(), ecdhCurve: v.optional(v.string()) });
 
 const ToWorkerSchema = v.variant("type", [
   v.object({

@@ -17,15 +17,20 @@ describe("ConfigMap keys", () => {
     [{ "proxy-connect-timeout": "5" }, "proxy-connect-timeout", "same", []],
     [{ "proxy-read-timeout": "120" }, "proxy-read-timeout", "flag", ["--response-timeout=120s"]],
     [{ "proxy-send-timeout": "120" }, "proxy-send-timeout", "not-honoured", []],
-    // config.go: the proxy-redirect-*/proxy-cookie-* defaults are `off`; only the annotations are read.
+    // config.go: the proxy-redirect-*/proxy-cookie-* defaults are `off`; another value is the
+    // default of every Ingress without the annotation (proxy/main.go).
     [{ "proxy-redirect-from": "off" }, "proxy-redirect-from", "same", []],
-    [{ "proxy-redirect-from": "hello.com", "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-from", "not-honoured", []],
-    [{ "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-to", "same", []],
-    [{ "proxy-cookie-path": "/one/ /" }, "proxy-cookie-path", "not-honoured", []],
+    [{ "proxy-redirect-from": "hello.com", "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-from", "flag", ["--proxy-redirect-from=hello.com"]],
+    [{ "proxy-redirect-to": "goodbye.com" }, "proxy-redirect-to", "flag", ["--proxy-redirect-to=goodbye.com"]],
+    [{ "proxy-cookie-path": "/one/ /" }, "proxy-cookie-path", "flag", ["--proxy-cookie-path=/one/ /"]],
     [{ "proxy-cookie-domain": "off" }, "proxy-cookie-domain", "same", []],
     [{ hsts: "false" }, "hsts", "flag", ["--hsts=false"]],
     [{ "ssl-protocols": "TLSv1.3" }, "ssl-protocols", "flag", ["--tls-min-version=1.3"]],
     [{ "ssl-protocols": "TLSv1.1 TLSv1.2" }, "ssl-protocols", "not-honoured", []],
+    [{ "ssl-protocols": "TLSv1.2" }, "ssl-protocols", "flag", ["--tls-max-version=1.2"]],
+    [{ "ssl-protocols": "TLSv1.3 TLSv1.2" }, "ssl-protocols", "same", []],
+    [{ "ssl-ecdh-curve": "auto" }, "ssl-ecdh-curve", "same", []],
+    [{ "ssl-ecdh-curve": "X25519:P-256" }, "ssl-ecdh-curve", "flag", ["--tls-ecdh-curve=X25519:P-256"]],
     // nginx.tmpl: X-Forwarded-For is $remote_addr unless use-forwarded-headers and
     // compute-full-forwarded-for (config.go default false); enable-real-ip alone believes the
     // address only (real_ip_header), use-forwarded-headers also -Proto/-Host/-Port (lua_ingress.lua).

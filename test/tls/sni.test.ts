@@ -118,3 +118,15 @@ describe("buildTlsEntries", () => {
     expect(() => buildTlsEntries([], generated, { minVersion: "1.2", ciphers: "BOGUS" }, { checker: createPemChecker() })).toThrow("unknown TLS cipher suite");
   });
 });
+
+describe("TLS version range, group list and suite order (ssl-protocols, ssl-ecdh-curve; nginx.tmpl ssl_prefer_server_ciphers on)", () => {
+  test("secureOptions: NO_TLSv1_3 for a 1.2 ceiling, server preference always; ecdhCurve passed unless auto", () => {
+    const base = { minVersion: "1.2", ciphers: DEFAULT_TLS_CIPHERS } as const;
+    expect(tlsSettingsOptions({ ...base, maxVersion: "1.2" }).secureOptions & 0x20000000).toBe(0x20000000);
+    expect(tlsSettingsOptions(base).secureOptions & 0x20000000).toBe(0);
+    expect(tlsSettingsOptions(base).secureOptions & 0x00400000).toBe(0x00400000);
+    expect(tlsSettingsOptions({ ...base, ecdhCurve: "auto" }).ecdhCurve).toBeUndefined();
+    expect(tlsSettingsOptions({ ...base, ecdhCurve: "P-384:X25519" }).ecdhCurve).toBe("P-384:X25519");
+    expect(validateTlsSettings({ minVersion: "1.3", maxVersion: "1.2", ciphers: DEFAULT_TLS_CIPHERS })).toContain("below the lowest");
+  });
+});

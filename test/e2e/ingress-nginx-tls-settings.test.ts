@@ -1,0 +1,174 @@
+// ingress-nginx's TLS settings of its own HTTPS listener (ConfigMap ssl-protocols, ssl-ciphers,
+// ssl-ecdh-curve; nginx.tmpl's http block writes `ssl_protocols`, `ssl_ciphers` with
+// `ssl_prefer_server_ciphers on`, and `ssl_ecdh_curve`; config.go's defaults are "TLSv1.2
+// TLSv1.3" and "auto"), asserted as real handshakes against the real Portico process: a
+// node:tls client offers only the versions, suites or groups a case chooses. Ports
+// kubernetes/ingress-nginx test/e2e/settings/tls.go "setting cipher suite" and
+// settings/ssl_ciphers.go. Both of Portico's HTTPS listeners are covered: Bun.serve, and
+// node:http2's, which serves while a gRPC route exists (docs/design.md "HTTP/2").
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import tls from "node:tls";
+import { createCertificate } from "../tls/pki.ts";
+import { eventually } from "../wait.ts";
+import { startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
+
+const HOST = "settings-tls";
+// tls.go: "Two ciphers supported by each of TLSv1.2 and TLSv1."
+const TEST_CIPHERS = "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-SHA";
+
+let dir = "";
+let echo: Backend;
+let plain: Portico;
+let tuned: Portico;
+let tunedH2: Portico;
+/** Started without the TLS keys; the test edits its ConfigMap while it serves. */
+let edited: Portico;
+const writeEdited = (data: Record<string, string>) => {
+  writeFileSync(join(dir, "cm.tmp"), yamlDocs([{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "ingress-nginx-controller", namespace: "ingress-nginx" }, data }]));
+  renameSync(join(dir, "cm.tmp"), join(dir, "edited", "cm.yaml"));
+};
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "portico-tls-settings-"));
+  echo = startBackend("echo");
+  // framework.CreateIngressTLSSecret: an RSA certificate, so the ECDHE-RSA suites apply.
+  const cert = createCertificate({ subjectCN: HOST, sans: [HOST], keyAlgorithm: "rsa" });
+  const base = [
+    ingressClass(), service("web", "echo"), slice("web", "echo", [echo.port]), tlsSecret("web", "tls", cert.certPem, cert.keyPem),
+    ingress("web", "tls", [{ host: HOST, paths: [{ path: "/", service: "echo" }] }], { tls: [{ hosts: [HOST], secretName: "tls" }] }),
+  ];
+  const configMap = {
+    apiVersion: "v1", kind: "ConfigMap", metadata: { name: "ingress-nginx-controller", namespace: "ingress-nginx" },
+    data: { "ssl-ciphers": TEST_CIPHERS, "ssl-protocols": "TLSv1.2", "ssl-ecdh-curve": "P-384" },
+  };
+  // annotations/sslciphers.go: per-server ssl-ciphers / ssl-prefer-server-ciphers on a host
+  // without TLS of its own (the default certificate serves it).
+  const perHost = (name: string, ciphers: string, prefer: string) =>
+    ingress("web", name, [{ host: `${name}.foo.com`, paths: [{ path: "/something", service: "echo" }] }], {
+      annotations: { "nginx.ingress.kubernetes.io/ssl-ciphers": ciphers, "nginx.ingress.kubernetes.io/ssl-prefer-server-ciphers": prefer },
+    });
+  base.push(
+    perHost("ciphers-change", "ALL:!aNULL:!EXPORT56:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP", "false"),
+    perHost("ciphers-keep", "ALL:!aNULL:!EXPORT56:RC4+RSA@STRENGTH:+HIGH@SECLEVEL=0:+MEDIUM:+LOW:+SSLv2:+EXP", "true"),
+  );
+  // A gRPC route moves the HTTPS port to the node:http2 listener.
+  const grpc = ingress("web", "grpc", [{ host: "grpc.test", paths: [{ path: "/", service: "echo" }] }], {
+    annotations: { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" },
+  });
+  for (const [name, objs] of [["plain", base], ["tuned", [...base, configMap]], ["tuned-h2", [...base, configMap, grpc]]] as const) {
+    mkdirSync(join(dir, name));
+    writeFileSync(join(dir, name, "all.yaml"), yamlDocs([...objs]));
+  }
+  mkdirSync(join(dir, "edited"));
+  writeFileSync(join(dir, "edited", "all.yaml"), yamlDocs([...base]));
+  writeEdited({});
+  const cm = ["--nginx-configmap", "ingress-nginx/ingress-nginx-controller"];
+  [plain, tuned, tunedH2, edited] = await Promise.all([
+    startPortico(["--manifests", join(dir, "plain")]),
+    // Two workers: the primary builds the entries and sends them over the wire to each.
+    startPortico(["--manifests", join(dir, "tuned"), ...cm, "--workers", "2"]),
+    startPortico(["--manifests", join(dir, "tuned-h2"), ...cm]),
+    startPortico(["--manifests", join(dir, "edited"), ...cm, "--workers", "2"]),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all([plain?.stop(), tuned?.stop(), tunedH2?.stop(), edited?.stop()]);
+  echo?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+interface Handshake {
+  readonly ok: boolean;
+  readonly version?: string;
+  readonly cipher?: string;
+  readonly status?: string;
+}
+
+/** A handshake with `p`'s HTTPS port offering `opts`, then one GET / over it: what was agreed and the status line. */
+function handshake(p: Portico, opts: tls.ConnectionOptions = {}, host = HOST, path = "/"): Promise<Handshake> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let agreed: Handshake = { ok: false };
+    const s = tls.connect({ host: "127.0.0.1", port: p.ports.https, servername: host, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"], ...opts }, () => {
+      agreed = { ok: true, version: s.getProtocol() ?? "", cipher: s.getCipher().name };
+      s.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    });
+    s.on("data", (d: Buffer) => chunks.push(d));
+    s.on("close", () => {
+      const raw = Buffer.concat(chunks).toString("latin1");
+      resolve(agreed.ok ? { ...agreed, status: raw.slice(0, raw.indexOf("\r\n")) } : agreed);
+    });
+    s.on("error", () => s.destroy());
+  });
+}
+
+describe("default TLS settings (config.go: ssl-protocols \"TLSv1.2 TLSv1.3\")", () => {
+  test("TLS 1.3 is negotiated and the request served", async () => {
+    expect(await handshake(plain)).toEqual({ ok: true, version: "TLSv1.3", cipher: "TLS_AES_128_GCM_SHA256", status: "HTTP/1.1 200 OK" });
+  });
+  test("TLS 1.0 and 1.1 are refused", async () => {
+    expect((await handshake(plain, { minVersion: "TLSv1", maxVersion: "TLSv1" })).ok).toBe(false);
+    expect((await handshake(plain, { minVersion: "TLSv1.1", maxVersion: "TLSv1.1" })).ok).toBe(false);
+  });
+  test("the server's suite order wins (nginx.tmpl: ssl_prefer_server_ciphers on)", async () => {
+    // The default list puts ECDHE-RSA-AES128-GCM-SHA256 before -AES256-GCM-SHA384; the client
+    // prefers the latter.
+    const h = await handshake(plain, { maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES128-GCM-SHA256" });
+    expect(h).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES128-GCM-SHA256", status: "HTTP/1.1 200 OK" });
+  });
+});
+
+for (const [name, get] of [["Bun.serve listener", () => tuned], ["node:http2 listener (a gRPC route exists)", () => tunedH2]] as const) {
+  describe(`settings/tls.go, ssl-ciphers ${TEST_CIPHERS}, ssl-protocols TLSv1.2, ssl-ecdh-curve P-384: ${name}`, () => {
+    test("setting cipher suite", async () => {
+      if (get() === tunedH2) await tunedH2.waitForLine(/HTTPS served by node:http2/);
+      // The Go client offers TLS 1.3 and its default suites: TLS 1.2 with the first listed suite.
+      expect(await handshake(get())).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES256-GCM-SHA384", status: "HTTP/1.1 200 OK" });
+    });
+    test("a client offering TLS 1.3 only is refused", async () => {
+      expect((await handshake(get(), { minVersion: "TLSv1.3" })).ok).toBe(false);
+    });
+    test("a suite outside ssl-ciphers is refused; the second one listed is served", async () => {
+      expect((await handshake(get(), { ciphers: "ECDHE-RSA-AES128-GCM-SHA256" })).ok).toBe(false);
+      expect(await handshake(get(), { ciphers: "ECDHE-RSA-AES256-SHA" })).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES256-SHA", status: "HTTP/1.1 200 OK" });
+    });
+    test("ssl-ecdh-curve: a client without P-384 is refused, one with it served", async () => {
+      expect((await handshake(get(), { ecdhCurve: "X25519" })).ok).toBe(false);
+      expect((await handshake(get(), { ecdhCurve: "P-384" })).status).toBe("HTTP/1.1 200 OK");
+    });
+  });
+}
+
+describe("annotations/sslciphers.go (per-server lists are not applied: the listener's settings serve the host)", () => {
+  // The Go tests read `ssl_ciphers ...;` and `ssl_prefer_server_ciphers off|on;` in the host's
+  // server block, then expect 200 over HTTPS. Portico serves the host with its listener-wide
+  // TLS settings and reports the annotations (UnsupportedAnnotation).
+  test("should change ssl ciphers (200 over HTTPS)", async () => {
+    expect((await handshake(plain, {}, "ciphers-change.foo.com", "/something")).status).toBe("HTTP/1.1 200 OK");
+  });
+  test("should keep ssl ciphers (200 over HTTPS)", async () => {
+    expect((await handshake(plain, {}, "ciphers-keep.foo.com", "/something")).status).toBe("HTTP/1.1 200 OK");
+  });
+});
+
+describe("settings/tls.go: the ConfigMap edited while serving (f.SetNginxConfigMapData, then the request)", () => {
+  test("ssl-ciphers and ssl-protocols apply with no restart; a later edit back restores TLS 1.3", async () => {
+    expect((await handshake(edited)).version).toBe("TLSv1.3");
+    writeEdited({ "ssl-ciphers": TEST_CIPHERS, "ssl-protocols": "TLSv1.2" });
+    // Every worker takes the new entries (each connection may land on any of them).
+    const all = async (version: string) => {
+      for (let i = 0; i < 8; i++) if ((await handshake(edited)).version !== version) return false;
+      return true;
+    };
+    await eventually(() => all("TLSv1.2"), 15_000, "TLS 1.2 after the edit");
+    expect(await handshake(edited)).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES256-GCM-SHA384", status: "HTTP/1.1 200 OK" });
+    expect(edited.lines.some((l) => /data plane change at the next restart/.test(l))).toBe(false);
+    writeEdited({});
+    await eventually(() => all("TLSv1.3"), 15_000, "TLS 1.3 after the keys are removed");
+  });
+});
