@@ -123,7 +123,9 @@ export function route(x: Exchange): ProxyError | null {
   const o = r.options;
   x.responseTimeoutMs = o.responseTimeoutMs ?? c.responseTimeoutMs;
   x.connectTimeoutMs = o.connectTimeoutMs ?? c.connectTimeoutMs;
-  // proxy-set-headers, before the policies add their fields (a policy's own value wins).
+  // proxy-set-headers, before the policies add theirs. The request-headers kind keeps a field
+  // already set (kinds/forwarding.ts), so the platform's ConfigMap value wins over an Ingress's
+  // portico.dev/request-headers of the same name: a tenant cannot override it.
   // Only add-headers set, or neither: one property check, no per-request lookup.
   const global = table.globalHeaders;
   if (global != null && global.request?.length > 0) setProxyHeaders(x, global);
