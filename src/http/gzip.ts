@@ -14,8 +14,9 @@ export type AnswerEncoding = "gzip" | "br";
 
 /**
  * Whether the client's Accept-Encoding lets gzip through, as ngx_http_gzip_accept_encoding
- * reads it: a `gzip` token (any case) at the start or after `,` or a space, followed by the
- * end, `,`, spaces, or `;q=` with a non-zero quality. `*` does not count, as in nginx.
+ * reads it: the first `gzip` token (any case) at the start or after `,` or a space decides;
+ * after it the end, `,`, or spaces accept; `;` then only spaces accepts too; `;q=` accepts a
+ * quality ngx_http_gzip_quantity reads as non-zero; anything else declines. `*` does not count.
  */
 export function acceptsGzip(ae: string, token: AnswerEncoding = "gzip"): boolean {
   const lower = ae.toLowerCase();
@@ -24,24 +25,55 @@ export function acceptsGzip(ae: string, token: AnswerEncoding = "gzip"): boolean
     const at = lower.indexOf(token, from);
     if (at < 0) return false;
     const before = at === 0 ? "," : lower[at - 1];
-    if (before === "," || before === " ") {
-      const rest = lower.slice(at + token.length);
-      const m = /^ *(?:$|,|;)/.exec(rest);
-      if (m === null) return false;
-      if (!m[0].endsWith(";")) return true;
-      const q = /^ *q=([0-9.]*)/.exec(rest.slice(m[0].length));
-      // nginx: a parameter other than q, or an unreadable quality, declines.
-      if (q === null) return false;
-      return quality(q[1] as string) > 0;
-    }
+    if (before === "," || before === " ") return afterToken(lower, at + token.length);
     from = at + token.length;
   }
 }
 
-/** RFC 9110 §12.4.2 qvalue as nginx's ngx_http_gzip_quantity reads it: 0 when unreadable. */
-function quality(s: string): number {
-  if (!/^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/.test(s)) return 0;
-  return Number(s);
+/** What follows the token: nginx's two loops (parameters, then `q`) and its `=` check. */
+function afterToken(s: string, p: number): boolean {
+  for (; p < s.length; p++) {
+    const c = s[p];
+    if (c === ",") return true;
+    if (c === ";") break;
+    if (c !== " ") return false;
+  }
+  if (p >= s.length) return true;
+  for (p++; p < s.length; p++) {
+    const c = s[p];
+    if (c === "q") break;
+    if (c !== " ") return false;
+  }
+  if (p >= s.length) return true;
+  p++;
+  // `q` needs `=` and at least one character after it.
+  if (p + 2 > s.length || s[p] !== "=") return false;
+  return quantity(s, p + 1) > 0;
+}
+
+/**
+ * RFC 9110 §12.4.2 qvalue as ngx_http_gzip_quantity reads it, in hundredths: `0` or `1`, then
+ * the end, `,` or a space, or `.` and at most three digits up to the end, `,` or a space; 0
+ * when unreadable or above 1. (nginx adds the decimals' digits rather than placing them, which
+ * changes no answer's zero-or-not.)
+ */
+function quantity(s: string, p: number): number {
+  const first = s[p++];
+  if (first !== "0" && first !== "1") return 0;
+  let q = first === "1" ? 100 : 0;
+  if (p >= s.length) return q;
+  const c = s[p++];
+  if (c === "," || c === " ") return q;
+  if (c !== ".") return 0;
+  let n = 0;
+  for (; p < s.length; p++) {
+    const d = s[p] as string;
+    if (d === "," || d === " ") break;
+    if (d < "0" || d > "9") return 0;
+    q += d.charCodeAt(0) - 48;
+    n++;
+  }
+  return q > 100 || n > 3 ? 0 : q;
 }
 
 /**
