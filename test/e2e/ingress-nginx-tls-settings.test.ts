@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
+import { listeningSockets } from "../tls/helpers.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
 import { startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
@@ -159,11 +160,16 @@ describe("annotations/sslciphers.go (per-server lists are not applied: the liste
 describe("settings/tls.go: the ConfigMap edited while serving (f.SetNginxConfigMapData, then the request)", () => {
   test("ssl-ciphers and ssl-protocols apply with no restart; a later edit back restores TLS 1.3", async () => {
     expect((await handshake(edited)).version).toBe("TLSv1.3");
+    // A rotation starts a new listener beside the old one, which keeps accepting while it
+    // drains (src/tls/listener.ts): a change is complete once the port is back to one
+    // listening socket per worker, and not before.
+    const settledListeners = listeningSockets(edited.ports.https);
     writeEdited({ "ssl-ciphers": TEST_CIPHERS, "ssl-protocols": "TLSv1.2" });
     // Every worker takes the new entries (each connection may land on any of them).
     const all = async (version: string) => {
+      if (listeningSockets(edited.ports.https) !== settledListeners) return false;
       for (let i = 0; i < 8; i++) if ((await handshake(edited)).version !== version) return false;
-      return true;
+      return listeningSockets(edited.ports.https) === settledListeners;
     };
     await eventually(() => all("TLSv1.2"), 15_000, "TLS 1.2 after the edit");
     expect(await handshake(edited)).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES256-GCM-SHA384", status: "HTTP/1.1 200 OK" });
