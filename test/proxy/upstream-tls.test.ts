@@ -15,6 +15,7 @@ import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { makeBackend, makeTable, startProxy } from "./helpers.ts";
 import { compile } from "../../src/compile/compile.ts";
 import { loadFixture } from "../compile/snapshot.ts";
+import { allRoutes } from "../../src/table/routes.ts";
 
 const NS = "proxyssl";
 const ca = createCertificate({ subjectCN: "Pod CA", isCA: true });
@@ -185,41 +186,50 @@ test("a missing Secret, or one not written namespace/name, denies the location: 
 // its own proxy-ssl-* inherits it; with true only the Ingress's own locations have it. Shown as
 // what a second Ingress's path presents to a pod that requires a client certificate.
 describe("proxy-ssl-location-only", () => {
-  function compiled(locationOnly: boolean) {
+  function compiled(locationOnly: boolean, hostPolicyScope: "all" | "namespace" = "all", otherNs = NS, otherAnn: Record<string, string> = {}) {
     const b64 = (t: string) => Buffer.from(t).toString("base64");
-    const ing = (name: string, created: string, ann: Record<string, string>, path: string) => `
+    const ing = (name: string, created: string, ann: Record<string, string>, path: string, ns = NS) => `
 apiVersion: networking.k8s.io/v1
 kind: Ingress
-metadata: {name: ${name}, namespace: ${NS}, creationTimestamp: "${created}", annotations: ${JSON.stringify(ann)}}
+metadata: {name: ${name}, namespace: ${ns}, creationTimestamp: "${created}", annotations: ${JSON.stringify(ann)}}
 spec:
   ingressClassName: portico
   rules: [{host: proxyssl.com, http: {paths: [{path: ${path}, pathType: Prefix, backend: {service: {name: echo, port: {number: 80}}}}]}}]`;
-    const fx = loadFixture(
-      [
-        `apiVersion: v1
+    const svc = (ns: string) => [
+      `apiVersion: v1
 kind: Service
-metadata: {name: echo, namespace: ${NS}}
+metadata: {name: echo, namespace: ${ns}}
 spec: {ports: [{name: https, port: 80}]}`,
-        `apiVersion: discovery.k8s.io/v1
+      `apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
-metadata: {name: echo-x, namespace: ${NS}, labels: {kubernetes.io/service-name: echo}}
+metadata: {name: echo-x, namespace: ${ns}, labels: {kubernetes.io/service-name: echo}}
 addressType: IPv4
 ports: [{name: https, port: ${podPort}}]
 endpoints: [{addresses: ["127.0.0.1"], conditions: {ready: true}}]`,
+    ];
+    const fx = loadFixture(
+      [
+        ...svc(NS),
+        ...(otherNs === NS ? [] : svc(otherNs)),
+        `apiVersion: v1
+kind: Secret
+metadata: {name: secrettwo, namespace: ${otherNs}}
+type: Opaque
+data: {tls.crt: ${b64(two.certPem)}, tls.key: ${b64(two.keyPem)}, ca.crt: ${b64(ca.certPem)}}`,
         `apiVersion: v1
 kind: Secret
 metadata: {name: secretone, namespace: ${NS}}
 type: Opaque
 data: {tls.crt: ${b64(one.certPem)}, tls.key: ${b64(one.keyPem)}, ca.crt: ${b64(ca.certPem)}}`,
         ing("bar", "2026-01-01T00:00:00Z", ann({ "proxy-ssl-secret": `${NS}/secretone`, "backend-protocol": "HTTPS", "proxy-ssl-verify": "on", "proxy-ssl-server-name": "on", "proxy-ssl-name": "pod.proxyssl.svc" }), "/bar"),
-        ing("other", "2026-02-01T00:00:00Z", ann({ "backend-protocol": "HTTPS" }), "/other"),
+        ing("other", "2026-02-01T00:00:00Z", ann({ "backend-protocol": "HTTPS", ...otherAnn }), "/other", otherNs),
       ].join("\n---\n"),
     );
-    return compile(fx.snapshot, { ...DEFAULT_COMPILE_CONFIG, proxySslLocationOnly: locationOnly });
+    return compile(fx.snapshot, { ...DEFAULT_COMPILE_CONFIG, proxySslLocationOnly: locationOnly, hostPolicyScope });
   }
 
-  async function status(locationOnly: boolean, path: string): Promise<{ status: number; cn: string | undefined }> {
-    const p = startProxy(compiled(locationOnly).table);
+  async function status(locationOnly: boolean, path: string, scope: "all" | "namespace" = "all", otherNs = NS): Promise<{ status: number; cn: string | undefined }> {
+    const p = startProxy(compiled(locationOnly, scope, otherNs).table);
     try {
       const before = seen.length;
       const r = await fetch(`${p.url}${path}`, { headers: { host: "proxyssl.com" } });
@@ -238,5 +248,34 @@ data: {tls.crt: ${b64(one.certPem)}, tls.key: ${b64(one.keyPem)}, ca.crt: ${b64(
   test("true: only the Ingress's own path presents it; the other's handshake is refused by the pod (502)", async () => {
     expect(await status(true, "/bar")).toEqual({ status: 200, cn: "client-one" });
     expect(await status(true, "/other")).toEqual({ status: 502, cn: undefined });
+  });
+
+  // --host-policy-scope=namespace (docs/design.md "Host-wide policies"): the server-level
+  // proxy-ssl-* is a host-wide policy of the owner's namespace. Another namespace's path on the
+  // same host must not present the owner's client certificate (nor be verified with its CA).
+  test("namespace scope: another namespace's path does not inherit the owner's proxy-ssl-*; it is named in HostPolicyIgnored only when it sets its own", () => {
+    const r = compiled(false, "namespace", "tenant-b");
+    const route = (path: string) => allRoutes(r.table).find((x) => x.host === "proxyssl.com" && x.path === path);
+    expect(route("/bar")?.options.upstreamTls?.secret).toBe(`${NS}/secretone`);
+    expect(route("/other")?.options.upstreamTls ?? null).toBeNull();
+    // Same namespace (namespace scope): still inherited, as ingress-nginx's server block.
+    const same = compiled(false, "namespace");
+    expect(allRoutes(same.table).find((x) => x.path === "/other")?.options.upstreamTls?.secret).toBe(`${NS}/secretone`);
+    // `all` keeps ingress-nginx's inheritance across namespaces.
+    const all = compiled(false, "all", "tenant-b");
+    expect(allRoutes(all.table).find((x) => x.path === "/other")?.options.upstreamTls?.secret).toBe(`${NS}/secretone`);
+    expect(r.diagnostics.filter((d) => d.reason === "HostPolicyIgnored")).toEqual([]);
+    // The other namespace's own proxy-ssl-secret with a CA: its paths keep it, its server-wide
+    // part is ignored, and the diagnostic says so.
+    const own = compiled(false, "namespace", "tenant-b", { "proxy-ssl-secret": "tenant-b/secrettwo" });
+    expect(allRoutes(own.table).find((x) => x.path === "/other")?.options.upstreamTls?.secret).toBe("tenant-b/secrettwo");
+    const d = own.diagnostics.find((x) => x.reason === "HostPolicyIgnored" && x.name === "other");
+    expect(d?.message).toContain("nginx.ingress.kubernetes.io/proxy-ssl-secret (for the host's other paths; its own keep it) is ignored on host proxyssl.com");
+  });
+
+  test("namespace scope through a real proxy: the other namespace's path reaches the pod without the owner's certificate (502); `all` presents it", async () => {
+    expect(await status(false, "/bar", "namespace", "tenant-b")).toEqual({ status: 200, cn: "client-one" });
+    expect(await status(false, "/other", "namespace", "tenant-b")).toEqual({ status: 502, cn: undefined });
+    expect(await status(false, "/other", "all", "tenant-b")).toEqual({ status: 200, cn: "client-one" });
   });
 });
