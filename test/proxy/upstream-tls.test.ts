@@ -4,6 +4,8 @@
 // internal/ingress/annotations/proxyssl/main.go; nginx's $proxy_host is `upstream_balancer`
 // (nginx.tmpl proxy_pass), the name checked when proxy-ssl-name is unset.
 import { afterAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import net from "node:net";
 import tls from "node:tls";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { resolveAccess } from "../../src/compile/access.ts";
@@ -51,6 +53,26 @@ async function startPod(cert: MintedCertificate, requireClient: boolean, chain =
 const podPort = await startPod(podCert, true);
 // Pods that ask for no client certificate: only the proxy's verification can refuse them.
 const openPort = await startPod(podCert, false);
+/** WebSocket pods: answer an upgrade with 101 (RFC 6455 section 4.2.2), recording the connection in `seen`. */
+async function startWsPod(requireClient: boolean): Promise<number> {
+  const pod = tls.createServer({ cert: podCert.certPem, key: podCert.keyPem, ca: [ca.certPem], requestCert: requireClient, rejectUnauthorized: requireClient }, (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+    s.on("error", () => {});
+    s.once("data", (d: Buffer) => {
+      seen.push({ sni: (s as unknown as { servername: string | false }).servername, cn: String(s.getPeerCertificate()?.subject?.CN ?? "") || undefined, protocol: s.getProtocol(), cipher: s.getCipher()?.name });
+      const key = /\r\nsec-websocket-key:[ \t]*([^\r]*)\r\n/i.exec(d.toString("latin1"))?.[1]?.trim() ?? "";
+      const accept = createHash("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest("base64");
+      s.write(`HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-accept: ${accept}\r\n\r\n`);
+    });
+  });
+  pod.on("tlsClientError", () => {});
+  pods.push(pod);
+  await new Promise<void>((r) => pod.listen(0, "127.0.0.1", r));
+  return (pod.address() as { port: number }).port;
+}
+const wsOpenPort = await startWsPod(false);
+const wsClientPort = await startWsPod(true);
 const i1 = createCertificate({ subjectCN: "Intermediate 1", isCA: true, issuer: { cert: ca.certPem, key: ca.keyPem } });
 const i2 = createCertificate({ subjectCN: "Intermediate 2", isCA: true, issuer: { cert: i1.certPem, key: i1.keyPem } });
 // pod (level 0) -> Intermediate 2 (1) -> Intermediate 1 (2) -> Pod CA (3): OpenSSL verify depth 2 at least.
@@ -94,6 +116,11 @@ const routes: [string, Record<string, string>, number?][] = [
   ["protocols.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-protocols": "TLSv1.2 TLSv1.3" }],
   ["missing.test", { "proxy-ssl-secret": `${NS}/absent` }],
   ["no-namespace.test", { "proxy-ssl-secret": "one" }],
+  ["ws-untrusted.test", { "proxy-ssl-secret": `${NS}/other-ca`, "proxy-ssl-verify": "on", "proxy-ssl-name": "pod.proxyssl.svc" }, wsOpenPort],
+  ["ws-verify.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-verify": "on", "proxy-ssl-name": "pod.proxyssl.svc", "proxy-ssl-server-name": "on" }, wsOpenPort],
+  ["ws-wrong-name.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-verify": "on" }, wsOpenPort],
+  ["ws-client.test", { "proxy-ssl-secret": `${NS}/one` }, wsClientPort],
+  ["ws-plain.test", {}, wsClientPort],
 ];
 const backendOf = (port: number) => makeBackend([port], { scheme: "https", serverName: "svc.proxyssl.svc" });
 const proxy = startProxy(makeTable(routes.map(([host, a, port]) => ({ host, backend: backendOf(port ?? podPort), options: optionsOf(ann(a)) }))));
@@ -173,6 +200,50 @@ test("a connection made with one Secret's certificate is not reused for a route 
   }
   // Each request arrived on a connection that presented its own route's certificate.
   expect(got).toEqual(["client-one", "client-two", "client-one", "client-two"]);
+});
+
+/** The status of a WebSocket upgrade through the proxy (read up to the end of the answer's head), and what the pod saw. */
+async function upgrade(host: string): Promise<{ status: number; seen: Seen | undefined }> {
+  const before = seen.length;
+  const head = await new Promise<string>((resolve) => {
+    let got = "";
+    const sock = net.connect(Number(new URL(proxy.url).port), "127.0.0.1", () =>
+      sock.write(`GET /ws HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`),
+    );
+    const done = () => (sock.destroy(), resolve(got));
+    sock.on("data", (d: Buffer) => {
+      got += d.toString("latin1");
+      if (got.includes("\r\n\r\n")) done();
+    });
+    sock.on("close", done);
+    sock.on("error", done);
+  });
+  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), seen: seen.length > before ? seen[seen.length - 1] : undefined };
+}
+
+// The WebSocket path connects with the same proxy-ssl-* as a request does (nginx proxies the
+// upgrade through the same location, so proxy_ssl_* apply to it alike).
+describe("WebSocket upgrades to a TLS pod", () => {
+  test("verify on with a ca.crt that did not issue the pod's certificate: 502, the pod never gets the upgrade", async () => {
+    expect(await upgrade("ws-untrusted.test")).toEqual({ status: 502, seen: undefined });
+  });
+
+  test("verify on with proxy-ssl-name: the pod's certificate verifies, the name is the SNI: 101", async () => {
+    const r = await upgrade("ws-verify.test");
+    expect(r.status).toBe(101);
+    expect(r.seen?.sni).toBe("pod.proxyssl.svc");
+  });
+
+  test("verify on without proxy-ssl-name checks `upstream_balancer`, which the pod's certificate does not carry: 502", async () => {
+    expect(await upgrade("ws-wrong-name.test")).toEqual({ status: 502, seen: undefined });
+  });
+
+  test("a pod requiring a client certificate gets the Secret's: 101; without proxy-ssl-secret its handshake is refused: 502", async () => {
+    const r = await upgrade("ws-client.test");
+    expect(r.status).toBe(101);
+    expect(r.seen?.cn).toBe("client-one");
+    expect((await upgrade("ws-plain.test")).status).toBe(502);
+  });
 });
 
 test("a missing Secret, or one not written namespace/name, denies the location: 503 (proxyssl/main.go LocationDenied)", async () => {
