@@ -61,7 +61,10 @@ export interface GenOptions {
    * Give every object the metadata a real API server adds: managedFields (one field manager
    * whose FieldsV1 set mirrors the object, as server-side field tracking writes since
    * Kubernetes 1.18), creationTimestamp and generation, and EndpointSlices the ownerReference
-   * to their Service that the EndpointSlice controller sets.
+   * to their Service that the EndpointSlice controller sets. Objects a user applies (all but
+   * EndpointSlices, which a controller writes) also carry the
+   * `kubectl.kubernetes.io/last-applied-configuration` annotation `kubectl apply` writes: the
+   * applied object's own JSON, one line.
    */
   readonly apiMetadata?: boolean;
 }
@@ -73,11 +76,17 @@ function fieldsV1(x: unknown): unknown {
   return {};
 }
 
+/** kubectl's client-side apply record (k8s.io/kubectl apply: `LastAppliedConfigAnnotation`). */
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
 function withApiMetadata(o: Obj): Obj {
   const { metadata, ...rest } = o as Obj & { metadata: Record<string, unknown> };
   const manager = o.kind === "EndpointSlice" ? "endpointslice-controller.k8s.io" : "kubectl-client-side-apply";
+  const applied = o.kind !== "EndpointSlice";
+  const annotations = metadata.annotations as Record<string, string> | undefined;
   const out: Record<string, unknown> = {
     ...metadata,
+    ...(applied ? { annotations: { ...annotations, [LAST_APPLIED]: `${JSON.stringify(o)}\n` } } : {}),
     creationTimestamp: "2026-11-01T10:00:00Z",
     generation: 1,
     managedFields: [{ manager, operation: "Update", apiVersion: o.apiVersion, time: "2026-11-01T10:00:00Z", fieldsType: "FieldsV1", fieldsV1: fieldsV1(rest) }],

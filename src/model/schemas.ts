@@ -9,11 +9,31 @@ const str = v.string();
 const optStr = v.optional(v.nullable(v.string()));
 const stringMap = v.optional(v.nullable(v.record(v.string(), v.string())));
 
+/** kubectl's client-side apply record (k8s.io/kubectl `LastAppliedConfigAnnotation`). */
+export const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
+
+// Annotations dropped at validation, for every kind. `kubectl apply` writes the whole applied
+// object as JSON into last-applied-configuration, so it is about as large as the object itself
+// (a TLS Secret's holds its certificate and key again), and it is on most objects a user
+// applies. Portico reads no annotation outside its own and ingress-nginx's prefixes besides a
+// few named ones (the class annotations, its Gateway Services' own), and every annotation
+// report (migrate, to-gateway, explain) lists only those prefixes, so nothing reads or reports
+// it (docs/design.md "Sources at start-up"). Only large, provably unread annotations belong
+// here: small ones (Helm's meta.helm.sh/*) are not worth a rule.
+const UNREAD_ANNOTATIONS: readonly string[] = [LAST_APPLIED_ANNOTATION];
+
+function withoutUnread(a: Record<string, string>): Record<string, string> {
+  if (!UNREAD_ANNOTATIONS.some((k) => Object.hasOwn(a, k))) return a;
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(a)) if (!UNREAD_ANNOTATIONS.includes(k)) out[k] = val;
+  return out;
+}
+
 // ObjectMeta keeps only the fields declared here: the rest (managedFields above all, which
 // the API server adds to every object since Kubernetes 1.18 and which often outweighs the
 // spec, ownerReferences, finalizers, generateName) is read by nothing in Portico, and every
 // stored object would otherwise hold it for the process's life (docs/design.md "Sources at
-// start-up"). store/relevance.ts already treats it as noise.
+// start-up").
 export const ObjectMetaSchema = v.object({
   name: v.pipe(v.string(), v.minLength(1, "metadata.name is empty")),
   namespace: v.optional(v.string()),
@@ -23,7 +43,7 @@ export const ObjectMetaSchema = v.object({
   creationTimestamp: optStr,
   deletionTimestamp: optStr,
   labels: stringMap,
-  annotations: stringMap,
+  annotations: v.optional(v.nullable(v.pipe(v.record(v.string(), v.string()), v.transform(withoutUnread)))),
 });
 
 const ServiceBackendPortSchema = v.looseObject({

@@ -4,16 +4,12 @@
 import { UNWATCHED_SECRET_TYPES, type Kind, type KindObjects } from "../model/kinds.ts";
 import type { Secret } from "../model/schemas.ts";
 
-/** Annotations that tools rewrite on every apply and that no routing decision reads. */
-const NOISE_ANNOTATIONS: ReadonlySet<string> = new Set(["kubectl.kubernetes.io/last-applied-configuration"]);
-
 type Annotations = Readonly<Record<string, string>> | null | undefined;
 
-function relevantAnnotations(a: Annotations): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!a) return out;
-  for (const [k, v] of Object.entries(a)) if (!NOISE_ANNOTATIONS.has(k)) out[k] = v;
-  return out;
+// kubectl's last-applied-configuration, rewritten on every apply and read by no routing
+// decision, never reaches here: validation drops it (model/schemas.ts ObjectMetaSchema).
+function relevantAnnotations(a: Annotations): Readonly<Record<string, string>> {
+  return a ?? {};
 }
 
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";

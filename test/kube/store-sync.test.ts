@@ -110,3 +110,35 @@ test("stored objects keep the metadata Portico reads and drop the rest (managedF
     await source.stop();
   }
 });
+
+test("kubectl's last-applied-configuration is dropped from every kind, listed or watched; the other annotations stay", async () => {
+  // `kubectl apply` writes the applied object as JSON into this annotation: about the size of
+  // the object, on most objects users apply, and read by nothing in Portico (docs/design.md
+  // "Sources at start-up").
+  const kept = { "nginx.ingress.kubernetes.io/proxy-body-size": "1m", "meta.helm.sh/release-name": "web", "example.test/empty": "" };
+  const kinds = ["Ingress", "IngressClass", "Service", "Secret", "HTTPRoute"] as const;
+  const applied = (kind: (typeof kinds)[number], name: string) => {
+    const o = OBJECTS[kind]("lastapplied", name);
+    const meta = o.metadata as Record<string, unknown>;
+    const annotations = { ...kept, "kubectl.kubernetes.io/last-applied-configuration": `${JSON.stringify({ apiVersion: "v1", kind, ...o })}\n` };
+    return { ...o, metadata: { ...meta, annotations } };
+  };
+  const keyOf = (kind: string, name: string) => (kind === "IngressClass" ? `la-${name}` : `lastapplied/la-${name}`);
+  for (const kind of kinds) api.create(kind, applied(kind, "la-listed"));
+  const store = new Store();
+  const source = createKubeSource({ client: client(), config: { watchNamespace: "lastapplied" }, log: captureLogger(), timings: FAST_WATCH });
+  await source.start(store);
+  try {
+    await eventually(() => store.allSynced(KINDS) && kinds.every((k) => store.get(k, keyOf(k, "listed")) !== undefined), 3_000, "listed");
+    for (const kind of kinds) api.create(kind, applied(kind, "la-watched"));
+    await eventually(() => kinds.every((k) => store.get(k, keyOf(k, "watched")) !== undefined), 3_000, "watched");
+    for (const kind of kinds) {
+      for (const name of ["listed", "watched"]) {
+        const m = store.get(kind, keyOf(kind, name))!.metadata;
+        expect({ kind, name, annotations: m.annotations }).toEqual({ kind, name, annotations: kept });
+      }
+    }
+  } finally {
+    await source.stop();
+  }
+});
