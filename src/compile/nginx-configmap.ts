@@ -9,6 +9,7 @@
 // docs/design.md "ingress-nginx's ConfigMap").
 import * as v from "valibot";
 import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
+import { parseCidrList } from "../config/cidr.ts";
 
 export type ConfigMapKeyStatus =
   /** Run Portico with `flags` and it does the same. */
@@ -242,6 +243,9 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const b = bool(val, false);
     if (b === null) return bad("a boolean");
     if (!b) return same("off, as Portico");
+    // nginx refuses a set_real_ip_from that is no address or range: this key is then not
+    // applied (no PROXY header believed), never applied with every peer trusted.
+    if (!parseCidrList(commaList(data["proxy-real-ip-cidr"] ?? "0.0.0.0/0")).ok) return bad("proxy-real-ip-cidr, the load balancers it believes, is no list of IP ranges");
     const fwd = bool(data["use-forwarded-headers"], false) === true;
     return flag(
       `every connection on the HTTP and HTTPS ports must open with a PROXY header (v1 or v2; without one it is closed); its source is the client address${fwd ? " (or the X-Forwarded-For it sends when that source is in proxy-real-ip-cidr too)" : ""} when the connection's peer (the load balancer) is in proxy-real-ip-cidr, otherwise the peer is; its destination port is X-Forwarded-Port, and port 443 there makes X-Forwarded-Proto https; read at start (a change needs a restart)`,

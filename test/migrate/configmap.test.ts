@@ -140,6 +140,9 @@ describe("ConfigMap keys", () => {
       expect(key({ [k]: val }, k)).toMatchObject({ status: "not-honoured", invalid: true });
     }
     expect(key({ "proxy-send-timeout": "30" }, "proxy-send-timeout").invalid).toBeUndefined();
+    // nginx refuses `set_real_ip_from 10.0.0.0/33`: use-proxy-protocol is not applied rather than
+    // applied with every peer's PROXY header believed.
+    expect(key({ "use-proxy-protocol": "true", "proxy-real-ip-cidr": "10.0.0.0/33" }, "use-proxy-protocol")).toMatchObject({ status: "not-honoured", invalid: true, flags: [] });
   });
 
   // The one table serves both: every flag it names is one Portico has, and takes the value named
