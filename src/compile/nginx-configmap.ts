@@ -9,6 +9,7 @@
 // docs/design.md "ingress-nginx's ConfigMap").
 import * as v from "valibot";
 import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
+import { parseCidrList } from "../config/cidr.ts";
 
 export type ConfigMapKeyStatus =
   /** Run Portico with `flags` and it does the same. */
@@ -97,6 +98,20 @@ function trusted(data: Readonly<Record<string, string>>): string {
   // ingress-nginx's default proxy-real-ip-cidr is 0.0.0.0/0: every peer is believed.
   const all = cidrs.includes("0.0.0.0/0") ? [...cidrs, "::/0"] : cidrs;
   return `--trusted-proxies=${all.join(",")}`;
+}
+
+/**
+ * The load balancers whose PROXY header's source is believed, as ingress-nginx's template
+ * uses proxy-real-ip-cidr with use-proxy-protocol: one `set_real_ip_from` per entry
+ * (configmap.go splits the value on commas and trims; absent, 0.0.0.0/0), matched by nginx's
+ * realip module against the connection's own peer, whether real_ip_header is proxy_protocol or
+ * (with use-forwarded-headers) the header built from `geo $proxy_protocol_addr`. Taken as
+ * written: 0.0.0.0/0 covers no IPv6 peer there either, and an empty value trusts no peer.
+ * Carried on use-proxy-protocol's own flags so that a value the flag refuses drops the PROXY
+ * listener (nginx would refuse the configuration) instead of leaving every peer believed.
+ */
+function proxyProtocolTrusted(data: Readonly<Record<string, string>>): string {
+  return `--proxy-protocol-trusted=${commaList(data["proxy-real-ip-cidr"] ?? "0.0.0.0/0")}`;
 }
 
 /** compute-full-forwarded-for as ingress-nginx reads it: only with use-forwarded-headers (nginx.tmpl), default false (config.go). */
@@ -207,10 +222,13 @@ const KEYS: Readonly<Record<string, Judge>> = {
     if (bool(data["use-forwarded-headers"], false) === true) return flag("the client address comes from X-Forwarded-For sent by these peers (use-forwarded-headers also believes the other forwarded headers)", ...forwarded(data));
     return flag("the client address comes from X-Forwarded-For sent by these peers and is sent upstream as X-Forwarded-For and X-Real-IP; their X-Forwarded-Proto, -Host and -Port are not believed", ...forwarded(data));
   },
-  "proxy-real-ip-cidr": (_val, data) =>
-    bool(data["use-forwarded-headers"], false) === true || bool(data["enable-real-ip"], false) === true
-      ? same("read with use-forwarded-headers or enable-real-ip (their flag names these ranges)")
-      : same("no effect without use-forwarded-headers or enable-real-ip"),
+  "proxy-real-ip-cidr": (_val, data) => {
+    const pp = bool(data["use-proxy-protocol"], false) === true;
+    const fwd = bool(data["use-forwarded-headers"], false) === true || bool(data["enable-real-ip"], false) === true;
+    if (pp && fwd) return same("read with use-proxy-protocol (the load balancers whose PROXY header is believed) and with use-forwarded-headers or enable-real-ip (their flags name these ranges)");
+    if (pp) return same("read with use-proxy-protocol: only a peer in these ranges has its PROXY header's source believed (its flag names them)");
+    return fwd ? same("read with use-forwarded-headers or enable-real-ip (their flag names these ranges)") : same("no effect without use-proxy-protocol, use-forwarded-headers or enable-real-ip");
+  },
   "forwarded-for-header": (val) => (val.trim().toLowerCase() === "x-forwarded-for" ? same("X-Forwarded-For, as Portico") : not("Portico reads the client address from X-Forwarded-For only")),
   // nginx.tmpl: $full_x_forwarded_for only `if and $cfg.UseForwardedHeaders $cfg.ComputeFullForwardedFor`.
   "compute-full-forwarded-for": (val, data) => {
@@ -225,10 +243,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
     const b = bool(val, false);
     if (b === null) return bad("a boolean");
     if (!b) return same("off, as Portico");
+    // nginx refuses a set_real_ip_from that is no address or range: this key is then not
+    // applied (no PROXY header believed), never applied with every peer trusted.
+    if (!parseCidrList(commaList(data["proxy-real-ip-cidr"] ?? "0.0.0.0/0")).ok) return bad("proxy-real-ip-cidr, the load balancers it believes, is no list of IP ranges");
     const fwd = bool(data["use-forwarded-headers"], false) === true;
     return flag(
-      `every connection on the HTTP and HTTPS ports must open with a PROXY header (v1 or v2; without one it is closed); its source is the client address${fwd ? ", or the X-Forwarded-For it sends when that source is in proxy-real-ip-cidr" : ""}, its destination port is X-Forwarded-Port, and port 443 there makes X-Forwarded-Proto https; read at start (a change needs a restart)`,
+      `every connection on the HTTP and HTTPS ports must open with a PROXY header (v1 or v2; without one it is closed); its source is the client address${fwd ? " (or the X-Forwarded-For it sends when that source is in proxy-real-ip-cidr too)" : ""} when the connection's peer (the load balancer) is in proxy-real-ip-cidr, otherwise the peer is; its destination port is X-Forwarded-Port, and port 443 there makes X-Forwarded-Proto https; read at start (a change needs a restart)`,
       "--use-proxy-protocol",
+      proxyProtocolTrusted(data),
     );
   },
   // configmap.go: time.ParseDuration, else the default (5s) with a warning.

@@ -260,9 +260,11 @@ describe("use-proxy-protocol with use-forwarded-headers (settings/proxy_protocol
     } finally {
       await p.stop("SIGKILL");
     }
-    // What the case's name says, with a proxy-real-ip-cidr that leaves the PROXY source out:
-    // $forwarded_for_proxy_protocol is $proxy_protocol_addr, the client's X-Forwarded-For is not believed.
-    const q = await start({ "use-proxy-protocol": "true", "use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.0.0.0/8" });
+    // What the case's name says, with a proxy-real-ip-cidr that holds the load balancer but leaves
+    // the PROXY source out. Upstream's peer is the e2e pod, whose cluster address (kind's pod
+    // range 10.244.0.0/16) is in 10.0.0.0/8; the peer here is 127.0.0.1, so it is listed too.
+    // $forwarded_for_proxy_protocol is then $proxy_protocol_addr: the X-Forwarded-For is not believed.
+    const q = await start({ "use-proxy-protocol": "true", "use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.0.0.0/8,127.0.0.1/32" });
     try {
       expect(await plainGet(q, header, XFF)).toEqual({
         host: HOST, "x-forwarded-for": "192.168.0.1", "x-real-ip": "192.168.0.1", "x-forwarded-port": "1234", "x-forwarded-proto": "http", "x-scheme": "http",
@@ -270,10 +272,24 @@ describe("use-proxy-protocol with use-forwarded-headers (settings/proxy_protocol
     } finally {
       await q.stop("SIGKILL");
     }
+    // And with the load balancer itself outside proxy-real-ip-cidr: set_real_ip_from does not
+    // match the connection's peer, so nginx's realip leaves $remote_addr the peer's and neither
+    // the PROXY source nor its X-Forwarded-For is believed; the destination port still is
+    // ($proxy_protocol_server_port does not depend on realip).
+    const r = await start({ "use-proxy-protocol": "true", "use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.0.0.0/8" });
+    try {
+      expect(await plainGet(r, header, XFF)).toEqual({
+        host: HOST, "x-forwarded-for": "127.0.0.1", "x-real-ip": "127.0.0.1", "x-forwarded-port": "1234", "x-forwarded-proto": "http", "x-scheme": "http",
+      });
+    } finally {
+      await r.stop("SIGKILL");
+    }
   });
 
   test("should trust X-Forwarded headers when the client IP address is trusted", async () => {
-    const p = await start({ "use-proxy-protocol": "true", "use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.0.0.0/8,192.168.0.1/32" });
+    // Upstream's list, plus this test's peer (127.0.0.1) standing for upstream's pod address in
+    // 10.0.0.0/8: the load balancer is trusted, and so is the PROXY source 192.168.0.1.
+    const p = await start({ "use-proxy-protocol": "true", "use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.0.0.0/8,127.0.0.1/32,192.168.0.1/32" });
     try {
       expect(await plainGet(p, header, XFF)).toEqual({
         host: HOST, "x-forwarded-for": "192.168.0.111", "x-real-ip": "192.168.0.111", "x-forwarded-port": "1234", "x-forwarded-proto": "http", "x-scheme": "http",
@@ -308,6 +324,44 @@ describe("the PROXY header's source is believed only from a trusted peer", () =>
       expect(await plainGet(p, header)).toEqual({
         host: HOST, "x-forwarded-for": "127.0.0.1", "x-real-ip": "127.0.0.1", "x-forwarded-port": "80", "x-forwarded-proto": "http", "x-scheme": "http",
       });
+    } finally {
+      await p.stop("SIGKILL");
+    }
+  });
+
+  test("proxy-real-ip-cidr maps onto it: a peer outside 10.0.0.0/8 naming an allow-listed address gets 403", async () => {
+    // nginx.tmpl with use-proxy-protocol: `set_real_ip_from 10.0.0.0/8` beside
+    // `real_ip_header proxy_protocol`; the 127.0.0.1 peer does not match, so $remote_addr stays
+    // 127.0.0.1 and whitelist-source-range's `deny all` answers 403.
+    const p = await start({ "use-proxy-protocol": "true", "proxy-real-ip-cidr": "10.0.0.0/8" });
+    try {
+      const r = await ask(p);
+      expect(r.data).toStartWith("HTTP/1.1 403 ");
+      expect(await plainGet(p, header)).toEqual({
+        host: HOST, "x-forwarded-for": "127.0.0.1", "x-real-ip": "127.0.0.1", "x-forwarded-port": "80", "x-forwarded-proto": "http", "x-scheme": "http",
+      });
+    } finally {
+      await p.stop("SIGKILL");
+    }
+    // The same ConfigMap with the peer listed: the header's source is believed and allowed.
+    const q = await start({ "use-proxy-protocol": "true", "proxy-real-ip-cidr": "10.0.0.0/8,127.0.0.1/32" });
+    try {
+      const r = await ask(q);
+      expect(r.data).toStartWith("HTTP/1.1 200 ");
+      expect(r.data.endsWith("echo")).toBe(true);
+    } finally {
+      await q.stop("SIGKILL");
+    }
+  });
+
+  test("a proxy-real-ip-cidr that is no CIDR list fails closed: use-proxy-protocol is not applied, no header is believed", async () => {
+    // nginx would refuse `set_real_ip_from 10.0.0.0/33` and keep no such configuration; Portico
+    // drops the key (InvalidConfigKey) rather than believing every peer's header.
+    const p = await start({ "use-proxy-protocol": "true", "proxy-real-ip-cidr": "10.0.0.0/33" });
+    try {
+      const r = await ask(p);
+      expect(r.data).toStartWith("HTTP/1.1 400 ");
+      expect(p.proc.exitCode).toBeNull();
     } finally {
       await p.stop("SIGKILL");
     }

@@ -43,7 +43,18 @@ describe("ConfigMap keys", () => {
     [{ "enable-real-ip": "true", "compute-full-forwarded-for": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=address", "--compute-full-forwarded-for=false"]],
     [{ "enable-real-ip": "true", "use-forwarded-headers": "true" }, "enable-real-ip", "flag", ["--trusted-proxies=0.0.0.0/0,::/0", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false"]],
     // ingress-nginx's use-proxy-protocol (nginx.tmpl `listen ... proxy_protocol`) is served by the TCP front.
-    [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "flag", ["--use-proxy-protocol"]],
+    // nginx.tmpl: one `set_real_ip_from` per proxy-real-ip-cidr entry (configmap.go: split on
+    // commas, trimmed; absent, 0.0.0.0/0) beside `real_ip_header proxy_protocol`: only those
+    // peers' PROXY headers name the client.
+    [{ "use-proxy-protocol": "true" }, "use-proxy-protocol", "flag", ["--use-proxy-protocol", "--proxy-protocol-trusted=0.0.0.0/0"]],
+    [{ "use-proxy-protocol": "true", "proxy-real-ip-cidr": "10.0.0.0/8, fd00::/8" }, "use-proxy-protocol", "flag", ["--use-proxy-protocol", "--proxy-protocol-trusted=10.0.0.0/8,fd00::/8"]],
+    // An empty value writes no set_real_ip_from: no peer's header is believed.
+    [{ "use-proxy-protocol": "true", "proxy-real-ip-cidr": "" }, "use-proxy-protocol", "flag", ["--use-proxy-protocol", "--proxy-protocol-trusted="]],
+    // With use-forwarded-headers the peer is still matched against set_real_ip_from (the header
+    // is then X-Forwarded-For-Proxy-Protocol), and X-Forwarded-For keeps its own flag.
+    [{ "use-proxy-protocol": "true", "use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.0.0.0/8" }, "use-proxy-protocol", "flag", ["--use-proxy-protocol", "--proxy-protocol-trusted=10.0.0.0/8"]],
+    [{ "use-proxy-protocol": "true", "use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.0.0.0/8" }, "use-forwarded-headers", "flag", ["--trusted-proxies=10.0.0.0/8", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false"]],
+    [{ "use-proxy-protocol": "true", "proxy-real-ip-cidr": "10.0.0.0/8" }, "proxy-real-ip-cidr", "same", []],
     [{ "use-proxy-protocol": "false" }, "use-proxy-protocol", "same", []],
     [{ "use-proxy-protocol": "true", "proxy-protocol-header-timeout": "10s" }, "proxy-protocol-header-timeout", "flag", ["--proxy-protocol-header-timeout=10s"]],
     [{ "proxy-protocol-header-timeout": "5s" }, "proxy-protocol-header-timeout", "same", []],
@@ -129,6 +140,9 @@ describe("ConfigMap keys", () => {
       expect(key({ [k]: val }, k)).toMatchObject({ status: "not-honoured", invalid: true });
     }
     expect(key({ "proxy-send-timeout": "30" }, "proxy-send-timeout").invalid).toBeUndefined();
+    // nginx refuses `set_real_ip_from 10.0.0.0/33`: use-proxy-protocol is not applied rather than
+    // applied with every peer's PROXY header believed.
+    expect(key({ "use-proxy-protocol": "true", "proxy-real-ip-cidr": "10.0.0.0/33" }, "use-proxy-protocol")).toMatchObject({ status: "not-honoured", invalid: true, flags: [] });
   });
 
   // The one table serves both: every flag it names is one Portico has, and takes the value named
