@@ -8,7 +8,7 @@
 import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import * as v from "valibot";
-import { Bool } from "./values.ts";
+import { Bool, isTrue } from "./values.ts";
 import { cipherList } from "../config/values.ts";
 
 export interface SslCiphersPolicy {
@@ -40,8 +40,9 @@ export const SSL_PREFER_SERVER_CIPHERS: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "`false` (the client's order) is an InvalidAnnotation and the server's order stays: BoringSSL takes the preference from the listener's first context, before the SNI picks the host's, so it cannot differ per host. `true` is what every host has (nginx.tmpl's `ssl_prefer_server_ciphers on` beside `ssl_ciphers`).",
+      "`false` (the client's order) is an InvalidAnnotation and the server's order stays: BoringSSL takes the preference from the listener's first context, before the SNI picks the host's, so it cannot differ per host. `true` is what every host has (nginx.tmpl's `ssl_prefer_server_ciphers on` beside `ssl_ciphers`), so it is served the same.",
   },
+  sameWhen: isTrue,
 };
 
 const NONE: SslCiphersPolicy = Object.freeze({ ciphers: null });
