@@ -9,10 +9,10 @@ import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import * as v from "valibot";
 import { Bool, isTrue } from "./values.ts";
-import { cipherList } from "../config/values.ts";
+import { parseCipherNames } from "../config/cipher-list.ts";
 
 export interface SslCiphersPolicy {
-  /** OpenSSL TLS 1.2 suite names separated by colons (config/values.ts cipherList), or null: the listener's. */
+  /** OpenSSL TLS 1.2 suite names separated by colons (config/cipher-list.ts), or null: the listener's. */
   readonly ciphers: string | null;
 }
 
@@ -45,6 +45,20 @@ export const SSL_PREFER_SERVER_CIPHERS: AnnotationSpec = {
   sameWhen: isTrue,
 };
 
+// The ConfigMap key's form (config/cipher-list.ts); tls/sni.ts checks the names against
+// BoringSSL's when it builds the host's entry (node:tls is not for this pure module).
+const Ciphers = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const out = parseCipherNames(dataset.value);
+    if ("message" in out) {
+      addIssue({ message: out.message });
+      return NEVER;
+    }
+    return out.value;
+  }),
+);
+
 const NONE: SslCiphersPolicy = Object.freeze({ ciphers: null });
 
 // Only `true` can apply, and it is what every host already has. Both BoringSSL listeners
@@ -64,7 +78,7 @@ export const SSL_CIPHERS_FAMILY: Family<SslCiphersPolicy> = {
   annotations: [SSL_CIPHERS, SSL_PREFER_SERVER_CIPHERS],
   none: NONE,
   parse(r) {
-    const ciphers = r.value(SSL_CIPHERS, cipherList) ?? null;
+    const ciphers = r.value(SSL_CIPHERS, Ciphers) ?? null;
     r.read(SSL_PREFER_SERVER_CIPHERS, PreferServer, "ignored: the server's order picks the suite");
     return ciphers === null ? NONE : Object.freeze({ ciphers });
   },

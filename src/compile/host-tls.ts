@@ -21,8 +21,8 @@ export function hostTlsOptions(contributors: ReadonlyMap<string, readonly Ingres
     const owner = hostOwner(plans, scope);
     const first = plans.find((plan) => plan.annotations.denied === null && plan.annotations.policies.sslCiphers.ciphers !== null && inHostScope(plan, owner));
     const ciphers = first?.annotations.policies.sslCiphers.ciphers;
-    if (ciphers === undefined || ciphers === null) continue;
-    (out ??= new Map()).set(hostKey.toLowerCase(), Object.freeze({ ciphers }));
+    if (first === undefined || ciphers === undefined || ciphers === null) continue;
+    (out ??= new Map()).set(hostKey.toLowerCase(), Object.freeze({ ciphers, ingress: first.key }));
   }
   return out ?? NONE;
 }

@@ -7,8 +7,10 @@ import type { ClassState, Condition, GatewayState, RouteParentState } from "./ga
  * A host's own cipher list (the ssl-ciphers annotation, nginx's server-level ssl_ciphers).
  */
 export interface HostTls {
-  /** Already checked as the ConfigMap's ssl-ciphers is (config/values.ts cipherList). */
+  /** In the ConfigMap's ssl-ciphers form (config/cipher-list.ts); tls/sni.ts checks the names. */
   readonly ciphers: string;
+  /** The Ingress (`namespace/name`) the list is from, for a diagnostic on a name BoringSSL lacks. */
+  readonly ingress: string;
 }
 
 /** A TLS host and the Secret whose certificate serves it (null: the default certificate). */

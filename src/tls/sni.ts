@@ -11,6 +11,7 @@ import type { Diagnostic } from "../model/diagnostic.ts";
 import { pickDefaultCertificate, type DefaultCertificate } from "./default-cert.ts";
 import { type PemChecker } from "./pem.ts";
 import { namesCover } from "../model/cert-names.ts";
+import { unknownCipherName } from "../config/cipher-list.ts";
 
 export type { HostTls };
 
@@ -186,9 +187,25 @@ export function buildTlsEntries(
       served.set(host, { host, cert: def.cert, key: def.key, version: def.version });
     }
   }
-  for (const name of hostTls.keys()) {
+  // A host's own list with a name BoringSSL lacks would be applied shorter without a word
+  // (BoringSSL skips unknown names): the host keeps the listener's list, and the Ingress hears.
+  const known = new Set(getCiphers()); // Bun returns BoringSSL's names, lowercased
+  const ownLists = new Map<string, HostTls>();
+  for (const [name, own] of hostTls) {
     const host = name.toLowerCase();
-    if (host !== "" && !served.has(host)) served.set(host, { host, cert: def.cert, key: def.key, version: def.version });
+    if (host === "") continue;
+    const unknown = unknownCipherName(own.ciphers, known);
+    if (unknown !== null) {
+      const id = `${own.ingress}|ssl-ciphers`;
+      if (!seenDiag.has(id)) {
+        seenDiag.add(id);
+        const [namespace = "", ingressName = ""] = own.ingress.split("/");
+        diagnostics.push({ kind: "Ingress", namespace, name: ingressName, reason: "InvalidAnnotation", severity: "warning", message: `annotation ssl-ciphers: ${unknown}; ignored: its hosts keep the listener's list` });
+      }
+      continue;
+    }
+    ownLists.set(host, own);
+    if (!served.has(host)) served.set(host, { host, cert: def.cert, key: def.key, version: def.version });
   }
 
   const hosts = [...served.keys()].sort();
@@ -196,7 +213,7 @@ export function buildTlsEntries(
   const entries: TlsEntry[] = [{ cert: def.cert, key: def.key, ...opts }];
   for (const host of hosts) {
     const s = served.get(host)!;
-    const own = hostTls.get(host);
+    const own = ownLists.get(host);
     hash.update(`${host}\u0000${s.version}\u0000${own?.ciphers ?? ""}\n`);
     entries.push({ serverName: host, cert: s.cert, key: s.key, ...hostOptions(opts, own) });
   }

@@ -220,10 +220,10 @@ describe("ssl-ciphers: the host's cipher list (nginx's server-level ssl_ciphers)
 
   test("all: the first Ingress of the host in priority order that sets it decides (controller.go createServers)", () => {
     const r = compile(objs(newer, older), DEFAULT_COMPILE_CONFIG);
-    expect([...(r.hostTls ?? [])]).toEqual([["app.test", { ciphers: AES256 }]]);
+    expect([...(r.hostTls ?? [])]).toEqual([["app.test", { ciphers: AES256, ingress: "shop/storefront" }]]);
     // An Ingress without the annotation leaves the list to a later one.
     const r2 = compile(objs(ingress("shop", "storefront", OLD, {}, "app.test", "/"), newer, newerFirst), DEFAULT_COMPILE_CONFIG);
-    expect(new Map(r2.hostTls)).toEqual(new Map([["app.test", { ciphers: AES128 }], ["other.test", { ciphers: AES128 }]]));
+    expect(new Map(r2.hostTls)).toEqual(new Map([["app.test", { ciphers: AES128, ingress: "tenant-b/grab" }], ["other.test", { ciphers: AES128, ingress: "tenant-b/other" }]]));
     expect(ignored(r2)).toEqual([]);
   });
 

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
 import { createCertificate } from "../tls/pki.ts";
+import { eventually } from "../wait.ts";
 import { startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
 
@@ -20,7 +21,7 @@ type Obj = ReturnType<typeof ingress>;
 
 const AES128 = "ECDHE-RSA-AES128-GCM-SHA256";
 const AES256 = "ECDHE-RSA-AES256-GCM-SHA384";
-const HOSTS = ["own.test", "other.test", "shared.test", "client-order.test", "server-order.test", "expr-off.test", "expr-on.test", "nocert.test"];
+const HOSTS = ["bogus.test", "own.test", "other.test", "shared.test", "client-order.test", "server-order.test", "expr-off.test", "expr-on.test", "nocert.test"];
 
 let dir = "";
 let echo: Backend;
@@ -48,6 +49,8 @@ beforeAll(async () => {
     ingressClass(), service("web", "echo"), slice("web", "echo", [echo.port]), tlsSecret("web", "tls", cert.certPem, cert.keyPem),
     annotated("own", "own.test", ciphers(AES256), t0),
     annotated("other", "other.test", {}, t0),
+    // A name BoringSSL lacks (it would skip it without a word): the listener's list serves.
+    annotated("bogus", "bogus.test", ciphers(`${AES256}:BOGUS-CIPHER`), t0),
     // No spec.tls: the default certificate (whatever its key type) with the host's own list.
     annotated("nocert", "nocert.test", ciphers("ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES256-GCM-SHA384"), t0, false),
     // Two Ingresses of one host: the older one's list counts (createServers), whatever the names.
@@ -113,6 +116,9 @@ for (const [name, get] of [["Bun.serve listener, two workers", () => bunListener
       expect((await handshake(get(), "own.test", AES128)).ok).toBe(false);
       expect(await handshake(get(), "own.test", AES256)).toEqual(OK(AES256));
     });
+    test("a list with a name BoringSSL lacks is not applied: the listener's list serves the host", async () => {
+      expect(await handshake(get(), "bogus.test", AES128)).toEqual(OK(AES128));
+    });
     test("a host on the default certificate gets its own list too", async () => {
       const both128 = `${AES128}:ECDHE-ECDSA-AES128-GCM-SHA256`;
       expect((await handshake(get(), "nocert.test", both128)).ok).toBe(false);
@@ -146,4 +152,12 @@ test("an OpenSSL expression in ssl-ciphers and ssl-prefer-server-ciphers false a
   const prefer = await bunListener.waitForLine(/client-order.*ssl-prefer-server-ciphers/);
   expect(prefer).toContain("InvalidAnnotation");
   expect(prefer).toContain("false cannot be applied per host");
+  // Five: expr-off's two values, expr-on's list, client-order's false, and bogus's list, whose
+  // name BoringSSL lacks is found when the entries are built (a TLS diagnostic, counted here).
+  let text = "";
+  await eventually(async () => {
+    text = await (await fetch(`${bunListener.admin}/metrics`)).text();
+    return /^portico_diagnostics\{reason="InvalidAnnotation"\} 5$/m.test(text);
+  }, 15_000, "five InvalidAnnotation diagnostics");
+  expect(text).toMatch(/^portico_diagnostics\{reason="InvalidAnnotation"\} 5$/m);
 });
