@@ -209,7 +209,7 @@ export function claimHost(
   const hostCert = certOwner?.cert ?? null;
   if (owner !== null) {
     for (const plan of [...plans, ...canaries]) {
-      const d = inHostScope(plan, owner) ? null : ignoredHostPolicies(plan, hostKey, owner, canaries.includes(plan));
+      const d = inHostScope(plan, owner) ? null : ignoredHostPolicies(plan, hostKey, owner, canaries.includes(plan), !proxySslLocationOnly);
       if (d !== null) diagnostics.push(d);
     }
   }
@@ -222,6 +222,11 @@ export function claimHost(
   const optionsOf = (plan: IngressPlan): RouteOptions => {
     const o = ownOptionsOf(plan);
     if (hostSsl === null || o.upstreamTls != null || plan.annotations.policies.upstreamTls.state !== "none") return o;
+    // The server-level proxy-ssl-* (a client certificate, a CA) is a host-wide policy of the
+    // owner's namespace (host-scope.ts): with --host-policy-scope=namespace another namespace's
+    // paths on the host do not present the owner's certificate. With `all` every path of the
+    // host inherits it, as from ingress-nginx's server block (docs/design.md "TLS to the pods").
+    if (!inHostScope(plan, owner)) return o;
     let withSsl = sslByPlan.get(plan);
     if (withSsl === undefined) sslByPlan.set(plan, (withSsl = Object.freeze({ ...o, upstreamTls: hostSsl })));
     return withSsl;

@@ -15,6 +15,7 @@
 // HostPolicyIgnored diagnostic; their paths are served with the owner's policies.
 import { AUTH_TLS_ERROR_PAGE, AUTH_TLS_PASS_CERTIFICATE, AUTH_TLS_SECRET, AUTH_TLS_VERIFY_CLIENT, AUTH_TLS_VERIFY_DEPTH } from "../annotations/client-certs.ts";
 import { SERVER_ALIAS } from "../annotations/hosts.ts";
+import { PROXY_SSL_SECRET } from "../annotations/upstream-tls.ts";
 import { APP_ROOT, FROM_TO_WWW_REDIRECT } from "../annotations/redirects.ts";
 import { SSL_CIPHERS } from "../annotations/ssl-ciphers.ts";
 import type { AnnotationSpec } from "../annotations/spec.ts";
@@ -67,7 +68,7 @@ function writtenName(plan: IngressPlan, spec: AnnotationSpec): string | null {
  * Ingress's routes take main's options, so only its client certificates reach the host
  * (ingress-nginx's loop over the host's Ingresses covers canaries too).
  */
-export function hostWideAnnotations(plan: IngressPlan, canary = false): string[] {
+export function hostWideAnnotations(plan: IngressPlan, canary = false, proxySslServerWide = false): string[] {
   const out: string[] = [];
   const add = (spec: AnnotationSpec) => {
     const n = writtenName(plan, spec);
@@ -81,6 +82,13 @@ export function hostWideAnnotations(plan: IngressPlan, canary = false): string[]
   if (r.appRoot) add(APP_ROOT);
   if (r.www) add(FROM_TO_WWW_REDIRECT);
   if (plan.aliases.length > 0) add(SERVER_ALIAS);
+  // proxy-ssl-* with a CA is written into the server block too (controller.go createServers)
+  // unless proxy-ssl-location-only: only that server-wide part is a host-wide policy; the
+  // Ingress's own paths keep their proxy-ssl-*.
+  if (proxySslServerWide && plan.annotations.options.upstreamTls?.ca != null) {
+    const n = writtenName(plan, PROXY_SSL_SECRET);
+    if (n !== null) out.push(`${n} (for the host's other paths; its own keep it)`);
+  }
   // The host's cipher list (host-tls.ts takes it from the owner's namespace only).
   if (plan.annotations.policies.sslCiphers.ciphers !== null) add(SSL_CIPHERS);
   return out;
@@ -100,8 +108,8 @@ export function withoutHostPolicies(options: RouteOptions, own: HostCert | null)
 }
 
 /** The HostPolicyIgnored diagnostic of `plan` on `hostKey`, or null when it sets no host-wide annotation. */
-export function ignoredHostPolicies(plan: IngressPlan, hostKey: string, owner: IngressPlan, canary: boolean): Diagnostic | null {
-  const names = hostWideAnnotations(plan, canary);
+export function ignoredHostPolicies(plan: IngressPlan, hostKey: string, owner: IngressPlan, canary: boolean, proxySslServerWide = false): Diagnostic | null {
+  const names = hostWideAnnotations(plan, canary, proxySslServerWide);
   return names.length === 0 ? null : ignoredDiagnostic(plan, names, hostKey, owner);
 }
 

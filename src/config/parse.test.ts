@@ -110,7 +110,7 @@ describe("defaults", () => {
       tlsMaxVersion: "1.3",
       tlsEcdhCurve: "auto",
       tlsCiphers: DEFAULT_TLS_CIPHERS,
-      http2: true, http3: false, enableSslPassthrough: false, useProxyProtocol: false, proxyProtocolHeaderTimeoutMs: 5_000,
+      http2: true, http3: false, enableSslPassthrough: false, useProxyProtocol: false, proxyProtocolHeaderTimeoutMs: 5_000, proxyProtocolTrusted: ["0.0.0.0/0"],
       workers: availableParallelism(),
     });
     expect(Object.isFrozen(c)).toBe(true);
@@ -362,6 +362,7 @@ describe("errors name the flag", () => {
     // QUIC carries no PROXY header (serving/front.ts).
     [["--use-proxy-protocol", "--http3"], "--use-proxy-protocol: cannot be combined with --http3"],
     [["--proxy-protocol-header-timeout", "soon"], "--proxy-protocol-header-timeout: "],
+    [["--proxy-protocol-trusted", "10.0.0.0/33"], "--proxy-protocol-trusted: expected IPv4/IPv6 CIDRs"],
     [["--workers", "0"], "--workers: expected an integer 1-256"],
     [["--kubeconfig="], "--kubeconfig: expected a non-empty value"],
     [["--context", "--bind", "1.2.3.4"], "--context: missing value"],

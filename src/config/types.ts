@@ -233,6 +233,8 @@ export interface Config {
   readonly useProxyProtocol: boolean;
   /** How long that header may take (ingress-nginx's proxy-protocol-header-timeout). */
   readonly proxyProtocolHeaderTimeoutMs: number;
+  /** --proxy-protocol-trusted: peers whose PROXY header's source is believed (docs/design.md "PROXY protocol"). */
+  readonly proxyProtocolTrusted: readonly string[];
   // Performance
   readonly workers: number;
   // ingress-nginx

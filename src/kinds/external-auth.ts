@@ -30,6 +30,7 @@ import { isIpLiteral } from "../config/cidr.ts";
 import { AddressForbiddenError, ProxyError } from "../http/errors.ts";
 import { isHopByHop, scanResponseHeaders } from "../http/headers.ts";
 import { ownBody } from "../http/status-page.ts";
+import { ASCII_FIELD_VALUE } from "../policy/headers.ts";
 import type { TemplatePart } from "../policy/template.ts";
 import type { Upstream } from "../table/types.ts";
 import { cookieValue } from "./cookies.ts";
@@ -238,7 +239,11 @@ function authHeaders(flow: PolicyFlow, host: string, p: Live): Headers {
   for (const { name } of p.proxySetHeaders ?? []) h.delete(name);
   for (const { name, value } of p.proxySetHeaders ?? []) {
     const text = render(value, flow);
-    if (text !== "") h.append(name, text);
+    // A value built from client input ($remote_user decodes Basic credentials, which may hold
+    // CR/LF or other bytes no field value may carry, RFC 9110 section 5.5) is not sent, as
+    // proxy-set-headers values are not (proxy/pipeline/global-headers.ts): the field is left
+    // out instead of failing the request.
+    if (text !== "" && ASCII_FIELD_VALUE.test(text)) h.append(name, text);
   }
   return h;
 }

@@ -17,6 +17,7 @@ import type { Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
 import type { Logger } from "../log/logger.ts";
 import type { Balancer, RequestServer } from "../proxy/index.ts";
 import type { Upstream } from "../table/types.ts";
+import { accessListMatcher } from "../config/cidr.ts";
 import { MAX_PROXY_HEADER, parseProxyHeader } from "./proxy-protocol.ts";
 
 /** Where a connection goes, read from its first bytes (never more than `maxFirstBytes`). */
@@ -48,6 +49,13 @@ export interface FrontOptions {
    * (--proxy-protocol-header-timeout); `firstBytesTimeoutMs` then runs for the bytes after it.
    */
   readonly proxyProtocolTimeoutMs?: number;
+  /**
+   * The peers whose PROXY header's source address is believed (--proxy-protocol-trusted, from
+   * parseCidrList). nginx's realip module replaces $remote_addr with the header's address only
+   * when the connection's own peer is in set_real_ip_from (ngx_http_realip_handler); any other
+   * peer keeps its socket address. Absent: none is believed.
+   */
+  readonly proxyProtocolTrusted?: readonly string[];
 }
 
 /** Who a piped connection carries: the client's address, and the port a PROXY header says it was sent to. */
@@ -99,6 +107,9 @@ const key = (listenerPort: number, sourcePort: number) => `${listenerPort}:${sou
 export function startTcpFront(o: FrontOptions): TcpFront {
   const { log } = o;
   const clients = new Map<string, Carried>();
+  // nginx access-module matching (cidr.ts accessListMatcher): 0.0.0.0/0 covers the IPv4 peers
+  // (a dual-stack socket's mapped ones too) and no IPv6 one, as set_real_ip_from 0.0.0.0/0.
+  const ppTrusted = accessListMatcher(o.proxyProtocolTrusted ?? []);
   const pp = o.proxyProtocolTimeoutMs !== undefined;
   // While a PROXY header is read, it may come on top of the first bytes a choice reads.
   const cap = o.maxFirstBytes + (pp ? MAX_PROXY_HEADER : 0);
@@ -216,7 +227,10 @@ export function startTcpFront(o: FrontOptions): TcpFront {
     }
     c.header = false;
     if (h.addresses !== null) {
-      c.address = h.addresses.source;
+      // The destination port is $proxy_protocol_server_port, which ingress-nginx uses whoever
+      // the peer is; the source address only from a trusted peer (see proxyProtocolTrusted).
+      if (ppTrusted(c.address)) c.address = h.addresses.source;
+      else log.debug(`${o.name}: PROXY header from an untrusted peer; its source address is not used`, { client: c.address });
       c.destPort = h.addresses.destPort;
     }
     c.first.copyWithin(0, h.length, c.firstLen);

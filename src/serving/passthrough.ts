@@ -36,6 +36,8 @@ export interface PassthroughOptions {
   readonly passthrough: boolean;
   /** --use-proxy-protocol: a PROXY header first, within this many ms. */
   readonly proxyProtocolTimeoutMs?: number;
+  /** --proxy-protocol-trusted: the peers whose PROXY header's source is believed (front.ts). */
+  readonly proxyProtocolTrusted?: readonly string[];
 }
 
 export interface PassthroughFront {
@@ -80,6 +82,7 @@ export function startPassthroughFront(o: PassthroughOptions): PassthroughFront {
     hostname: o.hostname, port: o.port, reusePort: o.reusePort, log, name: o.passthrough ? "ssl-passthrough" : "https front", balancer: o.balancer,
     maxFirstBytes: MAX_BUFFERED_BYTES, firstBytesTimeoutMs: o.helloTimeoutMs, connectTimeoutMs: o.connectTimeoutMs,
     ...(o.proxyProtocolTimeoutMs === undefined ? {} : { proxyProtocolTimeoutMs: o.proxyProtocolTimeoutMs }),
+    ...(o.proxyProtocolTrusted === undefined ? {} : { proxyProtocolTrusted: o.proxyProtocolTrusted }),
     choose(first) {
       if (!o.passthrough) return { kind: "loopback", port: o.internalPort() };
       const r = parseClientHello(first);

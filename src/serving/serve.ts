@@ -107,7 +107,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   if (o.ports !== "join") claimPort("--https-port", hostname, httpsPort);
   // --use-proxy-protocol: a TCP front on both ports reads each connection's PROXY header
   // (front.ts; docs/design.md "PROXY protocol"). Read at start: a change needs a restart.
-  const ppTimeout = config.useProxyProtocol ? { proxyProtocolTimeoutMs: config.proxyProtocolHeaderTimeoutMs } : {};
+  const ppTimeout = config.useProxyProtocol ? { proxyProtocolTimeoutMs: config.proxyProtocolHeaderTimeoutMs, proxyProtocolTrusted: config.proxyProtocolTrusted } : {};
   const http = bindOrExplain("--http-port", hostname, httpPort, () =>
     createPlainListener({
       hostname, port: httpPort, handler: httpHandler, reusePort: httpReuse, http2: config.http2, log: log.child({ listener: "http" }),

@@ -42,7 +42,7 @@ afterAll(async () => {
 });
 
 /** A Portico serving HOST (TLS too) to the backend, with this ingress-nginx ConfigMap. */
-async function start(data: Record<string, string>): Promise<Portico> {
+async function start(data: Record<string, string>, args: string[] = []): Promise<Portico> {
   const dir = mkdtempSync(join(tmpdir(), "portico-proxy-protocol-"));
   dirs.push(dir);
   mkdirSync(join(dir, "m"));
@@ -56,9 +56,13 @@ async function start(data: Record<string, string>): Promise<Portico> {
     }),
     // A TLS host with the default ssl-redirect, for the redirect case.
     ingress("web", "redirect", [{ host: "redirect.test", paths: [{ path: "/", service: "echo" }] }], { tls: [{ hosts: ["redirect.test"], secretName: "pp-tls" }] }),
+    // Only 203.0.113.7 may reach this host (nginx's allow/deny on $remote_addr).
+    ingress("web", "allowed", [{ host: "allowed.test", paths: [{ path: "/", service: "echo" }] }], {
+      annotations: { "nginx.ingress.kubernetes.io/whitelist-source-range": "203.0.113.7/32" },
+    }),
     { apiVersion: "v1", kind: "ConfigMap", metadata: { ...CM }, data },
   ]));
-  const p = await startPortico(["--manifests", join(dir, "m"), "--nginx-configmap", `${CM.namespace}/${CM.name}`, "--access-log", "off", "--proxy-protocol-header-timeout", "1s"]);
+  const p = await startPortico(["--manifests", join(dir, "m"), "--nginx-configmap", `${CM.namespace}/${CM.name}`, "--access-log", "off", "--proxy-protocol-header-timeout", "1s", ...args]);
   await waitReady(p);
   return p;
 }
@@ -274,6 +278,47 @@ describe("use-proxy-protocol with use-forwarded-headers (settings/proxy_protocol
       expect(await plainGet(p, header, XFF)).toEqual({
         host: HOST, "x-forwarded-for": "192.168.0.111", "x-real-ip": "192.168.0.111", "x-forwarded-port": "1234", "x-forwarded-proto": "http", "x-scheme": "http",
       });
+    } finally {
+      await p.stop("SIGKILL");
+    }
+  });
+});
+
+// nginx's realip module (ngx_http_realip_handler) replaces $remote_addr with the PROXY header's
+// source only when the connection's own peer matches set_real_ip_from (ngx_cidr_match on
+// c->sockaddr); ingress-nginx writes one set_real_ip_from per proxy-real-ip-cidr entry
+// (nginx.tmpl at dbb11b92), default 0.0.0.0/0 (config.go NewDefault). Portico's
+// --proxy-protocol-trusted is that list. The peer here is always 127.0.0.1.
+describe("the PROXY header's source is believed only from a trusted peer", () => {
+  const header = "PROXY TCP4 203.0.113.7 192.168.0.11 56324 80\r\n";
+  const ask = async (p: Portico) => {
+    const s = await dial(p.ports.http, header);
+    return readAll(s, "GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n");
+  };
+
+  test("a peer outside --proxy-protocol-trusted naming an allow-listed address: 403, the header stripped, the port still served", async () => {
+    const p = await start({ "use-proxy-protocol": "true" }, ["--proxy-protocol-trusted", "10.0.0.0/8"]);
+    try {
+      const r = await ask(p);
+      // whitelist-source-range denies the peer's own address: nginx's access module answers 403.
+      expect(r.data).toStartWith("HTTP/1.1 403 ");
+      expect(r.closed).toBe(true);
+      // The header was read and stripped (no 400 for "PROXY ..." as a request line), and the
+      // client address is the peer's: X-Real-IP 127.0.0.1 on the host without a list.
+      expect(await plainGet(p, header)).toEqual({
+        host: HOST, "x-forwarded-for": "127.0.0.1", "x-real-ip": "127.0.0.1", "x-forwarded-port": "80", "x-forwarded-proto": "http", "x-scheme": "http",
+      });
+    } finally {
+      await p.stop("SIGKILL");
+    }
+  });
+
+  test("by default (0.0.0.0/0, ingress-nginx's proxy-real-ip-cidr) the IPv4 peer is trusted: the allow-listed source gets through", async () => {
+    const p = await start({ "use-proxy-protocol": "true" });
+    try {
+      const r = await ask(p);
+      expect(r.data).toStartWith("HTTP/1.1 200 ");
+      expect(r.data.endsWith("echo")).toBe(true);
     } finally {
       await p.stop("SIGKILL");
     }

@@ -62,6 +62,7 @@ beforeAll(async () => {
     "X-Empty": "", "X-Forwarded-For": "203.0.113.9",
   }));
   api.create("ConfigMap", configMap("bad-var", { "X-Path": "$uri" }));
+  api.create("ConfigMap", configMap("user-header", { "X-User": "$remote_user", "X-Fixed": "1" }));
   // A ConfigMap no Ingress names: never listed, watched or held.
   api.create("ConfigMap", configMap("unrelated", { big: "x".repeat(1000) }));
   api.create("ConfigMap", configMap("bad-name", { "My.Header": "1" }));
@@ -69,6 +70,7 @@ beforeAll(async () => {
   api.create("Ingress", authIngress("missing", "missing.test", `${NS}/absent`));
   api.create("Ingress", authIngress("bad-name", "bad-name.test", `${NS}/bad-name`));
   api.create("Ingress", authIngress("bad-var", "bad-var.test", `${NS}/bad-var`));
+  api.create("Ingress", authIngress("user", "user.test", `${NS}/user-header`));
   // ingress-nginx looks the value up as written: a bare name is never found (503).
   api.create("Ingress", authIngress("bare", "bare.test", "auth-headers"));
 
@@ -150,14 +152,34 @@ describe("auth-proxy-set-headers through the API server's watch", () => {
     expect(auth.requests().length).toBe(asked);
   });
 
+  test("a $remote_user holding CR/LF (Basic YQ0KOnA= is \"a\\r\\n:p\") sends no such field; the request is still asked and served", async () => {
+    // The decoded user name is client bytes; a rendered value that is not valid field text
+    // (RFC 9110 section 5.5) is left out, as proxy-set-headers values are
+    // (proxy/pipeline/global-headers.ts), rather than failing the request.
+    const asked = auth.requests().length;
+    expect(await send("user.test", "/", { authorization: "Basic YQ0KOnA=" })).toBe(200);
+    expect(auth.requests().length).toBe(asked + 1);
+    const f = lastAuthFields();
+    expect(f["x-user"]).toBeUndefined();
+    expect(f["x-fixed"]).toEqual(["1"]);
+    // A CR/LF inside the name ("a\r\nb:p"): still asked, still served, no field.
+    expect(await send("user.test", "/", { authorization: `Basic ${btoa("a\r\nb:p")}` })).toBe(200);
+    expect(auth.requests().length).toBe(asked + 2);
+    expect(lastAuthFields()["x-user"]).toBeUndefined();
+    expect(lastAuthFields()["x-fixed"]).toEqual(["1"]);
+    // A clean user name is still sent: "ann:p".
+    expect(await send("user.test", "/", { authorization: `Basic ${btoa("ann:p")}` })).toBe(200);
+    expect(lastAuthFields()["x-user"]).toEqual(["ann"]);
+  });
+
   test("only the named ConfigMaps are asked for, each by name, and only they are held", async () => {
     const paths = api.requests.filter((r) => r.path.includes("/configmaps"));
     expect(paths.length).toBeGreaterThan(0);
     for (const r of paths) expect(r.path).toBe(`/api/v1/namespaces/${NS}/configmaps`);
     // Each named ConfigMap asked for by its name, and nothing else.
     const selectors = new Set(paths.map((r) => new URLSearchParams(r.query).get("fieldSelector")));
-    expect([...selectors].sort()).toEqual(["auth-headers", "absent", "bad-name", "bad-var"].map((n) => `metadata.name=${n}`).sort());
-    expect([...controller.store.view("ConfigMap").keys()].sort()).toEqual([`${NS}/auth-headers`, `${NS}/bad-name`, `${NS}/bad-var`]);
+    expect([...selectors].sort()).toEqual(["auth-headers", "absent", "bad-name", "bad-var", "user-header"].map((n) => `metadata.name=${n}`).sort());
+    expect([...controller.store.view("ConfigMap").keys()].sort()).toEqual([`${NS}/auth-headers`, `${NS}/bad-name`, `${NS}/bad-var`, `${NS}/user-header`]);
   });
 
   test("an Ingress that stops naming a ConfigMap lets it go", async () => {

@@ -63,7 +63,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     hsts: true, hstsMaxAge: 31536000, hstsIncludeSubdomains: false, hstsPreload: false, sslRedirect: true, forceSslRedirect: false, hostPolicyScope: "all", httpRedirectCode: 308,
     usePortInRedirects: false, preserveTrailingSlash: false, relativeRedirects: false, proxyRedirectFrom: "off", proxyRedirectTo: "off", proxyCookieDomain: "off", proxyCookiePath: "off", proxySslLocationOnly: false, noTlsRedirectLocations: ["/.well-known/acme-challenge"], noAuthLocations: ["/.well-known/acme-challenge"], globalAllowedResponseHeaders: [], addHeaders: null, proxySetHeaders: null, blockCidrs: [], blockUserAgents: [], blockReferers: [],
     globalAuthUrl: null, globalAuthMethod: null, globalAuthSignin: null, globalAuthSigninRedirectParam: null, globalAuthResponseHeaders: null, globalAuthRequestRedirect: null, globalAuthCacheKey: null, globalAuthCacheDuration: null, globalAuthAlwaysSetCookie: false,
-    tlsMinVersion: "1.2", tlsMaxVersion: "1.3", tlsEcdhCurve: "auto", tlsCiphers: "", http2: true, http3: false, enableSslPassthrough: false, useProxyProtocol: false, proxyProtocolHeaderTimeoutMs: 5_000, workers: 1, nginxConfigmap: null,
+    tlsMinVersion: "1.2", tlsMaxVersion: "1.3", tlsEcdhCurve: "auto", tlsCiphers: "", http2: true, http3: false, enableSslPassthrough: false, useProxyProtocol: false, proxyProtocolHeaderTimeoutMs: 5_000, proxyProtocolTrusted: ["0.0.0.0/0"], workers: 1, nginxConfigmap: null,
     ...over,
   };
 }

@@ -4,6 +4,8 @@
 // internal/ingress/annotations/proxyssl/main.go; nginx's $proxy_host is `upstream_balancer`
 // (nginx.tmpl proxy_pass), the name checked when proxy-ssl-name is unset.
 import { afterAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import net from "node:net";
 import tls from "node:tls";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { resolveAccess } from "../../src/compile/access.ts";
@@ -15,6 +17,7 @@ import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { makeBackend, makeTable, startProxy } from "./helpers.ts";
 import { compile } from "../../src/compile/compile.ts";
 import { loadFixture } from "../compile/snapshot.ts";
+import { allRoutes } from "../../src/table/routes.ts";
 
 const NS = "proxyssl";
 const ca = createCertificate({ subjectCN: "Pod CA", isCA: true });
@@ -50,6 +53,26 @@ async function startPod(cert: MintedCertificate, requireClient: boolean, chain =
 const podPort = await startPod(podCert, true);
 // Pods that ask for no client certificate: only the proxy's verification can refuse them.
 const openPort = await startPod(podCert, false);
+/** WebSocket pods: answer an upgrade with 101 (RFC 6455 section 4.2.2), recording the connection in `seen`. */
+async function startWsPod(requireClient: boolean): Promise<number> {
+  const pod = tls.createServer({ cert: podCert.certPem, key: podCert.keyPem, ca: [ca.certPem], requestCert: requireClient, rejectUnauthorized: requireClient }, (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+    s.on("error", () => {});
+    s.once("data", (d: Buffer) => {
+      seen.push({ sni: (s as unknown as { servername: string | false }).servername, cn: String(s.getPeerCertificate()?.subject?.CN ?? "") || undefined, protocol: s.getProtocol(), cipher: s.getCipher()?.name });
+      const key = /\r\nsec-websocket-key:[ \t]*([^\r]*)\r\n/i.exec(d.toString("latin1"))?.[1]?.trim() ?? "";
+      const accept = createHash("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest("base64");
+      s.write(`HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-accept: ${accept}\r\n\r\n`);
+    });
+  });
+  pod.on("tlsClientError", () => {});
+  pods.push(pod);
+  await new Promise<void>((r) => pod.listen(0, "127.0.0.1", r));
+  return (pod.address() as { port: number }).port;
+}
+const wsOpenPort = await startWsPod(false);
+const wsClientPort = await startWsPod(true);
 const i1 = createCertificate({ subjectCN: "Intermediate 1", isCA: true, issuer: { cert: ca.certPem, key: ca.keyPem } });
 const i2 = createCertificate({ subjectCN: "Intermediate 2", isCA: true, issuer: { cert: i1.certPem, key: i1.keyPem } });
 // pod (level 0) -> Intermediate 2 (1) -> Intermediate 1 (2) -> Pod CA (3): OpenSSL verify depth 2 at least.
@@ -93,6 +116,11 @@ const routes: [string, Record<string, string>, number?][] = [
   ["protocols.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-protocols": "TLSv1.2 TLSv1.3" }],
   ["missing.test", { "proxy-ssl-secret": `${NS}/absent` }],
   ["no-namespace.test", { "proxy-ssl-secret": "one" }],
+  ["ws-untrusted.test", { "proxy-ssl-secret": `${NS}/other-ca`, "proxy-ssl-verify": "on", "proxy-ssl-name": "pod.proxyssl.svc" }, wsOpenPort],
+  ["ws-verify.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-verify": "on", "proxy-ssl-name": "pod.proxyssl.svc", "proxy-ssl-server-name": "on" }, wsOpenPort],
+  ["ws-wrong-name.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-verify": "on" }, wsOpenPort],
+  ["ws-client.test", { "proxy-ssl-secret": `${NS}/one` }, wsClientPort],
+  ["ws-plain.test", {}, wsClientPort],
 ];
 const backendOf = (port: number) => makeBackend([port], { scheme: "https", serverName: "svc.proxyssl.svc" });
 const proxy = startProxy(makeTable(routes.map(([host, a, port]) => ({ host, backend: backendOf(port ?? podPort), options: optionsOf(ann(a)) }))));
@@ -174,6 +202,50 @@ test("a connection made with one Secret's certificate is not reused for a route 
   expect(got).toEqual(["client-one", "client-two", "client-one", "client-two"]);
 });
 
+/** The status of a WebSocket upgrade through the proxy (read up to the end of the answer's head), and what the pod saw. */
+async function upgrade(host: string): Promise<{ status: number; seen: Seen | undefined }> {
+  const before = seen.length;
+  const head = await new Promise<string>((resolve) => {
+    let got = "";
+    const sock = net.connect(Number(new URL(proxy.url).port), "127.0.0.1", () =>
+      sock.write(`GET /ws HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`),
+    );
+    const done = () => (sock.destroy(), resolve(got));
+    sock.on("data", (d: Buffer) => {
+      got += d.toString("latin1");
+      if (got.includes("\r\n\r\n")) done();
+    });
+    sock.on("close", done);
+    sock.on("error", done);
+  });
+  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), seen: seen.length > before ? seen[seen.length - 1] : undefined };
+}
+
+// The WebSocket path connects with the same proxy-ssl-* as a request does (nginx proxies the
+// upgrade through the same location, so proxy_ssl_* apply to it alike).
+describe("WebSocket upgrades to a TLS pod", () => {
+  test("verify on with a ca.crt that did not issue the pod's certificate: 502, the pod never gets the upgrade", async () => {
+    expect(await upgrade("ws-untrusted.test")).toEqual({ status: 502, seen: undefined });
+  });
+
+  test("verify on with proxy-ssl-name: the pod's certificate verifies, the name is the SNI: 101", async () => {
+    const r = await upgrade("ws-verify.test");
+    expect(r.status).toBe(101);
+    expect(r.seen?.sni).toBe("pod.proxyssl.svc");
+  });
+
+  test("verify on without proxy-ssl-name checks `upstream_balancer`, which the pod's certificate does not carry: 502", async () => {
+    expect(await upgrade("ws-wrong-name.test")).toEqual({ status: 502, seen: undefined });
+  });
+
+  test("a pod requiring a client certificate gets the Secret's: 101; without proxy-ssl-secret its handshake is refused: 502", async () => {
+    const r = await upgrade("ws-client.test");
+    expect(r.status).toBe(101);
+    expect(r.seen?.cn).toBe("client-one");
+    expect((await upgrade("ws-plain.test")).status).toBe(502);
+  });
+});
+
 test("a missing Secret, or one not written namespace/name, denies the location: 503 (proxyssl/main.go LocationDenied)", async () => {
   expect((await get("missing.test")).status).toBe(503);
   expect((await get("no-namespace.test")).status).toBe(503);
@@ -185,41 +257,50 @@ test("a missing Secret, or one not written namespace/name, denies the location: 
 // its own proxy-ssl-* inherits it; with true only the Ingress's own locations have it. Shown as
 // what a second Ingress's path presents to a pod that requires a client certificate.
 describe("proxy-ssl-location-only", () => {
-  function compiled(locationOnly: boolean) {
+  function compiled(locationOnly: boolean, hostPolicyScope: "all" | "namespace" = "all", otherNs = NS, otherAnn: Record<string, string> = {}) {
     const b64 = (t: string) => Buffer.from(t).toString("base64");
-    const ing = (name: string, created: string, ann: Record<string, string>, path: string) => `
+    const ing = (name: string, created: string, ann: Record<string, string>, path: string, ns = NS) => `
 apiVersion: networking.k8s.io/v1
 kind: Ingress
-metadata: {name: ${name}, namespace: ${NS}, creationTimestamp: "${created}", annotations: ${JSON.stringify(ann)}}
+metadata: {name: ${name}, namespace: ${ns}, creationTimestamp: "${created}", annotations: ${JSON.stringify(ann)}}
 spec:
   ingressClassName: portico
   rules: [{host: proxyssl.com, http: {paths: [{path: ${path}, pathType: Prefix, backend: {service: {name: echo, port: {number: 80}}}}]}}]`;
-    const fx = loadFixture(
-      [
-        `apiVersion: v1
+    const svc = (ns: string) => [
+      `apiVersion: v1
 kind: Service
-metadata: {name: echo, namespace: ${NS}}
+metadata: {name: echo, namespace: ${ns}}
 spec: {ports: [{name: https, port: 80}]}`,
-        `apiVersion: discovery.k8s.io/v1
+      `apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
-metadata: {name: echo-x, namespace: ${NS}, labels: {kubernetes.io/service-name: echo}}
+metadata: {name: echo-x, namespace: ${ns}, labels: {kubernetes.io/service-name: echo}}
 addressType: IPv4
 ports: [{name: https, port: ${podPort}}]
 endpoints: [{addresses: ["127.0.0.1"], conditions: {ready: true}}]`,
+    ];
+    const fx = loadFixture(
+      [
+        ...svc(NS),
+        ...(otherNs === NS ? [] : svc(otherNs)),
+        `apiVersion: v1
+kind: Secret
+metadata: {name: secrettwo, namespace: ${otherNs}}
+type: Opaque
+data: {tls.crt: ${b64(two.certPem)}, tls.key: ${b64(two.keyPem)}, ca.crt: ${b64(ca.certPem)}}`,
         `apiVersion: v1
 kind: Secret
 metadata: {name: secretone, namespace: ${NS}}
 type: Opaque
 data: {tls.crt: ${b64(one.certPem)}, tls.key: ${b64(one.keyPem)}, ca.crt: ${b64(ca.certPem)}}`,
         ing("bar", "2026-01-01T00:00:00Z", ann({ "proxy-ssl-secret": `${NS}/secretone`, "backend-protocol": "HTTPS", "proxy-ssl-verify": "on", "proxy-ssl-server-name": "on", "proxy-ssl-name": "pod.proxyssl.svc" }), "/bar"),
-        ing("other", "2026-02-01T00:00:00Z", ann({ "backend-protocol": "HTTPS" }), "/other"),
+        ing("other", "2026-02-01T00:00:00Z", ann({ "backend-protocol": "HTTPS", ...otherAnn }), "/other", otherNs),
       ].join("\n---\n"),
     );
-    return compile(fx.snapshot, { ...DEFAULT_COMPILE_CONFIG, proxySslLocationOnly: locationOnly });
+    return compile(fx.snapshot, { ...DEFAULT_COMPILE_CONFIG, proxySslLocationOnly: locationOnly, hostPolicyScope });
   }
 
-  async function status(locationOnly: boolean, path: string): Promise<{ status: number; cn: string | undefined }> {
-    const p = startProxy(compiled(locationOnly).table);
+  async function status(locationOnly: boolean, path: string, scope: "all" | "namespace" = "all", otherNs = NS): Promise<{ status: number; cn: string | undefined }> {
+    const p = startProxy(compiled(locationOnly, scope, otherNs).table);
     try {
       const before = seen.length;
       const r = await fetch(`${p.url}${path}`, { headers: { host: "proxyssl.com" } });
@@ -238,5 +319,34 @@ data: {tls.crt: ${b64(one.certPem)}, tls.key: ${b64(one.keyPem)}, ca.crt: ${b64(
   test("true: only the Ingress's own path presents it; the other's handshake is refused by the pod (502)", async () => {
     expect(await status(true, "/bar")).toEqual({ status: 200, cn: "client-one" });
     expect(await status(true, "/other")).toEqual({ status: 502, cn: undefined });
+  });
+
+  // --host-policy-scope=namespace (docs/design.md "Host-wide policies"): the server-level
+  // proxy-ssl-* is a host-wide policy of the owner's namespace. Another namespace's path on the
+  // same host must not present the owner's client certificate (nor be verified with its CA).
+  test("namespace scope: another namespace's path does not inherit the owner's proxy-ssl-*; it is named in HostPolicyIgnored only when it sets its own", () => {
+    const r = compiled(false, "namespace", "tenant-b");
+    const route = (path: string) => allRoutes(r.table).find((x) => x.host === "proxyssl.com" && x.path === path);
+    expect(route("/bar")?.options.upstreamTls?.secret).toBe(`${NS}/secretone`);
+    expect(route("/other")?.options.upstreamTls ?? null).toBeNull();
+    // Same namespace (namespace scope): still inherited, as ingress-nginx's server block.
+    const same = compiled(false, "namespace");
+    expect(allRoutes(same.table).find((x) => x.path === "/other")?.options.upstreamTls?.secret).toBe(`${NS}/secretone`);
+    // `all` keeps ingress-nginx's inheritance across namespaces.
+    const all = compiled(false, "all", "tenant-b");
+    expect(allRoutes(all.table).find((x) => x.path === "/other")?.options.upstreamTls?.secret).toBe(`${NS}/secretone`);
+    expect(r.diagnostics.filter((d) => d.reason === "HostPolicyIgnored")).toEqual([]);
+    // The other namespace's own proxy-ssl-secret with a CA: its paths keep it, its server-wide
+    // part is ignored, and the diagnostic says so.
+    const own = compiled(false, "namespace", "tenant-b", { "proxy-ssl-secret": "tenant-b/secrettwo" });
+    expect(allRoutes(own.table).find((x) => x.path === "/other")?.options.upstreamTls?.secret).toBe("tenant-b/secrettwo");
+    const d = own.diagnostics.find((x) => x.reason === "HostPolicyIgnored" && x.name === "other");
+    expect(d?.message).toContain("nginx.ingress.kubernetes.io/proxy-ssl-secret (for the host's other paths; its own keep it) is ignored on host proxyssl.com");
+  });
+
+  test("namespace scope through a real proxy: the other namespace's path reaches the pod without the owner's certificate (502); `all` presents it", async () => {
+    expect(await status(false, "/bar", "namespace", "tenant-b")).toEqual({ status: 200, cn: "client-one" });
+    expect(await status(false, "/other", "namespace", "tenant-b")).toEqual({ status: 502, cn: undefined });
+    expect(await status(false, "/other", "all", "tenant-b")).toEqual({ status: 200, cn: "client-one" });
   });
 });

@@ -185,7 +185,7 @@ export async function forwardWebSocket(x: Exchange): Promise<ProxyError | undefi
     headers: withPolicyFields(upstreamHeaders(req.headers, forwardContext(x), x.clientIp, true), x),
     protocols: proto === null ? [] : proto.split(",").map((s) => s.trim()).filter((s) => s !== ""),
     timeoutMs: x.responseTimeoutMs, external: p.external,
-    record: rec,
+    record: rec, upstreamTls: x.route.options.upstreamTls,
   });
   const wsCookie = x.choice?.setCookie() ?? null;
   if (wsCookie !== null) x.responseHeaders["set-cookie"] = wsCookie;

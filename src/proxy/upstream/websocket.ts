@@ -2,12 +2,13 @@
 // subprotocol the backend chose, relay frames and close codes both ways. Nothing is
 // ever dropped silently: past the buffer bound both sides are closed with 1011.
 import type { ServerWebSocket, WebSocketHandler } from "bun";
-import type { Backend, Upstream } from "../../table/types.ts";
+import type { Backend, Upstream, UpstreamTls } from "../../table/types.ts";
 import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
 import { ProxyError } from "../../http/errors.ts";
 import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import type { RequestServer } from "../types.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
+import { upstreamTlsOptions } from "./upstream-tls.ts";
 
 /** Per-direction bound on data queued but not yet written. */
 export const WS_BUFFER_LIMIT = 16 * 1024 * 1024;
@@ -108,6 +109,8 @@ export interface WsConnectInput {
   readonly external?: ExternalResolver | undefined;
   /** Receives each endpoint as it is tried, so a failed connect still logs which one (access log). */
   readonly record?: { upstream: string | null };
+  /** The route's proxy-ssl-* (RouteOptions.upstreamTls), for a wss:// pod; null or absent: none. */
+  readonly upstreamTls?: UpstreamTls | null | undefined;
 }
 
 function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<WebSocket> {
@@ -117,8 +120,11 @@ function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<We
   const ws = new WebSocket(`${scheme}://${u.authority}${input.pathAndQuery}`, {
     headers,
     ...(input.protocols.length > 0 ? { protocols: input.protocols } : {}),
-    // Same policy as forward.ts: pod certificates are not verifiable for an IP.
-    ...(scheme === "wss" ? { tls: { serverName: b.serverName, rejectUnauthorized: false } } : {}),
+    // The same TLS as a request to the pod (forward.ts): the route's proxy-ssl-* (CA, name and
+    // depth check, client certificate, versions, ciphers, SNI) when it has them, which Bun's
+    // WebSocket client honours as fetch does (measured on 1.4.5; test/proxy/upstream-tls.test.ts);
+    // without them pod certificates are not verifiable for an IP.
+    ...(scheme === "wss" ? { tls: input.upstreamTls ? upstreamTlsOptions(input.upstreamTls) : { serverName: b.serverName, rejectUnauthorized: false } } : {}),
   } as Bun.WebSocketOptions);
   ws.binaryType = "arraybuffer";
   return new Promise<WebSocket>((resolve, reject) => {
