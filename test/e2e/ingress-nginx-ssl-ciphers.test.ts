@@ -8,7 +8,7 @@
 // workers (the entries go over the wire), and node:http2's, which serves while a gRPC route
 // exists (docs/design.md "HTTP/2").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
@@ -27,6 +27,13 @@ let dir = "";
 let echo: Backend;
 let bunListener: Portico;
 let h2Listener: Portico;
+/** Started with live.test's list; the test edits the Ingress while it serves. */
+let edited: Portico;
+let liveObjects: (list: string | null) => Obj[];
+const writeLive = (list: string | null) => {
+  writeFileSync(join(dir, "live", "all.tmp"), yamlDocs(liveObjects(list)));
+  renameSync(join(dir, "live", "all.tmp"), join(dir, "live", "all.yaml"));
+};
 
 const annotated = (name: string, host: string, annotations: Record<string, string>, created: string, tlsHost = true): Obj => {
   const o = ingress("web", name, [{ host, paths: [{ path: "/", service: "echo" }] }], {
@@ -70,15 +77,22 @@ beforeAll(async () => {
     mkdirSync(join(dir, name));
     writeFileSync(join(dir, name, "all.yaml"), yamlDocs([...all]));
   }
-  [bunListener, h2Listener] = await Promise.all([
+  liveObjects = (list) => [
+    ingressClass(), service("web", "echo"), slice("web", "echo", [echo.port]), tlsSecret("web", "tls", cert.certPem, cert.keyPem),
+    annotated("live", "own.test", list === null ? {} : ciphers(list), t0),
+  ];
+  mkdirSync(join(dir, "live"));
+  writeLive(AES256);
+  [bunListener, h2Listener, edited] = await Promise.all([
     startPortico(["--manifests", join(dir, "bun"), "--workers", "2"]),
     startPortico(["--manifests", join(dir, "h2")]),
+    startPortico(["--manifests", join(dir, "live")]),
   ]);
   await h2Listener.waitForLine(/HTTPS served by node:http2/);
 });
 
 afterAll(async () => {
-  await Promise.all([bunListener?.stop(), h2Listener?.stop()]);
+  await Promise.all([bunListener?.stop(), h2Listener?.stop(), edited?.stop()]);
   echo?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -160,4 +174,18 @@ test("an OpenSSL expression in ssl-ciphers and ssl-prefer-server-ciphers false a
     return /^portico_diagnostics\{reason="InvalidAnnotation"\} 5$/m.test(text);
   }, 15_000, "five InvalidAnnotation diagnostics");
   expect(text).toMatch(/^portico_diagnostics\{reason="InvalidAnnotation"\} 5$/m);
+});
+
+test("an edit of ssl-ciphers applies while serving: the listener takes the new entries as it takes new certificates", async () => {
+  expect((await handshake(edited, "own.test", AES128)).ok).toBe(false);
+  // Every handshake of a round must agree: a draining listener keeps accepting for a while.
+  const all = async (ok: boolean) => {
+    for (let i = 0; i < 6; i++) if ((await handshake(edited, "own.test", AES128)).ok !== ok) return false;
+    return true;
+  };
+  writeLive(null);
+  await eventually(() => all(true), 15_000, "the listener's list after the annotation is removed");
+  writeLive(AES256);
+  await eventually(() => all(false), 15_000, "the host's list again");
+  expect(await handshake(edited, "own.test", AES256)).toEqual(OK(AES256));
 });
