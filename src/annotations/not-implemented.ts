@@ -50,8 +50,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("snippets", "auth-snippet", "nginx configuration for the auth location", BY_DESIGN),
   nyi("snippets", "modsecurity-snippet", "ModSecurity rules", BY_DESIGN),
   // nginx features with no Portico counterpart planned.
-  nyi("other", "ssl-ciphers", "ciphers for this host"),
-  nyi("other", "ssl-prefer-server-ciphers", "server cipher preference for this host"),
   nyi("other", "enable-rewrite-log", "log nginx's rewrite decisions"),
   nyi("other", "enable-access-log", "access log for this Ingress", "Portico's access log is global (`--access-log`)."),
   nyi("other", "enable-modsecurity", "ModSecurity web application firewall"),

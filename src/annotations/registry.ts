@@ -23,6 +23,7 @@ import { REDIRECTS } from "./redirects.ts";
 import { RETRIES } from "./retries.ts";
 import { REGEX_REWRITE } from "./regex-rewrite.ts";
 import { namesOf, type AnnotationSpec } from "./spec.ts";
+import { SSL_CIPHERS_FAMILY } from "./ssl-ciphers.ts";
 import { SSL_PASSTHROUGH_FAMILY } from "./ssl-passthrough.ts";
 import { TIMEOUTS } from "./timeouts.ts";
 import { TLS_REDIRECT } from "./tls-redirect.ts";
@@ -54,6 +55,7 @@ export const FAMILIES = {
   errorPages: ERROR_PAGES,
   hosts: HOSTS,
   sslPassthrough: SSL_PASSTHROUGH_FAMILY,
+  sslCiphers: SSL_CIPHERS_FAMILY,
   mirror: MIRROR,
   proxyRewrite: PROXY_REWRITE,
   upstreamTls: UPSTREAM_TLS,

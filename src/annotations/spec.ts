@@ -37,6 +37,7 @@ export type FamilyName =
   | "headers"
   | "snippets"
   | "ssl-passthrough"
+  | "ssl-ciphers"
   | "mirror"
   | "other";
 

@@ -43,6 +43,7 @@ import { buildHostEntry, claimHost, sameHostInputs, type HostEntry } from "./hos
 import type { IngressPlan } from "./plan.ts";
 import { ServedPlans } from "./served.ts";
 import { hostOwner } from "./host-scope.ts";
+import { hostTlsOptions } from "./host-tls.ts";
 import { tlsBindings, tlsCoverage, type HostOwnerOf, type SecretData, type TlsState } from "./tls.ts";
 import { newTrace, type CompileTrace } from "./trace.ts";
 import { resolveGlobalHeaders, type GlobalHeadersResult } from "./global-headers.ts";
@@ -409,7 +410,7 @@ export class Compiler {
     this.#table = table;
 
     this.#backends.sweep(this.#pathCount, () => this.#liveBackendIds());
-    this.#result = Object.freeze({ table, certificates: tls.bindings, statuses: served.statuses, diagnostics: this.#diagnostics(extra) });
+    this.#result = Object.freeze({ table, certificates: tls.bindings, hostTls: hostTlsOptions(served.contributors, this.#config.hostPolicyScope), statuses: served.statuses, diagnostics: this.#diagnostics(extra) });
     return this.#result;
   }
 

@@ -5,7 +5,8 @@
 // createServers and getBackendServers: the first Ingress in priority order with a CA sets
 // ssl_verify_client, and any Ingress's unusable CA sets AuthTLSError, which nginx.tmpl answers
 // with 403 for the whole server; the first Ingress with server-alias sets the aliases; the
-// app-root `if` and the from-to-www-redirect server come from any location of the host).
+// app-root `if` and the from-to-www-redirect server come from any location of the host; the
+// first Ingress with ssl-ciphers sets the server's ssl_ciphers).
 // Portico does the same by default (`--host-policy-scope=all`). With `namespace`, only the
 // Ingresses in the namespace of the host's oldest Ingress (priority order: creationTimestamp,
 // then namespace/name) set them: a tenant who may create Ingresses only in their own namespace
@@ -16,6 +17,7 @@ import { AUTH_TLS_ERROR_PAGE, AUTH_TLS_PASS_CERTIFICATE, AUTH_TLS_SECRET, AUTH_T
 import { SERVER_ALIAS } from "../annotations/hosts.ts";
 import { PROXY_SSL_SECRET } from "../annotations/upstream-tls.ts";
 import { APP_ROOT, FROM_TO_WWW_REDIRECT } from "../annotations/redirects.ts";
+import { SSL_CIPHERS } from "../annotations/ssl-ciphers.ts";
 import type { AnnotationSpec } from "../annotations/spec.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { assembleStages } from "./stages.ts";
@@ -87,6 +89,8 @@ export function hostWideAnnotations(plan: IngressPlan, canary = false, proxySslS
     const n = writtenName(plan, PROXY_SSL_SECRET);
     if (n !== null) out.push(`${n} (for the host's other paths; its own keep it)`);
   }
+  // The host's cipher list (host-tls.ts takes it from the owner's namespace only).
+  if (plan.annotations.policies.sslCiphers.ciphers !== null) add(SSL_CIPHERS);
   return out;
 }
 

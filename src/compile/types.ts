@@ -3,6 +3,16 @@ import type { RouteTable } from "../table/types.ts";
 import type { GatewayRoutes } from "../table/types.ts";
 import type { ClassState, Condition, GatewayState, RouteParentState } from "./gateway/attach.ts";
 
+/**
+ * A host's own cipher list (the ssl-ciphers annotation, nginx's server-level ssl_ciphers).
+ */
+export interface HostTls {
+  /** In the ConfigMap's ssl-ciphers form (config/cipher-list.ts); tls/sni.ts checks the names. */
+  readonly ciphers: string;
+  /** The Ingress (`namespace/name`) the list is from, for a diagnostic on a name BoringSSL lacks. */
+  readonly ingress: string;
+}
+
 /** A TLS host and the Secret whose certificate serves it (null: the default certificate). */
 export interface CertificateBinding {
   /** Lowercased `foo.com` or `*.foo.com`. */
@@ -34,6 +44,11 @@ export interface IngressRef {
 export interface CompileResult {
   readonly table: RouteTable;
   readonly certificates: readonly CertificateBinding[];
+  /**
+   * Hosts (lowercased names, wildcards included) with cipher options of their own: the
+   * ssl-ciphers annotation of the host's first Ingress that sets it (docs/design.md, "Per-host cipher suites"). Absent or empty: none.
+   */
+  readonly hostTls?: ReadonlyMap<string, HostTls>;
   /** Ingresses this controller serves (their status gets our address). */
   readonly statuses: readonly IngressRef[];
   readonly diagnostics: readonly Diagnostic[];

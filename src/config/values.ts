@@ -4,6 +4,7 @@ import { blockPatternProblem } from "../regex/block-pattern.ts";
 import { isIP } from "node:net";
 import { getCiphers } from "node:tls";
 import * as v from "valibot";
+import { parseCipherNames, unknownCipherName } from "./cipher-list.ts";
 import { isIpv4MappedRange, parseCidrList } from "./cidr.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import { MAX_DURATION_MS, parseDuration, parseSize } from "./units.ts";
@@ -241,20 +242,10 @@ export function sourceRangeList(example: string): ValueSchema<readonly string[]>
  * are refused here, where the flag can still be named.
  */
 export const cipherList = check<string>((s) => {
-  const all = s.split(":");
-  if (!all.every((x) => /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(x))) return { message: "expected OpenSSL cipher names separated by colons" };
-  // Finite-field DHE suites (OpenSSL's DHE-RSA-*, DHE-DSS-*), which ingress-nginx's default
-  // ssl-ciphers lists: nginx offers them only with ssl_dhparam (since 1.11.0), and ingress-nginx
-  // sets none unless ssl-dh-param names a Secret; BoringSSL has none. They are left out, so
-  // ingress-nginx's own list reads as what nginx serves with it.
-  const items = all.filter((x) => !/^DHE-(RSA|DSS)-/i.test(x));
-  if (items.length === 0) return { message: "no suite Portico can serve: finite-field DHE suites need ssl-dh-param, which Portico does not read" };
-  const known = new Set(getCiphers()); // BoringSSL's names, lowercased
-  for (const name of items) {
-    if (name.toLowerCase().startsWith("tls_")) return { message: `TLS 1.3 suite ${name} cannot be chosen (BoringSSL always enables its three TLS 1.3 suites); list TLS 1.2 suites only` };
-    if (!known.has(name.toLowerCase())) return { message: `unknown TLS 1.2 cipher suite ${name} (OpenSSL names such as ECDHE-RSA-AES128-GCM-SHA256)` };
-  }
-  return { value: items.join(":") };
+  const parsed = parseCipherNames(s);
+  if ("message" in parsed) return parsed;
+  const unknown = unknownCipherName(parsed.value, new Set(getCiphers())); // BoringSSL's names, lowercased
+  return unknown === null ? parsed : { message: unknown };
 });
 
 // Group names Bun 1.4.5's BoringSSL accepts as `ecdhCurve` (measured with Bun.serve and

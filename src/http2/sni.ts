@@ -6,7 +6,7 @@
 // Unlike Bun.serve, whose `tls` array is fixed per server (docs/design.md, "Certificate
 // rotation"), node:tls asks SNICallback on every handshake, so a rotation is a swap of this
 // table: no second listener, no drain. Secure contexts are built on first use and kept while
-// their certificate and key are unchanged, so a rotation among 10,000 hosts parses only what
+// their certificate, key and options are unchanged, so a rotation among 10,000 hosts parses only what
 // changed, and only when a client asks for it.
 import { createSecureContext, type SecureContext } from "node:tls";
 import type { TlsEntry } from "../tls/sni.ts";
@@ -29,6 +29,12 @@ export function contextOptions(e: TlsEntry) {
 }
 
 /**
+ * What a context is cached under: the certificate and the options, since hosts sharing a
+ * certificate (the default one) can have cipher options of their own (tls/sni.ts HostTls).
+ */
+const cacheKey = (e: TlsEntry): string => `${e.ciphers}\u0000${e.secureOptions}\u0000${e.ecdhCurve ?? ""}\u0000${e.cert}`;
+
+/**
  * A table for `entries` (entries[0] is the default). `previous` hands over the contexts built
  * so far, keyed by certificate PEM; only those still served are kept.
  */
@@ -41,8 +47,9 @@ export function createSniTable(entries: readonly TlsEntry[], previous?: SniTable
   const cache = new Map<string, Cached>();
   if (old !== null) {
     for (const e of entries) {
-      const c = old.get(e.cert);
-      if (c !== undefined && c.key === e.key) cache.set(e.cert, c);
+      const k = cacheKey(e);
+      const c = old.get(k);
+      if (c !== undefined && c.key === e.key) cache.set(k, c);
     }
   }
   return new SniTableImpl(first, byName, cache);
@@ -74,13 +81,14 @@ class SniTableImpl implements SniTable {
   }
 
   private contextOf(e: TlsEntry): SecureContext {
-    const hit = this.cache.get(e.cert);
+    const k = cacheKey(e);
+    const hit = this.cache.get(k);
     if (hit !== undefined && hit.key === e.key) return hit.ctx;
     // tls/sni.ts checked every certificate and key (a broken one is already replaced by the
     // default), so this does not throw on Secret contents; if it did, SNICallback fails the
     // handshake of that one name only.
     const ctx = createSecureContext(contextOptions(e));
-    this.cache.set(e.cert, { key: e.key, ctx });
+    this.cache.set(k, { key: e.key, ctx });
     return ctx;
   }
 }

@@ -24,7 +24,7 @@ export function createLocalPlane(o: { config: Config; log: Logger; inst: Instrum
   });
   return {
     apply(result) {
-      const built = builder.build(result.certificates);
+      const built = builder.build(result.certificates, result.hostTls);
       expiry = built.expiry;
       serving.setTls(built.entries, built.fingerprint, buildPortTls(builder, result).ports);
       serving.tableChanged();

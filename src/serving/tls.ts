@@ -7,7 +7,7 @@ import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import { generateDefaultCertificate } from "../tls/default-cert.ts";
 import { createPemChecker } from "../tls/pem.ts";
-import { buildTlsEntries, validateTlsSettings, type TlsEntries, type TlsEntry, type TlsSettings } from "../tls/sni.ts";
+import { buildTlsEntries, validateTlsSettings, type HostTls, type TlsEntries, type TlsEntry, type TlsSettings } from "../tls/sni.ts";
 
 /** One certificate set: SNI entries and their digest. */
 export interface TlsSet {
@@ -32,8 +32,8 @@ export function buildPortTls(builder: TlsBuilder, result: Pick<CompileResult, "g
 }
 
 export interface TlsBuilder {
-  /** Entries for the bindings (the default certificate alone for none). */
-  build(certificates: CompileResult["certificates"]): TlsEntries;
+  /** Entries for the bindings (the default certificate alone for none), with hosts' own cipher options. */
+  build(certificates: CompileResult["certificates"], hostTls?: ReadonlyMap<string, HostTls>): TlsEntries;
 }
 
 const settingsOf = (config: Config): TlsSettings => ({ minVersion: config.tlsMinVersion, maxVersion: config.tlsMaxVersion, ecdhCurve: config.tlsEcdhCurve, ciphers: config.tlsCiphers });
@@ -54,7 +54,7 @@ export function createTlsBuilder(config: Config, log: Logger): TlsBuilder {
   if (bad) throw new Error(`--tls-ciphers/--tls-min-version/--tls-max-version/--tls-ecdh-curve: ${bad}`);
   const generated = generateDefaultCertificate(log);
   return {
-    build: (certificates) => {
+    build: (certificates, hostTls) => {
       const next = settingsOf(config);
       if (!sameSettings(next, good)) {
         const problem = validateTlsSettings(next);
@@ -64,7 +64,7 @@ export function createTlsBuilder(config: Config, log: Logger): TlsBuilder {
           log.info("TLS settings applied", { ...good });
         }
       }
-      return buildTlsEntries(certificates, generated, good, { checker });
+      return buildTlsEntries(certificates, generated, good, { checker }, hostTls);
     },
   };
 }

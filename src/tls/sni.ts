@@ -6,11 +6,14 @@
 // serverName, then one entry per served host, exact names and wildcards alike.
 import { createHash } from "node:crypto";
 import { getCiphers } from "node:tls";
-import type { CertificateBinding } from "../compile/types.ts";
+import type { CertificateBinding, HostTls } from "../compile/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { pickDefaultCertificate, type DefaultCertificate } from "./default-cert.ts";
 import { type PemChecker } from "./pem.ts";
 import { namesCover } from "../model/cert-names.ts";
+import { unknownCipherName } from "../config/cipher-list.ts";
+
+export type { HostTls };
 
 export interface TlsSettings {
   readonly minVersion: "1.2" | "1.3";
@@ -87,6 +90,15 @@ export function tlsSettingsOptions(s: TlsSettings): { ciphers: string; secureOpt
   return { ciphers: s.ciphers, secureOptions, ...curve };
 }
 
+/**
+ * The listener's options with a host's own cipher list. Only the list: the other options
+ * (protocol versions, server preference) are read from the listener's first context before
+ * the SNI picks the host's (annotations/ssl-ciphers.ts).
+ */
+function hostOptions(base: { ciphers: string; secureOptions: number; ecdhCurve?: string }, own: HostTls | undefined) {
+  return own === undefined ? base : { ...base, ciphers: own.ciphers };
+}
+
 interface Served {
   readonly host: string;
   readonly cert: string;
@@ -94,11 +106,14 @@ interface Served {
   readonly version: string;
 }
 
+const NO_HOST_TLS: ReadonlyMap<string, HostTls> = new Map();
+
 export function buildTlsEntries(
   bindings: readonly CertificateBinding[],
   generated: DefaultCertificate,
   settings: TlsSettings,
   ctx: { readonly checker: PemChecker; readonly now?: number },
+  hostTls: ReadonlyMap<string, HostTls> = NO_HOST_TLS,
 ): TlsEntries {
   const opts = tlsSettingsOptions(settings); // throws on settings Bun would ignore
   const now = ctx.now ?? Date.now();
@@ -163,7 +178,8 @@ export function buildTlsEntries(
   }
 
   // A host on the default certificate needs its own entry only when a served wildcard
-  // would otherwise catch its SNI (Bun matches `*.foo.com` before falling back to entry 0).
+  // would otherwise catch its SNI (Bun matches `*.foo.com` before falling back to entry 0),
+  // or when it has cipher options of its own (the default entry has the listener's).
   for (const host of onDefault) {
     if (served.has(host)) continue;
     const dot = host.indexOf(".");
@@ -171,14 +187,35 @@ export function buildTlsEntries(
       served.set(host, { host, cert: def.cert, key: def.key, version: def.version });
     }
   }
+  // A host's own list with a name BoringSSL lacks would be applied shorter without a word
+  // (BoringSSL skips unknown names): the host keeps the listener's list, and the Ingress hears.
+  const known = new Set(getCiphers()); // Bun returns BoringSSL's names, lowercased
+  const ownLists = new Map<string, HostTls>();
+  for (const [name, own] of hostTls) {
+    const host = name.toLowerCase();
+    if (host === "") continue;
+    const unknown = unknownCipherName(own.ciphers, known);
+    if (unknown !== null) {
+      const id = `${own.ingress}|ssl-ciphers`;
+      if (!seenDiag.has(id)) {
+        seenDiag.add(id);
+        const [namespace = "", ingressName = ""] = own.ingress.split("/");
+        diagnostics.push({ kind: "Ingress", namespace, name: ingressName, reason: "InvalidAnnotation", severity: "warning", message: `annotation ssl-ciphers: ${unknown}; ignored: its hosts keep the listener's list` });
+      }
+      continue;
+    }
+    ownLists.set(host, own);
+    if (!served.has(host)) served.set(host, { host, cert: def.cert, key: def.key, version: def.version });
+  }
 
   const hosts = [...served.keys()].sort();
   const hash = createHash("sha256").update(`${settings.minVersion}\n${settings.maxVersion ?? "1.3"}\n${settings.ecdhCurve ?? "auto"}\n${settings.ciphers}\n${def.version}\n`);
   const entries: TlsEntry[] = [{ cert: def.cert, key: def.key, ...opts }];
   for (const host of hosts) {
     const s = served.get(host)!;
-    hash.update(`${host}\u0000${s.version}\n`);
-    entries.push({ serverName: host, cert: s.cert, key: s.key, ...opts });
+    const own = ownLists.get(host);
+    hash.update(`${host}\u0000${s.version}\u0000${own?.ciphers ?? ""}\n`);
+    entries.push({ serverName: host, cert: s.cert, key: s.key, ...hostOptions(opts, own) });
   }
   return { entries, fingerprint: hash.digest("base64url"), diagnostics, expiry, defaultCertificate: def };
 }

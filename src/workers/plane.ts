@@ -76,7 +76,7 @@ export function createWorkerPlane(o: {
   return {
     pool,
     apply(result, generation) {
-      const built = builder.build(result.certificates);
+      const built = builder.build(result.certificates, result.hostTls);
       const own = buildPortTls(builder, result);
       expiry = built.expiry;
       // TLS first: a worker starting now listens once it has both, and a rotation should not

@@ -210,3 +210,26 @@ describe("--host-policy-scope", () => {
     expect(certStages(compile(objs(back, intruder), SCOPED), "app.test", "/")).toEqual(REFUSED);
   });
 });
+
+describe("ssl-ciphers: the host's cipher list (nginx's server-level ssl_ciphers)", () => {
+  const AES256 = "ECDHE-RSA-AES256-GCM-SHA384";
+  const AES128 = "ECDHE-RSA-AES128-GCM-SHA256";
+  const older = ingress("shop", "storefront", OLD, { [`${N}ssl-ciphers`]: AES256 }, "app.test", "/");
+  const newer = ingress("tenant-b", "grab", NEW, { [`${N}ssl-ciphers`]: AES128 }, "app.test", "/b");
+  const newerFirst = ingress("tenant-b", "other", NEW, { [`${N}ssl-ciphers`]: AES128 }, "other.test", "/");
+
+  test("all: the first Ingress of the host in priority order that sets it decides (controller.go createServers)", () => {
+    const r = compile(objs(newer, older), DEFAULT_COMPILE_CONFIG);
+    expect([...(r.hostTls ?? [])]).toEqual([["app.test", { ciphers: AES256, ingress: "shop/storefront" }]]);
+    // An Ingress without the annotation leaves the list to a later one.
+    const r2 = compile(objs(ingress("shop", "storefront", OLD, {}, "app.test", "/"), newer, newerFirst), DEFAULT_COMPILE_CONFIG);
+    expect(new Map(r2.hostTls)).toEqual(new Map([["app.test", { ciphers: AES128, ingress: "tenant-b/grab" }], ["other.test", { ciphers: AES128, ingress: "tenant-b/other" }]]));
+    expect(ignored(r2)).toEqual([]);
+  });
+
+  test("namespace: another namespace's list is ignored with a HostPolicyIgnored; the owner keeps the listener's", () => {
+    const r = compile(objs(ingress("shop", "storefront", OLD, {}, "app.test", "/"), newer), SCOPED);
+    expect([...(r.hostTls ?? [])]).toEqual([]);
+    expect(ignored(r)).toEqual([{ namespace: "tenant-b", name: "grab", message: expect.stringContaining(`${N}ssl-ciphers`) }]);
+  });
+});

@@ -46,16 +46,6 @@ beforeAll(async () => {
     apiVersion: "v1", kind: "ConfigMap", metadata: { name: "ingress-nginx-controller", namespace: "ingress-nginx" },
     data: { "ssl-ciphers": TEST_CIPHERS, "ssl-protocols": "TLSv1.2", "ssl-ecdh-curve": "P-384" },
   };
-  // annotations/sslciphers.go: per-server ssl-ciphers / ssl-prefer-server-ciphers on a host
-  // without TLS of its own (the default certificate serves it).
-  const perHost = (name: string, ciphers: string, prefer: string) =>
-    ingress("web", name, [{ host: `${name}.foo.com`, paths: [{ path: "/something", service: "echo" }] }], {
-      annotations: { "nginx.ingress.kubernetes.io/ssl-ciphers": ciphers, "nginx.ingress.kubernetes.io/ssl-prefer-server-ciphers": prefer },
-    });
-  base.push(
-    perHost("ciphers-change", "ALL:!aNULL:!EXPORT56:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP", "false"),
-    perHost("ciphers-keep", "ALL:!aNULL:!EXPORT56:RC4+RSA@STRENGTH:+HIGH@SECLEVEL=0:+MEDIUM:+LOW:+SSLv2:+EXP", "true"),
-  );
   // A gRPC route moves the HTTPS port to the node:http2 listener.
   const grpc = ingress("web", "grpc", [{ host: "grpc.test", paths: [{ path: "/", service: "echo" }] }], {
     annotations: { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" },
@@ -144,18 +134,6 @@ for (const [name, get] of [["Bun.serve listener", () => tuned], ["node:http2 lis
     });
   });
 }
-
-describe("annotations/sslciphers.go (per-server lists are not applied: the listener's settings serve the host)", () => {
-  // The Go tests read `ssl_ciphers ...;` and `ssl_prefer_server_ciphers off|on;` in the host's
-  // server block, then expect 200 over HTTPS. Portico serves the host with its listener-wide
-  // TLS settings and reports the annotations (UnsupportedAnnotation).
-  test("should change ssl ciphers (200 over HTTPS)", async () => {
-    expect((await handshake(plain, {}, "ciphers-change.foo.com", "/something")).status).toBe("HTTP/1.1 200 OK");
-  });
-  test("should keep ssl ciphers (200 over HTTPS)", async () => {
-    expect((await handshake(plain, {}, "ciphers-keep.foo.com", "/something")).status).toBe("HTTP/1.1 200 OK");
-  });
-});
 
 describe("settings/tls.go: the ConfigMap edited while serving (f.SetNginxConfigMapData, then the request)", () => {
   test("ssl-ciphers and ssl-protocols apply with no restart; a later edit back restores TLS 1.3", async () => {

@@ -96,6 +96,16 @@ describe("statuses follow the registry at run time", () => {
     expect(r.annotations.map((a) => [a.name.slice("nginx.ingress.kubernetes.io/".length), a.status])).toEqual([["proxy-ssl-protocols", "same"], ["proxy-ssl-secret", "differs"], ["proxy-ssl-verify", "same"]]);
   });
 
+  test("ssl-ciphers and ssl-prefer-server-ciphers are served, no longer reported unsupported", () => {
+    const N = "nginx.ingress.kubernetes.io/";
+    const r = one({ [`${N}ssl-ciphers`]: "ECDHE-RSA-AES256-GCM-SHA384", [`${N}ssl-prefer-server-ciphers`]: "true" });
+    expect(r.annotations.map((a) => [a.name.slice(N.length), a.status])).toEqual([["ssl-ciphers", "differs"], ["ssl-prefer-server-ciphers", "same"]]);
+    // false cannot apply per host: refused, the server's order stays.
+    const off = one({ [`${N}ssl-prefer-server-ciphers`]: "false" });
+    expect(off.annotations.map((a) => [a.name.slice(N.length), a.status])).toEqual([["ssl-prefer-server-ciphers", "differs"]]);
+    expect(JSON.stringify([r, off])).not.toContain("not supported by Portico");
+  });
+
   test("satisfy and the mirror annotations are served, no longer reported unsupported", () => {
     const r = one({ "nginx.ingress.kubernetes.io/satisfy": "any", "nginx.ingress.kubernetes.io/allowlist-source-range": "10.0.0.0/8" });
     expect(r.annotations.find((a) => a.name === "nginx.ingress.kubernetes.io/satisfy")).toMatchObject({ status: "same", text: "served the same" });

@@ -1,0 +1,85 @@
+// ssl-ciphers, ssl-prefer-server-ciphers: the TLS 1.2 cipher suites of the HTTPS listener for
+// this Ingress's hosts, and the cipher preference (only the server's order can apply). ingress-nginx reads both per Ingress
+// (sslcipher/main.go, AnnotationScopeIngress) and writes them into the host's server block
+// (nginx.tmpl `ssl_ciphers` / `ssl_prefer_server_ciphers`), the first Ingress of the host in
+// priority order that sets each one deciding (controller.go createServers: "only add
+// SSLCiphers if the server does not have them previously configured"). Portico gives the
+// host's SNI entry its own cipher list (tls/sni.ts; docs/design.md, "Per-host cipher suites").
+import type { AnnotationSpec, Family } from "./spec.ts";
+import { NGINX_PREFIX } from "./spec.ts";
+import * as v from "valibot";
+import { Bool, isTrue } from "./values.ts";
+import { parseCipherNames } from "../config/cipher-list.ts";
+
+export interface SslCiphersPolicy {
+  /** OpenSSL TLS 1.2 suite names separated by colons (config/cipher-list.ts), or null: the listener's. */
+  readonly ciphers: string | null;
+}
+
+export const SSL_CIPHERS: AnnotationSpec = {
+  portico: "portico.dev/ssl-ciphers",
+  nginx: [`${NGINX_PREFIX}ssl-ciphers`],
+  family: "ssl-ciphers",
+  default: "--tls-ciphers",
+  description:
+    "TLS 1.2 cipher suites for this Ingress's hosts, OpenSSL names separated by colons (as the ConfigMap's `ssl-ciphers`); the first Ingress of a host that sets it counts",
+  compat: {
+    kind: "differs",
+    difference:
+      "Names only, each one BoringSSL knows, as the ConfigMap key: an OpenSSL expression (`ALL:!aNULL`, `HIGH:@STRENGTH`), a TLS 1.3 suite or an unknown name is an InvalidAnnotation and the host keeps the listener's list (ingress-nginx hands the expression to OpenSSL); finite-field `DHE-` suites are left out, as nginx offers them only with `ssl_dhparam`. A rule without a host (ingress-nginx's default server) does not set it.",
+  },
+};
+
+export const SSL_PREFER_SERVER_CIPHERS: AnnotationSpec = {
+  portico: "portico.dev/ssl-prefer-server-ciphers",
+  nginx: [`${NGINX_PREFIX}ssl-prefer-server-ciphers`],
+  family: "ssl-ciphers",
+  default: "true",
+  description:
+    "`true` as Go's ParseBool reads it: the server's order of the cipher suites picks the TLS 1.2 suite, as it does for every host",
+  compat: {
+    kind: "differs",
+    difference:
+      "`false` (the client's order) is an InvalidAnnotation and the server's order stays: BoringSSL takes the preference from the listener's first context, before the SNI picks the host's, so it cannot differ per host. `true` is what every host has (nginx.tmpl's `ssl_prefer_server_ciphers on` beside `ssl_ciphers`), so it is served the same.",
+  },
+  sameWhen: isTrue,
+};
+
+// The ConfigMap key's form (config/cipher-list.ts); tls/sni.ts checks the names against
+// BoringSSL's when it builds the host's entry (node:tls is not for this pure module).
+const Ciphers = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const out = parseCipherNames(dataset.value);
+    if ("message" in out) {
+      addIssue({ message: out.message });
+      return NEVER;
+    }
+    return out.value;
+  }),
+);
+
+const NONE: SslCiphersPolicy = Object.freeze({ ciphers: null });
+
+// Only `true` can apply, and it is what every host already has. Both BoringSSL listeners
+// (Bun.serve and node:tls) choose the host's context from the SNI after the connection took
+// its options from the listener's first context, and the preference is an option
+// (SSL_OP_CIPHER_SERVER_PREFERENCE), not part of the context the SNI swaps in (measured: a
+// host entry without it still picks by the server's order). nginx copies the options of the
+// server's context on SNI (ngx_http_ssl_servername); Portico cannot, so `false` is refused
+// with a diagnostic instead of being silently not applied.
+const PreferServer = v.pipe(
+  Bool,
+  v.check((on) => on, "false cannot be applied per host: the listener picks the TLS 1.2 suite by its own order (ssl_prefer_server_ciphers on) for every host"),
+);
+
+export const SSL_CIPHERS_FAMILY: Family<SslCiphersPolicy> = {
+  name: "ssl-ciphers",
+  annotations: [SSL_CIPHERS, SSL_PREFER_SERVER_CIPHERS],
+  none: NONE,
+  parse(r) {
+    const ciphers = r.value(SSL_CIPHERS, Ciphers) ?? null;
+    r.read(SSL_PREFER_SERVER_CIPHERS, PreferServer, "ignored: the server's order picks the suite");
+    return ciphers === null ? NONE : Object.freeze({ ciphers });
+  },
+};
