@@ -10,11 +10,20 @@ import { yamlDocs } from "./objects.ts";
 const ROOT = join(import.meta.dir, "..", "..");
 
 /** A port the OS just handed out (closed again; a tiny race we accept in tests). */
+// Ports this test process has handed out: the kernel may give a released port 0 again at once,
+// so two Porticos started side by side could otherwise be told the same port.
+const handedOut = new Set<number>();
+
 export function freePort(): number {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
+  for (;;) {
+    const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = s.port;
+    s.stop(true);
+    if (handedOut.has(port)) continue;
+    if (handedOut.size > 4096) handedOut.clear();
+    handedOut.add(port);
+    return port;
+  }
 }
 
 export interface Portico {
@@ -30,7 +39,21 @@ export interface Portico {
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
-export async function startPortico(args: string[], opts: { env?: Record<string, string>; ready?: boolean; subcommand?: "demo"; cwd?: string } = {}): Promise<Portico> {
+type StartOptions = { env?: Record<string, string>; ready?: boolean; subcommand?: "demo"; cwd?: string };
+
+export async function startPortico(args: string[], opts: StartOptions = {}): Promise<Portico> {
+  // A free port can still be taken by another process (another test file's) between the probe
+  // and Portico's bind; Portico then exits saying so, and is started again on other ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(args, opts);
+    } catch (e) {
+      if (attempt >= 3 || !/is in use by another process/.test((e as Error).message)) throw e;
+    }
+  }
+}
+
+async function startOnce(args: string[], opts: StartOptions): Promise<Portico> {
   const ports = { http: freePort(), https: freePort(), admin: freePort() };
   const cmd = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, join(ROOT, "src", "main.ts")];
   const proc = Bun.spawn(
