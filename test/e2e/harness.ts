@@ -123,6 +123,20 @@ async function startOnce(args: string[], opts: StartOptions): Promise<Portico> {
   return p;
 }
 
+/**
+ * Porticos started side by side: when one fails to start, the others are stopped before the
+ * failure is thrown, so a failed beforeAll leaves no process behind.
+ */
+export async function allStarted<T extends readonly Promise<Portico>[]>(starts: readonly [...T]): Promise<{ -readonly [K in keyof T]: Portico }> {
+  const settled = await Promise.allSettled(starts);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed !== undefined) {
+    await Promise.all(settled.map((r) => (r.status === "fulfilled" ? r.value.stop("SIGKILL") : undefined)));
+    throw failed.reason;
+  }
+  return settled.map((r) => (r as PromiseFulfilledResult<Portico>).value) as { -readonly [K in keyof T]: Portico };
+}
+
 /** Waits until /readyz answers 200; fails at once, with its output, if the process exits. */
 export async function waitReady(p: Portico, timeoutMs = 15_000): Promise<void> {
   try {

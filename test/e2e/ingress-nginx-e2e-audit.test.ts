@@ -13,7 +13,7 @@ import { join } from "node:path";
 import tls from "node:tls";
 import { rawRequest } from "../proxy/helpers.ts";
 import { namedBackend, rawBackend, type RawBackend } from "../proxy/raw.ts";
-import { startPortico, type Portico } from "./harness.ts";
+import { allStarted, startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice } from "./objects.ts";
 
 const NGINX = "nginx.ingress.kubernetes.io/";
@@ -257,7 +257,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, "trusting", "all.yaml"), [...objects, ...CATCH_ALL].map((o) => JSON.stringify(o)).join("\n---\n"));
   // `plain`: ingress-nginx's defaults; `trusting`: ingress-nginx's ConfigMap above
   // (use-forwarded-headers true trusts every peer, as proxy-real-ip-cidr's default 0.0.0.0/0).
-  [plain, trusting] = await Promise.all([
+  [plain, trusting] = await allStarted([
     startPortico(["--manifests", join(dir, "plain")]),
     startPortico(["--manifests", join(dir, "trusting"), "--nginx-configmap", "ingress-nginx/ingress-nginx-controller"]),
   ]);

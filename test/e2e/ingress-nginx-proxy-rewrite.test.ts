@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rawRequest } from "../proxy/helpers.ts";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
-import { startPortico, type Portico } from "./harness.ts";
+import { allStarted, startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice } from "./objects.ts";
 
 const NGINX = "nginx.ingress.kubernetes.io/";
@@ -52,7 +52,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "portico-e2e-proxy-rewrite-"));
   const objects = [ingressClass(), service("web", "pod"), slice("web", "pod", [pod.port]), ...INGRESSES];
   writeFileSync(join(dir, "all.yaml"), objects.map((o) => JSON.stringify(o)).join("\n---\n"));
-  [portico, relative] = await Promise.all([startPortico(["--manifests", dir]), startPortico(["--manifests", dir, "--relative-redirects"])]);
+  [portico, relative] = await allStarted([startPortico(["--manifests", dir]), startPortico(["--manifests", dir, "--relative-redirects"])]);
 });
 
 afterAll(async () => {

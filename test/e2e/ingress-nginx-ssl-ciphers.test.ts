@@ -14,7 +14,7 @@ import { join } from "node:path";
 import tls from "node:tls";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
-import { startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { allStarted, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
 
 type Obj = ReturnType<typeof ingress>;
@@ -83,7 +83,7 @@ beforeAll(async () => {
   ];
   mkdirSync(join(dir, "live"));
   writeLive(AES256);
-  [bunListener, h2Listener, edited] = await Promise.all([
+  [bunListener, h2Listener, edited] = await allStarted([
     startPortico(["--manifests", join(dir, "bun"), "--workers", "2"]),
     startPortico(["--manifests", join(dir, "h2")]),
     startPortico(["--manifests", join(dir, "live")]),

@@ -14,7 +14,7 @@ import tls from "node:tls";
 import { listeningSockets } from "../tls/helpers.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
-import { startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
+import { allStarted, startBackend, startPortico, type Backend, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
 
 const HOST = "settings-tls";
@@ -58,7 +58,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, "edited", "all.yaml"), yamlDocs([...base]));
   writeEdited({});
   const cm = ["--nginx-configmap", "ingress-nginx/ingress-nginx-controller"];
-  [plain, tuned, tunedH2, edited] = await Promise.all([
+  [plain, tuned, tunedH2, edited] = await allStarted([
     startPortico(["--manifests", join(dir, "plain")]),
     // Two workers: the primary builds the entries and sends them over the wire to each.
     startPortico(["--manifests", join(dir, "tuned"), ...cm, "--workers", "2"]),

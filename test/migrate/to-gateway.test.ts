@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadAll } from "js-yaml";
 import type { ConversionNote } from "../../src/compile/to-gateway.ts";
-import { startPortico, type Portico } from "../e2e/harness.ts";
+import { allStarted, startPortico, type Portico } from "../e2e/harness.ts";
 import { namedBackend, rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
 import { prove, type ProofReport } from "./prove.ts";
@@ -255,7 +255,7 @@ spec: { controller: k8s.io/ingress-nginx }
     require("node:fs").mkdirSync(gwDir);
     writeFileSync(join(gwDir, "services.yaml"), services);
     writeFileSync(join(gwDir, "gateway.yaml"), conv.yaml);
-    [ing, gw] = await Promise.all([
+    [ing, gw] = await allStarted([
       startPortico(["--manifests", dir, "--ingress-nginx-compat", "--http-redirect-code", "301", "--access-log", "off"]),
       startPortico(["--manifests", gwDir, "--http-redirect-code", "301", "--access-log", "off"]),
     ]);
