@@ -9,7 +9,7 @@ import { X509Certificate } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import tls from "node:tls";
+import { peerCertificate } from "../tls/helpers.ts";
 import { namedBackend, type RawBackend } from "../proxy/raw.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
@@ -57,16 +57,7 @@ afterAll(async () => {
 });
 
 /** The leaf certificate (PEM-decoded fingerprint) the HTTPS port answers this SNI with. */
-function servedFor(servername: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = tls.connect({ host: "127.0.0.1", port: p.ports.https, servername, rejectUnauthorized: false }, () => {
-      const fp = s.getPeerCertificate().fingerprint256;
-      s.end();
-      resolve(fp);
-    });
-    s.on("error", reject);
-  });
-}
+const servedFor = async (servername: string): Promise<string> => (await peerCertificate(p.ports.https, servername)).fingerprint256;
 const fp = (pem: string) => new X509Certificate(pem).fingerprint256;
 
 describe("settings/default_ssl_certificate.go", () => {

@@ -23,15 +23,17 @@ export interface Peer {
   readonly cn: string;
   readonly san: string;
   readonly protocol: string | null;
+  /** SHA-256 fingerprint of the served leaf certificate (node:tls's `fingerprint256`). */
+  readonly fingerprint256: string;
 }
 
-/** One TLS handshake; resolves with the served certificate's CN and SANs. */
+/** One TLS handshake; resolves with the served certificate's CN, SANs and fingerprint. */
 export function peerCertificate(port: number, servername?: string, extra: Record<string, unknown> = {}): Promise<Peer> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: "127.0.0.1", port, rejectUnauthorized: false, ...(servername ? { servername } : {}), ...extra }, () => {
       const cert: PeerCertificate = socket.getPeerCertificate();
       const cn = Array.isArray(cert.subject?.CN) ? cert.subject.CN.join(",") : (cert.subject?.CN ?? "");
-      resolve({ cn, san: cert.subjectaltname ?? "", protocol: socket.getProtocol() });
+      resolve({ cn, san: cert.subjectaltname ?? "", protocol: socket.getProtocol(), fingerprint256: cert.fingerprint256 });
       socket.end();
     });
     socket.setTimeout(5000, () => socket.destroy(new Error("handshake timeout")));
