@@ -198,11 +198,12 @@ interface Sent {
   readonly got: { service: string; line: string; fields: Map<string, string> } | null;
 }
 
-async function send(scheme: "http" | "https", host: string, path: string): Promise<Sent> {
-  const before = new Map([...backends].map(([s, b]) => [s, b.hits.length]));
-  const raw = await rawRequest(listeners.get(scheme)!.port as number, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, 10_000);
+/** One GET on `port`; which of `pods` got it, and what it received. */
+async function sendTo(port: number, pods: ReadonlyMap<string, RawBackend>, host: string, path: string, extra = ""): Promise<Sent & { fields: Map<string, string> }> {
+  const before = new Map([...pods].map(([s, b]) => [s, b.hits.length]));
+  const raw = await rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`, 10_000);
   const head = raw.slice(0, raw.indexOf("\r\n\r\n"));
-  const hit = [...backends].filter(([s, b]) => b.hits.length > (before.get(s) as number));
+  const hit = [...pods].filter(([s, b]) => b.hits.length > (before.get(s) as number));
   expect(hit.length, `${host}${path}: at most one backend gets the request`).toBeLessThanOrEqual(1);
   const [service, b] = hit[0] ?? [null, null];
   const req = b?.hits.at(-1);
@@ -210,8 +211,11 @@ async function send(scheme: "http" | "https", host: string, path: string): Promi
     status: statusLine(raw),
     location: /\r\nlocation: ([^\r]*)/i.exec(head)?.[1] ?? null,
     got: service === null || req === undefined ? null : { service, line: req.line, fields: fieldsOf(req.head) },
+    fields: fieldsOf(head),
   };
 }
+
+const send = (scheme: "http" | "https", host: string, path: string): Promise<Sent> => sendTo(listeners.get(scheme)!.port as number, backends, host, path);
 
 const serviceOf = (id: string) => id.slice(id.indexOf("/") + 1, id.lastIndexOf(":"));
 
@@ -336,21 +340,7 @@ describe("global headers, block lists, satisfy any, custom-headers and mirror-ta
     for (const b of [...own.values(), auth2, mirror]) await b?.stop();
   });
 
-  async function send2(host: string, path: string, extra = ""): Promise<Sent & { fields: Map<string, string> }> {
-    const before = new Map([...own].map(([s, b]) => [s, b.hits.length]));
-    const raw = await rawRequest(listener2.port as number, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`, 10_000);
-    const head = raw.slice(0, raw.indexOf("\r\n\r\n"));
-    const hit = [...own].filter(([s, b]) => b.hits.length > (before.get(s) as number));
-    expect(hit.length, `${host}${path}: at most one backend gets the request`).toBeLessThanOrEqual(1);
-    const [service, b] = hit[0] ?? [null, null];
-    const req = b?.hits.at(-1);
-    return {
-      status: statusLine(raw),
-      location: /\r\nlocation: ([^\r]*)/i.exec(head)?.[1] ?? null,
-      got: service === null || req === undefined ? null : { service, line: req.line, fields: fieldsOf(req.head) },
-      fields: fieldsOf(head),
-    };
-  }
+  const send2 = (host: string, path: string, extra = "") => sendTo(listener2.port as number, own, host, path, extra);
 
   const CASES2: { host: string; path: string; client?: string; extra?: string; expect: { status: number; kind: AnswerKind; backend?: string } }[] = [
     { host: "plain.test", path: "/a", expect: { status: 200, kind: "proxied", backend: "web2" } },
