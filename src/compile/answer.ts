@@ -68,6 +68,13 @@ export interface PredictedAnswer {
    * value with nginx variables differs per request: it is named in `notes`, not here.
    */
   readonly headers?: Readonly<Record<string, string | null>>;
+  /**
+   * The auth service the request is sent to before the pod (`depends`, or a route whose
+   * no-auth-locations path skips it: absent), and where it comes from: the Ingress's own
+   * auth-url, or the global one (--global-auth-url, ingress-nginx's ConfigMap global-auth-url)
+   * that an Ingress without auth-url and without enable-global-auth: "false" takes.
+   */
+  readonly auth?: AuthOrigin;
   /** proxied: the TLS Portico speaks to an HTTPS or GRPCS pod (proxy-ssl-*), without the Secret's keys. */
   readonly upstreamTls?: { readonly secret: string; readonly verify: boolean; readonly depth: number; readonly name: string; readonly sni: string | null; readonly clientCertificate: boolean };
 }
@@ -88,6 +95,31 @@ export interface UpstreamRequest {
    * client's field of that name.
    */
   readonly headers: Readonly<Record<string, string | null>>;
+}
+
+/** explain's `response.auth`. */
+export interface AuthOrigin {
+  /** "auth-url": the Ingress's annotation; "global-auth-url": the global settings (compile/global-auth.ts). */
+  readonly source: "auth-url" | "global-auth-url";
+  /** The URL as written (variables as `$name`). */
+  readonly url: string;
+  /** Where the auth service's 401 redirects (auth-signin or global-auth-signin, with its redirect parameter), or null. */
+  readonly signin: string | null;
+  /** The Ingress whose route asks it. */
+  readonly ingress: string;
+  /** Why this one, in words. */
+  readonly from: string;
+}
+
+/**
+ * What the matched route's Ingress says of the global auth (template.go shouldApplyGlobalAuth),
+ * when --global-auth-url is set: "global" (it takes the global policy), "own" (its auth-url
+ * replaces it), "opted-out" (enable-global-auth: "false"). compile/explain.ts reads it from the
+ * Ingress's plan; absent: no global auth is set, or the route has no Ingress.
+ */
+export interface RouteAuth {
+  readonly global: "global" | "own" | "opted-out";
+  readonly ingress: string;
 }
 
 export interface AnswerRequest {
@@ -139,10 +171,10 @@ const list = (v: unknown): string[] | null => (Array.isArray(v) && v.every((x) =
  * The answer the proxy gives `req` on `match` (a lookup's answer for it). Pure: reads the
  * route, its backends and their endpoint counts as the table holds them.
  */
-export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerConfig = {}): PredictedAnswer {
+export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerConfig = {}, auth: RouteAuth | null = null): PredictedAnswer {
   const blocked = blockedAnswer(req, config);
   if (blocked !== null) return blocked;
-  const a = stagesAnswer(match, req, config);
+  const a = stagesAnswer(match, req, config, auth);
   const notes = [...blockNotes(req, config), ...a.notes];
   const r = match.route;
   const proxied = a.kind === "proxied" && a.by === "proxy";
@@ -263,10 +295,34 @@ function answerHeaders(match: Match | null, config: AnswerConfig, proxied: boole
   return out;
 }
 
-function stagesAnswer(match: Match, req: AnswerRequest, config: AnswerConfig): PredictedAnswer {
+/** The auth service of an external-auth step (auth-url, or the global one per `auth`). */
+function authOrigin(params: Readonly<Record<string, unknown>>, auth: RouteAuth | null, ingress: string): AuthOrigin {
+  const url = templateText(Array.isArray(params.url) ? (params.url as unknown as TemplatePart[]) : []);
+  const signin = Array.isArray(params.signin) ? templateText(signinTemplate(params.signin as unknown as TemplatePart[], str(params.redirectParam) ?? "rd")) : null;
+  if (auth?.global === "global") {
+    return {
+      source: "global-auth-url",
+      url,
+      signin,
+      ingress: auth.ingress,
+      from: `global-auth-url (--global-auth-url, ingress-nginx's ConfigMap key global-auth-url): ${auth.ingress} sets no auth-url and not enable-global-auth: "false"`,
+    };
+  }
+  return { source: "auth-url", url, signin, ingress, from: `the auth-url annotation of ${ingress}` };
+}
+
+/** What the global auth does not do on this route, said in the notes. */
+function globalAuthNotes(auth: RouteAuth | null): string[] {
+  if (auth?.global === "opted-out") return [`enable-global-auth: "false" on ${auth.ingress}: the global auth service (global-auth-url) is not asked`];
+  if (auth?.global === "own") return [`${auth.ingress} has its own auth-url, which replaces global-auth-url`];
+  return [];
+}
+
+function stagesAnswer(match: Match, req: AnswerRequest, config: AnswerConfig, auth: RouteAuth | null): PredictedAnswer {
   const route: Route = match.route;
   const redirectCode = config.httpRedirectCode ?? 308;
-  const notes: string[] = [];
+  const notes: string[] = globalAuthNotes(auth);
+  const ingress = `${route.ingress.namespace}/${route.ingress.name}`;
   const done = (a: Omit<PredictedAnswer, "notes">): PredictedAnswer => ({ ...a, notes });
   // Portico's own error answers that go through the pipeline's fail() (proxy/pipeline/handler.ts): the route's error pages
   // may replace the ones nginx's error_page catches (proxy/pipeline/error-pages.ts OWN: the 503 of no
@@ -489,17 +545,18 @@ function stagesAnswer(match: Match, req: AnswerRequest, config: AnswerConfig): P
             continue;
           }
           if (c.kind === "external-auth") {
-            const url = Array.isArray(c.params.url) ? (c.params.url as unknown as TemplatePart[]) : [];
-            const signin = Array.isArray(c.params.signin) ? templateText(signinTemplate(c.params.signin as unknown as TemplatePart[], str(c.params.redirectParam) ?? "rd")) : null;
+            const origin = authOrigin(c.params, auth, ingress);
+            const signin = origin.signin;
             const refusedAs = unauthorized ? "401 or 403 gives 401" : "401 gives 401, 403 gives 403";
             const then = signin === null ? refusedAs : `${refusedAs}, and a 401 becomes 302 to ${signin}`;
             return done({
               kind: "depends",
               status: null,
               ...(signin === null ? {} : { location: signin }),
-              cause: `satisfy any: ${said.length > 0 ? `${said.join("; ")}; ` : ""}the auth service decides (auth-url ${templateText(url)}): 2xx lets the request through, ${then}; anything else (or no answer) is 500`,
+              cause: `satisfy any: ${said.length > 0 ? `${said.join("; ")}; ` : ""}the auth service decides (${origin.source} ${origin.url}): 2xx lets the request through, ${then}; anything else (or no answer) is 500`,
               by: p.kind,
               backends: after(route, chosen).backends,
+              auth: origin,
               ...upstreamField(match, req),
             });
           }
@@ -514,24 +571,26 @@ function stagesAnswer(match: Match, req: AnswerRequest, config: AnswerConfig): P
         continue;
       }
       case "external-auth": {
+        const origin = authOrigin(p.params, auth, ingress);
         if (route.authExempt === true) {
-          notes.push("no-auth-locations: external authentication does not run on this path");
+          notes.push(`no-auth-locations: external authentication (${origin.source} ${origin.url}) does not run on this path`);
           continue;
         }
         const url = Array.isArray(p.params.url) ? (p.params.url as unknown as TemplatePart[]) : [];
         // $host in the auth URL on a rule that does not pin the host: kinds/external-auth.ts refuses (500).
         if (url.some((x) => typeof x !== "string" && x.v === "host") && (route.host === null || route.host.startsWith("*"))) {
-          return own500(p.kind, "auth-url uses $host on a wildcard or host-less rule: every request is refused");
+          return own500(p.kind, `${origin.source} uses $host on a wildcard or host-less rule: every request is refused`);
         }
-        const signin = Array.isArray(p.params.signin) ? templateText(signinTemplate(p.params.signin as unknown as TemplatePart[], str(p.params.redirectParam) ?? "rd")) : null;
+        const signin = origin.signin;
         const then = signin === null ? "401 is passed on (with its WWW-Authenticate)" : `401 becomes 302 to ${signin}`;
         return done({
           kind: "depends",
           status: null,
           ...(signin === null ? {} : { location: signin }),
-          cause: `the auth service decides (auth-url ${templateText(url)}): 2xx lets the request through, ${then}, 403 is passed on, anything else (or no answer) is 500`,
+          cause: `the ${origin.source === "global-auth-url" ? "global " : ""}auth service decides (${origin.source} ${origin.url}): 2xx lets the request through, ${then}, 403 is passed on, anything else (or no answer) is 500`,
           by: p.kind,
           backends: after(route, chosen).backends,
+          auth: origin,
           ...upstreamField(match, req),
         });
       }

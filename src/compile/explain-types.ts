@@ -5,6 +5,9 @@ import type { CanaryRules } from "../policy/params.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { PredictedAnswer } from "./answer.ts";
 import type { BackendScheme } from "../table/types.ts";
+import type { ExplainListenerTls } from "./explain-tls.ts";
+
+export type { ExplainListenerTls };
 
 /** Bounds on explain's input and output, so that one call stays cheap at any cluster size. */
 export const EXPLAIN_LIMITS = Object.freeze({
@@ -240,6 +243,12 @@ export interface ExplainResult {
   readonly omittedCandidates: Readonly<Partial<Record<CandidateVerdict, number>>>;
   /** For https: the certificate the SNI name selects. */
   readonly certificate: ExplainCertificate | null;
+  /**
+   * For https: the rest of what the listener negotiates for the SNI name (compile/explain-tls.ts):
+   * the TLS 1.2 cipher list of the entry it selects (the host's ssl-ciphers or --tls-ciphers), the
+   * versions and the key-exchange groups. Absent for http.
+   */
+  readonly tls?: ExplainListenerTls;
   /** Diagnostics of the Ingresses named in `match` and `candidates`. */
   readonly diagnostics: readonly Diagnostic[];
   /**

@@ -18,7 +18,8 @@ import { type RegexRoutes } from "../table/types.ts";
 import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { isPathPrefix } from "../table/segments.ts";
 import type { BackendScheme, HostRoutes, Match, Route } from "../table/types.ts";
-import { blockedAnswer, ownAnswer, predictAnswer, unknownClient, type AnswerConfig } from "./answer.ts";
+import { blockedAnswer, ownAnswer, predictAnswer, unknownClient, type AnswerConfig, type RouteAuth } from "./answer.ts";
+import { listenerTls, type ListenerTlsSettings } from "./explain-tls.ts";
 import { Compiler } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
 import {
@@ -158,8 +159,25 @@ function grpcAnswer(r: ExplainResponse): { response: ExplainResponse; grpc: Expl
   };
 }
 
-/** The compile configuration, with the flags the proxy's own redirects read (defaults when absent). */
-export type ExplainConfig = CompileConfig & AnswerConfig;
+/**
+ * The compile configuration, with the flags the proxy's own redirects read (defaults when
+ * absent), and the TLS 1.2 suite names BoringSSL knows (`knownCiphers`, from the runtime).
+ */
+export type ExplainConfig = CompileConfig & AnswerConfig & Pick<ListenerTlsSettings, "knownCiphers">;
+
+/**
+ * What the route's Ingress says of the global auth (template.go shouldApplyGlobalAuth), read
+ * from its plan as plan.ts takesGlobalAuth reads it; null without --global-auth-url, without an
+ * Ingress, or for one ingress-nginx refuses (its 503 answers first).
+ */
+function routeAuth(route: Route, plans: readonly IngressPlan[], config: CompileConfig): RouteAuth | null {
+  if (config.globalAuthUrl === null || !route.ingress.name) return null;
+  const key = `${route.ingress.namespace}/${route.ingress.name}`;
+  const plan = plans.find((p) => p.key === key);
+  if (plan === undefined || plan.annotations.denied !== null) return null;
+  const ext = plan.annotations.policies.externalAuth;
+  return { global: ext.enabled ? "own" : ext.global ? "global" : "opted-out", ingress: key };
+}
 
 /**
  * The host keys a request for `host` can reach: the host itself, the wildcard one label up
@@ -605,7 +623,7 @@ export function* explainSteps(
               answerReq,
               config,
             )
-            : predictAnswer(match, answerReq, answerConfig);
+            : predictAnswer(match, answerReq, answerConfig, routeAuth(match.route, served, config));
   const grpc = grpcCall ? grpcAnswer(http) : null;
   const response = grpc?.response ?? http;
 
@@ -688,6 +706,7 @@ export function* explainSteps(
     candidates,
     omittedCandidates: out.omitted(),
     certificate: req.scheme === "https" ? selectCertificate(result.certificates, req.host) : null,
+    ...(req.scheme === "https" ? { tls: listenerTls(req.host, result.certificates, result.hostTls, config) } : {}),
     diagnostics,
     annotations,
     ...(gw === null ? {} : { gateway: gw.gateway }),
