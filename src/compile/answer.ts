@@ -132,7 +132,7 @@ export interface AnswerRequest {
 }
 
 /** The flags the proxy's answers read (config/types.ts); defaults as the flags' own. */
-export type AnswerConfig = Partial<Pick<Config, "httpRedirectCode" | "httpsPort" | "blockCidrs" | "blockUserAgents" | "blockReferers" | "serverHeader">> & {
+export type AnswerConfig = Partial<Pick<Config, "httpRedirectCode" | "httpsPort" | "blockCidrs" | "blockUserAgents" | "blockReferers" | "serverHeader" | "useProxyProtocol" | "proxyProtocolTrusted">> & {
   /** The table's add-headers and proxy-set-headers (RouteTable.globalHeaders). */
   readonly globalHeaders?: GlobalHeaders | null;
 };
@@ -723,4 +723,17 @@ export function gatewayRedirectLocation(params: StagePolicy["params"], req: Pick
   const path = modifyPath(req.path, str(params.pathType), str(params.pathValue), str(params.matchedPrefix));
   const authority = port === (scheme === "https" ? 443 : 80) ? host : `${host}:${port}`;
   return `${scheme}://${authority}${path}`;
+}
+
+/**
+ * --use-proxy-protocol (ingress-nginx's use-proxy-protocol; serving/front.ts): every connection
+ * on both traffic ports must open with a PROXY header, or it is closed unanswered (nginx's
+ * "broken header"). The header's source is the client address when the connection's peer is in
+ * --proxy-protocol-trusted (nginx.tmpl set_real_ip_from), and a destination port of 443 makes
+ * a plain connection's request https (lua_ingress.lua rewrite()). Null when off.
+ */
+export function proxyProtocolNote(config: AnswerConfig): string | null {
+  if (config.useProxyProtocol !== true) return null;
+  const trusted = config.proxyProtocolTrusted ?? ["0.0.0.0/0"];
+  return `use-proxy-protocol: a connection that does not open with a PROXY header is closed without an answer; this is the answer to one whose header names the client${trusted.length > 0 ? ` (believed from a peer in ${trusted.join(", ")}; from another peer the peer is the client)` : " (no peer is believed: the connection's peer is the client)"}, and a header's destination port 443 makes a plain connection's request https`;
 }

@@ -265,6 +265,11 @@ export interface ExplainResult {
   readonly gateway?: ExplainGateway;
   /** The port's table explain asked, and why that one. */
   readonly table: ExplainTable;
+  /**
+   * With --use-proxy-protocol: a connection without a PROXY header gets no answer at all; the
+   * `response` is for one whose header names `request.client`, from a peer in `trusted`.
+   */
+  readonly proxyProtocol?: { readonly withoutHeader: "closed"; readonly trusted: readonly string[]; readonly httpsPort: 443 };
   /** Set when the request is a gRPC call (its content type): Portico's own answers are Trailers-Only. */
   readonly grpc?: ExplainGrpc;
 }

@@ -18,7 +18,7 @@ import { type RegexRoutes } from "../table/types.ts";
 import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { isPathPrefix } from "../table/segments.ts";
 import type { BackendScheme, HostRoutes, Match, Route } from "../table/types.ts";
-import { blockedAnswer, ownAnswer, predictAnswer, unknownClient, type AnswerConfig, type RouteAuth } from "./answer.ts";
+import { blockedAnswer, ownAnswer, predictAnswer, proxyProtocolNote, unknownClient, type AnswerConfig, type RouteAuth } from "./answer.ts";
 import { listenerTls, type ListenerTlsSettings } from "./explain-tls.ts";
 import { Compiler } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
@@ -625,7 +625,9 @@ export function* explainSteps(
             )
             : predictAnswer(match, answerReq, answerConfig, routeAuth(match.route, served, config));
   const grpc = grpcCall ? grpcAnswer(http) : null;
-  const response = grpc?.response ?? http;
+  const shaped = grpc?.response ?? http;
+  const pp = proxyProtocolNote(config);
+  const response = pp === null ? shaped : { ...shaped, notes: [...shaped.notes, pp] };
 
   const out = new Candidates();
   let budget = STEP;
@@ -711,6 +713,7 @@ export function* explainSteps(
     annotations,
     ...(gw === null ? {} : { gateway: gw.gateway }),
     table: selected.info,
+    ...(pp === null ? {} : { proxyProtocol: { withoutHeader: "closed" as const, trusted: config.proxyProtocolTrusted ?? ["0.0.0.0/0"], httpsPort: 443 as const } }),
     ...(grpc === null ? {} : { grpc: grpc.grpc }),
   };
 }

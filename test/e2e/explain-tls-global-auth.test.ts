@@ -21,7 +21,7 @@ import tls from "node:tls";
 import type { ExplainResult } from "../../src/compile/explain.ts";
 import { rawRequest } from "../proxy/helpers.ts";
 import { createCertificate } from "../tls/pki.ts";
-import { configMapManifests, startBackend, startPortico, waitReady, type Backend, type ConfigMapManifests, type Portico } from "./harness.ts";
+import { allStarted, configMapManifests, startBackend, startPortico, waitReady, type Backend, type ConfigMapManifests, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
@@ -38,6 +38,9 @@ const LISTENER = `${CHACHA}:${AES128}`;
 let pod: Backend;
 let manifests: ConfigMapManifests;
 let portico: Portico;
+/** The same kind of objects behind --use-proxy-protocol (ConfigMap use-proxy-protocol). */
+let ppManifests: ConfigMapManifests;
+let pp: Portico;
 
 beforeAll(async () => {
   pod = startBackend("echo");
@@ -70,19 +73,34 @@ beforeAll(async () => {
     "global-auth-signin": "https://login.test/start",
     "no-auth-locations": "/open",
   });
-  portico = await startPortico([...manifests.args, "--default-ssl-certificate", "web/tls", "--access-log", "off"]);
-  await waitReady(portico);
+  ppManifests = configMapManifests("portico-explain-pp-");
+  ppManifests.writeObjects(
+    yamlDocs([
+      ingressClass(), service("web", "echo"), slice("web", "echo", [pod.port]),
+      // ipallowlist.go: only 10.0.0.0/8 (the PROXY header's source, nginx's realip $remote_addr).
+      web("allowed", "allowed.test", { annotations: { [`${N}whitelist-source-range`]: "10.0.0.0/8" } }),
+      // A spec.tls host: plain HTTP is redirected, unless the header's destination port is 443.
+      web("secure", "secure.test", { tls: [{ hosts: ["secure.test"] }] }),
+    ]),
+  );
+  ppManifests.writeConfigMap({ "use-proxy-protocol": "true" });
+  [portico, pp] = await allStarted([
+    startPortico([...manifests.args, "--default-ssl-certificate", "web/tls", "--access-log", "off"]),
+    startPortico([...ppManifests.args, "--access-log", "off"]),
+  ]);
+  await Promise.all([waitReady(portico), waitReady(pp)]);
 });
 
 afterAll(async () => {
-  await portico?.stop("SIGKILL");
+  await Promise.all([portico?.stop("SIGKILL"), pp?.stop("SIGKILL")]);
   pod?.stop();
   manifests?.remove();
+  ppManifests?.remove();
 });
 
-async function explainOf(host: string, scheme: "http" | "https", path = "/"): Promise<ExplainResult> {
-  const q = new URLSearchParams({ host, path, scheme, client: "127.0.0.1" });
-  const res = await fetch(`${portico.admin}/debug/explain?${q}`);
+async function explainOf(host: string, scheme: "http" | "https", path = "/", p: Portico = portico, client = "127.0.0.1"): Promise<ExplainResult> {
+  const q = new URLSearchParams({ host, path, scheme, client });
+  const res = await fetch(`${p.admin}/debug/explain?${q}`);
   expect(res.status).toBe(200);
   return (await res.json()) as ExplainResult;
 }
@@ -197,5 +215,44 @@ describe("explain says where the auth service of a request comes from, and the r
     expect(e.response.auth).toMatchObject({ source: "auth-url", url: "http://auth.invalid/own", signin: null, ingress: "web/ownauth" });
     expect(e.response.notes).toContain("web/ownauth has its own auth-url, which replaces global-auth-url");
     expect(await status("ownauth.test", "/x")).toBe(500);
+  });
+});
+
+// proxy_protocol.go (settings): nginx.tmpl `listen 80 proxy_protocol` and `real_ip_header
+// proxy_protocol`; lua_ingress.lua rewrite() makes $pass_access_scheme https for a server port
+// of 443; nginx closes a connection whose first bytes are no PROXY header ("broken header").
+describe("use-proxy-protocol: explain says a connection needs the header, and answers for the client it names", () => {
+  const viaHeader = (source: string, destPort: number, host: string) =>
+    rawRequest(pp.ports.http, `PROXY TCP4 ${source} 127.0.0.1 40000 ${destPort}\r\nGET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, 10_000);
+  const statusOf = (raw: string) => Number(/^HTTP\/1\.1 (\d{3}) /.exec(raw)?.[1] ?? 0);
+
+  test("without a header the connection is closed unanswered", async () => {
+    const e = await explainOf("allowed.test", "http", "/", pp, "10.1.2.3");
+    expect(e.proxyProtocol).toEqual({ withoutHeader: "closed", trusted: ["0.0.0.0/0"], httpsPort: 443 });
+    expect(e.response.notes.some((n) => n.startsWith("use-proxy-protocol: a connection that does not open with a PROXY header is closed without an answer"))).toBe(true);
+    expect(await rawRequest(pp.ports.http, "GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n", 10_000)).toBe("");
+  });
+
+  test("the header's source is the client the source range sees, as explain's client", async () => {
+    for (const [client, expected] of [["10.1.2.3", 200], ["192.0.2.7", 403]] as const) {
+      const e = await explainOf("allowed.test", "http", "/", pp, client);
+      const real = statusOf(await viaHeader(client, 80, "allowed.test"));
+      expect(real, `client ${client}`).toBe(expected);
+      expect(e.response.kind === "proxied" ? 200 : e.response.status, `client ${client}: ${JSON.stringify(e.response)}`).toBe(real);
+      expect(e.response.notes.some((n) => n.includes("this is the answer to one whose header names the client"))).toBe(true);
+    }
+  });
+
+  test("a header's destination port 443 makes the request https: no redirect, as explain with scheme https says", async () => {
+    const asHttp = await explainOf("secure.test", "http", "/", pp);
+    const asHttps = await explainOf("secure.test", "https", "/", pp);
+    // lua_ingress.lua's redirect drops the trailing slash of the URI ("/" leaves nothing).
+    expect(asHttp.response).toMatchObject({ kind: "redirect", status: 308, location: "https://secure.test" });
+    expect(asHttps.response).toMatchObject({ kind: "proxied" });
+    expect(asHttp.proxyProtocol?.httpsPort).toBe(443);
+    const redirected = await viaHeader("10.1.2.3", 80, "secure.test");
+    expect(statusOf(redirected)).toBe(308);
+    expect(/\r\nlocation: ([^\r]*)/i.exec(redirected)?.[1]).toBe(asHttp.response.location);
+    expect(statusOf(await viaHeader("10.1.2.3", 443, "secure.test"))).toBe(200);
   });
 });
