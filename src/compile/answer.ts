@@ -75,8 +75,13 @@ export interface PredictedAnswer {
    * that an Ingress without auth-url and without enable-global-auth: "false" takes.
    */
   readonly auth?: AuthOrigin;
-  /** proxied: the TLS Portico speaks to an HTTPS or GRPCS pod (proxy-ssl-*), without the Secret's keys. */
-  readonly upstreamTls?: { readonly secret: string; readonly verify: boolean; readonly depth: number; readonly name: string; readonly sni: string | null; readonly clientCertificate: boolean };
+  /**
+   * proxied to an HTTPS or GRPCS pod: the TLS Portico speaks to it (proxy/upstream/forward.ts),
+   * without the Secret's keys: proxy-ssl-* (the OpenSSL cipher text and the versions as
+   * written), or, without proxy-ssl-secret, the pod's certificate unchecked, with SNI the
+   * backend's name.
+   */
+  readonly upstreamTls?: UpstreamTlsView;
 }
 
 /**
@@ -95,6 +100,24 @@ export interface UpstreamRequest {
    * client's field of that name.
    */
   readonly headers: Readonly<Record<string, string | null>>;
+}
+
+/** explain's `response.upstreamTls`. */
+export interface UpstreamTlsView {
+  /** proxy-ssl-secret, or null: none, so nothing is checked and no client certificate is sent. */
+  readonly secret: string | null;
+  readonly verify: boolean;
+  /** proxy-ssl-verify-depth (null without proxy-ssl-secret). */
+  readonly depth: number | null;
+  /** The name checked in the pod's certificate (proxy-ssl-name, else nginx's `upstream_balancer`), or null when nothing is checked. */
+  readonly name: string | null;
+  /** The SNI sent (proxy-ssl-server-name on), or null: none. */
+  readonly sni: string | null;
+  readonly clientCertificate: boolean;
+  /** proxy-ssl-ciphers (an OpenSSL cipher string), or null: the TLS library's defaults. */
+  readonly ciphers: string | null;
+  /** proxy-ssl-protocols as versions, or null: the TLS library's defaults. */
+  readonly protocols: readonly ("TLSv1.2" | "TLSv1.3")[] | null;
 }
 
 /** explain's `response.auth`. */
@@ -191,12 +214,42 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
     for (const h of config.globalHeaders?.request ?? []) if (literal(h.value) === null) notes.push(`proxy-set-headers: ${h.name} is ${templateText(h.value)}, expanded per request`);
   }
   const headers = answerHeaders(match, config, proxied, notes);
-  const tls = r.options.upstreamTls;
-  const upstreamTls =
-    proxied && tls != null ? { upstreamTls: { secret: tls.secret, verify: tls.verify, depth: tls.depth, name: tls.checkName, sni: tls.sni, clientCertificate: tls.cert !== null } } : {};
+  const view = proxied ? upstreamTlsOf(r, a.backends ?? [], notes) : null;
+  const upstreamTls = view === null ? {} : { upstreamTls: view };
   const upstream = a.upstream === undefined ? {} : { upstream: upstreamOf(match, req, config.globalHeaders) ?? a.upstream };
   const out: PredictedAnswer = { ...a, ...upstream, notes, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...upstreamTls };
   return unknownClient(out, req, config);
+}
+
+/** The backends a route may send to, by id: its own, its canary's, its default-backend fallback. */
+function routeBackends(r: Route): Backend[] {
+  return [r.backend, ...(r.canary === undefined ? [] : [r.canary.backend]), ...(r.fallback === undefined ? [] : [r.fallback])];
+}
+
+const VERSION_NAMES: Readonly<Record<number, "TLSv1.2" | "TLSv1.3">> = { 0x0303: "TLSv1.2", 0x0304: "TLSv1.3" };
+
+/**
+ * The TLS to the pods of the answer's backends (proxy/upstream/forward.ts: only an `https`
+ * backend, and grpcs through proxy/upstream/grpc.ts, connect over TLS; a plain one ignores
+ * proxy-ssl-*, which a note says).
+ */
+function upstreamTlsOf(r: Route, ids: readonly string[], notes: string[]): UpstreamTlsView | null {
+  const chosen = routeBackends(r).filter((b) => ids.includes(b.id));
+  const overTls = chosen.filter((b) => b.scheme === "https" || b.scheme === "grpcs");
+  const t = r.options.upstreamTls;
+  if (overTls.length === 0) {
+    if (t != null) notes.push(`proxy-ssl-* is not used: ${chosen.map((b) => b.id).join(", ")} speaks plain HTTP (backend-protocol)`);
+    return null;
+  }
+  if (t == null) {
+    // Without proxy-ssl-secret: the pod's certificate is not checked; SNI is the backend's name.
+    const sni = overTls[0]?.serverName ?? null;
+    return { secret: null, verify: false, depth: null, name: null, sni, clientCertificate: false, ciphers: null, protocols: null };
+  }
+  const protocols = [VERSION_NAMES[t.minVersion], VERSION_NAMES[t.maxVersion]].every((v) => v !== undefined)
+    ? (["TLSv1.2", "TLSv1.3"] as const).filter((v) => (v === "TLSv1.2" ? 0x0303 : 0x0304) >= t.minVersion && (v === "TLSv1.2" ? 0x0303 : 0x0304) <= t.maxVersion)
+    : null;
+  return { secret: t.secret, verify: t.verify, depth: t.depth, name: t.verify ? t.checkName : null, sni: t.sni, clientCertificate: t.cert !== null, ciphers: t.ciphers, protocols };
 }
 
 /**
@@ -292,6 +345,9 @@ function answerHeaders(match: Match | null, config: AnswerConfig, proxied: boole
     out[h.name] = v === "" ? null : v;
   }
   if (config.serverHeader === "portico") out.server = PORTICO_SERVER;
+  // none (server-tokens false): the pod's Server is removed (http/headers.ts downstreamHeaders)
+  // and Portico writes none of its own; an add-headers Server, set after, stays.
+  else if (config.serverHeader === "none" && !("server" in out)) out.server = null;
   return out;
 }
 
