@@ -23,6 +23,7 @@ import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
 import type { Backend, GlobalHeaders, Match, Route } from "../table/types.ts";
 import { compileBlockList } from "../regex/block-pattern.ts";
 import { PORTICO_SERVER } from "../http/headers.ts";
+import { gzipAnswer, type AnswerEncoding } from "../http/gzip.ts";
 
 /**
  * The stage of every kind, from the one registry of kinds (kinds/registry.ts) the proxy's runners
@@ -82,6 +83,27 @@ export interface PredictedAnswer {
    * backend's name.
    */
   readonly upstreamTls?: UpstreamTlsView;
+  /**
+   * With use-gzip or enable-brotli, for a pod's answer (proxied, or depends once the auth
+   * service lets it through): what the relay's compression (http/gzip.ts) does with this
+   * request's Accept-Encoding.
+   */
+  readonly compression?: CompressionView;
+}
+
+/** explain's `response.compression`. */
+export interface CompressionView {
+  /**
+   * The Content-Encoding of a pod's answer that both filters take (status 200, text/html, no
+   * Content-Length) for this Accept-Encoding: br (ngx_brotli runs first), gzip, or null.
+   */
+  readonly encoding: AnswerEncoding | null;
+  /** Vary: Accept-Encoding on every answer a filter takes, whatever the client accepts (gzip_vary, with use-gzip). */
+  readonly vary: boolean;
+  readonly gzip: { readonly level: number; readonly minLength: number; readonly types: readonly string[]; readonly disable: string | null } | null;
+  readonly brotli: { readonly level: number; readonly minLength: number; readonly types: readonly string[] } | null;
+  /** Which of the pod's answers a filter takes at all. */
+  readonly when: string;
 }
 
 /**
@@ -152,10 +174,18 @@ export interface AnswerRequest {
   readonly scheme: "http" | "https";
   /** The client's address, or null: one in no list. */
   readonly client: string | null;
+  /** The request's Accept-Encoding, or null/absent: none. */
+  readonly acceptEncoding?: string | null;
 }
 
 /** The flags the proxy's answers read (config/types.ts); defaults as the flags' own. */
-export type AnswerConfig = Partial<Pick<Config, "httpRedirectCode" | "httpsPort" | "blockCidrs" | "blockUserAgents" | "blockReferers" | "serverHeader" | "useProxyProtocol" | "proxyProtocolTrusted">> & {
+export type AnswerConfig = Partial<
+  Pick<
+    Config,
+    | "httpRedirectCode" | "httpsPort" | "blockCidrs" | "blockUserAgents" | "blockReferers" | "serverHeader" | "useProxyProtocol" | "proxyProtocolTrusted"
+    | "gzip" | "gzipLevel" | "gzipMinLength" | "gzipTypes" | "gzipDisable" | "brotli" | "brotliLevel" | "brotliMinLength" | "brotliTypes"
+  >
+> & {
   /** The table's add-headers and proxy-set-headers (RouteTable.globalHeaders). */
   readonly globalHeaders?: GlobalHeaders | null;
 };
@@ -216,9 +246,45 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
   const headers = answerHeaders(match, config, proxied, notes);
   const view = proxied ? upstreamTlsOf(r, a.backends ?? [], notes) : null;
   const upstreamTls = view === null ? {} : { upstreamTls: view };
+  const squeezed = proxied || a.kind === "depends" ? compressionOf(r, a.backends ?? [], req, config, notes) : null;
+  const compression = squeezed === null ? {} : { compression: squeezed };
   const upstream = a.upstream === undefined ? {} : { upstream: upstreamOf(match, req, config.globalHeaders) ?? a.upstream };
-  const out: PredictedAnswer = { ...a, ...upstream, notes, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...upstreamTls };
+  const out: PredictedAnswer = { ...a, ...upstream, notes, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...upstreamTls, ...compression };
   return unknownClient(out, req, config);
+}
+
+/**
+ * use-gzip and enable-brotli for a pod's answer (proxy/pipeline/relay.ts): the relay's own
+ * decision (http/gzip.ts gzipAnswer) asked of an answer both filters take, with this request's
+ * Accept-Encoding and no User-Agent (so gzip-disable matches nothing). A gRPC backend's answers
+ * are never compressed. Null when both are off.
+ */
+function compressionOf(r: Route, ids: readonly string[], req: AnswerRequest, config: AnswerConfig, notes: string[]): CompressionView | null {
+  if (config.gzip !== true && config.brotli !== true) return null;
+  const chosen = routeBackends(r).filter((b) => ids.includes(b.id));
+  if (chosen.length > 0 && chosen.every((b) => b.scheme === "grpc" || b.scheme === "grpcs")) {
+    notes.push("use-gzip/enable-brotli: a gRPC backend's answers are never compressed (grpc-encoding is the protocol's own)");
+    return null;
+  }
+  const cfg = {
+    gzip: config.gzip === true,
+    gzipMinLength: config.gzipMinLength ?? 256,
+    gzipTypes: config.gzipTypes ?? [],
+    gzipDisable: config.gzipDisable ?? null,
+    brotli: config.brotli === true,
+    brotliMinLength: config.brotliMinLength ?? 20,
+    brotliTypes: config.brotliTypes ?? [],
+  };
+  const ae = req.acceptEncoding ?? null;
+  const fields = new Headers({ "content-type": "text/html" });
+  const encoding = gzipAnswer(cfg, new Request("http://explain.invalid/", { headers: ae === null ? {} : { "accept-encoding": ae } }), 200, fields);
+  return {
+    encoding,
+    vary: fields.get("vary") !== null,
+    gzip: cfg.gzip ? { level: config.gzipLevel ?? 1, minLength: cfg.gzipMinLength, types: cfg.gzipTypes, disable: cfg.gzipDisable } : null,
+    brotli: cfg.brotli ? { level: config.brotliLevel ?? 4, minLength: cfg.brotliMinLength, types: cfg.brotliTypes } : null,
+    when: "a pod's answer with status 200, 403 or 404, to a request other than HEAD, without Content-Encoding, with a Content-Type the filter lists (text/html always) and no Content-Length or one not below its minimum; br before gzip, gzip-disable read on User-Agent",
+  };
 }
 
 /** The backends a route may send to, by id: its own, its canary's, its default-backend fallback. */

@@ -48,6 +48,11 @@ export interface ExplainRequest {
   readonly gateway?: string;
   /** With `gateway`: its listener port (the declared one); needed only when it has several. */
   readonly listenerPort?: number;
+  /**
+   * The request's Accept-Encoding; absent: none. `response.compression` says which encoding
+   * (use-gzip, enable-brotli) a pod's answer gets for it.
+   */
+  readonly acceptEncoding?: string;
 }
 
 /** Which Portico port's table explain asked (with --gateway-ports each Gateway has its own). */
