@@ -154,6 +154,10 @@ export interface AuthOrigin {
   readonly ingress: string;
   /** Why this one, in words. */
   readonly from: string;
+  /** The fields of its 2xx answer copied onto the request to the pod (auth-response-headers, global-auth-response-headers). */
+  readonly responseHeaders: readonly string[];
+  /** The fields set on the request to it from auth-proxy-set-headers' ConfigMap (values may be per request). */
+  readonly requestHeaders: readonly string[];
 }
 
 /**
@@ -421,6 +425,11 @@ function answerHeaders(match: Match | null, config: AnswerConfig, proxied: boole
 function authOrigin(params: Readonly<Record<string, unknown>>, auth: RouteAuth | null, ingress: string): AuthOrigin {
   const url = templateText(Array.isArray(params.url) ? (params.url as unknown as TemplatePart[]) : []);
   const signin = Array.isArray(params.signin) ? templateText(signinTemplate(params.signin as unknown as TemplatePart[], str(params.redirectParam) ?? "rd")) : null;
+  // kinds/external-auth.ts: responseHeaders copied from a 2xx, proxySetHeaders set on the auth request.
+  const fields = {
+    responseHeaders: list(params.responseHeaders) ?? [],
+    requestHeaders: Array.isArray(params.proxySetHeaders) ? params.proxySetHeaders.map((h) => str((h as { name?: unknown } | null)?.name)).filter((n) => n !== null) : [],
+  };
   if (auth?.global === "global") {
     return {
       source: "global-auth-url",
@@ -428,9 +437,10 @@ function authOrigin(params: Readonly<Record<string, unknown>>, auth: RouteAuth |
       signin,
       ingress: auth.ingress,
       from: `global-auth-url (--global-auth-url, ingress-nginx's ConfigMap key global-auth-url): ${auth.ingress} sets no auth-url and not enable-global-auth: "false"`,
+      ...fields,
     };
   }
-  return { source: "auth-url", url, signin, ingress, from: `the auth-url annotation of ${ingress}` };
+  return { source: "auth-url", url, signin, ingress, from: `the auth-url annotation of ${ingress}`, ...fields };
 }
 
 /** What the global auth does not do on this route, said in the notes. */

@@ -181,6 +181,8 @@ describe("explain says where the auth service of a request comes from, and the r
       signin: "https://login.test/start?rd=$scheme://$http_host$escaped_request_uri",
       ingress: "web/guarded",
       from: 'global-auth-url (--global-auth-url, ingress-nginx\'s ConfigMap key global-auth-url): web/guarded sets no auth-url and not enable-global-auth: "false"',
+      responseHeaders: [],
+      requestHeaders: [],
     });
     expect(e.response.cause).toContain("the global auth service decides (global-auth-url http://auth.invalid/verify)");
     expect(e.response.cause).toContain("anything else (or no answer) is 500");
