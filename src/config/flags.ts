@@ -210,6 +210,7 @@ export const EXPLAIN_FLAGS = {
   port: { name: "port", metavar: "N", help: "with --gateway-ports: the Portico port the request comes in on (a Gateway's own port is asked of its rules alone)", defaultText: "the shared ports" },
   gateway: { name: "gateway", metavar: "NS/NAME", help: "with --gateway-ports: ask this Gateway's own port (with --listener-port when it has several)", defaultText: "none" },
   listenerPort: { name: "listener-port", metavar: "N", help: "with --gateway: the Gateway's listener port", defaultText: "its only one" },
+  acceptEncoding: { name: "accept-encoding", metavar: "VALUE", help: "request Accept-Encoding: which compression (use-gzip, enable-brotli) a pod's answer gets", defaultText: "none" },
 } as const;
 
 /** Flags only the `migrate` subcommand takes (it reads --nginx-configmap too, a flag of the server's). */
