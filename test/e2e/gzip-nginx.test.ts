@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { brotliDecompressSync, gunzipSync } from "node:zlib";
+import net from "node:net";
+import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants, gunzipSync } from "node:zlib";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { startPortico, waitReady, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
@@ -49,6 +50,44 @@ function reply(path: string): string {
   }
 }
 
+/**
+ * A pod that streams a chunked text body for as long as its connection takes it, each chunk new
+ * text (so no compressor shrinks it to nothing), up to FIREHOSE_CAP bytes: `sent` is what it
+ * wrote, `waiting` whether its socket is full (the write is held until 'drain').
+ */
+const FIREHOSE_CAP = 160 * 1024 * 1024;
+const firehoses: { sent: number; waiting: boolean; socket: net.Socket }[] = [];
+function firehose(socket: net.Socket): void {
+  const f = { sent: 0, waiting: false, socket };
+  firehoses.push(f);
+  socket.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n");
+  let seed = firehoses.length;
+  const next = () => {
+    const words: string[] = [];
+    for (let n = 0; n < 64 * 1024; ) {
+      seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
+      const w = seed.toString(36);
+      words.push(w);
+      n += w.length + 1;
+    }
+    const text = words.join(" ");
+    return `${text.length.toString(16)}\r\n${text}\r\n`;
+  };
+  const pump = () => {
+    f.waiting = false;
+    while (f.sent < FIREHOSE_CAP && !socket.destroyed) {
+      const c = next();
+      f.sent += c.length;
+      if (!socket.write(c, "latin1")) {
+        f.waiting = true;
+        socket.once("drain", pump);
+        return;
+      }
+    }
+  };
+  pump();
+}
+
 let backend: RawBackend;
 let portico: Portico;
 let root: string;
@@ -58,7 +97,10 @@ const write = (data: Record<string, string>) => {
 };
 
 beforeAll(async () => {
-  backend = await rawBackend((req) => reply(req.line.split(" ")[1] ?? "/"));
+  backend = await rawBackend((req) => {
+    if (req.line.startsWith("GET /firehose ")) return (firehose(req.socket), null);
+    return reply(req.line.split(" ")[1] ?? "/");
+  });
   root = mkdtempSync(join(tmpdir(), "portico-gzip-"));
   mkdirSync(join(root, "manifests"));
   writeFileSync(join(root, "manifests", "objects.yaml"), yamlDocs([
@@ -261,4 +303,45 @@ describe("settings/brotli.go", () => {
     expect(stream.headers.get("content-encoding")).toBe("br");
     expect(brotliDecompressSync(stream.raw).toString("latin1")).toBe(STREAM_CHUNK.repeat(3));
   });
+
+  test("a streamed answer is compressed at brotli-level too (ngx_brotli's brotli_comp_level), not at the encoder's default 11", async () => {
+    // The brotli encoder gives the same bytes for a stream fed in pieces as for the whole input
+    // at one quality; quality 11 gives others (and costs ~60x the CPU of quality 4).
+    const at = (quality: number) => brotliCompressSync(Buffer.from(STREAM_CHUNK.repeat(3), "latin1"), { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: quality, [zlibConstants.BROTLI_PARAM_LGWIN]: 19 } });
+    expect(at(4).equals(at(11))).toBe(false);
+    await configure({ "enable-brotli": "true", "brotli-level": "4" }, async () => (await encoding("/xml", { "accept-encoding": "br" })) === "br");
+    const four = await get("/stream", { "accept-encoding": "br" });
+    expect(four.headers.get("content-encoding")).toBe("br");
+    expect(four.raw.equals(at(4))).toBe(true);
+    await configure({ "enable-brotli": "true", "brotli-level": "6" }, async () => (await get("/stream", { "accept-encoding": "br" })).raw.equals(at(6)));
+  });
+
+  test.each(["br", "gzip", "identity"])("a client that stops reading a never-ending streamed answer (%s): the pod is held back, Portico buffers a bounded amount", async (ae) => {
+    await configure({ "enable-brotli": "true", "use-gzip": "true" }, async () => (await encoding("/xml", { "accept-encoding": ae })) === (ae === "identity" ? null : ae));
+    const before = firehoses.length;
+    // A client that never reads: no 'data' listener, so nothing is taken off its socket past
+    // the stream's own small buffer.
+    const s = await new Promise<net.Socket>((resolve, reject) => {
+      const c = net.connect(portico.ports.http, "127.0.0.1", () => resolve(c));
+      c.once("error", reject);
+    });
+    s.write(`GET /firehose HTTP/1.1\r\nHost: gzip\r\nAccept-Encoding: ${ae}\r\n\r\n`);
+    await eventually(() => firehoses.length > before, 10_000, "the pod got the request");
+    const f = firehoses[before]!;
+    // Backpressure reaches the pod: its writes stay held (the same count over 40 polls), far
+    // below what it would send. Socket buffers on loopback hold a few MiB each way; a relay
+    // that kept reading would take all FIREHOSE_CAP bytes.
+    let last = -1;
+    let same = 0;
+    await eventually(() => {
+      same = f.waiting && f.sent === last ? same + 1 : 0;
+      last = f.sent;
+      return same >= 40 || f.sent >= FIREHOSE_CAP;
+    }, 120_000, "the pod's writes held, or all of them taken", 50);
+    expect(f.sent).toBeLessThan(64 * 1024 * 1024);
+    s.destroy();
+    await eventually(() => f.socket.destroyed || f.socket.closed, 10_000, "the pod's connection closed after the client left");
+    expect(await encoding("/xml", { "accept-encoding": ae })).toBe(ae === "identity" ? null : ae);
+  });
+
 });

@@ -2,6 +2,7 @@
 // Content-Length), others streamed under the idle watchdog; the access record finished once.
 import { brotliCompressSync, constants as zlibConstants } from "node:zlib";
 import type { AnswerEncoding } from "../../http/gzip.ts";
+import { brotliStream } from "../../http/brotli-stream.ts";
 import { meterResponseBody, nextTurn, type BodyEnd } from "../pipeline/body.ts";
 import { ProxyError } from "../../http/errors.ts";
 import type { ResponseHeaderScan } from "../../http/headers.ts";
@@ -10,9 +11,6 @@ import { GRPC, isGrpc, relayedGrpcStatus } from "../../http/grpc-status.ts";
 import { carryTrailers, trailersOf } from "./trailers.ts";
 import type { AccessRecord } from "../types.ts";
 import { createWatchdog } from "./watchdog.ts";
-
-// Bun 1.4.5's CompressionStream takes "brotli" (measured); the DOM typing lists gzip and deflate only.
-const BROTLI = "brotli" as "gzip";
 
 /** Responses declaring at most this many bytes are buffered to keep Content-Length. */
 export const SMALL_BODY = 64 * 1024;
@@ -166,9 +164,13 @@ async function relayStream(p: RelayInput): Promise<Response> {
   }, first);
   // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
   // gzip: the metered body through Bun's native CompressionStream, chunk by chunk (never held
-  // whole). A client that goes away cancels the compressor and through it the metered body,
-  // which ends the upstream body as an uncompressed relay's cancel does (test/e2e/gzip-nginx.test.ts).
-  const res = new Response(p.compress ? body.pipeThrough(new CompressionStream(p.compress.encoding === "br" ? BROTLI : "gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>) : body, { status: up.status, statusText: up.statusText, headers });
+  // whole); br: node:zlib's encoder at brotli-level (http/brotli-stream.ts says why not
+  // CompressionStream). A client that goes away cancels the compressor and through it the
+  // metered body, which ends the upstream body as an uncompressed relay's cancel does
+  // (test/e2e/gzip-nginx.test.ts).
+  const c = p.compress;
+  const out = c ? body.pipeThrough(c.encoding === "br" ? brotliStream(c.level) : (new CompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>)) : body;
+  const res = new Response(out, { status: up.status, statusText: up.statusText, headers });
   return p.grpc ? carryTrailers(up, res) : res;
 }
 

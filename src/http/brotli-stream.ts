@@ -1,0 +1,103 @@
+// A streamed answer's brotli encoder, at the configured quality (brotli-level: ngx_brotli's
+// brotli_comp_level) and ngx_brotli's default window (brotli_window 512k, a 2^19-byte window;
+// ingress-nginx's template sets none). Bun 1.4.5's CompressionStream("brotli") takes neither: it
+// encodes at quality 11 with a 4 MiB window, measured on 1.4.5 at about 1 MiB/s of text
+// against ~65 MiB/s at quality 4, and with no output until some 8 MiB of input, so any client
+// asking `br` for a large streamed answer held a core for the whole download. node:zlib's
+// encoder takes both and runs off the event loop. docs/design.md "Response compression".
+//
+// Bun 1.4.5's node:zlib brotli stream keeps taking input whether or not its output is read
+// (measured: 33 MB written to a paused encoder, every write's 'drain' came), so its own
+// backpressure is not relied on. Instead each chunk of the pod's body is handed over only once
+// the previous one was encoded and everything encoded so far was taken by the client's side:
+// a client that stops reading holds the encoder's window and one chunk's output, and through
+// the pipe the pod's body is no longer read. A reader that cancels errors the writable side,
+// which makes pipeThrough cancel the pod's body (WHATWG Streams ReadableStreamPipeTo: an
+// errored destination cancels the source); a pod's body that fails errors the client's.
+import { constants, createBrotliCompress } from "node:zlib";
+
+/** ngx_brotli's brotli_window default (512k). */
+const NGX_BROTLI_WINDOW_BITS = 19;
+
+export function brotliStream(quality: number): ReadableWritablePair<Uint8Array, Uint8Array> {
+  const z = createBrotliCompress({
+    params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_LGWIN]: NGX_BROTLI_WINDOW_BITS },
+  });
+  let out: ReadableStreamDefaultController<Uint8Array> | null = null;
+  let sink: WritableStreamDefaultController | null = null;
+  let failed: unknown = null;
+  // The one write waiting (WritableStream runs them one at a time): for its chunk to be
+  // encoded (`encoded`), then for the reader to take the output (`taken`).
+  let encoded: (() => void) | null = null;
+  let taken: (() => void) | null = null;
+  const call = (f: (() => void) | null) => f?.();
+  const woken = () => {
+    const w = taken;
+    taken = null;
+    call(w);
+  };
+  const fail = (e: unknown) => {
+    if (failed !== null) return;
+    failed = e ?? new Error("brotli stream failed");
+    try {
+      out?.error(failed);
+    } catch {}
+    try {
+      sink?.error(failed);
+    } catch {}
+    z.destroy();
+    const e2 = encoded;
+    encoded = null;
+    call(e2);
+    woken();
+  };
+  z.on("data", (d: Buffer) => {
+    try {
+      out?.enqueue(new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
+    } catch {}
+  });
+  z.once("end", () => {
+    try {
+      out?.close();
+    } catch {}
+  });
+  z.once("error", fail);
+  const readable = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        out = c;
+      },
+      pull() {
+        woken();
+      },
+      cancel(reason) {
+        fail(reason ?? new Error("compressed body cancelled"));
+      },
+    },
+    { highWaterMark: 1 },
+  );
+  const writable = new WritableStream<Uint8Array>({
+    start(c) {
+      sink = c;
+    },
+    async write(chunk) {
+      if (failed !== null) throw failed;
+      await new Promise<void>((resolve) => {
+        encoded = resolve;
+        z.write(chunk, () => {
+          encoded = null;
+          resolve();
+        });
+      });
+      while (failed === null && (out?.desiredSize ?? 1) <= 0) await new Promise<void>((resolve) => (taken = resolve));
+      if (failed !== null) throw failed;
+    },
+    close() {
+      z.end();
+    },
+    abort(reason) {
+      fail(reason ?? new Error("upstream body aborted"));
+    },
+  });
+  return { readable, writable };
+}
