@@ -57,7 +57,7 @@ function reply(path: string): string {
  */
 const FIREHOSE_CAP = 160 * 1024 * 1024;
 const firehoses: { sent: number; waiting: boolean; socket: net.Socket }[] = [];
-function firehose(socket: net.Socket): void {
+function firehose(socket: net.Socket, cap = FIREHOSE_CAP): void {
   const f = { sent: 0, waiting: false, socket };
   firehoses.push(f);
   socket.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n");
@@ -75,7 +75,7 @@ function firehose(socket: net.Socket): void {
   };
   const pump = () => {
     f.waiting = false;
-    while (f.sent < FIREHOSE_CAP && !socket.destroyed) {
+    while (f.sent < cap && !socket.destroyed) {
       const c = next();
       f.sent += c.length;
       if (!socket.write(c, "latin1")) {
@@ -99,6 +99,8 @@ const write = (data: Record<string, string>) => {
 beforeAll(async () => {
   backend = await rawBackend((req) => {
     if (req.line.startsWith("GET /firehose ")) return (firehose(req.socket), null);
+    // 4 MiB of a body that a test then cuts (resets), never sending the last chunk.
+    if (req.line.startsWith("GET /cut ")) return (firehose(req.socket, 4 * 1024 * 1024), null);
     return reply(req.line.split(" ")[1] ?? "/");
   });
   root = mkdtempSync(join(tmpdir(), "portico-gzip-"));
@@ -314,6 +316,34 @@ describe("settings/brotli.go", () => {
     expect(four.headers.get("content-encoding")).toBe("br");
     expect(four.raw.equals(at(4))).toBe(true);
     await configure({ "enable-brotli": "true", "brotli-level": "6" }, async () => (await get("/stream", { "accept-encoding": "br" })).raw.equals(at(6)));
+  });
+
+  test.each(["br", "gzip", "identity"])("a pod that resets mid-body (%s): the client's answer is cut too, never ended as if whole", async (ae) => {
+    await configure({ "enable-brotli": "true", "use-gzip": "true" }, async () => (await encoding("/xml", { "accept-encoding": ae })) === (ae === "identity" ? null : ae));
+    const s = await new Promise<net.Socket>((resolve, reject) => {
+      const c = net.connect(portico.ports.http, "127.0.0.1", () => resolve(c));
+      c.once("error", reject);
+    });
+    const got: Buffer[] = [];
+    const closed = new Promise<void>((resolve) => {
+      s.on("data", (d: Buffer) => void got.push(d));
+      s.on("error", () => {});
+      s.on("close", () => resolve());
+    });
+    const before = firehoses.length;
+    s.write(`GET /cut HTTP/1.1\r\nHost: gzip\r\nAccept-Encoding: ${ae}\r\n\r\n`);
+    // The pod cuts once the client has the status and some of the body (for br, the encoder
+    // emits nothing before its first window is full: the 4 MiB are more than that).
+    await eventually(() => firehoses.length > before && Buffer.concat(got).includes("\r\n\r\n"), 30_000, "the status and some body reached the client");
+    firehoses[before]!.socket.resetAndDestroy();
+    await closed;
+    const raw = Buffer.concat(got).toString("latin1");
+    // RFC 9112 §7.1: only the last chunk ends a chunked body; a cut one is a connection closed
+    // without it (nginx closes its client's connection so too).
+    expect(raw).toStartWith("HTTP/1.1 200 ");
+    expect(raw.toLowerCase()).toContain("\r\ntransfer-encoding: chunked\r\n");
+    expect(raw.endsWith("\r\n0\r\n\r\n")).toBe(false);
+    expect(await encoding("/xml", { "accept-encoding": ae })).toBe(ae === "identity" ? null : ae);
   });
 
   test.each(["br", "gzip", "identity"])("a client that stops reading a never-ending streamed answer (%s): the pod is held back, Portico buffers a bounded amount", async (ae) => {
