@@ -418,7 +418,7 @@ const KEYS: Readonly<Record<string, Judge>> = {
   "brotli-level": (val) => {
     const n = val.trim();
     if (!/^\d{1,2}$/.test(n) || Number(n) > 11) return bad("a level 0-11");
-    return n === "4" ? same("4, Portico's --brotli-level default too") : flag("brotli quality (bodies over 64 KiB, which Portico streams, get the encoder's default)", `--brotli-level=${Number(n)}`);
+    return n === "4" ? same("4, Portico's --brotli-level default too") : flag("brotli quality", `--brotli-level=${Number(n)}`);
   },
   "brotli-min-length": (val) => {
     const n = val.trim();

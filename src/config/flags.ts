@@ -136,7 +136,7 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx's enable-brotli, brotli-level, brotli-min-length, brotli-types (config.go
   // NewDefault: off, 4, 20, the list below; nginx.tmpl's brotli block).
   brotli: { name: "brotli", metavar: null, help: "brotli-compress answers of the --brotli-types of at least --brotli-min-length bytes to clients that accept br, before gzip (ingress-nginx's enable-brotli)", defaultText: "false", schema: val.bool, fallback: () => false },
-  brotliLevel: { name: "brotli-level", metavar: "N", help: "with --brotli: quality 0-11 (answers over 64 KiB, which are streamed, get the encoder's default)", defaultText: "4", schema: val.integer(0, 11), fallback: () => 4 },
+  brotliLevel: { name: "brotli-level", metavar: "N", help: "with --brotli: quality 0-11, for answers read whole and streamed alike", defaultText: "4", schema: val.integer(0, 11), fallback: () => 4 },
   brotliMinLength: { name: "brotli-min-length", metavar: "BYTES", help: "with --brotli: answers whose Content-Length is smaller are not brotli-compressed", defaultText: "20", schema: val.integer(0, 2 ** 31 - 1), fallback: () => 20 },
   brotliTypes: { name: "brotli-types", metavar: "TYPE[,TYPE]", help: "with --brotli: media types compressed (* for any); text/html always is", defaultText: "ingress-nginx's brotli-types default (18 types, gzip's and application/xml+rss)", schema: val.mediaTypeList, fallback: () => DEFAULT_BROTLI_TYPES },
   hsts: { name: "hsts", metavar: null, help: "send Strict-Transport-Security on HTTPS responses (--hsts=false to turn off)", defaultText: "true", schema: val.bool, fallback: () => true },
