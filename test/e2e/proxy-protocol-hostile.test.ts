@@ -10,12 +10,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import tls from "node:tls";
+import { createCertificate } from "../tls/pki.ts";
 import { namedBackend, type RawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
 import { startPortico, waitReady, type Portico } from "./harness.ts";
-import { ingress, ingressClass, service, slice, yamlDocs } from "./objects.ts";
+import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
 
 const HOST = "pp-hostile";
+const pem = createCertificate({ subjectCN: HOST, sans: [HOST] });
 let backend: RawBackend;
 let p: Portico;
 let dir: string;
@@ -26,7 +29,10 @@ beforeAll(async () => {
   mkdirSync(join(dir, "m"));
   writeFileSync(join(dir, "m", "all.yaml"), yamlDocs([
     ingressClass(), service("web", "echo"), slice("web", "echo", [backend.port]),
-    ingress("web", "pp", [{ host: HOST, paths: [{ path: "/", service: "echo" }] }]),
+    tlsSecret("web", "pp-tls", pem.certPem, pem.keyPem),
+    ingress("web", "pp", [{ host: HOST, paths: [{ path: "/", service: "echo" }] }], {
+      tls: [{ hosts: [HOST], secretName: "pp-tls" }], annotations: { "nginx.ingress.kubernetes.io/ssl-redirect": "false" },
+    }),
   ]));
   p = await startPortico(["--manifests", join(dir, "m"), "--access-log", "off", "--use-proxy-protocol", "--proxy-protocol-header-timeout", "1s", "--client-header-timeout", "2s", "--workers", "1"]);
   await waitReady(p);
@@ -37,9 +43,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function connect(): Promise<net.Socket> {
+function connect(port = p.ports.http): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const s = net.connect(p.ports.http, "127.0.0.1", () => resolve(s));
+    const s = net.connect(port, "127.0.0.1", () => resolve(s));
     s.once("error", reject);
   });
 }
@@ -98,6 +104,18 @@ describe("PROXY protocol, hostile input", () => {
     expect(await served(v2(0x21, 0x11, V4), "trickle-v2", true)).toBe("203.0.113.9");
   });
 
+  test("on the HTTPS port: a v2 header in one-byte writes, then a TLS handshake and a request; its client is used", async () => {
+    const raw = await connect(p.ports.https);
+    await trickle(raw, v2(0x21, 0x11, V4));
+    const s = tls.connect({ socket: raw, servername: HOST, rejectUnauthorized: false });
+    await new Promise<void>((resolve, reject) => (s.once("secureConnect", resolve), s.once("error", reject)));
+    const all = readAll(s as unknown as net.Socket);
+    s.write(request("tls-trickle"));
+    const r = await all;
+    expect(r.data).toStartWith("HTTP/1.1 200 ");
+    expect(forwardedFor("tls-trickle")).toBe("203.0.113.9");
+  });
+
   test("LOCAL, UNSPEC and UNKNOWN keep the connection's own address; TLVs after the addresses are skipped", async () => {
     expect(await served(v2(0x20, 0x11, V4), "local")).toBe("127.0.0.1");
     expect(await served(v2(0x21, 0x00, []), "unspec")).toBe("127.0.0.1");
@@ -147,7 +165,8 @@ describe("PROXY protocol, hostile input", () => {
 
   test("200 connections that stop mid-header are all closed at the header timeout, and the port serves meanwhile", async () => {
     const partial = [enc("PROXY TCP4 1.2.3"), new Uint8Array(SIG.slice(0, 7)), v2(0x21, 0x11, V4).subarray(0, 20), enc("P")];
-    const socks = await Promise.all(Array.from({ length: 200 }, () => connect()));
+    // Half on each port.
+    const socks = await Promise.all(Array.from({ length: 200 }, (_, i) => connect(i % 2 ? p.ports.https : p.ports.http)));
     const ends = socks.map((s, i) => {
       const all = readAll(s);
       s.write(partial[i % partial.length] as Uint8Array);
