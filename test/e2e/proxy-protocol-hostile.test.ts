@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
 import { createCertificate } from "../tls/pki.ts";
-import { namedBackend, type RawBackend } from "../proxy/raw.ts";
+import { namedBackend, rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
 import { startPortico, waitReady, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
@@ -20,17 +20,42 @@ import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./ob
 const HOST = "pp-hostile";
 const pem = createCertificate({ subjectCN: HOST, sans: [HOST] });
 let backend: RawBackend;
+let hose: RawBackend;
+/** What the streaming pod wrote, and whether its socket is full (a write held until 'drain'). */
+const streams: { sent: number; waiting: boolean; socket: net.Socket }[] = [];
+const STREAM_CAP = 160 * 1024 * 1024;
+/** A pod answering with a chunked body of new bytes for as long as it is taken, up to STREAM_CAP. */
+function stream(socket: net.Socket): void {
+  const f = { sent: 0, waiting: false, socket };
+  streams.push(f);
+  socket.write("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n");
+  const chunk = `10000\r\n${"z".repeat(0x10000)}\r\n`;
+  const pump = () => {
+    f.waiting = false;
+    while (f.sent < STREAM_CAP && !socket.destroyed) {
+      f.sent += chunk.length;
+      if (!socket.write(chunk, "latin1")) {
+        f.waiting = true;
+        socket.once("drain", pump);
+        return;
+      }
+    }
+  };
+  pump();
+}
 let p: Portico;
 let dir: string;
 
 beforeAll(async () => {
   backend = await namedBackend("echo");
+  hose = await rawBackend((req) => (stream(req.socket), null));
   dir = mkdtempSync(join(tmpdir(), "portico-pp-hostile-"));
   mkdirSync(join(dir, "m"));
   writeFileSync(join(dir, "m", "all.yaml"), yamlDocs([
     ingressClass(), service("web", "echo"), slice("web", "echo", [backend.port]),
     tlsSecret("web", "pp-tls", pem.certPem, pem.keyPem),
-    ingress("web", "pp", [{ host: HOST, paths: [{ path: "/", service: "echo" }] }], {
+    service("web", "hose"), slice("web", "hose", [hose.port]),
+    ingress("web", "pp", [{ host: HOST, paths: [{ path: "/", service: "echo" }, { path: "/stream", service: "hose" }] }], {
       tls: [{ hosts: [HOST], secretName: "pp-tls" }], annotations: { "nginx.ingress.kubernetes.io/ssl-redirect": "false" },
     }),
   ]));
@@ -40,6 +65,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await p?.stop("SIGKILL");
   await backend?.stop();
+  await hose?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -161,6 +187,28 @@ describe("PROXY protocol, hostile input", () => {
       return all;
     });
     expect(await Promise.all(ends)).toEqual([{ data: "", closed: true }, { data: "", closed: true }]);
+  });
+
+  test("a client behind a PROXY header that stops reading a never-ending answer: the front holds the pod back", async () => {
+    const before = streams.length;
+    // No 'data' listener: nothing is taken off the client's socket past its small buffer.
+    const s = await connect();
+    s.write(new Uint8Array([...enc("PROXY TCP4 198.51.100.7 10.0.0.1 4000 80\r\n"), ...enc(`GET /stream HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`)]));
+    await eventually(() => streams.length > before, 10_000, "the pod got the request");
+    const f = streams[before]!;
+    // Held: the same count over 40 polls while the pod's writes wait. Socket buffers on
+    // loopback hold a few MiB per hop (client, front, listener, pod); a front that kept reading
+    // would take all STREAM_CAP bytes.
+    let last = -1;
+    let same = 0;
+    await eventually(() => {
+      same = f.waiting && f.sent === last ? same + 1 : 0;
+      last = f.sent;
+      return same >= 40 || f.sent >= STREAM_CAP;
+    }, 120_000, "the pod's writes held, or all of them taken", 50);
+    expect(f.sent).toBeLessThan(64 * 1024 * 1024);
+    s.destroy();
+    await eventually(() => f.socket.destroyed || f.socket.closed, 10_000, "the pod's connection closed after the client left");
   });
 
   test("200 connections that stop mid-header are all closed at the header timeout, and the port serves meanwhile", async () => {
