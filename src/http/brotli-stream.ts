@@ -61,7 +61,9 @@ export function brotliStream(quality: number): ReadableWritablePair<Uint8Array, 
       out?.close();
     } catch {}
   });
-  z.once("error", fail);
+  // Every error, not only the first: an EventEmitter without an error listener throws, which
+  // would end the process (a second one may come from a write that was under way at a cancel).
+  z.on("error", fail);
   const readable = new ReadableStream<Uint8Array>(
     {
       start(c) {
