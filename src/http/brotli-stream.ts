@@ -2,18 +2,17 @@
 // brotli_comp_level) and ngx_brotli's default window (brotli_window 512k, a 2^19-byte window;
 // ingress-nginx's template sets none). Bun 1.4.5's CompressionStream("brotli") takes neither: it
 // encodes at quality 11 with a 4 MiB window, measured on 1.4.5 at about 1 MiB/s of text
-// against ~65 MiB/s at quality 4, and with no output until some 8 MiB of input, so any client
+// against ~65 MiB/s at quality 4 (and no output before about 1.3 MiB of input), so any client
 // asking `br` for a large streamed answer held a core for the whole download. node:zlib's
 // encoder takes both and runs off the event loop. docs/design.md "Response compression".
 //
-// Bun 1.4.5's node:zlib brotli stream keeps taking input whether or not its output is read
-// (measured: 33 MB written to a paused encoder, every write's 'drain' came), so its own
-// backpressure is not relied on. Instead each chunk of the pod's body is handed over only once
-// the previous one was encoded and everything encoded so far was taken by the client's side:
-// a client that stops reading holds the encoder's window and one chunk's output, and through
-// the pipe the pod's body is no longer read. A reader that cancels errors the writable side,
-// which makes pipeThrough cancel the pod's body (WHATWG Streams ReadableStreamPipeTo: an
-// errored destination cancels the source); a pod's body that fails errors the client's.
+// Each chunk of the pod's body is handed to the encoder only once the previous one was encoded
+// and everything encoded so far was taken by the client's side, so what waits in Portico for a
+// client that stops reading is the encoder's window and one chunk's output, whatever the
+// encoder's own stream buffers would allow, and through the pipe the pod's body is no longer
+// read. A reader that cancels errors the writable side, which makes pipeThrough cancel the
+// pod's body (WHATWG Streams ReadableStreamPipeTo: an errored destination cancels the source);
+// a pod's body that fails errors the client's.
 import { constants, createBrotliCompress } from "node:zlib";
 
 /** ngx_brotli's brotli_window default (512k). */
