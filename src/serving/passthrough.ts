@@ -14,7 +14,7 @@
 // listener (docs/design.md "PROXY protocol").
 import type { Logger } from "../log/logger.ts";
 import type { Balancer, RequestServer } from "../proxy/index.ts";
-import { lookup } from "../table/lookup.ts";
+import { passthroughRouteOf } from "../table/passthrough.ts";
 import type { Route, RouteTable } from "../table/types.ts";
 import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
 import { startTcpFront } from "./front.ts";
@@ -53,24 +53,17 @@ export interface PassthroughFront {
 }
 
 /**
- * The passthrough route for a server name: the `/` route of an exact host whose Ingresses set
- * ssl-passthrough (compile marks such routes). ingress-nginx compares the SNI with each
- * passthrough server's name as written (tcp.go TCPProxy.Get), so a wildcard host never matches,
- * and passes the whole host to its `/` location's backend (controller.go getConfiguration).
+ * The passthrough route for a server name (table/passthrough.ts, which explain reads too),
+ * remembered per table.
  */
 export function passthroughRoute(table: RouteTable, serverName: string): Route | null {
   let byHost = ROUTES.get(table);
   if (byHost === undefined) ROUTES.set(table, (byHost = new Map()));
   const known = byHost.get(serverName);
   if (known !== undefined) return known;
-  const entry = table.exact.get(serverName);
   // Only names the table has are remembered: a client cannot grow the map with made-up names.
-  if (entry === undefined) return null;
-  let route: Route | null = null;
-  if (entry.routes.some((r) => r.sslPassthrough === true)) {
-    const m = lookup(table, serverName, "/");
-    if (m !== null && m.via === "exact-host" && m.route.source === "rule" && m.route.path === "/") route = m.route;
-  }
+  if (!table.exact.has(serverName)) return null;
+  const route = passthroughRouteOf(table, serverName);
   byHost.set(serverName, route);
   return route;
 }
