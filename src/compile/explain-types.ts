@@ -53,6 +53,11 @@ export interface ExplainRequest {
    * (use-gzip, enable-brotli) a pod's answer gets for it.
    */
   readonly acceptEncoding?: string;
+  /**
+   * The request's User-Agent; absent: none (nginx's empty $http_user_agent). gzip-disable and
+   * --block-user-agents read it, as the relay and the route step do.
+   */
+  readonly userAgent?: string;
 }
 
 /** Which Portico port's table explain asked (with --gateway-ports each Gateway has its own). */

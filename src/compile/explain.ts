@@ -78,6 +78,7 @@ export function normaliseRequest(req: ExplainRequest): ExplainRequest {
     ...(req.gateway === undefined ? {} : { gateway: req.gateway }),
     ...(req.listenerPort === undefined ? {} : { listenerPort: req.listenerPort }),
     ...(req.acceptEncoding === undefined ? {} : { acceptEncoding: req.acceptEncoding }),
+    ...(req.userAgent === undefined ? {} : { userAgent: req.userAgent }),
   };
 }
 
@@ -598,6 +599,7 @@ export function* explainSteps(
   if (request.method !== undefined && !METHOD.test(request.method)) throw new RangeError("explain: method is not an HTTP method token");
   if (request.contentType !== undefined && (request.contentType.length > 256 || /[\u0000-\u001f\u007f]/.test(request.contentType))) throw new RangeError("explain: content type is not a header value");
   if (request.acceptEncoding !== undefined && (request.acceptEncoding.length > 256 || /[\u0000-\u001f\u007f]/.test(request.acceptEncoding))) throw new RangeError("explain: accept encoding is not a header value");
+  if (request.userAgent !== undefined && (request.userAgent.length > 512 || /[\u0000-\u001f\u007f]/.test(request.userAgent))) throw new RangeError("explain: user agent is not a header value");
   const norm = normaliseRequest(request);
   const host = requestHost(norm.host);
   const view = compiler.inspect(snapshot, host.wildcard === null ? [norm.host, "*"] : [norm.host, host.wildcard, "*"]);
@@ -617,7 +619,7 @@ export function* explainSteps(
   const chosen = entry?.host ?? null;
   const regex = entry?.regex ? new RegexView(entry, entry.regex, req.path) : null;
   const rewrite = explainRewrite(match);
-  const answerReq = { host: req.host, path: req.path, scheme: req.scheme, client: req.client ?? null, acceptEncoding: req.acceptEncoding ?? null };
+  const answerReq = { host: req.host, path: req.path, scheme: req.scheme, client: req.client ?? null, acceptEncoding: req.acceptEncoding ?? null, userAgent: req.userAgent ?? null };
   // The Gateway API rules are asked before the Ingress table, as the proxy does (docs/design.md
   // "Gateway API"); the Ingress candidates are still listed, and lose to the Gateway rule.
   // What the table adds to every request and answer (add-headers, proxy-set-headers).

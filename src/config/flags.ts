@@ -211,6 +211,7 @@ export const EXPLAIN_FLAGS = {
   gateway: { name: "gateway", metavar: "NS/NAME", help: "with --gateway-ports: ask this Gateway's own port (with --listener-port when it has several)", defaultText: "none" },
   listenerPort: { name: "listener-port", metavar: "N", help: "with --gateway: the Gateway's listener port", defaultText: "its only one" },
   acceptEncoding: { name: "accept-encoding", metavar: "VALUE", help: "request Accept-Encoding: which compression (use-gzip, enable-brotli) a pod's answer gets", defaultText: "none" },
+  userAgent: { name: "user-agent", metavar: "VALUE", help: "request User-Agent: gzip-disable and --block-user-agents read it", defaultText: "none" },
 } as const;
 
 /** Flags only the `migrate` subcommand takes (it reads --nginx-configmap too, a flag of the server's). */

@@ -23,6 +23,7 @@ export type ParseOutcome =
       readonly method?: string;
       readonly contentType?: string;
       readonly acceptEncoding?: string;
+      readonly userAgent?: string;
       readonly port?: number;
       readonly gateway?: string;
       readonly listenerPort?: number;
@@ -256,6 +257,8 @@ function explainOutcome(config: Config, given: ReadonlyMap<string, string>): Par
   if (contentType !== undefined && !/^[\u0020-\u007e]{1,256}$/.test(contentType)) return error(`--content-type: expected a header value, got ${quote(contentType)}`);
   const acceptEncoding = given.get("acceptEncoding");
   if (acceptEncoding !== undefined && !/^[\u0020-\u007e]{0,256}$/.test(acceptEncoding)) return error(`--accept-encoding: expected a header value, got ${quote(acceptEncoding)}`);
+  const userAgent = given.get("userAgent");
+  if (userAgent !== undefined && !/^[\u0020-\u007e]{0,512}$/.test(userAgent)) return error(`--user-agent: expected a header value, got ${quote(userAgent)}`);
   const gateway = given.get("gateway");
   if (gateway !== undefined && !/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(gateway)) return error(`--gateway: expected NAMESPACE/NAME, got ${quote(gateway)}`);
   const ports: { port?: number; listenerPort?: number } = {};
@@ -277,6 +280,7 @@ function explainOutcome(config: Config, given: ReadonlyMap<string, string>): Par
     ...(method === undefined ? {} : { method }),
     ...(contentType === undefined ? {} : { contentType }),
     ...(acceptEncoding === undefined ? {} : { acceptEncoding }),
+    ...(userAgent === undefined ? {} : { userAgent }),
     ...(gateway === undefined ? {} : { gateway }),
     ...ports,
   };

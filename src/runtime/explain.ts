@@ -36,7 +36,9 @@ function refusal(err: unknown): ExplainRefused | ExplainError {
  * another name, as the listener does.
  */
 let known: ReadonlySet<string> | null = null;
-const withKnownCiphers = (config: Config): Config & { knownCiphers: ReadonlySet<string> } => ({ ...config, knownCiphers: (known ??= new Set(getCiphers())) });
+/** The same set for the routes view's TLS column (table/text.ts RoutesTls). */
+export const knownCiphers = (): ReadonlySet<string> => (known ??= new Set(getCiphers()));
+const withKnownCiphers = (config: Config): Config & { knownCiphers: ReadonlySet<string> } => ({ ...config, knownCiphers: knownCiphers() });
 
 export async function explainLive(controller: Controller, config: Config, q: ExplainRequest): Promise<ExplainResult | ExplainRefused | ExplainError> {
   // The snapshot of the live table, so the answer describes what is being served right now.

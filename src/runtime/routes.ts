@@ -7,6 +7,7 @@ import { createLogger } from "../log/logger.ts";
 import { loadOnce } from "./load.ts";
 import { serializeTable } from "../table/serialize.ts";
 import { formatRoutesText } from "../table/text.ts";
+import { knownCiphers } from "./explain.ts";
 
 /** Prints the route table on stdout (problems on stderr); returns the exit code. */
 export async function routesCli(config: Config): Promise<number> {
@@ -22,7 +23,7 @@ export async function routesCli(config: Config): Promise<number> {
     return 1;
   }
   const result = compile(loaded.snapshot, config);
-  process.stdout.write(formatRoutesText(serializeTable(result.table), config));
+  process.stdout.write(formatRoutesText(serializeTable(result.table), config, { hostTls: result.hostTls, knownCiphers: knownCiphers() }));
   // What did not make it into the table, after it (stderr): the reasons a route is missing.
   for (const d of [...loaded.invalid, ...result.diagnostics]) {
     log.warn(d.reason === "InvalidObject" ? "object skipped" : "object problem", { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });
