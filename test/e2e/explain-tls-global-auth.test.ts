@@ -161,6 +161,24 @@ describe("explain's listener TLS for the SNI name is what the handshake gets", (
       await handshakesMatch(c.host, t);
     });
   }
+  // The routes view (/debug/routes?format=text, portico routes) shows a host's own list in its
+  // TLS column where the listener applies it, as explain (held to the handshakes above) does.
+  test("the routes view's TLS column: a host's own ssl-ciphers, or that it is not applied", async () => {
+    const res = await fetch(`${portico.admin}/debug/routes?format=text`);
+    expect(res.status).toBe(200);
+    const rows = (await res.text()).split("\n");
+    const tlsOf = (host: string) => {
+      const line = rows.find((l) => l.startsWith(`${host} `));
+      // The cell between ENDPOINTS and INGRESS: "no" or "yes", and what follows up to the Ingress.
+      return /\s(?:yes|no)(?:; [^\s].*?)?(?=\s{2,}web\/)/.exec(line ?? "")?.[0].trim() ?? null;
+    };
+    const own = await explainOf("own.test", "https");
+    expect(tlsOf("own.test")).toBe(`yes; ciphers ${own.tls!.ciphers.join(":")} (ssl-ciphers of web/own)`);
+    expect(tlsOf("plain.test")).toBe("yes");
+    expect(tlsOf("bogus.test")).toBe("yes; ssl-ciphers of web/bogus not applied (unknown TLS 1.2 cipher suite BOGUS-CIPHER (OpenSSL names such as ECDHE-RSA-AES128-GCM-SHA256)): the listener's list");
+    expect(tlsOf("*.wild.test")).toBe(`no; ciphers ${CBC} (ssl-ciphers of web/wild)`);
+  });
+
   test("explain over plain HTTP says nothing of TLS", async () => {
     expect((await explainOf("plain.test", "http")).tls).toBeUndefined();
   });
