@@ -4,7 +4,8 @@
 // Trailers-Only one ends with (gRPC's PROTOCOL-HTTP2.md), and shows a request neither the
 // client's certificate nor the connection's SNI, which client-certificate routes and their 421
 // read (kinds/client-cert.ts).
-import { needsClientCertificates } from "./client-certs.ts";
+import { needsClientCertificates, readsClientCertificates } from "./client-certs.ts";
+import { selectHost } from "./lookup.ts";
 import { someRoute } from "./routes.ts";
 import type { Backend, GatewayEntry, GatewayRoutes, HostRoutes, Route, RouteTable } from "./types.ts";
 
@@ -71,6 +72,54 @@ export function needsNodeListener(table: RouteTable): boolean {
   if (v === undefined) {
     v = needsClientCertificates(table) || answersGrpc(table);
     known.set(table, v);
+  }
+  return v;
+}
+
+/** A route only node:http2 serves correctly: a gRPC backend (or canary), or client certificates read. */
+function routeNeedsNode(route: Route): boolean {
+  return routeAnswersGrpc(route) || readsClientCertificates(route);
+}
+
+const hostNeeds = new WeakMap<HostRoutes, boolean>();
+const everyKnown = new WeakMap<RouteTable, boolean>();
+
+/**
+ * True when every host needs node:http2: the default route does (it answers every host's
+ * unmatched paths and every unknown host), or a Gateway API route with a gRPC backend exists
+ * (GRPCRoute hostnames are not classified per host: the whole port goes to node:http2, as
+ * before the SNI split). Cached per table object.
+ */
+export function everyHostNeedsNode(table: RouteTable): boolean {
+  let v = everyKnown.get(table);
+  if (v === undefined) {
+    v = (table.defaultRoute !== null && routeNeedsNode(table.defaultRoute)) || gatewayAnswersGrpc(table.gateway);
+    everyKnown.set(table, v);
+  }
+  return v;
+}
+
+/**
+ * Whether a connection whose SNI names `hostname` (lowercase, no trailing dot), or a request
+ * for it, needs node:http2 (serving/tls-split.ts): the host entry the table's own lookup
+ * selects for the name (exact or alias, then `*.suffix`, then the hostless rules:
+ * lookup.ts selectHost) holds a route that needs it, or every host does. The answer per host
+ * entry is kept while the entry is, as needsNodeListener's.
+ */
+export function hostNeedsNode(table: RouteTable, hostname: string): boolean {
+  if (everyHostNeedsNode(table)) return true;
+  const h = selectHost(table, hostname);
+  if (h === null) return false;
+  let v = hostNeeds.get(h);
+  if (v === undefined) {
+    v = false;
+    for (let i = 0; i < h.routes.length; i++) {
+      if (routeNeedsNode(h.routes[i]!)) {
+        v = true;
+        break;
+      }
+    }
+    hostNeeds.set(h, v);
   }
   return v;
 }
