@@ -226,6 +226,46 @@ test("hand-over both ways: the gRPC route appears and goes, with requests in fli
   }
 });
 
+test("hand-over both ways under a stream of new connections: no request fails", async () => {
+  const r = start(makeTable(ordinary()));
+  let running = true;
+  let ok = 0;
+  let retried = 0;
+  const seen: string[] = [];
+  const port = r.s.ports.https;
+  const loop = (async () => {
+    while (running) {
+      const got = await tlsCurl(port, "web.test", "web.test", "--http2");
+      if (got.out === `${CLIENT} 200 2`) ok++;
+      else if (/GOAWAY, error=0, last_stream=0/.test(got.err) || /Connection reset by peer|SSL_ERROR_SYSCALL/.test(got.err)) {
+        // A listener (or the front) stopped in the instant it accepted this connection: the
+        // kernel resets what is left in a closing listener's queue, or Bun sends GOAWAY with
+        // last stream 0; the request was never processed (RFC 9113 §6.8) and may be sent again.
+        retried++;
+      } else seen.push(`${got.out} ${got.err.trim().split("\n").at(-1)}`);
+    }
+  })();
+  try {
+    await eventually(() => ok >= 2, 20_000);
+    r.setTable(withGrpc());
+    expect(r.s.httpsListener).toBe("split");
+    let before = ok;
+    await eventually(() => ok >= before + 3, 20_000);
+    await r.s.settled();
+    r.setTable(makeTable(ordinary()));
+    expect(r.s.httpsListener).toBe("bun");
+    before = ok;
+    await eventually(() => ok >= before + 3, 20_000);
+    await r.s.settled();
+  } finally {
+    running = false;
+    await loop;
+    await r.s.shutdown({ delay: false });
+  }
+  expect(seen).toEqual([]);
+  expect(retried).toBeLessThanOrEqual(4);
+});
+
 test("--enable-ssl-passthrough and the split share one front: passed-through hosts, gRPC hosts and ordinary hosts each reach theirs", async () => {
   const pem = createCertificate({ subjectCN: "pass.test", sans: ["pass.test"] });
   const pod = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: { cert: pem.certPem, key: pem.keyPem }, fetch: () => new Response("pod") });
