@@ -114,7 +114,12 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
   }
 
   function useListener(want: ListenerKind): void {
-    if (want === kind || frozen) return;
+    if (frozen) return;
+    if (want === kind) {
+      // Still split, on a new table: hosts that moved to node:http2 move their connections.
+      if (kind === "split") (live as SplitListener).refit();
+      return;
+    }
     if (last === null) {
       // Not listening yet: start with the right one.
       kind = want;

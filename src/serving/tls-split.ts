@@ -20,9 +20,9 @@ import type { RouteTable } from "../table/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { RequestServer } from "../proxy/index.ts";
 import { createH2Listener, type DrainableServer, type H2Handler, type HttpsListener } from "../http2/listener.ts";
-import { hostNeedsNode } from "../table/listener-needs.ts";
+import { hostNeedsNode, hostsMovedToNode } from "../table/listener-needs.ts";
 import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
-import { createTlsListener, type RotationInfo, type ServeHandler } from "../tls/listener.ts";
+import { createTlsListener, type RotationInfo, type ServeHandler, type TlsListener } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { startTcpFront, type TcpFront } from "./front.ts";
 
@@ -47,6 +47,12 @@ export interface SplitOptions {
 export interface SplitListener extends HttpsListener {
   /** The loopback port for a connection whose ClientHello named `serverName` (null: none, or unreadable). */
   innerPort(serverName: string | null): number;
+  /**
+   * A new table is live: when a host Bun.serve served needs node:http2 now, a new Bun.serve
+   * takes the loopback port and the previous one drains (GOAWAY, Connection: close), so the
+   * connections opened for that host reconnect through the front rather than get 421 for good.
+   */
+  refit(): void;
   /** Connections the split's own front pipes now (0 without one). */
   readonly piped: number;
 }
@@ -103,11 +109,17 @@ export function createSplitListener(o: SplitOptions): SplitListener {
     };
   }
 
-  const bun = createTlsListener({
-    hostname: "127.0.0.1", port: 0, log, hooks: o.hooks, http2: o.http2, http3: false,
-    ...(o.drainMs === undefined ? {} : { drainMs: o.drainMs }),
-    handler: () => through(o.handler(() => bun.port), () => bun.port, true),
-  });
+  const makeBun = (port: number): TlsListener =>
+    createTlsListener({
+      hostname: "127.0.0.1", port, log, hooks: o.hooks, http2: o.http2, http3: false,
+      ...(o.drainMs === undefined ? {} : { drainMs: o.drainMs }),
+      handler: () => through(o.handler(() => bun.port), () => bun.port, true),
+    });
+  // Replaced (same loopback port, SO_REUSEPORT) when hosts move to node:http2: refit().
+  let bun = makeBun(0);
+  const retiring = new Set<TlsListener>();
+  let table = o.table();
+  let last: { entries: readonly TlsEntry[]; fingerprint: string } | null = null;
   const node = createH2Listener({
     hostname: "127.0.0.1", port: 0, log, hooks: o.hooks, reusePort: true, draining: o.draining, headerTimeoutMs: o.headerTimeoutMs,
     handler: () => through(o.handler(() => node.port), () => node.port, false),
@@ -132,13 +144,42 @@ export function createSplitListener(o: SplitOptions): SplitListener {
 
   const frontServer = (f: TcpFront): DrainableServer => ({ pendingRequests: 0, stop: async (closeActive = false) => f.stop(closeActive) });
 
+  function renewBun(): void {
+    if (last === null) return;
+    let next: TlsListener;
+    try {
+      next = makeBun(bun.port);
+      next.update(last.entries, last.fingerprint);
+    } catch (err) {
+      log.error("cannot renew the Bun.serve side of the split HTTPS port; its connections for moved hosts get 421 until they reconnect", { err: String(err) });
+      return;
+    }
+    const old = bun;
+    bun = next;
+    retiring.add(old);
+    old.freeze();
+    void old
+      .stop(false)
+      .catch((err: unknown) => log.warn("stopping the previous Bun.serve side failed", { err: String(err) }))
+      .finally(() => retiring.delete(old));
+    log.info("hosts moved to node:http2: the Bun.serve side of the split HTTPS port renewed");
+  }
+
   return {
     innerPort,
     get piped() {
       return front?.open ?? 0;
     },
+    refit() {
+      const next = o.table();
+      if (frozen || next === table) return;
+      const moved = hostsMovedToNode(table, next);
+      table = next;
+      if (moved) renewBun();
+    },
     update(entries: readonly TlsEntry[], fingerprint: string, provisional?: boolean) {
       if (frozen) return;
+      last = { entries, fingerprint };
       bun.update(entries, fingerprint, provisional);
       node.update(entries, fingerprint, provisional);
       // The front binds the public port last, once both listeners it pipes to listen.
@@ -157,6 +198,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
     },
     async settled() {
       await Promise.all([bun.settled(), node.settled()]);
+      while (retiring.size > 0) await new Promise((r) => setTimeout(r, 10));
     },
     freeze() {
       frozen = true;
@@ -167,7 +209,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       frozen = true;
       // Stop accepting first; the pipes end as the listeners behind them close their connections.
       front?.stop(closeActive);
-      await Promise.all([bun.stop(closeActive), node.stop(closeActive)]);
+      await Promise.all([bun.stop(closeActive), node.stop(closeActive), ...[...retiring].map((l) => l.stop(true))]);
       front?.stop(true);
     },
     requestClientCertificates(on: boolean) {
@@ -179,7 +221,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       return node.requestsClientCertificates;
     },
     get servers() {
-      return [...(front === null ? [] : [frontServer(front)]), ...bun.servers, ...node.servers];
+      return [...(front === null ? [] : [frontServer(front)]), ...bun.servers, ...[...retiring].flatMap((l) => l.servers), ...node.servers];
     },
     get port() {
       return front?.port ?? o.port;
@@ -188,7 +230,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       return bun.rotations;
     },
     get alive() {
-      return bun.alive + node.alive;
+      return bun.alive + node.alive + [...retiring].reduce((n, l) => n + l.alive, 0);
     },
     get fingerprint() {
       return bun.fingerprint;

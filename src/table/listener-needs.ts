@@ -109,7 +109,10 @@ export function everyHostNeedsNode(table: RouteTable): boolean {
 export function hostNeedsNode(table: RouteTable, hostname: string): boolean {
   if (everyHostNeedsNode(table)) return true;
   const h = selectHost(table, hostname);
-  if (h === null) return false;
+  return h !== null && entryNeedsNode(h);
+}
+
+function entryNeedsNode(h: HostRoutes): boolean {
   let v = hostNeeds.get(h);
   if (v === undefined) {
     v = false;
@@ -122,4 +125,48 @@ export function hostNeedsNode(table: RouteTable, hostname: string): boolean {
     hostNeeds.set(h, v);
   }
   return v;
+}
+
+/** Host names by the listener their entries need: exact hosts and aliases as written, a wildcard entry as `*.suffix`, the hostless entry as `*`. */
+export interface HostNames {
+  readonly node: ReadonlySet<string>;
+  readonly bun: ReadonlySet<string>;
+}
+
+const namesKnown = new WeakMap<RouteTable, HostNames>();
+
+/** Every host entry's name, by the listener it needs (a walk of every entry; the per-entry answers are kept while the entries are). Cached per table. */
+export function hostNames(table: RouteTable): HostNames {
+  let v = namesKnown.get(table);
+  if (v === undefined) {
+    const node = new Set<string>();
+    const bun = new Set<string>();
+    const put = (name: string, h: HostRoutes) => (entryNeedsNode(h) ? node : bun).add(name);
+    for (const [name, h] of table.exact) put(name, h);
+    for (const [name, h] of table.aliases) put(name, h);
+    for (const [suffix, h] of table.wildcard) put(`*.${suffix}`, h);
+    if (table.any !== null) put("*", table.any);
+    v = { node, bun };
+    namesKnown.set(table, v);
+  }
+  return v;
+}
+
+/**
+ * Whether some host Bun.serve served under `prev` needs node:http2 under `next`: a name that
+ * needs it now and did not; an exact name Bun.serve served that is gone and now falls to an
+ * entry that needs it; a wildcard Bun.serve served that is gone while the hostless entry
+ * needs it (lookup.ts selectHost: exact, alias, wildcard, then hostless). The SNI split then
+ * renews its Bun.serve side, so connections opened for such a host move (serving/tls-split.ts).
+ */
+export function hostsMovedToNode(prev: RouteTable, next: RouteTable): boolean {
+  if (prev === next) return false;
+  const a = hostNames(prev);
+  const b = hostNames(next);
+  for (const name of b.node) if (!a.node.has(name)) return true;
+  for (const name of a.bun) {
+    if (b.bun.has(name)) continue;
+    if (name.startsWith("*") ? b.node.has("*") : hostNeedsNode(next, name)) return true;
+  }
+  return false;
 }

@@ -8,6 +8,7 @@
 // every host.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as grpc from "@grpc/grpc-js";
+import http2 from "node:http2";
 import { connect as netConnect } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { createInstruments } from "../../src/admin/instruments.ts";
@@ -222,6 +223,41 @@ test("hand-over both ways: the gRPC route appears and goes, with requests in fli
     await r.s.settled();
     expect((await tlsCurl(port, "web.test", "web.test", "--http1.1")).out).toBe(`${CLIENT} 200 1.1`);
   } finally {
+    await r.s.shutdown({ delay: false });
+  }
+});
+
+test("a host Bun.serve serves gains a gRPC route: its open HTTP/2 connection is closed gracefully, the next one reaches node:http2", async () => {
+  const later = (grpcToo: boolean) => makeTable([...ordinary(), ...grpcRoutes(), { host: "later.test", backend: makeBackend(grpcToo ? [echo.port] : [web.port], grpcToo ? { scheme: "grpc" } : {}) }]);
+  const r = start(later(false));
+  const port = r.s.ports.https;
+  const s = http2.connect(`https://127.0.0.1:${port}`, { servername: "later.test", rejectUnauthorized: false });
+  s.on("error", () => {});
+  let goaway = false;
+  let closed = false;
+  s.on("goaway", () => (goaway = true));
+  s.on("close", () => (closed = true));
+  try {
+    expect(r.s.httpsListener).toBe("split");
+    const first = await new Promise<number>((resolve, reject) => {
+      const q = s.request({ ":path": "/", ":authority": "later.test" });
+      q.on("response", (h) => resolve(Number(h[":status"])));
+      q.on("error", reject);
+      q.resume();
+    });
+    expect(first).toBe(200);
+    expect(lastFor(r.records, "later.test")?.protocol).toBe("h1"); // Bun.serve's side
+    r.setTable(later(true));
+    // The Bun.serve side is renewed: the previous one drains and sends GOAWAY (RFC 9113 §6.8).
+    await eventually(() => goaway && closed, 10_000);
+    const c = grpcClient(port, "later.test");
+    const u = await unary(c, { text: "moved" });
+    c.close();
+    expect(u.err).toBeNull();
+    expect(u.res?.text).toBe("plain:moved");
+    expect(u.trailers?.get("x-served-by")).toEqual(["plain"]);
+  } finally {
+    s.destroy();
     await r.s.shutdown({ delay: false });
   }
 });
