@@ -5,6 +5,7 @@
 // on an ordinary host's connection is 421 Misdirected Request (RFC 9110 §15.5.20).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect as netConnect } from "node:net";
 import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,7 +33,7 @@ beforeAll(async () => {
     ingress("shop", "rpc", [{ host: "rpc.test", paths: [{ path: "/", service: "rpc" }] }], { annotations: { [`${N}backend-protocol`]: "GRPC" } }),
   ];
   writeFileSync(join(dir, "all.yaml"), yamlDocs(objs as Record<string, unknown>[]));
-  p = await startPortico(["--manifests", dir, "--access-log", "off", "--workers", "2"]);
+  p = await startPortico(["--manifests", dir, "--access-log", "off", "--workers", "2", "--client-header-timeout", "1s"]);
 });
 afterAll(async () => {
   await p?.stop("SIGKILL");
@@ -74,4 +75,38 @@ test("every worker splits the port: gRPC with trailers, ordinary hosts with the 
     expect(u.res?.text).toBe(`rpc:n${i}`);
     expect(u.trailers?.get("x-served-by")).toEqual(["rpc"]);
   }
+});
+
+/** Sends raw bytes to the HTTPS port; resolves when Portico closes the connection (or a 20 s guard, reported as not closed by it). */
+function rawSession(port: number, chunks: Uint8Array[]): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = netConnect({ host: "127.0.0.1", port });
+    let guard = false;
+    const timer = setTimeout(() => ((guard = true), s.destroy()), 20_000);
+    s.on("connect", () => {
+      for (const c of chunks) s.write(c);
+    });
+    s.on("data", () => {});
+    s.on("error", () => {});
+    s.on("close", () => (clearTimeout(timer), resolve(!guard)));
+  });
+}
+
+/** A TLS handshake record header and ClientHello header claiming `len` bytes in a record of `recordLen`. */
+function helloHeader(len: number, recordLen: number): Uint8Array {
+  return new Uint8Array([22, 3, 1, (recordLen >> 8) & 0xff, recordLen & 0xff, 1, (len >> 16) & 0xff, (len >> 8) & 0xff, len & 0xff]);
+}
+
+test("hostile first bytes on the split port are closed cleanly, and every worker keeps serving", async () => {
+  const port = p.ports.https;
+  // Not TLS: handed to node:http2 (no server name), whose TLS stack refuses it.
+  expect(await rawSession(port, [new TextEncoder().encode("GET / HTTP/1.1\r\nHost: web.test\r\n\r\n")])).toBe(true);
+  // Truncated: closed by the front at --client-header-timeout.
+  expect(await rawSession(port, [helloHeader(500, 504), new Uint8Array(100)])).toBe(true);
+  // More than the front holds for a ClientHello (tls/client-hello.ts MAX_BUFFERED_BYTES).
+  expect(await rawSession(port, [helloHeader(1 << 20, 16_384), new Uint8Array(16_380)])).toBe(true);
+  const tiny = [1, 0, 0x3e, 0x80, ...new Array<number>(5_000).fill(0)].map((b) => new Uint8Array([22, 3, 1, 0, 1, b]));
+  expect(await rawSession(port, tiny)).toBe(true);
+  for (let i = 0; i < 4; i++) expect(await tlsGet(port, "web.test", "web.test", "127.0.0.3")).toEqual({ status: 200, body: "xff=127.0.0.3" });
+  expect(p.proc.exitCode).toBeNull();
 });
