@@ -25,7 +25,7 @@ import { curl } from "../http2/helpers.ts";
 import { makeBackend, makeRoute, makeTable, testConfig, type RouteSpec } from "../proxy/helpers.ts";
 import { rawBackend, type RawBackend, type RawRequest } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
-import { collect, echoPackage, startEchoServer, unary, type EchoServer } from "../grpc/server.ts";
+import { clientStream, collect, echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
 import { createCertificate } from "../tls/pki.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
@@ -121,6 +121,16 @@ describe("a gRPC route on some hosts: the HTTPS port split by SNI", () => {
       const ss = await collect(c.ServerStream({ text: "s", n: 3 }));
       expect(ss.status.code).toBe(grpc.status.OK);
       expect(ss.msgs.map((m) => m.text)).toEqual(["s-0", "s-1", "s-2"]);
+      expect(await clientStream(c, ["a", "b"])).toMatchObject({ text: "a,b", n: 2 });
+      const bidi = c.Bidi();
+      const done = collect(bidi);
+      for (const t of ["x", "y"]) {
+        const reply = new Promise<Msg>((r) => bidi.once("data", r));
+        bidi.write({ text: t });
+        expect((await reply).text).toBe(`bidi:${t}`);
+      }
+      bidi.end();
+      expect((await done).status.code).toBe(grpc.status.OK);
       const failed = await unary(c, { text: "nope", action: "fail" });
       expect(failed.err?.code).toBe(grpc.status.INVALID_ARGUMENT);
       expect(failed.err?.details).toBe("refused nope");
