@@ -29,6 +29,8 @@
 import { diagnosticKey, type Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
+import { relevantEqual } from "../store/relevance.ts";
+import type { KindObjects } from "../model/kinds.ts";
 import { assembleTable, patchTable } from "../table/build.ts";
 import type { HostRoutes, RouteTable } from "../table/types.ts";
 import { decideAliases, NO_ALIASES, sameAliases, type AliasState } from "./aliases.ts";
@@ -82,6 +84,14 @@ export interface CompilerOptions {
 }
 
 const NO_PLANS: readonly IngressPlan[] = Object.freeze([]);
+const NO_CONFIG_MAPS: ReadonlyMap<string, ConfigMap> = new Map();
+
+/** `key` is in both maps with the same part the compiler reads (store/relevance.ts). */
+function sameRelevant<K extends "Secret" | "ConfigMap">(kind: K, prev: ReadonlyMap<string, KindObjects[K]>, next: ReadonlyMap<string, KindObjects[K]>, key: string): boolean {
+  const a = prev.get(key);
+  const b = next.get(key);
+  return a !== undefined && b !== undefined && relevantEqual(kind, a, b);
+}
 
 const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
@@ -203,14 +213,15 @@ export class Compiler {
     const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.grpcRoutes, snapshot.referenceGrants, snapshot.namespaces, snapshot.ingressNginxPolicies];
     const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
     let gw = this.#gw;
-    // A named ConfigMap changed (an IngressNginxPolicy's auth-proxy-set-headers, extension.ts):
-    // rare, and no route records which it read, so every route is compiled again.
-    const configMapsChanged = snapshot.configMaps !== this.#gwConfigMaps;
-    let dirty = gw === null || configMapsChanged || own.some((m, i) => m !== this.#gwOwn[i]);
+    let dirty = gw === null || own.some((m, i) => m !== this.#gwOwn[i]);
     // The keys named by the last Gateway compile that changed since (Services and EndpointSlice
-    // groups share their keys), so it knows which routes to compile again.
+    // groups share their keys), so it knows which routes to compile again. Secrets and
+    // ConfigMaps count only when what the compiler reads of them changed: the store keeps each
+    // newest version (status writers read them), so a metadata-only update, or any update of a
+    // ConfigMap no route reads, replaces the map and must compile nothing (store/relevance.ts).
     const services = new Set<string>();
     const secrets = new Set<string>();
+    const configMaps = new Set<string>();
     if (gw !== null) {
       const deps = [gw.deps.services, gw.deps.services, gw.deps.secrets];
       const into = [services, services, secrets];
@@ -221,20 +232,29 @@ export class Compiler {
         else
           changedKeys(prev, m as ReadonlyMap<string, unknown>, (k) => {
             if (!deps[i]!.has(k)) return;
+            if (i === 2 && sameRelevant("Secret", prev as ReadonlyMap<string, Secret>, m as ReadonlyMap<string, Secret>, k)) return;
             dirty = true;
             into[i]!.add(k);
           });
       });
+      const prevMaps = this.#gwConfigMaps ?? NO_CONFIG_MAPS;
+      const nextMaps = snapshot.configMaps ?? NO_CONFIG_MAPS;
+      const deps2 = gw.deps.configMaps;
+      changedKeys(prevMaps, nextMaps, (k) => {
+        if (!deps2.has(k) || sameRelevant("ConfigMap", prevMaps, nextMaps, k)) return;
+        dirty = true;
+        configMaps.add(k);
+      });
     }
     if (dirty || gw === null) {
-      const changes = gw === null || this.#gwShared.length === 0 || configMapsChanged ? null : { prev: gw, services, secrets };
+      const changes = gw === null || this.#gwShared.length === 0 ? null : { prev: gw, services, secrets, configMaps };
       gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes, this.#config);
       this.#gw = gw;
       const range = this.#config.gatewayPorts;
       if (range !== null) {
         const { units, diagnostics, unplaced } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);
         const fallback = base.certificates.find((c) => c.host === "");
-        const ports = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes === null ? null : { services, secrets }, fallback, this.#config);
+        const ports = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes === null ? null : { services, secrets, configMaps }, fallback, this.#config);
         this.#gwPorts = { ports, diagnostics, certificates: this.#gwPortsCompiler.certificates, status: unplaced.length === 0 ? gw : { ...gw, gateways: withUnplaced(gw.gateways, unplaced, range) } };
       }
     }
