@@ -29,7 +29,7 @@
 import { diagnosticKey, type Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
-import { relevantEqual } from "../store/relevance.ts";
+import { deepEqual, relevantEqual } from "../store/relevance.ts";
 import type { KindObjects } from "../model/kinds.ts";
 import { assembleTable, patchTable } from "../table/build.ts";
 import type { HostRoutes, RouteTable } from "../table/types.ts";
@@ -81,6 +81,29 @@ export interface CompilerOptions {
    * of one update per change. Default: an eighth of them, at least 32. Tests force each way.
    */
   readonly bulkAbove?: number;
+  /**
+   * The Compiler this one replaces after a settings change (runtime/controller.ts
+   * setCompileConfig). Its Ingress work is not taken (it was done under the old settings), but
+   * its Gateway API work and resolved Backends are when the settings they read are the same
+   * (`sameGatewaySettings`): an Ingress-only setting of the ConfigMap then compiles no route.
+   * The previous Compiler must not be used afterwards.
+   */
+  readonly previous?: Compiler;
+}
+
+/**
+ * The settings the Gateway API compile reads besides the policy flags, which it compares
+ * itself (gateway/table.ts sameFlags): the controller name, --gateway-ports and the namespace
+ * of --publish-service (gateway/ports.ts), and what a Backend is resolved with (backends.ts
+ * BackendPolicy).
+ */
+function sameGatewaySettings(a: CompileConfig, b: CompileConfig): boolean {
+  return (
+    a.gatewayControllerName === b.gatewayControllerName &&
+    deepEqual(a.gatewayPorts, b.gatewayPorts) &&
+    deepEqual(a.publishService, b.publishService) &&
+    a.allowExternalNameServices === b.allowExternalNameServices
+  );
 }
 
 const NO_PLANS: readonly IngressPlan[] = Object.freeze([]);
@@ -147,6 +170,8 @@ export class Compiler {
   #gwOwn: readonly unknown[] = [];
   #gwShared: readonly unknown[] = [];
   #gwConfigMaps: Snapshot["configMaps"] = undefined;
+  /** The settings the last Gateway compile read (a previous Compiler's, when handed on). */
+  #gwConfig: CompileConfig | null = null;
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
   #globalHeaders: { configMaps: Snapshot["configMaps"]; result: GlobalHeadersResult } | null = null;
   /** The hosts the served Ingresses name (gateway/ingress-hosts.ts), kept as the Ingress part compiles. */
@@ -168,7 +193,19 @@ export class Compiler {
     this.#bulkAbove = options.bulkAbove;
     this.#ownerOf = config.hostPolicyScope === "namespace" ? (hostKey) => hostOwner(this.#served.contributors.get(hostKey) ?? NO_PLANS, "namespace") : null;
     this.#served = new ServedPlans(config);
-    this.#backends = new BackendCache(config);
+    const prev = options.previous;
+    if (prev !== undefined && sameGatewaySettings(prev.#config, config)) {
+      // The Gateway work holds the Backends it resolved: the cache goes with it, so an
+      // Ingress and a route naming one Service keep sharing its Backend object.
+      this.#backends = prev.#backends;
+      this.#gw = prev.#gw;
+      this.#gwOwn = prev.#gwOwn;
+      this.#gwShared = prev.#gwShared;
+      this.#gwConfigMaps = prev.#gwConfigMaps;
+      this.#gwConfig = prev.#gwConfig;
+      this.#gwPortsCompiler = prev.#gwPortsCompiler;
+      this.#gwPorts = prev.#gwPorts;
+    } else this.#backends = new BackendCache(config);
   }
 
   compile(snapshot: Snapshot): CompileResult {
@@ -213,7 +250,9 @@ export class Compiler {
     const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.grpcRoutes, snapshot.referenceGrants, snapshot.namespaces, snapshot.ingressNginxPolicies];
     const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
     let gw = this.#gw;
-    let dirty = gw === null || own.some((m, i) => m !== this.#gwOwn[i]);
+    // A Compiler handed the work of the previous one (options.previous) has other settings:
+    // compileGateways compares the flags a route's policy reads and redoes those routes.
+    let dirty = gw === null || this.#gwConfig !== this.#config || own.some((m, i) => m !== this.#gwOwn[i]);
     // The keys named by the last Gateway compile that changed since (Services and EndpointSlice
     // groups share their keys), so it knows which routes to compile again. Secrets and
     // ConfigMaps count only when what the compiler reads of them changed: the store keeps each
@@ -260,6 +299,7 @@ export class Compiler {
     }
     this.#gwOwn = own;
     this.#gwShared = shared;
+    this.#gwConfig = this.#config;
     this.#gwConfigMaps = snapshot.configMaps;
     const cached = this.#gwResult;
     if (cached !== null && cached.base === base && cached.gw === gw) return cached.result;
@@ -316,6 +356,7 @@ export class Compiler {
     this.#gwOwn = [];
     this.#gwShared = [];
     this.#gwConfigMaps = undefined;
+    this.#gwConfig = null;
     this.#gwResult = null;
     this.#globalHeaders = null;
     this.#gwPortsCompiler = new GatewayPortsCompiler();
