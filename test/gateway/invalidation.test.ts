@@ -10,6 +10,11 @@ import type { CompileResult } from "../../src/compile/types.ts";
 import { Store } from "../../src/store/store.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
+import { parseArgs } from "../../src/config/parse.ts";
+import { createLogger } from "../../src/log/logger.ts";
+import { KINDS } from "../../src/model/kinds.ts";
+import { createController } from "../../src/runtime/controller.ts";
+import { eventually } from "../wait.ts";
 import { APP, BASE, GATEWAYS, INFRA, objects } from "./base.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
@@ -163,5 +168,31 @@ describe("what a change compiles again in the Gateway API part", () => {
     // How a Backend is resolved: every route.
     const external = next({ ...CONFIG, allowlistSourceRange: ["10.0.0.0/8"], allowExternalNameServices: !CONFIG.allowExternalNameServices }, ranges.c);
     expect(external.compiled).toBe(18);
+  });
+});
+
+describe("a settings change through the controller", () => {
+  test("ssl-redirect from ingress-nginx's ConfigMap compiles the Ingresses again and no Gateway API route", async () => {
+    const parsed = parseArgs(["--manifests", "/dev/null"], {});
+    if (parsed.type !== "run") throw new Error("test config did not parse");
+    const applied: CompileResult[] = [];
+    const controller = createController({ config: parsed.config, log: createLogger({ level: "error", format: "json", write: () => {} }), onApplied: (a) => void applied.push(a.result) });
+    try {
+      for (const { kind, object } of objects(BASE, GATEWAYS["all-namespaces"], ...Array.from({ length: 12 }, (_, i) => route(`i${i}`, INFRA, "all-namespaces", null)))) {
+        controller.sink.apply({ type: "ADDED", kind, object } as Parameters<Store["apply"]>[0]);
+      }
+      for (const kind of KINDS) controller.sink.synced(kind);
+      await eventually(() => applied.length === 1, 10_000, "the first table");
+      expect(applied[0]!.gateway?.routes.length).toBe(12);
+      const before = gatewayRouteCompiles.count;
+      // What runtime/nginx-settings.ts hands over when the ConfigMap's ssl-redirect changes.
+      controller.setCompileConfig({ ...parsed.config, sslRedirect: !parsed.config.sslRedirect });
+      await eventually(() => applied.length === 2, 10_000, "the table after the settings change");
+      expect(gatewayRouteCompiles.count - before).toBe(0);
+      expect(applied[1]!.gateway).toBe(applied[0]!.gateway!);
+      expect(view(applied[1]!)).toEqual(view(compile(controller.store.snapshot(), { ...parsed.config, sslRedirect: !parsed.config.sslRedirect })));
+    } finally {
+      controller.dispose();
+    }
   });
 });
