@@ -240,10 +240,10 @@ export class Compiler {
 
   /**
    * The Gateway API part (compile/gateway/), added to the Ingress result. Compiled again when a
-   * Gateway API object or a Namespace changed, or a Service, EndpointSlice group or Secret it
-   * names did, incrementally (compileGateways keeps each HTTPRoute's work while its inputs are
-   * the same); Ingress-only changes reuse it. Without a GatewayClass nothing is done and the
-   * result is the Ingress one as it is.
+   * Gateway API object or a Namespace changed, or a Service, EndpointSlice group, Secret or
+   * ConfigMap it names did, incrementally (compileGateways redoes only the routes that read what
+   * changed: docs/design.md "Gateway API"); Ingress-only changes reuse it. Without a
+   * GatewayClass nothing is done and the result is the Ingress one as it is.
    */
   #withGateway(snapshot: Snapshot, base: CompileResult): CompileResult {
     if ((snapshot.gatewayClasses?.size ?? 0) === 0 && this.#gw === null) return base;
