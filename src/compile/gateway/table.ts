@@ -25,8 +25,6 @@ import type { CertificateBinding, GatewayCompileResult, KeySet, RouteStatus } fr
 import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
 import type { KindObjects } from "../../model/kinds.ts";
-
-type Namespace = KindObjects["Namespace"];
 import type { IngressNginxPolicy } from "../../model/portico-policy.ts";
 import { secretBinding } from "../tls.ts";
 import { attachRoute, cond, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
@@ -73,6 +71,8 @@ function routeDiagnostics(r: RouteStatus): Diagnostic[] {
   }
   return out;
 }
+
+type Namespace = KindObjects["Namespace"];
 
 const NO_DEPS = Object.freeze({ services: new Set<string>(), secrets: new Set<string>(), configMaps: new Set<string>() });
 
