@@ -100,19 +100,28 @@ function cluster(): Store {
   return store;
 }
 
-describe("what a change compiles again in the Gateway API part", () => {
+// With --gateway-ports each (Gateway, port) is also compiled as a unit of its own (gateway/ports.ts),
+// here the two Gateways' port 80: a route is compiled once for the status and again in each unit
+// where what changed reaches it (a route attached elsewhere read no policy there).
+const VARIANTS = [
+  { name: "shared ports", config: CONFIG, ports: false },
+  { name: "--gateway-ports", config: Object.freeze({ ...CONFIG, gatewayPorts: { from: 20000, to: 20009 } }), ports: true },
+];
+
+describe.each(VARIANTS)("what a change compiles again in the Gateway API part ($name)", ({ config, ports }) => {
   test("each change compiles the routes that read it and no other; the result equals a full compile", () => {
     const store = cluster();
-    const compiler = new Compiler(CONFIG);
+    const compiler = new Compiler(config);
     let last = compiler.compile(store.snapshot());
     expect(last.gateway?.routes.length).toBe(18);
-    const step = (what: string, change: () => void, compiled: number, sameGateway = compiled === 0) => {
+    /** `compiled`: routes compiled on the shared ports, and with --gateway-ports (status + units). */
+    const step = (what: string, change: () => void, compiled: number, withPorts = compiled, sameGateway = compiled === 0) => {
       change();
       const before = gatewayRouteCompiles.count;
       const snap = store.snapshot();
       const r = compiler.compile(snap);
-      expect(gatewayRouteCompiles.count - before, what).toBe(compiled);
-      expect(view(r), what).toEqual(view(compile(snap, CONFIG)));
+      expect(gatewayRouteCompiles.count - before, what).toBe(ports ? withPorts : compiled);
+      expect(view(r), what).toEqual(view(compile(snap, config)));
       // Nothing compiled: the very same Gateway result, so no delta reaches the workers.
       if (sameGateway) expect(r.gateway, what).toBe(last.gateway!);
       last = r;
@@ -122,16 +131,17 @@ describe("what a change compiles again in the Gateway API part", () => {
     step("a ConfigMap nothing names, its data", () => apply(store, "MODIFIED", configMap("other", "b", "2")), 0);
     const global = step("the add-headers ConfigMap, its data", () => apply(store, "MODIFIED", configMap("global", "b", "2")), 0);
     expect(global.table.globalHeaders?.response).toEqual([{ name: "x-tenant", value: ["b"] }]);
-    const h = step("the auth-proxy-set-headers ConfigMap of policy p, its data", () => apply(store, "MODIFIED", configMap("h", "b", "3")), 3);
-    const setHeaders = h.table.gateway!.http.get("*")!.exact.get("i0.example")![0]!.choices[0]!.match.route.options.stages!.map((s) => (s.params as { proxySetHeaders?: unknown }).proxySetHeaders);
+    const h = step("the auth-proxy-set-headers ConfigMap of policy p, its data", () => apply(store, "MODIFIED", configMap("h", "b", "3")), 3, 6);
+    const gatewayTable = h.table.gateway ?? [...h.table.gatewayPorts!.values()].find((p) => p.gateway === `${INFRA}/all-namespaces`)!.routes!;
+    const setHeaders = gatewayTable.http.get("*")!.exact.get("i0.example")![0]!.choices[0]!.match.route.options.stages!.map((s) => (s.params as { proxySetHeaders?: unknown }).proxySetHeaders);
     expect(setHeaders).toEqual([[{ name: "x-tenant", value: ["b"] }]]);
-    step("policy q's basic-auth Secret", () => apply(store, "MODIFIED", users("u:{SHA}kH+B4gw5g7qzRZyPddjm4RQvhvY=\n", "2")), 1);
+    step("policy q's basic-auth Secret", () => apply(store, "MODIFIED", users("u:{SHA}kH+B4gw5g7qzRZyPddjm4RQvhvY=\n", "2")), 1, 2);
     step("the same Secret, metadata only", () => apply(store, "MODIFIED", users("u:{SHA}kH+B4gw5g7qzRZyPddjm4RQvhvY=\n", "3")), 0);
-    step("policy p", () => apply(store, "MODIFIED", policy("p", { [`${N}auth-url`]: "http://auth2.example/", [`${N}auth-proxy-set-headers`]: `${INFRA}/h` })), 3);
+    step("policy p", () => apply(store, "MODIFIED", policy("p", { [`${N}auth-url`]: "http://auth2.example/", [`${N}auth-proxy-set-headers`]: `${INFRA}/h` })), 3, 6);
     step("the Namespace of the Selector's routes, metadata only (the same labels)", () => apply(store, "MODIFIED", namespace("backend", "2")), 0);
-    step("that Namespace's selected label", () => apply(store, "MODIFIED", namespace("other", "3")), 6);
-    step("that Namespace selected again", () => apply(store, "MODIFIED", namespace("backend", "4")), 6);
-    step("a ReferenceGrant from the HTTPRoutes of APP", () => apply(store, "ADDED", grant), 6);
+    step("that Namespace's selected label", () => apply(store, "MODIFIED", namespace("other", "3")), 6, 12);
+    step("that Namespace selected again", () => apply(store, "MODIFIED", namespace("backend", "4")), 6, 12);
+    step("a ReferenceGrant from the HTTPRoutes of APP", () => apply(store, "ADDED", grant), 6, 18);
     step("each route's status written (status only)", () => {
       for (let i = 0; i < 12; i++) {
         const { object } = objects(route(`i${i}`, INFRA, "all-namespaces", i < 3 ? "p" : i === 3 ? "q" : null))[0]!;
@@ -142,10 +152,13 @@ describe("what a change compiles again in the Gateway API part", () => {
       const { object } = objects(GATEWAYS["all-namespaces"])[0]!;
       store.apply({ type: "MODIFIED", kind: "Gateway", object: { ...object, metadata: { ...object.metadata, resourceVersion: "9" }, status: { conditions: [] } } } as Parameters<Store["apply"]>[0]);
     }, 0);
-    step("one HTTPRoute's spec", () => apply(store, "MODIFIED", route("i7", INFRA, "all-namespaces", "q")), 1);
+    step("one HTTPRoute's spec", () => apply(store, "MODIFIED", route("i7", INFRA, "all-namespaces", "q")), 1, 3);
   });
 
-  test("a new Compiler for changed settings keeps the Gateway work when the settings it reads are the same", () => {
+});
+
+describe("a new Compiler for changed settings", () => {
+  test("keeps the Gateway work when the settings it reads are the same", () => {
     const store = cluster();
     const c1 = new Compiler(CONFIG);
     const first = c1.compile(store.snapshot());
