@@ -45,7 +45,7 @@ kind: ConfigMap
 metadata: { name: ${name}, namespace: ${INFRA}, resourceVersion: "${rv}" }
 data: { X-Tenant: "${value}" }
 `;
-// htpasswd lines as ingress-nginx's auth-file (an SHA1 hash of "secret" and of "other").
+// htpasswd lines as ingress-nginx's auth-file ({SHA}: base64 of a SHA-1 digest).
 const users = (line: string, rv: string) => `
 apiVersion: v1
 kind: Secret
@@ -154,7 +154,6 @@ describe.each(VARIANTS)("what a change compiles again in the Gateway API part ($
     }, 0);
     step("one HTTPRoute's spec", () => apply(store, "MODIFIED", route("i7", INFRA, "all-namespaces", "q")), 1, 3);
   });
-
 });
 
 describe("a new Compiler for changed settings", () => {
