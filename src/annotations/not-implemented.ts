@@ -51,7 +51,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("snippets", "modsecurity-snippet", "ModSecurity rules", BY_DESIGN),
   // nginx features with no Portico counterpart planned.
   nyi("other", "enable-rewrite-log", "log nginx's rewrite decisions"),
-  nyi("other", "enable-access-log", "access log for this Ingress", "Portico's access log is global (`--access-log`)."),
   nyi("other", "enable-modsecurity", "ModSecurity web application firewall"),
   nyi("other", "enable-owasp-core-rules", "OWASP core rules for ModSecurity"),
   nyi("other", "modsecurity-transaction-id", "ModSecurity transaction id"),

@@ -432,7 +432,13 @@ const KEYS: Readonly<Record<string, Judge>> = {
   },
   "enable-underscores-in-headers": (val) => (bool(val, false) === true ? flag("forward header names with underscores", "--enable-underscores-in-headers") : same("dropped, as Portico")),
   "worker-processes": (val) => (/^\d+$/.test(val.trim()) ? flag("data-plane processes", `--workers=${val.trim()}`) : same("auto: Portico also follows the CPUs")),
+  // nginx.tmpl: `{{ if or $cfg.DisableAccessLog $cfg.DisableHTTPAccessLog }} access_log off;` in
+  // the http block; the stream block (tcp-services, udp-services) has its own, and Portico
+  // proxies no TCP or UDP services, so it has no stream access log to turn off.
   "disable-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
+  "disable-http-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
+  "disable-stream-access-log": (val) =>
+    bool(val, false) === null ? bad("a boolean") : same("Portico proxies no TCP or UDP services (tcp-services, udp-services), so it writes no stream access log"),
   // config.go defaults (Backend): proxy-redirect-from/-to and proxy-cookie-domain/-path `off`;
   // proxy/main.go gives each to an Ingress whose annotation of the same name is absent or
   // invalid (compile/plan.ts, annotations/proxy-rewrite.ts parseProxyRewrite).

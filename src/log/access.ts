@@ -38,6 +38,11 @@ export interface AccessRecord {
   protocol: "h1" | "h2";
   /** grpc-status of a gRPC call (relayed, or Portico's own failure), else null. */
   grpcStatus: number | null;
+  /**
+   * false: the route asked for no access-log line (ingress-nginx's enable-access-log, nginx's
+   * `access_log off` in the location); the metrics still read the record. Not a field of the line.
+   */
+  logged: boolean;
 }
 
 /** A Node-style writable (process.stdout): write() returning false means wait for 'drain'. */
@@ -216,7 +221,7 @@ export function createAccessLog(opts: AccessLogOptions): AccessLog {
 
   return {
     record(r) {
-      if (!opts.enabled) return;
+      if (!opts.enabled || !r.logged) return;
       if (closed || size() >= maxQueue) {
         dropped++;
         return;

@@ -15,6 +15,7 @@ export const DEFAULT_ROUTE_OPTIONS: RouteOptions = Object.freeze({
   preserveTrailingSlash: false,
   usePortInRedirects: false,
   fromToWwwRedirect: false,
+  accessLog: true,
   stages: null,
 });
 

@@ -70,6 +70,8 @@ export interface RouteOptions {
    * table/build.ts turns it into HostRoutes.wwwRedirect.
    */
   readonly fromToWwwRedirect: boolean;
+  /** false: requests of this route write no access-log line (ingress-nginx's enable-access-log). */
+  readonly accessLog: boolean;
   /**
    * When a failed attempt moves to another endpoint (ingress-nginx's proxy-next-upstream,
    * -tries, -timeout); null = ingress-nginx's default, `DEFAULT_RETRY` (docs/design.md,

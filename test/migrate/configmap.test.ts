@@ -113,6 +113,12 @@ describe("ConfigMap keys", () => {
     [{ "global-auth-cache-duration": "200 201 401 30m" }, "global-auth-cache-duration", "flag", ["--global-auth-cache-duration=200 201 401 30m"]],
     [{ "global-auth-always-set-cookie": "true" }, "global-auth-always-set-cookie", "flag", ["--global-auth-always-set-cookie=true"]],
     [{ "global-auth-snippet": "proxy_set_header A b;" }, "global-auth-snippet", "not-honoured", []],
+    // nginx.tmpl: `{{ if or $cfg.DisableAccessLog $cfg.DisableHTTPAccessLog }} access_log off;`;
+    // the stream block's own log serves tcp-services/udp-services, which Portico does not proxy.
+    [{ "disable-http-access-log": "true" }, "disable-http-access-log", "flag", ["--access-log=off"]],
+    [{ "disable-http-access-log": "false" }, "disable-http-access-log", "same", []],
+    [{ "disable-stream-access-log": "true" }, "disable-stream-access-log", "same", []],
+    [{ "disable-stream-access-log": "yes" }, "disable-stream-access-log", "not-honoured", []],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
   ] as const)("%p: %s is %s", (data, k, status, flags) => {

@@ -91,7 +91,7 @@ export function optionsOf(annotations: Record<string, string>): RouteOptions {
 export const defaultOptions: RouteOptions = {
   sslRedirect: true, forceSslRedirect: false, hsts: true, maxBodySize: null,
   connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, requestBufferSize: null,
-  preserveTrailingSlash: false, usePortInRedirects: false, fromToWwwRedirect: false, stages: null,
+  preserveTrailingSlash: false, usePortInRedirects: false, fromToWwwRedirect: false, accessLog: true, stages: null,
 };
 
 export interface RouteSpec {
