@@ -41,7 +41,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("external-auth", "auth-keepalive-timeout", "idle time of an auth keep-alive connection"),
   nyi("external-auth", "auth-keepalive-share-vars", "share variables between the auth and main requests"),
   // Headers and response rewriting.
-  nyi("headers", "connection-proxy-header", "Connection header sent upstream"),
   nyi("headers", "proxy-http-version", "HTTP version to the pods"),
   // nginx configuration text: never.
   nyi("snippets", "configuration-snippet", "nginx configuration for the location", BY_DESIGN),
