@@ -10,6 +10,7 @@
 import * as v from "valibot";
 import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 import { parseCidrList } from "../config/cidr.ts";
+import { parseLogFormat } from "../policy/log-format.ts";
 
 export type ConfigMapKeyStatus =
   /** Run Portico with `flags` and it does the same. */
@@ -439,6 +440,27 @@ const KEYS: Readonly<Record<string, Judge>> = {
   "disable-http-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
   "disable-stream-access-log": (val) =>
     bool(val, false) === null ? bad("a boolean") : same("Portico proxies no TCP or UDP services (tcp-services, udp-services), so it writes no stream access log"),
+  // nginx.tmpl: `log_format upstreaminfo {{ if $cfg.LogFormatEscapeNone }}escape=none {{ else if
+  // $cfg.LogFormatEscapeJSON }}escape=json {{ end }}'{{ $cfg.LogFormatUpstream }}';`, the format
+  // of every access-log line (log/template.ts). Without log-format-upstream Portico keeps its
+  // own fields, where ingress-nginx would write its default format (config.go logFormatUpstream).
+  "log-format-upstream": (val) => {
+    const r = parseLogFormat(val);
+    if (!r.ok) return bad(`an nginx log format: ${r.why}`);
+    return flag("each access-log line is this format, nginx variables expanded (read at start)", `--access-log-template=${val}`);
+  },
+  "log-format-escape-none": (val) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    return b ? flag("log-format-upstream's variables written unescaped (control characters still \\xHH)", "--access-log-escape=none") : same("nginx's default escaping, as Portico");
+  },
+  "log-format-escape-json": (val, data) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    if (!b) return same("nginx's default escaping, as Portico");
+    if (bool(data["log-format-escape-none"], false) === true) return same("log-format-escape-none wins, as nginx.tmpl checks it first");
+    return flag("log-format-upstream's variables escaped as JSON strings", "--access-log-escape=json");
+  },
   // config.go defaults (Backend): proxy-redirect-from/-to and proxy-cookie-domain/-path `off`;
   // proxy/main.go gives each to an Ingress whose annotation of the same name is absent or
   // invalid (compile/plan.ts, annotations/proxy-rewrite.ts parseProxyRewrite).

@@ -58,6 +58,10 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly logFormat: "json" | "text";
   readonly accessLog: "stdout" | "off";
+  /** An nginx log_format for the access-log line (ingress-nginx's log-format-upstream), or null: Portico's own fields. */
+  readonly accessLogTemplate: string | null;
+  /** How the template escapes variable values (nginx's `escape=`). */
+  readonly accessLogEscape: "default" | "json" | "none";
   // Data plane
   /** Bytes; null = unlimited. */
   readonly maxBodySize: number | null;

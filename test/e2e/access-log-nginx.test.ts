@@ -121,3 +121,88 @@ describe('ConfigMap disable-stream-access-log: "true"', () => {
     expect(portico.lines.filter((l) => l.includes("UnsupportedConfigKey"))).toEqual([]);
   });
 });
+
+// settings/log-format.go, "Check log-format-upstream with log-format-escape-json and
+// log-format-escape-none": the ConfigMap's format (the Go test's value, quotes included), one
+// request with a header holding double quotes, and the line ingress-nginx writes for it
+// (assert.Contains on its log; here the whole line). Each mode is a process of its own: the
+// access log's format is read at start.
+const LOG_FORMAT_CASES = [
+  {
+    it: "log-format-escape-json enabled",
+    data: { "log-format-escape-json": "true", "log-format-upstream": '"{"my_header1":"$http_header1", "my_header2":"$http_header2"}"' },
+    header: ["header1", 'Here is "header1" with json escape'],
+    line: '"{"my_header1":"Here is \\"header1\\" with json escape", "my_header2":""}"',
+  },
+  {
+    it: "log-format default escape",
+    data: { "log-format-escape-json": "false", "log-format-upstream": '"{"my_header3":"$http_header3", "my_header4":"$http_header4"}"' },
+    header: ["header3", 'Here is "header3" with default escape'],
+    line: '"{"my_header3":"Here is \\x22header3\\x22 with default escape", "my_header4":"-"}"',
+  },
+  {
+    it: "log-format-escape-none enabled",
+    data: { "log-format-escape-none": "true", "log-format-upstream": '"{"my_header5":"$http_header5", "my_header6":"$http_header6"}"' },
+    header: ["header5", 'Here is "header5" with none escape'],
+    line: '"{"my_header5":"Here is "header5" with none escape", "my_header6":""}"',
+  },
+] as const;
+
+for (const c of LOG_FORMAT_CASES) {
+  describe(`ConfigMap log-format-upstream: ${c.it}`, () => {
+    let m: ConfigMapManifests;
+    let portico: Portico;
+    beforeAll(async () => {
+      m = configMapManifests("portico-log-format-");
+      m.writeObjects(yamlDocs(objects({})));
+      m.writeConfigMap({ ...c.data });
+      portico = await startPortico([...m.args]);
+    });
+    afterAll(async () => {
+      await portico?.stop("SIGKILL");
+      m?.remove();
+    });
+
+    test("the request's line is the format with the header's value escaped as nginx escapes it", async () => {
+      const [name, value] = c.header;
+      expect((await get(portico.http, "loud.test", "/", { headers: { [name]: value } })).status).toBe(200);
+      const line = await portico.waitForLine(/^"\{"my_header/);
+      expect(line).toBe(c.line);
+      // Portico's own JSON fields are not written beside it.
+      expect(accessLines(portico)).toEqual([]);
+    });
+  });
+}
+
+// ingress-nginx's own default format (config.go logFormatUpstream), set explicitly: every
+// variable it names, for one request through the real process.
+describe("ConfigMap log-format-upstream: ingress-nginx's default format", () => {
+  const FORMAT =
+    '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id';
+  let m: ConfigMapManifests;
+  let portico: Portico;
+  beforeAll(async () => {
+    m = configMapManifests("portico-log-format-default-");
+    m.writeObjects(yamlDocs(objects({})));
+    m.writeConfigMap({ "log-format-upstream": FORMAT });
+    portico = await startPortico([...m.args]);
+  });
+  afterAll(async () => {
+    await portico?.stop("SIGKILL");
+    m?.remove();
+  });
+
+  test("one request: every field as nginx writes it", async () => {
+    const res = await fetch(`${portico.http}/shop/a%20b?x=1&y`, {
+      headers: { host: "loud.test", "user-agent": "curl/8.5.0", authorization: `Basic ${Buffer.from("alice:pw").toString("base64")}`, "x-request-id": "abc-123" },
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const line = await portico.waitForLine(/^127\.0\.0\.1 - alice /);
+    const m = /^127\.0\.0\.1 - alice \[(\d\d\/[A-Z][a-z]{2}\/\d{4}:\d\d:\d\d:\d\d \+0000)\] "GET \/shop\/a%20b\?x=1&y HTTP\/1\.1" 200 2 "-" "curl\/8\.5\.0" (\d+) (\d+\.\d{3}) \[shop-web-80\] \[\] 127\.0\.0\.1:(\d+) 2 (\d+\.\d{3}) 200 abc-123$/.exec(line);
+    expect(m, line).not.toBeNull();
+    expect(Number(m![4])).toBe(backend.port);
+    // The request line, the fields Bun's fetch sends and this test's own, and no body.
+    expect(Number(m![2])).toBeGreaterThan(100);
+  });
+});

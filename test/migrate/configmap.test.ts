@@ -119,6 +119,14 @@ describe("ConfigMap keys", () => {
     [{ "disable-http-access-log": "false" }, "disable-http-access-log", "same", []],
     [{ "disable-stream-access-log": "true" }, "disable-stream-access-log", "same", []],
     [{ "disable-stream-access-log": "yes" }, "disable-stream-access-log", "not-honoured", []],
+    // nginx.tmpl: log_format upstreaminfo [escape=none|escape=json] '<log-format-upstream>', none checked first.
+    [{ "log-format-upstream": '{"ip":"$remote_addr"}' }, "log-format-upstream", "flag", ['--access-log-template={"ip":"$remote_addr"}']],
+    [{ "log-format-upstream": "it's" }, "log-format-upstream", "not-honoured", []],
+    [{ "log-format-upstream": "cost $" }, "log-format-upstream", "not-honoured", []],
+    [{ "log-format-escape-json": "true" }, "log-format-escape-json", "flag", ["--access-log-escape=json"]],
+    [{ "log-format-escape-json": "true", "log-format-escape-none": "true" }, "log-format-escape-json", "same", []],
+    [{ "log-format-escape-json": "true", "log-format-escape-none": "true" }, "log-format-escape-none", "flag", ["--access-log-escape=none"]],
+    [{ "log-format-escape-none": "false" }, "log-format-escape-none", "same", []],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
   ] as const)("%p: %s is %s", (data, k, status, flags) => {
@@ -161,6 +169,7 @@ describe("ConfigMap keys", () => {
       "ssl-redirect": "false", "force-ssl-redirect": "true", "whitelist-source-range": "10.0.0.0/8", "denylist-source-range": "192.0.2.0/24",
       "limit-req-status-code": "429", "limit-conn-status-code": "429", "custom-http-errors": "404,503", "enable-underscores-in-headers": "true",
       "worker-processes": "4", "disable-access-log": "true", "server-tokens": "true",
+      "log-format-upstream": '$remote_addr "$request" $status', "log-format-escape-json": "true",
       "use-gzip": "true", "gzip-level": "4", "gzip-min-length": "100", "gzip-types": "text/html application/json", "gzip-disable": "msie6",
       "enable-brotli": "true", "brotli-level": "6", "brotli-min-length": "24", "brotli-types": "application/octet-stream text/plain",
       "global-auth-url": "http://auth.example/check", "global-auth-method": "POST", "global-auth-signin": "https://auth.example/start?x=1",
