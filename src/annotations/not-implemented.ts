@@ -27,9 +27,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
     "idle time allowed while sending the request upstream",
     "Portico's response deadline (`proxy-read-timeout`) restarts on every body chunk the pod takes, so a pod that stops reading the body gets 504 after that deadline; there is no separate send deadline.",
   ),
-  // Rate and connection limits.
-  nyi("limits", "limit-rate", "response bandwidth per connection"),
-  nyi("limits", "limit-rate-after", "bytes sent before `limit-rate` applies"),
   // Response buffers (proxy-request-buffering, client-body-buffer-size and proxy-buffering: buffering.ts).
   nyi("buffering", "proxy-buffer-size", "buffer for the response headers"),
   nyi("buffering", "proxy-buffers-number", "number of response buffers"),

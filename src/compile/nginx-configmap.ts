@@ -440,6 +440,18 @@ const KEYS: Readonly<Record<string, Judge>> = {
   "disable-http-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
   "disable-stream-access-log": (val) =>
     bool(val, false) === null ? bad("a boolean") : same("Portico proxies no TCP or UDP services (tcp-services, udp-services), so it writes no stream access log"),
+  // defaults.Backend LimitRate / LimitRateAfter: the value of every location whose annotation is
+  // absent or invalid (ratelimit/main.go); template.go writes `limit_rate <n>k;` only for n > 0.
+  "limit-rate": (val) => {
+    const n = val.trim();
+    if (!/^[+-]?\d{1,15}$/.test(n)) return bad("an integer (KiB per second)");
+    return Number(n) > 0 ? flag("each response body at most this many KiB per second (after limit-rate-after), for Ingresses without the annotation", `--limit-rate=${Number(n)}k`) : same("no limit, as Portico");
+  },
+  "limit-rate-after": (val) => {
+    const n = val.trim();
+    if (!/^[+-]?\d{1,15}$/.test(n)) return bad("an integer (KiB)");
+    return Number(n) > 0 ? flag("KiB of each response sent before limit-rate applies, for Ingresses without the annotation", `--limit-rate-after=${Number(n)}k`) : same("0, as Portico");
+  },
   // nginx.tmpl: `log_format upstreaminfo {{ if $cfg.LogFormatEscapeNone }}escape=none {{ else if
   // $cfg.LogFormatEscapeJSON }}escape=json {{ end }}'{{ $cfg.LogFormatUpstream }}';`, the format
   // of every access-log line (log/template.ts). Without log-format-upstream Portico keeps its

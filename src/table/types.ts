@@ -70,6 +70,12 @@ export interface RouteOptions {
    * table/build.ts turns it into HostRoutes.wwwRedirect.
    */
   readonly fromToWwwRedirect: boolean;
+  /**
+   * Bytes per second each response body is sent at after `limitRateAfter` bytes (limit-rate,
+   * limit-rate-after); 0 = unlimited; null = the flags' (--limit-rate, --limit-rate-after).
+   */
+  readonly limitRate: number | null;
+  readonly limitRateAfter: number | null;
   /** false: requests of this route write no access-log line (ingress-nginx's enable-access-log). */
   readonly accessLog: boolean;
   /**

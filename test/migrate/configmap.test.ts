@@ -127,6 +127,11 @@ describe("ConfigMap keys", () => {
     [{ "log-format-escape-json": "true", "log-format-escape-none": "true" }, "log-format-escape-json", "same", []],
     [{ "log-format-escape-json": "true", "log-format-escape-none": "true" }, "log-format-escape-none", "flag", ["--access-log-escape=none"]],
     [{ "log-format-escape-none": "false" }, "log-format-escape-none", "same", []],
+    // defaults.Backend LimitRate / LimitRateAfter; template.go `limit_rate <n>k;` only for n > 0.
+    [{ "limit-rate": "90" }, "limit-rate", "flag", ["--limit-rate=90k"]],
+    [{ "limit-rate": "0" }, "limit-rate", "same", []],
+    [{ "limit-rate": "1k" }, "limit-rate", "not-honoured", []],
+    [{ "limit-rate-after": "512" }, "limit-rate-after", "flag", ["--limit-rate-after=512k"]],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
   ] as const)("%p: %s is %s", (data, k, status, flags) => {
@@ -169,7 +174,7 @@ describe("ConfigMap keys", () => {
       "ssl-redirect": "false", "force-ssl-redirect": "true", "whitelist-source-range": "10.0.0.0/8", "denylist-source-range": "192.0.2.0/24",
       "limit-req-status-code": "429", "limit-conn-status-code": "429", "custom-http-errors": "404,503", "enable-underscores-in-headers": "true",
       "worker-processes": "4", "disable-access-log": "true", "server-tokens": "true",
-      "log-format-upstream": '$remote_addr "$request" $status', "log-format-escape-json": "true",
+      "log-format-upstream": '$remote_addr "$request" $status', "log-format-escape-json": "true", "limit-rate": "90", "limit-rate-after": "1",
       "use-gzip": "true", "gzip-level": "4", "gzip-min-length": "100", "gzip-types": "text/html application/json", "gzip-disable": "msie6",
       "enable-brotli": "true", "brotli-level": "6", "brotli-min-length": "24", "brotli-types": "application/octet-stream text/plain",
       "global-auth-url": "http://auth.example/check", "global-auth-method": "POST", "global-auth-signin": "https://auth.example/start?x=1",
