@@ -45,13 +45,15 @@ const ExplainSchema = v.object({
   // A method token (RFC 9110 §9.1) and a Content-Type (application/grpc: a gRPC call).
   method: v.optional(v.pipe(v.string(), v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/))),
   contentType: v.optional(v.pipe(v.string(), v.maxLength(256), v.regex(/^[\u0020-\u007e]+$/))),
+  // The Accept-Encoding (response.compression answers for it).
+  acceptEncoding: v.optional(v.pipe(v.string(), v.maxLength(256), v.regex(/^[\u0020-\u007e]*$/))),
   // With --gateway-ports: the Portico port, or a Gateway (and its listener port), whose table to ask.
   port: v.optional(v.pipe(v.string(), v.regex(/^[0-9]{1,5}$/), v.transform(Number), v.integer(), v.minValue(1), v.maxValue(65535))),
   gateway: v.optional(v.pipe(v.string(), v.maxLength(317), v.regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/))),
   listenerPort: v.optional(v.pipe(v.string(), v.regex(/^[0-9]{1,5}$/), v.transform(Number), v.integer(), v.minValue(1), v.maxValue(65535))),
 });
 
-const FIELDS = new Set(["host", "path", "scheme", "client", "method", "contentType", "port", "gateway", "listenerPort"]);
+const FIELDS = new Set(["host", "path", "scheme", "client", "method", "contentType", "port", "gateway", "listenerPort", "acceptEncoding"]);
 
 /** What every peer that reaches the admin port may ask for: the kubelet's probes, Prometheus. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);

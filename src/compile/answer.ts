@@ -23,6 +23,7 @@ import { DEFAULT_BACKEND_SLOT } from "../table/routes.ts";
 import type { Backend, GlobalHeaders, Match, Route } from "../table/types.ts";
 import { compileBlockList } from "../regex/block-pattern.ts";
 import { PORTICO_SERVER } from "../http/headers.ts";
+import { gzipAnswer, type AnswerEncoding } from "../http/gzip.ts";
 
 /**
  * The stage of every kind, from the one registry of kinds (kinds/registry.ts) the proxy's runners
@@ -68,8 +69,41 @@ export interface PredictedAnswer {
    * value with nginx variables differs per request: it is named in `notes`, not here.
    */
   readonly headers?: Readonly<Record<string, string | null>>;
-  /** proxied: the TLS Portico speaks to an HTTPS or GRPCS pod (proxy-ssl-*), without the Secret's keys. */
-  readonly upstreamTls?: { readonly secret: string; readonly verify: boolean; readonly depth: number; readonly name: string; readonly sni: string | null; readonly clientCertificate: boolean };
+  /**
+   * The auth service the request is sent to before the pod (`depends`, or a route whose
+   * no-auth-locations path skips it: absent), and where it comes from: the Ingress's own
+   * auth-url, or the global one (--global-auth-url, ingress-nginx's ConfigMap global-auth-url)
+   * that an Ingress without auth-url and without enable-global-auth: "false" takes.
+   */
+  readonly auth?: AuthOrigin;
+  /**
+   * proxied to an HTTPS or GRPCS pod: the TLS Portico speaks to it (proxy/upstream/forward.ts),
+   * without the Secret's keys: proxy-ssl-* (the OpenSSL cipher text and the versions as
+   * written), or, without proxy-ssl-secret, the pod's certificate unchecked, with SNI the
+   * backend's name.
+   */
+  readonly upstreamTls?: UpstreamTlsView;
+  /**
+   * With use-gzip or enable-brotli, for a pod's answer (proxied, or depends once the auth
+   * service lets it through): what the relay's compression (http/gzip.ts) does with this
+   * request's Accept-Encoding.
+   */
+  readonly compression?: CompressionView;
+}
+
+/** explain's `response.compression`. */
+export interface CompressionView {
+  /**
+   * The Content-Encoding of a pod's answer that both filters take (status 200, text/html, no
+   * Content-Length) for this Accept-Encoding: br (ngx_brotli runs first), gzip, or null.
+   */
+  readonly encoding: AnswerEncoding | null;
+  /** Vary: Accept-Encoding on every answer a filter takes, whatever the client accepts (gzip_vary, with use-gzip). */
+  readonly vary: boolean;
+  readonly gzip: { readonly level: number; readonly minLength: number; readonly types: readonly string[]; readonly disable: string | null } | null;
+  readonly brotli: { readonly level: number; readonly minLength: number; readonly types: readonly string[] } | null;
+  /** Which of the pod's answers a filter takes at all. */
+  readonly when: string;
 }
 
 /**
@@ -90,6 +124,53 @@ export interface UpstreamRequest {
   readonly headers: Readonly<Record<string, string | null>>;
 }
 
+/** explain's `response.upstreamTls`. */
+export interface UpstreamTlsView {
+  /** proxy-ssl-secret, or null: none, so nothing is checked and no client certificate is sent. */
+  readonly secret: string | null;
+  readonly verify: boolean;
+  /** proxy-ssl-verify-depth (null without proxy-ssl-secret). */
+  readonly depth: number | null;
+  /** The name checked in the pod's certificate (proxy-ssl-name, else nginx's `upstream_balancer`), or null when nothing is checked. */
+  readonly name: string | null;
+  /** The SNI sent (proxy-ssl-server-name on), or null: none. */
+  readonly sni: string | null;
+  readonly clientCertificate: boolean;
+  /** proxy-ssl-ciphers (an OpenSSL cipher string), or null: the TLS library's defaults. */
+  readonly ciphers: string | null;
+  /** proxy-ssl-protocols as versions, or null: the TLS library's defaults. */
+  readonly protocols: readonly ("TLSv1.2" | "TLSv1.3")[] | null;
+}
+
+/** explain's `response.auth`. */
+export interface AuthOrigin {
+  /** "auth-url": the Ingress's annotation; "global-auth-url": the global settings (compile/global-auth.ts). */
+  readonly source: "auth-url" | "global-auth-url";
+  /** The URL as written (variables as `$name`). */
+  readonly url: string;
+  /** Where the auth service's 401 redirects (auth-signin or global-auth-signin, with its redirect parameter), or null. */
+  readonly signin: string | null;
+  /** The Ingress whose route asks it. */
+  readonly ingress: string;
+  /** Why this one, in words. */
+  readonly from: string;
+  /** The fields of its 2xx answer copied onto the request to the pod (auth-response-headers, global-auth-response-headers). */
+  readonly responseHeaders: readonly string[];
+  /** The fields set on the request to it from auth-proxy-set-headers' ConfigMap (values may be per request). */
+  readonly requestHeaders: readonly string[];
+}
+
+/**
+ * What the matched route's Ingress says of the global auth (template.go shouldApplyGlobalAuth),
+ * when --global-auth-url is set: "global" (it takes the global policy), "own" (its auth-url
+ * replaces it), "opted-out" (enable-global-auth: "false"). compile/explain.ts reads it from the
+ * Ingress's plan; absent: no global auth is set, or the route has no Ingress.
+ */
+export interface RouteAuth {
+  readonly global: "global" | "own" | "opted-out";
+  readonly ingress: string;
+}
+
 export interface AnswerRequest {
   /** Normalised (compile/explain.ts normaliseRequest). */
   readonly host: string;
@@ -97,10 +178,18 @@ export interface AnswerRequest {
   readonly scheme: "http" | "https";
   /** The client's address, or null: one in no list. */
   readonly client: string | null;
+  /** The request's Accept-Encoding, or null/absent: none. */
+  readonly acceptEncoding?: string | null;
 }
 
 /** The flags the proxy's answers read (config/types.ts); defaults as the flags' own. */
-export type AnswerConfig = Partial<Pick<Config, "httpRedirectCode" | "httpsPort" | "blockCidrs" | "blockUserAgents" | "blockReferers" | "serverHeader">> & {
+export type AnswerConfig = Partial<
+  Pick<
+    Config,
+    | "httpRedirectCode" | "httpsPort" | "blockCidrs" | "blockUserAgents" | "blockReferers" | "serverHeader" | "useProxyProtocol" | "proxyProtocolTrusted"
+    | "gzip" | "gzipLevel" | "gzipMinLength" | "gzipTypes" | "gzipDisable" | "brotli" | "brotliLevel" | "brotliMinLength" | "brotliTypes"
+  >
+> & {
   /** The table's add-headers and proxy-set-headers (RouteTable.globalHeaders). */
   readonly globalHeaders?: GlobalHeaders | null;
 };
@@ -139,10 +228,10 @@ const list = (v: unknown): string[] | null => (Array.isArray(v) && v.every((x) =
  * The answer the proxy gives `req` on `match` (a lookup's answer for it). Pure: reads the
  * route, its backends and their endpoint counts as the table holds them.
  */
-export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerConfig = {}): PredictedAnswer {
+export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerConfig = {}, auth: RouteAuth | null = null): PredictedAnswer {
   const blocked = blockedAnswer(req, config);
   if (blocked !== null) return blocked;
-  const a = stagesAnswer(match, req, config);
+  const a = stagesAnswer(match, req, config, auth);
   const notes = [...blockNotes(req, config), ...a.notes];
   const r = match.route;
   const proxied = a.kind === "proxied" && a.by === "proxy";
@@ -159,12 +248,78 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
     for (const h of config.globalHeaders?.request ?? []) if (literal(h.value) === null) notes.push(`proxy-set-headers: ${h.name} is ${templateText(h.value)}, expanded per request`);
   }
   const headers = answerHeaders(match, config, proxied, notes);
-  const tls = r.options.upstreamTls;
-  const upstreamTls =
-    proxied && tls != null ? { upstreamTls: { secret: tls.secret, verify: tls.verify, depth: tls.depth, name: tls.checkName, sni: tls.sni, clientCertificate: tls.cert !== null } } : {};
+  const view = proxied ? upstreamTlsOf(r, a.backends ?? [], notes) : null;
+  const upstreamTls = view === null ? {} : { upstreamTls: view };
+  const squeezed = proxied || a.kind === "depends" ? compressionOf(r, a.backends ?? [], req, config, notes) : null;
+  const compression = squeezed === null ? {} : { compression: squeezed };
   const upstream = a.upstream === undefined ? {} : { upstream: upstreamOf(match, req, config.globalHeaders) ?? a.upstream };
-  const out: PredictedAnswer = { ...a, ...upstream, notes, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...upstreamTls };
+  const out: PredictedAnswer = { ...a, ...upstream, notes, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...upstreamTls, ...compression };
   return unknownClient(out, req, config);
+}
+
+/**
+ * use-gzip and enable-brotli for a pod's answer (proxy/pipeline/relay.ts): the relay's own
+ * decision (http/gzip.ts gzipAnswer) asked of an answer both filters take, with this request's
+ * Accept-Encoding and no User-Agent (so gzip-disable matches nothing). A gRPC backend's answers
+ * are never compressed. Null when both are off.
+ */
+function compressionOf(r: Route, ids: readonly string[], req: AnswerRequest, config: AnswerConfig, notes: string[]): CompressionView | null {
+  if (config.gzip !== true && config.brotli !== true) return null;
+  const chosen = routeBackends(r).filter((b) => ids.includes(b.id));
+  if (chosen.length > 0 && chosen.every((b) => b.scheme === "grpc" || b.scheme === "grpcs")) {
+    notes.push("use-gzip/enable-brotli: a gRPC backend's answers are never compressed (grpc-encoding is the protocol's own)");
+    return null;
+  }
+  const cfg = {
+    gzip: config.gzip === true,
+    gzipMinLength: config.gzipMinLength ?? 256,
+    gzipTypes: config.gzipTypes ?? [],
+    gzipDisable: config.gzipDisable ?? null,
+    brotli: config.brotli === true,
+    brotliMinLength: config.brotliMinLength ?? 20,
+    brotliTypes: config.brotliTypes ?? [],
+  };
+  const ae = req.acceptEncoding ?? null;
+  const fields = new Headers({ "content-type": "text/html" });
+  const encoding = gzipAnswer(cfg, new Request("http://explain.invalid/", { headers: ae === null ? {} : { "accept-encoding": ae } }), 200, fields);
+  return {
+    encoding,
+    vary: fields.get("vary") !== null,
+    gzip: cfg.gzip ? { level: config.gzipLevel ?? 1, minLength: cfg.gzipMinLength, types: cfg.gzipTypes, disable: cfg.gzipDisable } : null,
+    brotli: cfg.brotli ? { level: config.brotliLevel ?? 4, minLength: cfg.brotliMinLength, types: cfg.brotliTypes } : null,
+    when: "a pod's answer with status 200, 403 or 404, to a request other than HEAD, without Content-Encoding, with a Content-Type the filter lists (text/html always) and no Content-Length or one not below its minimum; br before gzip, gzip-disable read on User-Agent",
+  };
+}
+
+/** The backends a route may send to, by id: its own, its canary's, its default-backend fallback. */
+function routeBackends(r: Route): Backend[] {
+  return [r.backend, ...(r.canary === undefined ? [] : [r.canary.backend]), ...(r.fallback === undefined ? [] : [r.fallback])];
+}
+
+const VERSION_NAMES: Readonly<Record<number, "TLSv1.2" | "TLSv1.3">> = { 0x0303: "TLSv1.2", 0x0304: "TLSv1.3" };
+
+/**
+ * The TLS to the pods of the answer's backends (proxy/upstream/forward.ts: only an `https`
+ * backend, and grpcs through proxy/upstream/grpc.ts, connect over TLS; a plain one ignores
+ * proxy-ssl-*, which a note says).
+ */
+function upstreamTlsOf(r: Route, ids: readonly string[], notes: string[]): UpstreamTlsView | null {
+  const chosen = routeBackends(r).filter((b) => ids.includes(b.id));
+  const overTls = chosen.filter((b) => b.scheme === "https" || b.scheme === "grpcs");
+  const t = r.options.upstreamTls;
+  if (overTls.length === 0) {
+    if (t != null) notes.push(`proxy-ssl-* is not used: ${chosen.map((b) => b.id).join(", ")} speaks plain HTTP (backend-protocol)`);
+    return null;
+  }
+  if (t == null) {
+    // Without proxy-ssl-secret: the pod's certificate is not checked; SNI is the backend's name.
+    const sni = overTls[0]?.serverName ?? null;
+    return { secret: null, verify: false, depth: null, name: null, sni, clientCertificate: false, ciphers: null, protocols: null };
+  }
+  const protocols = [VERSION_NAMES[t.minVersion], VERSION_NAMES[t.maxVersion]].every((v) => v !== undefined)
+    ? (["TLSv1.2", "TLSv1.3"] as const).filter((v) => (v === "TLSv1.2" ? 0x0303 : 0x0304) >= t.minVersion && (v === "TLSv1.2" ? 0x0303 : 0x0304) <= t.maxVersion)
+    : null;
+  return { secret: t.secret, verify: t.verify, depth: t.depth, name: t.verify ? t.checkName : null, sni: t.sni, clientCertificate: t.cert !== null, ciphers: t.ciphers, protocols };
 }
 
 /**
@@ -260,13 +415,46 @@ function answerHeaders(match: Match | null, config: AnswerConfig, proxied: boole
     out[h.name] = v === "" ? null : v;
   }
   if (config.serverHeader === "portico") out.server = PORTICO_SERVER;
+  // none (server-tokens false): the pod's Server is removed (http/headers.ts downstreamHeaders)
+  // and Portico writes none of its own; an add-headers Server, set after, stays.
+  else if (config.serverHeader === "none" && !("server" in out)) out.server = null;
   return out;
 }
 
-function stagesAnswer(match: Match, req: AnswerRequest, config: AnswerConfig): PredictedAnswer {
+/** The auth service of an external-auth step (auth-url, or the global one per `auth`). */
+function authOrigin(params: Readonly<Record<string, unknown>>, auth: RouteAuth | null, ingress: string): AuthOrigin {
+  const url = templateText(Array.isArray(params.url) ? (params.url as unknown as TemplatePart[]) : []);
+  const signin = Array.isArray(params.signin) ? templateText(signinTemplate(params.signin as unknown as TemplatePart[], str(params.redirectParam) ?? "rd")) : null;
+  // kinds/external-auth.ts: responseHeaders copied from a 2xx, proxySetHeaders set on the auth request.
+  const fields = {
+    responseHeaders: list(params.responseHeaders) ?? [],
+    requestHeaders: Array.isArray(params.proxySetHeaders) ? params.proxySetHeaders.map((h) => str((h as { name?: unknown } | null)?.name)).filter((n) => n !== null) : [],
+  };
+  if (auth?.global === "global") {
+    return {
+      source: "global-auth-url",
+      url,
+      signin,
+      ingress: auth.ingress,
+      from: `global-auth-url (--global-auth-url, ingress-nginx's ConfigMap key global-auth-url): ${auth.ingress} sets no auth-url and not enable-global-auth: "false"`,
+      ...fields,
+    };
+  }
+  return { source: "auth-url", url, signin, ingress, from: `the auth-url annotation of ${ingress}`, ...fields };
+}
+
+/** What the global auth does not do on this route, said in the notes. */
+function globalAuthNotes(auth: RouteAuth | null): string[] {
+  if (auth?.global === "opted-out") return [`enable-global-auth: "false" on ${auth.ingress}: the global auth service (global-auth-url) is not asked`];
+  if (auth?.global === "own") return [`${auth.ingress} has its own auth-url, which replaces global-auth-url`];
+  return [];
+}
+
+function stagesAnswer(match: Match, req: AnswerRequest, config: AnswerConfig, auth: RouteAuth | null): PredictedAnswer {
   const route: Route = match.route;
   const redirectCode = config.httpRedirectCode ?? 308;
-  const notes: string[] = [];
+  const notes: string[] = globalAuthNotes(auth);
+  const ingress = `${route.ingress.namespace}/${route.ingress.name}`;
   const done = (a: Omit<PredictedAnswer, "notes">): PredictedAnswer => ({ ...a, notes });
   // Portico's own error answers that go through the pipeline's fail() (proxy/pipeline/handler.ts): the route's error pages
   // may replace the ones nginx's error_page catches (proxy/pipeline/error-pages.ts OWN: the 503 of no
@@ -489,17 +677,18 @@ function stagesAnswer(match: Match, req: AnswerRequest, config: AnswerConfig): P
             continue;
           }
           if (c.kind === "external-auth") {
-            const url = Array.isArray(c.params.url) ? (c.params.url as unknown as TemplatePart[]) : [];
-            const signin = Array.isArray(c.params.signin) ? templateText(signinTemplate(c.params.signin as unknown as TemplatePart[], str(c.params.redirectParam) ?? "rd")) : null;
+            const origin = authOrigin(c.params, auth, ingress);
+            const signin = origin.signin;
             const refusedAs = unauthorized ? "401 or 403 gives 401" : "401 gives 401, 403 gives 403";
             const then = signin === null ? refusedAs : `${refusedAs}, and a 401 becomes 302 to ${signin}`;
             return done({
               kind: "depends",
               status: null,
               ...(signin === null ? {} : { location: signin }),
-              cause: `satisfy any: ${said.length > 0 ? `${said.join("; ")}; ` : ""}the auth service decides (auth-url ${templateText(url)}): 2xx lets the request through, ${then}; anything else (or no answer) is 500`,
+              cause: `satisfy any: ${said.length > 0 ? `${said.join("; ")}; ` : ""}the auth service decides (${origin.source} ${origin.url}): 2xx lets the request through, ${then}; anything else (or no answer) is 500`,
               by: p.kind,
               backends: after(route, chosen).backends,
+              auth: origin,
               ...upstreamField(match, req),
             });
           }
@@ -514,24 +703,26 @@ function stagesAnswer(match: Match, req: AnswerRequest, config: AnswerConfig): P
         continue;
       }
       case "external-auth": {
+        const origin = authOrigin(p.params, auth, ingress);
         if (route.authExempt === true) {
-          notes.push("no-auth-locations: external authentication does not run on this path");
+          notes.push(`no-auth-locations: external authentication (${origin.source} ${origin.url}) does not run on this path`);
           continue;
         }
         const url = Array.isArray(p.params.url) ? (p.params.url as unknown as TemplatePart[]) : [];
         // $host in the auth URL on a rule that does not pin the host: kinds/external-auth.ts refuses (500).
         if (url.some((x) => typeof x !== "string" && x.v === "host") && (route.host === null || route.host.startsWith("*"))) {
-          return own500(p.kind, "auth-url uses $host on a wildcard or host-less rule: every request is refused");
+          return own500(p.kind, `${origin.source} uses $host on a wildcard or host-less rule: every request is refused`);
         }
-        const signin = Array.isArray(p.params.signin) ? templateText(signinTemplate(p.params.signin as unknown as TemplatePart[], str(p.params.redirectParam) ?? "rd")) : null;
+        const signin = origin.signin;
         const then = signin === null ? "401 is passed on (with its WWW-Authenticate)" : `401 becomes 302 to ${signin}`;
         return done({
           kind: "depends",
           status: null,
           ...(signin === null ? {} : { location: signin }),
-          cause: `the auth service decides (auth-url ${templateText(url)}): 2xx lets the request through, ${then}, 403 is passed on, anything else (or no answer) is 500`,
+          cause: `the ${origin.source === "global-auth-url" ? "global " : ""}auth service decides (${origin.source} ${origin.url}): 2xx lets the request through, ${then}, 403 is passed on, anything else (or no answer) is 500`,
           by: p.kind,
           backends: after(route, chosen).backends,
+          auth: origin,
           ...upstreamField(match, req),
         });
       }
@@ -664,4 +855,17 @@ export function gatewayRedirectLocation(params: StagePolicy["params"], req: Pick
   const path = modifyPath(req.path, str(params.pathType), str(params.pathValue), str(params.matchedPrefix));
   const authority = port === (scheme === "https" ? 443 : 80) ? host : `${host}:${port}`;
   return `${scheme}://${authority}${path}`;
+}
+
+/**
+ * --use-proxy-protocol (ingress-nginx's use-proxy-protocol; serving/front.ts): every connection
+ * on both traffic ports must open with a PROXY header, or it is closed unanswered (nginx's
+ * "broken header"). The header's source is the client address when the connection's peer is in
+ * --proxy-protocol-trusted (nginx.tmpl set_real_ip_from), and a destination port of 443 makes
+ * a plain connection's request https (lua_ingress.lua rewrite()). Null when off.
+ */
+export function proxyProtocolNote(config: AnswerConfig): string | null {
+  if (config.useProxyProtocol !== true) return null;
+  const trusted = config.proxyProtocolTrusted ?? ["0.0.0.0/0"];
+  return `use-proxy-protocol: a connection that does not open with a PROXY header is closed without an answer; this is the answer to one whose header names the client${trusted.length > 0 ? ` (believed from a peer in ${trusted.join(", ")}; from another peer the peer is the client)` : " (no peer is believed: the connection's peer is the client)"}, and a header's destination port 443 makes a plain connection's request https`;
 }

@@ -5,6 +5,9 @@ import type { CanaryRules } from "../policy/params.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import type { PredictedAnswer } from "./answer.ts";
 import type { BackendScheme } from "../table/types.ts";
+import type { ExplainListenerTls } from "./explain-tls.ts";
+
+export type { ExplainListenerTls };
 
 /** Bounds on explain's input and output, so that one call stays cheap at any cluster size. */
 export const EXPLAIN_LIMITS = Object.freeze({
@@ -45,6 +48,11 @@ export interface ExplainRequest {
   readonly gateway?: string;
   /** With `gateway`: its listener port (the declared one); needed only when it has several. */
   readonly listenerPort?: number;
+  /**
+   * The request's Accept-Encoding; absent: none. `response.compression` says which encoding
+   * (use-gzip, enable-brotli) a pod's answer gets for it.
+   */
+  readonly acceptEncoding?: string;
 }
 
 /** Which Portico port's table explain asked (with --gateway-ports each Gateway has its own). */
@@ -240,6 +248,12 @@ export interface ExplainResult {
   readonly omittedCandidates: Readonly<Partial<Record<CandidateVerdict, number>>>;
   /** For https: the certificate the SNI name selects. */
   readonly certificate: ExplainCertificate | null;
+  /**
+   * For https: the rest of what the listener negotiates for the SNI name (compile/explain-tls.ts):
+   * the TLS 1.2 cipher list of the entry it selects (the host's ssl-ciphers or --tls-ciphers), the
+   * versions and the key-exchange groups. Absent for http.
+   */
+  readonly tls?: ExplainListenerTls;
   /** Diagnostics of the Ingresses named in `match` and `candidates`. */
   readonly diagnostics: readonly Diagnostic[];
   /**
@@ -256,6 +270,11 @@ export interface ExplainResult {
   readonly gateway?: ExplainGateway;
   /** The port's table explain asked, and why that one. */
   readonly table: ExplainTable;
+  /**
+   * With --use-proxy-protocol: a connection without a PROXY header gets no answer at all; the
+   * `response` is for one whose header names `request.client`, from a peer in `trusted`.
+   */
+  readonly proxyProtocol?: { readonly withoutHeader: "closed"; readonly trusted: readonly string[]; readonly httpsPort: 443 };
   /** Set when the request is a gRPC call (its content type): Portico's own answers are Trailers-Only. */
   readonly grpc?: ExplainGrpc;
 }

@@ -18,7 +18,8 @@ import { type RegexRoutes } from "../table/types.ts";
 import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { isPathPrefix } from "../table/segments.ts";
 import type { BackendScheme, HostRoutes, Match, Route } from "../table/types.ts";
-import { blockedAnswer, ownAnswer, predictAnswer, unknownClient, type AnswerConfig } from "./answer.ts";
+import { blockedAnswer, ownAnswer, predictAnswer, proxyProtocolNote, unknownClient, type AnswerConfig, type RouteAuth } from "./answer.ts";
+import { listenerTls, type ListenerTlsSettings } from "./explain-tls.ts";
 import { Compiler } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
 import {
@@ -77,6 +78,7 @@ export function normaliseRequest(req: ExplainRequest): ExplainRequest {
     ...(req.port === undefined ? {} : { port: req.port }),
     ...(req.gateway === undefined ? {} : { gateway: req.gateway }),
     ...(req.listenerPort === undefined ? {} : { listenerPort: req.listenerPort }),
+    ...(req.acceptEncoding === undefined ? {} : { acceptEncoding: req.acceptEncoding }),
   };
 }
 
@@ -158,8 +160,25 @@ function grpcAnswer(r: ExplainResponse): { response: ExplainResponse; grpc: Expl
   };
 }
 
-/** The compile configuration, with the flags the proxy's own redirects read (defaults when absent). */
-export type ExplainConfig = CompileConfig & AnswerConfig;
+/**
+ * The compile configuration, with the flags the proxy's own redirects read (defaults when
+ * absent), and the TLS 1.2 suite names BoringSSL knows (`knownCiphers`, from the runtime).
+ */
+export type ExplainConfig = CompileConfig & AnswerConfig & Pick<ListenerTlsSettings, "knownCiphers">;
+
+/**
+ * What the route's Ingress says of the global auth (template.go shouldApplyGlobalAuth), read
+ * from its plan as plan.ts takesGlobalAuth reads it; null without --global-auth-url, without an
+ * Ingress, or for one ingress-nginx refuses (its 503 answers first).
+ */
+function routeAuth(route: Route, plans: readonly IngressPlan[], config: CompileConfig): RouteAuth | null {
+  if (config.globalAuthUrl === null || !route.ingress.name) return null;
+  const key = `${route.ingress.namespace}/${route.ingress.name}`;
+  const plan = plans.find((p) => p.key === key);
+  if (plan === undefined || plan.annotations.denied !== null) return null;
+  const ext = plan.annotations.policies.externalAuth;
+  return { global: ext.enabled ? "own" : ext.global ? "global" : "opted-out", ingress: key };
+}
 
 /**
  * The host keys a request for `host` can reach: the host itself, the wildcard one label up
@@ -558,6 +577,7 @@ export function* explainSteps(
   if (request.path.length > EXPLAIN_LIMITS.path) throw new RangeError(`explain: path longer than ${EXPLAIN_LIMITS.path} characters`);
   if (request.method !== undefined && !METHOD.test(request.method)) throw new RangeError("explain: method is not an HTTP method token");
   if (request.contentType !== undefined && (request.contentType.length > 256 || /[\u0000-\u001f\u007f]/.test(request.contentType))) throw new RangeError("explain: content type is not a header value");
+  if (request.acceptEncoding !== undefined && (request.acceptEncoding.length > 256 || /[\u0000-\u001f\u007f]/.test(request.acceptEncoding))) throw new RangeError("explain: accept encoding is not a header value");
   const norm = normaliseRequest(request);
   const host = requestHost(norm.host);
   const view = compiler.inspect(snapshot, host.wildcard === null ? [norm.host, "*"] : [norm.host, host.wildcard, "*"]);
@@ -577,7 +597,7 @@ export function* explainSteps(
   const chosen = entry?.host ?? null;
   const regex = entry?.regex ? new RegexView(entry, entry.regex, req.path) : null;
   const rewrite = explainRewrite(match);
-  const answerReq = { host: req.host, path: req.path, scheme: req.scheme, client: req.client ?? null };
+  const answerReq = { host: req.host, path: req.path, scheme: req.scheme, client: req.client ?? null, acceptEncoding: req.acceptEncoding ?? null };
   // The Gateway API rules are asked before the Ingress table, as the proxy does (docs/design.md
   // "Gateway API"); the Ingress candidates are still listed, and lose to the Gateway rule.
   // What the table adds to every request and answer (add-headers, proxy-set-headers).
@@ -605,9 +625,11 @@ export function* explainSteps(
               answerReq,
               config,
             )
-            : predictAnswer(match, answerReq, answerConfig);
+            : predictAnswer(match, answerReq, answerConfig, routeAuth(match.route, served, config));
   const grpc = grpcCall ? grpcAnswer(http) : null;
-  const response = grpc?.response ?? http;
+  const shaped = grpc?.response ?? http;
+  const pp = proxyProtocolNote(config);
+  const response = pp === null ? shaped : { ...shaped, notes: [...shaped.notes, pp] };
 
   const out = new Candidates();
   let budget = STEP;
@@ -688,10 +710,12 @@ export function* explainSteps(
     candidates,
     omittedCandidates: out.omitted(),
     certificate: req.scheme === "https" ? selectCertificate(result.certificates, req.host) : null,
+    ...(req.scheme === "https" ? { tls: listenerTls(req.host, result.certificates, result.hostTls, config) } : {}),
     diagnostics,
     annotations,
     ...(gw === null ? {} : { gateway: gw.gateway }),
     table: selected.info,
+    ...(pp === null ? {} : { proxyProtocol: { withoutHeader: "closed" as const, trusted: config.proxyProtocolTrusted ?? ["0.0.0.0/0"], httpsPort: 443 as const } }),
     ...(grpc === null ? {} : { grpc: grpc.grpc }),
   };
 }

@@ -198,7 +198,7 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   enableSslPassthrough: { name: "enable-ssl-passthrough", metavar: null, help: "serve the ssl-passthrough annotation: TLS connections whose SNI names such a host go undecrypted to its pods; every other HTTPS connection then passes through a TCP front first (costs: README, \"SSL passthrough\")", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's use-proxy-protocol: a TCP front on both traffic ports reads each
   // connection's PROXY protocol header (serving/front.ts, docs/design.md "PROXY protocol").
-  useProxyProtocol: { name: "use-proxy-protocol", metavar: null, help: "every connection on the HTTP and HTTPS ports opens with a PROXY protocol header (v1 or v2, from a load balancer); its client address and port are used, a connection without one is closed (read at start)", defaultText: "false", schema: val.bool, fallback: () => false },
+  useProxyProtocol: { name: "use-proxy-protocol", metavar: null, help: "every connection on the HTTP and HTTPS ports (and the --gateway-ports ports) opens with a PROXY protocol header (v1 or v2, from a load balancer); its client address and port are used, a connection without one is closed (read at start)", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's proxy-protocol-header-timeout (config.go: 5s).
   proxyProtocolTrusted: { name: "proxy-protocol-trusted", metavar: "CIDR[,CIDR]", help: "with --use-proxy-protocol, the load balancers (connection peers) whose PROXY header's source address is the client address; another peer's header is read and stripped, and the peer stays the client (nginx's set_real_ip_from, ingress-nginx's proxy-real-ip-cidr); IPv4 ranges cover IPv4 peers only, IPv6 ranges IPv6 peers only", defaultText: "0.0.0.0/0 (ingress-nginx's default: every IPv4 peer)", schema: val.cidrList("10.0.0.0/8,fd00::/8"), fallback: () => Object.freeze(["0.0.0.0/0"]) },
   proxyProtocolHeaderTimeoutMs: { name: "proxy-protocol-header-timeout", metavar: "DURATION", help: "with --use-proxy-protocol, longest time a connection's PROXY header may take to arrive; the connection is closed after it", defaultText: "5s", schema: val.duration(1), fallback: () => 5_000 },
@@ -218,6 +218,7 @@ export const EXPLAIN_FLAGS = {
   port: { name: "port", metavar: "N", help: "with --gateway-ports: the Portico port the request comes in on (a Gateway's own port is asked of its rules alone)", defaultText: "the shared ports" },
   gateway: { name: "gateway", metavar: "NS/NAME", help: "with --gateway-ports: ask this Gateway's own port (with --listener-port when it has several)", defaultText: "none" },
   listenerPort: { name: "listener-port", metavar: "N", help: "with --gateway: the Gateway's listener port", defaultText: "its only one" },
+  acceptEncoding: { name: "accept-encoding", metavar: "VALUE", help: "request Accept-Encoding: which compression (use-gzip, enable-brotli) a pod's answer gets", defaultText: "none" },
 } as const;
 
 /** Flags only the `migrate` subcommand takes (it reads --nginx-configmap too, a flag of the server's). */

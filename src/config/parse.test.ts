@@ -499,5 +499,10 @@ describe("explain", () => {
     expect(err(["explain", "--manifests", "m"])).toBe("explain: --host is required");
     expect(err(["explain", "--manifests", "m", "--host", "a", "--path", "x"])).toStartWith("--path: expected a path starting with /");
     expect(err(["explain", "--manifests", "m", "--host", "a", "--scheme", "ftp"])).toStartWith("--scheme: expected http or https");
+    expect(err(["explain", "--manifests", "m", "--host", "a", "--accept-encoding", "gzip\u0001"])).toStartWith("--accept-encoding: expected a header value");
+  });
+
+  test("--accept-encoding: the request's Accept-Encoding, for response.compression", () => {
+    expect(parseArgs(["explain", "--manifests", "m", "--host", "a", "--accept-encoding", "gzip, br"], {})).toMatchObject({ type: "explain", acceptEncoding: "gzip, br" });
   });
 });

@@ -22,6 +22,7 @@ export type ParseOutcome =
       readonly client?: string;
       readonly method?: string;
       readonly contentType?: string;
+      readonly acceptEncoding?: string;
       readonly port?: number;
       readonly gateway?: string;
       readonly listenerPort?: number;
@@ -253,6 +254,8 @@ function explainOutcome(config: Config, given: ReadonlyMap<string, string>): Par
   if (method !== undefined && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/.test(method)) return error(`--method: expected an HTTP method, got ${quote(method)}`);
   const contentType = given.get("contentType");
   if (contentType !== undefined && !/^[\u0020-\u007e]{1,256}$/.test(contentType)) return error(`--content-type: expected a header value, got ${quote(contentType)}`);
+  const acceptEncoding = given.get("acceptEncoding");
+  if (acceptEncoding !== undefined && !/^[\u0020-\u007e]{0,256}$/.test(acceptEncoding)) return error(`--accept-encoding: expected a header value, got ${quote(acceptEncoding)}`);
   const gateway = given.get("gateway");
   if (gateway !== undefined && !/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(gateway)) return error(`--gateway: expected NAMESPACE/NAME, got ${quote(gateway)}`);
   const ports: { port?: number; listenerPort?: number } = {};
@@ -273,6 +276,7 @@ function explainOutcome(config: Config, given: ReadonlyMap<string, string>): Par
     ...(client === undefined ? {} : { client }),
     ...(method === undefined ? {} : { method }),
     ...(contentType === undefined ? {} : { contentType }),
+    ...(acceptEncoding === undefined ? {} : { acceptEncoding }),
     ...(gateway === undefined ? {} : { gateway }),
     ...ports,
   };

@@ -7,6 +7,7 @@ import { createLogger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { RejectedRequest } from "../request/rejected.ts";
 import { Store } from "../store/store.ts";
+import { getCiphers } from "node:tls";
 import type { Controller } from "./controller.ts";
 
 /** The answer for a request the proxy refuses with 400 before any routing. */
@@ -29,11 +30,19 @@ function refusal(err: unknown): ExplainRefused | ExplainError {
   throw err;
 }
 
+/**
+ * The TLS 1.2 suite names BoringSSL knows (Bun returns them lowercased), which tls/sni.ts checks
+ * a host's ssl-ciphers against: explain says the listener's list serves a host whose list has
+ * another name, as the listener does.
+ */
+let known: ReadonlySet<string> | null = null;
+const withKnownCiphers = (config: Config): Config & { knownCiphers: ReadonlySet<string> } => ({ ...config, knownCiphers: (known ??= new Set(getCiphers())) });
+
 export async function explainLive(controller: Controller, config: Config, q: ExplainRequest): Promise<ExplainResult | ExplainRefused | ExplainError> {
   // The snapshot of the live table, so the answer describes what is being served right now.
   // The controller's compiler compiled it: explain reads that compile rather than redoing it
   // (before the first table, or after a failed compile reset the compiler, explain compiles).
-  const steps = explainSteps(controller.last?.snapshot ?? controller.store.snapshot(), config, q, controller.compiler);
+  const steps = explainSteps(controller.last?.snapshot ?? controller.store.snapshot(), withKnownCiphers(config), q, controller.compiler);
   try {
     for (;;) {
       const r = steps.next();
@@ -67,7 +76,7 @@ export async function explainCli(config: Config, q: ExplainRequest): Promise<num
   }
   let result: ExplainResult | ExplainRefused | ExplainError;
   try {
-    result = explain(store.snapshot(), config, q);
+    result = explain(store.snapshot(), withKnownCiphers(config), q);
   } catch (err) {
     if (err instanceof RangeError) {
       // A host or path beyond the limits explain accepts (compile/explain-types.ts).

@@ -7,6 +7,12 @@
 // same listener as the shared one of its scheme (plain.ts, https.ts), so a port whose rules
 // answer gRPC (a GRPCRoute) is put behind the h2c front, or on node:http2, as the shared ports
 // are (table/listener-needs.ts asks the port's own table).
+//
+// With --use-proxy-protocol every port here reads PROXY headers too, as the shared ports do
+// (docs/design.md "PROXY protocol"): a load balancer in front of a Service sends them on every
+// port of it. The plain port is the plain listener's front from start to end (plain.ts); the
+// HTTPS listener moves to a loopback port behind a TCP front (front.ts), as the shared HTTPS
+// port's does (passthrough.ts without passthrough), and sees each request's client through it.
 import type { Config } from "../config/types.ts";
 import type { DrainableServer } from "../http2/listener.ts";
 import type { Logger } from "../log/logger.ts";
@@ -18,6 +24,7 @@ import type { GatewayPort, RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { createHttpsListener, type SwitchingHttpsListener } from "./https.ts";
 import { createPlainListener, type PlainListener } from "./plain.ts";
+import { startTcpFront, type TcpFront } from "./front.ts";
 import { claimPort } from "./ports.ts";
 
 type ProxyHandler = ReturnType<typeof createProxyHandler>;
@@ -30,6 +37,13 @@ interface Open {
   readonly view: () => RouteTable;
   readonly plain: PlainListener | null;
   readonly tls: SwitchingHttpsListener | null;
+  /** --use-proxy-protocol on an HTTPS port: the front that owns the port (the listener is on loopback). */
+  readonly front: TcpFront | null;
+}
+
+/** The front as the drain sees a server: stop accepting (closeActive: cut every pipe), as plain.ts's. */
+function frontServer(f: TcpFront): DrainableServer {
+  return { pendingRequests: 0, stop: async (closeActive = false) => f.stop(closeActive) };
 }
 
 export interface GatewayPortsOptions {
@@ -81,6 +95,10 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
   const firstRetryMs = o.retryMs ?? 250;
   let retryMs = firstRetryMs;
   let retry: ReturnType<typeof setTimeout> | null = null;
+  // --use-proxy-protocol: read at start, as for the shared ports (serve.ts), with the same trust.
+  const pp = o.config.useProxyProtocol
+    ? { proxyProtocolTimeoutMs: o.config.proxyProtocolHeaderTimeoutMs, proxyProtocolTrusted: o.config.proxyProtocolTrusted }
+    : null;
 
   function handlerFor(port: number, https: boolean): { handler: ProxyHandler; view: () => RouteTable } {
     let seen: RouteTable | null = null;
@@ -119,7 +137,8 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
     if (o2.tls) {
       // The TLS listener's own stop keeps accepting while it drains (made for a rotation, where
       // the next server serves the same): here the port may go to another Gateway, even a
-      // plain one, at once, so its sockets stop accepting now.
+      // plain one, at once, so its sockets stop accepting now (the front's, when it owns the port).
+      o2.front?.stop(false);
       for (const s of o2.tls.servers) void s.stop(false);
       void o2.tls.stop(false).finally(done);
     }
@@ -134,26 +153,45 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
         const plain = createPlainListener({
           hostname: o.hostname, port, handler, reusePort: true, http2: o.config.http2, log: log.child({ listener: `gateway-http-${port}` }),
           firstBytesTimeoutMs: o.config.clientHeaderTimeoutMs, connectTimeoutMs: o.config.connectTimeoutMs,
+          ...(pp ?? {}),
         });
-        const x: Open = { https, handler, view, plain, tls: null };
+        const x: Open = { https, handler, view, plain, tls: null, front: null };
         open.set(port, x);
         fitKind(x);
       } else {
+        let front: TcpFront | null = null;
+        // Behind the front the handler sees the client and port the front recorded for the
+        // loopback connection (front.ts FrontPeer), as the shared HTTPS port's handler does.
+        const served = pp === null ? handler : { ...handler, fetch: (req: Request, server: Parameters<ProxyHandler["fetch"]>[1]) => handler.fetch(req, front === null ? server : front.peer(server, req, tls.port)) };
         const tls = createHttpsListener({
-          // QUIC stays on the shared HTTPS port: Alt-Svc would advertise it there.
+          // QUIC stays on the shared HTTPS port: Alt-Svc would advertise it there (and
+          // --http3 is refused with --use-proxy-protocol: QUIC carries no PROXY header).
           config: { ...o.config, http3: false },
           draining: () => handler.inflight.draining,
-          hostname: o.hostname,
-          port,
-          handler: () => serveOptions(handler),
+          hostname: pp === null ? o.hostname : "127.0.0.1",
+          port: pp === null ? port : 0,
+          handler: () => serveOptions(served),
           log: log.child({ listener: `gateway-https-${port}` }),
         });
-        const x: Open = { https, handler, view, plain: null, tls };
+        const x0: Open = { https, handler, view, plain: null, tls, front: null };
         // The listener kind first: before its first update nothing listens (https.ts).
-        fitKind(x);
+        fitKind(x0);
         const set = o.tls(port);
         tls.update(set.entries, set.fingerprint);
-        open.set(port, x);
+        if (pp !== null) {
+          try {
+            front = startTcpFront({
+              hostname: o.hostname, port, reusePort: true, log: log.child({ listener: `gateway-https-front-${port}` }), name: "gateway https front",
+              // Every connection goes to the loopback listener: the first byte after the header decides nothing.
+              maxFirstBytes: 1, choose: () => ({ kind: "loopback", port: tls.port }),
+              firstBytesTimeoutMs: o.config.clientHeaderTimeoutMs, connectTimeoutMs: o.config.connectTimeoutMs, ...pp,
+            });
+          } catch (err) {
+            void tls.stop(true);
+            throw err;
+          }
+        }
+        open.set(port, { ...x0, front });
       }
       log.info("listening for a Gateway", { port, https });
       return true;
@@ -210,7 +248,9 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
       return [...open.values()].map((x) => x.handler);
     },
     get servers() {
-      return [...open.values()].flatMap((x): DrainableServer[] => (x.plain ? [...x.plain.servers] : x.tls ? [...x.tls.servers] : []));
+      return [...open.values()].flatMap((x): DrainableServer[] =>
+        x.plain ? [...x.plain.servers] : x.tls ? [...(x.front ? [frontServer(x.front)] : []), ...x.tls.servers] : [],
+      );
     },
     freeze() {
       frozen = true;
@@ -228,7 +268,10 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
           if (x.plain) {
             x.plain.freeze();
             await Promise.all(x.plain.servers.map((s) => s.stop(closeActive)));
-          } else if (x.tls) await x.tls.stop(closeActive);
+          } else if (x.tls) {
+            x.front?.stop(closeActive);
+            await x.tls.stop(closeActive);
+          }
         }),
       );
     },

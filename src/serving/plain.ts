@@ -118,7 +118,6 @@ export function createPlainListener(o: PlainListenerOptions): PlainListener {
         hostname: o.hostname, port, reusePort: true, log, name: "plain front",
         maxFirstBytes: PREFACE.length, firstBytesTimeoutMs: o.firstBytesTimeoutMs, connectTimeoutMs: o.connectTimeoutMs,
         ...(o.proxyProtocolTimeoutMs === undefined ? {} : { proxyProtocolTimeoutMs: o.proxyProtocolTimeoutMs }),
-    ...(o.proxyProtocolTrusted === undefined ? {} : { proxyProtocolTrusted: o.proxyProtocolTrusted }),
         ...(o.proxyProtocolTrusted === undefined ? {} : { proxyProtocolTrusted: o.proxyProtocolTrusted }),
         // Without --http2 no h2c: every connection is Bun.serve's, which answers a preface as HTTP/1.1 does.
         choose: o.http2 ? (first) => choosePlain(first, h2c.port, innerPort) : () => ({ kind: "loopback", port: innerPort }),

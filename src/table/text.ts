@@ -246,17 +246,29 @@ const aligned = (header: readonly string[], rows: readonly string[][]): string[]
 };
 
 /** The table as aligned text, with a one-line summary at the end. */
-/** The settings that act on every request before any route (Config's --block-* and --server-header), when known. */
+/**
+ * The settings that act on every request before any route, or on every route or answer
+ * (Config's --block-*, --server-header, --use-proxy-protocol, --global-auth-url, --gzip and
+ * --brotli), when known.
+ */
 export interface EveryRequest {
   readonly blockCidrs?: readonly string[];
   readonly blockUserAgents?: readonly string[];
   readonly blockReferers?: readonly string[];
   readonly serverHeader?: string;
+  readonly useProxyProtocol?: boolean;
+  readonly globalAuthUrl?: string | null;
+  readonly gzip?: boolean;
+  readonly gzipLevel?: number;
+  readonly brotli?: boolean;
+  readonly brotliLevel?: number;
 }
 
 /** Lines for what every request and answer get, whatever the route (empty when nothing). */
 function everyRequestText(t: SerializedTable, e: EveryRequest): string {
   const out: string[] = [];
+  // serving/front.ts: nginx's "broken header" closes the connection.
+  if (e.useProxyProtocol === true) out.push("Every connection: a PROXY protocol header first, or it is closed without an answer (use-proxy-protocol)");
   const block: string[] = [];
   if ((e.blockCidrs ?? []).length > 0) block.push(`clients in ${(e.blockCidrs ?? []).join(", ")}`);
   if ((e.blockUserAgents ?? []).length > 0) block.push(`User-Agent ${(e.blockUserAgents ?? []).join(", ")}`);
@@ -265,9 +277,16 @@ function everyRequestText(t: SerializedTable, e: EveryRequest): string {
   const fields = (r: Readonly<Record<string, string>>) => Object.entries(r).map(([n, v]) => `${n}: ${v === "" ? "(removed)" : v}`).join(", ");
   const g = t.globalHeaders;
   if (g !== undefined && Object.keys(g.request).length > 0) out.push(`Every proxied request: ${clean(fields(g.request))} (proxy-set-headers)`);
+  // compile/global-auth.ts: the routes' ANSWERS say "the auth service decides" for it too.
+  if (typeof e.globalAuthUrl === "string") out.push(`Every route of an Ingress without auth-url and without enable-global-auth: "false" (no-auth-locations exempt): the auth service ${clean(e.globalAuthUrl)} decides (global-auth-url)`);
+  const squeeze: string[] = [];
+  if (e.brotli === true) squeeze.push(`br (brotli-level ${e.brotliLevel ?? 4})`);
+  if (e.gzip === true) squeeze.push(`gzip (gzip-level ${e.gzipLevel ?? 1})`);
+  if (squeeze.length > 0) out.push(`Every pod answer of a listed type (200, 403, 404): ${squeeze.join(", else ")} for a client that accepts it (enable-brotli, use-gzip)`);
   const answer: string[] = [];
   if (g !== undefined && Object.keys(g.response).length > 0) answer.push(`${fields(g.response)} (add-headers)`);
   if (e.serverHeader === "portico") answer.push("Server: portico (--server-header)");
+  else if (e.serverHeader === "none") answer.push("no Server field (--server-header=none)");
   if (answer.length > 0) out.push(`Every answer: ${clean(answer.join("; "))}`);
   return out.length === 0 ? "" : `${out.join("\n")}\n`;
 }

@@ -49,6 +49,13 @@ describe("/debug/explain with the real compiler", () => {
     expect(r.certificate).toMatchObject({ via: "exact", host: "exact.test", secret: "shop/exact-tls" });
   });
 
+  test("acceptEncoding is the request's Accept-Encoding; a value with a control character is refused", async () => {
+    expect((await ask("host=exact.test&acceptEncoding=gzip%2C%20br")).request.acceptEncoding).toBe("gzip, br");
+    const bad = await app.request("/debug/explain?host=exact.test&acceptEncoding=gzip%0d");
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: "invalid query", fields: ["acceptEncoding"] });
+  });
+
   test("no match: 404 with every rule's host mismatch listed", async () => {
     const r = await ask("host=nomatch.test");
     expect(r.outcome).toBe("404");

@@ -86,6 +86,7 @@ test("explain says the TLS Portico speaks to the pods (proxy-ssl-*), without the
   const r = explain(snap, DEFAULT_COMPILE_CONFIG, { host: "a.test", path: "/", scheme: "http" }).response;
   expect(r.kind).toBe("proxied");
   // proxyssl/main.go: proxy_ssl_verify on, proxy_ssl_verify_depth 1 (default), proxy_ssl_name, proxy_ssl_server_name on.
-  expect(r.upstreamTls).toEqual({ secret: "shop/upstream", verify: true, depth: 1, name: "pod.internal", sni: "pod.internal", clientCertificate: true });
+  // proxy-ssl-ciphers DEFAULT and proxy-ssl-protocols TLSv1.2 when unset (annotations/upstream-tls.ts).
+  expect(r.upstreamTls).toEqual({ secret: "shop/upstream", verify: true, depth: 1, name: "pod.internal", sni: "pod.internal", clientCertificate: true, ciphers: "DEFAULT", protocols: ["TLSv1.2"] });
   expect(JSON.stringify(r)).not.toContain("PRIVATE KEY");
 });

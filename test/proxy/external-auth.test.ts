@@ -191,6 +191,25 @@ describe("external auth: how the answer is mapped", () => {
     expect(f["x-missing"]).toBeUndefined();
   });
 
+  // nginx sends each WWW-Authenticate it relays as a field line of its own (auth_request copies
+  // the subrequest's list, ngx_http_auth_request_handler; the proxy module copies each upstream
+  // line). Bun 1.4.5 joins them into one line on both sides: fetch's Headers keep one value per
+  // name except Set-Cookie, and Bun.serve writes one line per name however the Response's
+  // fields were given (docs/bun-upstream-reports.md §12). Pinned as it is: one line, the
+  // challenges in order and none lost (RFC 9110 §11.6.1 allows the list form).
+  test("two WWW-Authenticate lines, from the auth service's 401 or the backend's, reach the client as one list line (Bun's limit)", async () => {
+    const two = ['WWW-Authenticate: Basic realm="a, b"', 'WWW-Authenticate: Bearer realm="c", error="invalid_token"'];
+    const joined = ['Basic realm="a, b", Bearer realm="c", error="invalid_token"'];
+    const viaAuth = await setup({ "auth-url": "http://AUTH/" }, () => reply("401 Unauthorized", two, "no"));
+    const a = await viaAuth.send("GET", "/");
+    expect(a.status).toBe(401);
+    expect(a.headers["www-authenticate"]).toEqual(joined);
+    const viaBackend = await setup({}, () => reply("200 OK"), { backendReply: reply("401 Unauthorized", two, "no") });
+    const b = await viaBackend.send("GET", "/");
+    expect(b.status).toBe(401);
+    expect(b.headers["www-authenticate"]).toEqual(joined);
+  });
+
   test("401 is relayed with the auth service's WWW-Authenticate; 403 is relayed; neither reaches the backend", async () => {
     let status = "401 Unauthorized";
     const s = await setup({ "auth-url": "http://AUTH/" }, () => reply(status, ['WWW-Authenticate: Bearer realm="x"', "X-Secret: no"], "auth body"));

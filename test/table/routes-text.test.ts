@@ -95,4 +95,14 @@ test("what every request and answer get (add-headers, proxy-set-headers, --block
     "Every proxied request: x-empty: (removed), x-set: from-global (proxy-set-headers)",
     "Every answer: x-added: yes, x-uri: $uri (add-headers); Server: portico (--server-header)",
   ]);
+  // use-proxy-protocol, global-auth-url, use-gzip/enable-brotli and server-tokens false change
+  // whether and how every request is answered (serving/front.ts, compile/global-auth.ts, http/gzip.ts, http/headers.ts).
+  const more = formatRoutesText(serializeTable(compile(fx.snapshot, config).table), { useProxyProtocol: true, globalAuthUrl: "http://auth.example/verify", gzip: true, gzipLevel: 5, brotli: true, serverHeader: "none" });
+  expect(more.trimEnd().split("\n").slice(-5)).toEqual([
+    "Every connection: a PROXY protocol header first, or it is closed without an answer (use-proxy-protocol)",
+    "Every proxied request: x-empty: (removed), x-set: from-global (proxy-set-headers)",
+    'Every route of an Ingress without auth-url and without enable-global-auth: "false" (no-auth-locations exempt): the auth service http://auth.example/verify decides (global-auth-url)',
+    "Every pod answer of a listed type (200, 403, 404): br (brotli-level 4), else gzip (gzip-level 5) for a client that accepts it (enable-brotli, use-gzip)",
+    "Every answer: x-added: yes, x-uri: $uri (add-headers); no Server field (--server-header=none)",
+  ]);
 });

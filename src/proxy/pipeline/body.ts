@@ -14,6 +14,14 @@ export interface RequestBodyOptions {
   readonly minRate: number | null;
   /** Whether Bun has given up on the request (its signal): then the body is not whole. */
   readonly clientGone: () => boolean;
+  /**
+   * The body's end is the message's end: a node listener's request (an HTTP/2 stream's
+   * END_STREAM, RFC 9113 §8.1; node's HTTP/1.1 parser emits 'end' only once the chunked tail
+   * and trailers are read). Nothing is parsed after it, so the turn's wait below is for
+   * Bun.serve's HTTP/1.1 alone, and a request aborted after it is the client leaving (a gRPC
+   * call cancelled as soon as it was sent), never bad framing.
+   */
+  readonly endIsFinal: boolean;
   /** Called on every chunk (keeps the response deadline from firing during a long upload). */
   readonly onProgress: () => void;
   /**
@@ -141,6 +149,10 @@ export function meterRequestBody(src: ReadableStream<Uint8Array>, o: RequestBody
           // turn catches a request pipelined right behind the body (Bun aborts this one then).
           if (o.declared !== null && n !== o.declared) {
             stop(new ProxyError("BadFraming", `body ended at ${n} of ${o.declared} bytes`));
+            return;
+          }
+          if (o.endIsFinal) {
+            ctrl.close();
             return;
           }
           await nextTurn();

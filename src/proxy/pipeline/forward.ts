@@ -153,6 +153,9 @@ async function forwardWithBody(x: Exchange): Promise<ForwardResult> {
     gapMs: c.clientBodyTimeoutMs,
     minRate: c.clientBodyMinRate,
     clientGone: () => req.signal.aborted,
+    // The node listeners (a RequestServer with a transport) hand over a body only once its
+    // message has ended; Bun.serve's HTTP/1.1 ends a chunked body before its tail is parsed.
+    endIsFinal: x.server.transport !== undefined,
     onProgress: () => control.touch(),
     onAbort: (err) => control.abort(err),
   });

@@ -76,6 +76,11 @@ export function route(x: Exchange): ProxyError | null {
   const { p, req } = x;
   const table = p.deps.table();
   x.table = table;
+  // The Bun.serve side of the SNI-split HTTPS port serves only the hosts that need no
+  // node:http2 (serving/tls-split.ts): any other is 421, and the client retries on a new
+  // connection (RFC 9110 §15.5.20, RFC 9113 §9.1.1), which the front routes by its SNI.
+  const mis = x.server.misdirected;
+  if (mis !== undefined && mis(table, x.hostname)) return new ProxyError("Misdirected");
   // Absent for Ingress-only tables: one check.
   const gw = table.gateway;
   const match: Match | null =

@@ -1,0 +1,117 @@
+// What the HTTPS listener serves for one SNI name, besides the certificate: the TLS 1.2 cipher
+// list of the entry the name selects, the protocol versions and the key-exchange groups
+// (docs/design.md "Per-host cipher suites", "Explain"). It mirrors tls/sni.ts buildTlsEntries,
+// which this pure module may not import: entry 0 is the default (the listener's settings, no
+// serverName); a host gets an entry of its own when its own certificate serves it, when it is on
+// the default certificate under a served wildcard, or when its Ingress's ssl-ciphers gives it a
+// list BoringSSL knows; the SNI picks the exact entry, then a `*.suffix` one (one label), then
+// the default (the Bun.serve and node:http2 SNI tables both do so).
+import { X509Certificate } from "node:crypto";
+import { unknownCipherName } from "../config/cipher-list.ts";
+import { certificateNames, namesCover } from "../model/cert-names.ts";
+import type { CertificateBinding, HostTls } from "./types.ts";
+
+/** BoringSSL enables its three TLS 1.3 AEAD suites, whatever the cipher list says (tls/sni.ts). */
+export const TLS13_SUITES: readonly string[] = Object.freeze(["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"]);
+
+/** The listener settings explain reads (compile fields; ingress-nginx's ConfigMap sets them under --nginx-configmap). */
+export interface ListenerTlsSettings {
+  readonly tlsCiphers: string;
+  readonly tlsMinVersion: "1.2" | "1.3";
+  readonly tlsMaxVersion: "1.2" | "1.3";
+  readonly tlsEcdhCurve: string;
+  /**
+   * The TLS 1.2 suite names BoringSSL knows, lowercased (node:tls getCiphers(), which the
+   * runtime passes in): a host list with another name is not applied. Absent: every name is
+   * taken as known.
+   */
+  readonly knownCiphers?: ReadonlySet<string>;
+}
+
+/** explain's `tls`: what the HTTPS listener negotiates for the request's SNI name. */
+export interface ExplainListenerTls {
+  /** The listener's SNI entry the name selects: its own (exact), a wildcard's, or the default entry. */
+  readonly entry: { readonly via: "exact" | "wildcard" | "default"; readonly host: string };
+  /**
+   * The TLS 1.2 cipher suites offered, in the order that picks one (the server's order:
+   * ssl_prefer_server_ciphers on for every host).
+   */
+  readonly ciphers: readonly string[];
+  /**
+   * Where that list comes from: the ssl-ciphers annotation of `ingress` (the host's first
+   * Ingress that sets it), or the listener's --tls-ciphers (ingress-nginx's ConfigMap ssl-ciphers).
+   */
+  readonly ciphersFrom: { readonly source: "ssl-ciphers"; readonly ingress: string } | { readonly source: "tls-ciphers" };
+  /** The TLS 1.3 suites, when TLS 1.3 is accepted (BoringSSL's fixed three). */
+  readonly tls13Ciphers: readonly string[];
+  /** The versions accepted: --tls-min-version and --tls-max-version (ConfigMap ssl-protocols). */
+  readonly protocols: readonly ("TLSv1.2" | "TLSv1.3")[];
+  /** The key-exchange groups offered: --tls-ecdh-curve (ConfigMap ssl-ecdh-curve); null: BoringSSL's default list ("auto"). */
+  readonly groups: readonly string[] | null;
+  /** Why, in words: a host list that is not applied, a wildcard's list, the settings' names. */
+  readonly notes: readonly string[];
+}
+
+/** Does `b`'s own certificate serve its host (buildTlsEntries: a Secret whose certificate parses and names the host)? */
+export function servesOwnCertificate(b: CertificateBinding): boolean {
+  if (b.secret === null || b.cert === null || b.key === null || b.matchedBy === "none") return false;
+  try {
+    return namesCover(certificateNames(new X509Certificate(b.cert)), b.host);
+  } catch {
+    return false;
+  }
+}
+
+const wildcardOf = (host: string): string | null => {
+  const dot = host.indexOf(".");
+  return dot > 0 && !host.startsWith("*.") ? `*${host.slice(dot)}` : null;
+};
+
+/** The TLS the listener serves for the SNI name `host` (lowercased, as explain normalises it). */
+export function listenerTls(
+  host: string,
+  certificates: readonly CertificateBinding[],
+  hostTls: ReadonlyMap<string, HostTls> | undefined,
+  s: ListenerTlsSettings,
+): ExplainListenerTls {
+  const notes: string[] = [];
+  const first = new Map<string, CertificateBinding>();
+  for (const b of certificates) if (b.host !== "" && !first.has(b.host.toLowerCase())) first.set(b.host.toLowerCase(), b);
+  const certServes = (h: string): boolean => {
+    const b = first.get(h);
+    return b !== undefined && servesOwnCertificate(b);
+  };
+  // A list with a name BoringSSL lacks is not applied (buildTlsEntries): the entry, if any, has the listener's.
+  const own = (h: string): HostTls | undefined => {
+    const o = hostTls?.get(h);
+    if (o === undefined) return undefined;
+    const unknown = s.knownCiphers === undefined ? null : unknownCipherName(o.ciphers, s.knownCiphers);
+    if (unknown === null) return o;
+    notes.push(`ssl-ciphers of ${o.ingress} for ${h} is not applied (${unknown}): the listener's list serves`);
+    return undefined;
+  };
+  const hasEntry = (h: string): boolean => {
+    if (own(h) !== undefined || certServes(h)) return true;
+    // On the default certificate (a spec.tls host whose Secret does not serve it) under a
+    // wildcard whose certificate is served: an entry of its own, so the wildcard does not catch it.
+    const w = wildcardOf(h);
+    return first.has(h) && w !== null && certServes(w);
+  };
+  const wild = wildcardOf(host);
+  const entry: ExplainListenerTls["entry"] =
+    hasEntry(host) ? { via: "exact", host } : wild !== null && hasEntry(wild) ? { via: "wildcard", host: wild } : { via: "default", host: "" };
+  const list = entry.via === "default" ? undefined : own(entry.host);
+  if (list !== undefined && entry.via === "wildcard") notes.push(`the SNI name has no entry of its own: the entry of ${entry.host} and its ssl-ciphers serve it`);
+  const protocols = (["1.2", "1.3"] as const).filter((v) => v >= s.tlsMinVersion && v <= s.tlsMaxVersion).map((v) => `TLSv${v}` as const);
+  const groups = s.tlsEcdhCurve === "auto" ? null : s.tlsEcdhCurve.split(":");
+  notes.push("versions from --tls-min-version/--tls-max-version (ConfigMap ssl-protocols), groups from --tls-ecdh-curve (ssl-ecdh-curve); the server's order picks the TLS 1.2 suite");
+  return {
+    entry,
+    ciphers: (list?.ciphers ?? s.tlsCiphers).split(":"),
+    ciphersFrom: list === undefined ? { source: "tls-ciphers" } : { source: "ssl-ciphers", ingress: list.ingress },
+    tls13Ciphers: protocols.includes("TLSv1.3") ? TLS13_SUITES : [],
+    protocols,
+    groups,
+    notes: [...new Set(notes)],
+  };
+}
