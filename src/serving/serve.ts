@@ -5,6 +5,7 @@
 // accepting, grace period), close the TLS servers, flush the access log.
 import type { Instruments } from "../admin/instruments.ts";
 import type { Config } from "../config/types.ts";
+import { compileLogTemplate } from "../log/template.ts";
 import { createAccessLog, type AccessLogOptions, type AccessRecord } from "../log/access.ts";
 import type { Logger } from "../log/logger.ts";
 import { createBalancer, createBodyBudget, createDrain, createProxyHandler, PASSWORD_CHECKS, serveOptions } from "../proxy/index.ts";
@@ -75,7 +76,9 @@ export interface Serving {
 /** Binds both traffic ports before it returns; throws PortInUseError when one is held. */
 export function serveTraffic(o: ServeTrafficOptions): Serving {
   const { config, log, inst } = o;
-  const access = createAccessLog({ format: config.logFormat, enabled: config.accessLog === "stdout", ...(o.accessWrite ? { write: o.accessWrite } : {}) });
+  // --access-log-template (ingress-nginx's log-format-upstream): the line as an nginx log_format.
+  const line = config.accessLogTemplate === null ? null : compileLogTemplate(config.accessLogTemplate, config.accessLogEscape);
+  const access = createAccessLog({ format: config.logFormat, enabled: config.accessLog === "stdout", line, ...(o.accessWrite ? { write: o.accessWrite } : {}) });
   inst.trackAccessLogDrops(() => access.dropped);
 
   // One balancer for both schemes, so passive health is learned once.

@@ -98,6 +98,8 @@ export function route(x: Exchange): ProxyError | null {
   x.backend = r.backend;
   x.rec.ingress = ingressRef(r.ingress);
   x.rec.service = r.backend.id;
+  // enable-access-log: "false" (nginx.tmpl's `access_log off;` in the location).
+  if (r.options.accessLog === false) x.rec.logged = false;
   // Behind a trusted TLS-terminating proxy the client's scheme is the one it reports
   // (X-Forwarded-Proto), or every request would be redirected to itself forever.
   const trusted = p.isTrusted(x.peer);
