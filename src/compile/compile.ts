@@ -29,6 +29,8 @@
 import { diagnosticKey, type Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
+import { deepEqual, relevantEqual } from "../store/relevance.ts";
+import type { KindObjects } from "../model/kinds.ts";
 import { assembleTable, patchTable } from "../table/build.ts";
 import type { HostRoutes, RouteTable } from "../table/types.ts";
 import { decideAliases, NO_ALIASES, sameAliases, type AliasState } from "./aliases.ts";
@@ -79,9 +81,40 @@ export interface CompilerOptions {
    * of one update per change. Default: an eighth of them, at least 32. Tests force each way.
    */
   readonly bulkAbove?: number;
+  /**
+   * The Compiler this one replaces after a settings change (runtime/controller.ts
+   * setCompileConfig). Its Ingress work is not taken (it was done under the old settings), but
+   * its Gateway API work and resolved Backends are when the settings they read are the same
+   * (`sameGatewaySettings`): an Ingress-only setting of the ConfigMap then compiles no route.
+   * The previous Compiler must not be used afterwards.
+   */
+  readonly previous?: Compiler;
+}
+
+/**
+ * The settings the Gateway API compile reads besides the policy flags, which it compares
+ * itself (gateway/table.ts sameFlags): the controller name, --gateway-ports and the namespace
+ * of --publish-service (gateway/ports.ts), and what a Backend is resolved with (backends.ts
+ * BackendPolicy).
+ */
+function sameGatewaySettings(a: CompileConfig, b: CompileConfig): boolean {
+  return (
+    a.gatewayControllerName === b.gatewayControllerName &&
+    deepEqual(a.gatewayPorts, b.gatewayPorts) &&
+    deepEqual(a.publishService, b.publishService) &&
+    a.allowExternalNameServices === b.allowExternalNameServices
+  );
 }
 
 const NO_PLANS: readonly IngressPlan[] = Object.freeze([]);
+const NO_CONFIG_MAPS: ReadonlyMap<string, ConfigMap> = new Map();
+
+/** `key` is in both maps with the same part the compiler reads (store/relevance.ts). */
+function sameRelevant<K extends "Secret" | "ConfigMap">(kind: K, prev: ReadonlyMap<string, KindObjects[K]>, next: ReadonlyMap<string, KindObjects[K]>, key: string): boolean {
+  const a = prev.get(key);
+  const b = next.get(key);
+  return a !== undefined && b !== undefined && relevantEqual(kind, a, b);
+}
 
 const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
@@ -137,6 +170,8 @@ export class Compiler {
   #gwOwn: readonly unknown[] = [];
   #gwShared: readonly unknown[] = [];
   #gwConfigMaps: Snapshot["configMaps"] = undefined;
+  /** The settings the last Gateway compile read (a previous Compiler's, when handed on). */
+  #gwConfig: CompileConfig | null = null;
   #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
   #globalHeaders: { configMaps: Snapshot["configMaps"]; result: GlobalHeadersResult } | null = null;
   /** The hosts the served Ingresses name (gateway/ingress-hosts.ts), kept as the Ingress part compiles. */
@@ -158,7 +193,19 @@ export class Compiler {
     this.#bulkAbove = options.bulkAbove;
     this.#ownerOf = config.hostPolicyScope === "namespace" ? (hostKey) => hostOwner(this.#served.contributors.get(hostKey) ?? NO_PLANS, "namespace") : null;
     this.#served = new ServedPlans(config);
-    this.#backends = new BackendCache(config);
+    const prev = options.previous;
+    if (prev !== undefined && sameGatewaySettings(prev.#config, config)) {
+      // The Gateway work holds the Backends it resolved: the cache goes with it, so an
+      // Ingress and a route naming one Service keep sharing its Backend object.
+      this.#backends = prev.#backends;
+      this.#gw = prev.#gw;
+      this.#gwOwn = prev.#gwOwn;
+      this.#gwShared = prev.#gwShared;
+      this.#gwConfigMaps = prev.#gwConfigMaps;
+      this.#gwConfig = prev.#gwConfig;
+      this.#gwPortsCompiler = prev.#gwPortsCompiler;
+      this.#gwPorts = prev.#gwPorts;
+    } else this.#backends = new BackendCache(config);
   }
 
   compile(snapshot: Snapshot): CompileResult {
@@ -193,24 +240,27 @@ export class Compiler {
 
   /**
    * The Gateway API part (compile/gateway/), added to the Ingress result. Compiled again when a
-   * Gateway API object or a Namespace changed, or a Service, EndpointSlice group or Secret it
-   * names did, incrementally (compileGateways keeps each HTTPRoute's work while its inputs are
-   * the same); Ingress-only changes reuse it. Without a GatewayClass nothing is done and the
-   * result is the Ingress one as it is.
+   * Gateway API object or a Namespace changed, or a Service, EndpointSlice group, Secret or
+   * ConfigMap it names did, incrementally (compileGateways redoes only the routes that read what
+   * changed: docs/design.md "Gateway API"); Ingress-only changes reuse it. Without a
+   * GatewayClass nothing is done and the result is the Ingress one as it is.
    */
   #withGateway(snapshot: Snapshot, base: CompileResult): CompileResult {
     if ((snapshot.gatewayClasses?.size ?? 0) === 0 && this.#gw === null) return base;
     const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.grpcRoutes, snapshot.referenceGrants, snapshot.namespaces, snapshot.ingressNginxPolicies];
     const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
     let gw = this.#gw;
-    // A named ConfigMap changed (an IngressNginxPolicy's auth-proxy-set-headers, extension.ts):
-    // rare, and no route records which it read, so every route is compiled again.
-    const configMapsChanged = snapshot.configMaps !== this.#gwConfigMaps;
-    let dirty = gw === null || configMapsChanged || own.some((m, i) => m !== this.#gwOwn[i]);
+    // A Compiler handed the work of the previous one (options.previous) has other settings:
+    // compileGateways compares the flags a route's policy reads and redoes those routes.
+    let dirty = gw === null || this.#gwConfig !== this.#config || own.some((m, i) => m !== this.#gwOwn[i]);
     // The keys named by the last Gateway compile that changed since (Services and EndpointSlice
-    // groups share their keys), so it knows which routes to compile again.
+    // groups share their keys), so it knows which routes to compile again. Secrets and
+    // ConfigMaps count only when what the compiler reads of them changed: the store keeps each
+    // newest version (status writers read them), so a metadata-only update, or any update of a
+    // ConfigMap no route reads, replaces the map and must compile nothing (store/relevance.ts).
     const services = new Set<string>();
     const secrets = new Set<string>();
+    const configMaps = new Set<string>();
     if (gw !== null) {
       const deps = [gw.deps.services, gw.deps.services, gw.deps.secrets];
       const into = [services, services, secrets];
@@ -221,25 +271,35 @@ export class Compiler {
         else
           changedKeys(prev, m as ReadonlyMap<string, unknown>, (k) => {
             if (!deps[i]!.has(k)) return;
+            if (i === 2 && sameRelevant("Secret", prev as ReadonlyMap<string, Secret>, m as ReadonlyMap<string, Secret>, k)) return;
             dirty = true;
             into[i]!.add(k);
           });
       });
+      const prevMaps = this.#gwConfigMaps ?? NO_CONFIG_MAPS;
+      const nextMaps = snapshot.configMaps ?? NO_CONFIG_MAPS;
+      const deps2 = gw.deps.configMaps;
+      changedKeys(prevMaps, nextMaps, (k) => {
+        if (!deps2.has(k) || sameRelevant("ConfigMap", prevMaps, nextMaps, k)) return;
+        dirty = true;
+        configMaps.add(k);
+      });
     }
     if (dirty || gw === null) {
-      const changes = gw === null || this.#gwShared.length === 0 || configMapsChanged ? null : { prev: gw, services, secrets };
+      const changes = gw === null || this.#gwShared.length === 0 ? null : { prev: gw, services, secrets, configMaps };
       gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes, this.#config);
       this.#gw = gw;
       const range = this.#config.gatewayPorts;
       if (range !== null) {
         const { units, diagnostics, unplaced } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);
         const fallback = base.certificates.find((c) => c.host === "");
-        const ports = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes === null ? null : { services, secrets }, fallback, this.#config);
+        const ports = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes === null ? null : { services, secrets, configMaps }, fallback, this.#config);
         this.#gwPorts = { ports, diagnostics, certificates: this.#gwPortsCompiler.certificates, status: unplaced.length === 0 ? gw : { ...gw, gateways: withUnplaced(gw.gateways, unplaced, range) } };
       }
     }
     this.#gwOwn = own;
     this.#gwShared = shared;
+    this.#gwConfig = this.#config;
     this.#gwConfigMaps = snapshot.configMaps;
     const cached = this.#gwResult;
     if (cached !== null && cached.base === base && cached.gw === gw) return cached.result;
@@ -296,6 +356,7 @@ export class Compiler {
     this.#gwOwn = [];
     this.#gwShared = [];
     this.#gwConfigMaps = undefined;
+    this.#gwConfig = null;
     this.#gwResult = null;
     this.#globalHeaders = null;
     this.#gwPortsCompiler = new GatewayPortsCompiler();

@@ -82,6 +82,10 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   logLevel: { name: "log-level", metavar: "LEVEL", help: "debug, info, warn or error", defaultText: "info", schema: val.oneOf(["debug", "info", "warn", "error"]), fallback: () => "info" },
   logFormat: { name: "log-format", metavar: "FORMAT", help: "json or text", defaultText: "json", schema: val.oneOf(["json", "text"]), fallback: () => "json" },
   accessLog: { name: "access-log", metavar: "DEST", help: "stdout or off", defaultText: "stdout", schema: val.oneOf(["stdout", "off"]), fallback: () => "stdout" },
+  // ingress-nginx's log-format-upstream and log-format-escape-json / -none (nginx.tmpl
+  // `log_format upstreaminfo escape=... '<format>'`; log/template.ts).
+  accessLogTemplate: { name: "access-log-template", metavar: "FORMAT", help: "write each access-log line as this nginx log_format, its variables ($remote_addr, $request, $status, $http_<name>...) expanded; unknown ones are logged as nginx logs an empty one", defaultText: "none: Portico's own fields (--log-format)", schema: val.logFormatText, fallback: none },
+  accessLogEscape: { name: "access-log-escape", metavar: "MODE", help: "how --access-log-template escapes variable values: default (nginx's \\xHH), json or none", defaultText: "default", schema: val.oneOf(["default", "json", "none"]), fallback: () => "default" },
   maxBodySize: { name: "max-body-size", metavar: "SIZE", help: "largest request body (bytes, or 512k, 10m, 1g; 0 = unlimited); larger gets 413", defaultText: "unlimited", schema: val.bodySize, fallback: none },
   trustedProxies: { name: "trusted-proxies", metavar: "CIDR[,CIDR]", help: "peers whose X-Forwarded-For gives the client address (and whose X-Forwarded-Proto, -Host, -Port are believed, see --trusted-proxy-headers)", defaultText: "none", schema: val.cidrList("10.0.0.0/8,fd00::/8"), fallback: () => Object.freeze([]) },
   // ingress-nginx's enable-real-ip believes the address only (nginx.tmpl: real_ip_header
@@ -115,6 +119,10 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx reads every request body before it contacts a pod (proxy-request-buffering
   // on, spilling past client-body-buffer-size to a temp file); Portico has no disk it may
   // write, so it holds bodies in memory up to these bounds and streams the rest.
+  // ingress-nginx's ConfigMap limit-rate / limit-rate-after (defaults.Backend: the value of every
+  // location without the annotation; nginx.tmpl `limit_rate <n>k`, `limit_rate_after <n>k`).
+  limitRate: { name: "limit-rate", metavar: "SIZE", help: "bytes per second each response is sent at, after --limit-rate-after (512k, 1m; 0 = unlimited), for routes without a limit-rate annotation", defaultText: "0", schema: val.byteSize, fallback: () => 0 },
+  limitRateAfter: { name: "limit-rate-after", metavar: "SIZE", help: "bytes of each response sent at full speed before --limit-rate applies, for routes without a limit-rate-after annotation", defaultText: "0", schema: val.byteSize, fallback: () => 0 },
   requestBufferSize: { name: "request-buffer-size", metavar: "SIZE", help: "largest request body read whole before a pod is contacted (0 = stream every body); larger bodies stream", defaultText: "1m", schema: val.byteSize, fallback: () => 1024 * 1024 },
   requestBufferBudget: { name: "request-buffer-budget", metavar: "SIZE", help: "bytes all buffered request bodies of this process may hold at once; a body that does not fit streams (0 = stream every body)", defaultText: "64m", schema: val.byteSize, fallback: () => 64 * 1024 * 1024 },
   maxResponseHeaderSize: { name: "max-response-header-size", metavar: "SIZE", help: "largest upstream response header block (bytes, or 16k, 1m); larger gets 502", defaultText: "64k", schema: val.headerSize, fallback: () => 64 * 1024 },

@@ -58,6 +58,10 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly logFormat: "json" | "text";
   readonly accessLog: "stdout" | "off";
+  /** An nginx log_format for the access-log line (ingress-nginx's log-format-upstream), or null: Portico's own fields. */
+  readonly accessLogTemplate: string | null;
+  /** How the template escapes variable values (nginx's `escape=`). */
+  readonly accessLogEscape: "default" | "json" | "none";
   // Data plane
   /** Bytes; null = unlimited. */
   readonly maxBodySize: number | null;
@@ -93,6 +97,9 @@ export interface Config {
    * proxy-request-buffering, on by default there); 0 = every body is streamed. Routes override
    * it (client-body-buffer-size, proxy-request-buffering). docs/design.md, "Request buffering".
    */
+  /** Bytes per second of each response body after limitRateAfter bytes (nginx's limit_rate); 0 = unlimited. */
+  readonly limitRate: number;
+  readonly limitRateAfter: number;
   readonly requestBufferSize: number;
   /** Bytes all buffered request bodies of this process may hold together; a body that does not fit is streamed. */
   readonly requestBufferBudget: number;

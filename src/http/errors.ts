@@ -20,6 +20,8 @@ export type ProxyErrorCode =
   | "Blocked"
   | "ClientBodyTimeout"
   | "Internal"
+  /** A request on the Bun.serve side of the SNI-split HTTPS port for a host it does not serve (serving/tls-split.ts). */
+  | "Misdirected"
   /** The auth service timed out, failed, or answered other than 2xx, 401 or 403 (nginx auth_request). */
   | "AuthFailed";
 
@@ -28,6 +30,7 @@ const STATUS: Record<ProxyErrorCode, number> = {
   BadFraming: 400,
   Blocked: 403,
   NoRoute: 404,
+  Misdirected: 421,
   ClientBodyTimeout: 408,
   BodyTooLarge: 413,
   UriTooLong: 414,
@@ -47,6 +50,7 @@ const BODY: Record<ProxyErrorCode, string> = {
   BadRequest: "bad request\n",
   BadFraming: "bad request\n",
   NoRoute: "no route\n",
+  Misdirected: "misdirected request\n",
   Blocked: "forbidden\n",
   ClientBodyTimeout: "request body timeout\n",
   BodyTooLarge: "request body too large\n",

@@ -31,6 +31,10 @@ const BY_CODE: Record<ProxyErrorCode, number> = {
   // No route for the method's path: the service is not here (HTTP 404 → UNIMPLEMENTED).
   NoRoute: GRPC.UNIMPLEMENTED,
   Blocked: GRPC.PERMISSION_DENIED,
+  // A plain 421 is UNKNOWN in gRPC's HTTP mapping (doc/http-grpc-status-mapping.md), which no
+  // client retries; UNAVAILABLE is the status gRPC clients retry, on a new connection that the
+  // SNI-split front sends to node:http2 (serving/tls-split.ts).
+  Misdirected: GRPC.UNAVAILABLE,
   NoEndpoints: GRPC.UNAVAILABLE,
   UpstreamConnect: GRPC.UNAVAILABLE,
   // The connection to the pod broke before its answer: gRPC clients see the same on their own
@@ -54,6 +58,7 @@ const MESSAGE: Record<ProxyErrorCode, string> = {
   ClientBodyTimeout: "request body timeout",
   NoRoute: "no route",
   Blocked: "forbidden",
+  Misdirected: "misdirected request: retry on a new connection",
   NoEndpoints: "no endpoints",
   UpstreamConnect: "upstream connect failed",
   UpstreamReset: "upstream connection reset",

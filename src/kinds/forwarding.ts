@@ -104,6 +104,23 @@ export const AUTO_HTTP = defineKind("auto-http", "forwarding", v.object({}), () 
 });
 
 /**
+ * connection-proxy-header: the Connection field of the request to the pods, as nginx.tmpl's
+ * `proxy_set_header Connection <value>` (annotations/connection/main.go allows `close` and
+ * `keep-alive` only; the schema holds the worker to that too, so nothing else reaches the
+ * header line). A WebSocket upgrade is left alone: Portico's own WebSocket client makes that
+ * connection (upstream/websocket.ts), and an upgrade needs `Connection: Upgrade`. A gRPC
+ * backend drops the field (HTTP/2 has no Connection, RFC 9113 §8.2.2; upstream/grpc.ts).
+ */
+export const CONNECTION_FIELD = defineKind("connection-field", "forwarding", v.object({ value: v.picklist(["close", "keep-alive"]) }), (params) => {
+  const value = params.value;
+  return (flow) => {
+    if (flow.req.headers.has("upgrade")) return null;
+    flow.upstreamRequestHeaders = { ...flow.upstreamRequestHeaders, connection: value };
+    return null;
+  };
+});
+
+/**
  * upstream-vhost: the Host header sent upstream (nginx.tmpl `proxy_set_header Host <value>`);
  * X-Forwarded-Host keeps the client's. The handler applies flow.upstreamHost.
  */

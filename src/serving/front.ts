@@ -371,4 +371,7 @@ class FrontPeer implements RequestServer {
   get transport() {
     return this.inner.transport;
   }
+  get misdirected() {
+    return this.inner.misdirected;
+  }
 }

@@ -24,7 +24,9 @@ export interface PassthroughOptions {
   readonly port: number;
   readonly reusePort: boolean;
   /** Where the terminating HTTPS listener listens on 127.0.0.1 (read per connection: a hand-over keeps it). */
-  readonly internalPort: () => number;
+  readonly internalPort: (serverName: string | null) => number;
+  /** The terminating listener is split by SNI now (tls-split.ts): read the ClientHello for internalPort even without passthrough. */
+  readonly bySni: () => boolean;
   readonly table: () => RouteTable;
   readonly balancer: Balancer;
   readonly log: Logger;
@@ -42,10 +44,10 @@ export interface PassthroughOptions {
 
 export interface PassthroughFront {
   readonly port: number;
-  /** The client a loopback connection to the terminating listener carries, by its source port. */
-  clientOf(sourcePort: number): string | undefined;
-  /** The handler's view of a request that came through the front: the client's address, the public port. */
-  peer(server: RequestServer, req: Request): RequestServer;
+  /** The client a loopback connection to the terminating listener on `listenerPort` carries, by its source port. */
+  clientOf(listenerPort: number, sourcePort: number): string | undefined;
+  /** The handler's view of a request that came through the front to the loopback `listenerPort`: the client's address, the public port. */
+  peer(server: RequestServer, req: Request, listenerPort: number): RequestServer;
   /** Connections piped now (for tests and the drain). */
   readonly open: number;
   /** Stop accepting; with `closeActive`, close every piped connection too. */
@@ -77,12 +79,13 @@ export function startPassthroughFront(o: PassthroughOptions): PassthroughFront {
     ...(o.proxyProtocolTimeoutMs === undefined ? {} : { proxyProtocolTimeoutMs: o.proxyProtocolTimeoutMs }),
     ...(o.proxyProtocolTrusted === undefined ? {} : { proxyProtocolTrusted: o.proxyProtocolTrusted }),
     choose(first) {
-      if (!o.passthrough) return { kind: "loopback", port: o.internalPort() };
+      if (!o.passthrough && !o.bySni()) return { kind: "loopback", port: o.internalPort(null) };
       const r = parseClientHello(first);
       if (r.kind === "more") return r;
-      const route = r.kind === "hello" && r.serverName !== null ? passthroughRoute(o.table(), r.serverName) : null;
+      const serverName = r.kind === "hello" ? r.serverName : null;
+      const route = o.passthrough && serverName !== null ? passthroughRoute(o.table(), serverName) : null;
       if (route === null) {
-        return { kind: "loopback", port: o.internalPort() };
+        return { kind: "loopback", port: o.internalPort(serverName) };
       }
       // ingress-nginx dials the Service's cluster IP and port (nginx.go generateTemplate); Portico
       // has no cluster network of its own here and picks an endpoint as for any request to it.
@@ -96,8 +99,8 @@ export function startPassthroughFront(o: PassthroughOptions): PassthroughFront {
   });
   return {
     port: front.port,
-    clientOf: (sourcePort) => front.clientOf(o.internalPort(), sourcePort),
-    peer: (server, req) => front.peer(server, req, o.internalPort()),
+    clientOf: (listenerPort, sourcePort) => front.clientOf(listenerPort, sourcePort),
+    peer: (server, req, listenerPort) => front.peer(server, req, listenerPort),
     get open() {
       return front.open;
     },

@@ -4,7 +4,8 @@
 // Trailers-Only one ends with (gRPC's PROTOCOL-HTTP2.md), and shows a request neither the
 // client's certificate nor the connection's SNI, which client-certificate routes and their 421
 // read (kinds/client-cert.ts).
-import { needsClientCertificates } from "./client-certs.ts";
+import { needsClientCertificates, readsClientCertificates } from "./client-certs.ts";
+import { selectHost } from "./lookup.ts";
 import { someRoute } from "./routes.ts";
 import type { Backend, GatewayEntry, GatewayRoutes, HostRoutes, Route, RouteTable } from "./types.ts";
 
@@ -73,4 +74,99 @@ export function needsNodeListener(table: RouteTable): boolean {
     known.set(table, v);
   }
   return v;
+}
+
+/** A route only node:http2 serves correctly: a gRPC backend (or canary), or client certificates read. */
+function routeNeedsNode(route: Route): boolean {
+  return routeAnswersGrpc(route) || readsClientCertificates(route);
+}
+
+const hostNeeds = new WeakMap<HostRoutes, boolean>();
+const everyKnown = new WeakMap<RouteTable, boolean>();
+
+/**
+ * True when every host needs node:http2: the default route does (it answers every host's
+ * unmatched paths and every unknown host), or a Gateway API route with a gRPC backend exists
+ * (GRPCRoute hostnames are not classified per host: the whole port goes to node:http2, as
+ * before the SNI split). Cached per table object.
+ */
+export function everyHostNeedsNode(table: RouteTable): boolean {
+  let v = everyKnown.get(table);
+  if (v === undefined) {
+    v = (table.defaultRoute !== null && routeNeedsNode(table.defaultRoute)) || gatewayAnswersGrpc(table.gateway);
+    everyKnown.set(table, v);
+  }
+  return v;
+}
+
+/**
+ * Whether a connection whose SNI names `hostname` (lowercase, no trailing dot), or a request
+ * for it, needs node:http2 (serving/tls-split.ts): the host entry the table's own lookup
+ * selects for the name (exact or alias, then `*.suffix`, then the hostless rules:
+ * lookup.ts selectHost) holds a route that needs it, or every host does. The answer per host
+ * entry is kept while the entry is, as needsNodeListener's.
+ */
+export function hostNeedsNode(table: RouteTable, hostname: string): boolean {
+  if (everyHostNeedsNode(table)) return true;
+  const h = selectHost(table, hostname);
+  return h !== null && entryNeedsNode(h);
+}
+
+function entryNeedsNode(h: HostRoutes): boolean {
+  let v = hostNeeds.get(h);
+  if (v === undefined) {
+    v = false;
+    for (let i = 0; i < h.routes.length; i++) {
+      if (routeNeedsNode(h.routes[i]!)) {
+        v = true;
+        break;
+      }
+    }
+    hostNeeds.set(h, v);
+  }
+  return v;
+}
+
+/** Host names by the listener their entries need: exact hosts and aliases as written, a wildcard entry as `*.suffix`, the hostless entry as `*`. */
+export interface HostNames {
+  readonly node: ReadonlySet<string>;
+  readonly bun: ReadonlySet<string>;
+}
+
+const namesKnown = new WeakMap<RouteTable, HostNames>();
+
+/** Every host entry's name, by the listener it needs (a walk of every entry; the per-entry answers are kept while the entries are). Cached per table. */
+export function hostNames(table: RouteTable): HostNames {
+  let v = namesKnown.get(table);
+  if (v === undefined) {
+    const node = new Set<string>();
+    const bun = new Set<string>();
+    const put = (name: string, h: HostRoutes) => (entryNeedsNode(h) ? node : bun).add(name);
+    for (const [name, h] of table.exact) put(name, h);
+    for (const [name, h] of table.aliases) put(name, h);
+    for (const [suffix, h] of table.wildcard) put(`*.${suffix}`, h);
+    if (table.any !== null) put("*", table.any);
+    v = { node, bun };
+    namesKnown.set(table, v);
+  }
+  return v;
+}
+
+/**
+ * Whether some host Bun.serve served under `prev` needs node:http2 under `next`: a name that
+ * needs it now and did not; an exact name Bun.serve served that is gone and now falls to an
+ * entry that needs it; a wildcard Bun.serve served that is gone while the hostless entry
+ * needs it (lookup.ts selectHost: exact, alias, wildcard, then hostless). The SNI split then
+ * renews its Bun.serve side, so connections opened for such a host move (serving/tls-split.ts).
+ */
+export function hostsMovedToNode(prev: RouteTable, next: RouteTable): boolean {
+  if (prev === next) return false;
+  const a = hostNames(prev);
+  const b = hostNames(next);
+  for (const name of b.node) if (!a.node.has(name)) return true;
+  for (const name of a.bun) {
+    if (b.bun.has(name)) continue;
+    if (name.startsWith("*") ? b.node.has("*") : hostNeedsNode(next, name)) return true;
+  }
+  return false;
 }

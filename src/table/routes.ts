@@ -15,6 +15,9 @@ export const DEFAULT_ROUTE_OPTIONS: RouteOptions = Object.freeze({
   preserveTrailingSlash: false,
   usePortInRedirects: false,
   fromToWwwRedirect: false,
+  limitRate: null,
+  limitRateAfter: null,
+  accessLog: true,
   stages: null,
 });
 

@@ -200,7 +200,7 @@ export class GatewayPortsCompiler {
     controllerName: string,
     resolve: (ref: BackendRef) => ResolvedBackend,
     units: readonly PortUnit[],
-    changes: { readonly services: ReadonlySet<string>; readonly secrets: ReadonlySet<string> } | null,
+    changes: { readonly services: ReadonlySet<string>; readonly secrets: ReadonlySet<string>; readonly configMaps: ReadonlySet<string> } | null,
     defaultCertificate?: CertificateBinding,
     /** The source-range flags an IngressNginxPolicy's rules read (extension.ts). */
     flags?: AccessFlags,

@@ -127,7 +127,7 @@ export class Exchange implements PolicyFlow, SlotHolder {
       time: Date.now(), requestId, client: peer, method: req.method, host: "", path: "", status: 0,
       bytesIn: 0, bytesOut: 0, durationMs: 0, upstream: null, upstreamStatus: null, upstreamMs: null,
       ingress: null, service: null, websocket: false, error: null, scheme: p.scheme,
-      protocol: server.transport ?? "h1", grpcStatus: null,
+      protocol: server.transport ?? "h1", grpcStatus: null, logged: true, view: null,
     };
     // RFC 9112 §6.3: an HTTP/1.1 request has a body only when Content-Length or
     // Transfer-Encoding says so (touching req.body would also make Bun build a stream for every
@@ -195,6 +195,8 @@ export class Exchange implements PolicyFlow, SlotHolder {
     rec.status = status;
     rec.error = error;
     rec.durationMs = performance.now() - this.t0;
+    // --access-log-template reads the request when the line is formatted (log/template.ts).
+    if (this.p.config.accessLogTemplate !== null) rec.view = this;
     try {
       this.p.deps.hooks?.onRequestDone?.(rec);
     } catch {}
