@@ -111,7 +111,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
 
   const makeBun = (port: number): TlsListener =>
     createTlsListener({
-      hostname: "127.0.0.1", port, log, hooks: o.hooks, http2: o.http2, http3: false,
+      hostname: "127.0.0.1", port, log, hooks: o.hooks.onRotation === undefined ? {} : { onRotation: o.hooks.onRotation }, http2: o.http2, http3: false,
       ...(o.drainMs === undefined ? {} : { drainMs: o.drainMs }),
       handler: () => through(o.handler(() => bun.port), () => bun.port, true),
     });
@@ -120,8 +120,11 @@ export function createSplitListener(o: SplitOptions): SplitListener {
   const retiring = new Set<TlsListener>();
   let table = o.table();
   let last: { entries: readonly TlsEntry[]; fingerprint: string } | null = null;
+  // One certificate change is one rotation of the port: both listeners rotate, but only the
+  // Bun.serve side's is reported (the `rotations` getter reads it too), so
+  // portico_tls_rotations_total counts it once (serve.ts).
   const node = createH2Listener({
-    hostname: "127.0.0.1", port: 0, log, hooks: o.hooks, reusePort: true, draining: o.draining, headerTimeoutMs: o.headerTimeoutMs,
+    hostname: "127.0.0.1", port: 0, log, hooks: o.hooks.onAbuse === undefined ? {} : { onAbuse: o.hooks.onAbuse }, reusePort: true, draining: o.draining, headerTimeoutMs: o.headerTimeoutMs,
     handler: () => through(o.handler(() => node.port), () => node.port, false),
   });
 

@@ -26,6 +26,7 @@ import { makeBackend, makeRoute, makeTable, testConfig, type RouteSpec } from ".
 import { rawBackend, type RawBackend, type RawRequest } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
 import { clientStream, collect, echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
+import { peerCertificate } from "../tls/helpers.ts";
 import { createCertificate } from "../tls/pki.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
@@ -69,6 +70,7 @@ afterAll(async () => {
 interface Running {
   readonly s: Serving;
   readonly records: AccessRecord[];
+  readonly registry: Registry;
   setTable(t: RouteTable): void;
 }
 
@@ -76,11 +78,12 @@ function start(t: RouteTable, over: Partial<Config> = {}): Running {
   let table = t;
   const records: AccessRecord[] = [];
   const config = testConfig({ httpPort: freePort(), httpsPort: freePort(), tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256", ...over });
+  const registry = new Registry();
   const s = serveTraffic({
-    config, log: silentLogger, inst: createInstruments(new Registry(), { version: "t" }), table: () => table,
+    config, log: silentLogger, inst: createInstruments(registry, { version: "t" }), table: () => table,
     tls: createTlsBuilder(config, silentLogger).build([]), ports: "alone", onRequest: (r) => records.push(r),
   });
-  return { s, records, setTable: (next) => ((table = next), s.tableChanged()) };
+  return { s, records, registry, setTable: (next) => ((table = next), s.tableChanged()) };
 }
 
 /** curl over HTTPS with `sni` in the ClientHello (by --resolve), from CLIENT, the Host `host`. */
@@ -333,6 +336,28 @@ test("--enable-ssl-passthrough and the split share one front: passed-through hos
   } finally {
     await r.s.shutdown({ delay: false });
     pod.stop(true);
+  }
+});
+
+test("a certificate change while the port is split is one rotation: portico_tls_rotations_total goes up by exactly 1", async () => {
+  const r = start(withGrpc());
+  try {
+    expect(r.s.httpsListener).toBe("split");
+    const config = testConfig({ tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256" });
+    const rotations = () => Number(/^portico_tls_rotations_total (\d+)$/m.exec(r.registry.expose())?.[1] ?? "NaN");
+    const before = rotations();
+    const pem = createCertificate({ subjectCN: "rotated", sans: ["web.test", "grpc.test"] });
+    const bind = (host: string) => ({ host, secret: "web/tls", cert: pem.certPem, key: pem.keyPem, version: "1", ingress: "web/main" });
+    const built = createTlsBuilder(config, silentLogger).build([bind("web.test"), bind("grpc.test")]);
+    r.s.setTls(built.entries, built.fingerprint);
+    // Both loopback listeners serve the new certificate (each rotates its own servers) ...
+    await eventually(async () => (await peerCertificate(r.s.ports.https, "web.test")).cn === "rotated", 10_000, "Bun.serve's side rotated");
+    await eventually(async () => (await peerCertificate(r.s.ports.https, "grpc.test")).cn === "rotated", 10_000, "node:http2's side rotated");
+    await r.s.settled();
+    // ... but the port's certificates changed once.
+    expect(rotations() - before).toBe(1);
+  } finally {
+    await r.s.shutdown({ delay: false });
   }
 });
 
