@@ -47,7 +47,8 @@ export interface HttpsListenerOptions {
   readonly handler: (listenerPort: () => number) => ReturnType<typeof serveOptions>;
   /**
    * The SNI split (tls-split.ts) is possible: the live table, and the split's own front's
-   * timeouts, or null when a front already owns the port (passthrough.ts asks innerPort).
+   * timeouts, or null when a front already owns the port (passthrough.ts asks innerPort); then
+   * every listener this makes binds a new loopback port (see `behindFront`).
    */
   readonly split?: {
     readonly table: () => RouteTable;
@@ -74,13 +75,19 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
   // table) still closes it rather than draining it.
   let standInThisTurn = false;
   const retiring = new Set<HttpsListener>();
+  // A front owns the public port (passthrough.ts): each listener binds 127.0.0.1:0 rather than
+  // the previous one's loopback port, which is released once that one drained and may be any
+  // program's by the next hand-over. Nothing needs the port kept: the front asks innerPort per
+  // connection, and keys its clients by each listener's own port (the `listenerPort` thunk).
+  const behindFront = o.split?.front === null;
 
   function make(k: ListenerKind): HttpsListener {
+    const bindPort = behindFront ? 0 : port;
     if (k === "split") {
       const sp = o.split;
       if (sp === undefined) throw new Error("no SNI split on this listener");
       const l = createSplitListener({
-        hostname: o.hostname, port, handler: o.handler, table: sp.table, log, hooks, http2: o.config.http2, http3: o.config.http3,
+        hostname: o.hostname, port: bindPort, handler: o.handler, table: sp.table, log, hooks, http2: o.config.http2, http3: o.config.http3,
         headerTimeoutMs: o.config.clientHeaderTimeoutMs, draining: o.draining, front: sp.front, ...(o.drainMs === undefined ? {} : { drainMs: o.drainMs }),
       });
       l.requestClientCertificates(wantCerts);
@@ -88,7 +95,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
     }
     let l: HttpsListener | null = null;
     const handler = () => o.handler(() => l?.port ?? port);
-    const common = { hostname: o.hostname, port, handler, log, hooks };
+    const common = { hostname: o.hostname, port: bindPort, handler, log, hooks };
     // Both bind with SO_REUSEPORT: a hand-over or a rotation starts the next server on the same
     // port while the previous one drains (serving/ports.ts probes the port first).
     l = k === "node"

@@ -227,7 +227,8 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       return [...(front === null ? [] : [frontServer(front)]), ...bun.servers, ...[...retiring].flatMap((l) => l.servers), ...node.servers];
     },
     get port() {
-      return front?.port ?? o.port;
+      // With an outer front, the loopback port a connection without SNI goes to (innerPort(null)).
+      return front?.port ?? (o.front === null ? node.port : o.port);
     },
     get rotations() {
       return bun.rotations;

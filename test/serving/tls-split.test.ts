@@ -16,6 +16,7 @@ import { Registry } from "../../src/admin/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { AccessRecord } from "../../src/log/access.ts";
 import { silentLogger } from "../../src/log/logger.ts";
+import { createHttpsListener, type HttpsListenerOptions } from "../../src/serving/https.ts";
 import { serveTraffic, type Serving } from "../../src/serving/serve.ts";
 import { createTlsBuilder } from "../../src/serving/tls.ts";
 import { buildTable } from "../../src/table/build.ts";
@@ -26,7 +27,7 @@ import { makeBackend, makeRoute, makeTable, testConfig, type RouteSpec } from ".
 import { rawBackend, type RawBackend, type RawRequest } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
 import { clientStream, collect, echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
-import { peerCertificate } from "../tls/helpers.ts";
+import { listeningSockets, peerCertificate } from "../tls/helpers.ts";
 import { createCertificate } from "../tls/pki.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
@@ -358,6 +359,51 @@ test("a certificate change while the port is split is one rotation: portico_tls_
     expect(rotations() - before).toBe(1);
   } finally {
     await r.s.shutdown({ delay: false });
+  }
+});
+
+test("behind an outer front (--enable-ssl-passthrough, --use-proxy-protocol): hand-overs split, node, split, bun all succeed, each reported port one that listens", async () => {
+  let table = withGrpc();
+  // Only handshakes here: TLS ends in the listener the front would pipe to.
+  const handler = (() => ({ fetch: () => new Response("ok") })) as unknown as HttpsListenerOptions["handler"];
+  const l = createHttpsListener({
+    config: { http2: true, http3: false, clientHeaderTimeoutMs: 60_000 }, log: silentLogger, hostname: "127.0.0.1", port: 0, handler,
+    draining: () => false, drainMs: 50, split: { table: () => table, front: null },
+  });
+  const pem = createCertificate({ subjectCN: "front", sans: ["web.test", "grpc.test"] });
+  const bind = (host: string) => ({ host, secret: "web/tls", cert: pem.certPem, key: pem.keyPem, version: "1", ingress: "web/main" });
+  const built = createTlsBuilder(testConfig({ tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }), silentLogger).build([bind("web.test"), bind("grpc.test")]);
+  const seen = new Set<number>();
+  const blockers: { stop(closeActive?: boolean): void }[] = [];
+  try {
+    for (const [t, kind] of [[withGrpc(), "split"], [makeTable(ordinary(), { backend: makeBackend([echo.port], { scheme: "grpc" }) }), "node"], [withGrpc(), "split"], [makeTable(ordinary()), "bun"]] as const) {
+      table = t;
+      l.useListener(kind);
+      // A Secret change after the hand-over (serve.ts setTls): the listener notes its port again.
+      l.update(built.entries, built.fingerprint);
+      expect(l.kind).toBe(kind);
+      await l.settled();
+      // Where the front sends each name, and the port reported, listen now.
+      for (const name of ["web.test", "grpc.test"]) {
+        expect((await peerCertificate(l.innerPort(name), name)).cn).toBe("front");
+        seen.add(l.innerPort(name));
+      }
+      expect(listeningSockets(l.port)).toBeGreaterThan(0);
+      seen.add(l.port);
+      // A loopback port released since is anyone's: another program takes it here, so a later
+      // hand-over that bound it again would fail (EADDRINUSE).
+      for (const p of seen) {
+        if (listeningSockets(p) > 0) continue;
+        try {
+          blockers.push(Bun.listen({ hostname: "127.0.0.1", port: p, socket: { data() {} } }));
+        } catch {
+          // Taken already (a connection of this test in TIME_WAIT): the kernel holds it anyway.
+        }
+      }
+    }
+  } finally {
+    await l.stop(true);
+    for (const b of blockers) b.stop(true);
   }
 });
 
