@@ -232,7 +232,7 @@ export interface Config {
   readonly tlsCiphers: string;
   /** HTTP/2 on both ports (ALPN h2 on HTTPS, prior-knowledge h2c on HTTP); off: HTTP/1.1 only. */
   readonly http2: boolean;
-  /** HTTP/3 (QUIC) on the HTTPS port number, advertised with Alt-Svc; off by default (experimental in Bun). */
+  /** HTTP/3 (QUIC) on the HTTPS port number, advertised with Alt-Svc; off by default (experimental in Bun). Only while Bun.serve alone serves the port, not while it is split or on node:http2 (serving/https.ts). */
   readonly http3: boolean;
   /** ingress-nginx's --enable-ssl-passthrough: a TCP front reads the ClientHello before TLS (serving/passthrough.ts). */
   readonly enableSslPassthrough: boolean;

@@ -21,6 +21,7 @@ import type { serveOptions } from "../proxy/pipeline/listener.ts";
 import type { RouteTable } from "../table/types.ts";
 import { createTlsListener, type RotationInfo } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
+import { createRetiring } from "./retiring.ts";
 import { createSplitListener, type SplitListener } from "./tls-split.ts";
 
 /** Bun.serve alone; node:http2 alone; or split by SNI between the two (tls-split.ts). */
@@ -34,8 +35,6 @@ export interface SwitchingHttpsListener extends HttpsListener {
   readonly kind: ListenerKind;
   /** With a front before this listener (passthrough.ts): the loopback port for a ClientHello naming `serverName`. */
   innerPort(serverName: string | null): number;
-  /** Connections the split's own front pipes now (tests, the drain). */
-  readonly piped: number;
 }
 
 export interface HttpsListenerOptions {
@@ -47,7 +46,8 @@ export interface HttpsListenerOptions {
   readonly handler: (listenerPort: () => number) => ReturnType<typeof serveOptions>;
   /**
    * The SNI split (tls-split.ts) is possible: the live table, and the split's own front's
-   * timeouts, or null when a front already owns the port (passthrough.ts asks innerPort).
+   * timeouts, or null when a front already owns the port (passthrough.ts asks innerPort); then
+   * every listener this makes binds a new loopback port (see `behindFront`).
    */
   readonly split?: {
     readonly table: () => RouteTable;
@@ -73,14 +73,20 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
   // hand-over in the same turn (runtime/local.ts applies the set, then fits the listener to the
   // table) still closes it rather than draining it.
   let standInThisTurn = false;
-  const retiring = new Set<HttpsListener>();
+  const retiring = createRetiring(log, "the previous HTTPS listener");
+  // A front owns the public port (passthrough.ts): each listener binds 127.0.0.1:0 rather than
+  // the previous one's loopback port, which is released once that one drained and may be any
+  // program's by the next hand-over. Nothing needs the port kept: the front asks innerPort per
+  // connection, and keys its clients by each listener's own port (the `listenerPort` thunk).
+  const behindFront = o.split?.front === null;
 
   function make(k: ListenerKind): HttpsListener {
+    const bindPort = behindFront ? 0 : port;
     if (k === "split") {
       const sp = o.split;
       if (sp === undefined) throw new Error("no SNI split on this listener");
       const l = createSplitListener({
-        hostname: o.hostname, port, handler: o.handler, table: sp.table, log, hooks, http2: o.config.http2, http3: o.config.http3,
+        hostname: o.hostname, port: bindPort, handler: o.handler, table: sp.table, log, hooks, http2: o.config.http2,
         headerTimeoutMs: o.config.clientHeaderTimeoutMs, draining: o.draining, front: sp.front, ...(o.drainMs === undefined ? {} : { drainMs: o.drainMs }),
       });
       l.requestClientCertificates(wantCerts);
@@ -88,7 +94,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
     }
     let l: HttpsListener | null = null;
     const handler = () => o.handler(() => l?.port ?? port);
-    const common = { hostname: o.hostname, port, handler, log, hooks };
+    const common = { hostname: o.hostname, port: bindPort, handler, log, hooks };
     // Both bind with SO_REUSEPORT: a hand-over or a rotation starts the next server on the same
     // port while the previous one drains (serving/ports.ts probes the port first).
     l = k === "node"
@@ -101,16 +107,10 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
   let live = make(kind);
 
   function retire(old: HttpsListener): void {
-    retiring.add(old);
-    // Read before freeze(): a stand-in (nothing ready let a client in) is closed now, not
-    // drained, so it leaves the SO_REUSEPORT group before the next listener's
+    // Read before retiring freezes it: a stand-in (nothing ready let a client in) is closed
+    // now, not drained, so it leaves the SO_REUSEPORT group before the next listener's
     // `provisional: false` lets /readyz say ready (docs/design.md, "Bun facts measured here").
-    const standIn = old.provisional || standInThisTurn;
-    old.freeze();
-    void old
-      .stop(standIn)
-      .catch((err: unknown) => log.warn("stopping the previous HTTPS listener failed", { err: String(err) }))
-      .finally(() => retiring.delete(old));
+    retiring.retire(old, old.provisional || standInThisTurn);
   }
 
   function useListener(want: ListenerKind): void {
@@ -154,9 +154,6 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
     innerPort(serverName) {
       return kind === "split" ? (live as SplitListener).innerPort(serverName) : live.port;
     },
-    get piped() {
-      return kind === "split" ? (live as SplitListener).piped : 0;
-    },
     get kind() {
       return kind;
     },
@@ -176,7 +173,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
     },
     async settled() {
       await live.settled();
-      while (retiring.size > 0) await new Promise((r) => setTimeout(r, 10));
+      await retiring.empty();
     },
     freeze() {
       frozen = true;
@@ -184,7 +181,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
     },
     async stop(closeActive) {
       frozen = true;
-      await Promise.all([live.stop(closeActive), ...[...retiring].map((l) => l.stop(true))]);
+      await Promise.all([live.stop(closeActive), ...[...retiring.listeners].map((l) => l.stop(true))]);
     },
     requestClientCertificates(on) {
       wantCerts = on;
@@ -194,7 +191,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
       return live.requestsClientCertificates;
     },
     get servers() {
-      return [...live.servers, ...[...retiring].flatMap((l) => l.servers)];
+      return [...live.servers, ...[...retiring.listeners].flatMap((l) => l.servers)];
     },
     get port() {
       return live.port;
@@ -203,7 +200,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
       return live.rotations;
     },
     get alive() {
-      return live.alive + [...retiring].reduce((n, l) => n + l.alive, 0);
+      return live.alive + [...retiring.listeners].reduce((n, l) => n + l.alive, 0);
     },
     get fingerprint() {
       return live.fingerprint;

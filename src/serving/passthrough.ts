@@ -6,8 +6,8 @@
 // - for every other connection, connects to the terminating HTTPS listener (https.ts), which
 //   then listens on a loopback port, and copies the same way. ingress-nginx hands these to nginx
 //   with a PROXY protocol header; Bun.serve cannot read one, so the front instead records which
-//   client each loopback connection carries (front.ts), and the HTTPS handler asks it
-//   (`clientOf`), so the client address is kept for X-Forwarded-For.
+//   client each loopback connection carries (front.ts), and the HTTPS handler sees that client
+//   through it (`peer`), so the client address is kept for X-Forwarded-For.
 // Off by default; when off none of this exists and the HTTPS listener binds the port itself.
 // --use-proxy-protocol uses the same front, reading each connection's PROXY header first
 // (front.ts); without --enable-ssl-passthrough it then sends every connection to the loopback
@@ -44,8 +44,6 @@ export interface PassthroughOptions {
 
 export interface PassthroughFront {
   readonly port: number;
-  /** The client a loopback connection to the terminating listener on `listenerPort` carries, by its source port. */
-  clientOf(listenerPort: number, sourcePort: number): string | undefined;
   /** The handler's view of a request that came through the front to the loopback `listenerPort`: the client's address, the public port. */
   peer(server: RequestServer, req: Request, listenerPort: number): RequestServer;
   /** Connections piped now (for tests and the drain). */
@@ -99,7 +97,6 @@ export function startPassthroughFront(o: PassthroughOptions): PassthroughFront {
   });
   return {
     port: front.port,
-    clientOf: (listenerPort, sourcePort) => front.clientOf(listenerPort, sourcePort),
     peer: (server, req, listenerPort) => front.peer(server, req, listenerPort),
     get open() {
       return front.open;

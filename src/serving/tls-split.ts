@@ -25,8 +25,9 @@ import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
 import { createTlsListener, type RotationInfo, type ServeHandler, type TlsListener } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { startTcpFront, type TcpFront } from "./front.ts";
+import { createRetiring } from "./retiring.ts";
 
-export interface SplitOptions {
+interface SplitOptions {
   /** Where the front listens (the public HTTPS port); unused with an outer front. */
   readonly hostname: string;
   readonly port: number;
@@ -36,7 +37,6 @@ export interface SplitOptions {
   readonly log: Logger;
   readonly hooks: { onRotation?(info: RotationInfo): void; onAbuse?(reason: string): void };
   readonly http2: boolean;
-  readonly http3: boolean;
   readonly headerTimeoutMs: number;
   readonly draining: () => boolean;
   readonly drainMs?: number;
@@ -53,13 +53,6 @@ export interface SplitListener extends HttpsListener {
    * connections opened for that host reconnect through the front rather than get 421 for good.
    */
   refit(): void;
-  /** Connections the split's own front pipes now (0 without one). */
-  readonly piped: number;
-}
-
-/** Where a ClientHello's server name goes: node:http2 unless a host that Bun.serve serves correctly. */
-export function toNode(table: RouteTable, serverName: string | null): boolean {
-  return serverName === null || hostNeedsNode(table, serverName);
 }
 
 /**
@@ -67,10 +60,9 @@ export function toNode(table: RouteTable, serverName: string | null): boolean {
  * which the route step asks before the lookup (proxy/pipeline/route.ts). One per Bun server.
  */
 class BunSide implements RequestServer {
-  constructor(
-    private readonly inner: RequestServer,
-    readonly misdirected: (table: RouteTable, hostname: string) => boolean,
-  ) {}
+  // Every request on the Bun.serve side for a host that needs node:http2 is misdirected.
+  readonly misdirected = hostNeedsNode;
+  constructor(private readonly inner: RequestServer) {}
   requestIP(req: Request) {
     return this.inner.requestIP(req);
   }
@@ -90,8 +82,6 @@ export function createSplitListener(o: SplitOptions): SplitListener {
   let front: TcpFront | null = null;
   let frozen = false;
   const views = new WeakMap<object, BunSide>();
-  // Every request on the Bun.serve side for a host that needs node:http2 is misdirected.
-  const misdirected = (table: RouteTable, hostname: string) => hostNeedsNode(table, hostname);
 
   function through(h: ServeHandler & H2Handler, listenerPort: () => number, bunSide: boolean): ServeHandler & H2Handler {
     const fetch = h.fetch as (req: Request, server: RequestServer) => ReturnType<typeof h.fetch>;
@@ -101,7 +91,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
         let s = server;
         if (bunSide) {
           let v = views.get(server);
-          if (v === undefined) views.set(server, (v = new BunSide(server, misdirected)));
+          if (v === undefined) views.set(server, (v = new BunSide(server)));
           s = v;
         }
         return fetch(req, front === null ? s : front.peer(s, req, listenerPort()));
@@ -111,22 +101,26 @@ export function createSplitListener(o: SplitOptions): SplitListener {
 
   const makeBun = (port: number): TlsListener =>
     createTlsListener({
-      hostname: "127.0.0.1", port, log, hooks: o.hooks, http2: o.http2, http3: false,
+      hostname: "127.0.0.1", port, log, hooks: o.hooks.onRotation === undefined ? {} : { onRotation: o.hooks.onRotation }, http2: o.http2, http3: false,
       ...(o.drainMs === undefined ? {} : { drainMs: o.drainMs }),
       handler: () => through(o.handler(() => bun.port), () => bun.port, true),
     });
   // Replaced (same loopback port, SO_REUSEPORT) when hosts move to node:http2: refit().
   let bun = makeBun(0);
-  const retiring = new Set<TlsListener>();
+  const retiring = createRetiring(log, "the previous Bun.serve side");
   let table = o.table();
   let last: { entries: readonly TlsEntry[]; fingerprint: string } | null = null;
+  // One certificate change is one rotation of the port: both listeners rotate, but only the
+  // Bun.serve side's is reported (the `rotations` getter reads it too), so
+  // portico_tls_rotations_total counts it once (serve.ts).
   const node = createH2Listener({
-    hostname: "127.0.0.1", port: 0, log, hooks: o.hooks, reusePort: true, draining: o.draining, headerTimeoutMs: o.headerTimeoutMs,
+    hostname: "127.0.0.1", port: 0, log, hooks: o.hooks.onAbuse === undefined ? {} : { onAbuse: o.hooks.onAbuse }, reusePort: true, draining: o.draining, headerTimeoutMs: o.headerTimeoutMs,
     handler: () => through(o.handler(() => node.port), () => node.port, false),
   });
 
   function innerPort(serverName: string | null): number {
-    return toNode(o.table(), serverName) ? node.port : bun.port;
+    // No server name (or no readable ClientHello): node:http2, which serves every route correctly.
+    return serverName === null || hostNeedsNode(o.table(), serverName) ? node.port : bun.port;
   }
 
   function startFront(f: NonNullable<SplitOptions["front"]>): TcpFront {
@@ -156,20 +150,13 @@ export function createSplitListener(o: SplitOptions): SplitListener {
     }
     const old = bun;
     bun = next;
-    retiring.add(old);
-    old.freeze();
-    void old
-      .stop(false)
-      .catch((err: unknown) => log.warn("stopping the previous Bun.serve side failed", { err: String(err) }))
-      .finally(() => retiring.delete(old));
+    // Drained, never closed at once: it has served clients.
+    retiring.retire(old, false);
     log.info("hosts moved to node:http2: the Bun.serve side of the split HTTPS port renewed");
   }
 
   return {
     innerPort,
-    get piped() {
-      return front?.open ?? 0;
-    },
     refit() {
       const next = o.table();
       if (frozen || next === table) return;
@@ -198,7 +185,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
     },
     async settled() {
       await Promise.all([bun.settled(), node.settled()]);
-      while (retiring.size > 0) await new Promise((r) => setTimeout(r, 10));
+      await retiring.empty();
     },
     freeze() {
       frozen = true;
@@ -209,28 +196,29 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       frozen = true;
       // Stop accepting first; the pipes end as the listeners behind them close their connections.
       front?.stop(closeActive);
-      await Promise.all([bun.stop(closeActive), node.stop(closeActive), ...[...retiring].map((l) => l.stop(true))]);
+      await Promise.all([bun.stop(closeActive), node.stop(closeActive), ...[...retiring.listeners].map((l) => l.stop(true))]);
       front?.stop(true);
     },
     requestClientCertificates(on: boolean) {
       // Only node:http2 can show a request its client's certificate; the hosts that read one
-      // are sent there (toNode), so the Bun.serve side never asks.
+      // are sent there (innerPort), so the Bun.serve side never asks.
       node.requestClientCertificates(on);
     },
     get requestsClientCertificates() {
       return node.requestsClientCertificates;
     },
     get servers() {
-      return [...(front === null ? [] : [frontServer(front)]), ...bun.servers, ...[...retiring].flatMap((l) => l.servers), ...node.servers];
+      return [...(front === null ? [] : [frontServer(front)]), ...bun.servers, ...[...retiring.listeners].flatMap((l) => l.servers), ...node.servers];
     },
     get port() {
-      return front?.port ?? o.port;
+      // With an outer front, the loopback port a connection without SNI goes to (innerPort(null)).
+      return front?.port ?? (o.front === null ? node.port : o.port);
     },
     get rotations() {
       return bun.rotations;
     },
     get alive() {
-      return bun.alive + node.alive + [...retiring].reduce((n, l) => n + l.alive, 0);
+      return bun.alive + node.alive + [...retiring.listeners].reduce((n, l) => n + l.alive, 0);
     },
     get fingerprint() {
       return bun.fingerprint;

@@ -6,7 +6,7 @@
 // read (kinds/client-cert.ts).
 import { needsClientCertificates, readsClientCertificates } from "./client-certs.ts";
 import { selectHost } from "./lookup.ts";
-import { someRoute } from "./routes.ts";
+import { hostHas, someRoute } from "./routes.ts";
 import type { Backend, GatewayEntry, GatewayRoutes, HostRoutes, Route, RouteTable } from "./types.ts";
 
 const known = new WeakMap<RouteTable, boolean>();
@@ -109,26 +109,11 @@ export function everyHostNeedsNode(table: RouteTable): boolean {
 export function hostNeedsNode(table: RouteTable, hostname: string): boolean {
   if (everyHostNeedsNode(table)) return true;
   const h = selectHost(table, hostname);
-  return h !== null && entryNeedsNode(h);
-}
-
-function entryNeedsNode(h: HostRoutes): boolean {
-  let v = hostNeeds.get(h);
-  if (v === undefined) {
-    v = false;
-    for (let i = 0; i < h.routes.length; i++) {
-      if (routeNeedsNode(h.routes[i]!)) {
-        v = true;
-        break;
-      }
-    }
-    hostNeeds.set(h, v);
-  }
-  return v;
+  return h !== null && hostHas(h, routeNeedsNode, hostNeeds);
 }
 
 /** Host names by the listener their entries need: exact hosts and aliases as written, a wildcard entry as `*.suffix`, the hostless entry as `*`. */
-export interface HostNames {
+interface HostNames {
   readonly node: ReadonlySet<string>;
   readonly bun: ReadonlySet<string>;
 }
@@ -136,12 +121,12 @@ export interface HostNames {
 const namesKnown = new WeakMap<RouteTable, HostNames>();
 
 /** Every host entry's name, by the listener it needs (a walk of every entry; the per-entry answers are kept while the entries are). Cached per table. */
-export function hostNames(table: RouteTable): HostNames {
+function hostNames(table: RouteTable): HostNames {
   let v = namesKnown.get(table);
   if (v === undefined) {
     const node = new Set<string>();
     const bun = new Set<string>();
-    const put = (name: string, h: HostRoutes) => (entryNeedsNode(h) ? node : bun).add(name);
+    const put = (name: string, h: HostRoutes) => (hostHas(h, routeNeedsNode, hostNeeds) ? node : bun).add(name);
     for (const [name, h] of table.exact) put(name, h);
     for (const [name, h] of table.aliases) put(name, h);
     for (const [suffix, h] of table.wildcard) put(`*.${suffix}`, h);

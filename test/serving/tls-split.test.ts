@@ -16,6 +16,7 @@ import { Registry } from "../../src/admin/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { AccessRecord } from "../../src/log/access.ts";
 import { silentLogger } from "../../src/log/logger.ts";
+import { createHttpsListener, type HttpsListenerOptions } from "../../src/serving/https.ts";
 import { serveTraffic, type Serving } from "../../src/serving/serve.ts";
 import { createTlsBuilder } from "../../src/serving/tls.ts";
 import { buildTable } from "../../src/table/build.ts";
@@ -26,6 +27,7 @@ import { makeBackend, makeRoute, makeTable, testConfig, type RouteSpec } from ".
 import { rawBackend, type RawBackend, type RawRequest } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
 import { clientStream, collect, echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
+import { listeningSockets, peerCertificate } from "../tls/helpers.ts";
 import { createCertificate } from "../tls/pki.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
@@ -69,6 +71,7 @@ afterAll(async () => {
 interface Running {
   readonly s: Serving;
   readonly records: AccessRecord[];
+  readonly registry: Registry;
   setTable(t: RouteTable): void;
 }
 
@@ -76,11 +79,12 @@ function start(t: RouteTable, over: Partial<Config> = {}): Running {
   let table = t;
   const records: AccessRecord[] = [];
   const config = testConfig({ httpPort: freePort(), httpsPort: freePort(), tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256", ...over });
+  const registry = new Registry();
   const s = serveTraffic({
-    config, log: silentLogger, inst: createInstruments(new Registry(), { version: "t" }), table: () => table,
+    config, log: silentLogger, inst: createInstruments(registry, { version: "t" }), table: () => table,
     tls: createTlsBuilder(config, silentLogger).build([]), ports: "alone", onRequest: (r) => records.push(r),
   });
-  return { s, records, setTable: (next) => ((table = next), s.tableChanged()) };
+  return { s, records, registry, setTable: (next) => ((table = next), s.tableChanged()) };
 }
 
 /** curl over HTTPS with `sni` in the ClientHello (by --resolve), from CLIENT, the Host `host`. */
@@ -333,6 +337,77 @@ test("--enable-ssl-passthrough and the split share one front: passed-through hos
   } finally {
     await r.s.shutdown({ delay: false });
     pod.stop(true);
+  }
+});
+
+test("a certificate change while the port is split is one rotation: portico_tls_rotations_total goes up by exactly 1", async () => {
+  const r = start(withGrpc());
+  try {
+    expect(r.s.httpsListener).toBe("split");
+    const config = testConfig({ tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256" });
+    const rotations = () => Number(/^portico_tls_rotations_total (\d+)$/m.exec(r.registry.expose())?.[1] ?? "NaN");
+    const before = rotations();
+    const pem = createCertificate({ subjectCN: "rotated", sans: ["web.test", "grpc.test"] });
+    const bind = (host: string) => ({ host, secret: "web/tls", cert: pem.certPem, key: pem.keyPem, version: "1", ingress: "web/main" });
+    const built = createTlsBuilder(config, silentLogger).build([bind("web.test"), bind("grpc.test")]);
+    r.s.setTls(built.entries, built.fingerprint);
+    // Both loopback listeners serve the new certificate (each rotates its own servers) ...
+    await eventually(async () => (await peerCertificate(r.s.ports.https, "web.test")).cn === "rotated", 10_000, "Bun.serve's side rotated");
+    await eventually(async () => (await peerCertificate(r.s.ports.https, "grpc.test")).cn === "rotated", 10_000, "node:http2's side rotated");
+    await r.s.settled();
+    // ... but the port's certificates changed once.
+    expect(rotations() - before).toBe(1);
+  } finally {
+    await r.s.shutdown({ delay: false });
+  }
+});
+
+test("behind an outer front (--enable-ssl-passthrough, --use-proxy-protocol): hand-overs split, node, split, bun, node all succeed, each reported port one that listens", async () => {
+  let table = withGrpc();
+  // Only handshakes here: TLS ends in the listener the front would pipe to.
+  const handler = (() => ({ fetch: () => new Response("ok") })) as unknown as HttpsListenerOptions["handler"];
+  const l = createHttpsListener({
+    config: { http2: true, http3: false, clientHeaderTimeoutMs: 60_000 }, log: silentLogger, hostname: "127.0.0.1", port: 0, handler,
+    draining: () => false, drainMs: 50, split: { table: () => table, front: null },
+  });
+  const pem = createCertificate({ subjectCN: "front", sans: ["web.test", "grpc.test"] });
+  const bind = (host: string) => ({ host, secret: "web/tls", cert: pem.certPem, key: pem.keyPem, version: "1", ingress: "web/main" });
+  const built = createTlsBuilder(testConfig({ tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }), silentLogger).build([bind("web.test"), bind("grpc.test")]);
+  const seen = new Set<number>();
+  const blockers: { stop(closeActive?: boolean): void }[] = [];
+  try {
+    const everyHost = () => makeTable(ordinary(), { backend: makeBackend([echo.port], { scheme: "grpc" }) });
+    for (const [t, kind] of [[withGrpc(), "split"], [everyHost(), "node"], [withGrpc(), "split"], [makeTable(ordinary()), "bun"], [everyHost(), "node"]] as const) {
+      table = t;
+      l.useListener(kind);
+      // A Secret change after the hand-over (serve.ts setTls): the listener notes its port again.
+      l.update(built.entries, built.fingerprint);
+      expect(l.kind).toBe(kind);
+      // A port of its own, shared with none of the listeners still draining: nothing ties the
+      // next listener to a previous loopback port.
+      expect(listeningSockets(l.port)).toBe(1);
+      await l.settled();
+      // Where the front sends each name, and the port reported, listen now.
+      for (const name of ["web.test", "grpc.test"]) {
+        expect((await peerCertificate(l.innerPort(name), name)).cn).toBe("front");
+        seen.add(l.innerPort(name));
+      }
+      expect(listeningSockets(l.port)).toBeGreaterThan(0);
+      seen.add(l.port);
+      // A loopback port released since is anyone's: another program takes it here, so a later
+      // hand-over that bound it again would fail (EADDRINUSE).
+      for (const p of seen) {
+        if (listeningSockets(p) > 0) continue;
+        try {
+          blockers.push(Bun.listen({ hostname: "127.0.0.1", port: p, socket: { data() {} } }));
+        } catch {
+          // Taken already (a connection of this test in TIME_WAIT): the kernel holds it anyway.
+        }
+      }
+    }
+  } finally {
+    await l.stop(true);
+    for (const b of blockers) b.stop(true);
   }
 });
 
