@@ -11,6 +11,7 @@
 // src/annotations/headers.ts checked every field at compile time; they are checked again here.
 import * as v from "valibot";
 import { upstreamHeaders } from "../http/headers.ts";
+import { isWebSocketUpgrade } from "../http/upgrade.ts";
 import { checkHeader, type HeaderEntry } from "../policy/headers.ts";
 import type { StagePolicy } from "../policy/stages.ts";
 import { normaliseRequestHost } from "../request/host.ts";
@@ -114,7 +115,7 @@ export const AUTO_HTTP = defineKind("auto-http", "forwarding", v.object({}), () 
 export const CONNECTION_FIELD = defineKind("connection-field", "forwarding", v.object({ value: v.picklist(["close", "keep-alive"]) }), (params) => {
   const value = params.value;
   return (flow) => {
-    if (flow.req.headers.has("upgrade")) return null;
+    if (isWebSocketUpgrade(flow.req)) return null;
     flow.upstreamRequestHeaders = { ...flow.upstreamRequestHeaders, connection: value };
     return null;
   };
