@@ -7,6 +7,7 @@
 import { hostname as osHostname } from "node:os";
 import { cookieValue } from "../kinds/cookies.ts";
 import { parseLogFormat, type LogEscape } from "../policy/log-format.ts";
+import { targetOf } from "../request/target.ts";
 import type { TemplatePart } from "../policy/template.ts";
 import type { AccessRecord, RequestView } from "./access.ts";
 
@@ -125,14 +126,6 @@ function timeIso(ms: number): string {
 /** Seconds with millisecond resolution, as nginx writes $request_time and $upstream_*_time. */
 const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
 
-/** The request target as received (origin-form), from the request's URL. */
-function target(req: Request): string {
-  const u = req.url;
-  const start = u.indexOf("//");
-  const slash = u.indexOf("/", start < 0 ? 0 : start + 2);
-  return slash < 0 ? "/" : u.slice(slash);
-}
-
 const protocolOf = (r: AccessRecord): string => (r.protocol === "h2" ? "HTTP/2.0" : "HTTP/1.1");
 
 /** nginx's $arg_NAME: the first argument of that name, as written, or not found. */
@@ -163,7 +156,7 @@ function remoteUser(h: Headers): string | null {
  * field repeated rather than joined) can make its bytes differ a little.
  */
 function requestLength(r: AccessRecord, v: RequestView): number {
-  let n = v.req.method.length + 1 + target(v.req).length + 1 + protocolOf(r).length + 2;
+  let n = v.req.method.length + 1 + targetOf(v.req.url).target.length + 1 + protocolOf(r).length + 2;
   v.req.headers.forEach((value, name) => {
     n += name.length + 2 + value.length + 2;
   });
@@ -245,9 +238,9 @@ export function logVariable(name: string, r: AccessRecord, v: RequestView | null
     case "remote_user":
       return remoteUser(v.req.headers);
     case "request":
-      return `${v.req.method} ${target(v.req)} ${protocolOf(r)}`;
+      return `${v.req.method} ${targetOf(v.req.url).target} ${protocolOf(r)}`;
     case "request_uri":
-      return target(v.req);
+      return targetOf(v.req.url).target;
     case "uri":
     case "document_uri":
       return v.path;
