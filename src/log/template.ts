@@ -5,7 +5,7 @@
 // is evaluated: a variable is a name looked up in the switch below. Formatted by the access
 // log's pump, off the request path, from the record and the request it keeps (RequestView).
 import { hostname as osHostname } from "node:os";
-import { cookieValue } from "../kinds/cookies.ts";
+import { prefixedVariable, remoteUser } from "../kinds/variables.ts";
 import { parseLogFormat, type LogEscape } from "../policy/log-format.ts";
 import { targetOf } from "../request/target.ts";
 import type { TemplatePart } from "../policy/template.ts";
@@ -128,28 +128,6 @@ const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
 
 const protocolOf = (r: AccessRecord): string => (r.protocol === "h2" ? "HTTP/2.0" : "HTTP/1.1");
 
-/** nginx's $arg_NAME: the first argument of that name, as written, or not found. */
-function argOf(query: string, name: string): string | null {
-  if (query.length <= 1) return null;
-  const want = name.toLowerCase();
-  for (const pair of query.slice(1).split("&")) {
-    const eq = pair.indexOf("=");
-    const k = eq < 0 ? pair : pair.slice(0, eq);
-    if (k.toLowerCase() === want) return eq < 0 ? "" : pair.slice(eq + 1);
-  }
-  return null;
-}
-
-/** nginx's $remote_user: the user of an `Authorization: Basic` field, or not found. */
-function remoteUser(h: Headers): string | null {
-  const a = h.get("authorization");
-  const m = a === null ? null : /^basic[ \t]+([A-Za-z0-9+/=]+)[ \t]*$/i.exec(a);
-  if (m === null) return null;
-  const decoded = Buffer.from(m[1] as string, "base64").toString("latin1");
-  const colon = decoded.indexOf(":");
-  return colon < 0 ? null : decoded.slice(0, colon);
-}
-
 /**
  * $request_length from the request as parsed: the request line, each field as `name: value`
  * with CRLF, the empty line, and the body bytes read. The client's own spelling (spaces, a
@@ -258,10 +236,7 @@ export function logVariable(name: string, r: AccessRecord, v: RequestView | null
     case "request_length":
       return String(requestLength(r, v));
   }
-  if (name.startsWith("http_")) return v.req.headers.get(name.slice(5).replaceAll("_", "-"));
-  if (name.startsWith("cookie_")) return cookieValue(v.req.headers.get("cookie"), name.slice(7), true);
-  if (name.startsWith("arg_")) return argOf(v.query, name.slice(4));
-  return null;
+  return prefixedVariable(name, v.req.headers, v.query) ?? null;
 }
 
 /** A line formatter for this format and escape mode; throws when the format is not one (the flag checked it). */
