@@ -92,14 +92,15 @@ export interface Config {
   readonly clientHeaderTimeoutMs: number;
   /** Bytes/s a request body must average once clientBodyTimeoutMs of waiting is used up; null = no minimum. */
   readonly clientBodyMinRate: number | null;
+  /** Bytes per second of each response body after limitRateAfter bytes (nginx's limit_rate); 0 = unlimited. */
+  readonly limitRate: number;
+  /** Bytes of each response body sent before limitRate applies (nginx's limit_rate_after). */
+  readonly limitRateAfter: number;
   /**
    * Largest request body read whole before the upstream is contacted (ingress-nginx's
    * proxy-request-buffering, on by default there); 0 = every body is streamed. Routes override
    * it (client-body-buffer-size, proxy-request-buffering). docs/design.md, "Request buffering".
    */
-  /** Bytes per second of each response body after limitRateAfter bytes (nginx's limit_rate); 0 = unlimited. */
-  readonly limitRate: number;
-  readonly limitRateAfter: number;
   readonly requestBufferSize: number;
   /** Bytes all buffered request bodies of this process may hold together; a body that does not fit is streamed. */
   readonly requestBufferBudget: number;
