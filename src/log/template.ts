@@ -17,20 +17,29 @@ const HOST = osHostname();
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const two = (n: number) => (n < 10 ? `0${n}` : String(n));
 
+const UTF8_ENCODER = new TextEncoder();
+
 /** The bytes a value stands for: a header value is Latin-1 (one byte per character); other text UTF-8. */
 function bytesOf(s: string): Uint8Array {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0xff) return new TextEncoder().encode(s);
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0xff) return UTF8_ENCODER.encode(s);
   return Buffer.from(s, "latin1");
+}
+
+/**
+ * Is every character printable ASCII (0x20-0x7e), and, with `quotes`, none `"` or `\`? Such a
+ * value is written as it is in every mode: most values are, so they cost one scan and no copy.
+ */
+function plainAscii(s: string, quotes: boolean): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c >= 0x7f || (quotes && (c === 0x22 || c === 0x5c))) return false;
+  }
+  return true;
 }
 
 // ngx_http_log_escape (escape=default): `"`, `\`, bytes below 0x20 and from 0x7f as \xHH.
 function escapeDefault(s: string): string {
-  let plain = true;
-  for (let i = 0; i < s.length && plain; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c >= 0x7f || c === 0x22 || c === 0x5c) plain = false;
-  }
-  if (plain) return s;
+  if (plainAscii(s, true)) return s;
   let out = "";
   for (const b of bytesOf(s)) out += b < 0x20 || b >= 0x7f || b === 0x22 || b === 0x5c ? `\\x${HEX[b >> 4]}${HEX[b & 15]}` : String.fromCharCode(b);
   return out;
@@ -58,6 +67,7 @@ function asText(s: string): string | null {
 // 0x20 as \u00xx; the rest as is. Not UTF-8, or a character of UNSAFE: \u00XX / \uXXXX, which
 // a JSON reader reads as the same string nginx's line would give where it is valid.
 function escapeJson(s: string): string {
+  if (plainAscii(s, true)) return s;
   const t = asText(s);
   let out = "";
   if (t === null) {
@@ -97,6 +107,8 @@ function jsonByte(c: number): string {
 // control characters, DEL and bytes that are not UTF-8 as \xHH (and UNSAFE characters), so a
 // client cannot end a line or forge the next one (docs/design.md "The access log").
 function escapeNone(s: string): string {
+  // `"` and `\` are written as they are here.
+  if (plainAscii(s, false)) return s;
   const t = asText(s);
   let out = "";
   if (t === null) {
@@ -106,7 +118,7 @@ function escapeNone(s: string): string {
   for (const ch of t) {
     const c = ch.codePointAt(0) as number;
     if (c < 0x20 || UNSAFE.test(ch)) {
-      for (const b of new TextEncoder().encode(ch)) out += `\\x${HEX[b >> 4]}${HEX[b & 15]}`;
+      for (const b of UTF8_ENCODER.encode(ch)) out += `\\x${HEX[b >> 4]}${HEX[b & 15]}`;
     } else out += ch;
   }
   return out;
