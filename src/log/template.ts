@@ -233,7 +233,7 @@ export function logVariable(name: string, r: AccessRecord, v: RequestView | null
       return targetOf(v.req.url).target;
     case "uri":
     case "document_uri":
-      return v.path;
+      return r.path;
     case "args":
     case "query_string":
       return v.query.slice(1);
@@ -242,7 +242,7 @@ export function logVariable(name: string, r: AccessRecord, v: RequestView | null
     case "scheme":
       return v.scheme;
     case "host":
-      return v.hostname;
+      return r.host;
     case "server_port":
       return String(v.localPort);
     case "request_length":
