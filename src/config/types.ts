@@ -1,4 +1,5 @@
 // The one frozen configuration object, produced by config/parse.ts from flags and PORTICO_* env.
+import type { LogEscape } from "../policy/log-format.ts";
 
 export interface NamespacedName {
   readonly namespace: string;
@@ -61,7 +62,7 @@ export interface Config {
   /** An nginx log_format for the access-log line (ingress-nginx's log-format-upstream), or null: Portico's own fields. */
   readonly accessLogTemplate: string | null;
   /** How the template escapes variable values (nginx's `escape=`). */
-  readonly accessLogEscape: "default" | "json" | "none";
+  readonly accessLogEscape: LogEscape;
   // Data plane
   /** Bytes; null = unlimited. */
   readonly maxBodySize: number | null;

@@ -104,6 +104,9 @@ export const AUTO_HTTP = defineKind("auto-http", "forwarding", v.object({}), () 
   return null;
 });
 
+/** The Connection values connection-proxy-header may set (annotations/connection/main.go `^(close|keep-alive)$`). */
+export const CONNECTION_VALUES = ["close", "keep-alive"] as const;
+
 /**
  * connection-proxy-header: the Connection field of the request to the pods, as nginx.tmpl's
  * `proxy_set_header Connection <value>` (annotations/connection/main.go allows `close` and
@@ -112,7 +115,7 @@ export const AUTO_HTTP = defineKind("auto-http", "forwarding", v.object({}), () 
  * connection (upstream/websocket.ts), and an upgrade needs `Connection: Upgrade`. A gRPC
  * backend drops the field (HTTP/2 has no Connection, RFC 9113 §8.2.2; upstream/grpc.ts).
  */
-export const CONNECTION_FIELD = defineKind("connection-field", "forwarding", v.object({ value: v.picklist(["close", "keep-alive"]) }), (params) => {
+export const CONNECTION_FIELD = defineKind("connection-field", "forwarding", v.object({ value: v.picklist(CONNECTION_VALUES) }), (params) => {
   const value = params.value;
   return (flow) => {
     if (isWebSocketUpgrade(flow.req)) return null;

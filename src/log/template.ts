@@ -167,7 +167,7 @@ function upstreamName(service: string | null): string {
  * escape=default writes as `-`, json and none as nothing). A name Portico does not know is not
  * found, as an unset variable in nginx.
  */
-export function logVariable(name: string, r: AccessRecord, v: RequestView | null): string | null {
+function logVariable(name: string, r: AccessRecord, v: RequestView | null): string | null {
   switch (name) {
     case "status":
       return String(r.status);
