@@ -30,7 +30,7 @@ export interface HeadersPolicy {
 }
 
 /** The values ingress-nginx's connection parser accepts (annotations/connection/main.go). */
-export type ConnectionValue = "close" | "keep-alive";
+type ConnectionValue = (typeof K.CONNECTION_VALUES)[number];
 
 /**
  * One line of portico.dev/deny-request-headers: nginx's `if ($http_<name> <op> "<regex>") {
@@ -216,11 +216,11 @@ export const CONNECTION_PROXY_HEADER: AnnotationSpec = {
 // connection/main.go: parser.ValidateRegex(`^(close|keep-alive)$`, true), the value trimmed
 // (parseString's normalizeString). Exactly these two strings: never a CR, LF or a
 // second field.
-const ConnectionSchemaValues: ReadonlySet<string> = new Set(["close", "keep-alive"]);
+const ConnectionSchemaValues: ReadonlySet<string> = new Set(K.CONNECTION_VALUES);
 const ConnectionSchema = v.pipe(
   v.string(),
   v.trim(),
-  v.picklist(["close", "keep-alive"] as const, "expected close or keep-alive"),
+  v.picklist(K.CONNECTION_VALUES, `expected ${K.CONNECTION_VALUES.join(" or ")}`),
 );
 
 const CONSEQUENCE = "no header of this annotation is set";

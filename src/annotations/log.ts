@@ -5,7 +5,7 @@
 // (log/access.ts record): the line is not written, the metrics still count the request, as
 // ingress-nginx's log_by_lua still runs under `access_log off`.
 import type { AnnotationSpec, Family } from "./spec.ts";
-import { NGINX_PREFIX } from "./spec.ts";
+import { NGINX_PREFIX, PORTICO_PREFIX } from "./spec.ts";
 import { Bool } from "./values.ts";
 
 export interface LogPolicy {
@@ -14,7 +14,7 @@ export interface LogPolicy {
 }
 
 export const ENABLE_ACCESS_LOG: AnnotationSpec = {
-  portico: "portico.dev/enable-access-log",
+  portico: `${PORTICO_PREFIX}enable-access-log`,
   nginx: [`${NGINX_PREFIX}enable-access-log`],
   family: "log",
   default: "true",

@@ -146,6 +146,21 @@ function globalKey(val: string, text: string, name: string): Omit<ConfigMapKeyRe
   return val.trim() === "" ? same("empty: the default") : flag(`${text} (read with global-auth-url)`, `--${name}=${val.trim()}`);
 }
 
+/** disable-access-log and disable-http-access-log: either turns off the http block's access log (nginx.tmpl). */
+const accessLogOff: Judge = (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico"));
+
+/**
+ * A size in KiB (limit-rate, limit-rate-after: an integer, nginx.tmpl writes `<n>k`): the flag
+ * of the same name in KiB above 0, Portico's default at 0 or below.
+ */
+function kibJudge(name: string, unit: string, text: string, zero: string): Judge {
+  return (val) => {
+    const n = val.trim();
+    if (!/^[+-]?\d{1,15}$/.test(n)) return bad(`an integer (${unit})`);
+    return Number(n) > 0 ? flag(text, `--${name}=${Number(n)}k`) : same(zero);
+  };
+}
+
 const KEYS: Readonly<Record<string, Judge>> = {
   "proxy-body-size": (val) =>
     SIZE.test(val.trim()) ? flag("largest request body (0: unlimited in both)", `--max-body-size=${val.trim().toLowerCase()}`) : bad("a size such as 8m"),
@@ -436,22 +451,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
   // nginx.tmpl: `{{ if or $cfg.DisableAccessLog $cfg.DisableHTTPAccessLog }} access_log off;` in
   // the http block; the stream block (tcp-services, udp-services) has its own, and Portico
   // proxies no TCP or UDP services, so it has no stream access log to turn off.
-  "disable-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
-  "disable-http-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
+  "disable-access-log": accessLogOff,
+  "disable-http-access-log": accessLogOff,
   "disable-stream-access-log": (val) =>
     bool(val, false) === null ? bad("a boolean") : same("Portico proxies no TCP or UDP services (tcp-services, udp-services), so it writes no stream access log"),
   // defaults.Backend LimitRate / LimitRateAfter: the value of every location whose annotation is
   // absent or invalid (ratelimit/main.go); template.go writes `limit_rate <n>k;` only for n > 0.
-  "limit-rate": (val) => {
-    const n = val.trim();
-    if (!/^[+-]?\d{1,15}$/.test(n)) return bad("an integer (KiB per second)");
-    return Number(n) > 0 ? flag("each response body at most this many KiB per second (after limit-rate-after), for Ingresses without the annotation", `--limit-rate=${Number(n)}k`) : same("no limit, as Portico");
-  },
-  "limit-rate-after": (val) => {
-    const n = val.trim();
-    if (!/^[+-]?\d{1,15}$/.test(n)) return bad("an integer (KiB)");
-    return Number(n) > 0 ? flag("KiB of each response sent before limit-rate applies, for Ingresses without the annotation", `--limit-rate-after=${Number(n)}k`) : same("0, as Portico");
-  },
+  "limit-rate": kibJudge("limit-rate", "KiB per second", "each response body at most this many KiB per second (after limit-rate-after), for Ingresses without the annotation", "no limit, as Portico"),
+  "limit-rate-after": kibJudge("limit-rate-after", "KiB", "KiB of each response sent before limit-rate applies, for Ingresses without the annotation", "0, as Portico"),
   // nginx.tmpl: `log_format upstreaminfo {{ if $cfg.LogFormatEscapeNone }}escape=none {{ else if
   // $cfg.LogFormatEscapeJSON }}escape=json {{ end }}'{{ $cfg.LogFormatUpstream }}';`, the format
   // of every access-log line (log/template.ts). Without log-format-upstream Portico keeps its

@@ -116,13 +116,13 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   clientHeaderTimeoutMs: { name: "client-header-timeout", metavar: "DURATION", help: "longest time a request's header block may take to arrive on the HTTPS port's HTTP/1.1 side; slower clients are disconnected (enforced only while a gRPC or client-certificate route puts that port on node:http2)", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
   clientBodyTimeoutMs: { name: "client-body-timeout", metavar: "DURATION", help: "longest wait for the next bytes of a request body; past it the client gets 408 (with --ingress-nginx-compat, as from nginx: no answer and a reset)", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
   clientBodyMinRate: { name: "client-body-min-rate", metavar: "RATE", help: "bytes per second a request body must average, beyond a first --client-body-timeout of waiting (0 = no minimum); slower is cut as by --client-body-timeout", defaultText: "500 bytes/s", schema: val.byteRate, fallback: () => 500 },
-  // ingress-nginx reads every request body before it contacts a pod (proxy-request-buffering
-  // on, spilling past client-body-buffer-size to a temp file); Portico has no disk it may
-  // write, so it holds bodies in memory up to these bounds and streams the rest.
   // ingress-nginx's ConfigMap limit-rate / limit-rate-after (defaults.Backend: the value of every
   // location without the annotation; nginx.tmpl `limit_rate <n>k`, `limit_rate_after <n>k`).
   limitRate: { name: "limit-rate", metavar: "SIZE", help: "bytes per second each response is sent at, after --limit-rate-after (512k, 1m; 0 = unlimited), for routes without a limit-rate annotation", defaultText: "0", schema: val.byteSize, fallback: () => 0 },
   limitRateAfter: { name: "limit-rate-after", metavar: "SIZE", help: "bytes of each response sent at full speed before --limit-rate applies, for routes without a limit-rate-after annotation", defaultText: "0", schema: val.byteSize, fallback: () => 0 },
+  // ingress-nginx reads every request body before it contacts a pod (proxy-request-buffering
+  // on, spilling past client-body-buffer-size to a temp file); Portico has no disk it may
+  // write, so it holds bodies in memory up to these bounds and streams the rest.
   requestBufferSize: { name: "request-buffer-size", metavar: "SIZE", help: "largest request body read whole before a pod is contacted (0 = stream every body); larger bodies stream", defaultText: "1m", schema: val.byteSize, fallback: () => 1024 * 1024 },
   requestBufferBudget: { name: "request-buffer-budget", metavar: "SIZE", help: "bytes all buffered request bodies of this process may hold at once; a body that does not fit streams (0 = stream every body)", defaultText: "64m", schema: val.byteSize, fallback: () => 64 * 1024 * 1024 },
   maxResponseHeaderSize: { name: "max-response-header-size", metavar: "SIZE", help: "largest upstream response header block (bytes, or 16k, 1m); larger gets 502", defaultText: "64k", schema: val.headerSize, fallback: () => 64 * 1024 },

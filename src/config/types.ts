@@ -1,4 +1,5 @@
 // The one frozen configuration object, produced by config/parse.ts from flags and PORTICO_* env.
+import type { LogEscape } from "../policy/log-format.ts";
 
 export interface NamespacedName {
   readonly namespace: string;
@@ -61,7 +62,7 @@ export interface Config {
   /** An nginx log_format for the access-log line (ingress-nginx's log-format-upstream), or null: Portico's own fields. */
   readonly accessLogTemplate: string | null;
   /** How the template escapes variable values (nginx's `escape=`). */
-  readonly accessLogEscape: "default" | "json" | "none";
+  readonly accessLogEscape: LogEscape;
   // Data plane
   /** Bytes; null = unlimited. */
   readonly maxBodySize: number | null;
@@ -92,14 +93,15 @@ export interface Config {
   readonly clientHeaderTimeoutMs: number;
   /** Bytes/s a request body must average once clientBodyTimeoutMs of waiting is used up; null = no minimum. */
   readonly clientBodyMinRate: number | null;
+  /** Bytes per second of each response body after limitRateAfter bytes (nginx's limit_rate); 0 = unlimited. */
+  readonly limitRate: number;
+  /** Bytes of each response body sent before limitRate applies (nginx's limit_rate_after). */
+  readonly limitRateAfter: number;
   /**
    * Largest request body read whole before the upstream is contacted (ingress-nginx's
    * proxy-request-buffering, on by default there); 0 = every body is streamed. Routes override
    * it (client-body-buffer-size, proxy-request-buffering). docs/design.md, "Request buffering".
    */
-  /** Bytes per second of each response body after limitRateAfter bytes (nginx's limit_rate); 0 = unlimited. */
-  readonly limitRate: number;
-  readonly limitRateAfter: number;
   readonly requestBufferSize: number;
   /** Bytes all buffered request bodies of this process may hold together; a body that does not fit is streamed. */
   readonly requestBufferBudget: number;

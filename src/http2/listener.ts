@@ -13,7 +13,7 @@ import type { Duplex } from "node:stream";
 import type { SecureContextOptions } from "node:tls";
 import type { WebSocketHandler } from "bun";
 import { errorResponse } from "../http/errors.ts";
-import { isWebSocketUpgrade as isWebSocketHandshake } from "../proxy/upstream/websocket.ts";
+import { isWebSocketUpgrade as isWebSocketHandshake } from "../http/upgrade.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ConnectionTls } from "../kinds/types.ts";
 import type { RequestServer } from "../proxy/types.ts";

@@ -11,6 +11,7 @@
 // src/annotations/headers.ts checked every field at compile time; they are checked again here.
 import * as v from "valibot";
 import { upstreamHeaders } from "../http/headers.ts";
+import { isWebSocketUpgrade } from "../http/upgrade.ts";
 import { checkHeader, type HeaderEntry } from "../policy/headers.ts";
 import type { StagePolicy } from "../policy/stages.ts";
 import { normaliseRequestHost } from "../request/host.ts";
@@ -103,6 +104,9 @@ export const AUTO_HTTP = defineKind("auto-http", "forwarding", v.object({}), () 
   return null;
 });
 
+/** The Connection values connection-proxy-header may set (annotations/connection/main.go `^(close|keep-alive)$`). */
+export const CONNECTION_VALUES = ["close", "keep-alive"] as const;
+
 /**
  * connection-proxy-header: the Connection field of the request to the pods, as nginx.tmpl's
  * `proxy_set_header Connection <value>` (annotations/connection/main.go allows `close` and
@@ -111,10 +115,10 @@ export const AUTO_HTTP = defineKind("auto-http", "forwarding", v.object({}), () 
  * connection (upstream/websocket.ts), and an upgrade needs `Connection: Upgrade`. A gRPC
  * backend drops the field (HTTP/2 has no Connection, RFC 9113 §8.2.2; upstream/grpc.ts).
  */
-export const CONNECTION_FIELD = defineKind("connection-field", "forwarding", v.object({ value: v.picklist(["close", "keep-alive"]) }), (params) => {
+export const CONNECTION_FIELD = defineKind("connection-field", "forwarding", v.object({ value: v.picklist(CONNECTION_VALUES) }), (params) => {
   const value = params.value;
   return (flow) => {
-    if (flow.req.headers.has("upgrade")) return null;
+    if (isWebSocketUpgrade(flow.req)) return null;
     flow.upstreamRequestHeaders = { ...flow.upstreamRequestHeaders, connection: value };
     return null;
   };

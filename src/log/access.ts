@@ -55,10 +55,7 @@ export interface RequestView {
   readonly req: Request;
   /** The client address after the trusted-proxy rules (nginx's $remote_addr after realip). */
   readonly clientIp: string;
-  /** The request's host name, lowercased, without a port ($host). */
-  readonly hostname: string;
-  /** The normalised path ($uri) and the query, "" or "?…". */
-  readonly path: string;
+  /** The query, "" or "?…" (the host and the normalised path are the record's). */
   readonly query: string;
   /** The client's scheme ($scheme). */
   readonly scheme: "http" | "https";

@@ -8,13 +8,13 @@ import type { AccessRecord, RequestView } from "./access.ts";
 import { compileLogTemplate } from "./template.ts";
 
 const record = (view: RequestView | null): AccessRecord => ({
-  time: Date.UTC(2026, 10, 28, 8, 0, 0), requestId: "rid", client: "127.0.0.1", method: "GET", host: "a.test", path: "/", status: 200,
+  time: Date.UTC(2026, 10, 28, 8, 0, 0), requestId: "rid", client: "127.0.0.1", method: "GET", host: "a.test", path: "/p", status: 200,
   bytesIn: 0, bytesOut: 5, durationMs: 1500, upstream: null, upstreamStatus: null, upstreamMs: null, ingress: null, service: null,
   websocket: false, error: null, scheme: "http", protocol: "h1", grpcStatus: null, logged: true, view,
 });
 
 const view = (headers: Record<string, string>): RequestView => ({
-  req: new Request("http://a.test/p?q=1", { headers }), clientIp: "10.0.0.1", hostname: "a.test", path: "/p", query: "?q=1", scheme: "http", localPort: 8080,
+  req: new Request("http://a.test/p?q=1", { headers }), clientIp: "10.0.0.1", query: "?q=1", scheme: "http", localPort: 8080,
 });
 
 // A header value as Bun gives it: one character per byte (Latin-1); "\xC3\xA9" is é's UTF-8 bytes.

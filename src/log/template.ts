@@ -5,8 +5,9 @@
 // is evaluated: a variable is a name looked up in the switch below. Formatted by the access
 // log's pump, off the request path, from the record and the request it keeps (RequestView).
 import { hostname as osHostname } from "node:os";
-import { cookieValue } from "../kinds/cookies.ts";
+import { prefixedVariable, remoteUser } from "../kinds/variables.ts";
 import { parseLogFormat, type LogEscape } from "../policy/log-format.ts";
+import { targetOf } from "../request/target.ts";
 import type { TemplatePart } from "../policy/template.ts";
 import type { AccessRecord, RequestView } from "./access.ts";
 
@@ -16,20 +17,29 @@ const HOST = osHostname();
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const two = (n: number) => (n < 10 ? `0${n}` : String(n));
 
+const UTF8_ENCODER = new TextEncoder();
+
 /** The bytes a value stands for: a header value is Latin-1 (one byte per character); other text UTF-8. */
 function bytesOf(s: string): Uint8Array {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0xff) return new TextEncoder().encode(s);
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0xff) return UTF8_ENCODER.encode(s);
   return Buffer.from(s, "latin1");
+}
+
+/**
+ * Is every character printable ASCII (0x20-0x7e), and, with `quotes`, none `"` or `\`? Such a
+ * value is written as it is in every mode: most values are, so they cost one scan and no copy.
+ */
+function plainAscii(s: string, quotes: boolean): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c >= 0x7f || (quotes && (c === 0x22 || c === 0x5c))) return false;
+  }
+  return true;
 }
 
 // ngx_http_log_escape (escape=default): `"`, `\`, bytes below 0x20 and from 0x7f as \xHH.
 function escapeDefault(s: string): string {
-  let plain = true;
-  for (let i = 0; i < s.length && plain; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c >= 0x7f || c === 0x22 || c === 0x5c) plain = false;
-  }
-  if (plain) return s;
+  if (plainAscii(s, true)) return s;
   let out = "";
   for (const b of bytesOf(s)) out += b < 0x20 || b >= 0x7f || b === 0x22 || b === 0x5c ? `\\x${HEX[b >> 4]}${HEX[b & 15]}` : String.fromCharCode(b);
   return out;
@@ -57,6 +67,7 @@ function asText(s: string): string | null {
 // 0x20 as \u00xx; the rest as is. Not UTF-8, or a character of UNSAFE: \u00XX / \uXXXX, which
 // a JSON reader reads as the same string nginx's line would give where it is valid.
 function escapeJson(s: string): string {
+  if (plainAscii(s, true)) return s;
   const t = asText(s);
   let out = "";
   if (t === null) {
@@ -96,6 +107,8 @@ function jsonByte(c: number): string {
 // control characters, DEL and bytes that are not UTF-8 as \xHH (and UNSAFE characters), so a
 // client cannot end a line or forge the next one (docs/design.md "The access log").
 function escapeNone(s: string): string {
+  // `"` and `\` are written as they are here.
+  if (plainAscii(s, false)) return s;
   const t = asText(s);
   let out = "";
   if (t === null) {
@@ -105,7 +118,7 @@ function escapeNone(s: string): string {
   for (const ch of t) {
     const c = ch.codePointAt(0) as number;
     if (c < 0x20 || UNSAFE.test(ch)) {
-      for (const b of new TextEncoder().encode(ch)) out += `\\x${HEX[b >> 4]}${HEX[b & 15]}`;
+      for (const b of UTF8_ENCODER.encode(ch)) out += `\\x${HEX[b >> 4]}${HEX[b & 15]}`;
     } else out += ch;
   }
   return out;
@@ -125,37 +138,7 @@ function timeIso(ms: number): string {
 /** Seconds with millisecond resolution, as nginx writes $request_time and $upstream_*_time. */
 const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
 
-/** The request target as received (origin-form), from the request's URL. */
-function target(req: Request): string {
-  const u = req.url;
-  const start = u.indexOf("//");
-  const slash = u.indexOf("/", start < 0 ? 0 : start + 2);
-  return slash < 0 ? "/" : u.slice(slash);
-}
-
 const protocolOf = (r: AccessRecord): string => (r.protocol === "h2" ? "HTTP/2.0" : "HTTP/1.1");
-
-/** nginx's $arg_NAME: the first argument of that name, as written, or not found. */
-function argOf(query: string, name: string): string | null {
-  if (query.length <= 1) return null;
-  const want = name.toLowerCase();
-  for (const pair of query.slice(1).split("&")) {
-    const eq = pair.indexOf("=");
-    const k = eq < 0 ? pair : pair.slice(0, eq);
-    if (k.toLowerCase() === want) return eq < 0 ? "" : pair.slice(eq + 1);
-  }
-  return null;
-}
-
-/** nginx's $remote_user: the user of an `Authorization: Basic` field, or not found. */
-function remoteUser(h: Headers): string | null {
-  const a = h.get("authorization");
-  const m = a === null ? null : /^basic[ \t]+([A-Za-z0-9+/=]+)[ \t]*$/i.exec(a);
-  if (m === null) return null;
-  const decoded = Buffer.from(m[1] as string, "base64").toString("latin1");
-  const colon = decoded.indexOf(":");
-  return colon < 0 ? null : decoded.slice(0, colon);
-}
 
 /**
  * $request_length from the request as parsed: the request line, each field as `name: value`
@@ -163,7 +146,7 @@ function remoteUser(h: Headers): string | null {
  * field repeated rather than joined) can make its bytes differ a little.
  */
 function requestLength(r: AccessRecord, v: RequestView): number {
-  let n = v.req.method.length + 1 + target(v.req).length + 1 + protocolOf(r).length + 2;
+  let n = v.req.method.length + 1 + targetOf(v.req.url).target.length + 1 + protocolOf(r).length + 2;
   v.req.headers.forEach((value, name) => {
     n += name.length + 2 + value.length + 2;
   });
@@ -184,7 +167,7 @@ function upstreamName(service: string | null): string {
  * escape=default writes as `-`, json and none as nothing). A name Portico does not know is not
  * found, as an unset variable in nginx.
  */
-export function logVariable(name: string, r: AccessRecord, v: RequestView | null): string | null {
+function logVariable(name: string, r: AccessRecord, v: RequestView | null): string | null {
   switch (name) {
     case "status":
       return String(r.status);
@@ -245,12 +228,12 @@ export function logVariable(name: string, r: AccessRecord, v: RequestView | null
     case "remote_user":
       return remoteUser(v.req.headers);
     case "request":
-      return `${v.req.method} ${target(v.req)} ${protocolOf(r)}`;
+      return `${v.req.method} ${targetOf(v.req.url).target} ${protocolOf(r)}`;
     case "request_uri":
-      return target(v.req);
+      return targetOf(v.req.url).target;
     case "uri":
     case "document_uri":
-      return v.path;
+      return r.path;
     case "args":
     case "query_string":
       return v.query.slice(1);
@@ -259,16 +242,13 @@ export function logVariable(name: string, r: AccessRecord, v: RequestView | null
     case "scheme":
       return v.scheme;
     case "host":
-      return v.hostname;
+      return r.host;
     case "server_port":
       return String(v.localPort);
     case "request_length":
       return String(requestLength(r, v));
   }
-  if (name.startsWith("http_")) return v.req.headers.get(name.slice(5).replaceAll("_", "-"));
-  if (name.startsWith("cookie_")) return cookieValue(v.req.headers.get("cookie"), name.slice(7), true);
-  if (name.startsWith("arg_")) return argOf(v.query, name.slice(4));
-  return null;
+  return prefixedVariable(name, v.req.headers, v.query) ?? null;
 }
 
 /** A line formatter for this format and escape mode; throws when the format is not one (the flag checked it). */

@@ -12,7 +12,7 @@ import { parseTemplate, type TemplatePart } from "./template.ts";
 export type LogEscape = "default" | "json" | "none";
 
 /** Longest format read (the line's literal text is bounded by it). */
-export const LOG_FORMAT_MAX = 8192;
+const LOG_FORMAT_MAX = 8192;
 
 /**
  * The format as literal text and variables, or why it cannot be one. Line breaks (a literal CR

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { normaliseRequestHost } from "./host.ts";
-import { normalisePath, normaliseTarget } from "./target.ts";
+import { normalisePath, normaliseTarget, targetOf } from "./target.ts";
 
 test("decodes unreserved escapes, upper-cases the others, keeps the query", () => {
   expect(normaliseTarget("/%7Efoo/%41b%2d?x=%2F")).toEqual({ path: "/~foo/Ab-", query: "?x=%2F" });
@@ -86,4 +86,13 @@ test("Host: grammar, case, port and trailing dot", () => {
   for (const h of ["", "a test", "user@a.test", "a.test, b.test", "a.test:99999", "a.test:", "[::1%eth0]", ".", "a.test/x"]) {
     expect(normaliseRequestHost(h), h).toBeNull();
   }
+});
+
+test("targetOf splits Bun's url", () => {
+  expect(targetOf("http://a:1/x?y")).toEqual({ authority: "a:1", target: "/x?y" });
+  expect(targetOf("/raw")).toEqual({ authority: null, target: "/raw" });
+  expect(targetOf("http://a")).toEqual({ authority: "a", target: "/" });
+  // A bare target keeps every "//": only an absolute url's "://" starts an authority.
+  expect(targetOf("/a//b?c//d")).toEqual({ authority: null, target: "/a//b?c//d" });
+  expect(targetOf("http://a/x//y")).toEqual({ authority: "a", target: "/x//y" });
 });

@@ -84,6 +84,25 @@ describe("connection-proxy-header", () => {
     }
   });
 
+  test("any other Upgrade is a plain request: `Upgrade: h2c`, or a POST asking for websocket, gets the annotation's Connection", async () => {
+    // nginx.tmpl writes `proxy_set_header Connection close;` in place of `$connection_upgrade`
+    // for every request of the location; Portico only spares the WebSocket handshakes its own
+    // client opens (RFC 6455 §4.1: a GET with `Upgrade: websocket`). Upgrade is hop-by-hop
+    // (RFC 9110 §7.8), so the pod does not get the client's.
+    const p = await pod();
+    const proxy = proxyFor(p.port, optionsOf({ [N]: "close" }));
+    const h2c = "GET /c HTTP/1.1\r\nHost: a.test\r\nConnection: Upgrade, HTTP2-Settings, close\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n";
+    expect(statusLine(await rawRequest(proxy.port, h2c))).toBe(200);
+    const post = "POST /c HTTP/1.1\r\nHost: a.test\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\nContent-Length: 2\r\n\r\nhi";
+    expect(statusLine(await rawRequest(proxy.port, post))).toBe(200);
+    const heads = p.heads();
+    expect(heads).toHaveLength(2);
+    for (const head of heads) {
+      expect(fields(head, "connection")).toEqual(["close"]);
+      expect(fields(head, "upgrade")).toEqual([]);
+    }
+  });
+
   test("a WebSocket upgrade on such a route still opens (the pod's handshake keeps Connection: Upgrade)", async () => {
     const b = await namedBackend("ws");
     cleanup.push(() => b.stop());

@@ -4,7 +4,8 @@ import { ProxyError } from "../../http/errors.ts";
 import type { RequestServer } from "../types.ts";
 import { requestIdFrom } from "../../http/headers.ts";
 import { Exchange, type Pipeline } from "./context.ts";
-import { readFields, targetOf, validateInto } from "./validate.ts";
+import { targetOf } from "../../request/target.ts";
+import { readFields, validateInto } from "./validate.ts";
 
 function peerOf(req: Request, server: RequestServer): string {
   const a = server.requestIP(req)?.address ?? "";

@@ -245,39 +245,44 @@ export function meterResponseBody(
     }
     onEnd(how, n);
   };
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      wake = resolve;
-      timer = setTimeout(() => {
-        wake = null;
-        resolve();
-      }, ms);
-    });
-  // By t seconds after the request started, at most after + rate × (t + 1) bytes have gone out:
-  // nginx's ngx_http_write_filter allows `limit_rate × (now − start + 1) − (sent −
-  // limit_rate_after)`, a second's worth at once; here continuous rather than by whole seconds.
-  // A chunk is cut into the pieces allowed, with a pause between them.
-  // `n` counts what was handed to the client, so a client that leaves mid-body is logged with
-  // the bytes it was sent, not those read from the pod.
-  const paced = async (v: Uint8Array, ctrl: ReadableStreamDefaultController<Uint8Array>, p: Pace): Promise<void> => {
-    let off = 0;
-    while (off < v.byteLength && !ended) {
-      const t = (performance.now() - p.start) / 1000;
-      const allowed = Math.floor(p.after + p.rate * (t + 1)) - n;
-      if (allowed > 0) {
-        const take = Math.min(allowed, v.byteLength - off);
-        ctrl.enqueue(off === 0 && take === v.byteLength ? v : v.subarray(off, off + take));
-        off += take;
-        n += take;
-        continue;
+  // The pacer's closures exist only for a paced body: a plain one builds neither.
+  let paced: ((v: Uint8Array, ctrl: ReadableStreamDefaultController<Uint8Array>) => Promise<void>) | null = null;
+  if (pace !== null) {
+    const p = pace;
+    const pause = (ms: number) =>
+      new Promise<void>((resolve) => {
+        wake = resolve;
+        timer = setTimeout(() => {
+          wake = null;
+          resolve();
+        }, ms);
+      });
+    // By t seconds after the request started, at most after + rate × (t + 1) bytes have gone out:
+    // nginx's ngx_http_write_filter allows `limit_rate × (now − start + 1) − (sent −
+    // limit_rate_after)`, a second's worth at once; here continuous rather than by whole seconds.
+    // A chunk is cut into the pieces allowed, with a pause between them.
+    // `n` counts what was handed to the client, so a client that leaves mid-body is logged with
+    // the bytes it was sent, not those read from the pod.
+    paced = async (v, ctrl) => {
+      let off = 0;
+      while (off < v.byteLength && !ended) {
+        const t = (performance.now() - p.start) / 1000;
+        const allowed = Math.floor(p.after + p.rate * (t + 1)) - n;
+        if (allowed > 0) {
+          const take = Math.min(allowed, v.byteLength - off);
+          ctrl.enqueue(off === 0 && take === v.byteLength ? v : v.subarray(off, off + take));
+          off += take;
+          n += take;
+          continue;
+        }
+        // Until a tenth of a second's worth (or the rest of the chunk) is allowed.
+        const want = Math.min(v.byteLength - off, Math.max(1, Math.ceil(p.rate * PACE_STEP_S)));
+        const at = (n + want - p.after) / p.rate - 1;
+        await pause(Math.max(1, Math.ceil((at - t) * 1000)));
+        dog.touch();
       }
-      // Until a tenth of a second's worth (or the rest of the chunk) is allowed.
-      const want = Math.min(v.byteLength - off, Math.max(1, Math.ceil(p.rate * PACE_STEP_S)));
-      const at = (n + want - p.after) / p.rate - 1;
-      await pause(Math.max(1, Math.ceil((at - t) * 1000)));
-      dog.touch();
-    }
-  };
+    };
+  }
   let ctrlRef: ReadableStreamDefaultController<Uint8Array> | null = null;
   const dog = createWatchdog(idleMs, () => {
     // A ProxyError, so a gRPC upstream (grpc.ts) can tell the client DEADLINE_EXCEEDED.
@@ -317,10 +322,10 @@ export function meterResponseBody(
           return;
         }
         dog.touch();
-        if (pace === null) {
+        if (paced === null) {
           n += v.byteLength;
           ctrl.enqueue(v);
-        } else await paced(v, ctrl, pace);
+        } else await paced(v, ctrl);
       },
       cancel(reason) {
         end("cancel");

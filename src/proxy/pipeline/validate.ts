@@ -29,16 +29,6 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // invalid ("a recipient ... MUST either reject the message or replace each of those characters").
 const CTL = /[\x00-\x08\x0a-\x1f\x7f]/;
 
-/** Path (and query) part of Bun's `req.url`: it is absolute (`http://authority/path`) or a bare path. */
-export function targetOf(url: string): { authority: string | null; target: string } {
-  if (url.charCodeAt(0) === 0x2f) return { authority: null, target: url };
-  const s = url.indexOf("://");
-  if (s < 0) return { authority: null, target: url };
-  const slash = url.indexOf("/", s + 3);
-  if (slash < 0) return { authority: url.slice(s + 3), target: "/" };
-  return { authority: url.slice(s + 3, slash), target: url.slice(slash) };
-}
-
 function withoutDefaultPort(a: string): string {
   return a.endsWith(":80") || a.endsWith(":443") ? a.slice(0, a.lastIndexOf(":")) : a;
 }

@@ -33,11 +33,6 @@ export interface WsData {
   error: string | null;
 }
 
-export function isWebSocketUpgrade(req: Request): boolean {
-  const up = req.headers.get("upgrade");
-  return req.method === "GET" && up !== null && up.toLowerCase() === "websocket";
-}
-
 // RFC 6455 §7.4.1: 1005, 1006 and 1015 must never be sent in a Close frame.
 function sendableCode(code: number | undefined): number | undefined {
   if (code === undefined) return undefined;
