@@ -109,6 +109,14 @@ function sameGatewaySettings(a: CompileConfig, b: CompileConfig): boolean {
 const NO_PLANS: readonly IngressPlan[] = Object.freeze([]);
 const NO_CONFIG_MAPS: ReadonlyMap<string, ConfigMap> = new Map();
 
+/**
+ * The same certificate binding, in what a Gateway port serves of it: the Secret, its version
+ * (uid and resourceVersion: tls.ts secretBinding) and its PEM text, so a --manifests Secret
+ * written with a resourceVersion of its own still counts as changed when its data does.
+ */
+const sameBinding = (a: CertificateBinding | undefined, b: CertificateBinding | undefined): boolean =>
+  a === b || (a !== undefined && b !== undefined && a.secret === b.secret && a.version === b.version && a.cert === b.cert && a.key === b.key);
+
 const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
 interface Inputs {
@@ -127,6 +135,10 @@ interface GatewayPortsState {
   readonly certificates: ReadonlyMap<number, readonly CertificateBinding[]>;
   /** The Gateway compile as status reports it (ports the range had no room for: withUnplaced). */
   readonly status: GatewayCompileResult;
+  /** The --default-ssl-certificate binding the certificates were made with (a port without a hostless listener serves it). */
+  readonly fallback: CertificateBinding | undefined;
+  /** The keys of the Gateways' own Services the allocation looked up (allocateGatewayPorts). */
+  readonly services: ReadonlySet<string>;
 }
 
 export class Compiler {
@@ -248,8 +260,14 @@ export class Compiler {
     const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets, snapshot.configMaps ?? NO_CONFIG_MAPS] as const;
     let gw = this.#gw;
     let dirty = gw === null || this.#handedOn || own.some((m, i) => m !== this.#gwOwn[i]);
+    // With --gateway-ports: the ports are allocated and compiled again when the Gateway part is,
+    // and also when a Gateway's own Service (which records its ports) or the
+    // --default-ssl-certificate binding (served by a port without a hostless listener) changed:
+    // neither is a dependency of the Gateway compile.
     const range = this.#config.gatewayPorts;
-    let portsDirty = false;
+    const ports = this.#gwPorts;
+    const fallback = range === null ? undefined : base.certificates.find((c) => c.host === "");
+    let portsDirty = range !== null && (ports === null || !sameBinding(ports.fallback, fallback));
     // The keys named by the last Gateway compile that changed since (Services and EndpointSlice
     // groups share their keys), so it knows which routes to compile again. Secrets and
     // ConfigMaps count only when what the compiler reads of them changed: the store keeps each
@@ -270,6 +288,7 @@ export class Compiler {
           return;
         }
         const changed = (k: string) => {
+          if (i === 0 && ports?.services.has(k)) portsDirty = true;
           if (!deps[i]!.has(k)) return;
           dirty = true;
           into[i]!.add(k);
@@ -286,10 +305,9 @@ export class Compiler {
       portsDirty = range !== null;
     }
     if (range !== null && portsDirty) {
-      const { units, diagnostics, unplaced } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);
-      const fallback = base.certificates.find((c) => c.host === "");
+      const { units, diagnostics, unplaced, services: read } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);
       const compiled = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes, fallback, this.#config);
-      this.#gwPorts = { ports: compiled, diagnostics, certificates: this.#gwPortsCompiler.certificates, status: unplaced.length === 0 ? gw : { ...gw, gateways: withUnplaced(gw.gateways, unplaced, range) } };
+      this.#gwPorts = { ports: compiled, diagnostics, certificates: this.#gwPortsCompiler.certificates, status: unplaced.length === 0 ? gw : { ...gw, gateways: withUnplaced(gw.gateways, unplaced, range) }, fallback, services: read };
     }
     this.#gwOwn = own;
     this.#gwShared = shared;
