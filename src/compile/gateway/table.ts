@@ -28,11 +28,11 @@ import type { KindObjects } from "../../model/kinds.ts";
 import type { IngressNginxPolicy } from "../../model/portico-policy.ts";
 import { secretBinding } from "../tls.ts";
 import { attachRoute, cond, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
-import { changedKeys } from "../changes.ts";
+import { relevantChangedKeys } from "../changes.ts";
 import { NO_FLAGS, POLICY_KIND, withExtension } from "./extension.ts";
 import { PORTICO_GROUP } from "../../model/portico-policy.ts";
 import { authSecretKey, configMapKeys } from "../../model/secret-refs.ts";
-import { relevantEqual } from "../../store/relevance.ts";
+import { deepEqual } from "../../store/relevance.ts";
 import type { AccessFlags } from "../access.ts";
 import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Redirect, type Rewrite, type Timeouts, type WeightedBackend } from "./rules.ts";
 import { changedConflicts, GRPC_ROUTE_KIND, grpcAsHttpRoute, grpcObjectKey, grpcWorkKey, kindConflicts, withoutRefused, type KindAttachments } from "./grpcroute.ts";
@@ -207,7 +207,7 @@ export interface GatewayChanges {
   readonly prev: GatewayCompileResult;
   readonly services: ReadonlySet<string>;
   readonly secrets: ReadonlySet<string>;
-  readonly configMaps?: ReadonlySet<string>;
+  readonly configMaps: ReadonlySet<string>;
 }
 
 /** Adds `key` to the routes `index` holds under `dep` (one key, or a Set of two or more). */
@@ -230,15 +230,16 @@ function indexed(index: ReadonlyMap<string, string | Set<string>>, dep: string, 
   else if (named !== undefined) for (const k of named) out.add(k);
 }
 
-const sameList = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => {
-  const x = a ?? NONE;
-  const y = b ?? NONE;
-  return x.length === y.length && x.every((v, i) => v === y[i]);
-};
-
-/** The flags an IngressNginxPolicy's rules read, compared by value (a new CompileConfig may carry the same ones). */
+/**
+ * The flags an IngressNginxPolicy's rules read, compared by value (a new CompileConfig may carry
+ * the same ones); an absent list is an empty one (the flag not given).
+ */
 const sameFlags = (a: AccessFlags, b: AccessFlags): boolean =>
-  a === b || (sameList(a.allowlistSourceRange, b.allowlistSourceRange) && sameList(a.denylistSourceRange, b.denylistSourceRange) && sameList(a.globalAllowedResponseHeaders, b.globalAllowedResponseHeaders));
+  a === b ||
+  deepEqual(
+    [a.allowlistSourceRange ?? NONE, a.denylistSourceRange ?? NONE, a.globalAllowedResponseHeaders ?? NONE],
+    [b.allowlistSourceRange ?? NONE, b.denylistSourceRange ?? NONE, b.globalAllowedResponseHeaders ?? NONE],
+  );
 
 /** The work keys of routes in `namespaces` (keys are `namespace/name`, a GRPCRoute's with a suffix). */
 function routesIn(works: ReadonlyMap<string, RouteWork>, namespaces: ReadonlySet<string>, out: Set<string>): void {
@@ -260,23 +261,11 @@ function grantNamespaces(prev: ReadonlyMap<string, ReferenceGrant>, next: Readon
       else if (f.kind === HTTP_ROUTE_KIND.kind || f.kind === GRPC_ROUTE_KIND.kind) out.add(f.namespace);
     }
   };
-  changedKeys(prev, next, (k) => {
-    const a = prev.get(k);
-    const b = next.get(k);
-    if (a !== undefined && b !== undefined && relevantEqual("ReferenceGrant", a, b)) return;
-    from(a);
-    from(b);
+  relevantChangedKeys("ReferenceGrant", prev, next, (k) => {
+    from(prev.get(k));
+    from(next.get(k));
   });
   return gateways ? null : out;
-}
-
-/** Keys of `prev` → `next` whose object changed in what the compiler reads of `kind`. */
-function relevantChanges<K extends "Namespace" | "IngressNginxPolicy" | "HTTPRoute" | "GRPCRoute">(kind: K, prev: ReadonlyMap<string, KindObjects[K]>, next: ReadonlyMap<string, KindObjects[K]>, out: (key: string) => void): void {
-  changedKeys(prev, next, (k) => {
-    const a = prev.get(k);
-    const b = next.get(k);
-    if (a === undefined || b === undefined || !relevantEqual(kind, a, b)) out(k);
-  });
 }
 
 /** `prev` and `next` hold the same keys with the same parts the compiler reads of `kind` (store/relevance.ts). */
@@ -284,12 +273,7 @@ function unchanged<K extends "GatewayClass" | "Gateway">(kind: K, prev: Readonly
   if (prev === next) return true;
   if (prev.size !== next.size) return false;
   let same = true;
-  changedKeys(prev, next, (k) => {
-    if (!same) return;
-    const a = prev.get(k);
-    const b = next.get(k);
-    if (a === undefined || b === undefined || !relevantEqual(kind, a, b)) same = false;
-  });
+  relevantChangedKeys(kind, prev, next, () => void (same = false));
   return same;
 }
 
@@ -304,12 +288,19 @@ function routeOrder(works: ReadonlyMap<string, RouteWork>): string[] {
 const EMPTY_HOSTS: GatewayHosts = Object.freeze({ exact: new Map(), wildcards: Object.freeze([]), any: null });
 
 /**
- * Compile every Gateway API object of ours (docs/design.md "Gateway API", "Incremental").
- * With `changes` it is incremental: while the GatewayClasses, Gateways, ReferenceGrants,
- * Namespaces and the listeners' Secrets are the same, the listener states are kept, each
- * HTTPRoute is compiled again only when it or a Service or EndpointSlice group it names
- * changed, and only the route hostname lists those routes are on are sorted and replaced in
- * the table (new maps; the previous table is left as it was).
+ * Compile every Gateway API object of ours (docs/design.md "Gateway API", "What a change
+ * compiles again"). With `changes` naming the latest result it is incremental: while
+ * --gateway-controller-name, the GatewayClasses and Gateways (in what the compiler reads of
+ * them), the listeners' Secrets and the ReferenceGrants that speak for Gateways are the same,
+ * the listener states are kept and only the routes (HTTPRoutes and GRPCRoutes) reading what
+ * changed are compiled again: a route that changed; one naming a changed Service or
+ * EndpointSlice group; one whose rules name a changed IngressNginxPolicy, or a policy naming a
+ * changed ConfigMap or Secret; every route naming a policy when the flags its rules read
+ * changed; the routes of a namespace whose labels changed while a listener selects
+ * namespaces, or that a changed ReferenceGrant lets reach Services. Only the route hostname
+ * lists those routes were or are on are sorted and replaced in the table (new maps; the
+ * previous table is left as it was). When there is nothing to redo, `changes.prev` itself is
+ * returned. Otherwise (no `changes`, or a listener input changed) everything is compiled.
  */
 export function compileGateways(
   snapshot: Snapshot,
@@ -386,8 +377,8 @@ export function compileGateways(
     for (const s of changes!.services) indexed(st.byService, s, redo);
     // An IngressNginxPolicy's basic-auth Secret and ConfigMaps: the routes whose rules read them.
     for (const s of changes!.secrets) indexed(st.byRead, `s:${s}`, redo);
-    for (const c of changes!.configMaps ?? NONE) indexed(st.byRead, `c:${c}`, redo);
-    relevantChanges("IngressNginxPolicy", st.policies, policies, (k) => indexed(st.byRead, `p:${k}`, redo));
+    for (const c of changes!.configMaps) indexed(st.byRead, `c:${c}`, redo);
+    relevantChangedKeys("IngressNginxPolicy", st.policies, policies, (k) => indexed(st.byRead, `p:${k}`, redo));
     st.policies = policies;
     // The flags reach a route only through a policy's annotations (extension.ts).
     if (!sameFlags(st.flags, flags)) for (const [k, w] of st.works) if (w.reads.length > 0) redo.add(k);
@@ -396,7 +387,7 @@ export function compileGateways(
     // the routes of that namespace attach again.
     if (st.selectsNamespaces) {
       const changed = new Set<string>();
-      relevantChanges("Namespace", st.namespaces, namespaces, (k) => void changed.add(k));
+      relevantChangedKeys("Namespace", st.namespaces, namespaces, (k) => void changed.add(k));
       routesIn(st.works, changed, redo);
     }
     st.namespaces = namespaces;
@@ -407,11 +398,11 @@ export function compileGateways(
   const st = state;
   // A route replaced by a version that differs only in what the compiler does not read (its
   // status, which this controller writes after each compile, or resourceVersion) keeps its work.
-  relevantChanges("HTTPRoute", st.httpRoutes, snapshot.httpRoutes, (k) => void redo.add(k));
+  relevantChangedKeys("HTTPRoute", st.httpRoutes, snapshot.httpRoutes, (k) => void redo.add(k));
   st.httpRoutes = snapshot.httpRoutes;
   // GRPCRoutes are compiled with the HTTPRoutes, under their own work keys (grpcroute.ts).
   const grpcRoutes = snapshot.grpcRoutes ?? NO_GRPC_ROUTES;
-  relevantChanges("GRPCRoute", st.grpcRoutes, grpcRoutes, (k) => void redo.add(grpcWorkKey(k)));
+  relevantChangedKeys("GRPCRoute", st.grpcRoutes, grpcRoutes, (k) => void redo.add(grpcWorkKey(k)));
   st.grpcRoutes = grpcRoutes;
   const prepared = new Map<string, Prepared | null>();
   const prepare = (key: string): Prepared | null => {
