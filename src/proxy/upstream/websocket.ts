@@ -33,9 +33,17 @@ export interface WsData {
   error: string | null;
 }
 
+/**
+ * A WebSocket opening handshake: GET with `Upgrade: websocket` and a Connection field naming
+ * `upgrade` (RFC 6455 §4.2.1 items 3 and 4). Upgrade is hop-by-hop and means nothing unless
+ * Connection names it (RFC 9110 §7.6.1, §7.8), so without that the request is an ordinary GET
+ * and its Upgrade field is dropped: nginx likewise answers such a request from the pod.
+ */
 export function isWebSocketUpgrade(req: Request): boolean {
   const up = req.headers.get("upgrade");
-  return req.method === "GET" && up !== null && up.toLowerCase() === "websocket";
+  if (req.method !== "GET" || up === null || up.toLowerCase() !== "websocket") return false;
+  const conn = req.headers.get("connection");
+  return conn !== null && conn.split(",").some((t) => t.trim().toLowerCase() === "upgrade");
 }
 
 // RFC 6455 §7.4.1: 1005, 1006 and 1015 must never be sent in a Close frame.
