@@ -146,6 +146,9 @@ const FIELDS: ReadonlyArray<readonly [string, readonly string[]]> = [
   ["field line of 8193 bytes", [`X-Long: ${"v".repeat(8183)}`]],
   ["two 5000-byte lines of one name", [`X-Rep: ${"a".repeat(5000)}`, `X-Rep: ${"b".repeat(5000)}`]],
   ["repeated Cookie", ["Cookie: a=1", "Cookie: b=2"]],
+  // Four buffers of 8 KiB hold the request line and every field line (large_client_header_buffers 4 8k).
+  ["four 7000-byte lines", Array.from({ length: 4 }, (_, i) => `X-B${i}: ${"v".repeat(7000)}`)],
+  ["five 7000-byte lines", Array.from({ length: 5 }, (_, i) => `X-B${i}: ${"v".repeat(7000)}`)],
   ["WebSocket handshake the pod answers 200", ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]],
   ["many fields (90)", Array.from({ length: 90 }, (_, i) => `X-F${i}: ${i}`)],
   ["repeated field", ["X-Rep: 1", "X-Rep: 2"]],
@@ -197,6 +200,7 @@ const FRAMING: ReadonlyArray<readonly [string, readonly string[], string]> = [
   ["TE twice chunked", ["Transfer-Encoding: chunked", "Transfer-Encoding: chunked"], "5\r\nhello\r\n0\r\n\r\n"],
   ["TE chunked on HTTP/1.0", ["Transfer-Encoding: chunked"], "5\r\nhello\r\n0\r\n\r\n"],
   ["Expect: 100-continue with a body", ["Expect: 100-continue", "Content-Length: 5"], "hello"],
+  ["body over the limit, chunked", ["Transfer-Encoding: chunked"], `100001\r\n${"x".repeat(0x100001)}\r\n0\r\n\r\n`],
 ];
 
 // HTTP/1.0 requests.
@@ -207,6 +211,7 @@ const HTTP10: ReadonlyArray<readonly [string, readonly string[]]> = [
 ];
 
 export const CASES: readonly Case[] = [
+  { name: "GET with a body", bytes: req("GET / HTTP/1.1", ["Host: a.test", "Content-Length: 5"], "hello") },
   ...TARGETS.map(([name, t]) => ({ name: `target: ${name}`, bytes: req(`GET ${t} HTTP/1.1`) })),
   { name: "absolute-form, Host differs", bytes: req("GET http://a.test/x HTTP/1.1", ["Host: b.test"]) },
   { name: "absolute-form, Host missing", bytes: req("GET http://a.test/x HTTP/1.1", []) },

@@ -65,10 +65,12 @@ const PATHS = "README \"How Portico reads request paths\"; docs/design.md \"Requ
 const BUN_LINE = "Bun.serve's request-line parser answers (or closes) before Portico runs; docs/design.md \"Side by side with nginx\"";
 const BUN_FIELD = "Bun.serve's field parser answers 400 before Portico runs (nginx ignores the line: ignore_invalid_headers on); docs/design.md \"Side by side with nginx\"";
 const HOST = "RFC 9112 §3.2: an invalid Host gets 400; Portico's grammar is RFC 3986 reg-name as DNS names (request/host.ts); docs/design.md \"Side by side with nginx\"";
+const BUN_SIZE = "Bun.serve's own header block limit (16 KiB, --max-http-header-size); docs/design.md \"Side by side with nginx\"";
 const BUN_TE = "Bun.serve answers 400 to any Transfer-Encoding but a lone chunked (nginx 501); README \"Answers Portico gives itself\"";
 
 // Each case whose answers differ, with both answers. Long request lines are cut in the names only.
 const DIFFERENCES: Readonly<Record<string, Difference>> = {
+  "GET with a body": { nginx: "200 GET / HTTP/1.1", portico: "400 -", why: "docs/design.md \"Request framing and bodies\" (GET, HEAD and TRACE with a body get 400)" },
   "target: dot-dot segment": { nginx: "200 GET /a/../b HTTP/1.1", portico: "200 GET /b HTTP/1.1", why: PATHS },
   "target: dot-dot past the root": { nginx: "400 -", portico: "200 GET /b HTTP/1.1", why: `${PATHS} (RFC 3986 §5.2.4 drops a .. above the root)` },
   "target: dot segment": { nginx: "200 GET /./a HTTP/1.1", portico: "200 GET /a HTTP/1.1", why: PATHS },
@@ -116,6 +118,10 @@ const DIFFERENCES: Readonly<Record<string, Difference>> = {
   "field: invalid character in a name (@)": { nginx: "200 GET / HTTP/1.1", portico: "400 -", why: BUN_FIELD },
   "field: invalid character in a name (high byte)": { nginx: "200 GET / HTTP/1.1", portico: "400 -", why: BUN_FIELD },
   "field: field line without a colon": { nginx: "200 GET / HTTP/1.1", portico: "400 -", why: BUN_FIELD },
+  // nginx holds the request line and all field lines in four 8 KiB buffers; Bun.serve answers
+  // 431 past 16 KiB of header block before Portico runs.
+  "field: four 7000-byte lines": { nginx: "200 GET / HTTP/1.1", portico: "431 -", why: BUN_SIZE },
+  "field: five 7000-byte lines": { nginx: "400 -", portico: "431 -", why: BUN_SIZE },
   "field: value with DEL": { nginx: "200 GET / HTTP/1.1", portico: "400 -", why: "RFC 9110 §5.5: DEL is no field-vchar; README \"Answers Portico gives itself\" (control characters in headers)" },
   "field: Connection naming a field": {
     nginx: "200 GET / HTTP/1.1", portico: "200 GET / HTTP/1.1", fields: { "x-hop": ["1", undefined] },
