@@ -144,6 +144,8 @@ const FIELDS: ReadonlyArray<readonly [string, readonly string[]]> = [
   // "X-Long: " and CRLF are 10 bytes: lines of 8,192 and 8,193 bytes.
   ["field line of 8192 bytes", [`X-Long: ${"v".repeat(8182)}`]],
   ["field line of 8193 bytes", [`X-Long: ${"v".repeat(8183)}`]],
+  ["field line of 8192 bytes without a space", [`X-Long:${"v".repeat(8183)}`]],
+  ["one Cookie line of 9000 bytes with pairs", [`Cookie: ${Array.from({ length: 900 }, (_, i) => `c${String(i).padStart(3, "0")}=1234`).join("; ")}`]],
   ["two 5000-byte lines of one name", [`X-Rep: ${"a".repeat(5000)}`, `X-Rep: ${"b".repeat(5000)}`]],
   ["repeated Cookie", ["Cookie: a=1", "Cookie: b=2"]],
   // Four buffers of 8 KiB hold the request line and every field line (large_client_header_buffers 4 8k).
