@@ -275,3 +275,21 @@ describe("Portico without --ingress-nginx-compat", () => {
     expect([long.status, long.upstream?.["x-long"]?.[0]?.length]).toEqual([[200], 9000]);
   });
 });
+
+// nginx relays a pod's answer to a WebSocket handshake, and tries another endpoint only on an
+// error or a timeout (proxy_next_upstream error timeout), never on an answer.
+describe("a WebSocket handshake a pod answers with other than 101", () => {
+  test("one pod sees it, once; 502 (the answer is not relayed); the pod's status recorded", async () => {
+    const pods = [await rawBackend(), await rawBackend()];
+    const p = startRawProxy("bun-http", makeTable([{ host: null, path: "/", backend: makeBackend(pods.map((b) => b.port)) }]));
+    try {
+      const got = await firstResponse(p, "GET / HTTP/1.1\r\nHost: a.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+      expect(statuses(got)).toEqual([502]);
+      expect(pods.map((b) => b.hits.length).sort()).toEqual([0, 1]);
+      expect(p.records.at(-1)).toMatchObject({ status: 502, upstreamStatus: 200, websocket: true });
+    } finally {
+      await p.stop();
+      for (const b of pods) await b.stop();
+    }
+  });
+});
