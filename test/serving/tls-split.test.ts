@@ -29,6 +29,7 @@ import { eventually } from "../wait.ts";
 import { clientStream, collect, echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
 import { listeningSockets, peerCertificate } from "../tls/helpers.ts";
 import { createCertificate } from "../tls/pki.ts";
+import { gatewayTable } from "../table/gateway-grpc.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
 type Any = any;
@@ -182,6 +183,64 @@ describe("a gRPC route on some hosts: the HTTPS port split by SNI", () => {
     const noSni = await curl(["-k", "--http2", "--interface", CLIENT, "-H", "host: web.test", "-w", " %{http_code}", `https://127.0.0.1:${port}/`]);
     expect(noSni.out).toBe(`${CLIENT} 200`);
     expect(lastFor(r.records, "web.test")?.protocol).toBe("h2");
+  });
+});
+
+// Gateway API: a GRPCRoute's effective hostnames (its hostnames intersected with its
+// listener's, as the compiler keys the table) are the hosts sent to node:http2; an HTTPRoute's
+// host on the same Gateway and port stays on Bun.serve (table/listener-needs.ts).
+describe("a GRPCRoute beside an HTTPRoute on a Gateway's HTTPS listeners: the port split by the GRPCRoute's hostnames", () => {
+  let r: Running;
+  beforeAll(() => {
+    r = start(
+      gatewayTable({
+        listeners: [{ name: "https" }, { name: "wild", hostname: "*.rpc.test" }],
+        services: { web: web.port, echo: echo.port },
+        routes: [
+          { kind: "HTTPRoute", name: "web", listener: "https", hostnames: ["web.test"], service: "web" },
+          { kind: "GRPCRoute", name: "rpc", listener: "https", hostnames: ["grpc.test"], service: "echo" },
+          // No hostnames of its own: the listener's `*.rpc.test` (a `*.` label is one or more labels).
+          { kind: "GRPCRoute", name: "wild", listener: "wild", service: "echo" },
+        ],
+      }),
+    );
+  });
+  afterAll(async () => {
+    await r.s.shutdown({ delay: false });
+  });
+
+  test("gRPC on the GRPCRoute's hosts through node:http2, the HTTPRoute's host on Bun.serve, and 421 for a gRPC host asked of Bun.serve", async () => {
+    expect(r.s.httpsListener).toBe("split");
+    const port = r.s.ports.https;
+    for (const host of ["grpc.test", "a.rpc.test", "a.b.rpc.test"]) {
+      const c = grpcClient(port, host);
+      const u = await unary(c, { text: host });
+      const ss = await collect(c.ServerStream({ text: "s", n: 2 }));
+      c.close();
+      expect(u.err).toBeNull();
+      expect(u.res?.text).toBe(`plain:${host}`);
+      // Trailers: only node:http2 sends them (Bun.serve cannot).
+      expect(u.trailers?.get("x-served-by")).toEqual(["plain"]);
+      expect(ss.status.code).toBe(grpc.status.OK);
+      expect(ss.msgs.map((m) => m.text)).toEqual(["s-0", "s-1"]);
+      expect(lastFor(r.records, host)?.protocol).toBe("h2");
+    }
+    // The HTTPRoute's host over h2 and HTTP/1.1: Bun.serve, which logs its h2 request "h1".
+    expect((await tlsCurl(port, "web.test", "web.test", "--http2")).out).toBe(`${CLIENT} 200 2`);
+    expect(lastFor(r.records, "web.test")?.protocol).toBe("h1");
+    expect((await tlsCurl(port, "web.test", "web.test", "--http1.1")).out).toBe(`${CLIENT} 200 1.1`);
+    // A GRPCRoute host on that connection: 421 (RFC 9110 §15.5.20), a gRPC call UNAVAILABLE.
+    for (const host of ["grpc.test", "a.rpc.test"]) {
+      expect((await tlsCurl(port, "web.test", host, "--http2")).out).toBe("misdirected request\n 421 2");
+      expect((await tlsCurl(port, "web.test", host, "--http1.1")).out).toBe("misdirected request\n 421 1.1");
+    }
+    const calls = echo.seen.length;
+    const c = grpcClient(port, "web.test", "grpc.test");
+    const u = await unary(c, { text: "coalesced" });
+    c.close();
+    expect(u.err?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(u.err?.details).toBe("misdirected request: retry on a new connection");
+    expect(echo.seen.length).toBe(calls);
   });
 });
 
