@@ -15,7 +15,7 @@ import { createInstruments } from "../../src/admin/instruments.ts";
 import { Registry } from "../../src/admin/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { AccessRecord } from "../../src/log/access.ts";
-import { silentLogger } from "../../src/log/logger.ts";
+import { createLogger, silentLogger, type Logger } from "../../src/log/logger.ts";
 import { createHttpsListener, type HttpsListenerOptions } from "../../src/serving/https.ts";
 import { serveTraffic, type Serving } from "../../src/serving/serve.ts";
 import { createTlsBuilder } from "../../src/serving/tls.ts";
@@ -76,13 +76,13 @@ interface Running {
   setTable(t: RouteTable): void;
 }
 
-function start(t: RouteTable, over: Partial<Config> = {}): Running {
+function start(t: RouteTable, over: Partial<Config> = {}, log: Logger = silentLogger): Running {
   let table = t;
   const records: AccessRecord[] = [];
   const config = testConfig({ httpPort: freePort(), httpsPort: freePort(), tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256", ...over });
   const registry = new Registry();
   const s = serveTraffic({
-    config, log: silentLogger, inst: createInstruments(registry, { version: "t" }), table: () => table,
+    config, log, inst: createInstruments(registry, { version: "t" }), table: () => table,
     tls: createTlsBuilder(config, silentLogger).build([]), ports: "alone", onRequest: (r) => records.push(r),
   });
   return { s, records, registry, setTable: (next) => ((table = next), s.tableChanged()) };
@@ -399,8 +399,10 @@ test("--enable-ssl-passthrough and the split share one front: passed-through hos
   }
 });
 
-test("a certificate change while the port is split is one rotation: portico_tls_rotations_total goes up by exactly 1", async () => {
-  const r = start(withGrpc());
+test("a certificate change while the port is split is one rotation: portico_tls_rotations_total goes up by exactly 1, one log line", async () => {
+  const lines: string[] = [];
+  const r = start(withGrpc(), {}, createLogger({ level: "info", format: "json", write: (l) => void lines.push(l) }));
+  const rotatedLines = () => lines.filter((l) => JSON.parse(l).msg === "TLS certificates rotated").length;
   try {
     expect(r.s.httpsListener).toBe("split");
     const config = testConfig({ tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256" });
@@ -414,8 +416,9 @@ test("a certificate change while the port is split is one rotation: portico_tls_
     await eventually(async () => (await peerCertificate(r.s.ports.https, "web.test")).cn === "rotated", 10_000, "Bun.serve's side rotated");
     await eventually(async () => (await peerCertificate(r.s.ports.https, "grpc.test")).cn === "rotated", 10_000, "node:http2's side rotated");
     await r.s.settled();
-    // ... but the port's certificates changed once.
+    // ... but the port's certificates changed once: counted once, logged once.
     expect(rotations() - before).toBe(1);
+    expect(rotatedLines()).toBe(1);
   } finally {
     await r.s.shutdown({ delay: false });
   }
