@@ -68,7 +68,6 @@ export interface H2ListenerOptions {
   readonly logRotations?: boolean;
   readonly hooks?: {
     onRotation?(info: RotationInfo): void;
-    onRotationError?(err: unknown): void;
     /** A connection closed for abuse ("rapid-reset"). */
     onAbuse?(reason: string): void;
   };
@@ -475,7 +474,6 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       sni = next;
     } catch (err) {
       log.error("TLS rotation failed; keeping the previous certificates", { err: String(err) });
-      opts.hooks?.onRotationError?.(err);
       return;
     }
     fingerprint = fp;
