@@ -16,7 +16,9 @@ import { Registry } from "../../src/admin/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { AccessRecord } from "../../src/log/access.ts";
 import { createLogger, silentLogger, type Logger } from "../../src/log/logger.ts";
+import { createGatewayPortListeners } from "../../src/serving/gateway-ports.ts";
 import { createHttpsListener, type HttpsListenerOptions } from "../../src/serving/https.ts";
+import { lookup } from "../../src/table/lookup.ts";
 import { serveTraffic, type Serving } from "../../src/serving/serve.ts";
 import { createTlsBuilder } from "../../src/serving/tls.ts";
 import { buildTable } from "../../src/table/build.ts";
@@ -29,7 +31,7 @@ import { eventually } from "../wait.ts";
 import { clientStream, collect, echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
 import { listeningSockets, peerCertificate } from "../tls/helpers.ts";
 import { createCertificate } from "../tls/pki.ts";
-import { gatewayTable } from "../table/gateway-grpc.ts";
+import { GATEWAY_NS, gatewayTable } from "../table/gateway-grpc.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
 type Any = any;
@@ -501,6 +503,55 @@ test("--use-proxy-protocol and the split share one front: each side sees the cli
     expect(await proxiedGet(port, "203.0.113.9", "grpc.test", "web.test")).toEqual({ status: 200, body: "203.0.113.9" });
   } finally {
     await r.s.shutdown({ delay: false });
+  }
+});
+
+// --gateway-ports: a Gateway's own HTTPS port is fitted to its own table as the shared port is
+// (serving/gateway-ports.ts), so a GRPCRoute there splits that port by SNI too.
+describe("a Gateway's own HTTPS port (--gateway-ports) with a GRPCRoute beside an HTTPRoute: split by SNI", () => {
+  const ownPortTable = (port: number): RouteTable => {
+    const routes = gatewayTable({
+      listeners: [{ name: "https" }],
+      services: { web: web.port, echo: echo.port },
+      routes: [
+        { kind: "HTTPRoute", name: "web", listener: "https", hostnames: ["web.test"], service: "web" },
+        { kind: "GRPCRoute", name: "rpc", listener: "https", hostnames: ["grpc.test"], service: "echo" },
+      ],
+    }).gateway!;
+    return Object.freeze({ ...makeTable([]), gatewayPorts: new Map([[port, { gateway: `${GATEWAY_NS}/split`, declared: 443, https: true, routes }]]) });
+  };
+  const cert = createCertificate({ subjectCN: "own", sans: ["web.test", "grpc.test"] });
+
+  for (const proxyProtocol of [false, true]) {
+    test(proxyProtocol ? "behind its --use-proxy-protocol front: the front reads the ClientHello after the PROXY header" : "with the split's own front", async () => {
+      const config = testConfig({ tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256", ...(proxyProtocol ? { useProxyProtocol: true, proxyProtocolTrusted: ["127.0.0.0/8"] } : {}) });
+      const port = freePort();
+      const table = ownPortTable(port);
+      const tls = { entries: [{ cert: cert.certPem, key: cert.keyPem, ciphers: config.tlsCiphers, secureOptions: 0 }], fingerprint: "own" };
+      const l = createGatewayPortListeners({ config, log: silentLogger, hostname: "127.0.0.1", reusePort: false, table: () => table, deps: { config, lookup, log: silentLogger }, tls: () => tls });
+      try {
+        l.fit(table);
+        expect(l.ports.get(port)).toEqual({ https: true });
+        if (proxyProtocol) {
+          // Bun.serve's side answers a gRPC host 421 (only it does); node:http2's serves every host.
+          expect(await proxiedGet(port, "203.0.113.7", "web.test", "web.test")).toEqual({ status: 200, body: "203.0.113.7" });
+          expect((await proxiedGet(port, "203.0.113.8", "web.test", "grpc.test")).status).toBe(421);
+          expect(await proxiedGet(port, "203.0.113.9", "grpc.test", "web.test")).toEqual({ status: 200, body: "203.0.113.9" });
+          return;
+        }
+        const c = grpcClient(port, "grpc.test");
+        const u = await unary(c, { text: "own" });
+        c.close();
+        expect(u.err).toBeNull();
+        expect(u.res?.text).toBe("plain:own");
+        expect(u.trailers?.get("x-served-by")).toEqual(["plain"]);
+        expect((await tlsCurl(port, "web.test", "web.test", "--http2")).out).toBe(`${CLIENT} 200 2`);
+        expect((await tlsCurl(port, "web.test", "grpc.test", "--http2")).out).toBe("misdirected request\n 421 2");
+        expect((await tlsCurl(port, "grpc.test", "web.test", "--http2")).out).toBe(`${CLIENT} 200 2`);
+      } finally {
+        await l.stop(true);
+      }
+    });
   }
 });
 
