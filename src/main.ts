@@ -32,11 +32,11 @@ async function main(): Promise<number | null> {
       process.stderr.write(`portico: ${outcome.message}\n`);
       return 2;
     case "routes":
-      return routesCli(outcome.config);
+      return routesCli(outcome.config, outcome.explicit);
     case "explain":
     {
-      const { type: _t, config, ...request } = outcome;
-      return explainCli(config, request);
+      const { type: _t, config, explicit, ...request } = outcome;
+      return explainCli(config, request, explicit);
     }
     case "migrate":
       if (outcome.toGateway) return migrateToGatewayCli(outcome.config, outcome.output, outcome.toGateway);

@@ -10,7 +10,7 @@ import * as v from "valibot";
 import { EXPLAIN_LIMITS, type ExplainRequest } from "../compile/explain-types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { SerializedTable } from "../table/serialize.ts";
-import { formatRoutesText, type EveryRequest } from "../table/text.ts";
+import { formatRoutesText, type EveryRequest, type RoutesTls } from "../table/text.ts";
 import type { Readiness } from "./readiness.ts";
 
 /** What /debug/explain asks: the same request explain takes (compile/explain-types.ts). */
@@ -25,6 +25,8 @@ export interface AdminDeps {
   routes(): SerializedTable | null | Promise<SerializedTable | null>;
   /** The settings in force that act on every request (--block-*, --server-header), for the text view. */
   every?(): EveryRequest;
+  /** The live compile's per-host TLS settings (ssl-ciphers), for the text view's TLS column. */
+  routesTls?(): RoutesTls;
   /** Why a request would go where it goes (compile/explain.ts), as JSON. */
   explain(q: ExplainQuery): unknown;
   logger?: Logger;
@@ -47,13 +49,15 @@ const ExplainSchema = v.object({
   contentType: v.optional(v.pipe(v.string(), v.maxLength(256), v.regex(/^[\u0020-\u007e]+$/))),
   // The Accept-Encoding (response.compression answers for it).
   acceptEncoding: v.optional(v.pipe(v.string(), v.maxLength(256), v.regex(/^[\u0020-\u007e]*$/))),
+  // The User-Agent (gzip-disable and --block-user-agents read it).
+  userAgent: v.optional(v.pipe(v.string(), v.maxLength(512), v.regex(/^[\u0020-\u007e]*$/))),
   // With --gateway-ports: the Portico port, or a Gateway (and its listener port), whose table to ask.
   port: v.optional(v.pipe(v.string(), v.regex(/^[0-9]{1,5}$/), v.transform(Number), v.integer(), v.minValue(1), v.maxValue(65535))),
   gateway: v.optional(v.pipe(v.string(), v.maxLength(317), v.regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/))),
   listenerPort: v.optional(v.pipe(v.string(), v.regex(/^[0-9]{1,5}$/), v.transform(Number), v.integer(), v.minValue(1), v.maxValue(65535))),
 });
 
-const FIELDS = new Set(["host", "path", "scheme", "client", "method", "contentType", "port", "gateway", "listenerPort", "acceptEncoding"]);
+const FIELDS = new Set(["host", "path", "scheme", "client", "method", "contentType", "port", "gateway", "listenerPort", "acceptEncoding", "userAgent"]);
 
 /** What every peer that reaches the admin port may ask for: the kubelet's probes, Prometheus. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
@@ -127,7 +131,7 @@ export function createAdminApp(deps: AdminDeps): Hono {
     try {
       const table = await deps.routes();
       if (table == null) return text ? c.body("no route table yet\n", 503, TEXT) : c.json({ error: "no route table yet" }, 503);
-      return text ? c.body(formatRoutesText(table, deps.every?.() ?? {}), 200, TEXT) : c.json(table);
+      return text ? c.body(formatRoutesText(table, deps.every?.() ?? {}, deps.routesTls?.() ?? {}), 200, TEXT) : c.json(table);
     } catch (err) {
       log("debug/routes failed", err);
       return c.json({ error: "internal error" }, 500);

@@ -25,7 +25,12 @@ export interface HeadersPolicy {
   readonly denyInvalid: string | null;
   /** custom-headers as written (trimmed): the ConfigMap the compiler reads (compile/custom-headers.ts), or null. */
   readonly customHeaders: string | null;
+  /** connection-proxy-header: the Connection field sent to the pods, or null (Portico's own). */
+  readonly connection: ConnectionValue | null;
 }
+
+/** The values ingress-nginx's connection parser accepts (annotations/connection/main.go). */
+type ConnectionValue = (typeof K.CONNECTION_VALUES)[number];
 
 /**
  * One line of portico.dev/deny-request-headers: nginx's `if ($http_<name> <op> "<regex>") {
@@ -191,7 +196,32 @@ export const DENY_REQUEST_HEADERS: AnnotationSpec = {
   multiline: true,
 };
 
-const NONE: HeadersPolicy = Object.freeze({ request: Object.freeze([]), response: Object.freeze([]), deny: Object.freeze([]), denyInvalid: null, customHeaders: null });
+const NONE: HeadersPolicy = Object.freeze({ request: Object.freeze([]), response: Object.freeze([]), deny: Object.freeze([]), denyInvalid: null, customHeaders: null, connection: null });
+
+export const CONNECTION_PROXY_HEADER: AnnotationSpec = {
+  portico: `${PORTICO_PREFIX}connection-proxy-header`,
+  nginx: [`${NGINX_PREFIX}connection-proxy-header`],
+  family: "headers",
+  default: "keep-alive (Portico's own)",
+  description:
+    "`close` or `keep-alive`: the Connection field of every request sent to the pods (nginx's `proxy_set_header Connection <value>`); `close` asks the pod to end the connection after its answer",
+  compat: {
+    kind: "differs",
+    difference:
+      "A WebSocket upgrade keeps `Connection: Upgrade` (in ingress-nginx the value replaces `$connection_upgrade`, so no WebSocket can be opened through such a location), and a gRPC backend gets no Connection field (HTTP/2 has none). Any other value is an InvalidAnnotation and the field stays Portico's (ingress-nginx refuses the Ingress). `close` and `keep-alive` on other requests are served the same.",
+  },
+  sameWhen: (value) => ConnectionSchemaValues.has(value.trim()),
+};
+
+// connection/main.go: parser.ValidateRegex(`^(close|keep-alive)$`, true), the value trimmed
+// (parseString's normalizeString). Exactly these two strings: never a CR, LF or a
+// second field.
+const ConnectionSchemaValues: ReadonlySet<string> = new Set(K.CONNECTION_VALUES);
+const ConnectionSchema = v.pipe(
+  v.string(),
+  v.trim(),
+  v.picklist(K.CONNECTION_VALUES, `expected ${K.CONNECTION_VALUES.join(" or ")}`),
+);
 
 const CONSEQUENCE = "no header of this annotation is set";
 // Access control fails closed: a deny list that cannot be read refuses every request.
@@ -199,7 +229,7 @@ const DENY_CONSEQUENCE = "every path of the Ingress answers 503 until it is fixe
 
 export const HEADERS: Family<HeadersPolicy> = {
   name: "headers",
-  annotations: [REQUEST_HEADERS, RESPONSE_HEADERS, DENY_REQUEST_HEADERS, CUSTOM_HEADERS],
+  annotations: [REQUEST_HEADERS, RESPONSE_HEADERS, DENY_REQUEST_HEADERS, CUSTOM_HEADERS, CONNECTION_PROXY_HEADER],
   none: NONE,
   stages: (p) => headerStages(p),
   parse(r) {
@@ -214,8 +244,9 @@ export const HEADERS: Family<HeadersPolicy> = {
     // served without custom headers (Parse goes on with an empty name).
     const custom = r.read(CUSTOM_HEADERS, ConfigMapName, "no custom header is set");
     const customHeaders = custom.state === "ok" ? custom.value : null;
-    if (request.length === 0 && response.length === 0 && rules.length === 0 && denyInvalid === null && customHeaders === null) return NONE;
-    return Object.freeze({ request, response, deny: rules, denyInvalid, customHeaders });
+    const connection = r.value(CONNECTION_PROXY_HEADER, ConnectionSchema) ?? null;
+    if (request.length === 0 && response.length === 0 && rules.length === 0 && denyInvalid === null && customHeaders === null && connection === null) return NONE;
+    return Object.freeze({ request, response, deny: rules, denyInvalid, customHeaders, connection });
   },
 };
 
@@ -233,6 +264,7 @@ export function headerStages(p: HeadersPolicy): StagePolicy[] {
   // The ConfigMap's entries are the compiler's to read (compile/custom-headers.ts); until then
   // the stage has none, which the proxy refuses to build.
   if (p.customHeaders !== null) out.push(stagePolicy(K.CUSTOM_HEADERS, { headers: null }));
+  if (p.connection !== null) out.push(stagePolicy(K.CONNECTION_FIELD, { value: p.connection }));
   if (p.request.length === 0 && p.response.length === 0) return out;
   const list = (entries: readonly HeaderEntry[]) => entries.map(([n, val]): [string, string] => [n, val]);
   out.push(stagePolicy(K.HEADERS, { request: list(p.request), response: list(p.response) }));

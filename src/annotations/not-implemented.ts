@@ -27,9 +27,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
     "idle time allowed while sending the request upstream",
     "Portico's response deadline (`proxy-read-timeout`) restarts on every body chunk the pod takes, so a pod that stops reading the body gets 504 after that deadline; there is no separate send deadline.",
   ),
-  // Rate and connection limits.
-  nyi("limits", "limit-rate", "response bandwidth per connection"),
-  nyi("limits", "limit-rate-after", "bytes sent before `limit-rate` applies"),
   // Response buffers (proxy-request-buffering, client-body-buffer-size and proxy-buffering: buffering.ts).
   nyi("buffering", "proxy-buffer-size", "buffer for the response headers"),
   nyi("buffering", "proxy-buffers-number", "number of response buffers"),
@@ -41,7 +38,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("external-auth", "auth-keepalive-timeout", "idle time of an auth keep-alive connection"),
   nyi("external-auth", "auth-keepalive-share-vars", "share variables between the auth and main requests"),
   // Headers and response rewriting.
-  nyi("headers", "connection-proxy-header", "Connection header sent upstream"),
   nyi("headers", "proxy-http-version", "HTTP version to the pods"),
   // nginx configuration text: never.
   nyi("snippets", "configuration-snippet", "nginx configuration for the location", BY_DESIGN),
@@ -51,7 +47,6 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
   nyi("snippets", "modsecurity-snippet", "ModSecurity rules", BY_DESIGN),
   // nginx features with no Portico counterpart planned.
   nyi("other", "enable-rewrite-log", "log nginx's rewrite decisions"),
-  nyi("other", "enable-access-log", "access log for this Ingress", "Portico's access log is global (`--access-log`)."),
   nyi("other", "enable-modsecurity", "ModSecurity web application firewall"),
   nyi("other", "enable-owasp-core-rules", "OWASP core rules for ModSecurity"),
   nyi("other", "modsecurity-transaction-id", "ModSecurity transaction id"),

@@ -121,11 +121,12 @@ export function routeOptions(p: AnnotationPolicies, denied: string | null, stage
   const { usePortInRedirects } = p.redirects;
   const none =
     FAMILIES.tlsRedirect.none === p.tlsRedirect && FAMILIES.body.none === p.body && FAMILIES.timeouts.none === p.timeouts && p.retries === null &&
-    FAMILIES.buffering.none === p.buffering;
+    FAMILIES.buffering.none === p.buffering && FAMILIES.log.none === p.log && FAMILIES.limitRate.none === p.limitRate;
   if (none && stages === null && !fromToWwwRedirect && !usePortInRedirects) return DEFAULT_ROUTE_OPTIONS;
   return Object.freeze({
     ...p.tlsRedirect, ...p.body, ...p.timeouts, retry: p.retries, requestBufferSize: p.buffering.requestBufferSize,
-    usePortInRedirects, fromToWwwRedirect, stages,
+    usePortInRedirects, fromToWwwRedirect, accessLog: p.log.accessLog,
+    limitRate: p.limitRate.rate, limitRateAfter: p.limitRate.after, stages,
   });
 }
 

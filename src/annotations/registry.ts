@@ -13,6 +13,8 @@ import { CLIENT_CERTS } from "./client-certs.ts";
 import { CORS } from "./cors.ts";
 import { EXTERNAL_AUTH } from "./external-auth.ts";
 import { LIMITS } from "./limits.ts";
+import { LIMIT_RATE_FAMILY } from "./limit-rate.ts";
+import { LOG } from "./log.ts";
 import { MIRROR } from "./mirror.ts";
 import { HEADERS } from "./headers.ts";
 import { PROXY_REWRITE } from "./proxy-rewrite.ts";
@@ -59,6 +61,8 @@ export const FAMILIES = {
   mirror: MIRROR,
   proxyRewrite: PROXY_REWRITE,
   upstreamTls: UPSTREAM_TLS,
+  log: LOG,
+  limitRate: LIMIT_RATE_FAMILY,
 } as const;
 
 /** Annotations Portico implements, family by family. */

@@ -39,6 +39,7 @@ export type FamilyName =
   | "ssl-passthrough"
   | "ssl-ciphers"
   | "mirror"
+  | "log"
   | "other";
 
 /** How an annotation compares with ingress-nginx's, as the README table states it. */

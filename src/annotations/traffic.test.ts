@@ -220,8 +220,8 @@ describe("limits", () => {
     }
   });
 
-  test("implemented names are no longer unsupported; limit-rate still is", () => {
+  test("implemented names are no longer unsupported, limit-rate among them", () => {
     const a = nginx({ "limit-rps": "1", "limit-rate": "100", affinity: "cookie", "load-balance": "ewma", "upstream-hash-by": "$request_uri" });
-    expect(a.unsupported).toEqual([`${NGINX_PREFIX}limit-rate`]);
+    expect(a.unsupported).toEqual([]);
   });
 });

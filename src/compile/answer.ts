@@ -180,6 +180,8 @@ export interface AnswerRequest {
   readonly client: string | null;
   /** The request's Accept-Encoding, or null/absent: none. */
   readonly acceptEncoding?: string | null;
+  /** The request's User-Agent, or null/absent: none (nginx's empty $http_user_agent). */
+  readonly userAgent?: string | null;
 }
 
 /** The flags the proxy's answers read (config/types.ts); defaults as the flags' own. */
@@ -260,8 +262,8 @@ export function predictAnswer(match: Match, req: AnswerRequest, config: AnswerCo
 /**
  * use-gzip and enable-brotli for a pod's answer (proxy/pipeline/relay.ts): the relay's own
  * decision (http/gzip.ts gzipAnswer) asked of an answer both filters take, with this request's
- * Accept-Encoding and no User-Agent (so gzip-disable matches nothing). A gRPC backend's answers
- * are never compressed. Null when both are off.
+ * Accept-Encoding and User-Agent (gzip-disable and msie6 read it). A gRPC backend's answers are
+ * never compressed. Null when both are off.
  */
 function compressionOf(r: Route, ids: readonly string[], req: AnswerRequest, config: AnswerConfig, notes: string[]): CompressionView | null {
   if (config.gzip !== true && config.brotli !== true) return null;
@@ -280,8 +282,12 @@ function compressionOf(r: Route, ids: readonly string[], req: AnswerRequest, con
     brotliTypes: config.brotliTypes ?? [],
   };
   const ae = req.acceptEncoding ?? null;
+  const ua = req.userAgent ?? null;
   const fields = new Headers({ "content-type": "text/html" });
-  const encoding = gzipAnswer(cfg, new Request("http://explain.invalid/", { headers: ae === null ? {} : { "accept-encoding": ae } }), 200, fields);
+  const asked: Record<string, string> = {};
+  if (ae !== null) asked["accept-encoding"] = ae;
+  if (ua !== null) asked["user-agent"] = ua;
+  const encoding = gzipAnswer(cfg, new Request("http://explain.invalid/", { headers: asked }), 200, fields);
   return {
     encoding,
     vary: fields.get("vary") !== null,
@@ -347,8 +353,8 @@ function literal(parts: readonly TemplatePart[]): string | null {
 /**
  * --block-cidrs, --block-user-agents, --block-referers (proxy/pipeline/block.ts): checked in the
  * route step, before any policy and on the catch-all too, so they answer 403 first. The
- * explained request has no User-Agent and no Referer (nginx's empty $http_user_agent), and its
- * client is `client` (none given: an address in no list).
+ * explained request's User-Agent is `userAgent` (none given: nginx's empty $http_user_agent), it
+ * has no Referer, and its client is `client` (none given: an address in no list).
  */
 export function blockedAnswer(req: AnswerRequest, config: AnswerConfig): PredictedAnswer | null {
   const a = blockedBy(req, config);
@@ -367,7 +373,9 @@ function blockedBy(req: AnswerRequest, config: AnswerConfig): PredictedAnswer | 
   const ref = config.blockReferers ?? [];
   const cidrs = config.blockCidrs ?? [];
   const refused = (cause: string): PredictedAnswer => ({ kind: "refused", status: 403, cause, by: "block", notes: [] });
-  if (ua.length > 0 && compileBlockList(ua)?.("") === true) return refused("block-user-agents: a request without User-Agent matches the list");
+  // proxy/pipeline/block.ts tests the field's value, "" for none, with the same compiled list.
+  const agent = req.userAgent ?? null;
+  if (ua.length > 0 && compileBlockList(ua)?.(agent ?? "") === true) return refused(agent === null ? "block-user-agents: a request without User-Agent matches the list" : `block-user-agents: the User-Agent ${JSON.stringify(agent)} matches the list`);
   if (ref.length > 0 && compileBlockList(ref)?.("") === true) return refused("block-referers: a request without Referer matches the list");
   if (cidrs.length > 0 && req.client !== null) {
     const parsed = parseCidrList([...cidrs]);
@@ -381,7 +389,7 @@ function blockedBy(req: AnswerRequest, config: AnswerConfig): PredictedAnswer | 
 function blockNotes(req: AnswerRequest, config: AnswerConfig): string[] {
   const out: string[] = [];
   if ((config.blockCidrs ?? []).length > 0 && req.client !== null) out.push(`block-cidrs: the client ${req.client} is in no blocked range`);
-  if ((config.blockUserAgents ?? []).length > 0) out.push("block-user-agents: 403 for a User-Agent in the list");
+  if ((config.blockUserAgents ?? []).length > 0) out.push(req.userAgent == null ? "block-user-agents: 403 for a User-Agent in the list" : "block-user-agents: 403 for a User-Agent in the list; this one is in none");
   if ((config.blockReferers ?? []).length > 0) out.push("block-referers: 403 for a Referer in the list");
   return out;
 }

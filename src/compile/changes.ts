@@ -1,5 +1,7 @@
 // Small helpers for the compiler (compile.ts): what changed between two snapshot maps, and
 // sorted arrays kept sorted by binary search.
+import type { Kind, KindObjects } from "../model/kinds.ts";
+import { relevantEqual } from "../store/relevance.ts";
 
 /**
  * Calls `out(key)` once for every key added, removed or bound to another value (by identity)
@@ -39,6 +41,19 @@ export function changedKeys<V>(prev: ReadonlyMap<string, V> | null, next: Readon
     for (let r: IteratorResult<[string, V]> = x; !r.done; r = a.next()) if (!next.has(r.value[0])) out(r.value[0]);
     return;
   }
+}
+
+/**
+ * changedKeys, less the keys whose object was replaced by one equal in what the compiler reads
+ * of `kind` (store/relevance.ts): the store keeps every newest version, status writes and
+ * metadata-only updates included, so a replaced object is not a changed one.
+ */
+export function relevantChangedKeys<K extends Kind>(kind: K, prev: ReadonlyMap<string, KindObjects[K]>, next: ReadonlyMap<string, KindObjects[K]>, out: (key: string) => void): void {
+  changedKeys(prev, next, (k) => {
+    const a = prev.get(k);
+    const b = next.get(k);
+    if (a === undefined || b === undefined || !relevantEqual(kind, a, b)) out(k);
+  });
 }
 
 /** Index of the first element not less than `x` (insertion point) in a sorted array. */

@@ -29,12 +29,14 @@
 import { diagnosticKey, type Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
+import { deepEqual } from "../store/relevance.ts";
+import type { KindObjects } from "../model/kinds.ts";
 import { assembleTable, patchTable } from "../table/build.ts";
 import type { HostRoutes, RouteTable } from "../table/types.ts";
 import { decideAliases, NO_ALIASES, sameAliases, type AliasState } from "./aliases.ts";
 import { BackendCache } from "./backend-cache.ts";
 import type { BackendRef } from "./backends.ts";
-import { changedKeys, compareStrings, insertSorted } from "./changes.ts";
+import { changedKeys, compareStrings, insertSorted, relevantChangedKeys } from "./changes.ts";
 import { classContext, classify, type ClassContext, type ClassDecision } from "./class.ts";
 import type { CompileConfig } from "./config.ts";
 import { defaultEntry, type DefaultEntry } from "./defaults.ts";
@@ -79,9 +81,41 @@ export interface CompilerOptions {
    * of one update per change. Default: an eighth of them, at least 32. Tests force each way.
    */
   readonly bulkAbove?: number;
+  /**
+   * The Compiler this one replaces after a settings change (runtime/controller.ts
+   * setCompileConfig). Its Ingress work is not taken (it was done under the old settings), but
+   * its Gateway API work and resolved Backends are when the settings they read are the same
+   * (`sameGatewaySettings`): an Ingress-only setting of the ConfigMap then compiles no route.
+   * The previous Compiler must not be used afterwards.
+   */
+  readonly previous?: Compiler;
+}
+
+/**
+ * The settings the Gateway API compile reads besides the policy flags, which it compares
+ * itself (gateway/table.ts sameFlags): the controller name, --gateway-ports and the namespace
+ * of --publish-service (gateway/ports.ts), and what a Backend is resolved with (backends.ts
+ * BackendPolicy).
+ */
+function sameGatewaySettings(a: CompileConfig, b: CompileConfig): boolean {
+  return (
+    a.gatewayControllerName === b.gatewayControllerName &&
+    deepEqual(a.gatewayPorts, b.gatewayPorts) &&
+    deepEqual(a.publishService, b.publishService) &&
+    a.allowExternalNameServices === b.allowExternalNameServices
+  );
 }
 
 const NO_PLANS: readonly IngressPlan[] = Object.freeze([]);
+const NO_CONFIG_MAPS: ReadonlyMap<string, ConfigMap> = new Map();
+
+/**
+ * The same certificate binding, in what a Gateway port serves of it: the Secret, its version
+ * (uid and resourceVersion: tls.ts secretBinding) and its PEM text, so a --manifests Secret
+ * written with a resourceVersion of its own still counts as changed when its data does.
+ */
+const sameBinding = (a: CertificateBinding | undefined, b: CertificateBinding | undefined): boolean =>
+  a === b || (a !== undefined && b !== undefined && a.secret === b.secret && a.version === b.version && a.cert === b.cert && a.key === b.key);
 
 const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
@@ -92,6 +126,19 @@ interface Inputs {
   slices: ReadonlyMap<string, readonly EndpointSlice[]> | null;
   secrets: ReadonlyMap<string, Secret> | null;
   configMaps: ReadonlyMap<string, ConfigMap> | undefined;
+}
+
+/** With --gateway-ports: each Gateway's own ports and their rules (gateway/ports.ts), as last compiled. */
+interface GatewayPortsState {
+  readonly ports: ReadonlyMap<number, GatewayPort>;
+  readonly diagnostics: readonly Diagnostic[];
+  readonly certificates: ReadonlyMap<number, readonly CertificateBinding[]>;
+  /** The Gateway compile as status reports it (ports the range had no room for: withUnplaced). */
+  readonly status: GatewayCompileResult;
+  /** The --default-ssl-certificate binding the certificates were made with (a port without a hostless listener serves it). */
+  readonly fallback: CertificateBinding | undefined;
+  /** The keys of the Gateways' own Services the allocation looked up (allocateGatewayPorts). */
+  readonly services: ReadonlySet<string>;
 }
 
 export class Compiler {
@@ -136,8 +183,12 @@ export class Compiler {
   #gw: GatewayCompileResult | null = null;
   #gwOwn: readonly unknown[] = [];
   #gwShared: readonly unknown[] = [];
-  #gwConfigMaps: Snapshot["configMaps"] = undefined;
-  #gwResult: { base: CompileResult; gw: GatewayCompileResult; result: CompileResult } | null = null;
+  /**
+   * Handed the Gateway work of a previous Compiler (options.previous), whose settings differ,
+   * and not compiled since: the next Gateway compile runs (compileGateways compares the flags).
+   */
+  #handedOn = false;
+  #gwResult: { base: CompileResult; gw: GatewayCompileResult; ports: GatewayPortsState | null; result: CompileResult } | null = null;
   #globalHeaders: { configMaps: Snapshot["configMaps"]; result: GlobalHeadersResult } | null = null;
   /** The hosts the served Ingresses name (gateway/ingress-hosts.ts), kept as the Ingress part compiles. */
   #claimIndex = new HostClaimsIndex();
@@ -145,20 +196,25 @@ export class Compiler {
   #held: { routes: GatewayRoutes; statuses: GatewayCompileResult["routes"]; version: number; table: GatewayRoutes; diagnostics: readonly Diagnostic[] } | null = null;
   /** With --gateway-ports: each Gateway's own ports and their rules (gateway/ports.ts). */
   #gwPortsCompiler = new GatewayPortsCompiler();
-  #gwPorts: {
-    ports: ReadonlyMap<number, GatewayPort>;
-    diagnostics: readonly Diagnostic[];
-    certificates: ReadonlyMap<number, readonly CertificateBinding[]>;
-    /** The Gateway compile as status reports it (ports the range had no room for: withUnplaced). */
-    status: GatewayCompileResult;
-  } | null = null;
+  #gwPorts: GatewayPortsState | null = null;
 
   constructor(config: CompileConfig, options: CompilerOptions = {}) {
     this.#config = config;
     this.#bulkAbove = options.bulkAbove;
     this.#ownerOf = config.hostPolicyScope === "namespace" ? (hostKey) => hostOwner(this.#served.contributors.get(hostKey) ?? NO_PLANS, "namespace") : null;
     this.#served = new ServedPlans(config);
-    this.#backends = new BackendCache(config);
+    const prev = options.previous;
+    if (prev !== undefined && sameGatewaySettings(prev.#config, config)) {
+      // The Gateway work holds the Backends it resolved: the cache goes with it, so an
+      // Ingress and a route naming one Service keep sharing its Backend object.
+      this.#backends = prev.#backends;
+      this.#gw = prev.#gw;
+      this.#gwOwn = prev.#gwOwn;
+      this.#gwShared = prev.#gwShared;
+      this.#handedOn = true;
+      this.#gwPortsCompiler = prev.#gwPortsCompiler;
+      this.#gwPorts = prev.#gwPorts;
+    } else this.#backends = new BackendCache(config);
   }
 
   compile(snapshot: Snapshot): CompileResult {
@@ -193,56 +249,71 @@ export class Compiler {
 
   /**
    * The Gateway API part (compile/gateway/), added to the Ingress result. Compiled again when a
-   * Gateway API object or a Namespace changed, or a Service, EndpointSlice group or Secret it
-   * names did, incrementally (compileGateways keeps each HTTPRoute's work while its inputs are
-   * the same); Ingress-only changes reuse it. Without a GatewayClass nothing is done and the
-   * result is the Ingress one as it is.
+   * Gateway API object or a Namespace changed, or a Service, EndpointSlice group, Secret or
+   * ConfigMap it names did, incrementally (compileGateways redoes only the routes that read what
+   * changed: docs/design.md "Gateway API"); Ingress-only changes reuse it. Without a
+   * GatewayClass nothing is done and the result is the Ingress one as it is.
    */
   #withGateway(snapshot: Snapshot, base: CompileResult): CompileResult {
     if ((snapshot.gatewayClasses?.size ?? 0) === 0 && this.#gw === null) return base;
     const own = [snapshot.gatewayClasses, snapshot.gateways, snapshot.httpRoutes, snapshot.grpcRoutes, snapshot.referenceGrants, snapshot.namespaces, snapshot.ingressNginxPolicies];
-    const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets] as const;
+    const shared = [snapshot.services, snapshot.endpointSlices, snapshot.secrets, snapshot.configMaps ?? NO_CONFIG_MAPS] as const;
     let gw = this.#gw;
-    // A named ConfigMap changed (an IngressNginxPolicy's auth-proxy-set-headers, extension.ts):
-    // rare, and no route records which it read, so every route is compiled again.
-    const configMapsChanged = snapshot.configMaps !== this.#gwConfigMaps;
-    let dirty = gw === null || configMapsChanged || own.some((m, i) => m !== this.#gwOwn[i]);
+    let dirty = gw === null || this.#handedOn || own.some((m, i) => m !== this.#gwOwn[i]);
+    // With --gateway-ports: the ports are allocated and compiled again when the Gateway part is,
+    // and also when a Gateway's own Service (which records its ports) or the
+    // --default-ssl-certificate binding (served by a port without a hostless listener) changed:
+    // neither is a dependency of the Gateway compile.
+    const range = this.#config.gatewayPorts;
+    const ports = this.#gwPorts;
+    const fallback = range === null ? undefined : base.certificates.find((c) => c.host === "");
+    let portsDirty = range !== null && (ports === null || !sameBinding(ports.fallback, fallback));
     // The keys named by the last Gateway compile that changed since (Services and EndpointSlice
-    // groups share their keys), so it knows which routes to compile again.
+    // groups share their keys), so it knows which routes to compile again. Secrets and
+    // ConfigMaps count only when what the compiler reads of them changed: the store keeps each
+    // newest version (status writers read them), so a metadata-only update, or any update of a
+    // ConfigMap no route reads, replaces the map and must compile nothing (store/relevance.ts).
     const services = new Set<string>();
     const secrets = new Set<string>();
+    const configMaps = new Set<string>();
     if (gw !== null) {
-      const deps = [gw.deps.services, gw.deps.services, gw.deps.secrets];
-      const into = [services, services, secrets];
+      const deps = [gw.deps.services, gw.deps.services, gw.deps.secrets, gw.deps.configMaps];
+      const into = [services, services, secrets, configMaps];
+      const kinds = [null, null, "Secret", "ConfigMap"] as const;
       shared.forEach((m, i) => {
-        const prev = this.#gwShared[i] as ReadonlyMap<string, unknown> | undefined;
+        const prev = this.#gwShared[i] as typeof m | undefined;
         if (prev === m) return;
-        if (prev === undefined) dirty = true;
-        else
-          changedKeys(prev, m as ReadonlyMap<string, unknown>, (k) => {
-            if (!deps[i]!.has(k)) return;
-            dirty = true;
-            into[i]!.add(k);
-          });
+        if (prev === undefined) {
+          dirty = true;
+          return;
+        }
+        const changed = (k: string) => {
+          if (i === 0 && ports?.services.has(k)) portsDirty = true;
+          if (!deps[i]!.has(k)) return;
+          dirty = true;
+          into[i]!.add(k);
+        };
+        const kind = kinds[i];
+        if (kind === null || kind === undefined) changedKeys(prev as ReadonlyMap<string, unknown>, m as ReadonlyMap<string, unknown>, changed);
+        else relevantChangedKeys(kind, prev as ReadonlyMap<string, KindObjects[typeof kind]>, m as ReadonlyMap<string, KindObjects[typeof kind]>, changed);
       });
     }
+    const changes = gw === null || this.#gwShared.length === 0 ? null : { services, secrets, configMaps };
     if (dirty || gw === null) {
-      const changes = gw === null || this.#gwShared.length === 0 || configMapsChanged ? null : { prev: gw, services, secrets };
-      gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes, this.#config);
+      gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes === null ? null : { prev: gw!, ...changes }, this.#config);
       this.#gw = gw;
-      const range = this.#config.gatewayPorts;
-      if (range !== null) {
-        const { units, diagnostics, unplaced } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);
-        const fallback = base.certificates.find((c) => c.host === "");
-        const ports = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes === null ? null : { services, secrets }, fallback, this.#config);
-        this.#gwPorts = { ports, diagnostics, certificates: this.#gwPortsCompiler.certificates, status: unplaced.length === 0 ? gw : { ...gw, gateways: withUnplaced(gw.gateways, unplaced, range) } };
-      }
+      portsDirty = range !== null;
+    }
+    if (range !== null && portsDirty) {
+      const { units, diagnostics, unplaced, services: read } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);
+      const compiled = this.#gwPortsCompiler.compile(snapshot, this.#config.gatewayControllerName, this.#resolve, units, changes, fallback, this.#config);
+      this.#gwPorts = { ports: compiled, diagnostics, certificates: this.#gwPortsCompiler.certificates, status: unplaced.length === 0 ? gw : { ...gw, gateways: withUnplaced(gw.gateways, unplaced, range) }, fallback, services: read };
     }
     this.#gwOwn = own;
     this.#gwShared = shared;
-    this.#gwConfigMaps = snapshot.configMaps;
+    this.#handedOn = false;
     const cached = this.#gwResult;
-    if (cached !== null && cached.base === base && cached.gw === gw) return cached.result;
+    if (cached !== null && cached.base === base && cached.gw === gw && cached.ports === this.#gwPorts) return cached.result;
     // With --gateway-ports each Gateway is served on its own ports only: the shared ports keep
     // the Ingresses alone (docs/design.md "Gateways with their own address").
     const dedicated = this.#gwPorts;
@@ -267,7 +338,7 @@ export class Compiler {
         ? base.diagnostics
         : Object.freeze([...base.diagnostics, ...gwDiagnostics].sort((x, y) => compareStrings(diagnosticKey(x), diagnosticKey(y))));
     const result: CompileResult = Object.freeze({ ...base, table, certificates, diagnostics, gateway: dedicated?.status ?? gw, ...(dedicated === null ? {} : { gatewayPortCertificates: dedicated.certificates }) });
-    this.#gwResult = { base, gw, result };
+    this.#gwResult = { base, gw, ports: dedicated, result };
     return result;
   }
 
@@ -295,7 +366,7 @@ export class Compiler {
     this.#gw = null;
     this.#gwOwn = [];
     this.#gwShared = [];
-    this.#gwConfigMaps = undefined;
+    this.#handedOn = false;
     this.#gwResult = null;
     this.#globalHeaders = null;
     this.#gwPortsCompiler = new GatewayPortsCompiler();

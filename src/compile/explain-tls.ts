@@ -5,10 +5,12 @@
 // serverName); a host gets an entry of its own when its own certificate serves it, when it is on
 // the default certificate under a served wildcard, or when its Ingress's ssl-ciphers gives it a
 // list BoringSSL knows; the SNI picks the exact entry, then a `*.suffix` one (one label), then
-// the default (the Bun.serve and node:http2 SNI tables both do so).
-import { X509Certificate } from "node:crypto";
+// the default (the Bun.serve and node:http2 SNI tables both do so). Whether a Secret serves is
+// the listener's own check (model/pem-check.ts parsePem: the chain parses, the key parses and
+// matches the leaf), then its names.
 import { unknownCipherName } from "../config/cipher-list.ts";
-import { certificateNames, namesCover } from "../model/cert-names.ts";
+import { namesCover } from "../model/cert-names.ts";
+import { parsePem, type PemParse } from "../model/pem-check.ts";
 import type { CertificateBinding, HostTls } from "./types.ts";
 
 /** BoringSSL enables its three TLS 1.3 AEAD suites, whatever the cipher list says (tls/sni.ts). */
@@ -52,14 +54,39 @@ export interface ExplainListenerTls {
   readonly notes: readonly string[];
 }
 
-/** Does `b`'s own certificate serve its host (buildTlsEntries: a Secret whose certificate parses and names the host)? */
+/**
+ * Whether the listener serves `b`'s own certificate for its host, as tls/sni.ts buildTlsEntries
+ * decides: no Secret (a spec.tls entry without secretName, or no entry for the host) or no
+ * tls.crt/tls.key: the default certificate; a pair the PEM check refuses (a key that does not
+ * match the certificate, a certificate that does not parse...): the default, for `reason`; a
+ * certificate that does not name the host: the default (ingress-nginx's createServers).
+ */
+export type OwnCertificate =
+  | { readonly served: true }
+  | { readonly served: false; readonly why: "no-secret" | "no-pem" | "not-naming" }
+  | { readonly served: false; readonly why: "unusable"; readonly reason: string };
+
+/** The check's outcome per binding object (bindings are frozen and kept across compiles). */
+const CHECKED = new WeakMap<CertificateBinding, PemParse>();
+
+/** The listener's PEM check of a binding's pair (model/pem-check.ts), once per binding object. */
+export function pemOf(b: CertificateBinding): PemParse {
+  let p = CHECKED.get(b);
+  if (p === undefined) CHECKED.set(b, (p = parsePem(b.cert, b.key)));
+  return p;
+}
+
+export function ownCertificate(b: CertificateBinding): OwnCertificate {
+  if (b.secret === null || b.matchedBy === "none") return { served: false, why: "no-secret" };
+  if (b.cert === null || b.key === null) return { served: false, why: "no-pem" };
+  const p = pemOf(b);
+  if (!p.ok) return { served: false, why: "unusable", reason: p.reason };
+  return namesCover(p.sans, b.host.toLowerCase()) ? { served: true } : { served: false, why: "not-naming" };
+}
+
+/** Does `b`'s own certificate serve its host (buildTlsEntries)? */
 export function servesOwnCertificate(b: CertificateBinding): boolean {
-  if (b.secret === null || b.cert === null || b.key === null || b.matchedBy === "none") return false;
-  try {
-    return namesCover(certificateNames(new X509Certificate(b.cert)), b.host);
-  } catch {
-    return false;
-  }
+  return ownCertificate(b).served;
 }
 
 const wildcardOf = (host: string): string | null => {

@@ -53,6 +53,11 @@ export interface ExplainRequest {
    * (use-gzip, enable-brotli) a pod's answer gets for it.
    */
   readonly acceptEncoding?: string;
+  /**
+   * The request's User-Agent; absent: none (nginx's empty $http_user_agent). gzip-disable and
+   * --block-user-agents read it, as the relay and the route step do.
+   */
+  readonly userAgent?: string;
 }
 
 /** Which Portico port's table explain asked (with --gateway-ports each Gateway has its own). */
@@ -115,7 +120,7 @@ export interface ExplainMatch {
    * service decides, else Portico's status ("503", "302", "401", "403"...). The same as the
    * result's `response` (kind and status), which says why.
    */
-  readonly answers: "proxied" | "depends" | `${number}`;
+  readonly answers: "proxied" | "depends" | "closed" | `${number}`;
   readonly tls: boolean;
   /** The route's canary, when a canary Ingress is attached to it. */
   readonly canary?: ExplainCanary;
@@ -206,6 +211,12 @@ export interface ExplainCertificate {
    */
   readonly notNaming?: string;
   /**
+   * Secrets the listener refuses by its PEM check (model/pem-check.ts: a key that does not
+   * match the certificate, a certificate or key that does not parse...), with its reason: the
+   * host's own, then --default-ssl-certificate's; the next certificate in line serves.
+   */
+  readonly unusable?: readonly { readonly secret: string; readonly reason: string }[];
+  /**
    * Why this Secret: absent when a spec.tls entry of `ingress` lists the host; "certificate"
    * when none does and it is the first spec.tls Secret of `ingress` whose certificate names the
    * host (ingress-nginx's extractTLSSecretName, second pass: `tls: [{secretName: x}]` without
@@ -230,9 +241,12 @@ export interface ExplainResult {
   /**
    * "route": a rule matched; "implicit-root": no rule of the host matched, and the host's
    * implicit `/` location applies its first Ingress's policies before the default backend
-   * (docs/design.md "The implicit root location"); "default": the default route; "404": nothing.
+   * (docs/design.md "The implicit root location"); "default": the default route; "404": nothing;
+   * "passthrough": an HTTPS connection --enable-ssl-passthrough copies to the pods of the host's
+   * `/` route untouched (docs/design.md "SSL passthrough"): the pod terminates TLS, no Ingress
+   * rule applies, and `certificate` and `tls` are not Portico's to say.
    */
-  readonly outcome: "route" | "implicit-root" | "default" | "404";
+  readonly outcome: "route" | "implicit-root" | "default" | "404" | "passthrough";
   /** What the proxy answers to this request, and why. */
   readonly response: ExplainResponse;
   readonly match: ExplainMatch | null;
@@ -246,7 +260,7 @@ export interface ExplainResult {
   readonly candidates: readonly ExplainCandidate[];
   /** Candidates past EXPLAIN_LIMITS.candidatesPerVerdict, counted per verdict (empty when none). */
   readonly omittedCandidates: Readonly<Partial<Record<CandidateVerdict, number>>>;
-  /** For https: the certificate the SNI name selects. */
+  /** For https: the certificate the SNI name selects (null for an ssl-passthrough host: the pod's own serves). */
   readonly certificate: ExplainCertificate | null;
   /**
    * For https: the rest of what the listener negotiates for the SNI name (compile/explain-tls.ts):

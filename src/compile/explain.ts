@@ -17,9 +17,10 @@ import { decodedPath } from "../table/regex.ts";
 import { type RegexRoutes } from "../table/types.ts";
 import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { isPathPrefix } from "../table/segments.ts";
+import { passthroughRouteOf } from "../table/passthrough.ts";
 import type { BackendScheme, HostRoutes, Match, Route } from "../table/types.ts";
 import { blockedAnswer, ownAnswer, predictAnswer, proxyProtocolNote, unknownClient, type AnswerConfig, type RouteAuth } from "./answer.ts";
-import { listenerTls, type ListenerTlsSettings } from "./explain-tls.ts";
+import { listenerTls, ownCertificate, pemOf, type ListenerTlsSettings } from "./explain-tls.ts";
 import { Compiler } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
 import {
@@ -40,8 +41,6 @@ import {
 } from "./explain-types.ts";
 import type { GatewayPort, GatewayRoutes, RouteTable } from "../table/types.ts";
 import { tlsCovers } from "../model/hosts.ts";
-import { certificateNames, namesCover } from "../model/cert-names.ts";
-import { X509Certificate } from "node:crypto";
 import { annotationsOf } from "./migrate.ts";
 import type { IngressPlan, RulePath } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
@@ -79,6 +78,7 @@ export function normaliseRequest(req: ExplainRequest): ExplainRequest {
     ...(req.gateway === undefined ? {} : { gateway: req.gateway }),
     ...(req.listenerPort === undefined ? {} : { listenerPort: req.listenerPort }),
     ...(req.acceptEncoding === undefined ? {} : { acceptEncoding: req.acceptEncoding }),
+    ...(req.userAgent === undefined ? {} : { userAgent: req.userAgent }),
   };
 }
 
@@ -225,9 +225,25 @@ function outrankReason(winner: Route, loser: { path: string; pathType: "Exact" |
   return `${winner.pathType} ${winner.path} comes first at equal precedence`;
 }
 
+/**
+ * An --enable-ssl-passthrough connection (serving/passthrough.ts): copied to an endpoint of the
+ * host's `/` route untouched, the pod terminating TLS; without an endpoint the front closes it.
+ */
+function passthroughAnswer(route: Route): ExplainResponse {
+  const b = route.backend;
+  const by = `ssl-passthrough (${route.ingress.namespace}/${route.ingress.name}, --enable-ssl-passthrough): the HTTPS port's front reads the ClientHello's SNI name and`;
+  const none = "no rule path, policy or certificate of Portico's applies (the pod terminates TLS and answers)";
+  if (b.endpoints.length === 0) {
+    return { kind: "refused", status: null, by: "ssl-passthrough", cause: `${by} would copy the connection to a pod of ${b.id}, which has no endpoint: the connection is closed without an answer`, notes: [] };
+  }
+  return { kind: "proxied", status: null, by: "ssl-passthrough", backends: [b.id], cause: `${by} copies the connection to a pod of ${b.id} untouched; ${none}`, notes: [] };
+}
+
 /** `answers`, the one-word form of the response. */
 function answersOf(r: ExplainResponse): ExplainMatch["answers"] {
   if (r.kind === "proxied" || r.kind === "depends") return r.kind;
+  // An ssl-passthrough connection without an endpoint: the front closes it, no status at all.
+  if (r.by === "ssl-passthrough") return "closed";
   return `${r.status ?? 500}`;
 }
 
@@ -279,24 +295,29 @@ function selectCertificate(certs: readonly CertificateBinding[], host: string): 
     hasPem: b.cert !== null && b.key !== null,
     ...(b.matchedBy === undefined ? {} : { matchedBy: b.matchedBy }),
   });
+  const unusable: { secret: string; reason: string }[] = [];
+  // The default: the host "" binding (--default-ssl-certificate, a Gateway port's hostless
+  // listener) when the listener's PEM check takes it, else the generated certificate
+  // (tls/default-cert.ts pickDefaultCertificate).
   const fallback = (notNaming?: string): ExplainCertificate => {
-    const def = certs.find((c) => c.host === "");
-    const base = def ? view(def, "default") : { via: "generated-default" as const, host: "", secret: null, ingress: "", hasPem: false };
-    return notNaming === undefined ? base : { ...base, notNaming };
+    const def = certs.find((c) => c.host === "" && c.secret !== null);
+    const check = def === undefined ? null : pemOf(def);
+    if (def !== undefined && check !== null && !check.ok) unusable.push({ secret: def.secret as string, reason: check.reason });
+    const base = def !== undefined && check?.ok === true ? view(def, "default") : { via: "generated-default" as const, host: "", secret: null, ingress: "", hasPem: false };
+    return { ...base, ...(notNaming === undefined ? {} : { notNaming }), ...(unusable.length === 0 ? {} : { unusable }) };
   };
-  // The TLS layer serves the default certificate for a host its Secret's certificate does not
-  // name (tls/sni.ts buildTlsEntries, ingress-nginx's createServers); an unparseable PEM is
-  // left to it too (hasPem says only that the keys are there).
+  // The listener serves the default certificate for a host whose Secret it refuses or whose
+  // certificate does not name it (tls/sni.ts buildTlsEntries, ingress-nginx's createServers):
+  // the same check, compile/explain-tls.ts ownCertificate.
   const chosen = (b: CertificateBinding, via: ExplainCertificate["via"]): ExplainCertificate => {
+    const own = ownCertificate(b);
     if (b.matchedBy === "none") return { ...fallback(), ingress: b.ingress, matchedBy: "none" };
-    if (b.cert === null || b.key === null || b.secret === null) return view(b, via);
-    let names: string[];
-    try {
-      names = certificateNames(new X509Certificate(b.cert));
-    } catch {
-      return view(b, via);
+    if (own.served || own.why === "no-secret" || own.why === "no-pem") return view(b, via);
+    if (own.why === "unusable") {
+      unusable.push({ secret: b.secret as string, reason: own.reason });
+      return fallback();
     }
-    return namesCover(names, b.host) ? view(b, via) : fallback(b.secret);
+    return fallback(b.secret as string);
   };
   const exact = certs.find((c) => c.host === host);
   if (exact) return chosen(exact, "exact");
@@ -578,6 +599,7 @@ export function* explainSteps(
   if (request.method !== undefined && !METHOD.test(request.method)) throw new RangeError("explain: method is not an HTTP method token");
   if (request.contentType !== undefined && (request.contentType.length > 256 || /[\u0000-\u001f\u007f]/.test(request.contentType))) throw new RangeError("explain: content type is not a header value");
   if (request.acceptEncoding !== undefined && (request.acceptEncoding.length > 256 || /[\u0000-\u001f\u007f]/.test(request.acceptEncoding))) throw new RangeError("explain: accept encoding is not a header value");
+  if (request.userAgent !== undefined && (request.userAgent.length > 512 || /[\u0000-\u001f\u007f]/.test(request.userAgent))) throw new RangeError("explain: user agent is not a header value");
   const norm = normaliseRequest(request);
   const host = requestHost(norm.host);
   const view = compiler.inspect(snapshot, host.wildcard === null ? [norm.host, "*"] : [norm.host, host.wildcard, "*"]);
@@ -597,7 +619,7 @@ export function* explainSteps(
   const chosen = entry?.host ?? null;
   const regex = entry?.regex ? new RegexView(entry, entry.regex, req.path) : null;
   const rewrite = explainRewrite(match);
-  const answerReq = { host: req.host, path: req.path, scheme: req.scheme, client: req.client ?? null, acceptEncoding: req.acceptEncoding ?? null };
+  const answerReq = { host: req.host, path: req.path, scheme: req.scheme, client: req.client ?? null, acceptEncoding: req.acceptEncoding ?? null, userAgent: req.userAgent ?? null };
   // The Gateway API rules are asked before the Ingress table, as the proxy does (docs/design.md
   // "Gateway API"); the Ingress candidates are still listed, and lose to the Gateway rule.
   // What the table adds to every request and answer (add-headers, proxy-set-headers).
@@ -626,8 +648,12 @@ export function* explainSteps(
               config,
             )
             : predictAnswer(match, answerReq, answerConfig, routeAuth(match.route, served, config));
-  const grpc = grpcCall ? grpcAnswer(http) : null;
-  const shaped = grpc?.response ?? http;
+  // --enable-ssl-passthrough: the HTTPS port's front reads the SNI name before anything else
+  // (serving/passthrough.ts, the same table/passthrough.ts rule), so for a passthrough host no
+  // block list, Gateway rule, Ingress rule or policy of Portico's is ever asked.
+  const through = ownPort === null && req.scheme === "https" ? passthroughRouteOf(result.table, req.host) : null;
+  const grpc = grpcCall && through === null ? grpcAnswer(http) : null;
+  const shaped = through !== null ? passthroughAnswer(through) : (grpc?.response ?? http);
   const pp = proxyProtocolNote(config);
   const response = pp === null ? shaped : { ...shaped, notes: [...shaped.notes, pp] };
 
@@ -676,11 +702,15 @@ export function* explainSteps(
   }
 
   const candidates =
-    gw === null
-      ? out.list
-      : out.list.map((c) =>
-          c.verdict === "matched" ? { ...c, verdict: "outranked" as const, reason: `${gw.gateway.kind} ${gw.gateway.route} answers first: Gateway API rules are asked before Ingress rules` } : c,
-        );
+    through !== null
+      ? out.list.map((c) =>
+          c.verdict === "matched" ? { ...c, verdict: "outranked" as const, reason: "ssl-passthrough: the connection is copied to the pod untouched before any request is read; no rule path applies over TLS" } : c,
+        )
+      : gw === null
+        ? out.list
+        : out.list.map((c) =>
+            c.verdict === "matched" ? { ...c, verdict: "outranked" as const, reason: `${gw.gateway.kind} ${gw.gateway.route} answers first: Gateway API rules are asked before Ingress rules` } : c,
+          );
   const involved = new Set(candidates.map((c) => c.ingress));
   if (match?.route.ingress.name) involved.add(`${match.route.ingress.namespace}/${match.route.ingress.name}`);
   const diagnostics: Diagnostic[] = [];
@@ -696,24 +726,32 @@ export function* explainSteps(
       budget = STEP;
     }
   }
-  const matched = gw === null && match?.route.ingress.name ? `${match.route.ingress.namespace}/${match.route.ingress.name}` : null;
+  const matchedRoute = through ?? (gw === null ? (match?.route ?? null) : null);
+  const matched = matchedRoute?.ingress.name ? `${matchedRoute.ingress.namespace}/${matchedRoute.ingress.name}` : null;
   const plan = matched === null ? undefined : served.find((p) => p.key === matched);
   const annotations = (plan === undefined ? [] : annotationsOf(plan)).map(({ name, value, status, text }) => ({ name, value, status, text }));
+  // The certificates of the port asked: a Gateway's own HTTPS port serves its listeners' (and
+  // as its default its hostless listener's) with the listener settings alone, no Ingress's
+  // ssl-ciphers (serving/tls.ts buildPortTls); the shared port the compile's, Gateway
+  // listeners' included (compile.ts). A passthrough connection meets no certificate of Portico's.
+  const certs = ownPort === null ? result.certificates : (result.gatewayPortCertificates?.get(selected.port![0]) ?? []);
+  const hostTls = ownPort === null ? result.hostTls : undefined;
+  const terminated = req.scheme === "https" && through === null;
   return {
     request: req,
-    outcome: gw !== null ? "route" : match === null ? "404" : match.via === "default" ? "default" : match.route.source === "implicitRoot" ? "implicit-root" : "route",
+    outcome: through !== null ? "passthrough" : gw !== null ? "route" : match === null ? "404" : match.via === "default" ? "default" : match.route.source === "implicitRoot" ? "implicit-root" : "route",
     response,
-    match: gw !== null ? describeMatch(gw.match, response) : match ? describeMatch(match, response) : null,
+    match: through !== null ? describeMatch({ route: through, hostKey: req.host, via: "exact-host" }, response) : gw !== null ? describeMatch(gw.match, response) : match ? describeMatch(match, response) : null,
     hostEntry: chosen,
-    regex: gw !== null ? null : (regex?.report() ?? null),
-    rewrite: gw !== null ? null : rewrite,
+    regex: gw !== null || through !== null ? null : (regex?.report() ?? null),
+    rewrite: gw !== null || through !== null ? null : rewrite,
     candidates,
     omittedCandidates: out.omitted(),
-    certificate: req.scheme === "https" ? selectCertificate(result.certificates, req.host) : null,
-    ...(req.scheme === "https" ? { tls: listenerTls(req.host, result.certificates, result.hostTls, config) } : {}),
+    certificate: terminated ? selectCertificate(certs, req.host) : null,
+    ...(terminated ? { tls: listenerTls(req.host, certs, hostTls, config) } : {}),
     diagnostics,
     annotations,
-    ...(gw === null ? {} : { gateway: gw.gateway }),
+    ...(gw === null || through !== null ? {} : { gateway: gw.gateway }),
     table: selected.info,
     ...(pp === null ? {} : { proxyProtocol: { withoutHeader: "closed" as const, trusted: config.proxyProtocolTrusted ?? ["0.0.0.0/0"], httpsPort: 443 as const } }),
     ...(grpc === null ? {} : { grpc: grpc.grpc }),

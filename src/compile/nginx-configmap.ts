@@ -10,6 +10,7 @@
 import * as v from "valibot";
 import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 import { parseCidrList } from "../config/cidr.ts";
+import { parseLogFormat } from "../policy/log-format.ts";
 
 export type ConfigMapKeyStatus =
   /** Run Portico with `flags` and it does the same. */
@@ -143,6 +144,21 @@ function statusFlag(val: string, text: string, name: string): Omit<ConfigMapKeyR
 /** A global-auth-* key other than the URL: its flag, checked by the compiler as the auth-url annotation of that name. */
 function globalKey(val: string, text: string, name: string): Omit<ConfigMapKeyReport, "key" | "value"> {
   return val.trim() === "" ? same("empty: the default") : flag(`${text} (read with global-auth-url)`, `--${name}=${val.trim()}`);
+}
+
+/** disable-access-log and disable-http-access-log: either turns off the http block's access log (nginx.tmpl). */
+const accessLogOff: Judge = (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico"));
+
+/**
+ * A size in KiB (limit-rate, limit-rate-after: an integer, nginx.tmpl writes `<n>k`): the flag
+ * of the same name in KiB above 0, Portico's default at 0 or below.
+ */
+function kibJudge(name: string, unit: string, text: string, zero: string): Judge {
+  return (val) => {
+    const n = val.trim();
+    if (!/^[+-]?\d{1,15}$/.test(n)) return bad(`an integer (${unit})`);
+    return Number(n) > 0 ? flag(text, `--${name}=${Number(n)}k`) : same(zero);
+  };
 }
 
 const KEYS: Readonly<Record<string, Judge>> = {
@@ -432,7 +448,38 @@ const KEYS: Readonly<Record<string, Judge>> = {
   },
   "enable-underscores-in-headers": (val) => (bool(val, false) === true ? flag("forward header names with underscores", "--enable-underscores-in-headers") : same("dropped, as Portico")),
   "worker-processes": (val) => (/^\d+$/.test(val.trim()) ? flag("data-plane processes", `--workers=${val.trim()}`) : same("auto: Portico also follows the CPUs")),
-  "disable-access-log": (val) => (bool(val, false) === true ? flag("no access log", "--access-log=off") : same("access log on, as Portico")),
+  // nginx.tmpl: `{{ if or $cfg.DisableAccessLog $cfg.DisableHTTPAccessLog }} access_log off;` in
+  // the http block; the stream block (tcp-services, udp-services) has its own, and Portico
+  // proxies no TCP or UDP services, so it has no stream access log to turn off.
+  "disable-access-log": accessLogOff,
+  "disable-http-access-log": accessLogOff,
+  "disable-stream-access-log": (val) =>
+    bool(val, false) === null ? bad("a boolean") : same("Portico proxies no TCP or UDP services (tcp-services, udp-services), so it writes no stream access log"),
+  // defaults.Backend LimitRate / LimitRateAfter: the value of every location whose annotation is
+  // absent or invalid (ratelimit/main.go); template.go writes `limit_rate <n>k;` only for n > 0.
+  "limit-rate": kibJudge("limit-rate", "KiB per second", "each response body at most this many KiB per second (after limit-rate-after), for Ingresses without the annotation", "no limit, as Portico"),
+  "limit-rate-after": kibJudge("limit-rate-after", "KiB", "KiB of each response sent before limit-rate applies, for Ingresses without the annotation", "0, as Portico"),
+  // nginx.tmpl: `log_format upstreaminfo {{ if $cfg.LogFormatEscapeNone }}escape=none {{ else if
+  // $cfg.LogFormatEscapeJSON }}escape=json {{ end }}'{{ $cfg.LogFormatUpstream }}';`, the format
+  // of every access-log line (log/template.ts). Without log-format-upstream Portico keeps its
+  // own fields, where ingress-nginx would write its default format (config.go logFormatUpstream).
+  "log-format-upstream": (val) => {
+    const r = parseLogFormat(val);
+    if (!r.ok) return bad(`an nginx log format: ${r.why}`);
+    return flag("each access-log line is this format, nginx variables expanded (read at start)", `--access-log-template=${val}`);
+  },
+  "log-format-escape-none": (val) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    return b ? flag("log-format-upstream's variables written unescaped (control characters still \\xHH)", "--access-log-escape=none") : same("nginx's default escaping, as Portico");
+  },
+  "log-format-escape-json": (val, data) => {
+    const b = bool(val, false);
+    if (b === null) return bad("a boolean");
+    if (!b) return same("nginx's default escaping, as Portico");
+    if (bool(data["log-format-escape-none"], false) === true) return same("log-format-escape-none wins, as nginx.tmpl checks it first");
+    return flag("log-format-upstream's variables escaped as JSON strings", "--access-log-escape=json");
+  },
   // config.go defaults (Backend): proxy-redirect-from/-to and proxy-cookie-domain/-path `off`;
   // proxy/main.go gives each to an Ingress whose annotation of the same name is absent or
   // invalid (compile/plan.ts, annotations/proxy-rewrite.ts parseProxyRewrite).

@@ -84,12 +84,13 @@ export interface GatewayCompileResult {
   /** Certificates of the HTTPS listeners with a hostname (SNI), first certificateRef of each. */
   readonly certificates: readonly CertificateBinding[];
   /**
-   * The Service keys (`namespace/name`, also the EndpointSlice group keys) the HTTPRoutes name
-   * and the Secret keys our listeners name, found or not: a change elsewhere in those maps
-   * leaves this result as it is (compile.ts). They describe the latest compile only: the
-   * next incremental compile updates the service index in place.
+   * The Service keys (`namespace/name`, also the EndpointSlice group keys) the HTTPRoutes name,
+   * the Secret keys our listeners name and the Secret and ConfigMap keys the
+   * IngressNginxPolicies of the routes' ExtensionRefs name, found or not: a change elsewhere in
+   * those maps leaves this result as it is (compile.ts). They describe the latest compile
+   * only: the next incremental compile updates the indexes in place.
    */
-  readonly deps: { readonly services: KeySet; readonly secrets: KeySet };
+  readonly deps: { readonly services: KeySet; readonly secrets: KeySet; readonly configMaps: KeySet };
   /** The problems status reports, as diagnostics (logged and counted like an Ingress's). */
   readonly diagnostics: readonly Diagnostic[];
 }

@@ -82,6 +82,10 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   logLevel: { name: "log-level", metavar: "LEVEL", help: "debug, info, warn or error", defaultText: "info", schema: val.oneOf(["debug", "info", "warn", "error"]), fallback: () => "info" },
   logFormat: { name: "log-format", metavar: "FORMAT", help: "json or text", defaultText: "json", schema: val.oneOf(["json", "text"]), fallback: () => "json" },
   accessLog: { name: "access-log", metavar: "DEST", help: "stdout or off", defaultText: "stdout", schema: val.oneOf(["stdout", "off"]), fallback: () => "stdout" },
+  // ingress-nginx's log-format-upstream and log-format-escape-json / -none (nginx.tmpl
+  // `log_format upstreaminfo escape=... '<format>'`; log/template.ts).
+  accessLogTemplate: { name: "access-log-template", metavar: "FORMAT", help: "write each access-log line as this nginx log_format, its variables ($remote_addr, $request, $status, $http_<name>...) expanded; unknown ones are logged as nginx logs an empty one", defaultText: "none: Portico's own fields (--log-format)", schema: val.logFormatText, fallback: none },
+  accessLogEscape: { name: "access-log-escape", metavar: "MODE", help: "how --access-log-template escapes variable values: default (nginx's \\xHH), json or none", defaultText: "default", schema: val.oneOf(["default", "json", "none"]), fallback: () => "default" },
   maxBodySize: { name: "max-body-size", metavar: "SIZE", help: "largest request body (bytes, or 512k, 10m, 1g; 0 = unlimited); larger gets 413", defaultText: "unlimited", schema: val.bodySize, fallback: none },
   trustedProxies: { name: "trusted-proxies", metavar: "CIDR[,CIDR]", help: "peers whose X-Forwarded-For gives the client address (and whose X-Forwarded-Proto, -Host, -Port are believed, see --trusted-proxy-headers)", defaultText: "none", schema: val.cidrList("10.0.0.0/8,fd00::/8"), fallback: () => Object.freeze([]) },
   // ingress-nginx's enable-real-ip believes the address only (nginx.tmpl: real_ip_header
@@ -112,6 +116,10 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   clientHeaderTimeoutMs: { name: "client-header-timeout", metavar: "DURATION", help: "longest time a request's header block may take to arrive on the HTTPS port's HTTP/1.1 side; slower clients are disconnected (enforced only while a gRPC or client-certificate route puts that port on node:http2)", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
   clientBodyTimeoutMs: { name: "client-body-timeout", metavar: "DURATION", help: "longest wait for the next bytes of a request body; past it the client gets 408 (with --ingress-nginx-compat, as from nginx: no answer and a reset)", defaultText: "60s", schema: val.duration(1), fallback: () => 60_000 },
   clientBodyMinRate: { name: "client-body-min-rate", metavar: "RATE", help: "bytes per second a request body must average, beyond a first --client-body-timeout of waiting (0 = no minimum); slower is cut as by --client-body-timeout", defaultText: "500 bytes/s", schema: val.byteRate, fallback: () => 500 },
+  // ingress-nginx's ConfigMap limit-rate / limit-rate-after (defaults.Backend: the value of every
+  // location without the annotation; nginx.tmpl `limit_rate <n>k`, `limit_rate_after <n>k`).
+  limitRate: { name: "limit-rate", metavar: "SIZE", help: "bytes per second each response is sent at, after --limit-rate-after (512k, 1m; 0 = unlimited), for routes without a limit-rate annotation", defaultText: "0", schema: val.byteSize, fallback: () => 0 },
+  limitRateAfter: { name: "limit-rate-after", metavar: "SIZE", help: "bytes of each response sent at full speed before --limit-rate applies, for routes without a limit-rate-after annotation", defaultText: "0", schema: val.byteSize, fallback: () => 0 },
   // ingress-nginx reads every request body before it contacts a pod (proxy-request-buffering
   // on, spilling past client-body-buffer-size to a temp file); Portico has no disk it may
   // write, so it holds bodies in memory up to these bounds and streams the rest.
@@ -184,7 +192,7 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   tlsEcdhCurve: { name: "tls-ecdh-curve", metavar: "LIST", help: "key-exchange groups offered, names separated by colons (P-256, P-384, P-521, X25519, X25519MLKEM768, or OpenSSL's prime256v1, secp384r1, secp521r1); auto: BoringSSL's default list", defaultText: "auto", schema: val.ecdhCurveList, fallback: () => "auto" },
   tlsCiphers: { name: "tls-ciphers", metavar: "LIST", help: "TLS 1.2 cipher suites, OpenSSL names separated by colons", defaultText: "ECDHE with AES-GCM or CHACHA20-POLY1305", schema: val.cipherList, fallback: () => DEFAULT_TLS_CIPHERS },
   http2: { name: "http2", metavar: null, help: "offer HTTP/2 beside HTTP/1.1: ALPN h2 on the HTTPS port, prior-knowledge h2c on the HTTP port (--http2=false: HTTP/1.1 only)", defaultText: "true", schema: val.bool, fallback: () => true },
-  http3: { name: "http3", metavar: null, help: "also serve HTTP/3 (QUIC, UDP) on the HTTPS port number and advertise it with Alt-Svc (experimental in Bun)", defaultText: "false", schema: val.bool, fallback: () => false },
+  http3: { name: "http3", metavar: null, help: "also serve HTTP/3 (QUIC, UDP) on the HTTPS port number and advertise it with Alt-Svc (experimental in Bun); not served while a gRPC or client-certificate route puts the HTTPS port on node:http2 or splits it by SNI", defaultText: "false", schema: val.bool, fallback: () => false },
   // ingress-nginx's --enable-ssl-passthrough: a TCP front on the HTTPS port reads each
   // ClientHello first (serving/passthrough.ts, docs/design.md "SSL passthrough").
   enableSslPassthrough: { name: "enable-ssl-passthrough", metavar: null, help: "serve the ssl-passthrough annotation: TLS connections whose SNI names such a host go undecrypted to its pods; every other HTTPS connection then passes through a TCP front first (costs: README, \"SSL passthrough\")", defaultText: "false", schema: val.bool, fallback: () => false },
@@ -211,6 +219,7 @@ export const EXPLAIN_FLAGS = {
   gateway: { name: "gateway", metavar: "NS/NAME", help: "with --gateway-ports: ask this Gateway's own port (with --listener-port when it has several)", defaultText: "none" },
   listenerPort: { name: "listener-port", metavar: "N", help: "with --gateway: the Gateway's listener port", defaultText: "its only one" },
   acceptEncoding: { name: "accept-encoding", metavar: "VALUE", help: "request Accept-Encoding: which compression (use-gzip, enable-brotli) a pod's answer gets", defaultText: "none" },
+  userAgent: { name: "user-agent", metavar: "VALUE", help: "request User-Agent: gzip-disable and --block-user-agents read it", defaultText: "none" },
 } as const;
 
 /** Flags only the `migrate` subcommand takes (it reads --nginx-configmap too, a flag of the server's). */

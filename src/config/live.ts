@@ -34,6 +34,9 @@ export const LIVE_FIELDS = {
   computeFullForwardedFor: bool,
   // Read per response by http/headers.ts downstreamHeaders and pipeline/handler.ts.
   serverHeader: v.picklist(["backend", "none", "portico"]),
+  // Read per response by proxy/pipeline/relay.ts (limit-rate: upstream/respond.ts).
+  limitRate: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER)),
+  limitRateAfter: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER)),
   // Read per response by proxy/pipeline/relay.ts (http/gzip.ts).
   gzip: bool,
   gzipLevel: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(9)),

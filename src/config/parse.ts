@@ -16,6 +16,8 @@ export type ParseOutcome =
   | {
       readonly type: "explain";
       readonly config: Config;
+      /** The flags given (they win over --nginx-configmap's keys). */
+      readonly explicit?: ReadonlySet<keyof Config>;
       readonly host: string;
       readonly path: string;
       readonly scheme: "http" | "https";
@@ -23,12 +25,13 @@ export type ParseOutcome =
       readonly method?: string;
       readonly contentType?: string;
       readonly acceptEncoding?: string;
+      readonly userAgent?: string;
       readonly port?: number;
       readonly gateway?: string;
       readonly listenerPort?: number;
     }
   /** `portico routes`: print the route table of --manifests or of the cluster, then exit. */
-  | { readonly type: "routes"; readonly config: Config }
+  | { readonly type: "routes"; readonly config: Config; readonly explicit?: ReadonlySet<keyof Config> }
   /** `portico demo`: demo backends plus Portico serving the demo manifests. */
   | { readonly type: "demo"; readonly config: Config }
   /** `portico migrate`: the migration report for --manifests or the cluster (ingress-nginx's class rules). */
@@ -183,7 +186,9 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   const mixed = sourceClash(sources, sub);
   if (mixed) return error(mixed);
 
-  if (sub === "routes" || sub === "demo") return { type: sub, config: frozen };
+  // routes and explain apply --nginx-configmap's keys as serving does: the flags given win.
+  if (sub === "routes") return { type: sub, config: frozen, explicit: new Set(sources.keys()) };
+  if (sub === "demo") return { type: sub, config: frozen };
   if (migrate) {
     const output = subGiven.get("output") ?? "text";
     if (output !== "text" && output !== "json") return error(`--output: expected text or json, got ${quote(output)}`);
@@ -204,7 +209,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     return { type: "migrate", config: frozen, output, nginxConfigMap: frozen.nginxConfigmap, ...(to !== undefined ? { toGateway: { name: gwName, namespace: gwNs, prove } } : {}) };
   }
   if (!explain) return { type: "run", config: frozen, explicit: new Set(sources.keys()) };
-  return explainOutcome(frozen, subGiven);
+  return explainOutcome(frozen, subGiven, new Set(sources.keys()));
 }
 
 /**
@@ -239,7 +244,7 @@ function portClash(c: Config): string | null {
   return null;
 }
 
-function explainOutcome(config: Config, given: ReadonlyMap<string, string>): ParseOutcome {
+function explainOutcome(config: Config, given: ReadonlyMap<string, string>, explicit: ReadonlySet<keyof Config>): ParseOutcome {
   if (config.manifests === null) return error("explain: --manifests is required");
   const host = given.get("host");
   if (host === undefined || host.trim() === "") return error("explain: --host is required");
@@ -256,6 +261,8 @@ function explainOutcome(config: Config, given: ReadonlyMap<string, string>): Par
   if (contentType !== undefined && !/^[\u0020-\u007e]{1,256}$/.test(contentType)) return error(`--content-type: expected a header value, got ${quote(contentType)}`);
   const acceptEncoding = given.get("acceptEncoding");
   if (acceptEncoding !== undefined && !/^[\u0020-\u007e]{0,256}$/.test(acceptEncoding)) return error(`--accept-encoding: expected a header value, got ${quote(acceptEncoding)}`);
+  const userAgent = given.get("userAgent");
+  if (userAgent !== undefined && !/^[\u0020-\u007e]{0,512}$/.test(userAgent)) return error(`--user-agent: expected a header value, got ${quote(userAgent)}`);
   const gateway = given.get("gateway");
   if (gateway !== undefined && !/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(gateway)) return error(`--gateway: expected NAMESPACE/NAME, got ${quote(gateway)}`);
   const ports: { port?: number; listenerPort?: number } = {};
@@ -270,6 +277,7 @@ function explainOutcome(config: Config, given: ReadonlyMap<string, string>): Par
   return {
     type: "explain",
     config,
+    explicit,
     host,
     path,
     scheme,
@@ -277,6 +285,7 @@ function explainOutcome(config: Config, given: ReadonlyMap<string, string>): Par
     ...(method === undefined ? {} : { method }),
     ...(contentType === undefined ? {} : { contentType }),
     ...(acceptEncoding === undefined ? {} : { acceptEncoding }),
+    ...(userAgent === undefined ? {} : { userAgent }),
     ...(gateway === undefined ? {} : { gateway }),
     ...ports,
   };

@@ -1,4 +1,5 @@
 // The one frozen configuration object, produced by config/parse.ts from flags and PORTICO_* env.
+import type { LogEscape } from "../policy/log-format.ts";
 
 export interface NamespacedName {
   readonly namespace: string;
@@ -58,6 +59,10 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly logFormat: "json" | "text";
   readonly accessLog: "stdout" | "off";
+  /** An nginx log_format for the access-log line (ingress-nginx's log-format-upstream), or null: Portico's own fields. */
+  readonly accessLogTemplate: string | null;
+  /** How the template escapes variable values (nginx's `escape=`). */
+  readonly accessLogEscape: LogEscape;
   // Data plane
   /** Bytes; null = unlimited. */
   readonly maxBodySize: number | null;
@@ -88,6 +93,10 @@ export interface Config {
   readonly clientHeaderTimeoutMs: number;
   /** Bytes/s a request body must average once clientBodyTimeoutMs of waiting is used up; null = no minimum. */
   readonly clientBodyMinRate: number | null;
+  /** Bytes per second of each response body after limitRateAfter bytes (nginx's limit_rate); 0 = unlimited. */
+  readonly limitRate: number;
+  /** Bytes of each response body sent before limitRate applies (nginx's limit_rate_after). */
+  readonly limitRateAfter: number;
   /**
    * Largest request body read whole before the upstream is contacted (ingress-nginx's
    * proxy-request-buffering, on by default there); 0 = every body is streamed. Routes override
@@ -225,7 +234,7 @@ export interface Config {
   readonly tlsCiphers: string;
   /** HTTP/2 on both ports (ALPN h2 on HTTPS, prior-knowledge h2c on HTTP); off: HTTP/1.1 only. */
   readonly http2: boolean;
-  /** HTTP/3 (QUIC) on the HTTPS port number, advertised with Alt-Svc; off by default (experimental in Bun). */
+  /** HTTP/3 (QUIC) on the HTTPS port number, advertised with Alt-Svc; off by default (experimental in Bun). Only while Bun.serve alone serves the port, not while it is split or on node:http2 (serving/https.ts). */
   readonly http3: boolean;
   /** ingress-nginx's --enable-ssl-passthrough: a TCP front reads the ClientHello before TLS (serving/passthrough.ts). */
   readonly enableSslPassthrough: boolean;

@@ -6,6 +6,7 @@ import { getCiphers } from "node:tls";
 import * as v from "valibot";
 import { parseCipherNames, unknownCipherName } from "./cipher-list.ts";
 import { isIpv4MappedRange, parseCidrList } from "./cidr.ts";
+import { parseLogFormat } from "../policy/log-format.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import { MAX_DURATION_MS, parseDuration, parseSize } from "./units.ts";
 import type { NamespacedName } from "./types.ts";
@@ -129,6 +130,12 @@ export const userAgentPattern: ValueSchema<string | null> = check<string | null>
   if (t === "msie6") return { value: t };
   const r = compileHeaderPattern(t, true);
   return r.ok ? { value: t } : { message: `expected a regular expression Portico can run: it ${r.reason}` };
+});
+
+/** An nginx log_format as ingress-nginx's log-format-upstream writes it (policy/log-format.ts), kept as written. */
+export const logFormatText: ValueSchema<string | null> = check<string | null>((s) => {
+  const r = parseLogFormat(s);
+  return r.ok ? { value: s } : { message: `expected an nginx log format: ${r.why}` };
 });
 
 export const nonEmpty = convert("a non-empty value", (s) => (s.trim() === "" ? undefined : s.trim()));

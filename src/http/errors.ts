@@ -1,7 +1,7 @@
 // Coded data-plane errors, mapped to a status once. Bodies are fixed short text (or nginx's page
 // under --ingress-nginx-compat, status-page.ts): they never echo anything from the request.
 // Which answers close the connection: docs/design.md, "Request framing and bodies".
-import { ownBody, type OwnBody } from "./status-page.ts";
+import { HEADER_TOO_LARGE, ownBody, type OwnBody } from "./status-page.ts";
 
 export type ProxyErrorCode =
   | "BadRequest"
@@ -16,10 +16,16 @@ export type ProxyErrorCode =
   | "BodyTooLarge"
   /** A request line longer than nginx's large_client_header_buffers (--ingress-nginx-compat: admit.ts). */
   | "UriTooLong"
+  /** A field line longer than nginx's large_client_header_buffers (--ingress-nginx-compat: admit.ts). */
+  | "HeaderTooLarge"
+  /** TRACE under --ingress-nginx-compat, which nginx refuses (admit.ts). */
+  | "MethodNotAllowed"
   /** Refused by --block-cidrs, --block-user-agents or --block-referers (proxy/pipeline/block.ts). */
   | "Blocked"
   | "ClientBodyTimeout"
   | "Internal"
+  /** A request on the Bun.serve side of the SNI-split HTTPS port for a host it does not serve (serving/tls-split.ts). */
+  | "Misdirected"
   /** The auth service timed out, failed, or answered other than 2xx, 401 or 403 (nginx auth_request). */
   | "AuthFailed";
 
@@ -28,9 +34,12 @@ const STATUS: Record<ProxyErrorCode, number> = {
   BadFraming: 400,
   Blocked: 403,
   NoRoute: 404,
+  Misdirected: 421,
   ClientBodyTimeout: 408,
   BodyTooLarge: 413,
   UriTooLong: 414,
+  MethodNotAllowed: 405,
+  HeaderTooLarge: 400,
   Internal: 500,
   AuthFailed: 500,
   UpstreamConnect: 502,
@@ -47,10 +56,13 @@ const BODY: Record<ProxyErrorCode, string> = {
   BadRequest: "bad request\n",
   BadFraming: "bad request\n",
   NoRoute: "no route\n",
+  Misdirected: "misdirected request\n",
   Blocked: "forbidden\n",
   ClientBodyTimeout: "request body timeout\n",
   BodyTooLarge: "request body too large\n",
   UriTooLong: "request line too long\n",
+  MethodNotAllowed: "method not allowed\n",
+  HeaderTooLarge: "request header too large\n",
   Internal: "internal error\n",
   AuthFailed: "internal error\n",
   UpstreamConnect: "bad gateway\n",
@@ -62,10 +74,11 @@ const BODY: Record<ProxyErrorCode, string> = {
 };
 
 // Answers after which the connection is closed, as nginx does (it turns keep-alive off for
-// 400, 413, 414, 500 and 501, and closes on a client_body_timeout 408): what follows such a
+// 400, 413, 414, 500 and 501, and closes on a client_body_timeout 408; its 405 to TRACE is
+// given before keep-alive is decided, so that connection closes too): what follows such a
 // request on the connection cannot be trusted to start a new request (a header block we
 // refused, a body we did not read), and Bun would otherwise parse it as one and run it.
-const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "UriTooLong", "Internal", "AuthFailed"]);
+const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "UriTooLong", "MethodNotAllowed", "HeaderTooLarge", "Internal", "AuthFailed"]);
 
 export class ProxyError extends Error {
   readonly code: ProxyErrorCode;
@@ -89,7 +102,7 @@ export function statusOf(code: ProxyErrorCode): number {
  * length is their size in bytes (the access log's).
  */
 export function errorBody(code: ProxyErrorCode, compat = false, req: Request | null = null): OwnBody {
-  return ownBody(STATUS[code], BODY[code], compat, req);
+  return ownBody(STATUS[code], BODY[code], compat, req, code === "HeaderTooLarge" ? HEADER_TOO_LARGE : null);
 }
 
 // No answer at all: nginx finalizes a request whose body read timed out with

@@ -31,6 +31,10 @@ const BY_CODE: Record<ProxyErrorCode, number> = {
   // No route for the method's path: the service is not here (HTTP 404 → UNIMPLEMENTED).
   NoRoute: GRPC.UNIMPLEMENTED,
   Blocked: GRPC.PERMISSION_DENIED,
+  // A plain 421 is UNKNOWN in gRPC's HTTP mapping (doc/http-grpc-status-mapping.md), which no
+  // client retries; UNAVAILABLE is the status gRPC clients retry, on a new connection that the
+  // SNI-split front sends to node:http2 (serving/tls-split.ts).
+  Misdirected: GRPC.UNAVAILABLE,
   NoEndpoints: GRPC.UNAVAILABLE,
   UpstreamConnect: GRPC.UNAVAILABLE,
   // The connection to the pod broke before its answer: gRPC clients see the same on their own
@@ -43,6 +47,10 @@ const BY_CODE: Record<ProxyErrorCode, number> = {
   BodyTooLarge: GRPC.RESOURCE_EXHAUSTED,
   // A request line over nginx's limit: too large, as a body over its limit.
   UriTooLong: GRPC.RESOURCE_EXHAUSTED,
+  // Never a gRPC call (TRACE); HTTP 405 is UNKNOWN in gRPC's HTTP mapping, UNIMPLEMENTED says more.
+  MethodNotAllowed: GRPC.UNIMPLEMENTED,
+  // A header line over nginx's limit: too large, as a request line over it.
+  HeaderTooLarge: GRPC.RESOURCE_EXHAUSTED,
   Internal: GRPC.INTERNAL,
   // The external authentication service failed (HTTP 500 in ingress-nginx's auth_request).
   AuthFailed: GRPC.INTERNAL,
@@ -54,6 +62,7 @@ const MESSAGE: Record<ProxyErrorCode, string> = {
   ClientBodyTimeout: "request body timeout",
   NoRoute: "no route",
   Blocked: "forbidden",
+  Misdirected: "misdirected request: retry on a new connection",
   NoEndpoints: "no endpoints",
   UpstreamConnect: "upstream connect failed",
   UpstreamReset: "upstream connection reset",
@@ -62,6 +71,8 @@ const MESSAGE: Record<ProxyErrorCode, string> = {
   UpstreamTimeout: "upstream timeout",
   BodyTooLarge: "request too large",
   UriTooLong: "request line too long",
+  MethodNotAllowed: "method not allowed",
+  HeaderTooLarge: "request header too large",
   Internal: "internal error",
   AuthFailed: "internal error",
 };

@@ -33,10 +33,10 @@ import { ownBody } from "../http/status-page.ts";
 import { ASCII_FIELD_VALUE } from "../policy/headers.ts";
 import type { TemplatePart } from "../policy/template.ts";
 import type { Upstream } from "../table/types.ts";
-import { cookieValue } from "./cookies.ts";
 import { defineKind, needCaps } from "./define.ts";
 import { NullableStr, Str, Strings } from "./schema.ts";
 import type { AuthAnswer, PolicyCaps, PolicyFlow, PolicyStep, SubrequestInit } from "./types.ts";
+import { prefixedVariable, remoteUser } from "./variables.ts";
 
 const Template = v.array(v.union([v.string(), v.strictObject({ v: v.string() })]));
 
@@ -103,26 +103,6 @@ function escapeUri(s: string): string {
   return out;
 }
 
-/** nginx's $arg_NAME: the first argument of that name, raw (not decoded), case-insensitive. */
-function argOf(query: string, name: string): string {
-  for (const pair of query.replace(/^\?/, "").split("&")) {
-    const eq = pair.indexOf("=");
-    const k = eq < 0 ? pair : pair.slice(0, eq);
-    if (k.toLowerCase() === name.toLowerCase()) return eq < 0 ? "" : pair.slice(eq + 1);
-  }
-  return "";
-}
-
-/** nginx's $remote_user: the user name of an `Authorization: Basic` header, or "". */
-function remoteUser(h: Headers): string {
-  const a = h.get("authorization");
-  const m = a === null ? null : /^basic[ \t]+([A-Za-z0-9+/=]+)\s*$/i.exec(a);
-  if (m === null) return "";
-  const decoded = Buffer.from(m[1] as string, "base64").toString("latin1");
-  const colon = decoded.indexOf(":");
-  return colon < 0 ? "" : decoded.slice(0, colon);
-}
-
 /** The value of one supported variable for this request (the annotation side allowed only these). */
 export function variable(flow: PolicyFlow, name: string): string {
   switch (name) {
@@ -143,14 +123,13 @@ export function variable(flow: PolicyFlow, name: string): string {
     case "remote_addr":
       return flow.clientIp;
     case "remote_user":
-      return remoteUser(flow.req.headers);
+      return remoteUser(flow.req.headers) ?? "";
     case "request_method":
       return flow.req.method;
   }
-  if (name.startsWith("http_")) return flow.req.headers.get(name.slice(5).replaceAll("_", "-")) ?? "";
-  // nginx's $cookie_NAME: the first cookie of that name, compared in any case; empty when absent.
-  if (name.startsWith("cookie_")) return cookieValue(flow.req.headers.get("cookie"), name.slice(7), true) ?? "";
-  if (name.startsWith("arg_")) return argOf(flow.query, name.slice(4));
+  // $http_NAME, $cookie_NAME, $arg_NAME: empty when not found.
+  const prefixed = prefixedVariable(name, flow.req.headers, flow.query);
+  if (prefixed !== undefined) return prefixed ?? "";
   // Unreachable: the annotation parser refuses every other name. Fail closed all the same.
   throw new ProxyError("Internal", `external auth: unsupported variable $${name}`);
 }

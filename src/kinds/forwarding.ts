@@ -11,6 +11,7 @@
 // src/annotations/headers.ts checked every field at compile time; they are checked again here.
 import * as v from "valibot";
 import { upstreamHeaders } from "../http/headers.ts";
+import { isWebSocketUpgrade } from "../http/upgrade.ts";
 import { checkHeader, type HeaderEntry } from "../policy/headers.ts";
 import type { StagePolicy } from "../policy/stages.ts";
 import { normaliseRequestHost } from "../request/host.ts";
@@ -101,6 +102,26 @@ function httpsTwin(b: Backend): Backend {
 export const AUTO_HTTP = defineKind("auto-http", "forwarding", v.object({}), () => (flow) => {
   if (flow.connectionScheme === "https") flow.backend = httpsTwin(flow.backend);
   return null;
+});
+
+/** The Connection values connection-proxy-header may set (annotations/connection/main.go `^(close|keep-alive)$`). */
+export const CONNECTION_VALUES = ["close", "keep-alive"] as const;
+
+/**
+ * connection-proxy-header: the Connection field of the request to the pods, as nginx.tmpl's
+ * `proxy_set_header Connection <value>` (annotations/connection/main.go allows `close` and
+ * `keep-alive` only; the schema holds the worker to that too, so nothing else reaches the
+ * header line). A WebSocket upgrade is left alone: Portico's own WebSocket client makes that
+ * connection (upstream/websocket.ts), and an upgrade needs `Connection: Upgrade`. A gRPC
+ * backend drops the field (HTTP/2 has no Connection, RFC 9113 §8.2.2; upstream/grpc.ts).
+ */
+export const CONNECTION_FIELD = defineKind("connection-field", "forwarding", v.object({ value: v.picklist(CONNECTION_VALUES) }), (params) => {
+  const value = params.value;
+  return (flow) => {
+    if (isWebSocketUpgrade(flow.req)) return null;
+    flow.upstreamRequestHeaders = { ...flow.upstreamRequestHeaders, connection: value };
+    return null;
+  };
 });
 
 /**

@@ -38,6 +38,29 @@ export interface AccessRecord {
   protocol: "h1" | "h2";
   /** grpc-status of a gRPC call (relayed, or Portico's own failure), else null. */
   grpcStatus: number | null;
+  /**
+   * false: the route asked for no access-log line (ingress-nginx's enable-access-log, nginx's
+   * `access_log off` in the location); the metrics still read the record. Not a field of the line.
+   */
+  logged: boolean;
+  /**
+   * The request, kept for --access-log-template's variables (log/template.ts) when a template
+   * is set; null otherwise. Read by the pump, after the response.
+   */
+  view: RequestView | null;
+}
+
+/** What a template reads of the request beyond the record (the proxy's Exchange is one; log/template.ts). */
+export interface RequestView {
+  readonly req: Request;
+  /** The client address after the trusted-proxy rules (nginx's $remote_addr after realip). */
+  readonly clientIp: string;
+  /** The query, "" or "?…" (the host and the normalised path are the record's). */
+  readonly query: string;
+  /** The client's scheme ($scheme). */
+  readonly scheme: "http" | "https";
+  /** The port the request came to ($server_port). */
+  readonly localPort: number;
 }
 
 /** A Node-style writable (process.stdout): write() returning false means wait for 'drain'. */
@@ -50,6 +73,8 @@ export interface WritableLike {
 export interface AccessLogOptions {
   readonly format: "json" | "text";
   readonly enabled: boolean;
+  /** Formats each line instead of `format` (--access-log-template: log/template.ts compileLogTemplate). */
+  readonly line?: ((r: AccessRecord) => string) | null;
   /** Lines waiting to be written before new ones are dropped. Default 10,000. */
   readonly maxQueue?: number;
   /** A plain sink: false = backpressure (retried after a pause), a promise = wait for it. */
@@ -134,7 +159,7 @@ function defaultStream(): WritableLike {
 
 export function createAccessLog(opts: AccessLogOptions): AccessLog {
   const maxQueue = Math.max(1, opts.maxQueue ?? 10_000);
-  const format = opts.format === "text" ? formatText : formatJson;
+  const format = opts.line ?? (opts.format === "text" ? formatText : formatJson);
   const stream = opts.stream ?? (opts.write ? undefined : defaultStream());
   const write = stream ? (c: string) => stream.write(c) : (opts.write as NonNullable<AccessLogOptions["write"]>);
 
@@ -216,7 +241,7 @@ export function createAccessLog(opts: AccessLogOptions): AccessLog {
 
   return {
     record(r) {
-      if (!opts.enabled) return;
+      if (!opts.enabled || !r.logged) return;
       if (closed || size() >= maxQueue) {
         dropped++;
         return;

@@ -1,4 +1,4 @@
-// The names a server certificate is matched against, one rule for the TLS layer (tls/pem.ts and
+// The names a server certificate is matched against, one rule for the TLS layer (model/pem-check.ts and
 // tls/sni.ts, which pick the certificate served), the compiler (compile/tls.ts, the second pass
 // of extractTLSSecretName) and explain (compile/explain.ts, which reports it).
 import type { X509Certificate } from "node:crypto";

@@ -44,6 +44,12 @@ export interface RequestServer {
    * nginx's $proxy_protocol_server_port), when it named one; set by the TCP front only.
    */
   readonly proxyDestPort?: number | undefined;
+  /**
+   * Whether a request for `hostname` must not be answered on this connection: set on the
+   * Bun.serve side of the SNI-split HTTPS port (serving/tls-split.ts) for the hosts it does not
+   * serve, which get 421 Misdirected Request (RFC 9110 §15.5.20).
+   */
+  readonly misdirected?: ((table: RouteTable, hostname: string) => boolean) | undefined;
 }
 
 export type LookupFn = (table: RouteTable, host: string, path: string) => Match | null;

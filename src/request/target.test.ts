@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { normaliseRequestHost } from "./host.ts";
-import { normalisePath, normaliseTarget } from "./target.ts";
+import { normalisePath, normaliseTarget, targetOf } from "./target.ts";
 
 test("decodes unreserved escapes, upper-cases the others, keeps the query", () => {
   expect(normaliseTarget("/%7Efoo/%41b%2d?x=%2F")).toEqual({ path: "/~foo/Ab-", query: "?x=%2F" });
@@ -83,7 +83,19 @@ test("Host: grammar, case, port and trailing dot", () => {
   expect(normaliseRequestHost("Shop.TEST.:8443")).toEqual({ hostname: "shop.test", port: "8443" });
   expect(normaliseRequestHost("[::1]:80")).toEqual({ hostname: "[::1]", port: "80" });
   expect(normaliseRequestHost("a.test")).toEqual({ hostname: "a.test", port: null });
-  for (const h of ["", "a test", "user@a.test", "a.test, b.test", "a.test:99999", "a.test:", "[::1%eth0]", ".", "a.test/x"]) {
+  // RFC 3986 §3.2.3 port = *DIGIT: an empty port is the default one (nginx takes it too).
+  expect(normaliseRequestHost("a.test:")).toEqual({ hostname: "a.test", port: null });
+  expect(normaliseRequestHost("[::1]:")).toEqual({ hostname: "[::1]", port: null });
+  for (const h of ["", "a test", "user@a.test", "a.test, b.test", "a.test:99999", "a.test::", ":", "[::1%eth0]", ".", "a.test/x"]) {
     expect(normaliseRequestHost(h), h).toBeNull();
   }
+});
+
+test("targetOf splits Bun's url", () => {
+  expect(targetOf("http://a:1/x?y")).toEqual({ authority: "a:1", target: "/x?y" });
+  expect(targetOf("/raw")).toEqual({ authority: null, target: "/raw" });
+  expect(targetOf("http://a")).toEqual({ authority: "a", target: "/" });
+  // A bare target keeps every "//": only an absolute url's "://" starts an authority.
+  expect(targetOf("/a//b?c//d")).toEqual({ authority: null, target: "/a//b?c//d" });
+  expect(targetOf("http://a/x//y")).toEqual({ authority: "a", target: "/x//y" });
 });

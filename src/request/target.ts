@@ -15,6 +15,20 @@ export interface NormalisedTarget {
   readonly query: string;
 }
 
+/**
+ * The request target as received and the authority of Bun's `req.url`: it is absolute
+ * (`http://authority/path`, the authority from Host) or, for a request without Host (HTTP/1.0),
+ * the bare target. The proxy (validation, error pages) and the access log's template read it.
+ */
+export function targetOf(url: string): { authority: string | null; target: string } {
+  if (url.charCodeAt(0) === 0x2f) return { authority: null, target: url };
+  const s = url.indexOf("://");
+  if (s < 0) return { authority: null, target: url };
+  const slash = url.indexOf("/", s + 3);
+  if (slash < 0) return { authority: url.slice(s + 3), target: "/" };
+  return { authority: url.slice(s + 3, slash), target: url.slice(slash) };
+}
+
 // RFC 3986 §2.3: unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~"; §6.2.2.2: decoding them
 // does not change the resource, so they are decoded to get one routed form.
 function isUnreserved(c: number): boolean {

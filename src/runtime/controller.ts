@@ -232,7 +232,8 @@ export function createController(o: ControllerOptions): Controller {
       return compiler;
     },
     setCompileConfig(c): void {
-      compiler = new Compiler(c);
+      // The Gateway API work is handed on when the settings it reads are the same (compile.ts).
+      compiler = new Compiler(c, { previous: compiler });
       store.setSettingsConfigMaps(settingsConfigMapKeys(c));
       coalescer.trigger();
     },

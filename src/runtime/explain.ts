@@ -9,6 +9,7 @@ import { RejectedRequest } from "../request/rejected.ts";
 import { Store } from "../store/store.ts";
 import { getCiphers } from "node:tls";
 import type { Controller } from "./controller.ts";
+import { configWithNginxConfigMap } from "./nginx-settings.ts";
 
 /** The answer for a request the proxy refuses with 400 before any routing. */
 export interface ExplainRefused {
@@ -36,7 +37,9 @@ function refusal(err: unknown): ExplainRefused | ExplainError {
  * another name, as the listener does.
  */
 let known: ReadonlySet<string> | null = null;
-const withKnownCiphers = (config: Config): Config & { knownCiphers: ReadonlySet<string> } => ({ ...config, knownCiphers: (known ??= new Set(getCiphers())) });
+/** The same set for the routes view's TLS column (table/text.ts RoutesTls). */
+export const knownCiphers = (): ReadonlySet<string> => (known ??= new Set(getCiphers()));
+const withKnownCiphers = (config: Config): Config & { knownCiphers: ReadonlySet<string> } => ({ ...config, knownCiphers: knownCiphers() });
 
 export async function explainLive(controller: Controller, config: Config, q: ExplainRequest): Promise<ExplainResult | ExplainRefused | ExplainError> {
   // The snapshot of the live table, so the answer describes what is being served right now.
@@ -56,16 +59,24 @@ export async function explainLive(controller: Controller, config: Config, q: Exp
 }
 
 /** Prints the explanation as JSON on stdout; returns the exit code. */
-export async function explainCli(config: Config, q: ExplainRequest): Promise<number> {
+export async function explainCli(flags: Config, q: ExplainRequest, explicit: ReadonlySet<keyof Config> = new Set()): Promise<number> {
   // Logs go to stderr so stdout stays pure JSON for jq and friends.
-  const log = createLogger({ level: "warn", format: config.logFormat, write: (line) => process.stderr.write(`${line}\n`) });
-  if (!config.manifests) {
+  const log = createLogger({ level: "warn", format: flags.logFormat, write: (line) => process.stderr.write(`${line}\n`) });
+  if (!flags.manifests) {
     log.error("explain needs --manifests PATH");
     return 2;
   }
+  // --nginx-configmap's keys act as their flags, as when serving: the answer is the one served.
+  let config: Config;
+  try {
+    config = await configWithNginxConfigMap(flags, explicit, log);
+  } catch (err) {
+    log.error("cannot read the ConfigMap", { err });
+    return 1;
+  }
   const store = new Store();
   const byFile = new Map<string, readonly Diagnostic[]>();
-  const source = new ManifestSource({ path: config.manifests, log, onDiagnostics: (owner, ds) => void byFile.set(owner, ds) });
+  const source = new ManifestSource({ path: flags.manifests, log, onDiagnostics: (owner, ds) => void byFile.set(owner, ds) });
   try {
     await source.start(store);
   } catch (err) {

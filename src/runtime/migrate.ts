@@ -51,13 +51,14 @@ async function configMapFromFiles(path: string, ref: NamespacedName): Promise<un
   return raw;
 }
 
-/** The ConfigMap `ref` from the cluster (one GET). */
-async function configMapFromCluster(config: Config, log: Logger, ref: NamespacedName): Promise<unknown> {
+/** The ConfigMap `ref` from the cluster (one GET); `missing`: what a 404 gives instead of throwing. */
+export async function configMapFromCluster(config: Config, log: Logger, ref: NamespacedName, missing?: () => unknown): Promise<unknown> {
   const client = createKubeClient(config, log);
   const path = `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/configmaps/${encodeURIComponent(ref.name)}`;
   const res = await client.request("GET", path, { signal: AbortSignal.timeout(CLUSTER_LIST_TIMEOUT_MS) });
   if (res.status === 404) {
     await res.body?.cancel();
+    if (missing !== undefined) return missing();
     throw new Error(`ConfigMap ${ref.namespace}/${ref.name} not found`);
   }
   if (!res.ok) throw await apiError(res, "GET", path, client.server);

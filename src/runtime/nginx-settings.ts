@@ -17,6 +17,7 @@ import { isLiveField } from "../config/live.ts";
 import type { Config, NamespacedName } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
+import { configMapFromCluster, findConfigMapInFiles } from "./migrate.ts";
 
 type Key = keyof Config;
 
@@ -172,4 +173,28 @@ export function createNginxSettings(o: {
     },
     update,
   };
+}
+
+/**
+ * The flags with --nginx-configmap's keys applied, read once: what a server started now would
+ * serve with, for the commands that compile once and must say what it answers (`portico
+ * routes`, `portico explain`). The same settings code as serving (createNginxSettings); its
+ * diagnostics are logged. A ConfigMap that is not there leaves the flags alone, as serving does.
+ */
+export async function configWithNginxConfigMap(config: Config, explicit: ReadonlySet<Key>, log: Logger): Promise<Config> {
+  const ref = config.nginxConfigmap;
+  if (ref === null) return config;
+  const settings = createNginxSettings({
+    base: config,
+    explicit,
+    ref,
+    log,
+    onDiagnostics: (ds) => {
+      for (const d of ds) log.warn("ConfigMap key not applied", { namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });
+    },
+    onCompileConfig: () => {},
+  });
+  const raw = config.manifests !== null ? (await findConfigMapInFiles(config.manifests, ref)).raw : await configMapFromCluster(config, log, ref, () => null);
+  settings.update(raw);
+  return settings.config;
 }

@@ -30,7 +30,7 @@ import { findConfigMapInFiles } from "./migrate.ts";
 import { createNginxSettings } from "./nginx-settings.ts";
 import { createLiveConfig, type LiveConfig } from "../config/live.ts";
 import type { WorkerPool } from "../workers/pool.ts";
-import { explainLive } from "./explain.ts";
+import { explainLive, knownCiphers } from "./explain.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
 import { settingsConfigMapKeys } from "../model/secret-refs.ts";
 import { createLocalPlane } from "./local.ts";
@@ -174,6 +174,7 @@ export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<
     routes: () => (controller.last ? serializeTable(controller.holder.current, controller.holder.generation) : null),
     explain: (q) => explainLive(controller, settings?.config ?? config, q),
     every: () => settings?.config ?? config,
+    routesTls: () => ({ ...(controller.last ? { hostTls: controller.last.result.hostTls } : {}), knownCiphers: knownCiphers() }),
     logger: log,
   });
   const admin = bindOrExplain("--admin-port", config.bind, config.adminPort, () =>

@@ -66,8 +66,6 @@ interface Carried {
 
 export interface TcpFront {
   readonly port: number;
-  /** The client a connection to the loopback listener on `listenerPort` carries, by its source port. */
-  clientOf(listenerPort: number, sourcePort: number): string | undefined;
   /** The handler's view of a request that came through the front to `listenerPort`: the client's address, the public port (and a PROXY header's port). */
   peer(server: RequestServer, req: Request, listenerPort: number): RequestServer;
   /** Connections piped now (for tests and the drain). */
@@ -96,7 +94,7 @@ interface Conn {
   destPort: number | undefined;
   /** A PROXY header is still to be read. */
   header: boolean;
-  /** Set for a connection to a loopback listener: its `clientOf` key. */
+  /** Set for a connection to a loopback listener: its key in `clients` (what `peer` reads). */
   loopKey: string;
   loopPort: number;
   upstreamAt: Upstream | null;
@@ -331,7 +329,6 @@ export function startTcpFront(o: FrontOptions): TcpFront {
 
   return {
     port,
-    clientOf: (lp, sp) => clients.get(key(lp, sp))?.address,
     peer(server, req, listenerPort) {
       const ip = server.requestIP(req) as { address: string; port?: number } | null;
       const client = ip?.port === undefined ? undefined : clients.get(key(listenerPort, ip.port));
@@ -370,5 +367,8 @@ class FrontPeer implements RequestServer {
   }
   get transport() {
     return this.inner.transport;
+  }
+  get misdirected() {
+    return this.inner.misdirected;
   }
 }

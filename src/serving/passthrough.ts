@@ -6,15 +6,15 @@
 // - for every other connection, connects to the terminating HTTPS listener (https.ts), which
 //   then listens on a loopback port, and copies the same way. ingress-nginx hands these to nginx
 //   with a PROXY protocol header; Bun.serve cannot read one, so the front instead records which
-//   client each loopback connection carries (front.ts), and the HTTPS handler asks it
-//   (`clientOf`), so the client address is kept for X-Forwarded-For.
+//   client each loopback connection carries (front.ts), and the HTTPS handler sees that client
+//   through it (`peer`), so the client address is kept for X-Forwarded-For.
 // Off by default; when off none of this exists and the HTTPS listener binds the port itself.
 // --use-proxy-protocol uses the same front, reading each connection's PROXY header first
 // (front.ts); without --enable-ssl-passthrough it then sends every connection to the loopback
 // listener (docs/design.md "PROXY protocol").
 import type { Logger } from "../log/logger.ts";
 import type { Balancer, RequestServer } from "../proxy/index.ts";
-import { lookup } from "../table/lookup.ts";
+import { passthroughRouteOf } from "../table/passthrough.ts";
 import type { Route, RouteTable } from "../table/types.ts";
 import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
 import { startTcpFront } from "./front.ts";
@@ -24,7 +24,9 @@ export interface PassthroughOptions {
   readonly port: number;
   readonly reusePort: boolean;
   /** Where the terminating HTTPS listener listens on 127.0.0.1 (read per connection: a hand-over keeps it). */
-  readonly internalPort: () => number;
+  readonly internalPort: (serverName: string | null) => number;
+  /** The terminating listener is split by SNI now (tls-split.ts): read the ClientHello for internalPort even without passthrough. */
+  readonly bySni: () => boolean;
   readonly table: () => RouteTable;
   readonly balancer: Balancer;
   readonly log: Logger;
@@ -42,10 +44,8 @@ export interface PassthroughOptions {
 
 export interface PassthroughFront {
   readonly port: number;
-  /** The client a loopback connection to the terminating listener carries, by its source port. */
-  clientOf(sourcePort: number): string | undefined;
-  /** The handler's view of a request that came through the front: the client's address, the public port. */
-  peer(server: RequestServer, req: Request): RequestServer;
+  /** The handler's view of a request that came through the front to the loopback `listenerPort`: the client's address, the public port. */
+  peer(server: RequestServer, req: Request, listenerPort: number): RequestServer;
   /** Connections piped now (for tests and the drain). */
   readonly open: number;
   /** Stop accepting; with `closeActive`, close every piped connection too. */
@@ -53,24 +53,17 @@ export interface PassthroughFront {
 }
 
 /**
- * The passthrough route for a server name: the `/` route of an exact host whose Ingresses set
- * ssl-passthrough (compile marks such routes). ingress-nginx compares the SNI with each
- * passthrough server's name as written (tcp.go TCPProxy.Get), so a wildcard host never matches,
- * and passes the whole host to its `/` location's backend (controller.go getConfiguration).
+ * The passthrough route for a server name (table/passthrough.ts, which explain reads too),
+ * remembered per table.
  */
 export function passthroughRoute(table: RouteTable, serverName: string): Route | null {
   let byHost = ROUTES.get(table);
   if (byHost === undefined) ROUTES.set(table, (byHost = new Map()));
   const known = byHost.get(serverName);
   if (known !== undefined) return known;
-  const entry = table.exact.get(serverName);
   // Only names the table has are remembered: a client cannot grow the map with made-up names.
-  if (entry === undefined) return null;
-  let route: Route | null = null;
-  if (entry.routes.some((r) => r.sslPassthrough === true)) {
-    const m = lookup(table, serverName, "/");
-    if (m !== null && m.via === "exact-host" && m.route.source === "rule" && m.route.path === "/") route = m.route;
-  }
+  if (!table.exact.has(serverName)) return null;
+  const route = passthroughRouteOf(table, serverName);
   byHost.set(serverName, route);
   return route;
 }
@@ -84,12 +77,13 @@ export function startPassthroughFront(o: PassthroughOptions): PassthroughFront {
     ...(o.proxyProtocolTimeoutMs === undefined ? {} : { proxyProtocolTimeoutMs: o.proxyProtocolTimeoutMs }),
     ...(o.proxyProtocolTrusted === undefined ? {} : { proxyProtocolTrusted: o.proxyProtocolTrusted }),
     choose(first) {
-      if (!o.passthrough) return { kind: "loopback", port: o.internalPort() };
+      if (!o.passthrough && !o.bySni()) return { kind: "loopback", port: o.internalPort(null) };
       const r = parseClientHello(first);
       if (r.kind === "more") return r;
-      const route = r.kind === "hello" && r.serverName !== null ? passthroughRoute(o.table(), r.serverName) : null;
+      const serverName = r.kind === "hello" ? r.serverName : null;
+      const route = o.passthrough && serverName !== null ? passthroughRoute(o.table(), serverName) : null;
       if (route === null) {
-        return { kind: "loopback", port: o.internalPort() };
+        return { kind: "loopback", port: o.internalPort(serverName) };
       }
       // ingress-nginx dials the Service's cluster IP and port (nginx.go generateTemplate); Portico
       // has no cluster network of its own here and picks an endpoint as for any request to it.
@@ -103,8 +97,7 @@ export function startPassthroughFront(o: PassthroughOptions): PassthroughFront {
   });
   return {
     port: front.port,
-    clientOf: (sourcePort) => front.clientOf(o.internalPort(), sourcePort),
-    peer: (server, req) => front.peer(server, req, o.internalPort()),
+    peer: (server, req, listenerPort) => front.peer(server, req, listenerPort),
     get open() {
       return front.open;
     },

@@ -5,16 +5,17 @@
 // accepting, grace period), close the TLS servers, flush the access log.
 import type { Instruments } from "../admin/instruments.ts";
 import type { Config } from "../config/types.ts";
+import { compileLogTemplate } from "../log/template.ts";
 import { createAccessLog, type AccessLogOptions, type AccessRecord } from "../log/access.ts";
 import type { Logger } from "../log/logger.ts";
 import { createBalancer, createBodyBudget, createDrain, createProxyHandler, PASSWORD_CHECKS, serveOptions } from "../proxy/index.ts";
 import { needsClientCertificates } from "../table/client-certs.ts";
-import { answersGrpc, needsNodeListener } from "../table/listener-needs.ts";
+import { answersGrpc, everyHostNeedsNode, needsNodeListener } from "../table/listener-needs.ts";
 import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { createGatewayPortListeners } from "./gateway-ports.ts";
-import { createHttpsListener } from "./https.ts";
+import { createHttpsListener, type ListenerKind } from "./https.ts";
 import { startPassthroughFront, type PassthroughFront } from "./passthrough.ts";
 import { createPlainListener, type PlainKind } from "./plain.ts";
 import type { TlsSet } from "./tls.ts";
@@ -60,6 +61,8 @@ export interface Serving {
   readonly gatewayPorts: ReadonlyMap<number, { readonly https: boolean }>;
   /** What serves the plain port now: Bun.serve alone, or the h2c front while a gRPC route exists (plain.ts). */
   readonly plainListener: PlainKind;
+  /** What serves the HTTPS port now: Bun.serve, node:http2, or both split by SNI while some hosts need node:http2 (https.ts). */
+  readonly httpsListener: ListenerKind;
   /** The stand-in set is still served. */
   readonly tlsProvisional: boolean;
   /** Shutdown has begun (/readyz answers 503). */
@@ -73,7 +76,9 @@ export interface Serving {
 /** Binds both traffic ports before it returns; throws PortInUseError when one is held. */
 export function serveTraffic(o: ServeTrafficOptions): Serving {
   const { config, log, inst } = o;
-  const access = createAccessLog({ format: config.logFormat, enabled: config.accessLog === "stdout", ...(o.accessWrite ? { write: o.accessWrite } : {}) });
+  // --access-log-template (ingress-nginx's log-format-upstream): the line as an nginx log_format.
+  const line = config.accessLogTemplate === null ? null : compileLogTemplate(config.accessLogTemplate, config.accessLogEscape);
+  const access = createAccessLog({ format: config.logFormat, enabled: config.accessLog === "stdout", line, ...(o.accessWrite ? { write: o.accessWrite } : {}) });
   inst.trackAccessLogDrops(() => access.dropped);
 
   // One balancer for both schemes, so passive health is learned once.
@@ -120,15 +125,20 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   // the front. Without either flag nothing here changes.
   const httpsFront = config.enableSslPassthrough || config.useProxyProtocol;
   let front: PassthroughFront | null = null;
-  const viaFront = httpsFront
-    ? { ...httpsHandler, fetch: (req: Request, server: Parameters<typeof httpsHandler.fetch>[1]) => httpsHandler.fetch(req, front === null ? server : front.peer(server, req)) }
-    : httpsHandler;
+  // Each loopback listener's handler names its own port: the front keys its clients by it.
+  const viaFront = (listenerPort: () => number) => ({
+    ...httpsHandler,
+    fetch: (req: Request, server: Parameters<typeof httpsHandler.fetch>[1]) => httpsHandler.fetch(req, front === null ? server : front.peer(server, req, listenerPort())),
+  });
   const https = createHttpsListener({
     config,
     draining: () => httpsHandler.inflight.draining,
     hostname: httpsFront ? "127.0.0.1" : hostname,
     port: httpsFront ? 0 : httpsPort,
-    handler: () => serveOptions(viaFront),
+    handler: (listenerPort) => serveOptions(httpsFront ? viaFront(listenerPort) : httpsHandler),
+    // While only some hosts need node:http2, the port is split by their SNI (tls-split.ts);
+    // behind the passthrough/PROXY front that front reads the SNI and asks innerPort.
+    split: { table: o.table, front: httpsFront ? null : { helloTimeoutMs: config.clientHeaderTimeoutMs, connectTimeoutMs: config.connectTimeoutMs } },
     log: log.child({ listener: "https" }),
     // The listener logs each rotation itself; here it is counted.
     hooks: { onRotation: () => inst.tlsRotated(), onAbuse: (reason) => inst.http2Abuse(reason) },
@@ -138,7 +148,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   // The plain port is behind the h2c front only while a gRPC route exists (plain.ts).
   const fit = (t: RouteTable): void => {
     http.useH2cFront(answersGrpc(t));
-    https.useNodeListener(needsNodeListener(t));
+    https.useListener(!needsNodeListener(t) ? "bun" : everyHostNeedsNode(t) ? "node" : "split");
     https.requestClientCertificates(needsClientCertificates(t));
     gatewayPorts.fit(t);
   };
@@ -148,7 +158,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
     if (httpsFront) {
       front = bindOrExplain("--https-port", hostname, httpsPort, () =>
         startPassthroughFront({
-          hostname, port: httpsPort, reusePort: shared, internalPort: () => https.port, table: o.table, balancer,
+          hostname, port: httpsPort, reusePort: shared, internalPort: (serverName) => https.innerPort(serverName), bySni: () => https.kind === "split", table: o.table, balancer,
           log: log.child({ listener: config.enableSslPassthrough ? "ssl-passthrough" : "https front" }), helloTimeoutMs: config.clientHeaderTimeoutMs, connectTimeoutMs: config.connectTimeoutMs,
           passthrough: config.enableSslPassthrough, ...ppTimeout,
         }),
@@ -189,6 +199,9 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
     },
     get plainListener() {
       return http.kind;
+    },
+    get httpsListener() {
+      return https.kind;
     },
     get tlsProvisional() {
       return https.provisional;

@@ -13,6 +13,11 @@ function relevantAnnotations(a: Annotations): Readonly<Record<string, string>> {
 }
 
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+/**
+ * The label on the Services Portico makes for Gateways (--gateway-ports): the compiler keeps a
+ * Gateway's port only from a Service carrying it (compile/gateway/ports.ts isGatewayService).
+ */
+export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 
 /** The parts of an object of `kind` the compiler reads. */
 export function relevantPart<K extends Kind>(kind: K, object: KindObjects[K]): unknown {
@@ -30,8 +35,9 @@ export function relevantPart<K extends Kind>(kind: K, object: KindObjects[K]): u
     }
     case "Service": {
       const o = object as KindObjects["Service"];
-      // status.loadBalancer feeds --publish-service addresses.
-      return [o.spec, relevantAnnotations(o.metadata.annotations), o.status ?? null];
+      // status.loadBalancer feeds --publish-service addresses; the managed-by label says whether
+      // a Gateway's Service records its ports (compile/gateway/ports.ts).
+      return [o.spec, relevantAnnotations(o.metadata.annotations), o.status ?? null, o.metadata.labels?.[MANAGED_BY_LABEL] ?? null];
     }
     case "EndpointSlice": {
       const o = object as KindObjects["EndpointSlice"];

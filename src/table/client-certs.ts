@@ -9,7 +9,8 @@ const known = new WeakMap<RouteTable, boolean>();
 /** The answer per host entry, kept while the entry is (someRoute). */
 const hostReads = new WeakMap<HostRoutes, boolean>();
 
-function reads(route: Route): boolean {
+/** Whether this route checks client certificates (a `client-cert` stage not `off`). */
+export function readsClientCertificates(route: Route): boolean {
   for (const s of route.options.stages ?? []) if (s.kind === "client-cert" && s.params.verify !== "off") return true;
   return false;
 }
@@ -18,7 +19,7 @@ function reads(route: Route): boolean {
 export function needsClientCertificates(table: RouteTable): boolean {
   let v = known.get(table);
   if (v === undefined) {
-    v = (table.defaultRoute !== null && reads(table.defaultRoute)) || someRoute(table, reads, hostReads);
+    v = (table.defaultRoute !== null && readsClientCertificates(table.defaultRoute)) || someRoute(table, readsClientCertificates, hostReads);
     known.set(table, v);
   }
   return v;

@@ -15,6 +15,9 @@ export const DEFAULT_ROUTE_OPTIONS: RouteOptions = Object.freeze({
   preserveTrailingSlash: false,
   usePortInRedirects: false,
   fromToWwwRedirect: false,
+  limitRate: null,
+  limitRateAfter: null,
+  accessLog: true,
   stages: null,
 });
 
@@ -55,7 +58,7 @@ export function someRoute(table: RouteTable, test: (route: Route) => boolean, by
  * unchanged, so a new table asks `test` only of its changed hosts' routes, not of every route
  * again (an answer per route read each route, its options and its backend: ~10 ms at 10k hosts).
  */
-function hostHas(h: HostRoutes, test: (route: Route) => boolean, byHost: WeakMap<HostRoutes, boolean> | undefined): boolean {
+export function hostHas(h: HostRoutes, test: (route: Route) => boolean, byHost: WeakMap<HostRoutes, boolean> | undefined): boolean {
   let v = byHost?.get(h);
   if (v === undefined) {
     v = false;

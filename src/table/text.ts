@@ -9,6 +9,7 @@ import type { PolicyValue, StagePolicy } from "../policy/stages.ts";
 import type { SerializedGatewayListener, SerializedLocation, SerializedRoute, SerializedTable } from "./serialize.ts";
 import type { GatewayMatch } from "./types.ts";
 import { DEFAULT_BACKEND_SLOT } from "./routes.ts";
+import { unknownCipherName } from "../config/cipher-list.ts";
 
 const HEADER = ["HOST", "PATH", "TYPE", "BACKEND", "ENDPOINTS", "TLS", "INGRESS", "ANSWERS"] as const;
 
@@ -140,7 +141,30 @@ type Locations = readonly SerializedLocation[] | null;
 const pathCell = (r: SerializedRoute, locs: Locations): string =>
   locs === null ? clean(r.path) : locs.length > 0 ? [...new Set(locs.map((l) => clean(l.location)))].join(", ") : `~* "^${clean(r.path)}"`;
 
-function row(host: string, r: SerializedRoute, backends: ReadonlyMap<string, BackendView>, locs: Locations, noDefaultBackend = false, rootRewrites = false): string[] {
+/**
+ * What the HTTPS listener does of each host's own TLS settings: its ssl-ciphers list
+ * (compile/host-tls.ts, the host's first Ingress that sets it), which tls/sni.ts
+ * buildTlsEntries gives the host's SNI entry, unless a name in it is one BoringSSL lacks.
+ */
+export interface RoutesTls {
+  /** By lowercased host key (a `*.` host's entry too): the list and the Ingress it comes from. */
+  readonly hostTls?: ReadonlyMap<string, { readonly ciphers: string; readonly ingress: string }>;
+  /** The TLS 1.2 suite names BoringSSL knows, lowercased (node:tls getCiphers()); absent: every name taken as known. */
+  readonly knownCiphers?: ReadonlySet<string>;
+}
+
+/** The TLS cell: a spec.tls host (HTTP redirected), and the host's own cipher list when it has one. */
+function tlsCell(host: string, r: SerializedRoute, tls: RoutesTls): string {
+  const base = r.tls ? "yes" : "no";
+  const own = tls.hostTls?.get(host.toLowerCase());
+  if (own === undefined) return base;
+  const unknown = tls.knownCiphers === undefined ? null : unknownCipherName(own.ciphers, tls.knownCiphers);
+  // tls/sni.ts: a list with a name BoringSSL lacks is not applied; the listener's serves the host.
+  if (unknown !== null) return `${base}; ssl-ciphers of ${own.ingress} not applied (${unknown}): the listener's list`;
+  return `${base}; ciphers ${own.ciphers} (ssl-ciphers of ${own.ingress})`;
+}
+
+function row(host: string, r: SerializedRoute, backends: ReadonlyMap<string, BackendView>, locs: Locations, noDefaultBackend = false, rootRewrites = false, tls: RoutesTls = {}): string[] {
   const isDefault = r.source !== "rule";
   const isRoot = r.source === "implicitRoot";
   const declared = r.pathType === r.declaredPathType ? r.pathType : `${r.pathType} (${r.declaredPathType})`;
@@ -151,14 +175,14 @@ function row(host: string, r: SerializedRoute, backends: ReadonlyMap<string, Bac
     isDefault ? "-" : locs !== null ? `regex (${r.declaredPathType})` : declared,
     clean(r.backend),
     noDefaultBackend ? "-" : endpointsCell(backends.get(r.backend)),
-    r.tls ? "yes" : "no",
+    clean(tlsCell(host, r, tls)),
     r.ingress === "" ? "--default-backend-service" : clean(r.ingress),
     clean(routeAnswers(r, backends, rootRewrites || (locs?.some((l) => l.rewrites) ?? false), noDefaultBackend).text),
   ];
 }
 
 /** The row of a route's canary, under it. */
-function canaryRow(host: string, r: SerializedRoute, backends: ReadonlyMap<string, BackendView>, locs: Locations): string[] | null {
+function canaryRow(host: string, r: SerializedRoute, backends: ReadonlyMap<string, BackendView>, locs: Locations, tls: RoutesTls): string[] | null {
   if (r.canary === undefined) return null;
   const b = backends.get(r.canary.backend);
   return [
@@ -167,7 +191,7 @@ function canaryRow(host: string, r: SerializedRoute, backends: ReadonlyMap<strin
     "canary",
     clean(r.canary.backend),
     endpointsCell(b),
-    r.tls ? "yes" : "no",
+    clean(tlsCell(host, r, tls)),
     clean(r.canary.ingress),
     clean(`${canaryRules(r)}${serves(b) ? "" : "; 503 when chosen (no endpoints)"}`),
   ];
@@ -291,14 +315,16 @@ function everyRequestText(t: SerializedTable, e: EveryRequest): string {
   return out.length === 0 ? "" : `${out.join("\n")}\n`;
 }
 
-export function formatRoutesText(t: SerializedTable, every: EveryRequest = {}): string {
+/** `tls`: the hosts' own TLS settings, for the TLS column (RoutesTls). */
+export function formatRoutesText(t: SerializedTable, every: EveryRequest = {}, tls: RoutesTls = {}): string {
   const backends = new Map<string, BackendView>();
   for (const b of t.backends) backends.set(String(b.id), b as unknown as BackendView);
   const rows: string[][] = [];
   let blocked = 0;
   const add = (host: string, r: SerializedRoute, locs: Locations) => {
-    rows.push(row(host, r, backends, locs));
-    const c = canaryRow(host, r, backends, locs);
+    // The default route has no SNI name of its own: the listener's settings.
+    rows.push(row(host, r, backends, locs, false, false, host === "(any other)" ? {} : tls));
+    const c = canaryRow(host, r, backends, locs, tls);
     if (c !== null) rows.push(c);
     if (routeAnswers(r, backends, locs?.some((l) => l.rewrites) ?? false).blocked) blocked++;
   };
@@ -308,7 +334,7 @@ export function formatRoutesText(t: SerializedTable, every: EveryRequest = {}): 
     if (h.implicitRoot) {
       const slot = h.implicitRoot.backend === DEFAULT_BACKEND_SLOT.id;
       const root = slot && t.defaultRoute ? { ...h.implicitRoot, backend: t.defaultRoute.backend } : h.implicitRoot;
-      rows.push(row(h.host, root, backends, null, slot && t.defaultRoute === null, h.implicitRootRewrites === true));
+      rows.push(row(h.host, root, backends, null, slot && t.defaultRoute === null, h.implicitRootRewrites === true, tls));
     }
   }
   if (t.defaultRoute) add("(any other)", t.defaultRoute, null);

@@ -71,6 +71,14 @@ export interface RouteOptions {
    */
   readonly fromToWwwRedirect: boolean;
   /**
+   * Bytes per second each response body is sent at after `limitRateAfter` bytes (limit-rate,
+   * limit-rate-after); 0 = unlimited; null = the flags' (--limit-rate, --limit-rate-after).
+   */
+  readonly limitRate: number | null;
+  readonly limitRateAfter: number | null;
+  /** false: requests of this route write no access-log line (ingress-nginx's enable-access-log). */
+  readonly accessLog: boolean;
+  /**
    * When a failed attempt moves to another endpoint (ingress-nginx's proxy-next-upstream,
    * -tries, -timeout); null = ingress-nginx's default, `DEFAULT_RETRY` (docs/design.md,
    * "Retries"). Plain JSON data: it crosses IPC to the workers.

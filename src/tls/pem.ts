@@ -1,78 +1,11 @@
-// Checks the PEM of a kubernetes.io/tls Secret: every certificate in tls.crt
-// parses, tls.key parses and matches the leaf (the first certificate), and we read the leaf's
-// SANs and notAfter. Results are cached by Secret uid + resourceVersion: a Secret that did not
-// change is never parsed twice.
-import { createHash, createPrivateKey, X509Certificate } from "node:crypto";
+// The PEM check of a kubernetes.io/tls Secret (model/pem-check.ts), cached by Secret uid +
+// resourceVersion: a Secret that did not change is never parsed twice.
 import { LRUCache } from "lru-cache";
-import { certificateNames } from "../model/cert-names.ts";
+import { checkPem, parsePem, pemDigest, withExpiry, type PemCheck, type PemParse } from "../model/pem-check.ts";
 
-export type PemCheck =
-  | {
-      readonly ok: true;
-      /** DNS names from the leaf's subjectAltName, lowercased (CN when there are none). */
-      readonly sans: readonly string[];
-      /** Leaf notAfter, milliseconds since the epoch. */
-      readonly notAfter: number;
-      readonly expired: boolean;
-      /** Certificates in tls.crt (leaf + intermediates). */
-      readonly chainLength: number;
-      /** SHA-256 of tls.crt and tls.key as served: what a certificate set's fingerprint compares. */
-      readonly contentDigest: string;
-    }
-  | { readonly ok: false; readonly reason: string };
-
-type Parsed = Exclude<PemCheck, { ok: true }> | { ok: true; sans: readonly string[]; notAfter: number; chainLength: number; contentDigest: string };
-
-const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
-
-/** Parse and match without a cache. `now` is milliseconds since the epoch. */
-export function checkPem(cert: string | null, key: string | null, now: number): PemCheck {
-  return withExpiry(parsePem(cert, key), now);
-}
-
-function withExpiry(p: Parsed, now: number): PemCheck {
-  return p.ok ? { ...p, expired: p.notAfter <= now } : p;
-}
-
-/** `digest`: pemDigest(cert, key) when the caller has it already (the cache keys a Secret without a version by it). */
-function parsePem(cert: string | null, key: string | null, digest: string | null = null): Parsed {
-  if (cert === null || cert.trim() === "") return { ok: false, reason: "tls.crt is missing or empty" };
-  if (key === null || key.trim() === "") return { ok: false, reason: "tls.key is missing or empty" };
-  const blocks = cert.match(CERT_BLOCK) ?? [];
-  if (blocks.length === 0) return { ok: false, reason: "tls.crt holds no PEM CERTIFICATE block" };
-  const chain: X509Certificate[] = [];
-  for (const [i, block] of blocks.entries()) {
-    try {
-      chain.push(new X509Certificate(block));
-    } catch {
-      return { ok: false, reason: `certificate ${i + 1} in tls.crt does not parse` };
-    }
-  }
-  let privateKey;
-  try {
-    privateKey = createPrivateKey(key);
-  } catch {
-    // Encrypted keys land here too: Secrets carry no passphrase.
-    return { ok: false, reason: "tls.key does not parse as an unencrypted PEM private key" };
-  }
-  const leaf = chain[0]!;
-  const type = privateKey.asymmetricKeyType;
-  if (type !== "rsa" && type !== "ec") return { ok: false, reason: `tls.key type ${type ?? "unknown"} is not RSA or ECDSA` };
-  if (!leaf.checkPrivateKey(privateKey)) return { ok: false, reason: "tls.key does not match the first certificate in tls.crt" };
-  const notAfter = Date.parse(leaf.validTo);
-  if (!Number.isFinite(notAfter)) return { ok: false, reason: "certificate notAfter does not parse" };
-  return { ok: true, sans: certificateNames(leaf), notAfter, chainLength: chain.length, contentDigest: digest ?? pemDigest(cert, key) };
-}
-
-/**
- * The PEM text's own digest. A Secret's version (uid/resourceVersion) changes on every write,
- * also one that leaves tls.crt and tls.key as they were (a label, an annotation, a re-create
- * with the same data); a rotation restarts the HTTPS listener (tls/listener.ts), so the
- * certificate set is compared by this, computed once per version (the cache below).
- */
-export function pemDigest(cert: string | null, key: string | null): string {
-  return createHash("sha256").update(cert ?? "\u0000").update("\u0001").update(key ?? "\u0000").digest("base64");
-}
+// The check is pure and lives in model/ so that explain asks the same one (compile may not
+// import tls/); this module adds the cache the listener builds go through.
+export { checkPem, pemDigest, type PemCheck };
 
 export interface PemChecker {
   check(input: { cert: string | null; key: string | null; version: string | null }, now: number): PemCheck;
@@ -85,7 +18,7 @@ export interface PemChecker {
  * A binding without a version is keyed by a digest of its PEM text instead.
  */
 export function createPemChecker(max = 10_000): PemChecker {
-  const cache = new LRUCache<string, Parsed>({ max });
+  const cache = new LRUCache<string, PemParse>({ max });
   return {
     check(input, now) {
       const digest = input.version !== null ? null : pemDigest(input.cert, input.key);

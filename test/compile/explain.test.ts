@@ -10,11 +10,22 @@ import { EXPLAIN_LIMITS } from "../../src/compile/explain-types.ts";
 import { syntheticSnapshot } from "./scale.ts";
 import { loadFixture, snapshotOf } from "./snapshot.ts";
 import type { ConfigMap } from "../../src/model/schemas.ts";
+import type { Snapshot } from "../../src/store/types.ts";
+import { createCertificate } from "../tls/pki.ts";
 import { NOT_IMPLEMENTED } from "../../src/annotations/not-implemented.ts";
 
 function fixture(name: string) {
   const fx = loadFixture(readFileSync(join(import.meta.dir, "..", "fixtures", `${name}.yaml`), "utf8"));
   return { snapshot: fx.snapshot, config: { ...DEFAULT_COMPILE_CONFIG, ...fx.config } as CompileConfig };
+}
+/** The snapshot with these Secrets' tls.crt and tls.key replaced (a new resourceVersion, as an edit makes). */
+function withPems(snapshot: Snapshot, pems: Record<string, { certPem: string; keyPem: string }>): Snapshot {
+  const secrets = new Map(snapshot.secrets);
+  for (const [key, p] of Object.entries(pems)) {
+    const { data: _data, ...old } = secrets.get(key)!;
+    secrets.set(key, { ...old, metadata: { ...old.metadata, resourceVersion: "real" }, stringData: { "tls.crt": p.certPem, "tls.key": p.keyPem } });
+  }
+  return { ...snapshot, secrets };
 }
 const brief = (cs: readonly ExplainCandidate[]) => cs.map((c) => `${c.ingress} ${c.pathType} ${c.path} ${c.verdict}`);
 
@@ -130,18 +141,43 @@ spec:
     expect(invalid?.verdict).toBe("invalid");
   });
 
-  test("https: certificate chosen by SNI (exact > wildcard > default)", () => {
-    const { snapshot, config } = fixture("tls");
-    const at = (host: string) => explain(snapshot, config, { host, path: "/", scheme: "https" }).certificate;
+  test("https: certificate chosen by SNI (exact > wildcard > default), each one the listener takes", () => {
+    const fx = fixture("tls");
+    const pem = (name: string) => createCertificate({ subjectCN: name, sans: [name] });
+    const snapshot = withPems(fx.snapshot, { "shop/shop-tls": pem("shop.test"), "shop/wild-tls": pem("*.apps.test"), "portico/default-cert": pem("default.test") });
+    const at = (host: string) => explain(snapshot, fx.config, { host, path: "/", scheme: "https" }).certificate;
     expect(at("shop.test")).toMatchObject({ via: "exact", secret: "shop/shop-tls", hasPem: true });
     // A name no Ingress has rules for: SNI picks the `*.apps.test` binding.
     expect(at("z.apps.test")).toMatchObject({ via: "wildcard", host: "*.apps.test", secret: "shop/wild-tls" });
     // A rule host of shop/shop that no entry lists exactly: extractTLSSecretName's second pass
-    // reads the certificates, which here do not parse, so createServers' default certificate.
-    expect(at("a.apps.test")).toMatchObject({ via: "default", secret: "portico/default-cert", ingress: "shop/shop", matchedBy: "none" });
-    expect(at("a.b.apps.test")).toMatchObject({ via: "default", secret: "portico/default-cert" });
+    // reads the certificates, and wild-tls's names it.
+    expect(at("a.apps.test")).toMatchObject({ via: "exact", secret: "shop/wild-tls", ingress: "shop/shop", matchedBy: "certificate" });
+    // Two labels under *.apps.test: no certificate names it, so createServers' default certificate.
+    expect(at("a.b.apps.test")).toMatchObject({ via: "default", secret: "portico/default-cert", ingress: "shop/shop", matchedBy: "none" });
     expect(at("missing.test")).toMatchObject({ via: "exact", hasPem: false });
-    expect(explain(snapshot, config, { host: "shop.test", path: "/", scheme: "http" }).certificate).toBeNull();
+    expect(explain(snapshot, fx.config, { host: "shop.test", path: "/", scheme: "http" }).certificate).toBeNull();
+  });
+
+  test("https: a Secret the listener's PEM check refuses is not shown as served; the next certificate in line is", () => {
+    const fx = fixture("tls");
+    const shop = createCertificate({ subjectCN: "shop.test", sans: ["shop.test"] });
+    const other = createCertificate({ subjectCN: "shop.test", sans: ["shop.test"] });
+    const def = createCertificate({ subjectCN: "default.test", sans: ["default.test"] });
+    // tls.key of another key pair: tls/sni.ts serves the default certificate for shop.test.
+    const mismatched = withPems(fx.snapshot, { "shop/shop-tls": { certPem: shop.certPem, keyPem: other.keyPem }, "portico/default-cert": def });
+    const r = explain(mismatched, fx.config, { host: "shop.test", path: "/", scheme: "https" });
+    expect(r.certificate).toMatchObject({ via: "default", secret: "portico/default-cert", unusable: [{ secret: "shop/shop-tls", reason: "tls.key does not match the first certificate in tls.crt" }] });
+    expect(r.tls?.entry).toEqual({ via: "default", host: "" });
+    // The fixture's own PEMs do not parse at all: neither the host's nor the default's serves,
+    // so the generated certificate does (tls/default-cert.ts pickDefaultCertificate).
+    expect(explain(fx.snapshot, fx.config, { host: "shop.test", path: "/", scheme: "https" }).certificate).toMatchObject({
+      via: "generated-default",
+      secret: null,
+      unusable: [
+        { secret: "shop/shop-tls", reason: "certificate 1 in tls.crt does not parse" },
+        { secret: "portico/default-cert", reason: "tls.crt holds no PEM CERTIFICATE block" },
+      ],
+    });
   });
 
   test("default backend: used when nothing matches, losers reported", () => {

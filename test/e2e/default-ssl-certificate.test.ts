@@ -6,13 +6,14 @@
 // are none); otherwise it logs "Using default certificate" and serves the default one.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { peerCertificate } from "../tls/helpers.ts";
 import { namedBackend, type RawBackend } from "../proxy/raw.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
+import { freeRange } from "../gateway/base-harness.ts";
 import { startPortico, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
 
@@ -89,5 +90,60 @@ describe("settings/default_ssl_certificate.go", () => {
       return text.includes('portico_diagnostics{reason="InvalidCertificate"}');
     }, 15_000, "the InvalidCertificate diagnostics");
     expect(text).toContain('portico_diagnostics{reason="InvalidCertificate"} 2\n');
+  });
+});
+
+// With --gateway-ports a Gateway's HTTPS port answers a name none of its listeners binds with
+// --default-ssl-certificate's certificate when it has no hostless listener (docs/design.md
+// "Gateways with their own address"). That Secret is no Gateway's: rotating it alone must
+// still reach the Gateway's port, as it reaches the shared HTTPS port.
+describe("--default-ssl-certificate on a Gateway's own port (--gateway-ports)", () => {
+  const GW_NS = "gw-default-cert";
+  const first = createCertificate({ subjectCN: "default-1", sans: ["default-1.test"] });
+  const second = createCertificate({ subjectCN: "default-2", sans: ["default-2.test"] });
+  const listenerCert = createCertificate({ subjectCN: "named.gw.test", sans: ["named.gw.test"] });
+  let gdir = "";
+  let gp: Portico | undefined;
+  let from = 0;
+
+  /** The default Secret in a file of its own, replaced whole (a rename, never a half-written file). */
+  const writeDefault = (pem: { certPem: string; keyPem: string }) => {
+    writeFileSync(join(gdir, "default.yaml.tmp"), yamlDocs([tlsSecret(GW_NS, "default-cert", pem.certPem, pem.keyPem)]));
+    renameSync(join(gdir, "default.yaml.tmp"), join(gdir, "default.yaml"));
+  };
+
+  beforeAll(async () => {
+    gdir = mkdtempSync(join(tmpdir(), "portico-default-cert-gw-"));
+    writeFileSync(join(gdir, "gateway.yaml"), yamlDocs([
+      { apiVersion: "gateway.networking.k8s.io/v1", kind: "GatewayClass", metadata: { name: "portico" }, spec: { controllerName: "portico.dev/gateway-controller" } },
+      tlsSecret(GW_NS, "named", listenerCert.certPem, listenerCert.keyPem),
+      {
+        apiVersion: "gateway.networking.k8s.io/v1",
+        kind: "Gateway",
+        metadata: { name: "gw", namespace: GW_NS },
+        // One HTTPS listener, with a hostname: no hostless listener, so other names get the default.
+        spec: { gatewayClassName: "portico", listeners: [{ name: "https", port: 443, protocol: "HTTPS", hostname: "named.gw.test", tls: { certificateRefs: [{ name: "named" }] } }] },
+      },
+    ]));
+    writeDefault(first);
+    from = freeRange(2);
+    gp = await startPortico(["--manifests", gdir, "--default-ssl-certificate", `${GW_NS}/default-cert`, "--gateway-ports", `${from}-${from + 1}`]);
+  });
+
+  afterAll(async () => {
+    await gp?.stop();
+    if (gdir) rmSync(gdir, { recursive: true, force: true });
+  });
+
+  test("a rotated default certificate is served on the Gateway's port", async () => {
+    // The one Gateway's one port takes the range's first Portico port (compile/gateway/ports.ts).
+    const served = async (name: string) => (await peerCertificate(from, name)).fingerprint256;
+    await eventually(async () => (await served("other.gw.test")) === fp(first.certPem), 15_000, "the first default certificate on the Gateway's port");
+    expect(await served("named.gw.test")).toBe(fp(listenerCert.certPem));
+    writeDefault(second);
+    // The shared HTTPS port picks it up first; the Gateway's port must follow.
+    await eventually(async () => (await peerCertificate(gp!.ports.https, "other.gw.test")).fingerprint256 === fp(second.certPem), 15_000, "the rotated certificate on the shared port");
+    await eventually(async () => (await served("other.gw.test")) === fp(second.certPem), 15_000, "the rotated certificate on the Gateway's port");
+    expect(await served("named.gw.test")).toBe(fp(listenerCert.certPem));
   });
 });

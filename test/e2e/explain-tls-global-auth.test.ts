@@ -17,6 +17,7 @@
 // The auth services here are never reached: auth.invalid (RFC 6761 §6.4) resolves to nothing,
 // so a request that asks one answers 500, as explain's cause says for "no answer".
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import tls from "node:tls";
 import type { ExplainResult } from "../../src/compile/explain.ts";
 import { rawRequest } from "../proxy/helpers.ts";
@@ -161,6 +162,29 @@ describe("explain's listener TLS for the SNI name is what the handshake gets", (
       await handshakesMatch(c.host, t);
     });
   }
+  // The routes view (/debug/routes?format=text, portico routes) shows a host's own list in its
+  // TLS column where the listener applies it, as explain (held to the handshakes above) does.
+  test("the routes view's TLS column: a host's own ssl-ciphers, or that it is not applied", async () => {
+    const res = await fetch(`${portico.admin}/debug/routes?format=text`);
+    expect(res.status).toBe(200);
+    const admin = await res.text();
+    // `portico routes` on the same objects prints the same table.
+    const cli = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "..", "src", "main.ts"), "routes", ...manifests.args], { stdin: "ignore", env: { ...process.env, PORTICO_HTTP_PORT: "" } });
+    expect(cli.exitCode).toBe(0);
+    expect(cli.stdout.toString().split("\n").filter((l) => /\.test /.test(l))).toEqual(admin.split("\n").filter((l) => /\.test /.test(l)));
+    const rows = admin.split("\n");
+    const tlsOf = (host: string) => {
+      const line = rows.find((l) => l.startsWith(`${host} `));
+      // The cell between ENDPOINTS and INGRESS: "no" or "yes", and what follows up to the Ingress.
+      return /\s(?:yes|no)(?:; [^\s].*?)?(?=\s{2,}web\/)/.exec(line ?? "")?.[0].trim() ?? null;
+    };
+    const own = await explainOf("own.test", "https");
+    expect(tlsOf("own.test")).toBe(`yes; ciphers ${own.tls!.ciphers.join(":")} (ssl-ciphers of web/own)`);
+    expect(tlsOf("plain.test")).toBe("yes");
+    expect(tlsOf("bogus.test")).toBe("yes; ssl-ciphers of web/bogus not applied (unknown TLS 1.2 cipher suite BOGUS-CIPHER (OpenSSL names such as ECDHE-RSA-AES128-GCM-SHA256)): the listener's list");
+    expect(tlsOf("*.wild.test")).toBe(`no; ciphers ${CBC} (ssl-ciphers of web/wild)`);
+  });
+
   test("explain over plain HTTP says nothing of TLS", async () => {
     expect((await explainOf("plain.test", "http")).tls).toBeUndefined();
   });
@@ -185,6 +209,10 @@ describe("explain says where the auth service of a request comes from, and the r
       requestHeaders: [],
     });
     expect(e.response.cause).toContain("the global auth service decides (global-auth-url http://auth.invalid/verify)");
+    // `portico explain` on the same files reads the ConfigMap's keys as the server does.
+    const cli = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "..", "src", "main.ts"), "explain", ...manifests.args, "--host", "guarded.test", "--path", "/x", "--client", "127.0.0.1"], { stdin: "ignore", env: { ...process.env, PORTICO_HTTP_PORT: "" } });
+    expect(cli.exitCode).toBe(0);
+    expect((JSON.parse(cli.stdout.toString()) as ExplainResult).response).toEqual(e.response);
     expect(e.response.cause).toContain("anything else (or no answer) is 500");
     const before = pod.hits;
     expect(await status("guarded.test", "/x")).toBe(500);

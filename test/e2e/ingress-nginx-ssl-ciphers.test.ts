@@ -5,8 +5,8 @@
 // `ssl_prefer_server_ciphers` under `server`), the first Ingress of the host that sets each
 // deciding (controller.go createServers). Ports kubernetes/ingress-nginx
 // test/e2e/annotations/sslciphers.go. Both HTTPS listeners are covered: Bun.serve with two
-// workers (the entries go over the wire), and node:http2's, which serves while a gRPC route
-// exists (docs/design.md "HTTP/2").
+// workers (the entries go over the wire), and node:http2's, which serves the hosts with a gRPC
+// route (docs/design.md "HTTP/2 and gRPC": the SNI split).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -70,10 +70,14 @@ beforeAll(async () => {
     annotated("expr-off", "expr-off.test", { ...ciphers("ALL:!aNULL:!EXPORT56:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP"), ...prefer("false") }, t0),
     annotated("expr-on", "expr-on.test", { ...ciphers("ALL:!aNULL:!EXPORT56:RC4+RSA@STRENGTH:+HIGH@SECLEVEL=0:+MEDIUM:+LOW:+SSLv2:+EXP"), ...prefer("true") }, t0),
   ];
-  const grpc = ingress("web", "grpc", [{ host: "grpc.test", paths: [{ path: "/", service: "echo" }] }], {
-    annotations: { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" },
-  });
-  for (const [name, all] of [["bun", objs], ["h2", [...objs, grpc]]] as const) {
+  // A gRPC path on every host sends their connections to node:http2 (the HTTPS port split by
+  // SNI, serving/tls-split.ts); it sets no ssl-ciphers, so it decides nothing here.
+  const grpc = HOSTS.map((host) =>
+    ingress("web", `grpc-${host}`, [{ host, paths: [{ path: "/grpc.Echo", service: "echo" }] }], {
+      annotations: { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" },
+    }),
+  );
+  for (const [name, all] of [["bun", objs], ["h2", [...objs, ...grpc]]] as const) {
     mkdirSync(join(dir, name));
     writeFileSync(join(dir, name, "all.yaml"), yamlDocs([...all]));
   }
@@ -88,7 +92,7 @@ beforeAll(async () => {
     startPortico(["--manifests", join(dir, "h2")]),
     startPortico(["--manifests", join(dir, "live")]),
   ]);
-  await h2Listener.waitForLine(/HTTPS served by node:http2/);
+  await h2Listener.waitForLine(/HTTPS split by SNI/);
 });
 
 afterAll(async () => {
@@ -123,7 +127,7 @@ function handshake(p: Portico, host: string, suites: string): Promise<Handshake>
 
 const OK = (cipher: string): Handshake => ({ ok: true, cipher, status: "HTTP/1.1 200 OK" });
 
-for (const [name, get] of [["Bun.serve listener, two workers", () => bunListener], ["node:http2 listener (a gRPC route exists)", () => h2Listener]] as const) {
+for (const [name, get] of [["Bun.serve listener, two workers", () => bunListener], ["node:http2 listener (the hosts' gRPC routes, through the SNI split)", () => h2Listener]] as const) {
   describe(`per-host ssl-ciphers and ssl-prefer-server-ciphers: ${name}`, () => {
     test("a host with its own list refuses a suite another host of the listener accepts", async () => {
       expect(await handshake(get(), "other.test", AES128)).toEqual(OK(AES128));

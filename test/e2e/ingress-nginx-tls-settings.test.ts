@@ -5,7 +5,7 @@
 // node:tls client offers only the versions, suites or groups a case chooses. Ports
 // kubernetes/ingress-nginx test/e2e/settings/tls.go "setting cipher suite" and
 // settings/ssl_ciphers.go. Both of Portico's HTTPS listeners are covered: Bun.serve, and
-// node:http2's, which serves while a gRPC route exists (docs/design.md "HTTP/2").
+// node:http2's, which serves the hosts with a gRPC route (docs/design.md "HTTP/2 and gRPC").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -46,8 +46,9 @@ beforeAll(async () => {
     apiVersion: "v1", kind: "ConfigMap", metadata: { name: "ingress-nginx-controller", namespace: "ingress-nginx" },
     data: { "ssl-ciphers": TEST_CIPHERS, "ssl-protocols": "TLSv1.2", "ssl-ecdh-curve": "P-384" },
   };
-  // A gRPC route moves the HTTPS port to the node:http2 listener.
-  const grpc = ingress("web", "grpc", [{ host: "grpc.test", paths: [{ path: "/", service: "echo" }] }], {
+  // A gRPC route on the host sends its connections to the node:http2 listener (the HTTPS port
+  // split by SNI, serving/tls-split.ts).
+  const grpc = ingress("web", "grpc", [{ host: HOST, paths: [{ path: "/grpc.Echo", service: "echo" }] }], {
     annotations: { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" },
   });
   for (const [name, objs] of [["plain", base], ["tuned", [...base, configMap]], ["tuned-h2", [...base, configMap, grpc]]] as const) {
@@ -114,10 +115,10 @@ describe("default TLS settings (config.go: ssl-protocols \"TLSv1.2 TLSv1.3\")", 
   });
 });
 
-for (const [name, get] of [["Bun.serve listener", () => tuned], ["node:http2 listener (a gRPC route exists)", () => tunedH2]] as const) {
+for (const [name, get] of [["Bun.serve listener", () => tuned], ["node:http2 listener (the host's gRPC route, through the SNI split)", () => tunedH2]] as const) {
   describe(`settings/tls.go, ssl-ciphers ${TEST_CIPHERS}, ssl-protocols TLSv1.2, ssl-ecdh-curve P-384: ${name}`, () => {
     test("setting cipher suite", async () => {
-      if (get() === tunedH2) await tunedH2.waitForLine(/HTTPS served by node:http2/);
+      if (get() === tunedH2) await tunedH2.waitForLine(/HTTPS split by SNI/);
       // The Go client offers TLS 1.3 and its default suites: TLS 1.2 with the first listed suite.
       expect(await handshake(get())).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES256-GCM-SHA384", status: "HTTP/1.1 200 OK" });
     });

@@ -190,12 +190,13 @@ describe("with --enable-ssl-passthrough", () => {
   });
 });
 
-describe("with --enable-ssl-passthrough, --workers 2 and a gRPC route (the HTTPS port on node:http2)", () => {
+describe("with --enable-ssl-passthrough, --workers 2 and a gRPC route (the terminating listener split by SNI)", () => {
   let p: Portico;
   let grpcDir: string;
   beforeAll(async () => {
-    // A gRPC route puts the terminating listener on node:http2 (serving/https.ts); its peers
-    // must give the front's loopback port too, or the client address would be lost there.
+    // A gRPC route on one host splits the terminating listener by SNI (serving/tls-split.ts):
+    // the front sends web.test to the loopback Bun.serve and rpc.test to node:http2, and each
+    // listener's peers must name its own loopback port, or the client address would be lost.
     grpcDir = mkdtempSync(join(tmpdir(), "portico-passthrough-grpc-"));
     const grpc = ingress("shop", "rpc", [{ host: "rpc.test", paths: [{ path: "/", service: "web" }] }], { annotations: { [`${N}backend-protocol`]: "GRPC" } });
     writeFileSync(join(grpcDir, "all.yaml"), `${readFileSync(join(dir, "all.yaml"), "utf8")}\n---\n${yamlDocs([grpc as Record<string, unknown>])}`);

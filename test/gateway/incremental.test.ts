@@ -29,7 +29,14 @@ function routeYaml(r: () => number, name: string, ns: string, version: number, t
     const headers = r() < 0.2 ? ", headers: [{ name: x-env, value: canary }]" : "";
     const svc = pick(SERVICES);
     const svcNs = svc.startsWith("infra") && ns !== INFRA ? `, namespace: ${INFRA}` : "";
-    const filters = r() < 0.15 ? `, filters: [{ type: RequestRedirect, requestRedirect: { hostname: moved.example, statusCode: 301 } }]` : "";
+    const x = r();
+    // An ExtensionRef to an IngressNginxPolicy of the route's namespace: it reads the policy's ConfigMap or Secret.
+    const filters =
+      x < 0.15
+        ? `, filters: [{ type: RequestRedirect, requestRedirect: { hostname: moved.example, statusCode: 301 } }]`
+        : x < 0.3
+          ? `, filters: [{ type: ExtensionRef, extensionRef: { group: portico.dev, kind: IngressNginxPolicy, name: ${pick(["pol", "bas"])} } }]`
+          : "";
     rules.push(`    - { matches: [{ path: { type: ${type}, value: ${pick(PATHS)} }${method}${headers} }], backendRefs: [{ name: ${svc}${svcNs}, port: 8080, weight: ${1 + Math.floor(r() * 3)} }]${filters} }`);
   }
   const parents = [pick(GWS), ...(r() < 0.2 ? [pick(GWS)] : [])].map((g) => `{ name: ${g}, namespace: ${INFRA} }`).join(", ");
@@ -41,6 +48,21 @@ spec:
 ${hostnames}  rules:
 ${rules.join("\n")}`;
 }
+
+const N = "nginx.ingress.kubernetes.io/";
+const policy = (ns: string, name: string, annotations: Record<string, string>) => `apiVersion: portico.dev/v1alpha1
+kind: IngressNginxPolicy
+metadata: { name: ${name}, namespace: ${ns} }
+spec: { annotations: ${JSON.stringify(annotations)} }`;
+const configMap = (ns: string, name: string, value: string, rv: number) => `apiVersion: v1
+kind: ConfigMap
+metadata: { name: ${name}, namespace: ${ns}, resourceVersion: "${rv}" }
+data: { X-Tenant: "${value}" }`;
+const users = (ns: string, user: string, rv: number) => `apiVersion: v1
+kind: Secret
+metadata: { name: users, namespace: ${ns}, resourceVersion: "${rv}" }
+type: Opaque
+data: { auth: ${Buffer.from(`${user}:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\n`).toString("base64")} }`;
 
 function apply(store: Store, type: "ADDED" | "MODIFIED" | "DELETED", ...texts: string[]): void {
   for (const { kind, object } of objects(...texts)) store.apply({ type, kind, object } as Parameters<Store["apply"]>[0]);
@@ -63,6 +85,16 @@ describe("the incremental Gateway API compile", () => {
     const r = seeded(28);
     const store = new Store();
     apply(store, "ADDED", BASE, ...Object.values(GATEWAYS));
+    for (const ns of [APP, INFRA]) {
+      apply(
+        store,
+        "ADDED",
+        policy(ns, "pol", { [`${N}auth-url`]: "http://auth.example/", [`${N}auth-proxy-set-headers`]: `${ns}/h` }),
+        policy(ns, "bas", { [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" }),
+        configMap(ns, "h", "a", 1),
+        users(ns, "u", 1),
+      );
+    }
     let time = 0;
     const names: { name: string; ns: string }[] = [];
     for (let i = 0; i < 30; i++) {
@@ -73,29 +105,29 @@ describe("the incremental Gateway API compile", () => {
     const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
     expect(view(compiler.compile(store.snapshot()))).toEqual(view(compile(store.snapshot(), DEFAULT_COMPILE_CONFIG)));
     const kinds: Record<string, number> = {};
-    for (let step = 0; step < 120; step++) {
+    for (let step = 0; step < 240; step++) {
       const x = r();
       const { name, ns } = names[Math.floor(r() * names.length)]!;
       let what: string;
-      if (x < 0.5) {
+      if (x < 0.4) {
         what = "route edited";
         apply(store, "MODIFIED", routeYaml(r, name, ns, step + 2, Math.floor(r() * 60)));
-      } else if (x < 0.6) {
+      } else if (x < 0.46) {
         what = "route deleted";
         apply(store, "DELETED", routeYaml(r, name, ns, 1, 0));
-      } else if (x < 0.7) {
+      } else if (x < 0.52) {
         what = "route added";
         const n = `n${step}`;
         names.push({ name: n, ns });
         apply(store, "ADDED", routeYaml(r, n, ns, 1, time++ % 60));
-      } else if (x < 0.8) {
+      } else if (x < 0.58) {
         what = "Service created or deleted";
         const svc = `apiVersion: v1
 kind: Service
 metadata: { name: missing, namespace: ${ns} }
 spec: { ports: [{ name: first-port, port: 8080 }] }`;
         apply(store, store.snapshot().services.has(`${ns}/missing`) ? "DELETED" : "ADDED", svc);
-      } else if (x < 0.9) {
+      } else if (x < 0.63) {
         what = "endpoints changed";
         apply(store, "MODIFIED", `apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
@@ -103,13 +135,37 @@ metadata: { name: infra-backend-v2-x, namespace: ${INFRA}, resourceVersion: "${s
 addressType: IPv4
 endpoints: [{ addresses: ["127.0.2.${step % 250}"], conditions: { ready: true } }]
 ports: [{ name: first-port, port: 3000 }]`);
-      } else if (x < 0.95) {
+      } else if (x < 0.67) {
         what = "ReferenceGrant changed";
         const grant = `apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
 metadata: { name: from-app, namespace: ${INFRA} }
 spec: { from: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${APP} }], to: [{ group: "", kind: Service }] }`;
         apply(store, store.snapshot().referenceGrants.has(`${INFRA}/from-app`) ? "DELETED" : "ADDED", grant);
+      } else if (x < 0.72) {
+        what = "policy ConfigMap changed";
+        const y = r();
+        if (y < 0.2) apply(store, store.snapshot().configMaps?.has(`${ns}/h`) ? "DELETED" : "ADDED", configMap(ns, "h", "a", step));
+        // Half of the edits change the data, half only the metadata.
+        else apply(store, "MODIFIED", configMap(ns, "h", y < 0.6 ? `v${step}` : (store.snapshot().configMaps?.get(`${ns}/h`)?.data?.["X-Tenant"] ?? "a"), step));
+      } else if (x < 0.76) {
+        what = "ConfigMap nothing reads changed";
+        apply(store, "MODIFIED", configMap(ns, "unread", `v${step}`, step));
+      } else if (x < 0.8) {
+        what = "policy changed";
+        apply(store, "MODIFIED", policy(ns, "pol", { [`${N}auth-url`]: `http://auth${step % 3}.example/`, [`${N}auth-proxy-set-headers`]: `${ns}/${r() < 0.7 ? "h" : "h2"}` }));
+      } else if (x < 0.84) {
+        what = "policy Secret changed";
+        apply(store, "MODIFIED", users(ns, r() < 0.5 ? "u" : `u${step}`, step));
+      } else if (x < 0.88) {
+        what = "Namespace labels changed";
+        apply(store, "MODIFIED", `apiVersion: v1
+kind: Namespace
+metadata: { name: ${APP}, resourceVersion: "${step}", labels: { gateway-conformance: ${r() < 0.5 ? "backend" : "other"} } }`);
+      } else if (x < 0.92) {
+        what = "route status written";
+        const current = store.snapshot().httpRoutes.get(`${ns}/${name}`);
+        if (current !== undefined) store.apply({ type: "MODIFIED", kind: "HTTPRoute", object: { ...current, metadata: { ...current.metadata, resourceVersion: `s${step}` }, status: { parents: [] } } });
       } else {
         what = "Gateway listener changed";
         apply(store, "MODIFIED", `apiVersion: gateway.networking.k8s.io/v1
@@ -128,8 +184,24 @@ spec:
     expect(last.table?.length ?? 0).toBeGreaterThan(0);
     expect(last.routes.length).toBeGreaterThan(20);
     expect(last.diagnostics.length).toBeGreaterThan(0);
+    // Routes reading a policy (and through it a ConfigMap or a Secret) were among them.
+    expect([...store.snapshot().httpRoutes.values()].filter((x) => JSON.stringify(x.spec).includes("ExtensionRef")).length).toBeGreaterThan(2);
     // Every kind of edit happened.
-    expect(Object.keys(kinds).sort()).toEqual(["Gateway listener changed", "ReferenceGrant changed", "Service created or deleted", "endpoints changed", "route added", "route deleted", "route edited"]);
+    expect(Object.keys(kinds).sort()).toEqual([
+      "ConfigMap nothing reads changed",
+      "Gateway listener changed",
+      "Namespace labels changed",
+      "ReferenceGrant changed",
+      "Service created or deleted",
+      "endpoints changed",
+      "policy ConfigMap changed",
+      "policy Secret changed",
+      "policy changed",
+      "route added",
+      "route deleted",
+      "route edited",
+      "route status written",
+    ]);
   });
 
   test("an HTTPRoute edit compiles that route again and leaves the other routes' entries as they were", () => {

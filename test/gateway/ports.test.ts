@@ -9,7 +9,10 @@ import type { GatewayRoutes, RouteTable } from "../../src/table/types.ts";
 import { applyDelta, decodeTable, encodeDelta, encodeTable, type BackendRegistry } from "../../src/table/wire.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
-import { BASE, GATEWAYS, INFRA, snapshot } from "./base.ts";
+import { Store } from "../../src/store/store.ts";
+import type { Service } from "../../src/model/schemas.ts";
+import type { Snapshot } from "../../src/store/types.ts";
+import { BASE, GATEWAYS, INFRA, objects, snapshot } from "./base.ts";
 
 const RANGE = { from: 20_100, to: 20_107 };
 const config = { ...DEFAULT_COMPILE_CONFIG, gatewayPorts: RANGE, publishService: { namespace: "portico", name: "portico" } };
@@ -124,6 +127,43 @@ describe("--gateway-ports", () => {
     expect(both.table.gatewayPorts!.get(20_101)!.gateway).toBe(`${INFRA}/same-namespace`);
     const one = c.compile(snapshot(BASE, ...multi("2026-01-02T00:00:00Z", "2026-01-01T00:00:00Z").slice(0, 1), ...multi("", "").slice(2), recorded("same-namespace", 20_101)));
     expect(served(one.table)).toEqual({ 20101: `same-namespace:80 / → ${INFRA}/infra-backend-v2, /shared → ${INFRA}/infra-backend-v1` });
+  });
+
+  test("a change to a Gateway's own Service alone (its port, its label, its deletion) moves the port as a fresh compile does", () => {
+    // Each step changes the Service map only, every other object the same, so nothing the
+    // Gateway compile depends on changed: the allocation must still read the Service again,
+    // or this replica keeps a port the Service no longer sends that Gateway's traffic to.
+    const start = snapshot(BASE, ...multi("2026-01-02T00:00:00Z", "2026-01-01T00:00:00Z"));
+    const key = `portico/${gatewayServiceName(`${INFRA}/same-namespace`)}`;
+    const withService = (text: string | null): Snapshot => {
+      const services = new Map(start.services);
+      if (text !== null) services.set(key, objects(text)[0]!.object as Service);
+      return { ...start, services };
+    };
+    const c = new Compiler(config);
+    const owner = (r: { table: RouteTable }) => Object.fromEntries([...r.table.gatewayPorts!].map(([p, g]) => [p, g.gateway.split("/")[1]]));
+    const steps: [Snapshot, Record<number, string>][] = [
+      [start, { 20100: "all-namespaces", 20101: "same-namespace" }],
+      // The Service (written by a leader that allocated otherwise) records 20105.
+      [withService(recorded("same-namespace", 20_105)), { 20100: "all-namespaces", 20105: "same-namespace" }],
+      // Its managed-by label changed: no longer Portico's record.
+      [withService(recorded("same-namespace", 20_105, false)), { 20100: "all-namespaces", 20101: "same-namespace" }],
+      [withService(recorded("same-namespace", 20_106)), { 20100: "all-namespaces", 20106: "same-namespace" }],
+      // Deleted: allocated again.
+      [withService(null), { 20100: "all-namespaces", 20101: "same-namespace" }],
+    ];
+    for (const [snap, want] of steps) {
+      expect(owner(new Compiler(config).compile(snap))).toEqual(want);
+      expect(owner(c.compile(snap))).toEqual(want);
+    }
+  });
+
+  test("the store wakes the compiler for a Service's managed-by label, not for its other labels", () => {
+    const store = new Store();
+    const svc = (labels: string) => objects(recorded("same-namespace", 20_105).replace("labels: { app.kubernetes.io/managed-by: portico-gateway }", `labels: { ${labels} }`))[0]!.object as Service;
+    expect(store.apply({ type: "ADDED", kind: "Service", object: svc("app.kubernetes.io/managed-by: portico-gateway") })).toBe(true);
+    expect(store.apply({ type: "MODIFIED", kind: "Service", object: svc("app.kubernetes.io/managed-by: portico-gateway, team: a") })).toBe(false);
+    expect(store.apply({ type: "MODIFIED", kind: "Service", object: svc("team: a") })).toBe(true);
   });
 
   test("a full range leaves the port unserved, with a diagnostic on the Gateway", () => {

@@ -113,6 +113,25 @@ describe("ConfigMap keys", () => {
     [{ "global-auth-cache-duration": "200 201 401 30m" }, "global-auth-cache-duration", "flag", ["--global-auth-cache-duration=200 201 401 30m"]],
     [{ "global-auth-always-set-cookie": "true" }, "global-auth-always-set-cookie", "flag", ["--global-auth-always-set-cookie=true"]],
     [{ "global-auth-snippet": "proxy_set_header A b;" }, "global-auth-snippet", "not-honoured", []],
+    // nginx.tmpl: `{{ if or $cfg.DisableAccessLog $cfg.DisableHTTPAccessLog }} access_log off;`;
+    // the stream block's own log serves tcp-services/udp-services, which Portico does not proxy.
+    [{ "disable-http-access-log": "true" }, "disable-http-access-log", "flag", ["--access-log=off"]],
+    [{ "disable-http-access-log": "false" }, "disable-http-access-log", "same", []],
+    [{ "disable-stream-access-log": "true" }, "disable-stream-access-log", "same", []],
+    [{ "disable-stream-access-log": "yes" }, "disable-stream-access-log", "not-honoured", []],
+    // nginx.tmpl: log_format upstreaminfo [escape=none|escape=json] '<log-format-upstream>', none checked first.
+    [{ "log-format-upstream": '{"ip":"$remote_addr"}' }, "log-format-upstream", "flag", ['--access-log-template={"ip":"$remote_addr"}']],
+    [{ "log-format-upstream": "it's" }, "log-format-upstream", "not-honoured", []],
+    [{ "log-format-upstream": "cost $" }, "log-format-upstream", "not-honoured", []],
+    [{ "log-format-escape-json": "true" }, "log-format-escape-json", "flag", ["--access-log-escape=json"]],
+    [{ "log-format-escape-json": "true", "log-format-escape-none": "true" }, "log-format-escape-json", "same", []],
+    [{ "log-format-escape-json": "true", "log-format-escape-none": "true" }, "log-format-escape-none", "flag", ["--access-log-escape=none"]],
+    [{ "log-format-escape-none": "false" }, "log-format-escape-none", "same", []],
+    // defaults.Backend LimitRate / LimitRateAfter; template.go `limit_rate <n>k;` only for n > 0.
+    [{ "limit-rate": "90" }, "limit-rate", "flag", ["--limit-rate=90k"]],
+    [{ "limit-rate": "0" }, "limit-rate", "same", []],
+    [{ "limit-rate": "1k" }, "limit-rate", "not-honoured", []],
+    [{ "limit-rate-after": "512" }, "limit-rate-after", "flag", ["--limit-rate-after=512k"]],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
   ] as const)("%p: %s is %s", (data, k, status, flags) => {
@@ -155,6 +174,7 @@ describe("ConfigMap keys", () => {
       "ssl-redirect": "false", "force-ssl-redirect": "true", "whitelist-source-range": "10.0.0.0/8", "denylist-source-range": "192.0.2.0/24",
       "limit-req-status-code": "429", "limit-conn-status-code": "429", "custom-http-errors": "404,503", "enable-underscores-in-headers": "true",
       "worker-processes": "4", "disable-access-log": "true", "server-tokens": "true",
+      "log-format-upstream": '$remote_addr "$request" $status', "log-format-escape-json": "true", "limit-rate": "90", "limit-rate-after": "1",
       "use-gzip": "true", "gzip-level": "4", "gzip-min-length": "100", "gzip-types": "text/html application/json", "gzip-disable": "msie6",
       "enable-brotli": "true", "brotli-level": "6", "brotli-min-length": "24", "brotli-types": "application/octet-stream text/plain",
       "global-auth-url": "http://auth.example/check", "global-auth-method": "POST", "global-auth-signin": "https://auth.example/start?x=1",

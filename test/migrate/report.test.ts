@@ -106,6 +106,18 @@ describe("statuses follow the registry at run time", () => {
     expect(JSON.stringify([r, off])).not.toContain("not supported by Portico");
   });
 
+  test("enable-access-log, connection-proxy-header, limit-rate and limit-rate-after are served, no longer reported unsupported", () => {
+    const N = "nginx.ingress.kubernetes.io/";
+    const r = one({ [`${N}enable-access-log`]: "false", [`${N}connection-proxy-header`]: "keep-alive", [`${N}limit-rate`]: "90", [`${N}limit-rate-after`]: "10" });
+    expect(r.annotations.map((a) => [a.name.slice(N.length), a.status])).toEqual([
+      ["connection-proxy-header", "same"], ["enable-access-log", "same"], ["limit-rate", "differs"], ["limit-rate-after", "differs"],
+    ]);
+    expect(r.status).toBe("differs");
+    // 0 is no limit in both.
+    expect(one({ [`${N}limit-rate`]: "0" }).status).toBe("unchanged");
+    expect(JSON.stringify(r)).not.toContain("not supported by Portico");
+  });
+
   test("satisfy and the mirror annotations are served, no longer reported unsupported", () => {
     const r = one({ "nginx.ingress.kubernetes.io/satisfy": "any", "nginx.ingress.kubernetes.io/allowlist-source-range": "10.0.0.0/8" });
     expect(r.annotations.find((a) => a.name === "nginx.ingress.kubernetes.io/satisfy")).toMatchObject({ status: "same", text: "served the same" });

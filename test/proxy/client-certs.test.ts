@@ -449,6 +449,34 @@ describe("the handshake asks for a certificate only while a route reads one", ()
     expect(await askedForCertificate(serving.ports.https, "mtls.test")).toBe(true);
   });
 
+  test("serveTraffic splits the port by SNI: the client-certificate host on node:http2 (asked, checked), an ordinary host on Bun.serve (never asked), the former's Host there 421 and never forwarded", async () => {
+    const backend = await okBackend();
+    const b = makeBackend([backend.port]);
+    const table = makeTable([
+      { host: "mtls.test", backend: b, options: optionsOf(SECRET), tls: true },
+      { host: "open.test", backend: b, tls: true },
+    ]);
+    const config = testConfig({ httpPort: freePort(), httpsPort: freePort(), tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256", http2: true });
+    const serving = serveTraffic({ config, log: silentLogger, inst: createInstruments(new Registry(), { version: "t" }), table: () => table, tls: createTlsBuilder(config, silentLogger).build([]), ports: "alone" });
+    cleanup.push(() => serving.shutdown({ delay: false }));
+    const port = serving.ports.https;
+    expect(serving.httpsListener).toBe("split");
+    expect(await askedForCertificate(port, "mtls.test")).toBe(true);
+    // No SNI goes to node:http2, which serves every host: asked there too.
+    expect(await askedForCertificate(port, null)).toBe(true);
+    // Browsers holding certificates get no picker on the other hosts.
+    expect(await askedForCertificate(port, "open.test")).toBe(false);
+    const ok = await request(port, { sni: "mtls.test", host: "mtls.test", cert: good });
+    expect(ok.status).toBe(200);
+    expect(header(backend.heads().at(-1), "ssl-client-verify")).toBe("SUCCESS");
+    expect((await request(port, { sni: "mtls.test", host: "mtls.test" })).status).toBe(400);
+    // Fails closed: on Bun.serve's side, which shows no certificate, the host is misdirected.
+    const forwarded = backend.heads().length;
+    expect((await request(port, { sni: "open.test", host: "mtls.test", cert: good })).status).toBe(421);
+    expect(backend.heads().length).toBe(forwarded);
+    expect((await request(port, { sni: "open.test", host: "open.test" })).status).toBe(200);
+  });
+
   test("turning it on sends GOAWAY to HTTP/2 connections made before, which carry no certificate", async () => {
     const backend = await okBackend();
     const b = makeBackend([backend.port]);

@@ -66,3 +66,45 @@ test("explain's encoding and Vary for an Accept-Encoding are the answer's", asyn
   const off = testConfig();
   expect(explain(snapshot, off, { host: "gz.test", path: "/", scheme: "http", acceptEncoding: "gzip" }, new Compiler(off)).response.compression).toBeUndefined();
 });
+
+// ingress-nginx's gzip-disable is nginx's `gzip_disable` (nginx.tmpl's gzip block), run by
+// ngx_http_gzip_ok on the request's User-Agent (a case-insensitive regex; `msie6` is nginx's own
+// test for MSIE 4-6 without SV1); ngx_brotli never reads it. block-user-agents is nginx.tmpl's
+// `map $http_user_agent $block_ua` (403 for a listed value). Explain takes the User-Agent and
+// asks the relay's own decision (http/gzip.ts gzipAnswer) and the route step's list.
+test("explain's encoding for a User-Agent under gzip-disable, and a blocked User-Agent, are the answer's", async () => {
+  const MSIE6 = "Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1)";
+  // SV1 (XP SP2) fixed MSIE 6's gzip: nginx's msie6 test lets it through.
+  const SV1 = "Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1; SV1)";
+  const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+  const BADBOT = "Mozilla/5.0 (compatible; BadBot/1.0)";
+  const runs: [string, [string | null, "gzip" | null | 403][]][] = [
+    ["msie6", [[null, "gzip"], [FIREFOX, "gzip"], [MSIE6, null], [SV1, "gzip"], ["curl/8.5.0", "gzip"], [BADBOT, 403]]],
+    // A regex: case-insensitive, unanchored.
+    ["CURL/|wget", [[null, "gzip"], [FIREFOX, "gzip"], ["curl/8.5.0", null], ["Wget/1.21", null], [MSIE6, "gzip"], [BADBOT, 403]]],
+  ];
+  for (const [gzipDisable, cases] of runs) {
+    const disabled = testConfig({ gzip: true, gzipDisable, blockUserAgents: ["~*badbot"] });
+    const t = compile(snapshot, disabled).table;
+    const l = startHttpListener({ hostname: "127.0.0.1", port: 0, handler: createProxyHandler({ config: disabled, table: () => t, lookup, log: silentLogger, scheme: "http" }) });
+    try {
+      for (const [ua, expected] of cases) {
+        const what = `gzip-disable ${gzipDisable}, User-Agent ${ua}`;
+        const r = explain(snapshot, disabled, { host: "gz.test", path: "/", scheme: "http", acceptEncoding: "gzip", ...(ua === null ? {} : { userAgent: ua }) }, new Compiler(disabled)).response;
+        const raw = await rawRequest(l.port as number, `GET / HTTP/1.1\r\nHost: gz.test\r\n${ua === null ? "" : `User-Agent: ${ua}\r\n`}Accept-Encoding: gzip\r\nConnection: close\r\n\r\n`, 10_000);
+        const head = raw.slice(0, raw.indexOf("\r\n\r\n"));
+        if (expected === 403) {
+          expect(r, what).toMatchObject({ kind: "refused", status: 403, by: "block" });
+          expect(statusLine(raw), what).toBe(403);
+          continue;
+        }
+        expect(r.kind, what).toBe("proxied");
+        expect(r.compression?.encoding, what).toBe(expected);
+        expect(statusLine(raw), what).toBe(200);
+        expect(/\r\ncontent-encoding: ([^\r]*)/i.exec(head)?.[1] ?? null, what).toBe(expected);
+      }
+    } finally {
+      await l.stop(true);
+    }
+  }
+});

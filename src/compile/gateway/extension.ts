@@ -15,7 +15,6 @@
 import { FAMILIES } from "../../annotations/registry.ts";
 import { namesOf, type AnnotationSpec } from "../../annotations/spec.ts";
 import { FROM_TO_WWW_REDIRECT } from "../../annotations/redirects.ts";
-import { authSecretKey } from "../../model/secret-refs.ts";
 import type { IngressNginxPolicy } from "../../model/portico-policy.ts";
 import { PORTICO_GROUP } from "../../model/portico-policy.ts";
 import type { Snapshot } from "../../store/types.ts";
@@ -85,16 +84,6 @@ const NOT_FOR_A_RULE: ReadonlyMap<string, string> = (() => {
 
 /** No --allowlist-source-range / --denylist-source-range (a caller without the compile config). */
 export const NO_FLAGS: AccessFlags = Object.freeze({ allowlistSourceRange: [], denylistSourceRange: [] });
-
-/** The basic-auth Secrets the IngressNginxPolicies name (`namespace/name`): a change to one compiles the routes again. */
-export function policySecrets(snapshot: Snapshot): string[] {
-  const out: string[] = [];
-  for (const p of snapshot.ingressNginxPolicies?.values() ?? []) {
-    const k = authSecretKey(p.spec.annotations, p.metadata.namespace ?? "default");
-    if (k !== null) out.push(k);
-  }
-  return out;
-}
 
 const parsedOf = new WeakMap<IngressNginxPolicy, ParsedAnnotations>();
 

@@ -24,9 +24,10 @@ import type { BackendRef, ResolvedBackend } from "../backends.ts";
 import type { CertificateBinding, GatewayCompileResult } from "../types.ts";
 import type { GatewayState } from "./attach.ts";
 import { compileGateways } from "./table.ts";
+import { MANAGED_BY_LABEL } from "../../store/relevance.ts";
 
 /** Labels and annotation on the Services Portico makes for Gateways (kube/gateway-services.ts). */
-export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
+export { MANAGED_BY_LABEL };
 export const MANAGED_BY = "portico-gateway";
 /** `namespace/name` of the Gateway a Service is for. */
 export const GATEWAY_ANNOTATION = "portico.dev/gateway";
@@ -63,14 +64,16 @@ const gatewayTime = (g: GatewayState) => g.gateway.metadata.creationTimestamp ??
 
 /**
  * One Portico port per (Gateway, declared port) with a listener that can be served, and a
- * diagnostic for each that finds the range full (that port is then not served).
+ * diagnostic for each that finds the range full (that port is then not served); `services`:
+ * the keys of the Gateways' own Services it looked up, found or not (a change to one of them
+ * alone can move a port, so compile.ts allocates again when one changes).
  */
 export function allocateGatewayPorts(
   gateways: ReadonlyMap<string, GatewayState>,
   services: ReadonlyMap<string, Service>,
   serviceNamespace: string | null,
   range: PortRange,
-): { units: PortUnit[]; diagnostics: Diagnostic[]; unplaced: { gateway: string; declared: number }[] } {
+): { units: PortUnit[]; diagnostics: Diagnostic[]; unplaced: { gateway: string; declared: number }[]; services: ReadonlySet<string> } {
   const order = [...gateways.values()].sort((a, b) => {
     const ta = gatewayTime(a);
     const tb = gatewayTime(b);
@@ -87,10 +90,13 @@ export function allocateGatewayPorts(
   }
   const taken = new Set<number>();
   const port = new Map<number, number>();
+  const read = new Set<string>();
   // The ports the Gateways' Services already name, as long as they are in the range.
   wanted.forEach((w, i) => {
     if (serviceNamespace === null) return;
-    const svc = services.get(`${serviceNamespace}/${gatewayServiceName(w.gateway)}`);
+    const key = `${serviceNamespace}/${gatewayServiceName(w.gateway)}`;
+    read.add(key);
+    const svc = services.get(key);
     if (svc === undefined || !isGatewayService(svc, w.gateway)) return;
     const p = svc.spec?.ports?.find((x) => x.port === w.declared)?.targetPort;
     if (typeof p !== "number" || p < range.from || p > range.to || taken.has(p)) return;
@@ -116,7 +122,7 @@ export function allocateGatewayPorts(
     }
     units.push({ ...w, port: p });
   });
-  return { units, diagnostics, unplaced };
+  return { units, diagnostics, unplaced, services: read };
 }
 
 /**
@@ -200,7 +206,7 @@ export class GatewayPortsCompiler {
     controllerName: string,
     resolve: (ref: BackendRef) => ResolvedBackend,
     units: readonly PortUnit[],
-    changes: { readonly services: ReadonlySet<string>; readonly secrets: ReadonlySet<string> } | null,
+    changes: { readonly services: ReadonlySet<string>; readonly secrets: ReadonlySet<string>; readonly configMaps: ReadonlySet<string> } | null,
     defaultCertificate?: CertificateBinding,
     /** The source-range flags an IngressNginxPolicy's rules read (extension.ts). */
     flags?: AccessFlags,

@@ -12,7 +12,7 @@
 // - a rule that cannot be served (an invalid backendRef's share, all weights 0, no backend, an
 //   unsupported filter) → a "gateway-error" policy answering 500 (HTTPBackendRef).
 // Pure; the output does not depend on Map order.
-import type { GRPCRoute, HTTPRoute } from "../../model/gateway.ts";
+import type { GRPCRoute, HTTPRoute, ReferenceGrant } from "../../model/gateway.ts";
 import type { Snapshot } from "../../store/types.ts";
 import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from "../../table/types.ts";
 import { isWildcardHost } from "../../table/gateway.ts";
@@ -24,10 +24,15 @@ import type { BackendRef, ResolvedBackend } from "../backends.ts";
 import type { CertificateBinding, GatewayCompileResult, KeySet, RouteStatus } from "../types.ts";
 import type { Diagnostic } from "../../model/diagnostic.ts";
 import type { Secret } from "../../model/schemas.ts";
+import type { KindObjects } from "../../model/kinds.ts";
+import type { IngressNginxPolicy } from "../../model/portico-policy.ts";
 import { secretBinding } from "../tls.ts";
 import { attachRoute, cond, ourClasses, ourGateways, type ClassState, type Condition, type GatewayState, type ListenerState, type RouteParentState } from "./attach.ts";
-import { changedKeys } from "../changes.ts";
-import { NO_FLAGS, policySecrets, withExtension } from "./extension.ts";
+import { relevantChangedKeys } from "../changes.ts";
+import { NO_FLAGS, POLICY_KIND, withExtension } from "./extension.ts";
+import { PORTICO_GROUP } from "../../model/portico-policy.ts";
+import { authSecretKey, configMapKeys } from "../../model/secret-refs.ts";
+import { deepEqual } from "../../store/relevance.ts";
 import type { AccessFlags } from "../access.ts";
 import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Redirect, type Rewrite, type Timeouts, type WeightedBackend } from "./rules.ts";
 import { changedConflicts, GRPC_ROUTE_KIND, grpcAsHttpRoute, grpcObjectKey, grpcWorkKey, kindConflicts, withoutRefused, type KindAttachments } from "./grpcroute.ts";
@@ -67,7 +72,16 @@ function routeDiagnostics(r: RouteStatus): Diagnostic[] {
   return out;
 }
 
-const NO_DEPS = Object.freeze({ services: new Set<string>(), secrets: new Set<string>() });
+type Namespace = KindObjects["Namespace"];
+
+const NO_DEPS = Object.freeze({ services: new Set<string>(), secrets: new Set<string>(), configMaps: new Set<string>() });
+
+/**
+ * How many routes (HTTPRoute or GRPCRoute works) compileGateways has compiled in this process:
+ * a debug counter the tests read to hold a change to what it must compile again
+ * (docs/design.md "Gateway API", "What a change compiles again").
+ */
+export const gatewayRouteCompiles = { count: 0 };
 
 /** The Backend of routes that never reach one (redirects, 500s): it is never sent to. */
 export const NO_BACKEND: Backend = Object.freeze({
@@ -121,6 +135,13 @@ interface RouteWork {
   readonly services: readonly string[];
   /** Route hostnames served through HTTPS listeners without a hostname, with the listener's certificate. */
   readonly certHosts: readonly (readonly [string, string])[];
+  /**
+   * What its rules' ExtensionRefs read besides the route (extension.ts): `p:` the
+   * IngressNginxPolicy keys named, found or not, and of those found `c:` the ConfigMaps
+   * (auth-proxy-set-headers, custom-headers) and `s:` the basic-auth Secret their annotations
+   * name. Empty for a route without an ExtensionRef.
+   */
+  readonly reads: readonly string[];
 }
 
 type Pending = Piece;
@@ -132,13 +153,17 @@ type Pending = Piece;
  */
 interface State {
   readonly controllerName: string;
-  readonly gatewayClasses: unknown;
-  readonly gateways: unknown;
-  readonly referenceGrants: unknown;
-  readonly namespaces: unknown;
-  /** IngressNginxPolicies and the source-range flags their rules read (extension.ts): any change compiles every route. */
-  readonly policies: unknown;
-  readonly flags: AccessFlags;
+  /** The GatewayClasses and Gateways as last compiled (compared in what the compiler reads: unchanged keeps the listener states). */
+  gatewayClasses: ReadonlyMap<string, KindObjects["GatewayClass"]>;
+  gateways: ReadonlyMap<string, KindObjects["Gateway"]>;
+  /** Namespaces, ReferenceGrants and IngressNginxPolicies as last compiled: compared key by key (what changed compiles the routes reading it). */
+  namespaces: ReadonlyMap<string, Namespace>;
+  referenceGrants: ReadonlyMap<string, ReferenceGrant>;
+  policies: ReadonlyMap<string, IngressNginxPolicy>;
+  /** Some listener admits routes by a Namespace selector: only then do Namespace labels matter. */
+  readonly selectsNamespaces: boolean;
+  /** The flags an IngressNginxPolicy's rules read (extension.ts), as last compiled. */
+  flags: AccessFlags;
   httpRoutes: ReadonlyMap<string, HTTPRoute>;
   grpcRoutes: ReadonlyMap<string, GRPCRoute>;
   /** Work key → the listeners the route is refused on (grpcroute.ts kindConflicts). */
@@ -147,12 +172,15 @@ interface State {
   /** Our Gateways with their listeners validated; attachedRoutes is counted on copies. */
   readonly base: ReadonlyMap<string, GatewayState>;
   readonly listenerDiagnostics: readonly Diagnostic[];
+  /** The Secrets our listeners name: a change to one validates the listeners again (every route). */
   readonly secrets: ReadonlySet<string>;
   readonly works: Map<string, RouteWork>;
   /** The route keys in precedence order: oldest first, then namespace/name. */
   order: readonly string[];
   /** Service key → the routes naming it: one route key, or a Set of two or more (most Services have one route: a Set each costs ~240 bytes at 10k). */
   readonly byService: Map<string, string | Set<string>>;
+  /** RouteWork.reads key → the routes reading it, as byService. */
+  readonly byRead: Map<string, string | Set<string>>;
   /** `cls\nlkey` → route hostname → its entries' pendings, in precedence order. */
   readonly pend: Map<string, Map<string, Pending[]>>;
   /** The table's two listener maps, as last built. */
@@ -171,14 +199,87 @@ const STATES = new WeakMap<GatewayCompileResult, State>();
 
 /**
  * What changed since `prev` was compiled, as compile.ts finds it: the Service keys (also the
- * EndpointSlice group keys) and Secret keys among `prev.deps` that changed. Without it, or when
- * `prev` is not the latest result, everything is compiled.
+ * EndpointSlice group keys), Secret keys and ConfigMap keys among `prev.deps` that changed
+ * (Secrets and ConfigMaps in what the compiler reads of them: store/relevance.ts). Without it,
+ * or when `prev` is not the latest result, everything is compiled.
  */
 export interface GatewayChanges {
   readonly prev: GatewayCompileResult;
   readonly services: ReadonlySet<string>;
   readonly secrets: ReadonlySet<string>;
+  readonly configMaps: ReadonlySet<string>;
 }
+
+/** Adds `key` to the routes `index` holds under `dep` (one key, or a Set of two or more). */
+function indexAdd(index: Map<string, string | Set<string>>, dep: string, key: string): void {
+  const named = index.get(dep);
+  if (named === undefined) index.set(dep, key);
+  else if (typeof named === "object") named.add(key);
+  else if (named !== key) index.set(dep, new Set([named, key]));
+}
+
+function indexDelete(index: Map<string, string | Set<string>>, dep: string, key: string): void {
+  const named = index.get(dep);
+  if (named === key) index.delete(dep);
+  else if (typeof named === "object" && named.delete(key) && named.size === 1) index.set(dep, named.values().next().value as string);
+}
+
+function indexed(index: ReadonlyMap<string, string | Set<string>>, dep: string, out: Set<string>): void {
+  const named = index.get(dep);
+  if (typeof named === "string") out.add(named);
+  else if (named !== undefined) for (const k of named) out.add(k);
+}
+
+/**
+ * The flags an IngressNginxPolicy's rules read, compared by value (a new CompileConfig may carry
+ * the same ones); an absent list is an empty one (the flag not given).
+ */
+const sameFlags = (a: AccessFlags, b: AccessFlags): boolean =>
+  a === b ||
+  deepEqual(
+    [a.allowlistSourceRange ?? NONE, a.denylistSourceRange ?? NONE, a.globalAllowedResponseHeaders ?? NONE],
+    [b.allowlistSourceRange ?? NONE, b.denylistSourceRange ?? NONE, b.globalAllowedResponseHeaders ?? NONE],
+  );
+
+/** The work keys of routes in `namespaces` (keys are `namespace/name`, a GRPCRoute's with a suffix). */
+function routesIn(works: ReadonlyMap<string, RouteWork>, namespaces: ReadonlySet<string>, out: Set<string>): void {
+  if (namespaces.size === 0) return;
+  for (const k of works.keys()) if (namespaces.has(k.slice(0, k.indexOf("/")))) out.add(k);
+}
+
+/**
+ * The ReferenceGrants changed between `prev` and `next` (in spec or identity, store/relevance.ts):
+ * the namespaces whose routes they let reach a Service (from HTTPRoute or GRPCRoute), or null
+ * when one speaks for Gateways (a listener's certificateRef: the listeners are validated again).
+ */
+function grantNamespaces(prev: ReadonlyMap<string, ReferenceGrant>, next: ReadonlyMap<string, ReferenceGrant>): Set<string> | null {
+  const out = new Set<string>();
+  let gateways = false;
+  const from = (g: ReferenceGrant | undefined) => {
+    for (const f of g?.spec.from ?? []) {
+      if (f.kind === "Gateway") gateways = true;
+      else if (f.kind === HTTP_ROUTE_KIND.kind || f.kind === GRPC_ROUTE_KIND.kind) out.add(f.namespace);
+    }
+  };
+  relevantChangedKeys("ReferenceGrant", prev, next, (k) => {
+    from(prev.get(k));
+    from(next.get(k));
+  });
+  return gateways ? null : out;
+}
+
+/** `prev` and `next` hold the same keys with the same parts the compiler reads of `kind` (store/relevance.ts). */
+function unchanged<K extends "GatewayClass" | "Gateway">(kind: K, prev: ReadonlyMap<string, KindObjects[K]>, next: ReadonlyMap<string, KindObjects[K]>): boolean {
+  if (prev === next) return true;
+  if (prev.size !== next.size) return false;
+  let same = true;
+  relevantChangedKeys(kind, prev, next, () => void (same = false));
+  return same;
+}
+
+const NO_NAMESPACES: ReadonlyMap<string, Namespace> = new Map();
+const NO_GRANTS: ReadonlyMap<string, ReferenceGrant> = new Map();
+const NO_POLICIES: ReadonlyMap<string, IngressNginxPolicy> = new Map();
 
 function routeOrder(works: ReadonlyMap<string, RouteWork>): string[] {
   return [...works.values()].sort((a, b) => (a.time !== b.time ? (a.time < b.time ? -1 : 1) : a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((w) => w.key);
@@ -187,12 +288,19 @@ function routeOrder(works: ReadonlyMap<string, RouteWork>): string[] {
 const EMPTY_HOSTS: GatewayHosts = Object.freeze({ exact: new Map(), wildcards: Object.freeze([]), any: null });
 
 /**
- * Compile every Gateway API object of ours (docs/design.md "Gateway API", "Incremental").
- * With `changes` it is incremental: while the GatewayClasses, Gateways, ReferenceGrants,
- * Namespaces and the listeners' Secrets are the same, the listener states are kept, each
- * HTTPRoute is compiled again only when it or a Service or EndpointSlice group it names
- * changed, and only the route hostname lists those routes are on are sorted and replaced in
- * the table (new maps; the previous table is left as it was).
+ * Compile every Gateway API object of ours (docs/design.md "Gateway API", "What a change
+ * compiles again"). With `changes` naming the latest result it is incremental: while
+ * --gateway-controller-name, the GatewayClasses and Gateways (in what the compiler reads of
+ * them), the listeners' Secrets and the ReferenceGrants that speak for Gateways are the same,
+ * the listener states are kept and only the routes (HTTPRoutes and GRPCRoutes) reading what
+ * changed are compiled again: a route that changed; one naming a changed Service or
+ * EndpointSlice group; one whose rules name a changed IngressNginxPolicy, or a policy naming a
+ * changed ConfigMap or Secret; every route naming a policy when the flags its rules read
+ * changed; the routes of a namespace whose labels changed while a listener selects
+ * namespaces, or that a changed ReferenceGrant lets reach Services. Only the route hostname
+ * lists those routes were or are on are sorted and replaced in the table (new maps; the
+ * previous table is left as it was). When there is nothing to redo, `changes.prev` itself is
+ * returned. Otherwise (no `changes`, or a listener input changed) everything is compiled.
  */
 export function compileGateways(
   snapshot: Snapshot,
@@ -204,15 +312,19 @@ export function compileGateways(
   let state = changes === null ? undefined : STATES.get(changes.prev);
   // Taken, not shared: if this compile throws, the next one starts over.
   if (changes !== null) STATES.delete(changes.prev);
+  const namespaces = snapshot.namespaces ?? NO_NAMESPACES;
+  const referenceGrants = snapshot.referenceGrants ?? NO_GRANTS;
+  const policies = snapshot.ingressNginxPolicies ?? NO_POLICIES;
+  // What each kind of change compiles again (docs/design.md "Gateway API"): the listener states
+  // are kept while the GatewayClasses, Gateways, the listeners' Secrets and the ReferenceGrants
+  // that speak for Gateways are the same; then only the routes reading what changed are redone.
+  const grants = state === undefined ? null : grantNamespaces(state.referenceGrants, referenceGrants);
   const reuse =
     state !== undefined &&
     state.controllerName === controllerName &&
-    state.gatewayClasses === snapshot.gatewayClasses &&
-    state.gateways === snapshot.gateways &&
-    state.referenceGrants === snapshot.referenceGrants &&
-    state.namespaces === snapshot.namespaces &&
-    state.policies === snapshot.ingressNginxPolicies &&
-    state.flags === flags &&
+    unchanged("GatewayClass", state.gatewayClasses, snapshot.gatewayClasses) &&
+    unchanged("Gateway", state.gateways, snapshot.gateways) &&
+    grants !== null &&
     ![...changes!.secrets].some((k) => state!.secrets.has(k));
   // The routes to compile again.
   const redo = new Set<string>();
@@ -221,18 +333,22 @@ export function compileGateways(
     const base = classes.size === 0 ? new Map<string, GatewayState>() : ourGateways(snapshot, classes);
     if (base.size === 0) return { classes, gateways: base, routes: [], table: null, certificates: [], deps: NO_DEPS, diagnostics: [] };
     const secrets = new Set<string>();
+    let selectsNamespaces = false;
     for (const gw of base.values()) {
       const gwNs = gw.key.slice(0, gw.key.indexOf("/"));
-      for (const l of gw.gateway.spec.listeners) for (const c of l.tls?.certificateRefs ?? []) secrets.add(`${c.namespace ?? gwNs}/${c.name}`);
+      for (const l of gw.gateway.spec.listeners) {
+        for (const c of l.tls?.certificateRefs ?? []) secrets.add(`${c.namespace ?? gwNs}/${c.name}`);
+        if (l.allowedRoutes?.namespaces?.from === "Selector") selectsNamespaces = true;
+      }
     }
-    for (const k of policySecrets(snapshot)) secrets.add(k);
     state = {
       controllerName,
       gatewayClasses: snapshot.gatewayClasses,
       gateways: snapshot.gateways,
-      referenceGrants: snapshot.referenceGrants,
-      namespaces: snapshot.namespaces,
-      policies: snapshot.ingressNginxPolicies,
+      referenceGrants,
+      namespaces,
+      policies,
+      selectsNamespaces,
       flags,
       httpRoutes: new Map(),
       grpcRoutes: new Map(),
@@ -244,6 +360,7 @@ export function compileGateways(
       works: new Map(),
       order: [],
       byService: new Map(),
+      byRead: new Map(),
       pend: new Map(),
       http: new Map(),
       https: new Map(),
@@ -254,18 +371,38 @@ export function compileGateways(
       routeHosts: [],
     };
   } else {
-    for (const s of changes!.services) {
-      const named = state.byService.get(s);
-      if (typeof named === "string") redo.add(named);
-      else if (named !== undefined) for (const k of named) redo.add(k);
+    const st = state;
+    st.gatewayClasses = snapshot.gatewayClasses;
+    st.gateways = snapshot.gateways;
+    for (const s of changes!.services) indexed(st.byService, s, redo);
+    // An IngressNginxPolicy's basic-auth Secret and ConfigMaps: the routes whose rules read them.
+    for (const s of changes!.secrets) indexed(st.byRead, `s:${s}`, redo);
+    for (const c of changes!.configMaps) indexed(st.byRead, `c:${c}`, redo);
+    relevantChangedKeys("IngressNginxPolicy", st.policies, policies, (k) => indexed(st.byRead, `p:${k}`, redo));
+    st.policies = policies;
+    // The flags reach a route only through a policy's annotations (extension.ts).
+    if (!sameFlags(st.flags, flags)) for (const [k, w] of st.works) if (w.reads.length > 0) redo.add(k);
+    st.flags = flags;
+    // A Namespace's labels are read only by a listener's allowedRoutes selector (attach.ts):
+    // the routes of that namespace attach again.
+    if (st.selectsNamespaces) {
+      const changed = new Set<string>();
+      relevantChangedKeys("Namespace", st.namespaces, namespaces, (k) => void changed.add(k));
+      routesIn(st.works, changed, redo);
     }
+    st.namespaces = namespaces;
+    // A ReferenceGrant from routes of a namespace: those routes resolve their backendRefs again.
+    routesIn(st.works, grants!, redo);
+    st.referenceGrants = referenceGrants;
   }
   const st = state;
-  changedKeys(st.httpRoutes, snapshot.httpRoutes, (k) => void redo.add(k));
+  // A route replaced by a version that differs only in what the compiler does not read (its
+  // status, which this controller writes after each compile, or resourceVersion) keeps its work.
+  relevantChangedKeys("HTTPRoute", st.httpRoutes, snapshot.httpRoutes, (k) => void redo.add(k));
   st.httpRoutes = snapshot.httpRoutes;
   // GRPCRoutes are compiled with the HTTPRoutes, under their own work keys (grpcroute.ts).
   const grpcRoutes = snapshot.grpcRoutes ?? NO_GRPC_ROUTES;
-  changedKeys(st.grpcRoutes, grpcRoutes, (k) => void redo.add(grpcWorkKey(k)));
+  relevantChangedKeys("GRPCRoute", st.grpcRoutes, grpcRoutes, (k) => void redo.add(grpcWorkKey(k)));
   st.grpcRoutes = grpcRoutes;
   const prepared = new Map<string, Prepared | null>();
   const prepare = (key: string): Prepared | null => {
@@ -287,6 +424,13 @@ export function compileGateways(
     for (const k of changedConflicts(st.refused, refused)) redo.add(k);
     st.refused = refused;
   }
+  // Nothing this compile reads changed (a ConfigMap no route reads, a status write, a Namespace
+  // no selector reads): the previous result stands, the same objects, so nothing downstream
+  // (the held lists, the workers' delta, the status writer) sees a change.
+  if (reuse && redo.size === 0 && changes !== null) {
+    STATES.set(changes.prev, st);
+    return changes.prev;
+  }
 
   // Replace the work of each route to redo; note the lists it was and is on.
   const touched = new Map<string, Set<string>>();
@@ -305,23 +449,16 @@ export function compileGateways(
     replaced.set(key, old);
     if (old !== undefined) {
       for (const p of old.pieces) touch(p);
-      for (const s of old.services) {
-        const named = st.byService.get(s);
-        if (named === key) st.byService.delete(s);
-        else if (typeof named === "object" && named.delete(key) && named.size === 1) st.byService.set(s, named.values().next().value as string);
-      }
+      for (const s of old.services) indexDelete(st.byService, s, key);
+      for (const r of old.reads) indexDelete(st.byRead, r, key);
       for (const p of old.parents) for (const a of p.attachments) st.attached.get(a.listener)?.delete(key);
     }
     if (next === undefined) st.works.delete(key);
     else {
       st.works.set(key, next);
       for (const p of next.pieces) touch(p);
-      for (const s of next.services) {
-        const named = st.byService.get(s);
-        if (named === undefined) st.byService.set(s, key);
-        else if (typeof named === "object") named.add(key);
-        else if (named !== key) st.byService.set(s, new Set([named, key]));
-      }
+      for (const s of next.services) indexAdd(st.byService, s, key);
+      for (const r of next.reads) indexAdd(st.byRead, r, key);
       for (const p of next.parents) {
         for (const a of p.attachments) {
           let set = st.attached.get(a.listener);
@@ -436,7 +573,11 @@ export function compileGateways(
     routes: statuses,
     table,
     certificates: listenerCertificates(snapshot, gateways, routeHosts),
-    deps: { services: st.byService, secrets: st.secrets },
+    deps: {
+      services: st.byService,
+      secrets: { has: (k) => st.secrets.has(k) || st.byRead.has(`s:${k}`) },
+      configMaps: { has: (k) => st.byRead.has(`c:${k}`) },
+    },
     diagnostics,
   };
   STATES.set(result, st);
@@ -477,6 +618,7 @@ function routeWork(
   refused: ReadonlySet<ListenerState> | undefined,
   flags: AccessFlags,
 ): RouteWork {
+  gatewayRouteCompiles.count++;
   const { route, grpc } = prepared;
   const routeNs = key.slice(0, key.indexOf("/"));
   const services: string[] = [];
@@ -490,7 +632,7 @@ function routeWork(
   const time = routeTime(route);
   const attachedTo = prepared.parents;
   const parents = refused === undefined ? attachedTo : withoutRefused(attachedTo, refused, grpc !== null);
-  if (parents.length === 0) return { key, route, time, parents, attachedTo, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE };
+  if (parents.length === 0) return { key, route, time, parents, attachedTo, status: null, diagnostics: NONE, pieces: NONE, services, certHosts: NONE, reads: NONE };
   const compiled = compileRoute(snapshot, route, resolve, grpc === null ? HTTP_ROUTE_KIND : GRPC_ROUTE_KIND, flags);
   // Rules the spec makes invalid are left out: "Drop Rule(s)" of RouteConditionPartiallyInvalid
   // (apis/v1 shared_types.go; HTTPRouteRule.filters: "consider the Route Rules with this
@@ -551,7 +693,32 @@ function routeWork(
   const diagnostics = routeDiagnostics(status);
   // An IngressNginxPolicy's annotation problems are the route's, as an Ingress's are its own.
   for (const p of compiled.problems) diagnostics.push({ kind: status.kind ?? "HTTPRoute", ...split(status.key), ...p });
-  return { key, route, time, parents, attachedTo, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts };
+  return { key, route, time, parents, attachedTo, status, diagnostics: diagnostics.length === 0 ? NONE : diagnostics, pieces, services, certHosts: certHosts.length === 0 ? NONE : certHosts, reads: extensionReads(snapshot, route, routeNs) };
+}
+
+/**
+ * What a route's ExtensionRefs read (RouteWork.reads): each IngressNginxPolicy named, and the
+ * ConfigMaps and basic-auth Secret its annotations name in the route's namespace, where
+ * extension.ts resolveExtension reads them (a superset: a name it then refuses is kept too).
+ */
+function extensionReads(snapshot: Snapshot, route: HTTPRoute, routeNs: string): readonly string[] {
+  let out: string[] | null = null;
+  for (const rule of route.spec.rules ?? []) {
+    for (const f of rule.filters ?? []) {
+      const ref = f.type === "ExtensionRef" ? f.extensionRef : undefined;
+      if (!ref || ref.group !== PORTICO_GROUP || ref.kind !== POLICY_KIND) continue;
+      const key = `${routeNs}/${ref.name}`;
+      out ??= [];
+      const add = (k: string) => void (out!.includes(k) || out!.push(k));
+      add(`p:${key}`);
+      const annotations = snapshot.ingressNginxPolicies?.get(key)?.spec.annotations;
+      if (annotations === undefined) continue;
+      for (const c of configMapKeys(annotations, routeNs)) add(`c:${c}`);
+      const secret = authSecretKey(annotations, routeNs);
+      if (secret !== null) add(`s:${secret}`);
+    }
+  }
+  return out ?? NONE;
 }
 
 /**

@@ -4,7 +4,8 @@ import { ProxyError } from "../../http/errors.ts";
 import type { RequestServer } from "../types.ts";
 import { requestIdFrom } from "../../http/headers.ts";
 import { Exchange, type Pipeline } from "./context.ts";
-import { readFields, targetOf, validateInto } from "./validate.ts";
+import { targetOf } from "../../request/target.ts";
+import { readFields, validateInto } from "./validate.ts";
 
 function peerOf(req: Request, server: RequestServer): string {
   const a = server.requestIP(req)?.address ?? "";
@@ -40,8 +41,16 @@ export function admit(x: Exchange): ProxyError | null {
   if (x.p.compat && req.method.length + req.url.length + LINE_EXTRA > REQUEST_LINE_MAX) {
     if (req.method.length + targetOf(req.url).target.length + LINE_EXTRA > REQUEST_LINE_MAX) return new ProxyError("UriTooLong");
   }
+  // A field line that does not fit one of those buffers: 400, "Request Header Or Cookie Too
+  // Large" (validate.ts FIELD_LINE_MAX), before the header block is looked at further.
+  if (x.p.compat && x.longField) return new ProxyError("HeaderTooLarge");
   const err = validateInto(req, x, x);
   if (err !== null) return err;
+  // nginx answers TRACE 405 itself, whatever the location, once the header block is read and
+  // checked (ngx_http_request.c ngx_http_process_request_header: "client sent TRACE method",
+  // NGX_HTTP_NOT_ALLOWED), before keep-alive is decided, so the connection closes; a body is
+  // never read. Without --ingress-nginx-compat TRACE is the pod's to answer (RFC 9110 §9.3.8).
+  if (x.p.compat && req.method === "TRACE") return new ProxyError("MethodNotAllowed");
   x.pathAndQuery = x.path + x.query;
   x.rec.host = x.hostname;
   x.rec.path = x.path;

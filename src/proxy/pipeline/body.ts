@@ -199,9 +199,25 @@ export interface ChunkReader {
 }
 
 /**
+ * nginx's limit_rate and limit_rate_after for one response (ingress-nginx's limit-rate,
+ * limit-rate-after): bytes per second, the bytes sent before it applies, and the request's
+ * start (performance.now() ms).
+ */
+export interface Pace {
+  readonly rate: number;
+  readonly after: number;
+  readonly start: number;
+}
+
+/** The longest pause of a paced body between two pieces: a tenth of a second's worth at a time. */
+const PACE_STEP_S = 0.1;
+
+/**
  * Wrap an upstream response body. While a read is waiting on the upstream for longer than
  * `idleMs`, the stream is errored (the client sees a truncated transfer) and the upstream
- * cancelled (--stream-idle-timeout). No cut-off while bytes flow.
+ * cancelled (--stream-idle-timeout). No cut-off while bytes flow. With `pace`, the body goes
+ * out no faster than it allows (docs/design.md "Response bandwidth"); without it, no cost per
+ * chunk beyond one null check.
  */
 export function meterResponseBody(
   reader: ChunkReader,
@@ -209,16 +225,64 @@ export function meterResponseBody(
   onEnd: (how: BodyEnd, bytes: number) => void,
   /** A read already started on `reader` (respond.ts peeks at the first one), used for the first pull. */
   first: Promise<ChunkRead> | null = null,
+  pace: Pace | null = null,
 ): ReadableStream<Uint8Array> {
   let pending = first;
   let n = 0;
   let ended = false;
+  // The one timer of a paced body waiting for its next piece, and what ends the wait early.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let wake: (() => void) | null = null;
   const end = (how: BodyEnd) => {
     if (ended) return;
     ended = true;
     dog.stop();
+    if (wake !== null) {
+      clearTimeout(timer);
+      const w = wake;
+      wake = null;
+      w();
+    }
     onEnd(how, n);
   };
+  // The pacer's closures exist only for a paced body: a plain one builds neither.
+  let paced: ((v: Uint8Array, ctrl: ReadableStreamDefaultController<Uint8Array>) => Promise<void>) | null = null;
+  if (pace !== null) {
+    const p = pace;
+    const pause = (ms: number) =>
+      new Promise<void>((resolve) => {
+        wake = resolve;
+        timer = setTimeout(() => {
+          wake = null;
+          resolve();
+        }, ms);
+      });
+    // By t seconds after the request started, at most after + rate × (t + 1) bytes have gone out:
+    // nginx's ngx_http_write_filter allows `limit_rate × (now − start + 1) − (sent −
+    // limit_rate_after)`, a second's worth at once; here continuous rather than by whole seconds.
+    // A chunk is cut into the pieces allowed, with a pause between them.
+    // `n` counts what was handed to the client, so a client that leaves mid-body is logged with
+    // the bytes it was sent, not those read from the pod.
+    paced = async (v, ctrl) => {
+      let off = 0;
+      while (off < v.byteLength && !ended) {
+        const t = (performance.now() - p.start) / 1000;
+        const allowed = Math.floor(p.after + p.rate * (t + 1)) - n;
+        if (allowed > 0) {
+          const take = Math.min(allowed, v.byteLength - off);
+          ctrl.enqueue(off === 0 && take === v.byteLength ? v : v.subarray(off, off + take));
+          off += take;
+          n += take;
+          continue;
+        }
+        // Until a tenth of a second's worth (or the rest of the chunk) is allowed.
+        const want = Math.min(v.byteLength - off, Math.max(1, Math.ceil(p.rate * PACE_STEP_S)));
+        const at = (n + want - p.after) / p.rate - 1;
+        await pause(Math.max(1, Math.ceil((at - t) * 1000)));
+        dog.touch();
+      }
+    };
+  }
   let ctrlRef: ReadableStreamDefaultController<Uint8Array> | null = null;
   const dog = createWatchdog(idleMs, () => {
     // A ProxyError, so a gRPC upstream (grpc.ts) can tell the client DEADLINE_EXCEEDED.
@@ -257,9 +321,11 @@ export function meterResponseBody(
           ctrl.close();
           return;
         }
-        n += v.byteLength;
         dog.touch();
-        ctrl.enqueue(v);
+        if (paced === null) {
+          n += v.byteLength;
+          ctrl.enqueue(v);
+        } else await paced(v, ctrl);
       },
       cancel(reason) {
         end("cancel");

@@ -69,6 +69,8 @@ export class Exchange implements PolicyFlow, SlotHolder {
   port: string | null = null;
   /** What the request's one field pass found (validate.ts readFields), read by admit. */
   readonly badField: boolean;
+  /** A field line longer than nginx's limit (validate.ts FIELD_LINE_MAX). */
+  readonly longField: boolean;
   readonly filtered: readonly string[];
   /** Host and Connection as received, or null. */
   readonly hostField: string | null;
@@ -127,7 +129,7 @@ export class Exchange implements PolicyFlow, SlotHolder {
       time: Date.now(), requestId, client: peer, method: req.method, host: "", path: "", status: 0,
       bytesIn: 0, bytesOut: 0, durationMs: 0, upstream: null, upstreamStatus: null, upstreamMs: null,
       ingress: null, service: null, websocket: false, error: null, scheme: p.scheme,
-      protocol: server.transport ?? "h1", grpcStatus: null,
+      protocol: server.transport ?? "h1", grpcStatus: null, logged: true, view: null,
     };
     // RFC 9112 §6.3: an HTTP/1.1 request has a body only when Content-Length or
     // Transfer-Encoding says so (touching req.body would also make Bun build a stream for every
@@ -136,6 +138,7 @@ export class Exchange implements PolicyFlow, SlotHolder {
     // length asks Bun whether a body stream exists: on HTTP/1.1 Bun answers null (measured).
     const { cl, te } = fields;
     this.badField = fields.badField;
+    this.longField = fields.longField;
     this.filtered = fields.filtered;
     this.hostField = fields.hostField;
     this.connectionField = fields.connectionField;
@@ -195,6 +198,8 @@ export class Exchange implements PolicyFlow, SlotHolder {
     rec.status = status;
     rec.error = error;
     rec.durationMs = performance.now() - this.t0;
+    // --access-log-template reads the request when the line is formatted (log/template.ts).
+    if (this.p.config.accessLogTemplate !== null) rec.view = this;
     try {
       this.p.deps.hooks?.onRequestDone?.(rec);
     } catch {}

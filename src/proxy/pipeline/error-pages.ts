@@ -11,7 +11,7 @@ import { gone, isGone, ownAnswer } from "./answer.ts";
 import type { Exchange } from "./context.ts";
 import { arm, forwardTo } from "./forward.ts";
 import { relay } from "./relay.ts";
-import { targetOf } from "./validate.ts";
+import { targetOf } from "../../request/target.ts";
 
 /**
  * Portico's own answers nginx's error_page would catch for a route: the 503 of a backend

@@ -39,10 +39,14 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   // gRPC answer, whose messages carry the gRPC protocol's own compression (grpc-encoding).
   const grpc = isGrpcBackend(to);
   const encoding = (p.config.gzip || p.config.brotli) && !grpc ? gzipAnswer(p.config, x.req, up.status, down) : null;
-  const idleMs = errorRequest ? p.config.streamIdleTimeoutMs : x.route.options.streamIdleTimeoutMs ?? p.config.streamIdleTimeoutMs;
+  const opts = x.route.options;
+  const idleMs = errorRequest ? p.config.streamIdleTimeoutMs : opts.streamIdleTimeoutMs ?? p.config.streamIdleTimeoutMs;
+  // limit-rate (nginx's limit_rate in the route's location): not for the error location's
+  // answer, nor gRPC, whose messages are not a body to pace.
+  const rate = errorRequest || grpc ? 0 : opts.limitRate ?? p.config.limitRate;
   return relayResponse({
     up, req: x.req, headers: down, draining: p.inflight.draining, idleMs, control: x.control!, rec, end: x,
-    grpc, scan: result.scan,
+    grpc, scan: result.scan, pace: rate > 0 ? { rate, after: opts.limitRateAfter ?? p.config.limitRateAfter, start: x.t0 } : null,
     compress: encoding === null ? null : { encoding, level: encoding === "br" ? p.config.brotliLevel : p.config.gzipLevel },
   });
 }

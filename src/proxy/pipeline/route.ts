@@ -76,6 +76,11 @@ export function route(x: Exchange): ProxyError | null {
   const { p, req } = x;
   const table = p.deps.table();
   x.table = table;
+  // The Bun.serve side of the SNI-split HTTPS port serves only the hosts that need no
+  // node:http2 (serving/tls-split.ts): any other is 421, and the client retries on a new
+  // connection (RFC 9110 §15.5.20, RFC 9113 §9.1.1), which the front routes by its SNI.
+  const mis = x.server.misdirected;
+  if (mis !== undefined && mis(table, x.hostname)) return new ProxyError("Misdirected");
   // Absent for Ingress-only tables: one check.
   const gw = table.gateway;
   const match: Match | null =
@@ -93,6 +98,8 @@ export function route(x: Exchange): ProxyError | null {
   x.backend = r.backend;
   x.rec.ingress = ingressRef(r.ingress);
   x.rec.service = r.backend.id;
+  // enable-access-log: "false" (nginx.tmpl's `access_log off;` in the location).
+  if (r.options.accessLog === false) x.rec.logged = false;
   // Behind a trusted TLS-terminating proxy the client's scheme is the one it reports
   // (X-Forwarded-Proto), or every request would be redirected to itself forever.
   const trusted = p.isTrusted(x.peer);

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { ProxyError } from "../../http/errors.ts";
-import { targetOf, validateRequest } from "./validate.ts";
+import { validateRequest } from "./validate.ts";
 
 function req(url: string, headers: Record<string, string>, method = "GET"): Request {
   return new Request(url, { method, headers });
@@ -39,10 +39,4 @@ test("Transfer-Encoding and Content-Length rules", () => {
 test("absolute-form authority must match Host", () => {
   expect(validateRequest(req("http://other.test/p", { host: "a.test" }))).toBeInstanceOf(ProxyError);
   expect(validateRequest(req("http://a.test/p", { host: "a.test:80" }))).not.toBeInstanceOf(ProxyError);
-});
-
-test("targetOf splits Bun's url", () => {
-  expect(targetOf("http://a:1/x?y")).toEqual({ authority: "a:1", target: "/x?y" });
-  expect(targetOf("/raw")).toEqual({ authority: null, target: "/raw" });
-  expect(targetOf("http://a")).toEqual({ authority: "a", target: "/" });
 });

@@ -29,18 +29,10 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // invalid ("a recipient ... MUST either reject the message or replace each of those characters").
 const CTL = /[\x00-\x08\x0a-\x1f\x7f]/;
 
-/** Path (and query) part of Bun's `req.url`: it is absolute (`http://authority/path`) or a bare path. */
-export function targetOf(url: string): { authority: string | null; target: string } {
-  if (url.charCodeAt(0) === 0x2f) return { authority: null, target: url };
-  const s = url.indexOf("://");
-  if (s < 0) return { authority: null, target: url };
-  const slash = url.indexOf("/", s + 3);
-  if (slash < 0) return { authority: url.slice(s + 3), target: "/" };
-  return { authority: url.slice(s + 3, slash), target: url.slice(slash) };
-}
-
+// An empty port ("a.test:") is the default one too (RFC 3986 §3.2.3, §6.2.3): the URL parser
+// drops it from req.url's authority while Host keeps it.
 function withoutDefaultPort(a: string): string {
-  return a.endsWith(":80") || a.endsWith(":443") ? a.slice(0, a.lastIndexOf(":")) : a;
+  return a.endsWith(":80") || a.endsWith(":443") || a.endsWith(":") ? a.slice(0, a.lastIndexOf(":")) : a;
 }
 
 const NONE: readonly string[] = [];
@@ -62,7 +54,22 @@ let clNow: string | null = null;
 let teNow: string | null = null;
 let connectionNow: string | null = null;
 let requestIdNow: string | null = null;
+let longFieldNow = false;
+
+/**
+ * nginx reads each header line into one of its large_client_header_buffers (ingress-nginx:
+ * `4 8k`) and answers 400 "Request Header Or Cookie Too Large" to a line that does not fit, its
+ * CRLF included (ngx_http_request.c ngx_http_alloc_large_header_buffer; measured on nginx 1.22:
+ * 8,192 bytes pass, 8,193 get 400, whatever the whitespace). Bun hands over the name and the
+ * trimmed value only, so the line is counted as `name: value` CRLF, the one space RFC 9110
+ * §5.6.3 prefers; a value Bun joined from repeated lines (", ", or "; " for Cookie) may come
+ * from short lines and is never counted.
+ */
+export const FIELD_LINE_MAX = 8192;
+const FIELD_LINE_EXTRA = ": \r\n".length;
+
 function visitField(v: string, k: string): void {
+  if (k.length + v.length + FIELD_LINE_EXTRA > FIELD_LINE_MAX && !v.includes(", ") && !(k === "cookie" && v.includes("; "))) longFieldNow = true;
   switch (k) {
     case "host":
       hostNow = v;
@@ -100,13 +107,15 @@ export interface RequestFields {
   te: string | null;
   connectionField: string | null;
   requestId: string | null;
+  /** A field line longer than nginx's FIELD_LINE_MAX (refused under --ingress-nginx-compat: admit.ts). */
+  longField: boolean;
 }
 
-const fieldsNow: RequestFields = { badField: false, filtered: NONE, hostField: null, cl: null, te: null, connectionField: null, requestId: null };
+const fieldsNow: RequestFields = { badField: false, filtered: NONE, hostField: null, cl: null, te: null, connectionField: null, requestId: null, longField: false };
 
 /** One pass over `h`'s fields; the answer is shared, valid until the next call (copy what is kept). */
 export function readFields(h: Headers): Readonly<RequestFields> {
-  badField = false;
+  badField = longFieldNow = false;
   filteredNow = hostNow = clNow = teNow = connectionNow = requestIdNow = null;
   h.forEach(visitField);
   const f = fieldsNow;
@@ -117,6 +126,7 @@ export function readFields(h: Headers): Readonly<RequestFields> {
   f.te = teNow;
   f.connectionField = connectionNow;
   f.requestId = requestIdNow;
+  f.longField = longFieldNow;
   return f;
 }
 

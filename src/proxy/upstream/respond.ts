@@ -3,7 +3,7 @@
 import { brotliCompressSync, constants as zlibConstants } from "node:zlib";
 import type { AnswerEncoding } from "../../http/gzip.ts";
 import { brotliStream } from "../../http/brotli-stream.ts";
-import { meterResponseBody, nextTurn, type BodyEnd } from "../pipeline/body.ts";
+import { meterResponseBody, nextTurn, type BodyEnd, type Pace } from "../pipeline/body.ts";
 import { ProxyError } from "../../http/errors.ts";
 import type { ResponseHeaderScan } from "../../http/headers.ts";
 import type { AttemptControl } from "./forward-types.ts";
@@ -45,6 +45,8 @@ export interface RelayInput {
    * absent: as it is. docs/design.md "Response compression".
    */
   readonly compress?: { readonly encoding: AnswerEncoding; readonly level: number } | null;
+  /** limit-rate: the body's pace (pipeline/body.ts); null or absent: as fast as the client takes it. */
+  readonly pace?: Pace | null;
 }
 
 /** An upstream body that failed before any of it was sent: 502 either way, coded for the log. */
@@ -86,7 +88,8 @@ export function relayResponse(p: RelayInput): Response | Promise<Response> {
   const s = up.status;
   if (req.method === "HEAD" || s < 200 || s === 204 || s === 205 || s === 304) return noBody(p);
   const declared = p.scan === undefined ? up.headers.get("content-length") : p.scan.contentLength;
-  if (declared !== null && Number(declared) <= SMALL_BODY) {
+  // A paced body longer than its unpaced part streams (paced chunk by chunk), even a small one.
+  if (declared !== null && Number(declared) <= SMALL_BODY && (p.pace == null || Number(declared) <= p.pace.after + p.pace.rate)) {
     // Bun answers a streamed body with chunked framing whatever the Content-Length header
     // says (measured on 1.4.5, with or without a JS stream in between); only a buffered
     // body keeps its length. Small declared bodies are therefore read whole so most API
@@ -161,7 +164,7 @@ async function relayStream(p: RelayInput): Promise<Response> {
     const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
     rec.grpcStatus = relayedStatus(p, how);
     end.finish(up.status, err);
-  }, first);
+  }, first, p.pace ?? null);
   // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
   // gzip: the metered body through Bun's native CompressionStream, chunk by chunk (never held
   // whole); br: node:zlib's encoder at brotli-level (http/brotli-stream.ts says why not

@@ -1,0 +1,63 @@
+// --access-log-template's escaping and variables, as nginx's ngx_http_log_module writes them
+// (escape=default: ngx_http_log_escape, `"` `\` and bytes < 0x20 or >= 0x7f as \xHH; json:
+// ngx_escape_json; none: as is), and the format's reading (policy/log-format.ts, nginx's
+// ngx_conf_read_token inside nginx.tmpl's single quotes).
+import { describe, expect, test } from "bun:test";
+import { parseLogFormat } from "../policy/log-format.ts";
+import type { AccessRecord, RequestView } from "./access.ts";
+import { compileLogTemplate } from "./template.ts";
+
+const record = (view: RequestView | null): AccessRecord => ({
+  time: Date.UTC(2026, 10, 28, 8, 0, 0), requestId: "rid", client: "127.0.0.1", method: "GET", host: "a.test", path: "/p", status: 200,
+  bytesIn: 0, bytesOut: 5, durationMs: 1500, upstream: null, upstreamStatus: null, upstreamMs: null, ingress: null, service: null,
+  websocket: false, error: null, scheme: "http", protocol: "h1", grpcStatus: null, logged: true, view,
+});
+
+const view = (headers: Record<string, string>): RequestView => ({
+  req: new Request("http://a.test/p?q=1", { headers }), clientIp: "10.0.0.1", query: "?q=1", scheme: "http", localPort: 8080,
+});
+
+// A header value as Bun gives it: one character per byte (Latin-1); "\xC3\xA9" is é's UTF-8 bytes.
+const VALUE = 'a"b\\c\u0001\u00c3\u00a9';
+
+describe("escaping a variable's value", () => {
+  test.each([
+    ["default", 'v=a\\x22b\\x5Cc\\x01\\xC3\\xA9 none=-'],
+    ["json", 'v=a\\"b\\\\c\\u0001é none='],
+    ["none", 'v=a"b\\c\\x01é none='],
+  ] as const)("%s", (escape, line) => {
+    const f = compileLogTemplate("v=$http_x_v none=$http_x_none", escape);
+    expect(f(record(view({ "x-v": VALUE })))).toBe(line);
+  });
+
+  test("a line break in a value never ends the line, in every mode", () => {
+    for (const escape of ["default", "json", "none"] as const) {
+      const out = compileLogTemplate("$arg_q", escape)(record({ ...view({}), query: "?q=a%0Ab" }));
+      expect(out).toBe("a%0Ab");
+      const raw = compileLogTemplate("$request_time $remote_user", escape)(record({ ...view({ authorization: `Basic ${Buffer.from("x\ny:pw").toString("base64")}` }) }));
+      expect(raw).not.toContain("\n");
+      expect(raw.startsWith("1.500 x")).toBe(true);
+    }
+  });
+
+  test("the literal text is written as is; unknown and request-less variables are not found", () => {
+    expect(compileLogTemplate('[$status] "$no_such_var" ${status}x $remote_addr', "default")(record(null))).toBe('[200] "-" 200x -');
+    expect(compileLogTemplate('[$status] "$no_such_var"', "json")(record(null))).toBe('[200] ""');
+  });
+
+  test("time and size variables", () => {
+    const f = compileLogTemplate("$time_local|$time_iso8601|$msec|$request_time|$body_bytes_sent|$request|$uri|$args|$is_args|$host|$server_port", "default");
+    expect(f(record(view({})))).toBe("28/Nov/2026:08:00:01 +0000|2026-11-28T08:00:01+00:00|1795852801.500|1.500|5|GET /p?q=1 HTTP/1.1|/p|q=1|?|a.test|8080");
+  });
+});
+
+describe("reading the format as nginx.tmpl's quoted word", () => {
+  test("escapes nginx's reader takes, and variables", () => {
+    const r = parseLogFormat("\\'a\\' \\\"b\\\" \\\\ \\t \\x $x${y}z");
+    expect(r).toEqual({ ok: true, parts: ["'a' \"b\" \\ \t \\x ", { v: "x" }, { v: "y" }, "z"] });
+  });
+
+  test.each(["", "a'b", "a\nb", "a\rb", "a\\nb", "a\\rb", "cost $", "${unclosed", "end\\", "nul\0"])("refused: %p", (text) => {
+    expect(parseLogFormat(text).ok).toBe(false);
+  });
+});

@@ -1,0 +1,273 @@
+// The access-log line as an nginx log_format (--access-log-template, ingress-nginx's
+// log-format-upstream; docs/design.md "The access log"): the format is read once into literal
+// text and variable names (policy/log-format.ts), and each line is the literal text with every
+// variable's value for the request, escaped as nginx's ngx_http_log_module escapes it. Nothing
+// is evaluated: a variable is a name looked up in the switch below. Formatted by the access
+// log's pump, off the request path, from the record and the request it keeps (RequestView).
+import { hostname as osHostname } from "node:os";
+import { prefixedVariable, remoteUser } from "../kinds/variables.ts";
+import { parseLogFormat, type LogEscape } from "../policy/log-format.ts";
+import { targetOf } from "../request/target.ts";
+import type { TemplatePart } from "../policy/template.ts";
+import type { AccessRecord, RequestView } from "./access.ts";
+
+const HEX = "0123456789ABCDEF";
+const hex = "0123456789abcdef";
+const HOST = osHostname();
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const two = (n: number) => (n < 10 ? `0${n}` : String(n));
+
+const UTF8_ENCODER = new TextEncoder();
+
+/** The bytes a value stands for: a header value is Latin-1 (one byte per character); other text UTF-8. */
+function bytesOf(s: string): Uint8Array {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0xff) return UTF8_ENCODER.encode(s);
+  return Buffer.from(s, "latin1");
+}
+
+/**
+ * Is every character printable ASCII (0x20-0x7e), and, with `quotes`, none `"` or `\`? Such a
+ * value is written as it is in every mode: most values are, so they cost one scan and no copy.
+ */
+function plainAscii(s: string, quotes: boolean): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c >= 0x7f || (quotes && (c === 0x22 || c === 0x5c))) return false;
+  }
+  return true;
+}
+
+// ngx_http_log_escape (escape=default): `"`, `\`, bytes below 0x20 and from 0x7f as \xHH.
+function escapeDefault(s: string): string {
+  if (plainAscii(s, true)) return s;
+  let out = "";
+  for (const b of bytesOf(s)) out += b < 0x20 || b >= 0x7f || b === 0x22 || b === 0x5c ? `\\x${HEX[b >> 4]}${HEX[b & 15]}` : String.fromCharCode(b);
+  return out;
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+// What Portico's own access line escapes too (log/access.ts): DEL, C1 controls, the line and
+// paragraph separators and bidi overrides, so a value cannot rewrite a terminal or a viewer's line.
+const UNSAFE = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+/**
+ * The bytes ≥ 0x80 of a value as the characters they encode when they are UTF-8 (what nginx
+ * writes, read back), or null when they are not.
+ */
+function asText(s: string): string | null {
+  const b = bytesOf(s);
+  try {
+    return UTF8.decode(b);
+  } catch {
+    return null;
+  }
+}
+
+// ngx_escape_json (escape=json): `"` and `\` with a backslash, \n \r \t \b \f, other bytes below
+// 0x20 as \u00xx; the rest as is. Not UTF-8, or a character of UNSAFE: \u00XX / \uXXXX, which
+// a JSON reader reads as the same string nginx's line would give where it is valid.
+function escapeJson(s: string): string {
+  if (plainAscii(s, true)) return s;
+  const t = asText(s);
+  let out = "";
+  if (t === null) {
+    for (const b of bytesOf(s)) out += b < 0x20 || b >= 0x7f || b === 0x22 || b === 0x5c ? jsonByte(b) : String.fromCharCode(b);
+    return out;
+  }
+  for (const ch of t) {
+    const c = ch.codePointAt(0) as number;
+    if (c < 0x20 || c === 0x22 || c === 0x5c) out += jsonByte(c);
+    else if (UNSAFE.test(ch)) out += `\\u${c.toString(16).padStart(4, "0")}`;
+    else out += ch;
+  }
+  return out;
+}
+
+function jsonByte(c: number): string {
+  switch (c) {
+    case 0x22:
+      return '\\"';
+    case 0x5c:
+      return "\\\\";
+    case 0x0a:
+      return "\\n";
+    case 0x0d:
+      return "\\r";
+    case 0x09:
+      return "\\t";
+    case 0x08:
+      return "\\b";
+    case 0x0c:
+      return "\\f";
+  }
+  return `\\u00${hex[c >> 4]}${hex[c & 15]}`;
+}
+
+// escape=none: nginx writes the bytes as they are, line breaks included. Portico still writes
+// control characters, DEL and bytes that are not UTF-8 as \xHH (and UNSAFE characters), so a
+// client cannot end a line or forge the next one (docs/design.md "The access log").
+function escapeNone(s: string): string {
+  // `"` and `\` are written as they are here.
+  if (plainAscii(s, false)) return s;
+  const t = asText(s);
+  let out = "";
+  if (t === null) {
+    for (const b of bytesOf(s)) out += b < 0x20 || b >= 0x7f ? `\\x${HEX[b >> 4]}${HEX[b & 15]}` : String.fromCharCode(b);
+    return out;
+  }
+  for (const ch of t) {
+    const c = ch.codePointAt(0) as number;
+    if (c < 0x20 || UNSAFE.test(ch)) {
+      for (const b of UTF8_ENCODER.encode(ch)) out += `\\x${HEX[b >> 4]}${HEX[b & 15]}`;
+    } else out += ch;
+  }
+  return out;
+}
+
+/** nginx's $time_local in UTC: `28/Nov/2026:08:26:50 +0000`. */
+function timeLocal(ms: number): string {
+  const d = new Date(ms);
+  return `${two(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} +0000`;
+}
+
+/** nginx's $time_iso8601 in UTC: `2026-11-28T08:26:50+00:00`. */
+function timeIso(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19)}+00:00`;
+}
+
+/** Seconds with millisecond resolution, as nginx writes $request_time and $upstream_*_time. */
+const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
+
+const protocolOf = (r: AccessRecord): string => (r.protocol === "h2" ? "HTTP/2.0" : "HTTP/1.1");
+
+/**
+ * $request_length from the request as parsed: the request line, each field as `name: value`
+ * with CRLF, the empty line, and the body bytes read. The client's own spelling (spaces, a
+ * field repeated rather than joined) can make its bytes differ a little.
+ */
+function requestLength(r: AccessRecord, v: RequestView): number {
+  let n = v.req.method.length + 1 + targetOf(v.req.url).target.length + 1 + protocolOf(r).length + 2;
+  v.req.headers.forEach((value, name) => {
+    n += name.length + 2 + value.length + 2;
+  });
+  return n + 2 + r.bytesIn;
+}
+
+/** `namespace/service:port` as ingress-nginx names the upstream: `namespace-service-port`. */
+function upstreamName(service: string | null): string {
+  if (service === null) return "-";
+  const slash = service.indexOf("/");
+  const colon = service.lastIndexOf(":");
+  if (slash < 0 || colon < slash) return service;
+  return `${service.slice(0, slash)}-${service.slice(slash + 1, colon)}-${service.slice(colon + 1)}`;
+}
+
+/**
+ * One variable's value for this line, or null where nginx's variable is "not found" (which
+ * escape=default writes as `-`, json and none as nothing). A name Portico does not know is not
+ * found, as an unset variable in nginx.
+ */
+function logVariable(name: string, r: AccessRecord, v: RequestView | null): string | null {
+  switch (name) {
+    case "status":
+      return String(r.status);
+    case "body_bytes_sent":
+      return String(r.bytesOut);
+    case "request_time":
+      return seconds(r.durationMs);
+    case "msec":
+      return ((r.time + r.durationMs) / 1000).toFixed(3);
+    case "time_local":
+      return timeLocal(r.time + r.durationMs);
+    case "time_iso8601":
+      return timeIso(r.time + r.durationMs);
+    case "request_method":
+      return r.method;
+    case "server_protocol":
+      return protocolOf(r);
+    case "upstream_addr":
+      return r.upstream;
+    case "upstream_status":
+      return r.upstreamStatus === null ? null : String(r.upstreamStatus);
+    // Portico measures the time to the pod's response headers.
+    case "upstream_response_time":
+    case "upstream_header_time":
+      return r.upstreamMs === null ? null : seconds(r.upstreamMs);
+    case "upstream_response_length":
+      return r.upstreamStatus === null ? null : String(r.bytesOut);
+    case "req_id":
+    case "request_id":
+      return r.requestId;
+    case "proxy_upstream_name":
+      return upstreamName(r.service);
+    // ingress-nginx's Lua sets it to the canary's upstream when one served; nginx.tmpl starts it empty.
+    case "proxy_alternative_upstream_name":
+      return "";
+    case "namespace":
+    case "ingress_name": {
+      if (r.ingress === null) return null;
+      const slash = r.ingress.indexOf("/");
+      return name === "namespace" ? r.ingress.slice(0, slash) : r.ingress.slice(slash + 1);
+    }
+    case "service_name":
+    case "service_port": {
+      if (r.service === null) return null;
+      const slash = r.service.indexOf("/");
+      const colon = r.service.lastIndexOf(":");
+      return name === "service_name" ? r.service.slice(slash + 1, colon) : r.service.slice(colon + 1);
+    }
+    case "hostname":
+      return HOST;
+    case "pid":
+      return String(process.pid);
+  }
+  if (v === null) return null;
+  switch (name) {
+    case "remote_addr":
+      return v.clientIp;
+    case "remote_user":
+      return remoteUser(v.req.headers);
+    case "request":
+      return `${v.req.method} ${targetOf(v.req.url).target} ${protocolOf(r)}`;
+    case "request_uri":
+      return targetOf(v.req.url).target;
+    case "uri":
+    case "document_uri":
+      return r.path;
+    case "args":
+    case "query_string":
+      return v.query.slice(1);
+    case "is_args":
+      return v.query.length > 1 ? "?" : "";
+    case "scheme":
+      return v.scheme;
+    case "host":
+      return r.host;
+    case "server_port":
+      return String(v.localPort);
+    case "request_length":
+      return String(requestLength(r, v));
+  }
+  return prefixedVariable(name, v.req.headers, v.query) ?? null;
+}
+
+/** A line formatter for this format and escape mode; throws when the format is not one (the flag checked it). */
+export function compileLogTemplate(format: string, escape: LogEscape): (r: AccessRecord) => string {
+  const parsed = parseLogFormat(format);
+  if (!parsed.ok) throw new Error(`access-log template: ${parsed.why}`);
+  const parts: readonly TemplatePart[] = parsed.parts;
+  const esc = escape === "json" ? escapeJson : escape === "none" ? escapeNone : escapeDefault;
+  const absent = escape === "default" ? "-" : "";
+  return (r) => {
+    const v = r.view;
+    let out = "";
+    for (const p of parts) {
+      if (typeof p === "string") out += p;
+      else {
+        const val = logVariable(p.v, r, v);
+        out += val === null ? absent : esc(val);
+      }
+    }
+    return out;
+  };
+}

@@ -1,0 +1,228 @@
+// The HTTPS port split by SNI (docs/design.md, "HTTP/2 and gRPC"), used while the table holds a
+// route Bun.serve cannot serve (a gRPC backend: no response trailers; a client-certificate
+// route: no certificate or SNI shown) on some hosts but not on every host. Two listeners run
+// on 127.0.0.1: the node:http2 listener (http2/listener.ts) for the connections whose
+// ClientHello names a host that needs it, and the Bun.serve TLS listener (tls/listener.ts) for
+// every other one, both with the same certificate entries and the same proxy handler. A TCP
+// front (front.ts) reads each ClientHello (tls/client-hello.ts) and pipes the connection,
+// encrypted, to one of them: TLS still ends in the listener, which serves the certificate the
+// SNI selects as before. A connection without SNI, or one whose ClientHello cannot be read,
+// goes to node:http2, which serves every route correctly.
+//
+// With --enable-ssl-passthrough or --use-proxy-protocol a front already owns the port
+// (passthrough.ts); it asks `innerPort` instead, and this split runs no front of its own.
+//
+// A request on the Bun.serve side for a host that needs node:http2 (a browser coalescing
+// connections, RFC 9113 §9.1.1; a Host other than the SNI; a route added to the host after
+// the connection opened) is answered 421 Misdirected Request (RFC 9110 §15.5.20): the client
+// may retry on a new connection, which the front sends to node:http2 by its SNI.
+import type { RouteTable } from "../table/types.ts";
+import type { Logger } from "../log/logger.ts";
+import type { RequestServer } from "../proxy/index.ts";
+import { createH2Listener, type DrainableServer, type H2Handler, type HttpsListener } from "../http2/listener.ts";
+import { hostNeedsNode, hostsMovedToNode } from "../table/listener-needs.ts";
+import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
+import { createTlsListener, type RotationInfo, type ServeHandler, type TlsListener } from "../tls/listener.ts";
+import type { TlsEntry } from "../tls/sni.ts";
+import { startTcpFront, type TcpFront } from "./front.ts";
+import { createRetiring } from "./retiring.ts";
+
+interface SplitOptions {
+  /** Where the front listens (the public HTTPS port); unused with an outer front. */
+  readonly hostname: string;
+  readonly port: number;
+  /** The handler of a listener on the loopback port `listenerPort()` returns. */
+  readonly handler: (listenerPort: () => number) => ServeHandler & H2Handler;
+  readonly table: () => RouteTable;
+  readonly log: Logger;
+  readonly hooks: { onRotation?(info: RotationInfo): void; onAbuse?(reason: string): void };
+  readonly http2: boolean;
+  readonly headerTimeoutMs: number;
+  readonly draining: () => boolean;
+  readonly drainMs?: number;
+  /** The split's own front (no front owns the port already), or null: an outer front asks innerPort(). */
+  readonly front: { readonly helloTimeoutMs: number; readonly connectTimeoutMs: number } | null;
+}
+
+export interface SplitListener extends HttpsListener {
+  /** The loopback port for a connection whose ClientHello named `serverName` (null: none, or unreadable). */
+  innerPort(serverName: string | null): number;
+  /**
+   * A new table is live: when a host Bun.serve served needs node:http2 now, a new Bun.serve
+   * takes the loopback port and the previous one drains (GOAWAY, Connection: close), so the
+   * connections opened for that host reconnect through the front rather than get 421 for good.
+   */
+  refit(): void;
+}
+
+/**
+ * Bun's Server as the Bun.serve side's handler sees it: the same calls, and `misdirected`,
+ * which the route step asks before the lookup (proxy/pipeline/route.ts). One per Bun server.
+ */
+class BunSide implements RequestServer {
+  // Every request on the Bun.serve side for a host that needs node:http2 is misdirected.
+  readonly misdirected = hostNeedsNode;
+  constructor(private readonly inner: RequestServer) {}
+  requestIP(req: Request) {
+    return this.inner.requestIP(req);
+  }
+  timeout(req: Request, seconds: number): void {
+    this.inner.timeout(req, seconds);
+  }
+  upgrade(req: Request, options: Parameters<RequestServer["upgrade"]>[1]): boolean {
+    return this.inner.upgrade(req, options);
+  }
+  get port() {
+    return this.inner.port;
+  }
+}
+
+export function createSplitListener(o: SplitOptions): SplitListener {
+  const { log } = o;
+  let front: TcpFront | null = null;
+  let frozen = false;
+  const views = new WeakMap<object, BunSide>();
+
+  function through(h: ServeHandler & H2Handler, listenerPort: () => number, bunSide: boolean): ServeHandler & H2Handler {
+    const fetch = h.fetch as (req: Request, server: RequestServer) => ReturnType<typeof h.fetch>;
+    return {
+      ...h,
+      fetch: ((req: Request, server: RequestServer) => {
+        let s = server;
+        if (bunSide) {
+          let v = views.get(server);
+          if (v === undefined) views.set(server, (v = new BunSide(server)));
+          s = v;
+        }
+        return fetch(req, front === null ? s : front.peer(s, req, listenerPort()));
+      }) as typeof h.fetch,
+    };
+  }
+
+  const makeBun = (port: number): TlsListener =>
+    createTlsListener({
+      hostname: "127.0.0.1", port, log, hooks: o.hooks.onRotation === undefined ? {} : { onRotation: o.hooks.onRotation }, http2: o.http2, http3: false,
+      ...(o.drainMs === undefined ? {} : { drainMs: o.drainMs }),
+      handler: () => through(o.handler(() => bun.port), () => bun.port, true),
+    });
+  // Replaced (same loopback port, SO_REUSEPORT) when hosts move to node:http2: refit().
+  let bun = makeBun(0);
+  const retiring = createRetiring(log, "the previous Bun.serve side");
+  let table = o.table();
+  let last: { entries: readonly TlsEntry[]; fingerprint: string } | null = null;
+  // One certificate change is one rotation of the port: both listeners rotate, but only the
+  // Bun.serve side's is reported, in the log and by the hook (the `rotations` getter reads it
+  // too), so it is one "TLS certificates rotated" line and portico_tls_rotations_total counts
+  // it once (serve.ts). node:http2 still logs a rotation of its own that fails.
+  const node = createH2Listener({
+    hostname: "127.0.0.1", port: 0, log, logRotations: false, hooks: o.hooks.onAbuse === undefined ? {} : { onAbuse: o.hooks.onAbuse }, reusePort: true, draining: o.draining, headerTimeoutMs: o.headerTimeoutMs,
+    handler: () => through(o.handler(() => node.port), () => node.port, false),
+  });
+
+  function innerPort(serverName: string | null): number {
+    // No server name (or no readable ClientHello): node:http2, which serves every route correctly.
+    return serverName === null || hostNeedsNode(o.table(), serverName) ? node.port : bun.port;
+  }
+
+  function startFront(f: NonNullable<SplitOptions["front"]>): TcpFront {
+    return startTcpFront({
+      hostname: o.hostname, port: o.port, reusePort: true, log, name: "https split front",
+      maxFirstBytes: MAX_BUFFERED_BYTES, firstBytesTimeoutMs: f.helloTimeoutMs, connectTimeoutMs: f.connectTimeoutMs,
+      choose(first) {
+        const r = parseClientHello(first);
+        if (r.kind === "more") return r;
+        // Not a readable ClientHello: node:http2's TLS stack answers it as the port always did.
+        return { kind: "loopback", port: innerPort(r.kind === "hello" ? r.serverName : null) };
+      },
+    });
+  }
+
+  const frontServer = (f: TcpFront): DrainableServer => ({ pendingRequests: 0, stop: async (closeActive = false) => f.stop(closeActive) });
+
+  function renewBun(): void {
+    if (last === null) return;
+    let next: TlsListener;
+    try {
+      next = makeBun(bun.port);
+      next.update(last.entries, last.fingerprint);
+    } catch (err) {
+      log.error("cannot renew the Bun.serve side of the split HTTPS port; its connections for moved hosts get 421 until they reconnect", { err: String(err) });
+      return;
+    }
+    const old = bun;
+    bun = next;
+    // Drained, never closed at once: it has served clients.
+    retiring.retire(old, false);
+    log.info("hosts moved to node:http2: the Bun.serve side of the split HTTPS port renewed");
+  }
+
+  return {
+    innerPort,
+    refit() {
+      const next = o.table();
+      if (frozen || next === table) return;
+      const moved = hostsMovedToNode(table, next);
+      table = next;
+      if (moved) renewBun();
+    },
+    update(entries: readonly TlsEntry[], fingerprint: string, provisional?: boolean) {
+      if (frozen) return;
+      last = { entries, fingerprint };
+      bun.update(entries, fingerprint, provisional);
+      node.update(entries, fingerprint, provisional);
+      // The front binds the public port last, once both listeners it pipes to listen.
+      if (front === null && o.front !== null) {
+        try {
+          front = startFront(o.front);
+        } catch (err) {
+          void bun.stop(true);
+          void node.stop(true);
+          throw err;
+        }
+      }
+    },
+    get provisional() {
+      return bun.provisional || node.provisional;
+    },
+    async settled() {
+      await Promise.all([bun.settled(), node.settled()]);
+      await retiring.empty();
+    },
+    freeze() {
+      frozen = true;
+      bun.freeze();
+      node.freeze();
+    },
+    async stop(closeActive = false) {
+      frozen = true;
+      // Stop accepting first; the pipes end as the listeners behind them close their connections.
+      front?.stop(closeActive);
+      await Promise.all([bun.stop(closeActive), node.stop(closeActive), ...[...retiring.listeners].map((l) => l.stop(true))]);
+      front?.stop(true);
+    },
+    requestClientCertificates(on: boolean) {
+      // Only node:http2 can show a request its client's certificate; the hosts that read one
+      // are sent there (innerPort), so the Bun.serve side never asks.
+      node.requestClientCertificates(on);
+    },
+    get requestsClientCertificates() {
+      return node.requestsClientCertificates;
+    },
+    get servers() {
+      return [...(front === null ? [] : [frontServer(front)]), ...bun.servers, ...[...retiring.listeners].flatMap((l) => l.servers), ...node.servers];
+    },
+    get port() {
+      // With an outer front, the loopback port a connection without SNI goes to (innerPort(null)).
+      return front?.port ?? (o.front === null ? node.port : o.port);
+    },
+    get rotations() {
+      return bun.rotations;
+    },
+    get alive() {
+      return bun.alive + node.alive + [...retiring.listeners].reduce((n, l) => n + l.alive, 0);
+    },
+    get fingerprint() {
+      return bun.fingerprint;
+    },
+  };
+}

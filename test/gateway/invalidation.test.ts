@@ -1,0 +1,210 @@
+// What a change compiles again in the Gateway API part (docs/design.md "Gateway API", "What a
+// change compiles again"): only the routes that read the changed object. Each step applies one
+// change to a real Store, compiles with one long-lived Compiler, counts the routes compiled
+// (gatewayRouteCompiles) and holds the result equal to a full compile of the same snapshot.
+import { describe, expect, test } from "bun:test";
+import { compile, Compiler } from "../../src/compile/compile.ts";
+import type { CompileConfig } from "../../src/compile/config.ts";
+import { gatewayRouteCompiles } from "../../src/compile/gateway/table.ts";
+import type { CompileResult } from "../../src/compile/types.ts";
+import { Store } from "../../src/store/store.ts";
+import { serializeTable } from "../../src/table/serialize.ts";
+import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
+import { parseArgs } from "../../src/config/parse.ts";
+import { createLogger } from "../../src/log/logger.ts";
+import { KINDS } from "../../src/model/kinds.ts";
+import { createController } from "../../src/runtime/controller.ts";
+import { eventually } from "../wait.ts";
+import { APP, BASE, GATEWAYS, INFRA, objects } from "./base.ts";
+
+const N = "nginx.ingress.kubernetes.io/";
+// add-headers names a ConfigMap, as --nginx-configmap's add-headers key does (compile/global-headers.ts).
+const CONFIG: CompileConfig = Object.freeze({ ...DEFAULT_COMPILE_CONFIG, addHeaders: { namespace: INFRA, name: "global" } });
+
+const route = (name: string, ns: string, gateway: string, policy: string | null) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: ${ns}, generation: 1, resourceVersion: "1" }
+spec:
+  parentRefs: [{ name: ${gateway}, namespace: ${INFRA} }]
+  hostnames: [${name}.example]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /${name} } }]
+      ${policy === null ? "" : `filters: [{ type: ExtensionRef, extensionRef: { group: portico.dev, kind: IngressNginxPolicy, name: ${policy} } }]`}
+      backendRefs: [{ name: infra-backend-v1, namespace: ${INFRA}, port: 8080 }]
+`;
+const policy = (name: string, annotations: Record<string, string>) => `
+apiVersion: portico.dev/v1alpha1
+kind: IngressNginxPolicy
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec: { annotations: ${JSON.stringify(annotations)} }
+`;
+const configMap = (name: string, value: string, rv: string) => `
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: ${name}, namespace: ${INFRA}, resourceVersion: "${rv}" }
+data: { X-Tenant: "${value}" }
+`;
+// htpasswd lines as ingress-nginx's auth-file ({SHA}: base64 of a SHA-1 digest).
+const users = (line: string, rv: string) => `
+apiVersion: v1
+kind: Secret
+metadata: { name: users, namespace: ${INFRA}, resourceVersion: "${rv}" }
+type: Opaque
+data: { auth: ${Buffer.from(line).toString("base64")} }
+`;
+const namespace = (label: string, rv: string) => `
+apiVersion: v1
+kind: Namespace
+metadata: { name: ${APP}, resourceVersion: "${rv}", labels: { gateway-conformance: ${label} } }
+`;
+const grant = `
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: from-app, namespace: ${INFRA} }
+spec: { from: [{ group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: ${APP} }], to: [{ group: "", kind: Service }] }
+`;
+
+function apply(store: Store, type: "ADDED" | "MODIFIED" | "DELETED", ...texts: string[]): void {
+  for (const { kind, object } of objects(...texts)) store.apply({ type, kind, object } as Parameters<Store["apply"]>[0]);
+}
+
+/** What a compile says about the Gateway API objects, in comparable form. */
+function view(r: CompileResult) {
+  return {
+    table: serializeTable(r.table),
+    routes: (r.gateway?.routes ?? []).map((x) => ({ key: x.key, generation: x.generation, parents: x.parents.map((p) => ({ ref: p.state.parentRef, conditions: p.conditions })) })),
+    listeners: [...(r.gateway?.gateways.values() ?? [])].map((g) => ({ key: g.key, listeners: g.listeners.map((l) => ({ name: l.name, attachedRoutes: l.attachedRoutes, conditions: l.conditions })) })),
+    diagnostics: r.diagnostics,
+    certificates: r.certificates,
+  };
+}
+
+/** 12 routes in INFRA on a Gateway admitting All (i0-i2 name policy p, i3 policy q) and 6 in APP on the Selector Gateway. */
+function cluster(): Store {
+  const store = new Store();
+  store.setSettingsConfigMaps([`${INFRA}/global`]);
+  apply(store, "ADDED", BASE, GATEWAYS["all-namespaces"], GATEWAYS["backend-namespaces"]);
+  apply(
+    store,
+    "ADDED",
+    policy("p", { [`${N}auth-url`]: "http://auth.example/", [`${N}auth-proxy-set-headers`]: `${INFRA}/h` }),
+    policy("q", { [`${N}auth-type`]: "basic", [`${N}auth-secret`]: "users" }),
+    configMap("h", "a", "1"),
+    configMap("other", "a", "1"),
+    configMap("global", "a", "1"),
+    users("u:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\n", "1"),
+  );
+  for (let i = 0; i < 12; i++) apply(store, "ADDED", route(`i${i}`, INFRA, "all-namespaces", i < 3 ? "p" : i === 3 ? "q" : null));
+  for (let i = 0; i < 6; i++) apply(store, "ADDED", route(`a${i}`, APP, "backend-namespaces", null));
+  return store;
+}
+
+// With --gateway-ports each (Gateway, port) is also compiled as a unit of its own (gateway/ports.ts),
+// here the two Gateways' port 80: a route is compiled once for the status and again in each unit
+// where what changed reaches it (a route attached elsewhere read no policy there).
+const VARIANTS = [
+  { name: "shared ports", config: CONFIG, ports: false },
+  { name: "--gateway-ports", config: Object.freeze({ ...CONFIG, gatewayPorts: { from: 20000, to: 20009 } }), ports: true },
+];
+
+describe.each(VARIANTS)("what a change compiles again in the Gateway API part ($name)", ({ config, ports }) => {
+  test("each change compiles the routes that read it and no other; the result equals a full compile", () => {
+    const store = cluster();
+    const compiler = new Compiler(config);
+    let last = compiler.compile(store.snapshot());
+    expect(last.gateway?.routes.length).toBe(18);
+    /** `compiled`: routes compiled on the shared ports, and with --gateway-ports (status + units). */
+    const step = (what: string, change: () => void, compiled: number, withPorts = compiled, sameGateway = compiled === 0) => {
+      change();
+      const before = gatewayRouteCompiles.count;
+      const snap = store.snapshot();
+      const r = compiler.compile(snap);
+      expect(gatewayRouteCompiles.count - before, what).toBe(ports ? withPorts : compiled);
+      expect(view(r), what).toEqual(view(compile(snap, config)));
+      // Nothing compiled: the very same Gateway result, so no delta reaches the workers.
+      if (sameGateway) expect(r.gateway, what).toBe(last.gateway!);
+      last = r;
+      return r;
+    };
+    step("a ConfigMap the routes read, metadata only", () => apply(store, "MODIFIED", configMap("h", "a", "2")), 0);
+    step("a ConfigMap nothing names, its data", () => apply(store, "MODIFIED", configMap("other", "b", "2")), 0);
+    const global = step("the add-headers ConfigMap, its data", () => apply(store, "MODIFIED", configMap("global", "b", "2")), 0);
+    expect(global.table.globalHeaders?.response).toEqual([{ name: "x-tenant", value: ["b"] }]);
+    const h = step("the auth-proxy-set-headers ConfigMap of policy p, its data", () => apply(store, "MODIFIED", configMap("h", "b", "3")), 3, 6);
+    const gatewayTable = h.table.gateway ?? [...h.table.gatewayPorts!.values()].find((p) => p.gateway === `${INFRA}/all-namespaces`)!.routes!;
+    const setHeaders = gatewayTable.http.get("*")!.exact.get("i0.example")![0]!.choices[0]!.match.route.options.stages!.map((s) => (s.params as { proxySetHeaders?: unknown }).proxySetHeaders);
+    expect(setHeaders).toEqual([[{ name: "x-tenant", value: ["b"] }]]);
+    step("policy q's basic-auth Secret", () => apply(store, "MODIFIED", users("u:{SHA}kH+B4gw5g7qzRZyPddjm4RQvhvY=\n", "2")), 1, 2);
+    step("the same Secret, metadata only", () => apply(store, "MODIFIED", users("u:{SHA}kH+B4gw5g7qzRZyPddjm4RQvhvY=\n", "3")), 0);
+    step("policy p", () => apply(store, "MODIFIED", policy("p", { [`${N}auth-url`]: "http://auth2.example/", [`${N}auth-proxy-set-headers`]: `${INFRA}/h` })), 3, 6);
+    step("the Namespace of the Selector's routes, metadata only (the same labels)", () => apply(store, "MODIFIED", namespace("backend", "2")), 0);
+    step("that Namespace's selected label", () => apply(store, "MODIFIED", namespace("other", "3")), 6, 12);
+    step("that Namespace selected again", () => apply(store, "MODIFIED", namespace("backend", "4")), 6, 12);
+    step("a ReferenceGrant from the HTTPRoutes of APP", () => apply(store, "ADDED", grant), 6, 18);
+    step("each route's status written (status only)", () => {
+      for (let i = 0; i < 12; i++) {
+        const { object } = objects(route(`i${i}`, INFRA, "all-namespaces", i < 3 ? "p" : i === 3 ? "q" : null))[0]!;
+        store.apply({ type: "MODIFIED", kind: "HTTPRoute", object: { ...object, metadata: { ...object.metadata, resourceVersion: "9" }, status: { parents: [] } } } as Parameters<Store["apply"]>[0]);
+      }
+    }, 0);
+    step("the Gateway's status written (status only)", () => {
+      const { object } = objects(GATEWAYS["all-namespaces"])[0]!;
+      store.apply({ type: "MODIFIED", kind: "Gateway", object: { ...object, metadata: { ...object.metadata, resourceVersion: "9" }, status: { conditions: [] } } } as Parameters<Store["apply"]>[0]);
+    }, 0);
+    step("one HTTPRoute's spec", () => apply(store, "MODIFIED", route("i7", INFRA, "all-namespaces", "q")), 1, 3);
+  });
+});
+
+describe("a new Compiler for changed settings", () => {
+  test("keeps the Gateway work when the settings it reads are the same", () => {
+    const store = cluster();
+    const c1 = new Compiler(CONFIG);
+    const first = c1.compile(store.snapshot());
+    const snap = store.snapshot();
+    const next = (config: CompileConfig, previous: Compiler) => {
+      const c = new Compiler(config, { previous });
+      const before = gatewayRouteCompiles.count;
+      const r = c.compile(snap);
+      const compiled = gatewayRouteCompiles.count - before;
+      expect(view(r)).toEqual(view(compile(snap, config)));
+      return { c, r, compiled };
+    };
+    // An Ingress-only setting (ssl-redirect in the ConfigMap): no route compiled.
+    const ssl = next({ ...CONFIG, sslRedirect: !CONFIG.sslRedirect }, c1);
+    expect(ssl.compiled).toBe(0);
+    expect(ssl.r.gateway).toBe(first.gateway!);
+    // A source range: read by the routes' policies only (extension.ts).
+    const ranges = next({ ...CONFIG, sslRedirect: !CONFIG.sslRedirect, allowlistSourceRange: ["10.0.0.0/8"] }, ssl.c);
+    expect(ranges.compiled).toBe(4);
+    // How a Backend is resolved: every route.
+    const external = next({ ...CONFIG, allowlistSourceRange: ["10.0.0.0/8"], allowExternalNameServices: !CONFIG.allowExternalNameServices }, ranges.c);
+    expect(external.compiled).toBe(18);
+  });
+});
+
+describe("a settings change through the controller", () => {
+  test("ssl-redirect from ingress-nginx's ConfigMap compiles the Ingresses again and no Gateway API route", async () => {
+    const parsed = parseArgs(["--manifests", "/dev/null"], {});
+    if (parsed.type !== "run") throw new Error("test config did not parse");
+    const applied: CompileResult[] = [];
+    const controller = createController({ config: parsed.config, log: createLogger({ level: "error", format: "json", write: () => {} }), onApplied: (a) => void applied.push(a.result) });
+    try {
+      for (const { kind, object } of objects(BASE, GATEWAYS["all-namespaces"], ...Array.from({ length: 12 }, (_, i) => route(`i${i}`, INFRA, "all-namespaces", null)))) {
+        controller.sink.apply({ type: "ADDED", kind, object } as Parameters<Store["apply"]>[0]);
+      }
+      for (const kind of KINDS) controller.sink.synced(kind);
+      await eventually(() => applied.length === 1, 10_000, "the first table");
+      expect(applied[0]!.gateway?.routes.length).toBe(12);
+      const before = gatewayRouteCompiles.count;
+      // What runtime/nginx-settings.ts hands over when the ConfigMap's ssl-redirect changes.
+      controller.setCompileConfig({ ...parsed.config, sslRedirect: !parsed.config.sslRedirect });
+      await eventually(() => applied.length === 2, 10_000, "the table after the settings change");
+      expect(gatewayRouteCompiles.count - before).toBe(0);
+      expect(applied[1]!.gateway).toBe(applied[0]!.gateway!);
+      expect(view(applied[1]!)).toEqual(view(compile(controller.store.snapshot(), { ...parsed.config, sslRedirect: !parsed.config.sslRedirect })));
+    } finally {
+      controller.dispose();
+    }
+  });
+});
