@@ -52,6 +52,7 @@ describe("defaults", () => {
       accessLogTemplate: null,
       accessLogEscape: "default",
       maxBodySize: null,
+      largeClientHeaderBuffers: { number: 4, size: 8192 },
       trustedProxies: [],
       trustedProxyHeaders: "all",
       computeFullForwardedFor: true,

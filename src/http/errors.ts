@@ -1,7 +1,7 @@
 // Coded data-plane errors, mapped to a status once. Bodies are fixed short text (or nginx's page
 // under --ingress-nginx-compat, status-page.ts): they never echo anything from the request.
 // Which answers close the connection: docs/design.md, "Request framing and bodies".
-import { ownBody, type OwnBody } from "./status-page.ts";
+import { HEADER_TOO_LARGE, ownBody, type OwnBody } from "./status-page.ts";
 
 export type ProxyErrorCode =
   | "BadRequest"
@@ -16,6 +16,13 @@ export type ProxyErrorCode =
   | "BodyTooLarge"
   /** A request line longer than nginx's large_client_header_buffers (--ingress-nginx-compat: admit.ts). */
   | "UriTooLong"
+  /**
+   * A header line or the whole head over large-client-header-buffers under
+   * --ingress-nginx-compat: nginx's internal 494, sent as 400 with its own page (admit.ts).
+   */
+  | "HeaderTooLarge"
+  /** The head over large-client-header-buffers without the flag (RFC 6585 §5, as Bun answered before). */
+  | "HeaderFieldsTooLarge"
   /** Refused by --block-cidrs, --block-user-agents or --block-referers (proxy/pipeline/block.ts). */
   | "Blocked"
   | "ClientBodyTimeout"
@@ -34,6 +41,8 @@ const STATUS: Record<ProxyErrorCode, number> = {
   ClientBodyTimeout: 408,
   BodyTooLarge: 413,
   UriTooLong: 414,
+  HeaderTooLarge: 400,
+  HeaderFieldsTooLarge: 431,
   Internal: 500,
   AuthFailed: 500,
   UpstreamConnect: 502,
@@ -55,6 +64,8 @@ const BODY: Record<ProxyErrorCode, string> = {
   ClientBodyTimeout: "request body timeout\n",
   BodyTooLarge: "request body too large\n",
   UriTooLong: "request line too long\n",
+  HeaderTooLarge: "request header too large\n",
+  HeaderFieldsTooLarge: "request header fields too large\n",
   Internal: "internal error\n",
   AuthFailed: "internal error\n",
   UpstreamConnect: "bad gateway\n",
@@ -69,7 +80,7 @@ const BODY: Record<ProxyErrorCode, string> = {
 // 400, 413, 414, 500 and 501, and closes on a client_body_timeout 408): what follows such a
 // request on the connection cannot be trusted to start a new request (a header block we
 // refused, a body we did not read), and Bun would otherwise parse it as one and run it.
-const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "UriTooLong", "Internal", "AuthFailed"]);
+const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "UriTooLong", "HeaderTooLarge", "HeaderFieldsTooLarge", "Internal", "AuthFailed"]);
 
 export class ProxyError extends Error {
   readonly code: ProxyErrorCode;
@@ -93,7 +104,8 @@ export function statusOf(code: ProxyErrorCode): number {
  * length is their size in bytes (the access log's).
  */
 export function errorBody(code: ProxyErrorCode, compat = false, req: Request | null = null): OwnBody {
-  return ownBody(STATUS[code], BODY[code], compat, req);
+  // nginx's 494 has a page of its own under the 400 status line (status-page.ts).
+  return ownBody(STATUS[code], BODY[code], compat, req, code === "HeaderTooLarge" ? HEADER_TOO_LARGE : null);
 }
 
 // No answer at all: nginx finalizes a request whose body read timed out with

@@ -47,6 +47,8 @@ const BY_CODE: Record<ProxyErrorCode, number> = {
   BodyTooLarge: GRPC.RESOURCE_EXHAUSTED,
   // A request line over nginx's limit: too large, as a body over its limit.
   UriTooLong: GRPC.RESOURCE_EXHAUSTED,
+  HeaderTooLarge: GRPC.RESOURCE_EXHAUSTED,
+  HeaderFieldsTooLarge: GRPC.RESOURCE_EXHAUSTED,
   Internal: GRPC.INTERNAL,
   // The external authentication service failed (HTTP 500 in ingress-nginx's auth_request).
   AuthFailed: GRPC.INTERNAL,
@@ -67,6 +69,8 @@ const MESSAGE: Record<ProxyErrorCode, string> = {
   UpstreamTimeout: "upstream timeout",
   BodyTooLarge: "request too large",
   UriTooLong: "request line too long",
+  HeaderTooLarge: "request header too large",
+  HeaderFieldsTooLarge: "request header too large",
   Internal: "internal error",
   AuthFailed: "internal error",
 };

@@ -53,7 +53,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     defaultSslCertificate: null, defaultBackendService: null, customHttpErrors: [], allowExternalNameServices: false, publishService: null, publishStatusAddress: null, updateStatus: true,
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off", accessLogTemplate: null, accessLogEscape: "default",
-    maxBodySize: null, trustedProxies: [], trustedProxyHeaders: "all", computeFullForwardedFor: true, allowlistSourceRange: [], denylistSourceRange: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
+    maxBodySize: null, largeClientHeaderBuffers: { number: 4, size: 8192 }, trustedProxies: [], trustedProxyHeaders: "all", computeFullForwardedFor: true, allowlistSourceRange: [], denylistSourceRange: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
     streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientHeaderTimeoutMs: 60_000, clientBodyMinRate: 500, limitRate: 0, limitRateAfter: 0, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, maxResponseHeaderSize: 64 * 1024,
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
     limitReqStatusCode: 503, limitConnStatusCode: 503,

@@ -70,6 +70,9 @@ export class Exchange implements PolicyFlow, SlotHolder {
   /** What the request's one field pass found (validate.ts readFields), read by admit. */
   readonly badField: boolean;
   readonly filtered: readonly string[];
+  /** The header lines' bytes and the longest of them (RequestFields), for admit's head limit. */
+  readonly headBytes: number;
+  readonly longestField: number;
   /** Host and Connection as received, or null. */
   readonly hostField: string | null;
   readonly connectionField: string | null;
@@ -137,6 +140,8 @@ export class Exchange implements PolicyFlow, SlotHolder {
     const { cl, te } = fields;
     this.badField = fields.badField;
     this.filtered = fields.filtered;
+    this.headBytes = fields.headBytes;
+    this.longestField = fields.longestField;
     this.hostField = fields.hostField;
     this.connectionField = fields.connectionField;
     this.cl = cl;

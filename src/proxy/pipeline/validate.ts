@@ -52,7 +52,14 @@ let clNow: string | null = null;
 let teNow: string | null = null;
 let connectionNow: string | null = null;
 let requestIdNow: string | null = null;
+let headNow = 0;
+let longestNow = 0;
 function visitField(v: string, k: string): void {
+  // The field's line as received, `name: value` and CRLF (a repeated field comes joined, so its
+  // later lines count a little short): summed for large-client-header-buffers (admit.ts).
+  const line = k.length + v.length + 4;
+  headNow += line;
+  if (line > longestNow) longestNow = line;
   switch (k) {
     case "host":
       hostNow = v;
@@ -90,14 +97,20 @@ export interface RequestFields {
   te: string | null;
   connectionField: string | null;
   requestId: string | null;
+  /** The header lines' bytes, `name: value` and CRLF each, the blank line after them included. */
+  headBytes: number;
+  /** The longest header line, CRLF included. */
+  longestField: number;
 }
 
-const fieldsNow: RequestFields = { badField: false, filtered: NONE, hostField: null, cl: null, te: null, connectionField: null, requestId: null };
+const fieldsNow: RequestFields = { badField: false, filtered: NONE, hostField: null, cl: null, te: null, connectionField: null, requestId: null, headBytes: 0, longestField: 0 };
 
 /** One pass over `h`'s fields; the answer is shared, valid until the next call (copy what is kept). */
 export function readFields(h: Headers): Readonly<RequestFields> {
   badField = false;
   filteredNow = hostNow = clNow = teNow = connectionNow = requestIdNow = null;
+  headNow = 2;
+  longestNow = 0;
   h.forEach(visitField);
   const f = fieldsNow;
   f.badField = badField;
@@ -107,6 +120,8 @@ export function readFields(h: Headers): Readonly<RequestFields> {
   f.te = teNow;
   f.connectionField = connectionNow;
   f.requestId = requestIdNow;
+  f.headBytes = headNow;
+  f.longestField = longestNow;
   return f;
 }
 
