@@ -4,6 +4,7 @@
 // Portico enforces it itself (proxy/pipeline/admit.ts) under a parser limit Bun is started with
 // (BUN_MAX_HEADER_SIZE), which is fixed for the process: docs/design.md "Request framing and
 // bodies", request heads.
+import { maxHeaderSize } from "node:http";
 
 /**
  * The `--max-http-header-size` every Portico process runs with (scripts/build.ts compiles it
@@ -13,6 +14,16 @@
  * the largest value ingress-nginx users commonly set for big SSO cookies.
  */
 export const BUN_MAX_HEADER_SIZE = 65536;
+/** The bun option that sets it (scripts/build.ts, package.json, the README's commands). */
+export const BUN_HEADER_FLAG = `--max-http-header-size=${BUN_MAX_HEADER_SIZE}`;
+
+/**
+ * The parser limit this process runs with: node:http's maxHeaderSize, which Bun sets from
+ * --max-http-header-size (16 KiB without it; measured on 1.4.5, and it is what Bun.serve enforces).
+ */
+export function processHeaderLimit(): number {
+  return typeof maxHeaderSize === "number" && maxHeaderSize > 0 ? maxHeaderSize : 16384;
+}
 
 export interface HeaderBuffers {
   /** How many buffers: the head may take number × size bytes. */

@@ -286,6 +286,8 @@ describe("errors name the flag", () => {
     [["--access-log-escape", "html"], '--access-log-escape: expected default, json or none, got "html"'],
     [["--access-log", "stderr"], '--access-log: expected stdout or off, got "stderr"'],
     [["--max-body-size", "10t"], "--max-body-size: expected a size"],
+    [["--large-client-header-buffers", "8k"], '--large-client-header-buffers: expected a number and a size like "4 8k"'],
+    [["--large-client-header-buffers", "4 32k"], '--large-client-header-buffers: expected a number and a size like "4 8k"'],
     [["--trusted-proxies", "10.0.0.0/33"], "--trusted-proxies: expected IPv4/IPv6 CIDRs"],
     [["--trusted-proxies", "example.com"], "--trusted-proxies: expected IPv4/IPv6 CIDRs"],
     [["--trusted-proxies", "10.0.0.0/8,fe80::1%eth0/64"], '--trusted-proxies: expected IPv4/IPv6 CIDRs separated by commas (e.g. 10.0.0.0/8,fd00::/8); "fe80::1%eth0/64" has a zone index'],
