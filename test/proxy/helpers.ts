@@ -42,6 +42,7 @@ import { freePort } from "../e2e/harness.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
 
 import { DEFAULT_BROTLI_TYPES, DEFAULT_GZIP_TYPES } from "../../src/config/flags.ts";
+import { BUN_HEADER_FLAG } from "../../src/config/header-buffers.ts";
 
 export const quietLog: Logger = silentLogger;
 
@@ -400,7 +401,8 @@ export async function readFirstLine(s: ReadableStream<Uint8Array>): Promise<stri
  * on its first line (`PORT n`); the process is killed if it prints none.
  */
 export async function spawnProxyProcess(env: Record<string, string>): Promise<{ proc: ReturnType<typeof Bun.spawn>; port: number }> {
-  const proc = Bun.spawn(["bun", "test/proxy/proxy-process.ts"], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
+  // With the parser limit every Portico process runs with (scripts/build.ts BUN_HEADER_FLAG).
+  const proc = Bun.spawn(["bun", BUN_HEADER_FLAG, "test/proxy/proxy-process.ts"], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
   const m = /PORT (\d+)/.exec(await readFirstLine(proc.stdout as ReadableStream<Uint8Array>));
   if (m === null) {
     proc.kill();
