@@ -8,6 +8,7 @@
 // limit raised to 64 KiB: config/header-buffers.ts); without the flag a head over the limit gets
 // 431. Raw sockets, loopback only; the nginx half is skipped where nginx is not installed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import * as http2 from "node:http2";
 import { nginxPage } from "../../src/http/status-page.ts";
 import { answersAt, NGINX_BIN, spawnProxyProcess, startNginx, type RealNginx } from "./helpers.ts";
 import { firstResponse, rawBackend, statuses, type RawBackend } from "./raw.ts";
@@ -135,4 +136,75 @@ describe("Portico without --ingress-nginx-compat (4 8k)", () => {
     expect(got.endsWith("\r\n\r\nrequest header fields too large\n")).toBe(true);
     expect(be.hits.length).toBe(before);
   });
+});
+
+// Over HTTP/2 (h2c with prior knowledge) nginx counts the decoded fields against the same
+// buffers and ends the connection past them: GOAWAY ENHANCE_YOUR_CALM (11),
+// ngx_http_v2_state_header_block / ngx_http_v2_state_field_len, "client sent too large header".
+// Bun.serve cannot tell Portico which protocol a request came on, so Portico answers the same
+// 400 as over HTTP/1.1; below the limit both serve.
+/** `:status` of one request with `bytes` of header fields (4,000 a field), or how it ended. */
+async function h2Status(port: number, bytes: number): Promise<string> {
+  const c = http2.connect(`http://127.0.0.1:${port}`, { maxSendHeaderBlockLength: 1 << 20 });
+  try {
+    return await new Promise<string>((resolve) => {
+      c.on("error", () => resolve("error"));
+      c.on("goaway", (code) => resolve(`goaway ${code}`));
+      const h: Record<string, string> = { ":path": "/", ":authority": "a.test" };
+      for (let i = 0, rest = bytes; rest > 0; i++, rest -= 4000) h[`x-big-${String(i).padStart(3, "0")}`] = "c".repeat(Math.min(4000, rest) - 10);
+      const r = c.request(h, { endStream: true });
+      r.on("response", (head) => resolve(String(head[":status"])));
+      r.on("error", () => resolve("stream error"));
+      r.resume();
+    });
+  } finally {
+    c.destroy();
+  }
+}
+
+const H2_CASES = [
+  [17 * KIB, "200", "200"],
+  [31 * KIB, "200", "200"],
+  [33 * KIB, `goaway ${http2.constants.NGHTTP2_ENHANCE_YOUR_CALM}`, "400"],
+] as const;
+
+describe.skipIf(NGINX_BIN === null)("nginx over h2c with large_client_header_buffers 4 8k", () => {
+  let nginx: RealNginx;
+  beforeAll(async () => {
+    nginx = await startNginx({
+      prefix: "portico-nginx-head-h2-",
+      http: (port) => `access_log off;
+        client_header_buffer_size 1k;
+        large_client_header_buffers 4 8k;
+        server { listen 127.0.0.1:${port} http2; location / { return 200; } }`,
+      ready: async (port) => (await h2Status(port, 100).catch(() => "")) === "200",
+    });
+  });
+  afterAll(() => nginx?.stop());
+
+  for (const [bytes, status] of H2_CASES) {
+    test(`${bytes / KIB} KiB of fields: ${status}`, async () => {
+      expect(await h2Status(nginx.port, bytes)).toBe(status);
+    });
+  }
+});
+
+describe("Portico over h2c, --ingress-nginx-compat", () => {
+  let be: RawBackend;
+  let proxy: Awaited<ReturnType<typeof spawnProxyProcess>>;
+  beforeAll(async () => {
+    be = await rawBackend();
+    proxy = await spawnProxyProcess({ PORTICO_TEST_BACKEND_PORT: String(be.port), PORTICO_TEST_COMPAT: "1" });
+  });
+  afterAll(async () => {
+    proxy?.proc.kill();
+    await proxy?.proc.exited;
+    await be?.stop();
+  });
+
+  for (const [bytes, , status] of H2_CASES) {
+    test(`${bytes / KIB} KiB of fields: ${status}`, async () => {
+      expect(await h2Status(proxy.port, bytes)).toBe(status);
+    });
+  }
 });
