@@ -23,6 +23,8 @@ export type ProxyErrorCode =
   | "HeaderTooLarge"
   /** The head over large-client-header-buffers without the flag (RFC 6585 §5, as Bun answered before). */
   | "HeaderFieldsTooLarge"
+  /** TRACE under --ingress-nginx-compat, which nginx refuses (admit.ts). */
+  | "MethodNotAllowed"
   /** Refused by --block-cidrs, --block-user-agents or --block-referers (proxy/pipeline/block.ts). */
   | "Blocked"
   | "ClientBodyTimeout"
@@ -41,6 +43,7 @@ const STATUS: Record<ProxyErrorCode, number> = {
   ClientBodyTimeout: 408,
   BodyTooLarge: 413,
   UriTooLong: 414,
+  MethodNotAllowed: 405,
   HeaderTooLarge: 400,
   HeaderFieldsTooLarge: 431,
   Internal: 500,
@@ -64,6 +67,7 @@ const BODY: Record<ProxyErrorCode, string> = {
   ClientBodyTimeout: "request body timeout\n",
   BodyTooLarge: "request body too large\n",
   UriTooLong: "request line too long\n",
+  MethodNotAllowed: "method not allowed\n",
   HeaderTooLarge: "request header too large\n",
   HeaderFieldsTooLarge: "request header fields too large\n",
   Internal: "internal error\n",
@@ -77,10 +81,11 @@ const BODY: Record<ProxyErrorCode, string> = {
 };
 
 // Answers after which the connection is closed, as nginx does (it turns keep-alive off for
-// 400, 413, 414, 500 and 501, and closes on a client_body_timeout 408): what follows such a
+// 400, 413, 414, 500 and 501, and closes on a client_body_timeout 408; its 405 to TRACE is
+// given before keep-alive is decided, so that connection closes too): what follows such a
 // request on the connection cannot be trusted to start a new request (a header block we
 // refused, a body we did not read), and Bun would otherwise parse it as one and run it.
-const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "UriTooLong", "HeaderTooLarge", "HeaderFieldsTooLarge", "Internal", "AuthFailed"]);
+const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "UriTooLong", "MethodNotAllowed", "HeaderTooLarge", "HeaderFieldsTooLarge", "Internal", "AuthFailed"]);
 
 export class ProxyError extends Error {
   readonly code: ProxyErrorCode;

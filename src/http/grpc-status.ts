@@ -47,7 +47,11 @@ const BY_CODE: Record<ProxyErrorCode, number> = {
   BodyTooLarge: GRPC.RESOURCE_EXHAUSTED,
   // A request line over nginx's limit: too large, as a body over its limit.
   UriTooLong: GRPC.RESOURCE_EXHAUSTED,
+  // Never a gRPC call (TRACE); HTTP 405 is UNKNOWN in gRPC's HTTP mapping, UNIMPLEMENTED says more.
+  MethodNotAllowed: GRPC.UNIMPLEMENTED,
+  // A header line over nginx's limit: too large, as a request line over it.
   HeaderTooLarge: GRPC.RESOURCE_EXHAUSTED,
+  // The head over the limit without --ingress-nginx-compat (431).
   HeaderFieldsTooLarge: GRPC.RESOURCE_EXHAUSTED,
   Internal: GRPC.INTERNAL,
   // The external authentication service failed (HTTP 500 in ingress-nginx's auth_request).
@@ -69,6 +73,7 @@ const MESSAGE: Record<ProxyErrorCode, string> = {
   UpstreamTimeout: "upstream timeout",
   BodyTooLarge: "request too large",
   UriTooLong: "request line too long",
+  MethodNotAllowed: "method not allowed",
   HeaderTooLarge: "request header too large",
   HeaderFieldsTooLarge: "request header too large",
   Internal: "internal error",

@@ -159,8 +159,16 @@ export function clientIpOf(peer: string, xff: string | null, trusted: boolean, i
  * the profile of a small proxied request).
  */
 export function isFilteredRequestHeader(k: string): boolean {
-  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || ORIGINAL.has(k) || k === "x-request-id" || k === "expect" || k === "proxy" || k.startsWith("sec-websocket-") || k.startsWith("ssl-client-") || k.includes("_");
+  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || ORIGINAL.has(k) || k === "x-request-id" || k === "expect" || k === "proxy" || k.startsWith("sec-websocket-") || k.startsWith("ssl-client-") || NOT_ALNUM_DASH.test(k);
 }
+
+// nginx's `ignore_invalid_headers on` (ingress-nginx: ignore-invalid-headers, default true):
+// a field whose name holds anything but letters, digits and "-" ("_" too with
+// underscores_in_headers on) is ignored, never passed upstream (ngx_http_parse.c
+// ngx_http_parse_header_line sets r->invalid_header for any other byte; ngx_http_request.c
+// ngx_http_process_request_headers then skips the line). Names are lower-cased here.
+const NOT_ALNUM_DASH = /[^a-z0-9-]/;
+const NOT_ALNUM_DASH_UNDERSCORE = /[^a-z0-9_-]/;
 
 /** Fields upstreamHeaders() sets from the client's X-Forwarded-For and -Host, never from the client's own copies. */
 const ORIGINAL = new Set(["x-original-forwarded-for", "x-original-forwarded-host"]);
@@ -185,6 +193,9 @@ export function dropped(k: string, ctx: ForwardContext, websocket: boolean): boo
   // environments, Rails, PHP) fold "-" and "_" together, so X_Forwarded_For would reach them
   // as X-Forwarded-For, the field we set, and spoof it.
   if (!ctx.underscores && k.includes("_")) return true;
+  // Any other byte outside letters, digits and "-" (`X.Dot`, `X!Y`): ignored as nginx does
+  // (NOT_ALNUM_DASH above). Bun.serve has already refused names that are not RFC 9110 tokens.
+  if (NOT_ALNUM_DASH_UNDERSCORE.test(k)) return true;
   return websocket && k.startsWith("sec-websocket-");
 }
 

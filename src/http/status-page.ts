@@ -36,15 +36,14 @@ const PADDING = "<!-- a padding to disable MSIE and Chrome friendly error page -
 const page = (title: string) => `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n${TAIL}`;
 const PAGES: ReadonlyMap<number, string> = new Map(Object.entries(TITLES).map(([status, title]) => [Number(status), page(title)]));
 
-/** nginx's 494 (ngx_http_error_494_page): a header line or the head over large_client_header_buffers. */
-export const HEADER_TOO_LARGE = "Request Header Or Cookie Too Large";
-
 /**
- * nginx's 400 pages for its internal 494 (HEADER_TOO_LARGE) and for client certificates (495
- * and 496), all sent as 400, keyed by the words Portico's plain answer uses too.
+ * nginx's 400 pages for client certificates (its internal 495 and 496, sent as 400), keyed by
+ * the words Portico's plain answer uses too, and for a header line over
+ * large_client_header_buffers (its internal 494, NGX_HTTP_REQUEST_HEADER_TOO_LARGE).
  */
+export const HEADER_TOO_LARGE = "Request Header Or Cookie Too Large";
 const CERT_PAGES: ReadonlyMap<string, string> = new Map(
-  [HEADER_TOO_LARGE, "The SSL certificate error", "No required SSL certificate was sent"].map((t) => [
+  ["The SSL certificate error", "No required SSL certificate was sent", HEADER_TOO_LARGE].map((t) => [
     t,
     `<html>\r\n<head><title>400 ${t}</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<center>${t}</center>\r\n${TAIL}`,
   ]),
@@ -66,7 +65,8 @@ export function nginxPads(userAgent: string | null): boolean {
 }
 
 /**
- * nginx's page for `status` (for a 400 about a client certificate, the one `certificate` names),
+ * nginx's page for `status` (for a 400 about a client certificate or a header line too long,
+ * the one `certificate` names),
  * padded as nginx pads it for this client; null when nginx has none here.
  */
 export function nginxPage(status: number, userAgent: string | null, certificate: string | null = null): string | null {

@@ -60,9 +60,14 @@ export interface H2ListenerOptions {
   readonly headerTimeoutMs?: number;
   /** Client cancellations per second per connection before GOAWAY (limits.ts). */
   readonly maxResetsPerSecond?: number;
+  /**
+   * Log each certificate rotation (default true). Off where another listener reports the same
+   * change: the SNI split's Bun.serve side (serving/tls-split.ts), so one change is one line. A
+   * failed rotation is logged either way: it leaves this listener on the previous certificates.
+   */
+  readonly logRotations?: boolean;
   readonly hooks?: {
     onRotation?(info: RotationInfo): void;
-    onRotationError?(err: unknown): void;
     /** A connection closed for abuse ("rapid-reset"). */
     onAbuse?(reason: string): void;
   };
@@ -469,12 +474,11 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       sni = next;
     } catch (err) {
       log.error("TLS rotation failed; keeping the previous certificates", { err: String(err) });
-      opts.hooks?.onRotationError?.(err);
       return;
     }
     fingerprint = fp;
     rotations++;
-    log.info("TLS certificates rotated", { entries: entries.length, rotations });
+    if (opts.logRotations !== false) log.info("TLS certificates rotated", { entries: entries.length, rotations });
     opts.hooks?.onRotation?.({ rotations, serveMs: performance.now() - t0, entries: entries.length, fingerprint: fp });
   }
 

@@ -33,7 +33,10 @@ export function normaliseRequestHostInto(host: string, out: { hostname: string; 
   if (colon >= 0 && host.indexOf("]", colon) < 0) {
     name = host.slice(0, colon);
     port = host.slice(colon + 1);
-    if (!PORT.test(port) || Number(port) > 65535) return false;
+    // RFC 3986 §3.2.3: port = *DIGIT, so "a.test:" is a Host; an empty port is the scheme's
+    // default and normalises away (§6.2.3). nginx takes it too (ngx_http_validate_host).
+    if (port === "") port = null;
+    else if (!PORT.test(port) || Number(port) > 65535) return false;
   }
   if (name.length === 0 || name.length > 253) return false;
   if (name.startsWith("[")) {

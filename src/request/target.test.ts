@@ -83,7 +83,10 @@ test("Host: grammar, case, port and trailing dot", () => {
   expect(normaliseRequestHost("Shop.TEST.:8443")).toEqual({ hostname: "shop.test", port: "8443" });
   expect(normaliseRequestHost("[::1]:80")).toEqual({ hostname: "[::1]", port: "80" });
   expect(normaliseRequestHost("a.test")).toEqual({ hostname: "a.test", port: null });
-  for (const h of ["", "a test", "user@a.test", "a.test, b.test", "a.test:99999", "a.test:", "[::1%eth0]", ".", "a.test/x"]) {
+  // RFC 3986 §3.2.3 port = *DIGIT: an empty port is the default one (nginx takes it too).
+  expect(normaliseRequestHost("a.test:")).toEqual({ hostname: "a.test", port: null });
+  expect(normaliseRequestHost("[::1]:")).toEqual({ hostname: "[::1]", port: null });
+  for (const h of ["", "a test", "user@a.test", "a.test, b.test", "a.test:99999", "a.test::", ":", "[::1%eth0]", ".", "a.test/x"]) {
     expect(normaliseRequestHost(h), h).toBeNull();
   }
 });

@@ -5,8 +5,9 @@
 // table change: the request path pays nothing per request for the choice, and the shared
 // ports, with no Gateway on them, are served exactly as without this file. Each port is the
 // same listener as the shared one of its scheme (plain.ts, https.ts), so a port whose rules
-// answer gRPC (a GRPCRoute) is put behind the h2c front, or on node:http2, as the shared ports
-// are (table/listener-needs.ts asks the port's own table).
+// answer gRPC (a GRPCRoute) is put behind the h2c front, or split by SNI (tls-split.ts: the
+// GRPCRoute's hostnames on node:http2, the rest on Bun.serve), or wholly on node:http2, as the
+// shared ports are (table/listener-needs.ts asks the port's own table).
 //
 // With --use-proxy-protocol every port here reads PROXY headers too, as the shared ports do
 // (docs/design.md "PROXY protocol"): a load balancer in front of a Service sends them on every
@@ -17,13 +18,14 @@ import type { Config } from "../config/types.ts";
 import type { DrainableServer } from "../http2/listener.ts";
 import type { Logger } from "../log/logger.ts";
 import { createProxyHandler, serveOptions } from "../proxy/index.ts";
-import { answersGrpc, needsNodeListener } from "../table/listener-needs.ts";
+import { answersGrpc, everyHostNeedsNode, needsNodeListener } from "../table/listener-needs.ts";
 import { needsClientCertificates } from "../table/client-certs.ts";
 import { assembleTable } from "../table/build.ts";
 import type { GatewayPort, RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { createHttpsListener, type SwitchingHttpsListener } from "./https.ts";
 import { createPlainListener, type PlainListener } from "./plain.ts";
+import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
 import { startTcpFront, type TcpFront } from "./front.ts";
 import { claimPort } from "./ports.ts";
 
@@ -119,7 +121,7 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
     const v = x.view();
     x.plain?.useH2cFront(answersGrpc(v));
     if (x.tls) {
-      x.tls.useNodeListener(needsNodeListener(v));
+      x.tls.useListener(!needsNodeListener(v) ? "bun" : everyHostNeedsNode(v) ? "node" : "split");
       x.tls.requestClientCertificates(needsClientCertificates(v));
     }
   }
@@ -161,8 +163,10 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
       } else {
         let front: TcpFront | null = null;
         // Behind the front the handler sees the client and port the front recorded for the
-        // loopback connection (front.ts FrontPeer), as the shared HTTPS port's handler does.
-        const served = pp === null ? handler : { ...handler, fetch: (req: Request, server: Parameters<ProxyHandler["fetch"]>[1]) => handler.fetch(req, front === null ? server : front.peer(server, req, tls.port)) };
+        // loopback connection (front.ts FrontPeer), as the shared HTTPS port's handler does;
+        // each loopback listener names its own port (the SNI split has two).
+        const served = (listenerPort: () => number) =>
+          pp === null ? handler : { ...handler, fetch: (req: Request, server: Parameters<ProxyHandler["fetch"]>[1]) => handler.fetch(req, front === null ? server : front.peer(server, req, listenerPort())) };
         const tls = createHttpsListener({
           // QUIC stays on the shared HTTPS port: Alt-Svc would advertise it there (and
           // --http3 is refused with --use-proxy-protocol: QUIC carries no PROXY header).
@@ -170,7 +174,11 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
           draining: () => handler.inflight.draining,
           hostname: pp === null ? o.hostname : "127.0.0.1",
           port: pp === null ? port : 0,
-          handler: () => serveOptions(served),
+          handler: (listenerPort) => serveOptions(served(listenerPort)),
+          // While only some of its hosts need node:http2 the port is split by SNI as the shared
+          // one is: by the split's own front, or with --use-proxy-protocol by the front below,
+          // which asks innerPort.
+          split: { table: view, front: pp === null ? { helloTimeoutMs: o.config.clientHeaderTimeoutMs, connectTimeoutMs: o.config.connectTimeoutMs } : null },
           log: log.child({ listener: `gateway-https-${port}` }),
         });
         const x0: Open = { https, handler, view, plain: null, tls, front: null };
@@ -182,8 +190,16 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
           try {
             front = startTcpFront({
               hostname: o.hostname, port, reusePort: true, log: log.child({ listener: `gateway-https-front-${port}` }), name: "gateway https front",
-              // Every connection goes to the loopback listener: the first byte after the header decides nothing.
-              maxFirstBytes: 1, choose: () => ({ kind: "loopback", port: tls.port }),
+              // One loopback listener: the first byte after the header decides nothing. Split by
+              // SNI: the ClientHello's server name picks the loopback listener (tls-split.ts
+              // innerPort; no readable name: node:http2, which serves every route).
+              maxFirstBytes: MAX_BUFFERED_BYTES,
+              choose: (first) => {
+                if (tls.kind !== "split") return { kind: "loopback", port: tls.port };
+                const r = parseClientHello(first);
+                if (r.kind === "more") return r;
+                return { kind: "loopback", port: tls.innerPort(r.kind === "hello" ? r.serverName : null) };
+              },
               firstBytesTimeoutMs: o.config.clientHeaderTimeoutMs, connectTimeoutMs: o.config.connectTimeoutMs, ...pp,
             });
           } catch (err) {

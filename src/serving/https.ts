@@ -12,8 +12,9 @@
 // When only some hosts have such routes, the port is split by SNI instead (tls-split.ts): a
 // front sends the connections for those hosts to node:http2 and every other to Bun.serve, so
 // ordinary hosts keep Bun.serve's speed while a gRPC route exists elsewhere. node:http2 alone
-// is left for a table where every host needs it (a default backend or a Gateway API route
-// with a gRPC backend: table/listener-needs.ts everyHostNeedsNode).
+// is left for a table where every host needs it (a gRPC or client-certificate default backend,
+// or a GRPCRoute without hostnames on an HTTPS listener without one: table/listener-needs.ts
+// everyHostNeedsNode).
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import { createH2Listener, type HttpsListener } from "../http2/listener.ts";

@@ -111,10 +111,11 @@ export function createSplitListener(o: SplitOptions): SplitListener {
   let table = o.table();
   let last: { entries: readonly TlsEntry[]; fingerprint: string } | null = null;
   // One certificate change is one rotation of the port: both listeners rotate, but only the
-  // Bun.serve side's is reported (the `rotations` getter reads it too), so
-  // portico_tls_rotations_total counts it once (serve.ts).
+  // Bun.serve side's is reported, in the log and by the hook (the `rotations` getter reads it
+  // too), so it is one "TLS certificates rotated" line and portico_tls_rotations_total counts
+  // it once (serve.ts). node:http2 still logs a rotation of its own that fails.
   const node = createH2Listener({
-    hostname: "127.0.0.1", port: 0, log, hooks: o.hooks.onAbuse === undefined ? {} : { onAbuse: o.hooks.onAbuse }, reusePort: true, draining: o.draining, headerTimeoutMs: o.headerTimeoutMs,
+    hostname: "127.0.0.1", port: 0, log, logRotations: false, hooks: o.hooks.onAbuse === undefined ? {} : { onAbuse: o.hooks.onAbuse }, reusePort: true, draining: o.draining, headerTimeoutMs: o.headerTimeoutMs,
     handler: () => through(o.handler(() => node.port), () => node.port, false),
   });
 

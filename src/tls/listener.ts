@@ -49,7 +49,12 @@ export interface TlsListenerOptions {
   readonly stopBoundMs?: number;
   /** Coalescing window after an update before a rotation starts. */
   readonly holdoffMs?: number;
-  readonly hooks?: { onRotation?(info: RotationInfo): void; onRotationError?(err: unknown): void };
+  /**
+   * A rotation served (counted: portico_tls_rotations_total). A rotation that fails is logged
+   * here ("TLS rotation failed"), as the entries were already checked before they reach a
+   * listener (tls/pem.ts, tls/sni.ts validateTlsSettings), so it has no hook of its own.
+   */
+  readonly hooks?: { onRotation?(info: RotationInfo): void };
   /**
    * Bun.serve's own HTTP/2 (`http2`: ALPN h2 beside http/1.1) and HTTP/3 (`http3`: QUIC on the
    * same port number; Bun.serve then adds `Alt-Svc: h3=":port"; ma=86400` to every answer over
@@ -194,7 +199,6 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
       // Keep serving the old certificates; a later update may fix it.
       log.error("TLS rotation failed; keeping the previous certificates", { err: String(err) });
       provisional = false; // never held unready for good by a set Bun refuses
-      opts.hooks?.onRotationError?.(err);
       return wake();
     }
     const serveMs = performance.now() - t0;

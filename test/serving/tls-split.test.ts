@@ -15,8 +15,10 @@ import { createInstruments } from "../../src/admin/instruments.ts";
 import { Registry } from "../../src/admin/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { AccessRecord } from "../../src/log/access.ts";
-import { silentLogger } from "../../src/log/logger.ts";
+import { createLogger, silentLogger, type Logger } from "../../src/log/logger.ts";
+import { createGatewayPortListeners } from "../../src/serving/gateway-ports.ts";
 import { createHttpsListener, type HttpsListenerOptions } from "../../src/serving/https.ts";
+import { lookup } from "../../src/table/lookup.ts";
 import { serveTraffic, type Serving } from "../../src/serving/serve.ts";
 import { createTlsBuilder } from "../../src/serving/tls.ts";
 import { buildTable } from "../../src/table/build.ts";
@@ -29,6 +31,7 @@ import { eventually } from "../wait.ts";
 import { clientStream, collect, echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
 import { listeningSockets, peerCertificate } from "../tls/helpers.ts";
 import { createCertificate } from "../tls/pki.ts";
+import { GATEWAY_NS, gatewayTable } from "../table/gateway-grpc.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
 type Any = any;
@@ -75,13 +78,13 @@ interface Running {
   setTable(t: RouteTable): void;
 }
 
-function start(t: RouteTable, over: Partial<Config> = {}): Running {
+function start(t: RouteTable, over: Partial<Config> = {}, log: Logger = silentLogger): Running {
   let table = t;
   const records: AccessRecord[] = [];
   const config = testConfig({ httpPort: freePort(), httpsPort: freePort(), tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256", ...over });
   const registry = new Registry();
   const s = serveTraffic({
-    config, log: silentLogger, inst: createInstruments(registry, { version: "t" }), table: () => table,
+    config, log, inst: createInstruments(registry, { version: "t" }), table: () => table,
     tls: createTlsBuilder(config, silentLogger).build([]), ports: "alone", onRequest: (r) => records.push(r),
   });
   return { s, records, registry, setTable: (next) => ((table = next), s.tableChanged()) };
@@ -182,6 +185,64 @@ describe("a gRPC route on some hosts: the HTTPS port split by SNI", () => {
     const noSni = await curl(["-k", "--http2", "--interface", CLIENT, "-H", "host: web.test", "-w", " %{http_code}", `https://127.0.0.1:${port}/`]);
     expect(noSni.out).toBe(`${CLIENT} 200`);
     expect(lastFor(r.records, "web.test")?.protocol).toBe("h2");
+  });
+});
+
+// Gateway API: a GRPCRoute's effective hostnames (its hostnames intersected with its
+// listener's, as the compiler keys the table) are the hosts sent to node:http2; an HTTPRoute's
+// host on the same Gateway and port stays on Bun.serve (table/listener-needs.ts).
+describe("a GRPCRoute beside an HTTPRoute on a Gateway's HTTPS listeners: the port split by the GRPCRoute's hostnames", () => {
+  let r: Running;
+  beforeAll(() => {
+    r = start(
+      gatewayTable({
+        listeners: [{ name: "https" }, { name: "wild", hostname: "*.rpc.test" }],
+        services: { web: web.port, echo: echo.port },
+        routes: [
+          { kind: "HTTPRoute", name: "web", listener: "https", hostnames: ["web.test"], service: "web" },
+          { kind: "GRPCRoute", name: "rpc", listener: "https", hostnames: ["grpc.test"], service: "echo" },
+          // No hostnames of its own: the listener's `*.rpc.test` (a `*.` label is one or more labels).
+          { kind: "GRPCRoute", name: "wild", listener: "wild", service: "echo" },
+        ],
+      }),
+    );
+  });
+  afterAll(async () => {
+    await r.s.shutdown({ delay: false });
+  });
+
+  test("gRPC on the GRPCRoute's hosts through node:http2, the HTTPRoute's host on Bun.serve, and 421 for a gRPC host asked of Bun.serve", async () => {
+    expect(r.s.httpsListener).toBe("split");
+    const port = r.s.ports.https;
+    for (const host of ["grpc.test", "a.rpc.test", "a.b.rpc.test"]) {
+      const c = grpcClient(port, host);
+      const u = await unary(c, { text: host });
+      const ss = await collect(c.ServerStream({ text: "s", n: 2 }));
+      c.close();
+      expect(u.err).toBeNull();
+      expect(u.res?.text).toBe(`plain:${host}`);
+      // Trailers: only node:http2 sends them (Bun.serve cannot).
+      expect(u.trailers?.get("x-served-by")).toEqual(["plain"]);
+      expect(ss.status.code).toBe(grpc.status.OK);
+      expect(ss.msgs.map((m) => m.text)).toEqual(["s-0", "s-1"]);
+      expect(lastFor(r.records, host)?.protocol).toBe("h2");
+    }
+    // The HTTPRoute's host over h2 and HTTP/1.1: Bun.serve, which logs its h2 request "h1".
+    expect((await tlsCurl(port, "web.test", "web.test", "--http2")).out).toBe(`${CLIENT} 200 2`);
+    expect(lastFor(r.records, "web.test")?.protocol).toBe("h1");
+    expect((await tlsCurl(port, "web.test", "web.test", "--http1.1")).out).toBe(`${CLIENT} 200 1.1`);
+    // A GRPCRoute host on that connection: 421 (RFC 9110 §15.5.20), a gRPC call UNAVAILABLE.
+    for (const host of ["grpc.test", "a.rpc.test"]) {
+      expect((await tlsCurl(port, "web.test", host, "--http2")).out).toBe("misdirected request\n 421 2");
+      expect((await tlsCurl(port, "web.test", host, "--http1.1")).out).toBe("misdirected request\n 421 1.1");
+    }
+    const calls = echo.seen.length;
+    const c = grpcClient(port, "web.test", "grpc.test");
+    const u = await unary(c, { text: "coalesced" });
+    c.close();
+    expect(u.err?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(u.err?.details).toBe("misdirected request: retry on a new connection");
+    expect(echo.seen.length).toBe(calls);
   });
 });
 
@@ -340,8 +401,10 @@ test("--enable-ssl-passthrough and the split share one front: passed-through hos
   }
 });
 
-test("a certificate change while the port is split is one rotation: portico_tls_rotations_total goes up by exactly 1", async () => {
-  const r = start(withGrpc());
+test("a certificate change while the port is split is one rotation: portico_tls_rotations_total goes up by exactly 1, one log line", async () => {
+  const lines: string[] = [];
+  const r = start(withGrpc(), {}, createLogger({ level: "info", format: "json", write: (l) => void lines.push(l) }));
+  const rotatedLines = () => lines.filter((l) => JSON.parse(l).msg === "TLS certificates rotated").length;
   try {
     expect(r.s.httpsListener).toBe("split");
     const config = testConfig({ tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256" });
@@ -355,8 +418,9 @@ test("a certificate change while the port is split is one rotation: portico_tls_
     await eventually(async () => (await peerCertificate(r.s.ports.https, "web.test")).cn === "rotated", 10_000, "Bun.serve's side rotated");
     await eventually(async () => (await peerCertificate(r.s.ports.https, "grpc.test")).cn === "rotated", 10_000, "node:http2's side rotated");
     await r.s.settled();
-    // ... but the port's certificates changed once.
+    // ... but the port's certificates changed once: counted once, logged once.
     expect(rotations() - before).toBe(1);
+    expect(rotatedLines()).toBe(1);
   } finally {
     await r.s.shutdown({ delay: false });
   }
@@ -439,6 +503,55 @@ test("--use-proxy-protocol and the split share one front: each side sees the cli
     expect(await proxiedGet(port, "203.0.113.9", "grpc.test", "web.test")).toEqual({ status: 200, body: "203.0.113.9" });
   } finally {
     await r.s.shutdown({ delay: false });
+  }
+});
+
+// --gateway-ports: a Gateway's own HTTPS port is fitted to its own table as the shared port is
+// (serving/gateway-ports.ts), so a GRPCRoute there splits that port by SNI too.
+describe("a Gateway's own HTTPS port (--gateway-ports) with a GRPCRoute beside an HTTPRoute: split by SNI", () => {
+  const ownPortTable = (port: number): RouteTable => {
+    const routes = gatewayTable({
+      listeners: [{ name: "https" }],
+      services: { web: web.port, echo: echo.port },
+      routes: [
+        { kind: "HTTPRoute", name: "web", listener: "https", hostnames: ["web.test"], service: "web" },
+        { kind: "GRPCRoute", name: "rpc", listener: "https", hostnames: ["grpc.test"], service: "echo" },
+      ],
+    }).gateway!;
+    return Object.freeze({ ...makeTable([]), gatewayPorts: new Map([[port, { gateway: `${GATEWAY_NS}/split`, declared: 443, https: true, routes }]]) });
+  };
+  const cert = createCertificate({ subjectCN: "own", sans: ["web.test", "grpc.test"] });
+
+  for (const proxyProtocol of [false, true]) {
+    test(proxyProtocol ? "behind its --use-proxy-protocol front: the front reads the ClientHello after the PROXY header" : "with the split's own front", async () => {
+      const config = testConfig({ tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256", ...(proxyProtocol ? { useProxyProtocol: true, proxyProtocolTrusted: ["127.0.0.0/8"] } : {}) });
+      const port = freePort();
+      const table = ownPortTable(port);
+      const tls = { entries: [{ cert: cert.certPem, key: cert.keyPem, ciphers: config.tlsCiphers, secureOptions: 0 }], fingerprint: "own" };
+      const l = createGatewayPortListeners({ config, log: silentLogger, hostname: "127.0.0.1", reusePort: false, table: () => table, deps: { config, lookup, log: silentLogger }, tls: () => tls });
+      try {
+        l.fit(table);
+        expect(l.ports.get(port)).toEqual({ https: true });
+        if (proxyProtocol) {
+          // Bun.serve's side answers a gRPC host 421 (only it does); node:http2's serves every host.
+          expect(await proxiedGet(port, "203.0.113.7", "web.test", "web.test")).toEqual({ status: 200, body: "203.0.113.7" });
+          expect((await proxiedGet(port, "203.0.113.8", "web.test", "grpc.test")).status).toBe(421);
+          expect(await proxiedGet(port, "203.0.113.9", "grpc.test", "web.test")).toEqual({ status: 200, body: "203.0.113.9" });
+          return;
+        }
+        const c = grpcClient(port, "grpc.test");
+        const u = await unary(c, { text: "own" });
+        c.close();
+        expect(u.err).toBeNull();
+        expect(u.res?.text).toBe("plain:own");
+        expect(u.trailers?.get("x-served-by")).toEqual(["plain"]);
+        expect((await tlsCurl(port, "web.test", "web.test", "--http2")).out).toBe(`${CLIENT} 200 2`);
+        expect((await tlsCurl(port, "web.test", "grpc.test", "--http2")).out).toBe("misdirected request\n 421 2");
+        expect((await tlsCurl(port, "grpc.test", "web.test", "--http2")).out).toBe(`${CLIENT} 200 2`);
+      } finally {
+        await l.stop(true);
+      }
+    });
   }
 });
 

@@ -55,6 +55,11 @@ export function admit(x: Exchange): ProxyError | null {
   }
   const err = validateInto(req, x, x);
   if (err !== null) return err;
+  // nginx answers TRACE 405 itself, whatever the location, once the header block is read and
+  // checked (ngx_http_request.c ngx_http_process_request_header: "client sent TRACE method",
+  // NGX_HTTP_NOT_ALLOWED), before keep-alive is decided, so the connection closes; a body is
+  // never read. Without --ingress-nginx-compat TRACE is the pod's to answer (RFC 9110 §9.3.8).
+  if (x.p.compat && req.method === "TRACE") return new ProxyError("MethodNotAllowed");
   x.pathAndQuery = x.path + x.query;
   x.rec.host = x.hostname;
   x.rec.path = x.path;

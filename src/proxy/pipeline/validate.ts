@@ -29,8 +29,10 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // invalid ("a recipient ... MUST either reject the message or replace each of those characters").
 const CTL = /[\x00-\x08\x0a-\x1f\x7f]/;
 
+// An empty port ("a.test:") is the default one too (RFC 3986 §3.2.3, §6.2.3): the URL parser
+// drops it from req.url's authority while Host keeps it.
 function withoutDefaultPort(a: string): string {
-  return a.endsWith(":80") || a.endsWith(":443") ? a.slice(0, a.lastIndexOf(":")) : a;
+  return a.endsWith(":80") || a.endsWith(":443") || a.endsWith(":") ? a.slice(0, a.lastIndexOf(":")) : a;
 }
 
 const NONE: readonly string[] = [];
@@ -54,12 +56,26 @@ let connectionNow: string | null = null;
 let requestIdNow: string | null = null;
 let headNow = 0;
 let longestNow = 0;
+
+/**
+ * nginx reads each header line into one of its large_client_header_buffers (ingress-nginx:
+ * `4 8k`) and answers 400 "Request Header Or Cookie Too Large" to a line that does not fit, its
+ * CRLF included, or to a head past the last buffer (ngx_http_request.c
+ * ngx_http_alloc_large_header_buffer; measured on nginx 1.22: 8,192 bytes pass, 8,193 get 400,
+ * whatever the whitespace). Bun hands over the name and the trimmed value only, so a line is
+ * counted as `name: value` CRLF, the one space RFC 9110 §5.6.3 prefers. The pass sums the lines
+ * and keeps the longest for admit.ts; a value Bun joined from repeated lines (", ", or "; " for
+ * Cookie) may come from short lines and is never the longest (it still counts in the sum, a
+ * little short: one name for all its lines).
+ */
+const FIELD_LINE_EXTRA = ": \r\n".length;
+/** No large-client-header-buffers size is smaller (config/header-buffers.ts): a line this short never needs the joined check. */
+const SHORTEST_LIMIT = 512;
+
 function visitField(v: string, k: string): void {
-  // The field's line as received, `name: value` and CRLF (a repeated field comes joined, so its
-  // later lines count a little short): summed for large-client-header-buffers (admit.ts).
-  const line = k.length + v.length + 4;
+  const line = k.length + v.length + FIELD_LINE_EXTRA;
   headNow += line;
-  if (line > longestNow) longestNow = line;
+  if (line > longestNow && (line <= SHORTEST_LIMIT || !(v.includes(", ") || (k === "cookie" && v.includes("; "))))) longestNow = line;
   switch (k) {
     case "host":
       hostNow = v;

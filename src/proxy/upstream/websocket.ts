@@ -102,8 +102,11 @@ export interface WsConnectInput {
   readonly timeoutMs: number;
   /** Resolves and checks ExternalName upstreams; default: the process-wide one. */
   readonly external?: ExternalResolver | undefined;
-  /** Receives each endpoint as it is tried, so a failed connect still logs which one (access log). */
-  readonly record?: { upstream: string | null };
+  /**
+   * Receives each endpoint as it is tried, so a failed connect still logs which one (access
+   * log), and the status a pod answered the handshake with instead of 101.
+   */
+  readonly record?: { upstream: string | null; upstreamStatus?: number | null };
   /** The route's proxy-ssl-* (RouteOptions.upstreamTls), for a wss:// pod; null or absent: none. */
   readonly upstreamTls?: UpstreamTls | null | undefined;
 }
@@ -131,11 +134,32 @@ function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<We
       clearTimeout(t);
       resolve(ws);
     };
-    ws.onerror = () => {
+    ws.onerror = (e) => {
       clearTimeout(t);
-      reject(new ProxyError("UpstreamConnect", "websocket handshake failed"));
+      const declined = DECLINED.exec((e as ErrorEvent).message ?? "");
+      reject(declined === null ? new ProxyError("UpstreamConnect", "websocket handshake failed") : new UpgradeDeclined(Number(declined[1])));
     };
   });
+}
+
+// Bun's WebSocket client names the status a server answered a handshake with instead of 101 in
+// its error event ("… failed: Expected 101 status code: 403"; measured on Bun 1.4.5, where a
+// refused connection says "Failed to connect").
+const DECLINED = /Expected 101 status code: (\d{3})\b/;
+
+/**
+ * The pod answered the handshake, with another status than 101: it is up and chose not to
+ * upgrade (401, 403, 404, a 200 page). Not a connection failure: nginx's proxy_next_upstream
+ * (ingress-nginx: `error timeout`) tries another endpoint only on an error or a timeout, never on
+ * an answer, so the endpoint is not backed off and no second pod gets the handshake. The client
+ * still gets 502: Bun's client hands over neither the answer's fields nor its body to relay.
+ */
+export class UpgradeDeclined extends ProxyError {
+  readonly status: number;
+  constructor(status: number) {
+    super("UpstreamInvalid", `websocket handshake answered ${status}`);
+    this.status = status;
+  }
 }
 
 /** Open the upstream socket, trying a second endpoint once if the first fails. */
@@ -158,6 +182,10 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: We
       return { ws, upstream: to };
     } catch (e) {
       if (e instanceof ProxyError && e.code === "UpstreamTimeout") throw e;
+      if (e instanceof UpgradeDeclined) {
+        if (input.record) input.record.upstreamStatus = e.status;
+        throw e;
+      }
       input.balancer.failed(u);
       ext?.forget(u.address);
     }
