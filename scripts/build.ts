@@ -10,6 +10,7 @@
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
+import { BUN_HEADER_FLAG } from "../src/config/header-buffers.ts";
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const ENTRY = "src/main.ts";
@@ -49,6 +50,10 @@ export function buildArgs(o: BuildOptions): string[] {
     // its behaviour (both default to on for compiled executables in bun 1.4).
     "--no-compile-autoload-dotenv",
     "--no-compile-autoload-bunfig",
+    // Bun's HTTP parser refuses a head over 16 KiB by default; the executable (and every worker
+    // it starts, the same executable) runs with the limit large-client-header-buffers is
+    // bounded by (src/config/header-buffers.ts; docs/design.md "Request framing and bodies").
+    `--compile-exec-argv=${BUN_HEADER_FLAG}`,
     `--define=PORTICO_VERSION=${JSON.stringify(o.version)}`,
     `--define=PORTICO_COMMIT=${JSON.stringify(commit)}`,
   ];

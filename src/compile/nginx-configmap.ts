@@ -11,6 +11,7 @@ import * as v from "valibot";
 import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 import { parseCidrList } from "../config/cidr.ts";
 import { parseLogFormat } from "../policy/log-format.ts";
+import { BUN_MAX_HEADER_SIZE, clampHeaderBuffers, fitsBun, formatHeaderBuffers, parseHeaderBuffers } from "../config/header-buffers.ts";
 
 export type ConfigMapKeyStatus =
   /** Run Portico with `flags` and it does the same. */
@@ -32,6 +33,8 @@ export interface ConfigMapKeyReport {
   readonly flags: readonly string[];
   /** The value is one ingress-nginx itself would not read: serving keeps the key's last good value. */
   readonly invalid?: true;
+  /** Applied, but bounded to what Portico can serve (`text` says how): serving warns. */
+  readonly bounded?: true;
 }
 
 export interface ConfigMapReport {
@@ -161,7 +164,22 @@ function kibJudge(name: string, unit: string, text: string, zero: string): Judge
   };
 }
 
+/**
+ * large-client-header-buffers (`4 8k`, config.go; nginx.tmpl writes it as is into
+ * large_client_header_buffers, so a value nginx refuses fails the reload and the last one stays):
+ * the same flag, bounded by the parser limit Portico runs Bun with (config/header-buffers.ts).
+ */
+const headerBuffersJudge: Judge = (val) => {
+  const b = parseHeaderBuffers(val);
+  if (b === null) return bad("a number and a size such as 4 8k");
+  const text = "the longest request line or header line, and the largest request head";
+  if (fitsBun(b)) return b.number === 4 && b.size === 8192 ? same(`4 8k, Portico's default too: ${text}`) : flag(text, `--large-client-header-buffers=${formatHeaderBuffers(b)}`);
+  const c = formatHeaderBuffers(clampHeaderBuffers(b));
+  return { ...flag(`${text}; bounded to ${c}: Portico's parser takes a head of at most ${BUN_MAX_HEADER_SIZE / 1024}k`, `--large-client-header-buffers=${c}`), bounded: true as const };
+};
+
 const KEYS: Readonly<Record<string, Judge>> = {
+  "large-client-header-buffers": headerBuffersJudge,
   "proxy-body-size": (val) =>
     SIZE.test(val.trim()) ? flag("largest request body (0: unlimited in both)", `--max-body-size=${val.trim().toLowerCase()}`) : bad("a size such as 8m"),
   "proxy-connect-timeout": (val) => {

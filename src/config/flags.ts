@@ -4,6 +4,7 @@
 import { availableParallelism } from "node:os";
 import type { Config } from "./types.ts";
 import * as val from "./values.ts";
+import { DEFAULT_HEADER_BUFFERS } from "./header-buffers.ts";
 
 export interface FlagSpec<T> {
   /** Flag name without the leading `--`. */
@@ -87,6 +88,9 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   accessLogTemplate: { name: "access-log-template", metavar: "FORMAT", help: "write each access-log line as this nginx log_format, its variables ($remote_addr, $request, $status, $http_<name>...) expanded; unknown ones are logged as nginx logs an empty one", defaultText: "none: Portico's own fields (--log-format)", schema: val.logFormatText, fallback: none },
   accessLogEscape: { name: "access-log-escape", metavar: "MODE", help: "how --access-log-template escapes variable values: default (nginx's \\xHH), json or none", defaultText: "default", schema: val.oneOf(["default", "json", "none"]), fallback: () => "default" },
   maxBodySize: { name: "max-body-size", metavar: "SIZE", help: "largest request body (bytes, or 512k, 10m, 1g; 0 = unlimited); larger gets 413", defaultText: "unlimited", schema: val.bodySize, fallback: none },
+  // nginx's large_client_header_buffers, as ingress-nginx sets it (config.go: `4 8k`); bounded by the
+  // parser limit Portico runs Bun with (config/header-buffers.ts).
+  largeClientHeaderBuffers: { name: "large-client-header-buffers", metavar: "\"N SIZE\"", help: "the longest request line or header line (SIZE, CRLF included) and the largest request head (N × SIZE, at most 64k); a longer request line gets 414, a longer header line or head 400 under --ingress-nginx-compat, a larger head 431 without it", defaultText: "4 8k", schema: val.headerBuffers, fallback: () => DEFAULT_HEADER_BUFFERS },
   trustedProxies: { name: "trusted-proxies", metavar: "CIDR[,CIDR]", help: "peers whose X-Forwarded-For gives the client address (and whose X-Forwarded-Proto, -Host, -Port are believed, see --trusted-proxy-headers)", defaultText: "none", schema: val.cidrList("10.0.0.0/8,fd00::/8"), fallback: () => Object.freeze([]) },
   // ingress-nginx's enable-real-ip believes the address only (nginx.tmpl: real_ip_header
   // X-Forwarded-For, and nothing else); use-forwarded-headers also X-Forwarded-Proto/-Host/-Port

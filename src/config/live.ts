@@ -8,6 +8,7 @@
 // (workers/protocol.ts "settings") and check them with the schemas here before using them.
 import * as v from "valibot";
 import type { Config } from "./types.ts";
+import { fitsBun } from "./header-buffers.ts";
 
 const MAX_MS = 596 * 3600 * 1000;
 const ms = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_MS));
@@ -16,6 +17,11 @@ const status = v.pipe(v.number(), v.integer(), v.minValue(400), v.maxValue(599))
 
 /** The fields the handlers read per request, with the shape a value must have. */
 export const LIVE_FIELDS = {
+  // Read per request by proxy/pipeline/admit.ts.
+  largeClientHeaderBuffers: v.pipe(
+    v.object({ number: v.pipe(v.number(), v.integer(), v.minValue(1)), size: v.pipe(v.number(), v.integer(), v.minValue(1)) }),
+    v.check(fitsBun),
+  ),
   maxBodySize: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER))),
   connectTimeoutMs: ms,
   responseTimeoutMs: ms,

@@ -1,4 +1,5 @@
 // The one frozen configuration object, produced by config/parse.ts from flags and PORTICO_* env.
+import type { HeaderBuffers } from "./header-buffers.ts";
 import type { LogEscape } from "../policy/log-format.ts";
 
 export interface NamespacedName {
@@ -66,6 +67,8 @@ export interface Config {
   // Data plane
   /** Bytes; null = unlimited. */
   readonly maxBodySize: number | null;
+  /** ingress-nginx's large-client-header-buffers: the longest request or header line and the largest head (config/header-buffers.ts). */
+  readonly largeClientHeaderBuffers: HeaderBuffers;
   /** CIDRs whose X-Forwarded-For is believed (and appended to, with computeFullForwardedFor). */
   readonly trustedProxies: readonly string[];
   /**

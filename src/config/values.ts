@@ -10,6 +10,7 @@ import { parseLogFormat } from "../policy/log-format.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import { MAX_DURATION_MS, parseDuration, parseSize } from "./units.ts";
 import type { NamespacedName } from "./types.ts";
+import { BUN_MAX_HEADER_SIZE, fitsBun, parseHeaderBuffers } from "./header-buffers.ts";
 
 export type ValueSchema<T> = v.GenericSchema<string, T>;
 
@@ -97,6 +98,12 @@ export function duration(minMs: number): ValueSchema<number> {
 export const bodySize = convert("a size like 1048576, 512k, 10m or 1g (0: unlimited)", (s) => {
   const n = parseSize(s);
   return n === null ? undefined : n === 0 ? null : n;
+});
+
+/** `<number> <size>` (nginx's large_client_header_buffers), the head at most BUN_MAX_HEADER_SIZE. */
+export const headerBuffers = convert(`a number and a size like "4 8k" (size from 512 bytes, number × size at most ${BUN_MAX_HEADER_SIZE / 1024}k)`, (s) => {
+  const b = parseHeaderBuffers(s);
+  return b !== null && fitsBun(b) ? b : undefined;
 });
 
 /** Bytes per second; 0 means no minimum (null). */

@@ -16,8 +16,13 @@ export type ProxyErrorCode =
   | "BodyTooLarge"
   /** A request line longer than nginx's large_client_header_buffers (--ingress-nginx-compat: admit.ts). */
   | "UriTooLong"
-  /** A field line longer than nginx's large_client_header_buffers (--ingress-nginx-compat: admit.ts). */
+  /**
+   * A header line or the whole head over large-client-header-buffers under
+   * --ingress-nginx-compat: nginx's internal 494, sent as 400 with its own page (admit.ts).
+   */
   | "HeaderTooLarge"
+  /** The head over large-client-header-buffers without the flag (RFC 6585 §5, as Bun answered before). */
+  | "HeaderFieldsTooLarge"
   /** TRACE under --ingress-nginx-compat, which nginx refuses (admit.ts). */
   | "MethodNotAllowed"
   /** Refused by --block-cidrs, --block-user-agents or --block-referers (proxy/pipeline/block.ts). */
@@ -40,6 +45,7 @@ const STATUS: Record<ProxyErrorCode, number> = {
   UriTooLong: 414,
   MethodNotAllowed: 405,
   HeaderTooLarge: 400,
+  HeaderFieldsTooLarge: 431,
   Internal: 500,
   AuthFailed: 500,
   UpstreamConnect: 502,
@@ -63,6 +69,7 @@ const BODY: Record<ProxyErrorCode, string> = {
   UriTooLong: "request line too long\n",
   MethodNotAllowed: "method not allowed\n",
   HeaderTooLarge: "request header too large\n",
+  HeaderFieldsTooLarge: "request header fields too large\n",
   Internal: "internal error\n",
   AuthFailed: "internal error\n",
   UpstreamConnect: "bad gateway\n",
@@ -78,7 +85,7 @@ const BODY: Record<ProxyErrorCode, string> = {
 // given before keep-alive is decided, so that connection closes too): what follows such a
 // request on the connection cannot be trusted to start a new request (a header block we
 // refused, a body we did not read), and Bun would otherwise parse it as one and run it.
-const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "UriTooLong", "MethodNotAllowed", "HeaderTooLarge", "Internal", "AuthFailed"]);
+const CLOSES: ReadonlySet<ProxyErrorCode> = new Set<ProxyErrorCode>(["BadRequest", "BadFraming", "ClientBodyTimeout", "BodyTooLarge", "UriTooLong", "MethodNotAllowed", "HeaderTooLarge", "HeaderFieldsTooLarge", "Internal", "AuthFailed"]);
 
 export class ProxyError extends Error {
   readonly code: ProxyErrorCode;
@@ -102,6 +109,7 @@ export function statusOf(code: ProxyErrorCode): number {
  * length is their size in bytes (the access log's).
  */
 export function errorBody(code: ProxyErrorCode, compat = false, req: Request | null = null): OwnBody {
+  // nginx's 494 has a page of its own under the 400 status line (status-page.ts).
   return ownBody(STATUS[code], BODY[code], compat, req, code === "HeaderTooLarge" ? HEADER_TOO_LARGE : null);
 }
 

@@ -51,6 +51,8 @@ const BY_CODE: Record<ProxyErrorCode, number> = {
   MethodNotAllowed: GRPC.UNIMPLEMENTED,
   // A header line over nginx's limit: too large, as a request line over it.
   HeaderTooLarge: GRPC.RESOURCE_EXHAUSTED,
+  // The head over the limit without --ingress-nginx-compat (431).
+  HeaderFieldsTooLarge: GRPC.RESOURCE_EXHAUSTED,
   Internal: GRPC.INTERNAL,
   // The external authentication service failed (HTTP 500 in ingress-nginx's auth_request).
   AuthFailed: GRPC.INTERNAL,
@@ -73,6 +75,7 @@ const MESSAGE: Record<ProxyErrorCode, string> = {
   UriTooLong: "request line too long",
   MethodNotAllowed: "method not allowed",
   HeaderTooLarge: "request header too large",
+  HeaderFieldsTooLarge: "request header too large",
   Internal: "internal error",
   AuthFailed: "internal error",
 };

@@ -123,6 +123,7 @@ export function createNginxSettings(o: {
         keep();
         continue;
       }
+      if (k.bounded) log.warn("ConfigMap key applied, bounded", { ...where, key: k.key, value: k.value, text: k.text });
       // Also a key whose value is Portico's default: a bad value later keeps that.
       good.set(k.key, values);
     }

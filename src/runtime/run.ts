@@ -28,6 +28,7 @@ import { watchConfigMap, type ConfigMapWatch } from "../kube/configmap.ts";
 import { createController } from "./controller.ts";
 import { findConfigMapInFiles } from "./migrate.ts";
 import { createNginxSettings } from "./nginx-settings.ts";
+import { BUN_HEADER_FLAG, BUN_MAX_HEADER_SIZE, processHeaderLimit } from "../config/header-buffers.ts";
 import { createLiveConfig, type LiveConfig } from "../config/live.ts";
 import type { WorkerPool } from "../workers/pool.ts";
 import { explainLive, knownCiphers } from "./explain.ts";
@@ -52,6 +53,13 @@ export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<
   // The effective configuration: Config holds paths and names, never credentials (those stay
   // in the kubeconfig), so it is logged whole.
   log.info("starting", { version: VERSION, config });
+  // Bun's parser limit is fixed when the process starts: the executable carries it
+  // (scripts/build.ts), `bun src/main.ts` needs the option on its command line. Without it a
+  // head over Bun's 16 KiB gets Bun's 431 whatever large-client-header-buffers says.
+  const bunLimit = processHeaderLimit();
+  if (bunLimit < BUN_MAX_HEADER_SIZE) {
+    log.warn("Bun's request head limit is below large-client-header-buffers' bound: larger heads get Bun's 431", { bunLimit, wanted: BUN_MAX_HEADER_SIZE, fix: `bun ${BUN_HEADER_FLAG} src/main.ts` });
+  }
   // ingress-nginx's ConfigMap, read before anything is built from the settings: its values are
   // the data plane's for this run, and changes the compiler reads apply live (nginx-settings.ts).
   let controllerRef: ReturnType<typeof createController> | null = null;

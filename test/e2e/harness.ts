@@ -1,5 +1,6 @@
 // Runs the real Portico process (sources, or the compiled binary with PORTICO_BIN) on free
 // loopback ports, plus small backends, for end-to-end suites. Every process is killed in stop().
+import { BUN_HEADER_FLAG } from "../../src/config/header-buffers.ts";
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -55,7 +56,8 @@ export async function startPortico(args: string[], opts: StartOptions = {}): Pro
 
 async function startOnce(args: string[], opts: StartOptions): Promise<Portico> {
   const ports = { http: freePort(), https: freePort(), admin: freePort() };
-  const cmd = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, join(ROOT, "src", "main.ts")];
+  // From sources, with the parser limit the executable carries (scripts/build.ts BUN_HEADER_FLAG).
+  const cmd = process.env.PORTICO_BIN ? [process.env.PORTICO_BIN] : [process.execPath, BUN_HEADER_FLAG, join(ROOT, "src", "main.ts")];
   const proc = Bun.spawn(
     [
       ...cmd,

@@ -154,6 +154,24 @@ describe("ConfigMap keys", () => {
     expect(r.flags).toEqual(["--trusted-proxies=10.0.0.0/8", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false", "--hsts-include-subdomains=true", "--max-body-size=1m", "--server-header=none"]); // in key order
   });
 
+  // large-client-header-buffers (config.go `4 8k`; nginx reads `<number> <size>`,
+  // ngx_conf_set_bufs_slot): the same flag, bounded by the 64 KiB head Portico's parser takes.
+  test("large-client-header-buffers: the same value, a larger one bounded, text nginx refuses invalid", () => {
+    expect(key({ "large-client-header-buffers": "4 8k" }, "large-client-header-buffers")).toMatchObject({ status: "same", flags: [] });
+    expect(key({ "large-client-header-buffers": "4 16k" }, "large-client-header-buffers")).toMatchObject({ status: "flag", flags: ["--large-client-header-buffers=4 16k"] });
+    expect(key({ "large-client-header-buffers": " 8  1024 " }, "large-client-header-buffers")).toMatchObject({ status: "flag", flags: ["--large-client-header-buffers=8 1k"] });
+    const big = key({ "large-client-header-buffers": "4 32k" }, "large-client-header-buffers");
+    expect(big).toMatchObject({ status: "flag", bounded: true, flags: ["--large-client-header-buffers=2 32k"] });
+    expect(big.text).toContain("bounded to 2 32k");
+    expect(key({ "large-client-header-buffers": "1 1m" }, "large-client-header-buffers").flags).toEqual(["--large-client-header-buffers=1 64k"]);
+    for (const val of ["8k", "4 8g", "0 8k", "4 8 k", "4 100", "four 8k", "4 8k 1"]) {
+      expect([val, key({ "large-client-header-buffers": val }, "large-client-header-buffers")]).toMatchObject([val, { status: "not-honoured", invalid: true }]);
+    }
+    // What the report names, the flag takes.
+    const parsed = parseArgs(["--large-client-header-buffers=2 32k"], {});
+    expect(parsed).toMatchObject({ type: "run", config: { largeClientHeaderBuffers: { number: 2, size: 32768 } } });
+  });
+
   test("a value ingress-nginx would not read is marked invalid (serving keeps the key's last good value)", () => {
     for (const [k, val] of [["ssl-redirect", "maybe"], ["proxy-body-size", "8 MB"], ["hsts-max-age", "-1"], ["limit-req-status-code", "4xx"], ["custom-http-errors", "200"], ["use-gzip", "yes"], ["gzip-level", "10"], ["gzip-min-length", "-1"], ["enable-brotli", "on"], ["brotli-level", "12"]] as const) {
       expect(key({ [k]: val }, k)).toMatchObject({ status: "not-honoured", invalid: true });

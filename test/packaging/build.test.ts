@@ -20,6 +20,7 @@ describe("buildArgs", () => {
       "--minify",
       "--no-compile-autoload-dotenv",
       "--no-compile-autoload-bunfig",
+      "--compile-exec-argv=--max-http-header-size=65536",
       '--define=PORTICO_VERSION="1.2.3"',
       '--define=PORTICO_COMMIT="abc1234"',
       "--outfile=dist/portico",
@@ -117,6 +118,21 @@ describe("a binary compiled with these flags", () => {
     const r = Bun.spawnSync([outfile], { cwd, env, stdout: "pipe", stderr: "pipe", timeout: 20_000 });
     expect(r.exitCode).toBe(0);
     expect(r.stdout.toString().trim()).toBe(JSON.stringify({ version: pkg.version, commit: "abc1234", dotenv: null }));
+  });
+
+  test("Bun's parser takes a 64 KiB request head (65,537 bytes get 431), and so does the same executable started again as a worker", async () => {
+    const outfile = join(tmp, "header-probe");
+    const args = buildArgs({ version: pkg.version, commit: "abc1234", outfile, target: null, entry: "test/packaging/fixtures/header-size-probe.ts" });
+    const b = Bun.spawn([process.execPath, ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    expect(await b.exited).toBe(0);
+    const r = Bun.spawnSync([outfile], { cwd: tmp, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdout: "pipe", stderr: "pipe", timeout: 30_000 });
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout.toString())).toEqual({
+      maxHeaderSize: 65536,
+      atLimit: "HTTP/1.1 200 OK",
+      overLimit: "HTTP/1.1 431 Request Header Fields Too Large",
+      child: { maxHeaderSize: 65536 },
+    });
   });
 
   test("from sources, the version comes from package.json and the commit is dev", async () => {

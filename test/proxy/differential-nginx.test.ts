@@ -22,6 +22,7 @@
 //   Cookie), the same field by RFC 9110 §5.3 and RFC 6265 §5.4 (docs/design.md, "Bun facts").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { nginxPage } from "../../src/http/status-page.ts";
+import { BUN_MAX_HEADER_SIZE, processHeaderLimit } from "../../src/config/header-buffers.ts";
 import { makeBackend, makeTable, NGINX_BIN, startRawProxy, type RawProxy } from "./helpers.ts";
 import { CASES } from "./differential-nginx.corpus.ts";
 import { nginxSide, porticoSide, type Outcome, type Side } from "./differential-nginx.harness.ts";
@@ -65,8 +66,12 @@ const PATHS = "README \"How Portico reads request paths\"; docs/design.md \"Requ
 const BUN_LINE = "Bun.serve's request-line parser answers (or closes) before Portico runs; docs/design.md \"Side by side with nginx\"";
 const BUN_FIELD = "Bun.serve's field parser answers 400 before Portico runs (nginx ignores the line: ignore_invalid_headers on); docs/design.md \"Side by side with nginx\"";
 const HOST = "RFC 9112 §3.2: an invalid Host gets 400; Portico's grammar is RFC 3986 reg-name as DNS names (request/host.ts); docs/design.md \"Side by side with nginx\"";
-const BUN_SIZE = "Bun.serve's own header block limit (16 KiB, --max-http-header-size); docs/design.md \"Side by side with nginx\"";
-const LONG_LINE = "docs/design.md \"Side by side with nginx\" (a field line over 8,192 bytes; validate.ts FIELD_LINE_MAX)";
+const BUN_SIZE = "Bun.serve's own header block limit (16 KiB without --max-http-header-size); docs/design.md \"Side by side with nginx\"";
+const LONG_LINE = "docs/design.md \"Side by side with nginx\" (a field line over 8,192 bytes; validate.ts readFields)";
+// Portico runs here in this test process, so Bun's parser limit is this process's: `bun run
+// test` starts it with the one every Portico process runs with (config/header-buffers.ts), and
+// then heads up to 4 8k are Portico's to judge, as nginx does; a bare `bun test` keeps Bun's 16 KiB.
+const BUN_16K = processHeaderLimit() < BUN_MAX_HEADER_SIZE;
 const BUN_TE = "Bun.serve answers 400 to any Transfer-Encoding but a lone chunked (nginx 501); README \"Answers Portico gives itself\"";
 
 // Each case whose answers differ, with both answers. Long request lines are cut in the names only.
@@ -119,10 +124,14 @@ const DIFFERENCES: Readonly<Record<string, Difference>> = {
   "field: invalid character in a name (@)": { nginx: "200 GET / HTTP/1.1", portico: "400 -", why: BUN_FIELD },
   "field: invalid character in a name (high byte)": { nginx: "200 GET / HTTP/1.1", portico: "400 -", why: BUN_FIELD },
   "field: field line without a colon": { nginx: "200 GET / HTTP/1.1", portico: "400 -", why: BUN_FIELD },
-  // nginx holds the request line and all field lines in four 8 KiB buffers; Bun.serve answers
-  // 431 past 16 KiB of header block before Portico runs.
-  "field: four 7000-byte lines": { nginx: "200 GET / HTTP/1.1", portico: "431 -", why: BUN_SIZE },
-  "field: five 7000-byte lines": { nginx: "400 -", portico: "431 -", why: BUN_SIZE },
+  // nginx holds the request line and all field lines in four 8 KiB buffers, and so does Portico
+  // (admit.ts); a Bun.serve started without the raised limit answers 431 past 16 KiB first.
+  ...(BUN_16K
+    ? {
+        "field: four 7000-byte lines": { nginx: "200 GET / HTTP/1.1", portico: "431 -", why: BUN_SIZE },
+        "field: five 7000-byte lines": { nginx: "400 -", portico: "431 -", why: BUN_SIZE },
+      }
+    : {}),
   // Bun hands over the trimmed value only: the line is counted with one space after the colon,
   // and a value that Bun may have joined from shorter lines is not counted.
   "field: field line of 8192 bytes without a space": { nginx: "200 GET / HTTP/1.1", portico: "400 -", why: LONG_LINE },

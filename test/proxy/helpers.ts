@@ -42,6 +42,7 @@ import { freePort } from "../e2e/harness.ts";
 import type { Backend, Route, RouteOptions, RouteTable, Upstream } from "../../src/table/types.ts";
 
 import { DEFAULT_BROTLI_TYPES, DEFAULT_GZIP_TYPES } from "../../src/config/flags.ts";
+import { BUN_HEADER_FLAG } from "../../src/config/header-buffers.ts";
 
 export const quietLog: Logger = silentLogger;
 
@@ -53,7 +54,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     defaultSslCertificate: null, defaultBackendService: null, customHttpErrors: [], allowExternalNameServices: false, publishService: null, publishStatusAddress: null, updateStatus: true,
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off", accessLogTemplate: null, accessLogEscape: "default",
-    maxBodySize: null, trustedProxies: [], trustedProxyHeaders: "all", computeFullForwardedFor: true, allowlistSourceRange: [], denylistSourceRange: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
+    maxBodySize: null, largeClientHeaderBuffers: { number: 4, size: 8192 }, trustedProxies: [], trustedProxyHeaders: "all", computeFullForwardedFor: true, allowlistSourceRange: [], denylistSourceRange: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
     streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientHeaderTimeoutMs: 60_000, clientBodyMinRate: 500, limitRate: 0, limitRateAfter: 0, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, maxResponseHeaderSize: 64 * 1024,
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
     limitReqStatusCode: 503, limitConnStatusCode: 503,
@@ -400,7 +401,8 @@ export async function readFirstLine(s: ReadableStream<Uint8Array>): Promise<stri
  * on its first line (`PORT n`); the process is killed if it prints none.
  */
 export async function spawnProxyProcess(env: Record<string, string>): Promise<{ proc: ReturnType<typeof Bun.spawn>; port: number }> {
-  const proc = Bun.spawn(["bun", "test/proxy/proxy-process.ts"], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
+  // With the parser limit every Portico process runs with (scripts/build.ts BUN_HEADER_FLAG).
+  const proc = Bun.spawn(["bun", BUN_HEADER_FLAG, "test/proxy/proxy-process.ts"], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
   const m = /PORT (\d+)/.exec(await readFirstLine(proc.stdout as ReadableStream<Uint8Array>));
   if (m === null) {
     proc.kill();

@@ -4,6 +4,8 @@
 // PORTICO_TEST_GATE_HOLDS=1: the upstream pool gate holds requests past its cap as in a busy
 // process, whatever the machine's load (src/proxy/upstream/pool-gate.ts), for at most
 // PORTICO_TEST_GATE_WAIT_MS (default its MAX_WAIT_MS).
+// PORTICO_TEST_COMPAT=1: --ingress-nginx-compat; PORTICO_TEST_HEADER_BUFFERS: the
+// --large-client-header-buffers value (`4 16k`).
 // The plain port serves HTTP/1.1 and h2c, as serveTraffic binds it. Prints "PORT <n>" when
 // listening; exits on SIGTERM.
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
@@ -11,6 +13,7 @@ import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { MAX_WAIT_MS, POOL_SLOTS, PoolGate, setUpstreamGate } from "../../src/proxy/upstream/pool-gate.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { makeBackend, makeTable, quietLog, testConfig, type RouteSpec } from "./helpers.ts";
+import { parseHeaderBuffers } from "../../src/config/header-buffers.ts";
 
 if (process.env.PORTICO_TEST_GATE_HOLDS === "1") {
   const waitMs = Number(process.env.PORTICO_TEST_GATE_WAIT_MS ?? MAX_WAIT_MS);
@@ -21,7 +24,10 @@ const routes: RouteSpec[] = [{ host: null, backend: makeBackend([port]) }];
 const slow = process.env.PORTICO_TEST_SLOW_PORT;
 if (slow !== undefined) routes.push({ host: null, path: "/slow", backend: makeBackend([Number(slow)]) });
 const table = makeTable(routes);
-const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http" });
+const buffers = parseHeaderBuffers(process.env.PORTICO_TEST_HEADER_BUFFERS ?? "4 8k");
+if (buffers === null) throw new Error("PORTICO_TEST_HEADER_BUFFERS: not a large-client-header-buffers value");
+const config = testConfig({ ingressNginxCompat: process.env.PORTICO_TEST_COMPAT === "1", largeClientHeaderBuffers: buffers });
+const handler = createProxyHandler({ config, table: () => table, lookup, log: quietLog, scheme: "http" });
 const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler, http2: true });
 process.on("SIGTERM", () => {
   void server.stop(true).then(() => process.exit(0));

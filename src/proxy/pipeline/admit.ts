@@ -25,25 +25,34 @@ export function open(p: Pipeline, req: Request, server: RequestServer): Exchange
 }
 
 /**
- * nginx reads a request line into one of its large_client_header_buffers (ingress-nginx: `4 8k`,
- * the ConfigMap's large-client-header-buffers); a line that does not fit, its CRLF included, is
- * answered 414 before anything else is read (ngx_http_request.c: ngx_http_alloc_large_header_buffer
- * declines, "client sent too long URI"). Measured on nginx 1.22: 8,192 bytes pass, 8,193 get 414.
+ * nginx reads a request head into its large_client_header_buffers (ingress-nginx: `4 8k`, the
+ * ConfigMap's large-client-header-buffers; config/header-buffers.ts): a line must fit one
+ * buffer, its CRLF included, and the head at most all of them. A request line that does not fit
+ * is answered 414 before anything else is read (ngx_http_request.c:
+ * ngx_http_alloc_large_header_buffer declines, "client sent too long URI"; measured on nginx
+ * 1.22: 8,192 bytes pass, 8,193 get 414); a header line that does not fit, or a head past the
+ * last buffer, 400 with the page of nginx's internal 494 ("client sent too long header line",
+ * NGX_HTTP_REQUEST_HEADER_TOO_LARGE). Without --ingress-nginx-compat only the head's size is
+ * checked, answered 431 (RFC 6585 §5) as Bun's own parser limit was before.
+ * docs/design.md, "Request framing and bodies".
  */
-const REQUEST_LINE_MAX = 8192;
 /** " HTTP/1.1" and CRLF around the method's SP and the target. */
 const LINE_EXTRA = 1 + " HTTP/1.1\r\n".length;
 
-/** Validates the request into `x` (host, path, query), or the 400 (414) it gets. */
+/** Validates the request into `x` (host, path, query), or the 400 (414, 431) it gets. */
 export function admit(x: Exchange): ProxyError | null {
   const { req } = x;
+  const { number, size } = x.p.config.largeClientHeaderBuffers;
   // req.url holds the target after a scheme and an authority, so a short one needs no more.
-  if (x.p.compat && req.method.length + req.url.length + LINE_EXTRA > REQUEST_LINE_MAX) {
-    if (req.method.length + targetOf(req.url).target.length + LINE_EXTRA > REQUEST_LINE_MAX) return new ProxyError("UriTooLong");
+  const urlLine = req.method.length + req.url.length + LINE_EXTRA;
+  if (urlLine + x.headBytes > size) {
+    // Only a head past one buffer gets here, so a small request pays two additions.
+    const line = req.method.length + targetOf(req.url).target.length + LINE_EXTRA;
+    if (x.p.compat) {
+      if (line > size) return new ProxyError("UriTooLong");
+      if (x.longestField > size || line + x.headBytes > number * size) return new ProxyError("HeaderTooLarge", "request head over large-client-header-buffers");
+    } else if (line + x.headBytes > number * size) return new ProxyError("HeaderFieldsTooLarge", "request head over large-client-header-buffers");
   }
-  // A field line that does not fit one of those buffers: 400, "Request Header Or Cookie Too
-  // Large" (validate.ts FIELD_LINE_MAX), before the header block is looked at further.
-  if (x.p.compat && x.longField) return new ProxyError("HeaderTooLarge");
   const err = validateInto(req, x, x);
   if (err !== null) return err;
   // nginx answers TRACE 405 itself, whatever the location, once the header block is read and

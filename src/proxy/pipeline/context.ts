@@ -69,9 +69,10 @@ export class Exchange implements PolicyFlow, SlotHolder {
   port: string | null = null;
   /** What the request's one field pass found (validate.ts readFields), read by admit. */
   readonly badField: boolean;
-  /** A field line longer than nginx's limit (validate.ts FIELD_LINE_MAX). */
-  readonly longField: boolean;
   readonly filtered: readonly string[];
+  /** The header lines' bytes and the longest of them (RequestFields), for admit's head limit. */
+  readonly headBytes: number;
+  readonly longestField: number;
   /** Host and Connection as received, or null. */
   readonly hostField: string | null;
   readonly connectionField: string | null;
@@ -138,8 +139,9 @@ export class Exchange implements PolicyFlow, SlotHolder {
     // length asks Bun whether a body stream exists: on HTTP/1.1 Bun answers null (measured).
     const { cl, te } = fields;
     this.badField = fields.badField;
-    this.longField = fields.longField;
     this.filtered = fields.filtered;
+    this.headBytes = fields.headBytes;
+    this.longestField = fields.longestField;
     this.hostField = fields.hostField;
     this.connectionField = fields.connectionField;
     this.cl = cl;

@@ -54,22 +54,28 @@ let clNow: string | null = null;
 let teNow: string | null = null;
 let connectionNow: string | null = null;
 let requestIdNow: string | null = null;
-let longFieldNow = false;
+let headNow = 0;
+let longestNow = 0;
 
 /**
  * nginx reads each header line into one of its large_client_header_buffers (ingress-nginx:
  * `4 8k`) and answers 400 "Request Header Or Cookie Too Large" to a line that does not fit, its
- * CRLF included (ngx_http_request.c ngx_http_alloc_large_header_buffer; measured on nginx 1.22:
- * 8,192 bytes pass, 8,193 get 400, whatever the whitespace). Bun hands over the name and the
- * trimmed value only, so the line is counted as `name: value` CRLF, the one space RFC 9110
- * §5.6.3 prefers; a value Bun joined from repeated lines (", ", or "; " for Cookie) may come
- * from short lines and is never counted.
+ * CRLF included, or to a head past the last buffer (ngx_http_request.c
+ * ngx_http_alloc_large_header_buffer; measured on nginx 1.22: 8,192 bytes pass, 8,193 get 400,
+ * whatever the whitespace). Bun hands over the name and the trimmed value only, so a line is
+ * counted as `name: value` CRLF, the one space RFC 9110 §5.6.3 prefers. The pass sums the lines
+ * and keeps the longest for admit.ts; a value Bun joined from repeated lines (", ", or "; " for
+ * Cookie) may come from short lines and is never the longest (it still counts in the sum, a
+ * little short: one name for all its lines).
  */
-export const FIELD_LINE_MAX = 8192;
 const FIELD_LINE_EXTRA = ": \r\n".length;
+/** No large-client-header-buffers size is smaller (config/header-buffers.ts): a line this short never needs the joined check. */
+const SHORTEST_LIMIT = 512;
 
 function visitField(v: string, k: string): void {
-  if (k.length + v.length + FIELD_LINE_EXTRA > FIELD_LINE_MAX && !v.includes(", ") && !(k === "cookie" && v.includes("; "))) longFieldNow = true;
+  const line = k.length + v.length + FIELD_LINE_EXTRA;
+  headNow += line;
+  if (line > longestNow && (line <= SHORTEST_LIMIT || !(v.includes(", ") || (k === "cookie" && v.includes("; "))))) longestNow = line;
   switch (k) {
     case "host":
       hostNow = v;
@@ -107,16 +113,20 @@ export interface RequestFields {
   te: string | null;
   connectionField: string | null;
   requestId: string | null;
-  /** A field line longer than nginx's FIELD_LINE_MAX (refused under --ingress-nginx-compat: admit.ts). */
-  longField: boolean;
+  /** The header lines' bytes, `name: value` and CRLF each, the blank line after them included. */
+  headBytes: number;
+  /** The longest header line, CRLF included. */
+  longestField: number;
 }
 
-const fieldsNow: RequestFields = { badField: false, filtered: NONE, hostField: null, cl: null, te: null, connectionField: null, requestId: null, longField: false };
+const fieldsNow: RequestFields = { badField: false, filtered: NONE, hostField: null, cl: null, te: null, connectionField: null, requestId: null, headBytes: 0, longestField: 0 };
 
 /** One pass over `h`'s fields; the answer is shared, valid until the next call (copy what is kept). */
 export function readFields(h: Headers): Readonly<RequestFields> {
-  badField = longFieldNow = false;
+  badField = false;
   filteredNow = hostNow = clNow = teNow = connectionNow = requestIdNow = null;
+  headNow = 2;
+  longestNow = 0;
   h.forEach(visitField);
   const f = fieldsNow;
   f.badField = badField;
@@ -126,7 +136,8 @@ export function readFields(h: Headers): Readonly<RequestFields> {
   f.te = teNow;
   f.connectionField = connectionNow;
   f.requestId = requestIdNow;
-  f.longField = longFieldNow;
+  f.headBytes = headNow;
+  f.longestField = longestNow;
   return f;
 }
 
