@@ -75,3 +75,57 @@ describe("a Secret or ConfigMap named by Ingresses", () => {
     step("the Secret deleted", () => put(store, "Secret", secret("carol", { resourceVersion: "6" }), "DELETED"), 3);
   });
 });
+
+describe("Services and EndpointSlices compared in what is read", () => {
+  const service = (i: number, meta: Record<string, unknown> = {}, status: unknown = undefined) => ({
+    metadata: { name: `web${i}`, namespace: NS, uid: `s${i}`, resourceVersion: "1", ...meta },
+    spec: { ports: [{ name: "http", port: 80, targetPort: 8080 }] },
+    ...(status === undefined ? {} : { status }),
+  });
+  const slice = (i: number, ready: boolean, meta: Record<string, unknown> = {}) => ({
+    metadata: { name: `web${i}-x`, namespace: NS, uid: `e${i}`, resourceVersion: "1", labels: { "kubernetes.io/service-name": `web${i}` }, ...meta },
+    addressType: "IPv4",
+    endpoints: [
+      { addresses: ["10.0.0.1"], conditions: { ready: true, serving: true, terminating: false }, targetRef: { kind: "Pod", name: `p${i}a` } },
+      { addresses: ["10.0.0.2"], conditions: { ready, serving: ready, terminating: false }, targetRef: { kind: "Pod", name: `p${i}b` } },
+    ],
+    ports: [{ name: "http", port: 8080 }],
+  });
+  const ing = (i: number) => ({
+    metadata: { name: `app${i}`, namespace: NS, creationTimestamp: "2026-01-01T00:00:00Z" },
+    spec: { ingressClassName: "portico", rules: [{ host: `app${i}.test`, http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: `web${i}`, port: { number: 80 } } } }] } }] },
+  });
+
+  test("a resourceVersion, annotation or status write, or a relist of equal objects, builds no host again; a ready flip builds its host", () => {
+    const store = new Store();
+    for (let i = 0; i < 4; i++) {
+      put(store, "Ingress", ing(i));
+      put(store, "Service", service(i));
+      put(store, "EndpointSlice", slice(i, true));
+    }
+    const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
+    let snap = store.snapshot();
+    let last = compiler.compile(snap);
+    const backendOf = (r: CompileResult, host: string) => allRoutes(r.table).find((route) => route.host === host)!.backend;
+    expect(backendOf(last, "app1.test").endpoints.length).toBe(2);
+    /** The hosts whose entry is not the previous compile's object. */
+    const step = (what: string, change: () => void, rebuilt: readonly string[]) => {
+      change();
+      snap = store.snapshot();
+      const r = compiler.compile(snap);
+      const hosts = [...r.table.exact].filter(([h, e]) => last.table.exact.get(h) !== e).map(([h]) => h);
+      expect(hosts, what).toEqual([...rebuilt]);
+      expect(view(r), what).toBe(view(compile(snap, DEFAULT_COMPILE_CONFIG)));
+      // An unchanged host keeps its Backend object (the proxy keeps per-backend state on it).
+      for (let i = 0; i < 4; i++) if (!rebuilt.includes(`app${i}.test`)) expect(backendOf(r, `app${i}.test`), what).toBe(backendOf(last, `app${i}.test`));
+      last = r;
+    };
+    step("a slice's resourceVersion and trigger-time annotation", () => put(store, "EndpointSlice", slice(1, true, { resourceVersion: "2", annotations: { "endpoints.kubernetes.io/last-change-trigger-time": "2026-11-28T00:00:00Z" } })), []);
+    step("a Service's resourceVersion and status", () => put(store, "Service", service(2, { resourceVersion: "2" }, { loadBalancer: {} })), []);
+    step("every EndpointSlice relisted, equal", () => store.replace("EndpointSlice", [...store.view("EndpointSlice").values()].map((s) => ({ ...s, metadata: { ...s.metadata } }))), []);
+    step("every Service relisted, equal", () => store.replace("Service", [...store.view("Service").values()].map((s) => ({ ...s, metadata: { ...s.metadata } }))), []);
+    step("an endpoint of web1 not ready", () => put(store, "EndpointSlice", slice(1, false, { resourceVersion: "3" })), ["app1.test"]);
+    expect(backendOf(last, "app1.test").endpoints.map((u) => u.address)).toEqual(["10.0.0.1"]);
+    step("a Service's port", () => put(store, "Service", { ...service(3, { resourceVersion: "3" }), spec: { ports: [{ name: "http", port: 81, targetPort: 8080 }] } }), ["app3.test"]);
+  });
+});

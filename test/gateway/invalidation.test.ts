@@ -153,6 +153,21 @@ describe.each(VARIANTS)("what a change compiles again in the Gateway API part ($
       store.apply({ type: "MODIFIED", kind: "Gateway", object: { ...object, metadata: { ...object.metadata, resourceVersion: "9" }, status: { conditions: [] } } } as Parameters<Store["apply"]>[0]);
     }, 0);
     step("one HTTPRoute's spec", () => apply(store, "MODIFIED", route("i7", INFRA, "all-namespaces", "q")), 1, 3);
+    // The backend every route names: compared in what is read (compile/changes.ts sameSliceGroup).
+    const slice = (rv: string, ip: string) => `
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: infra-backend-v1-x, namespace: ${INFRA}, resourceVersion: "${rv}", labels: { kubernetes.io/service-name: infra-backend-v1 }, annotations: { endpoints.kubernetes.io/last-change-trigger-time: "2026-11-28T00:00:0${rv}Z" } }
+addressType: IPv4
+endpoints: [{ addresses: ["${ip}"], conditions: { ready: true } }]
+ports: [{ name: first-port, port: 3000 }, { name: second-port, port: 3001 }]
+`;
+    step("the backend's EndpointSlice, resourceVersion and annotation only", () => apply(store, "MODIFIED", slice("2", "127.0.1.1")), 0);
+    step("every EndpointSlice and Service relisted, equal", () => {
+      store.replace("EndpointSlice", [...store.view("EndpointSlice").values()].map((o) => ({ ...o, metadata: { ...o.metadata } })));
+      store.replace("Service", [...store.view("Service").values()].map((o) => ({ ...o, metadata: { ...o.metadata } })));
+    }, 0);
+    step("the backend's endpoint address", () => apply(store, "MODIFIED", slice("3", "127.0.1.9")), 18, 54);
   });
 });
 
