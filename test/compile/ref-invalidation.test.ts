@@ -121,6 +121,14 @@ describe("Services and EndpointSlices compared in what is read", () => {
       last = r;
     };
     step("a slice's resourceVersion and trigger-time annotation", () => put(store, "EndpointSlice", slice(1, true, { resourceVersion: "2", annotations: { "endpoints.kubernetes.io/last-change-trigger-time": "2026-11-28T00:00:00Z" } })), []);
+    step("a slice's nodeName, zone, hints and second address (not read)", () => {
+      const s = slice(2, true, { resourceVersion: "2" });
+      const endpoints = s.endpoints.map((e, i) => ({ ...e, addresses: [...e.addresses, `fd00::${i}`], nodeName: `node-${i}`, zone: "zone-b", hints: { forZones: [{ name: "zone-b" }] } }));
+      const p = parseObject("EndpointSlice", { ...s, endpoints });
+      if (!p.ok) throw new Error(p.diagnostic.message);
+      // The store does not wake the compiler for it either (store/relevance.ts).
+      expect(store.apply({ type: "MODIFIED", kind: "EndpointSlice", object: p.object })).toBe(false);
+    }, []);
     step("a Service's resourceVersion and status", () => put(store, "Service", service(2, { resourceVersion: "2" }, { loadBalancer: {} })), []);
     step("every EndpointSlice relisted, equal", () => store.replace("EndpointSlice", [...store.view("EndpointSlice").values()].map((s) => ({ ...s, metadata: { ...s.metadata } }))), []);
     step("every Service relisted, equal", () => store.replace("Service", [...store.view("Service").values()].map((s) => ({ ...s, metadata: { ...s.metadata } }))), []);
