@@ -246,6 +246,8 @@ describe.each(VARIANTS)("what a Gateway API listener change compiles again ($nam
     step("the listener's Secret deleted", () => apply(store, "DELETED", gwCert("two", "3")), 12, 12, false);
     step("a third Gateway no route names", () => apply(store, "ADDED", third), 0, 18, false);
     step("the third Gateway deleted", () => apply(store, "DELETED", third), 0, 0, false);
+    step("the Selector Gateway deleted (its 6 routes)", () => apply(store, "DELETED", GATEWAYS["backend-namespaces"]), 6, 6, false);
+    step("the Selector Gateway created again (its 6 routes)", () => apply(store, "ADDED", GATEWAYS["backend-namespaces"]), 6, 24, false);
     step("a Gateway of a class that is not ours (the same result)", () => apply(store, "ADDED", third.replace("name: third", "name: foreign").replace("gatewayClassName: portico", "gatewayClassName: other")), 0, 0, true);
     step("the GatewayClass not accepted (every Gateway's state changes: all routes)", () => apply(store, "MODIFIED", gatewayClass(", parametersRef: { group: example.com, kind: Config, name: x }", 3)), 18, 18, false);
     step("the GatewayClass accepted again", () => apply(store, "MODIFIED", gatewayClass("", 4)), 18, 54, false);
