@@ -15,7 +15,7 @@ import { Store } from "../src/store/store.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../test/compile/config.ts";
 import { createCertificate } from "../test/tls/pki.ts";
 import { generate, httpRouteOf, ingressOf, nsOf } from "./lib/cp-gen.ts";
-import type { Obj } from "./lib/cluster.ts";
+import { endpointSlice, type Obj } from "./lib/cluster.ts";
 import { median } from "./lib/report.ts";
 
 const { values: flags } = parseArgs({ options: { size: { type: "string", default: "10000" }, rounds: { type: "string", default: "9" } } });
@@ -70,10 +70,44 @@ put("ADDED", "ConfigMap", configMap(NS, "h", "a", 1));
 put("ADDED", "ConfigMap", configMap(NS, "other", "a", 1));
 put("ADDED", "ConfigMap", configMap("default", "global", "a", 1));
 for (let n = 0; n < 50; n++) put("ADDED", "Namespace", namespace(nsOf(n), "a", 1));
+// A second Gateway, "side", with an HTTP listener and an HTTPS one whose certificate is the
+// Secret side-cert, and 20 HTTPRoutes of its own: what a change of one Gateway, or of its
+// listener's Secret, compiles again beside the 10,000 routes of the other.
+const SIDE_ROUTES = 20;
+const sideCert = (rv: number): Obj => {
+  const c = createCertificate({ subjectCN: "side.bench.test", sans: ["side.bench.test"] });
+  return { apiVersion: "v1", kind: "Secret", type: "kubernetes.io/tls", metadata: { name: "side-cert", namespace: "default", resourceVersion: String(rv) }, data: { "tls.crt": Buffer.from(c.certPem).toString("base64"), "tls.key": Buffer.from(c.keyPem).toString("base64") } };
+};
+const sideGateway = (extraPort: number | null, rv: number): Obj => ({
+  apiVersion: "gateway.networking.k8s.io/v1",
+  kind: "Gateway",
+  metadata: { name: "side", namespace: "default", uid: "uid-gw-side", resourceVersion: String(rv), generation: rv },
+  spec: {
+    gatewayClassName: (cluster.objects.find((o) => o.kind === "Gateway")!.object as { spec: { gatewayClassName: string } }).spec.gatewayClassName,
+    listeners: [
+      { name: "http", port: 80, protocol: "HTTP", hostname: "side.bench.test", allowedRoutes: { namespaces: { from: "All" } } },
+      { name: "https", port: 443, protocol: "HTTPS", hostname: "side.bench.test", tls: { mode: "Terminate", certificateRefs: [{ name: "side-cert" }] }, allowedRoutes: { namespaces: { from: "All" } } },
+      ...(extraPort === null ? [] : [{ name: "extra", port: extraPort, protocol: "HTTP", hostname: "extra.side.bench.test", allowedRoutes: { namespaces: { from: "Same" } } }]),
+    ],
+  },
+});
+put("ADDED", "Secret", sideCert(1));
+put("ADDED", "Gateway", sideGateway(null, 1));
+for (let k = 0; k < SIDE_ROUTES; k++) {
+  const r = httpRouteOf(k, null, "1") as Obj & { metadata: Record<string, unknown>; spec: Record<string, unknown> };
+  put("ADDED", "HTTPRoute", { ...r, metadata: { ...r.metadata, name: `side-${k}`, uid: `uid-side-${k}` }, spec: { ...r.spec, parentRefs: [{ name: "side", namespace: "default" }], hostnames: ["side.bench.test"] } });
+}
 
 let compiler = new Compiler(CONFIG);
 let last: CompileResult = compiler.compile(store.snapshot());
-if ((last.gateway?.routes.length ?? 0) !== size) throw new Error(`expected ${size} route statuses, got ${last.gateway?.routes.length}`);
+if ((last.gateway?.routes.length ?? 0) !== size + SIDE_ROUTES) throw new Error(`expected ${size + SIDE_ROUTES} route statuses, got ${last.gateway?.routes.length}`);
+
+/** Ingress host entries of `next` that are not `prev`'s objects: the hosts built again. */
+function hostsAgain(prev: CompileResult, next: CompileResult): number {
+  let n = 0;
+  for (const [h, e] of next.table.exact) if (prev.table.exact.get(h) !== e) n++;
+  return n;
+}
 
 /** Route statuses of `next` that are not `prev`'s objects: the routes compiled again. */
 function compiledAgain(prev: CompileResult, next: CompileResult): number {
@@ -89,12 +123,14 @@ interface Row {
   readonly ms: number;
   readonly min: number;
   readonly routes: number;
+  readonly hosts: number;
 }
 const rows: Row[] = [];
 /** `change(k)` before each timed compile; `setup(k)`, untimed and not compiled, before it (a status write). */
 function measure(change: string, edit: (k: number) => void, opts: { setup?: (k: number) => void; settings?: (k: number) => CompileConfig } = {}): void {
   const times: number[] = [];
   const counts: number[] = [];
+  const hosts: number[] = [];
   for (let k = 0; k < rounds; k++) {
     opts.setup?.(k);
     edit(k);
@@ -104,10 +140,11 @@ function measure(change: string, edit: (k: number) => void, opts: { setup?: (k: 
     const r = compiler.compile(snap);
     times.push(performance.now() - t0);
     counts.push(compiledAgain(last, r));
+    hosts.push(hostsAgain(last, r));
     last = r;
   }
-  rows.push({ change, ms: median(times), min: Math.min(...times), routes: median(counts) });
-  process.stderr.write(`${change}: ${median(times).toFixed(1)} ms, ${median(counts)} routes\n`);
+  rows.push({ change, ms: median(times), min: Math.min(...times), routes: median(counts), hosts: median(hosts) });
+  process.stderr.write(`${change}: ${median(times).toFixed(1)} ms, ${median(counts)} routes, ${median(hosts)} Ingress hosts\n`);
 }
 
 measure("HTTPRoute spec edited", (k) => put("MODIFIED", "HTTPRoute", httpRouteOf(1 + ((k * 7919) % (size - 1)), `/edit-${k}`, String(rv++))));
@@ -141,10 +178,33 @@ measure(
     },
   },
 );
+// EndpointSlices: the most frequent change in a live cluster. Service i's slice (cp-gen.ts) is
+// read by Ingress i and HTTPRoute i. Edited: one endpoint's ready condition (read), then the
+// same slice with only its resourceVersion and the controller's trigger-time annotation new (not
+// read), then a relist of every slice, unchanged (a watch that expired: every object new).
+const slice = (i: number, ready: boolean, rv: number, stamp = ""): Obj => {
+  const s = endpointSlice(nsOf(i), `svc-${i}`, ["127.0.0.1", "127.0.0.2"], 8080, String(rv)) as Obj & { metadata: Record<string, unknown>; endpoints: { conditions: Record<string, boolean> }[] };
+  s.endpoints[1]!.conditions = { ready, serving: ready, terminating: false };
+  if (stamp !== "") s.metadata.annotations = { "endpoints.kubernetes.io/last-change-trigger-time": stamp };
+  return s;
+};
+measure("EndpointSlice: one endpoint's ready flips", (k) => put("MODIFIED", "EndpointSlice", slice(1 + ((k * 7919) % (size - 1)), k % 2 === 0, rv++)));
+for (let i = 0; i < rounds; i++) put("MODIFIED", "EndpointSlice", slice(1 + ((i * 104729) % (size - 1)), true, rv++));
+measure("EndpointSlice: resourceVersion and annotation only", (k) => put("MODIFIED", "EndpointSlice", slice(1 + ((k * 104729) % (size - 1)), true, rv++, `2026-11-28T00:00:0${k % 10}Z`)));
+measure("EndpointSlices relisted, unchanged (every object new)", () => {
+  const all = [...store.view("EndpointSlice").values()].map((s) => ({ ...s, metadata: { ...s.metadata } }));
+  store.replace("EndpointSlice", all);
+});
+measure("Service relisted, unchanged (every object new)", () => {
+  const all = [...store.view("Service").values()].map((s) => ({ ...s, metadata: { ...s.metadata } }));
+  store.replace("Service", all);
+});
+measure(`the second Gateway's spec: a listener added or removed (${SIDE_ROUTES} routes on it)`, (k) => put("MODIFIED", "Gateway", sideGateway(k % 2 === 0 ? 8081 : null, rv++)));
+measure("the second Gateway's listener Secret: a new certificate", () => put("MODIFIED", "Secret", sideCert(rv++)));
 measure("settings: ssl-redirect (a new Compiler)", () => {}, { settings: (k) => ({ ...CONFIG, sslRedirect: k % 2 === 0 ? !CONFIG.sslRedirect : CONFIG.sslRedirect }) });
 measure("settings: allowlist-source-range (a new Compiler)", () => {}, { settings: (k) => ({ ...CONFIG, allowlistSourceRange: k % 2 === 0 ? ["10.0.0.0/8"] : [] }) });
 
 console.log(`size ${size} Ingresses + ${size} HTTPRoutes (${READERS.length} name an IngressNginxPolicy), ${rounds} rounds, load ${loadavg().map((x) => x.toFixed(2)).join(" ")}, bun ${Bun.version}`);
-console.log("| change | compile median (min) | routes compiled again |");
-console.log("|---|---:|---:|");
-for (const r of rows) console.log(`| ${r.change} | ${r.ms.toFixed(1)} (${r.min.toFixed(1)}) ms | ${r.routes} |`);
+console.log("| change | compile median (min) | routes compiled again | Ingress hosts built again |");
+console.log("|---|---:|---:|---:|");
+for (const r of rows) console.log(`| ${r.change} | ${r.ms.toFixed(1)} (${r.min.toFixed(1)}) ms | ${r.routes} | ${r.hosts} |`);

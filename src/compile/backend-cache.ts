@@ -1,10 +1,16 @@
 // Resolved backends kept across compiles (compile.ts). backends.ts resolveRef reads only
 // `services.get(key)`, `endpointSlices.get(key)` and a policy fixed at construction, so a
-// cached Backend stays right while those are the same objects; the Backend object itself is
-// then kept, and with it the proxy's per-backend state keyed on it.
+// cached Backend stays right while those are the same objects, or objects equal in what it
+// reads of them; the Backend object itself is then kept, and with it the proxy's per-backend
+// state keyed on it.
 import type { EndpointSlice, Service } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
 import { resolveRef, type BackendPolicy, type BackendRef, type ResolvedBackend } from "./backends.ts";
+import { sameSliceGroup } from "./changes.ts";
+import { deepEqual } from "../store/relevance.ts";
+
+/** resolveRef reads a Service's spec only. */
+const sameService = (a: Service | undefined, b: Service | undefined): boolean => a === b || (a !== undefined && b !== undefined && deepEqual(a.spec, b.spec));
 
 interface Entry {
   readonly service: Service | undefined;
@@ -40,6 +46,13 @@ export class BackendCache {
     const slices = ref.kind === "service" ? snapshot.endpointSlices.get(ref.key) : undefined;
     if (hit !== undefined && hit.service === service && hit.slices === slices) {
       hit.used = this.#run;
+      return hit.resolved;
+    }
+    // Other objects, equal in what resolveRef reads (the Service's spec; the slices in their
+    // relevant part): a relist, a Service status write or a slice's resourceVersion update keeps
+    // the Backend object, and with it the host entries and routes holding it.
+    if (hit !== undefined && sameService(hit.service, service) && sameSliceGroup(hit.slices, slices)) {
+      this.#entries.set(ref.id, { service, slices, resolved: hit.resolved, used: this.#run });
       return hit.resolved;
     }
     const resolved = resolveRef(snapshot, ref, this.policy);

@@ -1,6 +1,7 @@
 // Small helpers for the compiler (compile.ts): what changed between two snapshot maps, and
 // sorted arrays kept sorted by binary search.
 import type { Kind, KindObjects } from "../model/kinds.ts";
+import type { EndpointSlice } from "../model/schemas.ts";
 import { relevantEqual } from "../store/relevance.ts";
 
 /**
@@ -53,6 +54,30 @@ export function relevantChangedKeys<K extends Kind>(kind: K, prev: ReadonlyMap<s
     const a = prev.get(k);
     const b = next.get(k);
     if (a === undefined || b === undefined || !relevantEqual(kind, a, b)) out(k);
+  });
+}
+
+/**
+ * Two EndpointSlice groups of one Service equal in what the compiler reads: the same slices
+ * (by name, in the same order) each equal in its relevant part (store/relevance.ts). A relist
+ * replaces every slice with a new, equal object, and the EndpointSlice controller rewrites a
+ * slice's resourceVersion and trigger-time annotation with no endpoint changed.
+ */
+export function sameSliceGroup(a: readonly EndpointSlice[] | undefined, b: readonly EndpointSlice[] | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as EndpointSlice;
+    const y = b[i] as EndpointSlice;
+    if (x !== y && (x.metadata.name !== y.metadata.name || !relevantEqual("EndpointSlice", x, y))) return false;
+  }
+  return true;
+}
+
+/** changedKeys over the EndpointSlice groups (Service key → its slices), less the groups equal in what is read (sameSliceGroup). */
+export function relevantChangedGroups(prev: ReadonlyMap<string, readonly EndpointSlice[]>, next: ReadonlyMap<string, readonly EndpointSlice[]>, out: (key: string) => void): void {
+  changedKeys(prev, next, (k) => {
+    if (!sameSliceGroup(prev.get(k), next.get(k))) out(k);
   });
 }
 

@@ -16,10 +16,10 @@
 //   the basic-auth Secret's users). One plan per Ingress object (and auth Secret object), kept
 //   in the orders the compile needs (served.ts);
 // - backends.ts resolves a backend; the Backend is kept per id while its Service and
-//   EndpointSlices are the same objects (backend-cache.ts);
+//   EndpointSlices are the same objects, or equal in what it reads (backend-cache.ts);
 // - host-entry.ts decides the claims of one host key; its HostRoutes and diagnostics are kept
 //   and rebuilt only when its contributors change, a Service or EndpointSlice group it uses
-//   changes, or its TLS coverage flips;
+//   changes in what the compiler reads of it (store/relevance.ts), or its TLS coverage flips;
 // - tls.ts binds certificates (recomputed when a TLS plan or a Secret changes); defaults.ts
 //   picks the default route; the last table is patched (new maps with the changed entries)
 //   and the sorted diagnostics are kept while none changed.
@@ -36,7 +36,7 @@ import type { HostRoutes, RouteTable } from "../table/types.ts";
 import { decideAliases, NO_ALIASES, sameAliases, type AliasState } from "./aliases.ts";
 import { BackendCache } from "./backend-cache.ts";
 import type { BackendRef } from "./backends.ts";
-import { changedKeys, compareStrings, insertSorted, relevantChangedKeys } from "./changes.ts";
+import { changedKeys, compareStrings, insertSorted, relevantChangedGroups, relevantChangedKeys } from "./changes.ts";
 import { classContext, classify, type ClassContext, type ClassDecision } from "./class.ts";
 import type { CompileConfig } from "./config.ts";
 import { defaultEntry, type DefaultEntry } from "./defaults.ts";
@@ -279,7 +279,9 @@ export class Compiler {
     if (gw !== null) {
       const deps = [gw.deps.services, gw.deps.services, gw.deps.secrets, gw.deps.configMaps];
       const into = [services, services, secrets, configMaps];
-      const kinds = [null, null, "Secret", "ConfigMap"] as const;
+      // Each compared in what the compiler reads of it (store/relevance.ts; the EndpointSlice
+      // groups slice by slice: sameSliceGroup), so a relist or a status write compiles no route.
+      const kinds = ["Service", "EndpointSlices", "Secret", "ConfigMap"] as const;
       shared.forEach((m, i) => {
         const prev = this.#gwShared[i] as typeof m | undefined;
         if (prev === m) return;
@@ -293,8 +295,8 @@ export class Compiler {
           dirty = true;
           into[i]!.add(k);
         };
-        const kind = kinds[i];
-        if (kind === null || kind === undefined) changedKeys(prev as ReadonlyMap<string, unknown>, m as ReadonlyMap<string, unknown>, changed);
+        const kind = kinds[i] as (typeof kinds)[number];
+        if (kind === "EndpointSlices") relevantChangedGroups(prev as ReadonlyMap<string, readonly EndpointSlice[]>, m as ReadonlyMap<string, readonly EndpointSlice[]>, changed);
         else relevantChangedKeys(kind, prev as ReadonlyMap<string, KindObjects[typeof kind]>, m as ReadonlyMap<string, KindObjects[typeof kind]>, changed);
       });
     }
@@ -402,7 +404,15 @@ export class Compiler {
     if (!reclassify) changedKeys(last.ingresses, snapshot.ingresses, (k) => changed.push(k));
     // An Ingress whose basic-auth Secret changed is planned again (access.ts).
     // So is one whose auth-proxy-set-headers ConfigMap changed (auth-headers.ts).
-    if (!reclassify && (snapshot.secrets !== last.secrets || snapshot.configMaps !== last.configMaps)) changed.push(...served.staleAuth(snapshot.ingresses, snapshot.secrets, snapshot.configMaps));
+    // Both compared in what the compiler reads of them (store/relevance.ts): the store keeps a
+    // Secret's or ConfigMap's label or resourceVersion update too, which plans nothing again.
+    if (!reclassify && last.secrets !== null && (snapshot.secrets !== last.secrets || snapshot.configMaps !== last.configMaps)) {
+      const secrets = new Set<string>();
+      const configMaps = new Set<string>();
+      relevantChangedKeys("Secret", last.secrets, snapshot.secrets, (k) => void secrets.add(k));
+      relevantChangedKeys("ConfigMap", last.configMaps ?? NO_CONFIG_MAPS, snapshot.configMaps ?? NO_CONFIG_MAPS, (k) => void configMaps.add(k));
+      changed.push(...served.staleAuth(snapshot.ingresses, secrets, configMaps));
+    }
     const bulkAbove = this.#bulkAbove ?? Math.max(32, snapshot.ingresses.size / 8);
     if (reclassify || this.#table === null || changed.length > bulkAbove) served.rebuild(snapshot.ingresses, snapshot.secrets, this.#ctx, dirty, snapshot.configMaps);
     else for (const key of changed) served.update(key, snapshot.ingresses, snapshot.secrets, this.#ctx, dirty, snapshot.configMaps);
@@ -416,8 +426,13 @@ export class Compiler {
       if (typeof hosts === "string") dirty.add(hosts);
       else if (hosts !== undefined) for (const hostKey of hosts) dirty.add(hostKey);
     };
-    changedKeys(last.services, snapshot.services, serviceChanged);
-    changedKeys(last.slices, snapshot.endpointSlices, serviceChanged);
+    // Compared in what the compiler reads of them (store/relevance.ts): a relist replaces every
+    // object with an equal one, and a status or resourceVersion write replaces one; neither
+    // builds a host again.
+    if (last.services === null) changedKeys(null, snapshot.services, serviceChanged);
+    else relevantChangedKeys("Service", last.services, snapshot.services, serviceChanged);
+    if (last.slices === null) changedKeys(null, snapshot.endpointSlices, serviceChanged);
+    else relevantChangedGroups(last.slices, snapshot.endpointSlices, serviceChanged);
 
     // spec.tls: bindings, and every host whose TLS coverage flips.
     if (served.tlsChanged || this.#tls === null || snapshot.secrets !== last.secrets || ownersMayChange) {

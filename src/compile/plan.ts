@@ -24,6 +24,8 @@ import { normaliseHost, type HostResult } from "../model/hosts.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
 import { validatePath, type PathResult } from "./paths.ts";
 import * as K from "../kinds/index.ts";
+import type { KindObjects } from "../model/kinds.ts";
+import { relevantEqual } from "../store/relevance.ts";
 import type { StagePolicy } from "../policy/stages.ts";
 
 /** One valid rule path (host, path and backend spec all passed their checks). */
@@ -125,12 +127,24 @@ export interface IngressPlan {
 export function planIsCurrent(plan: IngressPlan, ing: Ingress, secrets: ReadonlyMap<string, Secret>, configMaps: ReadonlyMap<string, ConfigMap> = NO_CONFIG_MAPS): boolean {
   return (
     plan.ingress === ing &&
-    (plan.authSecret === null || secrets.get(plan.authSecret.key) === plan.authSecret.object) &&
-    (plan.caSecret === null || secrets.get(plan.caSecret.key) === plan.caSecret.object) &&
-    (plan.proxySslSecret === null || secrets.get(plan.proxySslSecret.key) === plan.proxySslSecret.object) &&
-    (plan.headersConfigMap === null || configMaps.get(plan.headersConfigMap.key) === plan.headersConfigMap.object) &&
-    (plan.customHeadersConfigMap === null || configMaps.get(plan.customHeadersConfigMap.key) === plan.customHeadersConfigMap.object)
+    sameRead("Secret", plan.authSecret, secrets) &&
+    sameRead("Secret", plan.caSecret, secrets) &&
+    sameRead("Secret", plan.proxySslSecret, secrets) &&
+    sameRead("ConfigMap", plan.headersConfigMap, configMaps) &&
+    sameRead("ConfigMap", plan.customHeadersConfigMap, configMaps)
   );
+}
+
+/**
+ * The object a plan read is still the one under its key, or one equal in what the compiler
+ * reads of it (store/relevance.ts): a label, annotation or resourceVersion change of a Secret
+ * or ConfigMap an Ingress names plans nothing again (docs/design.md "What a change compiles
+ * again").
+ */
+function sameRead<K extends "Secret" | "ConfigMap">(kind: K, read: { readonly key: string; readonly object: KindObjects[K] | undefined } | null, objects: ReadonlyMap<string, KindObjects[K]>): boolean {
+  if (read === null) return true;
+  const now = objects.get(read.key);
+  return now === read.object || (now !== undefined && read.object !== undefined && relevantEqual(kind, now, read.object));
 }
 
 /** Does `plan` depend on a Secret or ConfigMap besides its Ingress (the compiler checks those again when they change)? */

@@ -40,8 +40,14 @@ export function relevantPart<K extends Kind>(kind: K, object: KindObjects[K]): u
       return [o.spec, relevantAnnotations(o.metadata.annotations), o.status ?? null, o.metadata.labels?.[MANAGED_BY_LABEL] ?? null];
     }
     case "EndpointSlice": {
+      // What compile/endpoints.ts upstreamsFromSlices reads: per endpoint its first address, its
+      // three conditions (discovery.k8s.io/v1 EndpointConditions) and its Pod's name; per port
+      // its name and number. nodeName, zone, hints, hostname and the other addresses are not
+      // read: a topology-hint or zone update wakes nothing.
       const o = object as KindObjects["EndpointSlice"];
-      return [o.addressType, o.endpoints ?? [], o.ports ?? [], o.metadata.labels?.[SERVICE_NAME_LABEL] ?? null];
+      const endpoints = (o.endpoints ?? []).map((e) => [e.addresses[0] ?? null, e.conditions?.ready ?? null, e.conditions?.serving ?? null, e.conditions?.terminating ?? null, e.targetRef?.name ?? null]);
+      const ports = (o.ports ?? []).map((p) => [p.name ?? null, p.port ?? null]);
+      return [o.addressType, endpoints, ports, o.metadata.labels?.[SERVICE_NAME_LABEL] ?? null];
     }
     case "Secret": {
       const o = object as KindObjects["Secret"];

@@ -12,7 +12,8 @@ import { serializeTable } from "../../src/table/serialize.ts";
 import { applyDelta, decodeTable, encodeDelta, encodeTable, type BackendRegistry, type WireDelta, type WireTable } from "../../src/table/wire.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { seeded } from "../proxy/seeded.ts";
-import { APP, BASE, GATEWAYS, INFRA, objects } from "./base.ts";
+import { APP, BASE, CONTROLLER, GATEWAYS, INFRA, objects } from "./base.ts";
+import { createCertificate } from "../tls/pki.ts";
 
 const HOSTS = ["a.example.com", "b.example.com", "*.example.com", "*.wild.example.com", "x.wild.example.com"];
 const PATHS = ["/", "/api", "/api/v1", "/static", "/exact"];
@@ -68,12 +69,23 @@ function apply(store: Store, type: "ADDED" | "MODIFIED" | "DELETED", ...texts: s
   for (const { kind, object } of objects(...texts)) store.apply({ type, kind, object } as Parameters<Store["apply"]>[0]);
 }
 
+/** Two certificates for the same-namespace Gateway's HTTPS listener (tls Secret gw-cert). */
+const CERTS = ["one", "two"].map((cn) => {
+  const c = createCertificate({ subjectCN: cn, sans: ["*.example.com"] });
+  return `apiVersion: v1
+kind: Secret
+metadata: { name: gw-cert, namespace: ${INFRA}, resourceVersion: "${cn}" }
+type: kubernetes.io/tls
+data: { tls.crt: ${Buffer.from(c.certPem).toString("base64")}, tls.key: ${Buffer.from(c.keyPem).toString("base64")} }`;
+});
+
 /** What a compile says about the Gateway API objects, in comparable form. */
 function view(r: CompileResult) {
   const gw = r.gateway;
   return {
     table: serializeTable(r.table).gateway ?? null,
     routes: (gw?.routes ?? []).map((x) => ({ key: x.key, generation: x.generation, parents: x.parents.map((p) => ({ ref: p.state.parentRef, conditions: p.conditions })) })),
+    classes: [...(gw?.classes.values() ?? [])],
     listeners: [...(gw?.gateways.values() ?? [])].map((g) => ({ key: g.key, conditions: g.conditions, listeners: g.listeners.map((l) => ({ name: l.name, attachedRoutes: l.attachedRoutes, conditions: l.conditions })) })),
     diagnostics: r.diagnostics.filter((d) => d.kind !== "Ingress"),
     certificates: r.certificates,
@@ -167,19 +179,46 @@ metadata: { name: ${APP}, resourceVersion: "${step}", labels: { gateway-conforma
         const current = store.snapshot().httpRoutes.get(`${ns}/${name}`);
         if (current !== undefined) store.apply({ type: "MODIFIED", kind: "HTTPRoute", object: { ...current, metadata: { ...current.metadata, resourceVersion: `s${step}` }, status: { parents: [] } } });
       } else {
+        // A listener input: one Gateway's listener, the same-namespace Gateway's HTTPS listener
+        // and its Secret, or the GatewayClass (compile/gateway/table.ts revalidateGateways).
         what = "Gateway listener changed";
-        apply(store, "MODIFIED", `apiVersion: gateway.networking.k8s.io/v1
+        const y = r();
+        if (y < 0.4)
+          apply(store, "MODIFIED", `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: all-namespaces, namespace: ${INFRA}, generation: ${step} }
 spec:
   gatewayClassName: portico
   listeners:
     - { name: http, port: 80, protocol: HTTP, ${r() < 0.5 ? 'hostname: "*.example.com", ' : ""}allowedRoutes: { namespaces: { from: All } } }`);
+        else if (y < 0.6)
+          apply(store, "MODIFIED", `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: same-namespace, namespace: ${INFRA}, generation: ${step} }
+spec:
+  gatewayClassName: portico
+  listeners:
+    - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }
+${r() < 0.7 ? "    - { name: https, port: 443, protocol: HTTPS, tls: { certificateRefs: [{ name: gw-cert }] }, allowedRoutes: { namespaces: { from: Same } } }" : ""}`);
+        else if (y < 0.8) {
+          const has = store.snapshot().secrets.has(`${INFRA}/gw-cert`);
+          apply(store, has && r() < 0.4 ? "DELETED" : has ? "MODIFIED" : "ADDED", CERTS[step % 2]!);
+        } else
+          apply(store, "MODIFIED", `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: portico, generation: ${step} }
+spec: { controllerName: ${CONTROLLER}${r() < 0.3 ? ", parametersRef: { group: example.com, kind: Config, name: x }" : r() < 0.5 ? ", description: d" : ""} }`);
       }
       kinds[what] = (kinds[what] ?? 0) + 1;
       const snap = store.snapshot();
       expect(view(compiler.compile(snap)), `step ${step}: ${what}`).toEqual(view(compile(snap, DEFAULT_COMPILE_CONFIG)));
     }
+    // The GatewayClass accepted at the end (the sequence may leave it refused: no table).
+    apply(store, "MODIFIED", `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: portico, generation: 999 }
+spec: { controllerName: ${CONTROLLER} }`);
+    expect(view(compiler.compile(store.snapshot()))).toEqual(view(compile(store.snapshot(), DEFAULT_COMPILE_CONFIG)));
     const last = view(compile(store.snapshot(), DEFAULT_COMPILE_CONFIG));
     expect(last.table?.length ?? 0).toBeGreaterThan(0);
     expect(last.routes.length).toBeGreaterThan(20);

@@ -15,7 +15,8 @@ import { createLogger } from "../../src/log/logger.ts";
 import { KINDS } from "../../src/model/kinds.ts";
 import { createController } from "../../src/runtime/controller.ts";
 import { eventually } from "../wait.ts";
-import { APP, BASE, GATEWAYS, INFRA, objects } from "./base.ts";
+import { APP, BASE, CONTROLLER, GATEWAYS, INFRA, objects } from "./base.ts";
+import { createCertificate } from "../tls/pki.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 // add-headers names a ConfigMap, as --nginx-configmap's add-headers key does (compile/global-headers.ts).
@@ -153,6 +154,103 @@ describe.each(VARIANTS)("what a change compiles again in the Gateway API part ($
       store.apply({ type: "MODIFIED", kind: "Gateway", object: { ...object, metadata: { ...object.metadata, resourceVersion: "9" }, status: { conditions: [] } } } as Parameters<Store["apply"]>[0]);
     }, 0);
     step("one HTTPRoute's spec", () => apply(store, "MODIFIED", route("i7", INFRA, "all-namespaces", "q")), 1, 3);
+    // The backend every route names: compared in what is read (compile/changes.ts sameSliceGroup).
+    const slice = (rv: string, ip: string) => `
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: infra-backend-v1-x, namespace: ${INFRA}, resourceVersion: "${rv}", labels: { kubernetes.io/service-name: infra-backend-v1 }, annotations: { endpoints.kubernetes.io/last-change-trigger-time: "2026-11-28T00:00:0${rv}Z" } }
+addressType: IPv4
+endpoints: [{ addresses: ["${ip}"], conditions: { ready: true } }]
+ports: [{ name: first-port, port: 3000 }, { name: second-port, port: 3001 }]
+`;
+    step("the backend's EndpointSlice, resourceVersion and annotation only", () => apply(store, "MODIFIED", slice("2", "127.0.1.1")), 0);
+    step("every EndpointSlice and Service relisted, equal", () => {
+      store.replace("EndpointSlice", [...store.view("EndpointSlice").values()].map((o) => ({ ...o, metadata: { ...o.metadata } })));
+      store.replace("Service", [...store.view("Service").values()].map((o) => ({ ...o, metadata: { ...o.metadata } })));
+    }, 0);
+    step("the backend's endpoint address", () => apply(store, "MODIFIED", slice("3", "127.0.1.9")), 18, 54);
+  });
+});
+
+// A listener input (a GatewayClass, a Gateway, a listener's Secret) makes every Gateway's state
+// again; the routes on a Gateway whose state changed are compiled again, and no other
+// (compile/gateway/table.ts revalidateGateways). With --gateway-ports the status compile counts
+// as on the shared ports, a new (Gateway, port) unit compiles every route once (gateway/ports.ts:
+// a listener that cannot be served makes no unit), and a unit whose Gateway copy is the same none.
+const httpsGateway = (listener: boolean, generation: number) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: all-namespaces, namespace: ${INFRA}, generation: ${generation} }
+spec:
+  gatewayClassName: portico
+  listeners:
+    - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: All } } }
+${listener ? `    - { name: https, port: 443, protocol: HTTPS, hostname: i0.example, tls: { certificateRefs: [{ name: gw-cert }] }, allowedRoutes: { namespaces: { from: All } } }` : ""}
+`;
+const gwCert = (cn: string, rv: string) => {
+  const c = createCertificate({ subjectCN: cn, sans: ["i0.example"] });
+  return `
+apiVersion: v1
+kind: Secret
+metadata: { name: gw-cert, namespace: ${INFRA}, resourceVersion: "${rv}" }
+type: kubernetes.io/tls
+data: { tls.crt: ${Buffer.from(c.certPem).toString("base64")}, tls.key: ${Buffer.from(c.keyPem).toString("base64")} }
+`;
+};
+const gatewayClass = (extra: string, generation: number) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: portico, generation: ${generation} }
+spec: { controllerName: ${CONTROLLER}${extra} }
+`;
+const third = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: third, namespace: ${INFRA}, generation: 1 }
+spec:
+  gatewayClassName: portico
+  listeners: [{ name: http, port: 8080, protocol: HTTP, hostname: third.example }]
+`;
+
+describe.each(VARIANTS)("what a Gateway API listener change compiles again ($name)", ({ config, ports }) => {
+  test("the routes of the Gateways whose state changed, and no other; the result equals a full compile", () => {
+    const store = cluster();
+    const compiler = new Compiler(config);
+    let last = compiler.compile(store.snapshot());
+    const step = (what: string, change: () => void, compiled: number, withPorts: number, sameGateway: boolean) => {
+      change();
+      const before = gatewayRouteCompiles.count;
+      const snap = store.snapshot();
+      const r = compiler.compile(snap);
+      expect(gatewayRouteCompiles.count - before, what).toBe(ports ? withPorts : compiled);
+      expect(view(r), what).toEqual(view(compile(snap, config)));
+      if (sameGateway) expect(r.gateway, what).toBe(last.gateway!);
+      else expect(r.gateway === last.gateway, what).toBe(false);
+      last = r;
+      return r;
+    };
+    const listener = (r: CompileResult, name: string) => [...r.gateway!.gateways.values()].find((g) => g.key === `${INFRA}/all-namespaces`)!.listeners.find((l) => l.name === name)!;
+    step("the GatewayClass's description (the Gateways' states are the same)", () => apply(store, "MODIFIED", gatewayClass(", description: edge", 2)), 0, 0, false);
+    step("the Selector Gateway admits All (its 6 routes)", () => apply(store, "MODIFIED", GATEWAYS["backend-namespaces"].replace("from: Selector, selector: { matchLabels: { gateway-conformance: backend } }", "from: All").replace("generation: 1", "generation: 2")), 6, 12, false);
+    let r = step("an HTTPS listener naming a missing Secret (the other Gateway's 12 routes)", () => apply(store, "MODIFIED", httpsGateway(true, 2)), 12, 24, false);
+    expect(listener(r, "https").conditions.find((c) => c.type === "ResolvedRefs")?.status).toBe("False");
+    r = step("the listener's Secret created", () => apply(store, "ADDED", gwCert("one", "1")), 12, 30, false);
+    expect(listener(r, "https").attachedRoutes).toBe(1);
+    // With --gateway-ports the listener's certificate is its own port's (gatewayPortCertificates).
+    const certOf = (x: CompileResult) => [...x.certificates, ...[...(x.gatewayPortCertificates?.values() ?? [])].flat()].find((c) => c.host === "i0.example")?.cert;
+    const cert = certOf(r);
+    expect(cert).toBeDefined();
+    r = step("the listener's Secret, a new certificate (the listener's state is the same)", () => apply(store, "MODIFIED", gwCert("two", "2")), 0, 0, false);
+    expect(certOf(r)).toBeDefined();
+    expect(certOf(r)).not.toBe(cert);
+    step("the listener's Secret deleted", () => apply(store, "DELETED", gwCert("two", "3")), 12, 12, false);
+    step("a third Gateway no route names", () => apply(store, "ADDED", third), 0, 18, false);
+    step("the third Gateway deleted", () => apply(store, "DELETED", third), 0, 0, false);
+    step("the Selector Gateway deleted (its 6 routes)", () => apply(store, "DELETED", GATEWAYS["backend-namespaces"]), 6, 6, false);
+    step("the Selector Gateway created again (its 6 routes)", () => apply(store, "ADDED", GATEWAYS["backend-namespaces"]), 6, 24, false);
+    step("a Gateway of a class that is not ours (the same result)", () => apply(store, "ADDED", third.replace("name: third", "name: foreign").replace("gatewayClassName: portico", "gatewayClassName: other")), 0, 0, true);
+    step("the GatewayClass not accepted (every Gateway's state changes: all routes)", () => apply(store, "MODIFIED", gatewayClass(", parametersRef: { group: example.com, kind: Config, name: x }", 3)), 18, 18, false);
+    step("the GatewayClass accepted again", () => apply(store, "MODIFIED", gatewayClass("", 4)), 18, 54, false);
   });
 });
 

@@ -32,7 +32,7 @@ import { relevantChangedKeys } from "../changes.ts";
 import { NO_FLAGS, POLICY_KIND, withExtension } from "./extension.ts";
 import { PORTICO_GROUP } from "../../model/portico-policy.ts";
 import { authSecretKey, configMapKeys } from "../../model/secret-refs.ts";
-import { deepEqual } from "../../store/relevance.ts";
+import { deepEqual, relevantEqual } from "../../store/relevance.ts";
 import type { AccessFlags } from "../access.ts";
 import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Redirect, type Rewrite, type Timeouts, type WeightedBackend } from "./rules.ts";
 import { changedConflicts, GRPC_ROUTE_KIND, grpcAsHttpRoute, grpcObjectKey, grpcWorkKey, kindConflicts, withoutRefused, type KindAttachments } from "./grpcroute.ts";
@@ -161,19 +161,19 @@ interface State {
   referenceGrants: ReadonlyMap<string, ReferenceGrant>;
   policies: ReadonlyMap<string, IngressNginxPolicy>;
   /** Some listener admits routes by a Namespace selector: only then do Namespace labels matter. */
-  readonly selectsNamespaces: boolean;
+  selectsNamespaces: boolean;
   /** The flags an IngressNginxPolicy's rules read (extension.ts), as last compiled. */
   flags: AccessFlags;
   httpRoutes: ReadonlyMap<string, HTTPRoute>;
   grpcRoutes: ReadonlyMap<string, GRPCRoute>;
   /** Work key → the listeners the route is refused on (grpcroute.ts kindConflicts). */
   refused: ReadonlyMap<string, ReadonlySet<ListenerState>>;
-  readonly classes: ReadonlyMap<string, ClassState>;
+  classes: ReadonlyMap<string, ClassState>;
   /** Our Gateways with their listeners validated; attachedRoutes is counted on copies. */
-  readonly base: ReadonlyMap<string, GatewayState>;
-  readonly listenerDiagnostics: readonly Diagnostic[];
-  /** The Secrets our listeners name: a change to one validates the listeners again (every route). */
-  readonly secrets: ReadonlySet<string>;
+  base: ReadonlyMap<string, GatewayState>;
+  listenerDiagnostics: readonly Diagnostic[];
+  /** The Secrets our listeners name: a change to one validates the listeners again (revalidate). */
+  secrets: ReadonlySet<string>;
   readonly works: Map<string, RouteWork>;
   /** The route keys in precedence order: oldest first, then namespace/name. */
   order: readonly string[];
@@ -249,10 +249,10 @@ function routesIn(works: ReadonlyMap<string, RouteWork>, namespaces: ReadonlySet
 
 /**
  * The ReferenceGrants changed between `prev` and `next` (in spec or identity, store/relevance.ts):
- * the namespaces whose routes they let reach a Service (from HTTPRoute or GRPCRoute), or null
- * when one speaks for Gateways (a listener's certificateRef: the listeners are validated again).
+ * the namespaces whose routes they let reach a Service (from HTTPRoute or GRPCRoute), and
+ * whether one speaks for Gateways (a listener's certificateRef: the listeners are validated again).
  */
-function grantNamespaces(prev: ReadonlyMap<string, ReferenceGrant>, next: ReadonlyMap<string, ReferenceGrant>): Set<string> | null {
+function grantChanges(prev: ReadonlyMap<string, ReferenceGrant>, next: ReadonlyMap<string, ReferenceGrant>): { routes: Set<string>; gateways: boolean } {
   const out = new Set<string>();
   let gateways = false;
   const from = (g: ReferenceGrant | undefined) => {
@@ -265,7 +265,75 @@ function grantNamespaces(prev: ReadonlyMap<string, ReferenceGrant>, next: Readon
     from(prev.get(k));
     from(next.get(k));
   });
-  return gateways ? null : out;
+  return { routes: out, gateways };
+}
+
+/** What the listeners of `base` read besides their Gateways: their Secrets, and whether one selects namespaces. */
+function listenerReads(base: ReadonlyMap<string, GatewayState>): { secrets: Set<string>; selectsNamespaces: boolean } {
+  const secrets = new Set<string>();
+  let selectsNamespaces = false;
+  for (const gw of base.values()) {
+    const gwNs = gw.key.slice(0, gw.key.indexOf("/"));
+    for (const l of gw.gateway.spec.listeners) {
+      for (const c of l.tls?.certificateRefs ?? []) secrets.add(`${c.namespace ?? gwNs}/${c.name}`);
+      if (l.allowedRoutes?.namespaces?.from === "Selector") selectsNamespaces = true;
+    }
+  }
+  return { secrets, selectsNamespaces };
+}
+
+/**
+ * One Gateway's state as attach.ts made it again is the same as before: the same Gateway in what
+ * the compiler reads of it, the same conditions and listeners (their Secrets resolved alike).
+ */
+const sameGatewayState = (a: GatewayState, b: GatewayState): boolean =>
+  relevantEqual("Gateway", a.gateway, b.gateway) && deepEqual(a.conditions, b.conditions) && deepEqual(a.listeners, b.listeners);
+
+/**
+ * A listener input changed (a GatewayClass, a Gateway, a listener's Secret, a ReferenceGrant
+ * from Gateways): every Gateway's state is made again (attach.ts makes each from its own
+ * Gateway, class, Secrets and grants alone, so this is O(Gateways)); one equal to the last
+ * keeps the last object, and with it the routes attached to its listeners keep their work. The
+ * routes whose parentRefs name a Gateway whose state changed, came or went are compiled again
+ * (docs/design.md "What a change compiles again"). Says whether a class's or a Gateway's state
+ * changed (else the last ones are kept as they were).
+ */
+function revalidateGateways(st: State, snapshot: Snapshot, redo: Set<string>): boolean {
+  const made = ourClasses(snapshot, st.controllerName);
+  // Maps are compared as their entries (deepEqual reads own enumerable keys only).
+  const sameClasses = deepEqual([...made], [...st.classes]);
+  const classes = sameClasses ? st.classes : made;
+  const fresh = classes.size === 0 ? new Map<string, GatewayState>() : ourGateways(snapshot, classes);
+  const changed = new Set<string>();
+  const base = new Map<string, GatewayState>();
+  for (const [key, next] of fresh) {
+    const prev = st.base.get(key);
+    if (prev !== undefined && sameGatewayState(prev, next)) base.set(key, prev);
+    else {
+      base.set(key, next);
+      changed.add(key);
+    }
+  }
+  for (const [key, prev] of st.base) {
+    if (base.get(key) === prev) continue;
+    changed.add(key);
+    // Its listeners are replaced: their attached sets go (the routes on them are redone).
+    for (const l of prev.listeners) st.attached.delete(l);
+  }
+  if (sameClasses && changed.size === 0) return false;
+  if (changed.size > 0) {
+    for (const [k, w] of st.works) {
+      const routeNs = k.slice(0, k.indexOf("/"));
+      if ((w.route.spec.parentRefs ?? []).some((ref) => changed.has(`${ref.namespace ?? routeNs}/${ref.name}`))) redo.add(k);
+    }
+  }
+  const reads = listenerReads(base);
+  st.classes = classes;
+  st.base = base;
+  st.listenerDiagnostics = listenerDiagnostics(base);
+  st.secrets = reads.secrets;
+  st.selectsNamespaces = reads.selectsNamespaces;
+  return true;
 }
 
 /** `prev` and `next` hold the same keys with the same parts the compiler reads of `kind` (store/relevance.ts). */
@@ -289,18 +357,18 @@ const EMPTY_HOSTS: GatewayHosts = Object.freeze({ exact: new Map(), wildcards: O
 
 /**
  * Compile every Gateway API object of ours (docs/design.md "Gateway API", "What a change
- * compiles again"). With `changes` naming the latest result it is incremental: while
- * --gateway-controller-name, the GatewayClasses and Gateways (in what the compiler reads of
- * them), the listeners' Secrets and the ReferenceGrants that speak for Gateways are the same,
- * the listener states are kept and only the routes (HTTPRoutes and GRPCRoutes) reading what
- * changed are compiled again: a route that changed; one naming a changed Service or
+ * compiles again"). With `changes` naming the latest result and the same
+ * --gateway-controller-name it is incremental: only the routes (HTTPRoutes and GRPCRoutes)
+ * reading what changed are compiled again: the routes naming a Gateway whose state changed when
+ * a GatewayClass, a Gateway (in what the compiler reads of them), a listener's Secret or a
+ * ReferenceGrant that speaks for Gateways did (revalidateGateways); a route that changed; one naming a changed Service or
  * EndpointSlice group; one whose rules name a changed IngressNginxPolicy, or a policy naming a
  * changed ConfigMap or Secret; every route naming a policy when the flags its rules read
  * changed; the routes of a namespace whose labels changed while a listener selects
  * namespaces, or that a changed ReferenceGrant lets reach Services. Only the route hostname
  * lists those routes were or are on are sorted and replaced in the table (new maps; the
  * previous table is left as it was). When there is nothing to redo, `changes.prev` itself is
- * returned. Otherwise (no `changes`, or a listener input changed) everything is compiled.
+ * returned. Otherwise (no `changes`, or another controller name) everything is compiled.
  */
 export function compileGateways(
   snapshot: Snapshot,
@@ -317,30 +385,25 @@ export function compileGateways(
   const policies = snapshot.ingressNginxPolicies ?? NO_POLICIES;
   // What each kind of change compiles again (docs/design.md "Gateway API"): the listener states
   // are kept while the GatewayClasses, Gateways, the listeners' Secrets and the ReferenceGrants
-  // that speak for Gateways are the same; then only the routes reading what changed are redone.
-  const grants = state === undefined ? null : grantNamespaces(state.referenceGrants, referenceGrants);
-  const reuse =
-    state !== undefined &&
-    state.controllerName === controllerName &&
-    unchanged("GatewayClass", state.gatewayClasses, snapshot.gatewayClasses) &&
-    unchanged("Gateway", state.gateways, snapshot.gateways) &&
-    grants !== null &&
-    ![...changes!.secrets].some((k) => state!.secrets.has(k));
+  // that speak for Gateways are the same, and each Gateway's while its own is (revalidateGateways);
+  // then only the routes reading what changed are redone.
+  const grants = state === undefined ? null : grantChanges(state.referenceGrants, referenceGrants);
+  const reuse = state !== undefined && state.controllerName === controllerName;
+  // A listener input changed: the Gateways' states are made again, and the routes on those that
+  // changed compiled again (revalidateGateways); the result is new even with no route redone
+  // (statuses, listener certificates).
+  const listenerSecret = reuse && [...changes!.secrets].some((k) => state!.secrets.has(k));
+  const listenersChanged =
+    reuse && (listenerSecret || grants!.gateways || !unchanged("GatewayClass", state!.gatewayClasses, snapshot.gatewayClasses) || !unchanged("Gateway", state!.gateways, snapshot.gateways));
+  /** A class's or a Gateway's state changed, or a listener's Secret did (its certificate is read below). */
+  let restated = false;
   // The routes to compile again.
   const redo = new Set<string>();
   if (!reuse || state === undefined) {
     const classes = ourClasses(snapshot, controllerName);
     const base = classes.size === 0 ? new Map<string, GatewayState>() : ourGateways(snapshot, classes);
     if (base.size === 0) return { classes, gateways: base, routes: [], table: null, certificates: [], deps: NO_DEPS, diagnostics: [] };
-    const secrets = new Set<string>();
-    let selectsNamespaces = false;
-    for (const gw of base.values()) {
-      const gwNs = gw.key.slice(0, gw.key.indexOf("/"));
-      for (const l of gw.gateway.spec.listeners) {
-        for (const c of l.tls?.certificateRefs ?? []) secrets.add(`${c.namespace ?? gwNs}/${c.name}`);
-        if (l.allowedRoutes?.namespaces?.from === "Selector") selectsNamespaces = true;
-      }
-    }
+    const { secrets, selectsNamespaces } = listenerReads(base);
     state = {
       controllerName,
       gatewayClasses: snapshot.gatewayClasses,
@@ -372,6 +435,11 @@ export function compileGateways(
     };
   } else {
     const st = state;
+    if (listenersChanged) {
+      restated = revalidateGateways(st, snapshot, redo) || listenerSecret;
+      // No Gateway of ours left: the result a full compile gives, and no state (the next compile starts over).
+      if (st.base.size === 0) return { classes: st.classes, gateways: st.base, routes: [], table: null, certificates: [], deps: NO_DEPS, diagnostics: [] };
+    }
     st.gatewayClasses = snapshot.gatewayClasses;
     st.gateways = snapshot.gateways;
     for (const s of changes!.services) indexed(st.byService, s, redo);
@@ -392,7 +460,7 @@ export function compileGateways(
     }
     st.namespaces = namespaces;
     // A ReferenceGrant from routes of a namespace: those routes resolve their backendRefs again.
-    routesIn(st.works, grants!, redo);
+    routesIn(st.works, grants!.routes, redo);
     st.referenceGrants = referenceGrants;
   }
   const st = state;
@@ -427,7 +495,7 @@ export function compileGateways(
   // Nothing this compile reads changed (a ConfigMap no route reads, a status write, a Namespace
   // no selector reads): the previous result stands, the same objects, so nothing downstream
   // (the held lists, the workers' delta, the status writer) sees a change.
-  if (reuse && redo.size === 0 && changes !== null) {
+  if (reuse && !restated && redo.size === 0 && changes !== null) {
     STATES.set(changes.prev, st);
     return changes.prev;
   }
@@ -523,7 +591,10 @@ export function compileGateways(
     st.http = sortKeys(maps.http);
     st.https = sortKeys(maps.https);
   }
-  const table = st.http.size > 0 || st.https.size > 0 ? Object.freeze({ http: st.http, https: st.https }) : null;
+  // The last table object while its maps are the same (a Gateway's status changed, not its routes).
+  const prevTable = changes?.prev.table ?? null;
+  const table =
+    st.http.size === 0 && st.https.size === 0 ? null : prevTable !== null && prevTable.http === st.http && prevTable.https === st.https ? prevTable : Object.freeze({ http: st.http, https: st.https });
 
   // attachedRoutes: the routes accepted on each listener (those with unresolved backends too),
   // counted on copies so the kept listener states stay as they were built.
@@ -534,7 +605,7 @@ export function compileGateways(
   // route certificates likewise, when no redone route has or had any.
   let statuses: RouteStatus[];
   let patch = !reorder && st.statusAt !== null;
-  let walkOthers = !patch;
+  let walkOthers = !patch || restated;
   for (const [key, old] of replaced) {
     const next = st.works.get(key);
     if ((old?.status ?? null) === null || (next?.status ?? null) === null) patch = false;
