@@ -159,7 +159,12 @@ export function clientIpOf(peer: string, xff: string | null, trusted: boolean, i
  * the profile of a small proxied request).
  */
 export function isFilteredRequestHeader(k: string): boolean {
-  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || ORIGINAL.has(k) || k === "x-request-id" || k === "expect" || k === "proxy" || k.startsWith("sec-websocket-") || k.startsWith("ssl-client-") || NOT_ALNUM_DASH.test(k);
+  return isFilteredPlainHeader(k) || NOT_ALNUM_DASH.test(k);
+}
+
+/** isFilteredRequestHeader() for a name already known to be letters, digits and "-" only (PLAIN_NAME). */
+export function isFilteredPlainHeader(k: string): boolean {
+  return HOP_BY_HOP.has(k) || FORWARDED.has(k) || ORIGINAL.has(k) || k === "x-request-id" || k === "expect" || k === "proxy" || k.startsWith("sec-websocket-") || k.startsWith("ssl-client-");
 }
 
 // nginx's `ignore_invalid_headers on` (ingress-nginx: ignore-invalid-headers, default true):
@@ -168,6 +173,8 @@ export function isFilteredRequestHeader(k: string): boolean {
 // ngx_http_parse_header_line sets r->invalid_header for any other byte; ngx_http_request.c
 // ngx_http_process_request_headers then skips the line). Names are lower-cased here.
 const NOT_ALNUM_DASH = /[^a-z0-9-]/;
+/** A (lower-cased) name of letters, digits and "-" only: an RFC 9110 token nginx never ignores. */
+export const PLAIN_NAME = /^[a-z0-9-]+$/;
 const NOT_ALNUM_DASH_UNDERSCORE = /[^a-z0-9_-]/;
 
 /** Fields upstreamHeaders() sets from the client's X-Forwarded-For and -Host, never from the client's own copies. */

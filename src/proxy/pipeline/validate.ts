@@ -5,7 +5,7 @@
 import { normaliseRequestHostInto } from "../../request/host.ts";
 import { normaliseTargetInto, type NormalisedTarget } from "../../request/target.ts";
 import { ProxyError } from "../../http/errors.ts";
-import { isFilteredRequestHeader } from "../../http/headers.ts";
+import { isFilteredPlainHeader, PLAIN_NAME } from "../../http/headers.ts";
 
 export interface ValidRequest {
   /** Host header as received (forwarded unchanged, RFC 9110 §7.2), "" when absent (HTTP/1.0). */
@@ -93,9 +93,15 @@ function visitField(v: string, k: string): void {
       requestIdNow = v;
       break;
   }
-  if (!TOKEN.test(k) || CTL.test(v)) badField = true;
-  // Connection is kept as its value (connectionField), which upstreamHeaders takes instead.
-  else if (k !== "connection" && isFilteredRequestHeader(k)) (filteredNow ??= []).push(k);
+  // Nearly every name is letters, digits and "-": one test then says it is a token and that
+  // nginx would not ignore it, and the cheaper filter list applies. Another name must still be
+  // a token, and is always filtered (isFilteredRequestHeader: nginx's ignore_invalid_headers).
+  if (PLAIN_NAME.test(k)) {
+    if (CTL.test(v)) badField = true;
+    // Connection is kept as its value (connectionField), which upstreamHeaders takes instead.
+    else if (k !== "connection" && isFilteredPlainHeader(k)) (filteredNow ??= []).push(k);
+  } else if (!TOKEN.test(k) || CTL.test(v)) badField = true;
+  else (filteredNow ??= []).push(k);
 }
 
 /** What one pass over a request's fields found (readFields). */
