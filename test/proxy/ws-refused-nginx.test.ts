@@ -19,6 +19,8 @@ const REFUSALS: Readonly<Record<string, string>> = {
   "/403": "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Reason: origin\r\nContent-Length: 17\r\n\r\norigin not served",
   "/404": "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 22\r\n\r\n<p>no such channel</p>",
   "/500": "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\noops",
+  // A body past what is read whole before answering (respond.ts): streamed, with backpressure.
+  "/large": `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${256 * 1024}\r\n\r\n${"0123456789abcdef".repeat(16 * 1024)}`,
   // A body of unknown length at first: chunked, relayed whole.
   "/chunked": "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
 };
@@ -244,5 +246,39 @@ test("an offer of subprotocols that are not distinct tokens is the client's 400;
   } finally {
     await p.stop();
     for (const b of pods) await b.stop();
+  }
+});
+
+// A refusal whose body the pod cuts short gets what a plain GET's answer cut short the same way
+// gets (respond.ts: a small declared body is read whole before the status goes out, so 502),
+// and the process serves on.
+test("a refusal body cut short is answered as a plain GET's; the next handshake is served", async () => {
+  const be = await rawBackend((req, conn) => {
+    if (req.line.includes("/cut")) {
+      conn.socket.end(Buffer.from("HTTP/1.1 403 Forbidden\r\nContent-Length: 100\r\n\r\nonly ten b", "latin1"));
+      return null;
+    }
+    return REFUSALS["/401"]!;
+  });
+  const p = startRawProxy("bun-http", makeTable([{ host: null, path: "/", backend: makeBackend([be.port]) }]));
+  const first = async (bytes: string) => {
+    const c = await rawClient(p.port);
+    try {
+      c.write(bytes);
+      await eventually(() => whole(c.data()) || c.closed(), 10_000, "an answer");
+      return statuses(c.data());
+    } finally {
+      c.destroy();
+    }
+  };
+  try {
+    const plain = await first("GET /cut HTTP/1.1\r\nHost: a.test\r\n\r\n");
+    expect(plain).toEqual([502]);
+    expect(await first(wsUpgrade("/cut"))).toEqual(plain);
+    expect(p.records.at(-1)).toMatchObject({ status: 502, websocket: true });
+    expect(await answer(p, "/401")).toEqual(expected("/401"));
+  } finally {
+    await p.stop();
+    await be.stop();
   }
 });
