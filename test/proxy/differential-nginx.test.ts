@@ -152,9 +152,9 @@ const DIFFERENCES: Readonly<Record<string, Difference>> = {
     why: "RFC 9110 §7.6.1, §7.8; docs/design.md \"Side by side with nginx\"",
   },
   "field: WebSocket handshake the pod answers 200": {
-    nginx: "200 GET / HTTP/1.1", portico: "502 GET / HTTP/1.1",
+    nginx: "200 GET / HTTP/1.1", portico: "200 GET / HTTP/1.1",
     fields: { "sec-websocket-key": ["dGhlIHNhbXBsZSBub25jZQ==", "<Bun's own>"], "sec-websocket-extensions": [undefined, "permessage-deflate; client_max_window_bits"] },
-    why: "Portico opens its own WebSocket to the pod before upgrading the client; an answer other than 101 is a 502 (docs/design.md \"Side by side with nginx\")",
+    why: "Portico opens its own WebSocket to the pod (its own key and extensions) before upgrading the client; the pod's answer other than 101 is relayed as nginx relays it (docs/design.md \"WebSocket handshakes the pod refuses\")",
   },
   "field: Expect: 100-continue without a body": { nginx: "100,200 GET / HTTP/1.1", portico: "100,100,200 GET / HTTP/1.1", why: "Bun.serve writes 100 Continue itself, twice for a request without a body when a websocket handler is configured (Portico's is); docs/design.md \"Side by side with nginx\"" },
   "body: chunked with a quoted extension": { nginx: "200 POST / HTTP/1.1", portico: "400 -", why: "Bun.serve's chunked parser refuses it (docs/design.md \"Side by side with nginx\")" },
@@ -288,14 +288,15 @@ describe("Portico without --ingress-nginx-compat", () => {
 // nginx relays a pod's answer to a WebSocket handshake, and tries another endpoint only on an
 // error or a timeout (proxy_next_upstream error timeout), never on an answer.
 describe("a WebSocket handshake a pod answers with other than 101", () => {
-  test("one pod sees it, once; 502 (the answer is not relayed); the pod's status recorded", async () => {
+  test("one pod sees it, once; its answer is relayed and recorded (test/proxy/ws-refused-nginx.test.ts: side by side)", async () => {
     const pods = [await rawBackend(), await rawBackend()];
     const p = startRawProxy("bun-http", makeTable([{ host: null, path: "/", backend: makeBackend(pods.map((b) => b.port)) }]));
     try {
       const got = await firstResponse(p, "GET / HTTP/1.1\r\nHost: a.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
-      expect(statuses(got)).toEqual([502]);
+      expect(statuses(got)).toEqual([200]);
+      expect(got.endsWith("\r\n\r\nok")).toBe(true);
       expect(pods.map((b) => b.hits.length).sort()).toEqual([0, 1]);
-      expect(p.records.at(-1)).toMatchObject({ status: 502, upstreamStatus: 200, websocket: true });
+      expect(p.records.at(-1)).toMatchObject({ status: 200, upstreamStatus: 200, websocket: true });
     } finally {
       await p.stop();
       for (const b of pods) await b.stop();

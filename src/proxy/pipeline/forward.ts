@@ -8,7 +8,7 @@ import { createAttemptControl, forward } from "../upstream/forward.ts";
 import { isGrpcBackend } from "../upstream/grpc.ts";
 import { upstreamHeaders, type ForwardContext } from "../../http/headers.ts";
 import { guardRequest } from "../upstream/watchdog.ts";
-import { connectUpstreamWs, upgradeClient } from "../upstream/websocket.ts";
+import { connectUpstreamWs, upgradeClient, UpgradeDeclined } from "../upstream/websocket.ts";
 import { meterRequestBody } from "./body.ts";
 import { bufferRequestBody, type BufferedBody } from "./buffer.ts";
 import type { Exchange } from "./context.ts";
@@ -178,18 +178,42 @@ async function forwardWithBody(x: Exchange): Promise<ForwardResult> {
   }
 }
 
-/** The WebSocket: connected upstream first, then the client upgraded (undefined: Bun answered 101). */
-export async function forwardWebSocket(x: Exchange): Promise<ProxyError | undefined> {
+/**
+ * A WebSocket handshake: the pod's socket, then the client's upgrade (undefined: Bun answered
+ * 101). A pod that answers other than 101 has its answer relayed as an ordinary proxied answer
+ * (a ForwardResult for the pipeline's error pages and relay), as nginx does: until the pod says
+ * 101 the handshake is a plain GET to it (docs/design.md, "WebSocket handshakes the pod
+ * refuses").
+ */
+export async function forwardWebSocket(x: Exchange): Promise<ProxyError | ForwardResult | undefined> {
   const { p, req, rec } = x;
   rec.websocket = true;
   const proto = req.headers.get("sec-websocket-protocol");
-  const { ws, upstream } = await connectUpstreamWs({
-    backend: x.backend, balancer: p.balancer, choice: x.choice, pathAndQuery: x.pathAndQuery,
-    headers: withPolicyFields(upstreamHeaders(req.headers, forwardContext(x), x.clientIp, true), x),
-    protocols: proto === null ? [] : proto.split(",").map((s) => s.trim()).filter((s) => s !== ""),
-    timeoutMs: x.responseTimeoutMs, external: p.external,
-    record: rec, upstreamTls: x.route.options.upstreamTls,
-  });
+  let connected;
+  try {
+    connected = await connectUpstreamWs({
+      backend: x.backend, balancer: p.balancer, choice: x.choice, pathAndQuery: x.pathAndQuery,
+      headers: withPolicyFields(upstreamHeaders(req.headers, forwardContext(x), x.clientIp, true), x),
+      protocols: proto === null ? [] : proto.split(",").map((s) => s.trim()).filter((s) => s !== ""),
+      timeoutMs: x.responseTimeoutMs, external: p.external,
+      record: rec, upstreamTls: x.route.options.upstreamTls,
+    });
+  } catch (e) {
+    if (!(e instanceof UpgradeDeclined) || e.answer === null || e.upstream === null) throw e;
+    // The answer's body is relayed under the request's switch (arm): a client that leaves, the
+    // body idle timeout or the shutdown's end gives it up and releases the pod's connection.
+    arm(x);
+    const answer = e.answer;
+    const signal = (x.abort as AbortController).signal;
+    if (signal.aborted) answer.abort(signal.reason);
+    else signal.addEventListener("abort", () => answer.abort(signal.reason), { once: true });
+    return {
+      response: answer.response,
+      upstream: e.upstream,
+      upstreamMs: performance.now() - x.t0,
+    };
+  }
+  const { ws, upstream } = connected;
   const wsCookie = x.choice?.setCookie() ?? null;
   if (wsCookie !== null) x.responseHeaders["set-cookie"] = wsCookie;
   rec.upstream = upstream.authority;

@@ -102,11 +102,14 @@ async function handle(x: Exchange): Promise<Response | undefined> {
     // Upgrade is a filtered name (validate.ts readFields): a request whose list is empty sent
     // none, and is not asked for it again: one of the Headers calls whose cut made a plain GET
     // 1.026× main side by side (bench/paired.ts; bench/results/paired-vs-main-alloc2.md).
+    let result;
     if (x.filtered.length > 0 && isWebSocketUpgrade(req)) {
-      err = (await forwardWebSocket(x)) ?? null;
-      return err === null ? undefined : fail(x, err);
-    }
-    const result = await forwardRequest(x);
+      const ws = await forwardWebSocket(x);
+      if (ws === undefined) return undefined;
+      if (ws instanceof ProxyError) return fail(x, ws);
+      // The pod refused the upgrade: its answer goes the way of any proxied answer.
+      result = ws;
+    } else result = await forwardRequest(x);
     const paged = errorPage(x, result.response.status, null, result.response);
     if (paged !== null) return await paged;
     const out = relay(x, x.backend, result, false);

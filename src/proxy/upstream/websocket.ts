@@ -8,7 +8,8 @@ import { ProxyError } from "../../http/errors.ts";
 import { hostForName, sharedExternalResolver, type ExternalResolver } from "./external.ts";
 import type { RequestServer } from "../types.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
-import { upstreamTlsOptions } from "./upstream-tls.ts";
+import { upstreamTlsH2Options } from "./upstream-tls.ts";
+import type { ClientRequest, IncomingMessage } from "node:http";
 
 /** Per-direction bound on data queued but not yet written. */
 export const WS_BUFFER_LIMIT = 16 * 1024 * 1024;
@@ -16,7 +17,7 @@ export const WS_BUFFER_LIMIT = 16 * 1024 * 1024;
 type Frame = string | ArrayBuffer | Uint8Array;
 
 export interface WsData {
-  readonly upstream: WebSocket;
+  readonly upstream: UpstreamWs;
   /** Upstream frames that arrived before the client side opened. */
   pending: Frame[] | null;
   pendingBytes: number;
@@ -54,14 +55,14 @@ function size(f: Frame): number {
 export const WS_CLOSE_GRACE_MS = 5_000;
 
 /** Close the upstream socket gracefully, and abruptly once WS_CLOSE_GRACE_MS has passed. */
-function closeUpstream(ws: WebSocket, code: number | undefined, reason: string | undefined): void {
+function closeUpstream(ws: UpstreamWs, code: number | undefined, reason: string | undefined): void {
   try {
     ws.close(code, reason);
   } catch {}
   if (ws.readyState === WebSocket.CLOSED) return;
   const dog = createWatchdog(WS_CLOSE_GRACE_MS, () => {
     try {
-      (ws as WebSocket & { terminate(): void }).terminate();
+      ws.terminate();
     } catch {}
   });
   ws.addEventListener("close", () => dog.stop(), { once: true });
@@ -111,59 +112,227 @@ export interface WsConnectInput {
   readonly upstreamTls?: UpstreamTls | null | undefined;
 }
 
-function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<WebSocket> {
+/**
+ * The upstream side of the relay: the calls and events the relay uses, which `ws`'s client
+ * (below) offers as the WHATWG WebSocket does (onmessage's `data`, onclose's `code`/`reason`).
+ */
+export interface UpstreamWs {
+  readonly readyState: number;
+  readonly protocol: string;
+  readonly bufferedAmount: number;
+  binaryType: string;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+  addEventListener(type: "close", f: () => void, o: { once: true }): void;
+  send(f: Frame): void;
+  close(code?: number, reason?: string): void;
+  terminate(): void;
+}
+
+/** The client side of `ws` as used here (its handshake events, RFC 6455 §4.1). */
+interface WsClient extends UpstreamWs {
+  on(ev: "open", f: () => void): void;
+  on(ev: "error", f: (e: Error) => void): void;
+  on(ev: "unexpected-response", f: (req: ClientRequest, res: IncomingMessage) => void): void;
+}
+type WsClientCtor = new (url: string, protocols: string[], options: Record<string, unknown>) => WsClient;
+
+/**
+ * `ws`'s client, which Bun resolves to its own built-in one (before node_modules): the handshake
+ * is a node:http request, so a pod's answer other than 101 reaches us whole (status, fields and
+ * body: 'unexpected-response'), and a 101 gives a socket whose frames Bun's native code reads
+ * (measured on 1.4.5). Bun's global WebSocket only names the status of such an answer, in its
+ * error event's message (docs/bun-upstream-reports.md).
+ */
+let wsClient: WsClientCtor | null = null;
+function clientCtor(): WsClientCtor {
+  wsClient ??= (require("ws") as { WebSocket: WsClientCtor }).WebSocket;
+  return wsClient;
+}
+
+/** The statuses a Response may carry without a body (Fetch: null body status). */
+const NULL_BODY = new Set([204, 205, 304]);
+
+/** The pod's answer to a handshake it refused (declinedAnswer). */
+export interface DeclinedAnswer {
+  readonly response: Response;
+  /** Give up on the body (the request was aborted: client gone, body idle, shutdown). */
+  readonly abort: (reason: unknown) => void;
+}
+
+/**
+ * The pod's answer to a handshake it refused, as a Response: its status, every field line in
+ * order, its body streamed with backpressure. The pod's connection is closed once the body has
+ * ended, was cancelled or was given up on: nothing is pooled after a refused handshake.
+ */
+function declinedAnswer(req: ClientRequest, res: IncomingMessage): DeclinedAnswer {
+  const done = () => {
+    res.destroy();
+    req.destroy();
+  };
+  let fail: (reason: unknown) => void = done;
+  const headers = new Headers();
+  const raw = res.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    try {
+      headers.append(raw[i]!, raw[i + 1]!);
+    } catch {
+      // A line the Fetch Headers refuse (node's parser took it): dropped, as fetch drops it.
+    }
+  }
+  const status = res.statusCode ?? 0;
+  if (NULL_BODY.has(status)) {
+    done();
+    return { response: new Response(null, { status, statusText: res.statusMessage ?? "", headers }), abort: done };
+  }
+  res.pause();
+  // Once the stream is closed, errored or cancelled, events already queued on `res` (a 'data'
+  // after cancel) find nothing to feed: a controller call then would throw outside any handler.
+  let open = true;
+  const body = new ReadableStream<Uint8Array>({
+    start(ctl) {
+      res.on("data", (c: Buffer) => {
+        if (!open) return;
+        ctl.enqueue(new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
+        if ((ctl.desiredSize ?? 0) <= 0) res.pause();
+      });
+      res.on("end", () => {
+        if (open) {
+          open = false;
+          ctl.close();
+        }
+        done();
+      });
+      fail = (reason) => {
+        if (open) {
+          open = false;
+          ctl.error(reason);
+        }
+        done();
+      };
+      // A body cut short (the pod closed mid-body) ends the client's answer abruptly, as a
+      // proxied body cut short does (respond.ts).
+      const cut = () => fail(new ProxyError("UpstreamConnect", "websocket refusal body cut"));
+      res.on("error", cut);
+      res.on("aborted", cut);
+      res.on("close", () => {
+        if (!res.complete) cut();
+      });
+    },
+    pull() {
+      res.resume();
+    },
+    cancel() {
+      open = false;
+      done();
+    },
+  }, { highWaterMark: 64 * 1024, size: (c) => c?.byteLength ?? 0 });
+  return { response: new Response(body, { status, statusText: res.statusMessage ?? "", headers }), abort: (r) => fail(r) };
+}
+
+function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<UpstreamWs> {
   const scheme = b.scheme === "https" || b.scheme === "grpcs" ? "wss" : "ws";
   const headers: Record<string, string> = {};
   for (const [k, v] of input.headers) headers[k] = v;
-  const ws = new WebSocket(`${scheme}://${u.authority}${input.pathAndQuery}`, {
-    headers,
-    ...(input.protocols.length > 0 ? { protocols: input.protocols } : {}),
-    // The same TLS as a request to the pod (forward.ts): the route's proxy-ssl-* (CA, name and
-    // depth check, client certificate, versions, ciphers, SNI) when it has them, which Bun's
-    // WebSocket client honours as fetch does (measured on 1.4.5; test/proxy/upstream-tls.test.ts);
-    // without them pod certificates are not verifiable for an IP.
-    ...(scheme === "wss" ? { tls: input.upstreamTls ? upstreamTlsOptions(input.upstreamTls) : { serverName: b.serverName, rejectUnauthorized: false } } : {}),
-  } as Bun.WebSocketOptions);
-  ws.binaryType = "arraybuffer";
-  return new Promise<WebSocket>((resolve, reject) => {
-    const t = setTimeout(() => {
-      ws.close();
-      reject(new ProxyError("UpstreamTimeout", "websocket handshake"));
-    }, input.timeoutMs);
-    ws.onopen = () => {
-      clearTimeout(t);
-      resolve(ws);
-    };
-    ws.onerror = (e) => {
-      clearTimeout(t);
-      const declined = DECLINED.exec((e as ErrorEvent).message ?? "");
-      reject(declined === null ? new ProxyError("UpstreamConnect", "websocket handshake failed") : new UpgradeDeclined(Number(declined[1])));
-    };
-  });
+  const Ctor = clientCtor();
+  let ws: WsClient;
+  try {
+    ws = construct(Ctor, scheme, u, input, headers);
+  } catch {
+    // `ws` checks the offered subprotocols (RFC 6455 §4.1: distinct tokens) before connecting:
+    // the client's handshake is malformed, and no endpoint was tried.
+    return Promise.reject(new ProxyError("BadRequest", "invalid Sec-WebSocket-Protocol"));
+  }
+  return handshake(ws, input);
 }
 
-// Bun's WebSocket client names the status a server answered a handshake with instead of 101 in
-// its error event ("… failed: Expected 101 status code: 403"; measured on Bun 1.4.5, where a
-// refused connection says "Failed to connect").
-const DECLINED = /Expected 101 status code: (\d{3})\b/;
+function construct(Ctor: WsClientCtor, scheme: string, u: Upstream, input: WsConnectInput, headers: Record<string, string>): WsClient {
+  const b = input.backend;
+  const ws = new Ctor(`${scheme}://${u.authority}${input.pathAndQuery}`, input.protocols, {
+    headers,
+    // A redirect is the pod's answer, relayed to the client as any other (nginx's proxy_redirect
+    // rewrites Location, it never follows one).
+    followRedirects: false,
+    // The same TLS as a request to the pod (forward.ts): the route's proxy-ssl-* (CA, name and
+    // depth check, client certificate, versions, ciphers, SNI) in node:tls's spelling, which the
+    // handshake's node:https request takes (measured on 1.4.5; test/proxy/upstream-tls.test.ts);
+    // without them pod certificates are not verifiable for an IP.
+    ...(scheme === "wss" ? (input.upstreamTls ? upstreamTlsH2Options(input.upstreamTls) : { servername: b.serverName, rejectUnauthorized: false }) : {}),
+  });
+  ws.binaryType = "arraybuffer";
+  // `ws` is an EventEmitter: an 'error' without a listener would throw. The relay adds its own
+  // (upgradeClient); this one keeps a late error after a refusal or a timeout harmless.
+  ws.on("error", () => {});
+  return ws;
+}
+
+function handshake(ws: WsClient, input: WsConnectInput): Promise<UpstreamWs> {
+  return new Promise<UpstreamWs>((resolve, reject) => {
+    let settled = false;
+    const t = setTimeout(() => {
+      settled = true;
+      try {
+        ws.terminate();
+      } catch {}
+      reject(new ProxyError("UpstreamTimeout", "websocket handshake"));
+    }, input.timeoutMs);
+    ws.on("open", () => {
+      clearTimeout(t);
+      if (settled) return;
+      settled = true;
+      resolve(ws);
+    });
+    ws.on("unexpected-response", (req, res) => {
+      clearTimeout(t);
+      if (settled) {
+        req.destroy();
+        return;
+      }
+      settled = true;
+      const status = res.statusCode ?? 0;
+      // Only a status a Response can carry is relayed; anything else is an invalid answer.
+      if (status < 200 || status > 599) {
+        req.destroy();
+        reject(new UpgradeDeclined(status, null));
+        return;
+      }
+      const answer = declinedAnswer(req, res);
+      reject(new UpgradeDeclined(status, answer));
+    });
+    ws.on("error", () => {
+      clearTimeout(t);
+      if (settled) return;
+      settled = true;
+      reject(new ProxyError("UpstreamConnect", "websocket handshake failed"));
+    });
+  });
+}
 
 /**
  * The pod answered the handshake, with another status than 101: it is up and chose not to
  * upgrade (401, 403, 404, a 200 page). Not a connection failure: nginx's proxy_next_upstream
  * (ingress-nginx: `error timeout`) tries another endpoint only on an error or a timeout, never on
- * an answer, so the endpoint is not backed off and no second pod gets the handshake. The client
- * still gets 502: Bun's client hands over neither the answer's fields nor its body to relay.
+ * an answer, so the endpoint is not backed off and no second pod gets the handshake. The answer
+ * is relayed to the client as nginx relays it: until the pod says 101 the handshake is an
+ * ordinary proxied GET (ingress-nginx's nginx.tmpl sets Upgrade and Connection from
+ * `$http_upgrade`/`$connection_upgrade` and proxy_pass relays whatever comes back). `answer` is
+ * null for a status no Response can carry (below 200 or above 599): the client gets 502.
  */
 export class UpgradeDeclined extends ProxyError {
   readonly status: number;
-  constructor(status: number) {
+  readonly answer: DeclinedAnswer | null;
+  /** The endpoint that answered (connectUpstreamWs sets it). */
+  upstream: Upstream | null = null;
+  constructor(status: number, answer: DeclinedAnswer | null) {
     super("UpstreamInvalid", `websocket handshake answered ${status}`);
     this.status = status;
+    this.answer = answer;
   }
 }
 
 /** Open the upstream socket, trying a second endpoint once if the first fails. */
-export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: WebSocket; upstream: Upstream }> {
+export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: UpstreamWs; upstream: Upstream }> {
   const tried = new Set<string>();
   for (let attempt = 0; attempt < 2; attempt++) {
     const u = input.choice ? input.choice.pick(input.backend, input.balancer, tried) : input.balancer.pick(input.backend, tried);
@@ -181,8 +350,9 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: We
       input.balancer.succeeded(u);
       return { ws, upstream: to };
     } catch (e) {
-      if (e instanceof ProxyError && e.code === "UpstreamTimeout") throw e;
+      if (e instanceof ProxyError && (e.code === "UpstreamTimeout" || e.code === "BadRequest")) throw e;
       if (e instanceof UpgradeDeclined) {
+        e.upstream = to;
         if (input.record) input.record.upstreamStatus = e.status;
         throw e;
       }
@@ -202,7 +372,7 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: We
 export function upgradeClient(
   req: Request,
   server: RequestServer,
-  upstream: WebSocket,
+  upstream: UpstreamWs,
   extraHeaders: Record<string, string>,
   idleMs: number,
   onClose: WsData["onClose"],
