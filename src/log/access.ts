@@ -48,6 +48,11 @@ export interface AccessRecord {
    * is set; null otherwise. Read by the pump, after the response.
    */
   view: RequestView | null;
+  /**
+   * Every upstream attempt (log/upstream-tries.ts), for the template's $upstream_* variables:
+   * an array only while a template is set; null or absent otherwise.
+   */
+  tries?: UpstreamTry[] | null;
 }
 
 /** What a template reads of the request beyond the record (the proxy's Exchange is one; log/template.ts). */
@@ -62,6 +67,8 @@ export interface RequestView {
   /** The port the request came to ($server_port). */
   readonly localPort: number;
 }
+
+import type { UpstreamTry } from "./upstream-tries.ts";
 
 /** A Node-style writable (process.stdout): write() returning false means wait for 'drain'. */
 export interface WritableLike {

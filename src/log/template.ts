@@ -10,6 +10,7 @@ import { parseLogFormat, type LogEscape } from "../policy/log-format.ts";
 import { targetOf } from "../request/target.ts";
 import type { TemplatePart } from "../policy/template.ts";
 import type { AccessRecord, RequestView } from "./access.ts";
+import { joinTries } from "./upstream-tries.ts";
 
 const HEX = "0123456789ABCDEF";
 const hex = "0123456789abcdef";
@@ -162,6 +163,53 @@ function upstreamName(service: string | null): string {
   return `${service.slice(0, slash)}-${service.slice(slash + 1, colon)}-${service.slice(colon + 1)}`;
 }
 
+/** A time in ms as nginx writes it, or `-` for none (-1). */
+const msOrDash = (ms: number): string => (ms < 0 ? "-" : seconds(ms));
+
+/**
+ * The $upstream_* variables. With a template, forward.ts keeps every attempt (log/upstream-tries.ts)
+ * and each variable is one value per attempt, as ngx_http_upstream.c writes them: the address;
+ * the status (502/504 for a failed attempt, `-` for none); the times to the connection (only
+ * when Portico probed it; `-` otherwise), to the headers, and to the attempt's end (its failure,
+ * or the pod's body's end: ngx_http_upstream_finalize_request); the pod's body bytes read. No
+ * attempt (an answer Portico made itself): not found, `-`. The gRPC and WebSocket paths keep
+ * no attempts: their one upstream, from the record.
+ */
+function upstreamVariable(name: string, r: AccessRecord): string | null {
+  const tries = r.tries;
+  if (tries != null && tries.length > 0) {
+    switch (name) {
+      case "upstream_addr":
+        return joinTries(tries, (t) => t.addr);
+      case "upstream_status":
+        return joinTries(tries, (t) => (t.status === 0 ? "-" : String(t.status)));
+      case "upstream_response_time":
+        return joinTries(tries, (t) => msOrDash(t.endMs));
+      case "upstream_header_time":
+        return joinTries(tries, (t) => msOrDash(t.headerMs));
+      case "upstream_connect_time":
+        return joinTries(tries, (t) => msOrDash(t.connectMs));
+      default:
+        return joinTries(tries, (t) => String(t.length));
+    }
+  }
+  if (r.upstream === null) return null;
+  switch (name) {
+    case "upstream_addr":
+      return r.upstream;
+    case "upstream_status":
+      return r.upstreamStatus === null ? "-" : String(r.upstreamStatus);
+    case "upstream_response_time":
+      return seconds(r.durationMs);
+    case "upstream_header_time":
+      return r.upstreamMs === null ? "-" : seconds(r.upstreamMs);
+    case "upstream_connect_time":
+      return "-";
+    default:
+      return String(r.bytesOut);
+  }
+}
+
 /**
  * One variable's value for this line, or null where nginx's variable is "not found" (which
  * escape=default writes as `-`, json and none as nothing). A name Portico does not know is not
@@ -186,15 +234,12 @@ function logVariable(name: string, r: AccessRecord, v: RequestView | null): stri
     case "server_protocol":
       return protocolOf(r);
     case "upstream_addr":
-      return r.upstream;
     case "upstream_status":
-      return r.upstreamStatus === null ? null : String(r.upstreamStatus);
-    // Portico measures the time to the pod's response headers.
     case "upstream_response_time":
     case "upstream_header_time":
-      return r.upstreamMs === null ? null : seconds(r.upstreamMs);
+    case "upstream_connect_time":
     case "upstream_response_length":
-      return r.upstreamStatus === null ? null : String(r.bytesOut);
+      return upstreamVariable(name, r);
     case "req_id":
     case "request_id":
       return r.requestId;

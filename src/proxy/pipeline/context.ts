@@ -19,6 +19,7 @@ import type { BodyBudget } from "./buffer.ts";
 import type { RequestFields } from "./validate.ts";
 import type { Inflight } from "./inflight.ts";
 import { IDLE_TIMEOUT_S } from "./keepalive.ts";
+import { lastTry } from "../../log/upstream-tries.ts";
 
 /** What the handler holds for all its requests (one per listener). */
 export interface Pipeline {
@@ -131,6 +132,8 @@ export class Exchange implements PolicyFlow, SlotHolder {
       bytesIn: 0, bytesOut: 0, durationMs: 0, upstream: null, upstreamStatus: null, upstreamMs: null,
       ingress: null, service: null, websocket: false, error: null, scheme: p.scheme,
       protocol: server.transport ?? "h1", grpcStatus: null, logged: true, view: null,
+      // Each upstream attempt, kept only for --access-log-template (log/upstream-tries.ts).
+      tries: p.config.accessLogTemplate === null ? null : [],
     };
     // RFC 9112 §6.3: an HTTP/1.1 request has a body only when Content-Length or
     // Transfer-Encoding says so (touching req.body would also make Bun build a stream for every
@@ -199,7 +202,12 @@ export class Exchange implements PolicyFlow, SlotHolder {
     const rec = this.rec;
     rec.status = status;
     rec.error = error;
-    rec.durationMs = performance.now() - this.t0;
+    const now = performance.now();
+    rec.durationMs = now - this.t0;
+    // $upstream_response_time of the attempt that answered ends with its body, as nginx's
+    // ngx_http_upstream_finalize_request sets it.
+    const last = lastTry(rec.tries);
+    if (last !== null && last.endMs < 0) last.endMs = now - last.start;
     // --access-log-template reads the request when the line is formatted (log/template.ts).
     if (this.p.config.accessLogTemplate !== null) rec.view = this;
     try {
