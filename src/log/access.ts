@@ -66,6 +66,16 @@ export interface RequestView {
   readonly scheme: "http" | "https";
   /** The port the request came to ($server_port). */
   readonly localPort: number;
+  /** The connection's scheme, the listener's ($https). */
+  readonly connectionScheme: "http" | "https";
+  /** The client's port ($remote_port), or null when the listener does not tell it. */
+  readonly remotePort: number | null;
+  /** A PROXY protocol header's source ($proxy_protocol_addr, $proxy_protocol_port), or null. */
+  readonly proxySource: { readonly address: string; readonly port: number } | null;
+  /** The matched route's path as the Ingress wrote it (ingress-nginx's $location_path), or null: no route. */
+  readonly locationPath: string | null;
+  /** The request's TLS connection when the listener shows it (SNI: $ssl_server_name), else null. */
+  tls(): { readonly servername: string | null } | null;
 }
 
 import type { UpstreamTry } from "./upstream-tries.ts";

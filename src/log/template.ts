@@ -286,6 +286,26 @@ function logVariable(name: string, r: AccessRecord, v: RequestView | null): stri
       return v.query.length > 1 ? "?" : "";
     case "scheme":
       return v.scheme;
+    // ngx_http_variable_https: "on" on a TLS connection, else empty (found, not `-`).
+    case "https":
+      return v.connectionScheme === "https" ? "on" : "";
+    case "remote_port":
+      return v.remotePort === null ? null : String(v.remotePort);
+    // ngx_http_variable_proxy_protocol_addr/_port: the header's source, whoever sent it.
+    case "proxy_protocol_addr":
+      return v.proxySource === null ? null : v.proxySource.address;
+    case "proxy_protocol_port":
+      return v.proxySource === null ? null : String(v.proxySource.port);
+    // nginx.tmpl: `map '' $the_real_ip`, $proxy_protocol_addr with use-proxy-protocol, else $remote_addr.
+    case "the_real_ip":
+      return v.proxySource !== null ? v.proxySource.address : v.clientIp;
+    // nginx.tmpl `set $location_path` in each Ingress location; unset in the catch-all server.
+    case "location_path":
+      return v.locationPath;
+    case "ssl_server_name": {
+      const sni = v.connectionScheme === "https" ? v.tls()?.servername ?? null : null;
+      return sni === null || sni === "" ? null : sni;
+    }
     case "host":
       return r.host;
     case "server_port":

@@ -12,11 +12,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
-import { get, startPortico, type Portico } from "./harness.ts";
+import { configMapManifests, get, startPortico, type ConfigMapManifests, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, yamlDocs } from "./objects.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
-const FORMAT = "V|$request_id|$upstream_addr|$upstream_status|$upstream_response_length|$upstream_connect_time|$upstream_header_time|$upstream_response_time|$body_bytes_sent|$status";
+const FORMAT = "V|$request_id|$upstream_addr|$upstream_status|$upstream_response_length|$upstream_connect_time|$upstream_header_time|$upstream_response_time|$body_bytes_sent|$status|$remote_port|$proxy_protocol_addr|$the_real_ip|$https|$location_path|$ssl_protocol";
 
 /** An EndpointSlice naming several loopback addresses on one port. */
 const sliceOf = (ns: string, svc: string, port: number, addresses: string[]) => ({
@@ -138,6 +138,65 @@ describe("$upstream_* over every attempt", () => {
   test("an answer Portico made itself (no route: 404): every $upstream_* is `-`", async () => {
     const res = await get(portico.http, "nowhere.test", "/", { headers: { "x-request-id": "own-1" } });
     expect(res.status).toBe(404);
-    expect(await fieldsOf(portico, "own-1")).toEqual(["-", "-", "-", "-", "-", "-", String(Buffer.byteLength(res.body)), "404"]);
+    expect((await fieldsOf(portico, "own-1")).slice(0, 8)).toEqual(["-", "-", "-", "-", "-", "-", String(Buffer.byteLength(res.body)), "404"]);
+  });
+});
+
+/** One HTTP/1.1 request on a raw connection to `port` (after `prefix`, e.g. a PROXY header); the client's local port. */
+function rawGet(port: number, prefix: string, host: string, target: string, id: string): Promise<{ localPort: number; answer: string }> {
+  return new Promise((resolve, reject) => {
+    let answer = "";
+    const s = net.connect(port, "127.0.0.1", () => {
+      s.write(`${prefix}GET ${target} HTTP/1.1\r\nHost: ${host}\r\nX-Request-ID: ${id}\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n`);
+    });
+    s.on("data", (d: Buffer) => (answer += d.toString("latin1")));
+    s.on("close", () => resolve({ localPort: localPort ?? 0, answer }));
+    s.on("error", reject);
+    let localPort: number | undefined;
+    s.on("connect", () => (localPort = s.localPort));
+  });
+}
+
+// ngx_http_variables.c: $remote_port is the client connection's port; $https "on" or empty;
+// $proxy_protocol_addr not found without a PROXY header. nginx.tmpl: `map '' $the_real_ip` is
+// $remote_addr without use-proxy-protocol; `set $location_path` is the Ingress path of the
+// location. $ssl_protocol is not found on a plain connection.
+describe("connection variables without a PROXY header", () => {
+  test("$remote_port is the client's port; $https empty; $location_path the Ingress path", async () => {
+    const { localPort, answer } = await rawGet(portico.ports.http, "", "gz.test", "/deep/x", "conn-1");
+    expect(answer.startsWith("HTTP/1.1 200")).toBe(true);
+    const f = await fieldsOf(portico, "conn-1");
+    expect(f.slice(8)).toEqual([String(localPort), "-", "127.0.0.1", "", "/", "-"]);
+  });
+});
+
+// ingress-nginx's use-proxy-protocol (nginx.tmpl `listen ... proxy_protocol`, real_ip_header
+// proxy_protocol, set_real_ip_from proxy-real-ip-cidr: 0.0.0.0/0 by default): $remote_addr and
+// $remote_port become the header's source (ngx_http_realip_module), $proxy_protocol_addr and
+// $proxy_protocol_port are the header's source (ngx_http_variable_proxy_protocol_addr/_port),
+// and $the_real_ip is $proxy_protocol_addr (nginx.tmpl's map under UseProxyProtocol).
+describe("use-proxy-protocol: the PROXY header's source in the line", () => {
+  let m: ConfigMapManifests;
+  let pp: Portico;
+  const PP_FORMAT = "W|$request_id|$remote_addr|$remote_port|$proxy_protocol_addr|$proxy_protocol_port|$the_real_ip|$location_path|$upstream_addr|$upstream_status";
+  beforeAll(async () => {
+    m = configMapManifests("portico-log-vars-pp-");
+    m.writeObjects(yamlDocs([
+      ingressClass(), service("shop", "web"), sliceOf("shop", "web", pod.port, ["127.0.0.1"]),
+      ingress("shop", "app", [{ host: "pp.test", paths: [{ path: "/app", service: "web" }] }]),
+    ]));
+    m.writeConfigMap({ "use-proxy-protocol": "true", "log-format-upstream": PP_FORMAT });
+    pp = await startPortico([...m.args]);
+  });
+  afterAll(async () => {
+    await pp?.stop("SIGKILL");
+    m?.remove();
+  });
+
+  test("one request behind a PROXY v1 header", async () => {
+    const { answer } = await rawGet(pp.ports.http, `PROXY TCP4 203.0.113.7 10.0.0.1 40123 80\r\n`, "pp.test", "/app/x", "pp-1");
+    expect(answer.startsWith("HTTP/1.1 200")).toBe(true);
+    const line = await pp.waitForLine(/^W\|pp-1\|/);
+    expect(line).toBe(`W|pp-1|203.0.113.7|40123|203.0.113.7|40123|203.0.113.7|/app|127.0.0.1:${pod.port}|200`);
   });
 });

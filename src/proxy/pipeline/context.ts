@@ -115,6 +115,8 @@ export class Exchange implements PolicyFlow, SlotHolder {
   control: RequestControl | null = null;
   /** Its slot of Bun's keep-alive pool (upstream/pool-gate.ts), held until finish(); -1: none. */
   slot = -1;
+  /** The client's port ($remote_port), read in finish() only while a template is set (RequestView). */
+  remotePort: number | null = null;
   /** Fields the no-endpoints fallback adds to the upstream request (error-pages.ts), or null. */
   extra: Readonly<Record<string, string>> | null = null;
 
@@ -187,6 +189,14 @@ export class Exchange implements PolicyFlow, SlotHolder {
     const c = this.p.config;
     return this.server.port ?? (this.p.scheme === "https" ? c.httpsPort : c.httpPort);
   }
+  // The views --access-log-template reads after the response (log/access.ts RequestView): read
+  // only when a template names them, so they cost nothing on the request path.
+  get proxySource(): { readonly address: string; readonly port: number } | null {
+    return this.server.proxySource ?? null;
+  }
+  get locationPath(): string | null {
+    return (this.route as Route | undefined)?.path ?? null;
+  }
   tls(): ConnectionTls | null {
     return this.p.scheme === "https" ? this.server.tlsOf?.(this.req) ?? null : null;
   }
@@ -209,7 +219,12 @@ export class Exchange implements PolicyFlow, SlotHolder {
     const last = lastTry(rec.tries);
     if (last !== null && last.endMs < 0) last.endMs = now - last.start;
     // --access-log-template reads the request when the line is formatted (log/template.ts).
-    if (this.p.config.accessLogTemplate !== null) rec.view = this;
+    // The client's port is read now, while the connection is surely still the request's.
+    if (this.p.config.accessLogTemplate !== null) {
+      rec.view = this;
+      const ip = this.server.requestIP(this.req) as { port?: number } | null;
+      this.remotePort = typeof ip?.port === "number" ? ip.port : null;
+    }
     try {
       this.p.deps.hooks?.onRequestDone?.(rec);
     } catch {}
