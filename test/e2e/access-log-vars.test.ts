@@ -200,3 +200,43 @@ describe("use-proxy-protocol: the PROXY header's source in the line", () => {
     expect(line).toBe(`W|pp-1|203.0.113.7|40123|203.0.113.7|40123|203.0.113.7|/app|127.0.0.1:${pod.port}|200`);
   });
 });
+
+// `--access-log-template=ingress-nginx`: ingress-nginx's default log-format-upstream
+// (internal/ingress/controller/config/config.go logFormatUpstream), the line a pipeline written
+// for ingress-nginx parses, here for a request retried once (proxy-next-upstream http_502).
+describe("--access-log-template=ingress-nginx", () => {
+  let d: string;
+  let named: Portico;
+  beforeAll(async () => {
+    d = mkdtempSync(join(tmpdir(), "portico-log-vars-named-"));
+    writeFileSync(join(d, "all.yaml"), yamlDocs([
+      ingressClass(), service("shop", "flaky"), sliceOf("shop", "flaky", pod.port, ["127.0.0.1", "127.0.0.2"]),
+      ingress("shop", "flaky", [{ host: "flaky.test", paths: [{ path: "/", service: "flaky" }] }], {
+        annotations: { [`${N}proxy-next-upstream`]: "error timeout http_502" },
+      }),
+    ]));
+    named = await startPortico(["--manifests", d, "--access-log-template=ingress-nginx"]);
+  });
+  afterAll(async () => {
+    await named?.stop("SIGKILL");
+    if (d) rmSync(d, { recursive: true, force: true });
+  });
+
+  test("the line is ingress-nginx's default format, every attempt in its upstream fields", async () => {
+    const p = pod.port;
+    for (let i = 0; i < 6; i++) {
+      const id = `named-${i}`;
+      const res = await get(named.http, "flaky.test", "/n?x=1", { headers: { "x-request-id": id, "user-agent": "curl/8.5.0", "accept-encoding": "identity" } });
+      expect(res.status).toBe(200);
+      const line = await named.waitForLine(new RegExp(` ${id}$`));
+      const m = /^127\.0\.0\.1 - - \[\d\d\/[A-Z][a-z]{2}\/\d{4}:\d\d:\d\d:\d\d \+0000\] "GET \/n\?x=1 HTTP\/1\.1" 200 (\d+) "-" "curl\/8\.5\.0" \d+ \d+\.\d{3} \[shop-flaky-80\] \[\] ([\d.:]+(?:, [\d.:]+)?) (\d+(?:, \d+)?) (\d+\.\d{3}(?:, \d+\.\d{3})?) (\d{3}(?:, \d{3})?) (\S+)$/.exec(line);
+      expect(m, line).not.toBeNull();
+      expect(m![1]).toBe(String(BODY.length));
+      expect(m![6]).toBe(id);
+      if (!m![2]!.includes(", ")) continue;
+      expect([m![2], m![3], m![5]]).toEqual([`127.0.0.2:${p}, 127.0.0.1:${p}`, `0, ${BODY.length}`, "502, 200"]);
+      return;
+    }
+    throw new Error("no request was retried");
+  });
+});
