@@ -4,6 +4,7 @@
 // variable's value for the request, escaped as nginx's ngx_http_log_module escapes it. Nothing
 // is evaluated: a variable is a name looked up in the switch below. Formatted by the access
 // log's pump, off the request path, from the record and the request it keeps (RequestView).
+import { STATUS_CODES } from "node:http";
 import { hostname as osHostname } from "node:os";
 import { prefixedVariable, remoteUser } from "../kinds/variables.ts";
 import { parseLogFormat, type LogEscape } from "../policy/log-format.ts";
@@ -152,6 +153,44 @@ function requestLength(r: AccessRecord, v: RequestView): number {
     n += name.length + 2 + value.length + 2;
   });
   return n + 2 + r.bytesIn;
+}
+
+/** "Date: Sat, 28 Nov 2026 08:52:01 GMT" and CRLF: the field Bun adds to every answer. */
+const DATE_FIELD = 37;
+/** "Transfer-Encoding: chunked" and CRLF, and the last chunk "0" CRLF CRLF. */
+const CHUNKED_FIELD = 28;
+const LAST_CHUNK = 5;
+
+/**
+ * The bytes Bun writes before and around the body of `res` ($bytes_sent less the body; measured
+ * on Bun 1.4.5, HTTP/1.1): the status line with the standard reason phrase (Bun ignores
+ * statusText; "HM" for a code it has no phrase for), each field as `name: value` CRLF, a Date
+ * field, Content-Length for a body it holds whole (`bodyBytes` long) or Transfer-Encoding:
+ * chunked and the last chunk for a streamed one (neither for 1xx, 204, 304), the empty line. A
+ * streamed body's chunk-size lines are not counted (Bun chooses the chunks), nor HTTP/2's
+ * frames: the HTTP/1.1 form stands for an HTTP/2 answer. Read before Bun is handed the answer
+ * (proxy/pipeline/handler.ts): Bun takes the fields out of a Response it sends (measured).
+ */
+export function answerHeadBytes(res: Response, streamed: boolean, bodyBytes: number): number {
+  const s = res.status;
+  let n = 9 + 3 + 1 + (STATUS_CODES[s] ?? "HM").length + 2;
+  let date = false;
+  let framed = false;
+  res.headers.forEach((value, name) => {
+    n += name.length + 2 + value.length + 2;
+    if (name === "date") date = true;
+    else if (name === "content-length" || name === "transfer-encoding") framed = true;
+  });
+  if (!date) n += DATE_FIELD;
+  const bodiless = s < 200 || s === 204 || s === 304;
+  if (!bodiless && streamed) {
+    // Bun drops a Content-Length field for a streamed body and frames it chunked.
+    if (framed) res.headers.forEach((value, name) => {
+      if (name === "content-length") n -= name.length + 2 + value.length + 2;
+    });
+    n += CHUNKED_FIELD + LAST_CHUNK;
+  } else if (!bodiless && !framed) n += 16 + 2 + String(bodyBytes).length;
+  return n + 2;
 }
 
 /** `namespace/service:port` as ingress-nginx names the upstream: `namespace-service-port`. */
@@ -312,6 +351,8 @@ function logVariable(name: string, r: AccessRecord, v: RequestView | null): stri
       return String(v.localPort);
     case "request_length":
       return String(requestLength(r, v));
+    case "bytes_sent":
+      return v.headBytes < 0 ? null : String(v.headBytes + r.bytesOut);
   }
   return prefixedVariable(name, v.req.headers, v.query) ?? null;
 }

@@ -16,7 +16,7 @@ import { configMapManifests, get, startPortico, type ConfigMapManifests, type Po
 import { ingress, ingressClass, service, yamlDocs } from "./objects.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
-const FORMAT = "V|$request_id|$upstream_addr|$upstream_status|$upstream_response_length|$upstream_connect_time|$upstream_header_time|$upstream_response_time|$body_bytes_sent|$status|$remote_port|$proxy_protocol_addr|$the_real_ip|$https|$location_path|$ssl_protocol";
+const FORMAT = "V|$request_id|$upstream_addr|$upstream_status|$upstream_response_length|$upstream_connect_time|$upstream_header_time|$upstream_response_time|$body_bytes_sent|$status|$remote_port|$proxy_protocol_addr|$the_real_ip|$https|$location_path|$ssl_protocol|$bytes_sent";
 
 /** An EndpointSlice naming several loopback addresses on one port. */
 const sliceOf = (ns: string, svc: string, port: number, addresses: string[]) => ({
@@ -166,7 +166,19 @@ describe("connection variables without a PROXY header", () => {
     const { localPort, answer } = await rawGet(portico.ports.http, "", "gz.test", "/deep/x", "conn-1");
     expect(answer.startsWith("HTTP/1.1 200")).toBe(true);
     const f = await fieldsOf(portico, "conn-1");
-    expect(f.slice(8)).toEqual([String(localPort), "-", "127.0.0.1", "", "/", "-"]);
+    expect(f.slice(8, 14)).toEqual([String(localPort), "-", "127.0.0.1", "", "/", "-"]);
+  });
+
+  // ngx_http_log_module's $bytes_sent: every byte sent to the client, status line and fields
+  // included (r->connection->sent), beside $body_bytes_sent. Here the bytes the client read.
+  test("$bytes_sent is every byte the client got, head included: a relayed answer and Portico's own 404", async () => {
+    const relayed = await rawGet(portico.ports.http, "", "gz.test", "/b", "sent-1");
+    expect(relayed.answer.startsWith("HTTP/1.1 200")).toBe(true);
+    const own = await rawGet(portico.ports.http, "", "nowhere.test", "/b", "sent-2");
+    expect(own.answer.startsWith("HTTP/1.1 404")).toBe(true);
+    const [r, o] = [await fieldsOf(portico, "sent-1"), await fieldsOf(portico, "sent-2")];
+    expect([r[6], r[14]]).toEqual([String(BODY.length), String(relayed.answer.length)]);
+    expect(o[14]).toBe(String(own.answer.length));
   });
 });
 

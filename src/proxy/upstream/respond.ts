@@ -18,6 +18,8 @@ export const SMALL_BODY = 64 * 1024;
 
 export interface RelayEnd {
   finish(status: number, error: string | null): void;
+  /** Set when the body is streamed: Bun then frames it chunked ($bytes_sent, log/template.ts). */
+  streamed: boolean;
   /** Switch Bun's request timer off / back on (proxy/pipeline/forward.ts explains why). */
   timerOffNow(): void;
   timerBack(): void;
@@ -152,6 +154,7 @@ async function relayStream(p: RelayInput): Promise<Response> {
   const { up, req, headers, idleMs, rec, end } = p;
   if (up.body === null) return p.compress ? smallResponse(p, new ArrayBuffer(0)) : noBody(p);
   end.timerOffNow();
+  end.streamed = true;
   // The status goes out with the first byte we send, so an upstream whose framing is broken
   // from the start (a bad chunk size, a reset) must be caught before that: it is a 502, as in
   // nginx ("upstream sent invalid chunked response"), not a 200 cut short. Bun's fetch has
