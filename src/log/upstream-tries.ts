@@ -50,6 +50,10 @@ export function lastTry(tries: UpstreamTry[] | null | undefined): UpstreamTry | 
 /** Before an error page's request to another upstream: nginx's state without a peer (" : "). */
 export function newGroup(tries: UpstreamTry[] | null | undefined): void {
   if (tries == null || tries.length === 0) return;
+  // The group's last attempt ends here, as ngx_http_upstream_finalize_request ends it before
+  // the redirect.
+  const last = lastTry(tries);
+  if (last !== null && last.endMs < 0) last.endMs = performance.now() - last.start;
   tries.push({ addr: "", start: 0, status: 0, connectMs: -1, headerMs: -1, endMs: -1, length: 0 });
 }
 

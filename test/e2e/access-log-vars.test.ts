@@ -71,6 +71,12 @@ beforeAll(async () => {
       }),
       ingress("shop", "gone", [{ host: "gone.test", paths: [{ path: "/", service: "gone" }] }]),
       ingress("shop", "web", [{ host: "gz.test", paths: [{ path: "/", service: "web" }] }]),
+      // The pod answers 502, which the Ingress's error pages send to its default-backend.
+      service("shop", "sick"),
+      sliceOf("shop", "sick", pod.port, ["127.0.0.2"]),
+      ingress("shop", "paged", [{ host: "paged.test", paths: [{ path: "/", service: "sick" }] }], {
+        annotations: { [`${N}custom-http-errors`]: "502", [`${N}default-backend`]: "web" },
+      }),
     ]),
   );
   portico = await startPortico(["--manifests", dir, "--access-log-template", FORMAT, "--gzip"]);
@@ -133,6 +139,18 @@ describe("$upstream_* over every attempt", () => {
     const [addr, status, length, , , , sent] = await fieldsOf(portico, "gz-1");
     expect([addr, status, length, sent]).toEqual([`127.0.0.1:${pod.port}`, "200", String(BODY.length), String(got)]);
     expect(got).toBeLessThan(BODY.length);
+  });
+
+  // error_page to a named location is an internal redirect: nginx pushes a state without a peer
+  // and writes " : " between the two upstream groups (ngx_http_upstream_init_request; the
+  // *_variable loops in ngx_http_upstream.c).
+  test("an error page's request to another Service: ` : ` between the groups", async () => {
+    const res = await get(portico.http, "paged.test", "/p", { headers: { "x-request-id": "paged-1", "accept-encoding": "identity" } });
+    expect(res.status).toBe(200);
+    const [addr, status, length, , header, response, , final] = await fieldsOf(portico, "paged-1");
+    expect([addr, status, length, final]).toEqual([`127.0.0.2:${pod.port} : 127.0.0.1:${pod.port}`, "502 : 200", `0 : ${BODY.length}`, "200"]);
+    expect(header!.split(" : ").every((t) => TIME.test(t))).toBe(true);
+    expect(response!.split(" : ").every((t) => TIME.test(t))).toBe(true);
   });
 
   test("an answer Portico made itself (no route: 404): every $upstream_* is `-`", async () => {
