@@ -38,6 +38,11 @@ export interface Pipeline {
   /** Aborted at the end of the shutdown grace period: every upstream request still running stops. */
   readonly hardStop: AbortController;
   readonly runPolicies: PolicyRunner;
+  /**
+   * --access-log-template is set and the access log is on: only then does a request keep what
+   * the template reads (its view, every upstream attempt, its answer's head; log/template.ts).
+   */
+  readonly logTemplate: boolean;
 }
 
 /** The statuses nginx's add_header (without `always`) applies to. */
@@ -139,7 +144,7 @@ export class Exchange implements PolicyFlow, SlotHolder {
       ingress: null, service: null, websocket: false, error: null, scheme: p.scheme,
       protocol: server.transport ?? "h1", grpcStatus: null, logged: true, view: null,
       // Each upstream attempt, kept only for --access-log-template (log/upstream-tries.ts).
-      tries: p.config.accessLogTemplate === null ? null : [],
+      tries: p.logTemplate ? [] : null,
     };
     // RFC 9112 §6.3: an HTTP/1.1 request has a body only when Content-Length or
     // Transfer-Encoding says so (touching req.body would also make Bun build a stream for every
@@ -224,7 +229,7 @@ export class Exchange implements PolicyFlow, SlotHolder {
     if (last !== null && last.endMs < 0) last.endMs = now - last.start;
     // --access-log-template reads the request when the line is formatted (log/template.ts).
     // The client's port is read now, while the connection is surely still the request's.
-    if (this.p.config.accessLogTemplate !== null) {
+    if (this.p.logTemplate) {
       rec.view = this;
       const ip = this.server.requestIP(this.req) as { port?: number } | null;
       this.remotePort = typeof ip?.port === "number" ? ip.port : null;

@@ -154,6 +154,7 @@ export function createProxyHandler(
     inflight: createInflight(),
     hardStop: new AbortController(),
     runPolicies: createPolicyRunner(deps.policyKinds ?? POLICY_KINDS, policyCaps(config), BUILT_IN_STAGES),
+    logTemplate: config.accessLogTemplate !== null && config.accessLog !== "off",
   };
 
   return {
@@ -170,7 +171,7 @@ export function createProxyHandler(
       const out = finalAnswer(x, handle(x));
       // --access-log-template's $bytes_sent reads the head of the answer Bun is handed
       // (log/template.ts); without a template, no extra turn.
-      return config.accessLogTemplate === null ? out : out.then((res) => keepAnswer(x, res));
+      return p.logTemplate ? out.then((res) => keepAnswer(x, res)) : out;
     },
     websocket: websocketHandler(sockets, (d) => {
       try {
