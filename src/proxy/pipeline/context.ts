@@ -43,6 +43,12 @@ export interface Pipeline {
    * the template reads (its view, every upstream attempt, its answer's head; log/template.ts).
    */
   readonly logTemplate: boolean;
+  /** With it, the format names an $upstream_* variable: each attempt is kept (log/upstream-tries.ts). */
+  readonly logTries: boolean;
+  /** With it, the format names $bytes_sent: the answer's head is counted (handler.ts). */
+  readonly logHead: boolean;
+  /** With it, the format names $remote_port: finish() reads the client's port. */
+  readonly logPort: boolean;
 }
 
 /** The statuses nginx's add_header (without `always`) applies to. */
@@ -144,7 +150,7 @@ export class Exchange implements PolicyFlow, SlotHolder {
       ingress: null, service: null, websocket: false, error: null, scheme: p.scheme,
       protocol: server.transport ?? "h1", grpcStatus: null, logged: true, view: null,
       // Each upstream attempt, kept only for --access-log-template (log/upstream-tries.ts).
-      tries: p.logTemplate ? [] : null,
+      tries: p.logTries ? [] : null,
     };
     // RFC 9112 §6.3: an HTTP/1.1 request has a body only when Content-Length or
     // Transfer-Encoding says so (touching req.body would also make Bun build a stream for every
@@ -231,8 +237,10 @@ export class Exchange implements PolicyFlow, SlotHolder {
     // The client's port is read now, while the connection is surely still the request's.
     if (this.p.logTemplate) {
       rec.view = this;
-      const ip = this.server.requestIP(this.req) as { port?: number } | null;
-      this.remotePort = typeof ip?.port === "number" ? ip.port : null;
+      if (this.p.logPort) {
+        const ip = this.server.requestIP(this.req) as { port?: number } | null;
+        this.remotePort = typeof ip?.port === "number" ? ip.port : null;
+      }
     }
     try {
       this.p.deps.hooks?.onRequestDone?.(rec);

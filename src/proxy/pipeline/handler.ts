@@ -17,7 +17,7 @@ import { createPolicyRunner } from "../policies/run.ts";
 import { policyCaps } from "../policies/caps.ts";
 import type { ProxyDeps, RequestServer } from "../types.ts";
 import { PORTICO_SERVER } from "../../http/headers.ts";
-import { answerHeadBytes } from "../../log/template.ts";
+import { answerHeadBytes, templateNeeds } from "../../log/template.ts";
 import { sweep } from "../upstream/watchdog.ts";
 import { isWebSocketUpgrade } from "../../http/upgrade.ts";
 import { websocketHandler, type WsData } from "../upstream/websocket.ts";
@@ -145,6 +145,8 @@ export function createProxyHandler(
   const { config, hooks, log } = deps;
   const balancer = deps.balancer ?? createBalancer();
   const sockets = new Set<ServerWebSocket<WsData>>();
+  // What the access log's template reads per request, when one is in effect (set, log on).
+  const needs = config.accessLog === "off" ? null : templateNeeds(config.accessLogTemplate);
   const p: Pipeline = {
     deps, config, log, scheme: deps.scheme, balancer, external: deps.external,
     // One per process when serving passes it (both listeners share it): --request-buffer-budget.
@@ -154,7 +156,10 @@ export function createProxyHandler(
     inflight: createInflight(),
     hardStop: new AbortController(),
     runPolicies: createPolicyRunner(deps.policyKinds ?? POLICY_KINDS, policyCaps(config), BUILT_IN_STAGES),
-    logTemplate: config.accessLogTemplate !== null && config.accessLog !== "off",
+    logTemplate: needs !== null,
+    logTries: needs?.tries === true,
+    logHead: needs?.head === true,
+    logPort: needs?.port === true,
   };
 
   return {
@@ -171,7 +176,7 @@ export function createProxyHandler(
       const out = finalAnswer(x, handle(x));
       // --access-log-template's $bytes_sent reads the head of the answer Bun is handed
       // (log/template.ts); without a template, no extra turn.
-      return p.logTemplate ? out.then((res) => keepAnswer(x, res)) : out;
+      return p.logHead ? out.then((res) => keepAnswer(x, res)) : out;
     },
     websocket: websocketHandler(sockets, (d) => {
       try {
