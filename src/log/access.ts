@@ -74,6 +74,8 @@ export interface RequestView {
   readonly proxySource: { readonly address: string; readonly port: number } | null;
   /** The matched route's path as the Ingress wrote it (ingress-nginx's $location_path), or null: no route. */
   readonly locationPath: string | null;
+  /** The address the request came to ($server_addr) when Portico knows it (a --bind address), else null. */
+  readonly serverAddr: string | null;
   /** The bytes of the answer's head as Bun writes it (log/template.ts answerHeadBytes), or -1: not known. */
   readonly headBytes: number;
   /** The request's TLS connection when the listener shows it (SNI: $ssl_server_name), else null. */

@@ -328,6 +328,8 @@ function logVariable(name: string, r: AccessRecord, v: RequestView | null): stri
     // ngx_http_variable_https: "on" on a TLS connection, else empty (found, not `-`).
     case "https":
       return v.connectionScheme === "https" ? "on" : "";
+    case "server_addr":
+      return v.serverAddr;
     case "remote_port":
       return v.remotePort === null ? null : String(v.remotePort);
     // ngx_http_variable_proxy_protocol_addr/_port: the header's source, whoever sent it.

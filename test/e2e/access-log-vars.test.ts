@@ -16,7 +16,7 @@ import { configMapManifests, get, startPortico, type ConfigMapManifests, type Po
 import { ingress, ingressClass, service, yamlDocs } from "./objects.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
-const FORMAT = "V|$request_id|$upstream_addr|$upstream_status|$upstream_response_length|$upstream_connect_time|$upstream_header_time|$upstream_response_time|$body_bytes_sent|$status|$remote_port|$proxy_protocol_addr|$the_real_ip|$https|$location_path|$ssl_protocol|$bytes_sent";
+const FORMAT = "V|$request_id|$upstream_addr|$upstream_status|$upstream_response_length|$upstream_connect_time|$upstream_header_time|$upstream_response_time|$body_bytes_sent|$status|$remote_port|$proxy_protocol_addr|$the_real_ip|$https|$location_path|$ssl_protocol|$bytes_sent|$server_addr";
 
 /** An EndpointSlice naming several loopback addresses on one port. */
 const sliceOf = (ns: string, svc: string, port: number, addresses: string[]) => ({
@@ -185,6 +185,8 @@ describe("connection variables without a PROXY header", () => {
     expect(answer.startsWith("HTTP/1.1 200")).toBe(true);
     const f = await fieldsOf(portico, "conn-1");
     expect(f.slice(8, 14)).toEqual([String(localPort), "-", "127.0.0.1", "", "/", "-"]);
+    // The harness binds 127.0.0.1 (--bind): the address the request came to.
+    expect(f[15]).toBe("127.0.0.1");
   });
 
   // ngx_http_log_module's $bytes_sent: every byte sent to the client, status line and fields

@@ -209,6 +209,11 @@ export class Exchange implements PolicyFlow, SlotHolder {
   get proxySource(): { readonly address: string; readonly port: number } | null {
     return this.server.proxySource ?? null;
   }
+  get serverAddr(): string | null {
+    // Bun.serve does not tell a request's local address; a --bind address is it, a wildcard is not.
+    const b = this.p.config.bind;
+    return b === "0.0.0.0" || b === "::" || b === "localhost" ? null : b;
+  }
   get locationPath(): string | null {
     return (this.route as Route | undefined)?.path ?? null;
   }
