@@ -77,7 +77,7 @@ export interface RequestView {
   /** The address the request came to ($server_addr) when Portico knows it (a --bind address), else null. */
   readonly serverAddr: string | null;
   /** The bytes of the answer's head as Bun writes it (log/template.ts answerHeadBytes), or -1: not known. */
-  readonly headBytes: number;
+  readonly sentHeadBytes: number;
   /** The request's TLS connection when the listener shows it (SNI: $ssl_server_name), else null. */
   tls(): { readonly servername: string | null } | null;
 }

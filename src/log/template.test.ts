@@ -15,7 +15,7 @@ const record = (view: RequestView | null): AccessRecord => ({
 
 const view = (headers: Record<string, string>): RequestView => ({
   req: new Request("http://a.test/p?q=1", { headers }), clientIp: "10.0.0.1", query: "?q=1", scheme: "http", localPort: 8080,
-  connectionScheme: "http", remotePort: 50000, proxySource: null, locationPath: "/", tls: () => null, headBytes: -1, serverAddr: null,
+  connectionScheme: "http", remotePort: 50000, proxySource: null, locationPath: "/", tls: () => null, sentHeadBytes: -1, serverAddr: null,
 });
 
 // A header value as Bun gives it: one character per byte (Latin-1); "\xC3\xA9" is é's UTF-8 bytes.

@@ -354,7 +354,7 @@ function logVariable(name: string, r: AccessRecord, v: RequestView | null): stri
     case "request_length":
       return String(requestLength(r, v));
     case "bytes_sent":
-      return v.headBytes < 0 ? null : String(v.headBytes + r.bytesOut);
+      return v.sentHeadBytes < 0 ? null : String(v.sentHeadBytes + r.bytesOut);
   }
   return prefixedVariable(name, v.req.headers, v.query) ?? null;
 }

@@ -129,7 +129,7 @@ export class Exchange implements PolicyFlow, SlotHolder {
   /** The client's port ($remote_port), read in finish() only while a template is set (RequestView). */
   remotePort: number | null = null;
   /** The head of the answer handed to Bun, in bytes, counted only while a template is set ($bytes_sent; handler.ts); -1: none. */
-  headBytes = -1;
+  sentHeadBytes = -1;
   /** The answer's body is streamed (Bun frames it chunked): upstream/respond.ts relayStream. */
   streamed = false;
   /** Fields the no-endpoints fallback adds to the upstream request (error-pages.ts), or null. */

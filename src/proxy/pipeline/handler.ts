@@ -86,7 +86,7 @@ function finalAnswer(x: Exchange, done: Promise<Response | undefined>): Promise<
 
 /** The answer's head counted for $bytes_sent now: once Bun has it, its fields are gone (measured). */
 function keepAnswer(x: Exchange, res: Response | undefined): Response | undefined {
-  if (res !== undefined) x.headBytes = answerHeadBytes(res, x.streamed, x.rec.bytesOut);
+  if (res !== undefined) x.sentHeadBytes = answerHeadBytes(res, x.streamed, x.rec.bytesOut);
   return res;
 }
 
