@@ -76,6 +76,8 @@ export interface RequestView {
   readonly locationPath: string | null;
   /** The address the request came to ($server_addr) when Portico knows it (a --bind address), else null. */
   readonly serverAddr: string | null;
+  /** The request's field lines in bytes, `name: value` CRLF each and the blank line (validate.ts readFields). */
+  readonly headBytes: number;
   /** The bytes of the answer's head as Bun writes it (log/template.ts answerHeadBytes), or -1: not known. */
   readonly sentHeadBytes: number;
   /** The request's TLS connection when the listener shows it (SNI: $ssl_server_name), else null. */
