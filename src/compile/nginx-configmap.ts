@@ -10,7 +10,7 @@
 import * as v from "valibot";
 import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 import { parseCidrList } from "../config/cidr.ts";
-import { parseLogFormat } from "../policy/log-format.ts";
+import { INGRESS_NGINX_LOG_FORMAT_NAME, parseLogFormat } from "../policy/log-format.ts";
 import { BUN_MAX_HEADER_SIZE, clampHeaderBuffers, fitsBun, formatHeaderBuffers, parseHeaderBuffers } from "../config/header-buffers.ts";
 
 export type ConfigMapKeyStatus =
@@ -480,8 +480,12 @@ const KEYS: Readonly<Record<string, Judge>> = {
   // nginx.tmpl: `log_format upstreaminfo {{ if $cfg.LogFormatEscapeNone }}escape=none {{ else if
   // $cfg.LogFormatEscapeJSON }}escape=json {{ end }}'{{ $cfg.LogFormatUpstream }}';`, the format
   // of every access-log line (log/template.ts). Without log-format-upstream Portico keeps its
-  // own fields, where ingress-nginx would write its default format (config.go logFormatUpstream).
+  // own fields, where ingress-nginx would write its default format (config.go logFormatUpstream):
+  // ABSENT below says so, and names the flag value for that format.
   "log-format-upstream": (val) => {
+    // The flag reads this text as the name of ingress-nginx's default format, not as a format
+    // that logs a constant line, as nginx would.
+    if (val === INGRESS_NGINX_LOG_FORMAT_NAME) return not(`a format of the text "${INGRESS_NGINX_LOG_FORMAT_NAME}" alone: --access-log-template takes that as the name of ingress-nginx's default format`);
     const r = parseLogFormat(val);
     if (!r.ok) return bad(`an nginx log format: ${r.why}`);
     return flag("each access-log line is this format, nginx variables expanded (read at start)", `--access-log-template=${val}`);
@@ -513,6 +517,10 @@ const KEYS: Readonly<Record<string, Judge>> = {
 const ABSENT: Readonly<Record<string, Omit<ConfigMapKeyReport, "key" | "value">>> = {
   "proxy-body-size": flag("ingress-nginx's default limit is 1m; Portico has none unless told", "--max-body-size=1m"),
   "hsts-include-subdomains": flag("ingress-nginx adds includeSubDomains to Strict-Transport-Security by default; Portico does not unless told", "--hsts-include-subdomains=true"),
+  "log-format-upstream": flag(
+    "ingress-nginx writes its default access-log line (config.go logFormatUpstream) when the key is absent; Portico writes its own JSON fields unless told, and takes that format by name",
+    `--access-log-template=${INGRESS_NGINX_LOG_FORMAT_NAME}`,
+  ),
   "server-tokens": flag("ingress-nginx sends no Server field by default (the pod's dropped); Portico passes on the pod's unless told", "--server-header=none"),
 };
 

@@ -85,7 +85,7 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   accessLog: { name: "access-log", metavar: "DEST", help: "stdout or off", defaultText: "stdout", schema: val.oneOf(["stdout", "off"]), fallback: () => "stdout" },
   // ingress-nginx's log-format-upstream and log-format-escape-json / -none (nginx.tmpl
   // `log_format upstreaminfo escape=... '<format>'`; log/template.ts).
-  accessLogTemplate: { name: "access-log-template", metavar: "FORMAT", help: "write each access-log line as this nginx log_format, its variables ($remote_addr, $request, $status, $http_<name>...) expanded; unknown ones are logged as nginx logs an empty one", defaultText: "none: Portico's own fields (--log-format)", schema: val.logFormatText, fallback: none },
+  accessLogTemplate: { name: "access-log-template", metavar: "FORMAT", help: "write each access-log line as this nginx log_format, its variables ($remote_addr, $request, $status, $http_<name>...) expanded; unknown ones are logged as nginx logs an empty one; `ingress-nginx` names ingress-nginx's default log-format-upstream", defaultText: "none: Portico's own fields (--log-format)", schema: val.logFormatText, fallback: none },
   accessLogEscape: { name: "access-log-escape", metavar: "MODE", help: "how --access-log-template escapes variable values: default (nginx's \\xHH), json or none", defaultText: "default", schema: val.oneOf(["default", "json", "none"]), fallback: () => "default" },
   maxBodySize: { name: "max-body-size", metavar: "SIZE", help: "largest request body (bytes, or 512k, 10m, 1g; 0 = unlimited); larger gets 413", defaultText: "unlimited", schema: val.bodySize, fallback: none },
   // nginx's large_client_header_buffers, as ingress-nginx sets it (config.go: `4 8k`); bounded by the

@@ -6,7 +6,7 @@ import { getCiphers } from "node:tls";
 import * as v from "valibot";
 import { parseCipherNames, unknownCipherName } from "./cipher-list.ts";
 import { isIpv4MappedRange, parseCidrList } from "./cidr.ts";
-import { parseLogFormat } from "../policy/log-format.ts";
+import { INGRESS_NGINX_LOG_FORMAT, INGRESS_NGINX_LOG_FORMAT_NAME, parseLogFormat } from "../policy/log-format.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
 import { MAX_DURATION_MS, parseDuration, parseSize } from "./units.ts";
 import type { NamespacedName } from "./types.ts";
@@ -141,6 +141,8 @@ export const userAgentPattern: ValueSchema<string | null> = check<string | null>
 
 /** An nginx log_format as ingress-nginx's log-format-upstream writes it (policy/log-format.ts), kept as written. */
 export const logFormatText: ValueSchema<string | null> = check<string | null>((s) => {
+  // A name for ingress-nginx's default format (a format of that text alone would log a constant line).
+  if (s === INGRESS_NGINX_LOG_FORMAT_NAME) return { value: INGRESS_NGINX_LOG_FORMAT };
   const r = parseLogFormat(s);
   return r.ok ? { value: s } : { message: `expected an nginx log format: ${r.why}` };
 });

@@ -48,6 +48,11 @@ export interface AccessRecord {
    * is set; null otherwise. Read by the pump, after the response.
    */
   view: RequestView | null;
+  /**
+   * Every upstream attempt (log/upstream-tries.ts), for the template's $upstream_* variables:
+   * an array only while a template is set; null or absent otherwise.
+   */
+  tries?: UpstreamTry[] | null;
 }
 
 /** What a template reads of the request beyond the record (the proxy's Exchange is one; log/template.ts). */
@@ -61,7 +66,25 @@ export interface RequestView {
   readonly scheme: "http" | "https";
   /** The port the request came to ($server_port). */
   readonly localPort: number;
+  /** The connection's scheme, the listener's ($https). */
+  readonly connectionScheme: "http" | "https";
+  /** The client's port ($remote_port), or null when the listener does not tell it. */
+  readonly remotePort: number | null;
+  /** A PROXY protocol header's source ($proxy_protocol_addr, $proxy_protocol_port), or null. */
+  readonly proxySource: { readonly address: string; readonly port: number } | null;
+  /** The matched route's path as the Ingress wrote it (ingress-nginx's $location_path), or null: no route. */
+  readonly locationPath: string | null;
+  /** The address the request came to ($server_addr) when Portico knows it (a --bind address), else null. */
+  readonly serverAddr: string | null;
+  /** The request's field lines in bytes, `name: value` CRLF each and the blank line (validate.ts readFields). */
+  readonly headBytes: number;
+  /** The bytes of the answer's head as Bun writes it (log/template.ts answerHeadBytes), or -1: not known. */
+  readonly sentHeadBytes: number;
+  /** The request's TLS connection when the listener shows it (SNI: $ssl_server_name), else null. */
+  tls(): { readonly servername: string | null } | null;
 }
+
+import type { UpstreamTry } from "./upstream-tries.ts";
 
 /** A Node-style writable (process.stdout): write() returning false means wait for 'drain'. */
 export interface WritableLike {

@@ -13,8 +13,12 @@ const record = (view: RequestView | null): AccessRecord => ({
   websocket: false, error: null, scheme: "http", protocol: "h1", grpcStatus: null, logged: true, view,
 });
 
+const fieldBytes = (headers: Record<string, string>): number => Object.entries(headers).reduce((n, [k, v]) => n + k.length + 2 + v.length + 2, 2);
+
 const view = (headers: Record<string, string>): RequestView => ({
+  headBytes: fieldBytes(headers),
   req: new Request("http://a.test/p?q=1", { headers }), clientIp: "10.0.0.1", query: "?q=1", scheme: "http", localPort: 8080,
+  connectionScheme: "http", remotePort: 50000, proxySource: null, locationPath: "/", tls: () => null, sentHeadBytes: -1, serverAddr: null,
 });
 
 // A header value as Bun gives it: one character per byte (Latin-1); "\xC3\xA9" is é's UTF-8 bytes.

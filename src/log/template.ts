@@ -4,12 +4,14 @@
 // variable's value for the request, escaped as nginx's ngx_http_log_module escapes it. Nothing
 // is evaluated: a variable is a name looked up in the switch below. Formatted by the access
 // log's pump, off the request path, from the record and the request it keeps (RequestView).
+import { STATUS_CODES } from "node:http";
 import { hostname as osHostname } from "node:os";
 import { prefixedVariable, remoteUser } from "../kinds/variables.ts";
 import { parseLogFormat, type LogEscape } from "../policy/log-format.ts";
 import { targetOf } from "../request/target.ts";
 import type { TemplatePart } from "../policy/template.ts";
 import type { AccessRecord, RequestView } from "./access.ts";
+import { joinTries } from "./upstream-tries.ts";
 
 const HEX = "0123456789ABCDEF";
 const hex = "0123456789abcdef";
@@ -146,11 +148,46 @@ const protocolOf = (r: AccessRecord): string => (r.protocol === "h2" ? "HTTP/2.0
  * field repeated rather than joined) can make its bytes differ a little.
  */
 function requestLength(r: AccessRecord, v: RequestView): number {
-  let n = v.req.method.length + 1 + targetOf(v.req.url).target.length + 1 + protocolOf(r).length + 2;
-  v.req.headers.forEach((value, name) => {
+  // The fields were counted once, as admit read them (validate.ts readFields: the blank line included).
+  return v.req.method.length + 1 + targetOf(v.req.url).target.length + 1 + protocolOf(r).length + 2 + v.headBytes + r.bytesIn;
+}
+
+/** "Date: Sat, 28 Nov 2026 08:52:01 GMT" and CRLF: the field Bun adds to every answer. */
+const DATE_FIELD = 37;
+/** "Transfer-Encoding: chunked" and CRLF, and the last chunk "0" CRLF CRLF. */
+const CHUNKED_FIELD = 28;
+const LAST_CHUNK = 5;
+
+/**
+ * The bytes Bun writes before and around the body of `res` ($bytes_sent less the body; measured
+ * on Bun 1.4.5, HTTP/1.1): the status line with the standard reason phrase (Bun ignores
+ * statusText; "HM" for a code it has no phrase for), each field as `name: value` CRLF, a Date
+ * field, Content-Length for a body it holds whole (`bodyBytes` long) or Transfer-Encoding:
+ * chunked and the last chunk for a streamed one (neither for 1xx, 204, 304), the empty line. A
+ * streamed body's chunk-size lines are not counted (Bun chooses the chunks), nor HTTP/2's
+ * frames: the HTTP/1.1 form stands for an HTTP/2 answer. Read before Bun is handed the answer
+ * (proxy/pipeline/handler.ts): Bun takes the fields out of a Response it sends (measured).
+ */
+export function answerHeadBytes(res: Response, streamed: boolean, bodyBytes: number): number {
+  const s = res.status;
+  let n = 9 + 3 + 1 + (STATUS_CODES[s] ?? "HM").length + 2;
+  let date = false;
+  let framed = false;
+  res.headers.forEach((value, name) => {
     n += name.length + 2 + value.length + 2;
+    if (name === "date") date = true;
+    else if (name === "content-length" || name === "transfer-encoding") framed = true;
   });
-  return n + 2 + r.bytesIn;
+  if (!date) n += DATE_FIELD;
+  const bodiless = s < 200 || s === 204 || s === 304;
+  if (!bodiless && streamed) {
+    // Bun drops a Content-Length field for a streamed body and frames it chunked.
+    if (framed) res.headers.forEach((value, name) => {
+      if (name === "content-length") n -= name.length + 2 + value.length + 2;
+    });
+    n += CHUNKED_FIELD + LAST_CHUNK;
+  } else if (!bodiless && !framed) n += 16 + 2 + String(bodyBytes).length;
+  return n + 2;
 }
 
 /** `namespace/service:port` as ingress-nginx names the upstream: `namespace-service-port`. */
@@ -160,6 +197,53 @@ function upstreamName(service: string | null): string {
   const colon = service.lastIndexOf(":");
   if (slash < 0 || colon < slash) return service;
   return `${service.slice(0, slash)}-${service.slice(slash + 1, colon)}-${service.slice(colon + 1)}`;
+}
+
+/** A time in ms as nginx writes it, or `-` for none (-1). */
+const msOrDash = (ms: number): string => (ms < 0 ? "-" : seconds(ms));
+
+/**
+ * The $upstream_* variables. With a template, forward.ts keeps every attempt (log/upstream-tries.ts)
+ * and each variable is one value per attempt, as ngx_http_upstream.c writes them: the address;
+ * the status (502/504 for a failed attempt, `-` for none); the times to the connection (only
+ * when Portico probed it; `-` otherwise), to the headers, and to the attempt's end (its failure,
+ * or the pod's body's end: ngx_http_upstream_finalize_request); the pod's body bytes read. No
+ * attempt (an answer Portico made itself): not found, `-`. The gRPC and WebSocket paths keep
+ * no attempts: their one upstream, from the record.
+ */
+function upstreamVariable(name: string, r: AccessRecord): string | null {
+  const tries = r.tries;
+  if (tries != null && tries.length > 0) {
+    switch (name) {
+      case "upstream_addr":
+        return joinTries(tries, (t) => t.addr);
+      case "upstream_status":
+        return joinTries(tries, (t) => (t.status === 0 ? "-" : String(t.status)));
+      case "upstream_response_time":
+        return joinTries(tries, (t) => msOrDash(t.endMs));
+      case "upstream_header_time":
+        return joinTries(tries, (t) => msOrDash(t.headerMs));
+      case "upstream_connect_time":
+        return joinTries(tries, (t) => msOrDash(t.connectMs));
+      default:
+        return joinTries(tries, (t) => String(t.length));
+    }
+  }
+  if (r.upstream === null) return null;
+  switch (name) {
+    case "upstream_addr":
+      return r.upstream;
+    case "upstream_status":
+      return r.upstreamStatus === null ? "-" : String(r.upstreamStatus);
+    case "upstream_response_time":
+      return seconds(r.durationMs);
+    case "upstream_header_time":
+      return r.upstreamMs === null ? "-" : seconds(r.upstreamMs);
+    case "upstream_connect_time":
+      return "-";
+    default:
+      return String(r.bytesOut);
+  }
 }
 
 /**
@@ -186,15 +270,12 @@ function logVariable(name: string, r: AccessRecord, v: RequestView | null): stri
     case "server_protocol":
       return protocolOf(r);
     case "upstream_addr":
-      return r.upstream;
     case "upstream_status":
-      return r.upstreamStatus === null ? null : String(r.upstreamStatus);
-    // Portico measures the time to the pod's response headers.
     case "upstream_response_time":
     case "upstream_header_time":
-      return r.upstreamMs === null ? null : seconds(r.upstreamMs);
+    case "upstream_connect_time":
     case "upstream_response_length":
-      return r.upstreamStatus === null ? null : String(r.bytesOut);
+      return upstreamVariable(name, r);
     case "req_id":
     case "request_id":
       return r.requestId;
@@ -241,14 +322,63 @@ function logVariable(name: string, r: AccessRecord, v: RequestView | null): stri
       return v.query.length > 1 ? "?" : "";
     case "scheme":
       return v.scheme;
+    // ngx_http_variable_https: "on" on a TLS connection, else empty (found, not `-`).
+    case "https":
+      return v.connectionScheme === "https" ? "on" : "";
+    case "server_addr":
+      return v.serverAddr;
+    case "remote_port":
+      return v.remotePort === null ? null : String(v.remotePort);
+    // ngx_http_variable_proxy_protocol_addr/_port: the header's source, whoever sent it.
+    case "proxy_protocol_addr":
+      return v.proxySource === null ? null : v.proxySource.address;
+    case "proxy_protocol_port":
+      return v.proxySource === null ? null : String(v.proxySource.port);
+    // nginx.tmpl: `map '' $the_real_ip`, $proxy_protocol_addr with use-proxy-protocol, else $remote_addr.
+    case "the_real_ip":
+      return v.proxySource !== null ? v.proxySource.address : v.clientIp;
+    // nginx.tmpl `set $location_path` in each Ingress location; unset in the catch-all server.
+    case "location_path":
+      return v.locationPath;
+    case "ssl_server_name": {
+      const sni = v.connectionScheme === "https" ? v.tls()?.servername ?? null : null;
+      return sni === null || sni === "" ? null : sni;
+    }
     case "host":
       return r.host;
     case "server_port":
       return String(v.localPort);
     case "request_length":
       return String(requestLength(r, v));
+    case "bytes_sent":
+      return v.sentHeadBytes < 0 ? null : String(v.sentHeadBytes + r.bytesOut);
   }
   return prefixedVariable(name, v.req.headers, v.query) ?? null;
+}
+
+const UPSTREAM_VARIABLES = new Set(["upstream_addr", "upstream_status", "upstream_response_time", "upstream_header_time", "upstream_connect_time", "upstream_response_length"]);
+
+/**
+ * What a request must keep for this format beyond its view: every upstream attempt (only for
+ * the $upstream_* variables), its answer's head (only for $bytes_sent: counting it costs a
+ * promise turn per request and a read of the fields Bun would otherwise take as they are,
+ * about 6-10% of a small proxied request, bench/paired.ts) and the client's port (only for
+ * $remote_port: Bun's requestIP makes an object). null: no template in effect.
+ */
+export function templateNeeds(format: string | null): { readonly tries: boolean; readonly head: boolean; readonly port: boolean } | null {
+  if (format === null) return null;
+  const parsed = parseLogFormat(format);
+  if (!parsed.ok) return null;
+  let tries = false;
+  let head = false;
+  let port = false;
+  for (const p of parsed.parts) {
+    if (typeof p === "string") continue;
+    if (UPSTREAM_VARIABLES.has(p.v)) tries = true;
+    else if (p.v === "bytes_sent") head = true;
+    else if (p.v === "remote_port") port = true;
+  }
+  return { tries, head, port };
 }
 
 /** A line formatter for this format and escape mode; throws when the format is not one (the flag checked it). */

@@ -11,6 +11,17 @@ import { parseTemplate, type TemplatePart } from "./template.ts";
 /** nginx's log_format `escape=` (ngx_http_log_module): `default`, `json` or `none`. */
 export type LogEscape = "default" | "json" | "none";
 
+/**
+ * ingress-nginx's own log-format-upstream, the line it writes when the ConfigMap has no such key
+ * (internal/ingress/controller/config/config.go, logFormatUpstream). Portico keeps its own fields
+ * without a template; `--access-log-template=ingress-nginx` names this one.
+ */
+export const INGRESS_NGINX_LOG_FORMAT =
+  '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id';
+
+/** The name --access-log-template takes for INGRESS_NGINX_LOG_FORMAT. */
+export const INGRESS_NGINX_LOG_FORMAT_NAME = "ingress-nginx";
+
 /** Longest format read (the line's literal text is bounded by it). */
 const LOG_FORMAT_MAX = 8192;
 

@@ -45,6 +45,11 @@ export interface RequestServer {
    */
   readonly proxyDestPort?: number | undefined;
   /**
+   * The source of the connection's PROXY protocol header, believed or not (nginx's
+   * $proxy_protocol_addr and $proxy_protocol_port, for --access-log-template); set by the TCP front only.
+   */
+  readonly proxySource?: { readonly address: string; readonly port: number } | undefined;
+  /**
    * Whether a request for `hostname` must not be answered on this connection: set on the
    * Bun.serve side of the SNI-split HTTPS port (serving/tls-split.ts) for the hosts it does not
    * serve, which get 421 Misdirected Request (RFC 9110 §15.5.20).

@@ -61,7 +61,11 @@ export interface FrontOptions {
 /** Who a piped connection carries: the client's address, and the port a PROXY header says it was sent to. */
 interface Carried {
   readonly address: string;
+  /** The client's port as nginx's $remote_port gives it: the PROXY header's when its address is believed, else the socket's. */
+  readonly port: number;
   readonly destPort: number | undefined;
+  /** The PROXY header's source, believed or not (nginx's $proxy_protocol_addr, $proxy_protocol_port). */
+  readonly proxySource: { readonly address: string; readonly port: number } | undefined;
 }
 
 export interface TcpFront {
@@ -90,8 +94,12 @@ interface Conn {
   need: number;
   timer: ReturnType<typeof setTimeout> | null;
   address: string;
+  /** The client's port ($remote_port): the socket's, or a believed PROXY header's. */
+  port: number;
   /** The destination port of the PROXY header read, if it named one. */
   destPort: number | undefined;
+  /** The PROXY header's source address and port, if it named them. */
+  proxySource: { readonly address: string; readonly port: number } | undefined;
   /** A PROXY header is still to be read. */
   header: boolean;
   /** Set for a connection to a loopback listener: its key in `clients` (what `peer` reads). */
@@ -175,7 +183,7 @@ export function startTcpFront(o: FrontOptions): TcpFront {
       // Recorded before the first byte goes out: the listener's handler may need it at once.
       if (c.upstreamAt === null) {
         c.loopKey = key(c.loopPort, s.localPort);
-        clients.set(c.loopKey, { address: c.address, destPort: c.destPort });
+        clients.set(c.loopKey, { address: c.address, port: c.port, destPort: c.destPort, proxySource: c.proxySource });
       } else {
         o.balancer?.succeeded(c.upstreamAt);
       }
@@ -227,8 +235,11 @@ export function startTcpFront(o: FrontOptions): TcpFront {
     if (h.addresses !== null) {
       // The destination port is $proxy_protocol_server_port, which ingress-nginx uses whoever
       // the peer is; the source address only from a trusted peer (see proxyProtocolTrusted).
-      if (ppTrusted(c.address)) c.address = h.addresses.source;
-      else log.debug(`${o.name}: PROXY header from an untrusted peer; its source address is not used`, { client: c.address });
+      c.proxySource = { address: h.addresses.source, port: h.addresses.sourcePort };
+      if (ppTrusted(c.address)) {
+        c.address = h.addresses.source;
+        c.port = h.addresses.sourcePort;
+      } else log.debug(`${o.name}: PROXY header from an untrusted peer; its source address is not used`, { client: c.address });
       c.destPort = h.addresses.destPort;
     }
     c.first.copyWithin(0, h.length, c.firstLen);
@@ -276,7 +287,9 @@ export function startTcpFront(o: FrontOptions): TcpFront {
           need: 1,
           timer: null,
           address: s.remoteAddress,
+          port: s.remotePort,
           destPort: undefined,
+          proxySource: undefined,
           header: pp,
           loopKey: "",
           loopPort: 0,
@@ -332,7 +345,7 @@ export function startTcpFront(o: FrontOptions): TcpFront {
     peer(server, req, listenerPort) {
       const ip = server.requestIP(req) as { address: string; port?: number } | null;
       const client = ip?.port === undefined ? undefined : clients.get(key(listenerPort, ip.port));
-      return new FrontPeer(server, client === undefined ? ip : { address: client.address }, port, client?.destPort);
+      return new FrontPeer(server, client === undefined ? ip : { address: client.address, port: client.port }, port, client?.destPort, client?.proxySource);
     },
     get open() {
       return live.size;
@@ -349,9 +362,10 @@ const EMPTY = new Uint8Array(0);
 class FrontPeer implements RequestServer {
   constructor(
     private readonly inner: RequestServer,
-    private readonly ip: { readonly address: string } | null,
+    private readonly ip: { readonly address: string; readonly port?: number } | null,
     readonly port: number,
     readonly proxyDestPort: number | undefined,
+    readonly proxySource: { readonly address: string; readonly port: number } | undefined,
   ) {}
   requestIP() {
     return this.ip;

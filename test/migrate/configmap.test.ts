@@ -123,6 +123,8 @@ describe("ConfigMap keys", () => {
     [{ "log-format-upstream": '{"ip":"$remote_addr"}' }, "log-format-upstream", "flag", ['--access-log-template={"ip":"$remote_addr"}']],
     [{ "log-format-upstream": "it's" }, "log-format-upstream", "not-honoured", []],
     [{ "log-format-upstream": "cost $" }, "log-format-upstream", "not-honoured", []],
+    // The flag's name for ingress-nginx's default format: not a format nginx would log as a constant line here.
+    [{ "log-format-upstream": "ingress-nginx" }, "log-format-upstream", "not-honoured", []],
     [{ "log-format-escape-json": "true" }, "log-format-escape-json", "flag", ["--access-log-escape=json"]],
     [{ "log-format-escape-json": "true", "log-format-escape-none": "true" }, "log-format-escape-json", "same", []],
     [{ "log-format-escape-json": "true", "log-format-escape-none": "true" }, "log-format-escape-none", "flag", ["--access-log-escape=none"]],
@@ -142,16 +144,19 @@ describe("ConfigMap keys", () => {
     const r = configMapReport(cm({}));
     expect(r.keys.map((k) => [k.key, k.value, k.status])).toEqual([
       ["hsts-include-subdomains", null, "flag"],
+      ["log-format-upstream", null, "flag"],
       ["proxy-body-size", null, "flag"],
       ["server-tokens", null, "flag"],
     ]);
-    expect(r.flags).toEqual(["--hsts-include-subdomains=true", "--max-body-size=1m", "--server-header=none"]);
+    // Portico keeps its own access-log fields; the report names ingress-nginx's default format
+    // (config.go logFormatUpstream) by the flag value that selects it.
+    expect(r.flags).toEqual(["--hsts-include-subdomains=true", "--access-log-template=ingress-nginx", "--max-body-size=1m", "--server-header=none"]);
     expect(r.notHonoured).toBe(0);
   });
 
   test("the flags to run with are listed once", () => {
     const r = configMapReport(cm({ "use-forwarded-headers": "true", "enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8" }));
-    expect(r.flags).toEqual(["--trusted-proxies=10.0.0.0/8", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false", "--hsts-include-subdomains=true", "--max-body-size=1m", "--server-header=none"]); // in key order
+    expect(r.flags).toEqual(["--trusted-proxies=10.0.0.0/8", "--trusted-proxy-headers=all", "--compute-full-forwarded-for=false", "--hsts-include-subdomains=true", "--access-log-template=ingress-nginx", "--max-body-size=1m", "--server-header=none"]); // in key order
   });
 
   // large-client-header-buffers (config.go `4 8k`; nginx reads `<number> <size>`,

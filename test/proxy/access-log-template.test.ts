@@ -17,7 +17,7 @@ afterEach(async () => {
 async function proxy(): Promise<TestProxy> {
   const pod = await rawBackend(() => OK_REPLY);
   cleanup.push(() => pod.stop());
-  const p = startProxy(makeTable([{ host: null, backend: makeBackend([pod.port]) }]), { accessLogTemplate: "$request|$request_uri" });
+  const p = startProxy(makeTable([{ host: null, backend: makeBackend([pod.port]) }]), { accessLogTemplate: "$request|$request_uri", accessLog: "stdout" });
   cleanup.push(() => p.stop());
   return p;
 }

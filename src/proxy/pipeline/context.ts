@@ -19,6 +19,7 @@ import type { BodyBudget } from "./buffer.ts";
 import type { RequestFields } from "./validate.ts";
 import type { Inflight } from "./inflight.ts";
 import { IDLE_TIMEOUT_S } from "./keepalive.ts";
+import { lastTry } from "../../log/upstream-tries.ts";
 
 /** What the handler holds for all its requests (one per listener). */
 export interface Pipeline {
@@ -37,6 +38,17 @@ export interface Pipeline {
   /** Aborted at the end of the shutdown grace period: every upstream request still running stops. */
   readonly hardStop: AbortController;
   readonly runPolicies: PolicyRunner;
+  /**
+   * --access-log-template is set and the access log is on: only then does a request keep what
+   * the template reads (its view, every upstream attempt, its answer's head; log/template.ts).
+   */
+  readonly logTemplate: boolean;
+  /** With it, the format names an $upstream_* variable: each attempt is kept (log/upstream-tries.ts). */
+  readonly logTries: boolean;
+  /** With it, the format names $bytes_sent: the answer's head is counted (handler.ts). */
+  readonly logHead: boolean;
+  /** With it, the format names $remote_port: finish() reads the client's port. */
+  readonly logPort: boolean;
 }
 
 /** The statuses nginx's add_header (without `always`) applies to. */
@@ -114,6 +126,12 @@ export class Exchange implements PolicyFlow, SlotHolder {
   control: RequestControl | null = null;
   /** Its slot of Bun's keep-alive pool (upstream/pool-gate.ts), held until finish(); -1: none. */
   slot = -1;
+  /** The client's port ($remote_port), read in finish() only while a template is set (RequestView). */
+  remotePort: number | null = null;
+  /** The head of the answer handed to Bun, in bytes, counted only while a template is set ($bytes_sent; handler.ts); -1: none. */
+  sentHeadBytes = -1;
+  /** The answer's body is streamed (Bun frames it chunked): upstream/respond.ts relayStream. */
+  streamed = false;
   /** Fields the no-endpoints fallback adds to the upstream request (error-pages.ts), or null. */
   extra: Readonly<Record<string, string>> | null = null;
 
@@ -131,6 +149,8 @@ export class Exchange implements PolicyFlow, SlotHolder {
       bytesIn: 0, bytesOut: 0, durationMs: 0, upstream: null, upstreamStatus: null, upstreamMs: null,
       ingress: null, service: null, websocket: false, error: null, scheme: p.scheme,
       protocol: server.transport ?? "h1", grpcStatus: null, logged: true, view: null,
+      // Each upstream attempt, kept only for --access-log-template (log/upstream-tries.ts).
+      tries: p.logTries ? [] : null,
     };
     // RFC 9112 §6.3: an HTTP/1.1 request has a body only when Content-Length or
     // Transfer-Encoding says so (touching req.body would also make Bun build a stream for every
@@ -184,6 +204,19 @@ export class Exchange implements PolicyFlow, SlotHolder {
     const c = this.p.config;
     return this.server.port ?? (this.p.scheme === "https" ? c.httpsPort : c.httpPort);
   }
+  // The views --access-log-template reads after the response (log/access.ts RequestView): read
+  // only when a template names them, so they cost nothing on the request path.
+  get proxySource(): { readonly address: string; readonly port: number } | null {
+    return this.server.proxySource ?? null;
+  }
+  get serverAddr(): string | null {
+    // Bun.serve does not tell a request's local address; a --bind address is it, a wildcard is not.
+    const b = this.p.config.bind;
+    return b === "0.0.0.0" || b === "::" || b === "localhost" ? null : b;
+  }
+  get locationPath(): string | null {
+    return (this.route as Route | undefined)?.path ?? null;
+  }
   tls(): ConnectionTls | null {
     return this.p.scheme === "https" ? this.server.tlsOf?.(this.req) ?? null : null;
   }
@@ -199,9 +232,21 @@ export class Exchange implements PolicyFlow, SlotHolder {
     const rec = this.rec;
     rec.status = status;
     rec.error = error;
-    rec.durationMs = performance.now() - this.t0;
+    const now = performance.now();
+    rec.durationMs = now - this.t0;
+    // $upstream_response_time of the attempt that answered ends with its body, as nginx's
+    // ngx_http_upstream_finalize_request sets it.
+    const last = lastTry(rec.tries);
+    if (last !== null && last.endMs < 0) last.endMs = now - last.start;
     // --access-log-template reads the request when the line is formatted (log/template.ts).
-    if (this.p.config.accessLogTemplate !== null) rec.view = this;
+    // The client's port is read now, while the connection is surely still the request's.
+    if (this.p.logTemplate) {
+      rec.view = this;
+      if (this.p.logPort) {
+        const ip = this.server.requestIP(this.req) as { port?: number } | null;
+        this.remotePort = typeof ip?.port === "number" ? ip.port : null;
+      }
+    }
     try {
       this.p.deps.hooks?.onRequestDone?.(rec);
     } catch {}

@@ -12,6 +12,7 @@ import type { Exchange } from "./context.ts";
 import { arm, forwardTo } from "./forward.ts";
 import { relay } from "./relay.ts";
 import { targetOf } from "../../request/target.ts";
+import { newGroup } from "../../log/upstream-tries.ts";
 
 /**
  * Portico's own answers nginx's error_page would catch for a route: the 503 of a backend
@@ -130,6 +131,8 @@ async function sendErrorRequest(x: Exchange, to: Backend | null, status: number)
     };
     const headers = errorRequestHeaders(x.req.headers, ctx, x.clientIp, x.route, status, targetOf(x.req.url).target);
     arm(x);
+    // A new upstream group for $upstream_* (nginx's error_page to a named location: " : ").
+    newGroup(x.rec.tries);
     const result = await forwardTo(x, to, errorPath(x.query), headers, null, true);
     x.rec.service = to.id;
     return await relay(x, to, result, true);

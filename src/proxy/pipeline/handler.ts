@@ -17,6 +17,7 @@ import { createPolicyRunner } from "../policies/run.ts";
 import { policyCaps } from "../policies/caps.ts";
 import type { ProxyDeps, RequestServer } from "../types.ts";
 import { PORTICO_SERVER } from "../../http/headers.ts";
+import { answerHeadBytes, templateNeeds } from "../../log/template.ts";
 import { sweep } from "../upstream/watchdog.ts";
 import { isWebSocketUpgrade } from "../../http/upgrade.ts";
 import { websocketHandler, type WsData } from "../upstream/websocket.ts";
@@ -72,6 +73,21 @@ function withAddHeaders(x: Exchange, global: GlobalHeaders, done: Promise<Respon
 /** Portico's own answer for `e`, or the route's error page instead once armed (choose.ts). */
 function fail(x: Exchange, e: ProxyError): Response | Promise<Response> {
   return errorPage(x, statusOf(e.code), e.code) ?? ownAnswer(x, e);
+}
+
+/** The answer as Bun is handed it: add-headers and --server-header=portico applied. */
+function finalAnswer(x: Exchange, done: Promise<Response | undefined>): Promise<Response | undefined> {
+  const { config } = x.p;
+  const global = (x.table ?? x.p.deps.table()).globalHeaders;
+  if (global == null || !(global.response?.length > 0)) return config.serverHeader === "portico" ? done.then(namePortico) : done;
+  const added = withAddHeaders(x, global, done);
+  return config.serverHeader === "portico" ? added.then(namePortico) : added;
+}
+
+/** The answer's head counted for $bytes_sent now: once Bun has it, its fields are gone (measured). */
+function keepAnswer(x: Exchange, res: Response | undefined): Response | undefined {
+  if (res !== undefined) x.sentHeadBytes = answerHeadBytes(res, x.streamed, x.rec.bytesOut);
+  return res;
 }
 
 /** The pipeline, in order; a step that ends the request returns its answer. */
@@ -132,6 +148,8 @@ export function createProxyHandler(
   const { config, hooks, log } = deps;
   const balancer = deps.balancer ?? createBalancer();
   const sockets = new Set<ServerWebSocket<WsData>>();
+  // What the access log's template reads per request, when one is in effect (set, log on).
+  const needs = config.accessLog === "off" ? null : templateNeeds(config.accessLogTemplate);
   const p: Pipeline = {
     deps, config, log, scheme: deps.scheme, balancer, external: deps.external,
     // One per process when serving passes it (both listeners share it): --request-buffer-budget.
@@ -141,6 +159,10 @@ export function createProxyHandler(
     inflight: createInflight(),
     hardStop: new AbortController(),
     runPolicies: createPolicyRunner(deps.policyKinds ?? POLICY_KINDS, policyCaps(config), BUILT_IN_STAGES),
+    logTemplate: needs !== null,
+    logTries: needs?.tries === true,
+    logHead: needs?.head === true,
+    logPort: needs?.port === true,
   };
 
   return {
@@ -154,11 +176,10 @@ export function createProxyHandler(
     // here. Without add-headers the answer takes no closure and no extra promise turn.
     fetch: (req, server) => {
       const x = open(p, req, server);
-      const done = handle(x);
-      const global = (x.table ?? deps.table()).globalHeaders;
-      if (global == null || !(global.response?.length > 0)) return config.serverHeader === "portico" ? done.then(namePortico) : done;
-      const added = withAddHeaders(x, global, done);
-      return config.serverHeader === "portico" ? added.then(namePortico) : added;
+      const out = finalAnswer(x, handle(x));
+      // --access-log-template's $bytes_sent reads the head of the answer Bun is handed
+      // (log/template.ts); without a template, no extra turn.
+      return p.logHead ? out.then((res) => keepAnswer(x, res)) : out;
     },
     websocket: websocketHandler(sockets, (d) => {
       try {

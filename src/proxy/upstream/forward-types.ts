@@ -2,6 +2,7 @@
 // over node:http2): types only, so neither imports the other's types back.
 import type { Backend, RetryPolicy, Upstream, UpstreamTls } from "../../table/types.ts";
 import type { ProxyError } from "../../http/errors.ts";
+import type { UpstreamTry } from "../../log/upstream-tries.ts";
 import type { ProxyHooks } from "../types.ts";
 import type { Balancer, EndpointChoice } from "../../kinds/types.ts";
 import type { ExternalResolver } from "./external.ts";
@@ -48,7 +49,7 @@ export interface ForwardInput {
    * Receives each endpoint as it is picked (the access record), so a request whose connection
    * failed still logs the endpoint it tried, not null.
    */
-  readonly record?: { upstream: string | null } | undefined;
+  readonly record?: { upstream: string | null; tries?: UpstreamTry[] | null } | undefined;
   /**
    * The request, which holds its slot of Bun's keep-alive pool (pool-gate.ts) from its first
    * `fetch` to an `http://` upstream until it ends (Exchange.finish gives it back); undefined:

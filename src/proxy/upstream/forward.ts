@@ -15,6 +15,7 @@ import { probeConnect } from "./probe.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
 import type { AttemptControl, ForwardInput, ForwardResult, RequestControl } from "./forward-types.ts";
 import { upstreamTlsOptions } from "./upstream-tls.ts";
+import { beginTry, endTry } from "../../log/upstream-tries.ts";
 
 // Errors Bun's fetch reports when no connection could be made: the endpoint is marked for
 // back-off and another one may be tried.
@@ -84,6 +85,14 @@ export function createAttemptControl(ac: AbortController): RequestControl {
   return new Control(ac);
 }
 
+/**
+ * The status nginx records for an attempt that failed so (ngx_http_upstream_next: 504 for a
+ * timeout, 502 for any other failure), written in $upstream_status.
+ */
+function failedStatus(f: Failure): number {
+  return f === "timeout" ? 504 : 502;
+}
+
 /** Which proxy-next-upstream condition a failure falls under, and its name for the metrics. */
 type Failure = "error" | "timeout" | "invalid_header";
 
@@ -143,9 +152,12 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     // The address connected to (an ExternalName's checked one); one refused before any
     // connection (external.ts) was not tried and leaves the record as it was.
     if (input.record) input.record.upstream = to.authority;
+    // This attempt for --access-log-template's $upstream_* (null without one: log/upstream-tries.ts).
+    const at = beginTry(input.record?.tries, to.authority);
     if (!input.balancer.isWarm(u)) {
       try {
         await probeConnect(to, input.connectTimeoutMs);
+        if (at !== null) at.connectMs = performance.now() - at.start;
       } catch (e) {
         input.balancer.failed(u);
         ext?.forget(u.address);
@@ -153,6 +165,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
         // Nothing was sent: any method, with a body or not, may move on (nginx: a failed
         // connect is `error`, a connect deadline `timeout`).
         const f: Failure = e instanceof ProxyError && e.detail === "connect timeout" ? "timeout" : "error";
+        endTry(at, failedStatus(f));
         if (again(input, policy, maxAttempts, t0, attempt, f)) {
           retried(input, "connect");
           continue;
@@ -199,6 +212,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
       if (input.clientSignal.aborted || input.stopSignal.aborted) throw e;
       if (e instanceof ProxyError) {
         if (e.code !== "UpstreamTimeout") throw e;
+        endTry(at, 504);
         input.balancer.cooled(u);
         // A latency-aware choice learns from the wait too (ingress-nginx's EWMA counts it).
         choice?.answered(u, performance.now() - picked, input.balancer);
@@ -222,6 +236,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
       // A connect that timed out in the kernel is nginx's `timeout`; any other failure to
       // connect or to carry the request is `error`; a malformed answer `invalid_header`.
       const f: Failure = invalid ? "invalid_header" : code === "ETIMEDOUT" || code === "ConnectionTimeout" ? "timeout" : "error";
+      endTry(at, failedStatus(f));
       // A refused connect sent nothing: nginx moves any method on then (ngx_http_upstream_next
       // checks request_sent before refusing POST, LOCK and PATCH), if the body can be sent again.
       if ((connect ? replayable : resend) && again(input, policy, maxAttempts, t0, attempt, f)) {
@@ -232,6 +247,10 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
       throw new ProxyError(connect ? "UpstreamConnect" : invalid ? "UpstreamInvalid" : "UpstreamReset", `${code} ${String((e as Error)?.message ?? e)}`);
     }
     dog.stop();
+    if (at !== null) {
+      at.headerMs = performance.now() - at.start;
+      at.status = response.status;
+    }
     input.balancer.succeeded(u);
     choice?.answered(u, performance.now() - picked, input.balancer);
     // nginx answers 502 to a header block larger than its buffer ("upstream sent too big
@@ -245,6 +264,9 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     const badStatus = response.status < 100 || response.status > 599;
     if (size > input.maxHeaderBytes || badStatus) {
       response.body?.cancel().catch(() => {});
+      // nginx never parsed a status from such an answer: its state has the 502 of invalid_header.
+      if (at !== null) at.status = 0;
+      endTry(at, 502);
       if (resend && again(input, policy, maxAttempts, t0, attempt, "invalid_header")) {
         retried(input, "invalid");
         continue;
@@ -257,6 +279,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     // it is, as nginx does once tries run out.
     if (policy.statuses.length > 0 && resend && policy.statuses.includes(response.status) && again(input, policy, maxAttempts, t0, attempt, null)) {
       response.body?.cancel().catch(() => {});
+      endTry(at, response.status);
       retried(input, `http_${response.status}`);
       continue;
     }

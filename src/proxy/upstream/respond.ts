@@ -11,12 +11,15 @@ import { GRPC, isGrpc, relayedGrpcStatus } from "../../http/grpc-status.ts";
 import { carryTrailers, trailersOf } from "./trailers.ts";
 import type { AccessRecord } from "../types.ts";
 import { createWatchdog } from "./watchdog.ts";
+import { lastTry } from "../../log/upstream-tries.ts";
 
 /** Responses declaring at most this many bytes are buffered to keep Content-Length. */
 export const SMALL_BODY = 64 * 1024;
 
 export interface RelayEnd {
   finish(status: number, error: string | null): void;
+  /** Set when the body is streamed: Bun then frames it chunked ($bytes_sent, log/template.ts). */
+  streamed: boolean;
   /** Switch Bun's request timer off / back on (proxy/pipeline/forward.ts explains why). */
   timerOffNow(): void;
   timerBack(): void;
@@ -47,6 +50,16 @@ export interface RelayInput {
   readonly compress?: { readonly encoding: AnswerEncoding; readonly level: number } | null;
   /** limit-rate: the body's pace (pipeline/body.ts); null or absent: as fast as the client takes it. */
   readonly pace?: Pace | null;
+}
+
+/**
+ * $upstream_response_length: the bytes of the pod's body read (nginx counts them as it reads,
+ * u->state->response_length), not those sent to the client, which compression makes differ.
+ * Only kept with --access-log-template (rec.tries is null otherwise).
+ */
+function upstreamLength(rec: AccessRecord, bytes: number): void {
+  const t = lastTry(rec.tries);
+  if (t !== null) t.length = bytes;
 }
 
 /** An upstream body that failed before any of it was sent: 502 either way, coded for the log. */
@@ -129,6 +142,7 @@ function smallResponse(p: RelayInput, raw: ArrayBuffer): Response {
   const c = p.compress;
   const buf = c == null ? raw : c.encoding === "gzip" ? Bun.gzipSync(new Uint8Array(raw), { level: c.level as 1 }) : brotliCompressSync(new Uint8Array(raw), { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: c.level } });
   p.rec.bytesOut = buf.byteLength;
+  upstreamLength(p.rec, raw.byteLength);
   p.rec.grpcStatus = relayedStatus(p, "done");
   p.end.timerBack();
   p.end.finish(up.status, null);
@@ -140,6 +154,7 @@ async function relayStream(p: RelayInput): Promise<Response> {
   const { up, req, headers, idleMs, rec, end } = p;
   if (up.body === null) return p.compress ? smallResponse(p, new ArrayBuffer(0)) : noBody(p);
   end.timerOffNow();
+  end.streamed = true;
   // The status goes out with the first byte we send, so an upstream whose framing is broken
   // from the start (a bad chunk size, a reset) must be caught before that: it is a 502, as in
   // nginx ("upstream sent invalid chunked response"), not a 200 cut short. Bun's fetch has
@@ -160,6 +175,7 @@ async function relayStream(p: RelayInput): Promise<Response> {
   }
   const body = meterResponseBody(reader, idleMs, (how, bytes) => {
     rec.bytesOut = bytes;
+    upstreamLength(rec, bytes);
     if (how === "done") end.timerBack();
     const err = how === "done" ? null : how === "cancel" ? "ClientClosed" : how === "idle" ? "StreamIdle" : "UpstreamAborted";
     rec.grpcStatus = relayedStatus(p, how);
