@@ -21,6 +21,7 @@ import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
 import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
 import { normaliseHost, type HostResult } from "../model/hosts.ts";
+import { compact } from "./empty.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
 import { validatePath, type PathResult } from "./paths.ts";
 import * as K from "../kinds/index.ts";
@@ -242,6 +243,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
       const hostKey = h.host ?? "*";
       let list = byHost.get(hostKey);
       if (!list) byHost.set(hostKey, (list = []));
+      const claimKey = `${vp.type === "Exact" ? "E" : "P"}${vp.path}`;
       const pp: PathPlan = {
         valid: true,
         ruleIndex: ri,
@@ -252,8 +254,9 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
         literalProblem: vp.literalProblem,
         pathType: vp.type,
         declaredPathType: p.pathType,
-        claimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.path}`,
-        rawClaimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.raw}`,
+        claimKey,
+        // The same string when the path is written as routed (most are): one string less per path.
+        rawClaimKey: vp.raw === vp.path ? claimKey : `${vp.type === "Exact" ? "E" : "P"}${vp.raw}`,
         backend: br.ref,
         // template.go isLocationInLocationList: strings.HasPrefix on the location's path as written.
         ...(config.noTlsRedirectLocations.some((l) => vp.raw.startsWith(l)) ? { tlsRedirectExempt: true as const } : {}),
@@ -280,10 +283,11 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     headersConfigMap: headers.configMap,
     customHeadersConfigMap: custom.configMap,
     hostCert: access.hostCert,
-    diagnostics,
+    // Kept for the plan's life: most are empty, and share one empty list (empty.ts).
+    diagnostics: compact(diagnostics),
     hosts: byHost,
     rulePaths,
-    tls,
+    tls: compact(tls),
     defaultBackend: spec ? refOf(spec) : null,
     errorPages: planErrorPages(ann.policies.errorPages, ns, ann.scheme, config),
     aliases: ann.denied === null ? ann.policies.hosts.aliases : [],
