@@ -2,7 +2,9 @@
 // when they are empty (src/compile/empty.ts; docs/design.md "Sources at start-up"): a fresh
 // empty array costs 64 bytes of JS heap in JSC, and at 10k Ingresses ~70,000 of them were kept.
 // What is compiled is unchanged (the goldens and the incremental tests say so); this checks
-// the sharing itself, and that nothing can push into the shared list.
+// the sharing itself, and that nothing can push into the shared list. Likewise the statuses
+// list holds each plan's own frozen `{ namespace, name }`, and hosts whose Prefix keys have the
+// same element counts share one `prefixDepths` array (table/build.ts).
 import { describe, expect, test } from "bun:test";
 import { Compiler } from "../../src/compile/compile.ts";
 import { buildHostEntry, type Resolve } from "../../src/compile/host-entry.ts";
@@ -49,5 +51,27 @@ describe("kept empty lists", () => {
       expect<unknown>(e.aliases).toBe(empty);
       expect<unknown>(e.diagnostics).toBe(empty);
     }
+  });
+
+  test("statuses are the plans' own refs", () => {
+    const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
+    const { served, result } = compiler.inspect(snapshot, []);
+    expect(result.statuses.length).toBe(40);
+    const refs = new Set<unknown>(served.map((p) => p.ref));
+    for (const s of result.statuses) expect(refs.has(s)).toBe(true);
+    expect(result.statuses.map((s) => `${s.namespace}/${s.name}`)).toEqual(served.map((p) => p.key).sort());
+  });
+
+  test("hosts with the same Prefix depths share one prefixDepths array", () => {
+    const { table } = new Compiler(DEFAULT_COMPILE_CONFIG).compile(snapshot);
+    // syntheticSnapshot: Prefix "/" on every host (0 elements), and Prefix /api/v<n>/items
+    // (3 elements) on the even ones, Exact on the odd ones.
+    const even = table.exact.get("app-2.example.com")!;
+    const odd = table.exact.get("app-1.example.com")!;
+    expect([...even.prefixDepths]).toEqual([1, 0, 0, 1]);
+    expect([...odd.prefixDepths]).toEqual([1]);
+    expect(table.exact.get("app-4.example.com")!.prefixDepths).toBe(even.prefixDepths);
+    expect(table.exact.get("app-3.example.com")!.prefixDepths).toBe(odd.prefixDepths);
+    expect(new Set([...table.exact.values()].map((h) => h.prefixDepths)).size).toBe(2);
   });
 });
