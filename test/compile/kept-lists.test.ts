@@ -3,12 +3,14 @@
 // empty array costs 64 bytes of JS heap in JSC, and at 10k Ingresses ~70,000 of them were kept.
 // What is compiled is unchanged (the goldens and the incremental tests say so); this checks
 // the sharing itself, and that nothing can push into the shared list. Likewise the statuses
-// list holds each plan's own frozen `{ namespace, name }`, and hosts whose Prefix keys have the
+// list holds each plan's own frozen `{ namespace, name }`, a plan of one host holds it in a
+// OneKeyMap (compile/one-key-map.ts), and hosts whose Prefix keys have the
 // same element counts share one `prefixDepths` array (table/build.ts).
 import { describe, expect, test } from "bun:test";
 import { Compiler } from "../../src/compile/compile.ts";
 import { buildHostEntry, type Resolve } from "../../src/compile/host-entry.ts";
 import { BackendCache } from "../../src/compile/backend-cache.ts";
+import { OneKeyMap } from "../../src/compile/one-key-map.ts";
 import { DEFAULT_COMPILE_CONFIG } from "./config.ts";
 import { syntheticSnapshot } from "./scale.ts";
 
@@ -50,6 +52,15 @@ describe("kept empty lists", () => {
       expect<unknown>(e.errorRefs).toBe(empty);
       expect<unknown>(e.aliases).toBe(empty);
       expect<unknown>(e.diagnostics).toBe(empty);
+    }
+  });
+
+  test("a plan of one host keeps its paths in a OneKeyMap, not a Map", () => {
+    const { served } = new Compiler(DEFAULT_COMPILE_CONFIG).inspect(snapshot, []);
+    for (const p of served) {
+      expect(p.hosts).toBeInstanceOf(OneKeyMap);
+      expect(p.hosts.size).toBe(1);
+      expect(p.hosts.get([...p.hosts.keys()][0]!)!.length).toBe(2);
     }
   });
 
