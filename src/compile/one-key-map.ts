@@ -1,7 +1,7 @@
 // A read-only map of exactly one entry, for the plan of an Ingress whose rules name one host
 // (most do): `IngressPlan.hosts` (plan.ts). JSC gives a Map its hash table on the first set, so
-// a one-entry Map costs 256 bytes of JS heap and this 32 (bench/compile-heap.ts; docs/design.md
-// "Sources at start-up"): ~2.2 MiB at 10k Ingresses. Readers see a ReadonlyMap either way:
+// a one-entry Map costs 256 bytes of JS heap and this 48 (bench/compile-heap.ts; docs/design.md
+// "Sources at start-up"): ~2 MiB at 10k Ingresses. Readers see a ReadonlyMap either way:
 // the same answers and iteration order as a Map holding the one entry. Keys compare with
 // `===`, as a Map compares the string keys it is used with here.
 export class OneKeyMap<K, V> implements ReadonlyMap<K, V> {

@@ -295,7 +295,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
   };
 }
 
-/** The one-host plan's paths in a OneKeyMap (a Map of one entry costs 8 times as much: one-key-map.ts). */
+/** The one-host plan's paths in a OneKeyMap (a Map of one entry costs 5 times as much: one-key-map.ts). */
 function oneHost(byHost: Map<string, PathPlan[]>): ReadonlyMap<string, readonly PathPlan[]> {
   const [hostKey, paths] = byHost.entries().next().value as [string, PathPlan[]];
   return new OneKeyMap(hostKey, paths);
