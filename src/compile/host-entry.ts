@@ -34,6 +34,7 @@ import { backendReason, serviceRef, type BackendRef, type ResolvedBackend } from
 import { resolveErrorPages, type ResolvedErrorPages } from "./error-pages.ts";
 import type { HostCert } from "./access.ts";
 import { hostOwner, ignoredHostPolicies, inHostScope, scopedPlans, withoutHostPolicies, type HostPolicyScope } from "./host-scope.ts";
+import { compact, NONE } from "./empty.ts";
 import { describeAge, tieNote } from "./order.ts";
 import { comparePlans, type IngressPlan, type PathPlan } from "./plan.ts";
 import type { CompileTrace } from "./trace.ts";
@@ -598,7 +599,7 @@ function regexSpecs(hostKey: string, plans: readonly IngressPlan[], sources: rea
  * host have none: their catch-all already takes every name no host claims.
  */
 function hostAliases(hostKey: string, plans: readonly IngressPlan[], diagnostics: Diagnostic[]): { aliases: readonly string[]; aliasPlan: IngressPlan | null } {
-  if (hostKey === "*") return { aliases: [], aliasPlan: null };
+  if (hostKey === "*") return { aliases: NONE, aliasPlan: null };
   let first: IngressPlan | null = null;
   for (const plan of plans) {
     if (plan.aliases.length === 0) continue;
@@ -609,7 +610,7 @@ function hostAliases(hostKey: string, plans: readonly IngressPlan[], diagnostics
     const message = `server-alias is ignored for host ${hostKey}: Ingress ${describeAge(first.ingress)} sets the aliases of that host, and only the first Ingress of a host that sets them counts`;
     diagnostics.push({ kind: "Ingress", namespace: plan.namespace, name: plan.name, reason: "AliasConflict", message, severity: "warning" });
   }
-  return { aliases: first?.aliases ?? [], aliasPlan: first };
+  return { aliases: first === null ? NONE : compact(first.aliases), aliasPlan: first };
 }
 
 /** One host key's entry of the table, with what the compiler needs to know when to rebuild it. */
@@ -626,5 +627,20 @@ export function buildHostEntry(
   const { aliases, aliasPlan } = hostAliases(hostKey, scopedPlans(plans, hostOwner(plans, scope)), diagnostics);
   // Copies of the plans: the contributor lists are updated in place by later compiles.
   const entry = buildHost(hostKey, routes, viaOf(hostKey), regex, root);
-  return { plans: plans.slice(), canaries: canaries.slice(), tls: isTls, backends, canaryRefs, errorRefs, rootRef, services, entry, diagnostics, hostCert, aliases, aliasPlan };
+  // The lists kept for the entry's life share one empty list when they are empty (empty.ts).
+  return {
+    plans: plans.slice(),
+    canaries: canaries.length === 0 ? NONE : canaries.slice(),
+    tls: isTls,
+    backends,
+    canaryRefs: compact(canaryRefs),
+    errorRefs: compact(errorRefs),
+    rootRef,
+    services,
+    entry,
+    diagnostics: compact(diagnostics),
+    hostCert,
+    aliases,
+    aliasPlan,
+  };
 }

@@ -21,6 +21,8 @@ import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
 import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
 import { normaliseHost, type HostResult } from "../model/hosts.ts";
+import { compact } from "./empty.ts";
+import { OneKeyMap } from "./one-key-map.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
 import { validatePath, type PathResult } from "./paths.ts";
 import * as K from "../kinds/index.ts";
@@ -256,6 +258,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
       const hostKey = h.host ?? "*";
       let list = byHost.get(hostKey);
       if (!list) byHost.set(hostKey, (list = []));
+      const claimKey = `${vp.type === "Exact" ? "E" : "P"}${vp.path}`;
       const pp: PathPlan = {
         valid: true,
         ruleIndex: ri,
@@ -266,8 +269,9 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
         literalProblem: vp.literalProblem,
         pathType: vp.type,
         declaredPathType: p.pathType,
-        claimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.path}`,
-        rawClaimKey: `${vp.type === "Exact" ? "E" : "P"}${vp.raw}`,
+        claimKey,
+        // The same string when the path is written as routed (most are): one string less per path.
+        rawClaimKey: vp.raw === vp.path ? claimKey : `${vp.type === "Exact" ? "E" : "P"}${vp.raw}`,
         backend: br.ref,
         // template.go isLocationInLocationList: strings.HasPrefix on the location's path as written.
         ...(config.noTlsRedirectLocations.some((l) => vp.raw.startsWith(l)) ? { tlsRedirectExempt: true as const } : {}),
@@ -294,14 +298,21 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     headersConfigMap: headers.configMap,
     customHeadersConfigMap: custom.configMap,
     hostCert: access.hostCert,
-    diagnostics,
-    hosts: byHost,
+    // Kept for the plan's life: most are empty, and share one empty list (empty.ts).
+    diagnostics: compact(diagnostics),
+    hosts: byHost.size === 1 ? oneHost(byHost) : byHost,
     rulePaths,
-    tls,
+    tls: compact(tls),
     defaultBackend: spec ? refOf(spec) : null,
     errorPages: planErrorPages(ann.policies.errorPages, ns, ann.scheme, config),
     aliases: ann.denied === null ? ann.policies.hosts.aliases : [],
   };
+}
+
+/** The one-host plan's paths in a OneKeyMap (a Map of one entry costs 5 times as much: one-key-map.ts). */
+function oneHost(byHost: Map<string, PathPlan[]>): ReadonlyMap<string, readonly PathPlan[]> {
+  const [hostKey, paths] = byHost.entries().next().value as [string, PathPlan[]];
+  return new OneKeyMap(hostKey, paths);
 }
 
 /**

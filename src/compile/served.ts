@@ -108,7 +108,8 @@ export class ServedPlans {
     const keys = byName.map((p) => p.key);
     if (keys.length !== this.#statusKeys.length || keys.some((k, i) => k !== this.#statusKeys[i])) {
       this.#statusKeys = keys;
-      this.statuses = Object.freeze(byName.map((p) => ({ namespace: p.namespace, name: p.name })));
+      // Each plan's `ref` is that Ingress's frozen `{ namespace, name }` already: no copy per Ingress.
+      this.statuses = Object.freeze(byName.map((p) => p.ref));
     }
   }
 
@@ -202,7 +203,7 @@ export class ServedPlans {
     const i = lowerBound(keys, key, compareStrings);
     if (now !== undefined) {
       keys.splice(i, 0, key);
-      statuses.splice(i, 0, { namespace: now.namespace, name: now.name });
+      statuses.splice(i, 0, now.ref);
     } else {
       keys.splice(i, 1);
       statuses.splice(i, 1);

@@ -42,6 +42,28 @@ export function viaOf(hostKey: string): Match["via"] {
 const NO_DEPTHS = new Uint8Array(0);
 
 /**
+ * The shared `prefixDepths` of hosts whose Prefix keys have the same element counts, by the
+ * counts as bits (up to 30 elements). Most hosts have one of a few patterns, and a Uint8Array
+ * costs ~64 bytes of JS heap in JSC: at 10k hosts, 10,000 arrays were 2 shared ones
+ * (docs/design.md "Sources at start-up"). Nothing writes one once built (the table is
+ * read-only). Bounded: past 256 patterns a host gets its own array.
+ */
+const sharedDepths = new Map<number, Uint8Array>();
+const SHARED_DEPTHS_MAX = 256;
+
+function depthsOf(depths: readonly (number | undefined)[]): Uint8Array {
+  let bits = 0;
+  const shareable = depths.length <= 30;
+  if (shareable) for (let i = 0; i < depths.length; i++) if (depths[i] === 1) bits |= 1 << i;
+  const known = shareable ? sharedDepths.get(bits) : undefined;
+  if (known !== undefined) return known;
+  const out = new Uint8Array(depths.length);
+  for (let i = 0; i < depths.length; i++) out[i] = depths[i] ?? 0;
+  if (shareable && sharedDepths.size < SHARED_DEPTHS_MAX) sharedDepths.set(bits, out);
+  return out;
+}
+
+/**
  * One host entry from its routes in priority order. With `regex` (the host is in regex mode),
  * the routes stay in the order given, which the specs' route indexes refer to, and the
  * lookup runs the locations instead of the path map.
@@ -91,8 +113,7 @@ export function buildHost(
       sl.prefixRank = rank;
     }
   });
-  const prefixDepths = new Uint8Array(depths.length);
-  depths.forEach((d, i) => (prefixDepths[i] = d));
+  const prefixDepths = depthsOf(depths);
   const appRoot = hostAppRoot(sorted);
   if (appRoot !== null) {
     // ingress-nginx writes app-root as `if ($uri = /) { return 302 ...; }` in the server
