@@ -12,6 +12,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { BUN_HEADER_FLAG } from "../src/config/header-buffers.ts";
 import { intFlag } from "./lib/flags.ts";
 import { ensureTools } from "./lib/install.ts";
 import { freePorts, waitFor } from "./lib/net.ts";
@@ -75,7 +76,7 @@ async function measure(sys: System, dir: string, manifests: string): Promise<Mea
   const args = sys.portico
     ? ["--manifests", manifests, "--bind", "127.0.0.1", "--http-port", String(http), "--https-port", String(https), "--admin-port", String(admin), "--access-log", "off", "--log-level", "warn", "--workers", "1"]
     : ["--manifests", manifests, "--bind", "127.0.0.1", "--http-port", String(http), "--admin-port", String(admin)];
-  const proc = start([process.execPath, "--preload", PROBE, sys.main, ...args], { cpus: null, cwd: ROOT, env: { HEAP_PROBE_FILE: probeFile }, log: join(d, "stderr.log") });
+  const proc = start([process.execPath, BUN_HEADER_FLAG, "--preload", PROBE, sys.main, ...args], { cpus: null, cwd: ROOT, env: { HEAP_PROBE_FILE: probeFile }, log: join(d, "stderr.log") });
   try {
     await waitFor(`http://127.0.0.1:${http}/`, { timeoutMs: 15_000, host: HOST, alive: () => proc.exitCode === null });
     const url = `http://127.0.0.1:${http}/`;

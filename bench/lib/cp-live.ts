@@ -4,6 +4,7 @@
 import type { Subprocess } from "bun";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { BUN_HEADER_FLAG } from "../../src/config/header-buffers.ts";
 import { startFakeApiServer, type FakeApiServer } from "../../test/fake-apiserver.ts";
 import { hostOf, httpRouteOf, ingressOf, rng, routeHostOf, type Cluster } from "./cp-gen.ts";
 import type { Tools } from "./install.ts";
@@ -134,7 +135,7 @@ function porticoCommand(o: LiveOptions): string[] {
   const bunFlags = o.profileDir ? ["--cpu-prof-md", `--cpu-prof-dir=${o.profileDir}`] : [];
   // A profile is written at exit: drain at once so stop() does not have to SIGKILL.
   const drain = o.profileDir ? ["--shutdown-delay", "0s", "--shutdown-grace-period", "1s"] : [];
-  return [process.execPath, ...bunFlags, join(o.root, "src", "main.ts"), ...drain, "--workers", String(o.workers ?? 1)];
+  return [process.execPath, BUN_HEADER_FLAG, ...bunFlags, join(o.root, "src", "main.ts"), ...drain, "--workers", String(o.workers ?? 1)];
 }
 
 export async function runLive(c: Cluster, tlsCount: number, o: LiveOptions): Promise<LiveResult> {

@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { BUN_HEADER_FLAG } from "../../src/config/header-buffers.ts";
 import { createCertificate } from "../../test/tls/pki.ts";
 import { startFakeApiServer } from "../../test/fake-apiserver.ts";
 import { toYaml } from "./cluster.ts";
@@ -63,7 +64,7 @@ async function startAndMeasure(args: string[], dir: string, tag: string, onReady
   const log = join(dir, `${tag}.log`);
   const t0 = performance.now();
   const p = start(
-    [process.execPath, join(ROOT, "src", "main.ts"), ...args, "--bind", "127.0.0.1", "--http-port", String(http), "--https-port", String(https), "--admin-port", String(admin), "--access-log", "off", "--log-level", f.timeline ? "info" : "warn", "--log-format", "json", "--workers", "1"],
+    [process.execPath, BUN_HEADER_FLAG, join(ROOT, "src", "main.ts"), ...args, "--bind", "127.0.0.1", "--http-port", String(http), "--https-port", String(https), "--admin-port", String(admin), "--access-log", "off", "--log-level", f.timeline ? "info" : "warn", "--log-format", "json", "--workers", "1"],
     { cpus: null, cwd: ROOT, log, out: join(dir, `${tag}.out`) },
   );
   try {

@@ -1,5 +1,6 @@
 // Starting the processes under test: the nginx backend, the nginx proxy, and Portico.
 import type { Subprocess } from "bun";
+import { BUN_HEADER_FLAG } from "../../src/config/header-buffers.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { endpointSlice, ingress, ingressClass, service, tlsSecret, toYaml, type IngressPath } from "./cluster.ts";
@@ -150,7 +151,9 @@ export function porticoAvailable(root: string, main = "src/main.ts"): boolean {
 export async function startPortico(tools: Tools, manifests: string, o: PorticoOptions): Promise<Running> {
   const [http, https, admin] = freePorts(3) as [number, number, number];
   const args = [
-    process.execPath, resolve(o.root, o.main),
+    // The parser limit every Portico process runs with (package.json's scripts, the executable's
+    // execArgv); without it Portico warns and Bun answers 431 to heads over 16 KiB.
+    process.execPath, BUN_HEADER_FLAG, resolve(o.root, o.main),
     "--manifests", manifests,
     "--bind", "127.0.0.1",
     "--http-port", String(http),

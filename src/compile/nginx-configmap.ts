@@ -425,7 +425,7 @@ const KEYS: Readonly<Record<string, Judge>> = {
   "gzip-level": (val) => {
     const n = val.trim();
     if (!/^[1-9]$/.test(n)) return bad("a level 1-9");
-    return n === "1" ? same("1, Portico's --gzip-level default too") : flag("gzip level (bodies over 64 KiB, which Portico streams, get zlib's default level)", `--gzip-level=${n}`);
+    return n === "1" ? same("1, Portico's --gzip-level default too") : flag("gzip level", `--gzip-level=${n}`);
   },
   "gzip-min-length": (val) => {
     const n = val.trim();

@@ -141,7 +141,7 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   // ingress-nginx's ConfigMap use-gzip, gzip-level, gzip-min-length, gzip-types, gzip-disable
   // (config.go NewDefault: off, 1, 256, the list below; nginx.tmpl's gzip block).
   gzip: { name: "gzip", metavar: null, help: "gzip answers of the --gzip-types of at least --gzip-min-length bytes to clients that accept it (ingress-nginx's use-gzip)", defaultText: "false", schema: val.bool, fallback: () => false },
-  gzipLevel: { name: "gzip-level", metavar: "N", help: "with --gzip: compression level 1-9 (answers over 64 KiB, which are streamed, get zlib's default level)", defaultText: "1", schema: val.integer(1, 9), fallback: () => 1 },
+  gzipLevel: { name: "gzip-level", metavar: "N", help: "with --gzip: compression level 1-9", defaultText: "1", schema: val.integer(1, 9), fallback: () => 1 },
   gzipMinLength: { name: "gzip-min-length", metavar: "BYTES", help: "with --gzip: answers whose Content-Length is smaller are sent as they are (answers without one are compressed)", defaultText: "256", schema: val.integer(0, 2 ** 31 - 1), fallback: () => 256 },
   gzipTypes: { name: "gzip-types", metavar: "TYPE[,TYPE]", help: "with --gzip: media types compressed (* for any); text/html always is", defaultText: "ingress-nginx's gzip-types default (17 types: JSON, JavaScript, XML, CSS, plain text, SVG, fonts and the like)", schema: val.mediaTypeList, fallback: () => DEFAULT_GZIP_TYPES },
   gzipDisable: { name: "gzip-disable", metavar: "REGEX", help: "with --gzip: no compression for clients whose User-Agent matches this case-insensitive regular expression (msie6: nginx's test for MSIE 4-6)", defaultText: "none", schema: val.userAgentPattern, fallback: none },

@@ -70,8 +70,12 @@ interface Carried {
 
 export interface TcpFront {
   readonly port: number;
-  /** The handler's view of a request that came through the front to `listenerPort`: the client's address, the public port (and a PROXY header's port). */
-  peer(server: RequestServer, req: Request, listenerPort: number): RequestServer;
+  /**
+   * The handler's view of a request that came through the front to `listenerPort`: the client's
+   * address, the public port (and a PROXY header's port). Null when the front holds no record of
+   * the connection: the caller answers `unattributed()` (docs/design.md "SSL passthrough").
+   */
+  peer(server: RequestServer, req: Request, listenerPort: number): RequestServer | null;
   /** Connections piped now (for tests and the drain). */
   readonly open: number;
   /** Stop accepting; with `closeActive`, close every piped connection too. */
@@ -345,7 +349,13 @@ export function startTcpFront(o: FrontOptions): TcpFront {
     peer(server, req, listenerPort) {
       const ip = server.requestIP(req) as { address: string; port?: number } | null;
       const client = ip?.port === undefined ? undefined : clients.get(key(listenerPort, ip.port));
-      return new FrontPeer(server, client === undefined ? ip : { address: client.address, port: client.port }, port, client?.destPort, client?.proxySource);
+      // No record: a connection the front did not make (another local process), or one whose
+      // record went with the client's connection before the listener read the request. Its
+      // socket address is the loopback, which an allow list may hold and no deny list would
+      // name, and X-Forwarded-For would carry it: rather than judge it as anyone, it is
+      // refused (access control fails closed).
+      if (client === undefined) return null;
+      return new FrontPeer(server, { address: client.address, port: client.port }, port, client.destPort, client.proxySource);
     },
     get open() {
       return live.size;
@@ -358,6 +368,16 @@ export function startTcpFront(o: FrontOptions): TcpFront {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/**
+ * The answer to a request on a loopback listener behind a front whose client the front cannot
+ * name (`peer` gave null): 400, as to any request Portico cannot place, before any route, limit
+ * or upstream sees it. No Connection header: the same answer may go out on an HTTP/2 stream
+ * (RFC 9113 §8.2.2), and every later request on the connection gets it too.
+ */
+export function unattributed(): Promise<Response> {
+  return Promise.resolve(new Response("400 Bad Request\n", { status: 400, headers: { "content-type": "text/plain" } }));
+}
 /** The request's server as the handler should see it: the front's client and port, the rest as received. */
 class FrontPeer implements RequestServer {
   constructor(

@@ -26,7 +26,7 @@ import type { TlsEntry } from "../tls/sni.ts";
 import { createHttpsListener, type SwitchingHttpsListener } from "./https.ts";
 import { createPlainListener, type PlainListener } from "./plain.ts";
 import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
-import { startTcpFront, type TcpFront } from "./front.ts";
+import { startTcpFront, unattributed, type TcpFront } from "./front.ts";
 import { claimPort } from "./ports.ts";
 
 type ProxyHandler = ReturnType<typeof createProxyHandler>;
@@ -166,7 +166,15 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
         // loopback connection (front.ts FrontPeer), as the shared HTTPS port's handler does;
         // each loopback listener names its own port (the SNI split has two).
         const served = (listenerPort: () => number) =>
-          pp === null ? handler : { ...handler, fetch: (req: Request, server: Parameters<ProxyHandler["fetch"]>[1]) => handler.fetch(req, front === null ? server : front.peer(server, req, listenerPort())) };
+          pp === null
+            ? handler
+            : {
+                ...handler,
+                fetch: (req: Request, server: Parameters<ProxyHandler["fetch"]>[1]) => {
+                  const p = front === null ? server : front.peer(server, req, listenerPort());
+                  return p === null ? unattributed() : handler.fetch(req, p);
+                },
+              };
         const tls = createHttpsListener({
           // QUIC stays on the shared HTTPS port: Alt-Svc would advertise it there (and
           // --http3 is refused with --use-proxy-protocol: QUIC carries no PROXY header).

@@ -45,7 +45,7 @@ export interface PassthroughOptions {
 export interface PassthroughFront {
   readonly port: number;
   /** The handler's view of a request that came through the front to the loopback `listenerPort`: the client's address, the public port. */
-  peer(server: RequestServer, req: Request, listenerPort: number): RequestServer;
+  peer(server: RequestServer, req: Request, listenerPort: number): RequestServer | null;
   /** Connections piped now (for tests and the drain). */
   readonly open: number;
   /** Stop accepting; with `closeActive`, close every piped connection too. */

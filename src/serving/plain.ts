@@ -20,7 +20,7 @@ import { startH2cServer, type H2cServer } from "../http2/cleartext.ts";
 import type { DrainableServer } from "../http2/listener.ts";
 import type { Logger } from "../log/logger.ts";
 import { type createProxyHandler, serveOptions, startHttpListener } from "../proxy/index.ts";
-import { startTcpFront, type FrontChoice, type TcpFront } from "./front.ts";
+import { startTcpFront, unattributed, type FrontChoice, type TcpFront } from "./front.ts";
 
 type ProxyHandler = ReturnType<typeof createProxyHandler>;
 
@@ -98,7 +98,10 @@ export function createPlainListener(o: PlainListenerOptions): PlainListener {
     // front recorded for the connection, and the public port (port_in_redirect).
     const via = (listenerPort: () => number): ProxyHandler => ({
       ...handler,
-      fetch: (req, server) => handler.fetch(req, front === null ? server : front.peer(server, req, listenerPort())),
+      fetch: (req, server) => {
+        const p = front === null ? server : front.peer(server, req, listenerPort());
+        return p === null ? unattributed() : handler.fetch(req, p);
+      },
     });
     let innerPort = 0;
     const inner = startHttpListener({ hostname: "127.0.0.1", port: 0, handler: via(() => innerPort), http2: false }) as unknown as Server<unknown>;

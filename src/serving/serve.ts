@@ -17,6 +17,7 @@ import type { TlsEntry } from "../tls/sni.ts";
 import { createGatewayPortListeners } from "./gateway-ports.ts";
 import { createHttpsListener, type ListenerKind } from "./https.ts";
 import { startPassthroughFront, type PassthroughFront } from "./passthrough.ts";
+import { unattributed } from "./front.ts";
 import { createPlainListener, type PlainKind } from "./plain.ts";
 import type { TlsSet } from "./tls.ts";
 
@@ -128,7 +129,10 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   // Each loopback listener's handler names its own port: the front keys its clients by it.
   const viaFront = (listenerPort: () => number) => ({
     ...httpsHandler,
-    fetch: (req: Request, server: Parameters<typeof httpsHandler.fetch>[1]) => httpsHandler.fetch(req, front === null ? server : front.peer(server, req, listenerPort())),
+    fetch: (req: Request, server: Parameters<typeof httpsHandler.fetch>[1]) => {
+      const p = front === null ? server : front.peer(server, req, listenerPort());
+      return p === null ? unattributed() : httpsHandler.fetch(req, p);
+    },
   });
   const https = createHttpsListener({
     config,

@@ -24,7 +24,7 @@ import { hostNeedsNode, hostsMovedToNode } from "../table/listener-needs.ts";
 import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
 import { createTlsListener, type RotationInfo, type ServeHandler, type TlsListener } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
-import { startTcpFront, type TcpFront } from "./front.ts";
+import { startTcpFront, unattributed, type TcpFront } from "./front.ts";
 import { createRetiring } from "./retiring.ts";
 
 interface SplitOptions {
@@ -94,7 +94,8 @@ export function createSplitListener(o: SplitOptions): SplitListener {
           if (v === undefined) views.set(server, (v = new BunSide(server)));
           s = v;
         }
-        return fetch(req, front === null ? s : front.peer(s, req, listenerPort()));
+        const p = front === null ? s : front.peer(s, req, listenerPort());
+        return p === null ? unattributed() : fetch(req, p);
       }) as typeof h.fetch,
     };
   }

@@ -256,6 +256,24 @@ describe("nginx's gzip filter, beyond gzip.go", () => {
     expect(r.raw.length).toBeLessThan(STREAM_CHUNK.length);
   });
 
+  test("a streamed body is compressed at gzip-level too (nginx's gzip_comp_level; ingress-nginx's default 1), not at zlib's default 6", async () => {
+    const whole = Buffer.from(STREAM_CHUNK.repeat(3), "latin1");
+    // RFC 1952 §2.3.1: XFL 4 ("compressor used fastest algorithm") is what zlib writes at
+    // level 1 alone, 0 at 6. (A stream's deflate is not the one-shot call's byte for byte in
+    // Bun's zlib: its blocks end where the pieces do; src/http/zlib-stream.test.ts.)
+    const types = "text/plain application/xml";
+    await configure({ "use-gzip": "true", "gzip-types": types }, async () => (await encoding("/stream")) === "gzip");
+    const one = await get("/stream");
+    expect(one.headers.get("content-encoding")).toBe("gzip");
+    expect(one.headers.get("content-length")).toBeNull();
+    expect(gunzipSync(one.raw).equals(whole)).toBe(true);
+    expect(one.raw[8]).toBe(4);
+    await configure({ "use-gzip": "true", "gzip-types": types, "gzip-level": "6" }, async () => (await get("/stream")).raw[8] === 0);
+    const six = await get("/stream");
+    expect(gunzipSync(six.raw).equals(whole)).toBe(true);
+    expect(six.raw.length).toBeLessThan(one.raw.length);
+  });
+
   test.each(["gzip", "identity"])("a client that goes away mid-stream ends the upstream body too (%s)", async (ae) => {
     // The request may go on a pooled connection opened earlier: the one whose last request it is.
     const endless = () => backend.conns.filter((c) => c.requests.at(-1)?.line.startsWith("GET /endless"));
@@ -304,6 +322,18 @@ describe("settings/brotli.go", () => {
     const stream = await get("/stream", { "accept-encoding": "br" });
     expect(stream.headers.get("content-encoding")).toBe("br");
     expect(brotliDecompressSync(stream.raw).toString("latin1")).toBe(STREAM_CHUNK.repeat(3));
+  });
+
+  test("a small answer (read whole) is encoded with ngx_brotli's window too (brotli_window 512k), as a streamed one", async () => {
+    // The window size is in the brotli stream's first bits (RFC 7932 §9.1 WBITS), so the bytes
+    // differ from node:zlib's default window (22, 4 MiB) whatever the input's length.
+    const at = (lgwin: number) => brotliCompressSync(Buffer.from(XML, "latin1"), { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4, [zlibConstants.BROTLI_PARAM_LGWIN]: lgwin } });
+    expect(at(19).equals(at(22))).toBe(false);
+    await configure({ "enable-brotli": "true", "brotli-level": "4" }, async () => (await encoding("/xml", { "accept-encoding": "br" })) === "br");
+    const r = await get("/xml", { "accept-encoding": "br" });
+    expect(r.headers.get("content-encoding")).toBe("br");
+    expect(r.headers.get("content-length")).toBe(String(r.raw.length));
+    expect(r.raw.equals(at(19))).toBe(true);
   });
 
   test("a streamed answer is compressed at brotli-level too (ngx_brotli's brotli_comp_level), not at the encoder's default 11", async () => {

@@ -10,7 +10,7 @@ export interface RequestBodyOptions {
   readonly declared: number | null;
   /** Longest wait for one read from the client, in ms (nginx client_body_timeout). */
   readonly gapMs: number;
-  /** Bytes/s the body must average once gapMs of waiting is used up, or null for no minimum. */
+  /** Bytes/s the body must average once gapMs of waiting is used up, or null (or 0) for no minimum. */
   readonly minRate: number | null;
   /** Whether Bun has given up on the request (its signal): then the body is not whole. */
   readonly clientGone: () => boolean;
@@ -114,7 +114,9 @@ export function meterRequestBody(src: ReadableStream<Uint8Array>, o: RequestBody
     } catch {}
   };
   const allowedWait = (): number => {
-    const byRate = o.minRate === null ? Infinity : o.gapMs + (n * 1000) / o.minRate - waited;
+    // 0 is no minimum, as null is (--client-body-min-rate's "0 = no minimum"): dividing by it
+    // would give NaN before the first byte and cut every body at once.
+    const byRate = o.minRate === null || !(o.minRate > 0) ? Infinity : o.gapMs + (n * 1000) / o.minRate - waited;
     return Math.min(o.gapMs, byRate);
   };
   const stream = new ReadableStream<Uint8Array>(

@@ -1,8 +1,8 @@
 // Relaying the upstream response to the client: small declared bodies buffered (to keep
 // Content-Length), others streamed under the idle watchdog; the access record finished once.
-import { brotliCompressSync, constants as zlibConstants } from "node:zlib";
+import { brotliCompressSync } from "node:zlib";
 import type { AnswerEncoding } from "../../http/gzip.ts";
-import { brotliStream } from "../../http/brotli-stream.ts";
+import { brotliOptions, brotliStream, gzipStream } from "../../http/zlib-stream.ts";
 import { meterResponseBody, nextTurn, type BodyEnd, type Pace } from "../pipeline/body.ts";
 import { ProxyError } from "../../http/errors.ts";
 import type { ResponseHeaderScan } from "../../http/headers.ts";
@@ -138,9 +138,10 @@ async function readSmall(p: RelayInput, read: Promise<ArrayBuffer>): Promise<Res
 function smallResponse(p: RelayInput, raw: ArrayBuffer): Response {
   const { up, headers } = p;
   // A body read whole is compressed in one call at the configured level (Bun.gzipSync, native
-  // zlib; node:zlib's brotli for br), so it keeps a Content-Length: cheaper than a stream (bench/gzip.ts).
+  // zlib; node:zlib's brotli for br, with the streamed encoder's window), so it keeps a
+  // Content-Length: cheaper than a stream (bench/gzip.ts).
   const c = p.compress;
-  const buf = c == null ? raw : c.encoding === "gzip" ? Bun.gzipSync(new Uint8Array(raw), { level: c.level as 1 }) : brotliCompressSync(new Uint8Array(raw), { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: c.level } });
+  const buf = c == null ? raw : c.encoding === "gzip" ? Bun.gzipSync(new Uint8Array(raw), { level: c.level as 1 }) : brotliCompressSync(new Uint8Array(raw), brotliOptions(c.level));
   p.rec.bytesOut = buf.byteLength;
   upstreamLength(p.rec, raw.byteLength);
   p.rec.grpcStatus = relayedStatus(p, "done");
@@ -182,13 +183,12 @@ async function relayStream(p: RelayInput): Promise<Response> {
     end.finish(up.status, err);
   }, first, p.pace ?? null);
   // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
-  // gzip: the metered body through Bun's native CompressionStream, chunk by chunk (never held
-  // whole); br: node:zlib's encoder at brotli-level (http/brotli-stream.ts says why not
-  // CompressionStream). A client that goes away cancels the compressor and through it the
-  // metered body, which ends the upstream body as an uncompressed relay's cancel does
-  // (test/e2e/gzip-nginx.test.ts).
+  // The metered body through node:zlib's encoder at gzip-level or brotli-level, chunk by chunk
+  // (never held whole; http/zlib-stream.ts says why not CompressionStream). A client that goes
+  // away cancels the compressor and through it the metered body, which ends the upstream body
+  // as an uncompressed relay's cancel does (test/e2e/gzip-nginx.test.ts).
   const c = p.compress;
-  const out = c ? body.pipeThrough(c.encoding === "br" ? brotliStream(c.level) : (new CompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>)) : body;
+  const out = c ? body.pipeThrough(c.encoding === "br" ? brotliStream(c.level) : gzipStream(c.level)) : body;
   const res = new Response(out, { status: up.status, statusText: up.statusText, headers });
   return p.grpc ? carryTrailers(up, res) : res;
 }

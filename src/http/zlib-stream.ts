@@ -1,10 +1,17 @@
-// A streamed answer's brotli encoder, at the configured quality (brotli-level: ngx_brotli's
-// brotli_comp_level) and ngx_brotli's default window (brotli_window 512k, a 2^19-byte window;
-// ingress-nginx's template sets none). Bun 1.4.5's CompressionStream("brotli") takes neither: it
-// encodes at quality 11 with a 4 MiB window, measured on 1.4.5 at about 1 MiB/s of text
-// against ~65 MiB/s at quality 4 (and no output before about 1.3 MiB of input), so any client
-// asking `br` for a large streamed answer held a core for the whole download. node:zlib's
-// encoder takes both and runs off the event loop. docs/design.md "Response compression".
+// A streamed answer's encoder for Content-Encoding br or gzip, node:zlib's, at the configured
+// level, wrapped as a web stream whose memory stays bounded (docs/design.md "Response
+// compression").
+//
+// br: at brotli-level (ngx_brotli's brotli_comp_level) with ngx_brotli's default window
+// (brotli_window 512k, a 2^19-byte window; ingress-nginx's template sets none). Bun 1.4.5's
+// CompressionStream("brotli") takes neither: it encodes at quality 11 with a 4 MiB window,
+// measured on 1.4.5 at about 1 MiB/s of text against ~65 MiB/s at quality 4 (and no output
+// before about 1.3 MiB of input), so any client asking `br` for a large streamed answer held a
+// core for the whole download.
+// gzip: at gzip-level (nginx's gzip_comp_level; ingress-nginx's default 1, config.go), where
+// CompressionStream("gzip") takes no level and encodes at zlib's default 6. nginx's gzip_window
+// and gzip_hash defaults are zlib's own (MAX_WBITS, MAX_MEM_LEVEL - 1), as node:zlib's are.
+// node:zlib's encoders take both settings and run off the event loop.
 //
 // Each chunk of the pod's body is handed to the encoder only once the previous one was encoded
 // and everything encoded so far was taken by the client's side, so what waits in Portico for a
@@ -13,15 +20,35 @@
 // read. A reader that cancels errors the writable side, which makes pipeThrough cancel the
 // pod's body (WHATWG Streams ReadableStreamPipeTo: an errored destination cancels the source);
 // a pod's body that fails errors the client's.
-import { constants, createBrotliCompress } from "node:zlib";
+import { constants, createBrotliCompress, createGzip, type BrotliOptions } from "node:zlib";
 
 /** ngx_brotli's brotli_window default (512k). */
 const NGX_BROTLI_WINDOW_BITS = 19;
 
+/** node:zlib's brotli settings for ngx_brotli at `quality`: the streamed and the one-shot encoder's. */
+export function brotliOptions(quality: number): BrotliOptions {
+  return { params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_LGWIN]: NGX_BROTLI_WINDOW_BITS } };
+}
+
 export function brotliStream(quality: number): ReadableWritablePair<Uint8Array, Uint8Array> {
-  const z = createBrotliCompress({
-    params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_LGWIN]: NGX_BROTLI_WINDOW_BITS },
-  });
+  return encoderStream(createBrotliCompress(brotliOptions(quality)));
+}
+
+export function gzipStream(level: number): ReadableWritablePair<Uint8Array, Uint8Array> {
+  return encoderStream(createGzip({ level }));
+}
+
+/** What the wrapper uses of a node:zlib encoder (a Transform stream). */
+interface Encoder {
+  write(chunk: Uint8Array, cb: (error?: Error | null) => void): boolean;
+  end(): void;
+  destroy(): void;
+  on(event: "data", f: (d: Buffer) => void): unknown;
+  on(event: "error", f: (e: unknown) => void): unknown;
+  once(event: "end", f: () => void): unknown;
+}
+
+function encoderStream(z: Encoder): ReadableWritablePair<Uint8Array, Uint8Array> {
   let out: ReadableStreamDefaultController<Uint8Array> | null = null;
   let sink: WritableStreamDefaultController | null = null;
   let failed: unknown = null;
@@ -37,7 +64,7 @@ export function brotliStream(quality: number): ReadableWritablePair<Uint8Array, 
   };
   const fail = (e: unknown) => {
     if (failed !== null) return;
-    failed = e ?? new Error("brotli stream failed");
+    failed = e ?? new Error("compressed stream failed");
     try {
       out?.error(failed);
     } catch {}
