@@ -404,15 +404,9 @@ export class Compiler {
     if (!reclassify) changedKeys(last.ingresses, snapshot.ingresses, (k) => changed.push(k));
     // An Ingress whose basic-auth Secret changed is planned again (access.ts).
     // So is one whose auth-proxy-set-headers ConfigMap changed (auth-headers.ts).
-    // Both compared in what the compiler reads of them (store/relevance.ts): the store keeps a
+    // Both compared in what the compiler reads of them (planIsCurrent, store/relevance.ts): the store keeps a
     // Secret's or ConfigMap's label or resourceVersion update too, which plans nothing again.
-    if (!reclassify && last.secrets !== null && (snapshot.secrets !== last.secrets || snapshot.configMaps !== last.configMaps)) {
-      const secrets = new Set<string>();
-      const configMaps = new Set<string>();
-      relevantChangedKeys("Secret", last.secrets, snapshot.secrets, (k) => void secrets.add(k));
-      relevantChangedKeys("ConfigMap", last.configMaps ?? NO_CONFIG_MAPS, snapshot.configMaps ?? NO_CONFIG_MAPS, (k) => void configMaps.add(k));
-      changed.push(...served.staleAuth(snapshot.ingresses, secrets, configMaps));
-    }
+    if (!reclassify && (snapshot.secrets !== last.secrets || snapshot.configMaps !== last.configMaps)) changed.push(...served.staleAuth(snapshot.ingresses, snapshot.secrets, snapshot.configMaps));
     const bulkAbove = this.#bulkAbove ?? Math.max(32, snapshot.ingresses.size / 8);
     if (reclassify || this.#table === null || changed.length > bulkAbove) served.rebuild(snapshot.ingresses, snapshot.secrets, this.#ctx, dirty, snapshot.configMaps);
     else for (const key of changed) served.update(key, snapshot.ingresses, snapshot.secrets, this.#ctx, dirty, snapshot.configMaps);
