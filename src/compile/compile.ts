@@ -19,7 +19,8 @@
 //   EndpointSlices are the same objects, or equal in what it reads (backend-cache.ts);
 // - host-entry.ts decides the claims of one host key; its HostRoutes and diagnostics are kept
 //   and rebuilt only when its contributors change, a Service or EndpointSlice group it uses
-//   changes in what the compiler reads of it (store/relevance.ts), or its TLS coverage flips;
+//   changes in what resolveRef reads of it (a Service its spec: backend-cache.ts sameService; a
+//   group slice by slice: sameSliceGroup), or its TLS coverage flips;
 // - tls.ts binds certificates (recomputed when a TLS plan or a Secret changes); defaults.ts
 //   picks the default route; the last table is patched (new maps with the changed entries)
 //   and the sorted diagnostics are kept while none changed.
