@@ -9,8 +9,12 @@ import { resolveRef, type BackendPolicy, type BackendRef, type ResolvedBackend }
 import { sameSliceGroup } from "./changes.ts";
 import { deepEqual } from "../store/relevance.ts";
 
-/** resolveRef reads a Service's spec only. */
-const sameService = (a: Service | undefined, b: Service | undefined): boolean => a === b || (a !== undefined && b !== undefined && deepEqual(a.spec, b.spec));
+/**
+ * resolveRef reads a Service's spec only, and so does a Gateway route (gateway/rules.ts: the
+ * Service's presence and its ports' appProtocol), so the compiler builds hosts and routes again
+ * only on a change this finds (compile.ts).
+ */
+export const sameService = (a: Service | undefined, b: Service | undefined): boolean => a === b || (a !== undefined && b !== undefined && deepEqual(a.spec, b.spec));
 
 interface Entry {
   readonly service: Service | undefined;

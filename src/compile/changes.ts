@@ -47,11 +47,12 @@ export function changedKeys<V>(prev: ReadonlyMap<string, V> | null, next: Readon
 /**
  * changedKeys, less the keys whose object was replaced by one equal in what the compiler reads
  * of `kind` (store/relevance.ts): the store keeps every newest version, status writes and
- * metadata-only updates included, so a replaced object is not a changed one.
+ * metadata-only updates included, so a replaced object is not a changed one. A null `prev`
+ * (nothing compiled yet) has every key of `next` changed.
  */
-export function relevantChangedKeys<K extends Kind>(kind: K, prev: ReadonlyMap<string, KindObjects[K]>, next: ReadonlyMap<string, KindObjects[K]>, out: (key: string) => void): void {
+export function relevantChangedKeys<K extends Kind>(kind: K, prev: ReadonlyMap<string, KindObjects[K]> | null, next: ReadonlyMap<string, KindObjects[K]>, out: (key: string) => void): void {
   changedKeys(prev, next, (k) => {
-    const a = prev.get(k);
+    const a = prev?.get(k);
     const b = next.get(k);
     if (a === undefined || b === undefined || !relevantEqual(kind, a, b)) out(k);
   });
@@ -75,9 +76,9 @@ export function sameSliceGroup(a: readonly EndpointSlice[] | undefined, b: reado
 }
 
 /** changedKeys over the EndpointSlice groups (Service key → its slices), less the groups equal in what is read (sameSliceGroup). */
-export function relevantChangedGroups(prev: ReadonlyMap<string, readonly EndpointSlice[]>, next: ReadonlyMap<string, readonly EndpointSlice[]>, out: (key: string) => void): void {
+export function relevantChangedGroups(prev: ReadonlyMap<string, readonly EndpointSlice[]> | null, next: ReadonlyMap<string, readonly EndpointSlice[]>, out: (key: string) => void): void {
   changedKeys(prev, next, (k) => {
-    if (!sameSliceGroup(prev.get(k), next.get(k))) out(k);
+    if (!sameSliceGroup(prev?.get(k), next.get(k))) out(k);
   });
 }
 

@@ -19,7 +19,8 @@
 //   EndpointSlices are the same objects, or equal in what it reads (backend-cache.ts);
 // - host-entry.ts decides the claims of one host key; its HostRoutes and diagnostics are kept
 //   and rebuilt only when its contributors change, a Service or EndpointSlice group it uses
-//   changes in what the compiler reads of it (store/relevance.ts), or its TLS coverage flips;
+//   changes in what resolveRef reads of it (a Service its spec: backend-cache.ts sameService; a
+//   group slice by slice: sameSliceGroup), or its TLS coverage flips;
 // - tls.ts binds certificates (recomputed when a TLS plan or a Secret changes); defaults.ts
 //   picks the default route; the last table is patched (new maps with the changed entries)
 //   and the sorted diagnostics are kept while none changed.
@@ -29,12 +30,11 @@
 import { diagnosticKey, type Diagnostic } from "../model/diagnostic.ts";
 import type { ConfigMap, EndpointSlice, Ingress, IngressClass, Secret, Service } from "../model/schemas.ts";
 import type { Snapshot } from "../store/types.ts";
-import { deepEqual } from "../store/relevance.ts";
-import type { KindObjects } from "../model/kinds.ts";
+import { deepEqual, relevantEqual } from "../store/relevance.ts";
 import { assembleTable, patchTable } from "../table/build.ts";
 import type { HostRoutes, RouteTable } from "../table/types.ts";
 import { decideAliases, NO_ALIASES, sameAliases, type AliasState } from "./aliases.ts";
-import { BackendCache } from "./backend-cache.ts";
+import { BackendCache, sameService } from "./backend-cache.ts";
 import type { BackendRef } from "./backends.ts";
 import { changedKeys, compareStrings, insertSorted, relevantChangedGroups, relevantChangedKeys } from "./changes.ts";
 import { classContext, classify, type ClassContext, type ClassDecision } from "./class.ts";
@@ -128,6 +128,45 @@ interface Inputs {
   configMaps: ReadonlyMap<string, ConfigMap> | undefined;
 }
 
+/**
+ * What #compile found changed in the Services and EndpointSlice groups since the maps it
+ * compared with (`services`, `slices`), for #withGateway, which compares the same maps.
+ */
+interface SharedDiff {
+  readonly services: ReadonlyMap<string, Service> | null;
+  readonly slices: ReadonlyMap<string, readonly EndpointSlice[]> | null;
+  /** Added, removed or changed in spec (serviceChanges). */
+  readonly serviceSpec: string[];
+  /** The same spec, other relevant parts changed; recorded only with --gateway-ports. */
+  readonly serviceOther: string[];
+  /** Changed groups (relevantChangedGroups). */
+  readonly sliceGroups: string[];
+}
+
+/**
+ * changedKeys over two Service maps, split by what changed: `spec` for a key added, removed or
+ * changed in its spec (what resolveRef and gateway/rules.ts read: backend-cache.ts
+ * sameService); `other`, when given, for one of the same spec changed in another part the
+ * store counts (store/relevance.ts: annotations, status, the managed-by label, which
+ * gateway/ports.ts reads of a Gateway's own Service).
+ */
+function serviceChanges(prev: ReadonlyMap<string, Service> | null, next: ReadonlyMap<string, Service>, spec: (key: string) => void, other: ((key: string) => void) | null): void {
+  changedKeys(prev, next, (k) => {
+    const a = prev?.get(k);
+    const b = next.get(k);
+    if (!sameService(a, b)) spec(k);
+    else if (other !== null && !relevantEqual("Service", a as Service, b as Service)) other(k);
+  });
+}
+
+/**
+ * How many host keys the compile has checked again (built, or kept by sameHostInputs) in this
+ * process: a debug counter the tests read to hold a change to the hosts it must check again
+ * (docs/design.md "What a change compiles again"), as gateway/table.ts gatewayRouteCompiles
+ * does for routes.
+ */
+export const hostEntryChecks = { count: 0 };
+
 /** With --gateway-ports: each Gateway's own ports and their rules (gateway/ports.ts), as last compiled. */
 interface GatewayPortsState {
   readonly ports: ReadonlyMap<number, GatewayPort>;
@@ -197,6 +236,8 @@ export class Compiler {
   /** With --gateway-ports: each Gateway's own ports and their rules (gateway/ports.ts). */
   #gwPortsCompiler = new GatewayPortsCompiler();
   #gwPorts: GatewayPortsState | null = null;
+  /** The last #compile's Service and EndpointSlice changes, while a Gateway compile exists. */
+  #sharedDiff: SharedDiff | null = null;
 
   constructor(config: CompileConfig, options: CompilerOptions = {}) {
     this.#config = config;
@@ -269,35 +310,53 @@ export class Compiler {
     const fallback = range === null ? undefined : base.certificates.find((c) => c.host === "");
     let portsDirty = range !== null && (ports === null || !sameBinding(ports.fallback, fallback));
     // The keys named by the last Gateway compile that changed since (Services and EndpointSlice
-    // groups share their keys), so it knows which routes to compile again. Secrets and
-    // ConfigMaps count only when what the compiler reads of them changed: the store keeps each
-    // newest version (status writers read them), so a metadata-only update, or any update of a
-    // ConfigMap no route reads, replaces the map and must compile nothing (store/relevance.ts).
+    // groups share their keys), so it knows which routes to compile again. Each compared in what
+    // its readers read of it: a Service's spec for the routes (backend-cache.ts sameService, as
+    // for the Ingress hosts), every relevant part for the Gateways' own Services (ports.ts reads
+    // their labels and annotations), a group slice by slice (sameSliceGroup), a Secret or
+    // ConfigMap in store/relevance.ts's part. The store keeps each newest version (status
+    // writers read them), so a relist, a status write or a metadata-only update compiles no route.
     const services = new Set<string>();
     const secrets = new Set<string>();
     const configMaps = new Set<string>();
-    if (gw !== null) {
-      const deps = [gw.deps.services, gw.deps.services, gw.deps.secrets, gw.deps.configMaps];
-      const into = [services, services, secrets, configMaps];
-      // Each compared in what the compiler reads of it (store/relevance.ts; the EndpointSlice
-      // groups slice by slice: sameSliceGroup), so a relist or a status write compiles no route.
-      const kinds = ["Service", "EndpointSlices", "Secret", "ConfigMap"] as const;
-      shared.forEach((m, i) => {
-        const prev = this.#gwShared[i] as typeof m | undefined;
-        if (prev === m) return;
-        if (prev === undefined) {
-          dirty = true;
-          return;
-        }
-        const changed = (k: string) => {
-          if (i === 0 && ports?.services.has(k)) portsDirty = true;
-          if (!deps[i]!.has(k)) return;
-          dirty = true;
-          into[i]!.add(k);
-        };
-        const kind = kinds[i] as (typeof kinds)[number];
-        if (kind === "EndpointSlices") relevantChangedGroups(prev as ReadonlyMap<string, readonly EndpointSlice[]>, m as ReadonlyMap<string, readonly EndpointSlice[]>, changed);
-        else relevantChangedKeys(kind, prev as ReadonlyMap<string, KindObjects[typeof kind]>, m as ReadonlyMap<string, KindObjects[typeof kind]>, changed);
+    if (gw !== null && this.#gwShared.length === 0) dirty = true;
+    else if (gw !== null) {
+      const deps = gw.deps;
+      const [lastServices, lastSlices, lastSecrets, lastConfigMaps] = this.#gwShared as typeof shared;
+      const routeRead = (k: string) => {
+        if (!deps.services.has(k)) return;
+        dirty = true;
+        services.add(k);
+      };
+      const serviceSpec = (k: string) => {
+        if (ports?.services.has(k)) portsDirty = true;
+        routeRead(k);
+      };
+      const serviceOther = (k: string) => {
+        if (ports?.services.has(k)) portsDirty = true;
+      };
+      // #compile has just compared the same maps for the Ingress hosts, unless this Compiler
+      // was handed the Gateway work of another (its #last started empty).
+      const diff = this.#sharedDiff;
+      if (lastServices !== snapshot.services) {
+        if (diff !== null && diff.services === lastServices) {
+          for (const k of diff.serviceSpec) serviceSpec(k);
+          for (const k of diff.serviceOther) serviceOther(k);
+        } else serviceChanges(lastServices, snapshot.services, serviceSpec, ports === null ? null : serviceOther);
+      }
+      if (lastSlices !== snapshot.endpointSlices) {
+        if (diff !== null && diff.slices === lastSlices) for (const k of diff.sliceGroups) routeRead(k);
+        else relevantChangedGroups(lastSlices, snapshot.endpointSlices, routeRead);
+      }
+      relevantChangedKeys("Secret", lastSecrets, snapshot.secrets, (k) => {
+        if (!deps.secrets.has(k)) return;
+        dirty = true;
+        secrets.add(k);
+      });
+      relevantChangedKeys("ConfigMap", lastConfigMaps, shared[3], (k) => {
+        if (!deps.configMaps.has(k)) return;
+        dirty = true;
+        configMaps.add(k);
       });
     }
     const changes = gw === null || this.#gwShared.length === 0 ? null : { services, secrets, configMaps };
@@ -373,6 +432,7 @@ export class Compiler {
     this.#globalHeaders = null;
     this.#gwPortsCompiler = new GatewayPortsCompiler();
     this.#gwPorts = null;
+    this.#sharedDiff = null;
     this.#last = { ingresses: null, classes: null, services: null, slices: null, secrets: null, configMaps: undefined };
     this.#ctx = null;
     this.#served = new ServedPlans(this.#config);
@@ -404,15 +464,9 @@ export class Compiler {
     if (!reclassify) changedKeys(last.ingresses, snapshot.ingresses, (k) => changed.push(k));
     // An Ingress whose basic-auth Secret changed is planned again (access.ts).
     // So is one whose auth-proxy-set-headers ConfigMap changed (auth-headers.ts).
-    // Both compared in what the compiler reads of them (store/relevance.ts): the store keeps a
+    // Both compared in what the compiler reads of them (planIsCurrent, store/relevance.ts): the store keeps a
     // Secret's or ConfigMap's label or resourceVersion update too, which plans nothing again.
-    if (!reclassify && last.secrets !== null && (snapshot.secrets !== last.secrets || snapshot.configMaps !== last.configMaps)) {
-      const secrets = new Set<string>();
-      const configMaps = new Set<string>();
-      relevantChangedKeys("Secret", last.secrets, snapshot.secrets, (k) => void secrets.add(k));
-      relevantChangedKeys("ConfigMap", last.configMaps ?? NO_CONFIG_MAPS, snapshot.configMaps ?? NO_CONFIG_MAPS, (k) => void configMaps.add(k));
-      changed.push(...served.staleAuth(snapshot.ingresses, secrets, configMaps));
-    }
+    if (!reclassify && (snapshot.secrets !== last.secrets || snapshot.configMaps !== last.configMaps)) changed.push(...served.staleAuth(snapshot.ingresses, snapshot.secrets, snapshot.configMaps));
     const bulkAbove = this.#bulkAbove ?? Math.max(32, snapshot.ingresses.size / 8);
     if (reclassify || this.#table === null || changed.length > bulkAbove) served.rebuild(snapshot.ingresses, snapshot.secrets, this.#ctx, dirty, snapshot.configMaps);
     else for (const key of changed) served.update(key, snapshot.ingresses, snapshot.secrets, this.#ctx, dirty, snapshot.configMaps);
@@ -426,13 +480,28 @@ export class Compiler {
       if (typeof hosts === "string") dirty.add(hosts);
       else if (hosts !== undefined) for (const hostKey of hosts) dirty.add(hostKey);
     };
-    // Compared in what the compiler reads of them (store/relevance.ts): a relist replaces every
-    // object with an equal one, and a status or resourceVersion write replaces one; neither
-    // builds a host again.
-    if (last.services === null) changedKeys(null, snapshot.services, serviceChanged);
-    else relevantChangedKeys("Service", last.services, snapshot.services, serviceChanged);
-    if (last.slices === null) changedKeys(null, snapshot.endpointSlices, serviceChanged);
-    else relevantChangedGroups(last.slices, snapshot.endpointSlices, serviceChanged);
+    // Compared in what the hosts read of them: a Service's spec (resolveRef: backend-cache.ts
+    // sameService), a group slice by slice (sameSliceGroup). A relist replaces every object with
+    // an equal one, and a status, annotation or resourceVersion write replaces one; neither
+    // builds a host again. The keys are kept for the Gateway part, which compares the same maps
+    // (#withGateway); a Service changed in its other relevant parts only matters there, to the
+    // Gateways' own Services with --gateway-ports.
+    const diff: SharedDiff | null = this.#gw === null ? null : { services: last.services, slices: last.slices, serviceSpec: [], serviceOther: [], sliceGroups: [] };
+    const serviceOther = diff === null || this.#config.gatewayPorts === null ? null : (k: string) => void diff.serviceOther.push(k);
+    serviceChanges(
+      last.services,
+      snapshot.services,
+      (k) => {
+        serviceChanged(k);
+        diff?.serviceSpec.push(k);
+      },
+      serviceOther,
+    );
+    relevantChangedGroups(last.slices, snapshot.endpointSlices, (k) => {
+      serviceChanged(k);
+      diff?.sliceGroups.push(k);
+    });
+    this.#sharedDiff = diff;
 
     // spec.tls: bindings, and every host whose TLS coverage flips.
     if (served.tlsChanged || this.#tls === null || snapshot.secrets !== last.secrets || ownersMayChange) {
@@ -455,6 +524,7 @@ export class Compiler {
     const added: string[] = [];
     let removed = 0;
     let aliasesDirty = false;
+    hostEntryChecks.count += dirty.size;
     for (const hostKey of dirty) {
       const prev = this.#hosts.get(hostKey);
       const plans = served.contributors.get(hostKey);

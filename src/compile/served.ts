@@ -115,26 +115,16 @@ export class ServedPlans {
 
   /**
    * Keys of the Ingresses whose basic-auth, CA or proxy-ssl Secret, or auth-proxy-set-headers or
-   * custom-headers ConfigMap, is among `secrets` / `configMaps`: the keys that changed in what
-   * the compiler reads of them (compile.ts finds them with relevantChangedKeys), so a metadata
-   * update of a named object plans nothing again (to update).
+   * custom-headers ConfigMap, is no longer what their plan read (to update). planIsCurrent
+   * compares each in what the compiler reads of it (store/relevance.ts), so a metadata-only
+   * update of a named object plans nothing again.
    */
-  staleAuth(ingresses: ReadonlyMap<string, Ingress>, secrets: ReadonlySet<string>, configMaps: ReadonlySet<string>): string[] {
+  staleAuth(ingresses: ReadonlyMap<string, Ingress>, secrets: ReadonlyMap<string, Secret>, configMaps?: ReadonlyMap<string, ConfigMap>): string[] {
     const out: string[] = [];
-    if (secrets.size === 0 && configMaps.size === 0) return out;
-    const named = (read: { readonly key: string } | null, keys: ReadonlySet<string>) => read !== null && keys.has(read.key);
     for (const key of this.#authKeys) {
       const plan = this.#plans.get(key);
-      if (
-        plan === undefined ||
-        !ingresses.has(key) ||
-        named(plan.authSecret, secrets) ||
-        named(plan.caSecret, secrets) ||
-        named(plan.proxySslSecret, secrets) ||
-        named(plan.headersConfigMap, configMaps) ||
-        named(plan.customHeadersConfigMap, configMaps)
-      )
-        out.push(key);
+      const ing = ingresses.get(key);
+      if (plan === undefined || ing === undefined || !planIsCurrent(plan, ing, secrets, configMaps)) out.push(key);
     }
     return out;
   }

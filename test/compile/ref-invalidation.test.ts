@@ -4,7 +4,7 @@
 // step applies one change to a real Store, compiles with one long-lived Compiler, counts the
 // served plans that are new objects, and holds the result equal to a full compile.
 import { describe, expect, test } from "bun:test";
-import { compile, Compiler } from "../../src/compile/compile.ts";
+import { compile, Compiler, hostEntryChecks } from "../../src/compile/compile.ts";
 import type { CompileResult } from "../../src/compile/types.ts";
 import { parseObject, type Kind } from "../../src/model/kinds.ts";
 import { Store } from "../../src/store/store.ts";
@@ -135,5 +135,38 @@ describe("Services and EndpointSlices compared in what is read", () => {
     step("an endpoint of web1 not ready", () => put(store, "EndpointSlice", slice(1, false, { resourceVersion: "3" })), ["app1.test"]);
     expect(backendOf(last, "app1.test").endpoints.map((u) => u.address)).toEqual(["10.0.0.1"]);
     step("a Service's port", () => put(store, "Service", { ...service(3, { resourceVersion: "3" }), spec: { ports: [{ name: "http", port: 81, targetPort: 8080 }] } }), ["app3.test"]);
+  });
+
+  // A host reads a Service through resolveRef, which reads its spec only (backend-cache.ts
+  // sameService): a status or annotation write, which the store keeps (store/relevance.ts counts
+  // both), checks no host again; a spec change checks the hosts using it.
+  test("a Service's status or annotation write checks no host again; its spec checks its host", () => {
+    const store = new Store();
+    for (let i = 0; i < 4; i++) {
+      put(store, "Ingress", ing(i));
+      put(store, "Service", service(i));
+      put(store, "EndpointSlice", slice(i, true));
+    }
+    const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
+    let last = compiler.compile(store.snapshot());
+    const step = (what: string, change: () => boolean, checked: number) => {
+      expect(change(), `${what}: the store keeps it`).toBe(true);
+      const snap = store.snapshot();
+      const before = hostEntryChecks.count;
+      const r = compiler.compile(snap);
+      expect(hostEntryChecks.count - before, what).toBe(checked);
+      expect(view(r), what).toBe(view(compile(snap, DEFAULT_COMPILE_CONFIG)));
+      if (checked === 0) expect(r.table, what).toBe(last.table);
+      last = r;
+    };
+    const apply = (raw: unknown) => {
+      const p = parseObject("Service", raw);
+      if (!p.ok) throw new Error(p.diagnostic.message);
+      return store.apply({ type: "MODIFIED", kind: "Service", object: p.object });
+    };
+    step("web1's status", () => apply(service(1, { resourceVersion: "2" }, { loadBalancer: { ingress: [{ ip: "192.0.2.1" }] } })), 0);
+    step("web2's annotations", () => apply(service(2, { resourceVersion: "2", annotations: { "example.com/owner": "team-a" } })), 0);
+    step("web3's managed-by label", () => apply(service(3, { resourceVersion: "2", labels: { "app.kubernetes.io/managed-by": "someone" } })), 0);
+    step("web1's port", () => apply({ ...service(1, { resourceVersion: "3" }), spec: { ports: [{ name: "http", port: 81, targetPort: 8080 }] } }), 1);
   });
 });

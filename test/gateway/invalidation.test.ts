@@ -168,6 +168,14 @@ ports: [{ name: first-port, port: 3000 }, { name: second-port, port: 3001 }]
       store.replace("EndpointSlice", [...store.view("EndpointSlice").values()].map((o) => ({ ...o, metadata: { ...o.metadata } })));
       store.replace("Service", [...store.view("Service").values()].map((o) => ({ ...o, metadata: { ...o.metadata } })));
     }, 0);
+    // A route reads a Service's spec only (gateway/rules.ts: its presence, its ports'
+    // appProtocol; compile/backend-cache.ts sameService): a status or annotation write of the
+    // backend every route names, which the store keeps (store/relevance.ts), compiles no route.
+    step("the backend's Service, status and annotation only", () => {
+      const svc = store.view("Service").get(`${INFRA}/infra-backend-v1`)!;
+      const object = { ...svc, metadata: { ...svc.metadata, resourceVersion: "7", annotations: { "example.com/owner": "team-a" } }, status: { loadBalancer: { ingress: [{ ip: "192.0.2.1" }] } } };
+      expect(store.apply({ type: "MODIFIED", kind: "Service", object } as Parameters<Store["apply"]>[0])).toBe(true);
+    }, 0);
     step("the backend's endpoint address", () => apply(store, "MODIFIED", slice("3", "127.0.1.9")), 18, 54);
   });
 });

@@ -289,6 +289,17 @@ function listenerReads(base: ReadonlyMap<string, GatewayState>): { secrets: Set<
 const sameGatewayState = (a: GatewayState, b: GatewayState): boolean =>
   relevantEqual("Gateway", a.gateway, b.gateway) && deepEqual(a.conditions, b.conditions) && deepEqual(a.listeners, b.listeners);
 
+/** The result with no Gateway of ours: no route, no table, nothing read (the next compile starts over). */
+const emptyResult = (classes: GatewayCompileResult["classes"], gateways: GatewayCompileResult["gateways"]): GatewayCompileResult => ({
+  classes,
+  gateways,
+  routes: [],
+  table: null,
+  certificates: [],
+  deps: NO_DEPS,
+  diagnostics: [],
+});
+
 /**
  * A listener input changed (a GatewayClass, a Gateway, a listener's Secret, a ReferenceGrant
  * from Gateways): every Gateway's state is made again (attach.ts makes each from its own
@@ -395,14 +406,16 @@ export function compileGateways(
   const listenerSecret = reuse && [...changes!.secrets].some((k) => state!.secrets.has(k));
   const listenersChanged =
     reuse && (listenerSecret || grants!.gateways || !unchanged("GatewayClass", state!.gatewayClasses, snapshot.gatewayClasses) || !unchanged("Gateway", state!.gateways, snapshot.gateways));
-  /** A class's or a Gateway's state changed, or a listener's Secret did (its certificate is read below). */
+  /** A class's or a Gateway's state changed (revalidateGateways), so the listener diagnostics may have. */
+  let revalidated = false;
+  /** That, or a listener's Secret changed (its certificate is read below). */
   let restated = false;
   // The routes to compile again.
   const redo = new Set<string>();
   if (!reuse || state === undefined) {
     const classes = ourClasses(snapshot, controllerName);
     const base = classes.size === 0 ? new Map<string, GatewayState>() : ourGateways(snapshot, classes);
-    if (base.size === 0) return { classes, gateways: base, routes: [], table: null, certificates: [], deps: NO_DEPS, diagnostics: [] };
+    if (base.size === 0) return emptyResult(classes, base);
     const { secrets, selectsNamespaces } = listenerReads(base);
     state = {
       controllerName,
@@ -436,9 +449,10 @@ export function compileGateways(
   } else {
     const st = state;
     if (listenersChanged) {
-      restated = revalidateGateways(st, snapshot, redo) || listenerSecret;
+      revalidated = revalidateGateways(st, snapshot, redo);
+      restated = revalidated || listenerSecret;
       // No Gateway of ours left: the result a full compile gives, and no state (the next compile starts over).
-      if (st.base.size === 0) return { classes: st.classes, gateways: st.base, routes: [], table: null, certificates: [], deps: NO_DEPS, diagnostics: [] };
+      if (st.base.size === 0) return emptyResult(st.classes, st.base);
     }
     st.gatewayClasses = snapshot.gatewayClasses;
     st.gateways = snapshot.gateways;
@@ -605,7 +619,9 @@ export function compileGateways(
   // route certificates likewise, when no redone route has or had any.
   let statuses: RouteStatus[];
   let patch = !reorder && st.statusAt !== null;
-  let walkOthers = !patch || restated;
+  // A listener Secret's new data alone leaves the listener diagnostics and every route's work
+  // as they were (revalidateGateways found no state changed): no walk over the other routes.
+  let walkOthers = !patch || revalidated;
   for (const [key, old] of replaced) {
     const next = st.works.get(key);
     if ((old?.status ?? null) === null || (next?.status ?? null) === null) patch = false;
