@@ -16,16 +16,14 @@ import { Registry } from "../../src/admin/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { AccessRecord } from "../../src/log/access.ts";
 import { createLogger, silentLogger, type Logger } from "../../src/log/logger.ts";
-import { createGatewayPortListeners } from "../../src/serving/gateway-ports.ts";
 import { createHttpsListener, type HttpsListenerOptions } from "../../src/serving/https.ts";
-import { lookup } from "../../src/table/lookup.ts";
 import { serveTraffic, type Serving } from "../../src/serving/serve.ts";
 import { createTlsBuilder } from "../../src/serving/tls.ts";
 import { buildTable } from "../../src/table/build.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { freePort } from "../e2e/harness.ts";
 import { curl } from "../http2/helpers.ts";
-import { makeBackend, makeRoute, makeTable, testConfig, type RouteSpec } from "../proxy/helpers.ts";
+import { makeBackend, makeRoute, makeTable, testConfig, testGatewayPorts, type RouteSpec } from "../proxy/helpers.ts";
 import { type RawBackend, type RawRequest } from "../proxy/raw.ts";
 import { xffBackend } from "./xff-backend.ts";
 import { eventually } from "../wait.ts";
@@ -516,7 +514,7 @@ describe("a Gateway's own HTTPS port (--gateway-ports) with a GRPCRoute beside a
       const port = freePort();
       const table = ownPortTable(port);
       const tls = { entries: [{ cert: cert.certPem, key: cert.keyPem, ciphers: config.tlsCiphers, secureOptions: 0 }], fingerprint: "own" };
-      const l = createGatewayPortListeners({ config, log: silentLogger, hostname: "127.0.0.1", reusePort: false, table: () => table, deps: { config, lookup, log: silentLogger }, tls: () => tls });
+      const l = testGatewayPorts(config, () => table, () => tls);
       try {
         l.fit(table);
         expect(l.ports.get(port)).toEqual({ https: true });
