@@ -5,15 +5,15 @@
 // baseline is the bare Bun.serve({ tls, http2: true }) `fetch` proxy (bench/lib/bare-h2-proxy.ts,
 // the runtime's ceiling for this design) or another tree's src/main.ts (--baseline-main).
 // Loopback only; every process it starts is stopped.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { makeCert } from "./lib/certs.ts";
 import { ensureTools, type Tools } from "./lib/install.ts";
 import { freePorts } from "./lib/net.ts";
 import { addCleanup, installCleanup, logTail, runMain, start, stop, stopAll } from "./lib/procs.ts";
-import { pairedFlags, pairSeries, ratioCells, writeReport, type Pair as PairOf } from "./lib/paired-run.ts";
-import { HOST, startBackend, startPortico, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
+import { pairedFlags, pairSeries, porticoStarter, ratioCells, writeReport, type Pair as PairOf } from "./lib/paired-run.ts";
+import { HOST, startBackend, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
 
 const HELP = `bun bench/paired-tls.ts [options]
   --client C         h1 (HTTPS HTTP/1.1, 64 connections), h2 (HTTPS, 16 connections x 10 streams)
@@ -92,13 +92,7 @@ async function main(): Promise<void> {
     const cert = await makeCert(tools.openssl, dir, HOST);
     // No redirect to HTTPS: the h2c cells use the plain port.
     const manifests = writeManifests(dir, upstreamsFor(backend.ports, "keepalive"), cert, 0, { "nginx.ingress.kubernetes.io/ssl-redirect": "false" });
-    const portico = async (main: string, name: string) => {
-      const d = join(dir, name);
-      mkdirSync(d, { recursive: true });
-      const r = await startPortico(tools, manifests, { root: ROOT, main, dir: d, cpus: "0", workers: 1, tls: true });
-      procs.push(r);
-      return r;
-    };
+    const portico = porticoStarter(tools, { root: ROOT, dir, manifests, tls: true, procs });
     const a = await portico(porticoMain, "portico");
     const twin = aa > 0 ? await portico(porticoMain, "twin") : null;
     const b = baselineMain === null ? await bare(tools, dir, cert.certFile, cert.keyFile, backend.ports.keepalive) : await portico(baselineMain, "baseline");

@@ -9,13 +9,13 @@
 // per request, under the same conditions, and whatever slows the machine slows both alike.
 // The report includes an A/A check (the build against itself) so the noise floor is stated
 // with the figure.
-import { mkdtempSync, rmSync, mkdirSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureTools, versions } from "./lib/install.ts";
 import { addCleanup, installCleanup, runMain, stopAll } from "./lib/procs.ts";
-import { pairedFlags, pairSeries, ratioCells, writeReport, type Pair as PairOf } from "./lib/paired-run.ts";
-import { HOST, startBackend, startPortico, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
+import { pairedFlags, pairSeries, porticoStarter, ratioCells, writeReport, type Pair as PairOf } from "./lib/paired-run.ts";
+import { HOST, startBackend, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
 import { runWrk, type WrkResult } from "./lib/wrk.ts";
 
 const HELP = `bun bench/paired.ts --baseline-main F [options]
@@ -32,7 +32,6 @@ const baselineMain = flags.baselineMain ?? "";
 const ROOT = join(import.meta.dir, "..");
 const out = flags.out ?? join(import.meta.dir, "results", "paired.md");
 const log = (msg: string) => process.stderr.write(`[paired ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-const PROXY_CPU = "0";
 const CLIENT_CPU = "1";
 
 type Pair = PairOf<WrkResult>;
@@ -53,17 +52,10 @@ async function main(): Promise<void> {
     const backend = await startBackend(tools, join(dir, "backend"), CLIENT_CPU, 0);
     procs.push({ proc: backend.proc, http: 0, https: 0, stop: backend.stop });
     const manifests = writeManifests(dir, upstreamsFor(backend.ports, "keepalive"), null);
-    const start = (main: string, name: string) => {
-      const d = join(dir, name);
-      mkdirSync(d, { recursive: true });
-      return startPortico(tools, manifests, { root: ROOT, main, dir: d, cpus: PROXY_CPU, workers: 1, tls: false });
-    };
+    const start = porticoStarter(tools, { root: ROOT, dir, manifests, tls: false, procs });
     const portico = await start(porticoMain, "portico");
-    procs.push(portico);
     const twin = await start(porticoMain, "twin");
-    procs.push(twin);
     const baseline = await start(baselineMain, "baseline");
-    procs.push(baseline);
     // Both wrk runs start together and last as long; a warm-up pair first, then the measured ones.
     const pair = async (a: Running, b: Running, seconds: number): Promise<Pair> => {
       const run = (p: Running) =>

@@ -10,15 +10,15 @@
 // h2 (the front and node:http2 against node:http2 alone: what the split costs the hosts that
 // stay on node:http2). h2load connects by name (--connect-to) so the ClientHello carries the
 // SNI. Loopback only; every process it starts is stopped.
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { makeCert } from "./lib/certs.ts";
 import { ingress, toYaml } from "./lib/cluster.ts";
 import { ensureTools, versions, type Tools } from "./lib/install.ts";
 import { addCleanup, installCleanup, runMain, stopAll } from "./lib/procs.ts";
-import { pairedFlags, pairSeries, ratioCells, writeReport, type Pair as PairOf } from "./lib/paired-run.ts";
-import { HOST, startBackend, startPortico, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
+import { pairedFlags, pairSeries, porticoStarter, ratioCells, writeReport, type Pair as PairOf } from "./lib/paired-run.ts";
+import { HOST, startBackend, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
 
 const HELP = `bun bench/tls-split.ts --baseline-main F [options]
   --baseline-main F  the tree whose node:http2 serves the whole HTTPS port while a gRPC route exists (its src/main.ts)
@@ -91,13 +91,7 @@ async function main(): Promise<void> {
       ingress("bench", "grpc", GRPC_HOST, [{ path: "/grpc.Bench", pathType: "Prefix", service: "backend" }], null, "1", { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" }),
       ingress("bench", "grpc-host-plain", GRPC_HOST, [{ path: "/", pathType: "Prefix", service: "backend" }], null, "1", { "nginx.ingress.kubernetes.io/ssl-redirect": "false" }),
     ])}`);
-    const portico = async (main: string, name: string) => {
-      const d = join(dir, name);
-      mkdirSync(d, { recursive: true });
-      const r = await startPortico(tools, manifests, { root: ROOT, main, dir: d, cpus: "0", workers: 1, tls: true });
-      procs.push(r);
-      return r;
-    };
+    const portico = porticoStarter(tools, { root: ROOT, dir, manifests, tls: true, procs });
     const split = await portico(porticoMain, "split");
     const twin = aa > 0 ? await portico(porticoMain, "twin") : null;
     const whole = await portico(baselineMain, "baseline");

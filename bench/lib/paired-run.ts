@@ -4,10 +4,12 @@
 // head start) and the report's ratio columns. The two proxies of a pair share CPU 0 during the
 // same seconds, so the ratio of their rates is the inverse ratio of their CPU cost per request.
 import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { intFlag } from "./flags.ts";
+import type { Tools } from "./install.ts";
 import { median } from "./report.ts";
+import { startPortico, type Running } from "./systems.ts";
 
 export interface PairedFlags {
   readonly duration: number;
@@ -60,6 +62,20 @@ export function pairedFlags(
     baselineMain: str("baseline-main"),
     out: str("out"),
     extra: Object.fromEntries(Object.keys(extra).map((k) => [k, str(k)])),
+  };
+}
+
+/**
+ * Starts one Portico of a pair from entry point `main` on `manifests`, alone on CPU 0 with one
+ * worker, in its own directory `dir/name`, and adds it to `procs` (stopped in reverse order).
+ */
+export function porticoStarter(tools: Tools, o: { root: string; dir: string; manifests: string; tls: boolean; procs: Running[] }) {
+  return async (main: string, name: string): Promise<Running> => {
+    const d = join(o.dir, name);
+    mkdirSync(d, { recursive: true });
+    const r = await startPortico(tools, o.manifests, { root: o.root, main, dir: d, cpus: "0", workers: 1, tls: o.tls });
+    o.procs.push(r);
+    return r;
   };
 }
 
