@@ -9,7 +9,7 @@ import { isGrpcBackend } from "../upstream/grpc.ts";
 import { upstreamHeaders, type ForwardContext } from "../../http/headers.ts";
 import { guardRequest } from "../upstream/watchdog.ts";
 import { connectUpstreamWs, upgradeClient, UpgradeDeclined } from "../upstream/websocket.ts";
-import { meterRequestBody } from "./body.ts";
+import { bodyMinRate, meterRequestBody } from "./body.ts";
 import { bufferRequestBody, type BufferedBody } from "./buffer.ts";
 import type { Exchange } from "./context.ts";
 import { IDLE_TIMEOUT_S } from "./keepalive.ts";
@@ -151,7 +151,7 @@ async function forwardWithBody(x: Exchange): Promise<ForwardResult> {
     limit: opts.maxBodySize ?? c.maxBodySize,
     declared: cl === null ? null : Number(cl),
     gapMs: c.clientBodyTimeoutMs,
-    minRate: c.clientBodyMinRate,
+    minRate: bodyMinRate(c.clientBodyMinRate),
     clientGone: () => req.signal.aborted,
     // The node listeners (a RequestServer with a transport) hand over a body only once its
     // message has ended; Bun.serve's HTTP/1.1 ends a chunked body before its tail is parsed.
