@@ -10,13 +10,14 @@
 // Loopback only; every process it starts is stopped.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { BUN_HEADER_FLAG } from "../src/config/header-buffers.ts";
 import { intFlag } from "./lib/flags.ts";
 import { ensureTools } from "./lib/install.ts";
 import { freePorts, waitFor } from "./lib/net.ts";
 import { addCleanup, installCleanup, logTail, runMain, start, stop, stopAll } from "./lib/procs.ts";
+import { writeReport } from "./lib/paired-run.ts";
 import { median } from "./lib/report.ts";
 import { HOST, startBackend, upstreamsFor, writeManifests } from "./lib/systems.ts";
 
@@ -176,11 +177,7 @@ async function main(): Promise<void> {
     `| trials (all, per request) | ${results.map((r) => r.totals.map((t) => t.toFixed(1)).join(", ") + (r.dropped > 0 ? ` (${r.dropped} dropped: a collection ran)` : "")).join(" | ")} |`,
     "",
   ].join("\n");
-  if (flags.out !== undefined) {
-    mkdirSync(dirname(resolve(flags.out)), { recursive: true });
-    writeFileSync(resolve(flags.out), md);
-  }
-  console.log(md);
+  writeReport(flags.out, md);
 }
 
 await runMain(main);

@@ -5,17 +5,15 @@
 // baseline is the bare Bun.serve({ tls, http2: true }) `fetch` proxy (bench/lib/bare-h2-proxy.ts,
 // the runtime's ceiling for this design) or another tree's src/main.ts (--baseline-main).
 // Loopback only; every process it starts is stopped.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { join, resolve } from "node:path";
 import { makeCert } from "./lib/certs.ts";
-import { intFlag } from "./lib/flags.ts";
 import { ensureTools, type Tools } from "./lib/install.ts";
 import { freePorts } from "./lib/net.ts";
 import { addCleanup, installCleanup, logTail, runMain, start, stop, stopAll } from "./lib/procs.ts";
-import { median } from "./lib/report.ts";
-import { HOST, startBackend, startPortico, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
+import { pairedFlags, pairSeries, porticoStarter, ratioCells, writeReport, type Pair as PairOf } from "./lib/paired-run.ts";
+import { HOST, startBackend, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
 
 const HELP = `bun bench/paired-tls.ts [options]
   --client C         h1 (HTTPS HTTP/1.1, 64 connections), h2 (HTTPS, 16 connections x 10 streams)
@@ -27,29 +25,11 @@ const HELP = `bun bench/paired-tls.ts [options]
   --aa N             A/A pairs (this build against itself) first (default 0)
   --out FILE         report path (default: print only)`;
 
-const { values: flags } = parseArgs({
-  options: {
-    client: { type: "string", default: "h1" },
-    "baseline-main": { type: "string" },
-    "portico-main": { type: "string" },
-    duration: { type: "string" },
-    reps: { type: "string" },
-    aa: { type: "string" },
-    out: { type: "string" },
-    help: { type: "boolean", default: false },
-  },
-});
-if (flags.help) {
-  console.log(HELP);
-  process.exit(0);
-}
-const client = String(flags.client);
+const flags = pairedFlags(HELP, { reps: 5, aa: 0, baselineRequired: false }, { client: "h1" });
+const client = String(flags.extra.client);
 if (client !== "h1" && client !== "h2" && client !== "h2c" && client !== "http") throw new Error("--client: h1, h2, h2c or http");
-const duration = intFlag(flags.duration, 5, 1, 60, "duration");
-const reps = intFlag(flags.reps, 5, 1, 30, "reps");
-const aa = intFlag(flags.aa, 0, 0, 30, "aa");
-const porticoMain = flags["portico-main"] ?? "src/main.ts";
-const baselineMain = flags["baseline-main"] ?? null;
+const { duration, reps, aa, porticoMain } = flags;
+const baselineMain = flags.baselineMain ?? null;
 const ROOT = resolve(import.meta.dir, "..");
 const log = (msg: string) => process.stderr.write(`[paired-tls ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
@@ -93,10 +73,7 @@ async function bare(tools: Tools, dir: string, certFile: string, keyFile: string
   throw new Error(`the bare proxy did not start: ${await logTail(logFile)}`);
 }
 
-interface Pair {
-  readonly a: H2;
-  readonly b: H2;
-}
+type Pair = PairOf<H2>;
 
 async function main(): Promise<void> {
   if (cpus().length < 2) throw new Error("needs 2 CPUs");
@@ -115,13 +92,7 @@ async function main(): Promise<void> {
     const cert = await makeCert(tools.openssl, dir, HOST);
     // No redirect to HTTPS: the h2c cells use the plain port.
     const manifests = writeManifests(dir, upstreamsFor(backend.ports, "keepalive"), cert, 0, { "nginx.ingress.kubernetes.io/ssl-redirect": "false" });
-    const portico = async (main: string, name: string) => {
-      const d = join(dir, name);
-      mkdirSync(d, { recursive: true });
-      const r = await startPortico(tools, manifests, { root: ROOT, main, dir: d, cpus: "0", workers: 1, tls: true });
-      procs.push(r);
-      return r;
-    };
+    const portico = porticoStarter(tools, { root: ROOT, dir, manifests, tls: true, procs });
     const a = await portico(porticoMain, "portico");
     const twin = aa > 0 ? await portico(porticoMain, "twin") : null;
     const b = baselineMain === null ? await bare(tools, dir, cert.certFile, cert.keyFile, backend.ports.keepalive) : await portico(baselineMain, "baseline");
@@ -131,16 +102,7 @@ async function main(): Promise<void> {
       if (rx.failed > 0 || ry.failed > 0) throw new Error(`failed requests in a pair: ${JSON.stringify({ rx, ry })}`);
       return { a: rx, b: ry };
     };
-    const series = async (x: Running, y: Running, n: number, what: string): Promise<Pair[]> => {
-      const got: Pair[] = [];
-      await pair(x, y, 1);
-      for (let i = 0; i < n; i++) {
-        const p = i % 2 === 0 ? await pair(x, y, duration) : flip(await pair(y, x, duration));
-        log(`${what} ${i + 1}/${n}: ${p.a.rps.toFixed(0)} vs ${p.b.rps.toFixed(0)} req/s = ${(p.a.rps / p.b.rps).toFixed(3)}×`);
-        got.push(p);
-      }
-      return got;
-    };
+    const series = (x: Running, y: Running, n: number, what: string) => pairSeries(pair, x, y, n, duration, log, what);
     if (twin !== null) aaPairs = await series(a, twin, aa, "A/A");
     pairs = await series(a, b, reps, "portico vs baseline");
   } finally {
@@ -148,9 +110,6 @@ async function main(): Promise<void> {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });
   }
-  const ratios = (ps: readonly Pair[]) => ps.map((p) => p.a.rps / p.b.rps);
-  const fmt = (xs: readonly number[]) => xs.map((x) => x.toFixed(3)).join(", ");
-  const r = ratios(pairs);
   const base = baselineMain === null ? "the bare proxy (`bench/lib/bare-h2-proxy.ts`)" : `\`${baselineMain}\``;
   const md = [
     `# Portico against ${baselineMain === null ? "the bare Bun.serve h2 proxy" : "another build"}, ${client === "h1" ? "HTTPS HTTP/1.1" : client === "h2" ? "HTTPS h2" : client === "http" ? "plain HTTP/1.1" : "h2c"}, side by side`,
@@ -162,19 +121,11 @@ async function main(): Promise<void> {
     "",
     "| comparison | pairs | ratios | median ratio | median req/s (each, sharing CPU 0) |",
     "|---|---:|---|---:|---:|",
-    ...(aaPairs.length === 0 ? [] : [`| A/A | ${aaPairs.length} | ${fmt(ratios(aaPairs))} | ${median(ratios(aaPairs)).toFixed(3)}× | ${median(aaPairs.map((p) => p.a.rps)).toFixed(0)} vs ${median(aaPairs.map((p) => p.b.rps)).toFixed(0)} |`]),
-    `| portico vs baseline | ${pairs.length} | ${fmt(r)} | **${median(r).toFixed(3)}×** | ${median(pairs.map((p) => p.a.rps)).toFixed(0)} vs ${median(pairs.map((p) => p.b.rps)).toFixed(0)} |`,
+    ...(aaPairs.length === 0 ? [] : [`| A/A | ${ratioCells(aaPairs, false)} |`]),
+    `| portico vs baseline | ${ratioCells(pairs)} |`,
     "",
   ].join("\n");
-  if (flags.out !== undefined) {
-    mkdirSync(dirname(resolve(flags.out)), { recursive: true });
-    writeFileSync(resolve(flags.out), md);
-  }
-  console.log(md);
-}
-
-function flip(p: Pair): Pair {
-  return { a: p.b, b: p.a };
+  writeReport(flags.out, md);
 }
 
 await runMain(main);

@@ -9,15 +9,13 @@
 // per request, under the same conditions, and whatever slows the machine slows both alike.
 // The report includes an A/A check (the build against itself) so the noise floor is stated
 // with the figure.
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { parseArgs } from "node:util";
-import { intFlag } from "./lib/flags.ts";
+import { join } from "node:path";
 import { ensureTools, versions } from "./lib/install.ts";
 import { addCleanup, installCleanup, runMain, stopAll } from "./lib/procs.ts";
-import { median } from "./lib/report.ts";
-import { HOST, startBackend, startPortico, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
+import { pairedFlags, pairSeries, porticoStarter, ratioCells, writeReport, type Pair as PairOf } from "./lib/paired-run.ts";
+import { HOST, startBackend, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
 import { runWrk, type WrkResult } from "./lib/wrk.ts";
 
 const HELP = `bun bench/paired.ts --baseline-main F [options]
@@ -28,37 +26,15 @@ const HELP = `bun bench/paired.ts --baseline-main F [options]
   --aa N             A/A pairs (this build against itself) before the comparison (default 3)
   --out FILE         report path (default bench/results/paired.md)`;
 
-const { values: flags } = parseArgs({
-  options: {
-    "baseline-main": { type: "string" },
-    "portico-main": { type: "string" },
-    duration: { type: "string" },
-    reps: { type: "string" },
-    aa: { type: "string" },
-    out: { type: "string" },
-    help: { type: "boolean", default: false },
-  },
-});
-if (flags.help || flags["baseline-main"] === undefined) {
-  console.log(HELP);
-  process.exit(flags.help ? 0 : 2);
-}
-
-const duration = intFlag(flags.duration, 5, 1, 60, "duration");
-const reps = intFlag(flags.reps, 7, 1, 30, "reps");
-const aa = intFlag(flags.aa, 3, 0, 30, "aa");
-const baselineMain = flags["baseline-main"];
-const porticoMain = flags["portico-main"] ?? "src/main.ts";
+const flags = pairedFlags(HELP, { reps: 7, aa: 3, baselineRequired: true });
+const { duration, reps, aa, porticoMain } = flags;
+const baselineMain = flags.baselineMain ?? "";
 const ROOT = join(import.meta.dir, "..");
 const out = flags.out ?? join(import.meta.dir, "results", "paired.md");
 const log = (msg: string) => process.stderr.write(`[paired ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-const PROXY_CPU = "0";
 const CLIENT_CPU = "1";
 
-interface Pair {
-  readonly a: WrkResult;
-  readonly b: WrkResult;
-}
+type Pair = PairOf<WrkResult>;
 
 async function main(): Promise<void> {
   if (cpus().length < 2) throw new Error("needs 2 CPUs: both proxies on CPU 0, the clients and the backend on CPU 1");
@@ -76,17 +52,10 @@ async function main(): Promise<void> {
     const backend = await startBackend(tools, join(dir, "backend"), CLIENT_CPU, 0);
     procs.push({ proc: backend.proc, http: 0, https: 0, stop: backend.stop });
     const manifests = writeManifests(dir, upstreamsFor(backend.ports, "keepalive"), null);
-    const start = (main: string, name: string) => {
-      const d = join(dir, name);
-      mkdirSync(d, { recursive: true });
-      return startPortico(tools, manifests, { root: ROOT, main, dir: d, cpus: PROXY_CPU, workers: 1, tls: false });
-    };
+    const start = porticoStarter(tools, { root: ROOT, dir, manifests, tls: false, procs });
     const portico = await start(porticoMain, "portico");
-    procs.push(portico);
     const twin = await start(porticoMain, "twin");
-    procs.push(twin);
     const baseline = await start(baselineMain, "baseline");
-    procs.push(baseline);
     // Both wrk runs start together and last as long; a warm-up pair first, then the measured ones.
     const pair = async (a: Running, b: Running, seconds: number): Promise<Pair> => {
       const run = (p: Running) =>
@@ -98,17 +67,7 @@ async function main(): Promise<void> {
       if (ra.errors > 0 || rb.errors > 0 || ra.non2xx > 0 || rb.non2xx > 0) throw new Error(`errors in a pair: ${JSON.stringify({ ra, rb })}`);
       return { a: ra, b: rb };
     };
-    const series = async (a: Running, b: Running, n: number, what: string): Promise<Pair[]> => {
-      const got: Pair[] = [];
-      await pair(a, b, 1);
-      for (let i = 0; i < n; i++) {
-        // Which build wrk starts first alternates, so neither always gets the head start.
-        const p = i % 2 === 0 ? await pair(a, b, duration) : flip(await pair(b, a, duration));
-        log(`${what} ${i + 1}/${n}: ${p.a.rps.toFixed(0)} vs ${p.b.rps.toFixed(0)} req/s = ${(p.a.rps / p.b.rps).toFixed(3)}×`);
-        got.push(p);
-      }
-      return got;
-    };
+    const series = (a: Running, b: Running, n: number, what: string) => pairSeries(pair, a, b, n, duration, log, what);
     aaPairs = await series(portico, twin, aa, "A/A");
     pairs = await series(portico, baseline, reps, "portico vs baseline");
   } finally {
@@ -116,9 +75,6 @@ async function main(): Promise<void> {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });
   }
-  const ratios = (ps: readonly Pair[]) => ps.map((p) => p.a.rps / p.b.rps);
-  const fmt = (xs: readonly number[]) => xs.map((x) => x.toFixed(3)).join(", ");
-  const r = ratios(pairs);
   const lines = [
     "# Portico against another build, measured at the same time",
     "",
@@ -131,21 +87,13 @@ async function main(): Promise<void> {
     "",
     "| comparison | pairs | ratios | median ratio | median req/s (each, sharing CPU 0) |",
     "|---|---:|---|---:|---:|",
-    ...(aaPairs.length === 0
-      ? []
-      : [`| A/A: this build against itself | ${aaPairs.length} | ${fmt(ratios(aaPairs))} | ${median(ratios(aaPairs)).toFixed(3)}× | ${median(aaPairs.map((p) => p.a.rps)).toFixed(0)} vs ${median(aaPairs.map((p) => p.b.rps)).toFixed(0)} |`]),
-    `| portico vs baseline | ${pairs.length} | ${fmt(r)} | **${median(r).toFixed(3)}×** | ${median(pairs.map((p) => p.a.rps)).toFixed(0)} vs ${median(pairs.map((p) => p.b.rps)).toFixed(0)} |`,
+    ...(aaPairs.length === 0 ? [] : [`| A/A: this build against itself | ${ratioCells(aaPairs, false)} |`]),
+    `| portico vs baseline | ${ratioCells(pairs)} |`,
     "",
   ];
   const md = lines.join("\n");
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, md);
-  console.log(md);
+  writeReport(out, md);
   log(`wrote ${out}`);
-}
-
-function flip(p: Pair): Pair {
-  return { a: p.b, b: p.a };
 }
 
 await runMain(main);

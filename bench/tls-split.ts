@@ -10,17 +10,15 @@
 // h2 (the front and node:http2 against node:http2 alone: what the split costs the hosts that
 // stay on node:http2). h2load connects by name (--connect-to) so the ClientHello carries the
 // SNI. Loopback only; every process it starts is stopped.
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { join, resolve } from "node:path";
 import { makeCert } from "./lib/certs.ts";
 import { ingress, toYaml } from "./lib/cluster.ts";
-import { intFlag } from "./lib/flags.ts";
 import { ensureTools, versions, type Tools } from "./lib/install.ts";
 import { addCleanup, installCleanup, runMain, stopAll } from "./lib/procs.ts";
-import { median } from "./lib/report.ts";
-import { HOST, startBackend, startPortico, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
+import { pairedFlags, pairSeries, porticoStarter, ratioCells, writeReport, type Pair as PairOf } from "./lib/paired-run.ts";
+import { HOST, startBackend, upstreamsFor, writeManifests, type Running } from "./lib/systems.ts";
 
 const HELP = `bun bench/tls-split.ts --baseline-main F [options]
   --baseline-main F  the tree whose node:http2 serves the whole HTTPS port while a gRPC route exists (its src/main.ts)
@@ -30,26 +28,9 @@ const HELP = `bun bench/tls-split.ts --baseline-main F [options]
   --aa N             A/A pairs (this build against itself, ordinary host h2) first (default 0)
   --out FILE         report path (default: print only)`;
 
-const { values: flags } = parseArgs({
-  options: {
-    "baseline-main": { type: "string" },
-    "portico-main": { type: "string" },
-    duration: { type: "string" },
-    reps: { type: "string" },
-    aa: { type: "string" },
-    out: { type: "string" },
-    help: { type: "boolean", default: false },
-  },
-});
-if (flags.help || flags["baseline-main"] === undefined) {
-  console.log(HELP);
-  process.exit(flags.help ? 0 : 2);
-}
-const duration = intFlag(flags.duration, 5, 1, 60, "duration");
-const reps = intFlag(flags.reps, 5, 1, 30, "reps");
-const aa = intFlag(flags.aa, 0, 0, 30, "aa");
-const porticoMain = flags["portico-main"] ?? "src/main.ts";
-const baselineMain = resolve(flags["baseline-main"]);
+const flags = pairedFlags(HELP, { reps: 5, aa: 0, baselineRequired: true });
+const { duration, reps, aa, porticoMain } = flags;
+const baselineMain = resolve(flags.baselineMain ?? "");
 const ROOT = resolve(import.meta.dir, "..");
 const GRPC_HOST = "grpc.bench.local";
 const log = (msg: string) => process.stderr.write(`[tls-split ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -87,10 +68,7 @@ async function h2load(tools: Tools, p: Running, cell: Cell, seconds: number): Pr
   return { rps: Number(fin[1]), failed: Number(req[1]) };
 }
 
-interface Pair {
-  readonly a: H2;
-  readonly b: H2;
-}
+type Pair = PairOf<H2>;
 
 async function main(): Promise<void> {
   if (cpus().length < 2) throw new Error("needs 2 CPUs: both proxies on CPU 0, the clients and the backend on CPU 1");
@@ -113,31 +91,17 @@ async function main(): Promise<void> {
       ingress("bench", "grpc", GRPC_HOST, [{ path: "/grpc.Bench", pathType: "Prefix", service: "backend" }], null, "1", { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" }),
       ingress("bench", "grpc-host-plain", GRPC_HOST, [{ path: "/", pathType: "Prefix", service: "backend" }], null, "1", { "nginx.ingress.kubernetes.io/ssl-redirect": "false" }),
     ])}`);
-    const portico = async (main: string, name: string) => {
-      const d = join(dir, name);
-      mkdirSync(d, { recursive: true });
-      const r = await startPortico(tools, manifests, { root: ROOT, main, dir: d, cpus: "0", workers: 1, tls: true });
-      procs.push(r);
-      return r;
-    };
+    const portico = porticoStarter(tools, { root: ROOT, dir, manifests, tls: true, procs });
     const split = await portico(porticoMain, "split");
     const twin = aa > 0 ? await portico(porticoMain, "twin") : null;
     const whole = await portico(baselineMain, "baseline");
-    const pair = async (x: Running, y: Running, cell: Cell, seconds: number): Promise<Pair> => {
+    const pair = (cell: Cell) => async (x: Running, y: Running, seconds: number): Promise<Pair> => {
       const [rx, ry] = await Promise.all([h2load(tools, x, cell, seconds), h2load(tools, y, cell, seconds)]);
       if (rx.failed > 0 || ry.failed > 0) throw new Error(`failed requests in a pair: ${JSON.stringify({ rx, ry })}`);
       return { a: rx, b: ry };
     };
     const series = async (x: Running, y: Running, cell: Cell, n: number, what: string) => {
-      const got: Pair[] = [];
-      await pair(x, y, cell, 1);
-      for (let i = 0; i < n; i++) {
-        // Which one's h2load starts first alternates.
-        const p = i % 2 === 0 ? await pair(x, y, cell, duration) : flip(await pair(y, x, cell, duration));
-        log(`${cell.label}, ${what} ${i + 1}/${n}: ${p.a.rps.toFixed(0)} vs ${p.b.rps.toFixed(0)} req/s = ${(p.a.rps / p.b.rps).toFixed(3)}×`);
-        got.push(p);
-      }
-      rows.push({ label: cell.label, what, pairs: got });
+      rows.push({ label: cell.label, what, pairs: await pairSeries(pair(cell), x, y, n, duration, log, `${cell.label}, ${what}`) });
     };
     if (twin !== null) await series(split, twin, CELLS[1] as Cell, aa, "A/A: this build twice");
     for (const cell of CELLS) await series(split, whole, cell, reps, "split vs node:http2 alone");
@@ -146,33 +110,21 @@ async function main(): Promise<void> {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });
   }
-  const ratios = (ps: readonly Pair[]) => ps.map((p) => p.a.rps / p.b.rps);
   const md = [
     "# The HTTPS port split by SNI against node:http2 for the whole port, while a gRPC route exists, side by side",
     "",
     `- date: ${started.toISOString()} (${((Date.now() - started.getTime()) / 60000).toFixed(1)} min); command: \`bun bench/tls-split.ts ${process.argv.slice(2).join(" ")}\``,
     `- machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average at start: ${load} (shared with other work); versions: bun ${v.bun}, ${v.nginx}, ${v.openssl}`,
     `- each proxy alone on CPU 0 with the other (\`taskset -c 0\`, \`--workers 1\`, access log off), each driven by its own h2load on CPU 1 (\`taskset -c 1\`) beside one nginx backend (13-byte body, keep-alive) on CPU 1; ${duration} s pairs, which starts first alternates`,
-    `- split: \`${porticoMain}\` (this tree: front + Bun.serve for the ordinary host, front + node:http2 for the gRPC route's host); baseline: \`${flags["baseline-main"]}\` (node:http2 serves the whole HTTPS port while the gRPC route exists)`,
+    `- split: \`${porticoMain}\` (this tree: front + Bun.serve for the ordinary host, front + node:http2 for the gRPC route's host); baseline: \`${flags.baselineMain}\` (node:http2 serves the whole HTTPS port while the gRPC route exists)`,
     "- the ratio is the split's req/s over the baseline's in the same seconds: the inverse ratio of their CPU cost per request",
     "",
     "| cell | comparison | pairs | ratios | median ratio | median req/s (each, sharing CPU 0) |",
     "|---|---|---:|---|---:|---:|",
-    ...rows.map((r) => {
-      const x = ratios(r.pairs);
-      return `| ${r.label} | ${r.what} | ${r.pairs.length} | ${x.map((y) => y.toFixed(3)).join(", ")} | **${median(x).toFixed(3)}×** | ${median(r.pairs.map((p) => p.a.rps)).toFixed(0)} vs ${median(r.pairs.map((p) => p.b.rps)).toFixed(0)} |`;
-    }),
+    ...rows.map((r) => `| ${r.label} | ${r.what} | ${ratioCells(r.pairs)} |`),
     "",
   ].join("\n");
-  if (flags.out !== undefined) {
-    mkdirSync(dirname(resolve(flags.out)), { recursive: true });
-    writeFileSync(resolve(flags.out), md);
-  }
-  console.log(md);
-}
-
-function flip(p: Pair): Pair {
-  return { a: p.b, b: p.a };
+  writeReport(flags.out, md);
 }
 
 await runMain(main);

@@ -5,14 +5,14 @@
 // (`Connection: close`); an A/A series (the baseline configuration against itself) states the
 // noise floor. bench/passthrough.ts and bench/h2c-front.ts are the two users. Loopback only;
 // every process it starts is stopped.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { intFlag } from "./flags.ts";
 import { ensureTools, versions, type Tools } from "./install.ts";
 import { addCleanup, installCleanup, runMain, stopAll } from "./procs.ts";
-import { median } from "./report.ts";
+import { pairSeries, ratioCells, writeReport, type Pair as PairOf } from "./paired-run.ts";
 import { HOST, startBackend, startPortico, upstreamsFor, type Running } from "./systems.ts";
 import { runWrk, type WrkResult } from "./wrk.ts";
 
@@ -20,10 +20,7 @@ const PROXY_CPU = "0";
 const CLIENT_CPU = "1";
 const ROOT = join(import.meta.dir, "..", "..");
 
-interface Pair {
-  readonly a: WrkResult;
-  readonly b: WrkResult;
-}
+type Pair = PairOf<WrkResult>;
 type Shape = "keep-alive" | "new connection per request";
 
 /** One Portico to start: its manifests, whether it serves TLS, its extra flags. */
@@ -114,15 +111,8 @@ export function sideBySide(b: SideBySide): void {
         return { a: ra, b: rb };
       };
       const series = async (x: Running, y: Running, n: number, shape: Shape, what: string) => {
-        const got: Pair[] = [];
-        await pair(x, y, 1, shape);
-        for (let i = 0; i < n; i++) {
-          // Which one's wrk starts first alternates.
-          const p = i % 2 === 0 ? await pair(x, y, duration, shape) : flip(await pair(y, x, duration, shape));
-          log(`${shape}, ${what} ${i + 1}/${n}: ${p.a.rps.toFixed(0)} vs ${p.b.rps.toFixed(0)} req/s = ${(p.a.rps / p.b.rps).toFixed(3)}×`);
-          got.push(p);
-        }
-        rows.push({ shape, what, pairs: got });
+        const measure = (p: Running, q: Running, seconds: number) => pair(p, q, seconds, shape);
+        rows.push({ shape, what, pairs: await pairSeries(measure, x, y, n, duration, log, `${shape}, ${what}`) });
       };
       for (const shape of ["keep-alive", "new connection per request"] as const) {
         if (aa > 0) await series(off, twin, aa, shape, b.aaLabel);
@@ -133,7 +123,6 @@ export function sideBySide(b: SideBySide): void {
       await stopAll();
       rmSync(dir, { recursive: true, force: true });
     }
-    const ratios = (ps: readonly Pair[]) => ps.map((p) => p.a.rps / p.b.rps);
     const lines = [
       `# ${b.title}`,
       "",
@@ -145,22 +134,13 @@ export function sideBySide(b: SideBySide): void {
       "",
       "| client | comparison | pairs | ratios | median ratio | median req/s (each, sharing CPU 0) |",
       "|---|---|---:|---|---:|---:|",
-      ...rows.map((r) => {
-        const x = ratios(r.pairs);
-        return `| ${r.shape} | ${r.what} | ${r.pairs.length} | ${x.map((y) => y.toFixed(3)).join(", ")} | **${median(x).toFixed(3)}×** | ${median(r.pairs.map((p) => p.a.rps)).toFixed(0)} vs ${median(r.pairs.map((p) => p.b.rps)).toFixed(0)} |`;
-      }),
+      ...rows.map((r) => `| ${r.shape} | ${r.what} | ${ratioCells(r.pairs)} |`),
       "",
     ];
     const md = lines.join("\n");
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, md);
-    console.log(md);
+    writeReport(out, md);
     log(`wrote ${out}`);
   }
 
   void runMain(main);
-}
-
-function flip(p: Pair): Pair {
-  return { a: p.b, b: p.a };
 }

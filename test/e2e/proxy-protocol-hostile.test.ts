@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
 import { createCertificate } from "../tls/pki.ts";
-import { namedBackend, rawBackend, type RawBackend } from "../proxy/raw.ts";
+import { namedBackend, rawBackend, readUntilClose, type RawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
 import { startPortico, waitReady, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
@@ -76,17 +76,6 @@ function connect(port = p.ports.http): Promise<net.Socket> {
   });
 }
 
-/** Everything read until the server closes (closed false if 20 s passed first). */
-function readAll(s: net.Socket): Promise<{ data: string; closed: boolean }> {
-  return new Promise((resolve) => {
-    const got: Buffer[] = [];
-    const timer = setTimeout(() => (s.destroy(), resolve({ data: Buffer.concat(got).toString("latin1"), closed: false })), 20_000);
-    s.on("data", (d: Buffer) => void got.push(d));
-    s.on("error", () => {});
-    s.on("close", () => (clearTimeout(timer), resolve({ data: Buffer.concat(got).toString("latin1"), closed: true })));
-  });
-}
-
 /** Writes `bytes` one byte per write, each after the previous one was flushed. */
 async function trickle(s: net.Socket, bytes: Uint8Array): Promise<void> {
   for (const b of bytes) await new Promise<void>((resolve) => s.write(new Uint8Array([b]), () => resolve()));
@@ -107,7 +96,7 @@ function forwardedFor(id: string): string | undefined {
 
 async function served(header: Uint8Array, id: string, oneByteWrites = false): Promise<string | undefined> {
   const s = await connect();
-  const all = readAll(s);
+  const all = readUntilClose(s);
   const bytes = new Uint8Array([...header, ...request(id)]);
   if (oneByteWrites) await trickle(s, bytes);
   else s.write(bytes);
@@ -119,7 +108,7 @@ async function served(header: Uint8Array, id: string, oneByteWrites = false): Pr
 
 async function refused(bytes: Uint8Array): Promise<void> {
   const s = await connect();
-  const all = readAll(s);
+  const all = readUntilClose(s);
   s.write(bytes);
   expect(await all).toEqual({ data: "", closed: true });
 }
@@ -135,7 +124,7 @@ describe("PROXY protocol, hostile input", () => {
     await trickle(raw, v2(0x21, 0x11, V4));
     const s = tls.connect({ socket: raw, servername: HOST, rejectUnauthorized: false });
     await new Promise<void>((resolve, reject) => (s.once("secureConnect", resolve), s.once("error", reject)));
-    const all = readAll(s as unknown as net.Socket);
+    const all = readUntilClose(s as unknown as net.Socket);
     s.write(request("tls-trickle"));
     const r = await all;
     expect(r.data).toStartWith("HTTP/1.1 200 ");
@@ -162,7 +151,7 @@ describe("PROXY protocol, hostile input", () => {
     // as the connection's first bytes, which are no HTTP request.
     const tlvPast = v2(0x21, 0x11, [...V4, 0x04, 0, 200, 1, 2, 3]);
     const s = await connect();
-    const all = readAll(s);
+    const all = readUntilClose(s);
     s.write(new Uint8Array([...tlvPast, ...new Uint8Array(197).fill(0x41), 0x0d, 0x0a, 0x0d, 0x0a]));
     const r = await all;
     expect(r.closed).toBe(true);
@@ -182,7 +171,7 @@ describe("PROXY protocol, hostile input", () => {
     // listener's idle timeout once they started.
     const ends = [new Uint8Array(0), enc("G")].map(async (after) => {
       const s = await connect();
-      const all = readAll(s);
+      const all = readUntilClose(s);
       s.write(new Uint8Array([...enc("PROXY TCP4 198.51.100.7 10.0.0.1 4000 80\r\n"), ...after]));
       return all;
     });
@@ -216,7 +205,7 @@ describe("PROXY protocol, hostile input", () => {
     // Half on each port.
     const socks = await Promise.all(Array.from({ length: 200 }, (_, i) => connect(i % 2 ? p.ports.https : p.ports.http)));
     const ends = socks.map((s, i) => {
-      const all = readAll(s);
+      const all = readUntilClose(s);
       s.write(partial[i % partial.length] as Uint8Array);
       return all;
     });

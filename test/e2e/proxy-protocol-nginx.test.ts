@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
 import { createCertificate } from "../tls/pki.ts";
-import { namedBackend, type RawBackend } from "../proxy/raw.ts";
+import { namedBackend, readUntilClose, type RawBackend } from "../proxy/raw.ts";
 import { startPortico, waitReady, type Portico } from "./harness.ts";
 import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./objects.ts";
 
@@ -78,18 +78,6 @@ function dial(port: number, header: string | Uint8Array): Promise<net.Socket> {
   });
 }
 
-/** Everything read from `s` (after writing `bytes`) until the server closes it; `closed` false if 20 s passed first. */
-function readAll(s: net.Socket | tls.TLSSocket, bytes?: string): Promise<{ data: string; closed: boolean }> {
-  return new Promise((resolve) => {
-    const got: Buffer[] = [];
-    const timer = setTimeout(() => (s.destroy(), resolve({ data: Buffer.concat(got).toString("latin1"), closed: false })), 20_000);
-    s.on("data", (d: Buffer) => void got.push(d));
-    s.on("error", () => {});
-    s.on("close", () => (clearTimeout(timer), resolve({ data: Buffer.concat(got).toString("latin1"), closed: true })));
-    if (bytes !== undefined) s.write(bytes);
-  });
-}
-
 const FIELDS = ["host", "x-forwarded-for", "x-real-ip", "x-forwarded-port", "x-forwarded-proto", "x-scheme"] as const;
 
 /** The fields of the one upstream head that carries `id`. */
@@ -109,7 +97,7 @@ function upstreamFields(id: string): Record<string, string | null> {
 async function plainGet(p: Portico, header: string | Uint8Array, extra = ""): Promise<Record<string, string | null>> {
   const id = `pp-${++sent}`;
   const s = await dial(p.ports.http, header);
-  const r = await readAll(s, `GET / HTTP/1.1\r\nHost: ${HOST}\r\nX-Request-ID: ${id}\r\n${extra}Connection: close\r\n\r\n`);
+  const r = await readUntilClose(s, `GET / HTTP/1.1\r\nHost: ${HOST}\r\nX-Request-ID: ${id}\r\n${extra}Connection: close\r\n\r\n`);
   expect(r.data).toStartWith("HTTP/1.1 200 ");
   expect(r.data.endsWith("echo")).toBe(true);
   return upstreamFields(id);
@@ -149,7 +137,7 @@ describe("use-proxy-protocol (settings/proxy_protocol.go)", () => {
     const s = tls.connect({ socket: raw, servername: HOST, rejectUnauthorized: false });
     await new Promise<void>((resolve, reject) => (s.once("secureConnect", resolve), s.once("error", reject)));
     expect(String(s.getPeerCertificate().subject?.CN)).toBe(HOST);
-    const r = await readAll(s, `GET / HTTP/1.1\r\nHost: ${HOST}\r\nX-Request-ID: ${id}\r\nConnection: close\r\n\r\n`);
+    const r = await readUntilClose(s, `GET / HTTP/1.1\r\nHost: ${HOST}\r\nX-Request-ID: ${id}\r\nConnection: close\r\n\r\n`);
     expect(r.data).toStartWith("HTTP/1.1 200 ");
     expect(upstreamFields(id)).toEqual({
       host: HOST, "x-forwarded-for": "192.168.0.1", "x-real-ip": "192.168.0.1", "x-forwarded-port": "1234", "x-forwarded-proto": "https", "x-scheme": "https",
@@ -167,7 +155,7 @@ describe("use-proxy-protocol (settings/proxy_protocol.go)", () => {
     const id = `pp-${++sent}`;
     const s = await dial(p.ports.http, "PROXY TCP4 192.168.7.7 ");
     s.write("192.168.0.11 1 99\r");
-    const r = await readAll(s, `\nGET / HTTP/1.1\r\nHost: ${HOST}\r\nX-Request-ID: ${id}\r\nConnection: close\r\n\r\n`);
+    const r = await readUntilClose(s, `\nGET / HTTP/1.1\r\nHost: ${HOST}\r\nX-Request-ID: ${id}\r\nConnection: close\r\n\r\n`);
     expect(r.data).toStartWith("HTTP/1.1 200 ");
     expect(upstreamFields(id)["x-forwarded-for"]).toBe("192.168.7.7");
   });
@@ -214,7 +202,7 @@ describe("use-proxy-protocol (settings/proxy_protocol.go)", () => {
   test("TLS ended at the load balancer: destination port 443 is not redirected to HTTPS again, port 80 is (lua_ingress.lua redirect_to_https reads $pass_access_scheme)", async () => {
     const first = async (dport: number) => {
       const s = await dial(p.ports.http, `PROXY TCP4 192.168.0.1 192.168.0.11 56324 ${dport}\r\n`);
-      const r = await readAll(s, "GET /a HTTP/1.1\r\nHost: redirect.test\r\nConnection: close\r\n\r\n");
+      const r = await readUntilClose(s, "GET /a HTTP/1.1\r\nHost: redirect.test\r\nConnection: close\r\n\r\n");
       const head = r.data.slice(0, r.data.indexOf("\r\n\r\n"));
       return [head.split("\r\n")[0], /^location: (.*)$/im.exec(head)?.[1] ?? null, /^strict-transport-security: (.*)$/im.exec(head)?.[1] ?? null];
     };
@@ -226,17 +214,17 @@ describe("use-proxy-protocol (settings/proxy_protocol.go)", () => {
   test("a connection without a valid PROXY header is closed unanswered on both ports, and the ports keep serving", async () => {
     for (const port of [p.ports.http, p.ports.https]) {
       // A plain request where the header belongs (nginx: "broken header").
-      expect(await readAll(await dial(port, `GET / HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`))).toEqual({ data: "", closed: true });
+      expect(await readUntilClose(await dial(port, `GET / HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`))).toEqual({ data: "", closed: true });
       // Malformed version 1 lines: a bad address, a port out of range, no CRLF within 107 bytes.
-      expect(await readAll(await dial(port, "PROXY TCP4 192.168.0.300 192.168.0.11 1 2\r\n"))).toEqual({ data: "", closed: true });
-      expect(await readAll(await dial(port, "PROXY TCP4 192.168.0.1 192.168.0.11 1 65536\r\n"))).toEqual({ data: "", closed: true });
-      expect(await readAll(await dial(port, `PROXY TCP4 ${"1".repeat(120)}`))).toEqual({ data: "", closed: true });
+      expect(await readUntilClose(await dial(port, "PROXY TCP4 192.168.0.300 192.168.0.11 1 2\r\n"))).toEqual({ data: "", closed: true });
+      expect(await readUntilClose(await dial(port, "PROXY TCP4 192.168.0.1 192.168.0.11 1 65536\r\n"))).toEqual({ data: "", closed: true });
+      expect(await readUntilClose(await dial(port, `PROXY TCP4 ${"1".repeat(120)}`))).toEqual({ data: "", closed: true });
       // A version 2 header of another version nibble.
       const bad = v2([1, 2, 3, 4], [5, 6, 7, 8], 1, 2);
       bad[12] = 0x31;
-      expect(await readAll(await dial(port, bad))).toEqual({ data: "", closed: true });
+      expect(await readUntilClose(await dial(port, bad))).toEqual({ data: "", closed: true });
       // Half a header and then nothing: closed at --proxy-protocol-header-timeout (1 s here).
-      expect(await readAll(await dial(port, "PROXY TCP4 192.168"))).toEqual({ data: "", closed: true });
+      expect(await readUntilClose(await dial(port, "PROXY TCP4 192.168"))).toEqual({ data: "", closed: true });
     }
     expect(await plainGet(p, "PROXY TCP4 192.168.0.1 192.168.0.11 56324 1234\r\n")).toMatchObject({ "x-forwarded-for": "192.168.0.1" });
     expect(p.proc.exitCode).toBeNull();
@@ -309,7 +297,7 @@ describe("the PROXY header's source is believed only from a trusted peer", () =>
   const header = "PROXY TCP4 203.0.113.7 192.168.0.11 56324 80\r\n";
   const ask = async (p: Portico) => {
     const s = await dial(p.ports.http, header);
-    return readAll(s, "GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n");
+    return readUntilClose(s, "GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n");
   };
 
   test("a peer outside --proxy-protocol-trusted naming an allow-listed address: 403, the header stripped, the port still served", async () => {

@@ -45,6 +45,20 @@ spec:
 `;
 }
 
+/** Service `pod` (port 8080) in INFRA and its one ready endpoint: a test's own backend on loopback `port`. */
+export const podService = (port: number): string => `
+apiVersion: v1
+kind: Service
+metadata: { name: pod, namespace: ${INFRA} }
+spec: { ports: [{ name: http, port: 8080, targetPort: ${port} }] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: pod-x, namespace: ${INFRA}, labels: { kubernetes.io/service-name: pod } }
+addressType: IPv4
+endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }]
+ports: [{ name: http, port: ${port} }]`;
+
 /** Namespaces, the GatewayClass, the hostless HTTP Gateways and the backends. */
 export const BASE = [
   `apiVersion: gateway.networking.k8s.io/v1

@@ -16,7 +16,7 @@ import { startPortico } from "../e2e/harness.ts";
 import { tlsSecret } from "../e2e/objects.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
-import { clientStream, collect, echoClient, echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
+import { bidiExchange, clientStream, collect, echoClient, echoPackage, startEchoServer, unary, type EchoServer } from "../grpc/server.ts";
 import { APP, api, apply, cleanup, conformanceBase, INFRA, portico } from "./base-harness.ts";
 import { BASE, GATEWAYS, objects, World } from "./base.ts";
 import { compile, Compiler } from "../../src/compile/compile.ts";
@@ -634,15 +634,7 @@ ${grpcRoute("echo", `  parentRefs: [{ name: grpc-https }]
       const ss = await collect(c.ServerStream({ text: "s", n: 3 }));
       expect([ss.status.code, ss.msgs.map((m) => m.text)]).toEqual([grpc.status.OK, ["s-0", "s-1", "s-2"]]);
       expect(await clientStream(c, ["a", "b", "c"])).toMatchObject({ text: "a,b,c", n: 3 });
-      const bidi = c.Bidi();
-      const done = collect(bidi);
-      for (const t of ["x", "y"]) {
-        const reply = new Promise<Msg>((r) => bidi.once("data", r));
-        bidi.write({ text: t });
-        expect((await reply).text).toBe(`bidi:${t}`);
-      }
-      bidi.end();
-      expect((await done).status.code).toBe(grpc.status.OK);
+      expect(await bidiExchange(c, ["x", "y"])).toEqual({ replies: ["bidi:x", "bidi:y"], code: grpc.status.OK });
     }
     cleanup();
     api.delete("Secret", INFRA, "grpc-cert");

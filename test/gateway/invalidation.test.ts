@@ -109,25 +109,39 @@ const VARIANTS = [
   { name: "--gateway-ports", config: Object.freeze({ ...CONFIG, gatewayPorts: { from: 20000, to: 20009 } }), ports: true },
 ];
 
+/**
+ * One Compiler over `store`, its first result, and `step`: apply a change, compile, and check
+ * how many Gateway API routes were compiled (`compiled` on the shared ports, `withPorts` with
+ * --gateway-ports: status + units), that the result equals a full compile, and, if
+ * `sameGateway` is given, whether the Gateway result is the very same object as the last one.
+ */
+function compileSteps(store: Store, config: CompileConfig, ports: boolean) {
+  const compiler = new Compiler(config);
+  const first = compiler.compile(store.snapshot());
+  let last = first;
+  const step = (what: string, change: () => void, compiled: number, withPorts: number, sameGateway?: boolean): CompileResult => {
+    change();
+    const before = gatewayRouteCompiles.count;
+    const snap = store.snapshot();
+    const r = compiler.compile(snap);
+    expect(gatewayRouteCompiles.count - before, what).toBe(ports ? withPorts : compiled);
+    expect(view(r), what).toEqual(view(compile(snap, config)));
+    if (sameGateway === true) expect(r.gateway, what).toBe(last.gateway!);
+    else if (sameGateway === false) expect(r.gateway === last.gateway, what).toBe(false);
+    last = r;
+    return r;
+  };
+  return { first, step };
+}
+
 describe.each(VARIANTS)("what a change compiles again in the Gateway API part ($name)", ({ config, ports }) => {
   test("each change compiles the routes that read it and no other; the result equals a full compile", () => {
     const store = cluster();
-    const compiler = new Compiler(config);
-    let last = compiler.compile(store.snapshot());
-    expect(last.gateway?.routes.length).toBe(18);
-    /** `compiled`: routes compiled on the shared ports, and with --gateway-ports (status + units). */
-    const step = (what: string, change: () => void, compiled: number, withPorts = compiled, sameGateway = compiled === 0) => {
-      change();
-      const before = gatewayRouteCompiles.count;
-      const snap = store.snapshot();
-      const r = compiler.compile(snap);
-      expect(gatewayRouteCompiles.count - before, what).toBe(ports ? withPorts : compiled);
-      expect(view(r), what).toEqual(view(compile(snap, config)));
-      // Nothing compiled: the very same Gateway result, so no delta reaches the workers.
-      if (sameGateway) expect(r.gateway, what).toBe(last.gateway!);
-      last = r;
-      return r;
-    };
+    const steps = compileSteps(store, config, ports);
+    expect(steps.first.gateway?.routes.length).toBe(18);
+    // Nothing compiled: the very same Gateway result, so no delta reaches the workers.
+    const step = (what: string, change: () => void, compiled: number, withPorts = compiled) =>
+      steps.step(what, change, compiled, withPorts, compiled === 0 ? true : undefined);
     step("a ConfigMap the routes read, metadata only", () => apply(store, "MODIFIED", configMap("h", "a", "2")), 0);
     step("a ConfigMap nothing names, its data", () => apply(store, "MODIFIED", configMap("other", "b", "2")), 0);
     const global = step("the add-headers ConfigMap, its data", () => apply(store, "MODIFIED", configMap("global", "b", "2")), 0);
@@ -223,20 +237,7 @@ spec:
 describe.each(VARIANTS)("what a Gateway API listener change compiles again ($name)", ({ config, ports }) => {
   test("the routes of the Gateways whose state changed, and no other; the result equals a full compile", () => {
     const store = cluster();
-    const compiler = new Compiler(config);
-    let last = compiler.compile(store.snapshot());
-    const step = (what: string, change: () => void, compiled: number, withPorts: number, sameGateway: boolean) => {
-      change();
-      const before = gatewayRouteCompiles.count;
-      const snap = store.snapshot();
-      const r = compiler.compile(snap);
-      expect(gatewayRouteCompiles.count - before, what).toBe(ports ? withPorts : compiled);
-      expect(view(r), what).toEqual(view(compile(snap, config)));
-      if (sameGateway) expect(r.gateway, what).toBe(last.gateway!);
-      else expect(r.gateway === last.gateway, what).toBe(false);
-      last = r;
-      return r;
-    };
+    const { step } = compileSteps(store, config, ports);
     const listener = (r: CompileResult, name: string) => [...r.gateway!.gateways.values()].find((g) => g.key === `${INFRA}/all-namespaces`)!.listeners.find((l) => l.name === name)!;
     step("the GatewayClass's description (the Gateways' states are the same)", () => apply(store, "MODIFIED", gatewayClass(", description: edge", 2)), 0, 0, false);
     step("the Selector Gateway admits All (its 6 routes)", () => apply(store, "MODIFIED", GATEWAYS["backend-namespaces"].replace("from: Selector, selector: { matchLabels: { gateway-conformance: backend } }", "from: All").replace("generation: 1", "generation: 2")), 6, 12, false);

@@ -12,7 +12,7 @@ import { createCertificate } from "../tls/pki.ts";
 import { makeBackend, makeTable, type RouteSpec } from "../proxy/helpers.ts";
 
 import { h2Session, startTlsProxy, type TlsProxy } from "../http2/helpers.ts";
-import { clientStream, collect, echoClient, startEchoServer, unary, type EchoServer, type Msg } from "./server.ts";
+import { bidiExchange, clientStream, collect, echoClient, startEchoServer, unary, type EchoServer } from "./server.ts";
 import { eventually } from "../wait.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
@@ -63,16 +63,8 @@ describe.each([["GRPC (h2c)", "grpc.test"], ["GRPCS", "grpcs.test"]])("%s backen
     const cs = await clientStream(c, ["a", "b", "c"]);
     expect(cs).toMatchObject({ text: "a,b,c", n: 3 });
 
-    const bidi = c.Bidi();
-    const done = collect(bidi);
     // Each reply before the next message: the two directions interleave on one stream.
-    for (const t of ["x", "y", "z"]) {
-      const reply = new Promise<Msg>((r) => bidi.once("data", r));
-      bidi.write({ text: t });
-      expect((await reply).text).toBe(`bidi:${t}`);
-    }
-    bidi.end();
-    expect((await done).status.code).toBe(grpc.status.OK);
+    expect(await bidiExchange(c, ["x", "y", "z"])).toEqual({ replies: ["bidi:x", "bidi:y", "bidi:z"], code: grpc.status.OK });
     c.close();
   });
 

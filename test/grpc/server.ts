@@ -116,6 +116,23 @@ export function collect(call: Any): Promise<{ msgs: Msg[]; status: grpc.StatusOb
   return new Promise((resolve) => call.on("status", (status: grpc.StatusObject) => resolve({ msgs, status })));
 }
 
+/**
+ * A bidirectional call that writes one message per text and waits for its reply before the
+ * next, so the two directions interleave on one stream; the replies' texts and the final code.
+ */
+export async function bidiExchange(client: Any, texts: readonly string[]): Promise<{ replies: string[]; code: grpc.status }> {
+  const bidi = client.Bidi();
+  const done = collect(bidi);
+  const replies: string[] = [];
+  for (const t of texts) {
+    const reply = new Promise<Msg>((r) => bidi.once("data", r));
+    bidi.write({ text: t });
+    replies.push((await reply).text ?? "");
+  }
+  bidi.end();
+  return { replies, code: (await done).status.code };
+}
+
 /** A client-streaming call that sends one message per text, as a promise of the answer. */
 export function clientStream(client: Any, texts: readonly string[]): Promise<Msg> {
   return new Promise((resolve, reject) => {

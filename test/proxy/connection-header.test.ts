@@ -8,7 +8,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
 import type { RouteOptions } from "../../src/table/types.ts";
 import { makeBackend, makeTable, optionsOf, rawRequest, startProxy, statusLine } from "./helpers.ts";
-import { namedBackend, OK_REPLY, rawBackend, wsUpgrade, type RawBackend } from "./raw.ts";
+import { fieldValues, namedBackend, OK_REPLY, rawBackend, wsUpgrade, type RawBackend } from "./raw.ts";
 
 const N = "nginx.ingress.kubernetes.io/connection-proxy-header";
 const cleanup: (() => unknown)[] = [];
@@ -28,14 +28,6 @@ function proxyFor(port: number, options: Partial<RouteOptions>) {
   return p;
 }
 
-/** The values of field `name` in a raw head, in order. */
-function fields(head: string, name: string): string[] {
-  return head
-    .split("\r\n")
-    .slice(1)
-    .filter((l) => l.slice(0, l.indexOf(":")).toLowerCase() === name)
-    .map((l) => l.slice(l.indexOf(":") + 1).trim());
-}
 
 const GET = (extra = "") => `GET /c HTTP/1.1\r\nHost: a.test\r\n${extra}Connection: close\r\n\r\n`;
 
@@ -47,7 +39,7 @@ describe("connection-proxy-header", () => {
     const p = await pod();
     const proxy = proxyFor(p.port, a.options);
     expect(statusLine(await rawRequest(proxy.port, GET()))).toBe(200);
-    expect(fields(p.heads()[0]!, "connection")).toEqual(["keep-alive"]);
+    expect(fieldValues(p.heads()[0]!, "connection")).toEqual(["keep-alive"]);
   });
 
   test('"close": the pod receives Connection: close, once, and the Keep-Alive a client sent is not passed on', async () => {
@@ -55,8 +47,8 @@ describe("connection-proxy-header", () => {
     const proxy = proxyFor(p.port, optionsOf({ [N]: " close " }));
     expect(statusLine(await rawRequest(proxy.port, GET("Keep-Alive: timeout=5\r\n")))).toBe(200);
     const head = p.heads()[0]!;
-    expect(fields(head, "connection")).toEqual(["close"]);
-    expect(fields(head, "keep-alive")).toEqual([]);
+    expect(fieldValues(head, "connection")).toEqual(["close"]);
+    expect(fieldValues(head, "keep-alive")).toEqual([]);
     // RFC 9112 §9.6: a client that sent `close` sends no further request on that connection, so
     // the next request opens another one.
     expect(statusLine(await rawRequest(proxy.port, GET()))).toBe(200);
@@ -67,7 +59,7 @@ describe("connection-proxy-header", () => {
     const p = await pod();
     const proxy = proxyFor(p.port, {});
     expect(statusLine(await rawRequest(proxy.port, GET()))).toBe(200);
-    expect(fields(p.heads()[0]!, "connection")).toEqual(["keep-alive"]);
+    expect(fieldValues(p.heads()[0]!, "connection")).toEqual(["keep-alive"]);
   });
 
   test("a value other than close or keep-alive is refused with a diagnostic and never reaches the pod", async () => {
@@ -79,8 +71,8 @@ describe("connection-proxy-header", () => {
       const proxy = proxyFor(p.port, a.options);
       expect(statusLine(await rawRequest(proxy.port, GET()))).toBe(200);
       const head = p.heads()[0]!;
-      expect(fields(head, "connection")).toEqual(["keep-alive"]);
-      expect(fields(head, "x-injected")).toEqual([]);
+      expect(fieldValues(head, "connection")).toEqual(["keep-alive"]);
+      expect(fieldValues(head, "x-injected")).toEqual([]);
     }
   });
 
@@ -98,8 +90,8 @@ describe("connection-proxy-header", () => {
     const heads = p.heads();
     expect(heads).toHaveLength(2);
     for (const head of heads) {
-      expect(fields(head, "connection")).toEqual(["close"]);
-      expect(fields(head, "upgrade")).toEqual([]);
+      expect(fieldValues(head, "connection")).toEqual(["close"]);
+      expect(fieldValues(head, "upgrade")).toEqual([]);
     }
   });
 
@@ -109,6 +101,6 @@ describe("connection-proxy-header", () => {
     const proxy = proxyFor(b.port, optionsOf({ [N]: "close" }));
     const raw = await rawRequest(proxy.port, wsUpgrade("/chat"), 500);
     expect(statusLine(raw)).toBe(101);
-    expect(fields(b.hits[0]!.head, "connection").map((c) => c.toLowerCase())).toEqual(["upgrade"]);
+    expect(fieldValues(b.hits[0]!.head, "connection").map((c) => c.toLowerCase())).toEqual(["upgrade"]);
   });
 });

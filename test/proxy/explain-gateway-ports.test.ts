@@ -15,7 +15,7 @@ import { explain, type ExplainRequest, type ExplainResult } from "../../src/comp
 import { silentLogger } from "../../src/log/logger.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
-import { createGatewayPortListeners, type GatewayPortListeners } from "../../src/serving/gateway-ports.ts";
+import { type GatewayPortListeners } from "../../src/serving/gateway-ports.ts";
 import type { Snapshot } from "../../src/store/types.ts";
 import { lookup } from "../../src/table/lookup.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
@@ -28,28 +28,14 @@ import { KINDS } from "../../src/model/kinds.ts";
 import { createController } from "../../src/runtime/controller.ts";
 import { explainLive } from "../../src/runtime/explain.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
-import { BASE, GATEWAYS, INFRA, objects, snapshot } from "../gateway/base.ts";
+import { BASE, GATEWAYS, INFRA, objects, podService, snapshot } from "../gateway/base.ts";
 import { freeRange } from "../gateway/base-harness.ts";
 import { eventually } from "../wait.ts";
 import { createCertificate } from "../tls/pki.ts";
-import { testConfig } from "./helpers.ts";
+import { testConfig, testGatewayPorts } from "./helpers.ts";
 import { namedBackend, type RawBackend } from "./raw.ts";
 
 const RANGE_SIZE = 4;
-
-/** The pod's Service, on the raw backend. */
-const pod = (port: number) => `
-apiVersion: v1
-kind: Service
-metadata: { name: pod, namespace: ${INFRA} }
-spec: { ports: [{ name: http, port: 8080, targetPort: ${port} }] }
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: pod-x, namespace: ${INFRA}, labels: { kubernetes.io/service-name: pod } }
-addressType: IPv4
-endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }]
-ports: [{ name: http, port: ${port} }]`;
 
 /**
  * An HTTPRoute and a GRPCRoute on Gateway same-namespace only (all-namespaces has no route),
@@ -90,22 +76,13 @@ beforeAll(async () => {
   be = await namedBackend("pod");
   from = freeRange(RANGE_SIZE);
   config = { ...DEFAULT_COMPILE_CONFIG, gatewayPorts: { from, to: from + RANGE_SIZE - 1 }, publishService: { namespace: "portico", name: "portico" } } as CompileConfig;
-  snap = snapshot(BASE, GATEWAYS["same-namespace"], GATEWAYS["all-namespaces"], pod(be.port), ROUTES);
+  snap = snapshot(BASE, GATEWAYS["same-namespace"], GATEWAYS["all-namespaces"], podService(be.port), ROUTES);
   table = new Compiler(config).compile(snap).table;
   for (const [p, g] of table.gatewayPorts ?? []) portOf.set(g.gateway.split("/")[1]!, p);
   const proxyConfig = testConfig({ gatewayPorts: config.gatewayPorts });
   const cert = createCertificate({ subjectCN: "gw.example", sans: ["gw.example"] });
   const tls = { entries: [{ cert: cert.certPem, key: cert.keyPem, ciphers: proxyConfig.tlsCiphers, secureOptions: 0 }], fingerprint: "f" };
-  ports = createGatewayPortListeners({
-    config: proxyConfig,
-    log: silentLogger,
-    hostname: "127.0.0.1",
-    reusePort: false,
-    retryMs: 20,
-    table: () => table,
-    deps: { config: proxyConfig, lookup, log: silentLogger },
-    tls: () => tls,
-  });
+  ports = testGatewayPorts(proxyConfig, () => table, () => tls);
   ports.fit(table);
   shared = startHttpListener({ hostname: "127.0.0.1", port: 0, handler: createProxyHandler({ config: proxyConfig, table: () => table, lookup, log: silentLogger, scheme: "http" }) });
 });
@@ -272,7 +249,7 @@ describe("/debug/explain through the controller: port, gateway, method and conte
     if (o.type !== "run") throw new Error(`flags: ${JSON.stringify(o)}`);
     const controller = createController({ config: o.config, log: silentLogger });
     try {
-      for (const { kind, object } of objects(BASE, GATEWAYS["same-namespace"], GATEWAYS["all-namespaces"], pod(be.port), ROUTES)) controller.sink.apply({ type: "ADDED", kind, object } as never);
+      for (const { kind, object } of objects(BASE, GATEWAYS["same-namespace"], GATEWAYS["all-namespaces"], podService(be.port), ROUTES)) controller.sink.apply({ type: "ADDED", kind, object } as never);
       for (const kind of KINDS) controller.sink.synced(kind);
       await eventually(() => (controller.last?.result.table.gatewayPorts?.size ?? 0) === 2, 10_000, "the first table");
       const app = createAdminApp({ ready: createReadiness([]).check, metrics: () => "", routes: () => null, explain: (q) => explainLive(controller, o.config, q) });

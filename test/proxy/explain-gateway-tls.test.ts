@@ -11,16 +11,15 @@ import { Compiler } from "../../src/compile/compile.ts";
 import type { CompileConfig } from "../../src/compile/config.ts";
 import { explain } from "../../src/compile/explain.ts";
 import { silentLogger } from "../../src/log/logger.ts";
-import { createGatewayPortListeners, type GatewayPortListeners } from "../../src/serving/gateway-ports.ts";
+import { type GatewayPortListeners } from "../../src/serving/gateway-ports.ts";
 import { buildPortTls, createTlsBuilder, type TlsSet } from "../../src/serving/tls.ts";
 import type { Snapshot } from "../../src/store/types.ts";
-import { lookup } from "../../src/table/lookup.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 import { BASE, INFRA, snapshot } from "../gateway/base.ts";
 import { freeRange } from "../gateway/base-harness.ts";
 import { createCertificate } from "../tls/pki.ts";
-import { testConfig } from "./helpers.ts";
+import { testConfig, testGatewayPorts } from "./helpers.ts";
 
 const RANGE_SIZE = 2;
 const named = createCertificate({ subjectCN: "named.gw.test", sans: ["named.gw.test"] });
@@ -66,16 +65,7 @@ beforeAll(() => {
   port = [...(table.gatewayPorts ?? [])].find(([, g]) => g.gateway === `${INFRA}/tls-gw`)?.[0] ?? 0;
   const proxyConfig = testConfig({ gatewayPorts: config.gatewayPorts, tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256" });
   sets = buildPortTls(createTlsBuilder(proxyConfig, silentLogger), result).ports;
-  ports = createGatewayPortListeners({
-    config: proxyConfig,
-    log: silentLogger,
-    hostname: "127.0.0.1",
-    reusePort: false,
-    retryMs: 20,
-    table: () => table,
-    deps: { config: proxyConfig, lookup, log: silentLogger },
-    tls: (p) => sets.get(p) ?? { entries: [], fingerprint: "" },
-  });
+  ports = testGatewayPorts(proxyConfig, () => table, (p) => sets.get(p) ?? { entries: [], fingerprint: "" });
   ports.fit(table);
 });
 afterAll(async () => {

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { RouteOptions } from "../../src/table/types.ts";
 import { makeBackend, makeTable, optionsOf, rawRequest, startProxy, statusLine } from "./helpers.ts";
-import { namedBackend, rawBackend, wsUpgrade, type RawBackend } from "./raw.ts";
+import { fieldValues, namedBackend, rawBackend, wsUpgrade, type RawBackend } from "./raw.ts";
 import * as K from "../../src/kinds/index.ts";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
 
@@ -26,14 +26,6 @@ function proxyFor(port: number, options: Partial<RouteOptions>, host = "a.test")
   return p;
 }
 
-/** The values of field `name` in a raw head, in order (names compared case-insensitively). */
-function fields(head: string, name: string): string[] {
-  return head
-    .split("\r\n")
-    .slice(1)
-    .filter((l) => l.slice(0, l.indexOf(":")).toLowerCase() === name.toLowerCase())
-    .map((l) => l.slice(l.indexOf(":") + 1).trim());
-}
 
 const head = (raw: string) => raw.slice(0, raw.indexOf("\r\n\r\n"));
 
@@ -45,12 +37,12 @@ describe("portico.dev/request-headers", () => {
     expect(statusLine(raw)).toBe(200);
     const got = p.heads()[0]!;
     expect(got.split("\r\n")[0]).toBe("GET /x HTTP/1.1");
-    expect(fields(got, "x-env")).toEqual(["prod"]);
+    expect(fieldValues(got, "x-env")).toEqual(["prod"]);
     // RFC 9110 §5.3: a repeated field is one list; the client sends it as one line.
-    expect(fields(got, "x-multi")).toEqual(["one, two"]);
-    expect(fields(got, "x-keep")).toEqual(["yes"]);
+    expect(fieldValues(got, "x-multi")).toEqual(["one, two"]);
+    expect(fieldValues(got, "x-keep")).toEqual(["yes"]);
     // Portico's own fields are still Portico's.
-    expect(fields(got, "x-forwarded-for")).toEqual(["127.0.0.1"]);
+    expect(fieldValues(got, "x-forwarded-for")).toEqual(["127.0.0.1"]);
   });
 
   test("a WebSocket handshake to the pod carries them too", async () => {
@@ -59,7 +51,7 @@ describe("portico.dev/request-headers", () => {
     const proxy = proxyFor(b.port, optionsOf({ "portico.dev/request-headers": "X-Env: prod" }));
     const raw = await rawRequest(proxy.port, wsUpgrade("/chat"), 500);
     expect(statusLine(raw)).toBe(101);
-    expect(fields(b.hits[0]!.head, "x-env")).toEqual(["prod"]);
+    expect(fieldValues(b.hits[0]!.head, "x-env")).toEqual(["prod"]);
   });
 });
 
@@ -70,9 +62,9 @@ describe("portico.dev/response-headers", () => {
     const raw = await rawRequest(proxy.port, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
     expect(statusLine(raw)).toBe(200);
     const h = head(raw);
-    expect(fields(h, "x-frame-options")).toEqual(["DENY"]);
-    expect(fields(h, "cache-control")).toEqual(["no-store, private"]);
-    expect(fields(h, "x-pod")).toEqual(["p1"]);
+    expect(fieldValues(h, "x-frame-options")).toEqual(["DENY"]);
+    expect(fieldValues(h, "cache-control")).toEqual(["no-store, private"]);
+    expect(fieldValues(h, "x-pod")).toEqual(["p1"]);
     expect(raw.endsWith("\r\n\r\nok")).toBe(true);
   });
 
@@ -80,7 +72,7 @@ describe("portico.dev/response-headers", () => {
     const p = await pod();
     const proxy = proxyFor(p.port, {});
     const raw = await rawRequest(proxy.port, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
-    expect(fields(head(raw), "x-frame-options")).toEqual(["SAMEORIGIN"]);
+    expect(fieldValues(head(raw), "x-frame-options")).toEqual(["SAMEORIGIN"]);
   });
 
   test("Portico's own answers (503: no endpoint) do not carry them", async () => {
@@ -88,7 +80,7 @@ describe("portico.dev/response-headers", () => {
     cleanup.push(() => proxy.stop());
     const raw = await rawRequest(proxy.port, "GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n");
     expect(statusLine(raw)).toBe(503);
-    expect(fields(head(raw), "x-frame-options")).toEqual([]);
+    expect(fieldValues(head(raw), "x-frame-options")).toEqual([]);
   });
 });
 

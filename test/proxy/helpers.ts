@@ -12,6 +12,7 @@ import { silentLogger, type Logger } from "../../src/log/logger.ts";
 import type { AccessRecord, ProxyHooks } from "../../src/proxy/types.ts";
 import type { WsData } from "../../src/proxy/upstream/websocket.ts";
 import { createH2Listener } from "../../src/http2/listener.ts";
+import { createGatewayPortListeners, type GatewayPortListeners } from "../../src/serving/gateway-ports.ts";
 import { createHttpsListener } from "../../src/serving/https.ts";
 import { needsNodeListener } from "../../src/table/listener-needs.ts";
 import { serveOptions } from "../../src/proxy/pipeline/listener.ts";
@@ -410,4 +411,17 @@ export async function spawnProxyProcess(env: Record<string, string>): Promise<{ 
     throw new Error("the proxy process printed no PORT line");
   }
   return { proc, port: Number(m[1]) };
+}
+
+/**
+ * The Gateway port listeners of `table` on loopback, as one worker alone (no SO_REUSEPORT), a
+ * port that could not be bound tried again after 20 ms rather than the default 250.
+ */
+export function testGatewayPorts(
+  config: Config,
+  table: () => RouteTable,
+  tls: Parameters<typeof createGatewayPortListeners>[0]["tls"],
+  log: Logger = silentLogger,
+): GatewayPortListeners {
+  return createGatewayPortListeners({ config, log, hostname: "127.0.0.1", reusePort: false, retryMs: 20, table, deps: { config, lookup, log }, tls });
 }

@@ -304,3 +304,20 @@ export function headFields(head: string): Record<string, string[]> {
   }
   return out;
 }
+
+/** The values of field `name` in a raw head, in order (names compared case-insensitively). */
+export function fieldValues(head: string, name: string): string[] {
+  return headFields(head)[name.toLowerCase()] ?? [];
+}
+
+/** Everything read from `s` (after writing `bytes`) until the server closes it; `closed` false if 20 s passed first. */
+export function readUntilClose(s: net.Socket, bytes?: string): Promise<{ data: string; closed: boolean }> {
+  return new Promise((resolve) => {
+    const got: Buffer[] = [];
+    const timer = setTimeout(() => (s.destroy(), resolve({ data: Buffer.concat(got).toString("latin1"), closed: false })), 20_000);
+    s.on("data", (d: Buffer) => void got.push(d));
+    s.on("error", () => {});
+    s.on("close", () => (clearTimeout(timer), resolve({ data: Buffer.concat(got).toString("latin1"), closed: true })));
+    if (bytes !== undefined) s.write(bytes);
+  });
+}

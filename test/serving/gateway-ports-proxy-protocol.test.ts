@@ -11,22 +11,20 @@ import tls from "node:tls";
 import { Compiler } from "../../src/compile/compile.ts";
 import type { CompileConfig } from "../../src/compile/config.ts";
 import type { Config } from "../../src/config/types.ts";
-import { silentLogger } from "../../src/log/logger.ts";
-import { createGatewayPortListeners, type GatewayPortListeners } from "../../src/serving/gateway-ports.ts";
-import { lookup } from "../../src/table/lookup.ts";
+import { type GatewayPortListeners } from "../../src/serving/gateway-ports.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
-import { BASE, INFRA, snapshot } from "../gateway/base.ts";
+import { BASE, INFRA, podService, snapshot } from "../gateway/base.ts";
 import { freeRange } from "../gateway/base-harness.ts";
-import { testConfig } from "../proxy/helpers.ts";
+import { testConfig, testGatewayPorts } from "../proxy/helpers.ts";
 import { namedBackend, type RawBackend } from "../proxy/raw.ts";
 import { createCertificate } from "../tls/pki.ts";
 
 const HOST = "pp.example";
 const pem = createCertificate({ subjectCN: HOST, sans: [HOST] });
 
-/** A Gateway with an HTTP and an HTTPS listener (two Portico ports), one HTTPRoute to the pod. */
-const objects = (podPort: number) => `
+/** A Gateway with an HTTP and an HTTPS listener (two Portico ports), one HTTPRoute to the pod (podService). */
+const OBJECTS = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: pp, namespace: ${INFRA}, generation: 1 }
@@ -41,18 +39,6 @@ kind: Secret
 metadata: { name: pp-cert, namespace: ${INFRA} }
 type: kubernetes.io/tls
 data: { tls.crt: ${Buffer.from(pem.certPem).toString("base64")}, tls.key: ${Buffer.from(pem.keyPem).toString("base64")} }
----
-apiVersion: v1
-kind: Service
-metadata: { name: pod, namespace: ${INFRA} }
-spec: { ports: [{ name: http, port: 8080, targetPort: ${podPort} }] }
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: pod-x, namespace: ${INFRA}, labels: { kubernetes.io/service-name: pod } }
-addressType: IPv4
-endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }]
-ports: [{ name: http, port: ${podPort} }]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -73,7 +59,7 @@ beforeAll(async () => {
   be = await namedBackend("pod");
   const from = freeRange(2);
   const config = { ...DEFAULT_COMPILE_CONFIG, gatewayPorts: { from, to: from + 1 }, publishService: { namespace: "portico", name: "portico" } } as CompileConfig;
-  table = new Compiler(config).compile(snapshot(BASE, objects(be.port))).table;
+  table = new Compiler(config).compile(snapshot(BASE, podService(be.port), OBJECTS)).table;
   for (const [p, g] of table.gatewayPorts ?? []) g.https ? (https = p) : (http = p);
   expect([http > 0, https > 0]).toEqual([true, true]);
 });
@@ -88,7 +74,7 @@ afterAll(async () => {
 function listen(over: Partial<Config>): GatewayPortListeners {
   const config = testConfig({ proxyProtocolHeaderTimeoutMs: 2_000, ...over });
   const set = { entries: [{ cert: pem.certPem, key: pem.keyPem, ciphers: config.tlsCiphers, secureOptions: 0 }], fingerprint: "f" };
-  const l = createGatewayPortListeners({ config, log: silentLogger, hostname: "127.0.0.1", reusePort: false, table: () => table, deps: { config, lookup, log: silentLogger }, tls: () => set });
+  const l = testGatewayPorts(config, () => table, () => set);
   started.push(l);
   l.fit(table);
   expect(l.ports.size).toBe(2);

@@ -17,9 +17,10 @@ import type { RouteTable } from "../../src/table/types.ts";
 import { freePort } from "../e2e/harness.ts";
 import { curl } from "../http2/helpers.ts";
 import { makeBackend, makeTable, testConfig, wsFirstReply, type RouteSpec } from "../proxy/helpers.ts";
-import { rawBackend, type RawBackend, type RawRequest } from "../proxy/raw.ts";
+import { type RawBackend, type RawRequest } from "../proxy/raw.ts";
+import { xffBackend } from "./xff-backend.ts";
 import { eventually } from "../wait.ts";
-import { clientStream, collect, echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
+import { bidiExchange, clientStream, collect, echoPackage, startEchoServer, unary, type EchoServer } from "../grpc/server.ts";
 
 // biome-ignore lint: grpc-js clients are typed at run time.
 type Any = any;
@@ -47,14 +48,7 @@ function setTable(t: RouteTable): void {
 
 beforeAll(async () => {
   echo = await startEchoServer(undefined, "plain");
-  web = await rawBackend((req) => {
-    if (/\r\nhost: slow\.test/i.test(req.head)) {
-      held.push(req);
-      return null;
-    }
-    const xff = /\r\nx-forwarded-for: ([^\r]*)/i.exec(req.head)?.[1] ?? "none";
-    return `HTTP/1.1 200 OK\r\ncontent-length: ${xff.length}\r\n\r\n${xff}`;
-  });
+  web = await xffBackend(held);
   table = withGrpc();
   const config = testConfig({ httpPort: freePort(), httpsPort: freePort(), tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256" });
   serving = serveTraffic({
@@ -100,17 +94,9 @@ describe("a gRPC route: gRPC over h2c on the plain port", () => {
     const cs = await clientStream(c, ["a", "b", "c"]);
     expect(cs).toMatchObject({ text: "a,b,c", n: 3 });
 
-    const bidi = c.Bidi();
-    const done = collect(bidi);
-    const replies: string[] = [];
-    for (const t of ["x", "y"]) {
-      const reply = new Promise<Msg>((r) => bidi.once("data", r));
-      bidi.write({ text: t });
-      replies.push((await reply).text ?? "");
-    }
-    bidi.end();
-    expect((await done).status.code).toBe(grpc.status.OK);
-    expect(replies.length).toBe(2);
+    const bidi = await bidiExchange(c, ["x", "y"]);
+    expect(bidi.code).toBe(grpc.status.OK);
+    expect(bidi.replies.length).toBe(2);
     c.close();
   });
 

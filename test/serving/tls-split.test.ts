@@ -16,19 +16,18 @@ import { Registry } from "../../src/admin/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { AccessRecord } from "../../src/log/access.ts";
 import { createLogger, silentLogger, type Logger } from "../../src/log/logger.ts";
-import { createGatewayPortListeners } from "../../src/serving/gateway-ports.ts";
 import { createHttpsListener, type HttpsListenerOptions } from "../../src/serving/https.ts";
-import { lookup } from "../../src/table/lookup.ts";
 import { serveTraffic, type Serving } from "../../src/serving/serve.ts";
 import { createTlsBuilder } from "../../src/serving/tls.ts";
 import { buildTable } from "../../src/table/build.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { freePort } from "../e2e/harness.ts";
 import { curl } from "../http2/helpers.ts";
-import { makeBackend, makeRoute, makeTable, testConfig, type RouteSpec } from "../proxy/helpers.ts";
-import { rawBackend, type RawBackend, type RawRequest } from "../proxy/raw.ts";
+import { makeBackend, makeRoute, makeTable, testConfig, testGatewayPorts, type RouteSpec } from "../proxy/helpers.ts";
+import { type RawBackend, type RawRequest } from "../proxy/raw.ts";
+import { xffBackend } from "./xff-backend.ts";
 import { eventually } from "../wait.ts";
-import { clientStream, collect, echoPackage, startEchoServer, unary, type EchoServer, type Msg } from "../grpc/server.ts";
+import { bidiExchange, clientStream, collect, echoPackage, startEchoServer, unary, type EchoServer } from "../grpc/server.ts";
 import { listeningSockets, peerCertificate } from "../tls/helpers.ts";
 import { createCertificate } from "../tls/pki.ts";
 import { GATEWAY_NS, gatewayTable } from "../table/gateway-grpc.ts";
@@ -57,14 +56,7 @@ const withGrpc = () => makeTable([...ordinary(), ...grpcRoutes()]);
 
 beforeAll(async () => {
   echo = await startEchoServer(undefined, "plain");
-  web = await rawBackend((req) => {
-    if (/\r\nhost: slow\.test/i.test(req.head)) {
-      held.push(req);
-      return null;
-    }
-    const xff = /\r\nx-forwarded-for: ([^\r]*)/i.exec(req.head)?.[1] ?? "none";
-    return `HTTP/1.1 200 OK\r\ncontent-length: ${xff.length}\r\n\r\n${xff}`;
-  });
+  web = await xffBackend(held);
 });
 afterAll(async () => {
   await echo.stop();
@@ -104,6 +96,20 @@ function grpcClient(port: number, sni: string, authority = sni): Any {
 
 const lastFor = (records: AccessRecord[], host: string) => records.filter((r) => r.host === host).at(-1);
 
+/**
+ * A gRPC call for grpc.test on a connection whose SNI named web.test (so Bun.serve holds it):
+ * UNAVAILABLE with the reason, the status clients retry on a new connection, and never relayed.
+ */
+async function expectCoalescedCallRetryable(port: number): Promise<void> {
+  const calls = echo.seen.length;
+  const c = grpcClient(port, "web.test", "grpc.test");
+  const u = await unary(c, { text: "coalesced" });
+  c.close();
+  expect(u.err?.code).toBe(grpc.status.UNAVAILABLE);
+  expect(u.err?.details).toBe("misdirected request: retry on a new connection");
+  expect(echo.seen.length).toBe(calls);
+}
+
 describe("a gRPC route on some hosts: the HTTPS port split by SNI", () => {
   let r: Running;
   beforeAll(() => {
@@ -129,15 +135,7 @@ describe("a gRPC route on some hosts: the HTTPS port split by SNI", () => {
       expect(ss.status.code).toBe(grpc.status.OK);
       expect(ss.msgs.map((m) => m.text)).toEqual(["s-0", "s-1", "s-2"]);
       expect(await clientStream(c, ["a", "b"])).toMatchObject({ text: "a,b", n: 2 });
-      const bidi = c.Bidi();
-      const done = collect(bidi);
-      for (const t of ["x", "y"]) {
-        const reply = new Promise<Msg>((r) => bidi.once("data", r));
-        bidi.write({ text: t });
-        expect((await reply).text).toBe(`bidi:${t}`);
-      }
-      bidi.end();
-      expect((await done).status.code).toBe(grpc.status.OK);
+      expect(await bidiExchange(c, ["x", "y"])).toEqual({ replies: ["bidi:x", "bidi:y"], code: grpc.status.OK });
       const failed = await unary(c, { text: "nope", action: "fail" });
       expect(failed.err?.code).toBe(grpc.status.INVALID_ARGUMENT);
       expect(failed.err?.details).toBe("refused nope");
@@ -167,13 +165,7 @@ describe("a gRPC route on some hosts: the HTTPS port split by SNI", () => {
     expect(lastFor(r.records, "grpc.test")?.status).toBe(421);
     // A plain 421 is UNKNOWN to a gRPC client (gRPC's doc/http-grpc-status-mapping.md); the
     // call gets the status clients retry, with the reason.
-    const calls = echo.seen.length;
-    const c = grpcClient(port, "web.test", "grpc.test");
-    const u = await unary(c, { text: "coalesced" });
-    c.close();
-    expect(u.err?.code).toBe(grpc.status.UNAVAILABLE);
-    expect(u.err?.details).toBe("misdirected request: retry on a new connection");
-    expect(echo.seen.length).toBe(calls);
+    await expectCoalescedCallRetryable(port);
   });
 
   test("node:http2 serves every host: an ordinary Host on a gRPC host's connection, and a connection without SNI", async () => {
@@ -236,13 +228,7 @@ describe("a GRPCRoute beside an HTTPRoute on a Gateway's HTTPS listeners: the po
       expect((await tlsCurl(port, "web.test", host, "--http2")).out).toBe("misdirected request\n 421 2");
       expect((await tlsCurl(port, "web.test", host, "--http1.1")).out).toBe("misdirected request\n 421 1.1");
     }
-    const calls = echo.seen.length;
-    const c = grpcClient(port, "web.test", "grpc.test");
-    const u = await unary(c, { text: "coalesced" });
-    c.close();
-    expect(u.err?.code).toBe(grpc.status.UNAVAILABLE);
-    expect(u.err?.details).toBe("misdirected request: retry on a new connection");
-    expect(echo.seen.length).toBe(calls);
+    await expectCoalescedCallRetryable(port);
   });
 });
 
@@ -528,7 +514,7 @@ describe("a Gateway's own HTTPS port (--gateway-ports) with a GRPCRoute beside a
       const port = freePort();
       const table = ownPortTable(port);
       const tls = { entries: [{ cert: cert.certPem, key: cert.keyPem, ciphers: config.tlsCiphers, secureOptions: 0 }], fingerprint: "own" };
-      const l = createGatewayPortListeners({ config, log: silentLogger, hostname: "127.0.0.1", reusePort: false, table: () => table, deps: { config, lookup, log: silentLogger }, tls: () => tls });
+      const l = testGatewayPorts(config, () => table, () => tls);
       try {
         l.fit(table);
         expect(l.ports.get(port)).toEqual({ https: true });
