@@ -125,3 +125,18 @@ async function expectHeldWhenUnread(encoder: ReadableWritablePair<Uint8Array, Ui
   expect(pulled).toBeLessThan(8 * 1024 * 1024);
   await reader.cancel();
 }
+
+describe("the encoded end", () => {
+  test("told once with the output's bytes when the encoder ends, and with failed when the reader cancels", async () => {
+    const ends: [number, boolean][] = [];
+    const out = new Uint8Array(await new Response(from([text(100_000)]).pipeThrough(gzipStream(1, (n, failed) => ends.push([n, failed])))).arrayBuffer());
+    await eventually(() => ends.length === 1, 5_000, "the end told");
+    expect(ends).toEqual([[out.length, false]]);
+    const cancelled: [number, boolean][] = [];
+    const r = from([text(100_000), text(100_000, 2)]).pipeThrough(brotliStream(4, (n, failed) => cancelled.push([n, failed]))).getReader();
+    await r.read();
+    await r.cancel();
+    await eventually(() => cancelled.length === 1, 5_000, "the cancel told");
+    expect(cancelled[0]![1]).toBe(true);
+  });
+});

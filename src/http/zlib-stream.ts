@@ -30,12 +30,20 @@ export function brotliOptions(quality: number): BrotliOptions {
   return { params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_LGWIN]: NGX_BROTLI_WINDOW_BITS } };
 }
 
-export function brotliStream(quality: number): ReadableWritablePair<Uint8Array, Uint8Array> {
-  return encoderStream(createBrotliCompress(brotliOptions(quality)));
+/**
+ * Told once, when the encoded body has ended (`failed` false: every byte was handed on) or
+ * failed (a reader that cancelled, a source that failed), with the bytes handed on: what the
+ * client is sent of the body, nginx's $body_bytes_sent for a compressed answer (the gzip and
+ * brotli filters run before the write filter that counts it, ngx_http_write_filter_module.c).
+ */
+export type EncodedEnd = (bytes: number, failed: boolean) => void;
+
+export function brotliStream(quality: number, ended?: EncodedEnd): ReadableWritablePair<Uint8Array, Uint8Array> {
+  return encoderStream(createBrotliCompress(brotliOptions(quality)), ended);
 }
 
-export function gzipStream(level: number): ReadableWritablePair<Uint8Array, Uint8Array> {
-  return encoderStream(createGzip({ level }));
+export function gzipStream(level: number, ended?: EncodedEnd): ReadableWritablePair<Uint8Array, Uint8Array> {
+  return encoderStream(createGzip({ level }), ended);
 }
 
 /** What the wrapper uses of a node:zlib encoder (a Transform stream). */
@@ -48,8 +56,15 @@ interface Encoder {
   once(event: "end", f: () => void): unknown;
 }
 
-function encoderStream(z: Encoder): ReadableWritablePair<Uint8Array, Uint8Array> {
+function encoderStream(z: Encoder, ended?: EncodedEnd): ReadableWritablePair<Uint8Array, Uint8Array> {
   let out: ReadableStreamDefaultController<Uint8Array> | null = null;
+  let bytes = 0;
+  let told = false;
+  const tell = (failed: boolean) => {
+    if (told) return;
+    told = true;
+    ended?.(bytes, failed);
+  };
   let sink: WritableStreamDefaultController | null = null;
   let failed: unknown = null;
   // The one write waiting (WritableStream runs them one at a time): for its chunk to be
@@ -72,6 +87,7 @@ function encoderStream(z: Encoder): ReadableWritablePair<Uint8Array, Uint8Array>
       sink?.error(failed);
     } catch {}
     z.destroy();
+    tell(true);
     const e2 = encoded;
     encoded = null;
     call(e2);
@@ -80,12 +96,14 @@ function encoderStream(z: Encoder): ReadableWritablePair<Uint8Array, Uint8Array>
   z.on("data", (d: Buffer) => {
     try {
       out?.enqueue(new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
+      bytes += d.byteLength;
     } catch {}
   });
   z.once("end", () => {
     try {
       out?.close();
     } catch {}
+    if (failed === null) tell(false);
   });
   // Every error, not only the first: an EventEmitter without an error listener throws, which
   // would end the process (a second one may come from a write that was under way at a cancel).

@@ -173,19 +173,22 @@ export function answerHeadBytes(res: Response, streamed: boolean, bodyBytes: num
   let n = 9 + 3 + 1 + (STATUS_CODES[s] ?? "HM").length + 2;
   let date = false;
   let framed = false;
+  // The Content-Length line's size, kept for a streamed body (below): one walk of the fields.
+  let lengthLine = 0;
   res.headers.forEach((value, name) => {
-    n += name.length + 2 + value.length + 2;
+    const line = name.length + 2 + value.length + 2;
+    n += line;
     if (name === "date") date = true;
-    else if (name === "content-length" || name === "transfer-encoding") framed = true;
+    else if (name === "content-length") {
+      framed = true;
+      lengthLine = line;
+    } else if (name === "transfer-encoding") framed = true;
   });
   if (!date) n += DATE_FIELD;
   const bodiless = s < 200 || s === 204 || s === 304;
   if (!bodiless && streamed) {
     // Bun drops a Content-Length field for a streamed body and frames it chunked.
-    if (framed) res.headers.forEach((value, name) => {
-      if (name === "content-length") n -= name.length + 2 + value.length + 2;
-    });
-    n += CHUNKED_FIELD + LAST_CHUNK;
+    n += CHUNKED_FIELD + LAST_CHUNK - lengthLine;
   } else if (!bodiless && !framed) n += 16 + 2 + String(bodyBytes).length;
   return n + 2;
 }

@@ -7,6 +7,8 @@
 // ngx_http_upstream_response_time_variable in ngx_http_upstream.c). Kept only while a template
 // is set: the record's `tries` is null otherwise, and each call below is then one comparison.
 
+import type { AccessRecord } from "./access.ts";
+
 /** One attempt: nginx's ngx_http_upstream_state_t as far as Portico knows it. */
 export interface UpstreamTry {
   /** `ip:port` tried; "" for the separator between two upstream groups. */
@@ -47,13 +49,34 @@ export function lastTry(tries: UpstreamTry[] | null | undefined): UpstreamTry | 
   return t.addr === "" ? null : t;
 }
 
-/** Before an error page's request to another upstream: nginx's state without a peer (" : "). */
-export function newGroup(tries: UpstreamTry[] | null | undefined): void {
-  if (tries == null || tries.length === 0) return;
+/** The last attempt ends at `now` unless it has ended already. */
+export function endLast(tries: UpstreamTry[] | null | undefined, now: number): void {
+  const last = lastTry(tries);
+  if (last !== null && last.endMs < 0) last.endMs = now - last.start;
+}
+
+/**
+ * Before an error page's request to another upstream: nginx's state without a peer (" : ").
+ * `rec` is the request's record: an answer that came outside the attempts kept here (a refused
+ * WebSocket handshake, which upstream/websocket.ts sends itself) has only the record's
+ * upstream and status, and is the group's one attempt then, as nginx keeps a state for every
+ * peer it sent the request to before the error_page (ngx_http_upstream_addr_variable joins
+ * them, " : " between the groups).
+ */
+export function newGroup(tries: UpstreamTry[] | null | undefined, rec: AccessRecord): void {
+  if (tries == null) return;
+  const now = performance.now();
+  if (tries.length === 0) {
+    if (rec.upstream === null) return;
+    const start = now - (rec.upstreamMs ?? 0);
+    tries.push({
+      addr: rec.upstream, start, status: rec.upstreamStatus ?? 0, connectMs: -1,
+      headerMs: rec.upstreamMs ?? -1, endMs: now - start, length: 0,
+    });
+  }
   // The group's last attempt ends here, as ngx_http_upstream_finalize_request ends it before
   // the redirect.
-  const last = lastTry(tries);
-  if (last !== null && last.endMs < 0) last.endMs = performance.now() - last.start;
+  endLast(tries, now);
   tries.push({ addr: "", start: 0, status: 0, connectMs: -1, headerMs: -1, endMs: -1, length: 0 });
 }
 

@@ -355,7 +355,9 @@ export function startTcpFront(o: FrontOptions): TcpFront {
       // name, and X-Forwarded-For would carry it: rather than judge it as anyone, it is
       // refused (access control fails closed).
       if (client === undefined) return null;
-      return new FrontPeer(server, { address: client.address, port: client.port }, port, client.destPort, client.proxySource);
+      // The stored record is the address itself (its address and port are what requestIP gives):
+      // no object per request.
+      return new FrontPeer(server, client, port, client.destPort, client.proxySource);
     },
     get open() {
       return live.size;
@@ -382,7 +384,7 @@ export function unattributed(): Promise<Response> {
 class FrontPeer implements RequestServer {
   constructor(
     private readonly inner: RequestServer,
-    private readonly ip: { readonly address: string; readonly port?: number } | null,
+    private readonly ip: { readonly address: string; readonly port: number },
     readonly port: number,
     readonly proxyDestPort: number | undefined,
     readonly proxySource: { readonly address: string; readonly port: number } | undefined,

@@ -12,6 +12,8 @@ import { headFields, rawBackend, rawClient, statuses, wsUpgrade, type RawBackend
 import { eventually } from "../wait.ts";
 import { buildTable } from "../../src/table/build.ts";
 import { makeRoute } from "./helpers.ts";
+import { compileLogTemplate } from "../../src/log/template.ts";
+import { INGRESS_NGINX_LOG_FORMAT } from "../../src/policy/log-format.ts";
 
 /** The pod's answers to a handshake, by path. */
 const REFUSALS: Readonly<Record<string, string>> = {
@@ -170,6 +172,40 @@ test("custom-http-errors replaces a refused handshake's listed status as any pro
     const got = await answer(p, "/403");
     expect([got.status, got.body]).toEqual([403, "custom page"]);
     expect(headFields(errors.hits.at(-1)!.head)["x-code"]).toEqual(["403"]);
+  } finally {
+    await p.stop();
+    await be.stop();
+    await errors.stop();
+  }
+});
+
+// The access line of a refused handshake whose answer an error page takes: nginx keeps a state
+// for the pod that answered and one for the error backend, and ngx_http_upstream.c's
+// ngx_http_upstream_addr_variable / _status_variable / _response_time_variable write one value
+// per state, " : " where the error_page's internal redirect starts a new group. The pod's 403
+// is intercepted (nothing of its body read: length 0); the error backend answers 404.
+test("a refused handshake taken by an error page logs the pod, then the error backend (ingress-nginx's line)", async () => {
+  const be = await pod();
+  const errors = await rawBackend(() => "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 11\r\n\r\ncustom page");
+  const p = startRawProxy("bun-http", buildTable([{
+    ...makeRoute({ backend: makeBackend([be.port]) }),
+    errorPages: { codes: [403], intercept: true, backend: makeBackend([errors.port], { id: "default/errors:0", service: "errors" }) },
+  }], null), { accessLogTemplate: INGRESS_NGINX_LOG_FORMAT, accessLog: "stdout" });
+  try {
+    const got = await answer(p, "/403");
+    expect([got.status, got.body]).toEqual([404, "custom page"]);
+    await eventually(() => p.records.length === 1, 10_000, "the access record");
+    const rec = p.records[0]!;
+    const line = compileLogTemplate(INGRESS_NGINX_LOG_FORMAT, "default")(rec);
+    // The line's tail: $upstream_addr $upstream_response_length $upstream_response_time
+    // $upstream_status $req_id.
+    const tail = line.slice(line.lastIndexOf("] ") + 2).split(" ");
+    const t = /^\d+\.\d{3}$/;
+    expect(tail.length).toBe(13);
+    expect([tail[0], tail[1], tail[2], tail[3], tail[4], tail[5], tail[7], tail[9], tail[10], tail[11], tail[12]]).toEqual([
+      `127.0.0.1:${be.port}`, ":", `127.0.0.1:${errors.port}`, "0", ":", "11", ":", "403", ":", "404", rec.requestId,
+    ]);
+    expect([t.test(tail[6]!), t.test(tail[8]!)]).toEqual([true, true]);
   } finally {
     await p.stop();
     await be.stop();

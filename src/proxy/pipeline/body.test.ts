@@ -1,7 +1,8 @@
 // meterRequestBody's rate rule on its own: a minimum rate of 0 means no minimum (as the
-// --client-body-min-rate flag documents), never a division that cuts every body at once.
+// --client-body-min-rate flag documents), never a division that cuts every body at once. The
+// options' builder (forward.ts) normalises it with bodyMinRate.
 import { describe, expect, test } from "bun:test";
-import { meterRequestBody, type RequestBodyOptions } from "./body.ts";
+import { bodyMinRate, meterRequestBody, type RequestBodyOptions } from "./body.ts";
 
 function options(minRate: number | null, aborts: unknown[]): RequestBodyOptions {
   return {
@@ -28,13 +29,17 @@ function body(): ReadableStream<Uint8Array> {
 }
 
 describe("meterRequestBody minimum rate", () => {
-  for (const minRate of [0, null, 500]) {
-    test(`minRate ${minRate}: the whole body passes, nothing is cut`, async () => {
+  for (const rate of [0, null, 500]) {
+    test(`a configured rate of ${rate}: the whole body passes, nothing is cut`, async () => {
       const aborts: unknown[] = [];
-      const m = meterRequestBody(body(), options(minRate, aborts));
+      const m = meterRequestBody(body(), options(bodyMinRate(rate), aborts));
       expect(await new Response(m.stream).text()).toBe("abcdefghi");
       expect(m.bytes()).toBe(9);
       expect(aborts).toEqual([]);
     });
   }
+});
+
+test("bodyMinRate: 0 and null are no minimum, a positive rate is kept", () => {
+  expect([bodyMinRate(0), bodyMinRate(null), bodyMinRate(500)]).toEqual([null, null, 500]);
 });

@@ -10,7 +10,7 @@ export interface RequestBodyOptions {
   readonly declared: number | null;
   /** Longest wait for one read from the client, in ms (nginx client_body_timeout). */
   readonly gapMs: number;
-  /** Bytes/s the body must average once gapMs of waiting is used up, or null (or 0) for no minimum. */
+  /** Bytes/s the body must average once gapMs of waiting is used up (positive), or null for no minimum: see bodyMinRate. */
   readonly minRate: number | null;
   /** Whether Bun has given up on the request (its signal): then the body is not whole. */
   readonly clientGone: () => boolean;
@@ -98,6 +98,16 @@ async function tlsTurns(): Promise<void> {
  * gap short, the sum not) after about gapMs, while a steady upload at or above minRate never
  * meets it.
  */
+/**
+ * RequestBodyOptions.minRate from a configured rate, once per request where the options are
+ * built: 0 (or less) is no minimum, as null is (--client-body-min-rate's "0 = no minimum";
+ * config/values.ts byteRate already maps a flag's 0 to null). A 0 reaching meterRequestBody
+ * would divide by it: NaN before the first byte, and every body cut at once.
+ */
+export function bodyMinRate(rate: number | null): number | null {
+  return rate !== null && rate > 0 ? rate : null;
+}
+
 export function meterRequestBody(src: ReadableStream<Uint8Array>, o: RequestBodyOptions): MeteredBody {
   const reader = src.getReader();
   let n = 0;
@@ -114,9 +124,7 @@ export function meterRequestBody(src: ReadableStream<Uint8Array>, o: RequestBody
     } catch {}
   };
   const allowedWait = (): number => {
-    // 0 is no minimum, as null is (--client-body-min-rate's "0 = no minimum"): dividing by it
-    // would give NaN before the first byte and cut every body at once.
-    const byRate = o.minRate === null || !(o.minRate > 0) ? Infinity : o.gapMs + (n * 1000) / o.minRate - waited;
+    const byRate = o.minRate === null ? Infinity : o.gapMs + (n * 1000) / o.minRate - waited;
     return Math.min(o.gapMs, byRate);
   };
   const stream = new ReadableStream<Uint8Array>(

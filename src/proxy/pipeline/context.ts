@@ -19,7 +19,7 @@ import type { BodyBudget } from "./buffer.ts";
 import type { RequestFields } from "./validate.ts";
 import type { Inflight } from "./inflight.ts";
 import { IDLE_TIMEOUT_S } from "./keepalive.ts";
-import { lastTry } from "../../log/upstream-tries.ts";
+import { endLast } from "../../log/upstream-tries.ts";
 
 /** What the handler holds for all its requests (one per listener). */
 export interface Pipeline {
@@ -236,8 +236,7 @@ export class Exchange implements PolicyFlow, SlotHolder {
     rec.durationMs = now - this.t0;
     // $upstream_response_time of the attempt that answered ends with its body, as nginx's
     // ngx_http_upstream_finalize_request sets it.
-    const last = lastTry(rec.tries);
-    if (last !== null && last.endMs < 0) last.endMs = now - last.start;
+    endLast(rec.tries, now);
     // --access-log-template reads the request when the line is formatted (log/template.ts).
     // The client's port is read now, while the connection is surely still the request's.
     if (this.p.logTemplate) {

@@ -9,7 +9,7 @@ import { isGrpcBackend } from "../upstream/grpc.ts";
 import { upstreamHeaders, type ForwardContext } from "../../http/headers.ts";
 import { guardRequest } from "../upstream/watchdog.ts";
 import { connectUpstreamWs, upgradeClient, UpgradeDeclined } from "../upstream/websocket.ts";
-import { meterRequestBody } from "./body.ts";
+import { bodyMinRate, meterRequestBody } from "./body.ts";
 import { bufferRequestBody, type BufferedBody } from "./buffer.ts";
 import type { Exchange } from "./context.ts";
 import { IDLE_TIMEOUT_S } from "./keepalive.ts";
@@ -151,7 +151,7 @@ async function forwardWithBody(x: Exchange): Promise<ForwardResult> {
     limit: opts.maxBodySize ?? c.maxBodySize,
     declared: cl === null ? null : Number(cl),
     gapMs: c.clientBodyTimeoutMs,
-    minRate: c.clientBodyMinRate,
+    minRate: bodyMinRate(c.clientBodyMinRate),
     clientGone: () => req.signal.aborted,
     // The node listeners (a RequestServer with a transport) hand over a body only once its
     // message has ended; Bun.serve's HTTP/1.1 ends a chunked body before its tail is parsed.
@@ -199,7 +199,7 @@ export async function forwardWebSocket(x: Exchange): Promise<ProxyError | Forwar
       record: rec, upstreamTls: x.route.options.upstreamTls,
     });
   } catch (e) {
-    if (!(e instanceof UpgradeDeclined) || e.answer === null || e.upstream === null) throw e;
+    if (!(e instanceof UpgradeDeclined) || e.answer === null) throw e;
     // The answer's body is relayed under the request's switch (arm): a client that leaves, the
     // body idle timeout or the shutdown's end gives it up and releases the pod's connection.
     arm(x);
@@ -207,11 +207,10 @@ export async function forwardWebSocket(x: Exchange): Promise<ProxyError | Forwar
     const signal = (x.abort as AbortController).signal;
     if (signal.aborted) answer.abort(signal.reason);
     else signal.addEventListener("abort", () => answer.abort(signal.reason), { once: true });
-    return {
-      response: answer.response,
-      upstream: e.upstream,
-      upstreamMs: performance.now() - x.t0,
-    };
+    // Recorded now as well: an error page may take the answer before relay.ts records it, and
+    // its request's $upstream_* group starts from the record (log/upstream-tries.ts newGroup).
+    rec.upstreamMs = performance.now() - x.t0;
+    return { response: answer.response, upstream: e.upstream, upstreamMs: rec.upstreamMs };
   }
   const { ws, upstream } = connected;
   const wsCookie = x.choice?.setCookie() ?? null;

@@ -247,10 +247,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
       throw new ProxyError(connect ? "UpstreamConnect" : invalid ? "UpstreamInvalid" : "UpstreamReset", `${code} ${String((e as Error)?.message ?? e)}`);
     }
     dog.stop();
-    if (at !== null) {
-      at.headerMs = performance.now() - at.start;
-      at.status = response.status;
-    }
+    if (at !== null) at.headerMs = performance.now() - at.start;
     input.balancer.succeeded(u);
     choice?.answered(u, performance.now() - picked, input.balancer);
     // nginx answers 502 to a header block larger than its buffer ("upstream sent too big
@@ -265,7 +262,6 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
     if (size > input.maxHeaderBytes || badStatus) {
       response.body?.cancel().catch(() => {});
       // nginx never parsed a status from such an answer: its state has the 502 of invalid_header.
-      if (at !== null) at.status = 0;
       endTry(at, 502);
       if (resend && again(input, policy, maxAttempts, t0, attempt, "invalid_header")) {
         retried(input, "invalid");
@@ -274,6 +270,7 @@ export async function forward(input: ForwardInput, control: RequestControl): Pro
       gaveUp(input, "invalid");
       throw new ProxyError("UpstreamInvalid", badStatus ? `response status ${response.status}` : `response header block of ${size} bytes`);
     }
+    if (at !== null) at.status = response.status;
     // http_5xx and friends: the answer is dropped (its body cancelled, so its connection is
     // not left half-read) and another endpoint asked; the last answer goes to the client as
     // it is, as nginx does once tries run out.

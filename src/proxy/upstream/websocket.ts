@@ -244,7 +244,7 @@ function connectOnce(b: Backend, u: Upstream, input: WsConnectInput): Promise<Up
     // the client's handshake is malformed, and no endpoint was tried.
     return Promise.reject(new ProxyError("BadRequest", "invalid Sec-WebSocket-Protocol"));
   }
-  return handshake(ws, input);
+  return handshake(ws, u, input);
 }
 
 function construct(Ctor: WsClientCtor, scheme: string, u: Upstream, input: WsConnectInput, headers: Record<string, string>): WsClient {
@@ -261,13 +261,10 @@ function construct(Ctor: WsClientCtor, scheme: string, u: Upstream, input: WsCon
     ...(scheme === "wss" ? (input.upstreamTls ? upstreamTlsH2Options(input.upstreamTls) : { servername: b.serverName, rejectUnauthorized: false }) : {}),
   });
   ws.binaryType = "arraybuffer";
-  // `ws` is an EventEmitter: an 'error' without a listener would throw. The relay adds its own
-  // (upgradeClient); this one keeps a late error after a refusal or a timeout harmless.
-  ws.on("error", () => {});
   return ws;
 }
 
-function handshake(ws: WsClient, input: WsConnectInput): Promise<UpstreamWs> {
+function handshake(ws: WsClient, u: Upstream, input: WsConnectInput): Promise<UpstreamWs> {
   return new Promise<UpstreamWs>((resolve, reject) => {
     let settled = false;
     const t = setTimeout(() => {
@@ -294,12 +291,15 @@ function handshake(ws: WsClient, input: WsConnectInput): Promise<UpstreamWs> {
       // Only a status a Response can carry is relayed; anything else is an invalid answer.
       if (status < 200 || status > 599) {
         req.destroy();
-        reject(new UpgradeDeclined(status, null));
+        reject(new UpgradeDeclined(status, null, u));
         return;
       }
       const answer = declinedAnswer(req, res);
-      reject(new UpgradeDeclined(status, answer));
+      reject(new UpgradeDeclined(status, answer, u));
     });
+    // `ws` is an EventEmitter: an 'error' without a listener would throw. This one stays for the
+    // socket's life (the relay adds its own, upgradeClient), so a late error after a refusal or
+    // a timeout is harmless.
     ws.on("error", () => {
       clearTimeout(t);
       if (settled) return;
@@ -322,12 +322,13 @@ function handshake(ws: WsClient, input: WsConnectInput): Promise<UpstreamWs> {
 export class UpgradeDeclined extends ProxyError {
   readonly status: number;
   readonly answer: DeclinedAnswer | null;
-  /** The endpoint that answered (connectUpstreamWs sets it). */
-  upstream: Upstream | null = null;
-  constructor(status: number, answer: DeclinedAnswer | null) {
+  /** The endpoint that answered. */
+  readonly upstream: Upstream;
+  constructor(status: number, answer: DeclinedAnswer | null, upstream: Upstream) {
     super("UpstreamInvalid", `websocket handshake answered ${status}`);
     this.status = status;
     this.answer = answer;
+    this.upstream = upstream;
   }
 }
 
@@ -352,7 +353,6 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: Up
     } catch (e) {
       if (e instanceof ProxyError && (e.code === "UpstreamTimeout" || e.code === "BadRequest")) throw e;
       if (e instanceof UpgradeDeclined) {
-        e.upstream = to;
         if (input.record) input.record.upstreamStatus = e.status;
         throw e;
       }
