@@ -361,9 +361,13 @@ export class Compiler {
     }
     const changes = gw === null || this.#gwShared.length === 0 ? null : { services, secrets, configMaps };
     if (dirty || gw === null) {
+      const before = gw;
       gw = compileGateways(snapshot, this.#config.gatewayControllerName, this.#resolve, changes === null ? null : { prev: gw!, ...changes }, this.#config);
       this.#gw = gw;
-      portsDirty = range !== null;
+      // compileGateways hands back the previous result itself when nothing it reads changed (a
+      // status write, which the controller makes after each compile): each unit reads a part of
+      // what the whole reads, so its ports stand too.
+      if (gw !== before) portsDirty = range !== null;
     }
     if (range !== null && portsDirty) {
       const { units, diagnostics, unplaced, services: read } = allocateGatewayPorts(gw.gateways, snapshot.services, this.#config.publishService?.namespace ?? null, range);

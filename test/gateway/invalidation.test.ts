@@ -5,6 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { compile, Compiler } from "../../src/compile/compile.ts";
 import type { CompileConfig } from "../../src/compile/config.ts";
+import { gatewayPortCompiles } from "../../src/compile/gateway/ports.ts";
 import { gatewayRouteCompiles } from "../../src/compile/gateway/table.ts";
 import type { CompileResult } from "../../src/compile/types.ts";
 import { Store } from "../../src/store/store.ts";
@@ -191,6 +192,40 @@ ports: [{ name: first-port, port: 3000 }, { name: second-port, port: 3001 }]
       expect(store.apply({ type: "MODIFIED", kind: "Service", object } as Parameters<Store["apply"]>[0])).toBe(true);
     }, 0);
     step("the backend's endpoint address", () => apply(store, "MODIFIED", slice("3", "127.0.1.9")), 18, 54);
+  });
+});
+
+// With --gateway-ports the ports are allocated and each unit compiled again only when the
+// Gateway part gave a new result (compile/compile.ts #withGateway): a status-only HTTPRoute
+// write, which the controller makes after every compile, leaves compileGateways's result the
+// same object, so no unit is compiled and the ports and statuses stay the same objects.
+describe("a status-only HTTPRoute write with --gateway-ports", () => {
+  test("compiles no route and no port unit; the ports and statuses are the same objects", () => {
+    const store = cluster();
+    const config: CompileConfig = Object.freeze({ ...CONFIG, gatewayPorts: { from: 20000, to: 20009 } });
+    const compiler = new Compiler(config);
+    const first = compiler.compile(store.snapshot());
+    expect(first.table.gatewayPorts?.size).toBe(2);
+    for (let round = 1; round <= 2; round++) {
+      const written = store.snapshot().httpRoutes;
+      for (let i = 0; i < 12; i++) {
+        const { object } = objects(route(`i${i}`, INFRA, "all-namespaces", i < 3 ? "p" : i === 3 ? "q" : null))[0]!;
+        const status = { parents: [{ parentRef: { name: "all-namespaces", namespace: INFRA }, controllerName: CONTROLLER, conditions: [{ type: "Accepted", status: "True", reason: "Accepted", message: `round ${round}`, lastTransitionTime: "2026-11-28T00:00:00Z", observedGeneration: 1 }] }] };
+        store.apply({ type: "MODIFIED", kind: "HTTPRoute", object: { ...object, metadata: { ...object.metadata, resourceVersion: `${10 + round}` }, status } } as Parameters<Store["apply"]>[0]);
+      }
+      const snap = store.snapshot();
+      // The store keeps the newest version (status writers read it): the compiler sees a new map.
+      expect(snap.httpRoutes).not.toBe(written);
+      const routes = gatewayRouteCompiles.count;
+      const units = gatewayPortCompiles.count;
+      const r = compiler.compile(snap);
+      expect(gatewayRouteCompiles.count - routes).toBe(0);
+      expect(gatewayPortCompiles.count - units).toBe(0);
+      expect(r.table.gatewayPorts).toBe(first.table.gatewayPorts!);
+      expect(r.gatewayPortCertificates).toBe(first.gatewayPortCertificates!);
+      expect(r.gateway).toBe(first.gateway!);
+      expect(view(r)).toEqual(view(compile(snap, config)));
+    }
   });
 });
 

@@ -189,6 +189,13 @@ function portCertificates(unit: GatewayCompileResult, gateway: string, snapshot:
 }
 
 /**
+ * How many times GatewayPortsCompiler has compiled the units in this process: a debug counter
+ * the tests read to hold that a change the Gateway part does not read redoes no port
+ * (docs/design.md "Gateways with their own address", "What a change compiles again").
+ */
+export const gatewayPortCompiles = { count: 0 };
+
+/**
  * Compiles each unit's rules: the HTTPRoutes as attached to that Gateway's listeners on that
  * declared port alone (the same compiler as the shared table, over a snapshot whose Gateways
  * are that one, its other listeners left out: a parentRef naming another section or port then
@@ -211,6 +218,7 @@ export class GatewayPortsCompiler {
     /** The source-range flags an IngressNginxPolicy's rules read (extension.ts). */
     flags?: AccessFlags,
   ): ReadonlyMap<number, GatewayPort> {
+    gatewayPortCompiles.count++;
     const next = new Map<string, UnitState>();
     const ports = new Map<number, GatewayPort>();
     const certificates = new Map<number, readonly CertificateBinding[]>();
