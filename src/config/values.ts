@@ -257,10 +257,18 @@ export function sourceRangeList(example: string): ValueSchema<readonly string[]>
  * chosen at all (tls/sni.ts validateTlsSettings, which refuses both again at start-up), so both
  * are refused here, where the flag can still be named.
  */
+let known: ReadonlySet<string> | null = null;
+/**
+ * The TLS 1.2 suite names BoringSSL knows (Bun returns them lowercased), read once: the flags,
+ * a host's ssl-ciphers (tls/sni.ts), explain and the routes view check names against it, so
+ * each says what the listener does with a name it lacks.
+ */
+export const knownCiphers = (): ReadonlySet<string> => (known ??= new Set(getCiphers()));
+
 export const cipherList = check<string>((s) => {
   const parsed = parseCipherNames(s);
   if ("message" in parsed) return parsed;
-  const unknown = unknownCipherName(parsed.value, new Set(getCiphers())); // BoringSSL's names, lowercased
+  const unknown = unknownCipherName(parsed.value, knownCiphers());
   return unknown === null ? parsed : { message: unknown };
 });
 

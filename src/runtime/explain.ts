@@ -2,12 +2,12 @@
 // CLI twin (`portico explain --manifests F --host H --path P`) with no server running.
 import { explain, explainSteps, type ExplainRequest, type ExplainResult } from "../compile/explain.ts";
 import type { Config } from "../config/types.ts";
+import { knownCiphers } from "../config/values.ts";
 import { ManifestSource } from "../files/manifests.ts";
 import { createLogger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { RejectedRequest } from "../request/rejected.ts";
 import { Store } from "../store/store.ts";
-import { getCiphers } from "node:tls";
 import type { Controller } from "./controller.ts";
 import { configWithNginxConfigMap } from "./nginx-settings.ts";
 
@@ -31,14 +31,8 @@ function refusal(err: unknown): ExplainRefused | ExplainError {
   throw err;
 }
 
-/**
- * The TLS 1.2 suite names BoringSSL knows (Bun returns them lowercased), which tls/sni.ts checks
- * a host's ssl-ciphers against: explain says the listener's list serves a host whose list has
- * another name, as the listener does.
- */
-let known: ReadonlySet<string> | null = null;
-/** The same set for the routes view's TLS column (table/text.ts RoutesTls). */
-export const knownCiphers = (): ReadonlySet<string> => (known ??= new Set(getCiphers()));
+// The suite names tls/sni.ts checks a host's ssl-ciphers against: explain says the listener's
+// list serves a host whose list has another name, as the listener does.
 const withKnownCiphers = (config: Config): Config & { knownCiphers: ReadonlySet<string> } => ({ ...config, knownCiphers: knownCiphers() });
 
 export async function explainLive(controller: Controller, config: Config, q: ExplainRequest): Promise<ExplainResult | ExplainRefused | ExplainError> {

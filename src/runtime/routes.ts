@@ -8,7 +8,7 @@ import { loadOnce } from "./load.ts";
 import { configWithNginxConfigMap } from "./nginx-settings.ts";
 import { serializeTable } from "../table/serialize.ts";
 import { formatRoutesText } from "../table/text.ts";
-import { knownCiphers } from "./explain.ts";
+import { knownCiphers } from "../config/values.ts";
 
 /** Prints the route table on stdout (problems on stderr); returns the exit code. */
 export async function routesCli(flags: Config, explicit: ReadonlySet<keyof Config> = new Set()): Promise<number> {

@@ -5,13 +5,13 @@
 // it never reads names from the certificates. So: entry 0 is the default certificate with no
 // serverName, then one entry per served host, exact names and wildcards alike.
 import { createHash } from "node:crypto";
-import { getCiphers } from "node:tls";
 import type { CertificateBinding, HostTls } from "../compile/types.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { pickDefaultCertificate, type DefaultCertificate } from "./default-cert.ts";
 import { type PemChecker } from "./pem.ts";
 import { namesCover } from "../model/cert-names.ts";
 import { unknownCipherName } from "../config/cipher-list.ts";
+import { knownCiphers } from "../config/values.ts";
 
 export type { HostTls };
 
@@ -66,7 +66,7 @@ const SSL_OP_CIPHER_SERVER_PREFERENCE = 0x00400000;
  */
 export function validateTlsSettings(s: TlsSettings): string | null {
   if (s.minVersion === "1.3" && s.maxVersion === "1.2") return "the highest TLS version (1.2) is below the lowest (1.3): no handshake could succeed";
-  const known = new Set(getCiphers()); // Bun returns BoringSSL's names, lowercased
+  const known = knownCiphers();
   for (const name of s.ciphers.split(":")) {
     const lower = name.toLowerCase();
     if (lower.startsWith("tls_")) return `TLS 1.3 suite ${name} cannot be configured: BoringSSL always enables its three TLS 1.3 AEAD suites`;
@@ -189,7 +189,7 @@ export function buildTlsEntries(
   }
   // A host's own list with a name BoringSSL lacks would be applied shorter without a word
   // (BoringSSL skips unknown names): the host keeps the listener's list, and the Ingress hears.
-  const known = new Set(getCiphers()); // Bun returns BoringSSL's names, lowercased
+  const known = knownCiphers();
   const ownLists = new Map<string, HostTls>();
   for (const [name, own] of hostTls) {
     const host = name.toLowerCase();
