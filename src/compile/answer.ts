@@ -24,6 +24,7 @@ import type { Backend, GlobalHeaders, Match, Route } from "../table/types.ts";
 import { compileBlockList } from "../regex/block-pattern.ts";
 import { PORTICO_SERVER } from "../http/headers.ts";
 import { gzipAnswer, type AnswerEncoding } from "../http/gzip.ts";
+import { VERSION } from "./upstream-tls.ts";
 
 /**
  * The stage of every kind, from the one registry of kinds (kinds/registry.ts) the proxy's runners
@@ -302,8 +303,6 @@ function routeBackends(r: Route): Backend[] {
   return [r.backend, ...(r.canary === undefined ? [] : [r.canary.backend]), ...(r.fallback === undefined ? [] : [r.fallback])];
 }
 
-const VERSION_NAMES: Readonly<Record<number, "TLSv1.2" | "TLSv1.3">> = { 0x0303: "TLSv1.2", 0x0304: "TLSv1.3" };
-
 /**
  * The TLS to the pods of the answer's backends (proxy/upstream/forward.ts: only an `https`
  * backend, and grpcs through proxy/upstream/grpc.ts, connect over TLS; a plain one ignores
@@ -322,9 +321,8 @@ function upstreamTlsOf(r: Route, ids: readonly string[], notes: string[]): Upstr
     const sni = overTls[0]?.serverName ?? null;
     return { secret: null, verify: false, depth: null, name: null, sni, clientCertificate: false, ciphers: null, protocols: null };
   }
-  const protocols = [VERSION_NAMES[t.minVersion], VERSION_NAMES[t.maxVersion]].every((v) => v !== undefined)
-    ? (["TLSv1.2", "TLSv1.3"] as const).filter((v) => (v === "TLSv1.2" ? 0x0303 : 0x0304) >= t.minVersion && (v === "TLSv1.2" ? 0x0303 : 0x0304) <= t.maxVersion)
-    : null;
+  // The bounds are always two of VERSION's (upstream-tls.ts), so the list is the names between them.
+  const protocols = (Object.keys(VERSION) as (keyof typeof VERSION)[]).filter((v) => VERSION[v] >= t.minVersion && VERSION[v] <= t.maxVersion);
   return { secret: t.secret, verify: t.verify, depth: t.depth, name: t.verify ? t.checkName : null, sni: t.sni, clientCertificate: t.cert !== null, ciphers: t.ciphers, protocols };
 }
 

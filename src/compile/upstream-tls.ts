@@ -25,7 +25,8 @@ export interface ResolvedUpstreamTls {
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 /** nginx's $proxy_host: ingress-nginx proxies to `http(s)://upstream_balancer` (nginx.tmpl). */
 export const DEFAULT_SSL_NAME = "upstream_balancer";
-const VERSION = { "TLSv1.2": 0x0303, "TLSv1.3": 0x0304 } as const;
+/** proxy-ssl-protocols' names as TLS protocol versions (RFC 8446 section 4.1.2 legacy_version, supported_versions). */
+export const VERSION = { "TLSv1.2": 0x0303, "TLSv1.3": 0x0304 } as const;
 
 function text(secret: Secret, key: string): string | null | undefined {
   const plain = secret.stringData?.[key];
