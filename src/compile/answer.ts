@@ -863,6 +863,9 @@ export function gatewayRedirectLocation(params: StagePolicy["params"], req: Pick
   return `${scheme}://${authority}${path}`;
 }
 
+/** --proxy-protocol-trusted when not given: ingress-nginx's proxy-real-ip-cidr default, every IPv4 peer (config/flags.ts). */
+export const DEFAULT_PROXY_PROTOCOL_TRUSTED: readonly string[] = Object.freeze(["0.0.0.0/0"]);
+
 /**
  * --use-proxy-protocol (ingress-nginx's use-proxy-protocol; serving/front.ts): every connection
  * on both traffic ports must open with a PROXY header, or it is closed unanswered (nginx's
@@ -872,6 +875,6 @@ export function gatewayRedirectLocation(params: StagePolicy["params"], req: Pick
  */
 export function proxyProtocolNote(config: AnswerConfig): string | null {
   if (config.useProxyProtocol !== true) return null;
-  const trusted = config.proxyProtocolTrusted ?? ["0.0.0.0/0"];
+  const trusted = config.proxyProtocolTrusted ?? DEFAULT_PROXY_PROTOCOL_TRUSTED;
   return `use-proxy-protocol: a connection that does not open with a PROXY header is closed without an answer; this is the answer to one whose header names the client${trusted.length > 0 ? ` (believed from a peer in ${trusted.join(", ")}; from another peer the peer is the client)` : " (no peer is believed: the connection's peer is the client)"}, and a header's destination port 443 makes a plain connection's request https`;
 }

@@ -19,7 +19,7 @@ import { forwardedPrefix, rewriteRequest } from "../table/rewrite.ts";
 import { isPathPrefix } from "../table/segments.ts";
 import { passthroughRouteOf } from "../table/passthrough.ts";
 import type { BackendScheme, HostRoutes, Match, Route } from "../table/types.ts";
-import { blockedAnswer, ownAnswer, predictAnswer, proxyProtocolNote, unknownClient, type AnswerConfig, type RouteAuth } from "./answer.ts";
+import { blockedAnswer, DEFAULT_PROXY_PROTOCOL_TRUSTED, ownAnswer, predictAnswer, proxyProtocolNote, unknownClient, type AnswerConfig, type RouteAuth } from "./answer.ts";
 import { listenerTls, ownCertificate, pemOf, type ListenerTlsSettings } from "./explain-tls.ts";
 import { Compiler } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
@@ -701,16 +701,14 @@ export function* explainSteps(
     if (out.room(verdict)) out.push(plan, null, asDefault, verdict, reason);
   }
 
-  const candidates =
+  // What answers before any Ingress rule: the Ingress candidate that matched is outranked by it.
+  const before =
     through !== null
-      ? out.list.map((c) =>
-          c.verdict === "matched" ? { ...c, verdict: "outranked" as const, reason: "ssl-passthrough: the connection is copied to the pod untouched before any request is read; no rule path applies over TLS" } : c,
-        )
+      ? "ssl-passthrough: the connection is copied to the pod untouched before any request is read; no rule path applies over TLS"
       : gw === null
-        ? out.list
-        : out.list.map((c) =>
-            c.verdict === "matched" ? { ...c, verdict: "outranked" as const, reason: `${gw.gateway.kind} ${gw.gateway.route} answers first: Gateway API rules are asked before Ingress rules` } : c,
-          );
+        ? null
+        : `${gw.gateway.kind} ${gw.gateway.route} answers first: Gateway API rules are asked before Ingress rules`;
+  const candidates = before === null ? out.list : out.list.map((c) => (c.verdict === "matched" ? { ...c, verdict: "outranked" as const, reason: before } : c));
   const involved = new Set(candidates.map((c) => c.ingress));
   if (match?.route.ingress.name) involved.add(`${match.route.ingress.namespace}/${match.route.ingress.name}`);
   const diagnostics: Diagnostic[] = [];
@@ -753,7 +751,7 @@ export function* explainSteps(
     annotations,
     ...(gw === null || through !== null ? {} : { gateway: gw.gateway }),
     table: selected.info,
-    ...(pp === null ? {} : { proxyProtocol: { withoutHeader: "closed" as const, trusted: config.proxyProtocolTrusted ?? ["0.0.0.0/0"], httpsPort: 443 as const } }),
+    ...(pp === null ? {} : { proxyProtocol: { withoutHeader: "closed" as const, trusted: config.proxyProtocolTrusted ?? DEFAULT_PROXY_PROTOCOL_TRUSTED, httpsPort: 443 as const } }),
     ...(grpc === null ? {} : { grpc: grpc.grpc }),
   };
 }
