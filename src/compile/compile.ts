@@ -55,6 +55,7 @@ import { allocateGatewayPorts, GatewayPortsCompiler, withUnplaced } from "./gate
 import type { GatewayPort, GatewayRoutes } from "../table/types.ts";
 import { type CertificateBinding, type GatewayCompileResult } from "./types.ts";
 import type { CompileResult } from "./types.ts";
+import { NONE } from "./empty.ts";
 
 export type { CompileConfig } from "./config.ts";
 
@@ -106,7 +107,6 @@ function sameGatewaySettings(a: CompileConfig, b: CompileConfig): boolean {
   );
 }
 
-const NO_PLANS: readonly IngressPlan[] = Object.freeze([]);
 const NO_CONFIG_MAPS: ReadonlyMap<string, ConfigMap> = new Map();
 
 /**
@@ -242,7 +242,7 @@ export class Compiler {
   constructor(config: CompileConfig, options: CompilerOptions = {}) {
     this.#config = config;
     this.#bulkAbove = options.bulkAbove;
-    this.#ownerOf = config.hostPolicyScope === "namespace" ? (hostKey) => hostOwner(this.#served.contributors.get(hostKey) ?? NO_PLANS, "namespace") : null;
+    this.#ownerOf = config.hostPolicyScope === "namespace" ? (hostKey) => hostOwner(this.#served.contributors.get(hostKey) ?? NONE, "namespace") : null;
     this.#served = new ServedPlans(config);
     const prev = options.previous;
     if (prev !== undefined && sameGatewaySettings(prev.#config, config)) {
@@ -533,14 +533,14 @@ export class Compiler {
       const prev = this.#hosts.get(hostKey);
       const plans = served.contributors.get(hostKey);
       this.#claimIndex.setRules(hostKey, plans);
-      const canaries = served.canaries.get(hostKey) ?? NO_PLANS;
+      const canaries = served.canaries.get(hostKey) ?? NONE;
       let next: HostEntry | undefined;
       if (plans !== undefined) {
         const isTls = covered(hostKey === "*" ? null : hostKey);
         const same = prev !== undefined && sameHostInputs(prev, hostKey, plans, canaries, isTls, this.#resolve);
         next = same ? prev : buildHostEntry(hostKey, plans, canaries, isTls, this.#resolve, this.#config.hostPolicyScope, this.#config.proxySslLocationOnly);
       }
-      this.#setOrphanCanaries(hostKey, plans === undefined ? canaries : NO_PLANS);
+      this.#setOrphanCanaries(hostKey, plans === undefined ? canaries : NONE);
       if (next === prev) continue;
       if ((prev?.aliases.length ?? 0) > 0 || (next?.aliases.length ?? 0) > 0) aliasesDirty = true;
       this.#setHost(hostKey, prev, next);
@@ -610,9 +610,9 @@ export class Compiler {
     try {
       for (const hostKey of new Set(hostKeys)) {
         const plans = served.contributors.get(hostKey);
-        const canaries = served.canaries.get(hostKey) ?? NO_PLANS;
+        const canaries = served.canaries.get(hostKey) ?? NONE;
         if (plans !== undefined || canaries.length > 0) {
-          claimHost(hostKey, plans ?? NO_PLANS, canaries, covered(hostKey === "*" ? null : hostKey), this.#resolve, config.hostPolicyScope, trace, config.proxySslLocationOnly);
+          claimHost(hostKey, plans ?? NONE, canaries, covered(hostKey === "*" ? null : hostKey), this.#resolve, config.hostPolicyScope, trace, config.proxySslLocationOnly);
         }
       }
       defaultEntry(served.defaultPlans, config, this.#resolve, this.#default, [], this.#hosts.get("*")?.hostCert ?? null, trace);
@@ -653,7 +653,7 @@ export class Compiler {
       return;
     }
     // Nothing is resolved with no claims, and none is cached: a canary edit dirties its hosts.
-    const { diagnostics } = claimHost(hostKey, NO_PLANS, canaries, false, this.#resolve, this.#config.hostPolicyScope);
+    const { diagnostics } = claimHost(hostKey, NONE, canaries, false, this.#resolve, this.#config.hostPolicyScope);
     this.#orphanDiagnostics.set(hostKey, diagnostics);
     this.#diagVersion++;
   }

@@ -84,11 +84,6 @@ export function ownCertificate(b: CertificateBinding): OwnCertificate {
   return namesCover(p.sans, b.host.toLowerCase()) ? { served: true } : { served: false, why: "not-naming" };
 }
 
-/** Does `b`'s own certificate serve its host (buildTlsEntries)? */
-export function servesOwnCertificate(b: CertificateBinding): boolean {
-  return ownCertificate(b).served;
-}
-
 const wildcardOf = (host: string): string | null => {
   const dot = host.indexOf(".");
   return dot > 0 && !host.startsWith("*.") ? `*${host.slice(dot)}` : null;
@@ -106,7 +101,7 @@ export function listenerTls(
   for (const b of certificates) if (b.host !== "" && !first.has(b.host.toLowerCase())) first.set(b.host.toLowerCase(), b);
   const certServes = (h: string): boolean => {
     const b = first.get(h);
-    return b !== undefined && servesOwnCertificate(b);
+    return b !== undefined && ownCertificate(b).served;
   };
   // A list with a name BoringSSL lacks is not applied (buildTlsEntries): the entry, if any, has the listener's.
   const own = (h: string): HostTls | undefined => {

@@ -610,7 +610,8 @@ function hostAliases(hostKey: string, plans: readonly IngressPlan[], diagnostics
     const message = `server-alias is ignored for host ${hostKey}: Ingress ${describeAge(first.ingress)} sets the aliases of that host, and only the first Ingress of a host that sets them counts`;
     diagnostics.push({ kind: "Ingress", namespace: plan.namespace, name: plan.name, reason: "AliasConflict", message, severity: "warning" });
   }
-  return { aliases: first === null ? NONE : compact(first.aliases), aliasPlan: first };
+  // first is a plan whose aliases are not empty.
+  return { aliases: first?.aliases ?? NONE, aliasPlan: first };
 }
 
 /** One host key's entry of the table, with what the compiler needs to know when to rebuild it. */

@@ -21,7 +21,7 @@ import type { CompileConfig } from "./config.ts";
 import { backendRef, type BackendRef, type BackendRefResult } from "./backends.ts";
 import { planErrorPages, type ErrorPagesPlan } from "./error-pages.ts";
 import { normaliseHost, type HostResult } from "../model/hosts.ts";
-import { compact } from "./empty.ts";
+import { compact, NONE } from "./empty.ts";
 import { OneKeyMap } from "./one-key-map.ts";
 import { createdMs, ingressKey, namespaceOf } from "./order.ts";
 import { validatePath, type PathResult } from "./paths.ts";
@@ -305,7 +305,7 @@ export function planIngress(ing: Ingress, secrets: ReadonlyMap<string, Secret>, 
     tls: compact(tls),
     defaultBackend: spec ? refOf(spec) : null,
     errorPages: planErrorPages(ann.policies.errorPages, ns, ann.scheme, config),
-    aliases: ann.denied === null ? ann.policies.hosts.aliases : [],
+    aliases: ann.denied === null ? ann.policies.hosts.aliases : NONE,
   };
 }
 

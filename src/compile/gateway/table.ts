@@ -38,6 +38,7 @@ import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, t
 import { changedConflicts, GRPC_ROUTE_KIND, grpcAsHttpRoute, grpcObjectKey, grpcWorkKey, kindConflicts, withoutRefused, type KindAttachments } from "./grpcroute.ts";
 import * as K from "../../kinds/index.ts";
 import { stagePolicy } from "../../policy/contract.ts";
+import { NONE } from "../empty.ts";
 
 
 
@@ -671,7 +672,6 @@ export function compileGateways(
   return result;
 }
 
-const NONE: readonly never[] = Object.freeze([]);
 const NO_GRPC_ROUTES: ReadonlyMap<string, GRPCRoute> = new Map();
 
 /** A route to compile: the HTTPRoute (a GRPCRoute converted by grpcroute.ts) and its attachments. */
