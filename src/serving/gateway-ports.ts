@@ -18,7 +18,7 @@ import type { Config } from "../config/types.ts";
 import type { DrainableServer } from "../http2/listener.ts";
 import type { Logger } from "../log/logger.ts";
 import { createProxyHandler, serveOptions } from "../proxy/index.ts";
-import { answersGrpc, everyHostNeedsNode, needsNodeListener } from "../table/listener-needs.ts";
+import { answersGrpc, httpsListenerKind } from "../table/listener-needs.ts";
 import { needsClientCertificates } from "../table/client-certs.ts";
 import { assembleTable } from "../table/build.ts";
 import type { GatewayPort, RouteTable } from "../table/types.ts";
@@ -121,7 +121,7 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
     const v = x.view();
     x.plain?.useH2cFront(answersGrpc(v));
     if (x.tls) {
-      x.tls.useListener(!needsNodeListener(v) ? "bun" : everyHostNeedsNode(v) ? "node" : "split");
+      x.tls.useListener(httpsListenerKind(v));
       x.tls.requestClientCertificates(needsClientCertificates(v));
     }
   }

@@ -10,7 +10,7 @@ import { createAccessLog, type AccessLogOptions, type AccessRecord } from "../lo
 import type { Logger } from "../log/logger.ts";
 import { createBalancer, createBodyBudget, createDrain, createProxyHandler, PASSWORD_CHECKS, serveOptions } from "../proxy/index.ts";
 import { needsClientCertificates } from "../table/client-certs.ts";
-import { answersGrpc, everyHostNeedsNode, needsNodeListener } from "../table/listener-needs.ts";
+import { answersGrpc, httpsListenerKind } from "../table/listener-needs.ts";
 import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
@@ -152,7 +152,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   // The plain port is behind the h2c front only while a gRPC route exists (plain.ts).
   const fit = (t: RouteTable): void => {
     http.useH2cFront(answersGrpc(t));
-    https.useListener(!needsNodeListener(t) ? "bun" : everyHostNeedsNode(t) ? "node" : "split");
+    https.useListener(httpsListenerKind(t));
     https.requestClientCertificates(needsClientCertificates(t));
     gatewayPorts.fit(t);
   };
