@@ -29,8 +29,6 @@ import { createSplitListener, type SplitListener } from "./tls-split.ts";
 export type ListenerKind = "bun" | "node" | "split";
 
 export interface SwitchingHttpsListener extends HttpsListener {
-  /** Serve on node:http2 while `on` (some route needs what Bun.serve lacks), on Bun.serve otherwise. */
-  useNodeListener(on: boolean): void;
   /** Serve with this listener kind from now on ("split" needs the `split` option). */
   useListener(kind: ListenerKind): void;
   readonly kind: ListenerKind;
@@ -148,9 +146,6 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
   }
 
   return {
-    useNodeListener(on) {
-      useListener(on ? "node" : "bun");
-    },
     useListener,
     innerPort(serverName) {
       return kind === "split" ? (live as SplitListener).innerPort(serverName) : live.port;
