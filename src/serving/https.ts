@@ -177,7 +177,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
     },
     async stop(closeActive) {
       frozen = true;
-      await Promise.all([live.stop(closeActive), ...[...retiring.listeners].map((l) => l.stop(true))]);
+      await Promise.all([live.stop(closeActive), retiring.stopAll()]);
     },
     requestClientCertificates(on) {
       wantCerts = on;
@@ -187,7 +187,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
       return live.requestsClientCertificates;
     },
     get servers() {
-      return [...live.servers, ...[...retiring.listeners].flatMap((l) => l.servers)];
+      return [...live.servers, ...retiring.servers];
     },
     get port() {
       return live.port;
@@ -196,7 +196,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
       return live.rotations;
     },
     get alive() {
-      return live.alive + [...retiring.listeners].reduce((n, l) => n + l.alive, 0);
+      return live.alive + retiring.alive;
     },
     get fingerprint() {
       return live.fingerprint;

@@ -198,7 +198,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       frozen = true;
       // Stop accepting first; the pipes end as the listeners behind them close their connections.
       front?.stop(closeActive);
-      await Promise.all([bun.stop(closeActive), node.stop(closeActive), ...[...retiring.listeners].map((l) => l.stop(true))]);
+      await Promise.all([bun.stop(closeActive), node.stop(closeActive), retiring.stopAll()]);
       front?.stop(true);
     },
     requestClientCertificates(on: boolean) {
@@ -210,7 +210,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       return node.requestsClientCertificates;
     },
     get servers() {
-      return [...(front === null ? [] : [frontServer(front)]), ...bun.servers, ...[...retiring.listeners].flatMap((l) => l.servers), ...node.servers];
+      return [...(front === null ? [] : [frontServer(front)]), ...bun.servers, ...retiring.servers, ...node.servers];
     },
     get port() {
       // With an outer front, the loopback port a connection without SNI goes to (innerPort(null)).
@@ -220,7 +220,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       return bun.rotations;
     },
     get alive() {
-      return bun.alive + node.alive + [...retiring.listeners].reduce((n, l) => n + l.alive, 0);
+      return bun.alive + node.alive + retiring.alive;
     },
     get fingerprint() {
       return bun.fingerprint;
