@@ -17,7 +17,7 @@ import type { TlsEntry } from "../tls/sni.ts";
 import { createGatewayPortListeners } from "./gateway-ports.ts";
 import { createHttpsListener, type ListenerKind } from "./https.ts";
 import { startPassthroughFront, type PassthroughFront } from "./passthrough.ts";
-import { unattributed } from "./front.ts";
+import { throughFront } from "./front.ts";
 import { createPlainListener, type PlainKind } from "./plain.ts";
 import type { TlsSet } from "./tls.ts";
 
@@ -129,10 +129,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   // Each loopback listener's handler names its own port: the front keys its clients by it.
   const viaFront = (listenerPort: () => number) => ({
     ...httpsHandler,
-    fetch: (req: Request, server: Parameters<typeof httpsHandler.fetch>[1]) => {
-      const p = front === null ? server : front.peer(server, req, listenerPort());
-      return p === null ? unattributed() : httpsHandler.fetch(req, p);
-    },
+    fetch: (req: Request, server: Parameters<typeof httpsHandler.fetch>[1]) => throughFront(front, req, server, listenerPort, httpsHandler.fetch),
   });
   const https = createHttpsListener({
     config,
