@@ -14,6 +14,7 @@
 // when it is missing or broken (as nginx's `listen ... proxy_protocol` does), strips it, and
 // records the client it names in place of the peer's address, with the port it was sent to.
 import type { Socket, TCPSocketListener, TCPSocketListenOptions } from "bun";
+import type { DrainableServer } from "../http2/listener.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Balancer, RequestServer } from "../proxy/index.ts";
 import type { Upstream } from "../table/types.ts";
@@ -379,6 +380,28 @@ const EMPTY = new Uint8Array(0);
  */
 export function unattributed(): Promise<Response> {
   return Promise.resolve(new Response("400 Bad Request\n", { status: 400, headers: { "content-type": "text/plain" } }));
+}
+
+/**
+ * Serve `req` on a loopback listener behind `front` (null: no front yet, the server as it is)
+ * with the client and port the front recorded for the connection (`peer`), or answer
+ * `unattributed()` when it holds none. `listenerPort` names the listener's own port, the key
+ * the front records its clients by; it is read only when a front is there.
+ */
+export function throughFront<R>(
+  front: Pick<TcpFront, "peer"> | null,
+  req: Request,
+  server: RequestServer,
+  listenerPort: () => number,
+  fetch: (req: Request, server: RequestServer) => R,
+): R | Promise<Response> {
+  const p = front === null ? server : front.peer(server, req, listenerPort());
+  return p === null ? unattributed() : fetch(req, p);
+}
+
+/** A front as the shutdown drain sees a server: stop accepting (closeActive: cut every pipe too). */
+export function frontServer(f: Pick<TcpFront, "stop">): DrainableServer {
+  return { pendingRequests: 0, stop: async (closeActive = false) => f.stop(closeActive) };
 }
 /** The request's server as the handler should see it: the front's client and port, the rest as received. */
 class FrontPeer implements RequestServer {

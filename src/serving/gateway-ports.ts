@@ -18,15 +18,15 @@ import type { Config } from "../config/types.ts";
 import type { DrainableServer } from "../http2/listener.ts";
 import type { Logger } from "../log/logger.ts";
 import { createProxyHandler, serveOptions } from "../proxy/index.ts";
-import { answersGrpc, everyHostNeedsNode, needsNodeListener } from "../table/listener-needs.ts";
+import { answersGrpc, httpsListenerKind } from "../table/listener-needs.ts";
 import { needsClientCertificates } from "../table/client-certs.ts";
 import { assembleTable } from "../table/build.ts";
 import type { GatewayPort, RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { createHttpsListener, type SwitchingHttpsListener } from "./https.ts";
 import { createPlainListener, type PlainListener } from "./plain.ts";
-import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
-import { startTcpFront, unattributed, type TcpFront } from "./front.ts";
+import { frontServer, throughFront } from "./front.ts";
+import { startPassthroughFront, type PassthroughFront } from "./passthrough.ts";
 import { claimPort } from "./ports.ts";
 
 type ProxyHandler = ReturnType<typeof createProxyHandler>;
@@ -40,12 +40,7 @@ interface Open {
   readonly plain: PlainListener | null;
   readonly tls: SwitchingHttpsListener | null;
   /** --use-proxy-protocol on an HTTPS port: the front that owns the port (the listener is on loopback). */
-  readonly front: TcpFront | null;
-}
-
-/** The front as the drain sees a server: stop accepting (closeActive: cut every pipe), as plain.ts's. */
-function frontServer(f: TcpFront): DrainableServer {
-  return { pendingRequests: 0, stop: async (closeActive = false) => f.stop(closeActive) };
+  readonly front: PassthroughFront | null;
 }
 
 export interface GatewayPortsOptions {
@@ -121,7 +116,7 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
     const v = x.view();
     x.plain?.useH2cFront(answersGrpc(v));
     if (x.tls) {
-      x.tls.useListener(!needsNodeListener(v) ? "bun" : everyHostNeedsNode(v) ? "node" : "split");
+      x.tls.useListener(httpsListenerKind(v));
       x.tls.requestClientCertificates(needsClientCertificates(v));
     }
   }
@@ -161,7 +156,7 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
         open.set(port, x);
         fitKind(x);
       } else {
-        let front: TcpFront | null = null;
+        let front: PassthroughFront | null = null;
         // Behind the front the handler sees the client and port the front recorded for the
         // loopback connection (front.ts FrontPeer), as the shared HTTPS port's handler does;
         // each loopback listener names its own port (the SNI split has two).
@@ -170,10 +165,7 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
             ? handler
             : {
                 ...handler,
-                fetch: (req: Request, server: Parameters<ProxyHandler["fetch"]>[1]) => {
-                  const p = front === null ? server : front.peer(server, req, listenerPort());
-                  return p === null ? unattributed() : handler.fetch(req, p);
-                },
+                fetch: (req: Request, server: Parameters<ProxyHandler["fetch"]>[1]) => throughFront(front, req, server, listenerPort, handler.fetch),
               };
         const tls = createHttpsListener({
           // QUIC stays on the shared HTTPS port: Alt-Svc would advertise it there (and
@@ -196,19 +188,14 @@ export function createGatewayPortListeners(o: GatewayPortsOptions): GatewayPortL
         tls.update(set.entries, set.fingerprint);
         if (pp !== null) {
           try {
-            front = startTcpFront({
+            // The shared HTTPS port's front without passthrough: one loopback listener, where the
+            // first byte after the header decides nothing; split by SNI, the ClientHello's server
+            // name picks the loopback listener (tls-split.ts innerPort; no readable name:
+            // node:http2, which serves every route).
+            front = startPassthroughFront({
               hostname: o.hostname, port, reusePort: true, log: log.child({ listener: `gateway-https-front-${port}` }), name: "gateway https front",
-              // One loopback listener: the first byte after the header decides nothing. Split by
-              // SNI: the ClientHello's server name picks the loopback listener (tls-split.ts
-              // innerPort; no readable name: node:http2, which serves every route).
-              maxFirstBytes: MAX_BUFFERED_BYTES,
-              choose: (first) => {
-                if (tls.kind !== "split") return { kind: "loopback", port: tls.port };
-                const r = parseClientHello(first);
-                if (r.kind === "more") return r;
-                return { kind: "loopback", port: tls.innerPort(r.kind === "hello" ? r.serverName : null) };
-              },
-              firstBytesTimeoutMs: o.config.clientHeaderTimeoutMs, connectTimeoutMs: o.config.connectTimeoutMs, ...pp,
+              internalPort: (serverName) => tls.innerPort(serverName), bySni: () => tls.kind === "split", table: view,
+              passthrough: false, helloTimeoutMs: o.config.clientHeaderTimeoutMs, connectTimeoutMs: o.config.connectTimeoutMs, ...pp,
             });
           } catch (err) {
             void tls.stop(true);

@@ -29,8 +29,6 @@ import { createSplitListener, type SplitListener } from "./tls-split.ts";
 export type ListenerKind = "bun" | "node" | "split";
 
 export interface SwitchingHttpsListener extends HttpsListener {
-  /** Serve on node:http2 while `on` (some route needs what Bun.serve lacks), on Bun.serve otherwise. */
-  useNodeListener(on: boolean): void;
   /** Serve with this listener kind from now on ("split" needs the `split` option). */
   useListener(kind: ListenerKind): void;
   readonly kind: ListenerKind;
@@ -148,9 +146,6 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
   }
 
   return {
-    useNodeListener(on) {
-      useListener(on ? "node" : "bun");
-    },
     useListener,
     innerPort(serverName) {
       return kind === "split" ? (live as SplitListener).innerPort(serverName) : live.port;
@@ -182,7 +177,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
     },
     async stop(closeActive) {
       frozen = true;
-      await Promise.all([live.stop(closeActive), ...[...retiring.listeners].map((l) => l.stop(true))]);
+      await Promise.all([live.stop(closeActive), retiring.stopAll()]);
     },
     requestClientCertificates(on) {
       wantCerts = on;
@@ -192,7 +187,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
       return live.requestsClientCertificates;
     },
     get servers() {
-      return [...live.servers, ...[...retiring.listeners].flatMap((l) => l.servers)];
+      return [...live.servers, ...retiring.servers];
     },
     get port() {
       return live.port;
@@ -201,7 +196,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
       return live.rotations;
     },
     get alive() {
-      return live.alive + [...retiring.listeners].reduce((n, l) => n + l.alive, 0);
+      return live.alive + retiring.alive;
     },
     get fingerprint() {
       return live.fingerprint;

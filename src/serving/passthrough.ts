@@ -16,8 +16,9 @@ import type { Logger } from "../log/logger.ts";
 import type { Balancer, RequestServer } from "../proxy/index.ts";
 import { passthroughRouteOf } from "../table/passthrough.ts";
 import type { Route, RouteTable } from "../table/types.ts";
-import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
-import { startTcpFront } from "./front.ts";
+import { MAX_BUFFERED_BYTES } from "../tls/client-hello.ts";
+import { startTcpFront, type FrontChoice } from "./front.ts";
+import { chooseBySni } from "./tls-split.ts";
 
 export interface PassthroughOptions {
   readonly hostname: string;
@@ -28,7 +29,8 @@ export interface PassthroughOptions {
   /** The terminating listener is split by SNI now (tls-split.ts): read the ClientHello for internalPort even without passthrough. */
   readonly bySni: () => boolean;
   readonly table: () => RouteTable;
-  readonly balancer: Balancer;
+  /** Picks a passthrough route's pod (none: every such connection is closed) and is told whether it connected. */
+  readonly balancer?: Balancer;
   readonly log: Logger;
   /** A ClientHello not complete by then closes the connection (--client-header-timeout). */
   readonly helloTimeoutMs: number;
@@ -40,6 +42,8 @@ export interface PassthroughOptions {
   readonly proxyProtocolTimeoutMs?: number;
   /** --proxy-protocol-trusted: the peers whose PROXY header's source is believed (front.ts). */
   readonly proxyProtocolTrusted?: readonly string[];
+  /** Prefix for the front's debug lines (default: "ssl-passthrough", or "https front" without passthrough). */
+  readonly name?: string;
 }
 
 export interface PassthroughFront {
@@ -71,36 +75,27 @@ const ROUTES = new WeakMap<RouteTable, Map<string, Route | null>>();
 
 export function startPassthroughFront(o: PassthroughOptions): PassthroughFront {
   const { log } = o;
-  const front = startTcpFront({
-    hostname: o.hostname, port: o.port, reusePort: o.reusePort, log, name: o.passthrough ? "ssl-passthrough" : "https front", balancer: o.balancer,
+  // A server name with a passthrough route goes to one of its pods; every other connection to
+  // the loopback listener internalPort names for it.
+  const toPod = (serverName: string): FrontChoice | null => {
+    const route = passthroughRoute(o.table(), serverName);
+    if (route === null) return null;
+    // ingress-nginx dials the Service's cluster IP and port (nginx.go generateTemplate); Portico
+    // has no cluster network of its own here and picks an endpoint as for any request to it.
+    const u = o.balancer?.pick(route.backend) ?? null;
+    if (u === null) {
+      log.debug("ssl-passthrough: no endpoint", { backend: route.backend.id });
+      return { kind: "close" };
+    }
+    return { kind: "upstream", upstream: u };
+  };
+  const bySni = chooseBySni(o.internalPort, o.passthrough ? toPod : undefined);
+  return startTcpFront({
+    hostname: o.hostname, port: o.port, reusePort: o.reusePort, log, name: o.name ?? (o.passthrough ? "ssl-passthrough" : "https front"),
+    ...(o.balancer === undefined ? {} : { balancer: o.balancer }),
     maxFirstBytes: MAX_BUFFERED_BYTES, firstBytesTimeoutMs: o.helloTimeoutMs, connectTimeoutMs: o.connectTimeoutMs,
     ...(o.proxyProtocolTimeoutMs === undefined ? {} : { proxyProtocolTimeoutMs: o.proxyProtocolTimeoutMs }),
     ...(o.proxyProtocolTrusted === undefined ? {} : { proxyProtocolTrusted: o.proxyProtocolTrusted }),
-    choose(first) {
-      if (!o.passthrough && !o.bySni()) return { kind: "loopback", port: o.internalPort(null) };
-      const r = parseClientHello(first);
-      if (r.kind === "more") return r;
-      const serverName = r.kind === "hello" ? r.serverName : null;
-      const route = o.passthrough && serverName !== null ? passthroughRoute(o.table(), serverName) : null;
-      if (route === null) {
-        return { kind: "loopback", port: o.internalPort(serverName) };
-      }
-      // ingress-nginx dials the Service's cluster IP and port (nginx.go generateTemplate); Portico
-      // has no cluster network of its own here and picks an endpoint as for any request to it.
-      const u = o.balancer.pick(route.backend);
-      if (u === null) {
-        log.debug("ssl-passthrough: no endpoint", { backend: route.backend.id });
-        return { kind: "close" };
-      }
-      return { kind: "upstream", upstream: u };
-    },
+    choose: (first) => (!o.passthrough && !o.bySni() ? { kind: "loopback", port: o.internalPort(null) } : bySni(first)),
   });
-  return {
-    port: front.port,
-    peer: (server, req, listenerPort) => front.peer(server, req, listenerPort),
-    get open() {
-      return front.open;
-    },
-    stop: (closeActive) => front.stop(closeActive),
-  };
 }

@@ -20,7 +20,7 @@ import { startH2cServer, type H2cServer } from "../http2/cleartext.ts";
 import type { DrainableServer } from "../http2/listener.ts";
 import type { Logger } from "../log/logger.ts";
 import { type createProxyHandler, serveOptions, startHttpListener } from "../proxy/index.ts";
-import { startTcpFront, unattributed, type FrontChoice, type TcpFront } from "./front.ts";
+import { frontServer, startTcpFront, throughFront, type FrontChoice, type TcpFront } from "./front.ts";
 
 type ProxyHandler = ReturnType<typeof createProxyHandler>;
 
@@ -98,10 +98,7 @@ export function createPlainListener(o: PlainListenerOptions): PlainListener {
     // front recorded for the connection, and the public port (port_in_redirect).
     const via = (listenerPort: () => number): ProxyHandler => ({
       ...handler,
-      fetch: (req, server) => {
-        const p = front === null ? server : front.peer(server, req, listenerPort());
-        return p === null ? unattributed() : handler.fetch(req, p);
-      },
+      fetch: (req, server) => throughFront(front, req, server, listenerPort, handler.fetch),
     });
     let innerPort = 0;
     const inner = startHttpListener({ hostname: "127.0.0.1", port: 0, handler: via(() => innerPort), http2: false }) as unknown as Server<unknown>;
@@ -131,11 +128,6 @@ export function createPlainListener(o: PlainListenerOptions): PlainListener {
       throw err;
     }
     return { front, inner, h2c };
-  }
-
-  /** The front as the drain sees a server: stop accepting (closeActive: cut every pipe). */
-  function frontServer(f: TcpFront): DrainableServer {
-    return { pendingRequests: 0, stop: async (closeActive = false) => f.stop(closeActive) };
   }
 
   /** Stop accepting, let requests in flight finish, then close what is left. */

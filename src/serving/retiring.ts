@@ -3,7 +3,7 @@
 // (tls-split.ts). A hand-over is a rotation (docs/design.md, "HTTP/2 and gRPC"): the next
 // listener already listens, the previous one stops accepting, finishes what it has, and
 // counts in `servers` and `alive` until it has stopped.
-import type { HttpsListener } from "../http2/listener.ts";
+import type { DrainableServer, HttpsListener } from "../http2/listener.ts";
 import type { Logger } from "../log/logger.ts";
 
 export interface Retiring {
@@ -14,8 +14,12 @@ export interface Retiring {
   retire(old: HttpsListener, closeNow: boolean): void;
   /** Resolves once every listener retired so far (and any retired meanwhile) has stopped. */
   empty(): Promise<void>;
-  /** The listeners still stopping. */
-  readonly listeners: ReadonlySet<HttpsListener>;
+  /** Close every listener still stopping at once (shutdown); resolves when they have stopped. */
+  stopAll(): Promise<void>;
+  /** The servers of the listeners still stopping (the shutdown drain stops them with the rest). */
+  readonly servers: readonly DrainableServer[];
+  /** Connections the listeners still stopping hold. */
+  readonly alive: number;
 }
 
 /** `what` names the listeners in the warning logged when one fails to stop. */
@@ -23,7 +27,17 @@ export function createRetiring(log: Logger, what: string): Retiring {
   const listeners = new Set<HttpsListener>();
   const waiting: (() => void)[] = [];
   return {
-    listeners,
+    async stopAll() {
+      await Promise.all([...listeners].map((l) => l.stop(true)));
+    },
+    get servers() {
+      return [...listeners].flatMap((l) => l.servers);
+    },
+    get alive() {
+      let n = 0;
+      for (const l of listeners) n += l.alive;
+      return n;
+    },
     retire(old, closeNow) {
       listeners.add(old);
       old.freeze();

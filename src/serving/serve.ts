@@ -10,14 +10,14 @@ import { createAccessLog, type AccessLogOptions, type AccessRecord } from "../lo
 import type { Logger } from "../log/logger.ts";
 import { createBalancer, createBodyBudget, createDrain, createProxyHandler, PASSWORD_CHECKS, serveOptions } from "../proxy/index.ts";
 import { needsClientCertificates } from "../table/client-certs.ts";
-import { answersGrpc, everyHostNeedsNode, needsNodeListener } from "../table/listener-needs.ts";
+import { answersGrpc, httpsListenerKind } from "../table/listener-needs.ts";
 import { lookup } from "../table/lookup.ts";
 import type { RouteTable } from "../table/types.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { createGatewayPortListeners } from "./gateway-ports.ts";
 import { createHttpsListener, type ListenerKind } from "./https.ts";
 import { startPassthroughFront, type PassthroughFront } from "./passthrough.ts";
-import { unattributed } from "./front.ts";
+import { throughFront } from "./front.ts";
 import { createPlainListener, type PlainKind } from "./plain.ts";
 import type { TlsSet } from "./tls.ts";
 
@@ -129,10 +129,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   // Each loopback listener's handler names its own port: the front keys its clients by it.
   const viaFront = (listenerPort: () => number) => ({
     ...httpsHandler,
-    fetch: (req: Request, server: Parameters<typeof httpsHandler.fetch>[1]) => {
-      const p = front === null ? server : front.peer(server, req, listenerPort());
-      return p === null ? unattributed() : httpsHandler.fetch(req, p);
-    },
+    fetch: (req: Request, server: Parameters<typeof httpsHandler.fetch>[1]) => throughFront(front, req, server, listenerPort, httpsHandler.fetch),
   });
   const https = createHttpsListener({
     config,
@@ -152,7 +149,7 @@ export function serveTraffic(o: ServeTrafficOptions): Serving {
   // The plain port is behind the h2c front only while a gRPC route exists (plain.ts).
   const fit = (t: RouteTable): void => {
     http.useH2cFront(answersGrpc(t));
-    https.useListener(!needsNodeListener(t) ? "bun" : everyHostNeedsNode(t) ? "node" : "split");
+    https.useListener(httpsListenerKind(t));
     https.requestClientCertificates(needsClientCertificates(t));
     gatewayPorts.fit(t);
   };

@@ -24,7 +24,7 @@ import { hostNeedsNode, hostsMovedToNode } from "../table/listener-needs.ts";
 import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
 import { createTlsListener, type RotationInfo, type ServeHandler, type TlsListener } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
-import { startTcpFront, unattributed, type TcpFront } from "./front.ts";
+import { frontServer, startTcpFront, throughFront, type FrontChoice, type TcpFront } from "./front.ts";
 import { createRetiring } from "./retiring.ts";
 
 interface SplitOptions {
@@ -77,26 +77,38 @@ class BunSide implements RequestServer {
   }
 }
 
+/**
+ * A front's choice for a connection by its ClientHello (tls/client-hello.ts): the loopback
+ * listener `innerPort` names for its server name, or for none when it names none or cannot be
+ * read (then node:http2's TLS stack answers it as the port always did). `byName` may choose
+ * first for a name it knows (ssl-passthrough: an upstream), null leaving it to `innerPort`.
+ */
+export function chooseBySni(
+  innerPort: (serverName: string | null) => number,
+  byName?: (serverName: string) => FrontChoice | null,
+): (first: Uint8Array) => FrontChoice {
+  return (first) => {
+    const r = parseClientHello(first);
+    if (r.kind === "more") return r;
+    const serverName = r.kind === "hello" ? r.serverName : null;
+    return (serverName === null ? null : byName?.(serverName)) ?? { kind: "loopback", port: innerPort(serverName) };
+  };
+}
+
 export function createSplitListener(o: SplitOptions): SplitListener {
   const { log } = o;
   let front: TcpFront | null = null;
   let frozen = false;
-  const views = new WeakMap<object, BunSide>();
 
+  // `handler` is asked once per server each listener starts (tls/listener.ts start,
+  // http2/listener.ts), so one closure serves one server: on the Bun.serve side, its BunSide.
   function through(h: ServeHandler & H2Handler, listenerPort: () => number, bunSide: boolean): ServeHandler & H2Handler {
     const fetch = h.fetch as (req: Request, server: RequestServer) => ReturnType<typeof h.fetch>;
+    let side: BunSide | null = null;
     return {
       ...h,
-      fetch: ((req: Request, server: RequestServer) => {
-        let s = server;
-        if (bunSide) {
-          let v = views.get(server);
-          if (v === undefined) views.set(server, (v = new BunSide(server)));
-          s = v;
-        }
-        const p = front === null ? s : front.peer(s, req, listenerPort());
-        return p === null ? unattributed() : fetch(req, p);
-      }) as typeof h.fetch,
+      fetch: ((req: Request, server: RequestServer) =>
+        throughFront(front, req, bunSide ? (side ??= new BunSide(server)) : server, listenerPort, fetch)) as typeof h.fetch,
     };
   }
 
@@ -129,16 +141,9 @@ export function createSplitListener(o: SplitOptions): SplitListener {
     return startTcpFront({
       hostname: o.hostname, port: o.port, reusePort: true, log, name: "https split front",
       maxFirstBytes: MAX_BUFFERED_BYTES, firstBytesTimeoutMs: f.helloTimeoutMs, connectTimeoutMs: f.connectTimeoutMs,
-      choose(first) {
-        const r = parseClientHello(first);
-        if (r.kind === "more") return r;
-        // Not a readable ClientHello: node:http2's TLS stack answers it as the port always did.
-        return { kind: "loopback", port: innerPort(r.kind === "hello" ? r.serverName : null) };
-      },
+      choose: chooseBySni(innerPort),
     });
   }
-
-  const frontServer = (f: TcpFront): DrainableServer => ({ pendingRequests: 0, stop: async (closeActive = false) => f.stop(closeActive) });
 
   function renewBun(): void {
     if (last === null) return;
@@ -198,7 +203,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       frozen = true;
       // Stop accepting first; the pipes end as the listeners behind them close their connections.
       front?.stop(closeActive);
-      await Promise.all([bun.stop(closeActive), node.stop(closeActive), ...[...retiring.listeners].map((l) => l.stop(true))]);
+      await Promise.all([bun.stop(closeActive), node.stop(closeActive), retiring.stopAll()]);
       front?.stop(true);
     },
     requestClientCertificates(on: boolean) {
@@ -210,7 +215,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       return node.requestsClientCertificates;
     },
     get servers() {
-      return [...(front === null ? [] : [frontServer(front)]), ...bun.servers, ...[...retiring.listeners].flatMap((l) => l.servers), ...node.servers];
+      return [...(front === null ? [] : [frontServer(front)]), ...bun.servers, ...retiring.servers, ...node.servers];
     },
     get port() {
       // With an outer front, the loopback port a connection without SNI goes to (innerPort(null)).
@@ -220,7 +225,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       return bun.rotations;
     },
     get alive() {
-      return bun.alive + node.alive + [...retiring.listeners].reduce((n, l) => n + l.alive, 0);
+      return bun.alive + node.alive + retiring.alive;
     },
     get fingerprint() {
       return bun.fingerprint;

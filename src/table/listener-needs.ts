@@ -212,6 +212,15 @@ export function everyHostNeedsNode(table: RouteTable): boolean {
 }
 
 /**
+ * Which listener serves the HTTPS port for `table` (serving/https.ts ListenerKind): Bun.serve
+ * while no route needs node:http2, node:http2 alone while every host does, and otherwise the
+ * SNI split (docs/design.md, "HTTP/2 and gRPC").
+ */
+export function httpsListenerKind(table: RouteTable): "bun" | "node" | "split" {
+  return !needsNodeListener(table) ? "bun" : everyHostNeedsNode(table) ? "node" : "split";
+}
+
+/**
  * Whether a connection whose SNI names `hostname` (lowercase, no trailing dot), or a request
  * for it, needs node:http2 (serving/tls-split.ts): the host entry the table's own lookup
  * selects for the name (exact or alias, then `*.suffix`, then the hostless rules:
@@ -283,10 +292,8 @@ function gatewayHostsMoved(prev: RouteTable, next: RouteTable): boolean {
   if (b === null) return false;
   const a = gatewayGrpcHosts(prev);
   if (a === null) return true;
-  if (a.keys !== b.keys) {
-    const now = new Set(b.keys);
-    for (const k of a.keys) if (!now.has(k)) return true;
-  }
+  const now = new Set(b.keys);
+  for (const k of a.keys) if (!now.has(k)) return true;
   for (const [lkey, l] of b.byListener) {
     const was = a.byListener.get(lkey);
     if (was === undefined || (l.any && !was.any)) return true;

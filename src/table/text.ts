@@ -322,8 +322,7 @@ export function formatRoutesText(t: SerializedTable, every: EveryRequest = {}, t
   const rows: string[][] = [];
   let blocked = 0;
   const add = (host: string, r: SerializedRoute, locs: Locations) => {
-    // The default route has no SNI name of its own: the listener's settings.
-    rows.push(row(host, r, backends, locs, false, false, host === "(any other)" ? {} : tls));
+    rows.push(row(host, r, backends, locs, false, false, tls));
     const c = canaryRow(host, r, backends, locs, tls);
     if (c !== null) rows.push(c);
     if (routeAnswers(r, backends, locs?.some((l) => l.rewrites) ?? false).blocked) blocked++;

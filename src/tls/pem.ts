@@ -1,11 +1,10 @@
 // The PEM check of a kubernetes.io/tls Secret (model/pem-check.ts), cached by Secret uid +
 // resourceVersion: a Secret that did not change is never parsed twice.
 import { LRUCache } from "lru-cache";
-import { checkPem, parsePem, pemDigest, withExpiry, type PemCheck, type PemParse } from "../model/pem-check.ts";
+import { parsePem, pemDigest, withExpiry, type PemCheck, type PemParse } from "../model/pem-check.ts";
 
 // The check is pure and lives in model/ so that explain asks the same one (compile may not
 // import tls/); this module adds the cache the listener builds go through.
-export { checkPem, pemDigest, type PemCheck };
 
 export interface PemChecker {
   check(input: { cert: string | null; key: string | null; version: string | null }, now: number): PemCheck;

@@ -63,7 +63,7 @@ export function startTlsProxy(
   const serving = kind === "serving"
     ? createHttpsListener({ config: { http2: true, http3: false, clientHeaderTimeoutMs: testConfig(o.config).clientHeaderTimeoutMs }, log: quietLog, hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), draining: () => handler.inflight.draining, hooks: { onAbuse: (r) => o.onAbuse?.(r) }, drainMs: 200 })
     : null;
-  serving?.useNodeListener(needsNodeListener(table));
+  serving?.useListener(needsNodeListener(table) ? "node" : "bun");
   const listener: HttpsListener = serving !== null ? serving : kind === "h2"
     ? createH2Listener({ ...common, headerTimeoutMs: o.config?.clientHeaderTimeoutMs, maxResetsPerSecond: o.maxResetsPerSecond, draining: () => handler.inflight.draining, hooks: { onAbuse: (r) => o.onAbuse?.(r) } })
     : createTlsListener({ ...common, http2: kind === "bunh2" });
@@ -73,7 +73,7 @@ export function startTlsProxy(
   listener.update(built.entries, built.fingerprint);
   return {
     port: listener.port, origin: `https://127.0.0.1:${listener.port}`, listener, serving, handler, records,
-    setTable(t) { current = t; serving?.useNodeListener(needsNodeListener(t)); listener.requestClientCertificates(needsClientCertificates(t)); },
+    setTable(t) { current = t; serving?.useListener(needsNodeListener(t) ? "node" : "bun"); listener.requestClientCertificates(needsClientCertificates(t)); },
     stop: () => listener.stop(true),
   };
 }

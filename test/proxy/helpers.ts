@@ -177,7 +177,7 @@ export async function startProxyOver(transport: Transport, table: RouteTable, co
     config: { http2: true, http3: false, clientHeaderTimeoutMs: testConfig(config).clientHeaderTimeoutMs }, log: quietLog,
     hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), draining: () => handler.inflight.draining,
   });
-  listener.useNodeListener(process.env.PORTICO_TEST_LISTENER === "h2" || needsNodeListener(table));
+  listener.useListener(process.env.PORTICO_TEST_LISTENER === "h2" || needsNodeListener(table) ? "node" : "bun");
   const built = buildTlsEntries([], generateDefaultCertificate(), { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, { checker: createPemChecker() });
   listener.update(built.entries, built.fingerprint);
   const session = await h2Session(listener.port);

@@ -38,7 +38,7 @@ test("a first table that hands the port to node:http2 closes the stand-in at onc
   const pem = createCertificate({ subjectCN: "first-real", sans: [HOST], keyPair: generateKeyPair("ecdsa") });
   const built = buildTlsEntries([binding(HOST, "ns/grpc", pem, "uid/g")], generated, settings, { checker });
   l.update(built.entries, built.fingerprint);
-  l.useNodeListener(true);
+  l.useListener("node");
   expect(l.kind).toBe("node");
   expect(l.provisional).toBe(false);
   expect(listeningSockets(port)).toBe(1);
@@ -54,16 +54,16 @@ test("a first table with no certificates of its own (the stand-in's own set) tha
   const port = l.port;
   const same = buildTlsEntries([], generated, settings, { checker });
   l.update(same.entries, same.fingerprint);
-  l.useNodeListener(true);
+  l.useListener("node");
   expect(l.provisional).toBe(false);
   expect(listeningSockets(port)).toBe(1);
   expect((await peerCertificate(port, HOST)).cn).toBe(DEFAULT_CERT_CN);
 
   // In a later turn a hand-over away from Bun.serve drains it as before (still listening for
   // the drain): it may hold clients /readyz let in.
-  l.useNodeListener(false);
+  l.useListener("bun");
   await l.settled(); // the node:http2 listener closed (it stops accepting at once)
   expect(listeningSockets(port)).toBe(1);
-  l.useNodeListener(true);
+  l.useListener("node");
   expect(listeningSockets(port)).toBe(2);
 });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { checkPem, createPemChecker, pemDigest } from "../../src/tls/pem.ts";
+import { checkPem, pemDigest } from "../../src/model/pem-check.ts";
+import { createPemChecker } from "../../src/tls/pem.ts";
 import { namesCover as covers } from "../../src/model/cert-names.ts";
 import { createCertificate, generateKeyPair } from "./pki.ts";
 
