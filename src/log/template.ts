@@ -211,8 +211,8 @@ const msOrDash = (ms: number): string => (ms < 0 ? "-" : seconds(ms));
  * the status (502/504 for a failed attempt, `-` for none); the times to the connection (only
  * when Portico probed it; `-` otherwise), to the headers, and to the attempt's end (its failure,
  * or the pod's body's end: ngx_http_upstream_finalize_request); the pod's body bytes read. No
- * attempt (an answer Portico made itself): not found, `-`. The gRPC and WebSocket paths keep
- * no attempts: their one upstream, from the record.
+ * attempt (an answer Portico made itself): not found, `-`. The gRPC path and an upgraded
+ * WebSocket keep no attempts: their one upstream, from the record.
  */
 function upstreamVariable(name: string, r: AccessRecord): string | null {
   const tries = r.tries;
