@@ -190,11 +190,6 @@ async function relayStream(p: RelayInput): Promise<Response> {
   // Without compression no encoder is built and the meter's count is the bytes sent.
   let encoderEnded = false;
   let podDone = false;
-  // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
-  // The metered body through node:zlib's encoder at gzip-level or brotli-level, chunk by chunk
-  // (never held whole; http/zlib-stream.ts says why not CompressionStream). A client that goes
-  // away cancels the compressor and through it the metered body, which ends the upstream body
-  // as an uncompressed relay's cancel does (test/e2e/gzip-nginx.test.ts).
   const encodedEnd = (bytes: number, failed: boolean) => {
     encoderEnded = true;
     // The encoder failed after the pod's body ended: the client left before its last bytes.
@@ -210,6 +205,11 @@ async function relayStream(p: RelayInput): Promise<Response> {
     }
     settle(how, enc.sent());
   }, first, p.pace ?? null);
+  // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
+  // The metered body through node:zlib's encoder at gzip-level or brotli-level, chunk by chunk
+  // (never held whole; http/zlib-stream.ts says why not CompressionStream). A client that goes
+  // away cancels the compressor and through it the metered body, which ends the upstream body
+  // as an uncompressed relay's cancel does (test/e2e/gzip-nginx.test.ts).
   const out = enc === null ? body : body.pipeThrough(enc);
   const res = new Response(out, { status: up.status, statusText: up.statusText, headers });
   return p.grpc ? carryTrailers(up, res) : res;
