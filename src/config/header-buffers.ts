@@ -40,7 +40,8 @@ export const DEFAULT_HEADER_BUFFERS: HeaderBuffers = Object.freeze({ number: 4, 
  * ngx_http_core_merge_srv_conf refuses a smaller one).
  */
 const SIZE = /^(\d{1,9})([kKmM]?)$/;
-const MIN_SIZE = 512;
+/** The smallest size accepted; proxy/pipeline/validate.ts relies on no limit being below it. */
+export const MIN_HEADER_BUFFER_SIZE = 512;
 
 /**
  * `<number> <size>` as ngx_conf_set_bufs_slot reads it (number a positive integer, size in
@@ -56,7 +57,7 @@ export function parseHeaderBuffers(text: string): HeaderBuffers | null {
   if (m === null || number < 1) return null;
   const unit = m[2] === "" ? 1 : /k/i.test(m[2]!) ? 1024 : 1024 * 1024;
   const size = Number(m[1]) * unit;
-  return size >= MIN_SIZE && Number.isSafeInteger(size) ? { number, size } : null;
+  return size >= MIN_HEADER_BUFFER_SIZE && Number.isSafeInteger(size) ? { number, size } : null;
 }
 
 /** True when the head `b` allows fits Bun's parser limit. */

@@ -129,9 +129,12 @@ async function expectHeldWhenUnread(encoder: ReadableWritablePair<Uint8Array, Ui
 describe("the encoded end", () => {
   test("told once with the output's bytes when the encoder ends, and with failed when the reader cancels", async () => {
     const ends: [number, boolean][] = [];
-    const out = new Uint8Array(await new Response(from([text(100_000)]).pipeThrough(gzipStream(1, (n, failed) => ends.push([n, failed])))).arrayBuffer());
+    const enc = gzipStream(1, (n, failed) => ends.push([n, failed]));
+    const out = new Uint8Array(await new Response(from([text(100_000)]).pipeThrough(enc)).arrayBuffer());
     await eventually(() => ends.length === 1, 5_000, "the end told");
     expect(ends).toEqual([[out.length, false]]);
+    // The running count, readable at any time, agrees with the end's.
+    expect(enc.sent()).toBe(out.length);
     const cancelled: [number, boolean][] = [];
     const r = from([text(100_000), text(100_000, 2)]).pipeThrough(brotliStream(4, (n, failed) => cancelled.push([n, failed]))).getReader();
     await r.read();

@@ -38,11 +38,21 @@ export function brotliOptions(quality: number): BrotliOptions {
  */
 export type EncodedEnd = (bytes: number, failed: boolean) => void;
 
-export function brotliStream(quality: number, ended?: EncodedEnd): ReadableWritablePair<Uint8Array, Uint8Array> {
+/**
+ * The encoder as a web stream pair, and `sent()`: the bytes handed on so far. A source that fails
+ * is heard of by the encoder only later, through the pipe (pipeThrough aborts the writable side
+ * a turn or more after the source errored), so whoever sees the failure first reads the count
+ * here rather than wait for `ended`.
+ */
+export interface EncoderStream extends ReadableWritablePair<Uint8Array, Uint8Array> {
+  sent(): number;
+}
+
+export function brotliStream(quality: number, ended?: EncodedEnd): EncoderStream {
   return encoderStream(createBrotliCompress(brotliOptions(quality)), ended);
 }
 
-export function gzipStream(level: number, ended?: EncodedEnd): ReadableWritablePair<Uint8Array, Uint8Array> {
+export function gzipStream(level: number, ended?: EncodedEnd): EncoderStream {
   return encoderStream(createGzip({ level }), ended);
 }
 
@@ -56,7 +66,7 @@ interface Encoder {
   once(event: "end", f: () => void): unknown;
 }
 
-function encoderStream(z: Encoder, ended?: EncodedEnd): ReadableWritablePair<Uint8Array, Uint8Array> {
+function encoderStream(z: Encoder, ended?: EncodedEnd): EncoderStream {
   let out: ReadableStreamDefaultController<Uint8Array> | null = null;
   let bytes = 0;
   let told = false;
@@ -145,5 +155,5 @@ function encoderStream(z: Encoder, ended?: EncodedEnd): ReadableWritablePair<Uin
       fail(reason ?? new Error("upstream body aborted"));
     },
   });
-  return { readable, writable };
+  return { readable, writable, sent: () => bytes };
 }

@@ -121,7 +121,9 @@ const PLAIN_BACKOFF_MS = 20;
 
 // Besides the C0 controls JSON.stringify escapes, escape DEL, C1 controls, line/paragraph
 // separators and bidi overrides so a logged path cannot rewrite a terminal or a viewer's line.
-const UNSAFE = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+/** Those characters as a regex character class's source: the JSON line's and the template's (template.ts). */
+export const UNSAFE_CHARS = "[\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]";
+const UNSAFE = new RegExp(UNSAFE_CHARS, "g");
 const escapeUnsafe = (s: string) => s.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 function isoTime(ms: number): string {

@@ -10,7 +10,7 @@ import { prefixedVariable, remoteUser } from "../kinds/variables.ts";
 import { parseLogFormat, type LogEscape } from "../policy/log-format.ts";
 import { targetOf } from "../request/target.ts";
 import type { TemplatePart } from "../policy/template.ts";
-import type { AccessRecord, RequestView } from "./access.ts";
+import { UNSAFE_CHARS, type AccessRecord, type RequestView } from "./access.ts";
 import { joinTries } from "./upstream-tries.ts";
 
 const HEX = "0123456789ABCDEF";
@@ -50,7 +50,7 @@ function escapeDefault(s: string): string {
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 // What Portico's own access line escapes too (log/access.ts): DEL, C1 controls, the line and
 // paragraph separators and bidi overrides, so a value cannot rewrite a terminal or a viewer's line.
-const UNSAFE = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+const UNSAFE = new RegExp(UNSAFE_CHARS);
 
 /**
  * The bytes ≥ 0x80 of a value as the characters they encode when they are UTF-8 (what nginx
@@ -211,8 +211,8 @@ const msOrDash = (ms: number): string => (ms < 0 ? "-" : seconds(ms));
  * the status (502/504 for a failed attempt, `-` for none); the times to the connection (only
  * when Portico probed it; `-` otherwise), to the headers, and to the attempt's end (its failure,
  * or the pod's body's end: ngx_http_upstream_finalize_request); the pod's body bytes read. No
- * attempt (an answer Portico made itself): not found, `-`. The gRPC and WebSocket paths keep
- * no attempts: their one upstream, from the record.
+ * attempt (an answer Portico made itself): not found, `-`. The gRPC path and an upgraded
+ * WebSocket keep no attempts: their one upstream, from the record.
  */
 function upstreamVariable(name: string, r: AccessRecord): string | null {
   const tries = r.tries;

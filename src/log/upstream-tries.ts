@@ -7,8 +7,6 @@
 // ngx_http_upstream_response_time_variable in ngx_http_upstream.c). Kept only while a template
 // is set: the record's `tries` is null otherwise, and each call below is then one comparison.
 
-import type { AccessRecord } from "./access.ts";
-
 /** One attempt: nginx's ngx_http_upstream_state_t as far as Portico knows it. */
 export interface UpstreamTry {
   /** `ip:port` tried; "" for the separator between two upstream groups. */
@@ -27,10 +25,10 @@ export interface UpstreamTry {
   length: number;
 }
 
-/** A new attempt on `tries` (null: no template, nothing kept). */
-export function beginTry(tries: UpstreamTry[] | null | undefined, addr: string): UpstreamTry | null {
+/** A new attempt on `tries` (null: no template, nothing kept), started at `start` (performance.now()). */
+export function beginTry(tries: UpstreamTry[] | null | undefined, addr: string, start = performance.now()): UpstreamTry | null {
   if (tries == null) return null;
-  const t: UpstreamTry = { addr, start: performance.now(), status: 0, connectMs: -1, headerMs: -1, endMs: -1, length: 0 };
+  const t: UpstreamTry = { addr, start, status: 0, connectMs: -1, headerMs: -1, endMs: -1, length: 0 };
   tries.push(t);
   return t;
 }
@@ -55,28 +53,12 @@ export function endLast(tries: UpstreamTry[] | null | undefined, now: number): v
   if (last !== null && last.endMs < 0) last.endMs = now - last.start;
 }
 
-/**
- * Before an error page's request to another upstream: nginx's state without a peer (" : ").
- * `rec` is the request's record: an answer that came outside the attempts kept here (a refused
- * WebSocket handshake, which upstream/websocket.ts sends itself) has only the record's
- * upstream and status, and is the group's one attempt then, as nginx keeps a state for every
- * peer it sent the request to before the error_page (ngx_http_upstream_addr_variable joins
- * them, " : " between the groups).
- */
-export function newGroup(tries: UpstreamTry[] | null | undefined, rec: AccessRecord): void {
-  if (tries == null) return;
-  const now = performance.now();
-  if (tries.length === 0) {
-    if (rec.upstream === null) return;
-    const start = now - (rec.upstreamMs ?? 0);
-    tries.push({
-      addr: rec.upstream, start, status: rec.upstreamStatus ?? 0, connectMs: -1,
-      headerMs: rec.upstreamMs ?? -1, endMs: now - start, length: 0,
-    });
-  }
+/** Before an error page's request to another upstream: nginx's state without a peer (" : "). */
+export function newGroup(tries: UpstreamTry[] | null | undefined): void {
+  if (tries == null || tries.length === 0) return;
   // The group's last attempt ends here, as ngx_http_upstream_finalize_request ends it before
   // the redirect.
-  endLast(tries, now);
+  endLast(tries, performance.now());
   tries.push({ addr: "", start: 0, status: 0, connectMs: -1, headerMs: -1, endMs: -1, length: 0 });
 }
 

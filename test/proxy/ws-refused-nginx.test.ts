@@ -260,6 +260,41 @@ describe.skipIf(NGINX_BIN === null)("side by side with nginx (ingress-nginx's lo
 // offer before connecting; that is the client's malformed handshake, so no pod is contacted or
 // marked failed (nginx would pass it on and let the pod refuse it; docs/design.md, "WebSocket
 // handshakes the pod refuses").
+// The refusal is an upstream answer like any other: $upstream_response_length is the pod's body
+// as read (nginx's u->state->response_length, ngx_http_upstream_response_length_variable), and
+// with gzip on (ngx_http_gzip_filter_module compresses a 403 as a 200) $body_bytes_sent is what
+// the client was sent, the compressed bytes: the two differ.
+test("a refused handshake compressed by gzip logs the pod's body length as $upstream_response_length", async () => {
+  const be = await pod();
+  const p = startRawProxy("bun-http", makeTable([{ host: null, path: "/", backend: makeBackend([be.port]) }]), {
+    gzip: true, accessLogTemplate: "$upstream_addr|$upstream_status|$upstream_response_length|$body_bytes_sent", accessLog: "stdout",
+  });
+  try {
+    const c = await rawClient(p.port, {});
+    let raw: string;
+    try {
+      c.write(wsUpgrade("/large").replace("\r\n\r\n", "\r\nAccept-Encoding: gzip\r\n\r\n"));
+      await eventually(() => whole(c.data()) || c.closed(), 10_000, "the answer to /large");
+      raw = c.data();
+    } finally {
+      c.destroy();
+    }
+    const head = raw.slice(0, raw.indexOf("\r\n\r\n")).toLowerCase();
+    expect(statuses(raw)[0]).toBe(403);
+    expect(head).toContain("content-encoding: gzip");
+    await eventually(() => p.records.length === 1, 10_000, "the access record");
+    const rec = p.records[0]!;
+    expect(rec.bytesOut).toBeGreaterThan(0);
+    expect(rec.bytesOut).toBeLessThan(256 * 1024);
+    expect(compileLogTemplate("$upstream_addr|$upstream_status|$upstream_response_length|$body_bytes_sent", "default")(rec)).toBe(
+      `127.0.0.1:${be.port}|403|${256 * 1024}|${rec.bytesOut}`,
+    );
+  } finally {
+    await p.stop();
+    await be.stop();
+  }
+});
+
 test("an offer of subprotocols that are not distinct tokens is the client's 400; no pod is contacted", async () => {
   const pods = [await pod(), await pod()];
   const p = startRawProxy("bun-http", makeTable([{ host: null, path: "/", backend: makeBackend(pods.map((b) => b.port)) }]));

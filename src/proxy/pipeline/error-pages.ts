@@ -132,7 +132,7 @@ async function sendErrorRequest(x: Exchange, to: Backend | null, status: number)
     const headers = errorRequestHeaders(x.req.headers, ctx, x.clientIp, x.route, status, targetOf(x.req.url).target);
     arm(x);
     // A new upstream group for $upstream_* (nginx's error_page to a named location: " : ").
-    newGroup(x.rec.tries, x.rec);
+    newGroup(x.rec.tries);
     const result = await forwardTo(x, to, errorPath(x.query), headers, null, true);
     x.rec.service = to.id;
     return await relay(x, to, result, true);

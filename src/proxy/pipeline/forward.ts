@@ -9,6 +9,7 @@ import { isGrpcBackend } from "../upstream/grpc.ts";
 import { upstreamHeaders, type ForwardContext } from "../../http/headers.ts";
 import { guardRequest } from "../upstream/watchdog.ts";
 import { connectUpstreamWs, upgradeClient, UpgradeDeclined } from "../upstream/websocket.ts";
+import { beginTry } from "../../log/upstream-tries.ts";
 import { bodyMinRate, meterRequestBody } from "./body.ts";
 import { bufferRequestBody, type BufferedBody } from "./buffer.ts";
 import type { Exchange } from "./context.ts";
@@ -190,6 +191,8 @@ export async function forwardWebSocket(x: Exchange): Promise<ProxyError | Forwar
   rec.websocket = true;
   const proto = req.headers.get("sec-websocket-protocol");
   let connected;
+  // When the handshake went out, for a refused one's attempt below.
+  const began = performance.now();
   try {
     connected = await connectUpstreamWs({
       backend: x.backend, balancer: p.balancer, choice: x.choice, pathAndQuery: x.pathAndQuery,
@@ -207,10 +210,18 @@ export async function forwardWebSocket(x: Exchange): Promise<ProxyError | Forwar
     const signal = (x.abort as AbortController).signal;
     if (signal.aborted) answer.abort(signal.reason);
     else signal.addEventListener("abort", () => answer.abort(signal.reason), { once: true });
-    // Recorded now as well: an error page may take the answer before relay.ts records it, and
-    // its request's $upstream_* group starts from the record (log/upstream-tries.ts newGroup).
-    rec.upstreamMs = performance.now() - x.t0;
-    return { response: answer.response, upstream: e.upstream, upstreamMs: rec.upstreamMs };
+    // The refusal is the pod's answer to a plain GET (docs/design.md "WebSocket handshakes the
+    // pod refuses"): an attempt for --access-log-template's $upstream_* as upstream/forward.ts
+    // keeps one for an ordinary request, status and header time, so an error page that takes it
+    // starts a second group after it, and the relay records its body's length (respond.ts).
+    // From when the handshake went out, a failed connect to a first endpoint included.
+    const at = beginTry(rec.tries, e.upstream.authority, began);
+    const now = performance.now();
+    if (at !== null) {
+      at.status = e.status;
+      at.headerMs = now - at.start;
+    }
+    return { response: answer.response, upstream: e.upstream, upstreamMs: now - x.t0 };
   }
   const { ws, upstream } = connected;
   const wsCookie = x.choice?.setCookie() ?? null;

@@ -5,7 +5,8 @@
 import { normaliseRequestHostInto } from "../../request/host.ts";
 import { normaliseTargetInto, type NormalisedTarget } from "../../request/target.ts";
 import { ProxyError } from "../../http/errors.ts";
-import { isFilteredPlainHeader, PLAIN_NAME } from "../../http/headers.ts";
+import { MIN_HEADER_BUFFER_SIZE } from "../../config/header-buffers.ts";
+import { isFilteredPlainHeader, isFilteredRequestHeader, PLAIN_NAME } from "../../http/headers.ts";
 
 export interface ValidRequest {
   /** Host header as received (forwarded unchanged, RFC 9110 §7.2), "" when absent (HTTP/1.0). */
@@ -66,16 +67,15 @@ let longestNow = 0;
  * counted as `name: value` CRLF, the one space RFC 9110 §5.6.3 prefers. The pass sums the lines
  * and keeps the longest for admit.ts; a value Bun joined from repeated lines (", ", or "; " for
  * Cookie) may come from short lines and is never the longest (it still counts in the sum, a
- * little short: one name for all its lines).
+ * little short: one name for all its lines). A line no longer than the smallest buffer size
+ * nginx accepts (MIN_HEADER_BUFFER_SIZE) fits any configuration, joined or not: it skips that check.
  */
 const FIELD_LINE_EXTRA = ": \r\n".length;
-/** No large-client-header-buffers size is smaller (config/header-buffers.ts): a line this short never needs the joined check. */
-const SHORTEST_LIMIT = 512;
 
 function visitField(v: string, k: string): void {
   const line = k.length + v.length + FIELD_LINE_EXTRA;
   headNow += line;
-  if (line > longestNow && (line <= SHORTEST_LIMIT || !(v.includes(", ") || (k === "cookie" && v.includes("; "))))) longestNow = line;
+  if (line > longestNow && (line <= MIN_HEADER_BUFFER_SIZE || !(v.includes(", ") || (k === "cookie" && v.includes("; "))))) longestNow = line;
   switch (k) {
     case "host":
       hostNow = v;
@@ -95,13 +95,14 @@ function visitField(v: string, k: string): void {
   }
   // Nearly every name is letters, digits and "-": one test then says it is a token and that
   // nginx would not ignore it, and the cheaper filter list applies. Another name must still be
-  // a token, and is always filtered (isFilteredRequestHeader: nginx's ignore_invalid_headers).
+  // a token, and is then filtered by the full rule (isFilteredRequestHeader, nginx's
+  // ignore_invalid_headers: such a name always is); the rare path pays for the second test.
   if (PLAIN_NAME.test(k)) {
     if (CTL.test(v)) badField = true;
     // Connection is kept as its value (connectionField), which upstreamHeaders takes instead.
     else if (k !== "connection" && isFilteredPlainHeader(k)) (filteredNow ??= []).push(k);
   } else if (!TOKEN.test(k) || CTL.test(v)) badField = true;
-  else (filteredNow ??= []).push(k);
+  else if (isFilteredRequestHeader(k)) (filteredNow ??= []).push(k);
 }
 
 /** What one pass over a request's fields found (readFields). */

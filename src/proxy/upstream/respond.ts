@@ -185,29 +185,32 @@ async function relayStream(p: RelayInput): Promise<Response> {
   // Compressed: the client is sent the encoder's output, not the pod's body (nginx's
   // $body_bytes_sent counts after its gzip and brotli filters). The pod's body can end before
   // the encoder has flushed its last bytes: the request then finishes when the encoder ends.
-  // Without compression nothing below is built and the meter's count is the bytes sent.
-  let encoded: { bytes: number; failed: boolean } | null = null;
+  // A pod's body cut short (idle, reset) finishes the request at once, with the encoder's output
+  // so far: the encoder hears of the failure only later, through the pipe.
+  // Without compression no encoder is built and the meter's count is the bytes sent.
+  let encoderEnded = false;
   let podDone = false;
-  const body = meterResponseBody(reader, idleMs, (how, bytes) => {
-    upstreamLength(rec, bytes);
-    if (c === null || c === undefined) return settle(how, bytes);
-    if (how === "done" && encoded === null) {
-      podDone = true;
-      return;
-    }
-    settle(how, encoded?.bytes ?? 0);
-  }, first, p.pace ?? null);
   const encodedEnd = (bytes: number, failed: boolean) => {
-    encoded = { bytes, failed };
+    encoderEnded = true;
     // The encoder failed after the pod's body ended: the client left before its last bytes.
     if (podDone) settle(failed ? "cancel" : "done", bytes);
   };
+  const enc = c == null ? null : c.encoding === "br" ? brotliStream(c.level, encodedEnd) : gzipStream(c.level, encodedEnd);
+  const body = meterResponseBody(reader, idleMs, (how, bytes) => {
+    upstreamLength(rec, bytes);
+    if (enc === null) return settle(how, bytes);
+    if (how === "done" && !encoderEnded) {
+      podDone = true;
+      return;
+    }
+    settle(how, enc.sent());
+  }, first, p.pace ?? null);
   // A gRPC upstream's trailers go with the body (trailers.ts); the HTTP/2 listener sends them.
   // The metered body through node:zlib's encoder at gzip-level or brotli-level, chunk by chunk
   // (never held whole; http/zlib-stream.ts says why not CompressionStream). A client that goes
   // away cancels the compressor and through it the metered body, which ends the upstream body
   // as an uncompressed relay's cancel does (test/e2e/gzip-nginx.test.ts).
-  const out = c ? body.pipeThrough(c.encoding === "br" ? brotliStream(c.level, encodedEnd) : gzipStream(c.level, encodedEnd)) : body;
+  const out = enc === null ? body : body.pipeThrough(enc);
   const res = new Response(out, { status: up.status, statusText: up.statusText, headers });
   return p.grpc ? carryTrailers(up, res) : res;
 }
