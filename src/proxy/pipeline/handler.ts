@@ -90,6 +90,15 @@ function keepAnswer(x: Exchange, res: Response | undefined): Response | undefine
   return res;
 }
 
+/**
+ * keepAnswer once `out` settles. Its own function: an arrow over `x` written in the handler's
+ * fetch would make JSC build a scope object on every request, template or not (docs/design.md,
+ * "Performance notes": the second pass).
+ */
+function keptAnswer(x: Exchange, out: Promise<Response | undefined>): Promise<Response | undefined> {
+  return out.then((res) => keepAnswer(x, res));
+}
+
 /** The pipeline, in order; a step that ends the request returns its answer. */
 async function handle(x: Exchange): Promise<Response | undefined> {
   const { req } = x;
@@ -179,7 +188,7 @@ export function createProxyHandler(
       const out = finalAnswer(x, handle(x));
       // --access-log-template's $bytes_sent reads the head of the answer Bun is handed
       // (log/template.ts); without a template, no extra turn.
-      return p.logHead ? out.then((res) => keepAnswer(x, res)) : out;
+      return p.logHead ? keptAnswer(x, out) : out;
     },
     websocket: websocketHandler(sockets, (d) => {
       try {
