@@ -56,6 +56,13 @@ export function gzipStream(level: number, ended?: EncodedEnd): EncoderStream {
   return encoderStream(createGzip({ level }), ended);
 }
 
+/**
+ * The most handed to the encoder in one write: node:zlib's own chunk size (zlib.constants
+ * Z_DEFAULT_CHUNK, 16 KiB), with which Bun 1.4.5's encoder hands on what it made before the next
+ * write (measured: 256 KiB of text in 16 KiB writes gave 58526 of 62490 bytes before the end).
+ */
+const ENCODER_SLICE = 16 * 1024;
+
 /** What the wrapper uses of a node:zlib encoder (a Transform stream). */
 interface Encoder {
   write(chunk: Uint8Array, cb: (error?: Error | null) => void): boolean;
@@ -138,13 +145,20 @@ function encoderStream(z: Encoder, ended?: EncodedEnd): EncoderStream {
     },
     async write(chunk) {
       if (failed !== null) throw failed;
-      await new Promise<void>((resolve) => {
-        encoded = resolve;
-        z.write(chunk, () => {
-          encoded = null;
-          resolve();
+      // In slices: Bun 1.4.5's node:zlib keeps back the output of a large write (a 256 KiB one
+      // gave only the 10-byte gzip header) until the next write or the end, where Node's hands
+      // it on; a pod that sends its body in one piece and then goes quiet would leave the client
+      // with nothing (docs/bun-upstream-reports.md, docs/design.md "Response compression").
+      for (let at = 0; at < chunk.byteLength && failed === null; at += ENCODER_SLICE) {
+        const slice = at === 0 && chunk.byteLength <= ENCODER_SLICE ? chunk : chunk.subarray(at, at + ENCODER_SLICE);
+        await new Promise<void>((resolve) => {
+          encoded = resolve;
+          z.write(slice, () => {
+            encoded = null;
+            resolve();
+          });
         });
-      });
+      }
       while (failed === null && (out?.desiredSize ?? 1) <= 0) await new Promise<void>((resolve) => (taken = resolve));
       if (failed !== null) throw failed;
     },

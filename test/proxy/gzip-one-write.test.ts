@@ -1,0 +1,80 @@
+// A pod that sends a large body in one write and then goes quiet (a long poll, a stream that
+// pauses): the client must be sent what the encoder made of it, not only the gzip header. nginx's
+// gzip filter passes on each output buffer deflate fills (ngx_http_gzip_filter_module.c,
+// ngx_http_gzip_filter_deflate: a full buffer is chained out before more input is taken), and
+// Node's zlib hands on a write's output; Bun 1.4.5's node:zlib keeps back the output of a large
+// write until the next one (docs/bun-upstream-reports.md), so the encoder is fed in slices
+// (http/zlib-stream.ts).
+import { afterEach, expect, test } from "bun:test";
+import { constants, gunzipSync } from "node:zlib";
+import { eventually } from "../wait.ts";
+import { makeBackend, makeTable, startProxy } from "./helpers.ts";
+import { rawBackend, rawClient } from "./raw.ts";
+
+const cleanup: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+// 256 KiB of pseudo-random words: compressible, yet deflate emits blocks as it goes (a repeated
+// line would stay in its window).
+let seed = 7;
+const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu"];
+let text = "";
+while (text.length < 256 * 1024) {
+  seed = (seed * 1103515245 + 12345) % 2147483648;
+  text += words[seed % words.length] + (seed % 7 === 0 ? "\n" : " ");
+}
+const BODY = text.slice(0, 256 * 1024);
+
+/** The body bytes of a chunked answer received so far (a chunk still arriving is cut). */
+function dechunkSoFar(s: string): Buffer {
+  const parts: Buffer[] = [];
+  let i = 0;
+  for (;;) {
+    const nl = s.indexOf("\r\n", i);
+    if (nl < 0) break;
+    const n = parseInt(s.slice(i, nl), 16);
+    if (!(n > 0)) break;
+    parts.push(Buffer.from(s.slice(nl + 2, nl + 2 + n), "latin1"));
+    i = nl + 2 + n + 2;
+  }
+  return Buffer.concat(parts);
+}
+
+/** What the gzip bytes so far decode to (a sync flush: no end of stream is expected yet). */
+function decodedSoFar(raw: string): string {
+  const end = raw.indexOf("\r\n\r\n");
+  if (end < 0) return "";
+  try {
+    return gunzipSync(dechunkSoFar(raw.slice(end + 4)), { finishFlush: constants.Z_SYNC_FLUSH }).toString("latin1");
+  } catch {
+    return "";
+  }
+}
+
+test.each(["one write with the head", "the head, then the body in one write"])(
+  "gzip: a pod's 256 KiB chunked body sent in one piece, then quiet (no last chunk): the client is sent most of it compressed (%s)",
+  async (how) => {
+    const head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const chunk = `${BODY.length.toString(16)}\r\n${BODY}\r\n`;
+    const pod = await rawBackend((req) => {
+      // The connection stays open and the body unfinished: the pod has nothing more to say yet.
+      if (how.startsWith("one")) req.socket.write(head + chunk);
+      else req.socket.write(head, () => req.socket.write(chunk));
+      return null;
+    });
+    cleanup.push(() => pod.stop());
+    const p = startProxy(makeTable([{ host: null, backend: makeBackend([pod.port]) }]), { gzip: true });
+    cleanup.push(() => p.stop());
+    const c = await rawClient(p.port);
+    cleanup.push(() => c.destroy());
+    c.write("GET /quiet HTTP/1.1\r\nHost: a.test\r\nAccept-Encoding: gzip\r\n\r\n");
+    // Half the body is well past what deflate may keep in its window and pending buffer (32 KiB
+    // window); before the slicing, only the 10-byte header came.
+    await eventually(() => decodedSoFar(c.data()).length >= BODY.length / 2, 5_000, "most of the body, compressed, while the pod is quiet");
+    const raw = c.data();
+    expect(raw.slice(0, raw.indexOf("\r\n\r\n")).toLowerCase()).toContain("content-encoding: gzip");
+    expect(BODY.startsWith(decodedSoFar(raw))).toBe(true);
+  },
+);
