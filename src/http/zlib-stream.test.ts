@@ -1,13 +1,10 @@
-// The streamed encoders (zlib-stream.ts) on their own: the bytes node:zlib gives for the whole
-// input at that level (brotli: with ngx_brotli's window), an empty body, a reader that cancels,
-// a source that fails, and a reader that stops (the source is then no longer read).
+// The streamed encoders (zlib-stream.ts) on their own: the whole input at that level (brotli:
+// with ngx_brotli's window, flushed after each chunk), an empty body, a reader that cancels, a
+// source that fails, and a reader that stops (the source is then no longer read).
 import { describe, expect, test } from "bun:test";
-import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from "node:zlib";
+import { brotliDecompressSync, constants, createBrotliCompress, gunzipSync, gzipSync } from "node:zlib";
 import { eventually } from "../../test/wait.ts";
 import { brotliStream, gzipStream } from "./zlib-stream.ts";
-
-const oneShot = (b: Uint8Array, quality: number) =>
-  brotliCompressSync(b, { params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_LGWIN]: 19 } });
 
 /** `n` bytes of text that no window shrinks to nothing (a 32-bit LCG's words). */
 function text(n: number, seed = 1): Uint8Array {
@@ -31,11 +28,31 @@ const from = (parts: Uint8Array[]) =>
   });
 
 describe("brotliStream", () => {
-  test("chunks in, the one-shot encoding of their whole at that quality out; an empty body too", async () => {
+  // Each chunk ends with a BROTLI_OPERATION_FLUSH (ngx_brotli flushes on nginx's flush buffers),
+  // which ends a meta-block there, so the bytes are no longer the one-shot call's: they are
+  // node:zlib's encoder at that quality fed the same chunks, each followed by that flush.
+  test("chunks in, their whole at that quality out, a flush after each chunk; an empty body too", async () => {
     const body = text(300_000);
-    const parts = [body.subarray(0, 1), body.subarray(1, 70_000), body.subarray(70_000)];
-    const out = new Uint8Array(await new Response(from(parts).pipeThrough(brotliStream(5))).arrayBuffer());
-    expect(Buffer.from(out).equals(oneShot(body, 5))).toBe(true);
+    const parts = () => [body.subarray(0, 1), body.subarray(1, 70_000), body.subarray(70_000)];
+    const out = Buffer.from(await new Response(from(parts()).pipeThrough(brotliStream(5))).arrayBuffer());
+    expect(brotliDecompressSync(out).equals(Buffer.from(body))).toBe(true);
+    const flushedAt = async (quality: number) => {
+      const z = createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_LGWIN]: 19 } });
+      const got: Buffer[] = [];
+      z.on("data", (d: Buffer) => got.push(d));
+      for (const part of parts()) {
+        await new Promise<void>((resolve) => z.write(part, () => resolve()));
+        await new Promise<void>((resolve) => z.flush(constants.BROTLI_OPERATION_FLUSH, () => resolve()));
+      }
+      await new Promise<void>((resolve) => {
+        z.once("end", () => resolve());
+        z.end();
+      });
+      return Buffer.concat(got);
+    };
+    expect(out.equals(await flushedAt(5))).toBe(true);
+    // Another quality gives other bytes, so the comparison above holds the quality.
+    expect(out.equals(await flushedAt(11))).toBe(false);
     const empty = new Uint8Array(await new Response(from([]).pipeThrough(brotliStream(4))).arrayBuffer());
     expect(brotliDecompressSync(empty).length).toBe(0);
   });

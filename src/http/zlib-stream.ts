@@ -20,6 +20,15 @@
 // read. A reader that cancels errors the writable side, which makes pipeThrough cancel the
 // pod's body (WHATWG Streams ReadableStreamPipeTo: an errored destination cancels the source);
 // a pod's body that fails errors the client's.
+//
+// After each chunk of the pod's body the encoder is flushed (gzip: Z_SYNC_FLUSH; br:
+// BROTLI_OPERATION_FLUSH) and its output handed on before the next chunk is taken, as nginx does
+// with proxy_buffering off (ingress-nginx's default): every upstream read is passed on as a flush
+// buffer (ngx_http_upstream.c ngx_http_upstream_non_buffered_filter, ngx_http_proxy_module.c's
+// non-buffered chunked filter set `flush`), on which ngx_http_gzip_filter_module deflates with
+// Z_SYNC_FLUSH and ngx_brotli encodes with BROTLI_OPERATION_FLUSH. Without it an encoder emits
+// only when its buffers fill or at the end, so a pod that streams a small piece and pauses had
+// that piece held here (docs/design.md "Response compression").
 import { constants, createBrotliCompress, createGzip, type BrotliOptions } from "node:zlib";
 
 /** ngx_brotli's brotli_window default (512k). */
@@ -49,11 +58,11 @@ export interface EncoderStream extends ReadableWritablePair<Uint8Array, Uint8Arr
 }
 
 export function brotliStream(quality: number, ended?: EncodedEnd): EncoderStream {
-  return encoderStream(createBrotliCompress(brotliOptions(quality)), ended);
+  return encoderStream(createBrotliCompress(brotliOptions(quality)), constants.BROTLI_OPERATION_FLUSH, ended);
 }
 
 export function gzipStream(level: number, ended?: EncodedEnd): EncoderStream {
-  return encoderStream(createGzip({ level }), ended);
+  return encoderStream(createGzip({ level }), constants.Z_SYNC_FLUSH, ended);
 }
 
 /**
@@ -66,6 +75,7 @@ const ENCODER_SLICE = 16 * 1024;
 /** What the wrapper uses of a node:zlib encoder (a Transform stream). */
 interface Encoder {
   write(chunk: Uint8Array, cb: (error?: Error | null) => void): boolean;
+  flush(kind: number, cb: () => void): void;
   end(): void;
   destroy(): void;
   on(event: "data", f: (d: Buffer) => void): unknown;
@@ -73,7 +83,8 @@ interface Encoder {
   once(event: "end", f: () => void): unknown;
 }
 
-function encoderStream(z: Encoder, ended?: EncodedEnd): EncoderStream {
+/** `flushKind`: the encoder's flush that ends each chunk's output on a byte the client can decode. */
+function encoderStream(z: Encoder, flushKind: number, ended?: EncodedEnd): EncoderStream {
   let out: ReadableStreamDefaultController<Uint8Array> | null = null;
   let bytes = 0;
   let told = false;
@@ -154,6 +165,17 @@ function encoderStream(z: Encoder, ended?: EncodedEnd): EncoderStream {
         await new Promise<void>((resolve) => {
           encoded = resolve;
           z.write(slice, () => {
+            encoded = null;
+            resolve();
+          });
+        });
+      }
+      // The chunk's output, all of it decodable now, before the next chunk is taken (above).
+      // Measured on Bun 1.4.5: the flush's output is emitted before its callback runs.
+      if (failed === null) {
+        await new Promise<void>((resolve) => {
+          encoded = resolve;
+          z.flush(flushKind, () => {
             encoded = null;
             resolve();
           });
