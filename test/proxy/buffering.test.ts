@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import net from "node:net";
 import type { RouteOptions } from "../../src/table/types.ts";
 import { makeBackend, makeTable, optionsOf, startProxy, type TestProxy } from "./helpers.ts";
-import { rawClient, statuses, type RawClient } from "./raw.ts";
+import { chunkedData, rawClient, statuses, type RawClient } from "./raw.ts";
 import { eventually } from "../wait.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
@@ -86,18 +86,6 @@ function proxyFor(ports: number[], options: Partial<RouteOptions> = {}, over: Pa
 function send(c: RawClient, events: Event[], what: string, bytes: string): void {
   events.push({ who: "client", what });
   c.write(bytes);
-}
-
-/** The data of a chunked body (RFC 9112 §7.1), without extensions or trailers. */
-function dechunk(wire: string): string {
-  let out = "";
-  for (let i = 0; ; ) {
-    const eol = wire.indexOf("\r\n", i);
-    const size = Number.parseInt(wire.slice(i, eol), 16);
-    if (!(size > 0)) return out;
-    out += wire.slice(eol + 2, eol + 2 + size);
-    i = eol + 2 + size + 2;
-  }
 }
 
 /** What the first connection that carried bytes received (a connect probe carries none). */
@@ -344,7 +332,7 @@ describe("memory bounds: above them the body streams", () => {
     expect(at(events, opened)).toBeLessThan(at(events, sent("end")));
     const up = wire(b);
     expect(up).toMatch(/\r\ntransfer-encoding: chunked\r\n/i);
-    expect(dechunk(up.slice(up.indexOf("\r\n\r\n") + 4))).toBe(`${"a".repeat(600)}${"b".repeat(600)}ccc`);
+    expect(chunkedData(up.slice(up.indexOf("\r\n\r\n") + 4))).toBe(`${"a".repeat(600)}${"b".repeat(600)}ccc`);
   });
 
   test("the process budget: a body that does not fit beside those held streams; released bytes are reused", async () => {

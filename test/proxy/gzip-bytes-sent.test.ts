@@ -10,7 +10,7 @@ import { gunzipSync, brotliDecompressSync } from "node:zlib";
 import { compileLogTemplate } from "../../src/log/template.ts";
 import { eventually } from "../wait.ts";
 import { makeBackend, makeTable, rawRequest, startProxy } from "./helpers.ts";
-import { rawBackend } from "./raw.ts";
+import { chunkedData, rawBackend } from "./raw.ts";
 
 const TEXT = "line of streamed text, compressible\n".repeat(1000);
 const chunk = (s: string) => `${s.length.toString(16)}\r\n${s}\r\n`;
@@ -18,19 +18,7 @@ const POD_BODY = TEXT.repeat(3);
 const STREAMED = `HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n${chunk(TEXT).repeat(3)}0\r\n\r\n`;
 
 /** The body of a chunked answer, its chunk-size lines taken out. */
-function dechunk(s: string): Buffer {
-  const parts: Buffer[] = [];
-  let i = 0;
-  for (;;) {
-    const nl = s.indexOf("\r\n", i);
-    if (nl < 0) break;
-    const n = parseInt(s.slice(i, nl), 16);
-    if (!(n > 0)) break;
-    parts.push(Buffer.from(s.slice(nl + 2, nl + 2 + n), "latin1"));
-    i = nl + 2 + n + 2;
-  }
-  return Buffer.concat(parts);
-}
+const dechunk = (s: string): Buffer => Buffer.from(chunkedData(s), "latin1");
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {

@@ -9,7 +9,7 @@ import { afterEach, expect, test } from "bun:test";
 import { brotliDecompressSync, constants, gunzipSync } from "node:zlib";
 import { eventually } from "../wait.ts";
 import { makeBackend, makeTable, startProxy } from "./helpers.ts";
-import { rawBackend, rawClient } from "./raw.ts";
+import { chunkedData, rawBackend, rawClient } from "./raw.ts";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -28,19 +28,7 @@ while (text.length < 256 * 1024) {
 const BODY = text.slice(0, 256 * 1024);
 
 /** The body bytes of a chunked answer received so far (a chunk still arriving is cut). */
-function dechunkSoFar(s: string): Buffer {
-  const parts: Buffer[] = [];
-  let i = 0;
-  for (;;) {
-    const nl = s.indexOf("\r\n", i);
-    if (nl < 0) break;
-    const n = parseInt(s.slice(i, nl), 16);
-    if (!(n > 0)) break;
-    parts.push(Buffer.from(s.slice(nl + 2, nl + 2 + n), "latin1"));
-    i = nl + 2 + n + 2;
-  }
-  return Buffer.concat(parts);
-}
+const dechunkSoFar = (s: string): Buffer => Buffer.from(chunkedData(s), "latin1");
 
 /** What the gzip bytes so far decode to (a sync flush: no end of stream is expected yet). */
 function decodedSoFar(raw: string): string {

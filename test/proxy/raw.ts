@@ -305,6 +305,22 @@ export function headFields(head: string): Record<string, string[]> {
   return out;
 }
 
+/**
+ * The data of a chunked body (RFC 9112 §7.1) as received so far, latin1, without extensions or
+ * trailers: it stops at the last chunk, or where the bytes run out (a chunk still arriving is cut).
+ */
+export function chunkedData(wire: string): string {
+  let out = "";
+  for (let i = 0; ; ) {
+    const eol = wire.indexOf("\r\n", i);
+    if (eol < 0) return out;
+    const size = Number.parseInt(wire.slice(i, eol), 16);
+    if (!(size > 0)) return out;
+    out += wire.slice(eol + 2, eol + 2 + size);
+    i = eol + 2 + size + 2;
+  }
+}
+
 /** The values of field `name` in a raw head, in order (names compared case-insensitively). */
 export function fieldValues(head: string, name: string): string[] {
   return headFields(head)[name.toLowerCase()] ?? [];

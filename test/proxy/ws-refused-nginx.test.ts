@@ -8,7 +8,7 @@
 // Loopback only.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeBackend, makeTable, NGINX_BIN, RAW_LISTENERS, startNginx, startRawProxy, answersAt, type RawProxy, type RealNginx } from "./helpers.ts";
-import { headFields, rawBackend, rawClient, statuses, wsUpgrade, type RawBackend } from "./raw.ts";
+import { chunkedData, headFields, rawBackend, rawClient, statuses, wsUpgrade, type RawBackend } from "./raw.ts";
 import { eventually } from "../wait.ts";
 import { buildTable } from "../../src/table/build.ts";
 import { makeRoute } from "./helpers.ts";
@@ -41,19 +41,6 @@ interface Answer {
   readonly body: string;
 }
 
-function dechunk(s: string): string {
-  let out = "";
-  let i = 0;
-  for (;;) {
-    const nl = s.indexOf("\r\n", i);
-    if (nl < 0) return out;
-    const n = parseInt(s.slice(i, nl), 16);
-    if (!(n > 0)) return out;
-    out += s.slice(nl + 2, nl + 2 + n);
-    i = nl + 2 + n + 2;
-  }
-}
-
 const POD_FIELDS = ["www-authenticate", "content-type", "x-reason"];
 
 /** Whether `raw` holds one whole answer (Content-Length or chunked body read to its end). */
@@ -83,7 +70,7 @@ async function answer(target: { port: number; tls?: boolean }, path: string): Pr
   const fields: Record<string, string[]> = {};
   for (const k of POD_FIELDS) if (all[k] !== undefined) fields[k] = all[k]!;
   const rest = raw.slice(end + 4);
-  return { status: statuses(head)[0] ?? 0, fields, body: /\r\ntransfer-encoding: *chunked/i.test(head) ? dechunk(rest) : rest };
+  return { status: statuses(head)[0] ?? 0, fields, body: /\r\ntransfer-encoding: *chunked/i.test(head) ? chunkedData(rest) : rest };
 }
 
 /** What the pod wrote, as the client should read it. */
@@ -94,7 +81,7 @@ function expected(path: string): Answer {
   const fields: Record<string, string[]> = {};
   for (const k of POD_FIELDS) if (all[k] !== undefined) fields[k] = all[k]!;
   const rest = raw.slice(end + 4);
-  return { status: statuses(raw)[0]!, fields, body: path === "/chunked" ? dechunk(rest) : rest };
+  return { status: statuses(raw)[0]!, fields, body: path === "/chunked" ? chunkedData(rest) : rest };
 }
 
 describe.each(RAW_LISTENERS)("%s: the pod's answer to a handshake it refuses reaches the client", (kind) => {
