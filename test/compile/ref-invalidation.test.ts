@@ -96,13 +96,19 @@ describe("Services and EndpointSlices compared in what is read", () => {
     spec: { ingressClassName: "portico", rules: [{ host: `app${i}.test`, http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: `web${i}`, port: { number: 80 } } } }] } }] },
   });
 
-  test("a resourceVersion, annotation or status write, or a relist of equal objects, builds no host again; a ready flip builds its host", () => {
+  /** Four Ingresses, each with its Service and a ready EndpointSlice. */
+  const fourApps = (): Store => {
     const store = new Store();
     for (let i = 0; i < 4; i++) {
       put(store, "Ingress", ing(i));
       put(store, "Service", service(i));
       put(store, "EndpointSlice", slice(i, true));
     }
+    return store;
+  };
+
+  test("a resourceVersion, annotation or status write, or a relist of equal objects, builds no host again; a ready flip builds its host", () => {
+    const store = fourApps();
     const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
     let snap = store.snapshot();
     let last = compiler.compile(snap);
@@ -141,12 +147,7 @@ describe("Services and EndpointSlices compared in what is read", () => {
   // sameService): a status or annotation write, which the store keeps (store/relevance.ts counts
   // both), checks no host again; a spec change checks the hosts using it.
   test("a Service's status or annotation write checks no host again; its spec checks its host", () => {
-    const store = new Store();
-    for (let i = 0; i < 4; i++) {
-      put(store, "Ingress", ing(i));
-      put(store, "Service", service(i));
-      put(store, "EndpointSlice", slice(i, true));
-    }
+    const store = fourApps();
     const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
     let last = compiler.compile(store.snapshot());
     const step = (what: string, change: () => boolean, checked: number) => {
