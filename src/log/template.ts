@@ -6,6 +6,7 @@
 // log's pump, off the request path, from the record and the request it keeps (RequestView).
 import { STATUS_CODES } from "node:http";
 import { hostname as osHostname } from "node:os";
+import { freshRequestId } from "../http/headers.ts";
 import { prefixedVariable, remoteUser } from "../kinds/variables.ts";
 import { parseLogFormat, type LogEscape } from "../policy/log-format.ts";
 import { targetOf } from "../request/target.ts";
@@ -279,8 +280,9 @@ function logVariable(name: string, r: AccessRecord, v: RequestView | null): stri
     case "upstream_connect_time":
     case "upstream_response_length":
       return upstreamVariable(name, r);
+    // ingress-nginx's `map $http_x_request_id $req_id` (nginx.tmpl): the client's X-Request-ID,
+    // else nginx's $request_id; the id Portico sends upstream and returns (http/headers.ts).
     case "req_id":
-    case "request_id":
       return r.requestId;
     case "proxy_upstream_name":
       return upstreamName(r.service);
@@ -384,6 +386,21 @@ export function templateNeeds(format: string | null): { readonly tries: boolean;
   return { tries, head, port };
 }
 
+/**
+ * nginx's $request_id: its own id for every request, 16 random bytes in hex, made when the
+ * variable is first read and kept for the request (ngx_http_variables.c
+ * ngx_http_variable_request_id), whatever the client sent. When the client sent no usable
+ * X-Request-ID, $req_id already is Portico's own (http/headers.ts requestIdFrom). Otherwise a
+ * fresh one is made here, when the line is formatted: nginx too makes it only when something
+ * reads the variable, and nothing but this line reads it, so the request path does no work for
+ * it. A header equal to the record's id is the client's (validate.ts reads the field as get()
+ * joins it); a fresh id equal to it would be a 128-bit collision.
+ */
+function ownRequestId(r: AccessRecord, v: RequestView | null): string {
+  if (v === null || v.req.headers.get("x-request-id") !== r.requestId) return r.requestId;
+  return freshRequestId();
+}
+
 /** A line formatter for this format and escape mode; throws when the format is not one (the flag checked it). */
 export function compileLogTemplate(format: string, escape: LogEscape): (r: AccessRecord) => string {
   const parsed = parseLogFormat(format);
@@ -394,10 +411,12 @@ export function compileLogTemplate(format: string, escape: LogEscape): (r: Acces
   return (r) => {
     const v = r.view;
     let out = "";
+    // $request_id named twice in a line is one id (nginx keeps a variable's value per request).
+    let own: string | null = null;
     for (const p of parts) {
       if (typeof p === "string") out += p;
       else {
-        const val = logVariable(p.v, r, v);
+        const val = p.v === "request_id" ? (own ??= ownRequestId(r, v)) : logVariable(p.v, r, v);
         out += val === null ? absent : esc(val);
       }
     }
