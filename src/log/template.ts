@@ -141,6 +141,8 @@ function timeIso(ms: number): string {
 /** Seconds with millisecond resolution, as nginx writes $request_time and $upstream_*_time. */
 const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
 
+// Bun.serve does not tell a request's HTTP version, so an HTTP/1.0 request is logged as HTTP/1.1
+// (docs/design.md "Bun facts measured here").
 const protocolOf = (r: AccessRecord): string => (r.protocol === "h2" ? "HTTP/2.0" : "HTTP/1.1");
 
 /**
