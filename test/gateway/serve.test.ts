@@ -419,4 +419,47 @@ ${route("httproute-https-test-no-hostname", `  parentRefs: [{ name: same-namespa
     }
     cleanup();
   });
+
+  test("conflicted listeners, as the status the API server holds says them: not accepted, not programmed, no route; the Gateway ListenersNotValid", async () => {
+    // apis/v1 gateway_types.go "Handling indistinct Listeners" (every conflicted listener left
+    // out, the Gateway ListenersNotValid); the listener conditions as
+    // conformance/tests/listenerset-protocol-conflict.go expects them of a conflicted listener.
+    const cert = createCertificate({ subjectCN: "clash.example.com", sans: ["clash.example.com"] });
+    api.create("Secret", tlsSecret(INFRA, "clash-cert", cert.certPem, cert.keyPem));
+    created.push({ kind: "Secret", ns: INFRA, name: "clash-cert" });
+    apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: partly-conflicted, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+    - { name: http, port: 80, protocol: HTTP, hostname: good.example.com }
+    - { name: clash-http, port: 8443, protocol: HTTP, hostname: clash.example.com }
+    - { name: clash-https, port: 8443, protocol: HTTPS, hostname: clash.example.com, tls: { certificateRefs: [{ name: clash-cert }] } }
+---
+${route("on-the-clash", `  parentRefs: [{ name: partly-conflicted, sectionName: clash-http }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}
+---
+${route("on-the-gateway", `  parentRefs: [{ name: partly-conflicted }]
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`).trim()}`);
+    type Cond = { type: string; status: string; reason: string; observedGeneration: number };
+    const conds = (o: unknown) => ((o as { conditions?: Cond[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}@${c.observedGeneration}`).join(" ");
+    type GwStatus = { conditions?: Cond[]; listeners?: { name: string; attachedRoutes: number; conditions: Cond[] }[] };
+    const gwStatus = () => (api.get("Gateway", INFRA, "partly-conflicted")?.status ?? {}) as GwStatus;
+    const parent = (name: string) => conds(((api.get("HTTPRoute", INFRA, name)?.status as { parents?: unknown[] } | undefined)?.parents ?? [])[0]);
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v2`, { host: "good.example.com" });
+    await eventually(() => (gwStatus().listeners ?? []).length === 3 && parent("on-the-clash") !== "" && parent("on-the-gateway") !== "", 10_000, "the Gateway's and both routes' status written");
+    const st = gwStatus();
+    expect(conds(st)).toBe("Accepted=True/ListenersNotValid@1 Programmed=True/Programmed@1");
+    expect(st.listeners!.map((l) => `${l.name} ${l.attachedRoutes} ${conds(l)}`)).toEqual([
+      "http 1 Accepted=True/Accepted@1 ResolvedRefs=True/ResolvedRefs@1 Programmed=True/Programmed@1 Conflicted=False/NoConflicts@1",
+      "clash-http 0 Accepted=False/ProtocolConflict@1 ResolvedRefs=True/ResolvedRefs@1 Programmed=False/ProtocolConflict@1 Conflicted=True/ProtocolConflict@1",
+      "clash-https 0 Accepted=False/ProtocolConflict@1 ResolvedRefs=True/ResolvedRefs@1 Programmed=False/ProtocolConflict@1 Conflicted=True/ProtocolConflict@1",
+    ]);
+    expect(parent("on-the-clash")).toBe("Accepted=False/NotAllowedByListeners@1 ResolvedRefs=True/ResolvedRefs@1");
+    expect(parent("on-the-gateway")).toBe("Accepted=True/Accepted@1 ResolvedRefs=True/ResolvedRefs@1");
+    expect((await ask("/", { host: "clash.example.com" })).status).toBe(404);
+    cleanup();
+  });
 });
