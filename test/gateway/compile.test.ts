@@ -522,6 +522,69 @@ spec:
     expect(conds(w.listener(`${INFRA}/gateway-without-address-value`, "http"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
   });
 
+  test("client certificate validation (Gateway spec.tls.frontend) is not performed, so the HTTPS listeners it covers are not served: fails closed", () => {
+    // The objects of conformance/tests/gateway-with-clientcertificate-validation.yaml (not run:
+    // GatewayFrontendClientCertificateValidation is not published), with a perPort entry that
+    // asks no validation for 8444 and an HTTP listener the validation does not cover.
+    const cert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "second-example.org", "third-example.org"] });
+    const ref = `tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate }] }`;
+    const w = World.of(
+      `apiVersion: v1
+kind: Secret
+metadata: { name: tls-validity-checks-certificate, namespace: ${INFRA} }
+type: kubernetes.io/tls
+data: { tls.crt: ${Buffer.from(cert.certPem).toString("base64")}, tls.key: ${Buffer.from(cert.keyPem).toString("base64")} }`,
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: client-validation-default, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } }
+      perPort:
+        - { port: 8443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-per-port-ca-certificate }] } } }
+        - { port: 8444, tls: {} }
+  listeners:
+    - { name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${ref} }
+    - { name: https-with-hostname, port: 8443, hostname: second-example.org, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${ref} }
+    - { name: https-no-validation, port: 8444, hostname: third-example.org, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${ref} }
+    - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }`,
+      route("client-certificate-validation-https-test", `  parentRefs: [{ name: client-validation-default, sectionName: https }]
+  hostnames: [example.org]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      route("client-certificate-validation-https-test-no-hostname", `  parentRefs: [{ name: client-validation-default, sectionName: https-with-hostname }]
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+      route("no-validation", `  parentRefs: [{ name: client-validation-default, sectionName: https-no-validation }]
+  rules: [{ backendRefs: [{ name: infra-backend-v3, port: 8080 }] }]`),
+    );
+    const gw = `${INFRA}/client-validation-default`;
+    expect(conds(w.result.gateways.get(gw)!)).toBe("Accepted=True/ListenersNotValid Programmed=True/Programmed");
+    for (const name of ["https", "https-with-hostname"]) {
+      expect(conds(w.listener(gw, name))).toBe("Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
+    }
+    expect(conds(w.listener(gw, "https-no-validation"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
+    expect(conds(w.listener(gw, "http"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
+    expect(w.routeConditions(INFRA, "client-certificate-validation-https-test")).toEqual(["Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.routeConditions(INFRA, "client-certificate-validation-https-test-no-hostname")).toEqual(["Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.answer({ host: "example.org", path: "/", https: true })).toBe("404");
+    expect(w.answer({ host: "second-example.org", path: "/", https: true })).toBe("404");
+    expect(w.answer({ host: "third-example.org", path: "/", https: true })).toBe(V3);
+  });
+
+  test("a malformed spec.tls.frontend (--manifests objects skip the CRD) counts as asking validation: the HTTPS listener is not served", () => {
+    for (const frontend of [`"yes"`, `{ default: "strict" }`, `{ default: {}, perPort: "all" }`, `{ default: {}, perPort: [7] }`]) {
+      const w = World.of(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: odd, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls: { frontend: ${frontend} }
+  listeners: [{ name: https, port: 443, protocol: HTTPS, tls: { certificateRefs: [{ name: missing }] } }]`);
+      expect(`${frontend} ${w.listener(`${INFRA}/odd`, "https").conditions[0]!.reason}`).toBe(`${frontend} UnsupportedValue`);
+    }
+  });
+
   test("conflicted listeners: none of them is accepted or takes a route, and the Gateway says ListenersNotValid", () => {
     // apis/v1 gateway_types.go "Handling indistinct Listeners": "ALL indistinct Listeners must
     // not be accepted for processing", and the implementation "MUST set a ListenersNotValid

@@ -207,6 +207,14 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
     if (mode !== "Terminate") {
       acceptedReason = "UnsupportedProtocol";
       acceptedMessage = `tls.mode ${mode} is not served on an HTTPS listener`;
+    } else if (asksClientValidation(gw, l.port)) {
+      // Client certificate validation (Gateway spec.tls.frontend, standard channel) is access
+      // control Portico does not perform: serving the listener without it would let in every
+      // client the owner meant to keep out, so the listener is not served (fails closed).
+      // ListenerReasonUnsupportedValue: "the Listener uses a value for a field that is not
+      // supported by the implementation".
+      acceptedReason = "UnsupportedValue";
+      acceptedMessage = `spec.tls.frontend asks client certificate validation on port ${l.port}, which Portico does not perform; the listener is not served without it`;
     } else {
       portClass = "https";
       const refs = l.tls?.certificateRefs ?? [];
@@ -281,6 +289,37 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
     attachedRoutes: 0,
     spec: l,
   };
+}
+
+/**
+ * Does the Gateway's spec.tls.frontend ask client certificate validation of its HTTPS
+ * listeners on `port` (apis/v1 gateway_types.go FrontendTLSConfig: a perPort entry for the
+ * port overrides `default`)? Read as untyped data (--manifests objects skip the CRD's
+ * validation): anything but a clear "no validation" counts as asking, so a malformed field
+ * fails closed.
+ */
+function asksClientValidation(gw: Gateway, port: number): boolean {
+  const tls = (gw.spec as { tls?: unknown }).tls;
+  if (tls === undefined || tls === null) return false;
+  if (typeof tls !== "object") return true;
+  const frontend = (tls as { frontend?: unknown }).frontend;
+  if (frontend === undefined || frontend === null) return false;
+  if (typeof frontend !== "object") return true;
+  const validates = (config: unknown): boolean => {
+    if (config === undefined || config === null) return false;
+    if (typeof config !== "object") return true;
+    const v = (config as { validation?: unknown }).validation;
+    return v !== undefined && v !== null;
+  };
+  const perPort = (frontend as { perPort?: unknown }).perPort;
+  if (perPort !== undefined && perPort !== null) {
+    if (!Array.isArray(perPort)) return true;
+    for (const entry of perPort as unknown[]) {
+      if (entry === null || typeof entry !== "object") return true;
+      if ((entry as { port?: unknown }).port === port) return validates((entry as { tls?: unknown }).tls ?? {});
+    }
+  }
+  return validates((frontend as { default?: unknown }).default);
 }
 
 /**
