@@ -356,6 +356,52 @@ ${route("http-route-add", `  parentRefs: [{ name: gateway-add-listener }]
     cleanup();
   });
 
+  test("GatewayModifyListeners with upstream's own objects: an HTTP listener added beside an HTTPS one, the HTTPS one removed from another Gateway", async () => {
+    // conformance/tests/gateway-modify-listeners.go/.yaml: after each patch the listeners
+    // (GatewayStatusMustHaveListeners: exactly these, each Accepted and ResolvedRefs True with
+    // one route attached) and every Gateway condition at the new generation
+    // (GatewayMustHaveLatestConditions); NamespacesMustBeReady: Accepted and Programmed.
+    const cert = createCertificate({ subjectCN: "secure.test.com", sans: ["secure.test.com"] });
+    api.create("Secret", tlsSecret(INFRA, "tls-validity-checks-certificate", cert.certPem, cert.keyPem));
+    created.push({ kind: "Secret", ns: INFRA, name: "tls-validity-checks-certificate" });
+    const https = `{ name: https, port: 443, protocol: HTTPS, hostname: secure.test.com, allowedRoutes: { namespaces: { from: All } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] } }`;
+    const gw = (name: string, listeners: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec: { gatewayClassName: portico, listeners: [${listeners}] }`;
+    const r = (name: string, parent: string) => route(name, `  parentRefs: [{ kind: Gateway, name: ${parent}, namespace: ${INFRA} }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim();
+    apply([gw("gateway-add-listener", https), r("http-route-1", "gateway-add-listener"), gw("gateway-remove-listener", `${https}, { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: All } } }`), r("http-route-2", "gateway-remove-listener")].join("\n---\n"));
+    type Cond = { type: string; status: string; reason: string; observedGeneration: number };
+    type GwStatus = { conditions?: Cond[]; listeners?: { name: string; attachedRoutes: number; supportedKinds: { kind: string }[]; conditions: Cond[] }[] };
+    /** What the upstream helpers read of one Gateway, or "" while a condition is older than the spec. */
+    const seen = (name: string): string => {
+      const o = api.get("Gateway", INFRA, name);
+      const st = (o?.status ?? {}) as GwStatus;
+      const gen = o?.metadata.generation as number;
+      if ((st.conditions ?? []).length === 0 || !(st.conditions ?? []).every((c) => c.observedGeneration === gen)) return "";
+      const top = (st.conditions ?? []).map((c) => `${c.type}=${c.status}`).join(" ");
+      const ls = (st.listeners ?? []).map((l) => `${l.name}:${l.attachedRoutes}:${l.supportedKinds.map((k) => k.kind).join(",")}:${l.conditions.filter((c) => c.type === "Accepted" || c.type === "ResolvedRefs").map((c) => `${c.type}=${c.status}`).join(",")}`);
+      return [top, ...ls].join(" | ");
+    };
+    const ok = (l: string) => `${l}:1:HTTPRoute,GRPCRoute:Accepted=True,ResolvedRefs=True`;
+    await eventually(() => seen("gateway-add-listener") === `Accepted=True Programmed=True | ${ok("https")}`, 10_000, "gateway-add-listener before the patch");
+    await eventually(() => seen("gateway-remove-listener") === `Accepted=True Programmed=True | ${ok("https")} | ${ok("http")}`, 10_000, "gateway-remove-listener before the patch");
+    const patch = (name: string, edit: (ls: Record<string, unknown>[]) => Record<string, unknown>[]) => {
+      const o = api.get("Gateway", INFRA, name)!;
+      const spec = structuredClone(o.spec) as { listeners: Record<string, unknown>[] };
+      api.update("Gateway", { ...o, spec: { ...spec, listeners: edit(spec.listeners) } });
+      expect(api.get("Gateway", INFRA, name)!.metadata.generation).toBe((o.metadata.generation as number) + 1);
+    };
+    patch("gateway-add-listener", (ls) => [...ls, { name: "http", port: 80, protocol: "HTTP", hostname: "data.test.com", allowedRoutes: { namespaces: { from: "All" } } }]);
+    await eventually(() => seen("gateway-add-listener") === `Accepted=True Programmed=True | ${ok("https")} | ${ok("http")}`, 10_000, "gateway-add-listener after adding http");
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v1`, { host: "data.test.com" });
+    patch("gateway-remove-listener", (ls) => ls.filter((l) => l.name === "http"));
+    await eventually(() => seen("gateway-remove-listener") === `Accepted=True Programmed=True | ${ok("http")}`, 10_000, "gateway-remove-listener after removing https");
+    cleanup();
+  });
+
   test("HTTPRouteHTTPSListener", async () => {
     // conformance/base: same-namespace-with-https-listener and tls-validity-checks-certificate.
     const cert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "second-example.org", "*.wildcard.org"] });
