@@ -235,7 +235,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       }
     },
     get provisional() {
-      return bun.provisional || node.provisional;
+      return bun.provisional || node.provisional || (quic?.provisional ?? false);
     },
     async settled() {
       await Promise.all([bun.settled(), node.settled(), quic?.settled()]);
