@@ -116,7 +116,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
     const fetch = h.fetch as (req: Request, server: RequestServer) => ReturnType<typeof h.fetch>;
     let side: BunSide | null = null;
     const served = (req: Request, server: RequestServer) => throughFront(front, req, bunSide ? (side ??= new BunSide(server)) : server, listenerPort, fetch);
-    return { ...h, fetch: (bunSide && quic !== null ? (req: Request, server: RequestServer) => advertiseH3(req, served(req, server)) : served) as typeof h.fetch };
+    return { ...h, fetch: (bunSide && h3 ? (req: Request, server: RequestServer) => advertiseH3(req, served(req, server)) : served) as typeof h.fetch };
   }
 
   // The HTTP/3-only listener's handler: the Bun.serve side's (a BunSide, so a host that needs
@@ -162,18 +162,23 @@ export function createSplitListener(o: SplitOptions): SplitListener {
     handler: () => through(o.handler(() => node.port), () => node.port, false),
   });
 
-  // --http3 on this split's own front (never behind an outer one: --http3 is refused with
-  // --enable-ssl-passthrough and --use-proxy-protocol, QUIC carries neither). No drain before
-  // a server of it stops: a QUIC answer carries no Connection: close, and Bun's stop(false)
-  // finishes the requests in flight (measured on 1.4.5) while its socket leaves the
-  // SO_REUSEPORT group at once, which moves the kernel's choice for existing connections' 4-tuples.
-  // Its rotations are not counted: the Bun.serve side's is the port's one.
-  const quic: TlsListener | null = o.http3 && o.front !== null
-    ? createTlsListener({
-      hostname: o.hostname, port: o.port, log, logRotations: false, http3: true, http1: false, drainMs: 0,
-      handler: () => direct(o.handler(() => quic?.port ?? o.port)),
-    })
-    : null;
+  // --http3 beside this split's own front (never behind an outer one: --http3 is refused with
+  // --enable-ssl-passthrough and --use-proxy-protocol, QUIC carries neither). Started with the
+  // front, on the port number the front bound (the same as o.port, unless that is 0).
+  const h3 = o.http3 && o.front !== null;
+  let quic: TlsListener | null = null;
+  // No drain before a server of it stops: a QUIC answer carries no Connection: close, and Bun's
+  // stop(false) finishes the requests in flight (measured on 1.4.5) while its socket leaves the
+  // SO_REUSEPORT group at once (the sooner, the fewer open connections the kernel sends to the
+  // next one: docs/design.md, "Bun facts measured here"). Its rotations are neither logged
+  // nor counted: the Bun.serve side's is the port's one.
+  const makeQuic = (port: number): TlsListener => {
+    const l: TlsListener = createTlsListener({
+      hostname: o.hostname, port, log, logRotations: false, http3: true, http1: false, drainMs: 0,
+      handler: () => direct(o.handler(() => l.port)),
+    });
+    return l;
+  };
 
   function innerPort(serverName: string | null): number {
     // No server name (or no readable ClientHello): node:http2, which serves every route correctly.
@@ -219,18 +224,23 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       last = { entries, fingerprint };
       bun.update(entries, fingerprint, provisional);
       node.update(entries, fingerprint, provisional);
-      // The first update binds the public port number: QUIC's UDP socket first, then the
-      // front's TCP one, once both listeners it pipes to listen (each with SO_REUSEPORT beside
-      // the listener this split takes over from). A later one rotates QUIC's certificates too.
-      const starting = front === null && o.front !== null;
+      // A later update rotates QUIC's certificates as the others'.
+      if (front !== null || o.front === null) return void quic?.update(entries, fingerprint, provisional);
+      // The first binds the public port number, each with SO_REUSEPORT beside the listener this
+      // split takes over from: the front's TCP socket once both listeners it pipes to listen,
+      // then QUIC's UDP one on the same number. A bind that fails undoes the others.
       try {
-        quic?.update(entries, fingerprint, provisional);
-        if (starting && o.front !== null) front = startFront(o.front);
+        front = startFront(o.front);
+        if (h3) {
+          quic = makeQuic(front.port);
+          quic.update(entries, fingerprint, provisional);
+        }
       } catch (err) {
-        if (!starting) throw err;
+        front?.stop(true);
+        front = null;
+        quic = null;
         void bun.stop(true);
         void node.stop(true);
-        void quic?.stop(true);
         throw err;
       }
     },

@@ -11,9 +11,13 @@ import { createInstruments } from "../../src/admin/instruments.ts";
 import { Registry } from "../../src/admin/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import { createLogger, silentLogger, type Logger } from "../../src/log/logger.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { serveOptions } from "../../src/proxy/pipeline/listener.ts";
+import { createHttpsListener } from "../../src/serving/https.ts";
 import { serveTraffic, type Serving } from "../../src/serving/serve.ts";
 import { createTlsBuilder } from "../../src/serving/tls.ts";
 import type { TlsEntry } from "../../src/tls/sni.ts";
+import { lookup } from "../../src/table/lookup.ts";
 import type { RouteTable } from "../../src/table/types.ts";
 import { freePort } from "../e2e/harness.ts";
 import { curl } from "../http2/helpers.ts";
@@ -204,5 +208,24 @@ test("hand-overs keep QUIC served while Bun.serve serves any host: split → Bun
     expect(r.errors).toEqual([]);
   } finally {
     await r.s.shutdown({ delay: false });
+  }
+});
+
+test("a split started on port 0 serves QUIC and advertises it on the port number its front bound", async () => {
+  const table = split();
+  const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: silentLogger, scheme: "https" });
+  const l = createHttpsListener({
+    config: { http2: true, http3: true, clientHeaderTimeoutMs: 60_000 }, log: silentLogger, hostname: "127.0.0.1", port: 0,
+    handler: () => serveOptions(handler), draining: () => false, split: { table: () => table, front: { helloTimeoutMs: 5_000, connectTimeoutMs: 5_000 } },
+  });
+  l.useListener("split");
+  const tls = createTlsBuilder(testConfig({ tlsCiphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }), silentLogger).build([]);
+  l.update(tls.entries, tls.fingerprint);
+  try {
+    expect(l.kind).toBe("split");
+    expect(await h3Answer(l.port, "web.test", "/zero")).toBe("200 web /zero");
+    expect((await tcpHead(l.port, "web.test", "web.test", "--http1.1")).altSvc).toBe(`h3=":${l.port}"; ma=86400`);
+  } finally {
+    await l.stop(true);
   }
 });
