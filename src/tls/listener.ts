@@ -56,12 +56,25 @@ export interface TlsListenerOptions {
    */
   readonly hooks?: { onRotation?(info: RotationInfo): void };
   /**
+   * Log each rotation served (default true). The SNI split's QUIC listener rotates beside its
+   * Bun.serve side, which logs the port's one (serving/tls-split.ts); a failure is logged always.
+   */
+  readonly logRotations?: boolean;
+  /**
    * Bun.serve's own HTTP/2 (`http2`: ALPN h2 beside http/1.1) and HTTP/3 (`http3`: QUIC on the
    * same port number; Bun.serve then adds `Alt-Svc: h3=":port"; ma=86400` to every answer over
    * TCP itself, RFC 9114 §3.1.1), both experimental in Bun 1.4.5 (docs/design.md, "HTTP/2 and gRPC").
    */
   readonly http2?: boolean;
   readonly http3?: boolean;
+  /**
+   * false: HTTP/3 alone (Bun.serve's `http1: false` with `http3`), a QUIC listener on the UDP
+   * port only, while another socket owns the TCP port number (the SNI split's front,
+   * serving/tls-split.ts). Measured on Bun 1.4.5: it binds UDP while a `Bun.listen` holds the
+   * same TCP port, and `reusePort` lets a second one join the same UDP port (without it the
+   * second bind fails "Failed to listen on UDP port"). Its answers carry no Alt-Svc.
+   */
+  readonly http1?: boolean;
 }
 
 export interface TlsListener {
@@ -139,6 +152,7 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
       tls: entries as TlsEntry[],
       ...(opts.http2 ? { http2: true } : {}),
       ...(opts.http3 ? { http3: true } : {}),
+      ...(opts.http1 === false ? { http1: false } : {}),
       fetch,
       ...(websocket ? { websocket } : {}),
       ...(error ? { error } : {}),
@@ -210,7 +224,7 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
     rotations++;
     if (old) retire(old, replacesStandIn ? 0 : drainMs);
     if (drainingCount + 1 > 2) log.error("more than two TLS listeners alive", { alive: drainingCount + 1 });
-    log.info("TLS certificates rotated", { entries: entries.length, serveMs: Math.round(serveMs), rotations });
+    if (opts.logRotations !== false) log.info("TLS certificates rotated", { entries: entries.length, serveMs: Math.round(serveMs), rotations });
     opts.hooks?.onRotation?.({ rotations, serveMs, entries: entries.length, fingerprint });
     wake();
   }
@@ -330,15 +344,26 @@ function markClose(res: Response | undefined | void): Response | undefined | voi
   return setField(res, "Connection", "close");
 }
 
-function setField(res: Response | undefined | void, name: string, value: string): Response | undefined | void {
+function setField(res: Response | undefined | void, name: string, value: string, append = false): Response | undefined | void {
   if (!res || res.status === 101) return res;
   try {
-    res.headers.set(name, value);
+    if (append) res.headers.append(name, value);
+    else res.headers.set(name, value);
     return res;
   } catch {
     // Immutable headers (Response.redirect, some fetch results): copy once.
     const headers = new Headers(res.headers);
-    headers.set(name, value);
+    if (append) headers.append(name, value);
+    else headers.set(name, value);
     return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
   }
+}
+
+/**
+ * Add a field line to an answer, after any the handler set (for Alt-Svc, what Bun.serve does
+ * with its own `h3` entry: measured on 1.4.5, a handler's `Alt-Svc: a` goes out as `a, h3=...`).
+ * Upgrades are left alone, as by markClose.
+ */
+export function appendField(res: Response | undefined | void, name: string, value: string): Response | undefined | void {
+  return setField(res, name, value, true);
 }
