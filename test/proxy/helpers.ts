@@ -123,8 +123,14 @@ export function makeTable(routes: RouteSpec[], defaultRoute: RouteSpec | null = 
   return buildTable(routes.map(makeRoute), d);
 }
 
-/** How a suite's requests reach the handler: Bun.serve over HTTP/1.1, or the HTTP/2 listener over h2. */
-export type Transport = "h1" | "h2";
+/**
+ * How a suite's requests reach the handler: Bun.serve over HTTP/1.1 on the plain port, the
+ * HTTPS port over h2, or the HTTPS port's QUIC listener (`--http3`) over HTTP/3.
+ */
+export type Transport = "h1" | "h2" | "h3";
+
+/** Every transport, for `describe.each(TRANSPORTS)`. */
+export const TRANSPORTS: readonly Transport[] = ["h1", "h2", "h3"];
 
 export interface TestProxy {
   readonly port: number;
@@ -165,27 +171,57 @@ export type TransportProxy = Omit<TestProxy, "server">;
 
 /**
  * startProxy over a transport: "h1" is startProxy itself; "h2" serves the same handler from
- * the HTTP/2 listener (TLS, ALPN h2). `scheme` stays the handler's, so one case list (what a
- * request is routed to, redirected to, answered with) runs over both.
+ * the HTTPS listener (TLS, ALPN h2); "h3" from the same listener with `--http3` (QUIC on the
+ * port number), Bun's own fetch (`protocol: "http3"`) the client. `scheme` stays the
+ * handler's, so one case list (what a request is routed to, redirected to, answered with)
+ * runs over all three.
  */
 export async function startProxyOver(transport: Transport, table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http"): Promise<TransportProxy> {
   if (transport === "h1") return startProxy(table, config, hooks, scheme);
   const { handler, records, setTable } = testHandler(table, config, hooks, scheme);
-  // The HTTPS port as serveTraffic runs it (serving/https.ts): Bun.serve's own HTTP/2, or the
-  // node:http2 listener while the table needs it.
+  const h3 = transport === "h3";
+  // The HTTPS port as serveTraffic runs it (serving/https.ts): Bun.serve's own HTTP/2 (and
+  // QUIC with --http3), or the node:http2 listener while the table needs it, which serves no
+  // HTTP/3: a table needing it cannot run over "h3".
   const listener = createHttpsListener({
-    config: { http2: true, http3: false, clientHeaderTimeoutMs: testConfig(config).clientHeaderTimeoutMs }, log: quietLog,
+    config: { http2: true, http3: h3, clientHeaderTimeoutMs: testConfig(config).clientHeaderTimeoutMs }, log: quietLog,
     hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), draining: () => handler.inflight.draining,
   });
-  listener.useListener(process.env.PORTICO_TEST_LISTENER === "h2" || needsNodeListener(table) ? "node" : "bun");
+  const node = process.env.PORTICO_TEST_LISTENER === "h2" || needsNodeListener(table);
+  if (h3 && node) throw new Error("node:http2 serves no HTTP/3: this table cannot run over h3");
+  listener.useListener(node ? "node" : "bun");
   const built = buildTlsEntries([], generateDefaultCertificate(), { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, { checker: createPemChecker() });
   listener.update(built.entries, built.fingerprint);
+  const url = `https://127.0.0.1:${listener.port}`;
+  if (h3) {
+    return {
+      port: listener.port, url, handler, records, setTable,
+      request: async (path, init) => {
+        const r = await h3Fetch(url + path, init);
+        // Bun.serve adds its `h3` Alt-Svc entry to answers over TCP only (tls/listener.ts): with
+        // it, the request fell back to TCP and this suite would be testing h1 again.
+        if (r.headers.get("alt-svc")?.includes(`h3=":${listener.port}"`)) throw new Error("an h3 request was answered over TCP");
+        return r;
+      },
+      async stop() { await listener.stop(true); },
+    };
+  }
   const session = await h2Session(listener.port);
   return {
-    port: listener.port, url: `https://127.0.0.1:${listener.port}`, handler, records, setTable,
+    port: listener.port, url, handler, records, setTable,
     request: (path, init) => h2Fetch(session, path, init),
     async stop() { session.close(); await listener.stop(true); },
   };
+}
+
+/**
+ * One request over HTTP/3 with Bun's fetch. Measured on Bun 1.4.5 (docs/design.md, "Bun facts
+ * measured here"): its QUIC client takes only `rejectUnauthorized` in `tls`, and a `host`
+ * header replaces the URL's authority (it becomes :authority). Bounded, so a QUIC client that
+ * never hears back fails the test rather than hanging it.
+ */
+export function h3Fetch(url: string, init: { method?: string; headers?: Record<string, string>; body?: string; redirect?: "manual" } = {}): Promise<Response> {
+  return fetch(url, { ...init, protocol: "http3", tls: { rejectUnauthorized: false }, signal: AbortSignal.timeout(10_000) } as RequestInit);
 }
 
 /**
