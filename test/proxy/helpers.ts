@@ -27,7 +27,7 @@ import { defineKind } from "../../src/kinds/define.ts";
 import { EXTERNAL_AUTH } from "../../src/kinds/authentication.ts";
 import { createAuthCache } from "../../src/proxy/policies/caps.ts";
 import type { PolicyStage } from "../../src/policy/stages.ts";
-import type { AuthCacheStore, PolicyCaps, PolicyKind, PolicyStep } from "../../src/kinds/types.ts";
+import type { AuthCacheStore, PolicyCaps, PolicyKind, PolicyKinds, PolicyStep } from "../../src/kinds/types.ts";
 import { createExternalResolver, type ExternalResolver } from "../../src/proxy/upstream/external.ts";
 import { createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
 import { KINDS } from "../../src/model/kinds.ts";
@@ -144,8 +144,8 @@ export interface TestProxy {
   stop(): Promise<void>;
 }
 
-export function startProxy(table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http"): TestProxy {
-  const { handler, records, setTable } = testHandler(table, config, hooks, scheme);
+export function startProxy(table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http", policyKinds?: PolicyKinds): TestProxy {
+  const { handler, records, setTable } = testHandler(table, config, hooks, scheme, policyKinds);
   // As serveTraffic binds the plain port: h2c by prior knowledge beside HTTP/1.1.
   const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler, http2: true });
   const url = `http://127.0.0.1:${server.port}`;
@@ -156,11 +156,11 @@ export function startProxy(table: RouteTable, config: Partial<Config> = {}, hook
   };
 }
 
-function testHandler(table: RouteTable, config: Partial<Config>, hooks: ProxyHooks, scheme: "http" | "https") {
+function testHandler(table: RouteTable, config: Partial<Config>, hooks: ProxyHooks, scheme: "http" | "https", policyKinds?: PolicyKinds) {
   let current = table;
   const records: AccessRecord[] = [];
   const handler = createProxyHandler({
-    config: testConfig(config), table: () => current, lookup, log: quietLog, scheme,
+    config: testConfig(config), table: () => current, lookup, log: quietLog, scheme, ...(policyKinds === undefined ? {} : { policyKinds }),
     hooks: { ...hooks, onRequestDone: (r) => { records.push(r); hooks.onRequestDone?.(r); } },
   });
   return { handler, records, setTable: (t: RouteTable) => { current = t; } };
@@ -174,11 +174,11 @@ export type TransportProxy = Omit<TestProxy, "server">;
  * the HTTPS listener (TLS, ALPN h2); "h3" from the same listener with `--http3` (QUIC on the
  * port number), Bun's own fetch (`protocol: "http3"`) the client. `scheme` stays the
  * handler's, so one case list (what a request is routed to, redirected to, answered with)
- * runs over all three.
+ * runs over all three. `policyKinds` replaces the handler's registry (a test's own kinds).
  */
-export async function startProxyOver(transport: Transport, table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http"): Promise<TransportProxy> {
-  if (transport === "h1") return startProxy(table, config, hooks, scheme);
-  const { handler, records, setTable } = testHandler(table, config, hooks, scheme);
+export async function startProxyOver(transport: Transport, table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http", policyKinds?: PolicyKinds): Promise<TransportProxy> {
+  if (transport === "h1") return startProxy(table, config, hooks, scheme, policyKinds);
+  const { handler, records, setTable } = testHandler(table, config, hooks, scheme, policyKinds);
   const h3 = transport === "h3";
   // The HTTPS port as serveTraffic runs it (serving/https.ts): Bun.serve's own HTTP/2 (and
   // QUIC with --http3), or the node:http2 listener while the table needs it, which serves no
