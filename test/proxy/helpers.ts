@@ -180,6 +180,7 @@ export async function startProxyOver(transport: Transport, table: RouteTable, co
   if (transport === "h1") return startProxy(table, config, hooks, scheme, policyKinds);
   const { handler, records, setTable } = testHandler(table, config, hooks, scheme, policyKinds);
   const h3 = transport === "h3";
+  if (h3 && needsNodeListener(table)) throw new Error("node:http2 serves no HTTP/3: this table cannot run over h3");
   // The HTTPS port as serveTraffic runs it (serving/https.ts): Bun.serve's own HTTP/2 (and
   // QUIC with --http3), or the node:http2 listener while the table needs it, which serves no
   // HTTP/3: a table needing it cannot run over "h3".
@@ -188,7 +189,6 @@ export async function startProxyOver(transport: Transport, table: RouteTable, co
     hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), draining: () => handler.inflight.draining,
   });
   // PORTICO_TEST_LISTENER=h2 moves the h2 runs to node:http2; the h3 runs stay on Bun.serve.
-  if (h3 && needsNodeListener(table)) throw new Error("node:http2 serves no HTTP/3: this table cannot run over h3");
   const node = needsNodeListener(table) || (!h3 && process.env.PORTICO_TEST_LISTENER === "h2");
   listener.useListener(node ? "node" : "bun");
   const built = buildTlsEntries([], generateDefaultCertificate(), { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, { checker: createPemChecker() });
