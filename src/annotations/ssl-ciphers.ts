@@ -9,10 +9,10 @@ import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import * as v from "valibot";
 import { Bool, isTrue } from "./values.ts";
-import { parseCipherNames } from "../config/cipher-list.ts";
+import { parseCipherList } from "../config/cipher-list.ts";
 
 export interface SslCiphersPolicy {
-  /** OpenSSL TLS 1.2 suite names separated by colons (config/cipher-list.ts), or null: the listener's. */
+  /** The TLS 1.2 suites the annotation's cipher string selects, names separated by colons in the server's order (config/cipher-list.ts), or null: the listener's. */
   readonly ciphers: string | null;
 }
 
@@ -22,11 +22,11 @@ export const SSL_CIPHERS: AnnotationSpec = {
   family: "ssl-ciphers",
   default: "--tls-ciphers",
   description:
-    "TLS 1.2 cipher suites for this Ingress's hosts, OpenSSL names separated by colons (as the ConfigMap's `ssl-ciphers`); the first Ingress of a host that sets it counts",
+    "TLS 1.2 cipher suites for this Ingress's hosts, an OpenSSL cipher string (`HIGH:!aNULL:!MD5`, or names separated by colons) as the ConfigMap's `ssl-ciphers`; the first Ingress of a host that sets it counts",
   compat: {
     kind: "differs",
     difference:
-      "Names only, each one BoringSSL knows, as the ConfigMap key: an OpenSSL expression (`ALL:!aNULL`, `HIGH:@STRENGTH`), a TLS 1.3 suite or an unknown name is an InvalidAnnotation and the host keeps the listener's list (ingress-nginx hands the expression to OpenSSL); finite-field `DHE-` suites are left out, as nginx offers them only with `ssl_dhparam`. A rule without a host (ingress-nginx's default server) does not set it.",
+      "Read with OpenSSL 3's rules (aliases, `!` `-` `+`, `A+B`, `@STRENGTH`, `@SECLEVEL`) over the TLS 1.2 suites Portico serves, in OpenSSL's order: the suites BoringSSL lacks (finite-field DHE, CAMELLIA, ARIA, CCM) and 3DES and PSK are never offered, and a string that leaves none of Portico's, or that nginx would refuse (a character outside OpenSSL's, an unknown `@` command), is an InvalidAnnotation and the host keeps the listener's list. `@SECLEVEL` applies to the suites only. A rule without a host (ingress-nginx's default server) does not set it.",
   },
 };
 
@@ -45,12 +45,13 @@ export const SSL_PREFER_SERVER_CIPHERS: AnnotationSpec = {
   sameWhen: isTrue,
 };
 
-// The ConfigMap key's form (config/cipher-list.ts); tls/sni.ts checks the names against
-// BoringSSL's when it builds the host's entry (node:tls is not for this pure module).
+// The ConfigMap key's reading (config/cipher-list.ts): an OpenSSL cipher string, evaluated to
+// the names it selects; tls/sni.ts checks them against BoringSSL's when it builds the host's
+// entry (node:tls is not for this pure module).
 const Ciphers = v.pipe(
   v.string(),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
-    const out = parseCipherNames(dataset.value);
+    const out = parseCipherList(dataset.value);
     if ("message" in out) {
       addIssue({ message: out.message });
       return NEVER;
