@@ -22,6 +22,9 @@
 //   and so is an unknown `@` command.
 // - A string starting with DEFAULT first applies OpenSSL's default list
 //   ("ALL:!COMPLEMENTOFDEFAULT:!eNULL"); elsewhere DEFAULT is an unknown word.
+// - A suite name OpenSSL has but Portico does not serve (DHE-RSA-AES128-GCM-SHA256) is an
+//   unknown word here. Both select nothing; the difference shows only in a malformed rule after
+//   it (`DHE-RSA-AES128-GCM-SHA256+!x`), which OpenSSL refuses and Portico skips.
 // - A string that leaves no TLS 1.2 suite is an error (SSL_CTX_set_cipher_list "no cipher
 //   match"), so nginx's configuration test fails and the last good configuration stays.
 
@@ -107,9 +110,10 @@ interface Selector {
 
 const sel = (kx: number, au = 0, enc = 0, mac = 0, minTls = 0, strength = 0): Selector => Object.freeze({ kx, au, enc, mac, minTls, strength });
 
-// OpenSSL 3.0's alias table (ssl/ssl_ciph.c cipher_aliases), in Portico's bits. Aliases whose
-// algorithms are all absent from OpenSSL's default build (3DES, RC4...) are kept: they select
-// nothing either way.
+// OpenSSL 3.0's alias table (ssl/ssl_ciph.c cipher_aliases), in Portico's bits, less the
+// aliases ssl_cipher_collect_aliases leaves out because the default build's providers lack their
+// algorithms (RC4, RC2, IDEA, SEED and the GOST ones): those are unknown words, which matters
+// inside `A+B` (an unknown part ends the rule unread). 3DES stays an alias that selects nothing.
 const ALIASES: ReadonlyMap<string, Selector> = new Map<string, Selector>([
   ["ALL", sel(0, 0, ALL_BITS & ~E.NULL)],
   ["COMPLEMENTOFALL", sel(0, 0, E.NULL)],
@@ -126,8 +130,6 @@ const ALIASES: ReadonlyMap<string, Selector> = new Map<string, Selector>([
   ["kECDHEPSK", sel(K.ECDHEPSK)],
   ["kDHEPSK", sel(K.DHEPSK)],
   ["kSRP", sel(K.SRP)],
-  ["kGOST", sel(K.GOST)],
-  ["kGOST18", sel(K.GOST18)],
   ["aRSA", sel(0, A.RSA)],
   ["aDSS", sel(0, A.DSS)],
   ["DSS", sel(0, A.DSS)],
@@ -135,9 +137,6 @@ const ALIASES: ReadonlyMap<string, Selector> = new Map<string, Selector>([
   ["aECDSA", sel(0, A.ECDSA)],
   ["ECDSA", sel(0, A.ECDSA)],
   ["aPSK", sel(0, A.PSK)],
-  ["aGOST01", sel(0, A.GOST01)],
-  ["aGOST12", sel(0, A.GOST12)],
-  ["aGOST", sel(0, A.GOST01 | A.GOST12)],
   ["aSRP", sel(0, A.SRP)],
   ["EDH", sel(K.DHE, ALL_BITS & ~A.NULL)],
   ["DHE", sel(K.DHE, ALL_BITS & ~A.NULL)],
@@ -150,12 +149,7 @@ const ALIASES: ReadonlyMap<string, Selector> = new Map<string, Selector>([
   ["PSK", sel(K.PSK | K.RSAPSK | K.ECDHEPSK | K.DHEPSK)],
   ["SRP", sel(K.SRP)],
   ["3DES", sel(0, 0, E.TDES)],
-  ["RC4", sel(0, 0, E.RC4)],
-  ["RC2", sel(0, 0, E.RC2)],
-  ["IDEA", sel(0, 0, E.IDEA)],
-  ["SEED", sel(0, 0, E.SEED)],
   ["eNULL", sel(0, 0, E.NULL)],
-  ["GOST", sel(0, 0, E.GOST89 | E.GOST8912 | E.MAGMA | E.KUZNYECHIK)],
   ["AES128", sel(0, 0, E.AES128 | E.AES128GCM | E.AES128CCM | E.AES128CCM8)],
   ["AES256", sel(0, 0, E.AES256 | E.AES256GCM | E.AES256CCM | E.AES256CCM8)],
   ["AES", sel(0, 0, AES)],
@@ -174,11 +168,8 @@ const ALIASES: ReadonlyMap<string, Selector> = new Map<string, Selector>([
   ["MD5", sel(0, 0, 0, M.MD5)],
   ["SHA1", sel(0, 0, 0, M.SHA1)],
   ["SHA", sel(0, 0, 0, M.SHA1)],
-  ["GOST94", sel(0, 0, 0, M.GOST94)],
-  ["GOST89MAC", sel(0, 0, 0, M.GOST89MAC | M.GOST89MAC12)],
   ["SHA256", sel(0, 0, 0, M.SHA256)],
   ["SHA384", sel(0, 0, 0, M.SHA384)],
-  ["GOST12", sel(0, 0, 0, M.GOST12_256)],
   ["SSLv3", sel(0, 0, 0, 0, SSL3)],
   ["TLSv1", sel(0, 0, 0, 0, TLS1)],
   ["TLSv1.0", sel(0, 0, 0, 0, TLS1)],
@@ -263,42 +254,58 @@ class Order {
 }
 
 /**
- * One word of a rule, with `A+B` parts, as OpenSSL combines them: the category masks of the
- * parts are ANDed (a part whose mask leaves nothing in a category makes the rule select
- * nothing), a suite name pins that suite. Null: selects nothing.
+ * One word of a rule, with `A+B` parts, combined as OpenSSL combines them while it reads them:
+ * the category masks of the parts are ANDed, a suite name pins that suite. A part OpenSSL does
+ * not know, or one whose mask leaves nothing in a category, ends the word: the rule selects
+ * nothing and the rest of it is skipped unread.
  */
-function combine(parts: readonly string[]): Selector | null {
-  let kx = 0, au = 0, enc = 0, mac = 0, minTls = 0, strength = 0;
-  let id: string | undefined;
-  for (const part of parts) {
+class Combined {
+  kx = 0;
+  au = 0;
+  enc = 0;
+  mac = 0;
+  minTls = 0;
+  strength = 0;
+  id: string | undefined;
+
+  /** False: the rule selects nothing. */
+  add(part: string): boolean {
     const named = BY_NAME.get(part);
     const a: Selector | undefined = named === undefined ? ALIASES.get(part) : { kx: named.kx, au: named.au, enc: named.enc, mac: named.mac, minTls: 0, strength: named.strength };
-    if (a === undefined) return null;
+    if (a === undefined) return false;
     const and = (cur: number, next: number): number | null => (next === 0 ? cur : cur === 0 ? next : (cur & next) === 0 ? null : cur & next);
-    const k = and(kx, a.kx), u = and(au, a.au), e = and(enc, a.enc), m = and(mac, a.mac);
-    if (k === null || u === null || e === null || m === null) return null;
-    kx = k; au = u; enc = e; mac = m;
+    const k = and(this.kx, a.kx), u = and(this.au, a.au), e = and(this.enc, a.enc), m = and(this.mac, a.mac);
+    if (k === null || u === null || e === null || m === null) return false;
+    this.kx = k;
+    this.au = u;
+    this.enc = e;
+    this.mac = m;
     const strong = a.strength & STRONG_MASK;
     if (strong !== 0) {
-      if ((strength & STRONG_MASK) !== 0) {
-        strength &= strong | ~STRONG_MASK;
-        if ((strength & STRONG_MASK) === 0) return null;
-      } else strength |= strong;
+      if ((this.strength & STRONG_MASK) !== 0) {
+        this.strength &= strong | ~STRONG_MASK;
+        if ((this.strength & STRONG_MASK) === 0) return false;
+      } else this.strength |= strong;
     }
     const def = a.strength & DEFAULT_MASK;
     if (def !== 0) {
-      if ((strength & DEFAULT_MASK) !== 0) {
-        strength &= def | ~DEFAULT_MASK;
-        if ((strength & DEFAULT_MASK) === 0) return null;
-      } else strength |= def;
+      if ((this.strength & DEFAULT_MASK) !== 0) {
+        this.strength &= def | ~DEFAULT_MASK;
+        if ((this.strength & DEFAULT_MASK) === 0) return false;
+      } else this.strength |= def;
     }
-    if (named !== undefined) id = named.name;
+    // A suite name pins the suite; only an alias's version becomes part of the selection.
+    if (named !== undefined) this.id = named.name;
     else if (a.minTls !== 0) {
-      if (minTls !== 0 && minTls !== a.minTls) return null;
-      minTls = a.minTls;
+      if (this.minTls !== 0 && this.minTls !== a.minTls) return false;
+      this.minTls = a.minTls;
     }
+    return true;
   }
-  return Object.freeze({ ...(id === undefined ? {} : { id }), kx, au, enc, mac, minTls, strength });
+
+  selector(): Selector {
+    return Object.freeze({ ...(this.id === undefined ? {} : { id: this.id }), kx: this.kx, au: this.au, enc: this.enc, mac: this.mac, minTls: this.minTls, strength: this.strength });
+  }
 }
 
 /** ssl_cipher_process_rulestr: the rules of `s` applied to `order`, or why OpenSSL refuses the string. */
@@ -317,40 +324,40 @@ function processRules(s: string, order: Order, state: { secLevel: number; unknow
       i++;
       continue;
     }
-    const parts: string[] = [];
+    const combined = new Combined();
     let word = "";
     let invalid = false;
+    let found = true;
     for (;;) {
       const start = i;
       while (i < s.length && isWordChar(s[i]!)) i++;
       word = s.slice(start, i);
       if (word === "") {
         // Neither a separator, a prefix nor a word: OpenSSL's "invalid command", which fails the whole string.
-        error ??= `invalid character ${JSON.stringify(s[i] ?? "")} at ${i + 1}: OpenSSL cipher strings have words of letters, digits and -._= with the prefixes ! - + @, separated by : , ; or spaces`;
+        error ??= i >= s.length ? `a rule ends without a word at ${i + 1}` : `invalid character ${JSON.stringify(s[i])} at ${i + 1}: OpenSSL cipher strings have words of letters, digits and -._= with the prefixes ! - + @, separated by : , ; or spaces`;
         invalid = true;
         i++;
         break;
       }
       if (rule === "special") break;
-      parts.push(word);
-      if (s[i] === "+") {
-        i++;
-        continue;
+      const multi = s[i] === "+";
+      if (multi) i++;
+      if (!combined.add(word)) {
+        if (!BY_NAME.has(word) && !ALIASES.has(word) && !state.unknown.includes(word)) state.unknown.push(word);
+        found = false;
+        break;
       }
-      break;
+      if (!multi) break;
     }
-    if (rule === "special" && !invalid) {
+    if (invalid) {
+      while (i < s.length && !isSep(s[i]!)) i++;
+    } else if (rule === "special") {
       if (word === "STRENGTH") order.strengthSort();
       else if (word.length === 10 && word.startsWith("SECLEVEL=") && word[9]! >= "0" && word[9]! <= "5") state.secLevel = Number(word[9]);
       else error ??= `unknown command @${word} (OpenSSL has @STRENGTH and @SECLEVEL=0..5)`;
       while (i < s.length && !isSep(s[i]!)) i++;
-    } else if (!invalid) {
-      const selector = combine(parts);
-      if (selector !== null) order.apply(rule as Exclude<Rule, "special">, selector);
-      else {
-        for (const p of parts) if (!BY_NAME.has(p) && !ALIASES.has(p) && !state.unknown.includes(p)) state.unknown.push(p);
-        while (i < s.length && !isSep(s[i]!)) i++;
-      }
+    } else if (found) {
+      order.apply(rule, combined.selector());
     } else {
       while (i < s.length && !isSep(s[i]!)) i++;
     }
@@ -395,8 +402,8 @@ export function parseCipherList(input: string): CipherListResult {
   const names = order.list.filter((e) => e.active && allowedAt(state.secLevel, e.suite)).map((e) => e.suite.name);
   if (names.length === 0) {
     const tls13 = state.unknown.find((w) => w.startsWith("TLS_"));
-    const why = tls13 !== undefined ? ` (${tls13} is a TLS 1.3 suite: BoringSSL always enables its three, and this list chooses TLS 1.2 suites only)` : "";
-    return { message: `no TLS 1.2 suite Portico can serve matches${why}: it serves ${SERVABLE_TLS12_SUITES.join(", ")} (finite-field DHE, CAMELLIA, ARIA, CCM, 3DES and PSK suites are not among them)`, syntax: false };
+    if (tls13 !== undefined) return { message: `TLS 1.3 suite ${tls13} cannot be chosen (BoringSSL always enables its three TLS 1.3 suites); list TLS 1.2 suites`, syntax: false };
+    return { message: `no suite Portico can serve: the string selects none of its TLS 1.2 suites (ECDHE or RSA key exchange with AES or CHACHA20-POLY1305; finite-field DHE, CAMELLIA, ARIA, CCM, 3DES and PSK suites are never offered)`, syntax: false };
   }
   return { value: names.join(":"), unknown: Object.freeze(state.unknown) };
 }
