@@ -60,6 +60,9 @@ beforeAll(async () => {
       // A wildcard host on the default certificate with a list of its own: its entry catches
       // a.wild.test, which has none of its own.
       web("wild", "*.wild.test", { annotations: { [`${N}ssl-ciphers`]: CBC, [`${N}enable-global-auth`]: "false" } }),
+      // A rule host under it without a list: nginx has a server for it, which takes the
+      // ConfigMap's ssl_ciphers (nginx picks an exact server_name before a wildcard).
+      web("under", "b.wild.test", { annotations: { [`${N}enable-global-auth`]: "false" } }),
       // The global auth: taken, opted out, replaced by the Ingress's own auth-url.
       ingress("web", "guarded", [{ host: "guarded.test", paths: [{ path: "/", service: "echo" }, { path: "/open", service: "echo" }] }]),
       web("optout", "optout.test", { annotations: { [`${N}enable-global-auth`]: "false" } }),
@@ -148,6 +151,7 @@ describe("explain's listener TLS for the SNI name is what the handshake gets", (
     { host: "plain.test", via: "exact", ciphers: [CHACHA, AES128], from: { source: "tls-ciphers" } },
     { host: "bogus.test", via: "exact", ciphers: [AES256], from: { source: "ssl-ciphers", ingress: "web/bogus" } },
     { host: "a.wild.test", via: "wildcard", ciphers: [CBC], from: { source: "ssl-ciphers", ingress: "web/wild" } },
+    { host: "b.wild.test", via: "exact", ciphers: [CHACHA, AES128], from: { source: "tls-ciphers" } },
     { host: "unknown.test", via: "default", ciphers: [CHACHA, AES128], from: { source: "tls-ciphers" } },
   ];
   for (const c of CASES) {
