@@ -189,6 +189,14 @@ describe("settings/tls.go: the ConfigMap edited while serving (f.SetNginxConfigM
     await eventually(() => all("TLSv1.2"), 15_000, "TLS 1.2 after the edit");
     expect(await handshake(edited)).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES256-GCM-SHA384", status: "HTTP/1.1 200 OK" });
     expect(edited.lines.some((l) => /data plane change at the next restart/.test(l))).toBe(false);
+    // A cipher string OpenSSL refuses (an "invalid command": nginx's configuration test fails
+    // and its last good configuration stays): the key keeps its last good list.
+    writeEdited({ "ssl-ciphers": "HIGH:!aNULL:%MD5", "ssl-protocols": "TLSv1.2" });
+    const line = await edited.waitForLine(/ConfigMap key not applied.*ssl-ciphers=/);
+    expect(line).toContain("InvalidConfigKey");
+    expect(line).toContain("its last good value is kept");
+    expect(await handshake(edited)).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES256-GCM-SHA384", status: "HTTP/1.1 200 OK" });
+    expect((await handshake(edited, { ciphers: "ECDHE-RSA-AES128-GCM-SHA256" })).ok).toBe(false);
     writeEdited({});
     await eventually(() => all("TLSv1.3"), 15_000, "TLS 1.3 after the keys are removed");
   });
