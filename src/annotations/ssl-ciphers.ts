@@ -26,7 +26,7 @@ export const SSL_CIPHERS: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "Read with OpenSSL 3's rules (aliases, `!` `-` `+`, `A+B`, `@STRENGTH`, `@SECLEVEL`) over the TLS 1.2 suites Portico serves, in OpenSSL's order: the suites BoringSSL lacks (finite-field DHE, CAMELLIA, ARIA, CCM) and 3DES and PSK are never offered, and a string that leaves none of Portico's, or that nginx would refuse (a character outside OpenSSL's, an unknown `@` command), is an InvalidAnnotation and the host keeps the listener's list. `@SECLEVEL` applies to the suites only. A rule without a host (ingress-nginx's default server) does not set it.",
+      "Read with OpenSSL 3's rules (aliases, `!` `-` `+`, `A+B`, `@STRENGTH`, `@SECLEVEL`) over the TLS 1.2 suites Portico serves, in OpenSSL's order: the suites BoringSSL lacks (finite-field DHE, CAMELLIA, ARIA, CCM) and 3DES and PSK are never offered, and a value ingress-nginx's validator refuses (anything but letters, digits, `!:+-_`, `@STRENGTH` and `@SECLEVEL=0`..`5`; spaces too, which would break nginx's reload), one OpenSSL refuses, or one that leaves none of Portico's suites is an InvalidAnnotation and the host keeps the listener's list. `@SECLEVEL` applies to the suites only. A rule without a host (ingress-nginx's default server) does not set it.",
   },
 };
 
@@ -48,9 +48,37 @@ export const SSL_PREFER_SERVER_CIPHERS: AnnotationSpec = {
 // The ConfigMap key's reading (config/cipher-list.ts): an OpenSSL cipher string, evaluated to
 // the names it selects; tls/sni.ts checks them against BoringSSL's when it builds the host's
 // entry (node:tls is not for this pure module).
+// ingress-nginx's validator of the annotation (sslcipher/main.go regexValidSSLCipher): letters,
+// digits and `!:+-_`, and the commands `@STRENGTH` and `@SECLEVEL=0`..`5`; any other value is
+// invalid content, so the server keeps the ConfigMap's list. Spaces pass that check but end up
+// unquoted in the server block (nginx.tmpl `ssl_ciphers {{ $server.SSLCiphers }};`), where nginx
+// reads them as extra arguments and fails the reload: refused here too. A scan, no regex.
+function nginxAcceptsAnnotation(s: string): string | null {
+  for (let i = 0; i < s.length; ) {
+    if (s.startsWith("@STRENGTH", i)) {
+      i += 9;
+      continue;
+    }
+    if (s.startsWith("@SECLEVEL=", i) && i + 10 < s.length && s[i + 10]! >= "0" && s[i + 10]! <= "5") {
+      i += 11;
+      continue;
+    }
+    const c = s[i]!;
+    const ok = (c >= "A" && c <= "Z") || (c >= "a" && c <= "z") || (c >= "0" && c <= "9") || c === "!" || c === ":" || c === "+" || c === "-" || c === "_";
+    if (!ok) return `${JSON.stringify(c)} at ${i + 1}: ingress-nginx takes letters, digits and !:+-_ with @STRENGTH and @SECLEVEL=0..5 in this annotation`;
+    i++;
+  }
+  return null;
+}
+
 const Ciphers = v.pipe(
   v.string(),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const refused = nginxAcceptsAnnotation(dataset.value);
+    if (refused !== null) {
+      addIssue({ message: refused });
+      return NEVER;
+    }
     const out = parseCipherList(dataset.value);
     if ("message" in out) {
       addIssue({ message: out.message });

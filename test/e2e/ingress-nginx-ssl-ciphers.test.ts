@@ -194,7 +194,7 @@ for (const [name, get] of [["Bun.serve listener, two workers", () => bunListener
 test("a cipher string OpenSSL refuses and ssl-prefer-server-ciphers false are reported", async () => {
   const line = await bunListener.waitForLine(/ssl-ciphers.*HIGH:!aNULL:%MD5/);
   expect(line).toContain("InvalidAnnotation");
-  expect(line).toContain("at 13: OpenSSL cipher strings have words");
+  expect(line).toContain("at 13: ingress-nginx takes letters, digits");
   const prefer = await bunListener.waitForLine(/client-order.*ssl-prefer-server-ciphers/);
   expect(prefer).toContain("InvalidAnnotation");
   expect(prefer).toContain("false cannot be applied per host");
