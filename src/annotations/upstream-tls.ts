@@ -10,6 +10,7 @@ import type { AnnotationSpec, Family } from "./spec.ts";
 import { PROXY_SSL_SECRET_NAMES } from "../model/secret-refs.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { VerifyDepth } from "./values.ts";
+import { parseCipherList } from "../config/cipher-list.ts";
 
 export type UpstreamTlsPolicy =
   | { readonly state: "none" }
@@ -41,8 +42,22 @@ const spec = (n: string, dflt: string, description: string, compat: AnnotationSp
 
 /** ingress-nginx's proxySSLOnOffRegex: anything else reads as the default (off). */
 const OnOff = v.pipe(v.string(), v.trim(), v.picklist(["on", "off"], "expected on or off"), v.transform((s) => s === "on"));
-/** ingress-nginx's proxySSLCiphersRegex (OpenSSL cipher list characters only). */
-const Ciphers = v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9+:_\-!]+$/, "expected an OpenSSL cipher list"));
+/**
+ * ingress-nginx's proxySSLCiphersRegex (OpenSSL cipher list characters only), then the string
+ * as OpenSSL 3 reads it (config/cipher-list.ts): one nginx would refuse, or that leaves no
+ * suite Portico serves, reads as invalid, so the default applies. The policy keeps the string
+ * as written; compile/upstream-tls.ts puts the suites it selects on the route.
+ */
+const Ciphers = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^[A-Za-z0-9+:_\-!]+$/, "expected an OpenSSL cipher list"),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const out = parseCipherList(dataset.value);
+    if ("message" in out) addIssue({ message: out.message });
+  }),
+);
 /** ingress-nginx's proxySSLProtocolRegex, then sortProtocols (empty list: TLSv1.2). */
 const Protocols = v.pipe(
   v.string(),
@@ -105,8 +120,8 @@ export const PROXY_SSL_SERVER_NAME: AnnotationSpec = spec(
 export const PROXY_SSL_CIPHERS: AnnotationSpec = spec(
   "proxy-ssl-ciphers",
   "DEFAULT",
-  "OpenSSL cipher list for TLS 1.2 to the pods (TLS 1.3 suites are not chosen by it, as in nginx)",
-  { kind: "differs", difference: "A list BoringSSL (Bun's TLS) cannot use fails the connection (502)." },
+  "OpenSSL cipher string for TLS 1.2 to the pods (TLS 1.3 suites are not chosen by it, as in nginx)",
+  { kind: "differs", difference: "Read with OpenSSL 3's rules over the TLS 1.2 suites Portico serves, as `ssl-ciphers` is (suites BoringSSL lacks, such as finite-field DHE, CAMELLIA or ARIA, are never offered); a string that leaves none of them, or that nginx would refuse, reads as `DEFAULT` with an InvalidAnnotation, where nginx's reload would fail." },
 );
 export const PROXY_SSL_PROTOCOLS: AnnotationSpec = spec(
   "proxy-ssl-protocols",

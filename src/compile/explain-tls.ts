@@ -104,16 +104,22 @@ export function listenerTls(
     return b !== undefined && ownCertificate(b).served;
   };
   // A list with a name BoringSSL lacks is not applied (buildTlsEntries): the entry, if any, has the listener's.
-  const own = (h: string): HostTls | undefined => {
+  const own = (h: string): (HostTls & { readonly ciphers: string }) | undefined => {
     const o = hostTls?.get(h);
-    if (o === undefined) return undefined;
+    if (o === undefined || o.ciphers === null) return undefined;
     const unknown = s.knownCiphers === undefined ? null : unknownCipherName(o.ciphers, s.knownCiphers);
-    if (unknown === null) return o;
+    if (unknown === null) return { ...o, ciphers: o.ciphers };
     notes.push(`ssl-ciphers of ${o.ingress} for ${h} is not applied (${unknown}): the listener's list serves`);
     return undefined;
   };
+  // A rule host pinned to the listener's list (compile/host-tls.ts) has an entry of its own when
+  // the wildcard above it has its own list there.
+  const pinned = (h: string): boolean => {
+    const w = wildcardOf(h);
+    return hostTls?.get(h)?.ciphers === null && w !== null && own(w) !== undefined;
+  };
   const hasEntry = (h: string): boolean => {
-    if (own(h) !== undefined || certServes(h)) return true;
+    if (own(h) !== undefined || certServes(h) || pinned(h)) return true;
     // On the default certificate (a spec.tls host whose Secret does not serve it) under a
     // wildcard whose certificate is served: an entry of its own, so the wildcard does not catch it.
     const w = wildcardOf(h);

@@ -24,5 +24,19 @@ export function hostTlsOptions(contributors: ReadonlyMap<string, readonly Ingres
     if (first === undefined || ciphers === undefined || ciphers === null) continue;
     (out ??= new Map()).set(hostKey.toLowerCase(), Object.freeze({ ciphers, ingress: first.key }));
   }
-  return out ?? NONE;
+  if (out === null) return NONE;
+  // A rule host under a `*.` host with a list of its own is a server of its own in nginx, which
+  // picks the server for an SNI name by exact name before wildcards (ngx_http_ssl_servername,
+  // server_name) and gives it the ConfigMap's ssl_ciphers. The host is pinned to the listener's
+  // list, so the SNI table's wildcard entry (which Bun.serve and node:tls match for any one
+  // label) does not serve it the wildcard's.
+  for (const [hostKey, plans] of contributors) {
+    const host = hostKey.toLowerCase();
+    const dot = host.indexOf(".");
+    if (host === "*" || host.startsWith("*.") || dot <= 0 || out.has(host) || plans.length === 0) continue;
+    const wildcard = out.get(`*${host.slice(dot)}`);
+    if (wildcard === undefined || wildcard.ciphers === null) continue;
+    out.set(host, Object.freeze({ ciphers: null, ingress: plans[0]!.key }));
+  }
+  return out;
 }

@@ -10,6 +10,7 @@
 import * as v from "valibot";
 import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 import { parseCidrList } from "../config/cidr.ts";
+import { parseCipherList } from "../config/cipher-list.ts";
 import { INGRESS_NGINX_LOG_FORMAT_NAME, parseLogFormat } from "../policy/log-format.ts";
 import { BUN_MAX_HEADER_SIZE, clampHeaderBuffers, fitsBun, formatHeaderBuffers, parseHeaderBuffers } from "../config/header-buffers.ts";
 
@@ -233,7 +234,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
   // nginx.tmpl: `ssl_ecdh_curve {{ $cfg.SSLECDHCurve }};`, config.go default "auto".
   "ssl-ecdh-curve": (val) =>
     val.trim() === "auto" ? same("the TLS library's default key-exchange groups, as Portico") : flag("key-exchange groups offered (names Portico checks as --tls-ecdh-curve does)", `--tls-ecdh-curve=${val.trim()}`),
-  "ssl-ciphers": (val) => flag("TLS 1.2 cipher suites (OpenSSL names; Portico checks them at start-up)", `--tls-ciphers=${val.trim()}`),
+  // nginx.tmpl: `ssl_ciphers '{{ $cfg.SSLCiphers }}';`, an OpenSSL cipher string, which
+  // --tls-ciphers reads with OpenSSL 3's rules over the suites Portico serves (config/cipher-list.ts).
+  "ssl-ciphers": (val) => {
+    const r = parseCipherList(val.trim());
+    if ("message" in r) return r.syntax ? bad(`OpenSSL refuses it: ${r.message}`) : { ...not(`${r.message}; the listener keeps its last good list`), invalid: true as const };
+    const skipped = r.unknown.length === 0 ? "" : `; ${r.unknown.join(", ")} select${r.unknown.length === 1 ? "s" : ""} nothing (OpenSSL skips names it lacks)`;
+    return flag(`TLS 1.2 cipher suites, the string read as OpenSSL 3 reads it, in this order: ${r.value.split(":").join(", ")}${skipped}`, `--tls-ciphers=${val.trim()}`);
+  },
   "use-forwarded-headers": (val, data) => {
     const b = bool(val, false);
     if (b === null) return bad("a boolean");

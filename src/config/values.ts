@@ -4,7 +4,7 @@ import { blockPatternProblem } from "../regex/block-pattern.ts";
 import { isIP } from "node:net";
 import { getCiphers } from "node:tls";
 import * as v from "valibot";
-import { parseCipherNames, unknownCipherName } from "./cipher-list.ts";
+import { parseCipherList, unknownCipherName } from "./cipher-list.ts";
 import { isIpv4MappedRange, parseCidrList } from "./cidr.ts";
 import { INGRESS_NGINX_LOG_FORMAT, INGRESS_NGINX_LOG_FORMAT_NAME, parseLogFormat } from "../policy/log-format.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
@@ -251,12 +251,6 @@ export function sourceRangeList(example: string): ValueSchema<readonly string[]>
   );
 }
 
-/**
- * OpenSSL cipher names separated by colons (names only: no `!`, `+` or `@` directives), each
- * one BoringSSL knows. BoringSSL skips names it does not know and TLS 1.3 suites cannot be
- * chosen at all (tls/sni.ts validateTlsSettings, which refuses both again at start-up), so both
- * are refused here, where the flag can still be named.
- */
 let known: ReadonlySet<string> | null = null;
 /**
  * The TLS 1.2 suite names BoringSSL knows (Bun returns them lowercased), read once: the flags,
@@ -265,11 +259,18 @@ let known: ReadonlySet<string> | null = null;
  */
 export const knownCiphers = (): ReadonlySet<string> => (known ??= new Set(getCiphers()));
 
+/**
+ * An OpenSSL cipher string (`HIGH:!aNULL:!MD5`, or names separated by colons), evaluated as
+ * OpenSSL 3 reads it over the TLS 1.2 suites Portico serves (config/cipher-list.ts): the value is
+ * the resulting list of names, in the server's order. A string nginx would refuse, or one that
+ * leaves no suite, is refused. The names are checked against BoringSSL's once more, since
+ * BoringSSL skips names it lacks without a word (tls/sni.ts validateTlsSettings).
+ */
 export const cipherList = check<string>((s) => {
-  const parsed = parseCipherNames(s);
-  if ("message" in parsed) return parsed;
+  const parsed = parseCipherList(s);
+  if ("message" in parsed) return { message: parsed.message };
   const unknown = unknownCipherName(parsed.value, knownCiphers());
-  return unknown === null ? parsed : { message: unknown };
+  return unknown === null ? { value: parsed.value } : { message: unknown };
 });
 
 // Group names Bun 1.4.5's BoringSSL accepts as `ecdhCurve` (measured with Bun.serve and

@@ -148,7 +148,7 @@ const pathCell = (r: SerializedRoute, locs: Locations): string =>
  */
 export interface RoutesTls {
   /** By lowercased host key (a `*.` host's entry too): the list and the Ingress it comes from. */
-  readonly hostTls?: ReadonlyMap<string, { readonly ciphers: string; readonly ingress: string }>;
+  readonly hostTls?: ReadonlyMap<string, { readonly ciphers: string | null; readonly ingress: string }>;
   /** The TLS 1.2 suite names BoringSSL knows, lowercased (node:tls getCiphers()); absent: every name taken as known. */
   readonly knownCiphers?: ReadonlySet<string>;
 }
@@ -157,7 +157,8 @@ export interface RoutesTls {
 function tlsCell(host: string, r: SerializedRoute, tls: RoutesTls): string {
   const base = r.tls ? "yes" : "no";
   const own = tls.hostTls?.get(host.toLowerCase());
-  if (own === undefined) return base;
+  // Null: the listener's list, pinned so a wildcard's own list does not catch the host.
+  if (own === undefined || own.ciphers === null) return base;
   const unknown = tls.knownCiphers === undefined ? null : unknownCipherName(own.ciphers, tls.knownCiphers);
   // tls/sni.ts: a list with a name BoringSSL lacks is not applied; the listener's serves the host.
   if (unknown !== null) return `${base}; ssl-ciphers of ${own.ingress} not applied (${unknown}): the listener's list`;

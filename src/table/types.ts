@@ -116,6 +116,7 @@ export interface UpstreamTls {
   readonly checkName: string;
   /** SNI sent (proxy-ssl-server-name on), or null. */
   readonly sni: string | null;
+  /** The TLS 1.2 suites offered, names separated by colons (proxy-ssl-ciphers evaluated as OpenSSL reads it). */
   readonly ciphers: string;
   /** TLS protocol version numbers (0x0303 TLS 1.2, 0x0304 TLS 1.3), as Bun's fetch takes them. */
   readonly minVersion: number;

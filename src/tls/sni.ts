@@ -96,7 +96,7 @@ export function tlsSettingsOptions(s: TlsSettings): { ciphers: string; secureOpt
  * the SNI picks the host's (annotations/ssl-ciphers.ts).
  */
 function hostOptions(base: { ciphers: string; secureOptions: number; ecdhCurve?: string }, own: HostTls | undefined) {
-  return own === undefined ? base : { ...base, ciphers: own.ciphers };
+  return own === undefined || own.ciphers === null ? base : { ...base, ciphers: own.ciphers };
 }
 
 interface Served {
@@ -193,7 +193,7 @@ export function buildTlsEntries(
   const ownLists = new Map<string, HostTls>();
   for (const [name, own] of hostTls) {
     const host = name.toLowerCase();
-    if (host === "") continue;
+    if (host === "" || own.ciphers === null) continue;
     const unknown = unknownCipherName(own.ciphers, known);
     if (unknown !== null) {
       const id = `${own.ingress}|ssl-ciphers`;
@@ -206,6 +206,17 @@ export function buildTlsEntries(
     }
     ownLists.set(host, own);
     if (!served.has(host)) served.set(host, { host, cert: def.cert, key: def.key, version: def.version });
+  }
+  // A host pinned to the listener's list (compile/host-tls.ts: a rule host under a `*.` host with
+  // a list of its own) gets an entry of its own, with the certificate the wildcard's entry would
+  // have served it, so the wildcard's list does not.
+  for (const [name, own] of hostTls) {
+    const host = name.toLowerCase();
+    if (own.ciphers !== null || served.has(host)) continue;
+    const dot = host.indexOf(".");
+    const wild = dot > 0 ? served.get(`*${host.slice(dot)}`) : undefined;
+    if (wild === undefined || !ownLists.has(`*${host.slice(dot)}`)) continue;
+    served.set(host, { ...wild, host });
   }
 
   const hosts = [...served.keys()].sort();

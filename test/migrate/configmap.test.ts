@@ -177,6 +177,32 @@ describe("ConfigMap keys", () => {
     expect(parsed).toMatchObject({ type: "run", config: { largeClientHeaderBuffers: { number: 2, size: 32768 } } });
   });
 
+  // nginx.tmpl `ssl_ciphers '{{ $cfg.SSLCiphers }}';`: an OpenSSL cipher string. The report
+  // names the suites it selects as OpenSSL 3 reads it (`openssl ciphers`), restricted to the
+  // ones Portico serves; the flag takes the string as written and reads it the same way.
+  test("ssl-ciphers: an OpenSSL cipher string, reported as the suites it selects", () => {
+    const high = key({ "ssl-ciphers": "HIGH:!aNULL:!MD5" }, "ssl-ciphers");
+    expect(high).toMatchObject({ status: "flag", flags: ["--tls-ciphers=HIGH:!aNULL:!MD5"] });
+    expect(high.text).toBe(
+      "TLS 1.2 cipher suites, the string read as OpenSSL 3 reads it, in this order: ECDHE-ECDSA-AES256-GCM-SHA384, ECDHE-RSA-AES256-GCM-SHA384, ECDHE-ECDSA-CHACHA20-POLY1305, ECDHE-RSA-CHACHA20-POLY1305, ECDHE-ECDSA-AES128-GCM-SHA256, ECDHE-RSA-AES128-GCM-SHA256, ECDHE-ECDSA-AES128-SHA256, ECDHE-RSA-AES128-SHA256, ECDHE-ECDSA-AES256-SHA, ECDHE-RSA-AES256-SHA, ECDHE-ECDSA-AES128-SHA, ECDHE-RSA-AES128-SHA, AES256-GCM-SHA384, AES128-GCM-SHA256, AES256-SHA, AES128-SHA",
+    );
+    expect(key({ "ssl-ciphers": "ECDHE+AESGCM:!SHA1" }, "ssl-ciphers").text).toEndWith("in this order: ECDHE-ECDSA-AES256-GCM-SHA384, ECDHE-RSA-AES256-GCM-SHA384, ECDHE-ECDSA-AES128-GCM-SHA256, ECDHE-RSA-AES128-GCM-SHA256");
+    // settings/ssl_ciphers.go's value: OpenSSL 3 has none of EXPORT56, RC4, SSLv2 and EXP.
+    const go = key({ "ssl-ciphers": "ALL:!aNULL:!EXPORT56:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP" }, "ssl-ciphers");
+    expect(go).toMatchObject({ status: "flag", flags: ["--tls-ciphers=ALL:!aNULL:!EXPORT56:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP"] });
+    expect(go.text).toEndWith("AES256-SHA, AES128-SHA; EXPORT56, RC4, SSLv2, EXP select nothing (OpenSSL skips names it lacks)");
+    // What OpenSSL refuses fails nginx's configuration test; what selects none of Portico's suites cannot serve.
+    expect(key({ "ssl-ciphers": "HIGH:%MD5" }, "ssl-ciphers")).toMatchObject({ status: "not-honoured", invalid: true, flags: [] });
+    const dhe = key({ "ssl-ciphers": "DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384" }, "ssl-ciphers");
+    expect(dhe).toMatchObject({ status: "not-honoured", invalid: true, flags: [] });
+    expect(dhe.text).toStartWith("no suite Portico can serve");
+    // What the report names, the flag takes, and reads the same way.
+    for (const val of ["HIGH:!aNULL:!MD5", "ALL:!aNULL:!EXPORT56:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP"]) {
+      const parsed = parseArgs([`--tls-ciphers=${val}`], {});
+      expect(parsed.type === "run" ? parsed.config.tlsCiphers.split(":").join(", ") : parsed.type).toBe(high.text.slice(high.text.indexOf(": ") + 2));
+    }
+  });
+
   test("a value ingress-nginx would not read is marked invalid (serving keeps the key's last good value)", () => {
     for (const [k, val] of [["ssl-redirect", "maybe"], ["proxy-body-size", "8 MB"], ["hsts-max-age", "-1"], ["limit-req-status-code", "4xx"], ["custom-http-errors", "200"], ["use-gzip", "yes"], ["gzip-level", "10"], ["gzip-min-length", "-1"], ["enable-brotli", "on"], ["brotli-level", "12"]] as const) {
       expect(key({ [k]: val }, k)).toMatchObject({ status: "not-honoured", invalid: true });

@@ -55,7 +55,8 @@ function tlsOptions(t: UpstreamTls, cache: WeakMap<UpstreamTls, FetchTls>, versi
   const hit = cache.get(t);
   if (hit !== undefined) return hit;
   const o: FetchTls = { rejectUnauthorized: t.verify, minVersion: version(t.minVersion), maxVersion: version(t.maxVersion) };
-  // nginx's proxy_ssl_ciphers DEFAULT is OpenSSL's own list: nothing to set.
+  // The suites proxy-ssl-ciphers selects, evaluated as OpenSSL reads the string
+  // (compile/upstream-tls.ts); an option that still says DEFAULT gets BoringSSL's default list.
   if (t.ciphers !== "DEFAULT") o.ciphers = t.ciphers;
   if (t.cert !== null && t.key !== null) {
     o.cert = t.cert;
