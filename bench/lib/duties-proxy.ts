@@ -38,6 +38,9 @@ const IP = !omit.has("ip");
 const SIGNAL = !omit.has("signal");
 const HEADERS = !omit.has("headers");
 const RESPONSE = !omit.has("response");
+// DUTIES_EXTRA=reqsignal also reads the request's own signal (Portico watches it so that a client
+// that leaves aborts the upstream request), to price Bun making it.
+const REQ_SIGNAL = (process.env.DUTIES_EXTRA ?? "").split(",").includes("reqsignal");
 
 // The small body as Portico's respond.ts takes it: read whole, and when it came with the head
 // (Bun.peek sees the read fulfilled) wrapped at once, with no extra promise turn.
@@ -58,6 +61,7 @@ function forwarder(proto: "https" | "http", port: string) {
     const path = url.slice(slash);
     const peer = IP ? (server.requestIP(req)?.address ?? "") : "127.0.0.1";
     const signal = SIGNAL ? new AbortController().signal : null;
+    if (REQ_SIGNAL && req.signal.aborted) return Promise.resolve(new Response(null, { status: 499 }));
     let headers = req.headers;
     if (HEADERS) {
       headers = new Headers(req.headers);
