@@ -3,7 +3,10 @@
 // its own h2load on CPU 1 against the same nginx backend, so the ratio of their rates is the
 // inverse ratio of their CPU cost per request whatever else the shared machine does. The
 // baseline is the bare Bun.serve({ tls, http2: true }) `fetch` proxy (bench/lib/bare-h2-proxy.ts,
-// the runtime's ceiling for this design) or another tree's src/main.ts (--baseline-main).
+// the runtime's ceiling for this design), another script of its shape (--baseline-proxy, e.g.
+// bench/lib/duties-proxy.ts, the floor of required duties) or another tree's src/main.ts
+// (--baseline-main); --proxy puts such a script in Portico's place. Each pair also gives both
+// proxies' CPU time per request, which holds when the shared CPU 1 caps the rates.
 // Loopback only; every process it starts is stopped.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
