@@ -4,16 +4,19 @@
 import { expect, test } from "bun:test";
 import type { ChunkRead, ChunkReader } from "../pipeline/body.ts";
 import { ProxyError } from "../../http/errors.ts";
+import { eventually } from "../../../test/wait.ts";
 import { BufferedBody, bufferingWanted, responseBuffering } from "./response-buffering.ts";
 
 /** A pod body whose reads are answered when the test says; counts the reads asked for. */
 function fakePod() {
   const asked: ((r: ChunkRead) => void)[] = [];
   let cancelled: unknown = null;
+  // As a stream's reader: once cancelled, every read, waiting or new, is the end.
   const reader: ChunkReader = {
-    read: () => new Promise<ChunkRead>((resolve) => asked.push(resolve)),
+    read: () => (cancelled !== null ? Promise.resolve({ done: true }) : new Promise<ChunkRead>((resolve) => asked.push(resolve))),
     cancel: async (reason) => {
       cancelled = reason ?? "cancelled";
+      for (const r of asked.splice(0)) r({ done: true });
     },
   };
   return {
@@ -139,5 +142,19 @@ test("cancel drops what is held and cancels the pod's body", async () => {
   await settle();
   await body.cancel("gone");
   expect(pod.cancelled()).toBe("gone");
-  expect(Bun.peek.status(r)).toBe("pending");
+  // What was held is dropped: the waiting read ends with nothing handed on.
+  expect((await r).done).toBe(true);
+});
+
+test("idle past the deadline between two reads (the client slow to ask): the next read fails, never a clean end", async () => {
+  const pod = fakePod();
+  const body = new BufferedBody(pod.reader, { size: 4, head: 0, declared: null }, 100);
+  const r = body.read();
+  await settle();
+  pod.send("abcd");
+  expect(text(await r)).toBe("abcd");
+  // Nobody reads for longer than the deadline: the watchdog cancels the pod's body.
+  await eventually(() => body.idled, 5_000, "the idle deadline");
+  const err = await body.read().then(() => null, (e: unknown) => e);
+  expect((err as ProxyError).code).toBe("UpstreamTimeout");
 });

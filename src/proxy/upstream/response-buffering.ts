@@ -74,6 +74,7 @@ export class BufferedBody implements ChunkReader {
   idled = false;
   private readonly dog: Watchdog;
   private waiting: ((e: unknown) => void) | null = null;
+  private failed: ProxyError | null = null;
 
   constructor(
     private readonly reader: ChunkReader,
@@ -92,6 +93,7 @@ export class BufferedBody implements ChunkReader {
   fire(): void {
     this.idled = true;
     const err = new ProxyError("UpstreamTimeout", "upstream stream idle");
+    this.failed = err;
     this.reader.cancel(err).catch(() => {});
     const w = this.waiting;
     this.waiting = null;
@@ -100,6 +102,9 @@ export class BufferedBody implements ChunkReader {
 
   async read(): Promise<ChunkRead> {
     for (;;) {
+      // Cut while no read was waiting (a client slow to take the last piece): the cancelled body
+      // would read as ended, and a cut body must never look whole to the client.
+      if (this.failed !== null) throw this.failed;
       if (this.ended) return this.heldBytes > 0 ? { done: false, value: this.take(this.heldBytes) } : { done: true };
       this.dog.touch();
       let r: ChunkRead;
