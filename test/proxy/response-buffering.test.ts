@@ -213,3 +213,37 @@ test("on: a pod that goes quiet before the first buffer is full gets the client 
   expect(client.data()).toStartWith("HTTP/1.1 504 ");
   expect(client.data()).not.toContain("hello");
 });
+
+// nginx's proxy_read_timeout is between two reads of the pod, whatever the buffers wait for
+// (ngx_event_pipe.c ngx_event_pipe: the read timer is re-armed after each read); Portico's is
+// --stream-idle-timeout, touched on each read of the pod while a buffer fills.
+test("on: a pod that sends often enough is not cut while a buffer takes longer than the idle timeout to fill", async () => {
+  const s = await setup(optionsOf({ [`${N}proxy-buffering`]: "on" }), { streamIdleTimeoutMs: 1_000 });
+  const { client, pod } = await s.get();
+  const body = "hello" + X + Y;
+  pod.write(CL_HEAD);
+  pod.write(body.slice(0, 5005));
+  expect(await bodyOf(client, 1, "the first buffer")).toBe(body.slice(0, 4054));
+  // 951 bytes wait in the second buffer. Then 1000 bytes every 300 ms: the second buffer fills
+  // at the fourth, about 1.2 s on, each gap well inside the 1 s deadline (the pod's pace, not a
+  // wait of the test).
+  let at = 5005;
+  const drip = setInterval(() => {
+    if (at < 9005) pod.write(body.slice(at, (at += 1000)));
+  }, 300);
+  cleanup.push(() => clearInterval(drip));
+  expect(await bodyOf(client, 4055, "the second buffer")).toBe(body.slice(0, 4054 + 4096));
+  expect(client.closed()).toBe(false);
+});
+
+test("on: a pod idle past the timeout after the first buffer went out: the client's connection is cut, logged StreamIdle", async () => {
+  const s = await setup(optionsOf({ [`${N}proxy-buffering`]: "on" }), { streamIdleTimeoutMs: 300 });
+  const { client, pod } = await s.get();
+  pod.write(CL_HEAD + "hello");
+  pod.write(X);
+  expect(await bodyOf(client, 1, "the first buffer")).toBe(("hello" + X).slice(0, 4054));
+  await eventually(() => client.closed(), 10_000, "the cut");
+  expect(bodySoFar(client.data())).toBe(("hello" + X).slice(0, 4054));
+  await eventually(() => s.proxy.records.length === 1, 5_000, "the access record");
+  expect(s.proxy.records[0]).toMatchObject({ status: 200, error: "StreamIdle", bytesOut: 4054 });
+});

@@ -158,6 +158,25 @@ function smallResponse(p: RelayInput, raw: ArrayBuffer): Response {
   return p.grpc ? carryTrailers(up, res) : res;
 }
 
+/**
+ * proxy-buffering: nothing, not even the status, goes out before the first buffer does (nginx's
+ * header waits in its write filter for it), so the first read is waited for whole, under the
+ * idle deadline between two reads of the pod: a pod idle past it before then is a 504 (the
+ * attempt aborted with UpstreamTimeout, as readSmall does), one that fails a 502.
+ */
+async function heldFirst(p: RelayInput, held: BufferedBody, first: Promise<unknown>): Promise<void> {
+  const { control } = p;
+  const dog = createWatchdog(p.idleMs, () => control.abort(new ProxyError("UpstreamTimeout", "body idle")));
+  held.watch = dog;
+  try {
+    await first;
+  } catch {
+    // relayStream reads the failure.
+  } finally {
+    dog.stop();
+  }
+}
+
 async function relayStream(p: RelayInput): Promise<Response> {
   const { up, req, headers, idleMs, rec, end } = p;
   if (up.body === null) return p.compress ? smallResponse(p, new ArrayBuffer(0)) : noBody(p);
@@ -171,10 +190,7 @@ async function relayStream(p: RelayInput): Promise<Response> {
   // events) is not held back. Breakage after the status has gone out aborts the client
   // connection instead (body.ts).
   const raw = (up.body as ReadableStream<Uint8Array>).getReader();
-  // Buffered: nothing, not even the status, goes out before the first buffer does (nginx's
-  // header waits in its write filter for it), so the first read is waited for whole; a pod idle
-  // past the deadline before that is a 504, one that fails a 502.
-  const held = p.buffering == null ? null : new BufferedBody(raw, p.buffering, idleMs);
+  const held = p.buffering == null ? null : new BufferedBody(raw, p.buffering);
   const reader = held ?? raw;
   const first = reader.read();
   let firstError: unknown = null;
@@ -182,9 +198,9 @@ async function relayStream(p: RelayInput): Promise<Response> {
     firstError = e ?? new Error("upstream body failed");
   });
   if (held === null) await nextTurn();
-  else await first.then(() => {}, () => {});
+  else await heldFirst(p, held, first);
   if (firstError !== null) {
-    if (req.signal.aborted || held?.idled) throw firstError;
+    if (req.signal.aborted || (held !== null && firstError instanceof ProxyError)) throw firstError;
     throw bodyError(firstError);
   }
   const c = p.compress;
@@ -209,10 +225,8 @@ async function relayStream(p: RelayInput): Promise<Response> {
     if (podDone) settle(failed ? "cancel" : "done", bytes);
   };
   const enc = c == null ? null : c.encoding === "br" ? brotliStream(c.level, encodedEnd) : gzipStream(c.level, encodedEnd);
-  // A held body watches the pod's idle time itself (between the pod's reads, not the buffers).
-  const body = meterResponseBody(reader, held === null ? idleMs : 0, (how, bytes) => {
+  const body = meterResponseBody(reader, idleMs, (how, bytes) => {
     // $upstream_response_length: a held body counts what was read of the pod, sent or not.
-    if (held !== null && how === "error" && held.idled) how = "idle";
     upstreamLength(rec, held === null ? bytes : held.readBytes);
     if (enc === null) return settle(how, bytes);
     if (how === "done" && !encoderEnded) {

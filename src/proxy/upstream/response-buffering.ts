@@ -21,10 +21,9 @@
 // Where nginx reads on into its other buffers and a temp file (proxy_max_temp_file_size, 1 GiB)
 // while the client is slow, Portico reads the pod only as the client takes the answer: it holds
 // one buffer at most, capped at MAX_HOLD, and writes no file.
-import { ProxyError } from "../../http/errors.ts";
 import { scanResponseHeaders, type ResponseHeaderScan } from "../../http/headers.ts";
 import type { ChunkRead, ChunkReader } from "../pipeline/body.ts";
-import { createWatchdog, type Watchdog } from "./watchdog.ts";
+import type { Watchdog } from "./watchdog.ts";
 
 /** The most one answer holds, whatever proxy-buffer-size says: Portico buffers in memory only. */
 export const MAX_HOLD = 1024 * 1024;
@@ -56,8 +55,7 @@ export function bufferingWanted(on: boolean, xAccel: string | null): boolean {
 
 /**
  * The pod's body as nginx's event pipe hands it on with proxy_buffering on: held until a buffer
- * is full, the declared length is all read, or the body ends. The pod's idle time is watched here (between reads, as nginx's proxy_read_timeout): the
- * metered stream above waits on whole buffers, so it is given no deadline of its own.
+ * is full, the declared length is all read, or the body ends.
  */
 export class BufferedBody implements ChunkReader {
   private held: Uint8Array[] = [];
@@ -70,53 +68,31 @@ export class BufferedBody implements ChunkReader {
   private ended = false;
   /** Bytes read from the pod ($upstream_response_length counts these, not those handed on). */
   readBytes = 0;
-  /** The pod was idle past the deadline (the relay logs it as an idle stream). */
-  idled = false;
-  private readonly dog: Watchdog;
-  private waiting: ((e: unknown) => void) | null = null;
-  private failed: ProxyError | null = null;
+  /**
+   * The idle deadline watching the pod: touched on each of the pod's reads, since one read
+   * here may wait for several (nginx's proxy_read_timeout is between two reads of the pod).
+   * respond.ts sets the first read's; the metered stream (pipeline/body.ts) sets its own.
+   */
+  watch: Watchdog | null = null;
 
   constructor(
     private readonly reader: ChunkReader,
     b: ResponseBuffering,
-    idleMs: number,
   ) {
     this.size = Math.max(1, Math.min(b.size, MAX_HOLD));
     const room = this.size - b.head;
     this.cap = room > 0 ? room : this.size;
     this.declared = b.declared;
     this.left = typeof b.declared === "number" ? b.declared : -1;
-    this.dog = createWatchdog(idleMs, this);
-  }
-
-  /** The idle deadline: the pod is cancelled and the read waiting on it fails. */
-  fire(): void {
-    this.idled = true;
-    const err = new ProxyError("UpstreamTimeout", "upstream stream idle");
-    this.failed = err;
-    this.reader.cancel(err).catch(() => {});
-    const w = this.waiting;
-    this.waiting = null;
-    w?.(err);
   }
 
   async read(): Promise<ChunkRead> {
     for (;;) {
-      // Cut while no read was waiting (a client slow to take the last piece): the cancelled body
-      // would read as ended, and a cut body must never look whole to the client.
-      if (this.failed !== null) throw this.failed;
       if (this.ended) return this.heldBytes > 0 ? { done: false, value: this.take(this.heldBytes) } : { done: true };
-      this.dog.touch();
-      let r: ChunkRead;
-      try {
-        r = await this.next();
-      } catch (e) {
-        this.finish();
-        throw e;
-      }
-      this.dog.touch();
+      const r = await this.reader.read();
+      this.watch?.touch();
       if (r.done || r.value === undefined) {
-        this.finish();
+        this.ended = true;
         continue;
       }
       const v = r.value;
@@ -141,32 +117,10 @@ export class BufferedBody implements ChunkReader {
   }
 
   cancel(reason?: unknown): Promise<void> {
-    this.finish();
+    this.ended = true;
     this.held = [];
     this.heldBytes = 0;
     return this.reader.cancel(reason);
-  }
-
-  /** One read of the pod, failing at once when the idle deadline fires. */
-  private next(): Promise<ChunkRead> {
-    return new Promise<ChunkRead>((resolve, reject) => {
-      this.waiting = reject;
-      this.reader.read().then(
-        (r) => {
-          this.waiting = null;
-          resolve(r);
-        },
-        (e: unknown) => {
-          this.waiting = null;
-          reject(e);
-        },
-      );
-    });
-  }
-
-  private finish(): void {
-    this.ended = true;
-    this.dog.stop();
   }
 
   /** The first `n` held bytes as one piece; the rest stays held. */
