@@ -28,9 +28,6 @@ import type { Watchdog } from "./watchdog.ts";
 /** The most one answer holds, whatever proxy-buffer-size says: Portico buffers in memory only. */
 export const MAX_HOLD = 1024 * 1024;
 
-/** nginx's default proxy_buffer_size (ingress-nginx config.go ProxyBufferSize "4k"). */
-export const DEFAULT_BUFFER_SIZE = 4096;
-
 /** What a streamed answer is held with (responseBuffering). */
 export interface ResponseBuffering {
   /** proxy_buffer_size (proxy_buffers' size is the same in nginx.tmpl). */
