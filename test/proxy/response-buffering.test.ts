@@ -247,3 +247,24 @@ test("on: a pod idle past the timeout after the first buffer went out: the clien
   await eventually(() => s.proxy.records.length === 1, 5_000, "the access record");
   expect(s.proxy.records[0]).toMatchObject({ status: 200, error: "StreamIdle", bytesOut: 4054 });
 });
+
+// limit-rate paces what the holder lets go (nginx's write filter limits what the pipe writes,
+// ngx_http_write_filter_module.c): the bound of test/proxy/limit-rate.test.ts, bytes held by the
+// client at its time t never above rate × (t + 1), which load can only make safer.
+test("on with limit-rate 32k: the buffers let go are paced, and the whole body arrives", async () => {
+  const rate = 32 * 1024;
+  const s = await setup(optionsOf({ [`${N}proxy-buffering`]: "on", [`${N}limit-rate`]: "32" }));
+  const t0 = performance.now();
+  const { client, pod } = await s.get();
+  pod.write(CL_HEAD + "hello" + X + Y);
+  let within = true;
+  const check = setInterval(() => {
+    if (bodySoFar(client.data()).length > rate * ((performance.now() - t0) / 1000 + 1)) within = false;
+  }, 5);
+  cleanup.push(() => clearInterval(check));
+  expect(await bodyOf(client, 99999, "the whole body")).toBe("hello" + X + Y);
+  clearInterval(check);
+  expect(within).toBe(true);
+  await eventually(() => s.proxy.records.length === 1, 5_000, "the access record");
+  expect(s.proxy.records[0]).toMatchObject({ status: 200, error: null, bytesOut: 99999 });
+});
