@@ -12,6 +12,7 @@ import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 import { parseCidrList } from "../config/cidr.ts";
 import { parseCipherList } from "../config/cipher-list.ts";
 import { INGRESS_NGINX_LOG_FORMAT_NAME, parseLogFormat } from "../policy/log-format.ts";
+import { parseSize } from "../config/units.ts";
 import { BUN_MAX_HEADER_SIZE, clampHeaderBuffers, fitsBun, formatHeaderBuffers, parseHeaderBuffers } from "../config/header-buffers.ts";
 
 export type ConfigMapKeyStatus =
@@ -485,6 +486,29 @@ const KEYS: Readonly<Record<string, Judge>> = {
   // absent or invalid (ratelimit/main.go); template.go writes `limit_rate <n>k;` only for n > 0.
   "limit-rate": kibJudge("limit-rate", "KiB per second", "each response body at most this many KiB per second (after limit-rate-after), for Ingresses without the annotation", "no limit, as Portico"),
   "limit-rate-after": kibJudge("limit-rate-after", "KiB", "KiB of each response sent before limit-rate applies, for Ingresses without the annotation", "0, as Portico"),
+  // defaults.Backend ProxyBuffering "off", ProxyBufferSize "4k", ProxyBuffersNumber 4: nginx.tmpl
+  // writes them into every location (proxy_buffering, proxy_buffer_size, proxy_buffers N size)
+  // whose annotation does not say otherwise (annotations/proxy/main.go). nginx reads on/off in
+  // any case (ngx_conf_set_flag_slot) and a size with k or m (ngx_parse_size); another value
+  // fails the reload, so the last good configuration stays.
+  "proxy-buffering": (val) => {
+    const b = val.trim().toLowerCase();
+    if (b !== "on" && b !== "off") return bad("on or off");
+    return b === "on"
+      ? flag("a streamed answer reaches the client a proxy-buffer-size buffer at a time, or at its end, for Ingresses without the annotation", "--proxy-buffering=true")
+      : same("off, as Portico");
+  },
+  "proxy-buffer-size": (val) => {
+    const s = val.trim();
+    const n = /^\d{1,15}[kKmM]?$/.test(s) ? parseSize(s) : null;
+    if (n === null || n < 1) return bad("a size such as 4k or 16k");
+    const text = "the buffers' size with proxy-buffering on (at most 1m is held); the largest upstream header block stays --max-response-header-size";
+    return n === 4096 ? same(`4k, Portico's default too: ${text}`) : flag(text, `--proxy-buffer-size=${s.toLowerCase()}`);
+  },
+  "proxy-buffers-number": (val) => {
+    if (!/^\d{1,9}$/.test(val.trim()) || Number(val.trim()) < 1) return bad("a number of buffers");
+    return same("changes nothing the client gets: nginx reads that many buffers ahead of a slow client (then a temp file), Portico holds one and reads the pod as the client takes the answer");
+  },
   // nginx.tmpl: `log_format upstreaminfo {{ if $cfg.LogFormatEscapeNone }}escape=none {{ else if
   // $cfg.LogFormatEscapeJSON }}escape=json {{ end }}'{{ $cfg.LogFormatUpstream }}';`, the format
   // of every access-log line (log/template.ts). Without log-format-upstream Portico keeps its

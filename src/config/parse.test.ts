@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { availableParallelism } from "node:os";
 import { DEFAULT_BROTLI_TYPES, DEFAULT_GZIP_TYPES, DEFAULT_TLS_CIPHERS, FLAGS, envName } from "./flags.ts";
+import { isLiveField } from "./live.ts";
 import { parseArgs, type ParseOutcome } from "./parse.ts";
 import { helpText } from "../runtime/help.ts";
 import type { Config } from "./types.ts";
@@ -68,6 +69,8 @@ describe("defaults", () => {
       limitRateAfter: 0,
       requestBufferSize: 1048576,
       requestBufferBudget: 67108864,
+      proxyBuffering: false,
+      proxyBufferSize: 4096,
       maxResponseHeaderSize: 65536,
       enableUnderscoresInHeaders: false,
       shutdownDelayMs: 5000,
@@ -164,6 +167,12 @@ describe("values", () => {
     expect(run(["--client-body-min-rate", "0"]).clientBodyMinRate).toBeNull();
     // A buffer size of 0 is none (every body streamed), not unlimited.
     expect(run(["--request-buffer-size", "0", "--request-buffer-budget", "8m"])).toMatchObject({ requestBufferSize: 0, requestBufferBudget: 8 * 1024 * 1024 });
+  });
+
+  test("response buffering: --proxy-buffering and --proxy-buffer-size, both live (the ConfigMap's proxy-buffering, proxy-buffer-size)", () => {
+    expect(run([])).toMatchObject({ proxyBuffering: false, proxyBufferSize: 4096 });
+    expect(run(["--proxy-buffering", "--proxy-buffer-size", "16k"])).toMatchObject({ proxyBuffering: true, proxyBufferSize: 16_384 });
+    expect(isLiveField("proxyBuffering") && isLiveField("proxyBufferSize")).toBe(true);
   });
 
   test("--manifests (the other source; it excludes --kubeconfig and --context)", () => {
@@ -362,6 +371,8 @@ describe("errors name the flag", () => {
     [["--preserve-trailing-slash=yes"], "--preserve-trailing-slash: expected true or false"],
     [["--relative-redirects=yes"], "--relative-redirects: expected true or false"],
     [["--proxy-ssl-location-only=yes"], "--proxy-ssl-location-only: expected true or false"],
+    [["--proxy-buffering=on"], "--proxy-buffering: expected true or false"],
+    [["--proxy-buffer-size", "0"], "--proxy-buffer-size: expected a size of at least 1 byte"],
     [["--no-tls-redirect-locations", "/a b"], "--no-tls-redirect-locations: expected path prefixes separated by commas"],
     [["--no-auth-locations", "/a b"], "--no-auth-locations: expected path prefixes separated by commas"],
     [["--global-allowed-response-headers", "X-A,X B"], "--global-allowed-response-headers: expected header names"],

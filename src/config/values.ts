@@ -114,6 +114,10 @@ export const byteRate = convert("a rate in bytes per second like 500, 1k or 64k 
 
 /** Bytes; 0 is zero (nothing), not unlimited. */
 export const byteSize = convert("a size like 65536, 512k, 1m or 64m (0: none)", (s) => parseSize(s) ?? undefined);
+export const responseBufferSize = convert("a size of at least 1 byte like 4096, 4k or 16k", (s) => {
+  const n = parseSize(s);
+  return n !== null && n >= 1 ? n : undefined;
+});
 
 /** A header block size: 1 KiB to 16 MiB. */
 export const headerSize = convert("a size from 1k to 16m like 16384, 32k or 1m", (s) => {

@@ -90,6 +90,13 @@ export interface RouteOptions {
    */
   readonly requestBufferSize: number | null;
   /**
+   * proxy-buffering: a streamed answer is held in buffers of proxyBufferSize bytes, as nginx's
+   * proxy_buffering holds it (proxy/upstream/response-buffering.ts); null = the flags'
+   * (--proxy-buffering, --proxy-buffer-size).
+   */
+  readonly proxyBuffering: boolean | null;
+  readonly proxyBufferSize: number | null;
+  /**
    * Request-side policies in stage order (policy/stages.ts), frozen; null when the route has
    * none, so the handler pays one null check (docs/design.md, "Annotations and policies").
    */

@@ -134,6 +134,16 @@ describe("ConfigMap keys", () => {
     [{ "limit-rate": "0" }, "limit-rate", "same", []],
     [{ "limit-rate": "1k" }, "limit-rate", "not-honoured", []],
     [{ "limit-rate-after": "512" }, "limit-rate-after", "flag", ["--limit-rate-after=512k"]],
+    // defaults.Backend ProxyBuffering / ProxyBufferSize / ProxyBuffersNumber (nginx.tmpl proxy_buffering, proxy_buffer_size, proxy_buffers).
+    [{ "proxy-buffering": "On" }, "proxy-buffering", "flag", ["--proxy-buffering=true"]],
+    [{ "proxy-buffering": "off" }, "proxy-buffering", "same", []],
+    [{ "proxy-buffering": "yes" }, "proxy-buffering", "not-honoured", []],
+    [{ "proxy-buffer-size": "16K" }, "proxy-buffer-size", "flag", ["--proxy-buffer-size=16k"]],
+    [{ "proxy-buffer-size": "4k" }, "proxy-buffer-size", "same", []],
+    [{ "proxy-buffer-size": "0" }, "proxy-buffer-size", "not-honoured", []],
+    [{ "proxy-buffer-size": "1g" }, "proxy-buffer-size", "not-honoured", []],
+    [{ "proxy-buffers-number": "8" }, "proxy-buffers-number", "same", []],
+    [{ "proxy-buffers-number": "eight" }, "proxy-buffers-number", "not-honoured", []],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
   ] as const)("%p: %s is %s", (data, k, status, flags) => {

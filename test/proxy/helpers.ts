@@ -56,7 +56,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off", accessLogTemplate: null, accessLogEscape: "default",
     maxBodySize: null, largeClientHeaderBuffers: { number: 4, size: 8192 }, trustedProxies: [], trustedProxyHeaders: "all", computeFullForwardedFor: true, allowlistSourceRange: [], denylistSourceRange: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
-    streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientHeaderTimeoutMs: 60_000, clientBodyMinRate: 500, limitRate: 0, limitRateAfter: 0, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, maxResponseHeaderSize: 64 * 1024,
+    streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientHeaderTimeoutMs: 60_000, clientBodyMinRate: 500, limitRate: 0, limitRateAfter: 0, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, proxyBuffering: false, proxyBufferSize: 4096, maxResponseHeaderSize: 64 * 1024,
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
     limitReqStatusCode: 503, limitConnStatusCode: 503,
     // As config/parse.ts gives it: --ingress-nginx-compat serves ingress-nginx's server-tokens false.
@@ -93,7 +93,7 @@ export function optionsOf(annotations: Record<string, string>): RouteOptions {
 export const defaultOptions: RouteOptions = {
   sslRedirect: true, forceSslRedirect: false, hsts: true, maxBodySize: null,
   connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, requestBufferSize: null,
-  preserveTrailingSlash: false, usePortInRedirects: false, fromToWwwRedirect: false, limitRate: null, limitRateAfter: null, accessLog: true, stages: null,
+  proxyBuffering: null, proxyBufferSize: null, preserveTrailingSlash: false, usePortInRedirects: false, fromToWwwRedirect: false, limitRate: null, limitRateAfter: null, accessLog: true, stages: null,
 };
 
 export interface RouteSpec {

@@ -1,7 +1,7 @@
 // Body wrappers: count bytes, enforce the body limit on streamed uploads, notice idle streams,
 // and report exactly once how a response body ended.
 import { ProxyError } from "../../http/errors.ts";
-import { createWatchdog } from "../upstream/watchdog.ts";
+import { createWatchdog, type Watchdog } from "../upstream/watchdog.ts";
 
 export interface RequestBodyOptions {
   /** Max bytes, or null for unlimited. */
@@ -206,6 +206,8 @@ export interface ChunkRead {
 export interface ChunkReader {
   read(): Promise<ChunkRead>;
   cancel(reason?: unknown): Promise<void>;
+  /** Set to the body's idle deadline, for a reader that waits on several upstream reads per read (upstream/response-buffering.ts). */
+  watch?: Watchdog | null;
 }
 
 /**
@@ -303,6 +305,7 @@ export function meterResponseBody(
     } catch {}
     end("idle");
   });
+  if (reader.watch !== undefined) reader.watch = dog;
   return new ReadableStream<Uint8Array>(
     {
       start(ctrl) {
