@@ -499,9 +499,48 @@ spec:
   infrastructure: { parametersRef: { group: invalid.io, kind: InvalidParameters, name: invalid } }`);
     expect(w.result.gateways.get(`${INFRA}/gateway-invalid-parameters-ref`)!.conditions[0]).toMatchObject({ type: "Accepted", status: "False", reason: "InvalidParameters" });
     // Upstream asks only the Gateway's Accepted; a Gateway that is not accepted serves nothing,
-    // so its listener does not claim Programmed=True either (ListenerConditionProgrammed).
-    expect(conds(w.listener(`${INFRA}/gateway-invalid-parameters-ref`, "http"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
+    // so its listener claims neither Accepted=True (ListenerConditionAccepted: "will generate at
+    // least some data plane configuration") nor Programmed=True (ListenerConditionProgrammed).
+    expect(conds(w.listener(`${INFRA}/gateway-invalid-parameters-ref`, "http"))).toBe("Accepted=False/InvalidParameters ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
     expect(w.answer({ path: "/" })).toBe("404");
+  });
+
+  test("a route on a Gateway that is not accepted is not accepted either and counts in no attachedRoutes: status says what is served", () => {
+    // Three ways a Gateway is refused (its GatewayClass not accepted, infrastructure.parametersRef,
+    // spec.addresses), each with a route on it. Its listeners generate no data plane configuration
+    // (ListenerConditionAccepted), so they take no route (NotAllowedByListeners: no listener
+    // permits it), and attachedRoutes counts only "Routes with the Accepted condition set to
+    // True" (apis/v1 gateway_types.go ListenerStatus.AttachedRoutes).
+    const refused = (name: string, cls: string, extra: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec:
+  gatewayClassName: ${cls}
+  listeners: [{ name: http, port: 80, protocol: HTTP, hostname: ${name}.example.com }]
+${extra}`;
+    const w = World.of(
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: portico-with-parameters, generation: 1 }
+spec: { controllerName: portico.dev/gateway-controller, parametersRef: { group: example.com, kind: Config, name: x } }`,
+      refused("class-refused", "portico-with-parameters", ""),
+      refused("parameters-refused", "portico", "  infrastructure: { parametersRef: { group: invalid.io, kind: InvalidParameters, name: invalid } }"),
+      refused("addresses-refused", "portico", "  addresses: [{ type: IPAddress, value: 192.0.2.99 }]"),
+      ...["class-refused", "parameters-refused", "addresses-refused"].map((g) =>
+        route(`on-${g}`, `  parentRefs: [{ name: ${g} }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      ),
+    );
+    const got = ["class-refused", "parameters-refused", "addresses-refused"].map((g) => {
+      const l = w.listener(`${INFRA}/${g}`, "http");
+      return `${g}: ${conds(w.result.gateways.get(`${INFRA}/${g}`)!)} | ${l.attachedRoutes} ${conds(l)} | ${w.routeConditions(INFRA, `on-${g}`).join(", ")} | ${w.answer({ host: `${g}.example.com`, path: "/" })}`;
+    });
+    expect(got).toEqual([
+      "class-refused: Accepted=False/InvalidParameters Programmed=False/Invalid | 0 Accepted=False/InvalidParameters ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts | Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs | 404",
+      "parameters-refused: Accepted=False/InvalidParameters Programmed=False/Invalid | 0 Accepted=False/InvalidParameters ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts | Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs | 404",
+      "addresses-refused: Accepted=False/UnsupportedAddress Programmed=False/Invalid | 0 Accepted=False/UnsupportedAddress ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts | Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs | 404",
+    ]);
   });
 
   test("GatewayOptionalAddressValue's Gateway (an address without a value, which the standard CRD allows) gets a status, not dropped", () => {
@@ -519,7 +558,7 @@ spec:
   addresses: [{ type: IPAddress }]
   listeners: [{ name: http, port: 8080, protocol: HTTP }]`);
     expect(conds(w.result.gateways.get(`${INFRA}/gateway-without-address-value`)!)).toBe("Accepted=False/UnsupportedAddress Programmed=False/AddressNotAssigned");
-    expect(conds(w.listener(`${INFRA}/gateway-without-address-value`, "http"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(conds(w.listener(`${INFRA}/gateway-without-address-value`, "http"))).toBe("Accepted=False/UnsupportedAddress ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
   });
 
   test("client certificate validation (Gateway spec.tls.frontend) is not performed, so the HTTPS listeners it covers are not served: fails closed", () => {

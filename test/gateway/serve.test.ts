@@ -509,6 +509,45 @@ ${route("on-the-gateway", `  parentRefs: [{ name: partly-conflicted }]
     cleanup();
   });
 
+  test("a Gateway that is not accepted (spec.addresses) serves nothing, and its status says so: listeners not accepted, the route NotAllowedByListeners, no attachedRoutes", async () => {
+    // GatewayConditionAccepted False UnsupportedAddress (the shape GatewayStaticAddresses expects
+    // first). Its listeners generate no data plane configuration, so they are not accepted
+    // (ListenerConditionAccepted) and take no route; attachedRoutes counts only "Routes with the
+    // Accepted condition set to True" (apis/v1 gateway_types.go ListenerStatus.AttachedRoutes).
+    apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: refused-addresses, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  addresses: [{ type: IPAddress, value: 192.0.2.99 }]
+  listeners: [{ name: http, port: 80, protocol: HTTP }]
+---
+${route("on-the-refused", `  parentRefs: [{ name: refused-addresses }]
+  hostnames: [refused.example.com]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}
+---
+${route("beside-the-refused", `  parentRefs: [{ name: same-namespace }]
+  hostnames: [beside.example.com]
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`).trim()}`);
+    type Cond = { type: string; status: string; reason: string; observedGeneration: number };
+    const conds = (o: unknown) => ((o as { conditions?: Cond[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}@${c.observedGeneration}`).join(" ");
+    type GwStatus = { conditions?: Cond[]; listeners?: { name: string; attachedRoutes: number; conditions: Cond[] }[] };
+    const gwStatus = () => (api.get("Gateway", INFRA, "refused-addresses")?.status ?? {}) as GwStatus;
+    const parent = (name: string) => conds(((api.get("HTTPRoute", INFRA, name)?.status as { parents?: unknown[] } | undefined)?.parents ?? [])[0]);
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v2`, { host: "beside.example.com" });
+    await eventually(() => (gwStatus().listeners ?? []).length === 1 && parent("on-the-refused") !== "", 10_000, "the Gateway's and the route's status written");
+    const st = gwStatus();
+    expect(conds(st)).toBe("Accepted=False/UnsupportedAddress@1 Programmed=False/Invalid@1");
+    expect(st.listeners!.map((l) => `${l.name} ${l.attachedRoutes} ${conds(l)}`)).toEqual([
+      "http 0 Accepted=False/UnsupportedAddress@1 ResolvedRefs=True/ResolvedRefs@1 Programmed=False/Invalid@1 Conflicted=False/NoConflicts@1",
+    ]);
+    expect(parent("on-the-refused")).toBe("Accepted=False/NotAllowedByListeners@1 ResolvedRefs=True/ResolvedRefs@1");
+    // What the status says is what is served: the refused Gateway's route answers nothing.
+    expect((await ask("/", { host: "refused.example.com" })).status).toBe(404);
+    cleanup();
+  });
+
   test("client certificate validation asked of a Gateway (spec.tls.frontend) is not performed, so its HTTPS listener is not served: fails closed", async () => {
     // conformance/tests/gateway-with-clientcertificate-validation.yaml's Gateway and route (the
     // test is not run: GatewayFrontendClientCertificateValidation is not published), and an HTTP

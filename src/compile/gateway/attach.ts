@@ -153,7 +153,7 @@ export function ourGateways(snapshot: Snapshot, classes: ReadonlyMap<string, Cla
     const listeners = gw.spec.listeners.map((l) => listenerState(snapshot, gw, key, l));
     markConflicts(listeners);
     const classOk = cls.conditions[0]?.status === "True";
-    const accepted = listeners.filter((l) => l.conditions.some((c) => c.type === "Accepted" && c.status === "True"));
+    const accepted = listeners.filter(listenerAccepted);
     const anyProgrammed = listeners.some((l) => l.portClass !== null);
     const params = (gw.spec as { infrastructure?: { parametersRef?: unknown } | null }).infrastructure?.parametersRef;
     const conditions: Condition[] = [];
@@ -179,12 +179,18 @@ export function ourGateways(snapshot: Snapshot, classes: ReadonlyMap<string, Cla
     );
     // A Gateway that is not accepted serves nothing, so none of its listeners is programmed
     // (ListenerConditionProgrammed: "whether a listener has generated some configuration that
-    // will soon be ready in the underlying data plane").
+    // will soon be ready in the underlying data plane") or accepted (ListenerConditionAccepted:
+    // "a Listener will be marked as Accepted when the supplied configuration will generate at
+    // least some data plane configuration"). Not accepted, they take no route (attachRoute), so
+    // a route says NotAllowedByListeners and counts in no attachedRoutes, as nothing serves it.
+    // The Gateway's reason is carried: no ListenerConditionReason names a refused Gateway, and
+    // "Controllers may raise this condition with other reasons". A listener already refused on
+    // its own keeps its own reason, the more specific one.
     if (!gwAccepted) {
-      const why = `the Gateway is not accepted: ${conditions[0]!.reason}`;
+      const gwAcc = conditions[0]!;
+      const why = `the Gateway is not accepted: ${gwAcc.reason}: ${gwAcc.message}`;
       for (let i = 0; i < listeners.length; i++) {
-        const l = listeners[i]!;
-        listeners[i] = { ...l, portClass: null, conditions: l.conditions.map((c) => (c.type === "Programmed" && c.status === "True" ? cond("Programmed", "False", "Invalid", why) : c)) };
+        listeners[i] = unserved(listeners[i]!, [cond("Accepted", "False", gwAcc.reason, why), cond("Programmed", "False", "Invalid", why)], true);
       }
     }
     out.set(key, { key, gateway: gw, conditions, listeners });
@@ -316,7 +322,7 @@ function asksClientValidation(gw: Gateway, port: number): boolean {
     if (!Array.isArray(perPort)) return true;
     for (const entry of perPort as unknown[]) {
       if (entry === null || typeof entry !== "object") return true;
-      if ((entry as { port?: unknown }).port === port) return validates((entry as { tls?: unknown }).tls ?? {});
+      if ((entry as { port?: unknown }).port === port) return validates((entry as { tls?: unknown }).tls);
     }
   }
   return validates((frontend as { default?: unknown }).default);
@@ -346,14 +352,25 @@ function markConflicts(listeners: ListenerState[]): void {
     }
     if (reason === null) continue;
     const message = reason === "ProtocolConflict" ? `another listener on port ${a.port} has another protocol` : `another listener on port ${a.port} has the same hostname`;
-    listeners[i] = {
-      ...a,
-      portClass: null,
-      conditions: a.conditions.map((c) =>
-        c.type === "Conflicted" || c.type === "Accepted" || c.type === "Programmed" ? cond(c.type, c.type === "Conflicted" ? "True" : "False", reason!, message) : c,
-      ),
-    };
+    listeners[i] = unserved(a, [cond("Conflicted", "True", reason, message), cond("Accepted", "False", reason, message), cond("Programmed", "False", reason, message)]);
   }
+}
+
+/** Is the listener accepted (ListenerConditionAccepted True)? Only an accepted one takes routes. */
+export const listenerAccepted = (l: ListenerState): boolean => l.conditions.some((c) => c.type === "Accepted" && c.status === "True");
+
+/**
+ * The listener taken out of service: no portClass, so neither the tables (table.ts) nor the
+ * Gateway's own ports (ports.ts) serve it, and each condition of `replace` standing in for the
+ * listener's condition of its type. With `keepFalse`, a condition already False keeps its own,
+ * more specific reason. A copy: the state it is made from stays as built.
+ */
+export function unserved(l: ListenerState, replace: readonly Condition[], keepFalse = false): ListenerState {
+  return {
+    ...l,
+    portClass: null,
+    conditions: l.conditions.map((c) => (keepFalse && c.status === "False" ? c : (replace.find((r) => r.type === c.type) ?? c))),
+  };
 }
 
 /** Does a listener admit routes from `routeNamespace` (AllowedRoutes.namespaces; default Same)? */
@@ -395,8 +412,9 @@ export function attachRoute(snapshot: Snapshot, gateways: ReadonlyMap<string, Ga
       if ((ref.sectionName != null && l.name !== ref.sectionName) || (ref.port != null && l.port !== ref.port)) continue;
       named++;
       if (!l.supportedKinds.some((k) => k.kind === kind) || !namespaceAllowed(snapshot, gw.gateway, l.spec, routeNs)) continue;
-      // A listener that is not accepted (a conflicted one: markConflicts) takes no route.
-      if (l.conditions.some((c) => c.type === "Accepted" && c.status === "True")) allowed.push(l);
+      // A listener that is not accepted (a conflicted one: markConflicts; one of a Gateway that
+      // is not accepted: ourGateways) takes no route.
+      if (listenerAccepted(l)) allowed.push(l);
       else refused++;
     }
     if (named === 0) {
