@@ -18,7 +18,7 @@ import { ProxyError } from "../../http/errors.ts";
 import type { ForwardInput, ForwardResult, RequestControl } from "./forward-types.ts";
 import { grpcStatusOfReset, grpcTrailers, GRPC, parseGrpcTimeout } from "../../http/grpc-status.ts";
 import { sharedH2Pool, type H2Pool } from "./h2-pool.ts";
-import { beginTry, endTry } from "../../log/upstream-tries.ts";
+import { answerTry, beginTry, endTry } from "../../log/upstream-tries.ts";
 import { externalTarget, sharedExternalResolver } from "./external.ts";
 import { attachTrailers, createTrailerSink, type TrailerSink } from "./trailers.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
@@ -282,15 +282,12 @@ export async function forwardGrpc(input: ForwardInput, control: RequestControl, 
         input.balancer.failed(u);
         ext?.forget(u.address);
         // ngx_http_upstream_next: 504 for a connect deadline (`timeout`), 502 otherwise.
-        endTry(at, e instanceof ProxyError && e.detail.endsWith("connect timeout") ? 504 : 502);
+        endTry(at, e instanceof ProxyError && e.detail === "connect timeout" ? 504 : 502);
         throw new Unprocessed(String((e as Error)?.message ?? e));
       }
       const call = await attempt(input, session, pool, tls, grpc, callMs, sent);
       dog.stop();
-      if (at !== null) {
-        at.headerMs = performance.now() - at.start;
-        at.status = call.response.status;
-      }
+      answerTry(at, call.response.status);
       input.balancer.succeeded(u);
       choice?.answered(u, performance.now() - picked, input.balancer);
       return { response: call.response, upstream: to, upstreamMs: performance.now() - t0 };

@@ -10,7 +10,7 @@ import type { RequestServer } from "../types.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
 import { upstreamTlsH2Options } from "./upstream-tls.ts";
 import type { ClientRequest, IncomingMessage } from "node:http";
-import { beginTry, endTry, type UpstreamTry } from "../../log/upstream-tries.ts";
+import { answerTry, beginTry, endTry, type UpstreamTry } from "../../log/upstream-tries.ts";
 
 /** Per-direction bound on data queued but not yet written. */
 export const WS_BUFFER_LIMIT = 16 * 1024 * 1024;
@@ -333,14 +333,6 @@ export class UpgradeDeclined extends ProxyError {
   }
 }
 
-/** An attempt the endpoint answered (`status`), from `start` to now: its header time. */
-function answeredTry(tries: UpstreamTry[] | null | undefined, addr: string, start: number, status: number): void {
-  const at = beginTry(tries, addr, start);
-  if (at === null) return;
-  at.status = status;
-  at.headerMs = performance.now() - start;
-}
-
 /** Open the upstream socket, trying a second endpoint once if the first fails. */
 export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: UpstreamWs; upstream: Upstream }> {
   const tried = new Set<string>();
@@ -363,7 +355,7 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: Up
     const start = performance.now();
     try {
       const ws = await connectOnce(input.backend, to, input);
-      answeredTry(input.record?.tries, to.authority, start, 101);
+      answerTry(beginTry(input.record?.tries, to.authority, start), 101);
       input.balancer.succeeded(u);
       return { ws, upstream: to };
     } catch (e) {
@@ -371,7 +363,7 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: Up
       if (e instanceof ProxyError && (e.code === "UpstreamTimeout" || e.code === "BadRequest")) throw e;
       if (e instanceof UpgradeDeclined) {
         if (input.record) input.record.upstreamStatus = e.status;
-        answeredTry(input.record?.tries, to.authority, start, e.status);
+        answerTry(beginTry(input.record?.tries, to.authority, start), e.status);
         throw e;
       }
       endTry(beginTry(input.record?.tries, to.authority, start), 502);
