@@ -77,21 +77,32 @@ const JSON_TEXT = table((b) => (b === 0x7f ? u00hh(b) : b < 0x80 ? jsonEscapeOf(
 const NONE_BYTES = table((b) => (b < 0x20 || b >= 0x7f ? xHH(b) : null));
 const NONE_TEXT = table((b) => (b < 0x20 || b === 0x7f ? xHH(b) : null));
 
-let input = Buffer.allocUnsafe(4096);
-let output = Buffer.allocUnsafe(4096 * MAX_EXPANSION);
+// Made on the first value that needs them: a process with no template never does.
+let input: Buffer = Buffer.alloc(0);
+let output: Buffer = Buffer.alloc(0);
+
+/** A buffer of at least `n` bytes: `kept` if it is long enough, else a new one, kept up to RETAIN. */
+function grown(kept: Buffer, n: number, least: number): Buffer {
+  if (n > RETAIN) return Buffer.allocUnsafe(n);
+  return Buffer.allocUnsafe(Math.min(RETAIN, Math.max(n, kept.length * 2, least)));
+}
 
 function scratchIn(n: number): Buffer {
-  if (n <= input.length) return input;
-  const b = Buffer.allocUnsafe(Math.max(n, input.length * 2));
-  if (b.length <= RETAIN) input = b;
-  return b;
+  if (n > input.length) {
+    const b = grown(input, n, 4096);
+    if (n > RETAIN) return b;
+    input = b;
+  }
+  return input;
 }
 
 function scratchOut(n: number): Buffer {
-  if (n <= output.length) return output;
-  const b = Buffer.allocUnsafe(Math.max(n, output.length * 2));
-  if (b.length <= RETAIN) output = b;
-  return b;
+  if (n > output.length) {
+    const b = grown(output, n, 4096 * MAX_EXPANSION);
+    if (n > RETAIN) return b;
+    output = b;
+  }
+  return output;
 }
 
 const ENCODER = new TextEncoder();
