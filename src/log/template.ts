@@ -1,7 +1,7 @@
 // The access-log line as an nginx log_format (--access-log-template, ingress-nginx's
 // log-format-upstream; docs/design.md "The access log"): the format is read once into literal
 // text and variable names (policy/log-format.ts), and each line is the literal text with every
-// variable's value for the request, escaped as nginx's ngx_http_log_module escapes it. Nothing
+// variable's value for the request, escaped as nginx's ngx_http_log_module escapes it (escape.ts). Nothing
 // is evaluated: a variable is a name looked up in the switch below. Formatted by the access
 // log's pump, off the request path, from the record and the request it keeps (RequestView).
 import { STATUS_CODES } from "node:http";
@@ -11,121 +11,13 @@ import { prefixedVariable, remoteUser } from "../kinds/variables.ts";
 import { parseLogFormat, type LogEscape } from "../policy/log-format.ts";
 import { targetOf } from "../request/target.ts";
 import type { TemplatePart } from "../policy/template.ts";
-import { UNSAFE_CHARS, type AccessRecord, type RequestView } from "./access.ts";
+import type { AccessRecord, RequestView } from "./access.ts";
+import { escapeDefault, escapeJson, escapeNone } from "./escape.ts";
 import { joinTries } from "./upstream-tries.ts";
 
-const HEX = "0123456789ABCDEF";
-const hex = "0123456789abcdef";
 const HOST = osHostname();
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const two = (n: number) => (n < 10 ? `0${n}` : String(n));
-
-const UTF8_ENCODER = new TextEncoder();
-
-/** The bytes a value stands for: a header value is Latin-1 (one byte per character); other text UTF-8. */
-function bytesOf(s: string): Uint8Array {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0xff) return UTF8_ENCODER.encode(s);
-  return Buffer.from(s, "latin1");
-}
-
-/**
- * Is every character printable ASCII (0x20-0x7e), and, with `quotes`, none `"` or `\`? Such a
- * value is written as it is in every mode: most values are, so they cost one scan and no copy.
- */
-function plainAscii(s: string, quotes: boolean): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c >= 0x7f || (quotes && (c === 0x22 || c === 0x5c))) return false;
-  }
-  return true;
-}
-
-// ngx_http_log_escape (escape=default): `"`, `\`, bytes below 0x20 and from 0x7f as \xHH.
-function escapeDefault(s: string): string {
-  if (plainAscii(s, true)) return s;
-  let out = "";
-  for (const b of bytesOf(s)) out += b < 0x20 || b >= 0x7f || b === 0x22 || b === 0x5c ? `\\x${HEX[b >> 4]}${HEX[b & 15]}` : String.fromCharCode(b);
-  return out;
-}
-
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
-// What Portico's own access line escapes too (log/access.ts): DEL, C1 controls, the line and
-// paragraph separators and bidi overrides, so a value cannot rewrite a terminal or a viewer's line.
-const UNSAFE = new RegExp(UNSAFE_CHARS);
-
-/**
- * The bytes ≥ 0x80 of a value as the characters they encode when they are UTF-8 (what nginx
- * writes, read back), or null when they are not.
- */
-function asText(s: string): string | null {
-  const b = bytesOf(s);
-  try {
-    return UTF8.decode(b);
-  } catch {
-    return null;
-  }
-}
-
-// ngx_escape_json (escape=json): `"` and `\` with a backslash, \n \r \t \b \f, other bytes below
-// 0x20 as \u00xx; the rest as is. Not UTF-8, or a character of UNSAFE: \u00XX / \uXXXX, which
-// a JSON reader reads as the same string nginx's line would give where it is valid.
-function escapeJson(s: string): string {
-  if (plainAscii(s, true)) return s;
-  const t = asText(s);
-  let out = "";
-  if (t === null) {
-    for (const b of bytesOf(s)) out += b < 0x20 || b >= 0x7f || b === 0x22 || b === 0x5c ? jsonByte(b) : String.fromCharCode(b);
-    return out;
-  }
-  for (const ch of t) {
-    const c = ch.codePointAt(0) as number;
-    if (c < 0x20 || c === 0x22 || c === 0x5c) out += jsonByte(c);
-    else if (UNSAFE.test(ch)) out += `\\u${c.toString(16).padStart(4, "0")}`;
-    else out += ch;
-  }
-  return out;
-}
-
-function jsonByte(c: number): string {
-  switch (c) {
-    case 0x22:
-      return '\\"';
-    case 0x5c:
-      return "\\\\";
-    case 0x0a:
-      return "\\n";
-    case 0x0d:
-      return "\\r";
-    case 0x09:
-      return "\\t";
-    case 0x08:
-      return "\\b";
-    case 0x0c:
-      return "\\f";
-  }
-  return `\\u00${hex[c >> 4]}${hex[c & 15]}`;
-}
-
-// escape=none: nginx writes the bytes as they are, line breaks included. Portico still writes
-// control characters, DEL and bytes that are not UTF-8 as \xHH (and UNSAFE characters), so a
-// client cannot end a line or forge the next one (docs/design.md "The access log").
-function escapeNone(s: string): string {
-  // `"` and `\` are written as they are here.
-  if (plainAscii(s, false)) return s;
-  const t = asText(s);
-  let out = "";
-  if (t === null) {
-    for (const b of bytesOf(s)) out += b < 0x20 || b >= 0x7f ? `\\x${HEX[b >> 4]}${HEX[b & 15]}` : String.fromCharCode(b);
-    return out;
-  }
-  for (const ch of t) {
-    const c = ch.codePointAt(0) as number;
-    if (c < 0x20 || UNSAFE.test(ch)) {
-      for (const b of UTF8_ENCODER.encode(ch)) out += `\\x${HEX[b >> 4]}${HEX[b & 15]}`;
-    } else out += ch;
-  }
-  return out;
-}
 
 /** nginx's $time_local in UTC: `28/Nov/2026:08:26:50 +0000`. */
 function timeLocal(ms: number): string {
