@@ -6,8 +6,8 @@
 // table (ssl/ssl_cipher.cc kCipherAliases) has no MEDIUM, LOW, SHA256, SHA384,
 // COMPLEMENTOFDEFAULT or @SECLEVEL, counts every suite as HIGH and FIPS, and reads TLSv1 as
 // SSLv3 (docs/design.md "TLS cipher strings"). Pure (no node:tls), so the annotation parsers can
-// use it; whether BoringSSL knows each resulting name is checked where the list is applied
-// (config/values.ts cipherList, tls/sni.ts).
+// use it; every name it yields is one BoringSSL has (config/cipher-list.test.ts checks them
+// against node:tls getCiphers()).
 //
 // OpenSSL's rules (openssl-ciphers(1) "CIPHER LIST FORMAT", ssl/ssl_ciph.c
 // ssl_cipher_process_rulestr and ssl_create_cipher_list, OpenSSL 3.0):
@@ -576,12 +576,4 @@ export function parseCipherList(input: string): CipherListResult {
     return { message: `no suite Portico can serve: the string selects none of its TLS 1.2 suites (ECDHE or RSA key exchange with AES or CHACHA20-POLY1305; finite-field DHE, CAMELLIA, ARIA, CCM, 3DES and PSK suites are never offered)`, syntax: false };
   }
   return { value: names.join(":"), unknown: Object.freeze(state.unknown) };
-}
-
-/** The first name of `list` (parseCipherList's value) that `known` (node:tls getCiphers(), lowercased) lacks, as a message, or null. */
-export function unknownCipherName(list: string, known: ReadonlySet<string>): string | null {
-  for (const name of list.split(":")) {
-    if (!known.has(name.toLowerCase())) return `unknown TLS 1.2 cipher suite ${name} (OpenSSL names such as ECDHE-RSA-AES128-GCM-SHA256)`;
-  }
-  return null;
 }
