@@ -25,6 +25,7 @@ export type UpstreamTlsPolicy =
       /** proxy-ssl-name; null: nginx's default, `$proxy_host`, which is `upstream_balancer` in ingress-nginx. */
       readonly sslName: string | null;
       readonly serverName: boolean;
+      /** The TLS 1.2 suites proxy-ssl-ciphers selects, names separated by colons (DEFAULT_PROXY_SSL_CIPHERS when unset or invalid). */
       readonly ciphers: string;
       /** Sorted, as ingress-nginx's sortProtocols leaves them. */
       readonly protocols: readonly ("TLSv1.2" | "TLSv1.3")[];
@@ -44,20 +45,31 @@ const spec = (n: string, dflt: string, description: string, compat: AnnotationSp
 const OnOff = v.pipe(v.string(), v.trim(), v.picklist(["on", "off"], "expected on or off"), v.transform((s) => s === "on"));
 /**
  * ingress-nginx's proxySSLCiphersRegex (OpenSSL cipher list characters only), then the string
- * as OpenSSL 3 reads it (config/cipher-list.ts): one nginx would refuse, or that leaves no
- * suite Portico serves, reads as invalid, so the default applies. The policy keeps the string
- * as written; compile/upstream-tls.ts puts the suites it selects on the route.
+ * as OpenSSL 3 reads it (config/cipher-list.ts), to the suites it selects: the policy carries
+ * them, so compile/upstream-tls.ts puts them on the route as they are. A string nginx would
+ * refuse, or that leaves no suite Portico serves, reads as invalid, so the default applies.
  */
 const Ciphers = v.pipe(
   v.string(),
   v.trim(),
   v.regex(/^[A-Za-z0-9+:_\-!]+$/, "expected an OpenSSL cipher list"),
-  v.rawCheck(({ dataset, addIssue }) => {
-    if (!dataset.typed) return;
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const out = parseCipherList(dataset.value);
-    if ("message" in out) addIssue({ message: out.message });
+    if ("message" in out) {
+      addIssue({ message: out.message });
+      return NEVER;
+    }
+    return out.value;
   }),
 );
+/** nginx's proxy_ssl_ciphers default, DEFAULT, evaluated once as OpenSSL 3 reads it (config/cipher-list.ts). */
+export const DEFAULT_PROXY_SSL_CIPHERS: string = (() => {
+  const out = parseCipherList("DEFAULT");
+  // DEFAULT selects every suite Portico serves (config/cipher-list.test.ts): a failure here is a
+  // broken build, caught at start-up and by every test that loads the module.
+  if ("message" in out) throw new Error(`cipher string DEFAULT: ${out.message}`);
+  return out.value;
+})();
 /** ingress-nginx's proxySSLProtocolRegex, then sortProtocols (empty list: TLSv1.2). */
 const Protocols = v.pipe(
   v.string(),
@@ -151,7 +163,7 @@ export const UPSTREAM_TLS: Family<UpstreamTlsPolicy> = {
     const depth = r.value(PROXY_SSL_VERIFY_DEPTH, VerifyDepth) ?? 1;
     const sslName = r.value(PROXY_SSL_NAME, SslName) ?? null;
     const serverName = r.value(PROXY_SSL_SERVER_NAME, OnOff) ?? false;
-    const ciphers = r.value(PROXY_SSL_CIPHERS, Ciphers) ?? "DEFAULT";
+    const ciphers = r.value(PROXY_SSL_CIPHERS, Ciphers) ?? DEFAULT_PROXY_SSL_CIPHERS;
     const protocols = r.value(PROXY_SSL_PROTOCOLS, Protocols) ?? ["TLSv1.2"];
     return Object.freeze({ state: "on", ...secret.value, verify, depth, sslName, serverName, ciphers, protocols: Object.freeze([...protocols]) });
   },

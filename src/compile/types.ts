@@ -7,17 +7,19 @@ import type { ClassState, Condition, GatewayState, RouteParentState } from "./ga
  * A host's own cipher list (the ssl-ciphers annotation, nginx's server-level ssl_ciphers), or
  * the listener's list pinned to a host a wildcard's own list would otherwise catch.
  */
-export interface HostTls {
+export type HostTls =
+  | {
+      /** The suites the annotation's cipher string selects (config/cipher-list.ts), names BoringSSL has. */
+      readonly ciphers: string;
+      /** The Ingress (`namespace/name`) the list is from. */
+      readonly ingress: string;
+    }
   /**
-   * The suites the annotation's cipher string selects (config/cipher-list.ts); tls/sni.ts checks
-   * the names. Null: the listener's list, on an entry of the host's own. nginx has one server per
-   * rule host, which takes the ConfigMap's ssl_ciphers when none of its Ingresses sets one, so a
-   * `*.` host's list must not reach it (compile/host-tls.ts).
+   * The listener's list, on an entry of the host's own. nginx has one server per rule host, which
+   * takes the ConfigMap's ssl_ciphers when none of its Ingresses sets one, so a `*.` host's list
+   * must not reach it (compile/host-tls.ts).
    */
-  readonly ciphers: string | null;
-  /** The Ingress (`namespace/name`) the list is from (for a null list: the host's first Ingress). */
-  readonly ingress: string;
-}
+  | { readonly ciphers: null };
 
 /** A TLS host and the Secret whose certificate serves it (null: the default certificate). */
 export interface CertificateBinding {

@@ -13,7 +13,6 @@ import type { UpstreamTls } from "../table/types.ts";
 import type { ParsedAnnotations } from "./annotations.ts";
 import { namespaceOf } from "./order.ts";
 import { assembleStages } from "./stages.ts";
-import { parseCipherList } from "../config/cipher-list.ts";
 import type { SecretRead } from "./access.ts";
 
 export interface ResolvedUpstreamTls {
@@ -53,17 +52,6 @@ function certs(pem: string, what: string): string | string[] {
 }
 
 /** The option, or why the Secret cannot be used. */
-/**
- * The TLS 1.2 suites proxy-ssl-ciphers selects (nginx's proxy_ssl_ciphers, default DEFAULT), as
- * OpenSSL 3 reads the string (config/cipher-list.ts), so the pods are offered what nginx would
- * offer them whatever BoringSSL's own reading of the string. The annotation parser has already
- * refused a string that selects nothing; DEFAULT always selects.
- */
-function suitesOf(ciphers: string): string {
-  const out = parseCipherList(ciphers);
-  return "value" in out ? out.value : (parseCipherList("DEFAULT") as { value: string }).value;
-}
-
 function read(p: Extract<UpstreamTlsPolicy, { state: "on" }>, key: string, secret: Secret): UpstreamTls | string {
   const crt = text(secret, "tls.crt");
   const pk = text(secret, "tls.key");
@@ -97,7 +85,7 @@ function read(p: Extract<UpstreamTlsPolicy, { state: "on" }>, key: string, secre
   const name = p.sslName ?? DEFAULT_SSL_NAME;
   return Object.freeze({
     secret: key, cert, key: k, ca: trusted, verify: p.verify, depth: p.depth, checkName: name,
-    sni: p.serverName ? name : null, ciphers: suitesOf(p.ciphers),
+    sni: p.serverName ? name : null, ciphers: p.ciphers,
     minVersion: VERSION[p.protocols[0] ?? "TLSv1.2"], maxVersion: VERSION[p.protocols[p.protocols.length - 1] ?? "TLSv1.2"],
   });
 }

@@ -6,8 +6,8 @@
 // table (ssl/ssl_cipher.cc kCipherAliases) has no MEDIUM, LOW, SHA256, SHA384,
 // COMPLEMENTOFDEFAULT or @SECLEVEL, counts every suite as HIGH and FIPS, and reads TLSv1 as
 // SSLv3 (docs/design.md "TLS cipher strings"). Pure (no node:tls), so the annotation parsers can
-// use it; whether BoringSSL knows each resulting name is checked where the list is applied
-// (config/values.ts cipherList, tls/sni.ts).
+// use it; every name it yields is one BoringSSL has (config/cipher-list.test.ts checks them
+// against node:tls getCiphers()).
 //
 // OpenSSL's rules (openssl-ciphers(1) "CIPHER LIST FORMAT", ssl/ssl_ciph.c
 // ssl_cipher_process_rulestr and ssl_create_cipher_list, OpenSSL 3.0):
@@ -22,9 +22,10 @@
 //   and so is an unknown `@` command.
 // - A string starting with DEFAULT first applies OpenSSL's default list
 //   ("ALL:!COMPLEMENTOFDEFAULT:!eNULL"); elsewhere DEFAULT is an unknown word.
-// - A suite name OpenSSL has but Portico does not serve (DHE-RSA-AES128-GCM-SHA256) is an
-//   unknown word here. Both select nothing; the difference shows only in a malformed rule after
-//   it (`DHE-RSA-AES128-GCM-SHA256+!x`), which OpenSSL refuses and Portico skips.
+// - A suite name OpenSSL has but Portico does not serve (DHE-RSA-AES128-GCM-SHA256) is a word
+//   OpenSSL knows, with its own classes: inside `A+B` it narrows the selection as OpenSSL's does,
+//   and after it OpenSSL reads on at the next character (`AES128-SHA256!ECDHE` is two rules,
+//   `DHE-RSA-AES128-GCM-SHA256+*` an invalid command), so it is looked up in the whole table.
 // - A string that leaves no TLS 1.2 suite is an error (SSL_CTX_set_cipher_list "no cipher
 //   match"), so nginx's configuration test fails and the last good configuration stays.
 
@@ -61,38 +62,202 @@ interface Suite {
   readonly bits: number;
 }
 
-const suite = (name: string, kx: number, au: number, enc: number, mac: number, minTls: number, fips: boolean): Suite => {
-  const bits = enc === E.AES128 || enc === E.AES128GCM ? 128 : 256;
-  return Object.freeze({ name, kx, au, enc, mac, minTls, strength: S.HIGH | (fips ? S.FIPS : 0), bits });
-};
+// Strength classes of the table below: every TLS 1.2 suite of OpenSSL 3.0 is HIGH but the NULL
+// ones (STRONG_NONE); FIPS and NOT_DEFAULT as OpenSSL marks them. Whether a NULL suite carries
+// FIPS cannot be seen through a cipher string (the FIPS alias excludes eNULL), so none does here.
+const H = S.HIGH;
+const HF = S.HIGH | S.FIPS;
+const HN = S.HIGH | S.NOT_DEFAULT;
+const HFN = S.HIGH | S.FIPS | S.NOT_DEFAULT;
+const NONE = S.NONE;
+
+type Row = readonly [name: string, kx: number, au: number, enc: number, mac: number, minTls: number, bits: number, strength: number];
 
 /**
- * The TLS 1.2 suites Portico can serve, in OpenSSL 3.0's preference order (the order
- * ssl_create_cipher_list gives its whole table before any rule, as `openssl ciphers -v
- * ALL:COMPLEMENTOFALL` lists it), with OpenSSL's classes for each. Every one is also a
+ * Every TLS 1.2 suite OpenSSL 3.0 (default build) knows by name, in its preference order, with
+ * its classes: `openssl ciphers -v 'ALL:COMPLEMENTOFALL:@SECLEVEL=0'` of OpenSSL 3.0.19 less the
+ * TLS 1.3 suites (Kx, Au, Enc with its bits, Mac, the version column as the suite's lowest
+ * version), the strength classes read from what HIGH, FIPS and COMPLEMENTOFDEFAULT select. A
+ * word is looked up here, so an unserved suite's name is read as OpenSSL reads it; evaluation
+ * orders only the suites Portico serves (SUITES), since an unserved suite can never come out and
+ * every rule moves the suites it selects as a block, keeping the others' relative order.
+ */
+const OPENSSL_TLS12_SUITES: readonly Row[] = [
+  ["ECDHE-ECDSA-AES256-GCM-SHA384", K.ECDHE, A.ECDSA, E.AES256GCM, M.AEAD, TLS1_2, 256, HF],
+  ["ECDHE-RSA-AES256-GCM-SHA384", K.ECDHE, A.RSA, E.AES256GCM, M.AEAD, TLS1_2, 256, HF],
+  ["DHE-DSS-AES256-GCM-SHA384", K.DHE, A.DSS, E.AES256GCM, M.AEAD, TLS1_2, 256, HFN],
+  ["DHE-RSA-AES256-GCM-SHA384", K.DHE, A.RSA, E.AES256GCM, M.AEAD, TLS1_2, 256, HF],
+  ["ECDHE-ECDSA-CHACHA20-POLY1305", K.ECDHE, A.ECDSA, E.CHACHA20, M.AEAD, TLS1_2, 256, H],
+  ["ECDHE-RSA-CHACHA20-POLY1305", K.ECDHE, A.RSA, E.CHACHA20, M.AEAD, TLS1_2, 256, H],
+  ["DHE-RSA-CHACHA20-POLY1305", K.DHE, A.RSA, E.CHACHA20, M.AEAD, TLS1_2, 256, H],
+  ["ECDHE-ECDSA-AES256-CCM8", K.ECDHE, A.ECDSA, E.AES256CCM8, M.AEAD, TLS1_2, 256, HN],
+  ["ECDHE-ECDSA-AES256-CCM", K.ECDHE, A.ECDSA, E.AES256CCM, M.AEAD, TLS1_2, 256, HN],
+  ["DHE-RSA-AES256-CCM8", K.DHE, A.RSA, E.AES256CCM8, M.AEAD, TLS1_2, 256, HN],
+  ["DHE-RSA-AES256-CCM", K.DHE, A.RSA, E.AES256CCM, M.AEAD, TLS1_2, 256, HN],
+  ["ECDHE-ECDSA-ARIA256-GCM-SHA384", K.ECDHE, A.ECDSA, E.ARIA256GCM, M.AEAD, TLS1_2, 256, HN],
+  ["ECDHE-ARIA256-GCM-SHA384", K.ECDHE, A.RSA, E.ARIA256GCM, M.AEAD, TLS1_2, 256, HN],
+  ["DHE-DSS-ARIA256-GCM-SHA384", K.DHE, A.DSS, E.ARIA256GCM, M.AEAD, TLS1_2, 256, HN],
+  ["DHE-RSA-ARIA256-GCM-SHA384", K.DHE, A.RSA, E.ARIA256GCM, M.AEAD, TLS1_2, 256, HN],
+  ["ADH-AES256-GCM-SHA384", K.DHE, A.NULL, E.AES256GCM, M.AEAD, TLS1_2, 256, HFN],
+  ["ECDHE-ECDSA-AES128-GCM-SHA256", K.ECDHE, A.ECDSA, E.AES128GCM, M.AEAD, TLS1_2, 128, HF],
+  ["ECDHE-RSA-AES128-GCM-SHA256", K.ECDHE, A.RSA, E.AES128GCM, M.AEAD, TLS1_2, 128, HF],
+  ["DHE-DSS-AES128-GCM-SHA256", K.DHE, A.DSS, E.AES128GCM, M.AEAD, TLS1_2, 128, HFN],
+  ["DHE-RSA-AES128-GCM-SHA256", K.DHE, A.RSA, E.AES128GCM, M.AEAD, TLS1_2, 128, HF],
+  ["ECDHE-ECDSA-AES128-CCM8", K.ECDHE, A.ECDSA, E.AES128CCM8, M.AEAD, TLS1_2, 128, HN],
+  ["ECDHE-ECDSA-AES128-CCM", K.ECDHE, A.ECDSA, E.AES128CCM, M.AEAD, TLS1_2, 128, HN],
+  ["DHE-RSA-AES128-CCM8", K.DHE, A.RSA, E.AES128CCM8, M.AEAD, TLS1_2, 128, HN],
+  ["DHE-RSA-AES128-CCM", K.DHE, A.RSA, E.AES128CCM, M.AEAD, TLS1_2, 128, HN],
+  ["ECDHE-ECDSA-ARIA128-GCM-SHA256", K.ECDHE, A.ECDSA, E.ARIA128GCM, M.AEAD, TLS1_2, 128, HN],
+  ["ECDHE-ARIA128-GCM-SHA256", K.ECDHE, A.RSA, E.ARIA128GCM, M.AEAD, TLS1_2, 128, HN],
+  ["DHE-DSS-ARIA128-GCM-SHA256", K.DHE, A.DSS, E.ARIA128GCM, M.AEAD, TLS1_2, 128, HN],
+  ["DHE-RSA-ARIA128-GCM-SHA256", K.DHE, A.RSA, E.ARIA128GCM, M.AEAD, TLS1_2, 128, HN],
+  ["ADH-AES128-GCM-SHA256", K.DHE, A.NULL, E.AES128GCM, M.AEAD, TLS1_2, 128, HFN],
+  ["ECDHE-ECDSA-AES256-SHA384", K.ECDHE, A.ECDSA, E.AES256, M.SHA384, TLS1_2, 256, HF],
+  ["ECDHE-RSA-AES256-SHA384", K.ECDHE, A.RSA, E.AES256, M.SHA384, TLS1_2, 256, HF],
+  ["DHE-RSA-AES256-SHA256", K.DHE, A.RSA, E.AES256, M.SHA256, TLS1_2, 256, HF],
+  ["DHE-DSS-AES256-SHA256", K.DHE, A.DSS, E.AES256, M.SHA256, TLS1_2, 256, HFN],
+  ["ECDHE-ECDSA-CAMELLIA256-SHA384", K.ECDHE, A.ECDSA, E.CAMELLIA256, M.SHA384, TLS1_2, 256, HN],
+  ["ECDHE-RSA-CAMELLIA256-SHA384", K.ECDHE, A.RSA, E.CAMELLIA256, M.SHA384, TLS1_2, 256, HN],
+  ["DHE-RSA-CAMELLIA256-SHA256", K.DHE, A.RSA, E.CAMELLIA256, M.SHA256, TLS1_2, 256, HN],
+  ["DHE-DSS-CAMELLIA256-SHA256", K.DHE, A.DSS, E.CAMELLIA256, M.SHA256, TLS1_2, 256, HN],
+  ["ADH-AES256-SHA256", K.DHE, A.NULL, E.AES256, M.SHA256, TLS1_2, 256, HFN],
+  ["ADH-CAMELLIA256-SHA256", K.DHE, A.NULL, E.CAMELLIA256, M.SHA256, TLS1_2, 256, HN],
+  ["ECDHE-ECDSA-AES128-SHA256", K.ECDHE, A.ECDSA, E.AES128, M.SHA256, TLS1_2, 128, HF],
+  ["ECDHE-RSA-AES128-SHA256", K.ECDHE, A.RSA, E.AES128, M.SHA256, TLS1_2, 128, HF],
+  ["DHE-RSA-AES128-SHA256", K.DHE, A.RSA, E.AES128, M.SHA256, TLS1_2, 128, HF],
+  ["DHE-DSS-AES128-SHA256", K.DHE, A.DSS, E.AES128, M.SHA256, TLS1_2, 128, HFN],
+  ["ECDHE-ECDSA-CAMELLIA128-SHA256", K.ECDHE, A.ECDSA, E.CAMELLIA128, M.SHA256, TLS1_2, 128, HN],
+  ["ECDHE-RSA-CAMELLIA128-SHA256", K.ECDHE, A.RSA, E.CAMELLIA128, M.SHA256, TLS1_2, 128, HN],
+  ["DHE-RSA-CAMELLIA128-SHA256", K.DHE, A.RSA, E.CAMELLIA128, M.SHA256, TLS1_2, 128, HN],
+  ["DHE-DSS-CAMELLIA128-SHA256", K.DHE, A.DSS, E.CAMELLIA128, M.SHA256, TLS1_2, 128, HN],
+  ["ADH-AES128-SHA256", K.DHE, A.NULL, E.AES128, M.SHA256, TLS1_2, 128, HFN],
+  ["ADH-CAMELLIA128-SHA256", K.DHE, A.NULL, E.CAMELLIA128, M.SHA256, TLS1_2, 128, HN],
+  ["ECDHE-ECDSA-AES256-SHA", K.ECDHE, A.ECDSA, E.AES256, M.SHA1, TLS1, 256, HF],
+  ["ECDHE-RSA-AES256-SHA", K.ECDHE, A.RSA, E.AES256, M.SHA1, TLS1, 256, HF],
+  ["DHE-RSA-AES256-SHA", K.DHE, A.RSA, E.AES256, M.SHA1, SSL3, 256, HF],
+  ["DHE-DSS-AES256-SHA", K.DHE, A.DSS, E.AES256, M.SHA1, SSL3, 256, HFN],
+  ["DHE-RSA-CAMELLIA256-SHA", K.DHE, A.RSA, E.CAMELLIA256, M.SHA1, SSL3, 256, HN],
+  ["DHE-DSS-CAMELLIA256-SHA", K.DHE, A.DSS, E.CAMELLIA256, M.SHA1, SSL3, 256, HN],
+  ["AECDH-AES256-SHA", K.ECDHE, A.NULL, E.AES256, M.SHA1, TLS1, 256, HFN],
+  ["ADH-AES256-SHA", K.DHE, A.NULL, E.AES256, M.SHA1, SSL3, 256, HFN],
+  ["ADH-CAMELLIA256-SHA", K.DHE, A.NULL, E.CAMELLIA256, M.SHA1, SSL3, 256, HN],
+  ["ECDHE-ECDSA-AES128-SHA", K.ECDHE, A.ECDSA, E.AES128, M.SHA1, TLS1, 128, HF],
+  ["ECDHE-RSA-AES128-SHA", K.ECDHE, A.RSA, E.AES128, M.SHA1, TLS1, 128, HF],
+  ["DHE-RSA-AES128-SHA", K.DHE, A.RSA, E.AES128, M.SHA1, SSL3, 128, HF],
+  ["DHE-DSS-AES128-SHA", K.DHE, A.DSS, E.AES128, M.SHA1, SSL3, 128, HFN],
+  ["DHE-RSA-CAMELLIA128-SHA", K.DHE, A.RSA, E.CAMELLIA128, M.SHA1, SSL3, 128, HN],
+  ["DHE-DSS-CAMELLIA128-SHA", K.DHE, A.DSS, E.CAMELLIA128, M.SHA1, SSL3, 128, HN],
+  ["AECDH-AES128-SHA", K.ECDHE, A.NULL, E.AES128, M.SHA1, TLS1, 128, HFN],
+  ["ADH-AES128-SHA", K.DHE, A.NULL, E.AES128, M.SHA1, SSL3, 128, HFN],
+  ["ADH-CAMELLIA128-SHA", K.DHE, A.NULL, E.CAMELLIA128, M.SHA1, SSL3, 128, HN],
+  ["RSA-PSK-AES256-GCM-SHA384", K.RSAPSK, A.RSA, E.AES256GCM, M.AEAD, TLS1_2, 256, HF],
+  ["DHE-PSK-AES256-GCM-SHA384", K.DHEPSK, A.PSK, E.AES256GCM, M.AEAD, TLS1_2, 256, HF],
+  ["RSA-PSK-CHACHA20-POLY1305", K.RSAPSK, A.RSA, E.CHACHA20, M.AEAD, TLS1_2, 256, H],
+  ["DHE-PSK-CHACHA20-POLY1305", K.DHEPSK, A.PSK, E.CHACHA20, M.AEAD, TLS1_2, 256, H],
+  ["ECDHE-PSK-CHACHA20-POLY1305", K.ECDHEPSK, A.PSK, E.CHACHA20, M.AEAD, TLS1_2, 256, H],
+  ["DHE-PSK-AES256-CCM8", K.DHEPSK, A.PSK, E.AES256CCM8, M.AEAD, TLS1_2, 256, HN],
+  ["DHE-PSK-AES256-CCM", K.DHEPSK, A.PSK, E.AES256CCM, M.AEAD, TLS1_2, 256, HN],
+  ["RSA-PSK-ARIA256-GCM-SHA384", K.RSAPSK, A.RSA, E.ARIA256GCM, M.AEAD, TLS1_2, 256, HN],
+  ["DHE-PSK-ARIA256-GCM-SHA384", K.DHEPSK, A.PSK, E.ARIA256GCM, M.AEAD, TLS1_2, 256, HN],
+  ["AES256-GCM-SHA384", K.RSA, A.RSA, E.AES256GCM, M.AEAD, TLS1_2, 256, HF],
+  ["AES256-CCM8", K.RSA, A.RSA, E.AES256CCM8, M.AEAD, TLS1_2, 256, HN],
+  ["AES256-CCM", K.RSA, A.RSA, E.AES256CCM, M.AEAD, TLS1_2, 256, HN],
+  ["ARIA256-GCM-SHA384", K.RSA, A.RSA, E.ARIA256GCM, M.AEAD, TLS1_2, 256, HN],
+  ["PSK-AES256-GCM-SHA384", K.PSK, A.PSK, E.AES256GCM, M.AEAD, TLS1_2, 256, HF],
+  ["PSK-CHACHA20-POLY1305", K.PSK, A.PSK, E.CHACHA20, M.AEAD, TLS1_2, 256, H],
+  ["PSK-AES256-CCM8", K.PSK, A.PSK, E.AES256CCM8, M.AEAD, TLS1_2, 256, HN],
+  ["PSK-AES256-CCM", K.PSK, A.PSK, E.AES256CCM, M.AEAD, TLS1_2, 256, HN],
+  ["PSK-ARIA256-GCM-SHA384", K.PSK, A.PSK, E.ARIA256GCM, M.AEAD, TLS1_2, 256, HN],
+  ["RSA-PSK-AES128-GCM-SHA256", K.RSAPSK, A.RSA, E.AES128GCM, M.AEAD, TLS1_2, 128, HF],
+  ["DHE-PSK-AES128-GCM-SHA256", K.DHEPSK, A.PSK, E.AES128GCM, M.AEAD, TLS1_2, 128, HF],
+  ["DHE-PSK-AES128-CCM8", K.DHEPSK, A.PSK, E.AES128CCM8, M.AEAD, TLS1_2, 128, HN],
+  ["DHE-PSK-AES128-CCM", K.DHEPSK, A.PSK, E.AES128CCM, M.AEAD, TLS1_2, 128, HN],
+  ["RSA-PSK-ARIA128-GCM-SHA256", K.RSAPSK, A.RSA, E.ARIA128GCM, M.AEAD, TLS1_2, 128, HN],
+  ["DHE-PSK-ARIA128-GCM-SHA256", K.DHEPSK, A.PSK, E.ARIA128GCM, M.AEAD, TLS1_2, 128, HN],
+  ["AES128-GCM-SHA256", K.RSA, A.RSA, E.AES128GCM, M.AEAD, TLS1_2, 128, HF],
+  ["AES128-CCM8", K.RSA, A.RSA, E.AES128CCM8, M.AEAD, TLS1_2, 128, HN],
+  ["AES128-CCM", K.RSA, A.RSA, E.AES128CCM, M.AEAD, TLS1_2, 128, HN],
+  ["ARIA128-GCM-SHA256", K.RSA, A.RSA, E.ARIA128GCM, M.AEAD, TLS1_2, 128, HN],
+  ["PSK-AES128-GCM-SHA256", K.PSK, A.PSK, E.AES128GCM, M.AEAD, TLS1_2, 128, HF],
+  ["PSK-AES128-CCM8", K.PSK, A.PSK, E.AES128CCM8, M.AEAD, TLS1_2, 128, HN],
+  ["PSK-AES128-CCM", K.PSK, A.PSK, E.AES128CCM, M.AEAD, TLS1_2, 128, HN],
+  ["PSK-ARIA128-GCM-SHA256", K.PSK, A.PSK, E.ARIA128GCM, M.AEAD, TLS1_2, 128, HN],
+  ["AES256-SHA256", K.RSA, A.RSA, E.AES256, M.SHA256, TLS1_2, 256, HF],
+  ["CAMELLIA256-SHA256", K.RSA, A.RSA, E.CAMELLIA256, M.SHA256, TLS1_2, 256, HN],
+  ["AES128-SHA256", K.RSA, A.RSA, E.AES128, M.SHA256, TLS1_2, 128, HF],
+  ["CAMELLIA128-SHA256", K.RSA, A.RSA, E.CAMELLIA128, M.SHA256, TLS1_2, 128, HN],
+  ["ECDHE-PSK-AES256-CBC-SHA384", K.ECDHEPSK, A.PSK, E.AES256, M.SHA384, TLS1, 256, HF],
+  ["ECDHE-PSK-AES256-CBC-SHA", K.ECDHEPSK, A.PSK, E.AES256, M.SHA1, TLS1, 256, HF],
+  ["SRP-DSS-AES-256-CBC-SHA", K.SRP, A.DSS, E.AES256, M.SHA1, SSL3, 256, HN],
+  ["SRP-RSA-AES-256-CBC-SHA", K.SRP, A.RSA, E.AES256, M.SHA1, SSL3, 256, H],
+  ["SRP-AES-256-CBC-SHA", K.SRP, A.SRP, E.AES256, M.SHA1, SSL3, 256, H],
+  ["RSA-PSK-AES256-CBC-SHA384", K.RSAPSK, A.RSA, E.AES256, M.SHA384, TLS1, 256, HF],
+  ["DHE-PSK-AES256-CBC-SHA384", K.DHEPSK, A.PSK, E.AES256, M.SHA384, TLS1, 256, HF],
+  ["RSA-PSK-AES256-CBC-SHA", K.RSAPSK, A.RSA, E.AES256, M.SHA1, SSL3, 256, HF],
+  ["DHE-PSK-AES256-CBC-SHA", K.DHEPSK, A.PSK, E.AES256, M.SHA1, SSL3, 256, HF],
+  ["ECDHE-PSK-CAMELLIA256-SHA384", K.ECDHEPSK, A.PSK, E.CAMELLIA256, M.SHA384, TLS1, 256, HN],
+  ["RSA-PSK-CAMELLIA256-SHA384", K.RSAPSK, A.RSA, E.CAMELLIA256, M.SHA384, TLS1, 256, HN],
+  ["DHE-PSK-CAMELLIA256-SHA384", K.DHEPSK, A.PSK, E.CAMELLIA256, M.SHA384, TLS1, 256, HN],
+  ["AES256-SHA", K.RSA, A.RSA, E.AES256, M.SHA1, SSL3, 256, HF],
+  ["CAMELLIA256-SHA", K.RSA, A.RSA, E.CAMELLIA256, M.SHA1, SSL3, 256, HN],
+  ["PSK-AES256-CBC-SHA384", K.PSK, A.PSK, E.AES256, M.SHA384, TLS1, 256, HF],
+  ["PSK-AES256-CBC-SHA", K.PSK, A.PSK, E.AES256, M.SHA1, SSL3, 256, HF],
+  ["PSK-CAMELLIA256-SHA384", K.PSK, A.PSK, E.CAMELLIA256, M.SHA384, TLS1, 256, HN],
+  ["ECDHE-PSK-AES128-CBC-SHA256", K.ECDHEPSK, A.PSK, E.AES128, M.SHA256, TLS1, 128, HF],
+  ["ECDHE-PSK-AES128-CBC-SHA", K.ECDHEPSK, A.PSK, E.AES128, M.SHA1, TLS1, 128, HF],
+  ["SRP-DSS-AES-128-CBC-SHA", K.SRP, A.DSS, E.AES128, M.SHA1, SSL3, 128, HN],
+  ["SRP-RSA-AES-128-CBC-SHA", K.SRP, A.RSA, E.AES128, M.SHA1, SSL3, 128, H],
+  ["SRP-AES-128-CBC-SHA", K.SRP, A.SRP, E.AES128, M.SHA1, SSL3, 128, H],
+  ["RSA-PSK-AES128-CBC-SHA256", K.RSAPSK, A.RSA, E.AES128, M.SHA256, TLS1, 128, HF],
+  ["DHE-PSK-AES128-CBC-SHA256", K.DHEPSK, A.PSK, E.AES128, M.SHA256, TLS1, 128, HF],
+  ["RSA-PSK-AES128-CBC-SHA", K.RSAPSK, A.RSA, E.AES128, M.SHA1, SSL3, 128, HF],
+  ["DHE-PSK-AES128-CBC-SHA", K.DHEPSK, A.PSK, E.AES128, M.SHA1, SSL3, 128, HF],
+  ["ECDHE-PSK-CAMELLIA128-SHA256", K.ECDHEPSK, A.PSK, E.CAMELLIA128, M.SHA256, TLS1, 128, HN],
+  ["RSA-PSK-CAMELLIA128-SHA256", K.RSAPSK, A.RSA, E.CAMELLIA128, M.SHA256, TLS1, 128, HN],
+  ["DHE-PSK-CAMELLIA128-SHA256", K.DHEPSK, A.PSK, E.CAMELLIA128, M.SHA256, TLS1, 128, HN],
+  ["AES128-SHA", K.RSA, A.RSA, E.AES128, M.SHA1, SSL3, 128, HF],
+  ["CAMELLIA128-SHA", K.RSA, A.RSA, E.CAMELLIA128, M.SHA1, SSL3, 128, HN],
+  ["PSK-AES128-CBC-SHA256", K.PSK, A.PSK, E.AES128, M.SHA256, TLS1, 128, HF],
+  ["PSK-AES128-CBC-SHA", K.PSK, A.PSK, E.AES128, M.SHA1, SSL3, 128, HF],
+  ["PSK-CAMELLIA128-SHA256", K.PSK, A.PSK, E.CAMELLIA128, M.SHA256, TLS1, 128, HN],
+  ["ECDHE-ECDSA-NULL-SHA", K.ECDHE, A.ECDSA, E.NULL, M.SHA1, TLS1, 0, NONE],
+  ["ECDHE-RSA-NULL-SHA", K.ECDHE, A.RSA, E.NULL, M.SHA1, TLS1, 0, NONE],
+  ["AECDH-NULL-SHA", K.ECDHE, A.NULL, E.NULL, M.SHA1, TLS1, 0, NONE],
+  ["NULL-SHA256", K.RSA, A.RSA, E.NULL, M.SHA256, TLS1_2, 0, NONE],
+  ["ECDHE-PSK-NULL-SHA384", K.ECDHEPSK, A.PSK, E.NULL, M.SHA384, TLS1, 0, NONE],
+  ["ECDHE-PSK-NULL-SHA256", K.ECDHEPSK, A.PSK, E.NULL, M.SHA256, TLS1, 0, NONE],
+  ["ECDHE-PSK-NULL-SHA", K.ECDHEPSK, A.PSK, E.NULL, M.SHA1, TLS1, 0, NONE],
+  ["RSA-PSK-NULL-SHA384", K.RSAPSK, A.RSA, E.NULL, M.SHA384, TLS1, 0, NONE],
+  ["RSA-PSK-NULL-SHA256", K.RSAPSK, A.RSA, E.NULL, M.SHA256, TLS1, 0, NONE],
+  ["DHE-PSK-NULL-SHA384", K.DHEPSK, A.PSK, E.NULL, M.SHA384, TLS1, 0, NONE],
+  ["DHE-PSK-NULL-SHA256", K.DHEPSK, A.PSK, E.NULL, M.SHA256, TLS1, 0, NONE],
+  ["RSA-PSK-NULL-SHA", K.RSAPSK, A.RSA, E.NULL, M.SHA1, SSL3, 0, NONE],
+  ["DHE-PSK-NULL-SHA", K.DHEPSK, A.PSK, E.NULL, M.SHA1, SSL3, 0, NONE],
+  ["NULL-SHA", K.RSA, A.RSA, E.NULL, M.SHA1, SSL3, 0, NONE],
+  ["NULL-MD5", K.RSA, A.RSA, E.NULL, M.MD5, SSL3, 0, NONE],
+  ["PSK-NULL-SHA384", K.PSK, A.PSK, E.NULL, M.SHA384, TLS1, 0, NONE],
+  ["PSK-NULL-SHA256", K.PSK, A.PSK, E.NULL, M.SHA256, TLS1, 0, NONE],
+  ["PSK-NULL-SHA", K.PSK, A.PSK, E.NULL, M.SHA1, SSL3, 0, NONE],
+];
+
+/**
+ * The TLS 1.2 suites Portico can serve, in OpenSSL 3.0's preference order. Every one is also a
  * BoringSSL suite (node:tls getCiphers(); config/cipher-list.test.ts checks it). BoringSSL's
  * others are left out: DES-CBC3-SHA, because OpenSSL 3 is built without it by default
  * (no-weak-ssl-ciphers), so no nginx linked with it offers it; the PSK suites, because neither
  * nginx nor Portico configures pre-shared keys, so neither could negotiate them.
  */
-const SUITES: readonly Suite[] = Object.freeze([
-  suite("ECDHE-ECDSA-AES256-GCM-SHA384", K.ECDHE, A.ECDSA, E.AES256GCM, M.AEAD, TLS1_2, true),
-  suite("ECDHE-RSA-AES256-GCM-SHA384", K.ECDHE, A.RSA, E.AES256GCM, M.AEAD, TLS1_2, true),
-  suite("ECDHE-ECDSA-CHACHA20-POLY1305", K.ECDHE, A.ECDSA, E.CHACHA20, M.AEAD, TLS1_2, false),
-  suite("ECDHE-RSA-CHACHA20-POLY1305", K.ECDHE, A.RSA, E.CHACHA20, M.AEAD, TLS1_2, false),
-  suite("ECDHE-ECDSA-AES128-GCM-SHA256", K.ECDHE, A.ECDSA, E.AES128GCM, M.AEAD, TLS1_2, true),
-  suite("ECDHE-RSA-AES128-GCM-SHA256", K.ECDHE, A.RSA, E.AES128GCM, M.AEAD, TLS1_2, true),
-  suite("ECDHE-ECDSA-AES128-SHA256", K.ECDHE, A.ECDSA, E.AES128, M.SHA256, TLS1_2, true),
-  suite("ECDHE-RSA-AES128-SHA256", K.ECDHE, A.RSA, E.AES128, M.SHA256, TLS1_2, true),
-  suite("ECDHE-ECDSA-AES256-SHA", K.ECDHE, A.ECDSA, E.AES256, M.SHA1, TLS1, true),
-  suite("ECDHE-RSA-AES256-SHA", K.ECDHE, A.RSA, E.AES256, M.SHA1, TLS1, true),
-  suite("ECDHE-ECDSA-AES128-SHA", K.ECDHE, A.ECDSA, E.AES128, M.SHA1, TLS1, true),
-  suite("ECDHE-RSA-AES128-SHA", K.ECDHE, A.RSA, E.AES128, M.SHA1, TLS1, true),
-  suite("AES256-GCM-SHA384", K.RSA, A.RSA, E.AES256GCM, M.AEAD, TLS1_2, true),
-  suite("AES128-GCM-SHA256", K.RSA, A.RSA, E.AES128GCM, M.AEAD, TLS1_2, true),
-  suite("AES256-SHA", K.RSA, A.RSA, E.AES256, M.SHA1, SSL3, true),
-  suite("AES128-SHA", K.RSA, A.RSA, E.AES128, M.SHA1, SSL3, true),
+const SERVED: ReadonlySet<string> = new Set([
+  "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+  "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES128-SHA256", "ECDHE-RSA-AES128-SHA256",
+  "ECDHE-ECDSA-AES256-SHA", "ECDHE-RSA-AES256-SHA", "ECDHE-ECDSA-AES128-SHA", "ECDHE-RSA-AES128-SHA",
+  "AES256-GCM-SHA384", "AES128-GCM-SHA256", "AES256-SHA", "AES128-SHA",
 ]);
+
+const ALL_SUITES: readonly Suite[] = Object.freeze(
+  OPENSSL_TLS12_SUITES.map(([name, kx, au, enc, mac, minTls, bits, strength]) => Object.freeze({ name, kx, au, enc, mac, minTls, strength, bits })),
+);
+const SUITES: readonly Suite[] = Object.freeze(ALL_SUITES.filter((x) => SERVED.has(x.name)));
 
 /** The names evaluation can yield, in OpenSSL's preference order. */
 export const SERVABLE_TLS12_SUITES: readonly string[] = Object.freeze(SUITES.map((s) => s.name));
@@ -178,11 +343,16 @@ const ALIASES: ReadonlyMap<string, Selector> = new Map<string, Selector>([
   ["MEDIUM", sel(0, 0, 0, 0, 0, S.MEDIUM)],
   ["HIGH", sel(0, 0, 0, 0, 0, S.HIGH)],
   ["FIPS", sel(0, 0, ALL_BITS & ~E.NULL, 0, 0, S.FIPS)],
+  // The legacy EDH- names of the DHE 3DES suites stay aliases in OpenSSL 3.0 (HIGH and FIPS, as
+  // `EDH-RSA-DES-CBC3-SHA+HIGH+*` being refused shows); with no 3DES suite built they select
+  // nothing, but they are words OpenSSL knows.
+  ["EDH-RSA-DES-CBC3-SHA", sel(K.DHE, A.RSA, E.TDES, M.SHA1, 0, S.HIGH | S.FIPS)],
+  ["EDH-DSS-DES-CBC3-SHA", sel(K.DHE, A.DSS, E.TDES, M.SHA1, 0, S.HIGH | S.FIPS)],
 ]);
 // DTLSv1, DTLSv1.0 and DTLSv1.2 restrict DTLS versions only, and OpenSSL leaves them out of a
 // TLS method's aliases (`openssl ciphers DTLSv1` matches nothing): unknown words here too.
 
-const BY_NAME: ReadonlyMap<string, Suite> = new Map(SUITES.map((s) => [s.name, s]));
+const BY_NAME: ReadonlyMap<string, Suite> = new Map(ALL_SUITES.map((s) => [s.name, s]));
 
 // openssl-ciphers(1): the default cipher list (OSSL_default_cipher_list, OpenSSL 3.0).
 const OPENSSL_DEFAULT = "ALL:!COMPLEMENTOFDEFAULT:!eNULL";
@@ -285,7 +455,7 @@ class Combined {
       if ((this.strength & STRONG_MASK) !== 0) {
         this.strength &= strong | ~STRONG_MASK;
         if ((this.strength & STRONG_MASK) === 0) return false;
-      } else this.strength |= strong;
+      } else this.strength = strong; // OpenSSL assigns here, dropping a NOT_DEFAULT bit an earlier part set
     }
     const def = a.strength & DEFAULT_MASK;
     if (def !== 0) {
@@ -406,12 +576,4 @@ export function parseCipherList(input: string): CipherListResult {
     return { message: `no suite Portico can serve: the string selects none of its TLS 1.2 suites (ECDHE or RSA key exchange with AES or CHACHA20-POLY1305; finite-field DHE, CAMELLIA, ARIA, CCM, 3DES and PSK suites are never offered)`, syntax: false };
   }
   return { value: names.join(":"), unknown: Object.freeze(state.unknown) };
-}
-
-/** The first name of `list` (parseCipherList's value) that `known` (node:tls getCiphers(), lowercased) lacks, as a message, or null. */
-export function unknownCipherName(list: string, known: ReadonlySet<string>): string | null {
-  for (const name of list.split(":")) {
-    if (!known.has(name.toLowerCase())) return `unknown TLS 1.2 cipher suite ${name} (OpenSSL names such as ECDHE-RSA-AES128-GCM-SHA256)`;
-  }
-  return null;
 }
