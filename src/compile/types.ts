@@ -3,23 +3,8 @@ import type { RouteTable } from "../table/types.ts";
 import type { GatewayRoutes } from "../table/types.ts";
 import type { ClassState, Condition, GatewayState, RouteParentState } from "./gateway/attach.ts";
 
-/**
- * A host's own cipher list (the ssl-ciphers annotation, nginx's server-level ssl_ciphers), or
- * the listener's list pinned to a host a wildcard's own list would otherwise catch.
- */
-export type HostTls =
-  | {
-      /** The suites the annotation's cipher string selects (config/cipher-list.ts), names BoringSSL has. */
-      readonly ciphers: string;
-      /** The Ingress (`namespace/name`) the list is from. */
-      readonly ingress: string;
-    }
-  /**
-   * The listener's list, on an entry of the host's own. nginx has one server per rule host, which
-   * takes the ConfigMap's ssl_ciphers when none of its Ingresses sets one, so a `*.` host's list
-   * must not reach it (compile/host-tls.ts).
-   */
-  | { readonly ciphers: null };
+import type { HostTls } from "../model/host-tls.ts";
+export type { HostTls };
 
 /** A TLS host and the Secret whose certificate serves it (null: the default certificate). */
 export interface CertificateBinding {

@@ -9,7 +9,7 @@ import type { PolicyValue, StagePolicy } from "../policy/stages.ts";
 import type { SerializedGatewayListener, SerializedLocation, SerializedRoute, SerializedTable } from "./serialize.ts";
 import type { GatewayMatch } from "./types.ts";
 import { DEFAULT_BACKEND_SLOT } from "./routes.ts";
-import type { HostTls } from "../compile/types.ts";
+import type { HostTls } from "../model/host-tls.ts";
 
 const HEADER = ["HOST", "PATH", "TYPE", "BACKEND", "ENDPOINTS", "TLS", "INGRESS", "ANSWERS"] as const;
 

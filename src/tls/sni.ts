@@ -5,7 +5,8 @@
 // it never reads names from the certificates. So: entry 0 is the default certificate with no
 // serverName, then one entry per served host, exact names and wildcards alike.
 import { createHash } from "node:crypto";
-import type { CertificateBinding, HostTls } from "../compile/types.ts";
+import type { CertificateBinding } from "../compile/types.ts";
+import type { HostTls } from "../model/host-tls.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { pickDefaultCertificate, type DefaultCertificate } from "./default-cert.ts";
 import { type PemChecker } from "./pem.ts";
