@@ -176,6 +176,21 @@ describe("limit-rate", () => {
     expectPaced(got.arrivals, size, 16 * KIB, 0);
   });
 
+  // ngx_http_upstream_process_buffering runs for each X-Accel-Buffering line: the last `yes` or `no` wins.
+  test("of repeated X-Accel-Buffering fields the last yes or no decides, and with it the pacing", async () => {
+    const size = 40 * KIB;
+    const yes = await pod(size, false, "X-Accel-Buffering: no\r\nX-Accel-Buffering: maybe\r\nX-Accel-Buffering: yes\r\n");
+    const paced = await timedGet(`${proxyFor(yes.backend.port, optionsOf({ [`${N}limit-rate`]: "16" })).url}/big`);
+    expect(paced.body).toBe(yes.body);
+    expect(paced.headers.get("content-length")).toBeNull();
+    expectPaced(paced.arrivals, size, 16 * KIB, 0);
+    const no = await pod(size, false, "X-Accel-Buffering: yes\r\nX-Accel-Buffering: no\r\n");
+    const got = await timedGet(`${proxyFor(no.backend.port, optionsOf({ ...ON, [`${N}limit-rate`]: "1" })).url}/big`, (res) => expect(res.headers.get("content-length")).toBe(String(size)));
+    expect(got.body).toBe(no.body);
+    const { bufferingWanted } = await import("../../src/proxy/upstream/response-buffering.ts");
+    expect([bufferingWanted(false, "YES"), bufferingWanted(true, "No"), bufferingWanted(true, "yes, no"), bufferingWanted(false, "no, yes, maybe"), bufferingWanted(true, "nope")]).toEqual([true, false, false, true, true]);
+  });
+
   // ngx_http_upstream_process_limit_rate: ngx_atoi of the value (bytes per second, digits only)
   // sets r->limit_rate; a value it refuses changes nothing.
   test("X-Accel-Limit-Rate (bytes per second) replaces limit-rate for a buffered answer, limit-rate-after still counted", async () => {

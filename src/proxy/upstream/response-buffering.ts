@@ -44,12 +44,14 @@ export interface ResponseBuffering {
  * Whether this answer is buffered: the location's proxy_buffering (`on`), changed by the pod's
  * X-Accel-Buffering as ngx_http_upstream_process_buffering reads it: exactly `yes` or `no` in
  * any case (nginx compares the value's length first; Bun hands the value trimmed, as nginx's
- * header parser does).
+ * header parser does). nginx reads each field line in turn, so of repeated ones the last `yes`
+ * or `no` wins; Bun's Headers joins them with ", ", read here piece by piece.
  */
 export function bufferingWanted(on: boolean, xAccel: string | null): boolean {
   if (xAccel === null) return on;
-  const v = xAccel.toLowerCase();
-  return v === "yes" ? true : v === "no" ? false : on;
+  let b = on;
+  for (const piece of xAccel.toLowerCase().split(", ")) b = piece === "yes" ? true : piece === "no" ? false : b;
+  return b;
 }
 
 /** ngx_atoi's limit (NGX_MAX_INT_T_VALUE on 64-bit) as a decimal string: a longer number is refused. */
