@@ -37,3 +37,22 @@ test("proxy-buffering and proxy-buffer-size set the route's response buffering; 
   expect(n.unsupported).toEqual([]);
   expect(n.options).toBe(DEFAULT_ROUTE_OPTIONS);
 });
+
+// client_body_buffer_size and proxy_buffer_size are ngx_conf_set_size_slot: ngx_parse_size
+// (src/core/ngx_parse.c) takes k/K and m/M, no g (only ngx_parse_offset, for client_max_body_size,
+// takes g). ingress-nginx's SizeRegex `^(?i)\d+[bkmg]?$` lets `1g` and `8b` through, and nginx
+// then refuses the configuration (ingress-nginx keeps the last good one): refused here too.
+test("sizes as nginx's ngx_parse_size reads them: k and m in either case, no g or b", () => {
+  for (const k of ["client-body-buffer-size", "proxy-buffer-size"]) {
+    for (const bad of ["1g", "1G", "8b", "1.5k", "16kb"]) {
+      const p = parseAnnotations({ [`${N}${k}`]: bad });
+      expect(p.problems).toHaveLength(1);
+      expect(p.options).toBe(DEFAULT_ROUTE_OPTIONS);
+    }
+  }
+  expect(parseAnnotations({ [`${N}proxy-buffer-size`]: "16K" }).options.proxyBufferSize).toBe(16 * 1024);
+  expect(parseAnnotations({ [`${N}proxy-buffer-size`]: "1M" }).options.proxyBufferSize).toBe(1024 * 1024);
+  expect(size({ [`${N}client-body-buffer-size`]: "2M" })).toBe(2 * 1024 * 1024);
+  // client_max_body_size is an offset (ngx_parse_offset): g is nginx's there.
+  expect(parseAnnotations({ [`${N}proxy-body-size`]: "1g" }).options.maxBodySize).toBe(1024 ** 3);
+});

@@ -42,7 +42,7 @@ export const REQUEST_BUFFER_SIZE: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "In nginx it is the part held in memory (default 8k) before the rest goes to a temp file; in Portico it is all that is buffered. An invalid value keeps the default with a diagnostic (ingress-nginx drops the Ingress).",
+      "In nginx it is the part held in memory (default 8k) before the rest goes to a temp file; in Portico it is all that is buffered. An invalid value keeps the default with a diagnostic (ingress-nginx drops the Ingress; a `g` size, which its check lets through, fails nginx's reload, so the last good configuration stays).",
   },
 };
 
@@ -74,7 +74,7 @@ export const RESPONSE_BUFFER_SIZE: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "Only the response buffers' size: in nginx it also bounds the pod's header block (502 above it), which in Portico is `--max-response-header-size` (64k). Held at most 1 MiB. An invalid value keeps the default with a diagnostic (ingress-nginx drops the Ingress).",
+      "Only the response buffers' size: in nginx it also bounds the pod's header block (502 above it), which in Portico is `--max-response-header-size` (64k). Held at most 1 MiB. An invalid value keeps the default with a diagnostic (ingress-nginx drops the Ingress; a `g` size, which its check lets through, fails nginx's reload, so the last good configuration stays).",
   },
 };
 
@@ -92,14 +92,21 @@ export const RESPONSE_BUFFERS_NUMBER: AnnotationSpec = {
 
 const OnOff = oneOf(["on", "off"] as const, "expected on or off");
 
-/** nginx's size syntax as ingress-nginx emits it (`8k`, `1m`, bytes); 0 is zero, not unlimited. */
+/**
+ * nginx's size syntax (`8k`, `1m`, bytes); 0 is zero, not unlimited. client_body_buffer_size and
+ * proxy_buffer_size are read by ngx_conf_set_size_slot, whose ngx_parse_size takes k/K and m/M
+ * only: `1g` (or `8b`), which ingress-nginx's SizeRegex (`^(?i)\d+[bkmg]?$`) lets through, makes
+ * nginx refuse the configuration, so ingress-nginx keeps the last good one; here it is refused
+ * with a diagnostic and the default kept. (ngx_parse_offset, for offsets such as
+ * client_max_body_size, takes g too: annotations/values.ts Size.)
+ */
 const BufferSize = v.pipe(
   v.string(),
   v.trim(),
-  v.regex(/^\d{1,15}[kmg]?$/i, "expected a byte size such as 8192, 16k or 1m"),
+  v.regex(/^\d{1,15}[km]?$/i, "expected a byte size such as 8192, 16k or 1m (nginx takes no g here)"),
   v.transform((s) => {
-    const m = /^(\d+)([kmg]?)$/i.exec(s) as RegExpExecArray;
-    const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[(m[2] ?? "").toLowerCase()] ?? 1;
+    const m = /^(\d+)([km]?)$/i.exec(s) as RegExpExecArray;
+    const unit = { "": 1, k: 1024, m: 1024 ** 2 }[(m[2] ?? "").toLowerCase()] ?? 1;
     return Number(m[1]) * unit;
   }),
   v.check((n) => Number.isSafeInteger(n), "size too large"),

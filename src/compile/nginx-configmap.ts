@@ -159,10 +159,15 @@ const accessLogOff: Judge = (val) => (bool(val, false) === true ? flag("no acces
  * of the same name in KiB above 0, Portico's default at 0 or below.
  */
 function kibJudge(name: string, unit: string, text: string, zero: string): Judge {
-  return (val) => {
+  return (val, data) => {
     const n = val.trim();
     if (!/^[+-]?\d{1,15}$/.test(n)) return bad(`an integer (${unit})`);
-    return Number(n) > 0 ? flag(text, `--${name}=${Number(n)}k`) : same(zero);
+    if (Number(n) <= 0) return same(zero);
+    // ngx_http_upstream_send_response sets r->limit_rate = 0 for an unbuffered answer: with the
+    // ConfigMap's proxy-buffering off (its default), only Ingresses that turn it on are paced.
+    const off = (data["proxy-buffering"] ?? "off").trim().toLowerCase() !== "on";
+    const note = off ? "; no effect while proxy-buffering is off (as in ingress-nginx, limit-rate paces only buffered answers: set proxy-buffering: on)" : "";
+    return flag(`${text}${note}`, `--${name}=${Number(n)}k`);
   };
 }
 

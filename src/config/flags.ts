@@ -122,7 +122,7 @@ export const FLAGS: { readonly [K in keyof Config]: FlagSpec<Config[K]> } = {
   clientBodyMinRate: { name: "client-body-min-rate", metavar: "RATE", help: "bytes per second a request body must average, beyond a first --client-body-timeout of waiting (0 = no minimum); slower is cut as by --client-body-timeout", defaultText: "500 bytes/s", schema: val.byteRate, fallback: () => 500 },
   // ingress-nginx's ConfigMap limit-rate / limit-rate-after (defaults.Backend: the value of every
   // location without the annotation; nginx.tmpl `limit_rate <n>k`, `limit_rate_after <n>k`).
-  limitRate: { name: "limit-rate", metavar: "SIZE", help: "bytes per second each response is sent at, after --limit-rate-after (512k, 1m; 0 = unlimited), for routes without a limit-rate annotation", defaultText: "0", schema: val.byteSize, fallback: () => 0 },
+  limitRate: { name: "limit-rate", metavar: "SIZE", help: "bytes per second each buffered response is sent at (proxy-buffering on or the pod's X-Accel-Buffering: yes, as nginx), after --limit-rate-after (512k, 1m; 0 = unlimited), for routes without a limit-rate annotation", defaultText: "0", schema: val.byteSize, fallback: () => 0 },
   limitRateAfter: { name: "limit-rate-after", metavar: "SIZE", help: "bytes of each response sent at full speed before --limit-rate applies, for routes without a limit-rate-after annotation", defaultText: "0", schema: val.byteSize, fallback: () => 0 },
   // ingress-nginx reads every request body before it contacts a pod (proxy-request-buffering
   // on, spilling past client-body-buffer-size to a temp file); Portico has no disk it may

@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { Compiler } from "../../src/compile/compile.ts";
 import { migrationReport } from "../../src/compile/migrate.ts";
+import { formatMigrationText, shellFlag } from "../../src/compile/migrate-text.ts";
 import { configMapReport, parseNginxConfigMap, snippetGate, type NginxConfigMap } from "../../src/compile/nginx-configmap.ts";
 import { parseArgs } from "../../src/config/parse.ts";
 import { loadFixture } from "../compile/snapshot.ts";
@@ -150,6 +151,17 @@ describe("ConfigMap keys", () => {
     expect(key(data, k)).toMatchObject({ status, flags });
   });
 
+  // ngx_http_upstream_send_response sets r->limit_rate = 0 for an unbuffered answer: with
+  // proxy-buffering off (the default) the key paces only Ingresses that turn buffering on.
+  test("limit-rate with proxy-buffering off says it paces nothing then; with it on, it does not", () => {
+    const NOTE = "as in ingress-nginx, limit-rate paces only buffered answers: set proxy-buffering: on";
+    for (const data of [{ "limit-rate": "90" }, { "limit-rate": "90", "proxy-buffering": "off" }] as Record<string, string>[]) expect(key(data, "limit-rate").text).toContain(NOTE);
+    expect(key({ "limit-rate-after": "512" }, "limit-rate-after").text).toContain(NOTE);
+    const on = key({ "limit-rate": "90", "proxy-buffering": "on" }, "limit-rate");
+    expect(on).toMatchObject({ status: "flag", flags: ["--limit-rate=90k"] });
+    expect(on.text).not.toContain(NOTE);
+  });
+
   test("ingress-nginx defaults that differ from Portico's are reported when their key is absent", () => {
     const r = configMapReport(cm({}));
     expect(r.keys.map((k) => [k.key, k.value, k.status])).toEqual([
@@ -287,5 +299,58 @@ describe("snippet gates (ingress-nginx's annotation risk levels and allow-snippe
     const refused = one(cm({}));
     expect(refused).toMatchObject({ status: "differs", annotations: [{ status: "differs" }] });
     expect(refused.annotations[0]!.text).toContain("ingress-nginx refuses this whole Ingress");
+  });
+});
+
+describe("the flags the text report prints", () => {
+  // Pasted into bash, a `!` is history expansion (even inside double quotes) and a space splits
+  // the word: each value that is not a plain word is single-quoted, `'` written '\''.
+  test("are shell words: an interactive bash reads each back as the flag serving applies", async () => {
+    const parsed = parseArgs(["migrate"], {});
+    if (parsed.type !== "migrate") throw new Error("flags");
+    const fx = loadFixture(
+      JSON.stringify({
+        apiVersion: "networking.k8s.io/v1",
+        kind: "Ingress",
+        metadata: { name: "a", namespace: "t" },
+        spec: { ingressClassName: "nginx", rules: [{ host: "a.test", http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }] },
+      }),
+    );
+    const view = new Compiler(parsed.config).inspect(fx.snapshot, []);
+    const data = {
+      "ssl-ciphers": "ECDHE-RSA-AES128-GCM-SHA256:!aNULL",
+      "log-format-upstream": `$remote_addr "$request" $status`,
+      "block-user-agents": "~*bot's,curl",
+      "hsts-max-age": "600",
+    };
+    const report = migrationReport(view, parsed.config, cm(data));
+    const flags = report.configMap!.flags;
+    expect(flags).toEqual(expect.arrayContaining(["--tls-ciphers=ECDHE-RSA-AES128-GCM-SHA256:!aNULL", `--access-log-template=${data["log-format-upstream"]}`, "--block-user-agents=~*bot's,curl", "--hsts-max-age=600"]));
+    const text = formatMigrationText(report);
+    const lines = text.split("\n");
+    const at = lines.indexOf("  Run Portico with:");
+    const printed = lines.slice(at + 1, at + 1 + flags.length).map((l) => l.trim());
+    expect(printed).toContain("--tls-ciphers='ECDHE-RSA-AES128-GCM-SHA256:!aNULL'");
+    expect(printed).toContain(`--block-user-agents='~*bot'\\''s,curl'`);
+    expect(printed).toContain("--hsts-max-age=600");
+    // The key's own line carries them too, each whole on one line.
+    expect(lines.some((l) => l.trim() === `--access-log-template='$remote_addr "$request" $status'`)).toBe(true);
+    // An interactive bash (history expansion on) reads the printed words back as the flags.
+    const script = `${printed.map((w) => `printf '%s\\n' ${w}`).join("\n")}\nexit\n`;
+    const bash = Bun.spawn(["bash", "--norc", "--noprofile", "-i"], { stdin: new TextEncoder().encode(script), stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HISTFILE: "/dev/null", TERM: "dumb" } });
+    const [out, err] = await Promise.all([new Response(bash.stdout).text(), new Response(bash.stderr).text()]);
+    await bash.exited;
+    expect(err).not.toContain("event not found");
+    expect(out.split("\n").slice(0, -1)).toEqual([...flags]);
+  });
+
+  test("shellFlag leaves plain words alone and single-quotes the rest", () => {
+    expect(shellFlag("--hsts-max-age=15724800")).toBe("--hsts-max-age=15724800");
+    expect(shellFlag("--trusted-proxies=10.0.0.0/8,192.168.0.0/16")).toBe("--trusted-proxies=10.0.0.0/8,192.168.0.0/16");
+    expect(shellFlag("--proxy-buffering")).toBe("--proxy-buffering");
+    expect(shellFlag("--x=")).toBe("--x=''");
+    expect(shellFlag("--x=a b")).toBe("--x='a b'");
+    expect(shellFlag("--x=it's")).toBe("--x='it'\\''s'");
+    expect(shellFlag("--x=$HOME;`id`*")).toBe("--x='$HOME;`id`*'");
   });
 });

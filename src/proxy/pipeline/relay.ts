@@ -7,7 +7,7 @@ import { isGrpcBackend } from "../upstream/grpc.ts";
 import { downstreamHeaders, editHeaders } from "../../http/headers.ts";
 import { gzipAnswer } from "../../http/gzip.ts";
 import { relayResponse } from "../upstream/respond.ts";
-import { bufferingWanted, responseBuffering } from "../upstream/response-buffering.ts";
+import { accelLimitRate, bufferingWanted, responseBuffering } from "../upstream/response-buffering.ts";
 import type { Exchange } from "./context.ts";
 
 /**
@@ -35,6 +35,9 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   let buffered = errorRequest ? p.config.proxyBuffering : opts.proxyBuffering ?? p.config.proxyBuffering;
   if (scan === undefined || scan.nginxHidden.length !== 0) buffered = bufferingWanted(buffered, up.headers.get("x-accel-buffering"));
   const buffering = buffered && !grpc ? responseBuffering(up, scan, errorRequest ? p.config.proxyBufferSize : opts.proxyBufferSize ?? p.config.proxyBufferSize) : null;
+  // The pod's X-Accel-Limit-Rate replaces limit-rate for a buffered answer
+  // (upstream/response-buffering.ts accelLimitRate), read as X-Accel-Buffering is.
+  const accelRate = buffering !== null && !errorRequest && (scan === undefined || scan.nginxHidden.length !== 0) ? accelLimitRate(up.headers.get("x-accel-limit-rate")) : null;
   const down = downstreamHeaders(up.headers, x.requestId, x.hsts, errorRequest ? null : x.upstreamResponseHeaders, result.scan, p.config.serverHeader, p.compat);
   if (errorRequest) {
     if (x.hasBody) down.set("connection", "close");
@@ -50,9 +53,10 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   // gRPC answer, whose messages carry the gRPC protocol's own compression (grpc-encoding).
   const encoding = (p.config.gzip || p.config.brotli) && !grpc ? gzipAnswer(p.config, x.req, up.status, down) : null;
   const idleMs = errorRequest ? p.config.streamIdleTimeoutMs : opts.streamIdleTimeoutMs ?? p.config.streamIdleTimeoutMs;
-  // limit-rate (nginx's limit_rate in the route's location): not for the error location's
-  // answer, nor gRPC, whose messages are not a body to pace.
-  const rate = errorRequest || grpc ? 0 : opts.limitRate ?? p.config.limitRate;
+  // limit-rate (nginx's limit_rate in the route's location): only for a buffered answer, as
+  // ngx_http_upstream_send_response sets r->limit_rate = 0 for an unbuffered one, so off reads
+  // nothing more. Not for the error location's answer, nor gRPC (never buffered here).
+  const rate = buffering === null || errorRequest ? 0 : accelRate ?? opts.limitRate ?? p.config.limitRate;
   return relayResponse({
     up, req: x.req, headers: down, draining: p.inflight.draining, idleMs, control: x.control!, rec, end: x,
     grpc, scan: result.scan, pace: rate > 0 ? { rate, after: opts.limitRateAfter ?? p.config.limitRateAfter, start: x.t0 } : null,

@@ -18,6 +18,8 @@
 // - ngx_http_upstream_process_buffering: X-Accel-Buffering `yes` (3 bytes, any case) turns
 //   buffering on for this answer, `no` off, anything else changes nothing, unless
 //   proxy_ignore_headers lists it (nginx.tmpl never sets proxy_ignore_headers).
+// - ngx_http_upstream_send_response, non-buffered branch: `r->limit_rate = 0`, so limit_rate
+//   (and the pod's X-Accel-Limit-Rate) paces only a buffered answer (accelLimitRate below).
 // Where nginx reads on into its other buffers and a temp file (proxy_max_temp_file_size, 1 GiB)
 // while the client is slow, Portico reads the pod only as the client takes the answer: it holds
 // one buffer at most, capped at MAX_HOLD, and writes no file.
@@ -42,12 +44,35 @@ export interface ResponseBuffering {
  * Whether this answer is buffered: the location's proxy_buffering (`on`), changed by the pod's
  * X-Accel-Buffering as ngx_http_upstream_process_buffering reads it: exactly `yes` or `no` in
  * any case (nginx compares the value's length first; Bun hands the value trimmed, as nginx's
- * header parser does).
+ * header parser does). nginx reads each field line in turn, so of repeated ones the last `yes`
+ * or `no` wins; Bun's Headers joins them with ", ", read here piece by piece.
  */
 export function bufferingWanted(on: boolean, xAccel: string | null): boolean {
   if (xAccel === null) return on;
-  const v = xAccel.toLowerCase();
-  return v === "yes" ? true : v === "no" ? false : on;
+  let b = on;
+  for (const piece of xAccel.toLowerCase().split(", ")) b = piece === "yes" ? true : piece === "no" ? false : b;
+  return b;
+}
+
+/** ngx_atoi's limit (NGX_MAX_INT_T_VALUE on 64-bit) as a decimal string: a longer number is refused. */
+const NGX_MAX_INT = "9223372036854775807";
+
+/**
+ * The pod's X-Accel-Limit-Rate as ngx_http_upstream_process_limit_rate reads it (nginx 1.27.1,
+ * ingress-nginx's): bytes per second as ngx_atoi takes them (decimal digits only: no sign, no
+ * unit, so `16k` and `off` change nothing), 0 meaning no limit; null when absent or refused.
+ * The first field counts, a repeated one is ignored; Bun's Headers joins repeats with ", ", so
+ * the text before the first ", " is the first field. nginx applies it only to a buffered answer
+ * (the non-buffered branch of ngx_http_upstream_send_response sets r->limit_rate = 0 after the
+ * head was read), and still counts the location's limit_rate_after before it
+ * (ngx_http_write_filter). Beyond 2^53 it is capped: no limit in practice.
+ */
+export function accelLimitRate(value: string | null): number | null {
+  if (value === null) return null;
+  const comma = value.indexOf(", ");
+  const v = (comma < 0 ? value : value.slice(0, comma)).replace(/^0+(?=[0-9])/, "");
+  if (!/^[0-9]{1,19}$/.test(v) || (v.length === 19 && v > NGX_MAX_INT)) return null;
+  return Math.min(Number(v), Number.MAX_SAFE_INTEGER);
 }
 
 /**
