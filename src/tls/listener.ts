@@ -176,7 +176,7 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
         ...(quic ? { http3: true } : {}),
         ...(tcp ? {} : { http1: false }),
         fetch,
-        ...(tcp && websocket ? { websocket } : {}),
+        ...(websocket ? { websocket } : {}),
         ...(error ? { error } : {}),
       };
       return Bun.serve(options as unknown as Parameters<typeof Bun.serve>[0]) as AnyServer;
