@@ -11,6 +11,8 @@ const streams = Number(process.argv[5] ?? 1);
 // Names this client in every path, so a server tells its requests (and a retried one) apart.
 const id = process.argv[6] ?? "0";
 const pauseMs = Number(process.argv[7] ?? 0);
+// POST sends a 100-byte body (bench/h3-rotation.ts measures a request that is not a GET).
+const method = process.argv[8] === "POST" ? "POST" : "GET";
 let open = true;
 void (async () => {
   for await (const _ of Bun.stdin.stream()) {
@@ -25,7 +27,7 @@ async function loop(): Promise<void> {
     const t0 = performance.now();
     try {
       const res = await fetch(`https://127.0.0.1:${port}/${id}/${i}`, {
-        protocol: "http3", tls: { rejectUnauthorized: false }, signal: AbortSignal.timeout(boundMs),
+        method, ...(method === "POST" ? { body: "x".repeat(100) } : {}), protocol: "http3", tls: { rejectUnauthorized: false }, signal: AbortSignal.timeout(boundMs),
       } as RequestInit);
       console.log(JSON.stringify({ i, status: res.status, body: await res.text(), ms: Math.round(performance.now() - t0) }));
     } catch (err) {
