@@ -165,7 +165,7 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
     const handler = opts.handler();
     const live = { draining: false, quic: null } as { server: AnyServer; quic: AnyServer | null; draining: boolean };
     const { fetch: inner, websocket, error, ...passThrough } = handler;
-    const serve = (fetch: ServeHandler["fetch"], tcp: boolean, quic: boolean): AnyServer => {
+    const serve = (fetch: ServeHandler["fetch"], tcp: boolean, quic: boolean, onError = error): AnyServer => {
       const options = {
         ...passThrough,
         hostname: opts.hostname,
@@ -177,7 +177,7 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
         ...(tcp ? {} : { http1: false }),
         fetch,
         ...(websocket ? { websocket } : {}),
-        ...(error ? { error } : {}),
+        ...(onError ? { error: onError } : {}),
       };
       return Bun.serve(options as unknown as Parameters<typeof Bun.serve>[0]) as AnyServer;
     };
@@ -196,7 +196,12 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
       return res instanceof Promise ? res.then(markClose) : markClose(res);
     };
     const advertise = (res: Response | undefined | void) => appendField(res, "Alt-Svc", altSvc(port));
-    live.server = serve(fetch, true, false);
+    // The error handler's answers too, as Bun.serve's own Alt-Svc.
+    const advertiseError = error && quicBeside ? (err: Error) => {
+      const res = error(err);
+      return res instanceof Promise ? res.then((r) => advertise(r) ?? r) : (advertise(res) ?? res);
+    } : error;
+    live.server = serve(fetch, true, false, advertiseError);
     port = live.server.port ?? port;
     if (quicBeside) {
       // The UDP port of the TCP port's number (the first start may have chosen it).

@@ -170,3 +170,30 @@ for (const mode of [
     for (const c of clients) for (const x of c.lines) expect({ status: x.status, served: tags.has(x.body ?? "") }).toEqual({ status: 200, served: true });
   }, 120_000);
 }
+
+test("the QUIC side is a server of its own: answers over TCP carry Bun.serve's Alt-Svc, the error handler's too, and QUIC answers", async () => {
+  // What a Bun.serve with both http1 and http3 adds itself (measured on 1.4.5: to the error
+  // handler's answers as well, after any the handler set; RFC 7838 §3, RFC 9114 §3.1.1).
+  const l = createTlsListener({
+    hostname: "127.0.0.1", port: 0, log: quietLog, http2: true, http3: true,
+    handler: () => ({
+      fetch(req) {
+        if (new URL(req.url).pathname === "/throw") throw new Error("handler failed");
+        return new Response("ok", { headers: { "alt-svc": "a=\":1\"" } });
+      },
+      error: () => new Response("error page", { status: 502 }),
+    }),
+  });
+  listeners.push(l);
+  const e = entries("alt.test");
+  l.update(e.entries, e.fingerprint);
+  const get = (path: string, protocol: string) =>
+    fetch(`https://127.0.0.1:${l.port}${path}`, { protocol, tls: { rejectUnauthorized: false }, signal: AbortSignal.timeout(STALL_BOUND_MS) } as RequestInit);
+  const ok = await get("/", "http1.1");
+  expect([ok.status, await ok.text(), ok.headers.get("alt-svc")]).toEqual([200, "ok", `a=":1", h3=":${l.port}"; ma=86400`]);
+  const failed = await get("/throw", "http1.1");
+  expect([failed.status, await failed.text(), failed.headers.get("alt-svc")]).toEqual([502, "error page", `h3=":${l.port}"; ma=86400`]);
+  const quic = await get("/", "http3");
+  expect([quic.status, await quic.text(), quic.headers.get("alt-svc")]).toEqual([200, "ok", "a=\":1\""]);
+  expect(l.servers.length).toBe(2);
+});
