@@ -167,14 +167,14 @@ export function createSplitListener(o: SplitOptions): SplitListener {
   // front, on the port number the front bound (the same as o.port, unless that is 0).
   const h3 = o.http3 && o.front !== null;
   let quic: TlsListener | null = null;
-  // No drain before a server of it stops: a QUIC answer carries no Connection: close, and Bun's
-  // stop(false) finishes the requests in flight (measured on 1.4.5) while its socket leaves the
-  // SO_REUSEPORT group at once (the sooner, the fewer open connections the kernel sends to the
-  // next one: docs/design.md, "Bun facts measured here"). Its rotations are neither logged
-  // nor counted: the Bun.serve side's is the port's one.
+  // Never drained: a replaced server of it is stopped with stop(true) in the turn the next one
+  // joins the UDP port group, as every QUIC side (tls/listener.ts: its open connections would
+  // otherwise be hashed to the next server, which does not know them, and stall; docs/design.md,
+  // "Bun facts measured here"). Its rotations are neither logged nor counted: the Bun.serve
+  // side's is the port's one.
   const makeQuic = (port: number): TlsListener => {
     const l: TlsListener = createTlsListener({
-      hostname: o.hostname, port, log, logRotations: false, http3: true, http1: false, drainMs: 0,
+      hostname: o.hostname, port, log, logRotations: false, http3: true, http1: false,
       handler: () => direct(o.handler(() => l.port)),
     });
     return l;
