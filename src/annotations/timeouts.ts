@@ -31,7 +31,7 @@ export const CONNECT_TIMEOUT: AnnotationSpec = {
 // read_timeout)`) and an upgraded connection quiet both ways (ngx_http_upstream_process_upgraded
 // re-arms it on every event of either side). So this annotation sets Portico's response deadline
 // and, unless portico.dev/stream-idle-timeout is also set, its body and WebSocket idle time
-// (docs/design.md "Timeouts").
+// (docs/design.md "Upstream timeouts").
 export const RESPONSE_TIMEOUT: AnnotationSpec = {
   portico: "portico.dev/response-timeout",
   nginx: [`${NGINX_PREFIX}proxy-read-timeout`],

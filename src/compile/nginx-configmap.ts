@@ -191,8 +191,8 @@ const KEYS: Readonly<Record<string, Judge>> = {
   },
   // nginx's proxy_read_timeout is the time between two reads from the pod: the wait for the
   // response head, every gap in a body and a quiet WebSocket (ngx_http_upstream.c; docs/design.md
-  // "Timeouts"), so the key sets both of Portico's flags, 60 s included (Portico's own idle default
-  // is 5 min).
+  // "Upstream timeouts"), so the key sets both of Portico's flags, 60 s included (Portico's own
+  // idle default is 5 min).
   "proxy-read-timeout": (val) => {
     const s = seconds(val);
     if (s === null) return bad("whole seconds");

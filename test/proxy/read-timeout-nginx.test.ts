@@ -4,7 +4,7 @@
 // ngx_event_pipe.c for a buffered one), and for an upgraded connection on every event of either
 // side (ngx_http_upstream_process_upgraded). On expiry after the head was sent the connection is
 // closed: the client's body ends truncated; a tunnel quiet both ways is closed. So the annotation
-// bounds the head, each gap of a body and a quiet WebSocket (docs/design.md "Timeouts").
+// bounds the head, each gap of a body and a quiet WebSocket (docs/design.md "Upstream timeouts").
 import { afterAll, expect, test } from "bun:test";
 import net from "node:net";
 import { makeBackend, makeTable, optionsOf, startProxy } from "./helpers.ts";
