@@ -7,7 +7,8 @@
 // bounds the head, each gap of a body and a quiet WebSocket (docs/design.md "Upstream timeouts").
 import { afterAll, expect, test } from "bun:test";
 import net from "node:net";
-import { makeBackend, makeTable, optionsOf, startProxy } from "./helpers.ts";
+import { createNginxSettings } from "../../src/runtime/nginx-settings.ts";
+import { makeBackend, makeTable, optionsOf, quietLog, startProxy, testConfig } from "./helpers.ts";
 import { namedBackend, rawBackend, type RawBackendConn } from "./raw.ts";
 import { eventually } from "../wait.ts";
 
@@ -58,6 +59,21 @@ test("proxy-read-timeout 1: a body silent after its first chunk is cut after the
   expect(p.records[0]).toMatchObject({ status: 200, error: "StreamIdle" });
 });
 
+test("proxy-read-timeout 1 with proxy-buffering on: the buffering path waits at most the read timeout too", async () => {
+  // ngx_event_pipe re-arms the same read_timeout between reads when buffering; on expiry the
+  // answer ends without its last chunk (docs/design.md "Response buffering": the holder touches
+  // the relay's idle watchdog). What was let go before the cut depends on the holder, so the
+  // answer is checked for its end only: never the terminating chunk.
+  const pod = await stallingPod(null);
+  const p = startProxy(makeTable([{ host: null, backend: makeBackend([pod.port]), options: optionsOf({ [`${N}proxy-read-timeout`]: "1", [`${N}proxy-buffering`]: "on" }) }]));
+  cleanup.push(() => p.stop());
+  const got = rawClient(p.port, GET);
+  await eventually(() => got.closed, 10_000, "the proxy to end the held answer");
+  expect(got.text.endsWith("0\r\n\r\n")).toBe(false);
+  await eventually(() => p.records.length === 1, 5_000, "the access record");
+  expect(["StreamIdle", "UpstreamTimeout"]).toContain(p.records[0]!.error!);
+});
+
 test("portico.dev/response-timeout, the Portico name, sets the body's idle time too", async () => {
   const pod = await stallingPod(null);
   const p = startProxy(makeTable([{ host: null, backend: makeBackend([pod.port]), options: optionsOf({ "portico.dev/response-timeout": "1s" }) }]));
@@ -89,6 +105,26 @@ test("without the annotation the flags apply: --response-timeout bounds the head
   const got = rawClient(p.port, GET);
   await eventually(() => got.closed, 10_000, "the whole body");
   expect(bodyOf(got.text)).toBe("5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+});
+
+test("the ConfigMap key proxy-read-timeout 1 sets both flags: a silent body is cut after 1 s", async () => {
+  // ingress-nginx's ConfigMap sets proxy_read_timeout for every location (nginx.tmpl), the same
+  // one timer; a flag given on the command line still wins (docs/design.md "ingress-nginx's ConfigMap").
+  const ref = { namespace: "ingress-nginx", name: "ingress-nginx-controller" };
+  const settingsWith = (explicit: Set<"streamIdleTimeoutMs">) => {
+    const s = createNginxSettings({ base: testConfig(), explicit, ref, log: quietLog, onDiagnostics: () => {}, onCompileConfig: () => {} });
+    s.update({ apiVersion: "v1", kind: "ConfigMap", metadata: ref, data: { "proxy-read-timeout": "1" } });
+    return s.config;
+  };
+  expect(settingsWith(new Set(["streamIdleTimeoutMs"]))).toMatchObject({ responseTimeoutMs: 1_000, streamIdleTimeoutMs: 300_000 });
+  const c = settingsWith(new Set());
+  expect([c.responseTimeoutMs, c.streamIdleTimeoutMs]).toEqual([1_000, 1_000]);
+  const pod = await stallingPod(null);
+  const p = startProxy(makeTable([{ host: null, backend: makeBackend([pod.port]) }]), { responseTimeoutMs: c.responseTimeoutMs, streamIdleTimeoutMs: c.streamIdleTimeoutMs });
+  cleanup.push(() => p.stop());
+  const got = rawClient(p.port, GET);
+  await eventually(() => got.closed, 10_000, "the proxy to close the silent body's connection");
+  expect(bodyOf(got.text)).toBe("5\r\nhello\r\n");
 });
 
 /** The status code of the first Close frame in `bytes`, a masked client frame (RFC 6455 §5.2, §5.5.1). */
@@ -153,4 +189,21 @@ test("proxy-read-timeout 1: a WebSocket with a frame every 300 ms stays open pas
   expect(state.code).toBeNull();
   expect(ws.readyState).toBe(WebSocket.OPEN);
   expect(closeCode(pod.hits[0]!.after)).toBeNull();
+});
+
+test("proxy-read-timeout 1: frames from the pod alone every 300 ms keep the WebSocket open too", async () => {
+  // ngx_http_upstream_process_upgraded re-arms the read timer on an event of either side.
+  const { pod, ws, state } = await wsPair({ [`${N}proxy-read-timeout`]: "1" });
+  let got = 0;
+  ws.onmessage = () => { got++; };
+  let sent = 0;
+  // An unmasked text frame "p" from the server side (RFC 6455 §5.2).
+  const t = setInterval(() => {
+    if (sent < 8) { sent++; pod.hits[0]!.socket.write(Buffer.from([0x81, 0x01, 0x70])); }
+  }, 300);
+  cleanup.push(() => clearInterval(t));
+  await eventually(() => got === 8, 10_000, "eight frames at the client");
+  clearInterval(t);
+  expect(state.code).toBeNull();
+  expect(ws.readyState).toBe(WebSocket.OPEN);
 });
