@@ -49,6 +49,9 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   // ingress-nginx's use-gzip and enable-brotli (http/gzip.ts): off, two field reads. Never a
   // gRPC answer, whose messages carry the gRPC protocol's own compression (grpc-encoding).
   const encoding = (p.config.gzip || p.config.brotli) && !grpc ? gzipAnswer(p.config, x.req, up.status, down) : null;
+  // Between two reads of the pod (plain, buffered or gRPC): the route's proxy-read-timeout unless
+  // its stream-idle-timeout is set (annotations/timeouts.ts), as nginx's read timer re-armed after
+  // each read (docs/design.md "Upstream timeouts").
   const idleMs = errorRequest ? p.config.streamIdleTimeoutMs : opts.streamIdleTimeoutMs ?? p.config.streamIdleTimeoutMs;
   // limit-rate (nginx's limit_rate in the route's location): not for the error location's
   // answer, nor gRPC, whose messages are not a body to pace.
