@@ -20,7 +20,9 @@ type Case = readonly [string, string, AnnotationValues?];
 const SAME: Record<string, readonly Case[]> = {
   "tls-redirect": [[n("ssl-redirect"), "false"], [n("ssl-redirect"), "0"], [n("force-ssl-redirect"), "False"]],
   body: [[n("proxy-body-size"), "8m"], [n("proxy-body-size"), "0"], [n("proxy-body-size"), "1048576"], [n("proxy-body-size"), "1G"]],
-  timeouts: [[n("proxy-connect-timeout"), "10"], ["portico.dev/connect-timeout", "5"]],
+  // proxy-read-timeout in whole seconds: the head deadline and the idle time between reads, as
+  // nginx's one read timer (ngx_http_upstream.c).
+  timeouts: [[n("proxy-connect-timeout"), "10"], ["portico.dev/connect-timeout", "5"], [n("proxy-read-timeout"), "120"], ["portico.dev/response-timeout", "60"]],
   "backend-protocol": [[n("backend-protocol"), "HTTP"], [n("backend-protocol"), "https"], [n("backend-protocol"), "AUTO_HTTP"]],
   affinity: [
     [n("session-cookie-name"), "route"],
@@ -68,8 +70,9 @@ const DIFFERS: Record<string, readonly Case[]> = {
     [n("proxy-connect-timeout"), "5s"],
     [n("proxy-connect-timeout"), "0"],
     [n("proxy-connect-timeout"), "+10"],
-    // Bounds the response headers only, whatever the value.
-    [n("proxy-read-timeout"), "120"],
+    [n("proxy-read-timeout"), "1500ms"],
+    // Portico's own idle annotation then sets bodies and WebSockets instead.
+    [n("proxy-read-timeout"), "120", { "portico.dev/stream-idle-timeout": "5m" }],
   ],
   "backend-protocol": [[n("backend-protocol"), "GRPC"], [n("backend-protocol"), "FCGI"]],
   affinity: [

@@ -25,7 +25,7 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
     "timeouts",
     "proxy-send-timeout",
     "idle time allowed while sending the request upstream",
-    "Portico's response deadline (`proxy-read-timeout`) restarts on every body chunk the pod takes, so a pod that stops reading the body gets 504 after that deadline; there is no separate send deadline.",
+    "Portico's response deadline (`proxy-read-timeout`) restarts on every body chunk the pod takes, so a pod that stops reading the body gets 504 after that deadline; a WebSocket whose pod stops reading is closed (1011) once 16 MiB wait for it, or after the idle time once the client is quiet too; there is no separate send deadline.",
   ),
   // Response buffers (proxy-request-buffering, client-body-buffer-size, proxy-buffering,
   // proxy-buffer-size and proxy-buffers-number: buffering.ts).

@@ -194,11 +194,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
     if (s === null) return bad("whole seconds");
     return s === 5 ? same("5 s, Portico's --connect-timeout default too") : flag("upstream connect deadline", `--connect-timeout=${s}s`);
   },
+  // nginx's proxy_read_timeout is the time between two reads from the pod: the wait for the
+  // response head, every gap in a body and a quiet WebSocket (ngx_http_upstream.c; docs/design.md
+  // "Upstream timeouts"), so the key sets both of Portico's flags, 60 s included (Portico's own
+  // idle default is 5 min).
   "proxy-read-timeout": (val) => {
     const s = seconds(val);
     if (s === null) return bad("whole seconds");
-    const note = "bounds the wait for response headers; a streamed body is then cut after --stream-idle-timeout without data (nginx's read timeout is one idle timer for both)";
-    return s === 60 ? same(`60 s, Portico's --response-timeout default too; ${note}`) : flag(note, `--response-timeout=${s}s`);
+    return flag("deadline for the response headers and idle time between two reads of a body or in a WebSocket", `--response-timeout=${s}s`, `--stream-idle-timeout=${s}s`);
   },
   "proxy-send-timeout": () => not("Portico has no deadline between two writes to the pod"),
   "client-body-timeout": (val) => {

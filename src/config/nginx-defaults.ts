@@ -66,13 +66,17 @@ export const NGINX_DEFAULTS: readonly NginxDefault[] = Object.freeze([
     note: "nginx answers 502 to a response whose status line and headers pass 4k; Portico reads the proxy-buffer-size annotation for the response buffers only (proxy-buffering), not for this limit, so a 4k limit would break routes whose Ingress raises it in ingress-nginx",
   },
   {
+    // nginx's proxy_read_timeout re-arms between two reads of a body (ngx_http_upstream.c,
+    // ngx_http_upstream_process_non_buffered_request; ngx_event_pipe.c) and on every event of a
+    // WebSocket tunnel (ngx_http_upstream_process_upgraded); config.go NewDefault: 60.
     setting: "proxy-read-timeout",
-    nginx: "60s, also between two reads of a response body",
+    nginx: "60s, also between two reads of a response body and in a quiet WebSocket",
     flag: "streamIdleTimeoutMs",
     flagName: "stream-idle-timeout",
     portico: "5m",
-    compat: "portico",
-    note: "the proxy-read-timeout annotation does not set Portico's idle timeout for bodies, so 60 s would cut streams an Ingress lengthened",
+    compat: "ingress-nginx",
+    flagValue: "60s",
+    note: "a response body with no bytes from the pod for 60 s is cut, a WebSocket quiet both ways for 60 s is closed; the proxy-read-timeout annotation and ConfigMap key set this idle time with the response deadline, as nginx's one timer, and a given --response-timeout does too",
   },
   {
     // config.go NewDefault: ShowServerTokens false; nginx.tmpl: `more_clear_headers Server`.

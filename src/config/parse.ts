@@ -162,6 +162,10 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     const subDefault = sub === null ? undefined : SUB_DEFAULTS[sub]?.[key];
     if (raw === undefined && subDefault !== undefined) raw = { text: subDefault, source: `${sub} default --${spec.name}` };
     const compatDefault = compat ? NGINX_COMPAT_DEFAULTS[key] : undefined;
+    // nginx has one read timer for the head and the gaps of a body (config/nginx-defaults.ts,
+    // proxy-read-timeout): under compat a given --response-timeout is the idle default too.
+    const readTimeout = key === "streamIdleTimeoutMs" && compat ? rawOf("responseTimeoutMs") : undefined;
+    if (raw === undefined && readTimeout !== undefined) raw = { text: readTimeout.text, source: `--ingress-nginx-compat (--${spec.name} from ${readTimeout.source})` };
     if (raw === undefined && compatDefault !== undefined) raw = { text: compatDefault, source: `--ingress-nginx-compat (--${spec.name})` };
     if (raw === undefined) {
       config[key] = spec.fallback();

@@ -87,7 +87,7 @@ metadata:
   namespace: default
   annotations:
     nginx.ingress.kubernetes.io/proxy-body-size: 8m
-    nginx.ingress.kubernetes.io/proxy-read-timeout: "30"
+    nginx.ingress.kubernetes.io/proxy-read-timeout: 1500ms
     ${missing}: "x"
     portico.dev/response-headers: "X-A: 1"
     example.com/not-ours: x
@@ -98,14 +98,14 @@ spec:
     );
     const r = explain(fx.snapshot, DEFAULT_COMPILE_CONFIG, { host: "shaped.test", path: "/x", scheme: "http" });
     const status = Object.fromEntries(r.annotations.map((a) => [a.name, a.status]));
-        // Per value: an explicit body size is served as ingress-nginx serves it; proxy-read-timeout
-    // differs for every value (it bounds the response headers only).
+    // Per value: an explicit body size is served as ingress-nginx serves it; a proxy-read-timeout
+    // with units differs (ingress-nginx reads whole seconds only).
     expect(status).toEqual({
       [missing]: "not-served", "nginx.ingress.kubernetes.io/proxy-body-size": "same",
       "nginx.ingress.kubernetes.io/proxy-read-timeout": "differs", "portico.dev/response-headers": "portico",
     });
     expect(r.annotations.find((a) => a.name.endsWith("proxy-body-size"))!.text).toBe("served the same");
-    expect(r.annotations.find((a) => a.name.endsWith("proxy-read-timeout"))!.text).toContain("response headers");
+    expect(r.annotations.find((a) => a.name.endsWith("proxy-read-timeout"))!.text).toContain("whole seconds only");
     // No matched Ingress: nothing to list.
     expect(explain(fx.snapshot, DEFAULT_COMPILE_CONFIG, { host: "nowhere.test", path: "/", scheme: "http" }).annotations).toEqual([]);
   });

@@ -26,7 +26,7 @@ describe("ingress-nginx's defaults", () => {
       else expect(FLAGS[d.flag].name, d.setting).toBe(d.flagName!);
       if (d.compat === "ingress-nginx" && d.flag !== null) expect(d.flagValue, d.setting).toBeDefined();
     }
-    expect(NGINX_DEFAULTS.filter((d) => d.compat === "ingress-nginx").map((d) => d.setting)).toEqual(["proxy-body-size", "hsts-include-subdomains", "client-body-timeout", "server-tokens", "proxy_hide_header (nginx)", "compute-full-forwarded-for"]);
+    expect(NGINX_DEFAULTS.filter((d) => d.compat === "ingress-nginx").map((d) => d.setting)).toEqual(["proxy-body-size", "hsts-include-subdomains", "client-body-timeout", "proxy-read-timeout", "server-tokens", "proxy_hide_header (nginx)", "compute-full-forwarded-for"]);
   });
 
   for (const d of NGINX_DEFAULTS.filter((x) => x.flag !== null)) {
@@ -45,6 +45,19 @@ describe("ingress-nginx's defaults", () => {
     expect(configOf(["--ingress-nginx-compat", "--max-body-size", "10m"]).maxBodySize).toBe(10 * 1024 * 1024);
     expect(configOf(["--ingress-nginx-compat", "--hsts-include-subdomains=false"]).hstsIncludeSubdomains).toBe(false);
     expect(configOf(["--ingress-nginx-compat"], { PORTICO_MAX_BODY_SIZE: "0" }).maxBodySize).toBe(parsed("maxBodySize", "0"));
+  });
+
+  // nginx's proxy_read_timeout is one timer for the head and every gap of a body or tunnel
+  // (ngx_http_upstream.c, ngx_http_upstream_process_non_buffered_request and
+  // ngx_http_upstream_process_upgraded): under compat the idle time is 60 s, or follows a given
+  // --response-timeout; without compat Portico's own 60 s / 5 min stay.
+  test("proxy-read-timeout: compat's idle time is ingress-nginx's 60 s, or a given --response-timeout", () => {
+    expect(configOf(["--ingress-nginx-compat"])).toMatchObject({ responseTimeoutMs: 60_000, streamIdleTimeoutMs: 60_000 });
+    expect(configOf(["--ingress-nginx-compat", "--response-timeout", "90s"])).toMatchObject({ responseTimeoutMs: 90_000, streamIdleTimeoutMs: 90_000 });
+    expect(configOf(["--ingress-nginx-compat"], { PORTICO_RESPONSE_TIMEOUT: "2m" })).toMatchObject({ responseTimeoutMs: 120_000, streamIdleTimeoutMs: 120_000 });
+    expect(configOf(["--ingress-nginx-compat", "--response-timeout", "90s", "--stream-idle-timeout", "10m"])).toMatchObject({ responseTimeoutMs: 90_000, streamIdleTimeoutMs: 600_000 });
+    expect(configOf([])).toMatchObject({ responseTimeoutMs: 60_000, streamIdleTimeoutMs: 300_000 });
+    expect(configOf(["--response-timeout", "90s"])).toMatchObject({ responseTimeoutMs: 90_000, streamIdleTimeoutMs: 300_000 });
   });
 
   test("the README's table is the table", () => {

@@ -16,7 +16,9 @@ describe("ConfigMap keys", () => {
     [{ "proxy-body-size": "8m" }, "proxy-body-size", "flag", ["--max-body-size=8m"]],
     [{ "proxy-connect-timeout": "10" }, "proxy-connect-timeout", "flag", ["--connect-timeout=10s"]],
     [{ "proxy-connect-timeout": "5" }, "proxy-connect-timeout", "same", []],
-    [{ "proxy-read-timeout": "120" }, "proxy-read-timeout", "flag", ["--response-timeout=120s"]],
+    [{ "proxy-read-timeout": "120" }, "proxy-read-timeout", "flag", ["--response-timeout=120s", "--stream-idle-timeout=120s"]],
+    // nginx's read timer also bounds each gap of a body: 60 s sets Portico's 5 min idle default too.
+    [{ "proxy-read-timeout": "60" }, "proxy-read-timeout", "flag", ["--response-timeout=60s", "--stream-idle-timeout=60s"]],
     [{ "proxy-send-timeout": "120" }, "proxy-send-timeout", "not-honoured", []],
     // config.go: the proxy-redirect-*/proxy-cookie-* defaults are `off`; another value is the
     // default of every Ingress without the annotation (proxy/main.go).

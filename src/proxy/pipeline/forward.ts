@@ -219,6 +219,8 @@ export async function forwardWebSocket(x: Exchange): Promise<ProxyError | Forwar
   rec.upstream = upstream.authority;
   rec.upstreamStatus = 101;
   rec.upstreamMs = performance.now() - x.t0;
+  // The route's idle time is its proxy-read-timeout unless stream-idle-timeout is set
+  // (annotations/timeouts.ts): nginx closes a tunnel quiet both ways for proxy_read_timeout.
   const idleMs = x.route.options.streamIdleTimeoutMs ?? p.config.streamIdleTimeoutMs;
   const ok = upgradeClient(req, x.server, ws, x.responseHeaders, idleMs, (bytesIn, bytesOut, error) => {
     rec.bytesIn = bytesIn;

@@ -52,6 +52,9 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   // ingress-nginx's use-gzip and enable-brotli (http/gzip.ts): off, two field reads. Never a
   // gRPC answer, whose messages carry the gRPC protocol's own compression (grpc-encoding).
   const encoding = (p.config.gzip || p.config.brotli) && !grpc ? gzipAnswer(p.config, x.req, up.status, down) : null;
+  // Between two reads of the pod (plain, buffered or gRPC): the route's proxy-read-timeout unless
+  // its stream-idle-timeout is set (annotations/timeouts.ts), as nginx's read timer re-armed after
+  // each read (docs/design.md "Upstream timeouts").
   const idleMs = errorRequest ? p.config.streamIdleTimeoutMs : opts.streamIdleTimeoutMs ?? p.config.streamIdleTimeoutMs;
   // limit-rate (nginx's limit_rate in the route's location): only for a buffered answer, as
   // ngx_http_upstream_send_response sets r->limit_rate = 0 for an unbuffered one, so off reads

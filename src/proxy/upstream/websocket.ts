@@ -30,7 +30,7 @@ export interface WsData {
   readonly onClose: (bytesIn: number, bytesOut: number, error: string | null) => void;
   bytesIn: number;
   bytesOut: number;
-  /** --stream-idle-timeout (or the route's annotation): touched by every data frame either way. */
+  /** The route's idle time (--stream-idle-timeout, or its proxy-read-timeout): touched by every data frame either way. */
   idle: Watchdog | null;
   error: string | null;
 }
@@ -377,8 +377,9 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: Up
 /**
  * Wire the upstream socket's events to the relay and upgrade the client. False when Bun refused
  * the upgrade. A relay with no data frame in either direction for `idleMs` is closed on both
- * sides with 1001 Going Away (RFC 6455 §7.4.1), as an HTTP stream idle that long is cut:
- * --stream-idle-timeout covers both (README "Flags").
+ * sides with 1001 Going Away (RFC 6455 §7.4.1), as an HTTP stream idle that long is cut: one
+ * idle time covers both, as nginx's proxy_read_timeout, which ngx_http_upstream_process_upgraded
+ * re-arms on every event of either side (docs/design.md "Upstream timeouts").
  */
 export function upgradeClient(
   req: Request,
