@@ -18,8 +18,9 @@ import { HOST, startBackend, upstreamsFor, writeManifests, type Running } from "
 const HELP = `bun bench/paired-tls.ts [options]
   --client C         h1 (HTTPS HTTP/1.1, 64 connections), h2 (HTTPS, 16 connections x 10 streams)
                      h2c (plain port, 16 x 10) or http (plain port, HTTP/1.1, 64 connections); default h1
-  --body B          small (the backend's 13-byte answer, default) or 1mib (its 1 MiB file, with
-                     bench/http2.ts's 1 MiB shapes: h2 4 connections x 2 streams, HTTP/1.1 8 connections)
+  --body B          small (the backend's 13-byte answer, default), chunked (a 2 KiB answer nginx sends
+                     chunked, which Portico streams) or 1mib (its 1 MiB file, with bench/http2.ts's
+                     1 MiB shapes: h2 4 connections x 2 streams, HTTP/1.1 8 connections)
   --baseline-main F  another tree's src/main.ts as the baseline (default: the bare proxy)
   --portico-main F   entry point of this build (default src/main.ts)
   --duration S       seconds per measured pair (default 5)
@@ -31,7 +32,7 @@ const flags = pairedFlags(HELP, { reps: 5, aa: 0, baselineRequired: false }, { c
 const client = String(flags.extra.client);
 if (client !== "h1" && client !== "h2" && client !== "h2c" && client !== "http") throw new Error("--client: h1, h2, h2c or http");
 const body = String(flags.extra.body);
-if (body !== "small" && body !== "1mib") throw new Error("--body: small or 1mib");
+if (body !== "small" && body !== "chunked" && body !== "1mib") throw new Error("--body: small, chunked or 1mib");
 const h1Client = client === "h1" || client === "http";
 // The 1 MiB cells use bench/http2.ts's shapes: fewer requests in flight, each a MiB.
 const shape = body === "1mib" ? (h1Client ? ["--h1", "-c", "8"] : ["-c", "4", "-m", "2"]) : h1Client ? ["--h1", "-c", "64"] : ["-c", "16", "-m", "10"];
@@ -47,7 +48,7 @@ interface H2 {
 }
 
 function h2loadArgs(port: { http: number; https: number }, seconds: number): string[] {
-  const path = body === "1mib" ? "/1m" : "/";
+  const path = body === "1mib" ? "/1m" : body === "chunked" ? "/chunked.html" : "/";
   const url = client === "h2c" || client === "http" ? `http://127.0.0.1:${port.http}${path}` : `https://127.0.0.1:${port.https}${path}`;
   return ["-D", String(seconds), ...shape, "-H", `:authority: ${HOST}`, url];
 }
@@ -122,11 +123,11 @@ async function main(): Promise<void> {
   }
   const base = baselineMain === null ? "the bare proxy (`bench/lib/bare-h2-proxy.ts`)" : `\`${baselineMain}\``;
   const md = [
-    `# Portico against ${baselineMain === null ? "the bare Bun.serve h2 proxy" : "another build"}, ${client === "h1" ? "HTTPS HTTP/1.1" : client === "h2" ? "HTTPS h2" : client === "http" ? "plain HTTP/1.1" : "h2c"}${body === "1mib" ? ", 1 MiB answers" : ""}, side by side`,
+    `# Portico against ${baselineMain === null ? "the bare Bun.serve h2 proxy" : "another build"}, ${client === "h1" ? "HTTPS HTTP/1.1" : client === "h2" ? "HTTPS h2" : client === "http" ? "plain HTTP/1.1" : "h2c"}${body === "1mib" ? ", 1 MiB answers" : body === "chunked" ? ", 2 KiB chunked answers" : ""}, side by side`,
     "",
     `- date: ${started.toISOString()} (${((Date.now() - started.getTime()) / 60000).toFixed(1)} min); command: \`bun bench/paired-tls.ts ${process.argv.slice(2).join(" ")}\``,
     `- machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average at start: ${load}; bun ${Bun.version}`,
-    `- both proxies on CPU 0 (\`--workers 1\`, access log off), each driven by its own h2load on CPU 1 (${shapeText}), one nginx backend (${body === "1mib" ? "1 MiB file" : "13-byte body"}, keep-alive) on CPU 1; ${duration} s pairs, which starts first alternates`,
+    `- both proxies on CPU 0 (\`--workers 1\`, access log off), each driven by its own h2load on CPU 1 (${shapeText}), one nginx backend (${body === "1mib" ? "1 MiB file" : body === "chunked" ? "2 KiB answer, chunked" : "13-byte body"}, keep-alive) on CPU 1; ${duration} s pairs, which starts first alternates`,
     `- portico: \`${porticoMain}\`; baseline: ${base}`,
     "",
     "| comparison | pairs | ratios | median ratio | median req/s (each, sharing CPU 0) |",
