@@ -22,13 +22,18 @@ const HELP = `bun bench/paired-tls.ts [options]
                      chunked, which Portico streams) or 1mib (its 1 MiB file, with bench/http2.ts's
                      1 MiB shapes: h2 4 connections x 2 streams, HTTP/1.1 8 connections)
   --baseline-main F  another tree's src/main.ts as the baseline (default: the bare proxy)
+  --bare B          native (the bare proxy returns fetch's Response, default) or stream (it reads
+                     each body in JavaScript and hands it on in a default ReadableStream:
+                     bench/lib/bare-h2-proxy.ts --relay-stream)
   --portico-main F   entry point of this build (default src/main.ts)
   --duration S       seconds per measured pair (default 5)
   --reps N           pairs (default 5)
   --aa N             A/A pairs (this build against itself) first (default 0)
   --out FILE         report path (default: print only)`;
 
-const flags = pairedFlags(HELP, { reps: 5, aa: 0, baselineRequired: false }, { client: "h1", body: "small" });
+const flags = pairedFlags(HELP, { reps: 5, aa: 0, baselineRequired: false }, { client: "h1", body: "small", bare: "native" });
+if (flags.extra.bare !== "native" && flags.extra.bare !== "stream") throw new Error("--bare: native or stream");
+const bareRelayStream = flags.extra.bare === "stream";
 const client = String(flags.extra.client);
 if (client !== "h1" && client !== "h2" && client !== "h2c" && client !== "http") throw new Error("--client: h1, h2, h2c or http");
 const body = String(flags.extra.body);
@@ -68,7 +73,7 @@ async function bare(tools: Tools, dir: string, certFile: string, keyFile: string
   const [http, https] = freePorts(2) as [number, number];
   const logFile = join(dir, "bare.log");
   const proc = start(
-    [process.execPath, join(ROOT, "bench/lib/bare-h2-proxy.ts"), "--https-port", String(https), "--http-port", String(http), "--cert", certFile, "--key", keyFile, "--upstream", `http://127.0.0.1:${upstreamPort}`],
+    [process.execPath, join(ROOT, "bench/lib/bare-h2-proxy.ts"), "--https-port", String(https), "--http-port", String(http), "--cert", certFile, "--key", keyFile, "--upstream", `http://127.0.0.1:${upstreamPort}`, ...(bareRelayStream ? ["--relay-stream"] : [])],
     { cpus: "0", log: logFile },
     tools.taskset,
   );
@@ -121,7 +126,7 @@ async function main(): Promise<void> {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });
   }
-  const base = baselineMain === null ? "the bare proxy (`bench/lib/bare-h2-proxy.ts`)" : `\`${baselineMain}\``;
+  const base = baselineMain === null ? `the bare proxy (\`bench/lib/bare-h2-proxy.ts${bareRelayStream ? " --relay-stream" : ""}\`)` : `\`${baselineMain}\``;
   const md = [
     `# Portico against ${baselineMain === null ? "the bare Bun.serve h2 proxy" : "another build"}, ${client === "h1" ? "HTTPS HTTP/1.1" : client === "h2" ? "HTTPS h2" : client === "http" ? "plain HTTP/1.1" : "h2c"}${body === "1mib" ? ", 1 MiB answers" : body === "chunked" ? ", 2 KiB chunked answers" : ""}, side by side`,
     "",
