@@ -308,10 +308,11 @@ export function meterResponseBody(
       start(ctrl) {
         ctrlRef = ctrl;
         // A first chunk already read (it came with the upstream's head) is queued before Bun.serve
-        // sees the stream: Bun then writes the answer's head with it in one corked write. Left for
-        // the first pull, the head goes out one send() per fragment (four per field), over TLS one
-        // record each (measured on 1.4.5; docs/bun-upstream-reports.md, "The head of a streamed
-        // answer"). A paced body's first chunk is the pacer's, and an ended body is left to pull.
+        // sees the stream: Bun then writes the answer's head corked, in one write. Left for the
+        // first pull, the head goes out in pieces, the Date and framing fields Bun adds one send()
+        // per fragment, over TLS one record each (measured on 1.4.5; docs/bun-upstream-reports.md
+        // section 16, docs/design.md "Performance notes"). A paced body's first chunk is the
+        // pacer's, and an ended body is left to pull.
         if (pending === null || paced !== null || Bun.peek.status(pending) !== "fulfilled") return;
         const r = Bun.peek(pending) as ChunkRead;
         const v = r.value;
