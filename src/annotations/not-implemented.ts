@@ -27,9 +27,8 @@ export const NOT_IMPLEMENTED: readonly AnnotationSpec[] = [
     "idle time allowed while sending the request upstream",
     "Portico's response deadline (`proxy-read-timeout`) restarts on every body chunk the pod takes, so a pod that stops reading the body gets 504 after that deadline; there is no separate send deadline.",
   ),
-  // Response buffers (proxy-request-buffering, client-body-buffer-size and proxy-buffering: buffering.ts).
-  nyi("buffering", "proxy-buffer-size", "buffer for the response headers"),
-  nyi("buffering", "proxy-buffers-number", "number of response buffers"),
+  // Response buffers (proxy-request-buffering, client-body-buffer-size, proxy-buffering,
+  // proxy-buffer-size and proxy-buffers-number: buffering.ts).
   nyi("buffering", "proxy-busy-buffers-size", "response buffers busy sending to the client"),
   nyi("buffering", "proxy-max-temp-file-size", "response spilled to disk"),
   // External authentication.

@@ -16,7 +16,7 @@ describe("parseAnnotations", () => {
     expect(a.options).toEqual({
       sslRedirect: true, forceSslRedirect: false, hsts: true, maxBodySize: null,
       connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, requestBufferSize: null,
-      preserveTrailingSlash: false, usePortInRedirects: false, fromToWwwRedirect: false, limitRate: null, limitRateAfter: null, accessLog: true, stages: null,
+      proxyBuffering: null, proxyBufferSize: null, preserveTrailingSlash: false, usePortInRedirects: false, fromToWwwRedirect: false, limitRate: null, limitRateAfter: null, accessLog: true, stages: null,
     });
     expect(a.scheme).toBe("http");
     for (const [key, family] of Object.entries(FAMILIES)) expect(a.policies[key as keyof typeof FAMILIES]).toBe(family.none as never);

@@ -125,6 +125,7 @@ export function routeOptions(p: AnnotationPolicies, denied: string | null, stage
   if (none && stages === null && !fromToWwwRedirect && !usePortInRedirects) return DEFAULT_ROUTE_OPTIONS;
   return Object.freeze({
     ...p.tlsRedirect, ...p.body, ...p.timeouts, retry: p.retries, requestBufferSize: p.buffering.requestBufferSize,
+    proxyBuffering: p.buffering.proxyBuffering, proxyBufferSize: p.buffering.proxyBufferSize,
     usePortInRedirects, fromToWwwRedirect, accessLog: p.log.accessLog,
     limitRate: p.limitRate.rate, limitRateAfter: p.limitRate.after, stages,
   });

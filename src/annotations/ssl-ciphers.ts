@@ -9,10 +9,10 @@ import type { AnnotationSpec, Family } from "./spec.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import * as v from "valibot";
 import { Bool, isTrue } from "./values.ts";
-import { parseCipherNames } from "../config/cipher-list.ts";
+import { parseCipherList } from "../config/cipher-list.ts";
 
 export interface SslCiphersPolicy {
-  /** OpenSSL TLS 1.2 suite names separated by colons (config/cipher-list.ts), or null: the listener's. */
+  /** The TLS 1.2 suites the annotation's cipher string selects, names separated by colons in the server's order (config/cipher-list.ts), or null: the listener's. */
   readonly ciphers: string | null;
 }
 
@@ -22,11 +22,11 @@ export const SSL_CIPHERS: AnnotationSpec = {
   family: "ssl-ciphers",
   default: "--tls-ciphers",
   description:
-    "TLS 1.2 cipher suites for this Ingress's hosts, OpenSSL names separated by colons (as the ConfigMap's `ssl-ciphers`); the first Ingress of a host that sets it counts",
+    "TLS 1.2 cipher suites for this Ingress's hosts, an OpenSSL cipher string (`HIGH:!aNULL:!MD5`, or names separated by colons) as the ConfigMap's `ssl-ciphers`; the first Ingress of a host that sets it counts",
   compat: {
     kind: "differs",
     difference:
-      "Names only, each one BoringSSL knows, as the ConfigMap key: an OpenSSL expression (`ALL:!aNULL`, `HIGH:@STRENGTH`), a TLS 1.3 suite or an unknown name is an InvalidAnnotation and the host keeps the listener's list (ingress-nginx hands the expression to OpenSSL); finite-field `DHE-` suites are left out, as nginx offers them only with `ssl_dhparam`. A rule without a host (ingress-nginx's default server) does not set it.",
+      "Read with OpenSSL 3's rules (aliases, `!` `-` `+`, `A+B`, `@STRENGTH`, `@SECLEVEL`) over the TLS 1.2 suites Portico serves, in OpenSSL's order: the suites BoringSSL lacks (finite-field DHE, CAMELLIA, ARIA, CCM) and 3DES and PSK are never offered, and a value ingress-nginx's validator refuses (anything but letters, digits, `!:+-_`, `@STRENGTH` and `@SECLEVEL=0`..`5`; spaces too, which would break nginx's reload), one OpenSSL refuses, or one that leaves none of Portico's suites is an InvalidAnnotation and the host keeps the listener's list. `@SECLEVEL` applies to the suites only. A rule without a host (ingress-nginx's default server) does not set it.",
   },
 };
 
@@ -45,12 +45,41 @@ export const SSL_PREFER_SERVER_CIPHERS: AnnotationSpec = {
   sameWhen: isTrue,
 };
 
-// The ConfigMap key's form (config/cipher-list.ts); tls/sni.ts checks the names against
-// BoringSSL's when it builds the host's entry (node:tls is not for this pure module).
+// The ConfigMap key's reading (config/cipher-list.ts): an OpenSSL cipher string, evaluated to
+// the names it selects; tls/sni.ts checks them against BoringSSL's when it builds the host's
+// entry (node:tls is not for this pure module).
+// ingress-nginx's validator of the annotation (sslcipher/main.go regexValidSSLCipher): letters,
+// digits and `!:+-_`, and the commands `@STRENGTH` and `@SECLEVEL=0`..`5`; any other value is
+// invalid content, so the server keeps the ConfigMap's list. Spaces pass that check but end up
+// unquoted in the server block (nginx.tmpl `ssl_ciphers {{ $server.SSLCiphers }};`), where nginx
+// reads them as extra arguments and fails the reload: refused here too. A scan, no regex.
+function nginxAcceptsAnnotation(s: string): string | null {
+  for (let i = 0; i < s.length; ) {
+    if (s.startsWith("@STRENGTH", i)) {
+      i += 9;
+      continue;
+    }
+    if (s.startsWith("@SECLEVEL=", i) && i + 10 < s.length && s[i + 10]! >= "0" && s[i + 10]! <= "5") {
+      i += 11;
+      continue;
+    }
+    const c = s[i]!;
+    const ok = (c >= "A" && c <= "Z") || (c >= "a" && c <= "z") || (c >= "0" && c <= "9") || c === "!" || c === ":" || c === "+" || c === "-" || c === "_";
+    if (!ok) return `${JSON.stringify(c)} at ${i + 1}: ingress-nginx takes letters, digits and !:+-_ with @STRENGTH and @SECLEVEL=0..5 in this annotation`;
+    i++;
+  }
+  return null;
+}
+
 const Ciphers = v.pipe(
   v.string(),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
-    const out = parseCipherNames(dataset.value);
+    const refused = nginxAcceptsAnnotation(dataset.value);
+    if (refused !== null) {
+      addIssue({ message: refused });
+      return NEVER;
+    }
+    const out = parseCipherList(dataset.value);
     if ("message" in out) {
       addIssue({ message: out.message });
       return NEVER;

@@ -2,6 +2,10 @@
 // the regexes, sortProtocols, the defaults; nothing is read without proxy-ssl-secret).
 import { expect, test } from "bun:test";
 import { parseAnnotations } from "../compile/annotations.ts";
+import { DEFAULT_PROXY_SSL_CIPHERS } from "./upstream-tls.ts";
+
+// DEFAULT as OpenSSL 3 reads it (ALL:!COMPLEMENTOFDEFAULT:!eNULL): every suite Portico serves.
+const OPENSSL_DEFAULT = "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES128-SHA256:ECDHE-RSA-AES128-SHA256:ECDHE-ECDSA-AES256-SHA:ECDHE-RSA-AES256-SHA:ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA:AES256-GCM-SHA384:AES128-GCM-SHA256:AES256-SHA:AES128-SHA";
 
 const N = "nginx.ingress.kubernetes.io/";
 const policy = (a: Record<string, string>) => {
@@ -15,17 +19,18 @@ test("without proxy-ssl-secret the others are not read", () => {
 
 test("defaults: verify off, depth 1, no name, server-name off, DEFAULT, TLSv1.2; refused until the Secret is read", () => {
   const r = policy({ "proxy-ssl-secret": "ns/s" });
-  expect(r.policy).toEqual({ state: "on", namespace: "ns", name: "s", verify: false, depth: 1, sslName: null, serverName: false, ciphers: "DEFAULT", protocols: ["TLSv1.2"] });
+  expect(r.policy).toEqual({ state: "on", namespace: "ns", name: "s", verify: false, depth: 1, sslName: null, serverName: false, ciphers: OPENSSL_DEFAULT, protocols: ["TLSv1.2"] });
+  expect(DEFAULT_PROXY_SSL_CIPHERS).toBe(OPENSSL_DEFAULT);
   expect(r.stages).toEqual(["refuse"]);
 });
 
-test("good values; protocols sorted and deduplicated; depth 0 reads as 1", () => {
+test("good values, the cipher string as the suites it selects; protocols sorted and deduplicated; depth 0 reads as 1", () => {
   const r = policy({
     "proxy-ssl-secret": "ns/s", "proxy-ssl-verify": "on", "proxy-ssl-verify-depth": "0", "proxy-ssl-name": "pod.ns.svc",
     "proxy-ssl-server-name": "on", "proxy-ssl-ciphers": "HIGH:!AES", "proxy-ssl-protocols": "TLSv1.3  TLSv1.2 TLSv1.3",
   });
   expect(r.problems).toEqual([]);
-  expect(r.policy).toMatchObject({ verify: true, depth: 1, sslName: "pod.ns.svc", serverName: true, ciphers: "HIGH:!AES", protocols: ["TLSv1.2", "TLSv1.3"] });
+  expect(r.policy).toMatchObject({ verify: true, depth: 1, sslName: "pod.ns.svc", serverName: true, ciphers: "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305", protocols: ["TLSv1.2", "TLSv1.3"] });
 });
 
 test("bad values fall back to the default, each reported; a line break is refused", () => {
@@ -33,7 +38,7 @@ test("bad values fall back to the default, each reported; a line break is refuse
     "proxy-ssl-secret": "ns/s", "proxy-ssl-verify": "yes", "proxy-ssl-verify-depth": "-1", "proxy-ssl-name": "a b",
     "proxy-ssl-server-name": "true", "proxy-ssl-ciphers": "HIGH;AES", "proxy-ssl-protocols": "TLSv1.1",
   });
-  expect(r.policy).toMatchObject({ verify: false, depth: 1, sslName: null, serverName: false, ciphers: "DEFAULT", protocols: ["TLSv1.2"] });
+  expect(r.policy).toMatchObject({ verify: false, depth: 1, sslName: null, serverName: false, ciphers: OPENSSL_DEFAULT, protocols: ["TLSv1.2"] });
   expect(r.problems).toHaveLength(6);
   expect(policy({ "proxy-ssl-secret": "ns/s", "proxy-ssl-name": "a.example\nb" }).policy).toMatchObject({ sslName: null });
 });

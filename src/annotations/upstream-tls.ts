@@ -10,6 +10,7 @@ import type { AnnotationSpec, Family } from "./spec.ts";
 import { PROXY_SSL_SECRET_NAMES } from "../model/secret-refs.ts";
 import { NGINX_PREFIX } from "./spec.ts";
 import { VerifyDepth } from "./values.ts";
+import { parseCipherList } from "../config/cipher-list.ts";
 
 export type UpstreamTlsPolicy =
   | { readonly state: "none" }
@@ -24,6 +25,7 @@ export type UpstreamTlsPolicy =
       /** proxy-ssl-name; null: nginx's default, `$proxy_host`, which is `upstream_balancer` in ingress-nginx. */
       readonly sslName: string | null;
       readonly serverName: boolean;
+      /** The TLS 1.2 suites proxy-ssl-ciphers selects, names separated by colons (DEFAULT_PROXY_SSL_CIPHERS when unset or invalid). */
       readonly ciphers: string;
       /** Sorted, as ingress-nginx's sortProtocols leaves them. */
       readonly protocols: readonly ("TLSv1.2" | "TLSv1.3")[];
@@ -41,8 +43,33 @@ const spec = (n: string, dflt: string, description: string, compat: AnnotationSp
 
 /** ingress-nginx's proxySSLOnOffRegex: anything else reads as the default (off). */
 const OnOff = v.pipe(v.string(), v.trim(), v.picklist(["on", "off"], "expected on or off"), v.transform((s) => s === "on"));
-/** ingress-nginx's proxySSLCiphersRegex (OpenSSL cipher list characters only). */
-const Ciphers = v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9+:_\-!]+$/, "expected an OpenSSL cipher list"));
+/**
+ * ingress-nginx's proxySSLCiphersRegex (OpenSSL cipher list characters only), then the string
+ * as OpenSSL 3 reads it (config/cipher-list.ts), to the suites it selects: the policy carries
+ * them, so compile/upstream-tls.ts puts them on the route as they are. A string nginx would
+ * refuse, or that leaves no suite Portico serves, reads as invalid, so the default applies.
+ */
+const Ciphers = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^[A-Za-z0-9+:_\-!]+$/, "expected an OpenSSL cipher list"),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const out = parseCipherList(dataset.value);
+    if ("message" in out) {
+      addIssue({ message: out.message });
+      return NEVER;
+    }
+    return out.value;
+  }),
+);
+/** nginx's proxy_ssl_ciphers default, DEFAULT, evaluated once as OpenSSL 3 reads it (config/cipher-list.ts). */
+export const DEFAULT_PROXY_SSL_CIPHERS: string = (() => {
+  const out = parseCipherList("DEFAULT");
+  // DEFAULT selects every suite Portico serves (config/cipher-list.test.ts): a failure here is a
+  // broken build, caught at start-up and by every test that loads the module.
+  if ("message" in out) throw new Error(`cipher string DEFAULT: ${out.message}`);
+  return out.value;
+})();
 /** ingress-nginx's proxySSLProtocolRegex, then sortProtocols (empty list: TLSv1.2). */
 const Protocols = v.pipe(
   v.string(),
@@ -105,8 +132,8 @@ export const PROXY_SSL_SERVER_NAME: AnnotationSpec = spec(
 export const PROXY_SSL_CIPHERS: AnnotationSpec = spec(
   "proxy-ssl-ciphers",
   "DEFAULT",
-  "OpenSSL cipher list for TLS 1.2 to the pods (TLS 1.3 suites are not chosen by it, as in nginx)",
-  { kind: "differs", difference: "A list BoringSSL (Bun's TLS) cannot use fails the connection (502)." },
+  "OpenSSL cipher string for TLS 1.2 to the pods (TLS 1.3 suites are not chosen by it, as in nginx)",
+  { kind: "differs", difference: "Read with OpenSSL 3's rules over the TLS 1.2 suites Portico serves, as `ssl-ciphers` is (suites BoringSSL lacks, such as finite-field DHE, CAMELLIA or ARIA, are never offered); a string that leaves none of them, or that nginx would refuse, reads as `DEFAULT` with an InvalidAnnotation, where nginx's reload would fail." },
 );
 export const PROXY_SSL_PROTOCOLS: AnnotationSpec = spec(
   "proxy-ssl-protocols",
@@ -136,7 +163,7 @@ export const UPSTREAM_TLS: Family<UpstreamTlsPolicy> = {
     const depth = r.value(PROXY_SSL_VERIFY_DEPTH, VerifyDepth) ?? 1;
     const sslName = r.value(PROXY_SSL_NAME, SslName) ?? null;
     const serverName = r.value(PROXY_SSL_SERVER_NAME, OnOff) ?? false;
-    const ciphers = r.value(PROXY_SSL_CIPHERS, Ciphers) ?? "DEFAULT";
+    const ciphers = r.value(PROXY_SSL_CIPHERS, Ciphers) ?? DEFAULT_PROXY_SSL_CIPHERS;
     const protocols = r.value(PROXY_SSL_PROTOCOLS, Protocols) ?? ["TLSv1.2"];
     return Object.freeze({ state: "on", ...secret.value, verify, depth, sslName, serverName, ciphers, protocols: Object.freeze([...protocols]) });
   },

@@ -137,7 +137,7 @@ export interface UpstreamTlsView {
   /** The SNI sent (proxy-ssl-server-name on), or null: none. */
   readonly sni: string | null;
   readonly clientCertificate: boolean;
-  /** proxy-ssl-ciphers (an OpenSSL cipher string), or null: the TLS library's defaults. */
+  /** The TLS 1.2 suites offered, names separated by colons: what proxy-ssl-ciphers (an OpenSSL cipher string, default DEFAULT) selects; or null: the TLS library's defaults. */
   readonly ciphers: string | null;
   /** proxy-ssl-protocols as versions, or null: the TLS library's defaults. */
   readonly protocols: readonly ("TLSv1.2" | "TLSv1.3")[] | null;

@@ -4,12 +4,11 @@
 // which this pure module may not import: entry 0 is the default (the listener's settings, no
 // serverName); a host gets an entry of its own when its own certificate serves it, when it is on
 // the default certificate under a served wildcard, or when its Ingress's ssl-ciphers gives it a
-// list BoringSSL knows; the SNI picks the exact entry, then a `*.suffix` one (one label), then
+// list of its own; the SNI picks the exact entry, then a `*.suffix` one (one label), then
 // the default (the Bun.serve and node:http2 SNI tables both do so). Whether a Secret serves is
 // the listener's own check (model/pem-check.ts parsePem: the chain parses, the key parses and
 // matches the leaf), then its names.
-import { unknownCipherName } from "../config/cipher-list.ts";
-import { namesCover } from "../model/cert-names.ts";
+import { namesCover, wildcardOf } from "../model/cert-names.ts";
 import { parsePem, type PemParse } from "../model/pem-check.ts";
 import type { CertificateBinding, HostTls } from "./types.ts";
 
@@ -22,12 +21,6 @@ export interface ListenerTlsSettings {
   readonly tlsMinVersion: "1.2" | "1.3";
   readonly tlsMaxVersion: "1.2" | "1.3";
   readonly tlsEcdhCurve: string;
-  /**
-   * The TLS 1.2 suite names BoringSSL knows, lowercased (node:tls getCiphers(), which the
-   * runtime passes in): a host list with another name is not applied. Absent: every name is
-   * taken as known.
-   */
-  readonly knownCiphers?: ReadonlySet<string>;
 }
 
 /** explain's `tls`: what the HTTPS listener negotiates for the request's SNI name. */
@@ -50,7 +43,7 @@ export interface ExplainListenerTls {
   readonly protocols: readonly ("TLSv1.2" | "TLSv1.3")[];
   /** The key-exchange groups offered: --tls-ecdh-curve (ConfigMap ssl-ecdh-curve); null: BoringSSL's default list ("auto"). */
   readonly groups: readonly string[] | null;
-  /** Why, in words: a host list that is not applied, a wildcard's list, the settings' names. */
+  /** Why, in words: a wildcard's list, the settings' names. */
   readonly notes: readonly string[];
 }
 
@@ -84,11 +77,6 @@ export function ownCertificate(b: CertificateBinding): OwnCertificate {
   return namesCover(p.sans, b.host.toLowerCase()) ? { served: true } : { served: false, why: "not-naming" };
 }
 
-const wildcardOf = (host: string): string | null => {
-  const dot = host.indexOf(".");
-  return dot > 0 && !host.startsWith("*.") ? `*${host.slice(dot)}` : null;
-};
-
 /** The TLS the listener serves for the SNI name `host` (lowercased, as explain normalises it). */
 export function listenerTls(
   host: string,
@@ -103,17 +91,19 @@ export function listenerTls(
     const b = first.get(h);
     return b !== undefined && ownCertificate(b).served;
   };
-  // A list with a name BoringSSL lacks is not applied (buildTlsEntries): the entry, if any, has the listener's.
-  const own = (h: string): HostTls | undefined => {
+  // The host's own list (buildTlsEntries applies it whole); a pinned host has none.
+  const own = (h: string): Extract<HostTls, { readonly ciphers: string }> | undefined => {
     const o = hostTls?.get(h);
-    if (o === undefined) return undefined;
-    const unknown = s.knownCiphers === undefined ? null : unknownCipherName(o.ciphers, s.knownCiphers);
-    if (unknown === null) return o;
-    notes.push(`ssl-ciphers of ${o.ingress} for ${h} is not applied (${unknown}): the listener's list serves`);
-    return undefined;
+    return o === undefined || o.ciphers === null ? undefined : o;
+  };
+  // A rule host pinned to the listener's list (compile/host-tls.ts) has an entry of its own when
+  // the wildcard above it has its own list there.
+  const pinned = (h: string): boolean => {
+    const w = wildcardOf(h);
+    return hostTls?.get(h)?.ciphers === null && w !== null && own(w) !== undefined;
   };
   const hasEntry = (h: string): boolean => {
-    if (own(h) !== undefined || certServes(h)) return true;
+    if (own(h) !== undefined || certServes(h) || pinned(h)) return true;
     // On the default certificate (a spec.tls host whose Secret does not serve it) under a
     // wildcard whose certificate is served: an entry of its own, so the wildcard does not catch it.
     const w = wildcardOf(h);

@@ -20,7 +20,7 @@ import { isPathPrefix } from "../table/segments.ts";
 import { passthroughRouteOf } from "../table/passthrough.ts";
 import type { BackendScheme, HostRoutes, Match, Route } from "../table/types.ts";
 import { blockedAnswer, DEFAULT_PROXY_PROTOCOL_TRUSTED, ownAnswer, predictAnswer, proxyProtocolNote, unknownClient, type AnswerConfig, type RouteAuth } from "./answer.ts";
-import { listenerTls, ownCertificate, pemOf, type ListenerTlsSettings } from "./explain-tls.ts";
+import { listenerTls, ownCertificate, pemOf } from "./explain-tls.ts";
 import { Compiler } from "./compile.ts";
 import type { CompileConfig } from "./config.ts";
 import {
@@ -160,11 +160,8 @@ function grpcAnswer(r: ExplainResponse): { response: ExplainResponse; grpc: Expl
   };
 }
 
-/**
- * The compile configuration, with the flags the proxy's own redirects read (defaults when
- * absent), and the TLS 1.2 suite names BoringSSL knows (`knownCiphers`, from the runtime).
- */
-export type ExplainConfig = CompileConfig & AnswerConfig & Pick<ListenerTlsSettings, "knownCiphers">;
+/** The compile configuration, with the flags the proxy's own redirects read (defaults when absent). */
+export type ExplainConfig = CompileConfig & AnswerConfig;
 
 /**
  * What the route's Ingress says of the global auth (template.go shouldApplyGlobalAuth), read

@@ -34,12 +34,34 @@ function quoted(value: string, max = 80): string {
   return q.length > max ? `${q.slice(0, max - 2)}…"` : q;
 }
 
+/**
+ * A flag as a shell word to paste: `--name=value` with the value single-quoted unless it is a
+ * plain word no shell reads specially (a `!` is bash's history expansion even inside double
+ * quotes; a space splits the word; `$`, `*`, `;`, quotes and the rest are the shell's). Inside
+ * single quotes nothing is special but `'` itself, written `'\''` (close, an escaped quote,
+ * reopen), as POSIX sh quoting works (XCU 2.2.2). The report's JSON keeps the flags as they are.
+ */
+export function shellFlag(flag: string): string {
+  const eq = flag.indexOf("=");
+  const name = eq < 0 ? flag : flag.slice(0, eq);
+  if (!SHELL_WORD.test(name)) return shellQuote(flag);
+  if (eq < 0) return flag;
+  const value = flag.slice(eq + 1);
+  return SHELL_WORD.test(value) ? flag : `${name}=${shellQuote(value)}`;
+}
+
+/** Characters no POSIX shell (nor bash or zsh, interactive or not) treats specially within a word. */
+const SHELL_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+const shellQuote = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
+
 /** Words of `text` wrapped at WIDTH, the first line indented by `indent`, the others by `hang`. */
-function wrap(text: string, indent: number, hang = indent): string[] {
+function wrap(text: string, indent: number, hang = indent, after: readonly string[] = []): string[] {
   const lines: string[] = [];
   let line = "";
   const pad = () => " ".repeat(lines.length === 0 ? indent : hang);
-  for (const word of safe(text).split(" ")) {
+  // `after`: words kept whole (a quoted flag may hold spaces), each printable on one line.
+  for (const word of [...safe(text).split(" "), ...after.map(safe)]) {
     if (line !== "" && pad().length + line.length + 1 + word.length > WIDTH) {
       lines.push(pad() + line);
       line = word;
@@ -103,9 +125,9 @@ function configMapLines(c: ConfigMapReport): string[] {
   const out = [`ConfigMap ${c.configMap}:`];
   for (const k of c.keys) {
     out.push(`  ${KEY_TAG[k.status]} ${safe(k.key)} ${k.value === null ? "(not set: ingress-nginx's default)" : `= ${quoted(k.value)}`}`);
-    out.push(...wrap(k.flags.length > 0 ? `${k.text}: ${k.flags.join(" ")}` : k.text, 6));
+    out.push(...(k.flags.length > 0 ? wrap(`${k.text}:`, 6, 6, k.flags.map(shellFlag)) : wrap(k.text, 6)));
   }
-  if (c.flags.length > 0) out.push("  Run Portico with:", ...c.flags.map((f) => `    ${safe(f)}`));
+  if (c.flags.length > 0) out.push("  Run Portico with:", ...c.flags.map((f) => `    ${safe(shellFlag(f))}`));
   return out;
 }
 
@@ -121,7 +143,7 @@ export function formatMigrationText(r: MigrationReport): string {
   if (r.assumedDefaults.length > 0) {
     out.push("No --nginx-configmap: ingress-nginx's defaults were assumed. Where they differ from Portico's (README, \"ingress-nginx's defaults\", says why):");
     for (const d of r.assumedDefaults) {
-      const served = d.compat === "ingress-nginx" ? `ingress-nginx's${d.flagName !== null && d.flagValue !== undefined ? ` (--${d.flagName}=${d.flagValue})` : ""}` : "Portico's";
+      const served = d.compat === "ingress-nginx" ? `ingress-nginx's${d.flagName !== null && d.flagValue !== undefined ? ` (${shellFlag(`--${d.flagName}=${d.flagValue}`)})` : ""}` : "Portico's";
       out.push(...wrap(`${d.setting}: ingress-nginx ${d.nginx}; Portico ${d.portico}; --ingress-nginx-compat serves ${served}`, 2, 4));
     }
     out.push("");

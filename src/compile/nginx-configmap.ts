@@ -10,7 +10,9 @@
 import * as v from "valibot";
 import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 import { parseCidrList } from "../config/cidr.ts";
+import { parseCipherList } from "../config/cipher-list.ts";
 import { INGRESS_NGINX_LOG_FORMAT_NAME, parseLogFormat } from "../policy/log-format.ts";
+import { parseSize } from "../config/units.ts";
 import { BUN_MAX_HEADER_SIZE, clampHeaderBuffers, fitsBun, formatHeaderBuffers, parseHeaderBuffers } from "../config/header-buffers.ts";
 
 export type ConfigMapKeyStatus =
@@ -157,10 +159,15 @@ const accessLogOff: Judge = (val) => (bool(val, false) === true ? flag("no acces
  * of the same name in KiB above 0, Portico's default at 0 or below.
  */
 function kibJudge(name: string, unit: string, text: string, zero: string): Judge {
-  return (val) => {
+  return (val, data) => {
     const n = val.trim();
     if (!/^[+-]?\d{1,15}$/.test(n)) return bad(`an integer (${unit})`);
-    return Number(n) > 0 ? flag(text, `--${name}=${Number(n)}k`) : same(zero);
+    if (Number(n) <= 0) return same(zero);
+    // ngx_http_upstream_send_response sets r->limit_rate = 0 for an unbuffered answer: with the
+    // ConfigMap's proxy-buffering off (its default), only Ingresses that turn it on are paced.
+    const off = (data["proxy-buffering"] ?? "off").trim().toLowerCase() !== "on";
+    const note = off ? "; no effect while proxy-buffering is off (as in ingress-nginx, limit-rate paces only buffered answers: set proxy-buffering: on)" : "";
+    return flag(`${text}${note}`, `--${name}=${Number(n)}k`);
   };
 }
 
@@ -233,7 +240,14 @@ const KEYS: Readonly<Record<string, Judge>> = {
   // nginx.tmpl: `ssl_ecdh_curve {{ $cfg.SSLECDHCurve }};`, config.go default "auto".
   "ssl-ecdh-curve": (val) =>
     val.trim() === "auto" ? same("the TLS library's default key-exchange groups, as Portico") : flag("key-exchange groups offered (names Portico checks as --tls-ecdh-curve does)", `--tls-ecdh-curve=${val.trim()}`),
-  "ssl-ciphers": (val) => flag("TLS 1.2 cipher suites (OpenSSL names; Portico checks them at start-up)", `--tls-ciphers=${val.trim()}`),
+  // nginx.tmpl: `ssl_ciphers '{{ $cfg.SSLCiphers }}';`, an OpenSSL cipher string, which
+  // --tls-ciphers reads with OpenSSL 3's rules over the suites Portico serves (config/cipher-list.ts).
+  "ssl-ciphers": (val) => {
+    const r = parseCipherList(val.trim());
+    if ("message" in r) return r.syntax ? bad(`OpenSSL refuses it: ${r.message}`) : { ...not(`${r.message}; the listener keeps its last good list`), invalid: true as const };
+    const skipped = r.unknown.length === 0 ? "" : `; ${r.unknown.join(", ")} select${r.unknown.length === 1 ? "s" : ""} nothing (OpenSSL skips names it lacks)`;
+    return flag(`TLS 1.2 cipher suites, the string read as OpenSSL 3 reads it, in this order: ${r.value.split(":").join(", ")}${skipped}`, `--tls-ciphers=${val.trim()}`);
+  },
   "use-forwarded-headers": (val, data) => {
     const b = bool(val, false);
     if (b === null) return bad("a boolean");
@@ -477,6 +491,29 @@ const KEYS: Readonly<Record<string, Judge>> = {
   // absent or invalid (ratelimit/main.go); template.go writes `limit_rate <n>k;` only for n > 0.
   "limit-rate": kibJudge("limit-rate", "KiB per second", "each response body at most this many KiB per second (after limit-rate-after), for Ingresses without the annotation", "no limit, as Portico"),
   "limit-rate-after": kibJudge("limit-rate-after", "KiB", "KiB of each response sent before limit-rate applies, for Ingresses without the annotation", "0, as Portico"),
+  // defaults.Backend ProxyBuffering "off", ProxyBufferSize "4k", ProxyBuffersNumber 4: nginx.tmpl
+  // writes them into every location (proxy_buffering, proxy_buffer_size, proxy_buffers N size)
+  // whose annotation does not say otherwise (annotations/proxy/main.go). nginx reads on/off in
+  // any case (ngx_conf_set_flag_slot) and a size with k or m (ngx_parse_size); another value
+  // fails the reload, so the last good configuration stays.
+  "proxy-buffering": (val) => {
+    const b = val.trim().toLowerCase();
+    if (b !== "on" && b !== "off") return bad("on or off");
+    return b === "on"
+      ? flag("a streamed answer reaches the client a proxy-buffer-size buffer at a time, or at its end, for Ingresses without the annotation", "--proxy-buffering=true")
+      : same("off, as Portico");
+  },
+  "proxy-buffer-size": (val) => {
+    const s = val.trim();
+    const n = /^\d{1,15}[kKmM]?$/.test(s) ? parseSize(s) : null;
+    if (n === null || n < 1) return bad("a size such as 4k or 16k");
+    const text = "the buffers' size with proxy-buffering on (at most 1m is held); the largest upstream header block stays --max-response-header-size";
+    return n === 4096 ? same(`4k, Portico's default too: ${text}`) : flag(text, `--proxy-buffer-size=${s.toLowerCase()}`);
+  },
+  "proxy-buffers-number": (val) => {
+    if (!/^\d{1,9}$/.test(val.trim()) || Number(val.trim()) < 1) return bad("a number of buffers");
+    return same("changes nothing the client gets: nginx reads that many buffers ahead of a slow client (then a temp file), Portico holds one and reads the pod as the client takes the answer");
+  },
   // nginx.tmpl: `log_format upstreaminfo {{ if $cfg.LogFormatEscapeNone }}escape=none {{ else if
   // $cfg.LogFormatEscapeJSON }}escape=json {{ end }}'{{ $cfg.LogFormatUpstream }}';`, the format
   // of every access-log line (log/template.ts). Without log-format-upstream Portico keeps its

@@ -3,15 +3,8 @@ import type { RouteTable } from "../table/types.ts";
 import type { GatewayRoutes } from "../table/types.ts";
 import type { ClassState, Condition, GatewayState, RouteParentState } from "./gateway/attach.ts";
 
-/**
- * A host's own cipher list (the ssl-ciphers annotation, nginx's server-level ssl_ciphers).
- */
-export interface HostTls {
-  /** In the ConfigMap's ssl-ciphers form (config/cipher-list.ts); tls/sni.ts checks the names. */
-  readonly ciphers: string;
-  /** The Ingress (`namespace/name`) the list is from, for a diagnostic on a name BoringSSL lacks. */
-  readonly ingress: string;
-}
+import type { HostTls } from "../model/host-tls.ts";
+export type { HostTls };
 
 /** A TLS host and the Secret whose certificate serves it (null: the default certificate). */
 export interface CertificateBinding {

@@ -43,6 +43,9 @@ export const LIVE_FIELDS = {
   // Read per response by proxy/pipeline/relay.ts (limit-rate: upstream/respond.ts).
   limitRate: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER)),
   limitRateAfter: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER)),
+  // Read per response by proxy/pipeline/relay.ts (proxy-buffering: upstream/response-buffering.ts).
+  proxyBuffering: bool,
+  proxyBufferSize: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER)),
   // Read per response by proxy/pipeline/relay.ts (http/gzip.ts).
   gzip: bool,
   gzipLevel: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(9)),

@@ -63,7 +63,7 @@ export const NGINX_DEFAULTS: readonly NginxDefault[] = Object.freeze([
     flagName: "max-response-header-size",
     portico: "64k",
     compat: "portico",
-    note: "nginx answers 502 to a response whose status line and headers pass 4k; Portico does not implement the proxy-buffer-size annotation that raises it per Ingress, so a 4k limit would break routes ingress-nginx serves",
+    note: "nginx answers 502 to a response whose status line and headers pass 4k; Portico reads the proxy-buffer-size annotation for the response buffers only (proxy-buffering), not for this limit, so a 4k limit would break routes whose Ingress raises it in ingress-nginx",
   },
   {
     setting: "proxy-read-timeout",
@@ -94,7 +94,7 @@ export const NGINX_DEFAULTS: readonly NginxDefault[] = Object.freeze([
     flagName: null,
     portico: "every field of the pod's answer is passed on",
     compat: "ingress-nginx",
-    note: "the pod's Date, X-Pad and those X-Accel-* fields do not reach the client and the Date is Portico's own, as nginx writes its own; nginx acts on X-Accel-Redirect (an internal redirect) and the others, Portico only drops them",
+    note: "the pod's Date, X-Pad and those X-Accel-* fields do not reach the client and the Date is Portico's own, as nginx writes its own; Portico acts on X-Accel-Buffering (proxy-buffering, with or without this setting) and drops the others, where nginx also acts on X-Accel-Redirect (an internal redirect), X-Accel-Expires, X-Accel-Limit-Rate and X-Accel-Charset",
   },
   {
     // config.go NewDefault: ComputeFullForwardedFor false; nginx.tmpl: X-Forwarded-For $remote_addr.

@@ -108,6 +108,12 @@ export interface Config {
   readonly requestBufferSize: number;
   /** Bytes all buffered request bodies of this process may hold together; a body that does not fit is streamed. */
   readonly requestBufferBudget: number;
+  /**
+   * ingress-nginx's proxy-buffering for routes without the annotation: a streamed answer is held
+   * in buffers of proxyBufferSize bytes (docs/design.md, "Response buffering").
+   */
+  readonly proxyBuffering: boolean;
+  readonly proxyBufferSize: number;
   /** Largest upstream response header block in bytes; larger gets 502. */
   readonly maxResponseHeaderSize: number;
   /** Forward request header names containing "_" (nginx underscores_in_headers); dropped when false. */

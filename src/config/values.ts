@@ -4,7 +4,7 @@ import { blockPatternProblem } from "../regex/block-pattern.ts";
 import { isIP } from "node:net";
 import { getCiphers } from "node:tls";
 import * as v from "valibot";
-import { parseCipherNames, unknownCipherName } from "./cipher-list.ts";
+import { parseCipherList } from "./cipher-list.ts";
 import { isIpv4MappedRange, parseCidrList } from "./cidr.ts";
 import { INGRESS_NGINX_LOG_FORMAT, INGRESS_NGINX_LOG_FORMAT_NAME, parseLogFormat } from "../policy/log-format.ts";
 import { compileHeaderPattern } from "../regex/header-pattern.ts";
@@ -114,6 +114,10 @@ export const byteRate = convert("a rate in bytes per second like 500, 1k or 64k 
 
 /** Bytes; 0 is zero (nothing), not unlimited. */
 export const byteSize = convert("a size like 65536, 512k, 1m or 64m (0: none)", (s) => parseSize(s) ?? undefined);
+export const responseBufferSize = convert("a size of at least 1 byte like 4096, 4k or 16k", (s) => {
+  const n = parseSize(s);
+  return n !== null && n >= 1 ? n : undefined;
+});
 
 /** A header block size: 1 KiB to 16 MiB. */
 export const headerSize = convert("a size from 1k to 16m like 16384, 32k or 1m", (s) => {
@@ -251,25 +255,23 @@ export function sourceRangeList(example: string): ValueSchema<readonly string[]>
   );
 }
 
-/**
- * OpenSSL cipher names separated by colons (names only: no `!`, `+` or `@` directives), each
- * one BoringSSL knows. BoringSSL skips names it does not know and TLS 1.3 suites cannot be
- * chosen at all (tls/sni.ts validateTlsSettings, which refuses both again at start-up), so both
- * are refused here, where the flag can still be named.
- */
 let known: ReadonlySet<string> | null = null;
 /**
- * The TLS 1.2 suite names BoringSSL knows (Bun returns them lowercased), read once: the flags,
- * a host's ssl-ciphers (tls/sni.ts), explain and the routes view check names against it, so
- * each says what the listener does with a name it lacks.
+ * The TLS 1.2 suite names BoringSSL knows (Bun returns them lowercased), read once: the
+ * listener's settings are checked against it (tls/sni.ts validateTlsSettings).
  */
 export const knownCiphers = (): ReadonlySet<string> => (known ??= new Set(getCiphers()));
 
+/**
+ * An OpenSSL cipher string (`HIGH:!aNULL:!MD5`, or names separated by colons), evaluated as
+ * OpenSSL 3 reads it over the TLS 1.2 suites Portico serves (config/cipher-list.ts): the value is
+ * the resulting list of names, in the server's order, all of which BoringSSL has
+ * (config/cipher-list.test.ts checks them against getCiphers()). A string nginx would refuse, or
+ * one that leaves no suite, is refused.
+ */
 export const cipherList = check<string>((s) => {
-  const parsed = parseCipherNames(s);
-  if ("message" in parsed) return parsed;
-  const unknown = unknownCipherName(parsed.value, knownCiphers());
-  return unknown === null ? parsed : { message: unknown };
+  const parsed = parseCipherList(s);
+  return "message" in parsed ? { message: parsed.message } : { value: parsed.value };
 });
 
 // Group names Bun 1.4.5's BoringSSL accepts as `ecdhCurve` (measured with Bun.serve and

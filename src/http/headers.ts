@@ -92,12 +92,13 @@ export function requestIdFrom(id: string | null): string {
 
 // Fresh ids are cut from a pool of random bytes (crypto.getRandomValues, refilled every
 // ID_POOL requests) and written in hex: one string per request, where a UUID with its dashes
-// removed made two (bench/allocations.ts).
+// removed made two (bench/allocations.ts). Also nginx's own $request_id for the access log's
+// template when the client named the request (log/template.ts).
 const ID_BYTES = 16;
 const ID_POOL = 256;
 const idPool = Buffer.alloc(ID_BYTES * ID_POOL);
 let idNext = ID_POOL;
-function freshRequestId(): string {
+export function freshRequestId(): string {
   if (idNext === ID_POOL) {
     crypto.getRandomValues(idPool);
     idNext = 0;

@@ -316,9 +316,21 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
    * `close` and processes nothing after it, as nginx does; node closes the socket once that
    * answer is written. Everything else gets node's own answers (431 for a head over the limit,
    * 413 for chunk extensions over theirs, else 400), each ending the connection.
+   *
+   * A TLS connection's handshake errors come here too (Http2SecureServer passes tlsClientError
+   * on as clientError and destroys the socket only when nothing listens): the handshake timeout,
+   * a ClientHello the TLS stack refused. No HTTP answer can go out on a socket whose handshake
+   * did not finish (an end() with one waits on it for good: measured on Bun 1.4.5, a stalled
+   * handshake was held open past 150 s), so only the parser's errors (HPE_*) are answered and
+   * every other error closes the socket, as nginx closes a connection whose handshake failed or
+   * timed out (ngx_http_ssl_handshake).
    */
   function onClientError(err: Error & { code?: string }, socket: Duplex): void {
     socket.on("error", noop);
+    if (typeof err.code !== "string" || !err.code.startsWith("HPE_")) {
+      socket.destroy();
+      return;
+    }
     if (err.code === "HPE_CLOSED_CONNECTION" && (h1Sockets.get(socket)?.busy ?? 0) > 0) return;
     if (!socket.writable) {
       socket.destroy();
@@ -430,6 +442,12 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       // HTTP/1.1 keep-alive as Bun.serve's idleTimeout (proxy/pipeline/listener.ts says why 75 s); node's
       // default advertises 5 s. trackH1 closes connections idle that long.
       keepAliveTimeout: idleMs,
+      // A TLS handshake has client_header_timeout in nginx (ngx_http_request.c: the read timer
+      // ngx_http_init_connection sets is still running through ngx_http_ssl_handshake). Without
+      // this, a client that sent a ClientHello, or a record header promising one, and then nothing
+      // was held for as long as the kernel kept the socket (measured: past 150 s) on Bun 1.4.5,
+      // by every port that has a node:http2 listener (docs/design.md "HTTP/2 and gRPC").
+      handshakeTimeout: opts.headerTimeoutMs ?? 60_000,
     } as http2.SecureServerOptions);
     s.on("error", (e) => log.error("http2 listener error", { err: String(e) }));
     s.on("sessionError", noop);

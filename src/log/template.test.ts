@@ -3,6 +3,7 @@
 // ngx_escape_json; none: as is), and the format's reading (policy/log-format.ts, nginx's
 // ngx_conf_read_token inside nginx.tmpl's single quotes).
 import { describe, expect, test } from "bun:test";
+import { fullGC, heapStats } from "bun:jsc";
 import { parseLogFormat } from "../policy/log-format.ts";
 import type { AccessRecord, RequestView } from "./access.ts";
 import { compileLogTemplate } from "./template.ts";
@@ -53,6 +54,49 @@ describe("escaping a variable's value", () => {
     const f = compileLogTemplate("$time_local|$time_iso8601|$msec|$request_time|$body_bytes_sent|$request|$uri|$args|$is_args|$host|$server_port", "default");
     expect(f(record(view({})))).toBe("28/Nov/2026:08:00:01 +0000|2026-11-28T08:00:01+00:00|1795852801.500|1.500|5|GET /p?q=1 HTTP/1.1|/p|q=1|?|a.test|8080");
   });
+});
+
+/**
+ * How many JavaScript strings one call of `f` allocates: JSC's count of string cells, which
+ * counts dead ones until a collection sweeps them, read before and after with no collection
+ * between. A canary made in an earlier turn (a WeakRef keeps its target alive only to the end
+ * of the turn that made it) dies if one ran; then the count is short and is taken again.
+ */
+async function stringsAllocatedBy(f: () => string): Promise<number> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    fullGC();
+    const canary = new WeakRef({});
+    await new Promise((resolve) => setImmediate(resolve));
+    const before = heapStats().objectTypeCounts.string ?? 0;
+    f();
+    const after = heapStats().objectTypeCounts.string ?? 0;
+    if (canary.deref() !== undefined) return after - before;
+  }
+  throw new Error("a collection ran during every count");
+}
+
+describe("the cost of escaping a long value", () => {
+  // A client's header can be as long as its head (large-client-header-buffers), and the line is
+  // formatted on the worker's thread: a value is escaped in one pass into a byte buffer, read
+  // back as one string, not built a byte at a time (a string per byte: 16,384 and more here).
+  const KIB16 = 16 * 1024;
+  const values = {
+    "control bytes": "\x01".repeat(KIB16),
+    "bytes that are not UTF-8": "abc\xffdefg".repeat(KIB16 / 8),
+    "UTF-8 bytes": Buffer.from("é€😀 ".repeat(KIB16 / 10)).toString("latin1"),
+    "characters above 0xFF": "é€😀\u2028\x01 ".repeat(KIB16 / 8),
+  };
+  for (const escape of ["default", "json", "none"] as const) {
+    test(`${escape}: a 16 KiB value allocates a few strings, not one per byte`, async () => {
+      const line = compileLogTemplate("$uri", escape);
+      for (const [kind, value] of Object.entries(values)) {
+        const r = { ...record(view({})), path: value };
+        line(r); // the first call's own allocations (compiling, buffers) are not counted
+        const n = await stringsAllocatedBy(() => line(r));
+        expect(n, `${escape}, ${kind}: strings allocated`).toBeLessThanOrEqual(8);
+      }
+    });
+  }
 });
 
 describe("reading the format as nginx.tmpl's quoted word", () => {

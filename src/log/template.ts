@@ -1,130 +1,23 @@
 // The access-log line as an nginx log_format (--access-log-template, ingress-nginx's
 // log-format-upstream; docs/design.md "The access log"): the format is read once into literal
 // text and variable names (policy/log-format.ts), and each line is the literal text with every
-// variable's value for the request, escaped as nginx's ngx_http_log_module escapes it. Nothing
+// variable's value for the request, escaped as nginx's ngx_http_log_module escapes it (escape.ts). Nothing
 // is evaluated: a variable is a name looked up in the switch below. Formatted by the access
 // log's pump, off the request path, from the record and the request it keeps (RequestView).
 import { STATUS_CODES } from "node:http";
 import { hostname as osHostname } from "node:os";
+import { freshRequestId } from "../http/headers.ts";
 import { prefixedVariable, remoteUser } from "../kinds/variables.ts";
 import { parseLogFormat, type LogEscape } from "../policy/log-format.ts";
 import { targetOf } from "../request/target.ts";
 import type { TemplatePart } from "../policy/template.ts";
-import { UNSAFE_CHARS, type AccessRecord, type RequestView } from "./access.ts";
+import type { AccessRecord, RequestView } from "./access.ts";
+import { escapeDefault, escapeJson, escapeNone } from "./escape.ts";
 import { joinTries } from "./upstream-tries.ts";
 
-const HEX = "0123456789ABCDEF";
-const hex = "0123456789abcdef";
 const HOST = osHostname();
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const two = (n: number) => (n < 10 ? `0${n}` : String(n));
-
-const UTF8_ENCODER = new TextEncoder();
-
-/** The bytes a value stands for: a header value is Latin-1 (one byte per character); other text UTF-8. */
-function bytesOf(s: string): Uint8Array {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0xff) return UTF8_ENCODER.encode(s);
-  return Buffer.from(s, "latin1");
-}
-
-/**
- * Is every character printable ASCII (0x20-0x7e), and, with `quotes`, none `"` or `\`? Such a
- * value is written as it is in every mode: most values are, so they cost one scan and no copy.
- */
-function plainAscii(s: string, quotes: boolean): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c >= 0x7f || (quotes && (c === 0x22 || c === 0x5c))) return false;
-  }
-  return true;
-}
-
-// ngx_http_log_escape (escape=default): `"`, `\`, bytes below 0x20 and from 0x7f as \xHH.
-function escapeDefault(s: string): string {
-  if (plainAscii(s, true)) return s;
-  let out = "";
-  for (const b of bytesOf(s)) out += b < 0x20 || b >= 0x7f || b === 0x22 || b === 0x5c ? `\\x${HEX[b >> 4]}${HEX[b & 15]}` : String.fromCharCode(b);
-  return out;
-}
-
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
-// What Portico's own access line escapes too (log/access.ts): DEL, C1 controls, the line and
-// paragraph separators and bidi overrides, so a value cannot rewrite a terminal or a viewer's line.
-const UNSAFE = new RegExp(UNSAFE_CHARS);
-
-/**
- * The bytes ≥ 0x80 of a value as the characters they encode when they are UTF-8 (what nginx
- * writes, read back), or null when they are not.
- */
-function asText(s: string): string | null {
-  const b = bytesOf(s);
-  try {
-    return UTF8.decode(b);
-  } catch {
-    return null;
-  }
-}
-
-// ngx_escape_json (escape=json): `"` and `\` with a backslash, \n \r \t \b \f, other bytes below
-// 0x20 as \u00xx; the rest as is. Not UTF-8, or a character of UNSAFE: \u00XX / \uXXXX, which
-// a JSON reader reads as the same string nginx's line would give where it is valid.
-function escapeJson(s: string): string {
-  if (plainAscii(s, true)) return s;
-  const t = asText(s);
-  let out = "";
-  if (t === null) {
-    for (const b of bytesOf(s)) out += b < 0x20 || b >= 0x7f || b === 0x22 || b === 0x5c ? jsonByte(b) : String.fromCharCode(b);
-    return out;
-  }
-  for (const ch of t) {
-    const c = ch.codePointAt(0) as number;
-    if (c < 0x20 || c === 0x22 || c === 0x5c) out += jsonByte(c);
-    else if (UNSAFE.test(ch)) out += `\\u${c.toString(16).padStart(4, "0")}`;
-    else out += ch;
-  }
-  return out;
-}
-
-function jsonByte(c: number): string {
-  switch (c) {
-    case 0x22:
-      return '\\"';
-    case 0x5c:
-      return "\\\\";
-    case 0x0a:
-      return "\\n";
-    case 0x0d:
-      return "\\r";
-    case 0x09:
-      return "\\t";
-    case 0x08:
-      return "\\b";
-    case 0x0c:
-      return "\\f";
-  }
-  return `\\u00${hex[c >> 4]}${hex[c & 15]}`;
-}
-
-// escape=none: nginx writes the bytes as they are, line breaks included. Portico still writes
-// control characters, DEL and bytes that are not UTF-8 as \xHH (and UNSAFE characters), so a
-// client cannot end a line or forge the next one (docs/design.md "The access log").
-function escapeNone(s: string): string {
-  // `"` and `\` are written as they are here.
-  if (plainAscii(s, false)) return s;
-  const t = asText(s);
-  let out = "";
-  if (t === null) {
-    for (const b of bytesOf(s)) out += b < 0x20 || b >= 0x7f ? `\\x${HEX[b >> 4]}${HEX[b & 15]}` : String.fromCharCode(b);
-    return out;
-  }
-  for (const ch of t) {
-    const c = ch.codePointAt(0) as number;
-    if (c < 0x20 || UNSAFE.test(ch)) {
-      for (const b of UTF8_ENCODER.encode(ch)) out += `\\x${HEX[b >> 4]}${HEX[b & 15]}`;
-    } else out += ch;
-  }
-  return out;
-}
 
 /** nginx's $time_local in UTC: `28/Nov/2026:08:26:50 +0000`. */
 function timeLocal(ms: number): string {
@@ -140,6 +33,8 @@ function timeIso(ms: number): string {
 /** Seconds with millisecond resolution, as nginx writes $request_time and $upstream_*_time. */
 const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
 
+// Bun.serve does not tell a request's HTTP version, so an HTTP/1.0 request is logged as HTTP/1.1
+// (docs/design.md "Bun facts measured here").
 const protocolOf = (r: AccessRecord): string => (r.protocol === "h2" ? "HTTP/2.0" : "HTTP/1.1");
 
 /**
@@ -211,8 +106,9 @@ const msOrDash = (ms: number): string => (ms < 0 ? "-" : seconds(ms));
  * the status (502/504 for a failed attempt, `-` for none); the times to the connection (only
  * when Portico probed it; `-` otherwise), to the headers, and to the attempt's end (its failure,
  * or the pod's body's end: ngx_http_upstream_finalize_request); the pod's body bytes read. No
- * attempt (an answer Portico made itself): not found, `-`. The gRPC path and an upgraded
- * WebSocket keep no attempts: their one upstream, from the record.
+ * attempt (an answer Portico made itself): not found, `-`. gRPC and h2c calls (grpc.ts) and
+ * WebSocket handshakes (websocket.ts) keep their attempts too; the record's one upstream below
+ * is for a record made without a template's attempts.
  */
 function upstreamVariable(name: string, r: AccessRecord): string | null {
   const tries = r.tries;
@@ -279,8 +175,9 @@ function logVariable(name: string, r: AccessRecord, v: RequestView | null): stri
     case "upstream_connect_time":
     case "upstream_response_length":
       return upstreamVariable(name, r);
+    // ingress-nginx's `map $http_x_request_id $req_id` (nginx.tmpl): the client's X-Request-ID,
+    // else nginx's $request_id; the id Portico sends upstream and returns (http/headers.ts).
     case "req_id":
-    case "request_id":
       return r.requestId;
     case "proxy_upstream_name":
       return upstreamName(r.service);
@@ -384,6 +281,21 @@ export function templateNeeds(format: string | null): { readonly tries: boolean;
   return { tries, head, port };
 }
 
+/**
+ * nginx's $request_id: its own id for every request, 16 random bytes in hex, made when the
+ * variable is first read and kept for the request (ngx_http_variables.c
+ * ngx_http_variable_request_id), whatever the client sent. When the client sent no usable
+ * X-Request-ID, $req_id already is Portico's own (http/headers.ts requestIdFrom). Otherwise a
+ * fresh one is made here, when the line is formatted: nginx too makes it only when something
+ * reads the variable, and nothing but this line reads it, so the request path does no work for
+ * it. A header equal to the record's id is the client's (validate.ts reads the field as get()
+ * joins it); a fresh id equal to it would be a 128-bit collision.
+ */
+function ownRequestId(r: AccessRecord, v: RequestView | null): string {
+  if (v === null || v.req.headers.get("x-request-id") !== r.requestId) return r.requestId;
+  return freshRequestId();
+}
+
 /** A line formatter for this format and escape mode; throws when the format is not one (the flag checked it). */
 export function compileLogTemplate(format: string, escape: LogEscape): (r: AccessRecord) => string {
   const parsed = parseLogFormat(format);
@@ -394,10 +306,12 @@ export function compileLogTemplate(format: string, escape: LogEscape): (r: Acces
   return (r) => {
     const v = r.view;
     let out = "";
+    // $request_id named twice in a line is one id (nginx keeps a variable's value per request).
+    let own: string | null = null;
     for (const p of parts) {
       if (typeof p === "string") out += p;
       else {
-        const val = logVariable(p.v, r, v);
+        const val = p.v === "request_id" ? (own ??= ownRequestId(r, v)) : logVariable(p.v, r, v);
         out += val === null ? absent : esc(val);
       }
     }

@@ -33,6 +33,16 @@ export function beginTry(tries: UpstreamTry[] | null | undefined, addr: string, 
   return t;
 }
 
+/**
+ * The attempt's response headers came with `status`: its header time ($upstream_header_time)
+ * is now, from the attempt's start.
+ */
+export function answerTry(t: UpstreamTry | null, status: number): void {
+  if (t === null) return;
+  t.status = status;
+  t.headerMs = performance.now() - t.start;
+}
+
 /** The attempt failed (or its answer was dropped for the next one) with the status nginx records. */
 export function endTry(t: UpstreamTry | null, status: number): void {
   if (t === null) return;

@@ -4,6 +4,16 @@
 import type { X509Certificate } from "node:crypto";
 import { tlsCovers } from "./hosts.ts";
 
+/**
+ * The `*.` name one label above `host` (`a.foo.com` -> `*.foo.com`), or null for a name with no
+ * dot, or one that is itself a wildcard. The SNI tables of Bun.serve and node:tls match a `*.`
+ * entry for any one first label (RFC 6125 §6.4.3), so this is the entry that would catch `host`.
+ */
+export const wildcardOf = (host: string): string | null => {
+  const dot = host.indexOf(".");
+  return dot > 0 && !host.startsWith("*.") ? `*${host.slice(dot)}` : null;
+};
+
 /** Does one of a certificate's names (maybe `*.x`, one whole first label: RFC 6125 §6.4.3) cover `host`? */
 export const namesCover = (names: readonly string[], host: string): boolean => names.some((n) => tlsCovers(n, host));
 

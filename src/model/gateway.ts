@@ -111,7 +111,10 @@ export const GatewaySchema = v.looseObject({
   spec: v.looseObject({
     gatewayClassName: v.string(),
     listeners: v.array(ListenerSchema),
-    addresses: list(v.looseObject({ type: optStr, value: v.string() })),
+    // value is optional in the standard CRD (GatewaySpecAddress: "When a value is unspecified,
+    // an implementation SHOULD automatically assign an address"); compile/gateway/attach.ts
+    // answers such a Gateway Programmed=False AddressNotAssigned.
+    addresses: list(v.looseObject({ type: optStr, value: optStr })),
   }),
   status: v.optional(v.unknown()),
 });

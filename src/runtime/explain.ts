@@ -2,7 +2,6 @@
 // CLI twin (`portico explain --manifests F --host H --path P`) with no server running.
 import { explain, explainSteps, type ExplainRequest, type ExplainResult } from "../compile/explain.ts";
 import type { Config } from "../config/types.ts";
-import { knownCiphers } from "../config/values.ts";
 import { ManifestSource } from "../files/manifests.ts";
 import { createLogger } from "../log/logger.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
@@ -31,15 +30,11 @@ function refusal(err: unknown): ExplainRefused | ExplainError {
   throw err;
 }
 
-// The suite names tls/sni.ts checks a host's ssl-ciphers against: explain says the listener's
-// list serves a host whose list has another name, as the listener does.
-const withKnownCiphers = (config: Config): Config & { knownCiphers: ReadonlySet<string> } => ({ ...config, knownCiphers: knownCiphers() });
-
 export async function explainLive(controller: Controller, config: Config, q: ExplainRequest): Promise<ExplainResult | ExplainRefused | ExplainError> {
   // The snapshot of the live table, so the answer describes what is being served right now.
   // The controller's compiler compiled it: explain reads that compile rather than redoing it
   // (before the first table, or after a failed compile reset the compiler, explain compiles).
-  const steps = explainSteps(controller.last?.snapshot ?? controller.store.snapshot(), withKnownCiphers(config), q, controller.compiler);
+  const steps = explainSteps(controller.last?.snapshot ?? controller.store.snapshot(), config, q, controller.compiler);
   try {
     for (;;) {
       const r = steps.next();
@@ -81,7 +76,7 @@ export async function explainCli(flags: Config, q: ExplainRequest, explicit: Rea
   }
   let result: ExplainResult | ExplainRefused | ExplainError;
   try {
-    result = explain(store.snapshot(), withKnownCiphers(config), q);
+    result = explain(store.snapshot(), config, q);
   } catch (err) {
     if (err instanceof RangeError) {
       // A host or path beyond the limits explain accepts (compile/explain-types.ts).

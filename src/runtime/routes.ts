@@ -8,7 +8,6 @@ import { loadOnce } from "./load.ts";
 import { configWithNginxConfigMap } from "./nginx-settings.ts";
 import { serializeTable } from "../table/serialize.ts";
 import { formatRoutesText } from "../table/text.ts";
-import { knownCiphers } from "../config/values.ts";
 
 /** Prints the route table on stdout (problems on stderr); returns the exit code. */
 export async function routesCli(flags: Config, explicit: ReadonlySet<keyof Config> = new Set()): Promise<number> {
@@ -27,7 +26,7 @@ export async function routesCli(flags: Config, explicit: ReadonlySet<keyof Confi
     return 1;
   }
   const result = compile(loaded.snapshot, config);
-  process.stdout.write(formatRoutesText(serializeTable(result.table), config, { hostTls: result.hostTls, knownCiphers: knownCiphers() }));
+  process.stdout.write(formatRoutesText(serializeTable(result.table), config, { hostTls: result.hostTls }));
   // What did not make it into the table, after it (stderr): the reasons a route is missing.
   for (const d of [...loaded.invalid, ...result.diagnostics]) {
     log.warn(d.reason === "InvalidObject" ? "object skipped" : "object problem", { kind: d.kind, namespace: d.namespace, name: d.name, reason: d.reason, err: d.message });

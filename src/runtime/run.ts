@@ -32,7 +32,6 @@ import { BUN_HEADER_FLAG, BUN_MAX_HEADER_SIZE, processHeaderLimit } from "../con
 import { createLiveConfig, type LiveConfig } from "../config/live.ts";
 import type { WorkerPool } from "../workers/pool.ts";
 import { explainLive } from "./explain.ts";
-import { knownCiphers } from "../config/values.ts";
 import { startCluster, type Cluster } from "./cluster.ts";
 import { settingsConfigMapKeys } from "../model/secret-refs.ts";
 import { createLocalPlane } from "./local.ts";
@@ -183,7 +182,7 @@ export async function run(flags: Config, mainLog: Logger, explicit: ReadonlySet<
     routes: () => (controller.last ? serializeTable(controller.holder.current, controller.holder.generation) : null),
     explain: (q) => explainLive(controller, settings?.config ?? config, q),
     every: () => settings?.config ?? config,
-    routesTls: () => ({ ...(controller.last ? { hostTls: controller.last.result.hostTls } : {}), knownCiphers: knownCiphers() }),
+    routesTls: () => (controller.last ? { hostTls: controller.last.result.hostTls } : {}),
     logger: log,
   });
   const admin = bindOrExplain("--admin-port", config.bind, config.adminPort, () =>

@@ -11,8 +11,9 @@
 //
 // When only some hosts have such routes, the port is split by SNI instead (tls-split.ts): a
 // front sends the connections for those hosts to node:http2 and every other to Bun.serve, so
-// ordinary hosts keep Bun.serve's speed while a gRPC route exists elsewhere. node:http2 alone
-// is left for a table where every host needs it (a gRPC or client-certificate default backend,
+// ordinary hosts keep Bun.serve's speed while a gRPC route exists elsewhere; with --http3 the
+// split keeps QUIC on the port number for those hosts (its own HTTP/3-only Bun.serve). node:http2
+// alone, without QUIC, is left for a table where every host needs it (a gRPC or client-certificate default backend,
 // or a GRPCRoute without hostnames on an HTTPS listener without one: table/listener-needs.ts
 // everyHostNeedsNode).
 import type { Config } from "../config/types.ts";
@@ -85,7 +86,7 @@ export function createHttpsListener(o: HttpsListenerOptions): SwitchingHttpsList
       const sp = o.split;
       if (sp === undefined) throw new Error("no SNI split on this listener");
       const l = createSplitListener({
-        hostname: o.hostname, port: bindPort, handler: o.handler, table: sp.table, log, hooks, http2: o.config.http2,
+        hostname: o.hostname, port: bindPort, handler: o.handler, table: sp.table, log, hooks, http2: o.config.http2, http3: o.config.http3,
         headerTimeoutMs: o.config.clientHeaderTimeoutMs, draining: o.draining, front: sp.front, ...(o.drainMs === undefined ? {} : { drainMs: o.drainMs }),
       });
       l.requestClientCertificates(wantCerts);

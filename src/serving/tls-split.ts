@@ -12,6 +12,13 @@
 // With --enable-ssl-passthrough or --use-proxy-protocol a front already owns the port
 // (passthrough.ts); it asks `innerPort` instead, and this split runs no front of its own.
 //
+// With --http3 an HTTP/3-only Bun.serve (tls/listener.ts `http1: false`) holds the public UDP
+// port beside the front, with the same certificate entries and the Bun.serve side's handler:
+// QUIC cannot pass a TCP front, and a QUIC listener has no TCP port to share. Its requests for
+// a host that needs node:http2 are misdirected exactly as on the Bun.serve side; that side's
+// answers for every other host advertise it (Alt-Svc, RFC 7838), as Bun.serve does when it owns
+// both (docs/design.md, "HTTP/2 and gRPC").
+//
 // A request on the Bun.serve side for a host that needs node:http2 (a browser coalescing
 // connections, RFC 9113 §9.1.1; a Host other than the SNI; a route added to the host after
 // the connection opened) is answered 421 Misdirected Request (RFC 9110 §15.5.20): the client
@@ -22,7 +29,8 @@ import type { RequestServer } from "../proxy/index.ts";
 import { createH2Listener, type DrainableServer, type H2Handler, type HttpsListener } from "../http2/listener.ts";
 import { hostNeedsNode, hostsMovedToNode } from "../table/listener-needs.ts";
 import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
-import { createTlsListener, type RotationInfo, type ServeHandler, type TlsListener } from "../tls/listener.ts";
+import { appendField, createTlsListener, type RotationInfo, type ServeHandler, type TlsListener } from "../tls/listener.ts";
+import { requestHostname } from "../table/gateway.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { frontServer, startTcpFront, throughFront, type FrontChoice, type TcpFront } from "./front.ts";
 import { createRetiring } from "./retiring.ts";
@@ -37,6 +45,8 @@ interface SplitOptions {
   readonly log: Logger;
   readonly hooks: { onRotation?(info: RotationInfo): void; onAbuse?(reason: string): void };
   readonly http2: boolean;
+  /** --http3: QUIC on the public port number, served by its own HTTP/3-only Bun.serve. */
+  readonly http3: boolean;
   readonly headerTimeoutMs: number;
   readonly draining: () => boolean;
   readonly drainMs?: number;
@@ -105,11 +115,31 @@ export function createSplitListener(o: SplitOptions): SplitListener {
   function through(h: ServeHandler & H2Handler, listenerPort: () => number, bunSide: boolean): ServeHandler & H2Handler {
     const fetch = h.fetch as (req: Request, server: RequestServer) => ReturnType<typeof h.fetch>;
     let side: BunSide | null = null;
-    return {
-      ...h,
-      fetch: ((req: Request, server: RequestServer) =>
-        throughFront(front, req, bunSide ? (side ??= new BunSide(server)) : server, listenerPort, fetch)) as typeof h.fetch,
+    const served = (req: Request, server: RequestServer) => throughFront(front, req, bunSide ? (side ??= new BunSide(server)) : server, listenerPort, fetch);
+    return { ...h, fetch: (bunSide && h3 ? (req: Request, server: RequestServer) => advertiseH3(req, served(req, server)) : served) as typeof h.fetch };
+  }
+
+  // The HTTP/3-only listener's handler: the Bun.serve side's (a BunSide, so a host that needs
+  // node:http2 is misdirected by the same route step), without a front: its clients reach it
+  // directly, so Bun's own requestIP is theirs.
+  function direct(h: ServeHandler & H2Handler): ServeHandler & H2Handler {
+    const fetch = h.fetch as (req: Request, server: RequestServer) => ReturnType<typeof h.fetch>;
+    let side: BunSide | null = null;
+    return { ...h, fetch: ((req: Request, server: RequestServer) => fetch(req, (side ??= new BunSide(server)))) as typeof h.fetch };
+  }
+
+  // Alt-Svc on the Bun.serve side's answers over TCP (RFC 7838 §3; the value Bun.serve writes
+  // when it owns both ports), only for a host the QUIC listener serves: a host that needs
+  // node:http2 (its answer here is the 421) is never told to move to QUIC. Bun.serve adds none
+  // itself on this loopback listener (no http3), so the loopback port is never advertised.
+  function advertiseH3<T>(req: Request, res: T): T {
+    const add = (r: Response | undefined | void) => {
+      const q = quic;
+      const host = req.headers.get("host");
+      if (q === null || !r || host === null || hostNeedsNode(o.table(), requestHostname(host))) return r;
+      return appendField(r, "Alt-Svc", `h3=":${q.port}"; ma=86400`);
     };
+    return (res instanceof Promise ? res.then(add) : add(res as Response | undefined)) as T;
   }
 
   const makeBun = (port: number): TlsListener =>
@@ -131,6 +161,24 @@ export function createSplitListener(o: SplitOptions): SplitListener {
     hostname: "127.0.0.1", port: 0, log, logRotations: false, hooks: o.hooks.onAbuse === undefined ? {} : { onAbuse: o.hooks.onAbuse }, reusePort: true, draining: o.draining, headerTimeoutMs: o.headerTimeoutMs,
     handler: () => through(o.handler(() => node.port), () => node.port, false),
   });
+
+  // --http3 beside this split's own front (never behind an outer one: --http3 is refused with
+  // --enable-ssl-passthrough and --use-proxy-protocol, QUIC carries neither). Started with the
+  // front, on the port number the front bound (the same as o.port, unless that is 0).
+  const h3 = o.http3 && o.front !== null;
+  let quic: TlsListener | null = null;
+  // Never drained: a replaced server of it is stopped with stop(true) in the turn the next one
+  // joins the UDP port group, as every QUIC side (tls/listener.ts: its open connections would
+  // otherwise be hashed to the next server, which does not know them, and stall; docs/design.md,
+  // "Bun facts measured here"). Its rotations are neither logged nor counted: the Bun.serve
+  // side's is the port's one.
+  const makeQuic = (port: number): TlsListener => {
+    const l: TlsListener = createTlsListener({
+      hostname: o.hostname, port, log, logRotations: false, http3: true, http1: false,
+      handler: () => direct(o.handler(() => l.port)),
+    });
+    return l;
+  };
 
   function innerPort(serverName: string | null): number {
     // No server name (or no readable ClientHello): node:http2, which serves every route correctly.
@@ -176,34 +224,44 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       last = { entries, fingerprint };
       bun.update(entries, fingerprint, provisional);
       node.update(entries, fingerprint, provisional);
-      // The front binds the public port last, once both listeners it pipes to listen.
-      if (front === null && o.front !== null) {
-        try {
-          front = startFront(o.front);
-        } catch (err) {
-          void bun.stop(true);
-          void node.stop(true);
-          throw err;
+      // A later update rotates QUIC's certificates as the others'.
+      if (front !== null || o.front === null) return void quic?.update(entries, fingerprint, provisional);
+      // The first binds the public port number, each with SO_REUSEPORT beside the listener this
+      // split takes over from: the front's TCP socket once both listeners it pipes to listen,
+      // then QUIC's UDP one on the same number. A bind that fails undoes the others.
+      try {
+        front = startFront(o.front);
+        if (h3) {
+          quic = makeQuic(front.port);
+          quic.update(entries, fingerprint, provisional);
         }
+      } catch (err) {
+        front?.stop(true);
+        front = null;
+        quic = null;
+        void bun.stop(true);
+        void node.stop(true);
+        throw err;
       }
     },
     get provisional() {
-      return bun.provisional || node.provisional;
+      return bun.provisional || node.provisional || (quic?.provisional ?? false);
     },
     async settled() {
-      await Promise.all([bun.settled(), node.settled()]);
+      await Promise.all([bun.settled(), node.settled(), quic?.settled()]);
       await retiring.empty();
     },
     freeze() {
       frozen = true;
       bun.freeze();
       node.freeze();
+      quic?.freeze();
     },
     async stop(closeActive = false) {
       frozen = true;
       // Stop accepting first; the pipes end as the listeners behind them close their connections.
       front?.stop(closeActive);
-      await Promise.all([bun.stop(closeActive), node.stop(closeActive), retiring.stopAll()]);
+      await Promise.all([bun.stop(closeActive), node.stop(closeActive), quic?.stop(closeActive), retiring.stopAll()]);
       front?.stop(true);
     },
     requestClientCertificates(on: boolean) {
@@ -215,7 +273,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       return node.requestsClientCertificates;
     },
     get servers() {
-      return [...(front === null ? [] : [frontServer(front)]), ...bun.servers, ...retiring.servers, ...node.servers];
+      return [...(front === null ? [] : [frontServer(front)]), ...bun.servers, ...retiring.servers, ...node.servers, ...(quic?.servers ?? [])];
     },
     get port() {
       // With an outer front, the loopback port a connection without SNI goes to (innerPort(null)).
@@ -225,7 +283,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       return bun.rotations;
     },
     get alive() {
-      return bun.alive + node.alive + retiring.alive;
+      return bun.alive + node.alive + retiring.alive + (quic?.alive ?? 0);
     },
     get fingerprint() {
       return bun.fingerprint;

@@ -12,6 +12,8 @@ export const DEFAULT_ROUTE_OPTIONS: RouteOptions = Object.freeze({
   streamIdleTimeoutMs: null,
   retry: null,
   requestBufferSize: null,
+  proxyBuffering: null,
+  proxyBufferSize: null,
   preserveTrailingSlash: false,
   usePortInRedirects: false,
   fromToWwwRedirect: false,

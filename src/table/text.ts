@@ -9,7 +9,7 @@ import type { PolicyValue, StagePolicy } from "../policy/stages.ts";
 import type { SerializedGatewayListener, SerializedLocation, SerializedRoute, SerializedTable } from "./serialize.ts";
 import type { GatewayMatch } from "./types.ts";
 import { DEFAULT_BACKEND_SLOT } from "./routes.ts";
-import { unknownCipherName } from "../config/cipher-list.ts";
+import type { HostTls } from "../model/host-tls.ts";
 
 const HEADER = ["HOST", "PATH", "TYPE", "BACKEND", "ENDPOINTS", "TLS", "INGRESS", "ANSWERS"] as const;
 
@@ -144,23 +144,19 @@ const pathCell = (r: SerializedRoute, locs: Locations): string =>
 /**
  * What the HTTPS listener does of each host's own TLS settings: its ssl-ciphers list
  * (compile/host-tls.ts, the host's first Ingress that sets it), which tls/sni.ts
- * buildTlsEntries gives the host's SNI entry, unless a name in it is one BoringSSL lacks.
+ * buildTlsEntries gives the host's SNI entry.
  */
 export interface RoutesTls {
   /** By lowercased host key (a `*.` host's entry too): the list and the Ingress it comes from. */
-  readonly hostTls?: ReadonlyMap<string, { readonly ciphers: string; readonly ingress: string }>;
-  /** The TLS 1.2 suite names BoringSSL knows, lowercased (node:tls getCiphers()); absent: every name taken as known. */
-  readonly knownCiphers?: ReadonlySet<string>;
+  readonly hostTls?: ReadonlyMap<string, HostTls>;
 }
 
 /** The TLS cell: a spec.tls host (HTTP redirected), and the host's own cipher list when it has one. */
 function tlsCell(host: string, r: SerializedRoute, tls: RoutesTls): string {
   const base = r.tls ? "yes" : "no";
   const own = tls.hostTls?.get(host.toLowerCase());
-  if (own === undefined) return base;
-  const unknown = tls.knownCiphers === undefined ? null : unknownCipherName(own.ciphers, tls.knownCiphers);
-  // tls/sni.ts: a list with a name BoringSSL lacks is not applied; the listener's serves the host.
-  if (unknown !== null) return `${base}; ssl-ciphers of ${own.ingress} not applied (${unknown}): the listener's list`;
+  // Null: the listener's list, pinned so a wildcard's own list does not catch the host.
+  if (own === undefined || own.ciphers === null) return base;
   return `${base}; ciphers ${own.ciphers} (ssl-ciphers of ${own.ingress})`;
 }
 

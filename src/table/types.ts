@@ -90,6 +90,13 @@ export interface RouteOptions {
    */
   readonly requestBufferSize: number | null;
   /**
+   * proxy-buffering: a streamed answer is held in buffers of proxyBufferSize bytes, as nginx's
+   * proxy_buffering holds it (proxy/upstream/response-buffering.ts); null = the flags'
+   * (--proxy-buffering, --proxy-buffer-size).
+   */
+  readonly proxyBuffering: boolean | null;
+  readonly proxyBufferSize: number | null;
+  /**
    * Request-side policies in stage order (policy/stages.ts), frozen; null when the route has
    * none, so the handler pays one null check (docs/design.md, "Annotations and policies").
    */
@@ -116,6 +123,7 @@ export interface UpstreamTls {
   readonly checkName: string;
   /** SNI sent (proxy-ssl-server-name on), or null. */
   readonly sni: string | null;
+  /** The TLS 1.2 suites offered, names separated by colons (proxy-ssl-ciphers evaluated as OpenSSL reads it). */
   readonly ciphers: string;
   /** TLS protocol version numbers (0x0303 TLS 1.2, 0x0304 TLS 1.3), as Bun's fetch takes them. */
   readonly minVersion: number;

@@ -58,27 +58,43 @@ export function parseClientHello(buf: Uint8Array): HelloResult {
   const msg = new Uint8Array(Math.min(buf.length, MAX_HELLO_BYTES + 4));
   let msgLen = 0;
   let at = 0;
+  // The message bytes still missing: the handshake header's 4 until it is in, then its body's.
+  // `need` is the fewest bytes in which the whole ClientHello could have come (every missing
+  // byte, and a record header for each record not yet begun), never just the next record: a
+  // caller calls again only once that many are in, and each call walks every record so far, so
+  // a client sending one-byte records a byte at a time would otherwise have it called once or
+  // twice per byte, quadratic in the bytes held (24 KiB of them cost about a second of CPU).
+  const missing = () => (msgLen < 4 ? 4 - msgLen : 4 + readBodyLen(msg) - msgLen);
   for (;;) {
-    if (buf.length < at + 5) return { kind: "more", need: at + 5 };
+    if (buf.length < at + 5) return { kind: "more", need: at + 5 + missing() };
     if (buf[at] !== HANDSHAKE) return invalid("a record that is not a handshake record arrived before the ClientHello was complete");
     // legacy_version: 0x03 0x00..0x04 (SSL 3.0 to the TLS 1.3 value); anything else is not TLS.
     if (buf[at + 1] !== 3 || (buf[at + 2] as number) > 4) return invalid("unknown record version");
     const len = ((buf[at + 3] as number) << 8) | (buf[at + 4] as number);
     // RFC 8446 §5.1: handshake records are never empty, and never longer than 2^14.
     if (len === 0 || len > MAX_FRAGMENT) return invalid("record length out of range");
-    if (buf.length < at + 5 + len) return { kind: "more", need: at + 5 + len };
+    if (buf.length < at + 5 + len) {
+      // This record's bytes, and when they cannot finish the message, another record's at least.
+      const rest = missing() - len;
+      return { kind: "more", need: at + 5 + len + (rest > 0 ? 5 + rest : 0) };
+    }
     const take = Math.min(len, msg.length - msgLen);
     msg.set(buf.subarray(at + 5, at + 5 + take), msgLen);
     msgLen += take;
     at += 5 + len;
     if (msgLen >= 4) {
       if (msg[0] !== CLIENT_HELLO) return invalid("the first handshake message is not a ClientHello");
-      const bodyLen = ((msg[1] as number) << 16) | ((msg[2] as number) << 8) | (msg[3] as number);
+      const bodyLen = readBodyLen(msg);
       if (bodyLen > MAX_HELLO_BYTES) return invalid(`ClientHello longer than ${MAX_HELLO_BYTES} bytes`);
       if (msgLen >= 4 + bodyLen) return readHello(msg.subarray(4, 4 + bodyLen));
     }
     if (take < len) return invalid(`ClientHello longer than ${MAX_HELLO_BYTES} bytes`);
   }
+}
+
+/** The handshake message's body length (RFC 8446 §4: uint24 after msg_type); msg holds 4 bytes or more. */
+function readBodyLen(msg: Uint8Array): number {
+  return ((msg[1] as number) << 16) | ((msg[2] as number) << 8) | (msg[3] as number);
 }
 
 /** A bounded reader: every read checks the bytes left first, and a failed read sticks. */

@@ -7,6 +7,15 @@
 // stop(false) also closes idle keep-alive connections at once, which is why the drain comes
 // first. Rotations are coalesced (holdoff, latest entries win), skipped when the fingerprint
 // is unchanged, and serialised behind the running drain, so at most 2 servers are ever alive.
+//
+// QUIC (`http3`) is never drained: once the next server has joined the UDP port's SO_REUSEPORT
+// group, the kernel's hash sends some of the previous server's open QUIC connections to it,
+// which does not know them, and their requests stall until the client times out. So the QUIC
+// side of a replaced listener is stopped with stop(true) in the very turn the next one binds:
+// Bun then closes its QUIC connections at once and its clients open new ones, which only the
+// next server can take (measured on Bun 1.4.5, docs/design.md "Bun facts measured here"). For
+// that the QUIC side is a Bun.serve of its own (`http1: false, http3: true`) beside the TCP one,
+// which adds the `Alt-Svc` a combined Bun.serve would add itself.
 import type { Server, WebSocketHandler } from "bun";
 import type { Logger } from "../log/logger.ts";
 import type { TlsEntry } from "./sni.ts";
@@ -56,12 +65,26 @@ export interface TlsListenerOptions {
    */
   readonly hooks?: { onRotation?(info: RotationInfo): void };
   /**
+   * Log each rotation served (default true). The SNI split's QUIC listener rotates beside its
+   * Bun.serve side, which logs the port's one (serving/tls-split.ts); a failure is logged always.
+   */
+  readonly logRotations?: boolean;
+  /**
    * Bun.serve's own HTTP/2 (`http2`: ALPN h2 beside http/1.1) and HTTP/3 (`http3`: QUIC on the
    * same port number; Bun.serve then adds `Alt-Svc: h3=":port"; ma=86400` to every answer over
    * TCP itself, RFC 9114 §3.1.1), both experimental in Bun 1.4.5 (docs/design.md, "HTTP/2 and gRPC").
    */
   readonly http2?: boolean;
   readonly http3?: boolean;
+  /**
+   * false: HTTP/3 alone (Bun.serve's `http1: false` with `http3`), a QUIC listener on the UDP
+   * port only, while another socket owns the TCP port number (the SNI split's front,
+   * serving/tls-split.ts). Measured on Bun 1.4.5: it binds UDP while a `Bun.listen` holds the
+   * same TCP port, and `reusePort` lets a second one join the same UDP port (without it the
+   * second bind fails "Failed to listen on UDP port"). Its answers carry no Alt-Svc. With
+   * `http3` and without this, the QUIC side is such a server too, beside the TCP one.
+   */
+  readonly http1?: boolean;
 }
 
 export interface TlsListener {
@@ -79,7 +102,10 @@ export interface TlsListener {
   settled(): Promise<void>;
   /** No more rotations (shutdown begins; proxy/'s drain then stops `servers`). Idempotent. */
   freeze(): void;
-  /** Graceful: mark Connection: close, wait drainMs, stop(false). closeActive: drop everything now. */
+  /**
+   * Graceful: mark Connection: close, wait drainMs, stop(false); the QUIC side is stopped at once
+   * (stop(true)) either way. closeActive: drop everything now.
+   */
   stop(closeActive?: boolean): Promise<void>;
   /**
    * Ask (or stop asking) for a client certificate in new handshakes, while some route reads one
@@ -100,8 +126,16 @@ export interface TlsListener {
 }
 
 interface Live {
+  /** The TCP server; with `http1: false`, the QUIC-only one. */
   readonly server: AnyServer;
+  /** The QUIC-only server beside a TCP one (`http3` with HTTP/1.1), stopped at once on a rotation. */
+  readonly quic: AnyServer | null;
   draining: boolean;
+}
+
+/** RFC 7838 §3 with Bun's own value (measured on 1.4.5): the QUIC listener is on the TCP port number. */
+function altSvc(port: number): string {
+  return `h3=":${port}"; ma=86400`;
 }
 
 export function createTlsListener(opts: TlsListenerOptions): TlsListener {
@@ -121,31 +155,73 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
   let provisional = false;
   let cutDrain: (() => void) | null = null;
   const idle: Array<() => void> = [];
+  // QUIC servers being stopped at once (stopQuicNow), awaited by stop().
+  const closing = new Set<Promise<void>>();
+
+  // A QUIC server beside the TCP one: `http3` on a listener that also serves HTTP/1.1 and h2.
+  const quicBeside = opts.http3 === true && opts.http1 !== false;
 
   function start(entries: readonly TlsEntry[]): Live {
     const handler = opts.handler();
-    const live = { draining: false } as { server: AnyServer; draining: boolean };
+    const live = { draining: false, quic: null } as { server: AnyServer; quic: AnyServer | null; draining: boolean };
+    const { fetch: inner, websocket, error, ...passThrough } = handler;
+    const serve = (fetch: ServeHandler["fetch"], tcp: boolean, quic: boolean, onError = error): AnyServer => {
+      const options = {
+        ...passThrough,
+        hostname: opts.hostname,
+        port,
+        reusePort: true,
+        tls: entries as TlsEntry[],
+        ...(tcp && opts.http2 ? { http2: true } : {}),
+        ...(quic ? { http3: true } : {}),
+        ...(tcp ? {} : { http1: false }),
+        fetch,
+        ...(websocket ? { websocket } : {}),
+        ...(onError ? { error: onError } : {}),
+      };
+      return Bun.serve(options as unknown as Parameters<typeof Bun.serve>[0]) as AnyServer;
+    };
+    if (opts.http1 === false) {
+      // QUIC alone (the SNI split's): never drained, so never marked.
+      live.server = serve((req, server) => inner(req, server), false, true);
+      port = live.server.port ?? port;
+      return live;
+    }
     const fetch = (req: Request, server: AnyServer): MaybePromise<Response | undefined | void> => {
-      const res = handler.fetch(req, server);
+      let res = inner(req, server);
+      // What Bun.serve with `http3` adds to every answer over TCP itself (RFC 9114 §3.1.1), after
+      // any the handler set (appendField).
+      if (quicBeside) res = res instanceof Promise ? res.then(advertise) : advertise(res);
       if (!live.draining) return res;
       return res instanceof Promise ? res.then(markClose) : markClose(res);
     };
-    const { fetch: _inner, websocket, error, ...passThrough } = handler;
-    const options = {
-      ...passThrough,
-      hostname: opts.hostname,
-      port,
-      reusePort: true,
-      tls: entries as TlsEntry[],
-      ...(opts.http2 ? { http2: true } : {}),
-      ...(opts.http3 ? { http3: true } : {}),
-      fetch,
-      ...(websocket ? { websocket } : {}),
-      ...(error ? { error } : {}),
-    };
-    live.server = Bun.serve(options as unknown as Parameters<typeof Bun.serve>[0]) as AnyServer;
+    const advertise = (res: Response | undefined | void) => appendField(res, "Alt-Svc", altSvc(port));
+    // The error handler's answers too, as Bun.serve's own Alt-Svc.
+    const advertiseError = error && quicBeside ? (err: Error) => {
+      const res = error(err);
+      return res instanceof Promise ? res.then((r) => advertise(r) ?? r) : (advertise(res) ?? res);
+    } : error;
+    live.server = serve(fetch, true, false, advertiseError);
     port = live.server.port ?? port;
+    if (quicBeside) {
+      // The UDP port of the TCP port's number (the first start may have chosen it).
+      try {
+        live.quic = serve((req, server) => inner(req, server), false, true);
+      } catch (err) {
+        void live.server.stop(true);
+        throw err;
+      }
+    }
     return live;
+  }
+
+  /** Takes a replaced server's QUIC side out of the UDP port group now (see the top of this file). */
+  function stopQuicNow(old: Live): void {
+    const q = old.quic ?? (opts.http1 === false ? old.server : null);
+    if (q === null) return;
+    const done = q.stop(true).catch((err: unknown) => log.warn("stopping a replaced QUIC listener failed", { err: String(err) }));
+    closing.add(done);
+    void done.finally(() => closing.delete(done));
   }
 
   function retire(old: Live, wait = drainMs): void {
@@ -208,9 +284,13 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
     currentFp = fingerprint;
     provisional = false;
     rotations++;
-    if (old) retire(old, replacesStandIn ? 0 : drainMs);
+    if (old) {
+      stopQuicNow(old);
+      // QUIC alone has nothing left to drain.
+      if (opts.http1 !== false) retire(old, replacesStandIn ? 0 : drainMs);
+    }
     if (drainingCount + 1 > 2) log.error("more than two TLS listeners alive", { alive: drainingCount + 1 });
-    log.info("TLS certificates rotated", { entries: entries.length, serveMs: Math.round(serveMs), rotations });
+    if (opts.logRotations !== false) log.info("TLS certificates rotated", { entries: entries.length, serveMs: Math.round(serveMs), rotations });
     opts.hooks?.onRotation?.({ rotations, serveMs, entries: entries.length, fingerprint });
     wake();
   }
@@ -267,22 +347,28 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
       current = null;
       if (live) {
         live.draining = true;
-        if (!closeActive) await Bun.sleep(drainMs);
-        if (closeActive) await live.server.stop(true);
-        else await stopGracefully(live.server, opts.stopBoundMs ?? STOP_BOUND_MS);
+        // A listener stopped gracefully is one handed over (its successor has joined the port
+        // group) or one already drained by the shutdown: its QUIC side goes now either way.
+        stopQuicNow(live);
+        if (opts.http1 !== false) {
+          if (!closeActive) await Bun.sleep(drainMs);
+          if (closeActive) await live.server.stop(true);
+          else await stopGracefully(live.server, opts.stopBoundMs ?? STOP_BOUND_MS);
+        }
       }
       if (closeActive && retiring) {
         await retiring.server.stop(true);
         cutDrain?.();
       }
       if (draining) await draining;
+      await Promise.all([...closing]);
       wake();
     },
     get server() {
       return current?.server ?? null;
     },
     get servers() {
-      return [current?.server, retiring?.server].filter((x): x is AnyServer => x !== undefined);
+      return [current?.server, current?.quic, retiring?.server].filter((x): x is AnyServer => x !== undefined && x !== null);
     },
     get port() {
       return port;
@@ -330,15 +416,26 @@ function markClose(res: Response | undefined | void): Response | undefined | voi
   return setField(res, "Connection", "close");
 }
 
-function setField(res: Response | undefined | void, name: string, value: string): Response | undefined | void {
+function setField(res: Response | undefined | void, name: string, value: string, append = false): Response | undefined | void {
   if (!res || res.status === 101) return res;
   try {
-    res.headers.set(name, value);
+    if (append) res.headers.append(name, value);
+    else res.headers.set(name, value);
     return res;
   } catch {
     // Immutable headers (Response.redirect, some fetch results): copy once.
     const headers = new Headers(res.headers);
-    headers.set(name, value);
+    if (append) headers.append(name, value);
+    else headers.set(name, value);
     return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
   }
+}
+
+/**
+ * Add a field line to an answer, after any the handler set (for Alt-Svc, what Bun.serve does
+ * with its own `h3` entry: measured on 1.4.5, a handler's `Alt-Svc: a` goes out as `a, h3=...`).
+ * Upgrades are left alone, as by markClose.
+ */
+export function appendField(res: Response | undefined | void, name: string, value: string): Response | undefined | void {
+  return setField(res, name, value, true);
 }

@@ -5,12 +5,12 @@
 // it never reads names from the certificates. So: entry 0 is the default certificate with no
 // serverName, then one entry per served host, exact names and wildcards alike.
 import { createHash } from "node:crypto";
-import type { CertificateBinding, HostTls } from "../compile/types.ts";
+import type { CertificateBinding } from "../compile/types.ts";
+import type { HostTls } from "../model/host-tls.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
 import { pickDefaultCertificate, type DefaultCertificate } from "./default-cert.ts";
 import { type PemChecker } from "./pem.ts";
-import { namesCover } from "../model/cert-names.ts";
-import { unknownCipherName } from "../config/cipher-list.ts";
+import { namesCover, wildcardOf } from "../model/cert-names.ts";
 import { knownCiphers } from "../config/values.ts";
 
 export type { HostTls };
@@ -61,16 +61,16 @@ const SSL_OP_CIPHER_SERVER_PREFERENCE = 0x00400000;
 
 /**
  * Why Bun cannot apply these settings, or null. BoringSSL skips cipher names it does not know
- * (measured: "ECDHE-ECDSA-AES128-GCM-SHA256:BOGUS" is accepted) and TLS 1.3 suites cannot be
- * chosen at all, so both are refused here instead of being silently ignored.
+ * (measured: "ECDHE-ECDSA-AES128-GCM-SHA256:BOGUS" is accepted), so one is refused here instead
+ * of being silently ignored. The list comes from --tls-ciphers (the ConfigMap's ssl-ciphers is
+ * applied as that flag), whose schema evaluates the string to TLS 1.2 suite names only
+ * (config/values.ts cipherList, config/cipher-list.ts).
  */
 export function validateTlsSettings(s: TlsSettings): string | null {
   if (s.minVersion === "1.3" && s.maxVersion === "1.2") return "the highest TLS version (1.2) is below the lowest (1.3): no handshake could succeed";
   const known = knownCiphers();
   for (const name of s.ciphers.split(":")) {
-    const lower = name.toLowerCase();
-    if (lower.startsWith("tls_")) return `TLS 1.3 suite ${name} cannot be configured: BoringSSL always enables its three TLS 1.3 AEAD suites`;
-    if (!known.has(lower)) return `unknown TLS cipher suite ${name}`;
+    if (!known.has(name.toLowerCase())) return `unknown TLS cipher suite ${name}`;
   }
   return null;
 }
@@ -95,9 +95,12 @@ export function tlsSettingsOptions(s: TlsSettings): { ciphers: string; secureOpt
  * (protocol versions, server preference) are read from the listener's first context before
  * the SNI picks the host's (annotations/ssl-ciphers.ts).
  */
-function hostOptions(base: { ciphers: string; secureOptions: number; ecdhCurve?: string }, own: HostTls | undefined) {
+function hostOptions(base: { ciphers: string; secureOptions: number; ecdhCurve?: string }, own: OwnList | undefined) {
   return own === undefined ? base : { ...base, ciphers: own.ciphers };
 }
+
+/** A host's own list (not a pinned one). */
+type OwnList = Extract<HostTls, { readonly ciphers: string }>;
 
 interface Served {
   readonly host: string;
@@ -182,30 +185,31 @@ export function buildTlsEntries(
   // or when it has cipher options of its own (the default entry has the listener's).
   for (const host of onDefault) {
     if (served.has(host)) continue;
-    const dot = host.indexOf(".");
-    if (dot > 0 && !host.startsWith("*.") && served.has(`*${host.slice(dot)}`)) {
+    const w = wildcardOf(host);
+    if (w !== null && served.has(w)) {
       served.set(host, { host, cert: def.cert, key: def.key, version: def.version });
     }
   }
-  // A host's own list with a name BoringSSL lacks would be applied shorter without a word
-  // (BoringSSL skips unknown names): the host keeps the listener's list, and the Ingress hears.
-  const known = knownCiphers();
-  const ownLists = new Map<string, HostTls>();
+  // A host's own list: the annotation's string evaluated to names of suites Portico serves, all
+  // of which BoringSSL has (config/cipher-list.ts; config/cipher-list.test.ts checks them against
+  // getCiphers()), so BoringSSL applies it whole.
+  const ownLists = new Map<string, OwnList>();
   for (const [name, own] of hostTls) {
     const host = name.toLowerCase();
-    if (host === "") continue;
-    const unknown = unknownCipherName(own.ciphers, known);
-    if (unknown !== null) {
-      const id = `${own.ingress}|ssl-ciphers`;
-      if (!seenDiag.has(id)) {
-        seenDiag.add(id);
-        const [namespace = "", ingressName = ""] = own.ingress.split("/");
-        diagnostics.push({ kind: "Ingress", namespace, name: ingressName, reason: "InvalidAnnotation", severity: "warning", message: `annotation ssl-ciphers: ${unknown}; ignored: its hosts keep the listener's list` });
-      }
-      continue;
-    }
+    if (host === "" || own.ciphers === null) continue;
     ownLists.set(host, own);
     if (!served.has(host)) served.set(host, { host, cert: def.cert, key: def.key, version: def.version });
+  }
+  // A host pinned to the listener's list (compile/host-tls.ts: a rule host under a `*.` host with
+  // a list of its own) gets an entry of its own, with the certificate the wildcard's entry would
+  // have served it, so the wildcard's list does not.
+  for (const [name, own] of hostTls) {
+    const host = name.toLowerCase();
+    if (own.ciphers !== null || served.has(host)) continue;
+    const w = wildcardOf(host);
+    if (w === null || !ownLists.has(w)) continue;
+    // Every host of ownLists has an entry in `served` (the loop above adds it).
+    served.set(host, { ...served.get(w)!, host });
   }
 
   const hosts = [...served.keys()].sort();

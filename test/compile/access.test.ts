@@ -162,12 +162,12 @@ describe("refusals are said once", () => {
     // annotation that refuses nothing is still "ignored".
     const ann = {
       [`${N}server-snippet`]: "deny all;",
-      [`${N}proxy-buffer-size`]: "8k",
+      [`${N}proxy-busy-buffers-size`]: "16k",
     };
     const r = compile(snapshotOf(objs(ingress("a", ann))), DEFAULT_COMPILE_CONFIG);
     const about = (a: string) => r.diagnostics.filter((d) => d.message.includes(`${N}${a}`)).map((d) => [d.reason, d.message.includes("refused with 503") ? "refused" : d.message.includes("ignored") ? "ignored" : d.message]);
     expect(about("server-snippet")).toEqual([["InvalidAnnotation", "refused"]]);
-    expect(about("proxy-buffer-size")).toEqual([["UnsupportedAnnotation", "ignored"]]);
+    expect(about("proxy-busy-buffers-size")).toEqual([["UnsupportedAnnotation", "ignored"]]);
   });
 });
 

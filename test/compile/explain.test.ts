@@ -56,6 +56,26 @@ describe("explain", () => {
     expect(brief(r.candidates)).toContain("default/precedence Prefix / host-mismatch");
   });
 
+  // nginx's ngx_http_upstream_send_response sets r->limit_rate = 0 for an unbuffered answer.
+  test("says limit-rate has no effect on an Ingress whose answers are unbuffered", () => {
+    const ing = (name: string, buffering: string) =>
+      `kind: Ingress
+apiVersion: networking.k8s.io/v1
+metadata:
+  name: ${name}
+  namespace: default
+  annotations:
+    nginx.ingress.kubernetes.io/limit-rate: "90"
+${buffering}spec:
+  ingressClassName: portico
+  rules: [{ host: ${name}.test, http: { paths: [{ path: /, pathType: Prefix, backend: { service: { name: s, port: { number: 80 } } } }] } }]
+`;
+    const fx = loadFixture(`${ing("plain", "")}---\n${ing("held", '    nginx.ingress.kubernetes.io/proxy-buffering: "on"\n')}`);
+    const text = (host: string) => explain(fx.snapshot, DEFAULT_COMPILE_CONFIG, { host, path: "/", scheme: "http" }).annotations.find((a) => a.name.endsWith("limit-rate"))!.text;
+    expect(text("plain.test")).toContain("as in ingress-nginx, limit-rate paces only buffered answers: set proxy-buffering: on");
+    expect(text("held.test")).not.toContain("No effect");
+  });
+
   test("names the matched Ingress's ingress-nginx annotations with their registry status", () => {
     // One the registry says is not implemented, whichever that is when the test runs.
     const missing = NOT_IMPLEMENTED.find((a) => a.family !== "snippets")!.nginx[0]!;

@@ -80,13 +80,22 @@ test("the route option crosses to the workers (the wire) whole and frozen", asyn
   expect(Object.isFrozen(after)).toBe(true);
 });
 
+// `openssl ciphers DEFAULT` (OpenSSL 3.0), restricted to the TLS 1.2 suites Portico serves.
+const OPENSSL_DEFAULT = [
+  "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+  "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES128-SHA256", "ECDHE-RSA-AES128-SHA256",
+  "ECDHE-ECDSA-AES256-SHA", "ECDHE-RSA-AES256-SHA", "ECDHE-ECDSA-AES128-SHA", "ECDHE-RSA-AES128-SHA",
+  "AES256-GCM-SHA384", "AES128-GCM-SHA256", "AES256-SHA", "AES128-SHA",
+].join(":");
+
 test("explain says the TLS Portico speaks to the pods (proxy-ssl-*), without the Secret's key", () => {
   const ing = ingress("a", { "nginx.ingress.kubernetes.io/backend-protocol": "HTTPS", "nginx.ingress.kubernetes.io/proxy-ssl-secret": "shop/upstream", "nginx.ingress.kubernetes.io/proxy-ssl-verify": "on", "nginx.ingress.kubernetes.io/proxy-ssl-name": "pod.internal", "nginx.ingress.kubernetes.io/proxy-ssl-server-name": "on" });
   const snap = snapshotOf([...objs(ing, secret("1", { "tls.crt": b64(client.certPem), "tls.key": b64(client.keyPem), "ca.crt": b64(ca.certPem) })), ...endpointsOf("shop", "web")]);
   const r = explain(snap, DEFAULT_COMPILE_CONFIG, { host: "a.test", path: "/", scheme: "http" }).response;
   expect(r.kind).toBe("proxied");
   // proxyssl/main.go: proxy_ssl_verify on, proxy_ssl_verify_depth 1 (default), proxy_ssl_name, proxy_ssl_server_name on.
-  // proxy-ssl-ciphers DEFAULT and proxy-ssl-protocols TLSv1.2 when unset (annotations/upstream-tls.ts).
-  expect(r.upstreamTls).toEqual({ secret: "shop/upstream", verify: true, depth: 1, name: "pod.internal", sni: "pod.internal", clientCertificate: true, ciphers: "DEFAULT", protocols: ["TLSv1.2"] });
+  // proxy-ssl-ciphers DEFAULT and proxy-ssl-protocols TLSv1.2 when unset (annotations/upstream-tls.ts);
+  // DEFAULT is offered as OpenSSL 3 reads it (`openssl ciphers DEFAULT`), over the suites Portico serves.
+  expect(r.upstreamTls).toEqual({ secret: "shop/upstream", verify: true, depth: 1, name: "pod.internal", sni: "pod.internal", clientCertificate: true, ciphers: OPENSSL_DEFAULT, protocols: ["TLSv1.2"] });
   expect(JSON.stringify(r)).not.toContain("PRIVATE KEY");
 });

@@ -16,7 +16,7 @@ import { configMapManifests, get, startPortico, type ConfigMapManifests, type Po
 import { ingress, ingressClass, service, yamlDocs } from "./objects.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
-const FORMAT = "V|$request_id|$upstream_addr|$upstream_status|$upstream_response_length|$upstream_connect_time|$upstream_header_time|$upstream_response_time|$body_bytes_sent|$status|$remote_port|$proxy_protocol_addr|$the_real_ip|$https|$location_path|$ssl_protocol|$bytes_sent|$server_addr";
+const FORMAT = "V|$req_id|$upstream_addr|$upstream_status|$upstream_response_length|$upstream_connect_time|$upstream_header_time|$upstream_response_time|$body_bytes_sent|$status|$remote_port|$proxy_protocol_addr|$the_real_ip|$https|$location_path|$ssl_protocol|$bytes_sent|$server_addr";
 
 /** An EndpointSlice naming several loopback addresses on one port. */
 const sliceOf = (ns: string, svc: string, port: number, addresses: string[]) => ({
@@ -210,7 +210,7 @@ describe("connection variables without a PROXY header", () => {
 describe("use-proxy-protocol: the PROXY header's source in the line", () => {
   let m: ConfigMapManifests;
   let pp: Portico;
-  const PP_FORMAT = "W|$request_id|$remote_addr|$remote_port|$proxy_protocol_addr|$proxy_protocol_port|$the_real_ip|$location_path|$upstream_addr|$upstream_status";
+  const PP_FORMAT = "W|$req_id|$remote_addr|$remote_port|$proxy_protocol_addr|$proxy_protocol_port|$the_real_ip|$location_path|$upstream_addr|$upstream_status";
   beforeAll(async () => {
     m = configMapManifests("portico-log-vars-pp-");
     m.writeObjects(yamlDocs([

@@ -21,7 +21,10 @@ type Obj = ReturnType<typeof ingress>;
 
 const AES128 = "ECDHE-RSA-AES128-GCM-SHA256";
 const AES256 = "ECDHE-RSA-AES256-GCM-SHA384";
-const HOSTS = ["bogus.test", "own.test", "other.test", "shared.test", "client-order.test", "server-order.test", "expr-off.test", "expr-on.test", "nocert.test"];
+const AES128_CBC = "ECDHE-RSA-AES128-SHA";
+const RSA_KX = "AES128-SHA";
+const CHACHA = "ECDHE-RSA-CHACHA20-POLY1305";
+const HOSTS = ["bogus.test", "own.test", "other.test", "shared.test", "client-order.test", "server-order.test", "expr-off.test", "expr-on.test", "nocert.test", "gcm.test", "default.test", "refused.test"];
 
 let dir = "";
 let echo: Backend;
@@ -56,8 +59,14 @@ beforeAll(async () => {
     ingressClass(), service("web", "echo"), slice("web", "echo", [echo.port]), tlsSecret("web", "tls", cert.certPem, cert.keyPem),
     annotated("own", "own.test", ciphers(AES256), t0),
     annotated("other", "other.test", {}, t0),
-    // A name BoringSSL lacks (it would skip it without a word): the listener's list serves.
+    // A word OpenSSL does not know selects nothing and is skipped (openssl-ciphers(1)); the rest serves.
     annotated("bogus", "bogus.test", ciphers(`${AES256}:BOGUS-CIPHER`), t0),
+    // OpenSSL cipher strings, read as OpenSSL 3 reads them over the suites Portico serves.
+    annotated("gcm", "gcm.test", ciphers("ECDHE+AESGCM:!SHA1"), t0),
+    annotated("default", "default.test", ciphers("DEFAULT"), t0),
+    // A string OpenSSL refuses ("invalid command": nginx's configuration test would fail):
+    // InvalidAnnotation, and the listener's list serves.
+    annotated("refused", "refused.test", ciphers("HIGH:!aNULL:%MD5"), t0),
     // No spec.tls: the default certificate (whatever its key type) with the host's own list.
     annotated("nocert", "nocert.test", ciphers("ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES256-GCM-SHA384"), t0, false),
     // Two Ingresses of one host: the older one's list counts (createServers), whatever the names.
@@ -65,8 +74,8 @@ beforeAll(async () => {
     annotated("a-newer", "shared.test", ciphers(AES128), t1),
     annotated("client-order", "client-order.test", { ...ciphers(`${AES256}:${AES128}`), ...prefer("false") }, t0),
     annotated("server-order", "server-order.test", { ...ciphers(`${AES256}:${AES128}`), ...prefer("true") }, t0),
-    // sslciphers.go's own values: an OpenSSL expression Portico refuses (InvalidAnnotation, the
-    // listener's list serves, in its order).
+    // sslciphers.go's own values: every suite Portico serves (EXPORT56, RC4, SSLv2 and EXP are
+    // words OpenSSL 3 lacks; @SECLEVEL=0 keeps all), in OpenSSL's order.
     annotated("expr-off", "expr-off.test", { ...ciphers("ALL:!aNULL:!EXPORT56:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP"), ...prefer("false") }, t0),
     annotated("expr-on", "expr-on.test", { ...ciphers("ALL:!aNULL:!EXPORT56:RC4+RSA@STRENGTH:+HIGH@SECLEVEL=0:+MEDIUM:+LOW:+SSLv2:+EXP"), ...prefer("true") }, t0),
   ];
@@ -134,8 +143,24 @@ for (const [name, get] of [["Bun.serve listener, two workers", () => bunListener
       expect((await handshake(get(), "own.test", AES128)).ok).toBe(false);
       expect(await handshake(get(), "own.test", AES256)).toEqual(OK(AES256));
     });
-    test("a list with a name BoringSSL lacks is not applied: the listener's list serves the host", async () => {
-      expect(await handshake(get(), "bogus.test", AES128)).toEqual(OK(AES128));
+    test("a word OpenSSL lacks is skipped, as OpenSSL skips it: the rest of the list serves the host", async () => {
+      expect((await handshake(get(), "bogus.test", AES128)).ok).toBe(false);
+      expect(await handshake(get(), "bogus.test", `${AES128}:${AES256}`)).toEqual(OK(AES256));
+    });
+    test("ECDHE+AESGCM:!SHA1: ECDHE with AES-GCM only, AES-256 first (OpenSSL's order)", async () => {
+      for (const refused of [CHACHA, AES128_CBC, "AES128-GCM-SHA256"]) expect((await handshake(get(), "gcm.test", refused)).ok, refused).toBe(false);
+      expect(await handshake(get(), "gcm.test", `${AES128}:${AES256}:${CHACHA}`)).toEqual(OK(AES256));
+      expect(await handshake(get(), "gcm.test", AES128)).toEqual(OK(AES128));
+    });
+    test("DEFAULT: OpenSSL's default list, RSA key exchange and CBC included, AES-256-GCM first", async () => {
+      expect(await handshake(get(), "default.test", RSA_KX)).toEqual(OK(RSA_KX));
+      expect(await handshake(get(), "default.test", `${RSA_KX}:${AES128_CBC}:${CHACHA}:${AES128}:${AES256}`)).toEqual(OK(AES256));
+      // The listener's list (ECDHE with AES-GCM or CHACHA20) refuses both.
+      expect((await handshake(get(), "other.test", `${RSA_KX}:${AES128_CBC}`)).ok).toBe(false);
+    });
+    test("a string OpenSSL refuses is not applied: the listener's list serves the host", async () => {
+      expect(await handshake(get(), "refused.test", `${AES256}:${AES128}`)).toEqual(OK(AES128));
+      expect((await handshake(get(), "refused.test", RSA_KX)).ok).toBe(false);
     });
     test("a host on the default certificate gets its own list too", async () => {
       const both128 = `${AES128}:ECDHE-ECDSA-AES128-GCM-SHA256`;
@@ -152,32 +177,35 @@ for (const [name, get] of [["Bun.serve listener, two workers", () => bunListener
       expect(await handshake(get(), "server-order.test", `${AES128}:${AES256}`)).toEqual(OK(AES256));
       expect(await handshake(get(), "client-order.test", `${AES128}:${AES256}`)).toEqual(OK(AES256));
     });
-    // The Go tests read the server block's text, then expect 200 over HTTPS. Here the expression
-    // is refused and the listener's list serves in its own order (AES128 before AES256).
-    test("sslciphers.go should change ssl ciphers: 200 over HTTPS with the listener's list", async () => {
-      expect(await handshake(get(), "expr-off.test", `${AES256}:${AES128}`)).toEqual(OK(AES128));
+    // The Go tests read the server block's text, then expect 200 over HTTPS. Here the string
+    // applies: RSA key exchange and CBC suites are served (the listener's list has neither), and
+    // OpenSSL's order picks AES-256-GCM where the listener's picks AES-128-GCM.
+    test("sslciphers.go should change ssl ciphers: 200 over HTTPS with the string's suites", async () => {
+      expect(await handshake(get(), "expr-off.test", `${AES128}:${AES256}`)).toEqual(OK(AES256));
+      expect(await handshake(get(), "expr-off.test", RSA_KX)).toEqual(OK(RSA_KX));
     });
-    test("sslciphers.go should keep ssl ciphers: 200 over HTTPS with the listener's list", async () => {
-      expect(await handshake(get(), "expr-on.test", `${AES256}:${AES128}`)).toEqual(OK(AES128));
+    test("sslciphers.go should keep ssl ciphers: 200 over HTTPS with the string's suites", async () => {
+      expect(await handshake(get(), "expr-on.test", `${AES128}:${AES256}`)).toEqual(OK(AES256));
+      expect(await handshake(get(), "expr-on.test", AES128_CBC)).toEqual(OK(AES128_CBC));
     });
   });
 }
 
-test("an OpenSSL expression in ssl-ciphers and ssl-prefer-server-ciphers false are reported", async () => {
-  const line = await bunListener.waitForLine(/ssl-ciphers.*ALL:!aNULL:!EXPORT56:RC4\+RSA:\+HIGH/);
+test("a cipher string OpenSSL refuses and ssl-prefer-server-ciphers false are reported", async () => {
+  const line = await bunListener.waitForLine(/ssl-ciphers.*HIGH:!aNULL:%MD5/);
   expect(line).toContain("InvalidAnnotation");
-  expect(line).toContain("expected OpenSSL cipher names separated by colons");
+  expect(line).toContain("at 13: ingress-nginx takes letters, digits");
   const prefer = await bunListener.waitForLine(/client-order.*ssl-prefer-server-ciphers/);
   expect(prefer).toContain("InvalidAnnotation");
   expect(prefer).toContain("false cannot be applied per host");
-  // Five: expr-off's two values, expr-on's list, client-order's false, and bogus's list, whose
-  // name BoringSSL lacks is found when the entries are built (a TLS diagnostic, counted here).
+  // Three: refused's list, and the false of expr-off and client-order. The strings of expr-off,
+  // expr-on, bogus, gcm and default apply.
   let text = "";
   await eventually(async () => {
     text = await (await fetch(`${bunListener.admin}/metrics`)).text();
-    return /^portico_diagnostics\{reason="InvalidAnnotation"\} 5$/m.test(text);
-  }, 15_000, "five InvalidAnnotation diagnostics");
-  expect(text).toMatch(/^portico_diagnostics\{reason="InvalidAnnotation"\} 5$/m);
+    return /^portico_diagnostics\{reason="InvalidAnnotation"\} 3$/m.test(text);
+  }, 15_000, "three InvalidAnnotation diagnostics");
+  expect(text).toMatch(/^portico_diagnostics\{reason="InvalidAnnotation"\} 3$/m);
 });
 
 test("an edit of ssl-ciphers applies while serving: the listener takes the new entries as it takes new certificates", async () => {

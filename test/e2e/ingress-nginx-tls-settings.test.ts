@@ -20,12 +20,22 @@ import { ingress, ingressClass, service, slice, tlsSecret, yamlDocs } from "./ob
 const HOST = "settings-tls";
 // tls.go: "Two ciphers supported by each of TLSv1.2 and TLSv1."
 const TEST_CIPHERS = "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-SHA";
+const HIGH_STRING = "HIGH:!aNULL:!MD5";
+// `openssl ciphers 'HIGH:!aNULL:!MD5'` (OpenSSL 3.0), restricted to the TLS 1.2 suites Portico serves.
+const HIGH_SUITES = [
+  "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+  "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES128-SHA256", "ECDHE-RSA-AES128-SHA256",
+  "ECDHE-ECDSA-AES256-SHA", "ECDHE-RSA-AES256-SHA", "ECDHE-ECDSA-AES128-SHA", "ECDHE-RSA-AES128-SHA",
+  "AES256-GCM-SHA384", "AES128-GCM-SHA256", "AES256-SHA", "AES128-SHA",
+];
 
 let dir = "";
 let echo: Backend;
 let plain: Portico;
 let tuned: Portico;
 let tunedH2: Portico;
+/** ConfigMap ssl-ciphers "HIGH:!aNULL:!MD5", nginx's own ssl_ciphers default, kept in many ConfigMaps. */
+let highString: Portico;
 /** Started without the TLS keys; the test edits its ConfigMap while it serves. */
 let edited: Portico;
 const writeEdited = (data: Record<string, string>) => {
@@ -51,7 +61,8 @@ beforeAll(async () => {
   const grpc = ingress("web", "grpc", [{ host: HOST, paths: [{ path: "/grpc.Echo", service: "echo" }] }], {
     annotations: { "nginx.ingress.kubernetes.io/backend-protocol": "GRPC" },
   });
-  for (const [name, objs] of [["plain", base], ["tuned", [...base, configMap]], ["tuned-h2", [...base, configMap, grpc]]] as const) {
+  const highConfigMap = { ...configMap, data: { "ssl-ciphers": HIGH_STRING } };
+  for (const [name, objs] of [["plain", base], ["tuned", [...base, configMap]], ["tuned-h2", [...base, configMap, grpc]], ["high", [...base, highConfigMap]]] as const) {
     mkdirSync(join(dir, name));
     writeFileSync(join(dir, name, "all.yaml"), yamlDocs([...objs]));
   }
@@ -59,17 +70,18 @@ beforeAll(async () => {
   writeFileSync(join(dir, "edited", "all.yaml"), yamlDocs([...base]));
   writeEdited({});
   const cm = ["--nginx-configmap", "ingress-nginx/ingress-nginx-controller"];
-  [plain, tuned, tunedH2, edited] = await allStarted([
+  [plain, tuned, tunedH2, edited, highString] = await allStarted([
     startPortico(["--manifests", join(dir, "plain")]),
     // Two workers: the primary builds the entries and sends them over the wire to each.
     startPortico(["--manifests", join(dir, "tuned"), ...cm, "--workers", "2"]),
     startPortico(["--manifests", join(dir, "tuned-h2"), ...cm]),
     startPortico(["--manifests", join(dir, "edited"), ...cm, "--workers", "2"]),
+    startPortico(["--manifests", join(dir, "high"), ...cm]),
   ]);
 });
 
 afterAll(async () => {
-  await Promise.all([plain?.stop(), tuned?.stop(), tunedH2?.stop(), edited?.stop()]);
+  await Promise.all([plain?.stop(), tuned?.stop(), tunedH2?.stop(), edited?.stop(), highString?.stop()]);
   echo?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -136,6 +148,30 @@ for (const [name, get] of [["Bun.serve listener", () => tuned], ["node:http2 lis
   });
 }
 
+// nginx hands ssl_ciphers to OpenSSL (SSL_CTX_set_cipher_list), which reads it as a cipher
+// string (openssl-ciphers(1)); Portico reads it the same way over the suites it serves.
+describe(`ConfigMap ssl-ciphers ${HIGH_STRING}: the suites OpenSSL selects, in OpenSSL's order`, () => {
+  test("RSA key exchange and CBC suites are served, as OpenSSL's HIGH has them", async () => {
+    for (const suite of ["AES128-SHA", "AES256-GCM-SHA384", "ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES128-SHA256"]) {
+      expect(await handshake(highString, { maxVersion: "TLSv1.2", ciphers: suite }), suite).toEqual({ ok: true, version: "TLSv1.2", cipher: suite, status: "HTTP/1.1 200 OK" });
+    }
+  });
+  test("the server's order is OpenSSL's: AES-256-GCM before CHACHA20 before AES-128-GCM, ECDHE before RSA key exchange", async () => {
+    const h = await handshake(highString, { maxVersion: "TLSv1.2", ciphers: "AES128-SHA:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-CHACHA20-POLY1305:ECDHE-RSA-AES256-GCM-SHA384" });
+    expect(h).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES256-GCM-SHA384", status: "HTTP/1.1 200 OK" });
+    const k = await handshake(highString, { maxVersion: "TLSv1.2", ciphers: "AES128-SHA:ECDHE-RSA-AES128-SHA" });
+    expect(k).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES128-SHA", status: "HTTP/1.1 200 OK" });
+  });
+  test("explain names the same list, from the ConfigMap (--tls-ciphers)", async () => {
+    const q = new URLSearchParams({ host: HOST, path: "/", scheme: "https" });
+    const res = await fetch(`${highString.admin}/debug/explain?${q}`);
+    expect(res.status).toBe(200);
+    const tlsOf = ((await res.json()) as { tls?: { ciphers: string[]; ciphersFrom: unknown } }).tls;
+    expect({ ciphers: tlsOf?.ciphers, from: tlsOf?.ciphersFrom }).toEqual({ ciphers: HIGH_SUITES, from: { source: "tls-ciphers" } });
+    expect(highString.lines.some((l) => /InvalidConfigKey/.test(l))).toBe(false);
+  });
+});
+
 describe("settings/tls.go: the ConfigMap edited while serving (f.SetNginxConfigMapData, then the request)", () => {
   test("ssl-ciphers and ssl-protocols apply with no restart; a later edit back restores TLS 1.3", async () => {
     expect((await handshake(edited)).version).toBe("TLSv1.3");
@@ -153,6 +189,14 @@ describe("settings/tls.go: the ConfigMap edited while serving (f.SetNginxConfigM
     await eventually(() => all("TLSv1.2"), 15_000, "TLS 1.2 after the edit");
     expect(await handshake(edited)).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES256-GCM-SHA384", status: "HTTP/1.1 200 OK" });
     expect(edited.lines.some((l) => /data plane change at the next restart/.test(l))).toBe(false);
+    // A cipher string OpenSSL refuses (an "invalid command": nginx's configuration test fails
+    // and its last good configuration stays): the key keeps its last good list.
+    writeEdited({ "ssl-ciphers": "HIGH:!aNULL:%MD5", "ssl-protocols": "TLSv1.2" });
+    const line = await edited.waitForLine(/ConfigMap key not applied.*ssl-ciphers=/);
+    expect(line).toContain("InvalidConfigKey");
+    expect(line).toContain("its last good value is kept");
+    expect(await handshake(edited)).toEqual({ ok: true, version: "TLSv1.2", cipher: "ECDHE-RSA-AES256-GCM-SHA384", status: "HTTP/1.1 200 OK" });
+    expect((await handshake(edited, { ciphers: "ECDHE-RSA-AES128-GCM-SHA256" })).ok).toBe(false);
     writeEdited({});
     await eventually(() => all("TLSv1.3"), 15_000, "TLS 1.3 after the keys are removed");
   });

@@ -3,7 +3,9 @@
 // `limit_rate <n>k;` (defaults.Backend LimitRate, the value of every location without the
 // annotation). Here the key is edited while serving and the next responses are paced: the
 // bytes the client holds at its time t never exceed 16 KiB × (t + 1) (nginx's write filter,
-// ngx_http_write_filter_module.c), a bound load can only make safer.
+// ngx_http_write_filter_module.c), a bound load can only make safer. nginx paces only buffered
+// answers (ngx_http_upstream.c ngx_http_upstream_send_response: `r->limit_rate = 0` when
+// `!u->buffering`), so the ConfigMap turns proxy-buffering on with it, and back off: unpaced.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
@@ -30,6 +32,17 @@ afterAll(async () => {
   m?.remove();
 });
 
+/** One GET on a new connection: the whole body arrived with its Content-Length, which only an unpaced 40 KiB answer keeps. */
+async function unpaced(): Promise<boolean> {
+  const res = await fetch(`${portico.http}/`, { headers: { host: "shop.test", connection: "close" } });
+  const length = res.headers.get("content-length");
+  if (length === null) {
+    await res.body?.cancel();
+    return false;
+  }
+  return res.status === 200 && length === String(SIZE) && (await res.text()) === BODY;
+}
+
 /** One GET on a new connection: the whole body arrived, and every piece within 16 KiB × (t + 1). */
 async function pacedAt16k(): Promise<boolean> {
   const t0 = performance.now();
@@ -46,12 +59,15 @@ async function pacedAt16k(): Promise<boolean> {
   return res.status === 200 && bytes === SIZE && within;
 }
 
-test('limit-rate edited to "16" while serving paces the next responses on every worker, with no restart', async () => {
+test('limit-rate edited to "16" with proxy-buffering on while serving paces the next responses on every worker, with no restart; buffering off again: unpaced', async () => {
   const pid = portico.proc.pid;
-  m.writeConfigMap({ "limit-rate": "16" });
+  m.writeConfigMap({ "limit-rate": "16", "proxy-buffering": "on" });
   await eventually(pacedAt16k, 20_000);
   // Each request is a new connection, which the kernel spreads over the workers: all paced.
   for (let i = 0; i < 3; i++) expect(await pacedAt16k()).toBe(true);
+  m.writeConfigMap({ "limit-rate": "16", "proxy-buffering": "off" });
+  await eventually(unpaced, 20_000);
+  for (let i = 0; i < 3; i++) expect(await unpaced()).toBe(true);
   expect(portico.proc.pid).toBe(pid);
   expect(portico.lines.some((l) => l.includes("limit-rate") && l.includes("next restart"))).toBe(false);
 });

@@ -356,6 +356,52 @@ ${route("http-route-add", `  parentRefs: [{ name: gateway-add-listener }]
     cleanup();
   });
 
+  test("GatewayModifyListeners with upstream's own objects: an HTTP listener added beside an HTTPS one, the HTTPS one removed from another Gateway", async () => {
+    // conformance/tests/gateway-modify-listeners.go/.yaml: after each patch the listeners
+    // (GatewayStatusMustHaveListeners: exactly these, each Accepted and ResolvedRefs True with
+    // one route attached) and every Gateway condition at the new generation
+    // (GatewayMustHaveLatestConditions); NamespacesMustBeReady: Accepted and Programmed.
+    const cert = createCertificate({ subjectCN: "secure.test.com", sans: ["secure.test.com"] });
+    api.create("Secret", tlsSecret(INFRA, "tls-validity-checks-certificate", cert.certPem, cert.keyPem));
+    created.push({ kind: "Secret", ns: INFRA, name: "tls-validity-checks-certificate" });
+    const https = `{ name: https, port: 443, protocol: HTTPS, hostname: secure.test.com, allowedRoutes: { namespaces: { from: All } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] } }`;
+    const gw = (name: string, listeners: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ${name}, namespace: ${INFRA} }
+spec: { gatewayClassName: portico, listeners: [${listeners}] }`;
+    const r = (name: string, parent: string) => route(name, `  parentRefs: [{ kind: Gateway, name: ${parent}, namespace: ${INFRA} }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim();
+    apply([gw("gateway-add-listener", https), r("http-route-1", "gateway-add-listener"), gw("gateway-remove-listener", `${https}, { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: All } } }`), r("http-route-2", "gateway-remove-listener")].join("\n---\n"));
+    type Cond = { type: string; status: string; reason: string; observedGeneration: number };
+    type GwStatus = { conditions?: Cond[]; listeners?: { name: string; attachedRoutes: number; supportedKinds: { kind: string }[]; conditions: Cond[] }[] };
+    /** What the upstream helpers read of one Gateway, or "" while a condition is older than the spec. */
+    const seen = (name: string): string => {
+      const o = api.get("Gateway", INFRA, name);
+      const st = (o?.status ?? {}) as GwStatus;
+      const gen = o?.metadata.generation as number;
+      if ((st.conditions ?? []).length === 0 || !(st.conditions ?? []).every((c) => c.observedGeneration === gen)) return "";
+      const top = (st.conditions ?? []).map((c) => `${c.type}=${c.status}`).join(" ");
+      const ls = (st.listeners ?? []).map((l) => `${l.name}:${l.attachedRoutes}:${l.supportedKinds.map((k) => k.kind).join(",")}:${l.conditions.filter((c) => c.type === "Accepted" || c.type === "ResolvedRefs").map((c) => `${c.type}=${c.status}`).join(",")}`);
+      return [top, ...ls].join(" | ");
+    };
+    const ok = (l: string) => `${l}:1:HTTPRoute,GRPCRoute:Accepted=True,ResolvedRefs=True`;
+    await eventually(() => seen("gateway-add-listener") === `Accepted=True Programmed=True | ${ok("https")}`, 10_000, "gateway-add-listener before the patch");
+    await eventually(() => seen("gateway-remove-listener") === `Accepted=True Programmed=True | ${ok("https")} | ${ok("http")}`, 10_000, "gateway-remove-listener before the patch");
+    const patch = (name: string, edit: (ls: Record<string, unknown>[]) => Record<string, unknown>[]) => {
+      const o = api.get("Gateway", INFRA, name)!;
+      const spec = structuredClone(o.spec) as { listeners: Record<string, unknown>[] };
+      api.update("Gateway", { ...o, spec: { ...spec, listeners: edit(spec.listeners) } });
+      expect(api.get("Gateway", INFRA, name)!.metadata.generation).toBe((o.metadata.generation as number) + 1);
+    };
+    patch("gateway-add-listener", (ls) => [...ls, { name: "http", port: 80, protocol: "HTTP", hostname: "data.test.com", allowedRoutes: { namespaces: { from: "All" } } }]);
+    await eventually(() => seen("gateway-add-listener") === `Accepted=True Programmed=True | ${ok("https")} | ${ok("http")}`, 10_000, "gateway-add-listener after adding http");
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v1`, { host: "data.test.com" });
+    patch("gateway-remove-listener", (ls) => ls.filter((l) => l.name === "http"));
+    await eventually(() => seen("gateway-remove-listener") === `Accepted=True Programmed=True | ${ok("http")}`, 10_000, "gateway-remove-listener after removing https");
+    cleanup();
+  });
+
   test("HTTPRouteHTTPSListener", async () => {
     // conformance/base: same-namespace-with-https-listener and tls-validity-checks-certificate.
     const cert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "second-example.org", "*.wildcard.org"] });
@@ -417,6 +463,128 @@ ${route("httproute-https-test-no-hostname", `  parentRefs: [{ name: same-namespa
       const a = await served(path, (a) => a.status === 200);
       expect(`${path} ${a.backend} ${a.path}`).toBe(`${path} ${INFRA}/infra-backend-v1 ${path}`);
     }
+    cleanup();
+  });
+
+  test("conflicted listeners, as the status the API server holds says them: not accepted, not programmed, no route; the Gateway ListenersNotValid", async () => {
+    // apis/v1 gateway_types.go "Handling indistinct Listeners" (every conflicted listener left
+    // out, the Gateway ListenersNotValid); the listener conditions as
+    // conformance/tests/listenerset-protocol-conflict.go expects them of a conflicted listener.
+    const cert = createCertificate({ subjectCN: "clash.example.com", sans: ["clash.example.com"] });
+    api.create("Secret", tlsSecret(INFRA, "clash-cert", cert.certPem, cert.keyPem));
+    created.push({ kind: "Secret", ns: INFRA, name: "clash-cert" });
+    apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: partly-conflicted, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  listeners:
+    - { name: http, port: 80, protocol: HTTP, hostname: good.example.com }
+    - { name: clash-http, port: 8443, protocol: HTTP, hostname: clash.example.com }
+    - { name: clash-https, port: 8443, protocol: HTTPS, hostname: clash.example.com, tls: { certificateRefs: [{ name: clash-cert }] } }
+---
+${route("on-the-clash", `  parentRefs: [{ name: partly-conflicted, sectionName: clash-http }]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}
+---
+${route("on-the-gateway", `  parentRefs: [{ name: partly-conflicted }]
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`).trim()}`);
+    type Cond = { type: string; status: string; reason: string; observedGeneration: number };
+    const conds = (o: unknown) => ((o as { conditions?: Cond[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}@${c.observedGeneration}`).join(" ");
+    type GwStatus = { conditions?: Cond[]; listeners?: { name: string; attachedRoutes: number; conditions: Cond[] }[] };
+    const gwStatus = () => (api.get("Gateway", INFRA, "partly-conflicted")?.status ?? {}) as GwStatus;
+    const parent = (name: string) => conds(((api.get("HTTPRoute", INFRA, name)?.status as { parents?: unknown[] } | undefined)?.parents ?? [])[0]);
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v2`, { host: "good.example.com" });
+    await eventually(() => (gwStatus().listeners ?? []).length === 3 && parent("on-the-clash") !== "" && parent("on-the-gateway") !== "", 10_000, "the Gateway's and both routes' status written");
+    const st = gwStatus();
+    expect(conds(st)).toBe("Accepted=True/ListenersNotValid@1 Programmed=True/Programmed@1");
+    expect(st.listeners!.map((l) => `${l.name} ${l.attachedRoutes} ${conds(l)}`)).toEqual([
+      "http 1 Accepted=True/Accepted@1 ResolvedRefs=True/ResolvedRefs@1 Programmed=True/Programmed@1 Conflicted=False/NoConflicts@1",
+      "clash-http 0 Accepted=False/ProtocolConflict@1 ResolvedRefs=True/ResolvedRefs@1 Programmed=False/ProtocolConflict@1 Conflicted=True/ProtocolConflict@1",
+      "clash-https 0 Accepted=False/ProtocolConflict@1 ResolvedRefs=True/ResolvedRefs@1 Programmed=False/ProtocolConflict@1 Conflicted=True/ProtocolConflict@1",
+    ]);
+    expect(parent("on-the-clash")).toBe("Accepted=False/NotAllowedByListeners@1 ResolvedRefs=True/ResolvedRefs@1");
+    expect(parent("on-the-gateway")).toBe("Accepted=True/Accepted@1 ResolvedRefs=True/ResolvedRefs@1");
+    expect((await ask("/", { host: "clash.example.com" })).status).toBe(404);
+    cleanup();
+  });
+
+  test("a Gateway that is not accepted (spec.addresses) serves nothing, and its status says so: listeners not accepted, the route NotAllowedByListeners, no attachedRoutes", async () => {
+    // GatewayConditionAccepted False UnsupportedAddress (the shape GatewayStaticAddresses expects
+    // first). Its listeners generate no data plane configuration, so they are not accepted
+    // (ListenerConditionAccepted) and take no route; attachedRoutes counts only "Routes with the
+    // Accepted condition set to True" (apis/v1 gateway_types.go ListenerStatus.AttachedRoutes).
+    apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: refused-addresses, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  addresses: [{ type: IPAddress, value: 192.0.2.99 }]
+  listeners: [{ name: http, port: 80, protocol: HTTP }]
+---
+${route("on-the-refused", `  parentRefs: [{ name: refused-addresses }]
+  hostnames: [refused.example.com]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}
+---
+${route("beside-the-refused", `  parentRefs: [{ name: same-namespace }]
+  hostnames: [beside.example.com]
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`).trim()}`);
+    type Cond = { type: string; status: string; reason: string; observedGeneration: number };
+    const conds = (o: unknown) => ((o as { conditions?: Cond[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}@${c.observedGeneration}`).join(" ");
+    type GwStatus = { conditions?: Cond[]; listeners?: { name: string; attachedRoutes: number; conditions: Cond[] }[] };
+    const gwStatus = () => (api.get("Gateway", INFRA, "refused-addresses")?.status ?? {}) as GwStatus;
+    const parent = (name: string) => conds(((api.get("HTTPRoute", INFRA, name)?.status as { parents?: unknown[] } | undefined)?.parents ?? [])[0]);
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v2`, { host: "beside.example.com" });
+    await eventually(() => (gwStatus().listeners ?? []).length === 1 && parent("on-the-refused") !== "", 10_000, "the Gateway's and the route's status written");
+    const st = gwStatus();
+    expect(conds(st)).toBe("Accepted=False/UnsupportedAddress@1 Programmed=False/Invalid@1");
+    expect(st.listeners!.map((l) => `${l.name} ${l.attachedRoutes} ${conds(l)}`)).toEqual([
+      "http 0 Accepted=False/UnsupportedAddress@1 ResolvedRefs=True/ResolvedRefs@1 Programmed=False/Invalid@1 Conflicted=False/NoConflicts@1",
+    ]);
+    expect(parent("on-the-refused")).toBe("Accepted=False/NotAllowedByListeners@1 ResolvedRefs=True/ResolvedRefs@1");
+    // What the status says is what is served: the refused Gateway's route answers nothing.
+    expect((await ask("/", { host: "refused.example.com" })).status).toBe(404);
+    cleanup();
+  });
+
+  test("client certificate validation asked of a Gateway (spec.tls.frontend) is not performed, so its HTTPS listener is not served: fails closed", async () => {
+    // conformance/tests/gateway-with-clientcertificate-validation.yaml's Gateway and route (the
+    // test is not run: GatewayFrontendClientCertificateValidation is not published), and an HTTP
+    // listener on the same Gateway, which the validation does not cover, to know when the
+    // compile that holds both is live.
+    const cert = createCertificate({ subjectCN: "example.org", sans: ["example.org"] });
+    api.create("Secret", tlsSecret(INFRA, "tls-validity-checks-certificate", cert.certPem, cert.keyPem));
+    created.push({ kind: "Secret", ns: INFRA, name: "tls-validity-checks-certificate" });
+    apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: client-validation-default, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } } } }
+  listeners:
+    - { name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate }] } }
+    - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }
+---
+${route("client-certificate-validation-https-test", `  parentRefs: [{ name: client-validation-default, sectionName: https }]
+  hostnames: [example.org]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}
+---
+${route("plain-http", `  parentRefs: [{ name: client-validation-default, sectionName: http }]
+  hostnames: [example.org]
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`).trim()}`);
+    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v2`, { host: "example.org" });
+    type Cond = { type: string; status: string; reason: string };
+    const parent = () => (((api.get("HTTPRoute", INFRA, "client-certificate-validation-https-test")?.status as { parents?: { conditions: Cond[] }[] } | undefined)?.parents ?? [])[0]?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`).join(" ");
+    await eventually(() => parent() !== "", 10_000, "the HTTPS route's status written");
+    expect(parent()).toBe("Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs");
+    const listener = ((api.get("Gateway", INFRA, "client-validation-default")!.status as { listeners: { name: string; conditions: Cond[] }[] }).listeners ?? []).find((l) => l.name === "https");
+    expect(listener?.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`).slice(0, 1)).toEqual(["Accepted=False/UnsupportedValue"]);
+    // Whatever certificate answers the name now, the client without a certificate gets no route.
+    const res = await fetch(`https://127.0.0.1:${portico.ports.https}/`, { headers: { host: "example.org" }, tls: { rejectUnauthorized: false, serverName: "example.org" } } as RequestInit);
+    const body = await res.text();
+    expect(`${res.status} ${body.includes("infra-backend") ? "backend" : "portico"}`).toBe("404 portico");
     cleanup();
   });
 });

@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { Compiler } from "../../src/compile/compile.ts";
 import { migrationReport } from "../../src/compile/migrate.ts";
+import { formatMigrationText, shellFlag } from "../../src/compile/migrate-text.ts";
 import { configMapReport, parseNginxConfigMap, snippetGate, type NginxConfigMap } from "../../src/compile/nginx-configmap.ts";
 import { parseArgs } from "../../src/config/parse.ts";
 import { loadFixture } from "../compile/snapshot.ts";
@@ -134,10 +135,31 @@ describe("ConfigMap keys", () => {
     [{ "limit-rate": "0" }, "limit-rate", "same", []],
     [{ "limit-rate": "1k" }, "limit-rate", "not-honoured", []],
     [{ "limit-rate-after": "512" }, "limit-rate-after", "flag", ["--limit-rate-after=512k"]],
+    // defaults.Backend ProxyBuffering / ProxyBufferSize / ProxyBuffersNumber (nginx.tmpl proxy_buffering, proxy_buffer_size, proxy_buffers).
+    [{ "proxy-buffering": "On" }, "proxy-buffering", "flag", ["--proxy-buffering=true"]],
+    [{ "proxy-buffering": "off" }, "proxy-buffering", "same", []],
+    [{ "proxy-buffering": "yes" }, "proxy-buffering", "not-honoured", []],
+    [{ "proxy-buffer-size": "16K" }, "proxy-buffer-size", "flag", ["--proxy-buffer-size=16k"]],
+    [{ "proxy-buffer-size": "4k" }, "proxy-buffer-size", "same", []],
+    [{ "proxy-buffer-size": "0" }, "proxy-buffer-size", "not-honoured", []],
+    [{ "proxy-buffer-size": "1g" }, "proxy-buffer-size", "not-honoured", []],
+    [{ "proxy-buffers-number": "8" }, "proxy-buffers-number", "same", []],
+    [{ "proxy-buffers-number": "eight" }, "proxy-buffers-number", "not-honoured", []],
     [{ "some-future-key": "x" }, "some-future-key", "not-honoured", []],
     [{ "proxy-connect-timeout": "5s" }, "proxy-connect-timeout", "not-honoured", []],
   ] as const)("%p: %s is %s", (data, k, status, flags) => {
     expect(key(data, k)).toMatchObject({ status, flags });
+  });
+
+  // ngx_http_upstream_send_response sets r->limit_rate = 0 for an unbuffered answer: with
+  // proxy-buffering off (the default) the key paces only Ingresses that turn buffering on.
+  test("limit-rate with proxy-buffering off says it paces nothing then; with it on, it does not", () => {
+    const NOTE = "as in ingress-nginx, limit-rate paces only buffered answers: set proxy-buffering: on";
+    for (const data of [{ "limit-rate": "90" }, { "limit-rate": "90", "proxy-buffering": "off" }] as Record<string, string>[]) expect(key(data, "limit-rate").text).toContain(NOTE);
+    expect(key({ "limit-rate-after": "512" }, "limit-rate-after").text).toContain(NOTE);
+    const on = key({ "limit-rate": "90", "proxy-buffering": "on" }, "limit-rate");
+    expect(on).toMatchObject({ status: "flag", flags: ["--limit-rate=90k"] });
+    expect(on.text).not.toContain(NOTE);
   });
 
   test("ingress-nginx defaults that differ from Portico's are reported when their key is absent", () => {
@@ -175,6 +197,32 @@ describe("ConfigMap keys", () => {
     // What the report names, the flag takes.
     const parsed = parseArgs(["--large-client-header-buffers=2 32k"], {});
     expect(parsed).toMatchObject({ type: "run", config: { largeClientHeaderBuffers: { number: 2, size: 32768 } } });
+  });
+
+  // nginx.tmpl `ssl_ciphers '{{ $cfg.SSLCiphers }}';`: an OpenSSL cipher string. The report
+  // names the suites it selects as OpenSSL 3 reads it (`openssl ciphers`), restricted to the
+  // ones Portico serves; the flag takes the string as written and reads it the same way.
+  test("ssl-ciphers: an OpenSSL cipher string, reported as the suites it selects", () => {
+    const high = key({ "ssl-ciphers": "HIGH:!aNULL:!MD5" }, "ssl-ciphers");
+    expect(high).toMatchObject({ status: "flag", flags: ["--tls-ciphers=HIGH:!aNULL:!MD5"] });
+    expect(high.text).toBe(
+      "TLS 1.2 cipher suites, the string read as OpenSSL 3 reads it, in this order: ECDHE-ECDSA-AES256-GCM-SHA384, ECDHE-RSA-AES256-GCM-SHA384, ECDHE-ECDSA-CHACHA20-POLY1305, ECDHE-RSA-CHACHA20-POLY1305, ECDHE-ECDSA-AES128-GCM-SHA256, ECDHE-RSA-AES128-GCM-SHA256, ECDHE-ECDSA-AES128-SHA256, ECDHE-RSA-AES128-SHA256, ECDHE-ECDSA-AES256-SHA, ECDHE-RSA-AES256-SHA, ECDHE-ECDSA-AES128-SHA, ECDHE-RSA-AES128-SHA, AES256-GCM-SHA384, AES128-GCM-SHA256, AES256-SHA, AES128-SHA",
+    );
+    expect(key({ "ssl-ciphers": "ECDHE+AESGCM:!SHA1" }, "ssl-ciphers").text).toEndWith("in this order: ECDHE-ECDSA-AES256-GCM-SHA384, ECDHE-RSA-AES256-GCM-SHA384, ECDHE-ECDSA-AES128-GCM-SHA256, ECDHE-RSA-AES128-GCM-SHA256");
+    // settings/ssl_ciphers.go's value: OpenSSL 3 has none of EXPORT56, RC4, SSLv2 and EXP.
+    const go = key({ "ssl-ciphers": "ALL:!aNULL:!EXPORT56:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP" }, "ssl-ciphers");
+    expect(go).toMatchObject({ status: "flag", flags: ["--tls-ciphers=ALL:!aNULL:!EXPORT56:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP"] });
+    expect(go.text).toEndWith("AES256-SHA, AES128-SHA; EXPORT56, RC4, SSLv2, EXP select nothing (OpenSSL skips names it lacks)");
+    // What OpenSSL refuses fails nginx's configuration test; what selects none of Portico's suites cannot serve.
+    expect(key({ "ssl-ciphers": "HIGH:%MD5" }, "ssl-ciphers")).toMatchObject({ status: "not-honoured", invalid: true, flags: [] });
+    const dhe = key({ "ssl-ciphers": "DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384" }, "ssl-ciphers");
+    expect(dhe).toMatchObject({ status: "not-honoured", invalid: true, flags: [] });
+    expect(dhe.text).toStartWith("no suite Portico can serve");
+    // What the report names, the flag takes, and reads the same way.
+    for (const val of ["HIGH:!aNULL:!MD5", "ALL:!aNULL:!EXPORT56:RC4+RSA:+HIGH:+MEDIUM:+LOW:+SSLv2:+EXP"]) {
+      const parsed = parseArgs([`--tls-ciphers=${val}`], {});
+      expect(parsed.type === "run" ? parsed.config.tlsCiphers.split(":").join(", ") : parsed.type).toBe(high.text.slice(high.text.indexOf(": ") + 2));
+    }
   });
 
   test("a value ingress-nginx would not read is marked invalid (serving keeps the key's last good value)", () => {
@@ -251,5 +299,58 @@ describe("snippet gates (ingress-nginx's annotation risk levels and allow-snippe
     const refused = one(cm({}));
     expect(refused).toMatchObject({ status: "differs", annotations: [{ status: "differs" }] });
     expect(refused.annotations[0]!.text).toContain("ingress-nginx refuses this whole Ingress");
+  });
+});
+
+describe("the flags the text report prints", () => {
+  // Pasted into bash, a `!` is history expansion (even inside double quotes) and a space splits
+  // the word: each value that is not a plain word is single-quoted, `'` written '\''.
+  test("are shell words: an interactive bash reads each back as the flag serving applies", async () => {
+    const parsed = parseArgs(["migrate"], {});
+    if (parsed.type !== "migrate") throw new Error("flags");
+    const fx = loadFixture(
+      JSON.stringify({
+        apiVersion: "networking.k8s.io/v1",
+        kind: "Ingress",
+        metadata: { name: "a", namespace: "t" },
+        spec: { ingressClassName: "nginx", rules: [{ host: "a.test", http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } }] } }] },
+      }),
+    );
+    const view = new Compiler(parsed.config).inspect(fx.snapshot, []);
+    const data = {
+      "ssl-ciphers": "ECDHE-RSA-AES128-GCM-SHA256:!aNULL",
+      "log-format-upstream": `$remote_addr "$request" $status`,
+      "block-user-agents": "~*bot's,curl",
+      "hsts-max-age": "600",
+    };
+    const report = migrationReport(view, parsed.config, cm(data));
+    const flags = report.configMap!.flags;
+    expect(flags).toEqual(expect.arrayContaining(["--tls-ciphers=ECDHE-RSA-AES128-GCM-SHA256:!aNULL", `--access-log-template=${data["log-format-upstream"]}`, "--block-user-agents=~*bot's,curl", "--hsts-max-age=600"]));
+    const text = formatMigrationText(report);
+    const lines = text.split("\n");
+    const at = lines.indexOf("  Run Portico with:");
+    const printed = lines.slice(at + 1, at + 1 + flags.length).map((l) => l.trim());
+    expect(printed).toContain("--tls-ciphers='ECDHE-RSA-AES128-GCM-SHA256:!aNULL'");
+    expect(printed).toContain(`--block-user-agents='~*bot'\\''s,curl'`);
+    expect(printed).toContain("--hsts-max-age=600");
+    // The key's own line carries them too, each whole on one line.
+    expect(lines.some((l) => l.trim() === `--access-log-template='$remote_addr "$request" $status'`)).toBe(true);
+    // An interactive bash (history expansion on) reads the printed words back as the flags.
+    const script = `${printed.map((w) => `printf '%s\\n' ${w}`).join("\n")}\nexit\n`;
+    const bash = Bun.spawn(["bash", "--norc", "--noprofile", "-i"], { stdin: new TextEncoder().encode(script), stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HISTFILE: "/dev/null", TERM: "dumb" } });
+    const [out, err] = await Promise.all([new Response(bash.stdout).text(), new Response(bash.stderr).text()]);
+    await bash.exited;
+    expect(err).not.toContain("event not found");
+    expect(out.split("\n").slice(0, -1)).toEqual([...flags]);
+  });
+
+  test("shellFlag leaves plain words alone and single-quotes the rest", () => {
+    expect(shellFlag("--hsts-max-age=15724800")).toBe("--hsts-max-age=15724800");
+    expect(shellFlag("--trusted-proxies=10.0.0.0/8,192.168.0.0/16")).toBe("--trusted-proxies=10.0.0.0/8,192.168.0.0/16");
+    expect(shellFlag("--proxy-buffering")).toBe("--proxy-buffering");
+    expect(shellFlag("--x=")).toBe("--x=''");
+    expect(shellFlag("--x=a b")).toBe("--x='a b'");
+    expect(shellFlag("--x=it's")).toBe("--x='it'\\''s'");
+    expect(shellFlag("--x=$HOME;`id`*")).toBe("--x='$HOME;`id`*'");
   });
 });

@@ -106,6 +106,26 @@ describe("statuses follow the registry at run time", () => {
     expect(JSON.stringify([r, off])).not.toContain("not supported by Portico");
   });
 
+  // ngx_http_upstream.c ngx_http_upstream_send_response: `r->limit_rate = 0` for an unbuffered
+  // answer (proxy_buffering off, ingress-nginx's default), so limit-rate alone paces nothing.
+  test("limit-rate on an Ingress whose answers are unbuffered is reported as having no effect there", () => {
+    const N = "nginx.ingress.kubernetes.io/";
+    const NOTE = "as in ingress-nginx, limit-rate paces only buffered answers: set proxy-buffering: on";
+    for (const extra of [{}, { [`${N}proxy-buffering`]: "off" }] as Record<string, string>[]) {
+      const r = one({ ...extra, [`${N}limit-rate`]: "90", [`${N}limit-rate-after`]: "10" });
+      for (const name of ["limit-rate", "limit-rate-after"]) {
+        const a = r.annotations.find((x) => x.name === `${N}${name}`)!;
+        expect(a.status).toBe("differs");
+        expect(a.text).toStartWith("No effect on answers that are not buffered");
+        expect(a.text).toContain(NOTE);
+      }
+    }
+    const on = one({ [`${N}proxy-buffering`]: "on", [`${N}limit-rate`]: "90" }).annotations.find((x) => x.name === `${N}limit-rate`)!;
+    expect(on.status).toBe("differs");
+    expect(on.text).not.toContain(NOTE);
+    expect(on.text).toContain("sent chunked");
+  });
+
   test("enable-access-log, connection-proxy-header, limit-rate and limit-rate-after are served, no longer reported unsupported", () => {
     const N = "nginx.ingress.kubernetes.io/";
     const r = one({ [`${N}enable-access-log`]: "false", [`${N}connection-proxy-header`]: "keep-alive", [`${N}limit-rate`]: "90", [`${N}limit-rate-after`]: "10" });

@@ -27,7 +27,7 @@ import { defineKind } from "../../src/kinds/define.ts";
 import { EXTERNAL_AUTH } from "../../src/kinds/authentication.ts";
 import { createAuthCache } from "../../src/proxy/policies/caps.ts";
 import type { PolicyStage } from "../../src/policy/stages.ts";
-import type { AuthCacheStore, PolicyCaps, PolicyKind, PolicyStep } from "../../src/kinds/types.ts";
+import type { AuthCacheStore, PolicyCaps, PolicyKind, PolicyKinds, PolicyStep } from "../../src/kinds/types.ts";
 import { createExternalResolver, type ExternalResolver } from "../../src/proxy/upstream/external.ts";
 import { createKubeSource, type KubeSource } from "../../src/kube/watch.ts";
 import { KINDS } from "../../src/model/kinds.ts";
@@ -56,7 +56,7 @@ export function testConfig(over: Partial<Config> = {}): Config {
     electionId: "portico-leader", electionNamespace: null,
     logLevel: "info", logFormat: "json", accessLog: "off", accessLogTemplate: null, accessLogEscape: "default",
     maxBodySize: null, largeClientHeaderBuffers: { number: 4, size: 8192 }, trustedProxies: [], trustedProxyHeaders: "all", computeFullForwardedFor: true, allowlistSourceRange: [], denylistSourceRange: [], connectTimeoutMs: 5_000, responseTimeoutMs: 60_000,
-    streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientHeaderTimeoutMs: 60_000, clientBodyMinRate: 500, limitRate: 0, limitRateAfter: 0, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, maxResponseHeaderSize: 64 * 1024,
+    streamIdleTimeoutMs: 300_000, clientBodyTimeoutMs: 60_000, clientHeaderTimeoutMs: 60_000, clientBodyMinRate: 500, limitRate: 0, limitRateAfter: 0, requestBufferSize: 1024 * 1024, requestBufferBudget: 64 * 1024 * 1024, proxyBuffering: false, proxyBufferSize: 4096, maxResponseHeaderSize: 64 * 1024,
     enableUnderscoresInHeaders: false, shutdownDelayMs: 0, shutdownGracePeriodMs: 30_000,
     limitReqStatusCode: 503, limitConnStatusCode: 503,
     // As config/parse.ts gives it: --ingress-nginx-compat serves ingress-nginx's server-tokens false.
@@ -93,7 +93,7 @@ export function optionsOf(annotations: Record<string, string>): RouteOptions {
 export const defaultOptions: RouteOptions = {
   sslRedirect: true, forceSslRedirect: false, hsts: true, maxBodySize: null,
   connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null, retry: null, requestBufferSize: null,
-  preserveTrailingSlash: false, usePortInRedirects: false, fromToWwwRedirect: false, limitRate: null, limitRateAfter: null, accessLog: true, stages: null,
+  proxyBuffering: null, proxyBufferSize: null, preserveTrailingSlash: false, usePortInRedirects: false, fromToWwwRedirect: false, limitRate: null, limitRateAfter: null, accessLog: true, stages: null,
 };
 
 export interface RouteSpec {
@@ -123,8 +123,14 @@ export function makeTable(routes: RouteSpec[], defaultRoute: RouteSpec | null = 
   return buildTable(routes.map(makeRoute), d);
 }
 
-/** How a suite's requests reach the handler: Bun.serve over HTTP/1.1, or the HTTP/2 listener over h2. */
-export type Transport = "h1" | "h2";
+/**
+ * How a suite's requests reach the handler: Bun.serve over HTTP/1.1 on the plain port, the
+ * HTTPS port over h2, or the HTTPS port's QUIC listener (`--http3`) over HTTP/3.
+ */
+export type Transport = "h1" | "h2" | "h3";
+
+/** Every transport, for `describe.each(TRANSPORTS)`. */
+export const TRANSPORTS: readonly Transport[] = ["h1", "h2", "h3"];
 
 export interface TestProxy {
   readonly port: number;
@@ -138,8 +144,8 @@ export interface TestProxy {
   stop(): Promise<void>;
 }
 
-export function startProxy(table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http"): TestProxy {
-  const { handler, records, setTable } = testHandler(table, config, hooks, scheme);
+export function startProxy(table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http", policyKinds?: PolicyKinds): TestProxy {
+  const { handler, records, setTable } = testHandler(table, config, hooks, scheme, policyKinds);
   // As serveTraffic binds the plain port: h2c by prior knowledge beside HTTP/1.1.
   const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler, http2: true });
   const url = `http://127.0.0.1:${server.port}`;
@@ -150,11 +156,11 @@ export function startProxy(table: RouteTable, config: Partial<Config> = {}, hook
   };
 }
 
-function testHandler(table: RouteTable, config: Partial<Config>, hooks: ProxyHooks, scheme: "http" | "https") {
+function testHandler(table: RouteTable, config: Partial<Config>, hooks: ProxyHooks, scheme: "http" | "https", policyKinds?: PolicyKinds) {
   let current = table;
   const records: AccessRecord[] = [];
   const handler = createProxyHandler({
-    config: testConfig(config), table: () => current, lookup, log: quietLog, scheme,
+    config: testConfig(config), table: () => current, lookup, log: quietLog, scheme, ...(policyKinds === undefined ? {} : { policyKinds }),
     hooks: { ...hooks, onRequestDone: (r) => { records.push(r); hooks.onRequestDone?.(r); } },
   });
   return { handler, records, setTable: (t: RouteTable) => { current = t; } };
@@ -165,27 +171,58 @@ export type TransportProxy = Omit<TestProxy, "server">;
 
 /**
  * startProxy over a transport: "h1" is startProxy itself; "h2" serves the same handler from
- * the HTTP/2 listener (TLS, ALPN h2). `scheme` stays the handler's, so one case list (what a
- * request is routed to, redirected to, answered with) runs over both.
+ * the HTTPS listener (TLS, ALPN h2); "h3" from the same listener with `--http3` (QUIC on the
+ * port number), Bun's own fetch (`protocol: "http3"`) the client. `scheme` stays the
+ * handler's, so one case list (what a request is routed to, redirected to, answered with)
+ * runs over all three. `policyKinds` replaces the handler's registry (a test's own kinds).
  */
-export async function startProxyOver(transport: Transport, table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http"): Promise<TransportProxy> {
-  if (transport === "h1") return startProxy(table, config, hooks, scheme);
-  const { handler, records, setTable } = testHandler(table, config, hooks, scheme);
-  // The HTTPS port as serveTraffic runs it (serving/https.ts): Bun.serve's own HTTP/2, or the
-  // node:http2 listener while the table needs it.
+export async function startProxyOver(transport: Transport, table: RouteTable, config: Partial<Config> = {}, hooks: ProxyHooks = {}, scheme: "http" | "https" = "http", policyKinds?: PolicyKinds): Promise<TransportProxy> {
+  if (transport === "h1") return startProxy(table, config, hooks, scheme, policyKinds);
+  const { handler, records, setTable } = testHandler(table, config, hooks, scheme, policyKinds);
+  const h3 = transport === "h3";
+  if (h3 && needsNodeListener(table)) throw new Error("node:http2 serves no HTTP/3: this table cannot run over h3");
+  // The HTTPS port as serveTraffic runs it (serving/https.ts): Bun.serve's own HTTP/2 (and
+  // QUIC with --http3), or the node:http2 listener while the table needs it, which serves no
+  // HTTP/3: a table needing it cannot run over "h3".
   const listener = createHttpsListener({
-    config: { http2: true, http3: false, clientHeaderTimeoutMs: testConfig(config).clientHeaderTimeoutMs }, log: quietLog,
+    config: { http2: true, http3: h3, clientHeaderTimeoutMs: testConfig(config).clientHeaderTimeoutMs }, log: quietLog,
     hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), draining: () => handler.inflight.draining,
   });
-  listener.useListener(process.env.PORTICO_TEST_LISTENER === "h2" || needsNodeListener(table) ? "node" : "bun");
+  // PORTICO_TEST_LISTENER=h2 moves the h2 runs to node:http2; the h3 runs stay on Bun.serve.
+  const node = needsNodeListener(table) || (!h3 && process.env.PORTICO_TEST_LISTENER === "h2");
+  listener.useListener(node ? "node" : "bun");
   const built = buildTlsEntries([], generateDefaultCertificate(), { minVersion: "1.2", ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256" }, { checker: createPemChecker() });
   listener.update(built.entries, built.fingerprint);
+  const url = `https://127.0.0.1:${listener.port}`;
+  if (h3) {
+    return {
+      port: listener.port, url, handler, records, setTable,
+      request: async (path, init) => {
+        const r = await h3Fetch(url + path, init);
+        // Bun.serve adds its `h3` Alt-Svc entry to answers over TCP only (tls/listener.ts): with
+        // it, the request fell back to TCP and this suite would be testing h1 again.
+        if (r.headers.get("alt-svc")?.includes(`h3=":${listener.port}"`)) throw new Error("an h3 request was answered over TCP");
+        return r;
+      },
+      async stop() { await listener.stop(true); },
+    };
+  }
   const session = await h2Session(listener.port);
   return {
-    port: listener.port, url: `https://127.0.0.1:${listener.port}`, handler, records, setTable,
+    port: listener.port, url, handler, records, setTable,
     request: (path, init) => h2Fetch(session, path, init),
     async stop() { session.close(); await listener.stop(true); },
   };
+}
+
+/**
+ * One request over HTTP/3 with Bun's fetch. Measured on Bun 1.4.5 (docs/design.md, "Bun facts
+ * measured here"): its QUIC client takes only `rejectUnauthorized` in `tls`, and a `host`
+ * header replaces the URL's authority (it becomes :authority). Bounded, so a QUIC client that
+ * never hears back fails the test rather than hanging it.
+ */
+export function h3Fetch(url: string, init: { method?: string; headers?: Record<string, string>; body?: string; redirect?: "manual" } = {}): Promise<Response> {
+  return fetch(url, { ...init, protocol: "http3", tls: { rejectUnauthorized: false }, signal: AbortSignal.timeout(10_000) } as RequestInit);
 }
 
 /**

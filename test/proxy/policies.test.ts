@@ -1,14 +1,11 @@
 // Route policies run in the one stage order (docs/design.md, "Annotations and policies"),
-// through a real proxy to raw-socket backends that log the request line they receive.
+// through a real proxy to raw-socket backends that log the request line they receive, over
+// HTTP/1.1, h2 and HTTP/3 alike: a stage's answer may not depend on the wire.
 import { afterEach, describe, expect, test } from "bun:test";
-import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
-import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import type { PolicyKind, PolicyKinds } from "../../src/kinds/types.ts";
 import { POLICY_STAGES, type PolicyStage, type StagePolicy } from "../../src/policy/stages.ts";
-import { lookup } from "../../src/table/lookup.ts";
 import type { Backend, RouteTable } from "../../src/table/types.ts";
-import type { AccessRecord } from "../../src/proxy/types.ts";
-import { makeBackend, makeTable, quietLog, testConfig } from "./helpers.ts";
+import { makeBackend, makeTable, startProxyOver, TRANSPORTS, type Transport, type TransportProxy } from "./helpers.ts";
 import { testKind } from "./helpers.ts";
 import { namedBackend } from "./raw.ts";
 
@@ -24,15 +21,10 @@ async function backend(name: string) {
   return b;
 }
 
-function start(table: RouteTable, policyKinds: PolicyKinds) {
-  const records: AccessRecord[] = [];
-  const handler = createProxyHandler({
-    config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "http", policyKinds,
-    hooks: { onRequestDone: (r) => records.push(r) },
-  });
-  const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
-  cleanup.push(() => server.stop(true));
-  return { url: `http://127.0.0.1:${server.port}`, records };
+async function start(transport: Transport, table: RouteTable, policyKinds: PolicyKinds): Promise<TransportProxy> {
+  const p = await startProxyOver(transport, table, {}, {}, "http", policyKinds);
+  cleanup.push(() => p.stop());
+  return p;
 }
 
 const policy = (stage: PolicyStage, kind: string, params: StagePolicy["params"] = {}): StagePolicy => ({ stage, kind, params });
@@ -67,6 +59,9 @@ describe("route policies", () => {
     // backend), pre-access (limits), access (ranges, then authentication), the proxying.
     expect([...POLICY_STAGES]).toEqual(["certificate", "server", "denied", "cors", "redirects", "rewrite", "backend", "limits", "access", "authentication", "forwarding", "errorPages"]);
   });
+});
+
+describe.each(TRANSPORTS)("route policies, over %s", (transport) => {
 
   test("every stage runs, in the fixed order, whatever order the route lists them in", async () => {
     const a = await backend("a");
@@ -77,8 +72,8 @@ describe("route policies", () => {
       policy(s, `probe-${s}`, s === "rewrite" ? { rewrite: "/rewritten?x=1" } : s === "backend" ? { switchBackend: true } : {}),
     );
     const table = makeTable([{ host: "p.test", backend: makeBackend([a.port]), options: { stages } }]);
-    const p = start(table, probeKinds(ran, other));
-    const r = await fetch(`${p.url}/original?q=1`, { headers: { host: "p.test" } });
+    const p = await start(transport, table, probeKinds(ran, other));
+    const r = await p.request("/original?q=1", { headers: { host: "p.test" } });
     expect(r.status).toBe(200);
     expect(await r.text()).toBe("b");
     expect(ran).toEqual([...POLICY_STAGES]);
@@ -95,13 +90,13 @@ describe("route policies", () => {
       { host: "deny.test", backend: makeBackend([a.port]), options: { stages: POLICY_STAGES.map((s) => policy(s, `probe-${s}`, s === "access" ? { deny: "127.0.0.1" } : {})) } },
       { host: "redir.test", backend: makeBackend([a.port]), options: { stages: POLICY_STAGES.map((s) => policy(s, `probe-${s}`, s === "redirects" ? { redirect: "https://elsewhere.test/" } : {})) } },
     ]);
-    const p = start(table, probeKinds(ran, makeBackend([a.port])));
-    const denied = await fetch(`${p.url}/`, { headers: { host: "deny.test" } });
+    const p = await start(transport, table, probeKinds(ran, makeBackend([a.port])));
+    const denied = await p.request("/", { headers: { host: "deny.test" } });
     expect(denied.status).toBe(403);
     expect(denied.headers.get("x-request-id")).toBe(p.records[0]!.requestId); // the stage spread responseHeaders
     expect(ran).toEqual(POLICY_STAGES.slice(0, POLICY_STAGES.indexOf("access") + 1));
     ran.length = 0;
-    const moved = await fetch(`${p.url}/`, { headers: { host: "redir.test" }, redirect: "manual" });
+    const moved = await p.request("/", { headers: { host: "redir.test" }, redirect: "manual" });
     expect(moved.status).toBe(302);
     expect(moved.headers.get("location")).toBe("https://elsewhere.test/");
     // ingress-nginx's order (nginx.tmpl: `return` in the location's rewrite phase, allow lists
@@ -119,13 +114,13 @@ describe("route policies", () => {
       { host: "tls.test", backend: makeBackend([a.port]), tls: true, options: { stages: all } },
       { host: "down.test", backend: makeBackend([]), options: { stages: all } },
     ]);
-    const p = start(table, probeKinds(ran, makeBackend([a.port])));
-    const moved = await fetch(`${p.url}/x/?q=1`, { headers: { host: "tls.test" }, redirect: "manual" });
+    const p = await start(transport, table, probeKinds(ran, makeBackend([a.port])));
+    const moved = await p.request("/x/?q=1", { headers: { host: "tls.test" }, redirect: "manual" });
     expect(moved.status).toBe(308);
     expect(moved.headers.get("location")).toBe("https://tls.test/x/?q=1");
     expect(ran).toEqual(["certificate", "server", "denied", "cors", "redirects", "rewrite"]);
     ran.length = 0;
-    const down = await fetch(`${p.url}/`, { headers: { host: "down.test" } });
+    const down = await p.request("/", { headers: { host: "down.test" } });
     expect(down.status).toBe(503);
     expect(ran).toEqual(["certificate", "server", "denied", "cors", "redirects", "rewrite", "backend"]);
     expect(a.lines()).toEqual([]);
@@ -142,9 +137,9 @@ describe("route policies", () => {
       { host: "misfiled.test", backend: makeBackend([a.port]), options: { stages: [policy("access", "misfiled")] } },
       { host: "params.test", backend: makeBackend([a.port]), options: { stages: [policy("access", "bad-params")] } },
     ]);
-    const p = start(table, kinds);
+    const p = await start(transport, table, kinds);
     for (const host of ["unknown.test", "misfiled.test", "params.test"]) {
-      const r = await fetch(`${p.url}/`, { headers: { host } });
+      const r = await p.request("/", { headers: { host } });
       expect({ host, status: r.status }).toEqual({ host, status: 500 });
     }
     expect(a.lines()).toEqual([]);
@@ -158,10 +153,10 @@ describe("route policies", () => {
       { host: "plain.test", backend: makeBackend([a.port]) },
       { host: "with.test", backend: makeBackend([a.port]), options: { stages: [policy("access", "count")] } },
     ]);
-    const p = start(table, kinds);
-    expect((await fetch(`${p.url}/x`, { headers: { host: "plain.test" } })).status).toBe(200);
+    const p = await start(transport, table, kinds);
+    expect((await p.request("/x", { headers: { host: "plain.test" } })).status).toBe(200);
     expect(built).toBe(0);
-    for (let i = 0; i < 3; i++) expect((await fetch(`${p.url}/y`, { headers: { host: "with.test" } })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await p.request("/y", { headers: { host: "with.test" } })).status).toBe(200);
     expect(built).toBe(1); // once per route's stages, not per request
     expect(a.lines()).toEqual(["GET /x HTTP/1.1", "GET /y HTTP/1.1", "GET /y HTTP/1.1", "GET /y HTTP/1.1"]);
   });

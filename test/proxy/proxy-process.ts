@@ -5,7 +5,7 @@
 // process, whatever the machine's load (src/proxy/upstream/pool-gate.ts), for at most
 // PORTICO_TEST_GATE_WAIT_MS (default its MAX_WAIT_MS).
 // PORTICO_TEST_COMPAT=1: --ingress-nginx-compat; PORTICO_TEST_HEADER_BUFFERS: the
-// --large-client-header-buffers value (`4 16k`).
+// --large-client-header-buffers value (`4 16k`). PORTICO_TEST_COMPRESS=1: --gzip and --brotli.
 // The plain port serves HTTP/1.1 and h2c, as serveTraffic binds it. Prints "PORT <n>" when
 // listening; exits on SIGTERM.
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
@@ -26,7 +26,8 @@ if (slow !== undefined) routes.push({ host: null, path: "/slow", backend: makeBa
 const table = makeTable(routes);
 const buffers = parseHeaderBuffers(process.env.PORTICO_TEST_HEADER_BUFFERS ?? "4 8k");
 if (buffers === null) throw new Error("PORTICO_TEST_HEADER_BUFFERS: not a large-client-header-buffers value");
-const config = testConfig({ ingressNginxCompat: process.env.PORTICO_TEST_COMPAT === "1", largeClientHeaderBuffers: buffers });
+const compress = process.env.PORTICO_TEST_COMPRESS === "1";
+const config = testConfig({ ingressNginxCompat: process.env.PORTICO_TEST_COMPAT === "1", largeClientHeaderBuffers: buffers, gzip: compress, brotli: compress });
 const handler = createProxyHandler({ config, table: () => table, lookup, log: quietLog, scheme: "http" });
 const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler, http2: true });
 process.on("SIGTERM", () => {

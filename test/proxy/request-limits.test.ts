@@ -2,18 +2,16 @@
 // (src/kinds/limits.ts), counted as nginx's limit_req / limit_conn modules count them under
 // ingress-nginx's template (`limit_req zone=… burst=rate×multiplier nodelay`, zones per
 // Ingress keyed by the client address). Unit level with an injected clock, then through a real
-// proxy to real backends on 127.0.0.1 with the same injected clock.
+// proxy to real backends on 127.0.0.1 with the same injected clock, over HTTP/1.1, h2 and
+// HTTP/3 alike (the key is the client address, which every wire must give the same).
 import { afterEach, describe, expect, test } from "bun:test";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
-import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { LIMITS, rateOf } from "../../src/kinds/limits.ts";
 import { createLimiter } from "../../src/proxy/policies/limiter.ts";
-import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { POLICY_KINDS } from "../../src/kinds/registry.ts";
 import type { PolicyKind } from "../../src/kinds/types.ts";
-import { lookup } from "../../src/table/lookup.ts";
 import type { RouteTable } from "../../src/table/types.ts";
-import { makeBackend, makeTable, quietLog, testConfig } from "./helpers.ts";
+import { makeBackend, makeTable, startProxyOver, TRANSPORTS, type TransportProxy } from "./helpers.ts";
 import { testKind, withCaps } from "./helpers.ts";
 import type { Limiter } from "../../src/kinds/types.ts";
 
@@ -122,23 +120,22 @@ function backend(name: string, hold?: () => Promise<void>) {
   return { port: s.port as number, hits: () => hits };
 }
 
-function proxy(table: RouteTable, kinds: ReadonlyMap<string, PolicyKind>, config: Partial<Config> = {}) {
-  const handler = createProxyHandler({ config: testConfig(config), table: () => table, lookup, log: quietLog, scheme: "http", policyKinds: kinds });
-  const server = startHttpListener({ hostname: "127.0.0.1", port: 0, handler });
-  cleanup.push(() => server.stop(true));
-  return `http://127.0.0.1:${server.port}`;
-}
-
 const stagesOf = (ann: Record<string, string>) => parseAnnotations(Object.fromEntries(Object.entries(ann).map(([k, v]) => [P + k, v]))).options.stages;
 
-describe("through a real proxy", () => {
+describe.each(TRANSPORTS)("through a real proxy, over %s", (transport) => {
+  async function proxy(table: RouteTable, kinds: ReadonlyMap<string, PolicyKind>, config: Partial<Config> = {}): Promise<TransportProxy> {
+    const p = await startProxyOver(transport, table, config, {}, "http", kinds);
+    cleanup.push(() => p.stop());
+    return p;
+  }
+
   test("past the burst: --limit-req-status-code with the request id; the clock frees it; the backend never sees a refused request", async () => {
     let t = 0;
     const kinds = new Map([...POLICY_KINDS, ["limits", limitsKind(createLimiter({ now: () => t }))]]);
     const b = backend("b");
     const table = makeTable([{ host: "l.test", backend: makeBackend([b.port]), options: { stages: stagesOf({ "limit-rps": "1", "limit-burst-multiplier": "2" }) } }]);
-    const url = proxy(table, kinds, { limitReqStatusCode: 429 });
-    const get = () => fetch(`${url}/`, { headers: { host: "l.test" } });
+    const p = await proxy(table, kinds, { limitReqStatusCode: 429 });
+    const get = () => p.request("/", { headers: { host: "l.test" } });
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) statuses.push((await get()).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
@@ -162,8 +159,8 @@ describe("through a real proxy", () => {
       { host: "b.test", path: "/x", backend: makeBackend([b.port]), options: { stages }, name: "shop" },
       { host: "c.test", backend: makeBackend([b.port]), options: { stages }, name: "blog" },
     ]);
-    const url = proxy(table, kinds);
-    const get = async (host: string, path = "/") => (await fetch(`${url}${path}`, { headers: { host } })).status;
+    const p = await proxy(table, kinds);
+    const get = async (host: string, path = "/") => (await p.request(path, { headers: { host } })).status;
     expect([await get("a.test"), await get("b.test", "/x"), await get("a.test"), await get("b.test", "/x")]).toEqual([200, 200, 503, 503]);
     expect([await get("c.test"), await get("c.test"), await get("c.test")]).toEqual([200, 200, 503]);
   });
@@ -174,8 +171,8 @@ describe("through a real proxy", () => {
     const table = makeTable([
       { host: "l.test", backend: makeBackend([b.port]), options: { stages: stagesOf({ "limit-rpm": "1", "limit-burst-multiplier": "0", "limit-allowlist": "10.9.0.0/16" }) } },
     ]);
-    const url = proxy(table, kinds, { trustedProxies: ["127.0.0.1/32"] });
-    const from = async (xff: string) => (await fetch(`${url}/`, { headers: { host: "l.test", "x-forwarded-for": xff } })).status;
+    const p = await proxy(table, kinds, { trustedProxies: ["127.0.0.1/32"] });
+    const from = async (xff: string) => (await p.request("/", { headers: { host: "l.test", "x-forwarded-for": xff } })).status;
     expect([await from("10.9.1.1"), await from("10.9.1.1"), await from("10.9.1.1")]).toEqual([200, 200, 200]);
     expect([await from("203.0.113.7"), await from("203.0.113.7"), await from("203.0.113.8")]).toEqual([200, 503, 200]);
   });
@@ -196,8 +193,8 @@ describe("through a real proxy", () => {
       { host: "c.test", backend: makeBackend([slow.port]), options: { stages } },
       { host: "c.test", path: "/dead", backend: dead, options: { stages } },
     ]);
-    const url = proxy(table, kinds, { limitConnStatusCode: 503 });
-    const get = (path = "/") => fetch(`${url}${path}`, { headers: { host: "c.test" } });
+    const p = await proxy(table, kinds, { limitConnStatusCode: 503 });
+    const get = (path = "/") => p.request(path, { headers: { host: "c.test" } });
     const first = get();
     await eventually(() => slow.hits() > 0, 5_000, "the first request at the backend");
     const second = await get();
@@ -216,8 +213,8 @@ describe("through a real proxy", () => {
   test("an invalid limit annotation: every request of the Ingress answers 503, the backend is never reached", async () => {
     const b = backend("b");
     const table = makeTable([{ host: "bad.test", backend: makeBackend([b.port]), options: { stages: stagesOf({ "limit-rps": "10r/s" }) } }]);
-    const url = proxy(table, POLICY_KINDS);
-    for (let i = 0; i < 3; i++) expect((await fetch(`${url}/`, { headers: { host: "bad.test" } })).status).toBe(503);
+    const p = await proxy(table, POLICY_KINDS);
+    for (let i = 0; i < 3; i++) expect((await p.request("/", { headers: { host: "bad.test" } })).status).toBe(503);
     expect(b.hits()).toBe(0);
   });
 });

@@ -1,8 +1,10 @@
 // Routing through the real handler and listener: host, wildcard, Exact/Prefix, hostless,
-// default backend, 404, 503, HTTPS redirect and HSTS. Every case runs twice: over HTTP/1.1 to
-// Bun.serve, and over HTTP/2 to the node:http2 listener, which must route identically.
+// default backend, 404, 503, HTTPS redirect, HSTS and the forwarded fields. Every case runs
+// three times, and must answer identically each time: over HTTP/1.1 to Bun.serve on the plain
+// port, over HTTP/2 to the HTTPS listener, and over HTTP/3 to that listener's QUIC side
+// (--http3; Bun's fetch the QUIC client). The handler's scheme is the test's in all three.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { echoBackend, makeBackend, makeTable, startProxyOver, type Transport, type TransportProxy } from "./helpers.ts";
+import { echoBackend, makeBackend, makeTable, startProxyOver, TRANSPORTS, type TransportProxy } from "./helpers.ts";
 
 const backends = ["a", "a-exact", "wild", "any", "def"].map((n) => echoBackend(n));
 const [a, aExact, wild, any, def] = backends;
@@ -10,7 +12,7 @@ afterAll(async () => {
   for (const b of backends) await b.stop();
 });
 
-describe.each(["h1", "h2"] as Transport[])("over %s", (transport) => {
+describe.each(TRANSPORTS)("over %s", (transport) => {
   let proxy: TransportProxy;
 
   beforeAll(async () => {
@@ -92,11 +94,30 @@ describe.each(["h1", "h2"] as Transport[])("over %s", (transport) => {
       const r = await p.request("/", { headers: { host: "secure.test" } });
       expect(r.status).toBe(200);
       expect(r.headers.get("strict-transport-security")).toBe("max-age=31536000");
-      expect(((await r.json()) as { headers: Record<string, string> }).headers["x-forwarded-proto"]).toBe("https");
+      const seen = ((await r.json()) as { headers: Record<string, string> }).headers;
+      expect([seen["x-forwarded-proto"], seen["x-forwarded-scheme"], seen["x-forwarded-port"]]).toEqual(["https", "https", "443"]);
     } finally {
       await p.stop();
     }
     expect((await get("optout.test", "/")).headers.get("strict-transport-security")).toBeNull();
+  });
+
+  test("the backend sees the forwarded fields of the handler's scheme, whatever the wire", async () => {
+    const fwd = (j: { headers: Record<string, string> }) =>
+      Object.fromEntries(Object.entries(j.headers).filter(([k]) => k === "host" || k.startsWith("x-forwarded-") || k.startsWith("x-original-") || k === "x-real-ip" || k === "x-scheme"));
+    // nginx.tmpl's location block sets these (ingress-nginx test/e2e/settings/forwarded_headers.go);
+    // X-Forwarded-Port is the port the client addressed (docs/design.md, "Request headers").
+    expect(fwd((await get("a.test", "/app/fwd")).json)).toEqual({
+      host: "a.test", "x-forwarded-for": "127.0.0.1", "x-forwarded-host": "a.test", "x-forwarded-port": "80",
+      "x-forwarded-proto": "http", "x-forwarded-scheme": "http", "x-real-ip": "127.0.0.1", "x-scheme": "http",
+    });
+    // An untrusted client's own copies are not believed, only passed on as X-Original-*.
+    const r = await proxy.request("/app/fwd", { headers: { host: "a.test:1234", "x-forwarded-for": "192.0.2.7", "x-forwarded-host": "evil.test", "x-forwarded-proto": "https", "x-forwarded-port": "9" } });
+    expect(fwd((await r.json()) as { headers: Record<string, string> })).toEqual({
+      host: "a.test:1234", "x-forwarded-for": "127.0.0.1", "x-forwarded-host": "a.test:1234", "x-forwarded-port": "1234",
+      "x-forwarded-proto": "http", "x-forwarded-scheme": "http", "x-real-ip": "127.0.0.1", "x-scheme": "http",
+      "x-original-forwarded-for": "192.0.2.7", "x-original-forwarded-host": "evil.test",
+    });
   });
 
   test("access record: route, backend, bytes, upstream; HEAD keeps Content-Length", async () => {

@@ -2,7 +2,7 @@
 // meterResponseBody queues a first chunk that came with the upstream's head). Bun.serve writes
 // the head of a streamed body uncorked when the first chunk comes only at the first pull: one
 // send() per fragment, over TLS one record per fragment (docs/bun-upstream-reports.md section
-// 16). A TCP relay between a TLS 1.2 client and the HTTPS port (HTTP/1.1
+// 18). A TCP relay between a TLS 1.2 client and the HTTPS port (HTTP/1.1
 // by ALPN) reads the record headers the server sends (RFC 5246 §6.2: type, version, 16-bit
 // length), so the record boundaries are observed without decrypting anything. TLS 1.2, because
 // a TLS 1.3 server sends its session tickets in records after the handshake (RFC 8446 §4.6.1),

@@ -22,8 +22,8 @@ import { allRoutes } from "../../src/table/routes.ts";
 const NS = "proxyssl";
 const ca = createCertificate({ subjectCN: "Pod CA", isCA: true });
 const otherCa = createCertificate({ subjectCN: "Other CA", isCA: true });
-const issued = (cn: string, by: MintedCertificate, o: { sans?: string[]; client?: boolean } = {}) =>
-  createCertificate({ subjectCN: cn, sans: o.sans, extKeyUsage: o.client ? ["clientAuth"] : ["serverAuth"], issuer: { cert: by.certPem, key: by.keyPem } });
+const issued = (cn: string, by: MintedCertificate, o: { sans?: string[]; client?: boolean; rsa?: boolean } = {}) =>
+  createCertificate({ subjectCN: cn, sans: o.sans, extKeyUsage: o.client ? ["clientAuth"] : ["serverAuth"], issuer: { cert: by.certPem, key: by.keyPem }, ...(o.rsa ? { keyAlgorithm: "rsa" as const } : {}) });
 const podCert = issued("pod", ca, { sans: ["pod.proxyssl.svc"] });
 const one = issued("client-one", ca, { client: true });
 const two = issued("client-two", ca, { client: true });
@@ -35,8 +35,8 @@ const sockets = new Set<tls.TLSSocket>();
 const pods: tls.Server[] = [];
 
 /** A TLS pod on 127.0.0.1 answering 200 "ok"; with `requireClient`, a handshake without a certificate issued by `ca` fails. */
-async function startPod(cert: MintedCertificate, requireClient: boolean, chain = ""): Promise<number> {
-  const pod = tls.createServer({ cert: cert.certPem + chain, key: cert.keyPem, ca: [ca.certPem], requestCert: requireClient, rejectUnauthorized: requireClient }, (s) => {
+async function startPod(cert: MintedCertificate, requireClient: boolean, chain = "", extra: tls.TlsOptions = {}): Promise<number> {
+  const pod = tls.createServer({ cert: cert.certPem + chain, key: cert.keyPem, ca: [ca.certPem], requestCert: requireClient, rejectUnauthorized: requireClient, ...extra }, (s) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
     s.on("error", () => {});
@@ -53,6 +53,8 @@ async function startPod(cert: MintedCertificate, requireClient: boolean, chain =
 const podPort = await startPod(podCert, true);
 // Pods that ask for no client certificate: only the proxy's verification can refuse them.
 const openPort = await startPod(podCert, false);
+// A pod with an RSA certificate that speaks TLS 1.2 with RSA key exchange and AES128-SHA only.
+const rsaKxPort = await startPod(issued("rsa pod", ca, { sans: ["pod.proxyssl.svc"], rsa: true }), false, "", { ciphers: "AES128-SHA", maxVersion: "TLSv1.2" });
 /** WebSocket pods: answer an upgrade with 101 (RFC 6455 section 4.2.2), recording the connection in `seen`. */
 async function startWsPod(requireClient: boolean): Promise<number> {
   const pod = tls.createServer({ cert: podCert.certPem, key: podCert.keyPem, ca: [ca.certPem], requestCert: requireClient, rejectUnauthorized: requireClient }, (s) => {
@@ -113,6 +115,7 @@ const routes: [string, Record<string, string>, number?][] = [
   ["depth-2.test", { "proxy-ssl-secret": `${NS}/chain`, "proxy-ssl-verify": "on", "proxy-ssl-verify-depth": "2", "proxy-ssl-name": "pod.proxyssl.svc" }, deepPort],
   ["verify-no-ca.test", { "proxy-ssl-secret": `${NS}/no-ca`, "proxy-ssl-verify": "on" }, openPort],
   ["ciphers.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-ciphers": "HIGH:!AES" }],
+  ["ciphers-rsa-kx.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-ciphers": "HIGH:!TLSv1:!ECDHE" }, rsaKxPort],
   ["protocols.test", { "proxy-ssl-secret": `${NS}/one`, "proxy-ssl-protocols": "TLSv1.2 TLSv1.3" }],
   ["missing.test", { "proxy-ssl-secret": `${NS}/absent` }],
   ["no-namespace.test", { "proxy-ssl-secret": "one" }],
@@ -182,6 +185,16 @@ test("proxy-ssl-ciphers HIGH:!AES: the pod sees a TLSv1.2 cipher without AES", a
   expect(r.status).toBe(200);
   expect(r.seen?.protocol).toBe("TLSv1.2");
   expect(r.seen?.cipher).toBe("ECDHE-ECDSA-CHACHA20-POLY1305");
+});
+
+// proxy-ssl-ciphers is read as OpenSSL reads a cipher string (nginx's proxy_ssl_ciphers goes to
+// SSL_CTX_set_cipher_list): TLSv1 selects the suites whose lowest version is TLS 1.0 (the ECDHE
+// CBC ones), so AES128-SHA (SSLv3) stays offered. BoringSSL's own reading of TLSv1 is SSLv3's
+// suites (ssl/ssl_cipher.cc kCipherAliases), which would remove it and fail the handshake.
+test("proxy-ssl-ciphers HIGH:!TLSv1:!ECDHE: OpenSSL's reading, so the RSA key exchange pod is reached with AES128-SHA", async () => {
+  const r = await get("ciphers-rsa-kx.test");
+  expect(r.status).toBe(200);
+  expect(r.seen).toMatchObject({ protocol: "TLSv1.2", cipher: "AES128-SHA" });
 });
 
 // proxyssl.go "proxy-ssl-protocols": TLSv1.2 TLSv1.3 lets the pod choose TLSv1.3.

@@ -145,3 +145,52 @@ test("seeded random corruption and truncation of real ClientHellos: no throw, ev
     sane(parseClientHello(b), b);
   }
 });
+
+/**
+ * Feeds `b` one byte at a time as the TCP front does (front.ts: `choose` is called again only
+ * once `need` bytes are in) and counts the calls until a decision.
+ */
+function callsFedBytewise(b: Uint8Array): { calls: number; result: HelloResult } {
+  let need = 1;
+  let calls = 0;
+  for (let n = 1; n <= b.length; n++) {
+    if (n < need) continue;
+    calls++;
+    const r = parseClientHello(b.subarray(0, n));
+    if (r.kind !== "more") return { calls, result: r };
+    need = r.need;
+  }
+  return { calls, result: { kind: "more", need } };
+}
+
+test("one-byte records sent a byte at a time: `need` spares the caller a call per byte (each call walks every record so far)", async () => {
+  // A real ClientHello in one-byte records (six bytes on the wire per byte of it), and the
+  // largest message that fits the front's bound in them. Asked once or twice per record, the
+  // reader walked every record each time: quadratic, about a second of CPU for 24 KiB.
+  const hello = refragment(await capture("slow.example.test"), 1);
+  const r = callsFedBytewise(hello);
+  expect(r.result).toEqual({ kind: "hello", serverName: "slow.example.test" });
+  expect(r.calls).toBeLessThanOrEqual(64);
+  const body = Math.floor(MAX_BUFFERED_BYTES / 6) - 4;
+  const msg = new Uint8Array(4 + body);
+  msg.set([1, 0, body >> 8, body & 0xff]);
+  const tiny: number[] = [];
+  for (const byte of msg) tiny.push(22, 3, 1, 0, 1, byte);
+  const big = callsFedBytewise(new Uint8Array(tiny));
+  // All zeros after the header: no valid ClientHello, but read whole before that is known.
+  expect(big.result).toMatchObject({ kind: "invalid" });
+  expect(big.calls).toBeLessThanOrEqual(64);
+});
+
+test("`need` never passes the bytes a complete ClientHello takes, however it is split into records", async () => {
+  const hello = await capture("need.example.test");
+  for (const size of [1, 2, 3, 4, 5, 13, 100, 16_384]) {
+    const f = refragment(hello, size);
+    for (let n = 0; n < f.length; n++) {
+      const r = parseClientHello(f.subarray(0, n));
+      expect(r.kind).toBe("more");
+      if (r.kind === "more") expect(r.need).toBeLessThanOrEqual(f.length);
+    }
+    expect(parseClientHello(f)).toEqual({ kind: "hello", serverName: "need.example.test" });
+  }
+});

@@ -153,7 +153,7 @@ export function ourGateways(snapshot: Snapshot, classes: ReadonlyMap<string, Cla
     const listeners = gw.spec.listeners.map((l) => listenerState(snapshot, gw, key, l));
     markConflicts(listeners);
     const classOk = cls.conditions[0]?.status === "True";
-    const accepted = listeners.filter((l) => l.conditions.some((c) => c.type === "Accepted" && c.status === "True"));
+    const accepted = listeners.filter(listenerAccepted);
     const anyProgrammed = listeners.some((l) => l.portClass !== null);
     const params = (gw.spec as { infrastructure?: { parametersRef?: unknown } | null }).infrastructure?.parametersRef;
     const conditions: Condition[] = [];
@@ -166,13 +166,33 @@ export function ourGateways(snapshot: Snapshot, classes: ReadonlyMap<string, Cla
     else if (accepted.length < listeners.length) conditions.push(cond("Accepted", "True", "ListenersNotValid", "some listeners are not valid"));
     else conditions.push(cond("Accepted", "True", "Accepted", "handled by Portico"));
     const gwAccepted = conditions[0]!.status === "True";
+    // An address asked for without a value (the standard CRD allows it): "If an implementation
+    // does not support an empty value, they MUST set the Programmed condition in status to False
+    // with a reason of AddressNotAssigned" (apis/v1 gateway_types.go GatewaySpecAddress.Value).
+    const emptyAddress = (gw.spec.addresses ?? []).some((a) => a.value === undefined || a.value === null || a.value === "");
     conditions.push(
       gwAccepted && anyProgrammed
         ? cond("Programmed", "True", "Programmed", "served on Portico's HTTP/HTTPS listeners")
-        : cond("Programmed", "False", "Invalid", "no listener can be served"),
+        : emptyAddress
+          ? cond("Programmed", "False", "AddressNotAssigned", "an address without a value cannot be assigned: Portico serves on its own Service's address")
+          : cond("Programmed", "False", "Invalid", "no listener can be served"),
     );
-    // A Gateway that is not accepted serves nothing.
-    if (!gwAccepted) for (let i = 0; i < listeners.length; i++) listeners[i] = { ...listeners[i]!, portClass: null };
+    // A Gateway that is not accepted serves nothing, so none of its listeners is programmed
+    // (ListenerConditionProgrammed: "whether a listener has generated some configuration that
+    // will soon be ready in the underlying data plane") or accepted (ListenerConditionAccepted:
+    // "a Listener will be marked as Accepted when the supplied configuration will generate at
+    // least some data plane configuration"). Not accepted, they take no route (attachRoute), so
+    // a route says NotAllowedByListeners and counts in no attachedRoutes, as nothing serves it.
+    // The Gateway's reason is carried: no ListenerConditionReason names a refused Gateway, and
+    // "Controllers may raise this condition with other reasons". A listener already refused on
+    // its own keeps its own reason, the more specific one.
+    if (!gwAccepted) {
+      const gwAcc = conditions[0]!;
+      const why = `the Gateway is not accepted: ${gwAcc.reason}: ${gwAcc.message}`;
+      for (let i = 0; i < listeners.length; i++) {
+        listeners[i] = unserved(listeners[i]!, [cond("Accepted", "False", gwAcc.reason, why), cond("Programmed", "False", "Invalid", why)], true);
+      }
+    }
     out.set(key, { key, gateway: gw, conditions, listeners });
   }
   return out;
@@ -193,6 +213,14 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
     if (mode !== "Terminate") {
       acceptedReason = "UnsupportedProtocol";
       acceptedMessage = `tls.mode ${mode} is not served on an HTTPS listener`;
+    } else if (asksClientValidation(gw, l.port)) {
+      // Client certificate validation (Gateway spec.tls.frontend, standard channel) is access
+      // control Portico does not perform: serving the listener without it would let in every
+      // client the owner meant to keep out, so the listener is not served (fails closed).
+      // ListenerReasonUnsupportedValue: "the Listener uses a value for a field that is not
+      // supported by the implementation".
+      acceptedReason = "UnsupportedValue";
+      acceptedMessage = `spec.tls.frontend asks client certificate validation on port ${l.port}, which Portico does not perform; the listener is not served without it`;
     } else {
       portClass = "https";
       const refs = l.tls?.certificateRefs ?? [];
@@ -270,9 +298,46 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
 }
 
 /**
+ * Does the Gateway's spec.tls.frontend ask client certificate validation of its HTTPS
+ * listeners on `port` (apis/v1 gateway_types.go FrontendTLSConfig: a perPort entry for the
+ * port overrides `default`)? Read as untyped data (--manifests objects skip the CRD's
+ * validation): anything but a clear "no validation" counts as asking, so a malformed field
+ * fails closed.
+ */
+function asksClientValidation(gw: Gateway, port: number): boolean {
+  const tls = (gw.spec as { tls?: unknown }).tls;
+  if (tls === undefined || tls === null) return false;
+  if (typeof tls !== "object") return true;
+  const frontend = (tls as { frontend?: unknown }).frontend;
+  if (frontend === undefined || frontend === null) return false;
+  if (typeof frontend !== "object") return true;
+  const validates = (config: unknown): boolean => {
+    if (config === undefined || config === null) return false;
+    if (typeof config !== "object") return true;
+    const v = (config as { validation?: unknown }).validation;
+    return v !== undefined && v !== null;
+  };
+  const perPort = (frontend as { perPort?: unknown }).perPort;
+  if (perPort !== undefined && perPort !== null) {
+    if (!Array.isArray(perPort)) return true;
+    for (const entry of perPort as unknown[]) {
+      if (entry === null || typeof entry !== "object") return true;
+      if ((entry as { port?: unknown }).port === port) return validates((entry as { tls?: unknown }).tls);
+    }
+  }
+  return validates((frontend as { default?: unknown }).default);
+}
+
+/**
  * Listeners of one Gateway that share a port: different protocols conflict (ProtocolConflict),
- * and so do equal hostnames with the same protocol (HostnameConflict). A conflicted listener
- * is not served (ListenerReasonProtocolConflict, ListenerReasonHostnameConflict).
+ * and so do equal hostnames with the same protocol (HostnameConflict). Every one of them is
+ * left out, none picked as the winner (apis/v1 gateway_types.go "Handling indistinct
+ * Listeners": "ALL indistinct Listeners must not be accepted for processing"): Conflicted=True,
+ * and Accepted=False and Programmed=False with the conflict's reason, as the upstream conformance
+ * tests expect of a conflicted listener (listenerset-protocol-conflict.go). Not being accepted,
+ * they also count against the Gateway, which then says ListenersNotValid (that section: "MUST
+ * set a ListenersNotValid condition on the Gateway Status when the Gateway contains Conflicted
+ * Listeners").
  */
 function markConflicts(listeners: ListenerState[]): void {
   for (let i = 0; i < listeners.length; i++) {
@@ -287,14 +352,25 @@ function markConflicts(listeners: ListenerState[]): void {
     }
     if (reason === null) continue;
     const message = reason === "ProtocolConflict" ? `another listener on port ${a.port} has another protocol` : `another listener on port ${a.port} has the same hostname`;
-    listeners[i] = {
-      ...a,
-      portClass: null,
-      conditions: a.conditions.map((c) =>
-        c.type === "Conflicted" ? cond("Conflicted", "True", reason!, message) : c.type === "Programmed" ? cond("Programmed", "False", "Invalid", message) : c,
-      ),
-    };
+    listeners[i] = unserved(a, [cond("Conflicted", "True", reason, message), cond("Accepted", "False", reason, message), cond("Programmed", "False", reason, message)]);
   }
+}
+
+/** Is the listener accepted (ListenerConditionAccepted True)? Only an accepted one takes routes. */
+export const listenerAccepted = (l: ListenerState): boolean => l.conditions.some((c) => c.type === "Accepted" && c.status === "True");
+
+/**
+ * The listener taken out of service: no portClass, so neither the tables (table.ts) nor the
+ * Gateway's own ports (ports.ts) serve it, and each condition of `replace` standing in for the
+ * listener's condition of its type. With `keepFalse`, a condition already False keeps its own,
+ * more specific reason. A copy: the state it is made from stays as built.
+ */
+export function unserved(l: ListenerState, replace: readonly Condition[], keepFalse = false): ListenerState {
+  return {
+    ...l,
+    portClass: null,
+    conditions: l.conditions.map((c) => (keepFalse && c.status === "False" ? c : (replace.find((r) => r.type === c.type) ?? c))),
+  };
 }
 
 /** Does a listener admit routes from `routeNamespace` (AllowedRoutes.namespaces; default Same)? */
@@ -330,18 +406,24 @@ export function attachRoute(snapshot: Snapshot, gateways: ReadonlyMap<string, Ga
     if (out.some((p) => sameParent(p.parentRef, ref, routeNs))) continue;
     // The listeners the parentRef names, and those of them that admit the route, in one pass.
     let named = 0;
+    let refused = 0;
     const allowed: ListenerState[] = [];
     for (const l of gw.listeners) {
       if ((ref.sectionName != null && l.name !== ref.sectionName) || (ref.port != null && l.port !== ref.port)) continue;
       named++;
-      if (l.supportedKinds.some((k) => k.kind === kind) && namespaceAllowed(snapshot, gw.gateway, l.spec, routeNs)) allowed.push(l);
+      if (!l.supportedKinds.some((k) => k.kind === kind) || !namespaceAllowed(snapshot, gw.gateway, l.spec, routeNs)) continue;
+      // A listener that is not accepted (a conflicted one: markConflicts; one of a Gateway that
+      // is not accepted: ourGateways) takes no route.
+      if (listenerAccepted(l)) allowed.push(l);
+      else refused++;
     }
     if (named === 0) {
       out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NoMatchingParent", "no listener matches the parentRef's sectionName and port") });
       continue;
     }
     if (allowed.length === 0) {
-      out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NotAllowedByListeners", "the listeners' allowedRoutes do not admit this route") });
+      const message = refused > 0 ? "the listeners that would admit this route are not accepted (their own conditions say why)" : "the listeners' allowedRoutes do not admit this route";
+      out.push({ parentRef: ref, attachments: [], accepted: cond("Accepted", "False", "NotAllowedByListeners", message) });
       continue;
     }
     const attachments: Attachment[] = [];

@@ -22,7 +22,7 @@ import type { Snapshot } from "../../store/types.ts";
 import type { GatewayPort } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
 import type { CertificateBinding, GatewayCompileResult } from "../types.ts";
-import type { GatewayState } from "./attach.ts";
+import { cond, listenerAccepted, unserved, type GatewayState } from "./attach.ts";
 import { compileGateways } from "./table.ts";
 import { MANAGED_BY_LABEL } from "../../store/relevance.ts";
 
@@ -140,17 +140,9 @@ export function withUnplaced(gateways: ReadonlyMap<string, GatewayState>, unplac
     const g = out.get(u.gateway);
     if (g === undefined) continue;
     const listeners = g.listeners.map((l) =>
-      l.port !== u.declared || l.portClass === null
-        ? l
-        : {
-            ...l,
-            portClass: null,
-            conditions: l.conditions.map((c) =>
-              c.type === "Accepted" ? { type: c.type, status: "False" as const, reason: "PortUnavailable", message } : c.type === "Programmed" ? { type: c.type, status: "False" as const, reason: "Invalid", message } : c,
-            ),
-          },
+      l.port !== u.declared || l.portClass === null ? l : unserved(l, [cond("Accepted", "False", "PortUnavailable", message), cond("Programmed", "False", "Invalid", message)]),
     );
-    const accepted = listeners.filter((l) => l.conditions.some((c) => c.type === "Accepted" && c.status === "True")).length;
+    const accepted = listeners.filter(listenerAccepted).length;
     const served = listeners.some((l) => l.portClass !== null);
     const conditions = g.conditions.map((c) => {
       if (c.type === "Accepted" && c.status === "True") return accepted === 0 ? { type: c.type, status: "False" as const, reason: "ListenersNotValid", message: "no listener is valid" } : { type: c.type, status: c.status, reason: "ListenersNotValid", message: "some listeners are not valid" };

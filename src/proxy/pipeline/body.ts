@@ -1,7 +1,7 @@
 // Body wrappers: count bytes, enforce the body limit on streamed uploads, notice idle streams,
 // and report exactly once how a response body ended.
 import { ProxyError } from "../../http/errors.ts";
-import { createWatchdog } from "../upstream/watchdog.ts";
+import { createWatchdog, type Watchdog } from "../upstream/watchdog.ts";
 
 export interface RequestBodyOptions {
   /** Max bytes, or null for unlimited. */
@@ -206,6 +206,8 @@ export interface ChunkRead {
 export interface ChunkReader {
   read(): Promise<ChunkRead>;
   cancel(reason?: unknown): Promise<void>;
+  /** Set to the body's idle deadline, for a reader that waits on several upstream reads per read (upstream/response-buffering.ts). */
+  watch?: Watchdog | null;
 }
 
 /**
@@ -303,6 +305,7 @@ export function meterResponseBody(
     } catch {}
     end("idle");
   });
+  if (reader.watch !== undefined) reader.watch = dog;
   return new ReadableStream<Uint8Array>(
     {
       start(ctrl) {
@@ -311,7 +314,7 @@ export function meterResponseBody(
         // sees the stream: Bun then writes the answer's head corked, in one write. Left for the
         // first pull, the head goes out in pieces, the Date and framing fields Bun adds one send()
         // per fragment, over TLS one record each (measured on 1.4.5; docs/bun-upstream-reports.md
-        // section 16, docs/design.md "Performance notes"). A paced body's first chunk is the
+        // section 18, docs/design.md "Performance notes"). A paced body's first chunk is the
         // pacer's, and an ended body is left to pull.
         if (pending === null || paced !== null || Bun.peek.status(pending) !== "fulfilled") return;
         const r = Bun.peek(pending) as ChunkRead;

@@ -9,7 +9,6 @@ import { isGrpcBackend } from "../upstream/grpc.ts";
 import { upstreamHeaders, type ForwardContext } from "../../http/headers.ts";
 import { guardRequest } from "../upstream/watchdog.ts";
 import { connectUpstreamWs, upgradeClient, UpgradeDeclined } from "../upstream/websocket.ts";
-import { beginTry } from "../../log/upstream-tries.ts";
 import { bodyMinRate, meterRequestBody } from "./body.ts";
 import { bufferRequestBody, type BufferedBody } from "./buffer.ts";
 import type { Exchange } from "./context.ts";
@@ -191,8 +190,6 @@ export async function forwardWebSocket(x: Exchange): Promise<ProxyError | Forwar
   rec.websocket = true;
   const proto = req.headers.get("sec-websocket-protocol");
   let connected;
-  // When the handshake went out, for a refused one's attempt below.
-  const began = performance.now();
   try {
     connected = await connectUpstreamWs({
       backend: x.backend, balancer: p.balancer, choice: x.choice, pathAndQuery: x.pathAndQuery,
@@ -211,17 +208,10 @@ export async function forwardWebSocket(x: Exchange): Promise<ProxyError | Forwar
     if (signal.aborted) answer.abort(signal.reason);
     else signal.addEventListener("abort", () => answer.abort(signal.reason), { once: true });
     // The refusal is the pod's answer to a plain GET (docs/design.md "WebSocket handshakes the
-    // pod refuses"): an attempt for --access-log-template's $upstream_* as upstream/forward.ts
-    // keeps one for an ordinary request, status and header time, so an error page that takes it
-    // starts a second group after it, and the relay records its body's length (respond.ts).
-    // From when the handshake went out, a failed connect to a first endpoint included.
-    const at = beginTry(rec.tries, e.upstream.authority, began);
-    const now = performance.now();
-    if (at !== null) {
-      at.status = e.status;
-      at.headerMs = now - at.start;
-    }
-    return { response: answer.response, upstream: e.upstream, upstreamMs: now - x.t0 };
+    // pod refuses"); connectUpstreamWs kept its attempt for --access-log-template's $upstream_*,
+    // so an error page that takes it starts a second group after it, and the relay records its
+    // body's length (respond.ts).
+    return { response: answer.response, upstream: e.upstream, upstreamMs: performance.now() - x.t0 };
   }
   const { ws, upstream } = connected;
   const wsCookie = x.choice?.setCookie() ?? null;

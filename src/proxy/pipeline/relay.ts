@@ -7,6 +7,7 @@ import { isGrpcBackend } from "../upstream/grpc.ts";
 import { downstreamHeaders, editHeaders } from "../../http/headers.ts";
 import { gzipAnswer } from "../../http/gzip.ts";
 import { relayResponse } from "../upstream/respond.ts";
+import { accelLimitRate, bufferingWanted, responseBuffering } from "../upstream/response-buffering.ts";
 import type { Exchange } from "./context.ts";
 
 /**
@@ -24,6 +25,19 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   // nginx's proxy module rewrites the pod's Location, Refresh and Set-Cookie as it reads them,
   // before any field a policy sets (kinds/proxy-rewrite.ts).
   if (!errorRequest && x.responseRewrite !== null) x.responseRewrite(up.headers, x);
+  const opts = x.route.options;
+  const grpc = isGrpcBackend(to);
+  // proxy-buffering (upstream/response-buffering.ts): the route's, else the flag's (the error
+  // location's: the flag), then the pod's X-Accel-Buffering, which the header scan lists among
+  // nginx's hidden fields; never gRPC (grpc_pass has its own buffering, which ingress-nginx leaves
+  // off). Read before downstreamHeaders, which drops that field and the framing ones in place.
+  const scan = result.scan;
+  let buffered = errorRequest ? p.config.proxyBuffering : opts.proxyBuffering ?? p.config.proxyBuffering;
+  if (scan === undefined || scan.nginxHidden.length !== 0) buffered = bufferingWanted(buffered, up.headers.get("x-accel-buffering"));
+  const buffering = buffered && !grpc ? responseBuffering(up, scan, errorRequest ? p.config.proxyBufferSize : opts.proxyBufferSize ?? p.config.proxyBufferSize) : null;
+  // The pod's X-Accel-Limit-Rate replaces limit-rate for a buffered answer
+  // (upstream/response-buffering.ts accelLimitRate), read as X-Accel-Buffering is.
+  const accelRate = buffering !== null && !errorRequest && (scan === undefined || scan.nginxHidden.length !== 0) ? accelLimitRate(up.headers.get("x-accel-limit-rate")) : null;
   const down = downstreamHeaders(up.headers, x.requestId, x.hsts, errorRequest ? null : x.upstreamResponseHeaders, result.scan, p.config.serverHeader, p.compat);
   if (errorRequest) {
     if (x.hasBody) down.set("connection", "close");
@@ -37,16 +51,16 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   }
   // ingress-nginx's use-gzip and enable-brotli (http/gzip.ts): off, two field reads. Never a
   // gRPC answer, whose messages carry the gRPC protocol's own compression (grpc-encoding).
-  const grpc = isGrpcBackend(to);
   const encoding = (p.config.gzip || p.config.brotli) && !grpc ? gzipAnswer(p.config, x.req, up.status, down) : null;
-  const opts = x.route.options;
   const idleMs = errorRequest ? p.config.streamIdleTimeoutMs : opts.streamIdleTimeoutMs ?? p.config.streamIdleTimeoutMs;
-  // limit-rate (nginx's limit_rate in the route's location): not for the error location's
-  // answer, nor gRPC, whose messages are not a body to pace.
-  const rate = errorRequest || grpc ? 0 : opts.limitRate ?? p.config.limitRate;
+  // limit-rate (nginx's limit_rate in the route's location): only for a buffered answer, as
+  // ngx_http_upstream_send_response sets r->limit_rate = 0 for an unbuffered one, so off reads
+  // nothing more. Not for the error location's answer, nor gRPC (never buffered here).
+  const rate = buffering === null || errorRequest ? 0 : accelRate ?? opts.limitRate ?? p.config.limitRate;
   return relayResponse({
     up, req: x.req, headers: down, draining: p.inflight.draining, idleMs, control: x.control!, rec, end: x,
     grpc, scan: result.scan, pace: rate > 0 ? { rate, after: opts.limitRateAfter ?? p.config.limitRateAfter, start: x.t0 } : null,
     compress: encoding === null ? null : { encoding, level: encoding === "br" ? p.config.brotliLevel : p.config.gzipLevel },
+    buffering,
   });
 }

@@ -18,6 +18,7 @@ import { ProxyError } from "../../http/errors.ts";
 import type { ForwardInput, ForwardResult, RequestControl } from "./forward-types.ts";
 import { grpcStatusOfReset, grpcTrailers, GRPC, parseGrpcTimeout } from "../../http/grpc-status.ts";
 import { sharedH2Pool, type H2Pool } from "./h2-pool.ts";
+import { answerTry, beginTry, endTry } from "../../log/upstream-tries.ts";
 import { externalTarget, sharedExternalResolver } from "./external.ts";
 import { attachTrailers, createTrailerSink, type TrailerSink } from "./trailers.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
@@ -267,6 +268,10 @@ export async function forwardGrpc(input: ForwardInput, control: RequestControl, 
     tried.add(u.authority);
     const ext = input.backend.externalName ? (input.external ?? sharedExternalResolver()) : null;
     const to = ext === null ? u : await externalTarget(input, ext, u);
+    // As forward.ts: the address tried, and the attempt for --access-log-template's $upstream_*
+    // (null without one: log/upstream-tries.ts), as nginx keeps a state per peer for grpc_pass.
+    if (input.record) input.record.upstream = to.authority;
+    const at = beginTry(input.record?.tries, to.authority);
     const dog = createWatchdog(headerMs, () => control.abort(new ProxyError("UpstreamTimeout", "no response headers")));
     control.bind(dog);
     try {
@@ -276,16 +281,20 @@ export async function forwardGrpc(input: ForwardInput, control: RequestControl, 
       } catch (e) {
         input.balancer.failed(u);
         ext?.forget(u.address);
+        // ngx_http_upstream_next: 504 for a connect deadline (`timeout`), 502 otherwise.
+        endTry(at, e instanceof ProxyError && e.detail === "connect timeout" ? 504 : 502);
         throw new Unprocessed(String((e as Error)?.message ?? e));
       }
       const call = await attempt(input, session, pool, tls, grpc, callMs, sent);
       dog.stop();
+      answerTry(at, call.response.status);
       input.balancer.succeeded(u);
       choice?.answered(u, performance.now() - picked, input.balancer);
       return { response: call.response, upstream: to, upstreamMs: performance.now() - t0 };
     } catch (e) {
       dog.stop();
       if (input.clientSignal.aborted || input.stopSignal.aborted) throw e;
+      endTry(at, e instanceof ProxyError && e.code === "UpstreamTimeout" ? 504 : 502);
       if (e instanceof Unprocessed) {
         // Nothing of the call reached the backend; once a byte of the body was taken from the
         // client it could not be sent again, so then it is an error like any other.

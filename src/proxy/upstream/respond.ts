@@ -12,6 +12,7 @@ import { carryTrailers, trailersOf } from "./trailers.ts";
 import type { AccessRecord } from "../types.ts";
 import { createWatchdog } from "./watchdog.ts";
 import { lastTry } from "../../log/upstream-tries.ts";
+import { BufferedBody, type ResponseBuffering } from "./response-buffering.ts";
 
 /** Responses declaring at most this many bytes are buffered to keep Content-Length. */
 export const SMALL_BODY = 64 * 1024;
@@ -50,6 +51,12 @@ export interface RelayInput {
   readonly compress?: { readonly encoding: AnswerEncoding; readonly level: number } | null;
   /** limit-rate: the body's pace (pipeline/body.ts); null or absent: as fast as the client takes it. */
   readonly pace?: Pace | null;
+  /**
+   * proxy-buffering on for this answer (the route's, or the pod's X-Accel-Buffering: yes): a
+   * streamed body is held as nginx's buffers hold it (upstream/response-buffering.ts); null or
+   * absent: each read goes out as it comes.
+   */
+  readonly buffering?: ResponseBuffering | null;
 }
 
 /**
@@ -151,6 +158,25 @@ function smallResponse(p: RelayInput, raw: ArrayBuffer): Response {
   return p.grpc ? carryTrailers(up, res) : res;
 }
 
+/**
+ * proxy-buffering: nothing, not even the status, goes out before the first buffer does (nginx's
+ * header waits in its write filter for it), so the first read is waited for whole, under the
+ * idle deadline between two reads of the pod: a pod idle past it before then is a 504 (the
+ * attempt aborted with UpstreamTimeout, as readSmall does), one that fails a 502.
+ */
+async function heldFirst(p: RelayInput, held: BufferedBody, first: Promise<unknown>): Promise<void> {
+  const { control } = p;
+  const dog = createWatchdog(p.idleMs, () => control.abort(new ProxyError("UpstreamTimeout", "body idle")));
+  held.watch = dog;
+  try {
+    await first;
+  } catch {
+    // relayStream reads the failure.
+  } finally {
+    dog.stop();
+  }
+}
+
 async function relayStream(p: RelayInput): Promise<Response> {
   const { up, req, headers, idleMs, rec, end } = p;
   if (up.body === null) return p.compress ? smallResponse(p, new ArrayBuffer(0)) : noBody(p);
@@ -163,15 +189,18 @@ async function relayStream(p: RelayInput): Promise<Response> {
   // so one turn is waited for, not the first chunk: a stream that starts later (server-sent
   // events) is not held back. Breakage after the status has gone out aborts the client
   // connection instead (body.ts).
-  const reader = (up.body as ReadableStream<Uint8Array>).getReader();
+  const raw = (up.body as ReadableStream<Uint8Array>).getReader();
+  const held = p.buffering == null ? null : new BufferedBody(raw, p.buffering);
+  const reader = held ?? raw;
   const first = reader.read();
   let firstError: unknown = null;
   first.catch((e: unknown) => {
     firstError = e ?? new Error("upstream body failed");
   });
-  await nextTurn();
+  if (held === null) await nextTurn();
+  else await heldFirst(p, held, first);
   if (firstError !== null) {
-    if (req.signal.aborted) throw firstError;
+    if (req.signal.aborted || (held !== null && firstError instanceof ProxyError)) throw firstError;
     throw bodyError(firstError);
   }
   const c = p.compress;
@@ -197,7 +226,8 @@ async function relayStream(p: RelayInput): Promise<Response> {
   };
   const enc = c == null ? null : c.encoding === "br" ? brotliStream(c.level, encodedEnd) : gzipStream(c.level, encodedEnd);
   const body = meterResponseBody(reader, idleMs, (how, bytes) => {
-    upstreamLength(rec, bytes);
+    // $upstream_response_length: a held body counts what was read of the pod, sent or not.
+    upstreamLength(rec, held === null ? bytes : held.readBytes);
     if (enc === null) return settle(how, bytes);
     if (how === "done" && !encoderEnded) {
       podDone = true;

@@ -55,8 +55,10 @@ function tlsOptions(t: UpstreamTls, cache: WeakMap<UpstreamTls, FetchTls>, versi
   const hit = cache.get(t);
   if (hit !== undefined) return hit;
   const o: FetchTls = { rejectUnauthorized: t.verify, minVersion: version(t.minVersion), maxVersion: version(t.maxVersion) };
-  // nginx's proxy_ssl_ciphers DEFAULT is OpenSSL's own list: nothing to set.
-  if (t.ciphers !== "DEFAULT") o.ciphers = t.ciphers;
+  // Always the suites proxy-ssl-ciphers selects (DEFAULT's when unset), evaluated as OpenSSL
+  // reads the string (annotations/upstream-tls.ts), never the string itself, which BoringSSL
+  // would read otherwise (docs/design.md "TLS cipher strings").
+  o.ciphers = t.ciphers;
   if (t.cert !== null && t.key !== null) {
     o.cert = t.cert;
     o.key = t.key;

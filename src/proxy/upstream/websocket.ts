@@ -10,6 +10,7 @@ import type { RequestServer } from "../types.ts";
 import { createWatchdog, type Watchdog } from "./watchdog.ts";
 import { upstreamTlsH2Options } from "./upstream-tls.ts";
 import type { ClientRequest, IncomingMessage } from "node:http";
+import { answerTry, beginTry, endTry, type UpstreamTry } from "../../log/upstream-tries.ts";
 
 /** Per-direction bound on data queued but not yet written. */
 export const WS_BUFFER_LIMIT = 16 * 1024 * 1024;
@@ -107,7 +108,7 @@ export interface WsConnectInput {
    * Receives each endpoint as it is tried, so a failed connect still logs which one (access
    * log), and the status a pod answered the handshake with instead of 101.
    */
-  readonly record?: { upstream: string | null; upstreamStatus?: number | null };
+  readonly record?: { upstream: string | null; upstreamStatus?: number | null; tries?: UpstreamTry[] | null };
   /** The route's proxy-ssl-* (RouteOptions.upstreamTls), for a wss:// pod; null or absent: none. */
   readonly upstreamTls?: UpstreamTls | null | undefined;
 }
@@ -346,16 +347,26 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: Up
     // The address connected to (an ExternalName's checked one); one refused before any
     // connection (external.ts) was not tried and leaves the record as it was.
     if (input.record) input.record.upstream = to.authority;
+    // Each endpoint the handshake went to is an attempt for --access-log-template's $upstream_*
+    // (log/upstream-tries.ts; null without one), as nginx keeps a state per peer tried: its
+    // answer (101, or the status of a refusal) with the time to it, or the 502 (504 for the
+    // deadline) of ngx_http_upstream_next. Pushed once the outcome is known: a handshake `ws`
+    // refuses to build (BadRequest) reached no endpoint.
+    const start = performance.now();
     try {
       const ws = await connectOnce(input.backend, to, input);
+      answerTry(beginTry(input.record?.tries, to.authority, start), 101);
       input.balancer.succeeded(u);
       return { ws, upstream: to };
     } catch (e) {
+      if (e instanceof ProxyError && e.code === "UpstreamTimeout") endTry(beginTry(input.record?.tries, to.authority, start), 504);
       if (e instanceof ProxyError && (e.code === "UpstreamTimeout" || e.code === "BadRequest")) throw e;
       if (e instanceof UpgradeDeclined) {
         if (input.record) input.record.upstreamStatus = e.status;
+        answerTry(beginTry(input.record?.tries, to.authority, start), e.status);
         throw e;
       }
+      endTry(beginTry(input.record?.tries, to.authority, start), 502);
       input.balancer.failed(u);
       ext?.forget(u.address);
     }
