@@ -8,7 +8,7 @@
 // (--baseline-main); --proxy puts such a script in Portico's place. Each pair also gives both
 // proxies' CPU time per request, which holds when the shared CPU 1 caps the rates.
 // Loopback only; every process it starts is stopped.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { makeCert } from "./lib/certs.ts";
@@ -23,7 +23,13 @@ import { HOST, startBackend, upstreamsFor, writeManifests, type Running } from "
 const HELP = `bun bench/paired-tls.ts [options]
   --client C         h1 (HTTPS HTTP/1.1, 64 connections), h2 (HTTPS, 16 connections x 10 streams)
                      h2c (plain port, 16 x 10) or http (plain port, HTTP/1.1, 64 connections); default h1
+  --body B          small (the backend's 13-byte answer, default), chunked (a 2 KiB answer nginx sends
+                     chunked, which Portico streams) or 1mib (its 1 MiB file, with bench/http2.ts's
+                     1 MiB shapes: h2 4 connections x 2 streams, HTTP/1.1 8 connections)
   --baseline-main F  another tree's src/main.ts as the baseline (default: the bare proxy)
+  --bare B          native (the bare proxy returns fetch's Response, default) or stream (it reads
+                     each body in JavaScript and hands it on in a default ReadableStream:
+                     bench/lib/bare-h2-proxy.ts --relay-stream)
   --baseline-proxy F a script shaped as bench/lib/bare-h2-proxy.ts as the baseline (same flags),
                      e.g. bench/lib/duties-proxy.ts
   --proxy F          such a script in Portico's place (the first of each pair, and the A/A twin)
@@ -33,9 +39,17 @@ const HELP = `bun bench/paired-tls.ts [options]
   --aa N             A/A pairs (this build against itself) first (default 0)
   --out FILE         report path (default: print only)`;
 
-const flags = pairedFlags(HELP, { reps: 5, aa: 0, baselineRequired: false }, { client: "h1", "baseline-proxy": undefined, proxy: undefined });
+const flags = pairedFlags(HELP, { reps: 5, aa: 0, baselineRequired: false }, { client: "h1", body: "small", bare: "native", "baseline-proxy": undefined, proxy: undefined });
 const client = String(flags.extra.client);
 if (client !== "h1" && client !== "h2" && client !== "h2c" && client !== "http") throw new Error("--client: h1, h2, h2c or http");
+const body = String(flags.extra.body);
+if (body !== "small" && body !== "chunked" && body !== "1mib") throw new Error("--body: small, chunked or 1mib");
+if (flags.extra.bare !== "native" && flags.extra.bare !== "stream") throw new Error("--bare: native or stream");
+const bareRelayStream = flags.extra.bare === "stream";
+const h1Client = client === "h1" || client === "http";
+// The 1 MiB cells use bench/http2.ts's shapes: fewer requests in flight, each a MiB.
+const shape = body === "1mib" ? (h1Client ? ["--h1", "-c", "8"] : ["-c", "4", "-m", "2"]) : h1Client ? ["--h1", "-c", "64"] : ["-c", "16", "-m", "10"];
+const shapeText = body === "1mib" ? (h1Client ? "--h1, 8 connections" : "4 connections × 2 streams") : h1Client ? "--h1, 64 connections" : "16 connections × 10 streams";
 const { duration, reps, aa, porticoMain } = flags;
 const baselineMain = flags.baselineMain ?? null;
 const BARE = "bench/lib/bare-h2-proxy.ts";
@@ -79,8 +93,8 @@ function cpuNs(pid: number): number {
 }
 
 function h2loadArgs(port: { http: number; https: number }, seconds: number): string[] {
-  const shape = client === "h1" || client === "http" ? ["--h1", "-c", "64"] : ["-c", "16", "-m", "10"];
-  const url = client === "h2c" || client === "http" ? `http://127.0.0.1:${port.http}/` : `https://127.0.0.1:${port.https}/`;
+  const path = body === "1mib" ? "/1m" : body === "chunked" ? "/chunked.html" : "/";
+  const url = client === "h2c" || client === "http" ? `http://127.0.0.1:${port.http}${path}` : `https://127.0.0.1:${port.https}${path}`;
   return ["-D", String(seconds), ...shape, "-H", `:authority: ${HOST}`, url];
 }
 
@@ -99,7 +113,7 @@ async function bare(tools: Tools, dir: string, certFile: string, keyFile: string
   const [http, https] = freePorts(2) as [number, number];
   const logFile = join(dir, `${name}.log`);
   const proc = start(
-    [process.execPath, resolve(ROOT, script), "--https-port", String(https), "--http-port", String(http), "--cert", certFile, "--key", keyFile, "--upstream", `http://127.0.0.1:${upstreamPort}`],
+    [process.execPath, resolve(ROOT, script), "--https-port", String(https), "--http-port", String(http), "--cert", certFile, "--key", keyFile, "--upstream", `http://127.0.0.1:${upstreamPort}`, ...(bareRelayStream && script === BARE ? ["--relay-stream"] : [])],
     { cpus: "0", log: logFile },
     tools.taskset,
   );
@@ -125,6 +139,8 @@ async function main(): Promise<void> {
   installCleanup();
   const tools = await ensureTools(log);
   const dir = mkdtempSync(join(tmpdir(), "portico-paired-tls-"));
+  // nginx's workers run as another user: they must read the 1 MiB file (as in bench/http2.ts).
+  chmodSync(dir, 0o755);
   addCleanup(() => rmSync(dir, { recursive: true, force: true }));
   const started = new Date();
   const load = loadavg().map((x) => x.toFixed(2)).join(" ");
@@ -164,14 +180,14 @@ async function main(): Promise<void> {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });
   }
-  const base = baselineMain === null ? (baselineProxy === BARE ? "the bare proxy (`bench/lib/bare-h2-proxy.ts`)" : `\`${baselineProxy}\``) : `\`${baselineMain}\``;
+  const base = baselineMain === null ? (baselineProxy === BARE ? `the bare proxy (\`bench/lib/bare-h2-proxy.ts${bareRelayStream ? " --relay-stream" : ""}\`)` : `\`${baselineProxy}\``) : `\`${baselineMain}\``;
   const firstName = firstProxy === null ? "Portico" : `\`${firstProxy}\``;
   const md = [
-    `# ${firstName} against ${baselineMain !== null ? "another build" : baselineProxy === BARE ? "the bare Bun.serve h2 proxy" : `\`${baselineProxy}\``}, ${client === "h1" ? "HTTPS HTTP/1.1" : client === "h2" ? "HTTPS h2" : client === "http" ? "plain HTTP/1.1" : "h2c"}, side by side`,
+    `# ${firstName} against ${baselineMain !== null ? "another build" : baselineProxy === BARE ? "the bare Bun.serve h2 proxy" : `\`${baselineProxy}\``}, ${client === "h1" ? "HTTPS HTTP/1.1" : client === "h2" ? "HTTPS h2" : client === "http" ? "plain HTTP/1.1" : "h2c"}${body === "1mib" ? ", 1 MiB answers" : body === "chunked" ? ", 2 KiB chunked answers" : ""}, side by side`,
     "",
     `- date: ${started.toISOString()} (${((Date.now() - started.getTime()) / 60000).toFixed(1)} min); command: \`bun bench/paired-tls.ts ${process.argv.slice(2).join(" ")}\``,
     `- machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average at start: ${load}; bun ${Bun.version}`,
-    `- both proxies on CPU 0 (\`--workers 1\`, access log off), each driven by its own h2load on CPU 1 (${client === "h1" || client === "http" ? "--h1, 64 connections" : "16 connections × 10 streams"}), one nginx backend (13-byte body, keep-alive) on CPU 1; ${duration} s pairs, which starts first alternates`,
+    `- both proxies on CPU 0 (\`--workers 1\`, access log off), each driven by its own h2load on CPU 1 (${shapeText}), one nginx backend (${body === "1mib" ? "1 MiB file" : body === "chunked" ? "2 KiB answer, chunked" : "13-byte body"}, keep-alive) on CPU 1; ${duration} s pairs, which starts first alternates`,
     `- first: ${firstProxy === null ? `Portico \`${porticoMain}\`` : firstName}; baseline: ${base}`,
     "",
     "| comparison | pairs | ratios | median ratio | median req/s (each, sharing CPU 0) | CPU ratios (baseline's µs/req over first's) | median CPU ratio | median CPU µs/req (each) |",

@@ -57,6 +57,9 @@ export interface BackendPorts {
  */
 export function backendConf(dir: string, root: string, p: BackendPorts, workers: number): string {
   const locations = `    location = /1m { root ${safePath(root)}; default_type application/octet-stream; }
+    # A small answer without Content-Length (the SSI filter drops it, so nginx sends it chunked):
+    # a streamed answer of the kind Portico relays through its JavaScript stream.
+    location = /chunked.html { root ${safePath(root)}; ssi on; }
     location / { default_type text/plain; return 200 "hello world!\\n"; }
 `;
   const many: string[] = [];

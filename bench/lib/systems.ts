@@ -43,6 +43,7 @@ export async function startBackend(tools: Tools, dir: string, cpus: string | nul
   const root = join(dir, "www");
   mkdirSync(root, { recursive: true });
   writeFileSync(join(root, "1m"), new Uint8Array(MIB).fill(0x61));
+  writeFileSync(join(root, "chunked.html"), "<p>" + "b".repeat(2041) + "</p>\n");
   const [keepalive, close, many, status] = freePorts(4) as [number, number, number, number];
   const ports: BackendPorts = { keepalive, close, many, manyFirstOctet: MANY_FIRST, manyCount, status };
   const proc = await startNginx(tools, dir, "backend", backendConf(dir, root, ports, 1), cpus);

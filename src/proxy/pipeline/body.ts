@@ -310,6 +310,19 @@ export function meterResponseBody(
     {
       start(ctrl) {
         ctrlRef = ctrl;
+        // A first chunk already read (it came with the upstream's head) is queued before Bun.serve
+        // sees the stream: Bun then writes the answer's head corked, in one write. Left for the
+        // first pull, the head goes out in pieces, the Date and framing fields Bun adds one send()
+        // per fragment, over TLS one record each (measured on 1.4.5; docs/bun-upstream-reports.md
+        // section 18, docs/design.md "Performance notes"). A paced body's first chunk is the
+        // pacer's, and an ended body is left to pull.
+        if (pending === null || paced !== null || Bun.peek.status(pending) !== "fulfilled") return;
+        const r = Bun.peek(pending) as ChunkRead;
+        const v = r.value;
+        if (r.done || v === undefined) return;
+        pending = null;
+        n += v.byteLength;
+        ctrl.enqueue(v);
       },
       async pull(ctrl) {
         dog.touch();
