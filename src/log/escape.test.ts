@@ -13,7 +13,8 @@ import { escapeDefault, escapeJson, escapeNone } from "./escape.ts";
 const HEX = "0123456789ABCDEF";
 const hex = "0123456789abcdef";
 const UTF8_ENCODER = new TextEncoder();
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM: a leading byte-order mark is text like any other (nginx copies its bytes).
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const UNSAFE = new RegExp(UNSAFE_CHARS);
 
 function bytesOf(s: string): Uint8Array {
@@ -177,11 +178,20 @@ describe("the table-driven escaping gives the reference's string", () => {
     expect(firstDifference(chars())).toBeNull();
   });
 
-  test("a byte-order mark is left out only at the start of UTF-8 text", () => {
+  // ngx_escape_json (src/core/ngx_string.c) escapes only `"`, `\` and bytes below 0x20, and
+  // escape=none writes every byte as is: the bytes EF BB BF are kept wherever they are.
+  test("a byte-order mark is kept, at the start of a value too, as nginx writes its bytes", () => {
     for (const v of ["\ufeffa", "\ufeff\ufeffa", "a\ufeff", "\xef\xbb\xbf\x01", "\xef\xbb\xbf\xef\xbb\xbf", "\xef\xbb", "\xef\xbb\xbf\xff"]) {
       expect(firstDifference([v])).toBeNull();
     }
-    expect(escapeJson("\xef\xbb\xbf\x01")).toBe("\\u0001");
+    // A header value's bytes (one character per byte) and the same text as UTF-16.
+    expect(escapeJson("\xef\xbb\xbf\x01")).toBe("\ufeff\\u0001");
+    expect(escapeJson("\xef\xbb\xbf\"")).toBe('\ufeff\\"');
+    expect(escapeNone("\xef\xbb\xbf\x01")).toBe("\ufeff\\x01");
+    expect(escapeNone("\ufeffa")).toBe("\ufeffa");
+    expect(escapeJson("\ufeff\ufeffa")).toBe("\ufeff\ufeffa");
+    // escape=default writes every byte from 0x7f as \xHH, the mark's included (unchanged).
+    expect(escapeDefault("\xef\xbb\xbfa")).toBe("\\xEF\\xBB\\xBFa");
   });
 
   test("long values, past the kept buffer too, and a short one after each", () => {

@@ -153,15 +153,16 @@ function writeBytes(src: Buffer, from: number, n: number, t: Table, out: Buffer)
  * Valid UTF-8 through `t` for its single bytes, and the multi-byte characters of the unsafe set
  * (log/access.ts UNSAFE_CHARS: the C1 controls U+0080-U+009F, the line and paragraph
  * separators U+2028/U+2029, the bidi controls U+202A-U+202E and U+2066-U+2069), which no
- * table entry can see, with `json` as \uXXXX, else as each of their bytes' \xHH. A leading
- * byte-order mark is left out, as the WHATWG UTF-8 decoder the modes were defined by reads it.
+ * table entry can see, with `json` as \uXXXX, else as each of their bytes' \xHH. A byte-order
+ * mark (EF BB BF) is a character like any other, at the start of a value too: nginx copies those
+ * bytes as they come (ngx_escape_json escapes only `"`, `\` and bytes below 0x20; escape=none
+ * nothing).
  */
 function writeText(src: Buffer, n: number, t: Table, json: boolean, out: Buffer): number {
   const len = t.len;
   const bytes = t.bytes;
-  let i = n >= 3 && src[0] === 0xef && src[1] === 0xbb && src[2] === 0xbf ? 3 : 0;
   let o = 0;
-  for (; i < n; i++) {
+  for (let i = 0; i < n; i++) {
     const b = src[i]!;
     let seq = 0;
     // Valid UTF-8: 0xC2 and 0xE2 are lead bytes here, followed by their continuation bytes

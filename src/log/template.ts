@@ -105,10 +105,12 @@ const msOrDash = (ms: number): string => (ms < 0 ? "-" : seconds(ms));
  * and each variable is one value per attempt, as ngx_http_upstream.c writes them: the address;
  * the status (502/504 for a failed attempt, `-` for none); the times to the connection (only
  * when Portico probed it; `-` otherwise), to the headers, and to the attempt's end (its failure,
- * or the pod's body's end: ngx_http_upstream_finalize_request); the pod's body bytes read. No
- * attempt (an answer Portico made itself): not found, `-`. gRPC and h2c calls (grpc.ts) and
- * WebSocket handshakes (websocket.ts) keep their attempts too; the record's one upstream below
- * is for a record made without a template's attempts.
+ * or the pod's body's end: ngx_http_upstream_finalize_request); the pod's body bytes read. gRPC
+ * and h2c calls (grpc.ts) and WebSocket handshakes (websocket.ts) keep their attempts too. No
+ * attempt (an answer Portico made itself, or a handshake refused before any pod was contacted,
+ * though `record.upstream` may already name the one chosen): not found, `-`, as nginx writes
+ * these when a request has no upstream state (ngx_http_upstream_addr_variable: r->upstream_states
+ * empty, not found).
  */
 function upstreamVariable(name: string, r: AccessRecord): string | null {
   const tries = r.tries;
@@ -128,21 +130,7 @@ function upstreamVariable(name: string, r: AccessRecord): string | null {
         return joinTries(tries, (t) => String(t.length));
     }
   }
-  if (r.upstream === null) return null;
-  switch (name) {
-    case "upstream_addr":
-      return r.upstream;
-    case "upstream_status":
-      return r.upstreamStatus === null ? "-" : String(r.upstreamStatus);
-    case "upstream_response_time":
-      return seconds(r.durationMs);
-    case "upstream_header_time":
-      return r.upstreamMs === null ? "-" : seconds(r.upstreamMs);
-    case "upstream_connect_time":
-      return "-";
-    default:
-      return String(r.bytesOut);
-  }
+  return null;
 }
 
 /**

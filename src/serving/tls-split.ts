@@ -29,8 +29,7 @@ import type { RequestServer } from "../proxy/index.ts";
 import { createH2Listener, type DrainableServer, type H2Handler, type HttpsListener } from "../http2/listener.ts";
 import { hostNeedsNode, hostsMovedToNode } from "../table/listener-needs.ts";
 import { MAX_BUFFERED_BYTES, parseClientHello } from "../tls/client-hello.ts";
-import { appendField, createTlsListener, type RotationInfo, type ServeHandler, type TlsListener } from "../tls/listener.ts";
-import { requestHostname } from "../table/gateway.ts";
+import { createTlsListener, type RotationInfo, type ServeHandler, type TlsListener } from "../tls/listener.ts";
 import type { TlsEntry } from "../tls/sni.ts";
 import { frontServer, startTcpFront, throughFront, type FrontChoice, type TcpFront } from "./front.ts";
 import { createRetiring } from "./retiring.ts";
@@ -116,7 +115,7 @@ export function createSplitListener(o: SplitOptions): SplitListener {
     const fetch = h.fetch as (req: Request, server: RequestServer) => ReturnType<typeof h.fetch>;
     let side: BunSide | null = null;
     const served = (req: Request, server: RequestServer) => throughFront(front, req, bunSide ? (side ??= new BunSide(server)) : server, listenerPort, fetch);
-    return { ...h, fetch: (bunSide && h3 ? (req: Request, server: RequestServer) => advertiseH3(req, served(req, server)) : served) as typeof h.fetch };
+    return { ...h, fetch: served as typeof h.fetch };
   }
 
   // The HTTP/3-only listener's handler: the Bun.serve side's (a BunSide, so a host that needs
@@ -128,23 +127,20 @@ export function createSplitListener(o: SplitOptions): SplitListener {
     return { ...h, fetch: ((req: Request, server: RequestServer) => fetch(req, (side ??= new BunSide(server)))) as typeof h.fetch };
   }
 
-  // Alt-Svc on the Bun.serve side's answers over TCP (RFC 7838 §3; the value Bun.serve writes
-  // when it owns both ports), only for a host the QUIC listener serves: a host that needs
-  // node:http2 (its answer here is the 421) is never told to move to QUIC. Bun.serve adds none
-  // itself on this loopback listener (no http3), so the loopback port is never advertised.
-  function advertiseH3<T>(req: Request, res: T): T {
-    const add = (r: Response | undefined | void) => {
-      const q = quic;
-      const host = req.headers.get("host");
-      if (q === null || !r || host === null || hostNeedsNode(o.table(), requestHostname(host))) return r;
-      return appendField(r, "Alt-Svc", `h3=":${q.port}"; ma=86400`);
-    };
-    return (res instanceof Promise ? res.then(add) : add(res as Response | undefined)) as T;
-  }
+  // --http3 beside this split's own front (never behind an outer one: --http3 is refused with
+  // --enable-ssl-passthrough and --use-proxy-protocol, QUIC carries neither). Started with the
+  // front, on the port number the front bound (the same as o.port, unless that is 0).
+  const h3 = o.http3 && o.front !== null;
+  let quic: TlsListener | null = null;
 
   const makeBun = (port: number): TlsListener =>
     createTlsListener({
       hostname: "127.0.0.1", port, log, hooks: o.hooks.onRotation === undefined ? {} : { onRotation: o.hooks.onRotation }, http2: o.http2, http3: false,
+      // Alt-Svc on this side's answers over TCP (RFC 7838 §3; the value Bun.serve writes when it
+      // owns both ports) names the QUIC listener's public port: Bun.serve adds none itself here
+      // (no http3), so the loopback port is never advertised. The 421 of a host that needs
+      // node:http2 carries none (tls/listener.ts advertiseOn): it is never told to move to QUIC.
+      ...(h3 ? { advertiseH3: () => quic?.port ?? null } : {}),
       ...(o.drainMs === undefined ? {} : { drainMs: o.drainMs }),
       handler: () => through(o.handler(() => bun.port), () => bun.port, true),
     });
@@ -162,11 +158,6 @@ export function createSplitListener(o: SplitOptions): SplitListener {
     handler: () => through(o.handler(() => node.port), () => node.port, false),
   });
 
-  // --http3 beside this split's own front (never behind an outer one: --http3 is refused with
-  // --enable-ssl-passthrough and --use-proxy-protocol, QUIC carries neither). Started with the
-  // front, on the port number the front bound (the same as o.port, unless that is 0).
-  const h3 = o.http3 && o.front !== null;
-  let quic: TlsListener | null = null;
   // Never drained: a replaced server of it is stopped with stop(true) in the turn the next one
   // joins the UDP port group, as every QUIC side (tls/listener.ts: its open connections would
   // otherwise be hashed to the next server, which does not know them, and stall; docs/design.md,

@@ -85,6 +85,13 @@ export interface TlsListenerOptions {
    * `http3` and without this, the QUIC side is such a server too, beside the TCP one.
    */
   readonly http1?: boolean;
+  /**
+   * A QUIC listener this one does not run but answers over TCP advertise (RFC 7838 §3): the SNI
+   * split's, beside its front on the public port number, while this listener is its loopback
+   * Bun.serve side (serving/tls-split.ts); its port, or null while there is none. Ignored with
+   * `http3`, which advertises its own.
+   */
+  readonly advertiseH3?: () => number | null;
 }
 
 export interface TlsListener {
@@ -138,6 +145,20 @@ function altSvc(port: number): string {
   return `h3=":${port}"; ma=86400`;
 }
 
+/**
+ * `res` with the `h3` entry for `port()` appended after any the handler set, or untouched: no
+ * QUIC port now, or a 421. A 421 says this connection is the wrong one for the request's host
+ * (RFC 9110 §15.5.20); on the SNI split's Bun.serve side it is the route step's answer for a
+ * host that needs node:http2 (proxy/pipeline/route.ts, `misdirected`), which QUIC does not
+ * serve either, so the answer that already decided it is what keeps the host off QUIC: no
+ * second look at the Host.
+ */
+function advertiseOn(res: Response | undefined | void, port: () => number | null): Response | undefined | void {
+  if (!res || res.status === 421) return res;
+  const p = port();
+  return p === null ? res : appendField(res, "Alt-Svc", altSvc(p));
+}
+
 export function createTlsListener(opts: TlsListenerOptions): TlsListener {
   const drainMs = opts.drainMs ?? 1000;
   const holdoffMs = opts.holdoffMs ?? 75;
@@ -160,6 +181,12 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
 
   // A QUIC server beside the TCP one: `http3` on a listener that also serves HTTP/1.1 and h2.
   const quicBeside = opts.http3 === true && opts.http1 !== false;
+  // The QUIC port answers over TCP advertise: this listener's own, or the one it is told of;
+  // null: none (no --http3), and the answers go out untouched.
+  const h3Port: (() => number | null) | null = quicBeside ? () => port : opts.http1 === false ? null : (opts.advertiseH3 ?? null);
+
+  // One function for every answer (not a closure per start or per request).
+  const advertise = (res: Response | undefined | void) => advertiseOn(res, h3Port as () => number | null);
 
   function start(entries: readonly TlsEntry[]): Live {
     const handler = opts.handler();
@@ -191,13 +218,12 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
       let res = inner(req, server);
       // What Bun.serve with `http3` adds to every answer over TCP itself (RFC 9114 §3.1.1), after
       // any the handler set (appendField).
-      if (quicBeside) res = res instanceof Promise ? res.then(advertise) : advertise(res);
+      if (h3Port !== null) res = res instanceof Promise ? res.then(advertise) : advertise(res);
       if (!live.draining) return res;
       return res instanceof Promise ? res.then(markClose) : markClose(res);
     };
-    const advertise = (res: Response | undefined | void) => appendField(res, "Alt-Svc", altSvc(port));
     // The error handler's answers too, as Bun.serve's own Alt-Svc.
-    const advertiseError = error && quicBeside ? (err: Error) => {
+    const advertiseError = error && h3Port !== null ? (err: Error) => {
       const res = error(err);
       return res instanceof Promise ? res.then((r) => advertise(r) ?? r) : (advertise(res) ?? res);
     } : error;

@@ -307,6 +307,32 @@ test("an offer of subprotocols that are not distinct tokens is the client's 400;
   }
 });
 
+// The same malformed offer with --access-log-template: no pod was contacted, so no upstream
+// state exists and nginx's $upstream_addr and $upstream_status are not found, written `-`
+// (ngx_http_upstream_addr_variable / _status_variable: r->upstream_states empty), although the
+// handshake had already chosen an endpoint when `ws` refused the offer.
+test("an offer of subprotocols that are not distinct tokens logs $upstream_addr and $upstream_status as -", async () => {
+  const be = await pod();
+  const format = "$status|$upstream_addr|$upstream_status|$upstream_response_time";
+  const p = startRawProxy("bun-http", makeTable([{ host: null, path: "/", backend: makeBackend([be.port]) }]), { accessLogTemplate: format, accessLog: "stdout" });
+  try {
+    const c = await rawClient(p.port);
+    try {
+      c.write(wsUpgrade("/401").replace("\r\n\r\n", "\r\nSec-WebSocket-Protocol: chat, chat\r\n\r\n"));
+      await eventually(() => statuses(c.data()).length > 0 || c.closed(), 10_000, "an answer");
+      expect(statuses(c.data())).toEqual([400]);
+    } finally {
+      c.destroy();
+    }
+    await eventually(() => p.records.length === 1, 10_000, "the access record");
+    expect(be.hits.length).toBe(0);
+    expect(compileLogTemplate(format, "default")(p.records[0]!)).toBe("400|-|-|-");
+  } finally {
+    await p.stop();
+    await be.stop();
+  }
+});
+
 // A refusal whose body the pod cuts short gets what a plain GET's answer cut short the same way
 // gets (respond.ts: a small declared body is read whole before the status goes out, so 502),
 // and the process serves on.

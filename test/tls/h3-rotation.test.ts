@@ -197,3 +197,35 @@ test("the QUIC side is a server of its own: answers over TCP carry Bun.serve's A
   expect([quic.status, await quic.text(), quic.headers.get("alt-svc")]).toEqual([200, "ok", "a=\":1\""]);
   expect(l.servers.length).toBe(2);
 });
+
+test("a listener told of a QUIC port it does not run (the SNI split's Bun.serve side) advertises it the same way, never on a 421, and nothing while there is none", async () => {
+  let quicPort: number | null = null;
+  const l = createTlsListener({
+    hostname: "127.0.0.1", port: 0, log: quietLog, http2: true, http3: false, advertiseH3: () => quicPort,
+    handler: () => ({
+      fetch(req) {
+        const path = new URL(req.url).pathname;
+        if (path === "/throw") throw new Error("handler failed");
+        // The route step's answer for a host that needs node:http2 (RFC 9110 §15.5.20).
+        if (path === "/misdirected") return new Response("misdirected request\n", { status: 421 });
+        return new Response("ok", { headers: { "alt-svc": "a=\":1\"" } });
+      },
+      error: () => new Response("error page", { status: 502 }),
+    }),
+  });
+  listeners.push(l);
+  const e = entries("alt.test");
+  l.update(e.entries, e.fingerprint);
+  const get = async (path: string) => {
+    const r = await fetch(`https://127.0.0.1:${l.port}${path}`, { tls: { rejectUnauthorized: false }, signal: AbortSignal.timeout(STALL_BOUND_MS) } as RequestInit);
+    return [r.status, await r.text(), r.headers.get("alt-svc")];
+  };
+  // No QUIC listener yet: answers go out as the handler made them.
+  expect(await get("/")).toEqual([200, "ok", "a=\":1\""]);
+  quicPort = 4433;
+  expect(await get("/")).toEqual([200, "ok", `a=":1", h3=":4433"; ma=86400`]);
+  expect(await get("/throw")).toEqual([502, "error page", `h3=":4433"; ma=86400`]);
+  expect(await get("/misdirected")).toEqual([421, "misdirected request\n", null]);
+  // Only the one TCP server: this listener runs no QUIC of its own.
+  expect(l.servers.length).toBe(1);
+});
