@@ -385,7 +385,7 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: Up
 
 /**
  * Wire the upstream socket's events to the relay and upgrade the client. False when Bun refused
- * the upgrade. A relay with no data frame in either direction for `idleMs` is closed on both
+ * the upgrade. A relay with no frame (data, ping or pong) in either direction for `idleMs` is closed on both
  * sides with 1001 Going Away (RFC 6455 §7.4.1), as an HTTP stream idle that long is cut: one
  * idle time covers both, as nginx's proxy_read_timeout, which ngx_http_upstream_process_upgraded
  * re-arms on every event of either side (docs/design.md "Upstream timeouts").
