@@ -30,7 +30,7 @@ export interface WsData {
   readonly onClose: (bytesIn: number, bytesOut: number, error: string | null) => void;
   bytesIn: number;
   bytesOut: number;
-  /** The route's idle time (--stream-idle-timeout, or its proxy-read-timeout): touched by every data frame either way. */
+  /** The route's idle time (--stream-idle-timeout, or its proxy-read-timeout): touched by every frame either way, ping and pong included. */
   idle: Watchdog | null;
   error: string | null;
 }
@@ -126,7 +126,11 @@ export interface UpstreamWs {
   onclose: ((ev: { code: number; reason: string }) => void) | null;
   onerror: ((ev: unknown) => void) | null;
   addEventListener(type: "close", f: () => void, o: { once: true }): void;
+  /** `ws`'s control frame events (RFC 6455 §5.5.2, §5.5.3), with the frame's payload. */
+  on(ev: "ping" | "pong", f: (data: Buffer) => void): unknown;
   send(f: Frame): void;
+  ping(data: Buffer): void;
+  pong(data: Buffer): void;
   close(code?: number, reason?: string): void;
   terminate(): void;
 }
@@ -136,6 +140,7 @@ interface WsClient extends UpstreamWs {
   on(ev: "open", f: () => void): void;
   on(ev: "error", f: (e: Error) => void): void;
   on(ev: "unexpected-response", f: (req: ClientRequest, res: IncomingMessage) => void): void;
+  on(ev: "ping" | "pong", f: (data: Buffer) => void): unknown;
 }
 type WsClientCtor = new (url: string, protocols: string[], options: Record<string, unknown>) => WsClient;
 
@@ -255,6 +260,10 @@ function construct(Ctor: WsClientCtor, scheme: string, u: Upstream, input: WsCon
     // A redirect is the pod's answer, relayed to the client as any other (nginx's proxy_redirect
     // rewrites Location, it never follows one).
     followRedirects: false,
+    // The pod's pings are relayed to the client and the client's pongs back (upgradeClient), as
+    // nginx's byte tunnel passes them: the pod's ping then tests the whole path to the client.
+    // Answered here, a pod would keep seeing a client alive after its path died.
+    autoPong: false,
     // The same TLS as a request to the pod (forward.ts): the route's proxy-ssl-* (CA, name and
     // depth check, client certificate, versions, ciphers, SNI) in node:tls's spelling, which the
     // handshake's node:https request takes (measured on 1.4.5; test/proxy/upstream-tls.test.ts);
@@ -376,7 +385,7 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: Up
 
 /**
  * Wire the upstream socket's events to the relay and upgrade the client. False when Bun refused
- * the upgrade. A relay with no data frame in either direction for `idleMs` is closed on both
+ * the upgrade. A relay with no frame (data, ping or pong) in either direction for `idleMs` is closed on both
  * sides with 1001 Going Away (RFC 6455 §7.4.1), as an HTTP stream idle that long is cut: one
  * idle time covers both, as nginx's proxy_read_timeout, which ngx_http_upstream_process_upgraded
  * re-arms on every event of either side (docs/design.md "Upstream timeouts").
@@ -412,6 +421,21 @@ export function upgradeClient(
     else d.client.close(code, code === undefined ? undefined : ev.reason);
   };
   upstream.onerror = () => closeBoth(d, 1011, "upstream error");
+  // Control frames from the pod (docs/design.md "Upstream timeouts"): each re-arms the idle
+  // time, as any byte re-arms nginx's read timer, and is passed on to the client. Before the
+  // client side has opened a ping is answered here (RFC 6455 §5.5.2: as soon as practical) and
+  // a pong, which cannot answer a ping of a client not yet open, needs no answer (§5.5.3).
+  upstream.on("ping", (data) => {
+    if (d.closed) return;
+    d.idle?.touch();
+    if (d.client === null) upstream.pong(data);
+    else if (d.client.ping(data) === 0) closeBoth(d, 1011, "backpressure");
+  });
+  upstream.on("pong", (data) => {
+    if (d.closed) return;
+    d.idle?.touch();
+    if (d.client !== null && d.client.pong(data) === 0) closeBoth(d, 1011, "backpressure");
+  });
   const headers: Record<string, string> = { ...extraHeaders };
   // Answer with the subprotocol the backend chose, or none. Bun echoes the first
   // offered protocol when the header is absent, and leaves it out when it is "" (measured).
@@ -426,6 +450,12 @@ export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (d
     // Bun drops a send() past the limit silently unless told to close: close instead.
     backpressureLimit: WS_BUFFER_LIMIT,
     closeOnBackpressureLimit: true,
+    // No idle timer and no pings of Bun's own (its default: 120 s, pinging the client before
+    // it expires): the route's idle time is the relay's watchdog alone, and a pong is then
+    // always the client's answer to a ping it was relayed, never to one Portico made up, which
+    // would otherwise re-arm the watchdog every 2 minutes and keep any tunnel open for good.
+    idleTimeout: 0,
+    sendPings: false,
     open(ws) {
       const d = ws.data;
       d.client = ws;
@@ -444,6 +474,23 @@ export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (d
       d.bytesIn += size(msg);
       d.upstream.send(msg);
       if (d.upstream.bufferedAmount > WS_BUFFER_LIMIT) closeBoth(d, 1011, "backpressure");
+    },
+    // The client's control frames: re-arm the idle time and go on to the pod, as nginx relays
+    // them. Bun has already answered a ping itself (it always does, measured on 1.4.5), so the
+    // pod's pong to the relayed one reaches the client as a second, unsolicited pong, which
+    // RFC 6455 §5.5.3 allows and asks no answer for; the pod sees the client's liveness as
+    // behind nginx (a read deadline re-armed by pings stays met).
+    ping(ws, data) {
+      const d = ws.data;
+      if (d.closed) return;
+      d.idle?.touch();
+      d.upstream.ping(data);
+    },
+    pong(ws, data) {
+      const d = ws.data;
+      if (d.closed) return;
+      d.idle?.touch();
+      d.upstream.pong(data);
     },
     close(ws, code, reason) {
       const d = ws.data;

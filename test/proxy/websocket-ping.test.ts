@@ -1,0 +1,148 @@
+// WebSocket ping and pong keep a tunnel open, as behind ingress-nginx. nginx relays an upgraded
+// connection's bytes and re-arms proxy_read_timeout on every event of either side
+// (ngx_http_upstream_process_upgraded, src/http/ngx_http_upstream.c), so a control frame counts
+// as much as a data frame; applications commonly keep a WebSocket open with pings only. Portico
+// relays the frames and re-arms the route's idle time on each (docs/design.md "Upstream timeouts").
+import { afterAll, describe, expect, test } from "bun:test";
+import { makeBackend, makeTable, optionsOf, RAW_LISTENERS, startRawProxy, type RawListener } from "./helpers.ts";
+import { namedBackend } from "./raw.ts";
+import { eventually } from "../wait.ts";
+
+const N = "nginx.ingress.kubernetes.io/";
+const cleanup: Array<() => unknown> = [];
+afterAll(async () => {
+  for (const f of cleanup.reverse()) await f();
+});
+
+/** `ws`'s client (Bun's built-in one), the calls used here: it shows and sends control frames. */
+interface WsClient {
+  readonly readyState: number;
+  on(ev: "open" | "ping" | "pong", f: (data: Buffer) => void): void;
+  on(ev: "close", f: (code: number) => void): void;
+  on(ev: "error", f: (e: Error) => void): void;
+  ping(data: Buffer): void;
+  terminate(): void;
+}
+const WsCtor = (require("ws") as { WebSocket: new (url: string, protocols: string[], o: { rejectUnauthorized: boolean }) => WsClient }).WebSocket;
+
+interface Frame {
+  readonly op: number;
+  readonly payload: string;
+}
+
+/** The whole frames in `bytes`, unmasked (RFC 6455 §5.2, §5.3). */
+function framesOf(bytes: Buffer): Frame[] {
+  const out: Frame[] = [];
+  let i = 0;
+  while (i + 2 <= bytes.length) {
+    const op = bytes[i]! & 0x0f;
+    let len = bytes[i + 1]! & 0x7f;
+    const masked = (bytes[i + 1]! & 0x80) !== 0;
+    let at = i + 2;
+    if (len === 126) { len = bytes.readUInt16BE(at); at += 2; }
+    else if (len === 127) { len = Number(bytes.readBigUInt64BE(at)); at += 8; }
+    const mask = masked ? bytes.subarray(at, at + 4) : null;
+    if (mask) at += 4;
+    if (at + len > bytes.length) break;
+    const payload = Buffer.from(bytes.subarray(at, at + len));
+    if (mask) for (let k = 0; k < payload.length; k++) payload[k]! ^= mask[k % 4]!;
+    out.push({ op, payload: payload.toString("latin1") });
+    i = at + len;
+  }
+  return out;
+}
+
+const PING = 0x9;
+const PONG = 0xa;
+const CLOSE = 0x8;
+
+/** A raw pod behind a route with proxy-read-timeout 1 s, and a `ws` client through the proxy on `kind`. */
+async function tunnel(kind: RawListener) {
+  const pod = await namedBackend("pod");
+  cleanup.push(() => pod.stop());
+  const p = startRawProxy(kind, makeTable([{ host: null, backend: makeBackend([pod.port]), options: optionsOf({ [`${N}proxy-read-timeout`]: "1" }) }]));
+  cleanup.push(() => p.stop());
+  // The HTTPS listener's certificate is a generated default one: not verified on loopback.
+  const ws = new WsCtor(`${p.tls ? "wss" : "ws"}://127.0.0.1:${p.port}/chat`, [], { rejectUnauthorized: false });
+  const seen = { code: null as number | null, pings: [] as string[], pongs: [] as string[] };
+  ws.on("close", (code) => { seen.code = code; });
+  ws.on("ping", (d) => { seen.pings.push(d.toString("latin1")); });
+  ws.on("pong", (d) => { seen.pongs.push(d.toString("latin1")); });
+  cleanup.push(() => ws.terminate());
+  await new Promise<void>((resolve, reject) => {
+    ws.on("open", () => resolve());
+    ws.on("error", (e) => reject(e));
+  });
+  await eventually(() => pod.hits.length === 1, 5_000, "the pod's upgraded connection");
+  const atPod = () => framesOf(pod.hits[0]!.after);
+  return { pod, p, ws, seen, atPod };
+}
+
+/** Calls `f(i)` for i = 0..count-1, 300 ms apart; resolves after the last. */
+function every300ms(count: number, f: (i: number) => void): Promise<void> {
+  return new Promise((resolve) => {
+    let i = 0;
+    const t = setInterval(() => {
+      f(i++);
+      if (i === count) {
+        clearInterval(t);
+        resolve();
+      }
+    }, 300);
+    cleanup.push(() => clearInterval(t));
+  });
+}
+
+// Both listeners a WebSocket reaches: Bun.serve, and the HTTP/2 listener's HTTP/1.1 side.
+for (const kind of RAW_LISTENERS) describe(kind, () => {
+  test("proxy-read-timeout 1: a pod pinging every 300 ms keeps a data-less WebSocket open, and the client's pongs reach it", async () => {
+    const { pod, p, ws, seen, atPod } = await tunnel(kind);
+    // Eight pings 300 ms apart: 2.4 s with no data frame, twice the read timeout, no gap of it.
+    // An unmasked Ping with payload "k<i>" from the server side (RFC 6455 §5.5.2).
+    await every300ms(8, (i) => pod.hits[0]!.socket.write(Buffer.from([0x89, 0x02, 0x6b, 0x30 + i])));
+    expect(seen.code).toBeNull();
+    expect(ws.readyState).toBe(1);
+    // The pod's pings reach the client as nginx's tunnel passes them, and the client's own
+    // answers (RFC 6455 §5.5.3: the Ping's payload) reach the pod.
+    await eventually(() => seen.pings.length === 8, 10_000, "eight pings at the client");
+    expect(seen.pings).toEqual(["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"]);
+    await eventually(() => atPod().filter((f) => f.op === PONG).length === 8, 5_000, "eight pongs at the pod");
+    expect(atPod().filter((f) => f.op === PONG).map((f) => f.payload)).toEqual(["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"]);
+    expect(atPod().some((f) => f.op === CLOSE)).toBe(false);
+    // Once the pings stop the tunnel is quiet, and closed after the read timeout, both sides.
+    await eventually(() => seen.code !== null, 10_000, "the proxy to close the tunnel once the pings stopped");
+    expect(seen.code).toBe(1001);
+    await eventually(() => atPod().some((f) => f.op === CLOSE), 5_000, "the pod's Close frame");
+    await eventually(() => p.records.length === 1, 5_000, "the access record");
+    expect(p.records[0]).toMatchObject({ status: 101, error: "StreamIdle" });
+  });
+
+  test("proxy-read-timeout 1: a client pinging every 300 ms keeps a data-less WebSocket open, and its pings reach the pod", async () => {
+    const { pod, p, ws, seen, atPod } = await tunnel(kind);
+    await every300ms(8, (i) => {
+      if (ws.readyState === 1) ws.ping(Buffer.from(`c${i}`));
+    });
+    expect(seen.code).toBeNull();
+    expect(ws.readyState).toBe(1);
+    await eventually(() => atPod().filter((f) => f.op === PING).length === 8, 10_000, "eight pings at the pod");
+    expect(atPod().filter((f) => f.op === PING).map((f) => f.payload)).toEqual(["c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"]);
+    // Each ping is answered (Bun answers it at once; the pod's own pongs are relayed too).
+    await eventually(() => seen.pongs.length >= 8, 5_000, "the client's pongs");
+    expect(atPod().some((f) => f.op === CLOSE)).toBe(false);
+    await eventually(() => seen.code !== null, 10_000, "the proxy to close the tunnel once the pings stopped");
+    expect(seen.code).toBe(1001);
+    await eventually(() => atPod().some((f) => f.op === CLOSE), 5_000, "the pod's Close frame");
+    await eventually(() => p.records.length === 1, 5_000, "the access record");
+    expect(p.records[0]).toMatchObject({ status: 101, error: "StreamIdle" });
+  });
+
+  test("a pod's pong to a relayed ping reaches the client with its payload", async () => {
+    const { pod, ws, seen, atPod } = await tunnel(kind);
+    ws.ping(Buffer.from("hi"));
+    await eventually(() => atPod().some((f) => f.op === PING && f.payload === "hi"), 5_000, "the ping at the pod");
+    // Bun's own answer carries the same payload; the pod's, a distinct one, shows the relay.
+    pod.hits[0]!.socket.write(Buffer.from([0x8a, 0x03, 0x70, 0x6f, 0x64]));
+    await eventually(() => seen.pongs.includes("pod"), 5_000, "the pod's pong at the client");
+    expect(seen.pongs).toContain("hi");
+  });
+});
