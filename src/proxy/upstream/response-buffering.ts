@@ -23,7 +23,7 @@
 // Where nginx reads on into its other buffers and a temp file (proxy_max_temp_file_size, 1 GiB)
 // while the client is slow, Portico reads the pod only as the client takes the answer: it holds
 // one buffer at most, capped at MAX_HOLD, and writes no file.
-import { scanResponseHeaders, type ResponseHeaderScan } from "../../http/headers.ts";
+import type { ResponseHeaderScan } from "../../http/headers.ts";
 import type { ChunkRead, ChunkReader } from "../pipeline/body.ts";
 import type { Watchdog } from "./watchdog.ts";
 
@@ -194,8 +194,7 @@ export class BufferedBody implements ChunkReader {
  * head's size on the wire (the status line and the header block, `scan.bytes` as forward.ts
  * measured it for the header limit), which takes the start of the first buffer, and the framing.
  */
-export function responseBuffering(up: Response, scan: ResponseHeaderScan | undefined, size: number): ResponseBuffering {
-  const s = scan ?? scanResponseHeaders(up.headers);
+export function responseBuffering(up: Response, s: ResponseHeaderScan, size: number): ResponseBuffering {
   const head = `HTTP/1.1 ${up.status} ${up.statusText}\r\n`.length + s.bytes;
   const length = s.contentLength === null ? Number.NaN : Number(s.contentLength);
   const declared = s.hopByHop.includes("transfer-encoding") ? "chunked" : Number.isSafeInteger(length) && length >= 0 ? length : null;
