@@ -321,3 +321,27 @@ test("on with limit-rate 32k: the buffers let go are paced, and the whole body a
   await eventually(() => s.proxy.records.length === 1, 5_000, "the access record");
   expect(s.proxy.records[0]).toMatchObject({ status: 200, error: null, bytesOut: 99999 });
 });
+
+// A WebSocket handshake the pod refuses is relayed as its answer to a plain GET (docs/design.md
+// "WebSocket handshakes the pod refuses"), buffered as any answer: its framing is read before
+// the relay strips Transfer-Encoding, so a chunked refusal's chunk goes out at once.
+test("on, a refused WebSocket handshake answered chunked: a read that completes a chunk goes out at once", async () => {
+  const s = await setup(optionsOf({ [`${N}proxy-buffering`]: "on" }));
+  const { client, pod } = await s.get("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n");
+  pod.write("HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+  expect(await bodyOf(client, 5, "the first chunk")).toBe("hello");
+  expect(split(client.data()).head).toStartWith("HTTP/1.1 403 ");
+  pod.write("0\r\n\r\n");
+  await eventually(() => s.proxy.records.length === 1, 5_000, "the access record");
+  expect(s.proxy.records[0]).toMatchObject({ status: 403, error: null, bytesOut: 5 });
+});
+
+test("on, a refused WebSocket handshake with Content-Length 99999: held as any answer (4047 bytes: its head is 49)", async () => {
+  const s = await setup(optionsOf({ [`${N}proxy-buffering`]: "on" }));
+  const { client, pod } = await s.get("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n");
+  pod.write("HTTP/1.1 403 Forbidden\r\nContent-Length: 99999\r\n\r\n");
+  pod.write("hello");
+  pod.write(X);
+  expect(await bodyOf(client, 1, "the first buffer")).toBe(("hello" + X).slice(0, 4047));
+  expect(split(client.data()).head).toStartWith("HTTP/1.1 403 ");
+});
