@@ -214,7 +214,9 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
     onAbuse: (reason) => opts.hooks?.onAbuse?.(reason),
   });
   const h1Sockets = new Map<Duplex, H1State>();
-  const heads = new HeaderDeadlines(opts.headerTimeoutMs ?? 60_000);
+  // nginx's client_header_timeout: the HTTP/1.1 header deadline and the TLS handshake's.
+  const headerTimeoutMs = opts.headerTimeoutMs ?? 60_000;
+  const heads = new HeaderDeadlines(headerTimeoutMs);
 
   function onSecureConnection(socket: import("node:tls").TLSSocket): void {
     if (socket.alpnProtocol === "h2") return; // HTTP/2 framing: node:http2 reads it natively
@@ -447,7 +449,7 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
       // this, a client that sent a ClientHello, or a record header promising one, and then nothing
       // was held for as long as the kernel kept the socket (measured: past 150 s) on Bun 1.4.5,
       // by every port that has a node:http2 listener (docs/design.md "HTTP/2 and gRPC").
-      handshakeTimeout: opts.headerTimeoutMs ?? 60_000,
+      handshakeTimeout: headerTimeoutMs,
     } as http2.SecureServerOptions);
     s.on("error", (e) => log.error("http2 listener error", { err: String(e) }));
     s.on("sessionError", noop);

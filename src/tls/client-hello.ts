@@ -48,7 +48,8 @@ function invalid(reason: string): HelloResult {
 /**
  * Reads `buf` (every byte received so far) as the records that carry a ClientHello. Call it
  * again with more bytes when it answers "more"; it starts over each time, so call it only once
- * `need` bytes are there (each record is then walked at most twice).
+ * `need` bytes are there: each call walks every record so far, and `need` keeps the number of
+ * calls small.
  */
 export function parseClientHello(buf: Uint8Array): HelloResult {
   if (buf.length === 0) return { kind: "more", need: 1 };

@@ -205,6 +205,8 @@ test("on with gzip: each buffer is compressed as it goes out, and decodes to exa
 // The status line and fields wait with the first buffer (nginx's header stays in its write
 // filter): a pod that stops before the first buffer is full has sent the client nothing, so the
 // idle deadline can still answer 504 (with buffering off the 200 and "hello" are out at once).
+// nginx 1.22.1 flushes its kept 200 head and closes, the held bytes dropped (its read timeout
+// does not run the event pipe: ngx_http_upstream_process_upstream); Portico says what happened.
 test("on: a pod that goes quiet before the first buffer is full gets the client a 504 (nothing was sent yet)", async () => {
   const s = await setup(optionsOf({ [`${N}proxy-buffering`]: "on" }), { streamIdleTimeoutMs: 300 });
   const { client, pod } = await s.get();
@@ -212,6 +214,57 @@ test("on: a pod that goes quiet before the first buffer is full gets the client 
   await eventually(() => split(client.data()).body !== null, 10_000, "an answer");
   expect(client.data()).toStartWith("HTTP/1.1 504 ");
   expect(client.data()).not.toContain("hello");
+});
+
+// A chunked answer's first read that completes a chunk is its first buffer (nginx's chunked
+// filter hands it on at once, and the head with it): a pod silent after it has had the 200 and
+// that chunk sent, so the idle deadline can only cut (ngx_http_upstream_process_upstream: a read
+// timeout sets p->upstream_error; ngx_http_upstream_finalize_request, the head sent, closes).
+test("on, chunked: a pod silent after its first chunk: the client has the 200 and the chunk, then the cut", async () => {
+  const s = await setup(optionsOf({ [`${N}proxy-buffering`]: "on" }), { streamIdleTimeoutMs: 300 });
+  const { client, pod } = await s.get();
+  pod.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+  expect(await bodyOf(client, 5, "the first chunk")).toBe("hello");
+  expect(split(client.data()).head).toStartWith("HTTP/1.1 200 OK");
+  await eventually(() => client.closed(), 10_000, "the cut");
+  expect(bodySoFar(client.data())).toBe("hello");
+  expect(client.data()).not.toContain("\r\n0\r\n");
+  await eventually(() => s.proxy.records.length === 1, 5_000, "the access record");
+  expect(s.proxy.records[0]).toMatchObject({ status: 200, error: "StreamIdle", bytesOut: 5 });
+});
+
+// A pod that resets: nginx drops what it holds. ngx_event_pipe_read_upstream gives the buffer
+// being filled to the input filter on the read error, but p->read stays 0 in that pass, so
+// ngx_event_pipe stops before ngx_event_pipe_write_to_downstream; ngx_http_upstream_finalize_request
+// (u->header_sent: the head was given to the write filter) flushes what the write filter had
+// and closes. nginx 1.22.1 on loopback (proxy_buffering on, 4k buffers, the pod resetting 300 ms
+// after its last write): after the first buffer, the 4054 bytes sent and the cut, the 951 held
+// not sent; before it, the 200 head alone and the cut.
+test("on: a pod reset after the first buffer went out: the client has that buffer, then the cut; the bytes held are dropped", async () => {
+  const s = await setup(optionsOf({ [`${N}proxy-buffering`]: "on" }));
+  const { client, pod } = await s.get();
+  pod.write(CL_HEAD + "hello" + X);
+  expect(await bodyOf(client, 1, "the first buffer")).toBe(("hello" + X).slice(0, 4054));
+  pod.resetAndDestroy();
+  await eventually(() => client.closed(), 10_000, "the cut");
+  expect(bodySoFar(client.data())).toBe(("hello" + X).slice(0, 4054));
+  expect(client.data()).not.toContain("\r\n0\r\n");
+  await eventually(() => s.proxy.records.length === 1, 5_000, "the access record");
+  expect(s.proxy.records[0]).toMatchObject({ status: 200, error: "UpstreamAborted", bytesOut: 4054 });
+});
+
+// Before the first buffer nothing was sent, so Portico answers 502, the status that says what
+// happened, where nginx sends its kept 200 head and closes (docs/design.md "Response buffering").
+test("on: a pod reset before the first buffer is full gets the client a 502, none of its bytes", async () => {
+  const s = await setup(optionsOf({ [`${N}proxy-buffering`]: "on" }));
+  const { client, pod } = await s.get();
+  pod.write(CL_HEAD + "hello");
+  pod.resetAndDestroy();
+  await eventually(() => split(client.data()).body !== null, 10_000, "an answer");
+  expect(client.data()).toStartWith("HTTP/1.1 502 ");
+  expect(client.data()).not.toContain("hello");
+  await eventually(() => s.proxy.records.length === 1, 5_000, "the access record");
+  expect(s.proxy.records[0]!.status).toBe(502);
 });
 
 // nginx's proxy_read_timeout is between two reads of the pod, whatever the buffers wait for
@@ -267,4 +320,28 @@ test("on with limit-rate 32k: the buffers let go are paced, and the whole body a
   expect(within).toBe(true);
   await eventually(() => s.proxy.records.length === 1, 5_000, "the access record");
   expect(s.proxy.records[0]).toMatchObject({ status: 200, error: null, bytesOut: 99999 });
+});
+
+// A WebSocket handshake the pod refuses is relayed as its answer to a plain GET (docs/design.md
+// "WebSocket handshakes the pod refuses"), buffered as any answer: its framing is read before
+// the relay strips Transfer-Encoding, so a chunked refusal's chunk goes out at once.
+test("on, a refused WebSocket handshake answered chunked: a read that completes a chunk goes out at once", async () => {
+  const s = await setup(optionsOf({ [`${N}proxy-buffering`]: "on" }));
+  const { client, pod } = await s.get("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n");
+  pod.write("HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+  expect(await bodyOf(client, 5, "the first chunk")).toBe("hello");
+  expect(split(client.data()).head).toStartWith("HTTP/1.1 403 ");
+  pod.write("0\r\n\r\n");
+  await eventually(() => s.proxy.records.length === 1, 5_000, "the access record");
+  expect(s.proxy.records[0]).toMatchObject({ status: 403, error: null, bytesOut: 5 });
+});
+
+test("on, a refused WebSocket handshake with Content-Length 99999: held as any answer (4047 bytes: its head is 49)", async () => {
+  const s = await setup(optionsOf({ [`${N}proxy-buffering`]: "on" }));
+  const { client, pod } = await s.get("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n");
+  pod.write("HTTP/1.1 403 Forbidden\r\nContent-Length: 99999\r\n\r\n");
+  pod.write("hello");
+  pod.write(X);
+  expect(await bodyOf(client, 1, "the first buffer")).toBe(("hello" + X).slice(0, 4047));
+  expect(split(client.data()).head).toStartWith("HTTP/1.1 403 ");
 });

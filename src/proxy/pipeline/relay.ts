@@ -4,10 +4,10 @@
 import type { Backend } from "../../table/types.ts";
 import type { ForwardResult } from "../upstream/forward-types.ts";
 import { isGrpcBackend } from "../upstream/grpc.ts";
-import { downstreamHeaders, editHeaders } from "../../http/headers.ts";
+import { downstreamHeaders, editHeaders, scanResponseHeaders } from "../../http/headers.ts";
 import { gzipAnswer } from "../../http/gzip.ts";
 import { relayResponse } from "../upstream/respond.ts";
-import { accelLimitRate, bufferingWanted, responseBuffering } from "../upstream/response-buffering.ts";
+import { accelLimitRate, bufferingWanted } from "../upstream/response-buffering.ts";
 import type { Exchange } from "./context.ts";
 
 /**
@@ -31,14 +31,18 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   // location's: the flag), then the pod's X-Accel-Buffering, which the header scan lists among
   // nginx's hidden fields; never gRPC (grpc_pass has its own buffering, which ingress-nginx leaves
   // off). Read before downstreamHeaders, which drops that field and the framing ones in place.
-  const scan = result.scan;
+  let scan = result.scan;
   let buffered = errorRequest ? p.config.proxyBuffering : opts.proxyBuffering ?? p.config.proxyBuffering;
   if (scan === undefined || scan.nginxHidden.length !== 0) buffered = bufferingWanted(buffered, up.headers.get("x-accel-buffering"));
-  const buffering = buffered && !grpc ? responseBuffering(up, scan, errorRequest ? p.config.proxyBufferSize : opts.proxyBufferSize ?? p.config.proxyBufferSize) : null;
+  // Only the size here: relayStream builds the holder for the answers it streams.
+  const bufferSize = buffered && !grpc ? (errorRequest ? p.config.proxyBufferSize : opts.proxyBufferSize ?? p.config.proxyBufferSize) : null;
+  // The holder reads the framing and the head's size from the scan, which must see the fields
+  // before downstreamHeaders strips them: a refused WebSocket handshake's answer comes unscanned.
+  if (bufferSize !== null) scan ??= scanResponseHeaders(up.headers);
   // The pod's X-Accel-Limit-Rate replaces limit-rate for a buffered answer
   // (upstream/response-buffering.ts accelLimitRate), read as X-Accel-Buffering is.
-  const accelRate = buffering !== null && !errorRequest && (scan === undefined || scan.nginxHidden.length !== 0) ? accelLimitRate(up.headers.get("x-accel-limit-rate")) : null;
-  const down = downstreamHeaders(up.headers, x.requestId, x.hsts, errorRequest ? null : x.upstreamResponseHeaders, result.scan, p.config.serverHeader, p.compat);
+  const accelRate = bufferSize !== null && !errorRequest && (scan === undefined || scan.nginxHidden.length !== 0) ? accelLimitRate(up.headers.get("x-accel-limit-rate")) : null;
+  const down = downstreamHeaders(up.headers, x.requestId, x.hsts, errorRequest ? null : x.upstreamResponseHeaders, scan, p.config.serverHeader, p.compat);
   if (errorRequest) {
     if (x.hasBody) down.set("connection", "close");
   } else {
@@ -59,11 +63,11 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   // limit-rate (nginx's limit_rate in the route's location): only for a buffered answer, as
   // ngx_http_upstream_send_response sets r->limit_rate = 0 for an unbuffered one, so off reads
   // nothing more. Not for the error location's answer, nor gRPC (never buffered here).
-  const rate = buffering === null || errorRequest ? 0 : accelRate ?? opts.limitRate ?? p.config.limitRate;
+  const rate = bufferSize === null || errorRequest ? 0 : accelRate ?? opts.limitRate ?? p.config.limitRate;
   return relayResponse({
     up, req: x.req, headers: down, draining: p.inflight.draining, idleMs, control: x.control!, rec, end: x,
-    grpc, scan: result.scan, pace: rate > 0 ? { rate, after: opts.limitRateAfter ?? p.config.limitRateAfter, start: x.t0 } : null,
+    grpc, scan, pace: rate > 0 ? { rate, after: opts.limitRateAfter ?? p.config.limitRateAfter, start: x.t0 } : null,
     compress: encoding === null ? null : { encoding, level: encoding === "br" ? p.config.brotliLevel : p.config.gzipLevel },
-    buffering,
+    bufferSize,
   });
 }

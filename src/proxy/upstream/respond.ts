@@ -10,9 +10,9 @@ import type { AttemptControl } from "./forward-types.ts";
 import { GRPC, isGrpc, relayedGrpcStatus } from "../../http/grpc-status.ts";
 import { carryTrailers, trailersOf } from "./trailers.ts";
 import type { AccessRecord } from "../types.ts";
-import { createWatchdog } from "./watchdog.ts";
+import { createWatchdog, type Watchdog } from "./watchdog.ts";
 import { lastTry } from "../../log/upstream-tries.ts";
-import { BufferedBody, type ResponseBuffering } from "./response-buffering.ts";
+import { BufferedBody, responseBuffering } from "./response-buffering.ts";
 
 /** Responses declaring at most this many bytes are buffered to keep Content-Length. */
 export const SMALL_BODY = 64 * 1024;
@@ -52,11 +52,12 @@ export interface RelayInput {
   /** limit-rate: the body's pace (pipeline/body.ts); null or absent: as fast as the client takes it. */
   readonly pace?: Pace | null;
   /**
-   * proxy-buffering on for this answer (the route's, or the pod's X-Accel-Buffering: yes): a
-   * streamed body is held as nginx's buffers hold it (upstream/response-buffering.ts); null or
-   * absent: each read goes out as it comes.
+   * proxy-buffering on for this answer (the route's, or the pod's X-Accel-Buffering: yes): the
+   * buffer size, a streamed body being held as nginx's buffers hold it (upstream/
+   * response-buffering.ts, from `scan`, which the caller then provides); null or absent: each
+   * read goes out as it comes.
    */
-  readonly buffering?: ResponseBuffering | null;
+  readonly bufferSize?: number | null;
 }
 
 /**
@@ -123,9 +124,19 @@ export function relayResponse(p: RelayInput): Response | Promise<Response> {
   return relayStream(p);
 }
 
+/**
+ * The idle deadline between two reads of the pod while nothing has been sent (readSmall, and
+ * heldFirst's first buffer): past it the attempt is aborted with UpstreamTimeout, which fails
+ * the read waiting and gets the client a 504.
+ */
+function bodyIdleDog(p: RelayInput): Watchdog {
+  const control = p.control;
+  return createWatchdog(p.idleMs, () => control.abort(new ProxyError("UpstreamTimeout", "body idle")));
+}
+
 async function readSmall(p: RelayInput, read: Promise<ArrayBuffer>): Promise<Response> {
-  const { req, idleMs, control, end } = p;
-  const dog = createWatchdog(idleMs, () => control.abort(new ProxyError("UpstreamTimeout", "body idle")));
+  const { req, end } = p;
+  const dog = bodyIdleDog(p);
   // A body that trickles for long must not meet Bun's request timer (proxy/pipeline/forward.ts checkBody). A watchdog
   // nobody touches is a plain deadline on the shared ticker (no setTimeout per request).
   const long = createWatchdog(20_000, () => end.timerOffNow());
@@ -165,8 +176,7 @@ function smallResponse(p: RelayInput, raw: ArrayBuffer): Response {
  * attempt aborted with UpstreamTimeout, as readSmall does), one that fails a 502.
  */
 async function heldFirst(p: RelayInput, held: BufferedBody, first: Promise<unknown>): Promise<void> {
-  const { control } = p;
-  const dog = createWatchdog(p.idleMs, () => control.abort(new ProxyError("UpstreamTimeout", "body idle")));
+  const dog = bodyIdleDog(p);
   held.watch = dog;
   try {
     await first;
@@ -190,7 +200,8 @@ async function relayStream(p: RelayInput): Promise<Response> {
   // events) is not held back. Breakage after the status has gone out aborts the client
   // connection instead (body.ts).
   const raw = (up.body as ReadableStream<Uint8Array>).getReader();
-  const held = p.buffering == null ? null : new BufferedBody(raw, p.buffering);
+  // relay.ts scans a buffered answer's fields whenever forward.ts did not.
+  const held = p.bufferSize == null || p.scan === undefined ? null : new BufferedBody(raw, responseBuffering(up, p.scan, p.bufferSize));
   const reader = held ?? raw;
   const first = reader.read();
   let firstError: unknown = null;

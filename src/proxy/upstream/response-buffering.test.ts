@@ -3,6 +3,7 @@
 // response-buffering.test.ts drives the same through the proxy with a raw-socket pod).
 import { expect, test } from "bun:test";
 import type { ChunkRead, ChunkReader } from "../pipeline/body.ts";
+import { scanResponseHeaders } from "../../http/headers.ts";
 import { BufferedBody, bufferingWanted, responseBuffering } from "./response-buffering.ts";
 
 /** A pod body whose reads are answered when the test says; counts the reads asked for. */
@@ -48,10 +49,11 @@ test("X-Accel-Buffering: exactly yes or no, any case; anything else keeps the lo
 test("the head as on the wire takes the first buffer's start; the framing comes from the fields", () => {
   const cl = new Response(null, { status: 200, headers: { "content-length": "99999" } });
   // "HTTP/1.1 200 \r\n" (Response has no reason phrase here) + "content-length: 99999\r\n" + "\r\n".
-  expect(responseBuffering(cl, undefined, 4096)).toEqual({ size: 4096, head: 15 + 23 + 2, declared: 99999 });
+  expect(responseBuffering(cl, scanResponseHeaders(cl.headers), 4096)).toEqual({ size: 4096, head: 15 + 23 + 2, declared: 99999 });
   const ch = new Response(null, { status: 200, headers: { "transfer-encoding": "chunked" } });
-  expect(responseBuffering(ch, undefined, 8192).declared).toBe("chunked");
-  expect(responseBuffering(new Response(null, { status: 200 }), undefined, 4096).declared).toBeNull();
+  expect(responseBuffering(ch, scanResponseHeaders(ch.headers), 8192).declared).toBe("chunked");
+  const none = new Response(null, { status: 200 });
+  expect(responseBuffering(none, scanResponseHeaders(none.headers), 4096).declared).toBeNull();
 });
 
 test("Content-Length: held until the first buffer (size less the head) is full; then whole buffers; the rest once the length is read", async () => {

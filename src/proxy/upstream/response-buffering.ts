@@ -23,12 +23,12 @@
 // Where nginx reads on into its other buffers and a temp file (proxy_max_temp_file_size, 1 GiB)
 // while the client is slow, Portico reads the pod only as the client takes the answer: it holds
 // one buffer at most, capped at MAX_HOLD, and writes no file.
-import { scanResponseHeaders, type ResponseHeaderScan } from "../../http/headers.ts";
+import type { ResponseHeaderScan } from "../../http/headers.ts";
 import type { ChunkRead, ChunkReader } from "../pipeline/body.ts";
 import type { Watchdog } from "./watchdog.ts";
 
 /** The most one answer holds, whatever proxy-buffer-size says: Portico buffers in memory only. */
-export const MAX_HOLD = 1024 * 1024;
+const MAX_HOLD = 1024 * 1024;
 
 /** What a streamed answer is held with (responseBuffering). */
 export interface ResponseBuffering {
@@ -77,7 +77,16 @@ export function accelLimitRate(value: string | null): number | null {
 
 /**
  * The pod's body as nginx's event pipe hands it on with proxy_buffering on: held until a buffer
- * is full, the declared length is all read, or the body ends.
+ * is full, the declared length is all read, or the body ends. A read of the pod that fails (a
+ * reset, bad framing) fails here too, and what is held is dropped, as in nginx: on a read error
+ * ngx_event_pipe_read_upstream gives the buffer being filled to the input filter, but nothing
+ * was read in that pass (p->read stays 0), so ngx_event_pipe stops before writing downstream,
+ * and ngx_http_upstream_finalize_request flushes only what the write filter already had (the
+ * kept head) and closes (only bytes read in the same pass as the error are written; Bun's fetch
+ * drops body bytes it has not yet handed to JavaScript when the connection fails, so that case
+ * does not reach here). nginx 1.22.1 on loopback: a pod reset after 4054 bytes went out and
+ * 951 more were held: the client got the 4054 and the cut; reset before the first buffer was
+ * full: the 200 head and the cut (Portico: a 502, docs/design.md "Response buffering").
  */
 export class BufferedBody implements ChunkReader {
   private held: Uint8Array[] = [];
@@ -85,8 +94,11 @@ export class BufferedBody implements ChunkReader {
   /** Room left in the buffer being filled, counted from its start (heldBytes < cap). */
   private cap: number;
   private readonly size: number;
-  private readonly declared: number | null | "chunked";
+  /** Chunked: each read is handed on as it comes. */
+  private readonly chunked: boolean;
+  /** The declared length still due; -1 for none. */
   private left: number;
+  /** The pod's body ended (or cancel()): what is held goes out next. */
   private ended = false;
   /** Bytes read from the pod ($upstream_response_length counts these, not those handed on). */
   readBytes = 0;
@@ -104,13 +116,14 @@ export class BufferedBody implements ChunkReader {
     this.size = Math.max(1, Math.min(b.size, MAX_HOLD));
     const room = this.size - b.head;
     this.cap = room > 0 ? room : this.size;
-    this.declared = b.declared;
+    this.chunked = b.declared === "chunked";
     this.left = typeof b.declared === "number" ? b.declared : -1;
   }
 
   async read(): Promise<ChunkRead> {
     for (;;) {
       if (this.ended) return this.heldBytes > 0 ? { done: false, value: this.take(this.heldBytes) } : { done: true };
+      // A failure is thrown as it is, dropping what is held (see above).
       const r = await this.reader.read();
       this.watch?.touch();
       if (r.done || r.value === undefined) {
@@ -119,7 +132,7 @@ export class BufferedBody implements ChunkReader {
       }
       const v = r.value;
       this.readBytes += v.byteLength;
-      if (this.declared === "chunked") return r;
+      if (this.chunked) return r;
       this.held.push(v);
       this.heldBytes += v.byteLength;
       if (this.left >= 0) {
@@ -181,8 +194,7 @@ export class BufferedBody implements ChunkReader {
  * head's size on the wire (the status line and the header block, `scan.bytes` as forward.ts
  * measured it for the header limit), which takes the start of the first buffer, and the framing.
  */
-export function responseBuffering(up: Response, scan: ResponseHeaderScan | undefined, size: number): ResponseBuffering {
-  const s = scan ?? scanResponseHeaders(up.headers);
+export function responseBuffering(up: Response, s: ResponseHeaderScan, size: number): ResponseBuffering {
   const head = `HTTP/1.1 ${up.status} ${up.statusText}\r\n`.length + s.bytes;
   const length = s.contentLength === null ? Number.NaN : Number(s.contentLength);
   const declared = s.hopByHop.includes("transfer-encoding") ? "chunked" : Number.isSafeInteger(length) && length >= 0 ? length : null;
