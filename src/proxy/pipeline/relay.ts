@@ -33,7 +33,9 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   // off). Read before downstreamHeaders, which drops that field and the framing ones in place.
   let scan = result.scan;
   let buffered = errorRequest ? p.config.proxyBuffering : opts.proxyBuffering ?? p.config.proxyBuffering;
-  if (scan === undefined || scan.nginxHidden.length !== 0) buffered = bufferingWanted(buffered, up.headers.get("x-accel-buffering"));
+  // The pod sent one of nginx's X-Accel fields (or the answer came unscanned): read them.
+  const accel = scan === undefined || scan.nginxHidden.length !== 0;
+  if (accel) buffered = bufferingWanted(buffered, up.headers.get("x-accel-buffering"));
   // Only the size here: relayStream builds the holder for the answers it streams.
   const bufferSize = buffered && !grpc ? (errorRequest ? p.config.proxyBufferSize : opts.proxyBufferSize ?? p.config.proxyBufferSize) : null;
   // The holder reads the framing and the head's size from the scan, which must see the fields
@@ -41,7 +43,7 @@ export function relay(x: Exchange, to: Backend, result: ForwardResult, errorRequ
   if (bufferSize !== null) scan ??= scanResponseHeaders(up.headers);
   // The pod's X-Accel-Limit-Rate replaces limit-rate for a buffered answer
   // (upstream/response-buffering.ts accelLimitRate), read as X-Accel-Buffering is.
-  const accelRate = bufferSize !== null && !errorRequest && (scan === undefined || scan.nginxHidden.length !== 0) ? accelLimitRate(up.headers.get("x-accel-limit-rate")) : null;
+  const accelRate = bufferSize !== null && accel ? accelLimitRate(up.headers.get("x-accel-limit-rate")) : null;
   const down = downstreamHeaders(up.headers, x.requestId, x.hsts, errorRequest ? null : x.upstreamResponseHeaders, scan, p.config.serverHeader, p.compat);
   if (errorRequest) {
     if (x.hasBody) down.set("connection", "close");
