@@ -164,9 +164,11 @@ function kibJudge(name: string, unit: string, text: string, zero: string): Judge
     if (!/^[+-]?\d{1,15}$/.test(n)) return bad(`an integer (${unit})`);
     if (Number(n) <= 0) return same(zero);
     // ngx_http_upstream_send_response sets r->limit_rate = 0 for an unbuffered answer: with the
-    // ConfigMap's proxy-buffering off (its default), only Ingresses that turn it on are paced.
+    // ConfigMap's proxy-buffering off (its default), only Ingresses that turn it on are paced,
+    // and an answer the pod marks X-Accel-Buffering: yes, which nginx then buffers
+    // (ngx_http_upstream_process_buffering; annotations/limit-rate.ts says the same).
     const off = (data["proxy-buffering"] ?? "off").trim().toLowerCase() !== "on";
-    const note = off ? "; no effect while proxy-buffering is off (as in ingress-nginx, limit-rate paces only buffered answers: set proxy-buffering: on)" : "";
+    const note = off ? "; no effect while proxy-buffering is off, save on an answer the pod marks `X-Accel-Buffering: yes` (as in ingress-nginx, limit-rate paces only buffered answers: set proxy-buffering: on)" : "";
     return flag(`${text}${note}`, `--${name}=${Number(n)}k`);
   };
 }
