@@ -112,10 +112,10 @@ const BufferSize = v.pipe(
   v.check((n) => Number.isSafeInteger(n), "size too large"),
 );
 
-/** A response buffer: at least one byte (nginx refuses a zero size). */
-const ResponseBufferSize = v.pipe(BufferSize, v.minValue(1, "expected a size of at least 1 byte"));
-/** proxy-buffers-number: ingress-nginx's GetIntAnnotation, and nginx wants at least one buffer. */
-const BuffersNumber = v.pipe(v.string(), v.trim(), v.regex(/^[0-9]{1,9}$/, "expected a number of buffers"), v.transform(Number), v.minValue(1, "expected at least 1 buffer"));
+/** A response buffer: at least one byte (nginx refuses a zero size). compile/nginx-configmap.ts reads the ConfigMap key so too. */
+export const ResponseBufferSize = v.pipe(BufferSize, v.minValue(1, "expected a size of at least 1 byte"));
+/** proxy-buffers-number: ingress-nginx's GetIntAnnotation, and nginx wants at least one buffer; the ConfigMap key's too. */
+export const BuffersNumber = v.pipe(v.string(), v.trim(), v.regex(/^[0-9]{1,9}$/, "expected a number of buffers"), v.transform(Number), v.minValue(1, "expected at least 1 buffer"));
 
 const NONE: BufferingPolicy = Object.freeze({ requestBufferSize: null, proxyBuffering: null, proxyBufferSize: null });
 

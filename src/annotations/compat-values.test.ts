@@ -22,7 +22,11 @@ const SAME: Record<string, readonly Case[]> = {
   body: [[n("proxy-body-size"), "8m"], [n("proxy-body-size"), "0"], [n("proxy-body-size"), "1048576"], [n("proxy-body-size"), "1G"]],
   // proxy-read-timeout in whole seconds: the head deadline and the idle time between reads, as
   // nginx's one read timer (ngx_http_upstream.c).
-  timeouts: [[n("proxy-connect-timeout"), "10"], ["portico.dev/connect-timeout", "5"], [n("proxy-read-timeout"), "120"], ["portico.dev/response-timeout", "60"]],
+  timeouts: [
+    [n("proxy-connect-timeout"), "10"], ["portico.dev/connect-timeout", "5"], [n("proxy-read-timeout"), "120"], ["portico.dev/response-timeout", "60"],
+    // An empty stream-idle-timeout is read as unset: proxy-read-timeout sets the idle time too.
+    [n("proxy-read-timeout"), "120", { "portico.dev/stream-idle-timeout": "" }],
+  ],
   "backend-protocol": [[n("backend-protocol"), "HTTP"], [n("backend-protocol"), "https"], [n("backend-protocol"), "AUTO_HTTP"]],
   affinity: [
     [n("session-cookie-name"), "route"],

@@ -1,6 +1,6 @@
 // Upstream timeouts for the routes of one Ingress (the proxy reads them from RouteOptions).
 import type { AnnotationSpec, Family } from "./spec.ts";
-import { NGINX_PREFIX } from "./spec.ts";
+import { NGINX_PREFIX, valueIn } from "./spec.ts";
 import { Duration, isWholeSeconds } from "./values.ts";
 
 export interface TimeoutsPolicy {
@@ -9,8 +9,6 @@ export interface TimeoutsPolicy {
   readonly responseTimeoutMs: number | null;
   readonly streamIdleTimeoutMs: number | null;
 }
-
-const STREAM_IDLE_NAME = "portico.dev/stream-idle-timeout";
 
 const UNITS =
   "Also takes `500ms`, `5s`, `2m`, `1h` (ingress-nginx reads whole seconds only and uses its default for anything else); `0` and values above 2147483647 ms are refused.";
@@ -23,6 +21,16 @@ export const CONNECT_TIMEOUT: AnnotationSpec = {
   description: "`500ms`, `5s`, `2m`, `1h`, or a number of seconds: deadline to connect to a pod",
   compat: { kind: "differs", difference: `${UNITS} A whole number of seconds is served the same.` },
   sameWhen: isWholeSeconds,
+};
+
+// Declared before RESPONSE_TIMEOUT, whose sameWhen reads it.
+export const STREAM_IDLE_TIMEOUT: AnnotationSpec = {
+  portico: "portico.dev/stream-idle-timeout",
+  nginx: [],
+  family: "timeouts",
+  default: "--stream-idle-timeout",
+  description: "as above: idle time allowed in a streamed body or WebSocket; wins over `response-timeout` / `proxy-read-timeout` for these",
+  compat: { kind: "portico-only" },
 };
 
 // nginx's proxy_read_timeout is one timer between two successive reads from the pod: it bounds the
@@ -42,16 +50,8 @@ export const RESPONSE_TIMEOUT: AnnotationSpec = {
     kind: "differs",
     difference: `${UNITS} A whole number of seconds is served the same, unless \`portico.dev/stream-idle-timeout\` is set too: that one then sets the idle time of bodies and WebSockets.`,
   },
-  sameWhen: (value, all) => isWholeSeconds(value) && all[STREAM_IDLE_NAME] === undefined,
-};
-
-export const STREAM_IDLE_TIMEOUT: AnnotationSpec = {
-  portico: STREAM_IDLE_NAME,
-  nginx: [],
-  family: "timeouts",
-  default: "--stream-idle-timeout",
-  description: "as above: idle time allowed in a streamed body or WebSocket; wins over `response-timeout` / `proxy-read-timeout` for these",
-  compat: { kind: "portico-only" },
+  // An empty stream-idle-timeout is unset, as the reader takes it (spec.ts valueIn).
+  sameWhen: (value, all) => isWholeSeconds(value) && valueIn(STREAM_IDLE_TIMEOUT, all) === undefined,
 };
 
 const NONE: TimeoutsPolicy = Object.freeze({ connectTimeoutMs: null, responseTimeoutMs: null, streamIdleTimeoutMs: null });

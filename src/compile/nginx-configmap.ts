@@ -8,11 +8,11 @@
 // and serving with --nginx-configmap applies the `flags` it names (runtime/nginx-settings.ts,
 // docs/design.md "ingress-nginx's ConfigMap").
 import * as v from "valibot";
+import { BuffersNumber, ResponseBufferSize } from "../annotations/buffering.ts";
 import { NGINX_HEADER_NAME } from "../annotations/external-auth.ts";
 import { parseCidrList } from "../config/cidr.ts";
 import { parseCipherList } from "../config/cipher-list.ts";
 import { INGRESS_NGINX_LOG_FORMAT_NAME, parseLogFormat } from "../policy/log-format.ts";
-import { parseSize } from "../config/units.ts";
 import { BUN_MAX_HEADER_SIZE, clampHeaderBuffers, fitsBun, formatHeaderBuffers, parseHeaderBuffers } from "../config/header-buffers.ts";
 
 export type ConfigMapKeyStatus =
@@ -164,9 +164,11 @@ function kibJudge(name: string, unit: string, text: string, zero: string): Judge
     if (!/^[+-]?\d{1,15}$/.test(n)) return bad(`an integer (${unit})`);
     if (Number(n) <= 0) return same(zero);
     // ngx_http_upstream_send_response sets r->limit_rate = 0 for an unbuffered answer: with the
-    // ConfigMap's proxy-buffering off (its default), only Ingresses that turn it on are paced.
+    // ConfigMap's proxy-buffering off (its default), only Ingresses that turn it on are paced,
+    // and an answer the pod marks X-Accel-Buffering: yes, which nginx then buffers
+    // (ngx_http_upstream_process_buffering; annotations/limit-rate.ts says the same).
     const off = (data["proxy-buffering"] ?? "off").trim().toLowerCase() !== "on";
-    const note = off ? "; no effect while proxy-buffering is off (as in ingress-nginx, limit-rate paces only buffered answers: set proxy-buffering: on)" : "";
+    const note = off ? "; no effect while proxy-buffering is off, save on an answer the pod marks `X-Accel-Buffering: yes` (as in ingress-nginx, limit-rate paces only buffered answers: set proxy-buffering: on)" : "";
     return flag(`${text}${note}`, `--${name}=${Number(n)}k`);
   };
 }
@@ -498,7 +500,8 @@ const KEYS: Readonly<Record<string, Judge>> = {
   // writes them into every location (proxy_buffering, proxy_buffer_size, proxy_buffers N size)
   // whose annotation does not say otherwise (annotations/proxy/main.go). nginx reads on/off in
   // any case (ngx_conf_set_flag_slot) and a size with k or m (ngx_parse_size); another value
-  // fails the reload, so the last good configuration stays.
+  // fails the reload, so the last good configuration stays. The sizes and counts are read with
+  // the annotations' own schemas (annotations/buffering.ts).
   "proxy-buffering": (val) => {
     const b = val.trim().toLowerCase();
     if (b !== "on" && b !== "off") return bad("on or off");
@@ -507,14 +510,13 @@ const KEYS: Readonly<Record<string, Judge>> = {
       : same("off, as Portico");
   },
   "proxy-buffer-size": (val) => {
-    const s = val.trim();
-    const n = /^\d{1,15}[kKmM]?$/.test(s) ? parseSize(s) : null;
-    if (n === null || n < 1) return bad("a size such as 4k or 16k");
+    const r = v.safeParse(ResponseBufferSize, val);
+    if (!r.success) return bad("a size such as 4k or 16k");
     const text = "the buffers' size with proxy-buffering on (at most 1m is held); the largest upstream header block stays --max-response-header-size";
-    return n === 4096 ? same(`4k, Portico's default too: ${text}`) : flag(text, `--proxy-buffer-size=${s.toLowerCase()}`);
+    return r.output === 4096 ? same(`4k, Portico's default too: ${text}`) : flag(text, `--proxy-buffer-size=${val.trim().toLowerCase()}`);
   },
   "proxy-buffers-number": (val) => {
-    if (!/^\d{1,9}$/.test(val.trim()) || Number(val.trim()) < 1) return bad("a number of buffers");
+    if (!v.is(BuffersNumber, val)) return bad("a number of buffers");
     return same("changes nothing the client gets: nginx reads that many buffers ahead of a slow client (then a temp file), Portico holds one and reads the pod as the client takes the answer");
   },
   // nginx.tmpl: `log_format upstreaminfo {{ if $cfg.LogFormatEscapeNone }}escape=none {{ else if

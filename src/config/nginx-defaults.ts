@@ -98,7 +98,7 @@ export const NGINX_DEFAULTS: readonly NginxDefault[] = Object.freeze([
     flagName: null,
     portico: "every field of the pod's answer is passed on",
     compat: "ingress-nginx",
-    note: "the pod's Date, X-Pad and those X-Accel-* fields do not reach the client and the Date is Portico's own, as nginx writes its own; Portico acts on X-Accel-Buffering (proxy-buffering, with or without this setting) and drops the others, where nginx also acts on X-Accel-Redirect (an internal redirect), X-Accel-Expires, X-Accel-Limit-Rate and X-Accel-Charset",
+    note: "the pod's Date, X-Pad and those X-Accel-* fields do not reach the client and the Date is Portico's own, as nginx writes its own; Portico acts on X-Accel-Buffering (proxy-buffering, with or without this setting) and, for a buffered answer as nginx does, on X-Accel-Limit-Rate (limit-rate), and drops the others, where nginx also acts on X-Accel-Redirect (an internal redirect), X-Accel-Expires and X-Accel-Charset",
   },
   {
     // config.go NewDefault: ComputeFullForwardedFor false; nginx.tmpl: X-Forwarded-For $remote_addr.

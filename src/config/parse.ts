@@ -164,8 +164,13 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     const compatDefault = compat ? NGINX_COMPAT_DEFAULTS[key] : undefined;
     // nginx has one read timer for the head and the gaps of a body (config/nginx-defaults.ts,
     // proxy-read-timeout): under compat a given --response-timeout is the idle default too.
+    // It counts as given, so --nginx-configmap's proxy-read-timeout, which sets both, is skipped
+    // for both (runtime/nginx-settings.ts) and the two timers stay one.
     const readTimeout = key === "streamIdleTimeoutMs" && compat ? rawOf("responseTimeoutMs") : undefined;
-    if (raw === undefined && readTimeout !== undefined) raw = { text: readTimeout.text, source: `--ingress-nginx-compat (--${spec.name} from ${readTimeout.source})` };
+    if (raw === undefined && readTimeout !== undefined) {
+      raw = { text: readTimeout.text, source: `--ingress-nginx-compat (--${spec.name} from ${readTimeout.source})` };
+      sources.set(key, raw.source);
+    }
     if (raw === undefined && compatDefault !== undefined) raw = { text: compatDefault, source: `--ingress-nginx-compat (--${spec.name})` };
     if (raw === undefined) {
       config[key] = spec.fallback();

@@ -77,32 +77,22 @@ const JSON_TEXT = table((b) => (b === 0x7f ? u00hh(b) : b < 0x80 ? jsonEscapeOf(
 const NONE_BYTES = table((b) => (b < 0x20 || b >= 0x7f ? xHH(b) : null));
 const NONE_TEXT = table((b) => (b < 0x20 || b === 0x7f ? xHH(b) : null));
 
+/** A reused buffer, first made `least` bytes long, on the first value that needs it. */
+interface Scratch {
+  buf: Buffer;
+  readonly least: number;
+}
+
 // Made on the first value that needs them: a process with no template never does.
-let input: Buffer = Buffer.alloc(0);
-let output: Buffer = Buffer.alloc(0);
+const input: Scratch = { buf: Buffer.alloc(0), least: 4096 };
+const output: Scratch = { buf: Buffer.alloc(0), least: 4096 * MAX_EXPANSION };
 
-/** A buffer of at least `n` bytes: `kept` if it is long enough, else a new one, kept up to RETAIN. */
-function grown(kept: Buffer, n: number, least: number): Buffer {
+/** A buffer of at least `n` bytes: `s`'s if it is long enough, else a new one, kept as `s`'s up to RETAIN. */
+function scratch(s: Scratch, n: number): Buffer {
+  if (n <= s.buf.length) return s.buf;
   if (n > RETAIN) return Buffer.allocUnsafe(n);
-  return Buffer.allocUnsafe(Math.min(RETAIN, Math.max(n, kept.length * 2, least)));
-}
-
-function scratchIn(n: number): Buffer {
-  if (n > input.length) {
-    const b = grown(input, n, 4096);
-    if (n > RETAIN) return b;
-    input = b;
-  }
-  return input;
-}
-
-function scratchOut(n: number): Buffer {
-  if (n > output.length) {
-    const b = grown(output, n, 4096 * MAX_EXPANSION);
-    if (n > RETAIN) return b;
-    output = b;
-  }
-  return output;
+  s.buf = Buffer.allocUnsafe(Math.min(RETAIN, Math.max(n, s.buf.length * 2, s.least)));
+  return s.buf;
 }
 
 const ENCODER = new TextEncoder();
@@ -116,11 +106,11 @@ function bytesOf(s: string): { buf: Buffer; n: number } {
   // the scan for a character above 0xFF is spared. The Latin-1 copy is native too, where
   // encodeInto took ~250 µs for 60 KiB of Latin-1 text that is not ASCII.
   if (Buffer.byteLength(s, "utf8") === s.length || !WIDE.test(s)) {
-    const buf = scratchIn(s.length);
+    const buf = scratch(input, s.length);
     return { buf, n: buf.write(s, 0, s.length, "latin1") };
   }
   // At most 3 bytes per UTF-16 unit (a surrogate pair: 4 bytes for 2 units).
-  const buf = scratchIn(s.length * 3);
+  const buf = scratch(input, s.length * 3);
   return { buf, n: ENCODER.encodeInto(s, buf).written };
 }
 
@@ -212,7 +202,7 @@ function writeText(src: Buffer, n: number, t: Table, json: boolean, out: Buffer)
 export function escapeDefault(s: string): string {
   if (!CHANGED_QUOTED.test(s)) return s;
   const { buf, n } = bytesOf(s);
-  const out = scratchOut(n * MAX_EXPANSION);
+  const out = scratch(output, n * MAX_EXPANSION);
   // Every byte from 0x7f is escaped: the line is ASCII.
   return out.toString("latin1", 0, writeBytes(buf, 0, n, DEFAULT, out));
 }
@@ -224,11 +214,7 @@ export function escapeDefault(s: string): string {
  * line would give where it is valid.
  */
 export function escapeJson(s: string): string {
-  if (!CHANGED_QUOTED.test(s)) return s;
-  const { buf, n } = bytesOf(s);
-  const out = scratchOut(n * MAX_EXPANSION);
-  if (!isUtf8(buf.subarray(0, n))) return out.toString("latin1", 0, writeBytes(buf, 0, n, JSON_BYTES, out));
-  return out.toString("utf8", 0, writeText(buf, n, JSON_TEXT, true, out));
+  return escapeWith(s, CHANGED_QUOTED, JSON_BYTES, JSON_TEXT, true);
 }
 
 /**
@@ -237,9 +223,17 @@ export function escapeJson(s: string): string {
  * cannot end a line or forge the next one (docs/design.md "The access log"). `"` and `\` as is.
  */
 export function escapeNone(s: string): string {
-  if (!CHANGED.test(s)) return s;
+  return escapeWith(s, CHANGED, NONE_BYTES, NONE_TEXT, false);
+}
+
+/**
+ * `s` itself when `changed` finds nothing to escape; else its bytes through `notUtf8` when they
+ * are not UTF-8 (the line is then ASCII), or as UTF-8 text through `utf8` (writeText, `json`).
+ */
+function escapeWith(s: string, changed: RegExp, notUtf8: Table, utf8: Table, json: boolean): string {
+  if (!changed.test(s)) return s;
   const { buf, n } = bytesOf(s);
-  const out = scratchOut(n * MAX_EXPANSION);
-  if (!isUtf8(buf.subarray(0, n))) return out.toString("latin1", 0, writeBytes(buf, 0, n, NONE_BYTES, out));
-  return out.toString("utf8", 0, writeText(buf, n, NONE_TEXT, false, out));
+  const out = scratch(output, n * MAX_EXPANSION);
+  if (!isUtf8(buf.subarray(0, n))) return out.toString("latin1", 0, writeBytes(buf, 0, n, notUtf8, out));
+  return out.toString("utf8", 0, writeText(buf, n, utf8, json, out));
 }

@@ -8,7 +8,9 @@ import * as v from "valibot";
 import { FLAGS } from "../../src/config/flags.ts";
 import { NGINX_DEFAULTS } from "../../src/config/nginx-defaults.ts";
 import { parseArgs } from "../../src/config/parse.ts";
+import { createNginxSettings } from "../../src/runtime/nginx-settings.ts";
 import type { Config } from "../../src/config/types.ts";
+import { silentLogger } from "../../src/log/logger.ts";
 import { nginxDefaultsTable } from "./nginx-defaults-table.ts";
 
 function configOf(args: string[], env: Record<string, string> = {}): Config {
@@ -58,6 +60,26 @@ describe("ingress-nginx's defaults", () => {
     expect(configOf(["--ingress-nginx-compat", "--response-timeout", "90s", "--stream-idle-timeout", "10m"])).toMatchObject({ responseTimeoutMs: 90_000, streamIdleTimeoutMs: 600_000 });
     expect(configOf([])).toMatchObject({ responseTimeoutMs: 60_000, streamIdleTimeoutMs: 300_000 });
     expect(configOf(["--response-timeout", "90s"])).toMatchObject({ responseTimeoutMs: 90_000, streamIdleTimeoutMs: 300_000 });
+  });
+
+  // ingress-nginx's ConfigMap proxy-read-timeout sets both timers (runtime/nginx-settings.ts);
+  // a flag given wins over the key. Under compat the idle time that follows a given
+  // --response-timeout is given as well: the key must not move it alone, which would leave two
+  // timers where nginx has one.
+  test("proxy-read-timeout in the ConfigMap moves neither timer when compat's idle time follows a given --response-timeout", () => {
+    const ref = { namespace: "ingress-nginx", name: "ingress-nginx-controller" };
+    const served = (args: string[]) => {
+      const o = parseArgs(["--manifests", "x.yaml", ...args], {});
+      if (o.type !== "run") throw new Error(JSON.stringify(o));
+      const s = createNginxSettings({ base: o.config, explicit: o.explicit, ref, log: silentLogger, onDiagnostics: () => {}, onCompileConfig: () => {} });
+      s.update({ apiVersion: "v1", kind: "ConfigMap", metadata: ref, data: { "proxy-read-timeout": "120" } });
+      return [s.config.responseTimeoutMs, s.config.streamIdleTimeoutMs];
+    };
+    expect(served(["--ingress-nginx-compat", "--response-timeout=30s"])).toEqual([30_000, 30_000]);
+    expect(served(["--ingress-nginx-compat"])).toEqual([120_000, 120_000]);
+    expect(served(["--ingress-nginx-compat", "--response-timeout=30s", "--stream-idle-timeout=10m"])).toEqual([30_000, 600_000]);
+    // Without compat the idle time does not follow --response-timeout: the key sets it.
+    expect(served(["--response-timeout=30s"])).toEqual([30_000, 120_000]);
   });
 
   test("the README's table is the table", () => {

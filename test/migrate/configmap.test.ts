@@ -154,11 +154,17 @@ describe("ConfigMap keys", () => {
   });
 
   // ngx_http_upstream_send_response sets r->limit_rate = 0 for an unbuffered answer: with
-  // proxy-buffering off (the default) the key paces only Ingresses that turn buffering on.
-  test("limit-rate with proxy-buffering off says it paces nothing then; with it on, it does not", () => {
+  // proxy-buffering off (the default) the key paces only Ingresses that turn buffering on, and an
+  // answer the pod marks X-Accel-Buffering: yes (ngx_http_upstream_process_buffering buffers it).
+  test("limit-rate with proxy-buffering off says it paces nothing then but a pod's X-Accel-Buffering: yes answer; with it on, it does not", () => {
     const NOTE = "as in ingress-nginx, limit-rate paces only buffered answers: set proxy-buffering: on";
-    for (const data of [{ "limit-rate": "90" }, { "limit-rate": "90", "proxy-buffering": "off" }] as Record<string, string>[]) expect(key(data, "limit-rate").text).toContain(NOTE);
+    const ACCEL = "save on an answer the pod marks `X-Accel-Buffering: yes`";
+    for (const data of [{ "limit-rate": "90" }, { "limit-rate": "90", "proxy-buffering": "off" }] as Record<string, string>[]) {
+      expect(key(data, "limit-rate").text).toContain(NOTE);
+      expect(key(data, "limit-rate").text).toContain(ACCEL);
+    }
     expect(key({ "limit-rate-after": "512" }, "limit-rate-after").text).toContain(NOTE);
+    expect(key({ "limit-rate-after": "512" }, "limit-rate-after").text).toContain(ACCEL);
     const on = key({ "limit-rate": "90", "proxy-buffering": "on" }, "limit-rate");
     expect(on).toMatchObject({ status: "flag", flags: ["--limit-rate=90k"] });
     expect(on.text).not.toContain(NOTE);
