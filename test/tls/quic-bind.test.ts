@@ -8,6 +8,13 @@ import { createTlsListener, type TlsListener } from "../../src/tls/listener.ts";
 import { createPemChecker } from "../../src/tls/pem.ts";
 import { buildTlsEntries } from "../../src/tls/sni.ts";
 import type { Logger } from "../../src/log/logger.ts";
+import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
+import { serveOptions } from "../../src/proxy/pipeline/listener.ts";
+import { createSplitListener } from "../../src/serving/tls-split.ts";
+import { lookup } from "../../src/table/lookup.ts";
+import type { TlsEntry } from "../../src/tls/sni.ts";
+import { makeBackend, makeTable, testConfig } from "../proxy/helpers.ts";
+import { rawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
 import { binding, quietLog, RawClient } from "./helpers.ts";
 import { createCertificate, generateKeyPair } from "./pki.ts";
@@ -116,3 +123,86 @@ test("a QUIC bind that fails in a rotation fails no request over TCP; TCP keeps 
   expect(client.lines.filter((x) => x.error !== undefined)).toEqual([]);
   expect(client.lines.length).toBeGreaterThan(ROUNDS * 10);
 }, 120_000);
+
+test("the SNI split's QUIC bind that fails in a hand-over fails no request over TCP on the listener it was to take over from", async () => {
+  // The listener before the hand-over: a Bun.serve on the public port, in its SO_REUSEPORT group.
+  const e = entries(HOSTS);
+  const before = Bun.serve({ hostname: "127.0.0.1", port: 0, reusePort: true, tls: e.entries as TlsEntry[], fetch: () => new Response("ok") } as unknown as Parameters<typeof Bun.serve>[0]);
+  cleanup.push(() => before.stop(true));
+  const port = before.port as number;
+  const udp = await Bun.udpSocket({ hostname: "127.0.0.1", port });
+  cleanup.push(() => udp.close());
+  const client = startClient(port);
+  await eventually(() => client.lines.length >= 20, 20_000, "the TCP client served");
+  const table = makeTable([{ host: HOST, backend: makeBackend([1]) }]);
+  const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "https" });
+  for (let round = 1; round <= ROUNDS; round++) {
+    const split = createSplitListener({
+      hostname: "127.0.0.1", port, handler: () => serveOptions(handler), table: () => table, log: quietLog, hooks: {},
+      http2: true, http3: true, headerTimeoutMs: 60_000, draining: () => false, front: { helloTimeoutMs: 5_000, connectTimeoutMs: 5_000 },
+    });
+    expect(() => split.update(e.entries, e.fingerprint)).toThrow(`Failed to listen on UDP port ${port}`);
+    await split.stop(true);
+    const seen = client.lines.length;
+    await eventually(() => client.lines.length >= seen + 10, 20_000, `the TCP client served after hand-over ${round}`);
+  }
+  await client.stop();
+  expect(client.lines.filter((x) => x.error !== undefined)).toEqual([]);
+}, 120_000);
+
+/** The Alt-Svc field of an answer over TCP, or null (RawClient lower-cases the names). */
+const altSvcOf = (r: { headers: Record<string, string> }) => r.headers["alt-svc"] ?? null;
+
+test("a listener's answers over TCP advertise QUIC across a rotation, and no more once stop() has taken its QUIC side down", async () => {
+  const l = createTlsListener({
+    hostname: "127.0.0.1", port: 0, log: quietLog, http2: true, http3: true, drainMs: 2_000, holdoffMs: 0,
+    handler: () => ({ fetch: () => new Response("ok") }),
+  });
+  cleanup.push(() => l.stop(true));
+  const e = entries(1);
+  l.update(e.entries, e.fingerprint);
+  const advertised = `h3=":${l.port}"; ma=86400`;
+  const first = new RawClient(l.port, HOST);
+  cleanup.push(() => first.close());
+  const a = await first.request("/");
+  expect([a.status, altSvcOf(a), a.headers.connection ?? null]).toEqual([200, advertised, null]);
+
+  // A rotation: the next server's QUIC side serves the port, so the draining one still says so.
+  l.update(e.entries, `${e.fingerprint}/next`);
+  await eventually(() => l.rotations === 1, 10_000, "the rotation");
+  const b = await first.request("/");
+  expect([b.status, altSvcOf(b), b.headers.connection]).toEqual([200, advertised, "close"]);
+
+  const second = new RawClient(l.port, HOST);
+  cleanup.push(() => second.close());
+  const c = await second.request("/");
+  expect([c.status, altSvcOf(c)]).toEqual([200, advertised]);
+  // A hand-over or the shutdown: the QUIC side is stopped at once, the TCP side drains.
+  const stopping = l.stop();
+  const d = await second.request("/");
+  expect([d.status, altSvcOf(d), d.headers.connection]).toEqual([200, null, "close"]);
+  await stopping;
+  await expect(fetch(`https://127.0.0.1:${l.port}/`, { protocol: "http3", tls: { rejectUnauthorized: false }, signal: AbortSignal.timeout(BOUND_MS) } as RequestInit)).rejects.toThrow();
+}, 60_000);
+
+test("the SNI split's Bun.serve side stops advertising its QUIC listener once stop() takes it down", async () => {
+  const backend = await rawBackend(() => "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+  cleanup.push(() => backend.stop());
+  const table = makeTable([{ host: HOST, backend: makeBackend([backend.port]) }]);
+  const handler = createProxyHandler({ config: testConfig(), table: () => table, lookup, log: quietLog, scheme: "https" });
+  const split = createSplitListener({
+    hostname: "127.0.0.1", port: 0, handler: () => serveOptions(handler), table: () => table, log: quietLog, hooks: {}, drainMs: 2_000,
+    http2: true, http3: true, headerTimeoutMs: 60_000, draining: () => false, front: { helloTimeoutMs: 5_000, connectTimeoutMs: 5_000 },
+  });
+  cleanup.push(() => split.stop(true));
+  const e = entries(1);
+  split.update(e.entries, e.fingerprint);
+  const client = new RawClient(split.port, HOST);
+  cleanup.push(() => client.close());
+  const a = await client.request("/");
+  expect([a.status, a.body, altSvcOf(a)]).toEqual([200, "ok", `h3=":${split.port}"; ma=86400`]);
+  const stopping = split.stop();
+  const b = await client.request("/");
+  expect([b.status, b.body, altSvcOf(b), b.headers.connection]).toEqual([200, "ok", null, "close"]);
+  await stopping;
+}, 60_000);
