@@ -3,14 +3,17 @@
 // handshakes onto whichever listening socket of the port's SO_REUSEPORT group its hash picks,
 // which a client in the server's own process could never do (its connect() waits on the same
 // loop). Each request is a fresh TLS connection (`Connection: close`, RFC 9112 §9.6), so every
-// one is a new pick. It prints one JSON line per request until its stdin closes or `max`
-// requests were made; a request without a full answer within `boundMs` is reported as failed.
+// one is a new pick, and a new one starts every millisecond while fewer than `concurrency` are
+// open, without waiting for the others: connections the server's blocked process has not
+// answered yet must not stop new ones from reaching the kernel meanwhile. It prints one JSON
+// line per request until its stdin closes or `max` requests were made; a request without a
+// full answer within `boundMs` is reported as failed.
 import { connect } from "node:tls";
 
 const port = Number(process.argv[2]);
 const boundMs = Number(process.argv[3]);
 const max = Number(process.argv[4]);
-const loops = Number(process.argv[5] ?? 1);
+const concurrency = Number(process.argv[5] ?? 1);
 let open = true;
 void (async () => {
   for await (const _ of Bun.stdin.stream()) {
@@ -47,12 +50,18 @@ function once(): Promise<{ status?: number; error?: string }> {
 }
 
 let next = 0;
-async function loop(): Promise<void> {
-  while (open && next < max) {
-    const i = next++;
-    const r = await once();
-    process.stdout.write(`${JSON.stringify({ i, ...r })}\n`);
+let inflight = 0;
+const tick = setInterval(() => {
+  if (!open || next >= max) {
+    if (inflight > 0) return;
+    clearInterval(tick);
+    process.exit(0);
   }
-}
-await Promise.all(Array.from({ length: loops }, loop));
-process.exit(0);
+  if (inflight >= concurrency) return;
+  const i = next++;
+  inflight++;
+  void once().then((r) => {
+    inflight--;
+    process.stdout.write(`${JSON.stringify({ i, ...r })}\n`);
+  });
+}, 1);
