@@ -141,7 +141,7 @@ interface Live {
 }
 
 /** RFC 7838 §3 with Bun's own value (measured on 1.4.5): the QUIC listener is on the TCP port number. */
-export function altSvc(port: number): string {
+function altSvc(port: number): string {
   return `h3=":${port}"; ma=86400`;
 }
 
