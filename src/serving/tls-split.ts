@@ -218,17 +218,27 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       // A later update rotates QUIC's certificates as the others'.
       if (front !== null || o.front === null) return void quic?.update(entries, fingerprint, provisional);
       // The first binds the public port number, each with SO_REUSEPORT beside the listener this
-      // split takes over from: the front's TCP socket once both listeners it pipes to listen,
-      // then QUIC's UDP one on the same number. A bind that fails undoes the others.
+      // split takes over from: QUIC's UDP socket and the front's TCP one, once both listeners the
+      // front pipes to listen. With the number known, QUIC binds first: a QUIC bind that fails
+      // then throws before the front joins the TCP port group, so no connection the kernel has
+      // queued on the front is reset by closing it (docs/design.md "Bun facts measured here"),
+      // and a front that fails to bind stops only the fresh QUIC server, in the same turn. On
+      // port 0 the front chooses the number; no client knows it yet. A bind that fails undoes
+      // the others.
       try {
+        if (h3 && o.port !== 0) {
+          quic = makeQuic(o.port);
+          quic.update(entries, fingerprint, provisional);
+        }
         front = startFront(o.front);
-        if (h3) {
+        if (h3 && quic === null) {
           quic = makeQuic(front.port);
           quic.update(entries, fingerprint, provisional);
         }
       } catch (err) {
         front?.stop(true);
         front = null;
+        void quic?.stop(true);
         quic = null;
         void bun.stop(true);
         void node.stop(true);
@@ -252,7 +262,12 @@ export function createSplitListener(o: SplitOptions): SplitListener {
       frozen = true;
       // Stop accepting first; the pipes end as the listeners behind them close their connections.
       front?.stop(closeActive);
-      await Promise.all([bun.stop(closeActive), node.stop(closeActive), quic?.stop(closeActive), retiring.stopAll()]);
+      // The QUIC listener is stopped at once (stop(true) inside, whatever closeActive says), so
+      // the Bun.serve side's answers still going out over TCP while it drains stop advertising
+      // it first (advertiseH3 reads `quic`): nothing serves that UDP port from now on.
+      const q = quic;
+      quic = null;
+      await Promise.all([bun.stop(closeActive), node.stop(closeActive), q?.stop(closeActive), retiring.stopAll()]);
       front?.stop(true);
     },
     requestClientCertificates(on: boolean) {

@@ -146,17 +146,22 @@ function altSvc(port: number): string {
 }
 
 /**
- * `res` with the `h3` entry for `port()` appended after any the handler set, or untouched: no
- * QUIC port now, or a 421. A 421 says this connection is the wrong one for the request's host
- * (RFC 9110 §15.5.20); on the SNI split's Bun.serve side it is the route step's answer for a
- * host that needs node:http2 (proxy/pipeline/route.ts, `misdirected`), which QUIC does not
- * serve either, so the answer that already decided it is what keeps the host off QUIC: no
- * second look at the Host.
+ * A function adding the `h3` entry for `port()` to an answer, after any the handler set, or
+ * leaving it untouched: no QUIC port now, or a 421. A 421 says this connection is the wrong one
+ * for the request's host (RFC 9110 §15.5.20); on the SNI split's Bun.serve side it is the route
+ * step's answer for a host that needs node:http2 (proxy/pipeline/route.ts, `misdirected`), which
+ * QUIC does not serve either, so the answer that already decided it is what keeps the host off
+ * QUIC: no second look at the Host. The value is built once per port, not per answer.
  */
-function advertiseOn(res: Response | undefined | void, port: () => number | null): Response | undefined | void {
-  if (!res || res.status === 421) return res;
-  const p = port();
-  return p === null ? res : appendField(res, "Alt-Svc", altSvc(p));
+function advertiseOn(port: () => number | null): (res: Response | undefined | void) => Response | undefined | void {
+  let built: { readonly port: number; readonly value: string } | null = null;
+  return (res) => {
+    if (!res || res.status === 421) return res;
+    const p = port();
+    if (p === null) return res;
+    if (built?.port !== p) built = { port: p, value: altSvc(p) };
+    return appendField(res, "Alt-Svc", built.value);
+  };
 }
 
 export function createTlsListener(opts: TlsListenerOptions): TlsListener {
@@ -181,36 +186,42 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
 
   // A QUIC server beside the TCP one: `http3` on a listener that also serves HTTP/1.1 and h2.
   const quicBeside = opts.http3 === true && opts.http1 !== false;
+  // Until stop() takes the QUIC side down: from then on nothing serves the UDP port (a hand-over
+  // to node:http2 alone, or the shutdown), so the answers still going out over TCP while this
+  // listener drains must not send clients there (RFC 7838 §2.2: a client may use an alternative
+  // as long as `ma` says). A rotation keeps advertising: the next server's QUIC side serves it.
+  let quicServing = quicBeside;
   // The QUIC port answers over TCP advertise: this listener's own, or the one it is told of;
   // null: none (no --http3), and the answers go out untouched.
-  const h3Port: (() => number | null) | null = quicBeside ? () => port : opts.http1 === false ? null : (opts.advertiseH3 ?? null);
+  const h3Port: (() => number | null) | null = quicBeside ? () => (quicServing ? port : null) : opts.http1 === false ? null : (opts.advertiseH3 ?? null);
 
   // One function for every answer (not a closure per start or per request).
-  const advertise = (res: Response | undefined | void) => advertiseOn(res, h3Port as () => number | null);
+  const advertise = advertiseOn(h3Port ?? (() => null));
 
   function start(entries: readonly TlsEntry[]): Live {
     const handler = opts.handler();
     const live = { draining: false, quic: null } as { server: AnyServer; quic: AnyServer | null; draining: boolean };
     const { fetch: inner, websocket, error, ...passThrough } = handler;
-    const serve = (fetch: ServeHandler["fetch"], tcp: boolean, quic: boolean, onError = error): AnyServer => {
+    // `tcp`: HTTP/1.1 (and h2 with `http2`) over TCP; otherwise HTTP/3 alone on the UDP port.
+    const serve = (fetch: ServeHandler["fetch"], tcp: boolean, onError = error): AnyServer => {
       const options = {
         ...passThrough,
         hostname: opts.hostname,
         port,
         reusePort: true,
         tls: entries as TlsEntry[],
-        ...(tcp && opts.http2 ? { http2: true } : {}),
-        ...(quic ? { http3: true } : {}),
-        ...(tcp ? {} : { http1: false }),
+        ...(tcp ? (opts.http2 ? { http2: true } : {}) : { http1: false, http3: true }),
         fetch,
         ...(websocket ? { websocket } : {}),
         ...(onError ? { error: onError } : {}),
       };
       return Bun.serve(options as unknown as Parameters<typeof Bun.serve>[0]) as AnyServer;
     };
+    // proxy/'s fetch is a plain function (serveOptions): nothing in it reads `this`.
+    const serveQuic = (): AnyServer => serve(inner, false);
     if (opts.http1 === false) {
       // QUIC alone (the SNI split's): never drained, so never marked.
-      live.server = serve((req, server) => inner(req, server), false, true);
+      live.server = serveQuic();
       port = live.server.port ?? port;
       return live;
     }
@@ -227,12 +238,24 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
       const res = error(err);
       return res instanceof Promise ? res.then((r) => advertise(r) ?? r) : (advertise(res) ?? res);
     } : error;
-    live.server = serve(fetch, true, false, advertiseError);
+    // With the port number known (every start but a first on port 0), QUIC binds first: a QUIC
+    // bind that fails then throws before this TCP server joins the port's SO_REUSEPORT group, so
+    // it never closes a TCP socket the kernel has already queued connections on (they would be
+    // reset; docs/design.md "Bun facts measured here"), and a TCP bind that fails stops only the
+    // fresh QUIC server, in the same turn. On port 0 the TCP bind chooses the number QUIC needs;
+    // no client can know that port yet, so nothing is queued on it when QUIC fails after.
+    const quicFirst = quicBeside && port !== 0;
+    if (quicFirst) live.quic = serveQuic();
+    try {
+      live.server = serve(fetch, true, advertiseError);
+    } catch (err) {
+      if (live.quic) void live.quic.stop(true);
+      throw err;
+    }
     port = live.server.port ?? port;
-    if (quicBeside) {
-      // The UDP port of the TCP port's number (the first start may have chosen it).
+    if (quicBeside && !quicFirst) {
       try {
-        live.quic = serve((req, server) => inner(req, server), false, true);
+        live.quic = serveQuic();
       } catch (err) {
         void live.server.stop(true);
         throw err;
@@ -366,6 +389,8 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
     },
     async stop(closeActive = false) {
       stopped = true;
+      // See quicServing: no answer over TCP advertises the QUIC side once it is being stopped.
+      quicServing = false;
       if (timer) clearTimeout(timer);
       timer = null;
       pending = null;
@@ -374,7 +399,8 @@ export function createTlsListener(opts: TlsListenerOptions): TlsListener {
       if (live) {
         live.draining = true;
         // A listener stopped gracefully is one handed over (its successor has joined the port
-        // group) or one already drained by the shutdown: its QUIC side goes now either way.
+        // group) or one already drained by the shutdown: its QUIC side goes now either way, and
+        // from now on no answer over TCP advertises it (quicServing, above).
         stopQuicNow(live);
         if (opts.http1 !== false) {
           if (!closeActive) await Bun.sleep(drainMs);
