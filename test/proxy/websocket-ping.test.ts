@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { makeBackend, makeTable, optionsOf, RAW_LISTENERS, startRawProxy, type RawListener } from "./helpers.ts";
 import { namedBackend } from "./raw.ts";
 import { eventually } from "../wait.ts";
+import { WS_BUFFER_LIMIT } from "../../src/proxy/upstream/websocket.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 const cleanup: Array<() => unknown> = [];
@@ -17,6 +18,7 @@ afterAll(async () => {
 /** `ws`'s client (Bun's built-in one), the calls used here: it shows and sends control frames. */
 interface WsClient {
   readonly readyState: number;
+  readonly bufferedAmount: number;
   on(ev: "open" | "ping" | "pong", f: (data: Buffer) => void): void;
   on(ev: "message", f: (data: Buffer, isBinary: boolean) => void): void;
   on(ev: "close", f: (code: number) => void): void;
@@ -179,5 +181,34 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
     expect(atPod().filter((f) => f.op === PING).map((f) => f.payload)).toEqual([""]);
     await eventually(() => atPod().filter((f) => f.op === PONG).length === 2, 5_000, "the client's empty pong at the pod");
     expect(seen.code).toBeNull();
+  });
+
+  // The relay's bound on what waits for the pod (docs/design.md "proxy-send-timeout") holds
+  // for control frames as for data: a client pinging a pod that reads nothing gets the pair
+  // closed with 1011 (RFC 6455 §7.4.1), not a queue that grows as long as it pings.
+  for (const op of ["ping", "pong"] as const) test(`a client flooding ${op}s to a pod that reads nothing gets the pair closed at the buffer bound`, async () => {
+    const { pod, ws, seen } = await tunnel(kind, "60");
+    pod.hits[0]!.socket.pause();
+    const payload = Buffer.alloc(125, 0x70); // the largest control payload (RFC 6455 §5.5)
+    // Four times the bound, far past it plus the loopback socket buffers; sent in slices as the
+    // client's own queue drains, so the pile-up is in the proxy.
+    const most = Math.ceil((4 * WS_BUFFER_LIMIT) / payload.length);
+    let sent = 0;
+    await new Promise<void>((resolve) => {
+      const pump = () => {
+        while (sent < most && seen.code === null && ws.readyState === 1 && ws.bufferedAmount < 1024 * 1024) {
+          // Unsolicited pongs are allowed (RFC 6455 §5.5.3) and relayed as pings are.
+          if (op === "ping") ws.ping(payload);
+          else ws.pong(payload);
+          sent++;
+        }
+        if (sent >= most || seen.code !== null || ws.readyState !== 1) resolve();
+        else setTimeout(pump, 1);
+      };
+      pump();
+    });
+    await eventually(() => seen.code !== null, 10_000, "the proxy to close the client's side");
+    expect(seen.code).toBe(1011);
+    expect(sent).toBeLessThan(most);
   });
 });
