@@ -44,25 +44,30 @@ class BridgedSocket {
     private readonly ws: WsSocket,
     readonly data: unknown,
   ) {}
-  /** Bun's contract: 0 when the message was not queued (past the backpressure limit). */
-  send(f: string | ArrayBuffer | Uint8Array): number {
-    if (this.ws.bufferedAmount > WS_BUFFER_LIMIT) return 0;
-    this.ws.send(f);
-    return typeof f === "string" ? Buffer.byteLength(f) || 1 : f.byteLength || 1;
-  }
   /**
-   * A control frame the relay passes on (RFC 6455 §5.5.2, §5.5.3), with send's contract. `ws`
-   * sends nothing and throws nothing once the socket is closing (measured on 1.4.5), as Bun's.
+   * Bun's ServerWebSocket contract, so the relay reads both listeners alike (its `dropped`):
+   * the bytes sent, and so 0 for an empty frame that was sent, as Bun; 0 and the socket closed
+   * when the frame was not queued (past the backpressure limit), as Bun.serve's
+   * closeOnBackpressureLimit does, so an empty frame dropped still ends the pair. Control frames
+   * (RFC 6455 §5.5.2, §5.5.3) the relay passes on too: `ws` sends nothing and throws nothing
+   * once the socket is closing (measured on 1.4.5), as Bun's.
    */
+  send(f: string | ArrayBuffer | Uint8Array): number {
+    return this.queue(typeof f === "string" ? Buffer.byteLength(f) : f.byteLength, () => this.ws.send(f));
+  }
   ping(data: Buffer): number {
-    if (this.ws.bufferedAmount > WS_BUFFER_LIMIT) return 0;
-    this.ws.ping(data);
-    return data.byteLength || 1;
+    return this.queue(data.byteLength, () => this.ws.ping(data));
   }
   pong(data: Buffer): number {
-    if (this.ws.bufferedAmount > WS_BUFFER_LIMIT) return 0;
-    this.ws.pong(data);
-    return data.byteLength || 1;
+    return this.queue(data.byteLength, () => this.ws.pong(data));
+  }
+  private queue(bytes: number, write: () => void): number {
+    if (this.ws.bufferedAmount > WS_BUFFER_LIMIT) {
+      this.ws.close(1011, "backpressure");
+      return 0;
+    }
+    write();
+    return bytes;
   }
   close(code?: number, reason?: string): void {
     this.ws.close(code, reason);

@@ -213,10 +213,9 @@ export async function forwardWebSocket(x: Exchange): Promise<ProxyError | Forwar
     // body's length (respond.ts).
     return { response: answer.response, upstream: e.upstream, upstreamMs: performance.now() - x.t0 };
   }
-  const { ws, upstream } = connected;
+  const { ws } = connected;
   const wsCookie = x.choice?.setCookie() ?? null;
   if (wsCookie !== null) x.responseHeaders["set-cookie"] = wsCookie;
-  rec.upstream = upstream.authority;
   rec.upstreamStatus = 101;
   rec.upstreamMs = performance.now() - x.t0;
   // The route's idle time is its proxy-read-timeout unless stream-idle-timeout is set

@@ -79,7 +79,19 @@ function closeBoth(d: WsData, code: number, reason: string): void {
   } catch {}
 }
 
-/** Send to the client; a frame Bun would drop (send() === 0) closes the pair instead. */
+/**
+ * Whether a frame handed to the client's socket was dropped: ServerWebSocket's send, ping and
+ * pong return the bytes sent (>0), -1 when queued under backpressure, and 0 when dropped; but an
+ * empty payload also returns 0 on success (measured on Bun 1.4.5: `ping()`, `send(new
+ * Uint8Array(0))`), so a 0 only means dropped for a non-empty one. An empty frame Bun did drop
+ * carries no data: its socket is past backpressureLimit and closeOnBackpressureLimit closes it
+ * (websocketHandler), which closes the pod's side too. The HTTP/2 bridge returns the same.
+ */
+function dropped(sent: number, payload: number): boolean {
+  return sent === 0 && payload > 0;
+}
+
+/** Send to the client; a frame Bun dropped closes the pair instead (RFC 6455 §7.4.1: 1011). */
 function toClient(d: WsData, f: Frame): void {
   d.idle?.touch();
   const ws = d.client;
@@ -89,8 +101,9 @@ function toClient(d: WsData, f: Frame): void {
     if (d.pendingBytes > WS_BUFFER_LIMIT) closeBoth(d, 1011, "backpressure");
     return;
   }
-  d.bytesOut += size(f);
-  if (ws.send(f) === 0) closeBoth(d, 1011, "backpressure");
+  const n = size(f);
+  d.bytesOut += n;
+  if (dropped(ws.send(f), n)) closeBoth(d, 1011, "backpressure");
 }
 
 export interface WsConnectInput {
@@ -368,14 +381,16 @@ export async function connectUpstreamWs(input: WsConnectInput): Promise<{ ws: Up
       input.balancer.succeeded(u);
       return { ws, upstream: to };
     } catch (e) {
-      if (e instanceof ProxyError && e.code === "UpstreamTimeout") endTry(beginTry(input.record?.tries, to.authority, start), 504);
-      if (e instanceof ProxyError && (e.code === "UpstreamTimeout" || e.code === "BadRequest")) throw e;
+      if (e instanceof ProxyError && e.code === "BadRequest") throw e;
+      const at = beginTry(input.record?.tries, to.authority, start);
       if (e instanceof UpgradeDeclined) {
         if (input.record) input.record.upstreamStatus = e.status;
-        answerTry(beginTry(input.record?.tries, to.authority, start), e.status);
+        answerTry(at, e.status);
         throw e;
       }
-      endTry(beginTry(input.record?.tries, to.authority, start), 502);
+      const timeout = e instanceof ProxyError && e.code === "UpstreamTimeout";
+      endTry(at, timeout ? 504 : 502);
+      if (timeout) throw e;
       input.balancer.failed(u);
       ext?.forget(u.address);
     }
@@ -429,12 +444,12 @@ export function upgradeClient(
     if (d.closed) return;
     d.idle?.touch();
     if (d.client === null) upstream.pong(data);
-    else if (d.client.ping(data) === 0) closeBoth(d, 1011, "backpressure");
+    else if (dropped(d.client.ping(data), data.byteLength)) closeBoth(d, 1011, "backpressure");
   });
   upstream.on("pong", (data) => {
     if (d.closed) return;
     d.idle?.touch();
-    if (d.client !== null && d.client.pong(data) === 0) closeBoth(d, 1011, "backpressure");
+    if (d.client !== null && dropped(d.client.pong(data), data.byteLength)) closeBoth(d, 1011, "backpressure");
   });
   const headers: Record<string, string> = { ...extraHeaders };
   // Answer with the subprotocol the backend chose, or none. Bun echoes the first
@@ -443,6 +458,15 @@ export function upgradeClient(
   const ok = server.upgrade(req, { data: d, headers });
   if (!ok) closeBoth(d, 1011, "upgrade failed");
   return ok;
+}
+
+/**
+ * The bound on what waits for the pod, checked after every frame the client sends, data or
+ * control: `ws` queues without limit, so a client flooding pings to a pod that does not read
+ * would otherwise grow it for good.
+ */
+function toPodBounded(d: WsData): void {
+  if (d.upstream.bufferedAmount > WS_BUFFER_LIMIT) closeBoth(d, 1011, "backpressure");
 }
 
 export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (delta: 1 | -1) => void): WebSocketHandler<WsData> {
@@ -473,7 +497,7 @@ export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (d
       d.idle?.touch();
       d.bytesIn += size(msg);
       d.upstream.send(msg);
-      if (d.upstream.bufferedAmount > WS_BUFFER_LIMIT) closeBoth(d, 1011, "backpressure");
+      toPodBounded(d);
     },
     // The client's control frames: re-arm the idle time and go on to the pod, as nginx relays
     // them. Bun has already answered a ping itself (it always does, measured on 1.4.5), so the
@@ -485,12 +509,14 @@ export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (d
       if (d.closed) return;
       d.idle?.touch();
       d.upstream.ping(data);
+      toPodBounded(d);
     },
     pong(ws, data) {
       const d = ws.data;
       if (d.closed) return;
       d.idle?.touch();
       d.upstream.pong(data);
+      toPodBounded(d);
     },
     close(ws, code, reason) {
       const d = ws.data;
