@@ -561,18 +561,33 @@ spec:
     expect(conds(w.listener(`${INFRA}/gateway-without-address-value`, "http"))).toBe("Accepted=False/UnsupportedAddress ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
   });
 
-  test("client certificate validation (Gateway spec.tls.frontend) is not performed, so the HTTPS listeners it covers are not served: fails closed", () => {
-    // The objects of conformance/tests/gateway-with-clientcertificate-validation.yaml (not run:
-    // GatewayFrontendClientCertificateValidation is not published), with a perPort entry that
-    // asks no validation for 8444 and an HTTP listener the validation does not cover.
-    const cert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "second-example.org", "third-example.org"] });
-    const ref = `tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate }] }`;
-    const w = World.of(
-      `apiVersion: v1
+  // The client certificate validation objects (conformance/tests/gateway-with-*clientcertificate-validation*.yaml,
+  // gateway-invalid-default-frontend-client-certificate-validation.yaml): the CA references are
+  // resolved with the reasons FrontendTLSValidation (apis/v1 gateway_types.go) names; a listener
+  // whose validation is well formed is still not served, as Portico does not yet check client
+  // certificates on a Gateway listener (GatewayFrontendClientCertificateValidation is not published).
+  const serverCert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "first-example.org", "second-example.org", "third-example.org", "fourth-example.org"] });
+  const caPem = createCertificate({ subjectCN: "client-ca", isCA: true }).certPem;
+  const tlsSecret = `apiVersion: v1
 kind: Secret
 metadata: { name: tls-validity-checks-certificate, namespace: ${INFRA} }
 type: kubernetes.io/tls
-data: { tls.crt: ${Buffer.from(cert.certPem).toString("base64")}, tls.key: ${Buffer.from(cert.keyPem).toString("base64")} }`,
+data: { tls.crt: ${Buffer.from(serverCert.certPem).toString("base64")}, tls.key: ${Buffer.from(serverCert.keyPem).toString("base64")} }`;
+  const caConfigMap = (name: string, ns = INFRA, key = "ca.crt") => `apiVersion: v1
+kind: ConfigMap
+metadata: { name: ${name}, namespace: ${ns} }
+data: { ${key}: ${JSON.stringify(caPem)} }`;
+  const certRef = `tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] }`;
+  const httpsListener = (name: string, port: number, hostname: string | null) =>
+    `    - { name: ${name}, port: ${port},${hostname === null ? "" : ` hostname: ${hostname},`} protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${certRef} }`;
+
+  test("client certificate validation (Gateway spec.tls.frontend) with resolved CAs: the HTTPS listeners it covers are not served yet (fails closed)", () => {
+    // gateway-with-clientcertificate-validation.yaml, with a perPort entry that asks no
+    // validation for 8444 and an HTTP listener the validation does not cover.
+    const w = World.of(
+      tlsSecret,
+      caConfigMap("tls-validity-checks-ca-certificate"),
+      caConfigMap("tls-validity-checks-per-port-ca-certificate"),
       `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: client-validation-default, namespace: ${INFRA} }
@@ -585,9 +600,9 @@ spec:
         - { port: 8443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-per-port-ca-certificate }] } } }
         - { port: 8444, tls: {} }
   listeners:
-    - { name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${ref} }
-    - { name: https-with-hostname, port: 8443, hostname: second-example.org, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${ref} }
-    - { name: https-no-validation, port: 8444, hostname: third-example.org, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${ref} }
+${httpsListener("https", 443, null)}
+${httpsListener("https-with-hostname", 8443, "second-example.org")}
+${httpsListener("https-no-validation", 8444, "third-example.org")}
     - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }`,
       route("client-certificate-validation-https-test", `  parentRefs: [{ name: client-validation-default, sectionName: https }]
   hostnames: [example.org]
@@ -598,6 +613,7 @@ spec:
   rules: [{ backendRefs: [{ name: infra-backend-v3, port: 8080 }] }]`),
     );
     const gw = `${INFRA}/client-validation-default`;
+    // AllowValidOnly (the default mode): no InsecureFrontendValidationMode condition.
     expect(conds(w.result.gateways.get(gw)!)).toBe("Accepted=True/ListenersNotValid Programmed=True/Programmed");
     for (const name of ["https", "https-with-hostname"]) {
       expect(conds(w.listener(gw, name))).toBe("Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
@@ -611,8 +627,136 @@ spec:
     expect(w.answer({ host: "third-example.org", path: "/", https: true })).toBe(V3);
   });
 
+  test("GatewayInvalidFrontendClientCertificateValidation (statuses): each invalid caCertificateRef gets the spec's reason, and only its listener is affected", () => {
+    // gateway-with-invalid-clientcertificate-validation.yaml, with web-backend-cm present in
+    // the other namespace (no ReferenceGrant lets the Gateway read it).
+    const w = World.of(
+      tlsSecret,
+      caConfigMap("tls-validity-checks-ca-certificate"),
+      caConfigMap("web-backend-cm", WEB),
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gateway-with-invalid-client-cert-validation, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } }
+      perPort:
+        - { port: 7443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: non-exisitng-cm }] } } }
+        - { port: 8443, tls: { validation: { caCertificateRefs: [{ kind: Service, group: "", name: infra-backend-v2 }] } } }
+        - { port: 6443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: web-backend-cm, namespace: ${WEB} }] } } }
+  listeners:
+${httpsListener("https", 443, null)}
+${httpsListener("https-unresolved", 7443, "first-example.org")}
+${httpsListener("https-invalid-kind", 8443, "second-example.org")}
+${httpsListener("https-grant-missing", 6443, "fourth-example.org")}`,
+    );
+    const gw = `${INFRA}/gateway-with-invalid-client-cert-validation`;
+    // Upstream expects "https" Accepted=True and Programmed=True: served with the validation,
+    // which Portico does not yet do, so it is refused as UnsupportedValue with its refs resolved.
+    expect(conds(w.listener(gw, "https"))).toBe("Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(conds(w.listener(gw, "https-unresolved"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(conds(w.listener(gw, "https-invalid-kind"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateKind Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(conds(w.listener(gw, "https-grant-missing"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/RefNotPermitted Programmed=False/Invalid Conflicted=False/NoConflicts");
+    // The message names the reference and why (FrontendTLSValidation: "the Message of the
+    // Condition must indicate which reference is invalid and why").
+    expect(w.listener(gw, "https-unresolved").conditions[1]!.message).toContain(`${INFRA}/non-exisitng-cm`);
+    expect(w.listener(gw, "https-invalid-kind").conditions[1]!.message).toContain("Service infra-backend-v2");
+
+    // A ReferenceGrant from Gateways in INFRA to that ConfigMap resolves it.
+    const granted = World.of(
+      tlsSecret,
+      caConfigMap("web-backend-cm", WEB),
+      `apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: ca-from-infra, namespace: ${WEB} }
+spec: { from: [{ group: gateway.networking.k8s.io, kind: Gateway, namespace: ${INFRA} }], to: [{ group: "", kind: ConfigMap, name: web-backend-cm }] }`,
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: granted, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: web-backend-cm, namespace: ${WEB} }] } } } }
+  listeners:
+${httpsListener("https", 443, null)}`,
+    );
+    expect(conds(granted.listener(`${INFRA}/granted`, "https"))).toBe("Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
+  });
+
+  test("GatewayFrontendInvalidDefaultClientCertificateValidation (statuses): an unresolved default CA refuses the HTTPS listener and leaves the HTTP one served", () => {
+    const w = World.of(
+      tlsSecret,
+      caConfigMap("tls-validity-checks-per-port-ca-certificate"),
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: invalid-default-client-validation-config, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: does-not-exist }] } }
+      perPort: [{ port: 80, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-per-port-ca-certificate }] } } }]
+  listeners:
+${httpsListener("https", 443, null)}
+    - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }`,
+      route("invalid-default-client-validation-config", `  parentRefs: [{ name: invalid-default-client-validation-config }]
+  hostnames: [example.org]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+    );
+    const gw = `${INFRA}/invalid-default-client-validation-config`;
+    expect(conds(w.listener(gw, "http"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
+    expect(conds(w.listener(gw, "https"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(w.answer({ host: "example.org", path: "/" })).toBe(`${INFRA}/infra-backend-v1`);
+    expect(w.answer({ host: "example.org", path: "/", https: true })).toBe("404");
+  });
+
+  test("a ConfigMap without ca.crt, or whose ca.crt holds no PEM certificate, is an InvalidCACertificateRef", () => {
+    const notPem = `apiVersion: v1
+kind: ConfigMap
+metadata: { name: ca, namespace: ${INFRA} }
+data: { ca.crt: "not a certificate" }`;
+    for (const cm of [caConfigMap("ca", INFRA, "tls.crt"), notPem]) {
+      const w = World.of(
+        tlsSecret,
+        cm,
+        `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: g, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: ca }] } } } }
+  listeners:
+${httpsListener("https", 443, null)}`,
+      );
+      expect(conds(w.listener(`${INFRA}/g`, "https"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef Programmed=False/Invalid Conflicted=False/NoConflicts");
+    }
+  });
+
+  test("AllowInsecureFallback by default or per port sets the Gateway's InsecureFrontendValidationMode=True ConfigurationChanged; AllowValidOnly does not", () => {
+    const gateway = (mode8443: string, modeDefault: string) => `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: client-validation-insecure-fallback, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { ${modeDefault} caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } }
+      perPort: [{ port: 8443, tls: { validation: { ${mode8443} caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } } }]
+  listeners:
+${httpsListener("https", 443, null)}
+${httpsListener("https-with-hostname", 8443, "second-example.org")}`;
+    const gw = `${INFRA}/client-validation-insecure-fallback`;
+    const insecure = (text: string) => World.of(tlsSecret, caConfigMap("tls-validity-checks-ca-certificate"), text).result.gateways.get(gw)!.conditions.find((c) => c.type === "InsecureFrontendValidationMode");
+    const both = insecure(gateway("mode: AllowInsecureFallback,", "mode: AllowInsecureFallback,"));
+    expect(both === undefined ? null : `${both.status}/${both.reason}`).toBe("True/ConfigurationChanged");
+    const perPort = insecure(gateway("mode: AllowInsecureFallback,", ""));
+    expect(perPort === undefined ? null : `${perPort.status}/${perPort.reason}`).toBe("True/ConfigurationChanged");
+    expect(insecure(gateway("mode: AllowValidOnly,", ""))).toBeUndefined();
+  });
+
   test("a malformed spec.tls.frontend (--manifests objects skip the CRD) counts as asking validation: the HTTPS listener is not served", () => {
-    for (const frontend of [`"yes"`, `{ default: "strict" }`, `{ default: {}, perPort: "all" }`, `{ default: {}, perPort: [7] }`]) {
+    for (const frontend of [`"yes"`, `{ default: "strict" }`, `{ default: {}, perPort: "all" }`, `{ default: {}, perPort: [7] }`, `{ default: { validation: {} } }`, `{ default: { validation: { caCertificateRefs: [] } } }`]) {
       const w = World.of(`apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: odd, namespace: ${INFRA} }
@@ -622,6 +766,20 @@ spec:
   listeners: [{ name: https, port: 443, protocol: HTTPS, tls: { certificateRefs: [{ name: missing }] } }]`);
       expect(`${frontend} ${w.listener(`${INFRA}/odd`, "https").conditions[0]!.reason}`).toBe(`${frontend} UnsupportedValue`);
     }
+    // An unknown mode with a resolved CA is refused too.
+    const w = World.of(
+      tlsSecret,
+      caConfigMap("ca"),
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: odd-mode, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls: { frontend: { default: { validation: { mode: Sometimes, caCertificateRefs: [{ kind: ConfigMap, group: "", name: ca }] } } } }
+  listeners:
+${httpsListener("https", 443, null)}`,
+    );
+    expect(conds(w.listener(`${INFRA}/odd-mode`, "https"))).toBe("Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
   });
 
   test("conflicted listeners: none of them is accepted or takes a route, and the Gateway says ListenersNotValid", () => {

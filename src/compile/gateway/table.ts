@@ -31,7 +31,7 @@ import { attachRoute, cond, ourClasses, ourGateways, type ClassState, type Condi
 import { relevantChangedKeys } from "../changes.ts";
 import { NO_FLAGS, POLICY_KIND, withExtension } from "./extension.ts";
 import { PORTICO_GROUP } from "../../model/portico-policy.ts";
-import { authSecretKey, configMapKeys } from "../../model/secret-refs.ts";
+import { authSecretKey, configMapKeys, gatewayCaConfigMapKeys } from "../../model/secret-refs.ts";
 import { deepEqual, relevantEqual } from "../../store/relevance.ts";
 import type { AccessFlags } from "../access.ts";
 import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Redirect, type Rewrite, type Timeouts, type WeightedBackend } from "./rules.ts";
@@ -175,6 +175,8 @@ interface State {
   listenerDiagnostics: readonly Diagnostic[];
   /** The Secrets our listeners name: a change to one validates the listeners again (revalidate). */
   secrets: ReadonlySet<string>;
+  /** The CA ConfigMaps spec.tls.frontend names for our HTTPS listeners: likewise. */
+  caConfigMaps: ReadonlySet<string>;
   readonly works: Map<string, RouteWork>;
   /** The route keys in precedence order: oldest first, then namespace/name. */
   order: readonly string[];
@@ -269,9 +271,14 @@ function grantChanges(prev: ReadonlyMap<string, ReferenceGrant>, next: ReadonlyM
   return { routes: out, gateways };
 }
 
-/** What the listeners of `base` read besides their Gateways: their Secrets, and whether one selects namespaces. */
-function listenerReads(base: ReadonlyMap<string, GatewayState>): { secrets: Set<string>; selectsNamespaces: boolean } {
+/**
+ * What the listeners of `base` read besides their Gateways: their Secrets, the CA ConfigMaps
+ * spec.tls.frontend names for their ports (attach.ts resolveCaRefs), and whether one selects
+ * namespaces.
+ */
+function listenerReads(base: ReadonlyMap<string, GatewayState>): { secrets: Set<string>; caConfigMaps: Set<string>; selectsNamespaces: boolean } {
   const secrets = new Set<string>();
+  const caConfigMaps = new Set<string>();
   let selectsNamespaces = false;
   for (const gw of base.values()) {
     const gwNs = gw.key.slice(0, gw.key.indexOf("/"));
@@ -279,8 +286,9 @@ function listenerReads(base: ReadonlyMap<string, GatewayState>): { secrets: Set<
       for (const c of l.tls?.certificateRefs ?? []) secrets.add(`${c.namespace ?? gwNs}/${c.name}`);
       if (l.allowedRoutes?.namespaces?.from === "Selector") selectsNamespaces = true;
     }
+    for (const k of gatewayCaConfigMapKeys(gw.gateway.spec, gwNs)) caConfigMaps.add(k);
   }
-  return { secrets, selectsNamespaces };
+  return { secrets, caConfigMaps, selectsNamespaces };
 }
 
 /**
@@ -344,6 +352,7 @@ function revalidateGateways(st: State, snapshot: Snapshot, redo: Set<string>): b
   st.base = base;
   st.listenerDiagnostics = listenerDiagnostics(base);
   st.secrets = reads.secrets;
+  st.caConfigMaps = reads.caConfigMaps;
   st.selectsNamespaces = reads.selectsNamespaces;
   return true;
 }
@@ -404,7 +413,7 @@ export function compileGateways(
   // A listener input changed: the Gateways' states are made again, and the routes on those that
   // changed compiled again (revalidateGateways); the result is new even with no route redone
   // (statuses, listener certificates).
-  const listenerSecret = reuse && [...changes!.secrets].some((k) => state!.secrets.has(k));
+  const listenerSecret = reuse && ([...changes!.secrets].some((k) => state!.secrets.has(k)) || [...changes!.configMaps].some((k) => state!.caConfigMaps.has(k)));
   const listenersChanged =
     reuse && (listenerSecret || grants!.gateways || !unchanged("GatewayClass", state!.gatewayClasses, snapshot.gatewayClasses) || !unchanged("Gateway", state!.gateways, snapshot.gateways));
   /** A class's or a Gateway's state changed (revalidateGateways), so the listener diagnostics may have. */
@@ -417,7 +426,7 @@ export function compileGateways(
     const classes = ourClasses(snapshot, controllerName);
     const base = classes.size === 0 ? new Map<string, GatewayState>() : ourGateways(snapshot, classes);
     if (base.size === 0) return emptyResult(classes, base);
-    const { secrets, selectsNamespaces } = listenerReads(base);
+    const { secrets, caConfigMaps, selectsNamespaces } = listenerReads(base);
     state = {
       controllerName,
       gatewayClasses: snapshot.gatewayClasses,
@@ -434,6 +443,7 @@ export function compileGateways(
       base,
       listenerDiagnostics: listenerDiagnostics(base),
       secrets,
+      caConfigMaps,
       works: new Map(),
       order: [],
       byService: new Map(),
@@ -664,7 +674,7 @@ export function compileGateways(
     deps: {
       services: st.byService,
       secrets: { has: (k) => st.secrets.has(k) || st.byRead.has(`s:${k}`) },
-      configMaps: { has: (k) => st.byRead.has(`c:${k}`) },
+      configMaps: { has: (k) => st.caConfigMaps.has(k) || st.byRead.has(`c:${k}`) },
     },
     diagnostics,
   };
