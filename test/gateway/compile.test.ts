@@ -564,30 +564,38 @@ spec:
   // The client certificate validation objects (conformance/tests/gateway-with-*clientcertificate-validation*.yaml,
   // gateway-invalid-default-frontend-client-certificate-validation.yaml): the CA references are
   // resolved with the reasons FrontendTLSValidation (apis/v1 gateway_types.go) names; a listener
-  // whose validation is well formed is still not served, as Portico does not yet check client
-  // certificates on a Gateway listener (GatewayFrontendClientCertificateValidation is not published).
+  // whose validation resolves is served with a client-cert stage first on each of its entries
+  // (the handshakes themselves: client-validation.test.ts).
   const serverCert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "first-example.org", "second-example.org", "third-example.org", "fourth-example.org"] });
   const caPem = createCertificate({ subjectCN: "client-ca", isCA: true }).certPem;
+  const perPortCaPem = createCertificate({ subjectCN: "per-port-client-ca", isCA: true }).certPem;
   const tlsSecret = `apiVersion: v1
 kind: Secret
 metadata: { name: tls-validity-checks-certificate, namespace: ${INFRA} }
 type: kubernetes.io/tls
 data: { tls.crt: ${Buffer.from(serverCert.certPem).toString("base64")}, tls.key: ${Buffer.from(serverCert.keyPem).toString("base64")} }`;
-  const caConfigMap = (name: string, ns = INFRA, key = "ca.crt") => `apiVersion: v1
+  const caConfigMap = (name: string, ns = INFRA, key = "ca.crt", pem = caPem) => `apiVersion: v1
 kind: ConfigMap
 metadata: { name: ${name}, namespace: ${ns} }
-data: { ${key}: ${JSON.stringify(caPem)} }`;
+data: { ${key}: ${JSON.stringify(pem)} }`;
+  /** The client-cert stage of the entry a request gets (its verify mode and first CA), or "none". */
+  const clientCheck = (w: World, host: string) => {
+    const stage = (w.match({ host, path: "/", https: true })?.choices[0]!.match.route.options.stages ?? []).find((x) => x.kind === "client-cert");
+    if (stage === undefined) return "none";
+    const ca = stage.params.ca as string[];
+    return `${stage.params.verify as string} ${ca[0] === caPem ? "default-ca" : ca[0] === perPortCaPem ? "per-port-ca" : "other"}`;
+  };
   const certRef = `tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] }`;
   const httpsListener = (name: string, port: number, hostname: string | null) =>
     `    - { name: ${name}, port: ${port},${hostname === null ? "" : ` hostname: ${hostname},`} protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${certRef} }`;
 
-  test("client certificate validation (Gateway spec.tls.frontend) with resolved CAs: the HTTPS listeners it covers are not served yet (fails closed)", () => {
+  test("client certificate validation (Gateway spec.tls.frontend) with resolved CAs: each HTTPS listener it covers is served with its own CA's check on every entry", () => {
     // gateway-with-clientcertificate-validation.yaml, with a perPort entry that asks no
     // validation for 8444 and an HTTP listener the validation does not cover.
     const w = World.of(
       tlsSecret,
       caConfigMap("tls-validity-checks-ca-certificate"),
-      caConfigMap("tls-validity-checks-per-port-ca-certificate"),
+      caConfigMap("tls-validity-checks-per-port-ca-certificate", INFRA, "ca.crt", perPortCaPem),
       `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: client-validation-default, namespace: ${INFRA} }
@@ -614,17 +622,19 @@ ${httpsListener("https-no-validation", 8444, "third-example.org")}
     );
     const gw = `${INFRA}/client-validation-default`;
     // AllowValidOnly (the default mode): no InsecureFrontendValidationMode condition.
-    expect(conds(w.result.gateways.get(gw)!)).toBe("Accepted=True/ListenersNotValid Programmed=True/Programmed");
-    for (const name of ["https", "https-with-hostname"]) {
-      expect(conds(w.listener(gw, name))).toBe("Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(conds(w.result.gateways.get(gw)!)).toBe("Accepted=True/Accepted Programmed=True/Programmed");
+    for (const name of ["https", "https-with-hostname", "https-no-validation", "http"]) {
+      expect(conds(w.listener(gw, name))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
     }
-    expect(conds(w.listener(gw, "https-no-validation"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
-    expect(conds(w.listener(gw, "http"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
-    expect(w.routeConditions(INFRA, "client-certificate-validation-https-test")).toEqual(["Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs"]);
-    expect(w.routeConditions(INFRA, "client-certificate-validation-https-test-no-hostname")).toEqual(["Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs"]);
-    expect(w.answer({ host: "example.org", path: "/", https: true })).toBe("404");
-    expect(w.answer({ host: "second-example.org", path: "/", https: true })).toBe("404");
+    expect(w.routeConditions(INFRA, "client-certificate-validation-https-test")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.routeConditions(INFRA, "client-certificate-validation-https-test-no-hostname")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.answer({ host: "example.org", path: "/", https: true })).toBe(V1);
+    expect(w.answer({ host: "second-example.org", path: "/", https: true })).toBe(V2);
     expect(w.answer({ host: "third-example.org", path: "/", https: true })).toBe(V3);
+    // Each listener's entries check with its own port's CA; the listener without validation does not.
+    expect(clientCheck(w, "example.org")).toBe("on default-ca");
+    expect(clientCheck(w, "second-example.org")).toBe("on per-port-ca");
+    expect(clientCheck(w, "third-example.org")).toBe("none");
   });
 
   test("GatewayInvalidFrontendClientCertificateValidation (statuses): each invalid caCertificateRef gets the spec's reason, and only its listener is affected", () => {
@@ -653,9 +663,7 @@ ${httpsListener("https-invalid-kind", 8443, "second-example.org")}
 ${httpsListener("https-grant-missing", 6443, "fourth-example.org")}`,
     );
     const gw = `${INFRA}/gateway-with-invalid-client-cert-validation`;
-    // Upstream expects "https" Accepted=True and Programmed=True: served with the validation,
-    // which Portico does not yet do, so it is refused as UnsupportedValue with its refs resolved.
-    expect(conds(w.listener(gw, "https"))).toBe("Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(conds(w.listener(gw, "https"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
     expect(conds(w.listener(gw, "https-unresolved"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef Programmed=False/Invalid Conflicted=False/NoConflicts");
     expect(conds(w.listener(gw, "https-invalid-kind"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateKind Programmed=False/Invalid Conflicted=False/NoConflicts");
     expect(conds(w.listener(gw, "https-grant-missing"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/RefNotPermitted Programmed=False/Invalid Conflicted=False/NoConflicts");
@@ -681,7 +689,7 @@ spec:
   listeners:
 ${httpsListener("https", 443, null)}`,
     );
-    expect(conds(granted.listener(`${INFRA}/granted`, "https"))).toBe("Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(conds(granted.listener(`${INFRA}/granted`, "https"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
   });
 
   test("GatewayFrontendInvalidDefaultClientCertificateValidation (statuses): an unresolved default CA refuses the HTTPS listener and leaves the HTTP one served", () => {

@@ -389,9 +389,9 @@ spec:
       expect(view(r), what).toEqual(view(compile(snap, DEFAULT_COMPILE_CONFIG)));
     };
     const ev = (type: "ADDED" | "MODIFIED" | "DELETED", text: string) => () => objects(text).map(({ kind, object }) => store.apply({ type, kind, object } as Parameters<Store["apply"]>[0])).some(Boolean);
-    step("the CA ConfigMap created", ev("ADDED", caMap("1", ca)), "Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs");
+    step("the CA ConfigMap created", ev("ADDED", caMap("1", ca)), "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs");
     step("its ca.crt no longer a certificate", ev("MODIFIED", caMap("2", "junk")), "Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef");
-    step("a certificate again", ev("MODIFIED", caMap("3", ca)), "Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs");
+    step("a certificate again", ev("MODIFIED", caMap("3", ca)), "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs");
     step("the CA ConfigMap deleted", ev("DELETED", caMap("4", ca)), "Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef");
     // A ConfigMap no Gateway names is held but wakes nothing.
     expect(ev("ADDED", caMap("5", ca).replace("name: client-ca", "name: unrelated"))()).toBe(false);

@@ -3,6 +3,7 @@
 // GatewayClasses naming --gateway-controller-name, their Gateways and listeners, and for each
 // HTTPRoute parentRef the listeners it attaches to, with the conditions and reasons status
 // reports. Pure: snapshot in, data out; the same input always gives the same output.
+import { X509Certificate } from "node:crypto";
 import type { Gateway, GatewayClass, HTTPRoute, Listener, ParentReference, ReferenceGrant } from "../../model/gateway.ts";
 import { GATEWAY_GROUP } from "../../model/kinds.ts";
 import { secretText, type Secret } from "../../model/schemas.ts";
@@ -41,10 +42,25 @@ export interface ListenerState {
   readonly supportedKinds: readonly RouteGroupKind[];
   /** `namespace/name` of each certificate Secret (HTTPS), resolved and permitted. */
   readonly certificates: readonly string[];
+  /** Client certificate validation spec.tls.frontend asks of this HTTPS listener, resolved; null: none. */
+  readonly clientValidation: ClientValidation | null;
   readonly conditions: readonly Condition[];
   /** Routes accepted on this listener (including those with unresolved backends). */
   attachedRoutes: number;
   readonly spec: Listener;
+}
+
+/**
+ * A listener's client certificate validation (FrontendTLSValidation, apis/v1 gateway_types.go):
+ * the mode and the CA certificates of the ConfigMaps that resolved, one PEM block each. The
+ * certificates are part of the state, so a CA ConfigMap's new data compiles the listener's
+ * routes again (their client-cert stage carries them).
+ */
+export interface ClientValidation {
+  readonly mode: "AllowValidOnly" | "AllowInsecureFallback";
+  /** `namespace/name` of the ConfigMaps that resolved. */
+  readonly configMaps: readonly string[];
+  readonly ca: readonly string[];
 }
 
 export interface GatewayState {
@@ -213,6 +229,7 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
   let refsMessage = "all references resolved";
   let acceptedReason = "Accepted";
   let acceptedMessage = "served";
+  let clientValidation: ClientValidation | null = null;
   if (l.protocol === "HTTP") portClass = "http";
   else if (l.protocol === "HTTPS") {
     const mode = l.tls?.mode ?? "Terminate";
@@ -254,9 +271,10 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
       }
       // Client certificate validation (Gateway spec.tls.frontend: its perPort entry for this
       // port, else `default`). Its CA references are resolved as FrontendTLSValidation says
-      // (apis/v1 gateway_types.go); Portico does not yet check client certificates on a Gateway
-      // listener, so one whose validation is well formed is still not served: serving it without
-      // the check would let in every client the owner meant to keep out (fails closed).
+      // (apis/v1 gateway_types.go); the listener is served with them (its routes check the
+      // certificate: table.ts clientCertPolicy), and not at all when they or the mode cannot be
+      // honoured: serving it without the check would let in every client the owner meant to
+      // keep out (fails closed).
       const ask = frontendValidation(gw, l.port);
       if (ask.kind === "malformed") {
         // ListenerReasonUnsupportedValue: "the Listener uses a value for a field that is not
@@ -279,10 +297,7 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
         } else if (ask.mode !== "AllowValidOnly" && ask.mode !== "AllowInsecureFallback") {
           acceptedReason = "UnsupportedValue";
           acceptedMessage = `spec.tls.frontend validation mode ${JSON.stringify(ask.mode)} for port ${l.port} is neither AllowValidOnly nor AllowInsecureFallback; the listener is not served`;
-        } else {
-          acceptedReason = "UnsupportedValue";
-          acceptedMessage = `spec.tls.frontend asks client certificate validation on port ${l.port}, which Portico does not yet perform on a Gateway listener; the listener is not served without it`;
-        }
+        } else clientValidation = Object.freeze({ mode: ask.mode, configMaps: ca.configMaps, ca: ca.pems });
       }
     }
   } else {
@@ -321,6 +336,7 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
     portClass: programmed ? portClass : null,
     supportedKinds,
     certificates,
+    clientValidation: programmed ? clientValidation : null,
     conditions,
     attachedRoutes: 0,
     spec: l,
@@ -381,8 +397,25 @@ export function asksInsecureFallback(gw: Gateway): boolean {
   return Array.isArray(frontend.perPort) && frontend.perPort.some((e: unknown) => isRecord(e) && fallback(e.tls));
 }
 
-/** A PEM CA bundle: at least one certificate block (the TLS layer parses it). */
-const CA_PEM = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
+const CA_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/**
+ * A PEM CA bundle's certificates, one block each (kinds/client-cert.ts parses each as one
+ * certificate), or null when it holds none or one that does not parse: the whole reference is
+ * then invalid rather than half used.
+ */
+function caBlocks(pem: string): string[] | null {
+  const blocks = pem.match(CA_BLOCK);
+  if (blocks === null || blocks.length === 0 || blocks.length > 64) return null;
+  for (const b of blocks) {
+    try {
+      new X509Certificate(b);
+    } catch {
+      return null;
+    }
+  }
+  return blocks.map((b) => `${b}\n`);
+}
 
 /**
  * Resolve FrontendTLSValidation.caCertificateRefs (apis/v1 gateway_types.go): a core ConfigMap
@@ -395,8 +428,9 @@ export function resolveCaRefs(
   snapshot: Snapshot,
   gw: Gateway,
   refs: readonly unknown[],
-): { configMaps: string[]; problem: { reason: string; message: string } | null } {
+): { configMaps: string[]; pems: string[]; problem: { reason: string; message: string } | null } {
   const configMaps: string[] = [];
+  const pems: string[] = [];
   let problem: { reason: string; message: string } | null = null;
   for (const ref of refs) {
     if (!isRecord(ref) || typeof ref.name !== "string" || ref.name === "") {
@@ -416,13 +450,15 @@ export function resolveCaRefs(
     }
     const key = `${refNs}/${ref.name}`;
     const pem = snapshot.configMaps?.get(key)?.data?.["ca.crt"];
-    if (typeof pem !== "string" || !CA_PEM.test(pem)) {
-      problem = { reason: "InvalidCACertificateRef", message: `ConfigMap ${key} is missing or has no PEM certificate under ca.crt` };
+    const blocks = typeof pem === "string" ? caBlocks(pem) : null;
+    if (blocks === null) {
+      problem = { reason: "InvalidCACertificateRef", message: `ConfigMap ${key} is missing or has no PEM certificate under ca.crt that parses` };
       continue;
     }
     configMaps.push(key);
+    for (const b of blocks) if (!pems.includes(b)) pems.push(b);
   }
-  return { configMaps, problem };
+  return { configMaps, pems, problem };
 }
 
 /**

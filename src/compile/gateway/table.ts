@@ -18,6 +18,7 @@ import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from ".
 import { isWildcardHost } from "../../table/gateway.ts";
 import type { StagePolicy } from "../../policy/stages.ts";
 import { assembleStages } from "../stages.ts";
+import { clientCertStage } from "../../annotations/access-stages.ts";
 import { DEFAULT_RETRY, DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
 import type { Backend, Match, Route, RouteOptions } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
@@ -103,6 +104,44 @@ const routeTime = (r: HTTPRoute) => r.metadata.creationTimestamp ?? "";
 interface Listener {
   readonly port: number;
   readonly https: boolean;
+  /** The listener's client certificate check (clientCertPolicy), first on each of its entries; null: none. */
+  readonly clientCert: StagePolicy | null;
+}
+
+/**
+ * The most CA certificates above a client's certificate a Gateway listener's validation
+ * accepts: "The maximum depth of a certificate chain accepted in verification is Implementation
+ * specific" (apis/v1 gateway_types.go TLSConfig.validation).
+ */
+const GATEWAY_CLIENT_VERIFY_DEPTH = 5;
+
+const clientCertPolicies = new WeakMap<ListenerState, StagePolicy | null>();
+
+/**
+ * An HTTPS listener's client certificate validation (attach.ts ClientValidation) as the
+ * client-cert stage the Ingress auth-tls annotations use (kinds/client-cert.ts), first on every
+ * entry of the listener: AllowValidOnly is `on` (no valid certificate, no answer but 400; the
+ * handshake itself is refused before that: serving/client-validation.ts), AllowInsecureFallback
+ * `insecure_fallback`. A route with the stage needs the node:http2 listener, which asks for the
+ * certificate (table/listener-needs.ts), and a request whose Host is not its connection's SNI
+ * name is 421 (the check would otherwise be met on a connection negotiated for another name).
+ * One per listener state, so the entries of a listener share it.
+ */
+function clientCertPolicy(l: ListenerState): StagePolicy | null {
+  let p = clientCertPolicies.get(l);
+  if (p === undefined) {
+    const v = l.clientValidation;
+    p =
+      v === null
+        ? null
+        : clientCertStage(
+            { verify: v.mode === "AllowValidOnly" ? "on" : "insecure_fallback", depth: GATEWAY_CLIENT_VERIFY_DEPTH, errorPage: null, passCertificate: false, matchCn: null },
+            `${l.gateway}#${l.name}`,
+            v.ca,
+          );
+    clientCertPolicies.set(l, p);
+  }
+  return p;
 }
 
 /** One rule match of one route, on one listener hostname and route hostname. */
@@ -761,7 +800,7 @@ function routeWork(
       if (cls === null) continue;
       const lkey = a.listener.hostname ?? "*";
       const group = `${cls}\n${lkey}`;
-      const listener: Listener = { port: a.listener.port, https: cls === "https" };
+      const listener: Listener = { port: a.listener.port, https: cls === "https", clientCert: cls === "https" ? clientCertPolicy(a.listener) : null };
       if (cls === "https" && a.listener.hostname === null && a.listener.certificates[0] !== undefined) {
         for (const h of a.hostnames) if (h !== "*") certHosts.push([h, a.listener.certificates[0]]);
       }
@@ -772,7 +811,7 @@ function routeWork(
               pieces.push({ key, time, group, host: h, entry: buildEntry(rule, match, mi, listener, h), ruleIndex: rule.ruleIndex, matchIndex: mi, match });
               return;
             }
-            const id = `${rule.ruleIndex}/${mi}/${listener.port}/${listener.https}/${h}`;
+            const id = `${rule.ruleIndex}/${mi}/${listener.port}/${listener.https}/${h}${listener.clientCert === null ? "" : `/${a.listener.gateway}#${a.listener.name}`}`;
             let entry = built!.get(id);
             if (entry === undefined) built!.set(id, (entry = buildEntry(rule, match, mi, listener, h)));
             // An entry goes once into each list (several parentRefs can reach one listener).
@@ -910,7 +949,9 @@ function ruleOptions(t: Timeouts | null): RouteOptions {
 function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number, listener: Listener, host: string): GatewayEntry {
   // An IngressNginxPolicy's settings and stages come first (compile/gateway/extension.ts).
   const base = withExtension(ruleOptions(rule.timeouts), rule.extension, rule.timeouts !== null);
-  const make = (backend: Backend, policies: StagePolicy[], options: RouteOptions = base): Match => {
+  const make = (backend: Backend, own: StagePolicy[], options: RouteOptions = base): Match => {
+    // The listener's client certificate check comes before anything the rule does.
+    const policies = listener.clientCert === null ? own : [listener.clientCert, ...own];
     const route: Route = Object.freeze({
       ingress: rule.route,
       host: host === "*" ? null : host,
