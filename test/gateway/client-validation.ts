@@ -186,66 +186,66 @@ async function routesAccepted(gw: string, routes: string[]): Promise<void> {
 export function clientValidationSuite(tag: string, own: boolean): void {
   conformanceBase(tag, { ownPorts: own });
   describe(`GatewayFrontendClientCertificateValidation through a real Portico (${own ? "--gateway-ports" : "shared ports"})`, () => {
-  afterEach(() => cleanup());
+    afterEach(() => cleanup());
 
-  test("GatewayClass status.supportedFeatures lists both client certificate validation features", async () => {
-    const names = () => ((api.get("GatewayClass", null, "portico")?.status as { supportedFeatures?: { name: string }[] } | undefined)?.supportedFeatures ?? []).map((f) => f.name);
-    await eventually(() => names().length > 0, 10_000, "the GatewayClass status");
-    expect(names()).toContain("GatewayFrontendClientCertificateValidation");
-    expect(names()).toContain("GatewayFrontendClientCertificateValidationInsecureFallback");
-  });
+    test("GatewayClass status.supportedFeatures lists both client certificate validation features", async () => {
+      const names = () => ((api.get("GatewayClass", null, "portico")?.status as { supportedFeatures?: { name: string }[] } | undefined)?.supportedFeatures ?? []).map((f) => f.name);
+      await eventually(() => names().length > 0, 10_000, "the GatewayClass status");
+      expect(names()).toContain("GatewayFrontendClientCertificateValidation");
+      expect(names()).toContain("GatewayFrontendClientCertificateValidationInsecureFallback");
+    });
 
-  test("GatewayFrontendClientCertificateValidation: each listener's CA admits its own clients' certificates; another CA's, or none, gets no answer", async () => {
-    const GW = "client-validation-default";
-    commonObjects();
-    apply(validationGateway(GW, null));
-    await routesAccepted("client-validation-default", ["client-validation-default-test", "client-validation-default-test-no-hostname"]);
-    for (const l of ["https", "https-with-hostname"]) {
-      expect(listenerConds("client-validation-default", l)).toBe("Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs");
-    }
-    // Validate default configuration (port 443 listener, hostless: every name), then per port
-    // configuration (port 8443 listener, second-example.org), each eventually consistent.
-    await consistently({ gateway: GW, port: 443 }, "example.org", [
-      [clientCert, `200 ${INFRA}/infra-backend-v1 SUCCESS`],
-      [clientCertPerPort, "no answer"],
-      [undefined, "no answer"],
-    ]);
-    await consistently({ gateway: GW, port: 8443 }, "second-example.org", [
-      [clientCertPerPort, `200 ${INFRA}/infra-backend-v2 SUCCESS`],
-      [clientCert, "no answer"],
-      [undefined, "no answer"],
-    ]);
-    // Over HTTP/2 the same: a valid certificate is answered, another CA's gets no answer.
-    expect(await getH2({ gateway: GW, port: 443 }, "example.org", clientCert)).toBe(`200 ${INFRA}/infra-backend-v1`);
-    expect(await getH2({ gateway: GW, port: 443 }, "example.org", clientCertPerPort)).toBe("no answer");
-    expect(await getH2({ gateway: GW, port: 8443 }, "second-example.org", clientCertPerPort)).toBe(`200 ${INFRA}/infra-backend-v2`);
-    expect(await getH2({ gateway: GW, port: 8443 }, "second-example.org")).toBe("no answer");
-  });
+    test("GatewayFrontendClientCertificateValidation: each listener's CA admits its own clients' certificates; another CA's, or none, gets no answer", async () => {
+      const GW = "client-validation-default";
+      commonObjects();
+      apply(validationGateway(GW, null));
+      await routesAccepted("client-validation-default", ["client-validation-default-test", "client-validation-default-test-no-hostname"]);
+      for (const l of ["https", "https-with-hostname"]) {
+        expect(listenerConds("client-validation-default", l)).toBe("Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs");
+      }
+      // Validate default configuration (port 443 listener, hostless: every name), then per port
+      // configuration (port 8443 listener, second-example.org), each eventually consistent.
+      await consistently({ gateway: GW, port: 443 }, "example.org", [
+        [clientCert, `200 ${INFRA}/infra-backend-v1 SUCCESS`],
+        [clientCertPerPort, "no answer"],
+        [undefined, "no answer"],
+      ]);
+      await consistently({ gateway: GW, port: 8443 }, "second-example.org", [
+        [clientCertPerPort, `200 ${INFRA}/infra-backend-v2 SUCCESS`],
+        [clientCert, "no answer"],
+        [undefined, "no answer"],
+      ]);
+      // Over HTTP/2 the same: a valid certificate is answered, another CA's gets no answer.
+      expect(await getH2({ gateway: GW, port: 443 }, "example.org", clientCert)).toBe(`200 ${INFRA}/infra-backend-v1`);
+      expect(await getH2({ gateway: GW, port: 443 }, "example.org", clientCertPerPort)).toBe("no answer");
+      expect(await getH2({ gateway: GW, port: 8443 }, "second-example.org", clientCertPerPort)).toBe(`200 ${INFRA}/infra-backend-v2`);
+      expect(await getH2({ gateway: GW, port: 8443 }, "second-example.org")).toBe("no answer");
+    });
 
-  test("GatewayFrontendClientCertificateValidationInsecureFallback: every client gets an answer, with or without a valid certificate, and the Gateway says InsecureFrontendValidationMode", async () => {
-    const GW = "client-validation-insecure-fallback";
-    commonObjects();
-    apply(validationGateway(GW, "AllowInsecureFallback"));
-    await routesAccepted("client-validation-insecure-fallback", ["client-validation-insecure-fallback-test", "client-validation-insecure-fallback-test-no-hostname"]);
-    const gwConds = () => ((api.get("Gateway", INFRA, "client-validation-insecure-fallback")?.status as { conditions?: Cond[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
-    expect(gwConds()).toContain("InsecureFrontendValidationMode=True/ConfigurationChanged");
-    // A valid certificate is asked for and checked (the backend is told it verified); another
-    // CA's, or none, is let through and said so.
-    await consistently({ gateway: GW, port: 443 }, "example.org", [
-      [clientCert, `200 ${INFRA}/infra-backend-v1 SUCCESS`],
-      [clientCertPerPort, `200 ${INFRA}/infra-backend-v1 FAILED:unable to verify the first certificate`],
-      [undefined, `200 ${INFRA}/infra-backend-v1 NONE`],
-    ]);
-    await consistently({ gateway: GW, port: 8443 }, "second-example.org", [
-      [clientCertPerPort, `200 ${INFRA}/infra-backend-v2 SUCCESS`],
-      [clientCert, `200 ${INFRA}/infra-backend-v2 FAILED:unable to verify the first certificate`],
-      [undefined, `200 ${INFRA}/infra-backend-v2 NONE`],
-    ]);
-  });
+    test("GatewayFrontendClientCertificateValidationInsecureFallback: every client gets an answer, with or without a valid certificate, and the Gateway says InsecureFrontendValidationMode", async () => {
+      const GW = "client-validation-insecure-fallback";
+      commonObjects();
+      apply(validationGateway(GW, "AllowInsecureFallback"));
+      await routesAccepted("client-validation-insecure-fallback", ["client-validation-insecure-fallback-test", "client-validation-insecure-fallback-test-no-hostname"]);
+      const gwConds = () => ((api.get("Gateway", INFRA, "client-validation-insecure-fallback")?.status as { conditions?: Cond[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
+      expect(gwConds()).toContain("InsecureFrontendValidationMode=True/ConfigurationChanged");
+      // A valid certificate is asked for and checked (the backend is told it verified); another
+      // CA's, or none, is let through and said so.
+      await consistently({ gateway: GW, port: 443 }, "example.org", [
+        [clientCert, `200 ${INFRA}/infra-backend-v1 SUCCESS`],
+        [clientCertPerPort, `200 ${INFRA}/infra-backend-v1 FAILED:unable to verify the first certificate`],
+        [undefined, `200 ${INFRA}/infra-backend-v1 NONE`],
+      ]);
+      await consistently({ gateway: GW, port: 8443 }, "second-example.org", [
+        [clientCertPerPort, `200 ${INFRA}/infra-backend-v2 SUCCESS`],
+        [clientCert, `200 ${INFRA}/infra-backend-v2 FAILED:unable to verify the first certificate`],
+        [undefined, `200 ${INFRA}/infra-backend-v2 NONE`],
+      ]);
+    });
 
-  test("GatewayFrontendInvalidDefaultClientCertificateValidation: the HTTP listener serves; the HTTPS one is refused and gets no answer", async () => {
-    commonObjects();
-    apply(`
+    test("GatewayFrontendInvalidDefaultClientCertificateValidation: the HTTP listener serves; the HTTPS one is refused and gets no answer", async () => {
+      commonObjects();
+      apply(`
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: invalid-default-client-validation-config, namespace: ${INFRA} }
@@ -262,20 +262,20 @@ spec:
 ${route("invalid-default-client-validation-config", `  parentRefs: [{ name: invalid-default-client-validation-config }]
   hostnames: [example.org]
   rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}`);
-    await eventually(() => listenerConds("invalid-default-client-validation-config", "http") !== "", 10_000, "the Gateway's status");
-    expect(listenerConds("invalid-default-client-validation-config", "http")).toBe("Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs");
-    await eventually(async () => (await ask("/", { host: "example.org", gateway: "invalid-default-client-validation-config", port: 80 })).backend === `${INFRA}/infra-backend-v1`, 10_000, "the HTTP listener's route");
-    expect(listenerConds("invalid-default-client-validation-config", "https")).toBe("Accepted=False/NoValidCACertificate Programmed=False/Invalid ResolvedRefs=False/InvalidCACertificateRef");
-    expect(failed(await get({ gateway: "invalid-default-client-validation-config", port: 443 }, "example.org"))).toBe(true);
-  });
+      await eventually(() => listenerConds("invalid-default-client-validation-config", "http") !== "", 10_000, "the Gateway's status");
+      expect(listenerConds("invalid-default-client-validation-config", "http")).toBe("Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs");
+      await eventually(async () => (await ask("/", { host: "example.org", gateway: "invalid-default-client-validation-config", port: 80 })).backend === `${INFRA}/infra-backend-v1`, 10_000, "the HTTP listener's route");
+      expect(listenerConds("invalid-default-client-validation-config", "https")).toBe("Accepted=False/NoValidCACertificate Programmed=False/Invalid ResolvedRefs=False/InvalidCACertificateRef");
+      expect(failed(await get({ gateway: "invalid-default-client-validation-config", port: 443 }, "example.org"))).toBe(true);
+    });
 
-  test("GatewayInvalidFrontendClientCertificateValidation: only the listeners whose CA reference is invalid are refused, each with the spec's reason", async () => {
-    commonObjects();
-    api.create("ConfigMap", { metadata: { name: "web-backend-cm", namespace: WEB }, data: { "ca.crt": defaultCa.certPem } });
-    created.push({ kind: "ConfigMap", ns: WEB, name: "web-backend-cm" });
-    const listener = (name: string, port: number, hostname: string) =>
-      `    - { name: ${name}, port: ${port}, hostname: ${hostname}, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] } }`;
-    apply(`
+    test("GatewayInvalidFrontendClientCertificateValidation: only the listeners whose CA reference is invalid are refused, each with the spec's reason", async () => {
+      commonObjects();
+      api.create("ConfigMap", { metadata: { name: "web-backend-cm", namespace: WEB }, data: { "ca.crt": defaultCa.certPem } });
+      created.push({ kind: "ConfigMap", ns: WEB, name: "web-backend-cm" });
+      const listener = (name: string, port: number, hostname: string) =>
+        `    - { name: ${name}, port: ${port}, hostname: ${hostname}, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] } }`;
+      apply(`
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: gateway-with-invalid-client-cert-validation, namespace: ${INFRA} }
@@ -293,12 +293,12 @@ spec:
 ${listener("https-unresolved", 7443, "first-example.org")}
 ${listener("https-invalid-kind", 8443, "second-example.org")}
 ${listener("https-grant-missing", 6443, "fourth-example.org")}`);
-    const gw = "gateway-with-invalid-client-cert-validation";
-    await eventually(() => listenerConds(gw, "https") !== "", 10_000, "the Gateway's status");
-    expect(listenerConds(gw, "https")).toBe("Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs");
-    expect(listenerConds(gw, "https-unresolved")).toBe("Accepted=False/NoValidCACertificate Programmed=False/Invalid ResolvedRefs=False/InvalidCACertificateRef");
-    expect(listenerConds(gw, "https-invalid-kind")).toBe("Accepted=False/NoValidCACertificate Programmed=False/Invalid ResolvedRefs=False/InvalidCACertificateKind");
-    expect(listenerConds(gw, "https-grant-missing")).toBe("Accepted=False/NoValidCACertificate Programmed=False/Invalid ResolvedRefs=False/RefNotPermitted");
+      const gw = "gateway-with-invalid-client-cert-validation";
+      await eventually(() => listenerConds(gw, "https") !== "", 10_000, "the Gateway's status");
+      expect(listenerConds(gw, "https")).toBe("Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs");
+      expect(listenerConds(gw, "https-unresolved")).toBe("Accepted=False/NoValidCACertificate Programmed=False/Invalid ResolvedRefs=False/InvalidCACertificateRef");
+      expect(listenerConds(gw, "https-invalid-kind")).toBe("Accepted=False/NoValidCACertificate Programmed=False/Invalid ResolvedRefs=False/InvalidCACertificateKind");
+      expect(listenerConds(gw, "https-grant-missing")).toBe("Accepted=False/NoValidCACertificate Programmed=False/Invalid ResolvedRefs=False/RefNotPermitted");
+    });
   });
-});
 }
