@@ -182,7 +182,7 @@ function gatewayGrpcHosts(table: RouteTable): GatewayGrpcHosts | null {
 
 /**
  * Whether a request for `hostname` on the HTTPS port may get a Gateway API entry with a gRPC
- * backend: the listener hostname its lookup picks (the most specific, table/gateway.ts
+ * backend or a listener's client certificate check (entriesNeedNode): the listener hostname its lookup picks (the most specific, table/gateway.ts
  * findGatewayEntry) holds one for an effective route hostname matching it (exact, or a `*.`
  * pattern), or one without hostnames. On a host an Ingress names the lookup asks only the
  * owners' share of these entries (GatewayHosts.held), so the answer may say yes where the

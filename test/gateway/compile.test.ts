@@ -2,7 +2,11 @@
 // (kubernetes-sigs/gateway-api v1.6, conformance/tests/*.go and *.yaml), asked of the compiled
 // table directly. Named after the upstream tests.
 import { describe, expect, test } from "bun:test";
-import { APP, GATEWAYS, INFRA, WEB, World } from "./base.ts";
+import { APP, BASE, GATEWAYS, INFRA, snapshot, WEB, World } from "./base.ts";
+import { needsClientCertificates, strictClientCas } from "../../src/table/client-certs.ts";
+import { hostNeedsNode, httpsListenerKind } from "../../src/table/listener-needs.ts";
+import { clientChainTrusted } from "../../src/kinds/client-cert.ts";
+import { X509Certificate } from "node:crypto";
 import { effectiveHostnames, hostnameMatches, intersectHostname, requestHostname } from "../../src/compile/gateway/hostnames.ts";
 import { prefixMatches } from "../../src/table/gateway.ts";
 import { selectorMatches } from "../../src/compile/gateway/labels.ts";
@@ -635,6 +639,66 @@ ${httpsListener("https-no-validation", 8444, "third-example.org")}
     expect(clientCheck(w, "example.org")).toBe("on default-ca");
     expect(clientCheck(w, "second-example.org")).toBe("on per-port-ca");
     expect(clientCheck(w, "third-example.org")).toBe("none");
+  });
+
+  test("a validated listener's hosts need node:http2 and its AllowValidOnly check is found by SNI name; AllowInsecureFallback has none at the handshake", () => {
+    const gateway = (mode: string) => `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: v, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { mode: ${mode}, caCertificateRefs: [{ kind: ConfigMap, group: "", name: default-ca }] } }
+      perPort:
+        - { port: 8443, tls: { validation: { mode: ${mode}, caCertificateRefs: [{ kind: ConfigMap, group: "", name: per-port-ca }] } } }
+        - { port: 8444, tls: {} }
+  listeners:
+${httpsListener("https", 443, null)}
+${httpsListener("https-with-hostname", 8443, "second-example.org")}
+${httpsListener("https-no-validation", 8444, "third-example.org")}`;
+    const routes = [
+      route("r1", `  parentRefs: [{ name: v, sectionName: https }]
+  hostnames: [example.org]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      route("r2", `  parentRefs: [{ name: v, sectionName: https-with-hostname }]
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+      route("r3", `  parentRefs: [{ name: v, sectionName: https-no-validation }]
+  rules: [{ backendRefs: [{ name: infra-backend-v3, port: 8080 }] }]`),
+    ];
+    const tableOf = (mode: string) =>
+      compile(snapshot(BASE, tlsSecret, caConfigMap("default-ca"), caConfigMap("per-port-ca", INFRA, "ca.crt", perPortCaPem), gateway(mode), ...routes), DEFAULT_COMPILE_CONFIG).table;
+    const strict = tableOf("AllowValidOnly");
+    expect(needsClientCertificates(strict)).toBe(true);
+    expect(httpsListenerKind(strict)).toBe("split");
+    expect(["example.org", "second-example.org", "third-example.org", "other.example"].map((h) => `${h} ${hostNeedsNode(strict, h)}`)).toEqual([
+      "example.org true", "second-example.org true", "third-example.org false", "other.example false",
+    ]);
+    const cas = (h: string) => strictClientCas(strict, h).map((c) => (c.ca[0] === caPem ? "default-ca" : c.ca[0] === perPortCaPem ? "per-port-ca" : "other")).join(",");
+    expect(["example.org", "EXAMPLE.org.", "second-example.org", "third-example.org", "other.example"].map((h) => `${h} ${cas(h)}`)).toEqual([
+      "example.org default-ca", "EXAMPLE.org. default-ca", "second-example.org per-port-ca", "third-example.org ", "other.example ",
+    ]);
+    expect(strictClientCas(strict, null)).toEqual([]);
+    const fallback = tableOf("AllowInsecureFallback");
+    expect(hostNeedsNode(fallback, "example.org")).toBe(true);
+    expect(strictClientCas(fallback, "example.org")).toEqual([]);
+    expect(strictClientCas(fallback, "second-example.org")).toEqual([]);
+  });
+
+  test("the handshake check trusts a chain only when it verifies against one of the listener's CAs", () => {
+    const ca = createCertificate({ subjectCN: "hs-ca", isCA: true });
+    const other = createCertificate({ subjectCN: "hs-other-ca", isCA: true });
+    const leaf = (issuer: typeof ca, o: { notAfter?: Date; notBefore?: Date } = {}) =>
+      new X509Certificate(createCertificate({ subjectCN: "client", extKeyUsage: ["clientAuth"], issuer: { cert: issuer.certPem, key: issuer.keyPem }, ...o }).certPem);
+    const now = Date.now();
+    const checks = [{ ca: [ca.certPem], depth: 5 }];
+    expect(clientChainTrusted(checks, [leaf(ca)], now)).toBe(true);
+    expect(clientChainTrusted(checks, [leaf(other)], now)).toBe(false);
+    expect(clientChainTrusted(checks, [], now)).toBe(false);
+    expect(clientChainTrusted(checks, [leaf(ca, { notBefore: new Date(now - 2 * 86_400_000), notAfter: new Date(now - 86_400_000) })], now)).toBe(false);
+    // Either listener's CA (two Gateways sharing the SNI name), and a CA that does not parse trusts nothing.
+    expect(clientChainTrusted([{ ca: ["junk"], depth: 5 }, { ca: [other.certPem], depth: 5 }], [leaf(other)], now)).toBe(true);
+    expect(clientChainTrusted([{ ca: ["junk"], depth: 5 }], [leaf(ca)], now)).toBe(false);
   });
 
   test("GatewayInvalidFrontendClientCertificateValidation (statuses): each invalid caCertificateRef gets the spec's reason, and only its listener is affected", () => {
