@@ -376,6 +376,14 @@ spec:
   gatewayClassName: portico
   tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: client-ca }] } } } }
   listeners: [{ name: https, port: 443, protocol: HTTPS, tls: { certificateRefs: [{ name: ca-gw-cert }] } }]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: on-ca-gw, namespace: ${INFRA}, generation: 1 }
+spec:
+  parentRefs: [{ name: ca-gw }]
+  hostnames: [ca.example]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]
 `);
     const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
     const listener = (r: CompileResult) => r.gateway!.gateways.get(`${INFRA}/ca-gw`)!.listeners[0]!.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`).slice(0, 2).join(" ");
@@ -392,6 +400,12 @@ spec:
     step("the CA ConfigMap created", ev("ADDED", caMap("1", ca)), "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs");
     step("its ca.crt no longer a certificate", ev("MODIFIED", caMap("2", "junk")), "Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef");
     step("a certificate again", ev("MODIFIED", caMap("3", ca)), "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs");
+    // Another CA: the route's entries check with it (the table equals a full compile's, above).
+    const ca2 = createCertificate({ subjectCN: "client-ca-2", isCA: true }).certPem;
+    const caOfEntry = () => (r.table.gateway?.https.get("*")?.exact.get("ca.example")?.[0]?.choices[0]!.match.route.options.stages ?? []).find((x) => x.kind === "client-cert")?.params.ca;
+    expect(caOfEntry()).toEqual([ca]);
+    step("another CA certificate", ev("MODIFIED", caMap("3b", ca2)), "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs");
+    expect(caOfEntry()).toEqual([ca2]);
     step("the CA ConfigMap deleted", ev("DELETED", caMap("4", ca)), "Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef");
     // A ConfigMap no Gateway names is held but wakes nothing.
     expect(ev("ADDED", caMap("5", ca).replace("name: client-ca", "name: unrelated"))()).toBe(false);
