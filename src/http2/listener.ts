@@ -219,6 +219,25 @@ export function createH2Listener(opts: H2ListenerOptions): HttpsListener {
   const heads = new HeaderDeadlines(headerTimeoutMs);
 
   function onSecureConnection(socket: import("node:tls").TLSSocket): void {
+    // Gateway API AllowValidOnly (apis/v1 gateway_types.go FrontendValidationModeType): "a
+    // client certificate is required during the TLS handshake and MUST pass validation". The
+    // handshake is complete here (TLS 1.3 sends the client's certificate after the server's
+    // Finished), so a connection that fails is closed before it carries a request; the request's
+    // own check (kinds/client-cert.ts) stays behind it. A check that throws closes it too.
+    const h = handler;
+    if (h?.refusesClient !== undefined) {
+      let refuse: boolean;
+      try {
+        refuse = h.refusesClient(typeof socket.servername === "string" && socket.servername !== "" ? socket.servername : null, () => connectionTls(socket)?.chain ?? []);
+      } catch (err) {
+        log.error("client certificate check failed; closing the connection", { err: String(err) });
+        refuse = true;
+      }
+      if (refuse) {
+        socket.destroy();
+        return;
+      }
+    }
     if (socket.alpnProtocol === "h2") return; // HTTP/2 framing: node:http2 reads it natively
     heads.arm(socket);
     // Bun's node:http parser reads this socket through 'data' listeners, so a second one sees

@@ -19,6 +19,12 @@ type MaybePromise<T> = T | Promise<T>;
 /** What the listener needs from the data plane: proxy/'s serveOptions(handler) fits. */
 export interface H2Handler {
   fetch(req: Request, server: RequestServer): MaybePromise<Response | undefined | void>;
+  /**
+   * Whether a connection whose handshake just completed must be closed before any request:
+   * its SNI name is under a Gateway API listener that accepts only valid client certificates
+   * and the certificates it presented (read only when asked) do not verify. Absent: none is.
+   */
+  refusesClient?(servername: string | null, chain: () => readonly import("node:crypto").X509Certificate[]): boolean;
   // biome-ignore lint: the WebSocket data type belongs to proxy/.
   readonly websocket?: WebSocketHandler<any>;
 }

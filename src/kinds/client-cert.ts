@@ -33,7 +33,13 @@ import { refusal } from "./refusal.ts";
 import { NullableStr, Str, Strings } from "./schema.ts";
 import type { PolicyFlow } from "./types.ts";
 
-type Mode = "on" | "off" | "optional" | "optional_no_ca";
+/**
+ * nginx's ssl_verify_client values, and `insecure_fallback`: Gateway API's AllowInsecureFallback
+ * (apis/v1 gateway_types.go FrontendValidationModeType: connections are accepted "even if the
+ * client certificate is not presented or fails verification"), which refuses nothing and
+ * reports the verification in ssl-client-verify as `optional` does.
+ */
+type Mode = "on" | "off" | "optional" | "optional_no_ca" | "insecure_fallback";
 
 /**
  * Verification failures, as OpenSSL 3 names them in X509_verify_cert_error_string (nginx puts
@@ -163,8 +169,8 @@ function sameHost(sni: string, host: string): boolean {
 }
 
 function mode(v: unknown): Mode {
-  if (v === "on" || v === "off" || v === "optional" || v === "optional_no_ca") return v;
-  throw new TypeError("verify is not on, off, optional or optional_no_ca");
+  if (v === "on" || v === "off" || v === "optional" || v === "optional_no_ca" || v === "insecure_fallback") return v;
+  throw new TypeError("verify is not on, off, optional, optional_no_ca or insecure_fallback");
 }
 
 const HEADERS = ["ssl-client-cert", "ssl-client-verify", "ssl-client-subject-dn", "ssl-client-issuer-dn"] as const;
@@ -176,7 +182,7 @@ const HEADERS = ["ssl-client-cert", "ssl-client-verify", "ssl-client-subject-dn"
  * resolved) or anything malformed throws, and the runner answers 500: fails closed.
  */
 export const CLIENT_CERT = defineKind("client-cert", "certificate", v.object({
-  verify: v.picklist(["on", "off", "optional", "optional_no_ca"]),
+  verify: v.picklist(["on", "off", "optional", "optional_no_ca", "insecure_fallback"]),
   depth: v.pipe(v.number(), v.integer(), v.minValue(1)),
   errorPage: NullableStr,
   passCertificate: v.boolean(),
@@ -231,7 +237,7 @@ export const CLIENT_CERT = defineKind("client-cert", "certificate", v.object({
       set["ssl-client-verify"] = "NONE";
     } else {
       const why = verifyChain(leafChain, ca, depth, now());
-      if (why !== null && !(verify === "optional_no_ca" && OPTIONAL_NO_CA.has(why))) return fail(flow, "The SSL certificate error");
+      if (why !== null && verify !== "insecure_fallback" && !(verify === "optional_no_ca" && OPTIONAL_NO_CA.has(why))) return fail(flow, "The SSL certificate error");
       const leaf = leafChain[0] as X509Certificate;
       set["ssl-client-verify"] = why === null ? "SUCCESS" : `FAILED:${REASONS[why]}`;
       subject = rfc2253(leaf.subject);
@@ -248,3 +254,35 @@ export const CLIENT_CERT = defineKind("client-cert", "certificate", v.object({
     return null;
   };
 });
+
+const parsedCas = new WeakMap<readonly string[], readonly X509Certificate[] | null>();
+
+/** A stage's CA PEMs parsed, kept per array; null when one does not parse (nothing is trusted then). */
+function parsedCa(pems: readonly string[]): readonly X509Certificate[] | null {
+  let v = parsedCas.get(pems);
+  if (v === undefined) {
+    try {
+      v = pems.map((p) => new X509Certificate(p));
+    } catch {
+      v = null;
+    }
+    parsedCas.set(pems, v);
+  }
+  return v;
+}
+
+/**
+ * Whether the certificates a client presented (leaf first) verify against one of `checks`
+ * (each a CA list and a depth, as a client-cert stage's params), as this kind verifies them per
+ * request. The node:http2 listener asks it once per connection for a Gateway API listener in
+ * AllowValidOnly mode (table/client-certs.ts strictClientCas), and closes the connection when
+ * it says no. No certificate is never trusted.
+ */
+export function clientChainTrusted(checks: readonly { readonly ca: readonly string[]; readonly depth: number }[], chain: readonly X509Certificate[], now: number): boolean {
+  if (chain.length === 0) return false;
+  for (const c of checks) {
+    const ca = parsedCa(c.ca);
+    if (ca !== null && ca.length > 0 && verifyChain(chain, ca, c.depth, now) === null) return true;
+  }
+  return false;
+}

@@ -25,7 +25,7 @@
 import type { Logger } from "../log/logger.ts";
 import { objectKey, parseObject, type Kind } from "../model/kinds.ts";
 import type { ConfigMap, Ingress } from "../model/schemas.ts";
-import { authHeadersConfigMapKey, customHeadersConfigMapKey } from "../model/secret-refs.ts";
+import { authHeadersConfigMapKey, customHeadersConfigMapKey, gatewayCaConfigMapKeys, MAX_GATEWAY_CA_CONFIGMAPS } from "../model/secret-refs.ts";
 import type { Source, SourceSink, StoreEvent } from "../store/types.ts";
 import { backoffDelay, sleep } from "./backoff.ts";
 import type { KubeClient } from "./client.ts";
@@ -33,8 +33,11 @@ import { listConfigMapByName, watchConfigMap, type ConfigMapWatch } from "./conf
 import { DEFAULT_WATCH_TIMINGS, ResourceVersionSchema, type WatchTimings } from "./watch-parts.ts";
 import * as v from "valibot";
 
-/** The kinds whose objects name ConfigMaps (an IngressNginxPolicy carries an Ingress's annotations). */
-const NAMING_KINDS: readonly Kind[] = ["Ingress", "IngressNginxPolicy"];
+/**
+ * The kinds whose objects name ConfigMaps (an IngressNginxPolicy carries an Ingress's
+ * annotations; a Gateway's spec.tls.frontend names client certificate CAs).
+ */
+const NAMING_KINDS: readonly Kind[] = ["Ingress", "IngressNginxPolicy", "Gateway"];
 
 /**
  * Named ConfigMaps watched one by one at most. Clusters name a handful (one per auth service
@@ -140,6 +143,14 @@ export function createConfigMapRefs(o: {
    * `<owner>#custom`: custom-headers), so each owner entry names at most one ConfigMap.
    */
   function named(kind: Kind, object: { metadata: Ingress["metadata"]; spec?: unknown }): readonly [string, string | null][] {
+    if (kind === "Gateway") {
+      // A fixed set of owner entries (`<owner>#ca<i>`), each naming at most one ConfigMap, so
+      // an update that names fewer clears the rest.
+      const keys = gatewayCaConfigMapKeys(object.spec, object.metadata.namespace ?? "default");
+      const out: [string, string | null][] = [];
+      for (let i = 0; i < MAX_GATEWAY_CA_CONFIGMAPS; i++) out.push([`${ownerKey(kind, object.metadata)}#ca${i}`, keys[i] ?? null]);
+      return out;
+    }
     const annotations = kind === "IngressNginxPolicy" ? (object.spec as { annotations?: Record<string, string> } | undefined)?.annotations : object.metadata.annotations;
     const owner = ownerKey(kind, object.metadata);
     const ns = object.metadata.namespace ?? "";

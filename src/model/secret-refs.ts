@@ -99,3 +99,39 @@ type Ref = { readonly namespace: string; readonly name: string } | null | undefi
 export function settingsConfigMapKeys(c: { readonly addHeaders?: Ref; readonly proxySetHeaders?: Ref }): string[] {
   return [c.addHeaders, c.proxySetHeaders].flatMap((r) => (r == null ? [] : [`${r.namespace}/${r.name}`]));
 }
+
+/**
+ * The most CA ConfigMaps one Gateway's spec.tls.frontend has read and watched: the ConfigMap
+ * watch (kube/configmap-refs.ts) gives each object a fixed set of entries. FrontendTLSValidation
+ * allows 16 caCertificateRefs per entry and 64 perPort entries (apis/v1 gateway_types.go); one
+ * named past this bound is never read, so its listener says InvalidCACertificateRef and is not
+ * served (fails closed).
+ */
+export const MAX_GATEWAY_CA_CONFIGMAPS = 16;
+
+/**
+ * `namespace/name` of the ConfigMaps a Gateway's spec.tls.frontend names as client certificate
+ * CAs (`default` and every `perPort` entry's validation.caCertificateRefs of group "" and kind
+ * ConfigMap, the only kind compile/gateway/attach.ts resolves), in order, each once, at most
+ * MAX_GATEWAY_CA_CONFIGMAPS. Read as untyped data: --manifests objects skip the CRD's validation.
+ */
+export function gatewayCaConfigMapKeys(spec: unknown, namespace: string): string[] {
+  const out: string[] = [];
+  const rec = (x: unknown): Record<string, unknown> | null => (x !== null && typeof x === "object" && !Array.isArray(x) ? (x as Record<string, unknown>) : null);
+  const frontend = rec(rec(rec(spec)?.tls)?.frontend);
+  if (frontend === null) return out;
+  const configs: unknown[] = [frontend.default];
+  if (Array.isArray(frontend.perPort)) for (const e of frontend.perPort) configs.push(rec(e)?.tls);
+  for (const c of configs) {
+    const refs = rec(rec(c)?.validation)?.caCertificateRefs;
+    if (!Array.isArray(refs)) continue;
+    for (const r of refs) {
+      const ref = rec(r);
+      if (ref === null || typeof ref.name !== "string" || ref.name === "" || ref.kind !== "ConfigMap" || (ref.group !== undefined && ref.group !== null && ref.group !== "")) continue;
+      const key = `${typeof ref.namespace === "string" && ref.namespace !== "" ? ref.namespace : namespace}/${ref.name}`;
+      if (!out.includes(key)) out.push(key);
+      if (out.length === MAX_GATEWAY_CA_CONFIGMAPS) return out;
+    }
+  }
+  return out;
+}

@@ -2,7 +2,8 @@
 // apply/replace say whether routing-relevant state changed; runtime/controller.ts then
 // triggers the coalescer.
 import { KINDS, objectKey, type Kind, type KindObjects, type KubeObject } from "../model/kinds.ts";
-import { authSecretKey, caSecretKey, configMapKeys, proxySslSecretKey } from "../model/secret-refs.ts";
+import { authSecretKey, caSecretKey, configMapKeys, gatewayCaConfigMapKeys, proxySslSecretKey } from "../model/secret-refs.ts";
+import type { Gateway } from "../model/gateway.ts";
 import type { EndpointSlice, Ingress, Secret } from "../model/schemas.ts";
 import type { IngressNginxPolicy } from "../model/portico-policy.ts";
 import { CowMap } from "./cow-map.ts";
@@ -26,6 +27,8 @@ export function sliceServiceKey(slice: EndpointSlice): string | null {
  * (no Ingress key has a `:`): its annotations name basic-auth and CA Secrets as an Ingress's do.
  */
 const POLICY_REF = "IngressNginxPolicy:";
+/** A Gateway's CA ConfigMap entries (setGatewayCaRef), kept under this prefix likewise. */
+const GATEWAY_REF = "Gateway:";
 const policyAnnotated = (p: IngressNginxPolicy): Pick<Ingress, "metadata"> => ({ metadata: { ...p.metadata, annotations: p.spec.annotations ?? {} } });
 
 const byName = (a: EndpointSlice, b: EndpointSlice): number =>
@@ -86,11 +89,18 @@ export class Store implements SourceSink {
     if (kind === "Ingress" || kind === "IngressNginxPolicy") {
       // A relist of one kind replaces that kind's references only.
       const policy = kind === "IngressNginxPolicy";
-      for (const key of new Set([...this.authRefOf.keys(), ...this.configMapRefOf.keys()])) if (key.startsWith(POLICY_REF) === policy) this.setAuthRef(key, undefined);
+      for (const key of new Set([...this.authRefOf.keys(), ...this.configMapRefOf.keys()])) {
+        if (key.startsWith(GATEWAY_REF)) continue;
+        if (key.startsWith(POLICY_REF) === policy) this.setAuthRef(key, undefined);
+      }
       for (const [key, o] of next) {
         if (policy) this.setAuthRef(`${POLICY_REF}${key}`, policyAnnotated(o as IngressNginxPolicy));
         else this.setAuthRef(key, o as Ingress);
       }
+    }
+    if (kind === "Gateway") {
+      for (const key of [...this.configMapRefOf.keys()]) if (key.startsWith(GATEWAY_REF)) this.recount(this.configMapRefs, this.configMapRefOf, key, []);
+      for (const [key, o] of next) this.setGatewayCaRef(key, o as Gateway);
     }
     const filtered = kind === "Secret" || kind === "ConfigMap";
     let changed = filtered ? this.refsChanged(kind, map as CowMap<KindObjects[K]>, next) : next.size !== map.size;
@@ -170,6 +180,7 @@ export class Store implements SourceSink {
     if (kind === "EndpointSlice") this.indexSlice(old as EndpointSlice | undefined, object as EndpointSlice);
     if (kind === "Ingress") this.setAuthRef(key, object as Ingress);
     if (kind === "IngressNginxPolicy") this.setAuthRef(`${POLICY_REF}${key}`, policyAnnotated(object as IngressNginxPolicy));
+    if (kind === "Gateway") this.setGatewayCaRef(key, object as Gateway);
     if (kind === "Secret" && !this.secretMatters(key, old as Secret | undefined) && !this.secretMatters(key, object as Secret)) return false;
     if (kind === "ConfigMap" && !this.configMapNamed(key)) return false;
     return old === undefined || !relevantEqual(kind, old, object);
@@ -184,6 +195,7 @@ export class Store implements SourceSink {
     if (kind === "EndpointSlice") this.indexSlice(old as EndpointSlice, undefined);
     if (kind === "Ingress") this.setAuthRef(key, undefined);
     if (kind === "IngressNginxPolicy") this.setAuthRef(`${POLICY_REF}${key}`, undefined);
+    if (kind === "Gateway") this.setGatewayCaRef(key, undefined);
     if (kind === "Secret") return this.secretMatters(key, old as Secret);
     if (kind === "ConfigMap") return this.configMapNamed(key);
     return true;
@@ -254,6 +266,16 @@ export class Store implements SourceSink {
   private setConfigMapRef(key: string, ingress: Pick<Ingress, "metadata"> | undefined): void {
     const after = ingress === undefined ? [] : configMapKeys(ingress.metadata.annotations, ingress.metadata.namespace ?? "");
     this.recount(this.configMapRefs, this.configMapRefOf, key, after);
+  }
+
+  /**
+   * Record which ConfigMaps a Gateway (undefined: deleted) names as client certificate CAs in
+   * spec.tls.frontend (compile/gateway/attach.ts resolves them): a change to one wakes the
+   * compiler, as for those Ingresses name.
+   */
+  private setGatewayCaRef(key: string, gateway: Gateway | undefined): void {
+    const after = gateway === undefined ? [] : gatewayCaConfigMapKeys(gateway.spec, gateway.metadata.namespace ?? "default");
+    this.recount(this.configMapRefs, this.configMapRefOf, `${GATEWAY_REF}${key}`, after);
   }
 
   private indexSlice(old: EndpointSlice | undefined, next: EndpointSlice | undefined): void {

@@ -45,6 +45,33 @@ function entriesAnswerGrpc(list: readonly GatewayEntry[] | null): boolean {
   return v;
 }
 
+const listNode = new WeakMap<readonly GatewayEntry[], boolean>();
+
+/**
+ * An HTTPS listener's entry list needs node:http2: an entry answers gRPC, or checks client
+ * certificates (a listener under Gateway spec.tls.frontend validation: compile/gateway/table.ts
+ * clientCertPolicy), which Bun.serve cannot show a request. Kept per list, as entriesAnswerGrpc.
+ */
+function entriesNeedNode(list: readonly GatewayEntry[] | null): boolean {
+  if (list === null) return false;
+  let v = listNode.get(list);
+  if (v !== undefined) return v;
+  v = entriesAnswerGrpc(list);
+  if (!v) {
+    search: for (let i = 0; i < list.length; i++) {
+      const choices = list[i]!.choices;
+      for (let j = 0; j < choices.length; j++) {
+        if (readsClientCertificates(choices[j]!.match.route)) {
+          v = true;
+          break search;
+        }
+      }
+    }
+  }
+  listNode.set(list, v);
+  return v;
+}
+
 /** One listener map's entry lists (Gateway API listener hostname → route hostnames), asked whether one answers gRPC. */
 function listenersAnswerGrpc(listeners: ReadonlyMap<string, GatewayHosts>): boolean {
   for (const hosts of listeners.values()) {
@@ -120,18 +147,18 @@ function listenerGrpc(hosts: GatewayHosts): ListenerGrpc {
   let exact = exactGrpc.get(hosts.exact);
   if (exact === undefined) {
     let names: Set<string> | null = null;
-    for (const [name, list] of hosts.exact) if (entriesAnswerGrpc(list)) (names ??= new Set()).add(name);
+    for (const [name, list] of hosts.exact) if (entriesNeedNode(list)) (names ??= new Set()).add(name);
     exact = names ?? NO_NAMES;
     exactGrpc.set(hosts.exact, exact);
   }
   let wildcards = wildGrpc.get(hosts.wildcards);
   if (wildcards === undefined) {
     const out: string[] = [];
-    for (const [pattern, list] of hosts.wildcards) if (entriesAnswerGrpc(list)) out.push(pattern);
+    for (const [pattern, list] of hosts.wildcards) if (entriesNeedNode(list)) out.push(pattern);
     wildcards = out.length === 0 ? NO_PATTERNS : out;
     wildGrpc.set(hosts.wildcards, wildcards);
   }
-  return { exact, wildcards, any: entriesAnswerGrpc(hosts.any) };
+  return { exact, wildcards, any: entriesNeedNode(hosts.any) };
 }
 
 /** The table's HTTPS listeners that answer gRPC somewhere, or null when none does. Cached per table object. */
@@ -155,7 +182,7 @@ function gatewayGrpcHosts(table: RouteTable): GatewayGrpcHosts | null {
 
 /**
  * Whether a request for `hostname` on the HTTPS port may get a Gateway API entry with a gRPC
- * backend: the listener hostname its lookup picks (the most specific, table/gateway.ts
+ * backend or a listener's client certificate check (entriesNeedNode): the listener hostname its lookup picks (the most specific, table/gateway.ts
  * findGatewayEntry) holds one for an effective route hostname matching it (exact, or a `*.`
  * pattern), or one without hostnames. On a host an Ingress names the lookup asks only the
  * owners' share of these entries (GatewayHosts.held), so the answer may say yes where the

@@ -2,7 +2,11 @@
 // (kubernetes-sigs/gateway-api v1.6, conformance/tests/*.go and *.yaml), asked of the compiled
 // table directly. Named after the upstream tests.
 import { describe, expect, test } from "bun:test";
-import { APP, GATEWAYS, INFRA, WEB, World } from "./base.ts";
+import { APP, BASE, GATEWAYS, INFRA, snapshot, WEB, World } from "./base.ts";
+import { needsClientCertificates, strictClientCas } from "../../src/table/client-certs.ts";
+import { hostNeedsNode, httpsListenerKind } from "../../src/table/listener-needs.ts";
+import { clientChainTrusted } from "../../src/kinds/client-cert.ts";
+import { X509Certificate } from "node:crypto";
 import { effectiveHostnames, hostnameMatches, intersectHostname, requestHostname } from "../../src/compile/gateway/hostnames.ts";
 import { prefixMatches } from "../../src/table/gateway.ts";
 import { selectorMatches } from "../../src/compile/gateway/labels.ts";
@@ -561,18 +565,41 @@ spec:
     expect(conds(w.listener(`${INFRA}/gateway-without-address-value`, "http"))).toBe("Accepted=False/UnsupportedAddress ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
   });
 
-  test("client certificate validation (Gateway spec.tls.frontend) is not performed, so the HTTPS listeners it covers are not served: fails closed", () => {
-    // The objects of conformance/tests/gateway-with-clientcertificate-validation.yaml (not run:
-    // GatewayFrontendClientCertificateValidation is not published), with a perPort entry that
-    // asks no validation for 8444 and an HTTP listener the validation does not cover.
-    const cert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "second-example.org", "third-example.org"] });
-    const ref = `tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate }] }`;
-    const w = World.of(
-      `apiVersion: v1
+  // The client certificate validation objects (conformance/tests/gateway-with-*clientcertificate-validation*.yaml,
+  // gateway-invalid-default-frontend-client-certificate-validation.yaml): the CA references are
+  // resolved with the reasons FrontendTLSValidation (apis/v1 gateway_types.go) names; a listener
+  // whose validation resolves is served with a client-cert stage first on each of its entries
+  // (the handshakes themselves: client-validation.test.ts).
+  const serverCert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "first-example.org", "second-example.org", "third-example.org", "fourth-example.org"] });
+  const caPem = createCertificate({ subjectCN: "client-ca", isCA: true }).certPem;
+  const perPortCaPem = createCertificate({ subjectCN: "per-port-client-ca", isCA: true }).certPem;
+  const tlsSecret = `apiVersion: v1
 kind: Secret
 metadata: { name: tls-validity-checks-certificate, namespace: ${INFRA} }
 type: kubernetes.io/tls
-data: { tls.crt: ${Buffer.from(cert.certPem).toString("base64")}, tls.key: ${Buffer.from(cert.keyPem).toString("base64")} }`,
+data: { tls.crt: ${Buffer.from(serverCert.certPem).toString("base64")}, tls.key: ${Buffer.from(serverCert.keyPem).toString("base64")} }`;
+  const caConfigMap = (name: string, ns = INFRA, key = "ca.crt", pem = caPem) => `apiVersion: v1
+kind: ConfigMap
+metadata: { name: ${name}, namespace: ${ns} }
+data: { ${key}: ${JSON.stringify(pem)} }`;
+  /** The client-cert stage of the entry a request gets (its verify mode and first CA), or "none". */
+  const clientCheck = (w: World, host: string) => {
+    const stage = (w.match({ host, path: "/", https: true })?.choices[0]!.match.route.options.stages ?? []).find((x) => x.kind === "client-cert");
+    if (stage === undefined) return "none";
+    const ca = stage.params.ca as string[];
+    return `${stage.params.verify as string} ${ca[0] === caPem ? "default-ca" : ca[0] === perPortCaPem ? "per-port-ca" : "other"}`;
+  };
+  const certRef = `tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] }`;
+  const httpsListener = (name: string, port: number, hostname: string | null) =>
+    `    - { name: ${name}, port: ${port},${hostname === null ? "" : ` hostname: ${hostname},`} protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${certRef} }`;
+
+  test("client certificate validation (Gateway spec.tls.frontend) with resolved CAs: each HTTPS listener it covers is served with its own CA's check on every entry", () => {
+    // gateway-with-clientcertificate-validation.yaml, with a perPort entry that asks no
+    // validation for 8444 and an HTTP listener the validation does not cover.
+    const w = World.of(
+      tlsSecret,
+      caConfigMap("tls-validity-checks-ca-certificate"),
+      caConfigMap("tls-validity-checks-per-port-ca-certificate", INFRA, "ca.crt", perPortCaPem),
       `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: client-validation-default, namespace: ${INFRA} }
@@ -585,9 +612,9 @@ spec:
         - { port: 8443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-per-port-ca-certificate }] } } }
         - { port: 8444, tls: {} }
   listeners:
-    - { name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${ref} }
-    - { name: https-with-hostname, port: 8443, hostname: second-example.org, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${ref} }
-    - { name: https-no-validation, port: 8444, hostname: third-example.org, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${ref} }
+${httpsListener("https", 443, null)}
+${httpsListener("https-with-hostname", 8443, "second-example.org")}
+${httpsListener("https-no-validation", 8444, "third-example.org")}
     - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }`,
       route("client-certificate-validation-https-test", `  parentRefs: [{ name: client-validation-default, sectionName: https }]
   hostnames: [example.org]
@@ -598,21 +625,210 @@ spec:
   rules: [{ backendRefs: [{ name: infra-backend-v3, port: 8080 }] }]`),
     );
     const gw = `${INFRA}/client-validation-default`;
-    expect(conds(w.result.gateways.get(gw)!)).toBe("Accepted=True/ListenersNotValid Programmed=True/Programmed");
-    for (const name of ["https", "https-with-hostname"]) {
-      expect(conds(w.listener(gw, name))).toBe("Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
+    // AllowValidOnly (the default mode): no InsecureFrontendValidationMode condition.
+    expect(conds(w.result.gateways.get(gw)!)).toBe("Accepted=True/Accepted Programmed=True/Programmed");
+    for (const name of ["https", "https-with-hostname", "https-no-validation", "http"]) {
+      expect(conds(w.listener(gw, name))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
     }
-    expect(conds(w.listener(gw, "https-no-validation"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
-    expect(conds(w.listener(gw, "http"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
-    expect(w.routeConditions(INFRA, "client-certificate-validation-https-test")).toEqual(["Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs"]);
-    expect(w.routeConditions(INFRA, "client-certificate-validation-https-test-no-hostname")).toEqual(["Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs"]);
-    expect(w.answer({ host: "example.org", path: "/", https: true })).toBe("404");
-    expect(w.answer({ host: "second-example.org", path: "/", https: true })).toBe("404");
+    expect(w.routeConditions(INFRA, "client-certificate-validation-https-test")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.routeConditions(INFRA, "client-certificate-validation-https-test-no-hostname")).toEqual(["Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs"]);
+    expect(w.answer({ host: "example.org", path: "/", https: true })).toBe(V1);
+    expect(w.answer({ host: "second-example.org", path: "/", https: true })).toBe(V2);
     expect(w.answer({ host: "third-example.org", path: "/", https: true })).toBe(V3);
+    // Each listener's entries check with its own port's CA; the listener without validation does not.
+    expect(clientCheck(w, "example.org")).toBe("on default-ca");
+    expect(clientCheck(w, "second-example.org")).toBe("on per-port-ca");
+    expect(clientCheck(w, "third-example.org")).toBe("none");
+  });
+
+  test("a validated listener's hosts need node:http2 and its AllowValidOnly check is found by SNI name; AllowInsecureFallback has none at the handshake", () => {
+    const gateway = (mode: string) => `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: v, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { mode: ${mode}, caCertificateRefs: [{ kind: ConfigMap, group: "", name: default-ca }] } }
+      perPort:
+        - { port: 8443, tls: { validation: { mode: ${mode}, caCertificateRefs: [{ kind: ConfigMap, group: "", name: per-port-ca }] } } }
+        - { port: 8444, tls: {} }
+  listeners:
+${httpsListener("https", 443, null)}
+${httpsListener("https-with-hostname", 8443, "second-example.org")}
+${httpsListener("https-no-validation", 8444, "third-example.org")}`;
+    const routes = [
+      route("r1", `  parentRefs: [{ name: v, sectionName: https }]
+  hostnames: [example.org]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      route("r2", `  parentRefs: [{ name: v, sectionName: https-with-hostname }]
+  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+      route("r3", `  parentRefs: [{ name: v, sectionName: https-no-validation }]
+  rules: [{ backendRefs: [{ name: infra-backend-v3, port: 8080 }] }]`),
+    ];
+    const tableOf = (mode: string) =>
+      compile(snapshot(BASE, tlsSecret, caConfigMap("default-ca"), caConfigMap("per-port-ca", INFRA, "ca.crt", perPortCaPem), gateway(mode), ...routes), DEFAULT_COMPILE_CONFIG).table;
+    const strict = tableOf("AllowValidOnly");
+    expect(needsClientCertificates(strict)).toBe(true);
+    expect(httpsListenerKind(strict)).toBe("split");
+    expect(["example.org", "second-example.org", "third-example.org", "other.example"].map((h) => `${h} ${hostNeedsNode(strict, h)}`)).toEqual([
+      "example.org true", "second-example.org true", "third-example.org false", "other.example false",
+    ]);
+    const cas = (h: string) => strictClientCas(strict, h).map((c) => (c.ca[0] === caPem ? "default-ca" : c.ca[0] === perPortCaPem ? "per-port-ca" : "other")).join(",");
+    expect(["example.org", "EXAMPLE.org.", "second-example.org", "third-example.org", "other.example"].map((h) => `${h} ${cas(h)}`)).toEqual([
+      "example.org default-ca", "EXAMPLE.org. default-ca", "second-example.org per-port-ca", "third-example.org ", "other.example ",
+    ]);
+    expect(strictClientCas(strict, null)).toEqual([]);
+    const fallback = tableOf("AllowInsecureFallback");
+    expect(hostNeedsNode(fallback, "example.org")).toBe(true);
+    expect(strictClientCas(fallback, "example.org")).toEqual([]);
+    expect(strictClientCas(fallback, "second-example.org")).toEqual([]);
+  });
+
+  test("the handshake check trusts a chain only when it verifies against one of the listener's CAs", () => {
+    const ca = createCertificate({ subjectCN: "hs-ca", isCA: true });
+    const other = createCertificate({ subjectCN: "hs-other-ca", isCA: true });
+    const leaf = (issuer: typeof ca, o: { notAfter?: Date; notBefore?: Date } = {}) =>
+      new X509Certificate(createCertificate({ subjectCN: "client", extKeyUsage: ["clientAuth"], issuer: { cert: issuer.certPem, key: issuer.keyPem }, ...o }).certPem);
+    const now = Date.now();
+    const checks = [{ ca: [ca.certPem], depth: 5 }];
+    expect(clientChainTrusted(checks, [leaf(ca)], now)).toBe(true);
+    expect(clientChainTrusted(checks, [leaf(other)], now)).toBe(false);
+    expect(clientChainTrusted(checks, [], now)).toBe(false);
+    expect(clientChainTrusted(checks, [leaf(ca, { notBefore: new Date(now - 2 * 86_400_000), notAfter: new Date(now - 86_400_000) })], now)).toBe(false);
+    // Either listener's CA (two Gateways sharing the SNI name), and a CA that does not parse trusts nothing.
+    expect(clientChainTrusted([{ ca: ["junk"], depth: 5 }, { ca: [other.certPem], depth: 5 }], [leaf(other)], now)).toBe(true);
+    expect(clientChainTrusted([{ ca: ["junk"], depth: 5 }], [leaf(ca)], now)).toBe(false);
+  });
+
+  test("GatewayInvalidFrontendClientCertificateValidation (statuses): each invalid caCertificateRef gets the spec's reason, and only its listener is affected", () => {
+    // gateway-with-invalid-clientcertificate-validation.yaml, with web-backend-cm present in
+    // the other namespace (no ReferenceGrant lets the Gateway read it).
+    const w = World.of(
+      tlsSecret,
+      caConfigMap("tls-validity-checks-ca-certificate"),
+      caConfigMap("web-backend-cm", WEB),
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gateway-with-invalid-client-cert-validation, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } }
+      perPort:
+        - { port: 7443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: non-exisitng-cm }] } } }
+        - { port: 8443, tls: { validation: { caCertificateRefs: [{ kind: Service, group: "", name: infra-backend-v2 }] } } }
+        - { port: 6443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: web-backend-cm, namespace: ${WEB} }] } } }
+  listeners:
+${httpsListener("https", 443, null)}
+${httpsListener("https-unresolved", 7443, "first-example.org")}
+${httpsListener("https-invalid-kind", 8443, "second-example.org")}
+${httpsListener("https-grant-missing", 6443, "fourth-example.org")}`,
+    );
+    const gw = `${INFRA}/gateway-with-invalid-client-cert-validation`;
+    expect(conds(w.listener(gw, "https"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
+    expect(conds(w.listener(gw, "https-unresolved"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(conds(w.listener(gw, "https-invalid-kind"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateKind Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(conds(w.listener(gw, "https-grant-missing"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/RefNotPermitted Programmed=False/Invalid Conflicted=False/NoConflicts");
+    // The message names the reference and why (FrontendTLSValidation: "the Message of the
+    // Condition must indicate which reference is invalid and why").
+    expect(w.listener(gw, "https-unresolved").conditions[1]!.message).toContain(`${INFRA}/non-exisitng-cm`);
+    expect(w.listener(gw, "https-invalid-kind").conditions[1]!.message).toContain("Service infra-backend-v2");
+
+    // A ReferenceGrant from Gateways in INFRA to that ConfigMap resolves it.
+    const granted = World.of(
+      tlsSecret,
+      caConfigMap("web-backend-cm", WEB),
+      `apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: ca-from-infra, namespace: ${WEB} }
+spec: { from: [{ group: gateway.networking.k8s.io, kind: Gateway, namespace: ${INFRA} }], to: [{ group: "", kind: ConfigMap, name: web-backend-cm }] }`,
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: granted, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: web-backend-cm, namespace: ${WEB} }] } } } }
+  listeners:
+${httpsListener("https", 443, null)}`,
+    );
+    expect(conds(granted.listener(`${INFRA}/granted`, "https"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
+  });
+
+  test("GatewayFrontendInvalidDefaultClientCertificateValidation (statuses): an unresolved default CA refuses the HTTPS listener and leaves the HTTP one served", () => {
+    const w = World.of(
+      tlsSecret,
+      caConfigMap("tls-validity-checks-per-port-ca-certificate"),
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: invalid-default-client-validation-config, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: does-not-exist }] } }
+      perPort: [{ port: 80, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-per-port-ca-certificate }] } } }]
+  listeners:
+${httpsListener("https", 443, null)}
+    - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }`,
+      route("invalid-default-client-validation-config", `  parentRefs: [{ name: invalid-default-client-validation-config }]
+  hostnames: [example.org]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+    );
+    const gw = `${INFRA}/invalid-default-client-validation-config`;
+    expect(conds(w.listener(gw, "http"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
+    expect(conds(w.listener(gw, "https"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(w.answer({ host: "example.org", path: "/" })).toBe(`${INFRA}/infra-backend-v1`);
+    expect(w.answer({ host: "example.org", path: "/", https: true })).toBe("404");
+  });
+
+  test("a ConfigMap without ca.crt, or whose ca.crt holds no PEM certificate, is an InvalidCACertificateRef", () => {
+    const notPem = `apiVersion: v1
+kind: ConfigMap
+metadata: { name: ca, namespace: ${INFRA} }
+data: { ca.crt: "not a certificate" }`;
+    for (const cm of [caConfigMap("ca", INFRA, "tls.crt"), notPem]) {
+      const w = World.of(
+        tlsSecret,
+        cm,
+        `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: g, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: ca }] } } } }
+  listeners:
+${httpsListener("https", 443, null)}`,
+      );
+      expect(conds(w.listener(`${INFRA}/g`, "https"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef Programmed=False/Invalid Conflicted=False/NoConflicts");
+    }
+  });
+
+  test("AllowInsecureFallback by default or per port sets the Gateway's InsecureFrontendValidationMode=True ConfigurationChanged; AllowValidOnly does not", () => {
+    const gateway = (mode8443: string, modeDefault: string) => `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: client-validation-insecure-fallback, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { ${modeDefault} caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } }
+      perPort: [{ port: 8443, tls: { validation: { ${mode8443} caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } } }]
+  listeners:
+${httpsListener("https", 443, null)}
+${httpsListener("https-with-hostname", 8443, "second-example.org")}`;
+    const gw = `${INFRA}/client-validation-insecure-fallback`;
+    const insecure = (text: string) => World.of(tlsSecret, caConfigMap("tls-validity-checks-ca-certificate"), text).result.gateways.get(gw)!.conditions.find((c) => c.type === "InsecureFrontendValidationMode");
+    const both = insecure(gateway("mode: AllowInsecureFallback,", "mode: AllowInsecureFallback,"));
+    expect(both === undefined ? null : `${both.status}/${both.reason}`).toBe("True/ConfigurationChanged");
+    const perPort = insecure(gateway("mode: AllowInsecureFallback,", ""));
+    expect(perPort === undefined ? null : `${perPort.status}/${perPort.reason}`).toBe("True/ConfigurationChanged");
+    expect(insecure(gateway("mode: AllowValidOnly,", ""))).toBeUndefined();
   });
 
   test("a malformed spec.tls.frontend (--manifests objects skip the CRD) counts as asking validation: the HTTPS listener is not served", () => {
-    for (const frontend of [`"yes"`, `{ default: "strict" }`, `{ default: {}, perPort: "all" }`, `{ default: {}, perPort: [7] }`]) {
+    for (const frontend of [`"yes"`, `{ default: "strict" }`, `{ default: {}, perPort: "all" }`, `{ default: {}, perPort: [7] }`, `{ default: { validation: {} } }`, `{ default: { validation: { caCertificateRefs: [] } } }`]) {
       const w = World.of(`apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: odd, namespace: ${INFRA} }
@@ -622,6 +838,20 @@ spec:
   listeners: [{ name: https, port: 443, protocol: HTTPS, tls: { certificateRefs: [{ name: missing }] } }]`);
       expect(`${frontend} ${w.listener(`${INFRA}/odd`, "https").conditions[0]!.reason}`).toBe(`${frontend} UnsupportedValue`);
     }
+    // An unknown mode with a resolved CA is refused too.
+    const w = World.of(
+      tlsSecret,
+      caConfigMap("ca"),
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: odd-mode, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls: { frontend: { default: { validation: { mode: Sometimes, caCertificateRefs: [{ kind: ConfigMap, group: "", name: ca }] } } } }
+  listeners:
+${httpsListener("https", 443, null)}`,
+    );
+    expect(conds(w.listener(`${INFRA}/odd-mode`, "https"))).toBe("Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
   });
 
   test("conflicted listeners: none of them is accepted or takes a route, and the Gateway says ListenersNotValid", () => {

@@ -350,3 +350,64 @@ describe("a settings change through the controller", () => {
     }
   });
 });
+
+describe("a Gateway's client certificate CA ConfigMap (spec.tls.frontend)", () => {
+  test("wakes the compiler and validates the listener again when it comes, changes or goes; a ConfigMap nobody names does not", () => {
+    const store = new Store();
+    const crt = createCertificate({ subjectCN: "ca.example", sans: ["ca.example"] });
+    const ca = createCertificate({ subjectCN: "client-ca", isCA: true }).certPem;
+    const caMap = (rv: string, pem: string) => `
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: client-ca, namespace: ${INFRA}, resourceVersion: "${rv}" }
+data: { ca.crt: ${JSON.stringify(pem)} }
+`;
+    apply(store, "ADDED", BASE, `
+apiVersion: v1
+kind: Secret
+metadata: { name: ca-gw-cert, namespace: ${INFRA} }
+type: kubernetes.io/tls
+data: { tls.crt: ${Buffer.from(crt.certPem).toString("base64")}, tls.key: ${Buffer.from(crt.keyPem).toString("base64")} }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: ca-gw, namespace: ${INFRA}, generation: 1 }
+spec:
+  gatewayClassName: portico
+  tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: client-ca }] } } } }
+  listeners: [{ name: https, port: 443, protocol: HTTPS, tls: { certificateRefs: [{ name: ca-gw-cert }] } }]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: on-ca-gw, namespace: ${INFRA}, generation: 1 }
+spec:
+  parentRefs: [{ name: ca-gw }]
+  hostnames: [ca.example]
+  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]
+`);
+    const compiler = new Compiler(DEFAULT_COMPILE_CONFIG);
+    const listener = (r: CompileResult) => r.gateway!.gateways.get(`${INFRA}/ca-gw`)!.listeners[0]!.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`).slice(0, 2).join(" ");
+    let r = compiler.compile(store.snapshot());
+    expect(listener(r)).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef");
+    const step = (what: string, change: () => boolean, want: string) => {
+      expect(change(), `${what}: the store reports a change`).toBe(true);
+      const snap = store.snapshot();
+      r = compiler.compile(snap);
+      expect(listener(r), what).toBe(want);
+      expect(view(r), what).toEqual(view(compile(snap, DEFAULT_COMPILE_CONFIG)));
+    };
+    const ev = (type: "ADDED" | "MODIFIED" | "DELETED", text: string) => () => objects(text).map(({ kind, object }) => store.apply({ type, kind, object } as Parameters<Store["apply"]>[0])).some(Boolean);
+    step("the CA ConfigMap created", ev("ADDED", caMap("1", ca)), "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs");
+    step("its ca.crt no longer a certificate", ev("MODIFIED", caMap("2", "junk")), "Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef");
+    step("a certificate again", ev("MODIFIED", caMap("3", ca)), "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs");
+    // Another CA: the route's entries check with it (the table equals a full compile's, above).
+    const ca2 = createCertificate({ subjectCN: "client-ca-2", isCA: true }).certPem;
+    const caOfEntry = () => (r.table.gateway?.https.get("*")?.exact.get("ca.example")?.[0]?.choices[0]!.match.route.options.stages ?? []).find((x) => x.kind === "client-cert")?.params.ca;
+    expect(caOfEntry()).toEqual([ca]);
+    step("another CA certificate", ev("MODIFIED", caMap("3b", ca2)), "Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs");
+    expect(caOfEntry()).toEqual([ca2]);
+    step("the CA ConfigMap deleted", ev("DELETED", caMap("4", ca)), "Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef");
+    // A ConfigMap no Gateway names is held but wakes nothing.
+    expect(ev("ADDED", caMap("5", ca).replace("name: client-ca", "name: unrelated"))()).toBe(false);
+  });
+});

@@ -547,44 +547,4 @@ ${route("beside-the-refused", `  parentRefs: [{ name: same-namespace }]
     expect((await ask("/", { host: "refused.example.com" })).status).toBe(404);
     cleanup();
   });
-
-  test("client certificate validation asked of a Gateway (spec.tls.frontend) is not performed, so its HTTPS listener is not served: fails closed", async () => {
-    // conformance/tests/gateway-with-clientcertificate-validation.yaml's Gateway and route (the
-    // test is not run: GatewayFrontendClientCertificateValidation is not published), and an HTTP
-    // listener on the same Gateway, which the validation does not cover, to know when the
-    // compile that holds both is live.
-    const cert = createCertificate({ subjectCN: "example.org", sans: ["example.org"] });
-    api.create("Secret", tlsSecret(INFRA, "tls-validity-checks-certificate", cert.certPem, cert.keyPem));
-    created.push({ kind: "Secret", ns: INFRA, name: "tls-validity-checks-certificate" });
-    apply(`
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: client-validation-default, namespace: ${INFRA} }
-spec:
-  gatewayClassName: portico
-  tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } } } }
-  listeners:
-    - { name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate }] } }
-    - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }
----
-${route("client-certificate-validation-https-test", `  parentRefs: [{ name: client-validation-default, sectionName: https }]
-  hostnames: [example.org]
-  rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}
----
-${route("plain-http", `  parentRefs: [{ name: client-validation-default, sectionName: http }]
-  hostnames: [example.org]
-  rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`).trim()}`);
-    await served("/", (a) => a.backend === `${INFRA}/infra-backend-v2`, { host: "example.org" });
-    type Cond = { type: string; status: string; reason: string };
-    const parent = () => (((api.get("HTTPRoute", INFRA, "client-certificate-validation-https-test")?.status as { parents?: { conditions: Cond[] }[] } | undefined)?.parents ?? [])[0]?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`).join(" ");
-    await eventually(() => parent() !== "", 10_000, "the HTTPS route's status written");
-    expect(parent()).toBe("Accepted=False/NotAllowedByListeners ResolvedRefs=True/ResolvedRefs");
-    const listener = ((api.get("Gateway", INFRA, "client-validation-default")!.status as { listeners: { name: string; conditions: Cond[] }[] }).listeners ?? []).find((l) => l.name === "https");
-    expect(listener?.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`).slice(0, 1)).toEqual(["Accepted=False/UnsupportedValue"]);
-    // Whatever certificate answers the name now, the client without a certificate gets no route.
-    const res = await fetch(`https://127.0.0.1:${portico.ports.https}/`, { headers: { host: "example.org" }, tls: { rejectUnauthorized: false, serverName: "example.org" } } as RequestInit);
-    const body = await res.text();
-    expect(`${res.status} ${body.includes("infra-backend") ? "backend" : "portico"}`).toBe("404 portico");
-    cleanup();
-  });
 });

@@ -210,3 +210,32 @@ test("the ConfigMaps add-headers and proxy-set-headers name are watched from the
   await eventually(() => dataOf(sink, ns, "later")?.["X-Later"] === "l" && !sink.has("ConfigMap", ns, "add"), 10_000, "renamed");
   expect(dataOf(sink, ns, "set")?.["X-Set"]).toBe("s");
 });
+
+describe("a Gateway's spec.tls.frontend CA ConfigMaps", () => {
+  test("are read and followed by name like the ones Ingresses name, and dropped when the Gateway stops naming them", async () => {
+    const ns = "gw-ca";
+    const gateway = (refs: string[]) => ({
+      metadata: { name: "g", namespace: ns },
+      spec: {
+        gatewayClassName: "portico",
+        tls: { frontend: { default: { validation: { caCertificateRefs: refs.map((name) => ({ group: "", kind: "ConfigMap", name })) } } } },
+        listeners: [{ name: "https", port: 443, protocol: "HTTPS", tls: { certificateRefs: [{ name: "cert" }] } }],
+      },
+    });
+    api.create("ConfigMap", configMap(ns, "client-ca", { "ca.crt": "one" }));
+    api.create("ConfigMap", configMap(ns, "other-ca", { "ca.crt": "other" }));
+    api.create("ConfigMap", configMap(ns, "unnamed", { "ca.crt": "never" }));
+    api.create("Gateway", gateway(["client-ca"]));
+    const sink = new RecordingSink();
+    source = createKubeSource({ client, config: { watchNamespace: null }, log, kinds: ["Gateway", "ConfigMap"], timings: FAST_WATCH });
+    await source.start(sink);
+    await eventually(() => sink.syncedKinds.includes("ConfigMap") && dataOf(sink, ns, "client-ca")?.["ca.crt"] === "one", 10_000, "the named CA ConfigMap");
+    expect(sink.has("ConfigMap", ns, "unnamed")).toBe(false);
+    api.update("ConfigMap", configMap(ns, "client-ca", { "ca.crt": "two" }));
+    await eventually(() => dataOf(sink, ns, "client-ca")?.["ca.crt"] === "two", 10_000, "the CA ConfigMap's change");
+    // The Gateway names another CA instead: the first is dropped, the second read.
+    api.update("Gateway", gateway(["other-ca"]));
+    await eventually(() => dataOf(sink, ns, "other-ca")?.["ca.crt"] === "other" && !sink.has("ConfigMap", ns, "client-ca"), 10_000, "the Gateway's new CA ConfigMap");
+    expect(sink.has("ConfigMap", ns, "unnamed")).toBe(false);
+  });
+});

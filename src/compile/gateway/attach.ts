@@ -3,6 +3,7 @@
 // GatewayClasses naming --gateway-controller-name, their Gateways and listeners, and for each
 // HTTPRoute parentRef the listeners it attaches to, with the conditions and reasons status
 // reports. Pure: snapshot in, data out; the same input always gives the same output.
+import { X509Certificate } from "node:crypto";
 import type { Gateway, GatewayClass, HTTPRoute, Listener, ParentReference, ReferenceGrant } from "../../model/gateway.ts";
 import { GATEWAY_GROUP } from "../../model/kinds.ts";
 import { secretText, type Secret } from "../../model/schemas.ts";
@@ -41,10 +42,25 @@ export interface ListenerState {
   readonly supportedKinds: readonly RouteGroupKind[];
   /** `namespace/name` of each certificate Secret (HTTPS), resolved and permitted. */
   readonly certificates: readonly string[];
+  /** Client certificate validation spec.tls.frontend asks of this HTTPS listener, resolved; null: none. */
+  readonly clientValidation: ClientValidation | null;
   readonly conditions: readonly Condition[];
   /** Routes accepted on this listener (including those with unresolved backends). */
   attachedRoutes: number;
   readonly spec: Listener;
+}
+
+/**
+ * A listener's client certificate validation (FrontendTLSValidation, apis/v1 gateway_types.go):
+ * the mode and the CA certificates of the ConfigMaps that resolved, one PEM block each. The
+ * certificates are part of the state, so a CA ConfigMap's new data compiles the listener's
+ * routes again (their client-cert stage carries them).
+ */
+export interface ClientValidation {
+  readonly mode: "AllowValidOnly" | "AllowInsecureFallback";
+  /** `namespace/name` of the ConfigMaps that resolved. */
+  readonly configMaps: readonly string[];
+  readonly ca: readonly string[];
 }
 
 export interface GatewayState {
@@ -165,6 +181,12 @@ export function ourGateways(snapshot: Snapshot, classes: ReadonlyMap<string, Cla
     else if (accepted.length === 0) conditions.push(cond("Accepted", "False", "ListenersNotValid", "no listener is valid"));
     else if (accepted.length < listeners.length) conditions.push(cond("Accepted", "True", "ListenersNotValid", "some listeners are not valid"));
     else conditions.push(cond("Accepted", "True", "Accepted", "handled by Portico"));
+    // GatewayConditionInsecureFrontendValidationMode (apis/v1 gateway_types.go): True with
+    // ConfigurationChanged while spec.tls.frontend, by default or per port, allows
+    // AllowInsecureFallback; "removed as soon as FrontendValidationModeType is changed back".
+    if (asksInsecureFallback(gw)) {
+      conditions.push(cond("InsecureFrontendValidationMode", "True", "ConfigurationChanged", "spec.tls.frontend allows clients without a valid certificate (AllowInsecureFallback)"));
+    }
     const gwAccepted = conditions[0]!.status === "True";
     // An address asked for without a value (the standard CRD allows it): "If an implementation
     // does not support an empty value, they MUST set the Programmed condition in status to False
@@ -207,20 +229,13 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
   let refsMessage = "all references resolved";
   let acceptedReason = "Accepted";
   let acceptedMessage = "served";
+  let clientValidation: ClientValidation | null = null;
   if (l.protocol === "HTTP") portClass = "http";
   else if (l.protocol === "HTTPS") {
     const mode = l.tls?.mode ?? "Terminate";
     if (mode !== "Terminate") {
       acceptedReason = "UnsupportedProtocol";
       acceptedMessage = `tls.mode ${mode} is not served on an HTTPS listener`;
-    } else if (asksClientValidation(gw, l.port)) {
-      // Client certificate validation (Gateway spec.tls.frontend, standard channel) is access
-      // control Portico does not perform: serving the listener without it would let in every
-      // client the owner meant to keep out, so the listener is not served (fails closed).
-      // ListenerReasonUnsupportedValue: "the Listener uses a value for a field that is not
-      // supported by the implementation".
-      acceptedReason = "UnsupportedValue";
-      acceptedMessage = `spec.tls.frontend asks client certificate validation on port ${l.port}, which Portico does not perform; the listener is not served without it`;
     } else {
       portClass = "https";
       const refs = l.tls?.certificateRefs ?? [];
@@ -253,6 +268,36 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
           continue;
         }
         certificates.push(secretKey);
+      }
+      // Client certificate validation (Gateway spec.tls.frontend: its perPort entry for this
+      // port, else `default`). Its CA references are resolved as FrontendTLSValidation says
+      // (apis/v1 gateway_types.go); the listener is served with them (its routes check the
+      // certificate: table.ts clientCertPolicy), and not at all when they or the mode cannot be
+      // honoured: serving it without the check would let in every client the owner meant to
+      // keep out (fails closed).
+      const ask = frontendValidation(gw, l.port);
+      if (ask.kind === "malformed") {
+        // ListenerReasonUnsupportedValue: "the Listener uses a value for a field that is not
+        // supported by the implementation". --manifests objects skip the CRD's validation.
+        acceptedReason = "UnsupportedValue";
+        acceptedMessage = `spec.tls.frontend for port ${l.port} is malformed: ${ask.why}; the listener is not served`;
+      } else if (ask.kind === "validate") {
+        const ca = resolveCaRefs(snapshot, gw, ask.refs);
+        if (ca.problem !== null && refsOk) {
+          refsOk = false;
+          refsReason = ca.problem.reason;
+          refsMessage = ca.problem.message;
+        }
+        if (ca.configMaps.length === 0) {
+          // FrontendTLSValidation.caCertificateRefs: "If ALL CACertificateRefs are invalid, the
+          // implementation MUST also ensure the `Accepted` condition on the listener is set to
+          // `status: False`, with the Reason `NoValidCACertificate`."
+          acceptedReason = "NoValidCACertificate";
+          acceptedMessage = `no caCertificateRef of spec.tls.frontend for port ${l.port} resolves to a CA certificate`;
+        } else if (ask.mode !== "AllowValidOnly" && ask.mode !== "AllowInsecureFallback") {
+          acceptedReason = "UnsupportedValue";
+          acceptedMessage = `spec.tls.frontend validation mode ${JSON.stringify(ask.mode)} for port ${l.port} is neither AllowValidOnly nor AllowInsecureFallback; the listener is not served`;
+        } else clientValidation = Object.freeze({ mode: ask.mode, configMaps: ca.configMaps, ca: ca.pems });
       }
     }
   } else {
@@ -291,41 +336,129 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
     portClass: programmed ? portClass : null,
     supportedKinds,
     certificates,
+    clientValidation: programmed ? clientValidation : null,
     conditions,
     attachedRoutes: 0,
     spec: l,
   };
 }
 
+/** What a Gateway's spec.tls.frontend asks of its HTTPS listeners on one port. */
+export type FrontendAsk =
+  | { readonly kind: "none" }
+  | { readonly kind: "malformed"; readonly why: string }
+  | { readonly kind: "validate"; readonly refs: readonly unknown[]; readonly mode: unknown };
+
+const NO_ASK: FrontendAsk = Object.freeze({ kind: "none" });
+
+const isRecord = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
+
 /**
- * Does the Gateway's spec.tls.frontend ask client certificate validation of its HTTPS
- * listeners on `port` (apis/v1 gateway_types.go FrontendTLSConfig: a perPort entry for the
- * port overrides `default`)? Read as untyped data (--manifests objects skip the CRD's
- * validation): anything but a clear "no validation" counts as asking, so a malformed field
- * fails closed.
+ * The client certificate validation spec.tls.frontend asks of the Gateway's HTTPS listeners on
+ * `port` (apis/v1 gateway_types.go FrontendTLSConfig: a perPort entry for the port overrides
+ * `default`; TLSConfig.validation absent asks none; FrontendTLSValidation.mode defaults to
+ * AllowValidOnly). Read as untyped data (--manifests objects skip the CRD's validation):
+ * anything not clearly shaped is `malformed`, which the caller refuses (fails closed).
  */
-function asksClientValidation(gw: Gateway, port: number): boolean {
+export function frontendValidation(gw: Gateway, port: number): FrontendAsk {
   const tls = (gw.spec as { tls?: unknown }).tls;
-  if (tls === undefined || tls === null) return false;
-  if (typeof tls !== "object") return true;
-  const frontend = (tls as { frontend?: unknown }).frontend;
-  if (frontend === undefined || frontend === null) return false;
-  if (typeof frontend !== "object") return true;
-  const validates = (config: unknown): boolean => {
-    if (config === undefined || config === null) return false;
-    if (typeof config !== "object") return true;
-    const v = (config as { validation?: unknown }).validation;
-    return v !== undefined && v !== null;
+  if (tls === undefined || tls === null) return NO_ASK;
+  if (!isRecord(tls)) return { kind: "malformed", why: "spec.tls is not an object" };
+  const frontend = tls.frontend;
+  if (frontend === undefined || frontend === null) return NO_ASK;
+  if (!isRecord(frontend)) return { kind: "malformed", why: "spec.tls.frontend is not an object" };
+  const read = (config: unknown, where: string): FrontendAsk => {
+    if (config === undefined || config === null) return NO_ASK;
+    if (!isRecord(config)) return { kind: "malformed", why: `${where} is not an object` };
+    const v = config.validation;
+    if (v === undefined || v === null) return NO_ASK;
+    if (!isRecord(v)) return { kind: "malformed", why: `${where}.validation is not an object` };
+    const refs = v.caCertificateRefs;
+    if (!Array.isArray(refs) || refs.length === 0) return { kind: "malformed", why: `${where}.validation.caCertificateRefs is not a non-empty list` };
+    return { kind: "validate", refs, mode: v.mode === undefined || v.mode === null || v.mode === "" ? "AllowValidOnly" : v.mode };
   };
-  const perPort = (frontend as { perPort?: unknown }).perPort;
+  const perPort = frontend.perPort;
   if (perPort !== undefined && perPort !== null) {
-    if (!Array.isArray(perPort)) return true;
+    if (!Array.isArray(perPort)) return { kind: "malformed", why: "spec.tls.frontend.perPort is not a list" };
     for (const entry of perPort as unknown[]) {
-      if (entry === null || typeof entry !== "object") return true;
-      if ((entry as { port?: unknown }).port === port) return validates((entry as { tls?: unknown }).tls);
+      if (!isRecord(entry)) return { kind: "malformed", why: "a spec.tls.frontend.perPort entry is not an object" };
+      if (entry.port === port) return read(entry.tls, `spec.tls.frontend.perPort[port ${port}].tls`);
     }
   }
-  return validates((frontend as { default?: unknown }).default);
+  return read(frontend.default, "spec.tls.frontend.default");
+}
+
+/** Whether some entry of spec.tls.frontend (default or perPort) asks AllowInsecureFallback. */
+export function asksInsecureFallback(gw: Gateway): boolean {
+  const frontend = (gw.spec as { tls?: { frontend?: unknown } | null }).tls?.frontend;
+  if (!isRecord(frontend)) return false;
+  const fallback = (config: unknown): boolean => isRecord(config) && isRecord(config.validation) && config.validation.mode === "AllowInsecureFallback";
+  if (fallback(frontend.default)) return true;
+  return Array.isArray(frontend.perPort) && frontend.perPort.some((e: unknown) => isRecord(e) && fallback(e.tls));
+}
+
+const CA_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/**
+ * A PEM CA bundle's certificates, one block each (kinds/client-cert.ts parses each as one
+ * certificate), or null when it holds none or one that does not parse: the whole reference is
+ * then invalid rather than half used.
+ */
+function caBlocks(pem: string): string[] | null {
+  const blocks = pem.match(CA_BLOCK);
+  if (blocks === null || blocks.length === 0 || blocks.length > 64) return null;
+  for (const b of blocks) {
+    try {
+      new X509Certificate(b);
+    } catch {
+      return null;
+    }
+  }
+  return blocks.map((b) => `${b}\n`);
+}
+
+/**
+ * Resolve FrontendTLSValidation.caCertificateRefs (apis/v1 gateway_types.go): a core ConfigMap
+ * with a PEM certificate under `ca.crt` is the supported kind (Support: Core); any other
+ * group/kind is InvalidCACertificateKind; a ConfigMap that is missing or has no such key is
+ * InvalidCACertificateRef; one in another namespace without a ReferenceGrant from Gateways is
+ * RefNotPermitted. Returns the `namespace/name` keys that resolve and the last problem found.
+ */
+export function resolveCaRefs(
+  snapshot: Snapshot,
+  gw: Gateway,
+  refs: readonly unknown[],
+): { configMaps: string[]; pems: string[]; problem: { reason: string; message: string } | null } {
+  const configMaps: string[] = [];
+  const pems: string[] = [];
+  let problem: { reason: string; message: string } | null = null;
+  for (const ref of refs) {
+    if (!isRecord(ref) || typeof ref.name !== "string" || ref.name === "") {
+      problem = { reason: "InvalidCACertificateRef", message: "a caCertificateRef has no name" };
+      continue;
+    }
+    const group = typeof ref.group === "string" ? ref.group : "";
+    const kind = typeof ref.kind === "string" ? ref.kind : "";
+    const refNs = typeof ref.namespace === "string" && ref.namespace !== "" ? ref.namespace : ns(gw);
+    if (group !== "" || kind !== "ConfigMap") {
+      problem = { reason: "InvalidCACertificateKind", message: `caCertificateRef ${group === "" ? "core" : group}/${kind} ${ref.name}: only core ConfigMaps (key ca.crt) are supported` };
+      continue;
+    }
+    if (!referenceAllowed(snapshot.referenceGrants, { group: GATEWAY_GROUP, kind: "Gateway", namespace: ns(gw) }, { group: "", kind: "ConfigMap", namespace: refNs, name: ref.name })) {
+      problem = { reason: "RefNotPermitted", message: `ConfigMap ${refNs}/${ref.name} is in another namespace and no ReferenceGrant permits it` };
+      continue;
+    }
+    const key = `${refNs}/${ref.name}`;
+    const pem = snapshot.configMaps?.get(key)?.data?.["ca.crt"];
+    const blocks = typeof pem === "string" ? caBlocks(pem) : null;
+    if (blocks === null) {
+      problem = { reason: "InvalidCACertificateRef", message: `ConfigMap ${key} is missing or has no PEM certificate under ca.crt that parses` };
+      continue;
+    }
+    configMaps.push(key);
+    for (const b of blocks) if (!pems.includes(b)) pems.push(b);
+  }
+  return { configMaps, pems, problem };
 }
 
 /**

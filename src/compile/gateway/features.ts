@@ -6,6 +6,11 @@
 export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
   [
     "Gateway",
+    // Client certificate validation of HTTPS listeners (spec.tls.frontend: compile/gateway/attach.ts,
+    // the handshake check in table/client-certs.ts strictClientCas); their four tests transcribed
+    // in test/gateway/client-validation.ts, on the shared ports and with --gateway-ports.
+    "GatewayFrontendClientCertificateValidation",
+    "GatewayFrontendClientCertificateValidationInsecureFallback",
     "GatewayHTTPListenerIsolation",
     "GRPCRoute",
     "GRPCRouteNamedRouteRule",

@@ -18,6 +18,7 @@ import type { GatewayEntry, GatewayHosts, GatewayRoutes, WeightedMatch } from ".
 import { isWildcardHost } from "../../table/gateway.ts";
 import type { StagePolicy } from "../../policy/stages.ts";
 import { assembleStages } from "../stages.ts";
+import { clientCertStage } from "../../annotations/access-stages.ts";
 import { DEFAULT_RETRY, DEFAULT_ROUTE_OPTIONS } from "../../table/routes.ts";
 import type { Backend, Match, Route, RouteOptions } from "../../table/types.ts";
 import type { BackendRef, ResolvedBackend } from "../backends.ts";
@@ -31,7 +32,7 @@ import { attachRoute, cond, ourClasses, ourGateways, type ClassState, type Condi
 import { relevantChangedKeys } from "../changes.ts";
 import { NO_FLAGS, POLICY_KIND, withExtension } from "./extension.ts";
 import { PORTICO_GROUP } from "../../model/portico-policy.ts";
-import { authSecretKey, configMapKeys } from "../../model/secret-refs.ts";
+import { authSecretKey, configMapKeys, gatewayCaConfigMapKeys } from "../../model/secret-refs.ts";
 import { deepEqual, relevantEqual } from "../../store/relevance.ts";
 import type { AccessFlags } from "../access.ts";
 import { compileRoute, HTTP_ROUTE_KIND, type CompiledMatch, type CompiledRule, type HeaderModifier, type Redirect, type Rewrite, type Timeouts, type WeightedBackend } from "./rules.ts";
@@ -103,6 +104,44 @@ const routeTime = (r: HTTPRoute) => r.metadata.creationTimestamp ?? "";
 interface Listener {
   readonly port: number;
   readonly https: boolean;
+  /** The listener's client certificate check (clientCertPolicy), first on each of its entries; null: none. */
+  readonly clientCert: StagePolicy | null;
+}
+
+/**
+ * The most CA certificates above a client's certificate a Gateway listener's validation
+ * accepts: "The maximum depth of a certificate chain accepted in verification is Implementation
+ * specific" (apis/v1 gateway_types.go TLSConfig.validation).
+ */
+const GATEWAY_CLIENT_VERIFY_DEPTH = 5;
+
+const clientCertPolicies = new WeakMap<ListenerState, StagePolicy | null>();
+
+/**
+ * An HTTPS listener's client certificate validation (attach.ts ClientValidation) as the
+ * client-cert stage the Ingress auth-tls annotations use (kinds/client-cert.ts), first on every
+ * entry of the listener: AllowValidOnly is `on` (no valid certificate, no answer but 400; the
+ * handshake itself is refused before that: serving/client-validation.ts), AllowInsecureFallback
+ * `insecure_fallback`. A route with the stage needs the node:http2 listener, which asks for the
+ * certificate (table/listener-needs.ts), and a request whose Host is not its connection's SNI
+ * name is 421 (the check would otherwise be met on a connection negotiated for another name).
+ * One per listener state, so the entries of a listener share it.
+ */
+function clientCertPolicy(l: ListenerState): StagePolicy | null {
+  let p = clientCertPolicies.get(l);
+  if (p === undefined) {
+    const v = l.clientValidation;
+    p =
+      v === null
+        ? null
+        : clientCertStage(
+            { verify: v.mode === "AllowValidOnly" ? "on" : "insecure_fallback", depth: GATEWAY_CLIENT_VERIFY_DEPTH, errorPage: null, passCertificate: false, matchCn: null },
+            `${l.gateway}#${l.name}`,
+            v.ca,
+          );
+    clientCertPolicies.set(l, p);
+  }
+  return p;
 }
 
 /** One rule match of one route, on one listener hostname and route hostname. */
@@ -175,6 +214,8 @@ interface State {
   listenerDiagnostics: readonly Diagnostic[];
   /** The Secrets our listeners name: a change to one validates the listeners again (revalidate). */
   secrets: ReadonlySet<string>;
+  /** The CA ConfigMaps spec.tls.frontend names for our HTTPS listeners: likewise. */
+  caConfigMaps: ReadonlySet<string>;
   readonly works: Map<string, RouteWork>;
   /** The route keys in precedence order: oldest first, then namespace/name. */
   order: readonly string[];
@@ -269,9 +310,14 @@ function grantChanges(prev: ReadonlyMap<string, ReferenceGrant>, next: ReadonlyM
   return { routes: out, gateways };
 }
 
-/** What the listeners of `base` read besides their Gateways: their Secrets, and whether one selects namespaces. */
-function listenerReads(base: ReadonlyMap<string, GatewayState>): { secrets: Set<string>; selectsNamespaces: boolean } {
+/**
+ * What the listeners of `base` read besides their Gateways: their Secrets, the CA ConfigMaps
+ * spec.tls.frontend names for their ports (attach.ts resolveCaRefs), and whether one selects
+ * namespaces.
+ */
+function listenerReads(base: ReadonlyMap<string, GatewayState>): { secrets: Set<string>; caConfigMaps: Set<string>; selectsNamespaces: boolean } {
   const secrets = new Set<string>();
+  const caConfigMaps = new Set<string>();
   let selectsNamespaces = false;
   for (const gw of base.values()) {
     const gwNs = gw.key.slice(0, gw.key.indexOf("/"));
@@ -279,8 +325,9 @@ function listenerReads(base: ReadonlyMap<string, GatewayState>): { secrets: Set<
       for (const c of l.tls?.certificateRefs ?? []) secrets.add(`${c.namespace ?? gwNs}/${c.name}`);
       if (l.allowedRoutes?.namespaces?.from === "Selector") selectsNamespaces = true;
     }
+    for (const k of gatewayCaConfigMapKeys(gw.gateway.spec, gwNs)) caConfigMaps.add(k);
   }
-  return { secrets, selectsNamespaces };
+  return { secrets, caConfigMaps, selectsNamespaces };
 }
 
 /**
@@ -344,6 +391,7 @@ function revalidateGateways(st: State, snapshot: Snapshot, redo: Set<string>): b
   st.base = base;
   st.listenerDiagnostics = listenerDiagnostics(base);
   st.secrets = reads.secrets;
+  st.caConfigMaps = reads.caConfigMaps;
   st.selectsNamespaces = reads.selectsNamespaces;
   return true;
 }
@@ -404,7 +452,7 @@ export function compileGateways(
   // A listener input changed: the Gateways' states are made again, and the routes on those that
   // changed compiled again (revalidateGateways); the result is new even with no route redone
   // (statuses, listener certificates).
-  const listenerSecret = reuse && [...changes!.secrets].some((k) => state!.secrets.has(k));
+  const listenerSecret = reuse && ([...changes!.secrets].some((k) => state!.secrets.has(k)) || [...changes!.configMaps].some((k) => state!.caConfigMaps.has(k)));
   const listenersChanged =
     reuse && (listenerSecret || grants!.gateways || !unchanged("GatewayClass", state!.gatewayClasses, snapshot.gatewayClasses) || !unchanged("Gateway", state!.gateways, snapshot.gateways));
   /** A class's or a Gateway's state changed (revalidateGateways), so the listener diagnostics may have. */
@@ -417,7 +465,7 @@ export function compileGateways(
     const classes = ourClasses(snapshot, controllerName);
     const base = classes.size === 0 ? new Map<string, GatewayState>() : ourGateways(snapshot, classes);
     if (base.size === 0) return emptyResult(classes, base);
-    const { secrets, selectsNamespaces } = listenerReads(base);
+    const { secrets, caConfigMaps, selectsNamespaces } = listenerReads(base);
     state = {
       controllerName,
       gatewayClasses: snapshot.gatewayClasses,
@@ -434,6 +482,7 @@ export function compileGateways(
       base,
       listenerDiagnostics: listenerDiagnostics(base),
       secrets,
+      caConfigMaps,
       works: new Map(),
       order: [],
       byService: new Map(),
@@ -664,7 +713,7 @@ export function compileGateways(
     deps: {
       services: st.byService,
       secrets: { has: (k) => st.secrets.has(k) || st.byRead.has(`s:${k}`) },
-      configMaps: { has: (k) => st.byRead.has(`c:${k}`) },
+      configMaps: { has: (k) => st.caConfigMaps.has(k) || st.byRead.has(`c:${k}`) },
     },
     diagnostics,
   };
@@ -751,7 +800,7 @@ function routeWork(
       if (cls === null) continue;
       const lkey = a.listener.hostname ?? "*";
       const group = `${cls}\n${lkey}`;
-      const listener: Listener = { port: a.listener.port, https: cls === "https" };
+      const listener: Listener = { port: a.listener.port, https: cls === "https", clientCert: cls === "https" ? clientCertPolicy(a.listener) : null };
       if (cls === "https" && a.listener.hostname === null && a.listener.certificates[0] !== undefined) {
         for (const h of a.hostnames) if (h !== "*") certHosts.push([h, a.listener.certificates[0]]);
       }
@@ -762,7 +811,7 @@ function routeWork(
               pieces.push({ key, time, group, host: h, entry: buildEntry(rule, match, mi, listener, h), ruleIndex: rule.ruleIndex, matchIndex: mi, match });
               return;
             }
-            const id = `${rule.ruleIndex}/${mi}/${listener.port}/${listener.https}/${h}`;
+            const id = `${rule.ruleIndex}/${mi}/${listener.port}/${listener.https}/${h}${listener.clientCert === null ? "" : `/${a.listener.gateway}#${a.listener.name}`}`;
             let entry = built!.get(id);
             if (entry === undefined) built!.set(id, (entry = buildEntry(rule, match, mi, listener, h)));
             // An entry goes once into each list (several parentRefs can reach one listener).
@@ -900,7 +949,9 @@ function ruleOptions(t: Timeouts | null): RouteOptions {
 function buildEntry(rule: CompiledRule, match: CompiledMatch, matchIndex: number, listener: Listener, host: string): GatewayEntry {
   // An IngressNginxPolicy's settings and stages come first (compile/gateway/extension.ts).
   const base = withExtension(ruleOptions(rule.timeouts), rule.extension, rule.timeouts !== null);
-  const make = (backend: Backend, policies: StagePolicy[], options: RouteOptions = base): Match => {
+  const make = (backend: Backend, own: StagePolicy[], options: RouteOptions = base): Match => {
+    // The listener's client certificate check comes before anything the rule does.
+    const policies = listener.clientCert === null ? own : [listener.clientCert, ...own];
     const route: Route = Object.freeze({
       ingress: rule.route,
       host: host === "*" ? null : host,

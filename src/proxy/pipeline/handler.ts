@@ -32,11 +32,16 @@ import { checkBody, forwardRequest, forwardWebSocket } from "./forward.ts";
 import { policies } from "./policies.ts";
 import { relay } from "./relay.ts";
 import type { GlobalHeaders } from "../../table/types.ts";
+import { strictClientCas } from "../../table/client-certs.ts";
+import { clientChainTrusted } from "../../kinds/client-cert.ts";
+import type { X509Certificate } from "node:crypto";
 import { route } from "./route.ts";
 
 export interface ProxyHandler {
   fetch(req: Request, server: RequestServer): Promise<Response | undefined>;
   readonly websocket: WebSocketHandler<WsData>;
+  /** H2Handler.refusesClient: a Gateway API AllowValidOnly listener's handshake check. */
+  refusesClient(servername: string | null, chain: () => readonly X509Certificate[]): boolean;
   error(e: Error): Response;
   readonly inflight: Inflight;
   /** Close every relayed WebSocket (drain: 1001 Going Away, RFC 6455 §7.4.1). */
@@ -189,6 +194,12 @@ export function createProxyHandler(
       // --access-log-template's $bytes_sent reads the head of the answer Bun is handed
       // (log/template.ts); without a template, no extra turn.
       return p.logHead ? keptAnswer(x, out) : out;
+    },
+    // Gateway API listeners in AllowValidOnly mode refuse a client at the handshake
+    // (table/client-certs.ts strictClientCas); the node:http2 listener asks per connection.
+    refusesClient(servername, chain) {
+      const checks = strictClientCas(deps.table(), servername);
+      return checks.length > 0 && !clientChainTrusted(checks, chain(), Date.now());
     },
     websocket: websocketHandler(sockets, (d) => {
       try {

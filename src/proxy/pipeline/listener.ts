@@ -21,6 +21,9 @@ export function serveOptions(handler: ProxyHandler) {
     fetch: handler.fetch,
     websocket: handler.websocket,
     error: handler.error,
+    // Read by the node:http2 listener once per connection (http2/streams.ts H2Handler); Bun.serve
+    // ignores it.
+    refusesClient: handler.refusesClient,
   };
 }
 
