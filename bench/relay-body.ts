@@ -37,7 +37,8 @@ const big = new Uint8Array(1 << 20).fill(7);
 const up = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(big) });
 const upstream = `http://127.0.0.1:${up.port}/`;
 
-function viaDefault(r: Response): ReadableStream<Uint8Array> {
+/** A default stream that reads the upstream body chunk by chunk on each pull, queued by `strategy`. */
+function viaRead(r: Response, strategy: QueuingStrategy<Uint8Array>): ReadableStream<Uint8Array> {
   const reader = (r.body as ReadableStream<Uint8Array>).getReader();
   return new ReadableStream<Uint8Array>(
     {
@@ -48,9 +49,11 @@ function viaDefault(r: Response): ReadableStream<Uint8Array> {
       },
       cancel: (e) => reader.cancel(e),
     },
-    { highWaterMark: 0 },
+    strategy,
   );
 }
+
+const viaDefault = (r: Response) => viaRead(r, { highWaterMark: 0 });
 
 function viaDirect(r: Response): ReadableStream<Uint8Array> {
   const reader = (r.body as ReadableStream<Uint8Array>).getReader();
@@ -89,20 +92,7 @@ function viaReadMany(r: Response): ReadableStream<Uint8Array> {
   );
 }
 
-function viaHighWaterMark(r: Response): ReadableStream<Uint8Array> {
-  const reader = (r.body as ReadableStream<Uint8Array>).getReader();
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(c) {
-        const x = await reader.read();
-        if (x.done) c.close();
-        else c.enqueue(x.value);
-      },
-      cancel: (e) => reader.cancel(e),
-    },
-    { highWaterMark: 1 << 20, size: (v: Uint8Array) => v.byteLength } as QueuingStrategy<Uint8Array>,
-  );
-}
+const viaHighWaterMark = (r: Response) => viaRead(r, { highWaterMark: 1 << 20, size: (v: Uint8Array) => v.byteLength } as QueuingStrategy<Uint8Array>);
 
 function viaDirectMany(r: Response): ReadableStream<Uint8Array> {
   const reader = (r.body as ReadableStream<Uint8Array>).getReader() as unknown as ManyReader;

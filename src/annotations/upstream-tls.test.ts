@@ -3,9 +3,7 @@
 import { expect, test } from "bun:test";
 import { parseAnnotations } from "../compile/annotations.ts";
 import { DEFAULT_PROXY_SSL_CIPHERS } from "./upstream-tls.ts";
-
-// DEFAULT as OpenSSL 3 reads it (ALL:!COMPLEMENTOFDEFAULT:!eNULL): every suite Portico serves.
-const OPENSSL_DEFAULT = "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES128-SHA256:ECDHE-RSA-AES128-SHA256:ECDHE-ECDSA-AES256-SHA:ECDHE-RSA-AES256-SHA:ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA:AES256-GCM-SHA384:AES128-GCM-SHA256:AES256-SHA:AES128-SHA";
+import { OPENSSL_DEFAULT } from "../../test/tls/openssl-default.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 const policy = (a: Record<string, string>) => {

@@ -50,14 +50,21 @@ const AES = E.AES128 | E.AES256 | E.AES128GCM | E.AES256GCM | E.AES128CCM | E.AE
 const CBC = E.DES | E.TDES | E.RC2 | E.IDEA | E.AES128 | E.AES256 | E.CAMELLIA128 | E.CAMELLIA256 | E.SEED;
 const ALL_BITS = 0x7fffffff;
 
-interface Suite {
-  readonly name: string;
+/**
+ * OpenSSL's algorithm classes of an SSL_CIPHER (algorithm_mkey, _auth, _enc, _mac, min_tls,
+ * algo_strength), the fields a suite has and an alias selects by (ssl/ssl_ciph.c).
+ */
+interface Classes {
   readonly kx: number;
   readonly au: number;
   readonly enc: number;
   readonly mac: number;
   readonly minTls: number;
   readonly strength: number;
+}
+
+interface Suite extends Classes {
+  readonly name: string;
   /** OpenSSL's strength_bits: what @STRENGTH sorts by and the security level compares. */
   readonly bits: number;
 }
@@ -262,15 +269,9 @@ const SUITES: readonly Suite[] = Object.freeze(ALL_SUITES.filter((x) => SERVED.h
 /** The names evaluation can yield, in OpenSSL's preference order. */
 export const SERVABLE_TLS12_SUITES: readonly string[] = Object.freeze(SUITES.map((s) => s.name));
 
-/** What a word selects: OpenSSL's SSL_CIPHER alias fields (0: any). */
-interface Selector {
+/** What a word selects: OpenSSL's SSL_CIPHER alias fields (0: any), or one suite by name. */
+interface Selector extends Classes {
   readonly id?: string;
-  readonly kx: number;
-  readonly au: number;
-  readonly enc: number;
-  readonly mac: number;
-  readonly minTls: number;
-  readonly strength: number;
 }
 
 const sel = (kx: number, au = 0, enc = 0, mac = 0, minTls = 0, strength = 0): Selector => Object.freeze({ kx, au, enc, mac, minTls, strength });

@@ -11,6 +11,7 @@ import { allRoutes } from "../../src/table/routes.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
 import { snapshotOf } from "./snapshot.ts";
 import { createCertificate } from "../tls/pki.ts";
+import { OPENSSL_DEFAULT } from "../tls/openssl-default.ts";
 import { explain } from "../../src/compile/explain.ts";
 import { ingressClass, service, slice } from "../e2e/objects.ts";
 
@@ -79,14 +80,6 @@ test("the route option crosses to the workers (the wire) whole and frozen", asyn
   expect(after).toEqual(before!);
   expect(Object.isFrozen(after)).toBe(true);
 });
-
-// `openssl ciphers DEFAULT` (OpenSSL 3.0), restricted to the TLS 1.2 suites Portico serves.
-const OPENSSL_DEFAULT = [
-  "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
-  "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES128-SHA256", "ECDHE-RSA-AES128-SHA256",
-  "ECDHE-ECDSA-AES256-SHA", "ECDHE-RSA-AES256-SHA", "ECDHE-ECDSA-AES128-SHA", "ECDHE-RSA-AES128-SHA",
-  "AES256-GCM-SHA384", "AES128-GCM-SHA256", "AES256-SHA", "AES128-SHA",
-].join(":");
 
 test("explain says the TLS Portico speaks to the pods (proxy-ssl-*), without the Secret's key", () => {
   const ing = ingress("a", { "nginx.ingress.kubernetes.io/backend-protocol": "HTTPS", "nginx.ingress.kubernetes.io/proxy-ssl-secret": "shop/upstream", "nginx.ingress.kubernetes.io/proxy-ssl-verify": "on", "nginx.ingress.kubernetes.io/proxy-ssl-name": "pod.internal", "nginx.ingress.kubernetes.io/proxy-ssl-server-name": "on" });

@@ -7,6 +7,7 @@
 // answers (ngx_http_upstream.c ngx_http_upstream_send_response: `r->limit_rate = 0` when
 // `!u->buffering`), so the ConfigMap turns proxy-buffering on with it, and back off: unpaced.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readPaced } from "../proxy/paced.ts";
 import { rawBackend, type RawBackend } from "../proxy/raw.ts";
 import { eventually } from "../wait.ts";
 import { configMapManifests, startPortico, type ConfigMapManifests, type Portico } from "./harness.ts";
@@ -45,18 +46,8 @@ async function unpaced(): Promise<boolean> {
 
 /** One GET on a new connection: the whole body arrived, and every piece within 16 KiB × (t + 1). */
 async function pacedAt16k(): Promise<boolean> {
-  const t0 = performance.now();
-  const res = await fetch(`${portico.http}/`, { headers: { host: "shop.test", connection: "close" } });
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-  let bytes = 0;
-  let within = true;
-  for (;;) {
-    const r = await reader.read();
-    if (r.done) break;
-    bytes += r.value.byteLength;
-    if (bytes > 16 * KIB * ((performance.now() - t0) / 1000 + 1)) within = false;
-  }
-  return res.status === 200 && bytes === SIZE && within;
+  const r = await readPaced(`${portico.http}/`, "shop.test", 16 * KIB, 1);
+  return r.status === 200 && r.body.length === SIZE && r.within;
 }
 
 test('limit-rate edited to "16" with proxy-buffering on while serving paces the next responses on every worker, with no restart; buffering off again: unpaced', async () => {

@@ -23,6 +23,7 @@ import type { RouteTable } from "../../src/table/types.ts";
 import { loadFixture } from "../compile/snapshot.ts";
 import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.ts";
 import { createCertificate, type MintedCertificate } from "../tls/pki.ts";
+import { OPENSSL_DEFAULT } from "../tls/openssl-default.ts";
 import { rawRequest, statusLine, testConfig } from "./helpers.ts";
 import { rawBackend, type RawBackend } from "./raw.ts";
 
@@ -107,15 +108,6 @@ async function send(host: string): Promise<{ status: number; server: string | nu
 }
 
 const ask = (host: string) => explain(snapshot, cfg, { host, path: "/", scheme: "http", client: "127.0.0.1" }, new Compiler(cfg)).response;
-
-// proxy-ssl-ciphers' default DEFAULT, as OpenSSL 3 reads it (`openssl ciphers DEFAULT`), over the
-// TLS 1.2 suites Portico serves: what the route offers the pod (docs/design.md "TLS cipher strings").
-const OPENSSL_DEFAULT = [
-  "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
-  "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES128-SHA256", "ECDHE-RSA-AES128-SHA256",
-  "ECDHE-ECDSA-AES256-SHA", "ECDHE-RSA-AES256-SHA", "ECDHE-ECDSA-AES128-SHA", "ECDHE-RSA-AES128-SHA",
-  "AES256-GCM-SHA384", "AES128-GCM-SHA256", "AES256-SHA", "AES128-SHA",
-].join(":");
 
 describe("explain's upstreamTls is the TLS the pod sees", () => {
   test("proxy-ssl-* verified, with SNI, a client certificate and TLS 1.3 only: the pod's handshake carries each", async () => {

@@ -14,6 +14,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { RouteOptions } from "../../src/table/types.ts";
 import { answersAt, makeBackend, makeTable, NGINX_BIN, optionsOf, startNginx, startProxy, type RealNginx } from "./helpers.ts";
+import { readPaced } from "./paced.ts";
 import { rawBackend, type RawBackend } from "./raw.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
@@ -52,22 +53,10 @@ const CASES: readonly Case[] = [
 
 /** GET `url`; whether every piece arrived within 16 KiB × (t + 2), t from just before the request. The whole body must arrive. */
 async function paced(url: string, host: string): Promise<boolean> {
-  const t0 = performance.now();
-  const res = await fetch(url, { headers: { host, connection: "close" } });
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-  const parts: Uint8Array[] = [];
-  let bytes = 0;
-  let within = true;
-  for (;;) {
-    const r = await reader.read();
-    if (r.done) break;
-    bytes += r.value.byteLength;
-    parts.push(r.value);
-    if (bytes > RATE * ((performance.now() - t0) / 1000 + 2)) within = false;
-  }
-  expect(res.status).toBe(200);
-  expect(Buffer.concat(parts).toString("latin1")).toBe(BODY);
-  return within;
+  const r = await readPaced(url, host, RATE, 2);
+  expect(r.status).toBe(200);
+  expect(r.body.toString("latin1")).toBe(BODY);
+  return r.within;
 }
 
 let backend: RawBackend;

@@ -11,6 +11,7 @@ import { createNginxSettings } from "../../src/runtime/nginx-settings.ts";
 import { makeBackend, makeTable, optionsOf, quietLog, startProxy, testConfig } from "./helpers.ts";
 import { namedBackend, rawBackend, type RawBackendConn } from "./raw.ts";
 import { eventually } from "../wait.ts";
+import { closeCode } from "./ws-frames.ts";
 
 const N = "nginx.ingress.kubernetes.io/";
 const cleanup: Array<() => unknown> = [];
@@ -126,27 +127,6 @@ test("the ConfigMap key proxy-read-timeout 1 sets both flags: a silent body is c
   await eventually(() => got.closed, 10_000, "the proxy to close the silent body's connection");
   expect(bodyOf(got.text)).toBe("5\r\nhello\r\n");
 });
-
-/** The status code of the first Close frame in `bytes`, a masked client frame (RFC 6455 §5.2, §5.5.1). */
-function closeCode(bytes: Buffer): number | null {
-  let i = 0;
-  while (i + 2 <= bytes.length) {
-    const op = bytes[i]! & 0x0f;
-    let len = bytes[i + 1]! & 0x7f;
-    const masked = (bytes[i + 1]! & 0x80) !== 0;
-    let at = i + 2;
-    if (len === 126) { len = bytes.readUInt16BE(at); at += 2; }
-    else if (len === 127) { len = Number(bytes.readBigUInt64BE(at)); at += 8; }
-    const mask = masked ? bytes.subarray(at, at + 4) : null;
-    if (mask) at += 4;
-    if (at + len > bytes.length) return null;
-    const payload = Buffer.from(bytes.subarray(at, at + len));
-    if (mask) for (let k = 0; k < payload.length; k++) payload[k]! ^= mask[k % 4]!;
-    if (op === 0x8) return payload.length >= 2 ? payload.readUInt16BE(0) : null;
-    i = at + len;
-  }
-  return null;
-}
 
 async function wsPair(annotations: Record<string, string>) {
   const pod = await namedBackend("pod");

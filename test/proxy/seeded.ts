@@ -1,4 +1,5 @@
-// A repeatable random sequence for distribution tests.
+// A repeatable random sequence, for distribution tests and for generated inputs whose failure
+// must be the same value on every run.
 
 /** mulberry32: a fixed sequence in [0, 1) for a given seed (32-bit integer arithmetic throughout). */
 export function seeded(seed: number): () => number {

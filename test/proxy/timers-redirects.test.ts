@@ -10,6 +10,7 @@ import { ingress, ingressClass, service, slice, yamlDocs } from "../e2e/objects.
 import { makeBackend, makeTable, startProxy, statusLine, type TestProxy } from "./helpers.ts";
 import { firstResponse, namedBackend, type NamedBackendOptions, wsUpgrade, type RawBackend } from "./raw.ts";
 import { eventually } from "../wait.ts";
+import { closeCode } from "./ws-frames.ts";
 
 const cleanup: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -54,23 +55,6 @@ describe("annotation durations", () => {
   });
 });
 
-/** The close frame a client sent (RFC 6455 §5.5.1: masked, code in the first two payload bytes). */
-function closeCodeIn(bytes: Buffer): number | null {
-  let i = 0;
-  while (i + 2 <= bytes.length) {
-    const op = bytes[i]! & 0x0f;
-    const masked = (bytes[i + 1]! & 0x80) !== 0;
-    const len = bytes[i + 1]! & 0x7f; // control frames and our test frames are < 126 bytes
-    const start = i + 2 + (masked ? 4 : 0);
-    if (op === 0x8 && len >= 2) {
-      const mask = masked ? bytes.subarray(i + 2, i + 6) : Buffer.alloc(4);
-      return ((bytes[start]! ^ mask[0]!) << 8) | (bytes[start + 1]! ^ mask[1]!);
-    }
-    i = start + len;
-  }
-  return null;
-}
-
 function openWs(port: number, path: string): Promise<WebSocket> {
   const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`, { headers: { host: "a.test" } } as Bun.WebSocketOptions);
   return new Promise((resolve, reject) => {
@@ -95,8 +79,8 @@ describe("--stream-idle-timeout covers WebSockets", () => {
     expect(end).toEqual({ code: 1001, reason: "idle timeout" });
     expect(be.lines()).toEqual(["GET /quiet HTTP/1.1"]);
     // The backend got a Close frame with the same code, not a dropped socket.
-    await eventually(() => closeCodeIn(be.hits[0]!.after) !== null, 5_000, "a Close frame at the backend");
-    expect(closeCodeIn(be.hits[0]!.after)).toBe(1001);
+    await eventually(() => closeCode(be.hits[0]!.after) !== null, 5_000, "a Close frame at the backend");
+    expect(closeCode(be.hits[0]!.after)).toBe(1001);
     await eventually(() => proxy.records.length > 0, 5_000, "the access record");
     expect(proxy.records.at(-1)).toMatchObject({ status: 101, websocket: true, error: "StreamIdle" });
   });

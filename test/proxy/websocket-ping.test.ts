@@ -6,6 +6,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { makeBackend, makeTable, optionsOf, RAW_LISTENERS, startRawProxy, type RawListener } from "./helpers.ts";
 import { namedBackend } from "./raw.ts";
+import { framesOf } from "./ws-frames.ts";
 import { eventually } from "../wait.ts";
 import { WS_BUFFER_LIMIT } from "../../src/proxy/upstream/websocket.ts";
 
@@ -28,33 +29,6 @@ interface WsClient {
   terminate(): void;
 }
 const WsCtor = (require("ws") as { WebSocket: new (url: string, protocols: string[], o: { rejectUnauthorized: boolean }) => WsClient }).WebSocket;
-
-interface Frame {
-  readonly op: number;
-  readonly payload: string;
-}
-
-/** The whole frames in `bytes`, unmasked (RFC 6455 §5.2, §5.3). */
-function framesOf(bytes: Buffer): Frame[] {
-  const out: Frame[] = [];
-  let i = 0;
-  while (i + 2 <= bytes.length) {
-    const op = bytes[i]! & 0x0f;
-    let len = bytes[i + 1]! & 0x7f;
-    const masked = (bytes[i + 1]! & 0x80) !== 0;
-    let at = i + 2;
-    if (len === 126) { len = bytes.readUInt16BE(at); at += 2; }
-    else if (len === 127) { len = Number(bytes.readBigUInt64BE(at)); at += 8; }
-    const mask = masked ? bytes.subarray(at, at + 4) : null;
-    if (mask) at += 4;
-    if (at + len > bytes.length) break;
-    const payload = Buffer.from(bytes.subarray(at, at + len));
-    if (mask) for (let k = 0; k < payload.length; k++) payload[k]! ^= mask[k % 4]!;
-    out.push({ op, payload: payload.toString("latin1") });
-    i = at + len;
-  }
-  return out;
-}
 
 const PING = 0x9;
 const PONG = 0xa;
@@ -83,6 +57,21 @@ async function tunnel(kind: RawListener, readTimeout = "1") {
   return { pod, p, ws, seen, atPod };
 }
 
+/**
+ * Once the keep-alive frames stop, the tunnel is quiet, and closed after the read timeout on
+ * both sides, as nginx's proxy_read_timeout ends an idle upgraded connection: the pod has seen
+ * no Close until then; the client gets 1001 (Going Away, RFC 6455 §7.4.1), the pod a Close
+ * frame, and the access record is the 101 ended by StreamIdle (docs/design.md "Upstream timeouts").
+ */
+async function closesOnceQuiet({ p, seen, atPod }: Awaited<ReturnType<typeof tunnel>>): Promise<void> {
+  expect(atPod().some((f) => f.op === CLOSE)).toBe(false);
+  await eventually(() => seen.code !== null, 10_000, "the proxy to close the tunnel once the keep-alive stopped");
+  expect(seen.code).toBe(1001);
+  await eventually(() => atPod().some((f) => f.op === CLOSE), 5_000, "the pod's Close frame");
+  await eventually(() => p.records.length === 1, 5_000, "the access record");
+  expect(p.records[0]).toMatchObject({ status: 101, error: "StreamIdle" });
+}
+
 /** Calls `f(i)` for i = 0..count-1, 300 ms apart; resolves after the last. */
 function every300ms(count: number, f: (i: number) => void): Promise<void> {
   return new Promise((resolve) => {
@@ -101,7 +90,8 @@ function every300ms(count: number, f: (i: number) => void): Promise<void> {
 // Both listeners a WebSocket reaches: Bun.serve, and the HTTP/2 listener's HTTP/1.1 side.
 for (const kind of RAW_LISTENERS) describe(kind, () => {
   test("proxy-read-timeout 1: a pod pinging every 300 ms keeps a data-less WebSocket open, and the client's pongs reach it", async () => {
-    const { pod, p, ws, seen, atPod } = await tunnel(kind);
+    const t = await tunnel(kind);
+    const { pod, ws, seen, atPod } = t;
     // Eight pings 300 ms apart: 2.4 s with no data frame, twice the read timeout, no gap of it.
     // An unmasked Ping with payload "k<i>" from the server side (RFC 6455 §5.5.2).
     await every300ms(8, (i) => pod.hits[0]!.socket.write(Buffer.from([0x89, 0x02, 0x6b, 0x30 + i])));
@@ -113,17 +103,12 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
     expect(seen.pings).toEqual(["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"]);
     await eventually(() => atPod().filter((f) => f.op === PONG).length === 8, 5_000, "eight pongs at the pod");
     expect(atPod().filter((f) => f.op === PONG).map((f) => f.payload)).toEqual(["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"]);
-    expect(atPod().some((f) => f.op === CLOSE)).toBe(false);
-    // Once the pings stop the tunnel is quiet, and closed after the read timeout, both sides.
-    await eventually(() => seen.code !== null, 10_000, "the proxy to close the tunnel once the pings stopped");
-    expect(seen.code).toBe(1001);
-    await eventually(() => atPod().some((f) => f.op === CLOSE), 5_000, "the pod's Close frame");
-    await eventually(() => p.records.length === 1, 5_000, "the access record");
-    expect(p.records[0]).toMatchObject({ status: 101, error: "StreamIdle" });
+    await closesOnceQuiet(t);
   });
 
   test("proxy-read-timeout 1: a client pinging every 300 ms keeps a data-less WebSocket open, and its pings reach the pod", async () => {
-    const { pod, p, ws, seen, atPod } = await tunnel(kind);
+    const t = await tunnel(kind);
+    const { ws, seen, atPod } = t;
     await every300ms(8, (i) => {
       if (ws.readyState === 1) ws.ping(Buffer.from(`c${i}`));
     });
@@ -133,12 +118,7 @@ for (const kind of RAW_LISTENERS) describe(kind, () => {
     expect(atPod().filter((f) => f.op === PING).map((f) => f.payload)).toEqual(["c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"]);
     // Each ping is answered (Bun answers it at once; the pod's own pongs are relayed too).
     await eventually(() => seen.pongs.length >= 8, 5_000, "the client's pongs");
-    expect(atPod().some((f) => f.op === CLOSE)).toBe(false);
-    await eventually(() => seen.code !== null, 10_000, "the proxy to close the tunnel once the pings stopped");
-    expect(seen.code).toBe(1001);
-    await eventually(() => atPod().some((f) => f.op === CLOSE), 5_000, "the pod's Close frame");
-    await eventually(() => p.records.length === 1, 5_000, "the access record");
-    expect(p.records[0]).toMatchObject({ status: 101, error: "StreamIdle" });
+    await closesOnceQuiet(t);
   });
 
   test("a pod's pong to a relayed ping reaches the client with its payload", async () => {
