@@ -848,6 +848,34 @@ ${httpsListener("https", 443, null)}`,
     }
   });
 
+  test("a CA ConfigMap named past the 16 a Gateway may name is never read, even when the snapshot holds it: InvalidCACertificateRef, not served", () => {
+    // model/secret-refs.ts MAX_GATEWAY_CA_CONFIGMAPS: only the first 16 are watched and wake the
+    // compiler (kube/configmap-refs.ts, store.ts), so a 17th trusted would keep a removed CA
+    // trusted. --manifests keeps every ConfigMap, so the 17th is in the snapshot here.
+    const refs = Array.from({ length: 16 }, (_, i) => `{ kind: ConfigMap, group: "", name: cm-${i} }`).join(", ");
+    const w = World.of(
+      tlsSecret,
+      ...Array.from({ length: 16 }, (_, i) => caConfigMap(`cm-${i}`)),
+      caConfigMap("past-cap", INFRA, "ca.crt", perPortCaPem),
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: g, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { caCertificateRefs: [${refs}] } }
+      perPort: [{ port: 8443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: past-cap }] } } }]
+  listeners:
+${httpsListener("https", 443, null)}
+${httpsListener("https-past-cap", 8443, "second-example.org")}`,
+    );
+    expect(conds(w.listener(`${INFRA}/g`, "https"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
+    const past = w.listener(`${INFRA}/g`, "https-past-cap");
+    expect(conds(past)).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(past.conditions[1]!.message).toContain(`${INFRA}/past-cap`);
+  });
+
   test("AllowInsecureFallback by default or per port sets the Gateway's InsecureFrontendValidationMode=True ConfigurationChanged; AllowValidOnly does not", () => {
     const gateway = (mode8443: string, modeDefault: string) => `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
