@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { YAMLException, load, loadAll } from "js-yaml";
 import { KIND_API, isKind, objectKey, parseObject, type Kind, type KubeObject } from "../model/kinds.ts";
 import type { Diagnostic } from "../model/diagnostic.ts";
+import { isRecord } from "../model/schemas.ts";
 
 /** Conflicts go to the oldest creationTimestamp, then namespace/name: objects without one sort first and tie, so namespace/name decides among them. */
 export const EPOCH = "1970-01-01T00:00:00Z";
@@ -33,10 +34,6 @@ function hashOf(text: string, length = 16): string {
 function syntheticUid(kind: Kind, key: string): string {
   const h = hashOf(`${kind}/${key}`, 32);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
-}
-
-function isRecord(x: unknown): x is Record<string, unknown> {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
 function expectedApiVersion(kind: Kind): string {

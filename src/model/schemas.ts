@@ -5,6 +5,11 @@
 // discovery.k8s.io/v1 (EndpointSlice).
 import * as v from "valibot";
 
+/** A JSON object (not null, not an array), as untyped data from YAML, JSON or the API is checked. */
+export function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
 const str = v.string();
 const optStr = v.optional(v.nullable(v.string()));
 const stringMap = v.optional(v.nullable(v.record(v.string(), v.string())));

@@ -4,6 +4,7 @@
 // matter (store/store.ts) while the annotation families (annotations/basic-auth.ts,
 // annotations/client-certs.ts) take their names from here: store/ never imports annotations/
 // (docs/design.md, "Layout").
+import { isRecord } from "./schemas.ts";
 
 type Names = { readonly portico: `portico.dev/${string}`; readonly nginx: readonly string[] };
 
@@ -117,7 +118,7 @@ export const MAX_GATEWAY_CA_CONFIGMAPS = 16;
  */
 export function gatewayCaConfigMapKeys(spec: unknown, namespace: string): string[] {
   const out: string[] = [];
-  const rec = (x: unknown): Record<string, unknown> | null => (x !== null && typeof x === "object" && !Array.isArray(x) ? (x as Record<string, unknown>) : null);
+  const rec = (x: unknown): Record<string, unknown> | null => (isRecord(x) ? x : null);
   const frontend = rec(rec(rec(spec)?.tls)?.frontend);
   if (frontend === null) return out;
   const configs: unknown[] = [frontend.default];

@@ -2,7 +2,7 @@
 // verify mode is not `off` (kinds/client-cert.ts). The HTTPS listener asks for a certificate in
 // the handshake only while this holds (docs/design.md, "Client certificates"): asking on every
 // handshake makes browsers that hold client certificates offer a picker on any host.
-import { bestHostname, hostnameMatches } from "./gateway.ts";
+import { bestHostname, heldEntries, hostnameMatches } from "./gateway.ts";
 import { someRoute } from "./routes.ts";
 import type { GatewayEntry, GatewayRoutes, HostRoutes, Route, RouteTable } from "./types.ts";
 
@@ -19,7 +19,7 @@ export function readsClientCertificates(route: Route): boolean {
 /** The answer per Gateway API entry list, kept while the list is (the compiler keeps unchanged ones). */
 const listReads = new WeakMap<readonly GatewayEntry[], boolean>();
 
-function entriesRead(list: readonly GatewayEntry[] | null): boolean {
+export function entriesRead(list: readonly GatewayEntry[] | null): boolean {
   if (list === null) return false;
   let v = listReads.get(list);
   if (v === undefined) {
@@ -70,15 +70,20 @@ function strictOf(list: readonly GatewayEntry[] | null | undefined): readonly St
   let v = listStrict.get(list);
   if (v === undefined) {
     const out: StrictClientCa[] = [];
-    const seen = new Set<unknown>();
+    // Keyed on content, not on the array's identity: a worker decodes the table from JSON
+    // (workers/wire.ts), so each route choice of one listener carries its own copy of the same
+    // CA list, and one check per copy would verify a bad chain once per entry per handshake.
+    const seen = new Set<string>();
     for (const e of list) {
       for (const c of e.choices) {
         for (const s of c.match.route.options.stages ?? []) {
-          if (s.kind !== "client-cert" || s.params.verify !== "on" || seen.has(s.params.ca)) continue;
+          if (s.kind !== "client-cert" || s.params.verify !== "on") continue;
           const ca = s.params.ca;
           const depth = s.params.depth;
           if (!Array.isArray(ca) || typeof depth !== "number") continue;
-          seen.add(ca);
+          const key = `${depth}\n${ca.join("\n")}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
           out.push({ ca: ca as string[], depth });
         }
       }
@@ -111,6 +116,11 @@ export function strictClientCas(table: RouteTable, servername: string | null): r
   const add = (l: readonly StrictClientCa[]) => {
     if (l.length > 0) (out ??= []).push(...l);
   };
+  // A name an Ingress holds is answered from the held entries only (table/gateway.ts
+  // findGatewayEntry; docs/design.md "Ingress and HTTPRoute on one host"): those are the only
+  // entries that can serve it, so only their checks apply. An empty list: the Ingress serves it.
+  const held = hosts.held == null ? undefined : heldEntries(hosts.held, name);
+  if (held !== undefined) return strictOf(held);
   add(strictOf(hosts.exact.get(name)));
   for (const [pattern, list] of hosts.wildcards) if (hostnameMatches(pattern, name)) add(strictOf(list));
   add(strictOf(hosts.any));

@@ -5,7 +5,7 @@
 // Trailers-Only one ends with (gRPC's PROTOCOL-HTTP2.md), and shows a request neither the
 // client's certificate nor the connection's SNI, which client-certificate routes and their 421
 // read (kinds/client-cert.ts).
-import { needsClientCertificates, readsClientCertificates } from "./client-certs.ts";
+import { entriesRead, needsClientCertificates, readsClientCertificates } from "./client-certs.ts";
 import { bestHostname, hostnameMatches } from "./gateway.ts";
 import { selectHost } from "./lookup.ts";
 import { hostHas, someRoute } from "./routes.ts";
@@ -45,31 +45,13 @@ function entriesAnswerGrpc(list: readonly GatewayEntry[] | null): boolean {
   return v;
 }
 
-const listNode = new WeakMap<readonly GatewayEntry[], boolean>();
-
 /**
  * An HTTPS listener's entry list needs node:http2: an entry answers gRPC, or checks client
  * certificates (a listener under Gateway spec.tls.frontend validation: compile/gateway/table.ts
- * clientCertPolicy), which Bun.serve cannot show a request. Kept per list, as entriesAnswerGrpc.
+ * clientCertPolicy), which Bun.serve cannot show a request. Both answers are kept per list.
  */
 function entriesNeedNode(list: readonly GatewayEntry[] | null): boolean {
-  if (list === null) return false;
-  let v = listNode.get(list);
-  if (v !== undefined) return v;
-  v = entriesAnswerGrpc(list);
-  if (!v) {
-    search: for (let i = 0; i < list.length; i++) {
-      const choices = list[i]!.choices;
-      for (let j = 0; j < choices.length; j++) {
-        if (readsClientCertificates(choices[j]!.match.route)) {
-          v = true;
-          break search;
-        }
-      }
-    }
-  }
-  listNode.set(list, v);
-  return v;
+  return entriesAnswerGrpc(list) || entriesRead(list);
 }
 
 /** One listener map's entry lists (Gateway API listener hostname → route hostnames), asked whether one answers gRPC. */
@@ -113,16 +95,17 @@ export function answersGrpc(table: RouteTable): boolean {
 /**
  * What the HTTPS port must know of the Gateway API part: the HTTPS listeners' hostnames (the
  * port's request picks one, table/gateway.ts findGatewayEntry), and, of those whose entries
- * answer gRPC, the route hostnames that do. An HTTP listener's entries never answer on the
+ * need node:http2 (entriesNeedNode: gRPC or a client certificate check), the route hostnames
+ * whose entries do. An HTTP listener's entries never answer on the
  * HTTPS port (findGatewayEntry asks `https` there), so they are not read.
  */
-interface GatewayGrpcHosts {
+interface GatewayNodeHosts {
   readonly keys: readonly string[];
-  readonly byListener: ReadonlyMap<string, ListenerGrpc>;
+  readonly byListener: ReadonlyMap<string, ListenerNode>;
 }
 
-/** One HTTPS listener hostname's names whose entry lists answer gRPC. */
-interface ListenerGrpc {
+/** One HTTPS listener hostname's names whose entry lists need node:http2 (entriesNeedNode). */
+interface ListenerNode {
   /** Effective route hostnames (exact names: the compiler's intersection of the route's and the listener's hostnames, compile/gateway/hostnames.ts). */
   readonly exact: ReadonlySet<string>;
   /** Effective `*.` hostnames: a `*.` label matches one or more labels (table/gateway.ts hostnameMatches). */
@@ -139,38 +122,38 @@ const NO_PATTERNS: readonly string[] = Object.freeze([]);
  * also when it wraps the listener for held hosts (compile/gateway/ingress-hosts.ts), so a
  * change walks only the listeners it touched; the lists' own answers are kept besides.
  */
-const exactGrpc = new WeakMap<ReadonlyMap<string, readonly GatewayEntry[]>, ReadonlySet<string>>();
-const wildGrpc = new WeakMap<GatewayHosts["wildcards"], readonly string[]>();
-const gatewayHostsKnown = new WeakMap<RouteTable, GatewayGrpcHosts | null>();
+const exactNode = new WeakMap<ReadonlyMap<string, readonly GatewayEntry[]>, ReadonlySet<string>>();
+const wildNode = new WeakMap<GatewayHosts["wildcards"], readonly string[]>();
+const gatewayHostsKnown = new WeakMap<RouteTable, GatewayNodeHosts | null>();
 
-function listenerGrpc(hosts: GatewayHosts): ListenerGrpc {
-  let exact = exactGrpc.get(hosts.exact);
+function listenerNode(hosts: GatewayHosts): ListenerNode {
+  let exact = exactNode.get(hosts.exact);
   if (exact === undefined) {
     let names: Set<string> | null = null;
     for (const [name, list] of hosts.exact) if (entriesNeedNode(list)) (names ??= new Set()).add(name);
     exact = names ?? NO_NAMES;
-    exactGrpc.set(hosts.exact, exact);
+    exactNode.set(hosts.exact, exact);
   }
-  let wildcards = wildGrpc.get(hosts.wildcards);
+  let wildcards = wildNode.get(hosts.wildcards);
   if (wildcards === undefined) {
     const out: string[] = [];
     for (const [pattern, list] of hosts.wildcards) if (entriesNeedNode(list)) out.push(pattern);
     wildcards = out.length === 0 ? NO_PATTERNS : out;
-    wildGrpc.set(hosts.wildcards, wildcards);
+    wildNode.set(hosts.wildcards, wildcards);
   }
   return { exact, wildcards, any: entriesNeedNode(hosts.any) };
 }
 
-/** The table's HTTPS listeners that answer gRPC somewhere, or null when none does. Cached per table object. */
-function gatewayGrpcHosts(table: RouteTable): GatewayGrpcHosts | null {
+/** The table's HTTPS listeners with entries that need node:http2 somewhere, or null when none has. Cached per table object. */
+function gatewayNodeHosts(table: RouteTable): GatewayNodeHosts | null {
   let v = gatewayHostsKnown.get(table);
   if (v === undefined) {
     v = null;
     const listeners = table.gateway?.https;
     if (listeners !== undefined && listeners.size > 0) {
-      const byListener = new Map<string, ListenerGrpc>();
+      const byListener = new Map<string, ListenerNode>();
       for (const [lkey, hosts] of listeners) {
-        const l = listenerGrpc(hosts);
+        const l = listenerNode(hosts);
         if (l.any || l.exact.size > 0 || l.wildcards.length > 0) byListener.set(lkey, l);
       }
       if (byListener.size > 0) v = { keys: [...listeners.keys()], byListener };
@@ -186,11 +169,11 @@ function gatewayGrpcHosts(table: RouteTable): GatewayGrpcHosts | null {
  * findGatewayEntry) holds one for an effective route hostname matching it (exact, or a `*.`
  * pattern), or one without hostnames. On a host an Ingress names the lookup asks only the
  * owners' share of these entries (GatewayHosts.held), so the answer may say yes where the
- * request would not get the gRPC entry: node:http2 serves every route correctly, so that costs
+ * request would not get that entry: node:http2 serves every route correctly, so that costs
  * speed, never an answer.
  */
 function gatewayHostNeedsNode(table: RouteTable, hostname: string): boolean {
-  const g = gatewayGrpcHosts(table);
+  const g = gatewayNodeHosts(table);
   if (g === null) return false;
   const lkey = bestHostname(g.keys, hostname);
   const l = lkey === undefined ? undefined : g.byListener.get(lkey);
@@ -204,8 +187,8 @@ function gatewayHostNeedsNode(table: RouteTable, hostname: string): boolean {
 export function needsNodeListener(table: RouteTable): boolean {
   let v = known.get(table);
   if (v === undefined) {
-    // Only the HTTPS listeners' Gateway entries answer on this port (gatewayGrpcHosts).
-    v = needsClientCertificates(table) || ingressAnswersGrpc(table) || gatewayGrpcHosts(table) !== null;
+    // Only the HTTPS listeners' Gateway entries answer on this port (gatewayNodeHosts).
+    v = needsClientCertificates(table) || ingressAnswersGrpc(table) || gatewayNodeHosts(table) !== null;
     known.set(table, v);
   }
   return v;
@@ -230,7 +213,7 @@ export function everyHostNeedsNode(table: RouteTable): boolean {
   if (v === undefined) {
     v = table.defaultRoute !== null && routeNeedsNode(table.defaultRoute);
     if (!v) {
-      const g = gatewayGrpcHosts(table);
+      const g = gatewayNodeHosts(table);
       if (g !== null) for (const l of g.byListener.values()) if (l.any) v = true;
     }
     everyKnown.set(table, v);
@@ -252,7 +235,7 @@ export function httpsListenerKind(table: RouteTable): "bun" | "node" | "split" {
  * for it, needs node:http2 (serving/tls-split.ts): the host entry the table's own lookup
  * selects for the name (exact or alias, then `*.suffix`, then the hostless rules:
  * lookup.ts selectHost) holds a route that needs it, or the Gateway API entries the HTTPS
- * port asks first for the name hold a gRPC route (gatewayHostNeedsNode), or every host does.
+ * port asks first for the name hold a gRPC route or a client certificate check (gatewayHostNeedsNode), or every host does.
  * The answer per host entry is kept while the entry is, as needsNodeListener's.
  */
 export function hostNeedsNode(table: RouteTable, hostname: string): boolean {
@@ -307,17 +290,18 @@ export function hostsMovedToNode(prev: RouteTable, next: RouteTable): boolean {
 }
 
 /**
- * The Gateway API side of hostsMovedToNode: an HTTPS listener hostname that answers gRPC now
- * and did not, an effective route hostname (exact or `*.`) with a gRPC entry that is new on its
- * listener, or entries without hostnames that answer gRPC now; or a listener hostname gone
- * while some listener answers gRPC (its hosts fall to a less specific listener, which may).
+ * The Gateway API side of hostsMovedToNode: an HTTPS listener hostname that needs node:http2
+ * now and did not, an effective route hostname (exact or `*.`) with such an entry (gRPC or a
+ * client certificate check) that is new on its listener, or entries without hostnames that need
+ * it now; or a listener hostname gone while some listener needs it (its hosts fall to a less
+ * specific listener, which may).
  * Either part moving a host is enough, as hostNeedsNode is either part needing node:http2.
- * Walks only the names that answer gRPC (few), and the listener hostnames.
+ * Walks only the names that need node:http2 (few), and the listener hostnames.
  */
 function gatewayHostsMoved(prev: RouteTable, next: RouteTable): boolean {
-  const b = gatewayGrpcHosts(next);
+  const b = gatewayNodeHosts(next);
   if (b === null) return false;
-  const a = gatewayGrpcHosts(prev);
+  const a = gatewayNodeHosts(prev);
   if (a === null) return true;
   const now = new Set(b.keys);
   for (const k of a.keys) if (!now.has(k)) return true;

@@ -14,6 +14,7 @@ import { createCertificate } from "../tls/pki.ts";
 import { compile, Compiler } from "../../src/compile/compile.ts";
 import { parseObject } from "../../src/model/kinds.ts";
 import { serializeTable } from "../../src/table/serialize.ts";
+import { decodeTable, encodeTable } from "../../src/table/wire.ts";
 import { DEFAULT_COMPILE_CONFIG } from "../compile/config.ts";
 
 const route = (name: string, body: string, ns = INFRA) => `
@@ -685,6 +686,48 @@ ${httpsListener("https-no-validation", 8444, "third-example.org")}`;
     expect(strictClientCas(fallback, "second-example.org")).toEqual([]);
   });
 
+  test("the handshake check of a hostless AllowValidOnly listener skips a name an Ingress holds, and asks each CA once also after the workers' wire", () => {
+    // An Ingress in WEB names shop.example.com; the Gateway in INFRA serves every name with two
+    // hostless HTTPRoutes. The HTTPS port's lookup asks only the Ingress owners' namespace's
+    // entries for shop.example.com (table/gateway.ts findGatewayEntry, GatewayHosts.held): none,
+    // so the Ingress answers it and its clients need no certificate at the handshake.
+    const text = [
+      tlsSecret,
+      caConfigMap("default-ca"),
+      `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: { name: portico }
+spec: { controller: portico.dev/ingress-controller }`,
+      `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: shop, namespace: ${WEB} }
+spec:
+  ingressClassName: portico
+  rules: [{ host: shop.example.com, http: { paths: [{ path: /, pathType: Prefix, backend: { service: { name: web-backend, port: { number: 8080 } } } }] } }]`,
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: v, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: default-ca }] } } } }
+  listeners:
+${httpsListener("https", 443, null)}`,
+      route("any-1", `  parentRefs: [{ name: v }]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /one } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
+      route("any-2", `  parentRefs: [{ name: v }]
+  rules: [{ matches: [{ path: { type: PathPrefix, value: /two } }], backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`),
+    ];
+    const table = compile(snapshot(BASE, ...text), DEFAULT_COMPILE_CONFIG).table;
+    const cas = (t: typeof table, h: string) => strictClientCas(t, h).map((c) => (c.ca[0] === caPem ? "default-ca" : "other")).join(",");
+    expect(["shop.example.com", "SHOP.example.com.", "other.example"].map((h) => `${h} ${cas(table, h)}`)).toEqual([
+      "shop.example.com ", "SHOP.example.com. ", "other.example default-ca",
+    ]);
+    // A worker decodes the table from JSON (workers/wire.ts): each route choice gets its own copy
+    // of the CA list, and the handshake still verifies a chain once per distinct CA list.
+    const decoded = decodeTable(JSON.parse(JSON.stringify(encodeTable(table))) as ReturnType<typeof encodeTable>);
+    expect(["shop.example.com", "other.example"].map((h) => `${h} ${cas(decoded, h)}`)).toEqual(["shop.example.com ", "other.example default-ca"]);
+  });
+
   test("the handshake check trusts a chain only when it verifies against one of the listener's CAs", () => {
     const ca = createCertificate({ subjectCN: "hs-ca", isCA: true });
     const other = createCertificate({ subjectCN: "hs-other-ca", isCA: true });
@@ -803,6 +846,34 @@ ${httpsListener("https", 443, null)}`,
       );
       expect(conds(w.listener(`${INFRA}/g`, "https"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef Programmed=False/Invalid Conflicted=False/NoConflicts");
     }
+  });
+
+  test("a CA ConfigMap named past the 16 a Gateway may name is never read, even when the snapshot holds it: InvalidCACertificateRef, not served", () => {
+    // model/secret-refs.ts MAX_GATEWAY_CA_CONFIGMAPS: only the first 16 are watched and wake the
+    // compiler (kube/configmap-refs.ts, store.ts), so a 17th trusted would keep a removed CA
+    // trusted. --manifests keeps every ConfigMap, so the 17th is in the snapshot here.
+    const refs = Array.from({ length: 16 }, (_, i) => `{ kind: ConfigMap, group: "", name: cm-${i} }`).join(", ");
+    const w = World.of(
+      tlsSecret,
+      ...Array.from({ length: 16 }, (_, i) => caConfigMap(`cm-${i}`)),
+      caConfigMap("past-cap", INFRA, "ca.crt", perPortCaPem),
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: g, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { caCertificateRefs: [${refs}] } }
+      perPort: [{ port: 8443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: past-cap }] } } }]
+  listeners:
+${httpsListener("https", 443, null)}
+${httpsListener("https-past-cap", 8443, "second-example.org")}`,
+    );
+    expect(conds(w.listener(`${INFRA}/g`, "https"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
+    const past = w.listener(`${INFRA}/g`, "https-past-cap");
+    expect(conds(past)).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef Programmed=False/Invalid Conflicted=False/NoConflicts");
+    expect(past.conditions[1]!.message).toContain(`${INFRA}/past-cap`);
   });
 
   test("AllowInsecureFallback by default or per port sets the Gateway's InsecureFrontendValidationMode=True ConfigurationChanged; AllowValidOnly does not", () => {

@@ -6,7 +6,8 @@
 import { X509Certificate } from "node:crypto";
 import type { Gateway, GatewayClass, HTTPRoute, Listener, ParentReference, ReferenceGrant } from "../../model/gateway.ts";
 import { GATEWAY_GROUP } from "../../model/kinds.ts";
-import { secretText, type Secret } from "../../model/schemas.ts";
+import { isRecord, secretText, type Secret } from "../../model/schemas.ts";
+import { gatewayCaConfigMapKeys, MAX_GATEWAY_CA_CONFIGMAPS } from "../../model/secret-refs.ts";
 import type { Snapshot } from "../../store/types.ts";
 import { effectiveHostnames } from "./hostnames.ts";
 import { selectorMatches } from "./labels.ts";
@@ -58,8 +59,6 @@ export interface ListenerState {
  */
 export interface ClientValidation {
   readonly mode: "AllowValidOnly" | "AllowInsecureFallback";
-  /** `namespace/name` of the ConfigMaps that resolved. */
-  readonly configMaps: readonly string[];
   readonly ca: readonly string[];
 }
 
@@ -297,7 +296,7 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
         } else if (ask.mode !== "AllowValidOnly" && ask.mode !== "AllowInsecureFallback") {
           acceptedReason = "UnsupportedValue";
           acceptedMessage = `spec.tls.frontend validation mode ${JSON.stringify(ask.mode)} for port ${l.port} is neither AllowValidOnly nor AllowInsecureFallback; the listener is not served`;
-        } else clientValidation = Object.freeze({ mode: ask.mode, configMaps: ca.configMaps, ca: ca.pems });
+        } else clientValidation = Object.freeze({ mode: ask.mode, ca: ca.pems });
       }
     }
   } else {
@@ -344,14 +343,12 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
 }
 
 /** What a Gateway's spec.tls.frontend asks of its HTTPS listeners on one port. */
-export type FrontendAsk =
+type FrontendAsk =
   | { readonly kind: "none" }
   | { readonly kind: "malformed"; readonly why: string }
   | { readonly kind: "validate"; readonly refs: readonly unknown[]; readonly mode: unknown };
 
 const NO_ASK: FrontendAsk = Object.freeze({ kind: "none" });
-
-const isRecord = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
 
 /**
  * The client certificate validation spec.tls.frontend asks of the Gateway's HTTPS listeners on
@@ -360,7 +357,7 @@ const isRecord = (x: unknown): x is Record<string, unknown> => x !== null && typ
  * AllowValidOnly). Read as untyped data (--manifests objects skip the CRD's validation):
  * anything not clearly shaped is `malformed`, which the caller refuses (fails closed).
  */
-export function frontendValidation(gw: Gateway, port: number): FrontendAsk {
+function frontendValidation(gw: Gateway, port: number): FrontendAsk {
   const tls = (gw.spec as { tls?: unknown }).tls;
   if (tls === undefined || tls === null) return NO_ASK;
   if (!isRecord(tls)) return { kind: "malformed", why: "spec.tls is not an object" };
@@ -389,7 +386,7 @@ export function frontendValidation(gw: Gateway, port: number): FrontendAsk {
 }
 
 /** Whether some entry of spec.tls.frontend (default or perPort) asks AllowInsecureFallback. */
-export function asksInsecureFallback(gw: Gateway): boolean {
+function asksInsecureFallback(gw: Gateway): boolean {
   const frontend = (gw.spec as { tls?: { frontend?: unknown } | null }).tls?.frontend;
   if (!isRecord(frontend)) return false;
   const fallback = (config: unknown): boolean => isRecord(config) && isRecord(config.validation) && config.validation.mode === "AllowInsecureFallback";
@@ -422,9 +419,13 @@ function caBlocks(pem: string): string[] | null {
  * with a PEM certificate under `ca.crt` is the supported kind (Support: Core); any other
  * group/kind is InvalidCACertificateKind; a ConfigMap that is missing or has no such key is
  * InvalidCACertificateRef; one in another namespace without a ReferenceGrant from Gateways is
- * RefNotPermitted. Returns the `namespace/name` keys that resolve and the last problem found.
+ * RefNotPermitted. A ConfigMap past the MAX_GATEWAY_CA_CONFIGMAPS this Gateway's refs may name
+ * (model/secret-refs.ts gatewayCaConfigMapKeys) is InvalidCACertificateRef even when the snapshot
+ * holds it (--manifests keeps every ConfigMap; in a cluster an Ingress may name it): its edits
+ * neither wake the compiler nor count as the listener's inputs, so a CA removed from it would
+ * stay trusted. Returns the `namespace/name` keys that resolve and the last problem found.
  */
-export function resolveCaRefs(
+function resolveCaRefs(
   snapshot: Snapshot,
   gw: Gateway,
   refs: readonly unknown[],
@@ -432,6 +433,7 @@ export function resolveCaRefs(
   const configMaps: string[] = [];
   const pems: string[] = [];
   let problem: { reason: string; message: string } | null = null;
+  const readable = new Set(gatewayCaConfigMapKeys(gw.spec, ns(gw)));
   for (const ref of refs) {
     if (!isRecord(ref) || typeof ref.name !== "string" || ref.name === "") {
       problem = { reason: "InvalidCACertificateRef", message: "a caCertificateRef has no name" };
@@ -449,6 +451,10 @@ export function resolveCaRefs(
       continue;
     }
     const key = `${refNs}/${ref.name}`;
+    if (!readable.has(key)) {
+      problem = { reason: "InvalidCACertificateRef", message: `ConfigMap ${key} is past the ${MAX_GATEWAY_CA_CONFIGMAPS} CA ConfigMaps a Gateway may name; it is not read` };
+      continue;
+    }
     const pem = snapshot.configMaps?.get(key)?.data?.["ca.crt"];
     const blocks = typeof pem === "string" ? caBlocks(pem) : null;
     if (blocks === null) {
