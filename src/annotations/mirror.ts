@@ -30,7 +30,7 @@ export const MIRROR_TARGET: AnnotationSpec = {
   compat: {
     kind: "differs",
     difference:
-      "The copy is sent only to an address the auth-url policy allows (never loopback, link-local, unspecified, cloud metadata or this pod's own addresses: `http://localhost/...` mirrors nothing, with a warning); at most 256 copies are in flight per process and 30 s each, beyond which a copy is dropped. A target without a path gets the request's own path and query (ingress-nginx sends its internal `/_mirror-<uid>`); a rendered path starting `//` (`https://host/$request_uri`) is sent with one `/` (Bun's fetch merges them). A request with a body is mirrored only when its body was read whole (request buffering, within `--request-buffer-size`, and at most 16 MiB of bodies held by copies); a larger body, or any with `proxy-request-buffering: off`, streams and the request is not mirrored.",
+      "The copy is sent only to an address the auth-url policy allows (never loopback, link-local, unspecified, cloud metadata or this pod's own addresses: `http://localhost/...` mirrors nothing, with a warning); at most 256 copies are in flight per process and 30 s each, beyond which a copy is dropped. A target without a path gets the request's own path and query (ingress-nginx sends its internal `/_mirror-<uid>`); a rendered path starting `//` (`https://host/$request_uri`) is sent as rendered, as nginx sends it. A request with a body is mirrored only when its body was read whole (request buffering, within `--request-buffer-size`, and at most 16 MiB of bodies held by copies); a larger body, or any with `proxy-request-buffering: off`, streams and the request is not mirrored.",
   },
 };
 

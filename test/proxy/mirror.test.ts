@@ -15,6 +15,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import tls from "node:tls";
 import { parseAnnotations } from "../../src/compile/annotations.ts";
 import { createExternalResolver } from "../../src/proxy/upstream/external.ts";
+import { policyCaps } from "../../src/proxy/policies/caps.ts";
 import { createProxyHandler } from "../../src/proxy/pipeline/handler.ts";
 import { startHttpListener } from "../../src/proxy/pipeline/listener.ts";
 import { POLICY_KINDS } from "../../src/kinds/registry.ts";
@@ -68,6 +69,41 @@ async function mirrorTarget(answer: string | null = "HTTP/1.1 200 OK\r\ncontent-
   return m;
 }
 
+/** A mirror target over TLS (a test/tls/pki.ts certificate for test.env.com) that logs each request head as received, and the SNI name it was asked for. */
+async function tlsMirror(): Promise<{ port: number; heads: string[]; bodies: string[]; servernames: (string | false)[] }> {
+  const cert = createCertificate({ subjectCN: "test.env.com", sans: ["test.env.com"] });
+  const heads: string[] = [];
+  const bodies: string[] = [];
+  const servernames: (string | false)[] = [];
+  const sockets = new Set<tls.TLSSocket>();
+  // A TLS socket that logs the request head as received (Bun.serve would hand over a parsed URL).
+  const server = tls.createServer({ cert: cert.certPem, key: cert.keyPem }, (sock) => {
+    sockets.add(sock);
+    sock.on("close", () => sockets.delete(sock));
+    servernames.push((sock as unknown as { servername: string | false }).servername);
+    let buf = "";
+    sock.on("data", (d: Buffer) => {
+      buf += d.toString("latin1");
+      const end = buf.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      const head = buf.slice(0, end);
+      const n = Number(headFields(head)["content-length"]?.[0] ?? "0");
+      if (buf.length < end + 4 + n) return;
+      heads.push(head);
+      bodies.push(buf.slice(end + 4, end + 4 + n));
+      buf = "";
+      sock.end("HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    });
+    sock.on("error", () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanup.push(() => {
+    for (const sock of sockets) sock.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { port: (server.address() as import("node:net").AddressInfo).port, heads, bodies, servernames };
+}
+
 describe("mirror.go", () => {
   test("should set mirror-target to http://localhost/mirror", async () => {
     // The Go test's target with a name the test resolves to the loopback mirror target
@@ -91,34 +127,16 @@ describe("mirror.go", () => {
   });
 
   test("should set mirror-target to https://test.env.com/$request_uri", async () => {
-    const cert = createCertificate({ subjectCN: "test.env.com", sans: ["test.env.com"] });
-    // A TLS socket that logs the request head as received (Bun.serve would hand over a parsed URL).
-    const heads: string[] = [];
-    const tlsMirror = tls.createServer({ cert: cert.certPem, key: cert.keyPem }, (sock) => {
-      let buf = "";
-      sock.on("data", (d: Buffer) => {
-        buf += d.toString("latin1");
-        const end = buf.indexOf("\r\n\r\n");
-        if (end < 0) return;
-        heads.push(buf.slice(0, end));
-        buf = "";
-        sock.end("HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-      });
-      sock.on("error", () => {});
-    });
-    await new Promise<void>((resolve) => tlsMirror.listen(0, "127.0.0.1", resolve));
-    cleanup.push(() => new Promise<void>((resolve) => tlsMirror.close(() => resolve())));
-    const mirrorPort = (tlsMirror.address() as import("node:net").AddressInfo).port;
-    const s = await setup({ "mirror-target": `https://test.env.com:${mirrorPort}/$request_uri` }, { names: ["test.env.com"] });
+    const m = await tlsMirror();
+    const s = await setup({ "mirror-target": `https://test.env.com:${m.port}/$request_uri` }, { names: ["test.env.com"] });
     expect(s.problems).toEqual([]);
     const r = await s.send("GET", "/foo?bar=1");
     expect(r.status).toBe(200);
-    await eventually(() => heads.length === 1, 5_000, "the copy at the HTTPS mirror");
+    await eventually(() => m.heads.length === 1, 5_000, "the copy at the HTTPS mirror");
     // proxy_pass with variables: the URL as rendered, "/" then $request_uri, which nginx sends
-    // as "//foo?bar=1"; Bun 1.4.5's fetch (the copy's client) merges the leading "//" of a
-    // request-target into "/", so Portico's copy is "/foo?bar=1" (README: mirror-target).
-    expect(heads[0]!.split("\r\n")[0]).toBe("GET /foo?bar=1 HTTP/1.1");
-    expect(headFields(heads[0]!).host).toEqual(["test.env.com"]);
+    // as "//foo?bar=1" (Bun's fetch would merge the two slashes: docs/bun-upstream-reports.md §17).
+    expect(m.heads[0]!.split("\r\n")[0]).toBe("GET //foo?bar=1 HTTP/1.1");
+    expect(headFields(m.heads[0]!).host).toEqual(["test.env.com"]);
   });
 
   test("should disable mirror-request-body", async () => {
@@ -197,5 +215,69 @@ describe("mirror: the address policy", () => {
     const s = await setup({ "mirror-target": "http://$host/mirror" }, { inject: false });
     expect(s.problems[0]).toContain("no request is mirrored");
     expect((await s.send("GET", "/")).status).toBe(200);
+  });
+});
+
+// Bun 1.4.5's fetch sends a request-target starting with "//" with one "/"
+// (docs/bun-upstream-reports.md §17); such a copy goes through Bun's node:http client
+// (proxy/policies/caps.ts), every other one through fetch. These pin that the two send the same
+// request but for the path.
+describe("mirror: a rendered path starting with //", () => {
+  /** The head's fields but the connection's own (fetch keeps the connection, node:http closes it). */
+  const fieldsOf = (head: string) => {
+    const f = headFields(head);
+    delete f.connection;
+    return f;
+  };
+
+  test("over http: the request line as nginx sends it; method, fields and body as fetch sends them", async () => {
+    const m = await mirrorTarget();
+    const slash = await setup({ "mirror-target": `http://mirror.test.svc:${m.port}/$request_uri`, "mirror-host": "shadow.example" }, { names: ["mirror.test.svc"] });
+    // The same copy with one "/": the fetch path, for comparison.
+    const one = await setup({ "mirror-target": `http://mirror.test.svc:${m.port}$request_uri`, "mirror-host": "shadow.example" }, { names: ["mirror.test.svc"] });
+    expect((await slash.send("POST", "/foo?bar=1", "hello", { "x-custom": "1", cookie: "a=b" })).status).toBe(200);
+    await eventually(() => m.requests().length === 1, 5_000, "the // copy");
+    expect((await one.send("POST", "/foo?bar=1", "hello", { "x-custom": "1", cookie: "a=b" })).status).toBe(200);
+    await eventually(() => m.requests().length === 2, 5_000, "the fetch copy");
+    const [viaHttp, viaFetch] = m.requests();
+    expect(viaHttp!.line).toBe("POST //foo?bar=1 HTTP/1.1");
+    expect(viaFetch!.line).toBe("POST /foo?bar=1 HTTP/1.1");
+    expect(viaHttp!.body).toBe("hello");
+    expect(viaFetch!.body).toBe("hello");
+    expect(fieldsOf(viaHttp!.head)).toEqual(fieldsOf(viaFetch!.head));
+    expect(fieldsOf(viaHttp!.head)).toMatchObject({ host: ["shadow.example"], "x-custom": ["1"], cookie: ["a=b"], "content-length": ["5"] });
+    // The clients' own requests reached the backend untouched.
+    expect(slash.be.lines()).toEqual(["POST /foo?bar=1 HTTP/1.1"]);
+    expect(one.be.lines()).toEqual(["POST /foo?bar=1 HTTP/1.1"]);
+  });
+
+  test("over https: the same TLS as the fetch path (verification off, no SNI to an address)", async () => {
+    const m = await tlsMirror();
+    const slash = await setup({ "mirror-target": `https://test.env.com:${m.port}/$request_uri`, "mirror-request-body": "off" }, { names: ["test.env.com"] });
+    const one = await setup({ "mirror-target": `https://test.env.com:${m.port}$request_uri`, "mirror-request-body": "off" }, { names: ["test.env.com"] });
+    expect((await slash.send("DELETE", "/foo?bar=1", "gone")).status).toBe(200);
+    await eventually(() => m.heads.length === 1, 5_000, "the // copy");
+    expect((await one.send("DELETE", "/foo?bar=1", "gone")).status).toBe(200);
+    await eventually(() => m.heads.length === 2, 5_000, "the fetch copy");
+    expect(m.heads.map((h) => h.split("\r\n")[0])).toEqual(["DELETE //foo?bar=1 HTTP/1.1", "DELETE /foo?bar=1 HTTP/1.1"]);
+    expect(fieldsOf(m.heads[0]!)).toEqual(fieldsOf(m.heads[1]!));
+    expect(fieldsOf(m.heads[0]!).host).toEqual(["test.env.com"]);
+    expect(m.bodies).toEqual(["", ""]);
+    // The certificate is for test.env.com, not 127.0.0.1: both clients went on (not verified),
+    // and neither named a server (fetch to an address sends no SNI; nginx: proxy_ssl_server_name off).
+    expect(m.servernames).toEqual([false, false]);
+  });
+
+  test("a // copy whose target never answers is abandoned at its deadline, the connection closed", async () => {
+    const m = await mirrorTarget(null);
+    const caps = policyCaps(testConfig());
+    const ac = new AbortController();
+    const p = caps.subrequest(`http://127.0.0.1:${m.port}//slow`, { method: "GET", headers: new Headers({ host: "x.test" }), signal: ac.signal });
+    const settled = p.then(() => "answered", () => "rejected");
+    await eventually(() => m.requests().length === 1, 5_000, "the request at the target");
+    expect(m.lines()).toEqual(["GET //slow HTTP/1.1"]);
+    ac.abort(new DOMException("deadline", "TimeoutError"));
+    expect(await settled).toBe("rejected");
+    await eventually(() => m.conns.every((c) => c.closed), 5_000, "the connection closed");
   });
 });
