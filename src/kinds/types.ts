@@ -152,7 +152,7 @@ export interface PolicyCaps {
   readonly resolve: (u: Upstream, timeoutMs: number) => Promise<Upstream>;
   /** The pipelining guard (proxy/pipeline/body.ts) an upstream request waits for first. */
   readonly pipelineGuard: (tls: boolean) => Promise<void>;
-  /** A request Portico makes itself (an auth subrequest, a mirror): fetch, redirects not followed, the body not decompressed. */
+  /** A request Portico makes itself (an auth subrequest, a mirror): fetch (node:http for a path starting with `//`, which fetch would merge: proxy/policies/caps.ts), redirects not followed, the body not decompressed. */
   readonly subrequest: (url: string, init: SubrequestInit) => Promise<Response>;
   /** A signal that aborts after `ms` (a timer), or when `also` does. */
   readonly deadline: (ms: number, also: AbortSignal | null) => AbortSignal;
