@@ -65,7 +65,7 @@ interface Line {
 }
 
 function startClient(port: number): { lines: Line[]; stop(): Promise<void> } {
-  const proc = Bun.spawn(["bun", `${import.meta.dir}/tcp-client.ts`, String(port), String(BOUND_MS), "200000", String(CONCURRENCY)], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn([process.execPath, `${import.meta.dir}/tcp-client.ts`, String(port), String(BOUND_MS), "200000", String(CONCURRENCY)], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
   const lines: Line[] = [];
   const read = (async () => {
     let buf = "";
@@ -146,6 +146,8 @@ test("the SNI split's QUIC bind that fails in a hand-over fails no request over 
       hostname: "127.0.0.1", port, handler: () => serveOptions(handler), table: () => table, log: quietLog, hooks: {},
       http2: true, http3: true, headerTimeoutMs: 60_000, draining: () => false, front: { helloTimeoutMs: 5_000, connectTimeoutMs: 5_000 },
     });
+    // Stopped by the file's cleanup too, so a failed expectation leaves nothing bound.
+    cleanup.push(() => split.stop(true));
     expect(() => split.update(e.entries, e.fingerprint)).toThrow(`Failed to listen on UDP port ${port}`);
     await split.stop(true);
     const seen = client.lines.length;
