@@ -5,6 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { getCiphers } from "node:tls";
 import { parseCipherList, SERVABLE_TLS12_SUITES, MAX_CIPHER_STRING } from "./cipher-list.ts";
+import { seeded } from "../../test/proxy/seeded.ts";
 
 const ECDHE_AEAD = ["ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305", "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256"];
 const ECDHE_CBC = ["ECDHE-ECDSA-AES128-SHA256", "ECDHE-RSA-AES128-SHA256", "ECDHE-ECDSA-AES256-SHA", "ECDHE-RSA-AES256-SHA", "ECDHE-ECDSA-AES128-SHA", "ECDHE-RSA-AES128-SHA"];
@@ -141,11 +142,8 @@ describe("what nginx would refuse is refused", () => {
 test("total: random strings never throw, and give either a message or servable names without repeats", () => {
   const alphabet = "HIGHMEDIUMLOWaNULLeNULLECDHERSAAESGCMSHA1256384@STRENGTHSECLEVEL=3!+-:,; _.%\u00e9\u0000\n";
   const words = ["HIGH", "ALL", "DEFAULT", "ECDHE", "kRSA", "AESGCM", "CHACHA20", "SHA1", "@STRENGTH", "@SECLEVEL=3", "COMPLEMENTOFDEFAULT", "ECDHE-RSA-AES128-SHA", "TLSv1.2", "FIPS"];
-  let seed = 12345;
-  const rnd = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed % n;
-  };
+  const rand = seeded(12345);
+  const rnd = (n: number): number => Math.floor(rand() * n);
   const servable = new Set(SERVABLE_TLS12_SUITES);
   for (let k = 0; k < 5000; k++) {
     let s = "";
@@ -172,11 +170,8 @@ test.skipIf(!opensslVersion.startsWith("OpenSSL 3."))("agrees with `openssl ciph
     "COMPLEMENTOFDEFAULT", "COMPLEMENTOFDEFAULT"];
   const prefixes = ["", "", "!", "-", "+"];
   const seps = [":", ",", " ", ";", "+", "+", "+-", "+!", "!", "-", "+*"];
-  let seed = 777;
-  const rnd = (n: number): number => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed % n;
-  };
+  const rand = seeded(777);
+  const rnd = (n: number): number => Math.floor(rand() * n);
   const servable = new Set(SERVABLE_TLS12_SUITES);
   for (let k = 0; k < 600; k++) {
     let s = k % 10 === 0 ? "DEFAULT" : "";
