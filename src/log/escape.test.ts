@@ -194,10 +194,8 @@ describe("the table-driven escaping gives the reference's string", () => {
 
   test("a string already returned is not changed by the next value", () => {
     const first = escapeNone("\x01a\x02");
-    const held = `${first}`;
     escapeNone("\x03".repeat(4096));
     escapeJson("\xff".repeat(4096));
-    expect(first).toBe(held);
     expect(first).toBe("\\x01a\\x02");
   });
 
