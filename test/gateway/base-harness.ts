@@ -139,6 +139,8 @@ export function gatewayPort(gateway = "same-namespace", port = 80): number {
 
 /** The plain HTTP port a request for that Gateway goes to: its own with --gateway-ports, else Portico's shared one. */
 export const httpPort = (gateway?: string, port?: number): number => (ownPorts ? gatewayPort(gateway, port) : portico.ports.http);
+/** The HTTPS port a request for that Gateway's listener port goes to: its own with --gateway-ports, else Portico's shared one. */
+export const httpsPort = (gateway?: string, port = 443): number => (ownPorts ? gatewayPort(gateway, port) : portico.ports.https);
 
 export let api: FakeApiServer;
 export let portico: Portico;

@@ -12,6 +12,13 @@ import { type GatewayEntry } from "../../src/table/types.ts";
 import type { Snapshot } from "../../src/store/types.ts";
 import * as K from "../../src/kinds/index.ts";
 
+/** A status condition as the Gateway API tests compare it (metav1.Condition's type, status, reason). */
+export type Condition = { readonly type: string; readonly status: string; readonly reason: string };
+/** `Type=Status/Reason` of one condition. */
+export const conditionText = (c: Condition): string => `${c.type}=${c.status}/${c.reason}`;
+/** `Type=Status/Reason` of each condition, in order, space-separated. */
+export const conditionsText = (cs: readonly Condition[]): string => cs.map(conditionText).join(" ");
+
 export const INFRA = "gateway-conformance-infra";
 export const APP = "gateway-conformance-app-backend";
 export const WEB = "gateway-conformance-web-backend";
@@ -146,7 +153,7 @@ export class World {
   }
   /** `Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs` per parent. */
   routeConditions(ns: string, name: string): string[] {
-    return this.route(ns, name).parents.map((p) => p.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`).join(" "));
+    return this.route(ns, name).parents.map((p) => conditionsText(p.conditions));
   }
   listener(gw: string, name: string) {
     const g = this.result.gateways.get(gw);

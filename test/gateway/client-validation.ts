@@ -15,7 +15,8 @@ import * as tls from "node:tls";
 import { tlsSecret } from "../e2e/objects.ts";
 import { createCertificate, type MintedCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
-import { api, apply, ask, cleanup, conformanceBase, created, gatewayPort, INFRA, ownPorts, portico, route, WEB } from "./base-harness.ts";
+import { api, apply, ask, cleanup, conformanceBase, created, httpsPort, INFRA, route, WEB } from "./base-harness.ts";
+import { type Condition, conditionText } from "./base.ts";
 
 const serverCert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "second-example.org"] });
 const defaultCa = createCertificate({ subjectCN: "tls-validity-checks-ca", isCA: true });
@@ -42,7 +43,7 @@ interface At {
 function get(at: At, name: string, cert?: MintedCertificate, verifyServer = true): Promise<Outcome> {
   let port: number;
   try {
-    port = ownPorts ? gatewayPort(at.gateway, at.port) : portico.ports.https;
+    port = httpsPort(at.gateway, at.port);
   } catch (e) {
     return Promise.resolve({ error: String(e) });
   }
@@ -84,7 +85,7 @@ function get(at: At, name: string, cert?: MintedCertificate, verifyServer = true
 function getH2(at: At, name: string, cert?: MintedCertificate): Promise<string> {
   let port: number;
   try {
-    port = ownPorts ? gatewayPort(at.gateway, at.port) : portico.ports.https;
+    port = httpsPort(at.gateway, at.port);
   } catch {
     return Promise.resolve("no answer");
   }
@@ -136,11 +137,10 @@ async function consistently(at: At, name: string, cases: readonly (readonly [Min
 /** `status backend ssl-client-verify`, or "no answer". */
 const show = (o: Outcome) => ("error" in o ? "no answer" : `${o.status} ${o.backend} ${o.verify}`);
 
-type Cond = { type: string; status: string; reason: string };
 const listenerConds = (gw: string, name: string): string => {
-  const st = api.get("Gateway", INFRA, gw)?.status as { listeners?: { name: string; conditions: Cond[] }[] } | undefined;
+  const st = api.get("Gateway", INFRA, gw)?.status as { listeners?: { name: string; conditions: Condition[] }[] } | undefined;
   const l = (st?.listeners ?? []).find((x) => x.name === name);
-  return (l?.conditions ?? []).filter((c) => c.type !== "Conflicted").map((c) => `${c.type}=${c.status}/${c.reason}`).sort().join(" ");
+  return (l?.conditions ?? []).filter((c) => c.type !== "Conflicted").map(conditionText).sort().join(" ");
 };
 
 function commonObjects(): void {
@@ -176,7 +176,7 @@ ${route(`${name}-test-no-hostname`, `  parentRefs: [{ name: ${name}, sectionName
   rules: [{ backendRefs: [{ name: infra-backend-v2, port: 8080 }] }]`).trim()}`;
 
 async function routesAccepted(gw: string, routes: string[]): Promise<void> {
-  const parents = (name: string) => ((api.get("HTTPRoute", INFRA, name)?.status as { parents?: { conditions: Cond[] }[] } | undefined)?.parents ?? []);
+  const parents = (name: string) => ((api.get("HTTPRoute", INFRA, name)?.status as { parents?: { conditions: Condition[] }[] } | undefined)?.parents ?? []);
   await eventually(
     () => routes.every((r) => parents(r).length === 1 && parents(r)[0]!.conditions.every((c) => c.status === "True")) && listenerConds(gw, "https").startsWith("Accepted=True"),
     10_000,
@@ -228,7 +228,7 @@ export function clientValidationSuite(tag: string, own: boolean): void {
       commonObjects();
       apply(validationGateway(GW, "AllowInsecureFallback"));
       await routesAccepted("client-validation-insecure-fallback", ["client-validation-insecure-fallback-test", "client-validation-insecure-fallback-test-no-hostname"]);
-      const gwConds = () => ((api.get("Gateway", INFRA, "client-validation-insecure-fallback")?.status as { conditions?: Cond[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
+      const gwConds = () => ((api.get("Gateway", INFRA, "client-validation-insecure-fallback")?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).map(conditionText);
       expect(gwConds()).toContain("InsecureFrontendValidationMode=True/ConfigurationChanged");
       // A valid certificate is asked for and checked (the backend is told it verified); another
       // CA's, or none, is let through and said so.

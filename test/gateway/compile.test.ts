@@ -2,7 +2,7 @@
 // (kubernetes-sigs/gateway-api v1.6, conformance/tests/*.go and *.yaml), asked of the compiled
 // table directly. Named after the upstream tests.
 import { describe, expect, test } from "bun:test";
-import { APP, BASE, GATEWAYS, INFRA, snapshot, WEB, World } from "./base.ts";
+import { APP, BASE, type Condition, conditionsText, GATEWAYS, INFRA, snapshot, WEB, World } from "./base.ts";
 import { needsClientCertificates, strictClientCas } from "../../src/table/client-certs.ts";
 import { hostNeedsNode, httpsListenerKind } from "../../src/table/listener-needs.ts";
 import { clientChainTrusted } from "../../src/kinds/client-cert.ts";
@@ -25,7 +25,7 @@ spec:
 ${body}`;
 
 /** `Type=Status/Reason` of each condition, in order. */
-const conds = (o: { conditions: readonly { type: string; status: string; reason: string }[] }): string => o.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`).join(" ");
+const conds = (o: { conditions: readonly Condition[] }): string => conditionsText(o.conditions);
 
 const V1 = `${INFRA}/infra-backend-v1`;
 const V2 = `${INFRA}/infra-backend-v2`;
