@@ -63,6 +63,8 @@ export interface StrictClientCa {
 
 const listStrict = new WeakMap<readonly GatewayEntry[], readonly StrictClientCa[]>();
 const NO_STRICT: readonly StrictClientCa[] = Object.freeze([]);
+/** Each check's content key (`depth\nca`), so a name's lists merge without a CA twice. */
+const strictKey = new WeakMap<StrictClientCa, string>();
 
 /** The AllowValidOnly checks (a client-cert stage `on` whose CA is resolved) of a list's entries, each once. Kept per list. */
 function strictOf(list: readonly GatewayEntry[] | null | undefined): readonly StrictClientCa[] {
@@ -84,7 +86,9 @@ function strictOf(list: readonly GatewayEntry[] | null | undefined): readonly St
           const key = `${depth}\n${ca.join("\n")}`;
           if (seen.has(key)) continue;
           seen.add(key);
-          out.push({ ca: ca as string[], depth });
+          const check: StrictClientCa = { ca: ca as string[], depth };
+          strictKey.set(check, key);
+          out.push(check);
         }
       }
     }
@@ -107,14 +111,26 @@ function strictOf(list: readonly GatewayEntry[] | null | undefined): readonly St
  */
 export function strictClientCas(table: RouteTable, servername: string | null): readonly StrictClientCa[] {
   const https = table.gateway?.https;
-  if (https === undefined || https.size === 0 || servername === null) return NO_STRICT;
+  // needsClientCertificates holds whenever an HTTPS listener's entry has a stage not `off`
+  // (gatewayReads), so every `on` stage, held lists included (they are subsets of the
+  // listener's lists: compile/gateway/ingress-hosts.ts): without it no entry has a check, and
+  // a handshake pays one WeakMap lookup instead of the listener-key search.
+  if (https === undefined || https.size === 0 || servername === null || !needsClientCertificates(table)) return NO_STRICT;
   const name = servername.toLowerCase().replace(/\.$/, "");
   const lkey = bestHostname(https.keys(), name);
   const hosts = lkey === undefined ? undefined : https.get(lkey);
   if (hosts === undefined) return NO_STRICT;
   let out: StrictClientCa[] | null = null;
+  // The exact, wildcard and `any` lists may carry the same CA; each is checked once (any
+  // passing check lets the client in, so a repeat changes nothing but the work on a bad chain).
+  let seen: Set<string> | null = null;
   const add = (l: readonly StrictClientCa[]) => {
-    if (l.length > 0) (out ??= []).push(...l);
+    for (const c of l) {
+      const key = strictKey.get(c) ?? `${c.depth}\n${c.ca.join("\n")}`;
+      if (seen?.has(key)) continue;
+      (seen ??= new Set()).add(key);
+      (out ??= []).push(c);
+    }
   };
   // A name an Ingress holds is answered from the held entries only (table/gateway.ts
   // findGatewayEntry; docs/design.md "Ingress and HTTPRoute on one host"): those are the only

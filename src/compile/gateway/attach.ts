@@ -165,7 +165,9 @@ export function ourGateways(snapshot: Snapshot, classes: ReadonlyMap<string, Cla
     const gw = snapshot.gateways.get(key)!;
     const cls = classes.get(gw.spec.gatewayClassName);
     if (cls === undefined) continue;
-    const listeners = gw.spec.listeners.map((l) => listenerState(snapshot, gw, key, l));
+    // The CA ConfigMaps this Gateway may name depend on its spec only: read once for its listeners.
+    const caReadable: ReadonlySet<string> = new Set(gatewayCaConfigMapKeys(gw.spec, ns(gw)));
+    const listeners = gw.spec.listeners.map((l) => listenerState(snapshot, gw, key, l, caReadable));
     markConflicts(listeners);
     const classOk = cls.conditions[0]?.status === "True";
     const accepted = listeners.filter(listenerAccepted);
@@ -219,7 +221,7 @@ export function ourGateways(snapshot: Snapshot, classes: ReadonlyMap<string, Cla
   return out;
 }
 
-function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener): ListenerState {
+function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener, caReadable: ReadonlySet<string>): ListenerState {
   const conditions: Condition[] = [];
   let portClass: PortClass | null = null;
   const certificates: string[] = [];
@@ -281,13 +283,13 @@ function listenerState(snapshot: Snapshot, gw: Gateway, key: string, l: Listener
         acceptedReason = "UnsupportedValue";
         acceptedMessage = `spec.tls.frontend for port ${l.port} is malformed: ${ask.why}; the listener is not served`;
       } else if (ask.kind === "validate") {
-        const ca = resolveCaRefs(snapshot, gw, ask.refs);
+        const ca = resolveCaRefs(snapshot, gw, ask.refs, caReadable);
         if (ca.problem !== null && refsOk) {
           refsOk = false;
           refsReason = ca.problem.reason;
           refsMessage = ca.problem.message;
         }
-        if (ca.configMaps.length === 0) {
+        if (ca.pems.length === 0) {
           // FrontendTLSValidation.caCertificateRefs: "If ALL CACertificateRefs are invalid, the
           // implementation MUST also ensure the `Accepted` condition on the listener is set to
           // `status: False`, with the Reason `NoValidCACertificate`."
@@ -423,17 +425,17 @@ function caBlocks(pem: string): string[] | null {
  * (model/secret-refs.ts gatewayCaConfigMapKeys) is InvalidCACertificateRef even when the snapshot
  * holds it (--manifests keeps every ConfigMap; in a cluster an Ingress may name it): its edits
  * neither wake the compiler nor count as the listener's inputs, so a CA removed from it would
- * stay trusted. Returns the `namespace/name` keys that resolve and the last problem found.
+ * stay trusted. `readable`: those keys (gatewayCaConfigMapKeys). Returns the distinct PEM
+ * certificates of the refs that resolve (none when no ref does) and the last problem found.
  */
 function resolveCaRefs(
   snapshot: Snapshot,
   gw: Gateway,
   refs: readonly unknown[],
-): { configMaps: string[]; pems: string[]; problem: { reason: string; message: string } | null } {
-  const configMaps: string[] = [];
+  readable: ReadonlySet<string>,
+): { pems: string[]; problem: { reason: string; message: string } | null } {
   const pems: string[] = [];
   let problem: { reason: string; message: string } | null = null;
-  const readable = new Set(gatewayCaConfigMapKeys(gw.spec, ns(gw)));
   for (const ref of refs) {
     if (!isRecord(ref) || typeof ref.name !== "string" || ref.name === "") {
       problem = { reason: "InvalidCACertificateRef", message: "a caCertificateRef has no name" };
@@ -461,10 +463,9 @@ function resolveCaRefs(
       problem = { reason: "InvalidCACertificateRef", message: `ConfigMap ${key} is missing or has no PEM certificate under ca.crt that parses` };
       continue;
     }
-    configMaps.push(key);
     for (const b of blocks) if (!pems.includes(b)) pems.push(b);
   }
-  return { configMaps, pems, problem };
+  return { pems, problem };
 }
 
 /**

@@ -121,10 +121,11 @@ const clientCertPolicies = new WeakMap<ListenerState, StagePolicy | null>();
  * An HTTPS listener's client certificate validation (attach.ts ClientValidation) as the
  * client-cert stage the Ingress auth-tls annotations use (kinds/client-cert.ts), first on every
  * entry of the listener: AllowValidOnly is `on` (no valid certificate, no answer but 400; the
- * handshake itself is refused before that: serving/client-validation.ts), AllowInsecureFallback
- * `insecure_fallback`. A route with the stage needs the node:http2 listener, which asks for the
- * certificate (table/listener-needs.ts), and a request whose Host is not its connection's SNI
- * name is 421 (the check would otherwise be met on a connection negotiated for another name).
+ * handshake itself is refused before that: http2/listener.ts onSecureConnection asks
+ * proxy/pipeline/handler.ts refusesClient), AllowInsecureFallback `insecure_fallback`. A
+ * route with the stage needs the node:http2 listener, which asks for the certificate
+ * (table/listener-needs.ts), and a request whose Host is not its connection's SNI name is 421
+ * (the check would otherwise be met on a connection negotiated for another name).
  * One per listener state, so the entries of a listener share it.
  */
 function clientCertPolicy(l: ListenerState): StagePolicy | null {

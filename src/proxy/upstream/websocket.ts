@@ -440,17 +440,15 @@ export function upgradeClient(
   // time, as any byte re-arms nginx's read timer, and is passed on to the client. Before the
   // client side has opened a ping is answered here (RFC 6455 §5.5.2: as soon as practical) and
   // a pong, which cannot answer a ping of a client not yet open, needs no answer (§5.5.3).
-  upstream.on("ping", (data) => {
-    if (d.closed) return;
-    d.idle?.touch();
-    if (d.client === null) upstream.pong(data);
-    else if (dropped(d.client.ping(data), data.byteLength)) closeBoth(d, 1011, "backpressure");
-  });
-  upstream.on("pong", (data) => {
-    if (d.closed) return;
-    d.idle?.touch();
-    if (d.client !== null && dropped(d.client.pong(data), data.byteLength)) closeBoth(d, 1011, "backpressure");
-  });
+  for (const kind of ["ping", "pong"] as const) {
+    upstream.on(kind, (data) => {
+      if (d.closed) return;
+      d.idle?.touch();
+      if (d.client === null) {
+        if (kind === "ping") upstream.pong(data);
+      } else if (dropped(d.client[kind](data), data.byteLength)) closeBoth(d, 1011, "backpressure");
+    });
+  }
   const headers: Record<string, string> = { ...extraHeaders };
   // Answer with the subprotocol the backend chose, or none. Bun echoes the first
   // offered protocol when the header is absent, and leaves it out when it is "" (measured).
@@ -467,6 +465,14 @@ export function upgradeClient(
  */
 function toPodBounded(d: WsData): void {
   if (d.upstream.bufferedAmount > WS_BUFFER_LIMIT) closeBoth(d, 1011, "backpressure");
+}
+
+/** A client's ping or pong, relayed to the pod as the same kind of frame (websocketHandler). */
+function controlToPod(d: WsData, kind: "ping" | "pong", data: Buffer): void {
+  if (d.closed) return;
+  d.idle?.touch();
+  d.upstream[kind](data);
+  toPodBounded(d);
 }
 
 export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (delta: 1 | -1) => void): WebSocketHandler<WsData> {
@@ -504,20 +510,8 @@ export function websocketHandler(open: Set<ServerWebSocket<WsData>>, onCount: (d
     // pod's pong to the relayed one reaches the client as a second, unsolicited pong, which
     // RFC 6455 §5.5.3 allows and asks no answer for; the pod sees the client's liveness as
     // behind nginx (a read deadline re-armed by pings stays met).
-    ping(ws, data) {
-      const d = ws.data;
-      if (d.closed) return;
-      d.idle?.touch();
-      d.upstream.ping(data);
-      toPodBounded(d);
-    },
-    pong(ws, data) {
-      const d = ws.data;
-      if (d.closed) return;
-      d.idle?.touch();
-      d.upstream.pong(data);
-      toPodBounded(d);
-    },
+    ping: (ws, data) => controlToPod(ws.data, "ping", data),
+    pong: (ws, data) => controlToPod(ws.data, "pong", data),
     close(ws, code, reason) {
       const d = ws.data;
       d.idle?.stop();
