@@ -17,6 +17,7 @@ import { createCertificate, type MintedCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
 import { api, apply, ask, cleanup, conformanceBase, created, httpsPort, INFRA, route, WEB } from "./base-harness.ts";
 import { type Condition, conditionText } from "./base.ts";
+import { invalidClientValidationGateway, validatedHttpsListener } from "./client-validation-yaml.ts";
 
 const serverCert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "second-example.org"] });
 const defaultCa = createCertificate({ subjectCN: "tls-validity-checks-ca", isCA: true });
@@ -165,8 +166,8 @@ spec:
       perPort:
         - { port: 8443, tls: { validation: { ${mode === null ? "" : `mode: ${mode}, `}caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-per-port-ca-certificate }] } } }
   listeners:
-    - { name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] } }
-    - { name: https-with-hostname, port: 8443, hostname: second-example.org, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] } }
+${validatedHttpsListener("https", 443, null)}
+${validatedHttpsListener("https-with-hostname", 8443, "second-example.org")}
 ---
 ${route(`${name}-test`, `  parentRefs: [{ name: ${name} }]
   hostnames: [example.org]
@@ -271,7 +272,7 @@ spec:
   gatewayClassName: portico
   tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } } } }
   listeners:
-    - { name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] } }
+${validatedHttpsListener("https", 443, null)}
 ---
 ${route(`${GW}-any`, `  parentRefs: [{ name: ${GW} }]
   rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`).trim()}`);
@@ -298,7 +299,7 @@ spec:
       default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: does-not-exist }] } }
       perPort: [{ port: 80, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-per-port-ca-certificate }] } } }]
   listeners:
-    - { name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] } }
+${validatedHttpsListener("https", 443, null)}
     - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }
 ---
 ${route("invalid-default-client-validation-config", `  parentRefs: [{ name: invalid-default-client-validation-config }]
@@ -315,26 +316,7 @@ ${route("invalid-default-client-validation-config", `  parentRefs: [{ name: inva
       commonObjects();
       api.create("ConfigMap", { metadata: { name: "web-backend-cm", namespace: WEB }, data: { "ca.crt": defaultCa.certPem } });
       created.push({ kind: "ConfigMap", ns: WEB, name: "web-backend-cm" });
-      const listener = (name: string, port: number, hostname: string) =>
-        `    - { name: ${name}, port: ${port}, hostname: ${hostname}, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] } }`;
-      apply(`
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: gateway-with-invalid-client-cert-validation, namespace: ${INFRA} }
-spec:
-  gatewayClassName: portico
-  tls:
-    frontend:
-      default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } }
-      perPort:
-        - { port: 7443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: non-exisitng-cm }] } } }
-        - { port: 8443, tls: { validation: { caCertificateRefs: [{ kind: Service, group: "", name: infra-backend-v2 }] } } }
-        - { port: 6443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: web-backend-cm, namespace: ${WEB} }] } } }
-  listeners:
-    - { name: https, port: 443, protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] } }
-${listener("https-unresolved", 7443, "first-example.org")}
-${listener("https-invalid-kind", 8443, "second-example.org")}
-${listener("https-grant-missing", 6443, "fourth-example.org")}`);
+      apply(invalidClientValidationGateway);
       const gw = "gateway-with-invalid-client-cert-validation";
       await eventually(() => listenerConds(gw, "https") !== "", 10_000, "the Gateway's status");
       expect(listenerConds(gw, "https")).toBe("Accepted=True/Accepted Programmed=True/Programmed ResolvedRefs=True/ResolvedRefs");

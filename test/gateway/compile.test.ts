@@ -3,6 +3,7 @@
 // table directly. Named after the upstream tests.
 import { describe, expect, test } from "bun:test";
 import { APP, BASE, type Condition, conditionsText, GATEWAYS, INFRA, snapshot, WEB, World } from "./base.ts";
+import { invalidClientValidationGateway, validatedHttpsListener } from "./client-validation-yaml.ts";
 import { needsClientCertificates, strictClientCas } from "../../src/table/client-certs.ts";
 import { hostNeedsNode, httpsListenerKind } from "../../src/table/listener-needs.ts";
 import { clientChainTrusted } from "../../src/kinds/client-cert.ts";
@@ -590,9 +591,6 @@ data: { ${key}: ${JSON.stringify(pem)} }`;
     const ca = stage.params.ca as string[];
     return `${stage.params.verify as string} ${ca[0] === caPem ? "default-ca" : ca[0] === perPortCaPem ? "per-port-ca" : "other"}`;
   };
-  const certRef = `tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] }`;
-  const httpsListener = (name: string, port: number, hostname: string | null) =>
-    `    - { name: ${name}, port: ${port},${hostname === null ? "" : ` hostname: ${hostname},`} protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${certRef} }`;
 
   test("client certificate validation (Gateway spec.tls.frontend) with resolved CAs: each HTTPS listener it covers is served with its own CA's check on every entry", () => {
     // gateway-with-clientcertificate-validation.yaml, with a perPort entry that asks no
@@ -613,9 +611,9 @@ spec:
         - { port: 8443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-per-port-ca-certificate }] } } }
         - { port: 8444, tls: {} }
   listeners:
-${httpsListener("https", 443, null)}
-${httpsListener("https-with-hostname", 8443, "second-example.org")}
-${httpsListener("https-no-validation", 8444, "third-example.org")}
+${validatedHttpsListener("https", 443, null)}
+${validatedHttpsListener("https-with-hostname", 8443, "second-example.org")}
+${validatedHttpsListener("https-no-validation", 8444, "third-example.org")}
     - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }`,
       route("client-certificate-validation-https-test", `  parentRefs: [{ name: client-validation-default, sectionName: https }]
   hostnames: [example.org]
@@ -655,9 +653,9 @@ spec:
         - { port: 8443, tls: { validation: { mode: ${mode}, caCertificateRefs: [{ kind: ConfigMap, group: "", name: per-port-ca }] } } }
         - { port: 8444, tls: {} }
   listeners:
-${httpsListener("https", 443, null)}
-${httpsListener("https-with-hostname", 8443, "second-example.org")}
-${httpsListener("https-no-validation", 8444, "third-example.org")}`;
+${validatedHttpsListener("https", 443, null)}
+${validatedHttpsListener("https-with-hostname", 8443, "second-example.org")}
+${validatedHttpsListener("https-no-validation", 8444, "third-example.org")}`;
     const routes = [
       route("r1", `  parentRefs: [{ name: v, sectionName: https }]
   hostnames: [example.org]
@@ -711,7 +709,7 @@ spec:
   gatewayClassName: portico
   tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: default-ca }] } } } }
   listeners:
-${httpsListener("https", 443, null)}`,
+${validatedHttpsListener("https", 443, null)}`,
       route("any-1", `  parentRefs: [{ name: v }]
   rules: [{ matches: [{ path: { type: PathPrefix, value: /one } }], backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
       route("any-2", `  parentRefs: [{ name: v }]
@@ -751,23 +749,7 @@ ${httpsListener("https", 443, null)}`,
       tlsSecret,
       caConfigMap("tls-validity-checks-ca-certificate"),
       caConfigMap("web-backend-cm", WEB),
-      `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: gateway-with-invalid-client-cert-validation, namespace: ${INFRA} }
-spec:
-  gatewayClassName: portico
-  tls:
-    frontend:
-      default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } }
-      perPort:
-        - { port: 7443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: non-exisitng-cm }] } } }
-        - { port: 8443, tls: { validation: { caCertificateRefs: [{ kind: Service, group: "", name: infra-backend-v2 }] } } }
-        - { port: 6443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: web-backend-cm, namespace: ${WEB} }] } } }
-  listeners:
-${httpsListener("https", 443, null)}
-${httpsListener("https-unresolved", 7443, "first-example.org")}
-${httpsListener("https-invalid-kind", 8443, "second-example.org")}
-${httpsListener("https-grant-missing", 6443, "fourth-example.org")}`,
+      invalidClientValidationGateway,
     );
     const gw = `${INFRA}/gateway-with-invalid-client-cert-validation`;
     expect(conds(w.listener(gw, "https"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
@@ -794,7 +776,7 @@ spec:
   gatewayClassName: portico
   tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: web-backend-cm, namespace: ${WEB} }] } } } }
   listeners:
-${httpsListener("https", 443, null)}`,
+${validatedHttpsListener("https", 443, null)}`,
     );
     expect(conds(granted.listener(`${INFRA}/granted`, "https"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
   });
@@ -813,7 +795,7 @@ spec:
       default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: does-not-exist }] } }
       perPort: [{ port: 80, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-per-port-ca-certificate }] } } }]
   listeners:
-${httpsListener("https", 443, null)}
+${validatedHttpsListener("https", 443, null)}
     - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }`,
       route("invalid-default-client-validation-config", `  parentRefs: [{ name: invalid-default-client-validation-config }]
   hostnames: [example.org]
@@ -842,7 +824,7 @@ spec:
   gatewayClassName: portico
   tls: { frontend: { default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: ca }] } } } }
   listeners:
-${httpsListener("https", 443, null)}`,
+${validatedHttpsListener("https", 443, null)}`,
       );
       expect(conds(w.listener(`${INFRA}/g`, "https"))).toBe("Accepted=False/NoValidCACertificate ResolvedRefs=False/InvalidCACertificateRef Programmed=False/Invalid Conflicted=False/NoConflicts");
     }
@@ -867,8 +849,8 @@ spec:
       default: { validation: { caCertificateRefs: [${refs}] } }
       perPort: [{ port: 8443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: past-cap }] } } }]
   listeners:
-${httpsListener("https", 443, null)}
-${httpsListener("https-past-cap", 8443, "second-example.org")}`,
+${validatedHttpsListener("https", 443, null)}
+${validatedHttpsListener("https-past-cap", 8443, "second-example.org")}`,
     );
     expect(conds(w.listener(`${INFRA}/g`, "https"))).toBe("Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Programmed=True/Programmed Conflicted=False/NoConflicts");
     const past = w.listener(`${INFRA}/g`, "https-past-cap");
@@ -887,8 +869,8 @@ spec:
       default: { validation: { ${modeDefault} caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } }
       perPort: [{ port: 8443, tls: { validation: { ${mode8443} caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } } }]
   listeners:
-${httpsListener("https", 443, null)}
-${httpsListener("https-with-hostname", 8443, "second-example.org")}`;
+${validatedHttpsListener("https", 443, null)}
+${validatedHttpsListener("https-with-hostname", 8443, "second-example.org")}`;
     const gw = `${INFRA}/client-validation-insecure-fallback`;
     const insecure = (text: string) => World.of(tlsSecret, caConfigMap("tls-validity-checks-ca-certificate"), text).result.gateways.get(gw)!.conditions.find((c) => c.type === "InsecureFrontendValidationMode");
     const both = insecure(gateway("mode: AllowInsecureFallback,", "mode: AllowInsecureFallback,"));
@@ -920,7 +902,7 @@ spec:
   gatewayClassName: portico
   tls: { frontend: { default: { validation: { mode: Sometimes, caCertificateRefs: [{ kind: ConfigMap, group: "", name: ca }] } } } }
   listeners:
-${httpsListener("https", 443, null)}`,
+${validatedHttpsListener("https", 443, null)}`,
     );
     expect(conds(w.listener(`${INFRA}/odd-mode`, "https"))).toBe("Accepted=False/UnsupportedValue ResolvedRefs=True/ResolvedRefs Programmed=False/Invalid Conflicted=False/NoConflicts");
   });

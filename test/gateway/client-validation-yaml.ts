@@ -1,0 +1,29 @@
+// The Gateway manifests of upstream's client certificate validation tests
+// (conformance/tests/gateway-*client-certificate-validation*.yaml), written once for the
+// compile-level checks (compile.test.ts) and the served ones (client-validation.ts).
+import { INFRA, WEB } from "./base.ts";
+
+const certRef = `tls: { certificateRefs: [{ group: "", kind: Secret, name: tls-validity-checks-certificate, namespace: ${INFRA} }] }`;
+
+/** One HTTPS listener line of those Gateways (the suite's certificate; routes from its own namespace). */
+export const validatedHttpsListener = (name: string, port: number, hostname: string | null) =>
+  `    - { name: ${name}, port: ${port},${hostname === null ? "" : ` hostname: ${hostname},`} protocol: HTTPS, allowedRoutes: { namespaces: { from: Same } }, ${certRef} }`;
+
+/** gateway-with-invalid-clientcertificate-validation.yaml: one listener per way a caCertificateRef can be invalid. */
+export const invalidClientValidationGateway = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gateway-with-invalid-client-cert-validation, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-ca-certificate }] } }
+      perPort:
+        - { port: 7443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: non-exisitng-cm }] } } }
+        - { port: 8443, tls: { validation: { caCertificateRefs: [{ kind: Service, group: "", name: infra-backend-v2 }] } } }
+        - { port: 6443, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: web-backend-cm, namespace: ${WEB} }] } } }
+  listeners:
+${validatedHttpsListener("https", 443, null)}
+${validatedHttpsListener("https-unresolved", 7443, "first-example.org")}
+${validatedHttpsListener("https-invalid-kind", 8443, "second-example.org")}
+${validatedHttpsListener("https-grant-missing", 6443, "fourth-example.org")}`;
