@@ -27,3 +27,17 @@ ${validatedHttpsListener("https", 443, null)}
 ${validatedHttpsListener("https-unresolved", 7443, "first-example.org")}
 ${validatedHttpsListener("https-invalid-kind", 8443, "second-example.org")}
 ${validatedHttpsListener("https-grant-missing", 6443, "fourth-example.org")}`;
+
+/** gateway-with-invalid-default-client-certificate-validation.yaml: an unresolvable default CA, an HTTP listener beside. */
+export const invalidDefaultClientValidationGateway = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: invalid-default-client-validation-config, namespace: ${INFRA} }
+spec:
+  gatewayClassName: portico
+  tls:
+    frontend:
+      default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: does-not-exist }] } }
+      perPort: [{ port: 80, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-per-port-ca-certificate }] } } }]
+  listeners:
+${validatedHttpsListener("https", 443, null)}
+    - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }`;

@@ -17,7 +17,7 @@ import { createCertificate, type MintedCertificate } from "../tls/pki.ts";
 import { eventually } from "../wait.ts";
 import { api, apply, ask, cleanup, conformanceBase, created, httpsPort, INFRA, route, WEB } from "./base-harness.ts";
 import { type Condition, conditionText } from "./base.ts";
-import { invalidClientValidationGateway, validatedHttpsListener } from "./client-validation-yaml.ts";
+import { invalidClientValidationGateway, invalidDefaultClientValidationGateway, validatedHttpsListener } from "./client-validation-yaml.ts";
 
 const serverCert = createCertificate({ subjectCN: "example.org", sans: ["example.org", "second-example.org"] });
 const defaultCa = createCertificate({ subjectCN: "tls-validity-checks-ca", isCA: true });
@@ -288,19 +288,7 @@ ${route(`${GW}-any`, `  parentRefs: [{ name: ${GW} }]
 
     test("GatewayFrontendInvalidDefaultClientCertificateValidation: the HTTP listener serves; the HTTPS one is refused and gets no answer", async () => {
       commonObjects();
-      apply(`
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: invalid-default-client-validation-config, namespace: ${INFRA} }
-spec:
-  gatewayClassName: portico
-  tls:
-    frontend:
-      default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: does-not-exist }] } }
-      perPort: [{ port: 80, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-per-port-ca-certificate }] } } }]
-  listeners:
-${validatedHttpsListener("https", 443, null)}
-    - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }
+      apply(`${invalidDefaultClientValidationGateway}
 ---
 ${route("invalid-default-client-validation-config", `  parentRefs: [{ name: invalid-default-client-validation-config }]
   hostnames: [example.org]

@@ -3,7 +3,7 @@
 // table directly. Named after the upstream tests.
 import { describe, expect, test } from "bun:test";
 import { APP, BASE, type Condition, conditionsText, GATEWAYS, INFRA, snapshot, WEB, World } from "./base.ts";
-import { invalidClientValidationGateway, validatedHttpsListener } from "./client-validation-yaml.ts";
+import { invalidClientValidationGateway, invalidDefaultClientValidationGateway, validatedHttpsListener } from "./client-validation-yaml.ts";
 import { needsClientCertificates, strictClientCas } from "../../src/table/client-certs.ts";
 import { hostNeedsNode, httpsListenerKind } from "../../src/table/listener-needs.ts";
 import { clientChainTrusted } from "../../src/kinds/client-cert.ts";
@@ -785,18 +785,7 @@ ${validatedHttpsListener("https", 443, null)}`,
     const w = World.of(
       tlsSecret,
       caConfigMap("tls-validity-checks-per-port-ca-certificate"),
-      `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: invalid-default-client-validation-config, namespace: ${INFRA} }
-spec:
-  gatewayClassName: portico
-  tls:
-    frontend:
-      default: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: does-not-exist }] } }
-      perPort: [{ port: 80, tls: { validation: { caCertificateRefs: [{ kind: ConfigMap, group: "", name: tls-validity-checks-per-port-ca-certificate }] } } }]
-  listeners:
-${validatedHttpsListener("https", 443, null)}
-    - { name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: Same } } }`,
+      invalidDefaultClientValidationGateway,
       route("invalid-default-client-validation-config", `  parentRefs: [{ name: invalid-default-client-validation-config }]
   hostnames: [example.org]
   rules: [{ backendRefs: [{ name: infra-backend-v1, port: 8080 }] }]`),
